@@ -1,0 +1,41 @@
+"""User-facing errors: one line that names the file, the place and the fix.
+
+Every error a person can cause with their input (a trace, a scenario, a profile) is raised as a
+subclass of :class:`TiersimError`. The CLI prints ``str(error)`` on one line and exits 1; nothing
+else in the package prints tracebacks for these.
+"""
+
+from __future__ import annotations
+
+
+class TiersimError(Exception):
+    """Base class of errors caused by user input; ``str()`` is the one line shown to the user."""
+
+
+class TraceError(TiersimError):
+    """A trace file is malformed: names file, row and column."""
+
+    def __init__(self, path: str, message: str, row: int | None = None, column: str | None = None):
+        self.path, self.row, self.column = str(path), row, column
+        where = self.path
+        if row is not None:
+            where += f": row {row}"
+        if column is not None:
+            where += f", column {column!r}" if row is not None else f": column {column!r}"
+        super().__init__(f"{where}: {message}")
+
+
+class ScenarioError(TiersimError):
+    """A scenario YAML is invalid: names file and key path."""
+
+    def __init__(self, path: str, where: str, message: str):
+        self.path, self.where = str(path), where
+        super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+
+
+class FitError(TiersimError):
+    """A model does not fit in a GPU's memory at a precision; says by how many GB."""
+
+
+class ProfileError(TiersimError):
+    """A calibration profile is malformed or does not match the model or GPU."""
