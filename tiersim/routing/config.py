@@ -1,0 +1,163 @@
+"""Pydantic models of the routing, difficulty and accuracy parts of a scenario.
+
+The scenario layer (``tiersim/scenario.py``) embeds these models:
+
+- ``router:`` -> :class:`RouterConfig` (policy and its options, injected confusion, classifier);
+- ``workload: {difficulty: ...}`` -> :class:`DifficultyConfig` (how to make difficulty classes
+  and per-tier correctness when the trace has no ``correct_<tier>`` labels);
+- per tier, ``accuracy:`` -> :data:`AccuracySpec` (a float, a table per difficulty class, or
+  absent for the per-precision prior) and ``output_length_multiplier:`` (a float, default 1.0).
+
+Every model forbids unknown keys, so a typo in a scenario is an error that names the key.
+Defaults are chosen so that ``router: {policy: uniform}`` alone is a valid router.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+POLICIES = ("uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade")
+DIFFICULTY_KINDS = ("two_type", "three_type", "continuous", "labels")
+DIFFICULTY_CLASSES = ("easy", "hard", "hopeless")
+
+Policy = Literal["uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade"]
+TierRef = int | str
+"""A tier named by its ``name`` or by its index (0 = cheapest)."""
+
+AccuracySpec = float | dict[str, float] | None
+"""Accuracy of one tier: a mean accuracy in [0, 1], a table ``{easy: .., hard: .., hopeless: ..}``
+(a ``continuous`` workload takes only a float), or ``None`` for the per-precision prior."""
+
+
+class _Strict(BaseModel):
+    """Base of every routing config model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ConfusionConfig(_Strict):
+    """Errors injected on top of any policy.
+
+    ``fpr``: share of the requests that needed a tier above the cheapest which are sent below the
+    tier they needed. ``fnr``: share of the requests that did not need the top tier which are sent
+    above the tier they needed.
+    """
+
+    fpr: float = Field(0.0, ge=0.0, le=1.0)
+    fnr: float = Field(0.0, ge=0.0, le=1.0)
+
+
+class CascadeConfig(_Strict):
+    """A two-pass cascade: answer on ``from_tier``, escalate to ``to_tier`` when the confidence
+    signal is below ``threshold``.
+
+    The signal is the request's realised correctness on ``from_tier`` (0 or 1) plus Gaussian
+    noise of standard deviation ``signal_noise`` (0 = a perfect verifier). ``None`` tiers mean the
+    cheapest and the top tier.
+    """
+
+    from_tier: TierRef | None = None
+    to_tier: TierRef | None = None
+    threshold: float = 0.5
+    signal_noise: float = Field(0.3, ge=0.0)
+
+
+class ClassifierConfig(_Strict):
+    """The surface-feature difficulty classifier and its calibration.
+
+    ``features`` names feature groups: ``input_tokens`` (log input length), ``task_type``
+    (one-hot), ``feat`` (every numeric ``feat_*`` column), ``subject`` (one-hot of a ``subject``
+    column), ``text`` (TF-IDF of a ``prompt`` column plus log prompt length). Groups whose columns
+    the trace lacks are skipped. ``train_fraction`` of the labelled requests train the classifier
+    and its isotonic calibrations; the rest are held out for the report. ``text_max_features``
+    bounds the TF-IDF vocabulary; ``C`` is the logistic regression's inverse regularisation.
+    """
+
+    features: list[Literal["input_tokens", "task_type", "feat", "subject", "text"]] = Field(
+        default_factory=lambda: ["input_tokens", "task_type", "feat", "subject", "text"]
+    )
+    train_fraction: float = Field(0.5, gt=0.0, lt=1.0)
+    text_max_features: int = Field(5000, ge=10)
+    C: float = Field(1.0, gt=0.0)
+    cv_folds: int = Field(5, ge=2)
+    ece_bins: int = Field(10, ge=2)
+
+
+class RouterConfig(_Strict):
+    """``router:`` of a scenario: the policy and its options.
+
+    - ``uniform``: every request on ``tier`` (default: the top, most accurate tier).
+    - ``static_split``: each request on a random tier with probabilities ``fractions``
+      (a list per tier, cheapest first, or a map name -> share; must sum to 1).
+    - ``threshold``: walk tiers cheapest first; take the first whose calibrated probability of
+      being good enough is at least its threshold (``thresholds``: one float for all, a list for
+      the K-1 non-top tiers, or a map name -> threshold). The top tier takes the rest.
+    - ``lagrangian``: the tier maximising calibrated P(correct) - ``lambda`` x relative cost.
+    - ``oracle``: knows each request's true expected correctness; with ``lambda`` set it is the
+      lagrangian on truth, else the cheapest tier that is truly good enough.
+    - ``cascade``: see :class:`CascadeConfig`.
+    ``confusion`` injects errors on top of any policy; ``classifier`` configures the classifier
+    the ``threshold`` and ``lagrangian`` policies use.
+    """
+
+    policy: Policy = "uniform"
+    tier: TierRef | None = None
+    fractions: list[float] | dict[str, float] | None = None
+    thresholds: float | list[float] | dict[str, float] = 0.7
+    lambda_: float | None = Field(None, alias="lambda", ge=0.0)
+    confusion: ConfusionConfig = Field(default_factory=ConfusionConfig)
+    cascade: CascadeConfig = Field(default_factory=CascadeConfig)
+    classifier: ClassifierConfig = Field(default_factory=ClassifierConfig)
+
+    @field_validator("fractions")
+    @classmethod
+    def _fractions_sum_to_one(cls, value):
+        if value is None:
+            return value
+        shares = list(value.values()) if isinstance(value, dict) else list(value)
+        if any(s < 0 for s in shares) or abs(sum(shares) - 1.0) > 1e-6:
+            raise ValueError(f"fractions must be >= 0 and sum to 1 (got sum {sum(shares):.6g})")
+        return value
+
+    @model_validator(mode="after")
+    def _policy_needs(self):
+        if self.policy == "static_split" and self.fractions is None:
+            raise ValueError("policy static_split needs fractions, e.g. fractions: [0.5, 0.5]")
+        if self.policy == "lagrangian" and self.lambda_ is None:
+            raise ValueError("policy lagrangian needs lambda, e.g. lambda: 0.1")
+        return self
+
+
+class DifficultyConfig(_Strict):
+    """``workload: {difficulty: ...}``: how difficulty is generated when the trace lacks labels.
+
+    - ``two_type``: easy with probability ``p_easy``, else hard.
+    - ``three_type``: hopeless (wrong on every tier) with probability ``p_hopeless``; the rest easy
+      with probability ``p_easy`` or hard.
+    - ``continuous``: difficulty ~ Beta(``beta_a``, ``beta_b``); correctness on a tier is a
+      logistic curve of difficulty of width ``curve_width`` whose midpoint is set per tier so its
+      mean matches the tier's accuracy.
+    - ``labels``: the trace must carry ``correct_<tier>`` columns; nothing is generated.
+    ``class_difficulty`` places the discrete classes on the [0, 1] difficulty axis (used when a
+    tier's accuracy is a single float). ``top_accuracy`` is the accuracy of the top tier on
+    non-hopeless requests when no tier states its accuracy (priors are relative to it).
+    """
+
+    kind: Literal["two_type", "three_type", "continuous", "labels"] = "two_type"
+    p_easy: float = Field(0.8, ge=0.0, le=1.0)
+    p_hopeless: float = Field(0.14, ge=0.0, lt=1.0)
+    beta_a: float = Field(2.0, gt=0.0)
+    beta_b: float = Field(5.0, gt=0.0)
+    curve_width: float = Field(0.08, gt=0.0)
+    class_difficulty: dict[Literal["easy", "hard"], float] = Field(
+        default_factory=lambda: {"easy": 0.2, "hard": 0.8}
+    )
+    top_accuracy: float = Field(0.95, gt=0.0, le=1.0)
+
+
+class WorkloadQualityConfig(_Strict):
+    """The routing-owned part of ``workload:``: ``difficulty`` (see :class:`DifficultyConfig`)."""
+
+    difficulty: DifficultyConfig = Field(default_factory=DifficultyConfig)
