@@ -1,0 +1,501 @@
+"""Calibration profiles: measured operator-latency tables and the step-time ops built on them.
+
+A profile is a JSON file (schema ``tiersim.profile/1``, pinned in ``docs/CONTRACTS.md``) holding,
+for one GPU, tables of per-layer operator latencies at a model's shapes: dense GEMMs vs token
+count, MoE layers vs tokens, prefill attention vs new tokens x cached context, decode attention vs
+batch x context per sequence, all-reduce vs bytes, and a fixed per-iteration overhead. Each table
+says where its numbers come from (``source``: ``harness``, ``public`` or ``roofline``).
+
+:class:`ProfileOps` answers the per-layer operator questions of the step assembly
+(:mod:`tiersim.perf.assembly`) from those tables. An operator whose table the profile lacks is
+answered by the roofline fallback instead, and :meth:`ProfileOps.sources` says so, table by table:
+nothing falls back silently.
+
+Interpolation rule (every table, every axis)
+--------------------------------------------
+- Inside the grid: linear in ``log(axis)`` and ``log(latency)`` (a power law between neighbouring
+  points), axis by axis (bilinear in log space for two-axis tables).
+- Above the last grid point: linear in the axis itself, continuing the straight line through the
+  last two points (latency is affine in size once a kernel is bandwidth- or compute-bound), with
+  the slope floored at zero so latency never falls as work grows.
+- Below the first grid point (including a context of 0): the first point's latency. Small
+  operators are bounded below by launch cost, so latency is flat there.
+
+Lower-precision weights on Hopper (how W4A16 and NVFP4 are answered)
+-------------------------------------------------------------------
+A table matches on the precision the assembly asks for. The shipped H200 profile
+(``profiles/h200_aiconfigurator_vllm.json``) has no dense GEMM table for ``w4a16`` or ``nvfp4``
+(NVIDIA's aiconfigurator data has none: Hopper has no FP4 tensor cores and vLLM runs both as
+weight-only Marlin kernels), so those GEMMs come from the roofline and are listed as
+``roofline``. Its ``w4a16`` MoE table is measured: int4 weight-only Marlin MoE at the
+Qwen3-30B-A3B shape from aiconfigurator's older vLLM 0.19.0 folder (the newest folder has no int4
+table at that shape). NVFP4 MoE has no measured Hopper table and is roofline. Attention tables are
+keyed by KV-cache dtype, not weight precision, so they are measured for every precision.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tiersim.errors import ProfileError
+
+SCHEMA = "tiersim.profile/1"
+
+#: Axis names per operator, in the order of the nested ``latency_s`` lists.
+OP_AXES: dict[str, tuple[str, ...]] = {
+    "gemm": ("m",),
+    "moe": ("tokens",),
+    "attn_prefill": ("tokens", "context"),
+    "attn_decode": ("batch", "context"),
+    "allreduce": ("bytes",),
+}
+#: Key fields each operator's table must carry.
+OP_KEYS: dict[str, tuple[str, ...]] = {
+    "gemm": ("n", "k"),
+    "moe": ("hidden", "inter", "num_experts", "top_k", "ep", "tp"),
+    "attn_prefill": ("heads", "kv_heads", "head_dim"),
+    "attn_decode": ("heads", "kv_heads", "head_dim"),
+    "allreduce": ("tp",),
+}
+#: The dtype field that selects a table besides its key (``None``: no such field).
+OP_DTYPE: dict[str, str | None] = {
+    "gemm": "precision",
+    "moe": "precision",
+    "attn_prefill": "kv_dtype",
+    "attn_decode": "kv_dtype",
+    "allreduce": None,
+}
+SOURCES = ("harness", "public", "roofline")
+_OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes")
+
+
+@dataclass
+class Table:
+    """One operator-latency table.
+
+    op: one of :data:`OP_AXES`. dtype: the table's precision (gemm, moe) or KV dtype (attention),
+    ``None`` for all-reduce. key: the shape it was measured at. axes: axis name -> ascending
+    positive grid. latency: seconds, shape ``(len(axis) for axis in axes)``. extra: the optional
+    descriptive fields (kernel, origin, engine_version, notes).
+    """
+
+    op: str
+    dtype: str | None
+    source: str
+    key: dict[str, int]
+    axes: dict[str, np.ndarray]
+    latency: np.ndarray
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """A short readable name, e.g. ``gemm fp8 n=5120 k=2048``."""
+        return table_name(self.op, self.dtype, self.key)
+
+    def lookup(self, *coords: Any) -> np.ndarray:
+        """Latency in seconds at the given coordinates (broadcast arrays), per the module rule."""
+        names = list(self.axes)
+        if len(coords) != len(names):
+            raise ValueError(f"{self.name}: expected {len(names)} coordinates, got {len(coords)}")
+        if len(names) == 1:
+            return interp_1d(self.axes[names[0]], self.latency, coords[0])
+        return interp_2d(self.axes[names[0]], self.axes[names[1]], self.latency, *coords)
+
+    def to_json(self) -> dict[str, Any]:
+        """The table as the profile JSON writes it."""
+        out: dict[str, Any] = {"op": self.op}
+        dtype_field = OP_DTYPE[self.op]
+        if dtype_field is not None:
+            out[dtype_field] = self.dtype
+        out["source"] = self.source
+        out.update({k: v for k, v in self.extra.items() if k in _OPTIONAL_TABLE_FIELDS})
+        out["key"] = {k: int(v) for k, v in self.key.items()}
+        out["axes"] = {k: [_num(x) for x in v] for k, v in self.axes.items()}
+        out["latency_s"] = _round_nested(self.latency.tolist())
+        return out
+
+
+@dataclass
+class Profile:
+    """A loaded calibration profile: metadata, overhead and tables (see module docstring)."""
+
+    name: str
+    gpu: str
+    provenance: dict[str, str]
+    overhead_s: float
+    overhead_source: str
+    tables: list[Table]
+    path: str = "<memory>"
+
+    def find(self, op: str, dtype: str | None, key: dict[str, int]) -> Table | None:
+        """The table for ``op`` at ``dtype`` and exactly ``key``, or ``None``."""
+        for table in self.tables:
+            if table.op == op and table.dtype == dtype and table.key == key:
+                return table
+        return None
+
+    def source_label(self, table: Table) -> str:
+        """How :meth:`ProfileOps.sources` names a table's origin.
+
+        ``public`` tables read ``measured:<tool> <engine> <version>`` (e.g.
+        ``measured:aiconfigurator vllm 0.24.0``); ``harness`` and ``roofline`` are themselves.
+        """
+        return self._label(table.source, table.extra.get("engine_version"))
+
+    def overhead_label(self) -> str:
+        """The source label of the per-iteration overhead."""
+        return self._label(self.overhead_source, None)
+
+    def _label(self, source: str, engine_version: str | None) -> str:
+        if source != "public":
+            return source
+        tool = str(self.provenance.get("tool", "public data")).split()[0]
+        tool = tool.removesuffix("-core")
+        engine = self.provenance.get("engine", "")
+        version = engine_version or self.provenance.get("engine_version", "")
+        return " ".join(x for x in (f"measured:{tool}", engine, version) if x)
+
+    def to_json(self) -> dict[str, Any]:
+        """The profile as its JSON file holds it."""
+        return {
+            "schema": SCHEMA,
+            "name": self.name,
+            "gpu": self.gpu,
+            "provenance": dict(self.provenance),
+            "overhead_s": {"value": self.overhead_s, "source": self.overhead_source},
+            "tables": [t.to_json() for t in self.tables],
+        }
+
+
+def table_name(op: str, dtype: str | None, key: dict[str, int]) -> str:
+    """Readable table name: op, dtype, then ``field=value`` for each key field."""
+    parts = [op] + ([dtype] if dtype else [])
+    parts += [f"{k}={v}" for k, v in key.items()]
+    return " ".join(parts)
+
+
+# --------------------------------------------------------------------------- interpolation
+
+
+def _interp_columns(axis: np.ndarray, values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Interpolate along ``axis`` with one value column per query point.
+
+    ``values`` has shape ``(len(axis), N)`` (column j serves query ``x[j]``); ``x`` has shape
+    ``(N,)``. Implements the module's rule: log-log inside, flat below, linear in x above.
+    """
+    ax = np.asarray(axis, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    if ax.size == 1:
+        return values[0].copy()
+    cols = np.arange(x.size)
+    lx = np.log(np.maximum(x, 1e-300))
+    lax = np.log(ax)
+    hi = np.clip(np.searchsorted(lax, lx, side="right"), 1, ax.size - 1)
+    lo = hi - 1
+    t = np.clip((lx - lax[lo]) / (lax[hi] - lax[lo]), 0.0, 1.0)
+    v_lo, v_hi = values[lo, cols], values[hi, cols]
+    out = np.exp(np.log(v_lo) + t * (np.log(v_hi) - np.log(v_lo)))
+    slope = np.maximum((values[-1] - values[-2]) / (ax[-1] - ax[-2]), 0.0)
+    above = x > ax[-1]
+    out = np.where(above, values[-1] + (x - ax[-1]) * slope, out)
+    return np.where(x < ax[0], values[0], out)
+
+
+def interp_1d(axis: np.ndarray, latency: np.ndarray, x: Any) -> np.ndarray:
+    """Latency at ``x`` (scalar or array) on a one-axis table; same shape as ``x``."""
+    xa = np.asarray(x, dtype=np.float64)
+    flat = xa.reshape(-1)
+    values = np.repeat(np.asarray(latency, dtype=np.float64)[:, None], flat.size, axis=1)
+    return _interp_columns(axis, values, flat).reshape(xa.shape)
+
+
+def interp_2d(axis0: np.ndarray, axis1: np.ndarray, grid: np.ndarray, x0: Any, x1: Any):
+    """Latency at ``(x0, x1)`` (broadcast) on a two-axis table: along axis 1, then axis 0."""
+    a, b = np.broadcast_arrays(np.asarray(x0, np.float64), np.asarray(x1, np.float64))
+    f0, f1 = a.reshape(-1), b.reshape(-1)
+    rows = np.stack([interp_1d(axis1, row, f1) for row in np.asarray(grid, np.float64)])
+    return _interp_columns(axis0, rows, f0).reshape(a.shape)
+
+
+# --------------------------------------------------------------------------- load / validate
+
+
+def load_profile(path: str | Path) -> Profile:
+    """Read and validate a profile JSON file; problems raise :class:`ProfileError` (one line)."""
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ProfileError(
+            f"{p}: file not found; give a profile JSON path or a bundled name"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise ProfileError(f"{p}: line {e.lineno}: not valid JSON ({e.msg})") from None
+    return profile_from_json(raw, str(p))
+
+
+def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
+    """Validate a parsed profile document and build a :class:`Profile`."""
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{path}: top level must be a JSON object")
+    if raw.get("schema") != SCHEMA:
+        raise ProfileError(f"{path}: schema: expected {SCHEMA!r}, got {raw.get('schema')!r}")
+    for name in ("name", "gpu"):
+        if not isinstance(raw.get(name), str) or not raw[name]:
+            raise ProfileError(f"{path}: {name}: must be a non-empty string")
+    prov = raw.get("provenance", {})
+    if not isinstance(prov, dict):
+        raise ProfileError(f"{path}: provenance: must be an object")
+    overhead, overhead_source = _parse_overhead(raw.get("overhead_s"), path)
+    tables_raw = raw.get("tables")
+    if not isinstance(tables_raw, list):
+        raise ProfileError(f"{path}: tables: must be a list of table objects")
+    tables = [_parse_table(t, f"tables[{i}]", path) for i, t in enumerate(tables_raw)]
+    _check_unique(tables, path)
+    return Profile(
+        name=raw["name"],
+        gpu=raw["gpu"],
+        provenance={str(k): str(v) for k, v in prov.items()},
+        overhead_s=overhead,
+        overhead_source=overhead_source,
+        tables=tables,
+        path=path,
+    )
+
+
+def save_profile(profile: Profile, path: str | Path) -> Path:
+    """Write ``profile`` as JSON (validated by re-reading); returns the path."""
+    p = Path(path)
+    doc = profile.to_json()
+    profile_from_json(json.loads(json.dumps(doc)), str(p))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    return p
+
+
+def _parse_overhead(raw: Any, path: str) -> tuple[float, str]:
+    where = f"{path}: overhead_s"
+    if not isinstance(raw, dict):
+        example = '{"value": 0.004, "source": "public"}'
+        raise ProfileError(f"{where}: must be an object like {example}")
+    value = raw.get("value")
+    if not _is_number(value) or value < 0:
+        raise ProfileError(f"{where}.value: must be a number of seconds >= 0 (got {value!r})")
+    return float(value), _parse_source(raw.get("source"), f"{where}.source")
+
+
+def _parse_source(value: Any, where: str) -> str:
+    if value not in SOURCES:
+        raise ProfileError(f"{where}: must be one of {', '.join(SOURCES)} (got {value!r})")
+    return value
+
+
+def _parse_table(raw: Any, where: str, path: str) -> Table:
+    loc = f"{path}: {where}"
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{loc}: must be an object")
+    op = raw.get("op")
+    if op not in OP_AXES:
+        raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {op!r})")
+    dtype = _parse_dtype(raw, op, loc)
+    source = _parse_source(raw.get("source"), f"{loc}.source")
+    key = _parse_key(raw.get("key"), op, f"{loc}.key")
+    axes = _parse_axes(raw.get("axes"), op, f"{loc}.axes")
+    latency = _parse_latency(raw.get("latency_s"), axes, f"{loc}.latency_s")
+    extra = {k: str(raw[k]) for k in _OPTIONAL_TABLE_FIELDS if k in raw}
+    return Table(op, dtype, source, key, axes, latency, extra)
+
+
+def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
+    field_name = OP_DTYPE[op]
+    if field_name is None:
+        return None
+    value = raw.get(field_name)
+    if not isinstance(value, str) or not value:
+        raise ProfileError(f"{loc}.{field_name}: required for op {op!r} (e.g. 'bf16', 'fp8')")
+    return value
+
+
+def _parse_key(raw: Any, op: str, loc: str) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{loc}: must be an object with {', '.join(OP_KEYS[op])}")
+    key = {}
+    for name in OP_KEYS[op]:
+        value = raw.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ProfileError(f"{loc}.{name}: must be a positive integer (got {value!r})")
+        key[name] = value
+    return key
+
+
+def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
+    names = OP_AXES[op]
+    if not isinstance(raw, dict) or set(raw) != set(names):
+        got = sorted(raw) if isinstance(raw, dict) else raw
+        raise ProfileError(f"{loc}: op {op!r} needs exactly the axes {list(names)} (got {got})")
+    axes = {}
+    for name in names:
+        values = raw[name]
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(_is_number(v) and v > 0 for v in values)
+        ):
+            raise ProfileError(f"{loc}.{name}: must be a non-empty list of positive numbers")
+        arr = np.asarray(values, dtype=np.float64)
+        if np.any(np.diff(arr) <= 0):
+            raise ProfileError(f"{loc}.{name}: must be strictly ascending")
+        axes[name] = arr
+    return axes
+
+
+def _parse_latency(raw: Any, axes: dict[str, np.ndarray], loc: str) -> np.ndarray:
+    shape = tuple(a.size for a in axes.values())
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != shape:
+        got = "ragged or non-numeric" if arr is None else f"shape {arr.shape}"
+        raise ProfileError(f"{loc}: must have shape {shape} to match the axes (got {got})")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        bad = np.argwhere(~np.isfinite(arr) | (arr <= 0))[0].tolist()
+        raise ProfileError(f"{loc}{bad}: latencies must be finite seconds > 0")
+    return arr
+
+
+def _check_unique(tables: list[Table], path: str) -> None:
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tables):
+        if t.name in seen:
+            raise ProfileError(
+                f"{path}: tables[{i}]: duplicates tables[{seen[t.name]}] ({t.name}); keep one"
+            )
+        seen[t.name] = i
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _num(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def _round_nested(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_round_nested(v) for v in value]
+    return float(f"{value:.6g}")
+
+
+# --------------------------------------------------------------------------- ProfileOps
+
+
+def _dtype_name(precision: Any) -> str:
+    """A precision's scenario name, whether given as a string or a ``Precision``."""
+    return str(getattr(precision, "name", precision)).lower()
+
+
+class ProfileOps:
+    """Per-layer operator times from a profile, with roofline fallback per missing table.
+
+    Implements the ``OpTimes`` protocol of :mod:`tiersim.perf.assembly`. Table keys are per GPU:
+    attention heads and KV heads are divided by ``tp``; MoE tables carry the full expert width
+    with ``tp`` and ``ep`` (vLLM's default tensor-parallel MoE: ``ep=1``); all-reduce tables are
+    keyed by ``tp``. Each table looked up is recorded with its source label in :meth:`sources`;
+    an operator without a table is answered by ``fallback`` and recorded as ``roofline``.
+    """
+
+    def __init__(
+        self, profile, model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", fallback=None
+    ):
+        self.profile = profile
+        self.model = model
+        self.precision = _dtype_name(precision)
+        self.gpu = gpu
+        self.tp = int(tp)
+        self.kv_dtype = _dtype_name(kv_dtype)
+        self.fallback = fallback
+        self._sources: dict[str, str] = {"overhead": profile.overhead_label()}
+        self._cache: dict[tuple, Table | None] = {}
+
+    @property
+    def overhead_s(self) -> float:
+        """Fixed per-iteration time (scheduling, sampling, launches) from the profile."""
+        return self.profile.overhead_s
+
+    def sources(self) -> dict[str, str]:
+        """Every table used so far -> its source label (``roofline`` for fallbacks)."""
+        return dict(self._sources)
+
+    def _table(self, op: str, dtype: str | None, key: dict[str, int]) -> Table | None:
+        """The matching table (cached), recording its source or the roofline fallback."""
+        cache_key = (op, dtype, tuple(key.items()))
+        if cache_key not in self._cache:
+            table = self.profile.find(op, dtype, key)
+            if table is None and self.fallback is None:
+                raise ProfileError(
+                    f"{self.profile.path}: no {table_name(op, dtype, key)} table and no "
+                    "roofline fallback; add the table or build the model with a fallback"
+                )
+            label = "roofline" if table is None else self.profile.source_label(table)
+            self._sources[table_name(op, dtype, key)] = label
+            self._cache[cache_key] = table
+        return self._cache[cache_key]
+
+    def _attn_key(self) -> dict[str, int]:
+        m = self.model
+        return {
+            "heads": max(1, m.heads // self.tp),
+            "kv_heads": max(1, m.kv_heads // self.tp),
+            "head_dim": m.head_dim,
+        }
+
+    def gemm(self, m, n: int, k: int, precision=None) -> np.ndarray:
+        """Seconds of one ``m x k @ k x n`` GEMM at ``precision`` (default: the tier's)."""
+        dtype = _dtype_name(precision) if precision is not None else self.precision
+        table = self._table("gemm", dtype, {"n": int(n), "k": int(k)})
+        if table is None:
+            return self.fallback.gemm(m, n, k, precision if precision is not None else dtype)
+        return table.lookup(m)
+
+    def moe(self, tokens) -> np.ndarray:
+        """Seconds of one MoE layer (router excluded) for ``tokens`` tokens."""
+        m = self.model
+        key = {
+            "hidden": m.hidden,
+            "inter": m.expert_intermediate,
+            "num_experts": m.num_experts,
+            "top_k": m.top_k,
+            "ep": 1,
+            "tp": self.tp,
+        }
+        table = self._table("moe", self.precision, key)
+        return self.fallback.moe(tokens) if table is None else table.lookup(tokens)
+
+    def attn_prefill(self, tokens, context) -> np.ndarray:
+        """Seconds of one layer's prefill attention: ``tokens`` new over ``context`` cached."""
+        table = self._table("attn_prefill", self.kv_dtype, self._attn_key())
+        if table is None:
+            return self.fallback.attn_prefill(tokens, context)
+        return table.lookup(tokens, context)
+
+    def attn_decode(self, batch, context_per_seq) -> np.ndarray:
+        """Seconds of one layer's decode attention over ``batch`` sequences of that context."""
+        table = self._table("attn_decode", self.kv_dtype, self._attn_key())
+        if table is None:
+            return self.fallback.attn_decode(batch, context_per_seq)
+        return table.lookup(batch, context_per_seq)
+
+    def allreduce(self, nbytes) -> np.ndarray:
+        """Seconds of one all-reduce of ``nbytes`` across the replica's ``tp`` GPUs."""
+        if self.tp == 1:
+            return np.zeros_like(np.asarray(nbytes, dtype=np.float64))
+        table = self._table("allreduce", None, {"tp": self.tp})
+        return self.fallback.allreduce(nbytes) if table is None else table.lookup(nbytes)
