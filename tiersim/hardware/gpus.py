@@ -1,0 +1,89 @@
+"""GPU specifications: memory, bandwidth, peak tensor-core throughput and native formats.
+
+Figures are the vendor's published per-GPU numbers for the SXM / HGX parts, DENSE (without the
+2:4 structured-sparsity doubling that data sheets often headline):
+
+- H100 SXM5 and H200 SXM: NVIDIA H100 and H200 Tensor Core GPU data sheets (2023/2024).
+  BF16 989 TFLOP/s and FP8 1,979 TFLOP/s dense (the sheets print 1,979 / 3,958 "with sparsity").
+  H100 SXM 80 GB HBM3 at 3.35 TB/s; H200 141 GB HBM3e at 4.8 TB/s. Both: NVLink 4, 900 GB/s
+  total (both directions) per GPU. Hopper has no FP4 tensor cores.
+- B200: NVIDIA HGX B200 specification (8 GPUs: 1.44 TB HBM3e, 64 TB/s, FP4 144 PF / FP8 72 PF /
+  BF16 36 PF *sparse*), divided by 8 and halved for dense: 180 GB and 8 TB/s per GPU, BF16
+  2.25 PF, FP8 4.5 PF, FP4 9 PF dense. (Stand-alone B200 material quotes 192 GB; the HGX board
+  that clouds rent exposes 180 GB per GPU, so tiersim uses 180 GB.) NVLink 5: 1.8 TB/s per GPU.
+
+``GB`` in this package is 1e9 bytes, as in the data sheets (141 GB = 141e9 bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tiersim.errors import TiersimError
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator as the performance and memory models see it.
+
+    name: display name ("H200").
+    hbm_bytes: device memory in bytes.
+    hbm_bw_bytes_s: peak device-memory bandwidth in bytes per second.
+    peak_flops: dense tensor-core FLOP/s per compute dtype ("bf16", "fp8", "fp4").
+    native: precision formats whose matrix math the tensor cores run directly
+        (names as in :mod:`tiersim.hardware.precisions`).
+    nvlink_bw_bytes_s: total NVLink bandwidth per GPU, both directions together.
+    """
+
+    name: str
+    hbm_bytes: float
+    hbm_bw_bytes_s: float
+    peak_flops: dict[str, float] = field(hash=False)
+    native: frozenset[str]
+    nvlink_bw_bytes_s: float
+
+    def peak(self, compute_dtype: str) -> float:
+        """Dense tensor-core FLOP/s for ``compute_dtype``; a missing dtype is a bug, not input."""
+        return self.peak_flops[compute_dtype]
+
+
+_HOPPER_FLOPS = {"bf16": 989e12, "fp8": 1979e12}
+
+GPUS: dict[str, GPU] = {
+    "h200": GPU(
+        name="H200",
+        hbm_bytes=141e9,
+        hbm_bw_bytes_s=4.8e12,
+        peak_flops=dict(_HOPPER_FLOPS),
+        native=frozenset({"bf16", "fp8"}),
+        nvlink_bw_bytes_s=900e9,
+    ),
+    "h100": GPU(
+        name="H100",
+        hbm_bytes=80e9,
+        hbm_bw_bytes_s=3.35e12,
+        peak_flops=dict(_HOPPER_FLOPS),
+        native=frozenset({"bf16", "fp8"}),
+        nvlink_bw_bytes_s=900e9,
+    ),
+    "b200": GPU(
+        name="B200",
+        hbm_bytes=180e9,
+        hbm_bw_bytes_s=8.0e12,
+        peak_flops={"bf16": 2.25e15, "fp8": 4.5e15, "fp4": 9.0e15},
+        native=frozenset({"bf16", "fp8", "nvfp4"}),
+        nvlink_bw_bytes_s=1.8e12,
+    ),
+}
+
+_ALIASES = {"h200 sxm": "h200", "h200_sxm": "h200", "h100 sxm": "h100", "h100_sxm": "h100"}
+
+
+def get_gpu(name: str) -> GPU:
+    """The catalogue GPU called ``name`` (case-insensitive; "H200", "h200_sxm" ...)."""
+    key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in GPUS:
+        known = ", ".join(g.name for g in GPUS.values())
+        raise TiersimError(f"unknown GPU {name!r}; known GPUs: {known}")
+    return GPUS[key]

@@ -1,0 +1,97 @@
+"""Model architectures: the shapes that memory and step time are computed from.
+
+The catalogue holds the models tiersim ships scenarios for; any other Llama/Qwen dense,
+Qwen3-MoE or gpt-oss model can be named by its Hugging Face ``config.json``
+(:mod:`tiersim.hardware.hf_config`). Shapes are taken from each model's published
+``config.json`` on the Hugging Face Hub:
+
+- Qwen/Qwen3-Coder-30B-A3B-Instruct (same shapes as Qwen3-30B-A3B): 48 layers, hidden 2048,
+  32 query / 4 KV heads of 128 (with q/k RMS norms), 128 experts of intermediate 768, top-8,
+  vocabulary 151,936, untied embeddings. 30.5 B parameters, 61.1 GB in BF16.
+- meta-llama/Llama-3.1-8B: 32 layers, hidden 4096, 32/8 heads of 128, MLP 14,336, vocab 128,256.
+- meta-llama/Llama-3.1-70B: 80 layers, hidden 8192, 64/8 heads of 128, MLP 28,672, vocab 128,256.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from tiersim.errors import TiersimError
+from tiersim.hardware.arch import ModelArch
+from tiersim.hardware.hf_config import load_hf_config
+
+__all__ = ["MODELS", "ModelArch", "get_model"]
+
+
+_QWEN3_30B_A3B = ModelArch(
+    name="Qwen3-Coder-30B-A3B",
+    layers=48,
+    hidden=2048,
+    heads=32,
+    kv_heads=4,
+    head_dim=128,
+    vocab=151936,
+    num_experts=128,
+    expert_intermediate=768,
+    top_k=8,
+    qk_norm=True,
+)
+
+MODELS: dict[str, ModelArch] = {
+    "qwen3-coder-30b-a3b": _QWEN3_30B_A3B,
+    "qwen3-30b-a3b": dataclasses.replace(_QWEN3_30B_A3B, name="Qwen3-30B-A3B"),
+    "llama-3.1-8b": ModelArch(
+        name="Llama-3.1-8B",
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        head_dim=128,
+        vocab=128256,
+        intermediate=14336,
+    ),
+    "llama-3.1-70b": ModelArch(
+        name="Llama-3.1-70B",
+        layers=80,
+        hidden=8192,
+        heads=64,
+        kv_heads=8,
+        head_dim=128,
+        vocab=128256,
+        intermediate=28672,
+    ),
+}
+
+
+def _catalogue_key(name: str) -> str:
+    """Normalise a Hub-style name: drop the org, case, ``meta-`` and ``-instruct``."""
+    key = name.strip().lower().rsplit("/", 1)[-1]
+    key = key.removeprefix("meta-").removesuffix("-instruct")
+    return key.removesuffix("-2507")
+
+
+def _looks_like_path(name: str) -> bool:
+    """A name that ends in .json or names an existing file or folder is a config path."""
+    return name.endswith(".json") or Path(name).exists()
+
+
+def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
+    """A catalogue model by name, or the model a Hugging Face ``config.json`` describes.
+
+    Names are case-insensitive and may carry the Hub org and an ``-Instruct`` suffix
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct"). A path may be the config file or its folder.
+    """
+    if isinstance(name_or_path, ModelArch):
+        return name_or_path
+    text = str(name_or_path)
+    key = _catalogue_key(text)
+    if key in MODELS:
+        return MODELS[key]
+    if isinstance(name_or_path, Path) or _looks_like_path(text):
+        return load_hf_config(text)
+    known = ", ".join(m.name for m in MODELS.values())
+    raise TiersimError(
+        f"unknown model {text!r}; known models: {known}, or give the path of a Hugging Face "
+        "config.json"
+    )

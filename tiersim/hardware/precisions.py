@@ -1,0 +1,105 @@
+"""Numeric formats a tier can serve its weights in, and how each GPU computes with them.
+
+Bits per weight include the scale overhead of each format:
+
+- ``bf16``: 16 bits.
+- ``fp8``: FP8 E4M3 weights and activations (W8A8). Scales are per tensor or per output channel
+  (one FP32 per row of 2,048-8,192 weights: under 0.02 bit per weight), rounded to 8.0 bits.
+  Native on Hopper and Blackwell (FP8 tensor cores).
+- ``w4a16``: 4-bit integer weights, groups of 128 along the input dimension, one 16-bit scale per
+  group and no zero point (the symmetric ``W4A16`` scheme of llm-compressor / compressed-tensors,
+  run by the Marlin / Machete kernels in vLLM): 4 + 16/128 = 4.125 bits. (Asymmetric GPTQ/AWQ adds
+  a packed 4-bit zero per group: 4.156 bits; the difference is under 1% of weight memory.)
+  Activations stay 16-bit, so the matrix math is BF16 after dequantisation on every GPU.
+- ``nvfp4``: FP4 E2M1 values in 16-element blocks, each with an FP8 E4M3 scale (4 + 8/16 = 4.5
+  bits), plus one FP32 scale per tensor (negligible). Blackwell tensor cores compute in it
+  directly, with activations quantised to NVFP4 too (W4A4); Hopper has no FP4 tensor cores, so
+  there the weights are dequantised and the math runs in BF16 (weight-only).
+
+Which layers are quantised (all formats alike, as in typical vLLM-served checkpoints made by
+llm-compressor and NVIDIA ModelOpt): every linear layer inside the transformer blocks, i.e. the
+attention projections (q, k, v, o), dense MLPs and MoE experts. These stay BF16: token
+embeddings, ``lm_head``, norms and the MoE router (gate), which both tools exclude by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tiersim.errors import TiersimError
+from tiersim.hardware.gpus import GPU
+
+#: Parameter groups of a model (see :meth:`tiersim.hardware.models.ModelArch.param_groups`).
+QUANTISED_GROUPS = frozenset({"attention", "mlp", "experts"})
+BF16_GROUPS = frozenset({"embedding", "lm_head", "norms", "router"})
+
+#: Bytes per element of a compute / activation dtype.
+DTYPE_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 4.5 / 8}
+
+
+@dataclass(frozen=True)
+class Precision:
+    """A weight format and how it is computed.
+
+    name: key used in scenarios ("bf16", "fp8", "w4a16", "nvfp4").
+    label: how it is shown to people ("BF16", "W4A16" ...).
+    weight_bits: storage bits per quantised weight, scales included.
+    native_compute: the tensor-core dtype the format is computed in where the GPU supports it
+        ("bf16", "fp8" or "fp4"); elsewhere it is dequantised and computed in BF16.
+    weight_only: activations stay 16-bit even where the format is native (W4A16).
+    """
+
+    name: str
+    label: str
+    weight_bits: float
+    native_compute: str
+    weight_only: bool = False
+
+    @property
+    def bf16_groups(self) -> frozenset[str]:
+        """Parameter groups kept in BF16 under this format."""
+        return BF16_GROUPS
+
+    def bits_for(self, group: str) -> float:
+        """Storage bits per weight of one parameter group."""
+        return self.weight_bits if group in QUANTISED_GROUPS else 16.0
+
+    def is_native_on(self, gpu: GPU) -> bool:
+        """True when ``gpu``'s tensor cores compute in this format without dequantising."""
+        return self.name in gpu.native
+
+    def compute_dtype_on(self, gpu: GPU) -> str:
+        """The dtype the quantised layers' matrix math runs in on ``gpu``."""
+        return self.native_compute if self.is_native_on(gpu) else "bf16"
+
+    def activation_bytes_on(self, gpu: GPU) -> float:
+        """Bytes per input-activation element fed to the quantised GEMMs on ``gpu``."""
+        return DTYPE_BYTES[self.compute_dtype_on(gpu)]
+
+
+PRECISIONS: dict[str, Precision] = {
+    "bf16": Precision("bf16", "BF16", 16.0, "bf16"),
+    "fp8": Precision("fp8", "FP8", 8.0, "fp8"),
+    "w4a16": Precision("w4a16", "W4A16", 4.0 + 16.0 / 128, "bf16", weight_only=True),
+    "nvfp4": Precision("nvfp4", "NVFP4", 4.0 + 8.0 / 16, "fp4"),
+}
+
+
+def get_precision(name: str | Precision) -> Precision:
+    """The format called ``name`` (case-insensitive); a :class:`Precision` passes through."""
+    if isinstance(name, Precision):
+        return name
+    key = str(name).strip().lower()
+    if key not in PRECISIONS:
+        known = ", ".join(PRECISIONS)
+        raise TiersimError(f"unknown precision {name!r}; known precisions: {known}")
+    return PRECISIONS[key]
+
+
+def kv_dtype_bytes(kv_dtype: str) -> float:
+    """Bytes per KV-cache element for ``kv_dtype`` ("bf16"/"fp16" = 2, "fp8" = 1)."""
+    key = str(kv_dtype).strip().lower()
+    sizes = {"bf16": 2.0, "fp16": 2.0, "auto": 2.0, "fp8": 1.0, "fp8_e4m3": 1.0}
+    if key not in sizes:
+        raise TiersimError(f"unknown KV-cache dtype {kv_dtype!r}; use 'bf16' or 'fp8'")
+    return sizes[key]
