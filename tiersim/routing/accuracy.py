@@ -1,0 +1,240 @@
+"""The accuracy model: per-request correctness of every tier.
+
+A routed table carries, per tier ``t`` (cheapest first):
+
+- ``correct_<t>``: realised correctness, 0 or 1 (measured labels, or drawn here);
+- ``p_correct_<t>`` (only when generated here): the expected correctness the draw came from.
+
+Accuracy is scored on the expected value when present (less noise), else on the labels. Whether a
+tier was *good enough* for a request, and so FPR/FNR and silent failures, use the realised values:
+tier k is good enough when ``correct_k >= correct_top``.
+
+When the trace has no labels, :func:`prepare_workload` draws difficulty (two-type, three-type or
+continuous) and turns each tier's accuracy spec into per-request probabilities:
+
+- a table ``{easy, hard, hopeless}``: looked up per class (hopeless defaults to 0);
+- a float ``a``: a logistic capability curve ``P(correct | d) = 1 / (1 + exp((d - theta) / w))``
+  with ``theta`` solved so the mean over the trace equals ``a`` (hard requests fail first);
+- nothing: the per-precision prior (``tiersim.routing.priors``) times ``top_accuracy`` times the
+  share of requests that are not hopeless, then the float rule. Such tiers are labelled "prior".
+
+Draws on different tiers share one uniform per request (``correct_k = u < p_k``), so a request
+right on a weaker tier is right on every tier at least as accurate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+from scipy.special import expit
+
+from tiersim.errors import ScenarioError
+from tiersim.routing.config import DifficultyConfig, WorkloadQualityConfig
+from tiersim.routing.priors import relative_accuracy
+from tiersim.routing.types import TierInfo
+from tiersim.workload import difficulty as dif
+
+
+def correct_column(tier: TierInfo | str) -> str:
+    """Name of the realised-correctness column of a tier."""
+    return f"correct_{tier if isinstance(tier, str) else tier.name}"
+
+
+def expected_column(tier: TierInfo | str) -> str:
+    """Name of the expected-correctness column of a tier (present only when generated)."""
+    return f"p_correct_{tier if isinstance(tier, str) else tier.name}"
+
+
+def realised_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
+    """(n, K) realised correctness, 0/1 as float."""
+    return np.column_stack([df[correct_column(t)].to_numpy(np.float64) for t in tiers])
+
+
+def expected_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
+    """(n, K) expected correctness: ``p_correct_<t>`` where present, else ``correct_<t>``."""
+    cols = [expected_column(t) if expected_column(t) in df else correct_column(t) for t in tiers]
+    return np.column_stack([df[c].to_numpy(np.float64) for c in cols])
+
+
+def needed_tier(realised: np.ndarray) -> np.ndarray:
+    """Per request, the cheapest tier whose realised correctness is at least the top tier's."""
+    good = realised >= realised[:, -1:]
+    return np.argmax(good, axis=1).astype(np.int64)
+
+
+def capability(d: np.ndarray, theta: float, width: float) -> np.ndarray:
+    """Logistic P(correct) of difficulty ``d`` for a tier of capability ``theta``."""
+    return expit((theta - d) / width)
+
+
+def solve_capability(d: np.ndarray, hopeless: np.ndarray, target: float, width: float) -> float:
+    """The ``theta`` whose mean capability over non-hopeless requests gives accuracy ``target``.
+
+    Hopeless requests count as wrong; ``target`` must lie strictly between 0 and the share of
+    requests that are not hopeless.
+    """
+    live = d[~hopeless]
+    n = len(d)
+
+    def gap(theta: float) -> float:
+        return capability(live, theta, width).sum() / n - target
+
+    lo, hi = -1.0 - 40 * width, 2.0 + 40 * width
+    return float(brentq(gap, lo, hi, xtol=1e-12))
+
+
+def _ceiling(kind: str, p_hopeless: float, observed: float | None = None) -> float:
+    """Highest reachable mean accuracy: the share of requests that are not hopeless."""
+    if observed is not None:
+        return observed
+    return 1.0 - p_hopeless if kind == "three_type" else 1.0
+
+
+def tier_target(tier: TierInfo, index: int, cfg: DifficultyConfig, ceiling: float, source: str):
+    """A tier's accuracy spec resolved to a float or a table, checked against the ceiling.
+
+    Returns ``(spec, label)`` where label is "prior" for prior-derived accuracy, else "scenario".
+    """
+    where = f"tiers[{index}].accuracy"
+    spec, label = tier.accuracy, "scenario"
+    if spec is None:
+        try:
+            spec = cfg.top_accuracy * ceiling * relative_accuracy(tier.precision)
+        except KeyError as exc:
+            raise ScenarioError(source, where, f"{exc.args[0]}; set accuracy explicitly") from None
+        label = "prior"
+    if isinstance(spec, dict):
+        if cfg.kind == "continuous":
+            raise ScenarioError(source, where, "a continuous workload takes one float accuracy")
+        unknown = set(spec) - set(dif.CLASS_NAMES)
+        if unknown or not {"easy", "hard"} <= set(spec):
+            raise ScenarioError(
+                source, where, f"table needs keys easy and hard (optional hopeless); got {spec}"
+            )
+        return spec, label
+    if not 0.0 < spec < ceiling:
+        raise ScenarioError(
+            source,
+            where,
+            f"accuracy {spec:.4g} must lie in (0, {ceiling:.4g}); the ceiling is the share of "
+            "requests that are not hopeless",
+        )
+    return float(spec), label
+
+
+def expected_correctness(
+    diff: dif.Difficulty, tiers: list[TierInfo], cfg: DifficultyConfig, source: str = "scenario"
+) -> tuple[np.ndarray, list[str]]:
+    """(n, K) expected correctness per request and tier, and each tier's label."""
+    hopeless = diff.hopeless
+    ceiling = 1.0 - float(hopeless.mean()) if len(hopeless) else 1.0
+    columns, labels = [], []
+    for k, tier in enumerate(tiers):
+        spec, label = tier_target(tier, k, cfg, ceiling, source)
+        if isinstance(spec, dict):
+            table = [spec["easy"], spec["hard"], spec.get("hopeless", 0.0)]
+            col = np.asarray(table, dtype=np.float64)[np.clip(diff.cls, 0, 2)]
+        else:
+            theta = solve_capability(diff.value, hopeless, spec, cfg.curve_width)
+            col = np.where(hopeless, 0.0, capability(diff.value, theta, cfg.curve_width))
+        columns.append(col)
+        labels.append(label)
+    return np.column_stack(columns), labels
+
+
+def _difficulty_cfg(workload_cfg) -> DifficultyConfig:
+    """Accept a WorkloadQualityConfig, a DifficultyConfig, a dict of either, or None."""
+    if workload_cfg is None:
+        return DifficultyConfig()
+    if isinstance(workload_cfg, DifficultyConfig):
+        return workload_cfg
+    if isinstance(workload_cfg, WorkloadQualityConfig):
+        return workload_cfg.difficulty
+    if hasattr(workload_cfg, "difficulty"):
+        return _difficulty_cfg(workload_cfg.difficulty)
+    if isinstance(workload_cfg, dict):
+        if "difficulty" in workload_cfg:
+            return DifficultyConfig.model_validate(workload_cfg["difficulty"])
+        return DifficultyConfig.model_validate(workload_cfg)
+    raise TypeError(f"unsupported workload config {type(workload_cfg).__name__}")
+
+
+def _check_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> bool:
+    """True when every tier has a label column; raise when only some do or values are bad."""
+    present = [correct_column(t) in df for t in tiers]
+    if not any(present):
+        return False
+    if not all(present):
+        missing = [correct_column(t) for t, p in zip(tiers, present, strict=True) if not p]
+        raise ScenarioError(
+            source, "workload.difficulty", f"trace has some correct_<tier> columns but lacks "
+            f"{', '.join(missing)}; add them or rename the tiers to match"
+        )
+    for t in tiers:
+        values = df[correct_column(t)].to_numpy(np.float64)
+        bad = ~((values >= 0) & (values <= 1))
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ScenarioError(
+                source, f"trace row {row}, column {correct_column(t)}",
+                f"correctness must be in [0, 1] (got {values[row]})",
+            )
+    return True
+
+
+def prepare_workload(
+    df: pd.DataFrame,
+    tiers: list[TierInfo],
+    workload_cfg=None,
+    rng: np.random.Generator | None = None,
+    source: str = "scenario",
+) -> pd.DataFrame:
+    """Return a copy of ``df`` with ``correct_<tier>`` for every tier (cheapest first).
+
+    A trace that already has the labels is returned unchanged (a copy). Otherwise difficulty is
+    drawn (or read from a ``difficulty`` column) and per-tier expected and realised correctness
+    are added, with ``difficulty`` and ``difficulty_class``; ``df.attrs["accuracy_source"]`` maps
+    each tier to "labels", "scenario" or "prior".
+    """
+    cfg = _difficulty_cfg(workload_cfg)
+    out = df.copy()
+    if _check_labels(df, tiers, source):
+        out.attrs["accuracy_source"] = {t.name: "labels" for t in tiers}
+        return out
+    if cfg.kind == "labels":
+        raise ScenarioError(
+            source, "workload.difficulty.kind",
+            f"'labels' needs columns {', '.join(correct_column(t) for t in tiers)} in the trace; "
+            "add them or use kind two_type, three_type or continuous",
+        )
+    if rng is None:
+        raise ValueError("prepare_workload needs an rng to draw difficulty")
+    diff = _read_or_draw(df, cfg, rng)
+    expected, labels = expected_correctness(diff, tiers, cfg, source)
+    realised = (rng.random(len(df))[:, None] < expected).astype(np.float32)
+    for k, tier in enumerate(tiers):
+        out[expected_column(tier)] = expected[:, k].astype(np.float32)
+        out[correct_column(tier)] = realised[:, k]
+    out["difficulty"] = diff.value.astype(np.float32)
+    out["difficulty_class"] = pd.Categorical.from_codes(
+        np.where(diff.cls < 0, -1, diff.cls), categories=list(dif.CLASS_NAMES)
+    )
+    out.attrs["accuracy_source"] = {t.name: lab for t, lab in zip(tiers, labels, strict=True)}
+    return out
+
+
+def _read_or_draw(df: pd.DataFrame, cfg: DifficultyConfig, rng) -> dif.Difficulty:
+    """A trace's own ``difficulty`` column (as continuous), else a draw from ``cfg``."""
+    if "difficulty" in df and df["difficulty"].notna().all():
+        value = df["difficulty"].to_numpy(np.float64)
+        return dif.Difficulty(value=value, cls=np.full(len(df), dif.NO_CLASS, dtype=np.int8))
+    return dif.generate(len(df), cfg, rng)
+
+
+def tier_output_tokens(output_tokens: np.ndarray, tier: np.ndarray, tiers: list[TierInfo]):
+    """Output tokens of each request on the tier it is first served on (the tier's
+    ``output_length_multiplier`` applied, rounded, at least 1)."""
+    mult = np.array([t.output_length_multiplier for t in tiers], dtype=np.float64)[tier]
+    scaled = np.rint(np.asarray(output_tokens, dtype=np.float64) * mult)
+    return np.maximum(scaled, 1).astype(np.int32)
