@@ -1,0 +1,101 @@
+"""The canonical request table (DESIGN.md section 3): building it, checking optional columns,
+writing it to Parquet.
+
+Core columns: ``request_id`` int64, ``arrival_s`` float64 (non-decreasing), ``input_tokens`` and
+``output_tokens`` int32 > 0. Optional: ``session_id`` int64, ``step`` int32, ``task_type``
+category, ``prefix_hashes`` list of int64, ``difficulty`` float32 in [0, 1], ``correct_<tier>``
+float32 in [0, 1], ``feat_*`` numeric. Other columns pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tiersim.trace import checks
+from tiersim.trace.source import Source
+
+CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
+
+
+def build(request_id: np.ndarray, arrival_s: np.ndarray, input_tokens: np.ndarray,
+          output_tokens: np.ndarray, extra: dict | None = None) -> pd.DataFrame:
+    """Assemble a canonical table from checked arrays (dtypes are set here)."""
+    df = pd.DataFrame({
+        "request_id": np.asarray(request_id, dtype=np.int64),
+        "arrival_s": np.asarray(arrival_s, dtype=np.float64),
+        "input_tokens": np.asarray(input_tokens, dtype=np.int32),
+        "output_tokens": np.asarray(output_tokens, dtype=np.int32),
+    })
+    for name, values in (extra or {}).items():
+        df[name] = values
+    return df
+
+
+def optional_columns(raw: pd.DataFrame, src: Source) -> dict:
+    """Check and convert the optional canonical columns present in ``raw``; others pass as-is."""
+    out = {}
+    for name in raw.columns:
+        if name in CORE:
+            continue
+        out[name] = _optional(raw[name], name, src)
+    return out
+
+
+def _optional(s: pd.Series, name: str, src: Source):
+    if name == "session_id":
+        return checks.numbers(src, s, name, "session id", integer=True).astype(np.int64)
+    if name == "step":
+        return checks.numbers(src, s, name, "step", integer=True, low=0,
+                              rule=">= 0").astype(np.int32)
+    if name == "task_type":
+        return _task_type(s, src)
+    if name == "prefix_hashes":
+        return _prefix_hashes(s, src)
+    if name == "difficulty" or name.startswith("correct_"):
+        return checks.numbers(src, s, name, name, low=0, high=1,
+                              rule="between 0 and 1").astype(np.float32)
+    if name.startswith("feat_"):
+        values = checks.numbers(src, s, name, "feature value")
+        return s.to_numpy() if pd.api.types.is_numeric_dtype(s.dtype) else values
+    return s.to_numpy()
+
+
+def _task_type(s: pd.Series, src: Source) -> pd.Categorical:
+    i = checks.first_true(s.isna().to_numpy())
+    if i is not None:
+        raise src.error("missing task_type; fill it in or remove the column", i, "task_type")
+    return pd.Categorical(s.astype(str))
+
+
+def _prefix_hashes(s: pd.Series, src: Source) -> np.ndarray:
+    """Lists of int64 block hashes; CSV cells may hold them as text like ``[1, 2, 3]``."""
+    if s.dtype == object and len(s) and not isinstance(s.iloc[0], str):
+        return hash_arrays(s, src)
+    text = s.astype("string").fillna("").str.strip("[] ")
+    lists = text.str.replace(",", " ").str.split()
+    return hash_arrays(lists, src)
+
+
+def hash_arrays(s: pd.Series, src: Source) -> np.ndarray:
+    out = np.empty(len(s), dtype=object)
+    for i, cell in enumerate(s):  # NOTE: one small array per request is the column's layout
+        try:
+            out[i] = np.asarray([] if cell is None else cell, dtype=np.int64)
+        except (TypeError, ValueError):
+            raise src.error(f"prefix_hashes must be a list of integers (got {cell!r})",
+                            i, "prefix_hashes") from None
+    return out
+
+
+def write_canonical(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> Path:
+    """Write a canonical table to Parquet (zstd), with ``metadata`` in the file's key-values."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta.update({f"tiersim.{k}".encode(): str(v).encode() for k, v in (metadata or {}).items()})
+    pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
+    return Path(path)

@@ -1,0 +1,124 @@
+"""Vectorised checks of trace columns: each finds the first bad row with numpy and raises.
+
+A check never loops over rows in Python: it builds one boolean mask of bad rows, takes the
+first with ``argmax`` and only then looks at that single row to word the message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tiersim.trace.source import Source
+
+INT32_MAX = np.iinfo(np.int32).max
+
+
+def first_true(mask: np.ndarray) -> int | None:
+    """Index of the first True in ``mask``, or None when there is none."""
+    if mask.size == 0 or not mask.any():
+        return None
+    return int(np.argmax(mask))
+
+
+def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool = False,
+            low: float | None = None, high: float | None = None, rule: str = "") -> np.ndarray:
+    """Check a numeric column and return it as float64.
+
+    Bad values: missing, not a number, infinite, not whole (when ``integer``), below ``low`` or
+    above ``high``. ``rule`` words the bounds for the message, e.g. ``"> 0"``.
+    """
+    if pd.api.types.is_bool_dtype(s.dtype):
+        s = s.astype("int64")
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        missing = s.isna().to_numpy()
+        values = s.to_numpy(dtype="float64", na_value=np.nan)
+        text_bad = np.zeros(len(s), dtype=bool)
+    else:
+        num = pd.to_numeric(s, errors="coerce")
+        missing = s.isna().to_numpy()
+        values = num.to_numpy(dtype="float64", na_value=np.nan)
+        text_bad = np.isnan(values) & ~missing
+    bad = _bad_numbers(values, missing | text_bad, integer, low, high)
+    i = first_true(bad)
+    if i is not None:
+        raise src.error(_number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
+                                        integer, rule), i, column)
+    return values
+
+
+def _bad_numbers(values: np.ndarray, unreadable: np.ndarray, integer: bool,
+                 low: float | None, high: float | None) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        bad = unreadable | ~np.isfinite(values)
+        if integer:
+            bad |= values != np.floor(values)
+        if low is not None:
+            bad |= values < low
+        if high is not None:
+            bad |= values > high
+    return bad
+
+
+def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool,
+                    integer: bool, rule: str) -> str:
+    if missing:
+        return f"missing {label}; fill it in or remove the row"
+    if text_bad:
+        return f"{label} is not a number (got {str(raw)!r}); write a number"
+    shown = _show(value)
+    if not np.isfinite(value):
+        return f"{label} is not finite (got {shown}); write a finite number"
+    if integer and value != np.floor(value):
+        return f"{label} must be a whole number (got {shown}); round it"
+    return f"{label} must be {rule} (got {shown}); fix or remove the row"
+
+
+def _show(value: float) -> str:
+    return str(int(value)) if np.isfinite(value) and value == np.floor(value) else repr(value)
+
+
+def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) -> np.ndarray:
+    """Check a token-count column (whole numbers > 0, or >= 0) and return it as int64."""
+    low, rule = (0, ">= 0") if allow_zero else (1, "> 0")
+    values = numbers(src, s, column, "token count", integer=True, low=low, high=INT32_MAX,
+                     rule=f"{rule} and at most {INT32_MAX}")
+    return values.astype(np.int64)
+
+
+def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
+    """Parse a date-time column (ISO 8601 strings, any time zone) to int64 UTC nanoseconds."""
+    if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
+        t = s
+    else:
+        t = pd.to_datetime(s.astype("string"), format="ISO8601", utc=True, errors="coerce")
+    bad = t.isna().to_numpy()
+    i = first_true(bad)
+    if i is not None:
+        raw = s.iloc[i]
+        message = ("missing timestamp; fill it in or remove the row" if pd.isna(raw) else
+                   f"cannot parse timestamp {str(raw)!r}; write it as YYYY-MM-DD HH:MM:SS.fffffff")
+        raise src.error(message, i, column)
+    if getattr(t.dt, "tz", None) is None:
+        t = t.dt.tz_localize("UTC")
+    return t.dt.as_unit("ns").astype("int64").to_numpy()
+
+
+def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> None:
+    """Raise at the first row whose time is earlier than the row before it."""
+    i = first_true(np.diff(t) < 0)
+    if i is not None:
+        raise src.error(f"timestamp {_raw(raw.iloc[i + 1])} is earlier than the row before "
+                        f"({_raw(raw.iloc[i])}); sort the file by {column}", i + 1, column)
+
+
+def _raw(value) -> str:
+    return repr(value) if isinstance(value, str) else _show(float(value))
+
+
+def unique_ints(src: Source, values: np.ndarray, column: str) -> None:
+    """Raise at the first row whose value repeats an earlier row's."""
+    dup = pd.Series(values).duplicated().to_numpy()
+    i = first_true(dup)
+    if i is not None:
+        raise src.error(f"duplicate {column} {_show(values[i])}; ids must be unique", i, column)

@@ -1,0 +1,133 @@
+"""Trace formats: how each is recognised from its columns and turned into the canonical table.
+
+Each format is one entry of :data:`FORMATS`: its required columns and a converter
+``convert(raw, src) -> (table, notes)``. Converters check every column they use (see
+:mod:`tiersim.trace.checks`), give ``arrival_s`` relative to the first request, and
+``request_id`` = the 0-based data row in the file, so ids stay traceable after windows and drops.
+``notes`` lists anything the converter changed on purpose (e.g. dropped failed requests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from tiersim.trace import canonical, checks
+from tiersim.trace.source import Source
+
+Converted = tuple[pd.DataFrame, list[str]]
+
+LENGTH_COLUMNS = ("num_prefill_tokens", "num_decode_tokens")
+
+
+@dataclass(frozen=True)
+class Format:
+    """A trace format: the columns that identify it and its converter."""
+
+    name: str
+    required: tuple[str, ...]
+    convert: Callable[[pd.DataFrame, Source], Converted]
+    description: str
+
+
+def _convert_azure(raw: pd.DataFrame, src: Source) -> Converted:
+    ns = checks.datetimes_ns(src, raw["TIMESTAMP"], "TIMESTAMP")
+    checks.sorted_times(src, ns, raw["TIMESTAMP"], "TIMESTAMP")
+    arrival = (ns - ns[0]) / 1e9
+    inp = checks.tokens(src, raw["ContextTokens"], "ContextTokens")
+    out = checks.tokens(src, raw["GeneratedTokens"], "GeneratedTokens")
+    return canonical.build(np.arange(len(raw)), arrival, inp, out), []
+
+
+def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.ndarray:
+    """A numeric time column, checked and sorted, as seconds since its first row."""
+    t = checks.numbers(src, raw[column], column, "timestamp")
+    checks.sorted_times(src, t, raw[column], column)
+    return (t - t[0]) * scale
+
+
+def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
+    arrival = _seconds(src, raw, "Timestamp", 1.0)
+    inp = checks.tokens(src, raw["Request tokens"], "Request tokens")
+    out = checks.tokens(src, raw["Response tokens"], "Response tokens", allow_zero=True)
+    keep = out > 0
+    table = canonical.build(np.arange(len(raw)), arrival, inp, out)
+    notes = []
+    if not keep.all():
+        first = int(np.argmax(~keep)) + 1
+        notes.append(f"dropped {int((~keep).sum())} of {len(raw)} rows with 0 response tokens "
+                     f"(failed requests in BurstGPT; first at row {first})")
+        table = table[keep].reset_index(drop=True)
+    return table, notes
+
+
+def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
+    arrival = _seconds(src, raw, "timestamp", 1e-3)
+    inp = checks.tokens(src, raw["input_length"], "input_length")
+    out = checks.tokens(src, raw["output_length"], "output_length")
+    extra = {}
+    if "hash_ids" in raw.columns:
+        extra["prefix_hashes"] = _mooncake_hashes(raw["hash_ids"], src)
+    return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), []
+
+
+def _mooncake_hashes(s: pd.Series, src: Source) -> np.ndarray:
+    i = checks.first_true(s.isna().to_numpy())
+    if i is not None:
+        raise src.error("missing hash_ids; write [] for a request with no prefix blocks",
+                        i, "hash_ids")
+    if len(s) and isinstance(s.iloc[0], np.ndarray) and s.iloc[0].dtype == np.int64:
+        return s.to_numpy()  # pyarrow already gave int64 arrays
+    return canonical.hash_arrays(s, src)
+
+
+def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
+    arrival = checks.numbers(src, raw["arrival_s"], "arrival_s", "arrival time", low=0,
+                             rule=">= 0")
+    checks.sorted_times(src, arrival, raw["arrival_s"], "arrival_s")
+    inp = checks.tokens(src, raw["input_tokens"], "input_tokens")
+    out = checks.tokens(src, raw["output_tokens"], "output_tokens")
+    if "request_id" in raw.columns:
+        ids = checks.numbers(src, raw["request_id"], "request_id", "request id", integer=True)
+        checks.unique_ints(src, ids, "request_id")
+    else:
+        ids = np.arange(len(raw))
+    extra = canonical.optional_columns(raw, src)
+    return canonical.build(ids, arrival, inp, out, extra), []
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f for f in (
+        Format("azure", ("TIMESTAMP", "ContextTokens", "GeneratedTokens"), _convert_azure,
+               "Azure LLM inference trace 2023/2024"),
+        Format("burstgpt", ("Timestamp", "Request tokens", "Response tokens"),
+               _convert_burstgpt, "BurstGPT CSV"),
+        Format("mooncake", ("timestamp", "input_length", "output_length"), _convert_mooncake,
+               "Mooncake JSONL"),
+        Format("canonical", ("arrival_s", "input_tokens", "output_tokens"), _convert_canonical,
+               "tiersim canonical Parquet/CSV"),
+    )
+}
+
+
+def detect(columns: list[str]) -> str | None:
+    """The format whose required columns best match ``columns`` (None when none match)."""
+    present = set(columns)
+    scores = {name: sum(c in present for c in f.required) for name, f in FORMATS.items()}
+    best = max(scores, key=scores.get)
+    return best if scores[best] > 0 else None
+
+
+def is_length_only(columns: list[str]) -> bool:
+    """True for a table of token lengths without arrival times."""
+    present = set(columns)
+    return set(LENGTH_COLUMNS) <= present or (
+        {"input_tokens", "output_tokens"} <= present and "arrival_s" not in present)
+
+
+def expected_columns() -> str:
+    """One line listing each format's required columns, for error messages."""
+    return "; ".join(f"{n} ({', '.join(f.required)})" for n, f in FORMATS.items())

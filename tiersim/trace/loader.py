@@ -1,0 +1,147 @@
+"""Load a trace file of any supported format into the canonical request table.
+
+``load_trace`` reads the file, recognises its format from the columns (or takes the named one),
+checks every column it uses, then applies the time window and the time scale. Loud changes
+(e.g. BurstGPT's failed requests dropped) are emitted as :class:`TraceWarning` and kept in
+``df.attrs["notes"]``. Length-only files (token lengths without arrival times) are not traces:
+``load_trace`` refuses them and ``load_lengths`` reads them for synthetic arrivals.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tiersim.errors import TraceError
+from tiersim.trace import checks
+from tiersim.trace.formats import (
+    FORMATS,
+    LENGTH_COLUMNS,
+    detect,
+    expected_columns,
+    is_length_only,
+)
+from tiersim.trace.source import Source, read_raw
+
+FORMAT_NAMES = ("auto", *FORMATS)
+
+LENGTHS_FIX = ("use it with synthetic arrivals: tiersim.workload.synthetic.poisson_arrivals"
+               "(tiersim.trace.load_lengths(path), rate_rps, rng)")
+
+
+class TraceWarning(UserWarning):
+    """A trace was loaded with a deliberate, reported change (e.g. rows dropped)."""
+
+
+def load_trace(path: str | Path, format: str = "auto", window: tuple[float, float] | None = None,
+               time_scale: float = 1.0) -> pd.DataFrame:
+    """Read a trace into the canonical table (see :mod:`tiersim.trace.canonical`).
+
+    ``format``: one of ``auto, azure, burstgpt, mooncake, canonical``. ``window=(start_s,
+    end_s)`` keeps requests with ``start_s <= t < end_s``, t in seconds since the trace's first
+    request (``end_s`` may be None for no end); the window start becomes time 0. Then
+    ``time_scale`` divides arrival times: 2.0 replays at twice the load. Bad input raises
+    :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column.
+    """
+    raw, src = read_raw(path)
+    name = _choose_format(raw, src, format)
+    table, notes = FORMATS[name].convert(raw, src)
+    if window is not None:
+        table = apply_window(table, window, src)
+    table = apply_time_scale(table, time_scale, src)
+    for note in notes:
+        warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=2)
+    table.attrs.update(format=name, notes=notes)
+    return table
+
+
+def _choose_format(raw: pd.DataFrame, src: Source, format: str) -> str:
+    if format not in FORMAT_NAMES:
+        raise TraceError(src.path, f"unknown format {format!r}; use one of "
+                         f"{', '.join(FORMAT_NAMES)}")
+    columns = list(raw.columns)
+    name = detect(columns) if format == "auto" else format
+    if is_length_only(columns) and (name is None or name == "canonical"):
+        raise TraceError(src.path, "has token lengths but no arrival times; " + LENGTHS_FIX)
+    if name is None:
+        raise TraceError(src.path, f"cannot tell the trace format from its columns "
+                         f"({', '.join(columns)}); expected {expected_columns()}")
+    _require(src, columns, FORMATS[name].required, name)
+    if len(raw) == 0:
+        raise TraceError(src.path, "has no requests (only a header); add rows")
+    return name
+
+
+def _require(src: Source, columns: list[str], required: tuple[str, ...], name: str) -> None:
+    for col in required:
+        if col not in columns:
+            raise TraceError(src.path, f"missing column for the {name} format (found: "
+                             f"{', '.join(columns)}); add it or name the right format",
+                             column=col)
+
+
+def apply_window(table: pd.DataFrame, window, src: Source) -> pd.DataFrame:
+    """Keep ``start <= arrival_s < end`` and shift arrivals so the window starts at 0."""
+    start, end = _window_bounds(window, src)
+    t = table["arrival_s"].to_numpy()
+    lo, hi = np.searchsorted(t, start, "left"), np.searchsorted(t, end, "left")
+    if lo >= hi:
+        span = float(t[-1]) if len(t) else 0.0
+        raise TraceError(src.path, f"window [{start:g}, {end:g}) s selects no requests; "
+                         f"the trace spans 0 to {span:g} s")
+    out = table.iloc[lo:hi].reset_index(drop=True)
+    out["arrival_s"] = out["arrival_s"].to_numpy() - start
+    return out
+
+
+def _window_bounds(window, src: Source) -> tuple[float, float]:
+    try:
+        start, end = window
+        start = float(start)
+        end = math.inf if end is None else float(end)
+    except (TypeError, ValueError):
+        raise TraceError(src.path, f"window must be (start_s, end_s), got {window!r}") from None
+    if not (0 <= start < end):
+        raise TraceError(src.path, f"window must satisfy 0 <= start_s < end_s, got "
+                         f"({start:g}, {end:g})")
+    return start, end
+
+
+def apply_time_scale(table: pd.DataFrame, time_scale: float, src: Source) -> pd.DataFrame:
+    """Divide arrival times by ``time_scale`` (2.0 = twice the request rate)."""
+    if not (isinstance(time_scale, int | float) and math.isfinite(time_scale) and time_scale > 0):
+        raise TraceError(src.path, f"time_scale must be a number > 0, got {time_scale!r}")
+    if time_scale != 1.0:
+        table["arrival_s"] = table["arrival_s"].to_numpy() / float(time_scale)
+    return table
+
+
+def load_lengths(path: str | Path) -> pd.DataFrame:
+    """Token lengths (``input_tokens``, ``output_tokens`` int32 > 0) of any trace or length file.
+
+    Reads length-only files (``num_prefill_tokens``, ``num_decode_tokens``, as shipped by
+    Vidur / Sarathi-Serve) and, for any full trace, its token columns without arrival times.
+    """
+    raw, src = read_raw(path)
+    columns = list(raw.columns)
+    if set(LENGTH_COLUMNS) <= set(columns):
+        inp_col, out_col = LENGTH_COLUMNS
+    elif {"input_tokens", "output_tokens"} <= set(columns):
+        inp_col, out_col = "input_tokens", "output_tokens"
+    else:
+        table = load_trace(path)
+        return table[["input_tokens", "output_tokens"]].copy()
+    if len(raw) == 0:
+        raise TraceError(src.path, "has no rows (only a header); add rows")
+    return pd.DataFrame({
+        "input_tokens": checks.tokens(src, raw[inp_col], inp_col).astype(np.int32),
+        "output_tokens": checks.tokens(src, raw[out_col], out_col).astype(np.int32),
+    })
+
+
+__all__ = ["FORMAT_NAMES", "TraceWarning", "apply_time_scale", "apply_window",
+           "load_lengths", "load_trace"]

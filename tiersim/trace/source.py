@@ -1,0 +1,117 @@
+"""Reading a trace file into a raw table, and pointing at its rows in error messages.
+
+Rows in every error are 1-based *data* rows: row 1 is the first request, whatever the file
+format. For text files (CSV, JSONL) the message also gives the line of the file, so that
+``row 3`` of a CSV with a header reads ``(file line 4)``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.json as pa_json
+
+from tiersim.errors import TraceError
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a raw table came from: the path and how many lines precede its first data row."""
+
+    path: str
+    header_lines: int | None  # None for binary files (Parquet), which have no lines
+
+    def error(self, message: str, index: int | None = None,
+              column: str | None = None) -> TraceError:
+        """A TraceError at 0-based data row ``index`` (reported 1-based) and ``column``."""
+        row = None if index is None else int(index) + 1
+        if row is not None and self.header_lines is not None:
+            message += f" (file line {row + self.header_lines})"
+        return TraceError(self.path, message, row=row, column=column)
+
+
+def sniff(path: Path) -> str:
+    """The container of a file from its first bytes: "parquet", "jsonl" or "csv"."""
+    with path.open("rb") as f:
+        head = f.read(4096)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.lstrip().startswith(b"{"):
+        return "jsonl"
+    return "csv"
+
+
+def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
+    """Read a CSV, JSONL or Parquet trace as it is, with column names stripped of spaces."""
+    p = Path(path)
+    if not p.is_file():
+        raise TraceError(str(path), "file not found; check the path")
+    kind = sniff(p)
+    if kind == "parquet":
+        df, src = _read_parquet(p), Source(str(path), None)
+    elif kind == "jsonl":
+        df, src = _read_jsonl(p), Source(str(path), 0)
+    else:
+        df, src = _read_csv(p), Source(str(path), 1)
+    df.columns = [str(c).strip() for c in df.columns]
+    return df, src
+
+
+def _read_parquet(p: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(p)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise TraceError(str(p), f"not a readable Parquet file ({_first_line(e)})") from None
+
+
+def _read_csv(p: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(p)
+    except pd.errors.EmptyDataError:
+        raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
+    except pd.errors.ParserError as e:
+        raise _csv_parse_error(p, e) from None
+    except UnicodeDecodeError:
+        raise TraceError(str(p), "not a text CSV file (cannot decode it as UTF-8)") from None
+
+
+def _csv_parse_error(p: Path, e: Exception) -> TraceError:
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
+    if not m:
+        return TraceError(str(p), f"cannot parse the CSV ({_first_line(e)})")
+    want, line, got = (int(x) for x in m.groups())
+    return TraceError(
+        str(p), f"has {got} fields where the header has {want} (file line {line}); "
+        "fix the separators or quoting", row=line - 1)
+
+
+def _read_jsonl(p: Path) -> pd.DataFrame:
+    try:
+        return pa_json.read_json(p).to_pandas()
+    except pa.ArrowInvalid as e:
+        raise _jsonl_parse_error(p, e) from None
+
+
+def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
+    """Find the first line that is not a JSON object (only runs when reading failed)."""
+    with p.open(encoding="utf-8", errors="replace") as f:
+        for line_no, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                if not isinstance(json.loads(line), dict):
+                    raise ValueError("not an object")
+            except ValueError as bad:
+                return TraceError(str(p), f"not a JSON object ({_first_line(bad)}); "
+                                  "each line must be one JSON object", row=line_no)
+    return TraceError(str(p), f"cannot read the JSON lines ({_first_line(e)})")
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
