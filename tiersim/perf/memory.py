@@ -1,0 +1,175 @@
+"""GPU memory of one replica: weights, activation reserve and the KV cache that is left.
+
+Tensor parallelism (``tp`` GPUs per replica) is modelled as vLLM shards a model: query heads,
+dense-MLP and expert widths, and the vocabulary (embeddings and ``lm_head``) are split ``tp``
+ways; KV heads are split while ``tp <= kv_heads`` and replicated beyond that (each GPU then holds
+one KV head); norms and the MoE router are replicated. All figures here are PER GPU, and ``GB``
+is 1e9 bytes.
+
+Usable KV memory per GPU = ``hbm x gpu_memory_utilization - weights - activation reserve``.
+The default activation reserve (:func:`default_activation_reserve`) is what vLLM sets aside
+before sizing its KV cache, i.e. the peak of its profiling forward pass plus memory outside
+PyTorch's allocator:
+
+- a fixed 1.5 GB: CUDA-graph memory pools (vLLM logs 0.3-1 GiB for graph capture), NCCL and
+  cuBLAS workspaces and sampler buffers (vLLM's "non-torch memory", 0.2-0.5 GiB);
+- plus ``max_num_batched_tokens x 2 bytes x (4 x hidden + qkv width + 3 x MLP width)`` per GPU:
+  the BF16 activations live at the peak of one layer of a full-budget prefill (residual, normed
+  input, attention output, hidden-state copy; the fused QKV output; the gate/up output and the
+  activated product). For MoE the MLP width is ``top_k x expert_intermediate`` because the
+  fused-MoE kernel keeps one intermediate row per (token, expert) pair.
+
+For Llama-3.1-8B at the default 8,192-token budget this is 1.5 + 1.07 = 2.6 GB, for
+Qwen3-Coder-30B-A3B 2.0 GB and for Llama-3.1-70B (tp=1) 3.6 GB, in line with the 1-4 GiB of
+"activation peak" plus graph memory that vLLM reports for such models.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tiersim.errors import FitError
+from tiersim.hardware.arch import ModelArch
+from tiersim.hardware.gpus import GPU
+from tiersim.hardware.precisions import Precision, get_precision, kv_dtype_bytes
+
+GB = 1e9
+#: Fixed part of the default activation reserve, bytes (see module docstring).
+FIXED_RESERVE_BYTES = 1.5e9
+#: Default scheduler token budget used to size the activation reserve.
+DEFAULT_MAX_BATCHED_TOKENS = 8192
+
+
+def _valid_tps(model: ModelArch) -> list[int]:
+    """Powers of two up to 64 that can split ``model``."""
+    return [t for t in (1, 2, 4, 8, 16, 32, 64) if not _split_problem(model, t)]
+
+
+def _split_problem(model: ModelArch, tp: int) -> str:
+    """Why ``model`` cannot be split ``tp`` ways ("" when it can)."""
+    if model.heads % tp:
+        return f"{model.heads} attention heads are not divisible by {tp}"
+    kv = model.kv_heads
+    if (kv >= tp and kv % tp) or (kv < tp and tp % kv):
+        return f"{kv} KV heads cannot be split or replicated evenly over {tp}"
+    width = model.expert_intermediate if model.is_moe else model.intermediate
+    if width % tp:
+        return f"MLP width {width} is not divisible by {tp}"
+    return ""
+
+
+def check_tp(model: ModelArch, tp: int) -> None:
+    """Raise :class:`FitError` when ``model`` cannot be tensor-parallel over ``tp`` GPUs."""
+    if tp < 1:
+        raise FitError(f"gpus_per_replica must be >= 1 (got {tp})")
+    problem = _split_problem(model, tp)
+    if problem:
+        valid = ", ".join(str(t) for t in _valid_tps(model))
+        raise FitError(
+            f"{model.name} cannot be split over {tp} GPUs: {problem}; "
+            f"use gpus_per_replica in {{{valid}}}"
+        )
+
+
+def heads_per_gpu(model: ModelArch, tp: int) -> tuple[int, int]:
+    """(query heads, KV heads) held by each of ``tp`` GPUs; KV heads replicate past kv_heads."""
+    check_tp(model, tp)
+    return model.heads // tp, max(1, model.kv_heads // tp)
+
+
+def params_per_gpu(model: ModelArch, tp: int = 1) -> dict[str, float]:
+    """Parameter counts held by each GPU, by group (see module docstring for the sharding)."""
+    q_heads, kv_heads = heads_per_gpu(model, tp)
+    attn = model.hidden * (q_heads + 2 * kv_heads) * model.head_dim
+    attn += q_heads * model.head_dim * model.hidden
+    groups = model.param_groups()
+    vocab_rows = math.ceil(model.vocab / tp)
+    return {
+        "embedding": vocab_rows * model.hidden,
+        "lm_head": 0 if model.tie_embeddings else vocab_rows * model.hidden,
+        "attention": model.layers * attn,
+        "mlp": groups["mlp"] / tp,
+        "experts": groups["experts"] / tp,
+        "router": groups["router"],
+        "norms": groups["norms"],
+    }
+
+
+def weight_bytes(model: ModelArch, precision: str | Precision, tp: int = 1) -> float:
+    """Bytes of weights on each GPU of a ``tp``-way replica at ``precision``."""
+    prec = get_precision(precision)
+    params = params_per_gpu(model, tp)
+    return sum(count * prec.bits_for(group) / 8 for group, count in params.items())
+
+
+def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) -> float:
+    """KV-cache bytes one token occupies on each GPU: 2 x layers x KV heads x head_dim x bytes."""
+    _, kv_heads = heads_per_gpu(model, tp)
+    return 2 * model.layers * kv_heads * model.head_dim * kv_dtype_bytes(kv_dtype)
+
+
+def default_activation_reserve(
+    model: ModelArch, tp: int = 1, max_num_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS
+) -> float:
+    """Default per-GPU activation reserve (formula and justification in the module docstring)."""
+    q_heads, kv_heads = heads_per_gpu(model, tp)
+    qkv = (q_heads + 2 * kv_heads) * model.head_dim
+    width = model.top_k * model.expert_intermediate if model.is_moe else model.intermediate
+    mlp = width / tp
+    per_token = 2.0 * (4 * model.hidden + qkv + 3 * mlp)
+    return FIXED_RESERVE_BYTES + max_num_batched_tokens * per_token
+
+
+def kv_capacity_blocks(
+    model: ModelArch,
+    precision: str | Precision,
+    gpu: GPU,
+    tp: int = 1,
+    block_size: int = 16,
+    gpu_memory_utilization: float = 0.9,
+    activation_reserve_bytes: float | None = None,
+    kv_dtype: str = "bf16",
+    max_num_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS,
+) -> int:
+    """KV-cache blocks of ``block_size`` tokens one replica holds; :class:`FitError` if none.
+
+    ``activation_reserve_bytes`` is per GPU; ``None`` uses the default of
+    :func:`default_activation_reserve` sized for ``max_num_batched_tokens``.
+    """
+    prec = get_precision(precision)
+    weights = weight_bytes(model, prec, tp)
+    reserve = activation_reserve_bytes
+    if reserve is None:
+        reserve = default_activation_reserve(model, tp, max_num_batched_tokens)
+    budget = gpu.hbm_bytes * gpu_memory_utilization
+    block_bytes = kv_bytes_per_token(model, kv_dtype, tp) * block_size
+    blocks = math.floor((budget - weights - reserve) / block_bytes)
+    if blocks < 1:
+        raise FitError(_fit_message(model, prec, gpu, tp, weights, reserve, budget, block_bytes))
+    return blocks
+
+
+def _fit_message(
+    model: ModelArch,
+    prec: Precision,
+    gpu: GPU,
+    tp: int,
+    weights: float,
+    reserve: float,
+    budget: float,
+    block_bytes: float,
+) -> str:
+    """The one-line FitError text: what is needed, what there is, by how much it falls short."""
+    short = weights + reserve - budget
+    per = " per GPU" if tp > 1 else ""
+    head = f"{model.name} at {prec.label} does not fit on {tp}x {gpu.name}: "
+    need = f"weights {weights / GB:.1f} GB + reserve {reserve / GB:.1f} GB"
+    fix = "use more gpus_per_replica or a smaller precision"
+    if short <= 0:
+        return (
+            f"{head}{need} leave {-short / 1e6:.1f} MB of usable {budget / GB:.1f} GB{per}, "
+            f"less than one KV block ({block_bytes / 1e6:.1f} MB); {fix}"
+        )
+    return (
+        f"{head}{need} > usable {budget / GB:.1f} GB{per} (short by {short / GB:.1f} GB); {fix}"
+    )
