@@ -1,0 +1,239 @@
+"""The ``tiersim`` command line: ``run`` here, the other commands mounted from their packages.
+
+``tiersim run [SCENARIO] [--out DIR]`` replays a scenario and prints a summary table in which every
+number says where it comes from (a measured profile, public measured data, or the roofline).
+``trace``, ``analytic``, ``calibrate``, ``sweep``, ``report`` and ``plan`` live in their own
+packages; each is mounted behind a guard, so a piece that fails to import leaves the others
+working and says why when it is called.
+
+Errors a user can cause (:class:`~tiersim.errors.TiersimError`) are printed as one line on stderr
+with exit status 1 and no traceback; that happens in :meth:`TiersimApp.__call__`, the console
+script's entry point, so it covers every mounted command too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tiersim.errors import TiersimError
+
+
+class TiersimApp(typer.Typer):
+    """A typer app whose entry point turns TiersimError into one stderr line and exit 1."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command line; user-input errors end it with status 1 and no traceback."""
+        try:
+            return super().__call__(*args, **kwargs)
+        except TiersimError as err:
+            typer.echo(f"Error: {err}", err=True)
+            raise SystemExit(1) from None
+
+
+app = TiersimApp(
+    name="tiersim",
+    help="Replay logged LLM traffic through a modelled, precision-tiered GPU fleet.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def default_scenario() -> Path:
+    """The bundled ``scenarios/default.yaml``."""
+    return _bundled("scenarios", "default.yaml")
+
+
+def _bundled(kind: str, name: str) -> Path:
+    """A file shipped with tiersim (resolved by tiersim.paths when it exists)."""
+    try:
+        from tiersim.paths import bundled
+    except ImportError:
+        return Path(__file__).resolve().parent.parent / kind / name
+    return Path(bundled(kind, name))
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write requests/summary/timeseries here.")
+    ] = None,
+) -> None:
+    """Replay a scenario's trace through its tiers and print the summary."""
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    path = scenario if scenario is not None else default_scenario()
+    summary = run_scenario(load_scenario(path), out_dir=out, scenario_path=path)
+    print_summary(summary, out)
+
+
+def print_summary(summary: dict, out: Path | None) -> None:
+    """Print the headline numbers and the per-tier table, each with its source."""
+    from rich.console import Console
+
+    console = Console()
+    console.print(headline_table(summary))
+    console.print(tier_table(summary))
+    if out is not None:
+        console.print(f"wrote {out}/requests.parquet, summary.json, timeseries.parquet")
+
+
+def _fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
+    """A number for the table; '-' when missing."""
+    if value is None:
+        return "-"
+    if isinstance(value, int) and scale == 1.0:
+        return f"{value:,}{unit}"
+    return f"{value * scale:,.{digits}g}{unit}"
+
+
+def headline_table(summary: dict):
+    """Fleet-wide numbers: value and where each comes from."""
+    from rich.table import Table
+
+    src = summary.get("sources", {})
+    latency, cost, acc = src.get("latency", "-"), src.get("cost", "-"), src.get("accuracy", "-")
+    table = Table(title=f"tiersim run: {summary.get('scenario', '')}", title_justify="left")
+    for col in ("metric", "value", "source"):
+        table.add_column(col)
+    rows = [
+        ("requests (completed / dropped)",
+         f"{summary['requests']:,} ({summary['completed']:,} / {summary['dropped']:,})", "trace"),
+        ("duration", _fmt(summary["duration_s"], " s"), latency),
+        ("TTFT p50 / p99", f"{_fmt(summary['ttft_p50_s'], ' s')} / "
+         f"{_fmt(summary['ttft_p99_s'], ' s')}", latency),
+        ("TPOT p50 / p99", f"{_fmt(summary['tpot_p50_s'], ' ms', 1e3)} / "
+         f"{_fmt(summary['tpot_p99_s'], ' ms', 1e3)}", latency),
+        ("end-to-end p99", _fmt(summary["e2e_p99_s"], " s"), latency),
+        ("SLO attainment", _fmt(summary["slo_attainment"], " %", 100), latency),
+        ("throughput", _fmt(summary["throughput_tok_s"], " output tok/s"), latency),
+        (f"cost ({summary.get('cost_model', '')})", _fmt(summary["cost_usd"], " USD"), cost),
+        ("cost per 1M output tokens", _fmt(summary["cost_per_1m_output_tokens"], " USD"), cost),
+        ("GPU-hours provisioned", _fmt(summary["gpu_hours"]), "scenario"),
+        ("expected accuracy", _fmt(summary["accuracy"], " %", 100), acc),
+    ]
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def tier_table(summary: dict):
+    """Per-tier numbers, with each tier's step-time source."""
+    from rich.table import Table
+
+    table = Table(title="tiers (cheapest first)", title_justify="left")
+    for col in ("tier", "requests", "share", "TTFT p99", "TPOT p99", "util", "KV peak",
+                "cost USD", "step time from"):
+        table.add_column(col)
+    for name, t in summary["tiers"].items():
+        table.add_row(
+            name, _fmt(t["requests"]), _fmt(t["share"], " %", 100),
+            _fmt(t["ttft_p99_s"], " s"), _fmt(t["tpot_p99_s"], " ms", 1e3),
+            _fmt(t["utilization"], " %", 100), _fmt(t["kv_peak_frac"], " %", 100),
+            _fmt(t["cost_usd"]), t.get("step_time_source", "-"),
+        )
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands that live in other packages
+
+
+_PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True,
+                 "help_option_names": []}
+
+
+def _mount_app(name: str, module: str, attr: str, help_text: str) -> None:
+    """Mount ``module.attr`` (a typer app) as ``tiersim NAME``; on import failure, a stub."""
+    try:
+        sub = getattr(importlib.import_module(module), attr)
+    except Exception as err:  # noqa: BLE001 - any failure must leave the other commands usable
+        _mount_stub(name, module, err, help_text)
+        return
+    if isinstance(sub, typer.Typer):
+        app.add_typer(sub, name=name, help=help_text)
+    else:
+        app.command(name=name, help=help_text)(sub)
+
+
+def _mount_stub(name: str, module: str, err: Exception, help_text: str) -> None:
+    """A command that explains why ``tiersim NAME`` is unavailable."""
+    reason = " ".join(f"{type(err).__name__}: {err}".split())
+
+    def unavailable(ctx: typer.Context) -> None:
+        raise TiersimError(f"tiersim {name} is unavailable ({module} failed to import: {reason})")
+
+    unavailable.__doc__ = f"{help_text} [unavailable: {reason}]"
+    app.command(name=name, context_settings=_PASS_THROUGH)(unavailable)
+
+
+@app.command(name="calibrate", context_settings=_PASS_THROUGH)
+def calibrate(ctx: typer.Context) -> None:
+    """Measure a calibration profile on this GPU, or import one (--from aiconfigurator).
+
+    Arguments pass through to the harness (``tiersim calibrate --help`` shows them) or, with
+    ``--from aiconfigurator``, to the aiconfigurator importer.
+    """
+    argv = list(ctx.args)
+    if _flag_value(argv, "--from") == "aiconfigurator":
+        from tiersim.perf.aiconfigurator import main as importer_main
+
+        code = importer_main(_drop_flag(argv, "--from"))
+    else:
+        from tiersim.calibrate import main as harness_main
+
+        code = harness_main(argv)
+    raise typer.Exit(code or 0)
+
+
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    """The value of ``--flag VALUE`` or ``--flag=VALUE`` in argv, if present."""
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _drop_flag(argv: list[str], flag: str) -> list[str]:
+    """argv without ``--flag VALUE`` / ``--flag=VALUE``."""
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == flag and i + 1 < len(argv):
+            skip = True
+        elif not arg.startswith(flag + "="):
+            out.append(arg)
+    return out
+
+
+_mount_app("trace", "tiersim.trace.cli", "trace_app", "Inspect and convert request traces.")
+_mount_app("analytic", "tiersim.routing.cli", "analytic_app",
+           "The two-type closed form: savings of oracle routing over a static split.")
+_mount_app("sweep", "tiersim.sweep.cli", "sweep", "Run every point of a scenario's sweep grid.")
+_mount_app("report", "tiersim.report.cli", "report", "Write the HTML report of a run or sweep.")
+_mount_app("plan", "tiersim.report.cli", "plan", "Capacity plan: replicas needed per tier.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: sys.argv) and return the exit status."""
+    try:
+        app(args=argv, prog_name="tiersim")
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,385 @@
+"""Scenario YAML: pydantic models, loading, and one-line errors that name the file, line and key.
+
+A scenario names the trace, the model and GPU, the step-time profile, the precision tiers, the
+router, the SLOs and the seed (DESIGN.md §7). :func:`load_scenario` reads a YAML file and turns
+every problem (YAML syntax, unknown key, wrong type, a tier whose weights do not fit in memory)
+into a single :class:`~tiersim.errors.ScenarioError` line such as::
+
+    scenarios/x.yaml: line 7: tiers[0].replica: unknown key (did you mean 'replicas'?)
+
+Line numbers come from ``yaml.compose``: the node tree keeps each key's position, and a
+pydantic error location (``("tiers", 0, "replica")``) is walked down that tree.
+The engine never sees these models; :mod:`tiersim.runner` turns them into plain engine objects.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tiersim.errors import ScenarioError, TiersimError
+from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
+
+Loc = tuple[str | int, ...]
+
+
+def _default_profile() -> str | None:
+    """The shipped H200 profile's name, or None (roofline) when no profile ships."""
+    try:
+        from tiersim.perf import default_profile_name
+    except ImportError:
+        return None
+    return default_profile_name()
+
+
+class _Strict(BaseModel):
+    """Base of every scenario model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class TraceConfig(_Strict):
+    """Which logged traffic to replay, and how (window, time scaling)."""
+
+    path: str = Field(description="trace file; relative to the scenario's folder, then traces/")
+    format: Literal["auto", "azure", "burstgpt", "mooncake", "canonical"] = "auto"
+    window: tuple[float, float] | None = Field(
+        default=None, description="(start_s, end_s) relative to trace start, then re-zeroed"
+    )
+    time_scale: float = Field(default=1.0, gt=0, description="2.0 = arrivals twice as fast")
+
+    @model_validator(mode="after")
+    def _window_ordered(self) -> TraceConfig:
+        if self.window is not None and not 0 <= self.window[0] < self.window[1]:
+            raise ValueError(f"window must be [start_s, end_s] with 0 <= start < end "
+                             f"(got {list(self.window)})")
+        return self
+
+
+class SchedulerConfig(_Strict):
+    """Per-replica continuous-batching limits (vLLM's names)."""
+
+    max_num_seqs: int = Field(default=256, ge=1)
+    max_num_batched_tokens: int = Field(default=8192, ge=1)
+    block_size: int = Field(default=16, ge=1)
+    watermark: float = Field(default=0.01, ge=0, lt=1)
+    enable_prefix_caching: bool = False
+
+
+class TierConfig(_Strict):
+    """One precision tier: N identical replicas of the checkpoint at one numeric format."""
+
+    name: str = Field(min_length=1)
+    precision: str = Field(description="bf16, fp8, w4a16 or nvfp4")
+    replicas: int = Field(ge=1)
+    gpus_per_replica: int = Field(default=1, ge=1)
+    cost_per_gpu_hour: float = Field(ge=0, description="USD per GPU-hour")
+    kv_dtype: str = "bf16"
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    balancer: Literal["least_tokens", "round_robin"] = "least_tokens"
+    accuracy: AccuracySpec = Field(
+        default=None, description="mean accuracy, a table per difficulty class, or None for the "
+        "per-precision prior (see tiersim.routing.config)"
+    )
+    output_length_multiplier: float = Field(
+        default=1.0, gt=0, description="scales the output tokens a request emits on this tier"
+    )
+    cost_per_request_usd: float | None = Field(
+        default=None, ge=0, description="price per request, used when cost_model is "
+        "fixed_per_request"
+    )
+
+
+class SloConfig(_Strict):
+    """Latency objectives; a request meets the SLO when both of its latencies are within them."""
+
+    ttft_p99_s: float = Field(default=2.0, gt=0)
+    tpot_p99_s: float = Field(default=0.1, gt=0)
+
+
+class Scenario(_Strict):
+    """A whole scenario YAML (DESIGN.md §7)."""
+
+    name: str = "scenario"
+    seed: int = Field(default=0, ge=0)
+    model: str = "Qwen3-Coder-30B-A3B"
+    gpu: str = "H200"
+    profile: str | None = Field(default_factory=_default_profile)
+    trace: TraceConfig
+    workload: WorkloadQualityConfig = Field(default_factory=WorkloadQualityConfig)
+    tiers: list[TierConfig] = Field(min_length=1)
+    router: RouterConfig = Field(default_factory=RouterConfig)
+    slo: SloConfig = Field(default_factory=SloConfig)
+    accuracy_floor: float | None = Field(default=None, ge=0, le=1)
+    sweep: dict[str, list[Any]] = Field(default_factory=dict)
+    cost_model: Literal["attributed", "provisioned", "fixed_per_request"] = "attributed"
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read, validate and memory-check a scenario YAML; any problem is one ScenarioError line."""
+    source = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise ScenarioError(source, "", "file not found") from None
+    except OSError as err:
+        raise ScenarioError(source, "", f"cannot read file ({err.strerror})") from None
+    root = _compose(text, source)
+    data = yaml.safe_load(text)
+    return _validate(data, source, root)
+
+
+def scenario_from_dict(data: dict, source_name: str) -> Scenario:
+    """Validate a scenario given as a dict (e.g. one sweep point); errors name ``source_name``."""
+    return _validate(data, source_name, None)
+
+
+def _compose(text: str, source: str) -> yaml.Node | None:
+    """Parse YAML into a node tree (for line numbers); syntax errors become one line."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ScenarioError(source, where, f"invalid YAML: {problem}") from None
+    _reject_duplicate_keys(root, source, ())
+    return root
+
+
+def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> None:
+    """PyYAML keeps the last of two equal keys silently; make that an error instead."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            if key.value in seen:
+                where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
+                raise ScenarioError(source, where, "duplicate key (remove one of them)")
+            seen.add(key.value)
+            _reject_duplicate_keys(value, source, loc + (key.value,))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _reject_duplicate_keys(item, source, loc + (i,))
+
+
+def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
+    """Build the Scenario, then run the checks that need the hardware catalogue."""
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else type(data).__name__
+        raise ScenarioError(source, "", f"top level must be a mapping of keys (got {got})")
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as err:
+        first, loc = _most_telling(err.errors(), data)
+        raise ScenarioError(source, _where(loc, root), _explain(first, loc)) from None
+    problem = check_scenario(scenario)
+    if problem is not None:
+        loc, message = problem
+        raise ScenarioError(source, _where(loc, root), message)
+    return scenario
+
+
+def _most_telling(errors: list[dict], data: Any) -> tuple[dict, Loc]:
+    """The one error to show: an unknown key first (it often explains a missing one), else the
+    deepest location (inside a union, the member that matches the input's shape)."""
+    located = [(e, _clean_loc(tuple(e["loc"]), data, e["type"])) for e in errors]
+    unknown = [pair for pair in located if pair[0]["type"] == "extra_forbidden"]
+    if unknown:
+        return unknown[0]
+    return max(located, key=lambda pair: len(pair[1]))
+
+
+def _clean_loc(loc: Loc, data: Any, kind: str) -> Loc:
+    """Drop location parts that are not in the data (pydantic's union-member tags).
+
+    A missing key is the one part kept although absent: it is the key to add.
+    """
+    kept: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        if _has(node, part):
+            node = node[part]
+        elif not (kind == "missing" and i == len(loc) - 1):
+            continue
+        kept.append(part)
+    return tuple(kept)
+
+
+def _has(node: Any, part: str | int) -> bool:
+    """Whether ``node[part]`` exists in plain YAML data (a dict key or a list index)."""
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def _where(loc: Loc, root: yaml.Node | None) -> str:
+    """``line N: dotted.path[i].key`` (line omitted when unknown)."""
+    line = line_of(root, loc) if root is not None else None
+    path = format_loc(loc)
+    return f"line {line}: {path}" if line is not None else path
+
+
+def format_loc(loc: Loc) -> str:
+    """``("tiers", 1, "replicas")`` -> ``tiers[1].replicas``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def line_of(root: yaml.Node | None, loc: Loc) -> int | None:
+    """1-based line of the YAML key (or item) at ``loc``; the deepest existing ancestor's line."""
+    node, line = root, None
+    for part in loc:
+        child = _child(node, part)
+        if child is None:
+            break
+        key_node, node = child
+        line = (key_node or node).start_mark.line + 1
+    if line is None and root is not None:
+        line = root.start_mark.line + 1
+    return line
+
+
+def _child(node: yaml.Node | None, part: str | int) -> tuple[yaml.Node | None, yaml.Node] | None:
+    """The (key node, value node) under ``node`` for one location part, or None."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == str(part):
+                return key, value
+    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and (
+        0 <= part < len(node.value)
+    ):
+        return None, node.value[part]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Error wording
+
+
+def _explain(error: dict, loc: Loc) -> str:
+    """A pydantic error as a short instruction: what is wrong and what is accepted."""
+    kind, ctx, got = error["type"], error.get("ctx") or {}, error.get("input")
+    if kind == "extra_forbidden":
+        return "unknown key" + _suggest(loc)
+    if kind == "missing":
+        return "required key is missing"
+    bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
+              "less_than": "<"}
+    if kind in bounds:
+        limit = next(iter(ctx.values()))
+        return f"must be {bounds[kind]} {limit} (got {got!r})"
+    if kind == "literal_error":
+        return f"must be one of {ctx['expected']} (got {got!r})"
+    if kind == "too_short":
+        return f"must have at least {ctx['min_length']} item(s)"
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    message = error["msg"]
+    return f"{message[:1].lower()}{message[1:]} (got {got!r})"
+
+
+def _suggest(loc: Loc) -> str:
+    """`` (did you mean 'x'?)`` for a misspelt key, from the fields of the model at ``loc``."""
+    fields = _fields_at(loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (known keys: {', '.join(sorted(fields))})" if fields else ""
+
+
+def _fields_at(loc: Loc) -> list[str]:
+    """Field names of the pydantic model reached by following ``loc`` from Scenario."""
+    model: Any = Scenario
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = _keys_of(model) if _is_model(model) else {}
+        if part not in fields:
+            return []
+        model = _model_in(fields[part].annotation)
+    return list(_keys_of(model)) if _is_model(model) else []
+
+
+def _keys_of(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's YAML keys (aliases where set) mapped to their fields."""
+    return {field.alias or name: field for name, field in model.model_fields.items()}
+
+
+def _is_model(obj: Any) -> bool:
+    return isinstance(obj, type) and issubclass(obj, BaseModel)
+
+
+def _model_in(annotation: Any) -> Any:
+    """The BaseModel class inside an annotation like ``list[TierConfig]`` or ``X | None``."""
+    if _is_model(annotation):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks that need the hardware catalogue
+
+
+def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
+    """The first catalogue problem (unknown name, tier that does not fit) as (loc, message)."""
+    from tiersim.hardware import get_gpu, get_model, get_precision, kv_dtype_bytes
+
+    lookups = [(("model",), get_model, scenario.model), (("gpu",), get_gpu, scenario.gpu)]
+    for i, tier in enumerate(scenario.tiers):
+        lookups.append((("tiers", i, "precision"), get_precision, tier.precision))
+        lookups.append((("tiers", i, "kv_dtype"), kv_dtype_bytes, tier.kv_dtype))
+    for loc, lookup, name in lookups:
+        try:
+            lookup(name)
+        except (KeyError, ValueError, TiersimError) as err:
+            return loc, _one_line(err)
+    names = [t.name for t in scenario.tiers]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            return ("tiers", i, "name"), f"duplicate tier name {name!r} (tier names must differ)"
+    for i, tier in enumerate(scenario.tiers):
+        problem = _fit_problem(scenario, tier)
+        if problem is not None:
+            return ("tiers", i), f"tier {tier.name!r}: {problem}"
+    return None
+
+
+def _fit_problem(scenario: Scenario, tier: TierConfig) -> str | None:
+    """Why a tier's weights leave no room for KV blocks, or None when it fits."""
+    from tiersim.hardware import get_gpu, get_model, get_precision
+    from tiersim.perf.memory import kv_capacity_blocks
+
+    try:
+        kv_capacity_blocks(
+            get_model(scenario.model), get_precision(tier.precision), get_gpu(scenario.gpu),
+            tp=tier.gpus_per_replica, block_size=tier.scheduler.block_size,
+            gpu_memory_utilization=tier.gpu_memory_utilization, kv_dtype=tier.kv_dtype,
+            max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
+        )
+    except (KeyError, ValueError, TiersimError) as err:
+        return _one_line(err)
+    return None
+
+
+def _one_line(err: Exception) -> str:
+    """An exception's message on one line (KeyError quotes its argument; drop the quotes)."""
+    text = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+    return " ".join(str(text).split())
