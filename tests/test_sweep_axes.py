@@ -1,0 +1,76 @@
+"""Tests of sweep-axis expansion, dotted paths and stable point ids."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tiersim.sweep.axes import SweepError, apply, axis_names, expand, point_id, set_path
+
+BASE = {"tiers": [{"name": "w4a16", "replicas": 1}, {"name": "bf16", "replicas": 2}],
+        "router": {"policy": "threshold", "confusion": {"fpr": 0.0}}, "seed": 3}
+
+
+def test_grid_and_zip_expand_to_product():
+    sweep = {"router.confusion.fpr": [0.0, 0.1, 0.2],
+             "zip": {"trace.time_scale": [1.0, 2.0], "workload.difficulty.p_easy": [0.3, 0.7]}}
+    points = expand(sweep)
+    assert len(points) == 6
+    assert axis_names(sweep) == ["router.confusion.fpr", "trace.time_scale",
+                                 "workload.difficulty.p_easy"]
+    pairs = {(p.values["trace.time_scale"], p.values["workload.difficulty.p_easy"])
+             for p in points}
+    assert pairs == {(1.0, 0.3), (2.0, 0.7)}
+    assert [p.index for p in points] == list(range(6))
+    assert len({p.id for p in points}) == 6
+
+
+def test_zip_lengths_must_match():
+    with pytest.raises(SweepError, match="equal lengths"):
+        expand({"zip": [{"a.b": [1, 2], "a.c": [1]}]}, "x.yaml")
+
+
+def test_values_must_be_a_list():
+    with pytest.raises(SweepError, match=r"x.yaml: sweep: 'seed': values must be a non-empty"):
+        expand({"seed": 3}, "x.yaml")
+
+
+def test_point_ids_are_stable_and_order_free():
+    assert point_id({"a": 1, "b": 0.5}) == point_id({"b": 0.5, "a": 1})
+    assert point_id({"a": 1}) != point_id({"a": 2})
+    assert expand({"a.b": [1, 2]})[1].id == expand({"a.b": [1, 2]})[1].id
+
+
+def test_tier_addressed_by_name_and_index():
+    doc = apply(BASE, {"tiers.bf16.replicas": 5, "tiers.0.replicas": 4})
+    assert doc["tiers"][1]["replicas"] == 5 and doc["tiers"][0]["replicas"] == 4
+    assert BASE["tiers"][1]["replicas"] == 2, "base must not change"
+
+
+def test_unknown_tier_names_path_and_what_exists():
+    with pytest.raises(SweepError) as info:
+        apply(BASE, {"tiers.fp8.replicas": 2}, "s.yaml")
+    assert str(info.value) == ("s.yaml: sweep: 'tiers.fp8.replicas': no item 'fp8' in 'tiers' "
+                               "(has items: w4a16, bf16)")
+
+
+def test_path_through_a_value_is_an_error():
+    with pytest.raises(SweepError, match=r"'seed' is a value \(3\), not a map"):
+        set_path(apply(BASE, {}), "seed.x", 1, "s.yaml")
+
+
+def test_missing_leaf_is_created_for_the_validator():
+    doc = apply(BASE, {"router.confusion.fnr": 0.1, "trace.time_scale": 2.0})
+    assert doc["router"]["confusion"] == {"fpr": 0.0, "fnr": 0.1}
+    assert doc["trace"] == {"time_scale": 2.0}
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+def test_grid_size_is_product_of_axis_lengths(lengths):
+    sweep = {f"a.k{i}": list(range(n)) for i, n in enumerate(lengths)}
+    points = expand(sweep)
+    expected = 1
+    for n in lengths:
+        expected *= n
+    assert len(points) == expected == len({p.id for p in points})

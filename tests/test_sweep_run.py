@@ -1,0 +1,136 @@
+"""Tests of sweep execution: resumable store, failures recorded, kill and resume, Ray parity."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tiersim.sweep.run import run_sweep
+from tiersim.sweep.store import read_axes, read_points
+from tiersim.sweep.testing import synthetic_runner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_scenario(tmp_path: Path, sleep_s: float = 0.0, **sweep) -> Path:
+    """A synthetic-runner scenario YAML with a 6 x 4 = 24-point sweep unless overridden."""
+    doc = {"seed": 1, "tiers": [{"name": "w4a16", "replicas": 2}, {"name": "bf16", "replicas": 2}],
+           "router": {"confusion": {"fpr": 0.0}}, "synthetic": {"sleep_s": sleep_s},
+           "sweep": sweep or {"router.confusion.fpr": [0.0, 0.05, 0.1, 0.15, 0.2, 0.3],
+                              "tiers.bf16.replicas": [1, 2, 3, 4]}}
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def sweep(path: Path, out: Path, **kw) -> pd.DataFrame:
+    """Run a sweep with the synthetic runner and no report."""
+    kw.setdefault("workers", 1)
+    return run_sweep(path, out, runner=synthetic_runner, validator=None, report=False, **kw)
+
+
+def test_sweep_parquet_has_axes_and_flattened_metrics(tmp_path):
+    out = tmp_path / "out"
+    frame = sweep(make_scenario(tmp_path), out)
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert len(table) == 24 and table["point_id"].is_unique
+    assert read_axes(out / "sweep.parquet") == ["router.confusion.fpr", "tiers.bf16.replicas"]
+    for column in ["router.confusion.fpr", "tiers.bf16.replicas", "accuracy",
+                   "tiers.bf16.ttft_p99_s", "router.silent_failure_rate"]:
+        assert column in table.columns
+    assert (table["status"] == "ok").all()
+    assert table["index"].tolist() == list(range(24))
+    pd.testing.assert_frame_equal(frame, table, check_dtype=False)
+    # the axis values reached the runner: bf16 latency falls as its replicas grow
+    one = table[table["router.confusion.fpr"] == 0.0].sort_values("tiers.bf16.replicas")
+    assert one["tiers.bf16.ttft_p99_s"].is_monotonic_decreasing
+
+
+def test_failing_point_is_recorded_and_sweep_goes_on(tmp_path):
+    path = make_scenario(tmp_path)
+    doc = yaml.safe_load(path.read_text())
+    doc["synthetic"]["fail_if"] = {"router.confusion.fpr": 0.1}
+    path.write_text(yaml.safe_dump(doc))
+    table = sweep(path, tmp_path / "out", workers=2)
+    bad = table[table["status"] == "error"]
+    assert len(bad) == 4 and len(table) == 24
+    assert bad["error"].str.contains("synthetic failure at router.confusion.fpr=0.1").all()
+    assert table.loc[table["status"] == "ok", "accuracy"].notna().all()
+
+
+def test_rerun_skips_finished_points_and_retries_failed(tmp_path):
+    path = make_scenario(tmp_path, **{"router.confusion.fpr": [0.0, 0.1]})
+    out = tmp_path / "out"
+    sweep(path, out)
+    before = {i: r["started"] for i, r in read_points(out).items()}
+    sweep(path, out)
+    assert {i: r["started"] for i, r in read_points(out).items()} == before
+    failed = next(iter(before))
+    record = json.loads((out / "points" / f"{failed}.json").read_text())
+    record.update(status="error", error="RuntimeError: boom", summary=None)
+    (out / "points" / f"{failed}.json").write_text(json.dumps(record))
+    table = sweep(path, out)
+    assert (table["status"] == "ok").all()
+    after = {i: r["started"] for i, r in read_points(out).items()}
+    assert [i for i in after if after[i] != before[i]] == [failed]
+
+
+def test_bad_executor_is_one_line_error(tmp_path):
+    from tiersim.errors import TiersimError
+
+    with pytest.raises(TiersimError, match="--executor: must be 'local' or 'ray'"):
+        sweep(make_scenario(tmp_path), tmp_path / "o", executor="dask")
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import sys
+    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.testing import synthetic_runner
+    run_sweep(sys.argv[1], sys.argv[2], workers=2, runner=synthetic_runner, validator=None,
+              report=False, progress=False)
+""")
+
+
+def test_killed_sweep_resumes_without_loss_or_recompute(tmp_path):
+    path, out = make_scenario(tmp_path, sleep_s=0.25), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(path), str(out)],
+                            cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(list((out / "points").glob("*.json"))) < 12 and time.monotonic() < deadline:
+        assert proc.poll() is None, "sweep ended before it was killed"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    survivors = {p.name: p.read_bytes() for p in (out / "points").glob("*.json")}
+    assert 12 <= len(survivors) < 24, "kill must land mid-sweep"
+    assert not (out / "sweep.parquet").exists()
+    table = sweep(path, out, workers=2)
+    assert len(table) == 24 and table["point_id"].is_unique and (table["status"] == "ok").all()
+    files = sorted(p.name for p in (out / "points").iterdir())
+    assert len(files) == 24 and all(f.endswith(".json") for f in files), "no temp files left"
+    for name, content in survivors.items():
+        assert (out / "points" / name).read_bytes() == content, f"{name} was recomputed"
+
+
+def test_ray_executor_gives_same_values(tmp_path):
+    ray = pytest.importorskip("ray")
+    path = make_scenario(tmp_path)
+    local = sweep(path, tmp_path / "local", workers=2)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = sweep(path, tmp_path / "ray", executor="ray")
+    finally:
+        ray.shutdown()
+    drop = ["wall_s"]
+    pd.testing.assert_frame_equal(local.drop(columns=drop), remote.drop(columns=drop))

@@ -1,0 +1,164 @@
+"""Sweep axes: dotted paths into a scenario dict, expanded as a grid with ``zip`` groups.
+
+A scenario's ``sweep:`` map reads::
+
+    sweep:
+      router.confusion.fpr: [0.0, 0.1, 0.2]      # a grid axis
+      tiers.bf16.replicas: [1, 2]                # a tier is addressed by its ``name``
+      zip:                                       # axes that move together (equal lengths)
+        workload.difficulty.p_easy: [0.3, 0.7]
+        trace.time_scale: [1.0, 2.0]
+
+``zip`` may also be a list of such maps (several groups). Every grid axis and every zip group is
+one dimension of the product. A path walks dicts by key and lists either by an element's ``name``
+or by an integer index. Keys missing at the end of a path are created (the scenario validator
+then decides whether they are allowed); a path through a plain value or a list element that does
+not exist is a :class:`SweepError` naming the path and what exists there.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tiersim.errors import TiersimError
+
+
+class SweepError(TiersimError):
+    """A ``sweep:`` map is invalid: names the file, the path and what exists there."""
+
+    def __init__(self, source: str, path: str, message: str):
+        self.source, self.path = str(source), path
+        super().__init__(f"{source}: sweep: {path!r}: {message}")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point: its stable id, its index in grid order and its axis values."""
+
+    id: str
+    index: int
+    values: dict[str, Any]
+
+
+def point_id(values: dict[str, Any]) -> str:
+    """Stable 12-hex id of a point from its axis values (same values -> same id, any order)."""
+    text = json.dumps(values, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _groups(sweep: dict[str, Any], source: str) -> list[list[tuple[str, list[Any]]]]:
+    """Split a sweep map into dimensions: each grid axis alone, each zip group together."""
+    groups: list[list[tuple[str, list[Any]]]] = []
+    for key, values in sweep.items():
+        if key == "zip":
+            zips = values if isinstance(values, list) else [values]
+            for group in zips:
+                groups.append(_zip_group(group, source))
+        else:
+            groups.append([(key, _value_list(key, values, source))])
+    return groups
+
+
+def _zip_group(group: Any, source: str) -> list[tuple[str, list[Any]]]:
+    """Validate one ``zip`` group: a map of paths to value lists of equal length."""
+    if not isinstance(group, dict) or not group:
+        raise SweepError(source, "zip", "must be a map (or list of maps) of path: [values]")
+    axes = [(path, _value_list(path, values, source)) for path, values in group.items()]
+    lengths = {path: len(values) for path, values in axes}
+    if len(set(lengths.values())) > 1:
+        raise SweepError(source, "zip", f"zipped axes need equal lengths (got {lengths})")
+    return axes
+
+
+def _value_list(path: str, values: Any, source: str) -> list[Any]:
+    """Check an axis' values are a non-empty list."""
+    if not isinstance(values, list) or not values:
+        raise SweepError(source, path, f"values must be a non-empty list (got {values!r})")
+    return values
+
+
+def expand(sweep: dict[str, Any] | None, source: str = "scenario") -> list[Point]:
+    """Expand a sweep map into points in grid order (last dimension varies fastest)."""
+    if not sweep:
+        return [Point(point_id({}), 0, {})]
+    if not isinstance(sweep, dict):
+        raise SweepError(source, "", "must be a map of dotted path -> list of values")
+    dims = _groups(sweep, source)
+    points = []
+    for index, combo in enumerate(itertools.product(*(range(len(g[0][1])) for g in dims))):
+        values = {path: vals[i] for group, i in zip(dims, combo, strict=True)
+                  for path, vals in group}
+        points.append(Point(point_id(values), index, values))
+    return points
+
+
+def axis_names(sweep: dict[str, Any] | None) -> list[str]:
+    """The dotted paths of a sweep map, in order, zip groups flattened."""
+    names: list[str] = []
+    for key, values in (sweep or {}).items():
+        if key == "zip":
+            for group in values if isinstance(values, list) else [values]:
+                names.extend(group)
+        else:
+            names.append(key)
+    return names
+
+
+def _describe(node: Any) -> str:
+    """What exists at a node, for error messages."""
+    if isinstance(node, dict):
+        return "has keys: " + (", ".join(map(str, node)) or "none")
+    if isinstance(node, list):
+        names = [str(item.get("name", i)) if isinstance(item, dict) else str(i)
+                 for i, item in enumerate(node)]
+        return "has items: " + (", ".join(names) or "none")
+    return f"is a value ({node!r}), not a map"
+
+
+def _list_child(node: list[Any], segment: str) -> Any:
+    """Element of a list by ``name`` or integer index, or None."""
+    for item in node:
+        if isinstance(item, dict) and str(item.get("name")) == segment:
+            return item
+    if segment.lstrip("-").isdigit() and -len(node) <= int(segment) < len(node):
+        return node[int(segment)]
+    return None
+
+
+def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario") -> None:
+    """Set ``value`` at dotted ``path`` in ``doc`` in place; raise SweepError if it cannot exist."""
+    segments = path.split(".")
+    node: Any = doc
+    for depth, segment in enumerate(segments):
+        last = depth == len(segments) - 1
+        where = ".".join(segments[:depth]) or "<top>"
+        if isinstance(node, dict):
+            if last:
+                node[segment] = value
+                return
+            node = node.setdefault(segment, {})
+        elif isinstance(node, list):
+            child = _list_child(node, segment)
+            if child is None or (last and not isinstance(child, dict)):
+                raise SweepError(source, path, f"no item {segment!r} in {where!r} "
+                                 f"({_describe(node)})")
+            if last:
+                raise SweepError(source, path, f"{where}.{segment} is a map; name a key in it "
+                                 f"({_describe(child)})")
+            node = child
+        else:
+            raise SweepError(source, path, f"{where!r} {_describe(node)}")
+
+
+def apply(base: dict[str, Any], values: dict[str, Any], source: str = "scenario") -> dict:
+    """A deep copy of ``base`` with every ``path: value`` of a point set, ``sweep`` removed."""
+    doc = copy.deepcopy(base)
+    doc.pop("sweep", None)
+    for path, value in values.items():
+        set_path(doc, path, value, source)
+    return doc

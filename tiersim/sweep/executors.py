@@ -1,0 +1,88 @@
+"""Executors that run sweep points: in-process, a local process pool, or Ray tasks.
+
+Every executor calls ``on_done(record)`` in the driver as each point finishes, in completion
+order. Local workers also store their point file themselves (so a point finished in a worker is
+on disk even if the driver is killed a moment later); Ray workers may sit on other machines, so
+there the driver stores the record.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import replace
+from typing import Any
+
+from tiersim.errors import TiersimError
+from tiersim.sweep.points import Task, execute
+
+OnDone = Callable[[dict[str, Any]], None]
+
+
+def run_serial(tasks: Iterable[Task], on_done: OnDone) -> None:
+    """Run points one after another in this process."""
+    for task in tasks:
+        on_done(execute(task))
+
+
+def _broken_record(task: Task, error: BaseException) -> dict[str, Any]:
+    """Record of a point whose worker process died before returning."""
+    return {"point_id": task.point.id, "index": task.point.index, "values": task.point.values,
+            "status": "error", "summary": None, "wall_s": None,
+            "error": f"{type(error).__name__}: worker process died ({error})"}
+
+
+def run_local(tasks: list[Task], workers: int, on_done: OnDone) -> None:
+    """Run points on ``workers`` spawned processes; at most 2 x workers points in flight."""
+    if workers <= 1:
+        run_serial(tasks, on_done)
+        return
+    context = multiprocessing.get_context("spawn")
+    queue = iter(tasks)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        flight: dict[Future, Task] = {}
+        _refill(pool, queue, flight, 2 * workers)
+        while flight:
+            finished, _ = wait(flight, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task = flight.pop(future)
+                try:
+                    on_done(future.result())
+                except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool
+                    on_done(_broken_record(task, error))
+            _refill(pool, queue, flight, 2 * workers)
+
+
+def _refill(pool: ProcessPoolExecutor, queue: Iterable[Task], flight: dict, limit: int) -> None:
+    """Submit tasks until ``limit`` are in flight or none are left."""
+    for task in queue:
+        flight[pool.submit(execute, task)] = task
+        if len(flight) >= limit:
+            return
+
+
+def _ray():
+    """Import ray or say how to install it."""
+    try:
+        import ray
+    except ImportError as error:
+        raise TiersimError("--executor ray needs Ray: pip install 'tiersim[ray]'") from error
+    return ray
+
+
+def run_ray(tasks: list[Task], on_done: OnDone, address: str | None = None) -> None:
+    """Run points as Ray tasks (joining ``address``, or the running/local Ray if None)."""
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    remote = ray.remote(execute)
+    refs = {remote.remote(replace(task, out_dir=None)): task for task in tasks}
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            try:
+                on_done(ray.get(ref))
+            except Exception as error:  # noqa: BLE001 - a lost worker fails its point only
+                on_done(_broken_record(refs[ref], error))

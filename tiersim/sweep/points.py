@@ -1,0 +1,74 @@
+"""Running one sweep point: the task sent to a worker and the record it returns.
+
+A *point runner* is any picklable callable ``runner(doc, source) -> summary dict`` taking the
+scenario as a plain dict (sweep values applied) and the name of the file it came from. The
+default one validates the dict with :func:`tiersim.scenario.scenario_from_dict` and simulates it
+with :func:`tiersim.runner.run_scenario` (both imported lazily, inside the worker).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tiersim.sweep.axes import Point
+from tiersim.sweep.store import write_point
+
+PointRunner = Callable[[dict, str], dict]
+Validator = Callable[[dict, str], object]
+
+
+def default_runner(doc: dict, source: str) -> dict:
+    """Validate the scenario dict and simulate it; return the run summary."""
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import scenario_from_dict
+
+    return run_scenario(scenario_from_dict(doc, source))
+
+
+def default_validator(doc: dict, source: str) -> object:
+    """Validate a scenario dict with the scenario models (raises ScenarioError)."""
+    from tiersim.scenario import scenario_from_dict
+
+    return scenario_from_dict(doc, source)
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything a worker needs to run one point, picklable."""
+
+    point: Point
+    doc: dict
+    source: str
+    runner: PointRunner
+    out_dir: str | None = None
+
+
+def _one_line(error: BaseException) -> str:
+    """``Type: first line of the message``."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def execute(task: Task) -> dict[str, Any]:
+    """Run one point, catching its failure; store the record if ``task.out_dir`` is set."""
+    started = time.time()
+    t0 = time.perf_counter()
+    record: dict[str, Any] = {"point_id": task.point.id, "index": task.point.index,
+                              "values": task.point.values, "started": started}
+    try:
+        record["summary"] = task.runner(task.doc, task.source)
+        record["status"] = "ok"
+        record["error"] = None
+    except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
+        record.update(status="error", error=_one_line(error), summary=None,
+                      traceback=traceback.format_exc(limit=8))
+    record["wall_s"] = time.perf_counter() - t0
+    if task.out_dir is not None:
+        write_point(Path(task.out_dir), record)
+        record["stored"] = True
+    return record

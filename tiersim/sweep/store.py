@@ -1,0 +1,149 @@
+"""Resumable result store of a sweep: one JSON file per point, collected into ``sweep.parquet``.
+
+Layout of a sweep directory::
+
+    DIR/points/<id>.json   one finished point (written to a temp file, then ``os.replace``)
+    DIR/sweep.parquet      one row per point: point_id, index, status, error, wall_s,
+                           the axis values (column = dotted path) and every summary metric,
+                           nested keys flattened with dots (``tiers.bf16.ttft_p99_s``)
+
+A point file is complete or absent, never half-written, so a sweep killed at any instant resumes
+by skipping the ids whose files exist with ``status == "ok"``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def _json_default(value: Any) -> Any:
+    """Turn numpy scalars and arrays into JSON values."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def _clean(value: Any) -> Any:
+    """Replace non-finite floats by None so the JSON is strict."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` via a temp file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(_clean(data), handle, indent=1, default=_json_default, allow_nan=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def points_dir(out_dir: Path) -> Path:
+    """The folder holding one JSON per finished point."""
+    return Path(out_dir) / "points"
+
+
+def write_point(out_dir: Path, record: dict[str, Any]) -> Path:
+    """Store one point's record atomically as ``points/<id>.json``; return its path."""
+    path = points_dir(out_dir) / f"{record['point_id']}.json"
+    write_json_atomic(path, record)
+    return path
+
+
+def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """All stored point records by id (temp files and unreadable files are ignored)."""
+    records = {}
+    for path in sorted(points_dir(out_dir).glob("*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        records[record.get("point_id", path.stem)] = record
+    return records
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Flatten nested dicts into dotted keys; lists become JSON strings."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, (list, tuple)):
+            flat[name] = json.dumps(value, default=_json_default)
+        else:
+            flat[name] = value
+    return flat
+
+
+def record_row(record: dict[str, Any], axes: list[str]) -> dict[str, Any]:
+    """One sweep.parquet row from a point record: ids, axis values, flattened summary."""
+    row = {"point_id": record["point_id"], "index": record.get("index"),
+           "status": record.get("status"), "error": record.get("error"),
+           "wall_s": record.get("wall_s")}
+    values = record.get("values", {})
+    for axis in axes:
+        value = values.get(axis)
+        row[axis] = json.dumps(value) if isinstance(value, (list, dict)) else value
+    for key, value in flatten(record.get("summary") or {}).items():
+        row[key if key not in row else f"summary.{key}"] = value
+    return row
+
+
+def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None) -> pd.DataFrame:
+    """Build and write ``sweep.parquet`` from the stored points (``ids`` restricts and orders)."""
+    records = read_points(out_dir)
+    chosen = [records[i] for i in ids if i in records] if ids is not None else list(
+        records.values())
+    frame = pd.DataFrame([record_row(r, axes) for r in chosen])
+    if not frame.empty:
+        frame = frame.sort_values("index", kind="stable").reset_index(drop=True)
+    frame = _uniform_columns(frame)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[b"tiersim.sweep.axes"] = json.dumps(axes).encode()
+    pq.write_table(table.replace_schema_metadata(meta), Path(out_dir) / "sweep.parquet")
+    return frame
+
+
+def _uniform_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Make mixed-type object columns strings so Arrow can store them."""
+    for column in frame.columns:
+        if frame[column].dtype != object:
+            continue
+        kinds = {type(v) for v in frame[column] if v is not None and v == v}
+        numeric = kinds <= {int, float, bool}
+        if len(kinds) > 1 and not numeric:
+            frame[column] = frame[column].map(lambda v: None if v is None else str(v))
+    return frame
+
+
+def read_axes(path: Path) -> list[str]:
+    """The axis columns recorded in a ``sweep.parquet`` file's metadata."""
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta.get(b"tiersim.sweep.axes", b"[]"))
