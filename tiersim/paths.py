@@ -1,0 +1,68 @@
+"""Where bundled files live: ``traces/``, ``scenarios/`` and ``profiles/`` next to the package.
+
+tiersim is installed editable, so the folders sit in the repository root beside ``tiersim/``
+(``Path(tiersim.__file__).parents[1] / kind``); ``tiersim/data/<kind>`` is searched second for
+installs that package them as data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tiersim
+from tiersim.errors import TiersimError, TraceError
+
+KINDS = {"traces": (".parquet", ".csv", ".jsonl"), "scenarios": (".yaml", ".yml"),
+         "profiles": (".json",)}
+
+
+def bundled_dirs(kind: str) -> list[Path]:
+    """The folders searched for bundled files of ``kind``, in order."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    package = Path(tiersim.__file__).resolve().parent
+    return [package.parent / kind, package / "data" / kind]
+
+
+def available(kind: str) -> list[str]:
+    """Names of the bundled files of ``kind`` (file names, sorted)."""
+    names = {p.name for d in bundled_dirs(kind) if d.is_dir() for p in d.iterdir()
+             if p.is_file() and p.suffix in KINDS[kind]}
+    return sorted(names)
+
+
+def find_bundled(kind: str, name: str | Path) -> Path | None:
+    """The bundled file ``name`` of ``kind`` (the extension may be left out), or None."""
+    for folder in bundled_dirs(kind):
+        for candidate in [folder / name, *(folder / f"{name}{ext}" for ext in KINDS[kind])]:
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def bundled(kind: str, name: str | Path) -> Path:
+    """Path of a bundled file; raises a TiersimError listing what is available if missing."""
+    found = find_bundled(kind, name)
+    if found is None:
+        have = ", ".join(available(kind)) or "none"
+        raise TiersimError(f"no bundled {kind[:-1]} named {str(name)!r} in "
+                           f"{bundled_dirs(kind)[0]}; available: {have}")
+    return found
+
+
+def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Path:
+    """A scenario's trace path: absolute as given; relative against ``scenario_dir``, then
+    against the bundled ``traces/`` (where the extension may be left out)."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        if p.is_file():
+            return p
+        raise TraceError(str(path), "trace file not found; check the path")
+    if scenario_dir is not None and (Path(scenario_dir) / p).is_file():
+        return Path(scenario_dir) / p
+    found = find_bundled("traces", p)
+    if found is not None:
+        return found
+    looked = f"{scenario_dir} and the bundled traces/" if scenario_dir else "the bundled traces/"
+    raise TraceError(str(path), f"trace file not found in {looked}; bundled traces: "
+                     f"{', '.join(available('traces')) or 'none'}")

@@ -1,0 +1,77 @@
+"""``tiersim trace``: look at a trace before simulating it.
+
+``trace_app`` is a typer sub-app; the top-level CLI mounts it as ``tiersim trace`` and turns
+TiersimError into a one-line message and exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tiersim.paths import resolve_trace_path
+from tiersim.trace.formats import FORMATS, is_length_only
+from tiersim.trace.loader import load_lengths, load_trace
+from tiersim.trace.source import read_raw
+from tiersim.trace.stats import trace_stats
+
+trace_app = typer.Typer(help="Inspect request traces.", no_args_is_help=True)
+
+
+@trace_app.callback()
+def _group() -> None:
+    """Inspect request traces (Azure, BurstGPT, Mooncake, canonical Parquet/CSV)."""
+
+
+@trace_app.command()
+def inspect(
+    path: str = typer.Argument(..., help="Trace file, or the name of a bundled trace."),
+    format: str = typer.Option("auto", "--format", "-f",
+                               help=f"auto, {', '.join(FORMATS)}"),
+    window: tuple[float, float] | None = typer.Option(
+        None, help="Keep START <= t < END seconds of the trace."),
+    time_scale: float = typer.Option(1.0, help="Divide arrival times (2 = twice the load)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+) -> None:
+    """Print rows, span, rate, burstiness (inter-arrival CV) and token percentiles."""
+    resolved = resolve_trace_path(path, Path.cwd())
+    stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
+    if as_json:
+        typer.echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
+        return
+    Console().print(stats_table(str(resolved), fmt, stats, notes))
+
+
+def _load_stats(path: Path, format: str, window, time_scale: float):
+    """Statistics of a trace; a length-only file gets token statistics without timing."""
+    if format == "auto" and is_length_only(list(read_raw(path)[0].columns)):
+        return trace_stats(load_lengths(path)), "lengths (no arrival times)", []
+    df = load_trace(path, format=format, window=window, time_scale=time_scale)
+    return trace_stats(df), df.attrs["format"], df.attrs["notes"]
+
+
+def stats_table(path: str, fmt: str, stats: dict, notes: list[str]) -> Table:
+    """A rich table of :func:`trace_stats` output."""
+    table = Table(title=f"{path} ({fmt})", show_header=True)
+    table.add_column("statistic")
+    table.add_column("value", justify="right")
+    table.add_row("requests", f"{stats['rows']:,}")
+    table.add_row("span", _fmt(stats["span_s"], "{:,.1f} s"))
+    table.add_row("rate", _fmt(stats["rate_rps"], "{:.3g} req/s"))
+    table.add_row("inter-arrival CV", _fmt(stats["interarrival_cv"], "{:.3g}"))
+    for col in ("input_tokens", "output_tokens"):
+        for key, value in stats[col].items():
+            table.add_row(f"{col.split('_')[0]} tokens {key}", _fmt(value, "{:,.1f}"))
+    if "prefix_reuse" in stats:
+        table.add_row("prefix block reuse", _fmt(stats["prefix_reuse"], "{:.1%}"))
+    for note in notes:
+        table.add_row("note", note)
+    return table
+
+
+def _fmt(value, pattern: str) -> str:
+    return "n/a" if value is None else pattern.format(value)
