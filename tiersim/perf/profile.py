@@ -155,7 +155,7 @@ class Profile:
     def _label(self, source: str, engine_version: str | None) -> str:
         if source != "public":
             return source
-        tool = str(self.provenance.get("tool", "public data")).split()[0]
+        tool = str(self.provenance.get("tool", "public")).split()[0]
         tool = tool.removesuffix("-core")
         engine = self.provenance.get("engine", "")
         version = engine_version or self.provenance.get("engine_version", "")

@@ -1,0 +1,466 @@
+"""Import NVIDIA's measured operator tables (aiconfigurator-core) into a tiersim profile.
+
+``aiconfigurator-core`` (Apache-2.0, PyPI; tiersim pins 0.12.0 in the ``aic`` extra) ships
+per-GPU parquet tables measured with real serving-engine kernels under
+``aiconfigurator_core/systems/data/<gpu>/<family>/<engine>/<version>/``. Units there: ``latency``
+in milliseconds per call; GEMM ``m, n, k``; attention ``batch_size`` sequences, ``isl`` prompt
+length (context attention) or ``step`` tokens already decoded (generation attention: context =
+step + 1); all-reduce ``message_size`` in bf16 elements (bytes = 2 x elements).
+
+What is taken, per table of the profile (every choice is written into the table's ``kernel``,
+``origin`` and ``notes``):
+
+- ``gemm``: ``gemm_perf``; ``bf16`` from the bfloat16 rows, ``fp8`` from the per-tensor FP8 rows
+  (vLLM: ``CutlassFP8ScaledMMLinearKernel``). The measured grid is every ``n, k`` in
+  {32 ... 65536} (22 values) x 74 token counts ``m``; a shape between grid values is
+  interpolated bilinearly in log n, log k, log latency; beyond the grid (an LM head's
+  ``n = vocab``) latency is scaled linearly in n (or k) from the edge.
+- ``moe``: ``moe_perf`` at the model's exact (hidden, inter, experts, top-k, tp, ep=1) with the
+  ``power_law_1.01`` token distribution (aiconfigurator's default). ``fp8`` uses the block-FP8
+  rows (vLLM: Triton fused MoE; the Qwen3 FP8 checkpoints are block-scaled), ``w4a16`` the int4
+  weight-only Marlin rows, looked for in the newest folder first, then older ones.
+- ``attn_prefill``: ``context_attention_perf`` (batch 1, fresh prompts, no cached prefix). The
+  data has no cached-prefix axis, so a chunk of ``t`` new tokens over ``c`` cached ones is read
+  at the fresh-prompt length with the same attention work, ``s = sqrt(t (t + 2c))``; lengths
+  beyond the measured 16,384 follow the power law of the last two points.
+- ``attn_decode``: ``generation_attention_perf`` (batch x context). The measured grid is a
+  triangle (batch x context <= about 1M tokens); cells beyond it are filled linearly in batch
+  from the largest measured batch at that context (decode attention is bandwidth-bound there).
+- ``allreduce``: ``custom_allreduce_perf`` (vLLM's CUDA-graph custom all-reduce, bf16).
+- ``overhead_s``: not in the data (aiconfigurator models CPU overhead outside its tables); the
+  importer writes the ``overhead_s`` argument, documented in ``docs/fidelity.md``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tiersim.errors import ProfileError
+from tiersim.perf.profile import Profile, Table
+
+AIC_PACKAGE = "aiconfigurator-core"
+AIC_PIN = "0.12.0"
+_GPU_DIRS = {"h200": "h200_sxm", "h100": "h100_sxm", "b200": "b200_sxm"}
+_GPU_NAMES = {"h200": "H200", "h100": "H100", "b200": "B200"}
+#: aiconfigurator dtype names for tiersim precisions, per table family.
+GEMM_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
+MOE_DTYPES = {"bf16": "bfloat16", "fp8": "fp8_block", "w4a16": "int4_wo"}
+KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
+MOE_DISTRIBUTION = "power_law_1.01"
+#: Context axis (tokens already cached) of the imported prefill-attention tables.
+PREFILL_CONTEXT_AXIS = (1, 512, 2048, 8192, 32768, 131072)
+#: Extra prompt lengths beyond the measured ones, reached by power-law extrapolation.
+PREFILL_EXTRA_TOKENS = (32768,)
+#: Decode batch sizes kept (the measured grid; larger ones extrapolate linearly in batch).
+DECODE_BATCH_AXIS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one imported table came from: a parquet file under the package's data folder."""
+
+    family: str
+    engine: str
+    version: str
+    path: Path
+
+    def origin(self, aic_version: str) -> str:
+        """The provenance string stored in the table's ``origin`` field."""
+        rel = "/".join(self.path.parts[-5:])
+        return f"{AIC_PACKAGE} {aic_version} systems/data/{rel}"
+
+
+# --------------------------------------------------------------------------- locating data
+
+
+def data_root(gpu: str) -> Path:
+    """The package's measured-data folder for ``gpu``; raises when the package is missing."""
+    try:
+        import aiconfigurator_core
+    except ImportError:
+        raise ProfileError(
+            f"{AIC_PACKAGE} is not installed; pip install '{AIC_PACKAGE}=={AIC_PIN}' "
+            "(or the tiersim[aic] extra) to import its tables"
+        ) from None
+    if gpu.lower() not in _GPU_DIRS:
+        raise ProfileError(f"--gpu {gpu!r}: choose one of {', '.join(_GPU_DIRS)}")
+    root = Path(aiconfigurator_core.__file__).parent / "systems" / "data" / _GPU_DIRS[gpu.lower()]
+    if not root.is_dir():
+        raise ProfileError(f"{root}: no measured data for {gpu} in this {AIC_PACKAGE}")
+    return root
+
+
+def aic_version() -> str:
+    """Installed aiconfigurator-core version."""
+    return importlib.metadata.version(AIC_PACKAGE)
+
+
+def _version_key(version: str) -> tuple:
+    parts = []
+    for piece in version.replace("rc", ".").replace("post", ".").replace("dev", ".").split("."):
+        parts.append(int(piece) if piece.isdigit() else -1)
+    return tuple(parts)
+
+
+def find_sources(root: Path, family: str, engine: str, filename: str) -> list[Source]:
+    """Every version folder of ``family/engine`` holding ``filename``, newest first."""
+    base = root / family / engine
+    if not base.is_dir():
+        return []
+    versions = sorted((d.name for d in base.iterdir() if d.is_dir()), key=_version_key)
+    return [
+        Source(family, engine, v, base / v / filename)
+        for v in reversed(versions)
+        if (base / v / filename).is_file()
+    ]
+
+
+def _read(source: Source):
+    import pandas as pd
+
+    return pd.read_parquet(source.path)
+
+
+# --------------------------------------------------------------------------- GEMM
+
+
+class GemmGrid:
+    """One dtype's measured GEMM latencies as an ``(m, n, k)`` grid, in seconds."""
+
+    def __init__(self, df, dtype: str, kernel: str | None = None):
+        rows = df[df["gemm_dtype"] == dtype]
+        if kernel is not None:
+            rows = rows[rows["kernel_source"] == kernel]
+        if rows.empty:
+            raise ProfileError(f"aiconfigurator GEMM data has no {dtype!r} rows")
+        self.kernel = kernel or str(rows["kernel_source"].iloc[0])
+        rows = rows.groupby(["m", "n", "k"], as_index=False)["latency"].median()
+        self.m = np.sort(rows["m"].unique()).astype(np.float64)
+        self.n = np.sort(rows["n"].unique()).astype(np.float64)
+        self.k = np.sort(rows["k"].unique()).astype(np.float64)
+        cube = np.full((self.m.size, self.n.size, self.k.size), np.nan)
+        cube[
+            np.searchsorted(self.m, rows["m"]),
+            np.searchsorted(self.n, rows["n"]),
+            np.searchsorted(self.k, rows["k"]),
+        ] = rows["latency"].to_numpy() / 1e3
+        self.cube = cube
+
+    def latency(self, n: int, k: int) -> tuple[np.ndarray, np.ndarray, str]:
+        """(m axis, seconds per m, note) for an ``n x k`` weight; see the module docstring."""
+        lat = np.zeros(self.m.size)
+        weights = 0.0
+        for (jn, wn), (jk, wk) in _corners(self.n, n, self.k, k):
+            col = self.cube[:, jn, jk]
+            if np.any(~np.isfinite(col)):
+                continue
+            lat = lat + wn * wk * np.log(col)
+            weights += wn * wk
+        if weights == 0:
+            raise ProfileError(f"aiconfigurator GEMM data has no usable points near n={n} k={k}")
+        out = np.exp(lat / weights)
+        scale = max(n / self.n[-1], 1.0) * max(k / self.k[-1], 1.0)
+        exact = n in self.n and k in self.k
+        note = "measured at this shape" if exact else "interpolated in log n, log k"
+        if scale > 1:
+            note += f"; scaled x{scale:.3f} linearly beyond the measured n/k"
+        return self.m, out * scale, note
+
+
+def _bracket(axis: np.ndarray, x: float) -> list[tuple[int, float]]:
+    """Grid indices and log-space weights of the points bracketing ``x`` (clamped to the grid)."""
+    x = min(max(x, axis[0]), axis[-1])
+    hi = int(np.searchsorted(axis, x))
+    if axis[hi] == x:
+        return [(hi, 1.0)]
+    lo = hi - 1
+    t = (math.log(x) - math.log(axis[lo])) / (math.log(axis[hi]) - math.log(axis[lo]))
+    return [(lo, 1.0 - t), (hi, t)]
+
+
+def _corners(n_axis, n, k_axis, k):
+    return [(a, b) for a in _bracket(n_axis, n) for b in _bracket(k_axis, k)]
+
+
+# --------------------------------------------------------------------------- MoE
+
+
+def moe_latency(df, dtype: str, hidden: int, inter: int, experts: int, top_k: int, tp: int):
+    """(tokens axis, seconds) for one MoE layer at exactly that shape, or ``None`` if absent."""
+    rows = df[
+        (df["moe_dtype"] == dtype)
+        & (df["hidden_size"] == hidden)
+        & (df["inter_size"] == inter)
+        & (df["num_experts"] == experts)
+        & (df["topk"] == top_k)
+        & (df["moe_tp_size"] == tp)
+        & (df["moe_ep_size"] == 1)
+        & (df["distribution"] == MOE_DISTRIBUTION)
+    ]
+    if rows.empty:
+        return None
+    kernel = str(rows["kernel_source"].iloc[0])
+    rows = rows[rows["kernel_source"] == kernel]
+    series = rows.groupby("num_tokens")["latency"].median().sort_index()
+    return series.index.to_numpy(np.float64), series.to_numpy() / 1e3, kernel
+
+
+# --------------------------------------------------------------------------- attention
+
+
+def _attn_rows(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
+    rows = df[
+        (df["num_heads"] == heads)
+        & (df["num_key_value_heads"] == kv_heads)
+        & (df["head_dim"] == head_dim)
+        & (df["window_size"] == 0)
+        & (df["kv_cache_dtype"] == kv_dtype)
+    ]
+    if "attn_dtype" in rows.columns:
+        rows = rows[rows["attn_dtype"] == "bfloat16"]
+    return rows
+
+
+def prefill_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
+    """(tokens axis, context axis, seconds grid, kernel) or ``None`` (see module docstring)."""
+    rows = _attn_rows(df, heads, kv_heads, head_dim, kv_dtype)
+    rows = rows[rows["batch_size"] == 1]
+    if rows.empty:
+        return None
+    curve = rows.groupby("isl")["latency"].median().sort_index()
+    isl = curve.index.to_numpy(np.float64)
+    lat = curve.to_numpy() / 1e3
+    tokens = np.concatenate([isl, [t for t in PREFILL_EXTRA_TOKENS if t > isl[-1]]])
+    context = np.asarray(PREFILL_CONTEXT_AXIS, np.float64)
+    t, c = np.meshgrid(tokens, context, indexing="ij")
+    s_eq = np.sqrt(t * (t + 2.0 * np.where(c <= 1, 0.0, c)))
+    grid = _power_law(isl, lat, s_eq)
+    return tokens, context, grid, str(rows["kernel_source"].iloc[0])
+
+
+def _power_law(x: np.ndarray, y: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Log-log interpolation of (x, y) at q; beyond the ends, the end segments' power laws."""
+    lx, ly, lq = np.log(x), np.log(y), np.log(np.maximum(q, x[0]))
+    inside = np.interp(lq, lx, ly)
+    slope_hi = (ly[-1] - ly[-2]) / (lx[-1] - lx[-2])
+    return np.exp(np.where(lq > lx[-1], ly[-1] + slope_hi * (lq - lx[-1]), inside))
+
+
+def decode_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
+    """(batch axis, context axis, seconds grid, kernel) or ``None``; triangle filled in batch."""
+    rows = _attn_rows(df, heads, kv_heads, head_dim, kv_dtype)
+    if rows.empty:
+        return None
+    pivot = rows.pivot_table(index="batch_size", columns="step", values="latency", aggfunc="median")
+    batch = np.asarray(DECODE_BATCH_AXIS, np.float64)
+    pivot = pivot.reindex(batch)
+    grid = pivot.to_numpy() / 1e3
+    for j in range(grid.shape[1]):
+        measured = np.flatnonzero(np.isfinite(grid[:, j]))
+        if measured.size == 0:
+            raise ProfileError(f"aiconfigurator decode attention has an empty column {j}")
+        last = measured[-1]
+        grid[last + 1 :, j] = grid[last, j] * batch[last + 1 :] / batch[last]
+    context = pivot.columns.to_numpy(np.float64) + 1.0
+    return batch, context, grid, str(rows["kernel_source"].iloc[0])
+
+
+# --------------------------------------------------------------------------- all-reduce
+
+
+def allreduce_latency(df, tp: int):
+    """(bytes axis, seconds, kernel) of the CUDA-graph custom all-reduce on ``tp`` GPUs."""
+    rows = df[(df["num_gpus"] == tp) & (df["allreduce_dtype"] == "bfloat16")]
+    for column, preferred in (("backend", "vllm_graph"), ("implementation", None)):
+        if column in rows.columns and preferred is not None:
+            rows = rows[rows[column] == preferred]
+    if rows.empty:
+        return None
+    series = rows.groupby("message_size")["latency"].median().sort_index()
+    return (
+        series.index.to_numpy(np.float64) * 2.0,
+        series.to_numpy() / 1e3,
+        str(rows["kernel_source"].iloc[0]),
+    )
+
+
+# --------------------------------------------------------------------------- building tables
+
+
+def _table(op, dtype, key, axes, latency, source: Source, aic: str, kernel: str, notes: str = ""):
+    extra = {"kernel": kernel, "origin": source.origin(aic), "engine_version": source.version}
+    if notes:
+        extra["notes"] = notes
+    return Table(
+        op=op,
+        dtype=dtype,
+        source="public",
+        key={k: int(v) for k, v in key.items()},
+        axes={k: np.asarray(v, np.float64) for k, v in axes.items()},
+        latency=np.asarray(latency, np.float64),
+        extra=extra,
+    )
+
+
+class Importer:
+    """Reads one engine's tables for one GPU and turns requested shapes into profile tables."""
+
+    def __init__(self, gpu: str = "h200", engine: str = "vllm"):
+        self.gpu, self.engine = gpu.lower(), engine.lower()
+        self.root = data_root(self.gpu)
+        self.aic = aic_version()
+        self._frames: dict = {}
+        self._gemm: dict[str, GemmGrid] = {}
+        self.versions: dict[str, str] = {}
+
+    def _sources(self, family: str, filename: str, engine: str | None = None) -> list[Source]:
+        found = find_sources(self.root, family, engine or self.engine, filename)
+        if not found:
+            raise ProfileError(
+                f"{self.root}/{family}/{engine or self.engine}: no {filename}; "
+                f"choose another --engine for {self.gpu}"
+            )
+        return found
+
+    def _frame(self, source: Source):
+        if source.path not in self._frames:
+            self._frames[source.path] = _read(source)
+            self.versions.setdefault(source.family, source.version)
+        return self._frames[source.path]
+
+    def gemm(self, precision: str, n: int, k: int) -> Table | None:
+        """The ``gemm`` table at ``n x k``, or ``None`` where the data has no such precision."""
+        dtype = GEMM_DTYPES.get(precision)
+        if dtype is None:
+            return None
+        source = self._sources("gemm", "gemm_perf.parquet")[0]
+        if precision not in self._gemm:
+            df = self._frame(source)
+            kernel = {"fp8": "CutlassFP8ScaledMMLinearKernel"} if self.engine == "vllm" else {}
+            self._gemm[precision] = GemmGrid(df, dtype, kernel.get(precision))
+        grid = self._gemm[precision]
+        m, lat, note = grid.latency(n, k)
+        key = {"n": n, "k": k}
+        return _table("gemm", precision, key, {"m": m}, lat, source, self.aic, grid.kernel, note)
+
+    def moe(self, precision: str, model, tp: int) -> Table | None:
+        """The ``moe`` table for ``model`` at ``tp``, newest folder that has it, or ``None``."""
+        dtype = MOE_DTYPES.get(precision)
+        if dtype is None:
+            return None
+        shape = (model.hidden, model.expert_intermediate, model.num_experts, model.top_k)
+        for i, source in enumerate(self._sources("moe", "moe_perf.parquet")):
+            found = moe_latency(self._frame(source), dtype, *shape, tp)
+            if found is None:
+                continue
+            tokens, lat, kernel = found
+            key = dict(zip(("hidden", "inter", "num_experts", "top_k"), shape, strict=True))
+            key.update(ep=1, tp=tp)
+            note = f"{dtype}, {MOE_DISTRIBUTION} routing"
+            if i > 0:
+                note += f"; from an older {self.engine} folder (newer ones lack this shape)"
+            return _table(
+                "moe", precision, key, {"tokens": tokens}, lat, source, self.aic, kernel, note
+            )
+        return None
+
+    def attention(self, op: str, kv_dtype: str, heads: int, kv_heads: int, head_dim: int):
+        """The ``attn_prefill`` or ``attn_decode`` table, or ``None`` where the data lacks it."""
+        dtype = KV_DTYPES.get(kv_dtype)
+        if dtype is None:
+            return None
+        if op == "attn_prefill":
+            source = self._sources("attention", "context_attention_perf.parquet")[0]
+            found = prefill_table(self._frame(source), heads, kv_heads, head_dim, dtype)
+            names, note = ("tokens", "context"), "cached context by equal-work prompt length"
+        else:
+            source = self._sources("attention", "generation_attention_perf.parquet")[0]
+            found = decode_table(self._frame(source), heads, kv_heads, head_dim, dtype)
+            names, note = ("batch", "context"), "beyond the measured triangle: linear in batch"
+        if found is None:
+            return None
+        ax0, ax1, grid, kernel = found
+        key = {"heads": heads, "kv_heads": kv_heads, "head_dim": head_dim}
+        axes = dict(zip(names, (ax0, ax1), strict=True))
+        return _table(op, kv_dtype, key, axes, grid, source, self.aic, kernel, note)
+
+    def allreduce(self, tp: int) -> Table | None:
+        """The ``allreduce`` table for ``tp`` GPUs, or ``None``."""
+        source = self._sources("comm", "custom_allreduce_perf.parquet")[0]
+        found = allreduce_latency(self._frame(source), tp)
+        if found is None:
+            return None
+        nbytes, lat, kernel = found
+        return _table(
+            "allreduce",
+            None,
+            {"tp": tp},
+            {"bytes": nbytes},
+            lat,
+            source,
+            self.aic,
+            kernel,
+            "bf16 elements x 2 bytes",
+        )
+
+    def provenance(self, notes: str) -> dict[str, str]:
+        """Profile-level provenance for tables read by this importer."""
+        version = self.versions.get("gemm") or next(iter(self.versions.values()), "")
+        return {
+            "source": "public",
+            "gpu_name": f"NVIDIA {_GPU_NAMES.get(self.gpu, self.gpu.upper())}",
+            "date": datetime.date.today().isoformat(),
+            "engine": self.engine,
+            "engine_version": version,
+            "tool": f"{AIC_PACKAGE} {self.aic}",
+            "license": "Apache-2.0 (NVIDIA aiconfigurator); see profiles/README.md",
+            "notes": notes,
+        }
+
+
+def build_profile(
+    name: str, gpu: str, engine: str, requests, overhead_s: float, notes: str = ""
+) -> tuple[Profile, list[str]]:
+    """Import every requested table; returns the profile and the requests the data lacks.
+
+    ``requests`` is an iterable of ``(op, dtype, key, model, tp)`` as produced by
+    :func:`tiersim.perf.aiconfigurator_shapes.table_requests`-style enumeration: op in
+    {gemm, moe, attn_prefill, attn_decode, allreduce}.
+    """
+    imp = Importer(gpu, engine)
+    tables: dict[str, Table] = {}
+    missing: list[str] = []
+    for op, dtype, key, model, tp in requests:
+        table = _import_one(imp, op, dtype, key, model, tp)
+        label = f"{op} {dtype or ''} {key}".replace("  ", " ")
+        if table is None:
+            missing.append(label)
+        else:
+            tables.setdefault(table.name, table)
+    profile = Profile(
+        name=name,
+        gpu=_GPU_NAMES.get(gpu.lower(), gpu.upper()),
+        provenance=imp.provenance(notes),
+        overhead_s=overhead_s,
+        overhead_source="public",
+        tables=list(tables.values()),
+    )
+    return profile, sorted(set(missing))
+
+
+def _import_one(imp: Importer, op, dtype, key, model, tp):
+    if op == "gemm":
+        return imp.gemm(dtype, key["n"], key["k"])
+    if op == "moe":
+        return imp.moe(dtype, model, tp)
+    if op in ("attn_prefill", "attn_decode"):
+        return imp.attention(op, dtype, key["heads"], key["kv_heads"], key["head_dim"])
+    if op == "allreduce":
+        return imp.allreduce(key["tp"])
+    raise ValueError(f"unknown op {op!r}")
