@@ -73,7 +73,9 @@ def load_mmlu_labels(prefer_raw: bool = False) -> pd.DataFrame:
     return pd.read_parquet(PACKAGED)
 
 
-def as_trace(labels: pd.DataFrame, tier_names: tuple[str, str] = ("weak", "strong")) -> pd.DataFrame:
+def as_trace(
+    labels: pd.DataFrame, tier_names: tuple[str, str] = ("weak", "strong")
+) -> pd.DataFrame:
     """The labels as a canonical-table fragment: ``correct_<tier>`` floats, prompt, subject,
     ``input_tokens`` (prompt characters / 4, at least 1) and a ``request_id``."""
     out = pd.DataFrame(

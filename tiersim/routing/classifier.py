@@ -1,0 +1,185 @@
+"""The surface-feature difficulty classifier and its K-1 isotonic calibrations.
+
+A logistic regression on features known at arrival (log input tokens, task type, ``feat_*``
+columns, subject, and when a ``prompt`` column exists its TF-IDF and log length) scores how likely
+the cheapest tier is to answer wrong. Isotonic regressions (``out_of_bounds="clip"``, decreasing in
+the score) map that score to calibrated probabilities: P(tier k is good enough) for the K-1 tiers
+below the top, and P(tier k is correct) for all K tiers (for the lagrangian policy).
+
+Calibrations are fitted on out-of-fold scores of the training split (``cv_folds``-fold), so they
+are not fooled by the classifier's fit to its own training rows. The held-out split gives the
+report: AUROC, Brier score, ECE and a reliability table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from tiersim.errors import ScenarioError
+from tiersim.routing.accuracy import needed_tier, realised_matrix
+from tiersim.routing.config import ClassifierConfig
+from tiersim.routing.evaluation import calibration_report
+from tiersim.routing.types import TierInfo
+
+NUMERIC = "numeric__"
+
+
+def feature_frame(df: pd.DataFrame, groups: list[str]) -> tuple[pd.DataFrame, dict[str, list]]:
+    """The classifier's input columns from ``df`` and which group each came from.
+
+    Groups whose source columns are absent are skipped; numeric columns are log-scaled lengths
+    and ``feat_*`` values; categorical ones are strings.
+    """
+    cols: dict[str, pd.Series] = {}
+    used: dict[str, list] = {}
+    if "input_tokens" in groups and "input_tokens" in df:
+        cols[NUMERIC + "log_input_tokens"] = np.log1p(df["input_tokens"].astype(float))
+        used["input_tokens"] = [NUMERIC + "log_input_tokens"]
+    if "feat" in groups:
+        feats = [c for c in df.columns if c.startswith("feat_")]
+        for c in feats:
+            cols[NUMERIC + c] = df[c].astype(float)
+        if feats:
+            used["feat"] = [NUMERIC + c for c in feats]
+    for group in ("task_type", "subject"):
+        if group in groups and group in df:
+            cols[group] = df[group].astype(str)
+            used[group] = [group]
+    if "text" in groups and "prompt" in df:
+        cols["prompt"] = df["prompt"].astype(str)
+        cols[NUMERIC + "log_prompt_chars"] = np.log1p(cols["prompt"].str.len().astype(float))
+        used["text"] = ["prompt", NUMERIC + "log_prompt_chars"]
+    return pd.DataFrame(cols, index=df.index), used
+
+
+def make_pipeline(frame: pd.DataFrame, cfg: ClassifierConfig) -> Pipeline:
+    """Column transformer (scale / one-hot / TF-IDF) followed by a logistic regression."""
+    numeric = [c for c in frame.columns if c.startswith(NUMERIC)]
+    parts = []
+    if numeric:
+        parts.append(("numeric", StandardScaler(), numeric))
+    categorical = [c for c in ("task_type", "subject") if c in frame]
+    if categorical:
+        parts.append(("categorical", OneHotEncoder(handle_unknown="ignore"), categorical))
+    if "prompt" in frame:
+        tfidf = TfidfVectorizer(
+            max_features=cfg.text_max_features, sublinear_tf=True, min_df=2, dtype=np.float32
+        )
+        parts.append(("text", tfidf, "prompt"))
+    if not parts:
+        raise ScenarioError(
+            "scenario", "router.classifier.features",
+            "no feature columns found in the trace; add input_tokens, task_type, feat_*, "
+            "subject or prompt columns",
+        )
+    model = LogisticRegression(C=cfg.C, max_iter=2000, solver="liblinear")
+    return Pipeline([("features", ColumnTransformer(parts)), ("model", model)])
+
+
+def _isotonic(score: np.ndarray, target: np.ndarray) -> IsotonicRegression:
+    """Decreasing isotonic map from difficulty score to a probability, clipped outside range."""
+    iso = IsotonicRegression(out_of_bounds="clip", increasing=False, y_min=0.0, y_max=1.0)
+    return iso.fit(score, target)
+
+
+@dataclass
+class DifficultyClassifier:
+    """A trained classifier and its calibrations; ``report`` holds the held-out evaluation."""
+
+    pipeline: Pipeline
+    groups: list[str]
+    good_enough: list[IsotonicRegression]
+    correct: list[IsotonicRegression]
+    report: dict = field(default_factory=dict)
+    train_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+    def score(self, df: pd.DataFrame) -> np.ndarray:
+        """Uncalibrated score: the model's probability that the cheapest tier is wrong."""
+        frame, _ = feature_frame(df, self.groups)
+        return self.pipeline.predict_proba(frame)[:, 1]
+
+    def p_good_enough(self, df: pd.DataFrame, score: np.ndarray | None = None) -> np.ndarray:
+        """(n, K-1) calibrated P(tier k is good enough) for the tiers below the top."""
+        s = self.score(df) if score is None else score
+        return np.column_stack([iso.predict(s) for iso in self.good_enough])
+
+    def p_correct(self, df: pd.DataFrame, score: np.ndarray | None = None) -> np.ndarray:
+        """(n, K) calibrated P(tier k answers correctly)."""
+        s = self.score(df) if score is None else score
+        return np.column_stack([iso.predict(s) for iso in self.correct])
+
+
+def split_index(n: int, train_fraction: float, rng: np.random.Generator):
+    """Random train / held-out row positions."""
+    order = rng.permutation(n)
+    cut = int(round(n * train_fraction))
+    return np.sort(order[:cut]), np.sort(order[cut:])
+
+
+def train_classifier(
+    df: pd.DataFrame,
+    tiers: list[TierInfo],
+    cfg: ClassifierConfig | None = None,
+    rng: np.random.Generator | None = None,
+) -> DifficultyClassifier:
+    """Train on ``train_fraction`` of the labelled rows of ``df``, report on the rest."""
+    cfg = cfg or ClassifierConfig()
+    rng = rng or np.random.default_rng(0)
+    realised = realised_matrix(df, tiers)
+    wrong0 = (realised[:, 0] < 0.5).astype(int)
+    train, test = split_index(len(df), cfg.train_fraction, rng)
+    if len(np.unique(wrong0[train])) < 2:
+        raise ScenarioError(
+            "scenario", "router.classifier",
+            f"the cheapest tier {tiers[0].name} is right (or wrong) on every training request; "
+            "nothing to learn; use policy uniform or a trace with mixed labels",
+        )
+    frame, used = feature_frame(df, list(cfg.features))
+    pipeline = make_pipeline(frame, cfg)
+    folds = StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=int(rng.integers(2**31)))
+    oof = cross_val_predict(
+        pipeline, frame.iloc[train], wrong0[train], cv=folds, method="predict_proba"
+    )[:, 1]
+    pipeline.fit(frame.iloc[train], wrong0[train])
+    good = realised >= realised[:, -1:]
+    clf = DifficultyClassifier(
+        pipeline=pipeline,
+        groups=list(cfg.features),
+        good_enough=[_isotonic(oof, good[train, k]) for k in range(len(tiers) - 1)],
+        correct=[_isotonic(oof, realised[train, k]) for k in range(len(tiers))],
+        train_index=train,
+    )
+    clf.report = heldout_report(clf, df.iloc[test], realised[test], tiers, cfg)
+    clf.report.update(
+        features={k: v for k, v in used.items()}, train_rows=len(train), heldout_rows=len(test)
+    )
+    return clf
+
+
+def heldout_report(clf, df_test, realised, tiers, cfg) -> dict:
+    """AUROC / Brier / ECE / reliability of the calibrated probabilities on held-out rows."""
+    score = clf.score(df_test)
+    p_correct = clf.p_correct(df_test, score)
+    p_good = clf.p_good_enough(df_test, score)
+    need = needed_tier(realised)
+    report = {
+        "target": f"{tiers[0].name} (cheapest tier) is wrong",
+        "cheapest_wrong": calibration_report(
+            1.0 - p_correct[:, 0], realised[:, 0] < 0.5, cfg.ece_bins, raw_score=score
+        ),
+        "good_enough": {
+            t.name: calibration_report(p_good[:, k], need <= k, cfg.ece_bins)
+            for k, t in enumerate(tiers[:-1])
+        },
+    }
+    return report

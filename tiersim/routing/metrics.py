@@ -1,0 +1,237 @@
+"""Routing metrics of one run, each with its formula.
+
+- ``accuracy``: mean over requests of the expected correctness of the final tier (the tier whose
+  answer the user gets); 95% interval by bootstrap over requests (percentile method).
+- ``fpr``: among requests whose needed tier is above the cheapest, the share whose final tier is
+  below it. ``fnr``: among requests whose needed tier is below the top, the share whose final
+  tier is above it. The needed tier is the cheapest whose realised correctness is at least the
+  top tier's.
+- ``silent_failure_rate``: share of all requests answered wrong on a tier below the top that the
+  top tier would have answered right (realised).
+- ``escalation_rate``: share of requests that ran a second pass.
+- ``savings``: cost against (i) the cheapest uniform tier whose accuracy meets the floor and
+  (ii) the cheapest static split between uniform tiers with the routed accuracy.
+- ``apgr`` / ``cpt``: RouteLLM's average performance gap recovered and call-performance threshold
+  for a weak/strong pair (see :func:`routellm_metrics`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
+from tiersim.routing.types import Assignment, TierInfo
+
+
+def bootstrap_ci(values: np.ndarray, rng: np.random.Generator, n_boot: int = 200, level=0.95):
+    """Percentile bootstrap interval of the mean of ``values``."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    if n == 0:
+        return (float("nan"), float("nan"))
+    means = np.empty(n_boot)
+    for b in range(n_boot):
+        means[b] = values[rng.integers(0, n, n)].mean()
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [tail, 1.0 - tail])
+    return (float(lo), float(hi))
+
+
+def _rate(mask: np.ndarray, among: np.ndarray) -> float | None:
+    """Share of ``among`` where ``mask`` holds; None when ``among`` is empty."""
+    count = int(among.sum())
+    return float((mask & among).sum() / count) if count else None
+
+
+def error_rates(final_tier: np.ndarray, realised: np.ndarray) -> dict:
+    """Realised FPR, FNR and silent-failure rate of final tiers (see module docstring)."""
+    k = realised.shape[1]
+    need = needed_tier(realised)
+    rows = np.arange(len(final_tier))
+    wrong_here = realised[rows, final_tier] < 0.5
+    top_right = realised[:, -1] >= 0.5
+    return {
+        "fpr": _rate(final_tier < need, need > 0),
+        "fnr": _rate(final_tier > need, need < k - 1),
+        "silent_failure_rate": float(np.mean(wrong_here & top_right & (final_tier < k - 1))),
+    }
+
+
+def score(
+    df: pd.DataFrame,
+    final_tier,
+    first_tier=None,
+    escalated=None,
+    tiers: list[TierInfo] | None = None,
+    rng: np.random.Generator | None = None,
+    n_boot: int = 200,
+) -> dict:
+    """Accuracy (with bootstrap 95% CI), FPR, FNR, silent failures, escalation rate, shares.
+
+    Call as ``score(df, final_tier, first_tier, escalated, tiers)`` or, with a router's
+    :class:`Assignment`, as ``score(df, assignment, tiers)``.
+    """
+    if isinstance(final_tier, Assignment):
+        a, tiers = final_tier, first_tier if tiers is None else tiers
+        final_tier, first_tier, escalated = a.final_tier, a.tier, a.escalated
+    final_tier = np.asarray(final_tier, dtype=np.int64)
+    first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
+    esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
+    per_request = expected_matrix(df, tiers)[np.arange(len(final_tier)), final_tier]
+    lo, hi = bootstrap_ci(per_request, rng or np.random.default_rng(0), n_boot)
+    k = len(tiers)
+    out = {
+        "accuracy": float(per_request.mean()) if len(per_request) else float("nan"),
+        "accuracy_ci95": [lo, hi],
+        "escalation_rate": float(esc.mean()) if len(esc) else 0.0,
+        "tier_shares": _shares(final_tier, tiers),
+        "first_tier_shares": _shares(first, tiers),
+        "uniform_accuracy": {
+            t.name: float(v) for t, v in zip(tiers, expected_matrix(df, tiers).mean(0), strict=True)
+        },
+    }
+    out.update(error_rates(final_tier, realised_matrix(df, tiers)))
+    out["tiers"] = k
+    return out
+
+
+def _shares(tier: np.ndarray, tiers: list[TierInfo]) -> dict:
+    """Share of requests per tier name."""
+    counts = np.bincount(tier, minlength=len(tiers)) / max(len(tier), 1)
+    return {t.name: float(c) for t, c in zip(tiers, counts, strict=True)}
+
+
+def uniform_cost_estimates(
+    tokens: np.ndarray,
+    first_tier: np.ndarray,
+    escalated: np.ndarray,
+    cost_usd: np.ndarray,
+    tiers: list[TierInfo],
+) -> np.ndarray:
+    """Estimated total cost of serving every request uniformly on each tier.
+
+    Each tier's attributed cost per token comes from the requests served there in one pass; a
+    tier that served none borrows the rate of the served tiers scaled by ``cost_weight``. The
+    estimate ignores that load (and so batching efficiency) would change under uniform routing.
+    """
+    k = len(tiers)
+    single = ~escalated
+    cost = np.bincount(first_tier[single], weights=cost_usd[single], minlength=k)
+    toks = np.bincount(first_tier[single], weights=tokens[single], minlength=k)
+    weight = np.array([t.cost_weight for t in tiers], dtype=np.float64)
+    rate = np.divide(cost, toks, out=np.full(k, np.nan), where=toks > 0)
+    known = ~np.isnan(rate)
+    if not known.any():
+        return np.full(k, np.nan)
+    per_weight = float(np.mean(rate[known] / weight[known]))
+    rate[~known] = per_weight * weight[~known]
+    return rate * tokens.sum()
+
+
+def static_split_cost(accuracy: float, uni_cost: np.ndarray, uni_acc: np.ndarray) -> float | None:
+    """Cheapest cost of a random split between uniform tiers that reaches ``accuracy``."""
+    best = None
+    for i in range(len(uni_cost)):
+        for j in range(len(uni_cost)):
+            lo_acc, hi_acc = uni_acc[i], uni_acc[j]
+            if not lo_acc <= accuracy <= hi_acc:
+                continue
+            f = 0.0 if hi_acc == lo_acc else (accuracy - lo_acc) / (hi_acc - lo_acc)
+            cost = (1.0 - f) * uni_cost[i] + f * uni_cost[j]
+            best = cost if best is None else min(best, cost)
+    return None if best is None else float(best)
+
+
+def savings(
+    df: pd.DataFrame,
+    final_tier: np.ndarray,
+    cost_usd: np.ndarray,
+    tiers: list[TierInfo],
+    accuracy_floor: float | None = None,
+    first_tier: np.ndarray | None = None,
+    escalated: np.ndarray | None = None,
+    uniform_costs: np.ndarray | None = None,
+) -> dict:
+    """Routed cost against the cheapest uniform tier meeting the floor and the static split.
+
+    ``cost_usd`` is the per-request attributed cost of the simulated run (both passes for an
+    escalated request). ``uniform_costs`` (total cost per tier if every request ran there) may
+    come from separate uniform runs; otherwise they are estimated by
+    :func:`uniform_cost_estimates` and flagged ``"estimated"``.
+    """
+    final_tier = np.asarray(final_tier, dtype=np.int64)
+    first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
+    esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
+    cost_usd = np.asarray(cost_usd, dtype=np.float64)
+    exp = expected_matrix(df, tiers)
+    accuracy = float(exp[np.arange(len(final_tier)), final_tier].mean())
+    uni_acc = exp.mean(axis=0)
+    estimated = uniform_costs is None
+    if estimated:
+        tokens = (df["input_tokens"].to_numpy(np.float64) + df["output_tokens"].to_numpy(float))
+        uniform_costs = uniform_cost_estimates(tokens, first, esc, cost_usd, tiers)
+    uni_cost = np.asarray(uniform_costs, dtype=np.float64)
+    routed = float(cost_usd.sum())
+    floor = accuracy if accuracy_floor is None else accuracy_floor
+    meets = np.flatnonzero(uni_acc >= floor - 1e-12)
+    base_i = int(meets[np.argmin(uni_cost[meets])]) if len(meets) else None
+    split = static_split_cost(accuracy, uni_cost, uni_acc)
+    return {
+        "routed_cost_usd": routed,
+        "accuracy": accuracy,
+        "accuracy_floor": floor,
+        "uniform": {
+            t.name: {"accuracy": float(a), "cost_usd": float(c)}
+            for t, a, c in zip(tiers, uni_acc, uni_cost, strict=True)
+        },
+        "uniform_costs_estimated": estimated,
+        "baseline_uniform_tier": None if base_i is None else tiers[base_i].name,
+        "vs_uniform_usd": None if base_i is None else float(uni_cost[base_i] - routed),
+        "vs_uniform_frac": None if base_i is None else float(1 - routed / uni_cost[base_i]),
+        "static_split_cost_usd": split,
+        "vs_static_split_usd": None if split is None else float(split - routed),
+        "vs_static_split_frac": None if split is None else float(1 - routed / split),
+    }
+
+
+def routellm_curve(strong_score: np.ndarray, weak: np.ndarray, strong: np.ndarray, num=10):
+    """RouteLLM's evaluation curve: thresholds at the ``num``-quantile edges of the router's
+    score; requests with score >= threshold go to the strong model (strictly > at the last edge).
+    Returns (strong share in [0, 1], accuracy) sorted by share."""
+    strong_score = np.asarray(strong_score, dtype=np.float64)
+    edges = np.quantile(strong_score, np.linspace(0, 1, num + 1))
+    shares, accs = [], []
+    for i, thr in enumerate(edges):
+        sel = strong_score > thr if i == len(edges) - 1 else strong_score >= thr
+        shares.append(sel.mean())
+        accs.append(np.where(sel, strong, weak).mean())
+    order = np.argsort(shares, kind="stable")
+    return np.asarray(shares)[order], np.asarray(accs)[order]
+
+
+def routellm_metrics(strong_score, weak_correct, strong_correct, num: int = 10) -> dict:
+    """APGR and CPT(50%) as RouteLLM's ``evaluate.py`` computes them.
+
+    APGR = (AUC - weak x span) / ((strong - weak) x span), AUC the trapezoid area of accuracy over
+    strong-call share along :func:`routellm_curve`, span its share range. CPT(x) is the strong
+    share at which accuracy reaches weak + x (strong - weak), by linear interpolation.
+    """
+    weak = np.asarray(weak_correct, dtype=np.float64)
+    strong = np.asarray(strong_correct, dtype=np.float64)
+    share, acc = routellm_curve(strong_score, weak, strong, num)
+    acc_w, acc_s = weak.mean(), strong.mean()
+    span = np.trapezoid(np.ones_like(share), share)
+    auc = np.trapezoid(acc, share)
+    apgr = (auc - acc_w * span) / ((acc_s - acc_w) * span)
+    order = np.argsort(acc, kind="stable")
+    cpt = {
+        f"cpt_{int(q * 100)}": _cpt(q, acc_w, acc_s, acc[order], share[order])
+        for q in (0.2, 0.5, 0.8)
+    }
+    return {"apgr": float(apgr), **cpt, "weak_accuracy": acc_w, "strong_accuracy": acc_s}
+
+
+def _cpt(q: float, acc_w: float, acc_s: float, acc: np.ndarray, share: np.ndarray) -> float:
+    """Strong share where accuracy reaches weak + q x (strong - weak), interpolated."""
+    return float(np.interp(acc_w + q * (acc_s - acc_w), acc, share))

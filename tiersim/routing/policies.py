@@ -1,0 +1,266 @@
+"""Routing policies: one base class, one method to override, options checked at build time.
+
+Routing depends on the request, not on fleet state, so a router assigns every request at once,
+before the simulation (``Router.assign(df, rng) -> Assignment``). Tiers are indexed cheapest first.
+A policy overrides :meth:`Router.choose`; :meth:`Router.validate` checks its options when it is
+built; :meth:`Router.assign` adds the injected confusion on top of any policy.
+
+Injected confusion (``confusion: {fpr, fnr}``) uses each request's *needed* tier (the cheapest
+tier whose realised correctness is at least the top tier's): with probability ``fpr`` a request
+that needed a tier above the cheapest and is routed at or above it is sent to a uniformly chosen
+lower tier; with probability ``fnr`` a request that did not need the top tier and is routed at or
+below its needed tier is sent to a uniformly chosen higher one. One uniform per request decides
+both (``u < fpr`` or ``u >= 1 - fnr``), so ``fpr + fnr`` must not exceed 1. For a cascade the
+same errors act on the escalation: a false positive cancels a needed escalation, a false negative
+adds a needless one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tiersim.errors import ScenarioError
+from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
+from tiersim.routing.classifier import DifficultyClassifier, train_classifier
+from tiersim.routing.config import RouterConfig
+from tiersim.routing.types import Assignment, TierInfo
+
+
+class Router:
+    """Base router: holds the config and tiers; subclasses override :meth:`choose`."""
+
+    needs_classifier = False
+    needs_labels = False
+
+    def __init__(self, cfg: RouterConfig, tiers: list[TierInfo], source: str = "scenario"):
+        self.cfg, self.tiers, self.source = cfg, list(tiers), source
+        self.classifier: DifficultyClassifier | None = None
+        self.validate()
+
+    # ---- helpers for subclasses -------------------------------------------------------------
+    def error(self, where: str, message: str) -> ScenarioError:
+        """A one-line scenario error at ``router.<where>``."""
+        return ScenarioError(self.source, f"router.{where}", message)
+
+    def tier_index(self, ref, where: str, default: int) -> int:
+        """Resolve a tier given by name or index (None -> ``default``)."""
+        names = [t.name for t in self.tiers]
+        if ref is None:
+            return default
+        if isinstance(ref, int) and 0 <= ref < len(names):
+            return ref
+        if isinstance(ref, str) and ref in names:
+            return names.index(ref)
+        raise self.error(where, f"unknown tier {ref!r}; tiers are {', '.join(names)}")
+
+    def per_tier(self, value, count: int, where: str) -> np.ndarray:
+        """A float, a list of ``count`` floats, or a map tier name -> float, as an array."""
+        if isinstance(value, int | float):
+            return np.full(count, float(value))
+        if isinstance(value, dict):
+            out = np.full(count, np.nan)
+            for name, v in value.items():
+                out[self.tier_index(name, where, 0)] = v
+            if np.isnan(out).any():
+                raise self.error(where, f"needs a value for each of the first {count} tiers")
+            return out
+        if len(value) != count:
+            raise self.error(where, f"needs {count} values, one per tier (got {len(value)})")
+        return np.asarray(value, dtype=np.float64)
+
+    def relative_cost(self) -> np.ndarray:
+        """Each tier's ``cost_weight`` divided by the top tier's."""
+        w = np.array([t.cost_weight for t in self.tiers], dtype=np.float64)
+        return w / w[-1]
+
+    # ---- the interface ------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Check the policy's options against the tiers; raise ScenarioError. Default: nothing."""
+        c = self.cfg.confusion
+        if c.fpr + c.fnr > 1.0:
+            raise self.error("confusion", f"fpr + fnr must be <= 1 (got {c.fpr + c.fnr:.3g})")
+
+    def fit(self, train_df: pd.DataFrame | None, rng: np.random.Generator) -> None:
+        """Train what the policy needs (the classifier) on labelled ``train_df``."""
+        if not self.needs_classifier:
+            return
+        if train_df is None:
+            raise self.error("policy", f"{self.cfg.policy} needs a labelled trace to train on")
+        self.classifier = train_classifier(train_df, self.tiers, self.cfg.classifier, rng)
+
+    def choose(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
+        """The policy's decision per request (override this)."""
+        raise NotImplementedError
+
+    def assign(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
+        """The policy's decision with injected confusion applied.
+
+        A classifier policy built without a training table trains here on ``df`` itself
+        (``classifier.train_fraction`` of it; the rest is its held-out report).
+        """
+        if self.needs_classifier and self.classifier is None:
+            self.fit(df, rng)
+        chosen = self.choose(df, rng)
+        c = self.cfg.confusion
+        if c.fpr == 0.0 and c.fnr == 0.0:
+            return chosen
+        need = needed_tier(realised_matrix(df, self.tiers))
+        return self.confuse(chosen, need, rng)
+
+    def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
+        """Inject false positives (sent below need) and false negatives (sent above need)."""
+        k = len(self.tiers)
+        u = rng.random(len(need))
+        tier = a.tier.copy()
+        fp = (need > 0) & (tier >= need) & (u < self.cfg.confusion.fpr)
+        fn = (need < k - 1) & (tier <= need) & (u >= 1.0 - self.cfg.confusion.fnr)
+        tier[fp] = np.floor(rng.random(fp.sum()) * need[fp]).astype(np.int64)
+        lo = need[fn] + 1
+        tier[fn] = lo + np.floor(rng.random(fn.sum()) * (k - lo)).astype(np.int64)
+        return Assignment(tier=tier, escalate_to=a.escalate_to.copy())
+
+
+def _single(tier: np.ndarray) -> Assignment:
+    """An assignment without escalations."""
+    tier = tier.astype(np.int64)
+    return Assignment(tier=tier, escalate_to=np.full(len(tier), -1, dtype=np.int64))
+
+
+class Uniform(Router):
+    """Every request on one tier (default: the top tier)."""
+
+    def validate(self) -> None:
+        """The tier must exist."""
+        super().validate()
+        self.index = self.tier_index(self.cfg.tier, "tier", len(self.tiers) - 1)
+
+    def choose(self, df, rng):
+        """All requests on ``tier``."""
+        return _single(np.full(len(df), self.index))
+
+
+class StaticSplit(Router):
+    """Each request on a random tier with fixed probabilities, blind to the request."""
+
+    def validate(self) -> None:
+        """One share per tier, summing to one (checked by the config)."""
+        super().validate()
+        self.shares = self.per_tier(self.cfg.fractions, len(self.tiers), "fractions")
+
+    def choose(self, df, rng):
+        """Inverse-CDF draw of a tier per request."""
+        cdf = np.cumsum(self.shares)
+        cdf[-1] = 1.0
+        return _single(np.searchsorted(cdf, rng.random(len(df)), side="right"))
+
+
+class Threshold(Router):
+    """Cheapest first: the first tier whose calibrated P(good enough) passes its threshold."""
+
+    needs_classifier = True
+
+    def validate(self) -> None:
+        """One threshold per non-top tier."""
+        super().validate()
+        self.thresholds = self.per_tier(self.cfg.thresholds, len(self.tiers) - 1, "thresholds")
+
+    def choose(self, df, rng):
+        """Walk the tiers below the top; the top takes the rest."""
+        p = self.classifier.p_good_enough(df)
+        passed = np.column_stack([p >= self.thresholds, np.ones(len(df), dtype=bool)])
+        return _single(np.argmax(passed, axis=1))
+
+
+class Lagrangian(Router):
+    """The tier maximising calibrated P(correct) - lambda x relative cost (ties: cheapest)."""
+
+    needs_classifier = True
+
+    def utility(self, df) -> np.ndarray:
+        """(n, K) calibrated P(correct) per tier."""
+        return self.classifier.p_correct(df)
+
+    def choose(self, df, rng):
+        """Argmax of accuracy minus lambda times cost."""
+        value = self.utility(df) - self.cfg.lambda_ * self.relative_cost()[None, :]
+        return _single(np.argmax(value, axis=1))
+
+
+class Oracle(Lagrangian):
+    """Knows the truth: lagrangian on expected correctness when ``lambda`` is set, else the
+    cheapest tier that was good enough (realised)."""
+
+    needs_classifier = False
+
+    def utility(self, df) -> np.ndarray:
+        """(n, K) true expected correctness."""
+        return expected_matrix(df, self.tiers)
+
+    def choose(self, df, rng):
+        """Lagrangian on truth, or each request's needed tier."""
+        if self.cfg.lambda_ is None:
+            return _single(needed_tier(realised_matrix(df, self.tiers)))
+        return super().choose(df, rng)
+
+
+class Cascade(Router):
+    """Answer on ``from_tier``; escalate to ``to_tier`` when a noisy confidence signal (realised
+    correctness on ``from_tier`` plus Gaussian noise) is below ``threshold``."""
+
+    def validate(self) -> None:
+        """from_tier must be cheaper than to_tier."""
+        super().validate()
+        c = self.cfg.cascade
+        self.lo = self.tier_index(c.from_tier, "cascade.from_tier", 0)
+        self.hi = self.tier_index(c.to_tier, "cascade.to_tier", len(self.tiers) - 1)
+        if self.lo >= self.hi:
+            raise self.error("cascade", "from_tier must be cheaper (listed earlier) than to_tier")
+
+    def choose(self, df, rng):
+        """Escalate where the confidence signal is low."""
+        c = self.cfg.cascade
+        right = df[f"correct_{self.tiers[self.lo].name}"].to_numpy(np.float64)
+        signal = right + c.signal_noise * rng.standard_normal(len(df))
+        escalate = np.where(signal < c.threshold, self.hi, -1).astype(np.int64)
+        return Assignment(tier=np.full(len(df), self.lo, dtype=np.int64), escalate_to=escalate)
+
+    def confuse(self, a, need, rng):
+        """Errors act on the escalation decision (see the module docstring)."""
+        u = rng.random(len(need))
+        esc = a.escalate_to.copy()
+        fp = (need > self.lo) & (esc >= 0) & (u < self.cfg.confusion.fpr)
+        fn = (need <= self.lo) & (esc < 0) & (u >= 1.0 - self.cfg.confusion.fnr)
+        esc[fp], esc[fn] = -1, self.hi
+        return Assignment(tier=a.tier.copy(), escalate_to=esc)
+
+
+ROUTERS: dict[str, type[Router]] = {
+    "uniform": Uniform,
+    "static_split": StaticSplit,
+    "threshold": Threshold,
+    "lagrangian": Lagrangian,
+    "oracle": Oracle,
+    "cascade": Cascade,
+}
+
+
+def build_router(
+    router_cfg: RouterConfig | dict,
+    tiers: list[TierInfo],
+    train_df: pd.DataFrame | None = None,
+    rng: np.random.Generator | None = None,
+    source: str = "scenario",
+) -> Router:
+    """Validate the options, train the classifier if the policy uses one, return the router.
+
+    ``train_df`` is a labelled table (``correct_<tier>`` columns, e.g. after
+    :func:`tiersim.routing.accuracy.prepare_workload`); the classifier trains on
+    ``classifier.train_fraction`` of it and reports on the rest (``router.classifier.report``).
+    """
+    cfg = RouterConfig.model_validate(router_cfg) if isinstance(router_cfg, dict) else router_cfg
+    if len(tiers) < 1:
+        raise ScenarioError(source, "tiers", "needs at least one tier")
+    router = ROUTERS[cfg.policy](cfg, tiers, source)
+    router.fit(train_df, rng or np.random.default_rng(0))
+    return router
