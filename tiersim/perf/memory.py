@@ -170,6 +170,4 @@ def _fit_message(
             f"{head}{need} leave {-short / 1e6:.1f} MB of usable {budget / GB:.1f} GB{per}, "
             f"less than one KV block ({block_bytes / 1e6:.1f} MB); {fix}"
         )
-    return (
-        f"{head}{need} > usable {budget / GB:.1f} GB{per} (short by {short / GB:.1f} GB); {fix}"
-    )
+    return f"{head}{need} > usable {budget / GB:.1f} GB{per} (short by {short / GB:.1f} GB); {fix}"

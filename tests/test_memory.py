@@ -1,0 +1,136 @@
+"""Tests of the memory model: weights per precision and GPU, KV bytes, capacity, fit errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiersim.errors import FitError
+from tiersim.hardware import get_gpu, get_model
+from tiersim.perf.memory import (
+    default_activation_reserve,
+    heads_per_gpu,
+    kv_bytes_per_token,
+    kv_capacity_blocks,
+    weight_bytes,
+)
+
+QWEN = get_model("Qwen3-Coder-30B-A3B")
+LLAMA8 = get_model("Llama-3.1-8B")
+LLAMA70 = get_model("Llama-3.1-70B")
+H200 = get_gpu("H200")
+
+
+def test_qwen3_coder_bf16_weights_about_61_gb():
+    assert weight_bytes(QWEN, "bf16") == pytest.approx(61e9, rel=0.05)
+
+
+def test_qwen3_coder_kv_is_96_kib_per_token():
+    assert kv_bytes_per_token(QWEN, "bf16") == 2 * 48 * 4 * 128 * 2 == 96 * 1024
+    assert kv_bytes_per_token(QWEN, "fp8") == 48 * 1024
+
+
+def test_w4a16_is_about_a_quarter_of_bf16():
+    # DESIGN.md quotes 16.9 GB measured for a pruned Qwen3-Coder-30B-A3B at W4A16; the unpruned
+    # model with BF16 embeddings, lm_head and router lands close to it.
+    w4 = weight_bytes(QWEN, "w4a16")
+    assert 15e9 < w4 < 18.5e9
+    assert w4 < 0.3 * weight_bytes(QWEN, "bf16")
+
+
+def test_precisions_order_weights():
+    sizes = [weight_bytes(LLAMA70, p) for p in ("bf16", "fp8", "nvfp4", "w4a16")]
+    assert sizes == sorted(sizes, reverse=True)
+    # Only the quantised groups shrink: BF16 embeddings + lm_head (2.1 GB) are a floor.
+    assert weight_bytes(LLAMA70, "nvfp4") > 2 * LLAMA70.vocab * LLAMA70.hidden * 2
+
+
+def test_70b_bf16_on_one_h200_fit_error_text():
+    with pytest.raises(FitError) as info:
+        kv_capacity_blocks(LLAMA70, "bf16", H200, tp=1)
+    assert str(info.value) == (
+        "Llama-3.1-70B at BF16 does not fit on 1x H200: weights 141.1 GB + reserve 3.6 GB > "
+        "usable 126.9 GB (short by 17.8 GB); use more gpus_per_replica or a smaller precision"
+    )
+
+
+def test_70b_fits_with_fp8_or_tensor_parallel():
+    assert kv_capacity_blocks(LLAMA70, "fp8", H200, tp=1) > 0
+    assert kv_capacity_blocks(LLAMA70, "bf16", H200, tp=2) > 0
+
+
+def test_tp2_halves_weights_and_kv():
+    for model in (QWEN, LLAMA8, LLAMA70):
+        for precision in ("bf16", "w4a16"):
+            one, two = weight_bytes(model, precision, 1), weight_bytes(model, precision, 2)
+            # Everything splits but the replicated router and norms (0.3% of Qwen at W4A16).
+            assert one / 2 < two < one / 2 * 1.004
+        assert kv_bytes_per_token(model, "bf16", 2) == kv_bytes_per_token(model, "bf16") / 2
+
+
+def test_kv_heads_replicate_beyond_kv_head_count():
+    assert heads_per_gpu(QWEN, 8) == (4, 1)
+    # 4 KV heads over 8 GPUs: each holds one, so per-GPU KV is a quarter, not an eighth.
+    assert kv_bytes_per_token(QWEN, "bf16", 8) == kv_bytes_per_token(QWEN, "bf16") / 4
+
+
+def test_invalid_tensor_parallel_degree():
+    with pytest.raises(FitError, match="64 attention heads are not divisible by 3.*1, 2, 4, 8"):
+        kv_capacity_blocks(LLAMA70, "fp8", H200, tp=3)
+    odd_experts = dataclasses.replace(QWEN, expert_intermediate=100)
+    with pytest.raises(FitError, match="MLP width 100 is not divisible by 8"):
+        weight_bytes(odd_experts, "bf16", 8)
+    odd_kv = dataclasses.replace(LLAMA8, kv_heads=6)
+    with pytest.raises(FitError, match="6 KV heads cannot be split or replicated evenly over 4"):
+        kv_bytes_per_token(odd_kv, "bf16", 4)
+
+
+def test_capacity_is_usable_memory_over_block_bytes():
+    reserve = 3e9
+    blocks = kv_capacity_blocks(
+        QWEN,
+        "bf16",
+        H200,
+        block_size=16,
+        gpu_memory_utilization=0.9,
+        activation_reserve_bytes=reserve,
+    )
+    usable = 141e9 * 0.9 - weight_bytes(QWEN, "bf16") - reserve
+    assert blocks == math.floor(usable / (98304 * 16))
+    # Llama-3.1-8B BF16 on one H200: about 0.8 M tokens of KV (vLLM logs ~0.7-0.8 M at 0.9).
+    tokens = kv_capacity_blocks(LLAMA8, "bf16", H200) * 16
+    assert 7.0e5 < tokens < 9.0e5
+
+
+def test_default_reserve_grows_with_token_budget():
+    small = default_activation_reserve(LLAMA8, 1, 2048)
+    large = default_activation_reserve(LLAMA8, 1, 16384)
+    assert 1.5e9 < small < large < 4e9
+
+
+def test_less_than_one_block_left_is_a_fit_error():
+    budget = 141e9 * 0.9
+    reserve = budget - weight_bytes(LLAMA8, "bf16") - 1000.0  # 1 kB left, a block is 2 MB
+    with pytest.raises(FitError, match="less than one KV block"):
+        kv_capacity_blocks(LLAMA8, "bf16", H200, activation_reserve_bytes=reserve)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    model=st.sampled_from([QWEN, LLAMA8, LLAMA70]),
+    precision=st.sampled_from(["fp8", "w4a16", "nvfp4"]),
+    tp=st.sampled_from([2, 4, 8]),
+    util=st.floats(0.7, 0.95),
+    block=st.sampled_from([16, 32]),
+)
+def test_capacity_monotone(model, precision, tp, util, block):
+    """More utilisation, more GPUs, smaller KV dtype: never fewer tokens of KV capacity."""
+    base = kv_capacity_blocks(model, precision, H200, tp, block, util)
+    assert kv_capacity_blocks(model, precision, H200, tp, block, min(util + 0.04, 0.99)) >= base
+    assert kv_capacity_blocks(model, precision, H200, tp, block, util, kv_dtype="fp8") >= base
+    assert kv_capacity_blocks(model, "bf16", H200, tp, block, util) <= base
+    assert kv_capacity_blocks(model, precision, get_gpu("b200"), tp, block, util) >= base
