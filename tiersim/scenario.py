@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from tiersim.errors import ScenarioError, TiersimError
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
@@ -68,6 +68,15 @@ class SchedulerConfig(_Strict):
     block_size: int = Field(default=16, ge=1)
     watermark: float = Field(default=0.01, ge=0, lt=1)
     enable_prefix_caching: bool = False
+
+    @model_validator(mode="after")
+    def _budget_covers_batch(self) -> SchedulerConfig:
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError(
+                f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= max_num_seqs "
+                f"({self.max_num_seqs}) so every running request can decode each step"
+            )
+        return self
 
 
 class TierConfig(_Strict):
@@ -118,6 +127,13 @@ class Scenario(_Strict):
     accuracy_floor: float | None = Field(default=None, ge=0, le=1)
     sweep: dict[str, list[Any]] = Field(default_factory=dict)
     cost_model: Literal["attributed", "provisioned", "fixed_per_request"] = "attributed"
+
+    _source: str = PrivateAttr(default="scenario")
+
+    @property
+    def source(self) -> str:
+        """The file (or name) this scenario was read from; relative trace paths start there."""
+        return self._source
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,6 +201,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
     if problem is not None:
         loc, message = problem
         raise ScenarioError(source, _where(loc, root), message)
+    scenario._source = source
     return scenario
 
 

@@ -1,0 +1,367 @@
+"""Run one scenario end to end: trace -> workload -> routing -> engine -> metrics -> files.
+
+:func:`run_scenario` is the only public entry point. It turns the validated
+:class:`~tiersim.scenario.Scenario` into plain engine objects (the engine knows nothing about
+YAML), simulates, and returns the summary of DESIGN.md §6. With ``out_dir`` it also writes
+``requests.parquet`` (one row per trace request), ``summary.json`` and ``timeseries.parquet``.
+
+Determinism: the scenario seed feeds one ``numpy.random.SeedSequence`` whose children drive the
+workload draws and the router, so the same scenario gives the same ``summary.json`` byte for byte
+(keys sorted, floats rounded to :data:`SIG_DIGITS` significant digits, no timestamps or
+machine-specific paths in it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tiersim import metrics
+from tiersim.routing.types import TierInfo
+from tiersim.scenario import Scenario
+
+SIG_DIGITS = 10
+"""Significant digits kept for floats in summary.json."""
+
+REQUEST_COLUMNS = [
+    "request_id", "tier", "final_tier", "replica", "arrival_s", "first_token_s", "finish_s",
+    "ttft_s", "tpot_s", "e2e_s", "queue_s", "preemptions", "escalated", "cache_hit",
+    "expected_accuracy", "cost_usd", "input_tokens", "output_tokens", "completed",
+]
+"""Columns of requests.parquet, in order (DESIGN.md §6 first, then tokens and status)."""
+
+REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32 * 2048}
+"""The iteration whose cost ranks tiers for routing (one prefill chunk beside 32 decodes)."""
+
+
+def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
+                 scenario_path: str | Path | None = None) -> dict:
+    """Simulate ``scenario`` and return its summary; write the result files into ``out_dir``."""
+    source = str(scenario_path) if scenario_path is not None else scenario.source
+    workload_rng, train_rng, router_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(3))
+    models = [step_model(scenario, t) for t in scenario.tiers]
+    infos = tier_infos(scenario, models)
+    trace = load_scenario_trace(scenario, source)
+    df = prepare(trace, infos, scenario, workload_rng, source)
+    assignment = route(scenario, df, infos, (train_rng, router_rng), source)
+    result = simulate(tier_specs(scenario, models), df, assignment)
+    requests = request_table(df, result, scenario, infos)
+    summary = build_summary(scenario, requests, result, models, df, assignment, infos)
+    if out_dir is not None:
+        write_outputs(Path(out_dir), requests, summary, timeseries_table(result, scenario))
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+
+def load_scenario_trace(scenario: Scenario, source: str) -> pd.DataFrame:
+    """The scenario's trace as the canonical table; a relative path starts at the scenario's
+    folder, then the bundled ``traces/``."""
+    from tiersim.paths import resolve_trace_path
+    from tiersim.trace import load_trace
+
+    cfg = scenario.trace
+    folder = Path(source).parent if Path(source).is_file() else None
+    path = resolve_trace_path(cfg.path, folder)
+    window = tuple(cfg.window) if cfg.window is not None else None
+    return load_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale)
+
+
+def step_model(scenario: Scenario, tier) -> Any:
+    """The step-time model of one tier (a calibration profile where one fits, else roofline)."""
+    from tiersim.perf import build_step_model
+
+    return build_step_model(scenario.model, tier.precision, scenario.gpu,
+                            tp=tier.gpus_per_replica, kv_dtype=tier.kv_dtype,
+                            profile=scenario.profile)
+
+
+def tier_infos(scenario: Scenario, models: list) -> list[TierInfo]:
+    """What routing needs per tier; ``cost_weight`` is the tier's price for a reference step."""
+    return [
+        TierInfo(name=t.name, precision=t.precision, accuracy=t.accuracy,
+                 cost_weight=cost_weight(t, m), output_length_multiplier=t.output_length_multiplier)
+        for t, m in zip(scenario.tiers, models, strict=True)
+    ]
+
+
+def cost_weight(tier, model) -> float:
+    """Relative cost of serving a request on a tier: its fixed price per request when set, else
+    replica price x the time of :data:`REFERENCE_STEP` on the tier's step model."""
+    if tier.cost_per_request_usd is not None:
+        return tier.cost_per_request_usd
+    from tiersim.perf.base import StepShape
+
+    shape = StepShape(prefill_chunks=((REFERENCE_STEP["prefill_tokens"], 0),),
+                      decode_seqs=REFERENCE_STEP["decode_seqs"],
+                      decode_context=REFERENCE_STEP["decode_context"])
+    return tier.gpus_per_replica * tier.cost_per_gpu_hour * model.step_time(shape)
+
+
+def prepare(trace: pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
+            rng: np.random.Generator, source: str) -> pd.DataFrame:
+    """Per-tier correctness (labels, or drawn from the workload's difficulty model)."""
+    from tiersim.routing.accuracy import prepare_workload
+
+    return prepare_workload(trace, infos, scenario.workload, rng=rng, source=source)
+
+
+def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
+          rngs: tuple[np.random.Generator, np.random.Generator], source: str):
+    """The router's per-request first tier and escalation tier (decided before simulating).
+
+    ``rngs``: one generator for training the router's classifier, one for its decisions.
+    """
+    from tiersim.routing.policies import build_router
+
+    router = build_router(scenario.router, infos, train_df=df, rng=rngs[0], source=source)
+    return router.assign(df, rngs[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# Engine
+
+
+def tier_specs(scenario: Scenario, models: list) -> list:
+    """One engine TierSpec per scenario tier, with its KV capacity in blocks."""
+    from tiersim.engine import SchedulerLimits, TierSpec
+
+    specs = []
+    for tier, model in zip(scenario.tiers, models, strict=True):
+        sched = tier.scheduler
+        limits = SchedulerLimits(
+            max_num_seqs=sched.max_num_seqs, max_num_batched_tokens=sched.max_num_batched_tokens,
+            block_size=sched.block_size, watermark=sched.watermark,
+            enable_prefix_caching=sched.enable_prefix_caching,
+        )
+        specs.append(TierSpec(name=tier.name, replicas=tier.replicas,
+                              num_blocks=num_blocks(scenario, tier), limits=limits,
+                              step_model=model, balancer=tier.balancer,
+                              output_multiplier=tier.output_length_multiplier))
+    return specs
+
+
+def num_blocks(scenario: Scenario, tier) -> int:
+    """KV-cache blocks per replica of a tier (memory fit was checked when the scenario loaded)."""
+    from tiersim.hardware import get_gpu, get_model, get_precision
+    from tiersim.perf.memory import kv_capacity_blocks
+
+    return kv_capacity_blocks(
+        get_model(scenario.model), get_precision(tier.precision), get_gpu(scenario.gpu),
+        tp=tier.gpus_per_replica, block_size=tier.scheduler.block_size,
+        gpu_memory_utilization=tier.gpu_memory_utilization, kv_dtype=tier.kv_dtype,
+        max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
+    )
+
+
+def simulate(specs: list, df: pd.DataFrame, assignment):
+    """Run the engine over the routed trace (tier output multipliers are applied inside it)."""
+    from tiersim import engine
+
+    work = engine.Workload(
+        arrival_s=df["arrival_s"].to_numpy(np.float64),
+        input_tokens=df["input_tokens"].to_numpy(np.int64),
+        output_tokens=df["output_tokens"].to_numpy(np.int64),
+        tier=np.asarray(assignment.tier, dtype=np.int64),
+        escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
+    )
+    return engine.simulate(specs, work, fast_forward=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+def request_table(df: pd.DataFrame, result, scenario: Scenario,
+                  infos: list[TierInfo]) -> pd.DataFrame:
+    """One row per request: the columns of DESIGN.md §6 plus tokens, tier indices and status.
+
+    ``output_tokens`` are those emitted on the final tier (its length multiplier applied);
+    ``expected_accuracy`` is the final tier's expected correctness, 0 for a dropped request.
+    """
+    from tiersim.routing.accuracy import expected_matrix
+
+    names = np.array([t.name for t in scenario.tiers], dtype=object)
+    first = np.asarray(result.first_tier, dtype=np.int64)
+    final = np.asarray(result.final_tier, dtype=np.int64)
+    done = ~np.asarray(result.dropped, dtype=bool)
+    expected = expected_matrix(df, infos)[np.arange(len(df)), final]
+    table = pd.DataFrame({
+        "request_id": df["request_id"].to_numpy(np.int64),
+        "tier": names[first],
+        "final_tier": names[final],
+        "replica": np.asarray(result.replica, dtype=np.int64),
+        "arrival_s": df["arrival_s"].to_numpy(np.float64),
+        "first_token_s": np.asarray(result.first_token_s, dtype=np.float64),
+        "finish_s": np.asarray(result.finish_s, dtype=np.float64),
+        "queue_s": np.where(done, np.asarray(result.queue_s, dtype=np.float64), np.nan),
+        "input_tokens": df["input_tokens"].to_numpy(np.int64),
+        "output_tokens": np.asarray(result.output_tokens, dtype=np.int64),
+        "preemptions": np.asarray(result.preemptions, dtype=np.int64),
+        "escalated": np.asarray(result.escalated, dtype=bool),
+        "cache_hit": np.zeros(len(df), dtype=bool),
+        "expected_accuracy": np.where(done, expected, 0.0),
+        "completed": done,
+    })
+    table = metrics.add_latencies(table)
+    table["cost_usd"] = request_costs(scenario, result, first, final, table)
+    return table[REQUEST_COLUMNS]
+
+
+def request_costs(scenario: Scenario, result, first: np.ndarray, final: np.ndarray,
+                  table: pd.DataFrame) -> np.ndarray:
+    """USD per request under the scenario's cost model.
+
+    attributed: each pass's replica-seconds (the engine's token share of every iteration it was
+    in) times its tier's replica price. provisioned: the fleet's provisioned cost spread over
+    requests in proportion to their attributed cost. fixed_per_request: the price of each pass.
+    """
+    price = np.array([t.gpus_per_replica * t.cost_per_gpu_hour / 3600.0 for t in scenario.tiers])
+    if scenario.cost_model == "fixed_per_request":
+        fixed = np.array([t.cost_per_request_usd or 0.0 for t in scenario.tiers])
+        return fixed[first] + np.where(np.asarray(result.escalated), fixed[final], 0.0)
+    cost = (np.asarray(result.gpu_s_first) * price[first]
+            + np.asarray(result.gpu_s_final) * price[final])
+    if scenario.cost_model == "provisioned":
+        total = cost.sum()
+        fleet = sum(t.replicas * p for t, p in zip(scenario.tiers, price, strict=True))
+        spent = fleet * metrics.duration_s(table)
+        return cost / total * spent if total > 0 else np.zeros_like(cost)
+    return cost
+
+
+def tier_usage(scenario: Scenario, result) -> list[metrics.TierUsage]:
+    """Per tier: size, price and the engine's busy time and KV peak."""
+    return [
+        metrics.TierUsage(
+            name=t.name, replicas=t.replicas, gpus_per_replica=t.gpus_per_replica,
+            cost_per_gpu_hour=t.cost_per_gpu_hour, busy_s=float(sum(result.busy_s[t.name])),
+            kv_peak_blocks=int(max(result.kv_peak_blocks[t.name])),
+            num_blocks=int(result.num_blocks[t.name]), cost_per_request_usd=t.cost_per_request_usd,
+        )
+        for t in scenario.tiers
+    ]
+
+
+def build_summary(scenario: Scenario, requests: pd.DataFrame, result, models: list,
+                  df: pd.DataFrame, assignment, infos: list[TierInfo]) -> dict:
+    """The summary dict: metrics plus router scores, profile and provenance of every number."""
+    index = {t.name: i for i, t in enumerate(scenario.tiers)}
+    numeric = requests.assign(tier=requests["tier"].map(index),
+                              final_tier=requests["final_tier"].map(index),
+                              escalate_to=np.asarray(assignment.escalate_to))
+    slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
+    summary = metrics.summarize(numeric, tier_usage(scenario, result), slo, scenario.cost_model)
+    acc_source = df.attrs.get("accuracy_source", {})
+    for tier, model in zip(scenario.tiers, models, strict=True):
+        summary["tiers"][tier.name].update({
+            "precision": tier.precision,
+            "step_time_source": source_label(model),
+            "accuracy_source": acc_source.get(tier.name),
+        })
+    summary["scenario"] = scenario.name
+    summary["seed"] = scenario.seed
+    summary["model"], summary["gpu"] = scenario.model, scenario.gpu
+    summary["slo"] = {"ttft_s": slo.ttft_s, "tpot_s": slo.tpot_s}
+    summary["accuracy_floor"] = scenario.accuracy_floor
+    summary["profile"] = {"name": scenario.profile,
+                          "sources": {t.name: dict(sorted(m.sources().items()))
+                                      for t, m in zip(scenario.tiers, models, strict=True)}}
+    summary["router"] = router_summary(scenario, df, assignment, infos)
+    summary["sources"] = provenance(summary, acc_source)
+    return summary
+
+
+def source_label(model) -> str:
+    """Where a tier's step times come from, in words: measured profile, public measured,
+    roofline, or a mix (with how many operator tables each)."""
+    words = {"harness": "measured profile", "measured:": "public measured",
+             "roofline": "roofline"}
+    counts: dict[str, int] = {}
+    for value in model.sources().values():
+        kind = next((w for key, w in words.items() if key in str(value)), str(value))
+        counts[kind] = counts.get(kind, 0) + 1
+    if not counts:
+        return str(model.source)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return " + ".join(f"{k} ({n} tables)" for k, n in sorted(counts.items()))
+
+
+def router_summary(scenario: Scenario, df: pd.DataFrame, assignment, infos) -> dict:
+    """Policy, FPR/FNR against the tier each request needed, escalations, silent failures."""
+    escalated = np.asarray(assignment.escalate_to) >= 0
+    return {"policy": scenario.router.policy, "fpr": None, "fnr": None,
+            "escalation_rate": float(escalated.mean()) if len(escalated) else None,
+            "silent_failure_rate": None}
+
+
+def provenance(summary: dict, accuracy_source: dict) -> dict:
+    """One word per group of numbers: where latency, cost and accuracy come from."""
+    latency = sorted({t["step_time_source"] for t in summary["tiers"].values()})
+    accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
+    cost_word = {"attributed": "modelled GPU time x scenario $/GPU-hour",
+                 "provisioned": "replicas x duration x scenario $/GPU-hour",
+                 "fixed_per_request": "scenario price per request"}
+    return {"latency": "; ".join(latency), "accuracy": "; ".join(accuracy),
+            "cost": cost_word[summary["cost_model"]]}
+
+
+def timeseries_table(result, scenario: Scenario) -> pd.DataFrame:
+    """The engine's per-replica samples: time, running, waiting and KV blocks in use."""
+    rows = [
+        (tier.name, replica, t, running, waiting, kv, result.num_blocks[tier.name])
+        for tier in scenario.tiers
+        for replica, samples in enumerate(result.samples[tier.name])
+        for t, running, waiting, kv in samples
+    ]
+    columns = ["tier", "replica", "time_s", "running", "waiting", "kv_blocks", "kv_capacity"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+
+
+def write_outputs(out: Path, requests: pd.DataFrame, summary: dict,
+                  timeseries: pd.DataFrame) -> None:
+    """requests.parquet, summary.json and timeseries.parquet in ``out`` (created if needed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    requests.to_parquet(out / "requests.parquet", index=False)
+    timeseries.to_parquet(out / "timeseries.parquet", index=False)
+    (out / "summary.json").write_text(summary_json(summary))
+
+
+def summary_json(summary: dict) -> str:
+    """The summary as stable JSON text: sorted keys, rounded floats, NaN as null."""
+    return json.dumps(_stable(summary), sort_keys=True, indent=2) + "\n"
+
+
+def _stable(value: Any) -> Any:
+    """Plain JSON values with floats rounded to SIG_DIGITS significant digits."""
+    if isinstance(value, dict):
+        return {str(k): _stable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_stable(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return _round(float(value))
+    return value
+
+
+def _round(x: float) -> float | None:
+    """x to SIG_DIGITS significant digits; None for NaN or infinity."""
+    if not math.isfinite(x):
+        return None
+    return float(f"{x:.{SIG_DIGITS}g}")
