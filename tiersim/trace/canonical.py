@@ -50,15 +50,16 @@ def _optional(s: pd.Series, name: str, src: Source):
     if name == "session_id":
         return checks.numbers(src, s, name, "session id", integer=True).astype(np.int64)
     if name == "step":
-        return checks.numbers(src, s, name, "step", integer=True, low=0,
-                              rule=">= 0").astype(np.int32)
+        return checks.numbers(src, s, name, "step", integer=True,
+                              low=(0, ">= 0")).astype(np.int32)
     if name == "task_type":
         return _task_type(s, src)
     if name == "prefix_hashes":
         return _prefix_hashes(s, src)
     if name == "difficulty" or name.startswith("correct_"):
-        return checks.numbers(src, s, name, name, low=0, high=1,
-                              rule="between 0 and 1").astype(np.float32)
+        within = "between 0 and 1"
+        return checks.numbers(src, s, name, name, low=(0, within),
+                              high=(1, within)).astype(np.float32)
     if name.startswith("feat_"):
         values = checks.numbers(src, s, name, "feature value")
         return s.to_numpy() if pd.api.types.is_numeric_dtype(s.dtype) else values

@@ -22,11 +22,12 @@ def first_true(mask: np.ndarray) -> int | None:
 
 
 def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool = False,
-            low: float | None = None, high: float | None = None, rule: str = "") -> np.ndarray:
+            low: tuple[float, str] | None = None,
+            high: tuple[float, str] | None = None) -> np.ndarray:
     """Check a numeric column and return it as float64.
 
     Bad values: missing, not a number, infinite, not whole (when ``integer``), below ``low`` or
-    above ``high``. ``rule`` words the bounds for the message, e.g. ``"> 0"``.
+    above ``high``. Each bound is ``(value, words)``, the words for the message: ``(1, "> 0")``.
     """
     if pd.api.types.is_bool_dtype(s.dtype):
         s = s.astype("int64")
@@ -43,25 +44,25 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
     i = first_true(bad)
     if i is not None:
         raise src.error(_number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
-                                        integer, rule), i, column)
+                                        integer, low, high), i, column)
     return values
 
 
 def _bad_numbers(values: np.ndarray, unreadable: np.ndarray, integer: bool,
-                 low: float | None, high: float | None) -> np.ndarray:
+                 low: tuple[float, str] | None, high: tuple[float, str] | None) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         bad = unreadable | ~np.isfinite(values)
         if integer:
             bad |= values != np.floor(values)
         if low is not None:
-            bad |= values < low
+            bad |= values < low[0]
         if high is not None:
-            bad |= values > high
+            bad |= values > high[0]
     return bad
 
 
 def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool,
-                    integer: bool, rule: str) -> str:
+                    integer: bool, low: tuple | None, high: tuple | None) -> str:
     if missing:
         return f"missing {label}; fill it in or remove the row"
     if text_bad:
@@ -71,18 +72,20 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
         return f"{label} is not finite (got {shown}); write a finite number"
     if integer and value != np.floor(value):
         return f"{label} must be a whole number (got {shown}); round it"
+    rule = low[1] if low is not None and value < low[0] else high[1]
     return f"{label} must be {rule} (got {shown}); fix or remove the row"
 
 
 def _show(value: float) -> str:
+    value = float(value)
     return str(int(value)) if np.isfinite(value) and value == np.floor(value) else repr(value)
 
 
 def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) -> np.ndarray:
     """Check a token-count column (whole numbers > 0, or >= 0) and return it as int64."""
-    low, rule = (0, ">= 0") if allow_zero else (1, "> 0")
-    values = numbers(src, s, column, "token count", integer=True, low=low, high=INT32_MAX,
-                     rule=f"{rule} and at most {INT32_MAX}")
+    low = (0, ">= 0") if allow_zero else (1, "> 0")
+    values = numbers(src, s, column, "token count", integer=True, low=low,
+                     high=(INT32_MAX, f"at most {INT32_MAX}"))
     return values.astype(np.int64)
 
 

@@ -85,8 +85,8 @@ def _mooncake_hashes(s: pd.Series, src: Source) -> np.ndarray:
 
 
 def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
-    arrival = checks.numbers(src, raw["arrival_s"], "arrival_s", "arrival time", low=0,
-                             rule=">= 0")
+    arrival = checks.numbers(src, raw["arrival_s"], "arrival_s", "arrival time",
+                             low=(0, ">= 0"))
     checks.sorted_times(src, arrival, raw["arrival_s"], "arrival_s")
     inp = checks.tokens(src, raw["input_tokens"], "input_tokens")
     out = checks.tokens(src, raw["output_tokens"], "output_tokens")

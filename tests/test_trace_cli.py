@@ -1,0 +1,53 @@
+"""``tiersim trace inspect`` on the trace sub-app."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from tiersim.errors import TraceError
+from tiersim.trace.cli import trace_app
+
+runner = CliRunner()
+
+
+def test_inspect_prints_the_figures():
+    result = runner.invoke(trace_app, ["inspect", "azure2023_code"])
+    assert result.exit_code == 0, result.output
+    for text in ("(canonical)", "8,819", "2.57 req/s", "13.2", "7,436.0"):
+        assert text in result.output
+
+
+def test_inspect_json_with_window_and_scale():
+    result = runner.invoke(trace_app, ["inspect", "azure2023_conv", "--json",
+                                       "--window", "0", "600", "--time-scale", "2"])
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert stats["format"] == "canonical"
+    assert stats["span_s"] <= 300 and stats["rows"] > 0
+
+
+def test_inspect_length_only_file_shows_lengths():
+    result = runner.invoke(trace_app, ["inspect", "sharegpt_lengths", "--json"])
+    stats = json.loads(result.output)
+    assert stats["rows"] == 30731 and stats["rate_rps"] is None
+
+
+def test_inspect_named_format(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 2, "hash_ids": [1]}\n'
+                    '{"timestamp": 500, "input_length": 5, "output_length": 2, '
+                    '"hash_ids": [1]}\n')
+    result = runner.invoke(trace_app, ["inspect", str(path), "--format", "mooncake"])
+    assert result.exit_code == 0, result.output
+    assert "50.0%" in result.output  # one of two prefix blocks was seen before
+
+
+def test_inspect_error_reaches_the_top_level_cli(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,-1,3\n")
+    result = runner.invoke(trace_app, ["inspect", str(path)])
+    assert result.exit_code == 1
+    assert isinstance(result.exception, TraceError)
+    assert str(result.exception).startswith(f"{path}: row 1, column 'ContextTokens'")

@@ -1,0 +1,194 @@
+"""Bad trace input raises one TraceError line naming file, row and column, and the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from tiersim.errors import TiersimError, TraceError
+from tiersim.trace import load_lengths, load_trace
+
+HEAD = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+OK = "2023-11-16 18:17:03.9799600,4808,10\n"
+
+CASES = {
+    "negative token count": (
+        "neg.csv", HEAD + OK + "2023-11-16 18:17:04.0319600,-5,8\n",
+        "row 2, column 'ContextTokens': token count must be > 0 (got -5); "
+        "fix or remove the row (file line 3)"),
+    "zero output tokens": (
+        "zero.csv", HEAD + OK + OK.replace(",10", ",0"),
+        "row 2, column 'GeneratedTokens': token count must be > 0 (got 0); "
+        "fix or remove the row (file line 3)"),
+    "missing column": (
+        "miss.csv", "TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.9799600,4808\n",
+        "column 'GeneratedTokens': missing column for the azure format (found: TIMESTAMP, "
+        "ContextTokens); add it or name the right format"),
+    "unsorted timestamps": (
+        "unsorted.csv", HEAD + OK + "2023-11-16 18:17:04.0319600,5,8\n"
+        "2023-11-16 18:17:02.0319600,5,8\n",
+        "row 3, column 'TIMESTAMP': timestamp '2023-11-16 18:17:02.0319600' is earlier than "
+        "the row before ('2023-11-16 18:17:04.0319600'); sort the file by TIMESTAMP "
+        "(file line 4)"),
+    "NaN token count": (
+        "nan.csv", HEAD + OK + "2023-11-16 18:17:04.0319600,,8\n",
+        "row 2, column 'ContextTokens': missing token count; fill it in or remove the row "
+        "(file line 3)"),
+    "unparsable timestamp": (
+        "badts.csv", HEAD + OK + "yesterday,5,8\n",
+        "row 2, column 'TIMESTAMP': cannot parse timestamp 'yesterday'; write it as "
+        "YYYY-MM-DD HH:MM:SS.fffffff (file line 3)"),
+    "missing timestamp": (
+        "nots.csv", HEAD + OK + ",5,8\n",
+        "row 2, column 'TIMESTAMP': missing timestamp; fill it in or remove the row "
+        "(file line 3)"),
+    "fractional tokens": (
+        "frac.csv", HEAD + OK + "2023-11-16 18:17:04,5.5,8\n",
+        "row 2, column 'ContextTokens': token count must be a whole number (got 5.5); round it "
+        "(file line 3)"),
+    "text tokens": (
+        "text.csv", HEAD + OK + "2023-11-16 18:17:04,lots,8\n",
+        "row 2, column 'ContextTokens': token count is not a number (got 'lots'); write a "
+        "number (file line 3)"),
+    "huge tokens": (
+        "huge.csv", HEAD + OK + "2023-11-16 18:17:04,3000000000,8\n",
+        "row 2, column 'ContextTokens': token count must be at most 2147483647 "
+        "(got 3000000000); fix or remove the row (file line 3)"),
+    "ragged row": (
+        "ragged.csv", HEAD + OK + "2023-11-16 18:17:04,5,8,9\n",
+        "row 2: has 4 fields where the header has 3 (file line 3); fix the separators or "
+        "quoting"),
+    "header only": (
+        "empty.csv", HEAD, "has no requests (only a header); add rows"),
+    "empty file": ("void.csv", "", "file is empty; a trace needs a header and rows"),
+    "unknown columns": (
+        "unk.csv", "a,b\n1,2\n",
+        "cannot tell the trace format from its columns (a, b); expected azure (TIMESTAMP, "
+        "ContextTokens, GeneratedTokens); burstgpt (Timestamp, Request tokens, Response "
+        "tokens); mooncake (timestamp, input_length, output_length); canonical (arrival_s, "
+        "input_tokens, output_tokens)"),
+    "length-only file": (
+        "lengths.csv", "num_prefill_tokens,num_decode_tokens\n5,6\n",
+        "has token lengths but no arrival times; use it with synthetic arrivals: "
+        "tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
+        "rate_rps, rng)"),
+    "burstgpt negative response": (
+        "burst.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+        "5,ChatGPT,472,-1,471,Conversation log\n",
+        "row 1, column 'Response tokens': token count must be >= 0 (got -1); fix or remove "
+        "the row (file line 2)"),
+    "mooncake bad json": (
+        "m.jsonl", '{"timestamp": 0, "input_length": 5, "output_length": 2}\n'
+        '{"timestamp": 9, "input_length": 5 "output_length": 2}\n',
+        "row 2: not a JSON object (Expecting ',' delimiter: line 1 column 36 (char 35)); "
+        "each line must be one JSON object"),
+    "mooncake unsorted": (
+        "u.jsonl", '{"timestamp": 10, "input_length": 5, "output_length": 2}\n'
+        '{"timestamp": 9, "input_length": 5, "output_length": 2}\n',
+        "row 2, column 'timestamp': timestamp 9 is earlier than the row before (10); sort the "
+        "file by timestamp (file line 2)"),
+    "canonical negative arrival": (
+        "c.csv", "arrival_s,input_tokens,output_tokens\n-1.5,3,4\n",
+        "row 1, column 'arrival_s': arrival time must be >= 0 (got -1.5); fix or remove the "
+        "row (file line 2)"),
+    "canonical duplicate id": (
+        "d.csv", "request_id,arrival_s,input_tokens,output_tokens\n4,0,3,4\n4,1,3,4\n",
+        "row 2, column 'request_id': duplicate request_id 4; ids must be unique (file line 3)"),
+    "canonical difficulty out of range": (
+        "f.csv", "arrival_s,input_tokens,output_tokens,difficulty\n0,3,4,1.5\n",
+        "row 1, column 'difficulty': difficulty must be between 0 and 1 (got 1.5); fix or "
+        "remove the row (file line 2)"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_error_is_one_exact_line(tmp_path, case):
+    name, text, expected = CASES[case]
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(TraceError) as info:
+        load_trace(path)
+    assert str(info.value) == f"{path}: {expected}"
+    assert "\n" not in str(info.value)
+
+
+def test_error_carries_row_and_column(tmp_path):
+    name, text, _ = CASES["negative token count"]
+    (tmp_path / name).write_text(text)
+    with pytest.raises(TraceError) as info:
+        load_trace(tmp_path / name)
+    assert (info.value.row, info.value.column) == (2, "ContextTokens")
+
+
+def test_first_bad_row_wins_across_kinds(tmp_path):
+    path = tmp_path / "two.csv"
+    path.write_text(HEAD + OK + "2023-11-16 18:17:04,0,8\n2023-11-16 18:17:05,,8\n")
+    with pytest.raises(TraceError, match="row 2, column 'ContextTokens'"):
+        load_trace(path)
+
+
+def test_named_format_that_does_not_fit(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + OK)
+    with pytest.raises(TraceError) as info:
+        load_trace(path, format="mooncake")
+    assert str(info.value) == (
+        f"{path}: column 'timestamp': missing column for the mooncake format (found: TIMESTAMP, "
+        "ContextTokens, GeneratedTokens); add it or name the right format")
+
+
+def test_unknown_format_name(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + OK)
+    with pytest.raises(TraceError) as info:
+        load_trace(path, format="xml")
+    assert str(info.value) == (f"{path}: unknown format 'xml'; use one of auto, azure, "
+                               "burstgpt, mooncake, canonical")
+
+
+@pytest.mark.parametrize("window,message", [
+    ((5, 1), "window must satisfy 0 <= start_s < end_s, got (5, 1)"),
+    ((-1, 1), "window must satisfy 0 <= start_s < end_s, got (-1, 1)"),
+    ("soon", "window must be (start_s, end_s), got 'soon'"),
+    ((100, 200), "window [100, 200) s selects no requests; the trace spans 0 to 0 s"),
+])
+def test_bad_window(tmp_path, window, message):
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + OK)
+    with pytest.raises(TraceError) as info:
+        load_trace(path, window=window)
+    assert str(info.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("scale", [0, -2.0, float("nan"), "fast"])
+def test_bad_time_scale(tmp_path, scale):
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + OK)
+    with pytest.raises(TraceError) as info:
+        load_trace(path, time_scale=scale)
+    assert str(info.value) == f"{path}: time_scale must be a number > 0, got {scale!r}"
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(TraceError) as info:
+        load_trace(tmp_path / "nope.csv")
+    assert str(info.value) == f"{tmp_path / 'nope.csv'}: file not found; check the path"
+
+
+def test_not_parquet(tmp_path):
+    path = tmp_path / "x.parquet"
+    path.write_bytes(b"PAR1 this is not really parquet")
+    with pytest.raises(TraceError, match="not a readable Parquet file"):
+        load_trace(path)
+
+
+def test_length_file_with_bad_row(tmp_path):
+    path = tmp_path / "l.csv"
+    path.write_text("num_prefill_tokens,num_decode_tokens\n5,6\n0,3\n")
+    with pytest.raises(TraceError) as info:
+        load_lengths(path)
+    assert str(info.value) == (f"{path}: row 2, column 'num_prefill_tokens': token count must "
+                               "be > 0 (got 0); fix or remove the row (file line 3)")
+
+
+def test_trace_error_is_a_tiersim_error():
+    assert issubclass(TraceError, TiersimError)

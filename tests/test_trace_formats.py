@@ -1,0 +1,200 @@
+"""Each trace format parses into the canonical table; auto-detection; window and time scale."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tiersim.errors import TraceError
+from tiersim.trace import TraceWarning, load_lengths, load_trace, write_canonical
+from tiersim.trace.loader import apply_time_scale, apply_window
+from tiersim.trace.source import Source
+
+AZURE_2023 = """TIMESTAMP,ContextTokens,GeneratedTokens
+2023-11-16 18:17:03.9799600,4808,10
+2023-11-16 18:17:04.0319600,3180,8
+2023-11-16 18:17:06.4799600,110,27
+"""
+AZURE_2024 = """TIMESTAMP,ContextTokens,GeneratedTokens
+2024-05-10 00:00:00.009930+00:00,2162,5
+2024-05-10 00:00:00.513930+00:00,17,1
+2024-05-10 00:00:02.009930+00:00,938,330
+"""
+BURSTGPT = """Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+5,ChatGPT,472,18,490,Conversation log
+45,ChatGPT,1087,0,1087,Conversation log
+118,GPT-4,417,276,693,API log
+118,ChatGPT,1360,0,1360,Conversation log
+"""
+MOONCAKE = """{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [0, 1]}
+{"timestamp": 30535, "input_length": 6472, "output_length": 26, "hash_ids": [0, 2]}
+{"timestamp": 30535, "input_length": 100, "output_length": 3, "hash_ids": []}
+"""
+CANONICAL = """request_id,arrival_s,input_tokens,output_tokens,session_id,step,task_type,\
+difficulty,correct_bf16,feat_len,prefix_hashes
+7,0.0,10,5,1,0,code,0.25,1,3.5,"[1, 2]"
+8,0.5,20,6,1,1,conv,0.75,0,4.0,"[1, 3]"
+9,2.0,30,7,2,0,code,1.0,1,5.5,[]
+"""
+
+
+def write(tmp_path, name: str, text: str):
+    """Write ``text`` to ``tmp_path/name`` and return the path."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def assert_core(df: pd.DataFrame) -> None:
+    """The canonical core columns with their dtypes and invariants."""
+    assert list(df.columns[:4]) == ["request_id", "arrival_s", "input_tokens", "output_tokens"]
+    assert df["request_id"].dtype == np.int64
+    assert df["arrival_s"].dtype == np.float64
+    assert df["input_tokens"].dtype == np.int32 and df["output_tokens"].dtype == np.int32
+    assert (np.diff(df["arrival_s"]) >= 0).all()
+    assert (df["input_tokens"] > 0).all() and (df["output_tokens"] > 0).all()
+
+
+def test_azure_2023(tmp_path):
+    df = load_trace(write(tmp_path, "code.csv", AZURE_2023))
+    assert_core(df)
+    assert df.attrs["format"] == "azure"
+    np.testing.assert_allclose(df["arrival_s"], [0.0, 0.052, 2.5], atol=1e-9)
+    assert df["input_tokens"].tolist() == [4808, 3180, 110]
+    assert df["output_tokens"].tolist() == [10, 8, 27]
+    assert df["request_id"].tolist() == [0, 1, 2]
+
+
+def test_azure_2024_timezone_timestamps(tmp_path):
+    df = load_trace(write(tmp_path, "code_1week.csv", AZURE_2024), format="azure")
+    assert_core(df)
+    np.testing.assert_allclose(df["arrival_s"], [0.0, 0.504, 2.0], atol=1e-9)
+    assert df["output_tokens"].tolist() == [5, 1, 330]
+
+
+def test_burstgpt_drops_failed_requests_loudly(tmp_path):
+    path = write(tmp_path, "BurstGPT_1.csv", BURSTGPT)
+    with pytest.warns(TraceWarning, match="dropped 2 of 4 rows with 0 response tokens"):
+        df = load_trace(path)
+    assert_core(df)
+    assert df.attrs["format"] == "burstgpt"
+    assert df["request_id"].tolist() == [0, 2]  # ids are the source rows, gaps show the drops
+    assert df["arrival_s"].tolist() == [0.0, 113.0]
+    assert df["input_tokens"].tolist() == [472, 417]
+    assert df.attrs["notes"] == [
+        "dropped 2 of 4 rows with 0 response tokens (failed requests in BurstGPT; "
+        "first at row 2)"]
+
+
+def test_burstgpt_without_failures_warns_nothing(tmp_path):
+    text = "\n".join(line for line in BURSTGPT.splitlines() if ",0," not in line) + "\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df = load_trace(write(tmp_path, "b.csv", text))
+    assert len(df) == 2 and df.attrs["notes"] == []
+
+
+def test_mooncake_jsonl(tmp_path):
+    df = load_trace(write(tmp_path, "trace.jsonl", MOONCAKE))
+    assert_core(df)
+    assert df.attrs["format"] == "mooncake"
+    np.testing.assert_allclose(df["arrival_s"], [0.0, 3.053, 3.053])
+    assert [h.tolist() for h in df["prefix_hashes"]] == [[0, 1], [0, 2], []]
+    assert df["prefix_hashes"].iloc[0].dtype == np.int64
+
+
+def test_canonical_csv_with_optional_columns(tmp_path):
+    df = load_trace(write(tmp_path, "mine.csv", CANONICAL))
+    assert_core(df)
+    assert df["request_id"].tolist() == [7, 8, 9]
+    assert df["session_id"].dtype == np.int64 and df["step"].dtype == np.int32
+    assert isinstance(df["task_type"].dtype, pd.CategoricalDtype)
+    assert df["difficulty"].dtype == np.float32 and df["correct_bf16"].dtype == np.float32
+    assert df["feat_len"].tolist() == [3.5, 4.0, 5.5]
+    assert [h.tolist() for h in df["prefix_hashes"]] == [[1, 2], [1, 3], []]
+
+
+def test_canonical_parquet_round_trip(tmp_path):
+    df = load_trace(write(tmp_path, "mine.csv", CANONICAL))
+    path = write_canonical(df, tmp_path / "mine.parquet", {"source": "test"})
+    back = load_trace(path)
+    assert back.attrs["format"] == "canonical"
+    pd.testing.assert_frame_equal(back.drop(columns="prefix_hashes"),
+                                  df.drop(columns="prefix_hashes"))
+    assert [h.tolist() for h in back["prefix_hashes"]] == [[1, 2], [1, 3], []]
+
+
+@pytest.mark.parametrize("name,text,fmt", [
+    ("a.csv", AZURE_2023, "azure"), ("b.csv", BURSTGPT, "burstgpt"),
+    ("m.jsonl", MOONCAKE, "mooncake"), ("c.csv", CANONICAL, "canonical"),
+])
+def test_auto_detection_matches_named_format(tmp_path, name, text, fmt):
+    path = write(tmp_path, name, text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        auto, named = load_trace(path), load_trace(path, format=fmt)
+    assert auto.attrs["format"] == fmt
+    pd.testing.assert_frame_equal(auto.drop(columns="prefix_hashes", errors="ignore"),
+                                  named.drop(columns="prefix_hashes", errors="ignore"))
+
+
+def test_detection_ignores_file_extension(tmp_path):
+    df = load_trace(write(tmp_path, "trace.txt", MOONCAKE))
+    assert df.attrs["format"] == "mooncake"
+
+
+def test_window_is_half_open_and_rezeroed_at_its_start(tmp_path):
+    df = load_trace(write(tmp_path, "code.csv", AZURE_2023), window=(0.05, 2.5))
+    assert df["request_id"].tolist() == [1]
+    np.testing.assert_allclose(df["arrival_s"], [0.002], atol=1e-9)
+
+
+def test_window_open_end_and_time_scale(tmp_path):
+    path = write(tmp_path, "code.csv", AZURE_2023)
+    df = load_trace(path, window=(0.05, None), time_scale=2.0)
+    assert df["request_id"].tolist() == [1, 2]
+    np.testing.assert_allclose(df["arrival_s"], [0.001, 1.225], atol=1e-9)
+
+
+def test_time_scale_divides_arrivals(tmp_path):
+    path = write(tmp_path, "code.csv", AZURE_2023)
+    base, fast = load_trace(path), load_trace(path, time_scale=4.0)
+    np.testing.assert_allclose(fast["arrival_s"], base["arrival_s"] / 4.0)
+    assert fast["input_tokens"].tolist() == base["input_tokens"].tolist()
+
+
+def test_load_lengths_reads_length_only_files(tmp_path):
+    text = "num_prefill_tokens,num_decode_tokens,num_total_tokens,pd_ratio\n74,918,992,0.08\n"
+    df = load_lengths(write(tmp_path, "lengths.csv", text))
+    assert df.to_dict("list") == {"input_tokens": [74], "output_tokens": [918]}
+    assert df["input_tokens"].dtype == np.int32
+
+
+def test_load_lengths_of_a_full_trace(tmp_path):
+    df = load_lengths(write(tmp_path, "code.csv", AZURE_2023))
+    assert df["input_tokens"].tolist() == [4808, 3180, 110]
+
+
+SRC = Source("mem", None)
+
+
+@given(st.lists(st.floats(0, 1e4), min_size=1, max_size=60),
+       st.floats(0, 1e4), st.floats(0.001, 1e4), st.floats(0.1, 10))
+def test_window_then_scale_keeps_exactly_the_window(times, start, length, scale):
+    t = np.sort(np.asarray(times))
+    table = pd.DataFrame({"request_id": np.arange(len(t)), "arrival_s": t})
+    end = start + length
+    inside = (t >= start) & (t < end)
+    if not inside.any():
+        with pytest.raises(TraceError, match="selects no requests"):
+            apply_window(table, (start, end), SRC)
+        return
+    out = apply_time_scale(apply_window(table, (start, end), SRC), scale, SRC)
+    assert out["request_id"].tolist() == np.flatnonzero(inside).tolist()
+    np.testing.assert_allclose(out["arrival_s"], (t[inside] - start) / scale)
+    assert (out["arrival_s"] >= 0).all()
