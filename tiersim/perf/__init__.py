@@ -1,0 +1,85 @@
+"""Step-time and memory models.
+
+:func:`build_step_model` is the one factory the scenario layer calls: with no profile it returns
+the roofline model; with a profile (a JSON path, a bundled profile name, or a loaded
+:class:`~tiersim.perf.profile.Profile`) it returns the per-layer assembly driven by the profile's
+measured tables, falling back to the roofline table by table (listed in ``.sources()``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tiersim.errors import ProfileError
+
+DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
+_PROFILE_CACHE: dict[tuple[str, float], object] = {}
+
+
+def default_profile_name() -> str:
+    """The bundled profile a scenario uses when it names none: NVIDIA's measured H200 tables
+    imported from aiconfigurator-core (vLLM kernels), ``profiles/h200_aiconfigurator_vllm.json``."""
+    return DEFAULT_PROFILE
+
+
+def resolve_profile(profile):
+    """A loaded :class:`~tiersim.perf.profile.Profile` from a path, bundled name or profile.
+
+    Files are read once per (path, modification time): sweeps build many models from one file.
+    """
+    from tiersim.paths import find_bundled
+    from tiersim.perf.profile import Profile, load_profile
+
+    if isinstance(profile, Profile):
+        return profile
+    path = Path(profile).expanduser()
+    if not path.is_file():
+        found = find_bundled("profiles", str(profile))
+        if found is None:
+            raise ProfileError(
+                f"{profile}: no such profile file or bundled profile; "
+                f"bundled: {', '.join(_bundled_names()) or 'none'}"
+            )
+        path = found
+    key = (str(path.resolve()), path.stat().st_mtime)
+    if key not in _PROFILE_CACHE:
+        _PROFILE_CACHE[key] = load_profile(path)
+    return _PROFILE_CACHE[key]
+
+
+def _bundled_names() -> list[str]:
+    from tiersim.paths import available
+
+    return [name.removesuffix(".json") for name in available("profiles")]
+
+
+def build_step_model(model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", profile=None):
+    """The step-time model of one replica: ``tp`` GPUs of ``gpu`` serving ``model`` at
+    ``precision`` with a ``kv_dtype`` KV cache.
+
+    ``profile=None`` gives the roofline model. Otherwise the profile's tables answer every
+    operator they cover and the roofline the rest; the model's ``sources()`` lists each table
+    with ``measured:...``, ``harness`` or ``roofline``. A profile made on another GPU is an error.
+    """
+    from tiersim.hardware import get_gpu, get_model, get_precision
+    from tiersim.perf.assembly import AssembledStepModel
+    from tiersim.perf.profile import ProfileOps
+    from tiersim.perf.roofline import RooflineModel, RooflineOps
+
+    arch, prec, dev = get_model(model), get_precision(precision), get_gpu(gpu)
+    if profile is None:
+        return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype)
+    prof = resolve_profile(profile)
+    if prof.gpu.lower() != dev.name.lower():
+        raise ProfileError(
+            f"{prof.path}: gpu: profile {prof.name!r} was measured on {prof.gpu}, not "
+            f"{dev.name}; use a {dev.name} profile or no profile (roofline)"
+        )
+    fallback = RooflineOps(arch, prec, dev, tp=tp, kv_dtype=kv_dtype)
+    ops = ProfileOps(prof, arch, prec, dev, tp=tp, kv_dtype=kv_dtype, fallback=fallback)
+    kind = prof.provenance.get("source", "")
+    source = f"profile:{prof.name}" + (f" ({_KIND_LABELS.get(kind, kind)})" if kind else "")
+    return AssembledStepModel(arch, prec, tp, ops, source)
+
+
+_KIND_LABELS = {"public": "measured public data", "harness": "harness", "roofline": "roofline"}

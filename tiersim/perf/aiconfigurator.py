@@ -26,7 +26,8 @@ What is taken, per table of the profile (every choice is written into the table'
 - ``attn_decode``: ``generation_attention_perf`` (batch x context). The measured grid is a
   triangle (batch x context <= about 1M tokens); cells beyond it are filled linearly in batch
   from the largest measured batch at that context (decode attention is bandwidth-bound there).
-- ``allreduce``: ``custom_allreduce_perf`` (vLLM's CUDA-graph custom all-reduce, bf16).
+- ``allreduce``: ``custom_allreduce_perf`` (the engine's custom all-reduce, bf16; the CUDA-graph
+  rows where eager and graph launches were both measured).
 - ``overhead_s``: not in the data (aiconfigurator models CPU overhead outside its tables); the
   importer writes the ``overhead_s`` argument, documented in ``docs/fidelity.md``.
 """
@@ -42,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from tiersim.errors import ProfileError
-from tiersim.perf.profile import Profile, Table
+from tiersim.perf.profile import Profile, ProfileOps, Table, table_name
 
 AIC_PACKAGE = "aiconfigurator-core"
 AIC_PIN = "0.12.0"
@@ -277,9 +278,8 @@ def decode_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
 def allreduce_latency(df, tp: int):
     """(bytes axis, seconds, kernel) of the CUDA-graph custom all-reduce on ``tp`` GPUs."""
     rows = df[(df["num_gpus"] == tp) & (df["allreduce_dtype"] == "bfloat16")]
-    for column, preferred in (("backend", "vllm_graph"), ("implementation", None)):
-        if column in rows.columns and preferred is not None:
-            rows = rows[rows[column] == preferred]
+    if "backend" in rows.columns:  # vLLM and SGLang measure eager and CUDA-graph launches
+        rows = rows[rows["backend"].astype(str).str.endswith("_graph")]
     if rows.empty:
         return None
     series = rows.groupby("message_size")["latency"].median().sort_index()
@@ -424,34 +424,52 @@ class Importer:
         }
 
 
-def build_profile(
-    name: str, gpu: str, engine: str, requests, overhead_s: float, notes: str = ""
-) -> tuple[Profile, list[str]]:
-    """Import every requested table; returns the profile and the requests the data lacks.
+def table_requests(model, precision: str, tp: int, kv_dtype: str, gpu: str = "h200"):
+    """The ``(op, dtype, key, model, tp)`` tables one replica's step assembly looks up.
 
-    ``requests`` is an iterable of ``(op, dtype, key, model, tp)`` as produced by
-    :func:`tiersim.perf.aiconfigurator_shapes.table_requests`-style enumeration: op in
-    {gemm, moe, attn_prefill, attn_decode, allreduce}.
+    Learned from the assembly itself: a step model is built over an empty profile (every
+    operator falls back to the roofline) and the lookups it made are returned.
+    """
+    from tiersim.hardware import get_model
+    from tiersim.perf.assembly import AssembledStepModel
+    from tiersim.perf.roofline import RooflineOps
+
+    arch = get_model(model)
+    empty = Profile("probe", gpu, {}, 0.0, "roofline", [])
+    fallback = RooflineOps(arch, precision, gpu, tp=tp, kv_dtype=kv_dtype)
+    ops = ProfileOps(empty, arch, precision, gpu, tp=tp, kv_dtype=kv_dtype, fallback=fallback)
+    AssembledStepModel(arch, precision, tp, ops, "probe")
+    return [(op, dtype, key, arch, tp) for op, dtype, key in ops.requested()]
+
+
+def build_profile(
+    name: str, gpu: str, engine: str, requests, overhead: tuple[float, float], notes: str = ""
+) -> tuple[Profile, list[str]]:
+    """Import every requested table; returns the profile and the tables the data lacks.
+
+    ``requests`` is an iterable of ``(op, dtype, key, model, tp)`` (see :func:`table_requests`);
+    ``overhead`` is ``(seconds per iteration, seconds per layer)``, labelled ``roofline``: the
+    data has no per-iteration overhead.
     """
     imp = Importer(gpu, engine)
     tables: dict[str, Table] = {}
-    missing: list[str] = []
+    missing: set[str] = set()
     for op, dtype, key, model, tp in requests:
         table = _import_one(imp, op, dtype, key, model, tp)
-        label = f"{op} {dtype or ''} {key}".replace("  ", " ")
         if table is None:
-            missing.append(label)
+            missing.add(table_name(op, dtype, key))
         else:
             tables.setdefault(table.name, table)
     profile = Profile(
         name=name,
         gpu=_GPU_NAMES.get(gpu.lower(), gpu.upper()),
         provenance=imp.provenance(notes),
-        overhead_s=overhead_s,
-        overhead_source="public",
+        overhead_s=overhead[0],
+        overhead_source="roofline",
         tables=list(tables.values()),
+        overhead_per_layer_s=overhead[1],
     )
-    return profile, sorted(set(missing))
+    return profile, sorted(missing)
 
 
 def _import_one(imp: Importer, op, dtype, key, model, tp):
@@ -464,3 +482,57 @@ def _import_one(imp: Importer, op, dtype, key, model, tp):
     if op == "allreduce":
         return imp.allreduce(key["tp"])
     raise ValueError(f"unknown op {op!r}")
+
+
+#: What the shipped profile covers: model -> (precisions, tensor-parallel sizes).
+SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
+    "qwen3-coder-30b-a3b": (("bf16", "fp8", "w4a16", "nvfp4"), (1, 2, 4)),
+    "llama-3.1-8b": (("bf16", "fp8"), (1, 2, 4, 8)),
+    "llama-3.1-70b": (("bf16", "fp8"), (1, 2, 4, 8)),
+}
+SHIPPED_KV_DTYPES = ("bf16", "fp8")
+
+
+def import_aiconfigurator(
+    gpu: str = "h200",
+    engine: str = "vllm",
+    out: str | Path | None = None,
+    models: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] | None = None,
+    kv_dtypes: tuple[str, ...] = SHIPPED_KV_DTYPES,
+    name: str | None = None,
+) -> tuple[Profile, list[str]]:
+    """Build (and with ``out``, write) a profile from aiconfigurator's ``gpu``/``engine`` tables.
+
+    ``models`` maps a model name (or config.json path) to the precisions and tensor-parallel
+    sizes to cover (default :data:`SHIPPED_MODELS`). Returns the profile and the names of the
+    tables the data lacks (those run on the roofline and are reported as such). The overhead is
+    the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`), labelled ``roofline``.
+    This is what ``tiersim calibrate --from aiconfigurator`` calls.
+    """
+    from tiersim.perf.profile import save_profile
+    from tiersim.perf.roofline import RooflineConstants
+
+    models = models or SHIPPED_MODELS
+    requests = []
+    for model, (precisions, tps) in models.items():
+        for precision in precisions:
+            for tp in tps:
+                for kv in kv_dtypes:
+                    requests += table_requests(model, precision, tp, kv, gpu)
+    c = RooflineConstants()
+    notes = (
+        f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
+        f"from {AIC_PACKAGE}; models: {', '.join(models)}; per-table choices in each table's "
+        "kernel/origin/notes; overhead is the roofline's assumption, not measured"
+    )
+    profile, missing = build_profile(
+        name or f"{gpu.lower()}_aiconfigurator_{engine.lower()}",
+        gpu,
+        engine,
+        requests,
+        (c.base_overhead_s, c.per_layer_overhead_s),
+        notes,
+    )
+    if out is not None:
+        save_profile(profile, out)
+    return profile, missing

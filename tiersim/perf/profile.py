@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from tiersim.errors import ProfileError
+from tiersim.perf.memory import heads_per_gpu
 
 SCHEMA = "tiersim.profile/1"
 
@@ -132,6 +133,7 @@ class Profile:
     overhead_source: str
     tables: list[Table]
     path: str = "<memory>"
+    overhead_per_layer_s: float = 0.0
 
     def find(self, op: str, dtype: str | None, key: dict[str, int]) -> Table | None:
         """The table for ``op`` at ``dtype`` and exactly ``key``, or ``None``."""
@@ -161,6 +163,13 @@ class Profile:
         version = engine_version or self.provenance.get("engine_version", "")
         return " ".join(x for x in (f"measured:{tool}", engine, version) if x)
 
+    def _overhead_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": self.overhead_s}
+        if self.overhead_per_layer_s:
+            out["per_layer_s"] = self.overhead_per_layer_s
+        out["source"] = self.overhead_source
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """The profile as its JSON file holds it."""
         return {
@@ -168,7 +177,7 @@ class Profile:
             "name": self.name,
             "gpu": self.gpu,
             "provenance": dict(self.provenance),
-            "overhead_s": {"value": self.overhead_s, "source": self.overhead_source},
+            "overhead_s": self._overhead_json(),
             "tables": [t.to_json() for t in self.tables],
         }
 
@@ -252,7 +261,7 @@ def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
     prov = raw.get("provenance", {})
     if not isinstance(prov, dict):
         raise ProfileError(f"{path}: provenance: must be an object")
-    overhead, overhead_source = _parse_overhead(raw.get("overhead_s"), path)
+    overhead, per_layer, overhead_source = _parse_overhead(raw.get("overhead_s"), path)
     tables_raw = raw.get("tables")
     if not isinstance(tables_raw, list):
         raise ProfileError(f"{path}: tables: must be a list of table objects")
@@ -266,6 +275,7 @@ def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
         overhead_source=overhead_source,
         tables=tables,
         path=path,
+        overhead_per_layer_s=per_layer,
     )
 
 
@@ -279,15 +289,19 @@ def save_profile(profile: Profile, path: str | Path) -> Path:
     return p
 
 
-def _parse_overhead(raw: Any, path: str) -> tuple[float, str]:
+def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
+    """``(value, per_layer_s, source)``; ``per_layer_s`` is optional (default 0)."""
     where = f"{path}: overhead_s"
     if not isinstance(raw, dict):
         example = '{"value": 0.004, "source": "public"}'
         raise ProfileError(f"{where}: must be an object like {example}")
-    value = raw.get("value")
-    if not _is_number(value) or value < 0:
-        raise ProfileError(f"{where}.value: must be a number of seconds >= 0 (got {value!r})")
-    return float(value), _parse_source(raw.get("source"), f"{where}.source")
+    numbers = []
+    for name, default in (("value", None), ("per_layer_s", 0.0)):
+        value = raw.get(name, default)
+        if not _is_number(value) or value < 0:
+            raise ProfileError(f"{where}.{name}: must be a number of seconds >= 0 (got {value!r})")
+        numbers.append(float(value))
+    return numbers[0], numbers[1], _parse_source(raw.get("source"), f"{where}.source")
 
 
 def _parse_source(value: Any, where: str) -> str:
@@ -427,12 +441,19 @@ class ProfileOps:
 
     @property
     def overhead_s(self) -> float:
-        """Fixed per-iteration time (scheduling, sampling, launches) from the profile."""
-        return self.profile.overhead_s
+        """Fixed per-iteration time from the profile: ``value + per_layer_s x layers``
+        (scheduling, sampling and launch gaps, plus the small per-layer kernels no table
+        covers: norms, rotary embedding, activation, residual adds)."""
+        return self.profile.overhead_s + self.profile.overhead_per_layer_s * self.model.layers
 
     def sources(self) -> dict[str, str]:
         """Every table used so far -> its source label (``roofline`` for fallbacks)."""
         return dict(self._sources)
+
+    def requested(self) -> list[tuple[str, str | None, dict[str, int]]]:
+        """Every ``(op, dtype, key)`` looked up so far, found or not (the importer uses this
+        to learn which tables a model needs)."""
+        return [(op, dtype, dict(key)) for op, dtype, key in self._cache]
 
     def _table(self, op: str, dtype: str | None, key: dict[str, int]) -> Table | None:
         """The matching table (cached), recording its source or the roofline fallback."""
@@ -450,12 +471,8 @@ class ProfileOps:
         return self._cache[cache_key]
 
     def _attn_key(self) -> dict[str, int]:
-        m = self.model
-        return {
-            "heads": max(1, m.heads // self.tp),
-            "kv_heads": max(1, m.kv_heads // self.tp),
-            "head_dim": m.head_dim,
-        }
+        heads, kv_heads = heads_per_gpu(self.model, self.tp)
+        return {"heads": heads, "kv_heads": kv_heads, "head_dim": self.model.head_dim}
 
     def gemm(self, m, n: int, k: int, precision=None) -> np.ndarray:
         """Seconds of one ``m x k @ k x n`` GEMM at ``precision`` (default: the tier's)."""
