@@ -1,0 +1,226 @@
+"""Assemble one iteration's time from per-layer operator times: the single place that does it.
+
+Every step-time model (the roofline, calibrated profiles) answers the same small set of
+operator questions, the :class:`OpTimes` protocol, and :class:`AssembledStepModel` turns the
+answers into an iteration time, so all models share one definition of what an iteration runs.
+
+One iteration of ``T`` tokens (new prompt tokens of the prefill chunks plus one per decoding
+sequence) on a ``tp``-GPU replica costs, with every shape per GPU:
+
+    layers x [ QKV GEMM(T) + O GEMM(T) + MLP(T) + 2 all-reduces of T x hidden BF16 (tp > 1) ]
+  + sum over layers of attention: each prefill chunk (new, cached) on its own, plus decode
+    attention over the decode batch at its mean context (sum of contexts / sequences)
+  + lm_head GEMM for the rows that produce logits: decode sequences + prefill chunks
+  + the fixed per-iteration overhead
+
+where MLP(T) is the gate/up and down GEMMs of a dense model, or the router GEMM (BF16) plus one
+MoE layer for a MoE model. Layers with a sliding window (gpt-oss) see at most ``window`` tokens
+of context. Norms, rotary embeddings and activations are small memory-bound kernels that the
+ops fold into their overhead. GEMMs keep the tier's precision except ``lm_head`` and the router,
+which stay BF16 in every format (see :mod:`tiersim.hardware.precisions`).
+
+Decode-only iterations are evaluated vectorised over many contexts (:meth:`decode_times`);
+``step_time`` of a pure-decode shape calls it, so the two agree exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import numpy as np
+
+from tiersim.hardware.arch import ModelArch
+from tiersim.hardware.models import get_model
+from tiersim.hardware.precisions import Precision, get_precision
+from tiersim.perf.base import StepShape
+from tiersim.perf.memory import heads_per_gpu
+
+#: Caches of per-token-count times are cleared when they grow past this many entries.
+_CACHE_LIMIT = 1 << 16
+
+
+def expected_experts(tokens: np.ndarray | float, num_experts: int, top_k: int) -> np.ndarray:
+    """Expected distinct experts ``T`` tokens touch, each picking ``top_k`` of ``num_experts``.
+
+    ``E (1 - (1 - k/E)^T)``: an expert is missed by one token with probability ``1 - k/E``,
+    treating tokens' choices as independent and uniform.
+    """
+    t = np.asarray(tokens, dtype=np.float64)
+    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** t)
+
+
+class OpTimes(Protocol):
+    """Per-layer operator latencies on one GPU of a replica, for one model, precision and tp.
+
+    Shapes are per GPU (already divided by tensor parallelism). Array arguments are numpy
+    arrays of any shape; results have the same shape.
+    """
+
+    #: Fixed seconds per iteration (scheduling, sampling, launch gaps, small kernels).
+    overhead_s: float
+
+    def gemm(self, m: np.ndarray, n: int, k: int, precision: str) -> np.ndarray:
+        """Seconds of one ``(m x k) @ (k x n)`` GEMM with weights in ``precision``."""
+        ...
+
+    def moe(self, tokens: np.ndarray) -> np.ndarray:
+        """Seconds of one layer's routed-expert GEMMs for ``tokens`` tokens (router excluded).
+
+        Includes reading the weights of the :func:`expected_experts` distinct experts touched.
+        """
+        ...
+
+    def attn_prefill(self, tokens: int, context: int) -> float:
+        """Seconds of one layer's attention for one sequence's chunk of ``tokens`` new tokens
+        over ``context`` tokens already in its KV cache."""
+        ...
+
+    def attn_decode(self, batch: int, context_per_seq: np.ndarray) -> np.ndarray:
+        """Seconds of one layer's decode attention over ``batch`` sequences of that context."""
+        ...
+
+    def allreduce(self, nbytes: np.ndarray) -> np.ndarray:
+        """Seconds of one all-reduce of ``nbytes`` across the replica's GPUs (0 when tp = 1)."""
+        ...
+
+    def sources(self) -> dict[str, str]:
+        """Which source each operator table came from: ``{table_name: source}``."""
+        ...
+
+
+class AssembledStepModel:
+    """A :class:`~tiersim.perf.base.StepTimeModel` built from an :class:`OpTimes`.
+
+    ``model`` and ``precision`` may be names or objects; ``source`` is the label shown to
+    users. Times of a given token count are cached, so repeated shapes cost a dict lookup.
+    """
+
+    def __init__(
+        self,
+        model: ModelArch | str,
+        precision: Precision | str,
+        tp: int,
+        ops: OpTimes,
+        source: str,
+    ):
+        self.model = get_model(model)
+        self.precision = get_precision(precision)
+        self.tp = int(tp)
+        self.ops = ops
+        self.source = source
+        self._init_shapes()
+        self._dense_cache: dict[int, float] = {}
+        self._decode_cache: dict[int, float] = {}
+        self._lm_head_cache: dict[int, float] = {}
+        # Touch every operator once so sources() is complete and missing tables fail early.
+        self.step_time(StepShape(prefill_chunks=((16, 16),), decode_seqs=1, decode_context=16))
+
+    def _init_shapes(self) -> None:
+        """Per-GPU GEMM shapes ``(n, k)`` and layer counts, computed once."""
+        m, tp = self.model, self.tp
+        q_heads, kv_heads = heads_per_gpu(m, tp)
+        self._qkv = ((q_heads + 2 * kv_heads) * m.head_dim, m.hidden)
+        self._o = (m.hidden, q_heads * m.head_dim)
+        self._gate_up = (2 * m.intermediate // tp, m.hidden)
+        self._down = (m.hidden, m.intermediate // tp)
+        self._router = (m.num_experts, m.hidden)
+        self._lm_head = (math.ceil(m.vocab / tp), m.hidden)
+        self._allreduce_bytes_per_token = 2.0 * m.hidden
+        self._window = m.sliding_window
+        self._sliding_layers = m.sliding_layers if m.sliding_window else 0
+        self._full_layers = m.layers - self._sliding_layers
+
+    # ------------------------------------------------------------------ per-token-count parts
+
+    def _layer_linear(self, tokens: np.ndarray) -> np.ndarray:
+        """One layer's GEMMs, MLP/MoE and all-reduces for each entry of ``tokens``."""
+        ops, prec = self.ops, self.precision.name
+        t = ops.gemm(tokens, *self._qkv, prec) + ops.gemm(tokens, *self._o, prec)
+        if self.model.is_moe:
+            t = t + ops.gemm(tokens, *self._router, "bf16") + ops.moe(tokens)
+        else:
+            t = t + ops.gemm(tokens, *self._gate_up, prec) + ops.gemm(tokens, *self._down, prec)
+        if self.tp > 1:
+            t = t + 2.0 * ops.allreduce(tokens * self._allreduce_bytes_per_token)
+        return t
+
+    def _linear_time(self, tokens: int) -> float:
+        """All layers' token-proportional work for ``tokens`` tokens (cached)."""
+        cached = self._dense_cache.get(tokens)
+        if cached is None:
+            layer = self._layer_linear(np.array([float(tokens)]))
+            cached = float(self.model.layers * layer[0])
+            _store(self._dense_cache, tokens, cached)
+        return cached
+
+    def _lm_head_time(self, rows: int) -> float:
+        """The BF16 ``lm_head`` GEMM for ``rows`` sequences producing logits (cached)."""
+        cached = self._lm_head_cache.get(rows)
+        if cached is None:
+            cached = float(self.ops.gemm(np.array([float(rows)]), *self._lm_head, "bf16")[0])
+            _store(self._lm_head_cache, rows, cached)
+        return cached
+
+    def _decode_constant(self, seqs: int) -> float:
+        """Context-independent part of a decode iteration of ``seqs`` sequences (cached)."""
+        cached = self._decode_cache.get(seqs)
+        if cached is None:
+            cached = self._linear_time(seqs) + self._lm_head_time(seqs) + self.ops.overhead_s
+            _store(self._decode_cache, seqs, cached)
+        return cached
+
+    # ------------------------------------------------------------------ attention
+
+    def _attn_decode(self, seqs: int, context_per_seq: np.ndarray) -> np.ndarray:
+        """All layers' decode attention, sliding-window layers capped at the window."""
+        t = self._full_layers * self.ops.attn_decode(seqs, context_per_seq)
+        if self._sliding_layers:
+            capped = np.minimum(context_per_seq, self._window)
+            t = t + self._sliding_layers * self.ops.attn_decode(seqs, capped)
+        return t
+
+    def _attn_prefill(self, new: int, cached: int) -> float:
+        """All layers' attention for one prefill chunk."""
+        t = self._full_layers * float(self.ops.attn_prefill(new, cached))
+        if self._sliding_layers:
+            capped = min(cached, self._window)
+            t += self._sliding_layers * float(self.ops.attn_prefill(new, capped))
+        return t
+
+    # ------------------------------------------------------------------ StepTimeModel
+
+    def decode_times(self, decode_seqs: int, decode_context: np.ndarray) -> np.ndarray:
+        """Seconds of pure-decode iterations of ``decode_seqs`` sequences, one per summed
+        context in ``decode_context`` (vectorised; no Python loop over the array)."""
+        ctx = np.asarray(decode_context, dtype=np.float64)
+        if decode_seqs <= 0:
+            return np.full(ctx.shape, float(self.ops.overhead_s))
+        per_seq = ctx / decode_seqs
+        return self._decode_constant(decode_seqs) + self._attn_decode(decode_seqs, per_seq)
+
+    def step_time(self, shape: StepShape) -> float:
+        """Seconds of one iteration of ``shape`` (see the module docstring for the sum)."""
+        seqs = shape.decode_seqs
+        if not shape.prefill_chunks:
+            ctx = np.array([float(shape.decode_context)])
+            return float(self.decode_times(seqs, ctx)[0])
+        t = self._linear_time(shape.num_tokens)
+        for new, cached in shape.prefill_chunks:
+            t += self._attn_prefill(new, cached)
+        if seqs > 0:
+            per_seq = np.array([shape.decode_context / seqs])
+            t += float(self._attn_decode(seqs, per_seq)[0])
+        t += self._lm_head_time(seqs + len(shape.prefill_chunks))
+        return t + self.ops.overhead_s
+
+    def sources(self) -> dict[str, str]:
+        """``{table_name: source}`` for every operator table the iteration uses."""
+        return dict(self.ops.sources())
+
+
+def _store(cache: dict[int, float], key: int, value: float) -> None:
+    """Insert into a bounded cache (cleared wholesale when full; entries are pure functions)."""
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value

@@ -1,0 +1,205 @@
+"""The roofline step-time model: operator times from bytes moved and FLOPs, labelled "roofline".
+
+Each operator takes ``max(bytes / (bandwidth x bw_eff), flops / (peak x compute_eff), floor)``:
+the slower of streaming its data through HBM and doing its math, derated by an achievable
+fraction of the data-sheet peak, and never below a kernel's minimum time. Bytes count weights
+at the tier's bits per weight (scales included), activations at the compute dtype's width and
+KV-cache reads at the KV dtype. FLOPs run at the GPU's peak for the dtype the format computes
+in there (:meth:`Precision.compute_dtype_on`): FP8 natively on Hopper and Blackwell; NVFP4
+natively (FP4) only on Blackwell; W4A16 everywhere, and NVFP4 on Hopper, are dequantised and
+computed at the BF16 peak with a further derating for the dequantisation work.
+
+Constants (:class:`RooflineConstants`) and why:
+
+- ``bw_eff = 0.8``: large weight-streaming kernels (GEMV, Marlin, fused MoE) reach 80-90% of
+  HBM peak on H100/H200; 0.8 leaves room for imperfect overlap.
+- ``gemm_eff = 0.7``: cuBLAS/CUTLASS reach about 700 of 989 dense BF16 TFLOP/s on an H100 SXM
+  at large shapes, and a similar share of the FP8 peak.
+- ``moe_eff = 0.55``: grouped expert GEMMs at small per-expert batches and uneven routing run
+  well below dense GEMMs.
+- ``attn_eff = 0.5``: FlashAttention-3 reaches about 600-750 TFLOP/s on long non-causal BF16
+  inputs; causal masking and short chunks lower that, hence one half.
+- ``dequant_factor = 0.8``: weight-only kernels (Marlin/Machete) spend issue slots unpacking
+  4-bit weights, so their compute-bound throughput is taken as 80% of the native BF16 GEMM's.
+- ``gemm_floor_s = 4 us``, ``moe_floor_s = 10 us`` (routing alignment, two grouped GEMMs, the
+  activation and the weighted sum are four to five kernels), ``attn_floor_s = 5 us``.
+- All-reduce: ring ``latency + 2 (tp-1)/tp x bytes / (NVLink one-way bandwidth x 0.8)``, with
+  10 us latency (vLLM's custom all-reduce takes about 5-15 us for small messages on NVLink).
+- Overhead per iteration: 1.0 ms (vLLM V1 with CUDA graphs: scheduling, input preparation and
+  sampling that does not overlap the GPU) plus 10 us per layer for the small kernels the ops do
+  not model (two RMS norms, rotary embedding, activation, residual adds, top-k routing), i.e.
+  about 1.5 ms for a 48-layer model.
+
+These are assumptions, not measurements; a calibrated profile (:mod:`tiersim.perf.profile`)
+replaces them table by table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tiersim.hardware.arch import ModelArch
+from tiersim.hardware.gpus import GPU, get_gpu
+from tiersim.hardware.models import get_model
+from tiersim.hardware.precisions import (
+    DTYPE_BYTES,
+    Precision,
+    get_precision,
+    kv_dtype_bytes,
+)
+from tiersim.perf.assembly import AssembledStepModel, expected_experts
+from tiersim.perf.memory import heads_per_gpu
+
+
+@dataclass(frozen=True)
+class RooflineConstants:
+    """Efficiencies, kernel floors and overheads of the roofline (module docstring: why)."""
+
+    bw_eff: float = 0.8
+    gemm_eff: float = 0.7
+    moe_eff: float = 0.55
+    attn_eff: float = 0.5
+    dequant_factor: float = 0.8
+    gemm_floor_s: float = 4e-6
+    moe_floor_s: float = 10e-6
+    attn_floor_s: float = 5e-6
+    allreduce_latency_s: float = 10e-6
+    allreduce_eff: float = 0.8
+    base_overhead_s: float = 1.0e-3
+    per_layer_overhead_s: float = 10e-6
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How one weight format runs on the GPU: bits, activation bytes, FLOP rate."""
+
+    weight_bytes: float
+    act_bytes: float
+    flops_per_s: float
+
+
+class RooflineOps:
+    """:class:`~tiersim.perf.assembly.OpTimes` from the roofline, for one replica's GPUs."""
+
+    def __init__(
+        self,
+        model: ModelArch | str,
+        precision: Precision | str,
+        gpu: GPU | str,
+        tp: int = 1,
+        kv_dtype: str = "bf16",
+        constants: RooflineConstants | None = None,
+    ):
+        self.model = get_model(model)
+        self.precision = get_precision(precision)
+        self.gpu = gpu if isinstance(gpu, GPU) else get_gpu(gpu)
+        self.tp = int(tp)
+        self.kv_dtype = kv_dtype
+        self.c = constants or RooflineConstants()
+        self._bw = self.gpu.hbm_bw_bytes_s * self.c.bw_eff
+        self._formats: dict[str, _Format] = {}
+        self._init_attention()
+        self.overhead_s = self.c.base_overhead_s + self.model.layers * self.c.per_layer_overhead_s
+
+    def _init_attention(self) -> None:
+        """Per-GPU attention constants: bytes and FLOPs per token of context."""
+        m = self.model
+        q_heads, kv_heads = heads_per_gpu(m, self.tp)
+        self._kv_bytes_per_token = 2.0 * kv_heads * m.head_dim * kv_dtype_bytes(self.kv_dtype)
+        self._q_io_bytes_per_token = 2.0 * q_heads * m.head_dim * 2.0  # query in, output out
+        self._attn_flops_per_pair = 4.0 * q_heads * m.head_dim  # QK^T and PV, 2 FLOPs each
+        self._attn_flops_s = self.gpu.peak("bf16") * self.c.attn_eff
+
+    def _format(self, precision: str) -> _Format:
+        """Weight bytes, activation bytes and derated FLOP/s of GEMMs in ``precision``."""
+        fmt = self._formats.get(precision)
+        if fmt is None:
+            prec = get_precision(precision)
+            dtype = prec.compute_dtype_on(self.gpu)
+            dequantised = prec.name != "bf16" and not prec.is_native_on(self.gpu)
+            factor = self.c.dequant_factor if dequantised else 1.0
+            fmt = _Format(
+                weight_bytes=prec.weight_bits / 8.0,
+                act_bytes=DTYPE_BYTES[dtype],
+                flops_per_s=self.gpu.peak(dtype) * factor,
+            )
+            self._formats[precision] = fmt
+        return fmt
+
+    def _roof(self, nbytes, flops, flops_per_s: float, floor: float) -> np.ndarray:
+        """``max(bytes / bandwidth, flops / rate, floor)``, elementwise."""
+        return np.maximum(np.maximum(nbytes / self._bw, flops / flops_per_s), floor)
+
+    def gemm(self, m: np.ndarray, n: int, k: int, precision: str) -> np.ndarray:
+        """One GEMM: weights ``n x k`` in ``precision``, ``m`` rows of activations, BF16 out."""
+        fmt = self._format(str(getattr(precision, "name", precision)))
+        rows = np.asarray(m, dtype=np.float64)
+        nbytes = n * k * fmt.weight_bytes + rows * (k * fmt.act_bytes + n * 2.0)
+        flops = 2.0 * rows * n * k
+        return self._roof(nbytes, flops, fmt.flops_per_s * self.c.gemm_eff, self.c.gemm_floor_s)
+
+    def moe(self, tokens: np.ndarray) -> np.ndarray:
+        """One MoE layer: weights of the distinct experts touched, top-k GEMM work per token."""
+        m, fmt = self.model, self._format(self.precision.name)
+        t = np.asarray(tokens, dtype=np.float64)
+        inter = m.expert_intermediate / self.tp
+        expert_bytes = 3.0 * m.hidden * inter * fmt.weight_bytes
+        touched = expected_experts(t, m.num_experts, m.top_k)
+        per_pair = m.hidden * fmt.act_bytes + 3.0 * inter * 2.0 + m.hidden * 2.0
+        nbytes = touched * expert_bytes + t * m.top_k * per_pair
+        flops = 2.0 * t * m.top_k * 3.0 * m.hidden * inter
+        return self._roof(nbytes, flops, fmt.flops_per_s * self.c.moe_eff, self.c.moe_floor_s)
+
+    def attn_prefill(self, tokens: int, context: int) -> float:
+        """One layer's causal attention for a chunk of ``tokens`` after ``context`` cached."""
+        kv_read = (context + tokens) * self._kv_bytes_per_token
+        nbytes = kv_read + tokens * (self._q_io_bytes_per_token + self._kv_bytes_per_token)
+        flops = self._attn_flops_per_pair * tokens * (context + (tokens + 1) / 2.0)
+        return max(nbytes / self._bw, flops / self._attn_flops_s, self.c.attn_floor_s)
+
+    def attn_decode(self, batch: int, context_per_seq: np.ndarray) -> np.ndarray:
+        """One layer's decode attention: each of ``batch`` queries reads its whole KV."""
+        ctx = np.asarray(context_per_seq, dtype=np.float64)
+        nbytes = batch * (ctx * self._kv_bytes_per_token + self._q_io_bytes_per_token)
+        flops = self._attn_flops_per_pair * batch * ctx
+        return self._roof(nbytes, flops, self._attn_flops_s, self.c.attn_floor_s)
+
+    def allreduce(self, nbytes: np.ndarray) -> np.ndarray:
+        """Ring all-reduce of ``nbytes`` over ``tp`` GPUs on NVLink (0 when tp = 1)."""
+        size = np.asarray(nbytes, dtype=np.float64)
+        if self.tp == 1:
+            return np.zeros_like(size)
+        one_way = self.gpu.nvlink_bw_bytes_s / 2.0 * self.c.allreduce_eff
+        traffic = 2.0 * (self.tp - 1) / self.tp * size
+        return self.c.allreduce_latency_s + traffic / one_way
+
+    def sources(self) -> dict[str, str]:
+        """Every operator family this model uses, all ``roofline``."""
+        prec, kv = self.precision.name, self.kv_dtype
+        names = [f"gemm {prec}", "gemm bf16", f"attn_prefill {kv}", f"attn_decode {kv}"]
+        if self.model.is_moe:
+            names.append(f"moe {prec}")
+        if self.tp > 1:
+            names.append(f"allreduce tp={self.tp}")
+        names.append("overhead")
+        return dict.fromkeys(names, "roofline")
+
+
+class RooflineModel(AssembledStepModel):
+    """The roofline :class:`~tiersim.perf.base.StepTimeModel` (``source == "roofline"``)."""
+
+    def __init__(
+        self,
+        model: ModelArch | str,
+        precision: Precision | str,
+        gpu: GPU | str,
+        tp: int = 1,
+        kv_dtype: str = "bf16",
+        constants: RooflineConstants | None = None,
+    ):
+        ops = RooflineOps(model, precision, gpu, tp, kv_dtype, constants)
+        super().__init__(ops.model, ops.precision, tp, ops, source="roofline")
+        self.gpu = ops.gpu
+        self.kv_dtype = kv_dtype
