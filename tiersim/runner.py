@@ -43,8 +43,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
                  scenario_path: str | Path | None = None) -> dict:
     """Simulate ``scenario`` and return its summary; write the result files into ``out_dir``."""
     source = str(scenario_path) if scenario_path is not None else scenario.source
-    workload_rng, train_rng, router_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(3))
+    workload_rng, train_rng, router_rng, score_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4))
     models = [step_model(scenario, t) for t in scenario.tiers]
     infos = tier_infos(scenario, models)
     trace = load_scenario_trace(scenario, source)
@@ -53,6 +53,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     result = simulate(tier_specs(scenario, models), df, assignment)
     requests = request_table(df, result, scenario, infos)
     summary = build_summary(scenario, requests, result, models, df, assignment, infos)
+    summary["router"] = router_summary(scenario, df, result, infos, score_rng)
+    summary["savings"] = savings_summary(scenario, df, result, infos)
     if out_dir is not None:
         write_outputs(Path(out_dir), requests, summary, timeseries_table(result, scenario))
     return summary
@@ -228,14 +230,22 @@ def request_costs(scenario: Scenario, result, first: np.ndarray, final: np.ndarr
     if scenario.cost_model == "fixed_per_request":
         fixed = np.array([t.cost_per_request_usd or 0.0 for t in scenario.tiers])
         return fixed[first] + np.where(np.asarray(result.escalated), fixed[final], 0.0)
-    cost = (np.asarray(result.gpu_s_first) * price[first]
-            + np.asarray(result.gpu_s_final) * price[final])
+    cost = attributed_costs(scenario, result)
     if scenario.cost_model == "provisioned":
         total = cost.sum()
         fleet = sum(t.replicas * p for t, p in zip(scenario.tiers, price, strict=True))
         spent = fleet * metrics.duration_s(table)
         return cost / total * spent if total > 0 else np.zeros_like(cost)
     return cost
+
+
+def attributed_costs(scenario: Scenario, result) -> np.ndarray:
+    """USD per request: each pass's attributed replica-seconds times its tier's replica price."""
+    price = np.array([t.gpus_per_replica * t.cost_per_gpu_hour / 3600.0 for t in scenario.tiers])
+    first = np.asarray(result.first_tier, dtype=np.int64)
+    final = np.asarray(result.final_tier, dtype=np.int64)
+    return (np.asarray(result.gpu_s_first) * price[first]
+            + np.asarray(result.gpu_s_final) * price[final])
 
 
 def tier_usage(scenario: Scenario, result) -> list[metrics.TierUsage]:
@@ -275,7 +285,6 @@ def build_summary(scenario: Scenario, requests: pd.DataFrame, result, models: li
     summary["profile"] = {"name": scenario.profile,
                           "sources": {t.name: dict(sorted(m.sources().items()))
                                       for t, m in zip(scenario.tiers, models, strict=True)}}
-    summary["router"] = router_summary(scenario, df, assignment, infos)
     summary["sources"] = provenance(summary, acc_source)
     return summary
 
@@ -296,12 +305,26 @@ def source_label(model) -> str:
     return " + ".join(f"{k} ({n} tables)" for k, n in sorted(counts.items()))
 
 
-def router_summary(scenario: Scenario, df: pd.DataFrame, assignment, infos) -> dict:
-    """Policy, FPR/FNR against the tier each request needed, escalations, silent failures."""
-    escalated = np.asarray(assignment.escalate_to) >= 0
-    return {"policy": scenario.router.policy, "fpr": None, "fnr": None,
-            "escalation_rate": float(escalated.mean()) if len(escalated) else None,
-            "silent_failure_rate": None}
+def router_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
+                   rng: np.random.Generator) -> dict:
+    """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
+    failure rates; accuracy with its bootstrap 95% interval (tiersim.routing.score)."""
+    from tiersim.routing import score
+
+    scores = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng)
+    keys = ("fpr", "fnr", "escalation_rate", "silent_failure_rate", "accuracy_ci95",
+            "first_tier_shares")
+    return {"policy": scenario.router.policy, **{k: scores.get(k) for k in keys}}
+
+
+def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo]) -> dict:
+    """Attributed cost of the routed run against the cheapest uniform tier meeting the accuracy
+    floor and against a static split of equal accuracy (tiersim.routing.savings)."""
+    from tiersim.routing import savings
+
+    return savings(df, result.final_tier, attributed_costs(scenario, result), infos,
+                   accuracy_floor=scenario.accuracy_floor, first_tier=result.first_tier,
+                   escalated=result.escalated)
 
 
 def provenance(summary: dict, accuracy_source: dict) -> dict:

@@ -368,6 +368,13 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
             lookup(name)
         except (KeyError, ValueError, TiersimError) as err:
             return loc, _one_line(err)
+    if scenario.profile is not None:
+        from tiersim.perf import resolve_profile
+
+        try:
+            resolve_profile(scenario.profile)
+        except TiersimError as err:
+            return ("profile",), _one_line(err)
     names = [t.name for t in scenario.tiers]
     for i, name in enumerate(names):
         if name in names[:i]:
