@@ -51,3 +51,14 @@ def test_inspect_error_reaches_the_top_level_cli(tmp_path):
     assert result.exit_code == 1
     assert isinstance(result.exception, TraceError)
     assert str(result.exception).startswith(f"{path}: row 1, column 'ContextTokens'")
+
+
+def test_inspect_shows_dropped_rows_note(tmp_path):
+    path = tmp_path / "burst.csv"
+    path.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                    "5,ChatGPT,472,18,490,Conversation log\n45,ChatGPT,10,0,10,API log\n"
+                    "50,ChatGPT,10,3,13,API log\n")
+    result = runner.invoke(trace_app, ["inspect", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["notes"] == [
+        "dropped 1 of 3 rows with 0 response tokens (failed requests in BurstGPT; first at row 2)"]

@@ -192,3 +192,23 @@ def test_length_file_with_bad_row(tmp_path):
 
 def test_trace_error_is_a_tiersim_error():
     assert issubclass(TraceError, TiersimError)
+
+
+def test_bad_prefix_hashes_in_csv(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text('arrival_s,input_tokens,output_tokens,prefix_hashes\n0,3,4,"[1, 2]"\n'
+                    '1,3,4,"[1, x]"\n')
+    with pytest.raises(TraceError) as info:
+        load_trace(path)
+    assert str(info.value) == (f"{path}: row 2, column 'prefix_hashes': prefix_hashes must be a "
+                               "list of integers (got ['1', 'x']) (file line 3)")
+
+
+def test_mooncake_line_without_hash_ids(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 2, "hash_ids": [1]}\n'
+                    '{"timestamp": 9, "input_length": 5, "output_length": 2}\n')
+    with pytest.raises(TraceError) as info:
+        load_trace(path)
+    assert str(info.value) == (f"{path}: row 2, column 'hash_ids': missing hash_ids; write [] "
+                               "for a request with no prefix blocks (file line 2)")

@@ -76,20 +76,39 @@ def _task_type(s: pd.Series, src: Source) -> pd.Categorical:
 def _prefix_hashes(s: pd.Series, src: Source) -> np.ndarray:
     """Lists of int64 block hashes; CSV cells may hold them as text like ``[1, 2, 3]``."""
     if s.dtype == object and len(s) and not isinstance(s.iloc[0], str):
-        return hash_arrays(s, src)
+        return hash_column(s, src, "prefix_hashes")
     text = s.astype("string").fillna("").str.strip("[] ")
     lists = text.str.replace(",", " ").str.split()
-    return hash_arrays(lists, src)
+    return hash_arrays(lists, src, "prefix_hashes")
 
 
-def hash_arrays(s: pd.Series, src: Source) -> np.ndarray:
+def hash_column(s: pd.Series, src: Source, column: str) -> np.ndarray:
+    """A column of hash lists as one int64 array per row; missing lists are errors.
+
+    NOTE: a list<int64> column read by pyarrow already holds int64 numpy arrays, so it is kept
+    as it is (no per-row work); anything else is converted row by row.
+    """
+    i = checks.first_true(s.isna().to_numpy())
+    if i is not None:
+        raise src.error(f"missing {column}; write [] for a request with no prefix blocks",
+                        i, column)
+    first = s.iloc[0] if len(s) else None
+    if isinstance(first, np.ndarray) and first.dtype == np.int64:
+        return s.to_numpy()
+    return hash_arrays(s, src, column)
+
+
+def hash_arrays(s: pd.Series, src: Source, column: str) -> np.ndarray:
+    """Convert each cell (a list of integers) to an int64 array, naming the first bad row."""
     out = np.empty(len(s), dtype=object)
     for i, cell in enumerate(s):  # NOTE: one small array per request is the column's layout
         try:
             out[i] = np.asarray([] if cell is None else cell, dtype=np.int64)
+            if out[i].ndim != 1:
+                raise ValueError
         except (TypeError, ValueError):
-            raise src.error(f"prefix_hashes must be a list of integers (got {cell!r})",
-                            i, "prefix_hashes") from None
+            raise src.error(f"{column} must be a list of integers (got {cell!r})",
+                            i, column) from None
     return out
 
 

@@ -7,6 +7,7 @@ TiersimError into a one-line message and exit code 1.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import typer
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import FORMATS, is_length_only
-from tiersim.trace.loader import load_lengths, load_trace
+from tiersim.trace.loader import TraceWarning, load_lengths, load_trace
 from tiersim.trace.source import read_raw
 from tiersim.trace.stats import trace_stats
 
@@ -43,20 +44,24 @@ def inspect(
     if as_json:
         typer.echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
         return
-    Console().print(stats_table(str(resolved), fmt, stats, notes))
+    console = Console()
+    console.print(f"[bold]{resolved}[/bold] ({fmt})", soft_wrap=True)
+    console.print(stats_table(stats, notes))
 
 
 def _load_stats(path: Path, format: str, window, time_scale: float):
     """Statistics of a trace; a length-only file gets token statistics without timing."""
     if format == "auto" and is_length_only(list(read_raw(path)[0].columns)):
         return trace_stats(load_lengths(path)), "lengths (no arrival times)", []
-    df = load_trace(path, format=format, window=window, time_scale=time_scale)
+    with warnings.catch_warnings():  # the notes are printed with the table instead
+        warnings.simplefilter("ignore", TraceWarning)
+        df = load_trace(path, format=format, window=window, time_scale=time_scale)
     return trace_stats(df), df.attrs["format"], df.attrs["notes"]
 
 
-def stats_table(path: str, fmt: str, stats: dict, notes: list[str]) -> Table:
-    """A rich table of :func:`trace_stats` output."""
-    table = Table(title=f"{path} ({fmt})", show_header=True)
+def stats_table(stats: dict, notes: list[str]) -> Table:
+    """A rich table of :func:`trace_stats` output, with the loader's notes as last rows."""
+    table = Table(show_header=True)
     table.add_column("statistic")
     table.add_column("value", justify="right")
     table.add_row("requests", f"{stats['rows']:,}")

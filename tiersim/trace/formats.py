@@ -70,18 +70,8 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
     out = checks.tokens(src, raw["output_length"], "output_length")
     extra = {}
     if "hash_ids" in raw.columns:
-        extra["prefix_hashes"] = _mooncake_hashes(raw["hash_ids"], src)
+        extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids")
     return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), []
-
-
-def _mooncake_hashes(s: pd.Series, src: Source) -> np.ndarray:
-    i = checks.first_true(s.isna().to_numpy())
-    if i is not None:
-        raise src.error("missing hash_ids; write [] for a request with no prefix blocks",
-                        i, "hash_ids")
-    if len(s) and isinstance(s.iloc[0], np.ndarray) and s.iloc[0].dtype == np.int64:
-        return s.to_numpy()  # pyarrow already gave int64 arrays
-    return canonical.hash_arrays(s, src)
 
 
 def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
