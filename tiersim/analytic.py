@@ -1,0 +1,165 @@
+"""The two-type closed form of precision-tier routing, its frontiers, and estimation from data.
+
+Model: two tiers, cheap (cost ``c0`` per request) and top (``c0 + dc``). A request is easy with
+probability ``p`` (the cheap tier loses ``eps`` of accuracy on it) or hard (loses ``delta >
+eps``). Accuracy is measured relative to the top tier's, ``a_top``.
+
+- Static split (blind random share ``f`` on the top tier): a straight line from (c0, a_top - L)
+  to (c0 + dc, a_top), with ``L = p eps + (1 - p) delta`` the cheap tier's mean loss.
+- Oracle routing (upgrade hard requests first): concave, piecewise linear, one kink at
+  ``f = 1 - p``, cost ``c0 + (1 - p) dc``, accuracy ``a_top - p eps``.
+- The largest cost gap between them at equal accuracy is at the kink:
+  ``dC* = p (1 - p) (delta - eps) / (p eps + (1 - p) delta) x dc``; it vanishes as p -> 0 or 1.
+
+Savings are quoted against the cheapest uniform tier that already meets the accuracy floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TwoType:
+    """Parameters of the two-type model (costs per request, accuracy of the top tier)."""
+
+    p: float
+    eps: float
+    delta: float
+    dc: float = 1.0
+    c0: float = 0.0
+    a_top: float = 1.0
+
+    def __post_init__(self):
+        if not 0.0 <= self.p <= 1.0:
+            raise ValueError(f"p must be in [0, 1] (got {self.p})")
+        if self.eps < 0 or self.delta < self.eps:
+            raise ValueError(f"need 0 <= eps <= delta (got eps={self.eps}, delta={self.delta})")
+        if self.dc < 0:
+            raise ValueError(f"dc must be >= 0 (got {self.dc})")
+
+
+def max_saving(p: float, eps: float, delta: float, dc: float = 1.0) -> float:
+    """dC* = p (1 - p) (delta - eps) / (p eps + (1 - p) delta) x dc (0 when the loss is 0)."""
+    loss = p * eps + (1.0 - p) * delta
+    return 0.0 if loss <= 0 else p * (1.0 - p) * (delta - eps) / loss * dc
+
+
+def kink(m: TwoType) -> tuple[float, float]:
+    """(cost, accuracy) of the oracle frontier's kink: every hard request upgraded."""
+    return m.c0 + (1.0 - m.p) * m.dc, m.a_top - m.p * m.eps
+
+
+def oracle_frontier(m: TwoType) -> np.ndarray:
+    """Vertices (cost, accuracy) of the oracle frontier: all cheap, kink, all top."""
+    cheap = (m.c0, m.a_top - (m.p * m.eps + (1.0 - m.p) * m.delta))
+    return np.array([cheap, kink(m), (m.c0 + m.dc, m.a_top)])
+
+
+def static_frontier(m: TwoType) -> np.ndarray:
+    """Vertices (cost, accuracy) of the static split: all cheap, all top."""
+    return oracle_frontier(m)[[0, 2]]
+
+
+def cost_at_accuracy(frontier: np.ndarray, accuracy) -> np.ndarray:
+    """Least cost a piecewise-linear frontier needs to reach ``accuracy`` (NaN outside its
+    accuracy range). Vertices that cost more without adding accuracy are ignored."""
+    f = upper_hull(frontier)
+    acc = np.asarray(accuracy, dtype=np.float64)
+    out = np.interp(acc, f[:, 1], f[:, 0])
+    return np.where((acc < f[0, 1] - 1e-12) | (acc > f[-1, 1] + 1e-12), np.nan, out)
+
+
+def max_cost_gap(routed: np.ndarray, static: np.ndarray) -> tuple[float, float]:
+    """Largest (static cost - routed cost) at equal accuracy, and the accuracy where it occurs.
+
+    Both frontiers are piecewise linear, so the largest gap is at a vertex of one of them.
+    """
+    candidates = np.concatenate([np.asarray(routed)[:, 1], np.asarray(static)[:, 1]])
+    gaps = cost_at_accuracy(static, candidates) - cost_at_accuracy(routed, candidates)
+    if np.all(np.isnan(gaps)):
+        return float("nan"), float("nan")
+    i = int(np.nanargmax(gaps))
+    return float(gaps[i]), float(candidates[i])
+
+
+def upper_hull(points: np.ndarray) -> np.ndarray:
+    """Upper-left concave hull of (cost, accuracy) points: the frontier that randomising between
+    operating points reaches. Sorted by cost."""
+    pts = np.unique(np.asarray(points, dtype=np.float64), axis=0)
+    pts = pts[np.lexsort((-pts[:, 1], pts[:, 0]))]
+    hull: list[np.ndarray] = []
+    for pt in pts:
+        if hull and pt[1] <= hull[-1][1]:
+            continue
+        while len(hull) >= 2 and _cross(hull[-2], hull[-1], pt) >= 0:
+            hull.pop()
+        hull.append(pt)
+    return np.array(hull)
+
+
+def _cross(o, a, b) -> float:
+    """z of (a - o) x (b - o): >= 0 when a lies on or below segment o-b (not concave)."""
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def savings_at_floor(m: TwoType, floor: float) -> dict:
+    """Oracle cost to reach ``floor`` vs the cheapest uniform tier meeting it and the static
+    split; ``None`` entries where the floor is out of reach."""
+    oracle = cost_at_accuracy(oracle_frontier(m), floor)
+    static = cost_at_accuracy(static_frontier(m), floor)
+    cheap_acc = oracle_frontier(m)[0, 1]
+    uniform = m.c0 if floor <= cheap_acc else (m.c0 + m.dc if floor <= m.a_top else None)
+    oracle = None if np.isnan(oracle) else float(oracle)
+    static = None if np.isnan(static) else float(static)
+    return {
+        "floor": floor,
+        "oracle_cost": oracle,
+        "uniform_cost": uniform,
+        "static_split_cost": static,
+        "vs_uniform": None if None in (oracle, uniform) else uniform - oracle,
+        "vs_static_split": None if None in (oracle, static) else static - oracle,
+    }
+
+
+def summary(m: TwoType, floor: float | None = None) -> dict:
+    """Everything ``tiersim analytic`` prints: dC*, kink, both frontiers, floor savings."""
+    cost, acc = kink(m)
+    out = {
+        "params": asdict(m),
+        "dC_star": max_saving(m.p, m.eps, m.delta, m.dc),
+        "kink": {"cost": cost, "accuracy": acc, "top_share": 1.0 - m.p},
+        "oracle_frontier": oracle_frontier(m).tolist(),
+        "static_frontier": static_frontier(m).tolist(),
+    }
+    if floor is not None:
+        out["at_floor"] = savings_at_floor(m, floor)
+    return out
+
+
+def estimate(expected: np.ndarray, realised: np.ndarray, easy: np.ndarray | None = None) -> dict:
+    """Estimate p, eps, delta from per-request correctness of the cheap and top tiers.
+
+    ``expected`` and ``realised`` are (n, 2) arrays (cheap, top). A request is easy when the
+    cheap tier is good enough (realised cheap >= realised top) unless ``easy`` is given (e.g. a
+    generator's classes). eps and delta are the mean loss ``expected_top - expected_cheap`` over
+    easy and hard requests; a negative eps (the cheap tier better on easy requests, as happens
+    with real labels) is reported as ``eps_raw`` and clipped to 0 for the closed form.
+    """
+    expected = np.asarray(expected, dtype=np.float64)
+    realised = np.asarray(realised, dtype=np.float64)
+    is_easy = realised[:, 0] >= realised[:, 1] if easy is None else np.asarray(easy, bool)
+    loss = expected[:, 1] - expected[:, 0]
+    eps_raw = float(loss[is_easy].mean()) if is_easy.any() else 0.0
+    delta = float(loss[~is_easy].mean()) if (~is_easy).any() else 0.0
+    eps = max(0.0, eps_raw)
+    return {
+        "p": float(is_easy.mean()),
+        "eps": min(eps, delta),
+        "eps_raw": eps_raw,
+        "delta": delta,
+        "a_top": float(expected[:, 1].mean()),
+        "n": int(len(loss)),
+    }
