@@ -198,3 +198,28 @@ def test_window_then_scale_keeps_exactly_the_window(times, start, length, scale)
     assert out["request_id"].tolist() == np.flatnonzero(inside).tolist()
     np.testing.assert_allclose(out["arrival_s"], (t[inside] - start) / scale)
     assert (out["arrival_s"] >= 0).all()
+
+
+def test_azure_parquet_with_datetime_column(tmp_path):
+    raw = pd.DataFrame({"TIMESTAMP": pd.to_datetime(["2024-05-10 00:00:00",
+                                                     "2024-05-10 00:00:01.5"],
+                                                    format="ISO8601"),
+                        "ContextTokens": [3, 4], "GeneratedTokens": [5, 6]})
+    raw.to_parquet(tmp_path / "a.parquet")
+    df = load_trace(tmp_path / "a.parquet")
+    assert df.attrs["format"] == "azure"
+    assert df["arrival_s"].tolist() == [0.0, 1.5]
+
+
+@given(st.lists(st.tuples(st.floats(0, 1e6), st.integers(1, 2**31 - 1),
+                          st.integers(1, 100_000)), min_size=1, max_size=40))
+def test_canonical_csv_round_trip(tmp_path_factory, rows):
+    rows = sorted(rows)
+    df = pd.DataFrame(rows, columns=["arrival_s", "input_tokens", "output_tokens"])
+    path = tmp_path_factory.mktemp("rt") / "t.csv"
+    df.to_csv(path, index=False)
+    back = load_trace(path)
+    assert_core(back)
+    assert back["arrival_s"].tolist() == df["arrival_s"].tolist()
+    assert back["input_tokens"].tolist() == df["input_tokens"].tolist()
+    assert back["output_tokens"].tolist() == df["output_tokens"].tolist()

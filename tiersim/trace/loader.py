@@ -44,7 +44,9 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     ``format``: one of ``auto, azure, burstgpt, mooncake, canonical``. ``window=(start_s,
     end_s)`` keeps requests with ``start_s <= t < end_s``, t in seconds since the trace's first
     request (``end_s`` may be None for no end); the window start becomes time 0. Then
-    ``time_scale`` divides arrival times: 2.0 replays at twice the load. Bad input raises
+    ``time_scale`` divides arrival times: 2.0 replays at twice the load. Azure, BurstGPT and
+    Mooncake times become seconds since the first request; a canonical file keeps its own
+    ``arrival_s`` (which must be >= 0 and sorted). Bad input raises
     :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column.
     """
     raw, src = read_raw(path)
