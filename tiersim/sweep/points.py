@@ -27,7 +27,7 @@ def default_runner(doc: dict, source: str) -> dict:
     from tiersim.runner import run_scenario
     from tiersim.scenario import scenario_from_dict
 
-    return run_scenario(scenario_from_dict(doc, source))
+    return run_scenario(scenario_from_dict(doc, source), scenario_path=source)
 
 
 def default_validator(doc: dict, source: str) -> object:

@@ -1,0 +1,129 @@
+"""Tests of the HTML report: content per kind of directory, self-containment, errors.
+
+The ``make_*_dir`` helpers build a run, sweep and plan directory for these tests and the browser
+test: the run with the real simulator on ``scenarios/tiny.yaml`` (seconds), the sweep and plan
+with the synthetic point runner.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tiersim.errors import TiersimError
+from tiersim.report import write_report
+from tiersim.report.figures import build_panels
+from tiersim.report.load import load_dir
+from tiersim.sweep.run import run_sweep
+from tiersim.sweep.testing import synthetic_runner
+
+ROOT = Path(__file__).resolve().parents[1]
+_CACHE: dict[str, Path] = {}
+
+
+def _tiny_run() -> Path:
+    """Run scenarios/tiny.yaml once per session into a cached folder."""
+    if "run" not in _CACHE:
+        import tempfile
+
+        from tiersim.runner import run_scenario
+        from tiersim.scenario import load_scenario
+
+        out = Path(tempfile.mkdtemp(prefix="tiersim-report-run-"))
+        scenario = ROOT / "scenarios" / "tiny.yaml"
+        run_scenario(load_scenario(scenario), out_dir=out, scenario_path=scenario)
+        shutil.copy(scenario, out / "scenario.yaml")
+        _CACHE["run"] = out
+    return _CACHE["run"]
+
+
+def make_run_dir(path: Path) -> Path:
+    """A run directory (summary.json, requests.parquet, timeseries.parquet, scenario.yaml)."""
+    shutil.copytree(_tiny_run(), path)
+    return path
+
+
+def make_sweep_dir(path: Path) -> Path:
+    """A 12-point synthetic sweep over injected FPR and bf16 replicas."""
+    doc = {"name": "fpr-sweep", "seed": 2,
+           "tiers": [{"name": "w4a16", "replicas": 2}, {"name": "bf16", "replicas": 2}],
+           "router": {"confusion": {"fpr": 0.0}}, "slo": {"ttft_p99_s": 0.5, "tpot_p99_s": 0.05},
+           "sweep": {"router.confusion.fpr": [0.0, 0.1, 0.2, 0.3],
+                     "tiers.bf16.replicas": [1, 2, 4]}}
+    run_sweep(doc, path, workers=1, runner=synthetic_runner, validator=None, report=False,
+              source="fpr-sweep.yaml")
+    return path
+
+
+def make_plan_dir(path: Path) -> Path:
+    """A capacity plan over the synthetic runner."""
+    from tiersim.sweep.plan import Constraints, plan_capacity
+
+    doc = {"name": "plan", "tiers": [{"name": "w4a16", "replicas": 1, "cost_per_gpu_hour": 2.0},
+                                     {"name": "bf16", "replicas": 1, "cost_per_gpu_hour": 4.0}],
+           "workload": {"rate_rps": 12.0}}
+    plan_capacity(doc, Constraints(ttft_p99_s=0.3, tpot_p99_s=0.05, accuracy_floor=0.7),
+                  out_dir=path, runner=synthetic_runner, source="plan.yaml", report=False)
+    return path
+
+
+@pytest.mark.parametrize("make,keys", [
+    (make_run_dir, {"frontier", "latency_cdf", "p99_per_tier", "load_over_time"}),
+    (make_sweep_dir, {"frontier", "fpr_sweep", "sweep_metrics"}),
+    (make_plan_dir, {"plan_search"}),
+])
+def test_panels_per_kind_of_directory(tmp_path, make, keys):
+    data = load_dir(make(tmp_path / "d"))
+    panels = build_panels(data)
+    assert keys <= {p.key for p in panels}
+    for panel in panels:
+        layout = panel.fig.layout
+        assert layout.title.text, panel.key
+        assert panel.caption.endswith("."), panel.key
+        titled = [a.title.text for a in (layout.xaxis, layout.yaxis)]
+        assert all(titled), (panel.key, titled)
+
+
+def test_report_is_self_contained(tmp_path):
+    report = write_report(make_run_dir(tmp_path / "run"))
+    text = report.read_text()
+    assert text.count("Plotly.newPlot") >= 4
+    assert len(re.findall(r"plotly\.js v\d", text)) == 1, "plotly.js inlined exactly once"
+    assert not re.search(r"<script[^>]+src=", text), "no external scripts"
+    assert not re.search(r"""<link[^>]+href=["']https?:""", text), "no external styles"
+    for needle in ("Scenario and provenance", "azure2023_code.parquet", "Headline", "TTFT p99",
+                   "roofline", "Per tier"):
+        assert needle in text, needle
+
+
+def test_sweep_report_lists_points_and_axes(tmp_path):
+    text = write_report(make_sweep_dir(tmp_path / "sweep")).read_text()
+    assert "router.confusion.fpr" in text and "Points" in text
+    assert "Router false positives" in text
+
+
+def test_plan_report_shows_margins(tmp_path):
+    text = write_report(make_plan_dir(tmp_path / "plan")).read_text()
+    assert "Capacity plan" in text and "Margin on each constraint" in text
+    assert "One replica fewer" in text
+
+
+def test_empty_directory_is_one_line_error(tmp_path):
+    with pytest.raises(TiersimError, match="no results here"):
+        write_report(tmp_path)
+    with pytest.raises(TiersimError, match="not a directory"):
+        write_report(tmp_path / "missing")
+
+
+def test_report_of_a_scenario_yaml_only_run(tmp_path):
+    """A run directory without requests or time series still gives a page (tables only)."""
+    run = make_run_dir(tmp_path / "run")
+    (run / "requests.parquet").unlink()
+    (run / "timeseries.parquet").unlink()
+    text = write_report(run).read_text()
+    assert "Headline" in text
+    assert yaml.safe_load((run / "scenario.yaml").read_text())["name"] == "tiny"

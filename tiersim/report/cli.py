@@ -1,0 +1,22 @@
+"""Command-line function ``tiersim report DIR`` (and ``plan``, re-exported for tiersim.cli)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tiersim.sweep.cli import plan
+
+
+def report(
+    directory: Annotated[Path, typer.Argument(help="Folder of a run, sweep or plan.")],
+) -> None:
+    """Write DIR/report.html: one self-contained page (opens offline)."""
+    from tiersim.report import write_report
+
+    typer.echo(f"wrote {write_report(directory)}")
+
+
+__all__ = ["report", "plan"]

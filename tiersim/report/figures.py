@@ -1,0 +1,471 @@
+"""Plotly figures of the report: each builder returns a :class:`Panel` or None (no data for it).
+
+Every panel has a title with units, labelled axes and one sentence saying what to look at.
+Large inputs are thinned before plotting (CDFs to quantiles, time series to time bins) so the
+page stays small whatever the trace length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from tiersim.report.load import ReportData
+
+CDF_POINTS = 400
+TIME_BINS = 600
+LAYOUT = {"template": "plotly_white", "height": 430, "margin": {"t": 70, "l": 70, "r": 30}}
+
+
+@dataclass
+class Panel:
+    """One figure of the report and the sentence printed under it."""
+
+    key: str
+    fig: go.Figure
+    caption: str
+
+
+def _tier_label(data: ReportData, tier) -> str:
+    """A tier's name from an index or a name."""
+    names = data.tier_names()
+    if isinstance(tier, (int, np.integer)) and 0 <= int(tier) < len(names):
+        return names[int(tier)]
+    return str(tier)
+
+
+def _tier_color(data: ReportData, tier) -> str:
+    """A tier's colour, the same in every figure (by its position cheapest first)."""
+    names = data.tier_names()
+    label = _tier_label(data, tier)
+    return _color(names.index(label) if label in names else tier)
+
+
+def _slo(data: ReportData) -> dict[str, float]:
+    """The scenario's SLOs (``ttft_p99_s``, ``tpot_p99_s``), where given."""
+    slo = (data.scenario or {}).get("slo") or {}
+    plan_slo = (data.plan or {}).get("constraints") or {}
+    return {k: float(v) for k, v in {**slo, **plan_slo}.items()
+            if k in ("ttft_p99_s", "tpot_p99_s") and v is not None}
+
+
+# --------------------------------------------------------------------------- latency (run)
+
+
+def _cdf(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A CDF thinned to at most CDF_POINTS quantiles (plus the exact tail above p99)."""
+    v = np.sort(values.dropna().to_numpy(dtype=float))
+    if len(v) == 0:
+        return v, v
+    probs = np.unique(np.concatenate([np.linspace(0, 0.99, CDF_POINTS),
+                                      np.linspace(0.99, 1.0, 50)]))
+    return np.quantile(v, probs), probs
+
+
+def latency_cdfs(data: ReportData) -> Panel | None:
+    """TTFT and TPOT CDFs per tier, from requests.parquet."""
+    req = data.requests
+    if req is None or "tier" not in req or not {"ttft_s", "tpot_s"} & set(req.columns):
+        return None
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT", "TPOT"))
+    for col, metric in enumerate(("ttft_s", "tpot_s"), start=1):
+        if metric not in req:
+            continue
+        for tier, group in req.groupby("tier", sort=True):
+            x, y = _cdf(group[metric])
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=_tier_label(data, tier),
+                                     legendgroup=str(tier), showlegend=col == 1,
+                                     line={"color": _tier_color(data, tier)}), row=1, col=col)
+        slo = _slo(data).get(metric.replace("_s", "_p99_s"))
+        if slo:
+            fig.add_vline(x=slo, line_dash="dash", line_color="red", row=1, col=col,
+                          annotation_text="SLO p99")
+    fig.update_xaxes(type="log", title_text="time to first token (s, log scale)", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="time per output token (s, log scale)", row=1, col=2)
+    fig.update_yaxes(title_text="fraction of requests at or below", range=[0, 1.01])
+    fig.update_layout(title="Latency distribution per tier (CDF)", legend_title="tier", **LAYOUT)
+    return Panel("latency_cdf", fig, "Read where each tier's curve crosses 0.99: left of the red "
+                 "SLO line means that tier meets its p99 target; a long flat tail means queueing.")
+
+
+def p99_per_tier(data: ReportData) -> Panel | None:
+    """Bar chart of p99 TTFT and TPOT per tier from the summary, with the SLO lines."""
+    tiers = (data.summary or {}).get("tiers")
+    if not isinstance(tiers, dict) or not tiers:
+        return None
+    names = list(tiers)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT p99", "TPOT p99"))
+    for col, metric in enumerate(("ttft_p99_s", "tpot_p99_s"), start=1):
+        values = [tiers[n].get(metric) for n in names]
+        fig.add_trace(go.Bar(x=names, y=values, marker_color=[_color(i) for i in range(len(names))],
+                             showlegend=False, name=metric), row=1, col=col)
+        if _slo(data).get(metric):
+            fig.add_hline(y=_slo(data)[metric], line_dash="dash", line_color="red", row=1,
+                          col=col, annotation_text="SLO")
+    fig.update_xaxes(title_text="tier (cheapest first)")
+    fig.update_yaxes(title_text="p99 time to first token (s)", row=1, col=1)
+    fig.update_yaxes(title_text="p99 time per output token (s)", row=1, col=2)
+    fig.update_layout(title="p99 latency per tier (seconds)", **LAYOUT)
+    return Panel("p99_per_tier", fig, "Bars above the red dashed SLO line are tiers that miss "
+                 "their latency objective; add replicas there first.")
+
+
+# --------------------------------------------------------------------------- time series (run)
+
+SERIES = (("running", ("running",), "requests running (batch size)"),
+          ("queue", ("waiting", "queue"), "requests waiting in queue"),
+          ("kv", ("kv_frac", "kv_blocks", "kv"), "KV cache in use (fraction of blocks)"))
+
+
+def _time_column(frame: pd.DataFrame) -> str | None:
+    """The time column of timeseries.parquet."""
+    return next((c for c in ("time_s", "t_s", "time", "t") if c in frame), None)
+
+
+def _series_values(frame: pd.DataFrame, stem: str, names: tuple[str, ...]) -> pd.Series | None:
+    """The sampled values of one series (KV blocks divided by capacity when both are there)."""
+    column = next((c for c in frame.columns for n in names if c.startswith(n)
+                   and pd.api.types.is_numeric_dtype(frame[c])), None)
+    if column is None:
+        return None
+    values = frame[column].astype(float)
+    if stem == "kv" and column == "kv_blocks" and "kv_capacity" in frame:
+        values = values / frame["kv_capacity"].where(frame["kv_capacity"] > 0)
+    return values
+
+
+def _on_grid(frame: pd.DataFrame, time_col: str, values: pd.Series, grid: np.ndarray,
+             how: str) -> dict:
+    """Per tier: each replica's last sample at or before each grid time, summed or averaged.
+
+    Samples are taken when a replica's state changes, so the state between samples is the
+    earlier sample's (a step function); before its first sample a replica is idle (0).
+    """
+    out = {}
+    frame = frame.assign(_v=values.to_numpy())
+    replica_col = "replica" if "replica" in frame else None
+    for tier, group in frame.groupby("tier", sort=False):
+        total = np.zeros_like(grid)
+        parts = group.groupby(replica_col, sort=False) if replica_col else [(0, group)]
+        count = 0
+        for _, part in parts:
+            part = part.sort_values(time_col, kind="stable")
+            idx = np.searchsorted(part[time_col].to_numpy(), grid, side="right") - 1
+            vals = np.nan_to_num(part["_v"].to_numpy())
+            total += np.where(idx >= 0, vals[np.clip(idx, 0, None)], 0.0)
+            count += 1
+        out[tier] = total / count if how == "mean" else total
+    return out
+
+
+def load_over_time(data: ReportData) -> Panel | None:
+    """Running batch, queue length and KV use over time, one line per tier."""
+    ts = data.timeseries
+    if ts is None or ts.empty or "tier" not in ts or _time_column(ts) is None:
+        return None
+    time_col = _time_column(ts)
+    found = [(stem, label, v) for stem, names, label in SERIES
+             if (v := _series_values(ts, stem, names)) is not None]
+    if not found:
+        return None
+    grid = np.linspace(0.0, float(ts[time_col].max()), TIME_BINS)
+    fig = make_subplots(rows=len(found), cols=1, shared_xaxes=True,
+                        subplot_titles=[label for _, label, _ in found], vertical_spacing=0.08)
+    for row, (stem, label, values) in enumerate(found, start=1):
+        per_tier = _on_grid(ts, time_col, values, grid, "mean" if stem == "kv" else "sum")
+        for tier, series in per_tier.items():
+            fig.add_trace(go.Scatter(x=grid, y=series, mode="lines", name=_tier_label(data, tier),
+                                     legendgroup=str(tier), showlegend=row == 1,
+                                     line={"color": _tier_color(data, tier), "shape": "hv"}),
+                          row=row, col=1)
+        fig.update_yaxes(title_text=label.split(" (")[0], row=row, col=1)
+    fig.update_xaxes(title_text="time since trace start (s)", row=len(found), col=1)
+    fig.update_layout(title="Load, queue and KV cache use over time per tier", legend_title="tier",
+                      **{**LAYOUT, "height": 250 * len(found) + 120})
+    return Panel("load_over_time", fig, "Queues that grow and do not drain, or KV use pinned near "
+                 "1.0, mark the tier and the moment where capacity ran out; batch size and queue "
+                 "are summed over a tier's replicas, KV use is their mean.")
+
+
+# --------------------------------------------------------------------------- frontier
+
+
+def _pareto(cost: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """Indices of points no other point beats on both lower cost and higher accuracy."""
+    order = np.lexsort((-acc, cost))
+    best, keep = -np.inf, []
+    for i in order:
+        if acc[i] > best:
+            keep.append(i)
+            best = acc[i]
+    return np.array(keep, dtype=int)
+
+
+def _cost_column(frame: pd.DataFrame) -> str | None:
+    """The cost metric to plot: per 1M output tokens when present, else total USD."""
+    return next((c for c in ("cost_per_1m_output_tokens", "cost_usd") if c in frame
+                 and frame[c].notna().any()), None)
+
+
+def _point_labels(frame: pd.DataFrame, axes: list[str]) -> list[str]:
+    """Hover text naming each sweep point by its axis values."""
+    return ["<br>".join(f"{a} = {row[a]}" for a in axes) for _, row in frame.iterrows()]
+
+
+def _savings_series(savings: dict) -> dict[str, tuple[list, list, str]]:
+    """Frontier series from a run's ``savings`` figures: uniform tiers, static split, routing."""
+    uniform = {k: v for k, v in (savings.get("uniform") or {}).items()
+               if isinstance(v, dict) and v.get("cost_usd") is not None
+               and v.get("accuracy") is not None}
+    series: dict[str, tuple[list, list, str]] = {}
+    if uniform:
+        names = sorted(uniform, key=lambda k: uniform[k]["cost_usd"])
+        xs = [uniform[n]["cost_usd"] for n in names]
+        ys = [uniform[n]["accuracy"] for n in names]
+        series["uniform tiers (every request on one tier)"] = (xs, ys, "markers+text", names)
+        hull = _pareto(np.array(xs, float), np.array(ys, float))
+        series["static random split (mixes of uniform tiers)"] = (
+            [xs[i] for i in hull], [ys[i] for i in hull], "lines", None)
+    acc = savings.get("accuracy")
+    if acc is not None and savings.get("static_split_cost_usd") is not None:
+        series["static split of equal accuracy"] = ([savings["static_split_cost_usd"]], [acc],
+                                                    "markers", None)
+    if acc is not None and savings.get("routed_cost_usd") is not None:
+        series["this run (routing policy)"] = ([savings["routed_cost_usd"]], [acc], "markers",
+                                               None)
+    return series
+
+
+def _summary_series(summary: dict | None) -> dict[str, tuple[list, list, str, list | None]]:
+    """Frontier series of a summary: its savings figures and any ``frontier``/``analytic`` map
+    of ``name: [[cost, accuracy], ...]`` (an analytic curve is drawn dotted)."""
+    summary = summary or {}
+    found = dict(_savings_series(summary.get("savings") or {}))
+    for key in ("frontier", "analytic"):
+        block = summary.get(key)
+        for name, points in (block.items() if isinstance(block, dict) else []):
+            points = points if isinstance(points, list) else []
+            pairs = sorted((float(p[0]), float(p[1])) for p in points
+                           if isinstance(p, (list, tuple)) and len(p) == 2 and None not in p)
+            if pairs:
+                label = name if key == "frontier" else f"analytic: {name}"
+                found[label] = ([c for c, _ in pairs], [a for _, a in pairs], "lines", None)
+    return found
+
+
+def _sweep_savings(sweep: pd.DataFrame) -> dict[str, tuple[list, list, str, list | None]]:
+    """Uniform-tier and static-split series from a sweep's first point's savings columns."""
+    prefix = "savings.uniform."
+    first = sweep.iloc[0]
+    names = sorted({c[len(prefix):].rsplit(".", 1)[0] for c in sweep.columns
+                    if c.startswith(prefix) and c.endswith(".cost_usd")})
+    uniform = {n: {"cost_usd": first.get(f"{prefix}{n}.cost_usd"),
+                   "accuracy": first.get(f"{prefix}{n}.accuracy")} for n in names}
+    uniform = {k: v for k, v in uniform.items() if pd.notna(v["cost_usd"])
+               and pd.notna(v["accuracy"])}
+    return _savings_series({"uniform": uniform}) if uniform else {}
+
+
+def frontier(data: ReportData) -> Panel | None:
+    """Cost vs accuracy: sweep points and their Pareto front, uniform tiers, static split,
+    the routed run, and an analytic curve where the summary carries one."""
+    fig, n_points, cost_label = go.Figure(), 0, "cost of the run (USD, attributed GPU time)"
+    sweep = _ok(data.sweep)
+    series = dict(_summary_series(data.summary))
+    if sweep is not None and not sweep.empty and "accuracy" in sweep:
+        cost_col = "savings.routed_cost_usd" if "savings.routed_cost_usd" in sweep \
+            else _cost_column(sweep)
+        if cost_col:
+            n_points += _add_sweep_points(fig, sweep, cost_col, data.sweep_axes)
+            cost_label = _cost_axis(cost_col)
+            if cost_col.startswith("savings."):
+                series.update(_sweep_savings(sweep))
+    for i, (name, (xs, ys, mode, text)) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode=mode, name=name, text=text,
+                                 textposition="top center",
+                                 marker={"size": 11, "color": _color(i + 2)},
+                                 line={"dash": "dot" if "analytic" in name else "solid",
+                                       "color": _color(i + 2)}))
+        n_points += len(xs)
+    if n_points < 2:
+        return None
+    fig.update_layout(title="Cost vs accuracy frontier", xaxis_title=cost_label,
+                      yaxis_title="expected accuracy (fraction answered correctly)", **LAYOUT)
+    return Panel("frontier", fig, "Up and to the left is better: routing points left of the "
+                 "static-split line save money at equal accuracy, and sweep points off the Pareto "
+                 "front are settings never worth choosing.")
+
+
+def _add_sweep_points(fig: go.Figure, sweep: pd.DataFrame, cost_col: str, axes: list[str]) -> int:
+    """Sweep points as grey markers plus their Pareto front; returns how many were drawn."""
+    frame = sweep.dropna(subset=[cost_col, "accuracy"])
+    cost, acc = frame[cost_col].to_numpy(float), frame["accuracy"].to_numpy(float)
+    fig.add_trace(go.Scatter(x=cost, y=acc, mode="markers", name="sweep points",
+                             text=_point_labels(frame, axes), hoverinfo="text+x+y",
+                             marker={"color": "#999", "size": 8}))
+    front = _pareto(cost, acc)
+    fig.add_trace(go.Scatter(x=cost[front], y=acc[front], mode="lines+markers",
+                             name="Pareto front of the sweep", line={"color": "#1f77b4"}))
+    return len(frame)
+
+
+def _cost_axis(column: str) -> str:
+    """Axis label of a cost column."""
+    return {"cost_per_1m_output_tokens": "cost per 1M output tokens (USD)",
+            "cost_usd": "cost of the run (USD)",
+            "savings.routed_cost_usd": "cost of the run (USD, attributed GPU time)"}.get(column,
+                                                                                       column)
+
+
+def _ok(sweep: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The sweep's successful points only."""
+    if sweep is None or "status" not in sweep:
+        return sweep
+    return sweep[sweep["status"] == "ok"]
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+def _fpr_axis(axes: list[str]) -> str | None:
+    """The sweep axis that injects the router's false-positive rate."""
+    return next((a for a in axes if a.split(".")[-1] == "fpr"), None)
+
+
+def _groups(frame: pd.DataFrame, others: list[str]):
+    """(label, sub-frame) per combination of the other axes (one group when there are none)."""
+    if not others:
+        yield "all points", frame
+        return
+    for key, group in frame.groupby(others, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        yield ", ".join(f"{a.split('.')[-1]}={v}" for a, v in zip(others, key, strict=True)), \
+            group
+
+
+def fpr_sweep(data: ReportData) -> Panel | None:
+    """Cost saved, accuracy lost and silent failures as the injected FPR grows."""
+    sweep, axis = _ok(data.sweep), _fpr_axis(data.sweep_axes)
+    cost_col = _cost_column(sweep) if sweep is not None else None
+    if axis is None or cost_col is None or "accuracy" not in sweep:
+        return None
+    others = [a for a in data.sweep_axes if a != axis]
+    silent = "router.silent_failure_rate" if "router.silent_failure_rate" in sweep else None
+    fig = make_subplots(rows=1, cols=3 if silent else 2, subplot_titles=(
+        "cost saved vs lowest FPR", "accuracy lost vs lowest FPR", "silent failures")[:3 if silent
+                                                                                      else 2])
+    for i, (label, group) in enumerate(list(_groups(sweep, others))[:10]):
+        group = group.sort_values(axis)
+        base = group.iloc[0]
+        x = group[axis]
+        saved = 100 * (1 - group[cost_col] / base[cost_col])
+        lost = 100 * (base["accuracy"] - group["accuracy"])
+        style = {"legendgroup": label, "line": {"color": _color(i)}, "mode": "lines+markers"}
+        fig.add_trace(go.Scatter(x=x, y=saved, name=label, **style), row=1, col=1)
+        fig.add_trace(go.Scatter(x=x, y=lost, name=label, showlegend=False, **style), row=1, col=2)
+        if silent:
+            fig.add_trace(go.Scatter(x=x, y=100 * group[silent], name=label, showlegend=False,
+                                     **style), row=1, col=3)
+    fig.update_xaxes(title_text="injected false-positive rate (hard sent to a cheaper tier)")
+    fig.update_yaxes(title_text="cost saved (%)", row=1, col=1)
+    fig.update_yaxes(title_text="accuracy lost (percentage points)", row=1, col=2)
+    if silent:
+        fig.update_yaxes(title_text="silently wrong answers (% of requests)", row=1, col=3)
+    fig.update_layout(title="Router false positives: cost saved vs accuracy lost", **LAYOUT)
+    return Panel("fpr_sweep", fig, "Each false positive saves money and silently loses accuracy: "
+                 "compare the slopes, the cost saved per point of accuracy lost is the price of "
+                 "a cheaper, sloppier classifier.")
+
+
+def sweep_metrics(data: ReportData) -> Panel | None:
+    """p99 TTFT, accuracy and cost against the first sweep axis, one line per other setting."""
+    sweep = _ok(data.sweep)
+    if sweep is None or sweep.empty or not data.sweep_axes:
+        return None
+    axis = data.sweep_axes[0]
+    if not pd.api.types.is_numeric_dtype(sweep[axis]):
+        return None
+    metrics = [(m, t) for m, t in (("ttft_p99_s", "p99 TTFT (s)"), ("tpot_p99_s", "p99 TPOT (s)"),
+                                   ("accuracy", "expected accuracy"),
+                                   (_cost_column(sweep), "cost (USD)")) if m and m in sweep]
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[t for _, t in metrics])
+    others = [a for a in data.sweep_axes if a != axis]
+    for i, (label, group) in enumerate(list(_groups(sweep, others))[:10]):
+        group = group.sort_values(axis)
+        for col, (metric, _) in enumerate(metrics, start=1):
+            fig.add_trace(go.Scatter(x=group[axis], y=group[metric], name=label, legendgroup=label,
+                                     showlegend=col == 1, mode="lines+markers",
+                                     line={"color": _color(i)}), row=1, col=col)
+    for col, (_, title) in enumerate(metrics, start=1):
+        fig.update_yaxes(title_text=title, row=1, col=col)
+    fig.update_xaxes(title_text=axis)
+    fig.update_layout(title=f"Headline metrics across the sweep of {axis}", **LAYOUT)
+    return Panel("sweep_metrics", fig, f"How latency, accuracy and cost move as {axis} changes; "
+                 "lines are the other axes' settings (up to 10 shown).")
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def plan_search(data: ReportData) -> Panel | None:
+    """Every configuration the planner simulated: cost vs p99 TTFT, feasible or not."""
+    evaluated = (data.plan or {}).get("evaluated") or []
+    if not evaluated:
+        return None
+    frame = pd.DataFrame([{**e["metrics"], "cost_per_hour_usd": e["cost_per_hour_usd"],
+                           "feasible": e["feasible"], "label": _replica_text(e)}
+                          for e in evaluated])
+    fig = go.Figure()
+    for feasible, group in frame.groupby("feasible"):
+        fig.add_trace(go.Scatter(x=group["cost_per_hour_usd"], y=group["ttft_p99_s"],
+                                 mode="markers", text=group["label"], hoverinfo="text+x+y",
+                                 name="meets every constraint" if feasible else "misses one",
+                                 marker={"size": 10, "color": "#2ca02c" if feasible else "#d62728",
+                                         "symbol": "circle" if feasible else "x"}))
+    chosen = data.plan.get("plan") or {}
+    if chosen.get("cost_per_hour_usd") is not None:
+        fig.add_trace(go.Scatter(x=[chosen["cost_per_hour_usd"]],
+                                 y=[chosen["metrics"]["ttft_p99_s"]], mode="markers",
+                                 name="chosen plan", marker={"size": 18, "symbol": "star",
+                                                             "color": "#ff7f0e"}))
+    if _slo(data).get("ttft_p99_s"):
+        fig.add_hline(y=_slo(data)["ttft_p99_s"], line_dash="dash", line_color="red",
+                      annotation_text="TTFT SLO")
+    fig.update_yaxes(type="log")
+    fig.update_layout(title="Capacity plan search: every fleet simulated",
+                      xaxis_title="provisioned fleet cost (USD per hour)",
+                      yaxis_title="p99 time to first token (s, log scale)", **LAYOUT)
+    return Panel("plan_search", fig, "The star is the cheapest fleet that meets every constraint; "
+                 "red crosses left of it are cheaper fleets that miss one (hover for replicas).")
+
+
+def _replica_text(entry: dict) -> str:
+    """Hover label of a planner candidate."""
+    parts = [f"{k}={v}" for k, v in entry.get("replicas", {}).items()]
+    parts += [f"{k}={v}" for k, v in (entry.get("settings") or {}).items()]
+    return ", ".join(parts)
+
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def _color(key) -> str:
+    """A stable colour for a tier index or series number."""
+    try:
+        return PALETTE[int(key) % len(PALETTE)]
+    except (TypeError, ValueError):
+        return PALETTE[sum(map(ord, str(key))) % len(PALETTE)]
+
+
+BUILDERS = (frontier, latency_cdfs, p99_per_tier, load_over_time, fpr_sweep, sweep_metrics,
+            plan_search)
+
+
+def build_panels(data: ReportData) -> list[Panel]:
+    """All panels the data supports, in page order."""
+    return [panel for build in BUILDERS if (panel := build(data)) is not None]
