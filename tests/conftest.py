@@ -1,0 +1,53 @@
+"""Shared test helpers: scenario files written from keyword overrides, and CLI invocation."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = REPO / "scenarios" / "tiny.yaml"
+
+
+def tiny_doc(**overrides) -> dict:
+    """The tiny scenario as a dict; keyword arguments replace top-level keys."""
+    doc = yaml.safe_load(TINY.read_text())
+    doc = copy.deepcopy(doc)
+    doc.update(overrides)
+    return doc
+
+
+def write_yaml(path: Path, doc: dict) -> Path:
+    """Write ``doc`` as YAML (block style, keys in insertion order) and return the path."""
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))
+    return path
+
+
+@pytest.fixture
+def scenario_file(tmp_path):
+    """``scenario_file(text=None, name="s.yaml", **overrides)``: a scenario in a temp folder.
+
+    With ``text``, that YAML verbatim; else the tiny scenario with top-level overrides.
+    """
+
+    def make(text: str | None = None, name: str = "s.yaml", **overrides) -> Path:
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+            return path
+        return write_yaml(path, tiny_doc(**overrides))
+
+    return make
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m tiersim ARGS`` in a subprocess (the real entry point, real stderr)."""
+    env = dict(os.environ, COLUMNS="120", PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "tiersim", *args], capture_output=True,
+                          text=True, cwd=cwd or REPO, env=env, timeout=300)

@@ -1,0 +1,230 @@
+"""Tiers of replicas, balancers, and :func:`simulate`: a workload in, per-request times out.
+
+Routing is decided before the run (it depends on the request, not on fleet state): each request
+carries its first tier and, for a cascade, the tier it escalates to when its first pass finishes.
+An escalated request re-enters the fleet at that moment; its latency and GPU time cover both
+passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tiersim.engine.replica import Replica
+from tiersim.engine.request import DROPPED, Req, SchedulerLimits
+from tiersim.engine.scheduler import ReplicaScheduler
+from tiersim.engine.simenv import SimEnv
+from tiersim.perf.base import StepTimeModel
+
+
+@dataclass
+class TierSpec:
+    """One tier: ``replicas`` identical replicas of one precision."""
+
+    name: str
+    replicas: int
+    num_blocks: int
+    step_model: StepTimeModel
+    limits: SchedulerLimits = field(default_factory=SchedulerLimits)
+    balancer: str = "least_tokens"
+    output_multiplier: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.replicas < 1:
+            raise ValueError(f"tier {self.name!r}: replicas must be >= 1 (got {self.replicas})")
+        if self.balancer not in BALANCERS:
+            raise ValueError(f"tier {self.name!r}: unknown balancer {self.balancer!r}; "
+                             f"choose one of {sorted(BALANCERS)}")
+        if self.output_multiplier <= 0:
+            raise ValueError(f"tier {self.name!r}: output_multiplier must be > 0")
+
+
+@dataclass
+class Workload:
+    """Requests as arrays, sorted by arrival; ``tier``/``escalate_to`` index the tier list."""
+
+    arrival_s: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    tier: np.ndarray
+    escalate_to: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.arrival_s)
+
+
+@dataclass
+class SimResult:
+    """Per-request arrays (index = request) and per-replica statistics."""
+
+    first_tier: np.ndarray
+    final_tier: np.ndarray
+    replica: np.ndarray
+    escalated: np.ndarray
+    dropped: np.ndarray
+    first_token_s: np.ndarray
+    finish_s: np.ndarray
+    queue_s: np.ndarray
+    preemptions: np.ndarray
+    output_tokens: np.ndarray  # emitted on the final tier (after its multiplier)
+    gpu_s_first: np.ndarray  # replica-seconds attributed on the first tier (0 if not escalated)
+    gpu_s_final: np.ndarray  # replica-seconds attributed on the final tier
+    busy_s: dict[str, list[float]]
+    kv_peak_blocks: dict[str, list[int]]
+    num_blocks: dict[str, int]
+    samples: dict[str, list[list[tuple[float, int, int, int]]]]
+    end_s: float
+
+
+class Balancer:
+    """Picks a replica of a tier for each request; override :meth:`pick`."""
+
+    def __init__(self, replicas: list[Replica]):
+        self.replicas = replicas
+
+    def pick(self) -> Replica:
+        """The replica for the next request."""
+        raise NotImplementedError
+
+
+class RoundRobin(Balancer):
+    """Replicas in turn."""
+
+    def __init__(self, replicas: list[Replica]):
+        super().__init__(replicas)
+        self._next = 0
+
+    def pick(self) -> Replica:
+        """The next replica in turn."""
+        rep = self.replicas[self._next]
+        self._next = (self._next + 1) % len(self.replicas)
+        return rep
+
+
+class LeastTokens(Balancer):
+    """The replica with the fewest outstanding token computations (ties: lowest index)."""
+
+    def pick(self) -> Replica:
+        """The least-loaded replica."""
+        if len(self.replicas) == 1:
+            return self.replicas[0]
+        return min(self.replicas, key=Replica.outstanding)
+
+
+BALANCERS: dict[str, type[Balancer]] = {"round_robin": RoundRobin, "least_tokens": LeastTokens}
+
+
+class _Fleet:
+    """Wires tiers, replicas and the per-request result arrays together for one run."""
+
+    def __init__(self, tiers: list[TierSpec], work: Workload, max_k: int, sample_every: float):
+        n = len(work)
+        self.env = SimEnv()
+        self.tiers, self.work = tiers, work
+        self.esc = work.escalate_to if work.escalate_to is not None else np.full(n, -1)
+        self.final_tier = np.asarray(work.tier, dtype=np.int64).copy()
+        self.replica = np.full(n, -1, dtype=np.int64)
+        self.escalated = np.zeros(n, dtype=bool)
+        self.dropped = np.zeros(n, dtype=bool)
+        self.first_token = np.full(n, np.nan)
+        self.finish = np.full(n, np.nan)
+        self.queue = np.zeros(n)
+        self.preempt = np.zeros(n, dtype=np.int64)
+        self.out_tok = np.zeros(n, dtype=np.int64)
+        self.gpu_first = np.zeros(n)
+        self.gpu_final = np.zeros(n)
+        self.balancers: list[Balancer] = []
+        self.reps: list[list[Replica]] = []
+        for t, spec in enumerate(tiers):
+            reps = [
+                Replica(self.env, ReplicaScheduler(spec.limits, spec.num_blocks),
+                        spec.step_model, self._make_on_finish(t), i, max_k, sample_every)
+                for i in range(spec.replicas)
+            ]
+            self.reps.append(reps)
+            self.balancers.append(BALANCERS[spec.balancer](reps))
+
+    def dispatch(self, i: int, tier: int, arrival: float) -> None:
+        """Send request ``i`` to ``tier`` now."""
+        spec = self.tiers[tier]
+        out = max(1, int(round(int(self.work.output_tokens[i]) * spec.output_multiplier)))
+        req = Req(i, int(self.work.input_tokens[i]), out, arrival)
+        rep = self.balancers[tier].pick()
+        if not rep.submit(req):
+            req.state = DROPPED
+            self.dropped[i] = True
+
+    def _make_on_finish(self, tier: int):
+        def on_finish(req: Req, rep: Replica) -> None:
+            i = req.idx
+            self.queue[i] += req.admitted - req.arrival
+            self.preempt[i] += req.preemptions
+            nxt = int(self.esc[i])
+            if nxt >= 0 and not self.escalated[i]:
+                self.escalated[i] = True
+                self.gpu_first[i] = req.gpu_s
+                self.final_tier[i] = nxt
+                self.dispatch(i, nxt, req.finish)
+                return
+            self.gpu_final[i] = req.gpu_s
+            self.replica[i] = rep.index
+            self.first_token[i] = req.first_token
+            self.finish[i] = req.finish
+            self.out_tok[i] = req.output
+
+        return on_finish
+
+    def arrivals(self):
+        """SimPy process: each request enters the fleet at its arrival time (URGENT)."""
+        env, arr, tier = self.env, self.work.arrival_s, self.work.tier
+        for i in range(len(arr)):
+            t = float(arr[i])
+            if t > env.now:
+                yield env.at(t, urgent=True)
+            self.dispatch(i, int(tier[i]), t)
+
+    def result(self) -> SimResult:
+        """Collect the arrays and per-replica statistics."""
+        names = [s.name for s in self.tiers]
+        return SimResult(
+            first_tier=np.asarray(self.work.tier, dtype=np.int64), final_tier=self.final_tier,
+            replica=self.replica, escalated=self.escalated, dropped=self.dropped,
+            first_token_s=self.first_token, finish_s=self.finish, queue_s=self.queue,
+            preemptions=self.preempt, output_tokens=self.out_tok, gpu_s_first=self.gpu_first,
+            gpu_s_final=self.gpu_final,
+            busy_s={n: [r.busy_s for r in reps] for n, reps in zip(names, self.reps)},
+            kv_peak_blocks={n: [r.sched.peak_blocks for r in reps]
+                            for n, reps in zip(names, self.reps)},
+            num_blocks={s.name: s.num_blocks for s in self.tiers},
+            samples={n: [r.samples for r in reps] for n, reps in zip(names, self.reps)},
+            end_s=float(self.env.now),
+        )
+
+
+def simulate(
+    tiers: list[TierSpec],
+    work: Workload,
+    fast_forward: bool = True,
+    max_ff_iterations: int = 4096,
+    sample_every: float | None = None,
+) -> SimResult:
+    """Replay ``work`` through ``tiers``; deterministic for equal inputs.
+
+    ``fast_forward=False`` steps every iteration as its own event (slow; for tests).
+    ``sample_every`` is the spacing in seconds of the queue/KV time series (default: 1/500 of the
+    arrival span).
+    """
+    n = len(work)
+    if n and np.any(np.diff(work.arrival_s) < 0):
+        raise ValueError("workload arrivals must be sorted")
+    if n and (int(np.min(work.tier)) < 0 or int(np.max(work.tier)) >= len(tiers)):
+        raise ValueError("workload tier index out of range")
+    if sample_every is None:
+        span = float(work.arrival_s[-1] - work.arrival_s[0]) if n else 1.0
+        sample_every = max(span / 500.0, 1e-3)
+    fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every)
+    fleet.env.process(fleet.arrivals())
+    fleet.env.run()
+    return fleet.result()

@@ -1,0 +1,70 @@
+"""Per-request state inside a replica, and the scheduler limits.
+
+A request holds ``prompt`` tokens and must emit ``output`` tokens. ``tokens`` is how many tokens
+of its sequence are known (prompt + emitted outputs) and ``computed`` how many of those have KV in
+the cache. A step that brings ``computed`` up to ``tokens`` emits one output token. Prefill is
+therefore "compute many known tokens", decode is "compute the one newest token"; preemption by
+recompute resets ``computed`` to 0 while keeping the emitted outputs (as vLLM v1 does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WAITING, PREFILL, DECODE, DONE, DROPPED = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerLimits:
+    """vLLM-style scheduler limits of one replica."""
+
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    block_size: int = 16
+    watermark: float = 0.01
+    enable_prefix_caching: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_num_seqs < 1 or self.block_size < 1:
+            raise ValueError("max_num_seqs and block_size must be >= 1")
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError(
+                f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= "
+                f"max_num_seqs ({self.max_num_seqs}) so every running request decodes each step"
+            )
+        if not 0.0 <= self.watermark < 1.0:
+            raise ValueError(f"watermark must be in [0, 1) (got {self.watermark})")
+
+
+class Req:
+    """One request's mutable state on a replica (one pass; an escalation makes a new one)."""
+
+    __slots__ = (
+        "idx", "prompt", "output", "n_out", "tokens", "computed", "blocks", "state", "arrival",
+        "admitted", "first_token", "finish", "preemptions", "gpu_s", "acc_mark", "join_it",
+        "c_join", "finish_it", "heap_seq",
+    )
+
+    def __init__(self, idx: int, prompt: int, output: int, arrival: float):
+        self.idx, self.prompt, self.output, self.arrival = idx, prompt, output, arrival
+        self.n_out = 0
+        self.tokens = prompt
+        self.computed = 0
+        self.blocks = 0
+        self.state = WAITING
+        self.admitted = -1.0
+        self.first_token = -1.0
+        self.finish = -1.0
+        self.preemptions = 0
+        self.gpu_s = 0.0
+        self.acc_mark = 0.0
+        self.join_it = 0
+        self.c_join = 0
+        self.finish_it = 0
+        self.heap_seq = -1
+
+    def __repr__(self) -> str:
+        return (
+            f"Req({self.idx}, prompt={self.prompt}, output={self.output}, n_out={self.n_out}, "
+            f"computed={self.computed}, state={self.state})"
+        )

@@ -1,0 +1,334 @@
+"""A pure continuous-batching scheduler modelled on vLLM v1's.
+
+``schedule(now)`` returns a :class:`StepPlan`; ``complete(plan, k, t_end, dt)`` applies it. No
+clock lives here, so a test can step it by hand.
+
+Policy (as vLLM v1): one token budget per step (``max_num_batched_tokens``); running requests
+first (each decoder takes one token, then the request being prefilled takes a chunk); when blocks
+run out, the newest running request is preempted by recompute (its blocks freed, its computed
+tokens reset, put back at the head of the waiting queue); waiting requests are admitted in order,
+with chunked prefill, only if nothing was preempted this step and the free blocks stay above the
+watermark.
+
+NOTE (speed): decoding requests are kept as an aggregate so that a step costs O(prefill chunks +
+log batch), not O(batch). Every running request except possibly the newest one is decoding (a
+request that is still mid-prefill has used up the step's budget, so nothing is admitted after it),
+so the state is: the decoders' count, the sum of their contexts (grows by the count each step), a
+heap of the iteration at which each finishes, and how many of them need a fresh KV block at each
+iteration modulo ``block_size`` (a decoder needs one whenever its computed tokens fill its last
+block). A decode-only stretch of ``k`` iterations is then one plan with closed-form block use, and
+per-request state is rebuilt only when a request joins, leaves or is preempted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from heapq import heappop, heappush
+
+from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
+from tiersim.perf.base import StepShape
+
+
+@dataclass(slots=True)
+class StepPlan:
+    """What the next ``k`` iterations compute.
+
+    ``k > 1`` only for a fast-forwarded decode-only stretch (``chunks`` empty). ``n_dec`` and
+    ``dec_ctx`` are the decoders' count and summed context at the first iteration. A stretch
+    (``stretch=True``) takes its decoders' KV blocks in :meth:`ReplicaScheduler.complete`, once
+    its length is final; a single step took them in ``schedule``.
+    """
+
+    it: int
+    k: int
+    n_dec: int
+    dec_ctx: int
+    chunks: list[tuple[Req, int]] = field(default_factory=list)
+    stretch: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to run (every running request was just preempted): re-plan at once."""
+        return not self.chunks and not self.n_dec
+
+    @property
+    def decode_only(self) -> bool:
+        """True when no prefill chunk runs (the step time comes from ``decode_times``)."""
+        return not self.chunks
+
+    def shape(self) -> StepShape:
+        """The first iteration's shape, for the step-time model."""
+        chunks = tuple((c, r.computed) for r, c in self.chunks)
+        return StepShape(chunks, self.n_dec, self.dec_ctx)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class ReplicaScheduler:
+    """Waiting queue, running set and paged KV blocks of one replica."""
+
+    def __init__(self, limits: SchedulerLimits, num_blocks: int):
+        if num_blocks < 1:
+            raise ValueError(f"num_blocks must be >= 1 (got {num_blocks})")
+        self.limits = limits
+        self.bs = limits.block_size
+        self.num_blocks = num_blocks
+        self.free = num_blocks
+        self.watermark_blocks = int(limits.watermark * num_blocks)
+        self.waiting: deque[Req] = deque()
+        self.running: dict[Req, None] = {}  # admission order; the newest is last
+        self.partial: Req | None = None  # the request mid-prefill, always the newest running
+        self.it = 0  # index of the next iteration
+        self.n_dec = 0
+        self.dec_ctx = 0  # sum over decoders of their context at the next iteration
+        self.phase_count = [0] * self.bs
+        self.decode_acc = 0.0  # GPU-seconds per decode token, accumulated (cost attribution)
+        self.outstanding = 0  # token computations still to do (balancer signal)
+        self.peak_blocks = 0
+        self._heap: list[tuple[int, int, Req]] = []
+        self._seq = 0
+
+    # ---- queries -------------------------------------------------------------------------
+    def idle(self) -> bool:
+        """No request waiting or running."""
+        return not self.running and not self.waiting
+
+    def used_blocks(self) -> int:
+        """KV blocks in use now."""
+        return self.num_blocks - self.free
+
+    def fits(self, prompt: int, output: int) -> bool:
+        """Whether a request of this size can ever run here (alone, above the watermark)."""
+        return _ceil_div(prompt + output, self.bs) <= self.num_blocks - self.watermark_blocks
+
+    # ---- the contract --------------------------------------------------------------------
+    def add(self, req: Req) -> bool:
+        """Queue a request; False (and nothing queued) if it can never fit in this replica."""
+        if not self.fits(req.prompt, req.output):
+            return False
+        self.waiting.append(req)
+        self.outstanding += req.prompt + req.output - 1
+        return True
+
+    def schedule(self, now: float, max_k: int = 1) -> StepPlan:
+        """Plan the next iteration, or a decode-only stretch of up to ``max_k`` iterations."""
+        it = self.it
+        if self.partial is None and self.n_dec and self._heap:
+            after_first = self.free - self.phase_count[it % self.bs]
+            if not self._head_admissible(after_first):
+                k = min(self._block_horizon(it), self._next_finish() - it + 1, max_k)
+                if k >= 1:
+                    return StepPlan(it, k, self.n_dec, self.dec_ctx, stretch=True)
+        return self._schedule_step(now)
+
+    def complete(self, plan: StepPlan, k: int, t_end: float, dt: float) -> list[Req]:
+        """Apply the first ``k`` iterations of ``plan``, ending at ``t_end`` after ``dt`` seconds
+        of GPU time; return the requests that finished."""
+        if plan.chunks:
+            n_tok = plan.n_dec + sum(c for _, c in plan.chunks)
+            if plan.n_dec:
+                self.decode_acc += dt / n_tok
+            for req, c in plan.chunks:
+                req.gpu_s += dt * c / n_tok
+            self.outstanding -= n_tok
+        else:
+            if plan.stretch:
+                self.free -= self._decode_blocks(plan.it, k)
+            self.decode_acc += dt / plan.n_dec
+            self.outstanding -= plan.n_dec * k
+        self.peak_blocks = max(self.peak_blocks, self.num_blocks - self.free)
+        self.dec_ctx += plan.n_dec * k
+        self.it += k
+        finished = self._retire_decoders(self.it - 1, t_end)
+        for req, c in plan.chunks:
+            self._advance_prefill(req, c, t_end, finished)
+        return finished
+
+    # ---- scheduling a single iteration ---------------------------------------------------
+    def _schedule_step(self, now: float) -> StepPlan:
+        lim, it = self.limits, self.it
+        preempted = False
+        need = self.phase_count[it % self.bs]
+        if need > self.free:
+            preempted = self._preempt_for_decoders(it)
+        else:
+            self.free -= need
+        budget = lim.max_num_batched_tokens - self.n_dec
+        chunks: list[tuple[Req, int]] = []
+        part = self.partial
+        if part is not None and budget > 0:
+            chunk = min(part.tokens - part.computed, budget)
+            if self._allocate(part, chunk, watermark=0):
+                chunks.append((part, chunk))
+                budget -= chunk
+            else:  # the newest running request is this one: it preempts itself
+                self._preempt(part, it)
+                preempted = True
+        if not preempted:
+            budget = self._admit(now, budget, chunks)
+        return StepPlan(it, 1, self.n_dec, self.dec_ctx, chunks)
+
+    def _admit(self, now: float, budget: int, chunks: list[tuple[Req, int]]) -> int:
+        max_seqs = self.limits.max_num_seqs
+        while self.waiting and budget > 0 and len(self.running) < max_seqs:
+            head = self.waiting[0]
+            chunk = min(head.tokens - head.computed, budget)
+            if not self._allocate(head, chunk, watermark=self.watermark_blocks):
+                break
+            self.waiting.popleft()
+            self.running[head] = None
+            head.state = PREFILL
+            if head.admitted < 0:
+                head.admitted = now
+            chunks.append((head, chunk))
+            budget -= chunk
+            if head.computed + chunk < head.tokens:
+                self.partial = head
+        return budget
+
+    def _allocate(self, req: Req, chunk: int, watermark: int) -> bool:
+        need = _ceil_div(req.computed + chunk, self.bs) - req.blocks
+        if self.free - need < watermark:
+            return False
+        self.free -= need
+        req.blocks += need
+        return True
+
+    def _head_admissible(self, free: int) -> bool:
+        if not self.waiting or len(self.running) >= self.limits.max_num_seqs:
+            return False
+        budget = self.limits.max_num_batched_tokens - self.n_dec
+        if budget <= 0:
+            return False
+        head = self.waiting[0]
+        chunk = min(head.tokens - head.computed, budget)
+        need = _ceil_div(head.computed + chunk, self.bs) - head.blocks
+        return free - need >= self.watermark_blocks
+
+    # ---- decoders as an aggregate --------------------------------------------------------
+    def _decode_blocks(self, it0: int, k: int) -> int:
+        """Blocks the decoders allocate over iterations ``it0 .. it0+k-1``."""
+        q, r = divmod(k, self.bs)
+        s, pc, bs = it0 % self.bs, self.phase_count, self.bs
+        return q * self.n_dec + sum(pc[(s + j) % bs] for j in range(r))
+
+    def _block_horizon(self, it0: int) -> int:
+        """Largest k such that the decoders' allocations over k iterations fit in free blocks."""
+        q, rem = divmod(self.free, self.n_dec)
+        s, pc, bs = it0 % self.bs, self.phase_count, self.bs
+        total, t = 0, 0
+        for j in range(bs):
+            total += pc[(s + j) % bs]
+            if total > rem:
+                break
+            t += 1
+        return q * bs + t if t < bs else (q + 1) * bs  # t == bs impossible since rem < n_dec
+
+    def _next_finish(self) -> int:
+        heap = self._heap
+        while heap[0][2].heap_seq != heap[0][1]:
+            heappop(heap)
+        return heap[0][0]
+
+    def _computed_at(self, req: Req, it: int) -> int:
+        """A decoder's computed tokens at the start of iteration ``it``."""
+        return req.c_join + (it - req.join_it)
+
+    def _join_decoders(self, req: Req) -> None:
+        req.state = DECODE
+        req.c_join, req.join_it = req.computed, self.it
+        self.phase_count[(req.join_it - req.c_join) % self.bs] += 1
+        self.n_dec += 1
+        self.dec_ctx += req.computed + 1
+        req.finish_it = self.it + (req.output - req.n_out) - 1
+        req.acc_mark = self.decode_acc
+        self._seq += 1
+        req.heap_seq = self._seq
+        heappush(self._heap, (req.finish_it, self._seq, req))
+
+    def _leave_decoders(self, req: Req, computed: int) -> None:
+        """Remove a decoder whose computed tokens are ``computed`` at the next iteration."""
+        self.phase_count[(req.join_it - req.c_join) % self.bs] -= 1
+        self.n_dec -= 1
+        self.dec_ctx -= computed + 1
+        req.gpu_s += self.decode_acc - req.acc_mark
+        req.heap_seq = -1
+        req.n_out += computed - req.c_join  # one output per decode step since joining
+        req.tokens = req.prompt + req.n_out
+        req.computed = computed
+        req.blocks = _ceil_div(computed, self.bs)
+
+    def _retire_decoders(self, last: int, t_end: float) -> list[Req]:
+        finished = []
+        heap = self._heap
+        while heap and heap[0][0] <= last:
+            _, seq, req = heappop(heap)
+            if req.heap_seq != seq:
+                continue
+            self._leave_decoders(req, self._computed_at(req, last + 1))
+            self._finish(req, t_end, finished)
+        return finished
+
+    def _advance_prefill(self, req: Req, chunk: int, t_end: float, finished: list[Req]) -> None:
+        req.computed += chunk
+        if req.computed < req.tokens:
+            return
+        if self.partial is req:
+            self.partial = None
+        req.n_out += 1
+        req.tokens += 1
+        if req.first_token < 0:
+            req.first_token = t_end
+        if req.n_out >= req.output:
+            self._finish(req, t_end, finished)
+        else:
+            self._join_decoders(req)
+
+    def _finish(self, req: Req, t_end: float, finished: list[Req]) -> None:
+        self.free += req.blocks
+        req.blocks = 0
+        req.state = DONE
+        req.finish = t_end
+        del self.running[req]
+        finished.append(req)
+
+    # ---- preemption (rare path: rebuilds per-request state) ------------------------------
+    def _preempt_for_decoders(self, it: int) -> bool:
+        """vLLM's loop for a step whose decoders need more blocks than are free: allocate in
+        running order, preempting the newest request until the current one fits."""
+        order = list(self.running)
+        preempted, i = False, 0
+        while i < len(order):
+            req = order[i]
+            if req is self.partial:
+                break
+            need = 1 if self._computed_at(req, it) % self.bs == 0 else 0
+            while need > self.free:
+                victim = order.pop()
+                self._preempt(victim, it)
+                preempted = True
+                if victim is req:
+                    break
+            else:
+                self.free -= need
+                i += 1
+                continue
+            break
+        return preempted
+
+    def _preempt(self, req: Req, it: int) -> None:
+        if req.state == DECODE:
+            self._leave_decoders(req, self._computed_at(req, it))
+        if self.partial is req:
+            self.partial = None
+        self.free += req.blocks
+        self.outstanding += req.computed
+        req.blocks = 0
+        req.computed = 0
+        req.state = WAITING
+        req.preemptions += 1
+        del self.running[req]
+        self.waiting.appendleft(req)
