@@ -9,26 +9,44 @@ in there (:meth:`Precision.compute_dtype_on`): FP8 natively on Hopper and Blackw
 natively (FP4) only on Blackwell; W4A16 everywhere, and NVFP4 on Hopper, are dequantised and
 computed at the BF16 peak with a further derating for the dequantisation work.
 
-Constants (:class:`RooflineConstants`) and why:
+Constants (:class:`RooflineConstants`) and why. Efficiencies are public rules of thumb; the
+kernel floors and the attention efficiency were then checked against NVIDIA's measured H200
+operator tables (aiconfigurator-core 0.12.0, vLLM kernels, as imported into
+``profiles/h200_aiconfigurator_vllm.json``) and set to the measured orders of magnitude:
 
 - ``bw_eff = 0.8``: large weight-streaming kernels (GEMV, Marlin, fused MoE) reach 80-90% of
-  HBM peak on H100/H200; 0.8 leaves room for imperfect overlap.
-- ``gemm_eff = 0.7``: cuBLAS/CUTLASS reach about 700 of 989 dense BF16 TFLOP/s on an H100 SXM
-  at large shapes, and a similar share of the FP8 peak.
+  HBM peak on H100/H200; the measured BF16 GEMMs at m <= 256 sit within 0.75-1.05x of this.
+- ``gemm_eff = 0.7``: cuBLAS/CUTLASS reach about 700 of 989 dense BF16 TFLOP/s at large shapes
+  (measured H200 GEMMs at m = 8192: 0.98-1.18x of the resulting roofline).
 - ``moe_eff = 0.55``: grouped expert GEMMs at small per-expert batches and uneven routing run
-  well below dense GEMMs.
-- ``attn_eff = 0.5``: FlashAttention-3 reaches about 600-750 TFLOP/s on long non-causal BF16
-  inputs; causal masking and short chunks lower that, hence one half.
+  well below dense GEMMs (measured BF16 Qwen3-30B-A3B MoE: 0.8-1.1x of the roofline).
+- ``attn_eff = 0.7``: FlashAttention-3 on H200 measured 600 TFLOP/s for an 8k causal prefill and
+  880 for 32k.
 - ``dequant_factor = 0.8``: weight-only kernels (Marlin/Machete) spend issue slots unpacking
   4-bit weights, so their compute-bound throughput is taken as 80% of the native BF16 GEMM's.
-- ``gemm_floor_s = 4 us``, ``moe_floor_s = 10 us`` (routing alignment, two grouped GEMMs, the
-  activation and the weighted sum are four to five kernels), ``attn_floor_s = 5 us``.
-- All-reduce: ring ``latency + 2 (tp-1)/tp x bytes / (NVLink one-way bandwidth x 0.8)``, with
-  10 us latency (vLLM's custom all-reduce takes about 5-15 us for small messages on NVLink).
+- Floors: ``gemm_floor_s = 5 us`` (measured small GEMMs 5-8 us), ``attn_floor_s = 12 us``
+  (decode attention at batch 1: 13-16 us; a 16-token prefill chunk: 14 us), ``moe_floor_s =
+  30 us`` (one MoE layer for one token: 35-55 us; routing alignment, two grouped GEMMs, the
+  activation and the weighted sum are four to five kernels).
+- ``attn_per_seq_head_s = 0.028 us``: decode attention costs something per (sequence, KV head)
+  however short the context (page-table walk, one tile each): 2,048 sequences of 2-128 tokens
+  measured 74, 117, 231 and 442 us with 1, 2, 4 and 8 KV heads per GPU, so the floor is
+  ``attn_floor_s + batch x kv_heads x attn_per_seq_head_s``.
+- ``quant_floor_s = 2 us``: natively low-precision GEMMs (FP8 W8A8, NVFP4 on Blackwell) first
+  quantise their BF16 activations per token, one more pass reading 2 and writing 1 (or 0.56)
+  bytes per element, at least one small kernel.
+- All-reduce: ring ``latency + 2 (tp-1)/tp x bytes / (NVLink one-way bandwidth x 0.8)`` with
+  5 us latency (vLLM's custom all-reduce: 5 us measured for small messages at tp 2-8; within
+  0.75-1.2x of the measured tables from 4 MB up).
 - Overhead per iteration: 1.0 ms (vLLM V1 with CUDA graphs: scheduling, input preparation and
   sampling that does not overlap the GPU) plus 10 us per layer for the small kernels the ops do
   not model (two RMS norms, rotary embedding, activation, residual adds, top-k routing), i.e.
   about 1.5 ms for a 48-layer model.
+
+Known gaps against the measured tables: FP8 GEMMs below m = 1024 measure about 2x slower than
+this roofline (per-token activation quantisation and scale handling); FP8 KV decode attention
+saves about 30% of BF16's time, not the 50% its bytes suggest; vLLM 0.19's int4 Marlin MoE
+measured 4-8x slower than the W4A16 MoE roofline.
 
 These are assumptions, not measurements; a calibrated profile (:mod:`tiersim.perf.profile`)
 replaces them table by table.
@@ -60,12 +78,14 @@ class RooflineConstants:
     bw_eff: float = 0.8
     gemm_eff: float = 0.7
     moe_eff: float = 0.55
-    attn_eff: float = 0.5
+    attn_eff: float = 0.7
     dequant_factor: float = 0.8
-    gemm_floor_s: float = 4e-6
-    moe_floor_s: float = 10e-6
-    attn_floor_s: float = 5e-6
-    allreduce_latency_s: float = 10e-6
+    gemm_floor_s: float = 5e-6
+    moe_floor_s: float = 30e-6
+    attn_floor_s: float = 12e-6
+    attn_per_seq_head_s: float = 0.028e-6
+    quant_floor_s: float = 2e-6
+    allreduce_latency_s: float = 5e-6
     allreduce_eff: float = 0.8
     base_overhead_s: float = 1.0e-3
     per_layer_overhead_s: float = 10e-6
@@ -73,11 +93,13 @@ class RooflineConstants:
 
 @dataclass(frozen=True)
 class _Format:
-    """How one weight format runs on the GPU: bits, activation bytes, FLOP rate."""
+    """How one weight format runs on the GPU: bits, activation bytes, FLOP rate, and whether
+    activations are quantised on the fly (a separate pass over them) before the GEMM."""
 
     weight_bytes: float
     act_bytes: float
     flops_per_s: float
+    quantises_activations: bool
 
 
 class RooflineOps:
@@ -111,6 +133,7 @@ class RooflineOps:
         self._q_io_bytes_per_token = 2.0 * q_heads * m.head_dim * 2.0  # query in, output out
         self._attn_flops_per_pair = 4.0 * q_heads * m.head_dim  # QK^T and PV, 2 FLOPs each
         self._attn_flops_s = self.gpu.peak("bf16") * self.c.attn_eff
+        self._attn_per_seq_s = kv_heads * self.c.attn_per_seq_head_s
 
     def _format(self, precision: str) -> _Format:
         """Weight bytes, activation bytes and derated FLOP/s of GEMMs in ``precision``."""
@@ -124,6 +147,7 @@ class RooflineOps:
                 weight_bytes=prec.weight_bits / 8.0,
                 act_bytes=DTYPE_BYTES[dtype],
                 flops_per_s=self.gpu.peak(dtype) * factor,
+                quantises_activations=dtype != "bf16",
             )
             self._formats[precision] = fmt
         return fmt
@@ -138,7 +162,14 @@ class RooflineOps:
         rows = np.asarray(m, dtype=np.float64)
         nbytes = n * k * fmt.weight_bytes + rows * (k * fmt.act_bytes + n * 2.0)
         flops = 2.0 * rows * n * k
-        return self._roof(nbytes, flops, fmt.flops_per_s * self.c.gemm_eff, self.c.gemm_floor_s)
+        t = self._roof(nbytes, flops, fmt.flops_per_s * self.c.gemm_eff, self.c.gemm_floor_s)
+        if fmt.quantises_activations:
+            t = t + self._quantise(rows * k, fmt.act_bytes)
+        return t
+
+    def _quantise(self, elements: np.ndarray, act_bytes: float) -> np.ndarray:
+        """The pass that quantises BF16 activations (read 2 bytes, write ``act_bytes``)."""
+        return np.maximum(elements * (2.0 + act_bytes) / self._bw, self.c.quant_floor_s)
 
     def moe(self, tokens: np.ndarray) -> np.ndarray:
         """One MoE layer: weights of the distinct experts touched, top-k GEMM work per token."""
@@ -150,7 +181,10 @@ class RooflineOps:
         per_pair = m.hidden * fmt.act_bytes + 3.0 * inter * 2.0 + m.hidden * 2.0
         nbytes = touched * expert_bytes + t * m.top_k * per_pair
         flops = 2.0 * t * m.top_k * 3.0 * m.hidden * inter
-        return self._roof(nbytes, flops, fmt.flops_per_s * self.c.moe_eff, self.c.moe_floor_s)
+        time = self._roof(nbytes, flops, fmt.flops_per_s * self.c.moe_eff, self.c.moe_floor_s)
+        if fmt.quantises_activations:
+            time = time + self._quantise(t * m.hidden, fmt.act_bytes)
+        return time
 
     def attn_prefill(self, tokens: int, context: int) -> float:
         """One layer's causal attention for a chunk of ``tokens`` after ``context`` cached."""
@@ -164,7 +198,8 @@ class RooflineOps:
         ctx = np.asarray(context_per_seq, dtype=np.float64)
         nbytes = batch * (ctx * self._kv_bytes_per_token + self._q_io_bytes_per_token)
         flops = self._attn_flops_per_pair * batch * ctx
-        return self._roof(nbytes, flops, self._attn_flops_s, self.c.attn_floor_s)
+        floor = self.c.attn_floor_s + batch * self._attn_per_seq_s
+        return self._roof(nbytes, flops, self._attn_flops_s, floor)
 
     def allreduce(self, nbytes: np.ndarray) -> np.ndarray:
         """Ring all-reduce of ``nbytes`` over ``tp`` GPUs on NVLink (0 when tp = 1)."""

@@ -1,0 +1,94 @@
+"""The roofline against NVIDIA's measured H200 operator tables shipped in the default profile.
+
+The roofline is the fallback wherever a profile has no table, so its constants were set against
+measured data (see :mod:`tiersim.perf.roofline`); these tests keep it there. Only operator
+families the roofline claims to track are checked; its documented gaps (FP8 at small shapes,
+FP8 KV, int4 MoE, short prefill chunks) are not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tiersim.hardware import get_model
+from tiersim.perf.roofline import RooflineOps
+
+PROFILE = Path(__file__).resolve().parents[1] / "profiles" / "h200_aiconfigurator_vllm.json"
+pytestmark = pytest.mark.skipif(not PROFILE.exists(), reason="shipped H200 profile not present")
+
+QWEN = get_model("Qwen3-Coder-30B-A3B")
+
+
+@pytest.fixture(scope="module")
+def tables():
+    """The shipped profile's tables."""
+    from tiersim.perf.profile import load_profile
+
+    return load_profile(PROFILE).tables
+
+
+def head_layouts() -> dict[tuple[int, int], tuple]:
+    """(query heads, KV heads) per GPU -> (model, tp) that produces it."""
+    layouts = {}
+    for name in ("Qwen3-Coder-30B-A3B", "Llama-3.1-8B", "Llama-3.1-70B"):
+        model = get_model(name)
+        for tp in (1, 2, 4, 8):
+            layouts[(model.heads // tp, max(1, model.kv_heads // tp))] = (model, tp)
+    return layouts
+
+
+def ratios(values: list[np.ndarray]) -> np.ndarray:
+    """All roofline / measured ratios of one family, flattened."""
+    assert values, "the profile has no table of this family"
+    return np.concatenate([np.ravel(v) for v in values])
+
+
+def check_band(r: np.ndarray, median: tuple[float, float], p10: float, p90: float) -> None:
+    """Median within ``median``; 80% of points between ``p10`` and ``p90``."""
+    assert median[0] <= np.median(r) <= median[1]
+    assert np.percentile(r, 10) >= p10 and np.percentile(r, 90) <= p90
+
+
+def test_bf16_gemms_track_measured(tables):
+    ops = RooflineOps(QWEN, "bf16", "H200")
+    found = [
+        ops.gemm(t.axes["m"], t.key["n"], t.key["k"], "bf16") / t.latency
+        for t in tables
+        if t.op == "gemm" and t.dtype == "bf16"
+    ]
+    check_band(ratios(found), (0.85, 1.15), 0.6, 1.25)
+
+
+def test_bf16_moe_tracks_measured(tables):
+    found = [
+        RooflineOps(QWEN, "bf16", "H200", tp=t.key["tp"]).moe(t.axes["tokens"]) / t.latency
+        for t in tables
+        if t.op == "moe" and t.dtype == "bf16"
+    ]
+    check_band(ratios(found), (0.6, 1.2), 0.45, 1.25)
+
+
+def test_bf16_decode_attention_tracks_measured(tables):
+    layouts, found = head_layouts(), []
+    for t in tables:
+        if t.op != "attn_decode" or t.dtype != "bf16":
+            continue
+        model, tp = layouts[(t.key["heads"], t.key["kv_heads"])]
+        ops = RooflineOps(model, "bf16", "H200", tp=tp)
+        batch, context = t.axes["batch"], t.axes["context"]
+        rows = [ops.attn_decode(int(b), context) for b in batch]
+        found.append(np.array(rows) / t.latency)
+    check_band(ratios(found), (0.85, 1.2), 0.6, 1.25)
+
+
+def test_allreduce_tracks_measured(tables):
+    llama70 = get_model("Llama-3.1-70B")
+    found = [
+        RooflineOps(llama70, "bf16", "H200", tp=t.key["tp"]).allreduce(t.axes["bytes"]) / t.latency
+        for t in tables
+        if t.op == "allreduce"
+    ]
+    check_band(ratios(found), (0.8, 1.2), 0.6, 1.3)
