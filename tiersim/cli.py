@@ -80,7 +80,7 @@ def print_summary(summary: dict, out: Path | None) -> None:
     """Print the headline numbers and the per-tier table, each with its source."""
     from rich.console import Console
 
-    console = Console()
+    console = Console(width=max(Console().width, 100))
     console.print(headline_table(summary))
     console.print(tier_table(summary))
     if out is not None:
@@ -132,15 +132,18 @@ def tier_table(summary: dict):
 
     table = Table(title="tiers (cheapest first)", title_justify="left")
     for col in ("tier", "requests", "share", "TTFT p99", "TPOT p99", "util", "KV peak",
-                "cost USD", "step time from"):
-        table.add_column(col)
+                "cost USD"):
+        table.add_column(col, no_wrap=True)
     for name, t in summary["tiers"].items():
         table.add_row(
             name, _fmt(t["requests"]), _fmt(t["share"], " %", 100),
             _fmt(t["ttft_p99_s"], " s"), _fmt(t["tpot_p99_s"], " ms", 1e3),
             _fmt(t["utilization"], " %", 100), _fmt(t["kv_peak_frac"], " %", 100),
-            _fmt(t["cost_usd"]), t.get("step_time_source", "-"),
+            _fmt(t["cost_usd"]),
         )
+    steps = "; ".join(f"{n}: {t.get('step_time_source', '-')}" for n, t in summary["tiers"].items())
+    table.caption = f"step times from {steps}"
+    table.caption_justify = "left"
     return table
 
 

@@ -285,24 +285,32 @@ def build_summary(scenario: Scenario, requests: pd.DataFrame, result, models: li
     summary["profile"] = {"name": scenario.profile,
                           "sources": {t.name: dict(sorted(m.sources().items()))
                                       for t, m in zip(scenario.tiers, models, strict=True)}}
-    summary["sources"] = provenance(summary, acc_source)
+    by_name = {t.name: m for t, m in zip(scenario.tiers, models, strict=True)}
+    summary["sources"] = provenance(summary, by_name, acc_source)
     return summary
 
 
 def source_label(model) -> str:
-    """Where a tier's step times come from, in words: measured profile, public measured,
-    roofline, or a mix (with how many operator tables each)."""
+    """Where a tier's step times come from, in words: "measured profile", "public measured",
+    "roofline", or a mix with how many operator tables each, e.g.
+    "public measured (7 ops) + roofline (1 op)"."""
+    counts = source_counts(model)
+    if not counts:
+        return str(model.source)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return " + ".join(f"{k} ({n} op{'s' if n > 1 else ''})" for k, n in sorted(counts.items()))
+
+
+def source_counts(model) -> dict[str, int]:
+    """Operator tables of a step model per kind of source."""
     words = {"harness": "measured profile", "measured:": "public measured",
              "roofline": "roofline"}
     counts: dict[str, int] = {}
     for value in model.sources().values():
         kind = next((w for key, w in words.items() if key in str(value)), str(value))
         counts[kind] = counts.get(kind, 0) + 1
-    if not counts:
-        return str(model.source)
-    if len(counts) == 1:
-        return next(iter(counts))
-    return " + ".join(f"{k} ({n} tables)" for k, n in sorted(counts.items()))
+    return counts
 
 
 def router_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
@@ -327,14 +335,16 @@ def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[Ti
                    escalated=result.escalated)
 
 
-def provenance(summary: dict, accuracy_source: dict) -> dict:
+def provenance(summary: dict, models: dict, accuracy_source: dict) -> dict:
     """One word per group of numbers: where latency, cost and accuracy come from."""
-    latency = sorted({t["step_time_source"] for t in summary["tiers"].values()})
+    kinds = {kind for name, model in models.items() if summary["tiers"][name]["passes"]
+             for kind in source_counts(model)}
+    latency = sorted(kinds) or ["none (no requests served)"]
     accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
     cost_word = {"attributed": "modelled GPU time x scenario $/GPU-hour",
                  "provisioned": "replicas x duration x scenario $/GPU-hour",
                  "fixed_per_request": "scenario price per request"}
-    return {"latency": "; ".join(latency), "accuracy": "; ".join(accuracy),
+    return {"latency": " + ".join(latency), "accuracy": " + ".join(accuracy),
             "cost": cost_word[summary["cost_model"]]}
 
 

@@ -1,0 +1,189 @@
+"""Scenario loading: valid files load; every problem is one line naming file, line and key."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import REPO, tiny_doc
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiersim.errors import ScenarioError
+from tiersim.scenario import Scenario, format_loc, load_scenario, scenario_from_dict
+
+BASE = """\
+name: t
+seed: 0
+profile: null
+trace: {path: azure2023_code.parquet}
+tiers:
+  - name: w4a16
+    precision: w4a16
+    replicas: 1
+    cost_per_gpu_hour: 3.5
+  - name: bf16
+    precision: bf16
+    replicas: 1
+    cost_per_gpu_hour: 3.5
+"""
+
+
+def error_of(scenario_file, text: str) -> str:
+    """The one-line error of loading ``text`` (file named x.yaml)."""
+    path = scenario_file(text=text, name="x.yaml")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    return message[len(f"{path}: "):]
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "tiny.yaml"])
+def test_bundled_scenarios_load(name):
+    scenario = load_scenario(REPO / "scenarios" / name)
+    assert isinstance(scenario, Scenario)
+    assert [t.precision for t in scenario.tiers][-1] == "bf16"
+
+
+def test_default_scenario_is_the_documented_fleet():
+    s = load_scenario(REPO / "scenarios" / "default.yaml")
+    assert (s.model, s.gpu, s.seed) == ("Qwen3-Coder-30B-A3B", "H200", 0)
+    assert [t.precision for t in s.tiers] == ["nvfp4", "w4a16", "bf16"]
+    assert s.trace.path == "azure2023_code.parquet"
+
+
+def test_unknown_key_names_line_and_suggests(scenario_file):
+    text = BASE.replace("    replicas: 1\n    cost_per_gpu_hour: 3.5\n  - name: bf16",
+                        "    replica: 1\n    cost_per_gpu_hour: 3.5\n  - name: bf16")
+    assert error_of(scenario_file, text) == (
+        "line 8: tiers[0].replica: unknown key (did you mean 'replicas'?)"
+    )
+
+
+def test_unknown_top_level_key_lists_nothing_close(scenario_file):
+    message = error_of(scenario_file, BASE + "colour: blue\n")
+    assert message.startswith("line 14: colour: unknown key (known keys: accuracy_floor, ")
+
+
+def test_bad_value_names_bound_and_value(scenario_file):
+    text = BASE.replace("    replicas: 1\n    cost_per_gpu_hour: 3.5\n",
+                        "    replicas: 0\n    cost_per_gpu_hour: 3.5\n", 1)
+    assert error_of(scenario_file, text) == "line 8: tiers[0].replicas: must be >= 1 (got 0)"
+
+
+def test_wrong_type(scenario_file):
+    text = BASE.replace("seed: 0", "seed: zero")
+    assert error_of(scenario_file, text) == (
+        "line 2: seed: input should be a valid integer, unable to parse string as an integer "
+        "(got 'zero')"
+    )
+
+
+def test_literal_choices_are_listed(scenario_file):
+    text = BASE + "cost_model: free\n"
+    assert error_of(scenario_file, text) == (
+        "line 14: cost_model: must be one of 'attributed', 'provisioned' or 'fixed_per_request' "
+        "(got 'free')"
+    )
+
+
+def test_missing_key_points_at_its_parent(scenario_file):
+    text = BASE.replace("    precision: w4a16\n", "")
+    assert error_of(scenario_file, text) == "line 6: tiers[0].precision: required key is missing"
+
+
+def test_tier_that_does_not_fit_says_by_how_much(scenario_file):
+    text = BASE.replace("    precision: bf16\n", "    precision: bf16\n"
+                        "    gpu_memory_utilization: 0.4\n")
+    assert error_of(scenario_file, text) == (
+        "line 10: tiers[1]: tier 'bf16': Qwen3-Coder-30B-A3B at BF16 does not fit on 1x H200: "
+        "weights 61.1 GB + reserve 2.0 GB > usable 56.4 GB (short by 6.7 GB); use more "
+        "gpus_per_replica or a smaller precision"
+    )
+
+
+def test_unknown_precision_comes_from_the_catalogue(scenario_file):
+    text = BASE.replace("precision: bf16", "precision: bf17")
+    message = error_of(scenario_file, text)
+    assert message.startswith("line 11: tiers[1].precision: unknown precision 'bf17'")
+
+
+def test_router_rule_errors_name_the_router(scenario_file):
+    text = BASE + "router: {policy: static_split}\n"
+    assert error_of(scenario_file, text) == (
+        "line 14: router: policy static_split needs fractions, e.g. fractions: [0.5, 0.5]"
+    )
+
+
+def test_union_errors_point_inside_the_value(scenario_file):
+    text = BASE + "router: {policy: threshold, thresholds: {w4a16: high}}\n"
+    message = error_of(scenario_file, text)
+    assert message.startswith("line 14: router.thresholds.w4a16: input should be a valid number")
+
+
+def test_scheduler_budget_must_cover_the_batch(scenario_file):
+    text = BASE.replace("    cost_per_gpu_hour: 3.5\n  - name: bf16",
+                        "    cost_per_gpu_hour: 3.5\n    scheduler: {max_num_seqs: 64, "
+                        "max_num_batched_tokens: 32}\n  - name: bf16")
+    assert error_of(scenario_file, text) == (
+        "line 10: tiers[0].scheduler: max_num_batched_tokens (32) must be >= max_num_seqs (64) "
+        "so every running request can decode each step"
+    )
+
+
+def test_duplicate_tier_names(scenario_file):
+    text = BASE.replace("name: bf16", "name: w4a16")
+    assert error_of(scenario_file, text) == (
+        "line 10: tiers[1].name: duplicate tier name 'w4a16' (tier names must differ)"
+    )
+
+
+def test_duplicate_yaml_keys(scenario_file):
+    assert error_of(scenario_file, BASE + "seed: 1\n") == (
+        "line 14: seed: duplicate key (remove one of them)"
+    )
+
+
+def test_yaml_syntax_error(scenario_file):
+    message = error_of(scenario_file, BASE.replace("seed: 0", "seed: [0"))
+    assert message.startswith("line 3: invalid YAML: ")
+
+
+@pytest.mark.parametrize("text,got", [("", "an empty file"), ("- 1\n- 2\n", "list")])
+def test_top_level_must_be_a_mapping(scenario_file, text, got):
+    assert error_of(scenario_file, text) == f"top level must be a mapping of keys (got {got})"
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ScenarioError, match=r"nope\.yaml: file not found$"):
+        load_scenario(tmp_path / "nope.yaml")
+
+
+def test_from_dict_names_the_source_without_lines():
+    doc = tiny_doc()
+    doc["tiers"][1]["replicas"] = -2
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_dict(doc, "sweep point 3")
+    assert str(info.value) == "sweep point 3: tiers[1].replicas: must be >= 1 (got -2)"
+
+
+def test_from_dict_keeps_the_source_for_relative_paths():
+    scenario = scenario_from_dict(tiny_doc(), "scenarios/tiny.yaml")
+    assert scenario.source == "scenarios/tiny.yaml"
+
+
+def test_format_loc():
+    assert format_loc(("tiers", 1, "scheduler", "block_size")) == "tiers[1].scheduler.block_size"
+    assert format_loc(()) == "(top level)"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(-5, 40))
+def test_replicas_bound_holds_for_any_value(replicas):
+    doc = tiny_doc()
+    doc["tiers"][0]["replicas"] = replicas
+    if replicas >= 1:
+        assert scenario_from_dict(doc, "p").tiers[0].replicas == replicas
+    else:
+        with pytest.raises(ScenarioError, match=rf"must be >= 1 \(got {replicas}\)$"):
+            scenario_from_dict(doc, "p")
