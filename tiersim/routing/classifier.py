@@ -102,11 +102,20 @@ class DifficultyClassifier:
     correct: list[IsotonicRegression]
     report: dict = field(default_factory=dict)
     train_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    _cache: tuple | None = field(default=None, repr=False)
 
     def score(self, df: pd.DataFrame) -> np.ndarray:
-        """Uncalibrated score: the model's probability that the cheapest tier is wrong."""
+        """Uncalibrated score: the model's probability that the cheapest tier is wrong.
+
+        The last table's scores are cached (by object identity), so sweeping a policy's
+        options over one table featurises it once.
+        """
+        if self._cache is not None and self._cache[0] is df:
+            return self._cache[1]
         frame, _ = feature_frame(df, self.groups)
-        return self.pipeline.predict_proba(frame)[:, 1]
+        out = self.pipeline.predict_proba(frame)[:, 1]
+        self._cache = (df, out)
+        return out
 
     def p_good_enough(self, df: pd.DataFrame, score: np.ndarray | None = None) -> np.ndarray:
         """(n, K-1) calibrated P(tier k is good enough) for the tiers below the top."""

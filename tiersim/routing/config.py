@@ -105,7 +105,7 @@ class RouterConfig(_Strict):
     policy: Policy = "uniform"
     tier: TierRef | None = None
     fractions: list[float] | dict[str, float] | None = None
-    thresholds: float | list[float] | dict[str, float] = 0.7
+    thresholds: float | list[float] | dict[str, float] = 0.8
     lambda_: float | None = Field(None, alias="lambda", ge=0.0)
     confusion: ConfusionConfig = Field(default_factory=ConfusionConfig)
     cascade: CascadeConfig = Field(default_factory=CascadeConfig)

@@ -82,11 +82,10 @@ class Router:
             raise self.error("confusion", f"fpr + fnr must be <= 1 (got {c.fpr + c.fnr:.3g})")
 
     def fit(self, train_df: pd.DataFrame | None, rng: np.random.Generator) -> None:
-        """Train what the policy needs (the classifier) on labelled ``train_df``."""
-        if not self.needs_classifier:
+        """Train what the policy needs (the classifier) on labelled ``train_df``; without one,
+        :meth:`assign` trains on the table it routes."""
+        if not self.needs_classifier or train_df is None:
             return
-        if train_df is None:
-            raise self.error("policy", f"{self.cfg.policy} needs a labelled trace to train on")
         self.classifier = train_classifier(train_df, self.tiers, self.cfg.classifier, rng)
 
     def choose(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
