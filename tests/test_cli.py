@@ -1,0 +1,111 @@
+"""The command line: exact one-line errors with exit 1 and no traceback; a run prints its table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import REPO, run_cli, tiny_doc, write_yaml
+
+from tiersim.cli import _drop_flag, _flag_value, main
+
+TRACE_HEADER = "request_id,arrival_s,input_tokens,output_tokens\n"
+
+
+def line_of(path, needle: str) -> int:
+    """1-based number of the first line of ``path`` containing ``needle``."""
+    lines = path.read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+def one_line_error(result) -> str:
+    """Assert the run failed the way users should see failures; return the message."""
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    return lines[0][len("Error: "):]
+
+
+def test_unknown_key_exits_1_with_one_line(tmp_path):
+    doc = tiny_doc()
+    doc["tiers"][0]["replica"] = doc["tiers"][0].pop("replicas")
+    line = line_of(write_yaml(tmp_path / "x.yaml", doc), "replica:")
+    result = run_cli("run", "x.yaml", cwd=tmp_path)
+    assert one_line_error(result) == (
+        f"x.yaml: line {line}: tiers[0].replica: unknown key (did you mean 'replicas'?)"
+    )
+
+
+def test_tier_that_does_not_fit_exits_1(tmp_path):
+    doc = tiny_doc()
+    doc["tiers"][1]["gpu_memory_utilization"] = 0.4
+    line = line_of(write_yaml(tmp_path / "x.yaml", doc), "name: bf16")
+    result = run_cli("run", "x.yaml", cwd=tmp_path)
+    assert one_line_error(result) == (
+        f"x.yaml: line {line}: tiers[1]: tier 'bf16': Qwen3-Coder-30B-A3B at BF16 does not fit on "
+        "1x H200: weights 61.1 GB + reserve 2.0 GB > usable 56.4 GB (short by 6.7 GB); use more "
+        "gpus_per_replica or a smaller precision"
+    )
+
+
+@pytest.mark.parametrize("rows,expected", [
+    ("0,0.0,10,5\n1,0.5,-3,5\n",
+     "row 2, column 'input_tokens': token count must be > 0 (got -3); fix or remove the row "
+     "(file line 3)"),
+    ("0,1.0,10,5\n1,0.5,3,5\n",
+     "row 2, column 'arrival_s': timestamp 0.5 is earlier than the row before (1); sort the "
+     "file by arrival_s (file line 3)"),
+])
+def test_malformed_trace_exits_1_naming_row_and_column(tmp_path, rows, expected, capsys):
+    (tmp_path / "bad.csv").write_text(TRACE_HEADER + rows)
+    write_yaml(tmp_path / "x.yaml", tiny_doc(trace={"path": "bad.csv", "format": "canonical"}))
+    assert main(["run", str(tmp_path / "x.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err == f"Error: {tmp_path / 'bad.csv'}: {expected}\n"
+
+
+def test_missing_trace_column_exits_1(tmp_path, capsys):
+    (tmp_path / "bad.csv").write_text("request_id,arrival_s,input_tokens\n0,0.0,10\n")
+    write_yaml(tmp_path / "x.yaml", tiny_doc(trace={"path": "bad.csv"}))
+    assert main(["run", str(tmp_path / "x.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: {tmp_path / 'bad.csv'}: column 'output_tokens': missing column")
+    assert err.count("\n") == 1
+
+
+def test_missing_scenario_file(capsys, tmp_path):
+    assert main(["run", str(tmp_path / "none.yaml")]) == 1
+    assert capsys.readouterr().err == f"Error: {tmp_path / 'none.yaml'}: file not found\n"
+
+
+def test_run_writes_outputs_and_prints_sources(tmp_path):
+    result = run_cli("run", str(REPO / "scenarios" / "tiny.yaml"), "--out", str(tmp_path / "o"))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["requests"] == summary["completed"] + summary["dropped"]
+    assert "TTFT p50 / p99" in result.stdout
+    assert "step times from w4a16: roofline; bf16: roofline" in result.stdout
+    assert (tmp_path / "o" / "requests.parquet").is_file()
+
+
+def test_mounted_trace_command_works(capsys):
+    code = main(["trace", "inspect", str(REPO / "traces" / "azure2023_code.parquet")])
+    assert code == 0
+    assert "azure2023_code.parquet" in capsys.readouterr().out
+
+
+def test_help_lists_every_command(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("run", "trace", "analytic", "calibrate", "sweep", "report", "plan"):
+        assert command in out
+
+
+def test_flag_helpers():
+    argv = ["--from", "aiconfigurator", "--out", "p.json"]
+    assert _flag_value(argv, "--from") == "aiconfigurator"
+    assert _flag_value(["--from=x"], "--from") == "x"
+    assert _drop_flag(argv, "--from") == ["--out", "p.json"]
+    assert _flag_value(["--out", "p"], "--from") is None

@@ -1,0 +1,124 @@
+"""End-to-end runs of small scenarios: files written, requests conserved, deterministic."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import TINY, tiny_doc, write_yaml
+
+from tiersim.errors import TraceError
+from tiersim.runner import REQUEST_COLUMNS, run_scenario, summary_json
+from tiersim.scenario import load_scenario, scenario_from_dict
+from tiersim.trace import load_trace
+
+SUMMARY_KEYS = {
+    "requests", "completed", "dropped", "duration_s", "cost_usd", "gpu_hours",
+    "cost_per_1m_output_tokens", "accuracy", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
+    "tpot_p99_s", "e2e_p99_s", "throughput_tok_s", "slo_attainment", "tiers", "router",
+    "profile",
+}
+TIER_KEYS = {"requests", "share", "ttft_p99_s", "tpot_p99_s", "utilization", "kv_peak_frac",
+             "cost_usd", "step_time_source"}
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """The tiny scenario run once into a folder: (summary, folder)."""
+    out = tmp_path_factory.mktemp("tiny")
+    summary = run_scenario(load_scenario(TINY), out_dir=out, scenario_path=TINY)
+    return summary, out
+
+
+def test_summary_has_every_design_key(tiny_run):
+    summary, out = tiny_run
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert set(on_disk) >= SUMMARY_KEYS
+    assert {"policy", "fpr", "fnr", "escalation_rate", "silent_failure_rate"} <= set(
+        on_disk["router"])
+    assert {"name", "sources"} <= set(on_disk["profile"])
+    for tier in on_disk["tiers"].values():
+        assert set(tier) >= TIER_KEYS
+        assert tier["step_time_source"] == "roofline"
+
+
+def test_no_request_lost(tiny_run):
+    summary, out = tiny_run
+    assert summary["completed"] + summary["dropped"] == summary["requests"]
+    trace = load_trace(TINY.parent.parent / "traces" / "azure2023_code.parquet",
+                       window=(240, 360))
+    rows = pd.read_parquet(out / "requests.parquet")
+    assert list(rows.columns) == REQUEST_COLUMNS
+    assert len(rows) == len(trace) == summary["requests"]
+    assert sorted(rows["request_id"]) == sorted(trace["request_id"])
+    assert sum(t["requests"] for t in summary["tiers"].values()) == summary["requests"]
+
+
+def test_request_rows_are_consistent(tiny_run):
+    _, out = tiny_run
+    rows = pd.read_parquet(out / "requests.parquet")
+    done = rows[rows["completed"]]
+    assert (done["first_token_s"] >= done["arrival_s"]).all()
+    assert (done["finish_s"] >= done["first_token_s"]).all()
+    assert np.allclose(done["e2e_s"], done["finish_s"] - done["arrival_s"])
+    assert (done["queue_s"] >= 0).all()
+    assert (rows["cost_usd"] >= 0).all()
+
+
+def test_attributed_cost_adds_up(tiny_run):
+    summary, out = tiny_run
+    rows = pd.read_parquet(out / "requests.parquet")
+    assert rows["cost_usd"].sum() == pytest.approx(summary["cost_usd"], rel=1e-6)
+    assert summary["cost"]["attributed_usd"] <= summary["cost"]["provisioned_usd"]
+
+
+def test_timeseries_written(tiny_run):
+    _, out = tiny_run
+    ts = pd.read_parquet(out / "timeseries.parquet")
+    assert {"tier", "replica", "time_s", "running", "waiting", "kv_blocks"} <= set(ts.columns)
+    assert (ts["kv_blocks"] <= ts["kv_capacity"]).all()
+
+
+def test_same_seed_same_summary_bytes(tiny_run, tmp_path):
+    _, out = tiny_run
+    again = tmp_path / "again"
+    run_scenario(load_scenario(TINY), out_dir=again, scenario_path=TINY)
+    assert (again / "summary.json").read_bytes() == (out / "summary.json").read_bytes()
+
+
+def test_other_seed_changes_the_split(tiny_run):
+    summary, _ = tiny_run
+    other = run_scenario(scenario_from_dict(tiny_doc(seed=1), str(TINY)))
+    assert other["tiers"]["bf16"]["requests"] != summary["tiers"]["bf16"]["requests"]
+
+
+def test_provisioned_cost_model_spreads_fleet_cost(tmp_path):
+    path = write_yaml(tmp_path / "p.yaml", tiny_doc(cost_model="provisioned"))
+    summary = run_scenario(load_scenario(path), out_dir=tmp_path / "o", scenario_path=path)
+    rows = pd.read_parquet(tmp_path / "o" / "requests.parquet")
+    assert summary["cost_usd"] == pytest.approx(summary["cost"]["provisioned_usd"])
+    assert rows["cost_usd"].sum() == pytest.approx(summary["cost_usd"], rel=1e-6)
+
+
+def test_trace_path_resolves_against_the_scenario_folder(tmp_path):
+    trace = load_trace(TINY.parent.parent / "traces" / "azure2023_code.parquet",
+                       window=(240, 300))
+    (tmp_path / "data").mkdir()
+    trace.to_parquet(tmp_path / "data" / "mine.parquet", index=False)
+    doc = tiny_doc(trace={"path": "data/mine.parquet"})
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    summary = run_scenario(load_scenario(path), scenario_path=path)
+    assert summary["requests"] == len(trace)
+
+
+def test_missing_trace_is_a_trace_error(tmp_path):
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": "nowhere.parquet"}))
+    with pytest.raises(TraceError, match="nowhere.parquet: trace file not found"):
+        run_scenario(load_scenario(path), scenario_path=path)
+
+
+def test_summary_json_is_stable_text():
+    text = summary_json({"b": 1.0 / 3.0, "a": [float("nan"), np.float32(2.5), np.int64(3)]})
+    assert text == '{\n  "a": [\n    null,\n    2.5,\n    3\n  ],\n  "b": 0.3333333333\n}\n'
