@@ -47,9 +47,11 @@ def _tier_color(data: ReportData, tier) -> str:
 
 def _slo(data: ReportData) -> dict[str, float]:
     """The scenario's SLOs (``ttft_p99_s``, ``tpot_p99_s``), where given."""
-    slo = (data.scenario or {}).get("slo") or {}
-    plan_slo = (data.plan or {}).get("constraints") or {}
-    return {k: float(v) for k, v in {**slo, **plan_slo}.items()
+    ran = (data.summary or {}).get("slo") or {}
+    slo = {"ttft_p99_s": ran.get("ttft_s"), "tpot_p99_s": ran.get("tpot_s"),
+           **((data.scenario or {}).get("slo") or {}), **((data.plan or {}).get("constraints")
+                                                         or {})}
+    return {k: float(v) for k, v in slo.items()
             if k in ("ttft_p99_s", "tpot_p99_s") and v is not None}
 
 
@@ -106,7 +108,7 @@ def p99_per_tier(data: ReportData) -> Panel | None:
         if _slo(data).get(metric):
             fig.add_hline(y=_slo(data)[metric], line_dash="dash", line_color="red", row=1,
                           col=col, annotation_text="SLO")
-    fig.update_xaxes(title_text="tier (cheapest first)")
+    fig.update_xaxes(title_text="tier")
     fig.update_yaxes(title_text="p99 time to first token (s)", row=1, col=1)
     fig.update_yaxes(title_text="p99 time per output token (s)", row=1, col=2)
     fig.update_layout(title="p99 latency per tier (seconds)", **LAYOUT)

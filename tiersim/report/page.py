@@ -64,11 +64,19 @@ def provenance(data: ReportData) -> str:
     """Scenario and provenance: trace, model, GPU, profile and step-time sources, seed."""
     sc, summary = data.scenario or {}, data.summary or {}
     trace = sc.get("trace") or {}
-    rows = [["kind of result", data.kind], ["scenario", sc.get("name", summary.get("scenario"))],
-            ["trace", trace.get("path")], ["trace window (s)", trace.get("window")],
-            ["trace time scale", trace.get("time_scale")], ["model", sc.get("model")],
-            ["GPU", sc.get("gpu")], ["calibration profile", sc.get("profile")],
-            ["seed", sc.get("seed")], ["router policy", (sc.get("router") or {}).get("policy")],
+    profile = summary.get("profile") if isinstance(summary.get("profile"), dict) else {}
+    rows = [["kind of result", data.kind],
+            ["scenario", sc.get("name", summary.get("scenario"))],
+            ["trace", trace.get("path", "not recorded (no scenario.yaml in this folder)")],
+            ["trace window (s)", trace.get("window")],
+            ["trace time scale", trace.get("time_scale")],
+            ["model", sc.get("model", summary.get("model"))],
+            ["GPU", sc.get("gpu", summary.get("gpu"))],
+            ["calibration profile", sc.get("profile", profile.get("name"))
+             or "none (roofline)"],
+            ["seed", sc.get("seed", summary.get("seed"))],
+            ["router policy", (sc.get("router") or {}).get("policy")
+             or (summary.get("router") or {}).get("policy")],
             ["cost model", sc.get("cost_model", summary.get("cost_model"))]]
     for what, source in (summary.get("sources") or {}).items():
         rows.append([f"{what} comes from", source])
@@ -81,7 +89,18 @@ def provenance(data: ReportData) -> str:
     text = html.escape(yaml.safe_dump(sc, sort_keys=False)) if sc else ""
     details = f"<details><summary>full scenario</summary><pre>{text}</pre></details>" if sc \
         else ""
-    return "<h2>Scenario and provenance</h2>" + table(["item", "value"], rows) + details
+    return ("<h2>Scenario and provenance</h2>" + table(["item", "value"], rows)
+            + _profile_sources(profile.get("sources") or {}) + details)
+
+
+def _profile_sources(sources: dict[str, dict[str, str]]) -> str:
+    """Where each operator table of each tier's step-time model comes from."""
+    ops = sorted({op for per_tier in sources.values() for op in per_tier})
+    if not ops:
+        return ""
+    rows = [[op, *[sources[t].get(op, "-") for t in sources]] for op in ops]
+    return ("<h3>Step-time sources per operator table</h3>"
+            + table(["operator table", *sources], rows))
 
 
 def _text(value: Any) -> str:

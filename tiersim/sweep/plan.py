@@ -141,18 +141,17 @@ class Planner:
     def _double(self, replicas: dict[str, int], settings: dict[str, Any],
                 e: Evaluation) -> tuple[Evaluation | None, str]:
         """Double the replicas of missing tiers until latency is met."""
-        stalled = 0
+        history = [self._worst(e)]
         while not self.latency_ok(e):
             grow = self._violators(e) or self.names
             if any(replicas[n] * 2 > self.max_replicas for n in grow):
                 return None, (f"latency SLO still missed with {replicas} replicas (limit "
                               f"--max-replicas {self.max_replicas}): {self._missed(e)}")
-            worst = self._worst(e)
             for n in grow:
                 replicas[n] *= 2
             e = self.evaluate(replicas, settings)
-            stalled = stalled + 1 if self._worst(e) > 0.99 * worst else 0
-            if stalled >= 2 and not self.latency_ok(e):
+            history.append(self._worst(e))
+            if not self.latency_ok(e) and _hopeless(history):
                 return None, (f"more replicas do not help: {self._missed(e)} at {replicas} "
                               "replicas; a single request's step time is too slow for this SLO, "
                               "use a faster tier or a looser SLO")
@@ -209,6 +208,23 @@ class Planner:
                          "verdict": f"misses: {missed}" if missed else
                          "still meets every constraint (latency was not monotone here)"}
         return out
+
+
+def _hopeless(history: list[float]) -> bool:
+    """True when doubling has stopped closing the gap to the SLO.
+
+    ``history`` holds the worst overshoot (fraction of its SLO) after each doubling. Two drops
+    ``d1, d2`` shrinking by ``q = d2 / d1`` promise at most ``d2 q / (1 - q)`` more (a geometric
+    tail); when even that closes under half the remaining overshoot, or the last drop was under
+    1% of it, more replicas will not meet the SLO.
+    """
+    if len(history) < 3:
+        return False
+    d1, d2, left = history[-3] - history[-2], history[-2] - history[-1], history[-1]
+    if d2 <= 0.01 * left:
+        return True
+    q = d2 / d1 if d1 > 0 else 1.0
+    return q < 1 and d2 * q / (1 - q) < 0.5 * left
 
 
 def _fmt(value: Any) -> str:
