@@ -1,0 +1,70 @@
+"""Command line of the harness, with the standard library only (no typer): ``main(argv)``.
+
+``python -m tiersim.calibrate --device cuda --model Qwen3-Coder-30B-A3B
+--precisions bf16,fp8,w4a16,nvfp4 --out profile.json``. torch is imported only when a run
+starts, so ``--help`` and the error for a missing torch need nothing beyond Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tiersim.errors import TiersimError
+
+SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
+
+
+def _csv(text: str) -> tuple[str, ...]:
+    """'a,b' -> ('a', 'b')."""
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``tiersim calibrate``."""
+    p = argparse.ArgumentParser(
+        prog="tiersim calibrate",
+        description="Measure operator latency tables on this machine and write a profile JSON.")
+    p.add_argument("--device", default="cuda", help="cuda or cpu (default cuda)")
+    p.add_argument("--model", default="Qwen3-Coder-30B-A3B",
+                   help="Qwen3-Coder-30B-A3B, Llama-3.1-8B or Llama-3.1-70B")
+    p.add_argument("--config", default=None, help="a Hugging Face config.json instead of --model")
+    p.add_argument("--precisions", default="bf16,fp8,w4a16,nvfp4", type=_csv)
+    p.add_argument("--kv-dtypes", default="bf16,fp8", type=_csv)
+    p.add_argument("--ops", default=",".join(SECTIONS), type=_csv,
+                   help=f"sections to measure, from {','.join(SECTIONS)}")
+    p.add_argument("--tp", default=1, type=int, help="tensor parallelism (shards the shapes)")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny shapes and few points: seconds on a CPU, same file format")
+    p.add_argument("--budget-s", default=None, type=float,
+                   help="start no new table after this many seconds")
+    p.add_argument("--compile-dequant", action="store_true",
+                   help="NVFP4 off FP4 hardware: fuse the dequantisation with torch.compile")
+    p.add_argument("--seed", default=0, type=int)
+    p.add_argument("--out", required=True, help="where to write the profile JSON")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the harness from command-line arguments; returns the exit status (0 ok, 1 error)."""
+    args = parser().parse_args(argv)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("error: torch is not installed; pip install 'tiersim[gpu]'", file=sys.stderr)
+        return 1
+    from tiersim.calibrate.runner import run_calibration
+    from tiersim.calibrate.summary import summarize
+
+    try:
+        doc = run_calibration(
+            device=args.device, model=args.model, precisions=args.precisions, quick=args.quick,
+            tp=args.tp, out=args.out, config=args.config, kv_dtypes=args.kv_dtypes,
+            ops=args.ops, seed=args.seed, budget_s=args.budget_s,
+            compile_dequant=args.compile_dequant)
+    except TiersimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(summarize(doc))
+    print(f"wrote {args.out}")
+    return 0

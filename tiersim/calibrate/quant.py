@@ -1,0 +1,301 @@
+"""Weight formats of each precision and the kernel that multiplies activations by them.
+
+Every ``make_linear`` result multiplies an activation ``x[m, k]`` by a weight ``W[n, k]`` stored in
+the precision's format, with the kernel that actually runs on the device at hand; ``kernel`` says
+which. Weights are random codes of the right format: a kernel's speed does not depend on the
+values, and correctness is checked separately on small shapes (``check_linear``).
+
+- bf16: ``torch.matmul`` (cuBLAS on CUDA).
+- fp8: ``torch._scaled_mm`` on e4m3 operands, row-wise scales (per token x per output channel)
+  where the device accepts them, else per-tensor; activations are quantised before timing.
+- w4a16: torch's 4-bit weight-only kernel, asymmetric groups of 128 along k with bf16 scale and
+  zero, ``w = (q - 8) * scale + zero``: ``_weight_int4pack_mm`` (tinygemm) on CUDA,
+  ``_weight_int4pack_mm_for_cpu`` on a CPU.
+- nvfp4: E2M1 codes (two per byte) in blocks of 16 with an e4m3 scale per block and an fp32 global
+  scale. With FP4 tensor cores (compute capability >= 10) ``torch._scaled_mm`` on
+  ``float4_e2m1fn_x2``; otherwise (Hopper, CPU) dequantise to bf16 by a 16-entry lookup, then bf16
+  GEMM, and the dequantisation is also timed on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+PRECISIONS = ("bf16", "fp8", "w4a16", "nvfp4")
+E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+               -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+FP8 = torch.float8_e4m3fn
+
+
+@dataclass
+class Linear:
+    """A weight in one precision's format and the kernel that multiplies by it.
+
+    ``prepare`` turns a bf16 activation into the kernel's input (untimed: e.g. FP8 quantisation);
+    ``run`` is the timed call; ``dequant`` (nvfp4 off FP4 hardware only) is the weight
+    dequantisation alone, timed as a separate part; ``reference`` is the dequantised weight as
+    float32 [n, k] for correctness checks.
+    """
+
+    precision: str
+    kernel: str
+    run: Callable[[torch.Tensor], torch.Tensor]
+    prepare: Callable[[torch.Tensor], torch.Tensor]
+    reference: Callable[[], torch.Tensor]
+    dequant: Callable[[], torch.Tensor] | None = None
+
+
+def generator(device: torch.device, seed: int) -> torch.Generator:
+    """A seeded torch Generator on ``device`` (no global random state)."""
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def randn(shape: tuple[int, ...], device: torch.device, gen: torch.Generator,
+          dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """Standard normal values of ``shape`` drawn from ``gen`` (never zeros: they time faster)."""
+    return torch.randn(shape, device=device, generator=gen, dtype=torch.float32).to(dtype)
+
+
+def make_linear(precision: str, n: int, k: int, device: torch.device, gen: torch.Generator,
+                compile_dequant: bool = False) -> Linear:
+    """The ``precision`` weight of shape [n, k] on ``device`` and its kernel."""
+    if precision == "bf16":
+        return _bf16(n, k, device, gen)
+    if precision == "fp8":
+        return _fp8(n, k, device, gen)
+    if precision == "w4a16":
+        return _w4a16(n, k, device, gen)
+    if precision == "nvfp4":
+        return _nvfp4(n, k, device, gen, compile_dequant)
+    raise ValueError(f"unknown precision {precision!r}")
+
+
+def _bf16(n: int, k: int, device: torch.device, gen: torch.Generator) -> Linear:
+    """BF16 weight, torch.matmul."""
+    w = randn((n, k), device, gen)
+    wt = w.t()
+    lib = "cuBLAS" if device.type == "cuda" else "CPU"
+    return Linear("bf16", f"torch.matmul bf16 ({lib})", lambda x: torch.matmul(x, wt),
+                  lambda x: x, lambda: w.float())
+
+
+# ---- FP8 -----------------------------------------------------------------------------------
+
+def fp8_quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dynamic per-row e4m3 quantisation: (codes, float32 scale [rows, 1])."""
+    amax = x.float().abs().amax(dim=1, keepdim=True).clamp(min=1e-12)
+    scale = amax / torch.finfo(FP8).max
+    return (x.float() / scale).to(FP8), scale
+
+
+def _fp8_call(rowwise: bool, fast: bool) -> Callable:
+    """A _scaled_mm call with row-wise or per-tensor scales."""
+    def call(a8, sa, w8t, sb):
+        if not rowwise:
+            sa, sb = sa.amax().reshape(()), sb.amax().reshape(())
+        return torch._scaled_mm(a8, w8t, sa, sb, out_dtype=torch.bfloat16, use_fast_accum=fast)
+    return call
+
+
+def _fp8(n: int, k: int, device: torch.device, gen: torch.Generator) -> Linear:
+    """E4M3 weight with per-output-channel scales, torch._scaled_mm."""
+    w8, w_scale = fp8_quantize_rows(randn((n, k), device, gen))
+    w8t, sb = w8.t(), w_scale.t().contiguous()  # [k, n] column-major, scale [1, n]
+    fast = device.type == "cuda"
+    probe_a, probe_s = fp8_quantize_rows(randn((16, k), device, gen))
+    call, mode = _fp8_call(True, fast), "row-wise"
+    try:
+        call(probe_a, probe_s, w8t, sb)
+    except RuntimeError:
+        call, mode = _fp8_call(False, fast), "per-tensor"
+    kernel = f"torch._scaled_mm e4m3 x e4m3 -> bf16, {mode} scales"
+    kernel += ", fast accum" if fast else ""
+
+    def prepare(x):
+        return fp8_quantize_rows(x)
+
+    def reference():
+        return w8.float() * w_scale if mode == "row-wise" else w8.float() * w_scale.amax()
+
+    return Linear("fp8", kernel, lambda a: call(a[0], a[1], w8t, sb), prepare, reference)
+
+
+# ---- W4A16 -----------------------------------------------------------------------------------
+
+def int4_group_size(k: int) -> int:
+    """Largest supported group size (128, 64, 32) that divides k."""
+    for g in (128, 64, 32):
+        if k % g == 0:
+            return g
+    raise ValueError(f"w4a16 needs k divisible by 32 (got k={k})")
+
+
+def _inner_k_tiles(k: int) -> int:
+    """tinygemm's innerKTiles: the largest of 8, 4, 2 with k divisible by 16 * tiles."""
+    for t in (8, 4, 2):
+        if k % (16 * t) == 0:
+            return t
+    raise ValueError(f"tinygemm needs k divisible by 32 (got k={k})")
+
+
+def pack_int4(codes: torch.Tensor) -> tuple[torch.Tensor, str]:
+    """Pack int32 codes in [0, 16) of shape [n, k] for the device's int4 kernel."""
+    if codes.device.type == "cuda":
+        pairs = (codes[:, ::2] << 4 | codes[:, 1::2]).to(torch.uint8)
+        tiles = _inner_k_tiles(codes.shape[1])
+        return torch.ops.aten._convert_weight_to_int4pack(pairs, tiles), f"innerKTiles={tiles}"
+    return torch.ops.aten._convert_weight_to_int4pack_for_cpu(codes, 1), "cpu packing"
+
+
+def int4_mm(x: torch.Tensor, packed: torch.Tensor, group: int, sz: torch.Tensor) -> torch.Tensor:
+    """x[m, k] (bf16) times the packed 4-bit weight with the device's kernel."""
+    if x.device.type == "cuda":
+        return torch.ops.aten._weight_int4pack_mm(x, packed, group, sz)
+    return torch.ops.aten._weight_int4pack_mm_for_cpu(x, packed, group, sz)
+
+
+def random_int4(n: int, k: int, device: torch.device, gen: torch.Generator):
+    """Random 4-bit codes [n, k] (int32) and bf16 scales-and-zeros [k/g, n, 2]; returns
+    (codes, packed, group, sz, packing note)."""
+    group = int4_group_size(k)
+    codes = torch.randint(0, 16, (n, k), device=device, generator=gen, dtype=torch.int32)
+    scale = torch.rand((k // group, n), device=device, generator=gen) * 0.02 + 0.01
+    zero = torch.randn((k // group, n), device=device, generator=gen) * 0.01
+    sz = torch.stack([scale, zero], dim=-1).to(torch.bfloat16).contiguous()
+    packed, note = pack_int4(codes)
+    return codes, packed, group, sz, note
+
+
+def int4_dequant_reference(codes: torch.Tensor, group: int, sz: torch.Tensor) -> torch.Tensor:
+    """float32 [n, k] weight of the tinygemm convention: (q - 8) * scale + zero per group."""
+    scale = sz[..., 0].float().t().repeat_interleave(group, dim=1)
+    zero = sz[..., 1].float().t().repeat_interleave(group, dim=1)
+    return (codes.float() - 8.0) * scale + zero
+
+
+def _w4a16(n: int, k: int, device: torch.device, gen: torch.Generator) -> Linear:
+    """4-bit weight-only, torch's int4pack kernels."""
+    codes, packed, group, sz, note = random_int4(n, k, device, gen)
+    name = ("torch._weight_int4pack_mm (tinygemm)" if device.type == "cuda"
+            else "torch._weight_int4pack_mm_for_cpu")
+    kernel = f"{name}, int4 asymmetric groups of {group}, bf16 activations, {note}"
+    return Linear("w4a16", kernel, lambda x: int4_mm(x, packed, group, sz), lambda x: x,
+                  lambda: int4_dequant_reference(codes, group, sz))
+
+
+# ---- NVFP4 -----------------------------------------------------------------------------------
+
+def nvfp4_quantize(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Quantise w [n, k] to NVFP4: (packed uint8 [n, k/2], e4m3 scales [n, k/16], fp32 global).
+
+    Blocks of 16 along k; block scale = amax / 6 stored in e4m3 after division by the global
+    scale (amax of w / (448 * 6)); values rounded to the nearest E2M1 magnitude.
+    """
+    n, k = w.shape
+    blocks = w.float().reshape(n, k // 16, 16)
+    gscale = (w.float().abs().amax() / (448.0 * 6.0)).clamp(min=1e-12)
+    bscale = (blocks.abs().amax(dim=2) / 6.0 / gscale).to(FP8)
+    eff = (bscale.float() * gscale).clamp(min=1e-12).unsqueeze(2)
+    mags = torch.tensor(E2M1_VALUES[:8], device=w.device)
+    mids = (mags[1:] + mags[:-1]) / 2
+    scaled = blocks / eff
+    idx = torch.bucketize(scaled.abs().clamp(max=6.0), mids)
+    codes = (idx + 8 * (scaled < 0)).to(torch.uint8).reshape(n, k)
+    packed = codes[:, ::2] | (codes[:, 1::2] << 4)
+    return packed, bscale, gscale
+
+
+def random_nvfp4(n: int, k: int, device: torch.device, gen: torch.Generator):
+    """Random NVFP4 weight: (packed uint8 [n, k/2], e4m3 block scales [n, k/16], fp32 global)."""
+    packed = torch.randint(0, 256, (n, k // 2), device=device, generator=gen,
+                           dtype=torch.int32).to(torch.uint8)
+    bscale = (torch.rand((n, k // 16), device=device, generator=gen) * 1.5 + 0.5).to(FP8)
+    return packed, bscale, torch.tensor(0.01, device=device)
+
+
+def nvfp4_dequantize(packed: torch.Tensor, bscale: torch.Tensor, gscale: torch.Tensor,
+                     lut: torch.Tensor) -> torch.Tensor:
+    """bf16 [n, k] from NVFP4: a 16-entry lookup of each E2M1 code (low nibble first), times
+    its block's e4m3 scale and the global scale."""
+    n = packed.shape[0]
+    lo = lut[(packed & 0xF).int()]
+    hi = lut[(packed >> 4).int()]
+    vals = torch.stack([lo, hi], dim=-1).reshape(n, -1, 16)
+    scale = (bscale.float() * gscale).to(torch.bfloat16).unsqueeze(-1)
+    return (vals * scale).reshape(n, -1)
+
+
+def e2m1_lut(device: torch.device) -> torch.Tensor:
+    """The 16 E2M1 values as bf16, indexed by code."""
+    return torch.tensor(E2M1_VALUES, dtype=torch.bfloat16, device=device)
+
+
+def has_native_fp4(device: torch.device) -> bool:
+    """True when the GPU has FP4 tensor cores (compute capability >= 10) and torch has the dtype."""
+    return (device.type == "cuda" and hasattr(torch, "float4_e2m1fn_x2")
+            and torch.cuda.get_device_capability(device)[0] >= 10)
+
+
+def _nvfp4_native(n: int, k: int, device: torch.device, gen: torch.Generator) -> Linear:
+    """FP4 x FP4 block-scaled _scaled_mm (Blackwell); activations pre-quantised (untimed)."""
+    packed, bscale, gscale = nvfp4_quantize(randn((n, k), device, gen))
+    w4 = packed.view(torch.float4_e2m1fn_x2)
+
+    def blocked_scales(rows: int) -> torch.Tensor:
+        """Scale storage in the swizzled layout's size: rows to 128, k/16 to 4."""
+        r, c = -(-rows // 128) * 128, -(-(k // 16) // 4) * 4
+        return torch.ones(r * c, device=device).to(FP8)
+
+    sb = blocked_scales(n)
+
+    def prepare(x):
+        a, _, _ = nvfp4_quantize(x)
+        return a.view(torch.float4_e2m1fn_x2), blocked_scales(x.shape[0])
+
+    def run(a):
+        return torch._scaled_mm(a[0], w4.t(), a[1], sb, out_dtype=torch.bfloat16)
+
+    run(prepare(randn((16, k), device, gen)))  # raises if this torch/GPU lacks the path
+    lut = e2m1_lut(device)
+    return Linear("nvfp4", "torch._scaled_mm float4_e2m1fn_x2 block-16 e4m3 scales (native FP4)",
+                  run, prepare, lambda: nvfp4_dequantize(packed, bscale, gscale, lut).float())
+
+
+def _nvfp4(n: int, k: int, device: torch.device, gen: torch.Generator,
+           compile_dequant: bool) -> Linear:
+    """NVFP4: native FP4 GEMM where the GPU has it, else dequantise to bf16 then GEMM."""
+    fallback = ""
+    if has_native_fp4(device):
+        try:
+            return _nvfp4_native(n, k, device, gen)
+        except (RuntimeError, TypeError) as exc:
+            fallback = f" (native FP4 _scaled_mm failed: {str(exc).splitlines()[0][:120]})"
+    packed, bscale, gscale = random_nvfp4(n, k, device, gen)
+    lut = e2m1_lut(device)
+    deq = nvfp4_dequantize
+    how = "eager torch ops"
+    if compile_dequant:
+        deq, how = torch.compile(nvfp4_dequantize, dynamic=False), "torch.compile fused"
+    dequant = lambda: deq(packed, bscale, gscale, lut)  # noqa: E731
+
+    def run(x):
+        return torch.matmul(x, dequant().t())
+
+    kernel = (f"weight-only: dequantise E2M1 (16-entry lookup) x e4m3 block-16 scales to bf16 "
+              f"({how}), then torch.matmul bf16; no FP4 tensor cores used{fallback}")
+    return Linear("nvfp4", kernel, run, lambda x: x,
+                  lambda: nvfp4_dequantize(packed, bscale, gscale, lut).float(), dequant)
+
+
+def check_linear(lin: Linear, k: int, device: torch.device, gen: torch.Generator) -> float:
+    """Relative error ||out - ref|| / ||ref|| of the kernel against float32 on its own weight."""
+    x = randn((8, k), device, gen)
+    out = lin.run(lin.prepare(x)).float()
+    ref = x.float() @ lin.reference().t()
+    if lin.precision == "fp8":
+        a8, sa = fp8_quantize_rows(x)
+        ref = (a8.float() * sa) @ lin.reference().t()
+    return float((out - ref).norm() / ref.norm().clamp(min=1e-30))

@@ -1,0 +1,172 @@
+"""Model shapes the harness measures, with no dependency beyond the standard library.
+
+The harness runs on a GPU machine that has torch and numpy but none of tiersim's other
+dependencies, so it keeps its own small table of architectures (the numbers of each model's
+Hugging Face ``config.json``) and reads any other model from a ``config.json`` path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tiersim.calibrate.errors import CalibrateError
+
+
+@dataclass(frozen=True)
+class ModelShapes:
+    """The dimensions of a decoder-only transformer that fix its GEMM and attention shapes."""
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    intermediate: int = 0  # dense FFN width; 0 when every layer is MoE
+    num_experts: int = 0
+    expert_intermediate: int = 0
+    top_k: int = 0
+
+    @property
+    def is_moe(self) -> bool:
+        """True when the FFN of the model is a mixture of experts."""
+        return self.num_experts > 0
+
+
+BUILTIN: dict[str, ModelShapes] = {
+    "qwen3-coder-30b-a3b": ModelShapes(
+        "Qwen3-Coder-30B-A3B", layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128,
+        vocab=151936, intermediate=0, num_experts=128, expert_intermediate=768, top_k=8,
+    ),
+    "llama-3.1-8b": ModelShapes(
+        "Llama-3.1-8B", layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128,
+        vocab=128256, intermediate=14336,
+    ),
+    "llama-3.1-70b": ModelShapes(
+        "Llama-3.1-70B", layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128,
+        vocab=128256, intermediate=28672,
+    ),
+}
+
+# Shapes for --quick: small enough that a CPU measures every table in seconds, yet with every
+# feature the real models have (GQA, experts, top-k), so the same code paths run.
+TINY = ModelShapes(
+    "tiny", layers=2, hidden=256, heads=4, kv_heads=2, head_dim=64, vocab=1024,
+    intermediate=512, num_experts=16, expert_intermediate=128, top_k=2,
+)
+
+
+def _normalise(name: str) -> str:
+    """Lower-case a model name and drop an organisation prefix and an '-Instruct' suffix."""
+    key = name.strip().lower().split("/")[-1]
+    for suffix in ("-instruct", "-fp8", "-base"):
+        key = key.removesuffix(suffix)
+    return key
+
+
+def resolve_model(name: str) -> ModelShapes:
+    """Shapes of a built-in model by name (case-insensitive, 'Qwen/' and '-Instruct' optional)."""
+    key = _normalise(name)
+    if key == "tiny":
+        return TINY
+    if key not in BUILTIN:
+        known = ", ".join(m.name for m in BUILTIN.values())
+        raise CalibrateError(
+            f"--model {name!r}: unknown model; use one of {known}, or --config path/to/config.json"
+        )
+    return BUILTIN[key]
+
+
+def _get(cfg: dict, path: str, *keys: str, default: int | None = None) -> int:
+    """First of ``keys`` present in a config dict, as int; raises a one-line error if none is."""
+    for key in keys:
+        if cfg.get(key) is not None:
+            return int(cfg[key])
+    if default is not None:
+        return default
+    raise CalibrateError(f"{path}: missing {keys[0]!r}; add it to the config.json")
+
+
+def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
+    """Shapes from a Hugging Face ``config.json`` (Llama/Qwen dense, Qwen3-MoE, gpt-oss)."""
+    p = Path(path)
+    try:
+        cfg = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise CalibrateError(f"{p}: cannot read config.json ({exc}); pass a valid file") from exc
+    cfg = cfg.get("text_config", cfg)
+    hidden = _get(cfg, str(p), "hidden_size")
+    heads = _get(cfg, str(p), "num_attention_heads")
+    experts = _get(cfg, str(p), "num_experts", "num_local_experts", default=0)
+    inter = _get(cfg, str(p), "intermediate_size", default=0)
+    return ModelShapes(
+        name=name or cfg.get("_name_or_path") or p.parent.name or "config",
+        layers=_get(cfg, str(p), "num_hidden_layers"),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=_get(cfg, str(p), "num_key_value_heads", default=heads),
+        head_dim=_get(cfg, str(p), "head_dim", default=hidden // heads),
+        vocab=_get(cfg, str(p), "vocab_size"),
+        intermediate=0 if experts else inter,
+        num_experts=experts,
+        expert_intermediate=(_get(cfg, str(p), "moe_intermediate_size", default=inter)
+                             if experts else 0),
+        top_k=_get(cfg, str(p), "num_experts_per_tok", "experts_per_token") if experts else 0,
+    )
+
+
+def shard(model: ModelShapes, tp: int) -> ModelShapes:
+    """Per-GPU shapes under tensor parallelism ``tp`` (heads, widths and vocab split; KV heads
+    split down to one per GPU, then replicated, as vLLM does)."""
+    if tp < 1:
+        raise CalibrateError(f"--tp {tp}: must be >= 1")
+    if tp == 1:
+        return model
+    for what, value in (("heads", model.heads), ("intermediate", model.intermediate),
+                        ("expert_intermediate", model.expert_intermediate)):
+        if value % tp:
+            raise CalibrateError(f"--tp {tp}: {model.name} {what}={value} is not divisible; "
+                                 f"use a tp that divides it")
+    return replace(
+        model,
+        heads=model.heads // tp,
+        kv_heads=max(1, model.kv_heads // tp),
+        vocab=-(-model.vocab // tp),
+        intermediate=model.intermediate // tp,
+        expert_intermediate=model.expert_intermediate // tp,
+    )
+
+
+@dataclass(frozen=True)
+class GemmShape:
+    """One dense GEMM of a layer: out = x[m, k] @ W[n, k].T; ``layers`` names who uses it."""
+
+    n: int
+    k: int
+    layers: tuple[str, ...]
+
+
+def gemm_shapes(model: ModelShapes, tp: int = 1) -> list[GemmShape]:
+    """The distinct (n, k) dense GEMMs one GPU runs for ``model`` at tensor parallelism ``tp``.
+
+    Column-parallel layers (qkv, gate_up, lm_head) split n; row-parallel ones (o, down) split k.
+    MoE expert GEMMs are not here: they are measured as a whole layer (see ``moe``).
+    """
+    s = shard(model, tp)
+    named = [
+        ("qkv", (s.heads + 2 * s.kv_heads) * s.head_dim, model.hidden),
+        ("o", model.hidden, s.heads * s.head_dim),
+        ("lm_head", s.vocab, model.hidden),
+    ]
+    if model.is_moe:
+        named.append(("router", model.num_experts, model.hidden))
+    else:
+        named += [("gate_up", 2 * s.intermediate, model.hidden),
+                  ("down", model.hidden, s.intermediate)]
+    merged: dict[tuple[int, int], list[str]] = {}
+    for layer, n, k in named:
+        merged.setdefault((n, k), []).append(layer)
+    return [GemmShape(n, k, tuple(layers)) for (n, k), layers in merged.items()]
