@@ -125,7 +125,10 @@ class Scenario(_Strict):
     router: RouterConfig = Field(default_factory=RouterConfig)
     slo: SloConfig = Field(default_factory=SloConfig)
     accuracy_floor: float | None = Field(default=None, ge=0, le=1)
-    sweep: dict[str, list[Any]] = Field(default_factory=dict)
+    sweep: dict[str, Any] = Field(
+        default_factory=dict, description="dotted path -> values (kept raw; tiersim.sweep "
+        "expands and checks it)"
+    )
     cost_model: Literal["attributed", "provisioned", "fixed_per_request"] = "attributed"
 
     _source: str = PrivateAttr(default="scenario")
