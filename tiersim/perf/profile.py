@@ -220,16 +220,31 @@ def interp_1d(axis: np.ndarray, latency: np.ndarray, x: Any) -> np.ndarray:
     """Latency at ``x`` (scalar or array) on a one-axis table; same shape as ``x``."""
     xa = np.asarray(x, dtype=np.float64)
     flat = xa.reshape(-1)
-    values = np.repeat(np.asarray(latency, dtype=np.float64)[:, None], flat.size, axis=1)
+    lat = np.asarray(latency, dtype=np.float64)
+    values = np.broadcast_to(lat[:, None], (lat.size, flat.size))  # a view, no copy
     return _interp_columns(axis, values, flat).reshape(xa.shape)
 
 
 def interp_2d(axis0: np.ndarray, axis1: np.ndarray, grid: np.ndarray, x0: Any, x1: Any):
-    """Latency at ``(x0, x1)`` (broadcast) on a two-axis table: along axis 1, then axis 0."""
+    """Latency at ``(x0, x1)`` (broadcast) on a two-axis table: along axis 1, then axis 0.
+
+    NOTE (speed): the rule along axis 0 reads only the bracketing rows and the first and last
+    two rows, so only those rows are interpolated along axis 1 (at most five when ``x0`` is one
+    value, as in a decode stretch), not every row of the grid.
+    """
     a, b = np.broadcast_arrays(np.asarray(x0, np.float64), np.asarray(x1, np.float64))
     f0, f1 = a.reshape(-1), b.reshape(-1)
-    rows = np.stack([interp_1d(axis1, row, f1) for row in np.asarray(grid, np.float64)])
-    return _interp_columns(axis0, rows, f0).reshape(a.shape)
+    g = np.asarray(grid, np.float64)
+    ax0 = np.asarray(axis0, np.float64)
+    if ax0.size == 1:
+        return interp_1d(axis1, g[0], f1).reshape(a.shape)
+    lx0 = np.log(np.maximum(f0, 1e-300))
+    hi = np.clip(np.searchsorted(np.log(ax0), lx0, side="right"), 1, ax0.size - 1)
+    needed = np.unique(np.concatenate(([0, ax0.size - 2, ax0.size - 1], hi - 1, hi)))
+    rows = np.empty((ax0.size, f1.size))
+    for r in needed:
+        rows[r] = interp_1d(axis1, g[r], f1)
+    return _interp_columns(ax0, rows, f0).reshape(a.shape)
 
 
 # --------------------------------------------------------------------------- load / validate
