@@ -82,7 +82,8 @@ def check_axes(plan: SweepPlan, validator: Validator | None) -> None:
         try:
             validator(doc, plan.source)
         except TiersimError as error:
-            raise ax.SweepError(plan.source, path, f"{error} ({_deepest(plan.base, path)})") \
+            message = str(error).removeprefix(f"{plan.source}: ")
+            raise ax.SweepError(plan.source, path, f"{message} ({_deepest(plan.base, path)})") \
                 from error
 
 
@@ -130,7 +131,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     _write_manifest(out, plan)
     done = {i for i, r in read_points(out).items() if r.get("status") == "ok"}
     pending = [p for p in plan.points if p.id not in done]
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,
                       _progress(console, sys.stderr.isatty() if progress is None else progress),

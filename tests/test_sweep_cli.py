@@ -1,0 +1,86 @@
+"""Tests of ``tiersim sweep``, ``tiersim plan`` and ``tiersim report`` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tiersim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    """scenarios/tiny.yaml copied next to the test (its trace resolves from traces/)."""
+    path = tmp_path / "tiny.yaml"
+    shutil.copy(ROOT / "scenarios" / "tiny.yaml", path)
+    return path
+
+
+def with_sweep(path: Path, sweep: dict) -> Path:
+    """Add a sweep map to a scenario file."""
+    doc = yaml.safe_load(path.read_text())
+    doc["sweep"] = sweep
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("sweep,expected", [
+    ({"tiers.fp8.replicas": [1]},
+     "sweep: 'tiers.fp8.replicas': no item 'fp8' in 'tiers' (has items: w4a16, bf16)"),
+    ({"tiers.bf16.replica": [1]},
+     "sweep: 'tiers.bf16.replica': tiers[1].replica: unknown key (did you mean 'replicas'?) "
+     "(under 'tiers.bf16': has keys: name, precision, replicas, cost_per_gpu_hour)"),
+    ({"seed.x": [1]}, "sweep: 'seed.x': 'seed' is a value (0), not a map"),
+])
+def test_invalid_sweep_path_is_one_line(tiny, tmp_path, capsys, sweep, expected):
+    with_sweep(tiny, sweep)
+    assert main(["sweep", str(tiny), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"Error: {tiny}: {expected}"
+
+
+def test_real_sweep_and_report(tiny, tmp_path):
+    with_sweep(tiny, {"tiers.bf16.replicas": [1, 2],
+                      "zip": [{"router.fractions": [[0.5, 0.5], [0.8, 0.2]]}]})
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1"]) == 0
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert len(table) == 4 and (table["status"] == "ok").all()
+    assert {"tiers.bf16.replicas", "router.fractions", "tiers.bf16.ttft_p99_s",
+            "savings.routed_cost_usd"} <= set(table.columns)
+    shares = table.groupby("router.fractions")["tiers.w4a16.share"].mean()
+    assert shares["[0.8, 0.2]"] > shares["[0.5, 0.5]"]
+    assert (out / "report.html").stat().st_size > 1_000_000
+    (out / "report.html").unlink()
+    assert main(["report", str(out)]) == 0 and (out / "report.html").exists()
+
+
+def test_plan_cli_writes_plan_and_report(tiny, tmp_path, capsys):
+    out = tmp_path / "plan"
+    assert main(["plan", str(tiny), "--slo-ttft-p99", "0.12", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "plan (" in text and "ttft_p99_s" in text and "one fewer" in text
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["constraints"] == {"ttft_p99_s": 0.12, "tpot_p99_s": 0.1, "accuracy_floor": None}
+    assert plan["plan"]["margins"]["ttft_p99_s"]["met"]
+    assert (out / "report.html").exists() and (out / "summary.json").exists()
+
+
+def test_plan_choose_option_must_have_values(tiny, tmp_path, capsys):
+    assert main(["plan", str(tiny), "--choose", "router.fractions", "--out",
+                 str(tmp_path / "p")]) == 1
+    assert "write PATH=VALUE1,VALUE2" in capsys.readouterr().err
+
+
+def test_report_of_missing_dir_is_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nothing")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {tmp_path / 'nothing'}: not a directory; give the --out folder of a run, "
+        "sweep or plan")
