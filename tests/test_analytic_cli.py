@@ -1,0 +1,57 @@
+"""``tiersim analytic`` (the routing package's typer sub-app)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tiersim.analytic import max_saving
+from tiersim.errors import ScenarioError
+from tiersim.routing.cli import analytic_app
+from tiersim.routing.labels import as_trace, load_mmlu_labels
+
+runner = CliRunner()
+
+
+def test_parameters_print_dc_star_kink_and_frontiers():
+    res = runner.invoke(analytic_app, ["--p", "0.5", "--eps", "0.02", "--delta", "0.3",
+                                       "--dc", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["dC_star"] == pytest.approx(max_saving(0.5, 0.02, 0.3, 2.0))
+    assert out["kink"]["top_share"] == 0.5
+    assert len(out["oracle_frontier"]) == 3 and len(out["static_frontier"]) == 2
+
+
+def test_plain_output_names_every_part():
+    res = runner.invoke(analytic_app, ["--p", "0.8", "--eps", "0.01", "--delta", "0.3",
+                                       "--floor", "0.97"])
+    assert res.exit_code == 0
+    for word in ("dC* = 0.682353", "kink:", "oracle frontier", "static split frontier",
+                 "at floor 0.9700"):
+        assert word in res.output
+
+
+def test_missing_parameters_are_a_one_line_error():
+    res = runner.invoke(analytic_app, ["--p", "0.5"])
+    assert isinstance(res.exception, ScenarioError)
+    assert str(res.exception) == ("tiersim analytic: --p/--eps/--delta: give all three, or "
+                                  "--trace/--scenario")
+
+
+def test_estimates_from_a_labelled_trace(tmp_path):
+    df = as_trace(load_mmlu_labels()).drop(columns=["prompt", "subject"])
+    df["arrival_s"] = np.arange(len(df)) * 0.1
+    df["output_tokens"] = np.int32(20)
+    path = tmp_path / "mmlu.parquet"
+    df.to_parquet(path)
+    res = runner.invoke(analytic_app, ["--trace", str(path), "--cheap", "weak", "--top", "strong",
+                                       "--json"])
+    assert res.exit_code == 0, res.output
+    est = json.loads(res.output)["estimated_from"]
+    only_strong = ((df["correct_weak"] < 0.5) & (df["correct_strong"] > 0.5)).mean()
+    assert est["p"] == pytest.approx(1 - only_strong)
+    assert est["delta"] == 1.0 and est["eps"] == 0.0 and est["eps_raw"] < 0

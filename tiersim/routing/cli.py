@@ -1,0 +1,165 @@
+"""``tiersim analytic``: the two-type closed form, from parameters or estimated from a trace.
+
+    tiersim analytic --p 0.8 --eps 0.01 --delta 0.3 --dc 1.0 [--floor 0.97]
+    tiersim analytic --trace T.parquet --scenario S.yaml     # estimate p, eps, delta first
+
+With a trace, p is the share of requests the cheap tier answers well enough (realised cheap
+correctness >= top), eps and delta the mean accuracy loss of the cheap tier on those and on the
+rest. Tiers are the scenario's cheapest and top tier (or ``--cheap``/``--top`` column names);
+``dc`` and the cheap cost come from the scenario's tier cost weights unless ``--dc`` is given.
+A generated workload's own classes (``difficulty_class``) define easy and hard when present.
+The prediction needs no simulation: the honest pre-test of whether routing is worth building.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from tiersim.analytic import TwoType, estimate, summary
+from tiersim.errors import ScenarioError
+
+analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
+WHERE = "tiersim analytic"
+
+
+@analytic_app.callback(invoke_without_command=True)
+def analytic(
+    p: Annotated[float | None, typer.Option("--p", help="share of easy requests")] = None,
+    eps: Annotated[float | None, typer.Option("--eps", help="cheap-tier loss on easy")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", help="cheap-tier loss on hard")] = None,
+    dc: Annotated[float | None, typer.Option("--dc", help="extra cost of the top tier")] = None,
+    c0: Annotated[float | None, typer.Option("--c0", help="cost of the cheap tier")] = None,
+    floor: Annotated[float | None, typer.Option("--floor", help="accuracy floor")] = None,
+    trace: Annotated[Path | None, typer.Option("--trace", help="labelled trace")] = None,
+    scenario: Annotated[Path | None, typer.Option("--scenario", help="scenario YAML")] = None,
+    cheap: Annotated[str | None, typer.Option("--cheap", help="cheap tier name")] = None,
+    top: Annotated[str | None, typer.Option("--top", help="top tier name")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Print dC*, the kink and both frontiers of the two-type model."""
+    if trace is None and scenario is None:
+        model, est = _from_flags(p, eps, delta, dc, c0), None
+    else:
+        model, est, floor = _from_data(trace, scenario, cheap, top, dc, c0, floor)
+    out = summary(model, floor)
+    if est is not None:
+        out["estimated_from"] = est
+    typer.echo(json.dumps(out, indent=1) if as_json else render(out))
+
+
+def _from_flags(p, eps, delta, dc, c0) -> TwoType:
+    """The model from --p/--eps/--delta/--dc."""
+    if None in (p, eps, delta):
+        raise ScenarioError(WHERE, "--p/--eps/--delta", "give all three, or --trace/--scenario")
+    try:
+        return TwoType(p, eps, delta, dc=1.0 if dc is None else dc, c0=c0 or 0.0, a_top=1.0)
+    except ValueError as exc:
+        raise ScenarioError(WHERE, "--p/--eps/--delta/--dc", str(exc)) from None
+
+
+def _from_data(trace, scenario, cheap, top, dc, c0, floor):
+    """Estimate the model from a trace (and a scenario's tiers, costs and difficulty model)."""
+    from tiersim.routing.accuracy import expected_matrix, prepare_workload, realised_matrix
+    from tiersim.routing.types import TierInfo
+
+    scn, infos, source = None, None, str(scenario or trace)
+    if scenario is not None:
+        scn, infos = _scenario_tiers(scenario)
+    df = _load(trace, scn, source)
+    if infos is None:
+        if cheap is None or top is None:
+            raise ScenarioError(WHERE, "--cheap/--top", "name the two tiers' correct_<name> "
+                                "columns, or give --scenario")
+        infos = [TierInfo(cheap), TierInfo(top)]
+    pair = _pick(infos, cheap, top)
+    rng = np.random.default_rng(getattr(scn, "seed", 0))
+    df = prepare_workload(df, infos, getattr(scn, "workload", None), rng=rng, source=source)
+    easy = None
+    if "difficulty_class" in df and df["difficulty_class"].notna().any():
+        easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
+    est = estimate(expected_matrix(df, pair), realised_matrix(df, pair), easy)
+    est.update(cheap=pair[0].name, top=pair[1].name, source=source)
+    if dc is None:
+        dc = pair[1].cost_weight - pair[0].cost_weight
+    c0 = pair[0].cost_weight if c0 is None else c0
+    if floor is None and scn is not None:
+        floor = scn.accuracy_floor
+    model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
+    return model, est, floor
+
+
+def _scenario_tiers(path: Path):
+    """The scenario and its tiers' TierInfo (cost weights from the runner's reference step)."""
+    from tiersim import runner
+    from tiersim.scenario import load_scenario
+
+    scn = load_scenario(path)
+    models = [runner.step_model(scn, t) for t in scn.tiers]
+    return scn, runner.tier_infos(scn, models)
+
+
+def _load(trace, scn, source):
+    """The trace named on the command line, else the scenario's own."""
+    if trace is not None:
+        from tiersim.trace import load_trace
+
+        return load_trace(trace)
+    from tiersim import runner
+
+    return runner.load_scenario_trace(scn, source)
+
+
+def _pick(infos, cheap, top):
+    """The cheap and top TierInfo (default: first and last)."""
+    names = [t.name for t in infos]
+    for flag, name in (("--cheap", cheap), ("--top", top)):
+        if name is not None and name not in names:
+            raise ScenarioError(WHERE, flag, f"unknown tier {name!r}; tiers are {', '.join(names)}")
+    lo = names.index(cheap) if cheap else 0
+    hi = names.index(top) if top else len(names) - 1
+    return [infos[lo], infos[hi]]
+
+
+def render(out: dict) -> str:
+    """The summary as plain lines for a terminal."""
+    m = out["params"]
+    lines = []
+    if "estimated_from" in out:
+        e = out["estimated_from"]
+        lines.append(f"estimated from {e['source']} ({e['n']} requests, {e['cheap']} vs "
+                     f"{e['top']}); costs in the tiers' cost-weight units")
+        if e["eps_raw"] < 0:
+            lines.append(f"note: the cheap tier is better than the top on some easy requests "
+                         f"(eps {e['eps_raw']:.4f}); the closed form clips eps to 0")
+    lines += [
+        f"p = {m['p']:.4f}   eps = {m['eps']:.4f}   delta = {m['delta']:.4f}   "
+        f"c0 = {m['c0']:.6g}   dc = {m['dc']:.6g}",
+        f"dC* = {out['dC_star']:.6g} per request "
+        f"({out['dC_star'] / m['dc']:.1%} of dc) at the kink",
+        f"kink: {out['kink']['top_share']:.1%} on the top tier, cost {out['kink']['cost']:.6g}, "
+        f"accuracy {out['kink']['accuracy']:.4f}",
+        "oracle frontier (cost, accuracy): " + _points(out["oracle_frontier"]),
+        "static split frontier (cost, accuracy): " + _points(out["static_frontier"]),
+    ]
+    f = out.get("at_floor")
+    if f:
+        lines.append(f"at floor {f['floor']:.4f}: oracle {_num(f['oracle_cost'])}, cheapest "
+                     f"uniform {_num(f['uniform_cost'])}, static split "
+                     f"{_num(f['static_split_cost'])}; saving vs uniform "
+                     f"{_num(f['vs_uniform'])}, vs static {_num(f['vs_static_split'])}")
+    return "\n".join(lines)
+
+
+def _points(points) -> str:
+    """(cost, accuracy) pairs, compactly."""
+    return ", ".join(f"({c:.4g}, {a:.4f})" for c, a in points)
+
+
+def _num(x) -> str:
+    """A number or 'out of reach'."""
+    return "out of reach" if x is None else f"{x:.6g}"
