@@ -19,6 +19,10 @@ PyTorch's allocator:
   activated product). For MoE the MLP width is ``top_k x expert_intermediate`` because the
   fused-MoE kernel keeps one intermediate row per (token, expert) pair.
 
+KV bytes per token count every layer, sliding-window layers too (gpt-oss): vLLM's hybrid
+allocator gives those layers only a window's worth of blocks, so for long sequences this
+overstates their KV use (conservative: fewer requests fit than in vLLM).
+
 For Llama-3.1-8B at the default 8,192-token budget this is 1.5 + 1.07 = 2.6 GB, for
 Qwen3-Coder-30B-A3B 2.0 GB and for Llama-3.1-70B (tp=1) 3.6 GB, in line with the 1-4 GiB of
 "activation peak" plus graph memory that vLLM reports for such models.
