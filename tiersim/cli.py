@@ -187,15 +187,38 @@ def calibrate(ctx: typer.Context) -> None:
     ``--from aiconfigurator``, to the aiconfigurator importer.
     """
     argv = list(ctx.args)
-    if _flag_value(argv, "--from") == "aiconfigurator":
-        from tiersim.perf.aiconfigurator import main as importer_main
-
-        code = importer_main(_drop_flag(argv, "--from"))
+    source = _flag_value(argv, "--from")
+    if source == "aiconfigurator":
+        code = import_aiconfigurator_main(_drop_flag(argv, "--from"))
+    elif source is not None:
+        raise TiersimError(f"--from {source!r}: the only importer is 'aiconfigurator'")
     else:
         from tiersim.calibrate import main as harness_main
 
         code = harness_main(argv)
     raise typer.Exit(code or 0)
+
+
+def import_aiconfigurator_main(argv: list[str]) -> int:
+    """``tiersim calibrate --from aiconfigurator [--gpu h200] [--engine vllm] --out P.json``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="tiersim calibrate --from aiconfigurator",
+        description="Import NVIDIA's measured operator tables (aiconfigurator-core) as a profile.")
+    parser.add_argument("--gpu", default="h200", help="GPU folder of the data (default h200)")
+    parser.add_argument("--engine", default="vllm", help="vllm, trtllm or sglang (default vllm)")
+    parser.add_argument("--name", default=None, help="profile name (default GPU_aiconfigurator_"
+                        "ENGINE)")
+    parser.add_argument("--out", required=True, help="where to write the profile JSON")
+    args = parser.parse_args(argv)
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    profile, missing = import_aiconfigurator(gpu=args.gpu, engine=args.engine, out=args.out,
+                                             name=args.name)
+    typer.echo(f"wrote {args.out}: profile {profile.name!r}, {len(profile.tables)} measured "
+               f"tables; {len(missing)} not in the data (roofline): {', '.join(missing) or '-'}")
+    return 0
 
 
 def _flag_value(argv: list[str], flag: str) -> str | None:
