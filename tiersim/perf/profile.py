@@ -105,8 +105,22 @@ class Table:
         if len(coords) != len(names):
             raise ValueError(f"{self.name}: expected {len(names)} coordinates, got {len(coords)}")
         if len(names) == 1:
-            return interp_1d(self.axes[names[0]], self.latency, coords[0])
+            return self._grid().row(0, coords[0]) if np.ndim(coords[0]) else np.asarray(
+                self._grid().row(0, float(coords[0])))
+        if np.ndim(coords[0]) == 0:  # one batch / token count: the engine's only case
+            return np.asarray(self._grid().at(float(coords[0]), coords[1]))
         return interp_2d(self.axes[names[0]], self.axes[names[1]], self.latency, *coords)
+
+    def _grid(self) -> _LogGrid:
+        grid = self.__dict__.get("_log_grid")
+        if grid is None:
+            names = list(self.axes)
+            if len(names) == 1:
+                grid = _LogGrid(np.ones(1), self.axes[names[0]], self.latency[None, :])
+            else:
+                grid = _LogGrid(self.axes[names[0]], self.axes[names[1]], self.latency)
+            self.__dict__["_log_grid"] = grid
+        return grid
 
     def to_json(self) -> dict[str, Any]:
         """The table as the profile JSON writes it."""
@@ -190,6 +204,60 @@ def table_name(op: str, dtype: str | None, key: dict[str, int]) -> str:
 
 
 # --------------------------------------------------------------------------- interpolation
+
+
+class _LogGrid:
+    """A table prepared for fast lookups with the module's rule (logs taken once).
+
+    NOTE (speed): the engine asks a table once per iteration or decode stretch, so lookups with
+    one value on the first axis avoid the general broadcasting path: ``np.interp`` in log space
+    on the two bracketing rows, then the same rule along the first axis. Equal to
+    :func:`interp_2d` (tests compare them).
+    """
+
+    def __init__(self, axis0: np.ndarray, axis1: np.ndarray, grid: np.ndarray):
+        self.ax0 = np.asarray(axis0, np.float64)
+        self.ax1 = np.asarray(axis1, np.float64)
+        self.g = np.asarray(grid, np.float64)
+        self.lax0 = np.log(self.ax0)
+        self.lax1 = np.log(self.ax1)
+        self.lg = np.log(self.g)
+        if self.ax1.size > 1:
+            dx = self.ax1[-1] - self.ax1[-2]
+            self.slope1 = np.maximum((self.g[:, -1] - self.g[:, -2]) / dx, 0.0)
+        else:
+            self.slope1 = np.zeros(self.ax0.size)
+        self.last1 = float(self.ax1[-1])
+
+    def row(self, r: int, x1: Any) -> Any:
+        """Row ``r`` interpolated along axis 1 at ``x1`` (float or array)."""
+        if np.ndim(x1) == 0:
+            x = float(x1)
+            if x > self.last1:
+                return float(self.g[r, -1] + (x - self.last1) * self.slope1[r])
+            return math.exp(np.interp(math.log(max(x, 1e-300)), self.lax1, self.lg[r]))
+        x = np.asarray(x1, np.float64)
+        inside = np.exp(np.interp(np.log(np.maximum(x, 1e-300)), self.lax1, self.lg[r]))
+        if x.size and x.max() > self.last1:
+            above = self.g[r, -1] + (x - self.last1) * self.slope1[r]
+            inside = np.where(x > self.last1, above, inside)
+        return inside
+
+    def at(self, x0: float, x1: Any) -> Any:
+        """Latency at one first-axis value ``x0`` and ``x1`` (float or array)."""
+        ax0, n = self.ax0, self.ax0.size
+        if n == 1 or x0 < ax0[0]:
+            return self.row(0, x1)
+        if x0 > ax0[-1]:
+            last, prev = self.row(n - 1, x1), self.row(n - 2, x1)
+            slope = np.maximum((last - prev) / (ax0[-1] - ax0[-2]), 0.0)
+            return last + (x0 - ax0[-1]) * slope
+        hi = min(max(int(np.searchsorted(self.lax0, math.log(x0), side="right")), 1), n - 1)
+        lo = hi - 1
+        t = (math.log(x0) - self.lax0[lo]) / (self.lax0[hi] - self.lax0[lo])
+        t = min(max(t, 0.0), 1.0)
+        v_lo, v_hi = self.row(lo, x1), self.row(hi, x1)
+        return np.exp(np.log(v_lo) + t * (np.log(v_hi) - np.log(v_lo)))
 
 
 def _interp_columns(axis: np.ndarray, values: np.ndarray, x: np.ndarray) -> np.ndarray:
