@@ -50,10 +50,17 @@ def _kv(batch: int, kv_heads: int, length: int, head_dim: int, kv_dtype: str,
     return lambda: (k8.to(torch.bfloat16) * sk, v8.to(torch.bfloat16) * sv)
 
 
-def _with_backend(call: Callable[[], torch.Tensor]) -> tuple[Callable[[], torch.Tensor], str]:
-    """``call`` pinned to the first SDPA backend that runs it, and that backend's name."""
+def _with_backend(call: Callable[[], torch.Tensor],
+                  device: torch.device) -> tuple[Callable[[], torch.Tensor], str]:
+    """``call`` pinned to the first SDPA backend that runs it, and that backend's name.
+
+    On CUDA the math backend is not tried: no engine runs it, and at long contexts it would
+    materialise the whole score matrix (minutes, or out of memory) instead of failing fast.
+    """
     errors = []
     for name, backend in BACKENDS:
+        if name == "math" and device.type == "cuda":
+            continue
         def pinned(backend=backend):
             with sdpa_kernel([backend]):
                 return call()
@@ -75,7 +82,7 @@ def make_decode(batch: int, context: int, heads: int, kv_heads: int, head_dim: i
         k, v = kv()
         return F.scaled_dot_product_attention(q, k, v, enable_gqa=heads != kv_heads)
 
-    return _with_backend(call)
+    return _with_backend(call, device)
 
 
 def make_prefill(tokens: int, context: int, heads: int, kv_heads: int, head_dim: int,
@@ -92,7 +99,7 @@ def make_prefill(tokens: int, context: int, heads: int, kv_heads: int, head_dim:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
                                               enable_gqa=heads != kv_heads)
 
-    return _with_backend(call)
+    return _with_backend(call, device)
 
 
 def reference_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def _pow2_and_halves(lo: int, hi: int) -> tuple[int, ...]:
+    """Powers of two from ``lo`` to ``hi`` and the 1.5x points between (1, 2, 3, 4, 6, 8...)."""
+    out = set(_pow2(lo, hi)) | {3 * v // 2 for v in _pow2(lo, hi) if v >= 2 and 3 * v // 2 <= hi}
+    return tuple(sorted(out))
+
+
 def _pow2(lo: int, hi: int) -> tuple[int, ...]:
     """Powers of two from ``lo`` to ``hi`` inclusive."""
     out, v = [], lo
@@ -39,7 +45,7 @@ class Grid:
 
 
 FULL = Grid(
-    gemm_m=_pow2(1, 16384),
+    gemm_m=_pow2_and_halves(1, 16384),
     moe_tokens=_pow2(1, 8192),
     prefill_tokens=(16, 64, 256, 1024, 2048, 4096, 8192),
     prefill_context=(16, 1024, 4096, 16384, 32768),

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The one script to send to an H200 machine: measure the Qwen3-Coder-30B-A3B profile at real
+# shapes under a time limit, write it to $OUT, print a summary. Needs only python3 with torch.
+#   bash tiersim/calibrate/device_run.sh            (from the repository root)
+# Environment overrides: MODEL, PRECISIONS, KV_DTYPES, TP, BUDGET_S (start no new table after
+# this many seconds, default 420), LIMIT_S (hard kill, default 510), PYTHON (default python3);
+# DEVICE=cpu QUICK=1 smoke-tests this script on a machine without a GPU.
+# Files under $OUT: env.txt, calibrate.log, and the profile JSON (written after every section,
+# so a run cut short still leaves a valid profile of what finished).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+OUT=${OUT:-/tmp/tiersim_calibrate}
+mkdir -p "$OUT"
+MODEL=${MODEL:-Qwen3-Coder-30B-A3B}
+PRECISIONS=${PRECISIONS:-bf16,fp8,w4a16,nvfp4}
+KV_DTYPES=${KV_DTYPES:-bf16,fp8}
+TP=${TP:-1}
+DEVICE=${DEVICE:-cuda}
+QUICK=${QUICK:-}
+BUDGET_S=${BUDGET_S:-420}
+LIMIT_S=${LIMIT_S:-510}
+PY=${PYTHON:-python3}
+SLUG=$(echo "$MODEL" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9.\n-' '-')
+PROFILE="$OUT/${DEVICE}_harness_${SLUG}_tp${TP}${QUICK:+_quick}.json"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv 2>&1
+  "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.is_available() and torch.cuda.get_device_name(), torch.cuda.is_available() and torch.cuda.get_device_capability())" 2>&1
+} | tee "$OUT/env.txt"
+
+start=$(date +%s)
+timeout -k 10 "$LIMIT_S" "$PY" -m tiersim.calibrate --device "$DEVICE" ${QUICK:+--quick} --model "$MODEL" \
+  --precisions "$PRECISIONS" --kv-dtypes "$KV_DTYPES" --tp "$TP" --budget-s "$BUDGET_S" \
+  --out "$PROFILE" 2>&1 | tee "$OUT/calibrate.log"
+rc=${PIPESTATUS[0]}
+echo "calibrate exit $rc after $(( $(date +%s) - start )) s"
+
+if [ "$rc" -ne 0 ] && [ -f "$PROFILE" ]; then
+  echo "summary of the partial profile:"
+  "$PY" -c "import json, sys; from tiersim.calibrate.summary import summarize; print(summarize(json.load(open(sys.argv[1]))))" "$PROFILE"
+fi
+ls -l "$OUT"
+exit "$rc"
