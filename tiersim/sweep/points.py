@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tiersim.sweep.atomic import write_point
 from tiersim.sweep.axes import Point
-from tiersim.sweep.store import write_point
 
 PointRunner = Callable[[dict, str], dict]
 Validator = Callable[[dict, str], object]

@@ -14,65 +14,17 @@ by skipping the ids whose files exist with ``status == "ok"``.
 from __future__ import annotations
 
 import json
-import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tiersim.sweep.atomic import clean, points_dir, write_json_atomic, write_point
 
-def _json_default(value: Any) -> Any:
-    """Turn numpy scalars and arrays into JSON values."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
-
-
-def _clean(value: Any) -> Any:
-    """Replace non-finite floats by None so the JSON is strict."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` via a temp file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(_clean(data), handle, indent=1, default=_json_default, allow_nan=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def points_dir(out_dir: Path) -> Path:
-    """The folder holding one JSON per finished point."""
-    return Path(out_dir) / "points"
-
-
-def write_point(out_dir: Path, record: dict[str, Any]) -> Path:
-    """Store one point's record atomically as ``points/<id>.json``; return its path."""
-    path = points_dir(out_dir) / f"{record['point_id']}.json"
-    write_json_atomic(path, record)
-    return path
+__all__ = ["collect", "flatten", "read_axes", "read_points", "record_row", "write_json_atomic",
+           "write_point", "points_dir"]
 
 
 def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
@@ -95,7 +47,7 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         if isinstance(value, dict):
             flat.update(flatten(value, f"{name}."))
         elif isinstance(value, (list, tuple)):
-            flat[name] = json.dumps(value, default=_json_default)
+            flat[name] = json.dumps(clean(value), default=str)
         else:
             flat[name] = value
     return flat

@@ -2,7 +2,7 @@
 
 ``synthetic_runner(doc, source)`` turns a scenario-shaped dict into a summary shaped like
 DESIGN.md section 6 from closed-form queueing formulas, in microseconds, optionally burning
-``synthetic.cpu_s`` seconds of CPU (a busy loop, so parallel speed-up is real) or sleeping
+``synthetic.cpu_s`` seconds of CPU time (a busy loop, so parallel speed-up is real) or sleeping
 ``synthetic.sleep_s``. Latency falls as replicas grow (monotone, as the planner assumes); accuracy
 depends only on routing settings. Recognised keys, all optional::
 
@@ -36,10 +36,11 @@ def _get(doc: dict, path: str, default: Any) -> Any:
 
 
 def _burn(cpu_s: float) -> None:
-    """Busy-loop for ``cpu_s`` seconds of wall time (CPU-bound stand-in for a simulation)."""
-    end = time.perf_counter() + cpu_s
+    """Busy-loop until this process has used ``cpu_s`` more seconds of CPU (a CPU-bound
+    stand-in for a simulation: on a busy machine it takes longer, as a simulation would)."""
+    end = time.process_time() + cpu_s
     x = 0
-    while time.perf_counter() < end:
+    while time.process_time() < end:
         x += 1
 
 

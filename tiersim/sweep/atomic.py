@@ -1,0 +1,61 @@
+"""Atomic JSON files for the sweep store, importing nothing heavy (workers load this module).
+
+A file is written to a temp file in the same folder, flushed to disk, then renamed over the
+target with ``os.replace``: a reader sees the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as Python values (without importing numpy)."""
+    if type(value).__module__ == "numpy":
+        return value.tolist() if hasattr(value, "tolist") else value.item()
+    return value
+
+
+def clean(value: Any) -> Any:
+    """A JSON-ready copy: numpy values as Python ones, non-finite floats as None."""
+    value = _plain(value)
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` via a temp file in the same folder and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(clean(data), handle, indent=1, default=str, allow_nan=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def points_dir(out_dir: Path) -> Path:
+    """The folder holding one JSON per finished point."""
+    return Path(out_dir) / "points"
+
+
+def write_point(out_dir: Path, record: dict[str, Any]) -> Path:
+    """Store one point's record atomically as ``points/<id>.json``; return its path."""
+    path = points_dir(out_dir) / f"{record['point_id']}.json"
+    write_json_atomic(path, record)
+    return path
