@@ -50,7 +50,8 @@ def make_run_dir(path: Path) -> Path:
 def make_sweep_dir(path: Path) -> Path:
     """A 12-point synthetic sweep over injected FPR and bf16 replicas."""
     doc = {"name": "fpr-sweep", "seed": 2,
-           "tiers": [{"name": "w4a16", "replicas": 2}, {"name": "bf16", "replicas": 2}],
+           "tiers": [{"name": "w4a16", "replicas": 2, "accuracy": 0.7},
+                     {"name": "bf16", "replicas": 2, "accuracy": 0.9}],
            "router": {"confusion": {"fpr": 0.0}}, "slo": {"ttft_p99_s": 0.5, "tpot_p99_s": 0.05},
            "sweep": {"router.confusion.fpr": [0.0, 0.1, 0.2, 0.3],
                      "tiers.bf16.replicas": [1, 2, 4]}}

@@ -129,7 +129,7 @@ def run_headline(summary: dict) -> str:
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit"], rows)
     tiers = summary.get("tiers") or {}
     if tiers:
-        out += "<h3>Per tier (cheapest first)</h3>" + table(
+        out += "<h3>Per tier</h3>" + table(
             ["tier", *[label for _, label in TIER_COLS]],
             [[name, *[t.get(k) for k, _ in TIER_COLS]] for name, t in tiers.items()])
     router = summary.get("router") or {}

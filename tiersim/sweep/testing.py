@@ -6,7 +6,7 @@ DESIGN.md section 6 from closed-form queueing formulas, in microseconds, optiona
 ``synthetic.sleep_s``. Latency falls as replicas grow (monotone, as the planner assumes); accuracy
 depends only on routing settings. Recognised keys, all optional::
 
-    tiers: [{name, replicas, gpus_per_replica, usd_per_gpu_hour, base_ttft_s, base_tpot_s,
+    tiers: [{name, replicas, gpus_per_replica, cost_per_gpu_hour, base_ttft_s, base_tpot_s,
              capacity_rps, accuracy}]
     router: {confusion: {fpr}}       workload: {difficulty: {p_easy}, rate_rps}
     trace: {time_scale}              synthetic: {cpu_s, sleep_s, fail_if: {path: value}}
@@ -18,9 +18,9 @@ import time
 from typing import Any
 
 DEFAULT_TIERS = [
-    {"name": "w4a16", "replicas": 2, "usd_per_gpu_hour": 3.0, "capacity_rps": 6.0,
+    {"name": "w4a16", "replicas": 2, "cost_per_gpu_hour": 3.0, "capacity_rps": 6.0,
      "base_ttft_s": 0.10, "base_tpot_s": 0.010, "accuracy": 0.70},
-    {"name": "bf16", "replicas": 2, "usd_per_gpu_hour": 3.0, "capacity_rps": 3.0,
+    {"name": "bf16", "replicas": 2, "cost_per_gpu_hour": 3.0, "capacity_rps": 3.0,
      "base_ttft_s": 0.15, "base_tpot_s": 0.020, "accuracy": 0.90},
 ]
 
@@ -53,8 +53,14 @@ def _tier_metrics(tier: dict, rate_rps: float, duration_s: float) -> dict[str, f
     return {"ttft_p99_s": float(tier.get("base_ttft_s", 0.1)) * slow,
             "tpot_p99_s": float(tier.get("base_tpot_s", 0.01)) * (1.0 + rho),
             "utilization": min(rho, 1.0), "kv_peak_frac": min(0.9 * rho, 1.0),
-            "cost_usd": gpu_hours * float(tier.get("usd_per_gpu_hour", 3.0)),
+            "cost_usd": _attributed_cost(tier, rate_rps * duration_s),
             "gpu_hours": gpu_hours}
+
+
+def _attributed_cost(tier: dict, requests: float) -> float:
+    """USD of the GPU time the tier's requests use: one replica serves capacity_rps."""
+    usd_per_s = int(tier.get("gpus_per_replica", 1)) * float(tier.get("cost_per_gpu_hour", 3.0))
+    return requests * usd_per_s / 3600.0 / float(tier.get("capacity_rps", 5.0))
 
 
 def _check_fail(doc: dict) -> None:
