@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import REPO, run_cli, tiny_doc, write_yaml
 
-from tiersim.cli import _drop_flag, _flag_value, main
+from tiersim.cli import _drop_flag, _flag_value, _mount_app, main
 
 TRACE_HEADER = "request_id,arrival_s,input_tokens,output_tokens\n"
 
@@ -101,6 +101,16 @@ def test_help_lists_every_command(capsys):
     out = capsys.readouterr().out
     for command in ("run", "trace", "analytic", "calibrate", "sweep", "report", "plan"):
         assert command in out
+    assert "unavailable" not in out
+
+
+def test_a_command_that_fails_to_import_leaves_the_rest_working(capsys):
+    _mount_app("broken-for-test", "tiersim.no_such_module", "app", "A broken command.")
+    assert main(["broken-for-test", "--anything"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("Error: tiersim broken-for-test is unavailable (tiersim.no_such_module failed "
+                   "to import: ModuleNotFoundError: No module named 'tiersim.no_such_module')\n")
+    assert main(["trace", "--help"]) == 0
 
 
 def test_flag_helpers():
