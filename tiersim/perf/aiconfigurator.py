@@ -164,7 +164,7 @@ class GemmGrid:
             lat = lat + wn * wk * np.log(col)
             weights += wn * wk
         if weights == 0:
-            raise ProfileError(f"aiconfigurator GEMM data has no usable points near n={n} k={k}")
+            return self._nearest(n, k)
         out = np.exp(lat / weights)
         scale = max(n / self.n[-1], 1.0) * max(k / self.k[-1], 1.0)
         exact = n in self.n and k in self.k
@@ -172,6 +172,20 @@ class GemmGrid:
         if scale > 1:
             note += f"; scaled x{scale:.3f} linearly beyond the measured n/k"
         return self.m, out * scale, note
+
+    def _nearest(self, n: int, k: int) -> tuple[np.ndarray, np.ndarray, str]:
+        """Where the bracketing points are unmeasured: the nearest complete ``(n, k)`` column
+        (in log distance), scaled by the ratio of ``n x k``."""
+        complete = np.all(np.isfinite(self.cube), axis=0)
+        jn, jk = np.nonzero(complete)
+        if jn.size == 0:
+            raise ProfileError(f"aiconfigurator GEMM data has no complete (n, k) column ({n}x{k})")
+        dist = np.abs(np.log(self.n[jn] / n)) + np.abs(np.log(self.k[jk] / k))
+        best = int(np.argmin(dist))
+        n0, k0 = self.n[jn[best]], self.k[jk[best]]
+        scale = (n * k) / (n0 * k0)
+        note = f"nearest measured shape n={n0:.0f} k={k0:.0f}, scaled x{scale:.3f} by n x k"
+        return self.m, self.cube[:, jn[best], jk[best]] * scale, note
 
 
 def _bracket(axis: np.ndarray, x: float) -> list[tuple[int, float]]:

@@ -1,0 +1,205 @@
+"""Fidelity against measured serving: replay NVIDIA's H200 Llama-3.1 FP8 end-to-end results.
+
+``aiconfigurator-core`` ships ``systems/silicon_sample.csv``: TTFT and TPOT measured by NVIDIA on
+real servers (vLLM, TensorRT-LLM, SGLang) at a given tensor parallelism, client concurrency, input
+and output length. This script replays every H200 row for Llama-3.1-8B and -70B at FP8 through
+tiersim and reports the error per row and the median absolute error per engine.
+
+Each row runs as a closed loop (``benchmarks/closed_loop.py``): ``concurrency`` clients sending
+requests back-to-back to ONE replica of ``tp`` GPUs, whose iterations are timed by
+``tiersim.perf.build_step_model`` on the engine's imported profile (vLLM: the shipped
+``profiles/h200_aiconfigurator_vllm.json``; TensorRT-LLM and SGLang: the same importer run on
+their folders, ``benchmarks/data/``) and whose KV cache holds what ``tiersim.perf.memory`` says.
+
+Run ``python benchmarks/fidelity_silicon.py`` (no network, aiconfigurator not needed: the rows
+and profiles are copied into ``benchmarks/data/``, see its README). ``--refresh-data`` rebuilds
+those copies from an installed aiconfigurator-core. Results and the worst rows are discussed in
+``docs/fidelity.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+ROWS_CSV = DATA / "silicon_h200_llama31_fp8.csv"
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # run from a checkout, installed or not
+
+from closed_loop import ClosedLoop  # noqa: E402
+
+from tiersim.hardware import get_gpu, get_model  # noqa: E402
+from tiersim.perf import build_step_model, default_profile_name  # noqa: E402
+from tiersim.perf.memory import kv_capacity_blocks  # noqa: E402
+
+MODELS = {"8B": "llama-3.1-8b", "70B": "llama-3.1-70b"}
+ENGINE_PROFILES = {
+    "vllm": default_profile_name(),
+    "trtllm": str(DATA / "h200_aiconfigurator_trtllm_llama.json"),
+    "sglang": str(DATA / "h200_aiconfigurator_sglang_llama.json"),
+}
+KEEP_COLUMNS = [
+    "id",
+    "backend",
+    "backend_version",
+    "model_path",
+    "system",
+    "precision",
+    "mode",
+    "gemm_quant_mode",
+    "isl",
+    "osl",
+    "batch_size",
+    "tp_size",
+    "silicon_ttft_ms",
+    "silicon_tpot_ms",
+    "silicon_data_source",
+]
+
+
+def refresh_data() -> None:
+    """Copy the rows and build the TensorRT-LLM / SGLang profiles from aiconfigurator-core."""
+    import aiconfigurator_core
+
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    csv = Path(aiconfigurator_core.__file__).parent / "systems" / "silicon_sample.csv"
+    df = pd.read_csv(csv)
+    rows = df[
+        (df["system"] == "h200_sxm")
+        & df["model_path"].str.contains("Llama-3.1-(?:8|70)B", regex=True)
+        & (df["precision"] == "fp8")
+        & (df["mode"] == "agg")
+    ]
+    DATA.mkdir(exist_ok=True)
+    rows[KEEP_COLUMNS].to_csv(ROWS_CSV, index=False)
+    llama = {m: (("fp8",), (1, 2, 4, 8)) for m in MODELS.values()}
+    for engine in ("trtllm", "sglang"):
+        profile, missing = import_aiconfigurator(
+            "h200",
+            engine,
+            out=ENGINE_PROFILES[engine],
+            models=llama,
+            name=f"h200_aiconfigurator_{engine}_llama",
+        )
+        print(f"{engine}: {len(profile.tables)} tables; missing: {missing or 'none'}")
+    print(f"{len(rows)} rows -> {ROWS_CSV}")
+
+
+def load_rows() -> pd.DataFrame:
+    """The measured rows with the model key each maps to."""
+    df = pd.read_csv(ROWS_CSV)
+    df["model"] = np.where(df["model_path"].str.contains("70B"), "70B", "8B")
+    df["tp_size"] = df["tp_size"].astype(int)
+    df["batch_size"] = df["batch_size"].astype(int)
+    return df.sort_values(["backend", "model", "tp_size", "isl", "osl", "batch_size"])
+
+
+def simulate_row(row: dict, kv_dtype: str, stagger: bool, per_client: int) -> dict:
+    """TTFT and TPOT (ms) tiersim predicts for one measured row."""
+    model = MODELS[row["model"]]
+    tp = row["tp_size"]
+    step = build_step_model(
+        model, "fp8", "h200", tp=tp, kv_dtype=kv_dtype, profile=ENGINE_PROFILES[row["backend"]]
+    )
+    blocks = kv_capacity_blocks(get_model(model), "fp8", get_gpu("h200"), tp, 16, kv_dtype=kv_dtype)
+    loop = ClosedLoop(step, row["isl"], row["osl"], row["batch_size"], blocks * 16)
+    res = loop.run(per_client=per_client, stagger=stagger)
+    return {
+        "sim_ttft_ms": res.ttft_s * 1e3,
+        "sim_tpot_ms": res.tpot_s * 1e3,
+        "preemptions": res.preemptions,
+    }
+
+
+def run(df: pd.DataFrame, kv_dtype: str, stagger: bool, per_client: int, jobs: int):
+    """Simulate every row (in ``jobs`` processes); adds predictions and signed errors."""
+    rows = df.to_dict("records")
+    args = [(r, kv_dtype, stagger, per_client) for r in rows]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            out = list(pool.map(_simulate_star, args, chunksize=4))
+    else:
+        out = [_simulate_star(a) for a in args]
+    res = pd.concat([df.reset_index(drop=True), pd.DataFrame(out)], axis=1)
+    res["ttft_err"] = res["sim_ttft_ms"] / res["silicon_ttft_ms"] - 1
+    res["tpot_err"] = res["sim_tpot_ms"] / res["silicon_tpot_ms"] - 1
+    return res
+
+
+def _simulate_star(args):
+    return simulate_row(*args)
+
+
+def report(res: pd.DataFrame) -> list[str]:
+    """Per-row lines, then one summary line per engine."""
+    lines = [
+        f"{'engine':7} {'model':5} {'tp':>2} {'conc':>4} {'isl':>5} {'osl':>5} "
+        f"{'TTFT ms':>9} {'sim':>9} {'err':>7}  {'TPOT ms':>7} {'sim':>7} {'err':>7}"
+    ]
+    for r in res.itertuples():
+        lines.append(
+            f"{r.backend:7} {r.model:5} {r.tp_size:>2} {r.batch_size:>4} {r.isl:>5} {r.osl:>5} "
+            f"{r.silicon_ttft_ms:9.1f} {r.sim_ttft_ms:9.1f} {r.ttft_err:+7.1%}  "
+            f"{r.silicon_tpot_ms:7.2f} {r.sim_tpot_ms:7.2f} {r.tpot_err:+7.1%}"
+        )
+    lines.append("")
+    lines += summary_lines(res)
+    return lines
+
+
+def summary_lines(res: pd.DataFrame) -> list[str]:
+    """``<engine> median |TPOT error| = x%, |TTFT error| = y% (n=N)`` per engine."""
+    out = []
+    for engine, g in res.groupby("backend"):
+        tpot = np.median(np.abs(g["tpot_err"])) * 100
+        ttft = np.median(np.abs(g["ttft_err"])) * 100
+        out.append(
+            f"{engine} median |TPOT error| = {tpot:.1f}%, |TTFT error| = {ttft:.1f}% (n={len(g)})"
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point (see module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--refresh-data",
+        action="store_true",
+        help="rebuild benchmarks/data from an installed aiconfigurator-core",
+    )
+    ap.add_argument(
+        "--kv-dtype",
+        default="fp8",
+        choices=["fp8", "bf16"],
+        help="KV-cache dtype assumed for the measured servers (default fp8)",
+    )
+    ap.add_argument(
+        "--no-stagger", action="store_true", help="start all clients at time 0 (lock-step cohorts)"
+    )
+    ap.add_argument("--per-client", type=int, default=4, help="requests per client")
+    ap.add_argument("--engine", action="append", help="only these engines (repeatable)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--csv", help="also write per-row results to this CSV")
+    args = ap.parse_args(argv)
+    if args.refresh_data:
+        refresh_data()
+    df = load_rows()
+    if args.engine:
+        df = df[df["backend"].isin(args.engine)]
+    res = run(df, args.kv_dtype, not args.no_stagger, args.per_client, args.jobs)
+    print("\n".join(report(res)))
+    if args.csv:
+        res.to_csv(args.csv, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
