@@ -187,3 +187,10 @@ def test_replicas_bound_holds_for_any_value(replicas):
     else:
         with pytest.raises(ScenarioError, match=rf"must be >= 1 \(got {replicas}\)$"):
             scenario_from_dict(doc, "p")
+
+
+def test_router_options_are_checked_against_the_tiers_at_load(scenario_file):
+    text = BASE + "router:\n  policy: uniform\n  tier: fp8\n"
+    assert error_of(scenario_file, text) == (
+        "line 16: router.tier: unknown tier 'fp8'; tiers are w4a16, bf16"
+    )

@@ -93,7 +93,10 @@ def _fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str
         return "-"
     if isinstance(value, int) and scale == 1.0:
         return f"{value:,}{unit}"
-    return f"{value * scale:,.{digits}g}{unit}"
+    scaled = value * scale
+    if abs(scaled) >= 10 ** digits:
+        return f"{scaled:,.0f}{unit}"
+    return f"{scaled:,.{digits}g}{unit}"
 
 
 def headline_table(summary: dict):

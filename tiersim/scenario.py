@@ -386,6 +386,19 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
         problem = _fit_problem(scenario, tier)
         if problem is not None:
             return ("tiers", i), f"tier {tier.name!r}: {problem}"
+    return _router_problem(scenario)
+
+
+def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:
+    """The router's own check of its options against the tiers (no training), as (loc, msg)."""
+    from tiersim.routing import ROUTERS, TierInfo
+
+    infos = [TierInfo(name=t.name, precision=t.precision) for t in scenario.tiers]
+    try:
+        ROUTERS[scenario.router.policy](scenario.router, infos, "")
+    except ScenarioError as err:
+        loc = tuple(int(p) if p.isdigit() else p for p in err.where.split("."))
+        return loc, str(err).removeprefix(f"{err.path}: {err.where}: ")
     return None
 
 
