@@ -83,6 +83,34 @@ def test_quick_profile_loads_through_perf_loader(quick_profile, tmp_path):
     assert profile_mod.load_profile(path) is not None
 
 
+TINY_CONFIG = {"model_type": "qwen3_moe", "hidden_size": 256, "num_hidden_layers": 2,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+               "vocab_size": 1024, "num_experts": 16, "num_experts_per_tok": 2,
+               "moe_intermediate_size": 128, "intermediate_size": 512}
+
+
+@pytest.mark.parametrize(("precision", "kv_dtype"), [("bf16", "bf16"), ("fp8", "fp8"),
+                                                     ("w4a16", "bf16"), ("nvfp4", "fp8")])
+def test_quick_profile_drives_the_step_assembly(quick_profile, tmp_path, precision, kv_dtype):
+    perf = pytest.importorskip("tiersim.perf")
+    from tiersim.perf.base import StepShape
+
+    # The file format and the table keys are under test, not the numbers: the CPU profile is
+    # relabelled H200 because the assembly refuses a profile of another GPU.
+    doc = {**quick_profile[0], "gpu": "H200"}
+    (tmp_path / "P.json").write_text(json.dumps(doc))
+    (tmp_path / "config.json").write_text(json.dumps(TINY_CONFIG))
+    assert shapes.from_config(tmp_path / "config.json", "tiny") == shapes.TINY
+    model = perf.build_step_model(str(tmp_path / "config.json"), precision, "H200",
+                                  kv_dtype=kv_dtype, profile=str(tmp_path / "P.json"))
+    step = model.step_time(StepShape(prefill_chunks=((16, 16),), decode_seqs=2,
+                                     decode_context=32))
+    assert step > 0
+    sources = model.sources()
+    assert set(sources.values()) == {"harness"}
+    assert f"moe {precision} hidden=256 inter=128 num_experts=16 top_k=2 ep=1 tp=1" in sources
+
+
 def test_harness_imports_none_of_the_simulator_dependencies(quick_profile):
     _, _, imported = quick_profile
     assert "torch" in imported
@@ -116,17 +144,19 @@ def test_moe_layer_matches_reference(grouped, exact):
     w13 = quant.randn((experts, 2 * inter, hidden), CPU, gen) * 0.1
     w2 = quant.randn((experts, hidden, inter), CPU, gen) * 0.1
     x = quant.randn((20, hidden), CPU, gen)
-    fwd = moe.layer_forward(w_router, top_k, inter, [moe._bf16_experts(w13, grouped),
-                                                      moe._bf16_experts(w2, grouped)], exact)
+    fwd = moe.layer_forward(top_k, inter, [moe._bf16_experts(w13, grouped),
+                                           moe._bf16_experts(w2, grouped)], exact)
     ref = moe.reference_moe((w_router, w13, w2), x, top_k)
-    assert float((fwd(x).float() - ref).norm() / ref.norm()) < 2e-2
+    out = fwd(x, x @ w_router.t()).float()
+    assert float((out - ref).norm() / ref.norm()) < 2e-2
 
 
 @pytest.mark.parametrize("precision", quant.PRECISIONS)
 def test_moe_layer_runs_in_every_precision(precision):
     gen = quant.generator(CPU, 6)
     layer = moe.make_moe(precision, 64, 32, 16, 2, CPU, gen)
-    out = layer.run(quant.randn((8, 64), CPU, gen))
+    x = quant.randn((8, 64), CPU, gen)
+    out = layer.run(x, layer.router(x))
     assert out.shape == (8, 64) and bool(torch.isfinite(out.float()).all())
 
 

@@ -1,12 +1,15 @@
 """One MoE layer as the harness times it: route, permute, two expert GEMMs, combine.
 
-``make_moe(...).run(x)`` takes the layer's input ``x[T, hidden]`` (bf16) and does, on one GPU:
-the router GEMM (bf16) and softmax top-k with renormalised weights (Qwen3-MoE style); a sort of the
+``make_moe(...).run(x, logits)`` takes the layer's input ``x[T, hidden]`` (bf16) and the router
+logits ``layer.router(x)`` and does, on one GPU: softmax top-k with renormalised weights
+(Qwen3-MoE style); a sort of the
 T*top_k (token, expert) pairs by expert into a buffer where each expert's rows start at a multiple
 of 16 (grouped-GEMM alignment); the gate_up GEMM [2*inter, hidden] and the down GEMM
 [hidden, inter] of every expert on its rows, with SiLU-and-multiply between; and the weighted sum
-back into token order. Routing is by random router weights, so tokens spread about uniformly over
-experts (real routers are less even: a lower bound on imbalance).
+back into token order. The router GEMM is not part of the timed layer: tiersim's step assembly
+adds it from the bf16 ``gemm`` table at n = num_experts. Routing is by random router weights, so
+tokens spread about uniformly over experts (real routers are less even: a lower bound on
+imbalance).
 
 Expert GEMM kernels per precision (``kernel`` records which ran):
 - bf16: ``torch._grouped_mm`` (one launch for all experts), else a loop of ``torch.matmul``.
@@ -36,7 +39,8 @@ class MoeLayer:
 
     precision: str
     kernel: str
-    run: Callable[[torch.Tensor], torch.Tensor]
+    run: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (x, router logits) -> out
+    router: Callable[[torch.Tensor], torch.Tensor]  # x -> router logits (untimed)
 
 
 @dataclass
@@ -52,15 +56,15 @@ class Packed:
     weight: torch.Tensor  # routing weight of each sorted pair
 
 
-def route_and_pack(x: torch.Tensor, w_router: torch.Tensor, top_k: int,
+def route_and_pack(x: torch.Tensor, logits: torch.Tensor, top_k: int,
                    exact_rows: bool = False) -> Packed:
-    """Router GEMM, top-k, and the expert-sorted, 16-aligned token buffer.
+    """Top-k of the router logits, and the expert-sorted, 16-aligned token buffer.
 
     The buffer has a fixed upper bound of rows (no host sync) unless ``exact_rows``, where it ends
     at the last group (one host sync) for grouped kernels that reject trailing rows.
     """
-    num_experts = w_router.shape[0]
-    probs = torch.softmax((x @ w_router.t()).float(), dim=-1)
+    num_experts = logits.shape[1]
+    probs = torch.softmax(logits.float(), dim=-1)
     wts, idx = torch.topk(probs, top_k, dim=-1)
     wts = wts / wts.sum(dim=-1, keepdim=True)
     flat = idx.flatten()
@@ -210,17 +214,20 @@ def make_moe(precision: str, hidden: int, inter: int, num_experts: int, top_k: i
                   f"scales) to bf16, then {path}; no FP4 tensor cores used")
     else:
         raise ValueError(f"unknown precision {precision!r}")
-    return MoeLayer(precision, kernel + "; router GEMM, top-k and permutation included",
-                    layer_forward(w_router, top_k, inter, gemms, exact))
+    kernel += ("; top-k, permutation and combine included; router GEMM excluded (the bf16 gemm "
+               "table at n=num_experts)")
+    return MoeLayer(precision, kernel, layer_forward(top_k, inter, gemms, exact),
+                    lambda x: x @ w_router.t())
 
 
-def layer_forward(w_router: torch.Tensor, top_k: int, inter: int, gemms: list[Callable],
+def layer_forward(top_k: int, inter: int, gemms: list[Callable],
                   exact_rows: bool = False) -> Callable:
-    """The layer's forward: route and pack, gate_up, SiLU-and-mul, down, combine."""
+    """The layer's forward from router logits: route and pack, gate_up, SiLU-and-mul, down,
+    combine."""
     gate_up, down = gemms
 
-    def run(x: torch.Tensor) -> torch.Tensor:
-        p = route_and_pack(x, w_router, top_k, exact_rows)
+    def run(x: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        p = route_and_pack(x, logits, top_k, exact_rows)
         h = gate_up(p.xs, p)
         a = (F.silu(h[:, :inter].float()) * h[:, inter:].float()).to(torch.bfloat16)
         return combine(p, down(a, p), x.shape[0])

@@ -140,7 +140,10 @@ def measure_moe(run: Run, precisions: tuple[str, ...]) -> None:
     def table(precision: str) -> None:
         layer = moe.make_moe(precision, m.hidden, local.expert_intermediate, m.num_experts,
                              m.top_k, run.device, run.gen)
-        lat = [run.timer.measure(lambda t=t: layer.run(x[:t])) for t in run.grid.moe_tokens]
+        lat = []
+        for t in run.grid.moe_tokens:
+            logits = layer.router(x[:t])
+            lat.append(run.timer.measure(lambda t=t, g=logits: layer.run(x[:t], g)))
         notes = (f"key.inter is the model's expert width; each GPU runs inter/tp = "
                  f"{local.expert_intermediate}; tokens routed by random router weights")
         run.tables.append(schema.table("moe", key, {"tokens": list(run.grid.moe_tokens)}, lat,

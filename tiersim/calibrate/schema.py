@@ -19,7 +19,7 @@ OPS = {"gemm": ("m",), "moe": ("tokens",), "attn_prefill": ("tokens", "context")
 KEYS = {"gemm": {"n", "k"}, "moe": {"hidden", "inter", "num_experts", "top_k", "ep", "tp"},
         "attn_prefill": {"heads", "kv_heads", "head_dim"},
         "attn_decode": {"heads", "kv_heads", "head_dim"}, "allreduce": {"tp"}}
-SOURCES = {"harness", "harness-cpu-emulated", "public", "roofline"}
+SOURCES = {"harness", "public", "roofline"}
 PRECISIONS = {"bf16", "fp8", "w4a16", "nvfp4"}
 KV_DTYPES = {"bf16", "fp8"}
 

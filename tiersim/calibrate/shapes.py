@@ -55,7 +55,7 @@ BUILTIN: dict[str, ModelShapes] = {
 # feature the real models have (GQA, experts, top-k), so the same code paths run.
 TINY = ModelShapes(
     "tiny", layers=2, hidden=256, heads=4, kv_heads=2, head_dim=64, vocab=1024,
-    intermediate=512, num_experts=16, expert_intermediate=128, top_k=2,
+    intermediate=0, num_experts=16, expert_intermediate=128, top_k=2,
 )
 
 
