@@ -1,0 +1,148 @@
+"""The aiconfigurator importer's table transforms, on small synthetic frames (no package needed),
+and one check against the real package when it is installed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tiersim.perf import aiconfigurator as aic
+
+
+def gemm_frame():
+    """GEMM rows where latency (ms) = 1e-6 x m x n x k / 1000 + 0.005: grid n, k in {64, 256}."""
+    rows = []
+    for m in (1, 16, 256):
+        for n in (64, 256):
+            for k in (64, 256):
+                rows.append(("bfloat16", "torch", m, n, k, 1e-9 * m * n * k + 0.005))
+    return pd.DataFrame(rows, columns=["gemm_dtype", "kernel_source", "m", "n", "k", "latency"])
+
+
+def test_gemm_exact_shape_is_copied_in_seconds():
+    grid = aic.GemmGrid(gemm_frame(), "bfloat16")
+    m, lat, note = grid.latency(64, 256)
+    assert list(m) == [1, 16, 256]
+    assert lat == pytest.approx((1e-9 * m * 64 * 256 + 0.005) / 1e3)
+    assert note == "measured at this shape"
+
+
+def test_gemm_between_grid_points_is_log_bilinear():
+    grid = aic.GemmGrid(gemm_frame(), "bfloat16")
+    _, lat, note = grid.latency(128, 64)
+    lo, hi = grid.latency(64, 64)[1], grid.latency(256, 64)[1]
+    assert lat == pytest.approx(np.sqrt(lo * hi))  # 128 is the log midpoint of 64 and 256
+    assert "interpolated" in note
+
+
+def test_gemm_beyond_grid_scales_linearly():
+    grid = aic.GemmGrid(gemm_frame(), "bfloat16")
+    _, lat, note = grid.latency(1024, 256)
+    assert lat == pytest.approx(4 * grid.latency(256, 256)[1])
+    assert "scaled x4.000" in note
+
+
+def test_gemm_hole_uses_nearest_complete_shape_scaled():
+    df = gemm_frame()
+    df = df[~((df.n == 256) & (df.k == 256))]
+    grid = aic.GemmGrid(df, "bfloat16")
+    _, lat, note = grid.latency(256, 256)
+    assert "nearest measured shape" in note
+    assert lat == pytest.approx(4 * grid.latency(64, 256)[1]) or lat == pytest.approx(
+        4 * grid.latency(256, 64)[1]
+    )
+
+
+def attn_frame(op_rows):
+    cols = [
+        "num_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "window_size",
+        "kv_cache_dtype",
+        "batch_size",
+        "isl",
+        "step",
+        "latency",
+        "kernel_source",
+    ]
+    return pd.DataFrame(op_rows, columns=cols)
+
+
+def test_decode_triangle_filled_linearly_in_batch():
+    rows = []
+    for b in aic.DECODE_BATCH_AXIS:
+        for step in (1023, 8191):
+            if b * (step + 1) <= 1024 * 64:  # a measured triangle
+                rows.append((32, 4, 128, 0, "bfloat16", b, 1, step, 0.01 + 1e-6 * b * step, "fa"))
+    batch, ctx, grid, _ = aic.decode_table(attn_frame(rows), 32, 4, 128, "bfloat16")
+    assert list(ctx) == [1024, 8192]
+    last = list(batch).index(8)  # the largest batch measured at context 8192
+    assert grid[last, 1] == pytest.approx((0.01 + 1e-6 * 8 * 8191) / 1e3)
+    assert grid[-1, 1] == pytest.approx(grid[last, 1] * batch[-1] / 8)
+    assert np.all(np.isfinite(grid))
+
+
+def test_prefill_context_by_equal_work_length():
+    rows = [
+        (32, 4, 128, 0, "bfloat16", 1, s, 0, 1e-6 * s * s, "fa") for s in (256, 1024, 4096, 16384)
+    ]
+    tokens, context, grid, _ = aic.prefill_table(attn_frame(rows), 32, 4, 128, "bfloat16")
+    assert context[0] == 1
+    i = list(tokens).index(1024)
+    assert grid[i, 0] == pytest.approx(1e-6 * 1024**2 / 1e3)  # no cached context
+    j = list(context).index(2048)
+    s_eq = math.sqrt(1024 * (1024 + 2 * 2048))
+    assert grid[i, j] == pytest.approx(1e-6 * s_eq**2 / 1e3, rel=1e-9)  # exact power law
+    assert grid[-1, 0] == pytest.approx(1e-6 * 32768**2 / 1e3, rel=1e-9)  # extrapolated
+
+
+def test_allreduce_bytes_are_two_per_element_and_graph_rows_win():
+    df = pd.DataFrame(
+        [
+            (2, 1024, 0.004, "bfloat16", "x_graph", "k"),
+            (2, 1024, 0.02, "bfloat16", "x_eager", "k"),
+            (2, 4096, 0.006, "bfloat16", "x_graph", "k"),
+        ],
+        columns=[
+            "num_gpus",
+            "message_size",
+            "latency",
+            "allreduce_dtype",
+            "backend",
+            "kernel_source",
+        ],
+    )
+    nbytes, lat, _ = aic.allreduce_latency(df, 2)
+    assert list(nbytes) == [2048, 8192]
+    assert lat == pytest.approx([4e-6, 6e-6])
+
+
+def test_missing_package_is_one_line(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake(name, *a, **kw):
+        if name == "aiconfigurator_core":
+            raise ImportError(name)
+        return real_import(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    from tiersim.errors import ProfileError
+
+    with pytest.raises(ProfileError, match=r"aiconfigurator-core is not installed; pip install"):
+        aic.data_root("h200")
+
+
+def test_real_package_matches_its_parquet():
+    pytest.importorskip("aiconfigurator_core")
+    imp = aic.Importer("h200", "vllm")
+    table = imp.gemm("bf16", 5120, 2048)
+    df = pd.read_parquet(aic.find_sources(imp.root, "gemm", "vllm", "gemm_perf.parquet")[0].path)
+    row = df[(df.gemm_dtype == "bfloat16") & (df.m == 1) & (df.n == 5120) & (df.k == 2048)]
+    assert table.latency[0] == pytest.approx(row.latency.median() / 1e3)
+    assert table.extra["origin"].endswith("h200_sxm/gemm/vllm/0.24.0/gemm_perf.parquet")

@@ -1,0 +1,66 @@
+"""The shipped H200 profile: loads offline, is small, and is measured wherever it claims."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tiersim.paths import bundled
+from tiersim.perf import build_step_model, default_profile_name, resolve_profile
+from tiersim.perf.aiconfigurator import SHIPPED_KV_DTYPES, SHIPPED_MODELS
+
+PROFILE = default_profile_name()
+
+
+def test_default_profile_is_bundled_small_and_attributed():
+    path = bundled("profiles", PROFILE)
+    assert path.stat().st_size < 2_000_000
+    prof = resolve_profile(PROFILE)
+    assert prof.gpu == "H200"
+    assert prof.provenance["tool"] == "aiconfigurator-core 0.12.0"
+    assert prof.provenance["engine"] == "vllm"
+    assert "Apache-2.0" in prof.provenance["license"]
+    assert all(t.source == "public" and "origin" in t.extra for t in prof.tables)
+    raw = json.loads(path.read_text())
+    assert raw["schema"] == "tiersim.profile/1"
+
+
+@pytest.mark.parametrize("model", sorted(SHIPPED_MODELS))
+def test_every_table_the_profile_has_is_reported_measured(model):
+    prof = resolve_profile(PROFILE)
+    names = {t.name for t in prof.tables}
+    precisions, tps = SHIPPED_MODELS[model]
+    for precision in precisions:
+        for tp in tps:
+            for kv in SHIPPED_KV_DTYPES:
+                src = build_step_model(model, precision, "h200", tp, kv, PROFILE).sources()
+                for name, label in src.items():
+                    if name == "overhead":
+                        assert label == "roofline"  # an assumption, and labelled as one
+                    elif name in names:
+                        assert label.startswith("measured:aiconfigurator vllm "), name
+                    else:
+                        assert label == "roofline", name
+
+
+def test_bf16_and_fp8_qwen_decode_is_fully_measured():
+    for precision in ("bf16", "fp8"):
+        src = build_step_model("qwen3-coder-30b-a3b", precision, "h200", profile=PROFILE)
+        tables = {k: v for k, v in src.sources().items() if k != "overhead"}
+        assert tables and all(v == "measured:aiconfigurator vllm 0.24.0" for v in tables.values())
+
+
+def test_w4a16_and_nvfp4_on_hopper_are_labelled():
+    w4 = build_step_model("qwen3-coder-30b-a3b", "w4a16", "h200", profile=PROFILE).sources()
+    moe = "moe w4a16 hidden=2048 inter=768 num_experts=128 top_k=8 ep=1 tp=1"
+    assert w4[moe] == "measured:aiconfigurator vllm 0.19.0"  # int4 Marlin, older folder
+    assert w4["gemm w4a16 n=5120 k=2048"] == "roofline"
+    fp4 = build_step_model("qwen3-coder-30b-a3b", "nvfp4", "h200", profile=PROFILE).sources()
+    assert fp4[moe.replace("w4a16", "nvfp4")] == "roofline"
+    assert fp4["attn_decode bf16 heads=32 kv_heads=4 head_dim=128"].startswith("measured:")
+
+
+def test_llama_70b_tp8_uses_measured_allreduce():
+    src = build_step_model("llama-3.1-70b", "fp8", "h200", 8, "fp8", PROFILE).sources()
+    assert src["allreduce tp=8"] == "measured:aiconfigurator vllm 0.24.0"
