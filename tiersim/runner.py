@@ -22,8 +22,17 @@ import numpy as np
 import pandas as pd
 
 from tiersim import metrics
-from tiersim.routing.types import TierInfo
+from tiersim.engine import SchedulerLimits, TierSpec, Workload
+from tiersim.engine import simulate as engine_simulate
+from tiersim.hardware import get_gpu, get_model, get_precision
+from tiersim.paths import resolve_trace_path
+from tiersim.perf import build_step_model
+from tiersim.perf.base import StepShape
+from tiersim.perf.memory import kv_capacity_blocks
+from tiersim.routing import TierInfo, build_router, prepare_workload, savings, score
+from tiersim.routing.accuracy import expected_matrix
 from tiersim.scenario import Scenario
+from tiersim.trace import load_trace
 
 SIG_DIGITS = 10
 """Significant digits kept for floats in summary.json."""
@@ -67,9 +76,6 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
 def load_scenario_trace(scenario: Scenario, source: str) -> pd.DataFrame:
     """The scenario's trace as the canonical table; a relative path starts at the scenario's
     folder, then the bundled ``traces/``."""
-    from tiersim.paths import resolve_trace_path
-    from tiersim.trace import load_trace
-
     cfg = scenario.trace
     folder = Path(source).parent if Path(source).is_file() else None
     path = resolve_trace_path(cfg.path, folder)
@@ -79,8 +85,6 @@ def load_scenario_trace(scenario: Scenario, source: str) -> pd.DataFrame:
 
 def step_model(scenario: Scenario, tier) -> Any:
     """The step-time model of one tier (a calibration profile where one fits, else roofline)."""
-    from tiersim.perf import build_step_model
-
     return build_step_model(scenario.model, tier.precision, scenario.gpu,
                             tp=tier.gpus_per_replica, kv_dtype=tier.kv_dtype,
                             profile=scenario.profile)
@@ -100,8 +104,6 @@ def cost_weight(tier, model) -> float:
     replica price x the time of :data:`REFERENCE_STEP` on the tier's step model."""
     if tier.cost_per_request_usd is not None:
         return tier.cost_per_request_usd
-    from tiersim.perf.base import StepShape
-
     shape = StepShape(prefill_chunks=((REFERENCE_STEP["prefill_tokens"], 0),),
                       decode_seqs=REFERENCE_STEP["decode_seqs"],
                       decode_context=REFERENCE_STEP["decode_context"])
@@ -111,8 +113,6 @@ def cost_weight(tier, model) -> float:
 def prepare(trace: pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
             rng: np.random.Generator, source: str) -> pd.DataFrame:
     """Per-tier correctness (labels, or drawn from the workload's difficulty model)."""
-    from tiersim.routing.accuracy import prepare_workload
-
     return prepare_workload(trace, infos, scenario.workload, rng=rng, source=source)
 
 
@@ -122,8 +122,6 @@ def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
 
     ``rngs``: one generator for training the router's classifier, one for its decisions.
     """
-    from tiersim.routing.policies import build_router
-
     router = build_router(scenario.router, infos, train_df=df, rng=rngs[0], source=source)
     return router.assign(df, rngs[1])
 
@@ -134,8 +132,6 @@ def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
 
 def tier_specs(scenario: Scenario, models: list) -> list:
     """One engine TierSpec per scenario tier, with its KV capacity in blocks."""
-    from tiersim.engine import SchedulerLimits, TierSpec
-
     specs = []
     for tier, model in zip(scenario.tiers, models, strict=True):
         sched = tier.scheduler
@@ -153,9 +149,6 @@ def tier_specs(scenario: Scenario, models: list) -> list:
 
 def num_blocks(scenario: Scenario, tier) -> int:
     """KV-cache blocks per replica of a tier (memory fit was checked when the scenario loaded)."""
-    from tiersim.hardware import get_gpu, get_model, get_precision
-    from tiersim.perf.memory import kv_capacity_blocks
-
     return kv_capacity_blocks(
         get_model(scenario.model), get_precision(tier.precision), get_gpu(scenario.gpu),
         tp=tier.gpus_per_replica, block_size=tier.scheduler.block_size,
@@ -166,16 +159,14 @@ def num_blocks(scenario: Scenario, tier) -> int:
 
 def simulate(specs: list, df: pd.DataFrame, assignment):
     """Run the engine over the routed trace (tier output multipliers are applied inside it)."""
-    from tiersim import engine
-
-    work = engine.Workload(
+    work = Workload(
         arrival_s=df["arrival_s"].to_numpy(np.float64),
         input_tokens=df["input_tokens"].to_numpy(np.int64),
         output_tokens=df["output_tokens"].to_numpy(np.int64),
         tier=np.asarray(assignment.tier, dtype=np.int64),
         escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
     )
-    return engine.simulate(specs, work, fast_forward=True)
+    return engine_simulate(specs, work, fast_forward=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,8 +180,6 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario,
     ``output_tokens`` are those emitted on the final tier (its length multiplier applied);
     ``expected_accuracy`` is the final tier's expected correctness, 0 for a dropped request.
     """
-    from tiersim.routing.accuracy import expected_matrix
-
     names = np.array([t.name for t in scenario.tiers], dtype=object)
     first = np.asarray(result.first_tier, dtype=np.int64)
     final = np.asarray(result.final_tier, dtype=np.int64)
@@ -317,8 +306,6 @@ def router_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tie
                    rng: np.random.Generator) -> dict:
     """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
     failure rates; accuracy with its bootstrap 95% interval (tiersim.routing.score)."""
-    from tiersim.routing import score
-
     scores = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng)
     keys = ("fpr", "fnr", "escalation_rate", "silent_failure_rate", "accuracy_ci95",
             "first_tier_shares")
@@ -328,8 +315,6 @@ def router_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tie
 def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo]) -> dict:
     """Attributed cost of the routed run against the cheapest uniform tier meeting the accuracy
     floor and against a static split of equal accuracy (tiersim.routing.savings)."""
-    from tiersim.routing import savings
-
     return savings(df, result.final_tier, attributed_costs(scenario, result), infos,
                    accuracy_floor=scenario.accuracy_floor, first_tier=result.first_tier,
                    escalated=result.escalated)
