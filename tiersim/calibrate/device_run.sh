@@ -5,8 +5,9 @@
 # Environment overrides: MODEL, PRECISIONS, KV_DTYPES, TP, BUDGET_S (start no new table after
 # this many seconds, default 420), LIMIT_S (hard kill, default 510), PYTHON (default python3);
 # DEVICE=cpu QUICK=1 smoke-tests this script on a machine without a GPU.
-# Files under $OUT: env.txt, calibrate.log, and the profile JSON (written after every section,
-# so a run cut short still leaves a valid profile of what finished).
+# Files under $OUT: env.txt, calibrate.log, and the profile JSON named after the profile
+# (h200_harness_qwen3-coder-30b-a3b_tp1.json on an H200); it is written after every section,
+# so a run cut short still leaves a valid profile of what finished.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/tiersim_calibrate}
@@ -20,8 +21,7 @@ QUICK=${QUICK:-}
 BUDGET_S=${BUDGET_S:-420}
 LIMIT_S=${LIMIT_S:-510}
 PY=${PYTHON:-python3}
-SLUG=$(echo "$MODEL" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9.\n-' '-')
-PROFILE="$OUT/${DEVICE}_harness_${SLUG}_tp${TP}${QUICK:+_quick}.json"
+PROFILE="$OUT/profile.json"  # renamed to the profile's own name at the end
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 {
@@ -40,6 +40,10 @@ echo "calibrate exit $rc after $(( $(date +%s) - start )) s"
 if [ "$rc" -ne 0 ] && [ -f "$PROFILE" ]; then
   echo "summary of the partial profile:"
   "$PY" -c "import json, sys; from tiersim.calibrate.summary import summarize; print(summarize(json.load(open(sys.argv[1]))))" "$PROFILE"
+fi
+if [ -f "$PROFILE" ]; then
+  NAME=$("$PY" -c "import json, sys; print(json.load(open(sys.argv[1]))['name'])" "$PROFILE")
+  mv "$PROFILE" "$OUT/$NAME.json" && echo "profile: $OUT/$NAME.json"
 fi
 ls -l "$OUT"
 exit "$rc"

@@ -172,6 +172,8 @@ def _attn_table(run: Run, op: str, kv_dtype: str) -> None:
             del fn
         lat.append(row)
         synchronize(run.device)
+        if run.device.type == "cuda":
+            torch.cuda.empty_cache()  # K/V sizes change every row: return them to the device
     first = "batch" if op == "attn_decode" else "tokens"
     kernel = f"torch SDPA ({'/'.join(sorted(backends))} backend), GQA via enable_gqa"
     if kv_dtype == "fp8":
