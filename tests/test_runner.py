@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import TINY, tiny_doc, write_yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tiersim.errors import TraceError
 from tiersim.runner import REQUEST_COLUMNS, run_scenario, summary_json
@@ -122,3 +124,28 @@ def test_missing_trace_is_a_trace_error(tmp_path):
 def test_summary_json_is_stable_text():
     text = summary_json({"b": 1.0 / 3.0, "a": [float("nan"), np.float32(2.5), np.int64(3)]})
     assert text == '{\n  "a": [\n    null,\n    2.5,\n    3\n  ],\n  "b": 0.3333333333\n}\n'
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    replicas=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    share=st.floats(0.0, 1.0),
+    max_num_seqs=st.sampled_from([1, 4, 64]),
+    seed=st.integers(0, 2**16),
+)
+def test_any_small_fleet_conserves_requests(replicas, share, max_num_seqs, seed):
+    precisions = ["nvfp4", "w4a16", "bf16"][-len(replicas):]
+    tiers = [{"name": p, "precision": p, "replicas": r, "cost_per_gpu_hour": 3.5,
+              "scheduler": {"max_num_seqs": max_num_seqs}}
+             for p, r in zip(precisions, replicas, strict=True)]
+    rest = (1.0 - share) / max(len(tiers) - 1, 1)
+    fractions = [share] + [rest] * (len(tiers) - 1) if len(tiers) > 1 else [1.0]
+    doc = tiny_doc(seed=seed, tiers=tiers, trace={"path": "azure2023_code.parquet",
+                                                  "window": [240, 270]},
+                   router={"policy": "static_split", "fractions": fractions})
+    summary = run_scenario(scenario_from_dict(doc, "hypothesis"))
+    assert summary["completed"] + summary["dropped"] == summary["requests"] > 0
+    assert sum(t["requests"] for t in summary["tiers"].values()) == summary["requests"]
+    for tier in summary["tiers"].values():
+        assert tier["kv_peak_frac"] is None or 0.0 <= tier["kv_peak_frac"] <= 1.0
+        assert tier["utilization"] is None or 0.0 <= tier["utilization"] <= 1.0 + 1e-9

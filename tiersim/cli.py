@@ -72,7 +72,11 @@ def run(
     from tiersim.scenario import load_scenario
 
     path = scenario if scenario is not None else default_scenario()
-    summary = run_scenario(load_scenario(path), out_dir=out, scenario_path=path)
+    loaded = load_scenario(path)
+    if loaded.sweep:
+        typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
+                   "(use `tiersim sweep` for the grid)", err=True)
+    summary = run_scenario(loaded, out_dir=out, scenario_path=path)
     print_summary(summary, out)
 
 
@@ -123,10 +127,31 @@ def headline_table(summary: dict):
         ("cost per 1M output tokens", _fmt(summary["cost_per_1m_output_tokens"], " USD"), cost),
         ("GPU-hours provisioned", _fmt(summary["gpu_hours"]), "scenario"),
         ("expected accuracy", _fmt(summary["accuracy"], " %", 100), acc),
+        *router_rows(summary, acc),
     ]
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def router_rows(summary: dict, accuracy_source: str) -> list[tuple[str, str, str]]:
+    """The router's error rates and the routed cost against the cheapest adequate uniform tier."""
+    router = summary.get("router") or {}
+    rows = [(
+        f"router ({router.get('policy', '-')}): FPR / FNR / escalated",
+        f"{_fmt(router.get('fpr'), ' %', 100)} / {_fmt(router.get('fnr'), ' %', 100)} / "
+        f"{_fmt(router.get('escalation_rate'), ' %', 100)}",
+        accuracy_source,
+    )]
+    saving = (summary.get("savings") or {})
+    if saving.get("baseline_uniform_tier") is not None:
+        rows.append((
+            f"saved vs uniform {saving['baseline_uniform_tier']}",
+            _fmt(saving["vs_uniform_frac"], " %", 100),
+            "attributed cost" + (" (uniform estimated)" if saving.get(
+                "uniform_costs_estimated") else ""),
+        ))
+    return rows
 
 
 def tier_table(summary: dict):

@@ -326,9 +326,9 @@ def provenance(summary: dict, models: dict, accuracy_source: dict) -> dict:
              for kind in source_counts(model)}
     latency = sorted(kinds) or ["none (no requests served)"]
     accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
-    cost_word = {"attributed": "modelled GPU time x scenario $/GPU-hour",
-                 "provisioned": "replicas x duration x scenario $/GPU-hour",
-                 "fixed_per_request": "scenario price per request"}
+    cost_word = {"attributed": "modelled GPU time x $/GPU-hour",
+                 "provisioned": "replicas x duration x $/GPU-hour",
+                 "fixed_per_request": "price per request"}
     return {"latency": " + ".join(latency), "accuracy": " + ".join(accuracy),
             "cost": cost_word[summary["cost_model"]]}
 
