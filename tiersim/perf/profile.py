@@ -228,6 +228,7 @@ class _LogGrid:
         else:
             self.slope1 = np.zeros(self.ax0.size)
         self.last1 = float(self.ax1[-1])
+        self._blend_cache: dict[float, np.ndarray] = {}
 
     def row(self, r: int, x1: Any) -> Any:
         """Row ``r`` interpolated along axis 1 at ``x1`` (float or array)."""
@@ -246,17 +247,52 @@ class _LogGrid:
     def at(self, x0: float, x1: Any) -> Any:
         """Latency at one first-axis value ``x0`` and ``x1`` (float or array)."""
         ax0, n = self.ax0, self.ax0.size
-        if n == 1 or x0 < ax0[0]:
-            return self.row(0, x1)
-        if x0 > ax0[-1]:
+        if n > 1 and x0 > ax0[-1]:
             last, prev = self.row(n - 1, x1), self.row(n - 2, x1)
             slope = np.maximum((last - prev) / (ax0[-1] - ax0[-2]), 0.0)
             return last + (x0 - ax0[-1]) * slope
+        lrow = self._blended(x0)
+        if np.ndim(x1) == 0:
+            x = float(x1)
+            if x > self.last1:
+                return self._at_slow(x0, x)
+            return math.exp(np.interp(math.log(max(x, 1e-300)), self.lax1, lrow))
+        x = np.asarray(x1, np.float64)
+        out = np.exp(np.interp(np.log(np.maximum(x, 1e-300)), self.lax1, lrow))
+        if x.size and x.max() > self.last1:
+            out = np.where(x > self.last1, self._at_slow(x0, x), out)
+        return out
+
+    def _blended(self, x0: float) -> np.ndarray:
+        """log latency along axis 1 at ``x0`` inside (or below) axis 0's range, cached.
+
+        Log-linear blending of the two bracketing rows commutes with log-linear interpolation
+        along axis 1, so blending first and interpolating once gives the same number.
+        """
+        lrow = self._blend_cache.get(x0)
+        if lrow is None:
+            ax0, n = self.ax0, self.ax0.size
+            if n == 1 or x0 <= ax0[0]:
+                lrow = self.lg[0]
+            else:
+                hi = min(max(int(np.searchsorted(self.lax0, math.log(x0), side="right")), 1), n - 1)
+                t = (math.log(x0) - self.lax0[hi - 1]) / (self.lax0[hi] - self.lax0[hi - 1])
+                t = min(max(t, 0.0), 1.0)
+                lrow = (1.0 - t) * self.lg[hi - 1] + t * self.lg[hi]
+            if len(self._blend_cache) > 4096:
+                self._blend_cache.clear()
+            self._blend_cache[x0] = lrow
+        return lrow
+
+    def _at_slow(self, x0: float, x1: Any) -> Any:
+        """The rule applied row by row (for points beyond the grid on axis 1)."""
+        ax0, n = self.ax0, self.ax0.size
+        if n == 1 or x0 < ax0[0]:
+            return self.row(0, x1)
         hi = min(max(int(np.searchsorted(self.lax0, math.log(x0), side="right")), 1), n - 1)
-        lo = hi - 1
-        t = (math.log(x0) - self.lax0[lo]) / (self.lax0[hi] - self.lax0[lo])
+        t = (math.log(x0) - self.lax0[hi - 1]) / (self.lax0[hi] - self.lax0[hi - 1])
         t = min(max(t, 0.0), 1.0)
-        v_lo, v_hi = self.row(lo, x1), self.row(hi, x1)
+        v_lo, v_hi = self.row(hi - 1, x1), self.row(hi, x1)
         return np.exp(np.log(v_lo) + t * (np.log(v_hi) - np.log(v_lo)))
 
 

@@ -1,0 +1,91 @@
+"""Engine speed: requests simulated per wall second and peak memory.
+
+Replays the Azure 2023 conversation trace's (input, output) lengths, resampled to N requests with
+Poisson arrivals, through the default scenario's three tiers (Qwen3-Coder-30B-A3B on H200 at
+NVFP4 / W4A16 / BF16, the shipped profile's step times), one third of the requests per tier, at an
+arrival rate that keeps the replicas about 70% busy (found by a short calibration run unless
+``--rate`` is given). Only ``engine.simulate`` is timed; building step models and loading the
+trace are reported apart.
+
+    python benchmarks/engine_speed.py                 # 200,000 requests
+    python benchmarks/engine_speed.py -n 20000 --per-iteration   # also time per-iteration stepping
+
+Not a test: timings on shared machines are noisy. Quote the figure with the machine and load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+
+from tiersim import engine
+from tiersim.paths import bundled
+from tiersim.runner import step_model, tier_specs
+from tiersim.scenario import load_scenario
+from tiersim.trace import load_trace
+from tiersim.workload.synthetic import resample
+
+
+def build(n: int, rate: float, seed: int = 0):
+    """The default fleet and a workload of ``n`` resampled conv requests at ``rate`` req/s."""
+    scenario = load_scenario(bundled("scenarios", "default.yaml"))
+    specs = tier_specs(scenario, [step_model(scenario, t) for t in scenario.tiers])
+    conv = load_trace(bundled("traces", "azure2023_conv.parquet"))
+    rng = np.random.default_rng(seed)
+    df = resample(conv, n, rate, rng)
+    tier = rng.integers(0, len(specs), n)
+    work = engine.Workload(df["arrival_s"].to_numpy(), df["input_tokens"].to_numpy(np.int64),
+                           df["output_tokens"].to_numpy(np.int64), tier)
+    return specs, work
+
+
+def utilization(res: engine.SimResult) -> float:
+    """Mean busy fraction of all replicas over the run."""
+    busy = [b for tier in res.busy_s.values() for b in tier]
+    return float(np.mean(busy) / res.end_s)
+
+
+def find_rate(target: float = 0.7, n: int = 20_000) -> float:
+    """Arrival rate giving about ``target`` utilisation (a few short runs, rate scaled)."""
+    rate = 20.0
+    for _ in range(4):
+        specs, work = build(n, rate)
+        u = utilization(engine.simulate(specs, work))
+        rate *= target / max(u, 1e-3)
+    return rate
+
+
+def main() -> None:
+    """Run the benchmark and print one line of figures."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=200_000)
+    ap.add_argument("--rate", type=float, default=None, help="req/s (default: ~70%% load)")
+    ap.add_argument("--per-iteration", action="store_true", help="also time without fast-forward")
+    args = ap.parse_args()
+    rate = args.rate if args.rate is not None else find_rate()
+    t0 = time.perf_counter()
+    specs, work = build(args.n, rate)
+    t_build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res = engine.simulate(specs, work)
+    t_sim = time.perf_counter() - t0
+    done = int((~np.isnan(res.finish_s)).sum())
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"requests={args.n} rate={rate:.1f}/s sim_span={res.end_s:.0f}s "
+          f"utilization={utilization(res):.2f} completed={done} dropped={int(res.dropped.sum())}")
+    print(f"fast-forward: {t_sim:.2f} s wall -> {args.n / t_sim:,.0f} requests/s "
+          f"(build {t_build:.1f} s); peak RSS {rss_mb:.0f} MB")
+    if args.per_iteration:
+        t0 = time.perf_counter()
+        slow = engine.simulate(specs, work, fast_forward=False)
+        t_slow = time.perf_counter() - t0
+        same = np.allclose(slow.finish_s, res.finish_s, rtol=1e-9, equal_nan=True)
+        print(f"per-iteration: {t_slow:.2f} s wall -> {args.n / t_slow:,.0f} requests/s; "
+              f"same per-request times: {same}")
+
+
+if __name__ == "__main__":
+    main()
