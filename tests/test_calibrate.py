@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -256,3 +258,26 @@ def test_allreduce_over_two_gloo_ranks():
 
     values, kernel = comm.allreduce_latencies(2, [1024, 65536], "cpu", warmup=1, repeats=3)
     assert len(values) == 2 and all(v > 0 for v in values) and "gloo" in kernel
+
+
+@settings(max_examples=25, deadline=None)
+@given(tokens=st.integers(1, 40), experts=st.integers(2, 12), top_k=st.integers(1, 4),
+       seed=st.integers(0, 10_000), exact=st.booleans())
+def test_route_and_pack_puts_every_pair_in_its_aligned_expert_group(tokens, experts, top_k,
+                                                                    seed, exact):
+    top_k = min(top_k, experts)
+    gen = quant.generator(CPU, seed)
+    x = quant.randn((tokens, 8), CPU, gen)
+    logits = quant.randn((tokens, experts), CPU, gen)
+    p = moe.route_and_pack(x, logits, top_k, exact)
+    counts, starts, ends = p.counts.tolist(), p.pstart.tolist(), p.offs.tolist()
+    assert sum(counts) == tokens * top_k
+    assert all(s % moe.ALIGN == 0 for s in starts) and ends[-1] <= p.xs.shape[0]
+    assert len(set(p.dest.tolist())) == tokens * top_k  # no two pairs share a row
+    chosen = torch.topk(logits.float(), top_k, dim=-1).indices
+    for row, token in zip(p.dest.tolist(), p.token_of.tolist(), strict=True):
+        expert = next(e for e in range(experts) if starts[e] <= row < starts[e] + counts[e])
+        assert expert in chosen[token].tolist()
+        assert torch.equal(p.xs[row], x[token])
+    assert torch.allclose(p.weight.float().reshape(-1).sum(), torch.tensor(float(tokens)),
+                          atol=0.05 * tokens)
