@@ -88,6 +88,7 @@ def test_run_writes_outputs_and_prints_sources(tmp_path):
     assert "TTFT p50 / p99" in result.stdout
     assert "step times from w4a16: roofline; bf16: roofline" in result.stdout
     assert (tmp_path / "o" / "requests.parquet").is_file()
+    assert (tmp_path / "o" / "report.html").is_file()
 
 
 def test_mounted_trace_command_works(capsys):

@@ -66,6 +66,9 @@ def run(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write requests/summary/timeseries here.")
     ] = None,
+    report: Annotated[
+        bool, typer.Option(help="With --out, also write DIR/report.html.")
+    ] = True,
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
     from tiersim.runner import run_scenario
@@ -78,6 +81,10 @@ def run(
                    "(use `tiersim sweep` for the grid)", err=True)
     summary = run_scenario(loaded, out_dir=out, scenario_path=path)
     print_summary(summary, out)
+    if out is not None and report:
+        from tiersim.report import write_report
+
+        typer.echo(f"wrote {write_report(out)}")
 
 
 def print_summary(summary: dict, out: Path | None) -> None:
