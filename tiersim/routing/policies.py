@@ -188,7 +188,11 @@ class Lagrangian(Router):
 
 class Oracle(Lagrangian):
     """Knows the truth: lagrangian on expected correctness when ``lambda`` is set, else the
-    cheapest tier that was good enough (realised)."""
+    cheapest tier whose expected correctness equals the top tier's.
+
+    On a labelled trace expected = realised, so the latter is each request's needed tier
+    (RouteLLM's "optimal" router). On a generated workload it knows each request's type, not
+    the coin flip, like the two-type model's oracle."""
 
     needs_classifier = False
 
@@ -197,9 +201,10 @@ class Oracle(Lagrangian):
         return expected_matrix(df, self.tiers)
 
     def choose(self, df, rng):
-        """Lagrangian on truth, or each request's needed tier."""
+        """Lagrangian on truth, or the cheapest tier as good as the top in expectation."""
         if self.cfg.lambda_ is None:
-            return _single(needed_tier(realised_matrix(df, self.tiers)))
+            truth = self.utility(df)
+            return _single(np.argmax(truth >= truth[:, -1:] - 1e-9, axis=1))
         return super().choose(df, rng)
 
 
