@@ -68,7 +68,10 @@ def test_quick_profile_records_kernels_and_provenance(quick_profile):
     assert "_weight_int4pack_mm_for_cpu" in kernels["w4a16"]
     assert "dequantise" in kernels["nvfp4"]
     nvfp4 = [t for t in doc["tables"] if t.get("precision") == "nvfp4" and t["op"] == "gemm"]
-    assert all(t["parts"]["dequant_s"] > 0 for t in nvfp4)
+    assert all(t["parts"]["dequant_s"] > 0 and "dequantising" in t["notes"] for t in nvfp4)
+    fp8 = [t for t in doc["tables"] if t.get("precision") == "fp8" and t["op"] == "gemm"]
+    assert all(len(t["parts"]["act_quant_s"]) == len(t["axes"]["m"]) for t in fp8)
+    assert not any("dequantising" in t["notes"] for t in fp8)
     prov = doc["provenance"]
     for field in ("torch", "date", "gpu_name", "driver", "cuda", "clocks"):
         assert field in prov

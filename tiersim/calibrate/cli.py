@@ -26,8 +26,9 @@ def parser() -> argparse.ArgumentParser:
         prog="tiersim calibrate",
         description="Measure operator latency tables on this machine and write a profile JSON.")
     p.add_argument("--device", default="cuda", help="cuda or cpu (default cuda)")
-    p.add_argument("--model", default="Qwen3-Coder-30B-A3B",
-                   help="Qwen3-Coder-30B-A3B, Llama-3.1-8B or Llama-3.1-70B")
+    p.add_argument("--model", default=None,
+                   help="Qwen3-Coder-30B-A3B (default), Llama-3.1-8B or Llama-3.1-70B; with "
+                        "--config, the name to give that model")
     p.add_argument("--config", default=None, help="a Hugging Face config.json instead of --model")
     p.add_argument("--precisions", default="bf16,fp8,w4a16,nvfp4", type=_csv)
     p.add_argument("--kv-dtypes", default="bf16,fp8", type=_csv)

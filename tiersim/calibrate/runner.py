@@ -110,7 +110,7 @@ def _gemm_table(run: Run, precision: str, shape: shapes.GemmShape, x: torch.Tens
         parts = {"act_quant_s": quant_s}
         notes += ("; dynamic per-token activation quantisation not included (eager torch, "
                   "timed alone in parts.act_quant_s)")
-    if parts:
+    if lin.dequant:
         notes += "; latency includes dequantising the weight on every call (parts.dequant_s)"
     run.tables.append(schema.table(
         "gemm", {"n": shape.n, "k": shape.k}, {"m": list(run.grid.gemm_m)}, lat, lin.kernel,
@@ -233,13 +233,17 @@ def _choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tup
     return tuple(values)
 
 
-def _model(model: str, config: str | None, quick: bool) -> shapes.ModelShapes:
-    """The shapes to measure: tiny for --quick, else the config file or the built-in model."""
+DEFAULT_MODEL = "Qwen3-Coder-30B-A3B"
+
+
+def _model(model: str | None, config: str | None, quick: bool) -> shapes.ModelShapes:
+    """The shapes to measure: tiny for --quick, else the config file (named by ``model`` if
+    given) or the built-in model (Qwen3-Coder-30B-A3B by default)."""
     if quick:
         return shapes.TINY
     if config:
-        return shapes.from_config(config, name=model or None)
-    return shapes.resolve_model(model)
+        return shapes.from_config(config, name=model)
+    return shapes.resolve_model(model or DEFAULT_MODEL)
 
 
 def _slug(text: str) -> str:
@@ -247,7 +251,7 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-." else "-" for c in text.lower()).strip("-")
 
 
-def run_calibration(device: str = "cpu", model: str = "Qwen3-Coder-30B-A3B",
+def run_calibration(device: str = "cpu", model: str | None = None,
                     precisions: tuple[str, ...] = quant.PRECISIONS, *, quick: bool = False,
                     tp: int = 1, out: str | None = None, config: str | None = None,
                     kv_dtypes: tuple[str, ...] = KV_DTYPES, ops: tuple[str, ...] = SECTIONS,
@@ -272,7 +276,8 @@ def run_calibration(device: str = "cpu", model: str = "Qwen3-Coder-30B-A3B",
                   grid.flush_bytes)
     prov = provenance.collect(dev)
     gpu = provenance.gpu_short_name(prov["gpu_name"])
-    prov.update(model=shapes_.name + (f" (--quick tiny shapes; asked for {model})" if quick
+    asked = model or (config and "--config") or DEFAULT_MODEL
+    prov.update(model=shapes_.name + (f" (--quick tiny shapes; asked for {asked})" if quick
                                       else ""),
                 tp=tp, grid="quick" if quick else "full", seed=seed, checks={}, skipped=[])
     name = f"{_slug(gpu)}_harness_{_slug(shapes_.name)}_tp{tp}" + ("_quick" if quick else "")

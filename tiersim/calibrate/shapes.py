@@ -103,7 +103,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     experts = _get(cfg, str(p), "num_experts", "num_local_experts", default=0)
     inter = _get(cfg, str(p), "intermediate_size", default=0)
     return ModelShapes(
-        name=name or cfg.get("_name_or_path") or p.parent.name or "config",
+        name=name or cfg.get("_name_or_path") or p.parent.name or p.stem,
         layers=_get(cfg, str(p), "num_hidden_layers"),
         hidden=hidden,
         heads=heads,
