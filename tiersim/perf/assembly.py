@@ -110,7 +110,7 @@ class AssembledStepModel:
         self.ops = ops
         self.source = source
         self._init_shapes()
-        self._dense_cache: dict[int, float] = {}
+        self._linear_table = np.zeros(0)
         self._decode_cache: dict[int, float] = {}
         self._lm_head_cache: dict[int, float] = {}
         # Touch every operator once so sources() is complete and missing tables fail early.
@@ -146,13 +146,20 @@ class AssembledStepModel:
         return t
 
     def _linear_time(self, tokens: int) -> float:
-        """All layers' token-proportional work for ``tokens`` tokens (cached)."""
-        cached = self._dense_cache.get(tokens)
-        if cached is None:
-            layer = self._layer_linear(np.array([float(tokens)]))
-            cached = float(self.model.layers * layer[0])
-            _store(self._dense_cache, tokens, cached)
-        return cached
+        """All layers' token-proportional work for ``tokens`` tokens.
+
+        NOTE (speed): tabulated at every token count up to a power of two covering ``tokens``
+        with one vectorised evaluation, since mixed steps rarely repeat a token count; the
+        table holds the same function at integer points, so nothing is approximated.
+        """
+        table = self._linear_table
+        if tokens >= table.size:
+            size = 1 << max(int(tokens).bit_length(), 10)
+            counts = np.arange(size, dtype=np.float64)
+            table = self.model.layers * self._layer_linear(np.maximum(counts, 1.0))
+            table[0] = 0.0
+            self._linear_table = table
+        return float(table[tokens])
 
     def _lm_head_time(self, rows: int) -> float:
         """The BF16 ``lm_head`` GEMM for ``rows`` sequences producing logits (cached)."""

@@ -590,8 +590,12 @@ class ProfileOps:
         return self._cache[cache_key]
 
     def _attn_key(self) -> dict[str, int]:
-        heads, kv_heads = heads_per_gpu(self.model, self.tp)
-        return {"heads": heads, "kv_heads": kv_heads, "head_dim": self.model.head_dim}
+        key = self.__dict__.get("_attn_key_cached")
+        if key is None:
+            heads, kv_heads = heads_per_gpu(self.model, self.tp)
+            key = {"heads": heads, "kv_heads": kv_heads, "head_dim": self.model.head_dim}
+            self.__dict__["_attn_key_cached"] = key
+        return key
 
     def gemm(self, m, n: int, k: int, precision=None) -> np.ndarray:
         """Seconds of one ``m x k @ k x n`` GEMM at ``precision`` (default: the tier's)."""
