@@ -14,6 +14,16 @@ from pathlib import Path
 from typing import Any
 
 
+def _file_mode() -> int:
+    """Permissions a plain ``open()`` would give a new file under the current umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+FILE_MODE = _file_mode()
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars and arrays as Python values (without importing numpy)."""
     if type(value).__module__ == "numpy":
@@ -39,6 +49,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, "w") as handle:
             json.dump(clean(data), handle, indent=1, default=str, allow_nan=False)
             handle.flush()
