@@ -55,6 +55,9 @@ def test_heldout_auroc_and_ece(router):
     assert report["good_enough"]["weak"]["ece"] < 0.05
     assert report["heldout_rows"] + report["train_rows"] == 14_037
     assert sum(r["count"] for r in wrong["reliability"]) == wrong["n"]
+    routellm = report["routellm"]  # a random router has APGR 0.5 and CPT(50%) 0.5
+    print("APGR", routellm["apgr"], "CPT(50%)", routellm["cpt_50"])
+    assert routellm["apgr"] > 0.55 and routellm["cpt_50"] < 0.45
 
 
 @pytest.mark.parametrize("tier", ["weak", "strong"])

@@ -8,7 +8,8 @@ below the top, and P(tier k is correct) for all K tiers (for the lagrangian poli
 
 Calibrations are fitted on out-of-fold scores of the training split (``cv_folds``-fold), so they
 are not fooled by the classifier's fit to its own training rows. The held-out split gives the
-report: AUROC, Brier score, ECE and a reliability table.
+report: AUROC, Brier score, ECE and a reliability table, and RouteLLM's APGR / CPT for the
+cheapest tier against the top one (the raw score as the router's strong-win rate).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tiersim.errors import ScenarioError
 from tiersim.routing.accuracy import needed_tier, realised_matrix
 from tiersim.routing.config import ClassifierConfig
 from tiersim.routing.evaluation import calibration_report
+from tiersim.routing.metrics import routellm_metrics
 from tiersim.routing.types import TierInfo
 
 NUMERIC = "numeric__"
@@ -186,6 +188,7 @@ def heldout_report(clf, df_test, realised, tiers, cfg) -> dict:
         "cheapest_wrong": calibration_report(
             1.0 - p_correct[:, 0], realised[:, 0] < 0.5, cfg.ece_bins, raw_score=score
         ),
+        "routellm": routellm_metrics(score, realised[:, 0], realised[:, -1]),
         "good_enough": {
             t.name: calibration_report(p_good[:, k], need <= k, cfg.ece_bins)
             for k, t in enumerate(tiers[:-1])

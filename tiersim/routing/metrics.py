@@ -229,7 +229,8 @@ def routellm_metrics(strong_score, weak_correct, strong_correct, num: int = 10) 
         f"cpt_{int(q * 100)}": _cpt(q, acc_w, acc_s, acc[order], share[order])
         for q in (0.2, 0.5, 0.8)
     }
-    return {"apgr": float(apgr), **cpt, "weak_accuracy": acc_w, "strong_accuracy": acc_s}
+    return {"apgr": float(apgr), **cpt, "weak_accuracy": float(acc_w),
+            "strong_accuracy": float(acc_s)}
 
 
 def _cpt(q: float, acc_w: float, acc_s: float, acc: np.ndarray, share: np.ndarray) -> float:
