@@ -112,7 +112,7 @@ def test_killed_sweep_resumes_without_loss_or_recompute(tmp_path):
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    survivors = {p.name: p.read_bytes() for p in (out / "points").glob("*.json")}
+    survivors = {p.name: p.read_bytes() for p in (out / "points").glob("[!.]*.json")}
     assert 12 <= len(survivors) < 24, "kill must land mid-sweep"
     assert not (out / "sweep.parquet").exists()
     table = sweep(path, out, workers=2)

@@ -30,7 +30,13 @@ from tiersim.errors import ScenarioError, TiersimError
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
 from tiersim.sweep.points import PointRunner, Task, Validator, default_runner, default_validator
-from tiersim.sweep.store import collect, read_points, write_json_atomic, write_point
+from tiersim.sweep.store import (
+    collect,
+    read_points,
+    remove_stale_temps,
+    write_json_atomic,
+    write_point,
+)
 
 
 def load_raw(path: str | Path) -> dict[str, Any]:
@@ -129,6 +135,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, plan)
+    remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     done = {i for i, r in read_points(out).items() if r.get("status") == "ok"}
     pending = [p for p in plan.points if p.id not in done]
     console = Console(stderr=True, soft_wrap=True)

@@ -23,8 +23,16 @@ import pyarrow.parquet as pq
 
 from tiersim.sweep.atomic import clean, points_dir, write_json_atomic, write_point
 
-__all__ = ["collect", "flatten", "read_axes", "read_points", "record_row", "write_json_atomic",
-           "write_point", "points_dir"]
+__all__ = ["collect", "flatten", "read_axes", "read_points", "record_row", "remove_stale_temps",
+           "write_json_atomic", "write_point", "points_dir"]
+
+
+def remove_stale_temps(out_dir: Path) -> int:
+    """Delete temp files a killed sweep left half-written in ``points/``; return how many."""
+    stale = list(points_dir(out_dir).glob(".*.tmp"))
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return len(stale)
 
 
 def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
