@@ -134,3 +134,20 @@ def test_ray_executor_gives_same_values(tmp_path):
         ray.shutdown()
     drop = ["wall_s"]
     pd.testing.assert_frame_equal(local.drop(columns=drop), remote.drop(columns=drop))
+
+
+def test_progress_bar_shows_points_done_and_eta(tmp_path, capsys):
+    path = make_scenario(tmp_path, **{"seed": [1, 2, 3]})
+    sweep(path, tmp_path / "out", progress=True)
+    err = capsys.readouterr().err
+    assert "3/3 points" in err and "ETA" in err
+    assert "sweep: 3 points (3 run, 0 already done, 0 failed)" in err
+
+
+def test_rerun_removes_temp_files_left_by_a_kill(tmp_path):
+    path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
+    (out / "points").mkdir(parents=True)
+    stale = out / "points" / ".0123abcd.json.x1y2.tmp"
+    stale.write_text('{"half": ')
+    sweep(path, out)
+    assert not stale.exists() and len(list((out / "points").iterdir())) == 2
