@@ -129,3 +129,18 @@ def test_output_length_multiplier_per_tier():
     tiers = [TierInfo("q", output_length_multiplier=1.5), TierInfo("bf16")]
     out = tier_output_tokens(np.array([10, 10, 1]), np.array([0, 1, 0]), tiers)
     assert out.tolist() == [15, 10, 2]
+
+
+@pytest.mark.parametrize("kind", ["two_type", "three_type"])
+def test_hint_feature_has_the_requested_auroc_and_changes_nothing_else(kind):
+    from sklearn.metrics import roc_auc_score
+
+    tiers = make_tiers(0.6, 0.8)
+    plain = prepare_workload(make_trace(40_000), tiers, DifficultyConfig(kind=kind),
+                             np.random.default_rng(5))
+    hinted = prepare_workload(make_trace(40_000), tiers,
+                              DifficultyConfig(kind=kind, hint_auroc=0.75),
+                              np.random.default_rng(5))
+    auroc = roc_auc_score(hinted["difficulty_class"] != "easy", hinted["feat_difficulty_hint"])
+    assert auroc == pytest.approx(0.75, abs=0.01)
+    pd.testing.assert_frame_equal(hinted.drop(columns="feat_difficulty_hint"), plain)

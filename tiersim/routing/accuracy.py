@@ -216,6 +216,8 @@ def prepare_workload(
     for k, tier in enumerate(tiers):
         out[expected_column(tier)] = expected[:, k].astype(np.float32)
         out[correct_column(tier)] = realised[:, k]
+    if cfg.hint_auroc is not None:  # drawn last: adding it leaves the other columns unchanged
+        out["feat_difficulty_hint"] = dif.hint(diff, cfg.hint_auroc, rng).astype(np.float32)
     out["difficulty"] = diff.value.astype(np.float32)
     out["difficulty_class"] = pd.Categorical.from_codes(
         np.where(diff.cls < 0, -1, diff.cls), categories=list(dif.CLASS_NAMES)

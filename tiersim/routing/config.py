@@ -143,6 +143,9 @@ class DifficultyConfig(_Strict):
     ``class_difficulty`` places the discrete classes on the [0, 1] difficulty axis (used when a
     tier's accuracy is a single float). ``top_accuracy`` is the accuracy of the top tier on
     non-hopeless requests when no tier states its accuracy (priors are relative to it).
+    ``hint_auroc``, when set, adds a column ``feat_difficulty_hint``: a noisy surface feature whose
+    AUROC for "not easy" (or for difficulty, continuous) is this value, so a classifier has
+    something to learn from on a trace without prompts (RouteLLM MMLU's surface features: ~0.72).
     """
 
     kind: Literal["two_type", "three_type", "continuous", "labels"] = "two_type"
@@ -155,6 +158,7 @@ class DifficultyConfig(_Strict):
         default_factory=lambda: {"easy": 0.2, "hard": 0.8}
     )
     top_accuracy: float = Field(0.95, gt=0.0, le=1.0)
+    hint_auroc: float | None = Field(None, ge=0.5, lt=1.0)
 
 
 class WorkloadQualityConfig(_Strict):

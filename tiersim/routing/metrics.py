@@ -152,8 +152,12 @@ def savings(
     first_tier: np.ndarray | None = None,
     escalated: np.ndarray | None = None,
     uniform_costs: np.ndarray | None = None,
+    tolerance: float = 0.001,
 ) -> dict:
     """Routed cost against the cheapest uniform tier meeting the floor and the static split.
+
+    Without ``accuracy_floor`` the floor is the routed accuracy less ``tolerance`` (0.1 pp),
+    so a uniform tier as accurate as the routed mix within that margin is the baseline.
 
     ``cost_usd`` is the per-request attributed cost of the simulated run (both passes for an
     escalated request). ``uniform_costs`` (total cost per tier if every request ran there) may
@@ -173,7 +177,7 @@ def savings(
         uniform_costs = uniform_cost_estimates(tokens, first, esc, cost_usd, tiers)
     uni_cost = np.asarray(uniform_costs, dtype=np.float64)
     routed = float(cost_usd.sum())
-    floor = accuracy if accuracy_floor is None else accuracy_floor
+    floor = accuracy - tolerance if accuracy_floor is None else accuracy_floor
     meets = np.flatnonzero(uni_acc >= floor - 1e-12)
     base_i = int(meets[np.argmin(uni_cost[meets])]) if len(meets) else None
     split = static_split_cost(accuracy, uni_cost, uni_acc)
