@@ -34,6 +34,9 @@ class SchedulerLimits:
             )
         if not 0.0 <= self.watermark < 1.0:
             raise ValueError(f"watermark must be in [0, 1) (got {self.watermark})")
+        if self.enable_prefix_caching:
+            raise ValueError("enable_prefix_caching: prefix caching is not modelled yet; "
+                             "set it to false (every prompt token is prefilled)")
 
 
 class Req:
