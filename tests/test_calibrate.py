@@ -284,3 +284,31 @@ def test_route_and_pack_puts_every_pair_in_its_aligned_expert_group(tokens, expe
         assert torch.equal(p.xs[row], x[token])
     assert torch.allclose(p.weight.float().reshape(-1).sum(), torch.tensor(float(tokens)),
                           atol=0.05 * tokens)
+
+
+def test_cuda_call_signatures_pass_torch_shape_checks():
+    """No GPU here: run the CUDA calls on fake CUDA tensors, so torch's shape, dtype and layout
+    checks for the CUDA kernels (meta functions) see exactly what the harness passes."""
+    fake = pytest.importorskip("torch._subclasses.fake_tensor")
+    cuda = torch.device("cuda", 0)
+    with fake.FakeTensorMode(allow_non_fake_inputs=True):
+        lin = quant.make_linear("fp8", 5120, 2048, cuda, None)
+        x = torch.randn(16, 2048, device=cuda, dtype=torch.bfloat16)
+        assert lin.run(lin.prepare(x)).shape == (16, 5120)
+        pairs = torch.empty(5120, 1024, device=cuda, dtype=torch.uint8)  # [n, k/2] as pack_int4
+        packed = torch.ops.aten._convert_weight_to_int4pack(pairs, quant._inner_k_tiles(2048))
+        sz = torch.empty(2048 // quant.int4_group_size(2048), 5120, 2, device=cuda,
+                         dtype=torch.bfloat16)
+        assert quant.int4_mm(x, packed, quant.int4_group_size(2048), sz).shape == (16, 5120)
+        experts, rows = 8, 2 * 64 + 8 * (moe.ALIGN - 1)
+        xs = torch.randn(rows, 256, device=cuda, dtype=torch.bfloat16)
+        offs = torch.arange(1, experts + 1, device=cuda, dtype=torch.int32) * moe.ALIGN
+        p = moe.Packed(xs, None, offs, None, None, None, None)
+        w = torch.randn(experts, 2 * 128, 256, device=cuda, dtype=torch.bfloat16)
+        for make in (moe._bf16_experts, moe._fp8_experts):
+            assert make(w, True)(xs, p).shape == (rows, 256)
+        q = torch.randn(4, 32, 1, 128, device=cuda, dtype=torch.bfloat16)
+        for kv_dtype in ("bf16", "fp8"):
+            k, v = attention._kv(4, 4, 1024, 128, kv_dtype, cuda, None)()
+            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            assert out.shape == (4, 32, 1, 128)
