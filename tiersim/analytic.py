@@ -33,6 +33,7 @@ class TwoType:
     a_top: float = 1.0
 
     def __post_init__(self):
+        """Reject parameters outside the model (p not a share, eps > delta, negative dc)."""
         if not 0.0 <= self.p <= 1.0:
             raise ValueError(f"p must be in [0, 1] (got {self.p})")
         if self.eps < 0 or self.delta < self.eps:

@@ -78,17 +78,11 @@ def solve_capability(d: np.ndarray, hopeless: np.ndarray, target: float, width: 
     n = len(d)
 
     def gap(theta: float) -> float:
+        """Mean accuracy at ``theta`` minus the target."""
         return capability(live, theta, width).sum() / n - target
 
     lo, hi = -1.0 - 40 * width, 2.0 + 40 * width
     return float(brentq(gap, lo, hi, xtol=1e-12))
-
-
-def _ceiling(kind: str, p_hopeless: float, observed: float | None = None) -> float:
-    """Highest reachable mean accuracy: the share of requests that are not hopeless."""
-    if observed is not None:
-        return observed
-    return 1.0 - p_hopeless if kind == "three_type" else 1.0
 
 
 def tier_target(tier: TierInfo, index: int, cfg: DifficultyConfig, ceiling: float, source: str):
@@ -136,7 +130,14 @@ def expected_correctness(
             table = [spec["easy"], spec["hard"], spec.get("hopeless", 0.0)]
             col = np.asarray(table, dtype=np.float64)[np.clip(diff.cls, 0, 2)]
         else:
-            theta = solve_capability(diff.value, hopeless, spec, cfg.curve_width)
+            try:
+                theta = solve_capability(diff.value, hopeless, spec, cfg.curve_width)
+            except ValueError:
+                raise ScenarioError(
+                    source, f"tiers[{k}].accuracy", f"accuracy {spec:.6g} is out of reach of "
+                    f"the difficulty curve (width {cfg.curve_width}); lower it or widen "
+                    "workload.difficulty.curve_width",
+                ) from None
             col = np.where(hopeless, 0.0, capability(diff.value, theta, cfg.curve_width))
         columns.append(col)
         labels.append(label)

@@ -114,6 +114,7 @@ class RouterConfig(_Strict):
     @field_validator("fractions")
     @classmethod
     def _fractions_sum_to_one(cls, value):
+        """Shares are non-negative and sum to one."""
         if value is None:
             return value
         shares = list(value.values()) if isinstance(value, dict) else list(value)
@@ -123,6 +124,7 @@ class RouterConfig(_Strict):
 
     @model_validator(mode="after")
     def _policy_needs(self):
+        """Options a policy cannot run without."""
         if self.policy == "static_split" and self.fractions is None:
             raise ValueError("policy static_split needs fractions, e.g. fractions: [0.5, 0.5]")
         if self.policy == "lagrangian" and self.lambda_ is None:

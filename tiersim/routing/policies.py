@@ -34,6 +34,7 @@ class Router:
     needs_labels = False
 
     def __init__(self, cfg: RouterConfig, tiers: list[TierInfo], source: str = "scenario"):
+        """Keep the options and tiers, then :meth:`validate` them."""
         self.cfg, self.tiers, self.source = cfg, list(tiers), source
         self.classifier: DifficultyClassifier | None = None
         self.validate()
