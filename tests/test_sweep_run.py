@@ -151,3 +151,19 @@ def test_rerun_removes_temp_files_left_by_a_kill(tmp_path):
     stale.write_text('{"half": ')
     sweep(path, out)
     assert not stale.exists() and len(list((out / "points").iterdir())) == 2
+
+
+def test_rerun_with_changed_base_scenario_is_refused(tmp_path):
+    from tiersim.errors import TiersimError
+
+    path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
+    sweep(path, out)
+    doc = yaml.safe_load(path.read_text())
+    doc["tiers"][0]["replicas"] = 5
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(TiersimError, match="holds a sweep of a different scenario"):
+        sweep(path, out)
+    doc["sweep"]["seed"] = [1, 2, 3]  # changing only the axes is a resume, not a new sweep
+    doc["tiers"][0]["replicas"] = 2
+    path.write_text(yaml.safe_dump(doc))
+    assert len(sweep(path, out)) == 3

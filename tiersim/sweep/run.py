@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -114,11 +115,31 @@ def _progress(console: Console, enabled: bool) -> Progress:
                     TimeRemainingColumn(), console=console, disable=not enabled)
 
 
+def base_digest(base: dict[str, Any]) -> str:
+    """A digest of the scenario without its sweep map: points of different bases never mix."""
+    return ax.point_id({k: v for k, v in base.items() if k != "sweep"})
+
+
+def _check_same_base(out: Path, plan: SweepPlan) -> None:
+    """Refuse to resume into a folder whose points came from a different base scenario."""
+    manifest = out / "sweep.json"
+    if not manifest.exists():
+        return
+    try:
+        old = json.loads(manifest.read_text()).get("base_digest")
+    except ValueError:
+        return
+    if old is not None and old != base_digest(plan.base) and read_points(out):
+        raise TiersimError(f"{out}: holds a sweep of a different scenario (something outside "
+                           "`sweep:` changed); use a new --out folder, or delete "
+                           f"{out / 'points'} to start over")
+
+
 def _write_manifest(out: Path, plan: SweepPlan) -> None:
     """Store the base scenario and the list of points next to the results."""
     (out / "scenario.yaml").write_text(yaml.safe_dump(plan.base, sort_keys=False))
     write_json_atomic(out / "sweep.json", {
-        "source": plan.source, "axes": plan.axes,
+        "source": plan.source, "axes": plan.axes, "base_digest": base_digest(plan.base),
         "points": [{"point_id": p.id, "index": p.index, "values": p.values}
                    for p in plan.points]})
 
@@ -134,6 +155,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     plan = prepare(scenario, source, validator)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    _check_same_base(out, plan)
     _write_manifest(out, plan)
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     done = {i for i, r in read_points(out).items() if r.get("status") == "ok"}
