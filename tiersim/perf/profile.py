@@ -5,6 +5,9 @@ for one GPU, tables of per-layer operator latencies at a model's shapes: dense G
 count, MoE layers vs tokens, prefill attention vs new tokens x cached context, decode attention vs
 batch x context per sequence, all-reduce vs bytes, and a fixed per-iteration overhead. Each table
 says where its numbers come from (``source``: ``harness``, ``public`` or ``roofline``).
+``overhead_s`` may carry an optional ``per_layer_s`` besides ``value`` (an addition to the
+contract's schema; absent means 0): the per-iteration overhead is ``value + per_layer_s x layers``,
+so one profile can serve models of different depth (the small per-layer kernels no table covers).
 
 :class:`ProfileOps` answers the per-layer operator questions of the step assembly
 (:mod:`tiersim.perf.assembly`) from those tables. An operator whose table the profile lacks is
