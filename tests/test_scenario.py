@@ -194,3 +194,51 @@ def test_router_options_are_checked_against_the_tiers_at_load(scenario_file):
     assert error_of(scenario_file, text) == (
         "line 16: router.tier: unknown tier 'fp8'; tiers are w4a16, bf16"
     )
+
+
+def _leaf_paths(node, prefix=()):
+    """Every path to a value inside a nested dict/list document."""
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaf_paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _leaf_paths(value, prefix + (i,))
+
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.floats(allow_nan=True),
+                 st.text(max_size=8), st.lists(st.integers(-2, 3), max_size=3),
+                 st.dictionaries(st.text(max_size=6), st.integers(), max_size=2))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_any_corrupted_scenario_is_valid_or_one_scenario_error_line(data):
+    doc = tiny_doc()
+    paths = [p for p in _leaf_paths(doc) if p]
+    path = data.draw(st.sampled_from(paths))
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = data.draw(JUNK)
+    try:
+        scenario_from_dict(doc, "fuzz.yaml")
+    except ScenarioError as err:
+        assert "\n" not in str(err)
+        assert str(err).startswith("fuzz.yaml: ")
+
+
+@pytest.mark.parametrize("key,value,expected", [
+    ("tiers", 5, "tiers: must be a list (got 5)"),
+    ("trace", None, "trace: must be a mapping of keys (got None)"),
+    ("trace", {"path": "t.csv", "window": [1]},
+     "trace.window[1]: value missing: the list is too short"),
+    ("trace", {"path": "t.csv", "window": [5, 1]},
+     "trace: window must be [start_s, end_s] with 0 <= start < end (got [5.0, 1.0])"),
+    ("gpu", "A100", "gpu: unknown GPU 'A100'; known GPUs: H200, H100, B200"),
+])
+def test_shape_errors_say_what_is_expected(key, value, expected):
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_dict(tiny_doc(**{key: value}), "x.yaml")
+    assert str(info.value) == f"x.yaml: {expected}"

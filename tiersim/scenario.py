@@ -296,7 +296,13 @@ def _explain(error: dict, loc: Loc) -> str:
     if kind == "extra_forbidden":
         return "unknown key" + _suggest(loc)
     if kind == "missing":
+        if loc and isinstance(loc[-1], int):
+            return "value missing: the list is too short"
         return "required key is missing"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"must be a mapping of keys (got {got!r})"
+    if kind in ("list_type", "tuple_type"):
+        return f"must be a list (got {got!r})"
     bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
               "less_than": "<"}
     if kind in bounds:
