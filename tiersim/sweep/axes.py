@@ -109,7 +109,7 @@ def axis_names(sweep: dict[str, Any] | None) -> list[str]:
     return names
 
 
-def _describe(node: Any) -> str:
+def describe(node: Any) -> str:
     """What exists at a node, for error messages."""
     if isinstance(node, dict):
         return "has keys: " + (", ".join(map(str, node)) or "none")
@@ -120,7 +120,7 @@ def _describe(node: Any) -> str:
     return f"is a value ({node!r}), not a map"
 
 
-def _list_child(node: list[Any], segment: str) -> Any:
+def list_child(node: list[Any], segment: str) -> Any:
     """Element of a list by ``name`` or integer index, or None."""
     for item in node:
         if isinstance(item, dict) and str(item.get("name")) == segment:
@@ -143,16 +143,16 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
                 return
             node = node.setdefault(segment, {})
         elif isinstance(node, list):
-            child = _list_child(node, segment)
+            child = list_child(node, segment)
             if child is None or (last and not isinstance(child, dict)):
                 raise SweepError(source, path, f"no item {segment!r} in {where!r} "
-                                 f"({_describe(node)})")
+                                 f"({describe(node)})")
             if last:
                 raise SweepError(source, path, f"{where}.{segment} is a map; name a key in it "
-                                 f"({_describe(child)})")
+                                 f"({describe(child)})")
             node = child
         else:
-            raise SweepError(source, path, f"{where!r} {_describe(node)}")
+            raise SweepError(source, path, f"{where!r} {describe(node)}")
 
 
 def apply(base: dict[str, Any], values: dict[str, Any], source: str = "scenario") -> dict:

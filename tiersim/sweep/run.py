@@ -71,12 +71,12 @@ def _deepest(doc: dict[str, Any], path: str) -> str:
     node: Any = doc
     walked: list[str] = []
     for segment in path.split("."):
-        child = ax._list_child(node, segment) if isinstance(node, list) else (
+        child = ax.list_child(node, segment) if isinstance(node, list) else (
             node.get(segment) if isinstance(node, dict) else None)
         if child is None:
             break
         node, walked = child, [*walked, segment]
-    return f"under {'.'.join(walked) or '<top>'!r}: {ax._describe(node)}"
+    return f"under {'.'.join(walked) or '<top>'!r}: {ax.describe(node)}"
 
 
 def check_axes(plan: SweepPlan, validator: Validator | None) -> None:
