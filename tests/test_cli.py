@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from conftest import REPO, run_cli, tiny_doc, write_yaml
 
@@ -120,3 +121,14 @@ def test_flag_helpers():
     assert _flag_value(["--from=x"], "--from") == "x"
     assert _drop_flag(argv, "--from") == ["--out", "p.json"]
     assert _flag_value(["--out", "p"], "--from") is None
+
+
+def test_run_without_a_scenario_runs_the_bundled_default(tmp_path, capsys):
+    assert main(["run", "--out", str(tmp_path), "--no-report"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    rows = pd.read_parquet(tmp_path / "requests.parquet")
+    assert summary["scenario"] == "default"
+    assert len(rows) == summary["requests"] == 8819
+    assert summary["completed"] + summary["dropped"] == summary["requests"]
+    assert not (tmp_path / "report.html").exists()
+    assert "public measured" in capsys.readouterr().out

@@ -46,16 +46,9 @@ app = TiersimApp(
 
 def default_scenario() -> Path:
     """The bundled ``scenarios/default.yaml``."""
-    return _bundled("scenarios", "default.yaml")
+    from tiersim.paths import bundled
 
-
-def _bundled(kind: str, name: str) -> Path:
-    """A file shipped with tiersim (resolved by tiersim.paths when it exists)."""
-    try:
-        from tiersim.paths import bundled
-    except ImportError:
-        return Path(__file__).resolve().parent.parent / kind / name
-    return Path(bundled(kind, name))
+    return bundled("scenarios", "default.yaml")
 
 
 @app.command()
