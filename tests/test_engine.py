@@ -185,3 +185,21 @@ def test_mg1_mean_wait_matches_pollaczek_khinchine():
     assert abs(waits.mean() - expected) < max(half_ci, 0.02 * expected), (waits.mean(), expected)
     mm1 = rho / (1 / es - lam)  # M/M/1 with the same mean service: geometric ~ exponential
     assert abs(waits.mean() - mm1) < max(half_ci, 0.02 * mm1), (waits.mean(), mm1)
+
+
+def test_closed_loop_clients_send_next_request_when_previous_finishes():
+    """Two clients, three requests each: each request arrives when its predecessor finishes,
+    so a client never has two requests in flight."""
+    n = 6
+    follows = np.array([-1, -1, 0, 1, 2, 3])
+    work = Workload(np.zeros(n), np.full(n, 200), np.full(n, 20), np.zeros(n, int),
+                    follows=follows)
+    res = simulate([make_tier(num_blocks=2000)], work)
+    assert not res.dropped.any()
+    for i in range(2, n):
+        assert res.arrival_s[i] == res.finish_s[follows[i]]
+        assert res.first_token_s[i] > res.finish_s[follows[i]]
+    with_think = simulate([make_tier(num_blocks=2000)],
+                          Workload(np.zeros(n), np.full(n, 200), np.full(n, 20),
+                                   np.zeros(n, int), follows=follows, think_s=0.5))
+    assert with_think.arrival_s[2] == pytest.approx(with_think.finish_s[0] + 0.5)

@@ -43,13 +43,21 @@ class TierSpec:
 
 @dataclass
 class Workload:
-    """Requests as arrays, sorted by arrival; ``tier``/``escalate_to`` index the tier list."""
+    """Requests as arrays; ``tier``/``escalate_to`` index the tier list.
+
+    Open loop: ``arrival_s`` sorted. Closed loop (a fixed number of clients, each sending its
+    next request when the previous one finishes): ``follows[i] = j`` makes request ``i`` arrive
+    ``think_s`` after request ``j`` finishes (its ``arrival_s`` is ignored); ``-1`` = arrives at
+    ``arrival_s``. Requests that arrive on their own must still be sorted by ``arrival_s``.
+    """
 
     arrival_s: np.ndarray
     input_tokens: np.ndarray
     output_tokens: np.ndarray
     tier: np.ndarray
     escalate_to: np.ndarray | None = None
+    follows: np.ndarray | None = None
+    think_s: float = 0.0
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -76,6 +84,7 @@ class SimResult:
     num_blocks: dict[str, int]
     samples: dict[str, list[list[tuple[float, int, int, int]]]]
     end_s: float
+    arrival_s: np.ndarray  # when each request entered the fleet (closed loop: set by the run)
 
 
 class Balancer:
@@ -135,6 +144,11 @@ class _Fleet:
         self.out_tok = np.zeros(n, dtype=np.int64)
         self.gpu_first = np.zeros(n)
         self.gpu_final = np.zeros(n)
+        self.arrival = np.asarray(work.arrival_s, dtype=np.float64).copy()
+        self.next_of = np.full(n, -1, dtype=np.int64)  # closed loop: who follows whom
+        if work.follows is not None:
+            chained = np.flatnonzero(np.asarray(work.follows) >= 0)
+            self.next_of[np.asarray(work.follows)[chained]] = chained
         self.balancers: list[Balancer] = []
         self.reps: list[list[Replica]] = []
         for t, spec in enumerate(tiers):
@@ -155,6 +169,22 @@ class _Fleet:
         if not rep.submit(req):
             req.state = DROPPED
             self.dropped[i] = True
+            self._release_follower(i, arrival)
+
+    def _release_follower(self, i: int, now: float) -> None:
+        """Closed loop: the client of request ``i`` sends its next request."""
+        j = int(self.next_of[i])
+        if j < 0:
+            return
+        self.arrival[j] = now + self.work.think_s
+        if self.work.think_s > 0:
+            self.env.process(self._delayed(j, self.arrival[j]))
+        else:
+            self.dispatch(j, int(self.work.tier[j]), now)
+
+    def _delayed(self, j: int, t: float):
+        yield self.env.at(t, urgent=True)
+        self.dispatch(j, int(self.work.tier[j]), t)
 
     def _make_on_finish(self, tier: int):
         def on_finish(req: Req, rep: Replica) -> None:
@@ -173,13 +203,17 @@ class _Fleet:
             self.first_token[i] = req.first_token
             self.finish[i] = req.finish
             self.out_tok[i] = req.output
+            self._release_follower(i, req.finish)
 
         return on_finish
 
     def arrivals(self):
         """SimPy process: each request enters the fleet at its arrival time (URGENT)."""
         env, arr, tier = self.env, self.work.arrival_s, self.work.tier
-        for i in range(len(arr)):
+        own = range(len(arr))
+        if self.work.follows is not None:
+            own = np.flatnonzero(np.asarray(self.work.follows) < 0).tolist()
+        for i in own:
             t = float(arr[i])
             if t > env.now:
                 yield env.at(t, urgent=True)
@@ -200,6 +234,7 @@ class _Fleet:
             num_blocks={s.name: s.num_blocks for s in self.tiers},
             samples={n: [r.samples for r in reps] for n, reps in zip(names, self.reps)},
             end_s=float(self.env.now),
+            arrival_s=self.arrival,
         )
 
 
@@ -217,12 +252,13 @@ def simulate(
     arrival span).
     """
     n = len(work)
-    if n and np.any(np.diff(work.arrival_s) < 0):
+    own = work.arrival_s if work.follows is None else work.arrival_s[np.asarray(work.follows) < 0]
+    if len(own) and np.any(np.diff(own) < 0):
         raise ValueError("workload arrivals must be sorted")
     if n and (int(np.min(work.tier)) < 0 or int(np.max(work.tier)) >= len(tiers)):
         raise ValueError("workload tier index out of range")
     if sample_every is None:
-        span = float(work.arrival_s[-1] - work.arrival_s[0]) if n else 1.0
+        span = float(own[-1] - own[0]) if len(own) else 1.0
         sample_every = max(span / 500.0, 1e-3)
     fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every)
     fleet.env.process(fleet.arrivals())
