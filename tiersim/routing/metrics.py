@@ -152,12 +152,12 @@ def savings(
     first_tier: np.ndarray | None = None,
     escalated: np.ndarray | None = None,
     uniform_costs: np.ndarray | None = None,
-    tolerance: float = 0.001,
+    tolerance: float = 0.0,
 ) -> dict:
     """Routed cost against the cheapest uniform tier meeting the floor and the static split.
 
-    Without ``accuracy_floor`` the floor is the routed accuracy less ``tolerance`` (0.1 pp),
-    so a uniform tier as accurate as the routed mix within that margin is the baseline.
+    Without ``accuracy_floor`` the floor is the routed accuracy less ``tolerance`` (e.g. 0.001
+    lets a uniform tier as accurate as the routed mix within 0.1 pp be the baseline).
 
     ``cost_usd`` is the per-request attributed cost of the simulated run (both passes for an
     escalated request). ``uniform_costs`` (total cost per tier if every request ran there) may
