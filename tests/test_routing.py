@@ -193,3 +193,14 @@ def test_routellm_metrics_random_vs_oracle_router():
     assert random_router["apgr"] == pytest.approx(0.5, abs=0.03)
     assert random_router["cpt_50"] == pytest.approx(0.5, abs=0.05)
     assert oracle_router["apgr"] > 0.8 and oracle_router["cpt_50"] < 0.2
+
+
+def test_bootstrap_interval_agrees_with_its_normal_limit(monkeypatch):
+    from tiersim.routing import metrics
+
+    values = (np.random.default_rng(0).random(50_000) < 0.8).astype(float)
+    boot = metrics.bootstrap_ci(values, np.random.default_rng(1), n_boot=400)
+    monkeypatch.setattr(metrics, "BOOTSTRAP_MAX_N", 10)
+    normal = metrics.bootstrap_ci(values, np.random.default_rng(1))
+    assert boot == pytest.approx(normal, abs=5e-4)
+    assert normal[0] < values.mean() < normal[1]

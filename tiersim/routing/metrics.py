@@ -1,7 +1,8 @@
 """Routing metrics of one run, each with its formula.
 
 - ``accuracy``: mean over requests of the expected correctness of the final tier (the tier whose
-  answer the user gets); 95% interval by bootstrap over requests (percentile method).
+  answer the user gets); 95% interval by bootstrap over requests (percentile method, 200
+  resamples; the normal approximation above 200,000 requests).
 - ``fpr``: among requests whose needed tier is above the cheapest, the share whose final tier is
   below it. ``fnr``: among requests whose needed tier is below the top, the share whose final
   tier is above it. The needed tier is the cheapest whose realised correctness is at least the
@@ -19,17 +20,26 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
 from tiersim.routing.types import Assignment, TierInfo
 
+BOOTSTRAP_MAX_N = 200_000
+"""Above this many requests the interval is the normal approximation (the bootstrap's limit)."""
+
 
 def bootstrap_ci(values: np.ndarray, rng: np.random.Generator, n_boot: int = 200, level=0.95):
-    """Percentile bootstrap interval of the mean of ``values``."""
+    """Percentile bootstrap interval of the mean of ``values`` (normal approximation, mean
+    +- z x sd / sqrt(n), above :data:`BOOTSTRAP_MAX_N` values, where resampling costs seconds
+    and the two agree)."""
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
     if n == 0:
         return (float("nan"), float("nan"))
+    if n > BOOTSTRAP_MAX_N:
+        half = norm.ppf(0.5 + level / 2.0) * values.std() / np.sqrt(n)
+        return (float(values.mean() - half), float(values.mean() + half))
     means = np.empty(n_boot)
     for b in range(n_boot):
         means[b] = values[rng.integers(0, n, n)].mean()
