@@ -46,7 +46,7 @@ def test_tier_that_does_not_fit_exits_1(tmp_path):
     result = run_cli("run", "x.yaml", cwd=tmp_path)
     assert one_line_error(result) == (
         f"x.yaml: line {line}: tiers[1]: tier 'bf16': Qwen3-Coder-30B-A3B at BF16 does not fit on "
-        "1x H200: weights 61.1 GB + reserve 2.0 GB > usable 56.4 GB (short by 6.7 GB); use more "
+        "1x H200: weights 61.1 GB + reserve 2.0 GB > usable 60.3 GB (short by 2.8 GB); use more "
         "gpus_per_replica or a smaller precision"
     )
 
@@ -132,3 +132,12 @@ def test_run_without_a_scenario_runs_the_bundled_default(tmp_path, capsys):
     assert summary["completed"] + summary["dropped"] == summary["requests"]
     assert not (tmp_path / "report.html").exists()
     assert "public measured" in capsys.readouterr().out
+
+
+def test_out_blocked_by_a_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "taken").write_text("")
+    tiny = str(REPO / "scenarios" / "tiny.yaml")
+    assert main(["run", tiny, "--out", str(tmp_path / "taken")]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: {tmp_path / 'taken'}: --out must be a folder, and a file is in the way\n"
+    )

@@ -24,6 +24,7 @@ import pandas as pd
 from tiersim import metrics
 from tiersim.engine import SchedulerLimits, TierSpec, Workload
 from tiersim.engine import simulate as engine_simulate
+from tiersim.errors import TiersimError
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.paths import resolve_trace_path
 from tiersim.perf import build_step_model
@@ -52,6 +53,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
                  scenario_path: str | Path | None = None) -> dict:
     """Simulate ``scenario`` and return its summary; write the result files into ``out_dir``."""
     source = str(scenario_path) if scenario_path is not None else scenario.source
+    if out_dir is not None:
+        make_out_dir(Path(out_dir))
     workload_rng, train_rng, router_rng, score_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4))
     models = [step_model(scenario, t) for t in scenario.tiers]
@@ -352,10 +355,25 @@ def timeseries_table(result, scenario: Scenario) -> pd.DataFrame:
 def write_outputs(out: Path, requests: pd.DataFrame, summary: dict,
                   timeseries: pd.DataFrame) -> None:
     """requests.parquet, summary.json and timeseries.parquet in ``out`` (created if needed)."""
-    out.mkdir(parents=True, exist_ok=True)
-    requests.to_parquet(out / "requests.parquet", index=False)
-    timeseries.to_parquet(out / "timeseries.parquet", index=False)
-    (out / "summary.json").write_text(summary_json(summary))
+    make_out_dir(out)
+    try:
+        requests.to_parquet(out / "requests.parquet", index=False)
+        timeseries.to_parquet(out / "timeseries.parquet", index=False)
+        (out / "summary.json").write_text(summary_json(summary))
+    except OSError as err:
+        raise TiersimError(f"{out}: cannot write results ({err.strerror}); choose another "
+                           "--out folder") from None
+
+
+def make_out_dir(out: Path) -> None:
+    """Create the output folder (before simulating, so a bad --out fails at once)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise TiersimError(f"{out}: --out must be a folder, and a file is in the way") from None
+    except OSError as err:
+        raise TiersimError(f"{out}: cannot create the folder ({err.strerror}); choose another "
+                           "--out folder") from None
 
 
 def summary_json(summary: dict) -> str:
