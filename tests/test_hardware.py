@@ -73,7 +73,7 @@ def write_config(folder: Path, data: dict, name: str = "config.json") -> Path:
 
 def test_h200_matches_data_sheet():
     h200 = get_gpu("H200")
-    assert h200.hbm_bytes == 141e9
+    assert h200.hbm_bytes == 143_771 * 2**20  # as the device reports it
     assert h200.hbm_bw_bytes_s == 4.8e12
     assert h200.peak("bf16") == pytest.approx(989e12)
     assert h200.peak("fp8") == pytest.approx(2 * 989e12, rel=1e-3)
@@ -83,9 +83,9 @@ def test_h200_matches_data_sheet():
 
 def test_gpu_lookup_is_case_insensitive_and_b200_has_fp4():
     assert get_gpu("h100").name == get_gpu("H100 SXM").name == "H100"
-    assert get_gpu("h100").hbm_bytes == 80e9
+    assert get_gpu("h100").hbm_bytes == 81_559 * 2**20
     b200 = get_gpu("b200")
-    assert b200.hbm_bytes == 180e9 and "nvfp4" in b200.native
+    assert b200.hbm_bytes == 183_359 * 2**20 and "nvfp4" in b200.native
     assert b200.peak("fp4") == 2 * b200.peak("fp8") == 4 * b200.peak("bf16")
 
 

@@ -12,7 +12,11 @@ Figures are the vendor's published per-GPU numbers for the SXM / HGX parts, DENS
   2.25 PF, FP8 4.5 PF, FP4 9 PF dense. (Stand-alone B200 material quotes 192 GB; the HGX board
   that clouds rent exposes 180 GB per GPU, so tiersim uses 180 GB.) NVLink 5: 1.8 TB/s per GPU.
 
-``GB`` in this package is 1e9 bytes, as in the data sheets (141 GB = 141e9 bytes).
+Memory capacity is the total the device reports (``nvidia-smi`` / ``torch.cuda.mem_get_info``),
+because that is what vLLM's ``gpu_memory_utilization`` multiplies: H200 143,771 MiB, H100 SXM
+81,559 MiB, B200 183,359 MiB. The data sheets' "141 GB", "80 GB" and "180 GB" are those totals
+in round GiB-like figures; reading them as 1e9 bytes would under-count an H200's KV cache by
+about 9 GB. Elsewhere ``GB`` in this package is 1e9 bytes.
 """
 
 from __future__ import annotations
@@ -47,12 +51,13 @@ class GPU:
         return self.peak_flops[compute_dtype]
 
 
+_MIB = 1 << 20
 _HOPPER_FLOPS = {"bf16": 989e12, "fp8": 1979e12}
 
 GPUS: dict[str, GPU] = {
     "h200": GPU(
         name="H200",
-        hbm_bytes=141e9,
+        hbm_bytes=143_771 * _MIB,
         hbm_bw_bytes_s=4.8e12,
         peak_flops=dict(_HOPPER_FLOPS),
         native=frozenset({"bf16", "fp8"}),
@@ -60,7 +65,7 @@ GPUS: dict[str, GPU] = {
     ),
     "h100": GPU(
         name="H100",
-        hbm_bytes=80e9,
+        hbm_bytes=81_559 * _MIB,
         hbm_bw_bytes_s=3.35e12,
         peak_flops=dict(_HOPPER_FLOPS),
         native=frozenset({"bf16", "fp8"}),
@@ -68,7 +73,7 @@ GPUS: dict[str, GPU] = {
     ),
     "b200": GPU(
         name="B200",
-        hbm_bytes=180e9,
+        hbm_bytes=183_359 * _MIB,
         hbm_bw_bytes_s=8.0e12,
         peak_flops={"bf16": 2.25e15, "fp8": 4.5e15, "fp4": 9.0e15},
         native=frozenset({"bf16", "fp8", "nvfp4"}),
