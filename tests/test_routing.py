@@ -204,3 +204,17 @@ def test_bootstrap_interval_agrees_with_its_normal_limit(monkeypatch):
     normal = metrics.bootstrap_ci(values, np.random.default_rng(1))
     assert boot == pytest.approx(normal, abs=5e-4)
     assert normal[0] < values.mean() < normal[1]
+
+
+def test_uniform_estimate_does_not_trust_a_nearly_idle_tier():
+    from tiersim.routing.metrics import uniform_cost_estimates
+
+    tiers = [TierInfo("cheap", cost_weight=1.0), TierInfo("top", cost_weight=2.0)]
+    tokens = np.full(1000, 100.0)
+    first = np.zeros(1000, dtype=np.int64)
+    first[:3] = 1  # three requests alone on the top tier, at a ruinous price per token
+    cost = np.where(first == 1, 50.0, 1.0)
+    est = uniform_cost_estimates(tokens, first, np.zeros(1000, bool), cost, tiers)
+    scale = cost.sum() / (np.array([1.0, 2.0])[first] * tokens).sum()
+    assert est[0] == pytest.approx(1.0 / 100 * tokens.sum())  # measured
+    assert est[1] == pytest.approx(scale * 2.0 * tokens.sum())  # weight x fitted scale

@@ -112,30 +112,38 @@ def _shares(tier: np.ndarray, tiers: list[TierInfo]) -> dict:
     return {t.name: float(c) for t, c in zip(tiers, counts, strict=True)}
 
 
+MIN_MEASURED_SHARE = 0.05
+"""A tier's own cost per token is trusted when it served at least this share of the tokens."""
+
+
 def uniform_cost_estimates(
     tokens: np.ndarray,
     first_tier: np.ndarray,
     escalated: np.ndarray,
     cost_usd: np.ndarray,
     tiers: list[TierInfo],
+    escalate_to: np.ndarray | None = None,
 ) -> np.ndarray:
     """Estimated total cost of serving every request uniformly on each tier.
 
-    Each tier's attributed cost per token comes from the requests served there in one pass; a
-    tier that served none borrows the rate of the served tiers scaled by ``cost_weight``. The
-    estimate ignores that load (and so batching efficiency) would change under uniform routing.
+    A tier that served at least :data:`MIN_MEASURED_SHARE` of the single-pass tokens uses its own
+    attributed cost per token. Any other tier (a few requests alone on a tier run in tiny,
+    dear batches) uses ``cost_weight`` x one scale fitted to the whole run (total cost over the
+    sum of weight x tokens of every pass). The estimate ignores that load, and so batching
+    efficiency, would change under uniform routing; uniform runs give exact baselines.
     """
     k = len(tiers)
+    weight = np.array([t.cost_weight for t in tiers], dtype=np.float64)
     single = ~escalated
     cost = np.bincount(first_tier[single], weights=cost_usd[single], minlength=k)
     toks = np.bincount(first_tier[single], weights=tokens[single], minlength=k)
-    weight = np.array([t.cost_weight for t in tiers], dtype=np.float64)
-    rate = np.divide(cost, toks, out=np.full(k, np.nan), where=toks > 0)
-    known = ~np.isnan(rate)
-    if not known.any():
-        return np.full(k, np.nan)
-    per_weight = float(np.mean(rate[known] / weight[known]))
-    rate[~known] = per_weight * weight[~known]
+    measured = toks >= MIN_MEASURED_SHARE * max(toks.sum(), 1e-300)
+    rate = np.divide(cost, toks, out=np.full(k, np.nan), where=measured)
+    passes = weight[first_tier] * tokens
+    if escalate_to is not None:
+        passes = passes + np.where(escalated, weight[np.maximum(escalate_to, 0)], 0.0) * tokens
+    scale = cost_usd.sum() / passes.sum() if passes.sum() > 0 else np.nan
+    rate[~measured] = scale * weight[~measured]
     return rate * tokens.sum()
 
 
@@ -184,7 +192,9 @@ def savings(
     estimated = uniform_costs is None
     if estimated:
         tokens = (df["input_tokens"].to_numpy(np.float64) + df["output_tokens"].to_numpy(float))
-        uniform_costs = uniform_cost_estimates(tokens, first, esc, cost_usd, tiers)
+        uniform_costs = uniform_cost_estimates(
+            tokens, first, esc, cost_usd, tiers, escalate_to=np.where(esc, final_tier, -1)
+        )
     uni_cost = np.asarray(uniform_costs, dtype=np.float64)
     routed = float(cost_usd.sum())
     floor = accuracy - tolerance if accuracy_floor is None else accuracy_floor
