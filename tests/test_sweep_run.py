@@ -167,3 +167,32 @@ def test_rerun_with_changed_base_scenario_is_refused(tmp_path):
     doc["tiers"][0]["replicas"] = 2
     path.write_text(yaml.safe_dump(doc))
     assert len(sweep(path, out)) == 3
+
+
+def test_pool_forks_only_without_threads():
+    import threading
+
+    from tiersim.sweep.executors import _context
+
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert _context().get_start_method() == "spawn"
+    finally:
+        stop.set()
+        thread.join()
+    if threading.active_count() == 1:
+        assert _context().get_start_method() == "fork"
+
+
+def test_spawned_pool_gives_same_results(tmp_path, monkeypatch):
+    import multiprocessing
+
+    from tiersim.sweep import executors
+
+    path = make_scenario(tmp_path, **{"router.confusion.fpr": [0.0, 0.1, 0.2]})
+    forked = sweep(path, tmp_path / "a", workers=2)
+    monkeypatch.setattr(executors, "_context", lambda: multiprocessing.get_context("spawn"))
+    spawned = sweep(path, tmp_path / "b", workers=2)
+    pd.testing.assert_frame_equal(forked.drop(columns="wall_s"), spawned.drop(columns="wall_s"))

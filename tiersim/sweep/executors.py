@@ -9,8 +9,11 @@ there the driver stores the record.
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Iterable
+import multiprocessing.context
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -33,25 +36,53 @@ def _broken_record(task: Task, error: BaseException) -> dict[str, Any]:
             "error": f"{type(error).__name__}: worker process died ({error})"}
 
 
-def run_local(tasks: list[Task], workers: int, on_done: OnDone) -> None:
-    """Run points on ``workers`` spawned processes; at most 2 x workers points in flight."""
+def _context() -> multiprocessing.context.BaseContext:
+    """Fork when this process has one thread (workers inherit its imports: no start-up cost);
+    spawn otherwise, since forking a process with running threads can deadlock the child."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _noop() -> None:
+    """A task that makes the pool start its workers."""
+
+
+@contextmanager
+def local_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """A started process pool of ``workers`` (None for 1: run in-process).
+
+    Call before any progress-bar thread starts: a fork pool launches all its workers at its
+    first task, which is submitted here.
+    """
     if workers <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        pool.submit(_noop).result()
+        yield pool
+
+
+def run_local(tasks: list[Task], pool: ProcessPoolExecutor | None, on_done: OnDone,
+              workers: int = 1) -> None:
+    """Run points on ``pool`` of ``workers`` (in this process if None); at most 2 x workers in
+    flight, which bounds memory and the work a kill can lose."""
+    if pool is None:
         run_serial(tasks, on_done)
         return
-    context = multiprocessing.get_context("spawn")
+    limit = 2 * workers
     queue = iter(tasks)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        flight: dict[Future, Task] = {}
-        _refill(pool, queue, flight, 2 * workers)
-        while flight:
-            finished, _ = wait(flight, return_when=FIRST_COMPLETED)
-            for future in finished:
-                task = flight.pop(future)
-                try:
-                    on_done(future.result())
-                except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool
-                    on_done(_broken_record(task, error))
-            _refill(pool, queue, flight, 2 * workers)
+    flight: dict[Future, Task] = {}
+    _refill(pool, queue, flight, limit)
+    while flight:
+        finished, _ = wait(flight, return_when=FIRST_COMPLETED)
+        for future in finished:
+            task = flight.pop(future)
+            try:
+                on_done(future.result())
+            except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool
+                on_done(_broken_record(task, error))
+        _refill(pool, queue, flight, limit)
 
 
 def _refill(pool: ProcessPoolExecutor, queue: Iterable[Task], flight: dict, limit: int) -> None:

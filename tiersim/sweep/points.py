@@ -30,6 +30,13 @@ def default_runner(doc: dict, source: str) -> dict:
     return run_scenario(scenario_from_dict(doc, source), scenario_path=source)
 
 
+def warm_up(runner: PointRunner) -> None:
+    """Import what ``runner`` needs, so forked workers inherit it instead of each importing it."""
+    if runner is default_runner:
+        import tiersim.runner  # noqa: F401
+        import tiersim.scenario  # noqa: F401
+
+
 def default_validator(doc: dict, source: str) -> object:
     """Validate a scenario dict with the scenario models (raises ScenarioError)."""
     from tiersim.scenario import scenario_from_dict

@@ -30,7 +30,14 @@ from rich.progress import (
 from tiersim.errors import ScenarioError, TiersimError
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
-from tiersim.sweep.points import PointRunner, Task, Validator, default_runner, default_validator
+from tiersim.sweep.points import (
+    PointRunner,
+    Task,
+    Validator,
+    default_runner,
+    default_validator,
+    warm_up,
+)
 from tiersim.sweep.store import (
     collect,
     read_points,
@@ -181,20 +188,23 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
              for p in pending]
     failures = 0
 
-    with bar:
-        bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
+    def on_done(record: dict[str, Any]) -> None:
+        nonlocal failures
+        if not record.pop("stored", False):
+            write_point(out, record)
+        failures += record.get("status") != "ok"
+        bar.advance(bar_id)
 
-        def on_done(record: dict[str, Any]) -> None:
-            nonlocal failures
-            if not record.pop("stored", False):
-                write_point(out, record)
-            failures += record.get("status") != "ok"
-            bar.advance(bar_id)
-
-        if executor == "ray":
+    if executor == "ray":
+        with bar:
+            bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
             executors.run_ray(tasks, on_done, address)
-        else:
-            executors.run_local(tasks, workers, on_done)
+        return failures
+    warm_up(runner)  # imported once here; forked workers inherit it
+    workers = workers if len(tasks) > 1 else 1
+    with executors.local_pool(workers) as pool, bar:
+        bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
+        executors.run_local(tasks, pool, on_done, workers)
     return failures
 
 
