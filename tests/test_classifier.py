@@ -101,3 +101,13 @@ def test_ece_of_perfectly_calibrated_bins_is_zero():
     prob = np.repeat([0.1, 0.3, 0.8], 4)
     table = reliability_table(prob, outcome, bins=4)
     assert [r["count"] for r in table] == [4, 4, 0, 4]
+
+
+def test_routing_the_training_table_uses_out_of_fold_scores(mmlu, router):
+    from sklearn.metrics import roc_auc_score
+
+    train = router.classifier.train_index
+    wrong = (mmlu["correct_weak"] < 0.5).to_numpy()[train]
+    honest = roc_auc_score(wrong, router.classifier.score(mmlu)[train])
+    in_sample = roc_auc_score(wrong, router.classifier.score(mmlu.copy())[train])
+    assert honest < 0.76 < 0.8 < in_sample

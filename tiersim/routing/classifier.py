@@ -105,17 +105,22 @@ class DifficultyClassifier:
     report: dict = field(default_factory=dict)
     train_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     _cache: tuple | None = field(default=None, repr=False)
+    _trained_on: pd.DataFrame | None = field(default=None, repr=False)
+    _oof: np.ndarray | None = field(default=None, repr=False)
 
     def score(self, df: pd.DataFrame) -> np.ndarray:
         """Uncalibrated score: the model's probability that the cheapest tier is wrong.
 
         The last table's scores are cached (by object identity), so sweeping a policy's
-        options over one table featurises it once.
+        options over one table featurises it once. On the very table it was trained on, the
+        training rows get their out-of-fold scores, so routing that table is not in-sample.
         """
         if self._cache is not None and self._cache[0] is df:
             return self._cache[1]
         frame, _ = feature_frame(df, self.groups)
         out = self.pipeline.predict_proba(frame)[:, 1]
+        if self._trained_on is df:  # routing the training table: no row scored by a model
+            out[self.train_index] = self._oof  # that saw it (out-of-fold scores instead)
         self._cache = (df, out)
         return out
 
@@ -169,6 +174,8 @@ def train_classifier(
         good_enough=[_isotonic(oof, good[train, k]) for k in range(len(tiers) - 1)],
         correct=[_isotonic(oof, realised[train, k]) for k in range(len(tiers))],
         train_index=train,
+        _trained_on=df,
+        _oof=oof,
     )
     clf.report = heldout_report(clf, df.iloc[test], realised[test], tiers, cfg)
     clf.report.update(
