@@ -38,7 +38,7 @@ def error_of(scenario_file, text: str) -> str:
     return message[len(f"{path}: "):]
 
 
-@pytest.mark.parametrize("name", ["default.yaml", "tiny.yaml"])
+@pytest.mark.parametrize("name", ["default.yaml", "tiny.yaml", "routing_example.yaml"])
 def test_bundled_scenarios_load(name):
     scenario = load_scenario(REPO / "scenarios" / name)
     assert isinstance(scenario, Scenario)

@@ -98,6 +98,8 @@ def _fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str
     if isinstance(value, int) and scale == 1.0:
         return f"{value:,}{unit}"
     scaled = value * scale
+    if abs(scaled) < 1e-9:
+        return f"0{unit}"
     if abs(scaled) >= 10 ** digits:
         return f"{scaled:,.0f}{unit}"
     return f"{scaled:,.{digits}g}{unit}"
@@ -148,8 +150,9 @@ def router_rows(summary: dict, accuracy_source: str) -> list[tuple[str, str, str
         rows.append((
             f"saved vs uniform {saving['baseline_uniform_tier']}",
             _fmt(saving["vs_uniform_frac"], " %", 100),
-            "attributed cost" + (" (uniform estimated)" if saving.get(
-                "uniform_costs_estimated") else ""),
+            "attributed cost" + (" (uniform estimated from this run's per-token rates; "
+                                 "ignores batching changes)" if saving.get(
+                                     "uniform_costs_estimated") else ""),
         ))
     return rows
 
