@@ -391,9 +391,10 @@ def sweep_metrics(data: ReportData) -> Panel | None:
     axis = data.sweep_axes[0]
     if not pd.api.types.is_numeric_dtype(sweep[axis]):
         return None
+    cost = _cost_column(sweep)
     metrics = [(m, t) for m, t in (("ttft_p99_s", "p99 TTFT (s)"), ("tpot_p99_s", "p99 TPOT (s)"),
                                    ("accuracy", "expected accuracy"),
-                                   (_cost_column(sweep), "cost (USD)")) if m and m in sweep]
+                                   (cost, _cost_axis(cost) if cost else "")) if m and m in sweep]
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[t for _, t in metrics])
     others = [a for a in data.sweep_axes if a != axis]
     for i, (label, group) in enumerate(list(_groups(sweep, others))[:10]):
