@@ -149,3 +149,13 @@ def test_any_small_fleet_conserves_requests(replicas, share, max_num_seqs, seed)
     for tier in summary["tiers"].values():
         assert tier["kv_peak_frac"] is None or 0.0 <= tier["kv_peak_frac"] <= 1.0
         assert tier["utilization"] is None or 0.0 <= tier["utilization"] <= 1.0 + 1e-9
+
+
+def test_uniform_baselines_replace_the_estimate():
+    summary = run_scenario(load_scenario(TINY), scenario_path=TINY, baselines=True)
+    assert summary["savings"]["uniform_costs_estimated"] is False
+    gpus = sum(t["gpus"] for t in summary["tiers"].values())
+    for name, base in summary["baselines"].items():
+        assert base["replicas"] == gpus
+        assert base["cost_usd"] == pytest.approx(summary["savings"]["uniform"][name]["cost_usd"])
+        assert base["cost_usd"] > 0 and base["ttft_p99_s"] > 0

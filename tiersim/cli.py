@@ -62,6 +62,10 @@ def run(
     report: Annotated[
         bool, typer.Option(help="With --out, also write DIR/report.html.")
     ] = True,
+    baselines: Annotated[
+        bool, typer.Option(help="Also simulate each tier alone on the fleet's GPUs and quote "
+                           "savings against those runs (one extra run per tier).")
+    ] = False,
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
     from tiersim.runner import run_scenario
@@ -72,7 +76,7 @@ def run(
     if loaded.sweep:
         typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
                    "(use `tiersim sweep` for the grid)", err=True)
-    summary = run_scenario(loaded, out_dir=out, scenario_path=path)
+    summary = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines)
     print_summary(summary, out)
     if out is not None and report:
         from tiersim.report import write_report
@@ -87,6 +91,8 @@ def print_summary(summary: dict, out: Path | None) -> None:
     console = Console(width=max(Console().width, 100))
     console.print(headline_table(summary))
     console.print(tier_table(summary))
+    if "baselines" in summary:
+        console.print(baseline_table(summary))
     if out is not None:
         console.print(f"wrote {out}/requests.parquet, summary.json, timeseries.parquet")
 
@@ -151,10 +157,28 @@ def router_rows(summary: dict, accuracy_source: str) -> list[tuple[str, str, str
             f"saved vs uniform {saving['baseline_uniform_tier']}",
             _fmt(saving["vs_uniform_frac"], " %", 100),
             "attributed cost" + (" (uniform estimated from this run's per-token rates; "
-                                 "ignores batching changes)" if saving.get(
-                                     "uniform_costs_estimated") else ""),
+                                 "ignores batching changes; --baselines simulates it)"
+                                 if saving.get("uniform_costs_estimated")
+                                 else " (uniform baselines simulated)"),
         ))
     return rows
+
+
+def baseline_table(summary: dict):
+    """Each tier serving the whole trace on the fleet's GPUs, against the routed run."""
+    from rich.table import Table
+
+    table = Table(title="uniform baselines (every request on one tier, same GPUs)",
+                  title_justify="left")
+    for col in ("tier", "replicas", "cost USD", "TTFT p99", "TPOT p99", "dropped"):
+        table.add_column(col, no_wrap=True)
+    for name, b in summary["baselines"].items():
+        table.add_row(name, _fmt(b["replicas"]), _fmt(b["cost_usd"]), _fmt(b["ttft_p99_s"], " s"),
+                      _fmt(b["tpot_p99_s"], " ms", 1e3), _fmt(b["dropped"]))
+    table.add_row("routed", "", _fmt(summary["cost"]["attributed_usd"]),
+                  _fmt(summary["ttft_p99_s"], " s"), _fmt(summary["tpot_p99_s"], " ms", 1e3),
+                  _fmt(summary["dropped"]))
+    return table
 
 
 def tier_table(summary: dict):

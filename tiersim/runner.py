@@ -13,6 +13,7 @@ machine-specific paths in it).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -30,7 +31,7 @@ from tiersim.paths import resolve_trace_path
 from tiersim.perf import build_step_model
 from tiersim.perf.base import StepShape
 from tiersim.perf.memory import kv_capacity_blocks
-from tiersim.routing import TierInfo, build_router, prepare_workload, savings, score
+from tiersim.routing import Assignment, TierInfo, build_router, prepare_workload, savings, score
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.scenario import Scenario
 from tiersim.trace import load_trace
@@ -50,8 +51,13 @@ REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32
 
 
 def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
-                 scenario_path: str | Path | None = None) -> dict:
-    """Simulate ``scenario`` and return its summary; write the result files into ``out_dir``."""
+                 scenario_path: str | Path | None = None, baselines: bool = False) -> dict:
+    """Simulate ``scenario`` and return its summary; write the result files into ``out_dir``.
+
+    ``baselines=True`` also simulates, per tier, the same trace with every request on that tier
+    and the fleet's GPUs all serving it (:func:`uniform_baselines`); savings are then quoted
+    against those runs instead of per-token estimates.
+    """
     source = str(scenario_path) if scenario_path is not None else scenario.source
     if out_dir is not None:
         make_out_dir(Path(out_dir))
@@ -62,11 +68,15 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     trace = load_scenario_trace(scenario, source)
     df = prepare(trace, infos, scenario, workload_rng, source)
     assignment = route(scenario, df, infos, (train_rng, router_rng), source)
-    result = simulate(tier_specs(scenario, models), df, assignment)
+    specs = tier_specs(scenario, models)
+    result = simulate(specs, df, assignment)
     requests = request_table(df, result, scenario, infos)
     summary = build_summary(scenario, requests, result, models, df, assignment, infos)
     summary["router"] = router_summary(scenario, df, result, infos, score_rng)
-    summary["savings"] = savings_summary(scenario, df, result, infos)
+    uniform = uniform_baselines(scenario, specs, df) if baselines else None
+    summary["savings"] = savings_summary(scenario, df, result, infos, uniform)
+    if uniform is not None:
+        summary["baselines"] = uniform
     if out_dir is not None:
         write_outputs(Path(out_dir), requests, summary, timeseries_table(result, scenario))
     return summary
@@ -315,12 +325,45 @@ def router_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tie
     return {"policy": scenario.router.policy, **{k: scores.get(k) for k in keys}}
 
 
-def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo]) -> dict:
+def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
+                    uniform: dict | None = None) -> dict:
     """Attributed cost of the routed run against the cheapest uniform tier meeting the accuracy
-    floor and against a static split of equal accuracy (tiersim.routing.savings)."""
+    floor and against a static split of equal accuracy (tiersim.routing.savings); uniform costs
+    come from ``uniform`` baseline runs when given, else are estimated from this run."""
+    costs = None if uniform is None else np.array([uniform[t.name]["cost_usd"] for t in infos])
     return savings(df, result.final_tier, attributed_costs(scenario, result), infos,
                    accuracy_floor=scenario.accuracy_floor, first_tier=result.first_tier,
-                   escalated=result.escalated)
+                   escalated=result.escalated, uniform_costs=costs)
+
+
+def uniform_baselines(scenario: Scenario, specs: list, df: pd.DataFrame) -> dict:
+    """Per tier: the trace served entirely on that tier by the fleet's GPUs (as many replicas
+    of the tier as the whole fleet's GPUs make), with its attributed cost and latencies."""
+    gpus = sum(t.replicas * t.gpus_per_replica for t in scenario.tiers)
+    n = len(df)
+    out = {}
+    for k, tier in enumerate(scenario.tiers):
+        replicas = max(1, gpus // tier.gpus_per_replica)
+        alone = [dataclasses.replace(spec, replicas=replicas) if i == k else spec
+                 for i, spec in enumerate(specs)]
+        everyone = Assignment(tier=np.full(n, k, dtype=np.int64),
+                              escalate_to=np.full(n, -1, dtype=np.int64))
+        result = simulate(alone, df, everyone)
+        table = metrics.add_latencies(pd.DataFrame({
+            "arrival_s": df["arrival_s"].to_numpy(np.float64),
+            "first_token_s": np.asarray(result.first_token_s, dtype=np.float64),
+            "finish_s": np.asarray(result.finish_s, dtype=np.float64),
+            "output_tokens": np.asarray(result.output_tokens, dtype=np.int64),
+        }))
+        out[tier.name] = {
+            "replicas": replicas,
+            "cost_usd": float(attributed_costs(scenario, result).sum()),
+            "dropped": int(np.sum(result.dropped)),
+            "ttft_p99_s": metrics.percentile(table["ttft_s"], 99),
+            "tpot_p99_s": metrics.percentile(table["tpot_s"], 99),
+            "e2e_p99_s": metrics.percentile(table["e2e_s"], 99),
+        }
+    return out
 
 
 def provenance(summary: dict, models: dict, accuracy_source: dict) -> dict:
