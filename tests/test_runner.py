@@ -159,3 +159,23 @@ def test_uniform_baselines_replace_the_estimate():
         assert base["replicas"] == gpus
         assert base["cost_usd"] == pytest.approx(summary["savings"]["uniform"][name]["cost_usd"])
         assert base["cost_usd"] > 0 and base["ttft_p99_s"] > 0
+
+
+QWEN_CONFIG = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+    "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+    "head_dim": 128, "intermediate_size": 6144, "moe_intermediate_size": 768,
+    "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1,
+    "mlp_only_layers": [], "vocab_size": 151936, "tie_word_embeddings": False,
+}
+
+
+def test_model_config_path_resolves_beside_the_scenario(tmp_path):
+    (tmp_path / "qwen").mkdir()
+    (tmp_path / "qwen" / "config.json").write_text(json.dumps(QWEN_CONFIG))
+    doc = tiny_doc(model="qwen/config.json",
+                   trace={"path": "azure2023_code.parquet", "window": [240, 270]})
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    summary = run_scenario(load_scenario(path), scenario_path=path)
+    assert summary["model"] == "qwen/config.json"
+    assert summary["completed"] + summary["dropped"] == summary["requests"] > 0

@@ -98,7 +98,7 @@ def load_scenario_trace(scenario: Scenario, source: str) -> pd.DataFrame:
 
 def step_model(scenario: Scenario, tier) -> Any:
     """The step-time model of one tier (a calibration profile where one fits, else roofline)."""
-    return build_step_model(scenario.model, tier.precision, scenario.gpu,
+    return build_step_model(scenario.model_ref, tier.precision, scenario.gpu,
                             tp=tier.gpus_per_replica, kv_dtype=tier.kv_dtype,
                             profile=scenario.profile)
 
@@ -163,7 +163,7 @@ def tier_specs(scenario: Scenario, models: list) -> list:
 def num_blocks(scenario: Scenario, tier) -> int:
     """KV-cache blocks per replica of a tier (memory fit was checked when the scenario loaded)."""
     return kv_capacity_blocks(
-        get_model(scenario.model), get_precision(tier.precision), get_gpu(scenario.gpu),
+        get_model(scenario.model_ref), get_precision(tier.precision), get_gpu(scenario.gpu),
         tp=tier.gpus_per_replica, block_size=tier.scheduler.block_size,
         gpu_memory_utilization=tier.gpu_memory_utilization, kv_dtype=tier.kv_dtype,
         max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,

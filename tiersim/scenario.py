@@ -138,6 +138,19 @@ class Scenario(_Strict):
         """The file (or name) this scenario was read from; relative trace paths start there."""
         return self._source
 
+    @property
+    def model_ref(self) -> str:
+        """The model to build: a catalogue name, or a Hugging Face config.json (or its folder);
+        a relative path is looked up beside the scenario file first, then from the working
+        folder."""
+        path = Path(self.model)
+        looks_like_path = path.suffix == ".json" or len(path.parts) > 1
+        if looks_like_path and not path.is_absolute() and Path(self._source).is_file():
+            beside = Path(self._source).parent / path
+            if beside.exists():
+                return str(beside)
+        return self.model
+
 
 # ---------------------------------------------------------------------------------------------
 # Loading
@@ -200,11 +213,11 @@ def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
     except ValidationError as err:
         first, loc = _most_telling(err.errors(), data)
         raise ScenarioError(source, _where(loc, root), _explain(first, loc)) from None
+    scenario._source = source
     problem = check_scenario(scenario)
     if problem is not None:
         loc, message = problem
         raise ScenarioError(source, _where(loc, root), message)
-    scenario._source = source
     return scenario
 
 
@@ -368,7 +381,7 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
     """The first catalogue problem (unknown name, tier that does not fit) as (loc, message)."""
     from tiersim.hardware import get_gpu, get_model, get_precision, kv_dtype_bytes
 
-    lookups = [(("model",), get_model, scenario.model), (("gpu",), get_gpu, scenario.gpu)]
+    lookups = [(("model",), get_model, scenario.model_ref), (("gpu",), get_gpu, scenario.gpu)]
     for i, tier in enumerate(scenario.tiers):
         lookups.append((("tiers", i, "precision"), get_precision, tier.precision))
         lookups.append((("tiers", i, "kv_dtype"), kv_dtype_bytes, tier.kv_dtype))
@@ -415,7 +428,7 @@ def _fit_problem(scenario: Scenario, tier: TierConfig) -> str | None:
 
     try:
         kv_capacity_blocks(
-            get_model(scenario.model), get_precision(tier.precision), get_gpu(scenario.gpu),
+            get_model(scenario.model_ref), get_precision(tier.precision), get_gpu(scenario.gpu),
             tp=tier.gpus_per_replica, block_size=tier.scheduler.block_size,
             gpu_memory_utilization=tier.gpu_memory_utilization, kv_dtype=tier.kv_dtype,
             max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
