@@ -156,10 +156,8 @@ def router_rows(summary: dict, accuracy_source: str) -> list[tuple[str, str, str
         rows.append((
             f"saved vs uniform {saving['baseline_uniform_tier']}",
             _fmt(saving["vs_uniform_frac"], " %", 100),
-            "attributed cost" + (" (uniform estimated from this run's per-token rates; "
-                                 "ignores batching changes; --baselines simulates it)"
-                                 if saving.get("uniform_costs_estimated")
-                                 else " (uniform baselines simulated)"),
+            "attributed; uniform estimated (--baselines simulates it)"
+            if saving.get("uniform_costs_estimated") else "attributed; uniform simulated",
         ))
     return rows
 
