@@ -141,3 +141,12 @@ def test_out_blocked_by_a_file_is_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"Error: {tmp_path / 'taken'}: --out must be a folder, and a file is in the way\n"
     )
+
+
+def test_run_of_a_sweep_scenario_says_it_runs_the_base_point(tmp_path, capsys):
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(sweep={"seed": [1, 2]}))
+    assert main(["run", str(path)]) == 0
+    assert capsys.readouterr().err == (
+        f"note: {path} has a sweep: map; this runs its base point only (use `tiersim sweep` "
+        "for the grid)\n"
+    )
