@@ -76,7 +76,8 @@ class Replica:
                 yield self._sleep
                 continue
             now = env.now
-            self._sample(now)
+            if now >= self._next_sample:
+                self._sample(now)
             plan = sched.schedule(now, self.max_k)
             if plan.empty:
                 continue
@@ -103,7 +104,6 @@ class Replica:
         return k, float(ends[k - 1])
 
     def _sample(self, now: float) -> None:
-        if now >= self._next_sample:
-            s = self.sched
-            self.samples.append((now, len(s.running), len(s.waiting), s.used_blocks()))
-            self._next_sample = now + self.sample_every
+        s = self.sched
+        self.samples.append((now, len(s.running), len(s.waiting), s.used_blocks()))
+        self._next_sample = now + self.sample_every

@@ -108,9 +108,9 @@ class Table:
         if len(coords) != len(names):
             raise ValueError(f"{self.name}: expected {len(names)} coordinates, got {len(coords)}")
         if len(names) == 1:
-            return self._grid().row(0, coords[0]) if np.ndim(coords[0]) else np.asarray(
-                self._grid().row(0, float(coords[0])))
-        if np.ndim(coords[0]) == 0:  # one batch / token count: the engine's only case
+            x = coords[0]
+            return np.asarray(self._grid().row(0, float(x) if _is_scalar(x) else x))
+        if _is_scalar(coords[0]):  # one batch / token count: the engine's only case
             return np.asarray(self._grid().at(float(coords[0]), coords[1]))
         return interp_2d(self.axes[names[0]], self.axes[names[1]], self.latency, *coords)
 
@@ -207,6 +207,11 @@ def table_name(op: str, dtype: str | None, key: dict[str, int]) -> str:
 
 
 # --------------------------------------------------------------------------- interpolation
+
+
+def _is_scalar(x: Any) -> bool:
+    """A Python or numpy scalar (cheaper than ``np.ndim(x) == 0`` on the hot path)."""
+    return isinstance(x, (int, float, np.integer, np.floating)) or np.ndim(x) == 0
 
 
 class _LogGrid:
@@ -624,17 +629,24 @@ class ProfileOps:
 
     def attn_prefill(self, tokens, context) -> np.ndarray:
         """Seconds of one layer's prefill attention: ``tokens`` new over ``context`` cached."""
-        table = self._table("attn_prefill", self.kv_dtype, self._attn_key())
+        table = self._attn_table("attn_prefill")
         if table is None:
             return self.fallback.attn_prefill(tokens, context)
         return table.lookup(tokens, context)
 
     def attn_decode(self, batch, context_per_seq) -> np.ndarray:
         """Seconds of one layer's decode attention over ``batch`` sequences of that context."""
-        table = self._table("attn_decode", self.kv_dtype, self._attn_key())
+        table = self._attn_table("attn_decode")
         if table is None:
             return self.fallback.attn_decode(batch, context_per_seq)
         return table.lookup(batch, context_per_seq)
+
+    def _attn_table(self, op: str) -> Table | None:
+        """The attention table for ``op`` (resolved once: this is on the engine's hot path)."""
+        resolved = self.__dict__.setdefault("_attn_tables", {})
+        if op not in resolved:
+            resolved[op] = self._table(op, self.kv_dtype, self._attn_key())
+        return resolved[op]
 
     def allreduce(self, nbytes) -> np.ndarray:
         """Seconds of one all-reduce of ``nbytes`` across the replica's ``tp`` GPUs."""
