@@ -1,15 +1,24 @@
 """Fidelity against measured serving: replay NVIDIA's H200 Llama-3.1 FP8 end-to-end results.
 
-``aiconfigurator-core`` ships ``systems/silicon_sample.csv``: TTFT and TPOT measured by NVIDIA on
-real servers (vLLM, TensorRT-LLM, SGLang) at a given tensor parallelism, client concurrency, input
-and output length. This script replays every H200 row for Llama-3.1-8B and -70B at FP8 through
-tiersim and reports the error per row and the median absolute error per engine.
+``aiconfigurator-core`` ships ``systems/silicon_sample.csv``: mean TTFT and TPOT measured by NVIDIA
+on real servers (vLLM, TensorRT-LLM, SGLang) at a given tensor parallelism, client concurrency,
+input and output length. This script replays every H200 row for Llama-3.1-8B and -70B at FP8
+through tiersim's engine and reports the error per row and the median absolute error per engine.
 
-Each row runs as a closed loop (``benchmarks/closed_loop.py``): ``concurrency`` clients sending
-requests back-to-back to ONE replica of ``tp`` GPUs, whose iterations are timed by
+Each row is a closed loop through :func:`tiersim.engine.simulate`: ``concurrency`` clients, each
+sending ``--per-client`` requests back to back (``Workload.follows``), to ONE replica of ``tp``
+H200s with vLLM V1's API-server limits (8,192 batched tokens, ``max_num_seqs`` at least the
+concurrency), its KV cache sized by ``tiersim.perf.memory`` and its iterations timed by
 ``tiersim.perf.build_step_model`` on the engine's imported profile (vLLM: the shipped
 ``profiles/h200_aiconfigurator_vllm.json``; TensorRT-LLM and SGLang: the same importer run on
-their folders, ``benchmarks/data/``) and whose KV cache holds what ``tiersim.perf.memory`` says.
+their folders, ``benchmarks/data/``).
+
+Clients are staggered over one estimated request cycle (identical requests that all start at 0
+stay in lock-step cohorts for the whole run; ``--no-stagger`` shows that). TTFT and TPOT are means
+over the steady-state rounds: each client's first request (warm-up) and last one (cool-down, as
+the batch drains) are left out; ``--all-rounds`` averages over every request instead, as a load
+generator does. TPOT of a request is ``(finish - first token) / (osl - 1)``, as ``vllm bench
+serve`` defines it.
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network, aiconfigurator not needed: the rows
 and profiles are copied into ``benchmarks/data/``, see its README). ``--refresh-data`` rebuilds
@@ -31,12 +40,12 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 ROWS_CSV = DATA / "silicon_h200_llama31_fp8.csv"
-sys.path[:0] = [str(HERE), str(HERE.parent)]  # run from a checkout, installed or not
+sys.path.insert(0, str(HERE.parent))  # run from a checkout, installed or not
 
-from closed_loop import ClosedLoop  # noqa: E402
-
+from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa: E402
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name  # noqa: E402
+from tiersim.perf.base import StepShape  # noqa: E402
 from tiersim.perf.memory import kv_capacity_blocks  # noqa: E402
 
 MODELS = {"8B": "llama-3.1-8b", "70B": "llama-3.1-70b"}
@@ -45,6 +54,9 @@ ENGINE_PROFILES = {
     "trtllm": str(DATA / "h200_aiconfigurator_trtllm_llama.json"),
     "sglang": str(DATA / "h200_aiconfigurator_sglang_llama.json"),
 }
+MAX_BATCHED_TOKENS = 8192  # vLLM V1's default for an API server on an 80+ GB GPU
+MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrency` requests)
+BLOCK_SIZE = 16
 KEEP_COLUMNS = [
     "id",
     "backend",
@@ -102,27 +114,117 @@ def load_rows() -> pd.DataFrame:
     return df.sort_values(["backend", "model", "tp_size", "isl", "osl", "batch_size"])
 
 
-def simulate_row(row: dict, kv_dtype: str, stagger: bool, per_client: int) -> dict:
-    """TTFT and TPOT (ms) tiersim predicts for one measured row."""
-    model = MODELS[row["model"]]
-    tp = row["tp_size"]
+def replica_tier(model: str, tp: int, backend: str, concurrency: int, kv_dtype: str) -> TierSpec:
+    """ONE replica of ``tp`` H200s as the measured server ran it (vLLM-V1-like limits)."""
     step = build_step_model(
-        model, "fp8", "h200", tp=tp, kv_dtype=kv_dtype, profile=ENGINE_PROFILES[row["backend"]]
+        model, "fp8", "h200", tp=tp, kv_dtype=kv_dtype, profile=ENGINE_PROFILES[backend]
     )
-    blocks = kv_capacity_blocks(get_model(model), "fp8", get_gpu("h200"), tp, 16, kv_dtype=kv_dtype)
-    loop = ClosedLoop(step, row["isl"], row["osl"], row["batch_size"], blocks * 16)
-    res = loop.run(per_client=per_client, stagger=stagger)
+    blocks = kv_capacity_blocks(
+        get_model(model), "fp8", get_gpu("h200"), tp, BLOCK_SIZE, kv_dtype=kv_dtype,
+        max_num_batched_tokens=MAX_BATCHED_TOKENS,
+    )
+    limits = SchedulerLimits(
+        max_num_seqs=max(MAX_NUM_SEQS, concurrency),
+        max_num_batched_tokens=MAX_BATCHED_TOKENS,
+        block_size=BLOCK_SIZE,
+    )
+    return TierSpec(backend, replicas=1, num_blocks=blocks, step_model=step, limits=limits)
+
+
+def cycle_estimate(
+    step, isl: int, osl: int, concurrency: int, max_tokens: int = MAX_BATCHED_TOKENS
+) -> float:
+    """One request's time in service at full batch: its prefill (as ``max_tokens``-token chunks)
+    plus ``osl`` decode steps; it only spaces the clients' first requests."""
+    chunk = min(isl, max_tokens)
+    prefill = step.step_time(StepShape(((chunk, 0),))) * -(-isl // max_tokens)
+    ctx = concurrency * (isl + osl / 2)
+    return prefill + osl * float(step.decode_times(concurrency, np.array([ctx]))[0])
+
+
+def closed_loop_workload(
+    isl: int, osl: int, concurrency: int, per_client: int, gap_s: float
+) -> Workload:
+    """``concurrency`` clients, ``per_client`` requests each, sent back to back.
+
+    Request ``r * concurrency + c`` is client ``c``'s ``r``-th: round 0 arrives at ``c * gap_s``,
+    every later one when the same client's previous request finishes.
+    """
+    n = concurrency * per_client
+    idx = np.arange(n)
+    follows = np.where(idx < concurrency, -1, idx - concurrency)
+    arrival = np.where(idx < concurrency, idx * gap_s, 0.0)
+    return Workload(
+        arrival_s=arrival.astype(np.float64),
+        input_tokens=np.full(n, isl, dtype=np.int64),
+        output_tokens=np.full(n, osl, dtype=np.int64),
+        tier=np.zeros(n, dtype=np.int64),
+        follows=follows,
+    )
+
+
+def measured_rounds(per_client: int, all_rounds: bool) -> slice:
+    """The rounds averaged: all, or all but each client's first (warm-up) and last (cool-down)."""
+    if all_rounds:
+        return slice(0, per_client)
+    if per_client < 3:
+        raise ValueError(f"--per-client must be >= 3 to leave out warm-up and cool-down "
+                         f"(got {per_client}); or pass --all-rounds")
+    return slice(1, per_client - 1)
+
+
+def replay(
+    tier: TierSpec,
+    isl: int,
+    osl: int,
+    concurrency: int,
+    per_client: int,
+    stagger: bool = True,
+    all_rounds: bool = False,
+) -> dict:
+    """Closed-loop replay of one replica: mean TTFT and TPOT (ms) over the measured rounds."""
+    gap = 0.0
+    if stagger:
+        budget = tier.limits.max_num_batched_tokens
+        gap = cycle_estimate(tier.step_model, isl, osl, concurrency, budget) / concurrency
+    work = closed_loop_workload(isl, osl, concurrency, per_client, gap)
+    res = simulate([tier], work, sample_every=1e9)  # no time series needed
+    if res.dropped.any():
+        raise RuntimeError(f"a {isl}+{osl}-token request exceeds the replica's KV cache")
+    rounds = measured_rounds(per_client, all_rounds)
+
+    def by_round(a: np.ndarray) -> np.ndarray:
+        return a.reshape(per_client, concurrency)[rounds]
+
+    first, finish = by_round(res.first_token_s), by_round(res.finish_s)
     return {
-        "sim_ttft_ms": res.ttft_s * 1e3,
-        "sim_tpot_ms": res.tpot_s * 1e3,
-        "preemptions": res.preemptions,
+        "sim_ttft_ms": float(np.mean(first - by_round(res.arrival_s))) * 1e3,
+        "sim_tpot_ms": float(np.mean((finish - first) / max(osl - 1, 1))) * 1e3,
+        "preemptions": int(res.preemptions.sum()),
     }
 
 
-def run(df: pd.DataFrame, kv_dtype: str, stagger: bool, per_client: int, jobs: int):
+def simulate_row(
+    row: dict, kv_dtype: str, stagger: bool, per_client: int, all_rounds: bool = False
+) -> dict:
+    """TTFT and TPOT (ms, means over the measured rounds) tiersim predicts for one row."""
+    conc, isl, osl = int(row["batch_size"]), int(row["isl"]), int(row["osl"])
+    tier = replica_tier(MODELS[row["model"]], int(row["tp_size"]), row["backend"], conc, kv_dtype)
+    return replay(tier, isl, osl, conc, per_client, stagger, all_rounds)
+
+
+def run(
+    df: pd.DataFrame,
+    kv_dtype: str,
+    stagger: bool,
+    per_client: int,
+    jobs: int,
+    all_rounds: bool = False,
+) -> pd.DataFrame:
     """Simulate every row (in ``jobs`` processes); adds predictions and signed errors."""
+    measured_rounds(per_client, all_rounds)  # fail fast on a bad --per-client
     rows = df.to_dict("records")
-    args = [(r, kv_dtype, stagger, per_client) for r in rows]
+    args = [(r, kv_dtype, stagger, per_client, all_rounds) for r in rows]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             out = list(pool.map(_simulate_star, args, chunksize=4))
@@ -184,17 +286,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-stagger", action="store_true", help="start all clients at time 0 (lock-step cohorts)"
     )
-    ap.add_argument("--per-client", type=int, default=4, help="requests per client")
+    ap.add_argument("--per-client", type=int, default=6, help="requests per client (>= 3)")
+    ap.add_argument(
+        "--all-rounds",
+        action="store_true",
+        help="average over every request (default: leave out each client's first and last)",
+    )
     ap.add_argument("--engine", action="append", help="only these engines (repeatable)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--csv", help="also write per-row results to this CSV")
     args = ap.parse_args(argv)
+    if args.per_client < 3 and not args.all_rounds:
+        ap.error("--per-client must be >= 3 (warm-up and cool-down rounds are left out)")
     if args.refresh_data:
         refresh_data()
     df = load_rows()
     if args.engine:
         df = df[df["backend"].isin(args.engine)]
-    res = run(df, args.kv_dtype, not args.no_stagger, args.per_client, args.jobs)
+    res = run(df, args.kv_dtype, not args.no_stagger, args.per_client, args.jobs, args.all_rounds)
     print("\n".join(report(res)))
     if args.csv:
         res.to_csv(args.csv, index=False)

@@ -1,4 +1,4 @@
-"""The fidelity benchmark's closed-loop replica and its summary line."""
+"""The fidelity benchmark's closed-loop replay through the engine, and its summary line."""
 
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from closed_loop import ClosedLoop  # noqa: E402
+import fidelity_silicon as fs  # noqa: E402
 
+from tiersim.engine import SchedulerLimits, TierSpec, simulate  # noqa: E402
 from tiersim.perf.base import LinearStepModel, StepShape  # noqa: E402
 
 MODEL = LinearStepModel(
@@ -20,37 +23,64 @@ MODEL = LinearStepModel(
 )
 
 
+def tier(num_blocks: int = 10**5, max_tokens: int = 8192, model=MODEL) -> TierSpec:
+    """One replica on the linear test model."""
+    limits = SchedulerLimits(max_num_seqs=256, max_num_batched_tokens=max_tokens)
+    return TierSpec("t", 1, num_blocks, model, limits)
+
+
 def test_one_client_sees_one_prefill_then_decodes():
-    res = ClosedLoop(MODEL, isl=100, osl=10, concurrency=1, kv_capacity_tokens=10**6).run(3)
-    assert res.ttft_s == pytest.approx(0.005 + 2e-5 * 100)
-    # decode i (i = 1..9) reads a context of 100 + i - 1 tokens
-    decode = [0.005 + 1e-4 + 1e-8 * (100 + i) for i in range(9)]
-    assert res.tpot_s == pytest.approx(np.mean(decode))
-    assert res.requests == 2  # the first request is a warm-up
+    res = fs.replay(tier(), isl=100, osl=10, concurrency=1, per_client=3)
+    assert res["sim_ttft_ms"] == pytest.approx((0.005 + 2e-5 * 100) * 1e3)
+    # decode i (i = 1..9) computes token 100 + i over a context that includes it
+    decode = [0.005 + 1e-4 + 1e-8 * (100 + i) for i in range(1, 10)]
+    assert res["sim_tpot_ms"] == pytest.approx(np.mean(decode) * 1e3)
 
 
-class NoFastForward(ClosedLoop):
-    """The same replica stepping every iteration."""
+def test_workload_chains_each_client_and_staggers_round_zero():
+    work = fs.closed_loop_workload(isl=50, osl=5, concurrency=3, per_client=4, gap_s=0.25)
+    assert list(work.follows) == [-1, -1, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8]
+    assert list(work.arrival_s[:3]) == [0.0, 0.25, 0.5]
+    res = simulate([tier()], work)
+    for i in range(3, 12):  # each request arrives exactly when its client's previous finishes
+        assert res.arrival_s[i] == res.finish_s[i - 3]
 
-    def _fast_forward(self) -> bool:
-        return False
+
+@settings(max_examples=25, deadline=None)
+@given(
+    conc=st.integers(1, 12),
+    isl=st.integers(1, 600),
+    osl=st.integers(2, 40),
+    stagger=st.booleans(),
+)
+def test_replay_is_bounded_by_an_idle_replica(conc, isl, osl, stagger):
+    """Sharing the replica can only slow a request down: TTFT and TPOT are at least those of a
+    lone client."""
+    alone = fs.replay(tier(max_tokens=512), isl, osl, 1, 3, stagger)
+    shared = fs.replay(tier(max_tokens=512), isl, osl, conc, 3, stagger)
+    assert shared["sim_ttft_ms"] >= alone["sim_ttft_ms"] * (1 - 1e-9)
+    assert shared["sim_tpot_ms"] >= alone["sim_tpot_ms"] * (1 - 1e-9)
 
 
-@pytest.mark.parametrize("stagger", [True, False])
-def test_fast_forward_equals_stepping(stagger):
-    kw = dict(isl=300, osl=50, concurrency=6, kv_capacity_tokens=10**6, max_num_batched_tokens=512)
-    a = ClosedLoop(MODEL, **kw).run(3, stagger=stagger)
-    b = NoFastForward(MODEL, **kw).run(3, stagger=stagger)
-    assert a.ttfts == pytest.approx(b.ttfts, rel=1e-9)
-    assert a.tpots == pytest.approx(b.tpots, rel=1e-9)
+def test_measured_rounds_leave_out_warm_up_and_cool_down():
+    assert fs.measured_rounds(6, all_rounds=False) == slice(1, 5)
+    assert fs.measured_rounds(2, all_rounds=True) == slice(0, 2)
+    with pytest.raises(ValueError, match="per-client"):
+        fs.measured_rounds(2, all_rounds=False)
+
+
+def test_cycle_estimate_is_prefill_plus_decodes():
+    # 1000-token prompt in 512-token chunks: two chunk-sized steps (an upper bound)
+    prefill = 2 * (0.005 + 2e-5 * 512)
+    decode = 0.005 + 1e-4 * 4 + 1e-8 * 4 * (1000 + 10)
+    assert fs.cycle_estimate(MODEL, 1000, 20, 4, max_tokens=512) == pytest.approx(
+        prefill + 20 * decode
+    )
 
 
 def test_small_kv_cache_preempts_and_still_finishes():
-    loop = ClosedLoop(MODEL, isl=200, osl=200, concurrency=8, kv_capacity_tokens=1500)
-    res = loop.run(2, stagger=False)
-    assert res.requests == 16 and res.preemptions > 0
-    assert all(r.generated == 200 for r in loop.finished)
-    assert np.all(res.tpots > 0)
+    res = fs.replay(tier(num_blocks=100), isl=200, osl=200, concurrency=8, per_client=3)
+    assert res["preemptions"] > 0 and res["sim_tpot_ms"] > 0
 
 
 def test_budget_chunks_long_prompts():
@@ -61,15 +91,11 @@ def test_budget_chunks_long_prompts():
             seen.append(shape.num_tokens)
             return super().step_time(shape)
 
-    ClosedLoop(
-        Spy(), isl=1000, osl=2, concurrency=1, kv_capacity_tokens=10**6, max_num_batched_tokens=256
-    ).run(1, stagger=False)
-    assert max(seen) <= 256
+    fs.replay(tier(max_tokens=256, model=Spy()), isl=1000, osl=2, concurrency=1, per_client=3)
+    assert max(seen) == 256
 
 
 def test_summary_line_format():
-    import fidelity_silicon as fs
-
     res = pd.DataFrame(
         {
             "backend": ["vllm", "vllm", "trtllm"],
@@ -84,9 +110,8 @@ def test_summary_line_format():
 
 
 def test_one_measured_row_replays():
-    import fidelity_silicon as fs
-
     rows = fs.load_rows()
     row = rows[(rows.backend == "vllm") & (rows.model == "70B") & (rows.tp_size == 8)].iloc[[0]]
-    res = fs.run(row, "fp8", True, 2, jobs=1)
+    res = fs.run(row, "fp8", True, 3, jobs=1)
     assert res["sim_tpot_ms"].iloc[0] > 0 and np.isfinite(res["tpot_err"].iloc[0])
+    assert res["preemptions"].iloc[0] == 0
