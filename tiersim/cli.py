@@ -76,12 +76,23 @@ def run(
     if loaded.sweep:
         typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
                    "(use `tiersim sweep` for the grid)", err=True)
-    summary = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines)
+    with _status(f"simulating {loaded.name} ..."):
+        summary = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines)
     print_summary(summary, out)
     if out is not None and report:
         from tiersim.report import write_report
 
         typer.echo(f"wrote {write_report(out)}")
+
+
+def _status(message: str):
+    """A spinner on stderr while the simulation runs (only when stderr is a terminal)."""
+    import contextlib
+
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return console.status(message) if console.is_terminal else contextlib.nullcontext()
 
 
 def print_summary(summary: dict, out: Path | None) -> None:

@@ -276,6 +276,7 @@ def build_summary(scenario: Scenario, requests: pd.DataFrame, result, models: li
     for tier, model in zip(scenario.tiers, models, strict=True):
         summary["tiers"][tier.name].update({
             "precision": tier.precision,
+            "kv_capacity_blocks": int(result.num_blocks[tier.name]),
             "step_time_source": source_label(model),
             "accuracy_source": acc_source.get(tier.name),
         })
