@@ -242,3 +242,17 @@ def test_shape_errors_say_what_is_expected(key, value, expected):
     with pytest.raises(ScenarioError) as info:
         scenario_from_dict(tiny_doc(**{key: value}), "x.yaml")
     assert str(info.value) == f"x.yaml: {expected}"
+
+
+def test_default_profile_applies_only_to_its_gpu():
+    doc = tiny_doc()
+    del doc["profile"]
+    assert scenario_from_dict(doc, "p").profile is not None
+    doc["gpu"] = "B200"
+    assert scenario_from_dict(doc, "p").profile is None
+
+
+def test_a_named_profile_for_another_gpu_is_an_error():
+    doc = tiny_doc(gpu="B200", profile="h200_aiconfigurator_vllm")
+    with pytest.raises(ScenarioError, match=r"^p: profile: .*measured on H200, not B200"):
+        scenario_from_dict(doc, "p")

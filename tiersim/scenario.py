@@ -214,11 +214,29 @@ def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
         first, loc = _most_telling(err.errors(), data)
         raise ScenarioError(source, _where(loc, root), _explain(first, loc)) from None
     scenario._source = source
+    _drop_default_profile_for_other_gpus(scenario)
     problem = check_scenario(scenario)
     if problem is not None:
         loc, message = problem
         raise ScenarioError(source, _where(loc, root), message)
     return scenario
+
+
+def _drop_default_profile_for_other_gpus(scenario: Scenario) -> None:
+    """A scenario that names no profile gets the shipped one only on the GPU it was measured on;
+    on any other GPU it runs on the roofline (and says so), rather than failing on a profile the
+    user never asked for."""
+    if "profile" in scenario.model_fields_set or scenario.profile is None:
+        return
+    from tiersim.hardware import get_gpu
+    from tiersim.perf import resolve_profile
+
+    try:
+        same = resolve_profile(scenario.profile).gpu.lower() == get_gpu(scenario.gpu).name.lower()
+    except TiersimError:
+        return  # check_scenario reports the unknown GPU or the unreadable profile
+    if not same:
+        scenario.profile = None
 
 
 def _most_telling(errors: list[dict], data: Any) -> tuple[dict, Loc]:
@@ -394,9 +412,13 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
         from tiersim.perf import resolve_profile
 
         try:
-            resolve_profile(scenario.profile)
+            profile = resolve_profile(scenario.profile)
         except TiersimError as err:
             return ("profile",), _one_line(err)
+        gpu = get_gpu(scenario.gpu).name
+        if profile.gpu.lower() != gpu.lower():
+            return ("profile",), (f"profile {profile.name!r} was measured on {profile.gpu}, not "
+                                  f"{gpu}; use a {gpu} profile or profile: null (roofline)")
     names = [t.name for t in scenario.tiers]
     for i, name in enumerate(names):
         if name in names[:i]:
