@@ -8,7 +8,11 @@ Three measurements, each on a fresh output folder:
    sweep.parquet. Reported per point, for in-process (1 worker) and a process pool.
 2. Speed-up on CPU-bound points: the synthetic runner busy-looping ``--cpu-s`` seconds per point,
    1 worker vs N. Ideal is N (while N <= cores).
-3. With ``--real``: the same on real simulations of ``scenarios/tiny.yaml`` over 15 minutes of
+   Next to it, the same busy work in a bare ``multiprocessing.Pool``: what the machine's cores
+   allow at all (2 vCPUs that share one physical core give about 1.1x, whatever the executor).
+3. Speed-up on sleeping points (``--sleep-s``): the executor's own concurrency, independent of
+   how many cores are free.
+4. With ``--real``: the same on real simulations of ``scenarios/tiny.yaml`` over 15 minutes of
    its trace (sweeping bf16 replicas and the seed).
 
 Run: ``python benchmarks/sweep_overhead.py [--points 48] [--cpu-s 0.25] [--workers 2] [--real]``.
@@ -71,6 +75,29 @@ def speedup(doc, label: str, workers: int, **kw) -> None:
           f"(overhead at 1 worker {1e3 * (one - sim1) / count:.1f} ms/point)")
 
 
+def _busy(cpu_s: float) -> None:
+    """The synthetic runner's busy loop, alone."""
+    from tiersim.sweep.testing import _burn
+
+    _burn(cpu_s)
+
+
+def hardware_baseline(points: int, cpu_s: float, workers: int) -> None:
+    """Speed-up of a bare process pool on the same busy work: the ceiling for any executor."""
+    import multiprocessing
+
+    t0 = time.perf_counter()
+    for _ in range(points):
+        _busy(cpu_s)
+    one = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        pool.map(_busy, [cpu_s] * points, chunksize=1)
+    many = time.perf_counter() - t0
+    print(f"hardware ceiling (bare multiprocessing.Pool, same busy work): 1 process {one:.2f} s, "
+          f"{workers} processes {many:.2f} s -> {one / many:.2f}x")
+
+
 def real_doc(points: int) -> tuple[dict, str]:
     """scenarios/tiny.yaml over 15 minutes of its trace, sweeping bf16 replicas and the seed."""
     source = ROOT / "scenarios" / "tiny.yaml"
@@ -86,6 +113,7 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=48)
     parser.add_argument("--cpu-s", type=float, default=0.25)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--sleep-s", type=float, default=0.25)
     parser.add_argument("--real", action="store_true", help="also time real tiny simulations")
     parser.add_argument("--real-points", type=int, default=8)
     args = parser.parse_args()
@@ -93,6 +121,11 @@ def main() -> None:
     overhead(args.points * 4, args.workers)
     speedup(synthetic_doc(args.points, args.cpu_s), f"cpu-bound {args.cpu_s} s points",
             args.workers)
+    hardware_baseline(args.points, args.cpu_s, args.workers)
+    sleepy = synthetic_doc(args.points, 0.0)
+    sleepy["synthetic"] = {"sleep_s": args.sleep_s}
+    for n in sorted({args.workers, 2 * args.workers, 4 * args.workers}):
+        speedup(sleepy, f"sleeping {args.sleep_s} s points", n)
     if args.real:
         import tiersim.runner  # noqa: F401 - imported once here, not charged to the first point
         from tiersim.sweep.points import default_runner, default_validator
