@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 from conftest import REPO, tiny_doc
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -256,3 +257,10 @@ def test_a_named_profile_for_another_gpu_is_an_error():
     doc = tiny_doc(gpu="B200", profile="h200_aiconfigurator_vllm")
     with pytest.raises(ScenarioError, match=r"^p: profile: .*measured on H200, not B200"):
         scenario_from_dict(doc, "p")
+
+
+def test_the_readme_example_scenario_is_valid():
+    text = (REPO / "README.md").read_text()
+    block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    scenario = scenario_from_dict(yaml.safe_load(block), "README.md")
+    assert [t.name for t in scenario.tiers] == ["w4a16", "bf16"]
