@@ -32,6 +32,7 @@ import argparse
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -142,89 +143,100 @@ def cycle_estimate(
     return prefill + osl * float(step.decode_times(concurrency, np.array([ctx]))[0])
 
 
+@dataclass(frozen=True)
+class Protocol:
+    """How the simulated load generator drives a row.
+
+    ``per_client`` requests per client; ``stagger``: client ``c`` starts at ``c / concurrency`` of
+    an estimated request cycle (else all at 0); ``all_rounds``: average over every request (else
+    leave out each client's first and last); ``spread``: each request's prompt and output
+    lengths are drawn uniformly from ``[(1 - spread) L, (1 + spread) L]`` (numpy Generator seeded
+    by ``seed``; 0 = every request exactly ``isl`` / ``osl``).
+    """
+
+    stagger: bool = True
+    per_client: int = 6
+    all_rounds: bool = False
+    spread: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.spread < 1.0:
+            raise ValueError(f"--length-spread must be in [0, 1) (got {self.spread})")
+        if self.per_client < (1 if self.all_rounds else 3):
+            raise ValueError(
+                f"--per-client must be >= 3 to leave out warm-up and cool-down "
+                f"(got {self.per_client}); or pass --all-rounds"
+            )
+
+    def rounds(self) -> slice:
+        """The rounds averaged."""
+        return slice(0, self.per_client) if self.all_rounds else slice(1, self.per_client - 1)
+
+    def lengths(self, length: int, n: int, stream: int) -> np.ndarray:
+        """``n`` request lengths around ``length`` (``stream`` 0: prompts, 1: outputs)."""
+        if self.spread == 0.0:
+            return np.full(n, length, dtype=np.int64)
+        rng = np.random.default_rng([self.seed, stream])
+        drawn = np.rint(length * rng.uniform(1 - self.spread, 1 + self.spread, n))
+        return np.maximum(drawn, min(length, 2)).astype(np.int64)
+
+
 def closed_loop_workload(
-    isl: int, osl: int, concurrency: int, per_client: int, gap_s: float
+    isl: int, osl: int, concurrency: int, proto: Protocol, gap_s: float
 ) -> Workload:
-    """``concurrency`` clients, ``per_client`` requests each, sent back to back.
+    """``concurrency`` clients, ``proto.per_client`` requests each, sent back to back.
 
     Request ``r * concurrency + c`` is client ``c``'s ``r``-th: round 0 arrives at ``c * gap_s``,
     every later one when the same client's previous request finishes.
     """
-    n = concurrency * per_client
+    n = concurrency * proto.per_client
     idx = np.arange(n)
     follows = np.where(idx < concurrency, -1, idx - concurrency)
     arrival = np.where(idx < concurrency, idx * gap_s, 0.0)
     return Workload(
         arrival_s=arrival.astype(np.float64),
-        input_tokens=np.full(n, isl, dtype=np.int64),
-        output_tokens=np.full(n, osl, dtype=np.int64),
+        input_tokens=proto.lengths(isl, n, 0),
+        output_tokens=proto.lengths(osl, n, 1),
         tier=np.zeros(n, dtype=np.int64),
         follows=follows,
     )
 
 
-def measured_rounds(per_client: int, all_rounds: bool) -> slice:
-    """The rounds averaged: all, or all but each client's first (warm-up) and last (cool-down)."""
-    if all_rounds:
-        return slice(0, per_client)
-    if per_client < 3:
-        raise ValueError(f"--per-client must be >= 3 to leave out warm-up and cool-down "
-                         f"(got {per_client}); or pass --all-rounds")
-    return slice(1, per_client - 1)
-
-
-def replay(
-    tier: TierSpec,
-    isl: int,
-    osl: int,
-    concurrency: int,
-    per_client: int,
-    stagger: bool = True,
-    all_rounds: bool = False,
-) -> dict:
+def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol) -> dict:
     """Closed-loop replay of one replica: mean TTFT and TPOT (ms) over the measured rounds."""
     gap = 0.0
-    if stagger:
+    if proto.stagger:
         budget = tier.limits.max_num_batched_tokens
         gap = cycle_estimate(tier.step_model, isl, osl, concurrency, budget) / concurrency
-    work = closed_loop_workload(isl, osl, concurrency, per_client, gap)
+    work = closed_loop_workload(isl, osl, concurrency, proto, gap)
     res = simulate([tier], work, sample_every=1e9)  # no time series needed
     if res.dropped.any():
-        raise RuntimeError(f"a {isl}+{osl}-token request exceeds the replica's KV cache")
-    rounds = measured_rounds(per_client, all_rounds)
+        raise RuntimeError(f"a request of about {isl}+{osl} tokens exceeds the replica's KV cache")
 
-    def by_round(a: np.ndarray) -> np.ndarray:
-        return a.reshape(per_client, concurrency)[rounds]
+    def measured(a: np.ndarray) -> np.ndarray:
+        return a.reshape(proto.per_client, concurrency)[proto.rounds()]
 
-    first, finish = by_round(res.first_token_s), by_round(res.finish_s)
+    first, finish = measured(res.first_token_s), measured(res.finish_s)
+    decodes = np.maximum(measured(work.output_tokens) - 1, 1)
     return {
-        "sim_ttft_ms": float(np.mean(first - by_round(res.arrival_s))) * 1e3,
-        "sim_tpot_ms": float(np.mean((finish - first) / max(osl - 1, 1))) * 1e3,
+        "sim_ttft_ms": float(np.mean(first - measured(res.arrival_s))) * 1e3,
+        "sim_tpot_ms": float(np.mean((finish - first) / decodes)) * 1e3,
         "preemptions": int(res.preemptions.sum()),
     }
 
 
-def simulate_row(
-    row: dict, kv_dtype: str, stagger: bool, per_client: int, all_rounds: bool = False
-) -> dict:
+def simulate_row(row: dict, kv_dtype: str, proto: Protocol) -> dict:
     """TTFT and TPOT (ms, means over the measured rounds) tiersim predicts for one row."""
     conc, isl, osl = int(row["batch_size"]), int(row["isl"]), int(row["osl"])
     tier = replica_tier(MODELS[row["model"]], int(row["tp_size"]), row["backend"], conc, kv_dtype)
-    return replay(tier, isl, osl, conc, per_client, stagger, all_rounds)
+    return replay(tier, isl, osl, conc, proto)
 
 
-def run(
-    df: pd.DataFrame,
-    kv_dtype: str,
-    stagger: bool,
-    per_client: int,
-    jobs: int,
-    all_rounds: bool = False,
-) -> pd.DataFrame:
+def run(df: pd.DataFrame, kv_dtype: str, proto: Protocol, jobs: int) -> pd.DataFrame:
     """Simulate every row (in ``jobs`` processes); adds predictions and signed errors."""
-    measured_rounds(per_client, all_rounds)  # fail fast on a bad --per-client
     rows = df.to_dict("records")
-    args = [(r, kv_dtype, stagger, per_client, all_rounds) for r in rows]
+    args = [(r, kv_dtype, proto) for r in rows]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             out = list(pool.map(_simulate_star, args, chunksize=4))
@@ -269,8 +281,23 @@ def summary_lines(res: pd.DataFrame) -> list[str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point (see module docstring)."""
+def protocol_from_args(args: argparse.Namespace) -> Protocol:
+    """The :class:`Protocol` the command line asks for (``--loadgen`` fills unset options)."""
+    spread, per_client = args.length_spread, args.per_client
+    if args.loadgen:
+        spread = 0.1 if spread is None else spread
+        per_client = 10 if per_client is None else per_client
+    return Protocol(
+        stagger=not (args.no_stagger or args.loadgen),
+        per_client=6 if per_client is None else per_client,
+        all_rounds=args.all_rounds or args.loadgen,
+        spread=0.0 if spread is None else spread,
+        seed=args.seed,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (see module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--refresh-data",
@@ -286,24 +313,47 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-stagger", action="store_true", help="start all clients at time 0 (lock-step cohorts)"
     )
-    ap.add_argument("--per-client", type=int, default=6, help="requests per client (>= 3)")
+    ap.add_argument(
+        "--per-client", type=int, help="requests per client (default 6; 10 with --loadgen)"
+    )
     ap.add_argument(
         "--all-rounds",
         action="store_true",
         help="average over every request (default: leave out each client's first and last)",
     )
+    ap.add_argument(
+        "--length-spread",
+        type=float,
+        help="draw lengths uniformly within +-this fraction of isl/osl (default 0; 0.1 with "
+        "--loadgen)",
+    )
+    ap.add_argument("--seed", type=int, default=0, help="seed of the length draws")
+    ap.add_argument(
+        "--loadgen",
+        action="store_true",
+        help="a load generator's run: all clients start at 0, every request counted, "
+        "10 per client, lengths +-10%%",
+    )
     ap.add_argument("--engine", action="append", help="only these engines (repeatable)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--csv", help="also write per-row results to this CSV")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point (see module docstring)."""
+    ap = build_parser()
     args = ap.parse_args(argv)
-    if args.per_client < 3 and not args.all_rounds:
-        ap.error("--per-client must be >= 3 (warm-up and cool-down rounds are left out)")
+    try:
+        proto = protocol_from_args(args)
+    except ValueError as exc:
+        ap.error(str(exc))
     if args.refresh_data:
         refresh_data()
     df = load_rows()
     if args.engine:
         df = df[df["backend"].isin(args.engine)]
-    res = run(df, args.kv_dtype, not args.no_stagger, args.per_client, args.jobs, args.all_rounds)
+    res = run(df, args.kv_dtype, proto, args.jobs)
     print("\n".join(report(res)))
     if args.csv:
         res.to_csv(args.csv, index=False)
