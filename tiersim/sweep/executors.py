@@ -106,7 +106,8 @@ def run_ray(tasks: list[Task], on_done: OnDone, address: str | None = None) -> N
     """Run points as Ray tasks (joining ``address``, or the running/local Ray if None)."""
     ray = _ray()
     if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        local = {"include_dashboard": False} if address is None else {}
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
     remote = ray.remote(execute)
     refs = {remote.remote(replace(task, out_dir=None)): task for task in tasks}
     pending = list(refs)
