@@ -18,7 +18,8 @@ stay in lock-step cohorts for the whole run; ``--no-stagger`` shows that). TTFT 
 over the steady-state rounds: each client's first request (warm-up) and last one (cool-down, as
 the batch drains) are left out; ``--all-rounds`` averages over every request instead, as a load
 generator does. TPOT of a request is ``(finish - first token) / (osl - 1)``, as ``vllm bench
-serve`` defines it.
+serve`` defines it. ``--loadgen`` runs a load generator's protocol instead: all clients start at
+0, every request counts, 10 per client, lengths within +-10% (``--length-spread``, ``--seed``).
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network, aiconfigurator not needed: the rows
 and profiles are copied into ``benchmarks/data/``, see its README). ``--refresh-data`` rebuilds
