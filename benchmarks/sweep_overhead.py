@@ -8,12 +8,12 @@ Three measurements, each on a fresh output folder:
    sweep.parquet. Reported per point, for in-process (1 worker) and a process pool.
 2. Speed-up on CPU-bound points: the synthetic runner busy-looping ``--cpu-s`` seconds per point,
    1 worker vs N. Ideal is N (while N <= cores).
-   Next to it, the same busy work in a bare ``multiprocessing.Pool``: what the machine's cores
-   allow at all (2 vCPUs that share one physical core give about 1.1x, whatever the executor).
+   Next to it, the same work in a bare ``multiprocessing.Pool``: what the machine's cores allow
+   at all for that work, whatever the executor.
 3. Speed-up on sleeping points (``--sleep-s``): the executor's own concurrency, independent of
    how many cores are free.
 4. With ``--real``: the same on real simulations of ``scenarios/tiny.yaml`` over 15 minutes of
-   its trace (sweeping bf16 replicas and the seed).
+   its trace (sweeping bf16 replicas and the seed), with the bare-pool ceiling for them.
 
 Run: ``python benchmarks/sweep_overhead.py [--points 48] [--cpu-s 0.25] [--workers 2] [--real]``.
 Numbers depend on the machine; the README quotes one run.
@@ -82,19 +82,26 @@ def _busy(cpu_s: float) -> None:
     _burn(cpu_s)
 
 
-def hardware_baseline(points: int, cpu_s: float, workers: int) -> None:
-    """Speed-up of a bare process pool on the same busy work: the ceiling for any executor."""
+def _simulate(doc_source: tuple[dict, str]) -> None:
+    """One real simulation, without any sweep machinery."""
+    from tiersim.sweep.points import default_runner
+
+    default_runner(*doc_source)
+
+
+def ceiling(label: str, work, items: list, workers: int) -> None:
+    """Speed-up of a bare fork pool on the same work: the ceiling for any executor here."""
     import multiprocessing
 
     t0 = time.perf_counter()
-    for _ in range(points):
-        _busy(cpu_s)
+    for item in items:
+        work(item)
     one = time.perf_counter() - t0
     t0 = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        pool.map(_busy, [cpu_s] * points, chunksize=1)
+        pool.map(work, items, chunksize=1)
     many = time.perf_counter() - t0
-    print(f"hardware ceiling (bare multiprocessing.Pool, same busy work): 1 process {one:.2f} s, "
+    print(f"ceiling, {label} in a bare multiprocessing.Pool: 1 process {one:.2f} s, "
           f"{workers} processes {many:.2f} s -> {one / many:.2f}x")
 
 
@@ -121,18 +128,21 @@ def main() -> None:
     overhead(args.points * 4, args.workers)
     speedup(synthetic_doc(args.points, args.cpu_s), f"cpu-bound {args.cpu_s} s points",
             args.workers)
-    hardware_baseline(args.points, args.cpu_s, args.workers)
+    ceiling("busy work", _busy, [args.cpu_s] * args.points, args.workers)
     sleepy = synthetic_doc(args.points, 0.0)
     sleepy["synthetic"] = {"sleep_s": args.sleep_s}
     for n in sorted({args.workers, 2 * args.workers, 4 * args.workers}):
         speedup(sleepy, f"sleeping {args.sleep_s} s points", n)
     if args.real:
         import tiersim.runner  # noqa: F401 - imported once here, not charged to the first point
+        from tiersim.sweep.axes import apply, expand
         from tiersim.sweep.points import default_runner, default_validator
 
         doc, source = real_doc(args.real_points)
         speedup(doc, "real tiny.yaml points", args.workers, runner=default_runner,
                 validator=default_validator, source=source)
+        items = [(apply(doc, p.values), source) for p in expand(doc["sweep"])]
+        ceiling("the same simulations", _simulate, items, args.workers)
 
 
 if __name__ == "__main__":
