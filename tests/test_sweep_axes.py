@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiersim.sweep.axes import SweepError, apply, axis_names, expand, point_id, set_path
+from tiersim.sweep.store import flatten
 
 BASE = {"tiers": [{"name": "w4a16", "replicas": 1}, {"name": "bf16", "replicas": 2}],
         "router": {"policy": "threshold", "confusion": {"fpr": 0.0}}, "seed": 3}
@@ -66,6 +67,7 @@ def test_missing_leaf_is_created_for_the_validator():
     assert doc["trace"] == {"time_scale": 2.0}
 
 
+@settings(deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3))
 def test_grid_size_is_product_of_axis_lengths(lengths):
     sweep = {f"a.k{i}": list(range(n)) for i, n in enumerate(lengths)}
@@ -74,3 +76,24 @@ def test_grid_size_is_product_of_axis_lengths(lengths):
     for n in lengths:
         expected *= n
     assert len(points) == expected == len({p.id for p in points})
+
+
+leaf = st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=5), st.none())
+nested = st.recursive(st.dictionaries(st.text("abc", min_size=1, max_size=3), leaf, max_size=3),
+                      lambda inner: st.dictionaries(st.text("abc", min_size=1, max_size=3),
+                                                    inner, min_size=1, max_size=3), max_leaves=12)
+
+
+def _leaves(d, prefix=""):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _leaves(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
+
+
+@settings(deadline=None)
+@given(nested)
+def test_flatten_keeps_every_leaf_under_its_dotted_path(doc):
+    flat = flatten(doc)
+    assert flat == dict(_leaves(doc))
