@@ -129,3 +129,26 @@ def test_report_of_a_scenario_yaml_only_run(tmp_path):
     text = write_report(run).read_text()
     assert "Headline" in text
     assert yaml.safe_load((run / "scenario.yaml").read_text())["name"] == "tiny"
+
+
+def test_frontier_draws_analytic_curve_from_summary(tmp_path):
+    """A summary carrying tiersim.analytic.summary() output gets its curves drawn dotted."""
+    import json
+
+    from tiersim.analytic import TwoType
+    from tiersim.analytic import summary as analytic_summary
+    from tiersim.report.figures import frontier
+
+    run = make_run_dir(tmp_path / "run")
+    summary = json.loads((run / "summary.json").read_text())
+    cheap, top = summary["savings"]["uniform"]["w4a16"], summary["savings"]["uniform"]["bf16"]
+    model = TwoType(p=0.7, eps=0.0, delta=(top["accuracy"] - cheap["accuracy"]) / 0.3,
+                    c0=cheap["cost_usd"], dc=top["cost_usd"] - cheap["cost_usd"],
+                    a_top=top["accuracy"])
+    summary["analytic"] = analytic_summary(model)
+    (run / "summary.json").write_text(json.dumps(summary))
+    fig = frontier(load_dir(run)).fig
+    dotted = {t.name: t for t in fig.data if t.line.dash == "dot"}
+    assert set(dotted) == {"analytic: oracle_frontier", "analytic: static_frontier"}
+    oracle = dotted["analytic: oracle_frontier"]
+    assert len(oracle.x) == 3 and oracle.y[-1] == pytest.approx(top["accuracy"])
