@@ -150,3 +150,12 @@ def test_run_of_a_sweep_scenario_says_it_runs_the_base_point(tmp_path, capsys):
         f"note: {path} has a sweep: map; this runs its base point only (use `tiersim sweep` "
         "for the grid)\n"
     )
+
+
+def test_calibrate_passes_arguments_through(capsys):
+    assert main(["calibrate", "--help"]) == 0
+    assert "usage: tiersim calibrate" in capsys.readouterr().out
+    assert main(["calibrate", "--from", "vidur", "--out", "p.json"]) == 1
+    assert capsys.readouterr().err == (
+        "Error: --from 'vidur': the only importer is 'aiconfigurator'\n"
+    )
