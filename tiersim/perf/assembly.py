@@ -215,9 +215,8 @@ class AssembledStepModel:
         t = self._linear_time(shape.num_tokens)
         for new, cached in shape.prefill_chunks:
             t += self._attn_prefill(new, cached)
-        if seqs > 0:
-            per_seq = np.array([shape.decode_context / seqs])
-            t += float(self._attn_decode(seqs, per_seq)[0])
+        if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
+            t += float(self._attn_decode(seqs, shape.decode_context / seqs))
         t += self._lm_head_time(seqs + len(shape.prefill_chunks))
         return t + self.ops.overhead_s
 
