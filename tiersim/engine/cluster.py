@@ -178,13 +178,11 @@ class _Fleet:
             return
         self.arrival[j] = now + self.work.think_s
         if self.work.think_s > 0:
-            self.env.process(self._delayed(j, self.arrival[j]))
+            event = self.env.at(self.arrival[j], urgent=True)
+            event.callbacks.append(lambda _e, j=j: self.dispatch(j, int(self.work.tier[j]),
+                                                                 self.arrival[j]))
         else:
             self.dispatch(j, int(self.work.tier[j]), now)
-
-    def _delayed(self, j: int, t: float):
-        yield self.env.at(t, urgent=True)
-        self.dispatch(j, int(self.work.tier[j]), t)
 
     def _make_on_finish(self, tier: int):
         def on_finish(req: Req, rep: Replica) -> None:
@@ -207,17 +205,30 @@ class _Fleet:
 
         return on_finish
 
-    def arrivals(self):
-        """SimPy process: each request enters the fleet at its arrival time (URGENT)."""
-        env, arr, tier = self.env, self.work.arrival_s, self.work.tier
-        own = range(len(arr))
+    def start_arrivals(self) -> None:
+        """Schedule the requests that arrive on their own (URGENT, one event per instant)."""
+        own = np.arange(len(self.work))
         if self.work.follows is not None:
-            own = np.flatnonzero(np.asarray(self.work.follows) < 0).tolist()
-        for i in own:
-            t = float(arr[i])
-            if t > env.now:
-                yield env.at(t, urgent=True)
-            self.dispatch(i, int(tier[i]), t)
+            own = np.flatnonzero(np.asarray(self.work.follows) < 0)
+        self._own = own.tolist()
+        self._own_t = self.work.arrival_s[own].astype(np.float64).tolist()
+        self._pos = 0
+        if self._own:
+            self._schedule_arrival()
+
+    def _schedule_arrival(self) -> None:
+        event = self.env.at(self._own_t[self._pos], urgent=True)
+        event.callbacks.append(self._on_arrival)
+
+    def _on_arrival(self, _event) -> None:
+        """Every own request arriving at this instant enters the fleet, in trace order."""
+        now, own, times, tier = self.env.now, self._own, self._own_t, self.work.tier
+        while self._pos < len(own) and times[self._pos] <= now:
+            i = own[self._pos]
+            self._pos += 1
+            self.dispatch(i, int(tier[i]), times[self._pos - 1])
+        if self._pos < len(own):
+            self._schedule_arrival()
 
     def result(self) -> SimResult:
         """Collect the arrays and per-replica statistics."""
@@ -261,6 +272,6 @@ def simulate(
         span = float(own[-1] - own[0]) if len(own) else 1.0
         sample_every = max(span / 500.0, 1e-3)
     fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every)
-    fleet.env.process(fleet.arrivals())
+    fleet.start_arrivals()
     fleet.env.run()
     return fleet.result()

@@ -1,9 +1,13 @@
-"""One replica: a :class:`ReplicaScheduler` stepped by a thin SimPy process.
+"""One replica: a :class:`ReplicaScheduler` stepped by SimPy events.
 
-The process loop is ``plan = sched.schedule(); wait for its end; sched.complete(plan)``. A
-decode-only plan may cover k iterations (fast-forward); if a request arrives during it and could
-join the batch, the process is interrupted, keeps the iterations that end at or after the arrival
-up to the one in flight, and re-plans from there: exactly what per-iteration stepping would do.
+The loop is ``plan = sched.schedule(); wait for its end; sched.complete(plan)``. A decode-only
+plan may cover k iterations (fast-forward); if a request arrives during it and could join the
+batch, the stretch is cut after the iteration in flight (the replica re-arms its end event at
+that iteration's end) and re-planned from there: exactly what per-iteration stepping would do.
+
+NOTE (speed): the loop is written as event callbacks, not a SimPy process: a process pays for a
+generator resume per event and an ``Interrupt`` (an extra event and an exception) per cut. A cut
+here just arms a new end event; the superseded one still fires and is ignored (``_pending``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from tiersim.perf.base import StepTimeModel
 
 
 class Replica:
-    """A continuous-batching server: scheduler + step-time model + SimPy process."""
+    """A continuous-batching server: scheduler + step-time model, driven by SimPy events."""
 
     def __init__(
         self,
@@ -38,11 +42,12 @@ class Replica:
         self.sample_every = sample_every
         self.samples: list[tuple[float, int, int, int]] = []  # (t, running, waiting, kv blocks)
         self._next_sample = 0.0
-        self._sleep: simpy.Event | None = None
+        self._active = False  # a step is planned or in flight
+        self._pending: simpy.Event | None = None  # the end event that counts
+        self._plan: StepPlan | None = None
+        self._start = 0.0
         self._ends: np.ndarray | None = None  # end times of the decode stretch in flight
         self._k = 0
-        self._n_dec = 0
-        self.proc = env.process(self._run())
 
     def submit(self, req: Req) -> bool:
         """Hand a request to this replica now; False if it can never fit (dropped)."""
@@ -50,14 +55,15 @@ class Replica:
         could_join = not sched.waiting and len(sched.running) < sched.limits.max_num_seqs
         if not sched.add(req):
             return False
-        if self._sleep is not None:
-            wake, self._sleep = self._sleep, None
-            wake.succeed()
+        if not self._active:
+            # Wake at this instant, after any other arrival at the same time (NORMAL < URGENT).
+            self._active = True
+            self._arm(self.env.now)
         elif self._ends is not None and could_join:
             in_flight = int(np.searchsorted(self._ends[: self._k], self.env.now, side="left"))
             if in_flight + 1 < self._k:
                 self._k = in_flight + 1
-                self.proc.interrupt()
+                self._arm(float(self._ends[in_flight]))
         return True
 
     def outstanding(self) -> int:
@@ -65,43 +71,51 @@ class Replica:
         pending = self.sched.outstanding
         if self._ends is not None:
             done = int(np.searchsorted(self._ends[: self._k], self.env.now, side="left"))
-            pending -= self._n_dec * done
+            pending -= self._plan.n_dec * done
         return pending
 
-    def _run(self):
-        env, sched = self.env, self.sched
-        while True:
-            if sched.idle():
-                self._sleep = env.event()
-                yield self._sleep
-                continue
-            now = env.now
+    def _arm(self, t: float) -> None:
+        event = self.env.at(t)
+        event.callbacks.append(self._on_event)
+        self._pending = event
+
+    def _on_event(self, event: simpy.Event) -> None:
+        if event is not self._pending:
+            return  # superseded by a cut
+        if self._plan is not None:
+            self._finish_plan()
+        self._start_plan()
+
+    def _finish_plan(self) -> None:
+        plan, now = self._plan, self.env.now
+        k = self._k if plan.decode_only else 1
+        self._plan, self._ends = None, None
+        self.busy_s += now - self._start
+        for req in self.sched.complete(plan, k, now, now - self._start):
+            self.on_finish(req, self)
+
+    def _start_plan(self) -> None:
+        sched, now = self.sched, self.env.now
+        while not sched.idle():
             if now >= self._next_sample:
                 self._sample(now)
             plan = sched.schedule(now, self.max_k)
             if plan.empty:
                 continue
+            self._plan, self._start = plan, now
             if plan.decode_only:
-                k, t_end = yield from self._decode_stretch(plan, now)
+                self._arm(self._decode_stretch(plan, now))
             else:
-                k, t_end = 1, now + self.model.step_time(plan.shape())
-                yield env.at(t_end)
-            self.busy_s += t_end - now
-            for req in sched.complete(plan, k, t_end, t_end - now):
-                self.on_finish(req, self)
+                self._arm(now + self.model.step_time(plan.shape()))
+            return
+        self._active, self._pending = False, None
 
-    def _decode_stretch(self, plan: StepPlan, now: float):
+    def _decode_stretch(self, plan: StepPlan, now: float) -> float:
         ctx = plan.dec_ctx + plan.n_dec * np.arange(plan.k, dtype=np.int64)
         dts = self.model.decode_times(plan.n_dec, ctx)
         ends = np.cumsum(np.concatenate(([now], dts)))[1:]
-        self._ends, self._k, self._n_dec = ends, plan.k, plan.n_dec
-        try:
-            yield self.env.at(float(ends[-1]))
-        except simpy.Interrupt:
-            yield self.env.at(float(ends[self._k - 1]))
-        k = self._k
-        self._ends = None
-        return k, float(ends[k - 1])
+        self._ends, self._k = ends, plan.k
+        return float(ends[-1])
 
     def _sample(self, now: float) -> None:
         s = self.sched
