@@ -1,0 +1,114 @@
+"""The bundled example scenarios run from the CLI and report the router and the savings.
+
+default.yaml (threshold routing on the calibrated classifier), routing.yaml (lagrangian with
+injected confusion) and cascade.yaml (nvfp4 first, escalate to bf16) each run once through
+``python -m tiersim run`` into a temporary folder; the tests read its summary.json and
+requests.parquet. The last test explains the tiny-scenario FPR report (issue 4): injected FPR
+only moves requests whose realised answers needed the top tier.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import REPO, run_cli, tiny_doc, write_yaml
+
+from tiersim import runner
+from tiersim.routing.accuracy import needed_tier, realised_matrix
+from tiersim.scenario import load_scenario
+
+EXAMPLES = ("default", "routing", "cascade")
+ROUTER_KEYS = ("policy", "fpr", "fnr", "escalation_rate", "silent_failure_rate")
+SAVINGS_KEYS = ("routed_cost_usd", "baseline_uniform_tier", "vs_uniform_usd", "vs_uniform_frac",
+                "static_split_cost_usd", "vs_static_split_usd", "vs_static_split_frac")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Per example: the CLI's completed process, its summary and its requests table."""
+    out = {}
+    for name in EXAMPLES:
+        folder = tmp_path_factory.mktemp(name)
+        proc = run_cli("run", str(REPO / "scenarios" / f"{name}.yaml"), "--out", str(folder),
+                       "--no-report")
+        summary = json.loads((folder / "summary.json").read_text()) if proc.returncode == 0 else {}
+        requests = (pd.read_parquet(folder / "requests.parquet") if proc.returncode == 0
+                    else pd.DataFrame())
+        out[name] = (proc, summary, requests)
+    return out
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_runs_and_reports_router_and_savings(runs, name):
+    proc, summary, _ = runs[name]
+    assert proc.returncode == 0, proc.stderr
+    router = summary["router"]
+    assert set(ROUTER_KEYS) <= set(router)
+    for key in ROUTER_KEYS[1:]:
+        assert 0.0 <= router[key] <= 1.0, (key, router[key])
+    assert set(SAVINGS_KEYS) <= set(summary["savings"])
+    assert all(summary["savings"][k] is not None for k in SAVINGS_KEYS)
+    assert f"router ({router['policy']})" in proc.stdout
+    assert summary["dropped"] == 0
+
+
+def test_default_routes_by_the_calibrated_classifier(runs):
+    _, summary, _ = runs["default"]
+    assert summary["router"]["policy"] == "threshold"
+    shares = summary["router"]["first_tier_shares"]
+    assert shares["nvfp4"] > 0.1 and shares["bf16"] > 0.1
+    uniform = summary["savings"]["uniform"]
+    assert uniform["nvfp4"]["accuracy"] < uniform["w4a16"]["accuracy"] < uniform["bf16"]["accuracy"]
+    assert uniform["bf16"]["accuracy"] - uniform["nvfp4"]["accuracy"] > 0.03
+    assert uniform["nvfp4"]["accuracy"] < summary["accuracy"] < uniform["bf16"]["accuracy"]
+    assert summary["sources"]["accuracy"] == "scenario"
+
+
+def test_routing_example_uses_several_tiers_and_realises_injected_errors(runs):
+    _, summary, _ = runs["routing"]
+    router = summary["router"]
+    assert router["policy"] == "lagrangian"
+    assert sum(share > 0 for share in router["first_tier_shares"].values()) >= 2
+    assert router["fpr"] > 0 and router["silent_failure_rate"] > 0
+    assert router["escalation_rate"] == 0.0
+
+
+def test_cascade_escalates_and_escalated_requests_pay_both_passes(runs):
+    _, summary, requests = runs["cascade"]
+    router = summary["router"]
+    assert router["policy"] == "cascade" and router["escalation_rate"] > 0
+    assert router["escalation_rate"] == pytest.approx(requests["escalated"].mean())
+    esc = requests[requests["escalated"]]
+    assert (esc["tier"] == "nvfp4").all() and (esc["final_tier"] == "bf16").all()
+    assert (requests.loc[~requests["escalated"], "final_tier"] == "nvfp4").all()
+    # Per output token, a request that ran twice costs more than one that ran once.
+    per_token = requests["cost_usd"] / requests["output_tokens"]
+    assert per_token[requests["escalated"]].median() > per_token[~requests["escalated"]].median()
+
+
+def oracle_on_tiny(tmp_path, fpr: float) -> tuple[np.ndarray, np.ndarray]:
+    """Tiny scenario with the oracle and injected ``fpr``: first tiers and needed tiers."""
+    doc = tiny_doc(router={"policy": "oracle", "confusion": {"fpr": fpr}})
+    path = write_yaml(tmp_path / f"oracle_{fpr}.yaml", doc)
+    scenario = load_scenario(path)
+    infos = runner.tier_infos(scenario, [runner.step_model(scenario, t) for t in scenario.tiers])
+    workload_rng, train_rng, router_rng, _ = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4))
+    df = runner.prepare(runner.load_scenario_trace(scenario, str(path)), infos, scenario,
+                        workload_rng, str(path))
+    assignment = runner.route(scenario, df, infos, (train_rng, router_rng), str(path))
+    return assignment.tier, needed_tier(realised_matrix(df, infos))
+
+
+def test_injected_fpr_on_tiny_moves_only_requests_that_needed_bf16(tmp_path):
+    # Reported: on tiny.yaml with the oracle, FPR 0 -> 0.3 left w4a16's share at 0. Not a bug:
+    # with the prior accuracies (w4a16 93.4%, bf16 95.0%) and draws shared across tiers, only the
+    # few requests right on bf16 and wrong on w4a16 needed bf16; FPR acts on those alone.
+    tier0, need = oracle_on_tiny(tmp_path, 0.0)
+    tier1, need1 = oracle_on_tiny(tmp_path, 1.0)
+    assert (need == need1).all() and 0 < (need > 0).sum() < 0.05 * len(need)
+    assert (tier0 == 1).all()
+    assert ((tier1 == 0) == (need > 0)).all()
