@@ -5,9 +5,15 @@ A routed table carries, per tier ``t`` (cheapest first):
 - ``correct_<t>``: realised correctness, 0 or 1 (measured labels, or drawn here);
 - ``p_correct_<t>`` (only when generated here): the expected correctness the draw came from.
 
-Accuracy is scored on the expected value when present (less noise), else on the labels. Whether a
-tier was *good enough* for a request, and so FPR/FNR and silent failures, use the realised values:
-tier k is good enough when ``correct_k >= correct_top``.
+Accuracy is scored on the expected value when present (less noise), else on the labels, unless
+the router's decisions read the realised values: a cascade (its confidence signal is the cheap
+tier's realised correctness) or a router with injected ``confusion`` (it acts on each request's
+realised needed tier). Scoring those on expectations would credit a request the cascade kept
+because its cheap answer was right with that tier's mean accuracy on its class, not 1. Such a
+router marks the table (``df.attrs["accuracy_basis"] = "realised"``) and :func:`expected_matrix`
+then returns the realised values. Whether a tier was *good enough* for a request, and so FPR/FNR
+and silent failures, always use the realised values: tier k is good enough when
+``correct_k >= correct_top``.
 
 When the trace has no labels, :func:`prepare_workload` draws difficulty (two-type, three-type or
 continuous) and turns each tier's accuracy spec into per-request probabilities:
@@ -51,10 +57,23 @@ def realised_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
     return np.column_stack([df[correct_column(t)].to_numpy(np.float64) for t in tiers])
 
 
-def expected_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
+BASIS_ATTR = "accuracy_basis"
+"""Key of ``df.attrs`` naming what accuracy is scored on: "expected" (default) or "realised"."""
+
+
+def true_expected_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
     """(n, K) expected correctness: ``p_correct_<t>`` where present, else ``correct_<t>``."""
     cols = [expected_column(t) if expected_column(t) in df else correct_column(t) for t in tiers]
     return np.column_stack([df[c].to_numpy(np.float64) for c in cols])
+
+
+def expected_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
+    """(n, K) correctness that accuracy is scored on: :func:`true_expected_matrix`, or the
+    realised values when the table is marked ``df.attrs["accuracy_basis"] == "realised"`` (the
+    router's decisions read them; see the module docstring)."""
+    if df.attrs.get(BASIS_ATTR) == "realised":
+        return realised_matrix(df, tiers)
+    return true_expected_matrix(df, tiers)
 
 
 def needed_tier(realised: np.ndarray) -> np.ndarray:

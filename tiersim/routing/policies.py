@@ -13,6 +13,11 @@ below its needed tier is sent to a uniformly chosen higher one. One uniform per 
 both (``u < fpr`` or ``u >= 1 - fnr``), so ``fpr + fnr`` must not exceed 1. For a cascade the
 same errors act on the escalation: a false positive cancels a needed escalation, a false negative
 adds a needless one.
+
+A router whose decisions read realised correctness (a cascade, or any router whose config sets
+``confusion``, even to zeros, so every point of an FPR sweep is scored alike) marks the routed
+table ``df.attrs["accuracy_basis"] = "realised"``; others mark it "expected". Accuracy is then
+scored on that basis (:func:`tiersim.routing.accuracy.expected_matrix`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,12 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import ScenarioError
-from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
+from tiersim.routing.accuracy import (
+    BASIS_ATTR,
+    needed_tier,
+    realised_matrix,
+    true_expected_matrix,
+)
 from tiersim.routing.classifier import DifficultyClassifier, train_classifier
 from tiersim.routing.config import RouterConfig
 from tiersim.routing.types import Assignment, TierInfo
@@ -32,6 +42,8 @@ class Router:
 
     needs_classifier = False
     needs_labels = False
+    reads_realised = False
+    """True for a policy whose decisions read realised correctness (the cascade)."""
 
     def __init__(self, cfg: RouterConfig, tiers: list[TierInfo], source: str = "scenario"):
         """Keep the options and tiers, then :meth:`validate` them."""
@@ -97,16 +109,23 @@ class Router:
         """The policy's decision with injected confusion applied.
 
         A classifier policy built without a training table trains here on ``df`` itself
-        (``classifier.train_fraction`` of it; the rest is its held-out report).
+        (``classifier.train_fraction`` of it; the rest is its held-out report). Marks ``df``
+        with the basis its accuracy is to be scored on (see the module docstring).
         """
         if self.needs_classifier and self.classifier is None:
             self.fit(df, rng)
+        df.attrs[BASIS_ATTR] = "realised" if self.scores_realised() else "expected"
         chosen = self.choose(df, rng)
         c = self.cfg.confusion
         if c.fpr == 0.0 and c.fnr == 0.0:
             return chosen
         need = needed_tier(realised_matrix(df, self.tiers))
         return self.confuse(chosen, need, rng)
+
+    def scores_realised(self) -> bool:
+        """Whether this router's decisions read realised correctness: a cascade, or a config
+        that sets ``confusion`` (explicit zeros included)."""
+        return self.reads_realised or "confusion" in self.cfg.model_fields_set
 
     def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
         """Inject false positives (sent below need) and false negatives (sent above need)."""
@@ -198,8 +217,8 @@ class Oracle(Lagrangian):
     needs_classifier = False
 
     def utility(self, df) -> np.ndarray:
-        """(n, K) true expected correctness."""
-        return expected_matrix(df, self.tiers)
+        """(n, K) true expected correctness (never the realised draws)."""
+        return true_expected_matrix(df, self.tiers)
 
     def choose(self, df, rng):
         """Lagrangian on truth, or the cheapest tier as good as the top in expectation."""
@@ -212,6 +231,8 @@ class Oracle(Lagrangian):
 class Cascade(Router):
     """Answer on ``from_tier``; escalate to ``to_tier`` when a noisy confidence signal (realised
     correctness on ``from_tier`` plus Gaussian noise) is below ``threshold``."""
+
+    reads_realised = True
 
     def validate(self) -> None:
         """from_tier must be cheaper than to_tier."""
