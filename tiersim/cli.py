@@ -79,10 +79,19 @@ def run(
     with _status(f"simulating {loaded.name} ..."):
         summary = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines)
     print_summary(summary, out)
+    if out is not None:
+        _keep_scenario(Path(path), out)
     if out is not None and report:
         from tiersim.report import write_report
 
         typer.echo(f"wrote {write_report(out)}")
+
+
+def _keep_scenario(path: Path, out: Path) -> None:
+    """Copy the scenario next to its results, so the report can show what was run."""
+    target = out / "scenario.yaml"
+    if not target.exists() or target.resolve() != path.resolve():
+        target.write_text(path.read_text())
 
 
 def _status(message: str):
