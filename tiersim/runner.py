@@ -75,6 +75,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     summary["router"] = router_summary(scenario, df, result, infos, score_rng)
     uniform = uniform_baselines(scenario, specs, df) if baselines else None
     summary["savings"] = savings_summary(scenario, df, result, infos, uniform)
+    summary["analytic"] = analytic_summary(df, infos, summary["savings"])
     if uniform is not None:
         summary["baselines"] = uniform
     if out_dir is not None:
@@ -335,6 +336,46 @@ def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[Ti
     return savings(df, result.final_tier, attributed_costs(scenario, result), infos,
                    accuracy_floor=scenario.accuracy_floor, first_tier=result.first_tier,
                    escalated=result.escalated, uniform_costs=costs)
+
+
+def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: dict) -> dict:
+    """The two-type closed form for the cheapest and the top tier, in this run's cost units.
+
+    p, eps and delta are estimated from the trace's per-request correctness on the two tiers
+    (:func:`tiersim.analytic.estimate`); c0 and dc are the uniform runs' costs (simulated with
+    ``--baselines``, else estimated). Returns ``{}`` with fewer than two tiers. The report draws
+    ``oracle``/``static split`` as the analytic frontier; ``dC_star`` is the largest saving
+    routing can have over a static split under that model.
+    """
+    from tiersim.analytic import (
+        TwoType,
+        estimate,
+        max_saving,
+        oracle_frontier,
+        static_frontier,
+    )
+    from tiersim.routing.accuracy import expected_matrix, realised_matrix
+
+    uniform = savings.get("uniform") or {}
+    if len(infos) < 2 or infos[0].name not in uniform or infos[-1].name not in uniform:
+        return {}
+    pair = [infos[0], infos[-1]]
+    easy = None
+    if "difficulty_class" in df and df["difficulty_class"].notna().any():
+        easy = (df["difficulty_class"] != "hard").to_numpy()
+    est = estimate(expected_matrix(df, pair), realised_matrix(df, pair), easy)
+    c0 = float(uniform[pair[0].name]["cost_usd"])
+    dc = float(uniform[pair[1].name]["cost_usd"]) - c0
+    if dc <= 0:
+        return {"note": f"{pair[1].name} is not dearer than {pair[0].name}: no trade to model"}
+    model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
+    return {
+        f"oracle ({pair[0].name} vs {pair[1].name})": oracle_frontier(model).tolist(),
+        f"static split ({pair[0].name} vs {pair[1].name})": static_frontier(model).tolist(),
+        "params": {"cheap": pair[0].name, "top": pair[1].name, "p": est["p"],
+                   "eps": est["eps"], "delta": est["delta"], "c0_usd": c0, "dc_usd": dc,
+                   "dC_star_usd": max_saving(model.p, model.eps, model.delta, dc)},
+    }
 
 
 def uniform_baselines(scenario: Scenario, specs: list, df: pd.DataFrame) -> dict:
