@@ -4,8 +4,9 @@ Replays the Azure 2023 conversation trace's (input, output) lengths, resampled t
 Poisson arrivals, through the default scenario's three tiers (Qwen3-Coder-30B-A3B on H200 at
 NVFP4 / W4A16 / BF16, the shipped profile's step times), one third of the requests per tier, at an
 arrival rate of 70% of the fleet's saturation throughput (requests completed per second with
-every request queued at once; measured by a first run unless ``--rate`` is given). Only ``engine.simulate`` is timed; building step models and loading the
-trace are reported apart.
+every request queued at once; measured by a first run unless ``--rate`` is given). Only
+``engine.simulate`` is timed; building step models and loading the trace are reported apart.
+The scenario's router is not used: requests are split at random, a third per tier.
 
     python benchmarks/engine_speed.py                 # 200,000 requests
     python benchmarks/engine_speed.py -n 20000 --per-iteration   # also time per-iteration stepping
