@@ -1,0 +1,1 @@
+"""Workloads for traces that lack something: synthetic arrivals, difficulty and correctness."""
