@@ -259,17 +259,30 @@ class _LogGrid:
             last, prev = self.row(n - 1, x1), self.row(n - 2, x1)
             slope = np.maximum((last - prev) / (ax0[-1] - ax0[-2]), 0.0)
             return last + (x0 - ax0[-1]) * slope
-        lrow = self._blended(x0)
-        if np.ndim(x1) == 0:
+        if _is_scalar(x1):
             x = float(x1)
             if x > self.last1:
                 return self._at_slow(x0, x)
-            return math.exp(np.interp(math.log(max(x, 1e-300)), self.lax1, lrow))
+            return self._at_scalar(x0, math.log(max(x, 1e-300)))
+        lrow = self._blended(x0)
         x = np.asarray(x1, np.float64)
         out = np.exp(np.interp(np.log(np.maximum(x, 1e-300)), self.lax1, lrow))
         if x.size and x.max() > self.last1:
             out = np.where(x > self.last1, self._at_slow(x0, x), out)
         return out
+
+    def _at_scalar(self, x0: float, lx1: float) -> float:
+        """One point: the two bracketing rows along axis 1, blended in log space (no row
+        arithmetic, so token counts that never repeat cost two scalar interpolations)."""
+        ax0, n = self.ax0, self.ax0.size
+        if n == 1 or x0 <= ax0[0]:
+            return math.exp(np.interp(lx1, self.lax1, self.lg[0]))
+        hi = min(max(int(np.searchsorted(self.lax0, math.log(x0), side="right")), 1), n - 1)
+        t = (math.log(x0) - self.lax0[hi - 1]) / (self.lax0[hi] - self.lax0[hi - 1])
+        t = min(max(t, 0.0), 1.0)
+        lo_v = float(np.interp(lx1, self.lax1, self.lg[hi - 1]))
+        hi_v = float(np.interp(lx1, self.lax1, self.lg[hi]))
+        return math.exp((1.0 - t) * lo_v + t * hi_v)
 
     def _blended(self, x0: float) -> np.ndarray:
         """log latency along axis 1 at ``x0`` inside (or below) axis 0's range, cached.
