@@ -13,13 +13,14 @@ trend is not hidden by sampling noise.
 
 Run: ``python benchmarks/fpr_sweep.py [--window 900] [--policy oracle|threshold|lagrangian]``.
 
-Measured here (whole hour, oracle lambda 0.05), 2026-11-29:
+Measured here (whole hour, oracle lambda 0.05), 2026-11-29, after cascades and injected
+confusion were scored on realised correctness:
 
-    fpr fpr_real USD/1k req accuracy   silent
-   0.00    0.090     0.1085   0.7983   0.0061
-   0.10    0.158     0.1083   0.7973   0.0108
-   0.20    0.250     0.1083   0.7960   0.0170
-   0.30    0.353     0.1077   0.7944   0.0240
+    fpr fpr_real USD/1k req accuracy              ci95  silent ttft_p99
+   0.00    0.090     0.1085   0.7986 [0.7909, 0.8072]  0.0061    1.678
+   0.10    0.158     0.1083   0.7940 [0.7860, 0.8025]  0.0108    1.711
+   0.20    0.250     0.1083   0.7877 [0.7800, 0.7968]  0.0170    1.711
+   0.30    0.353     0.1077   0.7807 [0.7725, 0.7899]  0.0240    1.711
 
 Accuracy falls and silent failures rise monotonically; cost falls only 0.7% (within a 0.0003
 noise band): on an H200, nvfp4 is not native, so the cheap tiers are barely cheaper per request,
