@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import plotly.offline
 import yaml
 
@@ -60,6 +61,20 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
 # --------------------------------------------------------------------------- sections
 
 
+def _profile_used(data: ReportData, profile: dict) -> str | None:
+    """The profile the results were computed with: the run's summary, else the sweep's
+    points, else the scenario's own key (an omitted key means the GPU's default profile, so the
+    scenario alone cannot tell)."""
+    if profile.get("name"):
+        return profile["name"]
+    sweep = data.sweep
+    names = sweep["profile.name"].dropna() if isinstance(sweep, pd.DataFrame) \
+        and "profile.name" in sweep else None
+    if names is not None and len(names):
+        return str(names.iloc[0])
+    return (data.scenario or {}).get("profile")
+
+
 def provenance(data: ReportData) -> str:
     """Scenario and provenance: trace, model, GPU, profile and step-time sources, seed."""
     sc, summary = data.scenario or {}, data.summary or {}
@@ -72,8 +87,7 @@ def provenance(data: ReportData) -> str:
             ["trace time scale", trace.get("time_scale")],
             ["model", sc.get("model", summary.get("model"))],
             ["GPU", sc.get("gpu", summary.get("gpu"))],
-            ["calibration profile", sc.get("profile", profile.get("name"))
-             or "none (roofline)"],
+            ["calibration profile", _profile_used(data, profile) or "none (roofline)"],
             ["seed", sc.get("seed", summary.get("seed"))],
             ["router policy", (sc.get("router") or {}).get("policy")
              or (summary.get("router") or {}).get("policy")],

@@ -1,0 +1,30 @@
+"""The report names the profile the results were computed with, not just the scenario key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from tiersim.report.load import ReportData
+from tiersim.report.page import provenance
+
+
+def _profile_cell(data: ReportData) -> str:
+    html = provenance(data)
+    return html.split("calibration profile</td><td>")[1].split("<")[0]
+
+
+def test_sweep_without_profile_key_shows_the_profile_its_points_used():
+    data = ReportData(Path("."), sweep=pd.DataFrame({"profile.name": ["h200_x", "h200_x"]}),
+                      scenario={"name": "s", "gpu": "H200"})
+    assert _profile_cell(data) == "h200_x"
+
+
+def test_run_summary_profile_wins_and_null_profile_reads_roofline():
+    run = ReportData(Path("."), summary={"profile": {"name": "h200_x", "sources": {}}},
+                     scenario={"name": "s"})
+    assert _profile_cell(run) == "h200_x"
+    roofline = ReportData(Path("."), summary={"profile": {"name": None, "sources": {}}},
+                          scenario={"name": "s", "profile": None})
+    assert _profile_cell(roofline) == "none (roofline)"
