@@ -111,7 +111,8 @@ class Replica:
         self._active, self._pending = False, None
 
     def _decode_stretch(self, plan: StepPlan, now: float) -> float:
-        ctx = plan.dec_ctx + plan.n_dec * np.arange(plan.k, dtype=np.int64)
+        n, c0 = plan.n_dec, plan.dec_ctx  # contexts c0, c0 + n, ... (exact in float64)
+        ctx = np.arange(c0, c0 + n * plan.k, n, dtype=np.float64)
         dts = self.model.decode_times(plan.n_dec, ctx)
         ends = np.cumsum(np.concatenate(([now], dts)))[1:]
         self._ends, self._k = ends, plan.k
