@@ -110,8 +110,16 @@ def tier_cost(tier: TierUsage, requests: pd.DataFrame, index: int, cost_model: s
         return provisioned_cost(tier, duration)
     if cost_model == "attributed":
         return tier.busy_s * tier.usd_per_replica_second
-    passes = int((requests["tier"] == index).sum() + (requests["escalate_to"] == index).sum())
-    return passes * (tier.cost_per_request_usd or 0.0)
+    return passes_on(requests, index) * (tier.cost_per_request_usd or 0.0)
+
+
+def passes_on(requests: pd.DataFrame, index: int) -> int:
+    """Passes tier ``index`` ran: first passes that were admitted (column ``first_ran``, true
+    when absent) plus second passes (``escalate_to``: -1 where none ran)."""
+    first = requests["tier"] == index
+    if "first_ran" in requests:
+        first &= requests["first_ran"].astype(bool)
+    return int(first.sum() + (requests["escalate_to"] == index).sum())
 
 
 def summarize(requests: pd.DataFrame, tiers: list[TierUsage], slo: Slo,
@@ -182,11 +190,10 @@ def tier_summaries(requests: pd.DataFrame, tiers: list[TierUsage], cost_model: s
     out = {}
     for i, tier in enumerate(tiers):
         mine = requests[requests["final_tier"] == i]
-        first_pass = int((requests["tier"] == i).sum())
         out[tier.name] = {
             "requests": len(mine),
             "share": len(mine) / n if n else None,
-            "passes": first_pass + int((requests["escalate_to"] == i).sum()),
+            "passes": passes_on(requests, i),
             "ttft_p99_s": percentile(mine["ttft_s"], 99),
             "tpot_p99_s": percentile(mine["tpot_s"], 99),
             "utilization": tier.busy_s / (tier.replicas * duration) if duration > 0 else None,

@@ -221,25 +221,52 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario,
     return table[REQUEST_COLUMNS]
 
 
+def escalations_run(result) -> np.ndarray:
+    """The tier each request escalated to, -1 where no second pass ran (a planned escalation
+    whose first pass was dropped never happens; one dropped on arrival never ran)."""
+    ran = np.asarray(result.escalated) & ~np.asarray(result.dropped)
+    return np.where(ran, np.asarray(result.final_tier), -1)
+
+
+def first_pass_ran(result) -> np.ndarray:
+    """Whether each request's first pass was admitted (not dropped on arrival)."""
+    return ~np.asarray(result.dropped) | np.asarray(result.escalated)
+
+
 def request_costs(scenario: Scenario, result, first: np.ndarray, final: np.ndarray,
                   table: pd.DataFrame) -> np.ndarray:
     """USD per request under the scenario's cost model.
 
     attributed: each pass's replica-seconds (the engine's token share of every iteration it was
-    in) times its tier's replica price. provisioned: the fleet's provisioned cost spread over
-    requests in proportion to their attributed cost. fixed_per_request: the price of each pass.
+    in) times its tier's replica price. provisioned: each tier's provisioned cost (replicas x
+    price x duration) spread over the passes it served in proportion to their attributed cost
+    (an idle tier's cost is carried by no request). fixed_per_request: the price of each pass
+    that ran.
     """
-    price = np.array([t.gpus_per_replica * t.cost_per_gpu_hour / 3600.0 for t in scenario.tiers])
     if scenario.cost_model == "fixed_per_request":
         fixed = np.array([t.cost_per_request_usd or 0.0 for t in scenario.tiers])
-        return fixed[first] + np.where(np.asarray(result.escalated), fixed[final], 0.0)
-    cost = attributed_costs(scenario, result)
+        second = escalations_run(result) >= 0
+        return np.where(first_pass_ran(result), fixed[first], 0.0) + np.where(second,
+                                                                              fixed[final], 0.0)
     if scenario.cost_model == "provisioned":
-        total = cost.sum()
-        fleet = sum(t.replicas * p for t, p in zip(scenario.tiers, price, strict=True))
-        spent = fleet * metrics.duration_s(table)
-        return cost / total * spent if total > 0 else np.zeros_like(cost)
-    return cost
+        return provisioned_costs(scenario, result, metrics.duration_s(table))
+    return attributed_costs(scenario, result)
+
+
+def provisioned_costs(scenario: Scenario, result, duration_s: float) -> np.ndarray:
+    """USD per request: each pass's share of its own tier's provisioned cost, by attributed
+    cost (so requests never pay for another tier's idle replicas)."""
+    price = np.array([t.gpus_per_replica * t.cost_per_gpu_hour / 3600.0 for t in scenario.tiers])
+    first = np.asarray(result.first_tier, dtype=np.int64)
+    final = np.asarray(result.final_tier, dtype=np.int64)
+    att_first = np.asarray(result.gpu_s_first) * price[first]
+    att_final = np.asarray(result.gpu_s_final) * price[final]
+    k = len(scenario.tiers)
+    attributed = (np.bincount(first, weights=att_first, minlength=k)
+                  + np.bincount(final, weights=att_final, minlength=k))
+    provisioned = np.array([t.replicas for t in scenario.tiers]) * price * duration_s
+    per_usd = np.divide(provisioned, attributed, out=np.zeros(k), where=attributed > 0)
+    return att_first * per_usd[first] + att_final * per_usd[final]
 
 
 def attributed_costs(scenario: Scenario, result) -> np.ndarray:
@@ -270,7 +297,8 @@ def build_summary(scenario: Scenario, requests: pd.DataFrame, result, models: li
     index = {t.name: i for i, t in enumerate(scenario.tiers)}
     numeric = requests.assign(tier=requests["tier"].map(index),
                               final_tier=requests["final_tier"].map(index),
-                              escalate_to=np.asarray(assignment.escalate_to))
+                              escalate_to=escalations_run(result),
+                              first_ran=first_pass_ran(result))
     slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
     summary = metrics.summarize(numeric, tier_usage(scenario, result), slo, scenario.cost_model)
     acc_source = df.attrs.get("accuracy_source", {})
@@ -321,7 +349,8 @@ def router_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tie
                    rng: np.random.Generator) -> dict:
     """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
     failure rates; accuracy with its bootstrap 95% interval (tiersim.routing.score)."""
-    scores = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng)
+    scores = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
+                   dropped=result.dropped)
     keys = ("fpr", "fnr", "escalation_rate", "silent_failure_rate", "accuracy_ci95",
             "first_tier_shares")
     return {"policy": scenario.router.policy, **{k: scores.get(k) for k in keys}}
@@ -335,7 +364,7 @@ def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[Ti
     costs = None if uniform is None else np.array([uniform[t.name]["cost_usd"] for t in infos])
     return savings(df, result.final_tier, attributed_costs(scenario, result), infos,
                    accuracy_floor=scenario.accuracy_floor, first_tier=result.first_tier,
-                   escalated=result.escalated, uniform_costs=costs)
+                   escalated=result.escalated, uniform_costs=costs, dropped=result.dropped)
 
 
 def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: dict) -> dict:

@@ -76,11 +76,13 @@ def score(
     tiers: list[TierInfo] | None = None,
     rng: np.random.Generator | None = None,
     n_boot: int = 200,
+    dropped=None,
 ) -> dict:
     """Accuracy (with bootstrap 95% CI), FPR, FNR, silent failures, escalation rate, shares.
 
     Call as ``score(df, final_tier, first_tier, escalated, tiers)`` or, with a router's
-    :class:`Assignment`, as ``score(df, assignment, tiers)``.
+    :class:`Assignment`, as ``score(df, assignment, tiers)``. A ``dropped`` request (never
+    answered) counts as wrong in the accuracy.
     """
     if isinstance(final_tier, Assignment):
         a, tiers = final_tier, first_tier if tiers is None else tiers
@@ -88,7 +90,8 @@ def score(
     final_tier = np.asarray(final_tier, dtype=np.int64)
     first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
     esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
-    per_request = expected_matrix(df, tiers)[np.arange(len(final_tier)), final_tier]
+    per_request = _answered(expected_matrix(df, tiers)[np.arange(len(final_tier)), final_tier],
+                            dropped)
     lo, hi = bootstrap_ci(per_request, rng or np.random.default_rng(0), n_boot)
     k = len(tiers)
     out = {
@@ -104,6 +107,12 @@ def score(
     out.update(error_rates(final_tier, realised_matrix(df, tiers)))
     out["tiers"] = k
     return out
+
+
+def _answered(per_request: np.ndarray, dropped) -> np.ndarray:
+    """Per-request accuracy with dropped requests (never answered) scored 0."""
+    return per_request if dropped is None else np.where(np.asarray(dropped, bool), 0.0,
+                                                        per_request)
 
 
 def _shares(tier: np.ndarray, tiers: list[TierInfo]) -> dict:
@@ -171,6 +180,7 @@ def savings(
     escalated: np.ndarray | None = None,
     uniform_costs: np.ndarray | None = None,
     tolerance: float = 0.0,
+    dropped: np.ndarray | None = None,
 ) -> dict:
     """Routed cost against the cheapest uniform tier meeting the floor and the static split.
 
@@ -180,20 +190,24 @@ def savings(
     ``cost_usd`` is the per-request attributed cost of the simulated run (both passes for an
     escalated request). ``uniform_costs`` (total cost per tier if every request ran there) may
     come from separate uniform runs; otherwise they are estimated by
-    :func:`uniform_cost_estimates` and flagged ``"estimated"``.
+    :func:`uniform_cost_estimates` from the answered requests and flagged ``"estimated"``.
+    A ``dropped`` request counts as wrong in the routed accuracy and is left out of the
+    estimate (it has tokens but no cost).
     """
     final_tier = np.asarray(final_tier, dtype=np.int64)
     first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
     esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
     cost_usd = np.asarray(cost_usd, dtype=np.float64)
     exp = expected_matrix(df, tiers)
-    accuracy = float(exp[np.arange(len(final_tier)), final_tier].mean())
+    accuracy = float(_answered(exp[np.arange(len(final_tier)), final_tier], dropped).mean())
     uni_acc = exp.mean(axis=0)
     estimated = uniform_costs is None
     if estimated:
+        keep = np.ones(len(final_tier), bool) if dropped is None else ~np.asarray(dropped, bool)
         tokens = (df["input_tokens"].to_numpy(np.float64) + df["output_tokens"].to_numpy(float))
         uniform_costs = uniform_cost_estimates(
-            tokens, first, esc, cost_usd, tiers, escalate_to=np.where(esc, final_tier, -1)
+            tokens[keep], first[keep], esc[keep], cost_usd[keep], tiers,
+            escalate_to=np.where(esc, final_tier, -1)[keep],
         )
     uni_cost = np.asarray(uniform_costs, dtype=np.float64)
     routed = float(cost_usd.sum())

@@ -1,0 +1,83 @@
+"""Dropped requests and per-request costs: what a planner reads must not count unanswered
+requests as answered, charge passes that never ran, or bill one tier's idle replicas to another
+tier's requests (found by an independent review)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tiersim.paths import bundled
+from tiersim.routing.metrics import savings, score
+from tiersim.routing.types import TierInfo
+from tiersim.runner import escalations_run, provisioned_costs, request_costs
+from tiersim.scenario import load_scenario
+
+TIERS = [TierInfo("cheap", cost_weight=1.0), TierInfo("top", cost_weight=2.0)]
+
+
+def _labels(n: int) -> pd.DataFrame:
+    return pd.DataFrame({"correct_cheap": np.ones(n), "correct_top": np.ones(n),
+                         "input_tokens": np.full(n, 100), "output_tokens": np.full(n, 10)})
+
+
+def test_dropped_requests_count_as_wrong_and_the_interval_holds_the_mean():
+    df = _labels(100)
+    dropped = np.zeros(100, bool)
+    dropped[:20] = True
+    out = score(df, np.zeros(100, int), tiers=TIERS, dropped=dropped)
+    assert out["accuracy"] == pytest.approx(0.8)
+    lo, hi = out["accuracy_ci95"]
+    assert lo <= out["accuracy"] <= hi
+
+
+def test_a_dropped_request_does_not_move_the_uniform_cost_estimate():
+    df = _labels(50)
+    final = np.array([0, 1] * 25)
+    cost = np.where(final == 0, 1.0, 2.0)
+    base = savings(df, final, cost, TIERS)
+    big = pd.concat([df, pd.DataFrame({"correct_cheap": [1.0], "correct_top": [1.0],
+                                       "input_tokens": [1_000_000], "output_tokens": [1]})],
+                    ignore_index=True)
+    dropped = np.r_[np.zeros(50, bool), True]
+    with_drop = savings(big, np.r_[final, 0], np.r_[cost, 0.0], TIERS, dropped=dropped)
+    for name in ("cheap", "top"):
+        assert with_drop["uniform"][name]["cost_usd"] == pytest.approx(
+            base["uniform"][name]["cost_usd"])
+
+
+def _result(first, final, escalated, dropped, gpu_first, gpu_final):
+    return SimpleNamespace(first_tier=np.array(first), final_tier=np.array(final),
+                           escalated=np.array(escalated), dropped=np.array(dropped),
+                           gpu_s_first=np.array(gpu_first, float),
+                           gpu_s_final=np.array(gpu_final, float))
+
+
+def test_provisioned_cost_of_an_idle_tier_is_not_billed_to_other_tiers():
+    scenario = load_scenario(bundled("scenarios", "tiny.yaml"))
+    k = len(scenario.tiers)
+    # two requests, both only on tier 0; every other tier idle
+    res = _result([0, 0], [0, 0], [False, False], [False, False], [0, 0], [1.0, 3.0])
+    cost = provisioned_costs(scenario, res, duration_s=100.0)
+    t0 = scenario.tiers[0]
+    tier0 = t0.replicas * t0.gpus_per_replica * t0.cost_per_gpu_hour / 3600.0 * 100.0
+    assert cost.sum() == pytest.approx(tier0)  # exactly tier 0's own provisioned cost
+    assert cost[1] == pytest.approx(3 * cost[0])
+    assert k > 1
+
+
+def test_fixed_price_charges_only_passes_that_ran():
+    scenario = load_scenario(bundled("scenarios", "tiny.yaml")).model_copy(
+        update={"cost_model": "fixed_per_request"})
+    for i, tier in enumerate(scenario.tiers):
+        tier.cost_per_request_usd = 1.0 + i
+    last = len(scenario.tiers) - 1
+    # served; dropped on arrival (its planned escalation never ran); escalated then dropped
+    res = _result([0, 0, 0], [0, 0, last], [False, False, True], [False, True, True],
+                  [0, 0, 1], [1, 0, 0])
+    assert escalations_run(res).tolist() == [-1, -1, -1]
+    cost = request_costs(scenario, res, res.first_tier, res.final_tier, pd.DataFrame())
+    assert cost.tolist() == [1.0, 0.0, 1.0]
