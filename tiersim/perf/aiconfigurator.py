@@ -22,7 +22,9 @@ What is taken, per table of the profile (every choice is written into the table'
 - ``attn_prefill``: ``context_attention_perf`` (batch 1, fresh prompts, no cached prefix). The
   data has no cached-prefix axis, so a chunk of ``t`` new tokens over ``c`` cached ones is read
   at the fresh-prompt length with the same attention work, ``s = sqrt(t (t + 2c))``; lengths
-  beyond the measured 16,384 follow the power law of the last two points.
+  beyond the measured 16,384 follow the power law of the last two points. That keeps the FLOPs
+  but not the memory traffic, so each cell is floored at reading the chunk's whole KV
+  (``t + c`` tokens) once at HBM bandwidth (a small chunk over a long context is memory-bound).
 - ``attn_decode``: ``generation_attention_perf`` (batch x context). The measured grid is a
   triangle (batch x context <= about 1M tokens); cells beyond it are filled linearly in batch
   from the largest measured batch at that context (decode attention is bandwidth-bound there).
@@ -43,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from tiersim.errors import ProfileError
+from tiersim.hardware import get_gpu
 from tiersim.perf.profile import Profile, ProfileOps, Table, table_name
 
 AIC_PACKAGE = "aiconfigurator-core"
@@ -242,8 +245,15 @@ def _attn_rows(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
     return rows
 
 
-def prefill_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
-    """(tokens axis, context axis, seconds grid, kernel) or ``None`` (see module docstring)."""
+def prefill_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str,
+                  kv_read_s_per_token: float = 0.0):
+    """(tokens axis, context axis, seconds grid, kernel) or ``None`` (see module docstring).
+
+    ``kv_read_s_per_token``: seconds to read one token's K and V of one layer at HBM bandwidth.
+    The equal-work mapping keeps the FLOPs of a chunk over cached context but not its memory
+    traffic, so a small chunk over a long context would come out faster than reading that
+    context once allows; each cell is floored at ``(tokens + context) x kv_read_s_per_token``.
+    """
     rows = _attn_rows(df, heads, kv_heads, head_dim, kv_dtype)
     rows = rows[rows["batch_size"] == 1]
     if rows.empty:
@@ -255,7 +265,7 @@ def prefill_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
     context = np.asarray(PREFILL_CONTEXT_AXIS, np.float64)
     t, c = np.meshgrid(tokens, context, indexing="ij")
     s_eq = np.sqrt(t * (t + 2.0 * np.where(c <= 1, 0.0, c)))
-    grid = _power_law(isl, lat, s_eq)
+    grid = np.maximum(_power_law(isl, lat, s_eq), (t + c) * kv_read_s_per_token)
     return tokens, context, grid, str(rows["kernel_source"].iloc[0])
 
 
@@ -391,8 +401,11 @@ class Importer:
             return None
         if op == "attn_prefill":
             source = self._sources("attention", "context_attention_perf.parquet")[0]
-            found = prefill_table(self._frame(source), heads, kv_heads, head_dim, dtype)
-            names, note = ("tokens", "context"), "cached context by equal-work prompt length"
+            kv_bytes = 2 * kv_heads * head_dim * (1 if kv_dtype == "fp8" else 2)
+            read = kv_bytes / get_gpu(self.gpu).hbm_bw_bytes_s
+            found = prefill_table(self._frame(source), heads, kv_heads, head_dim, dtype, read)
+            names, note = ("tokens", "context"), ("cached context by equal-work prompt length, "
+                                                  "floored at one read of the KV at HBM bandwidth")
         else:
             source = self._sources("attention", "generation_attention_perf.parquet")[0]
             found = decode_table(self._frame(source), heads, kv_heads, head_dim, dtype)
