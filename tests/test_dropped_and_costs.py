@@ -81,3 +81,12 @@ def test_fixed_price_charges_only_passes_that_ran():
     assert escalations_run(res).tolist() == [-1, -1, -1]
     cost = request_costs(scenario, res, res.first_tier, res.final_tier, pd.DataFrame())
     assert cost.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_a_dropped_request_is_not_a_silent_failure():
+    df = pd.DataFrame({"correct_cheap": [0.0, 0.0], "correct_top": [1.0, 1.0],
+                       "input_tokens": [10, 10], "output_tokens": [5, 5]})
+    on_cheap = np.zeros(2, int)
+    assert score(df, on_cheap, tiers=TIERS)["silent_failure_rate"] == 1.0
+    assert score(df, on_cheap, tiers=TIERS,
+                 dropped=np.array([True, False]))["silent_failure_rate"] == 0.5

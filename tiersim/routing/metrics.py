@@ -54,12 +54,18 @@ def _rate(mask: np.ndarray, among: np.ndarray) -> float | None:
     return float((mask & among).sum() / count) if count else None
 
 
-def error_rates(final_tier: np.ndarray, realised: np.ndarray) -> dict:
-    """Realised FPR, FNR and silent-failure rate of final tiers (see module docstring)."""
+def error_rates(final_tier: np.ndarray, realised: np.ndarray, dropped=None) -> dict:
+    """Realised FPR, FNR and silent-failure rate of final tiers (see module docstring).
+
+    FPR and FNR judge the routing decision, so dropped requests count by the tier they were
+    sent to; a dropped request is a visible failure, not a silent one.
+    """
     k = realised.shape[1]
     need = needed_tier(realised)
     rows = np.arange(len(final_tier))
     wrong_here = realised[rows, final_tier] < 0.5
+    if dropped is not None:
+        wrong_here &= ~np.asarray(dropped, bool)
     top_right = realised[:, -1] >= 0.5
     return {
         "fpr": _rate(final_tier < need, need > 0),
@@ -104,7 +110,7 @@ def score(
             t.name: float(v) for t, v in zip(tiers, expected_matrix(df, tiers).mean(0), strict=True)
         },
     }
-    out.update(error_rates(final_tier, realised_matrix(df, tiers)))
+    out.update(error_rates(final_tier, realised_matrix(df, tiers), dropped))
     out["tiers"] = k
     return out
 
