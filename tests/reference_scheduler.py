@@ -2,12 +2,16 @@
 
 It keeps per-request block counts and steps one iteration at a time with no aggregates and no
 fast-forward, so it is slow and obviously faithful. Tests check the engine against it.
+
+Prefix caching is modelled as documented in ``tiersim.engine.prefix_cache``, here as a plain list
+(least recently used first): an admitted request starts at its leading cached hashes' tokens
+(at most prompt - 1) and each scheduled prefill chunk caches the prompt blocks it completes.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +31,9 @@ class _R:
     decoding: bool = False  # prefill done: one token per step from now on
     first_token: float = np.nan
     finish: float = np.nan
+    hashes: list = field(default_factory=list)
+    filled: int = 0  # leading hashes already cached by this admission
+    cached: int = -1  # prompt tokens cached at the first admission
 
     @property
     def tokens(self) -> int:
@@ -37,11 +44,61 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: int, model):
-    """Per-request (first_token, finish, dropped) arrays for one replica."""
+class _LRU:
+    """The prefix cache as a list of hashes, least recently used first."""
+
+    def __init__(self, capacity: int, block_tokens: int):
+        self.items: list[int] = []
+        self.capacity, self.block_tokens = capacity, block_tokens
+
+    def lookup(self, r: _R) -> int:
+        n = 0
+        while n < len(r.hashes) and r.hashes[n] in self.items:
+            n += 1
+        return n
+
+    def use(self, h: int) -> None:
+        if h in self.items:
+            self.items.remove(h)
+        self.items.append(h)
+        if len(self.items) > self.capacity:
+            self.items.pop(0)
+
+    def hit_tokens(self, r: _R) -> int:
+        if not self.capacity or not r.hashes:
+            return 0
+        return min(self.lookup(r) * self.block_tokens, r.prompt - 1)
+
+    def admit(self, r: _R) -> None:
+        n = self.lookup(r) if self.capacity else 0
+        for h in r.hashes[:n]:
+            self.use(h)
+        r.filled = n
+
+    def fill(self, r: _R, upto: int) -> None:
+        if not self.capacity:
+            return
+        n = len(r.hashes) if upto >= r.prompt else min(len(r.hashes), upto // self.block_tokens)
+        for h in r.hashes[r.filled:n]:
+            self.use(h)
+        r.filled = max(r.filled, n)
+
+
+def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: int, model,
+                  hashes=None, hash_block_tokens: int = 512):
+    """Per-request (first_token, finish, dropped, cached prompt tokens) arrays for one replica.
+
+    ``hashes`` (one list per request) is used when ``limits.enable_prefix_caching``.
+    """
     bs, wm = limits.block_size, int(limits.watermark * num_blocks)
     rows = enumerate(zip(arrival, prompt, output))
     reqs = [_R(i, float(a), int(p), int(o)) for i, (a, p, o) in rows]
+    capacity = 0
+    if limits.enable_prefix_caching and hashes is not None:
+        capacity = int(limits.prefix_cache_fraction * num_blocks * bs) // hash_block_tokens
+        for r, h in zip(reqs, hashes):
+            r.hashes = [int(x) for x in h]
+    cache = _LRU(capacity, hash_block_tokens)
     dropped = np.zeros(len(reqs), dtype=bool)
     waiting: deque[_R] = deque()
     running: list[_R] = []
@@ -79,16 +136,23 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 break
             free -= need
             r.blocks += need
+            if not r.decoding:
+                cache.fill(r, r.computed + n)
             sched.append((r, n))
             budget -= n
             i += 1
         if not preempted:
             while waiting and budget > 0 and len(running) < limits.max_num_seqs:
                 h = waiting[0]
-                n = min(h.tokens - h.computed, budget)
-                need = _cdiv(h.computed + n, bs) - h.blocks
+                hit = cache.hit_tokens(h)
+                n = min(h.tokens - hit, budget)
+                need = _cdiv(hit + n, bs) - h.blocks
                 if free - need < wm:
                     break
+                cache.admit(h)
+                h.computed = hit
+                h.cached = hit if h.cached < 0 else h.cached
+                cache.fill(h, hit + n)
                 waiting.popleft()
                 free -= need
                 h.blocks += need
@@ -118,4 +182,5 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                     r.blocks = 0
                     running.remove(r)
         assert free >= 0
-    return (np.array([r.first_token for r in reqs]), np.array([r.finish for r in reqs]), dropped)
+    return (np.array([r.first_token for r in reqs]), np.array([r.finish for r in reqs]), dropped,
+            np.array([max(r.cached, 0) for r in reqs]))

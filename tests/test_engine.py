@@ -99,7 +99,7 @@ def test_fast_forward_equals_per_iteration(work, lim, replicas):
 def test_matches_naive_vllm_loop(work, lim):
     spec = _tier(lim)
     res = simulate([spec], work)
-    ft, fin, dropped = reference_run(work.arrival_s, work.input_tokens, work.output_tokens,
+    ft, fin, dropped, _ = reference_run(work.arrival_s, work.input_tokens, work.output_tokens,
                                      spec.limits, spec.num_blocks, spec.step_model)
     np.testing.assert_array_equal(res.dropped, dropped)
     np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)

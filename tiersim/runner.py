@@ -172,13 +172,18 @@ def num_blocks(scenario: Scenario, tier) -> int:
 
 
 def simulate(specs: list, df: pd.DataFrame, assignment):
-    """Run the engine over the routed trace (tier output multipliers are applied inside it)."""
+    """Run the engine over the routed trace (tier output multipliers are applied inside it).
+
+    The trace's ``prefix_hashes`` (512-token blocks) reach tiers with prefix caching on.
+    """
+    hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
     work = Workload(
         arrival_s=df["arrival_s"].to_numpy(np.float64),
         input_tokens=df["input_tokens"].to_numpy(np.int64),
         output_tokens=df["output_tokens"].to_numpy(np.int64),
         tier=np.asarray(assignment.tier, dtype=np.int64),
         escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
+        prefix_hashes=hashes,
     )
     return engine_simulate(specs, work, fast_forward=True)
 
@@ -212,7 +217,7 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario,
         "output_tokens": np.asarray(result.output_tokens, dtype=np.int64),
         "preemptions": np.asarray(result.preemptions, dtype=np.int64),
         "escalated": np.asarray(result.escalated, dtype=bool),
-        "cache_hit": np.zeros(len(df), dtype=bool),
+        "cache_hit": np.asarray(result.cache_hit_tokens) > 0,
         "expected_accuracy": np.where(done, expected, 0.0),
         "completed": done,
     })

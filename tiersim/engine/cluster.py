@@ -49,6 +49,9 @@ class Workload:
     next request when the previous one finishes): ``follows[i] = j`` makes request ``i`` arrive
     ``think_s`` after request ``j`` finishes (its ``arrival_s`` is ignored); ``-1`` = arrives at
     ``arrival_s``. Requests that arrive on their own must still be sorted by ``arrival_s``.
+
+    ``prefix_hashes`` (optional, one int sequence per request): the prompt's block hashes, one per
+    ``hash_block_tokens`` prompt tokens (Mooncake: 512); used by tiers with prefix caching.
     """
 
     arrival_s: np.ndarray
@@ -58,6 +61,8 @@ class Workload:
     escalate_to: np.ndarray | None = None
     follows: np.ndarray | None = None
     think_s: float = 0.0
+    prefix_hashes: list | None = None
+    hash_block_tokens: int = 512
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -85,6 +90,7 @@ class SimResult:
     samples: dict[str, list[list[tuple[float, int, int, int]]]]
     end_s: float
     arrival_s: np.ndarray  # when each request entered the fleet (closed loop: set by the run)
+    cache_hit_tokens: np.ndarray  # prompt tokens served from a prefix cache, summed over passes
 
 
 class Balancer:
@@ -145,6 +151,7 @@ class _Fleet:
         self.gpu_first = np.zeros(n)
         self.gpu_final = np.zeros(n)
         self.arrival = np.asarray(work.arrival_s, dtype=np.float64).copy()
+        self.cache_hit = np.zeros(n, dtype=np.int64)
         self.next_of = np.full(n, -1, dtype=np.int64)  # closed loop: who follows whom
         if work.follows is not None:
             chained = np.flatnonzero(np.asarray(work.follows) >= 0)
@@ -153,7 +160,8 @@ class _Fleet:
         self.reps: list[list[Replica]] = []
         for t, spec in enumerate(tiers):
             reps = [
-                Replica(self.env, ReplicaScheduler(spec.limits, spec.num_blocks),
+                Replica(self.env, ReplicaScheduler(spec.limits, spec.num_blocks,
+                                                   work.hash_block_tokens),
                         spec.step_model, self._make_on_finish(t), i, max_k, sample_every)
                 for i in range(spec.replicas)
             ]
@@ -164,12 +172,20 @@ class _Fleet:
         """Send request ``i`` to ``tier`` now."""
         spec = self.tiers[tier]
         out = max(1, int(round(int(self.work.output_tokens[i]) * spec.output_multiplier)))
-        req = Req(i, int(self.work.input_tokens[i]), out, arrival)
+        req = Req(i, int(self.work.input_tokens[i]), out, arrival, self._hashes(i, spec))
         rep = self.balancers[tier].pick()
         if not rep.submit(req):
             req.state = DROPPED
             self.dropped[i] = True
             self._release_follower(i, arrival)
+
+    def _hashes(self, i: int, spec: TierSpec) -> list[int] | None:
+        """Request ``i``'s prompt block hashes if ``spec`` caches prefixes and the workload has
+        them."""
+        if not spec.limits.enable_prefix_caching or self.work.prefix_hashes is None:
+            return None
+        hashes = self.work.prefix_hashes[i]
+        return hashes.tolist() if isinstance(hashes, np.ndarray) else list(hashes)
 
     def _release_follower(self, i: int, now: float) -> None:
         """Closed loop: the client of request ``i`` sends its next request."""
@@ -189,6 +205,7 @@ class _Fleet:
             i = req.idx
             self.queue[i] += req.admitted - req.arrival
             self.preempt[i] += req.preemptions
+            self.cache_hit[i] += max(req.cached, 0)
             nxt = int(self.esc[i])
             if nxt >= 0 and not self.escalated[i]:
                 self.escalated[i] = True
@@ -246,6 +263,7 @@ class _Fleet:
             samples={n: [r.samples for r in reps] for n, reps in zip(names, self.reps)},
             end_s=float(self.env.now),
             arrival_s=self.arrival,
+            cache_hit_tokens=self.cache_hit,
         )
 
 
@@ -266,6 +284,9 @@ def simulate(
     own = work.arrival_s if work.follows is None else work.arrival_s[np.asarray(work.follows) < 0]
     if len(own) and np.any(np.diff(own) < 0):
         raise ValueError("workload arrivals must be sorted")
+    if work.prefix_hashes is not None and len(work.prefix_hashes) != n:
+        raise ValueError(f"workload prefix_hashes has {len(work.prefix_hashes)} entries for "
+                         f"{n} requests")
     if n and (int(np.min(work.tier)) < 0 or int(np.max(work.tier)) >= len(tiers)):
         raise ValueError("workload tier index out of range")
     if sample_every is None:

@@ -5,6 +5,10 @@ of its sequence are known (prompt + emitted outputs) and ``computed`` how many o
 the cache. A step that brings ``computed`` up to ``tokens`` emits one output token. Prefill is
 therefore "compute many known tokens", decode is "compute the one newest token"; preemption by
 recompute resets ``computed`` to 0 while keeping the emitted outputs (as vLLM v1 does).
+
+With prefix caching a request also carries its prompt's block ``hashes`` (Mooncake style, one per
+``hash_block_tokens`` of prompt) and ``cached``: the prompt tokens its first admission on this
+replica found in the prefix cache (see :mod:`tiersim.engine.prefix_cache`).
 """
 
 from __future__ import annotations
@@ -16,13 +20,18 @@ WAITING, PREFILL, DECODE, DONE, DROPPED = range(5)
 
 @dataclass(frozen=True, slots=True)
 class SchedulerLimits:
-    """vLLM-style scheduler limits of one replica."""
+    """vLLM-style scheduler limits of one replica.
+
+    ``enable_prefix_caching`` turns on the per-replica prefix cache; it holds
+    ``prefix_cache_fraction`` of the replica's KV capacity (in tokens), counted in hash blocks.
+    """
 
     max_num_seqs: int = 256
     max_num_batched_tokens: int = 8192
     block_size: int = 16
     watermark: float = 0.01
     enable_prefix_caching: bool = False
+    prefix_cache_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         if self.max_num_seqs < 1 or self.block_size < 1:
@@ -34,9 +43,10 @@ class SchedulerLimits:
             )
         if not 0.0 <= self.watermark < 1.0:
             raise ValueError(f"watermark must be in [0, 1) (got {self.watermark})")
-        if self.enable_prefix_caching:
-            raise ValueError("enable_prefix_caching: prefix caching is not modelled yet; "
-                             "set it to false (every prompt token is prefilled)")
+        if not 0.0 < self.prefix_cache_fraction <= 1.0:
+            raise ValueError(
+                f"prefix_cache_fraction must be in (0, 1] (got {self.prefix_cache_fraction})"
+            )
 
 
 class Req:
@@ -45,10 +55,11 @@ class Req:
     __slots__ = (
         "idx", "prompt", "output", "n_out", "tokens", "computed", "blocks", "state", "arrival",
         "admitted", "first_token", "finish", "preemptions", "gpu_s", "acc_mark", "join_it",
-        "c_join", "finish_it", "heap_seq",
+        "c_join", "finish_it", "heap_seq", "hashes", "cached", "filled",
     )
 
-    def __init__(self, idx: int, prompt: int, output: int, arrival: float):
+    def __init__(self, idx: int, prompt: int, output: int, arrival: float,
+                 hashes: list[int] | None = None):
         self.idx, self.prompt, self.output, self.arrival = idx, prompt, output, arrival
         self.n_out = 0
         self.tokens = prompt
@@ -65,6 +76,9 @@ class Req:
         self.c_join = 0
         self.finish_it = 0
         self.heap_seq = -1
+        self.hashes = hashes or []
+        self.cached = -1  # prompt tokens found cached at the first admission (-1: not admitted)
+        self.filled = 0  # leading hashes already put in the prefix cache at this admission
 
     def __repr__(self) -> str:
         return (

@@ -18,6 +18,10 @@ heap of the iteration at which each finishes, and how many of them need a fresh 
 iteration modulo ``block_size`` (a decoder needs one whenever its computed tokens fill its last
 block). A decode-only stretch of ``k`` iterations is then one plan with closed-form block use, and
 per-request state is rebuilt only when a request joins, leaves or is preempted.
+
+Prefix caching (``enable_prefix_caching``): a :class:`PrefixCache` per replica. An admitted request
+starts its prefill at its cached tokens; the cache changes only when a prefill chunk is scheduled
+or a request is admitted, never during a decode stretch, so fast-forward stays exact.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
 
+from tiersim.engine.prefix_cache import PrefixCache
 from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
 from tiersim.perf.base import StepShape
 
@@ -68,9 +73,13 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 class ReplicaScheduler:
-    """Waiting queue, running set and paged KV blocks of one replica."""
+    """Waiting queue, running set and paged KV blocks of one replica.
 
-    def __init__(self, limits: SchedulerLimits, num_blocks: int):
+    ``hash_block_tokens`` is the prompt tokens per prefix hash (used with prefix caching; the
+    cache holds ``prefix_cache_fraction`` of the KV capacity, in hash blocks).
+    """
+
+    def __init__(self, limits: SchedulerLimits, num_blocks: int, hash_block_tokens: int = 512):
         if num_blocks < 1:
             raise ValueError(f"num_blocks must be >= 1 (got {num_blocks})")
         self.limits = limits
@@ -90,6 +99,10 @@ class ReplicaScheduler:
         self.peak_blocks = 0
         self._heap: list[tuple[int, int, Req]] = []
         self._seq = 0
+        self.cache: PrefixCache | None = None
+        if limits.enable_prefix_caching:
+            tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
+            self.cache = PrefixCache(tokens // hash_block_tokens, hash_block_tokens)
 
     # ---- queries -------------------------------------------------------------------------
     def idle(self) -> bool:
@@ -161,7 +174,9 @@ class ReplicaScheduler:
         part = self.partial
         if part is not None and budget > 0:
             chunk = min(part.tokens - part.computed, budget)
-            if self._allocate(part, chunk, watermark=0):
+            if self._allocate(part, part.computed + chunk, watermark=0):
+                if self.cache is not None:
+                    self.cache.fill(part, part.computed + chunk)
                 chunks.append((part, chunk))
                 budget -= chunk
             else:  # the newest running request is this one: it preempts itself
@@ -175,9 +190,12 @@ class ReplicaScheduler:
         max_seqs = self.limits.max_num_seqs
         while self.waiting and budget > 0 and len(self.running) < max_seqs:
             head = self.waiting[0]
-            chunk = min(head.tokens - head.computed, budget)
-            if not self._allocate(head, chunk, watermark=self.watermark_blocks):
+            hit = self._cached_tokens(head)
+            chunk = min(head.tokens - hit, budget)
+            if not self._allocate(head, hit + chunk, watermark=self.watermark_blocks):
                 break
+            if self.cache is not None:
+                self._start_from_cache(head, hit, chunk)
             self.waiting.popleft()
             self.running[head] = None
             head.state = PREFILL
@@ -189,8 +207,23 @@ class ReplicaScheduler:
                 self.partial = head
         return budget
 
-    def _allocate(self, req: Req, chunk: int, watermark: int) -> bool:
-        need = _ceil_div(req.computed + chunk, self.bs) - req.blocks
+    def _cached_tokens(self, req: Req) -> int:
+        """Where ``req``'s prefill would start if admitted now (its prefix-cache hit)."""
+        return self.cache.cached_tokens(req) if self.cache is not None else req.computed
+
+    def _start_from_cache(self, req: Req, hit: int, chunk: int) -> None:
+        """Admission with prefix caching: skip the cached prompt tokens, cache the chunk's."""
+        self.cache.admit(req)
+        req.computed = hit
+        if req.cached < 0:
+            req.cached = hit
+        self.outstanding -= hit
+        self.cache.fill(req, hit + chunk)
+
+    def _allocate(self, req: Req, upto: int, watermark: int) -> bool:
+        """Give ``req`` the blocks for its first ``upto`` tokens unless that breaks the
+        watermark."""
+        need = _ceil_div(upto, self.bs) - req.blocks
         if self.free - need < watermark:
             return False
         self.free -= need
@@ -204,8 +237,9 @@ class ReplicaScheduler:
         if budget <= 0:
             return False
         head = self.waiting[0]
-        chunk = min(head.tokens - head.computed, budget)
-        need = _ceil_div(head.computed + chunk, self.bs) - head.blocks
+        hit = self._cached_tokens(head)
+        chunk = min(head.tokens - hit, budget)
+        need = _ceil_div(hit + chunk, self.bs) - head.blocks
         return free - need >= self.watermark_blocks
 
     # ---- decoders as an aggregate --------------------------------------------------------
