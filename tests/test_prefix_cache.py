@@ -4,6 +4,7 @@ stays exact, a cached prefix lowers TTFT, and with caching off the hashes change
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -170,3 +171,33 @@ def test_lru_evicts_least_recently_used():
 def test_bad_prefix_cache_fraction_is_rejected():
     with pytest.raises(ValueError, match="prefix_cache_fraction"):
         SchedulerLimits(enable_prefix_caching=True, prefix_cache_fraction=0.0)
+
+
+SCENARIO = """
+name: mooncake_prefix
+seed: 0
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+profile: null
+trace: {{path: mooncake_synthetic.parquet, window: [0, 120]}}
+tiers:
+  - {{name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5,
+     scheduler: {{enable_prefix_caching: {on}}}}}
+router: {{policy: static_split, fractions: [1.0]}}
+slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.1}}
+"""
+
+
+def test_runner_reports_cache_hits_on_the_mooncake_trace(tmp_path):
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    tables = {}
+    for on in ("true", "false"):
+        path = tmp_path / f"{on}.yaml"
+        path.write_text(SCENARIO.format(on=on))
+        run_scenario(load_scenario(path), out_dir=tmp_path / on)
+        tables[on] = pd.read_parquet(tmp_path / on / "requests.parquet")
+    hot, cold = tables["true"], tables["false"]
+    assert hot["cache_hit"].mean() > 0.01 and not cold["cache_hit"].any()
+    assert hot["ttft_s"].mean() < cold["ttft_s"].mean()
