@@ -263,6 +263,9 @@ class _LogGrid:
             x = float(x1)
             if x > self.last1:
                 return self._at_slow(x0, x)
+            lrow = self._blend_cache.get(x0)  # batch sizes repeat; prefill token counts don't
+            if lrow is not None:
+                return math.exp(np.interp(math.log(max(x, 1e-300)), self.lax1, lrow))
             return self._at_scalar(x0, math.log(max(x, 1e-300)))
         lrow = self._blended(x0)
         x = np.asarray(x1, np.float64)
