@@ -153,6 +153,7 @@ def tier_specs(scenario: Scenario, models: list) -> list:
             max_num_seqs=sched.max_num_seqs, max_num_batched_tokens=sched.max_num_batched_tokens,
             block_size=sched.block_size, watermark=sched.watermark,
             enable_prefix_caching=sched.enable_prefix_caching,
+            prefix_cache_fraction=sched.prefix_cache_fraction,
         )
         specs.append(TierSpec(name=tier.name, replicas=tier.replicas,
                               num_blocks=num_blocks(scenario, tier), limits=limits,

@@ -68,6 +68,7 @@ class SchedulerConfig(_Strict):
     block_size: int = Field(default=16, ge=1)
     watermark: float = Field(default=0.01, ge=0, lt=1)
     enable_prefix_caching: bool = False
+    prefix_cache_fraction: float = Field(default=1.0, gt=0, le=1)
 
     @model_validator(mode="after")
     def _budget_covers_batch(self) -> SchedulerConfig:
