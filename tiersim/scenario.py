@@ -91,7 +91,7 @@ class TierConfig(_Strict):
     kv_dtype: str = "bf16"
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
-    balancer: Literal["least_tokens", "round_robin"] = "least_tokens"
+    balancer: Literal["least_tokens", "round_robin", "prefix_aware"] = "least_tokens"
     accuracy: AccuracySpec = Field(
         default=None, description="mean accuracy, a table per difficulty class, or None for the "
         "per-precision prior (see tiersim.routing.config)"

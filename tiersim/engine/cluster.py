@@ -99,8 +99,8 @@ class Balancer:
     def __init__(self, replicas: list[Replica]):
         self.replicas = replicas
 
-    def pick(self) -> Replica:
-        """The replica for the next request."""
+    def pick(self, req: Req) -> Replica:
+        """The replica for ``req``."""
         raise NotImplementedError
 
 
@@ -111,7 +111,7 @@ class RoundRobin(Balancer):
         super().__init__(replicas)
         self._next = 0
 
-    def pick(self) -> Replica:
+    def pick(self, req: Req) -> Replica:
         """The next replica in turn."""
         rep = self.replicas[self._next]
         self._next = (self._next + 1) % len(self.replicas)
@@ -121,14 +121,29 @@ class RoundRobin(Balancer):
 class LeastTokens(Balancer):
     """The replica with the fewest outstanding token computations (ties: lowest index)."""
 
-    def pick(self) -> Replica:
+    def pick(self, req: Req) -> Replica:
         """The least-loaded replica."""
         if len(self.replicas) == 1:
             return self.replicas[0]
         return min(self.replicas, key=Replica.outstanding)
 
 
-BALANCERS: dict[str, type[Balancer]] = {"round_robin": RoundRobin, "least_tokens": LeastTokens}
+class PrefixAware(Balancer):
+    """The replica with the least outstanding work once the prompt tokens it has cached for this
+    request are counted (``outstanding - cached``; ties: lowest index). Equal to
+    :class:`LeastTokens` where no replica caches the prompt, so a hot prefix spreads once its
+    replica's queue outgrows what the cache saves (cache-aware routing, as in SGLang's router)."""
+
+    def pick(self, req: Req) -> Replica:
+        """The replica where this request costs the least work."""
+        if len(self.replicas) == 1:
+            return self.replicas[0]
+        return min(self.replicas, key=lambda rep: rep.outstanding() - rep.sched.cached_tokens(req))
+
+
+BALANCERS: dict[str, type[Balancer]] = {
+    "round_robin": RoundRobin, "least_tokens": LeastTokens, "prefix_aware": PrefixAware,
+}
 
 
 class _Fleet:
@@ -173,7 +188,7 @@ class _Fleet:
         spec = self.tiers[tier]
         out = max(1, int(round(int(self.work.output_tokens[i]) * spec.output_multiplier)))
         req = Req(i, int(self.work.input_tokens[i]), out, arrival, self._hashes(i, spec))
-        rep = self.balancers[tier].pick()
+        rep = self.balancers[tier].pick(req)
         if not rep.submit(req):
             req.state = DROPPED
             self.dropped[i] = True

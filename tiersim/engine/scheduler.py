@@ -207,6 +207,10 @@ class ReplicaScheduler:
                 self.partial = head
         return budget
 
+    def cached_tokens(self, req: Req) -> int:
+        """Prompt tokens of ``req`` this replica's prefix cache holds now (0 without a cache)."""
+        return self.cache.cached_tokens(req) if self.cache is not None else 0
+
     def _cached_tokens(self, req: Req) -> int:
         """Where ``req``'s prefill would start if admitted now (its prefix-cache hit)."""
         return self.cache.cached_tokens(req) if self.cache is not None else req.computed
