@@ -184,3 +184,13 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         assert free >= 0
     return (np.array([r.first_token for r in reqs]), np.array([r.finish for r in reqs]), dropped,
             np.array([max(r.cached, 0) for r in reqs]))
+
+
+def assert_same_per_request(a, b) -> None:
+    """Two SimResults agree request by request (drops, preemptions and cache hits exactly;
+    first-token and finish times to 1e-9 relative): the fast-forward equivalence check."""
+    np.testing.assert_array_equal(a.dropped, b.dropped)
+    np.testing.assert_array_equal(a.cache_hit_tokens, b.cache_hit_tokens)
+    np.testing.assert_allclose(a.finish_s, b.finish_s, rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(a.first_token_s, b.first_token_s, rtol=1e-9, equal_nan=True)
+    np.testing.assert_array_equal(a.preemptions, b.preemptions)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_scheduler import reference_run
+from reference_scheduler import assert_same_per_request, reference_run
 
 from tiersim.engine import (
     ReplicaScheduler,
@@ -88,10 +88,7 @@ def test_fast_forward_equals_per_iteration(work, lim, replicas):
     spec.replicas = replicas
     a = simulate([spec], work, fast_forward=True)
     b = simulate([spec], work, fast_forward=False)
-    np.testing.assert_array_equal(a.dropped, b.dropped)
-    np.testing.assert_allclose(a.finish_s, b.finish_s, rtol=1e-9, equal_nan=True)
-    np.testing.assert_allclose(a.first_token_s, b.first_token_s, rtol=1e-9, equal_nan=True)
-    np.testing.assert_array_equal(a.preemptions, b.preemptions)
+    assert_same_per_request(a, b)
 
 
 @fast

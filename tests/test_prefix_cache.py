@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_scheduler import reference_run
+from reference_scheduler import assert_same_per_request, reference_run
 
 from tiersim.engine import Req, SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.engine.prefix_cache import PrefixCache
@@ -86,11 +86,7 @@ def test_fast_forward_equals_per_iteration_with_prefix_cache(work, lim, replicas
     spec = _tier(lim, replicas)
     a = simulate([spec], work, fast_forward=True)
     b = simulate([spec], work, fast_forward=False)
-    np.testing.assert_array_equal(a.dropped, b.dropped)
-    np.testing.assert_array_equal(a.cache_hit_tokens, b.cache_hit_tokens)
-    np.testing.assert_allclose(a.finish_s, b.finish_s, rtol=1e-9, equal_nan=True)
-    np.testing.assert_allclose(a.first_token_s, b.first_token_s, rtol=1e-9, equal_nan=True)
-    np.testing.assert_array_equal(a.preemptions, b.preemptions)
+    assert_same_per_request(a, b)
 
 
 @fast
