@@ -1,8 +1,7 @@
-"""Where bundled files live: ``traces/``, ``scenarios/`` and ``profiles/`` next to the package.
+"""Where bundled files live: ``traces/``, ``scenarios/`` and ``profiles/`` inside the package.
 
-tiersim is installed editable, so the folders sit in the repository root beside ``tiersim/``
-(``Path(tiersim.__file__).parents[1] / kind``); ``tiersim/data/<kind>`` is searched second for
-installs that package them as data.
+They ship as package data (``tiersim/<kind>/``), so an editable checkout and a wheel installed
+anywhere find the same files; the repository root links to them for convenience.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ def bundled_dirs(kind: str) -> list[Path]:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     package = Path(tiersim.__file__).resolve().parent
-    return [package.parent / kind, package / "data" / kind]
+    return [package / kind]
 
 
 def available(kind: str) -> list[str]:

@@ -86,7 +86,13 @@ class TierConfig(_Strict):
     name: str = Field(min_length=1)
     precision: str = Field(description="bf16, fp8, w4a16 or nvfp4")
     replicas: int = Field(ge=1)
-    gpus_per_replica: int = Field(default=1, ge=1)
+    gpus_per_replica: int = Field(default=1, ge=1, description="GPUs one replica uses in all "
+                                  "(tensor parallel x data_parallel)")
+    data_parallel: int = Field(default=1, ge=1, description="attention data-parallel ranks per "
+                               "replica (vLLM --data-parallel-size); tensor parallel is "
+                               "gpus_per_replica / data_parallel")
+    expert_parallel: bool = Field(default=False, description="spread MoE experts over all the "
+                                  "replica's GPUs (vLLM --enable-expert-parallel)")
     cost_per_gpu_hour: float = Field(ge=0, description="USD per GPU-hour")
     kv_dtype: str = "bf16"
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
@@ -103,6 +109,19 @@ class TierConfig(_Strict):
         default=None, ge=0, description="price per request, used when cost_model is "
         "fixed_per_request"
     )
+
+
+    @model_validator(mode="after")
+    def _dp_divides_gpus(self) -> TierConfig:
+        if self.gpus_per_replica % self.data_parallel:
+            raise ValueError(f"data_parallel ({self.data_parallel}) must divide "
+                             f"gpus_per_replica ({self.gpus_per_replica})")
+        return self
+
+    @property
+    def tensor_parallel(self) -> int:
+        """GPUs per data-parallel rank (tensor parallel size)."""
+        return self.gpus_per_replica // self.data_parallel
 
 
 class SloConfig(_Strict):
