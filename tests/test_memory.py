@@ -134,3 +134,23 @@ def test_capacity_monotone(model, precision, tp, util, block):
     assert kv_capacity_blocks(model, precision, H200, tp, block, util, kv_dtype="fp8") >= base
     assert kv_capacity_blocks(model, "bf16", H200, tp, block, util) <= base
     assert kv_capacity_blocks(model, precision, get_gpu("b200"), tp, block, util) >= base
+
+
+def test_data_parallel_replicates_attention_and_splits_experts():
+    # 2 DP ranks of tp 1: attention, embeddings and lm_head are whole on each GPU, the routed
+    # experts are split over both GPUs (the same bytes per GPU with or without EP).
+    one = weight_bytes(QWEN, "bf16", tp=1)
+    dp2 = weight_bytes(QWEN, "bf16", tp=1, dp=2)
+    ep2 = weight_bytes(QWEN, "bf16", tp=1, dp=2, ep=2)
+    experts = QWEN.param_groups()["experts"] * 2.0
+    assert dp2 == pytest.approx(one - experts / 2)
+    assert ep2 == pytest.approx(dp2)
+    # A DP rank's KV cache is its own: each rank has more room than the whole model at tp 1.
+    assert kv_capacity_blocks(QWEN, "bf16", H200, dp=2) > kv_capacity_blocks(QWEN, "bf16", H200)
+
+
+def test_expert_parallel_needs_experts_and_a_divisor():
+    with pytest.raises(FitError, match="no experts"):
+        weight_bytes(LLAMA8, "bf16", tp=2, ep=2)
+    with pytest.raises(FitError, match="must divide"):
+        weight_bytes(QWEN, "bf16", tp=2, ep=4)

@@ -103,3 +103,8 @@ def kv_dtype_bytes(kv_dtype: str) -> float:
     if key not in sizes:
         raise TiersimError(f"unknown KV-cache dtype {kv_dtype!r}; use 'bf16' or 'fp8'")
     return sizes[key]
+
+
+def checkpoint_bits(model, group: str) -> float:
+    """Storage bits per weight of parameter ``group`` of ``model`` as its checkpoint ships it."""
+    return 16.0

@@ -53,9 +53,19 @@ def _bundled_names() -> list[str]:
     return [name.removesuffix(".json") for name in available("profiles")]
 
 
-def build_step_model(model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", profile=None):
+def build_step_model(
+    model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", profile=None, *,
+    dp: int = 1, ep: int = 1,
+):
     """The step-time model of one replica: ``tp`` GPUs of ``gpu`` serving ``model`` at
     ``precision`` with a ``kv_dtype`` KV cache.
+
+    Data and expert parallelism: a replica of ``tp x dp`` GPUs runs ``dp`` attention
+    data-parallel ranks of ``tp`` GPUs each; ``ep`` is the expert-parallel size (1: experts
+    tensor-parallel over all ``tp x dp`` GPUs; ``tp x dp``: vLLM's ``--enable-expert-parallel``).
+    The model returned times ONE DP rank's iterations (each rank is its own scheduler with its
+    own batch and KV cache, :func:`tiersim.perf.memory.kv_capacity_blocks` with the same
+    ``dp``); its MoE layers see the tokens of all ``dp`` ranks (lockstep, balanced load).
 
     ``profile=None`` gives the roofline model. Otherwise the profile's tables answer every
     operator they cover and the roofline the rest; the model's ``sources()`` lists each table
@@ -63,10 +73,12 @@ def build_step_model(model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16",
     """
     from tiersim.hardware import get_gpu, get_model, get_precision
     from tiersim.perf.assembly import AssembledStepModel
+    from tiersim.perf.memory import check_parallel
     from tiersim.perf.profile import ProfileOps
     from tiersim.perf.roofline import RooflineModel, RooflineOps
 
     arch, prec, dev = get_model(model), get_precision(precision), get_gpu(gpu)
+    check_parallel(arch, tp, dp, ep)
     if profile is None:
         return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype)
     prof = resolve_profile(profile)

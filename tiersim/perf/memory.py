@@ -75,14 +75,46 @@ def check_tp(model: ModelArch, tp: int) -> None:
         )
 
 
+def check_parallel(model: ModelArch, tp: int, dp: int = 1, ep: int = 1) -> None:
+    """Raise :class:`FitError` unless ``tp`` x ``dp`` GPUs with expert parallelism ``ep`` can
+    serve ``model``: attention splits ``tp`` ways, and ``ep`` must divide the replica's
+    ``tp x dp`` GPUs (1: experts tensor-parallel over all of them; ``tp x dp``: vLLM's
+    ``--enable-expert-parallel``) and the model's expert count."""
+    check_tp(model, tp)
+    if dp < 1:
+        raise FitError(f"data_parallel must be >= 1 (got {dp})")
+    gpus = tp * dp
+    if ep < 1 or gpus % ep:
+        raise FitError(f"expert parallel size {ep} must divide the replica's {gpus} GPUs")
+    if ep > 1 and not model.is_moe:
+        raise FitError(f"{model.name} has no experts; expert_parallel needs a MoE model")
+    if ep > 1 and model.num_experts % ep:
+        raise FitError(
+            f"{model.name}: {model.num_experts} experts cannot be split over {ep} GPUs; "
+            "use a GPU count that divides the experts or no expert_parallel"
+        )
+
+
+def moe_split(tp: int, dp: int = 1, ep: int = 1) -> tuple[int, int]:
+    """``(moe_tp, moe_ep)``: how the experts of a ``tp x dp`` replica are split (vLLM: the
+    expert layers span all ``tp x dp`` GPUs, ``ep`` of them by whole experts)."""
+    return tp * dp // ep, ep
+
+
 def heads_per_gpu(model: ModelArch, tp: int) -> tuple[int, int]:
     """(query heads, KV heads) held by each of ``tp`` GPUs; KV heads replicate past kv_heads."""
     check_tp(model, tp)
     return model.heads // tp, max(1, model.kv_heads // tp)
 
 
-def params_per_gpu(model: ModelArch, tp: int = 1) -> dict[str, float]:
-    """Parameter counts held by each GPU, by group (see module docstring for the sharding)."""
+def params_per_gpu(model: ModelArch, tp: int = 1, dp: int = 1, ep: int = 1) -> dict[str, float]:
+    """Parameter counts held by each GPU, by group (see module docstring for the sharding).
+
+    Everything but the routed experts is split ``tp`` ways and replicated on each of the ``dp``
+    attention data-parallel ranks; the routed experts are split over all ``tp x dp`` GPUs
+    (tensor-parallel, or ``ep`` ways by whole experts: the bytes per GPU are the same).
+    """
+    check_parallel(model, tp, dp, ep)
     q_heads, kv_heads = heads_per_gpu(model, tp)
     attn = model.hidden * (q_heads + 2 * kv_heads) * model.head_dim
     attn += q_heads * model.head_dim * model.hidden
@@ -93,17 +125,29 @@ def params_per_gpu(model: ModelArch, tp: int = 1) -> dict[str, float]:
         "lm_head": 0 if model.tie_embeddings else vocab_rows * model.hidden,
         "attention": model.layers * attn,
         "mlp": groups["mlp"] / tp,
-        "experts": groups["experts"] / tp,
+        "experts": groups["experts"] / (tp * dp),
         "router": groups["router"],
         "norms": groups["norms"],
     }
 
 
-def weight_bytes(model: ModelArch, precision: str | Precision, tp: int = 1) -> float:
-    """Bytes of weights on each GPU of a ``tp``-way replica at ``precision``."""
+def weight_bytes(
+    model: ModelArch, precision: str | Precision, tp: int = 1, dp: int = 1, ep: int = 1
+) -> float:
+    """Bytes of weights on each GPU of a ``tp x dp`` replica at ``precision``."""
     prec = get_precision(precision)
-    params = params_per_gpu(model, tp)
+    params = params_per_gpu(model, tp, dp, ep)
     return sum(count * prec.bits_for(group) / 8 for group, count in params.items())
+
+
+def checkpoint_bytes(model: ModelArch) -> float:
+    """Bytes of the whole checkpoint as shipped (every parameter once, in the format its
+    ``config.json`` declares for its group, scales included; BF16 where it declares none)."""
+    from tiersim.hardware.precisions import checkpoint_bits
+
+    return sum(
+        count * checkpoint_bits(model, group) / 8 for group, count in model.param_groups().items()
+    )
 
 
 def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) -> float:
@@ -134,14 +178,19 @@ def kv_capacity_blocks(
     activation_reserve_bytes: float | None = None,
     kv_dtype: str = "bf16",
     max_num_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS,
+    dp: int = 1,
+    ep: int = 1,
 ) -> int:
     """KV-cache blocks of ``block_size`` tokens one replica holds; :class:`FitError` if none.
 
-    ``activation_reserve_bytes`` is per GPU; ``None`` uses the default of
-    :func:`default_activation_reserve` sized for ``max_num_batched_tokens``.
+    With attention data parallelism (``dp`` > 1) each DP rank is its own scheduler with its own
+    KV cache on its ``tp`` GPUs, and the answer is the blocks of ONE DP rank. ``ep``: expert
+    parallel size (see :func:`check_parallel`). ``activation_reserve_bytes`` is per GPU;
+    ``None`` uses the default of :func:`default_activation_reserve` sized for
+    ``max_num_batched_tokens``.
     """
     prec = get_precision(precision)
-    weights = weight_bytes(model, prec, tp)
+    weights = weight_bytes(model, prec, tp, dp, ep)
     reserve = activation_reserve_bytes
     if reserve is None:
         reserve = default_activation_reserve(model, tp, max_num_batched_tokens)
