@@ -38,7 +38,7 @@ def two_type_workload(p, n=200_000, seed=1, tiers=None):
     """A trace of n requests made two-type by prepare_workload."""
     df = pd.DataFrame({"input_tokens": np.ones(n, dtype=np.int32)})
     cfg = {"difficulty": {"kind": "two_type", "p_easy": p}}
-    return prepare_workload(df, tiers or two_type_tiers(), cfg, np.random.default_rng(seed))
+    return prepare_workload(df, tiers or two_type_tiers(), cfg, np.random.default_rng(seed)).df
 
 
 @pytest.mark.parametrize("p", [0.1, 0.3, 0.5, 0.7, 0.9])

@@ -42,7 +42,7 @@ def test_two_and_three_type_shares():
 def test_float_accuracy_is_met_exactly_and_draws_are_coupled(kind, a_low, gain, seed):
     tiers = make_tiers(a_low, a_low + gain)
     out = prepare_workload(make_trace(5_000), tiers, DifficultyConfig(kind=kind),
-                           np.random.default_rng(seed))
+                           np.random.default_rng(seed)).df
     assert out["p_correct_t0"].mean() == pytest.approx(a_low, abs=1e-5)
     assert out["p_correct_t1"].mean() == pytest.approx(a_low + gain, abs=1e-5)
     # one uniform per request: right on the weaker tier implies right on the stronger one
@@ -53,7 +53,7 @@ def test_float_accuracy_is_met_exactly_and_draws_are_coupled(kind, a_low, gain, 
 def test_hard_requests_fail_first_and_hopeless_always_fail():
     tiers = make_tiers(0.7, 0.8)
     out = prepare_workload(make_trace(), tiers, DifficultyConfig(kind="three_type"),
-                           np.random.default_rng(1))
+                           np.random.default_rng(1)).df
     by = out.groupby("difficulty_class", observed=True)["p_correct_t0"].mean()
     assert by["easy"] > by["hard"] > by["hopeless"] == 0.0
     assert out.loc[out["difficulty_class"] == "hopeless", "correct_t1"].sum() == 0
@@ -61,19 +61,22 @@ def test_hard_requests_fail_first_and_hopeless_always_fail():
 
 def test_table_accuracy_is_looked_up_per_class():
     tiers = make_tiers({"easy": 0.9, "hard": 0.5}, {"easy": 1.0, "hard": 0.8, "hopeless": 0.0})
-    out = prepare_workload(make_trace(), tiers, {"difficulty": {"kind": "two_type"}},
-                           np.random.default_rng(2))
+    prepared = prepare_workload(make_trace(), tiers, {"difficulty": {"kind": "two_type"}},
+                                np.random.default_rng(2))
+    out = prepared.df
     easy = out["difficulty_class"] == "easy"
     assert set(out.loc[easy, "p_correct_t0"].astype(float).round(6)) == {0.9}
     assert set(out.loc[~easy, "p_correct_t1"].astype(float).round(6)) == {0.8}
-    assert out.attrs["accuracy_source"] == {"t0": "scenario", "t1": "scenario"}
+    assert prepared.accuracy_source == {"t0": "scenario", "t1": "scenario"}
+    assert out.attrs == {}  # nothing travels in df.attrs
 
 
 def test_priors_fill_missing_accuracy_and_are_labelled():
     tiers = make_tiers(None, None, precisions=["w4a16", "bf16"])
     cfg = DifficultyConfig(kind="two_type", top_accuracy=0.9)
-    out = prepare_workload(make_trace(), tiers, cfg, np.random.default_rng(3))
-    assert out.attrs["accuracy_source"] == {"t0": "prior", "t1": "prior"}
+    prepared = prepare_workload(make_trace(), tiers, cfg, np.random.default_rng(3))
+    out = prepared.df
+    assert prepared.accuracy_source == {"t0": "prior", "t1": "prior"}
     assert out["p_correct_t1"].mean() == pytest.approx(0.9, abs=1e-5)
     assert out["p_correct_t0"].mean() == pytest.approx(0.9 * relative_accuracy("w4a16"), abs=1e-5)
     assert relative_accuracy("bf16") == 1.0 > relative_accuracy("w4a16") > 0.9
@@ -82,22 +85,22 @@ def test_priors_fill_missing_accuracy_and_are_labelled():
 def test_trace_difficulty_column_is_used():
     d = np.linspace(0, 1, 1000)
     out = prepare_workload(make_trace(1000, difficulty=d), make_tiers(0.6, 0.8), None,
-                           np.random.default_rng(0))
+                           np.random.default_rng(0)).df
     p = out["p_correct_t0"].to_numpy()
     assert np.all(np.diff(p) <= 1e-7)  # harder -> less likely right
 
 
 def test_labelled_trace_is_returned_unchanged():
     df = make_trace(10, correct_t0=np.zeros(10), correct_t1=np.ones(10))
-    out = prepare_workload(df, make_tiers(0.5, 0.9))
-    pd.testing.assert_frame_equal(out, df)
-    assert out.attrs["accuracy_source"] == {"t0": "labels", "t1": "labels"}
+    prepared = prepare_workload(df, make_tiers(0.5, 0.9))
+    pd.testing.assert_frame_equal(prepared.df, df)
+    assert prepared.accuracy_source == {"t0": "labels", "t1": "labels"}
 
 
 def test_same_seed_same_workload():
     args = (make_trace(3000), make_tiers(0.7, 0.8), DifficultyConfig(kind="three_type"))
-    a = prepare_workload(*args, rng=np.random.default_rng(7))
-    b = prepare_workload(*args, rng=np.random.default_rng(7))
+    a = prepare_workload(*args, rng=np.random.default_rng(7)).df
+    b = prepare_workload(*args, rng=np.random.default_rng(7)).df
     pd.testing.assert_frame_equal(a, b)
 
 
@@ -137,10 +140,10 @@ def test_hint_feature_has_the_requested_auroc_and_changes_nothing_else(kind):
 
     tiers = make_tiers(0.6, 0.8)
     plain = prepare_workload(make_trace(40_000), tiers, DifficultyConfig(kind=kind),
-                             np.random.default_rng(5))
+                             np.random.default_rng(5)).df
     hinted = prepare_workload(make_trace(40_000), tiers,
                               DifficultyConfig(kind=kind, hint_auroc=0.75),
-                              np.random.default_rng(5))
+                              np.random.default_rng(5)).df
     auroc = roc_auc_score(hinted["difficulty_class"] != "easy", hinted["feat_difficulty_hint"])
     assert auroc == pytest.approx(0.75, abs=0.01)
     pd.testing.assert_frame_equal(hinted.drop(columns="feat_difficulty_hint"), plain)

@@ -36,7 +36,7 @@ def workload(n=20_000, seed=0, tiers=TIERS3, p_easy=0.6, kind="three_type"):
     df = pd.DataFrame({"input_tokens": np.full(n, 200, np.int32),
                        "output_tokens": np.full(n, 100, np.int32)})
     cfg = {"difficulty": {"kind": kind, "p_easy": p_easy, "p_hopeless": 0.1}}
-    return prepare_workload(df, tiers, cfg, np.random.default_rng(seed))
+    return prepare_workload(df, tiers, cfg, np.random.default_rng(seed)).df
 
 
 # labels only; a workload seed that the routing draws (seeds 0-1000) never share

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiersim.routing import TierInfo, build_router, prepare_workload, savings, score
-from tiersim.routing.accuracy import BASIS_ATTR, realised_matrix
+from tiersim.routing.accuracy import realised_matrix
 
 TIERS = [
     TierInfo("nvfp4", accuracy={"easy": 0.99, "hard": 0.55}, cost_weight=1.0),
@@ -27,7 +27,7 @@ def workload(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
     df = pd.DataFrame({"input_tokens": np.full(n, 100, np.int32),
                        "output_tokens": np.full(n, 50, np.int32)})
     cfg = {"difficulty": {"kind": "three_type", "p_easy": 0.7, "p_hopeless": 0.14}}
-    return prepare_workload(df, TIERS, cfg, np.random.default_rng(seed))
+    return prepare_workload(df, TIERS, cfg, np.random.default_rng(seed)).df
 
 
 def assign(cfg: dict, df: pd.DataFrame, seed: int = 1):
@@ -40,7 +40,7 @@ def test_perfect_verifier_cascade_scores_as_the_top_tier():
     a = assign({"policy": "cascade", "cascade": {"signal_noise": 0.0}}, df)
     s = score(df, a, TIERS)
     realised_top = df["correct_bf16"].mean()
-    assert df.attrs[BASIS_ATTR] == "realised"
+    assert a.basis == "realised" and df.attrs == {}
     assert s["accuracy"] == pytest.approx(realised_top, abs=1e-12)
     # the expected-scored figure it replaces is well below the top tier's
     expected = df[["p_correct_nvfp4", "p_correct_bf16"]].to_numpy()
@@ -48,21 +48,27 @@ def test_perfect_verifier_cascade_scores_as_the_top_tier():
     tokens = np.full(len(df), 150.0)
     cost = np.where(a.escalated, 3.0, 1.0)
     sv = savings(df, a.final_tier, cost, TIERS, first_tier=a.tier, escalated=a.escalated,
-                 uniform_costs=tokens.sum() * np.array([1.0, 2.0]) / 150.0)
+                 uniform_costs=tokens.sum() * np.array([1.0, 2.0]) / 150.0, basis=a.basis)
     assert sv["accuracy"] == s["accuracy"]
     assert sv["uniform"]["bf16"]["accuracy"] == pytest.approx(realised_top)
 
 
-def test_the_mark_follows_the_last_router_and_oracle_ignores_it():
+def test_the_basis_travels_with_each_assignment_not_the_table():
     df = workload(5000)
-    oracle_before = assign({"policy": "oracle", "lambda": 0.1}, df).tier
-    assert df.attrs[BASIS_ATTR] == "expected"
-    assign({"policy": "cascade"}, df)
-    assert df.attrs[BASIS_ATTR] == "realised"
-    oracle_after = assign({"policy": "oracle", "lambda": 0.1}, df).tier
-    assert np.array_equal(oracle_before, oracle_after)
+    before = assign({"policy": "oracle", "lambda": 0.1}, df)
+    assert before.basis == "expected"
+    cascade = assign({"policy": "cascade"}, df)
+    assert cascade.basis == "realised" and df.attrs == {}
+    after = assign({"policy": "oracle", "lambda": 0.1}, df)
+    assert np.array_equal(before.tier, after.tier) and after.basis == "expected"
     s = score(df, assign({"policy": "uniform"}, df), TIERS)
     assert s["accuracy"] == pytest.approx(df["p_correct_bf16"].mean())
+    # the same final tiers scored on each basis differ: the basis is an argument, not a mark
+    on_realised = score(df, cascade.final_tier, cascade.tier, cascade.escalated, TIERS,
+                        basis="realised")
+    on_expected = score(df, cascade.final_tier, cascade.tier, cascade.escalated, TIERS)
+    assert on_realised["accuracy"] == score(df, cascade, TIERS)["accuracy"]
+    assert on_realised["accuracy"] != on_expected["accuracy"]
 
 
 @pytest.mark.parametrize("cfg,basis", [
@@ -73,8 +79,7 @@ def test_the_mark_follows_the_last_router_and_oracle_ignores_it():
 ])
 def test_confusion_in_the_config_scores_realised_even_at_zero(cfg, basis):
     df = workload(2000)
-    assign(cfg, df)
-    assert df.attrs[BASIS_ATTR] == basis
+    assert assign(cfg, df).basis == basis
 
 
 @settings(max_examples=25, deadline=None)

@@ -18,7 +18,7 @@ TIERS = [
 def test_fpr_sweep_cost_and_accuracy_fall_with_silent_failures_reported():
     df = pd.DataFrame({"input_tokens": np.full(40_000, 100, np.int32)})
     cfg = {"difficulty": {"kind": "three_type", "p_easy": 0.7, "p_hopeless": 0.14}}
-    df = prepare_workload(df, TIERS, cfg, np.random.default_rng(0))
+    df = prepare_workload(df, TIERS, cfg, np.random.default_rng(0)).df
     rows = []
     for fpr in np.linspace(0.0, 0.3, 7):
         router = build_router({"policy": "oracle", "confusion": {"fpr": float(fpr)}}, TIERS)

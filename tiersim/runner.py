@@ -66,16 +66,17 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     models = [step_model(scenario, t) for t in scenario.tiers]
     infos = tier_infos(scenario, models)
     trace = load_scenario_trace(scenario, source)
-    df = prepare(trace, infos, scenario, workload_rng, source)
+    prepared = prepare(trace, infos, scenario, workload_rng, source)
+    df = prepared.df
     assignment = route(scenario, df, infos, (train_rng, router_rng), source)
     specs = tier_specs(scenario, models)
     result = simulate(specs, df, assignment)
-    requests = request_table(df, result, scenario, infos)
-    summary = build_summary(scenario, requests, result, models, df, assignment, infos)
-    summary["router"] = router_summary(scenario, df, result, infos, score_rng)
+    requests = request_table(df, result, scenario, infos, assignment.basis)
+    summary = build_summary(scenario, requests, result, models, prepared.accuracy_source)
+    summary["router"] = router_summary(scenario, df, result, infos, score_rng, assignment.basis)
     uniform = uniform_baselines(scenario, specs, df) if baselines else None
-    summary["savings"] = savings_summary(scenario, df, result, infos, uniform)
-    summary["analytic"] = analytic_summary(df, infos, summary["savings"])
+    summary["savings"] = savings_summary(scenario, df, result, infos, uniform, assignment.basis)
+    summary["analytic"] = analytic_summary(df, infos, summary["savings"], assignment.basis)
     if uniform is not None:
         summary["baselines"] = uniform
     if out_dir is not None:
@@ -125,7 +126,7 @@ def cost_weight(tier, model) -> float:
 
 
 def prepare(trace: pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
-            rng: np.random.Generator, source: str) -> pd.DataFrame:
+            rng: np.random.Generator, source: str):
     """Per-tier correctness (labels, or drawn from the workload's difficulty model)."""
     return prepare_workload(trace, infos, scenario.workload, rng=rng, source=source)
 
@@ -194,7 +195,7 @@ def simulate(specs: list, df: pd.DataFrame, assignment):
 
 
 def request_table(df: pd.DataFrame, result, scenario: Scenario,
-                  infos: list[TierInfo]) -> pd.DataFrame:
+                  infos: list[TierInfo], basis: str = "expected") -> pd.DataFrame:
     """One row per request: the columns of DESIGN.md §6 plus tokens, tier indices and status.
 
     ``output_tokens`` are those emitted on the final tier (its length multiplier applied);
@@ -204,7 +205,7 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario,
     first = np.asarray(result.first_tier, dtype=np.int64)
     final = np.asarray(result.final_tier, dtype=np.int64)
     done = ~np.asarray(result.dropped, dtype=bool)
-    expected = expected_matrix(df, infos)[np.arange(len(df)), final]
+    expected = expected_matrix(df, infos, basis)[np.arange(len(df)), final]
     table = pd.DataFrame({
         "request_id": df["request_id"].to_numpy(np.int64),
         "tier": names[first],
@@ -298,7 +299,7 @@ def tier_usage(scenario: Scenario, result) -> list[metrics.TierUsage]:
 
 
 def build_summary(scenario: Scenario, requests: pd.DataFrame, result, models: list,
-                  df: pd.DataFrame, assignment, infos: list[TierInfo]) -> dict:
+                  acc_source: dict[str, str]) -> dict:
     """The summary dict: metrics plus router scores, profile and provenance of every number."""
     index = {t.name: i for i, t in enumerate(scenario.tiers)}
     numeric = requests.assign(tier=requests["tier"].map(index),
@@ -307,7 +308,6 @@ def build_summary(scenario: Scenario, requests: pd.DataFrame, result, models: li
                               first_ran=first_pass_ran(result))
     slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
     summary = metrics.summarize(numeric, tier_usage(scenario, result), slo, scenario.cost_model)
-    acc_source = df.attrs.get("accuracy_source", {})
     for tier, model in zip(scenario.tiers, models, strict=True):
         summary["tiers"][tier.name].update({
             "precision": tier.precision,
@@ -352,28 +352,30 @@ def source_counts(model) -> dict[str, int]:
 
 
 def router_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
-                   rng: np.random.Generator) -> dict:
+                   rng: np.random.Generator, basis: str = "expected") -> dict:
     """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
     failure rates; accuracy with its bootstrap 95% interval (tiersim.routing.score)."""
     scores = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
-                   dropped=result.dropped)
+                   dropped=result.dropped, basis=basis)
     keys = ("fpr", "fnr", "escalation_rate", "silent_failure_rate", "accuracy_ci95",
             "first_tier_shares")
     return {"policy": scenario.router.policy, **{k: scores.get(k) for k in keys}}
 
 
 def savings_summary(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
-                    uniform: dict | None = None) -> dict:
+                    uniform: dict | None = None, basis: str = "expected") -> dict:
     """Attributed cost of the routed run against the cheapest uniform tier meeting the accuracy
     floor and against a static split of equal accuracy (tiersim.routing.savings); uniform costs
     come from ``uniform`` baseline runs when given, else are estimated from this run."""
     costs = None if uniform is None else np.array([uniform[t.name]["cost_usd"] for t in infos])
     return savings(df, result.final_tier, attributed_costs(scenario, result), infos,
                    accuracy_floor=scenario.accuracy_floor, first_tier=result.first_tier,
-                   escalated=result.escalated, uniform_costs=costs, dropped=result.dropped)
+                   escalated=result.escalated, uniform_costs=costs, dropped=result.dropped,
+                   basis=basis)
 
 
-def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: dict) -> dict:
+def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: dict,
+                     basis: str = "expected") -> dict:
     """The two-type closed form for the cheapest and the top tier, in this run's cost units.
 
     p, eps and delta are estimated from the trace's per-request correctness on the two tiers
@@ -398,7 +400,7 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: dict) -> 
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()
-    est = estimate(expected_matrix(df, pair), realised_matrix(df, pair), easy)
+    est = estimate(expected_matrix(df, pair, basis), realised_matrix(df, pair), easy)
     c0 = float(uniform[pair[0].name]["cost_usd"])
     dc = float(uniform[pair[1].name]["cost_usd"]) - c0
     if dc <= 0:

@@ -10,10 +10,10 @@ the router's decisions read the realised values: a cascade (its confidence signa
 tier's realised correctness) or a router with injected ``confusion`` (it acts on each request's
 realised needed tier). Scoring those on expectations would credit a request the cascade kept
 because its cheap answer was right with that tier's mean accuracy on its class, not 1. Such a
-router marks the table (``df.attrs["accuracy_basis"] = "realised"``) and :func:`expected_matrix`
-then returns the realised values. Whether a tier was *good enough* for a request, and so FPR/FNR
-and silent failures, always use the realised values: tier k is good enough when
-``correct_k >= correct_top``.
+router's :class:`~tiersim.routing.types.Assignment` carries ``basis="realised"`` and
+:func:`expected_matrix` called with that basis returns the realised values. Whether a tier
+was *good enough* for a request, and so FPR/FNR and silent failures, always use the realised
+values: tier k is good enough when ``correct_k >= correct_top``.
 
 When the trace has no labels, :func:`prepare_workload` draws difficulty (two-type, three-type or
 continuous) and turns each tier's accuracy spec into per-request probabilities:
@@ -38,7 +38,7 @@ from scipy.special import expit
 from tiersim.errors import ScenarioError
 from tiersim.routing.config import DifficultyConfig, WorkloadQualityConfig
 from tiersim.routing.priors import relative_accuracy
-from tiersim.routing.types import TierInfo
+from tiersim.routing.types import Basis, Prepared, TierInfo
 from tiersim.workload import difficulty as dif
 
 
@@ -57,21 +57,18 @@ def realised_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
     return np.column_stack([df[correct_column(t)].to_numpy(np.float64) for t in tiers])
 
 
-BASIS_ATTR = "accuracy_basis"
-"""Key of ``df.attrs`` naming what accuracy is scored on: "expected" (default) or "realised"."""
-
-
 def true_expected_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
     """(n, K) expected correctness: ``p_correct_<t>`` where present, else ``correct_<t>``."""
     cols = [expected_column(t) if expected_column(t) in df else correct_column(t) for t in tiers]
     return np.column_stack([df[c].to_numpy(np.float64) for c in cols])
 
 
-def expected_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
+def expected_matrix(df: pd.DataFrame, tiers: list[TierInfo],
+                    basis: Basis = "expected") -> np.ndarray:
     """(n, K) correctness that accuracy is scored on: :func:`true_expected_matrix`, or the
-    realised values when the table is marked ``df.attrs["accuracy_basis"] == "realised"`` (the
-    router's decisions read them; see the module docstring)."""
-    if df.attrs.get(BASIS_ATTR) == "realised":
+    realised values when ``basis`` is "realised" (the router's decisions read them; pass the
+    assignment's ``basis``, see the module docstring)."""
+    if basis == "realised":
         return realised_matrix(df, tiers)
     return true_expected_matrix(df, tiers)
 
@@ -209,19 +206,19 @@ def prepare_workload(
     workload_cfg=None,
     rng: np.random.Generator | None = None,
     source: str = "scenario",
-) -> pd.DataFrame:
-    """Return a copy of ``df`` with ``correct_<tier>`` for every tier (cheapest first).
+) -> Prepared:
+    """A copy of ``df`` with ``correct_<tier>`` for every tier (cheapest first), and where each
+    tier's accuracy came from.
 
-    A trace that already has the labels is returned unchanged (a copy). Otherwise difficulty is
-    drawn (or read from a ``difficulty`` column) and per-tier expected and realised correctness
-    are added, with ``difficulty`` and ``difficulty_class``; ``df.attrs["accuracy_source"]`` maps
-    each tier to "labels", "scenario" or "prior".
+    A trace that already has the labels is returned unchanged (a copy), every tier's source
+    "labels". Otherwise difficulty is drawn (or read from a ``difficulty`` column) and per-tier
+    expected and realised correctness are added, with ``difficulty`` and ``difficulty_class``;
+    each tier's source is "scenario" or "prior".
     """
     cfg = _difficulty_cfg(workload_cfg)
     out = df.copy()
     if _check_labels(df, tiers, source):
-        out.attrs["accuracy_source"] = {t.name: "labels" for t in tiers}
-        return out
+        return Prepared(out, {t.name: "labels" for t in tiers})
     if cfg.kind == "labels":
         raise ScenarioError(
             source, "workload.difficulty.kind",
@@ -242,8 +239,7 @@ def prepare_workload(
     out["difficulty_class"] = pd.Categorical.from_codes(
         np.where(diff.cls < 0, -1, diff.cls), categories=list(dif.CLASS_NAMES)
     )
-    out.attrs["accuracy_source"] = {t.name: lab for t, lab in zip(tiers, labels, strict=True)}
-    return out
+    return Prepared(out, {t.name: lab for t, lab in zip(tiers, labels, strict=True)})
 
 
 def _read_or_draw(df: pd.DataFrame, cfg: DifficultyConfig, rng) -> dif.Difficulty:

@@ -78,7 +78,7 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         infos = [TierInfo(cheap), TierInfo(top)]
     pair = _pick(infos, cheap, top)
     rng = np.random.default_rng(getattr(scn, "seed", 0))
-    df = prepare_workload(df, infos, getattr(scn, "workload", None), rng=rng, source=source)
+    df = prepare_workload(df, infos, getattr(scn, "workload", None), rng=rng, source=source).df
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy

@@ -25,7 +25,7 @@ def fixed_cost(a: Assignment, tiers: list[TierInfo]) -> np.ndarray:
 
 def point(df: pd.DataFrame, a: Assignment, tiers: list[TierInfo]) -> tuple[float, float]:
     """(mean cost per request, expected accuracy) of one assignment."""
-    acc = expected_matrix(df, tiers)[np.arange(len(df)), a.final_tier].mean()
+    acc = expected_matrix(df, tiers, a.basis)[np.arange(len(df)), a.final_tier].mean()
     return float(fixed_cost(a, tiers).mean()), float(acc)
 
 

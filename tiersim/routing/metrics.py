@@ -23,7 +23,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
-from tiersim.routing.types import Assignment, TierInfo
+from tiersim.routing.types import Assignment, Basis, TierInfo
 
 BOOTSTRAP_MAX_N = 200_000
 """Above this many requests the interval is the normal approximation (the bootstrap's limit)."""
@@ -83,21 +83,23 @@ def score(
     rng: np.random.Generator | None = None,
     n_boot: int = 200,
     dropped=None,
+    basis: Basis = "expected",
 ) -> dict:
     """Accuracy (with bootstrap 95% CI), FPR, FNR, silent failures, escalation rate, shares.
 
-    Call as ``score(df, final_tier, first_tier, escalated, tiers)`` or, with a router's
-    :class:`Assignment`, as ``score(df, assignment, tiers)``. A ``dropped`` request (never
-    answered) counts as wrong in the accuracy.
+    Call as ``score(df, final_tier, first_tier, escalated, tiers, basis=...)`` or, with a
+    router's :class:`Assignment` (which carries its basis), as ``score(df, assignment, tiers)``.
+    ``basis`` is what accuracy is scored on (:func:`~tiersim.routing.accuracy.expected_matrix`).
+    A ``dropped`` request (never answered) counts as wrong in the accuracy.
     """
     if isinstance(final_tier, Assignment):
         a, tiers = final_tier, first_tier if tiers is None else tiers
-        final_tier, first_tier, escalated = a.final_tier, a.tier, a.escalated
+        final_tier, first_tier, escalated, basis = a.final_tier, a.tier, a.escalated, a.basis
     final_tier = np.asarray(final_tier, dtype=np.int64)
     first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
     esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
-    per_request = _answered(expected_matrix(df, tiers)[np.arange(len(final_tier)), final_tier],
-                            dropped)
+    exp = expected_matrix(df, tiers, basis)
+    per_request = _answered(exp[np.arange(len(final_tier)), final_tier], dropped)
     lo, hi = bootstrap_ci(per_request, rng or np.random.default_rng(0), n_boot)
     k = len(tiers)
     out = {
@@ -107,7 +109,7 @@ def score(
         "tier_shares": _shares(final_tier, tiers),
         "first_tier_shares": _shares(first, tiers),
         "uniform_accuracy": {
-            t.name: float(v) for t, v in zip(tiers, expected_matrix(df, tiers).mean(0), strict=True)
+            t.name: float(v) for t, v in zip(tiers, exp.mean(0), strict=True)
         },
     }
     out.update(error_rates(final_tier, realised_matrix(df, tiers), dropped))
@@ -187,6 +189,7 @@ def savings(
     uniform_costs: np.ndarray | None = None,
     tolerance: float = 0.0,
     dropped: np.ndarray | None = None,
+    basis: Basis = "expected",
 ) -> dict:
     """Routed cost against the cheapest uniform tier meeting the floor and the static split.
 
@@ -198,13 +201,14 @@ def savings(
     come from separate uniform runs; otherwise they are estimated by
     :func:`uniform_cost_estimates` from the answered requests and flagged ``"estimated"``.
     A ``dropped`` request counts as wrong in the routed accuracy and is left out of the
-    estimate (it has tokens but no cost).
+    estimate (it has tokens but no cost). ``basis``: what accuracy is scored on (the
+    assignment's).
     """
     final_tier = np.asarray(final_tier, dtype=np.int64)
     first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
     esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
     cost_usd = np.asarray(cost_usd, dtype=np.float64)
-    exp = expected_matrix(df, tiers)
+    exp = expected_matrix(df, tiers, basis)
     accuracy = float(_answered(exp[np.arange(len(final_tier)), final_tier], dropped).mean())
     uni_acc = exp.mean(axis=0)
     estimated = uniform_costs is None

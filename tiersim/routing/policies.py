@@ -15,19 +15,21 @@ same errors act on the escalation: a false positive cancels a needed escalation,
 adds a needless one.
 
 A router whose decisions read realised correctness (a cascade, or any router whose config sets
-``confusion``, even to zeros, so every point of an FPR sweep is scored alike) marks the routed
-table ``df.attrs["accuracy_basis"] = "realised"``; others mark it "expected". Accuracy is then
-scored on that basis (:func:`tiersim.routing.accuracy.expected_matrix`).
+``confusion``, even to zeros, so every point of an FPR sweep is scored alike) returns an
+:class:`Assignment` with ``basis="realised"``; others return ``basis="expected"``. Accuracy is
+then scored on that basis (:func:`tiersim.routing.accuracy.expected_matrix`). The routed table
+is never marked: nothing travels in ``df.attrs``.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
 
 from tiersim.errors import ScenarioError
 from tiersim.routing.accuracy import (
-    BASIS_ATTR,
     needed_tier,
     realised_matrix,
     true_expected_matrix,
@@ -109,18 +111,17 @@ class Router:
         """The policy's decision with injected confusion applied.
 
         A classifier policy built without a training table trains here on ``df`` itself
-        (``classifier.train_fraction`` of it; the rest is its held-out report). Marks ``df``
-        with the basis its accuracy is to be scored on (see the module docstring).
+        (``classifier.train_fraction`` of it; the rest is its held-out report). The result
+        carries the basis its accuracy is to be scored on (see the module docstring).
         """
         if self.needs_classifier and self.classifier is None:
             self.fit(df, rng)
-        df.attrs[BASIS_ATTR] = "realised" if self.scores_realised() else "expected"
         chosen = self.choose(df, rng)
         c = self.cfg.confusion
-        if c.fpr == 0.0 and c.fnr == 0.0:
-            return chosen
-        need = needed_tier(realised_matrix(df, self.tiers))
-        return self.confuse(chosen, need, rng)
+        if c.fpr != 0.0 or c.fnr != 0.0:
+            chosen = self.confuse(chosen, needed_tier(realised_matrix(df, self.tiers)), rng)
+        basis = "realised" if self.scores_realised() else "expected"
+        return dataclasses.replace(chosen, basis=basis)
 
     def scores_realised(self) -> bool:
         """Whether this router's decisions read realised correctness: a cascade, or a config

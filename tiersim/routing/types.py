@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from tiersim.routing.config import AccuracySpec
 
@@ -25,15 +27,23 @@ class TierInfo:
     output_length_multiplier: float = 1.0
 
 
+Basis = Literal["expected", "realised"]
+"""What accuracy is scored on: expected correctness (less noise) or the realised 0/1 draws."""
+
+
 @dataclass(frozen=True)
 class Assignment:
     """A router's decision per request: first tier and escalation tier (-1 = none).
 
-    Both arrays are int64, one entry per request in the order of the routed table.
+    Both arrays are int64, one entry per request in the order of the routed table. ``basis``
+    says what this assignment's accuracy is scored on: "realised" when the router's decisions
+    read realised correctness (a cascade, or a config that sets ``confusion``), else
+    "expected" (see :mod:`tiersim.routing.accuracy`).
     """
 
     tier: np.ndarray
     escalate_to: np.ndarray
+    basis: Basis = "expected"
 
     @property
     def final_tier(self) -> np.ndarray:
@@ -44,3 +54,12 @@ class Assignment:
     def escalated(self) -> np.ndarray:
         """True where the request runs a second pass."""
         return self.escalate_to >= 0
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A trace with per-tier correctness (``correct_<tier>`` columns, cheapest tier first) and
+    where each tier's accuracy came from: tier name -> "labels", "scenario" or "prior"."""
+
+    df: pd.DataFrame
+    accuracy_source: dict[str, str]
