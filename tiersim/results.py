@@ -1,0 +1,391 @@
+"""Typed results: one run's summary, its tiers, router and savings, and a capacity plan.
+
+Every result is a frozen dataclass with ``to_json()``, which returns plain JSON values (dicts,
+lists, str, int, float rounded to :data:`SIG_DIGITS` significant digits, ``None`` for NaN). The
+run summary written as ``summary.json`` is :meth:`RunResult.to_json` and nothing else: this
+module is the one place that dict is assembled. :meth:`RunResult.from_json` reads it back (the
+report does) and names the file and key in a one-line :class:`~tiersim.errors.TiersimError`
+when it is malformed.
+
+JSON shape (flat-friendly for sweep tables): scalars at the top level; ``tiers`` is a map tier
+name -> tier fields (cheapest tier first); ``router`` and ``savings`` are maps; ``savings`` is
+``null`` when not computed. Key names are stable: sweeps, the report and the golden test read
+them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from tiersim.errors import TiersimError
+
+SIG_DIGITS = 10
+"""Significant digits kept for floats in summary.json."""
+
+CostModel = Literal["attributed", "provisioned", "fixed_per_request"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Plain JSON values
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON values: dataclasses and dicts to dicts, tuples to lists, numpy
+    scalars to Python numbers, floats rounded to :data:`SIG_DIGITS` (NaN and inf to None)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "to_json"):
+            return value.to_json()
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [plain(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return round_sig(float(value))
+    return value
+
+
+def round_sig(x: float) -> float | None:
+    """``x`` to SIG_DIGITS significant digits; None for NaN or infinity."""
+    if not math.isfinite(x):
+        return None
+    return float(f"{x:.{SIG_DIGITS}g}")
+
+
+def dumps(data: dict) -> str:
+    """Stable JSON text: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(plain(data), sort_keys=True, indent=2) + "\n"
+
+
+def _fields(obj) -> dict[str, Any]:
+    """A dataclass's fields as plain JSON values."""
+    return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Run summary
+
+
+@dataclass(frozen=True)
+class TierResult:
+    """One tier of a run (tiers are listed cheapest first).
+
+    ``cost_usd`` is the tier's cost under the run's cost model (the headline ledger);
+    ``attributed_cost_usd`` is its busy replica time x price beside it. ``requests`` counts the
+    requests answered on the tier (final tier), ``passes`` the passes it ran (first passes that
+    were admitted plus escalations). ``utilization``: busy replica-seconds over replicas x
+    duration; ``kv_peak_frac``: the largest KV use of any one replica over its capacity.
+    """
+
+    name: str
+    precision: str
+    replicas: int
+    gpus_per_replica: int
+    gpus: int
+    requests: int
+    share: float | None
+    passes: int
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    utilization: float | None
+    kv_peak_frac: float | None
+    kv_capacity_blocks: int
+    cost_usd: float | None
+    attributed_cost_usd: float
+    step_time_source: str
+    accuracy_source: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""
+        out = _fields(self)
+        out.pop("name")
+        return out
+
+
+@dataclass(frozen=True)
+class RouterResult:
+    """The router's decisions, scored.
+
+    ``basis``: what accuracy is scored on ("expected" or "realised", see
+    :mod:`tiersim.routing.accuracy`). ``fpr``/``fnr``: realised false positive / negative rates
+    against each request's needed tier (None when no request could have one).
+    ``accuracy_ci95``: bootstrap 95% interval of the accuracy. ``floor_met``: accuracy at or
+    above the scenario's ``accuracy_floor`` (None without a floor); ``floor_met_ci95``: the
+    interval's lower end at or above it.
+    """
+
+    policy: str
+    basis: str
+    accuracy: float | None
+    accuracy_ci95: tuple[float | None, float | None]
+    fpr: float | None
+    fnr: float | None
+    escalation_rate: float
+    silent_failure_rate: float
+    first_tier_shares: dict[str, float]
+    accuracy_floor: float | None = None
+    floor_met: bool | None = None
+    floor_met_ci95: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
+class UniformBaseline:
+    """Every request on one tier: its accuracy and cost under the run's cost model.
+
+    ``replicas`` is the simulated fleet's size (None for an estimate); ``slo_met``: whether that
+    fleet met the SLOs (None when not simulated).
+    """
+
+    tier: str
+    accuracy: float
+    cost_usd: float | None
+    replicas: int | None = None
+    slo_met: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
+        out = _fields(self)
+        out.pop("tier")
+        return out
+
+
+@dataclass(frozen=True)
+class SavingsResult:
+    """The routed fleet's cost against the cheapest uniform fleet meeting the accuracy floor and
+    against a static split of the uniform fleets at the routed accuracy.
+
+    ``method``: "simulated" (every uniform fleet was run) or "estimated" (uniform costs scaled
+    from this run's per-token costs: an estimate, never the headline). ``cost_model``: the
+    ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline.
+    """
+
+    method: Literal["simulated", "estimated"]
+    cost_model: str
+    routed_cost_usd: float
+    accuracy: float
+    accuracy_floor: float
+    uniform: tuple[UniformBaseline, ...]
+    baseline_uniform_tier: str | None
+    vs_uniform_usd: float | None
+    vs_uniform_frac: float | None
+    static_split_cost_usd: float | None
+    vs_static_split_usd: float | None
+    vs_static_split_frac: float | None
+
+    @property
+    def estimated(self) -> bool:
+        """True when the uniform costs are estimates, not simulations."""
+        return self.method == "estimated"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields; ``uniform`` as a map tier name -> baseline."""
+        out = _fields(self)
+        out["uniform"] = {u.tier: u.to_json() for u in self.uniform}
+        return out
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where each group of numbers comes from, in words, and the step-time profile used.
+
+    ``profile_sources``: per tier, operator table -> source ("roofline", "harness",
+    "measured:...").
+    """
+
+    latency: str
+    accuracy: str
+    cost: str
+    profile: str | None
+    profile_sources: dict[str, dict[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The summary of one simulated run (DESIGN.md §6); written as ``summary.json``.
+
+    Cost: ``cost_usd`` is the headline under ``cost_model``: "provisioned" (every replica for
+    the whole run: GPUs x duration x $/GPU-hour), "fixed_per_request" (the tier's price per
+    pass run) or "attributed" (busy replica time x price). ``attributed_cost_usd`` (busy time
+    only), ``provisioned_cost_usd`` and ``fixed_per_request_cost_usd`` (None without prices) are
+    always given beside it. ``gpu_hours`` are provisioned (GPUs x duration), ``gpu_hours_busy``
+    the GPU time spent running iterations. ``accuracy`` scores dropped requests as wrong.
+    ``slo_attainment``: share of all requests finished within both SLO targets.
+    """
+
+    scenario: str
+    seed: int
+    model: str
+    gpu: str
+    requests: int
+    completed: int
+    dropped: int
+    duration_s: float
+    cost_model: str
+    cost_usd: float | None
+    attributed_cost_usd: float
+    provisioned_cost_usd: float
+    fixed_per_request_cost_usd: float | None
+    gpu_hours: float
+    gpu_hours_busy: float
+    input_tokens: int
+    output_tokens: int
+    cost_per_1m_output_tokens: float | None
+    accuracy: float | None
+    accuracy_floor: float | None
+    ttft_p50_s: float | None
+    ttft_p99_s: float | None
+    tpot_p50_s: float | None
+    tpot_p99_s: float | None
+    e2e_p50_s: float | None
+    e2e_p99_s: float | None
+    queue_p50_s: float | None
+    queue_p99_s: float | None
+    throughput_tok_s: float | None
+    throughput_req_s: float | None
+    slo_ttft_p99_s: float
+    slo_tpot_p99_s: float
+    slo_attainment: float | None
+    tiers: tuple[TierResult, ...]
+    router: RouterResult
+    provenance: Provenance
+    savings: SavingsResult | None = None
+    analytic: dict[str, Any] = field(default_factory=dict)
+
+    def tier(self, name: str) -> TierResult:
+        """The tier called ``name``."""
+        for t in self.tiers:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as plain JSON values (the content of summary.json)."""
+        out = _fields(self)
+        out["tiers"] = {t.name: t.to_json() for t in self.tiers}
+        return out
+
+    def dumps(self) -> str:
+        """summary.json text: sorted keys, rounded floats, NaN as null, byte-stable."""
+        return dumps(self.to_json())
+
+    @classmethod
+    def from_json(cls, data: dict | str, source: str = "summary.json") -> RunResult:
+        """Read a summary back (a dict or JSON text); a one-line TiersimError naming ``source``
+        and the key when it is malformed."""
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except ValueError as err:
+                raise TiersimError(f"{source}: not JSON ({err.msg} at line {err.lineno}); "
+                                   "rerun `tiersim run` to rewrite it") from None
+        try:
+            return _run_from(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            what = err.args[0] if isinstance(err, KeyError) and err.args else err
+            raise TiersimError(f"{source}: malformed summary ({_oneline(what)}); rerun "
+                               "`tiersim run` to rewrite it") from None
+
+    @classmethod
+    def read(cls, path: str | Path) -> RunResult:
+        """Read ``summary.json`` from ``path``."""
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as err:
+            raise TiersimError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})"
+                               "; rerun `tiersim run`") from None
+        return cls.from_json(text, str(path))
+
+
+def _oneline(what: Any) -> str:
+    """An exception detail on one line."""
+    text = str(what).replace("\n", " ")
+    return f"missing key {text}" if text.startswith("'") else text
+
+
+def _build(cls, data: dict, **nested) -> Any:
+    """A dataclass from a dict: required fields must be present, defaults may be absent."""
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__} must be a JSON object, got {type(data).__name__}")
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in nested:
+            kwargs[f.name] = nested[f.name]
+        elif f.name in data:
+            kwargs[f.name] = data[f.name]
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise KeyError(f"'{cls.__name__.removesuffix('Result').lower()}.{f.name}'")
+    return cls(**kwargs)
+
+
+def _run_from(data: dict) -> RunResult:
+    """RunResult from its JSON form."""
+    if not isinstance(data, dict):
+        raise TypeError("the top level must be a JSON object")
+    tiers = data["tiers"]
+    if not isinstance(tiers, dict):
+        raise TypeError("'tiers' must map tier names to objects")
+    tier_list = tuple(_build(TierResult, {**t, "name": name}) if isinstance(t, dict)
+                      else _build(TierResult, t) for name, t in tiers.items())
+    router_data = data["router"]
+    router = _build(RouterResult, router_data,
+                    accuracy_ci95=tuple(router_data.get("accuracy_ci95") or (None, None)))
+    savings = None
+    if data.get("savings") is not None:
+        s = data["savings"]
+        uniform = tuple(_build(UniformBaseline, {**u, "tier": name})
+                        for name, u in (s.get("uniform") or {}).items())
+        savings = _build(SavingsResult, s, uniform=uniform)
+    provenance = _build(Provenance, data["provenance"])
+    for key in ("requests", "completed", "dropped"):
+        if not isinstance(data.get(key), int):
+            raise TypeError(f"'{key}' must be an integer")
+    return _build(RunResult, data, tiers=tier_list, router=router, savings=savings,
+                  provenance=provenance)
+
+
+# ---------------------------------------------------------------------------------------------
+# Capacity plan
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the
+    runner-up designs with the constraint each missed, and the best uniform fleets beside them.
+
+    Designs are plain JSON maps (replicas per tier, settings, cost per hour, margins);
+    ``simulations`` counts the runs the search made and ``wall_s`` how long they took.
+    """
+
+    scenario: str
+    constraints: dict[str, Any]
+    plan: dict[str, Any] | None
+    runners_up: tuple[dict[str, Any], ...] = ()
+    uniform: tuple[dict[str, Any], ...] = ()
+    reason: str | None = None
+    simulations: int = 0
+    wall_s: float = 0.0
+    evaluated: tuple[dict[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the content of plan.json)."""
+        return _fields(self)
