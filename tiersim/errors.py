@@ -8,6 +8,11 @@ else in the package prints tracebacks for these.
 from __future__ import annotations
 
 
+def one_line(text: str) -> str:
+    """``text`` with line breaks turned into spaces: an error is always shown on one line."""
+    return " ".join(str(text).splitlines())
+
+
 class TiersimError(Exception):
     """Base class of errors caused by user input; ``str()`` is the one line shown to the user."""
 
@@ -22,7 +27,7 @@ class TraceError(TiersimError):
             where += f": row {row}"
         if column is not None:
             where += f", column {column!r}" if row is not None else f": column {column!r}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(one_line(f"{where}: {message}"))
 
 
 class ScenarioError(TiersimError):
@@ -30,7 +35,8 @@ class ScenarioError(TiersimError):
 
     def __init__(self, path: str, where: str, message: str):
         self.path, self.where = str(path), where
-        super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+        super().__init__(one_line(f"{path}: {where}: {message}" if where else
+                                  f"{path}: {message}"))
 
 
 class FitError(TiersimError):

@@ -9,12 +9,18 @@ into a single :class:`~tiersim.errors.ScenarioError` line such as::
 
 Line numbers come from ``yaml.compose``: the node tree keeps each key's position, and a
 pydantic error location (``("tiers", 0, "replica")``) is walked down that tree.
+
+A scenario file is read defensively (docs/security.md): at most :data:`MAX_FILE_BYTES`, UTF-8
+text only, YAML nested at most :data:`MAX_DEPTH` deep and at most :data:`MAX_NODES` values once
+aliases are expanded (an alias bomb or a recursive alias is refused before anything walks it),
+and every number finite and within its physical range.
 The engine never sees these models; :mod:`tiersim.runner` turns them into plain engine objects.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +31,17 @@ from tiersim.errors import ScenarioError, TiersimError
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 
 Loc = tuple[str | int, ...]
+
+MAX_FILE_BYTES = 1_000_000
+"""Largest scenario file read (a scenario is a few KB of YAML)."""
+MAX_DEPTH = 64
+"""Deepest nesting of YAML maps and lists accepted."""
+MAX_NODES = 100_000
+"""Most YAML values accepted, counted with every alias expanded (stops alias bombs)."""
+DEFAULT_MAX_REPLICAS = 1024
+"""Default of ``limits.max_replicas``: the most replicas one tier may have."""
+DEFAULT_MAX_SWEEP_POINTS = 10_000
+"""Default of ``limits.max_sweep_points``: the most points a sweep grid may expand to."""
 
 
 def _default_profile() -> str | None:
@@ -37,9 +54,9 @@ def _default_profile() -> str | None:
 
 
 class _Strict(BaseModel):
-    """Base of every scenario model: unknown keys are errors."""
+    """Base of every scenario model: unknown keys are errors, and so are NaN and infinities."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class TraceConfig(_Strict):
@@ -50,7 +67,8 @@ class TraceConfig(_Strict):
     window: tuple[float, float] | None = Field(
         default=None, description="(start_s, end_s) relative to trace start, then re-zeroed"
     )
-    time_scale: float = Field(default=1.0, gt=0, description="2.0 = arrivals twice as fast")
+    time_scale: float = Field(default=1.0, ge=1e-3, le=1e3,
+                              description="2.0 = arrivals twice as fast (0.001 to 1000)")
 
     @model_validator(mode="after")
     def _window_ordered(self) -> TraceConfig:
@@ -63,9 +81,9 @@ class TraceConfig(_Strict):
 class SchedulerConfig(_Strict):
     """Per-replica continuous-batching limits (vLLM's names)."""
 
-    max_num_seqs: int = Field(default=256, ge=1)
-    max_num_batched_tokens: int = Field(default=8192, ge=1)
-    block_size: int = Field(default=16, ge=1)
+    max_num_seqs: int = Field(default=256, ge=1, le=1_000_000)
+    max_num_batched_tokens: int = Field(default=8192, ge=1, le=100_000_000)
+    block_size: int = Field(default=16, ge=1, le=65_536)
     watermark: float = Field(default=0.01, ge=0, lt=1)
     enable_prefix_caching: bool = False
     prefix_cache_fraction: float = Field(default=1.0, gt=0, le=1)
@@ -85,15 +103,15 @@ class TierConfig(_Strict):
 
     name: str = Field(min_length=1)
     precision: str = Field(description="bf16, fp8, w4a16 or nvfp4")
-    replicas: int = Field(ge=1)
-    gpus_per_replica: int = Field(default=1, ge=1, description="GPUs one replica uses in all "
-                                  "(tensor parallel x data_parallel)")
+    replicas: int = Field(ge=1, description="at most limits.max_replicas (default 1024)")
+    gpus_per_replica: int = Field(default=1, ge=1, le=4096, description="GPUs one replica "
+                                  "uses in all (tensor parallel x data_parallel)")
     data_parallel: int = Field(default=1, ge=1, description="attention data-parallel ranks per "
                                "replica (vLLM --data-parallel-size); tensor parallel is "
                                "gpus_per_replica / data_parallel")
     expert_parallel: bool = Field(default=False, description="spread MoE experts over all the "
                                   "replica's GPUs (vLLM --enable-expert-parallel)")
-    cost_per_gpu_hour: float = Field(ge=0, description="USD per GPU-hour")
+    cost_per_gpu_hour: float = Field(ge=0, le=1e4, description="USD per GPU-hour")
     kv_dtype: str = "bf16"
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
@@ -103,10 +121,11 @@ class TierConfig(_Strict):
         "per-precision prior (see tiersim.routing.config)"
     )
     output_length_multiplier: float = Field(
-        default=1.0, gt=0, description="scales the output tokens a request emits on this tier"
+        default=1.0, gt=0, le=100,
+        description="scales the output tokens a request emits on this tier (at most 100)"
     )
     cost_per_request_usd: float | None = Field(
-        default=None, ge=0, description="price per request, used when cost_model is "
+        default=None, ge=0, le=1e4, description="price per request, used when cost_model is "
         "fixed_per_request"
     )
 
@@ -127,8 +146,17 @@ class TierConfig(_Strict):
 class SloConfig(_Strict):
     """Latency objectives; a request meets the SLO when both of its latencies are within them."""
 
-    ttft_p99_s: float = Field(default=2.0, gt=0)
-    tpot_p99_s: float = Field(default=0.1, gt=0)
+    ttft_p99_s: float = Field(default=2.0, gt=0, le=1e6)
+    tpot_p99_s: float = Field(default=0.1, gt=0, le=1e6)
+
+
+class LimitsConfig(_Strict):
+    """Resource bounds a scenario may raise on purpose (docs/security.md)."""
+
+    max_replicas: int = Field(default=DEFAULT_MAX_REPLICAS, ge=1, description="most replicas "
+                              "one tier may have")
+    max_sweep_points: int = Field(default=DEFAULT_MAX_SWEEP_POINTS, ge=1, description="most "
+                                  "points the sweep grid may expand to")
 
 
 class Scenario(_Strict):
@@ -150,6 +178,7 @@ class Scenario(_Strict):
         "expands and checks it)"
     )
     cost_model: Literal["attributed", "provisioned", "fixed_per_request"] = "attributed"
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _source: str = PrivateAttr(default="scenario")
 
@@ -178,16 +207,95 @@ class Scenario(_Strict):
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read, validate and memory-check a scenario YAML; any problem is one ScenarioError line."""
+    data, root = read_yaml(path)
+    return _validate(data, str(path), root)
+
+
+def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
+    """A scenario file's data and node tree, read within the limits above; one line on error."""
     source = str(path)
+    text = _read_text(Path(path), source)
+    root = _compose(text, source)
+    check_size(root, source)
     try:
-        text = Path(path).read_text()
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:  # e.g. an unhashable key, an unknown tag
+        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
+    _reject_non_finite(data, source, root, ())
+    return data, root
+
+
+def _read_text(path: Path, source: str) -> str:
+    """The file as UTF-8 text, refusing big, binary and undecodable files."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise ScenarioError(source, "", "file not found") from None
+    except IsADirectoryError:
+        raise ScenarioError(source, "", "is a folder; name a scenario YAML file") from None
     except OSError as err:
         raise ScenarioError(source, "", f"cannot read file ({err.strerror})") from None
-    root = _compose(text, source)
-    data = yaml.safe_load(text)
-    return _validate(data, source, root)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(source, "", f"file is larger than {MAX_FILE_BYTES:,} bytes; a "
+                            "scenario is a few KB of YAML")
+    if b"\0" in raw:
+        raise ScenarioError(source, "", f"not a text file (NUL byte at offset "
+                            f"{raw.index(0)}); a scenario is YAML text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte "
+                            f"0x{raw[err.start]:02x}); save the file as UTF-8") from None
+
+
+def check_size(root: yaml.Node | None, source: str) -> int:
+    """The number of YAML values under ``root`` with aliases expanded; refuses a tree deeper
+    than MAX_DEPTH, larger than MAX_NODES, or holding an alias to itself."""
+    memo: dict[int, int] = {}
+    return _count(root, source, memo, set(), 0) if root is not None else 0
+
+
+def _count(node: yaml.Node, source: str, memo: dict[int, int], open_ids: set[int],
+           depth: int) -> int:
+    """Expanded size of ``node`` (memoised per node, so an alias bomb costs its text size)."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    line = f"line {node.start_mark.line + 1}"
+    if key in open_ids:
+        raise ScenarioError(source, line, "an alias refers to a value that contains it; "
+                            "write the value out")
+    if depth > MAX_DEPTH:
+        raise ScenarioError(source, line, f"nested more than {MAX_DEPTH} levels deep")
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    open_ids.add(key)
+    total = 1
+    for child in children:
+        total += _count(child, source, memo, open_ids, depth + 1)
+        if total > MAX_NODES:
+            raise ScenarioError(source, line, f"more than {MAX_NODES:,} values once aliases "
+                                "are expanded (an alias bomb?); write the values out")
+    open_ids.discard(key)
+    memo[key] = total
+    return total
+
+
+def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
+    """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ScenarioError(source, _where(loc, root), f"must be a finite number (got {data})")
+    if isinstance(data, dict):
+        for key, value in data.items():
+            _reject_non_finite(value, source, root, loc + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            _reject_non_finite(value, source, root, loc + (i,))
 
 
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:
@@ -200,12 +308,24 @@ def _compose(text: str, source: str) -> yaml.Node | None:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ScenarioError(source, where, f"invalid YAML: {problem}") from None
+        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
+    except RecursionError:
+        raise ScenarioError(source, "", f"nested more than {MAX_DEPTH} levels deep") from None
+    check_size(root, source)
     _reject_duplicate_keys(root, source, ())
     return root
+
+
+def _mark(err: yaml.YAMLError) -> str:
+    """``line N`` of a YAML error, or "" when it has no position."""
+    mark = getattr(err, "problem_mark", None)
+    return f"line {mark.line + 1}" if mark is not None else ""
+
+
+def _problem(err: yaml.YAMLError) -> str:
+    """A YAML error's problem in a few words (never the file's text beyond one character)."""
+    problem = getattr(err, "problem", None) or (str(err).splitlines() or ["syntax error"])[0]
+    return _short(" ".join(str(problem).split()))
 
 
 def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> None:
@@ -213,6 +333,10 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                where = f"line {key.start_mark.line + 1}: {format_loc(loc)}"
+                raise ScenarioError(source, where, "a key must be a plain name, not a map or "
+                                    "list")
             if key.value in seen:
                 where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
                 raise ScenarioError(source, where, "duplicate key (remove one of them)")
@@ -234,12 +358,25 @@ def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
         first, loc = _most_telling(err.errors(), data)
         raise ScenarioError(source, _where(loc, root), _explain(first, loc)) from None
     scenario._source = source
+    _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
+    _check_limits(scenario, source, root)
     _drop_default_profile_for_other_gpus(scenario)
     problem = check_scenario(scenario)
     if problem is not None:
         loc, message = problem
         raise ScenarioError(source, _where(loc, root), message)
     return scenario
+
+
+def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> None:
+    """Refuse a tier larger than ``limits.max_replicas`` (a typo like 100000000 would take
+    all memory)."""
+    limit = scenario.limits.max_replicas
+    for i, tier in enumerate(scenario.tiers):
+        if tier.replicas > limit:
+            raise ScenarioError(source, _where(("tiers", i, "replicas"), root),
+                                f"{tier.replicas} replicas is above limits.max_replicas "
+                                f"({limit}); set limits: {{max_replicas: N}} to allow more")
 
 
 def _drop_default_profile_for_other_gpus(scenario: Scenario) -> None:
@@ -351,22 +488,29 @@ def _explain(error: dict, loc: Loc) -> str:
             return "value missing: the list is too short"
         return "required key is missing"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be a mapping of keys (got {got!r})"
+        return f"must be a mapping of keys (got {_short(repr(got))})"
     if kind in ("list_type", "tuple_type"):
-        return f"must be a list (got {got!r})"
+        return f"must be a list (got {_short(repr(got))})"
     bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
               "less_than": "<"}
     if kind in bounds:
         limit = next(iter(ctx.values()))
-        return f"must be {bounds[kind]} {limit} (got {got!r})"
+        return f"must be {bounds[kind]} {limit} (got {_short(repr(got))})"
+    if kind == "finite_number":
+        return f"must be a finite number (got {_short(repr(got))})"
     if kind == "literal_error":
-        return f"must be one of {ctx['expected']} (got {got!r})"
+        return f"must be one of {ctx['expected']} (got {_short(repr(got))})"
     if kind == "too_short":
         return f"must have at least {ctx['min_length']} item(s)"
     if kind == "value_error":
-        return str(ctx.get("error", error["msg"]))
+        return _short(" ".join(str(ctx.get("error", error["msg"])).split()), 300)
     message = error["msg"]
-    return f"{message[:1].lower()}{message[1:]} (got {got!r})"
+    return f"{message[:1].lower()}{message[1:]} (got {_short(repr(got))})"
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters (an error line quotes a value, not a whole file)."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _suggest(loc: Loc) -> str:
