@@ -18,11 +18,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-POLICIES = ("uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade")
+POLICIES = (
+    "uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade", "floor", "budget",
+)
 DIFFICULTY_KINDS = ("two_type", "three_type", "continuous", "labels")
 DIFFICULTY_CLASSES = ("easy", "hard", "hopeless")
 
-Policy = Literal["uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade"]
+Policy = Literal[
+    "uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade", "floor", "budget",
+]
 TierRef = int | str
 """A tier named by its ``name`` or by its index (0 = cheapest)."""
 
@@ -98,6 +102,13 @@ class RouterConfig(_Strict):
     - ``oracle``: knows each request's true expected correctness; with ``lambda`` set it is the
       lagrangian on truth, else the cheapest tier that is truly good enough.
     - ``cascade``: see :class:`CascadeConfig`.
+    - ``floor``: the cheapest routing whose expected accuracy reaches the floor (``floor``, else
+      the scenario's ``accuracy_floor``), with score thresholds fitted on the classifier's
+      calibration split (:mod:`tiersim.routing.constrained`).
+    - ``budget``: the most accurate routing whose expected cost per request stays within
+      ``budget_relative`` (a fraction of the top tier's cost per request) or
+      ``budget_usd_per_request`` (in the tiers' ``cost_weight`` unit: the price per request where
+      tiers set ``cost_per_request_usd``, else the price of a reference iteration).
     ``confusion`` injects errors on top of any policy; ``classifier`` configures the classifier
     the ``threshold`` and ``lagrangian`` policies use.
     """
@@ -107,6 +118,9 @@ class RouterConfig(_Strict):
     fractions: list[float] | dict[str, float] | None = None
     thresholds: float | list[float] | dict[str, float] = 0.8
     lambda_: float | None = Field(None, alias="lambda", ge=0.0)
+    floor: float | None = Field(None, ge=0.0, le=1.0)
+    budget_relative: float | None = Field(None, gt=0.0)
+    budget_usd_per_request: float | None = Field(None, gt=0.0)
     confusion: ConfusionConfig = Field(default_factory=ConfusionConfig)
     cascade: CascadeConfig = Field(default_factory=CascadeConfig)
     classifier: ClassifierConfig = Field(default_factory=ClassifierConfig)
@@ -129,6 +143,10 @@ class RouterConfig(_Strict):
             raise ValueError("policy static_split needs fractions, e.g. fractions: [0.5, 0.5]")
         if self.policy == "lagrangian" and self.lambda_ is None:
             raise ValueError("policy lagrangian needs lambda, e.g. lambda: 0.1")
+        budgets = (self.budget_relative, self.budget_usd_per_request)
+        if self.policy == "budget" and sum(b is not None for b in budgets) != 1:
+            raise ValueError("policy budget needs exactly one of budget_relative (e.g. 0.6) or "
+                             "budget_usd_per_request")
         return self
 
 

@@ -271,6 +271,10 @@ ROUTERS: dict[str, type[Router]] = {
     "cascade": Cascade,
 }
 
+from tiersim.routing.constrained import Budget, Floor  # noqa: E402  (they subclass Router)
+
+ROUTERS.update({"floor": Floor, "budget": Budget})
+
 
 def build_router(
     router_cfg: RouterConfig | dict,

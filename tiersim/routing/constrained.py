@@ -1,0 +1,226 @@
+"""Constrained routing: the cheapest routing meeting an accuracy floor, and its dual.
+
+Both policies route by the classifier's difficulty score with K-1 cut points: requests whose
+score (the calibrated classifier's probability that the cheapest tier is wrong) lies below the
+first cut go to the cheapest tier, between cut k and k+1 to tier k, above the last to the top
+tier. A tier whose two cuts coincide gets no traffic, so a tier that does not earn its place
+(dearer and no more accurate than another) is left out.
+
+The cuts are fitted on the classifier's *calibration split* (its training rows, scored out of
+fold, the rows its isotonic calibrations were fitted on), never on the rows being evaluated:
+
+- ``floor`` minimises expected cost per request subject to expected accuracy >= the floor;
+- ``budget`` maximises expected accuracy subject to expected cost per request <= the budget.
+
+Expected accuracy of a cut vector is the mean over calibration rows of each row's true expected
+correctness (``p_correct_<tier>`` where generated, else the labels) on the tier it would get;
+expected cost is the mean of the tiers' ``cost_weight``. With sorted scores and prefix sums each
+cut vector costs O(K), so the search enumerates every cut vector on a grid of score quantiles
+(every calibration row for two tiers; :data:`MAX_CANDIDATES` vectors at most otherwise).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from tiersim.routing.accuracy import true_expected_matrix
+from tiersim.routing.policies import Router, _single
+
+MAX_CANDIDATES = 60_000
+"""Most cut vectors evaluated on the calibration split (the grid is coarsened to fit)."""
+
+
+@dataclass(frozen=True)
+class CutFit:
+    """The fitted cuts and what they promise on the calibration split.
+
+    ``thresholds``: K-1 score cut points (ascending; -inf / inf send everything one way);
+    ``shares``: share of calibration rows per tier; ``accuracy`` and ``cost``: expected accuracy
+    and cost per request (``cost_weight`` units) there; ``relative_cost``: ``cost`` over the top
+    tier's; ``feasible``: whether the constraint could be met at all; ``rows``: calibration rows.
+    """
+
+    thresholds: tuple[float, ...]
+    shares: tuple[float, ...]
+    accuracy: float
+    cost: float
+    relative_cost: float
+    feasible: bool
+    rows: int
+
+    def as_dict(self) -> dict:
+        """JSON-ready form (infinite thresholds as None)."""
+        return {"thresholds": [t if math.isfinite(t) else None for t in self.thresholds],
+                "shares": list(self.shares), "calibration_accuracy": self.accuracy,
+                "calibration_cost_per_request": self.cost,
+                "calibration_relative_cost": self.relative_cost, "feasible": self.feasible,
+                "calibration_rows": self.rows}
+
+
+def cut_grid(n: int, k: int, max_candidates: int = MAX_CANDIDATES) -> np.ndarray:
+    """Every non-decreasing vector of ``k - 1`` cut positions in ``[0, n]`` on a grid of
+    positions fine enough that there are at most ``max_candidates`` vectors; shape (m, k-1)."""
+    if k == 1:
+        return np.zeros((1, 0), dtype=np.int64)
+    steps = n
+    while math.comb(steps + k - 1, k - 1) > max_candidates and steps > 1:
+        steps = max(1, int(steps * 0.8))
+    positions = np.unique(np.rint(np.linspace(0, n, steps + 1)).astype(np.int64))
+    combos = itertools.combinations_with_replacement(range(len(positions)), k - 1)
+    return positions[np.array(list(combos), dtype=np.int64)]
+
+
+def evaluate_cuts(correct: np.ndarray, weight: np.ndarray, cuts: np.ndarray):
+    """(accuracy, cost) per cut vector for rows sorted by score.
+
+    ``correct``: (n, K) expected correctness in score order; ``weight``: (K,) cost per request;
+    ``cuts``: (m, K-1) positions. Tier k serves rows ``[cut_k, cut_{k+1})`` (cut_0 = 0,
+    cut_K = n).
+    """
+    n, k = correct.shape
+    prefix = np.vstack([np.zeros((1, k)), np.cumsum(correct, axis=0)])
+    edges = np.hstack([np.zeros((len(cuts), 1), np.int64), cuts, np.full((len(cuts), 1), n)])
+    acc = np.zeros(len(cuts))
+    cost = np.zeros(len(cuts))
+    for t in range(k):
+        lo, hi = edges[:, t], edges[:, t + 1]
+        acc += prefix[hi, t] - prefix[lo, t]
+        cost += (hi - lo) * weight[t]
+    return acc / n, cost / n
+
+
+class ConstrainedRouter(Router):
+    """Base of ``floor`` and ``budget``: cuts on the difficulty score, fitted on the
+    calibration split; a subclass says which cut vector is best (:meth:`pick`)."""
+
+    needs_classifier = True
+
+    def pick(self, acc: np.ndarray, cost: np.ndarray) -> tuple[int, bool]:
+        """Index of the best cut vector and whether it meets the constraint (override)."""
+        raise NotImplementedError
+
+    def fit(self, train_df: pd.DataFrame | None, rng: np.random.Generator) -> None:
+        """Train the classifier, then fit the cuts on its calibration split."""
+        super().fit(train_df, rng)
+        if self.classifier is None:
+            return
+        self.cuts = self.fit_cuts(train_df)
+
+    def calibration_rows(self, train_df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Scores (out of fold) and true expected correctness of the calibration split."""
+        clf = self.classifier
+        rows = clf.train_index
+        score = clf.score(train_df)[rows]
+        return score, true_expected_matrix(train_df, self.tiers)[rows]
+
+    def fit_cuts(self, train_df: pd.DataFrame) -> CutFit:
+        """Evaluate every cut vector on the calibration split and keep the best."""
+        score, correct = self.calibration_rows(train_df)
+        order = np.argsort(score, kind="stable")
+        score, correct = score[order], correct[order]
+        weight = np.array([t.cost_weight for t in self.tiers], dtype=np.float64)
+        cuts = cut_grid(len(score), len(self.tiers))
+        acc, cost = evaluate_cuts(correct, weight, cuts)
+        best, feasible = self.pick(acc, cost)
+        chosen = cuts[best]
+        edges = np.concatenate([[0], chosen, [len(score)]])
+        return CutFit(thresholds=tuple(_threshold(score, c) for c in chosen),
+                      shares=tuple(float(s) for s in np.diff(edges) / max(len(score), 1)),
+                      accuracy=float(acc[best]), cost=float(cost[best]),
+                      relative_cost=float(cost[best] / weight[-1]), feasible=feasible,
+                      rows=len(score))
+
+    def choose(self, df, rng):
+        """Tier = number of cut thresholds at or below the request's score."""
+        score = self.classifier.score(df)
+        return _single(np.searchsorted(np.asarray(self.cuts.thresholds), score, side="right"))
+
+    def describe(self) -> dict:
+        """The fitted cuts and their calibration-split promise (for the run summary)."""
+        return self.cuts.as_dict()
+
+
+def _threshold(sorted_score: np.ndarray, cut: int) -> float:
+    """A score threshold putting sorted rows ``[0, cut)`` below it: midway between neighbours."""
+    if cut <= 0:
+        return -math.inf
+    if cut >= len(sorted_score):
+        return math.inf
+    return float(0.5 * (sorted_score[cut - 1] + sorted_score[cut]))
+
+
+class Floor(ConstrainedRouter):
+    """Cheapest expected cost per request with expected accuracy >= the floor.
+
+    The floor is ``router.floor``, else the scenario's ``accuracy_floor`` (the runner fills
+    ``router.floor`` from it). When no cut vector reaches the floor the most accurate one is
+    used, and the fit says ``feasible: false``.
+    """
+
+    def validate(self) -> None:
+        """The policy needs a floor."""
+        super().validate()
+        if self.cfg.floor is None:
+            raise self.error("floor", "policy floor needs an accuracy floor: set the scenario's "
+                                      "accuracy_floor (e.g. 0.75) or router.floor")
+
+    def pick(self, acc, cost):
+        """Least cost among vectors meeting the floor (ties: most accurate)."""
+        ok = acc >= self.cfg.floor - 1e-12
+        if not ok.any():
+            return int(np.lexsort((cost, -acc))[0]), False
+        idx = np.flatnonzero(ok)
+        return int(idx[np.lexsort((-acc[idx], cost[idx]))[0]]), True
+
+
+class Budget(ConstrainedRouter):
+    """Highest expected accuracy with expected cost per request <= the budget.
+
+    ``budget_relative`` is a fraction of the top tier's ``cost_weight``;
+    ``budget_usd_per_request`` is in ``cost_weight`` units (see :class:`RouterConfig`).
+    """
+
+    def validate(self) -> None:
+        """The budget must reach at least the cheapest tier's cost."""
+        super().validate()
+        weight = np.array([t.cost_weight for t in self.tiers], dtype=np.float64)
+        self.budget = (self.cfg.budget_relative * weight[-1]
+                       if self.cfg.budget_relative is not None
+                       else self.cfg.budget_usd_per_request)
+        if self.budget < weight.min() * (1 - 1e-12):
+            key = "budget_relative" if self.cfg.budget_relative is not None else \
+                "budget_usd_per_request"
+            raise self.error(key, f"budget {self.budget:.4g} per request is below the cheapest "
+                                  f"tier's {weight.min():.4g}; raise it")
+
+    def pick(self, acc, cost):
+        """Most accurate vector within the budget (ties: cheapest)."""
+        idx = np.flatnonzero(cost <= self.budget * (1 + 1e-12))
+        return int(idx[np.lexsort((cost[idx], -acc[idx]))[0]]), True
+
+
+def with_scenario_floor(router_cfg, accuracy_floor: float | None):
+    """The router config with ``floor`` taken from the scenario's ``accuracy_floor`` when the
+    router does not set its own."""
+    if getattr(router_cfg, "floor", None) is not None or accuracy_floor is None:
+        return router_cfg
+    return router_cfg.model_copy(update={"floor": float(accuracy_floor)})
+
+
+def floor_verdict(accuracy: float | None, ci95, floor: float | None) -> dict | None:
+    """Whether the realised accuracy met the floor: point estimate and its 95% interval.
+
+    ``met``: accuracy >= floor; ``met_within_ci``: the interval's upper end reaches the floor
+    (the shortfall is within sampling noise); ``None`` when there is no floor.
+    """
+    if floor is None or accuracy is None:
+        return None
+    lo, hi = (ci95 or (None, None))[:2]
+    return {"floor": float(floor), "accuracy": float(accuracy),
+            "accuracy_ci95": [lo, hi], "met": bool(accuracy >= floor - 1e-12),
+            "met_within_ci": bool(hi is not None and hi >= floor - 1e-12)}
