@@ -62,7 +62,7 @@ CASES = {
     "empty file": ("void.csv", "", "file is empty; a trace needs a header and rows"),
     "unknown columns": (
         "unk.csv", "a,b\n1,2\n",
-        "cannot tell the trace format from its columns (a, b); expected azure (TIMESTAMP, "
+        "not a trace: none of its 2 column name(s) is a trace column; expected azure (TIMESTAMP, "
         "ContextTokens, GeneratedTokens); burstgpt (Timestamp, Request tokens, Response "
         "tokens); mooncake (timestamp, input_length, output_length); canonical (arrival_s, "
         "input_tokens, output_tokens)"),

@@ -82,7 +82,13 @@ def _prefix_hashes(s: pd.Series, src: Source) -> np.ndarray:
     return hash_arrays(lists, src, "prefix_hashes")
 
 
-def hash_column(s: pd.Series, src: Source, column: str) -> np.ndarray:
+HASH_LOW, HASH_HIGH = -(2**63), 2**63
+"""Block hash ids are int64: at least -2^63 and below 2^63 (Mooncake's are >= 0)."""
+EXACT_FLOAT = 2**53
+"""Whole numbers a float64 holds exactly; a JSON reader gives floats for ids beyond int64."""
+
+
+def hash_column(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> np.ndarray:
     """A column of hash lists as one int64 array per row; missing lists are errors.
 
     NOTE: a list<int64> column read by pyarrow already holds int64 numpy arrays, so it is kept
@@ -93,23 +99,42 @@ def hash_column(s: pd.Series, src: Source, column: str) -> np.ndarray:
         raise src.error(f"missing {column}; write [] for a request with no prefix blocks",
                         i, column)
     first = s.iloc[0] if len(s) else None
-    if isinstance(first, np.ndarray) and first.dtype == np.int64:
+    if isinstance(first, np.ndarray) and first.dtype == np.int64 and low == HASH_LOW:
         return s.to_numpy()
-    return hash_arrays(s, src, column)
+    return hash_arrays(s, src, column, low)
 
 
-def hash_arrays(s: pd.Series, src: Source, column: str) -> np.ndarray:
-    """Convert each cell (a list of integers) to an int64 array, naming the first bad row."""
+def hash_arrays(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> np.ndarray:
+    """Convert each cell (a list of integers in ``[low, 2^63)``) to an int64 array, naming the
+    first bad row; an id out of range is refused, never wrapped."""
     out = np.empty(len(s), dtype=object)
     for i, cell in enumerate(s):  # NOTE: one small array per request is the column's layout
-        try:
-            out[i] = np.asarray([] if cell is None else cell, dtype=np.int64)
-            if out[i].ndim != 1:
-                raise ValueError
-        except (TypeError, ValueError):
-            raise src.error(f"{column} must be a list of integers (got {cell!r})",
-                            i, column) from None
+        out[i] = _hash_cell(cell, src, column, low, i)
     return out
+
+
+def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
+    """One cell as an int64 array, range-checked before any conversion."""
+    try:
+        values = np.asarray([] if cell is None else cell)
+        if values.ndim != 1:
+            raise ValueError
+        if values.dtype.kind not in "iuf":  # text from a CSV cell, or Python ints
+            values = np.asarray([int(v) for v in values.tolist()], dtype=object)
+    except (TypeError, ValueError, OverflowError):
+        raise src.error(f"{column} must be a list of integers (got {checks.short(cell)})",
+                        i, column) from None
+    if values.dtype.kind == "f":
+        exact = np.isfinite(values) & (values == np.floor(values)) & (abs(values) < EXACT_FLOAT)
+        if not exact.all():
+            bad = float(values[~exact][0])
+            raise src.error(f"hash id {bad:.6g} is not a whole number within range (must be "
+                            "an integer below 2^63, written without a decimal point)", i, column)
+    if len(values) and (values.min() < low or values.max() >= HASH_HIGH):
+        bad = next(int(v) for v in values.tolist() if not low <= int(v) < HASH_HIGH)
+        lowest = "0" if low == 0 else "-2^63"
+        raise src.error(f"hash id {bad} out of range (must be {lowest} <= id < 2^63)", i, column)
+    return values.astype(np.int64)
 
 
 def write_canonical(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> Path:

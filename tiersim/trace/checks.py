@@ -66,7 +66,7 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
     if missing:
         return f"missing {label}; fill it in or remove the row"
     if text_bad:
-        return f"{label} is not a number (got {str(raw)!r}); write a number"
+        return f"{label} is not a number (got {short(str(raw))}); write a number"
     shown = _show(value)
     if not np.isfinite(value):
         return f"{label} is not finite (got {shown}); write a finite number"
@@ -100,7 +100,8 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     if i is not None:
         raw = s.iloc[i]
         message = ("missing timestamp; fill it in or remove the row" if pd.isna(raw) else
-                   f"cannot parse timestamp {str(raw)!r}; write it as YYYY-MM-DD HH:MM:SS.fffffff")
+                   f"cannot parse timestamp {short(str(raw))}; write it as "
+                   "YYYY-MM-DD HH:MM:SS.fffffff")
         raise src.error(message, i, column)
     if getattr(t.dt, "tz", None) is None:
         t = t.dt.tz_localize("UTC")
@@ -116,7 +117,13 @@ def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> Non
 
 
 def _raw(value) -> str:
-    return repr(value) if isinstance(value, str) else _show(float(value))
+    return short(value) if isinstance(value, str) else _show(float(value))
+
+
+def short(value, limit: int = 40) -> str:
+    """A cell quoted for a message, cut to ``limit`` characters (a cell, never a whole line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def unique_ints(src: Source, values: np.ndarray, column: str) -> None:

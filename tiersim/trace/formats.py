@@ -70,7 +70,8 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
     out = checks.tokens(src, raw["output_length"], "output_length")
     extra = {}
     if "hash_ids" in raw.columns:
-        extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids")
+        extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids",
+                                                         low=0)
     return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), []
 
 

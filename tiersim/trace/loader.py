@@ -69,9 +69,11 @@ def _choose_format(raw: pd.DataFrame, src: Source, format: str) -> str:
     name = detect(columns) if format == "auto" else format
     if is_length_only(columns) and (name is None or name == "canonical"):
         raise TraceError(src.path, "has token lengths but no arrival times; " + LENGTHS_FIX)
-    if name is None:
-        raise TraceError(src.path, f"cannot tell the trace format from its columns "
-                         f"({', '.join(columns)}); expected {expected_columns()}")
+    if name is None or detect(columns) is None:
+        # NOTE: not recognised as a table: its "columns" may be any text (/proc/self/environ),
+        # so they are counted, never shown
+        raise TraceError(src.path, f"not a trace: none of its {len(columns)} column name(s) "
+                         f"is a trace column; expected {expected_columns()}")
     _require(src, columns, FORMATS[name].required, name)
     if len(raw) == 0:
         raise TraceError(src.path, "has no requests (only a header); add rows")
@@ -82,8 +84,15 @@ def _require(src: Source, columns: list[str], required: tuple[str, ...], name: s
     for col in required:
         if col not in columns:
             raise TraceError(src.path, f"missing column for the {name} format (found: "
-                             f"{', '.join(columns)}); add it or name the right format",
+                             f"{_names(columns)}); add it or name the right format",
                              column=col)
+
+
+def _names(columns: list[str], most: int = 20, longest: int = 40) -> str:
+    """Column names for a message: at most ``most`` of them, each cut to ``longest`` chars."""
+    shown = [c if len(c) <= longest else c[:longest - 3] + "..." for c in columns[:most]]
+    more = f", ... ({len(columns) - most} more)" if len(columns) > most else ""
+    return ", ".join(shown) + more
 
 
 def apply_window(table: pd.DataFrame, window, src: Source) -> pd.DataFrame:

@@ -3,6 +3,12 @@
 Rows in every error are 1-based *data* rows: row 1 is the first request, whatever the file
 format. For text files (CSV, JSONL) the message also gives the line of the file, so that
 ``row 3`` of a CSV with a header reads ``(file line 4)``.
+
+A file is looked at before it is parsed (docs/security.md): binary content that is not Parquet is
+refused, and so is a header longer than :data:`MAX_HEADER_BYTES` or with more than
+:data:`MAX_COLUMNS` columns, so a pathological file is rejected in milliseconds. Until a file is
+recognised as a trace (one of its columns is a known trace column), errors name the file and
+positions only, never its contents: a path like ``/proc/self/environ`` must not be echoed.
 """
 
 from __future__ import annotations
@@ -15,8 +21,16 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
+import pyarrow.parquet as pq
 
 from tiersim.errors import TraceError
+
+MAX_HEADER_BYTES = 65_536
+"""Longest CSV header line read before parsing."""
+MAX_JSONL_LINE_BYTES = 8_000_000
+"""Longest first JSON line (a Mooncake line with its hash ids is a few KB)."""
+MAX_COLUMNS = 1_000
+"""Most columns a trace may have (real traces have fewer than 20)."""
 
 
 @dataclass(frozen=True)
@@ -36,14 +50,52 @@ class Source:
 
 
 def sniff(path: Path) -> str:
-    """The container of a file from its first bytes: "parquet", "jsonl" or "csv"."""
-    with path.open("rb") as f:
-        head = f.read(4096)
+    """The container of a file from its first bytes: "parquet", "jsonl" or "csv"; binary
+    content that is not Parquet is refused (without showing it)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as err:
+        raise TraceError(str(path), f"cannot read the file ({err.strerror})") from None
     if head.startswith(b"PAR1"):
         return "parquet"
+    if b"\0" in head:
+        raise TraceError(str(path), "not a trace: binary content that is not Parquet "
+                         "(a trace is Parquet, CSV or JSON lines; decompress it first)")
     if head.lstrip().startswith(b"{"):
         return "jsonl"
     return "csv"
+
+
+def _first_line(path: Path, limit: int) -> bytes:
+    """The file's first line (without its end), refusing one longer than ``limit`` bytes."""
+    with path.open("rb") as f:
+        line = f.readline(limit + 1)
+    if len(line) > limit and not line.endswith(b"\n"):
+        raise TraceError(str(path), f"first line is longer than {limit:,} bytes; not a trace "
+                         "header")
+    return line.rstrip(b"\r\n")
+
+
+def _check_columns(path: Path, count: int) -> None:
+    if count > MAX_COLUMNS:
+        raise TraceError(str(path), f"has {count:,} columns or more, above the {MAX_COLUMNS:,} "
+                         "a trace may have; not a trace")
+
+
+def check_shape(path: Path, kind: str) -> None:
+    """Refuse a file whose header is too long or too wide, before a parser sees it."""
+    if kind == "parquet":
+        try:
+            count = len(pq.read_schema(path).names)
+        except (pa.ArrowException, OSError, ValueError) as e:
+            raise TraceError(str(path), f"not a readable Parquet file ({_error_line(e)})") \
+                from None
+        _check_columns(path, count)
+    elif kind == "jsonl":
+        _check_columns(path, _first_line(path, MAX_JSONL_LINE_BYTES).count(b'":'))
+    else:
+        _check_columns(path, _first_line(path, MAX_HEADER_BYTES).count(b",") + 1)
 
 
 def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
@@ -52,6 +104,7 @@ def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
     if not p.is_file():
         raise TraceError(str(path), "file not found; check the path")
     kind = sniff(p)
+    check_shape(p, kind)
     if kind == "parquet":
         df, src = _read_parquet(p), Source(str(path), None)
     elif kind == "jsonl":
@@ -66,7 +119,7 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     try:
         return pd.read_parquet(p)
     except (pa.ArrowException, OSError, ValueError) as e:
-        raise TraceError(str(p), f"not a readable Parquet file ({_first_line(e)})") from None
+        raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
 
 
 def _read_csv(p: Path) -> pd.DataFrame:
@@ -83,7 +136,7 @@ def _read_csv(p: Path) -> pd.DataFrame:
 def _csv_parse_error(p: Path, e: Exception) -> TraceError:
     m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
     if not m:
-        return TraceError(str(p), f"cannot parse the CSV ({_first_line(e)})")
+        return TraceError(str(p), f"cannot parse the CSV ({_error_line(e)})")
     want, line, got = (int(x) for x in m.groups())
     return TraceError(
         str(p), f"has {got} fields where the header has {want} (file line {line}); "
@@ -107,11 +160,13 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 if not isinstance(json.loads(line), dict):
                     raise ValueError("not an object")
             except ValueError as bad:
-                return TraceError(str(p), f"not a JSON object ({_first_line(bad)}); "
+                return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
                                   "each line must be one JSON object", row=line_no)
-    return TraceError(str(p), f"cannot read the JSON lines ({_first_line(e)})")
+    return TraceError(str(p), f"cannot read the JSON lines ({_error_line(e)})")
 
 
-def _first_line(e: Exception) -> str:
+def _error_line(e: Exception) -> str:
+    """The first line of a parser's message, cut short (it may quote the file)."""
     text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
+    line = text[0] if text else type(e).__name__
+    return line if len(line) <= 120 else line[:117] + "..."
