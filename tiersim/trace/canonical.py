@@ -99,8 +99,11 @@ def hash_column(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> 
         raise src.error(f"missing {column}; write [] for a request with no prefix blocks",
                         i, column)
     first = s.iloc[0] if len(s) else None
-    if isinstance(first, np.ndarray) and first.dtype == np.int64 and low == HASH_LOW:
-        return s.to_numpy()
+    if isinstance(first, np.ndarray) and first.dtype == np.int64:
+        cells = s.to_numpy()
+        if all(isinstance(c, np.ndarray) and c.dtype == np.int64 for c in cells) and (
+                low == HASH_LOW or np.concatenate([first[:0], *cells]).min(initial=0) >= low):
+            return cells
     return hash_arrays(s, src, column, low)
 
 
