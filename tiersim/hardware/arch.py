@@ -1,4 +1,15 @@
-"""The architecture record of a decoder-only transformer and its parameter counts by group."""
+"""The architecture record of a decoder-only transformer and its parameter counts by group.
+
+Groups (each can carry its own weight format, :mod:`tiersim.hardware.precisions`): ``embedding``,
+``lm_head``, ``attention`` (q/k/v/o, or the MLA projections), ``mlp`` (dense MLPs: every layer of
+a dense model, the first ``dense_layers`` of a MoE model), ``shared_experts`` (always-active
+experts of each MoE layer), ``experts`` (routed), ``router`` and ``norms``.
+
+Multi-head latent attention (MLA: DeepSeek-V3, Kimi-K2): ``kv_lora_rank > 0``. Queries go through
+a rank-``q_lora_rank`` bottleneck (0: a plain projection), keys and values through one shared
+latent of ``kv_lora_rank`` plus a ``qk_rope_head_dim`` rotary key; the KV cache holds only that
+latent and rotary key, one copy per token per layer, on every tensor-parallel GPU.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +24,11 @@ class ModelArch:
     num_experts / expert_intermediate / top_k: routed experts (0 for a dense model).
     tie_embeddings: ``lm_head`` shares the embedding matrix (stored once).
     qk_norm: per-head RMS norms on queries and keys (Qwen3).
+    dense_layers: leading layers of a MoE model with a dense MLP of width ``intermediate``.
+    shared_intermediate: summed width of the shared experts of each MoE layer (0: none).
+    q_lora_rank ... v_head_dim: MLA shapes (module docstring); ``kv_lora_rank`` 0 means GQA.
+    checkpoint: ``(group, format, bits per weight)`` for each group the checkpoint quantises
+        (see :func:`tiersim.hardware.precisions.weight_formats`); empty for a BF16 checkpoint.
     sliding_window / sliding_layers: how many layers attend only to the last
         ``sliding_window`` tokens (gpt-oss alternates them); 0 when all attention is full.
     source: "catalogue" or the config.json path it was read from.
@@ -34,11 +50,39 @@ class ModelArch:
     sliding_window: int = 0
     sliding_layers: int = 0
     source: str = "catalogue"
+    dense_layers: int = 0
+    shared_intermediate: int = 0
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    checkpoint: tuple[tuple[str, str, float], ...] = ()
 
     @property
     def is_moe(self) -> bool:
         """True when the MLPs are routed experts."""
         return self.num_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        """True for multi-head latent attention (DeepSeek-V3 / Kimi-K2)."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers with routed experts."""
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    @property
+    def dense_mlp_layers(self) -> int:
+        """Layers with a dense MLP."""
+        return self.dense_layers if self.is_moe else self.layers
+
+    @property
+    def kv_latent_dim(self) -> int:
+        """MLA: width of the cached latent per token and layer (``kv_lora_rank + rope``)."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
 
     @property
     def q_dim(self) -> int:
@@ -51,11 +95,20 @@ class ModelArch:
         return self.kv_heads * self.head_dim
 
     def attention_params_per_layer(self) -> int:
-        """q, k, v and o projection weights of one layer."""
+        """q, k, v and o projection weights of one layer (MLA: its five projections)."""
+        if self.is_mla:
+            qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            if self.q_lora_rank:
+                q = self.hidden * self.q_lora_rank + self.q_lora_rank * self.heads * qk
+            else:
+                q = self.hidden * self.heads * qk
+            kv_a = self.hidden * self.kv_latent_dim
+            kv_b = self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim)
+            return q + kv_a + kv_b + self.heads * self.v_head_dim * self.hidden
         return self.hidden * (self.q_dim + 2 * self.kv_dim) + self.q_dim * self.hidden
 
     def mlp_params_per_layer(self) -> int:
-        """Dense gate, up and down projections of one layer (0 for MoE)."""
+        """Dense gate, up and down projections of one dense layer."""
         return 3 * self.hidden * self.intermediate
 
     def expert_params_per_layer(self) -> int:
@@ -72,9 +125,10 @@ class ModelArch:
             "embedding": self.vocab * self.hidden,
             "lm_head": 0 if self.tie_embeddings else self.vocab * self.hidden,
             "attention": self.layers * self.attention_params_per_layer(),
-            "mlp": self.layers * self.mlp_params_per_layer(),
-            "experts": self.layers * self.expert_params_per_layer(),
-            "router": self.layers * self.hidden * self.num_experts,
+            "mlp": self.dense_mlp_layers * self.mlp_params_per_layer(),
+            "shared_experts": self.moe_layers * 3 * self.hidden * self.shared_intermediate,
+            "experts": self.moe_layers * self.expert_params_per_layer(),
+            "router": self.moe_layers * self.hidden * self.num_experts,
             "norms": self.layers * self.norm_params_per_layer() + self.hidden,
         }
 
@@ -87,5 +141,5 @@ class ModelArch:
     def active_params(self) -> int:
         """Parameters one token passes through (top-k experts only; embeddings counted once)."""
         groups = self.param_groups()
-        experts = self.layers * self.top_k * 3 * self.hidden * self.expert_intermediate
+        experts = self.moe_layers * self.top_k * 3 * self.hidden * self.expert_intermediate
         return self.total_params - groups["experts"] + experts

@@ -12,12 +12,36 @@ Supported ``model_type`` values and the keys read:
   ``sliding_attention``; without layer_types, half the layers as gpt-oss alternates them).
   Attention sinks and biases are ignored (well under 0.1% of weights and time).
 
+- ``mixtral``, ``minimax_m2``: MoE in every layer; ``num_local_experts``, ``num_experts_per_tok``,
+  ``intermediate_size`` (the expert width), ``shared_intermediate_size`` (MiniMax, 0 = none).
+- ``deepseek_v3``, ``kimi_k2`` (MLA + MoE): ``kv_lora_rank``, ``q_lora_rank`` (null: none),
+  ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``, ``n_routed_experts``,
+  ``moe_intermediate_size``, ``n_shared_experts``, ``first_k_dense_replace`` (dense leading
+  layers of width ``intermediate_size``); ``moe_layer_freq`` must be 1.
+- A multimodal wrapper (``kimi_k25``, ``*_vl*``) is read through its ``text_config`` when that
+  holds a supported type (the vision tower is not modelled).
+
+Weight formats (``quantization_config`` in the config, or NVIDIA's ``hf_quant_config.json``
+beside it: ``<folder>/hf_quant_config.json`` or ``<stem>_hf_quant_config.json`` for a file named
+``<stem>_config.json``): ``quant_method`` ``fp8`` (``weight_block_size`` -> ``fp8_block``, else
+per-tensor ``fp8``), ``mxfp4`` (the routed experts only, as vLLM loads gpt-oss),
+``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
+with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``), and
+``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``, ``MIXED_PRECISION`` per layer).
+Ignore / exclude lists (exact names, ``*`` wildcards, ``re:`` regexes) are matched against a
+representative module of each group (``self_attn.q_proj``, ``mlp.gate_proj``,
+``mlp.shared_experts.gate_proj``, ``mlp.experts.0.gate_proj``, ``lm_head``); embeddings are never
+quantised (vLLM loads them in BF16). Anything else is one line naming the file and what it lacks.
+
 Anything else is one :class:`TiersimError` line naming the file and the key.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +49,35 @@ from tiersim.errors import TiersimError
 from tiersim.hardware.arch import ModelArch
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "gpt_oss")
+MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
+MLA_TYPES = ("deepseek_v3", "kimi_k2")
+SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES)
+#: What tiersim lacks to model a known architecture it does not support (one line each).
+LACKS = {
+    "deepseek_v32": "DeepSeek sparse attention (DSA indexer)",
+    "deepseek_v4": "DeepSeek-V4 compressed sparse attention",
+    "glm_moe_dsa": "DeepSeek sparse attention (DSA indexer)",
+    "nemotron_h": "Mamba-2 (state-space) layers",
+    "qwen3_5_moe": "gated delta-net (linear attention) layers",
+    "qwen3_5": "gated delta-net (linear attention) layers",
+    "qwen3_next": "gated delta-net (linear attention) layers",
+    "kimi_linear": "Kimi delta attention (linear attention) layers",
+    "llama4_text": "chunked local attention and interleaved dense/MoE layers",
+    "gemma4_text": "interleaved local/global attention with per-layer head shapes",
+    "nemotron-nas": "per-layer heterogeneous block shapes (NAS)",
+    "mimo_v2_flash": "hybrid sliding-window attention with per-layer head shapes",
+    "minimax_m3": "lightning (linear) attention layers",
+}
+#: A representative module name per weight group, matched against ignore/exclude lists.
+GROUP_MODULES = {
+    "attention": ("self_attn.q_proj", "self_attn.q_b_proj", "self_attn.o_proj"),
+    "mlp": ("mlp.gate_proj", "mlp.down_proj"),
+    "shared_experts": ("mlp.shared_experts.gate_proj", "mlp.shared_expert.gate_proj"),
+    "experts": ("mlp.experts.0.gate_proj", "mlp.experts", "block_sparse_moe.experts.0.w1"),
+    "lm_head": ("lm_head",),
+}
+_LAYER_PREFIXES = ("model.layers.{i}.", "language_model.model.layers.{i}.",
+                   "model.language_model.layers.{i}.")
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -124,18 +176,67 @@ def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
     }
 
 
+def _moe_local(cfg: _Config) -> dict[str, Any]:
+    """MoE fields of a Mixtral / MiniMax-M2 config (every layer MoE)."""
+    return {
+        "num_experts": cfg.int("num_local_experts"),
+        "top_k": cfg.int("num_experts_per_tok"),
+        "expert_intermediate": cfg.int("intermediate_size"),
+        "shared_intermediate": cfg.int("shared_intermediate_size", 0)
+        if cfg.data.get("shared_intermediate_size") else 0,
+        "qk_norm": bool(cfg.data.get("use_qk_norm", False)),
+    }
+
+
+def _mla(cfg: _Config) -> dict[str, Any]:
+    """MLA and MoE fields of a DeepSeek-V3 / Kimi-K2 config."""
+    if cfg.data.get("moe_layer_freq", 1) != 1:
+        raise cfg.error("moe_layer_freq", "only 1 (every layer after the dense ones MoE)")
+    nope, rope = cfg.int("qk_nope_head_dim"), cfg.int("qk_rope_head_dim")
+    moe_inter = cfg.int("moe_intermediate_size")
+    shared = cfg.int("n_shared_experts", 0) if cfg.data.get("n_shared_experts") else 0
+    dense = cfg.int("first_k_dense_replace", 0) if cfg.data.get("first_k_dense_replace") else 0
+    heads = cfg.int("num_attention_heads")
+    return {
+        "kv_heads": heads,
+        "head_dim": nope + rope,
+        "intermediate": cfg.int("intermediate_size") if dense else 0,
+        "num_experts": cfg.int("n_routed_experts"),
+        "top_k": cfg.int("num_experts_per_tok"),
+        "expert_intermediate": moe_inter,
+        "shared_intermediate": shared * moe_inter,
+        "dense_layers": dense,
+        "q_lora_rank": cfg.int("q_lora_rank", 0) if cfg.data.get("q_lora_rank") else 0,
+        "kv_lora_rank": cfg.int("kv_lora_rank"),
+        "qk_nope_head_dim": nope,
+        "qk_rope_head_dim": rope,
+        "v_head_dim": cfg.int("v_head_dim"),
+    }
+
+
+def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
+    """The language model's config of a multimodal wrapper (and the wrapper's own quant
+    config), or the config itself."""
+    text = cfg.data.get("text_config")
+    if cfg.data.get("model_type") in SUPPORTED_TYPES or not isinstance(text, dict):
+        return cfg, None
+    return _Config(cfg.path, text), cfg.data.get("quantization_config")
+
+
 def load_hf_config(path: str | Path) -> ModelArch:
     """The architecture a Hugging Face ``config.json`` (or a folder holding one) describes."""
     path = Path(path)
     if path.is_dir():
         path = path / "config.json"
-    data = _read(path)
-    cfg = _Config(path, data)
-    model_type = data.get("model_type")
+    outer = _Config(path, _read(path))
+    cfg, wrapper_quant = _text_config(outer)
+    model_type = cfg.data.get("model_type")
     if model_type not in SUPPORTED_TYPES:
+        lacks = LACKS.get(str(model_type)) or LACKS.get(str(outer.data.get("model_type")))
+        why = f": tiersim does not model {lacks}" if lacks else " is not supported"
         raise cfg.error(
             "model_type",
-            f"{model_type!r} is not supported; supported: {', '.join(SUPPORTED_TYPES)}",
+            f"{model_type!r}{why}; supported: {', '.join(SUPPORTED_TYPES)}",
         )
     fields = _common(cfg, _model_name(path))
     if model_type in DENSE_TYPES:
@@ -143,9 +244,167 @@ def load_hf_config(path: str | Path) -> ModelArch:
         fields["qk_norm"] = model_type == "qwen3"
     elif model_type == "qwen3_moe":
         fields.update(_qwen3_moe(cfg))
+    elif model_type in MOE_LOCAL_TYPES:
+        fields.update(_moe_local(cfg))
+    elif model_type in MLA_TYPES:
+        fields.update(_mla(cfg))
     else:
         fields.update(_gpt_oss(cfg, fields["layers"]))
     if fields.get("num_experts") and fields["top_k"] > fields["num_experts"]:
-        key = "num_experts_per_tok" if model_type == "qwen3_moe" else "experts_per_token"
+        key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
-    return ModelArch(**fields)
+    quant = cfg.data.get("quantization_config") or wrapper_quant
+    formats = checkpoint_formats(path, quant, fields.get("dense_layers", 0))
+    arch = ModelArch(**fields)
+    present = {g for g, n in arch.param_groups().items() if n > 0}
+    return dataclasses.replace(arch, checkpoint=tuple(f for f in formats if f[0] in present))
+
+
+# --------------------------------------------------------------------------- weight formats
+
+
+def _hf_quant_path(path: Path) -> Path:
+    """NVIDIA's ``hf_quant_config.json`` beside ``path`` (same folder, or same stem)."""
+    if path.name == "config.json":
+        return path.with_name("hf_quant_config.json")
+    return path.with_name(path.name.removesuffix("config.json") + "hf_quant_config.json")
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """An ignore-list entry against a module name: ``re:`` regex, ``*`` wildcard, or a name
+    that equals the module, one of its parents, or its trailing components."""
+    if pattern.startswith("re:"):
+        return re.match(pattern[3:], name) is not None
+    if "*" in pattern or "?" in pattern:
+        return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern + ".*")
+    return (name == pattern or name.startswith(pattern + ".") or name.endswith("." + pattern)
+            or f".{pattern}." in name)
+
+
+def _group_names(group: str, moe_layer: int) -> list[str]:
+    """Full module names that stand for ``group`` under the usual prefixes."""
+    if group == "lm_head":
+        return ["lm_head", "language_model.lm_head"]
+    layer = 0 if group in ("mlp",) else moe_layer
+    return [p.format(i=layer) + m for p in _LAYER_PREFIXES for m in GROUP_MODULES[group]]
+
+
+def _any_match(patterns, group: str, moe_layer: int) -> bool:
+    names = _group_names(group, moe_layer)
+    return any(_matches(str(p), n) for p in patterns or () for n in names)
+
+
+def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
+    """``(format, bits)`` of a format name (W4A16 carries its group's scale overhead)."""
+    from tiersim.hardware.precisions import PRECISIONS, w4a16
+
+    prec = w4a16(group_size) if name == "w4a16" else PRECISIONS[name]
+    return prec.name, prec.weight_bits
+
+
+def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
+    """``((group, format, bits), ...)`` for the quantised groups of a checkpoint.
+
+    Reads ``quant`` (the config's ``quantization_config``) or, when that is absent or names
+    ModelOpt, the ``hf_quant_config.json`` beside ``path``. One :class:`TiersimError` line for a
+    scheme tiersim cannot represent.
+    """
+    side = _hf_quant_path(path)
+    quant = quant or {}
+    method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else "?"
+    if method.lower() in ("", "modelopt") and side.is_file():
+        data = _read(side)
+        return _modelopt(side, data.get("quantization", data), dense_layers)
+    if not quant:
+        return ()
+    if not isinstance(quant, dict):
+        raise TiersimError(f"{path}: key 'quantization_config': must be an object")
+    method = str(quant.get("quant_method", "")).lower()
+    if not method and quant.get("quant_algo"):
+        method = "modelopt"
+    if method == "fp8":
+        fmt = "fp8_block" if quant.get("weight_block_size") else "fp8"
+        skip = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or ()
+        return _uniform(_fmt(fmt), skip, dense_layers, _LINEAR_GROUPS)
+    if method == "mxfp4":
+        return _uniform(_fmt("mxfp4"), quant.get("modules_to_not_convert"), dense_layers,
+                        ("experts",))
+    if method == "compressed-tensors":
+        return _compressed_tensors(path, quant, dense_layers)
+    if method == "modelopt":
+        return _modelopt(path, quant, dense_layers)
+    raise TiersimError(
+        f"{path}: key 'quantization_config.quant_method': {method!r} is not supported; "
+        "supported: fp8, mxfp4, compressed-tensors, modelopt (or none: BF16)"
+    )
+
+
+#: Groups a checkpoint may quantise. ``lm_head`` is not among them: vLLM's FP8, ModelOpt and
+#: compressed-tensors methods quantise linear and fused-MoE layers only, so it loads in BF16.
+_LINEAR_GROUPS = ("attention", "mlp", "shared_experts", "experts")
+
+
+def _uniform(fmt, skip, dense_layers: int, groups=_LINEAR_GROUPS):
+    """Every group of ``groups`` that no ``skip`` entry names, in ``fmt``."""
+    return tuple((g, *fmt) for g in groups if not _any_match(skip, g, dense_layers))
+
+
+def _ct_format(path: Path, weights: dict) -> tuple[str, float]:
+    """The format of one compressed-tensors weight scheme."""
+    bits, kind = weights.get("num_bits"), weights.get("type")
+    size = weights.get("group_size") or 128
+    if bits == 4 and kind == "int":
+        return _fmt("w4a16", int(size))
+    if bits == 4 and kind == "float" and size == 16:
+        return _fmt("nvfp4")
+    if bits == 8 and kind == "float":
+        return _fmt("fp8_block" if weights.get("strategy") == "block" else "fp8")
+    raise TiersimError(
+        f"{path}: key 'quantization_config.config_groups': {bits}-bit {kind} weights "
+        f"(group {size}) are not a format tiersim models "
+        "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
+    )
+
+
+def _compressed_tensors(path: Path, quant: dict, dense_layers: int):
+    groups = quant.get("config_groups") or {}
+    ignore = quant.get("ignore") or ()
+    out: dict[str, tuple[str, float]] = {}
+    for scheme in groups.values():
+        fmt = _ct_format(path, scheme.get("weights") or {})
+        targets = scheme.get("targets") or ["Linear"]
+        for g in _LINEAR_GROUPS:
+            hit = "Linear" in targets or _any_match(targets, g, dense_layers)
+            if hit and g not in out and not _any_match(ignore, g, dense_layers):
+                out[g] = fmt
+    return tuple((g, *f) for g, f in out.items())
+
+
+_MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "MXFP4": "mxfp4",
+                   "FP8_BLOCK": "fp8_block", "W4A16_AWQ": "w4a16", "INT4_AWQ": "w4a16"}
+
+
+def _modelopt_fmt(path: Path, spec: dict) -> tuple[str, float]:
+    algo = str(spec.get("quant_algo", "")).upper()
+    if algo not in _MODELOPT_ALGOS:
+        raise TiersimError(
+            f"{path}: key 'quant_algo': {algo!r} is not a format tiersim models; "
+            f"supported: {', '.join(_MODELOPT_ALGOS)}, MIXED_PRECISION"
+        )
+    return _fmt(_MODELOPT_ALGOS[algo], int(spec.get("group_size") or 128))
+
+
+def _modelopt(path: Path, quant: dict, dense_layers: int):
+    """NVIDIA ModelOpt: one algorithm with an exclude list, or per-layer (MIXED_PRECISION)."""
+    algo = str(quant.get("quant_algo", "")).upper()
+    if algo == "MIXED_PRECISION":
+        layers = quant.get("quantized_layers") or {}
+        out = []
+        for g in _LINEAR_GROUPS:
+            for name, spec in layers.items():
+                if _any_match([name], g, dense_layers):
+                    out.append((g, *_modelopt_fmt(path, spec)))
+                    break
+        return tuple(out)
+    skip = quant.get("exclude_modules") or quant.get("ignore") or ()
+    return _uniform(_modelopt_fmt(path, quant), skip, dense_layers)

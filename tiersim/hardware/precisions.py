@@ -16,10 +16,18 @@ Bits per weight include the scale overhead of each format:
   directly, with activations quantised to NVFP4 too (W4A4); Hopper has no FP4 tensor cores, so
   there the weights are dequantised and the math runs in BF16 (weight-only).
 
-Which layers are quantised (all formats alike, as in typical vLLM-served checkpoints made by
-llm-compressor and NVIDIA ModelOpt): every linear layer inside the transformer blocks, i.e. the
-attention projections (q, k, v, o), dense MLPs and MoE experts. These stay BF16: token
-embeddings, ``lm_head``, norms and the MoE router (gate), which both tools exclude by default.
+- ``fp8_block``: FP8 E4M3 weights with one FP32 scale per 128 x 128 block (8 + 32/16384 bits),
+  activations quantised per token and 128-wide group (DeepSeek-V3, Qwen3-FP8, MiniMax-M2
+  checkpoints: ``quantization_config.weight_block_size``). Native on Hopper and Blackwell.
+- ``mxfp4``: FP4 E2M1 values in 32-element blocks with an E8M0 scale (4 + 8/32 = 4.25 bits;
+  gpt-oss experts). Native on Blackwell; weight-only (dequantised, BF16 math) on Hopper.
+
+A tier's ``precision`` names one format for every linear layer inside the transformer blocks
+(attention projections, dense MLPs, routed and shared experts; as llm-compressor and NVIDIA
+ModelOpt quantise by default), while token embeddings, ``lm_head``, norms and the MoE router stay
+BF16. ``precision: checkpoint`` instead serves each module group in the format its checkpoint
+ships (:func:`weight_formats`), read from the model's ``config.json`` ``quantization_config``
+(or NVIDIA's ``hf_quant_config.json``) by :mod:`tiersim.hardware.hf_config`.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from tiersim.errors import TiersimError
 from tiersim.hardware.gpus import GPU
 
 #: Parameter groups of a model (see :meth:`tiersim.hardware.models.ModelArch.param_groups`).
-QUANTISED_GROUPS = frozenset({"attention", "mlp", "experts"})
+QUANTISED_GROUPS = frozenset({"attention", "mlp", "shared_experts", "experts"})
 BF16_GROUPS = frozenset({"embedding", "lm_head", "norms", "router"})
 
 #: Bytes per element of a compute / activation dtype.
@@ -54,6 +62,7 @@ class Precision:
     weight_bits: float
     native_compute: str
     weight_only: bool = False
+    native_as: str = ""
 
     @property
     def bf16_groups(self) -> frozenset[str]:
@@ -66,7 +75,7 @@ class Precision:
 
     def is_native_on(self, gpu: GPU) -> bool:
         """True when ``gpu``'s tensor cores compute in this format without dequantising."""
-        return self.name in gpu.native
+        return (self.native_as or self.name) in gpu.native
 
     def compute_dtype_on(self, gpu: GPU) -> str:
         """The dtype the quantised layers' matrix math runs in on ``gpu``."""
@@ -82,16 +91,26 @@ PRECISIONS: dict[str, Precision] = {
     "fp8": Precision("fp8", "FP8", 8.0, "fp8"),
     "w4a16": Precision("w4a16", "W4A16", 4.0 + 16.0 / 128, "bf16", weight_only=True),
     "nvfp4": Precision("nvfp4", "NVFP4", 4.0 + 8.0 / 16, "fp4"),
+    "fp8_block": Precision("fp8_block", "FP8 (block)", 8.0 + 32.0 / 16384, "fp8", native_as="fp8"),
+    "mxfp4": Precision("mxfp4", "MXFP4", 4.0 + 8.0 / 32, "fp4", native_as="nvfp4"),
 }
+#: The tier precision that serves every group as its checkpoint ships it.
+CHECKPOINT = "checkpoint"
+#: Module groups that carry their own weight format (the rest, router and norms, are BF16).
+FORMAT_GROUPS = ("attention", "mlp", "shared_experts", "experts", "lm_head", "embedding")
 
 
 def get_precision(name: str | Precision) -> Precision:
     """The format called ``name`` (case-insensitive); a :class:`Precision` passes through."""
     if isinstance(name, Precision):
         return name
+    if isinstance(name, WeightFormats):
+        return name.headline
     key = str(name).strip().lower()
+    if key == CHECKPOINT:
+        return CHECKPOINT_PRECISION
     if key not in PRECISIONS:
-        known = ", ".join(PRECISIONS)
+        known = ", ".join([*PRECISIONS, CHECKPOINT])
         raise TiersimError(f"unknown precision {name!r}; known precisions: {known}")
     return PRECISIONS[key]
 
@@ -105,6 +124,82 @@ def kv_dtype_bytes(kv_dtype: str) -> float:
     return sizes[key]
 
 
+def w4a16(group_size: int) -> Precision:
+    """Symmetric INT4 weight-only with one 16-bit scale per ``group_size`` weights."""
+    if group_size == 128:
+        return PRECISIONS["w4a16"]
+    label = f"W4A16 g{group_size}"
+    return Precision("w4a16", label, 4.0 + 16.0 / group_size, "bf16", weight_only=True)
+
+
+#: What ``get_precision("checkpoint")`` returns: a placeholder whose groups resolve per model.
+CHECKPOINT_PRECISION = Precision(CHECKPOINT, "checkpoint", 16.0, "bf16")
+
+
+@dataclass(frozen=True)
+class WeightFormats:
+    """The weight format of every module group of one tier (see :data:`FORMAT_GROUPS`).
+
+    headline: the tier's ``precision`` (the format of the quantised linear layers, or the
+    checkpoint placeholder). Router and norms are always BF16.
+    """
+
+    headline: Precision
+    attention: Precision
+    mlp: Precision
+    shared_experts: Precision
+    experts: Precision
+    lm_head: Precision
+    embedding: Precision
+
+    def of(self, group: str) -> Precision:
+        """The format of parameter ``group`` (router and norms: BF16)."""
+        if group in FORMAT_GROUPS:
+            return getattr(self, group)
+        return PRECISIONS["bf16"]
+
+    def bits_for(self, group: str) -> float:
+        """Storage bits per weight of ``group``, scales included."""
+        return self.of(group).weight_bits
+
+    @property
+    def label(self) -> str:
+        """``FP8`` for a uniform tier; the distinct formats for a checkpoint
+        (``attention BF16, experts W4A16 g32``)."""
+        if self.headline.name != CHECKPOINT:
+            return self.headline.label
+        parts = [f"{g} {self.of(g).label}" for g in FORMAT_GROUPS[:5]]
+        return "checkpoint (" + ", ".join(parts) + ")"
+
+
+def weight_formats(model, precision) -> WeightFormats:
+    """The per-group formats of ``model`` served at tier ``precision``.
+
+    A named precision quantises the linear layers of the blocks (attention, dense MLP, shared
+    and routed experts) and keeps embeddings and ``lm_head`` BF16; ``"checkpoint"`` takes each
+    group's format from the model's checkpoint (BF16 where it declares none).
+    """
+    if isinstance(precision, WeightFormats):
+        return precision
+    prec = get_precision(precision)
+    bf16 = PRECISIONS["bf16"]
+    if prec.name != CHECKPOINT:
+        return WeightFormats(prec, prec, prec, prec, prec, bf16, bf16)
+    groups = {g: checkpoint_format(model, g) for g in FORMAT_GROUPS}
+    return WeightFormats(prec, **groups)
+
+
+def checkpoint_format(model, group: str) -> Precision:
+    """The format parameter ``group`` of ``model`` ships in (BF16 unless its config says)."""
+    for name, fmt, bits in getattr(model, "checkpoint", ()):
+        if name == group:
+            base = PRECISIONS[fmt]
+            return base if base.weight_bits == bits else w4a16(round(16.0 / (bits - 4.0)))
+    return PRECISIONS["bf16"]
+
+
 def checkpoint_bits(model, group: str) -> float:
     """Storage bits per weight of parameter ``group`` of ``model`` as its checkpoint ships it."""
-    return 16.0
+    if group not in FORMAT_GROUPS:
+        return 16.0
+    return checkpoint_format(model, group).weight_bits

@@ -35,7 +35,12 @@ import math
 from tiersim.errors import FitError
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.gpus import GPU
-from tiersim.hardware.precisions import Precision, get_precision, kv_dtype_bytes
+from tiersim.hardware.precisions import (
+    Precision,
+    WeightFormats,
+    kv_dtype_bytes,
+    weight_formats,
+)
 
 GB = 1e9
 #: Fixed part of the default activation reserve, bytes (see module docstring).
@@ -116,8 +121,12 @@ def params_per_gpu(model: ModelArch, tp: int = 1, dp: int = 1, ep: int = 1) -> d
     """
     check_parallel(model, tp, dp, ep)
     q_heads, kv_heads = heads_per_gpu(model, tp)
-    attn = model.hidden * (q_heads + 2 * kv_heads) * model.head_dim
-    attn += q_heads * model.head_dim * model.hidden
+    if model.is_mla:  # the down-projections (q_a, kv_a) are replicated, the rest split
+        down = model.hidden * (model.q_lora_rank + model.kv_latent_dim)
+        attn = down + (model.attention_params_per_layer() - down) / tp
+    else:
+        attn = model.hidden * (q_heads + 2 * kv_heads) * model.head_dim
+        attn += q_heads * model.head_dim * model.hidden
     groups = model.param_groups()
     vocab_rows = math.ceil(model.vocab / tp)
     return {
@@ -125,6 +134,7 @@ def params_per_gpu(model: ModelArch, tp: int = 1, dp: int = 1, ep: int = 1) -> d
         "lm_head": 0 if model.tie_embeddings else vocab_rows * model.hidden,
         "attention": model.layers * attn,
         "mlp": groups["mlp"] / tp,
+        "shared_experts": groups["shared_experts"] / tp,
         "experts": groups["experts"] / (tp * dp),
         "router": groups["router"],
         "norms": groups["norms"],
@@ -134,10 +144,11 @@ def params_per_gpu(model: ModelArch, tp: int = 1, dp: int = 1, ep: int = 1) -> d
 def weight_bytes(
     model: ModelArch, precision: str | Precision, tp: int = 1, dp: int = 1, ep: int = 1
 ) -> float:
-    """Bytes of weights on each GPU of a ``tp x dp`` replica at ``precision``."""
-    prec = get_precision(precision)
+    """Bytes of weights on each GPU of a ``tp x dp`` replica at ``precision`` (a tier precision,
+    ``"checkpoint"``, or :class:`~tiersim.hardware.precisions.WeightFormats`)."""
+    formats = weight_formats(model, precision)
     params = params_per_gpu(model, tp, dp, ep)
-    return sum(count * prec.bits_for(group) / 8 for group, count in params.items())
+    return sum(count * formats.bits_for(group) / 8 for group, count in params.items())
 
 
 def checkpoint_bytes(model: ModelArch) -> float:
@@ -151,7 +162,10 @@ def checkpoint_bytes(model: ModelArch) -> float:
 
 
 def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) -> float:
-    """KV-cache bytes one token occupies on each GPU: 2 x layers x KV heads x head_dim x bytes."""
+    """KV-cache bytes one token occupies on each GPU: 2 x layers x KV heads x head_dim x bytes;
+    MLA: layers x (kv_lora_rank + rope dim) x bytes, the same latent on every TP GPU."""
+    if model.is_mla:
+        return model.layers * model.kv_latent_dim * kv_dtype_bytes(kv_dtype)
     _, kv_heads = heads_per_gpu(model, tp)
     return 2 * model.layers * kv_heads * model.head_dim * kv_dtype_bytes(kv_dtype)
 
@@ -189,7 +203,7 @@ def kv_capacity_blocks(
     ``None`` uses the default of :func:`default_activation_reserve` sized for
     ``max_num_batched_tokens``.
     """
-    prec = get_precision(precision)
+    prec = weight_formats(model, precision)
     weights = weight_bytes(model, prec, tp, dp, ep)
     reserve = activation_reserve_bytes
     if reserve is None:
@@ -204,7 +218,7 @@ def kv_capacity_blocks(
 
 def _fit_message(
     model: ModelArch,
-    prec: Precision,
+    prec: WeightFormats,
     gpu: GPU,
     tp: int,
     weights: float,

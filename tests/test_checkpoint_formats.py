@@ -1,0 +1,128 @@
+"""Checkpoint weight formats read from config.json / hf_quant_config.json, and their memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiersim.errors import TiersimError
+from tiersim.hardware import get_model
+from tiersim.hardware.hf_config import load_hf_config
+from tiersim.hardware.precisions import weight_formats
+from tiersim.perf.memory import checkpoint_bytes, kv_bytes_per_token, weight_bytes
+
+BASE = {
+    "model_type": "qwen3_moe", "hidden_size": 1024, "num_hidden_layers": 4,
+    "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64, "vocab_size": 1000,
+    "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 256,
+}
+MLA = {
+    "model_type": "deepseek_v3", "hidden_size": 1024, "num_hidden_layers": 4,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 1000,
+    "intermediate_size": 2048, "moe_intermediate_size": 256, "n_routed_experts": 8,
+    "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1,
+    "q_lora_rank": 384, "kv_lora_rank": 128, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
+    "v_head_dim": 32,
+}
+
+
+def _write(tmp_path: Path, data: dict, name: str = "config.json", side: dict | None = None):
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    if side is not None:
+        stem = "hf_quant_config.json" if name == "config.json" else name.replace(
+            "config.json", "hf_quant_config.json")
+        (tmp_path / stem).write_text(json.dumps(side))
+    return path
+
+
+def _formats(model) -> dict[str, str]:
+    return {g: f for g, f, _ in model.checkpoint}
+
+
+def test_block_fp8_with_skip_list(tmp_path):
+    quant = {"quant_method": "fp8", "weight_block_size": [128, 128],
+             "modules_to_not_convert": ["lm_head", "gate"]}
+    model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
+    assert _formats(model) == {"attention": "fp8_block", "experts": "fp8_block"}
+    fmts = weight_formats(model, "checkpoint")
+    assert fmts.lm_head.name == "bf16" and fmts.of("router").name == "bf16"
+    # Per-tensor FP8 when no block size is given.
+    quant.pop("weight_block_size")
+    model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
+    assert set(_formats(model).values()) == {"fp8"}
+
+
+def test_compressed_tensors_int4_with_ignore_regexes(tmp_path):
+    quant = {
+        "quant_method": "compressed-tensors",
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {
+            "num_bits": 4, "type": "int", "group_size": 32, "strategy": "group"}}},
+        "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+                   "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"],
+    }
+    model = load_hf_config(_write(tmp_path, {**MLA, "quantization_config": quant}))
+    assert _formats(model) == {"experts": "w4a16"}
+    experts = weight_formats(model, "checkpoint").experts
+    assert experts.weight_bits == 4.5  # 4 bits + a 16-bit scale per 32 weights
+
+
+def test_mxfp4_quantises_only_the_experts(tmp_path):
+    data = {"model_type": "gpt_oss", "hidden_size": 512, "num_hidden_layers": 2,
+            "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+            "vocab_size": 1000, "num_local_experts": 4, "experts_per_token": 2,
+            "intermediate_size": 512, "quantization_config": {"quant_method": "mxfp4"}}
+    model = load_hf_config(_write(tmp_path, data))
+    assert _formats(model) == {"experts": "mxfp4"}
+    assert weight_formats(model, "checkpoint").experts.weight_bits == 4.25
+
+
+def test_modelopt_side_file_beside_a_stem_config(tmp_path):
+    side = {"quantization": {"quant_algo": "NVFP4", "group_size": 16,
+                             "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}}
+    model = load_hf_config(_write(tmp_path, BASE, "org--m_config.json", side))
+    assert _formats(model) == {"experts": "nvfp4"}
+
+
+def test_unrepresentable_scheme_is_one_line(tmp_path):
+    quant = {"quant_method": "compressed-tensors", "config_groups": {"g": {
+        "targets": ["Linear"], "weights": {"num_bits": 8, "type": "int"}}}}
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
+    assert "\n" not in str(info.value) and "8-bit int" in str(info.value)
+    with pytest.raises(TiersimError, match="Mamba"):
+        load_hf_config(_write(tmp_path, {**BASE, "model_type": "nemotron_h"}))
+
+
+def test_checkpoint_bytes_counts_each_group_in_its_format(tmp_path):
+    quant = {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    bf16 = load_hf_config(_write(tmp_path, BASE))
+    fp8 = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
+    groups = bf16.param_groups()
+    linear = groups["attention"] + groups["experts"]
+    assert checkpoint_bytes(bf16) == pytest.approx(bf16.total_params * 2)
+    saved = checkpoint_bytes(bf16) - checkpoint_bytes(fp8)
+    assert saved == pytest.approx(linear * (2 - (8 + 32 / 16384) / 8))
+
+
+def test_mla_kv_cache_is_the_latent_on_every_tp_gpu(tmp_path):
+    model = load_hf_config(_write(tmp_path, MLA))
+    assert model.is_mla and model.dense_layers == 1 and model.moe_layers == 3
+    per_token = 4 * (128 + 16) * 2
+    assert kv_bytes_per_token(model, "bf16", tp=1) == per_token
+    assert kv_bytes_per_token(model, "bf16", tp=4) == per_token
+
+
+def test_tier_precision_overrides_the_checkpoint(tmp_path):
+    quant = {"quant_method": "mxfp4"}
+    data = {**BASE, "quantization_config": quant}
+    model = load_hf_config(_write(tmp_path, data))
+    assert weight_bytes(model, "bf16") > weight_bytes(model, "checkpoint") > weight_bytes(
+        model, "nvfp4")
+
+
+def test_catalogue_model_checkpoint_is_bf16():
+    qwen = get_model("Qwen3-Coder-30B-A3B")
+    assert weight_bytes(qwen, "checkpoint") == weight_bytes(qwen, "bf16")
