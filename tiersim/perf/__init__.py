@@ -71,27 +71,30 @@ def build_step_model(
     operator they cover and the roofline the rest; the model's ``sources()`` lists each table
     with ``measured:...``, ``harness`` or ``roofline``. A profile made on another GPU is an error.
     """
-    from tiersim.hardware import get_gpu, get_model, get_precision
+    from tiersim.hardware import get_gpu, get_model
+    from tiersim.hardware.precisions import weight_formats
     from tiersim.perf.assembly import AssembledStepModel
     from tiersim.perf.memory import check_parallel
     from tiersim.perf.profile import ProfileOps
     from tiersim.perf.roofline import RooflineModel, RooflineOps
 
-    arch, prec, dev = get_model(model), get_precision(precision), get_gpu(gpu)
+    arch, dev = get_model(model), get_gpu(gpu)
+    prec = weight_formats(arch, precision)
     check_parallel(arch, tp, dp, ep)
     if profile is None:
-        return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype)
+        return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
     prof = resolve_profile(profile)
     if prof.gpu.lower() != dev.name.lower():
         raise ProfileError(
             f"{prof.path}: gpu: profile {prof.name!r} was measured on {prof.gpu}, not "
             f"{dev.name}; use a {dev.name} profile or no profile (roofline)"
         )
-    fallback = RooflineOps(arch, prec, dev, tp=tp, kv_dtype=kv_dtype)
-    ops = ProfileOps(prof, arch, prec, dev, tp=tp, kv_dtype=kv_dtype, fallback=fallback)
+    fallback = RooflineOps(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
+    ops = ProfileOps(prof, arch, prec, dev, tp=tp, kv_dtype=kv_dtype, fallback=fallback,
+                     dp=dp, ep=ep)
     kind = prof.provenance.get("source", "")
     source = f"profile:{prof.name}" + (f" ({_KIND_LABELS.get(kind, kind)})" if kind else "")
-    return AssembledStepModel(arch, prec, tp, ops, source)
+    return AssembledStepModel(arch, prec, tp, ops, source, dp=dp, ep=ep)
 
 
 _KIND_LABELS = {"public": "measured public data", "harness": "harness", "roofline": "roofline"}

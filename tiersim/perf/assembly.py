@@ -32,7 +32,7 @@ import numpy as np
 
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.models import get_model
-from tiersim.hardware.precisions import Precision, get_precision
+from tiersim.hardware.precisions import Precision, weight_formats
 from tiersim.perf.base import StepShape
 from tiersim.perf.memory import heads_per_gpu
 
@@ -92,8 +92,11 @@ class OpTimes(Protocol):
 class AssembledStepModel:
     """A :class:`~tiersim.perf.base.StepTimeModel` built from an :class:`OpTimes`.
 
-    ``model`` and ``precision`` may be names or objects; ``source`` is the label shown to
-    users. Times of a given token count are cached, so repeated shapes cost a dict lookup.
+    ``model`` and ``precision`` may be names or objects (``precision`` also ``"checkpoint"`` or
+    a :class:`~tiersim.hardware.precisions.WeightFormats`); ``source`` is the label shown to
+    users. ``dp`` / ``ep``: attention data-parallel ranks and expert-parallel size of the
+    replica (see :func:`tiersim.perf.build_step_model`); the model times one DP rank. Times of
+    a given token count are cached, so repeated shapes cost a dict lookup.
     """
 
     def __init__(
@@ -103,10 +106,13 @@ class AssembledStepModel:
         tp: int,
         ops: OpTimes,
         source: str,
+        dp: int = 1,
+        ep: int = 1,
     ):
         self.model = get_model(model)
-        self.precision = get_precision(precision)
-        self.tp = int(tp)
+        self.formats = weight_formats(self.model, precision)
+        self.precision = self.formats.headline
+        self.tp, self.dp, self.ep = int(tp), int(dp), int(ep)
         self.ops = ops
         self.source = source
         self._init_shapes()
@@ -120,10 +126,18 @@ class AssembledStepModel:
         """Per-GPU GEMM shapes ``(n, k)`` and layer counts, computed once."""
         m, tp = self.model, self.tp
         q_heads, kv_heads = heads_per_gpu(m, tp)
-        self._qkv = ((q_heads + 2 * kv_heads) * m.head_dim, m.hidden)
-        self._o = (m.hidden, q_heads * m.head_dim)
+        if m.is_mla:
+            self._qkv = (m.q_lora_rank + m.kv_latent_dim, m.hidden)  # fused q_a + kv_a
+            q_in = m.q_lora_rank or m.hidden
+            self._mla_q = (q_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), q_in)
+            self._o = (m.hidden, q_heads * m.v_head_dim)
+        else:
+            self._qkv = ((q_heads + 2 * kv_heads) * m.head_dim, m.hidden)
+            self._o = (m.hidden, q_heads * m.head_dim)
         self._gate_up = (2 * m.intermediate // tp, m.hidden)
         self._down = (m.hidden, m.intermediate // tp)
+        self._shared_gate_up = (2 * m.shared_intermediate // tp, m.hidden)
+        self._shared_down = (m.hidden, m.shared_intermediate // tp)
         self._router = (m.num_experts, m.hidden)
         self._lm_head = (math.ceil(m.vocab / tp), m.hidden)
         self._allreduce_bytes_per_token = 2.0 * m.hidden
@@ -133,17 +147,67 @@ class AssembledStepModel:
 
     # ------------------------------------------------------------------ per-token-count parts
 
-    def _layer_linear(self, tokens: np.ndarray) -> np.ndarray:
-        """One layer's GEMMs, MLP/MoE and all-reduces for each entry of ``tokens``."""
-        ops, prec = self.ops, self.precision.name
-        t = ops.gemm(tokens, *self._qkv, prec) + ops.gemm(tokens, *self._o, prec)
-        if self.model.is_moe:
-            t = t + ops.gemm(tokens, *self._router, "bf16") + ops.moe(tokens)
-        else:
-            t = t + ops.gemm(tokens, *self._gate_up, prec) + ops.gemm(tokens, *self._down, prec)
-        if self.tp > 1:
-            t = t + 2.0 * ops.allreduce(tokens * self._allreduce_bytes_per_token)
+    def _fmt(self, group: str) -> str:
+        """The table dtype (format name) of ``group``'s GEMMs."""
+        return self.formats.of(group).name
+
+    def _attention_linear(self, tokens: np.ndarray) -> np.ndarray:
+        """One layer's attention projections for ``tokens`` (MLA: the fused down-projection;
+        its q/o projections are part of the prefill module and added per decode sequence)."""
+        ops, fmt = self.ops, self._fmt("attention")
+        t = ops.gemm(tokens, *self._qkv, fmt)
+        if not self.model.is_mla:
+            t = t + ops.gemm(tokens, *self._o, fmt)
         return t
+
+    def _dense_mlp(self, tokens: np.ndarray) -> np.ndarray:
+        fmt = self._fmt("mlp")
+        return self.ops.gemm(tokens, *self._gate_up, fmt) + self.ops.gemm(tokens, *self._down, fmt)
+
+    def _moe_layer(self, tokens: np.ndarray) -> np.ndarray:
+        """Router, routed experts (over the tokens of all DP ranks) and shared experts."""
+        ops = self.ops
+        t = ops.gemm(tokens, *self._router, "bf16") + ops.moe(tokens * self.dp)
+        if self.model.shared_intermediate:
+            fmt = self._fmt("shared_experts")
+            t = t + ops.gemm(tokens, *self._shared_gate_up, fmt)
+            t = t + ops.gemm(tokens, *self._shared_down, fmt)
+        return t
+
+    def _communication(self, tokens: np.ndarray) -> np.ndarray:
+        """All layers' collectives: the TP all-reduce after attention and after each dense MLP;
+        after each MoE layer, the TP all-reduce (dp = 1) or, across DP ranks, vLLM's
+        all-gather + reduce-scatter of every rank's tokens over all ``tp x dp`` GPUs, counted
+        as one all-reduce of that size (the same traffic)."""
+        m, ops = self.model, self.ops
+        size = tokens * self._allreduce_bytes_per_token
+        total = np.zeros_like(np.asarray(tokens, dtype=np.float64))
+        if self.tp > 1:
+            total = total + (m.layers + m.dense_mlp_layers) * ops.allreduce(size)
+        if m.moe_layers and self.dp > 1:
+            total = total + m.moe_layers * ops.allreduce(size * self.dp, self.tp * self.dp)
+        elif m.moe_layers and self.tp > 1:
+            total = total + m.moe_layers * ops.allreduce(size)
+        return total
+
+    def _linear(self, tokens: np.ndarray) -> np.ndarray:
+        """All layers' token-proportional work for each entry of ``tokens``."""
+        m = self.model
+        t = m.layers * self._attention_linear(tokens)
+        if m.dense_mlp_layers:
+            t = t + m.dense_mlp_layers * self._dense_mlp(tokens)
+        if m.moe_layers:
+            t = t + m.moe_layers * self._moe_layer(tokens)
+        return t + self._communication(tokens)
+
+    def _mla_decode_proj(self, seqs: int) -> float:
+        """MLA: the q and o projections of ``seqs`` decode tokens (all layers); prefill chunks
+        have them inside the prefill attention module."""
+        if not self.model.is_mla or seqs <= 0:
+            return 0.0
+        rows, fmt = np.array([float(seqs)]), self._fmt("attention")
+        per_layer = self.ops.gemm(rows, *self._mla_q, fmt) + self.ops.gemm(rows, *self._o, fmt)
+        return float(self.model.layers * per_layer[0])
 
     def _linear_time(self, tokens: int) -> float:
         """All layers' token-proportional work for ``tokens`` tokens.
@@ -156,7 +220,7 @@ class AssembledStepModel:
         if tokens >= table.size:
             size = 1 << max(int(tokens).bit_length(), 10)
             counts = np.arange(size, dtype=np.float64)
-            table = self.model.layers * self._layer_linear(np.maximum(counts, 1.0))
+            table = self._linear(np.maximum(counts, 1.0))
             table[0] = 0.0
             self._linear_table = table
         return float(table[tokens])
@@ -165,7 +229,8 @@ class AssembledStepModel:
         """The BF16 ``lm_head`` GEMM for ``rows`` sequences producing logits (cached)."""
         cached = self._lm_head_cache.get(rows)
         if cached is None:
-            cached = float(self.ops.gemm(np.array([float(rows)]), *self._lm_head, "bf16")[0])
+            fmt = self._fmt("lm_head")
+            cached = float(self.ops.gemm(np.array([float(rows)]), *self._lm_head, fmt)[0])
             _store(self._lm_head_cache, rows, cached)
         return cached
 
@@ -174,6 +239,7 @@ class AssembledStepModel:
         cached = self._decode_cache.get(seqs)
         if cached is None:
             cached = self._linear_time(seqs) + self._lm_head_time(seqs) + self.ops.overhead_s
+            cached += self._mla_decode_proj(seqs)
             _store(self._decode_cache, seqs, cached)
         return cached
 
@@ -217,6 +283,7 @@ class AssembledStepModel:
             t += self._attn_prefill(new, cached)
         if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
             t += float(self._attn_decode(seqs, shape.decode_context / seqs))
+            t += self._mla_decode_proj(seqs)
         t += self._lm_head_time(seqs + len(shape.prefill_chunks))
         return t + self.ops.overhead_s
 

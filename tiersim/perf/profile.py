@@ -563,20 +563,29 @@ class ProfileOps:
     """Per-layer operator times from a profile, with roofline fallback per missing table.
 
     Implements the ``OpTimes`` protocol of :mod:`tiersim.perf.assembly`. Table keys are per GPU:
-    attention heads and KV heads are divided by ``tp``; MoE tables carry the full expert width
-    with ``tp`` and ``ep`` (vLLM's default tensor-parallel MoE: ``ep=1``); all-reduce tables are
-    keyed by ``tp``. Each table looked up is recorded with its source label in :meth:`sources`;
-    an operator without a table is answered by ``fallback`` and recorded as ``roofline``.
+    attention heads and KV heads are divided by ``tp`` (MLA: ``kv_heads`` 1 and ``head_dim`` the
+    cached latent width, ``kv_lora_rank + rope``, which no GQA model has); MoE tables carry the
+    full expert shape with the MoE split ``tp`` (``moe_tp``) and ``ep`` of
+    :func:`tiersim.perf.memory.moe_split`, at the experts' format; all-reduce tables are keyed
+    by the number of GPUs. Each table looked up is recorded with its source label in
+    :meth:`sources`; an operator without a table is answered by ``fallback`` and recorded as
+    ``roofline``.
     """
 
     def __init__(
-        self, profile, model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", fallback=None
+        self, profile, model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", fallback=None,
+        dp: int = 1, ep: int = 1,
     ):
+        from tiersim.hardware.precisions import weight_formats
+        from tiersim.perf.memory import moe_split
+
         self.profile = profile
         self.model = model
-        self.precision = _dtype_name(precision)
+        self.weights = weight_formats(model, precision)
+        self.precision = self.weights.headline.name
         self.gpu = gpu
         self.tp = int(tp)
+        self.moe_tp, self.moe_ep = moe_split(self.tp, int(dp), int(ep))
         self.kv_dtype = _dtype_name(kv_dtype)
         self.fallback = fallback
         self._sources: dict[str, str] = {"overhead": profile.overhead_label()}
@@ -618,6 +627,8 @@ class ProfileOps:
         if key is None:
             heads, kv_heads = heads_per_gpu(self.model, self.tp)
             key = {"heads": heads, "kv_heads": kv_heads, "head_dim": self.model.head_dim}
+            if self.model.is_mla:
+                key = {"heads": heads, "kv_heads": 1, "head_dim": self.model.kv_latent_dim}
             self.__dict__["_attn_key_cached"] = key
         return key
 
@@ -637,10 +648,10 @@ class ProfileOps:
             "inter": m.expert_intermediate,
             "num_experts": m.num_experts,
             "top_k": m.top_k,
-            "ep": 1,
-            "tp": self.tp,
+            "ep": self.moe_ep,
+            "tp": self.moe_tp,
         }
-        table = self._table("moe", self.precision, key)
+        table = self._table("moe", self.weights.experts.name, key)
         return self.fallback.moe(tokens) if table is None else table.lookup(tokens)
 
     def attn_prefill(self, tokens, context) -> np.ndarray:
@@ -664,9 +675,12 @@ class ProfileOps:
             resolved[op] = self._table(op, self.kv_dtype, self._attn_key())
         return resolved[op]
 
-    def allreduce(self, nbytes) -> np.ndarray:
-        """Seconds of one all-reduce of ``nbytes`` across the replica's ``tp`` GPUs."""
-        if self.tp == 1:
+    def allreduce(self, nbytes, gpus: int | None = None) -> np.ndarray:
+        """Seconds of one all-reduce of ``nbytes`` across ``gpus`` GPUs (default ``tp``)."""
+        n = self.tp if gpus is None else int(gpus)
+        if n == 1:
             return np.zeros_like(np.asarray(nbytes, dtype=np.float64))
-        table = self._table("allreduce", None, {"tp": self.tp})
-        return self.fallback.allreduce(nbytes) if table is None else table.lookup(nbytes)
+        table = self._table("allreduce", None, {"tp": n})
+        if table is None:
+            return self.fallback.allreduce(nbytes, n)
+        return table.lookup(nbytes)

@@ -67,12 +67,14 @@ from tiersim.hardware.gpus import GPU, get_gpu
 from tiersim.hardware.models import get_model
 from tiersim.hardware.precisions import (
     DTYPE_BYTES,
+    FORMAT_GROUPS,
     Precision,
     get_precision,
     kv_dtype_bytes,
+    weight_formats,
 )
 from tiersim.perf.assembly import AssembledStepModel, expected_experts
-from tiersim.perf.memory import heads_per_gpu
+from tiersim.perf.memory import heads_per_gpu, moe_split
 
 
 @dataclass(frozen=True)
@@ -117,22 +119,41 @@ class RooflineOps:
         tp: int = 1,
         kv_dtype: str = "bf16",
         constants: RooflineConstants | None = None,
+        dp: int = 1,
+        ep: int = 1,
     ):
         self.model = get_model(model)
-        self.precision = get_precision(precision)
+        self.weights = weight_formats(self.model, precision)
+        self.precision = self.weights.headline
         self.gpu = gpu if isinstance(gpu, GPU) else get_gpu(gpu)
-        self.tp = int(tp)
+        self.tp, self.dp, self.ep = int(tp), int(dp), int(ep)
+        self.moe_tp, self.moe_ep = moe_split(self.tp, self.dp, self.ep)
         self.kv_dtype = kv_dtype
         self.c = constants or RooflineConstants()
         self._bw = self.gpu.hbm_bw_bytes_s * self.c.bw_eff
         self._formats: dict[str, _Format] = {}
+        self._named = {self.weights.of(g).name: self.weights.of(g) for g in FORMAT_GROUPS}
         self._init_attention()
         self.overhead_s = self.c.base_overhead_s + self.model.layers * self.c.per_layer_overhead_s
 
     def _init_attention(self) -> None:
-        """Per-GPU attention constants: bytes and FLOPs per token of context."""
+        """Per-GPU attention constants: bytes and FLOPs per token of context.
+
+        MLA decode runs absorbed (vLLM): every query head attends over the one cached latent
+        (``kv_lora_rank + rope`` wide) as multi-query attention, so it reads the latent once
+        and does ``2 x heads x (latent + kv_lora_rank)`` FLOPs per (query, context token).
+        MLA prefill is timed as :meth:`_mla_prefill` (expanded keys and values).
+        """
         m = self.model
         q_heads, kv_heads = heads_per_gpu(m, self.tp)
+        if m.is_mla:
+            kv_bytes = kv_dtype_bytes(self.kv_dtype)
+            self._kv_bytes_per_token = m.kv_latent_dim * kv_bytes
+            self._q_io_bytes_per_token = q_heads * (m.kv_latent_dim + m.kv_lora_rank) * 2.0
+            self._attn_flops_per_pair = 2.0 * q_heads * (m.kv_latent_dim + m.kv_lora_rank)
+            self._attn_flops_s = self.gpu.peak("bf16") * self.c.attn_eff
+            self._attn_per_seq_s = self.c.attn_per_seq_head_s
+            return
         self._kv_bytes_per_token = 2.0 * kv_heads * m.head_dim * kv_dtype_bytes(self.kv_dtype)
         self._q_io_bytes_per_token = 2.0 * q_heads * m.head_dim * 2.0  # query in, output out
         self._attn_flops_per_pair = 4.0 * q_heads * m.head_dim  # QK^T and PV, 2 FLOPs each
@@ -140,10 +161,11 @@ class RooflineOps:
         self._attn_per_seq_s = kv_heads * self.c.attn_per_seq_head_s
 
     def _format(self, precision: str) -> _Format:
-        """Weight bytes, activation bytes and derated FLOP/s of GEMMs in ``precision``."""
+        """Weight bytes, activation bytes and derated FLOP/s of GEMMs in ``precision`` (a
+        format name; this tier's own format of that name, e.g. W4A16 with 32-wide groups)."""
         fmt = self._formats.get(precision)
         if fmt is None:
-            prec = get_precision(precision)
+            prec = self._named.get(precision) or get_precision(precision)
             dtype = prec.compute_dtype_on(self.gpu)
             dequantised = prec.name != "bf16" and not prec.is_native_on(self.gpu)
             factor = self.c.dequant_factor if dequantised else 1.0
@@ -176,15 +198,19 @@ class RooflineOps:
         return np.maximum(elements * (2.0 + act_bytes) / self._bw, self.c.quant_floor_s)
 
     def moe(self, tokens: np.ndarray) -> np.ndarray:
-        """One MoE layer: weights of the distinct experts touched, top-k GEMM work per token."""
-        m, fmt = self.model, self._format(self.precision.name)
+        """One MoE layer on one GPU for ``tokens`` tokens entering the layer (all DP ranks'):
+        weights of the distinct local experts touched, top-k GEMM work of the (token, expert)
+        pairs routed to this GPU's ``num_experts / moe_ep`` experts, widths split ``moe_tp``
+        ways. Balanced routing: each GPU gets ``1 / moe_ep`` of the pairs."""
+        m, fmt = self.model, self._format(self.weights.experts.name)
         t = np.asarray(tokens, dtype=np.float64)
-        inter = m.expert_intermediate / self.tp
+        inter = m.expert_intermediate / self.moe_tp
         expert_bytes = 3.0 * m.hidden * inter * fmt.weight_bytes
-        touched = expected_experts(t, m.num_experts, m.top_k)
+        touched = expected_experts(t, m.num_experts, m.top_k) / self.moe_ep
+        pairs = t * m.top_k / self.moe_ep
         per_pair = m.hidden * fmt.act_bytes + 3.0 * inter * 2.0 + m.hidden * 2.0
-        nbytes = touched * expert_bytes + t * m.top_k * per_pair
-        flops = 2.0 * t * m.top_k * 3.0 * m.hidden * inter
+        nbytes = touched * expert_bytes + pairs * per_pair
+        flops = 2.0 * pairs * 3.0 * m.hidden * inter
         time = self._roof(nbytes, flops, fmt.flops_per_s * self.c.moe_eff, self.c.moe_floor_s)
         if fmt.quantises_activations:
             time = time + self._quantise(t * m.hidden, fmt.act_bytes)
@@ -192,6 +218,8 @@ class RooflineOps:
 
     def attn_prefill(self, tokens: int, context: int) -> float:
         """One layer's causal attention for a chunk of ``tokens`` after ``context`` cached."""
+        if self.model.is_mla:
+            return self._mla_prefill(tokens, context)
         kv_read = (context + tokens) * self._kv_bytes_per_token
         nbytes = kv_read + tokens * (self._q_io_bytes_per_token + self._kv_bytes_per_token)
         flops = self._attn_flops_per_pair * tokens * (context + (tokens + 1) / 2.0)
@@ -205,23 +233,52 @@ class RooflineOps:
         floor = self.c.attn_floor_s + batch * self._attn_per_seq_s
         return self._roof(nbytes, flops, self._attn_flops_s, floor)
 
-    def allreduce(self, nbytes: np.ndarray) -> np.ndarray:
-        """Ring all-reduce of ``nbytes`` over ``tp`` GPUs on NVLink (0 when tp = 1)."""
+    def _mla_prefill(self, tokens: int, context: int) -> float:
+        """MLA prefill of one chunk, as the measured module covers it: the q up-projection and
+        the o projection of the new tokens, the kv up-projection of the whole context (new and
+        cached latents expanded to keys and values), and causal attention with
+        ``qk_nope + rope``-wide keys and ``v_head_dim``-wide values."""
+        m = self.model
+        q_heads, _ = heads_per_gpu(m, self.tp)
+        fmt = self.weights.attention.name
+        rows = np.array([float(tokens)])
+        q_in = m.q_lora_rank or m.hidden
+        q = self.gemm(rows, q_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), q_in, fmt)
+        o = self.gemm(rows, m.hidden, q_heads * m.v_head_dim, fmt)
+        kv_b = self.gemm(np.array([float(tokens + context)]),
+                         q_heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, fmt)
+        qk, v = m.qk_nope_head_dim + m.qk_rope_head_dim, m.v_head_dim
+        pairs = tokens * (context + (tokens + 1) / 2.0)
+        flops = 2.0 * q_heads * (qk + v) * pairs
+        kv_bytes = (tokens + context) * q_heads * (qk + v) * 2.0
+        attn = max(kv_bytes / self._bw, flops / self._attn_flops_s, self.c.attn_floor_s)
+        return float((q + o + kv_b)[0]) + attn
+
+    def allreduce(self, nbytes: np.ndarray, gpus: int | None = None) -> np.ndarray:
+        """Ring all-reduce of ``nbytes`` over ``gpus`` (default ``tp``) GPUs on NVLink (0 on
+        one GPU)."""
         size = np.asarray(nbytes, dtype=np.float64)
-        if self.tp == 1:
+        n = self.tp if gpus is None else int(gpus)
+        if n == 1:
             return np.zeros_like(size)
         one_way = self.gpu.nvlink_bw_bytes_s / 2.0 * self.c.allreduce_eff
-        traffic = 2.0 * (self.tp - 1) / self.tp * size
+        traffic = 2.0 * (n - 1) / n * size
         return self.c.allreduce_latency_s + traffic / one_way
 
     def sources(self) -> dict[str, str]:
         """Every operator family this model uses, all ``roofline``."""
-        prec, kv = self.precision.name, self.kv_dtype
-        names = [f"gemm {prec}", "gemm bf16", f"attn_prefill {kv}", f"attn_decode {kv}"]
-        if self.model.is_moe:
-            names.append(f"moe {prec}")
+        kv, w, m = self.kv_dtype, self.weights, self.model
+        groups = ["attention", "lm_head"] + (["mlp"] if m.dense_mlp_layers else [])
+        groups += ["shared_experts"] if m.shared_intermediate and m.is_moe else []
+        names = [f"gemm {w.of(g).name}" for g in groups] + (["gemm bf16"] if m.is_moe else [])
+        attn = "mla " if m.is_mla else ""
+        names += [f"attn_prefill {attn}{kv}", f"attn_decode {attn}{kv}"]
+        if m.is_moe:
+            names.append(f"moe {w.experts.name}")
         if self.tp > 1:
             names.append(f"allreduce tp={self.tp}")
+        if m.is_moe and self.dp > 1:
+            names.append(f"allreduce tp={self.tp * self.dp}")
         names.append("overhead")
         return dict.fromkeys(names, "roofline")
 
@@ -237,8 +294,10 @@ class RooflineModel(AssembledStepModel):
         tp: int = 1,
         kv_dtype: str = "bf16",
         constants: RooflineConstants | None = None,
+        dp: int = 1,
+        ep: int = 1,
     ):
-        ops = RooflineOps(model, precision, gpu, tp, kv_dtype, constants)
-        super().__init__(ops.model, ops.precision, tp, ops, source="roofline")
+        ops = RooflineOps(model, precision, gpu, tp, kv_dtype, constants, dp=dp, ep=ep)
+        super().__init__(ops.model, ops.weights, tp, ops, source="roofline", dp=dp, ep=ep)
         self.gpu = ops.gpu
         self.kv_dtype = kv_dtype
