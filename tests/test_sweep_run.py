@@ -61,9 +61,16 @@ def test_failing_point_is_recorded_and_sweep_goes_on(tmp_path):
     doc = yaml.safe_load(path.read_text())
     doc["synthetic"]["fail_if"] = {"router.confusion.fpr": 0.1}
     path.write_text(yaml.safe_dump(doc))
-    table = sweep(path, tmp_path / "out", workers=2)
+    from tiersim.sweep.run import SweepFailed
+
+    with pytest.raises(SweepFailed, match=r"4 of 24 sweep point\(s\) failed") as info:
+        sweep(path, tmp_path / "out", workers=2)
+    table = info.value.frame
+    assert pd.read_parquet(tmp_path / "out" / "sweep.parquet")["point_id"].tolist() == \
+        table["point_id"].tolist()
     bad = table[table["status"] == "error"]
     assert len(bad) == 4 and len(table) == 24
+    assert all(point in str(info.value) for point in bad["point_id"].head(3))
     assert bad["error"].str.contains("synthetic failure at router.confusion.fpr=0.1").all()
     assert table.loc[table["status"] == "ok", "accuracy"].notna().all()
 

@@ -10,8 +10,10 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 def _file_mode() -> int:
@@ -43,21 +45,42 @@ def clean(value: Any) -> Any:
     return value
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` via a temp file in the same folder and ``os.replace``."""
+@contextmanager
+def _replacing(path: Path, mode: str = "w"):
+    """Yield a handle on a uniquely named temp file beside ``path``; on a clean exit it is
+    flushed to disk and renamed over ``path``, on any failure it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600; results are ordinary files
-        with os.fdopen(fd, "w") as handle:
-            json.dump(clean(data), handle, indent=1, default=str, allow_nan=False)
+        with os.fdopen(fd, mode) as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` via a temp file in the same folder and ``os.replace``."""
+    with _replacing(path) as handle:
+        json.dump(clean(data), handle, indent=1, default=str, allow_nan=False)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write text to ``path`` via a temp file in the same folder and ``os.replace``."""
+    with _replacing(path) as handle:
+        handle.write(text)
+
+
+def write_with_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write(binary handle)`` on a temp file beside ``path``, then rename it over
+    ``path`` (e.g. ``lambda f: pyarrow.parquet.write_table(table, f)``)."""
+    with _replacing(path, "wb") as handle:
+        write(handle)
 
 
 def points_dir(out_dir: Path) -> Path:

@@ -14,6 +14,11 @@ one dimension of the product. A path walks dicts by key and lists either by an e
 or by an integer index. Keys missing at the end of a path are created (the scenario validator
 then decides whether they are allowed); a path through a plain value or a list element that does
 not exist is a :class:`SweepError` naming the path and what exists there.
+
+An axis lists each value once (``[0, 0, 1]`` is refused: it would name one point twice), a path
+appears in one dimension only, and the grid may hold at most ``max_points`` points (the
+scenario's ``limits.max_sweep_points``, default 10,000): the size is computed before anything is
+expanded, so a typo cannot fill memory.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +39,8 @@ class SweepError(TiersimError):
 
     def __init__(self, source: str, path: str, message: str):
         self.source, self.path = str(source), path
-        super().__init__(f"{source}: sweep: {path!r}: {message}")
+        where = f"sweep: {path!r}" if path else "sweep"
+        super().__init__(f"{source}: {where}: {message}")
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,38 @@ def _groups(sweep: dict[str, Any], source: str) -> list[list[tuple[str, list[Any
                 groups.append(_zip_group(group, source))
         else:
             groups.append([(key, _value_list(key, values, source))])
+    _each_path_once(groups, source)
+    for group in groups:
+        _each_value_once(group, source)
     return groups
+
+
+def _each_path_once(groups: list[list[tuple[str, list[Any]]]], source: str) -> None:
+    """A path set by two dimensions would give one point two values."""
+    seen: set[str] = set()
+    for group in groups:
+        for path, _ in group:
+            if path in seen:
+                raise SweepError(source, path, "appears twice (as an axis and in a zip group, "
+                                 "or in two zip groups); keep one")
+            seen.add(path)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def _each_value_once(group: list[tuple[str, list[Any]]], source: str) -> None:
+    """Refuse a dimension that lists the same value (or zipped combination) twice."""
+    rows = [_canonical([values[i] for _, values in group]) for i in range(len(group[0][1]))]
+    first: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        if row in first:
+            path = group[0][0] if len(group) == 1 else "zip"
+            shown = row if len(row) <= 60 else row[:57] + "..."
+            raise SweepError(source, path, f"value {shown} is listed twice (items "
+                             f"{first[row]} and {i}); list each value once")
+        first[row] = i
 
 
 def _zip_group(group: Any, source: str) -> list[tuple[str, list[Any]]]:
@@ -82,12 +120,26 @@ def _value_list(path: str, values: Any, source: str) -> list[Any]:
     return values
 
 
-def expand(sweep: dict[str, Any] | None, source: str = "scenario") -> list[Point]:
-    """Expand a sweep map into points in grid order (last dimension varies fastest)."""
+def grid_size(sweep: dict[str, Any] | None, source: str = "scenario") -> int:
+    """How many points a sweep map expands to (nothing is expanded)."""
     if not sweep:
-        return [Point(point_id({}), 0, {})]
+        return 1
     if not isinstance(sweep, dict):
         raise SweepError(source, "", "must be a map of dotted path -> list of values")
+    return math.prod(len(group[0][1]) for group in _groups(sweep, source))
+
+
+def expand(sweep: dict[str, Any] | None, source: str = "scenario",
+           max_points: int | None = None) -> list[Point]:
+    """Expand a sweep map into points in grid order (last dimension varies fastest); refuse a
+    grid of more than ``max_points`` points before expanding it."""
+    size = grid_size(sweep, source)
+    if max_points is not None and size > max_points:
+        raise SweepError(source, "", f"the grid has {size:,} points, above the limit of "
+                         f"{max_points:,}; set limits: {{max_sweep_points: N}} in the "
+                         "scenario (or --max-points) to allow more")
+    if not sweep:
+        return [Point(point_id({}), 0, {})]
     dims = _groups(sweep, source)
     points = []
     for index, combo in enumerate(itertools.product(*(range(len(g[0][1])) for g in dims))):

@@ -4,13 +4,23 @@ Every executor calls ``on_done(record)`` in the driver as each point finishes, i
 order. Local workers also store their point file themselves (so a point finished in a worker is
 on disk even if the driver is killed a moment later); Ray workers may sit on other machines, so
 there the driver stores the record.
+
+Local workers exit when the driver dies, however it dies (``kill -9`` included): on Linux the
+kernel sends them SIGKILL (``prctl(PR_SET_PDEATHSIG)``), and everywhere a watcher thread in each
+worker polls its parent id once a second and exits when the parent is gone.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import multiprocessing.context
+import os
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -48,6 +58,31 @@ def _noop() -> None:
     """A task that makes the pool start its workers."""
 
 
+PR_SET_PDEATHSIG = 1
+PARENT_POLL_S = 1.0
+
+
+def _die_with_parent(parent: int, by_kernel: bool) -> None:
+    """Worker initializer: end this worker when process ``parent`` ends."""
+    if by_kernel and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass  # the watcher below still ends the worker
+    if os.getppid() != parent:  # the parent died before the line above ran
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="tiersim-parent-watch",
+                     daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Poll the parent id; an orphaned worker is re-parented, so exit at once."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
+
+
 @contextmanager
 def local_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     """A started process pool of ``workers`` (None for 1: run in-process).
@@ -58,7 +93,12 @@ def local_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     if workers <= 1:
         yield None
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+    # NOTE: PDEATHSIG fires when the *thread* that forked the worker ends, so it is asked for
+    # only when the pool is made on the main thread (which lives as long as the process)
+    by_kernel = threading.current_thread() is threading.main_thread()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
+                             initializer=_die_with_parent,
+                             initargs=(os.getpid(), by_kernel)) as pool:
         pool.submit(_noop).result()
         yield pool
 

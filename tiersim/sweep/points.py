@@ -23,11 +23,13 @@ Validator = Callable[[dict, str], object]
 
 
 def default_runner(doc: dict, source: str) -> dict:
-    """Validate the scenario dict and simulate it; return the run summary."""
+    """Validate the scenario dict and simulate it; return the run summary
+    (:meth:`tiersim.results.RunResult.to_json`, the content of ``summary.json``)."""
     from tiersim.runner import run_scenario
     from tiersim.scenario import scenario_from_dict
 
-    return run_scenario(scenario_from_dict(doc, source), scenario_path=source)
+    result = run_scenario(scenario_from_dict(doc, source), scenario_path=source)
+    return result.to_json() if hasattr(result, "to_json") else result.to_json()
 
 
 def warm_up(runner: PointRunner) -> None:
@@ -53,6 +55,9 @@ class Task:
     source: str
     runner: PointRunner
     out_dir: str | None = None
+    digests: dict[str, str] | None = None
+    """``base_digest`` (the scenario without ``sweep:``) and ``sweep_digest`` (its sweep map),
+    stored in the point's record so a rerun can refuse points of another scenario."""
 
 
 def _one_line(error: BaseException) -> str:
@@ -66,7 +71,8 @@ def execute(task: Task) -> dict[str, Any]:
     started = time.time()
     t0 = time.perf_counter()
     record: dict[str, Any] = {"point_id": task.point.id, "index": task.point.index,
-                              "values": task.point.values, "started": started}
+                              "values": task.point.values, "started": started,
+                              **(task.digests or {})}
     try:
         record["summary"] = task.runner(task.doc, task.source)
         record["status"] = "ok"

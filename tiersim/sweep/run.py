@@ -4,10 +4,18 @@
 (the base scenario), ``DIR/sweep.json`` (the manifest: source and points), one
 ``DIR/points/<id>.json`` per finished point, ``DIR/sweep.parquet`` and, unless told not to,
 ``DIR/report.html``.
+
+Safety (docs/security.md): the folder is locked while a sweep writes to it (``fcntl.flock`` on
+``DIR/.lock``; a second sweep into it is refused at once with one line, it does not wait); every
+point records the digests of its base scenario and sweep map, and a rerun against a different
+base is refused; every file is written under a unique temporary name and renamed; a folder that
+cannot be written (read-only, full) ends the sweep with one line and no temp file left; failed
+points end it with one line naming them (exit 1), after the other points are stored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -44,20 +52,29 @@ from tiersim.sweep.store import (
     remove_stale_temps,
     write_json_atomic,
     write_point,
+    write_text_atomic,
 )
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, see docs/security.md
+    fcntl = None
+
+
+class SweepFailed(TiersimError):
+    """Some points failed; the others are stored. ``frame`` is the sweep table."""
+
+    def __init__(self, message: str, frame: pd.DataFrame):
+        super().__init__(message)
+        self.frame = frame
 
 
 def load_raw(path: str | Path) -> dict[str, Any]:
-    """Read a scenario YAML as a plain dict (sweep map included); errors name the file."""
-    path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise ScenarioError(str(path), "", f"cannot read ({error.strerror})") from error
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else ""
-        raise ScenarioError(str(path), where, "not valid YAML") from error
+    """Read a scenario YAML as a plain dict (sweep map included) within the scenario reader's
+    limits (size, UTF-8, depth, alias expansion, finite numbers); errors name the file."""
+    from tiersim.scenario import read_yaml
+
+    doc, _ = read_yaml(path)
     if not isinstance(doc, dict):
         raise ScenarioError(str(path), "", "must be a YAML map at the top level")
     return doc
@@ -101,15 +118,33 @@ def check_axes(plan: SweepPlan, validator: Validator | None) -> None:
                 from error
 
 
+def max_points_of(base: dict[str, Any], source: str) -> int:
+    """The scenario's ``limits.max_sweep_points`` (default 10,000)."""
+    from tiersim.scenario import DEFAULT_MAX_SWEEP_POINTS
+
+    limits = base.get("limits") or {}
+    value = limits.get("max_sweep_points", DEFAULT_MAX_SWEEP_POINTS) if isinstance(
+        limits, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ScenarioError(source, "limits.max_sweep_points", f"must be a whole number >= 1 "
+                            f"(got {value!r})")
+    return value
+
+
 def prepare(scenario: str | Path | dict, source: str | None = None,
-            validator: Validator | None = default_validator) -> SweepPlan:
-    """Load a scenario (path or dict), expand its ``sweep:`` map and check every axis path."""
+            validator: Validator | None = default_validator,
+            max_points: int | None = None) -> SweepPlan:
+    """Load a scenario (path or dict), expand its ``sweep:`` map and check every axis path.
+
+    The grid may hold ``max_points`` points (default: the scenario's
+    ``limits.max_sweep_points``); a bigger one is refused before it is expanded."""
     if isinstance(scenario, dict):
         base, source = scenario, source or "scenario"
     else:
         base, source = load_raw(scenario), source or str(scenario)
     sweep_map = base.get("sweep") or {}
-    points = ax.expand(sweep_map, source)
+    limit = max_points if max_points is not None else max_points_of(base, source)
+    points = ax.expand(sweep_map, source, limit)
     plan = SweepPlan(base, source, ax.axis_names(sweep_map), points)
     check_axes(plan, validator)
     return plan
@@ -127,45 +162,121 @@ def base_digest(base: dict[str, Any]) -> str:
     return ax.point_id({k: v for k, v in base.items() if k != "sweep"})
 
 
-def _check_same_base(out: Path, plan: SweepPlan) -> None:
-    """Refuse to resume into a folder whose points came from a different base scenario."""
+def sweep_digest(base: dict[str, Any]) -> str:
+    """A digest of the scenario's sweep map (its axes and their values)."""
+    return ax.point_id({"sweep": base.get("sweep") or {}})
+
+
+def digests(plan: SweepPlan) -> dict[str, str]:
+    """What every point record carries to tie it to its scenario."""
+    return {"base_digest": base_digest(plan.base), "sweep_digest": sweep_digest(plan.base)}
+
+
+def _different_base(out: Path) -> TiersimError:
+    return TiersimError(f"{out}: holds a sweep of a different scenario (something outside "
+                        "`sweep:` changed); use a new --out folder, or delete "
+                        f"{out / 'points'} to start over")
+
+
+def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
+    """Refuse to resume into a folder whose points came from a different base scenario: every
+    stored point names its base, and the manifest names the base of older point files."""
+    want = base_digest(plan.base)
+    if any(r.get("base_digest", want) != want for r in records.values()):
+        raise _different_base(out)
     manifest = out / "sweep.json"
-    if not manifest.exists():
+    if not manifest.exists() or not records:
         return
     try:
         old = json.loads(manifest.read_text()).get("base_digest")
-    except ValueError:
+    except (ValueError, AttributeError):
         return
-    if old is not None and old != base_digest(plan.base) and read_points(out):
-        raise TiersimError(f"{out}: holds a sweep of a different scenario (something outside "
-                           "`sweep:` changed); use a new --out folder, or delete "
-                           f"{out / 'points'} to start over")
+    if old is not None and old != want:
+        raise _different_base(out)
 
 
 def _write_manifest(out: Path, plan: SweepPlan) -> None:
     """Store the base scenario and the list of points next to the results."""
-    (out / "scenario.yaml").write_text(yaml.safe_dump(plan.base, sort_keys=False))
+    write_text_atomic(out / "scenario.yaml", yaml.safe_dump(plan.base, sort_keys=False))
     write_json_atomic(out / "sweep.json", {
-        "source": plan.source, "axes": plan.axes, "base_digest": base_digest(plan.base),
+        "source": plan.source, "axes": plan.axes, **digests(plan),
         "points": [{"point_id": p.id, "index": p.index, "values": p.values}
                    for p in plan.points]})
+
+
+@contextlib.contextmanager
+def locked(out: Path):
+    """Hold ``out/.lock`` (an advisory ``flock``) while a sweep writes ``out``; refuse at once
+    when another sweep holds it."""
+    out.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    with open(out / ".lock", "a+") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read(20).strip()
+            pid = f" (pid {holder})" if holder.isdigit() else ""
+            raise TiersimError(f"{out}: another sweep is writing to this folder{pid}; wait for "
+                               "it to finish or use another --out") from None
+        handle.truncate(0)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+
+
+def _cannot_write(error: OSError, out: Path) -> TiersimError:
+    """An OSError while writing results, as one line naming the file."""
+    where = error.filename or out
+    return TiersimError(f"{where}: cannot write ({error.strerror or error}); check that "
+                        f"{out} is writable and has free space, then rerun to resume")
 
 
 def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | None = None,
               executor: str = "local", address: str | None = None,
               runner: PointRunner = default_runner, validator: Validator | None = default_validator,
               source: str | None = None, progress: bool | None = None,
-              report: bool = True) -> pd.DataFrame:
-    """Run every point not already finished in ``out_dir``; return the sweep table."""
+              report: bool = True, max_points: int | None = None,
+              strict: bool = True) -> pd.DataFrame:
+    """Run every point not already finished in ``out_dir``; return the sweep table.
+
+    With ``strict`` (the default, and what ``tiersim sweep`` uses), failed points raise
+    :class:`SweepFailed` (one line naming them) once everything else is stored."""
     if executor not in ("local", "ray"):
         raise TiersimError(f"--executor: must be 'local' or 'ray' (got {executor!r})")
-    plan = prepare(scenario, source, validator)
+    plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _check_same_base(out, plan)
-    _write_manifest(out, plan)
+    try:
+        with locked(out):
+            frame, failed = _run_locked(plan, out, workers, executor, address, runner,
+                                        progress, report)
+    except OSError as error:
+        raise _cannot_write(error, out) from None
+    if strict and failed:
+        raise SweepFailed(_failure_line(frame, out), frame)
+    return frame
+
+
+def _failure_line(frame: pd.DataFrame, out: Path) -> str:
+    """One line naming the failed points (the first three) and the first error."""
+    bad = frame[frame["status"] != "ok"]
+    ids = ", ".join(bad["point_id"].head(3)) + (", ..." if len(bad) > 3 else "")
+    first = " ".join(str(bad.iloc[0]["error"]).split())[:200]
+    return (f"{out}: {len(bad)} of {len(frame)} sweep point(s) failed ({ids}); first: {first}; "
+            f"the others are stored; details in {out / 'points'}, rerun to retry")
+
+
+def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
+                address: str | None, runner: PointRunner, progress: bool | None,
+                report: bool) -> tuple[pd.DataFrame, int]:
+    """The sweep proper, run while holding the folder's lock; returns (table, failed count)."""
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
-    done = {i for i, r in read_points(out).items() if r.get("status") == "ok"}
+    records = read_points(out)
+    _check_same_base(out, plan, records)
+    _write_manifest(out, plan)
+    done = {i for i, r in records.items() if r.get("status") == "ok"}
     pending = [p for p in plan.points if p.id not in done]
     console = Console(stderr=True, soft_wrap=True)
     workers = workers or os.cpu_count() or 1
@@ -178,14 +289,16 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
                   f"{out / 'sweep.parquet'}")
     if report:
         _report(out, console)
-    return frame
+    failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
+    return frame, failed_total
 
 
 def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, executor: str,
              address: str | None, runner: PointRunner, bar: Progress, already: int) -> int:
     """Run the pending points with the chosen executor; return how many failed."""
-    tasks = [Task(p, ax.apply(plan.base, p.values, plan.source), plan.source, runner, str(out))
-             for p in pending]
+    tags = digests(plan)
+    tasks = [Task(p, ax.apply(plan.base, p.values, plan.source), plan.source, runner, str(out),
+                  tags) for p in pending]
     failures = 0
 
     def on_done(record: dict[str, Any]) -> None:
@@ -214,6 +327,8 @@ def _report(out: Path, console: Console) -> None:
 
     try:
         console.print(f"report: {write_report(out)}")
+    except OSError:
+        raise  # a folder that cannot be written is the user's to fix: one line, exit 1
     except Exception as error:  # noqa: BLE001 - results are already saved
         console.print(f"report: not written ({type(error).__name__}: {error})")
 

@@ -21,15 +21,23 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tiersim.sweep.atomic import clean, points_dir, write_json_atomic, write_point
+from tiersim.sweep.atomic import (
+    clean,
+    points_dir,
+    write_json_atomic,
+    write_point,
+    write_text_atomic,
+    write_with_atomic,
+)
 
 __all__ = ["collect", "flatten", "read_axes", "read_points", "record_row", "remove_stale_temps",
-           "write_json_atomic", "write_point", "points_dir"]
+           "write_json_atomic", "write_point", "write_text_atomic", "points_dir"]
 
 
 def remove_stale_temps(out_dir: Path) -> int:
-    """Delete temp files a killed sweep left half-written in ``points/``; return how many."""
-    stale = list(points_dir(out_dir).glob(".*.tmp"))
+    """Delete temp files a killed sweep left half-written (``points/`` and the folder itself);
+    return how many. Call only while holding the folder's lock."""
+    stale = [*points_dir(out_dir).glob(".*.tmp"), *Path(out_dir).glob(".*.tmp")]
     for path in stale:
         path.unlink(missing_ok=True)
     return len(stale)
@@ -87,7 +95,8 @@ def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None) -> pd.
     table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[b"tiersim.sweep.axes"] = json.dumps(axes).encode()
-    pq.write_table(table.replace_schema_metadata(meta), Path(out_dir) / "sweep.parquet")
+    table = table.replace_schema_metadata(meta)
+    write_with_atomic(Path(out_dir) / "sweep.parquet", lambda handle: pq.write_table(table, handle))
     return frame
 
 
