@@ -1,0 +1,308 @@
+"""Judging candidate fleets by simulation, fast enough to size every design of a plan.
+
+A :class:`Design` is which tiers a fleet keeps (a tier with zero replicas is removed from the
+fleet, so the router never sees it), each kept tier's ``gpus_per_replica`` and the router's
+settings. :class:`SimEvaluator` simulates a design at given replica counts and returns an
+:class:`Outcome` (fleet and per-tier p99 latencies, dropped requests, accuracy, cost under the
+scenario's cost model).
+
+It wires the run exactly as :func:`tiersim.runner.run_scenario` does (same seeds, so a full
+design routes every request as a run of that scenario would), with two savings:
+
+- the trace is loaded and its correctness drawn once (for every tier of the scenario: a
+  tier's draws do not depend on which other tiers are kept), and a design's routing is made
+  once and reused at every replica count;
+- routing is decided before the simulation and tiers share nothing but escalations, so
+  without escalations each tier is simulated alone on its own requests and cached by
+  (tier, gpus_per_replica, replicas, routing): bisecting one tier re-simulates only that tier.
+  A router that escalates (a cascade) is simulated whole.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tiersim import metrics
+from tiersim.errors import TiersimError
+from tiersim.fleet import BuiltTier, Fleet, build_fleet, build_tier, simulate
+from tiersim.routing import Assignment, build_router
+from tiersim.routing.accuracy import expected_matrix
+from tiersim.routing.constrained import with_scenario_floor
+
+
+@dataclass(frozen=True)
+class Design:
+    """A fleet's shape: the tiers kept (cheapest first), each one's GPUs per replica, and
+    router setting overrides (dotted keys below ``router``, e.g. ``{"floor": 0.8}``)."""
+
+    tiers: tuple[str, ...]
+    gpus_per_replica: tuple[int, ...]
+    router: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``nvfp4+bf16`` (``@2`` after a tier on two GPUs per replica)."""
+        return "+".join(n if g == 1 else f"{n}@{g}"
+                        for n, g in zip(self.tiers, self.gpus_per_replica, strict=True))
+
+    def gpus(self, name: str) -> int:
+        """GPUs per replica of a kept tier."""
+        return self.gpus_per_replica[self.tiers.index(name)]
+
+
+@dataclass(frozen=True)
+class TierOutcome:
+    """One tier of a simulated fleet."""
+
+    replicas: int
+    requests: int
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    dropped: int
+    utilization: float | None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A simulated fleet: latencies, drops, accuracy and cost (``cost_usd`` under the cost
+    model over the run; ``cost_per_hour_usd`` the provisioned rate)."""
+
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    dropped: int
+    accuracy: float
+    cost_usd: float
+    cost_per_hour_usd: float
+    duration_s: float
+    tiers: dict[str, TierOutcome] = field(default_factory=dict)
+
+
+@dataclass
+class _TierRun:
+    """Per-request results of one tier simulated alone (positions into the routed table)."""
+
+    rows: np.ndarray
+    ttft: np.ndarray
+    tpot: np.ndarray
+    dropped: np.ndarray
+    last_finish: float
+    busy_s: float
+
+
+class SimEvaluator:
+    """Simulates designs of one scenario (see the module docstring); counts its simulations."""
+
+    def __init__(self, scenario, source: str | None = None, cost_model: str | None = None):
+        from tiersim import runner
+
+        self.runner = runner
+        self.scenario = scenario
+        self.source = source or scenario.source
+        self.cost_model = cost_model or scenario.cost_model
+        self.seeds = np.random.SeedSequence(scenario.seed).spawn(4)
+        self.by_name = {t.name: t for t in scenario.tiers}
+        trace = runner.load_scenario_trace(scenario, self.source)
+        infos = runner.tier_infos(scenario, build_fleet(scenario))
+        self.df = runner.prepare(trace, infos, scenario, np.random.default_rng(self.seeds[0]),
+                                 self.source).df
+        self._built: dict[tuple[str, int], BuiltTier | None] = {}
+        self._routing: dict[Design, tuple] = {}
+        self._tier_runs: dict[tuple, _TierRun] = {}
+        self._fleets: dict[tuple, Outcome] = {}
+        self.simulations = 0
+        self.sim_wall_s = 0.0
+
+    # ---- building blocks ---------------------------------------------------------------------
+    def tier_config(self, name: str, gpus: int, replicas: int = 1):
+        """The scenario's tier with another size (``data_parallel`` kept when it divides
+        ``gpus``, else 1)."""
+        tier = self.by_name[name]
+        dp = tier.data_parallel if gpus % tier.data_parallel == 0 else 1
+        return tier.model_copy(update={"gpus_per_replica": gpus, "data_parallel": dp,
+                                       "replicas": max(replicas, 1)})
+
+    def built(self, name: str, gpus: int) -> BuiltTier | None:
+        """The tier built on ``gpus`` GPUs per replica (step model, KV blocks), None when it
+        does not fit (cached)."""
+        key = (name, gpus)
+        if key not in self._built:
+            try:
+                self._built[key] = build_tier(self.scenario, self.tier_config(name, gpus))
+            except (TiersimError, ValueError):
+                self._built[key] = None
+        return self._built[key]
+
+    def fits(self, name: str, gpus: int) -> bool:
+        """Whether the tier's weights and some KV cache fit on ``gpus`` GPUs per replica."""
+        return self.built(name, gpus) is not None
+
+    def fleet(self, design: Design) -> Fleet:
+        """The design's tiers built (one replica each; :meth:`BuiltTier.spec` sizes them)."""
+        return Fleet(tiers=tuple(self.built(n, g) for n, g in
+                                 zip(design.tiers, design.gpus_per_replica, strict=True)))
+
+    def router_config(self, design: Design):
+        """The scenario's router with the design's overrides; every request on the one tier of
+        a single-tier design."""
+        if len(design.tiers) == 1:
+            return self.scenario.router.model_validate({"policy": "uniform"})
+        data = self.scenario.router.model_dump(by_alias=True, exclude_unset=True)
+        for key, value in design.router:
+            _set(data, key, value)
+        cfg = type(self.scenario.router).model_validate(data)
+        return with_scenario_floor(cfg, self.scenario.accuracy_floor)
+
+    def routing(self, design: Design) -> tuple[list, Assignment, float]:
+        """(tier infos, assignment, accuracy if nothing is dropped) of a design (cached)."""
+        if design not in self._routing:
+            sub = self.scenario.model_copy(update={"tiers": [
+                self.tier_config(n, g) for n, g in
+                zip(design.tiers, design.gpus_per_replica, strict=True)]})
+            infos = self.runner.tier_infos(sub, self.fleet(design))
+            router = build_router(self.router_config(design), infos, train_df=self.df,
+                                  rng=np.random.default_rng(self.seeds[1]), source=self.source)
+            a = router.assign(self.df, np.random.default_rng(self.seeds[2]))
+            acc = expected_matrix(self.df, infos, a.basis)[np.arange(len(self.df)), a.final_tier]
+            self._routing[design] = (infos, a, float(acc.mean()))
+        return self._routing[design]
+
+    # ---- simulation --------------------------------------------------------------------------
+    def evaluate(self, design: Design, replicas: dict[str, int]) -> Outcome:
+        """Simulate the design at ``replicas`` (cached)."""
+        key = (design, tuple(replicas[n] for n in design.tiers))
+        if key not in self._fleets:
+            infos, a, _ = self.routing(design)
+            if np.any(a.escalated):
+                runs = self._whole(design, replicas, a)
+            else:
+                runs = {n: self._alone(design, n, replicas[n], a) for n in design.tiers}
+            self._fleets[key] = self._outcome(design, replicas, runs, a, infos)
+        return self._fleets[key]
+
+    def _specs(self, design: Design, names: list[str], replicas: dict[str, int]):
+        """Engine TierSpecs of ``names`` at ``replicas``."""
+        return [self.built(n, design.gpus(n)).spec(replicas[n]) for n in names]
+
+    def _simulate(self, specs, df: pd.DataFrame, a: Assignment):
+        """One engine run, counted and timed."""
+        t0 = time.perf_counter()
+        result = simulate(specs, df, a)
+        self.sim_wall_s += time.perf_counter() - t0
+        self.simulations += 1
+        return result
+
+    def _alone(self, design: Design, name: str, replicas: int, a: Assignment) -> _TierRun:
+        """One tier simulated on its own requests (cached)."""
+        k = design.tiers.index(name)
+        key = (name, design.gpus(name), replicas, design)
+        if key not in self._tier_runs:
+            rows = np.flatnonzero(a.tier == k)
+            df = self.df.iloc[rows]
+            zeros = np.zeros(len(rows), dtype=np.int64)
+            result = self._simulate(self._specs(design, [name], {name: replicas}), df,
+                                    Assignment(tier=zeros, escalate_to=zeros - 1))
+            self._tier_runs[key] = _tier_run(rows, df["arrival_s"].to_numpy(np.float64),
+                                             result, float(sum(result.busy_s[name])))
+        return self._tier_runs[key]
+
+    def _whole(self, design: Design, replicas: dict[str, int], a: Assignment):
+        """Every tier simulated together (a router that escalates); per tier by final tier."""
+        names = list(design.tiers)
+        result = self._simulate(self._specs(design, names, replicas), self.df, a)
+        arrival = self.df["arrival_s"].to_numpy(np.float64)
+        runs = {}
+        for k, n in enumerate(names):
+            mask = np.asarray(result.final_tier) == k
+            runs[n] = _tier_run(np.flatnonzero(mask), arrival[mask], _Masked(result, mask),
+                                float(sum(result.busy_s[n])))
+        return runs
+
+    def _outcome(self, design: Design, replicas, runs: dict[str, _TierRun], a: Assignment,
+                 infos) -> Outcome:
+        """Fleet metrics from per-tier runs."""
+        n = len(self.df)
+        dropped = np.zeros(n, dtype=bool)
+        for run in runs.values():
+            dropped[run.rows] = run.dropped
+        duration = max([float(self.df["arrival_s"].max())]
+                       + [r.last_finish for r in runs.values() if math.isfinite(r.last_finish)])
+        exp = expected_matrix(self.df, infos, a.basis)[np.arange(n), a.final_tier]
+        ttft = np.concatenate([r.ttft for r in runs.values()])
+        tpot = np.concatenate([r.tpot for r in runs.values()])
+        tiers = {name: TierOutcome(
+            replicas=replicas[name], requests=len(r.rows),
+            ttft_p99_s=metrics.percentile(r.ttft, 99), tpot_p99_s=metrics.percentile(r.tpot, 99),
+            dropped=int(r.dropped.sum()),
+            utilization=r.busy_s / (self.built(name, design.gpus(name)).spec(replicas[name])
+                                    .replicas * duration) if duration > 0 else None)
+            for name, r in runs.items()}
+        rate = sum(replicas[nm] * design.gpus(nm) * self.by_name[nm].cost_per_gpu_hour
+                   for nm in design.tiers)
+        return Outcome(ttft_p99_s=metrics.percentile(ttft, 99),
+                       tpot_p99_s=metrics.percentile(tpot, 99), dropped=int(dropped.sum()),
+                       accuracy=float(np.where(dropped, 0.0, exp).mean()),
+                       cost_usd=self._cost(design, replicas, runs, a, duration),
+                       cost_per_hour_usd=rate, duration_s=duration, tiers=tiers)
+
+    def _cost(self, design: Design, replicas, runs, a: Assignment, duration: float) -> float:
+        """The fleet's cost over the run under the cost model."""
+        total = 0.0
+        for k, name in enumerate(design.tiers):
+            tier = self.by_name[name]
+            if self.cost_model == "provisioned":
+                total += replicas[name] * design.gpus(name) * tier.cost_per_gpu_hour \
+                    * duration / 3600.0
+            elif self.cost_model == "attributed":  # busy engine-replica seconds x their price
+                total += runs[name].busy_s * self.built(name, design.gpus(name)) \
+                    .usd_per_replica_second
+            else:
+                passes = int(np.sum((a.tier == k) & ~_dropped_first(runs, a, k, len(self.df))))
+                passes += int(np.sum(a.escalate_to == k))
+                total += passes * (tier.cost_per_request_usd or 0.0)
+        return total
+
+
+class _Masked:
+    """A SimResult seen through a row mask (the fields :func:`_tier_run` reads)."""
+
+    def __init__(self, result, mask: np.ndarray):
+        self.first_token_s = np.asarray(result.first_token_s)[mask]
+        self.finish_s = np.asarray(result.finish_s)[mask]
+        self.output_tokens = np.asarray(result.output_tokens)[mask]
+        self.dropped = np.asarray(result.dropped)[mask]
+
+
+def _tier_run(rows: np.ndarray, arrival: np.ndarray, result, busy_s: float) -> _TierRun:
+    """Latencies of one tier's requests (as :func:`tiersim.metrics.add_latencies`)."""
+    first = np.asarray(result.first_token_s, dtype=np.float64)
+    finish = np.asarray(result.finish_s, dtype=np.float64)
+    out = np.asarray(result.output_tokens, dtype=np.float64)
+    gaps = out - 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(gaps > 0, (finish - first) / np.where(gaps > 0, gaps, 1.0), np.nan)
+    fin = finish[np.isfinite(finish)]
+    return _TierRun(rows=rows, ttft=first - arrival, tpot=tpot,
+                    dropped=np.asarray(result.dropped, dtype=bool),
+                    last_finish=float(fin.max()) if fin.size else -math.inf, busy_s=busy_s)
+
+
+def _dropped_first(runs, a: Assignment, k: int, n: int) -> np.ndarray:
+    """Requests whose first pass on tier ``k`` was dropped (never ran)."""
+    out = np.zeros(n, dtype=bool)
+    for run in runs.values():
+        out[run.rows] |= run.dropped
+    return out & (a.tier == k) & ~a.escalated
+
+
+def _set(data: dict, dotted: str, value: Any) -> None:
+    """Set ``data[a][b] = value`` for ``dotted = "a.b"`` (a leading ``router.`` is dropped)."""
+    parts = dotted.removeprefix("router.").split(".")
+    for part in parts[:-1]:
+        data = data.setdefault(part, {})
+    data[parts[-1]] = value

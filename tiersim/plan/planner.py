@@ -1,0 +1,354 @@
+"""The capacity planner: the cheapest fleet design that meets the SLOs and the accuracy floor.
+
+A *design* keeps a subset of the scenario's tiers (zero replicas drops a tier: it leaves the
+fleet and the router never sends to it), gives each kept tier a ``gpus_per_replica`` among the
+values that fit in memory, and routes with one router setting. For each design:
+
+1. Route (no simulation needed: routing is decided before it). A multi-tier design routes with
+   the ``floor`` policy at the accuracy floor (the cheapest routing that meets it), trying the
+   floor plus a small margin when the realised accuracy falls short of the fitted one; a
+   single-tier design is a *uniform fleet*. Without a floor, the scenario's own router.
+   A design whose accuracy misses the floor is recorded and not simulated.
+2. Size replicas by doubling then bisection (:mod:`tiersim.plan.search`): O(K log R)
+   simulations per design, each tier simulated alone on its own requests and cached
+   (:class:`tiersim.plan.evaluate.SimEvaluator`).
+3. When a tier cannot meet the SLOs at any replica count (its step is too slow for the TTFT or
+   TPOT target, or its KV cache cannot hold the longest prompts so requests are dropped), try
+   its next larger ``gpus_per_replica`` (tensor parallel) before calling the design infeasible.
+
+The plan is the design of least cost under the scenario's cost model (``provisioned``: what you
+would pay), the runner-up designs are listed with the constraint each missed (or how much dearer
+they are), and the uniform fleets are given beside them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
+from tiersim.plan.search import Sizing, Verdict, size_replicas
+from tiersim.results import PlanResult
+
+GPU_OPTIONS = (1, 2, 4, 8)
+"""GPUs per replica the planner may try, smallest that fits first."""
+
+FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
+"""Added to the floor the ``floor`` router is fitted to, in turn, while the realised accuracy
+(all requests) misses the floor the router was fitted to on its calibration split."""
+
+OVERSHOOT_CAP = 1e6
+"""The overshoot of a latency nothing finished to measure (every request dropped)."""
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What a plan must meet: p99 latencies (seconds), the accuracy floor, and no request
+    dropped."""
+
+    ttft_p99_s: float | None = None
+    tpot_p99_s: float | None = None
+    accuracy_floor: float | None = None
+
+    @classmethod
+    def of(cls, scenario, ttft: float | None = None, tpot: float | None = None,
+           floor: float | None = None) -> Constraints:
+        """Given values, else the scenario's ``slo`` and ``accuracy_floor``."""
+        return cls(ttft if ttft is not None else scenario.slo.ttft_p99_s,
+                   tpot if tpot is not None else scenario.slo.tpot_p99_s,
+                   floor if floor is not None else scenario.accuracy_floor)
+
+    def as_dict(self) -> dict[str, float | None]:
+        """JSON form."""
+        return {"ttft_p99_s": self.ttft_p99_s, "tpot_p99_s": self.tpot_p99_s,
+                "accuracy_floor": self.accuracy_floor, "dropped": 0}
+
+
+@dataclass
+class DesignResult:
+    """The best sizing of one design: its outcome when it meets every constraint, else the
+    constraint it missed."""
+
+    design: Design
+    replicas: dict[str, int] | None
+    outcome: Outcome | None
+    missed: str | None
+    tried_gpus: dict[str, list[int]]
+
+    @property
+    def feasible(self) -> bool:
+        """True when every constraint is met."""
+        return self.missed is None and self.outcome is not None
+
+    def as_dict(self, c: Constraints) -> dict[str, Any]:
+        """JSON form for plan.json."""
+        o = self.outcome
+        out: dict[str, Any] = {
+            "design": self.design.label, "tiers": list(self.design.tiers),
+            "router": dict(self.design.router), "feasible": self.feasible,
+            "missed": self.missed, "gpus_per_replica_tried": self.tried_gpus,
+        }
+        if o is None:
+            return out
+        out.update({
+            "replicas": self.replicas,
+            "gpus_per_replica": dict(zip(self.design.tiers, self.design.gpus_per_replica,
+                                         strict=True)),
+            "gpus": sum(self.replicas[n] * self.design.gpus(n) for n in self.design.tiers),
+            "cost_usd": o.cost_usd, "cost_per_hour_usd": o.cost_per_hour_usd,
+            "accuracy": o.accuracy, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
+            "dropped": o.dropped, "duration_s": o.duration_s,
+            "per_tier": {n: vars(t) for n, t in o.tiers.items()},
+            "margins": margins(o, c),
+        })
+        return out
+
+
+def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
+    """Per constraint: limit, value, margin (positive = slack) and whether it is met."""
+    out = {}
+    for key in ("ttft_p99_s", "tpot_p99_s"):
+        limit, value = getattr(c, key), getattr(o, key)
+        if limit is not None:
+            v = math.inf if value is None else value
+            out[key] = {"limit": limit, "value": value, "margin": limit - v,
+                        "margin_frac": (limit - v) / limit, "met": v <= limit}
+    if c.accuracy_floor is not None:
+        out["accuracy"] = {"limit": c.accuracy_floor, "value": o.accuracy,
+                           "margin": o.accuracy - c.accuracy_floor,
+                           "met": o.accuracy >= c.accuracy_floor - 1e-12}
+    out["dropped"] = {"limit": 0, "value": o.dropped, "met": o.dropped == 0}
+    return out
+
+
+def verdict(o: Outcome, c: Constraints) -> Verdict:
+    """Latency (and drops) of one simulated fleet, for the replica search."""
+    over = [_overshoot(getattr(o, k), getattr(c, k)) for k in ("ttft_p99_s", "tpot_p99_s")]
+    violators = tuple(n for n, t in o.tiers.items() if t.dropped or any(
+        _overshoot(getattr(t, k), getattr(c, k)) > 0 for k in ("ttft_p99_s", "tpot_p99_s")
+        if t.requests))
+    worst = max(over + [10.0 * o.dropped / max(sum(t.requests for t in o.tiers.values()), 1)])
+    return Verdict(ok=worst <= 0 and o.dropped == 0, violators=violators, overshoot=worst)
+
+
+def _overshoot(value: float | None, limit: float | None) -> float:
+    """value / limit - 1 (<= 0 when met); a missing value when a limit exists is the cap."""
+    if limit is None:
+        return -1.0
+    if value is None:
+        return OVERSHOOT_CAP
+    return value / limit - 1.0
+
+
+class Planner:
+    """Sizes every design of one scenario with one evaluator (see the module docstring)."""
+
+    def __init__(self, scenario, constraints: Constraints, evaluator=None,
+                 gpu_options: tuple[int, ...] = GPU_OPTIONS, max_replicas: int = 256,
+                 choose: dict[str, list[Any]] | None = None):
+        self.scenario, self.c = scenario, constraints
+        self.evaluator = evaluator or SimEvaluator(scenario)
+        self.names = [t.name for t in scenario.tiers]
+        self.max_replicas = max_replicas
+        self.choose = choose or {}
+        self.gpus = {n: [g for g in gpu_options if self.evaluator.fits(n, g)] for n in self.names}
+        self.judged: list[dict[str, Any]] = []
+
+    # ---- designs -----------------------------------------------------------------------------
+    def subsets(self, sizes: tuple[int, ...] | None = None) -> list[tuple[str, ...]]:
+        """Every non-empty subset of the tiers (scenario order), uniform fleets first."""
+        out = []
+        for k in range(1, len(self.names) + 1):
+            if sizes is None or k in sizes:
+                out.extend(itertools.combinations(self.names, k))
+        return out
+
+    def settings(self, tiers: tuple[str, ...]) -> list[list[tuple[tuple[str, Any], ...]]]:
+        """Router settings to try, in groups: one group per combination of ``choose``, each
+        the floor router at the floor plus :data:`FLOOR_MARGINS` in turn (one empty setting
+        for a uniform fleet; the combination alone without a floor)."""
+        if len(tiers) == 1:
+            return [[()]]
+        combos = [dict(zip(self.choose, v, strict=True))
+                  for v in itertools.product(*self.choose.values())]
+        if self.c.accuracy_floor is None:
+            return [[tuple(sorted(s.items()))] for s in combos]
+        return [[tuple(sorted({"policy": "floor", "floor": round(self.c.accuracy_floor + m, 6),
+                               **s}.items())) for m in FLOOR_MARGINS] for s in combos]
+
+    # ---- one design --------------------------------------------------------------------------
+    def best(self, tiers: tuple[str, ...]) -> DesignResult:
+        """The cheapest feasible sizing of one tier subset (or why none exists)."""
+        if any(not self.gpus[n] for n in tiers):
+            bad = [n for n in tiers if not self.gpus[n]]
+            return DesignResult(Design(tiers, (1,) * len(tiers)), None, None,
+                                f"{', '.join(bad)} does not fit on up to {max(GPU_OPTIONS)} GPUs "
+                                "per replica", {})
+        results: list[DesignResult] = []
+        for group in self.settings(tiers):
+            for setting in group:  # stop at the first margin whose accuracy meets the floor
+                results.append(self._size(tiers, setting))
+                if not (results[-1].missed or "").startswith("accuracy"):
+                    break
+        found = [r for r in results if r.feasible]
+        if found:
+            return min(found, key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
+        simulated = [r for r in results if r.outcome is not None]
+        return (simulated or results)[0]
+
+    def _size(self, tiers: tuple[str, ...], setting) -> DesignResult:
+        """Size one design, moving a tier to more GPUs per replica when replicas cannot help."""
+        level = dict.fromkeys(tiers, 0)
+        tried = {n: [self.gpus[n][0]] for n in tiers}
+        while True:
+            design = Design(tiers, tuple(self.gpus[n][level[n]] for n in tiers), setting)
+            try:
+                _, _, accuracy = self.evaluator.routing(design)
+            except Exception as err:  # noqa: BLE001 - a router that cannot serve this subset
+                return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
+            floor = self.c.accuracy_floor
+            if len(tiers) > 1 and floor is not None and accuracy < floor - 1e-12:
+                return DesignResult(design, None, None, f"accuracy {accuracy:.4f} < floor "
+                                    f"{floor:.4f}", tried)
+            sizing = self._search(design)
+            if sizing.replicas is not None:
+                outcome = self.evaluator.evaluate(design, sizing.replicas)
+                missed = _missed(outcome, self.c)
+                return DesignResult(design, sizing.replicas, outcome, missed, tried)
+            last = self.evaluator.evaluate(design, sizing.judged[-1])
+            violators = verdict(last, self.c).violators or tiers
+            bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])]
+            if not bump:
+                gpus = "; ".join(f"{n} on {', '.join(map(str, g))} GPUs per replica"
+                                 for n, g in tried.items())
+                return DesignResult(design, sizing.judged[-1], last, f"latency: {sizing.reason}"
+                                    f" ({_missed(last, self.c)}; tried {gpus})", tried)
+            for n in bump:
+                level[n] += 1
+                tried[n].append(self.gpus[n][level[n]])
+
+    def _search(self, design: Design) -> Sizing:
+        """Replica search for one design, recording every fleet judged."""
+        def judge(replicas: dict[str, int]) -> Verdict:
+            o = self.evaluator.evaluate(design, replicas)
+            v = verdict(o, self.c)
+            self.judged.append({"design": design.label, "router": dict(design.router),
+                                "replicas": dict(replicas), "ok": v.ok,
+                                "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
+                                "dropped": o.dropped, "cost_usd": o.cost_usd})
+            return v
+
+        unit = {n: design.gpus(n) * self.evaluator.by_name[n].cost_per_gpu_hour
+                for n in design.tiers}
+        return size_replicas(list(design.tiers), judge, unit, limit=self.max_replicas)
+
+    # ---- the plan ----------------------------------------------------------------------------
+    def plan(self, sizes: tuple[int, ...] | None = None) -> PlanResult:
+        """Size every design; the cheapest feasible one is the plan."""
+        t0 = time.perf_counter()
+        results = [self.best(s) for s in self.subsets(sizes)]
+        feasible = sorted((r for r in results if r.feasible),
+                          key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
+        best = feasible[0] if feasible else None
+        uniform = [r for r in results if len(r.design.tiers) == 1]
+        others = [r for r in results if r is not best and len(r.design.tiers) > 1]
+        return PlanResult(
+            scenario=self.scenario.name, constraints=self.c.as_dict(),
+            plan=self._plan_dict(best, uniform) if best else None,
+            runners_up=tuple(self._runner_up(r, best) for r in _by_cost(others)),
+            uniform=tuple(self._runner_up(r, best) for r in uniform),
+            reason=None if best else "; ".join(f"{r.design.label}: {r.missed}" for r in results),
+            simulations=self.evaluator.simulations, wall_s=time.perf_counter() - t0,
+            evaluated=tuple(self.judged),
+        )
+
+    def _plan_dict(self, best: DesignResult, uniform: list[DesignResult]) -> dict[str, Any]:
+        """The plan's JSON, with what it saves against the sized uniform fleets and the proof
+        that one replica fewer in any tier misses."""
+        out = best.as_dict(self.c)
+        out["cost_model"] = self.evaluator.cost_model
+        out["savings"] = compare(best, uniform, self.c.accuracy_floor)
+        out["one_fewer"] = self.one_fewer(best)
+        return out
+
+    def one_fewer(self, best: DesignResult) -> dict[str, dict[str, Any]]:
+        """Per kept tier: what one replica fewer misses (simulated; usually cached). At one
+        replica, fewer means dropping the tier, which is another design."""
+        out = {}
+        for name in best.design.tiers:
+            r = best.replicas[name]
+            if r <= 1:
+                out[name] = {"replicas": 0, "misses": None,
+                             "verdict": "at 1 replica; zero drops the tier (another design)"}
+                continue
+            fewer = self.evaluator.evaluate(best.design, {**best.replicas, name: r - 1})
+            missed = _missed(fewer, self.c)
+            out[name] = {"replicas": r - 1, "misses": missed is not None,
+                         "verdict": f"misses: {missed}" if missed else
+                         "still meets every constraint (latency was not monotone here)"}
+        return out
+
+    def _runner_up(self, r: DesignResult, best: DesignResult | None) -> dict[str, Any]:
+        """A design beside the plan: what it missed, or how much dearer it is."""
+        out = r.as_dict(self.c)
+        if r.feasible and best is not None and r is not best:
+            out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
+            out["missed"] = f"nothing; {100 * out['dearer_by_frac']:.1f}% dearer than the plan"
+        return out
+
+
+def compare(routed: DesignResult, uniform: list[DesignResult],
+            floor: float | None) -> dict[str, Any]:
+    """Routed design against the cheapest uniform fleet meeting the floor and the SLOs, and
+    against a static split of the sized uniform fleets at the routed accuracy."""
+    from tiersim.routing.metrics import static_split_cost
+
+    sized = [u for u in uniform if u.outcome is not None and _latency_met(u)]
+    cost = routed.outcome.cost_usd
+    meets = [u for u in sized if u.feasible]
+    base = min(meets, key=lambda u: u.outcome.cost_usd) if meets else None
+    split = static_split_cost(routed.outcome.accuracy,
+                              [u.outcome.cost_usd for u in sized],
+                              [u.outcome.accuracy for u in sized]) if sized else None
+    return {
+        "routed_cost_usd": cost,
+        "baseline_uniform_tier": base.design.tiers[0] if base else None,
+        "baseline_uniform_cost_usd": base.outcome.cost_usd if base else None,
+        "vs_uniform_usd": base.outcome.cost_usd - cost if base else None,
+        "vs_uniform_frac": 1 - cost / base.outcome.cost_usd if base else None,
+        "static_split_cost_usd": split,
+        "vs_static_split_usd": None if split is None else split - cost,
+        "vs_static_split_frac": None if not split else 1 - cost / split,
+        "accuracy_floor": floor,
+    }
+
+
+def _latency_met(r: DesignResult) -> bool:
+    """Whether a sized design met the SLOs and dropped nothing (its accuracy aside)."""
+    return r.outcome is not None and not (r.missed or "").startswith("latency")
+
+
+def _by_cost(results: list[DesignResult]) -> list[DesignResult]:
+    """Feasible designs by cost, then the rest."""
+    return sorted(results, key=lambda r: (not r.feasible,
+                                          r.outcome.cost_usd if r.outcome else math.inf))
+
+
+def _missed(o: Outcome, c: Constraints) -> str | None:
+    """The constraints an outcome misses, in words (None when it meets them all)."""
+    words = []
+    for key, m in margins(o, c).items():
+        if not m["met"]:
+            value = m["value"]
+            shown = "none finished" if value is None else f"{value:.4g}"
+            words.append(f"{key} {shown} vs limit {m['limit']:g}")
+    return "; ".join(words) or None
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception as one line."""
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__

@@ -1,0 +1,113 @@
+"""The replica search: the fewest replicas per tier that meet the latency SLOs.
+
+Pure: the fleet is judged by a callable ``judge(replicas) -> Verdict``, so the algorithm is
+tested with a synthetic, monotone latency function and no simulation.
+
+Monotonicity: routing is decided before the simulation, so a tier's latencies depend only on
+its own replica count and the requests sent to it, and more replicas never make them worse.
+
+1. *Doubling*: start every tier at ``start`` replicas; while latency misses, double the tiers
+   that miss on their own (every tier when none does alone). Stop as hopeless when a tier would
+   pass ``limit`` or doubling has stopped closing the gap (:func:`hopeless`).
+2. *Bisection*: with the others fixed, lower each tier (most expensive replica first) to its
+   smallest count that keeps latency met, by bisection on ``[0, r]``. Lowering a later tier
+   never makes an earlier tier's count - 1 feasible again (the tiers are independent), so one
+   pass gives a fleet where one replica fewer in any tier misses.
+
+For K tiers needing up to R replicas each this makes O(K log R) judgements, against R^K for the
+blind grid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one fleet did: latency met, the tiers that miss on their own, and the worst
+    overshoot (the largest latency over its SLO, as a fraction of the SLO; <= 0 when met)."""
+
+    ok: bool
+    violators: tuple[str, ...] = ()
+    overshoot: float = 0.0
+
+
+@dataclass
+class Sizing:
+    """The outcome of one search: the replicas found (None when hopeless), why not, and every
+    fleet judged in order."""
+
+    replicas: dict[str, int] | None
+    reason: str = ""
+    judged: list[dict[str, int]] = field(default_factory=list)
+
+
+Judge = Callable[[dict[str, int]], Verdict]
+
+
+def hopeless(history: list[float]) -> bool:
+    """True when doubling has stopped closing the gap to the SLO.
+
+    ``history`` holds the worst overshoot after each doubling. Two drops ``d1, d2`` shrinking by
+    ``q = d2 / d1`` promise at most ``d2 q / (1 - q)`` more (a geometric tail); when even that
+    closes under half the remaining overshoot, or the last drop was under 1% of it, more
+    replicas will not meet the SLO.
+    """
+    if len(history) < 3:
+        return False
+    d1, d2, left = history[-3] - history[-2], history[-2] - history[-1], history[-1]
+    if d2 <= 0.01 * left:
+        return True
+    q = d2 / d1 if d1 > 0 else 1.0
+    return q < 1 and d2 * q / (1 - q) < 0.5 * left
+
+
+def size_replicas(names: list[str], judge: Judge, unit_cost: dict[str, float],
+                  start: int = 1, limit: int = 1024) -> Sizing:
+    """The fewest replicas per tier meeting latency (see the module docstring)."""
+    judged: list[dict[str, int]] = []
+
+    def look(replicas: dict[str, int]) -> Verdict:
+        """Judge one fleet and remember it."""
+        judged.append(dict(replicas))
+        return judge(dict(replicas))
+
+    replicas = dict.fromkeys(names, start)
+    grown, why = _double(names, replicas, look, limit)
+    if grown is None:
+        return Sizing(None, why, judged)
+    return Sizing(_bisect(names, grown, look, unit_cost), "", judged)
+
+
+def _double(names: list[str], replicas: dict[str, int], look, limit: int):
+    """Double the replicas of missing tiers until latency is met; (None, why) when hopeless."""
+    verdict = look(replicas)
+    history = [verdict.overshoot]
+    while not verdict.ok:
+        grow = [n for n in names if n in verdict.violators] or list(names)
+        if any(replicas[n] * 2 > limit for n in grow):
+            return None, f"latency still missed at {replicas} replicas (limit {limit} per tier)"
+        for n in grow:
+            replicas[n] *= 2
+        verdict = look(replicas)
+        history.append(verdict.overshoot)
+        if not verdict.ok and hopeless(history):
+            return None, (f"more replicas do not help at {replicas} replicas: a single "
+                          "request's step is too slow for the SLO")
+    return replicas, ""
+
+
+def _bisect(names: list[str], replicas: dict[str, int], look, unit_cost: dict[str, float]):
+    """Lower each tier to its smallest count keeping latency met (most expensive first)."""
+    for name in sorted(names, key=lambda n: unit_cost[n], reverse=True):
+        lo, hi = 0, replicas[name]  # lo: known too few (0 serves nothing), hi: known enough
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if look({**replicas, name: mid}).ok:
+                hi = mid
+            else:
+                lo = mid
+        replicas[name] = hi
+    return replicas
