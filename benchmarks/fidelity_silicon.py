@@ -1,35 +1,48 @@
-"""Fidelity against measured serving: replay NVIDIA's H200 Llama-3.1 FP8 end-to-end results.
+"""Fidelity against measured serving: replay NVIDIA's H200 serving runs, beside aiconfigurator.
 
 ``aiconfigurator-core`` ships ``systems/silicon_sample.csv``: mean TTFT and TPOT measured by NVIDIA
-on real servers (vLLM, TensorRT-LLM, SGLang) at a given tensor parallelism, client concurrency,
-input and output length. This script replays every H200 row for Llama-3.1-8B and -70B at FP8
-through tiersim's engine and reports the error per row and the median absolute error per engine.
+on real servers (vLLM, TensorRT-LLM, SGLang) at a given parallelism, client concurrency, input and
+output length. This script replays EVERY H200 row (copied to ``benchmarks/data/``) through
+tiersim's engine and, for the same rows, shows aiconfigurator's own estimate (computed by
+aiconfigurator-core's estimator and cached in ``benchmarks/data/aic_estimates_h200.csv``).
 
-Each row is a closed loop through :func:`tiersim.engine.simulate`: ``concurrency`` clients, each
-sending ``--per-client`` requests back to back (``Workload.follows``), to ONE replica of ``tp``
-H200s with vLLM V1's API-server limits (8,192 batched tokens, ``max_num_seqs`` at least the
-concurrency), its KV cache sized by ``tiersim.perf.memory`` and its iterations timed by
-``tiersim.perf.build_step_model`` on the engine's imported profile (vLLM: the shipped
-``profiles/h200_aiconfigurator_vllm.json``; TensorRT-LLM and SGLang: the same importer run on
-their folders, ``benchmarks/data/``).
+**A row** is one closed loop through :func:`tiersim.engine.simulate`: ``concurrency`` clients send
+requests of ``isl`` prompt and ``osl`` output tokens back to back (``Workload.follows``) to ONE
+server of ``tp x dp`` H200s (``dp`` attention data-parallel ranks, each a replica of the tier with
+its own scheduler and KV cache; experts split ``ep`` ways), with vLLM V1's API-server limits
+(8,192 batched tokens, ``max_num_seqs`` 1,024), KV blocks from ``tiersim.perf.memory`` and step
+times from ``tiersim.perf.build_step_model`` on the engine's profile (vLLM: the shipped
+``profiles/h200_aiconfigurator_vllm.json``; TensorRT-LLM / SGLang: ``benchmarks/data/*.json``).
 
-Clients are staggered over one estimated request cycle (identical requests that all start at 0
-stay in lock-step cohorts for the whole run; ``--no-stagger`` shows that). TTFT and TPOT are means
-over the steady-state rounds: each client's first request (warm-up) and last one (cool-down, as
-the batch drains) are left out; ``--all-rounds`` averages over every request instead, as a load
-generator does. TPOT of a request is ``(finish - first token) / (osl - 1)``, as ``vllm bench
-serve`` defines it. ``--loadgen`` runs a load generator's protocol instead: all clients start at
-0, every request counts, 10 per client, lengths within +-10% (``--length-spread``, ``--seed``).
+**The load generator** (:class:`Protocol`): the measured runs start every client at once and
+report means over the whole run, start-up burst included. By default all clients start at 0, each
+sends ``per_client`` requests, and TTFT/TPOT are means over every request; TPOT of a request is
+``(finish - first token) / (osl - 1)`` as ``vllm bench serve`` defines it. ``per_client`` and the
+per-iteration overhead are the two free parameters: ``--fit`` fits them on the training rows
+(:data:`TRAINING`: every vLLM Llama-3.1-70B row), prints the held-out figures (every other vLLM
+row), writes the overhead into the shipped profile's ``overhead_s`` and ``per_client`` into
+``benchmarks/data/fit.json``, which the default run reads. ``--steady-state`` runs the earlier
+protocol instead (clients staggered over one request cycle, first and last request of each left
+out).
 
-Run ``python benchmarks/fidelity_silicon.py`` (no network, aiconfigurator not needed: the rows
-and profiles are copied into ``benchmarks/data/``, see its README). ``--refresh-data`` rebuilds
-those copies from an installed aiconfigurator-core. Results and the worst rows are discussed in
+**Rows tiersim cannot represent** (a model type it cannot read, a checkpoint format it ignores, a
+parallel layout it lacks, disaggregated serving, an engine with no profile at the model's shapes)
+are counted and listed with a one-line reason, never a traceback.
+
+Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
+per engine and model: n, median |TPOT error| and |TTFT error| of tiersim and of aiconfigurator on
+the same rows, and ends with ``vllm all median |TPOT error| = X%, |TTFT error| = Y% (n=N);
+aiconfigurator X2%, Y2%``. ``--refresh-data`` recopies rows and configs, ``--refresh-aic``
+recomputes aiconfigurator's estimates (both need aiconfigurator-core installed). See
 ``docs/fidelity.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
+import json
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -41,107 +54,362 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
-ROWS_CSV = DATA / "silicon_h200_llama31_fp8.csv"
+ROWS_CSV = DATA / "silicon_h200.csv"
+AIC_CSV = DATA / "aic_estimates_h200.csv"
+FIT_JSON = DATA / "fit.json"
+CONFIGS = DATA / "configs"
 sys.path.insert(0, str(HERE.parent))  # run from a checkout, installed or not
 
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa: E402
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
-from tiersim.perf import build_step_model, default_profile_name  # noqa: E402
+from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
 from tiersim.perf.base import StepShape  # noqa: E402
 from tiersim.perf.memory import kv_capacity_blocks  # noqa: E402
 
-MODELS = {"8B": "llama-3.1-8b", "70B": "llama-3.1-70b"}
 ENGINE_PROFILES = {
     "vllm": default_profile_name(),
     "trtllm": str(DATA / "h200_aiconfigurator_trtllm_llama.json"),
     "sglang": str(DATA / "h200_aiconfigurator_sglang_llama.json"),
 }
+#: Models each non-vLLM profile in benchmarks/data was imported for (see its README).
+ENGINE_PROFILE_MODELS = {"trtllm": {"Llama-3.1-70B"}, "sglang": {"Llama-3.1-8B"}}
 MAX_BATCHED_TOKENS = 8192  # vLLM V1's default for an API server on an 80+ GB GPU
 MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrency` requests)
 BLOCK_SIZE = 16
+#: The training subset of ``--fit`` (fixed here; everything else is held out).
+TRAINING = {"backend": "vllm", "model": "Llama-3.1-70B"}
+#: ``--fit`` grid: per-iteration overhead (seconds) and requests per client.
+FIT_OVERHEADS_S = tuple(round(0.25e-3 * i, 6) for i in range(0, 21))
+FIT_PER_CLIENT = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20)
+#: ``--fit`` grid: spread of request lengths around isl / osl (the real prompts and outputs
+#: vary; identical lengths keep clients in lock-step bursts).
+FIT_SPREADS = (0.0, 0.05, 0.1, 0.2, 0.3)
+#: Coordinate-descent passes of ``--fit`` at most.
+FIT_PASSES = 3
+#: Default requests per client before any fit has been written.
+UNFITTED_PER_CLIENT = 10
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How one ``model_path`` of the silicon sample is read.
+
+    name: the label in reports. tiersim: a tiersim catalogue name, or a folder under
+    ``benchmarks/data/configs`` holding the model's ``config.json``. aic: the model id
+    aiconfigurator-core ships a config for (its estimator runs offline on it).
+    """
+
+    name: str
+    tiersim: str
+    aic: str
+
+
+MODELS = {
+    "meta-llama/Llama-3.1-70B": ModelSpec(
+        "Llama-3.1-70B", "llama-3.1-70b", "meta-llama/Meta-Llama-3.1-70B"
+    ),
+    "nvidia/Llama-3.1-8B-Instruct-FP8": ModelSpec(
+        "Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Meta-Llama-3.1-8B"
+    ),
+    "meta-llama/Llama-3.1-8B-Instruct": ModelSpec(
+        "Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Meta-Llama-3.1-8B"
+    ),
+    "MiniMaxAI/MiniMax-M2.5": ModelSpec("MiniMax-M2.5", "MiniMax-M2.5", "MiniMaxAI/MiniMax-M2.5"),
+    "moonshotai/Kimi-K2.5": ModelSpec("Kimi-K2.5", "Kimi-K2.5", "moonshotai/Kimi-K2.5"),
+    "Qwen/Qwen3-235B-A22B-FP8": ModelSpec(
+        "Qwen3-235B-FP8", "Qwen3-235B-A22B-FP8", "Qwen/Qwen3-235B-A22B-FP8"
+    ),
+    "openai/gpt-oss-120b": ModelSpec("gpt-oss-120b", "gpt-oss-120b", "openai/gpt-oss-120b"),
+    "deepseek-ai/DeepSeek-R1": ModelSpec("DeepSeek-R1", "DeepSeek-R1", "deepseek-ai/DeepSeek-R1"),
+    "deepseek-ai/DeepSeek-V3": ModelSpec("DeepSeek-V3", "DeepSeek-V3", "deepseek-ai/DeepSeek-V3"),
+    "Qwen/Qwen3.5-397B-A17B": ModelSpec(
+        "Qwen3.5-397B", "Qwen3.5-397B-A17B", "Qwen/Qwen3.5-397B-A17B"
+    ),
+    "zhipuai/GLM-5": ModelSpec("GLM-5", "GLM-5-FP8", "zai-org/GLM-5-FP8"),
+}
+#: The order models are reported in (the issue's four first).
+MODEL_ORDER = [
+    "Llama-3.1-8B", "Llama-3.1-70B", "MiniMax-M2.5", "Kimi-K2.5", "Qwen3-235B-FP8",
+    "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3", "Qwen3.5-397B", "GLM-5",
+]
+#: tiersim precision for a row's ``precision`` where the checkpoint declares no format.
+ROW_PRECISION = {"fp8": "fp8", "int4": "w4a16", "fp4": "nvfp4", "bf16": "bf16"}
+
 KEEP_COLUMNS = [
-    "id",
-    "backend",
-    "backend_version",
-    "model_path",
-    "system",
-    "precision",
-    "mode",
-    "gemm_quant_mode",
-    "isl",
-    "osl",
-    "batch_size",
-    "tp_size",
-    "silicon_ttft_ms",
-    "silicon_tpot_ms",
+    "id", "backend", "backend_version", "model_path", "system", "precision", "mode",
+    "gemm_quant_mode", "moe_quant_mode", "isl", "osl", "batch_size", "tp_size", "pp_size",
+    "attention_dp_size", "moe_tp_size", "moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms",
     "silicon_data_source",
 ]
 
 
-def refresh_data() -> None:
-    """Copy the rows and build the TensorRT-LLM / SGLang profiles from aiconfigurator-core."""
+# ---------------------------------------------------------------- data copied from aiconfigurator
+
+
+def _aic_root() -> Path:
     import aiconfigurator_core
 
-    from tiersim.perf.aiconfigurator import import_aiconfigurator
+    return Path(aiconfigurator_core.__file__).parent
 
-    csv = Path(aiconfigurator_core.__file__).parent / "systems" / "silicon_sample.csv"
-    df = pd.read_csv(csv)
-    rows = df[
-        (df["system"] == "h200_sxm")
-        & df["model_path"].str.contains("Llama-3.1-(?:8|70)B", regex=True)
-        & (df["precision"] == "fp8")
-        & (df["mode"] == "agg")
-    ]
+
+def refresh_data() -> None:
+    """Copy every H200 row of the silicon sample and the model configs tiersim reads."""
+    df = pd.read_csv(_aic_root() / "systems" / "silicon_sample.csv")
+    rows = df[df["system"] == "h200_sxm"][KEEP_COLUMNS]
     DATA.mkdir(exist_ok=True)
-    rows[KEEP_COLUMNS].to_csv(ROWS_CSV, index=False)
-    llama = {m: (("fp8",), (1, 2, 4, 8)) for m in MODELS.values()}
-    for engine in ("trtllm", "sglang"):
-        profile, missing = import_aiconfigurator(
-            "h200",
-            engine,
-            out=ENGINE_PROFILES[engine],
-            models=llama,
-            name=f"h200_aiconfigurator_{engine}_llama",
-        )
-        print(f"{engine}: {len(profile.tables)} tables; missing: {missing or 'none'}")
+    rows.to_csv(ROWS_CSV, index=False)
     print(f"{len(rows)} rows -> {ROWS_CSV}")
+    for spec in {s.tiersim: s for s in MODELS.values()}.values():
+        if "/" in spec.aic and not spec.tiersim.startswith("llama"):
+            copy_config(spec.aic, CONFIGS / spec.tiersim)
+
+
+def copy_config(aic_id: str, folder: Path) -> None:
+    """Copy aiconfigurator's ``config.json`` (and ``hf_quant_config.json``) of ``aic_id``."""
+    src = _aic_root() / "model_configs"
+    stem = aic_id.replace("/", "--")
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind in ("config", "hf_quant_config"):
+        path = src / f"{stem}_{kind}.json"
+        if path.exists():
+            (folder / f"{kind}.json").write_text(path.read_text())
+    print(f"{aic_id} -> {folder}")
 
 
 def load_rows() -> pd.DataFrame:
-    """The measured rows with the model key each maps to."""
+    """The measured rows, with the model label each maps to (``model``)."""
     df = pd.read_csv(ROWS_CSV)
-    df["model"] = np.where(df["model_path"].str.contains("70B"), "70B", "8B")
-    df["tp_size"] = df["tp_size"].astype(int)
-    df["batch_size"] = df["batch_size"].astype(int)
-    return df.sort_values(["backend", "model", "tp_size", "isl", "osl", "batch_size"])
+    df["model"] = [MODELS[p].name if p in MODELS else p for p in df["model_path"]]
+    for col in ("tp_size", "batch_size", "isl", "osl"):  # 0 on disaggregated rows
+        df[col] = df[col].fillna(0).astype(int)
+    order = {m: i for i, m in enumerate(MODEL_ORDER)}
+    df["_order"] = df["model"].map(order).fillna(len(order))
+    df = df.sort_values(["backend", "_order", "tp_size", "isl", "osl", "batch_size", "id"])
+    return df.drop(columns="_order").reset_index(drop=True)
 
 
-def replica_tier(model: str, tp: int, backend: str, concurrency: int, kv_dtype: str) -> TierSpec:
-    """ONE replica of ``tp`` H200s as the measured server ran it (vLLM-V1-like limits)."""
-    step = build_step_model(
-        model, "fp8", "h200", tp=tp, kv_dtype=kv_dtype, profile=ENGINE_PROFILES[backend]
+# ---------------------------------------------------------------- aiconfigurator's estimate
+
+
+def _int_or_none(value) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
+def aic_layout(row: dict) -> tuple[int, int, int | None, int | None]:
+    """``(tp, attention_dp, moe_tp, moe_ep)`` for aiconfigurator, from a row's columns.
+
+    An empty ``attention_dp_size`` means the row's GPUs beyond ``tp`` (``moe_tp x moe_ep``)
+    serve attention data-parallel, as vLLM's ``--data-parallel-size`` does.
+    """
+    tp = int(row["tp_size"])
+    moe_tp, moe_ep = _int_or_none(row["moe_tp_size"]), _int_or_none(row["moe_ep_size"])
+    dp = _int_or_none(row["attention_dp_size"])
+    if dp is None:
+        moe_gpus = (moe_tp or 1) * (moe_ep or 1)
+        dp = max(1, moe_gpus // tp)
+    return tp, dp, moe_tp, moe_ep
+
+
+def aic_estimate(row: dict) -> dict:
+    """aiconfigurator-core's agg estimate of one row (its own ``cli estimate`` path, offline).
+
+    Mirrors NVIDIA's ``tools/accuracy_regression_testing/predict_silicon_sample.py``: the row's
+    parallelism, batch (= concurrency), isl/osl and quant modes, ``ctx_tokens = isl``; a
+    database version the package lacks falls back to its latest. Where the package has no table
+    for the row's quant modes, the modes are inferred from the checkpoint's config (as when a
+    user names only the checkpoint); ``aic_quant`` records which.
+    """
+    from aiconfigurator_core.sdk.errors import PerfDataNotAvailableError
+
+    out = {"id": row["id"], "aic_model_path": MODELS[row["model_path"]].aic}
+    try:
+        out.update(_aic_run(row, row_quant=True), aic_quant="row")
+    except PerfDataNotAvailableError:
+        try:
+            out.update(_aic_run(row, row_quant=False), aic_quant="checkpoint")
+        except Exception as exc:  # noqa: BLE001 -- recorded in the CSV, one line
+            out["aic_error"] = _one_line(exc)
+    except Exception as exc:  # noqa: BLE001 -- recorded in the CSV, one line
+        out["aic_error"] = _one_line(exc)
+    return out
+
+
+def _one_line(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+
+
+def _aic_run(row: dict, row_quant: bool) -> dict:
+    from aiconfigurator_core.sdk.backends.factory import get_backend
+    from aiconfigurator_core.sdk.config import ModelConfig, RuntimeConfig
+    from aiconfigurator_core.sdk.config_builders import build_model_config
+    from aiconfigurator_core.sdk.models import (
+        check_is_moe,
+        resolve_context_fmha_by_data,
+        resolve_dsv4_moe_arch,
+        resolve_nvfp4_for_system,
     )
-    blocks = kv_capacity_blocks(
-        get_model(model), "fp8", get_gpu("h200"), tp, BLOCK_SIZE, kv_dtype=kv_dtype,
-        max_num_batched_tokens=MAX_BATCHED_TOKENS,
+    from aiconfigurator_core.sdk.models import (
+        get_model as aic_model,
     )
-    limits = SchedulerLimits(
-        max_num_seqs=max(MAX_NUM_SEQS, concurrency),
-        max_num_batched_tokens=MAX_BATCHED_TOKENS,
-        block_size=BLOCK_SIZE,
+    from aiconfigurator_core.sdk.perf_database import (
+        get_database_view,
+        get_latest_database_version,
+        get_supported_databases,
     )
-    return TierSpec(backend, replicas=1, num_blocks=blocks, step_model=step, limits=limits)
+
+    path, backend, system = MODELS[row["model_path"]].aic, row["backend"], row["system"]
+    tp, dp, moe_tp, moe_ep = aic_layout(row)
+    if check_is_moe(path):
+        cfg = ModelConfig(tp_size=tp, attention_dp_size=dp, moe_tp_size=moe_tp, moe_ep_size=moe_ep)
+        moe_tp, moe_ep = cfg.resolve_moe_parallelism()
+    else:
+        moe_tp, moe_ep = 1, 1
+    gemm = row["gemm_quant_mode"] if row_quant and isinstance(row["gemm_quant_mode"], str) else None
+    moe = row["moe_quant_mode"] if row_quant and isinstance(row["moe_quant_mode"], str) else None
+    mc = build_model_config(tp, int(row.get("pp_size") or 1), dp, moe_tp, moe_ep, gemm, None, None,
+                            moe, None)
+    version = str(row["backend_version"]) if isinstance(row["backend_version"], str) else None
+    if version not in get_supported_databases().get(system, {}).get(backend, []):
+        version = get_latest_database_version(system=system, backend=backend)
+    db = get_database_view(system, backend, version, allow_missing_data=False,
+                           database_mode="SILICON", transfer_policy=None)
+    resolve_context_fmha_by_data(mc, path, db, backend, is_context_role=True)
+    resolve_dsv4_moe_arch(mc, path, system_name=system, backend_name=backend)
+    resolve_nvfp4_for_system(mc, system, path)
+    rc = RuntimeConfig(isl=int(row["isl"]), osl=int(row["osl"]), batch_size=int(row["batch_size"]),
+                       prefix=0)
+    summary = get_backend(backend).run_agg(aic_model(path, mc, backend), db, rc,
+                                           ctx_tokens=int(row["isl"]))
+    result = summary.get_result_dict()
+    return {"aic_ttft_ms": float(result["ttft"]), "aic_tpot_ms": float(result["tpot"]),
+            "aic_backend_version": version, "aic_oom": bool(summary.check_oom())}
 
 
-def cycle_estimate(
-    step, isl: int, osl: int, concurrency: int, max_tokens: int = MAX_BATCHED_TOKENS
-) -> float:
-    """One request's time in service at full batch: its prefill (as ``max_tokens``-token chunks)
-    plus ``osl`` decode steps; it only spaces the clients' first requests."""
-    chunk = min(isl, max_tokens)
-    prefill = step.step_time(StepShape(((chunk, 0),))) * -(-isl // max_tokens)
-    ctx = concurrency * (isl + osl / 2)
-    return prefill + osl * float(step.decode_times(concurrency, np.array([ctx]))[0])
+def refresh_aic(rows: pd.DataFrame, jobs: int) -> pd.DataFrame:
+    """Recompute aiconfigurator's estimate of every aggregated row; write :data:`AIC_CSV`."""
+    import importlib.metadata
+    import logging
+
+    logging.disable(logging.WARNING)
+    todo = rows[(rows["mode"] == "agg") & rows["model_path"].isin(MODELS)].to_dict("records")
+    out = _map(aic_estimate, todo, jobs, chunksize=8)
+    df = pd.DataFrame(out)
+    df["aic_version"] = "aiconfigurator-core " + importlib.metadata.version("aiconfigurator-core")
+    df["computed_on"] = datetime.date.today().isoformat()
+    df.to_csv(AIC_CSV, index=False)
+    failed = int(df["aic_error"].notna().sum()) if "aic_error" in df else 0
+    print(f"{len(df)} estimates ({failed} failed) -> {AIC_CSV}")
+    return df
+
+
+def load_aic() -> pd.DataFrame:
+    """The cached estimates (empty when none were computed)."""
+    if not AIC_CSV.exists():
+        return pd.DataFrame(columns=["id", "aic_ttft_ms", "aic_tpot_ms"])
+    return pd.read_csv(AIC_CSV)
+
+
+# ---------------------------------------------------------------- what tiersim serves a row as
+
+
+@dataclass(frozen=True)
+class Case:
+    """A row as tiersim serves it: model, precision and the parallel layout of one server."""
+
+    model: str
+    precision: str
+    tp: int
+    dp: int
+    ep: int
+    engine: str
+
+
+class Unrepresentable(Exception):
+    """A row tiersim cannot serve yet; ``str()`` is the one-line reason."""
+
+
+def parallel_layout(row: dict) -> tuple[int, int, int]:
+    """``(tp, dp, ep)`` of tiersim's replica for a row: attention TP, attention-DP ranks, and
+    the expert-parallel size (1 = experts tensor-parallel over every GPU)."""
+    tp, dp, moe_tp, moe_ep = aic_layout(row)
+    if int(row.get("pp_size") or 1) > 1:
+        raise Unrepresentable(f"pipeline parallelism (pp={int(row['pp_size'])}) is not modelled")
+    gpus = tp * dp
+    moe_gpus = (moe_tp or 1) * (moe_ep or 1)
+    if moe_tp is not None and moe_gpus != gpus and moe_gpus != 1:
+        raise Unrepresentable(f"experts on {moe_gpus} GPUs but attention on {gpus}")
+    return tp, dp, (moe_ep or 1)
+
+
+def model_source(spec: ModelSpec) -> str:
+    """What :func:`tiersim.hardware.get_model` is given for a model."""
+    folder = CONFIGS / spec.tiersim
+    return str(folder) if folder.is_dir() else spec.tiersim
+
+
+def declares_formats(spec: ModelSpec) -> bool:
+    """True when the checkpoint's config declares its own weight formats."""
+    folder = CONFIGS / spec.tiersim
+    if (folder / "hf_quant_config.json").exists():
+        return True
+    cfg = folder / "config.json"
+    if not cfg.exists():
+        return False
+    raw = json.loads(cfg.read_text())
+    return bool(raw.get("quantization_config") or raw.get("text_config", {}).get(
+        "quantization_config"))
+
+
+def honours_formats(arch) -> bool:
+    """True when tiersim reads the checkpoint's formats (its experts are not plain BF16)."""
+    try:
+        from tiersim.hardware.precisions import checkpoint_bits
+    except ImportError:
+        return False
+    group = "experts" if arch.is_moe else "attention"
+    return checkpoint_bits(arch, group) != 16.0
+
+
+def tier_precision(row: dict, spec: ModelSpec, arch) -> str:
+    """The ``precision`` a tier serving this row uses (see :data:`ROW_PRECISION`).
+
+    A checkpoint that declares its own formats must be served in them: until tiersim reads
+    ``quantization_config`` such a row is unrepresentable.
+    """
+    if declares_formats(spec):
+        if not honours_formats(arch):
+            raise Unrepresentable("config.json's quantization_config (checkpoint formats) is "
+                                  "not read yet")
+        return "checkpoint"
+    if row["precision"] not in ROW_PRECISION:
+        raise Unrepresentable(f"precision {row['precision']!r} has no tiersim format")
+    return ROW_PRECISION[row["precision"]]
+
+
+def case_of(row: dict) -> Case:
+    """The :class:`Case` of a row, or :class:`Unrepresentable` with the reason."""
+    if row["mode"] != "agg":
+        raise Unrepresentable("disaggregated prefill/decode serving is not modelled")
+    spec = MODELS.get(row["model_path"])
+    if spec is None:
+        raise Unrepresentable(f"no config for {row['model_path']}")
+    if row["backend"] != "vllm" and spec.name not in ENGINE_PROFILE_MODELS[row["backend"]]:
+        raise Unrepresentable(f"no {row['backend']} profile at this model's shapes")
+    try:
+        arch = get_model(model_source(spec))
+    except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
+        raise Unrepresentable(_reason(exc)) from None
+    tp, dp, ep = parallel_layout(row)
+    return Case(model_source(spec), tier_precision(row, spec, arch), tp, dp, ep, row["backend"])
+
+
+def _reason(exc: Exception) -> str:
+    """The informative tail of a tiersim error line (the path prefix dropped)."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text.split(": ", 1)[1] if text.startswith("/") and ": " in text else text
+
+
+# ---------------------------------------------------------------- the simulated load generator
 
 
 @dataclass(frozen=True)
@@ -149,15 +417,15 @@ class Protocol:
     """How the simulated load generator drives a row.
 
     ``per_client`` requests per client; ``stagger``: client ``c`` starts at ``c / concurrency`` of
-    an estimated request cycle (else all at 0); ``all_rounds``: average over every request (else
-    leave out each client's first and last); ``spread``: each request's prompt and output
-    lengths are drawn uniformly from ``[(1 - spread) L, (1 + spread) L]`` (numpy Generator seeded
-    by ``seed``; 0 = every request exactly ``isl`` / ``osl``).
+    an estimated request cycle (else all at 0, the load generator's burst); ``all_rounds``:
+    average over every request (else leave out each client's first and last); ``spread``: each
+    request's prompt and output lengths are drawn uniformly from ``[(1 - spread) L, (1 + spread)
+    L]`` (numpy Generator seeded by ``seed``; 0 = every request exactly ``isl`` / ``osl``).
     """
 
-    stagger: bool = True
-    per_client: int = 6
-    all_rounds: bool = False
+    stagger: bool = False
+    per_client: int = UNFITTED_PER_CLIENT
+    all_rounds: bool = True
     spread: float = 0.0
     seed: int = 0
 
@@ -167,7 +435,7 @@ class Protocol:
         if self.per_client < (1 if self.all_rounds else 3):
             raise ValueError(
                 f"--per-client must be >= 3 to leave out warm-up and cool-down "
-                f"(got {self.per_client}); or pass --all-rounds"
+                f"(got {self.per_client}); or average all rounds"
             )
 
     def rounds(self) -> slice:
@@ -181,6 +449,22 @@ class Protocol:
         rng = np.random.default_rng([self.seed, stream])
         drawn = np.rint(length * rng.uniform(1 - self.spread, 1 + self.spread, n))
         return np.maximum(drawn, min(length, 2)).astype(np.int64)
+
+
+def fitted() -> dict:
+    """The fit ``--fit`` wrote (``{}`` before the first fit)."""
+    return json.loads(FIT_JSON.read_text()) if FIT_JSON.exists() else {}
+
+
+def cycle_estimate(
+    step, isl: int, osl: int, concurrency: int, max_tokens: int = MAX_BATCHED_TOKENS
+) -> float:
+    """One request's time in service at full batch: its prefill (as ``max_tokens``-token chunks)
+    plus ``osl`` decode steps; it only spaces the clients' first requests (``stagger``)."""
+    chunk = min(isl, max_tokens)
+    prefill = step.step_time(StepShape(((chunk, 0),))) * -(-isl // max_tokens)
+    ctx = concurrency * (isl + osl / 2)
+    return prefill + osl * float(step.decode_times(concurrency, np.array([ctx]))[0])
 
 
 def closed_loop_workload(
@@ -205,15 +489,16 @@ def closed_loop_workload(
 
 
 def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol) -> dict:
-    """Closed-loop replay of one replica: mean TTFT and TPOT (ms) over the measured rounds."""
+    """Closed-loop replay of one tier: mean TTFT and TPOT (ms) over the measured rounds."""
     gap = 0.0
     if proto.stagger:
         budget = tier.limits.max_num_batched_tokens
-        gap = cycle_estimate(tier.step_model, isl, osl, concurrency, budget) / concurrency
+        per_rank = -(-concurrency // tier.replicas)
+        gap = cycle_estimate(tier.step_model, isl, osl, per_rank, budget) / concurrency
     work = closed_loop_workload(isl, osl, concurrency, proto, gap)
     res = simulate([tier], work, sample_every=1e9)  # no time series needed
     if res.dropped.any():
-        raise RuntimeError(f"a request of about {isl}+{osl} tokens exceeds the replica's KV cache")
+        raise Unrepresentable(f"a request of {isl}+{osl} tokens exceeds the replica's KV cache")
 
     def measured(a: np.ndarray) -> np.ndarray:
         return a.reshape(proto.per_client, concurrency)[proto.rounds()]
@@ -227,115 +512,306 @@ def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol
     }
 
 
-def simulate_row(row: dict, kv_dtype: str, proto: Protocol) -> dict:
-    """TTFT and TPOT (ms, means over the measured rounds) tiersim predicts for one row."""
-    conc, isl, osl = int(row["batch_size"]), int(row["isl"]), int(row["osl"])
-    tier = replica_tier(MODELS[row["model"]], int(row["tp_size"]), row["backend"], conc, kv_dtype)
-    return replay(tier, isl, osl, conc, proto)
+_PROFILES: dict = {}
 
 
-def run(df: pd.DataFrame, kv_dtype: str, proto: Protocol, jobs: int) -> pd.DataFrame:
-    """Simulate every row (in ``jobs`` processes); adds predictions and signed errors."""
-    rows = df.to_dict("records")
-    args = [(r, kv_dtype, proto) for r in rows]
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            out = list(pool.map(_simulate_star, args, chunksize=4))
-    else:
-        out = [_simulate_star(a) for a in args]
-    res = pd.concat([df.reset_index(drop=True), pd.DataFrame(out)], axis=1)
-    res["ttft_err"] = res["sim_ttft_ms"] / res["silicon_ttft_ms"] - 1
-    res["tpot_err"] = res["sim_tpot_ms"] / res["silicon_tpot_ms"] - 1
-    return res
+def engine_profile(engine: str, overhead_s: float | None):
+    """The engine's profile, its per-iteration overhead replaced when ``overhead_s`` is given."""
+    key = (engine, overhead_s)
+    if key not in _PROFILES:
+        prof = resolve_profile(ENGINE_PROFILES[engine])
+        if overhead_s is not None:
+            prof = dataclasses.replace(prof, overhead_s=overhead_s, overhead_per_layer_s=0.0)
+        _PROFILES[key] = prof
+    return _PROFILES[key]
+
+
+def replica_tier(case: Case, concurrency: int, kv_dtype: str, overhead_s: float | None = None):
+    """The tier of ONE measured server: ``dp`` replicas (DP ranks) of ``tp`` H200s each."""
+    par = {"dp": case.dp, "ep": case.ep} if case.dp > 1 or case.ep > 1 else {}
+    try:
+        step = build_step_model(case.model, case.precision, "h200", tp=case.tp, kv_dtype=kv_dtype,
+                                profile=engine_profile(case.engine, overhead_s), **par)
+        blocks = kv_capacity_blocks(
+            get_model(case.model), case.precision, get_gpu("h200"), case.tp, BLOCK_SIZE,
+            kv_dtype=kv_dtype, max_num_batched_tokens=MAX_BATCHED_TOKENS, **par,
+        )
+    except TypeError as exc:  # a keyword this tiersim does not take yet (dp / ep)
+        raise Unrepresentable(f"attention-DP x EP replicas are not supported ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
+        raise Unrepresentable(_reason(exc)) from None
+    limits = SchedulerLimits(max_num_seqs=max(MAX_NUM_SEQS, concurrency),
+                             max_num_batched_tokens=MAX_BATCHED_TOKENS, block_size=BLOCK_SIZE)
+    tier = TierSpec(case.engine, replicas=case.dp, num_blocks=blocks, step_model=step,
+                    limits=limits)
+    roofline = [k for k, v in step.sources().items() if v == "roofline" and k != "overhead"]
+    return tier, roofline
+
+
+def simulate_row(row: dict, kv_dtype: str, proto: Protocol, overhead_s: float | None) -> dict:
+    """tiersim's TTFT and TPOT (ms) for one row, or why it cannot be represented."""
+    try:
+        case = case_of(row)
+        tier, roofline = replica_tier(case, int(row["batch_size"]), kv_dtype, overhead_s)
+        out = replay(tier, int(row["isl"]), int(row["osl"]), int(row["batch_size"]), proto)
+    except Unrepresentable as exc:
+        return {"unrepresentable": str(exc)}
+    out["roofline_tables"] = len(roofline)
+    return out
 
 
 def _simulate_star(args):
     return simulate_row(*args)
 
 
-def report(res: pd.DataFrame) -> list[str]:
-    """Per-row lines, then one summary line per engine."""
-    lines = [
-        f"{'engine':7} {'model':5} {'tp':>2} {'conc':>4} {'isl':>5} {'osl':>5} "
-        f"{'TTFT ms':>9} {'sim':>9} {'err':>7}  {'TPOT ms':>7} {'sim':>7} {'err':>7}"
-    ]
-    for r in res.itertuples():
-        lines.append(
-            f"{r.backend:7} {r.model:5} {r.tp_size:>2} {r.batch_size:>4} {r.isl:>5} {r.osl:>5} "
-            f"{r.silicon_ttft_ms:9.1f} {r.sim_ttft_ms:9.1f} {r.ttft_err:+7.1%}  "
-            f"{r.silicon_tpot_ms:7.2f} {r.sim_tpot_ms:7.2f} {r.tpot_err:+7.1%}"
-        )
-    lines.append("")
-    lines += summary_lines(res)
+def _map(fn, items: list, jobs: int, chunksize: int = 4) -> list:
+    if jobs > 1 and len(items) > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            return list(pool.map(fn, items, chunksize=chunksize))
+    return [fn(x) for x in items]
+
+
+def run(
+    df: pd.DataFrame, kv_dtype: str, proto: Protocol, jobs: int, overhead_s: float | None = None
+) -> pd.DataFrame:
+    """Simulate every row (in ``jobs`` processes); adds predictions and signed errors."""
+    args = [(r, kv_dtype, proto, overhead_s) for r in df.to_dict("records")]
+    out = pd.DataFrame(_map(_simulate_star, args, jobs))
+    for col in ("sim_ttft_ms", "sim_tpot_ms", "unrepresentable"):
+        if col not in out:
+            out[col] = np.nan
+    res = pd.concat([df.reset_index(drop=True), out], axis=1)
+    return add_errors(res)
+
+
+def add_errors(res: pd.DataFrame) -> pd.DataFrame:
+    """Signed relative errors ``predicted / measured - 1`` of tiersim and aiconfigurator."""
+    res = res.copy()
+    res["ttft_err"] = res["sim_ttft_ms"] / res["silicon_ttft_ms"] - 1
+    res["tpot_err"] = res["sim_tpot_ms"] / res["silicon_tpot_ms"] - 1
+    if "aic_ttft_ms" in res:
+        res["aic_ttft_err"] = res["aic_ttft_ms"] / res["silicon_ttft_ms"] - 1
+        res["aic_tpot_err"] = res["aic_tpot_ms"] / res["silicon_tpot_ms"] - 1
+    return res
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def median_abs(errors: pd.Series) -> float:
+    """Median of |error| in percent over the rows that have one (NaN when none)."""
+    e = errors.dropna().abs()
+    return float(np.median(e)) * 100 if len(e) else float("nan")
+
+
+def _pct(x: float) -> str:
+    return "n/a" if np.isnan(x) else f"{x:.1f}%"
+
+
+def group_line(label: str, g: pd.DataFrame) -> str:
+    """``label  n  tiersim TPOT / TTFT  aiconfigurator TPOT / TTFT`` over the replayed rows."""
+    ok = g[g["sim_tpot_ms"].notna()]
+    line = (f"{label:28} n={len(ok):3}  tiersim |TPOT| {_pct(median_abs(ok['tpot_err'])):>6} "
+            f"|TTFT| {_pct(median_abs(ok['ttft_err'])):>6}")
+    if "aic_tpot_err" in ok:
+        n_aic = int(ok["aic_tpot_err"].notna().sum())
+        line += (f"   aiconfigurator |TPOT| {_pct(median_abs(ok['aic_tpot_err'])):>6} "
+                 f"|TTFT| {_pct(median_abs(ok['aic_ttft_err'])):>6}")
+        if n_aic != len(ok):
+            line += f" (n={n_aic})"
+    return line
+
+
+def final_line(res: pd.DataFrame, engine: str = "vllm") -> str:
+    """``<engine> all median |TPOT error| = X%, |TTFT error| = Y% (n=N); aiconfigurator X2%,
+    Y2%`` over the engine's replayed rows (aiconfigurator on the same rows)."""
+    ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
+    aic_tpot = median_abs(ok["aic_tpot_err"]) if "aic_tpot_err" in ok else float("nan")
+    aic_ttft = median_abs(ok["aic_ttft_err"]) if "aic_ttft_err" in ok else float("nan")
+    return (f"{engine} all median |TPOT error| = {median_abs(ok['tpot_err']):.1f}%, "
+            f"|TTFT error| = {median_abs(ok['ttft_err']):.1f}% (n={len(ok)}); "
+            f"aiconfigurator {aic_tpot:.1f}%, {aic_ttft:.1f}%")
+
+
+def unrepresentable_lines(res: pd.DataFrame) -> list[str]:
+    """One line per (engine, model, reason) of the rows tiersim could not replay."""
+    bad = res[res["unrepresentable"].notna()]
+    if bad.empty:
+        return []
+    lines = [f"not representable: {len(bad)} of {len(res)} rows"]
+    for (engine, model, reason), g in bad.groupby(["backend", "model", "unrepresentable"],
+                                                  sort=False):
+        lines.append(f"  {engine:6} {model:16} {len(g):3} rows: {reason}")
     return lines
 
 
 def summary_lines(res: pd.DataFrame) -> list[str]:
-    """``<engine> median |TPOT error| = x%, |TTFT error| = y% (n=N)`` per engine."""
-    out = []
-    for engine, g in res.groupby("backend"):
-        tpot = np.median(np.abs(g["tpot_err"])) * 100
-        ttft = np.median(np.abs(g["ttft_err"])) * 100
-        out.append(
-            f"{engine} median |TPOT error| = {tpot:.1f}%, |TTFT error| = {ttft:.1f}% (n={len(g)})"
+    """Per engine: one line per model and one for all its rows; then the unrepresentable rows;
+    the vLLM line last (see :func:`final_line`)."""
+    lines = []
+    engines = sorted(res["backend"].unique(), key=lambda e: (e == "vllm", e))
+    for engine in engines:
+        g = res[res["backend"] == engine]
+        for model in [m for m in MODEL_ORDER if m in set(g["model"])]:
+            lines.append(group_line(f"{engine} {model}", g[g["model"] == model]))
+        if engine != "vllm":
+            lines.append(final_line(res, engine))
+        lines.append("")
+    lines += unrepresentable_lines(res)
+    if "vllm" in engines:
+        lines.append(final_line(res, "vllm"))
+    return lines
+
+
+def row_lines(res: pd.DataFrame) -> list[str]:
+    """One line per replayed row: measured, tiersim and aiconfigurator TTFT and TPOT."""
+    lines = [f"{'engine':6} {'model':14} {'tp':>2} {'dp':>2} {'conc':>4} {'isl':>5} {'osl':>5} "
+             f"{'TTFT ms':>8} {'sim':>8} {'err':>7} {'aic':>7}  {'TPOT ms':>7} {'sim':>7} "
+             f"{'err':>7} {'aic':>7}"]
+    ok = res[res["sim_tpot_ms"].notna()]
+    for r in ok.itertuples():
+        dp = aic_layout(r._asdict())[1]
+        aic_ttft = getattr(r, "aic_ttft_err", np.nan)
+        aic_tpot = getattr(r, "aic_tpot_err", np.nan)
+        lines.append(
+            f"{r.backend:6} {r.model:14} {r.tp_size:>2} {dp:>2} {r.batch_size:>4} {r.isl:>5} "
+            f"{r.osl:>5} {r.silicon_ttft_ms:8.1f} {r.sim_ttft_ms:8.1f} {r.ttft_err:+7.1%} "
+            f"{aic_ttft:+7.1%}  {r.silicon_tpot_ms:7.2f} {r.sim_tpot_ms:7.2f} "
+            f"{r.tpot_err:+7.1%} {aic_tpot:+7.1%}"
         )
-    return out
+    return lines
+
+
+def with_aic(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows joined with aiconfigurator's cached estimates (by row ``id``)."""
+    aic = load_aic()
+    keep = [c for c in ("id", "aic_ttft_ms", "aic_tpot_ms", "aic_quant") if c in aic]
+    return df.merge(aic[keep], on="id", how="left")
+
+
+# ---------------------------------------------------------------- fitting the free parameters
+
+
+def training_mask(df: pd.DataFrame) -> pd.Series:
+    """True for the rows in :data:`TRAINING`."""
+    mask = pd.Series(True, index=df.index)
+    for col, value in TRAINING.items():
+        mask &= df[col] == value
+    return mask
+
+
+def fit_overhead(train: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol) -> float:
+    """The overhead of :data:`FIT_OVERHEADS_S` with the smallest median |TPOT error| on
+    ``train`` under ``proto`` (TPOT is where a per-iteration cost shows most directly)."""
+    scores = []
+    for overhead in FIT_OVERHEADS_S:
+        res = run(train, kv_dtype, proto, jobs, overhead_s=overhead)
+        scores.append((median_abs(res["tpot_err"]), overhead))
+    best = min(scores)
+    print(f"  overhead: {best[1] * 1e3:.2f} ms (median |TPOT error| {best[0]:.1f}%)", flush=True)
+    return best[1]
+
+
+def fit_loadgen(train: pd.DataFrame, kv_dtype: str, jobs: int, overhead_s: float) -> Protocol:
+    """The load generator of :data:`FIT_PER_CLIENT` x :data:`FIT_SPREADS` with the smallest
+    median |TTFT error| on ``train`` (the start-up burst shows in TTFT)."""
+    scores = []
+    for per_client in FIT_PER_CLIENT:
+        for spread in FIT_SPREADS:
+            proto = Protocol(per_client=per_client, spread=spread)
+            res = run(train, kv_dtype, proto, jobs, overhead_s=overhead_s)
+            scores.append((median_abs(res["ttft_err"]), per_client, spread))
+    best = min(scores)
+    print(f"  load generator: {best[1]} requests per client, lengths +-{best[2]:.0%} "
+          f"(median |TTFT error| {best[0]:.1f}%)", flush=True)
+    return Protocol(per_client=best[1], spread=best[2])
+
+
+def fit(df: pd.DataFrame, kv_dtype: str, jobs: int) -> tuple[float, Protocol]:
+    """Coordinate descent on the training rows: overhead on TPOT, then the load generator on
+    TTFT, repeated until neither moves (at most :data:`FIT_PASSES` passes)."""
+    train = df[training_mask(df)]
+    proto = Protocol(per_client=UNFITTED_PER_CLIENT)
+    overhead = None
+    for i in range(FIT_PASSES):
+        print(f"fit pass {i + 1} on {len(train)} training rows", flush=True)
+        new_overhead = fit_overhead(train, kv_dtype, jobs, proto)
+        new_proto = fit_loadgen(train, kv_dtype, jobs, new_overhead)
+        if new_overhead == overhead and new_proto == proto:
+            break
+        overhead, proto = new_overhead, new_proto
+    return overhead, proto
+
+
+def write_fit(overhead_s: float, proto: Protocol, n_train: int) -> None:
+    """Write the fitted overhead into the shipped vLLM profile and ``per_client`` to FIT_JSON."""
+    from tiersim.paths import find_bundled
+
+    where = (f"fitted: benchmarks/fidelity_silicon.py --fit on {n_train} silicon-sample rows "
+             f"(vllm, Llama-3.1-70B)")
+    path = find_bundled("profiles", default_profile_name())
+    doc = json.loads(Path(path).read_text())
+    doc["overhead_s"] = {"value": overhead_s, "source": where}
+    Path(path).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    FIT_JSON.write_text(json.dumps({
+        "per_client": proto.per_client, "overhead_s": overhead_s, "length_spread": proto.spread,
+        "training": TRAINING, "rows": n_train, "date": datetime.date.today().isoformat(),
+    }, indent=2) + "\n")
+    print(f"overhead_s = {overhead_s} -> {path}; per_client = {proto.per_client}, "
+          f"length_spread = {proto.spread} -> {FIT_JSON}")
+
+
+def fit_report(df: pd.DataFrame, res: pd.DataFrame) -> list[str]:
+    """Training and held-out summary lines of a fitted run."""
+    train = training_mask(df).to_numpy()
+    held = res[~train & (res["backend"] == "vllm").to_numpy()]
+    lines = [group_line("training (vllm Llama-3.1-70B)", res[train]),
+             group_line("held out (every other vllm row)", held)]
+    for model in [m for m in MODEL_ORDER if m in set(held["model"])]:
+        lines.append(group_line(f"  held out {model}", held[held["model"] == model]))
+    return lines
+
+
+# ---------------------------------------------------------------- command line
 
 
 def protocol_from_args(args: argparse.Namespace) -> Protocol:
-    """The :class:`Protocol` the command line asks for (``--loadgen`` fills unset options)."""
-    spread, per_client = args.length_spread, args.per_client
-    if args.loadgen:
-        spread = 0.1 if spread is None else spread
-        per_client = 10 if per_client is None else per_client
-    return Protocol(
-        stagger=not (args.no_stagger or args.loadgen),
-        per_client=6 if per_client is None else per_client,
-        all_rounds=args.all_rounds or args.loadgen,
-        spread=0.0 if spread is None else spread,
-        seed=args.seed,
-    )
+    """The :class:`Protocol` the command line asks for: the fitted load generator, or
+    ``--steady-state`` (staggered clients, first and last request of each left out)."""
+    fit_doc = fitted()
+    if args.steady_state:
+        per_client = 6 if args.per_client is None else args.per_client
+        spread = 0.0 if args.length_spread is None else args.length_spread
+        return Protocol(stagger=True, per_client=per_client, all_rounds=False, spread=spread,
+                        seed=args.seed)
+    per_client = args.per_client or fit_doc.get("per_client", UNFITTED_PER_CLIENT)
+    spread = fit_doc.get("length_spread", 0.0) if args.length_spread is None else args.length_spread
+    return Protocol(per_client=per_client, spread=spread, seed=args.seed)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (see module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--refresh-data",
-        action="store_true",
-        help="rebuild benchmarks/data from an installed aiconfigurator-core",
-    )
-    ap.add_argument(
-        "--kv-dtype",
-        default="fp8",
-        choices=["fp8", "bf16"],
-        help="KV-cache dtype assumed for the measured servers (default fp8)",
-    )
-    ap.add_argument(
-        "--no-stagger", action="store_true", help="start all clients at time 0 (lock-step cohorts)"
-    )
-    ap.add_argument(
-        "--per-client", type=int, help="requests per client (default 6; 10 with --loadgen)"
-    )
-    ap.add_argument(
-        "--all-rounds",
-        action="store_true",
-        help="average over every request (default: leave out each client's first and last)",
-    )
-    ap.add_argument(
-        "--length-spread",
-        type=float,
-        help="draw lengths uniformly within +-this fraction of isl/osl (default 0; 0.1 with "
-        "--loadgen)",
-    )
+    ap.add_argument("--refresh-data", action="store_true",
+                    help="recopy rows and model configs from an installed aiconfigurator-core")
+    ap.add_argument("--refresh-aic", action="store_true",
+                    help="recompute aiconfigurator's estimates (needs aiconfigurator-core)")
+    ap.add_argument("--fit", action="store_true",
+                    help="fit overhead and requests per client on the training rows, print the "
+                    "held-out figures, write them to the profile and benchmarks/data/fit.json")
+    ap.add_argument("--kv-dtype", default="fp8", choices=["fp8", "bf16"],
+                    help="KV-cache dtype assumed for the measured servers (default fp8)")
+    ap.add_argument("--steady-state", action="store_true",
+                    help="staggered clients, each one's first and last request left out")
+    ap.add_argument("--per-client", type=int, help="requests per client (default: the fit's)")
+    ap.add_argument("--length-spread", type=float,
+                    help="draw lengths uniformly within +-this fraction of isl/osl (default 0)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the length draws")
-    ap.add_argument(
-        "--loadgen",
-        action="store_true",
-        help="a load generator's run: all clients start at 0, every request counted, "
-        "10 per client, lengths +-10%%",
-    )
+    ap.add_argument("--overhead-ms", type=float,
+                    help="per-iteration overhead to use instead of the profile's")
     ap.add_argument("--engine", action="append", help="only these engines (repeatable)")
+    ap.add_argument("--model", action="append", help="only these models (repeatable)")
+    ap.add_argument("--rows", action="store_true", help="print one line per replayed row")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--csv", help="also write per-row results to this CSV")
     return ap
@@ -352,10 +828,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.refresh_data:
         refresh_data()
     df = load_rows()
+    if args.refresh_aic:
+        refresh_aic(df, args.jobs)
     if args.engine:
         df = df[df["backend"].isin(args.engine)]
-    res = run(df, args.kv_dtype, proto, args.jobs)
-    print("\n".join(report(res)))
+    if args.model:
+        df = df[df["model"].isin(args.model)]
+    df = with_aic(df.reset_index(drop=True))
+    overhead = None if args.overhead_ms is None else args.overhead_ms / 1e3
+    if args.fit:
+        overhead, proto = fit(df, args.kv_dtype, args.jobs)
+        write_fit(overhead, proto, int(training_mask(df).sum()))
+    res = run(df, args.kv_dtype, proto, args.jobs, overhead_s=overhead)
+    if args.rows:
+        print("\n".join(row_lines(res)) + "\n")
+    if args.fit:
+        print("\n".join(fit_report(df, res)) + "\n")
+    print("\n".join(summary_lines(res)))
     if args.csv:
         res.to_csv(args.csv, index=False)
     return 0

@@ -1,4 +1,5 @@
-"""The fidelity benchmark's closed-loop replay through the engine, and its summary line."""
+"""The fidelity benchmark: row selection, the simulated load generator, the error arithmetic and
+the report lines, on hand-built rows and a linear step model (nothing timed)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,30 @@ MODEL = LinearStepModel(
 )
 
 
-def tier(num_blocks: int = 10**5, max_tokens: int = 8192, model=MODEL) -> TierSpec:
-    """One replica on the linear test model."""
+def tier(num_blocks: int = 10**5, max_tokens: int = 8192, model=MODEL, replicas=1) -> TierSpec:
+    """One tier of ``replicas`` replicas on the linear test model."""
     limits = SchedulerLimits(max_num_seqs=256, max_num_batched_tokens=max_tokens)
-    return TierSpec("t", 1, num_blocks, model, limits)
+    return TierSpec("t", replicas, num_blocks, model, limits)
+
+
+def make_row(**overrides) -> dict:
+    """A silicon-sample row (vLLM, Llama-3.1-70B, TP 4) with keyword overrides."""
+    row = {
+        "id": "r0", "backend": "vllm", "backend_version": "0.12.0", "mode": "agg",
+        "model_path": "meta-llama/Llama-3.1-70B", "system": "h200_sxm", "precision": "fp8",
+        "gemm_quant_mode": "fp8", "moe_quant_mode": "fp8", "isl": 1024, "osl": 128,
+        "batch_size": 8, "tp_size": 4, "pp_size": 1, "attention_dp_size": 1.0,
+        "moe_tp_size": 4.0, "moe_ep_size": 1.0, "silicon_ttft_ms": 100.0,
+        "silicon_tpot_ms": 10.0, "model": "Llama-3.1-70B",
+    }
+    row.update(overrides)
+    return row
 
 
 P3 = fs.Protocol(per_client=3)
+
+
+# ---------------------------------------------------------------- the load generator
 
 
 def test_one_client_sees_one_prefill_then_decodes():
@@ -40,14 +58,42 @@ def test_one_client_sees_one_prefill_then_decodes():
     assert res["sim_tpot_ms"] == pytest.approx(np.mean(decode) * 1e3)
 
 
-def test_workload_chains_each_client_and_staggers_round_zero():
-    proto = fs.Protocol(per_client=4)
-    work = fs.closed_loop_workload(isl=50, osl=5, concurrency=3, proto=proto, gap_s=0.25)
+def test_load_generator_starts_every_client_at_zero_and_chains_k_requests():
+    proto = fs.Protocol(per_client=4)  # the default protocol: burst start, every round counted
+    assert not proto.stagger and proto.all_rounds and proto.rounds() == slice(0, 4)
+    work = fs.closed_loop_workload(isl=50, osl=5, concurrency=3, proto=proto, gap_s=0.0)
+    assert len(work) == 12  # N = k x C requests
     assert list(work.follows) == [-1, -1, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8]
-    assert list(work.arrival_s[:3]) == [0.0, 0.25, 0.5]
+    assert list(work.arrival_s[:3]) == [0.0, 0.0, 0.0]
     res = simulate([tier()], work)
     for i in range(3, 12):  # each request arrives exactly when its client's previous finishes
         assert res.arrival_s[i] == res.finish_s[i - 3]
+
+
+def test_burst_ttft_is_the_mean_over_every_request_including_the_first_queue():
+    """Two clients arrive together at a server that runs one request at a time: the second
+    waits for the first to finish, and the mean TTFT counts that wait."""
+    limits = SchedulerLimits(max_num_seqs=1, max_num_batched_tokens=8192)
+    one_at_a_time = TierSpec("t", 1, 10**5, MODEL, limits)
+    res = fs.replay(one_at_a_time, isl=100, osl=2, concurrency=2, proto=fs.Protocol(per_client=1))
+    prefill = 0.005 + 2e-5 * 100
+    decode = 0.005 + 1e-4 + 1e-8 * 101
+    assert res["sim_ttft_ms"] == pytest.approx((prefill + (prefill + decode + prefill)) / 2 * 1e3)
+
+
+def test_more_requests_per_client_dilute_the_start_up_burst():
+    burst = [
+        fs.replay(tier(max_tokens=512), 500, 20, 16, fs.Protocol(per_client=k))["sim_ttft_ms"]
+        for k in (1, 4)
+    ]
+    assert burst[1] < burst[0]
+
+
+def test_staggered_workload_spaces_round_zero():
+    proto = fs.Protocol(stagger=True, per_client=4, all_rounds=False)
+    work = fs.closed_loop_workload(isl=50, osl=5, concurrency=3, proto=proto, gap_s=0.25)
+    assert list(work.arrival_s[:3]) == [0.0, 0.25, 0.5]
+    assert proto.rounds() == slice(1, 3)
 
 
 @settings(max_examples=25, deadline=None)
@@ -67,11 +113,19 @@ def test_replay_is_bounded_by_an_idle_replica(conc, isl, osl, stagger):
     assert shared["sim_tpot_ms"] >= alone["sim_tpot_ms"] * (1 - 1e-9)
 
 
-def test_measured_rounds_leave_out_warm_up_and_cool_down():
-    assert fs.Protocol(per_client=6).rounds() == slice(1, 5)
-    assert fs.Protocol(per_client=2, all_rounds=True).rounds() == slice(0, 2)
+def test_data_parallel_ranks_share_the_clients():
+    """Eight clients on two DP ranks see about the batch of four clients on one rank (the
+    balancer may leave a rank one request ahead for a while), well below eight on one."""
+    four = fs.replay(tier(), 200, 20, 4, P3)["sim_tpot_ms"]
+    eight = fs.replay(tier(), 200, 20, 8, P3)["sim_tpot_ms"]
+    two_ranks = fs.replay(tier(replicas=2), 200, 20, 8, P3)["sim_tpot_ms"]
+    assert four * (1 - 1e-9) <= two_ranks < four + 0.25 * (eight - four)
+
+
+def test_protocol_validates_its_options():
+    assert fs.Protocol(per_client=6, all_rounds=False).rounds() == slice(1, 5)
     with pytest.raises(ValueError, match="per-client"):
-        fs.Protocol(per_client=2)
+        fs.Protocol(per_client=2, all_rounds=False)
     with pytest.raises(ValueError, match="length-spread"):
         fs.Protocol(spread=1.0)
 
@@ -84,15 +138,17 @@ def test_length_spread_keeps_lengths_in_range_and_is_seeded():
     assert fs.Protocol(spread=0.5).lengths(2, 50, 1).min() == 2  # TPOT needs two outputs
 
 
-def test_loadgen_flag_fills_unset_options_only():
+def test_command_line_protocols(monkeypatch, tmp_path):
     def proto(*argv: str) -> fs.Protocol:
         return fs.protocol_from_args(fs.build_parser().parse_args(argv))
 
-    assert proto() == fs.Protocol()
-    assert proto("--loadgen", "--per-client", "4") == fs.Protocol(
-        stagger=False, per_client=4, all_rounds=True, spread=0.1
-    )
-    assert proto("--no-stagger", "--length-spread", "0.2").spread == 0.2
+    fit = tmp_path / "fit.json"
+    monkeypatch.setattr(fs, "FIT_JSON", fit)
+    assert proto() == fs.Protocol(per_client=fs.UNFITTED_PER_CLIENT)
+    fit.write_text('{"per_client": 3, "length_spread": 0.0}')
+    assert proto() == fs.Protocol(per_client=3)
+    assert proto("--per-client", "7").per_client == 7
+    assert proto("--steady-state") == fs.Protocol(stagger=True, per_client=6, all_rounds=False)
 
 
 def test_cycle_estimate_is_prefill_plus_decodes():
@@ -121,23 +177,125 @@ def test_budget_chunks_long_prompts():
     assert max(seen) == 256
 
 
-def test_summary_line_format():
-    res = pd.DataFrame(
-        {
-            "backend": ["vllm", "vllm", "trtllm"],
-            "tpot_err": [0.1, -0.2, 0.3],
-            "ttft_err": [0.5, 0.1, -0.4],
-        }
+# ---------------------------------------------------------------- row selection
+
+
+def test_layout_reads_tp_dp_and_ep():
+    assert fs.parallel_layout(make_row()) == (4, 1, 1)
+    # no attention_dp column: the experts' extra GPUs are attention data-parallel ranks
+    qwen = make_row(tp_size=1, attention_dp_size=np.nan, moe_tp_size=2.0, moe_ep_size=1.0)
+    assert fs.aic_layout(qwen) == (1, 2, 2, 1)
+    assert fs.parallel_layout(qwen) == (1, 2, 1)
+    ep = make_row(tp_size=4, attention_dp_size=np.nan, moe_tp_size=1.0, moe_ep_size=4.0)
+    assert fs.parallel_layout(ep) == (4, 1, 4)
+    with pytest.raises(fs.Unrepresentable, match="pipeline"):
+        fs.parallel_layout(make_row(pp_size=2))
+    with pytest.raises(fs.Unrepresentable, match="experts on 8 GPUs"):
+        fs.parallel_layout(make_row(moe_tp_size=8.0))
+
+
+def test_case_of_a_served_row_and_the_reasons_for_others():
+    case = fs.case_of(make_row())
+    assert (case.model, case.precision, case.tp, case.dp, case.engine) == (
+        "llama-3.1-70b", "fp8", 4, 1, "vllm"
     )
-    assert fs.summary_lines(res) == [
-        "trtllm median |TPOT error| = 30.0%, |TTFT error| = 40.0% (n=1)",
-        "vllm median |TPOT error| = 15.0%, |TTFT error| = 30.0% (n=2)",
-    ]
+    reasons = {
+        "disaggregated": make_row(mode="disagg"),
+        "no config": make_row(model_path="acme/Unknown-1B"),
+        "no trtllm profile": make_row(backend="trtllm", model_path="openai/gpt-oss-120b"),
+        "no tiersim format": make_row(precision="int2"),
+    }
+    for reason, row in reasons.items():
+        with pytest.raises(fs.Unrepresentable, match=reason):
+            fs.case_of(row)
+
+
+def test_unrepresentable_rows_are_counted_not_raised():
+    out = fs.simulate_row(make_row(mode="disagg"), "fp8", P3, None)
+    assert out == {"unrepresentable": "disaggregated prefill/decode serving is not modelled"}
+
+
+def test_a_checkpoint_with_formats_is_served_in_them():
+    spec = fs.ModelSpec("X", "does-not-exist", "x/x")
+    assert not fs.declares_formats(spec)
+    spec = fs.MODELS["MiniMaxAI/MiniMax-M2.5"]
+    assert fs.declares_formats(spec)  # block FP8 in its config.json
+
+
+def test_training_rows_are_the_named_subset():
+    df = pd.DataFrame([
+        make_row(), make_row(model="Llama-3.1-8B"), make_row(backend="trtllm"),
+    ])
+    assert list(fs.training_mask(df)) == [True, False, False]
+
+
+# ---------------------------------------------------------------- error arithmetic and report
+
+
+def results(**cols) -> pd.DataFrame:
+    """A hand-built result frame: measured 100 ms TTFT / 10 ms TPOT unless given."""
+    n = len(next(iter(cols.values())))
+    base = {"backend": ["vllm"] * n, "model": ["Llama-3.1-70B"] * n,
+            "silicon_ttft_ms": [100.0] * n, "silicon_tpot_ms": [10.0] * n,
+            "unrepresentable": [np.nan] * n}
+    base.update(cols)
+    return fs.add_errors(pd.DataFrame(base))
+
+
+def test_errors_are_predicted_over_measured_minus_one():
+    res = results(sim_ttft_ms=[150.0, 50.0], sim_tpot_ms=[11.0, 8.0],
+                  aic_ttft_ms=[100.0, 130.0], aic_tpot_ms=[12.0, 10.0])
+    assert list(res["ttft_err"]) == pytest.approx([0.5, -0.5])
+    assert list(res["tpot_err"]) == pytest.approx([0.1, -0.2])
+    assert fs.median_abs(res["tpot_err"]) == pytest.approx(15.0)
+    assert fs.median_abs(res["aic_ttft_err"]) == pytest.approx(15.0)
+
+
+def test_final_line_format_and_same_rows_for_both_estimators():
+    res = results(
+        sim_ttft_ms=[150.0, 50.0, np.nan], sim_tpot_ms=[11.0, 8.0, np.nan],
+        aic_ttft_ms=[100.0, 130.0, 500.0], aic_tpot_ms=[12.0, 10.0, 50.0],
+        unrepresentable=[np.nan, np.nan, "no config"],
+    )
+    # the third row is not replayed, so aiconfigurator's 400% error there is left out too
+    assert fs.final_line(res) == (
+        "vllm all median |TPOT error| = 15.0%, |TTFT error| = 50.0% (n=2); "
+        "aiconfigurator 10.0%, 15.0%"
+    )
+    assert fs.summary_lines(res)[-1] == fs.final_line(res)
+    assert "1 rows: no config" in "\n".join(fs.unrepresentable_lines(res))
+
+
+def test_summary_has_a_line_per_engine_model_and_engine():
+    res = results(backend=["trtllm", "vllm"], sim_ttft_ms=[100.0, 110.0],
+                  sim_tpot_ms=[10.0, 12.0], aic_ttft_ms=[100.0, 100.0],
+                  aic_tpot_ms=[10.0, 10.0])
+    lines = fs.summary_lines(res)
+    assert lines[0].startswith("trtllm Llama-3.1-70B") and "n=  1" in lines[0]
+    assert lines[1].startswith("trtllm all median |TPOT error| = 0.0%")
+    assert lines[-1].startswith("vllm all median |TPOT error| = 20.0%, |TTFT error| = 10.0%")
+
+
+def test_fit_picks_the_overhead_and_load_generator_with_the_smallest_median_error(monkeypatch):
+    """A stand-in replay whose TPOT error is zero at 1.5 ms of overhead and whose TTFT error is
+    zero at 4 requests per client and +-10% lengths: the fit must find exactly those."""
+
+    def fake_run(df, kv_dtype, proto, jobs, overhead_s=None):
+        tpot = (overhead_s - 1.5e-3) * 100
+        ttft = abs(proto.per_client - 4) * 0.1 + abs(proto.spread - 0.1)
+        return pd.DataFrame({"tpot_err": [tpot, -tpot], "ttft_err": [ttft, ttft]})
+
+    monkeypatch.setattr(fs, "run", fake_run)
+    monkeypatch.setattr(fs, "FIT_PASSES", 2)
+    train = pd.DataFrame([make_row(), make_row(batch_size=16)])
+    overhead, proto = fs.fit(train, "fp8", jobs=1)
+    assert overhead == pytest.approx(1.5e-3)
+    assert proto == fs.Protocol(per_client=4, spread=0.1)
 
 
 def test_one_measured_row_replays():
     rows = fs.load_rows()
-    row = rows[(rows.backend == "vllm") & (rows.model == "70B") & (rows.tp_size == 8)].iloc[[0]]
-    res = fs.run(row, "fp8", P3, jobs=1)
+    row = rows[(rows.backend == "vllm") & (rows.model == "Llama-3.1-70B") & (rows.tp_size == 8)]
+    res = fs.run(row.iloc[[0]], "fp8", P3, jobs=1)
     assert res["sim_tpot_ms"].iloc[0] > 0 and np.isfinite(res["tpot_err"].iloc[0])
     assert res["preemptions"].iloc[0] == 0
