@@ -597,10 +597,12 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
 def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:
     """The router's own check of its options against the tiers (no training), as (loc, msg)."""
     from tiersim.routing import ROUTERS, TierInfo
+    from tiersim.routing.constrained import with_scenario_floor
 
     infos = [TierInfo(name=t.name, precision=t.precision) for t in scenario.tiers]
+    router = with_scenario_floor(scenario.router, scenario.accuracy_floor)
     try:
-        ROUTERS[scenario.router.policy](scenario.router, infos, "")
+        ROUTERS[scenario.router.policy](router, infos, "")
     except ScenarioError as err:
         loc = tuple(int(p) if p.isdigit() else p for p in err.where.split("."))
         return loc, str(err).removeprefix(f"{err.path}: {err.where}: ")
