@@ -28,6 +28,8 @@ from tiersim.trace.formats import (
 from tiersim.trace.source import Source, read_raw
 
 FORMAT_NAMES = ("auto", *FORMATS)
+TIME_SCALE_RANGE = (1e-3, 1e3)
+"""Accepted time scales (the scenario's ``trace.time_scale`` has the same bounds)."""
 
 LENGTHS_FIX = ("use it with synthetic arrivals: tiersim.workload.synthetic.poisson_arrivals"
                "(tiersim.trace.load_lengths(path), rate_rps, rng)")
@@ -123,9 +125,13 @@ def _window_bounds(window, src: Source) -> tuple[float, float]:
 
 
 def apply_time_scale(table: pd.DataFrame, time_scale: float, src: Source) -> pd.DataFrame:
-    """Divide arrival times by ``time_scale`` (2.0 = twice the request rate)."""
-    if not (isinstance(time_scale, int | float) and math.isfinite(time_scale) and time_scale > 0):
-        raise TraceError(src.path, f"time_scale must be a number > 0, got {time_scale!r}")
+    """Divide arrival times by ``time_scale`` (2.0 = twice the request rate); it must lie in
+    [0.001, 1000] (a time scale of 1e-308 would send every arrival to infinity)."""
+    low, high = TIME_SCALE_RANGE
+    if not (isinstance(time_scale, int | float) and math.isfinite(time_scale)
+            and low <= time_scale <= high):
+        raise TraceError(src.path, f"time_scale must be a number from {low:g} to {high:g}, "
+                         f"got {time_scale!r}")
     if time_scale != 1.0:
         table["arrival_s"] = table["arrival_s"].to_numpy() / float(time_scale)
     return table

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
@@ -31,6 +32,13 @@ MAX_JSONL_LINE_BYTES = 8_000_000
 """Longest first JSON line (a Mooncake line with its hash ids is a few KB)."""
 MAX_COLUMNS = 1_000
 """Most columns a trace may have (real traces have fewer than 20)."""
+MAX_JSON_DEPTH = 32
+"""Deepest bracket nesting in a JSON line (Mooncake needs 2; the JSON reader crashes on
+very deep nesting, so it is checked first)."""
+_CHUNK = 1 << 24
+_OTHER_BYTES = bytes(c for c in range(256) if c not in b"[]{}\n")
+_STEP = np.zeros(256, dtype=np.int32)
+_STEP[[ord("["), ord("{")]], _STEP[[ord("]"), ord("}")]] = 1, -1
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,32 @@ def _check_columns(path: Path, count: int) -> None:
                          "a trace may have; not a trace")
 
 
+def _check_json_depth(path: Path) -> None:
+    """Refuse a JSON-lines file with a line nested deeper than MAX_JSON_DEPTH brackets.
+
+    NOTE: each 16 MB chunk is cut down to its brackets and line ends (``bytes.translate``, C
+    speed), then a running bracket count, reset at each line end, is taken with numpy; brackets
+    inside strings count too, which can only over-estimate a line's depth.
+    """
+    depth, line = 0, 1
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            b = np.frombuffer(chunk.translate(None, _OTHER_BYTES), dtype=np.uint8)
+            if not len(b):
+                continue
+            step = _STEP[b]
+            newline = b == ord("\n")
+            total = np.cumsum(step)
+            last = np.maximum.accumulate(np.where(newline, np.arange(len(b)), -1))
+            within = np.where(last >= 0, total - total[np.maximum(last, 0)], total + depth)
+            deepest = int(np.argmax(within))
+            if within[deepest] > MAX_JSON_DEPTH:
+                at = line + int(np.count_nonzero(newline[:deepest]))
+                raise TraceError(str(path), f"line {at} is nested more than {MAX_JSON_DEPTH} "
+                                 "levels deep; not a trace")
+            depth, line = int(within[-1]), line + int(np.count_nonzero(newline))
+
+
 def check_shape(path: Path, kind: str) -> None:
     """Refuse a file whose header is too long or too wide, before a parser sees it."""
     if kind == "parquet":
@@ -94,6 +128,7 @@ def check_shape(path: Path, kind: str) -> None:
         _check_columns(path, count)
     elif kind == "jsonl":
         _check_columns(path, _first_line(path, MAX_JSONL_LINE_BYTES).count(b'":'))
+        _check_json_depth(path)
     else:
         _check_columns(path, _first_line(path, MAX_HEADER_BYTES).count(b",") + 1)
 
