@@ -53,9 +53,21 @@ AIC_PIN = "0.12.0"
 _GPU_DIRS = {"h200": "h200_sxm", "h100": "h100_sxm", "b200": "b200_sxm"}
 _GPU_NAMES = {"h200": "H200", "h100": "H100", "b200": "B200"}
 #: aiconfigurator dtype names for tiersim precisions, per table family.
-GEMM_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
-MOE_DTYPES = {"bf16": "bfloat16", "fp8": "fp8_block", "w4a16": "int4_wo"}
+GEMM_DTYPES = {"bf16": "bfloat16", "fp8": "fp8", "fp8_block": "fp8_block"}
+#: vLLM's kernel per GEMM dtype where the data holds several (the per-tensor FP8 CUTLASS
+#: kernel; DeepGEMM, which vLLM enables on Hopper for block-FP8 when installed).
+GEMM_KERNELS = {"fp8": "CutlassFP8ScaledMMLinearKernel",
+                "fp8_block": "DeepGemmFp8BlockScaledMMKernel"}
+#: ``fp8`` MoE reads the block-FP8 rows (vLLM's Triton FP8 MoE, what FP8 checkpoints of MoE
+#: models run); the data's per-tensor ``fp8`` MoE rows are ModelOpt's FlashInfer-CUTLASS path,
+#: measured 2-3x slower than BF16 on H200, which vLLM does not pick for such checkpoints.
+MOE_DTYPES = {"bf16": "bfloat16", "fp8": "fp8_block", "fp8_block": "fp8_block",
+              "w4a16": "int4_wo", "mxfp4": "w4a16_mxfp4"}
 KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
+#: MLA shapes NVIDIA measured the MLA modules at (DeepSeek-V3; Kimi-K2 shares them).
+MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+             "qk_rope_head_dim": 64, "v_head_dim": 128}
+MLA_GEMM_TYPES = {"bf16": "bfloat16", "fp8_block": "fp8_block"}
 MOE_DISTRIBUTION = "power_law_1.01"
 #: Context axis (tokens already cached) of the imported prefill-attention tables.
 PREFILL_CONTEXT_AXIS = (1, 512, 2048, 8192, 32768, 131072)
@@ -209,7 +221,8 @@ def _corners(n_axis, n, k_axis, k):
 # --------------------------------------------------------------------------- MoE
 
 
-def moe_latency(df, dtype: str, hidden: int, inter: int, experts: int, top_k: int, tp: int):
+def moe_latency(df, dtype: str, hidden: int, inter: int, experts: int, top_k: int, tp: int,
+                ep: int = 1):
     """(tokens axis, seconds) for one MoE layer at exactly that shape, or ``None`` if absent."""
     rows = df[
         (df["moe_dtype"] == dtype)
@@ -218,7 +231,7 @@ def moe_latency(df, dtype: str, hidden: int, inter: int, experts: int, top_k: in
         & (df["num_experts"] == experts)
         & (df["topk"] == top_k)
         & (df["moe_tp_size"] == tp)
-        & (df["moe_ep_size"] == 1)
+        & (df["moe_ep_size"] == ep)
         & (df["distribution"] == MOE_DISTRIBUTION)
     ]
     if rows.empty:
@@ -258,6 +271,17 @@ def prefill_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str,
     rows = rows[rows["batch_size"] == 1]
     if rows.empty:
         return None
+    tokens, context, grid = _prefill_grid(rows, kv_read_s_per_token)
+    return tokens, context, grid, str(rows["kernel_source"].iloc[0])
+
+
+def mla_dtype(kv_dtype: str, attn_format: str) -> str:
+    """The dtype field of an MLA attention table: KV dtype and the projections' format."""
+    return f"{kv_dtype} mla-{attn_format}"
+
+
+def _prefill_grid(rows, kv_read_s_per_token: float):
+    """(tokens, context, seconds) from batch-1 prompt rows (``isl``, ``latency`` in ms)."""
     curve = rows.groupby("isl")["latency"].median().sort_index()
     isl = curve.index.to_numpy(np.float64)
     lat = curve.to_numpy() / 1e3
@@ -266,7 +290,7 @@ def prefill_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str,
     t, c = np.meshgrid(tokens, context, indexing="ij")
     s_eq = np.sqrt(t * (t + 2.0 * np.where(c <= 1, 0.0, c)))
     grid = np.maximum(_power_law(isl, lat, s_eq), (t + c) * kv_read_s_per_token)
-    return tokens, context, grid, str(rows["kernel_source"].iloc[0])
+    return tokens, context, grid
 
 
 def _power_law(x: np.ndarray, y: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -282,6 +306,12 @@ def decode_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
     rows = _attn_rows(df, heads, kv_heads, head_dim, kv_dtype)
     if rows.empty:
         return None
+    batch, context, grid = _decode_grid(rows)
+    return batch, context, grid, str(rows["kernel_source"].iloc[0])
+
+
+def _decode_grid(rows):
+    """(batch, context, seconds) from generation rows (``batch_size`` x ``step``)."""
     pivot = rows.pivot_table(index="batch_size", columns="step", values="latency", aggfunc="median")
     batch = np.asarray(DECODE_BATCH_AXIS, np.float64)
     pivot = pivot.reindex(batch)
@@ -293,7 +323,7 @@ def decode_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
         last = measured[-1]
         grid[last + 1 :, j] = grid[last, j] * batch[last + 1 :] / batch[last]
     context = pivot.columns.to_numpy(np.float64) + 1.0
-    return batch, context, grid, str(rows["kernel_source"].iloc[0])
+    return batch, context, grid
 
 
 # --------------------------------------------------------------------------- all-reduce
@@ -366,33 +396,85 @@ class Importer:
         source = self._sources("gemm", "gemm_perf.parquet")[0]
         if precision not in self._gemm:
             df = self._frame(source)
-            kernel = {"fp8": "CutlassFP8ScaledMMLinearKernel"} if self.engine == "vllm" else {}
+            kernel = GEMM_KERNELS if self.engine == "vllm" else {}
             self._gemm[precision] = GemmGrid(df, dtype, kernel.get(precision))
         grid = self._gemm[precision]
         m, lat, note = grid.latency(n, k)
         key = {"n": n, "k": k}
         return _table("gemm", precision, key, {"m": m}, lat, source, self.aic, grid.kernel, note)
 
-    def moe(self, precision: str, model, tp: int) -> Table | None:
-        """The ``moe`` table for ``model`` at ``tp``, newest folder that has it, or ``None``."""
+    def moe(self, precision: str, model, tp: int, ep: int = 1) -> Table | None:
+        """The ``moe`` table for ``model`` split ``tp`` x ``ep``, newest folder that has it.
+
+        Where no folder has that split but one has the same shape with the same ``ep`` at a
+        smaller ``tp0``, the ``tp0`` curve is scaled by ``tp0 / tp`` (the expert widths, hence
+        the per-GPU work and weight bytes, split ``tp`` ways), never below the ``tp0`` curve's
+        own minimum (launch floor); the table's notes say so. ``None`` when neither exists.
+        """
         dtype = MOE_DTYPES.get(precision)
         if dtype is None:
             return None
         shape = (model.hidden, model.expert_intermediate, model.num_experts, model.top_k)
-        for i, source in enumerate(self._sources("moe", "moe_perf.parquet")):
-            found = moe_latency(self._frame(source), dtype, *shape, tp)
+        key = dict(zip(("hidden", "inter", "num_experts", "top_k"), shape, strict=True))
+        key.update(ep=ep, tp=tp)
+        sources = self._sources("moe", "moe_perf.parquet")
+        for i, source in enumerate(sources):
+            found = moe_latency(self._frame(source), dtype, *shape, tp, ep)
             if found is None:
                 continue
             tokens, lat, kernel = found
-            key = dict(zip(("hidden", "inter", "num_experts", "top_k"), shape, strict=True))
-            key.update(ep=1, tp=tp)
             note = f"{dtype}, {MOE_DISTRIBUTION} routing"
             if i > 0:
                 note += f"; from an older {self.engine} folder (newer ones lack this shape)"
             return _table(
                 "moe", precision, key, {"tokens": tokens}, lat, source, self.aic, kernel, note
             )
+        for source in sources:
+            for tp0 in sorted((t for t in (1, 2, 4, 8, 16) if t < tp), reverse=True):
+                found = moe_latency(self._frame(source), dtype, *shape, tp0, ep)
+                if found is None:
+                    continue
+                tokens, lat, kernel = found
+                scaled = np.maximum(lat * tp0 / tp, lat.min())
+                note = (f"{dtype}, {MOE_DISTRIBUTION} routing; measured at moe tp={tp0}, "
+                        f"scaled by {tp0}/{tp} (no tp={tp} rows)")
+                return _table("moe", precision, key, {"tokens": tokens}, scaled, source,
+                              self.aic, kernel, note)
         return None
+
+    def mla(self, op: str, kv_dtype: str, heads: int, attn_format: str) -> Table | None:
+        """The MLA ``attn_prefill`` (context module: q/kv up-projections, attention, o
+        projection) or ``attn_decode`` (generation module: absorbed BMMs and attention) table
+        at ``heads`` query heads per GPU, or ``None`` where the data lacks it."""
+        dtype, gemm = KV_DTYPES.get(kv_dtype), MLA_GEMM_TYPES.get(attn_format)
+        if dtype is None or gemm is None:
+            return None
+        name = "mla_context_module_perf" if op == "attn_prefill" else "mla_generation_module_perf"
+        source = self._sources("mla", f"{name}.parquet")[0]
+        df = self._frame(source)
+        rows = df[(df["num_heads"] == heads) & (df["kv_cache_dtype"] == dtype)
+                  & (df["gemm_type"] == gemm)]
+        if rows.empty:
+            return None
+        kernel = rows["kernel_source"].value_counts().index[0]
+        rows = rows[rows["kernel_source"] == kernel]
+        latent = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
+        key = {"heads": heads, "kv_heads": 1, "head_dim": latent}
+        dt = mla_dtype(kv_dtype, attn_format)
+        if op == "attn_prefill":
+            read = latent * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
+            found = _prefill_grid(rows[rows["batch_size"] == 1], read)
+            names = ("tokens", "context")
+            note = ("MLA context module (q_b, kv_b, attention, o_proj), DeepSeek-V3 shapes; "
+                    "cached context by equal-work prompt length, floored at one latent read")
+        else:
+            found = _decode_grid(rows)
+            names = ("batch", "context")
+            note = ("MLA generation module (absorbed BMMs + attention), DeepSeek-V3 shapes; "
+                    "beyond the measured triangle: linear in batch")
+        ax0, ax1, grid = found
+        axes = dict(zip(names, (ax0, ax1), strict=True))
+        return _table(op, dt, key, axes, grid, source, self.aic, str(kernel), note)
 
     def attention(self, op: str, kv_dtype: str, heads: int, kv_heads: int, head_dim: int):
         """The ``attn_prefill`` or ``attn_decode`` table, or ``None`` where the data lacks it."""
@@ -451,11 +533,13 @@ class Importer:
         }
 
 
-def table_requests(model, precision: str, tp: int, kv_dtype: str, gpu: str = "h200"):
+def table_requests(model, precision: str, tp: int, kv_dtype: str, gpu: str = "h200",
+                   dp: int = 1, ep: int = 1):
     """The ``(op, dtype, key, model, tp)`` tables one replica's step assembly looks up.
 
     Learned from the assembly itself: a step model is built over an empty profile (every
-    operator falls back to the roofline) and the lookups it made are returned.
+    operator falls back to the roofline) and the lookups it made are returned. ``dp`` / ``ep``:
+    the replica's attention data parallelism and expert-parallel size.
     """
     from tiersim.hardware import get_model
     from tiersim.perf.assembly import AssembledStepModel
@@ -463,9 +547,10 @@ def table_requests(model, precision: str, tp: int, kv_dtype: str, gpu: str = "h2
 
     arch = get_model(model)
     empty = Profile("probe", gpu, {}, 0.0, "roofline", [])
-    fallback = RooflineOps(arch, precision, gpu, tp=tp, kv_dtype=kv_dtype)
-    ops = ProfileOps(empty, arch, precision, gpu, tp=tp, kv_dtype=kv_dtype, fallback=fallback)
-    AssembledStepModel(arch, precision, tp, ops, "probe")
+    fallback = RooflineOps(arch, precision, gpu, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
+    ops = ProfileOps(empty, arch, precision, gpu, tp=tp, kv_dtype=kv_dtype, fallback=fallback,
+                     dp=dp, ep=ep)
+    AssembledStepModel(arch, precision, tp, ops, "probe", dp=dp, ep=ep)
     return [(op, dtype, key, arch, tp) for op, dtype, key in ops.requested()]
 
 
@@ -503,7 +588,12 @@ def _import_one(imp: Importer, op, dtype, key, model, tp):
     if op == "gemm":
         return imp.gemm(dtype, key["n"], key["k"])
     if op == "moe":
-        return imp.moe(dtype, model, tp)
+        return imp.moe(dtype, model, key["tp"], key["ep"])
+    if op in ("attn_prefill", "attn_decode") and " mla-" in str(dtype):
+        kv, fmt = str(dtype).split(" mla-")
+        if any(getattr(model, f) != v for f, v in MLA_SHAPE.items()):
+            return None  # NVIDIA measured the modules at DeepSeek-V3's shapes only
+        return imp.mla(op, kv, key["heads"], fmt)
     if op in ("attn_prefill", "attn_decode"):
         return imp.attention(op, dtype, key["heads"], key["kv_heads"], key["head_dim"])
     if op == "allreduce":
@@ -511,13 +601,62 @@ def _import_one(imp: Importer, op, dtype, key, model, tp):
     raise ValueError(f"unknown op {op!r}")
 
 
-#: What the shipped profile covers: model -> (precisions, tensor-parallel sizes).
-SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
+#: What the shipped profile covers: model -> (precisions, layouts). A layout is a tensor-parallel
+#: size or ``(tp, dp, ep)`` (attention data parallelism, expert-parallel size). ``aic:NAME`` is
+#: the ``NAME_config.json`` that aiconfigurator-core ships (its ``model_configs/``); those
+#: models are served as their checkpoints ship (``precision: checkpoint``).
+SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
     "qwen3-coder-30b-a3b": (("bf16", "fp8", "w4a16", "nvfp4"), (1, 2, 4)),
     "llama-3.1-8b": (("bf16", "fp8"), (1, 2, 4, 8)),
     "llama-3.1-70b": (("bf16", "fp8"), (1, 2, 4, 8)),
+    "aic:MiniMaxAI--MiniMax-M2.5": (("checkpoint",), (4, 8)),
+    "aic:Qwen--Qwen3-235B-A22B-FP8": (
+        ("checkpoint",), (1, 2, 4, (1, 2, 1), (1, 4, 1), (2, 2, 1), (2, 1, 2), (4, 1, 4))
+    ),
+    "aic:moonshotai--Kimi-K2.5": (("checkpoint",), (8,)),
+    "aic:openai--gpt-oss-120b": (("checkpoint",), (1, 2, 4, 8)),
 }
 SHIPPED_KV_DTYPES = ("bf16", "fp8")
+
+
+def layout(entry) -> tuple[int, int, int]:
+    """``(tp, dp, ep)`` of a :data:`SHIPPED_MODELS` layout entry."""
+    return (int(entry), 1, 1) if isinstance(entry, int) else tuple(int(x) for x in entry)
+
+
+def aic_model_path(name: str) -> str:
+    """A model name as :func:`tiersim.hardware.get_model` takes it: ``aic:NAME`` becomes the
+    config.json path inside the installed aiconfigurator-core (one error line if absent)."""
+    if not name.startswith("aic:"):
+        return name
+    try:
+        import aiconfigurator_core
+    except ImportError:
+        raise ProfileError(
+            f"{name}: needs {AIC_PACKAGE} installed (pip install '{AIC_PACKAGE}=={AIC_PIN}')"
+        ) from None
+    folder = Path(aiconfigurator_core.__file__).parent / "model_configs"
+    path = folder / f"{name[4:]}_config.json"
+    if not path.is_file():
+        raise ProfileError(f"{path}: no such model config in {AIC_PACKAGE}")
+    return str(path)
+
+
+def _kept_overhead(out) -> tuple[float, float, str] | None:
+    """A fitted ``overhead_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
+    import json
+
+    path = Path(out) if out is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        raw = json.loads(path.read_text()).get("overhead_s") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    source = str(raw.get("source", ""))
+    if not source.startswith("fitted"):
+        return None
+    return float(raw.get("value", 0.0)), float(raw.get("per_layer_s", 0.0)), source
 
 
 def import_aiconfigurator(
@@ -541,11 +680,13 @@ def import_aiconfigurator(
 
     models = models or SHIPPED_MODELS
     requests = []
-    for model, (precisions, tps) in models.items():
+    for model, (precisions, layouts) in models.items():
+        path = aic_model_path(model)
         for precision in precisions:
-            for tp in tps:
+            for entry in layouts:
+                tp, dp, ep = layout(entry)
                 for kv in kv_dtypes:
-                    requests += table_requests(model, precision, tp, kv, gpu)
+                    requests += table_requests(path, precision, tp, kv, gpu, dp, ep)
     c = RooflineConstants()
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
@@ -560,6 +701,9 @@ def import_aiconfigurator(
         (c.base_overhead_s, c.per_layer_overhead_s),
         notes,
     )
+    kept = _kept_overhead(out)
+    if kept is not None:  # a fitted overhead survives a rebuild of the tables
+        profile.overhead_s, profile.overhead_per_layer_s, profile.overhead_source = kept
     if out is not None:
         save_profile(profile, out)
     return profile, missing

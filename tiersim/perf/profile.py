@@ -444,10 +444,12 @@ def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
         if not _is_number(value) or value < 0:
             raise ProfileError(f"{where}.{name}: must be a number of seconds >= 0 (got {value!r})")
         numbers.append(float(value))
-    return numbers[0], numbers[1], _parse_source(raw.get("source"), f"{where}.source")
+    return numbers[0], numbers[1], _parse_source(raw.get("source"), f"{where}.source", True)
 
 
-def _parse_source(value: Any, where: str) -> str:
+def _parse_source(value: Any, where: str, fitted: bool = False) -> str:
+    if fitted and isinstance(value, str) and value.startswith("fitted"):
+        return value
     if value not in SOURCES:
         raise ProfileError(f"{where}: must be one of {', '.join(SOURCES)} (got {value!r})")
     return value
@@ -669,10 +671,15 @@ class ProfileOps:
         return table.lookup(batch, context_per_seq)
 
     def _attn_table(self, op: str) -> Table | None:
-        """The attention table for ``op`` (resolved once: this is on the engine's hot path)."""
+        """The attention table for ``op`` (resolved once: this is on the engine's hot path).
+        MLA tables are keyed by KV dtype and the attention projections' format, since the
+        measured modules include those projections (``"bf16 mla-fp8_block"``)."""
         resolved = self.__dict__.setdefault("_attn_tables", {})
         if op not in resolved:
-            resolved[op] = self._table(op, self.kv_dtype, self._attn_key())
+            dtype = self.kv_dtype
+            if self.model.is_mla:
+                dtype = f"{self.kv_dtype} mla-{self.weights.attention.name}"
+            resolved[op] = self._table(op, dtype, self._attn_key())
         return resolved[op]
 
     def allreduce(self, nbytes, gpus: int | None = None) -> np.ndarray:
