@@ -169,7 +169,7 @@ class Scenario(_Strict):
     profile: str | None = Field(default_factory=_default_profile)
     trace: TraceConfig
     workload: WorkloadQualityConfig = Field(default_factory=WorkloadQualityConfig)
-    tiers: list[TierConfig] = Field(min_length=1)
+    tiers: list[TierConfig] = Field(min_length=1, max_length=64)
     router: RouterConfig = Field(default_factory=RouterConfig)
     slo: SloConfig = Field(default_factory=SloConfig)
     accuracy_floor: float | None = Field(default=None, ge=0, le=1)

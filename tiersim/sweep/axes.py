@@ -91,7 +91,8 @@ def _canonical(value: Any) -> str:
 
 def _each_value_once(group: list[tuple[str, list[Any]]], source: str) -> None:
     """Refuse a dimension that lists the same value (or zipped combination) twice."""
-    rows = [_canonical([values[i] for _, values in group]) for i in range(len(group[0][1]))]
+    rows = [_canonical([values[i] for _, values in group] if len(group) > 1 else group[0][1][i])
+            for i in range(len(group[0][1]))]
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
         if row in first:

@@ -284,12 +284,14 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                       _progress(console, sys.stderr.isatty() if progress is None else progress),
                       len(plan.points) - len(pending))
     frame = collect(out, plan.axes, [p.id for p in plan.points])
+    failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
+    if failed_total:  # the caller's one error line says it all; the report is still written
+        console = Console(stderr=True, quiet=True)
     console.print(f"sweep: {len(plan.points)} points ({len(pending)} run, "
                   f"{len(plan.points) - len(pending)} already done, {failed} failed) -> "
                   f"{out / 'sweep.parquet'}")
     if report:
         _report(out, console)
-    failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
     return frame, failed_total
 
 
