@@ -54,10 +54,12 @@ _GPU_DIRS = {"h200": "h200_sxm", "h100": "h100_sxm", "b200": "b200_sxm"}
 _GPU_NAMES = {"h200": "H200", "h100": "H100", "b200": "B200"}
 #: aiconfigurator dtype names for tiersim precisions, per table family.
 GEMM_DTYPES = {"bf16": "bfloat16", "fp8": "fp8", "fp8_block": "fp8_block"}
-#: vLLM's kernel per GEMM dtype where the data holds several (the per-tensor FP8 CUTLASS
-#: kernel; DeepGEMM, which vLLM enables on Hopper for block-FP8 when installed).
-GEMM_KERNELS = {"fp8": "CutlassFP8ScaledMMLinearKernel",
-                "fp8_block": "DeepGemmFp8BlockScaledMMKernel"}
+#: Marks "the fastest kernel measured at each point" in :data:`GEMM_KERNELS`.
+FASTEST = "fastest"
+#: vLLM's kernel per GEMM dtype where the data holds several: the per-tensor FP8 CUTLASS
+#: kernel; for block FP8 the data measured DeepGEMM, FlashInfer and CUTLASS on different
+#: (m, n, k) ranges (vLLM dispatches by platform and shape), so each point takes the fastest.
+GEMM_KERNELS = {"fp8": "CutlassFP8ScaledMMLinearKernel", "fp8_block": FASTEST}
 #: ``fp8`` MoE reads the block-FP8 rows (vLLM's Triton FP8 MoE, what FP8 checkpoints of MoE
 #: models run); the data's per-tensor ``fp8`` MoE rows are ModelOpt's FlashInfer-CUTLASS path,
 #: measured 2-3x slower than BF16 on H200, which vLLM does not pick for such checkpoints.
@@ -151,12 +153,18 @@ class GemmGrid:
 
     def __init__(self, df, dtype: str, kernel: str | None = None):
         rows = df[df["gemm_dtype"] == dtype]
-        if kernel is not None:
+        if kernel not in (None, FASTEST):
             rows = rows[rows["kernel_source"] == kernel]
         if rows.empty:
             raise ProfileError(f"aiconfigurator GEMM data has no {dtype!r} rows")
-        self.kernel = kernel or str(rows["kernel_source"].iloc[0])
-        rows = rows.groupby(["m", "n", "k"], as_index=False)["latency"].median()
+        if kernel == FASTEST:  # per point, the quickest of the kernels measured there
+            names = sorted(rows["kernel_source"].astype(str).unique())
+            self.kernel = "fastest of " + ", ".join(names)
+            rows = rows.groupby(["m", "n", "k", "kernel_source"], as_index=False)["latency"]
+            rows = rows.median().groupby(["m", "n", "k"], as_index=False)["latency"].min()
+        else:
+            self.kernel = kernel or str(rows["kernel_source"].iloc[0])
+            rows = rows.groupby(["m", "n", "k"], as_index=False)["latency"].median()
         self.m = np.sort(rows["m"].unique()).astype(np.float64)
         self.n = np.sort(rows["n"].unique()).astype(np.float64)
         self.k = np.sort(rows["k"].unique()).astype(np.float64)
