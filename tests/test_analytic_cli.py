@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tiersim.analytic import max_saving
 from tiersim.errors import ScenarioError
-from tiersim.routing.cli import analytic_app
+from tiersim.cli.analytic import analytic_app
 from tiersim.routing.labels import as_trace, load_mmlu_labels
 
 runner = CliRunner()

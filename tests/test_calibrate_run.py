@@ -43,7 +43,7 @@ def test_quick_cpu_profile_drives_a_run(tmp_path):
     }
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(scenario))
-    summary = run_scenario(load_scenario(path), scenario_path=path)
+    summary = run_scenario(load_scenario(path), scenario_path=path).to_json()
     assert summary["completed"] == summary["requests"] > 0
     sources = summary["profile"]["sources"]
     assert {s for tier in sources.values() for t, s in tier.items() if t != "overhead"} \

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from conftest import REPO, run_cli, tiny_doc, write_yaml
 
-from tiersim.cli import _drop_flag, _flag_value, _mount_app, main
+from tiersim.cli import main, mount
+from tiersim.cli.calibrate import drop_flag, flag_value
 
 TRACE_HEADER = "request_id,arrival_s,input_tokens,output_tokens\n"
 
@@ -107,7 +108,7 @@ def test_help_lists_every_command(capsys):
 
 
 def test_a_command_that_fails_to_import_leaves_the_rest_working(capsys):
-    _mount_app("broken-for-test", "tiersim.no_such_module", "app", "A broken command.")
+    mount("broken-for-test", "tiersim.no_such_module", "app", "A broken command.")
     assert main(["broken-for-test", "--anything"]) == 1
     err = capsys.readouterr().err
     assert err == ("Error: tiersim broken-for-test is unavailable (tiersim.no_such_module failed "
@@ -117,10 +118,10 @@ def test_a_command_that_fails_to_import_leaves_the_rest_working(capsys):
 
 def test_flag_helpers():
     argv = ["--from", "aiconfigurator", "--out", "p.json"]
-    assert _flag_value(argv, "--from") == "aiconfigurator"
-    assert _flag_value(["--from=x"], "--from") == "x"
-    assert _drop_flag(argv, "--from") == ["--out", "p.json"]
-    assert _flag_value(["--out", "p"], "--from") is None
+    assert flag_value(argv, "--from") == "aiconfigurator"
+    assert flag_value(["--from=x"], "--from") == "x"
+    assert drop_flag(argv, "--from") == ["--out", "p.json"]
+    assert flag_value(["--out", "p"], "--from") is None
 
 
 def test_run_without_a_scenario_runs_the_bundled_default(tmp_path, capsys):

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tiersim.costs import escalations_run, ledger, provisioned_costs, request_costs
+from tiersim.fleet import build_fleet
 from tiersim.paths import bundled
 from tiersim.routing.metrics import savings, score
 from tiersim.routing.types import TierInfo
-from tiersim.runner import escalations_run, provisioned_costs, request_costs
 from tiersim.scenario import load_scenario
 
 TIERS = [TierInfo("cheap", cost_weight=1.0), TierInfo("top", cost_weight=2.0)]
@@ -61,7 +62,7 @@ def test_provisioned_cost_of_an_idle_tier_is_not_billed_to_other_tiers():
     k = len(scenario.tiers)
     # two requests, both only on tier 0; every other tier idle
     res = _result([0, 0], [0, 0], [False, False], [False, False], [0, 0], [1.0, 3.0])
-    cost = provisioned_costs(scenario, res, duration_s=100.0)
+    cost = provisioned_costs(build_fleet(scenario), res, duration_s=100.0)
     t0 = scenario.tiers[0]
     tier0 = t0.replicas * t0.gpus_per_replica * t0.cost_per_gpu_hour / 3600.0 * 100.0
     assert cost.sum() == pytest.approx(tier0)  # exactly tier 0's own provisioned cost
@@ -79,8 +80,13 @@ def test_fixed_price_charges_only_passes_that_ran():
     res = _result([0, 0, 0], [0, 0, last], [False, False, True], [False, True, True],
                   [0, 0, 1], [1, 0, 0])
     assert escalations_run(res).tolist() == [-1, -1, -1]
-    cost = request_costs(scenario, res, res.first_tier, res.final_tier, pd.DataFrame())
+    fleet = build_fleet(scenario)
+    cost = request_costs("fixed_per_request", fleet, res, 10.0)
     assert cost.tolist() == [1.0, 0.0, 1.0]
+    res.busy_s = {t.name: [0.0] for t in scenario.tiers}
+    book = ledger("fixed_per_request", fleet, res, 10.0)
+    assert book.headline_usd == pytest.approx(cost.sum())  # the ledger and the column agree
+    assert book.tiers[scenario.tiers[0].name].passes == 2
 
 
 def test_a_dropped_request_is_not_a_silent_failure():

@@ -98,7 +98,7 @@ def oracle_on_tiny(tmp_path, fpr: float) -> tuple[np.ndarray, np.ndarray]:
     workload_rng, train_rng, router_rng, _ = (
         np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4))
     df = runner.prepare(runner.load_scenario_trace(scenario, str(path)), infos, scenario,
-                        workload_rng, str(path))
+                        workload_rng, str(path)).df
     assignment = runner.route(scenario, df, infos, (train_rng, router_rng), str(path))
     return assignment.tier, needed_tier(realised_matrix(df, infos))
 

@@ -1,8 +1,10 @@
-"""Tests of tiersim.metrics: latency columns, percentiles, SLO attainment, cost both ways."""
+"""Tests of tiersim.metrics (latency columns, percentiles, SLO attainment) and the cost ledger
+(tiersim.costs: provisioned, attributed, fixed per request)."""
 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -10,13 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tiersim import costs
 from tiersim.metrics import (
     Slo,
-    TierUsage,
     add_latencies,
     duration_s,
     percentile,
-    summarize,
+    request_stats,
+    tier_stats,
+    utilization,
 )
 
 
@@ -40,12 +44,26 @@ def make_requests(n: int = 4, **columns) -> pd.DataFrame:
     return add_latencies(pd.DataFrame(base))
 
 
-def make_tier(**overrides) -> TierUsage:
-    """A one-replica, one-GPU tier at $3.6/GPU-hour (= $0.001 per second)."""
-    values = dict(name="t0", replicas=1, gpus_per_replica=1, cost_per_gpu_hour=3.6,
-                  busy_s=2.0, kv_peak_blocks=50, num_blocks=100)
-    values.update(overrides)
-    return TierUsage(**values)
+def make_tier(name: str = "t0", replicas: int = 1, gpus: int = 1, price: float = 3.6,
+              per_request: float | None = None):
+    """A built tier as the ledger sees it: ``replicas`` engine replicas of ``gpus`` GPUs at
+    ``price`` $/GPU-hour (3.6 = $0.001 per GPU-second)."""
+    config = SimpleNamespace(cost_per_request_usd=per_request)
+    return SimpleNamespace(name=name, engine_replicas=replicas, gpus=replicas * gpus,
+                           usd_per_replica_second=gpus * price / 3600.0, config=config)
+
+
+def make_result(first, final=None, busy=None, escalated=None, dropped=None, names=("t0",)):
+    """An engine result with the fields the ledger reads."""
+    first = np.asarray(first)
+    final = first if final is None else np.asarray(final)
+    n = len(first)
+    return SimpleNamespace(
+        first_tier=first, final_tier=final,
+        escalated=np.zeros(n, bool) if escalated is None else np.asarray(escalated),
+        dropped=np.zeros(n, bool) if dropped is None else np.asarray(dropped),
+        gpu_s_first=np.ones(n), gpu_s_final=np.zeros(n),
+        busy_s={name: [b] for name, b in zip(names, busy or [2.0] * len(names), strict=True)})
 
 
 SLO = Slo(ttft_s=1.0, tpot_s=0.2)
@@ -77,49 +95,52 @@ def test_duration_runs_to_last_finish_or_arrival():
 
 def test_dropped_requests_count_as_missed_slo_and_zero_accuracy():
     df = make_requests(4, finish_s=[1.5, 2.5, np.nan, 4.5], first_token_s=[0.5, 1.5, np.nan, 3.5])
-    s = summarize(df, [make_tier()], SLO)
-    assert (s["requests"], s["completed"], s["dropped"]) == (4, 3, 1)
-    assert s["slo_attainment"] == pytest.approx(0.75)
-    assert s["accuracy"] == pytest.approx(0.9 * 3 / 4)
+    s = request_stats(df, SLO)
+    assert (s.requests, s.completed, s.dropped) == (4, 3, 1)
+    assert s.slo_attainment == pytest.approx(0.75)
+    assert s.accuracy == pytest.approx(0.9 * 3 / 4)
 
 
 def test_slo_attainment_checks_both_latencies():
     df = make_requests(2, first_token_s=[0.5, 2.5], finish_s=[1.5, 3.5])  # 2nd: ttft 1.5 > 1.0
-    assert summarize(df, [make_tier()], SLO)["slo_attainment"] == pytest.approx(0.5)
+    assert request_stats(df, SLO).slo_attainment == pytest.approx(0.5)
     df = make_requests(2, finish_s=[1.5, 4.5])  # 2nd: tpot 0.3 > 0.2
-    assert summarize(df, [make_tier()], SLO)["slo_attainment"] == pytest.approx(0.5)
+    assert request_stats(df, SLO).slo_attainment == pytest.approx(0.5)
 
 
 def test_provisioned_cost_is_replicas_gpus_price_duration():
-    df = make_requests(4)  # duration 4.5 s
-    tier = make_tier(replicas=3, gpus_per_replica=2)
-    s = summarize(df, [tier], SLO, cost_model="provisioned")
-    assert s["cost_usd"] == pytest.approx(3 * 2 * 0.001 * 4.5)
-    assert s["gpu_hours"] == pytest.approx(6 * 4.5 / 3600)
-    assert s["tiers"]["t0"]["utilization"] == pytest.approx(2.0 / (3 * 4.5))
+    fleet = SimpleNamespace(tiers=[make_tier(replicas=3, gpus=2)])
+    book = costs.ledger("provisioned", fleet, make_result([0, 0, 0, 0]), duration_s=4.5)
+    assert book.headline_usd == pytest.approx(3 * 2 * 0.001 * 4.5)
+    assert book.attributed_usd == pytest.approx(2.0 * 2 * 0.001)  # shown beside it
+    assert utilization(2.0, 3, 4.5) == pytest.approx(2.0 / (3 * 4.5))
 
 
 def test_attributed_cost_is_busy_time_times_price():
-    df = make_requests(4)
-    s = summarize(df, [make_tier(busy_s=2.0, gpus_per_replica=2)], SLO)
-    assert s["cost_usd"] == pytest.approx(2.0 * 2 * 0.001)
-    assert s["cost"]["fixed_per_request_usd"] is None
-    tokens = 4 * 11
-    assert s["cost_per_1m_output_tokens"] == pytest.approx(s["cost_usd"] / tokens * 1e6)
+    fleet = SimpleNamespace(tiers=[make_tier(gpus=2)])
+    book = costs.ledger("attributed", fleet, make_result([0, 0, 0, 0], busy=[2.0]), 4.5)
+    assert book.headline_usd == pytest.approx(2.0 * 2 * 0.001)
+    assert book.total("fixed_per_request") is None  # no price per request
 
 
 def test_fixed_per_request_charges_every_pass():
-    df = make_requests(3, escalate_to=[-1, 1, -1], final_tier=[0, 1, 0])
-    tiers = [make_tier(cost_per_request_usd=0.01), make_tier(name="t1", cost_per_request_usd=0.1)]
-    s = summarize(df, tiers, SLO, cost_model="fixed_per_request")
-    assert s["cost_usd"] == pytest.approx(3 * 0.01 + 0.1)
-    assert s["tiers"]["t1"]["requests"] == 1
-    assert s["tiers"]["t0"]["passes"] == 3
+    fleet = SimpleNamespace(tiers=[make_tier(per_request=0.01),
+                                   make_tier(name="t1", per_request=0.1)])
+    result = make_result([0, 0, 0], final=[0, 1, 0], escalated=[False, True, False],
+                         busy=[1.0, 1.0], names=("t0", "t1"))
+    book = costs.ledger("fixed_per_request", fleet, result, 4.5)
+    assert book.headline_usd == pytest.approx(3 * 0.01 + 0.1)
+    assert book.tiers["t0"].passes == 3 and book.tiers["t1"].passes == 1
+    assert costs.request_costs("fixed_per_request", fleet, result, 4.5).sum() == pytest.approx(
+        book.headline_usd)
+    df = make_requests(3, final_tier=[0, 1, 0])
+    assert tier_stats(df, 1).requests == 1
 
 
 def test_unknown_cost_model_is_refused():
+    fleet = SimpleNamespace(tiers=[make_tier()])
     with pytest.raises(ValueError, match="cost_model"):
-        summarize(make_requests(1), [make_tier()], SLO, cost_model="free")
+        costs.ledger("free", fleet, make_result([0]), 1.0)
 
 
 @settings(max_examples=40, deadline=None)
@@ -133,11 +154,11 @@ def test_summary_invariants(rows):
     df = make_requests(len(rows), arrival_s=arrival, first_token_s=(arrival + finish) / 2,
                        finish_s=finish, output_tokens=[r[2] for r in rows], tier=tier,
                        final_tier=tier)
-    s = summarize(df, [make_tier(), make_tier(name="t1")], SLO)
-    assert s["completed"] + s["dropped"] == s["requests"] == len(rows)
-    assert sum(t["requests"] for t in s["tiers"].values()) == len(rows)
-    assert 0.0 <= s["slo_attainment"] <= 1.0
+    s = request_stats(df, SLO)
+    assert s.completed + s.dropped == s.requests == len(rows)
+    assert sum(tier_stats(df, k).requests for k in (0, 1)) == len(rows)
+    assert 0.0 <= s.slo_attainment <= 1.0
     for key in ("ttft", "tpot", "e2e"):
-        lo, hi = s[f"{key}_p50_s"], s[f"{key}_p99_s"]
+        lo, hi = getattr(s, f"{key}_p50_s"), getattr(s, f"{key}_p99_s")
         assert (lo is None) == (hi is None)
         assert lo is None or lo <= hi + 1e-12

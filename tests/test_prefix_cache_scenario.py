@@ -13,7 +13,7 @@ def _run(caching: bool) -> tuple[dict, float]:
     path = bundled("scenarios", "prefix_cache.yaml")
     doc = yaml.safe_load(path.read_text())
     doc["tiers"][0]["scheduler"]["enable_prefix_caching"] = caching
-    summary = run_scenario(scenario_from_dict(doc, str(path)), scenario_path=path)
+    summary = run_scenario(scenario_from_dict(doc, str(path)), scenario_path=path).to_json()
     return summary, summary["ttft_p50_s"]
 
 

@@ -61,14 +61,17 @@ def make_sweep_dir(path: Path) -> Path:
 
 
 def make_plan_dir(path: Path) -> Path:
-    """A capacity plan over the synthetic runner."""
-    from tiersim.sweep.plan import Constraints, plan_capacity
+    """A capacity plan over the planner's closed-form fake evaluator (no simulation)."""
+    from tiersim.plan import Constraints, Planner
+    from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+    from tiersim.results import dumps
 
-    doc = {"name": "plan", "tiers": [{"name": "w4a16", "replicas": 1, "cost_per_gpu_hour": 2.0},
-                                     {"name": "bf16", "replicas": 1, "cost_per_gpu_hour": 4.0}],
-           "workload": {"rate_rps": 12.0}}
-    plan_capacity(doc, Constraints(ttft_p99_s=0.3, tpot_p99_s=0.05, accuracy_floor=0.7),
-                  out_dir=path, runner=synthetic_runner, source="plan.yaml", report=False)
+    tiers = [FakeTier("w4a16", accuracy=0.8, cost_per_gpu_hour=2.0),
+             FakeTier("bf16", accuracy=0.95, cost_per_gpu_hour=4.0)]
+    scenario = fake_scenario(tiers, ttft=0.5, tpot=0.05, floor=0.85)
+    result = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers)).plan()
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "plan.json").write_text(dumps(result.to_json()))
     return path
 
 
@@ -147,6 +150,9 @@ def test_frontier_draws_analytic_curve_from_summary(tmp_path):
                     a_top=top["accuracy"])
     summary["analytic"] = analytic_summary(model)
     (run / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(TiersimError, match="does not belong to run"):
+        load_dir(run)  # an edited summary no longer matches the run's manifest
+    (run / "manifest.json").unlink()  # a hand-made folder: no manifest to check
     fig = frontier(load_dir(run)).fig
     dotted = {t.name: t for t in fig.data if t.line.dash == "dot"}
     assert set(dotted) == {"analytic: oracle_frontier", "analytic: static_frontier"}

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
 
 from tiersim.report.load import ReportData
 from tiersim.report.page import provenance
+from tiersim.results import ProfileUsed, RunResult
+
+GOLDEN = Path(__file__).parent / "golden" / "tiny_summary.json"
+
+
+def _run(profile: str | None) -> RunResult:
+    """The tiny run's summary with the profile it names replaced."""
+    run = RunResult.read(GOLDEN)
+    return dataclasses.replace(run, profile=ProfileUsed(name=profile, sources={}))
 
 
 def _profile_cell(data: ReportData) -> str:
@@ -22,9 +32,7 @@ def test_sweep_without_profile_key_shows_the_profile_its_points_used():
 
 
 def test_run_summary_profile_wins_and_null_profile_reads_roofline():
-    run = ReportData(Path("."), summary={"profile": {"name": "h200_x", "sources": {}}},
-                     scenario={"name": "s"})
+    run = ReportData(Path("."), run=_run("h200_x"), scenario={"name": "s"})
     assert _profile_cell(run) == "h200_x"
-    roofline = ReportData(Path("."), summary={"profile": {"name": None, "sources": {}}},
-                          scenario={"name": "s", "profile": None})
+    roofline = ReportData(Path("."), run=_run(None), scenario={"name": "s", "profile": None})
     assert _profile_cell(roofline) == "none (roofline)"

@@ -47,7 +47,7 @@ def run(trace_path, router: dict, tmp_path) -> dict:
     }
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump(doc))
-    return runner.run_scenario(scenario_mod.load_scenario(path), scenario_path=path)
+    return runner.run_scenario(scenario_mod.load_scenario(path), scenario_path=path).to_json()
 
 
 @pytest.mark.parametrize("tier", ["weak", "strong"])

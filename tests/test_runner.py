@@ -12,15 +12,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiersim.errors import TraceError
+from tiersim.results import RunResult
 from tiersim.runner import REQUEST_COLUMNS, run_scenario, summary_json
 from tiersim.scenario import load_scenario, scenario_from_dict
 from tiersim.trace import load_trace
 
 SUMMARY_KEYS = {
-    "requests", "completed", "dropped", "duration_s", "cost_usd", "gpu_hours",
-    "cost_per_1m_output_tokens", "accuracy", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
-    "tpot_p99_s", "e2e_p99_s", "throughput_tok_s", "slo_attainment", "tiers", "router",
-    "profile",
+    "requests", "completed", "dropped", "duration_s", "cost_usd", "attributed_cost_usd",
+    "gpu_hours", "cost_per_1m_output_tokens", "accuracy", "ttft_p50_s", "ttft_p99_s",
+    "tpot_p50_s", "tpot_p99_s", "e2e_p99_s", "throughput_tok_s", "slo_attainment", "tiers",
+    "router", "sources", "profile",
 }
 TIER_KEYS = {"requests", "share", "ttft_p99_s", "tpot_p99_s", "utilization", "kv_peak_frac",
              "cost_usd", "step_time_source"}
@@ -41,6 +42,7 @@ def test_summary_has_every_design_key(tiny_run):
     assert {"policy", "fpr", "fnr", "escalation_rate", "silent_failure_rate"} <= set(
         on_disk["router"])
     assert {"name", "sources"} <= set(on_disk["profile"])
+    assert RunResult.from_json(on_disk).to_json() == summary.to_json() == on_disk  # reads back
     for tier in on_disk["tiers"].values():
         assert set(tier) >= TIER_KEYS
         assert tier["step_time_source"] == "roofline"
@@ -48,14 +50,14 @@ def test_summary_has_every_design_key(tiny_run):
 
 def test_no_request_lost(tiny_run):
     summary, out = tiny_run
-    assert summary["completed"] + summary["dropped"] == summary["requests"]
+    assert summary.completed + summary.dropped == summary.requests
     trace = load_trace(TINY.parent.parent / "traces" / "azure2023_code.parquet",
                        window=(240, 360))
     rows = pd.read_parquet(out / "requests.parquet")
     assert list(rows.columns) == REQUEST_COLUMNS
-    assert len(rows) == len(trace) == summary["requests"]
+    assert len(rows) == len(trace) == summary.requests
     assert sorted(rows["request_id"]) == sorted(trace["request_id"])
-    assert sum(t["requests"] for t in summary["tiers"].values()) == summary["requests"]
+    assert sum(t.requests for t in summary.tiers) == summary.requests
 
 
 def test_request_rows_are_consistent(tiny_run):
@@ -72,8 +74,9 @@ def test_request_rows_are_consistent(tiny_run):
 def test_attributed_cost_adds_up(tiny_run):
     summary, out = tiny_run
     rows = pd.read_parquet(out / "requests.parquet")
-    assert rows["cost_usd"].sum() == pytest.approx(summary["cost_usd"], rel=1e-6)
-    assert summary["cost"]["attributed_usd"] <= summary["cost"]["provisioned_usd"]
+    assert rows["cost_usd"].sum() == pytest.approx(summary.cost_usd, rel=1e-6)
+    assert summary.attributed_cost_usd <= summary.provisioned_cost_usd
+    assert sum(t.cost_usd for t in summary.tiers) == pytest.approx(summary.cost_usd)
 
 
 def test_timeseries_written(tiny_run):
@@ -93,15 +96,21 @@ def test_same_seed_same_summary_bytes(tiny_run, tmp_path):
 def test_other_seed_changes_the_split(tiny_run):
     summary, _ = tiny_run
     other = run_scenario(scenario_from_dict(tiny_doc(seed=1), str(TINY)))
-    assert other["tiers"]["bf16"]["requests"] != summary["tiers"]["bf16"]["requests"]
+    assert other.tier("bf16").requests != summary.tier("bf16").requests
 
 
 def test_provisioned_cost_model_spreads_fleet_cost(tmp_path):
     path = write_yaml(tmp_path / "p.yaml", tiny_doc(cost_model="provisioned"))
     summary = run_scenario(load_scenario(path), out_dir=tmp_path / "o", scenario_path=path)
     rows = pd.read_parquet(tmp_path / "o" / "requests.parquet")
-    assert summary["cost_usd"] == pytest.approx(summary["cost"]["provisioned_usd"])
-    assert rows["cost_usd"].sum() == pytest.approx(summary["cost_usd"], rel=1e-6)
+    assert summary.cost_usd == pytest.approx(summary.provisioned_cost_usd)
+    assert rows["cost_usd"].sum() == pytest.approx(summary.cost_usd, rel=1e-6)
+    # the headline is what the fleet costs: every GPU for the whole run
+    gpus = sum(t.gpus for t in summary.tiers)
+    assert summary.cost_usd == pytest.approx(gpus * 3.5 * summary.duration_s / 3600, rel=1e-9)
+    assert summary.attributed_cost_usd < summary.cost_usd
+    assert [t.cost_usd for t in summary.tiers] == pytest.approx(
+        [t.gpus * 3.5 * summary.duration_s / 3600 for t in summary.tiers])
 
 
 def test_trace_path_resolves_against_the_scenario_folder(tmp_path):
@@ -112,7 +121,7 @@ def test_trace_path_resolves_against_the_scenario_folder(tmp_path):
     doc = tiny_doc(trace={"path": "data/mine.parquet"})
     path = write_yaml(tmp_path / "s.yaml", doc)
     summary = run_scenario(load_scenario(path), scenario_path=path)
-    assert summary["requests"] == len(trace)
+    assert summary.requests == len(trace)
 
 
 def test_missing_trace_is_a_trace_error(tmp_path):
@@ -144,21 +153,35 @@ def test_any_small_fleet_conserves_requests(replicas, share, max_num_seqs, seed)
                                                   "window": [240, 270]},
                    router={"policy": "static_split", "fractions": fractions})
     summary = run_scenario(scenario_from_dict(doc, "hypothesis"))
-    assert summary["completed"] + summary["dropped"] == summary["requests"] > 0
-    assert sum(t["requests"] for t in summary["tiers"].values()) == summary["requests"]
-    for tier in summary["tiers"].values():
-        assert tier["kv_peak_frac"] is None or 0.0 <= tier["kv_peak_frac"] <= 1.0
-        assert tier["utilization"] is None or 0.0 <= tier["utilization"] <= 1.0 + 1e-9
+    assert summary.completed + summary.dropped == summary.requests > 0
+    assert sum(t.requests for t in summary.tiers) == summary.requests
+    for tier in summary.tiers:
+        assert tier.kv_peak_frac is None or 0.0 <= tier.kv_peak_frac <= 1.0
+        assert tier.utilization is None or 0.0 <= tier.utilization <= 1.0 + 1e-9
 
 
 def test_uniform_baselines_replace_the_estimate():
     summary = run_scenario(load_scenario(TINY), scenario_path=TINY, baselines=True)
-    assert summary["savings"]["uniform_costs_estimated"] is False
-    gpus = sum(t["gpus"] for t in summary["tiers"].values())
-    for name, base in summary["baselines"].items():
-        assert base["replicas"] == gpus
-        assert base["cost_usd"] == pytest.approx(summary["savings"]["uniform"][name]["cost_usd"])
-        assert base["cost_usd"] > 0 and base["ttft_p99_s"] > 0
+    assert summary.savings.method == "simulated" and not summary.savings.estimated
+    estimate = run_scenario(load_scenario(TINY), scenario_path=TINY).savings
+    assert estimate.method == "estimated"
+    gpus = sum(t.gpus for t in summary.tiers)
+    for base in summary.savings.uniform:
+        assert base.replicas == gpus
+        assert base.cost_usd > 0
+    assert [b.cost_usd for b in summary.savings.uniform] != [b.cost_usd for b in
+                                                             estimate.uniform]
+
+
+def test_savings_follow_the_cost_model(tmp_path):
+    path = write_yaml(tmp_path / "p.yaml", tiny_doc(cost_model="provisioned"))
+    run = run_scenario(load_scenario(path), scenario_path=path, baselines=True)
+    saved = run.savings
+    assert saved.cost_model == "provisioned" and saved.routed_cost_usd == pytest.approx(
+        run.cost_usd)
+    for base in saved.uniform:  # a uniform fleet of the same GPUs, provisioned for its run
+        assert base.cost_usd == pytest.approx(base.replicas * 3.5 * run.duration_s / 3600,
+                                              rel=0.05)
 
 
 QWEN_CONFIG = {
@@ -177,5 +200,5 @@ def test_model_config_path_resolves_beside_the_scenario(tmp_path):
                    trace={"path": "azure2023_code.parquet", "window": [240, 270]})
     path = write_yaml(tmp_path / "s.yaml", doc)
     summary = run_scenario(load_scenario(path), scenario_path=path)
-    assert summary["model"] == "qwen/config.json"
-    assert summary["completed"] + summary["dropped"] == summary["requests"] > 0
+    assert summary.model == "qwen/config.json"
+    assert summary.completed + summary.dropped == summary.requests > 0

@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from tiersim.errors import TraceError
-from tiersim.trace.cli import trace_app
+from tiersim.cli.trace import trace_app
 
 runner = CliRunner()
 

@@ -1,9 +1,10 @@
-"""Per-request records -> the summary of DESIGN.md §6.
+"""Per-request records -> latency, throughput, SLO and accuracy figures (DESIGN.md §6).
 
 The runner hands over one flat row per request (a pandas DataFrame, the future
-``requests.parquet``) and one :class:`TierUsage` per tier; this module derives latencies,
-percentiles, SLO attainment, throughput and cost. Every formula is written out in
-``docs/metrics.md``; keep the two in step.
+``requests.parquet``); this module derives latencies, percentiles, SLO attainment and throughput,
+for the whole run (:func:`request_stats`) and per tier (:func:`tier_stats`). Costs are
+:mod:`tiersim.costs`; the summary is built from both by :mod:`tiersim.summary`. Every formula is
+written out in ``docs/metrics.md``; keep the two in step.
 
 Conventions: times are seconds from the trace start; a request is *dropped* when it has no finite
 ``finish_s``; percentiles ignore missing values (dropped requests, TPOT of one-token outputs) and
@@ -17,32 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-
-COST_MODELS = ("attributed", "provisioned", "fixed_per_request")
-
-
-@dataclass(frozen=True)
-class TierUsage:
-    """One tier's size, price and what the engine measured on it.
-
-    ``busy_s`` sums, over the tier's replicas, the seconds each replica spent running iterations;
-    ``kv_peak_blocks`` is the largest number of KV blocks in use on any one replica, out of
-    ``num_blocks`` per replica.
-    """
-
-    name: str
-    replicas: int
-    gpus_per_replica: int
-    cost_per_gpu_hour: float
-    busy_s: float
-    kv_peak_blocks: int
-    num_blocks: int
-    cost_per_request_usd: float | None = None
-
-    @property
-    def usd_per_replica_second(self) -> float:
-        """Price of one replica (all its GPUs) for one second."""
-        return self.gpus_per_replica * self.cost_per_gpu_hour / 3600.0
 
 
 @dataclass(frozen=True)
@@ -88,90 +63,50 @@ def slo_met(requests: pd.DataFrame, slo: Slo) -> pd.Series:
     return requests["finish_s"].notna() & ttft_ok & tpot_ok
 
 
-def attributed_cost(gpu_s: np.ndarray, usd_per_replica_second: np.ndarray) -> np.ndarray:
-    """USD per request from its share of replica time (the engine's ``gpu_s``) and the price."""
-    return np.asarray(gpu_s, dtype=np.float64) * np.asarray(usd_per_replica_second)
+@dataclass(frozen=True)
+class RequestStats:
+    """Whole-run figures from the request rows (see docs/metrics.md for each formula)."""
+
+    requests: int
+    completed: int
+    dropped: int
+    duration_s: float
+    input_tokens: int
+    output_tokens: int
+    accuracy: float | None
+    ttft_p50_s: float | None
+    ttft_p99_s: float | None
+    tpot_p50_s: float | None
+    tpot_p99_s: float | None
+    e2e_p50_s: float | None
+    e2e_p99_s: float | None
+    queue_p50_s: float | None
+    queue_p99_s: float | None
+    throughput_tok_s: float | None
+    throughput_req_s: float | None
+    slo_attainment: float | None
 
 
-def provisioned_cost(tier: TierUsage, duration: float) -> float:
-    """USD for keeping every replica of the tier up for the whole run."""
-    return tier.replicas * tier.usd_per_replica_second * duration
+def request_stats(requests: pd.DataFrame, slo: Slo) -> RequestStats:
+    """Counts, tokens, accuracy, percentiles, throughput and SLO attainment of a run.
 
-
-def tier_cost(tier: TierUsage, requests: pd.DataFrame, index: int, cost_model: str,
-              duration: float) -> float:
-    """A tier's cost under the chosen cost model.
-
-    attributed: the replica time the tier spent running iterations (``busy_s``) times its price,
-    which equals the sum of its requests' attributed costs; provisioned: replicas x GPUs x price x
-    duration; fixed_per_request: the tier's price per request times the passes it ran.
+    ``requests`` needs: arrival_s, first_token_s, finish_s, ttft_s, tpot_s, e2e_s, queue_s,
+    input_tokens, output_tokens, expected_accuracy (0 for a dropped request).
     """
-    if cost_model == "provisioned":
-        return provisioned_cost(tier, duration)
-    if cost_model == "attributed":
-        return tier.busy_s * tier.usd_per_replica_second
-    return passes_on(requests, index) * (tier.cost_per_request_usd or 0.0)
-
-
-def passes_on(requests: pd.DataFrame, index: int) -> int:
-    """Passes tier ``index`` ran: first passes that were admitted (column ``first_ran``, true
-    when absent) plus second passes (``escalate_to``: -1 where none ran)."""
-    first = requests["tier"] == index
-    if "first_ran" in requests:
-        first &= requests["first_ran"].astype(bool)
-    return int(first.sum() + (requests["escalate_to"] == index).sum())
-
-
-def summarize(requests: pd.DataFrame, tiers: list[TierUsage], slo: Slo,
-              cost_model: str = "attributed") -> dict:
-    """The run summary (DESIGN.md §6) from per-request rows with latencies added.
-
-    ``requests`` needs: arrival_s, first_token_s, finish_s, ttft_s, tpot_s, e2e_s, input_tokens,
-    output_tokens, tier (int, first pass), escalate_to (int, -1 = none), final_tier (int),
-    expected_accuracy, cost_usd. ``tiers`` are indexed as those ints.
-    """
-    if cost_model not in COST_MODELS:
-        raise ValueError(f"cost_model must be one of {COST_MODELS} (got {cost_model!r})")
     n = len(requests)
     done = requests["finish_s"].notna()
     duration = duration_s(requests)
     out_tokens = int(requests.loc[done, "output_tokens"].sum())
-    costs = cost_breakdown(requests, tiers, duration)
-    cost = costs[f"{cost_model}_usd"]
-    gpu_hours = sum(t.replicas * t.gpus_per_replica for t in tiers) * duration / 3600.0
-    return {
-        "requests": n,
-        "completed": int(done.sum()),
-        "dropped": int(n - done.sum()),
-        "duration_s": duration,
-        "cost_model": cost_model,
-        "cost_usd": cost,
-        "cost": costs,
-        "gpu_hours": gpu_hours,
-        "gpu_hours_busy": sum(t.busy_s * t.gpus_per_replica for t in tiers) / 3600.0,
-        "output_tokens": out_tokens,
-        "input_tokens": int(requests.loc[done, "input_tokens"].sum()),
-        "cost_per_1m_output_tokens": cost / out_tokens * 1e6 if out_tokens else None,
-        "accuracy": float(requests.loc[done, "expected_accuracy"].sum() / n) if n else None,
+    return RequestStats(
+        requests=n, completed=int(done.sum()), dropped=int(n - done.sum()),
+        duration_s=duration, input_tokens=int(requests.loc[done, "input_tokens"].sum()),
+        output_tokens=out_tokens,
+        accuracy=float(requests.loc[done, "expected_accuracy"].sum() / n) if n else None,
         **latency_percentiles(requests),
-        "throughput_tok_s": out_tokens / duration if duration > 0 else None,
-        "throughput_req_s": float(done.sum()) / duration if duration > 0 else None,
-        "slo_attainment": float(slo_met(requests, slo).mean()) if n else None,
-        "tiers": tier_summaries(requests, tiers, cost_model, duration),
-    }
-
-
-def cost_breakdown(requests: pd.DataFrame, tiers: list[TierUsage], duration: float) -> dict:
-    """Total USD under each cost model; ``fixed_per_request`` is None without its prices."""
-    out: dict[str, float | None] = {}
-    for model in COST_MODELS:
-        if model == "fixed_per_request" and any(t.cost_per_request_usd is None for t in tiers):
-            out[f"{model}_usd"] = None
-            continue
-        out[f"{model}_usd"] = sum(
-            tier_cost(t, requests, i, model, duration) for i, t in enumerate(tiers)
-        )
-    return out
+        throughput_tok_s=out_tokens / duration if duration > 0 else None,
+        throughput_req_s=float(done.sum()) / duration if duration > 0 else None,
+        slo_attainment=float(slo_met(requests, slo).mean()) if n else None,
+    )
 
 
 def latency_percentiles(requests: pd.DataFrame) -> dict[str, float | None]:
@@ -183,23 +118,25 @@ def latency_percentiles(requests: pd.DataFrame) -> dict[str, float | None]:
     return out
 
 
-def tier_summaries(requests: pd.DataFrame, tiers: list[TierUsage], cost_model: str,
-                   duration: float) -> dict[str, dict]:
-    """Per tier: requests answered, share, p99 latencies, utilisation, peak KV use, cost."""
+@dataclass(frozen=True)
+class TierStats:
+    """One tier's request figures: requests answered on it, their share, p99 latencies."""
+
+    requests: int
+    share: float | None
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+
+
+def tier_stats(requests: pd.DataFrame, index: int) -> TierStats:
+    """Figures of tier ``index`` (``requests`` with an int ``final_tier`` column)."""
     n = len(requests)
-    out = {}
-    for i, tier in enumerate(tiers):
-        mine = requests[requests["final_tier"] == i]
-        out[tier.name] = {
-            "requests": len(mine),
-            "share": len(mine) / n if n else None,
-            "passes": passes_on(requests, i),
-            "ttft_p99_s": percentile(mine["ttft_s"], 99),
-            "tpot_p99_s": percentile(mine["tpot_s"], 99),
-            "utilization": tier.busy_s / (tier.replicas * duration) if duration > 0 else None,
-            "kv_peak_frac": tier.kv_peak_blocks / tier.num_blocks if tier.num_blocks else None,
-            "cost_usd": tier_cost(tier, requests, i, cost_model, duration),
-            "replicas": tier.replicas,
-            "gpus": tier.replicas * tier.gpus_per_replica,
-        }
-    return out
+    mine = requests[requests["final_tier"] == index]
+    return TierStats(requests=len(mine), share=len(mine) / n if n else None,
+                     ttft_p99_s=percentile(mine["ttft_s"], 99),
+                     tpot_p99_s=percentile(mine["tpot_s"], 99))
+
+
+def utilization(busy_s: float, replicas: int, duration: float) -> float | None:
+    """Busy replica-seconds over replicas x duration (None for an empty run)."""
+    return busy_s / (replicas * duration) if duration > 0 and replicas > 0 else None

@@ -200,18 +200,25 @@ class SavingsResult:
 
 
 @dataclass(frozen=True)
-class Provenance:
-    """Where each group of numbers comes from, in words, and the step-time profile used.
-
-    ``profile_sources``: per tier, operator table -> source ("roofline", "harness",
-    "measured:...").
-    """
+class Sources:
+    """Where each group of numbers comes from, in words (latency, accuracy, cost)."""
 
     latency: str
     accuracy: str
     cost: str
-    profile: str | None
-    profile_sources: dict[str, dict[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
+class ProfileUsed:
+    """The step-time profile named by the scenario (None: roofline, or the GPU's default) and,
+    per tier, each operator table's source ("roofline", "harness", "measured:...")."""
+
+    name: str | None
+    sources: dict[str, dict[str, str]]
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields."""
@@ -266,7 +273,8 @@ class RunResult:
     slo_attainment: float | None
     tiers: tuple[TierResult, ...]
     router: RouterResult
-    provenance: Provenance
+    sources: Sources
+    profile: ProfileUsed
     savings: SavingsResult | None = None
     analytic: dict[str, Any] = field(default_factory=dict)
 
@@ -355,12 +363,13 @@ def _run_from(data: dict) -> RunResult:
         uniform = tuple(_build(UniformBaseline, {**u, "tier": name})
                         for name, u in (s.get("uniform") or {}).items())
         savings = _build(SavingsResult, s, uniform=uniform)
-    provenance = _build(Provenance, data["provenance"])
+    sources = _build(Sources, data["sources"])
+    profile = _build(ProfileUsed, data["profile"])
     for key in ("requests", "completed", "dropped"):
         if not isinstance(data.get(key), int):
             raise TypeError(f"'{key}' must be an integer")
     return _build(RunResult, data, tiers=tier_list, router=router, savings=savings,
-                  provenance=provenance)
+                  sources=sources, profile=profile)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,3 +398,16 @@ class PlanResult:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the content of plan.json)."""
         return _fields(self)
+
+    @classmethod
+    def from_json(cls, data: dict, source: str = "plan.json") -> PlanResult:
+        """Read a plan back; a one-line TiersimError naming ``source`` when malformed."""
+        try:
+            if not isinstance(data, dict):
+                raise TypeError("the top level must be a JSON object")
+            lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated")}
+            return _build(cls, data, **lists)
+        except (KeyError, TypeError, ValueError) as err:
+            what = err.args[0] if isinstance(err, KeyError) and err.args else err
+            raise TiersimError(f"{source}: malformed plan ({_oneline(what)}); rerun "
+                               "`tiersim plan` to rewrite it") from None

@@ -108,6 +108,7 @@ class Replica:
             else:
                 self._arm(now + self.model.step_time(plan.shape()))
             return
+        self._sample(now)  # the idle state, so a time series holds 0, not the last busy sample
         self._active, self._pending = False, None
 
     def _decode_stretch(self, plan: StepPlan, now: float) -> float:

@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tiersim.report.load import ReportData
+from tiersim.report.timeseries import bucketed
+from tiersim.results import RunResult
 
 CDF_POINTS = 400
 TIME_BINS = 600
@@ -47,10 +49,11 @@ def _tier_color(data: ReportData, tier) -> str:
 
 def _slo(data: ReportData) -> dict[str, float]:
     """The scenario's SLOs (``ttft_p99_s``, ``tpot_p99_s``), where given."""
-    ran = (data.summary or {}).get("slo") or {}
-    slo = {"ttft_p99_s": ran.get("ttft_s"), "tpot_p99_s": ran.get("tpot_s"),
-           **((data.scenario or {}).get("slo") or {}), **((data.plan or {}).get("constraints")
-                                                         or {})}
+    run = data.run
+    slo = {"ttft_p99_s": run.slo_ttft_p99_s if run else None,
+           "tpot_p99_s": run.slo_tpot_p99_s if run else None,
+           **((data.scenario or {}).get("slo") or {}), **((data.plan.constraints if data.plan
+                                                           is not None else None) or {})}
     return {k: float(v) for k, v in slo.items()
             if k in ("ttft_p99_s", "tpot_p99_s") and v is not None}
 
@@ -96,13 +99,13 @@ def latency_cdfs(data: ReportData) -> Panel | None:
 
 def p99_per_tier(data: ReportData) -> Panel | None:
     """Bar chart of p99 TTFT and TPOT per tier from the summary, with the SLO lines."""
-    tiers = (data.summary or {}).get("tiers")
-    if not isinstance(tiers, dict) or not tiers:
+    if data.run is None or not data.run.tiers:
         return None
-    names = list(tiers)
+    tiers = data.run.tiers
+    names = [t.name for t in tiers]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT p99", "TPOT p99"))
     for col, metric in enumerate(("ttft_p99_s", "tpot_p99_s"), start=1):
-        values = [tiers[n].get(metric) for n in names]
+        values = [getattr(t, metric) for t in tiers]
         fig.add_trace(go.Bar(x=names, y=values, marker_color=[_color(i) for i in range(len(names))],
                              showlegend=False, name=metric), row=1, col=col)
         if _slo(data).get(metric):
@@ -118,9 +121,10 @@ def p99_per_tier(data: ReportData) -> Panel | None:
 
 # --------------------------------------------------------------------------- time series (run)
 
-SERIES = (("running", ("running",), "requests running (batch size)"),
-          ("queue", ("waiting", "queue"), "requests waiting in queue"),
-          ("kv", ("kv_frac", "kv_blocks", "kv"), "KV cache in use (fraction of blocks)"))
+SERIES = (("running", ("running",), "sum", "mean batch (requests running)"),
+          ("queue", ("waiting", "queue"), "sum", "queue (requests waiting)"),
+          ("kv", ("kv_frac", "kv_blocks", "kv"), "mean", "KV cache in use (fraction of blocks)"))
+"""(stem, candidate columns, how replicas combine, label) of each time-series row."""
 
 
 def _time_column(frame: pd.DataFrame) -> str | None:
@@ -140,57 +144,52 @@ def _series_values(frame: pd.DataFrame, stem: str, names: tuple[str, ...]) -> pd
     return values
 
 
-def _on_grid(frame: pd.DataFrame, time_col: str, values: pd.Series, grid: np.ndarray,
-             how: str) -> dict:
-    """Per tier: each replica's last sample at or before each grid time, summed or averaged.
-
-    Samples are taken when a replica's state changes, so the state between samples is the
-    earlier sample's (a step function); before its first sample a replica is idle (0).
-    """
-    out = {}
-    frame = frame.assign(_v=values.to_numpy())
-    replica_col = "replica" if "replica" in frame else None
-    for tier, group in frame.groupby("tier", sort=False):
-        total = np.zeros_like(grid)
-        parts = group.groupby(replica_col, sort=False) if replica_col else [(0, group)]
-        count = 0
-        for _, part in parts:
-            part = part.sort_values(time_col, kind="stable")
-            idx = np.searchsorted(part[time_col].to_numpy(), grid, side="right") - 1
-            vals = np.nan_to_num(part["_v"].to_numpy())
-            total += np.where(idx >= 0, vals[np.clip(idx, 0, None)], 0.0)
-            count += 1
-        out[tier] = total / count if how == "mean" else total
-    return out
+def _end_time(data: ReportData, frame: pd.DataFrame, time_col: str) -> float:
+    """Where the time axis ends: the run's duration, else the last sample."""
+    last = float(frame[time_col].max())
+    return max(last, data.run.duration_s) if data.run is not None else last
 
 
 def load_over_time(data: ReportData) -> Panel | None:
-    """Running batch, queue length and KV use over time, one line per tier."""
+    """Mean batch, mean and max queue, and KV use per time bucket, one line per tier.
+
+    Time-weighted per bucket (:mod:`tiersim.report.timeseries`): each replica's samples hold
+    until its next sample; a bucket shows the mean of that step function over the bucket (and,
+    for the queue, its maximum), never a value sampled at an arbitrary instant.
+    """
     ts = data.timeseries
     if ts is None or ts.empty or "tier" not in ts or _time_column(ts) is None:
         return None
     time_col = _time_column(ts)
-    found = [(stem, label, v) for stem, names, label in SERIES
+    found = [(stem, how, label, v) for stem, names, how, label in SERIES
              if (v := _series_values(ts, stem, names)) is not None]
     if not found:
         return None
-    grid = np.linspace(0.0, float(ts[time_col].max()), TIME_BINS)
+    edges = np.linspace(0.0, _end_time(data, ts, time_col), TIME_BINS + 1)
     fig = make_subplots(rows=len(found), cols=1, shared_xaxes=True,
-                        subplot_titles=[label for _, label, _ in found], vertical_spacing=0.08)
-    for row, (stem, label, values) in enumerate(found, start=1):
-        per_tier = _on_grid(ts, time_col, values, grid, "mean" if stem == "kv" else "sum")
-        for tier, series in per_tier.items():
-            fig.add_trace(go.Scatter(x=grid, y=series, mode="lines", name=_tier_label(data, tier),
-                                     legendgroup=str(tier), showlegend=row == 1,
-                                     line={"color": _tier_color(data, tier), "shape": "hv"}),
+                        subplot_titles=[label for _, _, label, _ in found], vertical_spacing=0.08)
+    for row, (stem, how, label, values) in enumerate(found, start=1):
+        for tier, (mean, peak) in bucketed(ts, time_col, values, edges, how).items():
+            color = _tier_color(data, tier)
+            fig.add_trace(go.Scatter(x=edges[:-1], y=mean, mode="lines",
+                                     name=_tier_label(data, tier), legendgroup=str(tier),
+                                     showlegend=row == 1, line={"color": color, "shape": "hv"}),
                           row=row, col=1)
+            if stem == "queue":
+                fig.add_trace(go.Scatter(x=edges[:-1], y=peak, mode="lines",
+                                         name=f"{_tier_label(data, tier)} max",
+                                         legendgroup=str(tier), showlegend=False,
+                                         line={"color": color, "shape": "hv", "dash": "dot"}),
+                              row=row, col=1)
         fig.update_yaxes(title_text=label.split(" (")[0], row=row, col=1)
     fig.update_xaxes(title_text="time since trace start (s)", row=len(found), col=1)
-    fig.update_layout(title="Load, queue and KV cache use over time per tier", legend_title="tier",
+    fig.update_layout(title="Load, queue and KV cache use over time per tier (time-weighted "
+                      f"per {edges[1] - edges[0]:.3g} s bucket)", legend_title="tier",
                       **{**LAYOUT, "height": 250 * len(found) + 120})
-    return Panel("load_over_time", fig, "Queues that grow and do not drain, or KV use pinned near "
-                 "1.0, mark the tier and the moment where capacity ran out; batch size and queue "
-                 "are summed over a tier's replicas, KV use is their mean.")
+    return Panel("load_over_time", fig, "Each bucket shows the time-weighted mean over the "
+                 "bucket (queue: dotted line = its maximum). Queues that grow and do not drain, "
+                 "or KV use pinned near 1.0, mark where capacity ran out; batch and queue are "
+                 "summed over a tier's replicas, KV use is their mean.")
 
 
 # --------------------------------------------------------------------------- frontier
@@ -242,13 +241,24 @@ def _savings_series(savings: dict) -> dict[str, tuple[list, list, str]]:
     return series
 
 
-def _summary_series(summary: dict | None) -> dict[str, tuple[list, list, str, list | None]]:
-    """Frontier series of a summary: its savings figures and any ``frontier``/``analytic`` map
-    of ``name: [[cost, accuracy], ...]`` (an analytic curve is drawn dotted)."""
-    summary = summary or {}
-    found = dict(_savings_series(summary.get("savings") or {}))
-    for key in ("frontier", "analytic"):
-        block = summary.get(key)
+def _run_savings(run: RunResult | None) -> dict:
+    """A run's savings figures in the form :func:`_savings_series` takes (sweeps give it the
+    same figures from their columns)."""
+    s = run.savings if run is not None else None
+    if s is None:
+        return {}
+    return {"uniform": {u.tier: {"cost_usd": u.cost_usd, "accuracy": u.accuracy}
+                        for u in s.uniform},
+            "accuracy": s.accuracy, "static_split_cost_usd": s.static_split_cost_usd,
+            "routed_cost_usd": s.routed_cost_usd}
+
+
+def _summary_series(run: RunResult | None) -> dict[str, tuple[list, list, str, list | None]]:
+    """Frontier series of a run: its savings figures and its ``analytic`` map of
+    ``name: [[cost, accuracy], ...]`` (an analytic curve is drawn dotted)."""
+    found = dict(_savings_series(_run_savings(run)))
+    for key in ("analytic",):
+        block = run.analytic if run is not None else None
         for name, points in (block.items() if isinstance(block, dict) else []):
             points = points if isinstance(points, list) else []
             pairs = sorted((float(p[0]), float(p[1])) for p in points
@@ -277,7 +287,7 @@ def frontier(data: ReportData) -> Panel | None:
     the routed run, and an analytic curve where the summary carries one."""
     fig, n_points, cost_label = go.Figure(), 0, "cost of the run (USD, attributed GPU time)"
     sweep = _ok(data.sweep)
-    series = dict(_summary_series(data.summary))
+    series = dict(_summary_series(data.run))
     if sweep is not None and not sweep.empty and "accuracy" in sweep:
         cost_col = "savings.routed_cost_usd" if "savings.routed_cost_usd" in sweep \
             else _cost_column(sweep)
@@ -415,42 +425,46 @@ def sweep_metrics(data: ReportData) -> Panel | None:
 
 
 def plan_search(data: ReportData) -> Panel | None:
-    """Every configuration the planner simulated: cost vs p99 TTFT, feasible or not."""
-    evaluated = (data.plan or {}).get("evaluated") or []
+    """Every fleet the planner simulated: cost vs p99 TTFT, meeting every constraint or not."""
+    plan = data.plan
+    evaluated = [e for e in (plan.evaluated if plan is not None else ())
+                 if e.get("cost_usd") is not None and e.get("ttft_p99_s") is not None]
     if not evaluated:
         return None
-    frame = pd.DataFrame([{**e["metrics"], "cost_per_hour_usd": e["cost_per_hour_usd"],
-                           "feasible": e["feasible"], "label": _replica_text(e)}
+    frame = pd.DataFrame([{"cost_usd": e["cost_usd"], "ttft_p99_s": e["ttft_p99_s"],
+                           "ok": bool(e.get("ok")), "label": _replica_text(e)}
                           for e in evaluated])
     fig = go.Figure()
-    for feasible, group in frame.groupby("feasible"):
-        fig.add_trace(go.Scatter(x=group["cost_per_hour_usd"], y=group["ttft_p99_s"],
+    for ok, group in frame.groupby("ok"):
+        fig.add_trace(go.Scatter(x=group["cost_usd"], y=group["ttft_p99_s"],
                                  mode="markers", text=group["label"], hoverinfo="text+x+y",
-                                 name="meets every constraint" if feasible else "misses one",
-                                 marker={"size": 10, "color": "#2ca02c" if feasible else "#d62728",
-                                         "symbol": "circle" if feasible else "x"}))
-    chosen = data.plan.get("plan") or {}
-    if chosen.get("cost_per_hour_usd") is not None:
-        fig.add_trace(go.Scatter(x=[chosen["cost_per_hour_usd"]],
-                                 y=[chosen["metrics"]["ttft_p99_s"]], mode="markers",
-                                 name="chosen plan", marker={"size": 18, "symbol": "star",
-                                                             "color": "#ff7f0e"}))
+                                 name="meets every constraint" if ok else "misses one",
+                                 marker={"size": 10, "color": "#2ca02c" if ok else "#d62728",
+                                         "symbol": "circle" if ok else "x"}))
+    chosen = plan.plan or {}
+    if chosen.get("cost_usd") is not None and chosen.get("ttft_p99_s") is not None:
+        fig.add_trace(go.Scatter(x=[chosen["cost_usd"]], y=[chosen["ttft_p99_s"]],
+                                 mode="markers", name="chosen plan",
+                                 marker={"size": 18, "symbol": "star", "color": "#ff7f0e"}))
     if _slo(data).get("ttft_p99_s"):
         fig.add_hline(y=_slo(data)["ttft_p99_s"], line_dash="dash", line_color="red",
                       annotation_text="TTFT SLO")
     fig.update_yaxes(type="log")
     fig.update_layout(title="Capacity plan search: every fleet simulated",
-                      xaxis_title="provisioned fleet cost (USD per hour)",
+                      xaxis_title=f"cost of the trace on the fleet (USD, "
+                      f"{chosen.get('cost_model', 'provisioned')})",
                       yaxis_title="p99 time to first token (s, log scale)", **LAYOUT)
     return Panel("plan_search", fig, "The star is the cheapest fleet that meets every constraint; "
-                 "red crosses left of it are cheaper fleets that miss one (hover for replicas).")
+                 "red crosses left of it are cheaper fleets that miss one (hover for the design "
+                 "and replicas).")
 
 
 def _replica_text(entry: dict) -> str:
-    """Hover label of a planner candidate."""
-    parts = [f"{k}={v}" for k, v in entry.get("replicas", {}).items()]
-    parts += [f"{k}={v}" for k, v in (entry.get("settings") or {}).items()]
-    return ", ".join(parts)
+    """Hover label of a planner candidate: design, replicas per tier, router settings."""
+    parts = [str(entry.get("design", ""))]
+    parts += [f"{k}={v}" for k, v in (entry.get("replicas") or {}).items()]
+    parts += [f"{k}={v}" for k, v in (entry.get("router") or {}).items()]
+    return ", ".join(p for p in parts if p)
 
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",

@@ -19,6 +19,7 @@ import yaml
 import tiersim
 from tiersim.report.figures import Panel, build_panels
 from tiersim.report.load import ReportData, load_dir
+from tiersim.results import PlanResult, RunResult
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
@@ -77,26 +78,27 @@ def _profile_used(data: ReportData, profile: dict) -> str | None:
 
 def provenance(data: ReportData) -> str:
     """Scenario and provenance: trace, model, GPU, profile and step-time sources, seed."""
-    sc, summary = data.scenario or {}, data.summary or {}
+    sc, run = data.scenario or {}, data.run
     trace = sc.get("trace") or {}
-    profile = summary.get("profile") if isinstance(summary.get("profile"), dict) else {}
+    profile = {"name": run.profile.name, "sources": run.profile.sources} if run else {}
     rows = [["kind of result", data.kind],
-            ["scenario", sc.get("name", summary.get("scenario"))],
+            ["run id", data.run_id],
+            ["scenario", sc.get("name", run.scenario if run else None)],
             ["trace", trace.get("path", "not recorded (no scenario.yaml in this folder)")],
             ["trace window (s)", trace.get("window")],
             ["trace time scale", trace.get("time_scale")],
-            ["model", sc.get("model", summary.get("model"))],
-            ["GPU", sc.get("gpu", summary.get("gpu"))],
+            ["model", sc.get("model", run.model if run else None)],
+            ["GPU", sc.get("gpu", run.gpu if run else None)],
             ["calibration profile", _profile_used(data, profile) or "none (roofline)"],
-            ["seed", sc.get("seed", summary.get("seed"))],
+            ["seed", sc.get("seed", run.seed if run else None)],
             ["router policy", (sc.get("router") or {}).get("policy")
-             or (summary.get("router") or {}).get("policy")],
-            ["cost model", sc.get("cost_model", summary.get("cost_model"))]]
-    for what, source in (summary.get("sources") or {}).items():
-        rows.append([f"{what} comes from", source])
-    for name, tier in (summary.get("tiers") or {}).items():
-        if isinstance(tier, dict) and tier.get("step_time_source"):
-            rows.append([f"step time of tier {name}", tier["step_time_source"]])
+             or (run.router.policy if run else None)],
+            ["cost model", run.cost_model if run else sc.get("cost_model")]]
+    if run is not None:
+        rows += [["latency comes from", run.sources.latency],
+                 ["accuracy comes from", run.sources.accuracy],
+                 ["cost comes from", run.sources.cost]]
+        rows += [[f"step time of tier {t.name}", t.step_time_source] for t in run.tiers]
     rows.append(["written by", f"tiersim {tiersim.__version__}, "
                  f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}"])
     rows = [[k, _text(v)] for k, v in rows if v not in (None, "", [])]
@@ -122,35 +124,55 @@ def _text(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-RUN_ROWS = (("requests", "requests", ""), ("completed", "completed", ""),
-            ("dropped", "dropped", ""), ("duration_s", "simulated duration", "s"),
-            ("ttft_p50_s", "TTFT p50", "s"), ("ttft_p99_s", "TTFT p99", "s"),
-            ("tpot_p50_s", "TPOT p50", "s"), ("tpot_p99_s", "TPOT p99", "s"),
-            ("e2e_p99_s", "end-to-end p99", "s"), ("slo_attainment", "SLO attainment", "fraction"),
-            ("throughput_tok_s", "throughput", "output tokens/s"),
-            ("cost_usd", "cost", "USD"), ("cost_per_1m_output_tokens", "cost per 1M output tokens",
-                                          "USD"),
-            ("gpu_hours", "GPU-hours provisioned", "h"), ("accuracy", "expected accuracy",
-                                                          "fraction"))
-TIER_COLS = (("requests", "requests"), ("share", "share"), ("ttft_p99_s", "TTFT p99 (s)"),
-             ("tpot_p99_s", "TPOT p99 (s)"), ("utilization", "utilization"),
-             ("kv_peak_frac", "KV peak (fraction)"), ("cost_usd", "cost (USD)"))
-
-
-def run_headline(summary: dict) -> str:
-    """Headline table of one run, per-tier table, router figures."""
-    rows = [[label, summary.get(key), unit] for key, label, unit in RUN_ROWS if key in summary]
+def run_headline(run: RunResult) -> str:
+    """Headline table of one run, per-tier table, router figures and savings."""
+    rows = [
+        ["requests", run.requests, ""], ["completed", run.completed, ""],
+        ["dropped", run.dropped, ""], ["simulated duration", run.duration_s, "s"],
+        ["TTFT p50", run.ttft_p50_s, "s"], ["TTFT p99", run.ttft_p99_s, "s"],
+        ["TPOT p50", run.tpot_p50_s, "s"], ["TPOT p99", run.tpot_p99_s, "s"],
+        ["end-to-end p99", run.e2e_p99_s, "s"], ["SLO attainment", run.slo_attainment, "fraction"],
+        ["throughput", run.throughput_tok_s, "output tokens/s"],
+        [f"cost ({run.cost_model})", run.cost_usd, "USD"],
+        ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD"],
+        ["cost per 1M output tokens", run.cost_per_1m_output_tokens, "USD"],
+        ["GPU-hours provisioned", run.gpu_hours, "h"],
+        ["expected accuracy", run.accuracy, "fraction"],
+    ]
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit"], rows)
-    tiers = summary.get("tiers") or {}
-    if tiers:
-        out += "<h3>Per tier</h3>" + table(
-            ["tier", *[label for _, label in TIER_COLS]],
-            [[name, *[t.get(k) for k, _ in TIER_COLS]] for name, t in tiers.items()])
-    router = summary.get("router") or {}
-    if router:
-        out += "<h3>Router</h3>" + table(["metric", "value"], [[k, v] for k, v in router.items()
-                                                               if not isinstance(v, dict)])
-    return out
+    out += "<h3>Per tier</h3>" + table(
+        ["tier", "requests", "share", "TTFT p99 (s)", "TPOT p99 (s)", "utilization",
+         "KV peak (fraction)", f"cost (USD, {run.cost_model})", "attributed (USD)"],
+        [[t.name, t.requests, t.share, t.ttft_p99_s, t.tpot_p99_s, t.utilization,
+          t.kv_peak_frac, t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
+    r = run.router
+    lo, hi = r.accuracy_ci95
+    out += "<h3>Router</h3>" + table(["metric", "value"], [
+        ["policy", r.policy], ["accuracy scored on", r.basis], ["accuracy", r.accuracy],
+        ["accuracy 95% interval", f"{fmt(lo)} - {fmt(hi)}"], ["accuracy floor", r.accuracy_floor],
+        ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
+        ["FPR", r.fpr], ["FNR", r.fnr], ["escalation rate", r.escalation_rate],
+        ["silent failure rate", r.silent_failure_rate]])
+    return out + savings_section(run)
+
+
+def savings_section(run: RunResult) -> str:
+    """The routed fleet against the uniform fleets; an estimate is labelled as one."""
+    s = run.savings
+    if s is None:
+        return ""
+    label = ("Savings (uniform fleets simulated)" if not s.estimated
+             else "Estimated savings (uniform costs scaled from this run's per-token cost; "
+                  "an estimate, not a simulation)")
+    rows = [[u.tier, u.replicas, u.accuracy, u.cost_usd] for u in s.uniform]
+    rows.append(["routed (this run)", None, s.accuracy, s.routed_cost_usd])
+    summary = table(["item", "value"], [
+        ["cost model", s.cost_model], ["method", s.method],
+        ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
+        ["saved vs that tier (fraction)", s.vs_uniform_frac],
+        ["saved vs a static split of equal accuracy (fraction)", s.vs_static_split_frac]])
+    return (f"<h3>{html.escape(label)}</h3>" + summary
+            + table(["fleet", "replicas", "accuracy", "cost (USD)"], rows))
 
 
 SWEEP_METRICS = ("accuracy", "cost_usd", "cost_per_1m_output_tokens", "ttft_p99_s", "tpot_p99_s",
@@ -176,26 +198,44 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
             + "<h3>Points</h3>" + points + more)
 
 
-def plan_section(plan: dict) -> str:
-    """The capacity plan: chosen replicas, constraint margins, the one-fewer check."""
-    chosen = plan.get("plan")
+def plan_section(plan: PlanResult) -> str:
+    """The capacity plan: chosen design and sizes, constraint margins, its saving against the
+    sized uniform fleets, the one-fewer check, and what every other design missed."""
+    chosen = plan.plan
+    head = f"{plan.simulations} simulations in {plan.wall_s:.1f} s"
     if not chosen:
-        return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint: "
-                f"{html.escape(str(plan.get('reason', '')))}</p>")
-    rows = [[t, n] for t, n in chosen["replicas"].items()]
-    rows += [[f"setting {k}", v] for k, v in (chosen.get("settings") or {}).items()]
-    rows.append(["provisioned cost (USD per hour)", chosen.get("cost_per_hour_usd")])
+        return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
+                f"({html.escape(head)}): {html.escape(str(plan.reason or ''))}</p>")
+    gpus = chosen.get("gpus_per_replica") or {}
+    rows = [[f"tier {t}", f"{n} x {gpus.get(t, 1)} GPU"] for t, n in
+            (chosen.get("replicas") or {}).items()]
+    rows += [[f"router {k}", v] for k, v in (chosen.get("router") or {}).items()]
+    rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
+             ["cost of the trace (USD)", chosen.get("cost_usd")],
+             ["provisioned cost (USD per hour)", chosen.get("cost_per_hour_usd")]]
     margins = [[name, m.get("limit"), m.get("value"), m.get("margin"), m.get("met")]
-               for name, m in chosen.get("margins", {}).items()]
-    fewer = [[t, c.get("replicas"), c.get("verdict")] for t, c in plan.get("one_fewer", {}).items()]
+               for name, m in (chosen.get("margins") or {}).items()]
+    saving = chosen.get("savings") or {}
+    saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
+        "baseline_uniform_tier")], ["its cost (USD)", saving.get("baseline_uniform_cost_usd")],
+        ["saved vs it (fraction)", saving.get("vs_uniform_frac")],
+        ["saved vs a static split of equal accuracy (fraction)",
+         saving.get("vs_static_split_frac")]]
+    fewer = [[t, c.get("replicas"), c.get("verdict")]
+             for t, c in (chosen.get("one_fewer") or {}).items()]
+    others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
+              for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
-            f"({plan.get('runs', '?')} simulations):</p>"
-            + table(["tier / setting", "replicas / value"], rows)
+            f"({html.escape(head)}):</p>"
+            + table(["item", "value"], rows)
             + "<h3>Margin on each constraint</h3>"
-            + table(["constraint", "limit", "value", "margin (limit side, + is slack)", "met"],
-                    margins)
+            + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
+            + "<h3>Against uniform fleets (each sized by simulation)</h3>"
+            + table(["item", "value"], saved)
             + "<h3>One replica fewer</h3>"
-            + table(["tier", "replicas tried", "verdict"], fewer))
+            + table(["tier", "replicas tried", "verdict"], fewer)
+            + "<h3>Other designs</h3>"
+            + table(["design", "cost (USD)", "missed / compared"], others))
 
 
 def figure_html(panel: Panel) -> str:
@@ -208,10 +248,10 @@ def figure_html(panel: Panel) -> str:
 
 def render(data: ReportData) -> str:
     """The whole page as a string."""
-    name = (data.scenario or {}).get("name") or (data.summary or {}).get("scenario") or ""
+    name = (data.scenario or {}).get("name") or (data.run.scenario if data.run else "")
     parts = [provenance(data)]
-    if data.summary:
-        parts.append(run_headline(data.summary))
+    if data.run is not None:
+        parts.append(run_headline(data.run))
     if data.sweep is not None:
         parts.append(sweep_headline(data))
     if data.plan:
@@ -223,13 +263,22 @@ def render(data: ReportData) -> str:
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
             f"<style>{CSS}</style><script type='text/javascript'>{plotly.offline.get_plotlyjs()}"
             f"</script></head><body><h1>{title}</h1>"
-            f"<p class='muted'>{html.escape(str(data.directory))}</p>{''.join(parts)}"
+            f"<p class='muted'>{html.escape(_where(data))}</p>{''.join(parts)}"
             "</body></html>")
 
 
-def write_report(directory: str | Path) -> Path:
-    """Write ``directory/report.html`` for the run, sweep or plan found there; return its path."""
-    data = load_dir(directory)
+def _where(data: ReportData) -> str:
+    """The folder the page describes, with the run id its files carry."""
+    where = str(data.shown_as or data.directory)
+    return f"{where} (run {data.run_id})" if data.run_id else where
+
+
+def write_report(directory: str | Path, shown_as: str | Path | None = None) -> Path:
+    """Write ``directory/report.html`` for the run, sweep or plan found there; return its path.
+
+    ``shown_as``: the folder named on the page (when the files are still in a temporary one).
+    """
+    data = load_dir(directory, shown_as)
     path = Path(directory) / "report.html"
     tmp = path.with_suffix(".html.tmp")
     tmp.write_text(render(data), encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Command-line function ``tiersim report DIR`` (and ``plan``, re-exported for tiersim.cli)."""
+"""``tiersim report DIR``: write DIR/report.html for the run, sweep or plan there."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from tiersim.sweep.cli import plan
 
 
 def report(
@@ -19,4 +17,4 @@ def report(
     typer.echo(f"wrote {write_report(directory)}")
 
 
-__all__ = ["report", "plan"]
+__all__ = ["report"]

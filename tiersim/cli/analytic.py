@@ -99,8 +99,7 @@ def _scenario_tiers(path: Path):
     from tiersim.scenario import load_scenario
 
     scn = load_scenario(path)
-    models = [runner.step_model(scn, t) for t in scn.tiers]
-    return scn, runner.tier_infos(scn, models)
+    return scn, runner.tier_infos(scn)
 
 
 def _load(trace, scn, source):

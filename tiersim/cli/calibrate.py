@@ -1,0 +1,76 @@
+"""``tiersim calibrate``: measure a profile with the harness, or import one from aiconfigurator.
+
+The harness itself (:func:`tiersim.calibrate.main`, also ``python -m tiersim.calibrate``) needs
+only the standard library, torch and numpy, so it stays in the calibrate package; this command
+hands its arguments on to it.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from tiersim.errors import TiersimError
+
+
+def calibrate(ctx: typer.Context) -> None:
+    """Measure a calibration profile on this GPU, or import one (--from aiconfigurator).
+
+    Arguments pass through to the harness (``tiersim calibrate --help`` shows them) or, with
+    ``--from aiconfigurator``, to the aiconfigurator importer.
+    """
+    argv = list(ctx.args)
+    source = flag_value(argv, "--from")
+    if source == "aiconfigurator":
+        code = import_aiconfigurator_main(drop_flag(argv, "--from"))
+    elif source is not None:
+        raise TiersimError(f"--from {source!r}: the only importer is 'aiconfigurator'")
+    else:
+        from tiersim.calibrate import main as harness_main
+
+        code = harness_main(argv)
+    raise typer.Exit(code or 0)
+
+
+def import_aiconfigurator_main(argv: list[str]) -> int:
+    """``tiersim calibrate --from aiconfigurator [--gpu h200] [--engine vllm] --out P.json``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="tiersim calibrate --from aiconfigurator",
+        description="Import NVIDIA's measured operator tables (aiconfigurator-core) as a profile.")
+    parser.add_argument("--gpu", default="h200", help="GPU folder of the data (default h200)")
+    parser.add_argument("--engine", default="vllm", help="vllm, trtllm or sglang (default vllm)")
+    parser.add_argument("--name", default=None, help="profile name (default GPU_aiconfigurator_"
+                        "ENGINE)")
+    parser.add_argument("--out", required=True, help="where to write the profile JSON")
+    args = parser.parse_args(argv)
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    profile, missing = import_aiconfigurator(gpu=args.gpu, engine=args.engine, out=args.out,
+                                             name=args.name)
+    typer.echo(f"wrote {args.out}: profile {profile.name!r}, {len(profile.tables)} measured "
+               f"tables; {len(missing)} not in the data (roofline): {', '.join(missing) or '-'}")
+    return 0
+
+
+def flag_value(argv: list[str], flag: str) -> str | None:
+    """The value of ``--flag VALUE`` or ``--flag=VALUE`` in argv, if present."""
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def drop_flag(argv: list[str], flag: str) -> list[str]:
+    """argv without ``--flag VALUE`` / ``--flag=VALUE``."""
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == flag and i + 1 < len(argv):
+            skip = True
+        elif not arg.startswith(flag + "="):
+            out.append(arg)
+    return out

@@ -1,0 +1,188 @@
+"""``tiersim run [SCENARIO] [--out DIR]``: replay a scenario and print its summary.
+
+Every number printed says where it comes from (a measured profile, public measured data, or
+the roofline). The tables read the typed :class:`~tiersim.results.RunResult`, never string keys.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from tiersim.results import RunResult
+
+
+def default_scenario() -> Path:
+    """The bundled ``scenarios/default.yaml``."""
+    from tiersim.paths import bundled
+
+    return bundled("scenarios", "default.yaml")
+
+
+def run(
+    scenario: Annotated[
+        Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write requests/summary/timeseries here.")
+    ] = None,
+    report: Annotated[
+        bool, typer.Option(help="With --out, also write DIR/report.html.")
+    ] = True,
+    baselines: Annotated[
+        bool, typer.Option(help="Also simulate each tier alone on the fleet's GPUs and quote "
+                           "savings against those runs (one extra run per tier).")
+    ] = False,
+) -> None:
+    """Replay a scenario's trace through its tiers and print the summary."""
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    path = scenario if scenario is not None else default_scenario()
+    loaded = load_scenario(path)
+    if loaded.sweep:
+        typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
+                   "(use `tiersim sweep` for the grid)", err=True)
+    with _status(f"simulating {loaded.name} ..."):
+        result = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines,
+                              report=report)
+    print_summary(result, out, report)
+
+
+def _status(message: str):
+    """A spinner on stderr while the simulation runs (only when stderr is a terminal)."""
+    import contextlib
+
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return console.status(message) if console.is_terminal else contextlib.nullcontext()
+
+
+def print_summary(result: RunResult, out: Path | None, report: bool = False) -> None:
+    """Print the headline numbers, the per-tier table and the savings, each with its source."""
+    from rich.console import Console
+
+    console = Console(width=max(Console().width, 100))
+    console.print(headline_table(result))
+    console.print(tier_table(result))
+    if result.savings is not None and result.savings.method == "simulated":
+        console.print(baseline_table(result))
+    if out is not None:
+        extra = ", report.html" if report else ""
+        console.print(f"wrote {out}/requests.parquet, summary.json, timeseries.parquet, "
+                      f"scenario.yaml, manifest.json{extra}")
+
+
+def fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
+    """A number for the table; '-' when missing."""
+    if value is None:
+        return "-"
+    if isinstance(value, int) and scale == 1.0:
+        return f"{value:,}{unit}"
+    scaled = value * scale
+    if abs(scaled) < 1e-9:
+        return f"0{unit}"
+    if abs(scaled) >= 10 ** digits:
+        return f"{scaled:,.0f}{unit}"
+    return f"{scaled:,.{digits}g}{unit}"
+
+
+def headline_table(r: RunResult):
+    """Fleet-wide numbers: value and where each comes from."""
+    from rich.table import Table
+
+    latency, cost, acc = r.sources.latency, r.sources.cost, r.sources.accuracy
+    table = Table(title=f"tiersim run: {r.scenario}", title_justify="left")
+    for col in ("metric", "value", "source"):
+        table.add_column(col)
+    rows = [
+        ("requests (completed / dropped)",
+         f"{r.requests:,} ({r.completed:,} / {r.dropped:,})", "trace"),
+        ("duration", fmt(r.duration_s, " s"), latency),
+        ("TTFT p50 / p99", f"{fmt(r.ttft_p50_s, ' s')} / {fmt(r.ttft_p99_s, ' s')}", latency),
+        ("TPOT p50 / p99", f"{fmt(r.tpot_p50_s, ' ms', 1e3)} / "
+         f"{fmt(r.tpot_p99_s, ' ms', 1e3)}", latency),
+        ("end-to-end p99", fmt(r.e2e_p99_s, " s"), latency),
+        ("SLO attainment", fmt(r.slo_attainment, " %", 100), latency),
+        ("throughput", fmt(r.throughput_tok_s, " output tok/s"), latency),
+        (f"cost ({r.cost_model})", fmt(r.cost_usd, " USD"), cost),
+        ("attributed (busy GPU time only)", fmt(r.attributed_cost_usd, " USD"),
+         "modelled busy GPU time x $/GPU-hour"),
+        ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
+        ("GPU-hours provisioned", fmt(r.gpu_hours), "scenario"),
+        ("expected accuracy", fmt(r.accuracy, " %", 100), acc),
+        *router_rows(r, acc),
+    ]
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]]:
+    """The router's error rates, the floor, and the routed cost against the cheapest adequate
+    uniform tier (an estimate says so and is never the headline)."""
+    router = r.router
+    rows = [(
+        f"router ({router.policy}): FPR / FNR / escalated",
+        f"{fmt(router.fpr, ' %', 100)} / {fmt(router.fnr, ' %', 100)} / "
+        f"{fmt(router.escalation_rate, ' %', 100)}",
+        accuracy_source,
+    )]
+    if router.accuracy_floor is not None:
+        lo, hi = router.accuracy_ci95
+        met = {True: "met", False: "MISSED", None: "-"}[router.floor_met]
+        rows.append((f"accuracy floor {fmt(router.accuracy_floor, ' %', 100)}",
+                     f"{met} (95% CI {fmt(lo, ' %', 100)} - {fmt(hi, ' %', 100)})",
+                     accuracy_source))
+    saving = r.savings
+    if saving is not None and saving.baseline_uniform_tier is not None:
+        if saving.estimated:
+            rows.append((f"estimated saving vs uniform {saving.baseline_uniform_tier}",
+                         f"{fmt(saving.vs_uniform_frac, ' %', 100)} (estimate)",
+                         "estimate: per-token attributed cost, not simulated (--baselines "
+                         "simulates)"))
+        else:
+            rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
+                         fmt(saving.vs_uniform_frac, " %", 100),
+                         f"{saving.cost_model}; uniform fleets simulated"))
+    return rows
+
+
+def baseline_table(r: RunResult):
+    """Each tier serving the whole trace on the fleet's GPUs, against the routed run."""
+    from rich.table import Table
+
+    saving = r.savings
+    table = Table(title=f"uniform fleets (every request on one tier; cost {saving.cost_model})",
+                  title_justify="left")
+    for col in ("tier", "replicas", "accuracy", "cost USD"):
+        table.add_column(col, no_wrap=True)
+    for b in saving.uniform:
+        table.add_row(b.tier, fmt(b.replicas), fmt(b.accuracy, " %", 100), fmt(b.cost_usd))
+    table.add_row("routed", "", fmt(saving.accuracy, " %", 100), fmt(saving.routed_cost_usd))
+    return table
+
+
+def tier_table(r: RunResult):
+    """Per-tier numbers, with each tier's step-time source."""
+    from rich.table import Table
+
+    table = Table(title="tiers (cheapest first)", title_justify="left")
+    for col in ("tier", "requests", "share", "TTFT p99", "TPOT p99", "util", "KV peak",
+                f"cost USD ({r.cost_model})", "attributed USD"):
+        table.add_column(col, no_wrap=True)
+    for t in r.tiers:
+        table.add_row(
+            t.name, fmt(t.requests), fmt(t.share, " %", 100),
+            fmt(t.ttft_p99_s, " s"), fmt(t.tpot_p99_s, " ms", 1e3),
+            fmt(t.utilization, " %", 100), fmt(t.kv_peak_frac, " %", 100),
+            fmt(t.cost_usd), fmt(t.attributed_cost_usd),
+        )
+    steps = "; ".join(f"{t.name}: {t.step_time_source}" for t in r.tiers)
+    table.caption = f"step times from {steps}"
+    table.caption_justify = "left"
+    return table

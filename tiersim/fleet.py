@@ -1,0 +1,156 @@
+"""A scenario's fleet, built: per tier its step-time model, KV capacity and scheduler limits.
+
+This is the one place KV capacity and scheduler limits are computed (the scenario's memory-fit
+check calls :func:`kv_blocks` too). Parallelism: a replica has ``gpus_per_replica`` GPUs, split
+into ``data_parallel`` attention ranks of ``tensor_parallel`` GPUs each (experts over all of
+them, whole experts per GPU with ``expert_parallel``). Each data-parallel rank is its own
+scheduler with its own batch and KV cache, so the engine runs ``replicas x data_parallel``
+engine replicas per tier, each of ``tensor_parallel`` GPUs. GPUs = replicas x gpus_per_replica.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from tiersim.engine import SchedulerLimits, TierSpec, Workload
+from tiersim.engine import simulate as engine_simulate
+from tiersim.hardware import get_gpu, get_model, get_precision
+from tiersim.perf import build_step_model
+from tiersim.perf.memory import kv_capacity_blocks
+
+if TYPE_CHECKING:  # the scenario imports this module to check memory fit
+    from tiersim.scenario import Scenario, TierConfig
+
+
+@dataclass(frozen=True)
+class BuiltTier:
+    """One tier ready for the engine.
+
+    ``engine_replicas``: schedulers the engine runs (replicas x data_parallel);
+    ``num_blocks``: KV blocks of one engine replica; ``usd_per_replica_second``: the price of
+    one engine replica (its ``tensor_parallel`` GPUs) for one second.
+    """
+
+    config: TierConfig
+    step_model: Any
+    num_blocks: int
+    limits: SchedulerLimits
+
+    @property
+    def name(self) -> str:
+        """The tier's name."""
+        return self.config.name
+
+    @property
+    def engine_replicas(self) -> int:
+        """Schedulers the engine runs for this tier (one per data-parallel rank)."""
+        return self.config.replicas * self.config.data_parallel
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the tier provisions: replicas x gpus_per_replica."""
+        return self.config.replicas * self.config.gpus_per_replica
+
+    @property
+    def usd_per_replica_second(self) -> float:
+        """USD per second of one engine replica (``tensor_parallel`` GPUs)."""
+        return parallel(self.config)[0] * self.config.cost_per_gpu_hour / 3600.0
+
+    def spec(self, replicas: int | None = None) -> TierSpec:
+        """The engine's TierSpec; ``replicas`` (scenario replicas) overrides the tier's count."""
+        count = self.config.replicas if replicas is None else replicas
+        return TierSpec(name=self.name, replicas=count * self.config.data_parallel,
+                        num_blocks=self.num_blocks, limits=self.limits,
+                        step_model=self.step_model, balancer=self.config.balancer,
+                        output_multiplier=self.config.output_length_multiplier)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Every tier of a scenario, built (cheapest first, as listed)."""
+
+    tiers: tuple[BuiltTier, ...]
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the whole fleet provisions."""
+        return sum(t.gpus for t in self.tiers)
+
+    def specs(self) -> list[TierSpec]:
+        """One engine TierSpec per tier."""
+        return [t.spec() for t in self.tiers]
+
+
+def parallel(tier: TierConfig) -> tuple[int, int, int]:
+    """``(tp, dp, ep)`` of a tier: tensor parallel per data-parallel rank, data-parallel ranks,
+    expert-parallel size (all the replica's GPUs with ``expert_parallel``, else 1)."""
+    dp = tier.data_parallel
+    tp = tier.gpus_per_replica // dp
+    ep = tier.gpus_per_replica if tier.expert_parallel else 1
+    return tp, dp, ep
+
+
+def limits(tier: TierConfig) -> SchedulerLimits:
+    """The engine's scheduler limits of one tier (vLLM's names, from ``tier.scheduler``)."""
+    sched = tier.scheduler
+    return SchedulerLimits(
+        max_num_seqs=sched.max_num_seqs, max_num_batched_tokens=sched.max_num_batched_tokens,
+        block_size=sched.block_size, watermark=sched.watermark,
+        enable_prefix_caching=sched.enable_prefix_caching,
+        prefix_cache_fraction=sched.prefix_cache_fraction,
+    )
+
+
+def kv_blocks(model_ref: str, gpu: str, tier: TierConfig) -> int:
+    """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``; raises
+    :class:`tiersim.perf.memory.FitError` when the weights leave no room."""
+    tp, dp, ep = parallel(tier)
+    return kv_capacity_blocks(
+        get_model(model_ref), get_precision(tier.precision), get_gpu(gpu), tp=tp,
+        block_size=tier.scheduler.block_size, gpu_memory_utilization=tier.gpu_memory_utilization,
+        kv_dtype=tier.kv_dtype, max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
+        dp=dp, ep=ep,
+    )
+
+
+def step_model(scenario: Scenario, tier: TierConfig) -> Any:
+    """The step-time model of one engine replica of a tier (a calibration profile where one
+    fits, else roofline)."""
+    tp, dp, ep = parallel(tier)
+    return build_step_model(scenario.model_ref, tier.precision, scenario.gpu, tp=tp,
+                            kv_dtype=tier.kv_dtype, profile=scenario.profile, dp=dp, ep=ep)
+
+
+def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
+    """One tier built: step model, KV blocks and limits."""
+    return BuiltTier(config=tier, step_model=step_model(scenario, tier),
+                     num_blocks=kv_blocks(scenario.model_ref, scenario.gpu, tier),
+                     limits=limits(tier))
+
+
+def build_fleet(scenario: Scenario) -> Fleet:
+    """Every tier of ``scenario`` built (the memory fit was checked when it loaded)."""
+    return Fleet(tiers=tuple(build_tier(scenario, t) for t in scenario.tiers))
+
+
+def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
+    """Run the engine over a routed trace (tier output multipliers are applied inside it).
+
+    ``assignment``: first tier and escalation tier per row of ``df``
+    (:class:`tiersim.routing.Assignment`). The trace's ``prefix_hashes`` (512-token blocks)
+    reach tiers with prefix caching on.
+    """
+    hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
+    work = Workload(
+        arrival_s=df["arrival_s"].to_numpy(np.float64),
+        input_tokens=df["input_tokens"].to_numpy(np.int64),
+        output_tokens=df["output_tokens"].to_numpy(np.int64),
+        tier=np.asarray(assignment.tier, dtype=np.int64),
+        escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
+        prefix_hashes=hashes,
+    )
+    return engine_simulate(specs, work, fast_forward=True)

@@ -1,0 +1,52 @@
+"""The manifest of a run folder: which files belong to one run, by their SHA-256.
+
+``manifest.json`` holds ``run_id`` (the first 16 hex digits of a hash over the data files'
+hashes, so the same scenario and seed give the same id) and ``files``: name -> SHA-256. It is
+the last file a run renames into place (:mod:`tiersim.outputs`); :func:`check_manifest` tells a
+reader when the files around it come from different runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from tiersim.errors import TiersimError
+
+MANIFEST = "manifest.json"
+"""The manifest's file name."""
+
+
+def manifest(files: dict[str, bytes]) -> dict:
+    """Run id (first 16 hex digits of a hash over the files' hashes) and each file's SHA-256."""
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}
+    run_id = hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()[:16]
+    return {"run_id": run_id, "files": digests}
+
+
+def check_manifest(directory: Path) -> str | None:
+    """The run id of ``directory``'s files, None when it has no manifest; a one-line
+    TiersimError when a data file present differs from the one the manifest names (files from
+    two runs, e.g. a rerun that was interrupted while renaming). An absent file is no error."""
+    path = Path(directory) / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        info = json.loads(path.read_text())
+        run_id, digests = str(info["run_id"]), dict(info["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise TiersimError(f"{path}: malformed manifest; rerun `tiersim run --out "
+                           f"{directory}`") from None
+    for name, digest in digests.items():
+        file = Path(directory) / name
+        if not file.exists():
+            continue  # a removed file leaves its part of the report out
+        try:
+            actual = hashlib.sha256(file.read_bytes()).hexdigest()
+        except OSError:
+            actual = None
+        if actual != digest:
+            raise TiersimError(f"{file}: does not belong to run {run_id} named in {MANIFEST} "
+                               f"(an interrupted rerun?); rerun `tiersim run --out {directory}`")
+    return run_id

@@ -1,0 +1,105 @@
+"""Time-weighted time series of a run, per tier, from the engine's per-replica samples.
+
+The engine records a replica's state (requests running, requests waiting, KV blocks in use)
+when it starts an iteration (at most every ``sample_every`` seconds) and when it goes idle. Each
+sample holds until that replica's next one: a step function, 0 before its first sample. A tier's
+series is the sum over its replicas (running, waiting) or their mean (KV use as a fraction of
+each replica's capacity).
+
+Each time bucket ``[e_j, e_{j+1})`` reports the time-weighted mean of the tier's step function
+(its integral over the bucket divided by the bucket's width) and its maximum over the bucket
+(the value holding at ``e_j`` and every value that starts inside the bucket). Nothing is sampled
+at arbitrary instants, so a short burst is neither lost nor stretched over a long idle gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step function: ``values[i]`` holds on ``[times[i], times[i+1])``; 0 before
+    ``times[0]``; the last value holds to the end."""
+
+    times: np.ndarray
+    values: np.ndarray
+
+
+def replica_step(times: np.ndarray, values: np.ndarray) -> Step:
+    """One replica's samples as a step function (sorted by time; at equal times the last
+    sample wins)."""
+    order = np.argsort(times, kind="stable")
+    t, v = np.asarray(times, float)[order], np.asarray(values, float)[order]
+    last = np.r_[t[1:] != t[:-1], True] if len(t) else np.zeros(0, bool)
+    return Step(t[last], v[last])
+
+
+def add_steps(steps: list[Step], weight: float = 1.0) -> Step:
+    """The sum of step functions, times ``weight`` (e.g. 1 / replicas for a mean)."""
+    if not steps:
+        return Step(np.zeros(0), np.zeros(0))
+    times = np.concatenate([s.times for s in steps])
+    deltas = np.concatenate([np.diff(np.r_[0.0, s.values]) for s in steps])
+    order = np.argsort(times, kind="stable")
+    times, deltas = times[order], deltas[order]
+    value = np.cumsum(deltas) * weight
+    last = np.r_[times[1:] != times[:-1], True] if len(times) else np.zeros(0, bool)
+    return Step(times[last], value[last])
+
+
+def value_at(step: Step, t: np.ndarray) -> np.ndarray:
+    """The step function's value at each time in ``t``."""
+    idx = np.searchsorted(step.times, t, side="right") - 1
+    if len(step.values) == 0:
+        return np.zeros(len(t))
+    return np.where(idx >= 0, step.values[np.clip(idx, 0, None)], 0.0)
+
+
+def integral_to(step: Step, t: np.ndarray) -> np.ndarray:
+    """The integral of the step function from 0 (or its first time, before which it is 0) to
+    each time in ``t``."""
+    if len(step.times) == 0:
+        return np.zeros(len(t))
+    widths = np.diff(step.times)
+    area = np.r_[0.0, np.cumsum(step.values[:-1] * widths)]
+    idx = np.searchsorted(step.times, t, side="right") - 1
+    safe = np.clip(idx, 0, None)
+    return np.where(idx >= 0, area[safe] + step.values[safe] * (t - step.times[safe]), 0.0)
+
+
+def bucket(step: Step, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Time-weighted mean and maximum of the step function in each bucket between ``edges``."""
+    edges = np.asarray(edges, float)
+    area = integral_to(step, edges)
+    width = np.diff(edges)
+    mean = np.divide(np.diff(area), width, out=np.zeros(len(width)), where=width > 0)
+    peak = value_at(step, edges[:-1])
+    inside = np.searchsorted(edges, step.times, side="right") - 1
+    ok = (inside >= 0) & (inside < len(width)) & (step.times > edges[np.clip(inside, 0, None)])
+    np.maximum.at(peak, inside[ok], step.values[ok])
+    return mean, peak
+
+
+def tier_steps(frame: pd.DataFrame, time_col: str, values: pd.Series,
+               how: str) -> dict[str, Step]:
+    """Per tier: the sum (``how="sum"``) or mean (``"mean"``) over its replicas of each
+    replica's step function of ``values``."""
+    frame = frame.assign(_v=np.nan_to_num(values.to_numpy(dtype=float)))
+    out = {}
+    for tier, group in frame.groupby("tier", sort=False):
+        parts = group.groupby("replica", sort=False) if "replica" in group else [(0, group)]
+        steps = [replica_step(part[time_col].to_numpy(), part["_v"].to_numpy())
+                 for _, part in parts]
+        out[tier] = add_steps(steps, 1.0 / len(steps) if how == "mean" else 1.0)
+    return out
+
+
+def bucketed(frame: pd.DataFrame, time_col: str, values: pd.Series, edges: np.ndarray,
+             how: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per tier: (time-weighted mean, max) per bucket of the tier's series."""
+    return {tier: bucket(step, edges)
+            for tier, step in tier_steps(frame, time_col, values, how).items()}

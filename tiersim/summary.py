@@ -1,0 +1,248 @@
+"""Summarise one simulated run: the request table, the time series and the typed RunResult.
+
+Inputs are the built fleet (:mod:`tiersim.fleet`), the prepared trace, the router's
+assignment and the engine's result; costs come from the one ledger (:mod:`tiersim.costs`),
+latency and SLO figures from :mod:`tiersim.metrics`, router scores from
+:func:`tiersim.routing.score`. The JSON form is :meth:`tiersim.results.RunResult.to_json`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tiersim import costs, metrics
+from tiersim.fleet import Fleet
+from tiersim.results import (
+    ProfileUsed,
+    RouterResult,
+    RunResult,
+    SavingsResult,
+    Sources,
+    TierResult,
+)
+from tiersim.routing import TierInfo, score
+from tiersim.routing.accuracy import expected_matrix, realised_matrix
+from tiersim.scenario import Scenario
+
+REQUEST_COLUMNS = [
+    "request_id", "tier", "final_tier", "replica", "arrival_s", "first_token_s", "finish_s",
+    "ttft_s", "tpot_s", "e2e_s", "queue_s", "preemptions", "escalated", "cache_hit",
+    "expected_accuracy", "cost_usd", "input_tokens", "output_tokens", "completed",
+]
+"""Columns of requests.parquet, in order (DESIGN.md §6 first, then tokens and status)."""
+
+TIMESERIES_COLUMNS = ["tier", "replica", "time_s", "running", "waiting", "kv_blocks",
+                      "kv_capacity"]
+"""Columns of timeseries.parquet: one row per engine sample of one replica."""
+
+
+def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
+                  infos: list[TierInfo], basis: str = "expected") -> pd.DataFrame:
+    """One row per request: the columns of DESIGN.md §6 plus tokens, tier names and status.
+
+    ``output_tokens`` are those emitted on the final tier (its length multiplier applied);
+    ``expected_accuracy`` is the final tier's correctness on ``basis``, 0 for a dropped request;
+    ``cost_usd`` is the request's cost under the scenario's cost model.
+    """
+    names = np.array([t.name for t in scenario.tiers], dtype=object)
+    first = np.asarray(result.first_tier, dtype=np.int64)
+    final = np.asarray(result.final_tier, dtype=np.int64)
+    done = ~np.asarray(result.dropped, dtype=bool)
+    expected = expected_matrix(df, infos, basis)[np.arange(len(df)), final]
+    table = pd.DataFrame({
+        "request_id": df["request_id"].to_numpy(np.int64),
+        "tier": names[first],
+        "final_tier": names[final],
+        "replica": np.asarray(result.replica, dtype=np.int64),
+        "arrival_s": df["arrival_s"].to_numpy(np.float64),
+        "first_token_s": np.asarray(result.first_token_s, dtype=np.float64),
+        "finish_s": np.asarray(result.finish_s, dtype=np.float64),
+        "queue_s": np.where(done, np.asarray(result.queue_s, dtype=np.float64), np.nan),
+        "input_tokens": df["input_tokens"].to_numpy(np.int64),
+        "output_tokens": np.asarray(result.output_tokens, dtype=np.int64),
+        "preemptions": np.asarray(result.preemptions, dtype=np.int64),
+        "escalated": np.asarray(result.escalated, dtype=bool),
+        "cache_hit": np.asarray(result.cache_hit_tokens) > 0,
+        "expected_accuracy": np.where(done, expected, 0.0),
+        "completed": done,
+    })
+    table = metrics.add_latencies(table)
+    table["cost_usd"] = costs.request_costs(scenario.cost_model, fleet, result,
+                                            metrics.duration_s(table))
+    return table[REQUEST_COLUMNS]
+
+
+def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
+    """The engine's per-replica samples: time, running, waiting and KV blocks in use (each
+    value holds from its sample time to the replica's next sample)."""
+    rows = [
+        (tier.name, replica, t, running, waiting, kv, result.num_blocks[tier.name])
+        for tier in fleet.tiers
+        for replica, samples in enumerate(result.samples[tier.name])
+        for t, running, waiting, kv in samples
+    ]
+    return pd.DataFrame(rows, columns=TIMESERIES_COLUMNS)
+
+
+def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
+                 ledger: costs.Ledger, duration: float,
+                 accuracy_source: dict[str, str]) -> tuple[TierResult, ...]:
+    """Per tier: size, traffic, p99 latencies, utilisation, KV peak, cost in the ledger."""
+    index = {t.name: i for i, t in enumerate(scenario.tiers)}
+    numeric = requests.assign(final_tier=requests["final_tier"].map(index))
+    out = []
+    for i, tier in enumerate(fleet.tiers):
+        stats = metrics.tier_stats(numeric, i)
+        cost = ledger.tiers[tier.name]
+        blocks = int(result.num_blocks[tier.name])
+        out.append(TierResult(
+            name=tier.name, precision=tier.config.precision, replicas=tier.config.replicas,
+            gpus_per_replica=tier.config.gpus_per_replica, gpus=tier.gpus,
+            requests=stats.requests, share=stats.share, passes=cost.passes,
+            ttft_p99_s=stats.ttft_p99_s, tpot_p99_s=stats.tpot_p99_s,
+            utilization=metrics.utilization(float(sum(result.busy_s[tier.name])),
+                                            tier.engine_replicas, duration),
+            kv_peak_frac=int(max(result.kv_peak_blocks[tier.name])) / blocks if blocks else None,
+            kv_capacity_blocks=blocks, cost_usd=ledger.tier_headline(tier.name),
+            attributed_cost_usd=cost.attributed_usd,
+            step_time_source=source_label(tier.step_model),
+            accuracy_source=accuracy_source.get(tier.name),
+        ))
+    return tuple(out)
+
+
+def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
+                  rng: np.random.Generator, basis: str) -> RouterResult:
+    """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
+    failure rates; accuracy with its bootstrap 95% interval; whether the floor was met."""
+    s = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
+              dropped=result.dropped, basis=basis)
+    floor = scenario.accuracy_floor
+    lo, hi = s["accuracy_ci95"]
+    acc = s["accuracy"]
+    return RouterResult(
+        policy=scenario.router.policy, basis=basis, accuracy=acc, accuracy_ci95=(lo, hi),
+        fpr=s["fpr"], fnr=s["fnr"], escalation_rate=s["escalation_rate"],
+        silent_failure_rate=s["silent_failure_rate"],
+        first_tier_shares=s["first_tier_shares"], accuracy_floor=floor,
+        floor_met=None if floor is None or acc != acc else bool(acc >= floor),
+        floor_met_ci95=None if floor is None or lo is None or lo != lo else bool(lo >= floor),
+    )
+
+
+def source_label(model) -> str:
+    """Where a tier's step times come from, in words: "measured profile", "public measured",
+    "roofline", or a mix with how many operator tables each, e.g.
+    "public measured (7 ops) + roofline (1 op)"."""
+    counts = source_counts(model)
+    if not counts:
+        return str(model.source)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return " + ".join(f"{k} ({n} op{'s' if n > 1 else ''})" for k, n in sorted(counts.items()))
+
+
+def source_counts(model) -> dict[str, int]:
+    """Operator tables of a step model per kind of source."""
+    words = {"harness": "measured profile", "measured:": "public measured",
+             "roofline": "roofline"}
+    counts: dict[str, int] = {}
+    for value in model.sources().values():
+        kind = next((w for key, w in words.items() if key in str(value)), str(value))
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
+            accuracy_source: dict[str, str]) -> Sources:
+    """One phrase per group of numbers: where latency, cost and accuracy come from."""
+    passes = {t.name: t.passes for t in tiers}
+    kinds = {kind for t in fleet.tiers if passes[t.name] for kind in source_counts(t.step_model)}
+    latency = sorted(kinds) or ["none (no requests served)"]
+    accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
+    return Sources(latency=" + ".join(latency), accuracy=" + ".join(accuracy),
+                   cost=costs.COST_WORDS[scenario.cost_model])
+
+
+def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
+    """The profile the scenario names and each tier's operator-table sources."""
+    return ProfileUsed(name=scenario.profile,
+                       sources={t.name: dict(sorted(t.step_model.sources().items()))
+                                for t in fleet.tiers})
+
+
+def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsResult | None,
+                     basis: str = "expected") -> dict[str, Any]:
+    """The two-type closed form for the cheapest and the top tier, in the savings' cost units.
+
+    p, eps and delta are estimated from the trace's per-request correctness on the two tiers
+    (:func:`tiersim.analytic.estimate`); c0 and dc are the uniform fleets' costs from
+    ``savings``. Returns ``{}`` with fewer than two tiers or no savings. ``dC_star_usd`` is the
+    largest saving routing can have over a static split under that model.
+    """
+    from tiersim.analytic import TwoType, estimate, max_saving, oracle_frontier, static_frontier
+
+    uniform = {u.tier: u for u in (savings.uniform if savings is not None else ())}
+    if len(infos) < 2 or infos[0].name not in uniform or infos[-1].name not in uniform:
+        return {}
+    pair = [infos[0], infos[-1]]
+    c0, top = uniform[pair[0].name].cost_usd, uniform[pair[1].name].cost_usd
+    if c0 is None or top is None:
+        return {}
+    easy = None
+    if "difficulty_class" in df and df["difficulty_class"].notna().any():
+        easy = (df["difficulty_class"] != "hard").to_numpy()
+    est = estimate(expected_matrix(df, pair, basis), realised_matrix(df, pair), easy)
+    dc = float(top) - float(c0)
+    if dc <= 0:
+        return {"note": f"{pair[1].name} is not dearer than {pair[0].name}: no trade to model"}
+    model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=float(c0), a_top=est["a_top"])
+    return {
+        f"oracle ({pair[0].name} vs {pair[1].name})": oracle_frontier(model).tolist(),
+        f"static split ({pair[0].name} vs {pair[1].name})": static_frontier(model).tolist(),
+        "params": {"cheap": pair[0].name, "top": pair[1].name, "p": est["p"],
+                   "eps": est["eps"], "delta": est["delta"], "c0_usd": float(c0), "dc_usd": dc,
+                   "dC_star_usd": max_saving(model.p, model.eps, model.delta, dc)},
+    }
+
+
+def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
+               accuracy_source: dict[str, str], router: RouterResult,
+               savings: SavingsResult | None = None,
+               analytic: dict[str, Any] | None = None) -> RunResult:
+    """The run's typed summary: request figures, the cost ledger, tiers, router, provenance."""
+    slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
+    stats = metrics.request_stats(requests, slo)
+    duration = stats.duration_s
+    ledger = costs.ledger(scenario.cost_model, fleet, result, duration)
+    tiers = tier_results(scenario, fleet, requests, result, ledger, duration, accuracy_source)
+    cost = ledger.headline_usd
+    out_tokens = stats.output_tokens
+    return RunResult(
+        scenario=scenario.name, seed=scenario.seed, model=scenario.model, gpu=scenario.gpu,
+        requests=stats.requests, completed=stats.completed, dropped=stats.dropped,
+        duration_s=duration, cost_model=scenario.cost_model, cost_usd=cost,
+        attributed_cost_usd=ledger.attributed_usd,
+        provisioned_cost_usd=ledger.total("provisioned"),
+        fixed_per_request_cost_usd=ledger.total("fixed_per_request"),
+        gpu_hours=fleet.gpus * duration / 3600.0,
+        gpu_hours_busy=sum(float(sum(result.busy_s[t.name])) * t.gpus / t.engine_replicas
+                           for t in fleet.tiers if t.engine_replicas) / 3600.0,
+        input_tokens=stats.input_tokens, output_tokens=out_tokens,
+        cost_per_1m_output_tokens=cost / out_tokens * 1e6 if out_tokens and cost is not None
+        else None,
+        accuracy=stats.accuracy, accuracy_floor=scenario.accuracy_floor,
+        ttft_p50_s=stats.ttft_p50_s, ttft_p99_s=stats.ttft_p99_s,
+        tpot_p50_s=stats.tpot_p50_s, tpot_p99_s=stats.tpot_p99_s,
+        e2e_p50_s=stats.e2e_p50_s, e2e_p99_s=stats.e2e_p99_s,
+        queue_p50_s=stats.queue_p50_s, queue_p99_s=stats.queue_p99_s,
+        throughput_tok_s=stats.throughput_tok_s, throughput_req_s=stats.throughput_req_s,
+        slo_ttft_p99_s=slo.ttft_s, slo_tpot_p99_s=slo.tpot_s,
+        slo_attainment=stats.slo_attainment, tiers=tiers, router=router,
+        sources=sources(scenario, fleet, tiers, accuracy_source),
+        profile=profile_used(scenario, fleet),
+        savings=savings, analytic=analytic or {},
+    )
