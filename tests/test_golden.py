@@ -16,7 +16,8 @@ import os
 
 from conftest import REPO, TINY
 
-from tiersim.runner import run_scenario, summary_json
+from tiersim.results import RunResult
+from tiersim.runner import run_scenario
 from tiersim.scenario import load_scenario
 
 GOLDEN = REPO / "tests" / "golden" / "tiny_summary.json"
@@ -40,12 +41,14 @@ def differences(expected, actual, where: str = "") -> list[str]:
 
 
 def test_tiny_summary_matches_golden():
-    text = summary_json(run_scenario(load_scenario(TINY), scenario_path=TINY))
+    run = run_scenario(load_scenario(TINY), scenario_path=TINY)
     if os.environ.get("TIERSIM_REGEN_GOLDEN"):
-        GOLDEN.write_text(text)
-    expected = json.loads(GOLDEN.read_text())
-    diffs = differences(expected, json.loads(text))
+        GOLDEN.write_text(run.dumps())
+    expected = RunResult.read(GOLDEN)  # the golden file reads back as a typed result
+    diffs = differences(expected.to_json(), run.to_json())
     assert not diffs, "tiny summary moved (regenerate if intended):\n" + "\n".join(diffs[:20])
+    assert expected.to_json() == json.loads(GOLDEN.read_text())  # nothing lost reading it
+    assert [t.name for t in run.tiers] == [t.name for t in expected.tiers]
 
 
 def test_differences_sees_changes():
