@@ -81,6 +81,8 @@ class Outcome:
     cost_per_hour_usd: float
     duration_s: float
     tiers: dict[str, TierOutcome] = field(default_factory=dict)
+    attributed_cost_usd: float | None = None
+    e2e_p99_s: float | None = None
 
 
 @dataclass
@@ -90,6 +92,7 @@ class _TierRun:
     rows: np.ndarray
     ttft: np.ndarray
     tpot: np.ndarray
+    e2e: np.ndarray
     dropped: np.ndarray
     last_finish: float
     busy_s: float
@@ -98,7 +101,8 @@ class _TierRun:
 class SimEvaluator:
     """Simulates designs of one scenario (see the module docstring); counts its simulations."""
 
-    def __init__(self, scenario, source: str | None = None, cost_model: str | None = None):
+    def __init__(self, scenario, source: str | None = None, cost_model: str | None = None,
+                 df: pd.DataFrame | None = None):
         from tiersim import runner
 
         self.runner = runner
@@ -107,10 +111,12 @@ class SimEvaluator:
         self.cost_model = cost_model or scenario.cost_model
         self.seeds = np.random.SeedSequence(scenario.seed).spawn(4)
         self.by_name = {t.name: t for t in scenario.tiers}
-        trace = runner.load_scenario_trace(scenario, self.source)
-        infos = runner.tier_infos(scenario, build_fleet(scenario))
-        self.df = runner.prepare(trace, infos, scenario, np.random.default_rng(self.seeds[0]),
-                                 self.source).df
+        if df is None:  # drawn as run_scenario draws it (``df``: a run's own prepared table)
+            trace = runner.load_scenario_trace(scenario, self.source)
+            infos = runner.tier_infos(scenario, build_fleet(scenario))
+            df = runner.prepare(trace, infos, scenario, np.random.default_rng(self.seeds[0]),
+                                self.source).df
+        self.df = df
         self._built: dict[tuple[str, int], BuiltTier | None] = {}
         self._routing: dict[Design, tuple] = {}
         self._tier_runs: dict[tuple, _TierRun] = {}
@@ -244,11 +250,15 @@ class SimEvaluator:
             for name, r in runs.items()}
         rate = sum(replicas[nm] * design.gpus(nm) * self.by_name[nm].cost_per_gpu_hour
                    for nm in design.tiers)
+        attributed = sum(r.busy_s * self.built(n, design.gpus(n)).usd_per_replica_second
+                         for n, r in runs.items())
+        e2e = np.concatenate([r.e2e for r in runs.values()])
         return Outcome(ttft_p99_s=metrics.percentile(ttft, 99),
                        tpot_p99_s=metrics.percentile(tpot, 99), dropped=int(dropped.sum()),
                        accuracy=float(np.where(dropped, 0.0, exp).mean()),
                        cost_usd=self._cost(design, replicas, runs, a, duration),
-                       cost_per_hour_usd=rate, duration_s=duration, tiers=tiers)
+                       cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
+                       attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99))
 
     def _cost(self, design: Design, replicas, runs, a: Assignment, duration: float) -> float:
         """The fleet's cost over the run under the cost model."""
@@ -287,7 +297,7 @@ def _tier_run(rows: np.ndarray, arrival: np.ndarray, result, busy_s: float) -> _
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(gaps > 0, (finish - first) / np.where(gaps > 0, gaps, 1.0), np.nan)
     fin = finish[np.isfinite(finish)]
-    return _TierRun(rows=rows, ttft=first - arrival, tpot=tpot,
+    return _TierRun(rows=rows, ttft=first - arrival, tpot=tpot, e2e=finish - arrival,
                     dropped=np.asarray(result.dropped, dtype=bool),
                     last_finish=float(fin.max()) if fin.size else -math.inf, busy_s=busy_s)
 

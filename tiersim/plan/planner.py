@@ -148,8 +148,10 @@ class Planner:
 
     def __init__(self, scenario, constraints: Constraints, evaluator=None,
                  gpu_options: tuple[int, ...] = GPU_OPTIONS, max_replicas: int = 256,
-                 choose: dict[str, list[Any]] | None = None):
+                 choose: dict[str, list[Any]] | None = None,
+                 start: dict[str, int] | None = None):
         self.scenario, self.c = scenario, constraints
+        self.start = start or {}
         self.evaluator = evaluator or SimEvaluator(scenario)
         self.names = [t.name for t in scenario.tiers]
         self.max_replicas = max_replicas
@@ -243,9 +245,15 @@ class Planner:
 
         unit = {n: design.gpus(n) * self.evaluator.by_name[n].cost_per_gpu_hour
                 for n in design.tiers}
-        return size_replicas(list(design.tiers), judge, unit, limit=self.max_replicas)
+        first = min(self.start.get(n, 1) for n in design.tiers) if self.start else 1
+        return size_replicas(list(design.tiers), judge, unit, start=max(1, first),
+                             limit=self.max_replicas)
 
     # ---- the plan ----------------------------------------------------------------------------
+    def uniform(self) -> list[DesignResult]:
+        """Every single-tier fleet, sized (whether or not it meets the floor)."""
+        return [self.best(s) for s in self.subsets((1,))]
+
     def plan(self, sizes: tuple[int, ...] | None = None) -> PlanResult:
         """Size every design; the cheapest feasible one is the plan."""
         t0 = time.perf_counter()
