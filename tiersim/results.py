@@ -8,7 +8,8 @@ report does) and names the file and key in a one-line :class:`~tiersim.errors.Ti
 when it is malformed.
 
 JSON shape (flat-friendly for sweep tables): scalars at the top level; ``tiers`` is a map tier
-name -> tier fields (cheapest tier first); ``router`` and ``savings`` are maps; ``savings`` is
+name -> tier fields and ``tier_order`` lists the names cheapest first (sorted JSON keys lose the
+order); ``router`` and ``savings`` are maps; ``savings`` is
 ``null`` when not computed. Key names are stable: sweeps, the report and the golden test read
 them.
 """
@@ -289,6 +290,7 @@ class RunResult:
         """The summary as plain JSON values (the content of summary.json)."""
         out = _fields(self)
         out["tiers"] = {t.name: t.to_json() for t in self.tiers}
+        out["tier_order"] = [t.name for t in self.tiers]  # JSON objects lose their order
         return out
 
     def dumps(self) -> str:
@@ -352,8 +354,10 @@ def _run_from(data: dict) -> RunResult:
     tiers = data["tiers"]
     if not isinstance(tiers, dict):
         raise TypeError("'tiers' must map tier names to objects")
-    tier_list = tuple(_build(TierResult, {**t, "name": name}) if isinstance(t, dict)
-                      else _build(TierResult, t) for name, t in tiers.items())
+    order = data.get("tier_order") or list(tiers)
+    if sorted(order) != sorted(tiers):
+        raise ValueError("'tier_order' must name every tier of 'tiers' once")
+    tier_list = tuple(_build(TierResult, {**tiers[name], "name": name}) for name in order)
     router_data = data["router"]
     router = _build(RouterResult, router_data,
                     accuracy_ci95=tuple(router_data.get("accuracy_ci95") or (None, None)))
