@@ -3,6 +3,7 @@ and one check against the real package when it is installed."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -146,3 +147,82 @@ def test_real_package_matches_its_parquet():
     row = df[(df.gemm_dtype == "bfloat16") & (df.m == 1) & (df.n == 5120) & (df.k == 2048)]
     assert table.latency[0] == pytest.approx(row.latency.median() / 1e3)
     assert table.extra["origin"].endswith("h200_sxm/gemm/vllm/0.24.0/gemm_perf.parquet")
+
+
+def test_gemm_fastest_kernel_per_point():
+    rows = []
+    for m in (1, 16):
+        rows.append(("fp8_block", "slow", m, 64, 64, 0.05))
+        rows.append(("fp8_block", "fast", m, 64, 64, 0.01 if m == 1 else 0.09))
+    df = pd.DataFrame(rows, columns=["gemm_dtype", "kernel_source", "m", "n", "k", "latency"])
+    grid = aic.GemmGrid(df, "fp8_block", aic.FASTEST)
+    _, lat, _ = grid.latency(64, 64)
+    assert lat == pytest.approx([1e-5, 5e-5])
+    assert grid.kernel == "fastest of fast, slow"
+
+
+def moe_frame(tps):
+    rows = []
+    for tp in tps:
+        for t in (1, 64, 4096):
+            lat = 0.02 + 1e-4 * t / tp
+            rows.append(("k", "fp8_block", t, 256, 128, 2, 8, tp, 1, aic.MOE_DISTRIBUTION, lat))
+    cols = ["kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk",
+            "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+class FakeImporter(aic.Importer):
+    """An importer over one in-memory MoE frame (no package)."""
+
+    def __init__(self, frame):
+        self.gpu, self.engine, self.aic, self.versions = "h200", "vllm", "test", {}
+        self._frames = {}
+        self.frame = frame
+
+    def _sources(self, family, filename, engine=None):
+        from pathlib import Path
+
+        return [aic.Source(family, "vllm", "0.24.0", Path("/x/moe/vllm/0.24.0") / filename)]
+
+    def _frame(self, source):
+        return self.frame
+
+
+def test_moe_missing_tp_is_scaled_from_a_smaller_measured_tp():
+    from types import SimpleNamespace
+
+    model = SimpleNamespace(hidden=256, expert_intermediate=128, num_experts=8, top_k=2)
+    imp = FakeImporter(moe_frame((1, 2)))
+    exact = imp.moe("fp8_block", model, 2)
+    assert exact.latency == pytest.approx((0.02 + 1e-4 * exact.axes["tokens"] / 2) / 1e3)
+    scaled = imp.moe("fp8", model, 8)  # fp8 MoE reads the block-FP8 rows
+    two = exact.latency
+    assert scaled.latency == pytest.approx(np.maximum(two * 2 / 8, two.min()))
+    assert "measured at moe tp=2, scaled by 2/8" in scaled.extra["notes"]
+    assert imp.moe("fp8_block", model, 2, ep=2) is None  # no EP rows and no smaller tp at ep 2
+
+
+def test_a_fitted_overhead_survives_a_rebuild(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"overhead_s": {"value": 0.002, "per_layer_s": 1e-5,
+                                               "source": "fitted: benchmark X"}}))
+    assert aic._kept_overhead(path) == (0.002, 1e-5, "fitted: benchmark X")
+    path.write_text(json.dumps({"overhead_s": {"value": 0.002, "source": "roofline"}}))
+    assert aic._kept_overhead(path) is None
+
+
+def test_real_package_covers_the_silicon_sample_checkpoints():
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.hardware import get_model
+
+    kimi = get_model(aic.aic_model_path("aic:moonshotai--Kimi-K2.5"))
+    imp = aic.Importer("h200", "vllm")
+    for op in ("attn_prefill", "attn_decode"):
+        table = imp.mla(op, "bf16", kimi.heads // 8, "bf16")
+        assert table is not None and table.key == {"heads": 8, "kv_heads": 1, "head_dim": 576}
+        assert table.dtype == "bf16 mla-bf16" and np.all(table.latency > 0)
+    moe = imp.moe("w4a16", kimi, 8)
+    assert moe is not None and "compressedtensorswna16marlin" in moe.extra["kernel"]
+    gpt = get_model(aic.aic_model_path("aic:openai--gpt-oss-120b"))
+    assert imp.moe("mxfp4", gpt, 2).extra["kernel"].startswith("vllm_gptossmxfp4moe")
