@@ -11,14 +11,27 @@ What is taken, per table of the profile (every choice is written into the table'
 ``origin`` and ``notes``):
 
 - ``gemm``: ``gemm_perf``; ``bf16`` from the bfloat16 rows, ``fp8`` from the per-tensor FP8 rows
-  (vLLM: ``CutlassFP8ScaledMMLinearKernel``). The measured grid is every ``n, k`` in
-  {32 ... 65536} (22 values) x 74 token counts ``m``; a shape between grid values is
-  interpolated bilinearly in log n, log k, log latency; beyond the grid (an LM head's
-  ``n = vocab``) latency is scaled linearly in n (or k) from the edge.
-- ``moe``: ``moe_perf`` at the model's exact (hidden, inter, experts, top-k, tp, ep=1) with the
-  ``power_law_1.01`` token distribution (aiconfigurator's default). ``fp8`` uses the block-FP8
-  rows (vLLM: Triton fused MoE; the Qwen3 FP8 checkpoints are block-scaled), ``w4a16`` the int4
-  weight-only Marlin rows, looked for in the newest folder first, then older ones.
+  (vLLM: ``CutlassFP8ScaledMMLinearKernel``), ``fp8_block`` from the block-FP8 rows, where the
+  data measured DeepGEMM, FlashInfer and CUTLASS over different shape ranges, so each point is
+  the fastest kernel measured there. The measured grid is every ``n, k`` in {32 ... 65536}
+  (22 values) x 74 token counts ``m``; a shape between grid values is interpolated bilinearly
+  in log n, log k, log latency; beyond the grid (an LM head's ``n = vocab``) latency is scaled
+  linearly in n (or k) from the edge. There are no weight-only 4-bit GEMM rows (W4A16, NVFP4,
+  MXFP4 on Hopper): those GEMMs stay on the roofline's weight-only path.
+- ``moe``: ``moe_perf`` at the model's exact (hidden, inter, experts, top-k) and MoE split
+  (``tp``, ``ep``) with the ``power_law_1.01`` token distribution (aiconfigurator's default).
+  ``bf16`` uses the bfloat16 rows; ``fp8`` and ``fp8_block`` the block-FP8 rows (vLLM's Triton
+  FP8 MoE; the per-tensor rows are ModelOpt's FlashInfer path, which vLLM does not pick for
+  such checkpoints); ``w4a16`` the INT4 weight-only Marlin rows; ``mxfp4`` the
+  ``w4a16_mxfp4`` rows (gpt-oss: weight-only on Hopper). ``nvfp4`` has no Hopper rows: it runs
+  on the roofline's weight-only path (4.5-bit bytes, BF16 math). Folders are tried newest
+  first; a split the data lacks at the same shape and ``ep`` is the nearest smaller measured
+  ``tp`` scaled by ``tp0 / tp`` (floored at that curve's minimum), noted in the table.
+- MLA attention (DeepSeek-V3 / Kimi-K2 shapes only: the data was measured at DeepSeek-V3's):
+  ``mla_context_module_perf`` as ``attn_prefill`` (the module holds q_b, kv_b, attention and
+  o_proj) and ``mla_generation_module_perf`` as ``attn_decode`` (absorbed BMMs and attention),
+  keyed ``heads`` per GPU, ``kv_heads`` 1 and ``head_dim`` = the cached latent width (576),
+  dtype ``"<kv dtype> mla-<projection format>"``; prefill and decode axes as below.
 - ``attn_prefill``: ``context_attention_perf`` (batch 1, fresh prompts, no cached prefix). The
   data has no cached-prefix axis, so a chunk of ``t`` new tokens over ``c`` cached ones is read
   at the fresh-prompt length with the same attention work, ``s = sqrt(t (t + 2c))``; lengths
@@ -29,9 +42,14 @@ What is taken, per table of the profile (every choice is written into the table'
   triangle (batch x context <= about 1M tokens); cells beyond it are filled linearly in batch
   from the largest measured batch at that context (decode attention is bandwidth-bound there).
 - ``allreduce``: ``custom_allreduce_perf`` (the engine's custom all-reduce, bf16; the CUDA-graph
-  rows where eager and graph launches were both measured).
+  rows where eager and graph launches were both measured), keyed by the number of GPUs. It also
+  times the MoE exchange across attention data-parallel ranks (vLLM's default
+  all-gather + reduce-scatter, the same traffic as an all-reduce over the ``tp x dp`` GPUs).
+  ``moe_a2a_perf`` (DeepEP all-to-all, 8 GPUs only) is not used: vLLM's default all-to-all
+  backend on one node is all-gather + reduce-scatter, not DeepEP.
 - ``overhead_s``: not in the data (aiconfigurator models CPU overhead outside its tables); the
-  importer writes the ``overhead_s`` argument, documented in ``docs/fidelity.md``.
+  importer writes the roofline's assumption, labelled ``roofline``, unless the profile it
+  rewrites holds a fitted one (``source`` starting ``fitted``), which it keeps.
 """
 
 from __future__ import annotations

@@ -5,19 +5,30 @@ operator questions, the :class:`OpTimes` protocol, and :class:`AssembledStepMode
 answers into an iteration time, so all models share one definition of what an iteration runs.
 
 One iteration of ``T`` tokens (new prompt tokens of the prefill chunks plus one per decoding
-sequence) on a ``tp``-GPU replica costs, with every shape per GPU:
+sequence) on one data-parallel rank of ``tp`` GPUs costs, with every shape per GPU:
 
-    layers x [ QKV GEMM(T) + O GEMM(T) + MLP(T) + 2 all-reduces of T x hidden BF16 (tp > 1) ]
-  + sum over layers of attention: each prefill chunk (new, cached) on its own, plus decode
-    attention over the decode batch at its mean context (sum of contexts / sequences)
+    layers x attention projections(T)           q/k/v and o (MLA: the fused q_a + kv_a only)
+  + dense layers x dense MLP(T)                  gate/up and down GEMMs
+  + MoE layers x [ router(T, BF16) + MoE(T x dp) + shared experts(T) ]
+  + collectives: a TP all-reduce of T x hidden BF16 after attention and after each dense MLP
+    (tp > 1); after each MoE layer the TP all-reduce (dp = 1), or with dp > 1 vLLM's
+    all-gather + reduce-scatter of all ranks' T x dp tokens over the tp x dp GPUs, counted as
+    one all-reduce of that size over those GPUs (the same traffic)
+  + attention: each prefill chunk (new, cached) on its own, plus decode attention over the
+    decode batch at its mean context (sum of contexts / sequences); MLA adds the q and o
+    projections of each decode token (its prefill module already holds them)
   + lm_head GEMM for the rows that produce logits: decode sequences + prefill chunks
   + the fixed per-iteration overhead
 
-where MLP(T) is the gate/up and down GEMMs of a dense model, or the router GEMM (BF16) plus one
-MoE layer for a MoE model. Layers with a sliding window (gpt-oss) see at most ``window`` tokens
-of context. Norms, rotary embeddings and activations are small memory-bound kernels that the
-ops fold into their overhead. GEMMs keep the tier's precision except ``lm_head`` and the router,
-which stay BF16 in every format (see :mod:`tiersim.hardware.precisions`).
+Every GEMM runs in its group's weight format (:class:`~tiersim.hardware.precisions.WeightFormats`:
+one format for a named tier precision, the checkpoint's per-group formats for ``checkpoint``);
+the router stays BF16. The MoE layer is asked for ``T x dp`` tokens: attention data-parallel
+ranks run in lockstep and every rank's tokens pass through every MoE layer, assuming the ranks
+carry equal batches (balanced load; vLLM pads idle ranks with dummy batches, so the slowest rank
+sets the pace and this is optimistic when ranks are uneven). The experts are split over all
+``tp x dp`` GPUs, ``ep`` of them by whole experts (:func:`tiersim.perf.memory.moe_split`).
+Layers with a sliding window (gpt-oss) see at most ``window`` tokens of context. Norms, rotary
+embeddings and activations are small memory-bound kernels that the ops fold into their overhead.
 
 Decode-only iterations are evaluated vectorised over many contexts (:meth:`decode_times`);
 ``step_time`` of a pure-decode shape calls it, so the two agree exactly.

@@ -52,6 +52,16 @@ saving about 30% of BF16's time rather than 50%; prefill attention for chunks un
 0.4-0.8; vLLM 0.19's int4 Marlin MoE is 4-8x slower than the W4A16 MoE roofline (0.16). BF16
 decode attention 1.03 (0.71-1.12) and all-reduce 1.0 (0.7-1.2) track well.
 
+Formats: every GEMM runs in its group's format (``precision: checkpoint`` gives per-group
+formats). On Hopper, W4A16, NVFP4 and MXFP4 are weight-only: their bytes are 4.125-4.5 bits per
+weight but their FLOPs run at the BF16 peak times ``dequant_factor``, so they save time only
+where a kernel is memory-bound (small batches) and can lose it where compute-bound; no roofline
+here assumes FP4 math on a GPU without FP4 tensor cores. MoE under data / expert parallelism:
+the layer is timed for the tokens of all DP ranks, widths split ``moe_tp`` ways and experts
+``moe_ep`` ways (balanced routing). MLA: decode is absorbed multi-query attention over the
+cached latent (read once per token, replicated on every TP GPU); prefill expands the latent
+(q, kv and o projections of the chunk, ``qk_nope + rope``-wide keys and ``v``-wide values).
+
 These are assumptions, not measurements; a calibrated profile (:mod:`tiersim.perf.profile`)
 replaces them table by table.
 """
