@@ -23,8 +23,10 @@ What is taken, per table of the profile (every choice is written into the table'
   ``bf16`` uses the bfloat16 rows; ``fp8`` and ``fp8_block`` the block-FP8 rows (vLLM's Triton
   FP8 MoE; the per-tensor rows are ModelOpt's FlashInfer path, which vLLM does not pick for
   such checkpoints); ``w4a16`` the INT4 weight-only Marlin rows; ``mxfp4`` the
-  ``w4a16_mxfp4`` rows (gpt-oss: weight-only on Hopper). ``nvfp4`` has no Hopper rows: it runs
-  on the roofline's weight-only path (4.5-bit bytes, BF16 math). Folders are tried newest
+  ``w4a16_mxfp4`` rows (gpt-oss: weight-only on Hopper). ``nvfp4`` has no Hopper rows of its
+  own: vLLM runs it there through the same weight-only fused Marlin MoE kernel as INT4, so it
+  reads the INT4 Marlin rows, and the table's notes say so (:data:`MOE_PROXIES`). Folders are
+  tried newest
   first; a split the data lacks at the same shape and ``ep`` is the nearest smaller measured
   ``tp`` scaled by ``tp0 / tp`` (floored at that curve's minimum), noted in the table.
 - MLA attention (DeepSeek-V3 / Kimi-K2 shapes only: the data was measured at DeepSeek-V3's):
@@ -82,7 +84,13 @@ GEMM_KERNELS = {"fp8": "CutlassFP8ScaledMMLinearKernel", "fp8_block": FASTEST}
 #: models run); the data's per-tensor ``fp8`` MoE rows are ModelOpt's FlashInfer-CUTLASS path,
 #: measured 2-3x slower than BF16 on H200, which vLLM does not pick for such checkpoints.
 MOE_DTYPES = {"bf16": "bfloat16", "fp8": "fp8_block", "fp8_block": "fp8_block",
-              "w4a16": "int4_wo", "mxfp4": "w4a16_mxfp4"}
+              "w4a16": "int4_wo", "mxfp4": "w4a16_mxfp4", "nvfp4": "int4_wo"}
+#: Formats measured through another format's rows, and why (written into the table's notes).
+#: On Hopper vLLM runs NVFP4 MoE weight-only through the same fused Marlin MoE kernel as INT4
+#: (FP4 values, FP8 scales per 16 instead of INT4 with BF16 scales per group), so the INT4
+#: Marlin measurement is the closest measured kernel; no Hopper table measures NVFP4 itself.
+MOE_PROXIES = {"nvfp4": "NVFP4 on Hopper runs as vLLM's weight-only Marlin MoE; measured here "
+                        "through the INT4 Marlin rows (same kernel, 4.125 vs 4.5 bits)"}
 KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 #: MLA shapes NVIDIA measured the MLA modules at (DeepSeek-V3; Kimi-K2 shares them).
 MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
@@ -450,6 +458,8 @@ class Importer:
                 continue
             tokens, lat, kernel = found
             note = f"{dtype}, {MOE_DISTRIBUTION} routing"
+            if precision in MOE_PROXIES:
+                note += f"; {MOE_PROXIES[precision]}"
             if i > 0:
                 note += f"; from an older {self.engine} folder (newer ones lack this shape)"
             return _table(
@@ -464,6 +474,8 @@ class Importer:
                 scaled = np.maximum(lat * tp0 / tp, lat.min())
                 note = (f"{dtype}, {MOE_DISTRIBUTION} routing; measured at moe tp={tp0}, "
                         f"scaled by {tp0}/{tp} (no tp={tp} rows)")
+                if precision in MOE_PROXIES:
+                    note += f"; {MOE_PROXIES[precision]}"
                 return _table("moe", precision, key, {"tokens": tokens}, scaled, source,
                               self.aic, kernel, note)
         return None
