@@ -587,10 +587,13 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
     for i, name in enumerate(names):
         if name in names[:i]:
             return ("tiers", i, "name"), f"duplicate tier name {name!r} (tier names must differ)"
+    from tiersim.fleet import kv_blocks  # KV capacity is computed in one place
+
     for i, tier in enumerate(scenario.tiers):
-        problem = _fit_problem(scenario, tier)
-        if problem is not None:
-            return ("tiers", i), f"tier {tier.name!r}: {problem}"
+        try:
+            kv_blocks(scenario.model_ref, scenario.gpu, tier)
+        except (KeyError, ValueError, TiersimError) as err:
+            return ("tiers", i), f"tier {tier.name!r}: {_one_line(err)}"
     return _router_problem(scenario)
 
 
