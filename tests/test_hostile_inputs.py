@@ -1,0 +1,410 @@
+"""Hostile input and faults against the CLI, one table per class of failure (issue 10).
+
+Every case drives ``tiersim`` as a user would (the real command line, in-process through
+``tiersim.cli.main``, or as a subprocess where a process must be killed or limited) and asserts
+exit status 1, exactly one ``Error:`` line on stderr naming the file and place, no traceback,
+and no file content echoed. Classes: inputs that used to give tracebacks, inputs that used to
+hang or take all memory, faults that used to lose or mix data, and bad values that used to be
+accepted with exit 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tiersim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+SECRET = "hunter2-do-not-echo"
+
+
+def tiny_with(*edits: tuple[str, str], extra: str = "") -> str:
+    """tiny.yaml with each ``(old, new)`` replaced once, and ``extra`` appended."""
+    text = TINY
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text + extra
+
+
+def bomb(key: str) -> str:
+    """A billion-laughs alias bomb under ``key`` (9^6 values once expanded)."""
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for prev, name in zip("abcde", "bcdef"):
+        levels.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]")
+    return f"\n{key}: {{{', '.join(levels)}}}\n"
+
+
+def one_error_line(code: int, err: str) -> str:
+    """The single error line of a failed command; fails unless the failure looks right."""
+    assert code == 1, f"exit status {code}, stderr: {err[-500:]}"
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line, got: {lines}"
+    assert lines[0].startswith("Error: ")
+    assert SECRET not in err
+    return lines[0]
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str]:
+    """``tiersim ARGV`` in this process: (exit status, stderr)."""
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture(autouse=True)
+def secret_env(monkeypatch):
+    """An environment variable that must never appear in an error message."""
+    monkeypatch.setenv("TIERSIM_TEST_SECRET", SECRET)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenario files: tracebacks, runaway resources and bad values accepted, all through `run`
+
+SCENARIO_CASES = {
+    # tracebacks
+    "latin-1 file": (TINY.encode() + "# caf\xe9\n".encode("latin-1"),
+                     "line 30: not UTF-8 text (byte 0xe9)"),
+    "binary file": (bytes(range(256)) * 8, "not a text file (NUL byte at offset 0)"),
+    "deeply nested YAML": ("x: " + "[" * 5000 + "]" * 5000, "nested more than 64 levels deep"),
+    "nested past the depth limit": ("x: " + "[" * 70 + "]" * 70,
+                                    "line 1: nested more than 64 levels deep"),
+    "map as a key": (TINY + "\n? [a]\n: 1\n", "a key must be a plain name"),
+    "python tag": (TINY + "\nx: !!python/object:os.system {}\n",
+                   "line 31: invalid YAML: could not determine a constructor"),
+    "huge integer as a float": (tiny_with(("ttft_p99_s: 2.0", "ttft_p99_s: " + "9" * 400)),
+                                "slo.ttft_p99_s: input should be a valid number"),
+    "output_length_multiplier 1e308": (
+        tiny_with(("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: 3.50\n"
+                   "    output_length_multiplier: 1e308")),
+        "tiers[0].output_length_multiplier: must be <= 100"),
+    "too big a file": (TINY + "#" * 1_000_001 + "\n", "file is larger than 1,000,000 bytes"),
+    # runaway memory or time
+    "alias bomb under workload": (TINY + bomb("workload"), "line 31: more than 100,000 values"),
+    "alias bomb under sweep": (TINY + bomb("sweep"), "line 31: more than 100,000 values"),
+    "recursive alias": (TINY + "\nsweep: &a {x: [*a]}\n", "an alias refers to a value that "
+                        "contains it"),
+    "replicas: 100000000": (tiny_with(("replicas: 1", "replicas: 100000000")),
+                            "line 16: tiers[0].replicas: 100000000 replicas is above "
+                            "limits.max_replicas (1024)"),
+    "a thousand tiers": (
+        tiny_with(("tiers:\n", "tiers:\n" + "  - {name: t, precision: bf16, replicas: 1, "
+                   "cost_per_gpu_hour: 1}\n" * 1000)), "tiers: list should have at most 64"),
+    # bad values that used to be accepted
+    "fractions: [.nan, 0.5]": (tiny_with(("[0.5, 0.5]", "[.nan, 0.5]")),
+                               "line 25: router.fractions[0]: must be a finite number (got nan)"),
+    "fractions given as 'nan' text": (tiny_with(("[0.5, 0.5]", "['nan', 0.5]")),
+                                      "router.fractions[0]: must be a finite number"),
+    "time_scale: 1e-308": (tiny_with(("window: [240, 360]", "window: [240, 360]\n"
+                                      "  time_scale: 1e-308")),
+                           "line 12: trace.time_scale: must be >= 0.001"),
+    "time_scale: 1e9": (tiny_with(("window: [240, 360]", "window: [240, 360]\n"
+                                   "  time_scale: 1.0e+9")),
+                        "trace.time_scale: must be <= 1000"),
+    "cost_per_gpu_hour: .inf": (tiny_with(("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: .inf")),
+                                "line 17: tiers[0].cost_per_gpu_hour: must be a finite number"),
+    "cost_per_gpu_hour: 1e300": (tiny_with(("cost_per_gpu_hour: 3.50",
+                                            "cost_per_gpu_hour: 1.0e+300")),
+                                 "tiers[0].cost_per_gpu_hour: must be <= 10000"),
+    "window end .inf": (tiny_with(("[240, 360]", "[240, .inf]")),
+                        "trace.window[1]: must be a finite number (got inf)"),
+    "slo .nan": (tiny_with(("tpot_p99_s: 0.1", "tpot_p99_s: .nan")),
+                 "slo.tpot_p99_s: must be a finite number"),
+}
+
+
+@pytest.mark.parametrize("content,expected", SCENARIO_CASES.values(), ids=SCENARIO_CASES)
+def test_bad_scenario_is_one_line(tmp_path, capsys, content, expected):
+    path = tmp_path / "bad.yaml"
+    (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    code, err = run_cli(capsys, "run", path)
+    line = one_error_line(code, err)
+    assert line.startswith(f"Error: {path}: ")
+    assert expected in line
+
+
+def test_raised_replica_limit_is_accepted(tmp_path):
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "big.yaml"
+    path.write_text(tiny_with(("replicas: 1", "replicas: 2000"),
+                              extra="limits: {max_replicas: 4096}\n"))
+    assert load_scenario(path).tiers[0].replicas == 2000
+
+
+# ---------------------------------------------------------------------------------------------
+# Trace files: `trace inspect` and a scenario's trace path
+
+
+def _mooncake(hash_ids: list) -> str:
+    return json.dumps({"timestamp": 0, "input_length": 10, "output_length": 5,
+                       "hash_ids": hash_ids}) + "\n"
+
+
+TRACE_CASES = {
+    "environment of this process": (None, "not a trace: binary content that is not Parquet"),
+    "gzip file": (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(100), "binary content"),
+    "secret text as a header": (f"KEY={SECRET},HOME=/root\n1,2\n",
+                                "not a trace: none of its 2 column name(s) is a trace column"),
+    "200,000 columns in 1 MB": (",".join(f"c{i}" for i in range(200_000)) + "\n1\n",
+                                "first line is longer than 65,536 bytes"),
+    "5,000 short columns": (",".join(f"c{i}" for i in range(5_000)) + "\n",
+                            "has 5,000 columns or more, above the 1,000"),
+    "JSON nested 100,000 deep": (
+        '{"timestamp": 0, "input_length": 1, "output_length": 1, "x": '
+        + "[" * 100_000 + "]" * 100_000 + "}\n", "line 1 is nested more than 32 levels deep"),
+    "hash id 2^63 + 5": (_mooncake([1, 2**63 + 5]), "row 1, column 'hash_ids': hash id"),
+    "hash id 2^64 + 5": (_mooncake([1, 2**64 + 5]), "row 1, column 'hash_ids': hash id"),
+    "negative hash id": (_mooncake([1, -3]), "hash id -3 out of range (must be 0 <= id < 2^63)"),
+    "hash ids as text": (_mooncake(["a"]), "hash_ids must be a list of integers"),
+    "prefix hash beyond int64 in CSV": (
+        'arrival_s,input_tokens,output_tokens,prefix_hashes\n0,1,1,"[1, 99999999999999999999999]"'
+        "\n", "hash id 99999999999999999999999 out of range"),
+    "unterminated quote over 2 MB": (
+        'arrival_s,input_tokens,output_tokens\n0,1,"' + "x" * 2_000_000 + "\n",
+        "cannot parse the CSV"),
+}
+
+
+@pytest.mark.parametrize("content,expected", TRACE_CASES.values(), ids=TRACE_CASES)
+def test_bad_trace_is_one_line_without_its_content(tmp_path, capsys, content, expected):
+    if content is None:
+        path = Path("/proc/self/environ")
+        if not path.is_file():
+            pytest.skip("no /proc/self/environ on this system")
+    else:
+        suffix = ".jsonl" if isinstance(content, str) and content.startswith("{") else ".csv"
+        path = tmp_path / f"bad{suffix}"
+        (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    line = one_error_line(code, err)
+    assert str(path) in line and expected in line
+    assert len(line) < 600
+
+
+@pytest.mark.parametrize("scale", ["1e-308", "inf", "nan", "0"])
+def test_trace_inspect_refuses_unbounded_time_scale(capsys, scale):
+    code, err = run_cli(capsys, "trace", "inspect", "azure2023_code", "--time-scale", scale)
+    assert "time_scale must be a number from 0.001 to 1000" in one_error_line(code, err)
+
+
+def test_scenario_trace_path_to_the_environment_is_not_echoed(tmp_path, capsys):
+    if not Path("/proc/self/environ").is_file():
+        pytest.skip("no /proc/self/environ on this system")
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("path: azure2023_code.parquet", "path: /proc/self/environ")))
+    line = one_error_line(*run_cli(capsys, "run", path))
+    assert line.startswith("Error: /proc/self/environ: not a trace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweeps: grids, duplicate values, failed points
+
+
+def sweep_file(tmp_path: Path, sweep: str, extra: str = "") -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(TINY + extra + "\nsweep:\n" + sweep)
+    return path
+
+
+SWEEP_CASES = {
+    "72,900,000,000 points": ("".join(f"  tiers.bf16.x{i}: [{', '.join(map(str, range(30)))}]\n"
+                                   for i in range(6)) + "  seed: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+                           "  router.policy: [a, b, c, d, e, f, g, h, i, j]\n",
+                           "sweep: the grid has 72,900,000,000 points, above the limit of 10,000"),
+    "duplicate values [0, 0, 1]": ("  seed: [0, 0, 1]\n",
+                                   "sweep: 'seed': value 0 is listed twice (items 0 and 1)"),
+    "duplicate zipped values": ("  zip: {seed: [0, 0], trace.time_scale: [1.0, 1.0]}\n",
+                                "sweep: 'zip': value [0,1.0] is listed twice"),
+    "a path in two dimensions": ("  seed: [0, 1]\n  zip: {seed: [2, 3]}\n",
+                                 "sweep: 'seed': appears twice"),
+    "NaN among the values": ("  trace.time_scale: [.nan, 1.0]\n",
+                             "sweep.trace.time_scale[0]: must be a finite number"),
+}
+
+
+@pytest.mark.parametrize("sweep,expected", SWEEP_CASES.values(), ids=SWEEP_CASES)
+def test_bad_sweep_is_one_line(tmp_path, capsys, sweep, expected):
+    path = sweep_file(tmp_path, sweep)
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o"))
+    assert line.startswith(f"Error: {path}: ") and expected in line
+    assert not (tmp_path / "o" / "points").exists()
+
+
+def test_grid_limit_is_raised_by_a_scenario_key(tmp_path, capsys):
+    from tiersim.sweep.run import prepare
+
+    grid = "  seed: [0, 1, 2, 3]\n  slo.ttft_p99_s: [1.0, 2.0, 3.0]\n"
+    path = sweep_file(tmp_path, grid, extra="limits: {max_sweep_points: 10}\n")
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o"))
+    assert "the grid has 12 points, above the limit of 10" in line
+    path = sweep_file(tmp_path, grid, extra="limits: {max_sweep_points: 12}\n")
+    assert len(prepare(path).points) == 12
+
+
+def test_failed_points_make_sweep_exit_1_naming_them(tmp_path, capsys):
+    path = sweep_file(tmp_path, "  tiers.bf16.replicas: [1, 3000]\n")
+    out = tmp_path / "o"
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--workers", "1",
+                                   "--no-report"))
+    records = [json.loads(p.read_text()) for p in (out / "points").glob("*.json")]
+    failed = [r["point_id"] for r in records if r["status"] != "ok"]
+    assert len(records) == 2 and len(failed) == 1
+    assert f"1 of 2 sweep point(s) failed ({failed[0]})" in line
+    assert "3000 replicas is above limits.max_replicas" in line
+
+
+# ---------------------------------------------------------------------------------------------
+# Lost or mixed data: locks, digests, unwritable folders, orphaned workers
+
+SYNTHETIC_SWEEP = """
+import sys
+from tiersim.sweep.run import run_sweep
+from tiersim.sweep.testing import synthetic_runner
+run_sweep(sys.argv[1], sys.argv[2], workers=int(sys.argv[3]), runner=synthetic_runner,
+          validator=None, report=False, progress=False)
+"""
+
+
+def synthetic_scenario(tmp_path: Path, sleep_s: float, seeds: int) -> Path:
+    path = tmp_path / "synthetic.yaml"
+    path.write_text(yaml.safe_dump({"name": "s", "synthetic": {"sleep_s": sleep_s},
+                                    "sweep": {"seed": list(range(seeds))}}))
+    return path
+
+
+def start_sweep(path: Path, out: Path, workers: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", SYNTHETIC_SWEEP, str(path), str(out),
+                             str(workers)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def wait_for(condition, proc: subprocess.Popen, what: str, limit_s: float = 60) -> None:
+    """Poll ``condition`` until true; fail if ``proc`` ends first or the limit passes."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert proc.poll() is None, f"ended before {what}: {proc.stderr.read().decode()[-500:]}"
+        assert time.monotonic() < deadline, f"never saw {what}"
+        time.sleep(0.05)
+
+
+def test_second_sweep_into_a_busy_folder_is_refused(tmp_path, capsys):
+    path, out = synthetic_scenario(tmp_path, sleep_s=0.5, seeds=8), tmp_path / "o"
+    proc = start_sweep(path, out, workers=1)
+    try:
+        wait_for(lambda: (out / "sweep.json").exists(), proc, "the first sweep start")
+        other = tmp_path / "other.yaml"
+        other.write_text(TINY + "\nsweep: {seed: [5, 6]}\n")
+        line = one_error_line(*run_cli(capsys, "sweep", other, "--out", out))
+        assert line == (f"Error: {out}: another sweep is writing to this folder (pid "
+                        f"{proc.pid}); wait for it to finish or use another --out")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not any(json.loads(p.read_text())["values"].get("seed") in (5, 6)
+                   for p in (out / "points").glob("*.json"))
+
+
+def test_point_of_another_base_scenario_is_refused(tmp_path, capsys):
+    from tiersim.errors import TiersimError
+    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.testing import synthetic_runner
+
+    path, out = synthetic_scenario(tmp_path, sleep_s=0, seeds=2), tmp_path / "o"
+    run_sweep(path, out, runner=synthetic_runner, validator=None, report=False, workers=1)
+    stored = next((out / "points").glob("*.json"))
+    record = json.loads(stored.read_text())
+    assert record["base_digest"] and record["sweep_digest"]
+    record["base_digest"] = "0" * 12  # a point written by a sweep of another scenario
+    stored.write_text(json.dumps(record))
+    with pytest.raises(TiersimError, match="holds a sweep of a different scenario"):
+        run_sweep(path, out, runner=synthetic_runner, validator=None, report=False, workers=1)
+
+
+def _limit_file_size(limit: int):
+    def preexec() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() then fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return preexec
+
+
+def test_sweep_into_a_full_disk_keeps_the_previous_results(tmp_path, capsys):
+    path, out = tmp_path / "s.yaml", tmp_path / "o"
+    path.write_text(TINY)
+    assert main(["sweep", str(path), "--out", str(out), "--workers", "1", "--no-report"]) == 0
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    path.write_text(TINY + "\nsweep: {seed: [0, 1]}\n")  # one new point to write
+    proc = subprocess.run([sys.executable, "-m", "tiersim", "sweep", str(path), "--out",
+                           str(out), "--workers", "1", "--no-report"], cwd=ROOT,
+                          capture_output=True, text=True, preexec_fn=_limit_file_size(2000),
+                          timeout=300)
+    line = one_error_line(proc.returncode, proc.stderr)
+    assert "cannot write (File too large)" in line
+    assert not [p for p in out.rglob("*.tmp")], "a temp file was left behind"
+    assert (out / "sweep.parquet").read_bytes() == before["sweep.parquet"]
+    for stored in (out / "points").glob("*.json"):  # every point file is whole
+        assert json.loads(stored.read_text())["status"] == "ok"
+    yaml.safe_load((out / "scenario.yaml").read_text())
+    json.loads((out / "sweep.json").read_text())
+
+
+@pytest.mark.parametrize("where", ["a file", "a read-only file system"])
+def test_sweep_into_a_folder_that_cannot_be_made_is_one_line(tmp_path, capsys, where):
+    if where == "a file":
+        out = tmp_path / "taken"
+        out.write_text("not a folder")
+    else:
+        out = Path("/proc/tiersim-out")
+        if not Path("/proc/self").exists():
+            pytest.skip("no /proc")
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY)
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out))
+    assert "cannot write" in line
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_workers_exit_when_the_sweep_parent_is_killed(tmp_path):
+    path, out = synthetic_scenario(tmp_path, sleep_s=60, seeds=4), tmp_path / "o"
+    proc = start_sweep(path, out, workers=2)
+    try:
+        wait_for(lambda: len(_children(proc.pid)) >= 2, proc, "two worker processes")
+        workers = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)  # the parent only, as `kill -9 PID` does
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [w for w in workers if _alive(w)], "orphaned workers still running"
+    finally:
+        for pid in [proc.pid, *_children(proc.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
