@@ -24,16 +24,18 @@ Interpolation rule (every table, every axis)
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
 
-Lower-precision weights on Hopper (how W4A16 and NVFP4 are answered)
--------------------------------------------------------------------
-A table matches on the precision the assembly asks for. The shipped H200 profile
-(``profiles/h200_aiconfigurator_vllm.json``) has no dense GEMM table for ``w4a16`` or ``nvfp4``
-(NVIDIA's aiconfigurator data has none: Hopper has no FP4 tensor cores and vLLM runs both as
-weight-only Marlin kernels), so those GEMMs come from the roofline and are listed as
-``roofline``. Its ``w4a16`` MoE table is measured: int4 weight-only Marlin MoE at the
-Qwen3-30B-A3B shape from aiconfigurator's older vLLM 0.19.0 folder (the newest folder has no int4
-table at that shape). NVFP4 MoE has no measured Hopper table and is roofline. Attention tables are
-keyed by KV-cache dtype, not weight precision, so they are measured for every precision.
+Lower-precision weights on Hopper (how W4A16, NVFP4 and MXFP4 are answered)
+---------------------------------------------------------------------------
+A table matches on the format name of the group that asks: a tier's precision, or with
+``precision: checkpoint`` each group's checkpoint format (``fp8_block``, ``mxfp4`` ...). The
+shipped H200 profile (``profiles/h200_aiconfigurator_vllm.json``) has no dense GEMM table for
+``w4a16``, ``nvfp4`` or ``mxfp4`` (NVIDIA's aiconfigurator data has none: Hopper has no FP4
+tensor cores and vLLM runs them as weight-only kernels), so those GEMMs come from the roofline's
+weight-only path and are listed as ``roofline``. Its MoE tables for them are measured
+weight-only kernels: INT4 Marlin (``w4a16``, and ``nvfp4``, which vLLM runs on Hopper through
+the same Marlin kernel; the table's notes say so) and the gpt-oss MXFP4 kernel (``mxfp4``).
+Attention tables are keyed by KV-cache dtype (MLA: KV dtype and the projections' format,
+``"bf16 mla-bf16"``), so they are measured for every weight format.
 """
 
 from __future__ import annotations
