@@ -166,8 +166,8 @@ def test_uniform_baselines_replace_the_estimate():
     estimate = run_scenario(load_scenario(TINY), scenario_path=TINY).savings
     assert estimate.method == "estimated"
     gpus = sum(t.gpus for t in summary.tiers)
-    for base in summary.savings.uniform:
-        assert base.replicas == gpus
+    for base in summary.savings.uniform:  # sized by simulation: the fewest meeting the SLOs
+        assert base.slo_met and 1 <= base.replicas <= gpus
         assert base.cost_usd > 0
     assert [b.cost_usd for b in summary.savings.uniform] != [b.cost_usd for b in
                                                              estimate.uniform]

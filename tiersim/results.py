@@ -148,8 +148,8 @@ class RouterResult:
 class UniformBaseline:
     """Every request on one tier: its accuracy and cost under the run's cost model.
 
-    ``replicas`` is the simulated fleet's size (None for an estimate); ``slo_met``: whether that
-    fleet met the SLOs (None when not simulated).
+    ``replicas`` is the simulated fleet's size (None for an estimate) of ``gpus_per_replica``
+    GPUs each; ``slo_met``: whether that fleet met the SLOs (None when not simulated).
     """
 
     tier: str
@@ -157,6 +157,7 @@ class UniformBaseline:
     cost_usd: float | None
     replicas: int | None = None
     slo_met: bool | None = None
+    gpus_per_replica: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""

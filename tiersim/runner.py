@@ -27,6 +27,7 @@ from tiersim.paths import resolve_trace_path
 from tiersim.perf.base import StepShape
 from tiersim.results import RunResult, dumps
 from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload
+from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
 from tiersim.trace import load_trace
 
@@ -42,9 +43,10 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
                  report: bool = False) -> RunResult:
     """Simulate ``scenario`` and return its summary; write the result files into ``out_dir``.
 
-    ``baselines=True`` also simulates, per tier, the same trace with every request on that tier
-    and the fleet's GPUs all serving it; savings are then simulated (in the scenario's cost
-    model) instead of estimated. The files are written atomically
+    ``baselines=True`` also sizes, per tier, a uniform fleet (every request on that tier) by
+    simulation to the fewest replicas meeting the SLOs (:func:`tiersim.savings.
+    sized_uniform_runs`); savings are then simulated (in the scenario's cost model) instead of
+    estimated. The files are written atomically
     (:func:`tiersim.outputs.write_run`), with ``report.html`` when ``report`` is true.
     """
     source = str(scenario_path) if scenario_path is not None else scenario.source
@@ -61,7 +63,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     result = fleet_mod.simulate(fleet.specs(), df, assignment)
     requests = summary.request_table(df, result, scenario, fleet, infos, assignment.basis)
     router = summary.router_result(scenario, df, result, infos, score_rng, assignment.basis)
-    uniform = savings.uniform_runs(scenario.cost_model, fleet, df) if baselines else None
+    uniform = savings.sized_uniform_runs(scenario, source, fleet, df) if baselines else None
     saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
                                    scenario.accuracy_floor, assignment.basis, uniform)
     analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
@@ -149,5 +151,6 @@ def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
 
     ``rngs``: one generator for training the router's classifier, one for its decisions.
     """
-    router = build_router(scenario.router, infos, train_df=df, rng=rngs[0], source=source)
+    cfg = with_scenario_floor(scenario.router, scenario.accuracy_floor)  # the floor policy's
+    router = build_router(cfg, infos, train_df=df, rng=rngs[0], source=source)
     return router.assign(df, rngs[1])

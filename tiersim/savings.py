@@ -1,13 +1,22 @@
-"""What routing saves: the routed fleet against uniform fleets and a static split.
+"""What routing saves: the run's fleet against uniform fleets sized by simulation.
 
-Moved out of the runner unchanged in method (H2 makes savings simulated and sized). Two ways:
+Two ways, labelled in :class:`~tiersim.results.SavingsResult` ``method``:
 
-- **simulated** (``run_scenario(..., baselines=True)``): per tier, the same trace with every
-  request on that tier, served by as many of its replicas as the fleet's GPUs make; its cost in
-  the run's ledger (:mod:`tiersim.costs`).
-- **estimated** (default): uniform costs scaled from this run's per-token attributed costs
-  (:func:`tiersim.routing.metrics.uniform_cost_estimates`), on the attributed ledger whatever the
-  cost model. An estimate, labelled ``method: "estimated"``, never the headline.
+- **simulated** (``run_scenario(..., baselines=True)``, what ``tiersim run`` does): per tier, a
+  uniform fleet (every request on that tier) sized by the planner's search
+  (:mod:`tiersim.plan`) to the fewest replicas meeting the scenario's SLOs with nothing dropped,
+  trying larger ``gpus_per_replica`` before giving up, and costed in the run's ledger
+  (:mod:`tiersim.costs`). The saving compares the run's fleet with the cheapest sized uniform
+  fleet whose accuracy meets the floor (the run's own accuracy when the scenario sets none), and
+  with a static split (a random share per request) of the sized uniform fleets at the run's
+  accuracy. A uniform fleet that cannot meet the SLOs at any size is listed with
+  ``slo_met: false`` and no cost, and is never a baseline.
+- **estimated**: uniform costs scaled from this run's per-token attributed costs
+  (:func:`tiersim.routing.metrics.uniform_cost_estimates`), on the attributed ledger whatever
+  the cost model. An estimate, labelled ``method: "estimated"``, never the headline.
+
+Sizing reuses the run's routed table and starts each search at the run's own GPU count, so it
+typically costs ``log2(GPUs) + 1`` single-tier simulations per tier (docs/planning.md).
 """
 
 from __future__ import annotations
@@ -18,91 +27,131 @@ import numpy as np
 import pandas as pd
 
 from tiersim import costs, metrics
-from tiersim.fleet import Fleet, simulate
+from tiersim.fleet import Fleet
 from tiersim.results import SavingsResult, UniformBaseline
-from tiersim.routing import Assignment, TierInfo
+from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
+from tiersim.routing.accuracy import expected_matrix
+from tiersim.routing.metrics import static_split_cost
+
+FLOOR_TOLERANCE = 1e-9
+"""A uniform fleet meets the floor when its accuracy is at least the floor less this."""
 
 
 @dataclasses.dataclass(frozen=True)
 class UniformRun:
-    """One simulated uniform fleet: its size, cost in the run's ledger, drops and p99s."""
+    """One uniform fleet sized by simulation: its size, cost in the run's ledger, p99s.
+
+    ``replicas``/``gpus_per_replica`` are the smallest fleet found meeting the SLOs, or the
+    largest tried when none did (``slo_met`` False, ``cost_usd`` None)."""
 
     tier: str
     replicas: int
+    gpus_per_replica: int
+    slo_met: bool
     cost_usd: float | None
-    attributed_cost_usd: float
+    attributed_cost_usd: float | None
+    accuracy: float
     dropped: int
     ttft_p99_s: float | None
     tpot_p99_s: float | None
     e2e_p99_s: float | None
+    missed: str | None = None
 
 
-def uniform_runs(cost_model: str, fleet: Fleet, df: pd.DataFrame) -> list[UniformRun]:
-    """Per tier: the trace served entirely on that tier by the fleet's GPUs (as many replicas
-    of the tier as the whole fleet's GPUs make), costed in ``cost_model``."""
-    gpus = fleet.gpus
-    n = len(df)
+def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame) -> list[UniformRun]:
+    """Per tier of the scenario, the cheapest uniform fleet meeting its SLOs, by simulation."""
+    from tiersim.plan import Constraints, Planner, SimEvaluator
+
+    evaluator = SimEvaluator(scenario, source, df=df)
+    constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)  # no floor:
+    # every tier is sized; savings_result judges the floor
+    start = {t.name: max(1, fleet.gpus // t.config.gpus_per_replica) for t in fleet.tiers}
+    planner = Planner(scenario, constraints, evaluator, start=start)
     out = []
-    for k, tier in enumerate(fleet.tiers):
-        replicas = max(1, gpus // tier.config.gpus_per_replica)
-        alone = Fleet(tiers=tuple(
-            dataclasses.replace(t, config=t.config.model_copy(update={"replicas": replicas}))
-            if i == k else t for i, t in enumerate(fleet.tiers)))
-        everyone = Assignment(tier=np.full(n, k, dtype=np.int64),
-                              escalate_to=np.full(n, -1, dtype=np.int64))
-        result = simulate(alone.specs(), df, everyone)
-        table = metrics.add_latencies(pd.DataFrame({
-            "arrival_s": df["arrival_s"].to_numpy(np.float64),
-            "first_token_s": np.asarray(result.first_token_s, dtype=np.float64),
-            "finish_s": np.asarray(result.finish_s, dtype=np.float64),
-            "output_tokens": np.asarray(result.output_tokens, dtype=np.int64),
-        }))
-        ledger = costs.ledger(cost_model, alone, result, metrics.duration_s(table))
-        out.append(UniformRun(  # the other tiers ran nothing and are not part of this fleet
-            tier=tier.name, replicas=replicas, cost_usd=ledger.tier_headline(tier.name),
-            attributed_cost_usd=ledger.tiers[tier.name].attributed_usd,
-            dropped=int(np.sum(result.dropped)),
-            ttft_p99_s=metrics.percentile(table["ttft_s"], 99),
-            tpot_p99_s=metrics.percentile(table["tpot_s"], 99),
-            e2e_p99_s=metrics.percentile(table["e2e_s"], 99)))
+    for sized in planner.uniform():
+        name = sized.design.tiers[0]
+        o = sized.outcome
+        met = sized.feasible
+        out.append(UniformRun(
+            tier=name, replicas=(sized.replicas or {}).get(name, 0),
+            gpus_per_replica=sized.design.gpus_per_replica[0], slo_met=met,
+            cost_usd=o.cost_usd if met else None,
+            attributed_cost_usd=o.attributed_cost_usd if met else None,
+            accuracy=o.accuracy if o is not None else evaluator.routing(sized.design)[2],
+            dropped=o.dropped if o is not None else 0,
+            ttft_p99_s=o.ttft_p99_s if o else None, tpot_p99_s=o.tpot_p99_s if o else None,
+            e2e_p99_s=o.e2e_p99_s if o else None, missed=sized.missed))
     return out
 
 
 def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
                    accuracy_floor: float | None, basis: str,
                    uniform: list[UniformRun] | None = None) -> SavingsResult:
-    """The routed run against the cheapest uniform tier meeting the floor and a static split.
+    """The run's fleet against the cheapest sized uniform fleet meeting the floor and the SLOs,
+    and against a static split of the sized uniform fleets at the run's accuracy.
 
-    With ``uniform`` runs the comparison is in the run's ledger (``cost_model``) and
-    ``method="simulated"``; without, it is the attributed ledger and ``method="estimated"``.
+    With ``uniform`` (sized) runs the comparison is in the run's ledger and
+    ``method="simulated"``; without, it is an estimate on the attributed ledger.
     """
-    simulated = uniform is not None
-    ledger_model = cost_model if simulated else "attributed"
-    routed = costs.request_costs(ledger_model, fleet, result,
-                                 duration_of(df, result)) if simulated else \
-        costs.attributed_costs(fleet, result)
-    uniform_costs = None if uniform is None else np.array([u.cost_usd for u in uniform])
+    if uniform is None:
+        return _estimated(fleet, df, result, infos, accuracy_floor, basis)
+    routed = costs.ledger(cost_model, fleet, result, duration_of(df, result)).headline_usd
+    accuracy = routed_accuracy(df, result, infos, basis)
+    floor = accuracy if accuracy_floor is None else accuracy_floor
+    served = [u for u in uniform if u.slo_met and u.cost_usd is not None]
+    meets = [u for u in served if u.accuracy >= floor - FLOOR_TOLERANCE]
+    base = min(meets, key=lambda u: u.cost_usd) if meets else None
+    split = static_split_cost(accuracy, np.array([u.cost_usd for u in served]),
+                              np.array([u.accuracy for u in served])) if served else None
+    baselines = tuple(UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
+                                      replicas=u.replicas, slo_met=u.slo_met,
+                                      gpus_per_replica=u.gpus_per_replica) for u in uniform)
+    return SavingsResult(
+        method="simulated", cost_model=cost_model, routed_cost_usd=routed, accuracy=accuracy,
+        accuracy_floor=floor, uniform=baselines,
+        baseline_uniform_tier=base.tier if base else None,
+        vs_uniform_usd=_gap(base and base.cost_usd, routed),
+        vs_uniform_frac=_frac(base and base.cost_usd, routed),
+        static_split_cost_usd=split, vs_static_split_usd=_gap(split, routed),
+        vs_static_split_frac=_frac(split, routed))
+
+
+def routed_accuracy(df: pd.DataFrame, result, infos: list[TierInfo], basis: str) -> float:
+    """The run's accuracy: the final tier's correctness, a dropped request scored 0."""
+    final = np.asarray(result.final_tier, dtype=np.int64)
+    per = expected_matrix(df, infos, basis)[np.arange(len(df)), final]
+    return float(np.where(np.asarray(result.dropped, bool), 0.0, per).mean()) if len(df) else \
+        float("nan")
+
+
+def _gap(baseline: float | None, routed: float | None) -> float | None:
+    """baseline - routed, None when either is missing."""
+    return None if baseline is None or routed is None else float(baseline - routed)
+
+
+def _frac(baseline: float | None, routed: float | None) -> float | None:
+    """1 - routed / baseline, None when either is missing or the baseline is 0."""
+    return None if not baseline or routed is None else float(1.0 - routed / baseline)
+
+
+def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
+               accuracy_floor: float | None, basis: str) -> SavingsResult:
+    """Uniform costs estimated from this run's per-token attributed costs (an estimate)."""
+    routed = costs.attributed_costs(fleet, result)
     out = routing_savings(df, result.final_tier, routed, infos, accuracy_floor=accuracy_floor,
                           first_tier=result.first_tier, escalated=result.escalated,
-                          uniform_costs=uniform_costs, dropped=result.dropped, basis=basis)
-    if simulated and cost_model == "provisioned":
-        out = _rebase(out, float(_provisioned_total(fleet, df, result)))
-    runs = {u.tier: u for u in uniform or []}
-    baselines = tuple(
-        UniformBaseline(tier=name, accuracy=v["accuracy"], cost_usd=v["cost_usd"],
-                        replicas=runs[name].replicas if name in runs else None)
-        for name, v in out["uniform"].items())
+                          uniform_costs=None, dropped=result.dropped, basis=basis)
+    baselines = tuple(UniformBaseline(tier=name, accuracy=v["accuracy"], cost_usd=v["cost_usd"])
+                      for name, v in out["uniform"].items())
     return SavingsResult(
-        method="simulated" if simulated else "estimated", cost_model=ledger_model,
-        routed_cost_usd=out["routed_cost_usd"], accuracy=out["accuracy"],
-        accuracy_floor=out["accuracy_floor"], uniform=baselines,
+        method="estimated", cost_model="attributed", routed_cost_usd=out["routed_cost_usd"],
+        accuracy=out["accuracy"], accuracy_floor=out["accuracy_floor"], uniform=baselines,
         baseline_uniform_tier=out["baseline_uniform_tier"],
         vs_uniform_usd=out["vs_uniform_usd"], vs_uniform_frac=out["vs_uniform_frac"],
         static_split_cost_usd=out["static_split_cost_usd"],
         vs_static_split_usd=out["vs_static_split_usd"],
-        vs_static_split_frac=out["vs_static_split_frac"],
-    )
+        vs_static_split_frac=out["vs_static_split_frac"])
 
 
 def duration_of(df: pd.DataFrame, result) -> float:
@@ -110,24 +159,3 @@ def duration_of(df: pd.DataFrame, result) -> float:
     return metrics.duration_s(pd.DataFrame({
         "arrival_s": df["arrival_s"].to_numpy(np.float64),
         "finish_s": np.asarray(result.finish_s, dtype=np.float64)}))
-
-
-def _provisioned_total(fleet: Fleet, df: pd.DataFrame, result) -> float:
-    """The routed fleet's provisioned cost (idle tiers included)."""
-    return float(costs.provisioned_totals(fleet, duration_of(df, result)).sum())
-
-
-def _rebase(out: dict, routed: float) -> dict:
-    """Savings figures recomputed for a routed cost of ``routed`` (the provisioned total: the
-    per-request column leaves idle tiers out)."""
-    out = dict(out, routed_cost_usd=routed)
-    base = out["baseline_uniform_tier"]
-    if base is not None:
-        cost = out["uniform"][base]["cost_usd"]
-        out["vs_uniform_usd"] = cost - routed
-        out["vs_uniform_frac"] = 1 - routed / cost if cost else None
-    split = out["static_split_cost_usd"]
-    if split is not None:
-        out["vs_static_split_usd"] = split - routed
-        out["vs_static_split_frac"] = 1 - routed / split if split else None
-    return out

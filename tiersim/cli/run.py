@@ -33,9 +33,9 @@ def run(
         bool, typer.Option(help="With --out, also write DIR/report.html.")
     ] = True,
     baselines: Annotated[
-        bool, typer.Option(help="Also simulate each tier alone on the fleet's GPUs and quote "
-                           "savings against those runs (one extra run per tier).")
-    ] = False,
+        bool, typer.Option(help="Size a uniform fleet per tier by simulation and quote savings "
+                           "against them (--no-baselines: a labelled per-token estimate).")
+    ] = True,
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
     from tiersim.runner import run_scenario
