@@ -126,3 +126,12 @@ def test_tier_precision_overrides_the_checkpoint(tmp_path):
 def test_catalogue_model_checkpoint_is_bf16():
     qwen = get_model("Qwen3-Coder-30B-A3B")
     assert weight_bytes(qwen, "checkpoint") == weight_bytes(qwen, "bf16")
+
+
+def test_mtp_layers_count_in_the_checkpoint_not_in_serving(tmp_path):
+    plain = load_hf_config(_write(tmp_path, MLA))
+    mtp = load_hf_config(_write(tmp_path, {**MLA, "num_nextn_predict_layers": 1}))
+    assert mtp.mtp_layers == 1
+    layer = plain.attention_params_per_layer() + plain.expert_params_per_layer()
+    assert checkpoint_bytes(mtp) - checkpoint_bytes(plain) > 2 * layer  # BF16: 2 bytes each
+    assert weight_bytes(mtp, "bf16") == weight_bytes(plain, "bf16")

@@ -29,6 +29,10 @@ class ModelArch:
     q_lora_rank ... v_head_dim: MLA shapes (module docstring); ``kv_lora_rank`` 0 means GQA.
     checkpoint: ``(group, format, bits per weight)`` for each group the checkpoint quantises
         (see :func:`tiersim.hardware.precisions.weight_formats`); empty for a BF16 checkpoint.
+    mtp_layers: multi-token-prediction layers the checkpoint ships for speculative decoding
+        (DeepSeek-V3 ``num_nextn_predict_layers``; MiniMax-M2's config names MTP modules but
+        its published 230 B parameters hold none); counted in the checkpoint's size only,
+        since tiersim serves without speculative decoding.
     sliding_window / sliding_layers: how many layers attend only to the last
         ``sliding_window`` tokens (gpt-oss alternates them); 0 when all attention is full.
     source: "catalogue" or the config.json path it was read from.
@@ -58,6 +62,7 @@ class ModelArch:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     checkpoint: tuple[tuple[str, str, float], ...] = ()
+    mtp_layers: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -131,6 +136,25 @@ class ModelArch:
             "router": self.moe_layers * self.hidden * self.num_experts,
             "norms": self.layers * self.norm_params_per_layer() + self.hidden,
         }
+
+    def mtp_param_groups(self) -> dict[str, int]:
+        """Parameters of the multi-token-prediction layers by group (each a full block like
+        the last layer, plus its ``2 x hidden -> hidden`` input projection and two norms)."""
+        n, last = self.mtp_layers, "experts" if self.is_moe else "mlp"
+        if n == 0:
+            return {}
+        groups = {
+            "attention": n * self.attention_params_per_layer(),
+            "norms": n * (self.norm_params_per_layer() + 2 * self.hidden),
+            "mlp": n * 2 * self.hidden * self.hidden,
+        }
+        if last == "experts":
+            groups["experts"] = n * self.expert_params_per_layer()
+            groups["shared_experts"] = n * 3 * self.hidden * self.shared_intermediate
+            groups["router"] = n * self.hidden * self.num_experts
+        else:
+            groups["mlp"] += n * self.mlp_params_per_layer()
+        return groups
 
     @property
     def total_params(self) -> int:

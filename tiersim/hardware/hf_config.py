@@ -207,6 +207,7 @@ def _mla(cfg: _Config) -> dict[str, Any]:
         "shared_intermediate": shared * moe_inter,
         "dense_layers": dense,
         "q_lora_rank": cfg.int("q_lora_rank", 0) if cfg.data.get("q_lora_rank") else 0,
+        "mtp_layers": int(cfg.data.get("num_nextn_predict_layers") or 0),
         "kv_lora_rank": cfg.int("kv_lora_rank"),
         "qk_nope_head_dim": nope,
         "qk_rope_head_dim": rope,

@@ -153,12 +153,15 @@ def weight_bytes(
 
 def checkpoint_bytes(model: ModelArch) -> float:
     """Bytes of the whole checkpoint as shipped (every parameter once, in the format its
-    ``config.json`` declares for its group, scales included; BF16 where it declares none)."""
+    ``config.json`` declares for its group, scales included; BF16 where it declares none),
+    multi-token-prediction layers included (:meth:`ModelArch.mtp_param_groups`; tiersim does
+    not serve them, so they are not in :func:`weight_bytes`). Vision towers are not counted."""
     from tiersim.hardware.precisions import checkpoint_bits
 
-    return sum(
-        count * checkpoint_bits(model, group) / 8 for group, count in model.param_groups().items()
-    )
+    total = 0.0
+    for groups in (model.param_groups(), model.mtp_param_groups()):
+        total += sum(count * checkpoint_bits(model, g) / 8 for g, count in groups.items())
+    return total
 
 
 def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) -> float:
