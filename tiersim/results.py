@@ -311,8 +311,7 @@ class RunResult:
         try:
             return _run_from(data)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
-            what = err.args[0] if isinstance(err, KeyError) and err.args else err
-            raise TiersimError(f"{source}: malformed summary ({_oneline(what)}); rerun "
+            raise TiersimError(f"{source}: malformed summary ({_oneline(err)}); rerun "
                                "`tiersim run` to rewrite it") from None
 
     @classmethod
@@ -327,10 +326,12 @@ class RunResult:
         return cls.from_json(text, str(path))
 
 
-def _oneline(what: Any) -> str:
-    """An exception detail on one line."""
-    text = str(what).replace("\n", " ")
-    return f"missing key {text}" if text.startswith("'") else text
+def _oneline(err: Exception) -> str:
+    """An exception's detail on one line; a KeyError says which key is missing."""
+    if isinstance(err, KeyError):
+        key = str(err.args[0] if err.args else "").strip("'")
+        return f"missing key '{key}'"
+    return " ".join(str(err).split())
 
 
 def _build(cls, data: dict, **nested) -> Any:
@@ -413,6 +414,5 @@ class PlanResult:
             lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated")}
             return _build(cls, data, **lists)
         except (KeyError, TypeError, ValueError) as err:
-            what = err.args[0] if isinstance(err, KeyError) and err.args else err
-            raise TiersimError(f"{source}: malformed plan ({_oneline(what)}); rerun "
+            raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
                                "`tiersim plan` to rewrite it") from None
