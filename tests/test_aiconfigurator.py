@@ -161,12 +161,13 @@ def test_gemm_fastest_kernel_per_point():
     assert grid.kernel == "fastest of fast, slow"
 
 
-def moe_frame(tps):
+def moe_frame(tps, hidden=256, inter=128):
     rows = []
     for tp in tps:
         for t in (1, 64, 4096):
             lat = 0.02 + 1e-4 * t / tp
-            rows.append(("k", "fp8_block", t, 256, 128, 2, 8, tp, 1, aic.MOE_DISTRIBUTION, lat))
+            rows.append(("k", "fp8_block", t, hidden, inter, 2, 8, tp, 1, aic.MOE_DISTRIBUTION,
+                         lat))
     cols = ["kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk",
             "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency"]
     return pd.DataFrame(rows, columns=cols)
@@ -189,10 +190,17 @@ class FakeImporter(aic.Importer):
         return self.frame
 
 
-def test_moe_missing_tp_is_scaled_from_a_smaller_measured_tp():
-    from types import SimpleNamespace
+def _moe_model(hidden=256, inter=128):
+    import dataclasses
 
-    model = SimpleNamespace(hidden=256, expert_intermediate=128, num_experts=8, top_k=2)
+    from tiersim.hardware import get_model
+
+    return dataclasses.replace(get_model("Qwen3-30B-A3B"), hidden=hidden,
+                               expert_intermediate=inter, num_experts=8, top_k=2)
+
+
+def test_moe_missing_tp_is_scaled_from_a_smaller_measured_tp():
+    model = _moe_model()
     imp = FakeImporter(moe_frame((1, 2)))
     exact = imp.moe("fp8_block", model, 2)
     assert exact.latency == pytest.approx((0.02 + 1e-4 * exact.axes["tokens"] / 2) / 1e3)
@@ -200,7 +208,8 @@ def test_moe_missing_tp_is_scaled_from_a_smaller_measured_tp():
     two = exact.latency
     assert scaled.latency == pytest.approx(np.maximum(two * 2 / 8, two.min()))
     assert "measured at moe tp=2, scaled by 2/8" in scaled.extra["notes"]
-    assert imp.moe("fp8_block", model, 2, ep=2) is None  # no EP rows and no smaller tp at ep 2
+    # No EP rows and no smaller tp at ep 2: the nearest measured shape, roofline-scaled.
+    assert "nearest measured" in imp.moe("fp8_block", model, 2, ep=2).extra["notes"]
 
 
 def test_a_fitted_overhead_survives_a_rebuild(tmp_path):
@@ -226,3 +235,18 @@ def test_real_package_covers_the_silicon_sample_checkpoints():
     assert moe is not None and "compressedtensorswna16marlin" in moe.extra["kernel"]
     gpt = get_model(aic.aic_model_path("aic:openai--gpt-oss-120b"))
     assert imp.moe("mxfp4", gpt, 2).extra["kernel"].startswith("vllm_gptossmxfp4moe")
+
+
+def test_moe_unmeasured_shape_is_the_nearest_measured_one_scaled_by_the_roofline():
+    import dataclasses
+
+    imp = FakeImporter(moe_frame((1,), hidden=4096, inter=1536))
+    near, wider = _moe_model(4096, 1536), _moe_model(4096, 6144)
+    measured = imp.moe("fp8_block", near, 1).latency
+    table = imp.moe("fp8_block", wider, 1)
+    tokens = table.axes["tokens"]
+    ratio = aic._moe_roofline(wider, "fp8_block", 1, 1, tokens, "h200") / aic._moe_roofline(
+        dataclasses.replace(wider, expert_intermediate=1536), "fp8_block", 1, 1, tokens, "h200")
+    assert table.latency == pytest.approx(measured * ratio)
+    assert np.all(ratio >= 1.0) and ratio[-1] > 3.0  # 4x the expert width: ~4x the work
+    assert "shape not measured: nearest measured" in table.extra["notes"]
