@@ -1,0 +1,71 @@
+"""Simulated savings: each uniform fleet is the smallest meeting the SLOs, costed in the run's
+ledger, and the baseline is the cheapest one that meets the floor and the SLOs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tiersim.plan import Design, SimEvaluator
+from tiersim.runner import run_scenario
+from tiersim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny(tmp_path: Path, **changes) -> Path:
+    """The tiny scenario with top-level keys changed."""
+    doc = yaml.safe_load((ROOT / "scenarios" / "tiny.yaml").read_text())
+    doc.update(changes)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.fixture(scope="module")
+def provisioned(tmp_path_factory):
+    """The tiny scenario under provisioned cost with a tight TTFT SLO, run with baselines."""
+    path = tiny(tmp_path_factory.mktemp("savings"), cost_model="provisioned",
+                slo={"ttft_p99_s": 0.15, "tpot_p99_s": 0.1})
+    scenario = load_scenario(path)
+    return scenario, path, run_scenario(scenario, scenario_path=path, baselines=True)
+
+
+def test_each_uniform_fleet_is_the_smallest_meeting_the_slos(provisioned):
+    scenario, path, run = provisioned
+    evaluator = SimEvaluator(scenario, str(path))
+    for base in run.savings.uniform:
+        assert base.slo_met
+        design = Design((base.tier,), (base.gpus_per_replica,))
+        sized = evaluator.evaluate(design, {base.tier: base.replicas})
+        assert sized.ttft_p99_s <= 0.15 and sized.tpot_p99_s <= 0.1 and sized.dropped == 0
+        assert base.cost_usd == pytest.approx(sized.cost_usd)
+        assert base.cost_usd == pytest.approx(
+            base.replicas * base.gpus_per_replica * 3.5 * sized.duration_s / 3600.0)
+        if base.replicas > 1:
+            fewer = evaluator.evaluate(design, {base.tier: base.replicas - 1})
+            assert fewer.ttft_p99_s > 0.15 or fewer.tpot_p99_s > 0.1 or fewer.dropped
+
+
+def test_the_baseline_is_the_cheapest_uniform_fleet_meeting_the_floor(provisioned):
+    _, _, run = provisioned
+    saved = run.savings
+    assert saved.method == "simulated" and saved.cost_model == "provisioned"
+    assert saved.routed_cost_usd == pytest.approx(run.cost_usd)
+    meets = [b for b in saved.uniform if b.accuracy >= saved.accuracy_floor - 1e-9]
+    best = min(meets, key=lambda b: b.cost_usd)
+    assert saved.baseline_uniform_tier == best.tier
+    assert saved.vs_uniform_usd == pytest.approx(best.cost_usd - run.cost_usd)
+    assert saved.vs_uniform_frac == pytest.approx(1 - run.cost_usd / best.cost_usd)
+
+
+def test_an_slo_no_uniform_fleet_meets_leaves_no_baseline(tmp_path):
+    """A TPOT target below any step time: no uniform fleet meets it at any size or GPU count."""
+    path = tiny(tmp_path, slo={"ttft_p99_s": 2.0, "tpot_p99_s": 0.0005})
+    run = run_scenario(load_scenario(path), scenario_path=path, baselines=True)
+    saved = run.savings
+    assert all(b.slo_met is False and b.cost_usd is None for b in saved.uniform)
+    assert saved.baseline_uniform_tier is None and saved.vs_uniform_frac is None
+    assert saved.static_split_cost_usd is None
