@@ -134,3 +134,87 @@ def test_report_renders_offline_in_chromium(tmp_path, make):
         assert figure["svg"] and figure["traces"] > 0 and figure["marks"] > 0, figure
         assert figure["title"] and figure["caption"], figure
     assert shot.stat().st_size > 10_000
+
+
+TIMESERIES_BOX = """
+(() => {
+  const f = document.querySelector('.figure[data-key="load_over_time"]');
+  f.scrollIntoView();
+  const r = f.getBoundingClientRect();
+  const g = f.querySelector('.plotly-graph-div');
+  const lines = Array.from(g.querySelectorAll('g.trace.scatter path.js-line'))
+    .map(p => (p.getAttribute('d') || '').length);
+  return {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width,
+          height: r.height, lines: lines, titles: Array.from(g.querySelectorAll(
+            '.annotation-text')).map(a => a.textContent)};
+})()
+"""
+
+
+def png_colours(data: bytes) -> int:
+    """Distinct pixel colours of an 8-bit RGB(A) PNG (decoded with zlib; no imaging library)."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks, header = 8, [], None
+    while pos < len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + size]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            chunks.append(body)
+        pos += 12 + size
+    width, height, depth, colour = header[:4]
+    assert depth == 8 and colour in (2, 6)
+    bpp = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(b"".join(chunks)), width * bpp
+    prev, seen = bytearray(stride), set()
+    for row in range(height):
+        start = row * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            up, corner = prev[i], prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc
+                                      else corner)) & 0xFF
+        seen.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp * 7))
+        prev = line
+    return len(seen)
+
+
+def test_time_series_charts_render_in_chromium(tmp_path):
+    """A screenshot of the load/queue/KV chart: drawn lines in every row, tier colours on it."""
+    directory = make_run_dir(tmp_path / "result")
+    report = write_report(directory)
+    browser = Browser(tmp_path / "chromium-profile")
+    try:
+        for domain in ("Page", "Runtime"):
+            browser.call(f"{domain}.enable")
+        browser.call("Page.navigate", url=report.resolve().as_uri())
+        browser.wait_for("Page.loadEventFired")
+        time.sleep(1.0)
+        box = browser.call("Runtime.evaluate", expression=TIMESERIES_BOX,
+                           returnByValue=True)["result"]["value"]
+        clip = {k: box[k] for k in ("x", "y", "width", "height")} | {"scale": 1}
+        shot = browser.call("Page.captureScreenshot", format="png", clip=clip,
+                            captureBeyondViewport=True)
+    finally:
+        browser.close()
+    png = base64.b64decode(shot["data"])
+    (tmp_path / "timeseries.png").write_bytes(png)
+    assert box["height"] > 500 and box["width"] > 500
+    # 3 rows x 2 tiers of mean lines + 2 queue maxima, every one with a drawn path
+    assert len(box["lines"]) >= 8 and min(box["lines"]) > 20, box["lines"]
+    assert any("queue" in t for t in box["titles"]), box["titles"]
+    assert png_colours(png) >= 4  # background, grid, and the tiers' colours
