@@ -53,8 +53,9 @@ TABLES = {
 def scenario_dict(fpr: float, policy: str, window: float | None, lam: float | None) -> dict:
     """The default scenario with a three-type workload and injected FPR."""
     d = yaml.safe_load((ROOT / "scenarios" / "default.yaml").read_text())
-    for tier in d["tiers"]:
-        tier["accuracy"] = TABLES[tier["name"]]
+    d["tiers"] = [{"name": name, "precision": name, "replicas": 1, "cost_per_gpu_hour": 3.5,
+                   "accuracy": table} for name, table in TABLES.items()]
+    d.pop("accuracy_floor", None)
     d["workload"] = {"difficulty": {"kind": "three_type", "p_easy": 0.7, "p_hopeless": 0.14}}
     d["router"] = {"policy": policy, "confusion": {"fpr": fpr}}
     if lam is not None:
@@ -80,7 +81,7 @@ def main() -> None:
             path = Path(tmp) / f"fpr{fpr:.2f}.yaml"
             path.write_text(yaml.safe_dump(scenario_dict(
                 float(fpr), args.policy, args.window, None if args.lam < 0 else args.lam)))
-            s = run_scenario(load_scenario(path), scenario_path=path)
+            s = run_scenario(load_scenario(path), scenario_path=path).to_json()
             r = s["router"]
             lo, hi = r["accuracy_ci95"]
             print(f"{fpr:5.2f} {r['fpr']:8.3f} {1e3 * s['cost_usd'] / s['requests']:10.4f} "

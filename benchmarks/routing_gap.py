@@ -59,9 +59,11 @@ EPS, DELTA, LAMBDA = 0.02, 0.30, 0.1
 def scenario_dict(p: float, router: dict, window: float | None) -> dict:
     """The default scenario cut to nvfp4 + bf16 with a two-type workload and ``router``."""
     base = yaml.safe_load((ROOT / "scenarios" / "default.yaml").read_text())
-    tiers = [t for t in base["tiers"] if t["name"] in ("nvfp4", "bf16")]
+    tiers = [{"name": name, "precision": name, "replicas": 1, "cost_per_gpu_hour": 3.5}
+             for name in ("nvfp4", "bf16")]
     tiers[0]["accuracy"] = {"easy": 1 - EPS, "hard": 1 - DELTA}
     tiers[1]["accuracy"] = {"easy": 1.0, "hard": 1.0}
+    base.pop("accuracy_floor", None)
     base.update(tiers=tiers, router=router, sweep={})
     base["workload"] = {"difficulty": {"kind": "two_type", "p_easy": p}}
     if window:
@@ -73,12 +75,12 @@ def run(d: dict, folder: Path, name: str) -> dict:
     """Write the scenario next to the default one's trace resolution and run it."""
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(d))
-    return run_scenario(load_scenario(path), scenario_path=path)
+    return run_scenario(load_scenario(path), scenario_path=path).to_json()
 
 
 def per_request(summary: dict) -> float:
     """Attributed USD per request."""
-    return summary["cost"]["attributed_usd"] / summary["requests"]
+    return summary["attributed_cost_usd"] / summary["requests"]
 
 
 def main() -> None:
