@@ -12,7 +12,6 @@ from tiersim.routing.config import RouterConfig
 from tiersim.routing.constrained import (
     cut_grid,
     evaluate_cuts,
-    floor_verdict,
     with_scenario_floor,
 )
 from tiersim.routing.frontier import fixed_cost
@@ -150,13 +149,6 @@ def test_scenario_floor_fills_the_router_floor_unless_set():
     assert with_scenario_floor(own, 0.8).floor == 0.7
 
 
-def test_floor_verdict_reads_the_interval():
-    v = floor_verdict(0.899, [0.893, 0.905], 0.9)
-    assert not v["met"] and v["met_within_ci"]
-    assert floor_verdict(0.85, [0.84, 0.86], 0.9)["met_within_ci"] is False
-    assert floor_verdict(0.9, None, None) is None
-
-
 def test_cut_grid_enumerates_ordered_cuts_and_evaluates_them_exactly():
     cuts = cut_grid(4, 3)
     assert len(cuts) == 15 and np.all(np.diff(cuts, axis=1) >= 0)
@@ -164,3 +156,28 @@ def test_cut_grid_enumerates_ordered_cuts_and_evaluates_them_exactly():
     correct = np.array([[1, 1], [0, 1], [0, 0], [1, 1]], dtype=float)
     acc, cost = evaluate_cuts(correct, np.array([1.0, 2.0]), np.array([[0], [2], [4]]))
     assert acc.tolist() == [0.75, 0.5, 0.5] and cost.tolist() == [2.0, 1.5, 1.0]
+
+
+def test_a_scenario_routes_by_floor_and_reports_whether_it_was_met(tmp_path):
+    """End to end: the scenario's accuracy_floor reaches the floor router; the run says whether
+    the floor was met, with the accuracy's interval."""
+    import yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    doc = {"name": "floor", "seed": 1, "profile": None,
+           "trace": {"path": "azure2023_code.parquet", "window": [0, 900]},
+           "workload": {"difficulty": {"kind": "two_type", "p_easy": 0.7, "hint_auroc": 0.85}},
+           "tiers": [{"name": "nvfp4", "precision": "nvfp4", "replicas": 1,
+                      "cost_per_gpu_hour": 3.5, "accuracy": {"easy": 0.98, "hard": 0.5}},
+                     {"name": "bf16", "precision": "bf16", "replicas": 1,
+                      "cost_per_gpu_hour": 3.5, "accuracy": {"easy": 1.0, "hard": 0.9}}],
+           "router": {"policy": "floor"}, "accuracy_floor": 0.9}
+    path = tmp_path / "floor.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    router = run_scenario(load_scenario(path), scenario_path=path).router
+    lo, hi = router.accuracy_ci95
+    assert router.policy == "floor" and router.accuracy_floor == 0.9
+    assert lo <= 0.9 <= hi or router.floor_met
+    assert 0.0 < router.first_tier_shares["nvfp4"] < 1.0

@@ -210,17 +210,3 @@ def with_scenario_floor(router_cfg, accuracy_floor: float | None):
     if getattr(router_cfg, "floor", None) is not None or accuracy_floor is None:
         return router_cfg
     return router_cfg.model_copy(update={"floor": float(accuracy_floor)})
-
-
-def floor_verdict(accuracy: float | None, ci95, floor: float | None) -> dict | None:
-    """Whether the realised accuracy met the floor: point estimate and its 95% interval.
-
-    ``met``: accuracy >= floor; ``met_within_ci``: the interval's upper end reaches the floor
-    (the shortfall is within sampling noise); ``None`` when there is no floor.
-    """
-    if floor is None or accuracy is None:
-        return None
-    lo, hi = (ci95 or (None, None))[:2]
-    return {"floor": float(floor), "accuracy": float(accuracy),
-            "accuracy_ci95": [lo, hi], "met": bool(accuracy >= floor - 1e-12),
-            "met_within_ci": bool(hi is not None and hi >= floor - 1e-12)}
