@@ -285,7 +285,8 @@ def _sweep_savings(sweep: pd.DataFrame) -> dict[str, tuple[list, list, str, list
 def frontier(data: ReportData) -> Panel | None:
     """Cost vs accuracy: sweep points and their Pareto front, uniform tiers, static split,
     the routed run, and an analytic curve where the summary carries one."""
-    fig, n_points, cost_label = go.Figure(), 0, "cost of the run (USD, attributed GPU time)"
+    ledger = data.run.savings.cost_model if data.run and data.run.savings else "attributed"
+    fig, n_points, cost_label = go.Figure(), 0, f"cost of the run (USD, {ledger})"
     sweep = _ok(data.sweep)
     series = dict(_summary_series(data.run))
     if sweep is not None and not sweep.empty and "accuracy" in sweep:
