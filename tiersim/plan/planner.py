@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import PlanResult
@@ -208,9 +210,13 @@ class Planner:
         while True:
             design = Design(tiers, tuple(self.gpus[n][level[n]] for n in tiers), setting)
             try:
-                _, _, accuracy = self.evaluator.routing(design)
+                _, assignment, accuracy = self.evaluator.routing(design)
             except Exception as err:  # noqa: BLE001 - a router that cannot serve this subset
                 return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
+            idle = _idle_tiers(design, assignment)
+            if idle:
+                return DesignResult(design, None, None, f"{', '.join(idle)} gets no traffic "
+                                    "from the router: the design without it is cheaper", tried)
             floor = self.c.accuracy_floor
             if len(tiers) > 1 and floor is not None and accuracy < floor - 1e-12:
                 return DesignResult(design, None, None, f"accuracy {accuracy:.4f} < floor "
@@ -332,6 +338,14 @@ def compare(routed: DesignResult, uniform: list[DesignResult],
         "vs_static_split_frac": None if not split else 1 - cost / split,
         "accuracy_floor": floor,
     }
+
+
+def _idle_tiers(design: Design, assignment) -> list[str]:
+    """Kept tiers the routing sends nothing to (none for a fake evaluator's routing)."""
+    if assignment is None or len(design.tiers) == 1:
+        return []
+    used = set(np.unique(assignment.tier)) | set(np.unique(assignment.escalate_to))
+    return [n for k, n in enumerate(design.tiers) if k not in used]
 
 
 def _latency_met(r: DesignResult) -> bool:
