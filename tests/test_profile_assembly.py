@@ -124,17 +124,27 @@ def test_sources_label_every_table():
     assert model.source == "profile:known (harness)"
 
 
-def test_missing_table_falls_back_to_roofline_and_is_reported():
+def test_missing_table_is_anchored_on_the_nearest_table_and_reported():
     full = build_step_model(LLAMA, "fp8", "h200", tp=TP, profile=make_profile())
     gap = build_step_model(LLAMA, "fp8", "h200", tp=TP, profile=make_profile(skip="down"))
-    assert gap.sources()["gemm fp8 n=4096 k=7168"] == "roofline"
-    assert sum(v == "roofline" for v in gap.sources().values()) == 1
+    label = gap.sources()["gemm fp8 n=4096 k=7168"]
+    assert label.startswith("anchored:harness (gemm fp8 n=")
+    assert "roofline" not in gap.sources().values()
+    near = gap.ops._table("gemm", "fp8", {"n": 4096, "k": 7168}).source
     roof = RooflineOps(LLAMA, "fp8", "h200", tp=TP)
     m = np.array([4.0])
+    anchored = near.lookup(m) * roof.gemm(m, *DOWN, "fp8") / roof.gemm(
+        m, near.key["n"], near.key["k"], "fp8")
     down_table = 15e-6 * 3.0 ** (math.log(4) / math.log(100))
-    delta = 32 * (float(roof.gemm(m, *DOWN, "fp8")[0]) - down_table)
+    delta = 32 * (float(anchored[0]) - down_table)
     shape = StepShape(decode_seqs=4, decode_context=4000)
     assert gap.step_time(shape) == pytest.approx(full.step_time(shape) + delta, rel=1e-12)
+
+
+def test_operator_without_any_table_of_its_dtype_is_roofline():
+    model = build_step_model(LLAMA, "w4a16", "h200", tp=TP, profile=make_profile())
+    src = model.sources()
+    assert src["gemm w4a16 n=4096 k=7168"] == "roofline"
 
 
 def test_profile_for_another_gpu_is_refused():

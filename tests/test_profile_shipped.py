@@ -90,9 +90,33 @@ def test_w4a16_and_nvfp4_on_hopper_are_labelled():
                                                    "top_k": 8, "ep": 1, "tp": 1})
     assert "INT4 Marlin" in table.extra["notes"]
     assert fp4.sources()["gemm nvfp4 n=5120 k=2048"] == "roofline"
-    assert fp4.sources()["attn_decode bf16 heads=32 kv_heads=4 head_dim=128"].startswith("measured:")
+    attn = fp4.sources()["attn_decode bf16 heads=32 kv_heads=4 head_dim=128"]
+    assert attn.startswith("measured:")
 
 
 def test_llama_70b_tp8_uses_measured_allreduce():
     src = build_step_model("llama-3.1-70b", "fp8", "h200", 8, "fp8", PROFILE).sources()
     assert src["allreduce tp=8"] == "measured:aiconfigurator vllm 0.24.0"
+
+
+def test_an_unseen_model_is_anchored_on_the_nearest_measured_tables():
+    import dataclasses
+
+    import numpy as np
+
+    from tiersim.hardware import get_model
+    from tiersim.perf.profile import AnchoredTable
+
+    unseen = dataclasses.replace(get_model("Qwen3-Coder-30B-A3B"), name="unseen",
+                                 expert_intermediate=1024, num_experts=96, layers=40)
+    model = build_step_model(unseen, "bf16", "h200", profile=PROFILE)
+    src = model.sources()
+    moe = "moe bf16 hidden=2048 inter=1024 num_experts=96 top_k=8 ep=1 tp=1"
+    assert src[moe].startswith("anchored:measured:aiconfigurator vllm 0.24.0 (moe bf16 hidden=2048")
+    table = model.ops._table("moe", "bf16", {"hidden": 2048, "inter": 1024, "num_experts": 96,
+                                             "top_k": 8, "ep": 1, "tp": 1})
+    assert isinstance(table, AnchoredTable)
+    tokens = np.array([1.0, 64.0, 4096.0])
+    ratio = model.ops.fallback.moe(tokens) / table._source(tokens)
+    assert table.lookup(tokens) == pytest.approx(table.source.lookup(tokens) * ratio)
+    assert all(v != "roofline" for k, v in src.items() if k != "overhead")

@@ -24,6 +24,18 @@ Interpolation rule (every table, every axis)
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
 
+Shapes the profile lacks (anchoring)
+------------------------------------
+An operator whose exact table is missing, where the profile holds tables of the same operator
+and dtype at other shapes, is answered by the nearest of them (log distance over the key; MoE
+over per-GPU expert width and count) times the roofline's ratio between the wanted shape and
+that table's own (:class:`AnchoredTable`): the measured kernel efficiency is kept, the bytes and
+FLOPs rescaled. ``sources()`` labels it ``anchored:<source> (<table it came from>)``. MLA tables
+are not anchored (measured at one architecture's dimensions). With no table of that operator
+and dtype at all the operator is ``roofline``: anchoring across formats was tried and rejected
+(gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out 1.5-5x slow; the 4-bit kernels
+differ too much to share a measured efficiency).
+
 Lower-precision weights on Hopper (how W4A16, NVFP4 and MXFP4 are answered)
 ---------------------------------------------------------------------------
 A table matches on the format name of the group that asks: a tier's precision, or with
@@ -558,6 +570,35 @@ def _round_nested(value: Any) -> Any:
 # --------------------------------------------------------------------------- ProfileOps
 
 
+def _shape_distance(op: str, have: dict[str, int], want: dict[str, int]) -> float:
+    """Log distance between two table keys of ``op`` (MoE: per-GPU expert width and count)."""
+    def per_gpu(k: dict[str, int]) -> list[float]:
+        if op == "moe":
+            return [k["hidden"], k["inter"] / k["tp"], k["num_experts"] / k["ep"], k["top_k"]]
+        return [float(v) for v in k.values()]
+
+    return float(sum(abs(math.log(a / b)) for a, b in zip(per_gpu(have), per_gpu(want),
+                                                         strict=True)))
+
+
+class AnchoredTable:
+    """A measured table moved to a shape it was not measured at: its latency times the
+    roofline's ratio between the wanted shape and the table's own (the measured kernel
+    efficiency kept, bytes and FLOPs rescaled). Shown as ``anchored:<source label> (<table>)``.
+    """
+
+    def __init__(self, source: Table, target_roofline, source_roofline):
+        self.source = source
+        self._target, self._source = target_roofline, source_roofline
+
+    def lookup(self, *coords: Any) -> np.ndarray:
+        """The source table's latency at ``coords``, rescaled to the wanted shape."""
+        base = self.source.lookup(*coords)
+        ratio = np.asarray(self._target(*coords), np.float64) / np.asarray(
+            self._source(*coords), np.float64)
+        return base * ratio
+
+
 def _dtype_name(precision: Any) -> str:
     """A precision's scenario name, whether given as a string or a ``Precision``."""
     return str(getattr(precision, "name", precision)).lower()
@@ -621,10 +662,68 @@ class ProfileOps:
                     f"{self.profile.path}: no {table_name(op, dtype, key)} table and no "
                     "roofline fallback; add the table or build the model with a fallback"
                 )
-            label = "roofline" if table is None else self.profile.source_label(table)
+            if table is None:
+                table = self._anchor(op, dtype, key)
+            if table is None:
+                label = "roofline"
+            elif isinstance(table, AnchoredTable):
+                label = f"anchored:{self.profile.source_label(table.source)} ({table.source.name})"
+            else:
+                label = self.profile.source_label(table)
             self._sources[table_name(op, dtype, key)] = label
             self._cache[cache_key] = table
         return self._cache[cache_key]
+
+    # ------------------------------------------------------------------ anchoring
+
+    def _anchor(self, op: str, dtype: str | None, key: dict[str, int]):
+        """For a shape the profile lacks: the nearest table of the same operator and dtype,
+        rescaled by the roofline's ratio between the two shapes (:class:`AnchoredTable`), or
+        ``None`` (no such table, or an MLA table: those are measured at one shape only)."""
+        if self.fallback is None or (dtype and " mla-" in dtype) or self.model.is_mla and (
+                op.startswith("attn")):
+            return None
+        candidates = [t for t in self.profile.tables if t.op == op and t.dtype == dtype]
+        if not candidates:
+            return None
+        near = min(candidates, key=lambda t: _shape_distance(op, t.key, key))
+        source_roof = self._source_roofline(op, near.dtype, near.key)
+        if source_roof is None:
+            return None
+        return AnchoredTable(near, self._target_roofline(op, dtype, key), source_roof)
+
+    def _target_roofline(self, op: str, dtype, key: dict[str, int]):
+        fb = self.fallback
+        if op == "gemm":
+            return lambda m: fb.gemm(m, key["n"], key["k"], dtype)
+        if op == "moe":
+            return fb.moe
+        if op == "allreduce":
+            return lambda b: fb.allreduce(b, key["tp"])
+        return fb.attn_prefill if op == "attn_prefill" else fb.attn_decode
+
+    def _source_roofline(self, op: str, dtype, key: dict[str, int]):
+        """The roofline at the anchor table's own shape (same GPU, constants, KV dtype)."""
+        import dataclasses
+
+        from tiersim.perf.roofline import RooflineOps
+
+        fb = self.fallback
+        if op == "gemm":
+            return lambda m: fb.gemm(m, key["n"], key["k"], dtype)
+        if op == "allreduce":
+            return lambda b: fb.allreduce(b, key["tp"])
+        if op == "moe":
+            arch = dataclasses.replace(self.model, hidden=key["hidden"],
+                                       expert_intermediate=key["inter"],
+                                       num_experts=key["num_experts"], top_k=key["top_k"])
+            ops = RooflineOps(arch, dtype, fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c,
+                              dp=key["tp"] * key["ep"], ep=key["ep"])
+            return ops.moe
+        arch = dataclasses.replace(self.model, heads=key["heads"], kv_heads=key["kv_heads"],
+                                   head_dim=key["head_dim"])
+        ops = RooflineOps(arch, "bf16", fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c)
+        return ops.attn_prefill if op == "attn_prefill" else ops.attn_decode
 
     def _attn_key(self) -> dict[str, int]:
         key = self.__dict__.get("_attn_key_cached")
