@@ -147,8 +147,8 @@ def source_label(model) -> str:
 
 def source_counts(model) -> dict[str, int]:
     """Operator tables of a step model per kind of source."""
-    words = {"harness": "measured profile", "measured:": "public measured",
-             "roofline": "roofline"}
+    words = {"anchored:": "measured, rescaled to the shape", "harness": "measured profile",
+             "measured:": "public measured", "roofline": "roofline"}  # first match wins
     counts: dict[str, int] = {}
     for value in model.sources().values():
         kind = next((w for key, w in words.items() if key in str(value)), str(value))
