@@ -103,7 +103,7 @@ class SimEvaluator:
 
     def __init__(self, scenario, source: str | None = None, cost_model: str | None = None,
                  df: pd.DataFrame | None = None):
-        from tiersim import runner
+        from tiersim import inputs as runner  # the runner's own inputs (no import cycle)
 
         self.runner = runner
         self.scenario = scenario

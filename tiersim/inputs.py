@@ -1,0 +1,91 @@
+"""A run's inputs, before any simulation: the trace, each tier's routing facts, the prepared
+workload and the router's assignment.
+
+Shared by the runner (:func:`tiersim.runner.run_scenario`) and the planner
+(:class:`tiersim.plan.evaluate.SimEvaluator`), so both draw the same workload from the same seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tiersim import fleet as fleet_mod
+from tiersim.fleet import BuiltTier, Fleet, build_fleet
+from tiersim.paths import resolve_trace_path
+from tiersim.perf.base import StepShape
+from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload
+from tiersim.routing.constrained import with_scenario_floor
+from tiersim.scenario import Scenario
+from tiersim.trace import load_trace
+
+REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32 * 2048}
+"""The iteration whose cost ranks tiers for routing (one prefill chunk beside 32 decodes)."""
+
+
+
+def load_scenario_trace(scenario: Scenario, source: str) -> pd.DataFrame:
+    """The scenario's trace as the canonical table; a relative path starts at the scenario's
+    folder, then the bundled ``traces/``."""
+    cfg = scenario.trace
+    folder = Path(source).parent if Path(source).is_file() else None
+    path = resolve_trace_path(cfg.path, folder)
+    window = tuple(cfg.window) if cfg.window is not None else None
+    return load_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale)
+
+
+def step_model(scenario: Scenario, tier) -> Any:
+    """The step-time model of one engine replica of a tier (:func:`tiersim.fleet.step_model`)."""
+    return fleet_mod.step_model(scenario, tier)
+
+
+def tier_specs(scenario: Scenario, models: list | None = None) -> list:
+    """One engine TierSpec per scenario tier (``models`` are ignored: the fleet builds them)."""
+    return build_fleet(scenario).specs()
+
+
+def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[TierInfo]:
+    """What routing needs per tier; ``cost_weight`` is the tier's price for a reference step.
+
+    ``fleet``: the built fleet (built here when None; a list of step models is accepted too)."""
+    if not isinstance(fleet, Fleet):
+        fleet = build_fleet(scenario)
+    return [
+        TierInfo(name=t.name, precision=t.config.precision, accuracy=t.config.accuracy,
+                 cost_weight=cost_weight(t),
+                 output_length_multiplier=t.config.output_length_multiplier)
+        for t in fleet.tiers
+    ]
+
+
+def cost_weight(tier: BuiltTier) -> float:
+    """Relative cost of serving a request on a tier: its fixed price per request when set, else
+    engine-replica price x the time of :data:`REFERENCE_STEP` on the tier's step model."""
+    if tier.config.cost_per_request_usd is not None:
+        return tier.config.cost_per_request_usd
+    shape = StepShape(prefill_chunks=((REFERENCE_STEP["prefill_tokens"], 0),),
+                      decode_seqs=REFERENCE_STEP["decode_seqs"],
+                      decode_context=REFERENCE_STEP["decode_context"])
+    return 3600.0 * tier.usd_per_replica_second * tier.step_model.step_time(shape)
+
+
+def prepare(trace: pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
+            rng: np.random.Generator, source: str) -> Prepared:
+    """Per-tier correctness (labels, or drawn from the workload's difficulty model) and where
+    each tier's accuracy comes from."""
+    return prepare_workload(trace, infos, scenario.workload, rng=rng, source=source)
+
+
+def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
+          rngs: tuple[np.random.Generator, np.random.Generator], source: str) -> Assignment:
+    """The router's per-request first tier, escalation tier and accuracy basis (decided before
+    simulating).
+
+    ``rngs``: one generator for training the router's classifier, one for its decisions.
+    """
+    cfg = with_scenario_floor(scenario.router, scenario.accuracy_floor)  # the floor policy's
+    router = build_router(cfg, infos, train_df=df, rng=rngs[0], source=source)
+    return router.assign(df, rngs[1])
