@@ -172,6 +172,8 @@ TRACE_CASES = {
     "prefix hash beyond int64 in CSV": (
         'arrival_s,input_tokens,output_tokens,prefix_hashes\n0,1,1,"[1, 99999999999999999999999]"'
         "\n", "hash id 99999999999999999999999 out of range"),
+    "arrival 1e300 s": ("arrival_s,input_tokens,output_tokens\n0,1,1\n1e300,1,1\n",
+                        "row 2, column 'arrival_s': arrival 1e+300 s is more than 1e+09 s"),
     "unterminated quote over 2 MB": (
         'arrival_s,input_tokens,output_tokens\n0,1,"' + "x" * 2_000_000 + "\n",
         "cannot parse the CSV"),
@@ -252,6 +254,26 @@ def test_grid_limit_is_raised_by_a_scenario_key(tmp_path, capsys):
     assert "the grid has 12 points, above the limit of 10" in line
     path = sweep_file(tmp_path, grid, extra="limits: {max_sweep_points: 12}\n")
     assert len(prepare(path).points) == 12
+
+
+@pytest.mark.parametrize("workers", ["0", "100000"])
+def test_worker_count_is_bounded(tmp_path, capsys, workers):
+    path = sweep_file(tmp_path, "  seed: [0, 1]\n")
+    code, err = run_cli(capsys, "sweep", path, "--out", tmp_path / "o", "--workers", workers)
+    assert code != 0 and "Traceback" not in err and "--workers" in err
+    assert not (tmp_path / "o" / "points").exists()
+
+
+def test_stored_point_that_is_not_a_record_is_run_again(tmp_path):
+    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.testing import synthetic_runner
+
+    path, out = synthetic_scenario(tmp_path, sleep_s=0, seeds=2), tmp_path / "o"
+    first = run_sweep(path, out, runner=synthetic_runner, validator=None, report=False)
+    broken = out / "points" / f"{first['point_id'][0]}.json"
+    broken.write_text("[1, 2]")
+    again = run_sweep(path, out, runner=synthetic_runner, validator=None, report=False)
+    assert (again["status"] == "ok").all() and json.loads(broken.read_text())["status"] == "ok"
 
 
 def test_failed_points_make_sweep_exit_1_naming_them(tmp_path, capsys):

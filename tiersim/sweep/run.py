@@ -61,6 +61,10 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, see docs/s
     fcntl = None
 
 
+MAX_WORKERS = 1024
+"""Most local worker processes (each is a whole Python process)."""
+
+
 class SweepFailed(TiersimError):
     """Some points failed; the others are stored. ``frame`` is the sweep table."""
 
@@ -246,6 +250,8 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     :class:`SweepFailed` (one line naming them) once everything else is stored."""
     if executor not in ("local", "ray"):
         raise TiersimError(f"--executor: must be 'local' or 'ray' (got {executor!r})")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
     plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
     try:
@@ -316,7 +322,7 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
             executors.run_ray(tasks, on_done, address)
         return failures
     warm_up(runner)  # imported once here; forked workers inherit it
-    workers = workers if len(tasks) > 1 else 1
+    workers = max(1, min(workers, len(tasks)))  # a worker without a point would only idle
     with executors.local_pool(workers) as pool, bar:
         bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
         executors.run_local(tasks, pool, on_done, workers)

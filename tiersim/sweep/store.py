@@ -51,7 +51,8 @@ def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        records[record.get("point_id", path.stem)] = record
+        if isinstance(record, dict):  # anything else is not a point record: run it again
+            records[str(record.get("point_id", path.stem))] = record
     return records
 
 

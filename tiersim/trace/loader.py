@@ -30,6 +30,8 @@ from tiersim.trace.source import Source, read_raw
 FORMAT_NAMES = ("auto", *FORMATS)
 TIME_SCALE_RANGE = (1e-3, 1e3)
 """Accepted time scales (the scenario's ``trace.time_scale`` has the same bounds)."""
+MAX_SPAN_S = 1e9
+"""Longest span of arrival times accepted (about 31.7 years: more is a wrong time unit)."""
 
 LENGTHS_FIX = ("use it with synthetic arrivals: tiersim.workload.synthetic.poisson_arrivals"
                "(tiersim.trace.load_lengths(path), rate_rps, rng)")
@@ -54,6 +56,7 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     raw, src = read_raw(path)
     name = _choose_format(raw, src, format)
     table, notes = FORMATS[name].convert(raw, src)
+    _check_span(table, src, name)
     if window is not None:
         table = apply_window(table, window, src)
     table = apply_time_scale(table, time_scale, src)
@@ -61,6 +64,18 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=2)
     table.attrs.update(format=name, notes=notes)
     return table
+
+
+def _check_span(table: pd.DataFrame, src: Source, name: str) -> None:
+    """Refuse arrival times beyond MAX_SPAN_S (1e300 would make every rate and cost absurd)."""
+    t = table["arrival_s"].to_numpy()
+    late = np.flatnonzero(t > MAX_SPAN_S)
+    if len(late):
+        # canonical rows are never dropped; the other formats' request_id is the data row
+        row = int(late[0]) if name == "canonical" else int(table["request_id"].iloc[late[0]])
+        raise src.error(f"arrival {float(t[late[0]]):.4g} s is more than {MAX_SPAN_S:.0e} s "
+                        "(31 years) after the first; check the time unit", row, "arrival_s"
+                        if name == "canonical" else FORMATS[name].required[0])
 
 
 def _choose_format(raw: pd.DataFrame, src: Source, format: str) -> str:
