@@ -16,12 +16,13 @@ def summary():
 
 
 def test_analytic_frontier_spans_the_uniform_tiers(summary):
-    analytic, uniform = summary["analytic"], summary["savings"]["uniform"]
+    analytic = summary.analytic
+    uniform = {u.tier: u for u in summary.savings.uniform}
     params = analytic["params"]
     cheap, top = params["cheap"], params["top"]
     oracle = analytic[f"oracle ({cheap} vs {top})"]
-    assert oracle[0][0] == pytest.approx(uniform[cheap]["cost_usd"])
-    assert oracle[-1][0] == pytest.approx(uniform[top]["cost_usd"])
+    assert oracle[0][0] == pytest.approx(uniform[cheap].cost_usd)
+    assert oracle[-1][0] == pytest.approx(uniform[top].cost_usd)
     # the kink: every hard request upgraded, at cost c0 + (1 - p) dc
     assert oracle[1][0] == pytest.approx(params["c0_usd"] + (1 - params["p"]) * params["dc_usd"])
     assert oracle[0][1] <= oracle[1][1] <= oracle[2][1]
