@@ -215,8 +215,7 @@ def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
     """A scenario file's data and node tree, read within the limits above; one line on error."""
     source = str(path)
     text = _read_text(Path(path), source)
-    root = _compose(text, source)
-    check_size(root, source)
+    root = _compose(text, source)  # refuses deep nesting and alias bombs before any walk
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:  # e.g. an unhashable key, an unknown tag
