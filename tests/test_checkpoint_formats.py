@@ -135,3 +135,25 @@ def test_mtp_layers_count_in_the_checkpoint_not_in_serving(tmp_path):
     layer = plain.attention_params_per_layer() + plain.expert_params_per_layer()
     assert checkpoint_bytes(mtp) - checkpoint_bytes(plain) > 2 * layer  # BF16: 2 bytes each
     assert weight_bytes(mtp, "bf16") == weight_bytes(plain, "bf16")
+
+
+def _aic_configs() -> list[Path]:
+    try:
+        import aiconfigurator_core
+    except ImportError:
+        return []
+    folder = Path(aiconfigurator_core.__file__).parent / "model_configs"
+    return sorted(p for p in folder.glob("*_config.json")
+                  if not p.name.endswith("hf_quant_config.json"))
+
+
+@pytest.mark.parametrize("path", _aic_configs(), ids=lambda p: p.name[:40])
+def test_every_shipped_aiconfigurator_config_loads_or_says_what_it_lacks(path):
+    try:
+        model = load_hf_config(path)
+    except TiersimError as exc:
+        text = str(exc)
+        assert "\n" not in text and str(path) in text and "model_type" in text
+        return
+    assert checkpoint_bytes(model) > 0
+    assert weight_bytes(model, "checkpoint") <= weight_bytes(model, "bf16")
