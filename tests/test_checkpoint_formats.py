@@ -157,3 +157,10 @@ def test_every_shipped_aiconfigurator_config_loads_or_says_what_it_lacks(path):
         return
     assert checkpoint_bytes(model) > 0
     assert weight_bytes(model, "checkpoint") <= weight_bytes(model, "bf16")
+
+
+def test_vision_language_wrapper_reads_its_text_model(tmp_path):
+    text = {**BASE, "model_type": "qwen3_vl_moe_text"}
+    model = load_hf_config(_write(tmp_path, {"model_type": "qwen3_vl_moe", "text_config": text}))
+    plain = load_hf_config(_write(tmp_path, BASE))
+    assert model.param_groups() == plain.param_groups() and model.qk_norm

@@ -18,8 +18,10 @@ Supported ``model_type`` values and the keys read:
   ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``, ``n_routed_experts``,
   ``moe_intermediate_size``, ``n_shared_experts``, ``first_k_dense_replace`` (dense leading
   layers of width ``intermediate_size``); ``moe_layer_freq`` must be 1.
-- A multimodal wrapper (``kimi_k25``, ``*_vl*``) is read through its ``text_config`` when that
-  holds a supported type (the vision tower is not modelled).
+- A multimodal wrapper (``kimi_k25``, ``qwen3_vl``, ``qwen3_vl_moe``) is read through its
+  ``text_config`` when that holds a supported type (the vision tower is not modelled);
+  ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``mimo`` as
+  ``qwen2`` (its multi-token-prediction layer counted in the checkpoint's size only).
 
 Weight formats (``quantization_config`` in the config, or NVIDIA's ``hf_quant_config.json``
 beside it: ``<folder>/hf_quant_config.json`` or ``<stem>_hf_quant_config.json`` for a file named
@@ -219,9 +221,15 @@ def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     """The language model's config of a multimodal wrapper (and the wrapper's own quant
     config), or the config itself."""
     text = cfg.data.get("text_config")
-    if cfg.data.get("model_type") in SUPPORTED_TYPES or not isinstance(text, dict):
+    outer_type = ALIASES.get(str(cfg.data.get("model_type")), cfg.data.get("model_type"))
+    if outer_type in SUPPORTED_TYPES or not isinstance(text, dict):
         return cfg, None
     return _Config(cfg.path, text), cfg.data.get("quantization_config")
+
+
+#: Model types read as another type with the same text architecture (the vision tower of a
+#: ``*_vl`` model is not modelled; MiMo is Qwen2 with a multi-token-prediction layer).
+ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "qwen2"}
 
 
 def load_hf_config(path: str | Path) -> ModelArch:
@@ -232,6 +240,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
     outer = _Config(path, _read(path))
     cfg, wrapper_quant = _text_config(outer)
     model_type = cfg.data.get("model_type")
+    model_type = ALIASES.get(str(model_type), model_type)
     if model_type not in SUPPORTED_TYPES:
         lacks = LACKS.get(str(model_type)) or LACKS.get(str(outer.data.get("model_type")))
         why = f": tiersim does not model {lacks}" if lacks else " is not supported"
@@ -243,6 +252,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if model_type in DENSE_TYPES:
         fields["intermediate"] = cfg.int("intermediate_size")
         fields["qk_norm"] = model_type == "qwen3"
+        fields["mtp_layers"] = int(cfg.data.get("num_nextn_predict_layers") or 0)
     elif model_type == "qwen3_moe":
         fields.update(_qwen3_moe(cfg))
     elif model_type in MOE_LOCAL_TYPES:
