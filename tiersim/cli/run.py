@@ -153,17 +153,23 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
 
 
 def baseline_table(r: RunResult):
-    """Each tier serving the whole trace on the fleet's GPUs, against the routed run."""
+    """Each uniform fleet (every request on one tier), sized by simulation, against the routed
+    run, in the run's cost model."""
     from rich.table import Table
 
     saving = r.savings
-    table = Table(title=f"uniform fleets (every request on one tier; cost {saving.cost_model})",
+    table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model})",
                   title_justify="left")
-    for col in ("tier", "replicas", "accuracy", "cost USD"):
+    for col in ("fleet", "replicas x GPUs", "meets SLOs", "accuracy", "cost USD"):
         table.add_column(col, no_wrap=True)
+    met = {True: "yes", False: "no", None: "-"}
     for b in saving.uniform:
-        table.add_row(b.tier, fmt(b.replicas), fmt(b.accuracy, " %", 100), fmt(b.cost_usd))
-    table.add_row("routed", "", fmt(saving.accuracy, " %", 100), fmt(saving.routed_cost_usd))
+        size = "-" if b.replicas is None else f"{b.replicas} x {b.gpus_per_replica or 1}"
+        table.add_row(f"all {b.tier}", size, met[b.slo_met], fmt(b.accuracy, " %", 100),
+                      fmt(b.cost_usd))
+    table.add_row("routed (this run)", " + ".join(f"{t.replicas} x {t.gpus_per_replica}"
+                                                  for t in r.tiers), "",
+                  fmt(saving.accuracy, " %", 100), fmt(saving.routed_cost_usd))
     return table
 
 
@@ -171,9 +177,10 @@ def tier_table(r: RunResult):
     """Per-tier numbers, with each tier's step-time source."""
     from rich.table import Table
 
-    table = Table(title="tiers (cheapest first)", title_justify="left")
-    for col in ("tier", "requests", "share", "TTFT p99", "TPOT p99", "util", "KV peak",
-                f"cost USD ({r.cost_model})", "attributed USD"):
+    table = Table(title=f"tiers (cheapest first; cost $ = {r.cost_model}, attrib. $ = busy GPU "
+                  "time)", title_justify="left")
+    for col in ("tier", "reqs", "share", "TTFT p99", "TPOT p99", "util", "KV peak", "cost $",
+                "attrib. $"):
         table.add_column(col, no_wrap=True)
     for t in r.tiers:
         table.add_row(
