@@ -49,8 +49,8 @@ def test_every_table_the_profile_has_is_reported_measured(model):
                 src = build_step_model(path, precision, "h200", tp, kv, PROFILE, dp=dp, ep=ep)
                 src = src.sources()
                 for name, label in src.items():
-                    if name == "overhead":
-                        assert label == "roofline"  # an assumption, and labelled as one
+                    if name == "overhead":  # an assumption or a fit, and labelled as such
+                        assert label == "roofline" or label.startswith("fitted")
                     elif name in names:
                         assert label.startswith("measured:aiconfigurator vllm "), name
                     else:
@@ -120,3 +120,13 @@ def test_an_unseen_model_is_anchored_on_the_nearest_measured_tables():
     ratio = model.ops.fallback.moe(tokens) / table._source(tokens)
     assert table.lookup(tokens) == pytest.approx(table.source.lookup(tokens) * ratio)
     assert all(v != "roofline" for k, v in src.items() if k != "overhead")
+
+
+def test_mla_of_another_head_count_is_anchored_on_the_same_latent():
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.perf.aiconfigurator import aic_model_path
+
+    kimi = aic_model_path("aic:moonshotai--Kimi-K2-Instruct")  # DeepSeek-V3's MLA, 64 heads
+    src = build_step_model(kimi, "checkpoint", "h200", 16, "bf16", PROFILE).sources()
+    decode = src["attn_decode bf16 mla-fp8_block heads=4 kv_heads=1 head_dim=576"]
+    assert decode.startswith("anchored:measured:") and "heads=16" in decode

@@ -701,6 +701,7 @@ SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
         ("checkpoint",), (1, 2, 4, (1, 2, 1), (1, 4, 1), (2, 2, 1), (2, 1, 2), (4, 1, 4))
     ),
     "aic:moonshotai--Kimi-K2.5": (("checkpoint",), (8,)),
+    "aic:deepseek-ai--DeepSeek-V3": (("checkpoint",), (8,)),
     "aic:openai--gpt-oss-120b": (("checkpoint",), (1, 2, 4, 8)),
 }
 SHIPPED_KV_DTYPES = ("bf16", "fp8")

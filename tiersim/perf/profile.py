@@ -31,7 +31,8 @@ and dtype at other shapes, is answered by the nearest of them (log distance over
 over per-GPU expert width and count) times the roofline's ratio between the wanted shape and
 that table's own (:class:`AnchoredTable`): the measured kernel efficiency is kept, the bytes and
 FLOPs rescaled. ``sources()`` labels it ``anchored:<source> (<table it came from>)``. MLA tables
-are not anchored (measured at one architecture's dimensions). With no table of that operator
+are anchored only across query-head counts of the same latent width (they were measured at one
+architecture's dimensions). With no table of that operator
 and dtype at all the operator is ``roofline``: anchoring across formats was tried and rejected
 (gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out 1.5-5x slow; the 4-bit kernels
 differ too much to share a measured efficiency).
@@ -680,10 +681,11 @@ class ProfileOps:
         """For a shape the profile lacks: the nearest table of the same operator and dtype,
         rescaled by the roofline's ratio between the two shapes (:class:`AnchoredTable`), or
         ``None`` (no such table, or an MLA table: those are measured at one shape only)."""
-        if self.fallback is None or (dtype and " mla-" in dtype) or self.model.is_mla and (
-                op.startswith("attn")):
+        if self.fallback is None:
             return None
         candidates = [t for t in self.profile.tables if t.op == op and t.dtype == dtype]
+        if dtype and " mla-" in dtype:  # MLA: other head counts of the same latent only
+            candidates = [t for t in candidates if t.key["head_dim"] == key["head_dim"]]
         if not candidates:
             return None
         near = min(candidates, key=lambda t: _shape_distance(op, t.key, key))
@@ -720,8 +722,11 @@ class ProfileOps:
             ops = RooflineOps(arch, dtype, fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c,
                               dp=key["tp"] * key["ep"], ep=key["ep"])
             return ops.moe
-        arch = dataclasses.replace(self.model, heads=key["heads"], kv_heads=key["kv_heads"],
-                                   head_dim=key["head_dim"])
+        if self.model.is_mla:  # same latent, another number of query heads per GPU
+            arch = dataclasses.replace(self.model, heads=key["heads"], kv_heads=key["heads"])
+        else:
+            arch = dataclasses.replace(self.model, heads=key["heads"], kv_heads=key["kv_heads"],
+                                       head_dim=key["head_dim"])
         ops = RooflineOps(arch, "bf16", fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c)
         return ops.attn_prefill if op == "attn_prefill" else ops.attn_decode
 
