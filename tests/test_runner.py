@@ -202,3 +202,23 @@ def test_model_config_path_resolves_beside_the_scenario(tmp_path):
     summary = run_scenario(load_scenario(path), scenario_path=path)
     assert summary.model == "qwen/config.json"
     assert summary.completed + summary.dropped == summary.requests > 0
+
+
+def test_data_parallel_ranks_are_engine_replicas_and_the_ledger_counts_every_gpu(tmp_path):
+    from tiersim.fleet import build_fleet, kv_blocks
+
+    doc = tiny_doc(cost_model="provisioned",
+                   trace={"path": "azure2023_code.parquet", "window": [240, 300]})
+    doc["tiers"][1].update(gpus_per_replica=2, data_parallel=2, expert_parallel=True)
+    path = write_yaml(tmp_path / "dp.yaml", doc)
+    scenario = load_scenario(path)
+    fleet = build_fleet(scenario)
+    bf16 = fleet.tiers[1]
+    assert (bf16.engine_replicas, bf16.gpus) == (2, 2)  # one scheduler per DP rank
+    assert fleet.specs()[1].replicas == 2
+    assert bf16.num_blocks == kv_blocks(scenario.model_ref, scenario.gpu, scenario.tiers[1])
+    run = run_scenario(scenario, scenario_path=path)
+    tier = run.tier("bf16")
+    assert tier.gpus == 2 and tier.gpus_per_replica == 2
+    assert tier.cost_usd == pytest.approx(2 * 3.5 * run.duration_s / 3600)
+    assert run.gpu_hours == pytest.approx(3 * run.duration_s / 3600)

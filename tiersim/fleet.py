@@ -88,10 +88,8 @@ class Fleet:
 def parallel(tier: TierConfig) -> tuple[int, int, int]:
     """``(tp, dp, ep)`` of a tier: tensor parallel per data-parallel rank, data-parallel ranks,
     expert-parallel size (all the replica's GPUs with ``expert_parallel``, else 1)."""
-    dp = tier.data_parallel
-    tp = tier.gpus_per_replica // dp
     ep = tier.gpus_per_replica if tier.expert_parallel else 1
-    return tp, dp, ep
+    return tier.tensor_parallel, tier.data_parallel, ep
 
 
 def limits(tier: TierConfig) -> SchedulerLimits:
