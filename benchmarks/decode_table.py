@@ -1,68 +1,165 @@
-"""Decode step time of Qwen3-Coder-30B-A3B on one H200, per precision: tiersim vs the tables.
+"""Decode step times on H200: tiersim beside aiconfigurator, and tiersim's weight memory.
 
-For each precision (bf16, fp8, w4a16, nvfp4) and batch (1, 8, 32, 128) at 2,048 tokens of
-context per sequence, prints a Markdown table of
+Default (``python benchmarks/decode_table.py``): for each model of NVIDIA's measured vLLM H200
+runs (the silicon sample that ``benchmarks/fidelity_silicon.py`` replays), at the layout of its
+runs (:data:`LAYOUTS`), one decode iteration at batch 1, 32 and 128 with 2,048 tokens of context
+per sequence and an FP8 KV cache:
 
-- ``tiersim``: the decode step time of ``build_step_model(..., profile=<shipped H200 profile>)``;
-- ``table sum``: the same iteration added up here by hand, straight from the profile's imported
-  operator tables (48 layers x (QKV + O + router GEMMs + MoE + decode attention) + LM head),
-  counting only the operators the profile measures;
-- ``roofline part``: what the step spends in operators the profile has no table for (answered
-  by the roofline, listed in the last column) and in the per-iteration overhead;
-- ``roofline model``: the pure roofline model's step time, for comparison.
+- ``tiersim``: ``build_step_model(..., profile=<shipped vLLM profile>)`` as the benchmark builds
+  it (checkpoint formats, TP x DP / EP), ``decode_times``;
+- ``aiconfigurator``: aiconfigurator-core's decode-step estimate for the same model, layout,
+  quant modes and batch (its generation-only step, vLLM database), cached in
+  ``benchmarks/data/aic_decode_h200.csv`` (``--refresh-aic`` recomputes it; needs the package);
+- the tables the tiersim step answered with the roofline (none = all measured).
 
-``tiersim = table sum + roofline part`` is the consistency check; the last column says which
-tables were roofline. Run: ``python benchmarks/decode_table.py`` (used in docs/fidelity.md).
+``--precisions``: the earlier table of Qwen3-Coder-30B-A3B on one H200 per precision (tiersim
+against the profile's tables summed by hand, and the pure roofline).
+
+``--weights``: ``docs/models.md``'s table: for every config aiconfigurator-core ships
+(``benchmarks/data/published_sizes.csv`` lists them with the published size and its source;
+the configs are read from the installed package), tiersim's checkpoint weight memory
+(``tiersim.perf.memory.checkpoint_bytes``) and parameter count against the published ones.
 """
 
 from __future__ import annotations
 
+import argparse
+import datetime
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[0]))
+sys.path.insert(0, str(HERE))
+
+import fidelity_silicon as fs  # noqa: E402
 
 from tiersim.hardware import get_model  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
 
-MODEL = "qwen3-coder-30b-a3b"
-PRECISIONS = ("bf16", "fp8", "w4a16", "nvfp4")
-BATCHES = (1, 8, 32, 128)
+AIC_DECODE_CSV = fs.DATA / "aic_decode_h200.csv"
+SIZES_CSV = fs.DATA / "published_sizes.csv"
+BATCHES = (1, 32, 128)
 CONTEXT = 2048
+#: The layout each model is tabled at: the tensor parallelism most of its vLLM rows ran.
+LAYOUTS = {
+    "Llama-3.1-8B": 1, "Llama-3.1-70B": 4, "MiniMax-M2.5": 4, "Kimi-K2.5": 8,
+    "Qwen3-235B-FP8": 4, "gpt-oss-120b": 2,
+}
+
+
+def layout_rows() -> dict[str, dict]:
+    """Per model, the first vLLM row at its :data:`LAYOUTS` tensor parallelism."""
+    rows = fs.load_rows()
+    rows = rows[(rows["backend"] == "vllm") & (rows["mode"] == "agg")]
+    out = {}
+    for model, tp in LAYOUTS.items():
+        pick = rows[(rows["model"] == model) & (rows["tp_size"] == tp)]
+        out[model] = pick.iloc[0].to_dict()
+    return out
+
+
+def tiersim_decode_ms(row: dict, batch: int) -> tuple[float, list[str]]:
+    """tiersim's decode step (ms) for ``row``'s model and layout at ``batch``, and the tables
+    it answered on the roofline (raises :class:`fs.Unrepresentable`)."""
+    tier, roofline = fs.replica_tier(fs.case_of(row), batch, "fp8")
+    ctx = np.array([float(batch * CONTEXT)])
+    return float(tier.step_model.decode_times(batch, ctx)[0]) * 1e3, roofline
+
+
+def aic_decode_ms(row: dict, batch: int) -> float:
+    """aiconfigurator-core's decode-step estimate (ms), FP8 KV cache, same quant fallback as
+    :func:`fs.aic_estimate` (the row's modes, else the checkpoint's)."""
+    from aiconfigurator_core.sdk.config import RuntimeConfig
+    from aiconfigurator_core.sdk.errors import PerfDataNotAvailableError
+
+    rc = RuntimeConfig(isl=CONTEXT, osl=2, batch_size=batch, prefix=0)
+    for row_quant in (True, False):
+        try:
+            backend, model, db, _ = fs.aic_setup(row, row_quant, kv_quant="fp8")
+            return float(backend._get_genonly_step_latency(model, db, rc, batch, CONTEXT, 2)[0])
+        except PerfDataNotAvailableError:
+            if not row_quant:
+                raise
+    raise AssertionError("unreachable")
+
+
+def refresh_aic() -> pd.DataFrame:
+    """Recompute aiconfigurator's decode steps; write :data:`AIC_DECODE_CSV`."""
+    import importlib.metadata
+    import logging
+
+    logging.disable(logging.WARNING)
+    out = []
+    for model, row in layout_rows().items():
+        for batch in BATCHES:
+            out.append({"model": model, "tp": int(row["tp_size"]), "batch": batch,
+                        "context": CONTEXT, "aic_ms": aic_decode_ms(row, batch)})
+    df = pd.DataFrame(out)
+    df["aic_version"] = "aiconfigurator-core " + importlib.metadata.version("aiconfigurator-core")
+    df["computed_on"] = datetime.date.today().isoformat()
+    df.to_csv(AIC_DECODE_CSV, index=False)
+    return df
+
+
+def model_rows() -> list[dict]:
+    """One dict per (model, batch): tiersim, aiconfigurator and the roofline tables."""
+    aic = pd.read_csv(AIC_DECODE_CSV) if AIC_DECODE_CSV.exists() else pd.DataFrame()
+    out = []
+    for model, row in layout_rows().items():
+        for batch in BATCHES:
+            entry = {"model": model, "tp": int(row["tp_size"]), "batch": batch}
+            try:
+                entry["tiersim_ms"], roofline = tiersim_decode_ms(row, batch)
+                entry["roofline"] = ", ".join(roofline) or "none"
+            except fs.Unrepresentable as exc:
+                entry["tiersim_ms"], entry["roofline"] = float("nan"), f"not representable: {exc}"
+            hit = aic[(aic["model"] == model) & (aic["batch"] == batch)] if len(aic) else aic
+            entry["aic_ms"] = float(hit["aic_ms"].iloc[0]) if len(hit) else float("nan")
+            out.append(entry)
+    return out
+
+
+def model_markdown(table: list[dict]) -> str:
+    """The per-model rows as a Markdown table."""
+    lines = [
+        "| model | TP | batch | tiersim step (ms) | aiconfigurator (ms) | tiersim / aic |"
+        " tables on roofline |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in table:
+        ratio = r["tiersim_ms"] / r["aic_ms"]
+        lines.append(
+            f"| {r['model']} | {r['tp']} | {r['batch']} | {r['tiersim_ms']:.2f} | "
+            f"{r['aic_ms']:.2f} | {ratio:.2f} | {r['roofline']} |"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- per precision (Qwen3-Coder)
+
+PRECISION_MODEL = "qwen3-coder-30b-a3b"
+PRECISIONS = ("bf16", "fp8", "w4a16", "nvfp4")
+PRECISION_BATCHES = (1, 8, 32, 128)
 
 
 def table_sum(profile, precision: str, batch: int, context: int) -> tuple[float, list[str]]:
     """Seconds of the measured operators of one decode iteration, and the missing tables."""
-    m = get_model(MODEL)
+    m = get_model(PRECISION_MODEL)
     qkv = ((m.heads + 2 * m.kv_heads) * m.head_dim, m.hidden)
+    moe_key = {"hidden": m.hidden, "inter": m.expert_intermediate, "num_experts": m.num_experts,
+               "top_k": m.top_k, "ep": 1, "tp": 1}
+    attn_key = {"heads": m.heads, "kv_heads": m.kv_heads, "head_dim": m.head_dim}
     lookups = [
         ("gemm", precision, {"n": qkv[0], "k": qkv[1]}, m.layers, (batch,)),
         ("gemm", precision, {"n": m.hidden, "k": m.heads * m.head_dim}, m.layers, (batch,)),
         ("gemm", "bf16", {"n": m.num_experts, "k": m.hidden}, m.layers, (batch,)),
-        (
-            "moe",
-            precision,
-            {
-                "hidden": m.hidden,
-                "inter": m.expert_intermediate,
-                "num_experts": m.num_experts,
-                "top_k": m.top_k,
-                "ep": 1,
-                "tp": 1,
-            },
-            m.layers,
-            (batch,),
-        ),
-        (
-            "attn_decode",
-            "bf16",
-            {"heads": m.heads, "kv_heads": m.kv_heads, "head_dim": m.head_dim},
-            m.layers,
-            (batch, context),
-        ),
+        ("moe", precision, moe_key, m.layers, (batch,)),
+        ("attn_decode", "bf16", attn_key, m.layers, (batch, context)),
         ("gemm", "bf16", {"n": math.ceil(m.vocab), "k": m.hidden}, 1, (batch,)),
     ]
     total, missing = 0.0, []
@@ -75,33 +172,28 @@ def table_sum(profile, precision: str, batch: int, context: int) -> tuple[float,
     return total, missing
 
 
-def rows():
-    """One dict per (precision, batch)."""
+def precision_rows() -> list[dict]:
+    """One dict per (precision, batch) of Qwen3-Coder-30B-A3B on one H200."""
     profile = resolve_profile(default_profile_name())
     out = []
     for precision in PRECISIONS:
-        tiersim = build_step_model(MODEL, precision, "h200", profile=profile)
-        roofline = build_step_model(MODEL, precision, "h200")
-        for batch in BATCHES:
+        tiersim = build_step_model(PRECISION_MODEL, precision, "h200", profile=profile)
+        roofline = build_step_model(PRECISION_MODEL, precision, "h200")
+        for batch in PRECISION_BATCHES:
             ctx = np.array([float(batch * CONTEXT)])
             step = float(tiersim.decode_times(batch, ctx)[0])
             measured, missing = table_sum(profile, precision, batch, CONTEXT)
-            out.append(
-                {
-                    "precision": precision,
-                    "batch": batch,
-                    "tiersim_ms": step * 1e3,
-                    "table_ms": measured * 1e3,
-                    "rest_ms": (step - measured) * 1e3,
-                    "roofline_ms": float(roofline.decode_times(batch, ctx)[0]) * 1e3,
-                    "roofline_tables": ", ".join(missing) or "none (overhead only)",
-                }
-            )
+            out.append({
+                "precision": precision, "batch": batch, "tiersim_ms": step * 1e3,
+                "table_ms": measured * 1e3, "rest_ms": (step - measured) * 1e3,
+                "roofline_ms": float(roofline.decode_times(batch, ctx)[0]) * 1e3,
+                "roofline_tables": ", ".join(missing) or "none (overhead only)",
+            })
     return out
 
 
-def markdown(table: list[dict]) -> str:
-    """The rows as a Markdown table."""
+def precision_markdown(table: list[dict]) -> str:
+    """The per-precision rows as a Markdown table."""
     lines = [
         "| precision | batch | tiersim step (ms) | table sum (ms) | roofline part + overhead (ms)"
         " | roofline model (ms) | tables on roofline |",
@@ -115,9 +207,85 @@ def markdown(table: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- weight memory (docs/models.md)
+
+
+def weight_rows() -> list[dict]:
+    """Per config aiconfigurator-core ships: tiersim's checkpoint bytes and parameters against
+    the published ones (NaN where none was found)."""
+    from tiersim.perf.memory import checkpoint_bytes
+
+    sizes = pd.read_csv(SIZES_CSV)
+    out = []
+    for r in sizes.to_dict("records"):
+        entry = {"config": r["config"], "published_gb": r["published_bytes"] / 1e9,
+                 "published_params_b": r["published_params_b"],
+                 "source": r["source"] if isinstance(r["source"], str) else ""}
+        path = fs._aic_root() / "model_configs" / f"{r['config'].replace('/', '--')}_config.json"
+        try:
+            arch = get_model(path)
+            entry["tiersim_gb"] = checkpoint_bytes(arch) / 1e9
+            entry["tiersim_params_b"] = arch.total_params / 1e9
+            entry["note"] = ""
+        except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
+            entry["tiersim_gb"] = entry["tiersim_params_b"] = float("nan")
+            entry["note"] = fs._reason(exc)
+        out.append(entry)
+    return out
+
+
+def _num(x: float, fmt: str = ".1f") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def _err(a: float, b: float) -> str:
+    e = a / b - 1
+    return "n/a" if math.isnan(e) else f"{e:+.1%}"
+
+
+def weight_markdown(table: list[dict]) -> str:
+    """The weight rows as a Markdown table (error = tiersim / published - 1)."""
+    lines = ["| config | tiersim weights (GB) | published (GB) | error | tiersim params (B) |"
+             " published params (B) | error | source / note |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in table:
+        source = r["source"] or "no published size found"
+        if r["note"]:
+            source = f"tiersim cannot read it: {r['note']}" + (f"; {r['source']}" if r["source"]
+                                                                 else "")
+        lines.append(
+            f"| {r['config']} | {_num(r['tiersim_gb'])} | {_num(r['published_gb'])} | "
+            f"{_err(r['tiersim_gb'], r['published_gb'])} | {_num(r['tiersim_params_b'])} | "
+            f"{_num(r['published_params_b'])} | "
+            f"{_err(r['tiersim_params_b'], r['published_params_b'])} | {source} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point (see module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--refresh-aic", action="store_true",
+                    help="recompute aiconfigurator's decode steps (needs aiconfigurator-core)")
+    ap.add_argument("--precisions", action="store_true",
+                    help="Qwen3-Coder-30B-A3B per precision instead")
+    ap.add_argument("--weights", action="store_true", help="the weight-memory table instead")
+    args = ap.parse_args(argv)
+    if args.weights:
+        print(weight_markdown(weight_rows()))
+        return 0
+    if args.precisions:
+        print(f"{PRECISION_MODEL} decode step on 1x H200, {CONTEXT} tokens of context per "
+              f"sequence, profile {default_profile_name()}\n")
+        print(precision_markdown(precision_rows()))
+        return 0
+    if args.refresh_aic:
+        refresh_aic()
+    print(f"Decode step on H200 (vLLM), {CONTEXT} tokens of context per sequence, FP8 KV cache, "
+          f"profile {default_profile_name()}\n")
+    print(model_markdown(model_rows()))
+    return 0
+
+
 if __name__ == "__main__":
-    print(
-        f"Qwen3-Coder-30B-A3B decode step on 1x H200, {CONTEXT} tokens of context per sequence,"
-        f" profile {default_profile_name()}\n"
-    )
-    print(markdown(rows()))
+    raise SystemExit(main())

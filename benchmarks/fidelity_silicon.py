@@ -79,13 +79,13 @@ BLOCK_SIZE = 16
 #: The training subset of ``--fit`` (fixed here; everything else is held out).
 TRAINING = {"backend": "vllm", "model": "Llama-3.1-70B"}
 #: ``--fit`` grid: per-iteration overhead (seconds) and requests per client.
-FIT_OVERHEADS_S = tuple(round(0.25e-3 * i, 6) for i in range(0, 21))
-FIT_PER_CLIENT = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20)
+FIT_OVERHEADS_S = tuple(round(0.25e-3 * i, 6) for i in range(0, 17))
+FIT_PER_CLIENT = (1, 2, 3, 5, 8, 10, 15, 20)
 #: ``--fit`` grid: spread of request lengths around isl / osl (the real prompts and outputs
 #: vary; identical lengths keep clients in lock-step bursts).
-FIT_SPREADS = (0.0, 0.05, 0.1, 0.2, 0.3)
+FIT_SPREADS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
 #: Coordinate-descent passes of ``--fit`` at most.
-FIT_PASSES = 3
+FIT_PASSES = 2
 #: Default requests per client before any fit has been written.
 UNFITTED_PER_CLIENT = 10
 
@@ -238,9 +238,11 @@ def _one_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
 
 
-def _aic_run(row: dict, row_quant: bool) -> dict:
+def aic_setup(row: dict, row_quant: bool, kv_quant: str | None = None):
+    """``(backend, model, database, version)`` of aiconfigurator-core for a row (offline);
+    ``kv_quant`` sets its KV-cache mode (``None``: inferred, as its CLI does)."""
     from aiconfigurator_core.sdk.backends.factory import get_backend
-    from aiconfigurator_core.sdk.config import ModelConfig, RuntimeConfig
+    from aiconfigurator_core.sdk.config import ModelConfig
     from aiconfigurator_core.sdk.config_builders import build_model_config
     from aiconfigurator_core.sdk.models import (
         check_is_moe,
@@ -266,8 +268,8 @@ def _aic_run(row: dict, row_quant: bool) -> dict:
         moe_tp, moe_ep = 1, 1
     gemm = row["gemm_quant_mode"] if row_quant and isinstance(row["gemm_quant_mode"], str) else None
     moe = row["moe_quant_mode"] if row_quant and isinstance(row["moe_quant_mode"], str) else None
-    mc = build_model_config(tp, int(row.get("pp_size") or 1), dp, moe_tp, moe_ep, gemm, None, None,
-                            moe, None)
+    mc = build_model_config(tp, int(row.get("pp_size") or 1), dp, moe_tp, moe_ep, gemm, kv_quant,
+                            None, moe, None)
     version = str(row["backend_version"]) if isinstance(row["backend_version"], str) else None
     if version not in get_supported_databases().get(system, {}).get(backend, []):
         version = get_latest_database_version(system=system, backend=backend)
@@ -276,30 +278,49 @@ def _aic_run(row: dict, row_quant: bool) -> dict:
     resolve_context_fmha_by_data(mc, path, db, backend, is_context_role=True)
     resolve_dsv4_moe_arch(mc, path, system_name=system, backend_name=backend)
     resolve_nvfp4_for_system(mc, system, path)
+    return get_backend(backend), aic_model(path, mc, backend), db, version
+
+
+def _aic_run(row: dict, row_quant: bool) -> dict:
+    from aiconfigurator_core.sdk.config import RuntimeConfig
+
+    backend, model, db, version = aic_setup(row, row_quant)
     rc = RuntimeConfig(isl=int(row["isl"]), osl=int(row["osl"]), batch_size=int(row["batch_size"]),
                        prefix=0)
-    summary = get_backend(backend).run_agg(aic_model(path, mc, backend), db, rc,
-                                           ctx_tokens=int(row["isl"]))
+    summary = backend.run_agg(model, db, rc, ctx_tokens=int(row["isl"]))
     result = summary.get_result_dict()
     return {"aic_ttft_ms": float(result["ttft"]), "aic_tpot_ms": float(result["tpot"]),
             "aic_backend_version": version, "aic_oom": bool(summary.check_oom())}
 
 
-def refresh_aic(rows: pd.DataFrame, jobs: int) -> pd.DataFrame:
-    """Recompute aiconfigurator's estimate of every aggregated row; write :data:`AIC_CSV`."""
+def refresh_aic(rows: pd.DataFrame, jobs: int, resume: bool = False, every: int = 24):
+    """Recompute aiconfigurator's estimate of every aggregated row; write :data:`AIC_CSV`.
+
+    vLLM rows first, then the other engines' rows tiersim replays, then the rest; the CSV is
+    rewritten every ``every`` rows, so an interrupted refresh keeps what it computed, and
+    ``resume`` skips the rows the CSV already holds.
+    """
     import importlib.metadata
     import logging
 
     logging.disable(logging.WARNING)
-    todo = rows[(rows["mode"] == "agg") & rows["model_path"].isin(MODELS)].to_dict("records")
-    out = _map(aic_estimate, todo, jobs, chunksize=8)
-    df = pd.DataFrame(out)
-    df["aic_version"] = "aiconfigurator-core " + importlib.metadata.version("aiconfigurator-core")
-    df["computed_on"] = datetime.date.today().isoformat()
-    df.to_csv(AIC_CSV, index=False)
-    failed = int(df["aic_error"].notna().sum()) if "aic_error" in df else 0
-    print(f"{len(df)} estimates ({failed} failed) -> {AIC_CSV}")
-    return df
+    todo = rows[(rows["mode"] == "agg") & rows["model_path"].isin(MODELS)].copy()
+    replayed = todo["model"].isin(ENGINE_PROFILE_MODELS["trtllm"] | ENGINE_PROFILE_MODELS["sglang"])
+    todo["_rank"] = np.where(todo["backend"] == "vllm", 0, np.where(replayed, 1, 2))
+    todo = todo.sort_values("_rank", kind="stable").drop(columns="_rank")
+    done = load_aic() if resume else pd.DataFrame()
+    out = done.to_dict("records")
+    if len(done):
+        todo = todo[~todo["id"].isin(set(done["id"]))]
+    version = "aiconfigurator-core " + importlib.metadata.version("aiconfigurator-core")
+    with ProcessPoolExecutor(max(jobs, 1)) as pool:
+        for i, est in enumerate(pool.map(aic_estimate, todo.to_dict("records"), chunksize=2)):
+            out.append({**est, "aic_version": version,
+                        "computed_on": datetime.date.today().isoformat()})
+            if (i + 1) % every == 0 or i + 1 == len(todo):
+                pd.DataFrame(out).to_csv(AIC_CSV, index=False)
+                print(f"{len(out)} estimates -> {AIC_CSV}", flush=True)
+    return pd.DataFrame(out)
 
 
 def load_aic() -> pd.DataFrame:

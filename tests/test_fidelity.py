@@ -278,11 +278,11 @@ def test_summary_has_a_line_per_engine_model_and_engine():
 
 def test_fit_picks_the_overhead_and_load_generator_with_the_smallest_median_error(monkeypatch):
     """A stand-in replay whose TPOT error is zero at 1.5 ms of overhead and whose TTFT error is
-    zero at 4 requests per client and +-10% lengths: the fit must find exactly those."""
+    zero at 5 requests per client and +-10% lengths: the fit must find exactly those."""
 
     def fake_run(df, kv_dtype, proto, jobs, overhead_s=None):
         tpot = (overhead_s - 1.5e-3) * 100
-        ttft = abs(proto.per_client - 4) * 0.1 + abs(proto.spread - 0.1)
+        ttft = abs(proto.per_client - 5) * 0.1 + abs(proto.spread - 0.1)
         return pd.DataFrame({"tpot_err": [tpot, -tpot], "ttft_err": [ttft, ttft]})
 
     monkeypatch.setattr(fs, "run", fake_run)
@@ -290,7 +290,7 @@ def test_fit_picks_the_overhead_and_load_generator_with_the_smallest_median_erro
     train = pd.DataFrame([make_row(), make_row(batch_size=16)])
     overhead, proto = fs.fit(train, "fp8", jobs=1)
     assert overhead == pytest.approx(1.5e-3)
-    assert proto == fs.Protocol(per_client=4, spread=0.1)
+    assert proto == fs.Protocol(per_client=5, spread=0.1)
 
 
 def test_one_measured_row_replays():
