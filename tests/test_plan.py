@@ -103,15 +103,25 @@ def test_the_routed_design_wins_when_the_cheap_tier_is_good_enough_on_easy_reque
 
 
 def test_tensor_parallelism_is_tried_before_a_design_is_infeasible():
-    """bf16's TPOT misses at one GPU per replica whatever the replica count; two fix it."""
+    """bf16's TPOT misses at one GPU per replica whatever the replica count; two fix it. Every
+    larger value that could still be cheaper is sized too (4 GPUs x 3 ties 2 x 6; 8 x 2 is
+    dearer), and the cheapest kept."""
     tiers = [FakeTier("bf16", accuracy=0.9, base_tpot_s=0.08)]
     result, evaluator = plan(tiers, floor=None, tpot=0.05)
     assert result.plan is not None
-    assert result.plan["gpus_per_replica"] == {"bf16": 2}
-    assert result.plan["gpus_per_replica_tried"] == {"bf16": [1, 2]}
+    assert result.plan["gpus_per_replica"] == {"bf16": 2} and result.plan["gpus"] == 12
+    assert result.plan["gpus_per_replica_tried"] == {"bf16": [1, 2, 4, 8]}
     tiers = [FakeTier("bf16", accuracy=0.9, drops_below_gpus=4)]  # long prompts need 4 GPUs
     result, _ = plan(tiers, floor=None)
     assert result.plan["gpus_per_replica"] == {"bf16": 4}
+
+
+def test_more_gpus_per_replica_than_the_best_fleet_has_are_not_tried():
+    tiers = [FakeTier("bf16", accuracy=0.9, capacity_rps=20.0)]  # one 1-GPU replica suffices
+    result, evaluator = plan(tiers, floor=None)
+    assert result.plan["gpus"] == 1
+    assert result.plan["gpus_per_replica_tried"] == {"bf16": [1]}
+    assert {d.gpus_per_replica for d, _ in evaluator.calls} == {(1,)}
 
 
 def test_no_feasible_design_says_why_per_design():
@@ -119,7 +129,7 @@ def test_no_feasible_design_says_why_per_design():
     result, _ = plan(tiers, floor=None, tpot=0.05)
     assert result.plan is None
     assert result.reason.startswith("bf16@2: latency: more replicas do not help")
-    assert result.reason.endswith("tried bf16 on 1, 2 GPUs per replica)")
+    assert result.reason.endswith("(tried bf16 on 1, 2 GPUs per replica)")
 
 
 @pytest.mark.parametrize("floor", [None, 0.8])

@@ -66,7 +66,7 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame) ->
     evaluator = SimEvaluator(scenario, source, df=df)
     constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)  # no floor:
     # every tier is sized; savings_result judges the floor
-    start = {t.name: max(1, fleet.gpus // t.config.gpus_per_replica) for t in fleet.tiers}
+    start = {t.name: fleet.gpus for t in fleet.tiers}  # search from the run's GPU count
     planner = Planner(scenario, constraints, evaluator, start=start)
     out = []
     for sized in planner.uniform():

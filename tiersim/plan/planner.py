@@ -12,9 +12,12 @@ values that fit in memory, and routes with one router setting. For each design:
 2. Size replicas by doubling then bisection (:mod:`tiersim.plan.search`): O(K log R)
    simulations per design, each tier simulated alone on its own requests and cached
    (:class:`tiersim.plan.evaluate.SimEvaluator`).
-3. When a tier cannot meet the SLOs at any replica count (its step is too slow for the TTFT or
-   TPOT target, or its KV cache cannot hold the longest prompts so requests are dropped), try
-   its next larger ``gpus_per_replica`` (tensor parallel) before calling the design infeasible.
+3. GPUs per replica: a uniform fleet is sized at every fitting value (1, 2, 4, 8 and the
+   tier's own) that could still be cheaper than the best found, and keeps the cheapest. A
+   multi-tier design starts each tier at its uniform fleet's value; when a tier cannot meet the
+   SLOs at any replica count (its step is too slow for the TTFT or TPOT target, or its KV cache
+   cannot hold the longest prompts so requests are dropped), it moves to the next larger value
+   (tensor parallel) before the design is called infeasible.
 
 The plan is the design of least cost under the scenario's cost model (``provisioned``: what you
 would pay), the runner-up designs are listed with the constraint each missed (or how much dearer
@@ -146,7 +149,12 @@ def _overshoot(value: float | None, limit: float | None) -> float:
 
 
 class Planner:
-    """Sizes every design of one scenario with one evaluator (see the module docstring)."""
+    """Sizes every design of one scenario with one evaluator (see the module docstring).
+
+    ``gpu_options``: GPUs per replica to consider (each tier's own value is added; only values
+    that fit are kept); ``start``: GPUs per tier to start the replica search at (default one
+    replica); ``choose``: router settings to try, dotted key -> values.
+    """
 
     def __init__(self, scenario, constraints: Constraints, evaluator=None,
                  gpu_options: tuple[int, ...] = GPU_OPTIONS, max_replicas: int = 256,
@@ -158,7 +166,10 @@ class Planner:
         self.names = [t.name for t in scenario.tiers]
         self.max_replicas = max_replicas
         self.choose = choose or {}
-        self.gpus = {n: [g for g in gpu_options if self.evaluator.fits(n, g)] for n in self.names}
+        own = {t.name: getattr(t, "gpus_per_replica", 1) for t in scenario.tiers}
+        self.gpus = {n: [g for g in sorted({*gpu_options, own[n]}) if self.evaluator.fits(n, g)]
+                     for n in self.names}
+        self.uniform_results: dict[str, DesignResult] = {}
         self.judged: list[dict[str, Any]] = []
 
     # ---- designs -----------------------------------------------------------------------------
@@ -191,10 +202,13 @@ class Planner:
             return DesignResult(Design(tiers, (1,) * len(tiers)), None, None,
                                 f"{', '.join(bad)} does not fit on up to {max(GPU_OPTIONS)} GPUs "
                                 "per replica", {})
+        if len(tiers) == 1:
+            return self._best_uniform(tiers[0])
+        start = {n: self._uniform_level(n) for n in tiers}
         results: list[DesignResult] = []
         for group in self.settings(tiers):
             for setting in group:  # stop at the first margin whose accuracy meets the floor
-                results.append(self._size(tiers, setting))
+                results.append(self._size(tiers, setting, start))
                 if not (results[-1].missed or "").startswith("accuracy"):
                     break
         found = [r for r in results if r.feasible]
@@ -203,10 +217,44 @@ class Planner:
         simulated = [r for r in results if r.outcome is not None]
         return (simulated or results)[0]
 
-    def _size(self, tiers: tuple[str, ...], setting) -> DesignResult:
-        """Size one design, moving a tier to more GPUs per replica when replicas cannot help."""
-        level = dict.fromkeys(tiers, 0)
-        tried = {n: [self.gpus[n][0]] for n in tiers}
+    def _best_uniform(self, name: str) -> DesignResult:
+        """A uniform fleet sized at every GPUs-per-replica value that could still be cheaper
+        than the best found (one replica of g GPUs costs at least g GPUs); the cheapest one
+        meeting the SLOs, else the largest tried."""
+        results: list[DesignResult] = []
+        for level, gpus in enumerate(self.gpus[name]):
+            best = min((r.outcome.cost_per_hour_usd for r in results if _latency_met(r)),
+                       default=math.inf)
+            if gpus * self.evaluator.by_name[name].cost_per_gpu_hour > best:
+                break
+            results.append(self._size((name,), (), {name: level}, escalate=False))
+        tried = {name: [r.design.gpus_per_replica[0] for r in results]}
+        for r in results:
+            r.tried_gpus = tried
+        met = [r for r in results if _latency_met(r)]
+        if met:
+            chosen = min(met, key=lambda r: (r.outcome.cost_usd, r.design.gpus_per_replica))
+        else:
+            chosen = results[-1]
+            if chosen.missed and chosen.missed.startswith("latency"):
+                chosen.missed += f" (tried {name} on {', '.join(map(str, tried[name]))} GPUs " \
+                                 "per replica)"
+        self.uniform_results[name] = chosen
+        return chosen
+
+    def _uniform_level(self, name: str) -> int:
+        """Index of the GPUs per replica a tier's sized uniform fleet uses (0 when unknown)."""
+        r = self.uniform_results.get(name)
+        if r is None or not _latency_met(r):
+            return 0
+        return self.gpus[name].index(r.design.gpus_per_replica[0])
+
+    def _size(self, tiers: tuple[str, ...], setting, level: dict[str, int],
+              escalate: bool = True) -> DesignResult:
+        """Size one design from GPUs-per-replica ``level`` (index into each tier's options),
+        moving a tier to more GPUs per replica when replicas cannot help (``escalate``)."""
+        level = dict(level)
+        tried = {n: [self.gpus[n][level[n]]] for n in tiers}
         while True:
             design = Design(tiers, tuple(self.gpus[n][level[n]] for n in tiers), setting)
             try:
@@ -228,12 +276,13 @@ class Planner:
                 return DesignResult(design, sizing.replicas, outcome, missed, tried)
             last = self.evaluator.evaluate(design, sizing.judged[-1])
             violators = verdict(last, self.c).violators or tiers
-            bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])]
+            bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
                 gpus = "; ".join(f"{n} on {', '.join(map(str, g))} GPUs per replica"
                                  for n, g in tried.items())
+                where = f"; tried {gpus}" if escalate else ""
                 return DesignResult(design, sizing.judged[-1], last, f"latency: {sizing.reason}"
-                                    f" ({_missed(last, self.c)}; tried {gpus})", tried)
+                                    f" ({_missed(last, self.c)}{where})", tried)
             for n in bump:
                 level[n] += 1
                 tried[n].append(self.gpus[n][level[n]])
@@ -251,7 +300,7 @@ class Planner:
 
         unit = {n: design.gpus(n) * self.evaluator.by_name[n].cost_per_gpu_hour
                 for n in design.tiers}
-        first = min(self.start.get(n, 1) for n in design.tiers) if self.start else 1
+        first = min(self.start.get(n, 1) // design.gpus(n) for n in design.tiers)
         return size_replicas(list(design.tiers), judge, unit, start=max(1, first),
                              limit=self.max_replicas)
 
