@@ -138,3 +138,12 @@ def test_cli_run_writes_the_report_with_the_run(tmp_path):
     page = (tmp_path / "o" / "report.html").read_text()
     assert f"(run {run_id})" in page and str(tmp_path / "o") in page
     assert ".tiersim-run-" not in page  # the page names the folder, not the temporary one
+
+
+def test_a_rerun_without_a_report_removes_the_stale_one(tiny_run, tmp_path):
+    run, _ = tiny_run
+    target = tmp_path / "r"
+    target.mkdir()
+    (target / "report.html").write_text("<html>an earlier run</html>")
+    outputs.write_run(target, run, pd.DataFrame({"a": [1]}), pd.DataFrame({"b": [1]}), "x: 1\n")
+    assert not (target / "report.html").exists()

@@ -5,11 +5,11 @@ Every file (``requests.parquet``, ``timeseries.parquet``, ``summary.json``, ``sc
 folder inside DIR (``.tiersim-run-*.tmp``), then renamed into place one by one, the manifest
 last. The manifest names the run (``run_id``, a hash of the data files' bytes, so the same
 scenario and seed give the same id) and the SHA-256 of each data file (requests, time series,
-summary); the report embeds the run
-id. A failed or interrupted rerun leaves the previous run's files, and a reader that checks
-the manifest (:func:`check_manifest`, which ``tiersim report`` calls) notices files from two
-different runs. A full disk or read-only folder ends with one line naming DIR and no temporary
-folder left behind.
+summary); the report embeds the run id. A failed or interrupted rerun leaves the previous run's
+files, and a reader that checks the manifest (:func:`tiersim.manifest.check_manifest`, which
+``tiersim report`` calls) notices files from two different runs. A rerun without a report
+removes the earlier run's ``report.html``. A full disk or read-only folder ends with one line
+naming DIR and no temporary folder left behind.
 """
 
 from __future__ import annotations
@@ -89,6 +89,9 @@ def write_run(out: Path, run: RunResult, requests: pd.DataFrame, timeseries: pd.
 
             write_report(temp, shown_as=out)
             names.append("report.html")
+        stale = out / "report.html"
+        if not report and stale.exists():
+            stale.unlink()  # it describes an earlier run, not this one
         for name in [*names, MANIFEST]:
             os.replace(temp / name, out / name)
     except OSError as err:
