@@ -237,7 +237,11 @@ class RunResult:
     only), ``provisioned_cost_usd`` and ``fixed_per_request_cost_usd`` (None without prices) are
     always given beside it. ``gpu_hours`` are provisioned (GPUs x duration), ``gpu_hours_busy``
     the GPU time spent running iterations. ``accuracy`` scores dropped requests as wrong.
-    ``slo_attainment``: share of all requests finished within both SLO targets.
+    ``slo_attainment``: share of all requests finished within both SLO targets. ``tiers`` are
+    cheapest first; ``router`` scores the routing; ``sources`` says where latency, accuracy and
+    cost come from and ``profile`` which step-time tables each tier used; ``savings`` compares
+    the fleet with uniform ones (None when not computed); ``analytic`` is the two-type closed
+    form for the cheapest and top tiers. Every formula: ``docs/metrics.md``.
     """
 
     scenario: str
