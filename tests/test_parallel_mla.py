@@ -114,13 +114,17 @@ def test_pure_decode_step_equals_vectorised_decode(mla_model, dp, ep):
         assert model.step_time(shape) == pytest.approx(vec, rel=1e-12)
 
 
-def test_mla_decode_adds_q_and_o_projections_per_decode_token(mla_model):
+def test_mla_attention_ops_hold_the_whole_block_as_the_measured_modules_do(mla_model):
     model = build_step_model(mla_model, "bf16", "H200", tp=1)
-    prefill_only = model.step_time(StepShape(prefill_chunks=((64, 0),)))
-    with_decode = model.step_time(StepShape(prefill_chunks=((64, 0),), decode_seqs=1,
-                                            decode_context=10))
-    proj = model._mla_decode_proj(1)
-    assert proj > 0 and with_decode > prefill_only + proj
+    # No attention GEMMs outside the attention ops (NVIDIA's MLA modules include them).
+    assert model._attention_linear(np.array([64.0]))[0] == 0.0
+    down = f"n={384 + 128 + 16} k=1024"  # the fused q_a + kv_a projection
+    assert not any(down in k for k in model.sources())
+    ops = model.ops
+    proj = ops._mla_decode_projections(8)
+    assert proj > 0 and ops.attn_decode(8, np.array([4.0]))[0] > proj
+    down = ops._mla_down(np.array([256.0]), "bf16")[0]
+    assert ops.attn_prefill(256, 0) > down  # the prefill block includes its projections
 
 
 def test_4bit_weight_only_on_hopper_saves_bytes_not_flops():

@@ -36,8 +36,10 @@ What is taken, per table of the profile (every choice is written into the table'
   0.24.0 folder, this is within a median factor of 1.11 of the measured curve (BF16 and block
   FP8; MXFP4 1.40), against 1.28 for the roofline alone.
 - MLA attention (DeepSeek-V3 / Kimi-K2 shapes only: the data was measured at DeepSeek-V3's):
-  ``mla_context_module_perf`` as ``attn_prefill`` (the module holds q_b, kv_b, attention and
-  o_proj) and ``mla_generation_module_perf`` as ``attn_decode`` (absorbed BMMs and attention),
+  ``mla_context_module_perf`` as ``attn_prefill`` and ``mla_generation_module_perf`` as
+  ``attn_decode``: each module is the whole attention block (aiconfigurator's ``MLAModule``
+  replaces the down-projection, q_b (and kv_b or the absorbed BMMs), attention and o_proj), so
+  the step assembly adds no attention GEMMs of its own for MLA models;
   keyed ``heads`` per GPU, ``kv_heads`` 1 and ``head_dim`` = the cached latent width (576),
   dtype ``"<kv dtype> mla-<projection format>"``; prefill and decode axes as below.
 - ``attn_prefill``: ``context_attention_perf`` (batch 1, fresh prompts, no cached prefix). The
@@ -530,9 +532,10 @@ class Importer:
                       kernel, note)
 
     def mla(self, op: str, kv_dtype: str, heads: int, attn_format: str) -> Table | None:
-        """The MLA ``attn_prefill`` (context module: q/kv up-projections, attention, o
-        projection) or ``attn_decode`` (generation module: absorbed BMMs and attention) table
-        at ``heads`` query heads per GPU, or ``None`` where the data lacks it."""
+        """The MLA ``attn_prefill`` (context module) or ``attn_decode`` (generation module)
+        table at ``heads`` query heads per GPU, or ``None`` where the data lacks it. Each
+        module is the whole attention block: down-projection, q (and kv) up-projections or
+        absorbed BMMs, attention and o projection."""
         dtype, gemm = KV_DTYPES.get(kv_dtype), MLA_GEMM_TYPES.get(attn_format)
         if dtype is None or gemm is None:
             return None
@@ -552,13 +555,14 @@ class Importer:
             read = latent * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
             found = _prefill_grid(rows[rows["batch_size"] == 1], read)
             names = ("tokens", "context")
-            note = ("MLA context module (q_b, kv_b, attention, o_proj), DeepSeek-V3 shapes; "
-                    "cached context by equal-work prompt length, floored at one latent read")
+            note = ("MLA context module (down-projection, q_b, kv_b, attention, o_proj), "
+                    "DeepSeek-V3 shapes; cached context by equal-work prompt length, floored "
+                    "at one latent read")
         else:
             found = _decode_grid(rows)
             names = ("batch", "context")
-            note = ("MLA generation module (absorbed BMMs + attention), DeepSeek-V3 shapes; "
-                    "beyond the measured triangle: linear in batch")
+            note = ("MLA generation module (down-projection, q_b, absorbed BMMs, attention, "
+                    "o_proj), DeepSeek-V3 shapes; beyond the measured triangle: linear in batch")
         ax0, ax1, grid = found
         axes = dict(zip(names, (ax0, ax1), strict=True))
         return _table(op, dt, key, axes, grid, source, self.aic, str(kernel), note)

@@ -7,7 +7,7 @@ answers into an iteration time, so all models share one definition of what an it
 One iteration of ``T`` tokens (new prompt tokens of the prefill chunks plus one per decoding
 sequence) on one data-parallel rank of ``tp`` GPUs costs, with every shape per GPU:
 
-    layers x attention projections(T)           q/k/v and o (MLA: the fused q_a + kv_a only)
+    layers x attention projections(T)           q/k/v and o (MLA: inside the attention ops)
   + dense layers x dense MLP(T)                  gate/up and down GEMMs
   + MoE layers x [ router(T, BF16) + MoE(T x dp) + shared experts(T) ]
   + collectives: a TP all-reduce of T x hidden BF16 after attention and after each dense MLP
@@ -15,8 +15,9 @@ sequence) on one data-parallel rank of ``tp`` GPUs costs, with every shape per G
     all-gather + reduce-scatter of all ranks' T x dp tokens over the tp x dp GPUs, counted as
     one all-reduce of that size over those GPUs (the same traffic)
   + attention: each prefill chunk (new, cached) on its own, plus decode attention over the
-    decode batch at its mean context (sum of contexts / sequences); MLA adds the q and o
-    projections of each decode token (its prefill module already holds them)
+    decode batch at its mean context (sum of contexts / sequences); for MLA these ops are the
+    whole attention block (down- and up-projections, attention, o projection), as NVIDIA
+    measured the MLA modules
   + lm_head GEMM for the rows that produce logits: decode sequences + prefill chunks
   + the fixed per-iteration overhead
 
@@ -137,14 +138,8 @@ class AssembledStepModel:
         """Per-GPU GEMM shapes ``(n, k)`` and layer counts, computed once."""
         m, tp = self.model, self.tp
         q_heads, kv_heads = heads_per_gpu(m, tp)
-        if m.is_mla:
-            self._qkv = (m.q_lora_rank + m.kv_latent_dim, m.hidden)  # fused q_a + kv_a
-            q_in = m.q_lora_rank or m.hidden
-            self._mla_q = (q_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), q_in)
-            self._o = (m.hidden, q_heads * m.v_head_dim)
-        else:
-            self._qkv = ((q_heads + 2 * kv_heads) * m.head_dim, m.hidden)
-            self._o = (m.hidden, q_heads * m.head_dim)
+        self._qkv = ((q_heads + 2 * kv_heads) * m.head_dim, m.hidden)
+        self._o = (m.hidden, q_heads * m.head_dim)
         self._gate_up = (2 * m.intermediate // tp, m.hidden)
         self._down = (m.hidden, m.intermediate // tp)
         self._shared_gate_up = (2 * m.shared_intermediate // tp, m.hidden)
@@ -163,13 +158,12 @@ class AssembledStepModel:
         return self.formats.of(group).name
 
     def _attention_linear(self, tokens: np.ndarray) -> np.ndarray:
-        """One layer's attention projections for ``tokens`` (MLA: the fused down-projection;
-        its q/o projections are part of the prefill module and added per decode sequence)."""
+        """One layer's attention projections for ``tokens`` (MLA: none here; the MLA
+        attention ops time the whole block, projections included, as NVIDIA's modules do)."""
+        if self.model.is_mla:
+            return np.zeros_like(np.asarray(tokens, dtype=np.float64))
         ops, fmt = self.ops, self._fmt("attention")
-        t = ops.gemm(tokens, *self._qkv, fmt)
-        if not self.model.is_mla:
-            t = t + ops.gemm(tokens, *self._o, fmt)
-        return t
+        return ops.gemm(tokens, *self._qkv, fmt) + ops.gemm(tokens, *self._o, fmt)
 
     def _dense_mlp(self, tokens: np.ndarray) -> np.ndarray:
         fmt = self._fmt("mlp")
@@ -211,15 +205,6 @@ class AssembledStepModel:
             t = t + m.moe_layers * self._moe_layer(tokens)
         return t + self._communication(tokens)
 
-    def _mla_decode_proj(self, seqs: int) -> float:
-        """MLA: the q and o projections of ``seqs`` decode tokens (all layers); prefill chunks
-        have them inside the prefill attention module."""
-        if not self.model.is_mla or seqs <= 0:
-            return 0.0
-        rows, fmt = np.array([float(seqs)]), self._fmt("attention")
-        per_layer = self.ops.gemm(rows, *self._mla_q, fmt) + self.ops.gemm(rows, *self._o, fmt)
-        return float(self.model.layers * per_layer[0])
-
     def _linear_time(self, tokens: int) -> float:
         """All layers' token-proportional work for ``tokens`` tokens.
 
@@ -250,7 +235,6 @@ class AssembledStepModel:
         cached = self._decode_cache.get(seqs)
         if cached is None:
             cached = self._linear_time(seqs) + self._lm_head_time(seqs) + self.ops.overhead_s
-            cached += self._mla_decode_proj(seqs)
             _store(self._decode_cache, seqs, cached)
         return cached
 
@@ -294,7 +278,6 @@ class AssembledStepModel:
             t += self._attn_prefill(new, cached)
         if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
             t += float(self._attn_decode(seqs, shape.decode_context / seqs))
-            t += self._mla_decode_proj(seqs)
         t += self._lm_head_time(seqs + len(shape.prefill_chunks))
         return t + self.ops.overhead_s
 

@@ -236,17 +236,44 @@ class RooflineOps:
         return max(nbytes / self._bw, flops / self._attn_flops_s, self.c.attn_floor_s)
 
     def attn_decode(self, batch: int, context_per_seq: np.ndarray) -> np.ndarray:
-        """One layer's decode attention: each of ``batch`` queries reads its whole KV."""
+        """One layer's decode attention: each of ``batch`` queries reads its whole KV (MLA:
+        plus the block's projections, :meth:`_mla_decode_projections`)."""
         ctx = np.asarray(context_per_seq, dtype=np.float64)
         nbytes = batch * (ctx * self._kv_bytes_per_token + self._q_io_bytes_per_token)
         flops = self._attn_flops_per_pair * batch * ctx
         floor = self.c.attn_floor_s + batch * self._attn_per_seq_s
-        return self._roof(nbytes, flops, self._attn_flops_s, floor)
+        t = self._roof(nbytes, flops, self._attn_flops_s, floor)
+        if self.model.is_mla:
+            t = t + self._mla_decode_projections(batch)
+        return t
+
+    def _mla_down(self, rows: np.ndarray, fmt: str) -> np.ndarray:
+        """MLA's fused down-projection (q_a and kv_a with the rotary key), replicated per GPU."""
+        m = self.model
+        return self.gemm(rows, m.q_lora_rank + m.kv_latent_dim, m.hidden, fmt)
+
+    def _mla_decode_projections(self, batch: int) -> float:
+        """MLA decode block besides attention, for ``batch`` tokens: the down-projection, the
+        q up-projection, the absorbed per-head BMMs (q_nope into the latent, the latent out to
+        ``v``: BF16, reading ``W_UK`` and ``W_UV`` once) and the o projection."""
+        m = self.model
+        q_heads, _ = heads_per_gpu(m, self.tp)
+        fmt, rows = self.weights.attention.name, np.array([float(batch)])
+        q_in = m.q_lora_rank or m.hidden
+        t = self._mla_down(rows, fmt)
+        t = t + self.gemm(rows, q_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), q_in, fmt)
+        t = t + self.gemm(rows, m.hidden, q_heads * m.v_head_dim, fmt)
+        width = q_heads * (m.qk_nope_head_dim + m.v_head_dim)
+        bmm_bytes = width * m.kv_lora_rank * 2.0 + batch * width * 2.0 * 2.0
+        bmm_flops = 2.0 * batch * width * m.kv_lora_rank
+        bmm = self._roof(np.array([bmm_bytes]), bmm_flops, self.gpu.peak("bf16") * self.c.gemm_eff,
+                         2 * self.c.gemm_floor_s)
+        return float((t + bmm)[0])
 
     def _mla_prefill(self, tokens: int, context: int) -> float:
-        """MLA prefill of one chunk, as the measured module covers it: the q up-projection and
-        the o projection of the new tokens, the kv up-projection of the whole context (new and
-        cached latents expanded to keys and values), and causal attention with
+        """MLA prefill of one chunk, as the measured module covers it: the down-projection, q
+        up-projection and o projection of the new tokens, the kv up-projection of the whole
+        context (new and cached latents expanded to keys and values), and causal attention with
         ``qk_nope + rope``-wide keys and ``v_head_dim``-wide values."""
         m = self.model
         q_heads, _ = heads_per_gpu(m, self.tp)
@@ -257,6 +284,7 @@ class RooflineOps:
         o = self.gemm(rows, m.hidden, q_heads * m.v_head_dim, fmt)
         kv_b = self.gemm(np.array([float(tokens + context)]),
                          q_heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, fmt)
+        kv_b = kv_b + self._mla_down(rows, fmt)
         qk, v = m.qk_nope_head_dim + m.qk_rope_head_dim, m.v_head_dim
         pairs = tokens * (context + (tokens + 1) / 2.0)
         flops = 2.0 * q_heads * (qk + v) * pairs
