@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,24 +212,55 @@ def _write_manifest(out: Path, plan: SweepPlan) -> None:
 @contextlib.contextmanager
 def locked(out: Path):
     """Hold ``out/.lock`` (an advisory ``flock``) while a sweep writes ``out``; refuse at once
-    when another sweep holds it."""
+    when a running sweep holds it.
+
+    Forked workers share the lock, so it is free only once every process of a sweep is gone.
+    When the sweep that took it has died, its workers are exiting (they die with their
+    parent): then this waits up to LOCK_WAIT_S for them instead of refusing.
+    """
     out.mkdir(parents=True, exist_ok=True)
     if fcntl is None:  # pragma: no cover
         yield
         return
     with open(out / ".lock", "a+") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read(20).strip()
-            pid = f" (pid {holder})" if holder.isdigit() else ""
-            raise TiersimError(f"{out}: another sweep is writing to this folder{pid}; wait for "
-                               "it to finish or use another --out") from None
+        _take(handle, out)
         handle.truncate(0)
         handle.write(str(os.getpid()))
         handle.flush()
         yield
+
+
+LOCK_WAIT_S = 10.0
+
+
+def _take(handle, out: Path) -> None:
+    """Take the lock on ``handle`` or raise the one-line refusal."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read(20).strip()
+            if (holder.isdigit() and _alive(int(holder))) or time.monotonic() > deadline:
+                pid = f" (pid {holder})" if holder.isdigit() else ""
+                raise TiersimError(f"{out}: another sweep is writing to this folder{pid}; "
+                                   "wait for it to finish or use another --out") from None
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (and is not this one)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
