@@ -31,10 +31,11 @@ def available(kind: str) -> list[str]:
 
 
 def find_bundled(kind: str, name: str | Path) -> Path | None:
-    """The bundled file ``name`` of ``kind`` (the extension may be left out), or None."""
+    """The bundled file ``name`` of ``kind`` (the extension may be left out), or None; a name
+    that leads out of the bundled folder (``../x``) is never found there."""
     for folder in bundled_dirs(kind):
         for candidate in [folder / name, *(folder / f"{name}{ext}" for ext in KINDS[kind])]:
-            if candidate.is_file():
+            if candidate.is_file() and candidate.resolve().parent == folder:
                 return candidate
     return None
 
