@@ -217,7 +217,7 @@ def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
     text = _read_text(Path(path), source)
     root = _compose(text, source)  # refuses deep nesting and alias bombs before any walk
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as err:  # e.g. an unhashable key, an unknown tag
         raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
     _reject_non_finite(data, source, root, ())
@@ -302,10 +302,37 @@ def scenario_from_dict(data: dict, source_name: str) -> Scenario:
     return _validate(data, source_name, None)
 
 
+class _DepthError(yaml.YAMLError):
+    """Raised while composing a node nested deeper than MAX_DEPTH."""
+
+    def __init__(self, mark: yaml.Mark):
+        super().__init__(f"nested more than {MAX_DEPTH} levels deep")
+        self.problem_mark, self.problem = mark, f"nested more than {MAX_DEPTH} levels deep"
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that stops at MAX_DEPTH levels of nesting while composing (before
+    Python's recursion limit, which deep nesting would otherwise hit slowly)."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        """Compose one node, counting how deep it is."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH + 1:
+                raise _DepthError(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def _compose(text: str, source: str) -> yaml.Node | None:
     """Parse YAML into a node tree (for line numbers); syntax errors become one line."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_BoundedLoader)
+    except _DepthError as err:
+        raise ScenarioError(source, _mark(err), err.problem) from None
     except yaml.YAMLError as err:
         raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
     except RecursionError:
