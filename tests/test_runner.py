@@ -158,6 +158,11 @@ def test_any_small_fleet_conserves_requests(replicas, share, max_num_seqs, seed)
     for tier in summary.tiers:
         assert tier.kv_peak_frac is None or 0.0 <= tier.kv_peak_frac <= 1.0
         assert tier.utilization is None or 0.0 <= tier.utilization <= 1.0 + 1e-9
+    # one ledger: the tiers add up to the headline, and busy time never exceeds what is paid for
+    assert sum(t.cost_usd for t in summary.tiers) == pytest.approx(summary.cost_usd)
+    assert sum(t.attributed_cost_usd for t in summary.tiers) == pytest.approx(
+        summary.attributed_cost_usd)
+    assert summary.attributed_cost_usd <= summary.provisioned_cost_usd * (1 + 1e-9)
 
 
 def test_uniform_baselines_replace_the_estimate():
