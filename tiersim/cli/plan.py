@@ -154,7 +154,7 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_scenario(scenario_from_dict(doc, source), out_dir=out, scenario_path=source,
-                     report=False)
+                     baselines=True, report=False)  # its savings simulated, as tiersim run's
         (out / "scenario.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     (out / "plan.json").write_text(dumps(result.to_json()))
     if report:
