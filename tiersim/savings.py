@@ -98,6 +98,7 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         return _estimated(fleet, df, result, infos, accuracy_floor, basis)
     routed = costs.ledger(cost_model, fleet, result, duration_of(df, result)).headline_usd
     accuracy = routed_accuracy(df, result, infos, basis)
+    uniform = same_basis(uniform, df, infos, basis)
     floor = accuracy if accuracy_floor is None else accuracy_floor
     served = [u for u in uniform if u.slo_met and u.cost_usd is not None]
     meets = [u for u in served if u.accuracy >= floor - FLOOR_TOLERANCE]
@@ -115,6 +116,16 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         vs_uniform_frac=_frac(base and base.cost_usd, routed),
         static_split_cost_usd=split, vs_static_split_usd=_gap(split, routed),
         vs_static_split_frac=_frac(split, routed))
+
+
+def same_basis(uniform: list[UniformRun], df: pd.DataFrame, infos: list[TierInfo],
+               basis: str) -> list[UniformRun]:
+    """Uniform fleets' accuracy scored on the run's basis (expected or realised), so the
+    floor and the static split compare like with like (a sized fleet drops nothing)."""
+    matrix = expected_matrix(df, infos, basis)
+    index = {t.name: k for k, t in enumerate(infos)}
+    return [dataclasses.replace(u, accuracy=float(matrix[:, index[u.tier]].mean()))
+            if u.dropped == 0 else u for u in uniform]
 
 
 def routed_accuracy(df: pd.DataFrame, result, infos: list[TierInfo], basis: str) -> float:
