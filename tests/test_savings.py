@@ -69,3 +69,16 @@ def test_an_slo_no_uniform_fleet_meets_leaves_no_baseline(tmp_path):
     assert all(b.slo_met is False and b.cost_usd is None for b in saved.uniform)
     assert saved.baseline_uniform_tier is None and saved.vs_uniform_frac is None
     assert saved.static_split_cost_usd is None
+
+
+def test_uniform_accuracy_is_scored_on_the_runs_basis(tmp_path):
+    """A router with `confusion` reads realised correctness, so the run is scored on the realised
+    draws; its uniform fleets must be too (not on expected correctness)."""
+    path = tiny(tmp_path, router={"policy": "oracle", "confusion": {"fpr": 0.0}},
+                accuracy_floor=0.9)
+    scenario = load_scenario(path)
+    run = run_scenario(scenario, scenario_path=path, baselines=True)
+    assert run.router.basis == "realised"
+    df = SimEvaluator(scenario, str(path)).df
+    for base in run.savings.uniform:
+        assert base.accuracy == pytest.approx(df[f"correct_{base.tier}"].mean())
