@@ -72,20 +72,18 @@ def tiersim_decode_ms(row: dict, batch: int) -> tuple[float, list[str]]:
 
 
 def aic_decode_ms(row: dict, batch: int) -> float:
-    """aiconfigurator-core's decode-step estimate (ms), FP8 KV cache, same quant fallback as
-    :func:`fs.aic_estimate` (the row's modes, else the checkpoint's)."""
+    """aiconfigurator-core's decode-step estimate (ms), FP8 KV cache, quant modes chosen as in
+    :func:`fs.aic_estimate` (the checkpoint's where it declares formats, else the row's; the
+    other where the first fails)."""
     from aiconfigurator_core.sdk.config import RuntimeConfig
-    from aiconfigurator_core.sdk.errors import PerfDataNotAvailableError
 
     rc = RuntimeConfig(isl=CONTEXT, osl=2, batch_size=batch, prefix=0)
-    for row_quant in (True, False):
-        try:
-            backend, model, db, _ = fs.aic_setup(row, row_quant, kv_quant="fp8")
-            return float(backend._get_genonly_step_latency(model, db, rc, batch, CONTEXT, 2)[0])
-        except PerfDataNotAvailableError:
-            if not row_quant:
-                raise
-    raise AssertionError("unreachable")
+    first, second = fs.aic_quant_order(fs.MODELS[row["model_path"]])
+    try:
+        backend, model, db, _ = fs.aic_setup(row, first, kv_quant="fp8")
+    except Exception:  # noqa: BLE001 -- the other quant modes, as fs.aic_estimate does
+        backend, model, db, _ = fs.aic_setup(row, second, kv_quant="fp8")
+    return float(backend._get_genonly_step_latency(model, db, rc, batch, CONTEXT, 2)[0])
 
 
 def refresh_aic() -> pd.DataFrame:

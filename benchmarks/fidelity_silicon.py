@@ -213,25 +213,33 @@ def aic_layout(row: dict) -> tuple[int, int, int | None, int | None]:
 def aic_estimate(row: dict) -> dict:
     """aiconfigurator-core's agg estimate of one row (its own ``cli estimate`` path, offline).
 
-    Mirrors NVIDIA's ``tools/accuracy_regression_testing/predict_silicon_sample.py``: the row's
-    parallelism, batch (= concurrency), isl/osl and quant modes, ``ctx_tokens = isl``; a
-    database version the package lacks falls back to its latest. Where the package has no table
-    for the row's quant modes, the modes are inferred from the checkpoint's config (as when a
-    user names only the checkpoint); ``aic_quant`` records which.
+    As NVIDIA's ``tools/accuracy_regression_testing/predict_silicon_sample.py`` runs it: the
+    row's parallelism, batch (= concurrency), isl/osl, ``ctx_tokens = isl``; a database version
+    the package lacks falls back to its latest. Quant modes: where the checkpoint's config
+    declares its formats (block FP8, MXFP4, int4), aiconfigurator infers them from it, as tiersim
+    serves them (the rows' ``fp8`` would select per-tensor FP8 tables for a block-FP8
+    checkpoint); otherwise the row's modes. Where the first choice fails (no table for the
+    modes; a block size the layout does not divide), the other is tried. ``aic_quant`` records
+    which was used (``row`` / ``checkpoint``), ``aic_error`` why both failed.
     """
-    from aiconfigurator_core.sdk.errors import PerfDataNotAvailableError
-
-    out = {"id": row["id"], "aic_model_path": MODELS[row["model_path"]].aic}
-    try:
-        out.update(_aic_run(row, row_quant=True), aic_quant="row")
-    except PerfDataNotAvailableError:
+    spec = MODELS[row["model_path"]]
+    out = {"id": row["id"], "aic_model_path": spec.aic}
+    errors = []
+    for row_quant in aic_quant_order(spec):
         try:
-            out.update(_aic_run(row, row_quant=False), aic_quant="checkpoint")
+            out.update(_aic_run(row, row_quant), aic_quant="row" if row_quant else "checkpoint")
+            return out
         except Exception as exc:  # noqa: BLE001 -- recorded in the CSV, one line
-            out["aic_error"] = _one_line(exc)
-    except Exception as exc:  # noqa: BLE001 -- recorded in the CSV, one line
-        out["aic_error"] = _one_line(exc)
+            errors.append(_one_line(exc))
+    out["aic_error"] = " / ".join(errors)
     return out
+
+
+def aic_quant_order(spec: ModelSpec) -> tuple[bool, bool]:
+    """Which quant modes aiconfigurator tries first (``True``: the row's; ``False``: the
+    checkpoint's): the checkpoint's where its config declares formats (see
+    :func:`aic_estimate`)."""
+    return (False, True) if declares_formats(spec) else (True, False)
 
 
 def _one_line(exc: Exception) -> str:
