@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import REPO, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -137,3 +138,26 @@ def test_every_judged_fleet_is_listed(floor):
     result, evaluator = plan(floor=floor)
     assert len(result.evaluated) <= evaluator.simulations
     assert all({"design", "replicas", "ok"} <= set(e) for e in result.evaluated)
+
+
+def test_a_plan_is_priced_provisioned_unless_the_scenario_says_otherwise():
+    from tiersim.plan.planner import planning_cost_model
+    from tiersim.scenario import load_scenario
+
+    tiny = load_scenario(REPO / "scenarios" / "tiny.yaml")  # sets no cost_model
+    assert planning_cost_model(tiny) == "provisioned"
+    assert planning_cost_model(tiny, "attributed") == "attributed"
+    priced = load_scenario(REPO / "scenarios" / "routing_example.yaml")
+    assert planning_cost_model(priced) == "fixed_per_request"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--gpus-per-replica", "1,x"],
+     "Error: --gpus-per-replica '1,x': write whole numbers >= 1, e.g. 1,2,4"),
+    (["--cost-model", "cheap"],
+     "Error: --cost-model 'cheap': choose one of attributed, provisioned, fixed_per_request"),
+])
+def test_plan_options_are_checked_in_one_line(args, message, tmp_path):
+    proc = run_cli("plan", str(REPO / "scenarios" / "tiny.yaml"), "--out", str(tmp_path),
+                   *args)
+    assert proc.returncode == 1 and proc.stderr.strip() == message

@@ -47,15 +47,45 @@ def plan(
     choose: Annotated[list[str] | None, typer.Option(
         "--choose", help="Router setting to choose too: PATH=V1,V2 (repeatable).")] = None,
     max_replicas: Annotated[int, typer.Option(min=1, help="Largest tier to try.")] = 256,
+    gpus_per_replica: Annotated[str | None, typer.Option(
+        "--gpus-per-replica", help="GPUs per replica to consider, e.g. 1,2,4 (default 1,2,4,8; "
+        "each tier's own value is added, values that do not fit are skipped).")] = None,
+    cost_model: Annotated[str | None, typer.Option(
+        "--cost-model", help="provisioned, attributed or fixed_per_request (default: the "
+        "scenario's when it sets one, else provisioned).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.html too.")] = True,
 ) -> None:
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it."""
     result = plan_capacity(scenario, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
-                           _parse_choose(choose), max_replicas=max_replicas, report=report)
+                           _parse_choose(choose), max_replicas=max_replicas,
+                           gpu_options=_parse_gpus(gpus_per_replica),
+                           cost_model=_check_cost_model(cost_model), report=report)
     typer.echo(format_plan(result))
     wrote = ["plan.json", "scenario.yaml"] + (["report.html"] if report else [])
     typer.echo("wrote " + ", ".join(str(out / name) for name in wrote))
+
+
+def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
+    """``1,2,4`` -> (1, 2, 4); a bad list is a one-line error."""
+    if text is None:
+        return None
+    try:
+        values = tuple(sorted({int(v) for v in text.split(",")}))
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise TiersimError(f"--gpus-per-replica {text!r}: write whole numbers >= 1, e.g. 1,2,4")
+    return values
+
+
+def _check_cost_model(name: str | None) -> str | None:
+    """A known cost model, or a one-line error."""
+    from tiersim.costs import COST_MODELS
+
+    if name is not None and name not in COST_MODELS:
+        raise TiersimError(f"--cost-model {name!r}: choose one of {', '.join(COST_MODELS)}")
+    return name
 
 
 def _num(value, pattern: str = "{:.4g}") -> str:
@@ -101,12 +131,12 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     ``out_dir``, write plan.json, scenario.yaml (the plan as a scenario), the planned run's files
     and report.html."""
     from tiersim.plan.evaluate import SimEvaluator
-    from tiersim.plan.planner import GPU_OPTIONS, Constraints, Planner
+    from tiersim.plan.planner import GPU_OPTIONS, Constraints, Planner, planning_cost_model
     from tiersim.scenario import load_scenario
 
     scenario = load_scenario(scenario_path)
-    if cost_model is not None:
-        scenario = scenario.model_copy(update={"cost_model": cost_model})
+    scenario = scenario.model_copy(update={"cost_model": planning_cost_model(scenario,
+                                                                             cost_model)})
     constraints = Constraints.of(scenario, ttft, tpot, floor)
     planner = Planner(scenario, constraints, SimEvaluator(scenario, str(scenario_path)),
                       gpu_options=gpu_options or GPU_OPTIONS, max_replicas=max_replicas,

@@ -49,6 +49,17 @@ OVERSHOOT_CAP = 1e6
 """The overshoot of a latency nothing finished to measure (every request dropped)."""
 
 
+def planning_cost_model(scenario, override: str | None = None) -> str:
+    """The cost model a plan is priced in: ``override``, else the scenario's when it sets one,
+    else ``provisioned`` (what you would pay for the fleet; busy-time attribution would make
+    idle replicas free)."""
+    if override is not None:
+        return override
+    if "cost_model" in getattr(scenario, "model_fields_set", {"cost_model"}):
+        return scenario.cost_model
+    return "provisioned"
+
+
 @dataclass(frozen=True)
 class Constraints:
     """What a plan must meet: p99 latencies (seconds), the accuracy floor, and no request
