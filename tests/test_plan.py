@@ -161,3 +161,25 @@ def test_plan_options_are_checked_in_one_line(args, message, tmp_path):
     proc = run_cli("plan", str(REPO / "scenarios" / "tiny.yaml"), "--out", str(tmp_path),
                    *args)
     assert proc.returncode == 1 and proc.stderr.strip() == message
+
+
+def test_the_planned_scenario_meets_its_slos_when_rerun(tmp_path):
+    """Real simulation on the tiny scenario: the plan folder's scenario.yaml, run again, meets the
+    constraints the plan was made for, on the tiers and sizes the plan chose."""
+    import yaml
+
+    from tiersim.cli.plan import plan_capacity
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    result = plan_capacity(REPO / "scenarios" / "tiny.yaml", ttft=0.12, out_dir=tmp_path,
+                           report=False)
+    assert result.plan is not None, result.reason
+    planned = yaml.safe_load((tmp_path / "scenario.yaml").read_text())
+    assert {t["name"]: (t["replicas"], t["gpus_per_replica"]) for t in planned["tiers"]} == {
+        n: (r, result.plan["gpus_per_replica"][n]) for n, r in result.plan["replicas"].items()}
+    rerun = run_scenario(load_scenario(tmp_path / "scenario.yaml"),
+                         scenario_path=tmp_path / "scenario.yaml")
+    assert rerun.ttft_p99_s <= 0.12 and rerun.tpot_p99_s <= 0.1 and rerun.dropped == 0
+    assert rerun.cost_usd == pytest.approx(result.plan["cost_usd"])
+    assert result.simulations >= 2 and len(result.uniform) == 2
