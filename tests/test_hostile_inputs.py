@@ -148,6 +148,22 @@ def test_raised_replica_limit_is_accepted(tmp_path):
 # Trace files: `trace inspect` and a scenario's trace path
 
 
+def _parquet(metadata: bytes | None = None, cut: int | None = None) -> bytes:
+    """A small canonical Parquet trace, with replaced pandas metadata or cut short."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"arrival_s": [0.0, 1.0], "input_tokens": [1, 2], "output_tokens": [1, 2]})
+    if metadata is not None:
+        table = table.replace_schema_metadata({b"pandas": metadata})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    data = buffer.getvalue()
+    return data if cut is None else data[:cut]
+
+
 def _mooncake(hash_ids: list) -> str:
     return json.dumps({"timestamp": 0, "input_length": 10, "output_length": 5,
                        "hash_ids": hash_ids}) + "\n"
@@ -174,6 +190,11 @@ TRACE_CASES = {
         "\n", "hash id 99999999999999999999999 out of range"),
     "arrival 1e300 s": ("arrival_s,input_tokens,output_tokens\n0,1,1\n1e300,1,1\n",
                         "row 2, column 'arrival_s': arrival 1e+300 s is more than 1e+09 s"),
+    "Parquet with broken pandas metadata": (
+        _parquet(metadata=json.dumps({"index_columns": [], "columns": [
+            {"name": "arrival_s", "field_name": "arrival_s", "pandas_type": "float64",
+             "metadata": None}]}).encode()), "not a readable Parquet file (KeyError"),
+    "Parquet cut short": (_parquet(cut=200), "not a readable Parquet file"),
     "unterminated quote over 2 MB": (
         'arrival_s,input_tokens,output_tokens\n0,1,"' + "x" * 2_000_000 + "\n",
         "cannot parse the CSV"),
@@ -187,7 +208,8 @@ def test_bad_trace_is_one_line_without_its_content(tmp_path, capsys, content, ex
         if not path.is_file():
             pytest.skip("no /proc/self/environ on this system")
     else:
-        suffix = ".jsonl" if isinstance(content, str) and content.startswith("{") else ".csv"
+        suffix = ".jsonl" if isinstance(content, str) and content.startswith("{") else (
+            ".parquet" if isinstance(content, bytes) and content.startswith(b"PAR1") else ".csv")
         path = tmp_path / f"bad{suffix}"
         (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
     code, err = run_cli(capsys, "trace", "inspect", path)

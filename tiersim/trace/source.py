@@ -122,7 +122,7 @@ def check_shape(path: Path, kind: str) -> None:
     if kind == "parquet":
         try:
             count = len(pq.read_schema(path).names)
-        except (pa.ArrowException, OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - whatever a corrupt footer raises
             raise TraceError(str(path), f"not a readable Parquet file ({_error_line(e)})") \
                 from None
         _check_columns(path, count)
@@ -151,9 +151,10 @@ def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
 
 
 def _read_parquet(p: Path) -> pd.DataFrame:
+    """Read a Parquet file; any failure while decoding it is the file's, so it is one line."""
     try:
         return pd.read_parquet(p)
-    except (pa.ArrowException, OSError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
 
 
@@ -203,5 +204,6 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
 def _error_line(e: Exception) -> str:
     """The first line of a parser's message, cut short (it may quote the file)."""
     text = str(e).strip().splitlines()
-    line = text[0] if text else type(e).__name__
+    line = f"{type(e).__name__}: {text[0]}" if text and isinstance(e, LookupError | TypeError) \
+        else (text[0] if text else type(e).__name__)
     return line if len(line) <= 120 else line[:117] + "..."
