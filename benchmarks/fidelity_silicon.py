@@ -68,11 +68,28 @@ from tiersim.perf.memory import kv_capacity_blocks  # noqa: E402
 
 ENGINE_PROFILES = {
     "vllm": default_profile_name(),
-    "trtllm": str(DATA / "h200_aiconfigurator_trtllm_llama.json"),
-    "sglang": str(DATA / "h200_aiconfigurator_sglang_llama.json"),
+    "trtllm": str(DATA / "h200_aiconfigurator_trtllm.json"),
+    "sglang": str(DATA / "h200_aiconfigurator_sglang.json"),
 }
-#: Models each non-vLLM profile in benchmarks/data was imported for (see its README).
-ENGINE_PROFILE_MODELS = {"trtllm": {"Llama-3.1-70B"}, "sglang": {"Llama-3.1-8B"}}
+#: What each non-vLLM profile in benchmarks/data is imported for (``--refresh-data``):
+#: importer model name -> (precisions, layouts as ``tp`` or ``(tp, dp, ep)``), at the layouts
+#: the silicon sample ran on one node (the multi-node rows, TP 16/64, are left out).
+ENGINE_IMPORTS = {
+    "trtllm": {
+        "llama-3.1-70b": (("fp8",), (1, 2, 4, 8)),
+        "aic:openai--gpt-oss-120b": (("checkpoint",), (1, 2, 4, 8, (4, 1, 2), (8, 1, 8))),
+        "aic:deepseek-ai--DeepSeek-V3": (("checkpoint",), (8, (8, 1, 8), (1, 8, 8))),
+    },
+    "sglang": {
+        "llama-3.1-8b": (("fp8",), (1, 2, 4, 8)),
+        "aic:Qwen--Qwen3-235B-A22B-FP8": (("checkpoint",), (2, 4)),
+    },
+}
+#: The report labels of the models each non-vLLM profile covers.
+ENGINE_PROFILE_MODELS = {
+    "trtllm": {"Llama-3.1-70B", "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3"},
+    "sglang": {"Llama-3.1-8B", "Qwen3-235B-FP8"},  # its data has no MLA module tables
+}
 MAX_BATCHED_TOKENS = 8192  # vLLM V1's default for an API server on an 80+ GB GPU
 MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrency` requests)
 BLOCK_SIZE = 16
@@ -162,6 +179,18 @@ def refresh_data() -> None:
     for spec in {s.tiersim: s for s in MODELS.values()}.values():
         if "/" in spec.aic and not spec.tiersim.startswith("llama"):
             copy_config(spec.aic, CONFIGS / spec.tiersim)
+    refresh_profiles()
+
+
+def refresh_profiles() -> None:
+    """Import the TensorRT-LLM and SGLang profiles of :data:`ENGINE_IMPORTS`."""
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    for engine, models in ENGINE_IMPORTS.items():
+        name = Path(ENGINE_PROFILES[engine]).stem
+        profile, missing = import_aiconfigurator("h200", engine, out=ENGINE_PROFILES[engine],
+                                                 models=models, name=name)
+        print(f"{engine}: {len(profile.tables)} tables; on the roofline: {missing or 'none'}")
 
 
 def copy_config(aic_id: str, folder: Path) -> None:
@@ -675,13 +704,14 @@ def unrepresentable_lines(res: pd.DataFrame) -> list[str]:
 
 
 def summary_lines(res: pd.DataFrame) -> list[str]:
-    """Per engine: one line per model and one for all its rows; then the unrepresentable rows;
-    the vLLM line last (see :func:`final_line`)."""
+    """Per engine: one line per model it replayed and one for all its rows; then the
+    unrepresentable rows; the vLLM line last (see :func:`final_line`)."""
     lines = []
     engines = sorted(res["backend"].unique(), key=lambda e: (e == "vllm", e))
     for engine in engines:
         g = res[res["backend"] == engine]
-        for model in [m for m in MODEL_ORDER if m in set(g["model"])]:
+        replayed = set(g.loc[g["sim_tpot_ms"].notna(), "model"])
+        for model in [m for m in MODEL_ORDER if m in replayed]:
             lines.append(group_line(f"{engine} {model}", g[g["model"] == model]))
         if engine != "vllm":
             lines.append(final_line(res, engine))

@@ -202,7 +202,7 @@ def test_case_of_a_served_row_and_the_reasons_for_others():
     reasons = {
         "disaggregated": make_row(mode="disagg"),
         "no config": make_row(model_path="acme/Unknown-1B"),
-        "no trtllm profile": make_row(backend="trtllm", model_path="openai/gpt-oss-120b"),
+        "no sglang profile": make_row(backend="sglang", model_path="deepseek-ai/DeepSeek-R1"),
         "no tiersim format": make_row(precision="int2"),
     }
     for reason, row in reasons.items():
@@ -267,11 +267,14 @@ def test_final_line_format_and_same_rows_for_both_estimators():
 
 
 def test_summary_has_a_line_per_engine_model_and_engine():
-    res = results(backend=["trtllm", "vllm"], sim_ttft_ms=[100.0, 110.0],
-                  sim_tpot_ms=[10.0, 12.0], aic_ttft_ms=[100.0, 100.0],
-                  aic_tpot_ms=[10.0, 10.0])
+    res = results(backend=["trtllm", "vllm", "vllm"],
+                  model=["Llama-3.1-70B", "Llama-3.1-70B", "gpt-oss-120b"],
+                  sim_ttft_ms=[100.0, 110.0, np.nan], sim_tpot_ms=[10.0, 12.0, np.nan],
+                  aic_ttft_ms=[100.0, 100.0, 100.0], aic_tpot_ms=[10.0, 10.0, 10.0],
+                  unrepresentable=[np.nan, np.nan, "no config"])
     lines = fs.summary_lines(res)
     assert lines[0].startswith("trtllm Llama-3.1-70B") and "n=  1" in lines[0]
+    assert not any(line.startswith("vllm gpt-oss") for line in lines)  # nothing replayed
     assert lines[1].startswith("trtllm all median |TPOT error| = 0.0%")
     assert lines[-1].startswith("vllm all median |TPOT error| = 20.0%, |TTFT error| = 10.0%")
 
