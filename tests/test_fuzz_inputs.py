@@ -192,3 +192,38 @@ def test_mutated_trace_inspects_or_fails_in_one_line(case):
         assert 1 <= stats["rows"] <= (30 if name.endswith(".parquet") else data.count(b"\n") + 1)
         assert stats["span_s"] is None or stats["span_s"] >= 0
         assert all(v is None or v > 0 for v in stats["input_tokens"].values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweep maps through the sweep planner (expansion and the check of every axis)
+
+SWEEP_PATHS = st.sampled_from([
+    "seed", "tiers.bf16.replicas", "tiers.w4a16.cost_per_gpu_hour", "router.fractions",
+    "slo.ttft_p99_s", "trace.time_scale", "tiers.nope.replicas", "seed.x", "", "tiers.5",
+    "a..b", "tiers.0.name", "limits.max_replicas"])
+AXIS_VALUES = (st.lists(st.integers(1, 4), min_size=1, max_size=3)
+               | st.lists(ODD_VALUES, max_size=4) | ODD_VALUES)
+SWEEPS = st.dictionaries(SWEEP_PATHS, AXIS_VALUES, max_size=3) | st.builds(
+    lambda grid, group: {**grid, "zip": group}, st.dictionaries(SWEEP_PATHS, AXIS_VALUES,
+                                                                max_size=2),
+    st.dictionaries(SWEEP_PATHS, st.lists(ODD_VALUES, min_size=2, max_size=2), max_size=2)
+    | ODD_VALUES)
+
+
+@settings(FUZZ, max_examples=80)
+@given(SWEEPS)
+def test_any_sweep_map_expands_or_fails_in_one_line(sweep):
+    from tiersim.errors import TiersimError
+    from tiersim.sweep.run import prepare
+
+    doc = {**yaml.safe_load(TINY), "sweep": sweep}
+    try:
+        plan = prepare(doc, source="fuzz.yaml")
+    except TiersimError as error:
+        assert "\n" not in str(error) and str(error).startswith("fuzz.yaml")
+        event("refused")
+        return
+    event("expanded")
+    ids = [p.id for p in plan.points]
+    assert len(set(ids)) == len(ids) >= 1
+    assert [p.index for p in plan.points] == list(range(len(ids)))
