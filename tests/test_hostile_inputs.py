@@ -298,6 +298,21 @@ def test_stored_point_that_is_not_a_record_is_run_again(tmp_path):
     assert (again["status"] == "ok").all() and json.loads(broken.read_text())["status"] == "ok"
 
 
+def test_rerun_with_new_points_never_keeps_a_stale_report(tmp_path):
+    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.testing import synthetic_runner
+
+    path, out = synthetic_scenario(tmp_path, sleep_s=0, seeds=2), tmp_path / "o"
+    run_sweep(path, out, runner=synthetic_runner, validator=None, report=False)
+    (out / "report.html").write_text("<p>the old data</p>")
+    (out / "report.html.tmp").write_text("<p>half a report")  # an interrupted report
+    run_sweep(path, out, runner=synthetic_runner, validator=None, report=False)
+    assert (out / "report.html").exists(), "nothing changed: the report still describes it"
+    path.write_text(path.read_text().replace("- 1\n", "- 1\n  - 7\n"))  # one more point
+    assert len(run_sweep(path, out, runner=synthetic_runner, validator=None, report=False)) == 3
+    assert not (out / "report.html").exists() and not (out / "report.html.tmp").exists()
+
+
 def test_failed_points_make_sweep_exit_1_naming_them(tmp_path, capsys):
     path = sweep_file(tmp_path, "  tiers.bf16.replicas: [1, 3000]\n")
     out = tmp_path / "o"

@@ -316,6 +316,8 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     _write_manifest(out, plan)
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     pending = [p for p in plan.points if p.id not in done]
+    if pending:  # the old report no longer describes the data: never leave it beside new data
+        (out / "report.html").unlink(missing_ok=True)
     console = Console(stderr=True, soft_wrap=True)
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,

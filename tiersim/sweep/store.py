@@ -37,7 +37,9 @@ __all__ = ["collect", "flatten", "read_axes", "read_points", "record_row", "remo
 def remove_stale_temps(out_dir: Path) -> int:
     """Delete temp files a killed sweep left half-written (``points/`` and the folder itself);
     return how many. Call only while holding the folder's lock."""
-    stale = [*points_dir(out_dir).glob(".*.tmp"), *Path(out_dir).glob(".*.tmp")]
+    stale = [*points_dir(out_dir).glob(".*.tmp"), *Path(out_dir).glob(".*.tmp"),
+             *Path(out_dir).glob("report.html.tmp")]
+    stale = [path for path in stale if path.is_file()]
     for path in stale:
         path.unlink(missing_ok=True)
     return len(stale)
