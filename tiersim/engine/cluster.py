@@ -49,6 +49,8 @@ class Workload:
     next request when the previous one finishes): ``follows[i] = j`` makes request ``i`` arrive
     ``think_s`` after request ``j`` finishes (its ``arrival_s`` is ignored); ``-1`` = arrives at
     ``arrival_s``. Requests that arrive on their own must still be sorted by ``arrival_s``.
+    ``think_s`` is one number for every request or an array with one per request (an agent
+    step's tool time: request ``i`` waits ``think_s[i]``).
 
     ``prefix_hashes`` (optional, one int sequence per request): the prompt's block hashes, one per
     ``hash_block_tokens`` prompt tokens (Mooncake: 512); used by tiers with prefix caching.
@@ -60,7 +62,7 @@ class Workload:
     tier: np.ndarray
     escalate_to: np.ndarray | None = None
     follows: np.ndarray | None = None
-    think_s: float = 0.0
+    think_s: float | np.ndarray = 0.0
     prefix_hashes: list | None = None
     hash_block_tokens: int = 512
 
@@ -207,8 +209,9 @@ class _Fleet:
         j = int(self.next_of[i])
         if j < 0:
             return
-        self.arrival[j] = now + self.work.think_s
-        if self.work.think_s > 0:
+        think = float(np.broadcast_to(self.work.think_s, (len(self.work),))[j])
+        self.arrival[j] = now + think
+        if think > 0:
             event = self.env.at(self.arrival[j], urgent=True)
             event.callbacks.append(lambda _e, j=j: self.dispatch(j, int(self.work.tier[j]),
                                                                  self.arrival[j]))
