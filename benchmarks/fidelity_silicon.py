@@ -677,6 +677,8 @@ def group_line(label: str, g: pd.DataFrame) -> str:
                  f"|TTFT| {_pct(median_abs(ok['aic_ttft_err'])):>6}")
         if n_aic != len(ok):
             line += f" (n={n_aic})"
+    if "roofline_tables" in ok and (ok["roofline_tables"] > 0).any():
+        line += f"  [{int((ok['roofline_tables'] > 0).sum())} rows partly on the roofline]"
     return line
 
 
@@ -820,15 +822,18 @@ def write_fit(overhead_s: float, proto: Protocol, n_train: int) -> None:
           f"length_spread = {proto.spread} -> {FIT_JSON}")
 
 
-def fit_report(df: pd.DataFrame, res: pd.DataFrame) -> list[str]:
-    """Training and held-out summary lines of a fitted run."""
+def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str]:
+    """The free parameters in use, and the training and held-out lines (the fit's check)."""
     train = training_mask(df).to_numpy()
     held = res[~train & (res["backend"] == "vllm").to_numpy()]
-    lines = [group_line("training (vllm Llama-3.1-70B)", res[train]),
-             group_line("held out (every other vllm row)", held)]
-    for model in [m for m in MODEL_ORDER if m in set(held["model"])]:
-        lines.append(group_line(f"  held out {model}", held[held["model"] == model]))
-    return lines
+    prof = resolve_profile(ENGINE_PROFILES["vllm"])
+    overhead = f"{prof.overhead_s * 1e3:.2f} ms ({prof.overhead_label()})"
+    return [
+        f"load generator: {proto.per_client} requests per client, all clients at t=0, lengths "
+        f"+-{proto.spread:.0%}; vLLM per-iteration overhead: {overhead}",
+        group_line("training: vllm Llama-3.1-70B", res[train]),
+        group_line("held out: every other vllm row", held),
+    ]
 
 
 # ---------------------------------------------------------------- command line
@@ -901,8 +906,8 @@ def main(argv: list[str] | None = None) -> int:
     res = run(df, args.kv_dtype, proto, args.jobs, overhead_s=overhead)
     if args.rows:
         print("\n".join(row_lines(res)) + "\n")
-    if args.fit:
-        print("\n".join(fit_report(df, res)) + "\n")
+    if training_mask(df).any() and args.overhead_ms is None and not args.steady_state:
+        print("\n".join(fit_report(df, res, proto)) + "\n")
     print("\n".join(summary_lines(res)))
     if args.csv:
         res.to_csv(args.csv, index=False)
