@@ -6,6 +6,10 @@ fast-forward, so it is slow and obviously faithful. Tests check the engine again
 Prefix caching is modelled as documented in ``tiersim.engine.prefix_cache``, here as a plain list
 (least recently used first): an admitted request starts at its leading cached hashes' tokens
 (at most prompt - 1) and each scheduled prefill chunk caches the prompt blocks it completes.
+Offload levels (``limits.kv_levels``) are more such lists beneath it: an evicted hash moves to
+the next list (paying block bytes / write bandwidth), a hit found below moves back to the GPU
+list (paying block bytes / read bandwidth); the step lasts compute + transfer, or the larger of
+the two with ``limits.kv_overlap``.
 """
 
 from __future__ import annotations
@@ -45,35 +49,71 @@ def _cdiv(a: int, b: int) -> int:
 
 
 class _LRU:
-    """The prefix cache as a list of hashes, least recently used first."""
+    """The prefix cache as lists of hashes (GPU first, then offload levels), LRU first each."""
 
-    def __init__(self, capacity: int, block_tokens: int):
-        self.items: list[int] = []
-        self.capacity, self.block_tokens = capacity, block_tokens
+    def __init__(self, capacity: int, block_tokens: int, levels=(), bytes_per_token=0.0):
+        block = bytes_per_token * block_tokens
+        self.lists: list[list[int]] = [[] for _ in range(1 + len(levels))]
+        self.caps = [capacity] + [int(lv.capacity_bytes // block) for lv in levels]
+        self.read = [0.0] + [block / lv.read_bytes_per_s for lv in levels]
+        self.write = [0.0] + [block / lv.write_bytes_per_s for lv in levels]
+        self.capacity, self.block_tokens = sum(self.caps), block_tokens
+        self.moved = 0.0  # transfer seconds of the step being planned
+
+    def level(self, h: int):
+        for i, lst in enumerate(self.lists):
+            if h in lst:
+                return i
+        return None
 
     def lookup(self, r: _R) -> int:
         n = 0
-        while n < len(r.hashes) and r.hashes[n] in self.items:
+        while n < len(r.hashes) and self.level(r.hashes[n]) is not None:
             n += 1
         return n
 
+    def put(self, i: int, h: int) -> None:
+        self.lists[i].append(h)
+        if len(self.lists[i]) > self.caps[i]:
+            victim = self.lists[i].pop(0)
+            if i + 1 < len(self.lists):
+                self.moved += self.write[i + 1]
+                self.put(i + 1, victim)
+
     def use(self, h: int) -> None:
-        if h in self.items:
-            self.items.remove(h)
-        self.items.append(h)
-        if len(self.items) > self.capacity:
-            self.items.pop(0)
+        i = self.level(h)
+        if i is not None:
+            self.lists[i].remove(h)
+        self.put(0, h)
 
     def hit_tokens(self, r: _R) -> int:
         if not self.capacity or not r.hashes:
             return 0
         return min(self.lookup(r) * self.block_tokens, r.prompt - 1)
 
-    def admit(self, r: _R) -> None:
+    def admit(self, r: _R) -> list[int]:
+        """Touch the GPU hits, bring the lower ones up; the hit tokens per level."""
         n = self.lookup(r) if self.capacity else 0
-        for h in r.hashes[:n]:
-            self.use(h)
+        cap = min(n * self.block_tokens, r.prompt - 1)
+        per = [0] * len(self.lists)
+        below = []
+        for j, h in enumerate(r.hashes[:n]):
+            i = self.level(h)
+            per[i] += max(0, min(self.block_tokens, cap - j * self.block_tokens))
+            if i == 0:
+                self.lists[0].remove(h)
+                self.lists[0].append(h)
+            else:
+                below.append(h)
+        for h in below:
+            i = self.level(h)
+            if i is None:
+                continue
+            self.lists[i].remove(h)
+            self.moved += self.read[i]
+            self.put(0, h)
         r.filled = n
+        return per
 
     def fill(self, r: _R, upto: int) -> None:
         if not self.capacity:
@@ -83,12 +123,17 @@ class _LRU:
             self.use(h)
         r.filled = max(r.filled, n)
 
+    def sizes(self) -> list[int]:
+        return [len(lst) for lst in self.lists]
+
 
 def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: int, model,
                   hashes=None, hash_block_tokens: int = 512):
     """Per-request (first_token, finish, dropped, cached prompt tokens) arrays for one replica.
 
-    ``hashes`` (one list per request) is used when ``limits.enable_prefix_caching``.
+    ``hashes`` (one list per request) is used when ``limits.enable_prefix_caching``. After the
+    run, ``reference_run.last`` holds the hit tokens per level of each request and the largest
+    level sizes seen (for the offload tests).
     """
     bs, wm = limits.block_size, int(limits.watermark * num_blocks)
     rows = enumerate(zip(arrival, prompt, output))
@@ -98,7 +143,9 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         capacity = int(limits.prefix_cache_fraction * num_blocks * bs) // hash_block_tokens
         for r, h in zip(reqs, hashes):
             r.hashes = [int(x) for x in h]
-    cache = _LRU(capacity, hash_block_tokens)
+    cache = _LRU(capacity, hash_block_tokens, limits.kv_levels, limits.kv_bytes_per_token)
+    per_level = [None] * len(reqs)
+    peak = [0] * len(cache.lists)
     dropped = np.zeros(len(reqs), dtype=bool)
     waiting: deque[_R] = deque()
     running: list[_R] = []
@@ -149,7 +196,9 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 need = _cdiv(hit + n, bs) - h.blocks
                 if free - need < wm:
                     break
-                cache.admit(h)
+                per = cache.admit(h)
+                if per_level[h.idx] is None:
+                    per_level[h.idx] = per
                 h.computed = hit
                 h.cached = hit if h.cached < 0 else h.cached
                 cache.fill(h, hit + n)
@@ -164,8 +213,12 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         dec = [(r, n) for r, n in sched if r.decoding]
         pre = [(r, n) for r, n in sched if not r.decoding]
         ctx = sum(r.computed + 1 for r, _ in dec)
+        peak = [max(a, b) for a, b in zip(peak, cache.sizes())]
         if pre:
             dt = model.step_time(StepShape(tuple((n, r.computed) for r, n in pre), len(dec), ctx))
+            if cache.moved:
+                dt = max(dt, cache.moved) if limits.kv_overlap else dt + cache.moved
+            cache.moved = 0.0
         else:
             dt = float(model.decode_times(len(dec), np.array([ctx]))[0])
         t = t + dt
@@ -182,6 +235,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                     r.blocks = 0
                     running.remove(r)
         assert free >= 0
+    reference_run.last = (per_level, peak)
     return (np.array([r.first_token for r in reqs]), np.array([r.finish for r in reqs]), dropped,
             np.array([max(r.cached, 0) for r in reqs]))
 

@@ -93,6 +93,35 @@ class SimResult:
     end_s: float
     arrival_s: np.ndarray  # when each request entered the fleet (closed loop: set by the run)
     cache_hit_tokens: np.ndarray  # prompt tokens served from a prefix cache, summed over passes
+    prefix_stats: dict[str, PrefixStats] = field(default_factory=dict)  # tiers that cache
+
+
+@dataclass
+class PrefixStats:
+    """Token-level prefix caching of one tier, over the passes it admitted.
+
+    ``hit_tokens[i]``: prompt tokens found in cache level ``levels[i]`` (``gpu`` first, then the
+    offload levels) at each pass's first admission; ``bound_tokens``: what a single unbounded
+    cache shared by the tier's replicas would have held, in dispatch order (the trace's bound).
+    """
+
+    levels: list[str]
+    prompt_tokens: int = 0
+    bound_tokens: int = 0
+    hit_tokens: list[int] = field(default_factory=list)
+    seen: set = field(default_factory=set, repr=False)
+
+    def count_bound(self, req: Req, hash_block_tokens: int) -> None:
+        """Add ``req`` (admitted to the tier) to the prompt total and the unbounded bound."""
+        n = 0
+        for h in req.hashes:
+            if h not in self.seen:
+                break
+            n += 1
+        self.prompt_tokens += req.prompt
+        if req.hashes:
+            self.bound_tokens += min(n * hash_block_tokens, req.prompt - 1)
+            self.seen.update(req.hashes)
 
 
 class Balancer:
@@ -173,6 +202,11 @@ class _Fleet:
         if work.follows is not None:
             chained = np.flatnonzero(np.asarray(work.follows) >= 0)
             self.next_of[np.asarray(work.follows)[chained]] = chained
+        self.prefix: dict[str, PrefixStats] = {
+            spec.name: PrefixStats(["gpu"] + [lv.name for lv in spec.limits.kv_levels],
+                                   hit_tokens=[0] * (1 + len(spec.limits.kv_levels)))
+            for spec in tiers if spec.limits.enable_prefix_caching
+        }
         self.balancers: list[Balancer] = []
         self.reps: list[list[Replica]] = []
         for t, spec in enumerate(tiers):
@@ -195,6 +229,8 @@ class _Fleet:
             req.state = DROPPED
             self.dropped[i] = True
             self._release_follower(i, arrival)
+        elif spec.name in self.prefix:
+            self.prefix[spec.name].count_bound(req, self.work.hash_block_tokens)
 
     def _hashes(self, i: int, spec: TierSpec) -> list[int] | None:
         """Request ``i``'s prompt block hashes if ``spec`` caches prefixes and the workload has
@@ -224,6 +260,9 @@ class _Fleet:
             self.queue[i] += req.admitted - req.arrival
             self.preempt[i] += req.preemptions
             self.cache_hit[i] += max(req.cached, 0)
+            stats = self.prefix.get(self.tiers[tier].name)
+            if stats is not None and req.level_hits is not None:
+                stats.hit_tokens = [a + b for a, b in zip(stats.hit_tokens, req.level_hits)]
             nxt = int(self.esc[i])
             if nxt >= 0 and not self.escalated[i]:
                 self.escalated[i] = True
@@ -282,6 +321,7 @@ class _Fleet:
             end_s=float(self.env.now),
             arrival_s=self.arrival,
             cache_hit_tokens=self.cache_hit,
+            prefix_stats=self.prefix,
         )
 
 

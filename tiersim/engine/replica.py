@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 import simpy
 
+from tiersim.engine.kv_levels import step_seconds
 from tiersim.engine.request import Req
 from tiersim.engine.scheduler import ReplicaScheduler, StepPlan
 from tiersim.engine.simenv import SimEnv
@@ -106,7 +107,8 @@ class Replica:
             if plan.decode_only:
                 self._arm(self._decode_stretch(plan, now))
             else:
-                self._arm(now + self.model.step_time(plan.shape()))
+                compute = self.model.step_time(plan.shape())
+                self._arm(now + step_seconds(compute, plan.transfer_s, sched.limits.kv_overlap))
             return
         self._sample(now)  # the idle state, so a time series holds 0, not the last busy sample
         self._active, self._pending = False, None

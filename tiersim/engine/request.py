@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tiersim.engine.kv_levels import KVLevel
+
 WAITING, PREFILL, DECODE, DONE, DROPPED = range(5)
 
 
@@ -24,6 +26,9 @@ class SchedulerLimits:
 
     ``enable_prefix_caching`` turns on the per-replica prefix cache; it holds
     ``prefix_cache_fraction`` of the replica's KV capacity (in tokens), counted in hash blocks.
+    ``kv_levels`` are offload stores beneath it (host DRAM, SSD; :mod:`tiersim.engine.kv_levels`),
+    top first, whose blocks are ``kv_bytes_per_token`` x hash block tokens; ``kv_overlap``
+    overlaps their transfers with the step's compute layer by layer.
     """
 
     max_num_seqs: int = 256
@@ -32,8 +37,13 @@ class SchedulerLimits:
     watermark: float = 0.01
     enable_prefix_caching: bool = False
     prefix_cache_fraction: float = 1.0
+    kv_levels: tuple[KVLevel, ...] = ()
+    kv_overlap: bool = True
+    kv_bytes_per_token: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.kv_levels and self.kv_bytes_per_token <= 0:
+            raise ValueError("kv_levels need kv_bytes_per_token > 0 (the size of a block moved)")
         if self.max_num_seqs < 1 or self.block_size < 1:
             raise ValueError("max_num_seqs and block_size must be >= 1")
         if self.max_num_batched_tokens < self.max_num_seqs:
@@ -56,6 +66,7 @@ class Req:
         "idx", "prompt", "output", "n_out", "tokens", "computed", "blocks", "state", "arrival",
         "admitted", "first_token", "finish", "preemptions", "gpu_s", "acc_mark", "join_it",
         "c_join", "finish_it", "heap_seq", "hashes", "cached", "filled",
+        "level_hits",
     )
 
     def __init__(self, idx: int, prompt: int, output: int, arrival: float,
@@ -79,6 +90,7 @@ class Req:
         self.hashes = hashes or []
         self.cached = -1  # prompt tokens found cached at the first admission (-1: not admitted)
         self.filled = 0  # leading hashes already put in the prefix cache at this admission
+        self.level_hits: list[int] | None = None  # cached tokens per cache level (first admission)
 
     def __repr__(self) -> str:
         return (

@@ -21,7 +21,9 @@ per-request state is rebuilt only when a request joins, leaves or is preempted.
 
 Prefix caching (``enable_prefix_caching``): a :class:`PrefixCache` per replica. An admitted request
 starts its prefill at its cached tokens; the cache changes only when a prefill chunk is scheduled
-or a request is admitted, never during a decode stretch, so fast-forward stays exact.
+or a request is admitted, never during a decode stretch, so fast-forward stays exact. Offload
+levels beneath it (``limits.kv_levels``) add their transfer seconds to the step that moved the
+blocks (``StepPlan.transfer_s``; the replica overlaps them with compute or not).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class StepPlan:
     ``k > 1`` only for a fast-forwarded decode-only stretch (``chunks`` empty). ``n_dec`` and
     ``dec_ctx`` are the decoders' count and summed context at the first iteration. A stretch
     (``stretch=True``) takes its decoders' KV blocks in :meth:`ReplicaScheduler.complete`, once
-    its length is final; a single step took them in ``schedule``.
+    its length is final; a single step took them in ``schedule``. ``transfer_s``: KV moved
+    between cache levels by this step (see :mod:`tiersim.engine.kv_levels`).
     """
 
     it: int
@@ -51,6 +54,7 @@ class StepPlan:
     dec_ctx: int
     chunks: list[tuple[Req, int]] = field(default_factory=list)
     stretch: bool = False
+    transfer_s: float = 0.0
 
     @property
     def empty(self) -> bool:
@@ -102,7 +106,8 @@ class ReplicaScheduler:
         self.cache: PrefixCache | None = None
         if limits.enable_prefix_caching:
             tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
-            self.cache = PrefixCache(tokens // hash_block_tokens, hash_block_tokens)
+            self.cache = PrefixCache(tokens // hash_block_tokens, hash_block_tokens,
+                                     limits.kv_levels, limits.kv_bytes_per_token)
 
     # ---- queries -------------------------------------------------------------------------
     def idle(self) -> bool:
@@ -184,7 +189,8 @@ class ReplicaScheduler:
                 preempted = True
         if not preempted:
             budget = self._admit(now, budget, chunks)
-        return StepPlan(it, 1, self.n_dec, self.dec_ctx, chunks)
+        moved = self.cache.take_transfer() if self.cache is not None else 0.0
+        return StepPlan(it, 1, self.n_dec, self.dec_ctx, chunks, transfer_s=moved)
 
     def _admit(self, now: float, budget: int, chunks: list[tuple[Req, int]]) -> int:
         max_seqs = self.limits.max_num_seqs

@@ -1,0 +1,49 @@
+"""KV offload levels beneath a replica's GPU prefix cache (host DRAM, local SSD).
+
+A :class:`KVLevel` is one store below the GPU: a capacity in bytes and read/write bandwidths in
+bytes per second. The hierarchy is exclusive (a block lives in exactly one level), as in an
+LRU cache with victim levels:
+
+- A block the GPU cache evicts moves down to the first offload level (a write at that level's
+  write bandwidth); a block that level evicts moves to the next one; the last level drops it.
+- A prefix hit found in an offload level moves the block back up to the GPU (a read at that
+  level's read bandwidth), which may push other blocks down in turn.
+- A block's size is ``kv_bytes_per_token x hash_block_tokens`` (whole blocks move).
+
+The transfer seconds of a step are the reads and writes it caused, summed over levels (one
+link at a time: conservative). With ``overlap`` the load runs layer by layer beneath the step's
+compute, so the step takes ``max(compute, transfer)``; without it, ``compute + transfer``.
+Transfers happen only at admission and when a prefill chunk fills blocks, never during a decode
+stretch, so fast-forward stays exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class KVLevel:
+    """One offload store: ``name`` (e.g. ``host``, ``ssd``), capacity and bandwidths in bytes."""
+
+    name: str
+    capacity_bytes: float
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+
+    def __post_init__(self) -> None:
+        if self.capacity_bytes < 0:
+            raise ValueError(f"KV level {self.name!r}: capacity must be >= 0")
+        if self.read_bytes_per_s <= 0 or self.write_bytes_per_s <= 0:
+            raise ValueError(f"KV level {self.name!r}: read and write bandwidth must be > 0")
+
+    def capacity_blocks(self, block_bytes: float) -> int:
+        """Whole hash blocks of ``block_bytes`` this level holds."""
+        return int(self.capacity_bytes // block_bytes) if block_bytes > 0 else 0
+
+
+def step_seconds(compute_s: float, transfer_s: float, overlap: bool) -> float:
+    """A step's duration given its compute and its KV transfers (see the module docstring)."""
+    if not transfer_s:
+        return compute_s
+    return max(compute_s, transfer_s) if overlap else compute_s + transfer_s
