@@ -33,6 +33,11 @@ class ModelArch:
         (DeepSeek-V3 ``num_nextn_predict_layers``; MiniMax-M2's config names MTP modules but
         its published 230 B parameters hold none); counted in the checkpoint's size only,
         since tiersim serves without speculative decoding.
+    kv_cache: the KV-cache format the checkpoint declares (``"fp8"``: ModelOpt's
+        ``kv_cache_quant_algo`` or a compressed-tensors ``kv_cache_scheme`` of 8-bit floats);
+        ``""`` when it declares none. vLLM's ``--kv-cache-dtype auto`` (its default) serves
+        that format, else the model dtype (BF16); see
+        :func:`tiersim.hardware.precisions.resolve_kv_dtype`.
     sliding_window / sliding_layers: how many layers attend only to the last
         ``sliding_window`` tokens (gpt-oss alternates them); 0 when all attention is full.
     source: "catalogue" or the config.json path it was read from.
@@ -63,6 +68,7 @@ class ModelArch:
     v_head_dim: int = 0
     checkpoint: tuple[tuple[str, str, float], ...] = ()
     mtp_layers: int = 0
+    kv_cache: str = ""
 
     @property
     def is_moe(self) -> bool:

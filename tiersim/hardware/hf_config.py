@@ -268,7 +268,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
     formats = checkpoint_formats(path, quant, fields.get("dense_layers", 0))
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
-    return dataclasses.replace(arch, checkpoint=tuple(f for f in formats if f[0] in present))
+    return dataclasses.replace(arch, checkpoint=tuple(f for f in formats if f[0] in present),
+                               kv_cache=checkpoint_kv_cache(path, quant))
 
 
 # --------------------------------------------------------------------------- weight formats
@@ -348,6 +349,28 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
         f"{path}: key 'quantization_config.quant_method': {method!r} is not supported; "
         "supported: fp8, mxfp4, compressed-tensors, modelopt (or none: BF16)"
     )
+
+
+def checkpoint_kv_cache(path: Path, quant: Any) -> str:
+    """The KV-cache format a checkpoint declares: ``"fp8"`` or ``""`` (none).
+
+    As vLLM resolves ``--kv-cache-dtype auto``: ModelOpt's ``kv_cache_quant_algo`` (in
+    ``quantization_config`` or NVIDIA's ``hf_quant_config.json`` beside ``path``) or a
+    compressed-tensors ``kv_cache_scheme`` of 8-bit floats selects an FP8 cache; anything else
+    leaves the model dtype.
+    """
+    quant = quant if isinstance(quant, dict) else {}
+    side = _hf_quant_path(path)
+    if not quant.get("kv_cache_quant_algo") and side.is_file():
+        data = _read(side)
+        quant = {**quant, **data.get("quantization", data)}
+    algo = str(quant.get("kv_cache_quant_algo") or "").upper()
+    if algo.startswith("FP8"):
+        return "fp8"
+    scheme = quant.get("kv_cache_scheme")
+    if isinstance(scheme, dict) and scheme.get("num_bits") == 8 and scheme.get("type") == "float":
+        return "fp8"
+    return ""
 
 
 #: Groups a checkpoint may quantise. ``lm_head`` is not among them: vLLM's FP8, ModelOpt and

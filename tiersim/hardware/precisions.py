@@ -33,6 +33,7 @@ ships (:func:`weight_formats`), read from the model's ``config.json`` ``quantiza
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tiersim.errors import TiersimError
 from tiersim.hardware.gpus import GPU
@@ -122,6 +123,17 @@ def kv_dtype_bytes(kv_dtype: str) -> float:
     if key not in sizes:
         raise TiersimError(f"unknown KV-cache dtype {kv_dtype!r}; use 'bf16' or 'fp8'")
     return sizes[key]
+
+
+def resolve_kv_dtype(model: Any, kv_dtype: str) -> str:
+    """The KV-cache dtype a server runs for ``kv_dtype``: ``"auto"`` (vLLM's default) is the
+    format the checkpoint declares (``model.kv_cache``, e.g. ``"fp8"``), else ``"bf16"``, the
+    model dtype; any other value is returned lower-cased, checked by :func:`kv_dtype_bytes`."""
+    key = str(kv_dtype).strip().lower()
+    if key == "auto":
+        return getattr(model, "kv_cache", "") or "bf16"
+    kv_dtype_bytes(key)
+    return key
 
 
 def w4a16(group_size: int) -> Precision:

@@ -58,7 +58,8 @@ def build_step_model(
     dp: int = 1, ep: int = 1,
 ):
     """The step-time model of one replica: ``tp`` GPUs of ``gpu`` serving ``model`` at
-    ``precision`` with a ``kv_dtype`` KV cache.
+    ``precision`` with a ``kv_dtype`` KV cache (``"auto"``: the format the checkpoint declares,
+    else BF16, as vLLM's default ``--kv-cache-dtype auto`` serves it).
 
     Data and expert parallelism: a replica of ``tp x dp`` GPUs runs ``dp`` attention
     data-parallel ranks of ``tp`` GPUs each; ``ep`` is the expert-parallel size (1: experts
@@ -72,7 +73,7 @@ def build_step_model(
     with ``measured:...``, ``harness`` or ``roofline``. A profile made on another GPU is an error.
     """
     from tiersim.hardware import get_gpu, get_model
-    from tiersim.hardware.precisions import weight_formats
+    from tiersim.hardware.precisions import resolve_kv_dtype, weight_formats
     from tiersim.perf.assembly import AssembledStepModel
     from tiersim.perf.memory import check_parallel
     from tiersim.perf.profile import ProfileOps
@@ -80,6 +81,7 @@ def build_step_model(
 
     arch, dev = get_model(model), get_gpu(gpu)
     prec = weight_formats(arch, precision)
+    kv_dtype = resolve_kv_dtype(arch, kv_dtype)
     check_parallel(arch, tp, dp, ep)
     if profile is None:
         return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)

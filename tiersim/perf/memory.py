@@ -39,6 +39,7 @@ from tiersim.hardware.precisions import (
     Precision,
     WeightFormats,
     kv_dtype_bytes,
+    resolve_kv_dtype,
     weight_formats,
 )
 
@@ -204,7 +205,8 @@ def kv_capacity_blocks(
     KV cache on its ``tp`` GPUs, and the answer is the blocks of ONE DP rank. ``ep``: expert
     parallel size (see :func:`check_parallel`). ``activation_reserve_bytes`` is per GPU;
     ``None`` uses the default of :func:`default_activation_reserve` sized for
-    ``max_num_batched_tokens``.
+    ``max_num_batched_tokens``. ``kv_dtype="auto"`` is the checkpoint's declared KV format, else
+    BF16 (vLLM's default, :func:`~tiersim.hardware.precisions.resolve_kv_dtype`).
     """
     prec = weight_formats(model, precision)
     weights = weight_bytes(model, prec, tp, dp, ep)
@@ -212,7 +214,7 @@ def kv_capacity_blocks(
     if reserve is None:
         reserve = default_activation_reserve(model, tp, max_num_batched_tokens)
     budget = gpu.hbm_bytes * gpu_memory_utilization
-    block_bytes = kv_bytes_per_token(model, kv_dtype, tp) * block_size
+    block_bytes = kv_bytes_per_token(model, resolve_kv_dtype(model, kv_dtype), tp) * block_size
     blocks = math.floor((budget - weights - reserve) / block_bytes)
     if blocks < 1:
         raise FitError(_fit_message(model, prec, gpu, tp, weights, reserve, budget, block_bytes))

@@ -622,7 +622,7 @@ class ProfileOps:
         self, profile, model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", fallback=None,
         dp: int = 1, ep: int = 1,
     ):
-        from tiersim.hardware.precisions import weight_formats
+        from tiersim.hardware.precisions import resolve_kv_dtype, weight_formats
         from tiersim.perf.memory import moe_split
 
         self.profile = profile
@@ -632,7 +632,7 @@ class ProfileOps:
         self.gpu = gpu
         self.tp = int(tp)
         self.moe_tp, self.moe_ep = moe_split(self.tp, int(dp), int(ep))
-        self.kv_dtype = _dtype_name(kv_dtype)
+        self.kv_dtype = resolve_kv_dtype(model, _dtype_name(kv_dtype))
         self.fallback = fallback
         self._sources: dict[str, str] = {"overhead": profile.overhead_label()}
         self._cache: dict[tuple, Table | None] = {}

@@ -81,6 +81,7 @@ from tiersim.hardware.precisions import (
     Precision,
     get_precision,
     kv_dtype_bytes,
+    resolve_kv_dtype,
     weight_formats,
 )
 from tiersim.perf.assembly import AssembledStepModel, expected_experts
@@ -138,7 +139,7 @@ class RooflineOps:
         self.gpu = gpu if isinstance(gpu, GPU) else get_gpu(gpu)
         self.tp, self.dp, self.ep = int(tp), int(dp), int(ep)
         self.moe_tp, self.moe_ep = moe_split(self.tp, self.dp, self.ep)
-        self.kv_dtype = kv_dtype
+        self.kv_dtype = resolve_kv_dtype(self.model, kv_dtype)
         self.c = constants or RooflineConstants()
         self._bw = self.gpu.hbm_bw_bytes_s * self.c.bw_eff
         self._formats: dict[str, _Format] = {}
@@ -338,4 +339,4 @@ class RooflineModel(AssembledStepModel):
         ops = RooflineOps(model, precision, gpu, tp, kv_dtype, constants, dp=dp, ep=ep)
         super().__init__(ops.model, ops.weights, tp, ops, source="roofline", dp=dp, ep=ep)
         self.gpu = ops.gpu
-        self.kv_dtype = kv_dtype
+        self.kv_dtype = ops.kv_dtype

@@ -1,0 +1,85 @@
+"""``kv_dtype="auto"``: the KV-cache format a checkpoint declares, else BF16 (vLLM's default)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tiersim.errors import TiersimError
+from tiersim.hardware import get_gpu, get_model
+from tiersim.hardware.hf_config import load_hf_config
+from tiersim.hardware.precisions import resolve_kv_dtype
+from tiersim.perf import build_step_model, default_profile_name
+from tiersim.perf.memory import kv_capacity_blocks
+
+BASE = {
+    "model_type": "qwen3_moe", "hidden_size": 1024, "num_hidden_layers": 4,
+    "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64, "vocab_size": 1000,
+    "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 256,
+}
+FP8_WEIGHTS = {"num_bits": 8, "type": "float", "strategy": "channel"}
+
+
+def _write(folder: Path, data: dict, side: dict | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(data))
+    if side is not None:
+        (folder / "hf_quant_config.json").write_text(json.dumps(side))
+    return folder / "config.json"
+
+
+def _ct(kv_scheme) -> dict:
+    return {"quant_method": "compressed-tensors", "kv_cache_scheme": kv_scheme,
+            "config_groups": {"g": {"targets": ["Linear"], "weights": FP8_WEIGHTS}}}
+
+
+@pytest.mark.parametrize(
+    ("quant", "side", "expected"),
+    [
+        (None, None, ""),
+        ({"quant_method": "fp8", "weight_block_size": [128, 128]}, None, ""),
+        (_ct(None), None, ""),
+        (_ct({"num_bits": 8, "type": "float", "strategy": "tensor"}), None, "fp8"),
+        (_ct({"num_bits": 8, "type": "int"}), None, ""),
+        (None, {"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}, "fp8"),
+        (None, {"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": None}}, ""),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "fp8"},
+         None, "fp8"),
+    ],
+)
+def test_declared_kv_cache_format(tmp_path, quant, side, expected):
+    data = dict(BASE) if quant is None else {**BASE, "quantization_config": quant}
+    model = load_hf_config(_write(tmp_path / "m", data, side))
+    assert model.kv_cache == expected
+    assert resolve_kv_dtype(model, "auto") == (expected or "bf16")
+    # An explicit dtype always wins over the checkpoint's.
+    assert resolve_kv_dtype(model, "BF16") == "bf16"
+    assert resolve_kv_dtype(model, "fp8") == "fp8"
+
+
+def test_unknown_kv_dtype_is_refused():
+    with pytest.raises(TiersimError, match="KV-cache dtype"):
+        resolve_kv_dtype(get_model("llama-3.1-8b"), "int3")
+
+
+def test_auto_times_and_sizes_as_the_declared_format(tmp_path):
+    """A checkpoint declaring an FP8 KV cache: ``auto`` equals ``fp8`` (step times on the
+    shipped profile and KV blocks), and differs from ``bf16``; without the declaration
+    ``auto`` equals ``bf16``."""
+    declared = get_model(_write(tmp_path / "fp8kv", BASE, {"quantization": {
+        "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}).parent)
+    plain = get_model(_write(tmp_path / "plain", BASE).parent)
+    h200 = get_gpu("h200")
+    ctx = np.array([64 * 4096.0])
+    for model, same, other in ((declared, "fp8", "bf16"), (plain, "bf16", "fp8")):
+        steps = {kv: build_step_model(model, "fp8", "h200", kv_dtype=kv,
+                                      profile=default_profile_name())
+                 for kv in ("auto", same, other)}
+        times = {kv: float(s.decode_times(64, ctx)[0]) for kv, s in steps.items()}
+        assert times["auto"] == times[same] != times[other]
+        blocks = {kv: kv_capacity_blocks(model, "fp8", h200, kv_dtype=kv)
+                  for kv in ("auto", same, other)}
+        assert blocks["auto"] == blocks[same] != blocks[other]
