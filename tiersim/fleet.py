@@ -21,6 +21,7 @@ from tiersim.engine import simulate as engine_simulate
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.perf import build_step_model
 from tiersim.perf.memory import kv_capacity_blocks
+from tiersim.workload import sessions
 
 if TYPE_CHECKING:  # the scenario imports this module to check memory fit
     from tiersim.scenario import Scenario, TierConfig
@@ -140,15 +141,17 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
 
     ``assignment``: first tier and escalation tier per row of ``df``
     (:class:`tiersim.routing.Assignment`). The trace's ``prefix_hashes`` (512-token blocks)
-    reach tiers with prefix caching on.
+    reach tiers with prefix caching on. Agent sessions (:mod:`tiersim.workload.sessions`) run as
+    closed loops: a step arrives its ``tool_s`` after its predecessor finishes.
     """
     hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
+    follows, think = sessions.links(df)
     work = Workload(
         arrival_s=df["arrival_s"].to_numpy(np.float64),
         input_tokens=df["input_tokens"].to_numpy(np.int64),
         output_tokens=df["output_tokens"].to_numpy(np.int64),
         tier=np.asarray(assignment.tier, dtype=np.int64),
         escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
-        prefix_hashes=hashes,
+        prefix_hashes=hashes, follows=follows, think_s=think,
     )
     return engine_simulate(specs, work, fast_forward=True)

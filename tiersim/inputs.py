@@ -21,6 +21,7 @@ from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepar
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
 from tiersim.trace import load_trace
+from tiersim.workload import sessions
 
 REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32 * 2048}
 """The iteration whose cost ranks tiers for routing (one prefill chunk beside 32 decodes)."""
@@ -74,9 +75,11 @@ def cost_weight(tier: BuiltTier) -> float:
 
 def prepare(trace: pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
             rng: np.random.Generator, source: str) -> Prepared:
-    """Per-tier correctness (labels, or drawn from the workload's difficulty model) and where
-    each tier's accuracy comes from."""
-    return prepare_workload(trace, infos, scenario.workload, rng=rng, source=source)
+    """Agent sessions (generated, or the trace's with their context and links; see
+    :mod:`tiersim.workload.sessions`), then per-tier correctness (labels, or drawn from the
+    workload's difficulty model) and where each tier's accuracy comes from."""
+    table = sessions.prepare_sessions(trace, scenario.workload.sessions, rng, source)
+    return prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
 
 
 def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],

@@ -228,6 +228,98 @@ class ProfileUsed:
 
 
 @dataclass(frozen=True)
+class ResponseCacheResult:
+    """What the cache did: hits, and the run with the cache against the same run without it.
+
+    ``*_without`` figures come from simulating every request (no cache); GPU-hours are busy
+    GPU-hours; ``cost_saved_usd`` is in the run's cost model (0 under provisioned cost: the
+    same fleet is paid for), ``attributed_saved_usd`` in busy time. Latencies cover every
+    request, a hit taking ``lookup_s``. Formulas: ``docs/metrics.md``; computed by
+    :mod:`tiersim.response_cache`.
+    """
+
+    mode: str
+    size: int
+    lookup_s: float
+    key_source: str
+    requests: int
+    hits: int
+    hit_rate: float
+    gpu_hours_busy: float
+    gpu_hours_busy_without: float
+    gpu_hours_saved: float
+    cost_usd: float | None
+    cost_without_usd: float | None
+    cost_saved_usd: float | None
+    attributed_saved_usd: float
+    e2e_mean_s: float | None
+    e2e_mean_without_s: float | None
+    e2e_p50_s: float | None
+    e2e_p50_without_s: float | None
+    e2e_p99_s: float | None
+    e2e_p99_without_s: float | None
+    ttft_p50_s: float | None
+    ttft_p50_without_s: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+
+@dataclass(frozen=True)
+class StepTypeResult:
+    """One step type of an agentic run: steps, their accuracy, the final tiers' shares."""
+
+    step_type: str
+    requests: int
+    accuracy: float
+    final_tier_shares: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the step type is the key it sits under)."""
+        out = _fields(self)
+        out.pop("step_type")
+        return out
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """Per-task figures of an agentic run (one task = one ``session_id``).
+
+    ``task_latency_*``: first step's arrival to last step's finish (tasks with a dropped step
+    left out); ``task_success``: mean over tasks of the product of their steps' correctness;
+    ``success_misjudged_by``: per-request accuracy minus task success; ``latency_ratio_p50``:
+    median task latency / median request latency. Computed by :mod:`tiersim.session_metrics`.
+    """
+
+    tasks: int
+    completed_tasks: int
+    steps_per_task_mean: float
+    steps_per_task_max: int
+    task_latency_p50_s: float | None
+    task_latency_p99_s: float | None
+    task_latency_mean_s: float | None
+    task_success: float
+    cost_per_task_usd: float | None
+    per_request_accuracy: float
+    success_misjudged_by: float
+    request_e2e_p50_s: float | None
+    latency_ratio_p50: float | None
+    step_types: tuple[StepTypeResult, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields; ``step_types`` as a map step type -> figures."""
+        out = _fields(self)
+        out["step_types"] = {s.step_type: s.to_json() for s in self.step_types}
+        return out
+
+
+OPTIONAL_SECTIONS = ("sessions", "response_cache")
+"""RunResult sections written only when the run has them (agentic sessions, a response cache)."""
+
+
+@dataclass(frozen=True)
 class RunResult:
     """The summary of one simulated run (DESIGN.md §6); written as ``summary.json``.
 
@@ -241,7 +333,10 @@ class RunResult:
     cheapest first; ``router`` scores the routing; ``sources`` says where latency, accuracy and
     cost come from and ``profile`` which step-time tables each tier used; ``savings`` compares
     the fleet with uniform ones (None when not computed); ``analytic`` is the two-type closed
-    form for the cheapest and top tiers. Every formula: ``docs/metrics.md``.
+    form for the cheapest and top tiers. ``sessions`` (agentic runs: per-task figures) and
+    ``response_cache`` (runs with one: hits and savings) are None, and absent from the JSON,
+    otherwise; with a response cache every other figure covers the requests the fleet served.
+    Every formula: ``docs/metrics.md``.
     """
 
     scenario: str
@@ -283,6 +378,8 @@ class RunResult:
     profile: ProfileUsed
     savings: SavingsResult | None = None
     analytic: dict[str, Any] = field(default_factory=dict)
+    sessions: SessionResult | None = None
+    response_cache: ResponseCacheResult | None = None
 
     def tier(self, name: str) -> TierResult:
         """The tier called ``name``."""
@@ -296,6 +393,12 @@ class RunResult:
         out = _fields(self)
         out["tiers"] = {t.name: t.to_json() for t in self.tiers}
         out["tier_order"] = [t.name for t in self.tiers]  # JSON objects lose their order
+        for key in OPTIONAL_SECTIONS:  # present only in runs that have them
+            section = getattr(self, key)
+            if section is None:
+                out.pop(key)
+            else:
+                out[key] = section.to_json()
         return out
 
     def dumps(self) -> str:
@@ -379,7 +482,18 @@ def _run_from(data: dict) -> RunResult:
         if not isinstance(data.get(key), int):
             raise TypeError(f"'{key}' must be an integer")
     return _build(RunResult, data, tiers=tier_list, router=router, savings=savings,
-                  sources=sources, profile=profile)
+                  sources=sources, profile=profile, sessions=_sessions_from(data.get("sessions")),
+                  response_cache=None if data.get("response_cache") is None
+                  else _build(ResponseCacheResult, data["response_cache"]))
+
+
+def _sessions_from(data: dict | None) -> SessionResult | None:
+    """SessionResult from its JSON form (None when the run had no sessions)."""
+    if data is None:
+        return None
+    kinds = tuple(_build(StepTypeResult, {**v, "step_type": k})
+                  for k, v in (data.get("step_types") or {}).items())
+    return _build(SessionResult, data, step_types=kinds)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,13 +14,16 @@ timestamps or machine-specific paths in it).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 
 from tiersim import fleet as fleet_mod
-from tiersim import outputs, savings, summary
+from tiersim import outputs, response_cache, savings, session_metrics, summary
+from tiersim.errors import ScenarioError
 from tiersim.fleet import build_fleet
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
     REFERENCE_STEP,
@@ -37,6 +40,8 @@ from tiersim.scenario import Scenario
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
 """Columns of requests.parquet, in order."""
+RESPONSE_CACHE_STREAM = 11
+"""Second seed word of the generator drawing response-cache keys (independent of the others)."""
 
 
 def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
@@ -53,16 +58,17 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     source = str(scenario_path) if scenario_path is not None else scenario.source
     if out_dir is not None:
         outputs.make_out_dir(Path(out_dir))
-    workload_rng, train_rng, router_rng, score_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4))
+    workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
     trace = load_scenario_trace(scenario, source)
     prepared = prepare(trace, infos, scenario, workload_rng, source)
-    df = prepared.df
-    assignment = route(scenario, df, infos, (train_rng, router_rng), source)
-    result = fleet_mod.simulate(fleet.specs(), df, assignment)
-    requests = summary.request_table(df, result, scenario, fleet, infos, assignment.basis)
+    df, cache = prepared.df, None
+    if scenario.router.response_cache is not None:
+        cache = _cache_hits(scenario, df, source)
+        df = df[~cache[0]].reset_index(drop=True)
+    assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
+                                          source)
     router = summary.router_result(scenario, df, result, infos, score_rng, assignment.basis)
     uniform = savings.sized_uniform_runs(scenario, source, fleet, df) if baselines else None
     saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
@@ -70,10 +76,51 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
                              saved, analytic)
+    run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests))
+    if cache is not None:
+        run = dataclasses.replace(run, response_cache=_cache_effect(
+            scenario, fleet, prepared, infos, cache, (run, requests), router, source))
     if out_dir is not None:
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
                           scenario_yaml(scenario), report=report)
     return run
+
+
+def _rngs(scenario: Scenario) -> list[np.random.Generator]:
+    """The run's generators (workload, classifier training, router, scoring) from its seed."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4)]
+
+
+def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str):
+    """Route and simulate ``df``: the assignment, the engine's result and the request table."""
+    assignment = route(scenario, df, infos, rngs, source)
+    result = fleet_mod.simulate(fleet.specs(), df, assignment)
+    requests = summary.request_table(df, result, scenario, fleet, infos, assignment.basis)
+    return assignment, result, requests
+
+
+def _cache_hits(scenario: Scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
+    """Which rows the response cache answers, and where its keys come from."""
+    cfg = scenario.router.response_cache
+    if "follows_row" in df.columns:
+        raise ScenarioError(source, "router.response_cache", "a response cache cannot sit in "
+                            "front of agent sessions (a hit would break a task's chain); drop "
+                            "one of them")
+    key_rng = np.random.default_rng([scenario.seed, RESPONSE_CACHE_STREAM])
+    keys, key_source = response_cache.keys(df, cfg, key_rng, source)
+    return response_cache.hits(keys, cfg), key_source
+
+
+def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, router,
+                  source: str):
+    """The cache against the same run without it (every request routed and simulated)."""
+    _, train_rng, router_rng, _ = _rngs(scenario)
+    _, result, requests = _serve(scenario, fleet, prepared.df, infos, (train_rng, router_rng),
+                                 source)
+    without = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source,
+                                 router)
+    return response_cache.cache_result(scenario.router.response_cache, cache[1], cache[0],
+                                       served, (without, requests))
 
 
 def scenario_yaml(scenario: Scenario) -> str:

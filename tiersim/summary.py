@@ -57,7 +57,7 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
         "tier": names[first],
         "final_tier": names[final],
         "replica": np.asarray(result.replica, dtype=np.int64),
-        "arrival_s": df["arrival_s"].to_numpy(np.float64),
+        "arrival_s": np.asarray(result.arrival_s, dtype=np.float64),  # steps: set by the run
         "first_token_s": np.asarray(result.first_token_s, dtype=np.float64),
         "finish_s": np.asarray(result.finish_s, dtype=np.float64),
         "queue_s": np.where(done, np.asarray(result.queue_s, dtype=np.float64), np.nan),

@@ -18,15 +18,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tiersim.response_cache import ResponseCacheConfig
+from tiersim.workload.sessions import SessionsConfig
+
 POLICIES = (
     "uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade", "floor", "budget",
+    "step_type",
 )
 DIFFICULTY_KINDS = ("two_type", "three_type", "continuous", "labels")
 DIFFICULTY_CLASSES = ("easy", "hard", "hopeless")
 
 Policy = Literal[
     "uniform", "static_split", "threshold", "lagrangian", "oracle", "cascade", "floor", "budget",
+    "step_type",
 ]
+DEFAULT_STEP_TIERS = {"planning": "top", "recovery": "top", "final": "top",
+                      "tool_call": "cheapest", "format": "cheapest", "boilerplate": "cheapest"}
+"""The step-type router's default map: the steps that decide a task on the strong tier, the
+formatting ones on the cheap tier ("top" and "cheapest" name the last and first tier)."""
 TierRef = int | str
 """A tier named by its ``name`` or by its index (0 = cheapest)."""
 
@@ -109,8 +118,14 @@ class RouterConfig(_Strict):
       ``budget_relative`` (a fraction of the top tier's cost per request) or
       ``budget_usd_per_request`` (in the tiers' ``cost_weight`` unit: the price per request where
       tiers set ``cost_per_request_usd``, else the price of a reference iteration).
+    - ``step_type``: agent steps by their ``step_type`` column: ``step_tiers`` maps a step type
+      to a tier (a name, an index, "top" or "cheapest"; default :data:`DEFAULT_STEP_TIERS`);
+      other step types go where the ``step_fallback`` policy sends them (any other policy, with
+      its options from this same block: ``threshold`` combines it with the difficulty
+      classifier).
     ``confusion`` injects errors on top of any policy; ``classifier`` configures the classifier
-    the ``threshold`` and ``lagrangian`` policies use.
+    the ``threshold`` and ``lagrangian`` policies use. ``response_cache`` puts an exact-match
+    cache in front of the router (:class:`tiersim.response_cache.ResponseCacheConfig`).
     """
 
     policy: Policy = "uniform"
@@ -124,6 +139,9 @@ class RouterConfig(_Strict):
     confusion: ConfusionConfig = Field(default_factory=ConfusionConfig)
     cascade: CascadeConfig = Field(default_factory=CascadeConfig)
     classifier: ClassifierConfig = Field(default_factory=ClassifierConfig)
+    step_tiers: dict[str, TierRef] | None = None
+    step_fallback: Policy = "uniform"
+    response_cache: ResponseCacheConfig | None = None
 
     @field_validator("fractions")
     @classmethod
@@ -141,6 +159,8 @@ class RouterConfig(_Strict):
         """Options a policy cannot run without."""
         if self.policy == "static_split" and self.fractions is None:
             raise ValueError("policy static_split needs fractions, e.g. fractions: [0.5, 0.5]")
+        if self.policy == "step_type" and self.step_fallback == "step_type":
+            raise ValueError("step_fallback must be another policy (e.g. uniform or threshold)")
         if self.policy == "lagrangian" and self.lambda_ is None:
             raise ValueError("policy lagrangian needs lambda, e.g. lambda: 0.1")
         budgets = (self.budget_relative, self.budget_usd_per_request)
@@ -182,6 +202,8 @@ class DifficultyConfig(_Strict):
 
 
 class WorkloadQualityConfig(_Strict):
-    """The routing-owned part of ``workload:``: ``difficulty`` (see :class:`DifficultyConfig`)."""
+    """The routing-owned part of ``workload:``: ``difficulty`` (see :class:`DifficultyConfig`),
+    ``sessions`` (agentic sessions, :class:`tiersim.workload.sessions.SessionsConfig`)."""
 
     difficulty: DifficultyConfig = Field(default_factory=DifficultyConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)

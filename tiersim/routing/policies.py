@@ -275,6 +275,10 @@ from tiersim.routing.constrained import Budget, Floor  # noqa: E402  (they subcl
 
 ROUTERS.update({"floor": Floor, "budget": Budget})
 
+from tiersim.routing.step_type import StepType  # noqa: E402  (it subclasses Router)
+
+ROUTERS["step_type"] = StepType
+
 
 def build_router(
     router_cfg: RouterConfig | dict,

@@ -1,0 +1,126 @@
+"""An exact-match response cache in front of the router, keyed by a prompt hash.
+
+A request whose key is in the cache is answered from it: it costs ``lookup_s`` of latency and
+no GPU time, and never reaches the router or the fleet. Two kinds:
+
+- ``top_n``: the ``size`` most frequent keys of the trace (ties: first seen), answered from the
+  start (a cache filled offline from the logs, the way operators serve their top prompts);
+- ``lru``: ``size`` entries, least recently used evicted; a key enters when its first request
+  arrives (so a repeat arriving before the first answer is done is counted a hit: the answer is
+  assumed to be shared, as a request-coalescing front end does).
+
+Keys: the trace's ``prompt_hash`` column (``key``); else, for a trace with ``prefix_hashes``
+(Mooncake), the hash of the whole block list plus the input length (the same prompt); else the
+seeded popularity generator (``popularity``): prompt ranks drawn Zipf-like, P(rank r) proportional
+to ``r ** -exponent`` over ``distinct`` prompts. Token lengths stay the trace's (they matter only
+for misses). A cached answer is scored as correct as the served one would be (not counted in
+the run's accuracy, which covers served requests).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from tiersim.errors import ScenarioError
+from tiersim.results import ResponseCacheResult
+
+
+class PopularityConfig(BaseModel):
+    """Generated prompt keys: ``distinct`` prompts with Zipf-like popularity ``exponent``."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    distinct: int = Field(ge=1, le=100_000_000)
+    exponent: float = Field(1.0, ge=0, le=10)
+
+
+class ResponseCacheConfig(BaseModel):
+    """``router.response_cache``: the cache in front of the router (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    mode: Literal["top_n", "lru"] = "top_n"
+    size: int = Field(ge=1, le=100_000_000)
+    lookup_s: float = Field(0.005, ge=0, le=60)
+    key: str = "prompt_hash"
+    popularity: PopularityConfig | None = None
+
+
+def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
+         source: str = "scenario") -> tuple[np.ndarray, str]:
+    """One key per row and where the keys come from, in words."""
+    if cfg.popularity is not None:
+        p = cfg.popularity
+        weights = np.arange(1, p.distinct + 1, dtype=np.float64) ** -p.exponent
+        drawn = rng.choice(p.distinct, size=len(df), p=weights / weights.sum())
+        return drawn.astype(np.int64), (f"generated: {p.distinct} distinct prompts, Zipf "
+                                        f"exponent {p.exponent:g}")
+    if cfg.key in df.columns:
+        return df[cfg.key].to_numpy(), f"trace column {cfg.key}"
+    if "prefix_hashes" in df.columns:
+        whole = [hash((tuple(np.asarray(h).tolist()), int(n)))
+                 for h, n in zip(df["prefix_hashes"], df["input_tokens"])]
+        return np.asarray(whole, dtype=np.int64), "prefix_hashes (whole prompt) + input length"
+    raise ScenarioError(source, "router.response_cache", f"the trace has no {cfg.key!r} or "
+                        "prefix_hashes column; add one or set popularity: {distinct: N}")
+
+
+def hits(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
+    """Which rows (in arrival order) the cache answers."""
+    if cfg.mode == "top_n":
+        counts = pd.Series(key).value_counts(sort=False)
+        first = pd.Series(np.arange(len(key))).groupby(pd.Series(key)).min()
+        order = sorted(counts.index, key=lambda k: (-counts[k], first[k]))
+        top = set(order[:cfg.size])
+        return np.fromiter((k in top for k in key), dtype=bool, count=len(key))
+    cache: OrderedDict = OrderedDict()
+    out = np.zeros(len(key), dtype=bool)
+    for i, k in enumerate(key.tolist()):
+        if k in cache:
+            out[i] = True
+            cache.move_to_end(k)
+            continue
+        cache[k] = None
+        if len(cache) > cfg.size:
+            cache.popitem(last=False)
+    return out
+
+
+def _pct(values: np.ndarray, q: float) -> float | None:
+    values = values[np.isfinite(values)]
+    return float(np.percentile(values, q)) if len(values) else None
+
+
+def _mean(values: np.ndarray) -> float | None:
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if len(values) else None
+
+
+def cache_result(cfg: ResponseCacheConfig, key_source: str, hit: np.ndarray, served,
+                 without) -> ResponseCacheResult:
+    """Compare the run with the cache (``served``: the RunResult of the misses, with its
+    request table) against the run without it; both are ``(RunResult, requests table)``."""
+    run, req = served
+    base, base_req = without
+    lookup = np.full(int(hit.sum()), cfg.lookup_s)
+    e2e = np.concatenate([req["e2e_s"].to_numpy(np.float64), lookup])
+    ttft = np.concatenate([req["ttft_s"].to_numpy(np.float64), lookup])
+    e2e0, ttft0 = base_req["e2e_s"].to_numpy(np.float64), base_req["ttft_s"].to_numpy(np.float64)
+    cost = run.cost_usd
+    cost0 = base.cost_usd
+    return ResponseCacheResult(
+        mode=cfg.mode, size=cfg.size, lookup_s=cfg.lookup_s, key_source=key_source,
+        requests=len(hit), hits=int(hit.sum()), hit_rate=float(hit.mean()) if len(hit) else 0.0,
+        gpu_hours_busy=run.gpu_hours_busy, gpu_hours_busy_without=base.gpu_hours_busy,
+        gpu_hours_saved=base.gpu_hours_busy - run.gpu_hours_busy,
+        cost_usd=cost, cost_without_usd=cost0,
+        cost_saved_usd=None if cost is None or cost0 is None else cost0 - cost,
+        attributed_saved_usd=base.attributed_cost_usd - run.attributed_cost_usd,
+        e2e_mean_s=_mean(e2e), e2e_mean_without_s=_mean(e2e0),
+        e2e_p50_s=_pct(e2e, 50), e2e_p50_without_s=_pct(e2e0, 50),
+        e2e_p99_s=_pct(e2e, 99), e2e_p99_without_s=_pct(e2e0, 99),
+        ttft_p50_s=_pct(ttft, 50), ttft_p50_without_s=_pct(ttft0, 50),
+    )

@@ -1,0 +1,62 @@
+"""The step-type router: agent steps go to a tier by what they do.
+
+Planning, recovery and final synthesis decide whether a task succeeds, so by default they go to
+the strong (top) tier; tool-call formatting and boilerplate go to the cheapest tier
+(:data:`tiersim.routing.config.DEFAULT_STEP_TIERS`). Every other step type is routed by the
+``step_fallback`` policy, built from the same ``router:`` block, so ``step_fallback: threshold``
+combines step types with the difficulty classifier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import ValidationError
+
+from tiersim.routing.config import DEFAULT_STEP_TIERS, RouterConfig
+from tiersim.routing.policies import ROUTERS, Router
+from tiersim.routing.types import Assignment
+
+
+class StepType(Router):
+    """Route by the ``step_type`` column; the fallback policy takes the other step types."""
+
+    def validate(self) -> None:
+        """Resolve the step map's tiers and build the fallback router."""
+        super().validate()
+        routes = self.cfg.step_tiers if self.cfg.step_tiers is not None else DEFAULT_STEP_TIERS
+        top = len(self.tiers) - 1
+        named = {"top": top, "cheapest": 0}
+        self.routes = {kind: named[ref] if ref in named else
+                       self.tier_index(ref, f"step_tiers.{kind}", 0)
+                       for kind, ref in routes.items()}
+        data = self.cfg.model_dump(by_alias=True, exclude={"confusion"})
+        data["policy"] = self.cfg.step_fallback
+        try:
+            inner_cfg = RouterConfig.model_validate(data)
+        except ValidationError as err:
+            message = err.errors()[0]["msg"].removeprefix("Value error, ")
+            raise self.error("step_fallback", message) from None
+        self.inner = ROUTERS[inner_cfg.policy](inner_cfg, self.tiers, self.source)
+        self.needs_classifier = self.inner.needs_classifier
+        self.needs_labels = self.inner.needs_labels
+        self.reads_realised = self.inner.reads_realised
+
+    def fit(self, train_df, rng) -> None:
+        """Train the fallback's classifier (if it has one)."""
+        self.inner.fit(train_df, rng)
+        self.classifier = self.inner.classifier
+
+    def choose(self, df, rng) -> Assignment:
+        """The map's tier for mapped step types (no escalation), the fallback's elsewhere."""
+        if "step_type" not in df.columns:
+            raise self.error("policy", "step_type needs a step_type column: a session trace or "
+                             "workload.sessions.source: generate")
+        if self.inner.needs_classifier and self.inner.classifier is None:
+            self.fit(df, rng)
+        base = self.inner.choose(df, rng)
+        tier, esc = base.tier.copy(), base.escalate_to.copy()
+        kinds = df["step_type"].astype(str).to_numpy()
+        for kind, t in self.routes.items():
+            rows = kinds == kind
+            tier[rows], esc[rows] = t, -1
+        return Assignment(tier=tier.astype(np.int64), escalate_to=esc.astype(np.int64))

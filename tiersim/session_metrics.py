@@ -1,0 +1,72 @@
+"""Per-task figures of an agentic run, next to the per-request ones (``docs/metrics.md``).
+
+A task is one ``session_id``. Task latency runs from its first step's arrival to its last
+step's finish; task success is the product of its steps' correctness on the run's accuracy
+basis (compounding error: a dropped step is wrong); cost per task sums its steps' costs. The
+per-request view misjudges the task: ``success_misjudged_by`` is per-request accuracy minus
+task success, ``latency_ratio_p50`` the median task latency over the median request latency.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tiersim.results import SessionResult, StepTypeResult
+
+
+def _pct(values: np.ndarray, q: float) -> float | None:
+    values = values[np.isfinite(values)]
+    return float(np.percentile(values, q)) if len(values) else None
+
+
+def session_result(df: pd.DataFrame, requests: pd.DataFrame) -> SessionResult | None:
+    """Per-task figures of a run whose table has sessions (None otherwise); ``requests`` is the
+    request table, row for row with ``df``."""
+    if "session_id" not in df.columns or "follows_row" not in df.columns:
+        return None
+    t = pd.DataFrame({
+        "session": df["session_id"].to_numpy(), "arrival": requests["arrival_s"].to_numpy(),
+        "finish": requests["finish_s"].to_numpy(), "acc": requests["expected_accuracy"].to_numpy(),
+        "cost": requests["cost_usd"].to_numpy(np.float64),
+        "done": requests["completed"].to_numpy(bool),
+    })
+    g = t.groupby("session", sort=False)
+    all_done = g["done"].all().to_numpy()
+    latency = np.where(all_done, (g["finish"].max() - g["arrival"].min()).to_numpy(), np.nan)
+    success = g["acc"].prod().to_numpy(np.float64)
+    steps = g.size().to_numpy(np.float64)
+    cost = g["cost"].sum().to_numpy(np.float64)
+    per_request = float(t["acc"].mean())
+    e2e_p50 = _pct(requests["e2e_s"].to_numpy(np.float64), 50)
+    lat_p50 = _pct(latency, 50)
+    return SessionResult(
+        tasks=len(steps), completed_tasks=int(all_done.sum()),
+        steps_per_task_mean=float(steps.mean()), steps_per_task_max=int(steps.max()),
+        task_latency_p50_s=lat_p50, task_latency_p99_s=_pct(latency, 99),
+        task_latency_mean_s=float(np.nanmean(latency)) if all_done.any() else None,
+        task_success=float(success.mean()),
+        cost_per_task_usd=float(cost.mean()) if np.isfinite(cost).all() else None,
+        per_request_accuracy=per_request,
+        success_misjudged_by=per_request - float(success.mean()),
+        request_e2e_p50_s=e2e_p50,
+        latency_ratio_p50=lat_p50 / e2e_p50 if lat_p50 is not None and e2e_p50 else None,
+        step_types=step_type_results(df, requests),
+    )
+
+
+def step_type_results(df: pd.DataFrame, requests: pd.DataFrame) -> tuple[StepTypeResult, ...]:
+    """Per step type: how many steps, their accuracy and the tiers that served them."""
+    if "step_type" not in df.columns:
+        return ()
+    kinds = df["step_type"].astype(str).to_numpy()
+    out = []
+    for kind in sorted(set(kinds.tolist())):
+        rows = kinds == kind
+        tiers = requests.loc[rows, "final_tier"].value_counts(normalize=True)
+        out.append(StepTypeResult(
+            step_type=kind, requests=int(rows.sum()),
+            accuracy=float(requests.loc[rows, "expected_accuracy"].mean()),
+            final_tier_shares={str(k): float(v) for k, v in sorted(tiers.items())},
+        ))
+    return tuple(out)

@@ -1,0 +1,319 @@
+"""Agentic sessions: a task is a chain of model calls, each waiting for its predecessor and tool.
+
+Canonical session columns (a trace may carry them; :func:`generate` makes them):
+
+- ``session_id`` (int): the task; ``step`` (int >= 0): the call's place in it;
+- ``parent`` (optional int): the step this one follows (default: the previous step; -1 or empty
+  = none). Sessions are chains: a step has at most one follower (the engine's closed loop);
+- ``step_type`` (optional text, default ``step``): e.g. planning, tool_call, code, verify,
+  recovery, final (the step-type router reads it);
+- ``tool_s`` (optional float >= 0, default 0): tool or think time between the predecessor's
+  finish and this step's arrival. A step's ``arrival_s`` is ignored unless it starts its session.
+
+Context: with ``context: accumulate`` (default) a step's ``input_tokens`` are its NEW tokens
+(instruction plus the tool result it follows) and its prompt is the session's context so far:
+``prompt_k = prompt_parent + output_parent + new_k`` (the root's prompt is its new tokens plus
+``system_prompt_tokens``). With ``context: logged`` ``input_tokens`` already hold the whole
+prompt. Either way each prompt gets Mooncake-style ``prefix_hashes`` (one per 512 tokens) unless
+the trace has them: a full block has the same hash in every step whose prompt holds the same
+tokens there (the earliest step of the chain whose prompt plus output covers the block owns it;
+blocks inside the shared system prompt are shared by every session), the last partial block is
+the step's own. So a tier with prefix caching sees the reuse. Output tokens are counted in the
+context as the trace states them (a tier's output multiplier is not fed back).
+
+:func:`generate` is the seeded generator; its distributions are stated in
+:class:`SessionGenerator` and ``docs/agentic.md``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tiersim.errors import TraceError
+
+HASH_BLOCK_TOKENS = 512
+"""Tokens per prefix hash block (Mooncake's, and the engine's default)."""
+FOLLOWS = "follows_row"
+"""Internal column: the row (position) of a step's predecessor, -1 for a session's first step."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class StepTokens(_Strict):
+    """Median new input tokens and output tokens of one step type (log-normal around them)."""
+
+    input: float = Field(gt=0, le=1e6)
+    output: float = Field(gt=0, le=1e6)
+
+
+DEFAULT_TOKENS = {
+    "planning": {"input": 600, "output": 400}, "tool_call": {"input": 300, "output": 80},
+    "code": {"input": 400, "output": 600}, "verify": {"input": 800, "output": 150},
+    "recovery": {"input": 500, "output": 400}, "final": {"input": 200, "output": 500},
+}
+DEFAULT_MIX = {"tool_call": 0.45, "code": 0.30, "verify": 0.15, "recovery": 0.10}
+
+
+class SessionGenerator(_Strict):
+    """The seeded session generator (``workload.sessions.generate``).
+
+    - Tasks start as a Poisson process at ``task_rate_rps`` (``tasks`` of them).
+    - Steps per task: a ``planning`` step, ``1 + Poisson(middle_steps_mean - 1)`` middle steps
+      (at most ``max_steps - 2``) whose types are drawn from ``step_mix``, and a ``final`` step.
+    - Tokens: per step type, new input and output tokens are log-normal with medians ``tokens``
+      and log-space standard deviation ``token_sigma`` (at least 1 token each).
+    - Tool time before every step but the first: log-normal, median ``tool_s_median`` seconds,
+      log-space standard deviation ``tool_s_sigma``.
+    - A task stops early (its last kept step ends it) once a prompt would exceed
+      ``max_context_tokens``.
+    """
+
+    tasks: int = Field(200, ge=1, le=100_000)
+    task_rate_rps: float = Field(0.5, gt=0, le=1e4)
+    middle_steps_mean: float = Field(4.0, ge=1, le=1000)
+    max_steps: int = Field(30, ge=2, le=10_000)
+    step_mix: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_MIX))
+    tokens: dict[str, StepTokens] = Field(
+        default_factory=lambda: {k: StepTokens(**v) for k, v in DEFAULT_TOKENS.items()})
+    token_sigma: float = Field(0.5, ge=0, le=5)
+    tool_s_median: float = Field(2.0, ge=0, le=1e5)
+    tool_s_sigma: float = Field(1.0, ge=0, le=5)
+    max_context_tokens: int = Field(32768, ge=1, le=10_000_000)
+
+    @model_validator(mode="after")
+    def _types_known(self) -> SessionGenerator:
+        shares = list(self.step_mix.values())
+        if not shares or any(s < 0 for s in shares) or abs(sum(shares) - 1) > 1e-6:
+            raise ValueError("step_mix shares must be >= 0 and sum to 1")
+        missing = sorted({"planning", "final", *self.step_mix} - set(self.tokens))
+        if missing:
+            raise ValueError(f"tokens needs an entry for step type(s) {', '.join(missing)}")
+        return self
+
+
+class SessionsConfig(_Strict):
+    """``workload.sessions``: where sessions come from and how prompts carry context.
+
+    ``source``: ``auto`` (sessions when the trace has ``session_id`` and ``step``), ``trace``
+    (it must have them), ``generate`` (:class:`SessionGenerator` replaces the trace's rows) or
+    ``off`` (session columns ignored, every row arrives at its own time).
+    """
+
+    source: Literal["auto", "trace", "generate", "off"] = "auto"
+    context: Literal["accumulate", "logged"] = "accumulate"
+    system_prompt_tokens: int = Field(0, ge=0, le=1_000_000)
+    generate: SessionGenerator = Field(default_factory=SessionGenerator)
+
+
+def has_session_columns(df: pd.DataFrame) -> bool:
+    """Whether a table carries the two session columns every session trace needs."""
+    return "session_id" in df.columns and "step" in df.columns
+
+
+def enabled(cfg: SessionsConfig, df: pd.DataFrame) -> bool:
+    """Whether a run with this config over this table is a session run."""
+    if cfg.source == "auto":
+        return has_session_columns(df)
+    return cfg.source != "off"
+
+
+def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Generator,
+                     source: str = "trace") -> pd.DataFrame:
+    """The run's table: generated sessions, or the trace's sessions with context and links, or
+    ``df`` unchanged when sessions are off."""
+    if cfg.source == "generate":
+        return with_context(generate(cfg.generate, rng), "accumulate", cfg.system_prompt_tokens)
+    if not enabled(cfg, df):
+        return df
+    if not has_session_columns(df):
+        raise TraceError(source, "workload.sessions.source is 'trace' but the trace has no "
+                         "session_id and step columns; add them or use source: generate")
+    return with_context(checked(df, source), cfg.context, cfg.system_prompt_tokens)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading session columns
+
+
+def checked(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``df`` with ``parent`` (row-independent step numbers), ``step_type`` and ``tool_s``
+    filled and checked; a bad value is a one-line TraceError naming the row and column."""
+    out = df.reset_index(drop=True).copy()
+    out["step_type"] = (out["step_type"].fillna("step").astype(str)
+                        if "step_type" in out else "step")
+    tool = pd.to_numeric(out["tool_s"], errors="coerce") if "tool_s" in out else None
+    if tool is not None:
+        bad = np.flatnonzero(~(tool.fillna(0).to_numpy(np.float64) >= 0)
+                             | ~np.isfinite(tool.fillna(0).to_numpy(np.float64)))
+        if len(bad):
+            raise TraceError(source, "tool_s must be a number of seconds >= 0", int(bad[0]),
+                             "tool_s")
+        out["tool_s"] = tool.fillna(0.0).to_numpy(np.float64)
+    else:
+        out["tool_s"] = 0.0
+    out["parent"] = _parents(out, source)
+    return out
+
+
+def _parents(df: pd.DataFrame, source: str) -> np.ndarray:
+    """Each step's parent step number (-1 for none), checked: an earlier step of the same
+    session, each with at most one follower."""
+    parent = np.full(len(df), -1, dtype=np.int64)
+    given = pd.to_numeric(df["parent"], errors="coerce") if "parent" in df else None
+    for sid, rows in df.groupby("session_id", sort=False).indices.items():
+        steps = df["step"].to_numpy()[rows]
+        order = rows[np.argsort(steps, kind="stable")]
+        ordered = df["step"].to_numpy()[order]
+        dup = np.flatnonzero(np.diff(ordered) == 0)
+        if len(dup):
+            raise TraceError(source, f"session {sid} has step {ordered[dup[0]]} twice",
+                             int(order[dup[0] + 1]), "step")
+        for pos, row in enumerate(order):
+            if given is None or pd.isna(given.iloc[row]):
+                parent[row] = ordered[pos - 1] if pos else -1
+                continue
+            p = int(given.iloc[row])
+            if p != -1 and (p not in set(ordered[:pos].tolist())):
+                raise TraceError(source, f"parent {p} is not an earlier step of session {sid}",
+                                 int(row), "parent")
+            parent[row] = p
+        kids = parent[order][parent[order] >= 0]
+        if len(kids) != len(set(kids.tolist())):
+            twice = next(k for k in kids.tolist() if (kids == k).sum() > 1)
+            raise TraceError(source, f"step {twice} of session {sid} has two followers; tiersim "
+                             "sessions are chains (give each step at most one follower)",
+                             None, "parent")
+    return parent
+
+
+# ---------------------------------------------------------------------------------------------
+# Context and prefix hashes
+
+
+def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0) -> pd.DataFrame:
+    """Prompts carry the session's context (see the module docstring): sets ``input_tokens``
+    (accumulate), ``prefix_hashes`` (unless present) and the internal :data:`FOLLOWS` column."""
+    out = df.reset_index(drop=True).copy()
+    new = out["input_tokens"].to_numpy(np.int64)
+    outputs = out["output_tokens"].to_numpy(np.int64)
+    prompt = new.copy()
+    follows = np.full(len(out), -1, dtype=np.int64)
+    hashes = np.empty(len(out), dtype=object)
+    keep_hashes = "prefix_hashes" in out.columns
+    steps, parents = out["step"].to_numpy(np.int64), out["parent"].to_numpy(np.int64)
+    for sid, rows in out.groupby("session_id", sort=False).indices.items():
+        by_step = {int(steps[r]): int(r) for r in rows}
+        for row in rows[np.argsort(steps[rows], kind="stable")]:
+            chain = _chain(row, by_step, parents)
+            if chain:
+                follows[row] = chain[-1]
+                if context == "accumulate":
+                    prompt[row] = prompt[chain[-1]] + outputs[chain[-1]] + new[row]
+            elif context == "accumulate":
+                prompt[row] = new[row] + system_tokens
+            if not keep_hashes:
+                ends = [int(prompt[a] + outputs[a]) for a in chain]
+                owners = [int(steps[a]) for a in chain]
+                hashes[row] = block_hashes(int(sid), int(steps[row]), int(prompt[row]), ends,
+                                           owners, system_tokens)
+    out["input_tokens"] = prompt.astype(np.int32) if prompt.max(initial=0) < 2**31 else prompt
+    if not keep_hashes:
+        out["prefix_hashes"] = hashes
+    out[FOLLOWS] = follows
+    return out
+
+
+def _chain(row: int, by_step: dict[int, int], parents: np.ndarray) -> list[int]:
+    """The rows of a step's ancestors, root first."""
+    chain = []
+    p = int(parents[row])
+    while p >= 0:
+        r = by_step[p]
+        chain.append(r)
+        p = int(parents[r])
+    return chain[::-1]
+
+
+def block_hashes(session: int, step: int, prompt: int, ends: list[int], owners: list[int],
+                 system_tokens: int = 0) -> np.ndarray:
+    """One hash per :data:`HASH_BLOCK_TOKENS` of a ``prompt``-token prompt.
+
+    ``ends``: for each ancestor (root first) its prompt plus output length; ``owners``: their
+    step numbers. A full block belongs to the first ancestor whose stream covers it (else to
+    this step); blocks inside the system prompt are shared by all sessions; a partial last block
+    is this step's own.
+    """
+    b = HASH_BLOCK_TOKENS
+    out = []
+    for i in range(prompt // b):
+        end = (i + 1) * b
+        if end <= system_tokens:
+            out.append(_hash("system", i))
+            continue
+        k = bisect.bisect_left(ends, end)
+        out.append(_hash(session, owners[k] if k < len(ends) else step, i))
+    if prompt % b:
+        out.append(_hash(session, step, prompt // b, "partial"))
+    return np.asarray(out, dtype=np.int64)
+
+
+def _hash(*parts) -> int:
+    """A stable non-negative int64 from ``parts`` (BLAKE2b, 8 bytes)."""
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Generator
+
+
+def generate(cfg: SessionGenerator, rng: np.random.Generator) -> pd.DataFrame:
+    """``cfg.tasks`` sessions in the canonical table with session columns (new tokens per step;
+    :func:`with_context` adds the context). Same ``rng`` state, same table."""
+    starts = np.concatenate(([0.0], np.cumsum(rng.exponential(1 / cfg.task_rate_rps,
+                                                              cfg.tasks - 1))))
+    mix_names = list(cfg.step_mix)
+    mix_p = np.array([cfg.step_mix[k] for k in mix_names])
+    rows = []
+    for sid, start in enumerate(starts):
+        middle = min(1 + int(rng.poisson(cfg.middle_steps_mean - 1)), cfg.max_steps - 2)
+        types = ["planning", *rng.choice(mix_names, size=middle, p=mix_p).tolist(), "final"]
+        rows.extend(_task_rows(cfg, rng, sid, float(start), types))
+    df = pd.DataFrame(rows)
+    df.insert(0, "request_id", np.arange(len(df), dtype=np.int64))
+    return df
+
+
+def _task_rows(cfg: SessionGenerator, rng: np.random.Generator, sid: int, start: float,
+               types: list[str]) -> list[dict]:
+    """One task's rows, stopped before a prompt would exceed ``max_context_tokens``."""
+    rows, context = [], 0
+    for step, kind in enumerate(types):
+        med = cfg.tokens[kind]
+        new = max(1, int(round(med.input * np.exp(cfg.token_sigma * rng.standard_normal()))))
+        out = max(1, int(round(med.output * np.exp(cfg.token_sigma * rng.standard_normal()))))
+        tool = 0.0 if step == 0 else float(cfg.tool_s_median
+                                           * np.exp(cfg.tool_s_sigma * rng.standard_normal()))
+        if step and context + new > cfg.max_context_tokens:
+            break
+        context += new + out
+        rows.append({"arrival_s": start, "input_tokens": new, "output_tokens": out,
+                     "session_id": sid, "step": step, "parent": step - 1, "step_type": kind,
+                     "tool_s": tool})
+    return rows
+
+
+def links(df: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray | float]:
+    """The engine's closed-loop links of a prepared table: ``(follows, think_s)``; ``(None,
+    0.0)`` when the table has no sessions."""
+    if FOLLOWS not in df.columns:
+        return None, 0.0
+    return df[FOLLOWS].to_numpy(np.int64), df["tool_s"].to_numpy(np.float64)
