@@ -102,7 +102,7 @@ def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str
 def _cache_hits(scenario: Scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
     """Which rows the response cache answers, and where its keys come from."""
     cfg = scenario.router.response_cache
-    if "follows_row" in df.columns:
+    if "follows_id" in df.columns:
         raise ScenarioError(source, "router.response_cache", "a response cache cannot sit in "
                             "front of agent sessions (a hit would break a task's chain); drop "
                             "one of them")

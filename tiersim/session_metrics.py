@@ -23,7 +23,7 @@ def _pct(values: np.ndarray, q: float) -> float | None:
 def session_result(df: pd.DataFrame, requests: pd.DataFrame) -> SessionResult | None:
     """Per-task figures of a run whose table has sessions (None otherwise); ``requests`` is the
     request table, row for row with ``df``."""
-    if "session_id" not in df.columns or "follows_row" not in df.columns:
+    if "session_id" not in df.columns or "follows_id" not in df.columns:
         return None
     t = pd.DataFrame({
         "session": df["session_id"].to_numpy(), "arrival": requests["arrival_s"].to_numpy(),

@@ -213,7 +213,7 @@ class SimEvaluator:
             zeros = np.zeros(len(rows), dtype=np.int64)
             result = self._simulate(self._specs(design, [name], {name: replicas}), df,
                                     Assignment(tier=zeros, escalate_to=zeros - 1))
-            self._tier_runs[key] = _tier_run(rows, df["arrival_s"].to_numpy(np.float64),
+            self._tier_runs[key] = _tier_run(rows, np.asarray(result.arrival_s, np.float64),
                                              result, float(sum(result.busy_s[name])))
         return self._tier_runs[key]
 
@@ -221,7 +221,7 @@ class SimEvaluator:
         """Every tier simulated together (a router that escalates); per tier by final tier."""
         names = list(design.tiers)
         result = self._simulate(self._specs(design, names, replicas), self.df, a)
-        arrival = self.df["arrival_s"].to_numpy(np.float64)
+        arrival = np.asarray(result.arrival_s, np.float64)  # a session step's: set by the run
         runs = {}
         for k, n in enumerate(names):
             mask = np.asarray(result.final_tier) == k

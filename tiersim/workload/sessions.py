@@ -39,8 +39,8 @@ from tiersim.errors import TraceError
 
 HASH_BLOCK_TOKENS = 512
 """Tokens per prefix hash block (Mooncake's, and the engine's default)."""
-FOLLOWS = "follows_row"
-"""Internal column: the row (position) of a step's predecessor, -1 for a session's first step."""
+FOLLOWS = "follows_id"
+"""Internal column: the ``request_id`` of a step's predecessor, -1 for a session's first step."""
 
 
 class _Strict(BaseModel):
@@ -147,6 +147,10 @@ def checked(df: pd.DataFrame, source: str) -> pd.DataFrame:
     """``df`` with ``parent`` (row-independent step numbers), ``step_type`` and ``tool_s``
     filled and checked; a bad value is a one-line TraceError naming the row and column."""
     out = df.reset_index(drop=True).copy()
+    twice = np.flatnonzero(out["request_id"].duplicated().to_numpy())
+    if len(twice):
+        raise TraceError(source, "request_id repeats; a session trace needs one id per step",
+                         int(twice[0]), "request_id")
     out["step_type"] = (out["step_type"].fillna("step").astype(str)
                         if "step_type" in out else "step")
     tool = pd.to_numeric(out["tool_s"], errors="coerce") if "tool_s" in out else None
@@ -227,7 +231,7 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0) -> pd.D
     out["input_tokens"] = prompt.astype(np.int32) if prompt.max(initial=0) < 2**31 else prompt
     if not keep_hashes:
         out["prefix_hashes"] = hashes
-    out[FOLLOWS] = follows
+    out[FOLLOWS] = np.where(follows >= 0, out["request_id"].to_numpy(np.int64)[follows], -1)
     return out
 
 
@@ -312,8 +316,16 @@ def _task_rows(cfg: SessionGenerator, rng: np.random.Generator, sid: int, start:
 
 
 def links(df: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray | float]:
-    """The engine's closed-loop links of a prepared table: ``(follows, think_s)``; ``(None,
-    0.0)`` when the table has no sessions."""
+    """The engine's closed-loop links of a prepared table (or any subset of its rows):
+    ``(follows, think_s)`` with ``follows`` as row positions; ``(None, 0.0)`` without sessions.
+
+    A step whose predecessor is not in ``df`` (a subset simulated on its own, as the planner
+    sizes one tier at a time) arrives at its own ``arrival_s``, its task's start.
+    """
     if FOLLOWS not in df.columns:
         return None, 0.0
-    return df[FOLLOWS].to_numpy(np.int64), df["tool_s"].to_numpy(np.float64)
+    position = pd.Series(np.arange(len(df)), index=df["request_id"].to_numpy(np.int64))
+    pred = df[FOLLOWS].to_numpy(np.int64)
+    follows = position.reindex(pred).fillna(-1).to_numpy(np.int64)
+    follows[pred < 0] = -1
+    return follows, df["tool_s"].to_numpy(np.float64)
