@@ -10,17 +10,17 @@ engine replicas per tier, each of ``tensor_parallel`` GPUs. GPUs = replicas x gp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from tiersim.engine import SchedulerLimits, TierSpec, Workload
+from tiersim.engine import KVLevel, SchedulerLimits, TierSpec, Workload
 from tiersim.engine import simulate as engine_simulate
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.perf import build_step_model
-from tiersim.perf.memory import kv_capacity_blocks
+from tiersim.perf.memory import kv_bytes_per_token, kv_capacity_blocks
 from tiersim.workload import sessions
 
 if TYPE_CHECKING:  # the scenario imports this module to check memory fit
@@ -104,6 +104,19 @@ def limits(tier: TierConfig) -> SchedulerLimits:
     )
 
 
+def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> SchedulerLimits:
+    """``lim`` with the tier's KV offload levels (per GPU: capacity and bandwidth in bytes, a
+    block's bytes from one GPU's KV bytes per token)."""
+    sched = tier.scheduler
+    if not sched.kv_offload:
+        return lim
+    levels = tuple(KVLevel(lv.name, lv.capacity_gb * 1e9, lv.read_gb_s * 1e9, lv.write_gb_s * 1e9)
+                   for lv in sched.kv_offload)
+    per_token = kv_bytes_per_token(get_model(model_ref), tier.kv_dtype, tier.tensor_parallel)
+    return replace(lim, kv_levels=levels, kv_overlap=sched.kv_offload_overlap,
+                   kv_bytes_per_token=per_token)
+
+
 def kv_blocks(model_ref: str, gpu: str, tier: TierConfig) -> int:
     """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``; raises
     :class:`tiersim.perf.memory.FitError` when the weights leave no room."""
@@ -128,7 +141,7 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
     """One tier built: step model, KV blocks and limits."""
     return BuiltTier(config=tier, step_model=step_model(scenario, tier),
                      num_blocks=kv_blocks(scenario.model_ref, scenario.gpu, tier),
-                     limits=limits(tier))
+                     limits=with_offload(limits(tier), scenario.model_ref, tier))
 
 
 def build_fleet(scenario: Scenario) -> Fleet:

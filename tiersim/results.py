@@ -87,6 +87,9 @@ class TierResult:
     requests answered on the tier (final tier), ``passes`` the passes it ran (first passes that
     were admitted plus escalations). ``utilization``: busy replica-seconds over replicas x
     duration; ``kv_peak_frac``: the largest KV use of any one replica over its capacity.
+    With prefix caching, ``prefix_hit_rate`` is the fraction of the tier's prompt tokens found
+    cached, ``prefix_hit_by_level`` the same per cache level (``gpu``, then offload levels) and
+    ``prefix_hit_bound`` what one unbounded cache would have found (None without caching).
     """
 
     name: str
@@ -106,6 +109,9 @@ class TierResult:
     attributed_cost_usd: float
     step_time_source: str
     accuracy_source: str | None
+    prefix_hit_rate: float | None = None
+    prefix_hit_bound: float | None = None
+    prefix_hit_by_level: dict[str, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""

@@ -78,6 +78,17 @@ class TraceConfig(_Strict):
         return self
 
 
+class KVLevelConfig(_Strict):
+    """One KV offload level beneath the GPU prefix cache (host DRAM or local SSD), per GPU of a
+    replica: each GPU holds its share of the KV and moves it over its own link
+    (:mod:`tiersim.engine.kv_levels`)."""
+
+    name: str = Field(min_length=1, max_length=32, description="e.g. host or ssd")
+    capacity_gb: float = Field(ge=0, le=1e6, description="GB per GPU")
+    read_gb_s: float = Field(gt=0, le=1e5, description="GB/s per GPU into GPU memory")
+    write_gb_s: float = Field(gt=0, le=1e5, description="GB/s per GPU out of GPU memory")
+
+
 class SchedulerConfig(_Strict):
     """Per-replica continuous-batching limits (vLLM's names)."""
 
@@ -87,6 +98,18 @@ class SchedulerConfig(_Strict):
     watermark: float = Field(default=0.01, ge=0, lt=1)
     enable_prefix_caching: bool = False
     prefix_cache_fraction: float = Field(default=1.0, gt=0, le=1)
+    kv_offload: list[KVLevelConfig] = Field(
+        default_factory=list, max_length=4, description="offload levels beneath the prefix "
+        "cache, top first (needs enable_prefix_caching)")
+    kv_offload_overlap: bool = Field(default=True, description="load offloaded KV layer by "
+                                     "layer beneath the step's compute")
+
+    @model_validator(mode="after")
+    def _offload_needs_caching(self) -> SchedulerConfig:
+        if self.kv_offload and not self.enable_prefix_caching:
+            raise ValueError("kv_offload needs enable_prefix_caching: true (the levels hold "
+                             "evicted prefix-cache blocks)")
+        return self
 
     @model_validator(mode="after")
     def _budget_covers_batch(self) -> SchedulerConfig:

@@ -29,7 +29,7 @@ from tiersim.scenario import Scenario
 
 REQUEST_COLUMNS = [
     "request_id", "tier", "final_tier", "replica", "arrival_s", "first_token_s", "finish_s",
-    "ttft_s", "tpot_s", "e2e_s", "queue_s", "preemptions", "escalated", "cache_hit",
+    "ttft_s", "tpot_s", "e2e_s", "queue_s", "preemptions", "escalated", "prefix_hit_tokens",
     "expected_accuracy", "cost_usd", "input_tokens", "output_tokens", "completed",
 ]
 """Columns of requests.parquet, in order (DESIGN.md §6 first, then tokens and status)."""
@@ -65,7 +65,7 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
         "output_tokens": np.asarray(result.output_tokens, dtype=np.int64),
         "preemptions": np.asarray(result.preemptions, dtype=np.int64),
         "escalated": np.asarray(result.escalated, dtype=bool),
-        "cache_hit": np.asarray(result.cache_hit_tokens) > 0,
+        "prefix_hit_tokens": np.asarray(result.cache_hit_tokens, dtype=np.int64),
         "expected_accuracy": np.where(done, expected, 0.0),
         "completed": done,
     })
@@ -110,8 +110,20 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             attributed_cost_usd=cost.attributed_usd,
             step_time_source=source_label(tier.step_model),
             accuracy_source=accuracy_source.get(tier.name),
+            **prefix_fields(result, tier.name),
         ))
     return tuple(out)
+
+
+def prefix_fields(result, tier: str) -> dict[str, Any]:
+    """A tier's token-level prefix hit rate, its unbounded bound and the rate per cache level
+    (empty without prefix caching)."""
+    stats = getattr(result, "prefix_stats", {}).get(tier)
+    if stats is None:
+        return {}
+    rate, bound, by_level = stats.rates()
+    return {"prefix_hit_rate": rate, "prefix_hit_bound": bound,
+            "prefix_hit_by_level": by_level or None}
 
 
 def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],

@@ -111,6 +111,15 @@ class PrefixStats:
     hit_tokens: list[int] = field(default_factory=list)
     seen: set = field(default_factory=set, repr=False)
 
+    def rates(self) -> tuple[float | None, float | None, dict[str, float]]:
+        """(hit rate, unbounded bound, hit rate per level): prompt-token fractions (None
+        before any prompt token)."""
+        total = self.prompt_tokens
+        if not total:
+            return None, None, {}
+        by_level = {name: hit / total for name, hit in zip(self.levels, self.hit_tokens)}
+        return sum(self.hit_tokens) / total, self.bound_tokens / total, by_level
+
     def count_bound(self, req: Req, hash_block_tokens: int) -> None:
         """Add ``req`` (admitted to the tier) to the prompt total and the unbounded bound."""
         n = 0
