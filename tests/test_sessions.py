@@ -1,0 +1,167 @@
+"""Agentic sessions: the generator, context with prefix hashes, trace columns, and the closed
+loop (no step starts before its predecessor ends plus its tool time)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
+from tiersim.errors import TraceError
+from tiersim.perf.base import LinearStepModel
+from tiersim.workload import sessions
+from tiersim.workload.sessions import (
+    HASH_BLOCK_TOKENS,
+    SessionGenerator,
+    SessionsConfig,
+    generate,
+    with_context,
+)
+
+
+def make_sessions(seed=0, **over) -> pd.DataFrame:
+    """Generated sessions with context and links (small by default)."""
+    cfg = SessionGenerator(**{"tasks": 5, "task_rate_rps": 2.0, **over})
+    return with_context(generate(cfg, np.random.default_rng(seed)), "accumulate", 1024)
+
+
+def run(df: pd.DataFrame, prefix_caching: bool = False):
+    """Simulate a session table on one small tier."""
+    follows, think = sessions.links(df)
+    tier = TierSpec("t", 1, 4000, LinearStepModel(),
+                    SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=2048,
+                                    enable_prefix_caching=prefix_caching))
+    n = len(df)
+    work = Workload(df["arrival_s"].to_numpy(), df["input_tokens"].to_numpy(),
+                    df["output_tokens"].to_numpy(), np.zeros(n, int), follows=follows,
+                    think_s=think, prefix_hashes=list(df["prefix_hashes"]))
+    return simulate([tier], work)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), tasks=st.integers(1, 6), rate=st.floats(0.1, 50.0),
+       tool=st.floats(0.0, 5.0), steps=st.floats(1.0, 6.0))
+def test_no_step_starts_before_its_predecessor_ends(seed, tasks, rate, tool, steps):
+    """Every step arrives exactly its tool time after its predecessor finishes, and its first
+    token comes after that."""
+    df = make_sessions(seed, tasks=tasks, task_rate_rps=rate, tool_s_median=tool,
+                       middle_steps_mean=steps)
+    res = run(df)
+    follows, think = sessions.links(df)
+    for i in np.flatnonzero(follows >= 0):
+        j = follows[i]
+        if res.dropped[j] or res.dropped[i]:
+            continue
+        assert res.arrival_s[i] == pytest.approx(res.finish_s[j] + think[i])
+        assert res.first_token_s[i] > res.finish_s[j]
+
+
+def test_generator_is_reproducible_from_its_seed():
+    """Same seed, same table; another seed, another table."""
+    a, b = make_sessions(3), make_sessions(3)
+    pd.testing.assert_frame_equal(a.drop(columns="prefix_hashes"),
+                                  b.drop(columns="prefix_hashes"))
+    assert not make_sessions(4)["input_tokens"].equals(a["input_tokens"])
+
+
+def test_generator_shapes_tasks_as_stated():
+    """Each task plans first and ends with a final step; middle steps come from the mix; tool
+    time is zero for the first step only."""
+    df = generate(SessionGenerator(tasks=40), np.random.default_rng(1))
+    for _, task in df.groupby("session_id"):
+        kinds = task.sort_values("step")["step_type"].tolist()
+        assert kinds[0] == "planning"
+        assert set(kinds[1:-1]) <= {"tool_call", "code", "verify", "recovery"}
+        assert task["tool_s"].iloc[0] == 0 and (task["tool_s"].iloc[1:] > 0).all()
+    steps = df.groupby("session_id").size()
+    assert 4 < steps.mean() < 8  # planning + 1 + Poisson(3) + final (some stopped early)
+
+
+def test_prompt_carries_the_context_so_far():
+    """prompt_k = prompt_(k-1) + output_(k-1) + new_k; the first adds the system prompt."""
+    raw = generate(SessionGenerator(tasks=3), np.random.default_rng(0))
+    df = with_context(raw, "accumulate", 1024)
+    for _, task in df.groupby("session_id"):
+        rows = task.sort_values("step")
+        new = raw.loc[rows.index, "input_tokens"].to_numpy()
+        prompt, out = rows["input_tokens"].to_numpy(), rows["output_tokens"].to_numpy()
+        assert prompt[0] == new[0] + 1024
+        assert (prompt[1:] == prompt[:-1] + out[:-1] + new[1:]).all()
+
+
+def test_prefix_hashes_share_the_context_blocks():
+    """A step's full blocks up to its predecessor's prompt+output are its predecessor's; the
+    system prompt's blocks are shared by every task; a last partial block is the step's own."""
+    df = make_sessions(0, tasks=3)
+    b = HASH_BLOCK_TOKENS
+    hashes = {}
+    for _, task in df.groupby("session_id"):
+        rows = task.sort_values("step")
+        for prev, cur in zip(rows.itertuples(), rows.iloc[1:].itertuples()):
+            shared = (prev.input_tokens // b)
+            assert list(cur.prefix_hashes[:shared]) == list(prev.prefix_hashes[:shared])
+            assert len(cur.prefix_hashes) == -(-cur.input_tokens // b)
+        hashes[int(rows["session_id"].iloc[0])] = rows["prefix_hashes"].iloc[0]
+    firsts = list(hashes.values())
+    assert firsts[0][0] == firsts[1][0]  # 1,024 system tokens = 2 shared blocks
+    assert firsts[0][2] != firsts[1][2]
+
+
+def test_prefix_cache_sees_the_reuse():
+    """With prefix caching on, later steps find their context cached."""
+    df = make_sessions(0, tasks=4, tool_s_median=0.5)
+    with_cache = run(df, prefix_caching=True)
+    assert with_cache.cache_hit_tokens.sum() > 0.3 * df["input_tokens"].sum()
+    assert run(df).cache_hit_tokens.sum() == 0
+
+
+def _trace(**cols) -> pd.DataFrame:
+    base = {"request_id": [0, 1, 2, 3], "arrival_s": [0.0, 0.1, 0.2, 0.3],
+            "input_tokens": [100, 50, 60, 70], "output_tokens": [10, 10, 10, 10],
+            "session_id": [7, 7, 8, 7], "step": [0, 1, 0, 2]}
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+def test_trace_session_columns_become_links():
+    """Default parent = previous step; tool_s becomes the think time; a step's logged arrival
+    is ignored in favour of its predecessor's finish."""
+    df = sessions.prepare_sessions(_trace(tool_s=[0, 1.5, 0, 0.25]), SessionsConfig(),
+                                   np.random.default_rng(0))
+    follows, think = sessions.links(df)
+    assert follows.tolist() == [-1, 0, -1, 1]
+    assert think.tolist() == [0, 1.5, 0, 0.25]
+    assert df["input_tokens"].tolist() == [100, 160, 60, 240]  # 100+10+50, 160+10+70
+    assert df["step_type"].tolist() == ["step"] * 4
+
+
+def test_session_columns_off_leave_the_trace_alone():
+    """source: off ignores the session columns."""
+    raw = _trace()
+    out = sessions.prepare_sessions(raw, SessionsConfig(source="off"), np.random.default_rng(0))
+    assert out is raw
+
+
+@pytest.mark.parametrize("cols, message", [
+    ({"step": [0, 0, 0, 2]}, "session 7 has step 0 twice"),
+    ({"parent": [-1, 0, -1, 0]}, "step 0 of session 7 has two followers"),
+    ({"parent": [-1, 5, -1, 1]}, "parent 5 is not an earlier step of session 7"),
+    ({"tool_s": [0, -1, 0, 0]}, "tool_s must be a number of seconds >= 0"),
+])
+def test_bad_session_columns_are_one_line_errors(cols, message):
+    """Each problem names the file, the row or column, and what to fix."""
+    with pytest.raises(TraceError, match=message) as err:
+        sessions.prepare_sessions(_trace(**cols), SessionsConfig(), np.random.default_rng(0),
+                                  "t.csv")
+    assert str(err.value).startswith("t.csv") and "\n" not in str(err.value)
+
+
+def test_subset_of_rows_keeps_its_own_links():
+    """A subset (one tier simulated alone) links within itself; a missing predecessor = own
+    arrival."""
+    df = sessions.prepare_sessions(_trace(), SessionsConfig(), np.random.default_rng(0))
+    follows, _ = sessions.links(df.iloc[[1, 3]])
+    assert follows.tolist() == [-1, 0]
