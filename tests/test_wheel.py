@@ -1,8 +1,8 @@
 """The built wheel carries the bundled scenarios, traces and profiles, and runs from any folder.
 
-The wheel is built from a copy of the tracked files (the checkout is left alone) without build
-isolation, so no network is needed. `.ci/run` goes further: it installs the wheel with its
-dependencies in a fresh venv and runs ``tiersim run --out`` there.
+The wheel is built from a copy of the work tree's files that git does not ignore (the checkout
+is left alone) without build isolation, so no network is needed. `.ci/run` goes further: it
+installs the wheel with its dependencies in a fresh venv and runs ``tiersim run --out`` there.
 """
 
 from __future__ import annotations
@@ -27,14 +27,18 @@ BUNDLED = {
 
 
 def _tracked_copy(dest: Path) -> Path:
-    """The tracked files of the checkout, copied to ``dest`` (symlinks kept as links)."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
+    """The files of the work tree that git does not ignore (tracked or new), copied to
+    ``dest`` (symlinks kept as links)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=ROOT, capture_output=True)
     if listed.returncode != 0:
         pytest.skip("cannot build the wheel: not a git checkout (git ls-files failed)")
     for name in filter(None, listed.stdout.decode().split("\0")):
         source, target = ROOT / name, dest / name
         if not source.exists() and not source.is_symlink():
             continue  # deleted in the work tree, not yet committed
+        if target.exists() or target.is_symlink():
+            continue  # listed twice (tracked and modified)
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_symlink():
             target.symlink_to(os.readlink(source))
@@ -45,7 +49,7 @@ def _tracked_copy(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """A wheel built from the tracked files."""
+    """A wheel built from the work tree's files."""
     pytest.importorskip("setuptools", reason="building the wheel needs setuptools")
     tmp = tmp_path_factory.mktemp("wheel")
     src = _tracked_copy(tmp / "src")
