@@ -1,0 +1,120 @@
+"""The step-type router, per-task figures and the response cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tiersim.errors import ScenarioError
+from tiersim.response_cache import ResponseCacheConfig, hits, keys
+from tiersim.results import RunResult
+from tiersim.routing import TierInfo, build_router, prepare_workload
+from tiersim.session_metrics import session_result
+
+TIERS = [TierInfo("cheap", accuracy={"easy": 0.99, "hard": 0.6}, cost_weight=1.0),
+         TierInfo("strong", accuracy={"easy": 1.0, "hard": 0.9}, cost_weight=2.0)]
+KINDS = ["planning", "tool_call", "code", "verify", "recovery", "final", "boilerplate"]
+
+
+def steps_table(n=2000, seed=0) -> pd.DataFrame:
+    """Agent steps of every type, with correctness drawn (two-type, a learnable hint)."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"input_tokens": np.full(n, 300, np.int32),
+                       "output_tokens": np.full(n, 50, np.int32),
+                       "step_type": rng.choice(KINDS, n)})
+    cfg = {"difficulty": {"kind": "two_type", "p_easy": 0.7, "hint_auroc": 0.9}}
+    return prepare_workload(df, TIERS, cfg, np.random.default_rng(seed + 1)).df
+
+
+def test_default_map_sends_deciding_steps_to_the_strong_tier():
+    """planning/recovery/final -> strong, tool_call/boilerplate -> cheap, others -> fallback
+    (uniform: the top tier)."""
+    df = steps_table()
+    a = build_router({"policy": "step_type"}, TIERS).assign(df, np.random.default_rng(0))
+    tier = pd.Series(a.tier, index=df.index)
+    for kind, want in {"planning": 1, "recovery": 1, "final": 1, "tool_call": 0,
+                       "boilerplate": 0, "code": 1}.items():
+        assert (tier[df["step_type"] == kind] == want).all(), kind
+
+
+def test_step_map_combines_with_the_difficulty_classifier():
+    """With step_fallback: threshold, unmapped steps split by the classifier, mapped ones not."""
+    df = steps_table()
+    cfg = {"policy": "step_type", "step_tiers": {"planning": "strong", "tool_call": 0},
+           "step_fallback": "threshold", "thresholds": 0.9}
+    a = build_router(cfg, TIERS, train_df=df).assign(df, np.random.default_rng(0))
+    rest = ~df["step_type"].isin(["planning", "tool_call"]).to_numpy()
+    assert 0 < a.tier[rest].mean() < 1
+    assert (a.tier[df["step_type"].to_numpy() == "planning"] == 1).all()
+    hard = (df["difficulty_class"] == "hard").to_numpy()
+    assert a.tier[rest & hard].mean() > a.tier[rest & ~hard].mean()
+
+
+def test_step_type_router_errors_name_the_key():
+    """An unknown tier in the map, a missing column and a bad fallback are one-line errors."""
+    with pytest.raises(ScenarioError, match=r"router.step_tiers.planning: unknown tier 'big'"):
+        build_router({"policy": "step_type", "step_tiers": {"planning": "big"}}, TIERS)
+    with pytest.raises(ScenarioError, match="router.step_fallback: policy lagrangian needs"):
+        build_router({"policy": "step_type", "step_fallback": "lagrangian"}, TIERS)
+    router = build_router({"policy": "step_type"}, TIERS)
+    with pytest.raises(ScenarioError, match="needs a step_type column"):
+        router.assign(steps_table().drop(columns="step_type"), np.random.default_rng(0))
+
+
+def test_task_success_is_the_product_of_step_correctness():
+    """Two tasks by hand: success, latency, cost, steps and the per-request misjudgement."""
+    df = pd.DataFrame({"session_id": [1, 1, 1, 2], "step_type": ["planning", "code", "final",
+                                                                "planning"],
+                       "follows_id": [-1, 0, 1, -1]})
+    req = pd.DataFrame({"arrival_s": [0.0, 2.0, 5.0, 1.0], "finish_s": [1.0, 4.0, 9.0, 3.0],
+                        "expected_accuracy": [0.9, 0.8, 0.5, 1.0],
+                        "cost_usd": [0.1, 0.2, 0.3, 0.5], "completed": [True] * 4,
+                        "e2e_s": [1.0, 2.0, 4.0, 2.0], "final_tier": ["a", "b", "b", "a"]})
+    s = session_result(df, req)
+    assert s.tasks == 2 and s.steps_per_task_mean == 2.0 and s.steps_per_task_max == 3
+    assert s.task_success == pytest.approx((0.9 * 0.8 * 0.5 + 1.0) / 2)
+    assert s.per_request_accuracy == pytest.approx(0.8)
+    assert s.success_misjudged_by == pytest.approx(0.8 - (0.36 + 1.0) / 2)
+    assert s.task_latency_p50_s == pytest.approx(np.median([9.0, 2.0]))
+    assert s.cost_per_task_usd == pytest.approx((0.6 + 0.5) / 2)
+    assert s.latency_ratio_p50 == pytest.approx(5.5 / 2.0)
+    code = next(k for k in s.step_types if k.step_type == "code")
+    assert code.final_tier_shares == {"b": 1.0}
+
+
+def test_top_n_answers_every_request_of_the_n_most_frequent_prompts():
+    """Counts 5, 3, 3 (tie: first seen wins), 1: top-2 = the 5 and the first 3."""
+    key = np.array([9, 4, 9, 7, 4, 9, 7, 9, 4, 7, 9, 2])
+    got = hits(key, ResponseCacheConfig(mode="top_n", size=2))
+    assert got.tolist() == [k in (9, 4) for k in key]
+
+
+def test_lru_misses_first_sight_and_evicts_the_least_recent():
+    """Size 2: a b a c b -> miss miss hit miss(c evicts b) miss."""
+    key = np.array([1, 2, 1, 3, 2])
+    assert hits(key, ResponseCacheConfig(mode="lru", size=2)).tolist() == [
+        False, False, True, False, False]
+
+
+def test_keys_come_from_the_column_the_prefix_hashes_or_the_generator():
+    """prompt_hash column first; else whole prefix-hash lists; else an error naming the fix."""
+    df = pd.DataFrame({"input_tokens": [10, 10, 10],
+                       "prefix_hashes": [np.array([1, 2]), np.array([1, 2]), np.array([1])]})
+    k, where = keys(df, ResponseCacheConfig(size=1), np.random.default_rng(0))
+    assert k[0] == k[1] != k[2] and "prefix_hashes" in where
+    with pytest.raises(ScenarioError, match="popularity"):
+        keys(df.drop(columns="prefix_hashes"), ResponseCacheConfig(size=1),
+             np.random.default_rng(0))
+    cfg = ResponseCacheConfig(size=1, popularity={"distinct": 50, "exponent": 1.2})
+    drawn = keys(pd.DataFrame({"x": range(5000)}), cfg, np.random.default_rng(0))[0]
+    share = np.bincount(drawn, minlength=50) / 5000
+    assert share[0] == pytest.approx(1 / sum(r ** -1.2 for r in range(1, 51)), abs=0.02)
+
+
+def test_summary_sections_read_back():
+    """sessions and response_cache survive summary.json; absent when the run has none."""
+    from conftest import REPO
+
+    base = RunResult.read(REPO / "tests" / "golden" / "tiny_summary.json")
+    assert "sessions" not in base.to_json() and "response_cache" not in base.to_json()
