@@ -50,7 +50,7 @@ def route(cfg: dict, df, tiers=TIERS3, seed=1) -> Assignment:
 
 def test_every_policy_is_registered_and_plain_uniform_works():
     assert set(ROUTERS) == {"uniform", "static_split", "threshold", "lagrangian", "oracle",
-                            "cascade", "floor", "budget"}
+                            "cascade", "floor", "budget", "step_type"}
     a = route({"policy": "uniform"}, workload(100))
     assert np.all(a.tier == 2) and np.all(a.escalate_to == -1)
     assert np.all(route({"policy": "uniform", "tier": "w4"}, workload(100)).tier == 0)
