@@ -7,9 +7,9 @@ Prefix caching is modelled as documented in ``tiersim.engine.prefix_cache``, her
 (least recently used first): an admitted request starts at its leading cached hashes' tokens
 (at most prompt - 1) and each scheduled prefill chunk caches the prompt blocks it completes.
 Offload levels (``limits.kv_levels``) are more such lists beneath it: an evicted hash moves to
-the next list (paying block bytes / write bandwidth), a hit found below moves back to the GPU
-list (paying block bytes / read bandwidth); the step lasts compute + transfer, or the larger of
-the two with ``limits.kv_overlap``.
+the next list (paying block bytes / write bandwidth when it leaves the GPU list), a hit found
+below moves back to the GPU list (paying block bytes / read bandwidth); the step lasts compute
++ transfer, or the larger of the two with ``limits.kv_overlap``.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ class _LRU:
         if len(self.lists[i]) > self.caps[i]:
             victim = self.lists[i].pop(0)
             if i + 1 < len(self.lists):
-                self.moved += self.write[i + 1]
+                if i == 0:
+                    self.moved += self.write[1]
                 self.put(i + 1, victim)
 
     def use(self, h: int) -> None:

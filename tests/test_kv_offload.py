@@ -183,3 +183,17 @@ def test_a_slow_level_without_overlap_costs_more_than_it_saves():
 def test_kv_levels_need_a_block_size_in_bytes():
     with pytest.raises(ValueError, match="kv_bytes_per_token"):
         SchedulerLimits(enable_prefix_caching=True, kv_levels=(KVLevel("host", 1e9, 1e9, 1e9),))
+
+
+def test_host_to_ssd_moves_cost_no_gpu_time_but_an_ssd_hit_pays_its_read():
+    levels = (KVLevel("host", 10.0, 100.0, 100.0), KVLevel("ssd", 100.0, 1.0, 1.0))
+    cache = PrefixCache(capacity=1, hash_block_tokens=10, levels=levels, kv_bytes_per_token=1.0)
+    for i, h in enumerate([1, 2, 3]):  # 1 -> host -> ssd, 2 -> host, 3 on the GPU
+        req = Req(i, prompt=10, output=1, arrival=0.0, hashes=[h])
+        cache.admit(req)
+        cache.fill(req, 10)
+    assert cache.level_sizes() == [1, 1, 1]
+    assert cache.take_transfer() == pytest.approx(2 * 10 / 100.0)  # two GPU evictions only
+    d = Req(3, prompt=20, output=1, arrival=0.0, hashes=[1, 5])
+    assert cache.admit(d) == 10 and d.level_hits == [0, 0, 10]
+    assert cache.take_transfer() == pytest.approx(10 / 1.0 + 10 / 100.0)  # SSD read, 3 out

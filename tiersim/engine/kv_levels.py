@@ -5,12 +5,13 @@ bytes per second. The hierarchy is exclusive (a block lives in exactly one level
 LRU cache with victim levels:
 
 - A block the GPU cache evicts moves down to the first offload level (a write at that level's
-  write bandwidth); a block that level evicts moves to the next one; the last level drops it.
+  write bandwidth, on the step that evicted it); a block that level evicts moves to the next one
+  in the background (the host copies it; no GPU time); the last level drops it.
 - A prefix hit found in an offload level moves the block back up to the GPU (a read at that
   level's read bandwidth), which may push other blocks down in turn.
 - A block's size is ``kv_bytes_per_token x hash_block_tokens`` (whole blocks move).
 
-The transfer seconds of a step are the reads and writes it caused, summed over levels (one
+The transfer seconds of a step are the reads and GPU writes it caused, summed over levels (one
 link at a time: conservative). With ``overlap`` the load runs layer by layer beneath the step's
 compute, so the step takes ``max(compute, transfer)``; without it, ``compute + transfer``.
 Transfers happen only at admission and when a prefill chunk fills blocks, never during a decode

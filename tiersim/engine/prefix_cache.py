@@ -18,9 +18,10 @@ Model (a simplification of vLLM's automatic prefix caching):
   a separate budget and a hit request still holds KV blocks for its cached part (conservative
   memory use, no block sharing).
 - Offload levels (:mod:`tiersim.engine.kv_levels`): exclusive LRU levels beneath the GPU; an
-  evicted block moves down one level (the last level drops it). Each move adds its transfer time
-  (block bytes over the level's read or write bandwidth) to :attr:`PrefixCache.transfer_s`,
-  which the scheduler hands to the step that caused it.
+  evicted block moves down one level (the last level drops it). A read from a level and a write
+  out of the GPU add their transfer time (block bytes over the level's read or write bandwidth)
+  to :attr:`PrefixCache.transfer_s`, which the scheduler hands to the step that caused them;
+  moves between offload levels (host to SSD) run off the GPU's critical path.
 """
 
 from __future__ import annotations
@@ -143,5 +144,6 @@ class PrefixCache:
         victim, _ = lru.popitem(last=False)
         del self._where[victim]
         if level + 1 < len(self.caps):
-            self.transfer_s += self.write_s[level + 1]
+            if level == 0:  # out of GPU memory: the GPU's copy; lower moves are the host's
+                self.transfer_s += self.write_s[1]
             self._put(level + 1, victim)
