@@ -133,15 +133,15 @@ def step_model(scenario: Scenario, tier: TierConfig) -> Any:
     """The step-time model of one engine replica of a tier (a calibration profile where one
     fits, else roofline)."""
     tp, dp, ep = parallel(tier)
-    return build_step_model(scenario.model_ref, tier.precision, scenario.gpu, tp=tp,
+    return build_step_model(scenario.tier_model_ref(tier), tier.precision, scenario.gpu, tp=tp,
                             kv_dtype=tier.kv_dtype, profile=scenario.profile, dp=dp, ep=ep)
 
 
 def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
     """One tier built: step model, KV blocks and limits."""
     return BuiltTier(config=tier, step_model=step_model(scenario, tier),
-                     num_blocks=kv_blocks(scenario.model_ref, scenario.gpu, tier),
-                     limits=with_offload(limits(tier), scenario.model_ref, tier))
+                     num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier),
+                     limits=with_offload(limits(tier), scenario.tier_model_ref(tier), tier))
 
 
 def build_fleet(scenario: Scenario) -> Fleet:

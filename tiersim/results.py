@@ -90,6 +90,8 @@ class TierResult:
     With prefix caching, ``prefix_hit_rate`` is the fraction of the tier's prompt tokens found
     cached, ``prefix_hit_by_level`` the same per cache level (``gpu``, then offload levels) and
     ``prefix_hit_bound`` what one unbounded cache would have found (None without caching).
+    ``model``: the tier's own model when it names one (a cascade across models; absent from
+    the JSON otherwise: the run's ``model``).
     """
 
     name: str
@@ -112,11 +114,14 @@ class TierResult:
     prefix_hit_rate: float | None = None
     prefix_hit_bound: float | None = None
     prefix_hit_by_level: dict[str, float] | None = None
+    model: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""
         out = _fields(self)
         out.pop("name")
+        if out["model"] is None:  # the run's model
+            out.pop("model")
         return out
 
 

@@ -122,9 +122,12 @@ class SchedulerConfig(_Strict):
 
 
 class TierConfig(_Strict):
-    """One precision tier: N identical replicas of the checkpoint at one numeric format."""
+    """One precision tier: N identical replicas of the checkpoint at one numeric format (the
+    scenario's model, or the tier's own ``model``: a cascade across different models)."""
 
     name: str = Field(min_length=1)
+    model: str | None = Field(default=None, description="this tier's model (catalogue name or "
+                              "config.json); default: the scenario's")
     precision: str = Field(description="bf16, fp8, w4a16 or nvfp4")
     replicas: int = Field(ge=1, description="at most limits.max_replicas (default 1024)")
     gpus_per_replica: int = Field(default=1, ge=1, le=4096, description="GPUs one replica "
@@ -215,13 +218,22 @@ class Scenario(_Strict):
         """The model to build: a catalogue name, or a Hugging Face config.json (or its folder);
         a relative path is looked up beside the scenario file first, then from the working
         folder."""
-        path = Path(self.model)
+        return self._resolve(self.model)
+
+    def tier_model_ref(self, tier: TierConfig) -> str:
+        """The model a tier serves: its own ``model`` (resolved as ``model`` is), else the
+        scenario's."""
+        return self._resolve(tier.model) if tier.model else self.model_ref
+
+    def _resolve(self, model: str) -> str:
+        """A catalogue name as it is; a relative config.json path beside the scenario first."""
+        path = Path(model)
         looks_like_path = path.suffix == ".json" or len(path.parts) > 1
         if looks_like_path and not path.is_absolute() and Path(self._source).is_file():
             beside = Path(self._source).parent / path
             if beside.exists():
                 return str(beside)
-        return self.model
+        return model
 
 
 # ---------------------------------------------------------------------------------------------
@@ -614,6 +626,8 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
 
     lookups = [(("model",), get_model, scenario.model_ref), (("gpu",), get_gpu, scenario.gpu)]
     for i, tier in enumerate(scenario.tiers):
+        if tier.model is not None:
+            lookups.append((("tiers", i, "model"), get_model, scenario.tier_model_ref(tier)))
         lookups.append((("tiers", i, "precision"), get_precision, tier.precision))
         lookups.append((("tiers", i, "kv_dtype"), kv_dtype_bytes, tier.kv_dtype))
     for loc, lookup, name in lookups:
@@ -640,9 +654,14 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
 
     for i, tier in enumerate(scenario.tiers):
         try:
-            kv_blocks(scenario.model_ref, scenario.gpu, tier)
+            kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier)
         except (KeyError, ValueError, TiersimError) as err:
             return ("tiers", i), f"tier {tier.name!r}: {_one_line(err)}"
+    for i, tier in enumerate(scenario.tiers):
+        if tier.model is not None and tier.accuracy is None:
+            return ("tiers", i, "accuracy"), (f"tier {tier.name!r} serves its own model, so set "
+                                              "its accuracy (the precision priors describe one "
+                                              "checkpoint)")
     return _router_problem(scenario)
 
 

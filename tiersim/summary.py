@@ -99,7 +99,8 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
         cost = ledger.tiers[tier.name]
         blocks = int(result.num_blocks[tier.name])
         out.append(TierResult(
-            name=tier.name, precision=tier.config.precision, replicas=tier.config.replicas,
+            name=tier.name, model=tier.config.model, precision=tier.config.precision,
+            replicas=tier.config.replicas,
             gpus_per_replica=tier.config.gpus_per_replica, gpus=tier.gpus,
             requests=stats.requests, share=stats.share, passes=cost.passes,
             ttft_p99_s=stats.ttft_p99_s, tpot_p99_s=stats.tpot_p99_s,
