@@ -96,3 +96,26 @@ def test_tier_model_errors_name_the_tier():
         scenario_from_dict(_scenario(model="no-such-model", accuracy=0.9), "s.yaml")
     with pytest.raises(ScenarioError, match=r"tiers\[0\]\.accuracy: tier 'a' serves its own"):
         scenario_from_dict(_scenario(model="Llama-3.1-8B"), "s.yaml")
+
+
+def test_report_and_printout_show_the_agentic_sections(tmp_path):
+    """The HTML report and `tiersim run` show per-task beside per-request figures, the step
+    types and the response cache, with the run's numbers."""
+    import io
+
+    from rich.console import Console
+
+    from tiersim.cli.run import agentic_tables
+    from tiersim.report.page import agentic_section
+
+    agentic, cached = run("agentic"), run("response_cache")
+    page = agentic_section(agentic)
+    assert "per request vs per task" in page and "planning" in page
+    assert f"{agentic.sessions.task_success:,.4g}" in page
+    assert "Response cache" in agentic_section(cached)
+    assert agentic_section(run("cascade_models")) == ""
+    text = io.StringIO()
+    console = Console(file=text, width=160)
+    for table in agentic_tables(cached):
+        console.print(table)
+    assert f"hit rate {cached.response_cache.hit_rate:.1%}" in text.getvalue()

@@ -71,6 +71,8 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     console.print(tier_table(result))
     if result.savings is not None and result.savings.method == "simulated":
         console.print(baseline_table(result))
+    for extra_table in agentic_tables(result):
+        console.print(extra_table)
     if out is not None:
         extra = ", report.html" if report else ""
         console.print(f"wrote {out}/requests.parquet, summary.json, timeseries.parquet, "
@@ -173,6 +175,31 @@ def baseline_table(r: RunResult):
     return table
 
 
+def agentic_tables(r: RunResult) -> list:
+    """Per-task figures next to per-request ones, step types, and the response cache."""
+    from rich.table import Table
+
+    from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
+
+    out = []
+    for title, cols, rows in (
+        ("agentic tasks: per request vs per task", ("figure", "per request", "per task", "unit"),
+         session_rows(r)),
+        ("step types", ("step type", "steps", "accuracy", "final tiers"), step_type_rows(r)),
+        ("response cache: this run vs the same run without it",
+         ("figure", "with cache", "without", "unit"), cache_rows(r)),
+    ):
+        if not rows:
+            continue
+        table = Table(title=title, title_justify="left")
+        for col in cols:
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*(v if isinstance(v, str) else fmt(v) for v in row))
+        out.append(table)
+    return out
+
+
 def tier_table(r: RunResult):
     """Per-tier numbers, with each tier's step-time source."""
     from rich.table import Table
@@ -184,7 +211,8 @@ def tier_table(r: RunResult):
         table.add_column(col, no_wrap=True)
     for t in r.tiers:
         table.add_row(
-            t.name, fmt(t.requests), fmt(t.share, " %", 100),
+            t.name if t.model is None else f"{t.name} ({t.model})", fmt(t.requests),
+            fmt(t.share, " %", 100),
             fmt(t.ttft_p99_s, " s"), fmt(t.tpot_p99_s, " ms", 1e3),
             fmt(t.utilization, " %", 100), fmt(t.kv_peak_frac, " %", 100),
             fmt(t.cost_usd), fmt(t.attributed_cost_usd),

@@ -17,6 +17,7 @@ import plotly.offline
 import yaml
 
 import tiersim
+from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
 from tiersim.report.load import ReportData, load_dir
 from tiersim.results import PlanResult, RunResult
@@ -143,8 +144,9 @@ def run_headline(run: RunResult) -> str:
     out += "<h3>Per tier</h3>" + table(
         ["tier", "requests", "share", "TTFT p99 (s)", "TPOT p99 (s)", "utilization",
          "KV peak (fraction)", f"cost (USD, {run.cost_model})", "attributed (USD)"],
-        [[t.name, t.requests, t.share, t.ttft_p99_s, t.tpot_p99_s, t.utilization,
-          t.kv_peak_frac, t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
+        [[t.name if t.model is None else f"{t.name} ({t.model})", t.requests, t.share,
+          t.ttft_p99_s, t.tpot_p99_s, t.utilization, t.kv_peak_frac, t.cost_usd,
+          t.attributed_cost_usd] for t in run.tiers])
     r = run.router
     lo, hi = r.accuracy_ci95
     out += "<h3>Router</h3>" + table(["metric", "value"], [
@@ -153,7 +155,20 @@ def run_headline(run: RunResult) -> str:
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
         ["FPR", r.fpr], ["FNR", r.fnr], ["escalation rate", r.escalation_rate],
         ["silent failure rate", r.silent_failure_rate]])
-    return out + savings_section(run)
+    return out + savings_section(run) + agentic_section(run)
+
+
+def agentic_section(run: RunResult) -> str:
+    """Per-task figures beside the per-request ones, step types, and the response cache."""
+    out = ""
+    if run.sessions is not None:
+        out += ("<h3>Agentic tasks: per request vs per task</h3>"
+                + table(["figure", "per request", "per task", "unit"], session_rows(run))
+                + table(["step type", "steps", "accuracy", "final tiers"], step_type_rows(run)))
+    if run.response_cache is not None:
+        out += ("<h3>Response cache (this run vs the same run without it)</h3>"
+                + table(["figure", "with cache", "without", "unit"], cache_rows(run)))
+    return out
 
 
 def savings_section(run: RunResult) -> str:

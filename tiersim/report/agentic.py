@@ -1,0 +1,70 @@
+"""Rows of the agentic sections (per-task next to per-request, the response cache), shared by
+``tiersim run``'s printout and the HTML report. Each row is ``[label, value(s)..., unit]``;
+values are plain numbers (None when missing), formatted by the caller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiersim.results import RunResult
+
+Row = list[Any]
+
+
+def session_rows(run: RunResult) -> list[Row]:
+    """``[figure, per-request view, per-task view, unit]``: what a per-request dashboard shows
+    against what the tasks got, and how far it misjudges them."""
+    s = run.sessions
+    if s is None:
+        return []
+    return [
+        ["count", run.requests, s.tasks, f"requests / tasks ({s.completed_tasks} tasks "
+                                         "completed)"],
+        ["steps per task (mean / max)", None, s.steps_per_task_mean, f"max {s.steps_per_task_max}"],
+        ["success", s.per_request_accuracy, s.task_success,
+         "accuracy per request / product of step correctness per task"],
+        ["per-request view overstates success by", None, s.success_misjudged_by,
+         "fraction (accuracy - task success)"],
+        ["latency p50", s.request_e2e_p50_s, s.task_latency_p50_s,
+         "s (end-to-end / first arrival to last finish)"],
+        ["latency p99", run.e2e_p99_s, s.task_latency_p99_s, "s"],
+        ["task latency / request latency (p50)", None, s.latency_ratio_p50, "x"],
+        ["cost", _per_request_cost(run), s.cost_per_task_usd, "USD per request / per task"],
+    ]
+
+
+def step_type_rows(run: RunResult) -> list[Row]:
+    """``[step type, steps, accuracy, final tiers]`` of an agentic run."""
+    if run.sessions is None:
+        return []
+    return [[k.step_type, k.requests, k.accuracy,
+             ", ".join(f"{t} {share:.0%}" for t, share in k.final_tier_shares.items())]
+            for k in run.sessions.step_types]
+
+
+def cache_rows(run: RunResult) -> list[Row]:
+    """``[figure, with the cache, without it, unit]`` of a run with a response cache."""
+    c = run.response_cache
+    if c is None:
+        return []
+    return [
+        ["hits / requests", c.hits, c.requests, f"hit rate {c.hit_rate:.1%} ({c.mode}, size "
+                                                f"{c.size}, keys: {c.key_source})"],
+        ["busy GPU-hours", c.gpu_hours_busy, c.gpu_hours_busy_without,
+         f"h (saved {c.gpu_hours_saved:.3g})"],
+        [f"cost ({run.cost_model})", c.cost_usd, c.cost_without_usd,
+         f"USD (saved {_g(c.cost_saved_usd)}; attributed saved {_g(c.attributed_saved_usd)})"],
+        ["end-to-end mean", c.e2e_mean_s, c.e2e_mean_without_s, "s (every request; a hit "
+                                                               f"takes {c.lookup_s:g} s)"],
+        ["end-to-end p50", c.e2e_p50_s, c.e2e_p50_without_s, "s"],
+        ["end-to-end p99", c.e2e_p99_s, c.e2e_p99_without_s, "s"],
+        ["TTFT p50", c.ttft_p50_s, c.ttft_p50_without_s, "s"],
+    ]
+
+
+def _per_request_cost(run: RunResult) -> float | None:
+    return run.cost_usd / run.requests if run.cost_usd is not None and run.requests else None
+
+
+def _g(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
