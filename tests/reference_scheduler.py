@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tiersim.engine.request import SchedulerLimits
+from tiersim.engine.spec_decode import SpecStepModel, draw_tokens, request_rng
 from tiersim.perf.base import StepShape
 
 
@@ -129,13 +130,19 @@ class _LRU:
 
 
 def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: int, model,
-                  hashes=None, hash_block_tokens: int = 512):
+                  hashes=None, hash_block_tokens: int = 512, spec=None, accept=None):
     """Per-request (first_token, finish, dropped, cached prompt tokens) arrays for one replica.
 
     ``hashes`` (one list per request) is used when ``limits.enable_prefix_caching``. After the
     run, ``reference_run.last`` holds the hit tokens per level of each request and the largest
-    level sizes seen (for the offload tests).
+    level sizes seen (for the offload tests). ``spec`` (a ``SpecDecoding``): each decoder
+    verifies k + 1 tokens per step and emits the tokens drawn from its own generator
+    (``accept``: per-request acceptance rates).
     """
+    extra = 0
+    if spec is not None:
+        model, extra = SpecStepModel(model, spec), spec.k
+        rngs: dict[int, object] = {}
     bs, wm = limits.block_size, int(limits.watermark * num_blocks)
     rows = enumerate(zip(arrival, prompt, output))
     reqs = [_R(i, float(a), int(p), int(o)) for i, (a, p, o) in rows]
@@ -154,7 +161,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     while nxt < len(reqs) or waiting or running:
         while nxt < len(reqs) and reqs[nxt].arrival <= t:
             r = reqs[nxt]
-            if _cdiv(r.prompt + r.output, bs) > num_blocks - wm:
+            if _cdiv(r.prompt + r.output + extra, bs) > num_blocks - wm:
                 dropped[r.idx] = True
             else:
                 waiting.append(r)
@@ -169,6 +176,8 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         while i < len(running) and budget > 0:
             r = running[i]
             n = min(r.tokens - r.computed, budget)
+            if spec is not None and r.decoding:
+                n = spec.k + 1
             need = _cdiv(r.computed + n, bs) - r.blocks
             ok = True
             while need > free:
@@ -224,6 +233,19 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             dt = float(model.decode_times(len(dec), np.array([ctx]))[0])
         t = t + dt
         for r, n in sched:
+            if spec is not None and r.decoding:
+                if r.idx not in rngs:
+                    rngs[r.idx] = request_rng(spec.seed, 0, r.idx)
+                rate = None if accept is None else float(accept[r.idx])
+                m = min(draw_tokens(rngs[r.idx], spec.rates(rate)), r.output - r.n_out)
+                r.n_out += m
+                r.computed += m
+                if r.n_out == r.output:
+                    r.finish = t
+                    free += r.blocks
+                    r.blocks = 0
+                    running.remove(r)
+                continue
             r.computed += n
             if r.computed == r.tokens:
                 r.n_out += 1

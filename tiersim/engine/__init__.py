@@ -11,8 +11,9 @@ from tiersim.engine.cluster import (
 from tiersim.engine.kv_levels import KVLevel
 from tiersim.engine.request import Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler, StepPlan
+from tiersim.engine.spec_decode import SpecDecoding
 
 __all__ = [
     "BALANCERS", "KVLevel", "PrefixStats", "ReplicaScheduler", "Req", "SchedulerLimits",
-    "SimResult", "StepPlan", "TierSpec", "Workload", "simulate",
+    "SimResult", "SpecDecoding", "StepPlan", "TierSpec", "Workload", "simulate",
 ]

@@ -16,6 +16,7 @@ from tiersim.engine.replica import Replica
 from tiersim.engine.request import DROPPED, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler
 from tiersim.engine.simenv import SimEnv
+from tiersim.engine.spec_decode import SpecDecoding, SpecScheduler, SpecStepModel
 from tiersim.perf.base import StepTimeModel
 
 
@@ -30,6 +31,7 @@ class TierSpec:
     limits: SchedulerLimits = field(default_factory=SchedulerLimits)
     balancer: str = "least_tokens"
     output_multiplier: float = 1.0
+    spec_decoding: SpecDecoding | None = None  # speculative decoding (tiersim.engine.spec_decode)
 
     def __post_init__(self) -> None:
         if self.replicas < 1:
@@ -54,6 +56,8 @@ class Workload:
 
     ``prefix_hashes`` (optional, one int sequence per request): the prompt's block hashes, one per
     ``hash_block_tokens`` prompt tokens (Mooncake: 512); used by tiers with prefix caching.
+    ``spec_acceptance`` (optional): a draft acceptance rate per request for tiers with
+    speculative decoding.
     """
 
     arrival_s: np.ndarray
@@ -65,6 +69,7 @@ class Workload:
     think_s: float | np.ndarray = 0.0
     prefix_hashes: list | None = None
     hash_block_tokens: int = 512
+    spec_acceptance: np.ndarray | None = None  # per-request acceptance rate (NaN: the tier's)
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -219,14 +224,24 @@ class _Fleet:
         self.balancers: list[Balancer] = []
         self.reps: list[list[Replica]] = []
         for t, spec in enumerate(tiers):
+            model = spec.step_model
+            if spec.spec_decoding is not None:
+                model = SpecStepModel(spec.step_model, spec.spec_decoding)
             reps = [
-                Replica(self.env, ReplicaScheduler(spec.limits, spec.num_blocks,
-                                                   work.hash_block_tokens),
-                        spec.step_model, self._make_on_finish(t), i, max_k, sample_every)
+                Replica(self.env, self._scheduler(t, spec), model, self._make_on_finish(t), i,
+                        max_k, sample_every)
                 for i in range(spec.replicas)
             ]
             self.reps.append(reps)
             self.balancers.append(BALANCERS[spec.balancer](reps))
+
+    def _scheduler(self, t: int, spec: TierSpec):
+        """A replica's scheduler: speculative decoders one by one, else the aggregate one."""
+        hbt = self.work.hash_block_tokens
+        if spec.spec_decoding is not None:
+            return SpecScheduler(spec.limits, spec.num_blocks, spec.spec_decoding, hbt, tier=t,
+                                 accept=self.work.spec_acceptance)
+        return ReplicaScheduler(spec.limits, spec.num_blocks, hbt)
 
     def dispatch(self, i: int, tier: int, arrival: float) -> None:
         """Send request ``i`` to ``tier`` now."""

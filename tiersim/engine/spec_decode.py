@@ -1,0 +1,321 @@
+"""Speculative decoding on a replica: a draft proposes ``k`` tokens, the target verifies them in
+one step, and each decoder emits 1 to ``k + 1`` tokens per step.
+
+Model:
+
+- Acceptance: position ``j`` (1..k) of a draft is accepted with probability ``a_j`` given the
+  ones before it were (``acceptance``: one rate for every position, or one per position; a trace
+  column ``spec_acceptance`` overrides it per request with one constant rate). A step emits the
+  accepted draft tokens plus the target's own next token, so the expected tokens per step are
+  ``sum_{i=0..k} prod_{j<=i} a_j`` (``(1 - a^(k+1)) / (1 - a)`` for a constant rate).
+- Draws are per request from its own generator (the scenario seed, the tier and the request
+  index), so a run is reproducible and independent of event order.
+- Cost (:class:`SpecStepModel`): the verify step is the target's step with ``k + 1`` tokens per
+  decoder (the decode table at ``n (k + 1)`` rows, the same KV read); the draft adds ``k`` decode
+  steps of the draft model (its own step times, same batch and context) or, for a draft head
+  (EAGLE, MTP), ``k x head_cost`` of one target decode step.
+- Scheduling (:class:`SpecScheduler`): vLLM v1's loop with each decoder taking ``k + 1`` tokens
+  of the step's budget and KV slots for them (rejected slots are reused); the budget must cover
+  ``max_num_seqs x (k + 1)``. Decoders advance by different, random amounts, so this scheduler
+  keeps them one by one and plans one iteration at a time (there is no decode stretch to
+  fast-forward; per-iteration and fast-forward runs are the same code path).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tiersim.engine.prefix_cache import PrefixCache
+from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
+from tiersim.engine.scheduler import StepPlan
+from tiersim.perf.base import StepShape
+
+
+@dataclass(frozen=True)
+class SpecDecoding:
+    """Speculative decoding settings of one tier.
+
+    ``k``: draft tokens per step; ``acceptance``: one rate, or one per draft position;
+    ``draft_model``: the draft's step-time model (None: a draft head costing ``head_cost`` of a
+    target decode step per drafted token); ``seed``: base of the per-request draws.
+    """
+
+    k: int
+    acceptance: tuple[float, ...]
+    draft_model: object | None = None
+    head_cost: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"speculative k must be >= 1 (got {self.k})")
+        if len(self.acceptance) not in (1, self.k):
+            raise ValueError(f"speculative acceptance needs 1 or k={self.k} rates "
+                             f"(got {len(self.acceptance)})")
+        if not all(0.0 <= a <= 1.0 for a in self.acceptance):
+            raise ValueError("speculative acceptance rates must be in [0, 1]")
+        if self.head_cost < 0:
+            raise ValueError("speculative head_cost must be >= 0")
+
+    def rates(self, override: float | None = None) -> list[float]:
+        """Acceptance rate of each draft position (``override``: one rate for all)."""
+        if override is not None and not np.isnan(override):
+            return [float(override)] * self.k
+        return list(self.acceptance) * (self.k if len(self.acceptance) == 1 else 1)
+
+    def expected_tokens(self, override: float | None = None) -> float:
+        """Expected tokens emitted per verify step: ``sum_i prod_{j<=i} a_j`` (i = 0..k)."""
+        total, p = 1.0, 1.0
+        for a in self.rates(override):
+            p *= a
+            total += p
+        return total
+
+
+def draw_tokens(rng: random.Random, rates: list[float]) -> int:
+    """Tokens one verify step emits: the accepted draft prefix plus the target's token."""
+    n = 0
+    for a in rates:
+        if rng.random() >= a:
+            break
+        n += 1
+    return n + 1
+
+
+def request_rng(seed: int, tier: int, idx: int) -> random.Random:
+    """The per-request generator of acceptance draws (reproducible, order independent)."""
+    return random.Random((seed * 1_000_003 + tier) * 10_000_019 + idx)
+
+
+@dataclass
+class SpecStepModel:
+    """The target's step model with speculative decoding's verify and draft costs added."""
+
+    target: object
+    spec: SpecDecoding
+    source: str = ""
+    _sources: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.source = getattr(self.target, "source", "") + f" + speculative k={self.spec.k}"
+
+    def _draft(self, n: int, ctx: np.ndarray) -> np.ndarray:
+        k = self.spec.k
+        if self.spec.draft_model is not None:
+            return k * self.spec.draft_model.decode_times(n, ctx)
+        return k * self.spec.head_cost * self.target.decode_times(n, ctx)
+
+    def step_time(self, shape: StepShape) -> float:
+        """A step whose decoders each verify ``k + 1`` tokens, plus their draft."""
+        n = shape.decode_seqs
+        verify = StepShape(shape.prefill_chunks, n * (self.spec.k + 1), shape.decode_context)
+        if not shape.prefill_chunks:
+            return float(self.decode_times(n, np.array([shape.decode_context]))[0])
+        t = self.target.step_time(verify)
+        if n:
+            t += float(self._draft(n, np.array([shape.decode_context], dtype=np.float64))[0])
+        return t
+
+    def decode_times(self, decode_seqs: int, decode_context: np.ndarray) -> np.ndarray:
+        """Verify-and-draft steps of ``decode_seqs`` decoders (vectorised over contexts)."""
+        ctx = np.asarray(decode_context, dtype=np.float64)
+        verify = self.target.decode_times(decode_seqs * (self.spec.k + 1), ctx)
+        return verify + self._draft(decode_seqs, ctx)
+
+    def sources(self) -> dict[str, str]:
+        """The target's operator sources."""
+        return self.target.sources() if hasattr(self.target, "sources") else {}
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class SpecScheduler:
+    """vLLM v1's scheduling loop with speculative decoders, one request at a time (the same
+    contract as :class:`tiersim.engine.scheduler.ReplicaScheduler`: ``schedule`` then
+    ``complete``)."""
+
+    def __init__(self, limits: SchedulerLimits, num_blocks: int, spec: SpecDecoding,
+                 hash_block_tokens: int = 512, tier: int = 0, accept: np.ndarray | None = None):
+        if num_blocks < 1:
+            raise ValueError(f"num_blocks must be >= 1 (got {num_blocks})")
+        if limits.max_num_batched_tokens < limits.max_num_seqs * (spec.k + 1):
+            raise ValueError(
+                f"speculative k={spec.k}: max_num_batched_tokens "
+                f"({limits.max_num_batched_tokens}) must be >= max_num_seqs x (k + 1) "
+                f"({limits.max_num_seqs * (spec.k + 1)}) so every decoder verifies each step")
+        self.limits, self.spec, self.tier, self.accept = limits, spec, tier, accept
+        self.bs = limits.block_size
+        self.num_blocks = self.free = num_blocks
+        self.watermark_blocks = int(limits.watermark * num_blocks)
+        self.waiting: deque[Req] = deque()
+        self.running: dict[Req, None] = {}
+        self.it = 0
+        self.outstanding = 0
+        self.peak_blocks = 0
+        self.verify_steps = 0  # decoder-steps verified (tokens per step = spec_tokens / this)
+        self.spec_tokens = 0  # tokens those steps emitted
+        self._rng: dict[int, random.Random] = {}
+        self._decoders: list[Req] = []  # the planned step's decoders
+        self._preempted = False  # the step being planned preempted a request
+        self.cache: PrefixCache | None = None
+        if limits.enable_prefix_caching:
+            tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
+            self.cache = PrefixCache(tokens // hash_block_tokens, hash_block_tokens,
+                                     limits.kv_levels, limits.kv_bytes_per_token)
+
+    # ---- queries -------------------------------------------------------------------------
+    def idle(self) -> bool:
+        """No request waiting or running."""
+        return not self.running and not self.waiting
+
+    def used_blocks(self) -> int:
+        """KV blocks in use now."""
+        return self.num_blocks - self.free
+
+    def fits(self, prompt: int, output: int) -> bool:
+        """Whether a request (with its draft slots) can ever run here alone."""
+        need = _ceil_div(prompt + output + self.spec.k, self.bs)
+        return need <= self.num_blocks - self.watermark_blocks
+
+    def cached_tokens(self, req: Req) -> int:
+        """Prompt tokens of ``req`` this replica's prefix cache holds now."""
+        return self.cache.cached_tokens(req) if self.cache is not None else 0
+
+    # ---- the contract --------------------------------------------------------------------
+    def add(self, req: Req) -> bool:
+        """Queue a request; False if it can never fit in this replica."""
+        if not self.fits(req.prompt, req.output):
+            return False
+        self.waiting.append(req)
+        self.outstanding += req.prompt + req.output - 1
+        return True
+
+    def schedule(self, now: float, max_k: int = 1) -> StepPlan:
+        """Plan the next iteration (always one: decoders advance by random amounts)."""
+        budget, chunks, decs = self.limits.max_num_batched_tokens, [], []
+        self._preempted = False
+        for req in list(self.running):
+            if req not in self.running or budget <= 0:
+                break  # preempted as a newer request's victim, or no budget left
+            decoding = req.state == DECODE
+            n = self.spec.k + 1 if decoding else min(req.tokens - req.computed, budget)
+            if not self._make_room(req, req.computed + n):
+                break
+            if decoding:
+                decs.append(req)
+            else:
+                if self.cache is not None:
+                    self.cache.fill(req, req.computed + n)
+                chunks.append((req, n))
+            budget -= n
+        if not self._preempted:
+            self._admit(now, budget, chunks)
+        moved = self.cache.take_transfer() if self.cache is not None else 0.0
+        self._decoders = decs
+        return StepPlan(self.it, 1, len(decs), sum(r.computed + 1 for r in decs), chunks,
+                        transfer_s=moved)
+
+    def complete(self, plan: StepPlan, k: int, t_end: float, dt: float) -> list[Req]:
+        """Apply the planned iteration: draws each decoder's tokens, advances the prefills."""
+        decs, finished = self._decoders, []
+        n_tok = (self.spec.k + 1) * len(decs) + sum(c for _, c in plan.chunks)
+        for req in decs:
+            req.gpu_s += dt * (self.spec.k + 1) / n_tok
+            m = min(self._draw(req), req.output - req.n_out)
+            self.verify_steps += 1
+            self.spec_tokens += m
+            req.n_out += m
+            req.tokens += m
+            req.computed += m
+            self.outstanding -= m
+            if req.n_out >= req.output:
+                self._finish(req, t_end, finished)
+        for req, c in plan.chunks:
+            req.gpu_s += dt * c / n_tok
+            req.computed += c
+            self.outstanding -= c
+            if req.computed < req.tokens:
+                continue
+            req.n_out += 1
+            req.tokens += 1
+            if req.first_token < 0:
+                req.first_token = t_end
+            req.state = DECODE
+            if req.n_out >= req.output:
+                self._finish(req, t_end, finished)
+        self.peak_blocks = max(self.peak_blocks, self.num_blocks - self.free)
+        self.it += 1
+        return finished
+
+    # ---- internals -----------------------------------------------------------------------
+    def _draw(self, req: Req) -> int:
+        rng = self._rng.get(req.idx)
+        if rng is None:
+            rng = self._rng[req.idx] = request_rng(self.spec.seed, self.tier, req.idx)
+        override = None if self.accept is None else float(self.accept[req.idx])
+        return draw_tokens(rng, self.spec.rates(override))
+
+    def _make_room(self, req: Req, upto: int) -> bool:
+        """Blocks for ``req``'s first ``upto`` tokens, preempting the newest running requests
+        while they are short; False if ``req`` itself was preempted."""
+        need = _ceil_div(upto, self.bs) - req.blocks
+        while need > self.free:
+            victim = next(reversed(self.running))
+            self._preempt(victim)
+            self._preempted = True
+            if victim is req:
+                return False
+        if need > 0:
+            self.free -= need
+            req.blocks += need
+        return True
+
+    def _admit(self, now: float, budget: int, chunks: list[tuple[Req, int]]) -> None:
+        max_seqs = self.limits.max_num_seqs
+        while self.waiting and budget > 0 and len(self.running) < max_seqs:
+            head = self.waiting[0]
+            hit = self.cache.cached_tokens(head) if self.cache is not None else head.computed
+            chunk = min(head.tokens - hit, budget)
+            need = _ceil_div(hit + chunk, self.bs) - head.blocks
+            if self.free - need < self.watermark_blocks:
+                break
+            if self.cache is not None:
+                self.cache.admit(head)
+                head.computed = hit
+                if head.cached < 0:
+                    head.cached = hit
+                self.outstanding -= hit
+                self.cache.fill(head, hit + chunk)
+            self.free -= need
+            head.blocks += need
+            self.waiting.popleft()
+            self.running[head] = None
+            head.state = PREFILL
+            if head.admitted < 0:
+                head.admitted = now
+            chunks.append((head, chunk))
+            budget -= chunk
+
+    def _finish(self, req: Req, t_end: float, finished: list[Req]) -> None:
+        self.free += req.blocks
+        req.blocks = 0
+        req.state = DONE
+        req.finish = t_end
+        del self.running[req]
+        finished.append(req)
+
+    def _preempt(self, req: Req) -> None:
+        self.free += req.blocks
+        self.outstanding += req.computed
+        req.blocks = 0
+        req.computed = 0
+        req.state = WAITING
+        req.preemptions += 1
+        del self.running[req]
+        self.waiting.appendleft(req)
