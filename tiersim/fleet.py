@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tiersim.engine import KVLevel, SchedulerLimits, TierSpec, Workload
+from tiersim.engine import KVLevel, SchedulerLimits, SpecDecoding, TierSpec, Workload
 from tiersim.engine import simulate as engine_simulate
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.perf import build_step_model
@@ -40,6 +40,7 @@ class BuiltTier:
     step_model: Any
     num_blocks: int
     limits: SchedulerLimits
+    spec_decoding: SpecDecoding | None = None
 
     @property
     def name(self) -> str:
@@ -67,7 +68,8 @@ class BuiltTier:
         return TierSpec(name=self.name, replicas=count * self.config.data_parallel,
                         num_blocks=self.num_blocks, limits=self.limits,
                         step_model=self.step_model, balancer=self.config.balancer,
-                        output_multiplier=self.config.output_length_multiplier)
+                        output_multiplier=self.config.output_length_multiplier,
+                        spec_decoding=self.spec_decoding)
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,21 @@ def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> Sche
                    kv_bytes_per_token=per_token)
 
 
+def spec_decoding(scenario: Scenario, tier: TierConfig) -> SpecDecoding | None:
+    """The tier's speculative decoding (a draft model's step times on the tier's GPUs), seeded
+    from the scenario."""
+    cfg = tier.speculative
+    if cfg is None:
+        return None
+    rates = cfg.acceptance if isinstance(cfg.acceptance, list) else [cfg.acceptance]
+    draft = None
+    if cfg.draft_model is not None:
+        tp, dp, _ = parallel(tier)
+        draft = build_step_model(cfg.draft_model, "bf16", scenario.gpu, tp=tp, dp=dp)
+    return SpecDecoding(cfg.k, tuple(rates), draft_model=draft, head_cost=cfg.head_cost,
+                        seed=scenario.seed)
+
+
 def kv_blocks(model_ref: str, gpu: str, tier: TierConfig) -> int:
     """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``; raises
     :class:`tiersim.perf.memory.FitError` when the weights leave no room."""
@@ -141,7 +158,8 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
     """One tier built: step model, KV blocks and limits."""
     return BuiltTier(config=tier, step_model=step_model(scenario, tier),
                      num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier),
-                     limits=with_offload(limits(tier), scenario.tier_model_ref(tier), tier))
+                     limits=with_offload(limits(tier), scenario.tier_model_ref(tier), tier),
+                     spec_decoding=spec_decoding(scenario, tier))
 
 
 def build_fleet(scenario: Scenario) -> Fleet:
@@ -155,7 +173,8 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
     ``assignment``: first tier and escalation tier per row of ``df``
     (:class:`tiersim.routing.Assignment`). The trace's ``prefix_hashes`` (512-token blocks)
     reach tiers with prefix caching on. Agent sessions (:mod:`tiersim.workload.sessions`) run as
-    closed loops: a step arrives its ``tool_s`` after its predecessor finishes.
+    closed loops: a step arrives its ``tool_s`` after its predecessor finishes. A
+    ``spec_acceptance`` column sets each request's draft acceptance on speculative tiers.
     """
     hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
     follows, think = sessions.links(df)
@@ -166,5 +185,7 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
         tier=np.asarray(assignment.tier, dtype=np.int64),
         escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
         prefix_hashes=hashes, follows=follows, think_s=think,
+        spec_acceptance=(df["spec_acceptance"].to_numpy(np.float64)
+                         if "spec_acceptance" in df.columns else None),
     )
     return engine_simulate(specs, work, fast_forward=True)

@@ -121,6 +121,28 @@ class SchedulerConfig(_Strict):
         return self
 
 
+class SpeculativeConfig(_Strict):
+    """Speculative decoding on a tier (:mod:`tiersim.engine.spec_decode`): a draft model (its own
+    step times) or a draft head proposes ``k`` tokens, the target verifies them in one step."""
+
+    k: int = Field(ge=1, le=16, description="draft tokens per step")
+    acceptance: float | list[float] = Field(
+        description="acceptance rate, or one per draft position (a trace column "
+        "spec_acceptance overrides it per request)")
+    draft_model: str | None = Field(default=None, description="draft model (bf16, the tier's "
+                                    "GPUs); none: a draft head (EAGLE, MTP)")
+    head_cost: float = Field(default=0.05, ge=0, le=10, description="a draft head's cost per "
+                             "drafted token, as a fraction of one target decode step")
+
+    @model_validator(mode="after")
+    def _rates(self) -> SpeculativeConfig:
+        rates = self.acceptance if isinstance(self.acceptance, list) else [self.acceptance]
+        if len(rates) not in (1, self.k) or not all(0 <= a <= 1 for a in rates):
+            raise ValueError(f"speculative acceptance must be one rate or k={self.k} rates, "
+                             f"each in [0, 1] (got {self.acceptance})")
+        return self
+
+
 class TierConfig(_Strict):
     """One precision tier: N identical replicas of the checkpoint at one numeric format (the
     scenario's model, or the tier's own ``model``: a cascade across different models)."""
@@ -155,6 +177,17 @@ class TierConfig(_Strict):
         "fixed_per_request"
     )
 
+
+    speculative: SpeculativeConfig | None = Field(default=None, description="speculative "
+                                                  "decoding (k, acceptance, draft)")
+
+    @model_validator(mode="after")
+    def _spec_budget(self) -> TierConfig:
+        spec, sched = self.speculative, self.scheduler
+        if spec is not None and sched.max_num_batched_tokens < sched.max_num_seqs * (spec.k + 1):
+            raise ValueError(f"speculative k={spec.k} needs scheduler.max_num_batched_tokens >= "
+                             f"max_num_seqs x (k + 1) = {sched.max_num_seqs * (spec.k + 1)}")
+        return self
 
     @model_validator(mode="after")
     def _dp_divides_gpus(self) -> TierConfig:

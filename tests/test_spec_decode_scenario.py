@@ -1,0 +1,42 @@
+"""The speculative decoding example: a draft head halves TPOT at light load (small batches)
+and makes latency worse when the same tier is overloaded (large, compute-bound batches)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tiersim.errors import TiersimError
+from tiersim.paths import bundled
+from tiersim.runner import run_scenario
+from tiersim.scenario import scenario_from_dict
+
+
+def _run(spec: bool, time_scale: float | None = None, **tier) -> dict:
+    path = bundled("scenarios", "spec_decode.yaml")
+    doc = yaml.safe_load(path.read_text())
+    if not spec:
+        del doc["tiers"][0]["speculative"]
+    if time_scale is not None:
+        doc["trace"]["time_scale"] = time_scale
+    doc["tiers"][0].update(tier)
+    return run_scenario(scenario_from_dict(doc, str(path)), scenario_path=path).to_json()
+
+
+def test_speculation_helps_small_batches():
+    on, off = _run(True), _run(False)
+    assert on["completed"] == off["completed"] == on["requests"]
+    assert on["tpot_p50_s"] < 0.6 * off["tpot_p50_s"]
+
+
+def test_speculation_hurts_large_batches():
+    on, off = _run(True, time_scale=4.0), _run(False, time_scale=4.0)
+    assert on["completed"] == off["completed"] == on["requests"]
+    assert on["tpot_p50_s"] > off["tpot_p50_s"]
+    assert on["ttft_p50_s"] > off["ttft_p50_s"]
+
+
+def test_a_budget_too_small_for_the_verify_is_one_line():
+    with pytest.raises(TiersimError, match="max_num_seqs x") as err:
+        _run(True, scheduler={"max_num_seqs": 256, "max_num_batched_tokens": 512})
+    assert "\n" not in str(err.value)
