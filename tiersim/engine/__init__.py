@@ -8,12 +8,13 @@ from tiersim.engine.cluster import (
     Workload,
     simulate,
 )
+from tiersim.engine.disagg import Disagg
 from tiersim.engine.kv_levels import KVLevel
 from tiersim.engine.request import Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler, StepPlan
 from tiersim.engine.spec_decode import SpecDecoding
 
 __all__ = [
-    "BALANCERS", "KVLevel", "PrefixStats", "ReplicaScheduler", "Req", "SchedulerLimits",
+    "BALANCERS", "Disagg", "KVLevel", "PrefixStats", "ReplicaScheduler", "Req", "SchedulerLimits",
     "SimResult", "SpecDecoding", "StepPlan", "TierSpec", "Workload", "simulate",
 ]

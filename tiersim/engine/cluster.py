@@ -8,10 +8,11 @@ passes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tiersim.engine.disagg import Disagg
 from tiersim.engine.replica import Replica
 from tiersim.engine.request import DROPPED, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler
@@ -32,6 +33,7 @@ class TierSpec:
     balancer: str = "least_tokens"
     output_multiplier: float = 1.0
     spec_decoding: SpecDecoding | None = None  # speculative decoding (tiersim.engine.spec_decode)
+    disagg: Disagg | None = None  # prefill/decode split of the replicas (tiersim.engine.disagg)
 
     def __post_init__(self) -> None:
         if self.replicas < 1:
@@ -41,6 +43,14 @@ class TierSpec:
                              f"choose one of {sorted(BALANCERS)}")
         if self.output_multiplier <= 0:
             raise ValueError(f"tier {self.name!r}: output_multiplier must be > 0")
+        if self.disagg is not None:
+            if self.disagg.prefill + self.disagg.decode != self.replicas:
+                raise ValueError(f"tier {self.name!r}: prefill + decode replicas "
+                                 f"({self.disagg.prefill} + {self.disagg.decode}) must equal "
+                                 f"its replicas ({self.replicas})")
+            if self.spec_decoding is not None:
+                raise ValueError(f"tier {self.name!r}: speculative decoding with "
+                                 f"disaggregation is not modelled")
 
 
 @dataclass
@@ -222,11 +232,16 @@ class _Fleet:
             for spec in tiers if spec.limits.enable_prefix_caching
         }
         self.balancers: list[Balancer] = []
+        self.decode_balancers: dict[int, Balancer] = {}  # split tiers: their decode replicas
+        self.full_output = np.zeros(n, dtype=np.int64)  # split tiers: outputs after prefill
         self.reps: list[list[Replica]] = []
         for t, spec in enumerate(tiers):
             model = spec.step_model
             if spec.spec_decoding is not None:
                 model = SpecStepModel(spec.step_model, spec.spec_decoding)
+            if spec.disagg is not None:
+                self._build_disagg(t, spec, max_k, sample_every)
+                continue
             reps = [
                 Replica(self.env, self._scheduler(t, spec), model, self._make_on_finish(t), i,
                         max_k, sample_every)
@@ -234,6 +249,21 @@ class _Fleet:
             ]
             self.reps.append(reps)
             self.balancers.append(BALANCERS[spec.balancer](reps))
+
+    def _build_disagg(self, t: int, spec: TierSpec, max_k: int, sample_every: float) -> None:
+        """A split tier: prefill replicas first (the tier's balancer), then decode replicas
+        (least outstanding tokens; no prefix cache)."""
+        hbt, x = self.work.hash_block_tokens, spec.disagg.prefill
+        decode_limits = replace(spec.limits, enable_prefix_caching=False, kv_levels=())
+        prefill = [Replica(self.env, ReplicaScheduler(spec.limits, spec.num_blocks, hbt),
+                           spec.step_model, self._make_on_prefilled(t), i, max_k, sample_every)
+                   for i in range(x)]
+        decode = [Replica(self.env, ReplicaScheduler(decode_limits, spec.num_blocks, hbt),
+                          spec.step_model, self._make_on_finish(t), x + j, max_k, sample_every)
+                  for j in range(spec.disagg.decode)]
+        self.reps.append(prefill + decode)
+        self.balancers.append(BALANCERS[spec.balancer](prefill))
+        self.decode_balancers[t] = LeastTokens(decode)
 
     def _scheduler(self, t: int, spec: TierSpec):
         """A replica's scheduler: speculative decoders one by one, else the aggregate one."""
@@ -247,6 +277,8 @@ class _Fleet:
         """Send request ``i`` to ``tier`` now."""
         spec = self.tiers[tier]
         out = max(1, int(round(int(self.work.output_tokens[i]) * spec.output_multiplier)))
+        if spec.disagg is not None:  # the prefill pass: its first token, then to a decoder
+            self.full_output[i], out = out, 1
         req = Req(i, int(self.work.input_tokens[i]), out, arrival, self._hashes(i, spec))
         rep = self.balancers[tier].pick(req)
         if not rep.submit(req):
@@ -278,15 +310,47 @@ class _Fleet:
         else:
             self.dispatch(j, int(self.work.tier[j]), now)
 
+    def _account(self, req: Req, tier: int) -> None:
+        """A finished pass's queueing, preemptions and prefix-cache hits."""
+        i = req.idx
+        self.queue[i] += req.admitted - req.arrival
+        self.preempt[i] += req.preemptions
+        self.cache_hit[i] += max(req.cached, 0)
+        stats = self.prefix.get(self.tiers[tier].name)
+        if stats is not None and req.level_hits is not None:
+            stats.hit_tokens = [a + b for a, b in zip(stats.hit_tokens, req.level_hits)]
+
+    def _make_on_prefilled(self, tier: int):
+        """Split tier: a prefill pass ends with the first token; the KV moves to a decoder."""
+        on_finish = self._make_on_finish(tier)
+        disagg = self.tiers[tier].disagg
+
+        def on_prefilled(req: Req, rep: Replica) -> None:
+            i = req.idx
+            full = int(self.full_output[i])
+            if full <= 1:
+                on_finish(req, rep)
+                return
+            self._account(req, tier)
+            moved = Req(i, req.prompt, full, req.finish + disagg.transfer_s(req.prompt))
+            moved.computed, moved.tokens, moved.n_out = req.prompt, req.prompt + 1, 1
+            moved.first_token, moved.gpu_s = req.first_token, req.gpu_s
+            event = self.env.at(moved.arrival, urgent=True)
+            event.callbacks.append(lambda _e: self._to_decoder(moved, tier))
+
+        return on_prefilled
+
+    def _to_decoder(self, req: Req, tier: int) -> None:
+        """Hand a prefilled request (its KV arrived) to a decode replica of ``tier``."""
+        if not self.decode_balancers[tier].pick(req).submit(req):
+            req.state = DROPPED
+            self.dropped[req.idx] = True
+            self._release_follower(req.idx, req.arrival)
+
     def _make_on_finish(self, tier: int):
         def on_finish(req: Req, rep: Replica) -> None:
             i = req.idx
-            self.queue[i] += req.admitted - req.arrival
-            self.preempt[i] += req.preemptions
-            self.cache_hit[i] += max(req.cached, 0)
-            stats = self.prefix.get(self.tiers[tier].name)
-            if stats is not None and req.level_hits is not None:
-                stats.hit_tokens = [a + b for a, b in zip(stats.hit_tokens, req.level_hits)]
+            self._account(req, tier)
             nxt = int(self.esc[i])
             if nxt >= 0 and not self.escalated[i]:
                 self.escalated[i] = True

@@ -128,7 +128,9 @@ class ReplicaScheduler:
         if not self.fits(req.prompt, req.output):
             return False
         self.waiting.append(req)
-        self.outstanding += req.prompt + req.output - 1
+        # token computations left: the known tokens not yet in KV, then one per output to come
+        # (prompt + output - 1 for a new request; output - 1 for one whose KV was moved here)
+        self.outstanding += req.tokens - req.computed + req.output - req.n_out - 1
         return True
 
     def schedule(self, now: float, max_k: int = 1) -> StepPlan:
