@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tiersim.engine import KVLevel, SchedulerLimits, SpecDecoding, TierSpec, Workload
+from tiersim.engine import (
+    Disagg,
+    KVLevel,
+    SchedulerLimits,
+    SpecDecoding,
+    TierSpec,
+    Workload,
+)
 from tiersim.engine import simulate as engine_simulate
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.perf import build_step_model
@@ -41,6 +48,7 @@ class BuiltTier:
     num_blocks: int
     limits: SchedulerLimits
     spec_decoding: SpecDecoding | None = None
+    disagg: Disagg | None = None
 
     @property
     def name(self) -> str:
@@ -69,7 +77,19 @@ class BuiltTier:
                         num_blocks=self.num_blocks, limits=self.limits,
                         step_model=self.step_model, balancer=self.config.balancer,
                         output_multiplier=self.config.output_length_multiplier,
-                        spec_decoding=self.spec_decoding)
+                        spec_decoding=self.spec_decoding, disagg=self._split(count))
+
+    def _split(self, count: int) -> Disagg | None:
+        """The prefill/decode split at ``count`` replicas: as configured, or in the same
+        proportion at another count (none below two replicas)."""
+        split = self.disagg
+        if split is None or count == split.prefill + split.decode:
+            return split
+        if count < 2:
+            return None
+        prefill = min(count - 1, max(1, round(count * split.prefill / (split.prefill +
+                                                                        split.decode))))
+        return replace(split, prefill=prefill, decode=count - prefill)
 
 
 @dataclass(frozen=True)
@@ -134,6 +154,17 @@ def spec_decoding(scenario: Scenario, tier: TierConfig) -> SpecDecoding | None:
                         seed=scenario.seed)
 
 
+def disagg(model_ref: str, tier: TierConfig) -> Disagg | None:
+    """The tier's prefill/decode split with its KV link (one GPU's KV bytes per token over one
+    GPU's link)."""
+    cfg = tier.disaggregation
+    if cfg is None:
+        return None
+    per_token = kv_bytes_per_token(get_model(model_ref), tier.kv_dtype, tier.tensor_parallel)
+    return Disagg(cfg.prefill_replicas, cfg.decode_replicas, cfg.link_gb_s * 1e9,
+                  cfg.latency_us * 1e-6, per_token)
+
+
 def kv_blocks(model_ref: str, gpu: str, tier: TierConfig) -> int:
     """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``; raises
     :class:`tiersim.perf.memory.FitError` when the weights leave no room."""
@@ -159,7 +190,8 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
     return BuiltTier(config=tier, step_model=step_model(scenario, tier),
                      num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier),
                      limits=with_offload(limits(tier), scenario.tier_model_ref(tier), tier),
-                     spec_decoding=spec_decoding(scenario, tier))
+                     spec_decoding=spec_decoding(scenario, tier),
+                     disagg=disagg(scenario.tier_model_ref(tier), tier))
 
 
 def build_fleet(scenario: Scenario) -> Fleet:

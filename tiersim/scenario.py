@@ -143,6 +143,17 @@ class SpeculativeConfig(_Strict):
         return self
 
 
+class DisaggConfig(_Strict):
+    """Prefill/decode disaggregation of a tier (:mod:`tiersim.engine.disagg`): its replicas split
+    into prefill and decode pools, the prompt's KV moved between them over a link (per GPU)."""
+
+    prefill_replicas: int = Field(ge=1, le=1_000_000)
+    decode_replicas: int = Field(ge=1, le=1_000_000)
+    link_gb_s: float = Field(default=50.0, gt=0, le=1e5, description="GB/s per GPU (400 Gb/s "
+                             "InfiniBand: 50; NVLink: several hundred)")
+    latency_us: float = Field(default=10.0, ge=0, le=1e7, description="per transfer")
+
+
 class TierConfig(_Strict):
     """One precision tier: N identical replicas of the checkpoint at one numeric format (the
     scenario's model, or the tier's own ``model``: a cascade across different models)."""
@@ -180,6 +191,21 @@ class TierConfig(_Strict):
 
     speculative: SpeculativeConfig | None = Field(default=None, description="speculative "
                                                   "decoding (k, acceptance, draft)")
+    disaggregation: DisaggConfig | None = Field(default=None, description="prefill/decode "
+                                                "split of the replicas")
+
+    @model_validator(mode="after")
+    def _split_covers_replicas(self) -> TierConfig:
+        split = self.disaggregation
+        if split is None:
+            return self
+        if split.prefill_replicas + split.decode_replicas != self.replicas:
+            raise ValueError(f"disaggregation: prefill_replicas + decode_replicas "
+                             f"({split.prefill_replicas} + {split.decode_replicas}) must equal "
+                             f"replicas ({self.replicas})")
+        if self.data_parallel != 1 or self.speculative is not None:
+            raise ValueError("disaggregation needs data_parallel: 1 and no speculative block")
+        return self
 
     @model_validator(mode="after")
     def _spec_budget(self) -> TierConfig:

@@ -1,0 +1,50 @@
+"""The disaggregation example: the split the search chooses meets the SLOs that aggregated
+serving on the same GPUs misses (TPOT p99: prefill chunks stall the aggregated decoders)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tiersim import disagg
+from tiersim.errors import TiersimError
+from tiersim.paths import bundled
+from tiersim.scenario import load_scenario, scenario_from_dict
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return disagg.compare_splits(load_scenario(bundled("scenarios", "disagg.yaml")))
+
+
+def test_every_split_and_aggregated_are_compared_on_the_same_gpus(splits):
+    labels = sorted(r.label for r in splits)
+    assert labels == ["1P 3D", "2P 2D", "3P 1D", "aggregated"]
+    assert len({r.completed for r in splits}) == 1
+
+
+def test_the_chosen_split_meets_the_slos_aggregated_misses(splits):
+    best = splits[0]
+    agg = next(r for r in splits if r.label == "aggregated")
+    assert best.prefill and best.score < 1.0 < agg.score
+    assert best.tpot_p99_s < 0.5 * agg.tpot_p99_s
+    assert [r.score for r in splits] == sorted(r.score for r in splits)
+    scenario = load_scenario(bundled("scenarios", "disagg.yaml"))
+    split = scenario.tiers[0].disaggregation
+    assert (split.prefill_replicas, split.decode_replicas) == (best.prefill, best.decode)
+
+
+def test_a_split_that_does_not_cover_the_replicas_is_one_line():
+    doc = {"name": "x", "model": "Llama-3.1-70B", "gpu": "H200",
+           "trace": {"path": "azure2023_code.parquet"},
+           "tiers": [{"name": "a", "precision": "bf16", "replicas": 4, "gpus_per_replica": 2,
+                      "cost_per_gpu_hour": 1.0,
+                      "disaggregation": {"prefill_replicas": 1, "decode_replicas": 2}}],
+           "router": {"policy": "uniform"}, "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1}}
+    with pytest.raises(TiersimError, match="must equal") as err:
+        scenario_from_dict(doc, "x.yaml")
+    assert "\n" not in str(err.value)
+
+
+def test_cli_prints_the_table(capsys):
+    assert disagg.main([str(bundled("scenarios", "disagg.yaml"))]) == 0
+    assert "aggregated" in capsys.readouterr().out
