@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import html
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import plotly.offline
 import yaml
 
 import tiersim
+from tiersim.errors import TiersimError
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
 from tiersim.report.load import ReportData, load_dir
@@ -295,7 +298,20 @@ def write_report(directory: str | Path, shown_as: str | Path | None = None) -> P
     """
     data = load_dir(directory, shown_as)
     path = Path(directory) / "report.html"
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render(data), encoding="utf-8")
-    tmp.replace(path)
+    _write_atomic(path, render(data))
     return path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` under a unique temporary name, then rename it into place; a
+    failure (full or read-only disk) leaves no temporary file and is one TiersimError line."""
+    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise TiersimError(f"{path}: cannot write the report ({err.strerror or err}); free some "
+                           "space or choose another folder") from None
+

@@ -1,0 +1,36 @@
+"""The report page is written atomically: a unique temporary name, then a rename; a failed write
+leaves the previous report intact, no temporary file behind, and one error line."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+
+from tiersim.errors import TiersimError
+from tiersim.report import page
+
+
+def test_report_write_replaces_the_page_and_leaves_no_temp(tmp_path):
+    target = tmp_path / "report.html"
+    target.write_text("old")
+    page._write_atomic(target, "new")
+    assert target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_failed_report_write_keeps_the_old_page_and_no_temp(tmp_path, monkeypatch):
+    target = tmp_path / "report.html"
+    target.write_text("old")
+
+    def full_disk(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(page.os, "replace", full_disk)
+    with pytest.raises(TiersimError) as err:
+        page._write_atomic(target, "new")
+    assert str(err.value) == (f"{target}: cannot write the report (No space left on device); "
+                              "free some space or choose another folder")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
