@@ -278,6 +278,17 @@ def test_grid_limit_is_raised_by_a_scenario_key(tmp_path, capsys):
     assert len(prepare(path).points) == 12
 
 
+def test_grid_limit_is_raised_or_lowered_by_the_flag(tmp_path, capsys):
+    grid = "  seed: [0, 1, 2, 3]\n  slo.ttft_p99_s: [1.0, 2.0, 3.0]\n"
+    path = sweep_file(tmp_path, grid)
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o",
+                                   "--max-points", "5"))
+    assert line == (f"Error: {path}: sweep: the grid has 12 points, above the limit of 5; set "
+                    "limits: {max_sweep_points: N} in the scenario or pass --max-points N to "
+                    "allow more")
+    assert not (tmp_path / "o" / "points").exists()
+
+
 @pytest.mark.parametrize("workers", ["0", "100000"])
 def test_worker_count_is_bounded(tmp_path, capsys, workers):
     path = sweep_file(tmp_path, "  seed: [0, 1]\n")

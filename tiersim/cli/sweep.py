@@ -17,16 +17,18 @@ def sweep(
     address: Annotated[str | None, typer.Option(
         help="Ray cluster address (default: a local Ray).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.html when done.")] = True,
+    max_points: Annotated[int | None, typer.Option(
+        "--max-points", min=1, help="Allow a grid of up to this many points (default: the "
+        "scenario's limits.max_sweep_points, 10,000).")] = None,
 ) -> None:
-    """Run every point of a scenario's sweep grid; rerun to resume a killed sweep."""
+    """Run every point of a scenario's sweep grid; rerun to resume a killed sweep.
+
+    Failed points do not stop the others; once every point is stored, the command names them on
+    one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
     from tiersim.sweep.run import run_sweep
 
-    frame = run_sweep(scenario, out, workers=workers, executor=executor, address=address,
-                      report=report)
-    if "status" in frame and (frame["status"] != "ok").any():
-        bad = frame[frame["status"] != "ok"]
-        typer.echo(f"{len(bad)} point(s) failed; first: {bad.iloc[0]['point_id']}: "
-                   f"{bad.iloc[0]['error']} (details in {out}/points/)", err=True)
+    run_sweep(scenario, out, workers=workers, executor=executor, address=address,
+              report=report, max_points=max_points)
 
 
 __all__ = ["sweep"]

@@ -138,7 +138,7 @@ def expand(sweep: dict[str, Any] | None, source: str = "scenario",
     if max_points is not None and size > max_points:
         raise SweepError(source, "", f"the grid has {size:,} points, above the limit of "
                          f"{max_points:,}; set limits: {{max_sweep_points: N}} in the "
-                         "scenario to allow more")
+                         "scenario or pass --max-points N to allow more")
     if not sweep:
         return [Point(point_id({}), 0, {})]
     dims = _groups(sweep, source)
