@@ -122,6 +122,13 @@ SCENARIO_CASES = {
                         "trace.window[1]: must be a finite number (got inf)"),
     "slo .nan": (tiny_with(("tpot_p99_s: 0.1", "tpot_p99_s: .nan")),
                  "slo.tpot_p99_s: must be a finite number"),
+    "threshold above 1": (tiny_with(("policy: static_split\n  fractions: [0.5, 0.5]",
+                                     "policy: threshold\n  thresholds: 1.5")),
+                          "router.thresholds: thresholds are probabilities in [0, 1] (got 1.5)"),
+    "class_difficulty off the axis": (
+        tiny_with(("router:", "workload: {difficulty: {class_difficulty: {easy: 2.0}}}\n"
+                   "router:")),
+        "class_difficulty.easy must be in [0, 1] (got 2)"),
 }
 
 

@@ -73,8 +73,9 @@ class CascadeConfig(_Strict):
 
     from_tier: TierRef | None = None
     to_tier: TierRef | None = None
-    threshold: float = 0.5
-    signal_noise: float = Field(0.3, ge=0.0)
+    threshold: float = Field(0.5, ge=-10.0, le=10.0, description="on the signal's scale: "
+                             "correctness 0/1 plus noise")
+    signal_noise: float = Field(0.3, ge=0.0, le=10.0)
 
 
 class ClassifierConfig(_Strict):
@@ -154,6 +155,17 @@ class RouterConfig(_Strict):
             raise ValueError(f"fractions must be >= 0 and sum to 1 (got sum {sum(shares):.6g})")
         return value
 
+    @field_validator("thresholds")
+    @classmethod
+    def _thresholds_are_probabilities(cls, value):
+        """Thresholds compare calibrated probabilities: each lies in [0, 1]."""
+        values = (list(value.values()) if isinstance(value, dict)
+                  else value if isinstance(value, list) else [value])
+        bad = [v for v in values if not 0.0 <= v <= 1.0]
+        if bad:
+            raise ValueError(f"thresholds are probabilities in [0, 1] (got {bad[0]:.6g})")
+        return value
+
     @model_validator(mode="after")
     def _policy_needs(self):
         """Options a policy cannot run without."""
@@ -199,6 +211,16 @@ class DifficultyConfig(_Strict):
     )
     top_accuracy: float = Field(0.95, gt=0.0, le=1.0)
     hint_auroc: float | None = Field(None, ge=0.5, lt=1.0)
+
+    @field_validator("class_difficulty")
+    @classmethod
+    def _on_the_difficulty_axis(cls, value):
+        """Class positions lie on the [0, 1] difficulty axis."""
+        bad = {k: v for k, v in value.items() if not 0.0 <= v <= 1.0}
+        if bad:
+            name, v = next(iter(bad.items()))
+            raise ValueError(f"class_difficulty.{name} must be in [0, 1] (got {v:.6g})")
+        return value
 
 
 class WorkloadQualityConfig(_Strict):
