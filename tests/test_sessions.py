@@ -165,3 +165,30 @@ def test_subset_of_rows_keeps_its_own_links():
     df = sessions.prepare_sessions(_trace(), SessionsConfig(), np.random.default_rng(0))
     follows, _ = sessions.links(df.iloc[[1, 3]])
     assert follows.tolist() == [-1, 0]
+
+
+def test_a_trace_with_session_columns_runs_as_sessions(tmp_path):
+    """A CSV trace with session columns, run end to end: steps arrive after their predecessor
+    plus tool time (requests.parquet's arrival_s), and summary.json has per-task figures."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    rows = [(0, 0.0, 300, 20, 0, 0, "planning", 0.0), (1, 0.5, 200, 20, 1, 0, "planning", 0.0),
+            (2, 9.0, 100, 30, 0, 1, "tool_call", 1.5), (3, 9.0, 100, 30, 1, 1, "final", 0.5),
+            (4, 9.0, 50, 10, 0, 2, "final", 2.0)]
+    cols = ["request_id", "arrival_s", "input_tokens", "output_tokens", "session_id", "step",
+            "step_type", "tool_s"]
+    pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "agent.csv", index=False)
+    doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"},
+                   router={"policy": "step_type"})
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    run = run_scenario(load_scenario(path), out_dir=tmp_path / "out", scenario_path=path)
+    req = pd.read_parquet(tmp_path / "out" / "requests.parquet").set_index("request_id")
+    assert req.loc[2, "arrival_s"] == pytest.approx(req.loc[0, "finish_s"] + 1.5)
+    assert req.loc[4, "arrival_s"] == pytest.approx(req.loc[2, "finish_s"] + 2.0)
+    assert req.loc[3, "arrival_s"] == pytest.approx(req.loc[1, "finish_s"] + 0.5)
+    assert req.loc[2, "tier"] == "w4a16" and req.loc[4, "tier"] == "bf16"
+    assert run.sessions.tasks == 2 and run.sessions.steps_per_task_max == 3
+    assert run.sessions.task_latency_p99_s > 0
