@@ -863,8 +863,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--fit", action="store_true",
                     help="fit overhead and requests per client on the training rows, print the "
                     "held-out figures, write them to the profile and benchmarks/data/fit.json")
-    ap.add_argument("--kv-dtype", default="fp8", choices=["fp8", "bf16"],
-                    help="KV-cache dtype assumed for the measured servers (default fp8)")
+    ap.add_argument("--kv-dtype", default="auto", choices=["auto", "fp8", "bf16"],
+                    help="KV-cache dtype of the measured servers (default auto: the format the "
+                    "checkpoint declares, else BF16, as vLLM's --kv-cache-dtype auto)")
     ap.add_argument("--steady-state", action="store_true",
                     help="staggered clients, each one's first and last request left out")
     ap.add_argument("--per-client", type=int, help="requests per client (default: the fit's)")
