@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tiersim.engine.disagg import Disagg
+from tiersim.engine.lockstep import lockstep_replicas
 from tiersim.engine.replica import Replica
 from tiersim.engine.request import DROPPED, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler
@@ -34,6 +35,7 @@ class TierSpec:
     output_multiplier: float = 1.0
     spec_decoding: SpecDecoding | None = None  # speculative decoding (tiersim.engine.spec_decode)
     disagg: Disagg | None = None  # prefill/decode split of the replicas (tiersim.engine.disagg)
+    lockstep: int = 1  # DP ranks stepped together, in consecutive groups (tiersim.engine.lockstep)
 
     def __post_init__(self) -> None:
         if self.replicas < 1:
@@ -51,6 +53,12 @@ class TierSpec:
             if self.spec_decoding is not None:
                 raise ValueError(f"tier {self.name!r}: speculative decoding with "
                                  f"disaggregation is not modelled")
+        if self.lockstep < 1 or self.replicas % self.lockstep:
+            raise ValueError(f"tier {self.name!r}: lockstep ({self.lockstep}) must be >= 1 and "
+                             f"divide its replicas ({self.replicas})")
+        if self.lockstep > 1 and (self.disagg is not None or self.spec_decoding is not None):
+            raise ValueError(f"tier {self.name!r}: lockstep DP ranks with disaggregation or "
+                             f"speculative decoding are not modelled")
 
 
 @dataclass
@@ -242,11 +250,16 @@ class _Fleet:
             if spec.disagg is not None:
                 self._build_disagg(t, spec, max_k, sample_every)
                 continue
-            reps = [
-                Replica(self.env, self._scheduler(t, spec), model, self._make_on_finish(t), i,
-                        max_k, sample_every)
-                for i in range(spec.replicas)
-            ]
+            if spec.lockstep > 1:
+                scheds = [self._scheduler(t, spec) for _ in range(spec.replicas)]
+                reps = lockstep_replicas(self.env, scheds, model, self._make_on_finish(t),
+                                         spec.lockstep, max_k, sample_every)
+            else:
+                reps = [
+                    Replica(self.env, self._scheduler(t, spec), model, self._make_on_finish(t),
+                            i, max_k, sample_every)
+                    for i in range(spec.replicas)
+                ]
             self.reps.append(reps)
             self.balancers.append(BALANCERS[spec.balancer](reps))
 
