@@ -600,8 +600,9 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, overhead_s: float 
         raise Unrepresentable(_reason(exc)) from None
     limits = SchedulerLimits(max_num_seqs=max(MAX_NUM_SEQS, concurrency),
                              max_num_batched_tokens=MAX_BATCHED_TOKENS, block_size=BLOCK_SIZE)
+    lockstep = case.dp if get_model(case.model).is_moe else 1  # vLLM: MoE DP ranks step together
     tier = TierSpec(case.engine, replicas=case.dp, num_blocks=blocks, step_model=step,
-                    limits=limits)
+                    limits=limits, lockstep=lockstep)
     roofline = [k for k, v in step.sources().items() if v == "roofline" and k != "overhead"]
     return tier, roofline
 

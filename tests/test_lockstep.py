@@ -160,3 +160,20 @@ def test_lockstep_must_divide_the_replicas(kw):
     """A group size that does not divide the replicas is refused in one line."""
     with pytest.raises(ValueError, match="lockstep"):
         TierSpec("t", kw["replicas"], 100, LinearStepModel(), lockstep=kw["lockstep"])
+
+
+@pytest.mark.parametrize("model, dp, extra, expected", [
+    ("qwen3-coder-30b-a3b", 4, {}, 4),  # MoE with data parallelism: ranks step together
+    ("llama-3.1-8b", 4, {}, 1),  # dense: DP ranks are independent servers
+    ("qwen3-coder-30b-a3b", 1, {}, 1),
+    ("qwen3-coder-30b-a3b", 2, {"speculative": object()}, 1),  # not modelled together
+])
+def test_fleet_steps_moe_data_parallel_ranks_together(model, dp, extra, expected):
+    """A scenario tier's lockstep group: its data_parallel ranks for a MoE model only."""
+    from types import SimpleNamespace
+
+    from tiersim.fleet import lockstep
+
+    tier = SimpleNamespace(data_parallel=dp, speculative=None, disaggregation=None)
+    tier.__dict__.update(extra)
+    assert lockstep(model, tier) == expected

@@ -49,6 +49,7 @@ class BuiltTier:
     limits: SchedulerLimits
     spec_decoding: SpecDecoding | None = None
     disagg: Disagg | None = None
+    lockstep: int = 1  # DP ranks stepped together (MoE with data parallelism; see lockstep())
 
     @property
     def name(self) -> str:
@@ -77,7 +78,8 @@ class BuiltTier:
                         num_blocks=self.num_blocks, limits=self.limits,
                         step_model=self.step_model, balancer=self.config.balancer,
                         output_multiplier=self.config.output_length_multiplier,
-                        spec_decoding=self.spec_decoding, disagg=self._split(count))
+                        spec_decoding=self.spec_decoding, disagg=self._split(count),
+                        lockstep=self.lockstep)
 
     def _split(self, count: int) -> Disagg | None:
         """The prefill/decode split at ``count`` replicas: as configured, or in the same
@@ -165,6 +167,16 @@ def disagg(model_ref: str, tier: TierConfig) -> Disagg | None:
                   cfg.latency_us * 1e-6, per_token)
 
 
+def lockstep(model_ref: str, tier: TierConfig) -> int:
+    """How many engine replicas step together: a MoE model's ``data_parallel`` ranks (vLLM runs
+    the DP ranks of a MoE model in lockstep, idle ones on a dummy batch; see
+    :mod:`tiersim.engine.lockstep`), else 1 (dense models; not modelled with speculative
+    decoding or disaggregation)."""
+    if tier.data_parallel == 1 or tier.speculative is not None or tier.disaggregation:
+        return 1
+    return tier.data_parallel if get_model(model_ref).is_moe else 1
+
+
 def kv_blocks(model_ref: str, gpu: str, tier: TierConfig) -> int:
     """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``; raises
     :class:`tiersim.perf.memory.FitError` when the weights leave no room."""
@@ -191,7 +203,8 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
                      num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier),
                      limits=with_offload(limits(tier), scenario.tier_model_ref(tier), tier),
                      spec_decoding=spec_decoding(scenario, tier),
-                     disagg=disagg(scenario.tier_model_ref(tier), tier))
+                     disagg=disagg(scenario.tier_model_ref(tier), tier),
+                     lockstep=lockstep(scenario.tier_model_ref(tier), tier))
 
 
 def build_fleet(scenario: Scenario) -> Fleet:
