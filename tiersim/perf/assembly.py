@@ -265,7 +265,25 @@ class AssembledStepModel:
         if decode_seqs <= 0:
             return np.full(ctx.shape, float(self.ops.overhead_s))
         per_seq = ctx / decode_seqs
+        curve = self._decode_curve(decode_seqs)
+        if curve is not None:
+            lax1, lrow, last1 = curve
+            att = np.exp(np.interp(np.log(np.maximum(per_seq, 1e-300)), lax1, lrow))
+            if not per_seq.size or per_seq.max() <= last1:
+                return self._decode_constant(decode_seqs) + self._full_layers * att
         return self._decode_constant(decode_seqs) + self._attn_decode(decode_seqs, per_seq)
+
+    def _decode_curve(self, seqs: int):
+        """The ops' decode attention curve at ``seqs`` sequences (``None``: no shortcut).
+
+        NOTE (speed): a decode stretch asks for k iterations at once; the curve lets them be
+        evaluated with five numpy calls and no per-call dispatch through the ops and table,
+        with the same arithmetic as the general path (the engine tests compare the two).
+        """
+        if self._sliding_layers:
+            return None
+        curve_of = getattr(self.ops, "attn_decode_curve", None)
+        return None if curve_of is None else curve_of(seqs)
 
     def step_time(self, shape: StepShape) -> float:
         """Seconds of one iteration of ``shape`` (see the module docstring for the sum)."""

@@ -53,6 +53,7 @@ Attention tables are keyed by KV-cache dtype (MLA: KV dtype and the projections'
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from dataclasses import dataclass, field
@@ -224,6 +225,33 @@ def table_name(op: str, dtype: str | None, key: dict[str, int]) -> str:
 # --------------------------------------------------------------------------- interpolation
 
 
+def interp_scalar(x: float, xp: list[float], fp: list[float]) -> float:
+    """``float(np.interp(x, xp, fp))`` for one point, bit for bit, in plain Python.
+
+    NOTE (speed): ``np.interp`` on a scalar costs microseconds of conversion; the engine asks
+    once per iteration. The arithmetic is numpy's (``slope * (x - xp[j]) + fp[j]``, the other
+    end if that is NaN, ``fp[j]`` on a grid point, the end values outside); tests compare the
+    two on random points for equality.
+    """
+    if x != x:
+        return x
+    n = len(xp)
+    if x < xp[0]:
+        return fp[0]
+    j = bisect.bisect_right(xp, x) - 1
+    if j >= n - 1:
+        return fp[n - 1]
+    if xp[j] == x:
+        return fp[j]
+    slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+    value = slope * (x - xp[j]) + fp[j]
+    if value != value:
+        value = slope * (x - xp[j + 1]) + fp[j + 1]
+        if value != value and fp[j] == fp[j + 1]:
+            value = fp[j]
+    return value
+
+
 def _is_scalar(x: Any) -> bool:
     """A Python or numpy scalar (cheaper than ``np.ndim(x) == 0`` on the hot path)."""
     return isinstance(x, (int, float, np.integer, np.floating)) or np.ndim(x) == 0
@@ -252,6 +280,11 @@ class _LogGrid:
             self.slope1 = np.zeros(self.ax0.size)
         self.last1 = float(self.ax1[-1])
         self._blend_cache: dict[float, np.ndarray] = {}
+        # Python-list mirrors for scalar lookups (see interp_scalar): same numbers, no numpy
+        self._lax0_list = self.lax0.tolist()
+        self._lax1_list = self.lax1.tolist()
+        self._lg_lists = [row.tolist() for row in self.lg]
+        self._blend_lists: dict[float, list[float]] = {}
 
     def row(self, r: int, x1: Any) -> Any:
         """Row ``r`` interpolated along axis 1 at ``x1`` (float or array)."""
@@ -278,9 +311,11 @@ class _LogGrid:
             x = float(x1)
             if x > self.last1:
                 return self._at_slow(x0, x)
-            lrow = self._blend_cache.get(x0)  # batch sizes repeat; prefill token counts don't
+            lrow = self._blend_lists.get(x0)  # batch sizes repeat; prefill token counts don't
+            if lrow is None and x0 in self._blend_cache:
+                lrow = self._blend_lists[x0] = self._blend_cache[x0].tolist()
             if lrow is not None:
-                return math.exp(np.interp(math.log(max(x, 1e-300)), self.lax1, lrow))
+                return math.exp(interp_scalar(math.log(max(x, 1e-300)), self._lax1_list, lrow))
             return self._at_scalar(x0, math.log(max(x, 1e-300)))
         lrow = self._blended(x0)
         x = np.asarray(x1, np.float64)
@@ -295,11 +330,12 @@ class _LogGrid:
         ax0, n = self.ax0, self.ax0.size
         if n == 1 or x0 <= ax0[0]:
             return math.exp(np.interp(lx1, self.lax1, self.lg[0]))
-        hi = min(max(int(np.searchsorted(self.lax0, math.log(x0), side="right")), 1), n - 1)
-        t = (math.log(x0) - self.lax0[hi - 1]) / (self.lax0[hi] - self.lax0[hi - 1])
+        lax0, lx0 = self._lax0_list, math.log(x0)
+        hi = min(max(bisect.bisect_right(lax0, lx0), 1), n - 1)
+        t = (lx0 - lax0[hi - 1]) / (lax0[hi] - lax0[hi - 1])
         t = min(max(t, 0.0), 1.0)
-        lo_v = float(np.interp(lx1, self.lax1, self.lg[hi - 1]))
-        hi_v = float(np.interp(lx1, self.lax1, self.lg[hi]))
+        lo_v = interp_scalar(lx1, self._lax1_list, self._lg_lists[hi - 1])
+        hi_v = interp_scalar(lx1, self._lax1_list, self._lg_lists[hi])
         return math.exp((1.0 - t) * lo_v + t * hi_v)
 
     def _blended(self, x0: float) -> np.ndarray:
@@ -320,6 +356,7 @@ class _LogGrid:
                 lrow = (1.0 - t) * self.lg[hi - 1] + t * self.lg[hi]
             if len(self._blend_cache) > 4096:
                 self._blend_cache.clear()
+                self._blend_lists.clear()
             self._blend_cache[x0] = lrow
         return lrow
 
@@ -775,6 +812,20 @@ class ProfileOps:
         if table is None:
             return self.fallback.attn_decode(batch, context_per_seq)
         return table.lookup(batch, context_per_seq)
+
+    def attn_decode_curve(self, batch: int) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """The decode attention table at ``batch`` as ``(log context axis, log latency row,
+        last context)``, so a caller can evaluate many contexts exactly as
+        :meth:`attn_decode` does (``exp(interp(log(max(c, 1e-300)), axis, row))`` for contexts
+        up to the last); ``None`` where that shortcut does not apply (no table, an anchored
+        one, or ``batch`` beyond the table's batch axis)."""
+        table = self._attn_table("attn_decode")
+        if type(table) is not Table or len(table.axes) != 2:
+            return None
+        grid, x0 = table._grid(), float(batch)
+        if grid.ax0.size > 1 and x0 > grid.ax0[-1]:
+            return None
+        return grid.lax1, grid._blended(x0), grid.last1
 
     def _attn_table(self, op: str) -> Table | None:
         """The attention table for ``op`` (resolved once: this is on the engine's hot path).
