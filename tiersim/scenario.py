@@ -262,7 +262,10 @@ class Scenario(_Strict):
         default_factory=dict, description="dotted path -> values (kept raw; tiersim.sweep "
         "expands and checks it)"
     )
-    cost_model: Literal["attributed", "provisioned", "fixed_per_request"] = "attributed"
+    cost_model: Literal["attributed", "provisioned", "fixed_per_request"] = Field(
+        default="provisioned", description="what the headline cost is: provisioned GPUs x "
+        "duration x price (what you pay), busy GPU time x price (attributed), or the tiers' "
+        "prices per request")
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _source: str = PrivateAttr(default="scenario")
