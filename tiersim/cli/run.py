@@ -69,6 +69,8 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     console = Console(width=max(Console().width, 100))
     console.print(headline_table(result))
     console.print(tier_table(result))
+    for line in prefix_lines(result):
+        console.print(line)
     if result.savings is not None and result.savings.method == "simulated":
         console.print(baseline_table(result))
     for extra_table in agentic_tables(result):
@@ -198,6 +200,20 @@ def agentic_tables(r: RunResult) -> list:
             table.add_row(*(v if isinstance(v, str) else fmt(v) for v in row))
         out.append(table)
     return out
+
+
+def prefix_lines(r: RunResult) -> list[str]:
+    """Per tier with prefix caching: prompt tokens found cached, per cache level, and the
+    unbounded-cache bound."""
+    lines = []
+    for t in r.tiers:
+        if t.prefix_hit_rate is None:
+            continue
+        levels = ", ".join(f"{name} {fmt(v, ' %', 100)}"
+                           for name, v in (t.prefix_hit_by_level or {}).items())
+        lines.append(f"prefix cache {t.name}: {fmt(t.prefix_hit_rate, ' %', 100)} of prompt "
+                     f"tokens ({levels}); unbounded cache {fmt(t.prefix_hit_bound, ' %', 100)}")
+    return lines
 
 
 def tier_table(r: RunResult):
