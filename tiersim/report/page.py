@@ -182,15 +182,52 @@ def savings_section(run: RunResult) -> str:
     label = ("Savings (uniform fleets simulated)" if not s.estimated
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
-    rows = [[u.tier, u.replicas, u.accuracy, u.cost_usd] for u in s.uniform]
-    rows.append(["routed (this run)", None, s.accuracy, s.routed_cost_usd])
+    rows = [[u.tier, u.replicas, u.gpus_per_replica, _met(u.slo_met), u.accuracy, u.cost_usd]
+            for u in s.uniform]
+    rows.append(["routed (this run)", None, None, None, s.accuracy, s.routed_cost_usd])
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
         ["saved vs that tier (fraction)", s.vs_uniform_frac],
         ["saved vs a static split of equal accuracy (fraction)", s.vs_static_split_frac]])
     return (f"<h3>{html.escape(label)}</h3>" + summary
-            + table(["fleet", "replicas", "accuracy", "cost (USD)"], rows))
+            + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "accuracy",
+                     "cost (USD)"], rows)
+            + closed_form_note(run))
+
+
+def _met(flag: bool | None) -> str | None:
+    """yes / no for a simulated SLO check; None when it was not simulated."""
+    return None if flag is None else ("yes" if flag else "no")
+
+
+CLOSED_FORM_NOTE = (
+    "dC* is the two-type closed form's largest saving of oracle routing over a static random "
+    "split, with cost linear in requests (a fixed price per request, or a fleet so large that "
+    "batching no longer changes with load). The simulated saving differs from it when those "
+    "assumptions fail: a tier's cost per request changes with its load (bigger batches are "
+    "cheaper per token, so moving traffic between tiers changes both tiers' unit costs); "
+    "replica counts are whole numbers, so a sized fleet carries headroom that a split cannot "
+    "share; the SLOs, not the traffic, can decide a fleet's size (a p99 target holds replicas "
+    "a mean-cost model would drop); and real requests are not two types with one loss each. "
+    "With a fixed price per request the two agree (tests/test_plan_closed_form.py holds them "
+    "within 5%).")
+
+
+def closed_form_note(run: RunResult) -> str:
+    """The closed form's dC* beside the simulated saving vs a static split, and why they can
+    differ; empty when the run carries no two-type analytic parameters."""
+    params = (run.analytic or {}).get("params") or {}
+    d_star = params.get("dC_star_usd")
+    s = run.savings
+    if d_star is None or s is None:
+        return ""
+    rows = [["closed form dC* (USD)", d_star],
+            [f"this run's saving vs a static split ({s.method}, USD)", s.vs_static_split_usd],
+            ["two-type parameters p / eps / delta",
+             f"{fmt(params.get('p'))} / {fmt(params.get('eps'))} / {fmt(params.get('delta'))}"]]
+    return ("<h3>Against the closed form</h3>" + table(["item", "value"], rows)
+            + f"<p>{html.escape(CLOSED_FORM_NOTE)}</p>")
 
 
 SWEEP_METRICS = ("accuracy", "cost_usd", "cost_per_1m_output_tokens", "ttft_p99_s", "tpot_p99_s",

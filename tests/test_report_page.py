@@ -1,5 +1,6 @@
-"""The report page is written atomically: a unique temporary name, then a rename; a failed write
-leaves the previous report intact, no temporary file behind, and one error line."""
+"""The report page: written atomically (a unique temporary name, then a rename; a failed write
+leaves the previous report intact, no temporary file behind, one error line), and its savings
+section sets the simulated saving beside the closed form."""
 
 from __future__ import annotations
 
@@ -34,3 +35,17 @@ def test_failed_report_write_keeps_the_old_page_and_no_temp(tmp_path, monkeypatc
                               "free some space or choose another folder")
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_savings_section_sets_the_simulated_saving_beside_the_closed_form():
+    from pathlib import Path
+
+    from tiersim.results import RunResult
+
+    golden = Path(__file__).parent / "golden" / "tiny_summary.json"
+    run = RunResult.read(golden)
+    section = page.savings_section(run)
+    assert "<h3>Against the closed form</h3>" in section
+    assert page.fmt(run.analytic["params"]["dC_star_usd"]) in section
+    assert "replica counts are whole numbers" in section
+    assert "GPUs per replica" in section and "meets SLOs" in section
