@@ -10,11 +10,16 @@ files, and a reader that checks the manifest (:func:`tiersim.manifest.check_mani
 ``tiersim report`` calls) notices files from two different runs. A rerun without a report
 removes the earlier run's ``report.html``. A full disk or read-only folder ends with one line
 naming DIR and no temporary folder left behind.
+
+Memory: the Parquet tables are written straight into the temporary folder, a row group at a
+time (:data:`ROW_GROUP_ROWS` rows: a run of any size holds one group's Arrow copy, never the
+whole file's bytes), and the manifest hashes the written files in 1 MiB blocks. A table of at
+most one row group gives the bytes ``DataFrame.to_parquet`` would (it is written by it).
 """
 
 from __future__ import annotations
 
-import io
+import hashlib
 import json
 import os
 import shutil
@@ -22,9 +27,11 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from tiersim.errors import TiersimError
-from tiersim.manifest import MANIFEST, manifest
+from tiersim.manifest import MANIFEST
 from tiersim.results import RunResult
 
 DATA_FILES = ("requests.parquet", "timeseries.parquet", "summary.json", "scenario.yaml")
@@ -34,6 +41,9 @@ MANIFEST_FILES = ("requests.parquet", "timeseries.parquet", "summary.json")
 """The files the manifest vouches for (the scenario copy is a record that may be edited)."""
 
 TEMP_PREFIX = ".tiersim-run-"
+ROW_GROUP_ROWS = 1 << 20
+"""Rows per Parquet row group (pyarrow's default), the unit streamed to disk."""
+HASH_BLOCK = 1 << 20
 
 
 def make_out_dir(out: Path) -> None:
@@ -47,20 +57,50 @@ def make_out_dir(out: Path) -> None:
                            "--out folder") from None
 
 
-def parquet_bytes(table: pd.DataFrame) -> bytes:
-    """A table as Parquet file bytes."""
-    buffer = io.BytesIO()
-    table.to_parquet(buffer, index=False)
-    return buffer.getvalue()
+def write_parquet(path: Path, table: pd.DataFrame, rows: int = ROW_GROUP_ROWS) -> None:
+    """Write ``table`` to ``path`` as Parquet, ``rows`` rows per row group, streamed: one
+    group's Arrow copy in memory at a time (``DataFrame.to_parquet`` itself when it fits in
+    one group, so small tables get its exact bytes)."""
+    if len(table) <= rows:
+        table.to_parquet(path, index=False)
+        return
+    first = pa.Table.from_pandas(table.iloc[:rows], preserve_index=False)
+    if table.attrs:  # as pandas stores them
+        meta = dict(first.schema.metadata or {})
+        meta[b"PANDAS_ATTRS"] = json.dumps(table.attrs).encode()
+        first = first.replace_schema_metadata(meta)
+    with pq.ParquetWriter(path, first.schema, compression="snappy") as writer:
+        writer.write_table(first, row_group_size=rows)
+        for start in range(rows, len(table), rows):
+            chunk = pa.Table.from_pandas(table.iloc[start:start + rows], schema=first.schema,
+                                         preserve_index=False)
+            writer.write_table(chunk, row_group_size=rows)
 
 
-def run_files(run: RunResult, requests: pd.DataFrame, timeseries: pd.DataFrame,
-              scenario_text: str) -> dict[str, bytes]:
-    """The data files' bytes by name."""
-    return {"requests.parquet": parquet_bytes(requests),
-            "timeseries.parquet": parquet_bytes(timeseries),
-            "summary.json": run.dumps().encode(),
-            "scenario.yaml": scenario_text.encode()}
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def manifest_of(folder: Path, names: tuple[str, ...] = MANIFEST_FILES) -> dict:
+    """The manifest of the files ``names`` in ``folder``: the same document as
+    :func:`tiersim.manifest.manifest` gives for their bytes (tests compare the two)."""
+    digests = {name: file_sha256(folder / name) for name in sorted(names)}
+    run_id = hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()[:16]
+    return {"run_id": run_id, "files": digests}
+
+
+def write_data_files(folder: Path, run: RunResult, requests: pd.DataFrame,
+                     timeseries: pd.DataFrame, scenario_text: str) -> None:
+    """The data files (:data:`DATA_FILES`) written into ``folder``."""
+    write_parquet(folder / "requests.parquet", requests)
+    write_parquet(folder / "timeseries.parquet", timeseries)
+    (folder / "summary.json").write_bytes(run.dumps().encode())
+    (folder / "scenario.yaml").write_bytes(scenario_text.encode())
 
 
 def remove_stale_temps(out: Path) -> None:
@@ -75,15 +115,13 @@ def write_run(out: Path, run: RunResult, requests: pd.DataFrame, timeseries: pd.
     manifest."""
     make_out_dir(out)
     remove_stale_temps(out)
-    files = run_files(run, requests, timeseries, scenario_text)
-    info = manifest({k: v for k, v in files.items() if k in MANIFEST_FILES})
     temp = None
     try:
         temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=out))
-        for name, data in files.items():
-            (temp / name).write_bytes(data)
-        (temp / MANIFEST).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
-        names = list(files)
+        write_data_files(temp, run, requests, timeseries, scenario_text)
+        info = manifest_of(temp)
+        (temp / MANIFEST).write_bytes((json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
+        names = list(DATA_FILES)
         if report:
             from tiersim.report import write_report
 
