@@ -58,8 +58,20 @@ def test_real_sweep_and_report(tiny, tmp_path):
     shares = table.groupby("router.fractions")["tiers.w4a16.share"].mean()
     assert shares["[0.8, 0.2]"] > shares["[0.5, 0.5]"]
     assert (out / "report.html").stat().st_size > 1_000_000
+    # one ledger: each point's savings are simulated and costed in the scenario's cost model
+    assert (table["savings.method"] == "simulated").all()
+    assert (table["savings.cost_model"] == table["cost_model"]).all()
     (out / "report.html").unlink()
     assert main(["report", str(out)]) == 0 and (out / "report.html").exists()
+
+
+def test_sweep_without_baselines_labels_its_savings_as_estimates(tiny, tmp_path):
+    with_sweep(tiny, {"seed": [0]})
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1", "--no-baselines",
+                 "--no-report"]) == 0
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert table["savings.method"].tolist() == ["estimated"]
 
 
 def test_plan_cli_writes_plan_and_report(tiny, tmp_path, capsys):

@@ -17,6 +17,9 @@ def sweep(
     address: Annotated[str | None, typer.Option(
         help="Ray cluster address (default: a local Ray).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.html when done.")] = True,
+    baselines: Annotated[bool, typer.Option(
+        help="Size each point's uniform fleets by simulation so its savings are simulated "
+        "(--no-baselines: estimated from the point's per-token costs, labelled as such).")] = True,
     max_points: Annotated[int | None, typer.Option(
         "--max-points", min=1, help="Allow a grid of up to this many points (default: the "
         "scenario's limits.max_sweep_points, 10,000).")] = None,
@@ -25,10 +28,12 @@ def sweep(
 
     Failed points do not stop the others; once every point is stored, the command names them on
     one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
+    from tiersim.sweep.points import default_runner, estimate_runner
     from tiersim.sweep.run import run_sweep
 
     run_sweep(scenario, out, workers=workers, executor=executor, address=address,
-              report=report, max_points=max_points)
+              report=report, max_points=max_points,
+              runner=default_runner if baselines else estimate_runner)
 
 
 __all__ = ["sweep"]

@@ -23,18 +23,31 @@ Validator = Callable[[dict, str], object]
 
 
 def default_runner(doc: dict, source: str) -> dict:
-    """Validate the scenario dict and simulate it; return the run summary
+    """Validate the scenario dict and simulate it with its savings simulated (uniform fleets
+    sized by simulation, as ``tiersim run`` does); return the run summary
     (:meth:`tiersim.results.RunResult.to_json`, the content of ``summary.json``)."""
+    return _run(doc, source, baselines=True)
+
+
+def estimate_runner(doc: dict, source: str) -> dict:
+    """As :func:`default_runner`, but with the savings estimated from the run's per-token
+    costs (``tiersim sweep --no-baselines``: faster; the savings say ``method: estimated``)."""
+    return _run(doc, source, baselines=False)
+
+
+def _run(doc: dict, source: str, baselines: bool) -> dict:
+    """Validate and simulate one point (imports inside the worker)."""
     from tiersim.runner import run_scenario
     from tiersim.scenario import scenario_from_dict
 
-    result = run_scenario(scenario_from_dict(doc, source), scenario_path=source)
-    return result.to_json() if hasattr(result, "to_json") else result.to_json()
+    result = run_scenario(scenario_from_dict(doc, source), scenario_path=source,
+                          baselines=baselines)
+    return result.to_json()
 
 
 def warm_up(runner: PointRunner) -> None:
     """Import what ``runner`` needs, so forked workers inherit it instead of each importing it."""
-    if runner is default_runner:
+    if runner in (default_runner, estimate_runner):
         import tiersim.runner  # noqa: F401
         import tiersim.scenario  # noqa: F401
 
