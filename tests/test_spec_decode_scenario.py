@@ -40,3 +40,10 @@ def test_a_budget_too_small_for_the_verify_is_one_line():
     with pytest.raises(TiersimError, match="max_num_seqs x") as err:
         _run(True, scheduler={"max_num_seqs": 256, "max_num_batched_tokens": 512})
     assert "\n" not in str(err.value)
+
+
+def test_a_draft_model_costs_its_own_step_times():
+    head = _run(True)
+    draft = _run(True, speculative={"k": 3, "acceptance": 0.7, "draft_model": "Llama-3.1-8B"})
+    off = _run(False)
+    assert head["tpot_p50_s"] < draft["tpot_p50_s"] < off["tpot_p50_s"]
