@@ -9,7 +9,8 @@ aiconfigurator-core's estimator and cached in ``benchmarks/data/aic_estimates_h2
 **A row** is one closed loop through :func:`tiersim.engine.simulate`: ``concurrency`` clients send
 requests of ``isl`` prompt and ``osl`` output tokens back to back (``Workload.follows``) to ONE
 server of ``tp x dp`` H200s (``dp`` attention data-parallel ranks, each a replica of the tier with
-its own scheduler and KV cache; experts split ``ep`` ways), with vLLM V1's API-server limits
+its own scheduler and KV cache, stepped in lockstep for a MoE model; experts split ``ep``
+ways), with vLLM V1's API-server limits
 (8,192 batched tokens, ``max_num_seqs`` 1,024), KV blocks from ``tiersim.perf.memory`` and step
 times from ``tiersim.perf.build_step_model`` on the engine's profile (vLLM: the shipped
 ``profiles/h200_aiconfigurator_vllm.json``; TensorRT-LLM / SGLang: ``benchmarks/data/*.json``).
@@ -17,7 +18,8 @@ times from ``tiersim.perf.build_step_model`` on the engine's profile (vLLM: the 
 **The load generator** (:class:`Protocol`): the measured runs start every client at once and
 report means over the whole run, start-up burst included. By default all clients start at 0, each
 sends ``per_client`` requests, and TTFT/TPOT are means over every request; TPOT of a request is
-``(finish - first token) / (osl - 1)`` as ``vllm bench serve`` defines it. ``per_client`` and the
+``(finish - first token) / (osl - 1)`` as ``vllm bench serve`` defines it. ``--warmup-rounds``
+sends that many requests per client first and leaves them out. ``per_client`` and the
 per-iteration overhead are the two free parameters: ``--fit`` fits them on the training rows
 (:data:`TRAINING`: every vLLM Llama-3.1-70B row), prints the held-out figures (every other vLLM
 row), writes the overhead into the shipped profile's ``overhead_s`` and ``per_client`` into
@@ -476,7 +478,9 @@ class Protocol:
 
     ``per_client`` requests per client; ``stagger``: client ``c`` starts at ``c / concurrency`` of
     an estimated request cycle (else all at 0, the load generator's burst); ``all_rounds``:
-    average over every request (else leave out each client's first and last); ``spread``: each
+    average over every request after the first ``warmup`` rounds (sent back to back before the
+    measured ones, as ``aiperf --warmup-request-count warmup x concurrency``; else leave out each
+    client's first and last); ``spread``: each
     request's prompt and output lengths are drawn uniformly from ``[(1 - spread) L, (1 + spread)
     L]`` (numpy Generator seeded by ``seed``; 0 = every request exactly ``isl`` / ``osl``).
     """
@@ -486,10 +490,13 @@ class Protocol:
     all_rounds: bool = True
     spread: float = 0.0
     seed: int = 0
+    warmup: int = 0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.spread < 1.0:
             raise ValueError(f"--length-spread must be in [0, 1) (got {self.spread})")
+        if not 0 <= self.warmup < self.per_client:
+            raise ValueError(f"--warmup-rounds must be in [0, per-client) (got {self.warmup})")
         if self.per_client < (1 if self.all_rounds else 3):
             raise ValueError(
                 f"--per-client must be >= 3 to leave out warm-up and cool-down "
@@ -498,7 +505,9 @@ class Protocol:
 
     def rounds(self) -> slice:
         """The rounds averaged."""
-        return slice(0, self.per_client) if self.all_rounds else slice(1, self.per_client - 1)
+        if self.all_rounds:
+            return slice(self.warmup, self.per_client)
+        return slice(max(1, self.warmup), self.per_client - 1)
 
     def lengths(self, length: int, n: int, stream: int) -> np.ndarray:
         """``n`` request lengths around ``length`` (``stream`` 0: prompts, 1: outputs)."""
@@ -585,8 +594,13 @@ def engine_profile(engine: str, overhead_s: float | None):
 
 
 def replica_tier(case: Case, concurrency: int, kv_dtype: str, overhead_s: float | None = None):
-    """The tier of ONE measured server: ``dp`` replicas (DP ranks) of ``tp`` H200s each."""
+    """The tier of ONE measured server: ``dp`` replicas (DP ranks) of ``tp`` H200s each.
+
+    ``kv_dtype`` ``auto`` is vLLM's rule (the checkpoint's declared KV format, else BF16) for
+    vLLM rows; TensorRT-LLM and SGLang rows keep FP8 KV there, as before ``auto`` existed."""
     par = {"dp": case.dp, "ep": case.ep} if case.dp > 1 or case.ep > 1 else {}
+    if kv_dtype == "auto" and case.engine != "vllm":
+        kv_dtype = "fp8"
     try:
         step = build_step_model(case.model, case.precision, "h200", tp=case.tp, kv_dtype=kv_dtype,
                                 profile=engine_profile(case.engine, overhead_s), **par)
@@ -851,7 +865,8 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
                         seed=args.seed)
     per_client = args.per_client or fit_doc.get("per_client", UNFITTED_PER_CLIENT)
     spread = fit_doc.get("length_spread", 0.0) if args.length_spread is None else args.length_spread
-    return Protocol(per_client=per_client, spread=spread, seed=args.seed)
+    return Protocol(per_client=per_client + args.warmup_rounds, spread=spread, seed=args.seed,
+                    warmup=args.warmup_rounds)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -865,14 +880,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fit overhead and requests per client on the training rows, print the "
                     "held-out figures, write them to the profile and benchmarks/data/fit.json")
     ap.add_argument("--kv-dtype", default="auto", choices=["auto", "fp8", "bf16"],
-                    help="KV-cache dtype of the measured servers (default auto: the format the "
-                    "checkpoint declares, else BF16, as vLLM's --kv-cache-dtype auto)")
+                    help="KV-cache dtype of the measured servers (default auto: for vLLM rows the "
+                    "format the checkpoint declares, else BF16, as vLLM's --kv-cache-dtype auto; "
+                    "fp8 for TensorRT-LLM and SGLang rows)")
     ap.add_argument("--steady-state", action="store_true",
                     help="staggered clients, each one's first and last request left out")
     ap.add_argument("--per-client", type=int, help="requests per client (default: the fit's)")
     ap.add_argument("--length-spread", type=float,
                     help="draw lengths uniformly within +-this fraction of isl/osl (default 0)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the length draws")
+    ap.add_argument("--warmup-rounds", type=int, default=0,
+                    help="requests per client sent first and left out of the means (default 0)")
     ap.add_argument("--overhead-ms", type=float,
                     help="per-iteration overhead to use instead of the profile's")
     ap.add_argument("--engine", action="append", help="only these engines (repeatable)")

@@ -89,6 +89,24 @@ def test_more_requests_per_client_dilute_the_start_up_burst():
     assert burst[1] < burst[0]
 
 
+def test_warmup_rounds_are_sent_but_left_out_of_the_means():
+    """``warmup`` leading rounds run (they load the server) but are not averaged: the burst
+    round left out, the mean TTFT is that of the later rounds alone."""
+    warm = fs.Protocol(per_client=4, warmup=1)
+    assert warm.rounds() == slice(1, 4)
+    limits = SchedulerLimits(max_num_seqs=1, max_num_batched_tokens=8192)
+    one_at_a_time = TierSpec("t", 1, 10**5, MODEL, limits)
+    with_burst = fs.replay(one_at_a_time, 100, 2, 2, fs.Protocol(per_client=4))
+    without = fs.replay(one_at_a_time, 100, 2, 2, warm)
+    assert without["sim_ttft_ms"] != pytest.approx(with_burst["sim_ttft_ms"])
+    work = fs.closed_loop_workload(100, 2, 2, warm, 0.0)
+    res = simulate([one_at_a_time], work)
+    later = (res.first_token_s - res.arrival_s)[2:]
+    assert without["sim_ttft_ms"] == pytest.approx(later.mean() * 1e3)
+    with pytest.raises(ValueError, match="warmup"):
+        fs.Protocol(per_client=2, warmup=2)
+
+
 def test_staggered_workload_spaces_round_zero():
     proto = fs.Protocol(stagger=True, per_client=4, all_rounds=False)
     work = fs.closed_loop_workload(isl=50, osl=5, concurrency=3, proto=proto, gap_s=0.25)
