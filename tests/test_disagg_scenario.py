@@ -45,6 +45,18 @@ def test_a_split_that_does_not_cover_the_replicas_is_one_line():
     assert "\n" not in str(err.value)
 
 
-def test_cli_prints_the_table(capsys):
-    assert disagg.main([str(bundled("scenarios", "disagg.yaml"))]) == 0
-    assert "aggregated" in capsys.readouterr().out
+def test_cli_prints_the_table_and_the_choice(capsys):
+    from tiersim.cli import main
+
+    assert main(["disagg", str(bundled("scenarios", "disagg.yaml"))]) == 0
+    out = capsys.readouterr().out
+    assert "aggregated" in out and "best: 3P 1D (meets both SLOs" in out
+
+
+def test_cli_unknown_tier_is_one_line(capsys):
+    from tiersim.cli import main
+
+    path = bundled("scenarios", "disagg.yaml")
+    assert main(["disagg", str(path), "--tier", "nope"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("Error: ") and "no tier named 'nope'" in err and "\n" not in err

@@ -1,20 +1,18 @@
 """Choose a tier's prefill/decode split: simulate every split of its replicas and the
 aggregated tier on the same GPUs, and keep the one that best meets the SLOs.
 
-``python -m tiersim.disagg SCENARIO [--tier NAME]`` prints the table. Each split is a full run of
-the scenario with the tier's ``disaggregation`` block set (or removed: aggregated); the score is
-the worse of TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs), lowest first.
+``tiersim disagg SCENARIO [--tier NAME]`` prints the table. Each split is a full run of the
+scenario with the tier's ``disaggregation`` block set (or removed: aggregated); the score is the
+worse of TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs), lowest first.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 
 from tiersim.errors import TiersimError
 from tiersim.runner import run_scenario
-from tiersim.scenario import DisaggConfig, Scenario, load_scenario
+from tiersim.scenario import DisaggConfig, Scenario
 
 
 @dataclass(frozen=True)
@@ -50,37 +48,17 @@ def _with_split(scenario: Scenario, index: int, split: tuple[int, int] | None) -
 def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitResult]:
     """Every split of ``tier`` (default: the first) and the aggregated tier, best first."""
     names = [t.name for t in scenario.tiers]
+    if tier is not None and tier not in names:
+        raise TiersimError(f"{scenario.source}: --tier: no tier named {tier!r}; tiers are "
+                           f"{', '.join(names)}")
     index = names.index(tier) if tier is not None else 0
     count = scenario.tiers[index].replicas
     out = []
     for split in [None] + [(x, count - x) for x in range(1, count)]:
-        res = run_scenario(_with_split(scenario, index, split)).to_json()
-        score = max(res["ttft_p99_s"] / scenario.slo.ttft_p99_s,
-                    res["tpot_p99_s"] / scenario.slo.tpot_p99_s)
+        run = run_scenario(_with_split(scenario, index, split))
+        score = max(run.ttft_p99_s / scenario.slo.ttft_p99_s,
+                    run.tpot_p99_s / scenario.slo.tpot_p99_s)
         out.append(SplitResult(split[0] if split else 0, split[1] if split else 0,
-                               res["ttft_p99_s"], res["tpot_p99_s"], res["ttft_p50_s"],
-                               res["tpot_p50_s"], res["completed"], score))
+                               run.ttft_p99_s, run.tpot_p99_s, run.ttft_p50_s,
+                               run.tpot_p50_s, run.completed, score))
     return sorted(out, key=lambda r: r.score)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print the splits of a scenario's tier, best first."""
-    parser = argparse.ArgumentParser(prog="python -m tiersim.disagg", description=__doc__)
-    parser.add_argument("scenario")
-    parser.add_argument("--tier", default=None)
-    args = parser.parse_args(argv)
-    try:
-        rows = compare_splits(load_scenario(args.scenario), args.tier)
-    except TiersimError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    print(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} {'TPOT p99':>9} "
-          f"{'score':>6}")
-    for r in rows:
-        print(f"{r.label:>12} {r.ttft_p50_s:9.3f} {r.ttft_p99_s:9.3f} {r.tpot_p50_s:9.4f} "
-              f"{r.tpot_p99_s:9.4f} {r.score:6.2f}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

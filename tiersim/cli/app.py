@@ -1,8 +1,8 @@
 """The one typer app of ``tiersim``, with every command mounted from its own module.
 
 Each command lives in a module of this package (``run``, ``trace``, ``analytic``,
-``calibrate``, ``sweep``, ``plan``, ``report``) and is mounted behind a guard, so a module that
-fails to import leaves the others working and says why when it is called.
+``calibrate``, ``sweep``, ``plan``, ``report``, ``disagg``) and is mounted behind a guard, so a
+module that fails to import leaves the others working and says why when it is called.
 
 Errors a user can cause (:class:`~tiersim.errors.TiersimError`) are printed as one line on stderr
 with exit status 1 and no traceback; that happens in :meth:`TiersimApp.__call__`, the console
@@ -82,6 +82,8 @@ COMMANDS = (
     ("sweep", "tiersim.cli.sweep", "sweep", "Run every point of a scenario's sweep grid.", None),
     ("report", "tiersim.cli.report", "report", "Write the HTML report of a run or sweep.", None),
     ("plan", "tiersim.cli.plan", "plan", "Capacity plan: replicas needed per tier.", None),
+    ("disagg", "tiersim.cli.disagg", "disagg",
+     "Choose a tier's prefill/decode split against aggregated serving on the same GPUs.", None),
 )
 """(name, module, attribute, help, context settings) of every command."""
 
