@@ -6,6 +6,12 @@ Only this package holds command-line code; no domain package imports it.
 
 from __future__ import annotations
 
+import os
+import sys
+
+if sys.platform.startswith("linux"):  # before pyarrow allocates: see tiersim.outputs (memory)
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+
 from tiersim.cli.app import TiersimApp, app, main, mount
 
 __all__ = ["TiersimApp", "app", "main", "mount"]

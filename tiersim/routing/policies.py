@@ -24,6 +24,7 @@ is never marked: nothing travels in ``df.attrs``.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,9 +35,11 @@ from tiersim.routing.accuracy import (
     realised_matrix,
     true_expected_matrix,
 )
-from tiersim.routing.classifier import DifficultyClassifier, train_classifier
 from tiersim.routing.config import RouterConfig
 from tiersim.routing.types import Assignment, TierInfo
+
+if TYPE_CHECKING:  # scikit-learn is imported only by the routers that train a classifier
+    from tiersim.routing.classifier import DifficultyClassifier
 
 
 class Router:
@@ -101,6 +104,8 @@ class Router:
         :meth:`assign` trains on the table it routes."""
         if not self.needs_classifier or train_df is None:
             return
+        from tiersim.routing.classifier import train_classifier
+
         self.classifier = train_classifier(train_df, self.tiers, self.cfg.classifier, rng)
 
     def choose(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
