@@ -52,27 +52,32 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
     final = np.asarray(result.final_tier, dtype=np.int64)
     done = ~np.asarray(result.dropped, dtype=bool)
     expected = expected_matrix(df, infos, basis)[np.arange(len(df)), final]
-    table = pd.DataFrame({
+    arrival = np.asarray(result.arrival_s, dtype=np.float64)  # steps: set by the run
+    first_token = np.asarray(result.first_token_s, dtype=np.float64)
+    finish = np.asarray(result.finish_s, dtype=np.float64)
+    output_tokens = np.asarray(result.output_tokens, dtype=np.int64)
+    columns = {
         "request_id": df["request_id"].to_numpy(np.int64),
         "tier": names[first],
         "final_tier": names[final],
         "replica": np.asarray(result.replica, dtype=np.int64),
-        "arrival_s": np.asarray(result.arrival_s, dtype=np.float64),  # steps: set by the run
-        "first_token_s": np.asarray(result.first_token_s, dtype=np.float64),
-        "finish_s": np.asarray(result.finish_s, dtype=np.float64),
+        "arrival_s": arrival,
+        "first_token_s": first_token,
+        "finish_s": finish,
+        **metrics.latency_columns(arrival, first_token, finish, output_tokens),
         "queue_s": np.where(done, np.asarray(result.queue_s, dtype=np.float64), np.nan),
-        "input_tokens": df["input_tokens"].to_numpy(np.int64),
-        "output_tokens": np.asarray(result.output_tokens, dtype=np.int64),
         "preemptions": np.asarray(result.preemptions, dtype=np.int64),
         "escalated": np.asarray(result.escalated, dtype=bool),
         "prefix_hit_tokens": np.asarray(result.cache_hit_tokens, dtype=np.int64),
         "expected_accuracy": np.where(done, expected, 0.0),
+        "input_tokens": df["input_tokens"].to_numpy(np.int64),
+        "output_tokens": output_tokens,
         "completed": done,
-    })
-    table = metrics.add_latencies(table)
-    table["cost_usd"] = costs.request_costs(scenario.cost_model, fleet, result,
-                                            metrics.duration_s(table))
-    return table[REQUEST_COLUMNS]
+    }
+    columns["cost_usd"] = costs.request_costs(scenario.cost_model, fleet, result,
+                                              metrics.span_s(arrival, finish))
+    # one table in its final column order (one copy, not one per added column)
+    return pd.DataFrame({name: columns[name] for name in REQUEST_COLUMNS})
 
 
 def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
