@@ -61,8 +61,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
-    trace = load_scenario_trace(scenario, source)
-    prepared = prepare(trace, infos, scenario, workload_rng, source)
+    prepared = prepare(load_scenario_trace(scenario, source), infos, scenario, workload_rng,
+                       source)  # the raw trace is not kept: the prepared table is its copy
     df, cache = prepared.df, None
     if scenario.router.response_cache is not None:
         cache = _cache_hits(scenario, df, source)
@@ -76,7 +76,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
                              saved, analytic)
-    run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests))
+    run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests),
+                              savings=_with_slo_check(saved, scenario, run))
     if cache is not None:
         run = dataclasses.replace(run, response_cache=_cache_effect(
             scenario, fleet, prepared, infos, cache, (run, requests), router, source))
@@ -84,6 +85,17 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
                           scenario_yaml(scenario), report=report)
     return run
+
+
+def _with_slo_check(saved, scenario: Scenario, run):
+    """The savings with whether the run's own fleet met the SLOs its uniform baselines were
+    sized to (p99 TTFT and TPOT within them, nothing dropped)."""
+    if saved is None:
+        return None
+    met = (run.dropped == 0
+           and run.ttft_p99_s is not None and run.ttft_p99_s <= scenario.slo.ttft_p99_s
+           and run.tpot_p99_s is not None and run.tpot_p99_s <= scenario.slo.tpot_p99_s)
+    return dataclasses.replace(saved, routed_slo_met=bool(met))
 
 
 def _rngs(scenario: Scenario) -> list[np.random.Generator]:

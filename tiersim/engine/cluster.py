@@ -8,6 +8,7 @@ passes.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -385,8 +386,9 @@ class _Fleet:
         own = np.arange(len(self.work))
         if self.work.follows is not None:
             own = np.flatnonzero(np.asarray(self.work.follows) < 0)
-        self._own = own.tolist()
-        self._own_t = self.work.arrival_s[own].astype(np.float64).tolist()
+        # packed arrays, not lists: 16 bytes a request instead of ~68 (issue 13, memory)
+        self._own = array("q", own.astype(np.int64).tobytes())
+        self._own_t = array("d", self.work.arrival_s[own].astype(np.float64).tobytes())
         self._pos = 0
         if self._own:
             self._schedule_arrival()
