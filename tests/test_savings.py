@@ -82,3 +82,17 @@ def test_uniform_accuracy_is_scored_on_the_runs_basis(tmp_path):
     df = SimEvaluator(scenario, str(path)).df
     for base in run.savings.uniform:
         assert base.accuracy == pytest.approx(df[f"correct_{base.tier}"].mean())
+
+
+def test_a_fleet_missing_its_slos_is_not_compared_with_sized_uniform_fleets():
+    """prefix_cache.yaml's own 3 x 1 BF16 fleet misses p99 TPOT; the uniform fleet sized to meet
+    the SLOs is dearer, and the 'saving' against it would compare unlike fleets."""
+    from tiersim.paths import bundled
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    scenario = load_scenario(bundled("scenarios", "prefix_cache.yaml"))
+    run = run_scenario(scenario, baselines=True)
+    assert run.tpot_p99_s > scenario.slo.tpot_p99_s
+    assert run.savings.routed_slo_met is False and not run.savings.comparable
+    assert run.savings.to_json()["routed_slo_met"] is False

@@ -185,6 +185,9 @@ class SavingsResult:
     ``method``: "simulated" (every uniform fleet was run) or "estimated" (uniform costs scaled
     from this run's per-token costs: an estimate, never the headline). ``cost_model``: the
     ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline.
+    ``routed_slo_met``: whether the run's own fleet met the SLOs (p99 TTFT and TPOT, nothing
+    dropped); when False the saving compares unlike fleets (the uniform ones are sized to meet
+    them) and is shown as not comparable.
     """
 
     method: Literal["simulated", "estimated"]
@@ -199,6 +202,12 @@ class SavingsResult:
     static_split_cost_usd: float | None
     vs_static_split_usd: float | None
     vs_static_split_frac: float | None
+    routed_slo_met: bool | None = None
+
+    @property
+    def comparable(self) -> bool:
+        """False when the run's own fleet missed the SLOs its uniform baselines were sized to."""
+        return self.routed_slo_met is not False
 
     @property
     def estimated(self) -> bool:

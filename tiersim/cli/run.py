@@ -149,6 +149,11 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
                          f"{fmt(saving.vs_uniform_frac, ' %', 100)} (estimate)",
                          "estimate: per-token attributed cost, not simulated (--baselines "
                          "simulates)"))
+        elif not saving.comparable:
+            rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
+                         "not comparable",
+                         "this fleet misses its SLOs, the uniform fleets are sized to meet "
+                         "them; size this one with tiersim plan"))
         else:
             rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
                          fmt(saving.vs_uniform_frac, " %", 100),
@@ -172,7 +177,7 @@ def baseline_table(r: RunResult):
         table.add_row(f"all {b.tier}", size, met[b.slo_met], fmt(b.accuracy, " %", 100),
                       fmt(b.cost_usd))
     table.add_row("routed (this run)", " + ".join(f"{t.replicas} x {t.gpus_per_replica}"
-                                                  for t in r.tiers), "",
+                                                  for t in r.tiers), met[saving.routed_slo_met],
                   fmt(saving.accuracy, " %", 100), fmt(saving.routed_cost_usd))
     return table
 

@@ -184,11 +184,15 @@ def savings_section(run: RunResult) -> str:
                   "an estimate, not a simulation)")
     rows = [[u.tier, u.replicas, u.gpus_per_replica, _met(u.slo_met), u.accuracy, u.cost_usd]
             for u in s.uniform]
-    rows.append(["routed (this run)", None, None, None, s.accuracy, s.routed_cost_usd])
+    rows.append(["routed (this run)", None, None, _met(s.routed_slo_met), s.accuracy,
+                 s.routed_cost_usd])
+    saved = (s.vs_uniform_frac if s.comparable else
+             "not comparable: this fleet misses its SLOs, the uniform fleets are sized to "
+             "meet them (size it with tiersim plan)")
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
-        ["saved vs that tier (fraction)", s.vs_uniform_frac],
+        ["saved vs that tier (fraction)", saved],
         ["saved vs a static split of equal accuracy (fraction)", s.vs_static_split_frac]])
     return (f"<h3>{html.escape(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "accuracy",
