@@ -120,14 +120,15 @@ class Table:
 
     def lookup(self, *coords: Any) -> np.ndarray:
         """Latency in seconds at the given coordinates (broadcast arrays), per the module rule."""
-        names = list(self.axes)
-        if len(coords) != len(names):
-            raise ValueError(f"{self.name}: expected {len(names)} coordinates, got {len(coords)}")
-        if len(names) == 1:
+        grid = self.__dict__.get("_log_grid") or self._grid()
+        if len(coords) != grid.ndim:
+            raise ValueError(f"{self.name}: expected {grid.ndim} coordinates, got {len(coords)}")
+        if grid.ndim == 1:
             x = coords[0]
-            return np.asarray(self._grid().row(0, float(x) if _is_scalar(x) else x))
+            return np.asarray(grid.row(0, float(x) if _is_scalar(x) else x))
         if _is_scalar(coords[0]):  # one batch / token count: the engine's only case
-            return np.asarray(self._grid().at(float(coords[0]), coords[1]))
+            return np.asarray(grid.at(float(coords[0]), coords[1]))
+        names = list(self.axes)
         return interp_2d(self.axes[names[0]], self.axes[names[1]], self.latency, *coords)
 
     def _grid(self) -> _LogGrid:
@@ -138,6 +139,7 @@ class Table:
                 grid = _LogGrid(np.ones(1), self.axes[names[0]], self.latency[None, :])
             else:
                 grid = _LogGrid(self.axes[names[0]], self.axes[names[1]], self.latency)
+            grid.ndim = len(names)
             self.__dict__["_log_grid"] = grid
         return grid
 
@@ -280,6 +282,7 @@ class _LogGrid:
             self.slope1 = np.zeros(self.ax0.size)
         self.last1 = float(self.ax1[-1])
         self._blend_cache: dict[float, np.ndarray] = {}
+        self.ndim = 2  # the table's own axis count (1 for a one-axis table: see Table._grid)
         # Python-list mirrors for scalar lookups (see interp_scalar): same numbers, no numpy
         self._lax0_list = self.lax0.tolist()
         self._lax1_list = self.lax1.tolist()
