@@ -1,0 +1,166 @@
+"""One prefill step, operator by operator: tiersim's step model beside aiconfigurator's.
+
+For a silicon-sample vLLM row's model and layout (one request, ``--isl`` new tokens, nothing
+cached), print per whole model (all layers, milliseconds) what tiersim's assembled step model
+charges for each operator group and what aiconfigurator-core's static context estimate charges
+(``_run_static_breakdown(..., "static_ctx")``, its own per-op dictionary). Diagnostic only:
+used to locate where the MoE rows' TTFT gap comes from (docs/fidelity.md). Needs
+aiconfigurator-core (the ``aic`` extra); no network.
+
+Run: ``python benchmarks/prefill_ops.py [--isl 8192 1024]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fidelity_silicon as fs  # noqa: E402
+
+#: (label, tp) of the rows compared: one vLLM layout per model.
+CASES = (
+    ("MiniMax-M2.5", 4),
+    ("Qwen3-235B-FP8", 2),
+    ("gpt-oss-120b", 1),
+    ("gpt-oss-120b", 4),
+    ("Llama-3.1-70B", 4),
+    ("Kimi-K2.5", 8),
+)
+
+
+def pick_row(rows, name: str, tp: int) -> dict:
+    """The first vLLM row of ``name`` at tensor-parallel size ``tp`` without attention DP."""
+    sel = rows[(rows.name == name) & (rows.tp_size == tp)]
+    sel = sel[sel.attention_dp_size.fillna(1) == 1]
+    sel = sel[(sel.moe_tp_size.isna()) | (sel.moe_tp_size == tp)]
+    return sel.iloc[0].to_dict()
+
+
+def tiersim_ops(row: dict, isl: int) -> dict[str, float]:
+    """tiersim's per-op milliseconds of one ``isl``-token prefill chunk (whole model)."""
+    case = fs.case_of(row)
+    step = fs.build_step_model(
+        case.model,
+        case.precision,
+        "h200",
+        tp=case.tp,
+        kv_dtype="auto",
+        profile=fs.engine_profile(case.engine, None),
+    )
+    m, ops, t = step.model, step.ops, np.array([float(isl)])
+    fmt = step._fmt("attention")
+    mla = 0.0 if m.is_mla else 1.0  # MLA: the attention op is the whole block
+    out = {
+        "qkv_gemm": mla * m.layers * ops.gemm(t, *step._qkv, fmt)[0],
+        "proj_gemm": mla * m.layers * ops.gemm(t, *step._o, fmt)[0],
+        "attention": step._attn_prefill(isl, 0),
+        "comm (all-reduce)": step._communication(t)[0],
+        "lm_head": step._lm_head_time(1),
+        "overhead": ops.overhead_s,
+    }
+    if m.moe_layers:
+        out["router_gemm"] = m.moe_layers * ops.gemm(t, *step._router, "bf16")[0]
+        out["moe"] = m.moe_layers * ops.moe(t * step.dp)[0]
+        if m.shared_intermediate:
+            layer = m.moe_layers * step._moe_layer(t)[0]
+            out["shared_experts"] = layer - out["router_gemm"] - out["moe"]
+    if m.dense_mlp_layers:
+        out["dense_mlp"] = m.dense_mlp_layers * step._dense_mlp(t)[0]
+    total = step.step_time(fs.StepShape(((isl, 0),)))
+    out = {k: 1e3 * float(v) for k, v in out.items()}
+    out["TOTAL"] = 1e3 * total
+    return out
+
+
+def aic_ops(row: dict, isl: int) -> dict[str, float]:
+    """aiconfigurator-core's per-op milliseconds of one ``isl``-token context step."""
+    from aiconfigurator_core.sdk.config import RuntimeConfig
+
+    for row_quant in fs.aic_quant_order(fs.MODELS[row["model_path"]]):
+        try:
+            backend, model, db, _ = fs.aic_setup(row, row_quant)
+            break
+        except Exception:  # noqa: BLE001 -- the other quant mode is tried, as the benchmark does
+            continue
+    rc = RuntimeConfig(isl=isl, osl=2, batch_size=1, prefix=0)
+    lat = backend._run_static_breakdown(model, db, rc, "static_ctx")[0]
+    out = {k.removeprefix("context_"): float(v) for k, v in lat.items()}
+    out["TOTAL"] = sum(lat.values())
+    return out
+
+
+#: Operator groups of the summary table: group -> (tiersim keys, aiconfigurator keys).
+GROUPS = {
+    "attn GEMMs": (("qkv_gemm", "proj_gemm"), ("qkv_gemm", "proj_gemm")),
+    "attention": (("attention",), ("attention", "mla_block")),
+    "MoE + router": (
+        ("moe", "router_gemm", "shared_experts"),
+        ("moe", "router_gemm", "shared_gate_up_gemm", "shared_act_gate", "shared_ffn2_gemm"),
+    ),
+    "dense MLP": (("dense_mlp",), ("gate_ffn1_gemm", "act_gate", "ffn2_gemm")),
+    "collectives": (
+        ("comm (all-reduce)",),
+        (
+            "moe_pre_dispatch",
+            "moe_post_dispatch",
+            "ar_1",
+            "ar_2",
+            "tp_allreduce",
+            "embedding_ar",
+            "p2p",
+        ),
+    ),
+    "norms, other": (
+        ("lm_head", "overhead"),
+        ("add_norm_1", "add_norm_2", "embedding", "logits_gemm"),
+    ),
+}
+
+
+def grouped(ops: dict[str, float], side: int) -> dict[str, float]:
+    """``ops`` summed into :data:`GROUPS` (``side`` 0: tiersim keys, 1: aiconfigurator's)."""
+    return {g: sum(ops.get(k, 0.0) for k in keys[side]) for g, keys in GROUPS.items()}
+
+
+def markdown_row(label: str, ts: dict[str, float], ai: dict[str, float]) -> str:
+    """One ``| label | tiersim / aic ... |`` line of the summary table (ms)."""
+    gt, ga = grouped(ts, 0), grouped(ai, 1)
+    cells = [f"{gt[g]:.1f} / {ga[g]:.1f}" for g in GROUPS]
+    ratio = ts["TOTAL"] / ai["TOTAL"]
+    return (
+        f"| {label} | "
+        + " | ".join(cells)
+        + f" | {ts['TOTAL']:.1f} / {ai['TOTAL']:.1f} | {ratio:.2f} |"
+    )
+
+
+def main(argv=None) -> None:
+    """Print the op-by-op tables."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--isl", type=int, nargs="+", default=[8192, 1024])
+    ap.add_argument("--markdown", action="store_true", help="one grouped table row per case")
+    args = ap.parse_args(argv)
+    rows = fs.load_rows()
+    rows = rows[rows.backend == "vllm"].copy()
+    rows["name"] = rows.model_path.map(lambda p: fs.MODELS[p].name if p in fs.MODELS else p)
+    if args.markdown:
+        print("| model, prompt | " + " | ".join(GROUPS) + " | total | tiersim / aic |")
+        print("|---" * (len(GROUPS) + 3) + "|")
+    for name, tp in CASES:
+        row = pick_row(rows, name, tp)
+        for isl in args.isl:
+            ts, ai = tiersim_ops(row, isl), aic_ops(row, isl)
+            if args.markdown:
+                print(markdown_row(f"{name} TP{tp}, {isl}", ts, ai))
+                continue
+            print(f"\n{name} TP{tp} prefill {isl} tokens (ms, whole model)")
+            print("  tiersim: " + ", ".join(f"{k} {v:.2f}" for k, v in ts.items()))
+            print("  aic:     " + ", ".join(f"{k} {v:.2f}" for k, v in ai.items()))
+
+
+if __name__ == "__main__":
+    main()
