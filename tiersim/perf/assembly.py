@@ -28,8 +28,10 @@ ranks run in lockstep and every rank's tokens pass through every MoE layer, assu
 carry equal batches (balanced load; vLLM pads idle ranks with dummy batches, so the slowest rank
 sets the pace and this is optimistic when ranks are uneven). The experts are split over all
 ``tp x dp`` GPUs, ``ep`` of them by whole experts (:func:`tiersim.perf.memory.moe_split`).
-Layers with a sliding window (gpt-oss) see at most ``window`` tokens of context. Norms, rotary
-embeddings and activations are small memory-bound kernels that the ops fold into their overhead.
+Layers with a sliding window (gpt-oss) see at most ``window`` tokens of context; in prefill
+each new token also attends to at most ``window`` keys (:func:`sliding_work_fraction`).
+Norms, rotary embeddings and activations are small memory-bound kernels that the ops fold into
+their overhead.
 
 Decode-only iterations are evaluated vectorised over many contexts (:meth:`decode_times`);
 ``step_time`` of a pure-decode shape calls it, so the two agree exactly.
@@ -60,6 +62,21 @@ def expected_experts(tokens: np.ndarray | float, num_experts: int, top_k: int) -
     """
     t = np.asarray(tokens, dtype=np.float64)
     return num_experts * (1.0 - (1.0 - top_k / num_experts) ** t)
+
+
+def sliding_work_fraction(new: int, cached: int, window: int) -> float:
+    """Share of a causal chunk's attention work left under a sliding window.
+
+    A chunk of ``new`` tokens after ``cached`` ones: causally, new token ``i`` (1-based)
+    attends to ``cached + i`` keys; under a window, to ``min(cached + i, window)``. Returns
+    the ratio of the two sums (1 when no token reaches the window).
+    """
+    if new <= 0:
+        return 1.0
+    causal = new * cached + new * (new + 1) / 2
+    inside = min(new, max(0, window - cached))  # tokens whose keys all fit the window
+    windowed = inside * cached + inside * (inside + 1) / 2 + (new - inside) * window
+    return windowed / causal
 
 
 class OpTimes(Protocol):
@@ -249,11 +266,22 @@ class AssembledStepModel:
         return t
 
     def _attn_prefill(self, new: int, cached: int) -> float:
-        """All layers' attention for one prefill chunk."""
+        """All layers' attention for one prefill chunk.
+
+        A sliding-window layer sees at most ``window`` cached tokens, and each new token
+        attends to at most ``window`` keys: the causal op of the chunk over the capped
+        context is scaled by :func:`sliding_work_fraction` (its compute-bound part), never
+        below the op of one window-sized chunk.
+        """
         t = self._full_layers * float(self.ops.attn_prefill(new, cached))
         if self._sliding_layers:
-            capped = min(cached, self._window)
-            t += self._sliding_layers * float(self.ops.attn_prefill(new, capped))
+            w = self._window
+            capped = min(cached, w)
+            causal = float(self.ops.attn_prefill(new, capped))
+            if new > w - capped:  # some new tokens see a full window: less work than causal
+                floor = float(self.ops.attn_prefill(min(new, w), capped))
+                causal = max(causal * sliding_work_fraction(new, capped, w), floor)
+            t += self._sliding_layers * causal
         return t
 
     # ------------------------------------------------------------------ StepTimeModel
