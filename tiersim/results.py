@@ -177,6 +177,10 @@ class UniformBaseline:
         return out
 
 
+FLOOR_TOLERANCE = 1e-9
+"""A fleet meets the accuracy floor when its accuracy is at least the floor less this."""
+
+
 @dataclass(frozen=True)
 class SavingsResult:
     """The routed fleet's cost against the cheapest uniform fleet meeting the accuracy floor and
@@ -185,9 +189,9 @@ class SavingsResult:
     ``method``: "simulated" (every uniform fleet was run) or "estimated" (uniform costs scaled
     from this run's per-token costs: an estimate, never the headline). ``cost_model``: the
     ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline.
-    ``routed_slo_met``: whether the run's own fleet met the SLOs (p99 TTFT and TPOT, nothing
-    dropped); when False the saving compares unlike fleets (the uniform ones are sized to meet
-    them) and is shown as not comparable.
+    ``routed_slo_met`` / ``routed_floor_met``: whether the run's own fleet met the SLOs (p99 TTFT
+    and TPOT, nothing dropped) and the accuracy floor; when either is False the saving compares
+    unlike fleets (the uniform ones are held to both) and is shown as not comparable.
     """
 
     method: Literal["simulated", "estimated"]
@@ -203,11 +207,28 @@ class SavingsResult:
     vs_static_split_usd: float | None
     vs_static_split_frac: float | None
     routed_slo_met: bool | None = None
+    routed_floor_met: bool | None = None
 
     @property
     def comparable(self) -> bool:
-        """False when the run's own fleet missed the SLOs its uniform baselines were sized to."""
-        return self.routed_slo_met is not False
+        """False when the run's own fleet missed the SLOs or the accuracy floor its uniform
+        baselines were held to: the saving would then compare unlike fleets."""
+        return self.routed_slo_met is not False and self.routed_floor_met is not False
+
+    def meets_floor(self, baseline: UniformBaseline) -> bool | None:
+        """Whether a uniform fleet's accuracy reaches the floor these savings hold it to."""
+        if baseline.accuracy is None:
+            return None
+        return bool(baseline.accuracy >= self.accuracy_floor - FLOOR_TOLERANCE)
+
+    @property
+    def missed(self) -> str | None:
+        """What the run's own fleet missed, in words ("its SLOs", "its accuracy floor", both),
+        or None."""
+        missed = [what for what, met in (("its SLOs", self.routed_slo_met),
+                                         ("its accuracy floor", self.routed_floor_met))
+                  if met is False]
+        return " and ".join(missed) or None
 
     @property
     def estimated(self) -> bool:

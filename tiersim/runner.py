@@ -35,7 +35,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     tier_infos,
     tier_specs,
 )
-from tiersim.results import RunResult, dumps
+from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
 from tiersim.scenario import Scenario
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
@@ -89,13 +89,17 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
 
 def _with_slo_check(saved, scenario: Scenario, run):
     """The savings with whether the run's own fleet met the SLOs its uniform baselines were
-    sized to (p99 TTFT and TPOT within them, nothing dropped)."""
+    sized to (p99 TTFT and TPOT within them, nothing dropped) and the accuracy floor they were
+    held to (with the same tolerance)."""
     if saved is None:
         return None
     met = (run.dropped == 0
            and run.ttft_p99_s is not None and run.ttft_p99_s <= scenario.slo.ttft_p99_s
            and run.tpot_p99_s is not None and run.tpot_p99_s <= scenario.slo.tpot_p99_s)
-    return dataclasses.replace(saved, routed_slo_met=bool(met))
+    floor = scenario.accuracy_floor
+    floor_met = None if floor is None else bool(
+        saved.accuracy >= floor - FLOOR_TOLERANCE)
+    return dataclasses.replace(saved, routed_slo_met=bool(met), routed_floor_met=floor_met)
 
 
 def _rngs(scenario: Scenario) -> list[np.random.Generator]:

@@ -28,14 +28,11 @@ import pandas as pd
 
 from tiersim import costs, metrics
 from tiersim.fleet import Fleet
-from tiersim.results import SavingsResult, UniformBaseline
+from tiersim.results import FLOOR_TOLERANCE, SavingsResult, UniformBaseline
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.metrics import static_split_cost
-
-FLOOR_TOLERANCE = 1e-9
-"""A uniform fleet meets the floor when its accuracy is at least the floor less this."""
 
 
 @dataclasses.dataclass(frozen=True)

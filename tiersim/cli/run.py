@@ -152,7 +152,7 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
         elif not saving.comparable:
             rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
                          "not comparable",
-                         "this fleet misses its SLOs, the uniform fleets are sized to meet "
+                         f"this fleet misses {saving.missed}, the uniform fleets are held to "
                          "them; size this one with tiersim plan"))
         else:
             rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
@@ -169,16 +169,17 @@ def baseline_table(r: RunResult):
     saving = r.savings
     table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model})",
                   title_justify="left")
-    for col in ("fleet", "replicas x GPUs", "meets SLOs", "accuracy", "cost USD"):
+    for col in ("fleet", "replicas x GPUs", "meets SLOs", "meets floor", "accuracy", "cost USD"):
         table.add_column(col, no_wrap=True)
     met = {True: "yes", False: "no", None: "-"}
     for b in saving.uniform:
         size = "-" if b.replicas is None else f"{b.replicas} x {b.gpus_per_replica or 1}"
-        table.add_row(f"all {b.tier}", size, met[b.slo_met], fmt(b.accuracy, " %", 100),
-                      fmt(b.cost_usd))
+        table.add_row(f"all {b.tier}", size, met[b.slo_met], met[saving.meets_floor(b)],
+                      fmt(b.accuracy, " %", 100), fmt(b.cost_usd))
     table.add_row("routed (this run)", " + ".join(f"{t.replicas} x {t.gpus_per_replica}"
                                                   for t in r.tiers), met[saving.routed_slo_met],
-                  fmt(saving.accuracy, " %", 100), fmt(saving.routed_cost_usd))
+                  met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100),
+                  fmt(saving.routed_cost_usd))
     return table
 
 

@@ -182,21 +182,22 @@ def savings_section(run: RunResult) -> str:
     label = ("Savings (uniform fleets simulated)" if not s.estimated
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
-    rows = [[u.tier, u.replicas, u.gpus_per_replica, _met(u.slo_met), u.accuracy, u.cost_usd]
-            for u in s.uniform]
-    rows.append(["routed (this run)", None, None, _met(s.routed_slo_met), s.accuracy,
-                 s.routed_cost_usd])
+    rows = [[u.tier, u.replicas, u.gpus_per_replica, _met(u.slo_met),
+             _met(s.meets_floor(u)),
+             u.accuracy, u.cost_usd] for u in s.uniform]
+    rows.append(["routed (this run)", None, None, _met(s.routed_slo_met),
+                 _met(s.routed_floor_met), s.accuracy, s.routed_cost_usd])
     saved = (s.vs_uniform_frac if s.comparable else
-             "not comparable: this fleet misses its SLOs, the uniform fleets are sized to "
-             "meet them (size it with tiersim plan)")
+             f"not comparable: this fleet misses {s.missed}, the uniform fleets are held to "
+             "them (size it with tiersim plan)")
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
         ["saved vs that tier (fraction)", saved],
         ["saved vs a static split of equal accuracy (fraction)", s.vs_static_split_frac]])
     return (f"<h3>{html.escape(label)}</h3>" + summary
-            + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "accuracy",
-                     "cost (USD)"], rows)
+            + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
+                     "accuracy", "cost (USD)"], rows)
             + closed_form_note(run))
 
 
