@@ -119,3 +119,22 @@ def test_report_and_printout_show_the_agentic_sections(tmp_path):
     for table in agentic_tables(cached):
         console.print(table)
     assert f"hit rate {cached.response_cache.hit_rate:.1%}" in text.getvalue()
+
+
+def test_requests_table_names_each_requests_task_and_step(tmp_path):
+    """requests.parquet carries session_id, step and step_type for agentic traffic, and in it
+    a step never arrives before its predecessor in the same task has finished."""
+    import pandas as pd
+
+    from tiersim.cli import main
+
+    out = tmp_path / "agentic"
+    assert main(["run", str(REPO / "scenarios" / "agentic.yaml"), "--out", str(out),
+                 "--no-report", "--no-baselines"]) == 0
+    table = pd.read_parquet(out / "requests.parquet")
+    assert list(table.columns[-3:]) == ["session_id", "step", "step_type"]
+    ordered = table.sort_values(["session_id", "step"])
+    before = ordered.groupby("session_id")["finish_s"].shift()
+    later = before.notna()
+    assert later.sum() == len(table) - 150
+    assert (ordered["arrival_s"][later] >= before[later] - 1e-9).all()

@@ -34,6 +34,9 @@ REQUEST_COLUMNS = [
 ]
 """Columns of requests.parquet, in order (DESIGN.md §6 first, then tokens and status)."""
 
+SESSION_COLUMNS = ("session_id", "step", "step_type")
+"""Columns requests.parquet adds, after the others, when the traffic has agentic sessions."""
+
 TIMESERIES_COLUMNS = ["tier", "replica", "time_s", "running", "waiting", "kv_blocks",
                       "kv_capacity"]
 """Columns of timeseries.parquet: one row per engine sample of one replica."""
@@ -76,8 +79,13 @@ def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
     }
     columns["cost_usd"] = costs.request_costs(scenario.cost_model, fleet, result,
                                               metrics.span_s(arrival, finish))
+    order = list(REQUEST_COLUMNS)
+    for name in SESSION_COLUMNS:  # agentic traffic: which task and step each request is
+        if name in df.columns:
+            columns[name] = df[name].to_numpy()
+            order.append(name)
     # one table in its final column order (one copy, not one per added column)
-    return pd.DataFrame({name: columns[name] for name in REQUEST_COLUMNS})
+    return pd.DataFrame({name: columns[name] for name in order})
 
 
 def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
