@@ -485,3 +485,33 @@ def test_workers_exit_when_the_sweep_parent_is_killed(tmp_path):
         for pid in [proc.pid, *_children(proc.pid)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
+# Session columns of a trace: named by the trace file and the loader's row (1-based, file line)
+
+SESSION_HEAD = "arrival_s,input_tokens,output_tokens,session_id,step,parent,tool_s\n"
+SESSION_CASES = {
+    "tool_s 1e308": ("0,10,5,1,0,,\n1,10,5,1,1,0,1e308\n",
+                     "row 2, column 'tool_s'", "file line 3"),
+    "tool_s negative": ("0,10,5,1,0,,\n1,10,5,1,1,0,-1\n", "row 2, column 'tool_s'",
+                        "file line 3"),
+    "tool_s above 1e6": ("0,10,5,1,0,,\n1,10,5,1,1,0,1000001\n", "row 2, column 'tool_s'",
+                         "<= 1e6"),
+    "parent a later step": ("0,10,5,1,0,1,\n1,10,5,1,1,,\n", "row 1, column 'parent'",
+                            "file line 2"),
+    "step twice": ("0,10,5,1,0,,\n1,10,5,1,0,,\n", "row 2, column 'step'", "file line 3"),
+}
+
+
+@pytest.mark.parametrize("rows,where,words", SESSION_CASES.values(), ids=SESSION_CASES)
+def test_bad_session_column_names_the_trace_file_and_row(tmp_path, capsys, rows, where, words):
+    trace = tmp_path / "sess.csv"
+    trace.write_text(SESSION_HEAD + rows)
+    scenario = tmp_path / "sess.yaml"
+    scenario.write_text(tiny_with(("path: azure2023_code.parquet", f"path: {trace}"),
+                                  ("window: [240, 360]", "window: null")))
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out")
+    line = one_error_line(code, err)
+    assert f"Error: {trace}: {where}" in line and words in line, line
+    assert "sess.yaml" not in line

@@ -149,7 +149,8 @@ def test_session_columns_off_leave_the_trace_alone():
     ({"step": [0, 0, 0, 2]}, "session 7 has step 0 twice"),
     ({"parent": [-1, 0, -1, 0]}, "step 0 of session 7 has two followers"),
     ({"parent": [-1, 5, -1, 1]}, "parent 5 is not an earlier step of session 7"),
-    ({"tool_s": [0, -1, 0, 0]}, "tool_s must be a number of seconds >= 0"),
+    ({"tool_s": [0, -1, 0, 0]}, "tool_s must be a number of seconds from 0 to 1e"),
+    ({"tool_s": [0, 1e308, 0, 0]}, "row 2, column 'tool_s'"),
 ])
 def test_bad_session_columns_are_one_line_errors(cols, message):
     """Each problem names the file, the row or column, and what to fix."""

@@ -20,6 +20,8 @@ from tiersim.trace import checks
 from tiersim.trace.source import Source
 
 CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
+MAX_TOOL_S = 1e6
+"""Longest tool or think time a session step may wait (seconds, about 11.6 days)."""
 
 
 def build(request_id: np.ndarray, arrival_s: np.ndarray, input_tokens: np.ndarray,
@@ -52,6 +54,9 @@ def _optional(s: pd.Series, name: str, src: Source):
     if name == "step":
         return checks.numbers(src, s, name, "step", integer=True,
                               low=(0, ">= 0")).astype(np.int32)
+    if name == "tool_s":  # missing means none (a session's first step)
+        return checks.numbers(src, s.fillna(0), name, "tool time in seconds",
+                              low=(0, ">= 0"), high=(MAX_TOOL_S, "<= 1e6"))
     if name == "task_type":
         return _task_type(s, src)
     if name == "prefix_hashes":

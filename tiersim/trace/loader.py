@@ -62,7 +62,8 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     table = apply_time_scale(table, time_scale, src)
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=2)
-    table.attrs.update(format=name, notes=notes)
+    table.attrs.update(format=name, notes=notes, path=src.path, header_lines=src.header_lines,
+                       first_row=table.attrs.get("first_row", 0))
     return table
 
 
@@ -122,6 +123,7 @@ def apply_window(table: pd.DataFrame, window, src: Source) -> pd.DataFrame:
         raise TraceError(src.path, f"window [{start:g}, {end:g}) s selects no requests; "
                          f"the trace spans 0 to {span:g} s")
     out = table.iloc[lo:hi].reset_index(drop=True)
+    out.attrs["first_row"] = int(lo)  # file data row of the window's first request, 0-based
     out["arrival_s"] = out["arrival_s"].to_numpy() - start
     return out
 

@@ -36,6 +36,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiersim.errors import TraceError
+from tiersim.trace.canonical import MAX_TOOL_S
+from tiersim.trace.source import Source
 
 HASH_BLOCK_TOKENS = 512
 """Tokens per prefix hash block (Mooncake's, and the engine's default)."""
@@ -149,22 +151,34 @@ def checked(df: pd.DataFrame, source: str) -> pd.DataFrame:
     out = df.reset_index(drop=True).copy()
     twice = np.flatnonzero(out["request_id"].duplicated().to_numpy())
     if len(twice):
-        raise TraceError(source, "request_id repeats; a session trace needs one id per step",
-                         int(twice[0]), "request_id")
+        raise _error(out, source, "request_id repeats; a session trace needs one id per step",
+                     int(twice[0]), "request_id")
     out["step_type"] = (out["step_type"].fillna("step").astype(str)
                         if "step_type" in out else "step")
     tool = pd.to_numeric(out["tool_s"], errors="coerce") if "tool_s" in out else None
     if tool is not None:
-        bad = np.flatnonzero(~(tool.fillna(0).to_numpy(np.float64) >= 0)
-                             | ~np.isfinite(tool.fillna(0).to_numpy(np.float64)))
+        values = tool.fillna(0).to_numpy(np.float64)
+        bad = np.flatnonzero(~((values >= 0) & (values <= MAX_TOOL_S)))
         if len(bad):
-            raise TraceError(source, "tool_s must be a number of seconds >= 0", int(bad[0]),
-                             "tool_s")
+            raise _error(out, source, f"tool_s must be a number of seconds from 0 to "
+                         f"{MAX_TOOL_S:g}", int(bad[0]), "tool_s")
         out["tool_s"] = tool.fillna(0.0).to_numpy(np.float64)
     else:
         out["tool_s"] = 0.0
     out["parent"] = _parents(out, source)
     return out
+
+
+def _error(df: pd.DataFrame, source: str, message: str, index: int | None,
+           column: str) -> TraceError:
+    """A TraceError at 0-based table row ``index``: for a table from :func:`tiersim.trace.
+    load_trace` it names the trace file and the loader's row (1-based data row, file line);
+    otherwise ``source`` and the 1-based table row."""
+    path = df.attrs.get("path")
+    if path is None:
+        return TraceError(source, message, None if index is None else index + 1, column)
+    row = None if index is None else index + int(df.attrs.get("first_row", 0))
+    return Source(path, df.attrs.get("header_lines")).error(message, row, column)
 
 
 def _parents(df: pd.DataFrame, source: str) -> np.ndarray:
@@ -178,23 +192,23 @@ def _parents(df: pd.DataFrame, source: str) -> np.ndarray:
         ordered = df["step"].to_numpy()[order]
         dup = np.flatnonzero(np.diff(ordered) == 0)
         if len(dup):
-            raise TraceError(source, f"session {sid} has step {ordered[dup[0]]} twice",
-                             int(order[dup[0] + 1]), "step")
+            raise _error(df, source, f"session {sid} has step {ordered[dup[0]]} twice",
+                         int(order[dup[0] + 1]), "step")
         for pos, row in enumerate(order):
             if given is None or pd.isna(given.iloc[row]):
                 parent[row] = ordered[pos - 1] if pos else -1
                 continue
             p = int(given.iloc[row])
             if p != -1 and (p not in set(ordered[:pos].tolist())):
-                raise TraceError(source, f"parent {p} is not an earlier step of session {sid}",
-                                 int(row), "parent")
+                raise _error(df, source, f"parent {p} is not an earlier step of session {sid}",
+                             int(row), "parent")
             parent[row] = p
         kids = parent[order][parent[order] >= 0]
         if len(kids) != len(set(kids.tolist())):
             twice = next(k for k in kids.tolist() if (kids == k).sum() > 1)
-            raise TraceError(source, f"step {twice} of session {sid} has two followers; tiersim "
-                             "sessions are chains (give each step at most one follower)",
-                             None, "parent")
+            raise _error(df, source, f"step {twice} of session {sid} has two followers; "
+                         "tiersim sessions are chains (give each step at most one follower)",
+                         None, "parent")
     return parent
 
 
