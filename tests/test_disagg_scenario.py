@@ -60,3 +60,22 @@ def test_cli_unknown_tier_is_one_line(capsys):
     assert main(["disagg", str(path), "--tier", "nope"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("Error: ") and "no tier named 'nope'" in err and "\n" not in err
+
+
+def test_the_planner_chooses_the_split_and_writes_it_into_the_plan(tmp_path):
+    import yaml
+
+    from tiersim.cli.plan import format_plan, plan_capacity
+
+    result = plan_capacity(bundled("scenarios", "disagg.yaml"), out_dir=tmp_path, report=False)
+    split = result.disaggregation
+    labels = [row["label"] for row in split["splits"]]
+    replicas = result.plan["replicas"]["bf16"]
+    assert "aggregated" in labels and len(labels) == replicas  # every split + aggregated
+    assert split["chosen"]["label"] == labels[0] and split["chosen"]["score"] < 1.0
+    planned = yaml.safe_load((tmp_path / "scenario.yaml").read_text())["tiers"][0]
+    chosen = split["chosen"]
+    assert (planned["disaggregation"]["prefill_replicas"],
+            planned["disaggregation"]["decode_replicas"]) == (chosen["prefill_replicas"],
+                                                             chosen["decode_replicas"])
+    assert f"bf16 split: {chosen['label']}" in format_plan(result)

@@ -559,6 +559,10 @@ class PlanResult:
     simulations: int = 0
     wall_s: float = 0.0
     evaluated: tuple[dict[str, Any], ...] = ()
+    disaggregation: dict[str, Any] | None = None
+    """For a planned tier with a ``disaggregation`` block: every prefill/decode split of its
+    planned replicas and aggregated serving on the same GPUs (``splits``, best first) and the
+    ``chosen`` one, which the planned scenario uses."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the content of plan.json)."""

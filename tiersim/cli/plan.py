@@ -119,6 +119,11 @@ def format_plan(result: PlanResult) -> str:
     for other in result.uniform:
         lines.append(f"  uniform {other.get('design')}: {other.get('missed') or 'meets all'}"
                      f", cost {_num(other.get('cost_usd'))} USD")
+    split = result.disaggregation
+    if split:
+        table = "; ".join(f"{r['label']} score {r['score']:.2f}" for r in split["splits"])
+        lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
+                     "score = worse of p99 TTFT and TPOT over their SLOs)")
     return "\n".join(lines)
 
 
@@ -142,9 +147,39 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                       gpu_options=gpu_options or GPU_OPTIONS, max_replicas=max_replicas,
                       choose=choose)
     result = planner.plan()
+    result = with_disaggregation(scenario, result, str(scenario_path))
     if out_dir is not None:
         write_plan(Path(out_dir), scenario, result, str(scenario_path), report)
     return result
+
+
+def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult:
+    """For the first planned tier with a ``disaggregation`` block, choose its prefill/decode
+    split: every split of its planned replicas and aggregated serving on the same GPUs are
+    simulated (:func:`tiersim.disagg.compare_splits`); the best by SLO score is kept."""
+    import dataclasses
+
+    from tiersim.disagg import compare_splits
+    from tiersim.scenario import scenario_from_dict
+
+    if result.plan is None:
+        return result
+    doc = planned_scenario(scenario, result.plan, result.constraints.get("accuracy_floor"))
+    split_tiers = [t["name"] for t in doc["tiers"] if t.get("disaggregation")]
+    if not split_tiers or doc["tiers"][[t["name"] for t in doc["tiers"]].index(
+            split_tiers[0])]["replicas"] < 2:
+        return result
+    doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
+                  "tpot_p99_s": result.constraints["tpot_p99_s"]}
+    rows = compare_splits(scenario_from_dict(doc, source), split_tiers[0])
+    best = rows[0]
+    return dataclasses.replace(result, disaggregation={
+        "tier": split_tiers[0],
+        "chosen": {"prefill_replicas": best.prefill, "decode_replicas": best.decode,
+                   "label": best.label, "score": best.score},
+        "splits": [{"label": r.label, "prefill_replicas": r.prefill,
+                    "decode_replicas": r.decode, "ttft_p99_s": r.ttft_p99_s,
+                    "tpot_p99_s": r.tpot_p99_s, "score": r.score} for r in rows]})
 
 
 def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dict[str, Any]:
@@ -170,6 +205,22 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
     return doc
 
 
+def apply_split(doc: dict[str, Any], split: dict[str, Any] | None) -> dict[str, Any]:
+    """The planned scenario with the chosen prefill/decode split (aggregated: no block)."""
+    if not split:
+        return doc
+    for tier in doc["tiers"]:
+        if tier["name"] == split["tier"]:
+            chosen = split["chosen"]
+            if not chosen["prefill_replicas"]:
+                tier.pop("disaggregation", None)
+            else:
+                tier["disaggregation"] = {**tier["disaggregation"],
+                                          "prefill_replicas": chosen["prefill_replicas"],
+                                          "decode_replicas": chosen["decode_replicas"]}
+    return doc
+
+
 def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool) -> None:
     """plan.json, the planned scenario.yaml and its run (with report.html when asked)."""
     import yaml
@@ -180,7 +231,9 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
 
     out.mkdir(parents=True, exist_ok=True)
     if result.plan is not None:
-        doc = planned_scenario(scenario, result.plan, result.constraints.get("accuracy_floor"))
+        doc = apply_split(planned_scenario(scenario, result.plan,
+                                           result.constraints.get("accuracy_floor")),
+                          result.disaggregation)
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_scenario(scenario_from_dict(doc, source), out_dir=out, scenario_path=source,
@@ -193,4 +246,5 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
         write_report(out)
 
 
-__all__ = ["plan", "format_plan", "plan_capacity", "planned_scenario", "write_plan"]
+__all__ = ["apply_split", "plan", "format_plan", "plan_capacity", "planned_scenario",
+           "with_disaggregation", "write_plan"]
