@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -515,3 +516,18 @@ def test_bad_session_column_names_the_trace_file_and_row(tmp_path, capsys, rows,
     line = one_error_line(code, err)
     assert f"Error: {trace}: {where}" in line and words in line, line
     assert "sess.yaml" not in line
+
+
+# ---------------------------------------------------------------------------------------------
+# Output files: the report is an ordinary file like the others (not mkstemp's 0600)
+
+
+def test_report_has_the_mode_of_the_other_outputs(tmp_path, capsys):
+    umask = os.umask(0o022)
+    os.umask(umask)
+    code, err = run_cli(capsys, "run", ROOT / "scenarios" / "tiny.yaml", "--out",
+                        tmp_path / "out", "--report")
+    assert code == 0, err
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "out").iterdir()
+             if p.is_file()}
+    assert modes["report.html"] == 0o666 & ~umask == modes["summary.json"], modes
