@@ -531,3 +531,21 @@ def test_report_has_the_mode_of_the_other_outputs(tmp_path, capsys):
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "out").iterdir()
              if p.is_file()}
     assert modes["report.html"] == 0o666 & ~umask == modes["summary.json"], modes
+
+
+# ---------------------------------------------------------------------------------------------
+# A scenario path from the README, run outside the checkout (as after a wheel install)
+
+
+def test_missing_scenario_path_falls_back_to_the_bundled_one(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(capsys, "run", "scenarios/tiny.yaml", "--no-baselines")
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "using the bundled scenarios/tiny.yaml" in notes[0], err
+
+
+def test_missing_scenario_elsewhere_is_not_replaced(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(capsys, "run", tmp_path / "elsewhere" / "tiny.yaml")
+    assert "file not found" in one_error_line(code, err)

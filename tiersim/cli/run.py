@@ -22,6 +22,21 @@ def default_scenario() -> Path:
     return bundled("scenarios", "default.yaml")
 
 
+def scenario_path(given: Path) -> Path:
+    """``given``, or, when no such file exists and it is a bare name or ``scenarios/NAME`` (as in
+    the README, run outside the checkout), the bundled scenario of that name, said on stderr."""
+    from tiersim.paths import find_bundled
+
+    if given.exists() or given.parent.name not in ("", "scenarios"):
+        return given
+    found = find_bundled("scenarios", given.name)
+    if found is None:
+        return given
+    typer.echo(f"note: {given} is not in this folder; using the bundled scenarios/{found.name} "
+               f"({found})", err=True)
+    return found
+
+
 def run(
     scenario: Annotated[
         Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).")
@@ -41,7 +56,7 @@ def run(
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
 
-    path = scenario if scenario is not None else default_scenario()
+    path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
     if loaded.sweep:
         typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
