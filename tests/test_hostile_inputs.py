@@ -130,6 +130,16 @@ SCENARIO_CASES = {
         tiny_with(("router:", "workload: {difficulty: {class_difficulty: {easy: 2.0}}}\n"
                    "router:")),
         "class_difficulty.easy must be in [0, 1] (got 2)"),
+    "replicas: true": (tiny_with(("replicas: 1", "replicas: true")),
+                       "tiers[0].replicas: a number is expected here, not a YAML boolean"),
+    "cost_per_gpu_hour: true": (
+        tiny_with(("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: true")),
+        "tiers[0].cost_per_gpu_hour: a number is expected here, not a YAML boolean"),
+    "boolean in trace.window": (tiny_with(("window: [240, 360]", "window: [false, 360]")),
+                                "trace.window: a number is expected here"),
+    "boolean in router.fractions": (
+        tiny_with(("fractions: [0.5, 0.5]", "fractions: [true, 0.5]")),
+        "router.fractions: a number is expected here"),
 }
 
 

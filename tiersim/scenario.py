@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from tiersim.errors import ScenarioError, TiersimError
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
@@ -382,6 +389,72 @@ def _count(node: yaml.Node, source: str, memo: dict[int, int], open_ids: set[int
     return total
 
 
+def _wants_number(annotation: Any) -> bool:
+    """Whether a field's type takes numbers (int or float, also inside lists, tuples and dict
+    values) and never a boolean or a nested model (which checks its own fields)."""
+    seen: list[Any] = []
+    stack = [annotation]
+    while stack:
+        kind = stack.pop()
+        if kind is bool or kind is Any or (isinstance(kind, type) and issubclass(kind, BaseModel)):
+            return False
+        if getattr(kind, "__origin__", None) is Literal:
+            if any(isinstance(arg, bool) for arg in kind.__args__):
+                return False
+            continue
+        seen.append(kind)
+        stack.extend(getattr(kind, "__args__", ()))
+    return any(kind in (int, float) for kind in seen)
+
+
+def _has_bool(value: Any) -> bool:
+    """Whether ``value`` is a boolean or holds one in its lists, tuples or mapping values."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_has_bool(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_bool(v) for v in value.values())
+    return False
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic model classes named in a field's type (``X | None``, ``list[X]``)."""
+    found, stack = [], [annotation]
+    while stack:
+        kind = stack.pop()
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            found.append(kind)
+        else:
+            stack.extend(getattr(kind, "__args__", ()))
+    return found
+
+
+def _boolean_number(data: Any, model: type[BaseModel], loc: Loc) -> Loc | None:
+    """Where the raw ``data`` of ``model`` holds a YAML boolean for a number (pydantic would
+    read ``replicas: true`` as 1), or None; walks nested models by their field types."""
+    if not isinstance(data, dict):
+        return None
+    fields = {name: f for name, f in model.model_fields.items()}
+    fields.update({f.alias: f for f in model.model_fields.values() if f.alias})
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            continue
+        if _wants_number(field.annotation) and _has_bool(value):
+            return loc + (key,)
+        models = _models_in(field.annotation)
+        if len(models) != 1:
+            continue
+        items = enumerate(value) if isinstance(value, list) else [(None, value)]
+        for i, item in items:
+            at = loc + (key,) if i is None else loc + (key, i)
+            found = _boolean_number(item, models[0], at)
+            if found is not None:
+                return found
+    return None
+
+
 def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
     """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused."""
     if isinstance(data, float) and not math.isfinite(data):
@@ -475,6 +548,10 @@ def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
     if not isinstance(data, dict):
         got = "an empty file" if data is None else type(data).__name__
         raise ScenarioError(source, "", f"top level must be a mapping of keys (got {got})")
+    where = _boolean_number(data, Scenario, ())
+    if where is not None:
+        raise ScenarioError(source, _where(where, root),
+                            "a number is expected here, not a YAML boolean (true/false)")
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
