@@ -348,11 +348,11 @@ def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` under a unique temporary name, then rename it into place; a
     failure (full or read-only disk) leaves no temporary file and is one TiersimError line.
     The page gets an ordinary file's mode (0666 less the umask), not mkstemp's 0600."""
-    from tiersim.sweep.atomic import FILE_MODE  # the one place the output file mode is worked out
-
+    umask = os.umask(0o022)  # read the umask (as tiersim.sweep.atomic does; no import cycle)
+    os.umask(umask)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=path.parent)
     try:
-        os.fchmod(fd, FILE_MODE)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
