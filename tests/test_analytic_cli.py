@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tiersim.analytic import max_saving
-from tiersim.errors import ScenarioError
 from tiersim.cli.analytic import analytic_app
+from tiersim.errors import ScenarioError
 from tiersim.routing.labels import as_trace, load_mmlu_labels
 
 runner = CliRunner()

@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner
 
-from tiersim.errors import TraceError
 from tiersim.cli.trace import trace_app
+from tiersim.errors import TraceError
 
 runner = CliRunner()
 
