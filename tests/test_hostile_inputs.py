@@ -192,6 +192,12 @@ TRACE_CASES = {
     "gzip file": (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(100), "binary content"),
     "secret text as a header": (f"KEY={SECRET},HOME=/root\n1,2\n",
                                 "not a trace: none of its 2 column name(s) is a trace column"),
+    "secret text in a token cell": (
+        f"arrival_s,input_tokens,output_tokens\n0,5,8\n1,{SECRET},8\n",
+        "column 'input_tokens': token count is not a number (got text of 19 characters)"),
+    "secret text as a timestamp": (
+        f"TIMESTAMP,ContextTokens,GeneratedTokens\n{SECRET},5,8\n",
+        "cannot parse timestamp (text of 19 characters)"),
     "200,000 columns in 1 MB": (",".join(f"c{i}" for i in range(200_000)) + "\n1\n",
                                 "first line is longer than 65,536 bytes"),
     "5,000 short columns": (",".join(f"c{i}" for i in range(5_000)) + "\n",

@@ -100,7 +100,7 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     if i is not None:
         raw = s.iloc[i]
         message = ("missing timestamp; fill it in or remove the row" if pd.isna(raw) else
-                   f"cannot parse timestamp {short(str(raw))}; write it as "
+                   f"cannot parse timestamp ({short(str(raw))}); write it as "
                    "YYYY-MM-DD HH:MM:SS.fffffff")
         raise src.error(message, i, column)
     if getattr(t.dt, "tz", None) is None:
@@ -112,18 +112,26 @@ def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> Non
     """Raise at the first row whose time is earlier than the row before it."""
     i = first_true(np.diff(t) < 0)
     if i is not None:
-        raise src.error(f"timestamp {_raw(raw.iloc[i + 1])} is earlier than the row before "
-                        f"({_raw(raw.iloc[i])}); sort the file by {column}", i + 1, column)
-
-
-def _raw(value) -> str:
-    return short(value) if isinstance(value, str) else _show(float(value))
+        now, before = raw.iloc[i + 1], raw.iloc[i]
+        if isinstance(now, str) or isinstance(before, str):  # text is never echoed
+            message = f"timestamp is earlier than the row before's; sort the file by {column}"
+        else:
+            message = (f"timestamp {_show(float(now))} is earlier than the row before "
+                       f"({_show(float(before))}); sort the file by {column}")
+        raise src.error(message, i + 1, column)
 
 
 def short(value, limit: int = 40) -> str:
-    """A cell quoted for a message, cut to ``limit`` characters (a cell, never a whole line)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    """A cell described for a message without its content (error messages never echo a file's
+    text): a number as written, anything else by its kind and size."""
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit - 3] + "..."
+    if isinstance(value, str):
+        return f"text of {len(value):,} character{'s' if len(value) != 1 else ''}"
+    if isinstance(value, list | tuple | np.ndarray):
+        return f"a list of {len(value):,} item{'s' if len(value) != 1 else ''}"
+    return f"a {type(value).__name__} value"
 
 
 def unique_ints(src: Source, values: np.ndarray, column: str) -> None:
