@@ -147,3 +147,14 @@ class PrefixCache:
             if level == 0:  # out of GPU memory: the GPU's copy; lower moves are the host's
                 self.transfer_s += self.write_s[1]
             self._put(level + 1, victim)
+
+
+def replica_cache(limits, num_blocks: int, hash_block_tokens: int) -> PrefixCache | None:
+    """A replica's prefix cache when its limits turn caching on: ``prefix_cache_fraction`` of
+    its KV capacity, counted in hash blocks, with the limits' offload levels beneath; else
+    None. Both schedulers (plain and speculative) build theirs here."""
+    if not limits.enable_prefix_caching:
+        return None
+    tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
+    return PrefixCache(tokens // hash_block_tokens, hash_block_tokens, limits.kv_levels,
+                       limits.kv_bytes_per_token)

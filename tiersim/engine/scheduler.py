@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
 
-from tiersim.engine.prefix_cache import PrefixCache
+from tiersim.engine.prefix_cache import PrefixCache, replica_cache
 from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
 from tiersim.perf.base import StepShape
 
@@ -103,11 +103,7 @@ class ReplicaScheduler:
         self.peak_blocks = 0
         self._heap: list[tuple[int, int, Req]] = []
         self._seq = 0
-        self.cache: PrefixCache | None = None
-        if limits.enable_prefix_caching:
-            tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
-            self.cache = PrefixCache(tokens // hash_block_tokens, hash_block_tokens,
-                                     limits.kv_levels, limits.kv_bytes_per_token)
+        self.cache: PrefixCache | None = replica_cache(limits, num_blocks, hash_block_tokens)
 
     # ---- queries -------------------------------------------------------------------------
     def idle(self) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tiersim.engine.prefix_cache import PrefixCache
+from tiersim.engine.prefix_cache import PrefixCache, replica_cache
 from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
 from tiersim.engine.scheduler import StepPlan
 from tiersim.perf.base import StepShape
@@ -163,11 +163,7 @@ class SpecScheduler:
         self._rng: dict[int, random.Random] = {}
         self._decoders: list[Req] = []  # the planned step's decoders
         self._preempted = False  # the step being planned preempted a request
-        self.cache: PrefixCache | None = None
-        if limits.enable_prefix_caching:
-            tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
-            self.cache = PrefixCache(tokens // hash_block_tokens, hash_block_tokens,
-                                     limits.kv_levels, limits.kv_bytes_per_token)
+        self.cache: PrefixCache | None = replica_cache(limits, num_blocks, hash_block_tokens)
 
     # ---- queries -------------------------------------------------------------------------
     def idle(self) -> bool:
