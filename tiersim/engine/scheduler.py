@@ -76,8 +76,9 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-class ReplicaScheduler:
-    """Waiting queue, running set and paged KV blocks of one replica.
+class ReplicaQueues:
+    """What every replica scheduler holds: its limits, the waiting queue, the running set (in
+    admission order; the newest is last), the paged KV blocks and the prefix cache.
 
     ``hash_block_tokens`` is the prompt tokens per prefix hash (used with prefix caching; the
     cache holds ``prefix_cache_fraction`` of the KV capacity, in hash blocks).
@@ -92,20 +93,12 @@ class ReplicaScheduler:
         self.free = num_blocks
         self.watermark_blocks = int(limits.watermark * num_blocks)
         self.waiting: deque[Req] = deque()
-        self.running: dict[Req, None] = {}  # admission order; the newest is last
-        self.partial: Req | None = None  # the request mid-prefill, always the newest running
+        self.running: dict[Req, None] = {}
         self.it = 0  # index of the next iteration
-        self.n_dec = 0
-        self.dec_ctx = 0  # sum over decoders of their context at the next iteration
-        self.phase_count = [0] * self.bs
-        self.decode_acc = 0.0  # GPU-seconds per decode token, accumulated (cost attribution)
         self.outstanding = 0  # token computations still to do (balancer signal)
         self.peak_blocks = 0
-        self._heap: list[tuple[int, int, Req]] = []
-        self._seq = 0
         self.cache: PrefixCache | None = replica_cache(limits, num_blocks, hash_block_tokens)
 
-    # ---- queries -------------------------------------------------------------------------
     def idle(self) -> bool:
         """No request waiting or running."""
         return not self.running and not self.waiting
@@ -114,6 +107,22 @@ class ReplicaScheduler:
         """KV blocks in use now."""
         return self.num_blocks - self.free
 
+
+class ReplicaScheduler(ReplicaQueues):
+    """Waiting queue, running set and paged KV blocks of one replica (:class:`ReplicaQueues`),
+    with decoders kept as an aggregate (see the module docstring)."""
+
+    def __init__(self, limits: SchedulerLimits, num_blocks: int, hash_block_tokens: int = 512):
+        super().__init__(limits, num_blocks, hash_block_tokens)
+        self.partial: Req | None = None  # the request mid-prefill, always the newest running
+        self.n_dec = 0
+        self.dec_ctx = 0  # sum over decoders of their context at the next iteration
+        self.phase_count = [0] * self.bs
+        self.decode_acc = 0.0  # GPU-seconds per decode token, accumulated (cost attribution)
+        self._heap: list[tuple[int, int, Req]] = []
+        self._seq = 0
+
+    # ---- queries -------------------------------------------------------------------------
     def fits(self, prompt: int, output: int) -> bool:
         """Whether a request of this size can ever run here (alone, above the watermark)."""
         return _ceil_div(prompt + output, self.bs) <= self.num_blocks - self.watermark_blocks

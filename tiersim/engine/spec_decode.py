@@ -24,14 +24,12 @@ Model:
 from __future__ import annotations
 
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tiersim.engine.prefix_cache import PrefixCache, replica_cache
 from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
-from tiersim.engine.scheduler import StepPlan
+from tiersim.engine.scheduler import ReplicaQueues, StepPlan
 from tiersim.perf.base import StepShape
 
 
@@ -135,45 +133,27 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-class SpecScheduler:
+class SpecScheduler(ReplicaQueues):
     """vLLM v1's scheduling loop with speculative decoders, one request at a time (the same
     contract as :class:`tiersim.engine.scheduler.ReplicaScheduler`: ``schedule`` then
     ``complete``)."""
 
     def __init__(self, limits: SchedulerLimits, num_blocks: int, spec: SpecDecoding,
                  hash_block_tokens: int = 512, tier: int = 0, accept: np.ndarray | None = None):
-        if num_blocks < 1:
-            raise ValueError(f"num_blocks must be >= 1 (got {num_blocks})")
         if limits.max_num_batched_tokens < limits.max_num_seqs * (spec.k + 1):
             raise ValueError(
                 f"speculative k={spec.k}: max_num_batched_tokens "
                 f"({limits.max_num_batched_tokens}) must be >= max_num_seqs x (k + 1) "
                 f"({limits.max_num_seqs * (spec.k + 1)}) so every decoder verifies each step")
-        self.limits, self.spec, self.tier, self.accept = limits, spec, tier, accept
-        self.bs = limits.block_size
-        self.num_blocks = self.free = num_blocks
-        self.watermark_blocks = int(limits.watermark * num_blocks)
-        self.waiting: deque[Req] = deque()
-        self.running: dict[Req, None] = {}
-        self.it = 0
-        self.outstanding = 0
-        self.peak_blocks = 0
+        super().__init__(limits, num_blocks, hash_block_tokens)
+        self.spec, self.tier, self.accept = spec, tier, accept
         self.verify_steps = 0  # decoder-steps verified (tokens per step = spec_tokens / this)
         self.spec_tokens = 0  # tokens those steps emitted
         self._rng: dict[int, random.Random] = {}
         self._decoders: list[Req] = []  # the planned step's decoders
         self._preempted = False  # the step being planned preempted a request
-        self.cache: PrefixCache | None = replica_cache(limits, num_blocks, hash_block_tokens)
 
     # ---- queries -------------------------------------------------------------------------
-    def idle(self) -> bool:
-        """No request waiting or running."""
-        return not self.running and not self.waiting
-
-    def used_blocks(self) -> int:
-        """KV blocks in use now."""
-        return self.num_blocks - self.free
-
     def fits(self, prompt: int, output: int) -> bool:
         """Whether a request (with its draft slots) can ever run here alone."""
         need = _ceil_div(prompt + output + self.spec.k, self.bs)
