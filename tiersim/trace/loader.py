@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import TraceError
-from tiersim.trace import checks
+from tiersim.trace import checks, chunked
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
@@ -25,7 +25,13 @@ from tiersim.trace.formats import (
     expected_columns,
     is_length_only,
 )
-from tiersim.trace.source import Source, read_raw
+from tiersim.trace.source import (
+    Source,
+    open_checked,
+    parquet_columns,
+    parquet_rows,
+    read_raw,
+)
 
 FORMAT_NAMES = ("auto", *FORMATS)
 TIME_SCALE_RANGE = (1e-3, 1e3)
@@ -53,9 +59,7 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     ``arrival_s`` (which must be >= 0 and sorted). Bad input raises
     :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column.
     """
-    raw, src = read_raw(path)
-    name = _choose_format(raw, src, format)
-    table, notes = FORMATS[name].convert(raw, src)
+    table, src, name, notes = _read_converted(path, format)
     _check_span(table, src, name)
     if window is not None:
         table = apply_window(table, window, src)
@@ -65,6 +69,25 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     table.attrs.update(format=name, notes=notes, path=src.path, header_lines=src.header_lines,
                        first_row=table.attrs.get("first_row", 0))
     return table
+
+
+def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source, str, list]:
+    """The file's canonical table, its source, format name and notes.
+
+    A canonical Parquet file is read a row group at a time (:mod:`tiersim.trace.chunked`:
+    bounded memory for traces of millions of rows); any other file is read whole first.
+    """
+    if open_checked(path) == "parquet":
+        columns, rows = parquet_columns(Path(path)), parquet_rows(Path(path))
+        src = Source(str(path), None)
+        name = _choose_format(columns, rows, src, format)
+        if name == "canonical":
+            convert = FORMATS[name].convert
+            return chunked.read_canonical(Path(path), src, convert, rows), src, name, []
+    raw, src = read_raw(path)
+    name = _choose_format(list(raw.columns), len(raw), src, format)
+    table, notes = FORMATS[name].convert(raw, src)
+    return table, src, name, notes
 
 
 def _check_span(table: pd.DataFrame, src: Source, name: str) -> None:
@@ -79,11 +102,11 @@ def _check_span(table: pd.DataFrame, src: Source, name: str) -> None:
                         if name == "canonical" else FORMATS[name].required[0])
 
 
-def _choose_format(raw: pd.DataFrame, src: Source, format: str) -> str:
+def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> str:
+    """The format of a table with ``columns`` and ``rows`` data rows, checked."""
     if format not in FORMAT_NAMES:
         raise TraceError(src.path, f"unknown format {format!r}; use one of "
                          f"{', '.join(FORMAT_NAMES)}")
-    columns = list(raw.columns)
     name = detect(columns) if format == "auto" else format
     if is_length_only(columns) and (name is None or name == "canonical"):
         raise TraceError(src.path, "has token lengths but no arrival times; " + LENGTHS_FIX)
@@ -93,7 +116,7 @@ def _choose_format(raw: pd.DataFrame, src: Source, format: str) -> str:
         raise TraceError(src.path, f"not a trace: none of its {len(columns)} column name(s) "
                          f"is a trace column; expected {expected_columns()}")
     _require(src, columns, FORMATS[name].required, name)
-    if len(raw) == 0:
+    if rows == 0:
         raise TraceError(src.path, "has no requests (only a header); add rows")
     return name
 

@@ -43,15 +43,18 @@ _STEP[[ord("["), ord("{")]], _STEP[[ord("]"), ord("}")]] = 1, -1
 
 @dataclass(frozen=True)
 class Source:
-    """Where a raw table came from: the path and how many lines precede its first data row."""
+    """Where a raw table came from: the path, how many lines precede its first data row, and
+    (for a table read in chunks) the file's data row of the table's first row, 0-based."""
 
     path: str
     header_lines: int | None  # None for binary files (Parquet), which have no lines
+    first_row: int = 0
 
     def error(self, message: str, index: int | None = None,
               column: str | None = None) -> TraceError:
-        """A TraceError at 0-based data row ``index`` (reported 1-based) and ``column``."""
-        row = None if index is None else int(index) + 1
+        """A TraceError at 0-based data row ``index`` of the table (reported as the file's
+        1-based data row) and ``column``."""
+        row = None if index is None else self.first_row + int(index) + 1
         if row is not None and self.header_lines is not None:
             message += f" (file line {row + self.header_lines})"
         return TraceError(self.path, message, row=row, column=column)
@@ -133,13 +136,21 @@ def check_shape(path: Path, kind: str) -> None:
         _check_columns(path, _first_line(path, MAX_HEADER_BYTES).count(b",") + 1)
 
 
-def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
-    """Read a CSV, JSONL or Parquet trace as it is, with column names stripped of spaces."""
+def open_checked(path: str | Path) -> str:
+    """The container of an existing trace file ("parquet", "jsonl" or "csv"), after the checks
+    made before any parser sees it (:func:`sniff`, :func:`check_shape`)."""
     p = Path(path)
     if not p.is_file():
         raise TraceError(str(path), "file not found; check the path")
     kind = sniff(p)
     check_shape(p, kind)
+    return kind
+
+
+def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
+    """Read a CSV, JSONL or Parquet trace as it is, with column names stripped of spaces."""
+    p = Path(path)
+    kind = open_checked(p)
     if kind == "parquet":
         df, src = _read_parquet(p), Source(str(path), None)
     elif kind == "jsonl":
@@ -199,6 +210,52 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
                                   "each line must be one JSON object", row=line_no)
     return TraceError(str(p), f"cannot read the JSON lines ({_error_line(e)})")
+
+
+def parquet_columns(p: Path) -> list[str]:
+    """The column names of a Parquet file as :func:`read_raw` gives them (stripped), without
+    reading its rows."""
+    schema = pq.read_schema(p)
+    index = _pandas_index_columns(schema)
+    return [str(c).strip() for c in schema.names if c not in index]
+
+
+def parquet_rows(p: Path) -> int:
+    """The number of data rows of a Parquet file, from its footer."""
+    try:
+        return pq.ParquetFile(p).metadata.num_rows
+    except Exception as e:  # noqa: BLE001 - whatever a corrupt footer raises
+        raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
+
+
+def _pandas_index_columns(schema: pa.Schema) -> set[str]:
+    """Columns that pandas stored as the frame's index (they become no column when read)."""
+    meta = (schema.metadata or {}).get(b"pandas")
+    if not meta:
+        return set()
+    try:
+        names = json.loads(meta).get("index_columns", [])
+    except (ValueError, AttributeError):
+        return set()
+    return {n for n in names if isinstance(n, str)}
+
+
+def parquet_chunks(p: Path, rows: int):
+    """A Parquet file as ``(first_row, raw table)`` pairs of at most ``rows`` rows each, in
+    file order, converted as :func:`read_raw` converts the whole file; a decoding failure is
+    the file's, one line."""
+    try:
+        f = pq.ParquetFile(p)
+        start = 0
+        for batch in f.iter_batches(batch_size=rows):
+            df = pa.Table.from_batches([batch]).to_pandas()
+            df.columns = [str(c).strip() for c in df.columns]
+            yield start, df
+            start += len(df)
+    except TraceError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
+        raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
 
 
 def _error_line(e: Exception) -> str:

@@ -1,0 +1,121 @@
+"""A canonical Parquet trace read a row group at a time, for traces of millions of rows.
+
+The whole-file path (:func:`tiersim.trace.source.read_raw`) holds the raw pandas frame, its
+float64 check copies and the canonical table at once: about 120 bytes a row at its peak. Here
+each chunk of at most :data:`CHUNK_ROWS` rows is read with pyarrow, converted and checked by the
+same converter as the whole file (so every message is the same; the chunk's
+:class:`~tiersim.trace.source.Source` carries its first row, so errors name the file's row), and
+its columns are copied into arrays of their final dtypes (int64 ids, float64 arrivals, int32
+token counts: 24 bytes a row for the core columns). What spans chunks is checked at their
+seams: arrivals sorted, request ids unique.
+
+With several bad rows in one file the first bad chunk's first error is reported (the whole-file
+path reports the first bad column's first error); a file of one chunk gives the same error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import union_categoricals
+
+from tiersim.trace import checks
+from tiersim.trace.source import Source, parquet_chunks
+
+CHUNK_ROWS = 1 << 18
+"""Rows converted at a time (262,144: a chunk's temporaries stay near 30 MB)."""
+
+
+def read_canonical(path: Path, src: Source, convert, rows: int,
+                   chunk_rows: int = CHUNK_ROWS) -> pd.DataFrame:
+    """The canonical table of the canonical Parquet trace ``path`` (``rows`` data rows), each
+    chunk converted by ``convert(raw, src) -> (table, notes)``."""
+    columns = _Columns(rows)
+    previous = None  # (last arrival, its raw value) of the chunk before
+    has_ids = True
+    for start, raw in parquet_chunks(path, chunk_rows):
+        part_src = replace(src, first_row=start)
+        table, _ = convert(raw, part_src)
+        has_ids = "request_id" in raw.columns
+        if previous is not None:
+            _check_seam(part_src, previous, table, raw)
+        if len(table):
+            previous = (table["arrival_s"].iat[-1], raw["arrival_s"].iloc[-1])
+        columns.add(start, table)
+    table = columns.table()
+    if has_ids:
+        _check_unique_ids(src, table["request_id"].to_numpy())
+    else:
+        table["request_id"] = np.arange(len(table), dtype=np.int64)
+    return table
+
+
+def _check_seam(src: Source, previous: tuple, table: pd.DataFrame, raw: pd.DataFrame) -> None:
+    """The chunk's first arrival must not be earlier than the chunk before's last."""
+    last_t, last_raw = previous
+    if len(table) and table["arrival_s"].iat[0] < last_t:
+        pair = np.array([last_t, table["arrival_s"].iat[0]])
+        raw_pair = pd.Series([last_raw, raw["arrival_s"].iloc[0]], dtype=object)
+        checks.sorted_times(replace(src, first_row=src.first_row - 1), pair, raw_pair,
+                            "arrival_s")
+
+
+def _check_unique_ids(src: Source, ids: np.ndarray) -> None:
+    """Request ids must be unique over the whole file (increasing ids are, without a hash
+    table; otherwise the whole-file check runs)."""
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return
+    checks.unique_ints(src, ids, "request_id")
+
+
+class _Columns:
+    """The canonical table's columns, filled chunk by chunk: numeric columns into arrays
+    allocated once at full length, others (categories, lists, text) joined at the end."""
+
+    def __init__(self, rows: int):
+        self.rows = rows
+        self.arrays: dict[str, np.ndarray] = {}
+        self.pieces: dict[str, list] = {}
+        self.order: list[str] = []
+
+    def add(self, start: int, table: pd.DataFrame) -> None:
+        """Copy a converted chunk's columns into place (rows ``start`` onwards)."""
+        if not self.order:
+            self.order = list(table.columns)
+        for name in self.order:
+            s = table[name]
+            array = self.arrays.get(name)
+            if array is not None and s.dtype != array.dtype:  # e.g. ints, then ints with gaps
+                self.pieces[name] = [pd.Series(array[:start]).array]
+                del self.arrays[name]
+            if name in self.arrays or (name not in self.pieces and _fixed(s)):
+                if name not in self.arrays:
+                    self.arrays[name] = np.empty(self.rows, dtype=s.dtype)
+                self.arrays[name][start:start + len(s)] = s.to_numpy()
+            else:
+                self.pieces.setdefault(name, []).append(s.array)
+
+    def table(self) -> pd.DataFrame:
+        """The joined table, in the converter's column order (no copy of the arrays)."""
+        out = {}
+        for name in self.order:
+            out[name] = self.arrays[name] if name in self.arrays else _join(self.pieces[name])
+        return pd.DataFrame(out, copy=False)
+
+
+def _fixed(s: pd.Series) -> bool:
+    """A plain numpy numeric or bool column (filled in place; its dtype is the file's, the
+    same in every chunk)."""
+    return isinstance(s.dtype, np.dtype) and s.dtype.kind in "biuf"
+
+
+def _join(pieces: list):
+    """The chunks' values of one column, joined as one column of the same kind."""
+    if len(pieces) == 1:
+        return pieces[0]
+    if all(isinstance(p, pd.Categorical) for p in pieces):
+        return union_categoricals(pieces, sort_categories=True)
+    return pd.concat([pd.Series(p) for p in pieces], ignore_index=True).array
