@@ -107,17 +107,18 @@ def request_stats(requests: pd.DataFrame, slo: Slo) -> RequestStats:
     """Counts, tokens, accuracy, percentiles, throughput and SLO attainment of a run.
 
     ``requests`` needs: arrival_s, first_token_s, finish_s, ttft_s, tpot_s, e2e_s, queue_s,
-    input_tokens, output_tokens, expected_accuracy (0 for a dropped request).
+    input_tokens, output_tokens, expected_accuracy (0 for a dropped request). Only its columns
+    are read (``requests[name]``), so a :class:`tiersim.summary.RequestTable` works too.
     """
     n = len(requests)
     done = requests["finish_s"].notna()
     duration = duration_s(requests)
-    out_tokens = int(requests.loc[done, "output_tokens"].sum())
+    out_tokens = int(requests["output_tokens"][done].sum())
     return RequestStats(
         requests=n, completed=int(done.sum()), dropped=int(n - done.sum()),
-        duration_s=duration, input_tokens=int(requests.loc[done, "input_tokens"].sum()),
+        duration_s=duration, input_tokens=int(requests["input_tokens"][done].sum()),
         output_tokens=out_tokens,
-        accuracy=float(requests.loc[done, "expected_accuracy"].sum() / n) if n else None,
+        accuracy=float(requests["expected_accuracy"][done].sum() / n) if n else None,
         **latency_percentiles(requests),
         throughput_tok_s=out_tokens / duration if duration > 0 else None,
         throughput_req_s=float(done.sum()) / duration if duration > 0 else None,

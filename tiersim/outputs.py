@@ -60,24 +60,39 @@ def make_out_dir(out: Path) -> None:
                            "--out folder") from None
 
 
-def write_parquet(path: Path, table: pd.DataFrame, rows: int = ROW_GROUP_ROWS) -> None:
+def write_parquet(path: Path, table, rows: int = ROW_GROUP_ROWS) -> None:
     """Write ``table`` to ``path`` as Parquet, ``rows`` rows per row group, streamed: one
-    group's Arrow copy in memory at a time (``DataFrame.to_parquet`` itself when it fits in
-    one group, so small tables get its exact bytes)."""
+    group's rows in memory at a time (``DataFrame.to_parquet`` itself when it fits in one
+    group, so small tables get its exact bytes).
+
+    ``table``: a DataFrame, or a table built on demand (:class:`tiersim.summary.RequestTable`:
+    ``len(table)`` rows, ``table.rows(lo, hi)`` a DataFrame of some), never built whole.
+    """
     if len(table) <= rows:
-        table.to_parquet(path, index=False)
+        _rows(table, 0, len(table)).to_parquet(path, index=False)
         return
-    first = pa.Table.from_pandas(table.iloc[:rows], preserve_index=False)
-    if table.attrs:  # as pandas stores them
+    first_rows = _rows(table, 0, rows)
+    first = pa.Table.from_pandas(first_rows, preserve_index=False)
+    attrs = getattr(table, "attrs", None)
+    if attrs:  # as pandas stores them
         meta = dict(first.schema.metadata or {})
-        meta[b"PANDAS_ATTRS"] = json.dumps(table.attrs).encode()
+        meta[b"PANDAS_ATTRS"] = json.dumps(attrs).encode()
         first = first.replace_schema_metadata(meta)
+    del first_rows
     with pq.ParquetWriter(path, first.schema, compression="snappy") as writer:
         writer.write_table(first, row_group_size=rows)
+        del first
         for start in range(rows, len(table), rows):
-            chunk = pa.Table.from_pandas(table.iloc[start:start + rows], schema=first.schema,
+            chunk = pa.Table.from_pandas(_rows(table, start, start + rows), schema=writer.schema,
                                          preserve_index=False)
             writer.write_table(chunk, row_group_size=rows)
+
+
+def _rows(table, lo: int, hi: int) -> pd.DataFrame:
+    """Rows ``lo`` to ``hi`` of a DataFrame or of a table built on demand."""
+    if isinstance(table, pd.DataFrame):
+        return table if (lo, hi) == (0, len(table)) else table.iloc[lo:hi]
+    return table.rows(lo, hi)
 
 
 def file_sha256(path: Path) -> str:
@@ -97,7 +112,7 @@ def manifest_of(folder: Path, names: tuple[str, ...] = MANIFEST_FILES) -> dict:
     return {"run_id": run_id, "files": digests}
 
 
-def write_data_files(folder: Path, run: RunResult, requests: pd.DataFrame,
+def write_data_files(folder: Path, run: RunResult, requests,
                      timeseries: pd.DataFrame, scenario_text: str) -> None:
     """The data files (:data:`DATA_FILES`) written into ``folder``."""
     write_parquet(folder / "requests.parquet", requests)
@@ -112,7 +127,7 @@ def remove_stale_temps(out: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def write_run(out: Path, run: RunResult, requests: pd.DataFrame, timeseries: pd.DataFrame,
+def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
               scenario_text: str, report: bool = False) -> dict:
     """Write a run's files into ``out`` atomically (see the module docstring); return the
     manifest."""

@@ -22,7 +22,8 @@ def _pct(values: np.ndarray, q: float) -> float | None:
 
 def session_result(df: pd.DataFrame, requests: pd.DataFrame) -> SessionResult | None:
     """Per-task figures of a run whose table has sessions (None otherwise); ``requests`` is the
-    request table, row for row with ``df``."""
+    request table (a DataFrame or a :class:`tiersim.summary.RequestTable`), row for row with
+    ``df``."""
     if "session_id" not in df.columns or "follows_id" not in df.columns:
         return None
     t = pd.DataFrame({
@@ -63,10 +64,10 @@ def step_type_results(df: pd.DataFrame, requests: pd.DataFrame) -> tuple[StepTyp
     out = []
     for kind in sorted(set(kinds.tolist())):
         rows = kinds == kind
-        tiers = requests.loc[rows, "final_tier"].value_counts(normalize=True)
+        tiers = requests["final_tier"][rows].value_counts(normalize=True)
         out.append(StepTypeResult(
             step_type=kind, requests=int(rows.sum()),
-            accuracy=float(requests.loc[rows, "expected_accuracy"].mean()),
+            accuracy=float(requests["expected_accuracy"][rows].mean()),
             final_tier_shares={str(k): float(v) for k, v in sorted(tiers.items())},
         ))
     return tuple(out)

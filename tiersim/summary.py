@@ -24,7 +24,7 @@ from tiersim.results import (
     TierResult,
 )
 from tiersim.routing import TierInfo, score
-from tiersim.routing.accuracy import expected_matrix, realised_matrix
+from tiersim.routing.accuracy import expected_columns, expected_matrix, realised_matrix
 from tiersim.scenario import Scenario
 
 REQUEST_COLUMNS = [
@@ -43,49 +43,114 @@ TIMESERIES_COLUMNS = ["tier", "replica", "time_s", "running", "waiting", "kv_blo
 
 
 def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
-                  infos: list[TierInfo], basis: str = "expected") -> pd.DataFrame:
+                  infos: list[TierInfo], basis: str = "expected") -> RequestTable:
     """One row per request: the columns of DESIGN.md §6 plus tokens, tier names and status.
 
     ``output_tokens`` are those emitted on the final tier (its length multiplier applied);
     ``expected_accuracy`` is the final tier's correctness on ``basis``, 0 for a dropped request;
-    ``cost_usd`` is the request's cost under the scenario's cost model.
+    ``cost_usd`` is the request's cost under the scenario's cost model. The table is a
+    :class:`RequestTable`: its columns are computed from the run's arrays when read.
     """
-    names = np.array([t.name for t in scenario.tiers], dtype=object)
-    first = np.asarray(result.first_tier, dtype=np.int64)
-    final = np.asarray(result.final_tier, dtype=np.int64)
-    done = ~np.asarray(result.dropped, dtype=bool)
-    expected = expected_matrix(df, infos, basis)[np.arange(len(df)), final]
-    arrival = np.asarray(result.arrival_s, dtype=np.float64)  # steps: set by the run
-    first_token = np.asarray(result.first_token_s, dtype=np.float64)
-    finish = np.asarray(result.finish_s, dtype=np.float64)
-    output_tokens = np.asarray(result.output_tokens, dtype=np.int64)
-    columns = {
-        "request_id": df["request_id"].to_numpy(np.int64),
-        "tier": names[first],
-        "final_tier": names[final],
-        "replica": np.asarray(result.replica, dtype=np.int64),
-        "arrival_s": arrival,
-        "first_token_s": first_token,
-        "finish_s": finish,
-        **metrics.latency_columns(arrival, first_token, finish, output_tokens),
-        "queue_s": np.where(done, np.asarray(result.queue_s, dtype=np.float64), np.nan),
-        "preemptions": np.asarray(result.preemptions, dtype=np.int64),
-        "escalated": np.asarray(result.escalated, dtype=bool),
-        "prefix_hit_tokens": np.asarray(result.cache_hit_tokens, dtype=np.int64),
-        "expected_accuracy": np.where(done, expected, 0.0),
-        "input_tokens": df["input_tokens"].to_numpy(np.int64),
-        "output_tokens": output_tokens,
-        "completed": done,
-    }
-    columns["cost_usd"] = costs.request_costs(scenario.cost_model, fleet, result,
-                                              metrics.span_s(arrival, finish))
-    order = list(REQUEST_COLUMNS)
-    for name in SESSION_COLUMNS:  # agentic traffic: which task and step each request is
-        if name in df.columns:
-            columns[name] = df[name].to_numpy()
-            order.append(name)
-    # one table in its final column order (one copy, not one per added column)
-    return pd.DataFrame({name: columns[name] for name in order})
+    return RequestTable(df, result, scenario, fleet, infos, basis)
+
+
+class RequestTable:
+    """The rows of ``requests.parquet`` (:data:`REQUEST_COLUMNS`), computed from the trace and
+    the engine's arrays when read, never held whole (issue 13: bounded memory).
+
+    ``table[name]`` is one whole column (a Series, computed on each read); :meth:`rows` is a
+    slice of rows with every column, as a DataFrame (what ``requests.parquet`` is written from,
+    one row group at a time); :meth:`frame` is the whole table (for small runs and tests). Only
+    ``cost_usd`` is kept once computed (the cost model prices every request at once).
+    """
+
+    def __init__(self, df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
+                 infos: list[TierInfo], basis: str = "expected"):
+        self.df, self.result, self.scenario, self.fleet = df, result, scenario, fleet
+        self.names = np.array([t.name for t in scenario.tiers], dtype=object)
+        self.expected_sources = expected_columns(df, infos, basis)
+        self.columns = list(REQUEST_COLUMNS) + [c for c in SESSION_COLUMNS if c in df.columns]
+        self._cost: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.result.finish_s)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.columns
+
+    def __getitem__(self, name: str) -> pd.Series:
+        if name not in self.columns:
+            raise KeyError(name)
+        return pd.Series(self._column(name, 0, len(self)), name=name, copy=False)
+
+    def rows(self, lo: int, hi: int) -> pd.DataFrame:
+        """Rows ``lo`` to ``hi`` (exclusive) with every column, in the file's column order."""
+        return pd.DataFrame({name: self._column(name, lo, hi) for name in self.columns})
+
+    def frame(self) -> pd.DataFrame:
+        """The whole table as one DataFrame."""
+        return self.rows(0, len(self))
+
+    def _column(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Column ``name`` for rows ``lo`` to ``hi``."""
+        r, part = self.result, slice(lo, hi)
+        if name in _RESULT_COLUMNS:
+            return np.asarray(getattr(r, _RESULT_COLUMNS[name])[part],
+                              dtype=_DTYPES.get(name, np.float64))
+        if name in ("tier", "final_tier"):
+            tiers = r.first_tier if name == "tier" else r.final_tier
+            return self.names[np.asarray(tiers[part], dtype=np.int64)]
+        if name in ("ttft_s", "tpot_s", "e2e_s"):
+            return metrics.latency_columns(*self._times(part))[name]
+        done = ~np.asarray(r.dropped[part], dtype=bool)
+        if name == "completed":
+            return done
+        if name == "queue_s":
+            return np.where(done, np.asarray(r.queue_s[part], dtype=np.float64), np.nan)
+        if name == "expected_accuracy":
+            return np.where(done, self._expected(part), 0.0)
+        if name == "cost_usd":
+            return self._costs()[part]
+        if name in ("request_id", "input_tokens"):
+            return self.df[name].to_numpy(np.int64)[part]
+        return self.df[name].to_numpy()[part]  # session columns
+
+    def _times(self, part: slice) -> tuple[np.ndarray, ...]:
+        """Arrival, first-token and finish times and output tokens of rows ``part``."""
+        r = self.result
+        return (np.asarray(r.arrival_s[part], dtype=np.float64),
+                np.asarray(r.first_token_s[part], dtype=np.float64),
+                np.asarray(r.finish_s[part], dtype=np.float64),
+                np.asarray(r.output_tokens[part], dtype=np.int64))
+
+    def _expected(self, part: slice) -> np.ndarray:
+        """The final tier's correctness on the accuracy basis, per row of ``part``."""
+        final = np.asarray(self.result.final_tier[part], dtype=np.int64)
+        out = np.zeros(len(final))
+        for k, column in enumerate(self.expected_sources):
+            mine = final == k
+            if mine.any():
+                out[mine] = self.df[column].to_numpy()[part][mine].astype(np.float64)
+        return out
+
+    def _costs(self) -> np.ndarray:
+        """Every request's cost under the scenario's cost model (computed once)."""
+        if self._cost is None:
+            r = self.result
+            self._cost = costs.request_costs(self.scenario.cost_model, self.fleet, r,
+                                             metrics.span_s(r.arrival_s, r.finish_s))
+        return self._cost
+
+
+_RESULT_COLUMNS = {
+    "replica": "replica", "arrival_s": "arrival_s", "first_token_s": "first_token_s",
+    "finish_s": "finish_s", "preemptions": "preemptions", "escalated": "escalated",
+    "prefix_hit_tokens": "cache_hit_tokens", "output_tokens": "output_tokens",
+}
+"""Request-table columns copied from the engine's :class:`SimResult` fields."""
+_DTYPES = {"replica": np.int64, "preemptions": np.int64, "escalated": bool,
+           "prefix_hit_tokens": np.int64, "output_tokens": np.int64}
+"""Their dtypes in requests.parquet (the others are float64)."""
 
 
 def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
@@ -104,11 +169,11 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
                  ledger: costs.Ledger, duration: float,
                  accuracy_source: dict[str, str]) -> tuple[TierResult, ...]:
     """Per tier: size, traffic, p99 latencies, utilisation, KV peak, cost in the ledger."""
-    index = {t.name: i for i, t in enumerate(scenario.tiers)}
-    numeric = requests.assign(final_tier=requests["final_tier"].map(index))
+    final = np.asarray(result.final_tier)
+    ttft, tpot = requests["ttft_s"].to_numpy(), requests["tpot_s"].to_numpy()
     out = []
     for i, tier in enumerate(fleet.tiers):
-        stats = metrics.tier_stats(numeric, i)
+        stats = _tier_stats(final == i, ttft, tpot)
         cost = ledger.tiers[tier.name]
         blocks = int(result.num_blocks[tier.name])
         out.append(TierResult(
@@ -127,6 +192,15 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             **prefix_fields(result, tier.name),
         ))
     return tuple(out)
+
+
+def _tier_stats(mine: np.ndarray, ttft: np.ndarray, tpot: np.ndarray) -> metrics.TierStats:
+    """:func:`tiersim.metrics.tier_stats` of the rows ``mine`` (the tier's requests), from the
+    latency arrays (no copy of the request table)."""
+    n, count = len(mine), int(mine.sum())
+    return metrics.TierStats(requests=count, share=count / n if n else None,
+                             ttft_p99_s=metrics.percentile(ttft[mine], 99),
+                             tpot_p99_s=metrics.percentile(tpot[mine], 99))
 
 
 def prefix_fields(result, tier: str) -> dict[str, Any]:

@@ -59,8 +59,16 @@ def realised_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
 
 def true_expected_matrix(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
     """(n, K) expected correctness: ``p_correct_<t>`` where present, else ``correct_<t>``."""
-    cols = [expected_column(t) if expected_column(t) in df else correct_column(t) for t in tiers]
+    cols = expected_columns(df, tiers)
     return np.column_stack([df[c].to_numpy(np.float64) for c in cols])
+
+
+def expected_columns(df: pd.DataFrame, tiers: list[TierInfo],
+                     basis: Basis = "expected") -> list[str]:
+    """The column of ``df`` that :func:`expected_matrix` reads for each tier."""
+    if basis == "realised":
+        return [correct_column(t) for t in tiers]
+    return [expected_column(t) if expected_column(t) in df else correct_column(t) for t in tiers]
 
 
 def expected_matrix(df: pd.DataFrame, tiers: list[TierInfo],
