@@ -225,8 +225,8 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
     follows, think = sessions.links(df)
     work = Workload(
         arrival_s=df["arrival_s"].to_numpy(np.float64),
-        input_tokens=df["input_tokens"].to_numpy(np.int64),
-        output_tokens=df["output_tokens"].to_numpy(np.int64),
+        input_tokens=df["input_tokens"].to_numpy(),  # int32 as loaded: no int64 copies
+        output_tokens=df["output_tokens"].to_numpy(),
         tier=np.asarray(assignment.tier, dtype=np.int64),
         escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
         prefix_hashes=hashes, follows=follows, think_s=think,

@@ -64,7 +64,12 @@ class TierSpec:
 
 @dataclass
 class Workload:
-    """Requests as arrays; ``tier``/``escalate_to`` index the tier list.
+    """Requests as arrays (columnar: no object per request until it is dispatched);
+    ``tier``/``escalate_to`` index the tier list.
+
+    Dtypes: ``arrival_s`` float64; ``input_tokens``/``output_tokens`` any integer dtype (int32
+    as a trace loads them, 4 bytes a request; read one at a time with ``int()``); ``tier`` and
+    ``escalate_to`` int64 (the result's ``first_tier`` is ``tier`` itself, not a copy).
 
     Open loop: ``arrival_s`` sorted. Closed loop (a fixed number of clients, each sending its
     next request when the previous one finishes): ``follows[i] = j`` makes request ``i`` arrive

@@ -224,7 +224,7 @@ def prepare_workload(
     each tier's source is "scenario" or "prior".
     """
     cfg = _difficulty_cfg(workload_cfg)
-    out = df.copy()
+    out = df.copy(deep=False)  # copy-on-write: new columns never reach ``df``, none is copied
     if _check_labels(df, tiers, source):
         return Prepared(out, {t.name: "labels" for t in tiers})
     if cfg.kind == "labels":
