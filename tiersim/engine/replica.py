@@ -12,9 +12,9 @@ here just arms a new end event; the superseded one still fires and is ignored (`
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 
-import numpy as np
 import simpy
 
 from tiersim.engine.kv_levels import step_seconds
@@ -47,8 +47,9 @@ class Replica:
         self._pending: simpy.Event | None = None  # the end event that counts
         self._plan: StepPlan | None = None
         self._start = 0.0
-        self._ends: np.ndarray | None = None  # end times of the decode stretch in flight
+        self._ends: list[float] | None = None  # end times of the decode stretch in flight
         self._k = 0
+        self._table = env.decode_table(model)
 
     def submit(self, req: Req) -> bool:
         """Hand a request to this replica now; False if it can never fit (dropped)."""
@@ -61,7 +62,7 @@ class Replica:
             self._active = True
             self._arm(self.env.now)
         elif self._ends is not None and could_join:
-            in_flight = int(np.searchsorted(self._ends[: self._k], self.env.now, side="left"))
+            in_flight = bisect_left(self._ends, self.env.now, 0, self._k)
             if in_flight + 1 < self._k:
                 self._k = in_flight + 1
                 self._arm(float(self._ends[in_flight]))
@@ -71,7 +72,7 @@ class Replica:
         """Token computations still to do here, as of now (least-outstanding balancer)."""
         pending = self.sched.outstanding
         if self._ends is not None:
-            done = int(np.searchsorted(self._ends[: self._k], self.env.now, side="left"))
+            done = bisect_left(self._ends, self.env.now, 0, self._k)
             pending -= self._plan.n_dec * done
         return pending
 
@@ -114,12 +115,9 @@ class Replica:
         self._active, self._pending = False, None
 
     def _decode_stretch(self, plan: StepPlan, now: float) -> float:
-        n, c0 = plan.n_dec, plan.dec_ctx  # contexts c0, c0 + n, ... (exact in float64)
-        ctx = np.arange(c0, c0 + n * plan.k, n, dtype=np.float64)
-        dts = self.model.decode_times(plan.n_dec, ctx)
-        ends = np.cumsum(np.concatenate(([now], dts)))[1:]
+        ends = self._table.ends(plan.n_dec, plan.dec_ctx, plan.k, now)
         self._ends, self._k = ends, plan.k
-        return float(ends[-1])
+        return ends[-1]
 
     def _sample(self, now: float) -> None:
         s = self.sched

@@ -17,9 +17,24 @@ from heapq import heappush
 import simpy
 from simpy.events import NORMAL, URGENT, Event
 
+from tiersim.engine.decode_table import DecodeTable
+from tiersim.perf.base import StepTimeModel
+
 
 class SimEnv(simpy.Environment):
-    """``simpy.Environment`` plus :meth:`at` (absolute-time events)."""
+    """``simpy.Environment`` plus :meth:`at` (absolute-time events) and the run's decode
+    tables (one per step model, shared by the replicas that use it)."""
+
+    def __init__(self, initial_time: float = 0):
+        super().__init__(initial_time)
+        self._decode_tables: dict[int, DecodeTable] = {}
+
+    def decode_table(self, model: StepTimeModel) -> DecodeTable:
+        """The :class:`DecodeTable` of ``model`` for this run."""
+        table = self._decode_tables.get(id(model))
+        if table is None or table.model is not model:
+            table = self._decode_tables[id(model)] = DecodeTable(model)
+        return table
 
     def at(self, time: float, urgent: bool = False) -> Event:
         """An event that fires at absolute ``time`` (URGENT priority for arrivals)."""
