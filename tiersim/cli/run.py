@@ -53,9 +53,11 @@ def run(
     ] = True,
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
+    from tiersim.cli import return_freed_arrow_memory
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
 
+    return_freed_arrow_memory()
     path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
     if loaded.sweep:
