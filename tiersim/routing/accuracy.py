@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
-from scipy.special import expit
 
 from tiersim.errors import ScenarioError
 from tiersim.routing.config import DifficultyConfig, WorkloadQualityConfig
 from tiersim.routing.priors import relative_accuracy
+from tiersim.routing.roots import brentq
 from tiersim.routing.types import Basis, Prepared, TierInfo
 from tiersim.workload import difficulty as dif
 
@@ -89,6 +88,8 @@ def needed_tier(realised: np.ndarray) -> np.ndarray:
 
 def capability(d: np.ndarray, theta: float, width: float) -> np.ndarray:
     """Logistic P(correct) of difficulty ``d`` for a tier of capability ``theta``."""
+    from scipy.special import expit  # NOTE: imported when first needed (0.2 s; issue 13)
+
     return expit((theta - d) / width)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 EASY, HARD, HOPELESS, NO_CLASS = 0, 1, 2, -1
 CLASS_NAMES = ("easy", "hard", "hopeless")
@@ -75,7 +74,9 @@ def hint(diff: Difficulty, auroc: float, rng: np.random.Generator) -> np.ndarray
     ``z`` the standardised difficulty (the same ``s``). It stands for what prompt length, task
     type or subject reveal about difficulty in real traffic (about 0.72 on RouteLLM's MMLU).
     """
-    s = np.sqrt(2.0) * norm.ppf(auroc)
+    from scipy.special import ndtri  # the normal quantile, Phi^-1 (lazy: issue 13)
+
+    s = np.sqrt(2.0) * ndtri(auroc)
     if np.all(diff.cls == NO_CLASS):
         sd = diff.value.std()
         signal = (diff.value - diff.value.mean()) / (sd if sd > 0 else 1.0)
