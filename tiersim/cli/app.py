@@ -1,8 +1,10 @@
 """The one typer app of ``tiersim``, with every command mounted from its own module.
 
 Each command lives in a module of this package (``run``, ``trace``, ``analytic``,
-``calibrate``, ``sweep``, ``plan``, ``report``, ``disagg``) and is mounted behind a guard, so a
-module that fails to import leaves the others working and says why when it is called.
+``calibrate``, ``sweep``, ``plan``, ``report``, ``disagg``) and is mounted lazily: its module is
+imported only when that command runs (``tiersim --help`` lists them all from their help lines;
+``tiersim run`` imports no other command's module, issue 13), and a module that fails to import
+leaves the others working and says why when it is called.
 
 Errors a user can cause (:class:`~tiersim.errors.TiersimError`) are printed as one line on stderr
 with exit status 1 and no traceback; that happens in :meth:`TiersimApp.__call__`, the console
@@ -15,6 +17,7 @@ import importlib
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from tiersim.errors import TiersimError
 
@@ -31,51 +34,109 @@ class TiersimApp(typer.Typer):
             raise SystemExit(1) from None
 
 
+class LazyGroup(TyperGroup):
+    """The top-level command group: commands registered with :func:`mount` are listed from
+    their help line and imported when resolved (the command that runs), never before."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        """Every command, in the order mounted."""
+        return [*self.commands, *(name for name in MOUNTED if name not in self.commands)]
+
+    def get_command(self, ctx: typer.Context, cmd_name: str):
+        """The command: loaded if it ran, else a stand-in carrying its help line."""
+        if cmd_name in self.commands or cmd_name not in MOUNTED:
+            return self.commands.get(cmd_name)
+        return LOADED.get(cmd_name) or _listed(cmd_name, MOUNTED[cmd_name][2])
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]):
+        """Import the command about to run, then resolve it as click does."""
+        if args and args[0] in MOUNTED and args[0] not in self.commands:
+            load(args[0])
+        return super().resolve_command(ctx, args)
+
+
 app = TiersimApp(
     name="tiersim",
     help="Replay logged LLM traffic through a modelled, precision-tiered GPU fleet.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
+
+
+
+@app.callback()
+def _top_level() -> None:
+    """The top-level group: no options of its own (typer needs a callback for a group whose
+    commands are all mounted lazily)."""
+
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True,
                 "help_option_names": []}
 """Context settings of a command that hands its arguments on untouched."""
 
+MOUNTED: dict[str, tuple[str, str, str, dict | None]] = {}
+"""Command name -> (module, attribute, help line, context settings), in mount order."""
+LOADED: dict[str, Any] = {}
+"""Command name -> its click command, once imported (or the stub saying why it cannot be)."""
+
 
 def mount(name: str, module: str, attr: str, help_text: str,
           context_settings: dict | None = None) -> None:
-    """Mount ``module.attr`` (a typer app or a command function) as ``tiersim NAME``; on import
-    failure, a stub that says why."""
-    try:
-        sub = getattr(importlib.import_module(module), attr)
-    except Exception as err:  # noqa: BLE001 - any failure must leave the other commands usable
-        mount_stub(name, module, err, help_text)
-        return
+    """Mount ``module.attr`` (a typer app or a command function) as ``tiersim NAME``, imported
+    when the command runs; on import failure, a stub that says why."""
+    MOUNTED[name] = (module, attr, help_text, context_settings)
+    LOADED.pop(name, None)
+
+
+def load(name: str):
+    """The click command of mounted command ``name``, importing its module on first use."""
+    if name not in LOADED:
+        module, attr, help_text, context_settings = MOUNTED[name]
+        try:
+            sub = getattr(importlib.import_module(module), attr)
+        except Exception as err:  # noqa: BLE001 - any failure must leave the other commands usable
+            LOADED[name] = mount_stub(name, module, err, help_text)
+        else:
+            LOADED[name] = _command(name, sub, help_text, context_settings)
+    return LOADED[name]
+
+
+def _command(name: str, sub: Any, help_text: str, context_settings: dict | None = None):
+    """``sub`` (a typer app or a command function) as the click command ``name``, built as
+    ``add_typer``/``command`` on the top-level app would build it."""
+    holder = typer.Typer(add_completion=False)
+    holder.callback()(_no_op)  # a group, so a one-command app stays a sub-group
     if isinstance(sub, typer.Typer):
-        app.add_typer(sub, name=name, help=help_text)
+        holder.add_typer(sub, name=name, help=help_text)
     else:
-        app.command(name=name, help=help_text, context_settings=context_settings)(sub)
+        holder.command(name=name, help=help_text, context_settings=context_settings)(sub)
+    return typer.main.get_command(holder).commands[name]
 
 
-def mount_stub(name: str, module: str, err: Exception, help_text: str) -> None:
+def _no_op() -> None:
+    """The holder group's callback (does nothing)."""
+
+
+def _listed(name: str, help_text: str):
+    """A stand-in for a command not imported yet: its name and help line, for ``--help``."""
+    return _command(name, _no_op, help_text)
+
+
+def mount_stub(name: str, module: str, err: Exception, help_text: str):
     """A command that explains why ``tiersim NAME`` is unavailable."""
     reason = " ".join(f"{type(err).__name__}: {err}".split())
 
     def unavailable(ctx: typer.Context) -> None:
         raise TiersimError(f"tiersim {name} is unavailable ({module} failed to import: {reason})")
 
-    unavailable.__doc__ = f"{help_text} [unavailable: {reason}]"
-    app.command(name=name, context_settings=PASS_THROUGH)(unavailable)
+    return _command(name, unavailable, f"{help_text} [unavailable: {reason}]", PASS_THROUGH)
 
 
 COMMANDS = (
     ("run", "tiersim.cli.run", "run",
      "Replay a scenario's trace through its tiers and print the summary.", None),
-    ("trace", "tiersim.cli.trace", "trace_app", "Inspect and convert request traces.", None),
-    ("analytic", "tiersim.cli.analytic", "analytic_app",
-     "The two-type closed form: savings of oracle routing over a static split.", None),
     ("calibrate", "tiersim.cli.calibrate", "calibrate",
      "Measure a calibration profile on this GPU, or import one (--from aiconfigurator).",
      PASS_THROUGH),
@@ -84,6 +145,9 @@ COMMANDS = (
     ("plan", "tiersim.cli.plan", "plan", "Capacity plan: replicas needed per tier.", None),
     ("disagg", "tiersim.cli.disagg", "disagg",
      "Choose a tier's prefill/decode split against aggregated serving on the same GPUs.", None),
+    ("trace", "tiersim.cli.trace", "trace_app", "Inspect and convert request traces.", None),
+    ("analytic", "tiersim.cli.analytic", "analytic_app",
+     "The two-type closed form: savings of oracle routing over a static split.", None),
 )
 """(name, module, attribute, help, context settings) of every command."""
 
