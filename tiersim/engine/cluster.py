@@ -218,9 +218,10 @@ BALANCERS: dict[str, type[Balancer]] = {
 class _Fleet:
     """Wires tiers, replicas and the per-request result arrays together for one run."""
 
-    def __init__(self, tiers: list[TierSpec], work: Workload, max_k: int, sample_every: float):
+    def __init__(self, tiers: list[TierSpec], work: Workload, max_k: int, sample_every: float,
+                 fast_paths: bool = True):
         n = len(work)
-        self.env = SimEnv()
+        self.env = SimEnv(fast_paths=fast_paths)
         self.tiers, self.work = tiers, work
         self.esc = work.escalate_to if work.escalate_to is not None else np.full(n, -1)
         self.final_tier = np.asarray(work.tier, dtype=np.int64).copy()
@@ -426,7 +427,7 @@ class _Fleet:
                             for n, reps in zip(names, self.reps)},
             num_blocks={s.name: s.num_blocks for s in self.tiers},
             samples={n: [r.samples for r in reps] for n, reps in zip(names, self.reps)},
-            end_s=float(self.env.now),
+            end_s=float(self.env.end_time),
             arrival_s=self.arrival,
             cache_hit_tokens=self.cache_hit,
             prefix_stats=self.prefix,
@@ -439,10 +440,13 @@ def simulate(
     fast_forward: bool = True,
     max_ff_iterations: int = 4096,
     sample_every: float | None = None,
+    fast_paths: bool = True,
 ) -> SimResult:
     """Replay ``work`` through ``tiers``; deterministic for equal inputs.
 
     ``fast_forward=False`` steps every iteration as its own event (slow; for tests).
+    ``fast_paths=False`` gives every plan its own event and evaluates each decode stretch on its
+    own contexts (the reference the engine's speed paths are tested against; same results).
     ``sample_every`` is the spacing in seconds of the queue/KV time series (default: 1/500 of the
     arrival span).
     """
@@ -458,7 +462,8 @@ def simulate(
     if sample_every is None:
         span = float(own[-1] - own[0]) if len(own) else 1.0
         sample_every = max(span / 500.0, 1e-3)
-    fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every)
+    fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every,
+                   fast_paths)
     fleet.start_arrivals()
     fleet.env.run()
     return fleet.result()

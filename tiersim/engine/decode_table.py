@@ -76,9 +76,15 @@ class DecodeTable:
         return blk
 
 
-def direct_ends(model: StepTimeModel, n: int, c0: int, k: int, start: float) -> list[float]:
-    """The same end times evaluated on the stretch's own contexts (the reference the table is
-    tested against; also the path for a model that is not elementwise)."""
-    ctx = np.arange(c0, c0 + n * k, n, dtype=np.float64)
-    dts = model.decode_times(n, ctx)
-    return np.cumsum(np.concatenate(([start], dts)))[1:].tolist()
+class DirectTimes:
+    """The same end times evaluated on each stretch's own contexts, as the engine did before
+    the table (the reference the table is tested against: ``simulate(fast_paths=False)``)."""
+
+    def __init__(self, model: StepTimeModel):
+        self.model = model
+
+    def ends(self, n: int, c0: int, k: int, start: float) -> list[float]:
+        """End times of the stretch's ``k`` iterations, starting at ``start``."""
+        ctx = np.arange(c0, c0 + n * k, n, dtype=np.float64)
+        dts = self.model.decode_times(n, ctx)
+        return np.cumsum(np.concatenate(([start], dts)))[1:].tolist()

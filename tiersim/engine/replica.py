@@ -7,7 +7,12 @@ that iteration's end) and re-planned from there: exactly what per-iteration step
 
 NOTE (speed): the loop is written as event callbacks, not a SimPy process: a process pays for a
 generator resume per event and an ``Interrupt`` (an extra event and an exception) per cut. A cut
-here just arms a new end event; the superseded one still fires and is ignored (``_pending``).
+here just arms a new end event and clears the superseded one's callbacks (SimPy drops it, see
+:meth:`SimEnv.next_time`). And a plan that ends strictly before every other pending event gets no
+event at all: the replica moves the clock to its end (:meth:`SimEnv.jump`) and goes on in the
+same callback. Nothing else can happen in between, and anything at the same instant is already
+queued (it then gets an event, ordered after them as before), so the order of everything is what
+one event per plan gives.
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ class Replica:
             in_flight = bisect_left(self._ends, self.env.now, 0, self._k)
             if in_flight + 1 < self._k:
                 self._k = in_flight + 1
-                self._arm(float(self._ends[in_flight]))
+                self._pending.callbacks.clear()  # the old end does nothing now
+                self._arm(self._ends[in_flight])
         return True
 
     def outstanding(self) -> int:
@@ -84,9 +90,17 @@ class Replica:
     def _on_event(self, event: simpy.Event) -> None:
         if event is not self._pending:
             return  # superseded by a cut
-        if self._plan is not None:
-            self._finish_plan()
-        self._start_plan()
+        env = self.env
+        while True:
+            if self._plan is not None:
+                self._finish_plan()
+            end = self._start_plan()
+            if end is None:
+                return
+            if end >= env.next_time():  # something else comes first, or at the same instant
+                self._arm(end)
+                return
+            env.jump(end)
 
     def _finish_plan(self) -> None:
         plan, now = self._plan, self.env.now
@@ -96,7 +110,8 @@ class Replica:
         for req in self.sched.complete(plan, k, now, now - self._start):
             self.on_finish(req, self)
 
-    def _start_plan(self) -> None:
+    def _start_plan(self) -> float | None:
+        """Plan the next step from now and return its end time (None: nothing to do)."""
         sched, now = self.sched, self.env.now
         while not sched.idle():
             if now >= self._next_sample:
@@ -106,13 +121,12 @@ class Replica:
                 continue
             self._plan, self._start = plan, now
             if plan.decode_only:
-                self._arm(self._decode_stretch(plan, now))
-            else:
-                compute = self.model.step_time(plan.shape())
-                self._arm(now + step_seconds(compute, plan.transfer_s, sched.limits.kv_overlap))
-            return
+                return self._decode_stretch(plan, now)
+            compute = self.model.step_time(plan.shape())
+            return now + step_seconds(compute, plan.transfer_s, sched.limits.kv_overlap)
         self._sample(now)  # the idle state, so a time series holds 0, not the last busy sample
         self._active, self._pending = False, None
+        return None
 
     def _decode_stretch(self, plan: StepPlan, now: float) -> float:
         ends = self._table.ends(plan.n_dec, plan.dec_ctx, plan.k, now)
