@@ -28,9 +28,11 @@ blocks (``StepPlan.transfer_s``; the replica overlaps them with compute or not).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
+from itertools import accumulate
 
 from tiersim.engine.prefix_cache import PrefixCache, replica_cache
 from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
@@ -264,18 +266,17 @@ class ReplicaScheduler(ReplicaQueues):
         """Blocks the decoders allocate over iterations ``it0 .. it0+k-1``."""
         q, r = divmod(k, self.bs)
         s, pc, bs = it0 % self.bs, self.phase_count, self.bs
-        return q * self.n_dec + sum(pc[(s + j) % bs] for j in range(r))
+        if s + r <= bs:  # phases s .. s+r-1, wrapping past the last one
+            return q * self.n_dec + sum(pc[s:s + r])
+        return q * self.n_dec + sum(pc[s:]) + sum(pc[:s + r - bs])
 
     def _block_horizon(self, it0: int) -> int:
         """Largest k such that the decoders' allocations over k iterations fit in free blocks."""
         q, rem = divmod(self.free, self.n_dec)
         s, pc, bs = it0 % self.bs, self.phase_count, self.bs
-        total, t = 0, 0
-        for j in range(bs):
-            total += pc[(s + j) % bs]
-            if total > rem:
-                break
-            t += 1
+        # iterations whose running total of allocations (phases from s on) stays <= rem; the
+        # totals never decrease, so that is a bisection of their prefix sums
+        t = bisect_right(list(accumulate(pc[s:] + pc[:s])), rem)
         return q * bs + t if t < bs else (q + 1) * bs  # t == bs impossible since rem < n_dec
 
     def _next_finish(self) -> int:
