@@ -30,9 +30,11 @@ CHUNK_ROWS = 1 << 18
 
 
 def read_canonical(path: Path, src: Source, convert, rows: int,
-                   chunk_rows: int = CHUNK_ROWS) -> pd.DataFrame:
+                   chunk_rows: int | None = None) -> pd.DataFrame:
     """The canonical table of the canonical Parquet trace ``path`` (``rows`` data rows), each
-    chunk converted by ``convert(raw, src) -> (table, notes)``."""
+    chunk (``chunk_rows`` rows, default :data:`CHUNK_ROWS`) converted by
+    ``convert(raw, src) -> (table, notes)``."""
+    chunk_rows = chunk_rows or CHUNK_ROWS
     columns = _Columns(rows)
     previous = None  # (last arrival, its raw value) of the chunk before
     has_ids = True

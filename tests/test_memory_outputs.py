@@ -1,0 +1,85 @@
+"""Issue 13, memory: the request table is computed from the run's arrays when read, never held
+whole; its columns, its row slices, the statistics read from it and the Parquet file streamed
+from it are those of the one-frame table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from conftest import REPO
+
+from tiersim import metrics, outputs, runner, summary
+from tiersim.fleet import build_fleet
+from tiersim.scenario import load_scenario
+
+
+@pytest.fixture(scope="module", params=["tiny", "agentic", "cascade"])
+def served(request):
+    """(scenario, fleet, prepared table, engine result, request table) of a bundled scenario."""
+    path = REPO / "scenarios" / f"{request.param}.yaml"
+    scenario = load_scenario(path)
+    workload_rng, train_rng, router_rng, _ = runner._rngs(scenario)
+    fleet = build_fleet(scenario)
+    infos = runner.tier_infos(scenario, fleet)
+    df = runner.prepare(runner.load_scenario_trace(scenario, str(path)), infos, scenario,
+                        workload_rng, str(path)).df
+    _, result, requests = runner._serve(scenario, fleet, df, infos, (train_rng, router_rng),
+                                        str(path))
+    return scenario, fleet, df, result, requests
+
+
+def test_columns_are_the_files_and_read_as_series(served):
+    *_, df, result, requests = served
+    frame = requests.frame()
+    assert list(frame.columns) == requests.columns
+    assert requests.columns[:len(summary.REQUEST_COLUMNS)] == summary.REQUEST_COLUMNS
+    assert len(requests) == len(df) == len(frame)
+    for name in requests.columns:
+        pd.testing.assert_series_equal(requests[name], frame[name], check_exact=True)
+    assert np.array_equal(frame["finish_s"].to_numpy(), result.finish_s, equal_nan=True)
+    with pytest.raises(KeyError):
+        requests["no_such_column"]
+
+
+@pytest.mark.parametrize("step", [1, 7, 1000])
+def test_row_slices_join_to_the_whole_table(served, step):
+    requests = served[-1]
+    parts = [requests.rows(lo, min(lo + step, len(requests)))
+             for lo in range(0, len(requests), step)]
+    joined = pd.concat(parts, ignore_index=True)
+    pd.testing.assert_frame_equal(joined, requests.frame(), check_exact=True)
+
+
+def test_statistics_read_from_columns_equal_those_of_the_frame(served):
+    scenario, *_, requests = served
+    slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
+    assert metrics.request_stats(requests, slo) == metrics.request_stats(requests.frame(), slo)
+
+
+def test_tier_figures_equal_those_of_the_frame(served):
+    scenario, fleet, *_ = served
+    requests = served[-1]
+    frame = requests.frame()
+    index = {t.name: i for i, t in enumerate(scenario.tiers)}
+    numeric = frame.assign(final_tier=frame["final_tier"].map(index))
+    final = np.asarray(served[3].final_tier)
+    ttft, tpot = frame["ttft_s"].to_numpy(), frame["tpot_s"].to_numpy()
+    for i in range(len(fleet.tiers)):
+        assert summary._tier_stats(final == i, ttft, tpot) == metrics.tier_stats(numeric, i)
+
+
+def test_streamed_file_is_the_frames_file(served, tmp_path):
+    requests = served[-1]
+    outputs.write_parquet(tmp_path / "one.parquet", requests)
+    requests.frame().to_parquet(tmp_path / "frame.parquet", index=False)
+    assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "frame.parquet").read_bytes()
+    rows = max(1, len(requests) // 3)
+    outputs.write_parquet(tmp_path / "groups.parquet", requests, rows=rows)
+    outputs.write_parquet(tmp_path / "frame_groups.parquet", requests.frame(), rows=rows)
+    assert pq.ParquetFile(tmp_path / "groups.parquet").num_row_groups > 1
+    assert ((tmp_path / "groups.parquet").read_bytes()
+            == (tmp_path / "frame_groups.parquet").read_bytes())
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "groups.parquet"),
+                                  requests.frame(), check_exact=True)
