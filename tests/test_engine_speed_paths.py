@@ -172,13 +172,16 @@ def test_decode_table_crosses_blocks():
     assert len(ends) == 300
 
 
-def test_jump_refuses_to_pass_a_pending_event():
+def test_advance_never_passes_a_pending_event():
     env = SimEnv()
     env.at(2.0).callbacks.append(lambda _e: None)
-    env.jump(1.0)
-    assert env.now == 1.0
+    assert env.advance(1.0) and env.now == 1.0
+    assert not env.advance(2.0) and env.now == 1.0  # an event at the same instant comes first
+    assert not env.advance(5.0) and env.now == 1.0
     with pytest.raises(ValueError):
-        env.jump(2.0)
+        env.advance(0.5)
+    slow = SimEnv(fast_paths=False)
+    assert not slow.advance(1.0) and slow.now == 0.0
 
 
 def test_no_op_events_are_dropped_but_still_end_the_run():

@@ -9,7 +9,7 @@ NOTE (speed): the loop is written as event callbacks, not a SimPy process: a pro
 generator resume per event and an ``Interrupt`` (an extra event and an exception) per cut. A cut
 here just arms a new end event and clears the superseded one's callbacks (SimPy drops it, see
 :meth:`SimEnv.next_time`). And a plan that ends strictly before every other pending event gets no
-event at all: the replica moves the clock to its end (:meth:`SimEnv.jump`) and goes on in the
+event at all: the replica moves the clock to its end (:meth:`SimEnv.advance`) and goes on in the
 same callback. Nothing else can happen in between, and anything at the same instant is already
 queued (it then gets an event, ordered after them as before), so the order of everything is what
 one event per plan gives.
@@ -97,10 +97,9 @@ class Replica:
             end = self._start_plan()
             if end is None:
                 return
-            if end >= env.next_time():  # something else comes first, or at the same instant
+            if not env.advance(end):  # something else comes first, or at the same instant
                 self._arm(end)
                 return
-            env.jump(end)
 
     def _finish_plan(self) -> None:
         plan, now = self._plan, self.env.now

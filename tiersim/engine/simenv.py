@@ -11,7 +11,7 @@ same instant as an iteration ends, the arrival is processed first and the next `
 sees it.
 
 A replica whose next iteration ends strictly before every other pending event needs no event of
-its own for it: nothing else can happen in between, so it moves the clock there (:meth:`jump`)
+its own for it: nothing else can happen in between, so it moves the clock there (:meth:`advance`)
 and carries on in the same callback, exactly as if its end event had been the next one popped
 (see :mod:`tiersim.engine.replica`). Events that would do nothing (a cut stretch's old end: its
 callbacks cleared) are dropped from the head of the queue when the next time is asked for; the
@@ -79,15 +79,22 @@ class SimEnv(simpy.Environment):
                 self._dropped_until = time
         return inf
 
-    def jump(self, time: float) -> None:
-        """Move the clock to ``time``, which must come before every pending event.
+    def advance(self, time: float) -> bool:
+        """Move the clock to ``time`` if no pending event comes at or before it (True), else
+        leave it (False: the caller schedules an event at ``time`` instead).
 
         NOTE (speed): sets SimPy's clock directly (as ``step`` does when it pops an event), so a
         replica's iterations that nothing else can precede cost no event (module docstring).
         """
-        if not self._now <= time < self.next_time():
-            raise ValueError(f"cannot jump to {time}: now {self._now}, next {self.next_time()}")
+        if time < self._now:
+            raise ValueError(f"time {time} is before now ({self._now})")
+        queue = self._queue
+        if queue and queue[0][0] <= time and self.next_time() <= time:
+            return False
+        if not self.fast_paths:
+            return False
         self._now = time
+        return True
 
     @property
     def end_time(self) -> float:
