@@ -198,3 +198,18 @@ def test_no_op_events_are_dropped_but_still_end_the_run():
     assert env.next_time() == float("inf")
     assert env.end_time == 3.0
     del dead
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["attn_decode", "attn_prefill"]), st.integers(1, 20_000),
+       st.floats(1.0, 3e5), st.booleans())
+def test_remembered_points_equal_fresh_lookups(op, x0, x1, blended):
+    """A point read twice gives what a fresh lookup gives, also after the table gained a
+    blended row for ``x0`` (the other path, which may differ in the last bit)."""
+    ops = _profiled("Llama-3.1-8B").ops
+    grid = ops._attn_table(op)._grid()
+    first = grid.at(float(x0), x1)
+    assert first == grid._at(float(x0), x1)
+    if blended:
+        grid.at(float(x0), np.array([x1]))  # an array lookup blends the rows at x0
+    assert grid.at(float(x0), x1) == grid._at(float(x0), x1)

@@ -259,6 +259,10 @@ def _is_scalar(x: Any) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) or np.ndim(x) == 0
 
 
+#: Points a table remembers (see :meth:`_LogGrid.at`) before it forgets them all.
+_MEMO_LIMIT = 1 << 16
+
+
 class _LogGrid:
     """A table prepared for fast lookups with the module's rule (logs taken once).
 
@@ -288,6 +292,7 @@ class _LogGrid:
         self._lax1_list = self.lax1.tolist()
         self._lg_lists = [row.tolist() for row in self.lg]
         self._blend_lists: dict[float, list[float]] = {}
+        self._memo: dict[tuple[float, float, bool], Any] = {}  # see at()
 
     def row(self, r: int, x1: Any) -> Any:
         """Row ``r`` interpolated along axis 1 at ``x1`` (float or array)."""
@@ -304,7 +309,25 @@ class _LogGrid:
         return inside
 
     def at(self, x0: float, x1: Any) -> Any:
-        """Latency at one first-axis value ``x0`` and ``x1`` (float or array)."""
+        """Latency at one first-axis value ``x0`` and ``x1`` (float or array).
+
+        NOTE (speed): one point is remembered by ``(x0, x1)`` and the path it takes (a blended
+        row exists for ``x0`` or not: the two paths may differ in the last bit), so a repeated
+        point (a prefill chunk's shape, a mixed step's decode batch) costs a dict lookup and
+        gives the number the lookup itself would give at that moment.
+        """
+        if not _is_scalar(x1):
+            return self._at(x0, x1)
+        key = (x0, float(x1), x0 in self._blend_cache)
+        value = self._memo.get(key)
+        if value is None:
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            value = self._memo[key] = self._at(x0, x1)
+        return value
+
+    def _at(self, x0: float, x1: Any) -> Any:
+        """:meth:`at` without the memo."""
         ax0, n = self.ax0, self.ax0.size
         if n > 1 and x0 > ax0[-1]:
             last, prev = self.row(n - 1, x1), self.row(n - 2, x1)
