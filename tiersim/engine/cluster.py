@@ -241,6 +241,7 @@ class _Fleet:
         if work.follows is not None:
             chained = np.flatnonzero(np.asarray(work.follows) >= 0)
             self.next_of[np.asarray(work.follows)[chained]] = chained
+        self._views(work)
         self.prefix: dict[str, PrefixStats] = {
             spec.name: PrefixStats(["gpu"] + [lv.name for lv in spec.limits.kv_levels],
                                    hit_tokens=[0] * (1 + len(spec.limits.kv_levels)))
@@ -270,6 +271,23 @@ class _Fleet:
             self.reps.append(reps)
             self.balancers.append(BALANCERS[spec.balancer](reps))
 
+    def _views(self, work: Workload) -> None:
+        """Memoryviews of the per-request arrays read or written once per request.
+
+        NOTE (speed): indexing a memoryview gives or takes a Python number (tens of ns), a
+        numpy array a numpy scalar (a few hundred); no copy is made, the values are the same.
+        """
+        def view(a):  # whole numbers as Python ints, as int() of the array's items gave
+            a = np.ascontiguousarray(a)
+            return memoryview(a if a.dtype.kind in "iu" else a.astype(np.int64))
+
+        self._in_v, self._out_v = view(work.input_tokens), view(work.output_tokens)
+        self._tier_v, self._esc_v = view(work.tier), view(self.esc)
+        self._next_v = view(self.next_of)
+        for name in ("replica", "escalated", "dropped", "first_token", "finish", "queue",
+                     "preempt", "out_tok", "gpu_first", "gpu_final", "cache_hit", "final_tier"):
+            setattr(self, f"_{name}_v", memoryview(getattr(self, name)))
+
     def _build_disagg(self, t: int, spec: TierSpec, max_k: int, sample_every: float) -> None:
         """A split tier: prefill replicas first (the tier's balancer), then decode replicas
         (least outstanding tokens; no prefix cache)."""
@@ -296,14 +314,15 @@ class _Fleet:
     def dispatch(self, i: int, tier: int, arrival: float) -> None:
         """Send request ``i`` to ``tier`` now."""
         spec = self.tiers[tier]
-        out = max(1, int(round(int(self.work.output_tokens[i]) * spec.output_multiplier)))
+        out = max(1, round(self._out_v[i] * spec.output_multiplier))
         if spec.disagg is not None:  # the prefill pass: its first token, then to a decoder
             self.full_output[i], out = out, 1
-        req = Req(i, int(self.work.input_tokens[i]), out, arrival, self._hashes(i, spec))
+        hashes = None if self.work.prefix_hashes is None else self._hashes(i, spec)
+        req = Req(i, self._in_v[i], out, arrival, hashes)
         rep = self.balancers[tier].pick(req)
         if not rep.submit(req):
             req.state = DROPPED
-            self.dropped[i] = True
+            self._dropped_v[i] = True
             self._release_follower(i, arrival)
         elif spec.name in self.prefix:
             self.prefix[spec.name].count_bound(req, self.work.hash_block_tokens)
@@ -318,7 +337,7 @@ class _Fleet:
 
     def _release_follower(self, i: int, now: float) -> None:
         """Closed loop: the client of request ``i`` sends its next request."""
-        j = int(self.next_of[i])
+        j = self._next_v[i]
         if j < 0:
             return
         think = float(np.broadcast_to(self.work.think_s, (len(self.work),))[j])
@@ -333,10 +352,10 @@ class _Fleet:
     def _account(self, req: Req, tier: int) -> None:
         """A finished pass's queueing, preemptions and prefix-cache hits."""
         i = req.idx
-        self.queue[i] += req.admitted - req.arrival
-        self.preempt[i] += req.preemptions
-        self.cache_hit[i] += max(req.cached, 0)
-        stats = self.prefix.get(self.tiers[tier].name)
+        self._queue_v[i] += req.admitted - req.arrival
+        self._preempt_v[i] += req.preemptions
+        self._cache_hit_v[i] += max(req.cached, 0)
+        stats = self.prefix.get(self.tiers[tier].name) if self.prefix else None
         if stats is not None and req.level_hits is not None:
             stats.hit_tokens = [a + b for a, b in zip(stats.hit_tokens, req.level_hits)]
 
@@ -371,19 +390,20 @@ class _Fleet:
         def on_finish(req: Req, rep: Replica) -> None:
             i = req.idx
             self._account(req, tier)
-            nxt = int(self.esc[i])
-            if nxt >= 0 and not self.escalated[i]:
-                self.escalated[i] = True
-                self.gpu_first[i] = req.gpu_s
-                self.final_tier[i] = nxt
+            nxt = self._esc_v[i]
+            if nxt >= 0 and not self._escalated_v[i]:
+                self._escalated_v[i] = True
+                self._gpu_first_v[i] = req.gpu_s
+                self._final_tier_v[i] = nxt
                 self.dispatch(i, nxt, req.finish)
                 return
-            self.gpu_final[i] = req.gpu_s
-            self.replica[i] = rep.index
-            self.first_token[i] = req.first_token
-            self.finish[i] = req.finish
-            self.out_tok[i] = req.output
-            self._release_follower(i, req.finish)
+            self._gpu_final_v[i] = req.gpu_s
+            self._replica_v[i] = rep.index
+            self._first_token_v[i] = req.first_token
+            self._finish_v[i] = req.finish
+            self._out_tok_v[i] = req.output
+            if self._next_v[i] >= 0:
+                self._release_follower(i, req.finish)
 
         return on_finish
 
@@ -405,12 +425,14 @@ class _Fleet:
 
     def _on_arrival(self, _event) -> None:
         """Every own request arriving at this instant enters the fleet, in trace order."""
-        now, own, times, tier = self.env.now, self._own, self._own_t, self.work.tier
-        while self._pos < len(own) and times[self._pos] <= now:
-            i = own[self._pos]
-            self._pos += 1
-            self.dispatch(i, int(tier[i]), times[self._pos - 1])
-        if self._pos < len(own):
+        now, own, times, tier = self.env.now, self._own, self._own_t, self._tier_v
+        pos, end = self._pos, len(own)
+        while pos < end and times[pos] <= now:
+            i = own[pos]
+            pos += 1
+            self._pos = pos
+            self.dispatch(i, tier[i], times[pos - 1])
+        if pos < end:
             self._schedule_arrival()
 
     def result(self) -> SimResult:
