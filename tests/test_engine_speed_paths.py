@@ -23,7 +23,7 @@ from tiersim.engine.spec_decode import SpecDecoding, SpecStepModel
 from tiersim.hardware.models import get_model
 from tiersim.paths import bundled
 from tiersim.perf import build_step_model
-from tiersim.perf.base import LinearStepModel
+from tiersim.perf.base import LinearStepModel, StepShape
 from tiersim.perf.profile import load_profile
 
 fast = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -213,3 +213,30 @@ def test_remembered_points_equal_fresh_lookups(op, x0, x1, blended):
     if blended:
         grid.at(float(x0), np.array([x1]))  # an array lookup blends the rows at x0
     assert grid.at(float(x0), x1) == grid._at(float(x0), x1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["llama", "moe", "sliding", "roofline"]),
+       st.lists(st.tuples(st.integers(1, 9000), st.integers(0, 40_000)), min_size=1,
+                max_size=3),
+       st.integers(0, 300), st.integers(1, 30_000))
+def test_step_time_point_lookups_equal_the_ops(kind, chunks, seqs, per_seq):
+    """A mixed step timed through the one-point lookups equals the same step timed through
+    the ops' own methods."""
+    model = _models()[kind]
+    shape = StepShape(tuple(chunks), seqs, seqs * per_seq)
+    fast = model.step_time(shape)
+    saved = model.__dict__.pop("_attn_points", None)
+    model.__dict__["_attn_points"] = {"attn_prefill": None, "attn_decode": None}
+    try:
+        assert model.step_time(shape) == fast
+    finally:
+        model.__dict__.pop("_attn_points")
+        if saved is not None:
+            model.__dict__["_attn_points"] = saved
+
+
+def test_point_lookups_are_live_for_a_profiled_model():
+    model = _profiled("Llama-3.1-8B")
+    model.step_time(StepShape(((100, 0),), 2, 300))
+    assert all(model._attn_point(op) is not None for op in ("attn_prefill", "attn_decode"))

@@ -273,15 +273,48 @@ class AssembledStepModel:
         context is scaled by :func:`sliding_work_fraction` (its compute-bound part), never
         below the op of one window-sized chunk.
         """
-        t = self._full_layers * float(self.ops.attn_prefill(new, cached))
+        t = self._full_layers * self._prefill_op(new, cached)
         if self._sliding_layers:
             w = self._window
             capped = min(cached, w)
-            causal = float(self.ops.attn_prefill(new, capped))
+            causal = self._prefill_op(new, capped)
             if new > w - capped:  # some new tokens see a full window: less work than causal
-                floor = float(self.ops.attn_prefill(min(new, w), capped))
+                floor = self._prefill_op(min(new, w), capped)
                 causal = max(causal * sliding_work_fraction(new, capped, w), floor)
             t += self._sliding_layers * causal
+        return t
+
+    def _attn_point(self, op: str):
+        """The ops' one-point lookup for ``op`` (``ProfileOps.attn_point``), resolved once;
+        ``None`` where the ops have none.
+
+        NOTE (speed): a mixed step asks its attention one point at a time; the point lookup
+        skips the op, table and argument checks around it and gives the same float.
+        """
+        points = self.__dict__.get("_attn_points")
+        if points is None:
+            point_of = getattr(self.ops, "attn_point", None)
+            points = {op: point_of(op) if point_of is not None else None
+                      for op in ("attn_prefill", "attn_decode")}
+            self.__dict__["_attn_points"] = points
+        return points[op]
+
+    def _prefill_op(self, new: int, cached: int) -> float:
+        """One layer's prefill attention op for a chunk (``float`` of the ops' answer)."""
+        at = self._attn_point("attn_prefill")
+        if at is None:
+            return float(self.ops.attn_prefill(new, cached))
+        return float(at(float(new), cached))
+
+    def _attn_decode_one(self, seqs: int, context_per_seq: float) -> float:
+        """:meth:`_attn_decode` at one context (``float`` of it, by the same operations)."""
+        at = self._attn_point("attn_decode")
+        if at is None:
+            return float(self._attn_decode(seqs, context_per_seq))
+        t = self._full_layers * float(at(float(seqs), context_per_seq))
+        if self._sliding_layers:
+            capped = float(min(context_per_seq, self._window))
+            t = t + self._sliding_layers * float(at(float(seqs), capped))
         return t
 
     # ------------------------------------------------------------------ StepTimeModel
@@ -323,7 +356,7 @@ class AssembledStepModel:
         for new, cached in shape.prefill_chunks:
             t += self._attn_prefill(new, cached)
         if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
-            t += float(self._attn_decode(seqs, shape.decode_context / seqs))
+            t += self._attn_decode_one(seqs, shape.decode_context / seqs)
         t += self._lm_head_time(seqs + len(shape.prefill_chunks))
         return t + self.ops.overhead_s
 

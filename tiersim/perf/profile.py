@@ -853,6 +853,16 @@ class ProfileOps:
             return None
         return grid.lax1, grid._blended(x0), grid.last1
 
+    def attn_point(self, op: str):
+        """``op``'s one-point lookup, ``(x0, x1) -> latency`` with ``x0`` a float: the
+        number ``float(getattr(self, op)(x0, x1))`` gives for one point, without the calls
+        around it; ``None`` where ``op`` has no plain two-axis table (the caller then asks
+        ``op`` itself)."""
+        table = self._attn_table(op)
+        if type(table) is not Table or len(table.axes) != 2:
+            return None
+        return table._grid().at
+
     def _attn_table(self, op: str) -> Table | None:
         """The attention table for ``op`` (resolved once: this is on the engine's hot path).
         MLA tables are keyed by KV dtype and the attention projections' format, since the
