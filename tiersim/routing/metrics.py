@@ -100,7 +100,7 @@ def score(
     first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
     esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
     exp = expected_matrix(df, tiers, basis)
-    per_request = _answered(exp[np.arange(len(final_tier)), final_tier], dropped)
+    per_request = _answered(_pick(exp, final_tier), dropped)
     lo, hi = bootstrap_ci(per_request, rng or np.random.default_rng(0), n_boot)
     k = len(tiers)
     out = {
@@ -116,6 +116,19 @@ def score(
     out.update(error_rates(final_tier, realised_matrix(df, tiers), dropped))
     out["tiers"] = k
     return out
+
+
+def _pick(matrix: np.ndarray, column: np.ndarray) -> np.ndarray:
+    """``matrix[i, column[i]]`` for every row ``i`` (without an index array of every row)."""
+    return np.take_along_axis(matrix, np.asarray(column)[:, None], axis=1)[:, 0]
+
+
+def _kept(dropped):
+    """A function giving an array's answered rows (the array itself when none was dropped)."""
+    if dropped is None or not np.asarray(dropped, bool).any():
+        return lambda values: values
+    keep = ~np.asarray(dropped, bool)
+    return lambda values: values[keep]
 
 
 def _answered(per_request: np.ndarray, dropped) -> np.ndarray:
@@ -210,15 +223,16 @@ def savings(
     esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
     cost_usd = np.asarray(cost_usd, dtype=np.float64)
     exp = expected_matrix(df, tiers, basis)
-    accuracy = float(_answered(exp[np.arange(len(final_tier)), final_tier], dropped).mean())
+    accuracy = float(_answered(_pick(exp, final_tier), dropped).mean())
     uni_acc = exp.mean(axis=0)
     estimated = uniform_costs is None
     if estimated:
-        keep = np.ones(len(final_tier), bool) if dropped is None else ~np.asarray(dropped, bool)
-        tokens = (df["input_tokens"].to_numpy(np.float64) + df["output_tokens"].to_numpy(float))
+        keep = _kept(dropped)
+        tokens = np.add(df["input_tokens"].to_numpy(), df["output_tokens"].to_numpy(),
+                        dtype=np.float64)  # the counts as float64, summed (no int64 copies)
         uniform_costs = uniform_cost_estimates(
-            tokens[keep], first[keep], esc[keep], cost_usd[keep], tiers,
-            escalate_to=np.where(esc, final_tier, -1)[keep],
+            keep(tokens), keep(first), keep(esc), keep(cost_usd), tiers,
+            escalate_to=keep(np.where(esc, final_tier, -1)),
         )
     uni_cost = np.asarray(uniform_costs, dtype=np.float64)
     routed = float(cost_usd.sum())
