@@ -11,6 +11,8 @@ from tiersim.perf import build_step_model, default_profile_name, resolve_profile
 from tiersim.perf.aiconfigurator import SHIPPED_KV_DTYPES, SHIPPED_MODELS, layout
 
 PROFILE = default_profile_name()
+#: Sources that are fitted (or assumed) values, not operator tables.
+FITTED = ("overhead", "eager")
 
 
 def test_default_profile_is_bundled_small_and_attributed():
@@ -49,7 +51,7 @@ def test_every_table_the_profile_has_is_reported_measured(model):
                 src = build_step_model(path, precision, "h200", tp, kv, PROFILE, dp=dp, ep=ep)
                 src = src.sources()
                 for name, label in src.items():
-                    if name == "overhead":  # an assumption or a fit, and labelled as such
+                    if name in FITTED:  # an assumption or a fit, and labelled as such
                         assert label == "roofline" or label.startswith("fitted")
                     elif name in names:
                         assert label.startswith("measured:aiconfigurator vllm "), name
@@ -67,14 +69,14 @@ def test_silicon_sample_checkpoints_are_measured_but_weight_only_gemms(model):
     for entry in layouts:
         tp, dp, ep = layout(entry)
         src = build_step_model(path, "checkpoint", "h200", tp, "bf16", PROFILE, dp=dp, ep=ep)
-        tables = {k: v for k, v in src.sources().items() if k != "overhead"}
+        tables = {k: v for k, v in src.sources().items() if k not in FITTED}
         assert all(v.startswith("measured:") for v in tables.values()), (entry, tables)
 
 
 def test_bf16_and_fp8_qwen_decode_is_fully_measured():
     for precision in ("bf16", "fp8"):
         src = build_step_model("qwen3-coder-30b-a3b", precision, "h200", profile=PROFILE)
-        tables = {k: v for k, v in src.sources().items() if k != "overhead"}
+        tables = {k: v for k, v in src.sources().items() if k not in FITTED}
         assert tables and all(v == "measured:aiconfigurator vllm 0.24.0" for v in tables.values())
 
 
@@ -119,7 +121,7 @@ def test_an_unseen_model_is_anchored_on_the_nearest_measured_tables():
     tokens = np.array([1.0, 64.0, 4096.0])
     ratio = model.ops.fallback.moe(tokens) / table._source(tokens)
     assert table.lookup(tokens) == pytest.approx(table.source.lookup(tokens) * ratio)
-    assert all(v != "roofline" for k, v in src.items() if k != "overhead")
+    assert all(v != "roofline" for k, v in src.items() if k not in FITTED)
 
 
 def test_mla_of_another_head_count_is_anchored_on_the_same_latent():

@@ -88,6 +88,10 @@ FASTEST = "fastest"
 #: vLLM's kernel per GEMM dtype where the data holds several: the per-tensor FP8 CUTLASS
 #: kernel; for block FP8 the data measured DeepGEMM, FlashInfer and CUTLASS on different
 #: (m, n, k) ranges (vLLM dispatches by platform and shape), so each point takes the fastest.
+#: GEMM tables NVIDIA timed eagerly, per engine (``timing: eager``; aiconfigurator's vLLM
+#: collector replays every GEMM in a CUDA graph except block-FP8: ``collect_gemm.py``,
+#: ``use_cuda_graph=gemm_type != "fp8_block"``). See :mod:`tiersim.perf.profile`.
+EAGER_GEMMS = {"vllm": ("fp8_block",)}
 GEMM_KERNELS = {"fp8": "CutlassFP8ScaledMMLinearKernel", "fp8_block": FASTEST}
 #: ``fp8`` MoE reads the block-FP8 rows (vLLM's Triton FP8 MoE, what FP8 checkpoints of MoE
 #: models run); the data's per-tensor ``fp8`` MoE rows are ModelOpt's FlashInfer-CUTLASS path,
@@ -453,7 +457,10 @@ class Importer:
         grid = self._gemm[precision]
         m, lat, note = grid.latency(n, k)
         key = {"n": n, "k": k}
-        return _table("gemm", precision, key, {"m": m}, lat, source, self.aic, grid.kernel, note)
+        table = _table("gemm", precision, key, {"m": m}, lat, source, self.aic, grid.kernel, note)
+        if self.engine in EAGER_GEMMS and precision in EAGER_GEMMS[self.engine]:
+            table.extra["timing"] = "eager"
+        return table
 
     def moe(self, precision: str, model, tp: int, ep: int = 1) -> Table | None:
         """The ``moe`` table for ``model`` split ``tp`` x ``ep``, newest folder that has it.
@@ -734,6 +741,20 @@ def aic_model_path(name: str) -> str:
     return str(path)
 
 
+def _kept_eager(out):
+    """A fitted ``eager_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
+    from tiersim.perf.profile import load_profile
+
+    path = Path(out) if out is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        eager = load_profile(path).eager
+    except ProfileError:
+        return None
+    return eager if eager.source.startswith("fitted") else None
+
+
 def _kept_overhead(out) -> tuple[float, float, str] | None:
     """A fitted ``overhead_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
     import json
@@ -796,6 +817,9 @@ def import_aiconfigurator(
     kept = _kept_overhead(out)
     if kept is not None:  # a fitted overhead survives a rebuild of the tables
         profile.overhead_s, profile.overhead_per_layer_s, profile.overhead_source = kept
+    eager = _kept_eager(out)
+    if eager is not None:  # so does a fitted eager-iteration cost
+        profile.eager = eager
     if out is not None:
         save_profile(profile, out)
     return profile, missing

@@ -20,6 +20,8 @@ sequence) on one data-parallel rank of ``tp`` GPUs costs, with every shape per G
     measured the MLA modules
   + lm_head GEMM for the rows that produce logits: decode sequences + prefill chunks
   + the fixed per-iteration overhead
+  + for an iteration larger than the engine's CUDA graphs, the host time of running it eagerly
+    (the profile's ``eager_s``; :class:`tiersim.perf.profile.EagerCost`)
 
 Every GEMM runs in its group's weight format (:class:`~tiersim.hardware.precisions.WeightFormats`:
 one format for a named tier precision, the checkpoint's per-group formats for ``checkpoint``);
@@ -220,7 +222,13 @@ class AssembledStepModel:
             t = t + m.dense_mlp_layers * self._dense_mlp(tokens)
         if m.moe_layers:
             t = t + m.moe_layers * self._moe_layer(tokens)
-        return t + self._communication(tokens)
+        return t + self._communication(tokens) + self._eager(tokens)
+
+    def _eager(self, tokens: np.ndarray) -> np.ndarray | float:
+        """Host time of iterations the engine runs outside CUDA graphs (ops without the notion,
+        such as the roofline, answer 0)."""
+        eager_s = getattr(self.ops, "eager_s", None)
+        return 0.0 if eager_s is None else eager_s(tokens)
 
     def _linear_time(self, tokens: int) -> float:
         """All layers' token-proportional work for ``tokens`` tokens.

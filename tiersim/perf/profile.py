@@ -9,6 +9,18 @@ says where its numbers come from (``source``: ``harness``, ``public`` or ``roofl
 contract's schema; absent means 0): the per-iteration overhead is ``value + per_layer_s x layers``,
 so one profile can serve models of different depth (the small per-layer kernels no table covers).
 
+CUDA graphs and eager iterations (an addition to the contract's schema; absent means none)
+------------------------------------------------------------------------------------------
+An engine such as vLLM replays iterations of up to ``graph_max_tokens`` tokens from CUDA graphs
+and runs larger ones (long prefill chunks) eagerly, launching every kernel from the host. The
+optional ``eager_s`` object, ``{"graph_max_tokens": 512, "per_layer_s": ..., "per_moe_layer_s":
+..., "source": ...}``, describes that: an eager iteration pays ``per_layer_s x layers +
+per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCost`), and in a
+graph-replayed iteration a table timed eagerly (``"timing": "eager"``: NVIDIA's block-FP8 GEMMs,
+whose small-``m`` rows are the host launch path, not the kernel) is read without its launch
+floor: ``max(roofline, latency - latency at the first grid point)``. Both costs are fitted on
+measured serving rows (``benchmarks/fidelity_silicon.py --fit``) and labelled so.
+
 :class:`ProfileOps` answers the per-layer operator questions of the step assembly
 (:mod:`tiersim.perf.assembly`) from those tables. An operator whose table the profile lacks is
 answered by the roofline fallback instead, and :meth:`ProfileOps.sources` says so, table by table:
@@ -92,7 +104,32 @@ OP_DTYPE: dict[str, str | None] = {
     "allreduce": None,
 }
 SOURCES = ("harness", "public", "roofline")
-_OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes")
+_OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes", "timing")
+
+
+@dataclass(frozen=True)
+class EagerCost:
+    """Host time of iterations an engine runs outside CUDA graphs (see the module docstring).
+
+    ``graph_max_tokens``: the largest iteration replayed from a CUDA graph (0: the engine makes
+    no such distinction and nothing here applies). ``per_layer_s`` / ``per_moe_layer_s``: host
+    seconds an eager iteration pays per layer and per MoE layer. ``source``: where the numbers
+    come from (``fitted ...``, or ``roofline`` for none).
+    """
+
+    graph_max_tokens: int = 0
+    per_layer_s: float = 0.0
+    per_moe_layer_s: float = 0.0
+    source: str = "roofline"
+
+    def seconds(self, layers: int, moe_layers: int) -> float:
+        """Host seconds of one eager iteration of a model with these layer counts."""
+        return self.per_layer_s * layers + self.per_moe_layer_s * moe_layers
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``eager_s`` object of a profile file."""
+        return {"graph_max_tokens": self.graph_max_tokens, "per_layer_s": self.per_layer_s,
+                "per_moe_layer_s": self.per_moe_layer_s, "source": self.source}
 
 
 @dataclass
@@ -169,6 +206,7 @@ class Profile:
     tables: list[Table]
     path: str = "<memory>"
     overhead_per_layer_s: float = 0.0
+    eager: EagerCost = field(default_factory=EagerCost)
 
     def find(self, op: str, dtype: str | None, key: dict[str, int]) -> Table | None:
         """The table for ``op`` at ``dtype`` and exactly ``key``, or ``None``."""
@@ -213,6 +251,7 @@ class Profile:
             "gpu": self.gpu,
             "provenance": dict(self.provenance),
             "overhead_s": self._overhead_json(),
+            **({"eager_s": self.eager.to_json()} if self.eager.graph_max_tokens else {}),
             "tables": [t.to_json() for t in self.tables],
         }
 
@@ -483,6 +522,7 @@ def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
     if not isinstance(prov, dict):
         raise ProfileError(f"{path}: provenance: must be an object")
     overhead, per_layer, overhead_source = _parse_overhead(raw.get("overhead_s"), path)
+    eager = _parse_eager(raw.get("eager_s"), path)
     tables_raw = raw.get("tables")
     if not isinstance(tables_raw, list):
         raise ProfileError(f"{path}: tables: must be a list of table objects")
@@ -497,6 +537,7 @@ def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
         tables=tables,
         path=path,
         overhead_per_layer_s=per_layer,
+        eager=eager,
     )
 
 
@@ -523,6 +564,32 @@ def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
             raise ProfileError(f"{where}.{name}: must be a number of seconds >= 0 (got {value!r})")
         numbers.append(float(value))
     return numbers[0], numbers[1], _parse_source(raw.get("source"), f"{where}.source", True)
+
+
+def _parse_eager(raw: Any, path: str) -> EagerCost:
+    """The optional ``eager_s`` object (absent: no CUDA-graph / eager distinction)."""
+    if raw is None:
+        return EagerCost()
+    where = f"{path}: eager_s"
+    if not isinstance(raw, dict):
+        example = '{"graph_max_tokens": 512, "per_layer_s": 0.0002, "source": "roofline"}'
+        raise ProfileError(f"{where}: must be an object like {example}")
+    unknown = sorted(set(raw) - {"graph_max_tokens", "per_layer_s", "per_moe_layer_s", "source"})
+    if unknown:
+        raise ProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: graph_max_tokens, "
+                           "per_layer_s, per_moe_layer_s, source")
+    graph_max = raw.get("graph_max_tokens")
+    if isinstance(graph_max, bool) or not isinstance(graph_max, int) or graph_max < 0:
+        raise ProfileError(f"{where}.graph_max_tokens: must be a whole number of tokens >= 0 "
+                           f"(got {graph_max!r})")
+    numbers = []
+    for name in ("per_layer_s", "per_moe_layer_s"):
+        value = raw.get(name, 0.0)
+        if not _is_number(value) or value < 0:
+            raise ProfileError(f"{where}.{name}: must be a number of seconds >= 0 (got {value!r})")
+        numbers.append(float(value))
+    source = _parse_source(raw.get("source"), f"{where}.source", True)
+    return EagerCost(graph_max, numbers[0], numbers[1], source)
 
 
 def _parse_source(value: Any, where: str, fitted: bool = False) -> str:
@@ -655,6 +722,11 @@ class AnchoredTable:
         self.source = source
         self._target, self._source = target_roofline, source_roofline
 
+    @property
+    def extra(self) -> dict[str, str]:
+        """The source table's descriptive fields (its ``timing`` holds here too)."""
+        return self.source.extra
+
     def lookup(self, *coords: Any) -> np.ndarray:
         """The source table's latency at ``coords``, rescaled to the wanted shape."""
         base = self.source.lookup(*coords)
@@ -706,6 +778,17 @@ class ProfileOps:
         (scheduling, sampling and launch gaps, plus the small per-layer kernels no table
         covers: norms, rotary embedding, activation, residual adds)."""
         return self.profile.overhead_s + self.profile.overhead_per_layer_s * self.model.layers
+
+    def eager_s(self, tokens: np.ndarray) -> np.ndarray:
+        """Host seconds beyond the kernels of iterations of ``tokens`` tokens: the profile's
+        :class:`EagerCost` for those above its ``graph_max_tokens``, else 0."""
+        eager = self.profile.eager
+        tokens = np.asarray(tokens, dtype=np.float64)
+        cost = eager.seconds(self.model.layers, self.model.moe_layers)
+        if not eager.graph_max_tokens or not cost:
+            return np.zeros(tokens.shape)
+        self._sources["eager"] = self.profile._label(eager.source, None)
+        return np.where(tokens > eager.graph_max_tokens, cost, 0.0)
 
     def sources(self) -> dict[str, str]:
         """Every table used so far -> its source label (``roofline`` for fallbacks)."""
@@ -809,7 +892,23 @@ class ProfileOps:
         table = self._table("gemm", dtype, {"n": int(n), "k": int(k)})
         if table is None:
             return self.fallback.gemm(m, n, k, precision if precision is not None else dtype)
-        return table.lookup(m)
+        t = table.lookup(m)
+        graph_max = self.profile.eager.graph_max_tokens
+        if graph_max and table.extra.get("timing") == "eager":
+            t = self._graph_gemm(table, t, m, n, k, dtype, graph_max)
+        return t
+
+    def _graph_gemm(self, table, t, m, n: int, k: int, dtype: str, graph_max: int):
+        """An eagerly timed GEMM table inside CUDA-graph iterations (``m <= graph_max``, as
+        ``m`` is the iteration's token count for every table-timed GEMM): its latency less its
+        launch floor (the first grid point), never below the roofline (module docstring)."""
+        m_arr = np.asarray(m, dtype=np.float64)
+        if not (m_arr <= graph_max).any():
+            return t
+        floor = float(np.asarray(table.lookup(1.0)).reshape(-1)[0])  # flat below the grid
+        roof = 0.0 if self.fallback is None else self.fallback.gemm(m_arr, n, k, dtype)
+        graph = np.maximum(roof, np.asarray(t, dtype=np.float64) - floor)
+        return np.where(m_arr <= graph_max, graph, t)
 
     def moe(self, tokens) -> np.ndarray:
         """Seconds of one MoE layer (router excluded) for ``tokens`` tokens."""

@@ -1,0 +1,120 @@
+"""Tests of a profile's CUDA-graph / eager distinction: ``eager_s`` and ``timing: eager`` tables."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.test_profile import RecordingFallback, make_doc, make_ops
+from tiersim.errors import ProfileError
+from tiersim.hardware.models import get_model
+from tiersim.perf import build_step_model, default_profile_name, resolve_profile
+from tiersim.perf.base import StepShape
+from tiersim.perf.profile import EagerCost, load_profile, profile_from_json, save_profile
+
+QWEN = get_model("qwen3-coder-30b-a3b")  # 48 layers, every one MoE
+LLAMA = get_model("llama-3.1-70b")  # 80 dense layers
+
+EAGER = {"graph_max_tokens": 512, "per_layer_s": 2e-4, "per_moe_layer_s": 9e-4,
+         "source": "fitted: by hand"}
+
+
+def eager_doc(eager=EAGER, timing=None):
+    doc = make_doc(eager_s=dict(eager) if eager is not None else None)
+    if eager is None:
+        del doc["eager_s"]
+    if timing:
+        doc["tables"][0]["timing"] = timing
+    return doc
+
+
+def test_eager_cost_is_per_layer_and_per_moe_layer():
+    cost = EagerCost(512, 2e-4, 9e-4)
+    assert cost.seconds(LLAMA.layers, LLAMA.moe_layers) == pytest.approx(80 * 2e-4)
+    assert cost.seconds(QWEN.layers, QWEN.moe_layers) == pytest.approx(48 * 2e-4 + 48 * 9e-4)
+
+
+def test_eager_time_only_above_the_graph_size():
+    ops = make_ops(eager_doc())
+    tokens = np.array([1.0, 512.0, 513.0, 8192.0])
+    expected = 48 * 2e-4 + 48 * 9e-4
+    assert ops.eager_s(tokens).tolist() == [0.0, 0.0, pytest.approx(expected),
+                                           pytest.approx(expected)]
+    assert ops.sources()["eager"] == "fitted: by hand"
+
+
+def test_no_eager_section_means_no_eager_time_and_no_source():
+    ops = make_ops(eager_doc(eager=None))
+    assert ops.eager_s(np.array([100.0, 9000.0])).tolist() == [0.0, 0.0]
+    assert "eager" not in ops.sources()
+
+
+def test_an_eager_timed_gemm_loses_its_launch_floor_inside_graphs_only():
+    # the bf16 table: 10 us at m <= 10, 100 us at m = 100; the stand-in roofline says 7 us
+    ops = make_ops(eager_doc(timing="eager"))
+    m = np.array([1.0, 10.0, 100.0, 600.0])
+    got = np.asarray(ops.gemm(m, 64, 32, "bf16"))
+    plain = np.asarray(make_ops(eager_doc()).gemm(m, 64, 32, "bf16"))
+    assert got[0] == pytest.approx(7e-6)  # floor removed, roofline bound
+    assert got[2] == pytest.approx(1e-4 - 1e-5)  # latency less the floor
+    assert got[3] == plain[3]  # above 512 tokens the iteration is eager: as measured
+    assert np.asarray(ops.gemm(10.0, 64, 32, "bf16")) == pytest.approx(7e-6)  # scalar path
+
+
+def test_a_graph_timed_gemm_is_read_as_measured():
+    ops = make_ops(eager_doc())
+    assert np.asarray(ops.gemm(np.array([1.0]), 64, 32, "bf16"))[0] == pytest.approx(1e-5)
+
+
+def test_eager_section_round_trips(tmp_path):
+    prof = profile_from_json(eager_doc(timing="eager"), "mem.json")
+    path = save_profile(prof, tmp_path / "p.json")
+    back = load_profile(path)
+    assert back.eager == EagerCost(512, 2e-4, 9e-4, "fitted: by hand")
+    assert back.tables[0].extra["timing"] == "eager"
+    assert json.loads(path.read_text())["eager_s"] == EAGER
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda e: e.update(graph_max_tokens=-1),
+     "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens >= 0 (got -1)"),
+    (lambda e: e.update(graph_max_tokens=True),
+     "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens >= 0 (got True)"),
+    (lambda e: e.update(per_layer_s="fast"),
+     "mem.json: eager_s.per_layer_s: must be a number of seconds >= 0 (got 'fast')"),
+    (lambda e: e.update(per_moe_layer_s=-1e-3),
+     "mem.json: eager_s.per_moe_layer_s: must be a number of seconds >= 0 (got -0.001)"),
+    (lambda e: e.update(extra=1),
+     "mem.json: eager_s: unknown field 'extra'; allowed: graph_max_tokens, per_layer_s, "
+     "per_moe_layer_s, source"),
+    (lambda e: e.update(source="guessed"),
+     "mem.json: eager_s.source: must be one of harness, public, roofline (got 'guessed')"),
+])
+def test_eager_section_errors_are_one_line(mutate, expected):
+    eager = dict(EAGER)
+    mutate(eager)
+    with pytest.raises(ProfileError) as err:
+        profile_from_json(eager_doc(eager), "mem.json")
+    assert str(err.value) == expected
+
+
+def test_eager_iterations_cost_more_in_the_step_model():
+    """Through the assembly: a prefill of 513 tokens pays the eager time, one of 512 does not,
+    on the shipped profile (whose eager_s is fitted)."""
+    step = build_step_model("llama-3.1-70b", "fp8", "h200", tp=4,
+                            profile=resolve_profile(default_profile_name()))
+    eager = step.ops.profile.eager
+    assert eager.graph_max_tokens == 512 and eager.per_layer_s > 0
+    t512 = step.step_time(StepShape(((512, 0),)))
+    t513 = step.step_time(StepShape(((513, 0),)))
+    assert t513 - t512 > 0.9 * eager.seconds(80, 0)
+    assert step.sources()["eager"].startswith("fitted")
+
+
+def test_roofline_fallback_used_for_the_graph_floor():
+    fb = RecordingFallback()
+    ops = make_ops(eager_doc(timing="eager"), fallback=fb)
+    ops.gemm(np.array([4.0]), 64, 32, "bf16")
+    assert ("gemm", 64, 32, "bf16") in fb.calls
