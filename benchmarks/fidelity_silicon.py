@@ -19,13 +19,18 @@ times from ``tiersim.perf.build_step_model`` on the engine's profile (vLLM: the 
 report means over the whole run, start-up burst included. By default all clients start at 0, each
 sends ``per_client`` requests, and TTFT/TPOT are means over every request; TPOT of a request is
 ``(finish - first token) / (osl - 1)`` as ``vllm bench serve`` defines it. ``--warmup-rounds``
-sends that many requests per client first and leaves them out. ``per_client`` and the
-per-iteration overhead are the two free parameters: ``--fit`` fits them on the training rows
-(:data:`TRAINING`: every vLLM Llama-3.1-70B row), prints the held-out figures (every other vLLM
-row), writes the overhead into the shipped profile's ``overhead_s`` and ``per_client`` into
-``benchmarks/data/fit.json``, which the default run reads. ``--steady-state`` runs the earlier
-protocol instead (clients staggered over one request cycle, first and last request of each left
-out).
+sends that many requests per client first and leaves them out.
+
+**The free parameters** are the load generator (``per_client``, the length spread), vLLM's
+per-iteration overhead, and the host time of iterations vLLM runs outside CUDA graphs (over
+512 tokens: ``per_layer_s`` x layers + ``per_moe_layer_s`` x MoE layers;
+:class:`tiersim.perf.profile.EagerCost`). ``--fit`` fits them on the training rows
+(:data:`TRAINING`: every vLLM Llama-3.1-70B row, and :data:`MOE_TRAINING`: every vLLM
+MiniMax-M2.5 and gpt-oss-120b row, for ``per_moe_layer_s`` only), prints the held-out figures
+(every other vLLM row), writes the overhead and eager cost into the shipped profile and
+``per_client`` into ``benchmarks/data/fit.json``, which the default run reads.
+``--steady-state`` runs the earlier protocol instead (clients staggered over one request cycle,
+first and last request of each left out).
 
 **Rows tiersim cannot represent** (a model type it cannot read, a checkpoint format it ignores, a
 parallel layout it lacks, disaggregated serving, an engine with no profile at the model's shapes)
@@ -67,6 +72,7 @@ from tiersim.hardware import get_gpu, get_model  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
 from tiersim.perf.base import StepShape  # noqa: E402
 from tiersim.perf.memory import kv_capacity_blocks  # noqa: E402
+from tiersim.perf.profile import EagerCost  # noqa: E402
 
 ENGINE_PROFILES = {
     "vllm": default_profile_name(),
@@ -97,6 +103,14 @@ MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrenc
 BLOCK_SIZE = 16
 #: The training subset of ``--fit`` (fixed here; everything else is held out).
 TRAINING = {"backend": "vllm", "model": "Llama-3.1-70B"}
+#: The rows that fit the MoE layers' eager host time (a dense model cannot show it): one
+#: block-FP8 and one MXFP4 checkpoint, so the value is not one kernel's.
+MOE_TRAINING = {"backend": "vllm", "model": ("MiniMax-M2.5", "gpt-oss-120b")}
+#: vLLM's largest CUDA-graph batch (``max_cudagraph_capture_size``: min(2 x max_num_seqs, 512)).
+GRAPH_MAX_TOKENS = 512
+#: ``--fit`` grids of the eager host time per layer and per MoE layer (seconds).
+FIT_EAGER_PER_LAYER_S = tuple(round(0.05e-3 * i, 6) for i in range(0, 11))
+FIT_EAGER_PER_MOE_LAYER_S = tuple(round(0.1e-3 * i, 6) for i in range(0, 13))
 #: ``--fit`` grid: per-iteration overhead (seconds) and requests per client.
 FIT_OVERHEADS_S = tuple(round(0.25e-3 * i, 6) for i in range(0, 17))
 FIT_PER_CLIENT = (1, 2, 3, 5, 8, 10, 15, 20)
@@ -579,21 +593,32 @@ def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol
     }
 
 
+@dataclass(frozen=True)
+class Knobs:
+    """vLLM profile values tried in place of the shipped ones (``None``: the profile's own)."""
+
+    overhead_s: float | None = None
+    eager: EagerCost | None = None
+
+
 _PROFILES: dict = {}
 
 
-def engine_profile(engine: str, overhead_s: float | None):
-    """The engine's profile, its per-iteration overhead replaced when ``overhead_s`` is given."""
-    key = (engine, overhead_s)
+def engine_profile(engine: str, knobs: Knobs = Knobs()):
+    """The engine's profile, with the :class:`Knobs` given for vLLM put in."""
+    key = (engine, knobs)
     if key not in _PROFILES:
         prof = resolve_profile(ENGINE_PROFILES[engine])
-        if overhead_s is not None:
-            prof = dataclasses.replace(prof, overhead_s=overhead_s, overhead_per_layer_s=0.0)
+        if knobs.overhead_s is not None:
+            prof = dataclasses.replace(prof, overhead_s=knobs.overhead_s,
+                                       overhead_per_layer_s=0.0)
+        if knobs.eager is not None and engine == "vllm":
+            prof = dataclasses.replace(prof, eager=knobs.eager)
         _PROFILES[key] = prof
     return _PROFILES[key]
 
 
-def replica_tier(case: Case, concurrency: int, kv_dtype: str, overhead_s: float | None = None):
+def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Knobs()):
     """The tier of ONE measured server: ``dp`` replicas (DP ranks) of ``tp`` H200s each.
 
     ``kv_dtype`` ``auto`` is vLLM's rule (the checkpoint's declared KV format, else BF16) for
@@ -603,7 +628,7 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, overhead_s: float 
         kv_dtype = "fp8"
     try:
         step = build_step_model(case.model, case.precision, "h200", tp=case.tp, kv_dtype=kv_dtype,
-                                profile=engine_profile(case.engine, overhead_s), **par)
+                                profile=engine_profile(case.engine, knobs), **par)
         blocks = kv_capacity_blocks(
             get_model(case.model), case.precision, get_gpu("h200"), case.tp, BLOCK_SIZE,
             kv_dtype=kv_dtype, max_num_batched_tokens=MAX_BATCHED_TOKENS, **par,
@@ -621,11 +646,11 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, overhead_s: float 
     return tier, roofline
 
 
-def simulate_row(row: dict, kv_dtype: str, proto: Protocol, overhead_s: float | None) -> dict:
+def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dict:
     """tiersim's TTFT and TPOT (ms) for one row, or why it cannot be represented."""
     try:
         case = case_of(row)
-        tier, roofline = replica_tier(case, int(row["batch_size"]), kv_dtype, overhead_s)
+        tier, roofline = replica_tier(case, int(row["batch_size"]), kv_dtype, knobs)
         out = replay(tier, int(row["isl"]), int(row["osl"]), int(row["batch_size"]), proto)
     except Unrepresentable as exc:
         return {"unrepresentable": str(exc)}
@@ -645,10 +670,10 @@ def _map(fn, items: list, jobs: int, chunksize: int = 4) -> list:
 
 
 def run(
-    df: pd.DataFrame, kv_dtype: str, proto: Protocol, jobs: int, overhead_s: float | None = None
+    df: pd.DataFrame, kv_dtype: str, proto: Protocol, jobs: int, knobs: Knobs = Knobs()
 ) -> pd.DataFrame:
     """Simulate every row (in ``jobs`` processes); adds predictions and signed errors."""
-    args = [(r, kv_dtype, proto, overhead_s) for r in df.to_dict("records")]
+    args = [(r, kv_dtype, proto, knobs) for r in df.to_dict("records")]
     out = pd.DataFrame(_map(_simulate_star, args, jobs))
     for col in ("sim_ttft_ms", "sim_tpot_ms", "unrepresentable"):
         if col not in out:
@@ -768,85 +793,129 @@ def with_aic(df: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- fitting the free parameters
 
 
-def training_mask(df: pd.DataFrame) -> pd.Series:
-    """True for the rows in :data:`TRAINING`."""
+def training_mask(df: pd.DataFrame, subset: dict = TRAINING) -> pd.Series:
+    """True for the rows in ``subset`` (default :data:`TRAINING`)."""
     mask = pd.Series(True, index=df.index)
-    for col, value in TRAINING.items():
-        mask &= df[col] == value
+    for col, value in subset.items():
+        mask &= df[col].isin(value) if isinstance(value, tuple) else df[col] == value
     return mask
 
 
-def fit_overhead(train: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol) -> float:
+def _best(label: str, scores: list[tuple], unit: str) -> tuple:
+    best = min(scores)
+    print(f"  {label}: {unit.format(*best[1:])} (median error {best[0]:.1f}%)", flush=True)
+    return best
+
+
+def fit_overhead(train: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol,
+                 knobs: Knobs) -> float:
     """The overhead of :data:`FIT_OVERHEADS_S` with the smallest median |TPOT error| on
-    ``train`` under ``proto`` (TPOT is where a per-iteration cost shows most directly)."""
+    ``train`` (TPOT is where a per-iteration cost shows most directly)."""
     scores = []
     for overhead in FIT_OVERHEADS_S:
-        res = run(train, kv_dtype, proto, jobs, overhead_s=overhead)
+        res = run(train, kv_dtype, proto, jobs, dataclasses.replace(knobs, overhead_s=overhead))
         scores.append((median_abs(res["tpot_err"]), overhead))
-    best = min(scores)
-    print(f"  overhead: {best[1] * 1e3:.2f} ms (median |TPOT error| {best[0]:.1f}%)", flush=True)
-    return best[1]
+    return _best("overhead", scores, "{:.6f} s")[1]
 
 
-def fit_loadgen(train: pd.DataFrame, kv_dtype: str, jobs: int, overhead_s: float) -> Protocol:
+def fit_loadgen(train: pd.DataFrame, kv_dtype: str, jobs: int, knobs: Knobs) -> Protocol:
     """The load generator of :data:`FIT_PER_CLIENT` x :data:`FIT_SPREADS` with the smallest
     median |TTFT error| on ``train`` (the start-up burst shows in TTFT)."""
     scores = []
     for per_client in FIT_PER_CLIENT:
         for spread in FIT_SPREADS:
             proto = Protocol(per_client=per_client, spread=spread)
-            res = run(train, kv_dtype, proto, jobs, overhead_s=overhead_s)
+            res = run(train, kv_dtype, proto, jobs, knobs)
             scores.append((median_abs(res["ttft_err"]), per_client, spread))
-    best = min(scores)
-    print(f"  load generator: {best[1]} requests per client, lengths +-{best[2]:.0%} "
-          f"(median |TTFT error| {best[0]:.1f}%)", flush=True)
+    best = _best("load generator", scores, "{} requests per client, lengths +-{:.0%}")
     return Protocol(per_client=best[1], spread=best[2])
 
 
-def fit(df: pd.DataFrame, kv_dtype: str, jobs: int) -> tuple[float, Protocol]:
-    """Coordinate descent on the training rows: overhead on TPOT, then the load generator on
-    TTFT, repeated until neither moves (at most :data:`FIT_PASSES` passes)."""
+def fit_eager(train: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol, knobs: Knobs,
+              field: str, grid: tuple[float, ...]) -> EagerCost:
+    """The eager cost with ``field`` from ``grid`` giving the smallest median |TTFT error| on
+    ``train`` (an eager iteration is a prefill of more than 512 tokens: it shows in TTFT)."""
+    scores = []
+    for value in grid:
+        eager = dataclasses.replace(knobs.eager, **{field: value})
+        res = run(train, kv_dtype, proto, jobs, dataclasses.replace(knobs, eager=eager))
+        scores.append((median_abs(res["ttft_err"]), value))
+    value = _best(f"eager {field}", scores, "{:.6f} s")[1]
+    return dataclasses.replace(knobs.eager, **{field: value})
+
+
+def fit(df: pd.DataFrame, kv_dtype: str, jobs: int) -> tuple[Knobs, Protocol]:
+    """Coordinate descent: the overhead on TPOT, then the eager time per layer and the load
+    generator on TTFT (all on :data:`TRAINING`), then the eager time per MoE layer on TTFT
+    (:data:`MOE_TRAINING`), repeated until nothing moves (at most :data:`FIT_PASSES`)."""
     train = df[training_mask(df)]
+    moe_train = df[training_mask(df, MOE_TRAINING)]
     proto = Protocol(per_client=UNFITTED_PER_CLIENT)
-    overhead = None
+    knobs = Knobs(overhead_s=None, eager=EagerCost(GRAPH_MAX_TOKENS, source="fitting"))
     for i in range(FIT_PASSES):
-        print(f"fit pass {i + 1} on {len(train)} training rows", flush=True)
-        new_overhead = fit_overhead(train, kv_dtype, jobs, proto)
-        new_proto = fit_loadgen(train, kv_dtype, jobs, new_overhead)
-        if new_overhead == overhead and new_proto == proto:
+        print(f"fit pass {i + 1} on {len(train)} + {len(moe_train)} training rows", flush=True)
+        new = dataclasses.replace(knobs, overhead_s=fit_overhead(train, kv_dtype, jobs, proto,
+                                                                 knobs))
+        new = dataclasses.replace(new, eager=fit_eager(
+            train, kv_dtype, jobs, proto, new, "per_layer_s", FIT_EAGER_PER_LAYER_S))
+        new_proto = fit_loadgen(train, kv_dtype, jobs, new)
+        new = dataclasses.replace(new, eager=fit_eager(
+            moe_train, kv_dtype, jobs, new_proto, new, "per_moe_layer_s",
+            FIT_EAGER_PER_MOE_LAYER_S))
+        if new == knobs and new_proto == proto:
             break
-        overhead, proto = new_overhead, new_proto
-    return overhead, proto
+        knobs, proto = new, new_proto
+    return knobs, proto
 
 
-def write_fit(overhead_s: float, proto: Protocol, n_train: int) -> None:
-    """Write the fitted overhead into the shipped vLLM profile and ``per_client`` to FIT_JSON."""
+def fit_label(n_train: int, n_moe: int = 0) -> str:
+    """The ``source`` the fitted values carry in the profile (``n_moe``: MoE rows used)."""
+    label = (f"fitted: benchmarks/fidelity_silicon.py --fit on {n_train} silicon-sample rows "
+             f"(vllm, Llama-3.1-70B)")
+    moe = ", ".join(MOE_TRAINING["model"])
+    return label + (f" and, per MoE layer, {n_moe} (vllm, {moe})" if n_moe else "")
+
+
+def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
+    """Write the fitted overhead and eager cost into the shipped vLLM profile and the load
+    generator to FIT_JSON."""
     from tiersim.paths import find_bundled
 
-    where = (f"fitted: benchmarks/fidelity_silicon.py --fit on {n_train} silicon-sample rows "
-             f"(vllm, Llama-3.1-70B)")
+    eager = dataclasses.replace(knobs.eager, source=fit_label(n_train, n_moe))
     path = find_bundled("profiles", default_profile_name())
     doc = json.loads(Path(path).read_text())
-    doc["overhead_s"] = {"value": overhead_s, "source": where}
+    doc["overhead_s"] = {"value": knobs.overhead_s, "source": fit_label(n_train)}
+    doc["eager_s"] = eager.to_json()
+    doc = {k: doc[k] for k in ("schema", "name", "gpu", "provenance", "overhead_s", "eager_s",
+                               "tables")}
     Path(path).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     FIT_JSON.write_text(json.dumps({
-        "per_client": proto.per_client, "overhead_s": overhead_s, "length_spread": proto.spread,
-        "training": TRAINING, "rows": n_train, "date": datetime.date.today().isoformat(),
+        "per_client": proto.per_client, "overhead_s": knobs.overhead_s,
+        "length_spread": proto.spread, "eager_s": eager.to_json(), "training": TRAINING,
+        "moe_training": MOE_TRAINING, "rows": n_train, "moe_rows": n_moe,
+        "date": datetime.date.today().isoformat(),
     }, indent=2) + "\n")
-    print(f"overhead_s = {overhead_s} -> {path}; per_client = {proto.per_client}, "
-          f"length_spread = {proto.spread} -> {FIT_JSON}")
+    print(f"overhead_s = {knobs.overhead_s}, eager_s = {eager.to_json()} -> {path}; "
+          f"per_client = {proto.per_client}, length_spread = {proto.spread} -> {FIT_JSON}")
 
 
 def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str]:
     """The free parameters in use, and the training and held-out lines (the fit's check)."""
     train = training_mask(df).to_numpy()
-    held = res[~train & (res["backend"] == "vllm").to_numpy()]
+    moe = training_mask(df, MOE_TRAINING).to_numpy()
+    vllm = (res["backend"] == "vllm").to_numpy()
+    held = res[~train & ~moe & vllm]
     prof = resolve_profile(ENGINE_PROFILES["vllm"])
     overhead = f"{prof.overhead_s * 1e3:.2f} ms ({prof.overhead_label()})"
+    eager = prof.eager
     return [
         f"load generator: {proto.per_client} requests per client, all clients at t=0, lengths "
-        f"+-{proto.spread:.0%}; vLLM per-iteration overhead: {overhead}",
+        f"+-{proto.spread:.0%}; vLLM per-iteration overhead: {overhead}; eager iterations "
+        f"(> {eager.graph_max_tokens} tokens): {eager.per_layer_s * 1e3:.2f} ms x layers + "
+        f"{eager.per_moe_layer_s * 1e3:.2f} ms x MoE layers",
         group_line("training: vllm Llama-3.1-70B", res[train]),
+        group_line("training (MoE eager only): vllm " + ", ".join(MOE_TRAINING["model"]),
+                   res[moe]),
         group_line("held out: every other vllm row", held),
     ]
 
@@ -919,11 +988,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.model:
         df = df[df["model"].isin(args.model)]
     df = with_aic(df.reset_index(drop=True))
-    overhead = None if args.overhead_ms is None else args.overhead_ms / 1e3
+    knobs = Knobs(overhead_s=None if args.overhead_ms is None else args.overhead_ms / 1e3)
     if args.fit:
-        overhead, proto = fit(df, args.kv_dtype, args.jobs)
-        write_fit(overhead, proto, int(training_mask(df).sum()))
-    res = run(df, args.kv_dtype, proto, args.jobs, overhead_s=overhead)
+        knobs, proto = fit(df, args.kv_dtype, args.jobs)
+        write_fit(knobs, proto, int(training_mask(df).sum()),
+                  int(training_mask(df, MOE_TRAINING).sum()))
+    res = run(df, args.kv_dtype, proto, args.jobs, knobs)
     if args.rows:
         print("\n".join(row_lines(res)) + "\n")
     if training_mask(df).any() and args.overhead_ms is None and not args.steady_state:

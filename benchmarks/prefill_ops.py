@@ -49,7 +49,7 @@ def tiersim_ops(row: dict, isl: int) -> dict[str, float]:
         "h200",
         tp=case.tp,
         kv_dtype="auto",
-        profile=fs.engine_profile(case.engine, None),
+        profile=fs.engine_profile(case.engine),
     )
     m, ops, t = step.model, step.ops, np.array([float(isl)])
     fmt = step._fmt("attention")

@@ -229,7 +229,7 @@ def test_case_of_a_served_row_and_the_reasons_for_others():
 
 
 def test_unrepresentable_rows_are_counted_not_raised():
-    out = fs.simulate_row(make_row(mode="disagg"), "fp8", P3, None)
+    out = fs.simulate_row(make_row(mode="disagg"), "fp8", P3, fs.Knobs())
     assert out == {"unrepresentable": "disaggregated prefill/decode serving is not modelled"}
 
 
@@ -297,20 +297,31 @@ def test_summary_has_a_line_per_engine_model_and_engine():
     assert lines[-1].startswith("vllm all median |TPOT error| = 20.0%, |TTFT error| = 10.0%")
 
 
-def test_fit_picks_the_overhead_and_load_generator_with_the_smallest_median_error(monkeypatch):
+def test_fit_picks_the_overhead_eager_costs_and_load_generator_with_the_smallest_error(
+        monkeypatch):
     """A stand-in replay whose TPOT error is zero at 1.5 ms of overhead and whose TTFT error is
-    zero at 5 requests per client and +-10% lengths: the fit must find exactly those."""
+    zero at 5 requests per client, +-10% lengths and 0.2 ms of eager time per layer; on the MoE
+    training rows (batch 16 here) zero at 0.4 ms per MoE layer: the fit must find exactly those."""
 
-    def fake_run(df, kv_dtype, proto, jobs, overhead_s=None):
-        tpot = (overhead_s - 1.5e-3) * 100
-        ttft = abs(proto.per_client - 5) * 0.1 + abs(proto.spread - 0.1)
+    def fake_run(df, kv_dtype, proto, jobs, knobs=None):
+        tpot = (knobs.overhead_s - 1.5e-3) * 100
+        eager = knobs.eager
+        if df["model"].isin(["MiniMax-M2.5", "gpt-oss-120b"]).all():
+            ttft = abs(eager.per_moe_layer_s - 0.4e-3) * 1e3
+        else:
+            ttft = (abs(proto.per_client - 5) * 0.1 + abs(proto.spread - 0.1)
+                    + abs(eager.per_layer_s - 0.2e-3) * 1e3)
         return pd.DataFrame({"tpot_err": [tpot, -tpot], "ttft_err": [ttft, ttft]})
 
     monkeypatch.setattr(fs, "run", fake_run)
-    monkeypatch.setattr(fs, "FIT_PASSES", 2)
-    train = pd.DataFrame([make_row(), make_row(batch_size=16)])
-    overhead, proto = fs.fit(train, "fp8", jobs=1)
-    assert overhead == pytest.approx(1.5e-3)
+    monkeypatch.setattr(fs, "FIT_PASSES", 3)
+    train = pd.DataFrame([make_row(), make_row(batch_size=16),
+                          make_row(model="MiniMax-M2.5"), make_row(model="gpt-oss-120b")])
+    knobs, proto = fs.fit(train, "fp8", jobs=1)
+    assert knobs.overhead_s == pytest.approx(1.5e-3)
+    assert knobs.eager.per_layer_s == pytest.approx(0.2e-3)
+    assert knobs.eager.per_moe_layer_s == pytest.approx(0.4e-3)
+    assert knobs.eager.graph_max_tokens == 512
     assert proto == fs.Protocol(per_client=5, spread=0.1)
 
 
