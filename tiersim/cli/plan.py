@@ -192,6 +192,7 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
         if tier["name"] in plan["replicas"]:
             tier["replicas"] = plan["replicas"][tier["name"]]
             tier["gpus_per_replica"] = plan["gpus_per_replica"][tier["name"]]
+            _resplit(tier)
             tiers.append(tier)
     doc["tiers"] = tiers
     if len(tiers) == 1:
@@ -203,6 +204,20 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
     if floor is not None:
         doc["accuracy_floor"] = floor
     return doc
+
+
+def _resplit(tier: dict[str, Any]) -> None:
+    """Keep a tier's ``disaggregation`` block valid at its planned replica count: a
+    placeholder split (all but one replica prefilling) that :func:`with_disaggregation`
+    replaces with the chosen one; none when one replica cannot be split."""
+    split = tier.get("disaggregation")
+    if not split:
+        return
+    if tier["replicas"] < 2:
+        tier.pop("disaggregation")
+    elif split["prefill_replicas"] + split["decode_replicas"] != tier["replicas"]:
+        tier["disaggregation"] = {**split, "prefill_replicas": tier["replicas"] - 1,
+                                  "decode_replicas": 1}
 
 
 def apply_split(doc: dict[str, Any], split: dict[str, Any] | None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ its own replica count and the requests sent to it, and more replicas never make 
 
 1. *Doubling*: start every tier at ``start`` replicas; while latency misses, double the tiers
    that miss on their own (every tier when none does alone). Stop as hopeless when a tier would
-   pass ``limit`` or doubling has stopped closing the gap (:func:`hopeless`).
+   pass ``limit`` or two doublings in a row have stopped closing the gap (:func:`hopeless`).
 2. *Bisection*: with the others fixed, lower each tier (most expensive replica first) to its
    smallest count that keeps latency met, by bisection on ``[0, r]``. Lowering a later tier
    never makes an earlier tier's count - 1 feasible again (the tiers are independent), so one
@@ -50,18 +50,20 @@ Judge = Callable[[dict[str, int]], Verdict]
 def hopeless(history: list[float]) -> bool:
     """True when doubling has stopped closing the gap to the SLO.
 
-    ``history`` holds the worst overshoot after each doubling. Two drops ``d1, d2`` shrinking by
-    ``q = d2 / d1`` promise at most ``d2 q / (1 - q)`` more (a geometric tail); when even that
-    closes under half the remaining overshoot, or the last drop was under 1% of it, more
-    replicas will not meet the SLO.
+    ``history`` holds the worst overshoot after each doubling. Hopeless when each of the last
+    two doublings closed less than :data:`FLAT` of the overshoot left: replicas no longer
+    help. No extrapolation: a p99 can sit above its SLO for several doublings and then fall
+    through it at once (p99 TPOT, when the share of decode steps that wait behind a long
+    prefill chunk drops under 1%), so a geometric tail fitted to the drops so far is no guide.
     """
     if len(history) < 3:
         return False
     d1, d2, left = history[-3] - history[-2], history[-2] - history[-1], history[-1]
-    if d2 <= 0.01 * left:
-        return True
-    q = d2 / d1 if d1 > 0 else 1.0
-    return q < 1 and d2 * q / (1 - q) < 0.5 * left
+    return d1 <= FLAT * left and d2 <= FLAT * left
+
+
+#: The share of the remaining overshoot a doubling must close to count as progress.
+FLAT = 0.02
 
 
 def size_replicas(names: list[str], judge: Judge, unit_cost: dict[str, float],
