@@ -18,7 +18,7 @@ def splits():
 
 def test_every_split_and_aggregated_are_compared_on_the_same_gpus(splits):
     labels = sorted(r.label for r in splits)
-    assert labels == ["1P 3D", "2P 2D", "3P 1D", "aggregated"]
+    assert labels == ["1P 4D", "2P 3D", "3P 2D", "4P 1D", "aggregated"]
     assert len({r.completed for r in splits}) == 1
 
 
@@ -50,7 +50,7 @@ def test_cli_prints_the_table_and_the_choice(capsys):
 
     assert main(["disagg", str(bundled("scenarios", "disagg.yaml"))]) == 0
     out = capsys.readouterr().out
-    assert "aggregated" in out and "best: 3P 1D (meets both SLOs" in out
+    assert "aggregated" in out and "best: 4P 1D (meets both SLOs" in out
 
 
 def test_cli_unknown_tier_is_one_line(capsys):
