@@ -83,7 +83,7 @@ def expected_matrix(df: pd.DataFrame, tiers: list[TierInfo],
 def needed_tier(realised: np.ndarray) -> np.ndarray:
     """Per request, the cheapest tier whose realised correctness is at least the top tier's."""
     good = realised >= realised[:, -1:]
-    return np.argmax(good, axis=1).astype(np.int64)
+    return np.argmax(good, axis=1).astype(np.int64, copy=False)
 
 
 def capability(d: np.ndarray, theta: float, width: float) -> np.ndarray:

@@ -63,8 +63,7 @@ def error_rates(final_tier: np.ndarray, realised: np.ndarray, dropped=None) -> d
     """
     k = realised.shape[1]
     need = needed_tier(realised)
-    rows = np.arange(len(final_tier))
-    wrong_here = realised[rows, final_tier] < 0.5
+    wrong_here = _pick(realised, final_tier) < 0.5
     if dropped is not None:
         wrong_here &= ~np.asarray(dropped, bool)
     top_right = realised[:, -1] >= 0.5
