@@ -80,6 +80,37 @@ def test_cascade_of_tiers_is_identical(work, lim, replicas, balancer, per_iterat
 
 
 @fast
+@given(st.builds(shared_prefix_workload, n=st.integers(1, 60), seed=st.integers(0, 10_000),
+                 rate=st.floats(1.0, 400.0), max_in=st.integers(2, 900),
+                 max_out=st.integers(2, 300), families=st.integers(1, 4)),
+       limits, st.integers(1, 4), st.sampled_from(["least_tokens", "round_robin",
+                                                  "prefix_aware"]),
+       st.booleans(), st.booleans())
+def test_lazy_replicas_are_identical(work, lim, replicas, balancer, cache, per_iteration):
+    """No escalation and no followers: replicas step only when looked at (no events), with
+    every balancer, prefix caching, preemption and ties between arrivals and step ends."""
+    work.arrival_s = np.round(work.arrival_s, 2)  # many arrivals at one instant
+    tiers = [tier("a", replicas, balancer=balancer, enable_prefix_caching=cache, **lim)]
+    res = both(tiers, work, fast_forward=not per_iteration, sample_every=0.01)
+    assert np.all(~np.isnan(res.finish_s) ^ res.dropped)
+
+
+def test_lazy_replicas_post_no_events():
+    """The fleet's events are its arrival instants alone when replicas are lazy."""
+    from tiersim.engine import cluster
+
+    work = make_workload(200, seed=1, rate=50.0)
+    fleet = cluster._Fleet([tier(replicas=2)], work, 4096, 1.0)
+    assert fleet.lazy
+    fleet.start_arrivals()
+    steps = 0
+    while fleet.env.peek() < float("inf"):
+        fleet.env.step()
+        steps += 1
+    assert steps == len(np.unique(work.arrival_s))
+
+
+@fast
 @given(st.integers(1, 40), st.integers(0, 10_000), st.sampled_from([0.0, 0.05, 1.0]),
        st.integers(1, 3))
 def test_closed_loop_sessions_are_identical(n, seed, think, replicas):

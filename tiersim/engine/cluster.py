@@ -8,6 +8,7 @@ passes.
 
 from __future__ import annotations
 
+import math
 from array import array
 from dataclasses import dataclass, field, replace
 
@@ -242,6 +243,10 @@ class _Fleet:
             chained = np.flatnonzero(np.asarray(work.follows) >= 0)
             self.next_of[np.asarray(work.follows)[chained]] = chained
         self._views(work)
+        # a finished request sets nothing in motion (no escalation, no follower): replicas of
+        # plain tiers need no events (lazy; see tiersim.engine.replica)
+        self.lazy = fast_paths and work.follows is None and not (np.asarray(self.esc) >= 0).any()
+        self.lazy_reps: list[Replica] = []
         self.prefix: dict[str, PrefixStats] = {
             spec.name: PrefixStats(["gpu"] + [lv.name for lv in spec.limits.kv_levels],
                                    hit_tokens=[0] * (1 + len(spec.limits.kv_levels)))
@@ -268,6 +273,10 @@ class _Fleet:
                             i, max_k, sample_every)
                     for i in range(spec.replicas)
                 ]
+                if self.lazy:
+                    for rep in reps:
+                        rep.go_lazy()
+                    self.lazy_reps += [rep for rep in reps if rep.lazy]
             self.reps.append(reps)
             self.balancers.append(BALANCERS[spec.balancer](reps))
 
@@ -319,6 +328,11 @@ class _Fleet:
             self.full_output[i], out = out, 1
         hashes = None if self.work.prefix_hashes is None else self._hashes(i, spec)
         req = Req(i, self._in_v[i], out, arrival, hashes)
+        if self.lazy:  # the balancer sees every replica as of now
+            now = self.env.now
+            for r in self.reps[tier]:
+                if r.lazy:
+                    r.catch_up(now)
         rep = self.balancers[tier].pick(req)
         if not rep.submit(req):
             req.state = DROPPED
@@ -449,7 +463,7 @@ class _Fleet:
                             for n, reps in zip(names, self.reps)},
             num_blocks={s.name: s.num_blocks for s in self.tiers},
             samples={n: [r.samples for r in reps] for n, reps in zip(names, self.reps)},
-            end_s=float(self.env.end_time),
+            end_s=float(max([self.env.end_time] + [r.last_step for r in self.lazy_reps])),
             arrival_s=self.arrival,
             cache_hit_tokens=self.cache_hit,
             prefix_stats=self.prefix,
@@ -488,4 +502,6 @@ def simulate(
                    fast_paths)
     fleet.start_arrivals()
     fleet.env.run()
+    for rep in fleet.lazy_reps:  # the steps after the last arrival
+        rep.catch_up(math.inf)
     return fleet.result()

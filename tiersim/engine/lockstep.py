@@ -38,6 +38,9 @@ class LockstepRank(Replica):
 
     group: LockstepGroup
 
+    def go_lazy(self) -> None:
+        """A rank stays event-driven: its group decides when its steps start and end."""
+
     def submit(self, req: Req) -> bool:
         """Hand a request to this rank now; False if it can never fit (dropped)."""
         sched = self.sched

@@ -13,12 +13,22 @@ event at all: the replica moves the clock to its end (:meth:`SimEnv.advance`) an
 same callback. Nothing else can happen in between, and anything at the same instant is already
 queued (it then gets an event, ordered after them as before), so the order of everything is what
 one event per plan gives.
+
+Lazy replicas (``lazy=True``, for fleets where a finished request sets nothing else in motion: no
+escalation, no follower, no hand-off) post no events at all. A replica's steps touch only its own
+state and the request's result row, so it may run them late: whenever something outside looks at
+it or hands it a request at time ``now`` (:meth:`submit`, :meth:`outstanding`, the end of the
+run), it first runs every step that ends before ``now`` (:meth:`catch_up`), in order, each at its
+own time. A step ending exactly at ``now`` waits, as its event would have waited behind an arrival
+at that instant (arrivals are URGENT); an idle replica woken at ``now`` starts only once the clock
+has passed ``now``, after every arrival of that instant, as its NORMAL wake-up event would.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
+from math import inf
 
 import simpy
 
@@ -30,7 +40,8 @@ from tiersim.perf.base import StepTimeModel
 
 
 class Replica:
-    """A continuous-batching server: scheduler + step-time model, driven by SimPy events."""
+    """A continuous-batching server: scheduler + step-time model, driven by SimPy events (or,
+    when lazy, by whoever looks at it next; see the module docstring)."""
 
     def __init__(
         self,
@@ -41,6 +52,7 @@ class Replica:
         index: int = 0,
         max_k: int = 4096,
         sample_every: float = 1.0,
+        lazy: bool = False,
     ):
         self.env, self.sched, self.model = env, sched, model
         self.on_finish, self.index, self.max_k = on_finish, index, max_k
@@ -55,9 +67,15 @@ class Replica:
         self._ends: list[float] | None = None  # end times of the decode stretch in flight
         self._k = 0
         self._table = env.decode_table(model)
+        self.lazy = lazy  # no events: steps run when the replica is next looked at (module)
+        self._end = inf  # lazy: when the step in flight ends or the idle replica starts
+        self.last_step = 0.0  # lazy: the time of the last step processed
 
     def submit(self, req: Req) -> bool:
         """Hand a request to this replica now; False if it can never fit (dropped)."""
+        now = self.env.now
+        if self.lazy:
+            self.catch_up(now)
         sched = self.sched
         could_join = not sched.waiting and len(sched.running) < sched.limits.max_num_seqs
         if not sched.add(req):
@@ -65,22 +83,48 @@ class Replica:
         if not self._active:
             # Wake at this instant, after any other arrival at the same time (NORMAL < URGENT).
             self._active = True
-            self._arm(self.env.now)
+            self._wake_at(now)
         elif self._ends is not None and could_join:
-            in_flight = bisect_left(self._ends, self.env.now, 0, self._k)
+            in_flight = bisect_left(self._ends, now, 0, self._k)
             if in_flight + 1 < self._k:
                 self._k = in_flight + 1
-                self._pending.callbacks.clear()  # the old end does nothing now
-                self._arm(self._ends[in_flight])
+                if not self.lazy:
+                    self._pending.callbacks.clear()  # the old end does nothing now
+                self._wake_at(self._ends[in_flight])
         return True
 
     def outstanding(self) -> int:
         """Token computations still to do here, as of now (least-outstanding balancer)."""
+        now = self.env.now
+        if self.lazy:
+            self.catch_up(now)
         pending = self.sched.outstanding
         if self._ends is not None:
-            done = bisect_left(self._ends, self.env.now, 0, self._k)
+            done = bisect_left(self._ends, now, 0, self._k)
             pending -= self._plan.n_dec * done
         return pending
+
+    def go_lazy(self) -> None:
+        """Step without events from now on (see the module docstring): only for fleets where
+        a finished request sets nothing else in motion."""
+        self.lazy = True
+
+    def catch_up(self, now: float) -> None:
+        """Lazy replica: run every step that ends before ``now``, each at its own time."""
+        while self._end < now:
+            t = self._end
+            if self._plan is not None:
+                self._finish_plan(t)
+            end = self._start_plan(t)
+            self.last_step = t
+            self._end = inf if end is None else end
+
+    def _wake_at(self, t: float) -> None:
+        """The step in flight now ends at ``t`` (or the idle replica starts then)."""
+        if self.lazy:
+            self._end = t
+        else:
+            self._arm(t)
 
     def _arm(self, t: float) -> None:
         event = self.env.at(t)
@@ -91,27 +135,29 @@ class Replica:
         if event is not self._pending:
             return  # superseded by a cut
         env = self.env
+        now = env.now
         while True:
             if self._plan is not None:
-                self._finish_plan()
-            end = self._start_plan()
+                self._finish_plan(now)
+            end = self._start_plan(now)
             if end is None:
                 return
             if not env.advance(end):  # something else comes first, or at the same instant
                 self._arm(end)
                 return
+            now = end
 
-    def _finish_plan(self) -> None:
-        plan, now = self._plan, self.env.now
+    def _finish_plan(self, now: float) -> None:
+        plan = self._plan
         k = self._k if plan.decode_only else 1
         self._plan, self._ends = None, None
         self.busy_s += now - self._start
         for req in self.sched.complete(plan, k, now, now - self._start):
             self.on_finish(req, self)
 
-    def _start_plan(self) -> float | None:
-        """Plan the next step from now and return its end time (None: nothing to do)."""
-        sched, now = self.sched, self.env.now
+    def _start_plan(self, now: float) -> float | None:
+        """Plan the next step from ``now`` and return its end time (None: nothing to do)."""
+        sched = self.sched
         while not sched.idle():
             if now >= self._next_sample:
                 self._sample(now)
