@@ -331,7 +331,7 @@ class _Fleet:
         if self.lazy:  # the balancer sees every replica as of now
             now = self.env.now
             for r in self.reps[tier]:
-                if r.lazy:
+                if r.lazy and r._end < now:
                     r.catch_up(now)
         rep = self.balancers[tier].pick(req)
         if not rep.submit(req):

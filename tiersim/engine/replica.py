@@ -74,7 +74,7 @@ class Replica:
     def submit(self, req: Req) -> bool:
         """Hand a request to this replica now; False if it can never fit (dropped)."""
         now = self.env.now
-        if self.lazy:
+        if self._end < now:  # lazy and behind
             self.catch_up(now)
         sched = self.sched
         could_join = not sched.waiting and len(sched.running) < sched.limits.max_num_seqs
@@ -96,7 +96,7 @@ class Replica:
     def outstanding(self) -> int:
         """Token computations still to do here, as of now (least-outstanding balancer)."""
         now = self.env.now
-        if self.lazy:
+        if self._end < now:  # lazy and behind
             self.catch_up(now)
         pending = self.sched.outstanding
         if self._ends is not None:
