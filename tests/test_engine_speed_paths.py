@@ -271,3 +271,15 @@ def test_point_lookups_are_live_for_a_profiled_model():
     model = _profiled("Llama-3.1-8B")
     model.step_time(StepShape(((100, 0),), 2, 300))
     assert all(model._attn_point(op) is not None for op in ("attn_prefill", "attn_decode"))
+
+
+def test_a_full_decode_table_starts_again_with_the_same_numbers(monkeypatch):
+    """Cleared wholesale when full (bounded memory), then refilled with the same values."""
+    from tiersim.engine import decode_table
+
+    monkeypatch.setattr(decode_table, "MAX_BLOCKS", 2)
+    model = _profiled("Llama-3.1-8B")
+    table, direct = DecodeTable(model), DirectTimes(model)
+    for c0 in (10, 5 * BLOCK, 9 * BLOCK + 3, 10, 5 * BLOCK):
+        assert table.ends(3, c0, 50, 1.0) == direct.ends(3, c0, 50, 1.0)
+        assert len(table._blocks) <= 2
