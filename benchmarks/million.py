@@ -92,10 +92,14 @@ def write_scenario(folder: Path, n: int) -> Path:
 
 def run_once(scenario: Path, out: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one ``tiersim run`` child process."""
+    scenario, out = scenario.resolve(), out.resolve()
     cmd = [sys.executable, "-m", "tiersim", "run", str(scenario), "--out", str(out),
            "--no-baselines", "--no-report"]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # run beside the scenario, not in the checkout: ``-m`` puts the working folder first on
+    # sys.path, which would shadow a tree named by PYTHONPATH (an A/B against another tree)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=scenario.parent)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
