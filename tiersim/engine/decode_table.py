@@ -30,8 +30,10 @@ from tiersim.perf.base import StepTimeModel
 #: Summed contexts per block (a power of two: a block index is ``C >> BLOCK_BITS``).
 BLOCK_BITS = 10
 BLOCK = 1 << BLOCK_BITS
-#: Blocks kept per table before it is cleared wholesale (8 KiB each: 8 MiB at most).
-MAX_BLOCKS = 1024
+#: Blocks kept per table before it is cleared wholesale (8 KiB each: 32 MiB at most; the
+#: 17-replica engine_speed fleet fills about 4,100 over its two step models, the million
+#: benchmark 33).
+MAX_BLOCKS = 4096
 
 
 class DecodeTable:
