@@ -13,7 +13,9 @@ naming DIR and no temporary folder left behind.
 
 Memory: the Parquet tables are written straight into the temporary folder, a row group at a
 time (:data:`ROW_GROUP_ROWS` rows: a run of any size holds one group's Arrow copy, never the
-whole file's bytes), and the manifest hashes the written files in 1 MiB blocks. The command
+whole file's bytes); the request table (:class:`tiersim.summary.RequestTable`) builds each
+group's rows from the run's arrays as it is written, so no whole-table DataFrame exists; and
+the manifest hashes the written files in 1 MiB blocks. The command
 line picks pyarrow's jemalloc pool on Linux (``ARROW_DEFAULT_MEMORY_POOL``, unless set): the
 default mimalloc pool kept the freed groups (writing 400k request rows: RSS +57 MB, jemalloc
 +16 MB). A table of at most one row group gives the bytes ``DataFrame.to_parquet`` would
