@@ -12,10 +12,26 @@ runs as a child process, timed from start to exit (outputs included); peak RSS i
     python benchmarks/million.py -n 5000000 --repeat 1  # issue 13: peak RSS < 1.5 GB
 
 Not a test: timings on shared machines are noisy. Quote the figure with the machine and load.
+To time another tree, run from outside the checkout with ``PYTHONPATH=/path/to/tree`` (the
+child runs beside the scenario, so that tree is the one imported).
 
-Measured (2-core shared box, 1 Dec 2026, after issue 13's first steps): 100k median 8.3 s, 279 MB
-(the tree before them, alternated: 9.6 s, 356 MB); 1M 69-92 s, 622 MB; 5M 680 s (beside a test
-run), 2,165 MB.
+Measured (2-core shared box, load about 2-3, 1 Dec 2026; "before" is commit 152e8f6, run
+alternately with the tree after issue 13's memory, import and engine work, commit 8cbf2b3;
+d91d4d3 for 5M, the same run code; "after" also has issue 9's eager-step fidelity change):
+
+| requests | before: wall, peak RSS | after: wall, peak RSS |
+|---|---|---|
+| 100,000 (median of 3, alternated) | 8.95 s, 243 MiB | 3.71 s, 191 MiB |
+| 1,000,000 | 74.5 s, 585 MiB | 41.4 s, 379 MiB |
+| 5,000,000 | 680 s, 2,165 MiB (earlier run) | 186.5 s, 1,186 MiB |
+
+Memory per request: (peak RSS at 5M - peak RSS at 1M) / 4M = (1,186 - 379) MiB / 4,000,000 =
+212 bytes a request, outputs included (the rest, about 175 MiB, is the interpreter, its
+libraries and the fleet). Where they are: the trace 24 (int64 id, float64 arrival, int32 token
+counts), the accuracy columns 13, the routing 16, the engine's per-request result arrays about
+103, held through the run; the rest is the peak after it, while statistics and
+requests.parquet are computed column by column and row group by row group (no whole-table
+frame is ever built).
 """
 
 from __future__ import annotations
