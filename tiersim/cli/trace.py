@@ -17,7 +17,7 @@ from rich.table import Table
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import FORMATS, is_length_only
 from tiersim.trace.loader import TraceWarning, load_lengths, load_trace
-from tiersim.trace.source import read_raw
+from tiersim.trace.source import column_names
 from tiersim.trace.stats import trace_stats
 
 trace_app = typer.Typer(help="Inspect request traces.", no_args_is_help=True)
@@ -51,7 +51,10 @@ def inspect(
 
 def _load_stats(path: Path, format: str, window, time_scale: float):
     """Statistics of a trace; a length-only file gets token statistics without timing."""
-    if format == "auto" and is_length_only(list(read_raw(path)[0].columns)):
+    from tiersim.cli import return_freed_arrow_memory
+
+    return_freed_arrow_memory()
+    if format == "auto" and is_length_only(column_names(path)):
         return trace_stats(load_lengths(path)), "lengths (no arrival times)", []
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)

@@ -212,6 +212,14 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
     return TraceError(str(p), f"cannot read the JSON lines ({_error_line(e)})")
 
 
+def column_names(path: str | Path) -> list[str]:
+    """A trace's column names as :func:`read_raw` gives them; a Parquet file's from its schema,
+    without reading its rows."""
+    if open_checked(path) == "parquet":
+        return parquet_columns(Path(path))
+    return list(read_raw(path)[0].columns)
+
+
 def parquet_columns(p: Path) -> list[str]:
     """The column names of a Parquet file as :func:`read_raw` gives them (stripped), without
     reading its rows."""
