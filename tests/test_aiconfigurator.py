@@ -221,6 +221,32 @@ def test_a_fitted_overhead_survives_a_rebuild(tmp_path):
     assert aic._kept_overhead(path) is None
 
 
+def test_a_fitted_eager_cost_survives_a_rebuild_and_an_assumed_one_does_not(tmp_path):
+    from tiersim.perf.profile import EagerCost, profile_from_json, save_profile
+
+    doc = {"schema": "tiersim.profile/1", "name": "p", "gpu": "H200",
+           "overhead_s": {"value": 0.001, "source": "roofline"}, "tables": [],
+           "eager_s": {"graph_max_tokens": 512, "per_layer_s": 2e-4, "per_moe_layer_s": 8e-4,
+                       "source": "fitted: benchmark X"}}
+    path = save_profile(profile_from_json(doc), tmp_path / "p.json")
+    assert aic._kept_eager(path) == EagerCost(512, 2e-4, 8e-4, "fitted: benchmark X")
+    doc["eager_s"]["source"] = "roofline"
+    path = save_profile(profile_from_json(doc), tmp_path / "p.json")
+    assert aic._kept_eager(path) is None
+    assert aic._kept_eager(tmp_path / "absent.json") is None
+
+
+def test_real_package_block_fp8_gemms_are_marked_eagerly_timed():
+    """aiconfigurator's vLLM collector times block-FP8 GEMMs outside CUDA graphs (only those):
+    the importer says so on the table, and not for other formats or engines."""
+    pytest.importorskip("aiconfigurator_core")
+    imp = aic.Importer("h200", "vllm")
+    assert imp.gemm("fp8_block", 3072, 2048).extra.get("timing") == "eager"
+    assert "timing" not in imp.gemm("bf16", 5120, 2048).extra
+    assert "timing" not in imp.gemm("fp8", 5120, 2048).extra
+    assert aic.EAGER_GEMMS == {"vllm": ("fp8_block",)}
+
+
 def test_real_package_covers_the_silicon_sample_checkpoints():
     pytest.importorskip("aiconfigurator_core")
     from tiersim.hardware import get_model

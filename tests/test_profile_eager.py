@@ -90,7 +90,8 @@ def test_eager_section_round_trips(tmp_path):
      "mem.json: eager_s: unknown field 'extra'; allowed: graph_max_tokens, per_layer_s, "
      "per_moe_layer_s, source"),
     (lambda e: e.update(source="guessed"),
-     "mem.json: eager_s.source: must be one of harness, public, roofline (got 'guessed')"),
+     "mem.json: eager_s.source: must be one of harness, public, roofline or start with 'fitted' "
+     "(got 'guessed')"),
 ])
 def test_eager_section_errors_are_one_line(mutate, expected):
     eager = dict(EAGER)

@@ -9,6 +9,7 @@ import pytest
 from tiersim.paths import bundled
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile
 from tiersim.perf.aiconfigurator import SHIPPED_KV_DTYPES, SHIPPED_MODELS, layout
+from tiersim.perf.profile import GRAPH_READ
 
 PROFILE = default_profile_name()
 #: Sources that are fitted (or assumed) values, not operator tables.
@@ -54,7 +55,10 @@ def test_every_table_the_profile_has_is_reported_measured(model):
                     if name in FITTED:  # an assumption or a fit, and labelled as such
                         assert label == "roofline" or label.startswith("fitted")
                     elif name in names:
-                        assert label.startswith("measured:aiconfigurator vllm "), name
+                        graph_read = name.startswith("gemm fp8_block ")
+                        assert label.startswith(GRAPH_READ) == graph_read, name
+                        assert label.removeprefix(GRAPH_READ).startswith(
+                            "measured:aiconfigurator vllm "), name
                     else:
                         assert label == "roofline", name
 
@@ -70,7 +74,8 @@ def test_silicon_sample_checkpoints_are_measured_but_weight_only_gemms(model):
         tp, dp, ep = layout(entry)
         src = build_step_model(path, "checkpoint", "h200", tp, "bf16", PROFILE, dp=dp, ep=ep)
         tables = {k: v for k, v in src.sources().items() if k not in FITTED}
-        assert all(v.startswith("measured:") for v in tables.values()), (entry, tables)
+        assert all(v.removeprefix(GRAPH_READ).startswith("measured:")
+                   for v in tables.values()), (entry, tables)
 
 
 def test_bf16_and_fp8_qwen_decode_is_fully_measured():
@@ -132,3 +137,14 @@ def test_mla_of_another_head_count_is_anchored_on_the_same_latent():
     src = build_step_model(kimi, "checkpoint", "h200", 16, "bf16", PROFILE).sources()
     decode = src["attn_decode bf16 mla-fp8_block heads=4 kv_heads=1 head_dim=576"]
     assert decode.startswith("anchored:measured:") and "heads=16" in decode
+
+
+def test_the_eagerly_timed_tables_are_exactly_the_block_fp8_gemms_and_the_eager_cost_is_fitted():
+    """NVIDIA's vLLM collector times block-FP8 GEMMs outside CUDA graphs and nothing else; the
+    shipped profile marks exactly those, and its eager-step cost is a fit, labelled so."""
+    prof = resolve_profile(PROFILE)
+    eager = {t.name for t in prof.tables if t.extra.get("timing") == "eager"}
+    block = {t.name for t in prof.tables if t.op == "gemm" and t.dtype == "fp8_block"}
+    assert block and eager == block
+    assert prof.eager.graph_max_tokens == 512 and prof.eager.source.startswith("fitted")
+    assert prof.eager.per_layer_s > 0 and prof.eager.per_moe_layer_s > 0

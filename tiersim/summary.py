@@ -247,7 +247,9 @@ def source_label(model) -> str:
 
 def source_counts(model) -> dict[str, int]:
     """Operator tables of a step model per kind of source."""
-    words = {"anchored:": "measured, rescaled to the shape", "harness": "measured profile",
+    words = {"anchored:": "measured, rescaled to the shape",
+             "graph-read:": "measured, launch floor removed in CUDA graphs",
+             "fitted": "fitted on measured serving rows", "harness": "measured profile",
              "measured:": "public measured", "roofline": "roofline"}  # first match wins
     counts: dict[str, int] = {}
     for value in model.sources().values():

@@ -105,6 +105,8 @@ OP_DTYPE: dict[str, str | None] = {
 }
 SOURCES = ("harness", "public", "roofline")
 _OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes", "timing")
+#: Source-label prefix of an eagerly timed table read without its launch floor in graph steps.
+GRAPH_READ = "graph-read:"
 
 
 @dataclass(frozen=True)
@@ -588,8 +590,11 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
         if not _is_number(value) or value < 0:
             raise ProfileError(f"{where}.{name}: must be a number of seconds >= 0 (got {value!r})")
         numbers.append(float(value))
-    source = _parse_source(raw.get("source"), f"{where}.source", True)
-    return EagerCost(graph_max, numbers[0], numbers[1], source)
+    value = raw.get("source")
+    if not (isinstance(value, str) and value.startswith("fitted")) and value not in SOURCES:
+        raise ProfileError(f"{where}.source: must be one of {', '.join(SOURCES)} or start with "
+                           f"'fitted' (got {value!r})")
+    return EagerCost(graph_max, numbers[0], numbers[1], value)
 
 
 def _parse_source(value: Any, where: str, fitted: bool = False) -> str:
@@ -817,6 +822,8 @@ class ProfileOps:
                 label = f"anchored:{self.profile.source_label(table.source)} ({table.source.name})"
             else:
                 label = self.profile.source_label(table)
+            if table is not None and self._graph_read(table):
+                label = f"{GRAPH_READ}{label} (its launch floor removed in CUDA-graph steps)"
             self._sources[table_name(op, dtype, key)] = label
             self._cache[cache_key] = table
         return self._cache[cache_key]
@@ -893,10 +900,13 @@ class ProfileOps:
         if table is None:
             return self.fallback.gemm(m, n, k, precision if precision is not None else dtype)
         t = table.lookup(m)
-        graph_max = self.profile.eager.graph_max_tokens
-        if graph_max and table.extra.get("timing") == "eager":
-            t = self._graph_gemm(table, t, m, n, k, dtype, graph_max)
+        if self._graph_read(table):
+            t = self._graph_gemm(table, t, m, n, k, dtype, self.profile.eager.graph_max_tokens)
         return t
+
+    def _graph_read(self, table) -> bool:
+        """True for an eagerly timed table this profile reads differently inside CUDA graphs."""
+        return bool(self.profile.eager.graph_max_tokens) and table.extra.get("timing") == "eager"
 
     def _graph_gemm(self, table, t, m, n: int, k: int, dtype: str, graph_max: int):
         """An eagerly timed GEMM table inside CUDA-graph iterations (``m <= graph_max``, as
