@@ -38,9 +38,10 @@ from tiersim.trace import load_trace
 from tiersim.workload.synthetic import resample
 
 
-def build(n: int, rate: float, seed: int = 0):
-    """The default fleet and a workload of ``n`` resampled conv requests at ``rate`` req/s."""
-    scenario = load_scenario(bundled("scenarios", "default.yaml"))
+def build(n: int, rate: float, seed: int = 0, scenario_path=None):
+    """The fleet of ``scenario_path`` (default: the default scenario) and a workload of ``n``
+    resampled conv requests at ``rate`` req/s."""
+    scenario = load_scenario(scenario_path or bundled("scenarios", "default.yaml"))
     specs = tier_specs(scenario, [step_model(scenario, t) for t in scenario.tiers])
     conv = load_trace(bundled("traces", "azure2023_conv.parquet"))
     rng = np.random.default_rng(seed)
@@ -57,13 +58,13 @@ def utilization(res: engine.SimResult) -> float:
     return float(np.mean(busy) / res.end_s)
 
 
-def saturation_rate(n: int = 20_000) -> float:
+def saturation_rate(n: int = 20_000, scenario_path=None) -> float:
     """Requests per second the fleet completes when every request is already queued.
 
     Load is quoted against this: with continuous batching a replica is "busy" with a batch of
     two, so its busy fraction says little about how close it is to its throughput limit.
     """
-    specs, work = build(n, 1e6)
+    specs, work = build(n, 1e6, scenario_path=scenario_path)
     res = engine.simulate(specs, work)
     return float((~np.isnan(res.finish_s)).sum() / res.end_s)
 
@@ -75,11 +76,13 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=None, help="req/s (default: 70%% load)")
     ap.add_argument("--load", type=float, default=0.7, help="fraction of saturation throughput")
     ap.add_argument("--per-iteration", action="store_true", help="also time without fast-forward")
+    ap.add_argument("--scenario", help="replay this scenario's fleet instead of the default's "
+                    "(e.g. an earlier default.yaml, to compare with figures taken on it)")
     args = ap.parse_args()
-    saturation = saturation_rate()
+    saturation = saturation_rate(scenario_path=args.scenario)
     rate = args.rate if args.rate is not None else args.load * saturation
     t0 = time.perf_counter()
-    specs, work = build(args.n, rate)
+    specs, work = build(args.n, rate, scenario_path=args.scenario)
     t_build = time.perf_counter() - t0
     t0 = time.perf_counter()
     res = engine.simulate(specs, work)
