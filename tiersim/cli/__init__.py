@@ -26,12 +26,12 @@ def return_freed_arrow_memory() -> None:
     """Make pyarrow's jemalloc pool give freed pages back at once (its default keeps them for
     seconds: reading a 1M-row trace then held ~45 MB of freed row groups at the run's peak).
     Called by commands that read traces; a no-op where the pool is not jemalloc."""
+    import contextlib
+
     import pyarrow as pa
 
-    try:
+    with contextlib.suppress(NotImplementedError, pa.ArrowException):
         pa.jemalloc_set_decay_ms(0)
-    except (NotImplementedError, pa.ArrowException):
-        pass
 
 
 __all__ = ["TiersimApp", "app", "main", "mount", "return_freed_arrow_memory"]
