@@ -28,7 +28,7 @@ def brentq(f: Callable[[float], float], a: float, b: float, xtol: float = 2e-12,
     if xtol <= 0 or rtol < RTOL:
         raise ValueError(f"xtol must be > 0 and rtol >= {RTOL} (got {xtol}, {rtol})")
     fa, fb = _value(f, a), _value(f, b)
-    if fa * fb > 0:
+    if fa != 0 and fb != 0 and _sign(fa) == _sign(fb):  # signs, not a product (underflow)
         raise ValueError("f(a) and f(b) must have different signs")
     if fa == 0:
         return float(a)
@@ -49,7 +49,7 @@ class _State:
 
     def rebracket(self) -> None:
         """Keep the root between ``cur`` and ``blk``, with ``cur`` the smaller residual."""
-        if self.f_pre * self.f_cur < 0:
+        if self.f_pre != 0 and self.f_cur != 0 and _sign(self.f_pre) != _sign(self.f_cur):
             self.blk, self.f_blk = self.pre, self.f_pre
             self.last = self.step = self.cur - self.pre
         if abs(self.f_blk) < abs(self.f_cur):
@@ -85,6 +85,12 @@ def _next_steps(s: _State, delta: float, half: float) -> tuple[float, float]:
         if 2 * abs(trial) < min(abs(s.last), 3 * abs(half) - delta):
             return s.step, trial
     return half, half
+
+
+def _sign(y: float) -> float:
+    """The sign bit of ``y`` as SciPy's ``signbit`` reads it (a product of two tiny residuals
+    underflows to 0 and would hide a sign change)."""
+    return math.copysign(1.0, y)
 
 
 def _value(f, x: float) -> float:
