@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiersim.errors import TraceError
-from tiersim.trace import chunked, load_trace
+from tiersim.trace import chunked, read_trace
 from tiersim.trace.formats import FORMATS
 from tiersim.trace.source import Source, read_raw
 
@@ -68,10 +68,10 @@ def test_load_trace_reads_canonical_parquet_in_chunks(tmp_path, monkeypatch):
 
     monkeypatch.setattr(chunked, "CHUNK_ROWS", 4)
     monkeypatch.setattr(chunked, "parquet_chunks", spy)
-    table = load_trace(path)
+    loaded = read_trace(path)
     assert seen == [(0, 4), (4, 4), (8, 2)]
-    assert_same(table, whole(path))
-    assert table.attrs["format"] == "canonical"
+    assert_same(loaded.table, whole(path))
+    assert loaded.origin.format == "canonical"
 
 
 def test_optional_columns_join_across_chunks(tmp_path):

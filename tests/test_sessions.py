@@ -160,6 +160,22 @@ def test_bad_session_columns_are_one_line_errors(cols, message):
     assert str(err.value).startswith("t.csv") and "\n" not in str(err.value)
 
 
+def test_a_session_error_in_a_windowed_trace_names_the_files_row(tmp_path):
+    """The loader's origin (not df.attrs) carries the file and the window's first row, so a
+    bad step found after loading is reported at its line in the file."""
+    from tiersim.trace import read_trace
+
+    path = tmp_path / "s.csv"
+    _trace(step=[0, 1, 0, 1]).to_csv(path, index=False)  # session 7 has step 1 twice
+    loaded = read_trace(path, window=(0.05, None))  # drops the first row
+    assert loaded.table.attrs == {}
+    with pytest.raises(TraceError) as err:
+        sessions.prepare_sessions(loaded.table, SessionsConfig(), np.random.default_rng(0),
+                                  "scenario.yaml", loaded.origin)
+    assert str(err.value).startswith(str(path))
+    assert "session 7 has step 1 twice" in str(err.value) and "(file line 5)" in str(err.value)
+
+
 def test_subset_of_rows_keeps_its_own_links():
     """A subset (one tier simulated alone) links within itself; a missing predecessor = own
     arrival."""

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tiersim.errors import TraceError
-from tiersim.trace import TraceWarning, load_lengths, load_trace, write_canonical
+from tiersim.trace import TraceWarning, load_lengths, load_trace, read_trace, write_canonical
 from tiersim.trace.loader import apply_time_scale, apply_window
 from tiersim.trace.source import Source
 
@@ -43,6 +43,12 @@ difficulty,correct_bf16,feat_len,prefix_hashes
 """
 
 
+
+def load(path, **kw):
+    """The table and the origin :func:`read_trace` gives."""
+    loaded = read_trace(path, **kw)
+    return loaded.table, loaded.origin
+
 def write(tmp_path, name: str, text: str):
     """Write ``text`` to ``tmp_path/name`` and return the path."""
     path = tmp_path / name
@@ -61,9 +67,9 @@ def assert_core(df: pd.DataFrame) -> None:
 
 
 def test_azure_2023(tmp_path):
-    df = load_trace(write(tmp_path, "code.csv", AZURE_2023))
+    df, origin = load(write(tmp_path, "code.csv", AZURE_2023))
     assert_core(df)
-    assert df.attrs["format"] == "azure"
+    assert origin.format == "azure"
     np.testing.assert_allclose(df["arrival_s"], [0.0, 0.052, 2.5], atol=1e-9)
     assert df["input_tokens"].tolist() == [4808, 3180, 110]
     assert df["output_tokens"].tolist() == [10, 8, 27]
@@ -80,13 +86,13 @@ def test_azure_2024_timezone_timestamps(tmp_path):
 def test_burstgpt_drops_failed_requests_loudly(tmp_path):
     path = write(tmp_path, "BurstGPT_1.csv", BURSTGPT)
     with pytest.warns(TraceWarning, match="dropped 2 of 4 rows with 0 response tokens"):
-        df = load_trace(path)
+        df, origin = load(path)
     assert_core(df)
-    assert df.attrs["format"] == "burstgpt"
+    assert origin.format == "burstgpt"
     assert df["request_id"].tolist() == [0, 2]  # ids are the source rows, gaps show the drops
     assert df["arrival_s"].tolist() == [0.0, 113.0]
     assert df["input_tokens"].tolist() == [472, 417]
-    assert df.attrs["notes"] == [
+    assert list(origin.notes) == [
         "dropped 2 of 4 rows with 0 response tokens (failed requests in BurstGPT; "
         "first at row 2)"]
 
@@ -95,14 +101,14 @@ def test_burstgpt_without_failures_warns_nothing(tmp_path):
     text = "\n".join(line for line in BURSTGPT.splitlines() if ",0," not in line) + "\n"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        df = load_trace(write(tmp_path, "b.csv", text))
-    assert len(df) == 2 and df.attrs["notes"] == []
+        df, origin = load(write(tmp_path, "b.csv", text))
+    assert len(df) == 2 and origin.notes == ()
 
 
 def test_mooncake_jsonl(tmp_path):
-    df = load_trace(write(tmp_path, "trace.jsonl", MOONCAKE))
+    df, origin = load(write(tmp_path, "trace.jsonl", MOONCAKE))
     assert_core(df)
-    assert df.attrs["format"] == "mooncake"
+    assert origin.format == "mooncake"
     np.testing.assert_allclose(df["arrival_s"], [0.0, 3.053, 3.053])
     assert [h.tolist() for h in df["prefix_hashes"]] == [[0, 1], [0, 2], []]
     assert df["prefix_hashes"].iloc[0].dtype == np.int64
@@ -122,8 +128,8 @@ def test_canonical_csv_with_optional_columns(tmp_path):
 def test_canonical_parquet_round_trip(tmp_path):
     df = load_trace(write(tmp_path, "mine.csv", CANONICAL))
     path = write_canonical(df, tmp_path / "mine.parquet", {"source": "test"})
-    back = load_trace(path)
-    assert back.attrs["format"] == "canonical"
+    back, origin = load(path)
+    assert origin.format == "canonical"
     pd.testing.assert_frame_equal(back.drop(columns="prefix_hashes"),
                                   df.drop(columns="prefix_hashes"))
     assert [h.tolist() for h in back["prefix_hashes"]] == [[1, 2], [1, 3], []]
@@ -137,15 +143,15 @@ def test_auto_detection_matches_named_format(tmp_path, name, text, fmt):
     path = write(tmp_path, name, text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TraceWarning)
-        auto, named = load_trace(path), load_trace(path, format=fmt)
-    assert auto.attrs["format"] == fmt
+        (auto, origin), named = load(path), load_trace(path, format=fmt)
+    assert origin.format == fmt
     pd.testing.assert_frame_equal(auto.drop(columns="prefix_hashes", errors="ignore"),
                                   named.drop(columns="prefix_hashes", errors="ignore"))
 
 
 def test_detection_ignores_file_extension(tmp_path):
-    df = load_trace(write(tmp_path, "trace.txt", MOONCAKE))
-    assert df.attrs["format"] == "mooncake"
+    df, origin = load(write(tmp_path, "trace.txt", MOONCAKE))
+    assert origin.format == "mooncake" and df.attrs == {}  # nothing travels in df.attrs
 
 
 def test_window_is_half_open_and_rezeroed_at_its_start(tmp_path):
@@ -206,8 +212,8 @@ def test_azure_parquet_with_datetime_column(tmp_path):
                                                     format="ISO8601"),
                         "ContextTokens": [3, 4], "GeneratedTokens": [5, 6]})
     raw.to_parquet(tmp_path / "a.parquet")
-    df = load_trace(tmp_path / "a.parquet")
-    assert df.attrs["format"] == "azure"
+    df, origin = load(tmp_path / "a.parquet")
+    assert origin.format == "azure"
     assert df["arrival_s"].tolist() == [0.0, 1.5]
 
 

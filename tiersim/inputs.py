@@ -20,7 +20,7 @@ from tiersim.perf.base import StepShape
 from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
-from tiersim.trace import load_trace
+from tiersim.trace import LoadedTrace, read_trace
 from tiersim.workload import sessions
 
 REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32 * 2048}
@@ -28,14 +28,14 @@ REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32
 
 
 
-def load_scenario_trace(scenario: Scenario, source: str) -> pd.DataFrame:
-    """The scenario's trace as the canonical table; a relative path starts at the scenario's
-    folder, then the bundled ``traces/``."""
+def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
+    """The scenario's trace: the canonical table and where it came from; a relative path starts
+    at the scenario's folder, then the bundled ``traces/``."""
     cfg = scenario.trace
     folder = Path(source).parent if Path(source).is_file() else None
     path = resolve_trace_path(cfg.path, folder)
     window = tuple(cfg.window) if cfg.window is not None else None
-    return load_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale)
+    return read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale)
 
 
 def step_model(scenario: Scenario, tier) -> Any:
@@ -73,12 +73,16 @@ def cost_weight(tier: BuiltTier) -> float:
     return 3600.0 * tier.usd_per_replica_second * tier.step_model.step_time(shape)
 
 
-def prepare(trace: pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
+def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
             rng: np.random.Generator, source: str) -> Prepared:
     """Agent sessions (generated, or the trace's with their context and links; see
     :mod:`tiersim.workload.sessions`), then per-tier correctness (labels, or drawn from the
-    workload's difficulty model) and where each tier's accuracy comes from."""
-    table = sessions.prepare_sessions(trace, scenario.workload.sessions, rng, source)
+    workload's difficulty model) and where each tier's accuracy comes from. A
+    :class:`~tiersim.trace.LoadedTrace`'s origin names the file's rows in session errors; a
+    bare table's errors name ``source`` and the table row."""
+    origin = trace.origin if isinstance(trace, LoadedTrace) else None
+    table = trace.table if isinstance(trace, LoadedTrace) else trace
+    table = sessions.prepare_sessions(table, scenario.workload.sessions, rng, source, origin)
     return prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
 
 

@@ -110,7 +110,7 @@ def _load(trace, scn, source):
         return load_trace(trace)
     from tiersim import runner
 
-    return runner.load_scenario_trace(scn, source)
+    return runner.load_scenario_trace(scn, source).table
 
 
 def _pick(infos, cheap, top):

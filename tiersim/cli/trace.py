@@ -16,7 +16,7 @@ from rich.table import Table
 
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import FORMATS, is_length_only
-from tiersim.trace.loader import TraceWarning, load_lengths, load_trace
+from tiersim.trace.loader import TraceWarning, load_lengths, read_trace
 from tiersim.trace.source import column_names
 from tiersim.trace.stats import trace_stats
 
@@ -58,8 +58,8 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
         return trace_stats(load_lengths(path)), "lengths (no arrival times)", []
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)
-        df = load_trace(path, format=format, window=window, time_scale=time_scale)
-    return trace_stats(df), df.attrs["format"], df.attrs["notes"]
+        loaded = read_trace(path, format=format, window=window, time_scale=time_scale)
+    return trace_stats(loaded.table), loaded.origin.format, list(loaded.origin.notes)
 
 
 def stats_table(stats: dict, notes: list[str]) -> Table:

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from tiersim.trace.canonical import write_canonical
 from tiersim.trace.formats import FORMATS
-from tiersim.trace.loader import FORMAT_NAMES, TraceWarning, load_lengths, load_trace
+from tiersim.trace.loader import (
+    FORMAT_NAMES,
+    LoadedTrace,
+    TraceOrigin,
+    TraceWarning,
+    load_lengths,
+    load_trace,
+    read_trace,
+)
 from tiersim.trace.stats import trace_stats
 
-__all__ = ["FORMATS", "FORMAT_NAMES", "TraceWarning", "load_lengths", "load_trace",
-           "trace_stats", "write_canonical"]
+__all__ = ["FORMATS", "FORMAT_NAMES", "LoadedTrace", "TraceOrigin", "TraceWarning",
+           "load_lengths", "load_trace", "read_trace", "trace_stats", "write_canonical"]

@@ -2,8 +2,10 @@
 
 ``load_trace`` reads the file, recognises its format from the columns (or takes the named one),
 checks every column it uses, then applies the time window and the time scale. Loud changes
-(e.g. BurstGPT's failed requests dropped) are emitted as :class:`TraceWarning` and kept in
-``df.attrs["notes"]``. Length-only files (token lengths without arrival times) are not traces:
+(e.g. BurstGPT's failed requests dropped) are emitted as :class:`TraceWarning`;
+:func:`read_trace` returns them with the table, in its :class:`TraceOrigin` (the format, the
+notes, and where the table's rows sit in the file, for errors found later). Nothing travels in
+``df.attrs``. Length-only files (token lengths without arrival times) are not traces:
 ``load_trace`` refuses them and ``load_lengths`` reads them for synthetic arrivals.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +50,39 @@ class TraceWarning(UserWarning):
     """A trace was loaded with a deliberate, reported change (e.g. rows dropped)."""
 
 
+@dataclass(frozen=True)
+class TraceOrigin:
+    """Where a loaded table came from: the file, its format, the loader's notes, and how table
+    rows map to the file (``first_row``: the file data row of table row 0, 0-based, after a
+    window; ``header_lines``: lines before the data, None for binary files)."""
+
+    path: str
+    format: str
+    notes: tuple[str, ...] = ()
+    first_row: int = 0
+    header_lines: int | None = None
+
+    def error(self, message: str, index: int | None, column: str | None = None) -> TraceError:
+        """A one-line TraceError at 0-based table row ``index``, named as the file's row."""
+        return Source(self.path, self.header_lines, self.first_row).error(message, index, column)
+
+
+@dataclass(frozen=True)
+class LoadedTrace:
+    """A canonical request table and its :class:`TraceOrigin`."""
+
+    table: pd.DataFrame
+    origin: TraceOrigin
+
+
 def load_trace(path: str | Path, format: str = "auto", window: tuple[float, float] | None = None,
                time_scale: float = 1.0) -> pd.DataFrame:
+    """The canonical table of a trace (:func:`read_trace` without the origin)."""
+    return read_trace(path, format, window, time_scale).table
+
+
+def read_trace(path: str | Path, format: str = "auto", window: tuple[float, float] | None = None,
+               time_scale: float = 1.0) -> LoadedTrace:
     """Read a trace into the canonical table (see :mod:`tiersim.trace.canonical`).
 
     ``format``: one of ``auto, azure, burstgpt, mooncake, canonical``. ``window=(start_s,
@@ -61,14 +95,15 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     """
     table, src, name, notes = _read_converted(path, format)
     _check_span(table, src, name)
+    first_row = 0
     if window is not None:
+        first_row = window_start_row(table, window, src)
         table = apply_window(table, window, src)
     table = apply_time_scale(table, time_scale, src)
     for note in notes:
-        warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=2)
-    table.attrs.update(format=name, notes=notes, path=src.path, header_lines=src.header_lines,
-                       first_row=table.attrs.get("first_row", 0))
-    return table
+        warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
+    return LoadedTrace(table, TraceOrigin(src.path, name, tuple(notes), first_row,
+                                          src.header_lines))
 
 
 def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source, str, list]:
@@ -146,9 +181,14 @@ def apply_window(table: pd.DataFrame, window, src: Source) -> pd.DataFrame:
         raise TraceError(src.path, f"window [{start:g}, {end:g}) s selects no requests; "
                          f"the trace spans 0 to {span:g} s")
     out = table.iloc[lo:hi].reset_index(drop=True)
-    out.attrs["first_row"] = int(lo)  # file data row of the window's first request, 0-based
     out["arrival_s"] = out["arrival_s"].to_numpy() - start
     return out
+
+
+def window_start_row(table: pd.DataFrame, window, src: Source) -> int:
+    """The 0-based file data row of the first request :func:`apply_window` keeps."""
+    start, _ = _window_bounds(window, src)
+    return int(np.searchsorted(table["arrival_s"].to_numpy(), start, "left"))
 
 
 def _window_bounds(window, src: Source) -> tuple[float, float]:
@@ -200,5 +240,5 @@ def load_lengths(path: str | Path) -> pd.DataFrame:
     })
 
 
-__all__ = ["FORMAT_NAMES", "TraceWarning", "apply_time_scale", "apply_window",
-           "load_lengths", "load_trace"]
+__all__ = ["FORMAT_NAMES", "LoadedTrace", "TraceOrigin", "TraceWarning", "apply_time_scale",
+           "apply_window", "load_lengths", "load_trace", "read_trace", "window_start_row"]

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiersim.errors import TraceError
 from tiersim.trace.canonical import MAX_TOOL_S
-from tiersim.trace.source import Source
+from tiersim.trace.loader import TraceOrigin
 
 HASH_BLOCK_TOKENS = 512
 """Tokens per prefix hash block (Mooncake's, and the engine's default)."""
@@ -128,9 +128,10 @@ def enabled(cfg: SessionsConfig, df: pd.DataFrame) -> bool:
 
 
 def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Generator,
-                     source: str = "trace") -> pd.DataFrame:
+                     source: str = "trace", origin: TraceOrigin | None = None) -> pd.DataFrame:
     """The run's table: generated sessions, or the trace's sessions with context and links, or
-    ``df`` unchanged when sessions are off."""
+    ``df`` unchanged when sessions are off. ``origin`` (from :func:`tiersim.trace.read_trace`)
+    names the file's rows in errors; without it they name ``source`` and the table row."""
     if cfg.source == "generate":
         return with_context(generate(cfg.generate, rng), "accumulate", cfg.system_prompt_tokens)
     if not enabled(cfg, df):
@@ -138,20 +139,20 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     if not has_session_columns(df):
         raise TraceError(source, "workload.sessions.source is 'trace' but the trace has no "
                          "session_id and step columns; add them or use source: generate")
-    return with_context(checked(df, source), cfg.context, cfg.system_prompt_tokens)
+    return with_context(checked(df, source, origin), cfg.context, cfg.system_prompt_tokens)
 
 
 # ---------------------------------------------------------------------------------------------
 # Reading session columns
 
 
-def checked(df: pd.DataFrame, source: str) -> pd.DataFrame:
+def checked(df: pd.DataFrame, source: str, origin: TraceOrigin | None = None) -> pd.DataFrame:
     """``df`` with ``parent`` (row-independent step numbers), ``step_type`` and ``tool_s``
     filled and checked; a bad value is a one-line TraceError naming the row and column."""
     out = df.reset_index(drop=True).copy()
     twice = np.flatnonzero(out["request_id"].duplicated().to_numpy())
     if len(twice):
-        raise _error(out, source, "request_id repeats; a session trace needs one id per step",
+        raise _error(origin, source, "request_id repeats; a session trace needs one id per step",
                      int(twice[0]), "request_id")
     out["step_type"] = (out["step_type"].fillna("step").astype(str)
                         if "step_type" in out else "step")
@@ -160,28 +161,26 @@ def checked(df: pd.DataFrame, source: str) -> pd.DataFrame:
         values = tool.fillna(0).to_numpy(np.float64)
         bad = np.flatnonzero(~((values >= 0) & (values <= MAX_TOOL_S)))
         if len(bad):
-            raise _error(out, source, f"tool_s must be a number of seconds from 0 to "
+            raise _error(origin, source, f"tool_s must be a number of seconds from 0 to "
                          f"{MAX_TOOL_S:g}", int(bad[0]), "tool_s")
         out["tool_s"] = tool.fillna(0.0).to_numpy(np.float64)
     else:
         out["tool_s"] = 0.0
-    out["parent"] = _parents(out, source)
+    out["parent"] = _parents(out, source, origin)
     return out
 
 
-def _error(df: pd.DataFrame, source: str, message: str, index: int | None,
+def _error(origin: TraceOrigin | None, source: str, message: str, index: int | None,
            column: str) -> TraceError:
-    """A TraceError at 0-based table row ``index``: for a table from :func:`tiersim.trace.
-    load_trace` it names the trace file and the loader's row (1-based data row, file line);
-    otherwise ``source`` and the 1-based table row."""
-    path = df.attrs.get("path")
-    if path is None:
+    """A TraceError at 0-based table row ``index``: with the table's ``origin`` it names the
+    trace file and the file's row (1-based data row, file line); otherwise ``source`` and the
+    1-based table row."""
+    if origin is None:
         return TraceError(source, message, None if index is None else index + 1, column)
-    row = None if index is None else index + int(df.attrs.get("first_row", 0))
-    return Source(path, df.attrs.get("header_lines")).error(message, row, column)
+    return origin.error(message, index, column)
 
 
-def _parents(df: pd.DataFrame, source: str) -> np.ndarray:
+def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.ndarray:
     """Each step's parent step number (-1 for none), checked: an earlier step of the same
     session, each with at most one follower."""
     parent = np.full(len(df), -1, dtype=np.int64)
@@ -192,7 +191,7 @@ def _parents(df: pd.DataFrame, source: str) -> np.ndarray:
         ordered = df["step"].to_numpy()[order]
         dup = np.flatnonzero(np.diff(ordered) == 0)
         if len(dup):
-            raise _error(df, source, f"session {sid} has step {ordered[dup[0]]} twice",
+            raise _error(origin, source, f"session {sid} has step {ordered[dup[0]]} twice",
                          int(order[dup[0] + 1]), "step")
         for pos, row in enumerate(order):
             if given is None or pd.isna(given.iloc[row]):
@@ -200,13 +199,13 @@ def _parents(df: pd.DataFrame, source: str) -> np.ndarray:
                 continue
             p = int(given.iloc[row])
             if p != -1 and (p not in set(ordered[:pos].tolist())):
-                raise _error(df, source, f"parent {p} is not an earlier step of session {sid}",
+                raise _error(origin, source, f"parent {p} is not an earlier step of session {sid}",
                              int(row), "parent")
             parent[row] = p
         kids = parent[order][parent[order] >= 0]
         if len(kids) != len(set(kids.tolist())):
             twice = next(k for k in kids.tolist() if (kids == k).sum() > 1)
-            raise _error(df, source, f"step {twice} of session {sid} has two followers; "
+            raise _error(origin, source, f"step {twice} of session {sid} has two followers; "
                          "tiersim sessions are chains (give each step at most one follower)",
                          None, "parent")
     return parent
