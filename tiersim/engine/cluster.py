@@ -357,9 +357,8 @@ class _Fleet:
         think = float(np.broadcast_to(self.work.think_s, (len(self.work),))[j])
         self.arrival[j] = now + think
         if think > 0:
-            event = self.env.at(self.arrival[j], urgent=True)
-            event.callbacks.append(lambda _e, j=j: self.dispatch(j, int(self.work.tier[j]),
-                                                                 self.arrival[j]))
+            self.env.call_at(self.arrival[j], lambda _e, j=j: self.dispatch(
+                j, int(self.work.tier[j]), self.arrival[j]), urgent=True)
         else:
             self.dispatch(j, int(self.work.tier[j]), now)
 
@@ -388,8 +387,8 @@ class _Fleet:
             moved = Req(i, req.prompt, full, req.finish + disagg.transfer_s(req.prompt))
             moved.computed, moved.tokens, moved.n_out = req.prompt, req.prompt + 1, 1
             moved.first_token, moved.gpu_s = req.first_token, req.gpu_s
-            event = self.env.at(moved.arrival, urgent=True)
-            event.callbacks.append(lambda _e: self._to_decoder(moved, tier))
+            self.env.call_at(moved.arrival, lambda _e: self._to_decoder(moved, tier),
+                             urgent=True)
 
         return on_prefilled
 
@@ -434,8 +433,7 @@ class _Fleet:
             self._schedule_arrival()
 
     def _schedule_arrival(self) -> None:
-        event = self.env.at(self._own_t[self._pos], urgent=True)
-        event.callbacks.append(self._on_arrival)
+        self.env.call_at(self._own_t[self._pos], self._on_arrival, urgent=True)
 
     def _on_arrival(self, _event) -> None:
         """Every own request arriving at this instant enters the fleet, in trace order."""

@@ -127,9 +127,7 @@ class Replica:
             self._arm(t)
 
     def _arm(self, t: float) -> None:
-        event = self.env.at(t)
-        event.callbacks.append(self._on_event)
-        self._pending = event
+        self._pending = self.env.call_at(t, self._on_event)
 
     def _on_event(self, event: simpy.Event) -> None:
         if event is not self._pending:

@@ -105,6 +105,15 @@ class ReplicaQueues:
         """No request waiting or running."""
         return not self.running and not self.waiting
 
+    def _finish(self, req: Req, t_end: float, finished: list[Req]) -> None:
+        """``req`` is done at ``t_end``: its blocks freed, it leaves the running set."""
+        self.free += req.blocks
+        req.blocks = 0
+        req.state = DONE
+        req.finish = t_end
+        del self.running[req]
+        finished.append(req)
+
     def used_blocks(self) -> int:
         """KV blocks in use now."""
         return self.num_blocks - self.free
@@ -338,14 +347,6 @@ class ReplicaScheduler(ReplicaQueues):
             self._finish(req, t_end, finished)
         else:
             self._join_decoders(req)
-
-    def _finish(self, req: Req, t_end: float, finished: list[Req]) -> None:
-        self.free += req.blocks
-        req.blocks = 0
-        req.state = DONE
-        req.finish = t_end
-        del self.running[req]
-        finished.append(req)
 
     # ---- preemption (rare path: rebuilds per-request state) ------------------------------
     def _preempt_for_decoders(self, it: int) -> bool:

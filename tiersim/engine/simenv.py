@@ -61,6 +61,12 @@ class SimEnv(simpy.Environment):
         heappush(self._queue, (time, URGENT if urgent else NORMAL, next(self._eid), event))
         return event
 
+    def call_at(self, time: float, callback, urgent: bool = False) -> Event:
+        """:meth:`at` with ``callback(event)`` attached; returns the event."""
+        event = self.at(time, urgent)
+        event.callbacks.append(callback)
+        return event
+
     def next_time(self) -> float:
         """Time of the next pending event that does something (``inf`` when none).
 

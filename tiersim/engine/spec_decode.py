@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
+from tiersim.engine.request import DECODE, PREFILL, WAITING, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaQueues, StepPlan
 from tiersim.perf.base import StepShape
 
@@ -277,14 +277,6 @@ class SpecScheduler(ReplicaQueues):
                 head.admitted = now
             chunks.append((head, chunk))
             budget -= chunk
-
-    def _finish(self, req: Req, t_end: float, finished: list[Req]) -> None:
-        self.free += req.blocks
-        req.blocks = 0
-        req.state = DONE
-        req.finish = t_end
-        del self.running[req]
-        finished.append(req)
 
     def _preempt(self, req: Req) -> None:
         self.free += req.blocks
