@@ -271,3 +271,29 @@ def assert_same_per_request(a, b) -> None:
     np.testing.assert_allclose(a.finish_s, b.finish_s, rtol=1e-9, equal_nan=True)
     np.testing.assert_allclose(a.first_token_s, b.first_token_s, rtol=1e-9, equal_nan=True)
     np.testing.assert_array_equal(a.preemptions, b.preemptions)
+
+
+def assert_matches_reference(res, work, tier, **kw) -> None:
+    """A one-tier SimResult agrees with :func:`reference_run` of ``tier`` on the same workload
+    (drops and cache hits exactly, first-token and finish times to 1e-9 relative); ``kw`` go to
+    it."""
+    ft, fin, dropped, cached = reference_run(
+        work.arrival_s, work.input_tokens, work.output_tokens, tier.limits, tier.num_blocks,
+        tier.step_model, hashes=work.prefix_hashes, hash_block_tokens=work.hash_block_tokens,
+        **kw)
+    np.testing.assert_array_equal(res.dropped, dropped)
+    np.testing.assert_array_equal(res.cache_hit_tokens, cached)
+    np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(res.finish_s, fin, rtol=1e-9, equal_nan=True)
+
+
+def assert_fast_forward_exact_and_conserving(spec, work, simulate):
+    """Fast-forward equals per-iteration stepping, every request finishes or is dropped, KV
+    never exceeds capacity and finished requests emit all their tokens; returns the run."""
+    a = simulate([spec], work, fast_forward=True)
+    assert_same_per_request(a, simulate([spec], work, fast_forward=False))
+    assert np.all(~np.isnan(a.finish_s) ^ a.dropped)
+    assert all(p <= spec.num_blocks for p in a.kv_peak_blocks[spec.name])
+    done = ~a.dropped
+    np.testing.assert_array_equal(a.output_tokens[done], np.asarray(work.output_tokens)[done])
+    return a

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_scheduler import assert_same_per_request, reference_run
+from reference_scheduler import assert_matches_reference, assert_same_per_request
 
 from tiersim.engine import Req, SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.engine.prefix_cache import PrefixCache
@@ -70,14 +70,7 @@ def _tier(lim, replicas=1):
 @given(workloads, limits)
 def test_matches_naive_vllm_loop_with_prefix_cache(work, lim):
     spec = _tier(lim)
-    res = simulate([spec], work)
-    ft, fin, dropped, cached = reference_run(
-        work.arrival_s, work.input_tokens, work.output_tokens, spec.limits, spec.num_blocks,
-        spec.step_model, hashes=work.prefix_hashes, hash_block_tokens=work.hash_block_tokens)
-    np.testing.assert_array_equal(res.dropped, dropped)
-    np.testing.assert_array_equal(res.cache_hit_tokens, cached)
-    np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)
-    np.testing.assert_allclose(res.finish_s, fin, rtol=1e-9, equal_nan=True)
+    assert_matches_reference(simulate([spec], work), work, spec)
 
 
 @fast

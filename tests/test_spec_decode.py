@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_scheduler import assert_same_per_request, reference_run
+from reference_scheduler import (
+    assert_fast_forward_exact_and_conserving,
+    assert_matches_reference,
+)
 from test_prefix_cache import shared_prefix_workload
 
 from tiersim.engine import SchedulerLimits, SpecDecoding, TierSpec, Workload, simulate
@@ -60,15 +63,7 @@ def _tier(setup):
 @given(workloads, setups)
 def test_matches_naive_loop_with_speculative_decoding(work, setup):
     spec = _tier(setup)
-    res = simulate([spec], work)
-    ft, fin, dropped, cached = reference_run(
-        work.arrival_s, work.input_tokens, work.output_tokens, spec.limits, spec.num_blocks,
-        spec.step_model, hashes=work.prefix_hashes, hash_block_tokens=work.hash_block_tokens,
-        spec=spec.spec_decoding)
-    np.testing.assert_array_equal(res.dropped, dropped)
-    np.testing.assert_array_equal(res.cache_hit_tokens, cached)
-    np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)
-    np.testing.assert_allclose(res.finish_s, fin, rtol=1e-9, equal_nan=True)
+    assert_matches_reference(simulate([spec], work), work, spec, spec=spec.spec_decoding)
 
 
 @fast
@@ -76,12 +71,7 @@ def test_matches_naive_loop_with_speculative_decoding(work, setup):
 def test_fast_forward_equals_per_iteration_and_nothing_is_lost(work, setup, replicas):
     spec = _tier(setup)
     spec.replicas = replicas
-    a = simulate([spec], work, fast_forward=True)
-    assert_same_per_request(a, simulate([spec], work, fast_forward=False))
-    assert np.all(~np.isnan(a.finish_s) ^ a.dropped)
-    assert all(p <= spec.num_blocks for p in a.kv_peak_blocks["t"])
-    done = ~a.dropped
-    np.testing.assert_array_equal(a.output_tokens[done], np.asarray(work.output_tokens)[done])
+    assert_fast_forward_exact_and_conserving(spec, work, simulate)
 
 
 def _tokens_per_step(sd: SpecDecoding, n=8, output=20_000, accept=None) -> tuple[float, float]:
