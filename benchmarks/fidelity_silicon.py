@@ -22,11 +22,13 @@ sends ``per_client`` requests, and TTFT/TPOT are means over every request; TPOT 
 sends that many requests per client first and leaves them out.
 
 **The free parameters** are the load generator (``per_client``, the length spread), vLLM's
-per-iteration overhead, and the host time of iterations vLLM runs outside CUDA graphs (over
-512 tokens: ``per_layer_s`` x layers + ``per_moe_layer_s`` x MoE layers;
+per-iteration overhead (``value + per_layer_s x layers``: a CUDA-graph replay pays a gap per
+kernel, and kernels come per layer), and the host time of iterations vLLM runs outside CUDA
+graphs (over 512 tokens: ``per_layer_s`` x layers + ``per_moe_layer_s`` x MoE layers;
 :class:`tiersim.perf.profile.EagerCost`). ``--fit`` fits them on the training rows
 (:data:`TRAINING`: every vLLM Llama-3.1-70B row, and :data:`MOE_TRAINING`: every vLLM
-MiniMax-M2.5 and gpt-oss-120b row, for ``per_moe_layer_s`` only), prints the held-out figures
+MiniMax-M2.5 and gpt-oss-120b row, for the overhead and ``per_moe_layer_s`` only: three layer
+counts, 80, 62 and 36, separate the overhead's two terms), prints the held-out figures
 (every other vLLM row), writes the overhead and eager cost into the shipped profile and
 ``per_client`` into ``benchmarks/data/fit.json``, which the default run reads.
 ``--steady-state`` runs the earlier protocol instead (clients staggered over one request cycle,
@@ -111,14 +113,16 @@ GRAPH_MAX_TOKENS = 512
 #: ``--fit`` grids of the eager host time per layer and per MoE layer (seconds).
 FIT_EAGER_PER_LAYER_S = tuple(round(0.05e-3 * i, 6) for i in range(0, 11))
 FIT_EAGER_PER_MOE_LAYER_S = tuple(round(0.1e-3 * i, 6) for i in range(0, 13))
-#: ``--fit`` grid: per-iteration overhead (seconds) and requests per client.
-FIT_OVERHEADS_S = tuple(round(0.25e-3 * i, 6) for i in range(0, 17))
+#: ``--fit`` grids: per-iteration overhead (seconds: fixed, and per layer) and requests per
+#: client.
+FIT_OVERHEADS_S = tuple(round(0.1e-3 * i, 6) for i in range(0, 13))
+FIT_OVERHEADS_PER_LAYER_S = tuple(round(2.5e-6 * i, 9) for i in range(0, 9))
 FIT_PER_CLIENT = (1, 2, 3, 5, 8, 10, 15, 20)
 #: ``--fit`` grid: spread of request lengths around isl / osl (the real prompts and outputs
 #: vary; identical lengths keep clients in lock-step bursts).
 FIT_SPREADS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
 #: Coordinate-descent passes of ``--fit`` at most.
-FIT_PASSES = 2
+FIT_PASSES = 3
 #: Default requests per client before any fit has been written.
 UNFITTED_PER_CLIENT = 10
 
@@ -598,6 +602,7 @@ class Knobs:
     """vLLM profile values tried in place of the shipped ones (``None``: the profile's own)."""
 
     overhead_s: float | None = None
+    overhead_per_layer_s: float = 0.0
     eager: EagerCost | None = None
 
 
@@ -611,7 +616,7 @@ def engine_profile(engine: str, knobs: Knobs = Knobs()):
         prof = resolve_profile(ENGINE_PROFILES[engine])
         if knobs.overhead_s is not None:
             prof = dataclasses.replace(prof, overhead_s=knobs.overhead_s,
-                                       overhead_per_layer_s=0.0)
+                                       overhead_per_layer_s=knobs.overhead_per_layer_s)
         if knobs.eager is not None and engine == "vllm":
             prof = dataclasses.replace(prof, eager=knobs.eager)
         _PROFILES[key] = prof
@@ -717,9 +722,21 @@ def group_line(label: str, g: pd.DataFrame) -> str:
                  f"|TTFT| {_pct(median_abs(ok['aic_ttft_err'])):>6}")
         if n_aic != len(ok):
             line += f" (n={n_aic})"
+    if len(ok):
+        line += (f"  tiersim median signed TPOT {median_signed(ok['tpot_err']):+.0f}% "
+                 f"TTFT {median_signed(ok['ttft_err']):+.0f}%")
+    if "backend_version" in ok and ok["backend_version"].notna().any():
+        versions = sorted(str(v) for v in ok["backend_version"].dropna().unique())
+        line += f"  [measured on {'/'.join(versions)}]"
     if "roofline_tables" in ok and (ok["roofline_tables"] > 0).any():
         line += f"  [{int((ok['roofline_tables'] > 0).sum())} rows partly on the roofline]"
     return line
+
+
+def median_signed(errors: pd.Series) -> float:
+    """Median signed error in percent (positive: predicted slower than measured)."""
+    e = errors.dropna()
+    return float(np.median(e)) * 100 if len(e) else float("nan")
 
 
 def final_line(res: pd.DataFrame, engine: str = "vllm") -> str:
@@ -808,14 +825,19 @@ def _best(label: str, scores: list[tuple], unit: str) -> tuple:
 
 
 def fit_overhead(train: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol,
-                 knobs: Knobs) -> float:
-    """The overhead of :data:`FIT_OVERHEADS_S` with the smallest median |TPOT error| on
-    ``train`` (TPOT is where a per-iteration cost shows most directly)."""
+                 knobs: Knobs) -> Knobs:
+    """``knobs`` with the overhead of :data:`FIT_OVERHEADS_S` x :data:`FIT_OVERHEADS_PER_LAYER_S`
+    giving the smallest median |TPOT error| on ``train`` (TPOT is where a per-iteration cost
+    shows most directly; ``train`` must hold models of several layer counts)."""
     scores = []
     for overhead in FIT_OVERHEADS_S:
-        res = run(train, kv_dtype, proto, jobs, dataclasses.replace(knobs, overhead_s=overhead))
-        scores.append((median_abs(res["tpot_err"]), overhead))
-    return _best("overhead", scores, "{:.6f} s")[1]
+        for per_layer in FIT_OVERHEADS_PER_LAYER_S:
+            tried = dataclasses.replace(knobs, overhead_s=overhead,
+                                        overhead_per_layer_s=per_layer)
+            res = run(train, kv_dtype, proto, jobs, tried)
+            scores.append((median_abs(res["tpot_err"]), overhead, per_layer))
+    best = _best("overhead", scores, "{:.6f} s + {:.7f} s x layers")
+    return dataclasses.replace(knobs, overhead_s=best[1], overhead_per_layer_s=best[2])
 
 
 def fit_loadgen(train: pd.DataFrame, kv_dtype: str, jobs: int, knobs: Knobs) -> Protocol:
@@ -845,17 +867,17 @@ def fit_eager(train: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol, kn
 
 
 def fit(df: pd.DataFrame, kv_dtype: str, jobs: int) -> tuple[Knobs, Protocol]:
-    """Coordinate descent: the overhead on TPOT, then the eager time per layer and the load
-    generator on TTFT (all on :data:`TRAINING`), then the eager time per MoE layer on TTFT
-    (:data:`MOE_TRAINING`), repeated until nothing moves (at most :data:`FIT_PASSES`)."""
+    """Coordinate descent: the overhead on TPOT (:data:`TRAINING` and :data:`MOE_TRAINING`),
+    then the eager time per layer and the load generator on TTFT (:data:`TRAINING`), then the
+    eager time per MoE layer on TTFT (:data:`MOE_TRAINING`), repeated until nothing moves (at
+    most :data:`FIT_PASSES`)."""
     train = df[training_mask(df)]
     moe_train = df[training_mask(df, MOE_TRAINING)]
     proto = Protocol(per_client=UNFITTED_PER_CLIENT)
     knobs = Knobs(overhead_s=None, eager=EagerCost(GRAPH_MAX_TOKENS, source="fitting"))
     for i in range(FIT_PASSES):
         print(f"fit pass {i + 1} on {len(train)} + {len(moe_train)} training rows", flush=True)
-        new = dataclasses.replace(knobs, overhead_s=fit_overhead(train, kv_dtype, jobs, proto,
-                                                                 knobs))
+        new = fit_overhead(pd.concat([train, moe_train]), kv_dtype, jobs, proto, knobs)
         new = dataclasses.replace(new, eager=fit_eager(
             train, kv_dtype, jobs, proto, new, "per_layer_s", FIT_EAGER_PER_LAYER_S))
         new_proto = fit_loadgen(train, kv_dtype, jobs, new)
@@ -868,12 +890,13 @@ def fit(df: pd.DataFrame, kv_dtype: str, jobs: int) -> tuple[Knobs, Protocol]:
     return knobs, proto
 
 
-def fit_label(n_train: int, n_moe: int = 0) -> str:
-    """The ``source`` the fitted values carry in the profile (``n_moe``: MoE rows used)."""
+def fit_label(n_train: int, n_moe: int = 0, what: str = "per MoE layer") -> str:
+    """The ``source`` the fitted values carry in the profile (``n_moe``: MoE rows used for
+    ``what``)."""
     label = (f"fitted: benchmarks/fidelity_silicon.py --fit on {n_train} silicon-sample rows "
              f"(vllm, Llama-3.1-70B)")
     moe = ", ".join(MOE_TRAINING["model"])
-    return label + (f" and, per MoE layer, {n_moe} (vllm, {moe})" if n_moe else "")
+    return label + (f" and, {what}, {n_moe} (vllm, {moe})" if n_moe else "")
 
 
 def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
@@ -884,18 +907,21 @@ def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
     eager = dataclasses.replace(knobs.eager, source=fit_label(n_train, n_moe))
     path = find_bundled("profiles", default_profile_name())
     doc = json.loads(Path(path).read_text())
-    doc["overhead_s"] = {"value": knobs.overhead_s, "source": fit_label(n_train)}
+    doc["overhead_s"] = {"value": knobs.overhead_s, "per_layer_s": knobs.overhead_per_layer_s,
+                         "source": fit_label(n_train, n_moe, "for both terms")}
     doc["eager_s"] = eager.to_json()
     doc = {k: doc[k] for k in ("schema", "name", "gpu", "provenance", "overhead_s", "eager_s",
                                "tables")}
     Path(path).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     FIT_JSON.write_text(json.dumps({
         "per_client": proto.per_client, "overhead_s": knobs.overhead_s,
+        "overhead_per_layer_s": knobs.overhead_per_layer_s,
         "length_spread": proto.spread, "eager_s": eager.to_json(), "training": TRAINING,
         "moe_training": MOE_TRAINING, "rows": n_train, "moe_rows": n_moe,
         "date": datetime.date.today().isoformat(),
     }, indent=2) + "\n")
-    print(f"overhead_s = {knobs.overhead_s}, eager_s = {eager.to_json()} -> {path}; "
+    print(f"overhead_s = {knobs.overhead_s} + {knobs.overhead_per_layer_s} x layers, "
+          f"eager_s = {eager.to_json()} -> {path}; "
           f"per_client = {proto.per_client}, length_spread = {proto.spread} -> {FIT_JSON}")
 
 
@@ -906,7 +932,8 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
     vllm = (res["backend"] == "vllm").to_numpy()
     held = res[~train & ~moe & vllm]
     prof = resolve_profile(ENGINE_PROFILES["vllm"])
-    overhead = f"{prof.overhead_s * 1e3:.2f} ms ({prof.overhead_label()})"
+    overhead = (f"{prof.overhead_s * 1e3:.2f} ms + {prof.overhead_per_layer_s * 1e6:.1f} us x "
+                f"layers ({prof.overhead_label()})")
     eager = prof.eager
     return [
         f"load generator: {proto.per_client} requests per client, all clients at t=0, lengths "
@@ -914,7 +941,7 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
         f"(> {eager.graph_max_tokens} tokens): {eager.per_layer_s * 1e3:.2f} ms x layers + "
         f"{eager.per_moe_layer_s * 1e3:.2f} ms x MoE layers",
         group_line("training: vllm Llama-3.1-70B", res[train]),
-        group_line("training (MoE eager only): vllm " + ", ".join(MOE_TRAINING["model"]),
+        group_line("training (overhead, MoE eager): vllm " + ", ".join(MOE_TRAINING["model"]),
                    res[moe]),
         group_line("held out: every other vllm row", held),
     ]

@@ -299,12 +299,13 @@ def test_summary_has_a_line_per_engine_model_and_engine():
 
 def test_fit_picks_the_overhead_eager_costs_and_load_generator_with_the_smallest_error(
         monkeypatch):
-    """A stand-in replay whose TPOT error is zero at 1.5 ms of overhead and whose TTFT error is
-    zero at 5 requests per client, +-10% lengths and 0.2 ms of eager time per layer; on the MoE
-    training rows (batch 16 here) zero at 0.4 ms per MoE layer: the fit must find exactly those."""
+    """A stand-in replay whose TPOT error is zero at 0.3 ms + 7.5 us x layers of overhead and
+    whose TTFT error is zero at 5 requests per client, +-10% lengths and 0.2 ms of eager time
+    per layer; on the MoE training rows (batch 16 here) zero at 0.4 ms per MoE layer: the fit
+    must find exactly those."""
 
     def fake_run(df, kv_dtype, proto, jobs, knobs=None):
-        tpot = (knobs.overhead_s - 1.5e-3) * 100
+        tpot = abs(knobs.overhead_s - 0.3e-3) * 100 + abs(knobs.overhead_per_layer_s - 7.5e-6) * 1e4
         eager = knobs.eager
         if df["model"].isin(["MiniMax-M2.5", "gpt-oss-120b"]).all():
             ttft = abs(eager.per_moe_layer_s - 0.4e-3) * 1e3
@@ -318,7 +319,8 @@ def test_fit_picks_the_overhead_eager_costs_and_load_generator_with_the_smallest
     train = pd.DataFrame([make_row(), make_row(batch_size=16),
                           make_row(model="MiniMax-M2.5"), make_row(model="gpt-oss-120b")])
     knobs, proto = fs.fit(train, "fp8", jobs=1)
-    assert knobs.overhead_s == pytest.approx(1.5e-3)
+    assert knobs.overhead_s == pytest.approx(0.3e-3)
+    assert knobs.overhead_per_layer_s == pytest.approx(7.5e-6)
     assert knobs.eager.per_layer_s == pytest.approx(0.2e-3)
     assert knobs.eager.per_moe_layer_s == pytest.approx(0.4e-3)
     assert knobs.eager.graph_max_tokens == 512
