@@ -31,6 +31,10 @@ MiniMax-M2.5 and gpt-oss-120b row, for the overhead and ``per_moe_layer_s`` only
 counts, 80, 62 and 36, separate the overhead's two terms), prints the held-out figures
 (every other vLLM row), writes the overhead and eager cost into the shipped profile and
 ``per_client`` into ``benchmarks/data/fit.json``, which the default run reads.
+``--fit --fit-engine trtllm`` fits TensorRT-LLM's overhead and eager cost the same way on
+its own Llama-3.1-70B and gpt-oss-120b rows (:data:`FIT_TRAINING`; its PyTorch runtime also
+runs steps with a prefill chunk outside CUDA graphs) with vLLM's fitted load generator (the
+same benchmark client), into ``benchmarks/data/h200_aiconfigurator_trtllm.json``.
 ``--steady-state`` runs the earlier protocol instead (clients staggered over one request cycle,
 first and last request of each left out).
 
@@ -103,11 +107,18 @@ ENGINE_PROFILE_MODELS = {
 MAX_BATCHED_TOKENS = 8192  # vLLM V1's default for an API server on an 80+ GB GPU
 MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrency` requests)
 BLOCK_SIZE = 16
-#: The training subset of ``--fit`` (fixed here; everything else is held out).
-TRAINING = {"backend": "vllm", "model": "Llama-3.1-70B"}
-#: The rows that fit the MoE layers' eager host time (a dense model cannot show it): one
-#: block-FP8 and one MXFP4 checkpoint, so the value is not one kernel's.
-MOE_TRAINING = {"backend": "vllm", "model": ("MiniMax-M2.5", "gpt-oss-120b")}
+#: The training rows of ``--fit`` per engine (fixed here; everything else is held out):
+#: ``(dense, moe)``. The dense rows fit the eager time per layer (and, for vLLM, the load
+#: generator); the MoE rows the eager time per MoE layer (a dense model cannot show it); both
+#: together the per-iteration overhead's two terms (they need several layer counts). vLLM's MoE
+#: rows are one block-FP8 and one MXFP4 checkpoint, so the value is not one kernel's.
+FIT_TRAINING = {
+    "vllm": ({"backend": "vllm", "model": "Llama-3.1-70B"},
+             {"backend": "vllm", "model": ("MiniMax-M2.5", "gpt-oss-120b")}),
+    "trtllm": ({"backend": "trtllm", "model": "Llama-3.1-70B"},
+               {"backend": "trtllm", "model": ("gpt-oss-120b",)}),
+}
+TRAINING, MOE_TRAINING = FIT_TRAINING["vllm"]
 #: vLLM's largest CUDA-graph batch (``max_cudagraph_capture_size``: min(2 x max_num_seqs, 512)).
 GRAPH_MAX_TOKENS = 512
 #: ``--fit`` grids of the eager host time per layer and per MoE layer (seconds).
@@ -599,11 +610,13 @@ def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol
 
 @dataclass(frozen=True)
 class Knobs:
-    """vLLM profile values tried in place of the shipped ones (``None``: the profile's own)."""
+    """Profile values of ``engine`` tried in place of its profile's (``None``: the profile's
+    own); other engines keep theirs."""
 
     overhead_s: float | None = None
     overhead_per_layer_s: float = 0.0
     eager: EagerCost | None = None
+    engine: str = "vllm"
 
 
 _PROFILES: dict = {}
@@ -614,10 +627,10 @@ def engine_profile(engine: str, knobs: Knobs = Knobs()):
     key = (engine, knobs)
     if key not in _PROFILES:
         prof = resolve_profile(ENGINE_PROFILES[engine])
-        if knobs.overhead_s is not None:
+        if knobs.overhead_s is not None and engine == knobs.engine:
             prof = dataclasses.replace(prof, overhead_s=knobs.overhead_s,
                                        overhead_per_layer_s=knobs.overhead_per_layer_s)
-        if knobs.eager is not None and engine == "vllm":
+        if knobs.eager is not None and engine == knobs.engine:
             prof = dataclasses.replace(prof, eager=knobs.eager)
         _PROFILES[key] = prof
     return _PROFILES[key]
@@ -866,21 +879,26 @@ def fit_eager(train: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol, kn
     return dataclasses.replace(knobs.eager, **{field: value})
 
 
-def fit(df: pd.DataFrame, kv_dtype: str, jobs: int) -> tuple[Knobs, Protocol]:
-    """Coordinate descent: the overhead on TPOT (:data:`TRAINING` and :data:`MOE_TRAINING`),
-    then the eager time per layer and the load generator on TTFT (:data:`TRAINING`), then the
-    eager time per MoE layer on TTFT (:data:`MOE_TRAINING`), repeated until nothing moves (at
-    most :data:`FIT_PASSES`)."""
-    train = df[training_mask(df)]
-    moe_train = df[training_mask(df, MOE_TRAINING)]
-    proto = Protocol(per_client=UNFITTED_PER_CLIENT)
-    knobs = Knobs(overhead_s=None, eager=EagerCost(GRAPH_MAX_TOKENS, source="fitting"))
+def fit(df: pd.DataFrame, kv_dtype: str, jobs: int,
+        engine: str = "vllm") -> tuple[Knobs, Protocol]:
+    """Coordinate descent on ``engine``'s :data:`FIT_TRAINING` rows: the overhead on TPOT (dense
+    and MoE rows), then the eager time per layer on TTFT (dense rows) and, for vLLM, the load
+    generator (dense rows; other engines' rows come from the same benchmark client, so they
+    keep vLLM's fitted one), then the eager time per MoE layer on TTFT (MoE rows), repeated
+    until nothing moves (at most :data:`FIT_PASSES`)."""
+    dense_rows, moe_rows = FIT_TRAINING[engine]
+    train = df[training_mask(df, dense_rows)]
+    moe_train = df[training_mask(df, moe_rows)]
+    proto = Protocol(per_client=UNFITTED_PER_CLIENT) if engine == "vllm" else fitted_protocol()
+    knobs = Knobs(overhead_s=None, eager=EagerCost(GRAPH_MAX_TOKENS, source="fitting"),
+                  engine=engine)
     for i in range(FIT_PASSES):
-        print(f"fit pass {i + 1} on {len(train)} + {len(moe_train)} training rows", flush=True)
+        print(f"{engine} fit pass {i + 1} on {len(train)} + {len(moe_train)} training rows",
+              flush=True)
         new = fit_overhead(pd.concat([train, moe_train]), kv_dtype, jobs, proto, knobs)
         new = dataclasses.replace(new, eager=fit_eager(
             train, kv_dtype, jobs, proto, new, "per_layer_s", FIT_EAGER_PER_LAYER_S))
-        new_proto = fit_loadgen(train, kv_dtype, jobs, new)
+        new_proto = fit_loadgen(train, kv_dtype, jobs, new) if engine == "vllm" else proto
         new = dataclasses.replace(new, eager=fit_eager(
             moe_train, kv_dtype, jobs, new_proto, new, "per_moe_layer_s",
             FIT_EAGER_PER_MOE_LAYER_S))
@@ -890,61 +908,88 @@ def fit(df: pd.DataFrame, kv_dtype: str, jobs: int) -> tuple[Knobs, Protocol]:
     return knobs, proto
 
 
-def fit_label(n_train: int, n_moe: int = 0, what: str = "per MoE layer") -> str:
+def fitted_protocol() -> Protocol:
+    """The load generator ``--fit`` wrote for vLLM (the default before any fit)."""
+    doc = fitted()
+    return Protocol(per_client=doc.get("per_client", UNFITTED_PER_CLIENT),
+                    spread=doc.get("length_spread", 0.0))
+
+
+def fit_label(n_train: int, n_moe: int = 0, what: str = "per MoE layer",
+              engine: str = "vllm") -> str:
     """The ``source`` the fitted values carry in the profile (``n_moe``: MoE rows used for
     ``what``)."""
-    label = (f"fitted: benchmarks/fidelity_silicon.py --fit on {n_train} silicon-sample rows "
-             f"(vllm, Llama-3.1-70B)")
-    moe = ", ".join(MOE_TRAINING["model"])
-    return label + (f" and, {what}, {n_moe} (vllm, {moe})" if n_moe else "")
+    dense_rows, moe_rows = FIT_TRAINING[engine]
+    flag = "" if engine == "vllm" else f" --fit-engine {engine}"
+    label = (f"fitted: benchmarks/fidelity_silicon.py --fit{flag} on {n_train} silicon-sample "
+             f"rows ({engine}, {dense_rows['model']})")
+    moe = ", ".join(moe_rows["model"])
+    return label + (f" and, {what}, {n_moe} ({engine}, {moe})" if n_moe else "")
+
+
+def profile_path(engine: str) -> Path:
+    """The profile file ``--fit`` writes for ``engine`` (vLLM: the shipped one)."""
+    if engine != "vllm":
+        return Path(ENGINE_PROFILES[engine])
+    from tiersim.paths import find_bundled
+
+    return Path(find_bundled("profiles", default_profile_name()))
 
 
 def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
-    """Write the fitted overhead and eager cost into the shipped vLLM profile and the load
-    generator to FIT_JSON."""
-    from tiersim.paths import find_bundled
-
-    eager = dataclasses.replace(knobs.eager, source=fit_label(n_train, n_moe))
-    path = find_bundled("profiles", default_profile_name())
-    doc = json.loads(Path(path).read_text())
+    """Write the fitted overhead and eager cost into the engine's profile, and the fit (for
+    vLLM: with the load generator, which the default run reads) to FIT_JSON."""
+    engine = knobs.engine
+    eager = dataclasses.replace(knobs.eager, source=fit_label(n_train, n_moe, engine=engine))
+    path = profile_path(engine)
+    doc = json.loads(path.read_text())
     doc["overhead_s"] = {"value": knobs.overhead_s, "per_layer_s": knobs.overhead_per_layer_s,
-                         "source": fit_label(n_train, n_moe, "for both terms")}
+                         "source": fit_label(n_train, n_moe, "for both terms", engine)}
     doc["eager_s"] = eager.to_json()
     doc = {k: doc[k] for k in ("schema", "name", "gpu", "provenance", "overhead_s", "eager_s",
                                "tables")}
-    Path(path).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
-    FIT_JSON.write_text(json.dumps({
-        "per_client": proto.per_client, "overhead_s": knobs.overhead_s,
-        "overhead_per_layer_s": knobs.overhead_per_layer_s,
-        "length_spread": proto.spread, "eager_s": eager.to_json(), "training": TRAINING,
-        "moe_training": MOE_TRAINING, "rows": n_train, "moe_rows": n_moe,
-        "date": datetime.date.today().isoformat(),
-    }, indent=2) + "\n")
-    print(f"overhead_s = {knobs.overhead_s} + {knobs.overhead_per_layer_s} x layers, "
-          f"eager_s = {eager.to_json()} -> {path}; "
-          f"per_client = {proto.per_client}, length_spread = {proto.spread} -> {FIT_JSON}")
+    path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    dense_rows, moe_rows = FIT_TRAINING[engine]
+    entry = {
+        "overhead_s": knobs.overhead_s, "overhead_per_layer_s": knobs.overhead_per_layer_s,
+        "eager_s": eager.to_json(), "training": dense_rows, "moe_training": moe_rows,
+        "rows": n_train, "moe_rows": n_moe, "date": datetime.date.today().isoformat(),
+    }
+    fit_doc = fitted()
+    if engine == "vllm":
+        fit_doc.update({"per_client": proto.per_client, "length_spread": proto.spread}, **entry)
+    else:
+        fit_doc[engine] = entry
+    FIT_JSON.write_text(json.dumps(fit_doc, indent=2) + "\n")
+    print(f"{engine}: overhead_s = {knobs.overhead_s} + {knobs.overhead_per_layer_s} x layers, "
+          f"eager_s = {eager.to_json()} -> {path}; per_client = {proto.per_client}, "
+          f"length_spread = {proto.spread} -> {FIT_JSON}")
 
 
 def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str]:
-    """The free parameters in use, and the training and held-out lines (the fit's check)."""
-    train = training_mask(df).to_numpy()
-    moe = training_mask(df, MOE_TRAINING).to_numpy()
-    vllm = (res["backend"] == "vllm").to_numpy()
-    held = res[~train & ~moe & vllm]
-    prof = resolve_profile(ENGINE_PROFILES["vllm"])
-    overhead = (f"{prof.overhead_s * 1e3:.2f} ms + {prof.overhead_per_layer_s * 1e6:.1f} us x "
-                f"layers ({prof.overhead_label()})")
-    eager = prof.eager
-    return [
-        f"load generator: {proto.per_client} requests per client, all clients at t=0, lengths "
-        f"+-{proto.spread:.0%}; vLLM per-iteration overhead: {overhead}; eager iterations "
-        f"(> {eager.graph_max_tokens} tokens): {eager.per_layer_s * 1e3:.2f} ms x layers + "
-        f"{eager.per_moe_layer_s * 1e3:.2f} ms x MoE layers",
-        group_line("training: vllm Llama-3.1-70B", res[train]),
-        group_line("training (overhead, MoE eager): vllm " + ", ".join(MOE_TRAINING["model"]),
-                   res[moe]),
-        group_line("held out: every other vllm row", held),
-    ]
+    """The free parameters in use, and per fitted engine the training and held-out lines (the
+    fit's check)."""
+    lines = [f"load generator: {proto.per_client} requests per client, all clients at t=0, "
+             f"lengths +-{proto.spread:.0%}"]
+    for engine, (dense_rows, moe_rows) in FIT_TRAINING.items():
+        if not (res["backend"] == engine).any():
+            continue
+        train = training_mask(df, dense_rows).to_numpy()
+        moe = training_mask(df, moe_rows).to_numpy()
+        held = res[~train & ~moe & (res["backend"] == engine).to_numpy()]
+        prof = resolve_profile(ENGINE_PROFILES[engine])
+        eager = prof.eager
+        lines += [
+            f"{engine} per-iteration overhead: {prof.overhead_s * 1e3:.2f} ms + "
+            f"{prof.overhead_per_layer_s * 1e6:.1f} us x layers ({prof.overhead_label()}); eager "
+            f"iterations (> {eager.graph_max_tokens} tokens): {eager.per_layer_s * 1e3:.2f} ms "
+            f"x layers + {eager.per_moe_layer_s * 1e3:.2f} ms x MoE layers",
+            group_line(f"training: {engine} {dense_rows['model']}", res[train]),
+            group_line(f"training (overhead, MoE eager): {engine} " + ", ".join(
+                moe_rows["model"]), res[moe]),
+            group_line(f"held out: every other {engine} row", held),
+        ]
+    return lines
 
 
 # ---------------------------------------------------------------- command line
@@ -975,6 +1020,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--fit", action="store_true",
                     help="fit overhead and requests per client on the training rows, print the "
                     "held-out figures, write them to the profile and benchmarks/data/fit.json")
+    ap.add_argument("--fit-engine", default="vllm", choices=sorted(FIT_TRAINING),
+                    help="the engine --fit fits (default vllm; trtllm keeps vLLM's load "
+                         "generator)")
     ap.add_argument("--kv-dtype", default="auto", choices=["auto", "fp8", "bf16"],
                     help="KV-cache dtype of the measured servers (default auto: for vLLM rows the "
                     "format the checkpoint declares, else BF16, as vLLM's --kv-cache-dtype auto; "
@@ -988,7 +1036,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--warmup-rounds", type=int, default=0,
                     help="requests per client sent first and left out of the means (default 0)")
     ap.add_argument("--overhead-ms", type=float,
-                    help="per-iteration overhead to use instead of the profile's")
+                    help="vLLM's per-iteration overhead to use instead of its profile's")
     ap.add_argument("--engine", action="append", help="only these engines (repeatable)")
     ap.add_argument("--model", action="append", help="only these models (repeatable)")
     ap.add_argument("--rows", action="store_true", help="print one line per replayed row")
@@ -1017,13 +1065,16 @@ def main(argv: list[str] | None = None) -> int:
     df = with_aic(df.reset_index(drop=True))
     knobs = Knobs(overhead_s=None if args.overhead_ms is None else args.overhead_ms / 1e3)
     if args.fit:
-        knobs, proto = fit(df, args.kv_dtype, args.jobs)
-        write_fit(knobs, proto, int(training_mask(df).sum()),
-                  int(training_mask(df, MOE_TRAINING).sum()))
+        knobs, proto = fit(df, args.kv_dtype, args.jobs, args.fit_engine)
+        dense_rows, moe_rows = FIT_TRAINING[args.fit_engine]
+        write_fit(knobs, proto, int(training_mask(df, dense_rows).sum()),
+                  int(training_mask(df, moe_rows).sum()))
+        _PROFILES.clear()  # the written profile is now the engine's own
     res = run(df, args.kv_dtype, proto, args.jobs, knobs)
     if args.rows:
         print("\n".join(row_lines(res)) + "\n")
-    if training_mask(df).any() and args.overhead_ms is None and not args.steady_state:
+    trained = any(training_mask(df, rows[0]).any() for rows in FIT_TRAINING.values())
+    if trained and args.overhead_ms is None and not args.steady_state:
         print("\n".join(fit_report(df, res, proto)) + "\n")
     print("\n".join(summary_lines(res)))
     if args.csv:

@@ -327,6 +327,41 @@ def test_fit_picks_the_overhead_eager_costs_and_load_generator_with_the_smallest
     assert proto == fs.Protocol(per_client=5, spread=0.1)
 
 
+def test_trtllm_fit_uses_its_own_rows_and_keeps_the_fitted_load_generator(monkeypatch):
+    """``--fit-engine trtllm``: overhead and eager costs from TensorRT-LLM's training rows only
+    (a stand-in replay whose errors vanish at 0.5 ms + 2.5 us x layers, 0.1 ms per layer and
+    1.2 ms per MoE layer); the load generator stays the one fitted for vLLM (same client), and
+    the knobs change only TensorRT-LLM's profile."""
+    seen = []
+
+    def fake_run(df, kv_dtype, proto, jobs, knobs=None):
+        seen.append(set(df["backend"]))
+        assert proto == fs.Protocol(per_client=7, spread=0.2)
+        tpot = abs(knobs.overhead_s - 0.5e-3) * 100 + abs(knobs.overhead_per_layer_s - 2.5e-6) * 1e4
+        eager = knobs.eager
+        if df["model"].eq("gpt-oss-120b").all():
+            ttft = abs(eager.per_moe_layer_s - 1.2e-3) * 1e3
+        else:
+            ttft = abs(eager.per_layer_s - 0.1e-3) * 1e3
+        return pd.DataFrame({"tpot_err": [tpot, -tpot], "ttft_err": [ttft, ttft]})
+
+    monkeypatch.setattr(fs, "run", fake_run)
+    monkeypatch.setattr(fs, "fitted", lambda: {"per_client": 7, "length_spread": 0.2})
+    train = pd.DataFrame([make_row(backend="trtllm"), make_row(backend="trtllm", batch_size=16),
+                          make_row(backend="trtllm", model="gpt-oss-120b"),
+                          make_row(model="gpt-oss-120b"), make_row()])
+    knobs, proto = fs.fit(train, "fp8", jobs=1, engine="trtllm")
+    assert seen and all(backends == {"trtllm"} for backends in seen)
+    assert (knobs.engine, proto) == ("trtllm", fs.Protocol(per_client=7, spread=0.2))
+    assert knobs.overhead_s == pytest.approx(0.5e-3)
+    assert knobs.overhead_per_layer_s == pytest.approx(2.5e-6)
+    assert knobs.eager.per_layer_s == pytest.approx(0.1e-3)
+    assert knobs.eager.per_moe_layer_s == pytest.approx(1.2e-3)
+    vllm, trt = fs.engine_profile("vllm", knobs), fs.engine_profile("trtllm", knobs)
+    assert trt.eager == knobs.eager and trt.overhead_s == pytest.approx(0.5e-3)
+    assert vllm.eager != knobs.eager and vllm.overhead_s != pytest.approx(0.5e-3)
+
+
 def test_one_measured_row_replays():
     rows = fs.load_rows()
     row = rows[(rows.backend == "vllm") & (rows.model == "Llama-3.1-70B") & (rows.tp_size == 8)]
