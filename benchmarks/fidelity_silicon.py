@@ -889,6 +889,9 @@ def fit(df: pd.DataFrame, kv_dtype: str, jobs: int,
     dense_rows, moe_rows = FIT_TRAINING[engine]
     train = df[training_mask(df, dense_rows)]
     moe_train = df[training_mask(df, moe_rows)]
+    if train.empty or moe_train.empty:
+        raise SystemExit(f"--fit --fit-engine {engine}: no {engine} training rows among the rows "
+                         f"selected; drop --engine/--model or include {engine}")
     proto = Protocol(per_client=UNFITTED_PER_CLIENT) if engine == "vllm" else fitted_protocol()
     knobs = Knobs(overhead_s=None, eager=EagerCost(GRAPH_MAX_TOKENS, source="fitting"),
                   engine=engine)

@@ -63,8 +63,8 @@ def test_default_is_the_planned_fleet_and_its_saving_is_simulated(runs):
     """default.yaml is what `tiersim plan scenarios/plan_default.yaml` chose: uniform BF16,
     17 x 1 GPU (p99 TPOT sets the size, through the host time of eager prefill steps, which no
     precision shortens; FP8 + BF16 costs the same and uniform FP8 misses the floor). It meets
-    its SLOs and floor, and the saving the run prints is against the uniform fleets it sizes
-    again by simulation: none, since the plan is the cheapest of them."""
+    its SLOs and floor, and the saving the run prints is against the uniform BF16 fleet it
+    sizes again by simulation: none, since the plan is that fleet."""
     _, summary, _ = runs["default"]
     shape = {n: (t["replicas"], t["gpus_per_replica"]) for n, t in summary["tiers"].items()}
     assert shape == {"bf16": (17, 1)}

@@ -3,6 +3,7 @@ the report lines, on hand-built rows and a linear step model (nothing timed)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -360,6 +361,39 @@ def test_trtllm_fit_uses_its_own_rows_and_keeps_the_fitted_load_generator(monkey
     vllm, trt = fs.engine_profile("vllm", knobs), fs.engine_profile("trtllm", knobs)
     assert trt.eager == knobs.eager and trt.overhead_s == pytest.approx(0.5e-3)
     assert vllm.eager != knobs.eager and vllm.overhead_s != pytest.approx(0.5e-3)
+
+
+def test_fit_without_the_engines_training_rows_says_so():
+    with pytest.raises(SystemExit, match="no trtllm training rows"):
+        fs.fit(pd.DataFrame([make_row()]), "fp8", jobs=1, engine="trtllm")
+
+
+def test_write_fit_keeps_the_other_engines_entry(monkeypatch, tmp_path):
+    """A TensorRT-LLM fit adds its entry to fit.json and leaves vLLM's load generator (which the
+    default run and disagg_silicon.py read) alone; a vLLM fit then keeps the TensorRT-LLM entry;
+    each writes its overhead and eager cost into its own profile."""
+    fit_json = tmp_path / "fit.json"
+    fit_json.write_text('{"per_client": 8, "length_spread": 0.3, "overhead_s": 0.0}')
+    profiles = {}
+    for engine in ("vllm", "trtllm"):
+        profiles[engine] = tmp_path / f"{engine}.json"
+        profiles[engine].write_text(fs.profile_path(engine).read_text())
+    monkeypatch.setattr(fs, "FIT_JSON", fit_json)
+    monkeypatch.setattr(fs, "profile_path", lambda engine: profiles[engine])
+    eager = fs.EagerCost(512, 1e-4, 1e-3, source="fitting")
+    trt = fs.Knobs(overhead_s=5e-4, overhead_per_layer_s=7.5e-6, eager=eager, engine="trtllm")
+    fs.write_fit(trt, fs.Protocol(per_client=8, spread=0.3), 72, 97)
+    doc = json.loads(fit_json.read_text())
+    assert (doc["per_client"], doc["length_spread"]) == (8, 0.3)
+    assert doc["trtllm"]["overhead_s"] == 5e-4 and doc["trtllm"]["moe_rows"] == 97
+    written = json.loads(profiles["trtllm"].read_text())
+    assert written["overhead_s"]["per_layer_s"] == 7.5e-6
+    assert "--fit-engine trtllm" in written["eager_s"]["source"]
+    vllm = fs.Knobs(overhead_s=0.0, overhead_per_layer_s=1e-5, eager=eager)
+    fs.write_fit(vllm, fs.Protocol(per_client=5, spread=0.1), 60, 159)
+    doc = json.loads(fit_json.read_text())
+    assert (doc["per_client"], doc["length_spread"], doc["overhead_per_layer_s"]) == (5, 0.1, 1e-5)
+    assert doc["trtllm"]["overhead_s"] == 5e-4
 
 
 def test_one_measured_row_replays():

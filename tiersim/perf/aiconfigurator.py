@@ -804,7 +804,7 @@ def import_aiconfigurator(
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
         f"from {AIC_PACKAGE}; models: {', '.join(models)}; per-table choices in each table's "
-        "kernel/origin/notes; overhead is the roofline's assumption, not measured"
+        "kernel/origin/notes; overhead_s is the roofline's assumption unless its source says fitted"
     )
     profile, missing = build_profile(
         name or f"{gpu.lower()}_aiconfigurator_{engine.lower()}",
