@@ -2,8 +2,8 @@
 
 Replays the Azure 2023 conversation trace's (input, output) lengths, resampled to N requests with
 Poisson arrivals, through the default scenario's fleet (every tier and replica of
-scenarios/default.yaml with the shipped profile's step times; as of 1 Dec 2026 Qwen3-Coder-30B-A3B
-on H200, FP8 9 x 1 GPU and BF16 8 x 1 GPU), the requests split evenly at random across the tiers
+scenarios/default.yaml with the shipped profile's step times; at the latest figures below
+Qwen3-Coder-30B-A3B on H200, BF16 17 x 1 GPU), the requests split evenly at random across the tiers
 (the scenario's router is not used), at an arrival rate of 70% of the fleet's saturation
 throughput (requests completed per second with every request queued at once; measured by a
 first run unless ``--rate`` is given). Only ``engine.simulate`` is timed; building step models and
@@ -14,8 +14,10 @@ loading the trace are reported apart.
 
 Not a test: timings on shared machines are noisy. Quote the figure with the machine and load.
 
-Measured (2-core shared box, 1 Dec 2026; 200,000 requests at 171.9 req/s, 70% of the fleet
-above's 245.6/s, so not comparable with figures taken on the earlier three-replica default),
+Measured (2-core shared box, 1 Dec 2026), on today's default (BF16 17 x 1 GPU; 200,000
+requests at 187.6 req/s, 70% of its 268.1/s), quiet, three runs: 32,123 / 31,833 / 33,746
+requests/s, peak RSS 248 MB. On the default before it (FP8 9 x 1 + BF16 8 x 1 GPU; 171.9 req/s,
+70% of 245.6/s; not comparable with figures taken on the earlier three-replica default),
 median of 3 alternated with the same tree without issue 13's engine work (decode table, lazy
 replicas, point lookups): 32,838 requests/s against 16,424 on a quiet box; 20,741 against 10,477
 with other jobs on the box (user CPU ratio 0.54 both times). Results are bit-identical
