@@ -66,9 +66,9 @@ def layout_rows() -> dict[str, dict]:
 def tiersim_decode_ms(row: dict, batch: int) -> tuple[float, list[str]]:
     """tiersim's decode step (ms) for ``row``'s model and layout at ``batch``, and the tables
     it answered on the roofline (raises :class:`fs.Unrepresentable`)."""
-    tier, roofline = fs.replica_tier(fs.case_of(row), batch, "fp8")
+    tier, sources = fs.replica_tier(fs.case_of(row), batch, "fp8")
     ctx = np.array([float(batch * CONTEXT)])
-    return float(tier.step_model.decode_times(batch, ctx)[0]) * 1e3, roofline
+    return float(tier.step_model.decode_times(batch, ctx)[0]) * 1e3, fs.on_roofline(sources)
 
 
 def aic_decode_ms(row: dict, batch: int) -> float:

@@ -38,9 +38,14 @@ same benchmark client), into ``benchmarks/data/h200_aiconfigurator_trtllm.json``
 ``--steady-state`` runs the earlier protocol instead (clients staggered over one request cycle,
 first and last request of each left out).
 
-**Rows tiersim cannot represent** (a model type it cannot read, a checkpoint format it ignores, a
-parallel layout it lacks, disaggregated serving, an engine with no profile at the model's shapes)
-are counted and listed with a one-line reason, never a traceback.
+**A model not listed** in :data:`MODELS` is read from its folder under ``benchmarks/data/configs``
+or, failing that, the ``config.json`` aiconfigurator-core ships for it; operator shapes the
+profile was not imported for are anchored on the nearest measured table (rows flagged in the
+report).
+
+**Rows tiersim cannot represent** (a model type it cannot read, a checkpoint format it ignores,
+a parallel layout it lacks, disaggregated serving, an engine with no profile at the model's
+shapes) are counted and listed with a one-line reason, never a traceback.
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
 per engine and model: n, median |TPOT error| and |TTFT error| of tiersim and of aiconfigurator on
@@ -175,7 +180,35 @@ MODELS = {
     ),
     "zhipuai/GLM-5": ModelSpec("GLM-5", "GLM-5-FP8", "zai-org/GLM-5-FP8"),
 }
-#: The order models are reported in (the issue's four first).
+
+
+def spec_for(model_path: str) -> ModelSpec | None:
+    """How ``model_path`` is read: its :data:`MODELS` entry, else one derived from its config,
+    so that a row of a model nobody listed still replays: a folder named as the model under
+    ``benchmarks/data/configs``, else the config aiconfigurator-core ships for it
+    (``org--name_config.json``, read in place); ``None`` where there is neither."""
+    spec = MODELS.get(model_path)
+    if spec is not None:
+        return spec
+    name = model_path.rsplit("/", 1)[-1]
+    if (CONFIGS / name / "config.json").is_file():
+        return ModelSpec(name, name, model_path)
+    try:
+        import aiconfigurator_core
+    except ImportError:
+        return None
+    shipped = (Path(aiconfigurator_core.__file__).parent / "model_configs"
+               / f"{model_path.replace('/', '--')}_config.json")
+    return ModelSpec(name, str(shipped), model_path) if shipped.is_file() else None
+
+
+def model_label(model_path: str) -> str:
+    """The report label of ``model_path`` (the path itself where no spec exists)."""
+    spec = spec_for(model_path)
+    return model_path if spec is None else spec.name
+
+
+#: The order models are reported in (the issue's four first; others after, by name).
 MODEL_ORDER = [
     "Llama-3.1-8B", "Llama-3.1-70B", "MiniMax-M2.5", "Kimi-K2.5", "Qwen3-235B-FP8",
     "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3", "Qwen3.5-397B", "GLM-5",
@@ -239,7 +272,7 @@ def copy_config(aic_id: str, folder: Path) -> None:
 def load_rows() -> pd.DataFrame:
     """The measured rows, with the model label each maps to (``model``)."""
     df = pd.read_csv(ROWS_CSV)
-    df["model"] = [MODELS[p].name if p in MODELS else p for p in df["model_path"]]
+    df["model"] = [model_label(p) for p in df["model_path"]]
     for col in ("tp_size", "batch_size", "isl", "osl"):  # 0 on disaggregated rows
         df[col] = df[col].fillna(0).astype(int)
     order = {m: i for i, m in enumerate(MODEL_ORDER)}
@@ -282,7 +315,7 @@ def aic_estimate(row: dict) -> dict:
     modes; a block size the layout does not divide), the other is tried. ``aic_quant`` records
     which was used (``row`` / ``checkpoint``), ``aic_error`` why both failed.
     """
-    spec = MODELS[row["model_path"]]
+    spec = spec_for(row["model_path"])
     out = {"id": row["id"], "aic_model_path": spec.aic}
     errors = []
     for row_quant in aic_quant_order(spec):
@@ -327,7 +360,7 @@ def aic_setup(row: dict, row_quant: bool, kv_quant: str | None = None):
         get_supported_databases,
     )
 
-    path, backend, system = MODELS[row["model_path"]].aic, row["backend"], row["system"]
+    path, backend, system = spec_for(row["model_path"]).aic, row["backend"], row["system"]
     tp, dp, moe_tp, moe_ep = aic_layout(row)
     if check_is_moe(path):
         cfg = ModelConfig(tp_size=tp, attention_dp_size=dp, moe_tp_size=moe_tp, moe_ep_size=moe_ep)
@@ -436,12 +469,22 @@ def model_source(spec: ModelSpec) -> str:
     return str(folder) if folder.is_dir() else spec.tiersim
 
 
+def config_files(spec: ModelSpec) -> tuple[Path, Path]:
+    """``(config.json, hf_quant_config.json)`` paths of a model (either may not exist): in its
+    folder under ``benchmarks/data/configs``, or beside a config file read in place."""
+    source = Path(model_source(spec))
+    if source.is_file():
+        return source, source.with_name(source.name.removesuffix("config.json")
+                                        + "hf_quant_config.json")
+    folder = CONFIGS / spec.tiersim
+    return folder / "config.json", folder / "hf_quant_config.json"
+
+
 def declares_formats(spec: ModelSpec) -> bool:
     """True when the checkpoint's config declares its own weight formats."""
-    folder = CONFIGS / spec.tiersim
-    if (folder / "hf_quant_config.json").exists():
+    cfg, hf_quant = config_files(spec)
+    if hf_quant.exists():
         return True
-    cfg = folder / "config.json"
     if not cfg.exists():
         return False
     raw = json.loads(cfg.read_text())
@@ -479,7 +522,7 @@ def case_of(row: dict) -> Case:
     """The :class:`Case` of a row, or :class:`Unrepresentable` with the reason."""
     if row["mode"] != "agg":
         raise Unrepresentable("disaggregated prefill/decode serving is not modelled")
-    spec = MODELS.get(row["model_path"])
+    spec = spec_for(row["model_path"])
     if spec is None:
         raise Unrepresentable(f"no config for {row['model_path']}")
     if row["backend"] != "vllm" and spec.name not in ENGINE_PROFILE_MODELS[row["backend"]]:
@@ -640,7 +683,8 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
     """The tier of ONE measured server: ``dp`` replicas (DP ranks) of ``tp`` H200s each.
 
     ``kv_dtype`` ``auto`` is vLLM's rule (the checkpoint's declared KV format, else BF16) for
-    vLLM rows; TensorRT-LLM and SGLang rows keep FP8 KV there, as before ``auto`` existed."""
+    vLLM rows; TensorRT-LLM and SGLang rows keep FP8 KV there, as before ``auto`` existed.
+    Returns the tier and its step model's ``sources()`` (table -> source label)."""
     par = {"dp": case.dp, "ep": case.ep} if case.dp > 1 or case.ep > 1 else {}
     if kv_dtype == "auto" and case.engine != "vllm":
         kv_dtype = "fp8"
@@ -660,19 +704,24 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
     lockstep = case.dp if get_model(case.model).is_moe else 1  # vLLM: MoE DP ranks step together
     tier = TierSpec(case.engine, replicas=case.dp, num_blocks=blocks, step_model=step,
                     limits=limits, lockstep=lockstep)
-    roofline = [k for k, v in step.sources().items() if v == "roofline" and k != "overhead"]
-    return tier, roofline
+    return tier, step.sources()
+
+
+def on_roofline(sources: dict[str, str]) -> list[str]:
+    """The operator tables a step model answered with the roofline (its ``sources()``)."""
+    return [k for k, v in sources.items() if v == "roofline" and k != "overhead"]
 
 
 def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dict:
     """tiersim's TTFT and TPOT (ms) for one row, or why it cannot be represented."""
     try:
         case = case_of(row)
-        tier, roofline = replica_tier(case, int(row["batch_size"]), kv_dtype, knobs)
+        tier, sources = replica_tier(case, int(row["batch_size"]), kv_dtype, knobs)
         out = replay(tier, int(row["isl"]), int(row["osl"]), int(row["batch_size"]), proto)
     except Unrepresentable as exc:
         return {"unrepresentable": str(exc)}
-    out["roofline_tables"] = len(roofline)
+    out["roofline_tables"] = len(on_roofline(sources))
+    out["anchored_tables"] = sum(v.startswith("anchored:") for v in sources.values())
     return out
 
 
@@ -743,6 +792,9 @@ def group_line(label: str, g: pd.DataFrame) -> str:
         line += f"  [measured on {'/'.join(versions)}]"
     if "roofline_tables" in ok and (ok["roofline_tables"] > 0).any():
         line += f"  [{int((ok['roofline_tables'] > 0).sum())} rows partly on the roofline]"
+    if "anchored_tables" in ok and (ok["anchored_tables"] > 0).any():
+        line += (f"  [{int((ok['anchored_tables'] > 0).sum())} rows partly on anchored tables: "
+                 "shapes the profile was not imported for]")
     return line
 
 
@@ -775,6 +827,11 @@ def unrepresentable_lines(res: pd.DataFrame) -> list[str]:
     return lines
 
 
+def ordered_models(models: set[str]) -> list[str]:
+    """``models`` in :data:`MODEL_ORDER`, then any other by name."""
+    return [m for m in MODEL_ORDER if m in models] + sorted(set(models) - set(MODEL_ORDER))
+
+
 def summary_lines(res: pd.DataFrame) -> list[str]:
     """Per engine: one line per model it replayed and one for all its rows; then the
     unrepresentable rows; the vLLM line last (see :func:`final_line`)."""
@@ -783,7 +840,7 @@ def summary_lines(res: pd.DataFrame) -> list[str]:
     for engine in engines:
         g = res[res["backend"] == engine]
         replayed = set(g.loc[g["sim_tpot_ms"].notna(), "model"])
-        for model in [m for m in MODEL_ORDER if m in replayed]:
+        for model in ordered_models(replayed):
             lines.append(group_line(f"{engine} {model}", g[g["model"] == model]))
         if engine != "vllm":
             lines.append(final_line(res, engine))
