@@ -397,18 +397,18 @@ def test_write_fit_keeps_the_other_engines_entry(monkeypatch, tmp_path):
 
 
 def test_a_model_nobody_listed_replays_from_the_config_aiconfigurator_ships():
-    """A row of a model missing from MODELS (here Qwen3-32B) is read from the config
+    """A row of a model missing from MODELS (here Qwen3-1.7B) is read from the config
     aiconfigurator-core ships for it, replays, says its tables are anchored (the profile was not
     imported at its shapes), and is reported after the listed models."""
     pytest.importorskip("aiconfigurator_core")
-    assert "Qwen/Qwen3-32B" not in fs.MODELS
-    spec = fs.spec_for("Qwen/Qwen3-32B")
-    assert spec.name == "Qwen3-32B" and spec.tiersim.endswith("Qwen--Qwen3-32B_config.json")
-    row = make_row(model_path="Qwen/Qwen3-32B", model="Qwen3-32B", tp_size=2, moe_tp_size=2.0)
+    assert "Qwen/Qwen3-1.7B" not in fs.MODELS
+    spec = fs.spec_for("Qwen/Qwen3-1.7B")
+    assert spec.name == "Qwen3-1.7B" and spec.tiersim.endswith("Qwen--Qwen3-1.7B_config.json")
+    row = make_row(model_path="Qwen/Qwen3-1.7B", model="Qwen3-1.7B", tp_size=2, moe_tp_size=2.0)
     out = fs.simulate_row(row, "auto", P3, fs.Knobs())
     assert out["sim_tpot_ms"] > 0 and out["sim_ttft_ms"] > 0 and out["anchored_tables"] > 0
-    assert fs.ordered_models({"Qwen3-32B", "Kimi-K2.5", "Llama-3.1-8B"}) == [
-        "Llama-3.1-8B", "Kimi-K2.5", "Qwen3-32B"]
+    assert fs.ordered_models({"Qwen3-1.7B", "Kimi-K2.5", "Llama-3.1-8B"}) == [
+        "Llama-3.1-8B", "Kimi-K2.5", "Qwen3-1.7B"]
     unknown = fs.simulate_row(make_row(model_path="nobody/NoSuchModel"), "auto", P3, fs.Knobs())
     assert unknown == {"unrepresentable": "no config for nobody/NoSuchModel"}
 
