@@ -187,6 +187,8 @@ def spec_for(model_path: str) -> ModelSpec | None:
     so that a row of a model nobody listed still replays: a folder named as the model under
     ``benchmarks/data/configs``, else the config aiconfigurator-core ships for it
     (``org--name_config.json``, read in place); ``None`` where there is neither."""
+    if not isinstance(model_path, str) or not model_path:
+        return None
     spec = MODELS.get(model_path)
     if spec is not None:
         return spec

@@ -411,6 +411,7 @@ def test_a_model_nobody_listed_replays_from_the_config_aiconfigurator_ships():
         "Llama-3.1-8B", "Kimi-K2.5", "Qwen3-1.7B"]
     unknown = fs.simulate_row(make_row(model_path="nobody/NoSuchModel"), "auto", P3, fs.Knobs())
     assert unknown == {"unrepresentable": "no config for nobody/NoSuchModel"}
+    assert fs.spec_for(float("nan")) is None and fs.model_label("") == ""
 
 
 def test_one_measured_row_replays():
