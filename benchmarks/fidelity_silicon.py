@@ -195,13 +195,13 @@ def spec_for(model_path: str) -> ModelSpec | None:
     name = model_path.rsplit("/", 1)[-1]
     if (CONFIGS / name / "config.json").is_file():
         return ModelSpec(name, name, model_path)
-    try:
-        import aiconfigurator_core
-    except ImportError:
+    from tiersim.errors import TiersimError
+    from tiersim.perf.aiconfigurator import aic_model_path
+
+    try:  # aiconfigurator-core's own config of the model, where it is installed and ships one
+        return ModelSpec(name, aic_model_path("aic:" + model_path.replace("/", "--")), model_path)
+    except TiersimError:
         return None
-    shipped = (Path(aiconfigurator_core.__file__).parent / "model_configs"
-               / f"{model_path.replace('/', '--')}_config.json")
-    return ModelSpec(name, str(shipped), model_path) if shipped.is_file() else None
 
 
 def model_label(model_path: str) -> str:
