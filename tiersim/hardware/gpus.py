@@ -11,6 +11,11 @@ Figures are the vendor's published per-GPU numbers for the SXM / HGX parts, DENS
   BF16 36 PF *sparse*), divided by 8 and halved for dense: 180 GB and 8 TB/s per GPU, BF16
   2.25 PF, FP8 4.5 PF, FP4 9 PF dense. (Stand-alone B200 material quotes 192 GB; the HGX board
   that clouds rent exposes 180 GB per GPU, so tiersim uses 180 GB.) NVLink 5: 1.8 TB/s per GPU.
+- Between nodes: an HGX board holds 8 GPUs, each with its own ConnectX-7 NIC at NDR 400 Gb/s
+  (NVIDIA's DGX H100/H200/B200 reference designs): 50 GB/s per GPU per direction; NVLink does
+  not leave the node. A collective over more than 8 GPUs crosses that network, at 10 us per
+  point-to-point step (the figure NVIDIA's aiconfigurator uses for these systems, ``p2p_latency``
+  in its ``systems/h200_sxm.yaml``).
 
 Memory capacity is the total the device reports (``nvidia-smi`` / ``torch.cuda.mem_get_info``),
 because that is what vLLM's ``gpu_memory_utilization`` multiplies: H200 143,771 MiB, H100 SXM
@@ -37,6 +42,9 @@ class GPU:
     native: precision formats whose matrix math the tensor cores run directly
         (names as in :mod:`tiersim.hardware.precisions`).
     nvlink_bw_bytes_s: total NVLink bandwidth per GPU, both directions together.
+    gpus_per_node: GPUs one NVLink domain (a node) holds.
+    internode_bw_bytes_s: network bandwidth per GPU between nodes, one direction.
+    internode_latency_s: latency of one point-to-point step between nodes.
     """
 
     name: str
@@ -45,6 +53,9 @@ class GPU:
     peak_flops: dict[str, float] = field(hash=False)
     native: frozenset[str]
     nvlink_bw_bytes_s: float
+    gpus_per_node: int = 8
+    internode_bw_bytes_s: float = 50e9
+    internode_latency_s: float = 10e-6
 
     def peak(self, compute_dtype: str) -> float:
         """Dense tensor-core FLOP/s for ``compute_dtype``; a missing dtype is a bug, not input."""

@@ -989,7 +989,23 @@ class ProfileOps:
         n = self.tp if gpus is None else int(gpus)
         if n == 1:
             return np.zeros_like(np.asarray(nbytes, dtype=np.float64))
+        node = getattr(getattr(self.fallback, "gpu", None), "gpus_per_node", n)
+        if n > node and self.profile.find("allreduce", None, {"tp": n}) is None:
+            return self._across_nodes(nbytes, n, node)
         table = self._table("allreduce", None, {"tp": n})
         if table is None:
             return self.fallback.allreduce(nbytes, n)
         return table.lookup(nbytes)
+
+    def _across_nodes(self, nbytes, n: int, node: int) -> np.ndarray:
+        """An all-reduce over ``n`` GPUs spanning nodes, which no table covers: the measured
+        all-reduce over one node's ``node`` GPUs plus the roofline's inter-node part
+        (:meth:`tiersim.perf.roofline.RooflineOps.internode_allreduce`); a measured table at
+        ``n`` GPUs would be an intra-node figure anchored far below the network's cost."""
+        within = self.allreduce(nbytes, node)
+        name = table_name("allreduce", None, {"tp": n})
+        if name not in self._sources:
+            inner = self._sources.get(table_name("allreduce", None, {"tp": node}), "roofline")
+            nodes = -(-n // node)
+            self._sources[name] = f"{inner} within a node + roofline across {nodes} nodes"
+        return within + self.fallback.internode_allreduce(nbytes, n)

@@ -295,14 +295,35 @@ class RooflineOps:
 
     def allreduce(self, nbytes: np.ndarray, gpus: int | None = None) -> np.ndarray:
         """Ring all-reduce of ``nbytes`` over ``gpus`` (default ``tp``) GPUs on NVLink (0 on
-        one GPU)."""
+        one GPU); over more GPUs than a node holds, hierarchical: within each node on NVLink,
+        plus :meth:`internode_allreduce`."""
         size = np.asarray(nbytes, dtype=np.float64)
         n = self.tp if gpus is None else int(gpus)
         if n == 1:
             return np.zeros_like(size)
+        if n > self.gpu.gpus_per_node:
+            return self.allreduce(size, self.gpu.gpus_per_node) + self.internode_allreduce(size, n)
         one_way = self.gpu.nvlink_bw_bytes_s / 2.0 * self.c.allreduce_eff
         traffic = 2.0 * (n - 1) / n * size
         return self.c.allreduce_latency_s + traffic / one_way
+
+    def internode_allreduce(self, nbytes: np.ndarray, gpus: int) -> np.ndarray:
+        """The part of an all-reduce over ``gpus`` GPUs that crosses nodes (0 within one).
+
+        NCCL's hierarchical all-reduce: reduce-scatter within each node, then every GPU
+        all-reduces its ``1 / gpus_per_node`` share with its peers on the other nodes over its
+        own NIC (a ring of ``nodes``: ``2 (nodes - 1)`` steps, each paying the network's
+        latency), then all-gather within the node (the NVLink part, :meth:`allreduce`).
+        """
+        size = np.asarray(nbytes, dtype=np.float64)
+        per_node = self.gpu.gpus_per_node
+        nodes = -(-int(gpus) // per_node)
+        if nodes <= 1:
+            return np.zeros_like(size)
+        share = size / per_node
+        traffic = 2.0 * (nodes - 1) / nodes * share
+        one_way = self.gpu.internode_bw_bytes_s * self.c.allreduce_eff
+        return 2.0 * (nodes - 1) * self.gpu.internode_latency_s + traffic / one_way
 
     def sources(self) -> dict[str, str]:
         """Every operator family this model uses, all ``roofline``."""
