@@ -45,7 +45,14 @@ report).
 
 **Rows tiersim cannot represent** (a model type it cannot read, a checkpoint format it ignores,
 a parallel layout it lacks, disaggregated serving, an engine with no profile at the model's
-shapes) are counted and listed with a one-line reason, never a traceback.
+shapes) are counted and listed with a one-line reason, never a traceback. A run the sample lists
+twice counts once; a measurement filed under several layouts (identical TTFT and TPOT to every
+digit: the sample repeats TP 8 runs as TP 64) is listed, not scored.
+
+**Another GPU** (``--system h100_sxm``): its rows replay on NVIDIA's tables of that GPU
+(``benchmarks/data/h100_aiconfigurator_<engine>.json``, imported by ``--refresh-data --system
+h100_sxm``) with the overhead, eager cost and load generator fitted on H200 unchanged: every row
+is held out, models the H200 sample lacks (Qwen3-32B) included.
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
 per engine and model: n, median |TPOT error| and |TTFT error| of tiersim and of aiconfigurator on
@@ -72,8 +79,10 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
-ROWS_CSV = DATA / "silicon_h200.csv"
-AIC_CSV = DATA / "aic_estimates_h200.csv"
+#: The silicon sample's ``system`` -> tiersim's GPU. H200 is what tiersim is fitted on; the other
+#: systems' rows are replayed with the H200 fit unchanged (held out as a whole).
+SYSTEM_GPU = {"h200_sxm": "h200", "h100_sxm": "h100"}
+FIT_SYSTEM = "h200_sxm"
 FIT_JSON = DATA / "fit.json"
 CONFIGS = DATA / "configs"
 sys.path.insert(0, str(HERE.parent))  # run from a checkout, installed or not
@@ -108,6 +117,30 @@ ENGINE_IMPORTS = {
 ENGINE_PROFILE_MODELS = {
     "trtllm": {"Llama-3.1-70B", "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3"},
     "sglang": {"Llama-3.1-8B", "Qwen3-235B-FP8"},  # its data has no MLA module tables
+}
+#: Another system's profiles (``--refresh-data --system``): engine -> the models and layouts
+#: its rows run, imported from aiconfigurator's tables of that GPU; the overhead and eager cost
+#: are copied from the H200 profile of the same engine (fitted there, not refitted).
+SYSTEM_IMPORTS = {
+    "h100_sxm": {
+        "vllm": {
+            "aic:Qwen--Qwen3-32B": (("bf16", "fp8"), (1, 2, 4, 8)),
+            "llama-3.1-70b": (("fp8",), (2, 4, 8)),
+            "aic:openai--gpt-oss-120b": (("checkpoint",), (2, 4, 8)),
+            "aic:MiniMaxAI--MiniMax-M2.5": (("checkpoint",), ((4, 1, 4), (4, 4, 16))),
+        },
+        "trtllm": {
+            "aic:Qwen--Qwen3-32B": (("fp8",), (1, 2, 4, 8)),
+            "llama-3.1-8b": (("bf16",), (1, 2, 4, 8)),
+            "aic:Qwen--Qwen3-235B-A22B-FP8": (("checkpoint",), ((4, 1, 4), (8, 1, 8), (4, 1, 2))),
+            "aic:openai--gpt-oss-120b": (("checkpoint",), (2, 4)),
+        },
+    },
+}
+#: The report labels of the models another system's non-vLLM profiles cover.
+SYSTEM_PROFILE_MODELS = {
+    "h100_sxm": {"trtllm": {"Qwen3-32B", "Llama-3.1-8B", "Qwen3-235B-FP8", "gpt-oss-120b"},
+                 "sglang": set()},
 }
 MAX_BATCHED_TOKENS = 8192  # vLLM V1's default for an API server on an 80+ GB GPU
 MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrency` requests)
@@ -235,13 +268,42 @@ def _aic_root() -> Path:
     return Path(aiconfigurator_core.__file__).parent
 
 
-def refresh_data() -> None:
-    """Copy every H200 row of the silicon sample and the model configs tiersim reads."""
+def rows_csv(system: str = FIT_SYSTEM) -> Path:
+    """The copied rows of one system (``benchmarks/data/silicon_<gpu>.csv``)."""
+    return DATA / f"silicon_{SYSTEM_GPU[system]}.csv"
+
+
+def aic_csv(system: str = FIT_SYSTEM) -> Path:
+    """aiconfigurator's cached estimates of one system's rows."""
+    return DATA / f"aic_estimates_{SYSTEM_GPU[system]}.csv"
+
+
+def profile_file(engine: str, system: str = FIT_SYSTEM) -> str:
+    """The profile an engine's rows of ``system`` replay on (H200: :data:`ENGINE_PROFILES`;
+    another GPU: ``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``)."""
+    if system == FIT_SYSTEM:
+        return ENGINE_PROFILES[engine]
+    return str(DATA / f"{SYSTEM_GPU[system]}_aiconfigurator_{engine}.json")
+
+
+def profile_models(engine: str, system: str = FIT_SYSTEM) -> set[str]:
+    """The report labels of the models a non-vLLM engine's profile of ``system`` covers."""
+    if system == FIT_SYSTEM:
+        return ENGINE_PROFILE_MODELS[engine]
+    return SYSTEM_PROFILE_MODELS.get(system, {}).get(engine, set())
+
+
+def refresh_data(system: str = FIT_SYSTEM) -> None:
+    """Copy every row of ``system`` in the silicon sample (and, for H200, the model configs
+    tiersim reads), then import that system's engine profiles."""
     df = pd.read_csv(_aic_root() / "systems" / "silicon_sample.csv")
-    rows = df[df["system"] == "h200_sxm"][KEEP_COLUMNS]
+    rows = df[df["system"] == system][KEEP_COLUMNS]
     DATA.mkdir(exist_ok=True)
-    rows.to_csv(ROWS_CSV, index=False)
-    print(f"{len(rows)} rows -> {ROWS_CSV}")
+    rows.to_csv(rows_csv(system), index=False)
+    print(f"{len(rows)} rows -> {rows_csv(system)}")
+    if system != FIT_SYSTEM:
+        refresh_system_profiles(system)
+        return
     for spec in {s.tiersim: s for s in MODELS.values()}.values():
         if "/" in spec.aic and not spec.tiersim.startswith("llama"):
             copy_config(spec.aic, CONFIGS / spec.tiersim)
@@ -259,6 +321,28 @@ def refresh_profiles() -> None:
         print(f"{engine}: {len(profile.tables)} tables; on the roofline: {missing or 'none'}")
 
 
+def refresh_system_profiles(system: str) -> None:
+    """Import ``system``'s engine profiles (:data:`SYSTEM_IMPORTS`) from aiconfigurator's
+    tables of its GPU, with the overhead and eager cost of the same engine's H200 profile
+    (fitted there; another GPU's rows are held out, so nothing is refitted on them)."""
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+    from tiersim.perf.profile import save_profile
+
+    for engine, models in SYSTEM_IMPORTS[system].items():
+        out = profile_file(engine, system)
+        profile, missing = import_aiconfigurator(SYSTEM_GPU[system], engine, models=models,
+                                                 name=Path(out).stem)
+        h200 = resolve_profile(ENGINE_PROFILES[engine])
+        moved = f"; applied unchanged to {system} rows"
+        profile = dataclasses.replace(
+            profile, overhead_s=h200.overhead_s, overhead_per_layer_s=h200.overhead_per_layer_s,
+            overhead_source=h200.overhead_source + moved,
+            eager=dataclasses.replace(h200.eager, source=h200.eager.source + moved))
+        save_profile(profile, out)
+        print(f"{system} {engine}: {len(profile.tables)} tables; on the roofline: "
+              f"{missing or 'none'} -> {out}")
+
+
 def copy_config(aic_id: str, folder: Path) -> None:
     """Copy aiconfigurator's ``config.json`` (and ``hf_quant_config.json``) of ``aic_id``."""
     src = _aic_root() / "model_configs"
@@ -271,16 +355,47 @@ def copy_config(aic_id: str, folder: Path) -> None:
     print(f"{aic_id} -> {folder}")
 
 
-def load_rows() -> pd.DataFrame:
-    """The measured rows, with the model label each maps to (``model``)."""
-    df = pd.read_csv(ROWS_CSV)
+def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
+    """The measured rows of ``system``, with the model label each maps to (``model``)."""
+    path = rows_csv(system)
+    if not path.exists():
+        raise SystemExit(f"{path}: no {system} rows copied yet; run with --refresh-data "
+                         f"--system {system} (needs aiconfigurator-core)")
+    df = drop_repeats(pd.read_csv(path))
     df["model"] = [model_label(p) for p in df["model_path"]]
+    df["conflict"] = layout_conflicts(df)
     for col in ("tp_size", "batch_size", "isl", "osl"):  # 0 on disaggregated rows
         df[col] = df[col].fillna(0).astype(int)
     order = {m: i for i, m in enumerate(MODEL_ORDER)}
     df["_order"] = df["model"].map(order).fillna(len(order))
     df = df.sort_values(["backend", "_order", "tp_size", "isl", "osl", "batch_size", "id"])
     return df.drop(columns="_order").reset_index(drop=True)
+
+
+#: The columns that say how a row was served, and what it measured.
+LAYOUT_COLUMNS = ["tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
+                  "batch_size"]
+MEASURED_COLUMNS = ["backend", "model_path", "mode", "isl", "osl", "silicon_ttft_ms",
+                    "silicon_tpot_ms"]
+
+
+def drop_repeats(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows without repeats: a row equal to an earlier one in layout and measurement is the
+    same run listed twice (counted once)."""
+    return df[~df.duplicated(MEASURED_COLUMNS + LAYOUT_COLUMNS)].reset_index(drop=True)
+
+
+def layout_conflicts(df: pd.DataFrame) -> pd.Series:
+    """Per row, why its layout is in doubt (else NaN): the same TTFT and TPOT, to every digit,
+    recorded under more than one layout (in the silicon sample, TP 8 runs repeated as TP 64 or
+    as 64 DP ranks). Two runs do not agree to 15 digits, so one measurement was filed under
+    several layouts and which one ran is unknown: none of them is scored."""
+    layouts = pd.Series([str(t) for t in df[LAYOUT_COLUMNS].fillna(-1).itertuples(index=False)],
+                        index=df.index)
+    counts = layouts.groupby([df[c] for c in MEASURED_COLUMNS], dropna=False).transform("nunique")
+    reason = counts.map(lambda n: f"the same measurement is filed under {n} layouts (which "
+                        "one ran is unknown)")
+    return reason.where(counts > 1)
 
 
 # ---------------------------------------------------------------- aiconfigurator's estimate
@@ -396,22 +511,30 @@ def _aic_run(row: dict, row_quant: bool) -> dict:
             "aic_backend_version": version, "aic_oom": bool(summary.check_oom())}
 
 
-def refresh_aic(rows: pd.DataFrame, jobs: int, resume: bool = False, every: int = 24):
-    """Recompute aiconfigurator's estimate of every aggregated row; write :data:`AIC_CSV`.
+def aic_todo(rows: pd.DataFrame, system: str = FIT_SYSTEM) -> pd.DataFrame:
+    """The rows aiconfigurator estimates: aggregated, of a model tiersim can read
+    (:func:`spec_for`, listed or not); vLLM's first, then the other engines' rows tiersim
+    replays, then the rest."""
+    readable = rows["model_path"].map(lambda p: spec_for(p) is not None).astype(bool)
+    todo = rows[(rows["mode"] == "agg") & readable].copy()
+    replayed = todo["model"].isin(profile_models("trtllm", system)
+                                  | profile_models("sglang", system))
+    todo["_rank"] = np.where(todo["backend"] == "vllm", 0, np.where(replayed, 1, 2))
+    return todo.sort_values("_rank", kind="stable").drop(columns="_rank")
 
-    vLLM rows first, then the other engines' rows tiersim replays, then the rest; the CSV is
-    rewritten every ``every`` rows, so an interrupted refresh keeps what it computed, and
-    ``resume`` skips the rows the CSV already holds.
+
+def refresh_aic(rows: pd.DataFrame, jobs: int, resume: bool = False, every: int = 24,
+                system: str = FIT_SYSTEM):
+    """Recompute aiconfigurator's estimate of every row of :func:`aic_todo`; write
+    :func:`aic_csv` of ``system``, rewritten every ``every`` rows, so an interrupted refresh
+    keeps what it computed, and ``resume`` skips the rows the CSV already holds.
     """
     import importlib.metadata
     import logging
 
     logging.disable(logging.WARNING)
-    todo = rows[(rows["mode"] == "agg") & rows["model_path"].isin(MODELS)].copy()
-    replayed = todo["model"].isin(ENGINE_PROFILE_MODELS["trtllm"] | ENGINE_PROFILE_MODELS["sglang"])
-    todo["_rank"] = np.where(todo["backend"] == "vllm", 0, np.where(replayed, 1, 2))
-    todo = todo.sort_values("_rank", kind="stable").drop(columns="_rank")
-    done = load_aic() if resume else pd.DataFrame()
+    todo = aic_todo(rows, system)
+    done = load_aic(system) if resume else pd.DataFrame()
     out = done.to_dict("records")
     if len(done):
         todo = todo[~todo["id"].isin(set(done["id"]))]
@@ -421,16 +544,17 @@ def refresh_aic(rows: pd.DataFrame, jobs: int, resume: bool = False, every: int 
             out.append({**est, "aic_version": version,
                         "computed_on": datetime.date.today().isoformat()})
             if (i + 1) % every == 0 or i + 1 == len(todo):
-                pd.DataFrame(out).to_csv(AIC_CSV, index=False)
-                print(f"{len(out)} estimates -> {AIC_CSV}", flush=True)
+                pd.DataFrame(out).to_csv(aic_csv(system), index=False)
+                print(f"{len(out)} estimates -> {aic_csv(system)}", flush=True)
     return pd.DataFrame(out)
 
 
-def load_aic() -> pd.DataFrame:
-    """The cached estimates (empty when none were computed)."""
-    if not AIC_CSV.exists():
+def load_aic(system: str = FIT_SYSTEM) -> pd.DataFrame:
+    """The cached estimates of ``system``'s rows (empty when none were computed)."""
+    path = aic_csv(system)
+    if not path.exists():
         return pd.DataFrame(columns=["id", "aic_ttft_ms", "aic_tpot_ms"])
-    return pd.read_csv(AIC_CSV)
+    return pd.read_csv(path)
 
 
 # ---------------------------------------------------------------- what tiersim serves a row as
@@ -446,6 +570,7 @@ class Case:
     dp: int
     ep: int
     engine: str
+    gpu: str = "h200"
 
 
 class Unrepresentable(Exception):
@@ -515,6 +640,8 @@ def tier_precision(row: dict, spec: ModelSpec, arch) -> str:
             raise Unrepresentable("config.json's quantization_config (checkpoint formats) is "
                                   "not read yet")
         return "checkpoint"
+    if not isinstance(row["precision"], str):  # no format given: the published checkpoint
+        return "bf16"
     if row["precision"] not in ROW_PRECISION:
         raise Unrepresentable(f"precision {row['precision']!r} has no tiersim format")
     return ROW_PRECISION[row["precision"]]
@@ -527,14 +654,18 @@ def case_of(row: dict) -> Case:
     spec = spec_for(row["model_path"])
     if spec is None:
         raise Unrepresentable(f"no config for {row['model_path']}")
-    if row["backend"] != "vllm" and spec.name not in ENGINE_PROFILE_MODELS[row["backend"]]:
+    system = row.get("system", FIT_SYSTEM)
+    if system not in SYSTEM_GPU:
+        raise Unrepresentable(f"no tiersim GPU for system {system!r}")
+    if row["backend"] != "vllm" and spec.name not in profile_models(row["backend"], system):
         raise Unrepresentable(f"no {row['backend']} profile at this model's shapes")
     try:
         arch = get_model(model_source(spec))
     except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
         raise Unrepresentable(_reason(exc)) from None
     tp, dp, ep = parallel_layout(row)
-    return Case(model_source(spec), tier_precision(row, spec, arch), tp, dp, ep, row["backend"])
+    return Case(model_source(spec), tier_precision(row, spec, arch), tp, dp, ep, row["backend"],
+                SYSTEM_GPU[system])
 
 
 def _reason(exc: Exception) -> str:
@@ -667,11 +798,16 @@ class Knobs:
 _PROFILES: dict = {}
 
 
-def engine_profile(engine: str, knobs: Knobs = Knobs()):
-    """The engine's profile, with the :class:`Knobs` given for vLLM put in."""
-    key = (engine, knobs)
+def engine_profile(engine: str, knobs: Knobs = Knobs(), gpu: str = "h200"):
+    """The engine's profile on ``gpu``, with the :class:`Knobs` given for it put in."""
+    key = (engine, knobs, gpu)
     if key not in _PROFILES:
-        prof = resolve_profile(ENGINE_PROFILES[engine])
+        system = next(s for s, g in SYSTEM_GPU.items() if g == gpu)
+        path = profile_file(engine, system)
+        if not Path(path).exists() and system != FIT_SYSTEM:
+            raise Unrepresentable(f"no {engine} profile for {system}; run --refresh-data "
+                                  f"--system {system}")
+        prof = resolve_profile(path)
         if knobs.overhead_s is not None and engine == knobs.engine:
             prof = dataclasses.replace(prof, overhead_s=knobs.overhead_s,
                                        overhead_per_layer_s=knobs.overhead_per_layer_s)
@@ -682,7 +818,7 @@ def engine_profile(engine: str, knobs: Knobs = Knobs()):
 
 
 def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Knobs()):
-    """The tier of ONE measured server: ``dp`` replicas (DP ranks) of ``tp`` H200s each.
+    """The tier of ONE measured server: ``dp`` replicas (DP ranks) of ``tp`` GPUs each.
 
     ``kv_dtype`` ``auto`` is vLLM's rule (the checkpoint's declared KV format, else BF16) for
     vLLM rows; TensorRT-LLM and SGLang rows keep FP8 KV there, as before ``auto`` existed.
@@ -691,10 +827,11 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
     if kv_dtype == "auto" and case.engine != "vllm":
         kv_dtype = "fp8"
     try:
-        step = build_step_model(case.model, case.precision, "h200", tp=case.tp, kv_dtype=kv_dtype,
-                                profile=engine_profile(case.engine, knobs), **par)
+        step = build_step_model(case.model, case.precision, case.gpu, tp=case.tp,
+                                kv_dtype=kv_dtype, profile=engine_profile(case.engine, knobs,
+                                                                          case.gpu), **par)
         blocks = kv_capacity_blocks(
-            get_model(case.model), case.precision, get_gpu("h200"), case.tp, BLOCK_SIZE,
+            get_model(case.model), case.precision, get_gpu(case.gpu), case.tp, BLOCK_SIZE,
             kv_dtype=kv_dtype, max_num_batched_tokens=MAX_BATCHED_TOKENS, **par,
         )
     except TypeError as exc:  # a keyword this tiersim does not take yet (dp / ep)
@@ -716,6 +853,8 @@ def on_roofline(sources: dict[str, str]) -> list[str]:
 
 def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dict:
     """tiersim's TTFT and TPOT (ms) for one row, or why it cannot be represented."""
+    if isinstance(row.get("conflict"), str):
+        return {"unrepresentable": row["conflict"]}
     try:
         case = case_of(row)
         tier, sources = replica_tier(case, int(row["batch_size"]), kv_dtype, knobs)
@@ -844,8 +983,10 @@ def summary_lines(res: pd.DataFrame) -> list[str]:
         replayed = set(g.loc[g["sim_tpot_ms"].notna(), "model"])
         for model in ordered_models(replayed):
             lines.append(group_line(f"{engine} {model}", g[g["model"] == model]))
-        if engine != "vllm":
+        if engine != "vllm" and replayed:
             lines.append(final_line(res, engine))
+        elif engine != "vllm":
+            lines.append(f"{engine}: no row replayed (see below)")
         lines.append("")
     lines += unrepresentable_lines(res)
     if "vllm" in engines:
@@ -872,9 +1013,9 @@ def row_lines(res: pd.DataFrame) -> list[str]:
     return lines
 
 
-def with_aic(df: pd.DataFrame) -> pd.DataFrame:
+def with_aic(df: pd.DataFrame, system: str = FIT_SYSTEM) -> pd.DataFrame:
     """The rows joined with aiconfigurator's cached estimates (by row ``id``)."""
-    aic = load_aic()
+    aic = load_aic(system)
     keep = [c for c in ("id", "aic_ttft_ms", "aic_tpot_ms", "aic_quant") if c in aic]
     return df.merge(aic[keep], on="id", how="left")
 
@@ -1054,6 +1195,18 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
     return lines
 
 
+def other_system_report(res: pd.DataFrame, system: str, proto: Protocol) -> list[str]:
+    """Another GPU's rows: every one held out (the free parameters were fitted on H200)."""
+    lines = [f"{system}: every row held out; overhead, eager cost and load generator as fitted "
+             f"on {FIT_SYSTEM} ({proto.per_client} requests per client, lengths "
+             f"+-{proto.spread:.0%}); operator tables: NVIDIA's {SYSTEM_GPU[system].upper()} ones"]
+    for engine in sorted(res["backend"].unique()):
+        g = res[res["backend"] == engine]
+        if g["sim_tpot_ms"].notna().any():
+            lines.append(group_line(f"held out: every {system} {engine} row", g))
+    return lines
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -1075,8 +1228,13 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
 def build_parser() -> argparse.ArgumentParser:
     """The command line (see module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--system", default=FIT_SYSTEM, choices=sorted(SYSTEM_GPU),
+                    help="whose rows to replay (default h200_sxm, where the free parameters are "
+                    "fitted; h100_sxm rows are replayed with that fit, all held out)")
     ap.add_argument("--refresh-data", action="store_true",
-                    help="recopy rows and model configs from an installed aiconfigurator-core")
+                    help="recopy rows and model configs from an installed aiconfigurator-core "
+                    "(with --system h100_sxm: its rows, and its profiles from NVIDIA's H100 "
+                    "tables)")
     ap.add_argument("--refresh-aic", action="store_true",
                     help="recompute aiconfigurator's estimates (needs aiconfigurator-core)")
     ap.add_argument("--fit", action="store_true",
@@ -1115,16 +1273,18 @@ def main(argv: list[str] | None = None) -> int:
         proto = protocol_from_args(args)
     except ValueError as exc:
         ap.error(str(exc))
+    if args.fit and args.system != FIT_SYSTEM:
+        ap.error(f"--fit fits on {FIT_SYSTEM} rows only; other systems' rows are held out")
     if args.refresh_data:
-        refresh_data()
-    df = load_rows()
+        refresh_data(args.system)
+    df = load_rows(args.system)
     if args.refresh_aic:
-        refresh_aic(df, args.jobs)
+        refresh_aic(df, args.jobs, system=args.system)
     if args.engine:
         df = df[df["backend"].isin(args.engine)]
     if args.model:
         df = df[df["model"].isin(args.model)]
-    df = with_aic(df.reset_index(drop=True))
+    df = with_aic(df.reset_index(drop=True), args.system)
     knobs = Knobs(overhead_s=None if args.overhead_ms is None else args.overhead_ms / 1e3)
     if args.fit:
         knobs, proto = fit(df, args.kv_dtype, args.jobs, args.fit_engine)
@@ -1136,7 +1296,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.rows:
         print("\n".join(row_lines(res)) + "\n")
     trained = any(training_mask(df, rows[0]).any() for rows in FIT_TRAINING.values())
-    if trained and args.overhead_ms is None and not args.steady_state:
+    if args.system != FIT_SYSTEM:
+        print("\n".join(other_system_report(res, args.system, proto)) + "\n")
+    elif trained and args.overhead_ms is None and not args.steady_state:
         print("\n".join(fit_report(df, res, proto)) + "\n")
     print("\n".join(summary_lines(res)))
     if args.csv:

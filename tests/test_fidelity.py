@@ -296,6 +296,9 @@ def test_summary_has_a_line_per_engine_model_and_engine():
     assert not any(line.startswith("vllm gpt-oss") for line in lines)  # nothing replayed
     assert lines[1].startswith("trtllm all median |TPOT error| = 0.0%")
     assert lines[-1].startswith("vllm all median |TPOT error| = 20.0%, |TTFT error| = 10.0%")
+    none = results(backend=["sglang"], model=["Qwen3-32B"], sim_ttft_ms=[np.nan],
+                   sim_tpot_ms=[np.nan], unrepresentable=["no sglang profile"])
+    assert fs.summary_lines(none)[0] == "sglang: no row replayed (see below)"
 
 
 def test_fit_picks_the_overhead_eager_costs_and_load_generator_with_the_smallest_error(
@@ -420,3 +423,73 @@ def test_one_measured_row_replays():
     res = fs.run(row.iloc[[0]], "fp8", P3, jobs=1)
     assert res["sim_tpot_ms"].iloc[0] > 0 and np.isfinite(res["tpot_err"].iloc[0])
     assert res["preemptions"].iloc[0] == 0
+
+
+# ---------------------------------------------------------------- another GPU's rows (held out)
+
+
+def test_an_h100_row_replays_on_nvidias_h100_tables_with_the_h200_fit():
+    """A row measured on H100 runs on the H100 profile (NVIDIA's H100 tables), with the
+    overhead and eager cost fitted on H200 carried over and labelled so; the same server on the
+    slower GPU decodes slower."""
+    row = make_row(system="h100_sxm", tp_size=4, batch_size=16, isl=1024, osl=256)
+    case = fs.case_of(row)
+    assert case.gpu == "h100"
+    h100, sources = fs.replica_tier(case, 16, "auto")
+    assert sources["gemm fp8 n=2560 k=8192"].startswith("measured:aiconfigurator vllm")
+    assert "applied unchanged to h100_sxm rows" in sources["overhead"]
+    h200_prof = fs.resolve_profile(fs.ENGINE_PROFILES["vllm"])
+    h100_prof = fs.engine_profile("vllm", gpu="h100")
+    assert (h100_prof.overhead_s, h100_prof.overhead_per_layer_s, h100_prof.eager.per_layer_s) == (
+        h200_prof.overhead_s, h200_prof.overhead_per_layer_s, h200_prof.eager.per_layer_s)
+    on_h100 = fs.simulate_row(row, "auto", P3, fs.Knobs())
+    on_h200 = fs.simulate_row(make_row(tp_size=4, batch_size=16, isl=1024, osl=256), "auto", P3,
+                              fs.Knobs())
+    assert on_h100["sim_tpot_ms"] > on_h200["sim_tpot_ms"]
+    assert on_h100["roofline_tables"] == 0
+
+
+def test_rows_of_other_systems_and_without_a_precision():
+    with pytest.raises(fs.Unrepresentable, match="no tiersim GPU for system 'mi300x'"):
+        fs.case_of(make_row(system="mi300x"))
+    assert fs.case_of(make_row(precision=float("nan"))).precision == "bf16"
+    with pytest.raises(fs.Unrepresentable, match="no trtllm profile"):
+        fs.case_of(make_row(system="h100_sxm", backend="trtllm"))  # H100 TRT: no Llama-70B
+
+
+def test_other_systems_are_held_out_not_fitted(capsys):
+    with pytest.raises(SystemExit):
+        fs.main(["--fit", "--system", "h100_sxm"])
+    assert "--fit fits on h200_sxm rows only" in capsys.readouterr().err
+    assert fs.rows_csv("h100_sxm").name == "silicon_h100.csv"
+    assert fs.profile_file("vllm", "h100_sxm").endswith("h100_aiconfigurator_vllm.json")
+    assert fs.profile_file("trtllm") == fs.ENGINE_PROFILES["trtllm"]
+
+
+def test_aiconfigurator_estimates_every_readable_model_listed_or_not():
+    pytest.importorskip("aiconfigurator_core")
+    rows = pd.DataFrame([
+        make_row(id="a", backend="trtllm"),
+        make_row(id="b", model_path="Qwen/Qwen3-1.7B", model="Qwen3-1.7B"),
+        make_row(id="c", model_path="nobody/NoSuchModel", model="NoSuchModel"),
+        make_row(id="d", mode="disagg"),
+    ])
+    assert list(fs.aic_todo(rows)["id"]) == ["b", "a"]  # vLLM rows first
+
+
+def test_a_run_listed_twice_counts_once_and_one_filed_under_two_layouts_is_not_scored():
+    rows = pd.DataFrame([
+        make_row(id="a"),
+        make_row(id="a-again", backend_version="0.18.0"),  # same run listed twice
+        make_row(id="tp8", tp_size=8, silicon_ttft_ms=55.5, silicon_tpot_ms=7.25),
+        make_row(id="tp64", tp_size=64, silicon_ttft_ms=55.5, silicon_tpot_ms=7.25),
+        make_row(id="other", tp_size=8, silicon_ttft_ms=60.0, silicon_tpot_ms=7.25),
+    ])
+    kept = fs.drop_repeats(rows)
+    assert list(kept["id"]) == ["a", "tp8", "tp64", "other"]
+    why = fs.layout_conflicts(kept)
+    assert why.isna().tolist() == [True, False, False, True]
+    assert why.iloc[1] == "the same measurement is filed under 2 layouts (which one ran is unknown)"
+    out = fs.simulate_row({**kept.iloc[2].to_dict(), "conflict": why.iloc[2]}, "auto", P3,
+                          fs.Knobs())
+    assert out == {"unrepresentable": why.iloc[2]}
