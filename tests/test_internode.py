@@ -26,19 +26,18 @@ def test_within_a_node_nothing_crosses_the_network():
     assert np.all(ops.internode_allreduce(sizes, 4) == 0.0)
 
 
-def test_inter_node_part_is_a_ring_of_nodes_on_each_gpus_nic():
-    """2 (nodes - 1) steps of the network's latency, and each GPU's 1/8 share crossing its
-    own 50 GB/s NIC as a ring all-reduce of ``nodes`` members."""
+def test_inter_node_part_is_the_faster_of_a_ring_and_a_tree_on_each_gpus_nic():
+    """Each GPU's 1/8 share crosses its own 50 GB/s NIC: a ring of ``nodes`` (2 (nodes - 1)
+    latency steps) or a tree (2 ceil(log2 nodes) steps, twice the share), whichever is faster."""
     ops, c = roofline(), roofline().c
-    lat = H200.internode_latency_s
-    for nodes in (2, 4, 8):
+    lat, bw = H200.internode_latency_s, H200.internode_bw_bytes_s * c.allreduce_eff
+    for nodes, small_steps in ((2, 2), (4, 4), (8, 6)):
         gpus = 8 * nodes
         assert ops.internode_allreduce(np.array([0.0]), gpus)[0] == pytest.approx(
-            2 * (nodes - 1) * lat)
-        size = 64e6
-        traffic = 2 * (nodes - 1) / nodes * size / 8
-        want = 2 * (nodes - 1) * lat + traffic / (H200.internode_bw_bytes_s * c.allreduce_eff)
-        assert ops.internode_allreduce(np.array([size]), gpus)[0] == pytest.approx(want)
+            small_steps * lat)  # latency-bound: the tree from 4 nodes on
+        share = 512e6 / 8
+        ring = 2 * (nodes - 1) * lat + 2 * (nodes - 1) / nodes * share / bw
+        assert ops.internode_allreduce(np.array([512e6]), gpus)[0] == pytest.approx(ring)
 
 
 def test_all_reduce_over_two_nodes_is_one_node_plus_the_network_and_much_slower():

@@ -68,6 +68,7 @@ replaces them table by table.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -312,8 +313,11 @@ class RooflineOps:
 
         NCCL's hierarchical all-reduce: reduce-scatter within each node, then every GPU
         all-reduces its ``1 / gpus_per_node`` share with its peers on the other nodes over its
-        own NIC (a ring of ``nodes``: ``2 (nodes - 1)`` steps, each paying the network's
-        latency), then all-gather within the node (the NVLink part, :meth:`allreduce`).
+        own NIC, then all-gather within the node (the NVLink part, :meth:`allreduce`). Between
+        nodes NCCL takes the faster of a ring (``2 (nodes - 1)`` steps, each paying the
+        network's latency, ``2 (nodes - 1) / nodes`` of the share on the wire) and a tree
+        (``2 ceil(log2 nodes)`` steps, twice the share): the tree wins small messages over many
+        nodes, the ring large ones.
         """
         size = np.asarray(nbytes, dtype=np.float64)
         per_node = self.gpu.gpus_per_node
@@ -321,9 +325,11 @@ class RooflineOps:
         if nodes <= 1:
             return np.zeros_like(size)
         share = size / per_node
-        traffic = 2.0 * (nodes - 1) / nodes * share
         one_way = self.gpu.internode_bw_bytes_s * self.c.allreduce_eff
-        return 2.0 * (nodes - 1) * self.gpu.internode_latency_s + traffic / one_way
+        lat = self.gpu.internode_latency_s
+        ring = 2.0 * (nodes - 1) * lat + 2.0 * (nodes - 1) / nodes * share / one_way
+        tree = 2.0 * math.ceil(math.log2(nodes)) * lat + 2.0 * share / one_way
+        return np.minimum(ring, tree)
 
     def sources(self) -> dict[str, str]:
         """Every operator family this model uses, all ``roofline``."""
