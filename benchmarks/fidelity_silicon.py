@@ -237,6 +237,25 @@ def spec_for(model_path: str) -> ModelSpec | None:
         return None
 
 
+def row_spec(row: dict) -> ModelSpec | None:
+    """The checkpoint a row ran: its model's (:func:`spec_for`), except that an ``fp4`` row of
+    a model whose checkpoint declares other formats ran NVIDIA's NVFP4 checkpoint of it
+    (``nvidia/<name>-NVFP4``, read from the config aiconfigurator-core ships), where one
+    exists; else the model's own (and :func:`tier_precision` says why it cannot serve it)."""
+    spec = spec_for(row["model_path"])
+    if spec is None or row.get("precision") != "fp4" or not declares_formats(spec):
+        return spec
+    name = str(row["model_path"]).rsplit("/", 1)[-1]
+    nvfp4 = spec_for(f"nvidia/{name}-NVFP4")
+    return spec if nvfp4 is None else nvfp4
+
+
+def row_label(row: dict) -> str:
+    """The report label of a row: its checkpoint's (:func:`row_spec`), else the path."""
+    spec = row_spec(row)
+    return str(row["model_path"]) if spec is None else spec.name
+
+
 def model_label(model_path: str) -> str:
     """The report label of ``model_path`` (the path itself where no spec exists)."""
     spec = spec_for(model_path)
@@ -362,7 +381,7 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
         raise SystemExit(f"{path}: no {system} rows copied yet; run with --refresh-data "
                          f"--system {system} (needs aiconfigurator-core)")
     df = drop_repeats(pd.read_csv(path))
-    df["model"] = [model_label(p) for p in df["model_path"]]
+    df["model"] = [row_label(r) for r in df.to_dict("records")]
     df["conflict"] = layout_conflicts(df)
     for col in ("tp_size", "batch_size", "isl", "osl"):  # 0 on disaggregated rows
         df[col] = df[col].fillna(0).astype(int)
@@ -432,7 +451,7 @@ def aic_estimate(row: dict) -> dict:
     modes; a block size the layout does not divide), the other is tried. ``aic_quant`` records
     which was used (``row`` / ``checkpoint``), ``aic_error`` why both failed.
     """
-    spec = spec_for(row["model_path"])
+    spec = row_spec(row)
     out = {"id": row["id"], "aic_model_path": spec.aic}
     errors = []
     for row_quant in aic_quant_order(spec):
@@ -477,7 +496,7 @@ def aic_setup(row: dict, row_quant: bool, kv_quant: str | None = None):
         get_supported_databases,
     )
 
-    path, backend, system = spec_for(row["model_path"]).aic, row["backend"], row["system"]
+    path, backend, system = row_spec(row).aic, row["backend"], row["system"]
     tp, dp, moe_tp, moe_ep = aic_layout(row)
     if check_is_moe(path):
         cfg = ModelConfig(tp_size=tp, attention_dp_size=dp, moe_tp_size=moe_tp, moe_ep_size=moe_ep)
@@ -629,6 +648,14 @@ def honours_formats(arch) -> bool:
     return checkpoint_bits(arch, group) != 16.0
 
 
+def four_bit(arch) -> bool:
+    """True when the checkpoint's experts (or, dense, its attention) are 4-bit (MXFP4, NVFP4,
+    INT4): what an ``fp4`` row may have run as shipped."""
+    from tiersim.hardware.precisions import checkpoint_bits
+
+    return checkpoint_bits(arch, "experts" if arch.is_moe else "attention") <= 4.5
+
+
 def tier_precision(row: dict, spec: ModelSpec, arch) -> str:
     """The ``precision`` a tier serving this row uses (see :data:`ROW_PRECISION`).
 
@@ -639,6 +666,9 @@ def tier_precision(row: dict, spec: ModelSpec, arch) -> str:
         if not honours_formats(arch):
             raise Unrepresentable("config.json's quantization_config (checkpoint formats) is "
                                   "not read yet")
+        if row.get("precision") == "fp4" and not four_bit(arch):
+            raise Unrepresentable("an FP4 run of a checkpoint that declares other formats, and "
+                                  "no NVIDIA NVFP4 config of it to read")
         return "checkpoint"
     if not isinstance(row["precision"], str):  # no format given: the published checkpoint
         return "bf16"
@@ -651,7 +681,7 @@ def case_of(row: dict) -> Case:
     """The :class:`Case` of a row, or :class:`Unrepresentable` with the reason."""
     if row["mode"] != "agg":
         raise Unrepresentable("disaggregated prefill/decode serving is not modelled")
-    spec = spec_for(row["model_path"])
+    spec = row_spec(row)
     if spec is None:
         raise Unrepresentable(f"no config for {row['model_path']}")
     system = row.get("system", FIT_SYSTEM)

@@ -493,3 +493,24 @@ def test_a_run_listed_twice_counts_once_and_one_filed_under_two_layouts_is_not_s
     out = fs.simulate_row({**kept.iloc[2].to_dict(), "conflict": why.iloc[2]}, "auto", P3,
                           fs.Knobs())
     assert out == {"unrepresentable": why.iloc[2]}
+
+
+def test_an_fp4_row_runs_nvidias_nvfp4_checkpoint_of_the_model_where_one_ships():
+    """A row of MiniMax-M2.5 (block-FP8 checkpoint) measured at ``fp4`` ran NVIDIA's NVFP4
+    checkpoint of it: that config is read, labelled, and estimated by aiconfigurator too; an
+    ``fp4`` row of a checkpoint with other formats and no NVFP4 config is not served in the
+    wrong format."""
+    pytest.importorskip("aiconfigurator_core")
+    base = dict(model_path="MiniMaxAI/MiniMax-M2.5", tp_size=4, moe_tp_size=4.0)
+    fp8 = make_row(**base, precision="fp8")
+    fp4 = make_row(**base, precision="fp4")
+    assert fs.row_spec(fp8).name == fs.row_label(fp8) == "MiniMax-M2.5"
+    assert fs.row_spec(fp4).name == fs.row_label(fp4) == "MiniMax-M2.5-NVFP4"
+    assert fs.row_spec(fp4).aic == "nvidia/MiniMax-M2.5-NVFP4"
+    assert fs.case_of(fp4).model.endswith("nvidia--MiniMax-M2.5-NVFP4_config.json")
+    qwen = make_row(model_path="Qwen/Qwen3-235B-A22B-FP8", precision="fp4", tp_size=4,
+                    moe_tp_size=4.0)
+    with pytest.raises(fs.Unrepresentable, match="FP4 run of a checkpoint that declares"):
+        fs.case_of(qwen)
+    gpt = make_row(model_path="openai/gpt-oss-120b", precision="fp4", tp_size=4, moe_tp_size=4.0)
+    assert fs.case_of(gpt).precision == "checkpoint"  # its MXFP4 experts are the FP4 run
