@@ -69,6 +69,7 @@ import dataclasses
 import datetime
 import json
 import os
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -382,7 +383,8 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
                          f"--system {system} (needs aiconfigurator-core)")
     df = drop_repeats(pd.read_csv(path))
     df["model"] = [row_label(r) for r in df.to_dict("records")]
-    df["conflict"] = layout_conflicts(df)
+    df["conflict"] = layout_conflicts(df).fillna(
+        pd.Series([id_conflict(r) for r in df.to_dict("records")], index=df.index, dtype=object))
     for col in ("tp_size", "batch_size", "isl", "osl"):  # 0 on disaggregated rows
         df[col] = df[col].fillna(0).astype(int)
     order = {m: i for i, m in enumerate(MODEL_ORDER)}
@@ -415,6 +417,35 @@ def layout_conflicts(df: pd.DataFrame) -> pd.Series:
     reason = counts.map(lambda n: f"the same measurement is filed under {n} layouts (which "
                         "one ran is unknown)")
     return reason.where(counts > 1)
+
+
+#: A run's layout as its id names it (``..._tp4_ep4_...``, ``..._tp1_epnone_...``).
+ID_LAYOUT = re.compile(r"_tp(\d+)_ep(\d+|none)_")
+#: The client count as the campaign recorded it (``silicon_data_source``).
+CONCURRENCY = re.compile(r"silicon_concurrency=(\d+)")
+
+
+def id_conflict(row: dict) -> str | None:
+    """Why a row's layout columns are in doubt, where its id names another tensor- or
+    expert-parallel size (the sample's 2026-04-06 file writes ``tp_size`` as the id's tp x ep:
+    a ``tp4_ep4`` run on 4 GPUs filed as TP 16, whose TPOT equals the 4-GPU rows'); ``None``
+    where they agree or the id names no layout (ids do not name data parallelism, and
+    ``epnone`` leaves the expert split to the engine)."""
+    m = ID_LAYOUT.search(str(row.get("id", "")))
+    if m is None or row.get("mode") != "agg":
+        return None
+    tp, ep = int(row["tp_size"]), _int_or_none(row.get("moe_ep_size")) or 1
+    if tp == int(m[1]) and (m[2] == "none" or ep == int(m[2])):
+        return None
+    return (f"its id says tp{m[1]} ep{m[2]}, its columns TP {tp} EP {ep} (which ran is "
+            "unknown)")
+
+
+def clients(row: dict) -> int:
+    """A row's client count: ``silicon_concurrency`` as the campaign recorded it, else
+    ``batch_size`` (which some source files give per attention-DP rank)."""
+    m = CONCURRENCY.search(str(row.get("silicon_data_source", "")))
+    return int(m[1]) if m else int(row["batch_size"])
 
 
 # ---------------------------------------------------------------- aiconfigurator's estimate
@@ -832,7 +863,9 @@ def engine_profile(engine: str, knobs: Knobs = Knobs(), gpu: str = "h200"):
     """The engine's profile on ``gpu``, with the :class:`Knobs` given for it put in."""
     key = (engine, knobs, gpu)
     if key not in _PROFILES:
-        system = next(s for s, g in SYSTEM_GPU.items() if g == gpu)
+        system = next((s for s, g in SYSTEM_GPU.items() if g == gpu), None)
+        if system is None:
+            raise Unrepresentable(f"no measured rows' system for GPU {gpu!r}")
         path = profile_file(engine, system)
         if not Path(path).exists() and system != FIT_SYSTEM:
             raise Unrepresentable(f"no {engine} profile for {system}; run --refresh-data "
@@ -854,8 +887,8 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
     vLLM rows; TensorRT-LLM and SGLang rows keep FP8 KV there, as before ``auto`` existed.
     Returns the tier and its step model's ``sources()`` (table -> source label)."""
     par = {"dp": case.dp, "ep": case.ep} if case.dp > 1 or case.ep > 1 else {}
-    if kv_dtype == "auto" and case.engine != "vllm":
-        kv_dtype = "fp8"
+    if kv_dtype == "auto" and case.engine != "vllm":  # their FP8 engines' KV; a BF16 one's is BF16
+        kv_dtype = "bf16" if case.precision == "bf16" else "fp8"
     try:
         step = build_step_model(case.model, case.precision, case.gpu, tp=case.tp,
                                 kv_dtype=kv_dtype, profile=engine_profile(case.engine, knobs,
@@ -887,8 +920,8 @@ def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dic
         return {"unrepresentable": row["conflict"]}
     try:
         case = case_of(row)
-        tier, sources = replica_tier(case, int(row["batch_size"]), kv_dtype, knobs)
-        out = replay(tier, int(row["isl"]), int(row["osl"]), int(row["batch_size"]), proto)
+        tier, sources = replica_tier(case, clients(row), kv_dtype, knobs)
+        out = replay(tier, int(row["isl"]), int(row["osl"]), clients(row), proto)
     except Unrepresentable as exc:
         return {"unrepresentable": str(exc)}
     out["roofline_tables"] = len(on_roofline(sources))
@@ -1054,8 +1087,9 @@ def with_aic(df: pd.DataFrame, system: str = FIT_SYSTEM) -> pd.DataFrame:
 
 
 def training_mask(df: pd.DataFrame, subset: dict = TRAINING) -> pd.Series:
-    """True for the rows in ``subset`` (default :data:`TRAINING`)."""
-    mask = pd.Series(True, index=df.index)
+    """True for the rows in ``subset`` (default :data:`TRAINING`) that are scored (a row whose
+    layout is in doubt, ``conflict``, trains nothing)."""
+    mask = df["conflict"].isna() if "conflict" in df else pd.Series(True, index=df.index)
     for col, value in subset.items():
         mask &= df[col].isin(value) if isinstance(value, tuple) else df[col] == value
     return mask

@@ -3,6 +3,7 @@ the report lines, on hand-built rows and a linear step model (nothing timed)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -514,3 +515,44 @@ def test_an_fp4_row_runs_nvidias_nvfp4_checkpoint_of_the_model_where_one_ships()
         fs.case_of(qwen)
     gpt = make_row(model_path="openai/gpt-oss-120b", precision="fp4", tp_size=4, moe_tp_size=4.0)
     assert fs.case_of(gpt).precision == "checkpoint"  # its MXFP4 experts are the FP4 run
+
+
+def test_the_copied_rows_count_each_run_once_and_list_doubtful_layouts():
+    """Pinned to the copied sample: 967 H200 rows hold 96 repeats; of the 871 left, 48 carry a
+    measurement filed under two layouts and 47 a layout their own id contradicts. The H100
+    file: 879 once repeats count once, 15 contradicted by their ids."""
+    h200 = fs.load_rows()
+    assert len(pd.read_csv(fs.rows_csv())) == 967 and len(h200) == 871
+    why = h200["conflict"].dropna()
+    assert why.str.startswith("the same measurement").sum() == 48
+    assert why.str.startswith("its id says").sum() == 47
+    h100 = fs.load_rows("h100_sxm")
+    assert len(h100) == 879 and h100["conflict"].notna().sum() == 15
+    train = fs.training_mask(h200, fs.FIT_TRAINING["trtllm"][1])
+    assert train.sum() == 62 and h200.loc[train, "conflict"].isna().all()
+
+
+def test_a_layout_the_id_contradicts_and_the_recorded_client_count():
+    row = make_row(id="m_agg_1024x1024_c16_tp4_ep4_3", tp_size=16, moe_tp_size=4.0,
+                   moe_ep_size=4.0)
+    assert fs.id_conflict(row) == ("its id says tp4 ep4, its columns TP 16 EP 4 (which ran is "
+                                   "unknown)")
+    assert fs.id_conflict(make_row(id="m_agg_c8_tp4_ep4_1", moe_tp_size=1.0,
+                                   moe_ep_size=4.0)) is None
+    assert fs.id_conflict(make_row(id="m_agg_c8_tp4_epnone_1", moe_tp_size=1.0,
+                                   moe_ep_size=4.0)) is None  # the engine chose the split
+    assert fs.id_conflict(make_row(id="dsr1_h200_agg_c4_cfg81")) is None
+    dp = make_row(batch_size=4, silicon_data_source="f.csv; silicon_concurrency=16")
+    assert fs.clients(dp) == 16 and fs.clients(make_row(batch_size=4)) == 4
+
+
+def test_an_h100_replica_holds_an_h100s_kv_cache_and_a_bf16_engine_keeps_bf16_kv():
+    case = fs.case_of(make_row(tp_size=4))
+    h100 = fs.replica_tier(dataclasses.replace(case, gpu="h100"), 16, "auto")[0]
+    h200 = fs.replica_tier(case, 16, "auto")[0]
+    assert h100.num_blocks < 0.5 * h200.num_blocks  # 80 GB against 141 GB, same weights
+    trt = fs.case_of(make_row(backend="trtllm", precision=float("nan")))
+    bf16 = fs.replica_tier(trt, 16, "auto")[1]
+    assert any(k.startswith("attn_decode bf16") for k in bf16)
+    fp8 = fs.replica_tier(fs.case_of(make_row(backend="trtllm")), 16, "auto")[1]
+    assert any(k.startswith("attn_decode fp8") for k in fp8)

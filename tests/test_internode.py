@@ -84,3 +84,14 @@ def test_a_measured_table_at_the_full_size_wins():
     ops = ProfileOps(prof, "llama-3.1-70b", "fp8", gpu=H200, tp=8, fallback=roofline())
     assert ops.allreduce(np.array([1e6]), 16)[0] == pytest.approx(3e-5)
     assert ops.sources()["allreduce tp=16"] == "measured:aiconfigurator vllm 0.24.0"
+
+
+def test_a_half_filled_node_sets_the_pace():
+    """12 GPUs = 8 + 4: each GPU of the 4-GPU node carries a quarter of the data over its NIC,
+    twice the eighth of a full node, so its all-reduce is slower than 16 GPUs'."""
+    ops = roofline()
+    big = np.array([512e6])
+    assert ops.internode_allreduce(big, 12)[0] > ops.internode_allreduce(big, 16)[0]
+    bw = H200.internode_bw_bytes_s * ops.c.allreduce_eff
+    want = 2 * H200.internode_latency_s + (512e6 / 4) / bw  # ring of 2 nodes: 2(2-1)/2 = 1
+    assert ops.internode_allreduce(big, 12)[0] == pytest.approx(want)

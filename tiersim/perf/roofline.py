@@ -311,20 +311,22 @@ class RooflineOps:
     def internode_allreduce(self, nbytes: np.ndarray, gpus: int) -> np.ndarray:
         """The part of an all-reduce over ``gpus`` GPUs that crosses nodes (0 within one).
 
-        NCCL's hierarchical all-reduce: reduce-scatter within each node, then every GPU
-        all-reduces its ``1 / gpus_per_node`` share with its peers on the other nodes over its
-        own NIC, then all-gather within the node (the NVLink part, :meth:`allreduce`). Between
-        nodes NCCL takes the faster of a ring (``2 (nodes - 1)`` steps, each paying the
-        network's latency, ``2 (nodes - 1) / nodes`` of the share on the wire) and a tree
-        (``2 ceil(log2 nodes)`` steps, twice the share): the tree wins small messages over many
-        nodes, the ring large ones.
+        A hierarchical all-reduce: reduce-scatter within each node, then every GPU all-reduces
+        its share with its peers on the other nodes over its own NIC, then all-gather within the
+        node (the NVLink part, :meth:`allreduce`). Between nodes, the faster of a ring
+        (``2 (nodes - 1)`` steps, each paying the network's latency, ``2 (nodes - 1) / nodes``
+        of the share on the wire) and a tree (``2 ceil(log2 nodes)`` steps, twice the share), as
+        NCCL picks by message size. The share is set by the least-filled node (12 GPUs: 8 + 4,
+        each of the 4 carries a quarter). Adding the NVLink part in series is conservative for
+        large messages: NCCL pipelines the two stages (up to about 1.4x too slow at 2 nodes);
+        decode-sized messages are latency-bound, where it is not.
         """
         size = np.asarray(nbytes, dtype=np.float64)
         per_node = self.gpu.gpus_per_node
         nodes = -(-int(gpus) // per_node)
         if nodes <= 1:
             return np.zeros_like(size)
-        share = size / per_node
+        share = size / min(per_node, int(gpus) - (nodes - 1) * per_node)
         one_way = self.gpu.internode_bw_bytes_s * self.c.allreduce_eff
         lat = self.gpu.internode_latency_s
         ring = 2.0 * (nodes - 1) * lat + 2.0 * (nodes - 1) / nodes * share / one_way
