@@ -416,7 +416,8 @@ def layout_conflicts(df: pd.DataFrame) -> pd.Series:
     counts = layouts.groupby([df[c] for c in MEASURED_COLUMNS], dropna=False).transform("nunique")
     reason = counts.map(lambda n: f"the same measurement is filed under {n} layouts (which "
                         "one ran is unknown)")
-    return reason.where(counts > 1)
+    measured = df[["silicon_ttft_ms", "silicon_tpot_ms"]].notna().all(axis=1)
+    return reason.where((counts > 1) & measured)  # rows measuring nothing agree on nothing
 
 
 #: A run's layout as its id names it (``..._tp4_ep4_...``, ``..._tp1_epnone_...``).

@@ -491,6 +491,9 @@ def test_a_run_listed_twice_counts_once_and_one_filed_under_two_layouts_is_not_s
     why = fs.layout_conflicts(kept)
     assert why.isna().tolist() == [True, False, False, True]
     assert why.iloc[1] == "the same measurement is filed under 2 layouts (which one ran is unknown)"
+    blank = pd.DataFrame([make_row(id="x", silicon_tpot_ms=np.nan),
+                          make_row(id="y", tp_size=8, silicon_tpot_ms=np.nan)])
+    assert fs.layout_conflicts(blank).isna().all()  # two rows measuring nothing do not conflict
     out = fs.simulate_row({**kept.iloc[2].to_dict(), "conflict": why.iloc[2]}, "auto", P3,
                           fs.Knobs())
     assert out == {"unrepresentable": why.iloc[2]}
