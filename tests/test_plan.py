@@ -198,3 +198,18 @@ def test_the_planned_scenario_meets_its_slos_when_rerun(tmp_path):
     assert rerun.ttft_p99_s <= 0.12 and rerun.tpot_p99_s <= 0.1 and rerun.dropped == 0
     assert rerun.cost_usd == pytest.approx(result.plan["cost_usd"])
     assert result.simulations >= 2 and len(result.uniform) == 2
+
+
+def test_a_tier_too_big_for_the_gpus_tried_names_them_and_how_to_try_more():
+    """A tier needing 16 GPUs a replica does not fit the default 1-8; the reason names the
+    largest size tried and the flag that tries more; with 16 allowed it is sized."""
+    big = [FakeTier("bf16", accuracy=0.9, capacity_rps=1.0, min_gpus=16, max_gpus=16)]
+    scenario = fake_scenario(big, ttft=1.0, tpot=0.05, floor=0.8)
+    result = Planner(scenario, Constraints.of(scenario), FakeEvaluator(big)).plan()
+    assert result.plan is None
+    assert result.uniform[0]["missed"] == (
+        "bf16 does not fit on up to 8 GPUs per replica (more: --gpus-per-replica, e.g. 16, two "
+        "nodes whose all-reduces cross the network)")
+    wide = Planner(scenario, Constraints.of(scenario), FakeEvaluator(big),
+                   gpu_options=(8, 16)).plan()
+    assert wide.plan is not None and wide.plan["gpus_per_replica"] == {"bf16": 16}

@@ -178,6 +178,7 @@ class Planner:
         self.max_replicas = max_replicas
         self.choose = choose or {}
         own = {t.name: getattr(t, "gpus_per_replica", 1) for t in scenario.tiers}
+        self.gpu_options = tuple(gpu_options)
         self.gpus = {n: [g for g in sorted({*gpu_options, own[n]}) if self.evaluator.fits(n, g)]
                      for n in self.names}
         self.uniform_results: dict[str, DesignResult] = {}
@@ -211,8 +212,10 @@ class Planner:
         if any(not self.gpus[n] for n in tiers):
             bad = [n for n in tiers if not self.gpus[n]]
             return DesignResult(Design(tiers, (1,) * len(tiers)), None, None,
-                                f"{', '.join(bad)} does not fit on up to {max(GPU_OPTIONS)} GPUs "
-                                "per replica", {})
+                                f"{', '.join(bad)} does not fit on up to "
+                                f"{max(self.gpu_options)} GPUs per replica (more: "
+                                "--gpus-per-replica, e.g. 16, two nodes whose all-reduces cross "
+                                "the network)", {})
         if len(tiers) == 1:
             return self._best_uniform(tiers[0])
         start = {n: self._uniform_level(n) for n in tiers}
