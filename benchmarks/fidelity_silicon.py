@@ -317,7 +317,7 @@ def refresh_data(system: str = FIT_SYSTEM) -> None:
     """Copy every row of ``system`` in the silicon sample (and, for H200, the model configs
     tiersim reads), then import that system's engine profiles."""
     df = pd.read_csv(_aic_root() / "systems" / "silicon_sample.csv")
-    rows = df[df["system"] == system][KEEP_COLUMNS]
+    rows = df[df["system"] == system].reindex(columns=KEEP_COLUMNS)  # a column a sample lacks: NaN
     DATA.mkdir(exist_ok=True)
     rows.to_csv(rows_csv(system), index=False)
     print(f"{len(rows)} rows -> {rows_csv(system)}")
@@ -381,7 +381,7 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     if not path.exists():
         raise SystemExit(f"{path}: no {system} rows copied yet; run with --refresh-data "
                          f"--system {system} (needs aiconfigurator-core)")
-    df = drop_repeats(pd.read_csv(path))
+    df = drop_repeats(pd.read_csv(path).reindex(columns=KEEP_COLUMNS))
     df["model"] = [row_label(r) for r in df.to_dict("records")]
     df["conflict"] = layout_conflicts(df).fillna(
         pd.Series([id_conflict(r) for r in df.to_dict("records")], index=df.index, dtype=object))
@@ -444,9 +444,9 @@ def id_conflict(row: dict) -> str | None:
 
 def clients(row: dict) -> int:
     """A row's client count: ``silicon_concurrency`` as the campaign recorded it, else
-    ``batch_size`` (which some source files give per attention-DP rank)."""
+    ``batch_size`` (which some source files give per attention-DP rank; 0 where neither)."""
     m = CONCURRENCY.search(str(row.get("silicon_data_source", "")))
-    return int(m[1]) if m else int(row["batch_size"])
+    return int(m[1]) if m else (_int_or_none(row.get("batch_size")) or 0)
 
 
 # ---------------------------------------------------------------- aiconfigurator's estimate
@@ -632,8 +632,9 @@ def parallel_layout(row: dict) -> tuple[int, int, int]:
     """``(tp, dp, ep)`` of tiersim's replica for a row: attention TP, attention-DP ranks, and
     the expert-parallel size (1 = experts tensor-parallel over every GPU)."""
     tp, dp, moe_tp, moe_ep = aic_layout(row)
-    if int(row.get("pp_size") or 1) > 1:
-        raise Unrepresentable(f"pipeline parallelism (pp={int(row['pp_size'])}) is not modelled")
+    pp = _int_or_none(row.get("pp_size")) or 1
+    if pp > 1:
+        raise Unrepresentable(f"pipeline parallelism (pp={pp}) is not modelled")
     gpus = tp * dp
     moe_gpus = (moe_tp or 1) * (moe_ep or 1)
     if moe_tp is not None and moe_gpus != gpus and moe_gpus != 1:
@@ -709,10 +710,29 @@ def tier_precision(row: dict, spec: ModelSpec, arch) -> str:
     return ROW_PRECISION[row["precision"]]
 
 
+def shape_problem(row: dict) -> str | None:
+    """Why a row's run cannot be replayed as a closed loop (no clients, no prompt, no GPU, or
+    fewer than two output tokens: TPOT is the time between them), else ``None``."""
+    for col, least in (("tp_size", 1), ("isl", 1), ("osl", 2)):
+        value = _int_or_none(row.get(col))
+        if value is None or value < least:
+            return f"{col} {row.get(col)} (at least {least} needed)"
+    if clients(row) < 1:
+        return f"no clients (batch_size {row.get('batch_size')})"
+    return None
+
+
 def case_of(row: dict) -> Case:
     """The :class:`Case` of a row, or :class:`Unrepresentable` with the reason."""
-    if row["mode"] != "agg":
+    if row["mode"] == "disagg":
         raise Unrepresentable("disaggregated prefill/decode serving is not modelled")
+    if row["mode"] != "agg":
+        raise Unrepresentable(f"mode {row['mode']!r}: only aggregated serving is modelled")
+    if row["backend"] not in ENGINE_PROFILES:
+        raise Unrepresentable(f"no tiersim profile for engine {row['backend']!r}")
+    problem = shape_problem(row)
+    if problem:
+        raise Unrepresentable(problem)
     spec = row_spec(row)
     if spec is None:
         raise Unrepresentable(f"no config for {row['model_path']}")

@@ -559,3 +559,24 @@ def test_an_h100_replica_holds_an_h100s_kv_cache_and_a_bf16_engine_keeps_bf16_kv
     assert any(k.startswith("attn_decode bf16") for k in bf16)
     fp8 = fs.replica_tier(fs.case_of(make_row(backend="trtllm")), 16, "auto")[1]
     assert any(k.startswith("attn_decode fp8") for k in fp8)
+
+
+@pytest.mark.parametrize("over, reason", [
+    ({"batch_size": 0}, "no clients (batch_size 0)"),
+    ({"isl": 0}, "isl 0 (at least 1 needed)"),
+    ({"osl": 1}, "osl 1 (at least 2 needed)"),
+    ({"tp_size": 0}, "tp_size 0 (at least 1 needed)"),
+    ({"backend": "tensorrt"}, "no tiersim profile for engine 'tensorrt'"),
+    ({"mode": "spec"}, "mode 'spec': only aggregated serving is modelled"),
+])
+def test_a_row_that_cannot_run_as_a_closed_loop_says_why(over, reason):
+    assert fs.simulate_row(make_row(**over), "auto", P3, fs.Knobs()) == {"unrepresentable": reason}
+
+
+def test_a_newer_sample_missing_a_column_still_loads(monkeypatch, tmp_path):
+    rows = pd.DataFrame([make_row(id="a"), make_row(id="b", tp_size=8, silicon_tpot_ms=7.0)])
+    rows.drop(columns=["moe_ep_size", "pp_size", "model"]).to_csv(tmp_path / "s.csv", index=False)
+    monkeypatch.setattr(fs, "rows_csv", lambda system="h200_sxm": tmp_path / "s.csv")
+    df = fs.load_rows()
+    assert list(df["id"]) == ["a", "b"] and df["moe_ep_size"].isna().all()
+    assert fs.simulate_row({**df.iloc[0].to_dict()}, "auto", P3, fs.Knobs())["sim_tpot_ms"] > 0
