@@ -1369,6 +1369,11 @@ def main(argv: list[str] | None = None) -> int:
         df = df[df["backend"].isin(args.engine)]
     if args.model:
         df = df[df["model"].isin(args.model)]
+    if df.empty:
+        known = ", ".join(sorted(load_rows(args.system)["model"].unique()))
+        print(f"{rows_csv(args.system)}: no row matches --engine/--model; its models: {known}",
+              file=sys.stderr)
+        return 1
     df = with_aic(df.reset_index(drop=True), args.system)
     knobs = Knobs(overhead_s=None if args.overhead_ms is None else args.overhead_ms / 1e3)
     if args.fit:

@@ -580,3 +580,10 @@ def test_a_newer_sample_missing_a_column_still_loads(monkeypatch, tmp_path):
     df = fs.load_rows()
     assert list(df["id"]) == ["a", "b"] and df["moe_ep_size"].isna().all()
     assert fs.simulate_row({**df.iloc[0].to_dict()}, "auto", P3, fs.Knobs())["sim_tpot_ms"] > 0
+
+
+def test_a_filter_that_matches_no_row_says_so(capsys):
+    assert fs.main(["--model", "Nope", "--jobs", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{fs.rows_csv()}: no row matches --engine/--model; its models: ")
+    assert "Llama-3.1-70B" in err
