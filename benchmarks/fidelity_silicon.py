@@ -50,9 +50,12 @@ twice counts once; a measurement filed under several layouts (identical TTFT and
 digit: the sample repeats TP 8 runs as TP 64) is listed, not scored.
 
 **Another GPU** (``--system h100_sxm``): its rows replay on NVIDIA's tables of that GPU
-(``benchmarks/data/h100_aiconfigurator_<engine>.json``, imported by ``--refresh-data --system
+(vLLM: ``tiersim/profiles/h100_aiconfigurator_vllm.json``, the profile tiersim ships for H100,
+imported for every shipped model too; TensorRT-LLM:
+``benchmarks/data/h100_aiconfigurator_trtllm.json``; both by ``--refresh-data --system
 h100_sxm``) with the overhead, eager cost and load generator fitted on H200 unchanged: every row
-is held out, models the H200 sample lacks (Qwen3-32B) included.
+is held out, models the H200 sample lacks (Qwen3-32B) included. ``--roofline`` replays on the
+roofline model alone (what a GPU with no profile gets).
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
 per engine and model: n, median |TPOT error| and |TTFT error| of tiersim and of aiconfigurator on
@@ -300,10 +303,20 @@ def aic_csv(system: str = FIT_SYSTEM) -> Path:
 
 def profile_file(engine: str, system: str = FIT_SYSTEM) -> str:
     """The profile an engine's rows of ``system`` replay on (H200: :data:`ENGINE_PROFILES`;
-    another GPU: ``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``)."""
+    another GPU: the vLLM profile tiersim ships for it, else
+    ``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``)."""
     if system == FIT_SYSTEM:
         return ENGINE_PROFILES[engine]
-    return str(DATA / f"{SYSTEM_GPU[system]}_aiconfigurator_{engine}.json")
+    shipped = bundled_profile(SYSTEM_GPU[system]) if engine == "vllm" else None
+    return str(shipped or DATA / f"{SYSTEM_GPU[system]}_aiconfigurator_{engine}.json")
+
+
+def bundled_profile(gpu: str) -> Path | None:
+    """Where tiersim ships ``gpu``'s default (vLLM) profile, or ``None`` if it ships none."""
+    from tiersim.paths import bundled_dirs
+
+    name = default_profile_name(gpu)
+    return None if name is None else bundled_dirs("profiles")[0] / f"{name}.json"
 
 
 def profile_models(engine: str, system: str = FIT_SYSTEM) -> set[str]:
@@ -350,17 +363,48 @@ def refresh_system_profiles(system: str) -> None:
 
     for engine, models in SYSTEM_IMPORTS[system].items():
         out = profile_file(engine, system)
+        if engine == "vllm" and bundled_profile(SYSTEM_GPU[system]) is not None:
+            models = shipped_with(models)  # the default profile of that GPU: every shipped model
         profile, missing = import_aiconfigurator(SYSTEM_GPU[system], engine, models=models,
                                                  name=Path(out).stem)
-        h200 = resolve_profile(ENGINE_PROFILES[engine])
-        moved = f"; applied unchanged to {system} rows"
-        profile = dataclasses.replace(
-            profile, overhead_s=h200.overhead_s, overhead_per_layer_s=h200.overhead_per_layer_s,
-            overhead_source=h200.overhead_source + moved,
-            eager=dataclasses.replace(h200.eager, source=h200.eager.source + moved))
-        save_profile(profile, out)
+        save_profile(with_h200_fit(profile, engine, system), out)
         print(f"{system} {engine}: {len(profile.tables)} tables; on the roofline: "
               f"{missing or 'none'} -> {out}")
+
+
+def shipped_with(models: dict) -> dict:
+    """:data:`~tiersim.perf.aiconfigurator.SHIPPED_MODELS` (what the H200 profile covers) with
+    ``models`` added: their precisions and layouts merged where both name a model."""
+    from tiersim.perf.aiconfigurator import SHIPPED_MODELS
+
+    out = dict(SHIPPED_MODELS)
+    for name, (precisions, layouts) in models.items():
+        have_p, have_l = out.get(name, ((), ()))
+        out[name] = (tuple(dict.fromkeys(have_p + precisions)),
+                     tuple(dict.fromkeys(have_l + layouts)))
+    return out
+
+
+def with_h200_fit(profile, engine: str, system: str):
+    """``profile`` with the overhead and eager cost of ``engine``'s H200 profile (fitted there;
+    labelled as applied unchanged to ``system``)."""
+    h200 = resolve_profile(ENGINE_PROFILES[engine])
+    moved = f"; applied unchanged to {system} rows"
+    return dataclasses.replace(
+        profile, overhead_s=h200.overhead_s, overhead_per_layer_s=h200.overhead_per_layer_s,
+        overhead_source=h200.overhead_source + moved,
+        eager=dataclasses.replace(h200.eager, source=h200.eager.source + moved))
+
+
+def propagate_fit(engine: str) -> None:
+    """Copy ``engine``'s H200 fit into the profiles of the other systems (those that exist)."""
+    from tiersim.perf.profile import save_profile
+
+    for system in SYSTEM_IMPORTS:
+        path = Path(profile_file(engine, system))
+        if path.exists():
+            save_profile(with_h200_fit(resolve_profile(path), engine, system), path)
+            print(f"{engine}: the fit also -> {path} (applied unchanged to {system} rows)")
 
 
 def copy_config(aic_id: str, folder: Path) -> None:
@@ -875,13 +919,17 @@ class Knobs:
     overhead_per_layer_s: float = 0.0
     eager: EagerCost | None = None
     engine: str = "vllm"
+    roofline: bool = False  # every engine on tiersim's roofline model, no profile at all
 
 
 _PROFILES: dict = {}
 
 
 def engine_profile(engine: str, knobs: Knobs = Knobs(), gpu: str = "h200"):
-    """The engine's profile on ``gpu``, with the :class:`Knobs` given for it put in."""
+    """The engine's profile on ``gpu``, with the :class:`Knobs` given for it put in
+    (``None``, the roofline model, with ``knobs.roofline``)."""
+    if knobs.roofline:
+        return None
     key = (engine, knobs, gpu)
     if key not in _PROFILES:
         system = next((s for s, g in SYSTEM_GPU.items() if g == gpu), None)
@@ -1252,6 +1300,7 @@ def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
     print(f"{engine}: overhead_s = {knobs.overhead_s} + {knobs.overhead_per_layer_s} x layers, "
           f"eager_s = {eager.to_json()} -> {path}; per_client = {proto.per_client}, "
           f"length_spread = {proto.spread} -> {FIT_JSON}")
+    propagate_fit(engine)
 
 
 def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str]:
@@ -1342,6 +1391,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="requests per client sent first and left out of the means (default 0)")
     ap.add_argument("--overhead-ms", type=float,
                     help="vLLM's per-iteration overhead to use instead of its profile's")
+    ap.add_argument("--roofline", action="store_true",
+                    help="replay on tiersim's roofline model alone (no measured tables, its "
+                         "assumed overhead): what a GPU with no profile gets")
     ap.add_argument("--engine", action="append", help="only these engines (repeatable)")
     ap.add_argument("--model", action="append", help="only these models (repeatable)")
     ap.add_argument("--rows", action="store_true", help="print one line per replayed row")
@@ -1375,7 +1427,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     df = with_aic(df.reset_index(drop=True), args.system)
-    knobs = Knobs(overhead_s=None if args.overhead_ms is None else args.overhead_ms / 1e3)
+    if args.fit and args.roofline:
+        ap.error("--fit fits a profile's overhead; --roofline replays without one")
+    knobs = Knobs(overhead_s=None if args.overhead_ms is None else args.overhead_ms / 1e3,
+                  roofline=args.roofline)
     if args.fit:
         knobs, proto = fit(df, args.kv_dtype, args.jobs, args.fit_engine)
         dense_rows, moe_rows = FIT_TRAINING[args.fit_engine]
@@ -1388,7 +1443,7 @@ def main(argv: list[str] | None = None) -> int:
     trained = any(training_mask(df, rows[0]).any() for rows in FIT_TRAINING.values())
     if args.system != FIT_SYSTEM:
         print("\n".join(other_system_report(res, args.system, proto)) + "\n")
-    elif trained and args.overhead_ms is None and not args.steady_state:
+    elif trained and args.overhead_ms is None and not args.steady_state and not args.roofline:
         print("\n".join(fit_report(df, res, proto)) + "\n")
     print("\n".join(summary_lines(res)))
     if args.csv:

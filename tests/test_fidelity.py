@@ -450,6 +450,40 @@ def test_an_h100_row_replays_on_nvidias_h100_tables_with_the_h200_fit():
     assert on_h100["roofline_tables"] == 0
 
 
+def test_roofline_knob_replays_without_any_profile_and_is_faster_on_h100():
+    """``--roofline``: the model a GPU with no profile gets; on these H100 rows it is faster
+    than NVIDIA's measured tables (the roofline's known bias), and every table says so."""
+    row = make_row(system="h100_sxm", tp_size=4, batch_size=16, isl=1024, osl=256)
+    roof = fs.Knobs(roofline=True)
+    assert fs.engine_profile("vllm", roof, "h100") is None
+    tier, sources = fs.replica_tier(fs.case_of(row), 16, "auto", roof)
+    assert sources and set(sources.values()) == {"roofline"}
+    on_roof = fs.simulate_row(row, "auto", P3, roof)
+    on_tables = fs.simulate_row(row, "auto", P3, fs.Knobs())
+    assert on_roof["sim_tpot_ms"] < on_tables["sim_tpot_ms"]
+    assert on_roof["roofline_tables"] > 0 == on_tables["roofline_tables"]
+
+
+def test_a_vllm_fit_is_copied_into_the_other_gpus_profile(tmp_path, monkeypatch):
+    """``--fit`` rewrites the H200 profile; the H100 one (shipped) gets the same values,
+    labelled as moved, so the two never disagree."""
+    h200, h100 = tmp_path / "h200.json", tmp_path / "h100.json"
+    h200.write_text(fs.profile_path("vllm").read_text())
+    h100.write_text(Path(fs.profile_file("vllm", "h100_sxm")).read_text())
+    monkeypatch.setitem(fs.ENGINE_PROFILES, "vllm", str(h200))
+    monkeypatch.setattr(fs, "profile_file",
+                        lambda engine, system=fs.FIT_SYSTEM: str(h100 if system != fs.FIT_SYSTEM
+                                                                 else h200))
+    doc = json.loads(h200.read_text())
+    doc["overhead_s"].update(value=0.00123, per_layer_s=2e-6, source="fitted: a test")
+    h200.write_text(json.dumps(doc))
+    fs.propagate_fit("vllm")
+    moved = fs.resolve_profile(h100)
+    assert (moved.overhead_s, moved.overhead_per_layer_s) == (0.00123, 2e-6)
+    assert moved.overhead_source == "fitted: a test; applied unchanged to h100_sxm rows"
+    assert moved.gpu == "H100" and len(moved.tables) > 300
+
+
 def test_rows_of_other_systems_and_without_a_precision():
     with pytest.raises(fs.Unrepresentable, match="no tiersim GPU for system 'mi300x'"):
         fs.case_of(make_row(system="mi300x"))

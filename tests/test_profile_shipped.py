@@ -1,7 +1,9 @@
-"""The shipped H200 profile: loads offline, is small, and is measured wherever it claims."""
+"""The shipped profiles (H200, the default; H100): load offline, are small, and are measured
+wherever they claim."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -27,6 +29,31 @@ def test_default_profile_is_bundled_small_and_attributed():
     assert all(t.source == "public" and "origin" in t.extra for t in prof.tables)
     raw = json.loads(path.read_text())
     assert raw["schema"] == "tiersim.profile/1"
+
+
+def test_each_gpu_with_a_shipped_profile_gets_its_own():
+    assert default_profile_name() == default_profile_name("h200_sxm") == PROFILE
+    assert default_profile_name("H100") == "h100_aiconfigurator_vllm"
+    assert default_profile_name("b200") is None  # no tables shipped: the roofline
+
+
+def test_the_h100_profile_is_nvidias_h100_tables_with_the_h200_fit_moved_unchanged():
+    """Its tables are NVIDIA's H100 measurements; the overhead and eager cost are the values
+    fitted on H200 rows, labelled as such (the H100 rows are held out, nothing fitted there)."""
+    h100 = resolve_profile(default_profile_name("H100"))
+    h200 = resolve_profile(PROFILE)
+    assert bundled("profiles", "h100_aiconfigurator_vllm").stat().st_size < 2_000_000
+    assert h100.gpu == "H100" and h100.provenance["engine"] == "vllm"
+    assert all(t.source == "public" and "h100_sxm" in t.extra["origin"] for t in h100.tables)
+    assert (h100.overhead_s, h100.overhead_per_layer_s, h100.eager) == (
+        h200.overhead_s, h200.overhead_per_layer_s,
+        dataclasses.replace(h200.eager, source=h100.eager.source))
+    assert h100.overhead_source.endswith("applied unchanged to h100_sxm rows")
+    assert h100.eager.source.endswith("applied unchanged to h100_sxm rows")
+    # every model the H200 profile ships is imported at the same shapes on H100
+    assert {t.name for t in h200.tables} <= {t.name for t in h100.tables}
+    llama = build_step_model("llama-3.1-70b", "fp8", "h100", 4, "fp8", h100)
+    assert llama.sources()["allreduce tp=4"] == "measured:aiconfigurator vllm 0.24.0"
 
 
 def _model(name: str) -> str:

@@ -245,12 +245,21 @@ def test_shape_errors_say_what_is_expected(key, value, expected):
     assert str(info.value) == f"x.yaml: {expected}"
 
 
-def test_default_profile_applies_only_to_its_gpu():
+def test_default_profile_is_the_one_shipped_for_the_scenarios_gpu():
     doc = tiny_doc()
     del doc["profile"]
-    assert scenario_from_dict(doc, "p").profile is not None
-    doc["gpu"] = "B200"
+    assert scenario_from_dict(doc, "p").profile == "h200_aiconfigurator_vllm"
+    doc["gpu"] = "H100 SXM"
+    assert scenario_from_dict(doc, "p").profile == "h100_aiconfigurator_vllm"
+    doc["gpu"] = "B200"  # no profile ships for it: the roofline
     assert scenario_from_dict(doc, "p").profile is None
+
+
+def test_an_explicit_profile_or_null_is_kept_on_any_gpu():
+    assert scenario_from_dict(tiny_doc(gpu="H100", profile=None), "p").profile is None
+    doc = tiny_doc(gpu="H100", profile="h200_aiconfigurator_vllm")
+    with pytest.raises(ScenarioError, match=r"^p: profile: .*measured on H200, not H100"):
+        scenario_from_dict(doc, "p")
 
 
 def test_a_named_profile_for_another_gpu_is_an_error():

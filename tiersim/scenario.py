@@ -52,7 +52,8 @@ DEFAULT_MAX_SWEEP_POINTS = 10_000
 
 
 def _default_profile() -> str | None:
-    """The shipped H200 profile's name, or None (roofline) when no profile ships."""
+    """The shipped H200 profile's name (the default GPU's), or None (roofline) when no profile
+    ships; :func:`_default_profile_for_gpu` swaps it for the scenario's GPU's."""
     try:
         from tiersim.perf import default_profile_name
     except ImportError:
@@ -560,7 +561,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
     scenario._source = source
     _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
     _check_limits(scenario, source, root)
-    _drop_default_profile_for_other_gpus(scenario)
+    _default_profile_for_gpu(scenario)
     problem = check_scenario(scenario)
     if problem is not None:
         loc, message = problem
@@ -579,21 +580,18 @@ def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> No
                                 f"({limit}); set limits: {{max_replicas: N}} to allow more")
 
 
-def _drop_default_profile_for_other_gpus(scenario: Scenario) -> None:
-    """A scenario that names no profile gets the shipped one only on the GPU it was measured on;
-    on any other GPU it runs on the roofline (and says so), rather than failing on a profile the
-    user never asked for."""
+def _default_profile_for_gpu(scenario: Scenario) -> None:
+    """A scenario that names no profile gets the one shipped for its GPU (H200, H100: NVIDIA's
+    measured tables); a GPU with none runs on the roofline (and says so), rather than failing
+    on a profile the user never asked for."""
     if "profile" in scenario.model_fields_set or scenario.profile is None:
         return
-    from tiersim.hardware import get_gpu
-    from tiersim.perf import resolve_profile
+    from tiersim.perf import default_profile_name
 
     try:
-        same = resolve_profile(scenario.profile).gpu.lower() == get_gpu(scenario.gpu).name.lower()
+        scenario.profile = default_profile_name(scenario.gpu)
     except TiersimError:
-        return  # check_scenario reports the unknown GPU or the unreadable profile
-    if not same:
-        scenario.profile = None
+        return  # check_scenario reports the unknown GPU
 
 
 def _most_telling(errors: list[dict], data: Any) -> tuple[dict, Loc]:

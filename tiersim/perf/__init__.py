@@ -13,13 +13,20 @@ from pathlib import Path
 from tiersim.errors import ProfileError
 
 DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
+#: The bundled profile of each GPU that ships one (vLLM kernels, NVIDIA's measured tables from
+#: aiconfigurator-core); a GPU not listed runs on the roofline unless a scenario names a profile.
+GPU_PROFILES = {"H200": DEFAULT_PROFILE, "H100": "h100_aiconfigurator_vllm"}
 _PROFILE_CACHE: dict[tuple[str, float], object] = {}
 
 
-def default_profile_name() -> str:
-    """The bundled profile a scenario uses when it names none: NVIDIA's measured H200 tables
-    imported from aiconfigurator-core (vLLM kernels), ``profiles/h200_aiconfigurator_vllm.json``."""
-    return DEFAULT_PROFILE
+def default_profile_name(gpu: str = "H200") -> str | None:
+    """The bundled profile a scenario on ``gpu`` uses when it names none: NVIDIA's measured
+    tables of that GPU imported from aiconfigurator-core (vLLM kernels), e.g.
+    ``profiles/h200_aiconfigurator_vllm.json``; ``None`` (the roofline) for a GPU with none.
+    ``gpu`` is a catalogue name ("H200", "h100_sxm" ...)."""
+    from tiersim.hardware import get_gpu
+
+    return GPU_PROFILES.get(get_gpu(gpu).name)
 
 
 def resolve_profile(profile):
