@@ -85,7 +85,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 #: The silicon sample's ``system`` -> tiersim's GPU. H200 is what tiersim is fitted on; the other
 #: systems' rows are replayed with the H200 fit unchanged (held out as a whole).
-SYSTEM_GPU = {"h200_sxm": "h200", "h100_sxm": "h100"}
+SYSTEM_GPU = {"h200_sxm": "h200", "h100_sxm": "h100", "b200_sxm": "b200"}
 FIT_SYSTEM = "h200_sxm"
 FIT_JSON = DATA / "fit.json"
 CONFIGS = DATA / "configs"
@@ -126,6 +126,18 @@ ENGINE_PROFILE_MODELS = {
 #: its rows run, imported from aiconfigurator's tables of that GPU; the overhead and eager cost
 #: are copied from the H200 profile of the same engine (fitted there, not refitted).
 SYSTEM_IMPORTS = {
+    "b200_sxm": {
+        "vllm": {
+            "llama-3.1-70b": (("fp8", "nvfp4"), (1, 2, 4, 8)),
+            "aic:MiniMaxAI--MiniMax-M2.5": (
+                ("checkpoint",), (2, (2, 1, 2), (2, 2, 4), 4, (4, 1, 4), (4, 4, 16))),
+            "aic:nvidia--MiniMax-M2.5-NVFP4": (
+                ("checkpoint",), (1, 2, (2, 2, 4), 4, (4, 4, 16), 8)),
+            "aic:moonshotai--Kimi-K2.5": (("checkpoint",), (8,)),
+            "aic:nvidia--Kimi-K2.5-NVFP4": (("checkpoint",), (4, (4, 1, 4), (4, 4, 16), 8)),
+            "aic:openai--gpt-oss-120b": (("checkpoint",), (1, 2, 4, 8)),
+        },
+    },
     "h100_sxm": {
         "vllm": {
             "aic:Qwen--Qwen3-32B": (("bf16", "fp8"), (1, 2, 4, 8)),
@@ -143,6 +155,7 @@ SYSTEM_IMPORTS = {
 }
 #: The report labels of the models another system's non-vLLM profiles cover.
 SYSTEM_PROFILE_MODELS = {
+    "b200_sxm": {"trtllm": set(), "sglang": set()},
     "h100_sxm": {"trtllm": {"Qwen3-32B", "Llama-3.1-8B", "Qwen3-235B-FP8", "gpt-oss-120b"},
                  "sglang": set()},
 }

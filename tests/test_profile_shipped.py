@@ -34,26 +34,47 @@ def test_default_profile_is_bundled_small_and_attributed():
 def test_each_gpu_with_a_shipped_profile_gets_its_own():
     assert default_profile_name() == default_profile_name("h200_sxm") == PROFILE
     assert default_profile_name("H100") == "h100_aiconfigurator_vllm"
-    assert default_profile_name("b200") is None  # no tables shipped: the roofline
+    assert default_profile_name("b200") == "b200_aiconfigurator_vllm"
 
 
-def test_the_h100_profile_is_nvidias_h100_tables_with_the_h200_fit_moved_unchanged():
-    """Its tables are NVIDIA's H100 measurements; the overhead and eager cost are the values
-    fitted on H200 rows, labelled as such (the H100 rows are held out, nothing fitted there)."""
-    h100 = resolve_profile(default_profile_name("H100"))
+@pytest.mark.parametrize("gpu", ["H100", "B200"])
+def test_another_gpus_profile_is_its_own_tables_with_the_h200_fit_moved_unchanged(gpu):
+    """Its tables are NVIDIA's measurements on that GPU; the overhead and eager cost are the
+    values fitted on H200 rows, labelled as such (that GPU's rows stay held out)."""
+    other = resolve_profile(default_profile_name(gpu))
     h200 = resolve_profile(PROFILE)
-    assert bundled("profiles", "h100_aiconfigurator_vllm").stat().st_size < 2_000_000
-    assert h100.gpu == "H100" and h100.provenance["engine"] == "vllm"
-    assert all(t.source == "public" and "h100_sxm" in t.extra["origin"] for t in h100.tables)
-    assert (h100.overhead_s, h100.overhead_per_layer_s, h100.eager) == (
+    system = f"{gpu.lower()}_sxm"
+    assert bundled("profiles", default_profile_name(gpu)).stat().st_size < 2_000_000
+    assert other.gpu == gpu and other.provenance["engine"] == "vllm"
+    assert all(t.source == "public" and system in t.extra["origin"] for t in other.tables)
+    assert (other.overhead_s, other.overhead_per_layer_s, other.eager) == (
         h200.overhead_s, h200.overhead_per_layer_s,
-        dataclasses.replace(h200.eager, source=h100.eager.source))
-    assert h100.overhead_source.endswith("applied unchanged to h100_sxm rows")
-    assert h100.eager.source.endswith("applied unchanged to h100_sxm rows")
-    # every model the H200 profile ships is imported at the same shapes on H100
-    assert {t.name for t in h200.tables} <= {t.name for t in h100.tables}
-    llama = build_step_model("llama-3.1-70b", "fp8", "h100", 4, "fp8", h100)
+        dataclasses.replace(h200.eager, source=other.eager.source))
+    assert other.overhead_source.endswith(f"applied unchanged to {system} rows")
+    assert other.eager.source.endswith(f"applied unchanged to {system} rows")
+    # every model the H200 profile ships is imported at the same shapes
+    assert {t.name for t in h200.tables} <= {t.name for t in other.tables}
+    llama = build_step_model("llama-3.1-70b", "fp8", gpu, 4, "fp8", other)
     assert llama.sources()["allreduce tp=4"] == "measured:aiconfigurator vllm 0.24.0"
+
+
+def test_nvfp4_reads_native_fp4_kernels_on_blackwell_and_weight_only_marlin_on_hopper():
+    """B200's tensor cores run NVFP4: its MoE and dense GEMMs read NVIDIA's FP4 rows (FlashInfer).
+    On H200 the MoE reads the INT4 Marlin rows as a proxy, and the dense GEMMs the roofline."""
+    moe = "moe nvfp4 hidden=2048 inter=768 num_experts=128 top_k=8 ep=1 tp=1"
+    b200 = resolve_profile(default_profile_name("B200"))
+    table = b200.find("moe", "nvfp4", {"hidden": 2048, "inter": 768, "num_experts": 128,
+                                        "top_k": 8, "ep": 1, "tp": 1})
+    assert "nvfp4" in table.extra["kernel"] and "Marlin" not in table.extra["notes"]
+    src = build_step_model("qwen3-coder-30b-a3b", "nvfp4", "b200", profile=b200).sources()
+    assert src[moe].startswith("measured:") and src["gemm nvfp4 n=5120 k=2048"].startswith(
+        "measured:")
+    h200 = build_step_model("qwen3-coder-30b-a3b", "nvfp4", "h200", profile=PROFILE)
+    hopper = h200.ops.profile.find("moe", "nvfp4", {"hidden": 2048, "inter": 768,
+                                                    "num_experts": 128, "top_k": 8, "ep": 1,
+                                                    "tp": 1})
+    assert "INT4 Marlin" in hopper.extra["notes"]
+    assert h200.sources()["gemm nvfp4 n=5120 k=2048"] == "roofline"
 
 
 def _model(name: str) -> str:

@@ -245,13 +245,17 @@ def test_shape_errors_say_what_is_expected(key, value, expected):
     assert str(info.value) == f"x.yaml: {expected}"
 
 
-def test_default_profile_is_the_one_shipped_for_the_scenarios_gpu():
+def test_default_profile_is_the_one_shipped_for_the_scenarios_gpu(monkeypatch):
     doc = tiny_doc()
     del doc["profile"]
     assert scenario_from_dict(doc, "p").profile == "h200_aiconfigurator_vllm"
     doc["gpu"] = "H100 SXM"
     assert scenario_from_dict(doc, "p").profile == "h100_aiconfigurator_vllm"
-    doc["gpu"] = "B200"  # no profile ships for it: the roofline
+    doc["gpu"] = "B200"
+    assert scenario_from_dict(doc, "p").profile == "b200_aiconfigurator_vllm"
+    import tiersim.perf
+
+    monkeypatch.delitem(tiersim.perf.GPU_PROFILES, "B200")  # a GPU with none: the roofline
     assert scenario_from_dict(doc, "p").profile is None
 
 

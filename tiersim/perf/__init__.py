@@ -15,7 +15,8 @@ from tiersim.errors import ProfileError
 DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
 #: The bundled profile of each GPU that ships one (vLLM kernels, NVIDIA's measured tables from
 #: aiconfigurator-core); a GPU not listed runs on the roofline unless a scenario names a profile.
-GPU_PROFILES = {"H200": DEFAULT_PROFILE, "H100": "h100_aiconfigurator_vllm"}
+GPU_PROFILES = {"H200": DEFAULT_PROFILE, "H100": "h100_aiconfigurator_vllm",
+                "B200": "b200_aiconfigurator_vllm"}
 _PROFILE_CACHE: dict[tuple[str, float], object] = {}
 
 

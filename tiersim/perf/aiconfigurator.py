@@ -17,7 +17,8 @@ What is taken, per table of the profile (every choice is written into the table'
   (22 values) x 74 token counts ``m``; a shape between grid values is interpolated bilinearly
   in log n, log k, log latency; beyond the grid (an LM head's ``n = vocab``) latency is scaled
   linearly in n (or k) from the edge. There are no weight-only 4-bit GEMM rows (W4A16, NVFP4,
-  MXFP4 on Hopper): those GEMMs stay on the roofline's weight-only path.
+  MXFP4 on Hopper): those GEMMs stay on the roofline's weight-only path (B200's NVFP4 GEMMs
+  are measured: FP4 tensor cores).
 - ``moe``: ``moe_perf`` at the model's exact (hidden, inter, experts, top-k) and MoE split
   (``tp``, ``ep``) with the ``power_law_1.01`` token distribution (aiconfigurator's default).
   ``bf16`` uses the bfloat16 rows; ``fp8`` and ``fp8_block`` the block-FP8 rows (vLLM's Triton
@@ -25,7 +26,9 @@ What is taken, per table of the profile (every choice is written into the table'
   such checkpoints); ``w4a16`` the INT4 weight-only Marlin rows; ``mxfp4`` the
   ``w4a16_mxfp4`` rows (gpt-oss: weight-only on Hopper). ``nvfp4`` has no Hopper rows of its
   own: vLLM runs it there through the same weight-only fused Marlin MoE kernel as INT4, so it
-  reads the INT4 Marlin rows, and the table's notes say so (:data:`MOE_PROXIES`). Folders are
+  reads the INT4 Marlin rows, and the table's notes say so (:data:`MOE_PROXIES`). On a GPU
+  whose tensor cores run NVFP4 (B200: ``GPU.native``), NVFP4 MoE and dense GEMMs read their own
+  rows instead (FlashInfer's TRT-LLM MoE and CuTe-DSL GEMM), with no proxy. Folders are
   tried newest
   first; a split the data lacks at the same shape and ``ep`` is the nearest smaller measured
   ``tp`` scaled by ``tp0 / tp`` (floored at that curve's minimum), noted in the table. A shape
@@ -104,6 +107,10 @@ MOE_DTYPES = {"bf16": "bfloat16", "fp8": "fp8_block", "fp8_block": "fp8_block",
 #: Marlin measurement is the closest measured kernel; no Hopper table measures NVFP4 itself.
 MOE_PROXIES = {"nvfp4": "NVFP4 on Hopper runs as vLLM's weight-only Marlin MoE; measured here "
                         "through the INT4 Marlin rows (same kernel, 4.125 vs 4.5 bits)"}
+#: Formats a GPU's tensor cores run natively (``GPU.native``: NVFP4 on Blackwell) read their own
+#: measured rows instead: NVFP4 GEMMs (FlashInfer) and NVFP4 MoE (FlashInfer TRT-LLM), no proxy.
+NATIVE_GEMM_DTYPES = {"nvfp4": "nvfp4"}
+NATIVE_MOE_DTYPES = {"nvfp4": "nvfp4"}
 KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 #: MLA shapes NVIDIA measured the MLA modules at (DeepSeek-V3; Kimi-K2 shares them).
 MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
@@ -444,9 +451,19 @@ class Importer:
             self.versions.setdefault(source.family, source.version)
         return self._frames[source.path]
 
+    def _native(self, precision: str) -> bool:
+        """Whether this GPU's tensor cores run ``precision`` itself (NVFP4 on Blackwell)."""
+        return precision in get_gpu(self.gpu).native
+
+    def _moe_proxy(self, precision: str) -> str:
+        """The note of a format measured through another format's rows ("" if none)."""
+        return "" if self._native(precision) else MOE_PROXIES.get(precision, "")
+
     def gemm(self, precision: str, n: int, k: int) -> Table | None:
         """The ``gemm`` table at ``n x k``, or ``None`` where the data has no such precision."""
         dtype = GEMM_DTYPES.get(precision)
+        if self._native(precision):
+            dtype = NATIVE_GEMM_DTYPES.get(precision, dtype)
         if dtype is None:
             return None
         source = self._sources("gemm", "gemm_perf.parquet")[0]
@@ -471,6 +488,8 @@ class Importer:
         own minimum (launch floor); the table's notes say so. ``None`` when neither exists.
         """
         dtype = MOE_DTYPES.get(precision)
+        if self._native(precision):
+            dtype = NATIVE_MOE_DTYPES.get(precision, dtype)
         if dtype is None:
             return None
         shape = (model.hidden, model.expert_intermediate, model.num_experts, model.top_k)
@@ -483,8 +502,8 @@ class Importer:
                 continue
             tokens, lat, kernel = found
             note = f"{dtype}, {MOE_DISTRIBUTION} routing"
-            if precision in MOE_PROXIES:
-                note += f"; {MOE_PROXIES[precision]}"
+            if self._moe_proxy(precision):
+                note += f"; {self._moe_proxy(precision)}"
             if i > 0:
                 note += f"; from an older {self.engine} folder (newer ones lack this shape)"
             return _table(
@@ -499,8 +518,8 @@ class Importer:
                 scaled = np.maximum(lat * tp0 / tp, lat.min())
                 note = (f"{dtype}, {MOE_DISTRIBUTION} routing; measured at moe tp={tp0}, "
                         f"scaled by {tp0}/{tp} (no tp={tp} rows)")
-                if precision in MOE_PROXIES:
-                    note += f"; {MOE_PROXIES[precision]}"
+                if self._moe_proxy(precision):
+                    note += f"; {self._moe_proxy(precision)}"
                 return _table("moe", precision, key, {"tokens": tokens}, scaled, source,
                               self.aic, kernel, note)
         return self._moe_anchored(precision, dtype, model, tp, ep, key, sources[0])
@@ -533,8 +552,8 @@ class Importer:
         note = (f"{dtype}, {MOE_DISTRIBUTION} routing; shape not measured: nearest measured "
                 f"(hidden={hidden} inter={inter} experts={experts} top_k={top_k} tp={tp0} "
                 f"ep={ep0}) scaled by the roofline ratio of the two shapes")
-        if precision in MOE_PROXIES:
-            note += f"; {MOE_PROXIES[precision]}"
+        if self._moe_proxy(precision):
+            note += f"; {self._moe_proxy(precision)}"
         return _table("moe", precision, key, {"tokens": tokens}, lat * ratio, source, self.aic,
                       kernel, note)
 
