@@ -56,6 +56,13 @@ def test_another_gpus_profile_is_its_own_tables_with_the_h200_fit_moved_unchange
     assert {t.name for t in h200.tables} <= {t.name for t in other.tables}
     llama = build_step_model("llama-3.1-70b", "fp8", gpu, 4, "fp8", other)
     assert llama.sources()["allreduce tp=4"] == "measured:aiconfigurator vllm 0.24.0"
+    # a run's summary says the fitted terms come from another GPU, not from this one
+    from tiersim.summary import source_counts
+
+    assert source_counts(llama) == {"fitted on another GPU's serving rows": 2,
+                                    "public measured": len(llama.sources()) - 2}
+    on_h200 = build_step_model("llama-3.1-70b", "fp8", "h200", 4, "fp8", PROFILE)
+    assert source_counts(on_h200)["fitted on measured serving rows"] == 2
 
 
 def test_nvfp4_reads_native_fp4_kernels_on_blackwell_and_weight_only_marlin_on_hopper():

@@ -249,6 +249,7 @@ def source_counts(model) -> dict[str, int]:
     """Operator tables of a step model per kind of source."""
     words = {"anchored:": "measured, rescaled to the shape",
              "graph-read:": "measured, launch floor removed in CUDA graphs",
+             "applied unchanged": "fitted on another GPU's serving rows",
              "fitted": "fitted on measured serving rows", "harness": "measured profile",
              "measured:": "public measured", "roofline": "roofline"}  # first match wins
     counts: dict[str, int] = {}
