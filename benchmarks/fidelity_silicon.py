@@ -49,13 +49,13 @@ shapes) are counted and listed with a one-line reason, never a traceback. A run 
 twice counts once; a measurement filed under several layouts (identical TTFT and TPOT to every
 digit: the sample repeats TP 8 runs as TP 64) is listed, not scored.
 
-**Another GPU** (``--system h100_sxm``): its rows replay on NVIDIA's tables of that GPU
-(vLLM: ``tiersim/profiles/h100_aiconfigurator_vllm.json``, the profile tiersim ships for H100,
-imported for every shipped model too; TensorRT-LLM:
-``benchmarks/data/h100_aiconfigurator_trtllm.json``; both by ``--refresh-data --system
-h100_sxm``) with the overhead, eager cost and load generator fitted on H200 unchanged: every row
-is held out, models the H200 sample lacks (Qwen3-32B) included. ``--roofline`` replays on the
-roofline model alone (what a GPU with no profile gets).
+**Another GPU** (``--system h100_sxm`` or ``b200_sxm``): its rows replay on NVIDIA's tables of
+that GPU (vLLM: ``tiersim/profiles/<gpu>_aiconfigurator_vllm.json``, the profile tiersim ships
+for it, imported for every shipped model too; TensorRT-LLM on H100:
+``benchmarks/data/h100_aiconfigurator_trtllm.json``; all by ``--refresh-data --system ...``)
+with the overhead, eager cost and load generator fitted on H200 unchanged: every row is held
+out, models the H200 sample lacks (Qwen3-32B, the NVFP4 checkpoints on B200) included.
+``--roofline`` replays on the roofline model alone (what a GPU with no profile gets).
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
 per engine and model: n, median |TPOT error| and |TTFT error| of tiersim and of aiconfigurator on
@@ -1007,6 +1007,7 @@ def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dic
     except Unrepresentable as exc:
         return {"unrepresentable": str(exc)}
     out["roofline_tables"] = len(on_roofline(sources))
+    out["tables"] = sum(k != "overhead" for k in sources)
     out["anchored_tables"] = sum(v.startswith("anchored:") for v in sources.values())
     return out
 
@@ -1077,7 +1078,12 @@ def group_line(label: str, g: pd.DataFrame) -> str:
         versions = sorted(str(v) for v in ok["backend_version"].dropna().unique())
         line += f"  [measured on {'/'.join(versions)}]"
     if "roofline_tables" in ok and (ok["roofline_tables"] > 0).any():
-        line += f"  [{int((ok['roofline_tables'] > 0).sum())} rows partly on the roofline]"
+        roof = ok["roofline_tables"] > 0
+        whole = roof & (ok["roofline_tables"] == ok["tables"]) if "tables" in ok else roof & False
+        if whole.any():
+            line += f"  [{int(whole.sum())} rows wholly on the roofline]"
+        if (roof & ~whole).any():
+            line += f"  [{int((roof & ~whole).sum())} rows partly on the roofline]"
     if "anchored_tables" in ok and (ok["anchored_tables"] > 0).any():
         line += (f"  [{int((ok['anchored_tables'] > 0).sum())} rows partly on anchored tables: "
                  "shapes the profile was not imported for]")
@@ -1342,11 +1348,17 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
     return lines
 
 
-def other_system_report(res: pd.DataFrame, system: str, proto: Protocol) -> list[str]:
+def other_system_report(res: pd.DataFrame, system: str, proto: Protocol,
+                        roofline: bool = False) -> list[str]:
     """Another GPU's rows: every one held out (the free parameters were fitted on H200)."""
-    lines = [f"{system}: every row held out; overhead, eager cost and load generator as fitted "
-             f"on {FIT_SYSTEM} ({proto.per_client} requests per client, lengths "
-             f"+-{proto.spread:.0%}); operator tables: NVIDIA's {SYSTEM_GPU[system].upper()} ones"]
+    client = (f"load generator as fitted on {FIT_SYSTEM} ({proto.per_client} requests per client, "
+              f"lengths +-{proto.spread:.0%})")
+    if roofline:
+        lines = [f"{system}: every row held out; {client}; step times: tiersim's roofline model "
+                 f"of the {SYSTEM_GPU[system].upper()} with its assumed overhead (no tables)"]
+    else:
+        lines = [f"{system}: every row held out; overhead, eager cost and {client}; operator "
+                 f"tables: NVIDIA's {SYSTEM_GPU[system].upper()} ones"]
     for engine in sorted(res["backend"].unique()):
         g = res[res["backend"] == engine]
         if g["sim_tpot_ms"].notna().any():
@@ -1377,11 +1389,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--system", default=FIT_SYSTEM, choices=sorted(SYSTEM_GPU),
                     help="whose rows to replay (default h200_sxm, where the free parameters are "
-                    "fitted; h100_sxm rows are replayed with that fit, all held out)")
+                    "fitted; other systems' rows are replayed with that fit, all held out)")
     ap.add_argument("--refresh-data", action="store_true",
                     help="recopy rows and model configs from an installed aiconfigurator-core "
-                    "(with --system h100_sxm: its rows, and its profiles from NVIDIA's H100 "
-                    "tables)")
+                    "(with another --system: its rows, and its profiles from NVIDIA's tables of "
+                    "that GPU)")
     ap.add_argument("--refresh-aic", action="store_true",
                     help="recompute aiconfigurator's estimates (needs aiconfigurator-core)")
     ap.add_argument("--fit", action="store_true",
@@ -1440,8 +1452,9 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     df = with_aic(df.reset_index(drop=True), args.system)
-    if args.fit and args.roofline:
-        ap.error("--fit fits a profile's overhead; --roofline replays without one")
+    if args.roofline and (args.fit or args.overhead_ms is not None):
+        ap.error("--fit and --overhead-ms set a profile's overhead; --roofline replays without "
+                 "a profile")
     knobs = Knobs(overhead_s=None if args.overhead_ms is None else args.overhead_ms / 1e3,
                   roofline=args.roofline)
     if args.fit:
@@ -1455,7 +1468,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(row_lines(res)) + "\n")
     trained = any(training_mask(df, rows[0]).any() for rows in FIT_TRAINING.values())
     if args.system != FIT_SYSTEM:
-        print("\n".join(other_system_report(res, args.system, proto)) + "\n")
+        print("\n".join(other_system_report(res, args.system, proto, args.roofline)) + "\n")
     elif trained and args.overhead_ms is None and not args.steady_state and not args.roofline:
         print("\n".join(fit_report(df, res, proto)) + "\n")
     print("\n".join(summary_lines(res)))

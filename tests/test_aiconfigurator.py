@@ -174,11 +174,11 @@ def moe_frame(tps, hidden=256, inter=128):
 
 
 class FakeImporter(aic.Importer):
-    """An importer over one in-memory MoE frame (no package)."""
+    """An importer over one in-memory frame (no package), for ``gpu``."""
 
-    def __init__(self, frame):
-        self.gpu, self.engine, self.aic, self.versions = "h200", "vllm", "test", {}
-        self._frames = {}
+    def __init__(self, frame, gpu="h200"):
+        self.gpu, self.engine, self.aic, self.versions = gpu, "vllm", "test", {}
+        self._frames, self._gemm = {}, {}
         self.frame = frame
 
     def _sources(self, family, filename, engine=None):
@@ -276,3 +276,53 @@ def test_moe_unmeasured_shape_is_the_nearest_measured_one_scaled_by_the_roofline
     assert table.latency == pytest.approx(measured * ratio)
     assert np.all(ratio >= 1.0) and ratio[-1] > 3.0  # 4x the expert width: ~4x the work
     assert "shape not measured: nearest measured" in table.extra["notes"]
+
+
+def four_bit_frame():
+    """MoE rows of one shape in two 4-bit kernels: INT4 Marlin (slow) and native NVFP4 (fast),
+    the NVFP4 rows measured at tp 1 only; and GEMM rows of BF16 and NVFP4."""
+    rows = []
+    for dtype, kernel, base in (("int4_wo", "marlin", 0.2), ("nvfp4", "trtllm_fp4", 0.03)):
+        for tp in ((1, 2) if dtype == "int4_wo" else (1,)):
+            for t in (1, 64, 4096):
+                rows.append((kernel, dtype, t, 256, 128, 2, 8, tp, 1, aic.MOE_DISTRIBUTION,
+                             base + 1e-4 * t / tp))
+    cols = ["kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk",
+            "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency"]
+    moe = pd.DataFrame(rows, columns=cols)
+    gemm = [(dtype, kernel, m, n, k, 0.01 if dtype == "nvfp4" else 0.02)
+            for dtype, kernel in (("bfloat16", "torch"), ("nvfp4", "cutedsl"))
+            for m in (1, 16) for n in (64, 256) for k in (64, 256)]
+    gemm = pd.DataFrame(gemm, columns=["gemm_dtype", "kernel_source", "m", "n", "k", "latency"])
+    return pd.concat([moe, gemm], ignore_index=True)
+
+
+@pytest.mark.parametrize("gpu", ["h200", "h100"])
+def test_nvfp4_on_hopper_reads_the_int4_marlin_proxy_and_no_fp4_gemm(gpu):
+    """Hopper has no FP4 tensor cores: NVFP4 MoE is vLLM's weight-only Marlin kernel there, read
+    through the INT4 rows and labelled so, on every path; NVFP4 GEMMs have no table."""
+    imp = FakeImporter(four_bit_frame(), gpu)
+    model = _moe_model()
+    for tp in (1, 2, 4):  # exact, exact, scaled from tp 2
+        table = imp.moe("nvfp4", model, tp)
+        assert table.extra["kernel"] == "marlin" and "INT4 Marlin" in table.extra["notes"]
+    anchored = imp.moe("nvfp4", _moe_model(256, 512), 1)  # nearest shape
+    assert anchored.extra["kernel"] == "marlin" and "INT4 Marlin" in anchored.extra["notes"]
+    assert imp.gemm("nvfp4", 64, 64) is None
+
+
+def test_nvfp4_on_blackwell_reads_its_own_fp4_rows_on_every_path():
+    """B200's tensor cores run NVFP4: its MoE reads the NVFP4 rows (exact, scaled from a smaller
+    tp, nearest shape) with no proxy note, and NVFP4 GEMMs their own rows."""
+    imp = FakeImporter(four_bit_frame(), "b200")
+    model = _moe_model()
+    exact = imp.moe("nvfp4", model, 1)
+    assert exact.extra["kernel"] == "trtllm_fp4" and "Marlin" not in exact.extra["notes"]
+    assert exact.latency[0] == pytest.approx((0.03 + 1e-4) / 1e3)
+    scaled = imp.moe("nvfp4", model, 2)  # NVFP4 rows lack tp 2; the Marlin ones have it
+    assert scaled.extra["kernel"] == "trtllm_fp4" and "scaled by 1/2" in scaled.extra["notes"]
+    anchored = imp.moe("nvfp4", _moe_model(256, 512), 1)
+    assert anchored.extra["kernel"] == "trtllm_fp4" and "Marlin" not in anchored.extra["notes"]
+    assert imp.moe("w4a16", model, 1).extra["kernel"] == "marlin"  # INT4 stays INT4
+    gemm = imp.gemm("nvfp4", 64, 64)
+    assert gemm.extra["kernel"] == "cutedsl" and gemm.latency[0] == pytest.approx(1e-5)

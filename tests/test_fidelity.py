@@ -464,24 +464,56 @@ def test_roofline_knob_replays_without_any_profile_and_is_faster_on_h100():
     assert on_roof["roofline_tables"] > 0 == on_tables["roofline_tables"]
 
 
-def test_a_vllm_fit_is_copied_into_the_other_gpus_profile(tmp_path, monkeypatch):
-    """``--fit`` rewrites the H200 profile; the H100 one (shipped) gets the same values,
-    labelled as moved, so the two never disagree."""
-    h200, h100 = tmp_path / "h200.json", tmp_path / "h100.json"
+def test_a_vllm_fit_is_written_into_every_gpus_profile(tmp_path, monkeypatch):
+    """``--fit`` (``write_fit``) rewrites the H200 profile; the other GPUs' vLLM profiles
+    (shipped) get the same values, labelled as moved, so they never disagree."""
+    h200 = tmp_path / "h200.json"
     h200.write_text(fs.profile_path("vllm").read_text())
-    h100.write_text(Path(fs.profile_file("vllm", "h100_sxm")).read_text())
+    others = {}
+    for system in fs.SYSTEM_IMPORTS:
+        others[system] = tmp_path / f"{system}.json"
+        others[system].write_text(Path(fs.profile_file("vllm", system)).read_text())
     monkeypatch.setitem(fs.ENGINE_PROFILES, "vllm", str(h200))
-    monkeypatch.setattr(fs, "profile_file",
-                        lambda engine, system=fs.FIT_SYSTEM: str(h100 if system != fs.FIT_SYSTEM
-                                                                 else h200))
-    doc = json.loads(h200.read_text())
-    doc["overhead_s"].update(value=0.00123, per_layer_s=2e-6, source="fitted: a test")
-    h200.write_text(json.dumps(doc))
-    fs.propagate_fit("vllm")
-    moved = fs.resolve_profile(h100)
-    assert (moved.overhead_s, moved.overhead_per_layer_s) == (0.00123, 2e-6)
-    assert moved.overhead_source == "fitted: a test; applied unchanged to h100_sxm rows"
-    assert moved.gpu == "H100" and len(moved.tables) > 300
+    monkeypatch.setattr(fs, "profile_path", lambda engine: h200)
+    monkeypatch.setattr(fs, "profile_file", lambda engine, system=fs.FIT_SYSTEM: str(
+        h200 if system == fs.FIT_SYSTEM else others.get(system, tmp_path / "none.json")))
+    monkeypatch.setattr(fs, "FIT_JSON", tmp_path / "fit.json")
+    eager = dataclasses.replace(fs.resolve_profile(h200).eager, per_layer_s=3e-4)
+    fs.write_fit(fs.Knobs(overhead_s=0.00123, overhead_per_layer_s=2e-6, eager=eager), P3, 5, 7)
+    assert fs.resolve_profile(h200).overhead_s == 0.00123
+    assert set(others) >= {"h100_sxm", "b200_sxm"}
+    for system, path in others.items():
+        moved = fs.resolve_profile(path)
+        assert (moved.overhead_s, moved.overhead_per_layer_s) == (0.00123, 2e-6), system
+        assert moved.eager.per_layer_s == 3e-4
+        assert moved.overhead_source.endswith(f"applied unchanged to {system} rows")
+        assert moved.gpu == fs.SYSTEM_GPU[system].upper() and len(moved.tables) > 300
+
+
+def test_shipped_with_merges_a_systems_models_into_the_shipped_ones():
+    from tiersim.perf.aiconfigurator import SHIPPED_MODELS
+
+    merged = fs.shipped_with({"llama-3.1-70b": (("nvfp4",), (8, 16)), "new": (("bf16",), (1,))})
+    assert set(merged) == set(SHIPPED_MODELS) | {"new"}
+    assert merged["llama-3.1-70b"] == (("bf16", "fp8", "nvfp4"), (1, 2, 4, 8, 16))
+    assert SHIPPED_MODELS["llama-3.1-70b"] == (("bf16", "fp8"), (1, 2, 4, 8))  # not mutated
+
+
+def test_a_b200_row_replays_on_nvidias_native_fp4_tables():
+    """A B200 NVFP4 row: its experts read the native NVFP4 MoE table (FlashInfer), every table
+    is measured, and the same server is faster than on H200's Marlin proxy."""
+    row = make_row(system="b200_sxm", model_path="MiniMaxAI/MiniMax-M2.5", precision="fp4",
+                   gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", tp_size=4, batch_size=8)
+    case = fs.case_of(row)
+    assert case.gpu == "b200" and "NVFP4" in case.model
+    tier, sources = fs.replica_tier(case, 8, "auto")
+    moe = next(v for k, v in sources.items() if k.startswith("moe nvfp4"))
+    assert moe.startswith("measured:aiconfigurator vllm")
+    assert fs.on_roofline(sources) == []
+    table = fs.engine_profile("vllm", gpu="b200").find(
+        "moe", "nvfp4", {"hidden": 3072, "inter": 1536, "num_experts": 256, "top_k": 8,
+                         "ep": 1, "tp": 4})
+    assert "trtllmnvfp4" in table.extra["kernel"]
 
 
 def test_rows_of_other_systems_and_without_a_precision():

@@ -85,6 +85,7 @@ def test_gpu_lookup_is_case_insensitive_and_b200_has_fp4():
     assert get_gpu("h100").name == get_gpu("H100 SXM").name == "H100"
     assert get_gpu("h100").hbm_bytes == 81_559 * 2**20
     b200 = get_gpu("b200")
+    assert get_gpu("B200 SXM") is get_gpu("b200_sxm") is b200  # the sample's system names too
     assert b200.hbm_bytes == 183_359 * 2**20 and "nvfp4" in b200.native
     assert b200.peak("fp4") == 2 * b200.peak("fp8") == 4 * b200.peak("bf16")
 

@@ -1,4 +1,4 @@
-"""The shipped profiles (H200, the default; H100): load offline, are small, and are measured
+"""The shipped profiles (H200, the default; H100, B200): load offline, are small, and are measured
 wherever they claim."""
 
 from __future__ import annotations

@@ -581,9 +581,9 @@ def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> No
 
 
 def _default_profile_for_gpu(scenario: Scenario) -> None:
-    """A scenario that names no profile gets the one shipped for its GPU (H200, H100: NVIDIA's
-    measured tables); a GPU with none runs on the roofline (and says so), rather than failing
-    on a profile the user never asked for."""
+    """A scenario that names no profile gets the one shipped for its GPU (H200, H100, B200:
+    NVIDIA's measured tables); a GPU with none runs on the roofline (and says so), rather than
+    failing on a profile the user never asked for."""
     if "profile" in scenario.model_fields_set or scenario.profile is None:
         return
     from tiersim.perf import default_profile_name

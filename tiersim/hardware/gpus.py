@@ -92,7 +92,8 @@ GPUS: dict[str, GPU] = {
     ),
 }
 
-_ALIASES = {"h200 sxm": "h200", "h200_sxm": "h200", "h100 sxm": "h100", "h100_sxm": "h100"}
+_ALIASES = {"h200 sxm": "h200", "h200_sxm": "h200", "h100 sxm": "h100", "h100_sxm": "h100",
+            "b200 sxm": "b200", "b200_sxm": "b200"}
 
 
 def get_gpu(name: str) -> GPU:

@@ -76,8 +76,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tiersim.errors import ProfileError
+from tiersim.errors import ProfileError, TiersimError
 from tiersim.hardware import get_gpu
+from tiersim.hardware.precisions import get_precision
 from tiersim.perf.profile import Profile, ProfileOps, Table, table_name
 
 AIC_PACKAGE = "aiconfigurator-core"
@@ -452,8 +453,13 @@ class Importer:
         return self._frames[source.path]
 
     def _native(self, precision: str) -> bool:
-        """Whether this GPU's tensor cores run ``precision`` itself (NVFP4 on Blackwell)."""
-        return precision in get_gpu(self.gpu).native
+        """Whether this GPU's tensor cores run ``precision`` itself (NVFP4 on Blackwell), by the
+        same rule as the roofline (:meth:`~tiersim.hardware.precisions.Precision.is_native_on`)."""
+        gpu = get_gpu(self.gpu)
+        try:
+            return get_precision(precision).is_native_on(gpu)
+        except TiersimError:  # a table dtype that is no scenario precision
+            return precision in gpu.native
 
     def _moe_proxy(self, precision: str) -> str:
         """The note of a format measured through another format's rows ("" if none)."""
@@ -518,6 +524,8 @@ class Importer:
                 scaled = np.maximum(lat * tp0 / tp, lat.min())
                 note = (f"{dtype}, {MOE_DISTRIBUTION} routing; measured at moe tp={tp0}, "
                         f"scaled by {tp0}/{tp} (no tp={tp} rows)")
+                if source is not sources[0]:
+                    note += f"; from an older {self.engine} folder (newer ones lack this shape)"
                 if self._moe_proxy(precision):
                     note += f"; {self._moe_proxy(precision)}"
                 return _table("moe", precision, key, {"tokens": tokens}, scaled, source,
