@@ -137,6 +137,13 @@ SYSTEM_IMPORTS = {
             "aic:nvidia--Kimi-K2.5-NVFP4": (("checkpoint",), (4, (4, 1, 4), (4, 4, 16), 8)),
             "aic:openai--gpt-oss-120b": (("checkpoint",), (1, 2, 4, 8)),
         },
+        "trtllm": {
+            "llama-3.1-70b": (("fp8", "nvfp4"), (1, 2, 4, 8)),
+            "aic:openai--gpt-oss-120b": (("checkpoint",), (1, 2, 4, 8, (1, 2, 2))),
+            "aic:deepseek-ai--DeepSeek-V3": (("checkpoint",), (4, 8, (1, 8, 8))),
+            "aic:nvidia--DeepSeek-V3.1-NVFP4": (("checkpoint",), (4, 8, (4, 1, 4), (8, 1, 8),
+                                                              (1, 4, 4), (1, 8, 8))),
+        },
     },
     "h100_sxm": {
         "vllm": {
@@ -155,7 +162,9 @@ SYSTEM_IMPORTS = {
 }
 #: The report labels of the models another system's non-vLLM profiles cover.
 SYSTEM_PROFILE_MODELS = {
-    "b200_sxm": {"trtllm": set(), "sglang": set()},
+    "b200_sxm": {"trtllm": {"Llama-3.1-70B", "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3",
+                            "DeepSeek-V3.1-NVFP4"},
+                 "sglang": set()},
     "h100_sxm": {"trtllm": {"Qwen3-32B", "Llama-3.1-8B", "Qwen3-235B-FP8", "gpt-oss-120b"},
                  "sglang": set()},
 }

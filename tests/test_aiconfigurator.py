@@ -87,6 +87,20 @@ def test_decode_triangle_filled_linearly_in_batch():
     assert np.all(np.isfinite(grid))
 
 
+def test_decode_batches_the_data_skipped_are_filled_not_left_nan():
+    """A batch missing below the first measured one takes its time; one missing between two is
+    log-log interpolated (B200 TensorRT-LLM MLA data lacks batch 1 at the shortest context)."""
+    measured = {2: 0.02, 4: 0.02, 16: 0.08, 64: 0.32}  # ms; batch 8 and 32 skipped, 1 absent
+    rows = [(32, 4, 128, 0, "bfloat16", b, 1, 1023, lat, "fa") for b, lat in measured.items()]
+    batch, _, grid, _ = aic.decode_table(attn_frame(rows), 32, 4, 128, "bfloat16")
+    col = dict(zip(batch, grid[:, 0] * 1e3, strict=True))
+    assert np.all(np.isfinite(grid)) and np.all(grid > 0)
+    assert col[1] == pytest.approx(0.02)  # below the first measured batch
+    assert col[8] == pytest.approx(0.04)  # geometric mean of 0.02 and 0.08
+    assert col[32] == pytest.approx(0.16)
+    assert col[128] == pytest.approx(0.64)  # beyond the last: linear in batch
+
+
 def test_prefill_context_by_equal_work_length():
     rows = [
         (32, 4, 128, 0, "bfloat16", 1, s, 0, 1e-6 * s * s, "fa") for s in (256, 1024, 4096, 16384)
@@ -176,8 +190,8 @@ def moe_frame(tps, hidden=256, inter=128):
 class FakeImporter(aic.Importer):
     """An importer over one in-memory frame (no package), for ``gpu``."""
 
-    def __init__(self, frame, gpu="h200"):
-        self.gpu, self.engine, self.aic, self.versions = gpu, "vllm", "test", {}
+    def __init__(self, frame, gpu="h200", engine="vllm"):
+        self.gpu, self.engine, self.aic, self.versions = gpu, engine, "test", {}
         self._frames, self._gemm = {}, {}
         self.frame = frame
 
@@ -326,3 +340,37 @@ def test_nvfp4_on_blackwell_reads_its_own_fp4_rows_on_every_path():
     assert imp.moe("w4a16", model, 1).extra["kernel"] == "marlin"  # INT4 stays INT4
     gemm = imp.gemm("nvfp4", 64, 64)
     assert gemm.extra["kernel"] == "cutedsl" and gemm.latency[0] == pytest.approx(1e-5)
+
+
+def mxfp4_frame():
+    """gpt-oss-like MoE rows in the two MXFP4 kernels (weight-only slow, MXFP8 activations fast)
+    and an NVFP4 shape measured by a default kernel and an opt-in min-latency one."""
+    rows = []
+    for dtype, kernel, base in (("w4a16_mxfp4", "torch_flow", 0.3), ("w4a8_mxfp4_mxfp8",
+                                                                      "torch_flow", 0.08),
+                                ("nvfp4", "a_min_latency", 0.01), ("nvfp4", "cutlass", 0.05)):
+        for t in (1, 64, 4096):
+            rows.append((kernel, dtype, t, 256, 128, 2, 8, 1, 1, aic.MOE_DISTRIBUTION,
+                         base + 1e-4 * t))
+    cols = ["kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk",
+            "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+@pytest.mark.parametrize(("gpu", "engine", "dtype"), [
+    ("b200", "trtllm", "w4a8_mxfp4_mxfp8"),  # TensorRT-LLM's Blackwell default: MXFP8 activations
+    ("b200", "vllm", "w4a16_mxfp4"),  # vLLM's: FlashInfer MXFP4 x BF16
+    ("h200", "trtllm", "w4a16_mxfp4"),  # Hopper: weight-only
+])
+def test_mxfp4_moe_reads_what_each_engine_runs_on_each_gpu(gpu, engine, dtype):
+    table = FakeImporter(mxfp4_frame(), gpu, engine).moe("mxfp4", _moe_model(), 1)
+    assert table.extra["notes"].startswith(dtype + ",")
+
+
+def test_an_opt_in_min_latency_moe_kernel_is_read_only_where_nothing_else_was_measured():
+    frame = mxfp4_frame()
+    table = FakeImporter(frame, "b200", "trtllm").moe("nvfp4", _moe_model(), 1)
+    assert table.extra["kernel"] == "cutlass"  # the default, although slower and listed second
+    only = frame[frame["kernel_source"] != "cutlass"]
+    assert FakeImporter(only, "b200", "trtllm").moe("nvfp4", _moe_model(), 1).extra[
+        "kernel"] == "a_min_latency"

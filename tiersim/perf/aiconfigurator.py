@@ -108,10 +108,17 @@ MOE_DTYPES = {"bf16": "bfloat16", "fp8": "fp8_block", "fp8_block": "fp8_block",
 #: Marlin measurement is the closest measured kernel; no Hopper table measures NVFP4 itself.
 MOE_PROXIES = {"nvfp4": "NVFP4 on Hopper runs as vLLM's weight-only Marlin MoE; measured here "
                         "through the INT4 Marlin rows (same kernel, 4.125 vs 4.5 bits)"}
-#: Formats a GPU's tensor cores run natively (``GPU.native``: NVFP4 on Blackwell) read their own
-#: measured rows instead: NVFP4 GEMMs (FlashInfer) and NVFP4 MoE (FlashInfer TRT-LLM), no proxy.
+#: Formats a GPU's tensor cores run natively (``GPU.native``: NVFP4 and MXFP4 on Blackwell) read
+#: the rows of what each engine runs there instead: NVFP4 GEMMs and MoE their own rows, no proxy;
+#: MXFP4 MoE (gpt-oss) under TensorRT-LLM its default Blackwell kernel, MXFP4 weights with MXFP8
+#: activations (TRTLLM-gen); vLLM's default there, FlashInfer MXFP4 x BF16, is ``w4a16_mxfp4``.
 NATIVE_GEMM_DTYPES = {"nvfp4": "nvfp4"}
-NATIVE_MOE_DTYPES = {"nvfp4": "nvfp4"}
+NATIVE_MOE_DTYPES = {"vllm": {"nvfp4": "nvfp4"},
+                     "trtllm": {"nvfp4": "nvfp4", "mxfp4": "w4a8_mxfp4_mxfp8"},
+                     "sglang": {"nvfp4": "nvfp4"}}
+#: MoE kernels an engine runs only when asked (TensorRT-LLM's min-latency mode): read only where
+#: a shape has no other kernel measured.
+OPT_IN_MOE_KERNELS = ("min_latency",)
 KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 #: MLA shapes NVIDIA measured the MLA modules at (DeepSeek-V3; Kimi-K2 shares them).
 MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
@@ -291,7 +298,9 @@ def moe_latency(df, dtype: str, hidden: int, inter: int, experts: int, top_k: in
     ]
     if rows.empty:
         return None
-    kernel = str(rows["kernel_source"].iloc[0])
+    kernels = sorted(rows["kernel_source"].astype(str).unique(),
+                     key=lambda k: any(tag in k for tag in OPT_IN_MOE_KERNELS))
+    kernel = kernels[0]  # the one measured kernel, or the engine's default of several
     rows = rows[rows["kernel_source"] == kernel]
     series = rows.groupby("num_tokens")["latency"].median().sort_index()
     return series.index.to_numpy(np.float64), series.to_numpy() / 1e3, kernel
@@ -366,16 +375,26 @@ def decode_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
 
 
 def _decode_grid(rows):
-    """(batch, context, seconds) from generation rows (``batch_size`` x ``step``)."""
+    """(batch, context, seconds) from generation rows (``batch_size`` x ``step``).
+
+    Per context column, batches beyond the last measured one are linear in batch from it (the
+    unmeasured corner of the triangle); a batch the data skipped between two measured ones is
+    log-log interpolated, and one below the first measured batch takes that batch's time (a
+    smaller decode step is not slower; NVIDIA's B200 TensorRT-LLM MLA data lacks batch 1 at
+    the shortest context)."""
     pivot = rows.pivot_table(index="batch_size", columns="step", values="latency", aggfunc="median")
     batch = np.asarray(DECODE_BATCH_AXIS, np.float64)
     pivot = pivot.reindex(batch)
     grid = pivot.to_numpy() / 1e3
     for j in range(grid.shape[1]):
-        measured = np.flatnonzero(np.isfinite(grid[:, j]))
+        measured = np.flatnonzero(np.isfinite(grid[:, j]) & (grid[:, j] > 0))
         if measured.size == 0:
             raise ProfileError(f"aiconfigurator decode attention has an empty column {j}")
-        last = measured[-1]
+        first, last = measured[0], measured[-1]
+        inside = np.exp(np.interp(np.log(batch[first:last + 1]), np.log(batch[measured]),
+                                  np.log(grid[measured, j])))
+        grid[first:last + 1, j] = inside
+        grid[:first, j] = grid[first, j]
         grid[last + 1 :, j] = grid[last, j] * batch[last + 1 :] / batch[last]
     context = pivot.columns.to_numpy(np.float64) + 1.0
     return batch, context, grid
@@ -495,7 +514,7 @@ class Importer:
         """
         dtype = MOE_DTYPES.get(precision)
         if self._native(precision):
-            dtype = NATIVE_MOE_DTYPES.get(precision, dtype)
+            dtype = NATIVE_MOE_DTYPES.get(self.engine, {}).get(precision, dtype)
         if dtype is None:
             return None
         shape = (model.hidden, model.expert_intermediate, model.num_experts, model.top_k)
