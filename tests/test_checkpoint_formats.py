@@ -164,3 +164,58 @@ def test_vision_language_wrapper_reads_its_text_model(tmp_path):
     model = load_hf_config(_write(tmp_path, {"model_type": "qwen3_vl_moe", "text_config": text}))
     plain = load_hf_config(_write(tmp_path, BASE))
     assert model.param_groups() == plain.param_groups() and model.qk_norm
+
+
+@pytest.mark.parametrize(("quant", "expected"), [
+    ({"quant_method": "compressed-tensors", "config_groups": [1, 2]},
+     "key 'quantization_config': not in a layout tiersim reads (AttributeError: 'list' object "
+     "has no attribute 'values')"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": 3, "weights": {
+        "num_bits": 4, "type": "int"}}}},
+     "key 'quantization_config': not in a layout tiersim reads (TypeError"),
+    ({"quant_method": "fp8", "ignored_layers": ["re:(("]},
+     "key 'quantization_config': not in a layout tiersim reads (error: missing )"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+        "num_bits": 4, "type": "int", "group_size": -1}}}},
+     "key 'quantization_config.config_groups.weights.group_size': must be a whole number of "
+     "weights from 1 to 65536 (got -1)"),
+    ({"quant_method": "modelopt", "quant_algo": "W4A16_AWQ", "group_size": 1e-300},
+     "key 'group_size': must be a whole number of weights from 1 to 65536 (got 1e-300)"),
+])
+def test_a_malformed_quantization_block_is_one_line_naming_the_file(tmp_path, quant, expected):
+    path = _write(tmp_path, {**BASE, "quantization_config": quant})
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value).startswith(f"{path}: ") and expected in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_a_malformed_hf_quant_config_beside_it_is_named_too(tmp_path):
+    path = _write(tmp_path, BASE, side={"quantization": [1, 2]})
+    with pytest.raises(TiersimError, match=r"config.json: key 'quantization_config' \(or "
+                       r"hf_quant_config.json beside it\): not in a layout tiersim reads"):
+        load_hf_config(path)
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"first_k_dense_replace": 1000}, "key 'first_k_dense_replace': must be at most 3 (got 1000)"),
+    ({"num_nextn_predict_layers": -5},
+     "key 'num_nextn_predict_layers': must be a whole number >= 0 (got -5)"),
+    ({"num_nextn_predict_layers": "two"},
+     "key 'num_nextn_predict_layers': must be a whole number >= 0 (got 'two')"),
+])
+def test_counts_that_cannot_be_are_refused(tmp_path, change, expected):
+    path = _write(tmp_path, {**MLA, **change})
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value) == f"{path}: {expected}"
+
+
+def test_a_config_that_is_not_utf8_or_nested_absurdly_is_one_line(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"model_type": "\xff"}')
+    with pytest.raises(TiersimError, match=r"config.json: byte 16: not UTF-8 text"):
+        load_hf_config(path)
+    path.write_text("[" * 100_000)
+    with pytest.raises(TiersimError, match=r"config.json: JSON nested too deeply"):
+        load_hf_config(path)

@@ -175,9 +175,16 @@ def test_round_trip(tmp_path):
         ),
         (
             lambda d: d["tables"][1]["latency_s"][1].__setitem__(0, 0),
-            "tables[1].latency_s[1, 0]: latencies must be finite seconds > 0",
+            "tables[1].latency_s[1, 0]: latencies must be seconds > 0 and at most 3600",
         ),
         (lambda d: d["tables"].append(dict(d["tables"][0])), "tables[3]: duplicates tables[0]"),
+        (lambda d: d.update(overhead=1), "unknown field 'overhead'; allowed: schema, name"),
+        (lambda d: d["tables"][0].update(latency=[1]),
+         "tables[0]: unknown field 'latency'; allowed: op, precision"),
+        (lambda d: d["overhead_s"].update(value=1e300),
+         "overhead_s.value: must be a number of seconds from 0 to 3600 (got 1e+300)"),
+        (lambda d: d["tables"][1]["latency_s"][0].__setitem__(1, 1e300),
+         "tables[1].latency_s[0, 1]: latencies must be seconds > 0 and at most 3600"),
     ],
 )
 def test_profile_errors_name_file_and_field(tmp_path, mutate, expected):
@@ -198,6 +205,12 @@ def test_missing_file_and_bad_json(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema":\n')
     with pytest.raises(ProfileError, match=r"bad.json: line 2: not valid JSON"):
+        load_profile(bad)
+    bad.write_bytes(b'{"schema": "\xff"}')
+    with pytest.raises(ProfileError, match=r"bad.json: byte 12: not UTF-8 text"):
+        load_profile(bad)
+    bad.write_text("[" * 100_000)
+    with pytest.raises(ProfileError, match=r"bad.json: JSON nested too deeply to be a profile"):
         load_profile(bad)
 
 

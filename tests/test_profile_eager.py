@@ -83,9 +83,9 @@ def test_eager_section_round_trips(tmp_path):
     (lambda e: e.update(graph_max_tokens=True),
      "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens >= 0 (got True)"),
     (lambda e: e.update(per_layer_s="fast"),
-     "mem.json: eager_s.per_layer_s: must be a number of seconds >= 0 (got 'fast')"),
+     "mem.json: eager_s.per_layer_s: must be a number of seconds from 0 to 3600 (got 'fast')"),
     (lambda e: e.update(per_moe_layer_s=-1e-3),
-     "mem.json: eager_s.per_moe_layer_s: must be a number of seconds >= 0 (got -0.001)"),
+     "mem.json: eager_s.per_moe_layer_s: must be a number of seconds from 0 to 3600 (got -0.001)"),
     (lambda e: e.update(extra=1),
      "mem.json: eager_s: unknown field 'extra'; allowed: graph_max_tokens, per_layer_s, "
      "per_moe_layer_s, source"),

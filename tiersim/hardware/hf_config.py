@@ -85,11 +85,16 @@ _LAYER_PREFIXES = ("model.layers.{i}.", "language_model.model.layers.{i}.",
 def _read(path: Path) -> dict[str, Any]:
     """The parsed JSON object of ``path``, or one error line."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TiersimError(f"{path}: cannot read model config ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise TiersimError(f"{path}: byte {exc.start}: not UTF-8 text; a model config is a "
+                           "UTF-8 JSON file") from None
     except json.JSONDecodeError as exc:
         raise TiersimError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise TiersimError(f"{path}: JSON nested too deeply to be a model config") from None
     if not isinstance(data, dict):
         raise TiersimError(f"{path}: a model config must be a JSON object")
     return data
@@ -118,6 +123,17 @@ class _Config:
         value = self.data[key]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise self.error(key, f"must be a positive integer (got {value!r})")
+        return value
+
+    def count(self, key: str, most: int | None = None) -> int:
+        """A whole number >= 0 under ``key`` (0 when absent or null), at most ``most``."""
+        value = self.data.get(key)
+        if value is None:
+            return 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.error(key, f"must be a whole number >= 0 (got {value!r})")
+        if most is not None and value > most:
+            raise self.error(key, f"must be at most {most} (got {value})")
         return value
 
 
@@ -165,8 +181,10 @@ def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
     """MoE and sliding-window fields of a gpt-oss config."""
     window = cfg.int("sliding_window", 0) if cfg.data.get("sliding_window") else 0
     types = cfg.data.get("layer_types")
-    if types is not None and (not isinstance(types, list) or len(types) != layers):
-        raise cfg.error("layer_types", f"must be a list of {layers} layer types")
+    if types is not None and (not isinstance(types, list) or len(types) != layers
+                              or not all(isinstance(t, str) for t in types)):
+        raise cfg.error("layer_types", f"must be a list of {layers} layer type names "
+                        "('sliding_attention', 'full_attention')")
     sliding = sum(t == "sliding_attention" for t in types) if types else layers // 2
     return {
         "num_experts": cfg.int("num_local_experts"),
@@ -196,8 +214,8 @@ def _mla(cfg: _Config) -> dict[str, Any]:
         raise cfg.error("moe_layer_freq", "only 1 (every layer after the dense ones MoE)")
     nope, rope = cfg.int("qk_nope_head_dim"), cfg.int("qk_rope_head_dim")
     moe_inter = cfg.int("moe_intermediate_size")
-    shared = cfg.int("n_shared_experts", 0) if cfg.data.get("n_shared_experts") else 0
-    dense = cfg.int("first_k_dense_replace", 0) if cfg.data.get("first_k_dense_replace") else 0
+    shared = cfg.count("n_shared_experts")
+    dense = cfg.count("first_k_dense_replace", cfg.int("num_hidden_layers") - 1)
     heads = cfg.int("num_attention_heads")
     return {
         "kv_heads": heads,
@@ -209,7 +227,7 @@ def _mla(cfg: _Config) -> dict[str, Any]:
         "shared_intermediate": shared * moe_inter,
         "dense_layers": dense,
         "q_lora_rank": cfg.int("q_lora_rank", 0) if cfg.data.get("q_lora_rank") else 0,
-        "mtp_layers": int(cfg.data.get("num_nextn_predict_layers") or 0),
+        "mtp_layers": cfg.count("num_nextn_predict_layers"),
         "kv_lora_rank": cfg.int("kv_lora_rank"),
         "qk_nope_head_dim": nope,
         "qk_rope_head_dim": rope,
@@ -252,7 +270,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if model_type in DENSE_TYPES:
         fields["intermediate"] = cfg.int("intermediate_size")
         fields["qk_norm"] = model_type == "qwen3"
-        fields["mtp_layers"] = int(cfg.data.get("num_nextn_predict_layers") or 0)
+        fields["mtp_layers"] = cfg.count("num_nextn_predict_layers")
     elif model_type == "qwen3_moe":
         fields.update(_qwen3_moe(cfg))
     elif model_type in MOE_LOCAL_TYPES:
@@ -265,11 +283,28 @@ def load_hf_config(path: str | Path) -> ModelArch:
         key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant = cfg.data.get("quantization_config") or wrapper_quant
-    formats = checkpoint_formats(path, quant, fields.get("dense_layers", 0))
+    formats, kv_cache = _quant_of(path, quant, fields.get("dense_layers", 0))
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
     return dataclasses.replace(arch, checkpoint=tuple(f for f in formats if f[0] in present),
-                               kv_cache=checkpoint_kv_cache(path, quant))
+                               kv_cache=kv_cache)
+
+
+def _quant_of(path: Path, quant: Any, dense_layers: int) -> tuple[tuple, str]:
+    """The checkpoint's weight formats and KV-cache format, or one line naming the file whose
+    quantisation block is not in a layout tiersim reads (a list where a map goes, a bad regex
+    in an ignore list ...)."""
+    try:
+        return checkpoint_formats(path, quant, dense_layers), checkpoint_kv_cache(path, quant)
+    except TiersimError:
+        raise
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, re.error) as exc:
+        side = _hf_quant_path(path)
+        where = (f"{path}: key 'quantization_config'" + (f" (or {side.name} beside it)"
+                                                         if side.is_file() else ""))
+        raise TiersimError(f"{where}: not in a layout tiersim reads ({type(exc).__name__}: "
+                           f"{exc}); see the quant_method's documented layout (fp8, mxfp4, "
+                           "compressed-tensors, modelopt)") from None
 
 
 # --------------------------------------------------------------------------- weight formats
@@ -383,12 +418,23 @@ def _uniform(fmt, skip, dense_layers: int, groups=_LINEAR_GROUPS):
     return tuple((g, *fmt) for g in groups if not _any_match(skip, g, dense_layers))
 
 
+def _group_size(path: Path, key: str, value: Any) -> int:
+    """A quantisation group size: a whole number from 1 to 65,536 (absent or null: 128)."""
+    if value is None:
+        return 128
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 16:
+        raise TiersimError(f"{path}: key {key!r}: must be a whole number of weights from 1 to "
+                           f"65536 (got {value!r})")
+    return value
+
+
 def _ct_format(path: Path, weights: dict) -> tuple[str, float]:
     """The format of one compressed-tensors weight scheme."""
     bits, kind = weights.get("num_bits"), weights.get("type")
-    size = weights.get("group_size") or 128
+    size = _group_size(path, "quantization_config.config_groups.weights.group_size",
+                       weights.get("group_size"))
     if bits == 4 and kind == "int":
-        return _fmt("w4a16", int(size))
+        return _fmt("w4a16", size)
     if bits == 4 and kind == "float" and size == 16:
         return _fmt("nvfp4")
     if bits == 8 and kind == "float":
@@ -425,7 +471,7 @@ def _modelopt_fmt(path: Path, spec: dict) -> tuple[str, float]:
             f"{path}: key 'quant_algo': {algo!r} is not a format tiersim models; "
             f"supported: {', '.join(_MODELOPT_ALGOS)}, MIXED_PRECISION"
         )
-    return _fmt(_MODELOPT_ALGOS[algo], int(spec.get("group_size") or 128))
+    return _fmt(_MODELOPT_ALGOS[algo], _group_size(path, "group_size", spec.get("group_size")))
 
 
 def _modelopt(path: Path, quant: dict, dense_layers: int):

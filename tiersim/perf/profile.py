@@ -501,20 +501,43 @@ def load_profile(path: str | Path) -> Profile:
     """Read and validate a profile JSON file; problems raise :class:`ProfileError` (one line)."""
     p = Path(path)
     try:
-        raw = json.loads(p.read_text())
+        raw = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ProfileError(
             f"{p}: file not found; give a profile JSON path or a bundled name"
         ) from None
+    except UnicodeDecodeError as e:
+        raise ProfileError(f"{p}: byte {e.start}: not UTF-8 text; a profile is a UTF-8 JSON "
+                           "file") from None
     except json.JSONDecodeError as e:
         raise ProfileError(f"{p}: line {e.lineno}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise ProfileError(f"{p}: JSON nested too deeply to be a profile") from None
     return profile_from_json(raw, str(p))
+
+
+#: The fields of a profile document and of one of its tables (anything else is a typo).
+PROFILE_FIELDS = ("schema", "name", "gpu", "provenance", "overhead_s", "eager_s", "tables")
+TABLE_FIELDS = ("op", "precision", "kv_dtype", "source", "key", "axes", "latency_s", "parts",
+                *_OPTIONAL_TABLE_FIELDS)
+MAX_SECONDS = 3600.0
+"""Largest latency or overhead a profile may hold (one operator of one step: an hour is
+already absurd; beyond it a value is a unit or typing error)."""
+
+
+def _unknown_field(raw: dict, allowed: tuple[str, ...], where: str) -> None:
+    """One line for the first field of ``raw`` not in ``allowed``."""
+    unknown = sorted(str(k) for k in raw if k not in allowed)
+    if unknown:
+        raise ProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: "
+                           f"{', '.join(allowed)}")
 
 
 def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
     """Validate a parsed profile document and build a :class:`Profile`."""
     if not isinstance(raw, dict):
         raise ProfileError(f"{path}: top level must be a JSON object")
+    _unknown_field(raw, PROFILE_FIELDS, path)
     if raw.get("schema") != SCHEMA:
         raise ProfileError(f"{path}: schema: expected {SCHEMA!r}, got {raw.get('schema')!r}")
     for name in ("name", "gpu"):
@@ -562,8 +585,9 @@ def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
     numbers = []
     for name, default in (("value", None), ("per_layer_s", 0.0)):
         value = raw.get(name, default)
-        if not _is_number(value) or value < 0:
-            raise ProfileError(f"{where}.{name}: must be a number of seconds >= 0 (got {value!r})")
+        if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
+            raise ProfileError(f"{where}.{name}: must be a number of seconds from 0 to "
+                               f"{MAX_SECONDS:g} (got {value!r})")
         numbers.append(float(value))
     return numbers[0], numbers[1], _parse_source(raw.get("source"), f"{where}.source", True)
 
@@ -587,8 +611,9 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
     numbers = []
     for name in ("per_layer_s", "per_moe_layer_s"):
         value = raw.get(name, 0.0)
-        if not _is_number(value) or value < 0:
-            raise ProfileError(f"{where}.{name}: must be a number of seconds >= 0 (got {value!r})")
+        if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
+            raise ProfileError(f"{where}.{name}: must be a number of seconds from 0 to "
+                               f"{MAX_SECONDS:g} (got {value!r})")
         numbers.append(float(value))
     value = raw.get("source")
     if not (isinstance(value, str) and value.startswith("fitted")) and value not in SOURCES:
@@ -609,6 +634,7 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
     loc = f"{path}: {where}"
     if not isinstance(raw, dict):
         raise ProfileError(f"{loc}: must be an object")
+    _unknown_field(raw, TABLE_FIELDS, loc)
     op = raw.get("op")
     if op not in OP_AXES:
         raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {op!r})")
@@ -673,9 +699,10 @@ def _parse_latency(raw: Any, axes: dict[str, np.ndarray], loc: str) -> np.ndarra
     if arr is None or arr.shape != shape:
         got = "ragged or non-numeric" if arr is None else f"shape {arr.shape}"
         raise ProfileError(f"{loc}: must have shape {shape} to match the axes (got {got})")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        bad = np.argwhere(~np.isfinite(arr) | (arr <= 0))[0].tolist()
-        raise ProfileError(f"{loc}{bad}: latencies must be finite seconds > 0")
+    bad = ~np.isfinite(arr) | (arr <= 0) | (arr > MAX_SECONDS)
+    if np.any(bad):
+        raise ProfileError(f"{loc}{np.argwhere(bad)[0].tolist()}: latencies must be seconds "
+                           f"> 0 and at most {MAX_SECONDS:g}")
     return arr
 
 
