@@ -38,6 +38,9 @@ def with_sweep(path: Path, sweep: dict) -> Path:
      "sweep: 'tiers.bf16.replica': tiers[1].replica: unknown key (did you mean 'replicas'?) "
      "(under 'tiers.bf16': has keys: name, precision, replicas, cost_per_gpu_hour)"),
     ({"seed.x": [1]}, "sweep: 'seed.x': 'seed' is a value (0), not a map"),
+    ({"tiers.bf16.replicas": [1, True]},  # every value is checked, not only the first
+     "sweep: 'tiers.bf16.replicas': tiers[1].replicas: a number is expected here, not a YAML "
+     "boolean (true/false) (value True)"),
 ])
 def test_invalid_sweep_path_is_one_line(tiny, tmp_path, capsys, sweep, expected):
     with_sweep(tiny, sweep)
@@ -96,3 +99,26 @@ def test_report_of_missing_dir_is_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         f"Error: {tmp_path / 'nothing'}: not a directory; give the --out folder of a run, "
         "sweep or plan")
+
+
+def test_run_sweep_and_plan_never_share_an_out_folder(tiny, tmp_path, capsys):
+    """Each would overwrite part of another's results (scenario.yaml, report.html): refused at
+    once with one line; the same command reruns into its own folder."""
+    run_dir, sweep_dir = tmp_path / "run", tmp_path / "sweep"
+    assert main(["run", str(tiny), "--out", str(run_dir), "--no-baselines"]) == 0
+    assert main(["run", str(tiny), "--out", str(run_dir), "--no-baselines"]) == 0
+    with_sweep(tiny, {"seed": [0]})
+    capsys.readouterr()
+    assert main(["sweep", str(tiny), "--out", str(run_dir), "--no-report"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {run_dir}: holds a run's results (summary.json); `tiersim sweep` would "
+        "overwrite some of them; use another --out folder")
+    assert main(["sweep", str(tiny), "--out", str(sweep_dir), "--no-report", "-w", "1",
+                 "--no-baselines"]) == 0
+    for command in (["run", str(tiny), "--no-baselines"], ["plan", str(tiny)]):
+        capsys.readouterr()
+        assert main([*command, "--out", str(sweep_dir)]) == 1
+        assert capsys.readouterr().err.strip() == (
+            f"Error: {sweep_dir}: holds a sweep's results (sweep.json); `tiersim "
+            f"{command[0]}` would overwrite some of them; use another --out folder")
+    assert (sweep_dir / "sweep.json").exists() and not (sweep_dir / "summary.json").exists()

@@ -176,6 +176,56 @@ def test_rerun_with_changed_base_scenario_is_refused(tmp_path):
     assert len(sweep(path, out)) == 3
 
 
+def test_rerun_over_a_changed_input_file_is_refused_naming_it(tmp_path):
+    """The scenario text is the same, but the trace it names changed: resuming would put
+    points of two traces in one table."""
+    from tiersim.errors import TiersimError
+
+    (tmp_path / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n")
+    path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
+    doc = yaml.safe_load(path.read_text())
+    doc["trace"] = {"path": "t.csv"}
+    path.write_text(yaml.safe_dump(doc))
+    sweep(path, out)
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert set(manifest["inputs"]) == {"t.csv", "<default profile on H200>"}
+    assert manifest["inputs_digest"]
+    (tmp_path / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,100,50\n")
+    doc["sweep"]["seed"] = [1, 2, 3]
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(TiersimError, match=r"holds a sweep of this scenario over other input "
+                       r"files \(t.csv changed since\)"):
+        sweep(path, out)
+    assert len(read_points(out)) == 2  # nothing run, nothing lost
+
+
+def test_rerun_with_the_other_savings_method_is_refused(tmp_path):
+    from tiersim.errors import TiersimError
+    from tiersim.sweep.points import estimate_runner
+
+    path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
+    sweep(path, out)
+    assert {r["runner"] for r in read_points(out).values()} == {"synthetic_runner"}
+    with pytest.raises(TiersimError, match=r"holds sweep points run synthetic_runner; this run "
+                       r"is with --no-baselines \(estimated savings\), and one table must not "
+                       "mix the two"):
+        run_sweep(path, out, runner=estimate_runner, validator=None, report=False, workers=1)
+
+
+def test_one_field_named_twice_or_a_value_the_scenario_refuses_stops_before_any_point(tmp_path):
+    from tiersim.sweep.axes import SweepError
+
+    out = tmp_path / "out"
+    path = make_scenario(tmp_path, **{"tiers.bf16.replicas": [1, 2], "tiers.1.replicas": [3]})
+    with pytest.raises(SweepError, match=r"'tiers.(bf16|1).replicas': sets the same field as "
+                       r"'tiers.(1|bf16).replicas' \(both name tiers.1.replicas\); keep one"):
+        sweep(path, out)
+    path = make_scenario(tmp_path, **{"tiers.bf16": [{"name": "bf16"}], "tiers.1.replicas": [3]})
+    with pytest.raises(SweepError, match=r"sets the same field as .*\(both name tiers.1\)"):
+        sweep(path, out)
+    assert not out.exists()
+
+
 def test_pool_forks_only_without_threads():
     import threading
 

@@ -62,6 +62,27 @@ def make_out_dir(out: Path) -> None:
                            "--out folder") from None
 
 
+#: What marks a folder as the output of each command (a plan folder also holds its run).
+FOLDER_MARKERS = {"sweep": "sweep.json", "plan": "plan.json", "run": "summary.json"}
+
+
+def claim_out_dir(out: Path, kind: str) -> None:
+    """Refuse an ``--out`` folder that holds another command's results (a sweep's, a plan's, a
+    run's), which this one would partly overwrite; a folder of the same kind is rerun into
+    (a sweep resumes, a run or plan replaces its files)."""
+    out = Path(out)
+    if not out.is_dir():
+        return
+    held = [k for k, marker in FOLDER_MARKERS.items() if (out / marker).is_file()]
+    if kind == "plan" or "plan" in held:  # a plan's folder holds a run's files too
+        held = [k for k in held if k != "run"]
+    other = next((k for k in held if k != kind), None)
+    if other is not None:
+        raise TiersimError(f"{out}: holds a {other}'s results ({FOLDER_MARKERS[other]}); "
+                           f"`tiersim {kind}` would overwrite some of them; use another --out "
+                           "folder")
+
+
 def write_parquet(path: Path, table, rows: int = ROW_GROUP_ROWS) -> None:
     """Write ``table`` to ``path`` as Parquet, ``rows`` rows per row group, streamed: one
     group's rows in memory at a time (``DataFrame.to_parquet`` itself when it fits in one

@@ -135,10 +135,13 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     """Plan the scenario at ``scenario_path`` (limits default to the scenario's); with
     ``out_dir``, write plan.json, scenario.yaml (the plan as a scenario), the planned run's files
     and report.html."""
+    from tiersim.outputs import claim_out_dir
     from tiersim.plan.evaluate import SimEvaluator
     from tiersim.plan.planner import GPU_OPTIONS, Constraints, Planner, planning_cost_model
     from tiersim.scenario import load_scenario
 
+    if out_dir is not None:
+        claim_out_dir(Path(out_dir), "plan")
     scenario = load_scenario(scenario_path)
     scenario = scenario.model_copy(update={"cost_model": planning_cost_model(scenario,
                                                                              cost_model)})

@@ -59,6 +59,10 @@ def run(
 
     return_freed_arrow_memory()
     path = scenario_path(scenario) if scenario is not None else default_scenario()
+    if out is not None:
+        from tiersim.outputs import claim_out_dir
+
+        claim_out_dir(out, "run")
     loaded = load_scenario(path)
     if loaded.sweep:
         typer.echo(f"note: {path} has a sweep: map; this runs its base point only "

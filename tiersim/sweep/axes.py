@@ -183,6 +183,37 @@ def list_child(node: list[Any], segment: str) -> Any:
     return None
 
 
+def canonical_path(doc: Any, path: str) -> tuple[str, ...]:
+    """``path``'s segments with each list element named by its index in ``doc`` (a tier's name
+    and its position are the same element); segments below what ``doc`` holds stay as given."""
+    out: list[str] = []
+    node: Any = doc
+    for segment in path.split("."):
+        if isinstance(node, list):
+            child = list_child(node, segment)
+            index = next((i for i, item in enumerate(node) if item is child), None)
+            out.append(segment if index is None else str(index))
+            node = child
+        else:
+            out.append(segment)
+            node = node.get(segment) if isinstance(node, dict) else None
+    return tuple(out)
+
+
+def no_field_twice(doc: dict[str, Any], paths: list[str], source: str) -> None:
+    """Refuse two axes that set the same field of ``doc`` (``tiers.a.replicas`` and
+    ``tiers.0.replicas`` when tier ``a`` is the first) or one inside the other."""
+    seen: dict[tuple[str, ...], str] = {}
+    for path in paths:
+        canon = canonical_path(doc, path)
+        for other_canon, other in seen.items():
+            shorter = min(len(canon), len(other_canon))
+            if canon[:shorter] == other_canon[:shorter]:
+                raise SweepError(source, path, f"sets the same field as {other!r} (both name "
+                                 f"{'.'.join(canon[:shorter])}); keep one")
+        seen[canon] = path
+
+
 def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario") -> None:
     """Set ``value`` at dotted ``path`` in ``doc`` in place; raise SweepError if it cannot exist."""
     segments = path.split(".")

@@ -20,7 +20,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,10 @@ from rich.progress import (
 )
 
 from tiersim.errors import ScenarioError, TiersimError
+from tiersim.outputs import claim_out_dir
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
+from tiersim.sweep.inputs import input_digests, inputs_digest
 from tiersim.sweep.points import (
     PointRunner,
     Task,
@@ -93,6 +95,8 @@ class SweepPlan:
     source: str
     axes: list[str]
     points: list[ax.Point]
+    inputs: dict[str, str] = field(default_factory=dict)
+    """``{name: content digest}`` of the files the scenario reads (:mod:`.inputs`)."""
 
 
 def _deepest(doc: dict[str, Any], path: str) -> str:
@@ -109,18 +113,32 @@ def _deepest(doc: dict[str, Any], path: str) -> str:
 
 
 def check_axes(plan: SweepPlan, validator: Validator | None) -> None:
-    """Fail fast on an axis whose path (with its first value) the scenario does not accept."""
+    """Fail fast, before any point runs, on an axis path or an axis value the scenario does not
+    accept: every value of every axis is tried on the base scenario (a YAML boolean where a
+    number goes, a replica count of 0 ...), so a grid never half-runs into a value that cannot."""
     for path in plan.axes:
-        first = next(p.values[path] for p in plan.points)
-        doc = ax.apply(plan.base, {path: first}, plan.source)
-        if validator is None:
-            continue
-        try:
-            validator(doc, plan.source)
-        except TiersimError as error:
-            message = str(error).removeprefix(f"{plan.source}: ")
-            raise ax.SweepError(plan.source, path, f"{message} ({_deepest(plan.base, path)})") \
-                from error
+        values = _distinct(p.values[path] for p in plan.points)
+        for value in values:
+            doc = ax.apply(plan.base, {path: value}, plan.source)
+            if validator is None:
+                break
+            try:
+                validator(doc, plan.source)
+            except TiersimError as error:
+                message = str(error).removeprefix(f"{plan.source}: ")
+                where = _deepest(plan.base, path) if value is values[0] else f"value {value!r}"
+                raise ax.SweepError(plan.source, path, f"{message} ({where})") from error
+
+
+def _distinct(values) -> list:
+    """The values in first-seen order, each once (``True`` and ``1`` kept apart)."""
+    seen, out = set(), []
+    for value in values:
+        key = (type(value).__name__, repr(value))
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
 
 
 def max_points_of(base: dict[str, Any], source: str) -> int:
@@ -150,7 +168,8 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     sweep_map = base.get("sweep") or {}
     limit = max_points if max_points is not None else max_points_of(base, source)
     points = ax.expand(sweep_map, source, limit)
-    plan = SweepPlan(base, source, ax.axis_names(sweep_map), points)
+    plan = SweepPlan(base, source, ax.axis_names(sweep_map), points, input_digests(base, source))
+    ax.no_field_twice(base, plan.axes, source)
     check_axes(plan, validator)
     return plan
 
@@ -172,9 +191,21 @@ def sweep_digest(base: dict[str, Any]) -> str:
     return ax.point_id({"sweep": base.get("sweep") or {}})
 
 
-def digests(plan: SweepPlan) -> dict[str, str]:
-    """What every point record carries to tie it to its scenario."""
-    return {"base_digest": base_digest(plan.base), "sweep_digest": sweep_digest(plan.base)}
+#: How each point runner computes savings, as a rerun's refusal names it.
+RUNNER_WORDS = {"default_runner": "with simulated baselines",
+                "estimate_runner": "with --no-baselines (estimated savings)"}
+
+
+def runner_name(runner: PointRunner) -> str:
+    """The name a point record keeps of the runner that made it."""
+    return str(getattr(runner, "__qualname__", None) or type(runner).__name__)
+
+
+def digests(plan: SweepPlan, runner: PointRunner = default_runner) -> dict[str, str]:
+    """What every point record carries to tie it to its scenario: the scenario text without
+    and with its sweep map, the content of the files it reads, and how its savings are made."""
+    return {"base_digest": base_digest(plan.base), "sweep_digest": sweep_digest(plan.base),
+            "inputs_digest": inputs_digest(plan.inputs), "runner": runner_name(runner)}
 
 
 def _different_base(out: Path) -> TiersimError:
@@ -183,28 +214,50 @@ def _different_base(out: Path) -> TiersimError:
                         f"{out / 'points'} to start over")
 
 
-def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
-    """Refuse to resume into a folder whose points came from a different base scenario: every
-    stored point names its base, and the manifest names the base of older point files."""
-    want = base_digest(plan.base)
-    if any(r.get("base_digest", want) != want for r in records.values()):
+def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]],
+                     runner: PointRunner = default_runner) -> None:
+    """Refuse to resume into a folder whose points came from a different base scenario, other
+    input files (the trace, a model config, the profile, changed under the same name), or
+    another way of computing savings: every stored point names them (a point stored before a
+    field existed is not held to it), and the manifest names the base of older point files."""
+    want = digests(plan, runner)
+    if any(r.get("base_digest", want["base_digest"]) != want["base_digest"]
+           for r in records.values()):
         raise _different_base(out)
-    manifest = out / "sweep.json"
-    if not manifest.exists() or not records:
-        return
+    old_manifest = _read_manifest(out) if records else {}
+    if old_manifest.get("base_digest", want["base_digest"]) != want["base_digest"]:
+        raise _different_base(out)
+    if any(r.get("inputs_digest", want["inputs_digest"]) != want["inputs_digest"]
+           for r in records.values()):
+        old = old_manifest.get("inputs") or {}
+        changed = sorted(k for k in set(old) | set(plan.inputs) if old.get(k) !=
+                         plan.inputs.get(k)) or ["an input file"]
+        raise TiersimError(f"{out}: holds a sweep of this scenario over other input files "
+                           f"({', '.join(changed[:3])} changed since); use a new --out folder, "
+                           f"or delete {out / 'points'} to start over")
+    ran = {r["runner"] for r in records.values() if r.get("runner")} - {want["runner"]}
+    if ran:
+        old = RUNNER_WORDS.get(min(ran), min(ran))
+        raise TiersimError(f"{out}: holds sweep points run {old}; this run is "
+                           f"{RUNNER_WORDS.get(want['runner'], want['runner'])}, and one table "
+                           "must not mix the two; rerun it as before, or use a new --out folder")
+
+
+def _read_manifest(out: Path) -> dict[str, Any]:
+    """The folder's ``sweep.json`` (``{}`` when absent or unreadable)."""
     try:
-        old = json.loads(manifest.read_text()).get("base_digest")
-    except (ValueError, AttributeError):
-        return
-    if old is not None and old != want:
-        raise _different_base(out)
+        doc = json.loads((out / "sweep.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
-def _write_manifest(out: Path, plan: SweepPlan) -> None:
+def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runner) -> None:
     """Store the base scenario and the list of points next to the results."""
     write_text_atomic(out / "scenario.yaml", yaml.safe_dump(plan.base, sort_keys=False))
     write_json_atomic(out / "sweep.json", {
-        "source": plan.source, "axes": plan.axes, **digests(plan),
+        "source": plan.source, "axes": plan.axes, **digests(plan, runner),
+        "inputs": plan.inputs,
         "points": [{"point_id": p.id, "index": p.index, "values": p.values}
                    for p in plan.points]})
 
@@ -286,6 +339,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
     plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
+    claim_out_dir(out, "sweep")
     try:
         with locked(out):
             frame, failed = _run_locked(plan, out, workers, executor, address, runner,
@@ -312,8 +366,8 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     """The sweep proper, run while holding the folder's lock; returns (table, failed count)."""
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     records = read_points(out)
-    _check_same_base(out, plan, records)
-    _write_manifest(out, plan)
+    _check_same_base(out, plan, records, runner)
+    _write_manifest(out, plan, runner)
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     pending = [p for p in plan.points if p.id not in done]
     if pending:  # the old report no longer describes the data: never leave it beside new data
@@ -338,7 +392,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
 def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, executor: str,
              address: str | None, runner: PointRunner, bar: Progress, already: int) -> int:
     """Run the pending points with the chosen executor; return how many failed."""
-    tags = digests(plan)
+    tags = digests(plan, runner)
     tasks = [Task(p, ax.apply(plan.base, p.values, plan.source), plan.source, runner, str(out),
                   tags) for p in pending]
     failures = 0
