@@ -259,6 +259,14 @@ def test_default_profile_is_the_one_shipped_for_the_scenarios_gpu(monkeypatch):
     assert scenario_from_dict(doc, "p").profile is None
 
 
+def test_an_unknown_draft_model_is_named_at_its_key():
+    doc = tiny_doc()
+    doc["tiers"][1]["speculative"] = {"k": 3, "draft_model": "Nope-1B", "acceptance": 0.5}
+    with pytest.raises(ScenarioError, match=r"^x.yaml: tiers\[1\].speculative.draft_model: "
+                       r"unknown model 'Nope-1B'; known models: "):
+        scenario_from_dict(doc, "x.yaml")
+
+
 def test_an_explicit_profile_or_null_is_kept_on_any_gpu():
     assert scenario_from_dict(tiny_doc(gpu="H100", profile=None), "p").profile is None
     doc = tiny_doc(gpu="H100", profile="h200_aiconfigurator_vllm")

@@ -122,3 +122,14 @@ def test_run_sweep_and_plan_never_share_an_out_folder(tiny, tmp_path, capsys):
             f"Error: {sweep_dir}: holds a sweep's results (sweep.json); `tiersim "
             f"{command[0]}` would overwrite some of them; use another --out folder")
     assert (sweep_dir / "sweep.json").exists() and not (sweep_dir / "summary.json").exists()
+
+
+def test_a_file_in_the_way_of_out_is_the_same_line_for_every_command(tiny, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with_sweep(tiny, {"seed": [0]})
+    for command in ("run", "sweep", "plan"):
+        capsys.readouterr()
+        assert main([command, str(tiny), "--out", str(afile)]) == 1
+        assert capsys.readouterr().err.strip() == (
+            f"Error: {afile}: --out must be a folder, and a file is in the way")

@@ -96,6 +96,18 @@ CASES = {
         "f.csv", "arrival_s,input_tokens,output_tokens,difficulty\n0,3,4,1.5\n",
         "row 1, column 'difficulty': difficulty must be between 0 and 1 (got 1.5); fix or "
         "remove the row (file line 2)"),
+    "true/false token counts": (
+        "b.csv", "arrival_s,input_tokens,output_tokens\n0,true,4\n1,false,4\n",
+        "row 1, column 'input_tokens': token count is a true/false value (got True); write a "
+        "whole number (file line 2)"),
+    "a column named twice": (
+        "d.csv", "arrival_s,input_tokens,output_tokens,input_tokens\n0,3,4,5\n",
+        "names the column 'input_tokens' twice; keep one (which copy holds the data cannot be "
+        "known)"),
+    "more fields than the header": (
+        "x.csv", "arrival_s,input_tokens,output_tokens\n0,100,10,5,6\n0.5,5,20\n",
+        "row 1: has 5 fields where the header has 3 (file line 2); fix the separators or "
+        "quoting"),
 }
 
 

@@ -151,7 +151,8 @@ def spec_decoding(scenario: Scenario, tier: TierConfig) -> SpecDecoding | None:
     draft = None
     if cfg.draft_model is not None:
         tp, dp, _ = parallel(tier)
-        draft = build_step_model(cfg.draft_model, "bf16", scenario.gpu, tp=tp, dp=dp)
+        draft = build_step_model(scenario.draft_model_ref(tier), "bf16", scenario.gpu, tp=tp,
+                                 dp=dp)
     return SpecDecoding(cfg.k, tuple(rates), draft_model=draft, head_cost=cfg.head_cost,
                         seed=scenario.seed)
 

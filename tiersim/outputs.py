@@ -71,6 +71,8 @@ def claim_out_dir(out: Path, kind: str) -> None:
     run's), which this one would partly overwrite; a folder of the same kind is rerun into
     (a sweep resumes, a run or plan replaces its files)."""
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise TiersimError(f"{out}: --out must be a folder, and a file is in the way")
     if not out.is_dir():
         return
     held = [k for k, marker in FOLDER_MARKERS.items() if (out / marker).is_file()]

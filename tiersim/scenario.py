@@ -290,6 +290,12 @@ class Scenario(_Strict):
         folder."""
         return self._resolve(self.model)
 
+    def draft_model_ref(self, tier: TierConfig) -> str | None:
+        """A tier's speculative draft model (resolved as ``model`` is), or None."""
+        spec = tier.speculative
+        return None if spec is None or spec.draft_model is None else self._resolve(
+            spec.draft_model)
+
     def tier_model_ref(self, tier: TierConfig) -> str:
         """The model a tier serves: its own ``model`` (resolved as ``model`` is), else the
         scenario's."""
@@ -765,6 +771,9 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
     for i, tier in enumerate(scenario.tiers):
         if tier.model is not None:
             lookups.append((("tiers", i, "model"), get_model, scenario.tier_model_ref(tier)))
+        if scenario.draft_model_ref(tier) is not None:
+            lookups.append((("tiers", i, "speculative", "draft_model"), get_model,
+                            scenario.draft_model_ref(tier)))
         lookups.append((("tiers", i, "precision"), get_precision, tier.precision))
         lookups.append((("tiers", i, "kv_dtype"), kv_dtype_bytes, tier.kv_dtype))
     for loc, lookup, name in lookups:

@@ -82,7 +82,14 @@ def _show(value: float) -> str:
 
 
 def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) -> np.ndarray:
-    """Check a token-count column (whole numbers > 0, or >= 0) and return it as int64."""
+    """Check a token-count column (whole numbers > 0, or >= 0) and return it as int64; a
+    true/false cell is no count (``numbers`` would read it as 1 or 0)."""
+    flags = np.asarray(s.map(lambda v: isinstance(v, bool | np.bool_)), dtype=bool) if (
+        s.dtype == object) else np.full(len(s), pd.api.types.is_bool_dtype(s.dtype))
+    i = first_true(flags)
+    if i is not None:
+        raise src.error(f"token count is a true/false value (got {s.iloc[i]}); write a whole "
+                        "number", i, column)
     low = (0, ">= 0") if allow_zero else (1, "> 0")
     values = numbers(src, s, column, "token count", integer=True, low=low,
                      high=(INT32_MAX, f"at most {INT32_MAX}"))

@@ -13,6 +13,7 @@ positions only, never its contents: a path like ``/proc/self/environ`` must not 
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from dataclasses import dataclass
@@ -157,8 +158,26 @@ def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
         df, src = _read_jsonl(p), Source(str(path), 0)
     else:
         df, src = _read_csv(p), Source(str(path), 1)
+    names = _csv_header(p) if kind not in ("parquet", "jsonl") else list(df.columns)
     df.columns = [str(c).strip() for c in df.columns]
+    _no_duplicate_columns([str(c).strip() for c in names], src)
     return df, src
+
+
+def _csv_header(p: Path) -> list[str]:
+    """The header cells of a CSV as written (pandas renames a repeated one ``x.1``)."""
+    with open(p, newline="", encoding="utf-8") as handle:
+        return next(csv.reader(handle), [])
+
+
+def _no_duplicate_columns(names: list[str], src: Source) -> None:
+    """Refuse a column named twice: which copy is meant cannot be known."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise src.error(f"names the column {name!r} twice; keep one (which copy holds the "
+                            "data cannot be known)", None, None)
+        seen.add(name)
 
 
 def _read_parquet(p: Path) -> pd.DataFrame:
@@ -171,13 +190,30 @@ def _read_parquet(p: Path) -> pd.DataFrame:
 
 def _read_csv(p: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(p)
+        df = pd.read_csv(p)
     except pd.errors.EmptyDataError:
         raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
     except pd.errors.ParserError as e:
         raise _csv_parse_error(p, e) from None
     except UnicodeDecodeError:
         raise TraceError(str(p), "not a text CSV file (cannot decode it as UTF-8)") from None
+    if not isinstance(df.index, pd.RangeIndex):  # pandas made the extra leading cells an index
+        raise _extra_fields(p)
+    return df
+
+
+def _extra_fields(p: Path) -> TraceError:
+    """A CSV whose first data rows have more fields than its header, with the first such line."""
+    with open(p, newline="", encoding="utf-8") as handle:
+        rows = csv.reader(handle)
+        width = len(next(rows))
+        for line, row in enumerate(rows, start=2):
+            if len(row) > width:
+                return TraceError(str(p), f"has {len(row)} fields where the header has {width} "
+                                  f"(file line {line}); fix the separators or quoting",
+                                  row=line - 1)
+    return TraceError(str(p), f"has rows with more fields than the header's {width}; fix the "
+                      "separators or quoting")
 
 
 def _csv_parse_error(p: Path, e: Exception) -> TraceError:
