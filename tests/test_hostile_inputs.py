@@ -349,7 +349,10 @@ def test_rerun_with_new_points_never_keeps_a_stale_report(tmp_path):
 
 
 def test_failed_points_make_sweep_exit_1_naming_them(tmp_path, capsys):
-    path = sweep_file(tmp_path, "  tiers.bf16.replicas: [1, 3000]\n")
+    """A point that fails while it runs (its trace cannot be read) is recorded; the others
+    are stored and the sweep exits 1 naming it."""
+    (tmp_path / "bad.csv").write_text("arrival_s,input_tokens,output_tokens\n0,-5,4\n")
+    path = sweep_file(tmp_path, "  trace.path: [azure2023_code.parquet, bad.csv]\n")
     out = tmp_path / "o"
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--workers", "1",
                                    "--no-report"))
@@ -357,7 +360,19 @@ def test_failed_points_make_sweep_exit_1_naming_them(tmp_path, capsys):
     failed = [r["point_id"] for r in records if r["status"] != "ok"]
     assert len(records) == 2 and len(failed) == 1
     assert f"1 of 2 sweep point(s) failed ({failed[0]})" in line
-    assert "3000 replicas is above limits.max_replicas" in line
+    assert "token count must be > 0 (got -5)" in line
+
+
+def test_an_axis_value_the_scenario_refuses_stops_the_sweep_before_any_point(tmp_path, capsys):
+    """Every axis value is validated first: no point of a grid that cannot run all of it."""
+    path = sweep_file(tmp_path, "  tiers.bf16.replicas: [1, 3000]\n")
+    out = tmp_path / "o"
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--workers", "1",
+                                   "--no-report"))
+    assert line == (f"Error: {path}: sweep: 'tiers.bf16.replicas': tiers[1].replicas: 3000 "
+                    "replicas is above limits.max_replicas (1024); set limits: {max_replicas: "
+                    "N} to allow more (value 3000)")
+    assert not (out / "points").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,7 +483,8 @@ def test_sweep_into_a_folder_that_cannot_be_made_is_one_line(tmp_path, capsys, w
     path = tmp_path / "s.yaml"
     path.write_text(TINY)
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out))
-    assert "cannot write" in line
+    assert line.endswith("--out must be a folder, and a file is in the way") if where == \
+        "a file" else "cannot write" in line
 
 
 def _children(pid: int) -> list[int]:
