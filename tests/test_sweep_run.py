@@ -253,3 +253,19 @@ def test_spawned_pool_gives_same_results(tmp_path, monkeypatch):
     monkeypatch.setattr(executors, "_context", lambda: multiprocessing.get_context("spawn"))
     spawned = sweep(path, tmp_path / "b", workers=2)
     pd.testing.assert_frame_equal(forked.drop(columns="wall_s"), spawned.drop(columns="wall_s"))
+
+
+def test_an_interrupted_pool_ends_its_workers_at_once_and_they_ignore_ctrl_c():
+    """Ctrl-C reaches the whole process group: workers ignore it (one interrupted inside the
+    pool's queue could leave a lock held and the shutdown waiting for ever) and the sweep ends
+    them itself, without waiting for their running points."""
+    from tiersim.sweep import executors
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), executors.local_pool(2) as pool:
+        assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+        workers = list(pool._processes.values())
+        pool.submit(time.sleep, 60)
+        raise KeyboardInterrupt
+    assert time.monotonic() - started < 30  # not the 60 s point
+    assert all(not w.is_alive() for w in workers)

@@ -63,7 +63,10 @@ PARENT_POLL_S = 1.0
 
 
 def _die_with_parent(parent: int, by_kernel: bool) -> None:
-    """Worker initializer: end this worker when process ``parent`` ends."""
+    """Worker initializer: end this worker when process ``parent`` ends, and leave Ctrl-C to
+    the parent (a worker interrupted inside the pool's queue can leave its lock held, and the
+    parent's shutdown would then wait for ever; the parent ends the workers itself)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if by_kernel and sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -96,11 +99,26 @@ def local_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     # NOTE: PDEATHSIG fires when the *thread* that forked the worker ends, so it is asked for
     # only when the pool is made on the main thread (which lives as long as the process)
     by_kernel = threading.current_thread() is threading.main_thread()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
-                             initializer=_die_with_parent,
-                             initargs=(os.getpid(), by_kernel)) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
+                               initializer=_die_with_parent, initargs=(os.getpid(), by_kernel))
+    try:
         pool.submit(_noop).result()
         yield pool
+    except BaseException:  # Ctrl-C or an error: in-flight points are lost, stored ones kept
+        _end_now(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _end_now(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` without waiting for its running points: cancel the queued ones, end the
+    workers (each finished point is already stored by its worker, whole or not at all)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def run_local(tasks: list[Task], pool: ProcessPoolExecutor | None, on_done: OnDone,
