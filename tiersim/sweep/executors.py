@@ -114,11 +114,14 @@ def _end_now(pool: ProcessPoolExecutor) -> None:
     """Stop ``pool`` without waiting for its running points: cancel the queued ones, end the
     workers (each finished point is already stored by its worker, whole or not at all)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.join(timeout=5)
+        if process.is_alive():  # pragma: no cover - SIGTERM not acted on in time
+            process.kill()
+            process.join(timeout=5)
 
 
 def run_local(tasks: list[Task], pool: ProcessPoolExecutor | None, on_done: OnDone,
