@@ -209,13 +209,3 @@ def test_counts_that_cannot_be_are_refused(tmp_path, change, expected):
     with pytest.raises(TiersimError) as err:
         load_hf_config(path)
     assert str(err.value) == f"{path}: {expected}"
-
-
-def test_a_config_that_is_not_utf8_or_nested_absurdly_is_one_line(tmp_path):
-    path = tmp_path / "config.json"
-    path.write_bytes(b'{"model_type": "\xff"}')
-    with pytest.raises(TiersimError, match=r"config.json: byte 16: not UTF-8 text"):
-        load_hf_config(path)
-    path.write_text("[" * 100_000)
-    with pytest.raises(TiersimError, match=r"config.json: JSON nested too deeply"):
-        load_hf_config(path)

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiersim.errors import ProfileError
+from tiersim.errors import ProfileError, TiersimError
+from tiersim.hardware.hf_config import load_hf_config
 from tiersim.hardware.models import get_model
 from tiersim.perf.profile import (
     ProfileOps,
@@ -206,12 +207,19 @@ def test_missing_file_and_bad_json(tmp_path):
     bad.write_text('{"schema":\n')
     with pytest.raises(ProfileError, match=r"bad.json: line 2: not valid JSON"):
         load_profile(bad)
+
+
+@pytest.mark.parametrize(("reader", "what"), [(load_profile, "a profile"),
+                                              (load_hf_config, "a model config")])
+def test_json_that_is_not_utf8_or_nested_absurdly_is_one_line(tmp_path, reader, what):
+    """Both JSON readers a user feeds (profiles, model configs) share one reader's errors."""
+    bad = tmp_path / "config.json"
     bad.write_bytes(b'{"schema": "\xff"}')
-    with pytest.raises(ProfileError, match=r"bad.json: byte 12: not UTF-8 text"):
-        load_profile(bad)
+    with pytest.raises(TiersimError, match=rf"config.json: byte 12: not UTF-8 text; {what} is"):
+        reader(bad)
     bad.write_text("[" * 100_000)
-    with pytest.raises(ProfileError, match=r"bad.json: JSON nested too deeply to be a profile"):
-        load_profile(bad)
+    with pytest.raises(TiersimError, match=rf"config.json: JSON nested too deeply to be {what}"):
+        reader(bad)
 
 
 # ---------------------------------------------------------------- ProfileOps

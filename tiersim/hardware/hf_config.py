@@ -42,13 +42,13 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from tiersim.errors import TiersimError
 from tiersim.hardware.arch import ModelArch
+from tiersim.jsonio import read_json
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
@@ -84,17 +84,7 @@ _LAYER_PREFIXES = ("model.layers.{i}.", "language_model.model.layers.{i}.",
 
 def _read(path: Path) -> dict[str, Any]:
     """The parsed JSON object of ``path``, or one error line."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TiersimError(f"{path}: cannot read model config ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise TiersimError(f"{path}: byte {exc.start}: not UTF-8 text; a model config is a "
-                           "UTF-8 JSON file") from None
-    except json.JSONDecodeError as exc:
-        raise TiersimError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise TiersimError(f"{path}: JSON nested too deeply to be a model config") from None
+    data = read_json(path, "a model config")
     if not isinstance(data, dict):
         raise TiersimError(f"{path}: a model config must be a JSON object")
     return data

@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from tiersim.errors import ProfileError
+from tiersim.jsonio import read_json
 from tiersim.perf.memory import heads_per_gpu
 
 SCHEMA = "tiersim.profile/1"
@@ -500,19 +501,8 @@ def interp_2d(axis0: np.ndarray, axis1: np.ndarray, grid: np.ndarray, x0: Any, x
 def load_profile(path: str | Path) -> Profile:
     """Read and validate a profile JSON file; problems raise :class:`ProfileError` (one line)."""
     p = Path(path)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProfileError(
-            f"{p}: file not found; give a profile JSON path or a bundled name"
-        ) from None
-    except UnicodeDecodeError as e:
-        raise ProfileError(f"{p}: byte {e.start}: not UTF-8 text; a profile is a UTF-8 JSON "
-                           "file") from None
-    except json.JSONDecodeError as e:
-        raise ProfileError(f"{p}: line {e.lineno}: not valid JSON ({e.msg})") from None
-    except RecursionError:
-        raise ProfileError(f"{p}: JSON nested too deeply to be a profile") from None
+    raw = read_json(p, "a profile", ProfileError,
+                    missing="file not found; give a profile JSON path or a bundled name")
     return profile_from_json(raw, str(p))
 
 
