@@ -176,9 +176,9 @@ def test_vision_language_wrapper_reads_its_text_model(tmp_path):
     ({"quant_method": "fp8", "ignored_layers": ["re:(("]},
      "key 'quantization_config': not in a layout tiersim reads (error: missing )"),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
-        "num_bits": 4, "type": "int", "group_size": -1}}}},
+        "num_bits": 4, "type": "int", "group_size": -2}}}},
      "key 'quantization_config.config_groups.weights.group_size': must be a whole number of "
-     "weights from 1 to 65536 (got -1)"),
+     "weights from 1 to 65536 (got -2)"),
     ({"quant_method": "modelopt", "quant_algo": "W4A16_AWQ", "group_size": 1e-300},
      "key 'group_size': must be a whole number of weights from 1 to 65536 (got 1e-300)"),
 ])
@@ -209,3 +209,17 @@ def test_counts_that_cannot_be_are_refused(tmp_path, change, expected):
     with pytest.raises(TiersimError) as err:
         load_hf_config(path)
     assert str(err.value) == f"{path}: {expected}"
+
+
+def test_per_channel_int4_and_a_bare_ignore_name_read_as_meant(tmp_path):
+    """``group_size: -1`` is one scale per channel (about 4 bits a weight); an ignore list
+    written as one string is that one module, not its letters."""
+    quant = {"quant_method": "compressed-tensors", "ignore": "lm_head",
+             "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int",
+                                                 "group_size": -1}}}}
+    model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
+    bits = {g: b for g, _, b in model.checkpoint}
+    assert bits["experts"] == pytest.approx(4.0, abs=0.001)
+    fp8 = {"quant_method": "fp8", "ignored_layers": "mlp.gate"}  # a string: the router only
+    model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": fp8}))
+    assert set(_formats(model)) == {"attention", "experts"}

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -361,6 +362,21 @@ def test_failed_points_make_sweep_exit_1_naming_them(tmp_path, capsys):
     assert len(records) == 2 and len(failed) == 1
     assert f"1 of 2 sweep point(s) failed ({failed[0]})" in line
     assert "token count must be > 0 (got -5)" in line
+
+
+def test_a_value_some_point_accepts_runs_and_the_combinations_that_do_not_fit_fail(tmp_path,
+                                                                                     capsys):
+    """6 replicas are over a limit of 4 but within 8: the grid runs, and only the point that
+    combines them fails (named), as a point that does not fit does."""
+    path = sweep_file(tmp_path, "  tiers.bf16.replicas: [1, 6]\n  limits.max_replicas: [4, 8]\n")
+    out = tmp_path / "o"
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--workers", "1",
+                                   "--no-report", "--no-baselines"))
+    table = pd.read_parquet(out / "sweep.parquet")
+    bad = table[table["status"] != "ok"]
+    assert len(table) == 4 and len(bad) == 1
+    assert bad[["tiers.bf16.replicas", "limits.max_replicas"]].values.tolist() == [[6, 4]]
+    assert "1 of 4 sweep point(s) failed" in line and "above limits.max_replicas (4)" in line
 
 
 def test_an_axis_value_the_scenario_refuses_stops_the_sweep_before_any_point(tmp_path, capsys):

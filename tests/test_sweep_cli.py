@@ -122,6 +122,11 @@ def test_run_sweep_and_plan_never_share_an_out_folder(tiny, tmp_path, capsys):
             f"Error: {sweep_dir}: holds a sweep's results (sweep.json); `tiersim "
             f"{command[0]}` would overwrite some of them; use another --out folder")
     assert (sweep_dir / "sweep.json").exists() and not (sweep_dir / "summary.json").exists()
+    capsys.readouterr()
+    assert main(["plan", str(tiny), "--out", str(run_dir)]) == 1  # nor a plan over a run
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {run_dir}: holds a run's results (summary.json); `tiersim plan` would "
+        "overwrite some of them; use another --out folder")
 
 
 def test_a_file_in_the_way_of_out_is_the_same_line_for_every_command(tiny, tmp_path, capsys):

@@ -176,27 +176,65 @@ def test_rerun_with_changed_base_scenario_is_refused(tmp_path):
     assert len(sweep(path, out)) == 3
 
 
+def _with_trace(path: Path, trace) -> dict:
+    doc = yaml.safe_load(path.read_text())
+    doc["trace"] = {"path": trace}
+    path.write_text(yaml.safe_dump(doc))
+    return doc
+
+
+CSV = "arrival_s,input_tokens,output_tokens\n0,{},5\n"
+
+
 def test_rerun_over_a_changed_input_file_is_refused_naming_it(tmp_path):
-    """The scenario text is the same, but the trace it names changed: resuming would put
-    points of two traces in one table."""
+    """The scenario text is the same, but the trace it names changed: keeping the finished
+    points would put results of two traces in one table."""
     from tiersim.errors import TiersimError
 
-    (tmp_path / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n")
+    (tmp_path / "t.csv").write_text(CSV.format(10))
     path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
-    doc = yaml.safe_load(path.read_text())
-    doc["trace"] = {"path": "t.csv"}
-    path.write_text(yaml.safe_dump(doc))
+    doc = _with_trace(path, "t.csv")
     sweep(path, out)
-    manifest = json.loads((out / "sweep.json").read_text())
-    assert set(manifest["inputs"]) == {"t.csv", "<default profile on H200>"}
-    assert manifest["inputs_digest"]
-    (tmp_path / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,100,50\n")
+    assert {tuple(r["inputs"]) for r in read_points(out).values()} == {("trace", "profile")}
+    (tmp_path / "t.csv").write_text(CSV.format(100))
     doc["sweep"]["seed"] = [1, 2, 3]
     path.write_text(yaml.safe_dump(doc))
-    with pytest.raises(TiersimError, match=r"holds a sweep of this scenario over other input "
-                       r"files \(t.csv changed since\)"):
+    with pytest.raises(TiersimError, match=r"holds sweep points run over other input files "
+                       r"\(trace of point \w+ changed since it ran\)"):
         sweep(path, out)
     assert len(read_points(out)) == 2  # nothing run, nothing lost
+
+
+def test_adding_files_or_gpus_or_fixing_a_failed_points_file_is_a_resume(tmp_path):
+    """Each point is held to the files it read: a new trace or GPU is new points, and a point
+    that failed is rerun over its fixed file."""
+    (tmp_path / "a.csv").write_text(CSV.format(10))
+    (tmp_path / "b.csv").write_text(CSV.format(10))
+    path, out = make_scenario(tmp_path, **{"trace.path": ["a.csv"], "gpu": ["H200"]}), \
+        tmp_path / "out"
+    doc = _with_trace(path, "a.csv")
+    doc["sweep"] = {"trace.path": ["a.csv"], "gpu": ["H200"]}
+    path.write_text(yaml.safe_dump(doc))
+    sweep(path, out)
+    doc["sweep"] = {"trace.path": ["a.csv", "b.csv"], "gpu": ["H200", "H100"]}
+    path.write_text(yaml.safe_dump(doc))
+    assert len(sweep(path, out)) == 4
+    assert {r["inputs"]["profile"] for r in read_points(out).values()} == {
+        inputs_of("h200_aiconfigurator_vllm"), inputs_of("h100_aiconfigurator_vllm")}
+    # failed points are not held to their files: fixing the file and rerunning retries them
+    for record in read_points(out).values():
+        if record["values"]["trace.path"] == "b.csv":
+            record.update(status="error", summary=None)
+            (out / "points" / f"{record['point_id']}.json").write_text(json.dumps(record))
+    (tmp_path / "b.csv").write_text(CSV.format(20))
+    assert (sweep(path, out)["status"] == "ok").all()
+
+
+def inputs_of(profile: str) -> str:
+    from tiersim.paths import bundled
+    from tiersim.sweep.inputs import file_digest
+
+    return file_digest(bundled("profiles", profile))
 
 
 def test_rerun_with_the_other_savings_method_is_refused(tmp_path):
@@ -286,3 +324,12 @@ def _running(pid: int, wait_s: float = 5.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def test_an_axis_column_mixing_true_and_numbers_is_stored_as_text():
+    """Arrow refuses a column of ints and bools; the table keeps both, as text."""
+    from tiersim.sweep.store import _uniform_columns
+
+    frame = _uniform_columns(pd.DataFrame({"a": [1, True, None], "b": [1, 2.5, None]}))
+    assert frame["a"].tolist()[:2] == ["1", "True"] and frame["a"].isna().tolist()[2]
+    assert frame["b"].tolist()[:2] == [1, 2.5]

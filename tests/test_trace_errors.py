@@ -102,8 +102,8 @@ CASES = {
         "whole number (file line 2)"),
     "a column named twice": (
         "d.csv", "arrival_s,input_tokens,output_tokens,input_tokens\n0,3,4,5\n",
-        "names the column 'input_tokens' twice; keep one (which copy holds the data cannot be "
-        "known)"),
+        "names the column 'input_tokens' twice (the header, file line 1); keep one (which "
+        "copy holds the data cannot be known)"),
     "more fields than the header": (
         "x.csv", "arrival_s,input_tokens,output_tokens\n0,100,10,5,6\n0.5,5,20\n",
         "row 1: has 5 fields where the header has 3 (file line 2); fix the separators or "
@@ -224,3 +224,10 @@ def test_mooncake_line_without_hash_ids(tmp_path):
         load_trace(path)
     assert str(info.value) == (f"{path}: row 2, column 'hash_ids': missing hash_ids; write [] "
                                "for a request with no prefix blocks (file line 2)")
+
+
+def test_blank_header_cells_are_no_duplicate_names(tmp_path):
+    """A spreadsheet export's trailing commas give blank header cells: not a repeated name."""
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,,\n0,3,4,,\n1,5,6,,\n")
+    assert len(load_trace(path)) == 2

@@ -76,7 +76,7 @@ def claim_out_dir(out: Path, kind: str) -> None:
     if not out.is_dir():
         return
     held = [k for k, marker in FOLDER_MARKERS.items() if (out / marker).is_file()]
-    if kind == "plan" or "plan" in held:  # a plan's folder holds a run's files too
+    if "plan" in held:  # a plan's folder holds its planned run's files too
         held = [k for k in held if k != "run"]
     other = next((k for k in held if k != kind), None)
     if other is not None:

@@ -327,6 +327,8 @@ def _group_names(group: str, moe_layer: int) -> list[str]:
 
 
 def _any_match(patterns, group: str, moe_layer: int) -> bool:
+    if isinstance(patterns, str):  # one module name written without its list
+        patterns = [patterns]
     names = _group_names(group, moe_layer)
     return any(_matches(str(p), n) for p in patterns or () for n in names)
 
@@ -408,10 +410,18 @@ def _uniform(fmt, skip, dense_layers: int, groups=_LINEAR_GROUPS):
     return tuple((g, *fmt) for g in groups if not _any_match(skip, g, dense_layers))
 
 
+PER_CHANNEL = 1 << 16
+"""The group size a per-channel scale is read as (``group_size: -1``, GPTQ's and vLLM's way of
+saying one scale per output channel): its scale bytes are negligible."""
+
+
 def _group_size(path: Path, key: str, value: Any) -> int:
-    """A quantisation group size: a whole number from 1 to 65,536 (absent or null: 128)."""
+    """A quantisation group size: a whole number from 1 to 65,536 (absent or null: 128; -1:
+    per channel)."""
     if value is None:
         return 128
+    if value == -1 and not isinstance(value, bool):
+        return PER_CHANNEL
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 16:
         raise TiersimError(f"{path}: key {key!r}: must be a whole number of weights from 1 to "
                            f"65536 (got {value!r})")
@@ -420,11 +430,10 @@ def _group_size(path: Path, key: str, value: Any) -> int:
 
 def _ct_format(path: Path, weights: dict) -> tuple[str, float]:
     """The format of one compressed-tensors weight scheme."""
-    bits, kind = weights.get("num_bits"), weights.get("type")
-    size = _group_size(path, "quantization_config.config_groups.weights.group_size",
-                       weights.get("group_size"))
-    if bits == 4 and kind == "int":
-        return _fmt("w4a16", size)
+    bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
+    if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
+        return _fmt("w4a16", _group_size(
+            path, "quantization_config.config_groups.weights.group_size", size))
     if bits == 4 and kind == "float" and size == 16:
         return _fmt("nvfp4")
     if bits == 8 and kind == "float":
@@ -461,7 +470,9 @@ def _modelopt_fmt(path: Path, spec: dict) -> tuple[str, float]:
             f"{path}: key 'quant_algo': {algo!r} is not a format tiersim models; "
             f"supported: {', '.join(_MODELOPT_ALGOS)}, MIXED_PRECISION"
         )
-    return _fmt(_MODELOPT_ALGOS[algo], _group_size(path, "group_size", spec.get("group_size")))
+    fmt = _MODELOPT_ALGOS[algo]
+    size = _group_size(path, "group_size", spec.get("group_size")) if fmt == "w4a16" else 128
+    return _fmt(fmt, size)
 
 
 def _modelopt(path: Path, quant: dict, dense_layers: int):

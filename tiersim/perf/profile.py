@@ -527,9 +527,9 @@ def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
     """Validate a parsed profile document and build a :class:`Profile`."""
     if not isinstance(raw, dict):
         raise ProfileError(f"{path}: top level must be a JSON object")
-    _unknown_field(raw, PROFILE_FIELDS, path)
     if raw.get("schema") != SCHEMA:
         raise ProfileError(f"{path}: schema: expected {SCHEMA!r}, got {raw.get('schema')!r}")
+    _unknown_field(raw, PROFILE_FIELDS, path)
     for name in ("name", "gpu"):
         if not isinstance(raw.get(name), str) or not raw[name]:
             raise ProfileError(f"{path}: {name}: must be a non-empty string")

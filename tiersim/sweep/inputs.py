@@ -1,57 +1,60 @@
-"""The files a scenario reads, digested: a sweep never resumes over inputs that changed.
+"""The files one sweep point reads, digested: a point is never kept over inputs that changed.
 
-A sweep's points are tied to their scenario text by ``base_digest``; the trace, model configs
-and profile that text names are files whose content can change under the same name. This module
-finds them (every string of the scenario, sweep map included, that names an existing file
-beside the scenario, under the working folder, or bundled; a model folder's ``config.json`` and
-the ``hf_quant_config.json`` beside it; the profile shipped for each GPU the scenario runs on
-when it names none) and digests their content, keyed by the text that names them, so moving
-the whole folder does not change the digest and editing one file does.
+A point is tied to its scenario text by ``base_digest``; the trace, model configs and profile
+that text names are files whose content can change under the same name. For each point this
+resolves exactly the fields a run reads, the way the run resolves them (the trace beside the
+scenario, then bundled; a model that is not a catalogue name as a config path, beside the
+scenario first, with the ``hf_quant_config.json`` next to it; the profile as a path, then
+bundled, or the profile shipped for the point's GPU when it names none), and digests their
+content. The map is keyed by the field (``trace``, ``tiers[1].model``, ``profile`` ...), so
+moving the folder does not change it and editing one file does. A file that cannot be read is
+left out: the run itself reports it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tiersim.errors import TiersimError
 from tiersim.outputs import file_sha256
-from tiersim.paths import find_bundled
+from tiersim.paths import find_bundled, resolve_trace_path
 
-MAX_NAME = 4096
-"""Longest string considered as a file name."""
 WHOLE_FILE_BYTES = 1 << 30
 """Files up to this size are hashed whole; a larger one by size, mtime and its first and last
-MiB (a multi-GB trace is not re-read at every resume)."""
+MiB (a multi-GB trace is not re-read for every point: a ``touch`` counts as a change)."""
 _EDGE = 1 << 20
+_DIGESTS: dict[tuple[str, int, int], str] = {}
 
 
-def input_digests(doc: dict[str, Any], source: str) -> dict[str, str]:
-    """``{name as written: content digest}`` of every file ``doc`` reads (see module doc)."""
-    folder = Path(source).parent if Path(source).is_file() else Path.cwd()
+def point_inputs(doc: dict[str, Any], source: str) -> dict[str, str]:
+    """``{field: content digest}`` of the files a run of ``doc`` reads (see module doc)."""
+    folder = Path(source).parent if Path(source).is_file() else None
     out: dict[str, str] = {}
-    for name in sorted(set(_strings(doc))):
-        for path in _files_named(name, folder):
-            out[name if path.name == Path(name).name else f"{name}:{path.name}"] = \
-                file_digest(path)
-    for gpu, profile in _default_profiles(doc).items():
-        out[f"<default profile on {gpu}>"] = file_digest(profile)
+    for field, path in _fields(doc, folder):
+        try:
+            out[field] = file_digest(path)
+        except OSError:
+            continue  # unreadable: the run says so, one line
     return out
 
 
-def inputs_digest(digests: dict[str, str]) -> str:
-    """One digest of :func:`input_digests`' map."""
-    text = "\n".join(f"{k}={v}" for k, v in sorted(digests.items()))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def file_digest(path: Path) -> str:
-    """The content digest of ``path`` (whole file, or size + mtime + edges when huge)."""
-    size = path.stat().st_size
+    """The content digest of ``path`` (whole file, or size + mtime + edges when huge); one
+    hash per file version per process."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = _digest(path, stat.st_size, stat.st_mtime_ns)
+    return _DIGESTS[key]
+
+
+def _digest(path: Path, size: int, mtime_ns: int) -> str:
     if size <= WHOLE_FILE_BYTES:
         return file_sha256(path)[:16]
-    digest = hashlib.sha256(f"{size}:{path.stat().st_mtime_ns}".encode())
+    digest = hashlib.sha256(f"{size}:{mtime_ns}".encode())
     with open(path, "rb") as handle:
         digest.update(handle.read(_EDGE))
         handle.seek(size - _EDGE)
@@ -59,62 +62,66 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _strings(node: Any) -> Iterator[str]:
-    """Every string value in a nested dict/list (keys excluded)."""
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-    elif isinstance(node, str) and 0 < len(node) <= MAX_NAME and "\n" not in node:
-        yield node
+def _fields(doc: dict[str, Any], folder: Path | None) -> list[tuple[str, Path]]:
+    """``(field, file)`` for each file input of ``doc`` that resolves to a file."""
+    found: list[tuple[str, Path]] = []
+    trace = doc.get("trace")
+    if isinstance(trace, dict) and isinstance(trace.get("path"), str):
+        with contextlib.suppress(TiersimError, OSError, ValueError):  # the run reports it
+            found.append(("trace", resolve_trace_path(trace["path"], folder)))
+    found += _model("model", doc.get("model"), folder)
+    tiers = doc.get("tiers") if isinstance(doc.get("tiers"), list) else []
+    for i, tier in enumerate(t for t in tiers if isinstance(t, dict)):
+        found += _model(f"tiers[{i}].model", tier.get("model"), folder)
+        spec = tier.get("speculative")
+        if isinstance(spec, dict):
+            found += _model(f"tiers[{i}].speculative.draft_model", spec.get("draft_model"),
+                            folder)
+    profile = _profile(doc)
+    if profile is not None:
+        found.append(("profile", profile))
+    return found
 
 
-def _files_named(name: str, folder: Path) -> list[Path]:
-    """The existing files ``name`` names (a config folder gives its config JSONs)."""
+def _model(field: str, name: Any, folder: Path | None) -> list[tuple[str, Path]]:
+    """A model field's config file (and NVIDIA's quant config beside it); none for a catalogue
+    name, as :func:`tiersim.hardware.get_model` reads it."""
+    from tiersim.hardware.models import MODELS, _catalogue_key
+
+    if not isinstance(name, str) or not name or _catalogue_key(name) in MODELS:
+        return []
     try:
         path = Path(name).expanduser()
-        candidates = [path] if path.is_absolute() else [folder / path, Path.cwd() / path]
-        candidates += [p for kind in ("traces", "profiles")
-                       if (p := find_bundled(kind, name)) is not None]
-        for candidate in candidates:
-            if candidate.is_dir() and (candidate / "config.json").is_file():
-                candidate = candidate / "config.json"
-            if candidate.is_file():
-                return [candidate, *_quant_sidecar(candidate)]
-    except (OSError, ValueError):  # a name no file system accepts is no file
+        looks_like_path = path.suffix == ".json" or len(path.parts) > 1
+        if looks_like_path and not path.is_absolute() and folder is not None and \
+                (folder / path).exists():
+            path = folder / path  # as Scenario._resolve: beside the scenario first
+        if path.is_dir():
+            path = path / "config.json"
+        if not path.is_file():
+            return []
+    except (OSError, ValueError):
         return []
-    return []
+    side = path.with_name(path.name.removesuffix("config.json") + "hf_quant_config.json")
+    pairs = [(field, path)]
+    if path.name.endswith("config.json") and side != path and side.is_file():
+        pairs.append((f"{field}:hf_quant_config.json", side))
+    return pairs
 
 
-def _quant_sidecar(config: Path) -> list[Path]:
-    """NVIDIA's ``hf_quant_config.json`` beside a model config, which the config reader reads."""
-    if not config.name.endswith("config.json") or config.name.endswith("hf_quant_config.json"):
-        return []
-    side = config.with_name(config.name.removesuffix("config.json") + "hf_quant_config.json")
-    return [side] if side.is_file() else []
-
-
-def _default_profiles(doc: dict[str, Any]) -> dict[str, Path]:
-    """The shipped profile of each GPU the scenario (or its sweep) runs on, when it names no
-    profile (a tiersim upgrade that changes it changes the results)."""
-    if "profile" in doc:
-        return {}
-    from tiersim.errors import TiersimError
+def _profile(doc: dict[str, Any]) -> Path | None:
+    """The profile file a run of ``doc`` reads (as :func:`tiersim.perf.resolve_profile`: a
+    path, then a bundled name; the GPU's shipped one when the scenario names none)."""
     from tiersim.perf import default_profile_name
 
-    gpus = [doc.get("gpu") or "H200"]
-    sweep = doc.get("sweep") if isinstance(doc.get("sweep"), dict) else {}
-    if isinstance(sweep.get("gpu"), list):
-        gpus += sweep["gpu"]
-    out = {}
-    for gpu in gpus:
-        try:
-            name = default_profile_name(str(gpu))
-        except TiersimError:
-            continue  # the scenario check names the unknown GPU
-        path = find_bundled("profiles", name) if name else None
-        if path is not None:
-            out[str(gpu)] = path
-    return out
+    try:
+        if "profile" not in doc:
+            name = default_profile_name(str(doc.get("gpu") or "H200"))
+            return None if name is None else find_bundled("profiles", name)
+        name = doc["profile"]
+        if not isinstance(name, str) or not name:
+            return None
+        path = Path(name).expanduser()
+        return path if path.is_file() else find_bundled("profiles", name)
+    except (TiersimError, OSError, ValueError):
+        return None

@@ -17,6 +17,7 @@ from typing import Any
 
 from tiersim.sweep.atomic import write_point
 from tiersim.sweep.axes import Point
+from tiersim.sweep.inputs import point_inputs
 
 PointRunner = Callable[[dict, str], dict]
 Validator = Callable[[dict, str], object]
@@ -86,6 +87,7 @@ def execute(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"point_id": task.point.id, "index": task.point.index,
                               "values": task.point.values, "started": started,
                               **(task.digests or {})}
+    record["inputs"] = point_inputs(task.doc, task.source)
     try:
         record["summary"] = task.runner(task.doc, task.source)
         record["status"] = "ok"

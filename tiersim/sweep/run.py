@@ -20,7 +20,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from tiersim.errors import ScenarioError, TiersimError
 from tiersim.outputs import claim_out_dir
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
-from tiersim.sweep.inputs import input_digests, inputs_digest
+from tiersim.sweep.inputs import point_inputs
 from tiersim.sweep.points import (
     PointRunner,
     Task,
@@ -95,8 +95,6 @@ class SweepPlan:
     source: str
     axes: list[str]
     points: list[ax.Point]
-    inputs: dict[str, str] = field(default_factory=dict)
-    """``{name: content digest}`` of the files the scenario reads (:mod:`.inputs`)."""
 
 
 def _deepest(doc: dict[str, Any], path: str) -> str:
@@ -112,22 +110,45 @@ def _deepest(doc: dict[str, Any], path: str) -> str:
     return f"under {'.'.join(walked) or '<top>'!r}: {ax.describe(node)}"
 
 
+TRIES_PER_VALUE = 16
+"""Grid points tried before an axis value no point accepts is refused up front."""
+
+
 def check_axes(plan: SweepPlan, validator: Validator | None) -> None:
-    """Fail fast, before any point runs, on an axis path or an axis value the scenario does not
-    accept: every value of every axis is tried on the base scenario (a YAML boolean where a
-    number goes, a replica count of 0 ...), so a grid never half-runs into a value that cannot."""
+    """Fail fast, before any point runs, on an axis path the scenario does not have, or an axis
+    value no grid point accepts (tried in up to :data:`TRIES_PER_VALUE` points that hold it,
+    all their values applied): a YAML boolean where a number goes can never run. A value some
+    point accepts stays; a combination that does not fit (a big model on one GPU) is a point
+    that fails when it runs, named with the others, as before."""
+    ok: set[str] = set()
     for path in plan.axes:
         values = _distinct(p.values[path] for p in plan.points)
         for value in values:
-            doc = ax.apply(plan.base, {path: value}, plan.source)
+            holding = [p for p in plan.points if _same(p.values[path], value)]
+            doc = ax.apply(plan.base, holding[0].values, plan.source)
             if validator is None:
                 break
-            try:
-                validator(doc, plan.source)
-            except TiersimError as error:
-                message = str(error).removeprefix(f"{plan.source}: ")
+            first_error = None
+            for point in holding[:TRIES_PER_VALUE]:
+                if point.id in ok:
+                    break
+                try:
+                    validator(doc if point is holding[0] else
+                              ax.apply(plan.base, point.values, plan.source), plan.source)
+                except TiersimError as error:
+                    first_error = first_error or error
+                    continue
+                ok.add(point.id)
+                break
+            else:
+                message = str(first_error).removeprefix(f"{plan.source}: ")
                 where = _deepest(plan.base, path) if value is values[0] else f"value {value!r}"
-                raise ax.SweepError(plan.source, path, f"{message} ({where})") from error
+                raise ax.SweepError(plan.source, path, f"{message} ({where})") from first_error
+
+
+def _same(a, b) -> bool:
+    """Equal and of one type (``True`` is not ``1`` here)."""
+    return type(a) is type(b) and a == b
 
 
 def _distinct(values) -> list:
@@ -168,7 +189,7 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     sweep_map = base.get("sweep") or {}
     limit = max_points if max_points is not None else max_points_of(base, source)
     points = ax.expand(sweep_map, source, limit)
-    plan = SweepPlan(base, source, ax.axis_names(sweep_map), points, input_digests(base, source))
+    plan = SweepPlan(base, source, ax.axis_names(sweep_map), points)
     ax.no_field_twice(base, plan.axes, source)
     check_axes(plan, validator)
     return plan
@@ -203,9 +224,10 @@ def runner_name(runner: PointRunner) -> str:
 
 def digests(plan: SweepPlan, runner: PointRunner = default_runner) -> dict[str, str]:
     """What every point record carries to tie it to its scenario: the scenario text without
-    and with its sweep map, the content of the files it reads, and how its savings are made."""
+    and with its sweep map, and how its savings are made (the worker adds the digests of the
+    files the point read, :func:`tiersim.sweep.inputs.point_inputs`)."""
     return {"base_digest": base_digest(plan.base), "sweep_digest": sweep_digest(plan.base),
-            "inputs_digest": inputs_digest(plan.inputs), "runner": runner_name(runner)}
+            "runner": runner_name(runner)}
 
 
 def _different_base(out: Path) -> TiersimError:
@@ -227,20 +249,31 @@ def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, An
     old_manifest = _read_manifest(out) if records else {}
     if old_manifest.get("base_digest", want["base_digest"]) != want["base_digest"]:
         raise _different_base(out)
-    if any(r.get("inputs_digest", want["inputs_digest"]) != want["inputs_digest"]
-           for r in records.values()):
-        old = old_manifest.get("inputs") or {}
-        changed = sorted(k for k in set(old) | set(plan.inputs) if old.get(k) !=
-                         plan.inputs.get(k)) or ["an input file"]
-        raise TiersimError(f"{out}: holds a sweep of this scenario over other input files "
-                           f"({', '.join(changed[:3])} changed since); use a new --out folder, "
-                           f"or delete {out / 'points'} to start over")
+    _check_same_inputs(out, plan, records)
     ran = {r["runner"] for r in records.values() if r.get("runner")} - {want["runner"]}
     if ran:
         old = RUNNER_WORDS.get(min(ran), min(ran))
         raise TiersimError(f"{out}: holds sweep points run {old}; this run is "
                            f"{RUNNER_WORDS.get(want['runner'], want['runner'])}, and one table "
                            "must not mix the two; rerun it as before, or use a new --out folder")
+
+
+def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
+    """Refuse to keep a finished point whose input files (its trace, model configs, profile)
+    changed under the same names since it ran; a failed point is simply rerun, and a point
+    stored before points recorded their inputs is not held to it."""
+    wanted = {p.id: p for p in plan.points}
+    for point_id, record in records.items():
+        if record.get("status") != "ok" or "inputs" not in record or point_id not in wanted:
+            continue
+        doc = ax.apply(plan.base, wanted[point_id].values, plan.source)
+        now, then = point_inputs(doc, plan.source), record["inputs"] or {}
+        changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k))
+        if changed:
+            raise TiersimError(f"{out}: holds sweep points run over other input files "
+                               f"({', '.join(changed[:3])} of point {point_id} changed since "
+                               f"it ran); use a new --out folder, or delete {out / 'points'} "
+                               "to start over")
 
 
 def _read_manifest(out: Path) -> dict[str, Any]:
@@ -257,7 +290,6 @@ def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_ru
     write_text_atomic(out / "scenario.yaml", yaml.safe_dump(plan.base, sort_keys=False))
     write_json_atomic(out / "sweep.json", {
         "source": plan.source, "axes": plan.axes, **digests(plan, runner),
-        "inputs": plan.inputs,
         "points": [{"point_id": p.id, "index": p.index, "values": p.values}
                    for p in plan.points]})
 

@@ -109,7 +109,7 @@ def _uniform_columns(frame: pd.DataFrame) -> pd.DataFrame:
         if frame[column].dtype != object:
             continue
         kinds = {type(v) for v in frame[column] if v is not None and v == v}
-        numeric = kinds <= {int, float, bool}
+        numeric = kinds <= {int, float}  # a bool beside numbers is text: Arrow refuses the mix
         if len(kinds) > 1 and not numeric:
             frame[column] = frame[column].map(lambda v: None if v is None else str(v))
     return frame

@@ -158,9 +158,11 @@ def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
         df, src = _read_jsonl(p), Source(str(path), 0)
     else:
         df, src = _read_csv(p), Source(str(path), 1)
-    names = _csv_header(p) if kind not in ("parquet", "jsonl") else list(df.columns)
+    csv_file = kind not in ("parquet", "jsonl")
+    names = _csv_header(p) if csv_file else list(df.columns)
     df.columns = [str(c).strip() for c in df.columns]
-    _no_duplicate_columns([str(c).strip() for c in names], src)
+    _no_duplicate_columns([str(c).strip() for c in names], src,
+                          " (the header, file line 1)" if csv_file else "")
     return df, src
 
 
@@ -170,14 +172,16 @@ def _csv_header(p: Path) -> list[str]:
         return next(csv.reader(handle), [])
 
 
-def _no_duplicate_columns(names: list[str], src: Source) -> None:
-    """Refuse a column named twice: which copy is meant cannot be known."""
+def _no_duplicate_columns(names: list[str], src: Source, where: str = "") -> None:
+    """Refuse a column named twice: which copy is meant cannot be known (blank header cells,
+    as spreadsheets export trailing commas, are no names)."""
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise src.error(f"names the column {name!r} twice; keep one (which copy holds the "
-                            "data cannot be known)", None, None)
-        seen.add(name)
+            raise src.error(f"names the column {name!r} twice{where}; keep one (which copy "
+                            "holds the data cannot be known)", None, None)
+        if name:
+            seen.add(name)
 
 
 def _read_parquet(p: Path) -> pd.DataFrame:
