@@ -500,8 +500,9 @@ def test_shipped_with_merges_a_systems_models_into_the_shipped_ones():
 
 
 def test_a_b200_row_replays_on_nvidias_native_fp4_tables():
-    """A B200 NVFP4 row: its experts read the native NVFP4 MoE table (FlashInfer), every table
-    is measured, and the same server is faster than on H200's Marlin proxy."""
+    """A B200 NVFP4 row: its experts read the native NVFP4 MoE table (FlashInfer) and every
+    table is measured."""
+    pytest.importorskip("aiconfigurator_core")  # NVIDIA's NVFP4 config of MiniMax ships there
     row = make_row(system="b200_sxm", model_path="MiniMaxAI/MiniMax-M2.5", precision="fp4",
                    gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", tp_size=4, batch_size=8)
     case = fs.case_of(row)
