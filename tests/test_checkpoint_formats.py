@@ -223,3 +223,16 @@ def test_per_channel_int4_and_a_bare_ignore_name_read_as_meant(tmp_path):
     fp8 = {"quant_method": "fp8", "ignored_layers": "mlp.gate"}  # a string: the router only
     model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": fp8}))
     assert set(_formats(model)) == {"attention", "experts"}
+
+
+def test_the_context_is_read_from_max_position_embeddings(tmp_path):
+    from tiersim.fleet import limits
+
+    model = load_hf_config(_write(tmp_path, {**BASE, "max_position_embeddings": 32768}))
+    assert model.max_context == 32768
+    assert load_hf_config(_write(tmp_path, BASE)).max_context == 0  # not given: no limit
+    assert get_model("Llama-3.1-8B").max_context == 131072
+    from tiersim.scenario import TierConfig
+
+    tier = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0)
+    assert limits(tier, "llama-3.1-8b").max_model_len == 131072

@@ -133,6 +133,15 @@ def test_request_that_never_fits_is_dropped_and_reported():
     assert np.isnan(res.finish_s[0]) and not np.isnan(res.finish_s[1])
 
 
+def test_request_longer_than_the_models_context_is_dropped_even_when_kv_would_hold_it():
+    """vLLM rejects prompt + output above max_model_len; the engine drops such a request."""
+    work = Workload(np.array([0.0, 0.1, 0.2]), np.array([300, 290, 10]), np.array([5, 10, 5]),
+                    np.array([0, 0, 0]))
+    res = simulate([make_tier(num_blocks=400, max_model_len=300)], work)
+    assert res.dropped.tolist() == [True, False, False]  # 305 > 300; 300 is the limit itself
+    assert simulate([make_tier(num_blocks=400)], work).dropped.tolist() == [False] * 3
+
+
 def test_scheduler_steps_by_hand():
     """Prefill then decode: the first token ends the prefill step, one token per step after."""
     sched = ReplicaScheduler(SchedulerLimits(max_num_seqs=4, max_num_batched_tokens=64), 100)

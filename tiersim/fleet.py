@@ -117,14 +117,17 @@ def parallel(tier: TierConfig) -> tuple[int, int, int]:
     return tier.tensor_parallel, tier.data_parallel, ep
 
 
-def limits(tier: TierConfig) -> SchedulerLimits:
-    """The engine's scheduler limits of one tier (vLLM's names, from ``tier.scheduler``)."""
+def limits(tier: TierConfig, model_ref: str | None = None) -> SchedulerLimits:
+    """The engine's scheduler limits of one tier (vLLM's names, from ``tier.scheduler``); with
+    ``model_ref``, its context as ``max_model_len`` (a longer request is dropped, as vLLM
+    rejects it)."""
     sched = tier.scheduler
     return SchedulerLimits(
         max_num_seqs=sched.max_num_seqs, max_num_batched_tokens=sched.max_num_batched_tokens,
         block_size=sched.block_size, watermark=sched.watermark,
         enable_prefix_caching=sched.enable_prefix_caching,
         prefix_cache_fraction=sched.prefix_cache_fraction,
+        max_model_len=get_model(model_ref).max_context if model_ref else 0,
     )
 
 
@@ -202,7 +205,8 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
     """One tier built: step model, KV blocks and limits."""
     return BuiltTier(config=tier, step_model=step_model(scenario, tier),
                      num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier),
-                     limits=with_offload(limits(tier), scenario.tier_model_ref(tier), tier),
+                     limits=with_offload(limits(tier, scenario.tier_model_ref(tier)),
+                                         scenario.tier_model_ref(tier), tier),
                      spec_decoding=spec_decoding(scenario, tier),
                      disagg=disagg(scenario.tier_model_ref(tier), tier),
                      lockstep=lockstep(scenario.tier_model_ref(tier), tier))

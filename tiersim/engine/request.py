@@ -28,7 +28,9 @@ class SchedulerLimits:
     ``prefix_cache_fraction`` of the replica's KV capacity (in tokens), counted in hash blocks.
     ``kv_levels`` are offload stores beneath it (host DRAM, SSD; :mod:`tiersim.engine.kv_levels`),
     top first, whose blocks are ``kv_bytes_per_token`` x hash block tokens; ``kv_overlap``
-    overlaps their transfers with the step's compute layer by layer.
+    overlaps their transfers with the step's compute layer by layer. ``max_model_len``: the
+    longest prompt + output a request may have (vLLM rejects a longer one; here it is dropped);
+    0: no limit.
     """
 
     max_num_seqs: int = 256
@@ -40,6 +42,7 @@ class SchedulerLimits:
     kv_levels: tuple[KVLevel, ...] = ()
     kv_overlap: bool = True
     kv_bytes_per_token: float = 0.0
+    max_model_len: int = 0
 
     def __post_init__(self) -> None:
         if self.kv_levels and self.kv_bytes_per_token <= 0:

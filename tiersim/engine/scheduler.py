@@ -135,7 +135,11 @@ class ReplicaScheduler(ReplicaQueues):
 
     # ---- queries -------------------------------------------------------------------------
     def fits(self, prompt: int, output: int) -> bool:
-        """Whether a request of this size can ever run here (alone, above the watermark)."""
+        """Whether a request of this size can ever run here (alone, above the watermark, and
+        within the model's context)."""
+        longest = self.limits.max_model_len
+        if longest and prompt + output > longest:
+            return False
         return _ceil_div(prompt + output, self.bs) <= self.num_blocks - self.watermark_blocks
 
     # ---- the contract --------------------------------------------------------------------

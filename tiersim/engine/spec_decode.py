@@ -155,7 +155,11 @@ class SpecScheduler(ReplicaQueues):
 
     # ---- queries -------------------------------------------------------------------------
     def fits(self, prompt: int, output: int) -> bool:
-        """Whether a request (with its draft slots) can ever run here alone."""
+        """Whether a request (with its draft slots) can ever run here alone, within the
+        model's context."""
+        longest = self.limits.max_model_len
+        if longest and prompt + output > longest:
+            return False
         need = _ceil_div(prompt + output + self.spec.k, self.bs)
         return need <= self.num_blocks - self.watermark_blocks
 

@@ -41,6 +41,8 @@ class ModelArch:
     sliding_window / sliding_layers: how many layers attend only to the last
         ``sliding_window`` tokens (gpt-oss alternates them); 0 when all attention is full.
     source: "catalogue" or the config.json path it was read from.
+    max_context: the longest sequence (prompt + output) the model serves, its config's
+        ``max_position_embeddings`` (vLLM's default ``max_model_len``); 0: not known, no limit.
     """
 
     name: str
@@ -69,6 +71,7 @@ class ModelArch:
     checkpoint: tuple[tuple[str, str, float], ...] = ()
     mtp_layers: int = 0
     kv_cache: str = ""
+    max_context: int = 0
 
     @property
     def is_moe(self) -> bool:

@@ -148,6 +148,7 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
         "kv_heads": kv_heads,
         "head_dim": cfg.int("head_dim", hidden // heads),
         "vocab": cfg.int("vocab_size"),
+        "max_context": cfg.count("max_position_embeddings"),
         "tie_embeddings": bool(cfg.data.get("tie_word_embeddings", False)),
         "source": str(cfg.path),
     }

@@ -10,6 +10,9 @@ Qwen3-MoE or gpt-oss model can be named by its Hugging Face ``config.json``
   vocabulary 151,936, untied embeddings. 30.5 B parameters, 61.1 GB in BF16.
 - meta-llama/Llama-3.1-8B: 32 layers, hidden 4096, 32/8 heads of 128, MLP 14,336, vocab 128,256.
 - meta-llama/Llama-3.1-70B: 80 layers, hidden 8192, 64/8 heads of 128, MLP 28,672, vocab 128,256.
+
+Context (``max_position_embeddings``): Qwen3-Coder-30B-A3B 262,144; Qwen3-30B-A3B 40,960 (the
+2507 releases, which share this name, read 262,144: name their config.json); Llama-3.1 131,072.
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ _QWEN3_30B_A3B = ModelArch(
     expert_intermediate=768,
     top_k=8,
     qk_norm=True,
+    max_context=262144,
 )
 
 MODELS: dict[str, ModelArch] = {
     "qwen3-coder-30b-a3b": _QWEN3_30B_A3B,
-    "qwen3-30b-a3b": dataclasses.replace(_QWEN3_30B_A3B, name="Qwen3-30B-A3B"),
+    "qwen3-30b-a3b": dataclasses.replace(_QWEN3_30B_A3B, name="Qwen3-30B-A3B", max_context=40960),
     "llama-3.1-8b": ModelArch(
         name="Llama-3.1-8B",
         layers=32,
@@ -50,6 +54,7 @@ MODELS: dict[str, ModelArch] = {
         head_dim=128,
         vocab=128256,
         intermediate=14336,
+        max_context=131072,
     ),
     "llama-3.1-70b": ModelArch(
         name="Llama-3.1-70B",
@@ -60,6 +65,7 @@ MODELS: dict[str, ModelArch] = {
         head_dim=128,
         vocab=128256,
         intermediate=28672,
+        max_context=131072,
     ),
 }
 
