@@ -236,3 +236,10 @@ def test_the_context_is_read_from_max_position_embeddings(tmp_path):
 
     tier = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0)
     assert limits(tier, "llama-3.1-8b").max_model_len == 131072
+    capped = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0,
+                        scheduler={"max_model_len": 8192})
+    assert limits(capped, "llama-3.1-8b").max_model_len == 8192  # vLLM's --max-model-len
+    above = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0,
+                       scheduler={"max_model_len": 10**6})
+    assert limits(above, "llama-3.1-8b").max_model_len == 131072  # never above the context
+    assert limits(above, str(_write(tmp_path, BASE))).max_model_len == 10**6  # none known

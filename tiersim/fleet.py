@@ -127,8 +127,17 @@ def limits(tier: TierConfig, model_ref: str | None = None) -> SchedulerLimits:
         block_size=sched.block_size, watermark=sched.watermark,
         enable_prefix_caching=sched.enable_prefix_caching,
         prefix_cache_fraction=sched.prefix_cache_fraction,
-        max_model_len=get_model(model_ref).max_context if model_ref else 0,
+        max_model_len=_max_model_len(sched.max_model_len,
+                                     get_model(model_ref).max_context if model_ref else 0),
     )
+
+
+def _max_model_len(asked: int | None, context: int) -> int:
+    """The tier's ``max_model_len``: the one asked for, capped at the model's context (vLLM
+    refuses a longer one); 0 (no limit) where neither is known."""
+    if asked is None:
+        return context
+    return min(asked, context) if context else asked
 
 
 def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> SchedulerLimits:

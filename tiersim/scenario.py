@@ -111,6 +111,10 @@ class SchedulerConfig(_Strict):
         "cache, top first (needs enable_prefix_caching)")
     kv_offload_overlap: bool = Field(default=True, description="load offloaded KV layer by "
                                      "layer beneath the step's compute")
+    max_model_len: int | None = Field(
+        default=None, ge=1, le=100_000_000, description="longest prompt + output a request may "
+        "have, as vLLM's --max-model-len (a longer one is dropped); default: the model's context "
+        "(its config's max_position_embeddings), never above it")
 
     @model_validator(mode="after")
     def _offload_needs_caching(self) -> SchedulerConfig:
