@@ -101,6 +101,12 @@ class ReplicaQueues:
         self.peak_blocks = 0
         self.cache: PrefixCache | None = replica_cache(limits, num_blocks, hash_block_tokens)
 
+    def too_long(self, prompt: int, output: int) -> bool:
+        """Whether prompt + output exceeds the model's context (``limits.max_model_len``; 0:
+        no limit), which vLLM rejects."""
+        longest = self.limits.max_model_len
+        return bool(longest) and prompt + output > longest
+
     def idle(self) -> bool:
         """No request waiting or running."""
         return not self.running and not self.waiting
@@ -137,8 +143,7 @@ class ReplicaScheduler(ReplicaQueues):
     def fits(self, prompt: int, output: int) -> bool:
         """Whether a request of this size can ever run here (alone, above the watermark, and
         within the model's context)."""
-        longest = self.limits.max_model_len
-        if longest and prompt + output > longest:
+        if self.too_long(prompt, output):
             return False
         return _ceil_div(prompt + output, self.bs) <= self.num_blocks - self.watermark_blocks
 

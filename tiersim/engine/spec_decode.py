@@ -157,8 +157,7 @@ class SpecScheduler(ReplicaQueues):
     def fits(self, prompt: int, output: int) -> bool:
         """Whether a request (with its draft slots) can ever run here alone, within the
         model's context."""
-        longest = self.limits.max_model_len
-        if longest and prompt + output > longest:
+        if self.too_long(prompt, output):
             return False
         need = _ceil_div(prompt + output + self.spec.k, self.bs)
         return need <= self.num_blocks - self.watermark_blocks

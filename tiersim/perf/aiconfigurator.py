@@ -480,9 +480,10 @@ class Importer:
         except TiersimError:  # a table dtype that is no scenario precision
             return precision in gpu.native
 
-    def _moe_proxy(self, precision: str) -> str:
-        """The note of a format measured through another format's rows ("" if none)."""
-        return "" if self._native(precision) else MOE_PROXIES.get(precision, "")
+    def _with_proxy(self, note: str, precision: str) -> str:
+        """``note`` plus, for a format measured through another format's rows, why."""
+        proxy = "" if self._native(precision) else MOE_PROXIES.get(precision, "")
+        return f"{note}; {proxy}" if proxy else note
 
     def gemm(self, precision: str, n: int, k: int) -> Table | None:
         """The ``gemm`` table at ``n x k``, or ``None`` where the data has no such precision."""
@@ -527,8 +528,7 @@ class Importer:
                 continue
             tokens, lat, kernel = found
             note = f"{dtype}, {MOE_DISTRIBUTION} routing"
-            if self._moe_proxy(precision):
-                note += f"; {self._moe_proxy(precision)}"
+            note = self._with_proxy(note, precision)
             if i > 0:
                 note += f"; from an older {self.engine} folder (newer ones lack this shape)"
             return _table(
@@ -545,8 +545,7 @@ class Importer:
                         f"scaled by {tp0}/{tp} (no tp={tp} rows)")
                 if source is not sources[0]:
                     note += f"; from an older {self.engine} folder (newer ones lack this shape)"
-                if self._moe_proxy(precision):
-                    note += f"; {self._moe_proxy(precision)}"
+                note = self._with_proxy(note, precision)
                 return _table("moe", precision, key, {"tokens": tokens}, scaled, source,
                               self.aic, kernel, note)
         return self._moe_anchored(precision, dtype, model, tp, ep, key, sources[0])
@@ -579,8 +578,7 @@ class Importer:
         note = (f"{dtype}, {MOE_DISTRIBUTION} routing; shape not measured: nearest measured "
                 f"(hidden={hidden} inter={inter} experts={experts} top_k={top_k} tp={tp0} "
                 f"ep={ep0}) scaled by the roofline ratio of the two shapes")
-        if self._moe_proxy(precision):
-            note += f"; {self._moe_proxy(precision)}"
+        note = self._with_proxy(note, precision)
         return _table("moe", precision, key, {"tokens": tokens}, lat * ratio, source, self.aic,
                       kernel, note)
 

@@ -574,11 +574,7 @@ def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
         raise ProfileError(f"{where}: must be an object like {example}")
     numbers = []
     for name, default in (("value", None), ("per_layer_s", 0.0)):
-        value = raw.get(name, default)
-        if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
-            raise ProfileError(f"{where}.{name}: must be a number of seconds from 0 to "
-                               f"{MAX_SECONDS:g} (got {value!r})")
-        numbers.append(float(value))
+        numbers.append(_seconds(raw.get(name, default), f"{where}.{name}"))
     return numbers[0], numbers[1], _parse_source(raw.get("source"), f"{where}.source", True)
 
 
@@ -600,16 +596,20 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
                            f"(got {graph_max!r})")
     numbers = []
     for name in ("per_layer_s", "per_moe_layer_s"):
-        value = raw.get(name, 0.0)
-        if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
-            raise ProfileError(f"{where}.{name}: must be a number of seconds from 0 to "
-                               f"{MAX_SECONDS:g} (got {value!r})")
-        numbers.append(float(value))
+        numbers.append(_seconds(raw.get(name, 0.0), f"{where}.{name}"))
     value = raw.get("source")
     if not (isinstance(value, str) and value.startswith("fitted")) and value not in SOURCES:
         raise ProfileError(f"{where}.source: must be one of {', '.join(SOURCES)} or start with "
                            f"'fitted' (got {value!r})")
     return EagerCost(graph_max, numbers[0], numbers[1], value)
+
+
+def _seconds(value: Any, where: str) -> float:
+    """A number of seconds from 0 to :data:`MAX_SECONDS`, or one error line at ``where``."""
+    if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
+        raise ProfileError(f"{where}: must be a number of seconds from 0 to {MAX_SECONDS:g} "
+                           f"(got {value!r})")
+    return float(value)
 
 
 def _parse_source(value: Any, where: str, fitted: bool = False) -> str:
