@@ -307,13 +307,19 @@ class Scenario(_Strict):
 
     def _resolve(self, model: str) -> str:
         """A catalogue name as it is; a relative config.json path beside the scenario first."""
-        path = Path(model)
-        looks_like_path = path.suffix == ".json" or len(path.parts) > 1
-        if looks_like_path and not path.is_absolute() and Path(self._source).is_file():
-            beside = Path(self._source).parent / path
-            if beside.exists():
-                return str(beside)
-        return model
+        return resolve_model_ref(model, self._source)
+
+
+def resolve_model_ref(model: str, source: str) -> str:
+    """A scenario's model text as :func:`tiersim.hardware.get_model` should read it: a catalogue
+    name as it is; a relative config path beside the scenario file ``source`` first."""
+    path = Path(model)
+    looks_like_path = path.suffix == ".json" or len(path.parts) > 1
+    if looks_like_path and not path.is_absolute() and Path(source).is_file():
+        beside = Path(source).parent / path
+        if beside.exists():
+            return str(beside)
+    return model
 
 
 # ---------------------------------------------------------------------------------------------

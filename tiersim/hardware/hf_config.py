@@ -290,7 +290,7 @@ def _quant_of(path: Path, quant: Any, dense_layers: int) -> tuple[tuple, str]:
     except TiersimError:
         raise
     except (AttributeError, TypeError, ValueError, KeyError, IndexError, re.error) as exc:
-        side = _hf_quant_path(path)
+        side = hf_quant_path(path)
         where = (f"{path}: key 'quantization_config'" + (f" (or {side.name} beside it)"
                                                          if side.is_file() else ""))
         raise TiersimError(f"{where}: not in a layout tiersim reads ({type(exc).__name__}: "
@@ -301,7 +301,7 @@ def _quant_of(path: Path, quant: Any, dense_layers: int) -> tuple[tuple, str]:
 # --------------------------------------------------------------------------- weight formats
 
 
-def _hf_quant_path(path: Path) -> Path:
+def hf_quant_path(path: Path) -> Path:
     """NVIDIA's ``hf_quant_config.json`` beside ``path`` (same folder, or same stem)."""
     if path.name == "config.json":
         return path.with_name("hf_quant_config.json")
@@ -349,7 +349,7 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
     ModelOpt, the ``hf_quant_config.json`` beside ``path``. One :class:`TiersimError` line for a
     scheme tiersim cannot represent.
     """
-    side = _hf_quant_path(path)
+    side = hf_quant_path(path)
     quant = quant or {}
     method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else "?"
     if method.lower() in ("", "modelopt") and side.is_file():
@@ -388,7 +388,7 @@ def checkpoint_kv_cache(path: Path, quant: Any) -> str:
     leaves the model dtype.
     """
     quant = quant if isinstance(quant, dict) else {}
-    side = _hf_quant_path(path)
+    side = hf_quant_path(path)
     if not quant.get("kv_cache_quant_algo") and side.is_file():
         data = _read(side)
         quant = {**quant, **data.get("quantization", data)}

@@ -77,6 +77,11 @@ def _catalogue_key(name: str) -> str:
     return key.removesuffix("-2507")
 
 
+def is_catalogue_name(name: str) -> bool:
+    """Whether :func:`get_model` reads ``name`` from the catalogue (not from a file)."""
+    return _catalogue_key(str(name)) in MODELS
+
+
 def _looks_like_path(name: str) -> bool:
     """A name that ends in .json or names an existing file or folder is a config path."""
     return name.endswith(".json") or Path(name).exists()

@@ -31,9 +31,8 @@ _DIGESTS: dict[tuple[str, int, int], str] = {}
 
 def point_inputs(doc: dict[str, Any], source: str) -> dict[str, str]:
     """``{field: content digest}`` of the files a run of ``doc`` reads (see module doc)."""
-    folder = Path(source).parent if Path(source).is_file() else None
     out: dict[str, str] = {}
-    for field, path in _fields(doc, folder):
+    for field, path in _fields(doc, source):
         try:
             out[field] = file_digest(path)
         except OSError:
@@ -62,51 +61,48 @@ def _digest(path: Path, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()[:16]
 
 
-def _fields(doc: dict[str, Any], folder: Path | None) -> list[tuple[str, Path]]:
+def _fields(doc: dict[str, Any], source: str) -> list[tuple[str, Path]]:
     """``(field, file)`` for each file input of ``doc`` that resolves to a file."""
+    folder = Path(source).parent if Path(source).is_file() else None
     found: list[tuple[str, Path]] = []
     trace = doc.get("trace")
     if isinstance(trace, dict) and isinstance(trace.get("path"), str):
         with contextlib.suppress(TiersimError, OSError, ValueError):  # the run reports it
             found.append(("trace", resolve_trace_path(trace["path"], folder)))
-    found += _model("model", doc.get("model"), folder)
+    found += _model("model", doc.get("model"), source)
     tiers = doc.get("tiers") if isinstance(doc.get("tiers"), list) else []
     for i, tier in enumerate(t for t in tiers if isinstance(t, dict)):
-        found += _model(f"tiers[{i}].model", tier.get("model"), folder)
+        found += _model(f"tiers[{i}].model", tier.get("model"), source)
         spec = tier.get("speculative")
         if isinstance(spec, dict):
             found += _model(f"tiers[{i}].speculative.draft_model", spec.get("draft_model"),
-                            folder)
+                            source)
     profile = _profile(doc)
     if profile is not None:
         found.append(("profile", profile))
     return found
 
 
-def _model(field: str, name: Any, folder: Path | None) -> list[tuple[str, Path]]:
-    """A model field's config file (and NVIDIA's quant config beside it); none for a catalogue
-    name, as :func:`tiersim.hardware.get_model` reads it."""
-    from tiersim.hardware.models import MODELS, _catalogue_key
+def _model(field: str, name: Any, source: str) -> list[tuple[str, Path]]:
+    """A model field's config file (and NVIDIA's quant config beside it), resolved as the run
+    resolves it; none for a catalogue name."""
+    from tiersim.hardware.hf_config import hf_quant_path
+    from tiersim.hardware.models import is_catalogue_name
+    from tiersim.scenario import resolve_model_ref
 
-    if not isinstance(name, str) or not name or _catalogue_key(name) in MODELS:
+    if not isinstance(name, str) or not name or is_catalogue_name(name):
         return []
     try:
-        path = Path(name).expanduser()
-        looks_like_path = path.suffix == ".json" or len(path.parts) > 1
-        if looks_like_path and not path.is_absolute() and folder is not None and \
-                (folder / path).exists():
-            path = folder / path  # as Scenario._resolve: beside the scenario first
+        path = Path(resolve_model_ref(name, source)).expanduser()
         if path.is_dir():
             path = path / "config.json"
         if not path.is_file():
             return []
+        side = hf_quant_path(path)
+        return [(field, path)] + ([(f"{field}:{side.name}", side)] if side != path and
+                                  side.is_file() else [])
     except (OSError, ValueError):
         return []
-    side = path.with_name(path.name.removesuffix("config.json") + "hf_quant_config.json")
-    pairs = [(field, path)]
-    if path.name.endswith("config.json") and side != path and side.is_file():
-        pairs.append((f"{field}:hf_quant_config.json", side))
-    return pairs
 
 
 def _profile(doc: dict[str, Any]) -> Path | None:
