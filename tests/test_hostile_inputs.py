@@ -433,8 +433,9 @@ def test_second_sweep_into_a_busy_folder_is_refused(tmp_path, capsys):
         other = tmp_path / "other.yaml"
         other.write_text(TINY + "\nsweep: {seed: [5, 6]}\n")
         line = one_error_line(*run_cli(capsys, "sweep", other, "--out", out))
-        assert line == (f"Error: {out}: another sweep is writing to this folder (pid "
-                        f"{proc.pid}); wait for it to finish or use another --out")
+        assert line == (f"Error: {out}: another tiersim command is writing to this folder (pid "
+                        f"{proc.pid}); wait for it to finish or use another --out (this sweep "
+                        "did nothing)")
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -500,7 +501,7 @@ def test_sweep_into_a_folder_that_cannot_be_made_is_one_line(tmp_path, capsys, w
     path.write_text(TINY)
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out))
     assert line.endswith("--out must be a folder, and a file is in the way") if where == \
-        "a file" else "cannot write" in line
+        "a file" else "cannot create the folder" in line
 
 
 def _children(pid: int) -> list[int]:
@@ -597,3 +598,50 @@ def test_missing_scenario_elsewhere_is_not_replaced(tmp_path, capsys, monkeypatc
     monkeypatch.chdir(tmp_path)
     code, err = run_cli(capsys, "run", tmp_path / "elsewhere" / "tiny.yaml")
     assert "file not found" in one_error_line(code, err)
+
+
+# --------------------------------------------------------------------------------------------
+# --out: never overwrite an input, one writer at a time
+
+
+def test_run_into_the_folder_of_its_own_scenario_and_trace_is_refused(tmp_path, capsys):
+    """A run whose --out would replace the scenario it reads (scenario.yaml) or its trace
+    (requests.parquet) is refused before anything is written; both files stay as they were."""
+    trace = tmp_path / "requests.parquet"
+    pd.DataFrame({"arrival_s": [0.0, 0.5], "input_tokens": [100, 200],
+                  "output_tokens": [10, 20]}).to_parquet(trace)
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(tiny_with(("path: azure2023_code.parquet", "path: requests.parquet"),
+                                  ("window: [240, 360]", "window: null"), extra="# my comments\n"))
+    before = {p.name: p.read_bytes() for p in (trace, scenario)}
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path,
+                                   "--no-baselines"))
+    assert line == (f"Error: {tmp_path / 'scenario.yaml'}: `tiersim run` reads this file and "
+                    "would overwrite it with its results; use another --out folder")
+    scenario_elsewhere = tmp_path / "s.yaml"
+    scenario_elsewhere.write_text(scenario.read_text())
+    line = one_error_line(*run_cli(capsys, "run", scenario_elsewhere, "--out", tmp_path,
+                                   "--no-baselines"))
+    assert line.startswith(f"Error: {trace}: `tiersim run` reads this file")
+    assert {p.name: p.read_bytes() for p in (trace, scenario)} == before
+    assert not (tmp_path / "summary.json").exists()
+
+
+def test_run_into_a_folder_another_command_is_writing_is_refused(tmp_path, capsys):
+    """The folder lock that sweeps take is taken by runs too: a second writer is refused at
+    once, instead of deleting the first one's temporary folder."""
+    import fcntl
+
+    out = tmp_path / "o"
+    out.mkdir()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    with open(out / ".lock", "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write(str(os.getpid()))
+        held.flush()
+        line = one_error_line(*run_cli(capsys, "run", scenario, "--out", out, "--no-baselines"))
+    assert line == (f"Error: {out}: another tiersim command is writing to this folder (pid "
+                    f"{os.getpid()}); wait for it to finish or use another --out (this run did "
+                    "nothing)")
+    assert not (out / "summary.json").exists()

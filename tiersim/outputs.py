@@ -24,11 +24,14 @@ default mimalloc pool kept the freed groups (writing 400k request rows: RSS +57 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -38,6 +41,11 @@ import pyarrow.parquet as pq
 from tiersim.errors import TiersimError
 from tiersim.manifest import MANIFEST
 from tiersim.results import RunResult
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, see docs/security.md
+    fcntl = None
 
 DATA_FILES = ("requests.parquet", "timeseries.parquet", "summary.json", "scenario.yaml")
 """The files of a run, in the order they are renamed into place."""
@@ -66,10 +74,11 @@ def make_out_dir(out: Path) -> None:
 FOLDER_MARKERS = {"sweep": "sweep.json", "plan": "plan.json", "run": "summary.json"}
 
 
-def claim_out_dir(out: Path, kind: str) -> None:
+def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     """Refuse an ``--out`` folder that holds another command's results (a sweep's, a plan's, a
     run's), which this one would partly overwrite; a folder of the same kind is rerun into
-    (a sweep resumes, a run or plan replaces its files)."""
+    (a sweep resumes, a run or plan replaces its files). Also refuse a folder where the command
+    would overwrite one of its own ``inputs``, or that cannot be written, before any work."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise TiersimError(f"{out}: --out must be a folder, and a file is in the way")
@@ -83,6 +92,102 @@ def claim_out_dir(out: Path, kind: str) -> None:
         raise TiersimError(f"{out}: holds a {other}'s results ({FOLDER_MARKERS[other]}); "
                            f"`tiersim {kind}` would overwrite some of them; use another --out "
                            "folder")
+    _refuse_overwriting_inputs(out, kind, inputs)
+    _check_writable(out)
+
+
+#: The files each command writes at the top of its ``--out`` folder.
+WRITES = {
+    "run": (*DATA_FILES, MANIFEST, "report.html"),
+    "sweep": ("scenario.yaml", "sweep.json", "sweep.parquet", "report.html"),
+    "plan": (*DATA_FILES, MANIFEST, "plan.json", "report.html"),
+}
+
+
+def _refuse_overwriting_inputs(out: Path, kind: str, inputs: Iterable[Path]) -> None:
+    """Refuse when a file the command reads (its scenario, trace, model config, profile) is one
+    it would replace in ``out``."""
+    written = {_real(out / name): name for name in WRITES[kind]}
+    for path in inputs:
+        name = written.get(_real(Path(path)))
+        if name is not None:
+            raise TiersimError(f"{out / name}: `tiersim {kind}` reads this file and would "
+                               "overwrite it with its results; use another --out folder")
+
+
+def _real(path: Path) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return str(path)
+
+
+def _check_writable(out: Path) -> None:
+    """Fail at once, before any simulation, when ``out`` exists but cannot be written."""
+    if not out.is_dir():
+        return
+    try:
+        handle, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".probe", dir=out)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as err:
+        raise TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); "
+                           "choose another --out folder") from None
+
+
+@contextlib.contextmanager
+def locked(out: Path, kind: str):
+    """Hold ``out/.lock`` (an advisory ``flock``) while a ``kind`` command (run, sweep, plan)
+    writes ``out``; refuse at once when another tiersim command holds it.
+
+    A sweep's forked workers share the lock, so it is free only once every process of a sweep
+    is gone. When the command that took it has died, its workers are exiting (they die with
+    their parent): then this waits up to LOCK_WAIT_S for them instead of refusing.
+    """
+    make_out_dir(out)
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    with open(out / ".lock", "a+") as handle:
+        _take(handle, out, kind)
+        handle.truncate(0)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+
+
+LOCK_WAIT_S = 10.0
+
+
+def _take(handle, out: Path, kind: str) -> None:
+    """Take the lock on ``handle`` or raise the one-line refusal."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read(20).strip()
+            if (holder.isdigit() and _alive(int(holder))) or time.monotonic() > deadline:
+                pid = f" (pid {holder})" if holder.isdigit() else ""
+                raise TiersimError(f"{out}: another tiersim command is writing to this folder"
+                                   f"{pid}; wait for it to finish or use another --out "
+                                   f"(this {kind} did nothing)") from None
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (and is not this one)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def write_parquet(path: Path, table, rows: int = ROW_GROUP_ROWS) -> None:

@@ -135,14 +135,23 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     """Plan the scenario at ``scenario_path`` (limits default to the scenario's); with
     ``out_dir``, write plan.json, scenario.yaml (the plan as a scenario), the planned run's files
     and report.html."""
-    from tiersim.outputs import claim_out_dir
-    from tiersim.plan.evaluate import SimEvaluator
-    from tiersim.plan.planner import GPU_OPTIONS, Constraints, Planner, planning_cost_model
+    from tiersim.cli.run import out_folder
     from tiersim.scenario import load_scenario
 
-    if out_dir is not None:
-        claim_out_dir(Path(out_dir), "plan")
     scenario = load_scenario(scenario_path)
+    out = None if out_dir is None else Path(out_dir)
+    with out_folder(out, "plan", scenario, Path(scenario_path)):
+        return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
+                     gpu_options, cost_model, report)
+
+
+def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
+          gpu_options, cost_model, report: bool) -> PlanResult:
+    """:func:`plan_capacity` once the folder is claimed."""
+    from tiersim.plan.evaluate import SimEvaluator
+    from tiersim.plan.planner import GPU_OPTIONS, Constraints, Planner, planning_cost_model
+
+    ttft, tpot, floor = limits
     scenario = scenario.model_copy(update={"cost_model": planning_cost_model(scenario,
                                                                              cost_model)})
     constraints = Constraints.of(scenario, ttft, tpot, floor)
@@ -151,8 +160,8 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                       choose=choose)
     result = planner.plan()
     result = with_disaggregation(scenario, result, str(scenario_path))
-    if out_dir is not None:
-        write_plan(Path(out_dir), scenario, result, str(scenario_path), report)
+    if out is not None:
+        write_plan(out, scenario, result, str(scenario_path), report)
     return result
 
 

@@ -59,18 +59,31 @@ def run(
 
     return_freed_arrow_memory()
     path = scenario_path(scenario) if scenario is not None else default_scenario()
-    if out is not None:
-        from tiersim.outputs import claim_out_dir
-
-        claim_out_dir(out, "run")
     loaded = load_scenario(path)
-    if loaded.sweep:
-        typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
-                   "(use `tiersim sweep` for the grid)", err=True)
-    with _status(f"simulating {loaded.name} ..."):
-        result = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines,
-                              report=report)
+    with out_folder(out, "run", loaded, path):
+        if loaded.sweep:
+            typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
+                       "(use `tiersim sweep` for the grid)", err=True)
+        with _status(f"simulating {loaded.name} ..."):
+            result = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines,
+                                  report=report)
     print_summary(result, out, report)
+
+
+def out_folder(out: Path | None, kind: str, scenario, path: Path):
+    """Claim ``out`` for a ``kind`` command reading ``scenario`` (from ``path``) and hold its
+    lock while the command runs (:func:`tiersim.outputs.claim_out_dir`, :func:`~tiersim.
+    outputs.locked`); nothing to do without ``--out``."""
+    import contextlib
+
+    from tiersim.outputs import claim_out_dir, locked
+    from tiersim.sweep.inputs import input_files
+
+    if out is None:
+        return contextlib.nullcontext()
+    doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    claim_out_dir(out, kind, [Path(path), *input_files(doc, str(path))])
+    return locked(out, kind)
 
 
 def _status(message: str):

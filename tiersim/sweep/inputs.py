@@ -40,6 +40,12 @@ def point_inputs(doc: dict[str, Any], source: str) -> dict[str, str]:
     return out
 
 
+def input_files(doc: dict[str, Any], source: str) -> list[Path]:
+    """The files a run of ``doc`` (a scenario read from ``source``) reads, resolved as the run
+    resolves them: its trace, model configs and profile (see module doc)."""
+    return [path for _, path in _fields(doc, source)]
+
+
 def file_digest(path: Path) -> str:
     """The content digest of ``path`` (whole file, or size + mtime + edges when huge); one
     hash per file version per process."""

@@ -15,11 +15,9 @@ points end it with one line naming them (exit 1), after the other points are sto
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,10 +35,10 @@ from rich.progress import (
 )
 
 from tiersim.errors import ScenarioError, TiersimError
-from tiersim.outputs import claim_out_dir
+from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
-from tiersim.sweep.inputs import point_inputs
+from tiersim.sweep.inputs import input_files, point_inputs
 from tiersim.sweep.points import (
     PointRunner,
     Task,
@@ -57,12 +55,6 @@ from tiersim.sweep.store import (
     write_point,
     write_text_atomic,
 )
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no advisory locks, see docs/security.md
-    fcntl = None
-
 
 MAX_WORKERS = 1024
 """Most local worker processes (each is a whole Python process)."""
@@ -294,60 +286,6 @@ def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_ru
                    for p in plan.points]})
 
 
-@contextlib.contextmanager
-def locked(out: Path):
-    """Hold ``out/.lock`` (an advisory ``flock``) while a sweep writes ``out``; refuse at once
-    when a running sweep holds it.
-
-    Forked workers share the lock, so it is free only once every process of a sweep is gone.
-    When the sweep that took it has died, its workers are exiting (they die with their
-    parent): then this waits up to LOCK_WAIT_S for them instead of refusing.
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    if fcntl is None:  # pragma: no cover
-        yield
-        return
-    with open(out / ".lock", "a+") as handle:
-        _take(handle, out)
-        handle.truncate(0)
-        handle.write(str(os.getpid()))
-        handle.flush()
-        yield
-
-
-LOCK_WAIT_S = 10.0
-
-
-def _take(handle, out: Path) -> None:
-    """Take the lock on ``handle`` or raise the one-line refusal."""
-    deadline = time.monotonic() + LOCK_WAIT_S
-    while True:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read(20).strip()
-            if (holder.isdigit() and _alive(int(holder))) or time.monotonic() > deadline:
-                pid = f" (pid {holder})" if holder.isdigit() else ""
-                raise TiersimError(f"{out}: another sweep is writing to this folder{pid}; "
-                                   "wait for it to finish or use another --out") from None
-            time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (and is not this one)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
     """An OSError while writing results, as one line naming the file."""
     where = error.filename or out
@@ -371,9 +309,9 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
     plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
-    claim_out_dir(out, "sweep")
+    claim_out_dir(out, "sweep", [Path(plan.source), *input_files(plan.base, plan.source)])
     try:
-        with locked(out):
+        with locked(out, "sweep"):
             frame, failed = _run_locked(plan, out, workers, executor, address, runner,
                                         progress, report)
     except OSError as error:
