@@ -231,3 +231,77 @@ def test_blank_header_cells_are_no_duplicate_names(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("arrival_s,input_tokens,output_tokens,,\n0,3,4,,\n1,5,6,,\n")
     assert len(load_trace(path)) == 2
+
+
+def _parquet(path, **columns):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def test_date_time_or_duration_where_a_number_is_wanted_is_refused(tmp_path):
+    """Their integers are nanoseconds or milliseconds: read as numbers, a 2 s trace spanned
+    2,000,000 s (Mooncake) or a 0.5 s duration 500 s."""
+    import numpy as np
+    import pyarrow as pa
+
+    stamps = np.array(["2024-01-01T00:00:00", "2024-01-01T00:00:02"], "datetime64[ns]")
+    moon = _parquet(tmp_path / "m.parquet", timestamp=stamps, input_length=[5, 5],
+                    output_length=[2, 2])
+    with pytest.raises(TraceError) as info:
+        load_trace(moon)
+    assert str(info.value) == (f"{moon}: column 'timestamp': is a date-time column "
+                               "(datetime64[ns]), and timestamp must be a plain number in this "
+                               "format's unit; write it as numbers")
+    dur = _parquet(tmp_path / "d.parquet", arrival_s=pa.array([0, 500], pa.duration("ms")),
+                   input_tokens=[5, 5], output_tokens=[2, 2])
+    with pytest.raises(TraceError, match="column 'arrival_s': is a duration column"):
+        load_trace(dur)
+    jsonl = tmp_path / "m.jsonl"  # Arrow's JSON reader types ISO strings as timestamps
+    jsonl.write_text('{"timestamp": "2024-01-01T00:00:00", "input_length": 5, '
+                     '"output_length": 2}\n')
+    with pytest.raises(TraceError, match="is a date-time column"):
+        load_trace(jsonl)
+
+
+def test_parquet_column_named_twice_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "dup.parquet"
+    pq.write_table(pa.table([[0.0, 1.0], [5, 5], [2, 2], [7, 7]],
+                            names=["arrival_s", "input_tokens", "output_tokens",
+                                   " input_tokens "]), path)
+    with pytest.raises(TraceError) as info:
+        load_trace(path)
+    assert str(info.value) == (f"{path}: names the column 'input_tokens' twice; keep one "
+                               "(which copy holds the data cannot be known)")
+
+
+def test_ids_are_read_as_integers_exactly(tmp_path):
+    """Ids beyond 2**53 in an integer column stay distinct; in a float column they are refused
+    (a float cannot hold them exactly), as is a step beyond int32."""
+    big = 2 ** 53 + 1
+    ok = _parquet(tmp_path / "ok.parquet", request_id=[big, big + 2, big + 4],
+                  arrival_s=[0.0, 0.5, 1.0], input_tokens=[1, 2, 3], output_tokens=[1, 1, 1])
+    assert load_trace(ok)["request_id"].tolist() == [big, big + 2, big + 4]
+    floats = _parquet(tmp_path / "f.parquet", request_id=[0.0, 1e300],
+                      arrival_s=[0.0, 0.5], input_tokens=[1, 2], output_tokens=[1, 1])
+    with pytest.raises(TraceError) as info:
+        load_trace(floats)
+    assert str(info.value) == (f"{floats}: row 2, column 'request_id': request id 1e+300 is "
+                               "beyond 2**53, where a number written with a decimal point or "
+                               "as text cannot be read exactly; store it as a 64-bit integer")
+    step = tmp_path / "s.csv"
+    step.write_text("arrival_s,input_tokens,output_tokens,session_id,step\n0,100,10,1,0\n"
+                    "1,100,10,1,2147483648\n")
+    with pytest.raises(TraceError) as info:
+        load_trace(step)
+    assert str(info.value) == (f"{step}: row 2, column 'step': step must be at most 2147483647 "
+                               "(got 2147483648); fix or remove the row (file line 3)")
+    sessions = tmp_path / "sid.csv"
+    sessions.write_text("arrival_s,input_tokens,output_tokens,session_id,step\n"
+                        "0,100,10,9223372036854775807,0\n1,100,10,9223372036854775806,0\n")
+    assert load_trace(sessions)["session_id"].tolist() == [2 ** 63 - 1, 2 ** 63 - 2]

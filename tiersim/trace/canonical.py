@@ -50,10 +50,11 @@ def optional_columns(raw: pd.DataFrame, src: Source) -> dict:
 
 def _optional(s: pd.Series, name: str, src: Source):
     if name == "session_id":
-        return checks.numbers(src, s, name, "session id", integer=True).astype(np.int64)
+        return checks.whole_numbers(src, s, name, "session id")
     if name == "step":
-        return checks.numbers(src, s, name, "step", integer=True,
-                              low=(0, ">= 0")).astype(np.int32)
+        return checks.whole_numbers(src, s, name, "step", low=(0, ">= 0"),
+                                    high=(checks.INT32_MAX,
+                                          f"at most {checks.INT32_MAX}")).astype(np.int32)
     if name == "tool_s":  # missing means none (a session's first step)
         return checks.numbers(src, s.fillna(0), name, "tool time in seconds",
                               low=(0, ">= 0"), high=(MAX_TOOL_S, "<= 1e6"))

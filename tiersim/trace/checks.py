@@ -31,6 +31,7 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
     """
     if pd.api.types.is_bool_dtype(s.dtype):
         s = s.astype("int64")
+    _not_temporal(src, s, column, label)
     if pd.api.types.is_numeric_dtype(s.dtype):
         missing = s.isna().to_numpy()
         values = s.to_numpy(dtype="float64", na_value=np.nan)
@@ -46,6 +47,55 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
         raise src.error(_number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
                                         integer, low, high), i, column)
     return values
+
+
+EXACT_FLOAT_INT = 2 ** 53
+"""Largest whole number a float64 holds exactly (ids read through floats must stay below it)."""
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def whole_numbers(src: Source, s: pd.Series, column: str, label: str, *,
+                  low: tuple[float, str] | None = None,
+                  high: tuple[float, str] | None = None) -> np.ndarray:
+    """Check an id-like column (whole numbers) and return it as int64, exactly: an integer
+    column is read as integers (no float64 rounding above 2**53, no wraparound); a float or
+    text column must stay within +-2**53, where floats are exact."""
+    if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        missing = s.isna().to_numpy()
+        i = first_true(missing)
+        if i is not None:
+            raise src.error(f"missing {label}; fill it in or remove the row", i, column)
+        ints = s.to_numpy()
+        if ints.dtype.kind == "u":
+            i = first_true(ints > INT64_MAX)
+            if i is not None:
+                raise src.error(f"{label} must be at most {INT64_MAX} (got {int(ints[i])}); "
+                                "fix or remove the row", i, column)
+        ints = ints.astype(np.int64)
+        for bound, bad in ((low, lambda b: ints < b), (high, lambda b: ints > b)):
+            i = None if bound is None else first_true(bad(bound[0]))
+            if i is not None:
+                raise src.error(f"{label} must be {bound[1]} (got {int(ints[i])}); fix or "
+                                "remove the row", i, column)
+        return ints
+    values = numbers(src, s, column, label, integer=True, low=low, high=high)
+    i = first_true(np.abs(values) > EXACT_FLOAT_INT)
+    if i is not None:
+        raise src.error(f"{label} {_show(values[i])} is beyond 2**53, where a number written "
+                        "with a decimal point or as text cannot be read exactly; store it as "
+                        "a 64-bit integer", i, column)
+    return values.astype(np.int64)
+
+
+def _not_temporal(src: Source, s: pd.Series, column: str, label: str) -> None:
+    """Refuse a date-time or duration column where a number is wanted: its integers are in the
+    column's own unit (nanoseconds, milliseconds ...), so reading them as numbers would scale
+    every time by an unknown factor."""
+    kind = ("date-time" if pd.api.types.is_datetime64_any_dtype(s.dtype) else
+            "duration" if pd.api.types.is_timedelta64_dtype(s.dtype) else None)
+    if kind is not None:
+        raise src.error(f"is a {kind} column ({s.dtype}), and {label} must be a plain number "
+                        "in this format's unit; write it as numbers", None, column)
 
 
 def _bad_numbers(values: np.ndarray, unreadable: np.ndarray, integer: bool,
@@ -77,8 +127,12 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
 
 
 def _show(value: float) -> str:
+    if isinstance(value, int | np.integer):
+        return str(int(value))
     value = float(value)
-    return str(int(value)) if np.isfinite(value) and value == np.floor(value) else repr(value)
+    if np.isfinite(value) and value == np.floor(value) and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value)
 
 
 def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) -> np.ndarray:

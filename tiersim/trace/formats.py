@@ -82,7 +82,7 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     inp = checks.tokens(src, raw["input_tokens"], "input_tokens")
     out = checks.tokens(src, raw["output_tokens"], "output_tokens")
     if "request_id" in raw.columns:
-        ids = checks.numbers(src, raw["request_id"], "request_id", "request id", integer=True)
+        ids = checks.whole_numbers(src, raw["request_id"], "request_id", "request id")
         checks.unique_ints(src, ids, "request_id")
     else:
         ids = np.arange(len(raw))

@@ -265,7 +265,9 @@ def parquet_columns(p: Path) -> list[str]:
     reading its rows."""
     schema = pq.read_schema(p)
     index = _pandas_index_columns(schema)
-    return [str(c).strip() for c in schema.names if c not in index]
+    names = [str(c).strip() for c in schema.names if c not in index]
+    _no_duplicate_columns(names, Source(str(p), None))
+    return names
 
 
 def parquet_rows(p: Path) -> int:
