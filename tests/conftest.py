@@ -11,6 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+try:  # no per-example deadline: these machines are noisy, and no test here is a timing test
+    from hypothesis import settings
+
+    settings.register_profile("tiersim", deadline=None)
+    settings.load_profile("tiersim")
+except ImportError:  # pragma: no cover - hypothesis is in the test extra
+    pass
+
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "scenarios" / "tiny.yaml"
 

@@ -645,3 +645,15 @@ def test_run_into_a_folder_another_command_is_writing_is_refused(tmp_path, capsy
                     f"{os.getpid()}); wait for it to finish or use another --out (this run did "
                     "nothing)")
     assert not (out / "summary.json").exists()
+
+
+def test_a_trace_note_is_one_line_not_a_python_warning(tmp_path, capsys):
+    trace = tmp_path / "bg.csv"
+    trace.write_text("Timestamp,Request tokens,Response tokens\n0,100,0\n1,100,5\n2,100,6\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("path: azure2023_code.parquet", "path: bg.csv"),
+                                  ("window: [240, 360]", "window: null")))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0
+    assert err.splitlines() == [f"note: {trace}: dropped 1 of 3 rows with 0 response tokens "
+                                "(failed requests in BurstGPT; first at row 1)"]

@@ -305,3 +305,53 @@ def test_ids_are_read_as_integers_exactly(tmp_path):
     sessions.write_text("arrival_s,input_tokens,output_tokens,session_id,step\n"
                         "0,100,10,9223372036854775807,0\n1,100,10,9223372036854775806,0\n")
     assert load_trace(sessions)["session_id"].tolist() == [2 ** 63 - 1, 2 ** 63 - 2]
+
+
+def test_text_trace_errors_name_the_real_file_line(tmp_path):
+    """Blank lines and quoted line breaks are skipped by the parsers, not by the line count;
+    a JSON key whose kind changes is found by its line, not Arrow's block-relative row."""
+    blank = tmp_path / "b.csv"
+    blank.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n\n\n\n1,-5,10\n")
+    with pytest.raises(TraceError, match=r"\(file line 6\)$"):
+        load_trace(blank)
+    quoted = tmp_path / "q.csv"
+    quoted.write_text('arrival_s,input_tokens,output_tokens,note\n0,100,10,"a\nb"\n1,-5,10,x\n')
+    with pytest.raises(TraceError, match=r"\(file line 4\)$"):
+        load_trace(quoted)
+    lines = [f'{{"timestamp": {i}, "input_length": 5, "output_length": 2}}' for i in range(3)]
+    kinds = tmp_path / "k.jsonl"
+    kinds.write_text("\n".join([*lines, '{"timestamp": 3, "input_length": "five", '
+                                '"output_length": 2}']) + "\n")
+    with pytest.raises(TraceError) as info:
+        load_trace(kinds)
+    assert str(info.value) == (f"{kinds}: row 4: key 'input_length' is text here and a number "
+                               "on earlier lines; write every line's value of that key the same "
+                               "way")
+
+
+def test_long_json_line_and_all_failed_burstgpt_rows(tmp_path):
+    """A Mooncake line of 300,000 hash ids (over Arrow's default 1 MiB block) is read; a
+    BurstGPT file of failed requests only is one line, not an accuracy error later."""
+    import json
+
+    long = tmp_path / "l.jsonl"
+    long.write_text(json.dumps({"timestamp": 0, "input_length": 5, "output_length": 2,
+                                "hash_ids": list(range(300_000))}) + "\n")
+    assert len(load_trace(long)) == 1
+    failed = tmp_path / "f.csv"
+    failed.write_text("Timestamp,Request tokens,Response tokens\n0,100,0\n1,100,0\n")
+    with pytest.raises(TraceError) as info:
+        load_trace(failed)
+    assert str(info.value) == (f"{failed}: column 'Response tokens': every row has 0 response "
+                               "tokens (failed requests, which tiersim drops), so no request is "
+                               "left; use the rows of successful requests")
+
+
+def test_azure_timestamp_outside_nanosecond_range_is_one_line(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + "1500-01-01 00:00:00,5,8\n1500-01-01 00:00:01,5,8\n")
+    with pytest.raises(TraceError) as info:  # was a pandas OutOfBoundsDatetime traceback
+        load_trace(path)
+    assert str(info.value) == (f"{path}: row 1, column 'TIMESTAMP': timestamp is outside the "
+                               "years 1678-2261 that nanosecond times cover; write the real "
+                               "date (file line 2)")

@@ -26,12 +26,31 @@ class TiersimApp(typer.Typer):
     """A typer app whose entry point turns TiersimError into one stderr line and exit 1."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the command line; user-input errors end it with status 1 and no traceback."""
+        """Run the command line; user-input errors end it with status 1 and no traceback, and
+        tiersim's own warnings (a trace's dropped rows ...) are one ``note:`` line each."""
+        import warnings
+
+        shown = warnings.showwarning
+        warnings.showwarning = _note
         try:
             return super().__call__(*args, **kwargs)
         except TiersimError as err:
             typer.echo(f"Error: {err}", err=True)
             raise SystemExit(1) from None
+        finally:
+            warnings.showwarning = shown
+
+
+def _note(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning raised by tiersim as ``note: <message>`` (no source line); others as
+    Python shows them."""
+    import warnings
+
+    if category.__module__.startswith("tiersim."):
+        typer.echo(f"note: {message}", err=True)
+    else:
+        warnings._showwarnmsg_impl(warnings.WarningMessage(message, category, filename, lineno,
+                                                           file, line))
 
 
 class LazyGroup(TyperGroup):

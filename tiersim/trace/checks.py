@@ -12,6 +12,8 @@ import pandas as pd
 from tiersim.trace.source import Source
 
 INT32_MAX = np.iinfo(np.int32).max
+NS_RANGE_S = (pd.Timestamp.min.value // 10**9 + 1, pd.Timestamp.max.value // 10**9 - 1)
+"""Seconds since 1970 that int64 nanoseconds can hold (about 1677-09-22 to 2262-04-11)."""
 
 
 def first_true(mask: np.ndarray) -> int | None:
@@ -166,6 +168,11 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
         raise src.error(message, i, column)
     if getattr(t.dt, "tz", None) is None:
         t = t.dt.tz_localize("UTC")
+    seconds = t.dt.as_unit("s").astype("int64").to_numpy()
+    i = first_true((seconds < NS_RANGE_S[0]) | (seconds > NS_RANGE_S[1]))
+    if i is not None:
+        raise src.error("timestamp is outside the years 1678-2261 that nanosecond times "
+                        "cover; write the real date", i, column)
     return t.dt.as_unit("ns").astype("int64").to_numpy()
 
 

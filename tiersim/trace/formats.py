@@ -54,6 +54,10 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
     inp = checks.tokens(src, raw["Request tokens"], "Request tokens")
     out = checks.tokens(src, raw["Response tokens"], "Response tokens", allow_zero=True)
     keep = out > 0
+    if not keep.any():
+        raise src.error("every row has 0 response tokens (failed requests, which tiersim "
+                        "drops), so no request is left; use the rows of successful requests",
+                        None, "Response tokens")
     table = canonical.build(np.arange(len(raw)), arrival, inp, out)
     notes = []
     if not keep.all():

@@ -57,8 +57,35 @@ class Source:
         1-based data row) and ``column``."""
         row = None if index is None else self.first_row + int(index) + 1
         if row is not None and self.header_lines is not None:
-            message += f" (file line {row + self.header_lines})"
+            message += f" (file line {file_line(self.path, self.header_lines, row)})"
         return TraceError(self.path, message, row=row, column=column)
+
+
+def file_line(path: str, header_lines: int, row: int) -> int:
+    """The line of a text trace where its 1-based data row ``row`` starts, counting the blank
+    lines and the quoted line breaks the parsers skip (scanned only when an error is raised;
+    ``row + header_lines`` when the file cannot be read again)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            if header_lines == 0:  # JSON lines: one record per non-blank line
+                records = (n for n, line in enumerate(handle, start=1) if line.strip())
+            else:
+                records = _csv_record_lines(handle)
+            for _ in range(header_lines + row - 1):
+                next(records)
+            return next(records)
+    except (OSError, UnicodeError, StopIteration, csv.Error):
+        return row + header_lines
+
+
+def _csv_record_lines(handle):
+    """The first line of each non-blank CSV record, in order (the header's included)."""
+    reader = csv.reader(handle)
+    end = 0
+    for record in reader:
+        start, end = end + 1, reader.line_num
+        if record:
+            yield start
 
 
 def sniff(path: Path) -> str:
@@ -230,26 +257,74 @@ def _csv_parse_error(p: Path, e: Exception) -> TraceError:
         "fix the separators or quoting", row=line - 1)
 
 
+JSONL_BLOCK_BYTES = 1 << 24
+"""Bytes the JSON-lines reader parses at a time: a line must fit in one block (16 MiB; Arrow's
+default of 1 MiB refused a Mooncake line with a few hundred thousand hash ids)."""
+
+
 def _read_jsonl(p: Path) -> pd.DataFrame:
     try:
-        return pa_json.read_json(p).to_pandas()
+        options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
+        return pa_json.read_json(p, read_options=options).to_pandas()
     except pa.ArrowInvalid as e:
         raise _jsonl_parse_error(p, e) from None
 
 
 def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
-    """Find the first line that is not a JSON object (only runs when reading failed)."""
+    """Find the line at fault (only runs when reading failed): the first that is too long,
+    is not a JSON object, or gives a key another kind of value than the lines before did."""
+    kinds: dict[str, str] = {}
     with p.open(encoding="utf-8", errors="replace") as f:
         for line_no, line in enumerate(f, start=1):
+            if len(line) >= JSONL_BLOCK_BYTES:
+                return TraceError(str(p), f"line {line_no} is longer than "
+                                  f"{JSONL_BLOCK_BYTES:,} bytes, more than a trace line holds; "
+                                  "split or shorten it", row=line_no)
             if not line.strip():
                 continue
             try:
-                if not isinstance(json.loads(line), dict):
+                record = json.loads(line)
+                if not isinstance(record, dict):
                     raise ValueError("not an object")
             except ValueError as bad:
                 return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
                                   "each line must be one JSON object", row=line_no)
+            clash = _kind_clash(record, kinds)
+            if clash:
+                return TraceError(str(p), f"{clash}; write every line's "
+                                  "value of that key the same way", row=line_no)
     return TraceError(str(p), f"cannot read the JSON lines ({_error_line(e)})")
+
+
+def _kind_clash(record: dict, kinds: dict[str, str]) -> str | None:
+    """The first key of ``record`` whose value is of another kind than earlier lines gave it
+    (``kinds`` is updated; null fits any kind)."""
+    for key, value in record.items():
+        kind = _json_kind(value)
+        if kind is None:
+            continue
+        seen = kinds.setdefault(str(key), kind)
+        if seen != kind:
+            return f"key {short_key(key)} is {kind} here and {seen} on earlier lines"
+    return None
+
+
+def _json_kind(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def short_key(key) -> str:
+    """A JSON key for a message (cut short: keys are the file's text)."""
+    text = str(key)
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def column_names(path: str | Path) -> list[str]:
