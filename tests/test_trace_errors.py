@@ -355,3 +355,11 @@ def test_azure_timestamp_outside_nanosecond_range_is_one_line(tmp_path):
     assert str(info.value) == (f"{path}: row 1, column 'TIMESTAMP': timestamp is outside the "
                                "years 1678-2261 that nanosecond times cover; write the real "
                                "date (file line 2)")
+
+
+def test_folder_given_as_the_trace_is_named_so(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    with pytest.raises(TraceError) as info:
+        load_trace(folder)
+    assert str(info.value) == f"{folder}: is a folder; give the trace file in it"

@@ -54,12 +54,17 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     """A scenario's trace path: absolute as given; relative against ``scenario_dir``, then
     against the bundled ``traces/`` (where the extension may be left out)."""
     p = Path(path).expanduser()
+    if not str(path).strip():
+        raise TraceError(str(path), "trace.path is empty; give the trace file")
+    beside = p if p.is_absolute() or scenario_dir is None else Path(scenario_dir) / p
+    if beside.is_dir():
+        raise TraceError(str(path), "is a folder; give the trace file in it")
     if p.is_absolute():
         if p.is_file():
             return p
         raise TraceError(str(path), "trace file not found; check the path")
-    if scenario_dir is not None and (Path(scenario_dir) / p).is_file():
-        return Path(scenario_dir) / p
+    if scenario_dir is not None and beside.is_file():
+        return beside
     found = find_bundled("traces", p)
     if found is not None:
         return found

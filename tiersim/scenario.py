@@ -70,7 +70,8 @@ class _Strict(BaseModel):
 class TraceConfig(_Strict):
     """Which logged traffic to replay, and how (window, time scaling)."""
 
-    path: str = Field(description="trace file; relative to the scenario's folder, then traces/")
+    path: str = Field(min_length=1,
+                      description="trace file; relative to the scenario's folder, then traces/")
     format: Literal["auto", "azure", "burstgpt", "mooncake", "canonical"] = "auto"
     window: tuple[float, float] | None = Field(
         default=None, description="(start_s, end_s) relative to trace start, then re-zeroed"

@@ -168,6 +168,8 @@ def open_checked(path: str | Path) -> str:
     """The container of an existing trace file ("parquet", "jsonl" or "csv"), after the checks
     made before any parser sees it (:func:`sniff`, :func:`check_shape`)."""
     p = Path(path)
+    if p.is_dir():
+        raise TraceError(str(path), "is a folder; give the trace file in it")
     if not p.is_file():
         raise TraceError(str(path), "file not found; check the path")
     kind = sniff(p)
