@@ -657,3 +657,29 @@ def test_a_trace_note_is_one_line_not_a_python_warning(tmp_path, capsys):
     assert code == 0
     assert err.splitlines() == [f"note: {trace}: dropped 1 of 3 rows with 0 response tokens "
                                 "(failed requests in BurstGPT; first at row 1)"]
+
+
+def test_sigterm_while_writing_leaves_no_temporary_folder(tmp_path):
+    """SIGTERM ends a run as Ctrl-C does: its temporary folder is removed (it used to stay
+    until the next run into the folder)."""
+    import numpy as np
+
+    n = 400_000
+    pd.DataFrame({"arrival_s": np.linspace(0, 3000, n), "input_tokens": np.full(n, 100),
+                  "output_tokens": np.full(n, 2)}).to_parquet(tmp_path / "big.parquet")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("path: azure2023_code.parquet", "path: big.parquet"),
+                                  ("window: [240, 360]", "window: null")))
+    out = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "tiersim", "run", str(scenario), "--out",
+                             str(out), "--no-baselines", "--no-report"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: any(out.glob(".tiersim-run-*.tmp")), proc, "the temporary folder",
+                 limit_s=600)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not any(out.glob(".tiersim-run-*.tmp")) and not (out / "summary.json").exists()

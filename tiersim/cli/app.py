@@ -28,10 +28,14 @@ class TiersimApp(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command line; user-input errors end it with status 1 and no traceback, and
         tiersim's own warnings (a trace's dropped rows ...) are one ``note:`` line each."""
+        import signal
+        import threading
         import warnings
 
         shown = warnings.showwarning
         warnings.showwarning = _note
+        main = threading.current_thread() is threading.main_thread()
+        terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
             return super().__call__(*args, **kwargs)
         except TiersimError as err:
@@ -39,6 +43,14 @@ class TiersimApp(typer.Typer):
             raise SystemExit(1) from None
         finally:
             warnings.showwarning = shown
+            if main:
+                signal.signal(signal.SIGTERM, terminate)
+
+
+def _terminated(signum, frame) -> None:
+    """SIGTERM ends the command as Ctrl-C does: cleanup runs (temporary folders, worker pools),
+    status 128 + 15."""
+    raise SystemExit(128 + signum)
 
 
 def _note(message, category, filename, lineno, file=None, line=None) -> None:

@@ -67,6 +67,7 @@ def _die_with_parent(parent: int, by_kernel: bool) -> None:
     the parent (a worker interrupted inside the pool's queue can leave its lock held, and the
     parent's shutdown would then wait for ever; the parent ends the workers itself)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's clean-exit handler is not ours
     if by_kernel and sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
