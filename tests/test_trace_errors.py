@@ -363,3 +363,15 @@ def test_folder_given_as_the_trace_is_named_so(tmp_path):
     with pytest.raises(TraceError) as info:
         load_trace(folder)
     assert str(info.value) == f"{folder}: is a folder; give the trace file in it"
+
+
+def test_utf16_is_named_and_a_utf8_bom_json_lines_file_is_read(tmp_path):
+    u16 = tmp_path / "u.csv"
+    u16.write_text("arrival_s,input_tokens,output_tokens\n0,1,1\n", encoding="utf-16")
+    with pytest.raises(TraceError) as info:
+        load_trace(u16)
+    assert str(info.value) == f"{u16}: UTF-16 text; save the trace as UTF-8 (CSV or JSON lines)"
+    bom = tmp_path / "b.jsonl"
+    bom.write_bytes(b'\xef\xbb\xbf{"timestamp": 0, "input_length": 5, "output_length": 2}\n'
+                    b'{"timestamp": 5, "input_length": 5, "output_length": 2}\n')
+    assert load_trace(bom)["arrival_s"].tolist() == [0.0, 0.005]

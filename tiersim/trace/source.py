@@ -98,10 +98,12 @@ def sniff(path: Path) -> str:
         raise TraceError(str(path), f"cannot read the file ({err.strerror})") from None
     if head.startswith(b"PAR1"):
         return "parquet"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise TraceError(str(path), "UTF-16 text; save the trace as UTF-8 (CSV or JSON lines)")
     if b"\0" in head:
         raise TraceError(str(path), "not a trace: binary content that is not Parquet "
                          "(a trace is Parquet, CSV or JSON lines; decompress it first)")
-    if head.lstrip().startswith(b"{"):
+    if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{"):  # a UTF-8 BOM or not
         return "jsonl"
     return "csv"
 
