@@ -683,3 +683,44 @@ def test_sigterm_while_writing_leaves_no_temporary_folder(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert not any(out.glob(".tiersim-run-*.tmp")) and not (out / "summary.json").exists()
+
+
+def test_a_local_model_folder_named_like_a_catalogue_model_is_read(tmp_path, capsys):
+    """A path is the user's checkpoint even when its last part is a catalogue name: this
+    320-layer config must not be served as the catalogue's 32-layer Llama-3.1-8B."""
+    folder = tmp_path / "models" / "Llama-3.1-8B"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 320,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+        "vocab_size": 128256}))
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", f"model: {folder}"),
+                                  ("precision: w4a16", "precision: bf16")))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert "Llama-3.1-8B at BF16 does not fit on 1x H200: weights 141.7 GB" in line
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_a_special_file_as_the_model_config_is_one_line(tmp_path, capsys, special):
+    """/dev/zero filled memory (13 GB in 15 s) and a FIFO hung."""
+    path = special
+    if special == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", f"model: {path}")))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line.endswith(f"model: {path}: not a regular file; a model config is a JSON file")
+
+
+def test_report_of_a_folder_with_a_device_in_place_of_a_file_is_one_line(tmp_path, capsys):
+    out = tmp_path / "o"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    assert run_cli(capsys, "run", scenario, "--out", out, "--no-baselines", "--no-report")[0] == 0
+    (out / "requests.parquet").unlink()
+    (out / "requests.parquet").symlink_to("/dev/zero")
+    line = one_error_line(*run_cli(capsys, "report", out))
+    assert line == (f"Error: {out / 'requests.parquet'}: not a regular file; rerun `tiersim run "
+                    f"--out {out}`")

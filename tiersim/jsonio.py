@@ -1,8 +1,9 @@
 """Reading a JSON file a user gave (a model config, a profile): one error line per failure.
 
-Missing or unreadable, not UTF-8, not JSON, or nested too deeply for the parser: each is a
-:class:`~tiersim.errors.TiersimError` subclass chosen by the caller, naming the file and what
-it was expected to be.
+Missing or unreadable, not a regular file (a FIFO or ``/dev/zero`` would hang or fill memory),
+larger than :data:`MAX_JSON_BYTES`, not UTF-8, not JSON, or nested too deeply for the parser:
+each is a :class:`~tiersim.errors.TiersimError` subclass chosen by the caller, naming the file
+and what it was expected to be.
 """
 
 from __future__ import annotations
@@ -13,13 +14,22 @@ from typing import Any
 
 from tiersim.errors import TiersimError
 
+MAX_JSON_BYTES = 64 << 20
+"""Largest JSON file read (64 MiB: the biggest shipped profile is under 1 MiB, a model config a
+few KB)."""
+
 
 def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
               missing: str | None = None) -> Any:
     """The parsed content of ``path`` (``what``: "a model config", "a profile"); ``missing``
     replaces the message for a file that does not exist."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        _check_regular(path, what, error)
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_JSON_BYTES + 1)
+        if len(data) > MAX_JSON_BYTES:
+            raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB; not {what}")
+        return json.loads(data.decode("utf-8"))
     except OSError as exc:
         if missing is not None and isinstance(exc, FileNotFoundError):
             raise error(f"{path}: {missing}") from None
@@ -31,3 +41,10 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
         raise error(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except RecursionError:
         raise error(f"{path}: JSON nested too deeply to be {what}") from None
+
+
+def _check_regular(path: Path, what: str, error: type[TiersimError]) -> None:
+    """Refuse a path that exists but is no regular file (a folder, FIFO, device)."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        raise error(f"{path}: not a regular file; {what} is a JSON file")

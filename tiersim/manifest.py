@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from tiersim.errors import TiersimError
+from tiersim.jsonio import read_json
 
 MANIFEST = "manifest.json"
 """The manifest's file name."""
@@ -33,20 +34,32 @@ def check_manifest(directory: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        info = json.loads(path.read_text())
+        info = read_json(path, "a manifest")
         run_id, digests = str(info["run_id"]), dict(info["files"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (TiersimError, KeyError, TypeError, ValueError):
         raise TiersimError(f"{path}: malformed manifest; rerun `tiersim run --out "
                            f"{directory}`") from None
     for name, digest in digests.items():
         file = Path(directory) / name
         if not file.exists():
             continue  # a removed file leaves its part of the report out
+        if not file.is_file():
+            raise TiersimError(f"{file}: not a regular file; rerun `tiersim run --out "
+                               f"{directory}`")
         try:
-            actual = hashlib.sha256(file.read_bytes()).hexdigest()
+            actual = _sha256(file)
         except OSError:
             actual = None
         if actual != digest:
             raise TiersimError(f"{file}: does not belong to run {run_id} named in {MANIFEST} "
                                f"(an interrupted rerun?); rerun `tiersim run --out {directory}`")
     return run_id
+
+
+def _sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read 1 MiB at a time (a results file can be gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()

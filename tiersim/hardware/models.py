@@ -79,7 +79,16 @@ def _catalogue_key(name: str) -> str:
 
 def is_catalogue_name(name: str) -> bool:
     """Whether :func:`get_model` reads ``name`` from the catalogue (not from a file)."""
-    return _catalogue_key(str(name)) in MODELS
+    return not _is_local_path(str(name)) and _catalogue_key(str(name)) in MODELS
+
+
+def _is_local_path(name: str) -> bool:
+    """A name written as a path (with a folder part, or ``~``/``.``) that exists: read as the
+    config it points at, even where its last part is also a catalogue name (a local
+    ``/models/Llama-3.1-8B`` is the user's checkpoint, not the catalogue's)."""
+    text = name.strip()
+    written_as_path = "/" in text or "\\" in text or text.startswith(("~", "."))
+    return written_as_path and Path(text).expanduser().exists()
 
 
 def _looks_like_path(name: str) -> bool:
@@ -96,6 +105,8 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     if isinstance(name_or_path, ModelArch):
         return name_or_path
     text = str(name_or_path)
+    if _is_local_path(text):
+        return load_hf_config(text)
     key = _catalogue_key(text)
     if key in MODELS:
         return MODELS[key]

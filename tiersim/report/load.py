@@ -19,6 +19,7 @@ import pandas as pd
 import yaml
 
 from tiersim.errors import TiersimError
+from tiersim.jsonio import read_json
 from tiersim.manifest import check_manifest
 from tiersim.results import PlanResult, RunResult
 
@@ -58,16 +59,17 @@ def _json(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text())
-    except ValueError as error:
-        raise TiersimError(f"{path}: not valid JSON ({error}); rerun the command that wrote it")\
-            from error
+        return read_json(path, "a results file")
+    except TiersimError as error:
+        raise TiersimError(f"{error}; rerun the command that wrote it") from None
 
 
 def _parquet(path: Path) -> pd.DataFrame | None:
     """A Parquet file as a DataFrame, or None if absent."""
     if not path.exists():
         return None
+    if not path.is_file():
+        raise TiersimError(f"{path}: not a regular file; rerun the command that wrote it")
     try:
         return pd.read_parquet(path)
     except Exception as error:  # noqa: BLE001 - arrow raises many kinds

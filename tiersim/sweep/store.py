@@ -21,6 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tiersim.errors import TiersimError
+from tiersim.jsonio import read_json
 from tiersim.sweep.atomic import (
     clean,
     points_dir,
@@ -50,12 +52,21 @@ def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
     records = {}
     for path in sorted(points_dir(out_dir).glob("*.json")):
         try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
+            record = read_json(path, "a sweep point record")
+        except TiersimError:  # not a regular file, too big, not JSON: run the point again
             continue
-        if isinstance(record, dict):  # anything else is not a point record: run it again
+        if _is_record(record):  # anything else is not a point record: run it again
             records[str(record.get("point_id", path.stem))] = record
     return records
+
+
+def _is_record(record: Any) -> bool:
+    """Whether a stored point has a record's shape: a map whose ``inputs`` (when present) is a
+    map and which, when marked ``ok``, holds its summary map (an edited or truncated file is
+    not a finished point)."""
+    if not isinstance(record, dict) or not isinstance(record.get("inputs", {}), dict):
+        return False
+    return record.get("status") != "ok" or isinstance(record.get("summary"), dict)
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
