@@ -724,3 +724,59 @@ def test_report_of_a_folder_with_a_device_in_place_of_a_file_is_one_line(tmp_pat
     line = one_error_line(*run_cli(capsys, "report", out))
     assert line == (f"Error: {out / 'requests.parquet'}: not a regular file; rerun `tiersim run "
                     f"--out {out}`")
+
+
+def _config(tmp_path, **fields) -> Path:
+    folder = tmp_path / "cfg"
+    folder.mkdir(exist_ok=True)
+    base = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 2,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 64,
+            "vocab_size": 100}
+    (folder / "config.json").write_text(json.dumps({**base, **fields}))
+    return folder
+
+
+def test_config_with_more_heads_than_hidden_units_or_a_text_flag_is_one_line(tmp_path, capsys):
+    """hidden_size 16 over 32 heads gave head_dim 0 and a ZeroDivisionError; the string
+    "false" as tie_word_embeddings was read as true."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware import get_model
+
+    with pytest.raises(TiersimError) as info:
+        get_model(_config(tmp_path, hidden_size=16))
+    assert str(info.value).endswith("key 'head_dim': missing, and hidden_size / "
+                                    "num_attention_heads = 16 / 32 is below 1; give head_dim")
+    with pytest.raises(TiersimError, match="key 'tie_word_embeddings': must be true or false "
+                                           r"\(got 'false'\)"):
+        get_model(_config(tmp_path, tie_word_embeddings="false"))
+
+
+def test_zero_prices_give_no_saving_share_and_no_traceback(tmp_path, capsys):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: 0"))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0 and "Traceback" not in err
+    line = one_error_line(*run_cli(capsys, "analytic", "--scenario", scenario))
+    assert line == ("Error: tiersim analytic: --dc: the top tier must cost more than the cheap "
+                    "one (dc = 0); the closed form prices the top tier's extra")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--c0", "-5"), "--c0: must be finite and >= 0 (got -5.0)"),
+    (("--dc", "inf"), "--dc: must be finite and >= 0 (got inf)"),
+    (("--floor", "nan"), "--floor: must be from 0 to 1 (got nan)"),
+    (("--delta", "1.5"), "--delta: must be from 0 to 1 (got 1.5)"),
+])
+def test_analytic_flags_out_of_range_are_one_line(capsys, flags, message):
+    argv = {"--p": "0.5", "--eps": "0.01", "--delta": "0.2", **dict([flags])}
+    line = one_error_line(*run_cli(capsys, "analytic", *[x for kv in argv.items() for x in kv]))
+    assert line == f"Error: tiersim analytic: {message}"
+
+
+def test_a_seed_beyond_64_bits_is_refused_by_the_scenario(tmp_path, capsys):
+    """It ran as one point but crashed the sweep table, on every rerun."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("seed: 0", "seed: 100000000000000000000000000000000"))
+    line = one_error_line(*run_cli(capsys, "run", scenario))
+    assert line.endswith("line 4: seed: must be <= 9223372036854775807 (got "
+                         "100000000000000000000000000000000)")

@@ -261,7 +261,7 @@ class Scenario(_Strict):
     """A whole scenario YAML (DESIGN.md §7)."""
 
     name: str = "scenario"
-    seed: int = Field(default=0, ge=0)
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
     model: str = "Qwen3-Coder-30B-A3B"
     gpu: str = "H200"
     profile: str | None = Field(default_factory=_default_profile)

@@ -42,14 +42,31 @@ def analytic(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Print dC*, the kink and both frontiers of the two-type model."""
+    _check_numbers({"--p": p, "--eps": eps, "--delta": delta, "--floor": floor}, high=1.0)
+    _check_numbers({"--dc": dc, "--c0": c0}, high=None)
     if trace is None and scenario is None:
         model, est = _from_flags(p, eps, delta, dc, c0), None
     else:
         model, est, floor = _from_data(trace, scenario, cheap, top, dc, c0, floor)
+    if not model.dc > 0:
+        raise ScenarioError(WHERE, "--dc", f"the top tier must cost more than the cheap one "
+                            f"(dc = {model.dc:g}); the closed form prices the top tier's extra")
     out = summary(model, floor)
     if est is not None:
         out["estimated_from"] = est
     typer.echo(json.dumps(out, indent=1) if as_json else render(out))
+
+
+def _check_numbers(values: dict[str, float | None], high: float | None) -> None:
+    """Each given flag must be a finite number >= 0 (and <= ``high`` where one is given)."""
+    import math
+
+    for flag, value in values.items():
+        if value is None:
+            continue
+        if not math.isfinite(value) or value < 0 or (high is not None and value > high):
+            rule = f"from 0 to {high:g}" if high is not None else "finite and >= 0"
+            raise ScenarioError(WHERE, flag, f"must be {rule} (got {value!r})")
 
 
 def _from_flags(p, eps, delta, dc, c0) -> TwoType:
@@ -84,8 +101,8 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
     est = estimate(expected_matrix(df, pair), realised_matrix(df, pair), easy)
     est.update(cheap=pair[0].name, top=pair[1].name, source=source)
-    if dc is None:
-        dc = pair[1].cost_weight - pair[0].cost_weight
+    if dc is None:  # a bare trace has no prices: costs in units of the top tier's extra
+        dc = pair[1].cost_weight - pair[0].cost_weight if scn is not None else 1.0
     c0 = pair[0].cost_weight if c0 is None else c0
     if floor is None and scn is not None:
         floor = scn.accuracy_floor

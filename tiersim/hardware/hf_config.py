@@ -115,6 +115,16 @@ class _Config:
             raise self.error(key, f"must be a positive integer (got {value!r})")
         return value
 
+    def flag(self, key: str) -> bool:
+        """A true/false value under ``key`` (False when absent or null); a string such as
+        ``"false"`` is refused, not read as true."""
+        value = self.data.get(key)
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false (got {value!r})")
+        return value
+
     def count(self, key: str, most: int | None = None) -> int:
         """A whole number >= 0 under ``key`` (0 when absent or null), at most ``most``."""
         value = self.data.get(key)
@@ -146,10 +156,10 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
         "hidden": hidden,
         "heads": heads,
         "kv_heads": kv_heads,
-        "head_dim": cfg.int("head_dim", hidden // heads),
+        "head_dim": cfg.int("head_dim", _default_head_dim(cfg, hidden, heads)),
         "vocab": cfg.int("vocab_size"),
         "max_context": cfg.count("max_position_embeddings"),
-        "tie_embeddings": bool(cfg.data.get("tie_word_embeddings", False)),
+        "tie_embeddings": cfg.flag("tie_word_embeddings"),
         "source": str(cfg.path),
     }
 
@@ -490,3 +500,12 @@ def _modelopt(path: Path, quant: dict, dense_layers: int):
         return tuple(out)
     skip = quant.get("exclude_modules") or quant.get("ignore") or ()
     return _uniform(_modelopt_fmt(path, quant), skip, dense_layers)
+
+
+def _default_head_dim(cfg, hidden: int, heads: int) -> int:
+    """``hidden_size / num_attention_heads``, the head width a config without ``head_dim``
+    implies; refused when that is below 1 (more heads than hidden units)."""
+    if hidden < heads:
+        raise cfg.error("head_dim", f"missing, and hidden_size / num_attention_heads = {hidden} /"
+                        f" {heads} is below 1; give head_dim")
+    return hidden // heads

@@ -250,11 +250,17 @@ def savings(
         "uniform_costs_estimated": estimated,
         "baseline_uniform_tier": None if base_i is None else tiers[base_i].name,
         "vs_uniform_usd": None if base_i is None else float(uni_cost[base_i] - routed),
-        "vs_uniform_frac": None if base_i is None else float(1 - routed / uni_cost[base_i]),
+        "vs_uniform_frac": None if base_i is None else _saved_frac(routed, uni_cost[base_i]),
         "static_split_cost_usd": split,
         "vs_static_split_usd": None if split is None else float(split - routed),
-        "vs_static_split_frac": None if split is None else float(1 - routed / split),
+        "vs_static_split_frac": None if split is None else _saved_frac(routed, split),
     }
+
+
+def _saved_frac(cost: float, baseline: float) -> float | None:
+    """The share of ``baseline`` saved at ``cost``; None where the baseline costs nothing
+    (every price 0: no share of nothing is saved)."""
+    return float(1 - cost / baseline) if baseline > 0 else None
 
 
 def routellm_curve(strong_score: np.ndarray, weak: np.ndarray, strong: np.ndarray, num=10):
