@@ -780,3 +780,28 @@ def test_a_seed_beyond_64_bits_is_refused_by_the_scenario(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "run", scenario))
     assert line.endswith("line 4: seed: must be <= 9223372036854775807 (got "
                          "100000000000000000000000000000000)")
+
+
+def test_a_worker_killed_from_outside_ends_the_sweep_with_one_line(tmp_path):
+    """SIGKILL of one worker (the OOM killer, say) broke the pool, and the next submit raised
+    BrokenProcessPool as a traceback; now its points and the rest are recorded as failed,
+    the finished ones stay stored, and a rerun resumes."""
+    script = SYNTHETIC_SWEEP.replace(
+        "run_sweep(", "from tiersim.errors import TiersimError\ntry:\n    run_sweep(").replace(
+        "progress=False)", "progress=False)\nexcept TiersimError as e:\n"
+        "    print(f'Error: {e}', file=sys.stderr)\n    sys.exit(1)")
+    path, out = synthetic_scenario(tmp_path, sleep_s=0.3, seeds=24), tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path), str(out), "2"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        wait_for(lambda: len(list((out / "points").glob("*.json"))) >= 2, proc, "two points")
+        os.kill(_children(proc.pid)[0], signal.SIGKILL)
+        assert proc.wait(timeout=120) == 1
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    err = proc.stderr.read().decode()
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"Error: {out}: ") and "sweep point(s) failed" in err
+    assert "rerun to retry" in err

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -135,7 +136,7 @@ def run_local(tasks: list[Task], pool: ProcessPoolExecutor | None, on_done: OnDo
     limit = 2 * workers
     queue = iter(tasks)
     flight: dict[Future, Task] = {}
-    _refill(pool, queue, flight, limit)
+    _refill(pool, queue, flight, limit, on_done)
     while flight:
         finished, _ = wait(flight, return_when=FIRST_COMPLETED)
         for future in finished:
@@ -144,13 +145,20 @@ def run_local(tasks: list[Task], pool: ProcessPoolExecutor | None, on_done: OnDo
                 on_done(future.result())
             except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool
                 on_done(_broken_record(task, error))
-        _refill(pool, queue, flight, limit)
+        _refill(pool, queue, flight, limit, on_done)
 
 
-def _refill(pool: ProcessPoolExecutor, queue: Iterable[Task], flight: dict, limit: int) -> None:
-    """Submit tasks until ``limit`` are in flight or none are left."""
+def _refill(pool: ProcessPoolExecutor, queue: Iterable[Task], flight: dict, limit: int,
+            on_done: OnDone) -> None:
+    """Submit tasks until ``limit`` are in flight or none are left; once the pool is broken (a
+    worker killed from outside, by the OOM killer say) each task left is recorded as failed,
+    so the sweep ends with its one line and a rerun resumes."""
     for task in queue:
-        flight[pool.submit(execute, task)] = task
+        try:
+            flight[pool.submit(execute, task)] = task
+        except BrokenProcessPool as error:
+            on_done(_broken_record(task, error))
+            continue
         if len(flight) >= limit:
             return
 
