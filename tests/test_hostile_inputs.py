@@ -805,3 +805,32 @@ def test_a_worker_killed_from_outside_ends_the_sweep_with_one_line(tmp_path):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert err.startswith(f"Error: {out}: ") and "sweep point(s) failed" in err
     assert "rerun to retry" in err
+
+
+def test_report_of_a_folder_a_command_is_writing_is_refused(tmp_path, capsys):
+    """A report written mid-sweep mixed the old table with the new scenario."""
+    import fcntl
+
+    out = tmp_path / "o"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    assert run_cli(capsys, "run", scenario, "--out", out, "--no-baselines", "--no-report")[0] == 0
+    with open(out / ".lock", "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write(str(os.getpid()))
+        held.flush()
+        line = one_error_line(*run_cli(capsys, "report", out))
+    assert line.endswith("wait for it to finish or use another --out (this report did nothing)")
+    assert not (out / "report.html").exists()
+
+
+def test_disagg_of_a_tier_with_speculative_decoding_is_one_line(tmp_path, capsys):
+    text = (ROOT / "scenarios" / "disagg.yaml").read_text()
+    lines = [("    speculative: {k: 3, acceptance: 0.7}" if line.strip().startswith(
+        "disaggregation:") else line) for line in text.splitlines()]
+    scenario = tmp_path / "d.yaml"
+    scenario.write_text("\n".join(lines) + "\n")
+    line = one_error_line(*run_cli(capsys, "disagg", scenario))
+    assert line.endswith("has a speculative block; disaggregated splits of such a tier are not "
+                         "modelled, so they cannot be compared; remove it or choose another "
+                         "--tier")

@@ -52,7 +52,13 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
         raise TiersimError(f"{scenario.source}: --tier: no tier named {tier!r}; tiers are "
                            f"{', '.join(names)}")
     index = names.index(tier) if tier is not None else 0
-    count = scenario.tiers[index].replicas
+    chosen = scenario.tiers[index]
+    if chosen.speculative is not None or chosen.data_parallel != 1:
+        what = "a speculative block" if chosen.speculative is not None else "data_parallel > 1"
+        raise TiersimError(f"{scenario.source}: tier {chosen.name!r} has {what}; disaggregated "
+                           "splits of such a tier are not modelled, so they cannot be compared; "
+                           "remove it or choose another --tier")
+    count = chosen.replicas
     out = []
     for split in [None] + [(x, count - x) for x in range(1, count)]:
         run = run_scenario(_with_split(scenario, index, split))

@@ -12,9 +12,15 @@ def report(
     directory: Annotated[Path, typer.Argument(help="Folder of a run, sweep or plan.")],
 ) -> None:
     """Write DIR/report.html: one self-contained page (opens offline)."""
+    import contextlib
+
+    from tiersim.outputs import locked
     from tiersim.report import write_report
 
-    typer.echo(f"wrote {write_report(directory)}")
+    # never a page of a folder another command is writing (a missing folder: write_report's line)
+    guard = locked(directory, "report") if directory.is_dir() else contextlib.nullcontext()
+    with guard:
+        typer.echo(f"wrote {write_report(directory)}")
 
 
 __all__ = ["report"]
