@@ -834,3 +834,16 @@ def test_disagg_of_a_tier_with_speculative_decoding_is_one_line(tmp_path, capsys
     assert line.endswith("has a speculative block; disaggregated splits of such a tier are not "
                          "modelled, so they cannot be compared; remove it or choose another "
                          "--tier")
+
+
+@pytest.mark.parametrize("edit, field", [
+    ("link_gb_s: 50", "link_gb_s"),
+])
+def test_absurdly_slow_links_are_refused(tmp_path, capsys, edit, field):
+    """1e-300 GB/s gave a 7e35 s run and a 200-digit TPOT."""
+    text = (ROOT / "scenarios" / "disagg.yaml").read_text()
+    assert edit in text
+    scenario = tmp_path / "d.yaml"
+    scenario.write_text(text.replace(edit, f"{field}: 1.0e-300"))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert f"{field}: must be >= 0.01 (got 1e-300)" in line

@@ -176,7 +176,7 @@ def test_round_trip(tmp_path):
         ),
         (
             lambda d: d["tables"][1]["latency_s"][1].__setitem__(0, 0),
-            "tables[1].latency_s[1, 0]: latencies must be seconds > 0 and at most 3600",
+            "tables[1].latency_s[1, 0]: latencies must be seconds from 1e-09 to 3600",
         ),
         (lambda d: d["tables"].append(dict(d["tables"][0])), "tables[3]: duplicates tables[0]"),
         (lambda d: d.update(overhead=1), "unknown field 'overhead'; allowed: schema, name"),
@@ -185,7 +185,12 @@ def test_round_trip(tmp_path):
         (lambda d: d["overhead_s"].update(value=1e300),
          "overhead_s.value: must be a number of seconds from 0 to 3600 (got 1e+300)"),
         (lambda d: d["tables"][1]["latency_s"][0].__setitem__(1, 1e300),
-         "tables[1].latency_s[0, 1]: latencies must be seconds > 0 and at most 3600"),
+         "tables[1].latency_s[0, 1]: latencies must be seconds from 1e-09 to 3600"),
+        (lambda d: d["tables"][1]["latency_s"][0].__setitem__(1, 1e-320),
+         "tables[1].latency_s[0, 1]: latencies must be seconds from 1e-09 to 3600"),
+        (lambda d: d["tables"][0].update(latency_s=["1e-5", 2e-5, 3e-5]),
+         "tables[0].latency_s: must have shape (3,) to match the axes (got ragged or "
+         "non-numeric)"),
     ],
 )
 def test_profile_errors_name_file_and_field(tmp_path, mutate, expected):

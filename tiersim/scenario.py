@@ -94,8 +94,8 @@ class KVLevelConfig(_Strict):
 
     name: str = Field(min_length=1, max_length=32, description="e.g. host or ssd")
     capacity_gb: float = Field(ge=0, le=1e6, description="GB per GPU")
-    read_gb_s: float = Field(gt=0, le=1e5, description="GB/s per GPU into GPU memory")
-    write_gb_s: float = Field(gt=0, le=1e5, description="GB/s per GPU out of GPU memory")
+    read_gb_s: float = Field(ge=0.01, le=1e5, description="GB/s per GPU into GPU memory")
+    write_gb_s: float = Field(ge=0.01, le=1e5, description="GB/s per GPU out of GPU memory")
 
 
 class SchedulerConfig(_Strict):
@@ -162,7 +162,7 @@ class DisaggConfig(_Strict):
 
     prefill_replicas: int = Field(ge=1, le=1_000_000)
     decode_replicas: int = Field(ge=1, le=1_000_000)
-    link_gb_s: float = Field(default=50.0, gt=0, le=1e5, description="GB/s per GPU (400 Gb/s "
+    link_gb_s: float = Field(default=50.0, ge=0.01, le=1e5, description="GB/s per GPU (400 Gb/s "
                              "InfiniBand: 50; NVLink: several hundred)")
     latency_us: float = Field(default=10.0, ge=0, le=1e7, description="per transfer")
 

@@ -513,6 +513,9 @@ TABLE_FIELDS = ("op", "precision", "kv_dtype", "source", "key", "axes", "latency
 MAX_SECONDS = 3600.0
 """Largest latency or overhead a profile may hold (one operator of one step: an hour is
 already absurd; beyond it a value is a unit or typing error)."""
+MIN_SECONDS = 1e-9
+"""Smallest operator latency a profile may hold (a nanosecond: no kernel is faster; 1e-320
+would make an operator free)."""
 
 
 def _unknown_field(raw: dict, allowed: tuple[str, ...], where: str) -> None:
@@ -683,17 +686,25 @@ def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
 def _parse_latency(raw: Any, axes: dict[str, np.ndarray], loc: str) -> np.ndarray:
     shape = tuple(a.size for a in axes.values())
     try:
-        arr = np.asarray(raw, dtype=np.float64)
+        arr = np.asarray(raw, dtype=np.float64) if _all_numbers(raw) else None
     except (TypeError, ValueError):
         arr = None
     if arr is None or arr.shape != shape:
         got = "ragged or non-numeric" if arr is None else f"shape {arr.shape}"
         raise ProfileError(f"{loc}: must have shape {shape} to match the axes (got {got})")
-    bad = ~np.isfinite(arr) | (arr <= 0) | (arr > MAX_SECONDS)
+    bad = ~np.isfinite(arr) | (arr < MIN_SECONDS) | (arr > MAX_SECONDS)
     if np.any(bad):
         raise ProfileError(f"{loc}{np.argwhere(bad)[0].tolist()}: latencies must be seconds "
-                           f"> 0 and at most {MAX_SECONDS:g}")
+                           f"from {MIN_SECONDS:g} to {MAX_SECONDS:g}")
     return arr
+
+
+def _all_numbers(raw: Any) -> bool:
+    """Whether ``raw`` is a number or (nested) lists of JSON numbers only: numpy would also
+    read the text "1e-5" as a number, which a profile never writes."""
+    if isinstance(raw, list):
+        return all(_all_numbers(x) for x in raw)
+    return isinstance(raw, int | float) and not isinstance(raw, bool)
 
 
 def _check_unique(tables: list[Table], path: str) -> None:
