@@ -847,3 +847,24 @@ def test_absurdly_slow_links_are_refused(tmp_path, capsys, edit, field):
     scenario.write_text(text.replace(edit, f"{field}: 1.0e-300"))
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert f"{field}: must be >= 0.01 (got 1e-300)" in line
+
+
+def test_config_attention_layouts_are_read_or_refused_not_guessed(tmp_path):
+    """Mistral 7B v0.1's window on every layer is modelled (it was full attention); a
+    'linear_attention' layer type and a duplicated JSON key are refused by name."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware import get_model
+
+    mistral = get_model(_config(tmp_path, model_type="mistral", sliding_window=4096))
+    assert (mistral.sliding_window, mistral.sliding_layers) == (4096, 2)
+    qwen = get_model(_config(tmp_path, model_type="qwen3", sliding_window=4096, head_dim=128,
+                             use_sliding_window=False))
+    assert qwen.sliding_window == 0  # Qwen keeps the field but does not use it
+    with pytest.raises(TiersimError, match="key 'layer_types': 'linear_attention' layers are "
+                                           "not modelled"):
+        get_model(_config(tmp_path, layer_types=["linear_attention", "full_attention"]))
+    path = _config(tmp_path) / "config.json"
+    path.write_text(path.read_text().replace('"num_hidden_layers": 2',
+                                             '"num_hidden_layers": 2, "num_hidden_layers": 80'))
+    with pytest.raises(TiersimError, match="key 'num_hidden_layers' appears twice in one object"):
+        get_model(path)

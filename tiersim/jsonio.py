@@ -29,7 +29,10 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
             data = handle.read(MAX_JSON_BYTES + 1)
         if len(data) > MAX_JSON_BYTES:
             raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB; not {what}")
-        return json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except DuplicateKey as exc:
+        raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
+                    "was meant cannot be known)") from None
     except OSError as exc:
         if missing is not None and isinstance(exc, FileNotFoundError):
             raise error(f"{path}: {missing}") from None
@@ -48,3 +51,16 @@ def _check_regular(path: Path, what: str, error: type[TiersimError]) -> None:
     path = Path(path)
     if path.exists() and not path.is_file():
         raise error(f"{path}: not a regular file; {what} is a JSON file")
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (the parser would keep the last silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key[:60])
+        out[key] = value
+    return out

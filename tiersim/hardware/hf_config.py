@@ -181,11 +181,7 @@ def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
 def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
     """MoE and sliding-window fields of a gpt-oss config."""
     window = cfg.int("sliding_window", 0) if cfg.data.get("sliding_window") else 0
-    types = cfg.data.get("layer_types")
-    if types is not None and (not isinstance(types, list) or len(types) != layers
-                              or not all(isinstance(t, str) for t in types)):
-        raise cfg.error("layer_types", f"must be a list of {layers} layer type names "
-                        "('sliding_attention', 'full_attention')")
+    types = _layer_types(cfg, layers)
     sliding = sum(t == "sliding_attention" for t in types) if types else layers // 2
     return {
         "num_experts": cfg.int("num_local_experts"),
@@ -268,6 +264,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
             f"{model_type!r}{why}; supported: {', '.join(SUPPORTED_TYPES)}",
         )
     fields = _common(cfg, _model_name(path))
+    if model_type not in MLA_TYPES and model_type != "gpt_oss":
+        fields.update(_window(cfg, model_type, fields["layers"]))
     if model_type in DENSE_TYPES:
         fields["intermediate"] = cfg.int("intermediate_size")
         fields["qk_norm"] = model_type == "qwen3"
@@ -509,3 +507,42 @@ def _default_head_dim(cfg, hidden: int, heads: int) -> int:
         raise cfg.error("head_dim", f"missing, and hidden_size / num_attention_heads = {hidden} /"
                         f" {heads} is below 1; give head_dim")
     return hidden // heads
+
+
+ATTENTION_LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
+def _layer_types(cfg: _Config, layers: int) -> list[str] | None:
+    """``layer_types`` checked: one known attention type per layer (a ``linear_attention``
+    layer, say, is one tiersim does not model), or None when absent."""
+    types = cfg.data.get("layer_types")
+    if types is None:
+        return None
+    if not isinstance(types, list) or len(types) != layers or not all(
+            isinstance(t, str) for t in types):
+        raise cfg.error("layer_types", f"must be a list of {layers} layer type names "
+                        "('sliding_attention', 'full_attention')")
+    other = next((t for t in types if t not in ATTENTION_LAYER_TYPES), None)
+    if other is not None:
+        raise cfg.error("layer_types", f"{other[:40]!r} layers are not modelled (tiersim models "
+                        "'full_attention' and 'sliding_attention' layers)")
+    return types
+
+
+def _window(cfg: _Config, model_type: str, layers: int) -> dict[str, int]:
+    """Sliding-window attention of a Llama-style config: ``sliding_window`` on every layer
+    (Mistral 7B v0.1), or on the ``sliding_attention`` layers of ``layer_types``; Qwen configs
+    carry a window they use only with ``use_sliding_window: true``, whose per-layer split
+    (``max_window_layers``) tiersim does not model."""
+    types = _layer_types(cfg, layers)
+    raw = cfg.data.get("sliding_window")
+    if model_type.startswith("qwen"):
+        if cfg.data.get("use_sliding_window") is True:
+            raise cfg.error("use_sliding_window", "Qwen's sliding window over the first "
+                            "max_window_layers layers is not modelled; set it to false")
+        raw = raw if types and "sliding_attention" in types else None
+    if not raw:
+        return {}
+    window = cfg.int("sliding_window")
+    sliding = sum(t == "sliding_attention" for t in types) if types else layers
+    return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
