@@ -868,3 +868,21 @@ def test_config_attention_layouts_are_read_or_refused_not_guessed(tmp_path):
                                              '"num_hidden_layers": 2, "num_hidden_layers": 80'))
     with pytest.raises(TiersimError, match="key 'num_hidden_layers' appears twice in one object"):
         get_model(path)
+
+
+def test_plan_starts_from_the_gpu_count_a_model_fits(tmp_path, capsys):
+    """Llama-3.1-70B in BF16 does not fit one H200: the planner tries more GPUs per replica
+    (docs/planning.md) instead of stopping at the scenario's 1; a model that fits on none says
+    so without advising more GPUs."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", "model: Llama-3.1-70B"),
+                                  ("precision: w4a16", "precision: fp8")))
+    code, err = run_cli(capsys, "plan", scenario, "--out", tmp_path / "p")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    assert min(plan["plan"]["gpus_per_replica"].values()) >= 2
+    huge = _config(tmp_path, num_hidden_layers=4000, intermediate_size=14336)
+    scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", f"model: {huge}")))
+    line = one_error_line(*run_cli(capsys, "plan", scenario))
+    assert "does not fit on 8x H200" in line
+    assert line.endswith("; use a smaller precision or a GPU with more memory")

@@ -327,10 +327,12 @@ def resolve_model_ref(model: str, source: str) -> str:
 # Loading
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read, validate and memory-check a scenario YAML; any problem is one ScenarioError line."""
+def load_scenario(path: str | Path, fit: bool = True) -> Scenario:
+    """Read, validate and memory-check a scenario YAML; any problem is one ScenarioError line.
+    ``fit=False`` leaves out the check that each tier fits its GPUs per replica (the planner,
+    which tries other GPU counts itself)."""
     data, root = read_yaml(path)
-    return _validate(data, str(path), root)
+    return _validate(data, str(path), root, fit)
 
 
 def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
@@ -561,7 +563,7 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
             _reject_duplicate_keys(item, source, loc + (i,))
 
 
-def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
+def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) -> Scenario:
     """Build the Scenario, then run the checks that need the hardware catalogue."""
     if not isinstance(data, dict):
         got = "an empty file" if data is None else type(data).__name__
@@ -579,7 +581,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None) -> Scenario:
     _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
     _check_limits(scenario, source, root)
     _default_profile_for_gpu(scenario)
-    problem = check_scenario(scenario)
+    problem = check_scenario(scenario, fit)
     if problem is not None:
         loc, message = problem
         raise ScenarioError(source, _where(loc, root), message)
@@ -774,8 +776,9 @@ def _model_in(annotation: Any) -> Any:
 # Checks that need the hardware catalogue
 
 
-def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
-    """The first catalogue problem (unknown name, tier that does not fit) as (loc, message)."""
+def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | None:
+    """The first catalogue problem (unknown name, tier that does not fit, unless not ``fit``)
+    as (loc, message)."""
     from tiersim.hardware import get_gpu, get_model, get_precision, kv_dtype_bytes
 
     lookups = [(("model",), get_model, scenario.model_ref), (("gpu",), get_gpu, scenario.gpu)]
@@ -809,7 +812,7 @@ def check_scenario(scenario: Scenario) -> tuple[Loc, str] | None:
             return ("tiers", i, "name"), f"duplicate tier name {name!r} (tier names must differ)"
     from tiersim.fleet import kv_blocks  # KV capacity is computed in one place
 
-    for i, tier in enumerate(scenario.tiers):
+    for i, tier in enumerate(scenario.tiers if fit else ()):
         try:
             kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier)
         except (KeyError, ValueError, TiersimError) as err:

@@ -138,11 +138,38 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.cli.run import out_folder
     from tiersim.scenario import load_scenario
 
-    scenario = load_scenario(scenario_path)
+    scenario = _fitting(load_scenario(scenario_path, fit=False))  # the planner tries sizes
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
+
+
+def _fitting(scenario):
+    """The scenario with each tier on the fewest GPUs per replica (of the planner's options,
+    at least its own) on which it fits, so the planner can start from a model too big for the
+    GPUs the scenario gives it; one line when a tier fits on none."""
+    from tiersim.errors import TiersimError
+    from tiersim.fleet import build_tier
+    from tiersim.plan.planner import GPU_OPTIONS
+
+    tiers = []
+    for tier in scenario.tiers:
+        error = None
+        for gpus in [g for g in GPU_OPTIONS if g >= tier.gpus_per_replica] or [
+                tier.gpus_per_replica]:
+            dp = tier.data_parallel if gpus % tier.data_parallel == 0 else 1
+            sized = tier.model_copy(update={"gpus_per_replica": gpus, "data_parallel": dp})
+            try:
+                build_tier(scenario, sized)
+            except (TiersimError, ValueError) as err:
+                error = err
+                continue
+            tiers.append(sized)
+            break
+        else:
+            raise TiersimError(f"{scenario.source}: tier {tier.name!r}: {error}")
+    return scenario.model_copy(update={"tiers": tiers})
 
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,

@@ -44,6 +44,8 @@ from tiersim.hardware.precisions import (
 )
 
 GB = 1e9
+MAX_NODE_GPUS = 8
+"""GPUs of one node (an HGX board): past it, more GPUs per replica is not the first advice."""
 #: Fixed part of the default activation reserve, bytes (see module docstring).
 FIXED_RESERVE_BYTES = 1.5e9
 #: Default scheduler token budget used to size the activation reserve.
@@ -236,7 +238,8 @@ def _fit_message(
     per = " per GPU" if tp > 1 else ""
     head = f"{model.name} at {prec.label} does not fit on {tp}x {gpu.name}: "
     need = f"weights {weights / GB:.1f} GB + reserve {reserve / GB:.1f} GB"
-    fix = "use more gpus_per_replica or a smaller precision"
+    fix = ("use more gpus_per_replica or a smaller precision" if tp < MAX_NODE_GPUS else
+           "use a smaller precision or a GPU with more memory")
     if short <= 0:
         return (
             f"{head}{need} leave {-short / 1e6:.1f} MB of usable {budget / GB:.1f} GB{per}, "
