@@ -221,7 +221,8 @@ def test_dense_llama_config_defaults_head_dim(tmp_path):
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"model_type": "mamba"}, "key 'model_type': 'mamba' is not supported"),
+        ({"model_type": "mamba"}, "key 'model_type': 'mamba': tiersim does not model Mamba "
+         "(state-space) layers instead of attention"),
         ({"num_experts": None}, "key 'num_experts': must be a positive integer"),
         ({"hidden_size": "big"}, "key 'hidden_size': must be a positive integer"),
         ({"mlp_only_layers": [0, 1]}, "key 'mlp_only_layers'"),

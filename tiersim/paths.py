@@ -59,6 +59,8 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     beside = p if p.is_absolute() or scenario_dir is None else Path(scenario_dir) / p
     if beside.is_dir():
         raise TraceError(str(path), "is a folder; give the trace file in it")
+    if beside.exists() and not beside.is_file():
+        raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
     if p.is_absolute():
         if p.is_file():
             return p

@@ -69,6 +69,15 @@ LACKS = {
     "nemotron-nas": "per-layer heterogeneous block shapes (NAS)",
     "mimo_v2_flash": "hybrid sliding-window attention with per-layer head shapes",
     "minimax_m3": "lightning (linear) attention layers",
+    "gemma3_text": "interleaved local/global attention with its own norms and soft-capping",
+    "gemma3": "interleaved local/global attention with its own norms and soft-capping",
+    "jamba": "Mamba (state-space) layers interleaved with attention",
+    "mamba": "Mamba (state-space) layers instead of attention",
+    "mamba2": "Mamba-2 (state-space) layers instead of attention",
+    "falcon_h1": "parallel Mamba-2 (state-space) and attention heads",
+    "t5": "an encoder-decoder stack (tiersim serves decoder-only models)",
+    "bart": "an encoder-decoder stack (tiersim serves decoder-only models)",
+    "whisper": "an encoder-decoder stack (tiersim serves decoder-only models)",
 }
 #: A representative module name per weight group, matched against ignore/exclude lists.
 GROUP_MODULES = {

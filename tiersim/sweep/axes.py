@@ -118,7 +118,13 @@ def _value_list(path: str, values: Any, source: str) -> list[Any]:
     """Check an axis' values are a non-empty list."""
     if not isinstance(values, list) or not values:
         raise SweepError(source, path, f"values must be a non-empty list (got {values!r})")
+    if str(path).split(".")[0] == "sweep" or str(path).startswith(UNSWEPT):
+        raise SweepError(source, path, "shapes the sweep itself, so it cannot be an axis")
     return values
+
+
+UNSWEPT = "limits.max_sweep_points"
+"""A field that bounds the grid, so no point of the grid may change it."""
 
 
 def grid_size(sweep: dict[str, Any] | None, source: str = "scenario") -> int:
