@@ -886,3 +886,14 @@ def test_plan_starts_from_the_gpu_count_a_model_fits(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "plan", scenario))
     assert "does not fit on 8x H200" in line
     assert line.endswith("; use a smaller precision or a GPU with more memory")
+
+
+def test_plan_choose_of_an_unknown_router_setting_is_one_line(tmp_path, capsys):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    line = one_error_line(*run_cli(capsys, "plan", scenario, "--choose", "foo=1", "--out",
+                                   tmp_path / "p"))
+    assert line == "Error: --choose foo=1: router.foo: Extra inputs are not permitted"
+    line = one_error_line(*run_cli(capsys, "plan", scenario, "--choose", "router.lambda=-1",
+                                   "--out", tmp_path / "p"))
+    assert line.startswith("Error: --choose router.lambda=-1: router.lambda: ")

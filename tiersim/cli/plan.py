@@ -139,10 +139,33 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.scenario import load_scenario
 
     scenario = _fitting(load_scenario(scenario_path, fit=False))  # the planner tries sizes
+    _check_choose(scenario, choose)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
+
+
+def _check_choose(scenario, choose: dict[str, list] | None) -> None:
+    """Each ``--choose`` value must make a valid router: one line naming the option, before
+    any simulation (it used to surface as raw validation text in the runner-up line)."""
+    from pydantic import ValidationError
+
+    from tiersim.errors import TiersimError
+    from tiersim.plan.evaluate import set_dotted
+    from tiersim.routing.config import RouterConfig
+
+    for path, values in (choose or {}).items():
+        for value in values:
+            doc = scenario.router.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            set_dotted(doc, path, value)
+            try:
+                RouterConfig.model_validate(doc)
+            except ValidationError as err:
+                first = err.errors()[0]
+                where = ".".join(str(x) for x in first["loc"]) or path
+                raise TiersimError(f"--choose {path}={value!r}: router.{where}: "
+                                   f"{first['msg']}") from None
 
 
 def _fitting(scenario):

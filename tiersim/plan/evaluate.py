@@ -160,7 +160,7 @@ class SimEvaluator:
             return self.scenario.router.model_validate({"policy": "uniform"})
         data = self.scenario.router.model_dump(by_alias=True, exclude_unset=True)
         for key, value in design.router:
-            _set(data, key, value)
+            set_dotted(data, key, value)
         cfg = type(self.scenario.router).model_validate(data)
         return with_scenario_floor(cfg, self.scenario.accuracy_floor)
 
@@ -310,7 +310,7 @@ def _dropped_first(runs, a: Assignment, k: int, n: int) -> np.ndarray:
     return out & (a.tier == k) & ~a.escalated
 
 
-def _set(data: dict, dotted: str, value: Any) -> None:
+def set_dotted(data: dict, dotted: str, value: Any) -> None:
     """Set ``data[a][b] = value`` for ``dotted = "a.b"`` (a leading ``router.`` is dropped)."""
     parts = dotted.removeprefix("router.").split(".")
     for part in parts[:-1]:
