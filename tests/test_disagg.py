@@ -98,3 +98,13 @@ def test_decoders_spared_prefill_chunks_keep_tpot_steady():
 def test_split_must_cover_the_replicas():
     with pytest.raises(ValueError, match="must equal"):
         TierSpec("t", 3, 100, LinearStepModel(), disagg=Disagg(1, 1, 1e9))
+
+
+def test_prefill_counts_are_every_split_up_to_the_cap_then_spread():
+    from tiersim.disagg import MAX_SPLITS, prefill_counts
+
+    assert prefill_counts(2) == [1]
+    assert prefill_counts(MAX_SPLITS + 1) == list(range(1, MAX_SPLITS + 1))
+    spread = prefill_counts(1024)
+    assert len(spread) == MAX_SPLITS and spread[0] == 1 and spread[-1] == 1023
+    assert spread == sorted(set(spread))
