@@ -233,6 +233,13 @@ def test_blank_header_cells_are_no_duplicate_names(tmp_path):
     assert len(load_trace(path)) == 2
 
 
+def error_of(path) -> str:
+    """The one-line TraceError that loading ``path`` raises."""
+    with pytest.raises(TraceError) as info:
+        load_trace(path)
+    return str(info.value)
+
+
 def _parquet(path, **columns):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -250,9 +257,7 @@ def test_date_time_or_duration_where_a_number_is_wanted_is_refused(tmp_path):
     stamps = np.array(["2024-01-01T00:00:00", "2024-01-01T00:00:02"], "datetime64[ns]")
     moon = _parquet(tmp_path / "m.parquet", timestamp=stamps, input_length=[5, 5],
                     output_length=[2, 2])
-    with pytest.raises(TraceError) as info:
-        load_trace(moon)
-    assert str(info.value) == (f"{moon}: column 'timestamp': is a date-time column "
+    assert error_of(moon) == (f"{moon}: column 'timestamp': is a date-time column "
                                "(datetime64[ns]), and timestamp must be a plain number in this "
                                "format's unit; write it as numbers")
     dur = _parquet(tmp_path / "d.parquet", arrival_s=pa.array([0, 500], pa.duration("ms")),
@@ -274,9 +279,7 @@ def test_parquet_column_named_twice_is_refused(tmp_path):
     pq.write_table(pa.table([[0.0, 1.0], [5, 5], [2, 2], [7, 7]],
                             names=["arrival_s", "input_tokens", "output_tokens",
                                    " input_tokens "]), path)
-    with pytest.raises(TraceError) as info:
-        load_trace(path)
-    assert str(info.value) == (f"{path}: names the column 'input_tokens' twice; keep one "
+    assert error_of(path) == (f"{path}: names the column 'input_tokens' twice; keep one "
                                "(which copy holds the data cannot be known)")
 
 
@@ -289,17 +292,13 @@ def test_ids_are_read_as_integers_exactly(tmp_path):
     assert load_trace(ok)["request_id"].tolist() == [big, big + 2, big + 4]
     floats = _parquet(tmp_path / "f.parquet", request_id=[0.0, 1e300],
                       arrival_s=[0.0, 0.5], input_tokens=[1, 2], output_tokens=[1, 1])
-    with pytest.raises(TraceError) as info:
-        load_trace(floats)
-    assert str(info.value) == (f"{floats}: row 2, column 'request_id': request id 1e+300 is "
+    assert error_of(floats) == (f"{floats}: row 2, column 'request_id': request id 1e+300 is "
                                "beyond 2**53, where a number written with a decimal point or "
                                "as text cannot be read exactly; store it as a 64-bit integer")
     step = tmp_path / "s.csv"
     step.write_text("arrival_s,input_tokens,output_tokens,session_id,step\n0,100,10,1,0\n"
                     "1,100,10,1,2147483648\n")
-    with pytest.raises(TraceError) as info:
-        load_trace(step)
-    assert str(info.value) == (f"{step}: row 2, column 'step': step must be at most 2147483647 "
+    assert error_of(step) == (f"{step}: row 2, column 'step': step must be at most 2147483647 "
                                "(got 2147483648); fix or remove the row (file line 3)")
     sessions = tmp_path / "sid.csv"
     sessions.write_text("arrival_s,input_tokens,output_tokens,session_id,step\n"
@@ -322,9 +321,7 @@ def test_text_trace_errors_name_the_real_file_line(tmp_path):
     kinds = tmp_path / "k.jsonl"
     kinds.write_text("\n".join([*lines, '{"timestamp": 3, "input_length": "five", '
                                 '"output_length": 2}']) + "\n")
-    with pytest.raises(TraceError) as info:
-        load_trace(kinds)
-    assert str(info.value) == (f"{kinds}: row 4: key 'input_length' is text here and a number "
+    assert error_of(kinds) == (f"{kinds}: row 4: key 'input_length' is text here and a number "
                                "on earlier lines; write every line's value of that key the same "
                                "way")
 
@@ -340,9 +337,7 @@ def test_long_json_line_and_all_failed_burstgpt_rows(tmp_path):
     assert len(load_trace(long)) == 1
     failed = tmp_path / "f.csv"
     failed.write_text("Timestamp,Request tokens,Response tokens\n0,100,0\n1,100,0\n")
-    with pytest.raises(TraceError) as info:
-        load_trace(failed)
-    assert str(info.value) == (f"{failed}: column 'Response tokens': every row has 0 response "
+    assert error_of(failed) == (f"{failed}: column 'Response tokens': every row has 0 response "
                                "tokens (failed requests, which tiersim drops), so no request is "
                                "left; use the rows of successful requests")
 
@@ -350,9 +345,7 @@ def test_long_json_line_and_all_failed_burstgpt_rows(tmp_path):
 def test_azure_timestamp_outside_nanosecond_range_is_one_line(tmp_path):
     path = tmp_path / "a.csv"
     path.write_text(HEAD + "1500-01-01 00:00:00,5,8\n1500-01-01 00:00:01,5,8\n")
-    with pytest.raises(TraceError) as info:  # was a pandas OutOfBoundsDatetime traceback
-        load_trace(path)
-    assert str(info.value) == (f"{path}: row 1, column 'TIMESTAMP': timestamp is outside the "
+    assert error_of(path) == (f"{path}: row 1, column 'TIMESTAMP': timestamp is outside the "
                                "years 1678-2261 that nanosecond times cover; write the real "
                                "date (file line 2)")
 
@@ -360,17 +353,13 @@ def test_azure_timestamp_outside_nanosecond_range_is_one_line(tmp_path):
 def test_folder_given_as_the_trace_is_named_so(tmp_path):
     folder = tmp_path / "traces"
     folder.mkdir()
-    with pytest.raises(TraceError) as info:
-        load_trace(folder)
-    assert str(info.value) == f"{folder}: is a folder; give the trace file in it"
+    assert error_of(folder) == f"{folder}: is a folder; give the trace file in it"
 
 
 def test_utf16_is_named_and_a_utf8_bom_json_lines_file_is_read(tmp_path):
     u16 = tmp_path / "u.csv"
     u16.write_text("arrival_s,input_tokens,output_tokens\n0,1,1\n", encoding="utf-16")
-    with pytest.raises(TraceError) as info:
-        load_trace(u16)
-    assert str(info.value) == f"{u16}: UTF-16 text; save the trace as UTF-8 (CSV or JSON lines)"
+    assert error_of(u16) == f"{u16}: UTF-16 text; save the trace as UTF-8 (CSV or JSON lines)"
     bom = tmp_path / "b.jsonl"
     bom.write_bytes(b'\xef\xbb\xbf{"timestamp": 0, "input_length": 5, "output_length": 2}\n'
                     b'{"timestamp": 5, "input_length": 5, "output_length": 2}\n')
