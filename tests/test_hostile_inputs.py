@@ -817,6 +817,7 @@ def test_report_of_a_folder_a_command_is_writing_is_refused(tmp_path, capsys):
     assert run_cli(capsys, "run", scenario, "--out", out, "--no-baselines", "--no-report")[0] == 0
     with open(out / ".lock", "a+") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.truncate(0)
         held.write(str(os.getpid()))
         held.flush()
         line = one_error_line(*run_cli(capsys, "report", out))
@@ -897,3 +898,59 @@ def test_plan_choose_of_an_unknown_router_setting_is_one_line(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "plan", scenario, "--choose", "router.lambda=-1",
                                    "--out", tmp_path / "p"))
     assert line.startswith("Error: --choose router.lambda=-1: router.lambda: ")
+
+
+def test_plan_choose_checks_combinations_not_single_values(tmp_path, capsys):
+    """policy=lagrangian needs lambda: valid together with --choose router.lambda=..., which
+    the planner combines; alone it is refused."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    code, err = run_cli(capsys, "plan", scenario, "--choose", "router.policy=lagrangian",
+                        "--choose", "router.lambda=0.05,0.1", "--out", tmp_path / "p")
+    assert code == 0, err
+    line = one_error_line(*run_cli(capsys, "plan", scenario, "--choose",
+                                   "router.policy=lagrangian", "--out", tmp_path / "q"))
+    assert line.startswith("Error: --choose router.policy='lagrangian': router: Value error, "
+                           "policy lagrangian needs lambda")
+
+
+def test_plan_keeps_the_tier_own_gpu_count_and_data_parallelism(tmp_path):
+    from tiersim.cli.plan import _fitting
+    from tiersim.scenario import scenario_from_dict
+
+    doc = yaml.safe_load(TINY)
+    doc["tiers"][1].update(gpus_per_replica=6, data_parallel=3)
+    fitted = _fitting(scenario_from_dict(doc, str(ROOT / "scenarios" / "tiny.yaml")))
+    assert [(t.gpus_per_replica, t.data_parallel) for t in fitted.tiers] == [(1, 1), (6, 3)]
+
+
+def test_a_sweep_resumes_from_its_own_saved_scenario(tmp_path, capsys):
+    """The sweep writes its scenario.yaml back unchanged, so resuming from that copy is no
+    overwrite (a first sweep from a scenario.yaml in its --out folder still is)."""
+    import shutil
+
+    path, out = synthetic_scenario(tmp_path, sleep_s=0.0, seeds=2), tmp_path / "o"
+    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.testing import synthetic_runner
+
+    run_sweep(path, out, workers=1, runner=synthetic_runner, validator=None, report=False,
+              progress=False)
+    frame = run_sweep(out / "scenario.yaml", out, workers=1, runner=synthetic_runner,
+                      validator=None, report=False, progress=False)
+    assert len(frame) == 2
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(path, fresh / "scenario.yaml")
+    from tiersim.errors import TiersimError
+
+    with pytest.raises(TiersimError, match="reads this file and would overwrite it"):
+        run_sweep(fresh / "scenario.yaml", fresh, workers=1, runner=synthetic_runner,
+                  validator=None, report=False, progress=False)
+
+
+def test_an_empty_hub_style_folder_does_not_hide_the_catalogue_model(tmp_path, monkeypatch):
+    from tiersim.hardware import get_model
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Qwen" / "Qwen3-Coder-30B-A3B").mkdir(parents=True)
+    assert get_model("Qwen/Qwen3-Coder-30B-A3B").layers == 48

@@ -25,6 +25,7 @@ default mimalloc pool kept the freed groups (writing 400k request rows: RSS +57 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -110,6 +111,8 @@ def _refuse_overwriting_inputs(out: Path, kind: str, inputs: Iterable[Path]) -> 
     written = {_real(out / name): name for name in WRITES[kind]}
     for path in inputs:
         name = written.get(_real(Path(path)))
+        if name == "scenario.yaml" and kind == "sweep" and (out / "sweep.json").is_file():
+            continue  # resuming from the sweep's own copy: it writes the same base back
         if name is not None:
             raise TiersimError(f"{out / name}: `tiersim {kind}` reads this file and would "
                                "overwrite it with its results; use another --out folder")
@@ -127,7 +130,7 @@ def _check_writable(out: Path) -> None:
     if not out.is_dir():
         return
     try:
-        handle, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".probe", dir=out)
+        handle, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=out)
         os.close(handle)
         os.unlink(probe)
     except OSError as err:
@@ -148,25 +151,36 @@ def locked(out: Path, kind: str):
     if fcntl is None:  # pragma: no cover
         yield
         return
-    with open(out / ".lock", "a+") as handle:
-        _take(handle, out, kind)
-        handle.truncate(0)
-        handle.write(str(os.getpid()))
-        handle.flush()
+    try:
+        handle = open(out / ".lock", "a+")  # noqa: SIM115 - closed below, after the command
+    except OSError as err:
+        raise TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); "
+                           "choose another --out folder") from None
+    with handle:
+        if _take(handle, out, kind):
+            handle.truncate(0)
+            handle.write(str(os.getpid()))
+            handle.flush()
         yield
 
 
 LOCK_WAIT_S = 10.0
 
 
-def _take(handle, out: Path, kind: str) -> None:
-    """Take the lock on ``handle`` or raise the one-line refusal."""
+def _take(handle, out: Path, kind: str) -> bool:
+    """Take the lock on ``handle`` (True) or raise the one-line refusal; False on a file
+    system without locks (some NFS mounts), where the command runs unlocked, as on Windows."""
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
+            return True
+        except OSError as err:
+            if not isinstance(err, BlockingIOError):
+                if err.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                    return False
+                raise TiersimError(f"{out}: cannot lock this folder ({err.strerror or err}); "
+                                   "choose another --out folder") from None
             handle.seek(0)
             holder = handle.read(20).strip()
             if (holder.isdigit() and _alive(int(holder))) or time.monotonic() > deadline:
@@ -183,7 +197,7 @@ def _alive(pid: int) -> bool:
         return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # gone, or no pid at all (a garbled file)
         return False
     except PermissionError:
         return True
@@ -254,7 +268,10 @@ def write_data_files(folder: Path, run: RunResult, requests,
 def remove_stale_temps(out: Path) -> None:
     """Delete temporary folders a killed run left in ``out``."""
     for path in out.glob(f"{TEMP_PREFIX}*.tmp"):
-        shutil.rmtree(path, ignore_errors=True)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:  # a writability probe a kill left
+            path.unlink(missing_ok=True)
 
 
 def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,

@@ -57,19 +57,17 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     if not str(path).strip():
         raise TraceError(str(path), "trace.path is empty; give the trace file")
     beside = p if p.is_absolute() or scenario_dir is None else Path(scenario_dir) / p
-    if beside.is_dir():
-        raise TraceError(str(path), "is a folder; give the trace file in it")
-    if beside.exists() and not beside.is_file():
-        raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
-    if p.is_absolute():
-        if p.is_file():
-            return p
-        raise TraceError(str(path), "trace file not found; check the path")
-    if scenario_dir is not None and beside.is_file():
+    if beside.is_file():
         return beside
-    found = find_bundled("traces", p)
+    found = None if p.is_absolute() else find_bundled("traces", p)
     if found is not None:
         return found
+    if beside.is_dir():
+        raise TraceError(str(path), "is a folder; give the trace file in it")
+    if beside.exists():
+        raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
+    if p.is_absolute():
+        raise TraceError(str(path), "trace file not found; check the path")
     looked = f"{scenario_dir} and the bundled traces/" if scenario_dir else "the bundled traces/"
     raise TraceError(str(path), f"trace file not found in {looked}; bundled traces: "
                      f"{', '.join(available('traces')) or 'none'}")

@@ -101,7 +101,9 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
     est = estimate(expected_matrix(df, pair), realised_matrix(df, pair), easy)
     est.update(cheap=pair[0].name, top=pair[1].name, source=source)
-    if dc is None:  # a bare trace has no prices: costs in units of the top tier's extra
+    if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
+        est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
+    if dc is None:
         dc = pair[1].cost_weight - pair[0].cost_weight if scn is not None else 1.0
     c0 = pair[0].cost_weight if c0 is None else c0
     if floor is None and scn is not None:
@@ -149,6 +151,9 @@ def render(out: dict) -> str:
         e = out["estimated_from"]
         lines.append(f"estimated from {e['source']} ({e['n']} requests, {e['cheap']} vs "
                      f"{e['top']}); costs in the tiers' cost-weight units")
+        if e.get("assumed"):
+            lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
+                         "--dc, or give --scenario)")
         if e["eps_raw"] < 0:
             lines.append(f"note: the cheap tier is better than the top on some easy requests "
                          f"(eps {e['eps_raw']:.4f}); the closed form clips eps to 0")

@@ -138,40 +138,48 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.cli.run import out_folder
     from tiersim.scenario import load_scenario
 
-    scenario = _fitting(load_scenario(scenario_path, fit=False))  # the planner tries sizes
-    _check_choose(scenario, choose)
+    scenario = _fitting(load_scenario(scenario_path, fit=False), gpu_options)  # planner sizes
+    _check_choose(scenario, choose, floor if floor is not None else scenario.accuracy_floor)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
 
 
-def _check_choose(scenario, choose: dict[str, list] | None) -> None:
-    """Each ``--choose`` value must make a valid router: one line naming the option, before
-    any simulation (it used to surface as raw validation text in the runner-up line)."""
+def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None) -> None:
+    """Each combination of ``--choose`` values, applied as the planner applies it (the floor
+    router at ``floor`` when there is one, the chosen settings over it), must make a valid
+    router: one line naming the options, before any simulation."""
+    import itertools
+
     from pydantic import ValidationError
 
     from tiersim.errors import TiersimError
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
 
-    for path, values in (choose or {}).items():
-        for value in values:
-            doc = scenario.router.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    paths = list(choose or {})
+    for values in itertools.product(*(choose or {}).values()):
+        doc = scenario.router.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        if floor is not None:
+            doc.update(policy="floor", floor=floor)
+        for path, value in zip(paths, values, strict=True):
             set_dotted(doc, path, value)
-            try:
-                RouterConfig.model_validate(doc)
-            except ValidationError as err:
-                first = err.errors()[0]
-                where = ".".join(str(x) for x in first["loc"]) or path
-                raise TiersimError(f"--choose {path}={value!r}: router.{where}: "
-                                   f"{first['msg']}") from None
+        try:
+            RouterConfig.model_validate(doc)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(x) for x in first["loc"])
+            shown = " ".join(f"{p}={v!r}" for p, v in zip(paths, values, strict=True))
+            raise TiersimError(f"--choose {shown}: router{'.' + where if where else ''}: "
+                               f"{first['msg']}") from None
 
 
-def _fitting(scenario):
-    """The scenario with each tier on the fewest GPUs per replica (of the planner's options,
-    at least its own) on which it fits, so the planner can start from a model too big for the
-    GPUs the scenario gives it; one line when a tier fits on none."""
+def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):
+    """The scenario with each tier on the fewest GPUs per replica on which it fits (its own
+    count, else the planner's larger options), so the planner can start from a model too big
+    for the GPUs the scenario gives it; data parallelism is kept (a count it does not divide
+    is skipped); one line when a tier fits on none."""
     from tiersim.errors import TiersimError
     from tiersim.fleet import build_tier
     from tiersim.plan.planner import GPU_OPTIONS
@@ -179,10 +187,10 @@ def _fitting(scenario):
     tiers = []
     for tier in scenario.tiers:
         error = None
-        for gpus in [g for g in GPU_OPTIONS if g >= tier.gpus_per_replica] or [
-                tier.gpus_per_replica]:
-            dp = tier.data_parallel if gpus % tier.data_parallel == 0 else 1
-            sized = tier.model_copy(update={"gpus_per_replica": gpus, "data_parallel": dp})
+        counts = [tier.gpus_per_replica] + [
+            g for g in sorted(gpu_options or GPU_OPTIONS) if g > tier.gpus_per_replica]
+        for gpus in (g for g in counts if g % tier.data_parallel == 0):
+            sized = tier.model_copy(update={"gpus_per_replica": gpus})
             try:
                 build_tier(scenario, sized)
             except (TiersimError, ValueError) as err:

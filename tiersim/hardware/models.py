@@ -83,12 +83,16 @@ def is_catalogue_name(name: str) -> bool:
 
 
 def _is_local_path(name: str) -> bool:
-    """A name written as a path (with a folder part, or ``~``/``.``) that exists: read as the
-    config it points at, even where its last part is also a catalogue name (a local
-    ``/models/Llama-3.1-8B`` is the user's checkpoint, not the catalogue's)."""
+    """A name written as a path (with a folder part, or ``~``/``.``) that is a file or a folder
+    holding a ``config.json``: read as the config it points at, even where its last part is
+    also a catalogue name (a local ``/models/Llama-3.1-8B`` is the user's checkpoint, not the
+    catalogue's; an empty ``Org/Name`` folder does not hide the catalogue model)."""
     text = name.strip()
     written_as_path = "/" in text or "\\" in text or text.startswith(("~", "."))
-    return written_as_path and Path(text).expanduser().exists()
+    if not written_as_path:
+        return False
+    path = Path(text).expanduser()
+    return path.is_file() or (path / "config.json").is_file()
 
 
 def _looks_like_path(name: str) -> bool:

@@ -6,7 +6,8 @@
 ``DIR/report.html``.
 
 Safety (docs/security.md): the folder is locked while a sweep writes to it (``fcntl.flock`` on
-``DIR/.lock``; a second sweep into it is refused at once with one line, it does not wait); every
+``DIR/.lock``, :func:`tiersim.outputs.locked`, which runs, plans and reports take too; a second
+command into it is refused at once with one line, it does not wait); every
 point records the digests of its base scenario and sweep map, and a rerun against a different
 base is refused; every file is written under a unique temporary name and renamed; a folder that
 cannot be written (read-only, full) ends the sweep with one line and no temp file left; failed
