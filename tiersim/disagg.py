@@ -16,7 +16,6 @@ from tiersim.errors import TiersimError
 from tiersim.runner import run_scenario
 from tiersim.scenario import DisaggConfig, Scenario
 
-
 MAX_SPLITS = 63
 """Most prefill/decode splits simulated for one tier."""
 
