@@ -954,3 +954,32 @@ def test_an_empty_hub_style_folder_does_not_hide_the_catalogue_model(tmp_path, m
     monkeypatch.chdir(tmp_path)
     (tmp_path / "Qwen" / "Qwen3-Coder-30B-A3B").mkdir(parents=True)
     assert get_model("Qwen/Qwen3-Coder-30B-A3B").layers == 48
+
+
+@pytest.mark.parametrize("out_kind", ["fifo", "folder"])
+def test_calibrate_refuses_an_out_that_is_no_regular_file_before_measuring(tmp_path, out_kind):
+    """The write replaced its target: a FIFO became a file, and as root --out /dev/null
+    replaced the device; a folder failed with a traceback after measuring."""
+    from tiersim.calibrate.cli import main as harness_main
+
+    out = tmp_path / "target"
+    os.mkfifo(out) if out_kind == "fifo" else out.mkdir()
+    assert harness_main(["--device", "cpu", "--quick", "--ops", "overhead", "--out",
+                         str(out)]) == 1
+    assert stat.S_ISFIFO(out.stat().st_mode) if out_kind == "fifo" else out.is_dir()
+
+
+def test_calibrate_refuses_out_of_range_numbers_and_special_configs(tmp_path, capsys):
+    from tiersim.calibrate.cli import main as harness_main
+
+    out = str(tmp_path / "p.json")
+    assert harness_main(["--device", "cpu", "--quick", "--seed", str(10**23), "--out", out]) == 1
+    assert capsys.readouterr().err.strip() == ("error: --seed: must be from 0 to 2**63 - 1 "
+                                               f"(got {10**23})")
+    assert harness_main(["--device", "cpu", "--quick", "--budget-s", "nan", "--out", out]) == 1
+    assert "--budget-s: must be a number of seconds > 0" in capsys.readouterr().err
+    from tiersim.calibrate.errors import CalibrateError
+    from tiersim.calibrate.shapes import from_config
+
+    with pytest.raises(CalibrateError, match="/dev/zero: not a regular file"):
+        from_config("/dev/zero")

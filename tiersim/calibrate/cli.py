@@ -8,7 +8,10 @@ starts, so ``--help`` and the error for a missing torch need nothing beyond Pyth
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+from pathlib import Path
 
 from tiersim.errors import TiersimError
 
@@ -49,6 +52,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the harness from command-line arguments; returns the exit status (0 ok, 1 error)."""
     args = parser().parse_args(argv)
+    problem = out_problem(args.out) or _arg_problem(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -69,3 +76,27 @@ def main(argv: list[str] | None = None) -> int:
     print(summarize(doc))
     print(f"wrote {args.out}")
     return 0
+
+
+def out_problem(out: str) -> str | None:
+    """Why ``--out`` cannot take a profile JSON (checked before anything is measured), else
+    None: it must be a regular file or a new name in an existing folder, never a folder, a
+    device or a pipe (the write replaces its target: as root, ``--out /dev/null`` replaced the
+    device)."""
+    path = Path(out)
+    if path.exists() and not path.is_file():
+        return f"--out {out}: not a regular file (a folder, device or pipe); give a file path"
+    if not path.parent.is_dir():
+        return f"--out {out}: folder {path.parent} does not exist; create it first"
+    if not os.access(path.parent, os.W_OK):
+        return f"--out {out}: folder {path.parent} is not writable; choose another path"
+    return None
+
+
+def _arg_problem(args) -> str | None:
+    """A numeric flag out of range, else None."""
+    if not 0 <= args.seed < 2**63:
+        return f"--seed: must be from 0 to 2**63 - 1 (got {args.seed})"
+    if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
+        return f"--budget-s: must be a number of seconds > 0 (got {args.budget_s})"
+    return None

@@ -44,7 +44,13 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
                         "ENGINE)")
     parser.add_argument("--out", required=True, help="where to write the profile JSON")
     args = parser.parse_args(argv)
+    from tiersim.calibrate.cli import out_problem
+    from tiersim.errors import TiersimError
     from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    problem = out_problem(args.out)
+    if problem:
+        raise TiersimError(problem)
 
     profile, missing = import_aiconfigurator(gpu=args.gpu, engine=args.engine, out=args.out,
                                              name=args.name)
