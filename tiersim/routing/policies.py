@@ -76,15 +76,21 @@ class Router:
         """A float, a list of ``count`` floats, or a map tier name -> float, as an array."""
         if isinstance(value, int | float):
             return np.full(count, float(value))
+        names = [t.name for t in self.tiers[:count]]
         if isinstance(value, dict):
             out = np.full(count, np.nan)
             for name, v in value.items():
-                out[self.tier_index(name, where, 0)] = v
+                i = self.tier_index(name, where, 0)
+                if i >= count:
+                    raise self.error(where, f"names tier {name!r}, which takes no value here; "
+                                     f"give one for each of {', '.join(names)}")
+                out[i] = v
             if np.isnan(out).any():
-                raise self.error(where, f"needs a value for each of the first {count} tiers")
+                raise self.error(where, f"needs a value for each of {', '.join(names)}")
             return out
         if len(value) != count:
-            raise self.error(where, f"needs {count} values, one per tier (got {len(value)})")
+            raise self.error(where, f"needs {count} value(s), one for each of "
+                             f"{', '.join(names)} (got {len(value)})")
         return np.asarray(value, dtype=np.float64)
 
     def relative_cost(self) -> np.ndarray:
