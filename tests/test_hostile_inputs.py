@@ -983,3 +983,21 @@ def test_calibrate_refuses_out_of_range_numbers_and_special_configs(tmp_path, ca
 
     with pytest.raises(CalibrateError, match="/dev/zero: not a regular file"):
         from_config("/dev/zero")
+
+
+def test_a_long_session_of_unservable_steps_is_dropped_without_recursion(tmp_path, capsys):
+    """Each dropped step released the next one recursively: 1,500 steps passed Python's
+    recursion limit."""
+    steps = 1500
+    pd.DataFrame({"request_id": range(steps), "arrival_s": 0.0, "input_tokens": 300_000,
+                  "output_tokens": 10, "session_id": 0, "step": range(steps)}
+                 ).to_csv(tmp_path / "s.csv", index=False)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("path: azure2023_code.parquet", "path: s.csv"),
+                                  ("window: [240, 360]", "window: null"),
+                                  extra="workload: {sessions: {context: logged}}\n"))
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines", "--out", out, "--no-report")
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["completed"], summary["dropped"]) == (0, steps)

@@ -293,6 +293,8 @@ class _Fleet:
         self._in_v, self._out_v = view(work.input_tokens), view(work.output_tokens)
         self._tier_v, self._esc_v = view(work.tier), view(self.esc)
         self._next_v = view(self.next_of)
+        self._followers: list[tuple[int, float]] = []  # released at once, in order
+        self._releasing = False
         for name in ("replica", "escalated", "dropped", "first_token", "finish", "queue",
                      "preempt", "out_tok", "gpu_first", "gpu_final", "cache_hit", "final_tier"):
             setattr(self, f"_{name}_v", memoryview(getattr(self, name)))
@@ -359,8 +361,20 @@ class _Fleet:
         if think > 0:
             self.env.call_at(self.arrival[j], lambda _e, j=j: self.dispatch(
                 j, int(self.work.tier[j]), self.arrival[j]), urgent=True)
-        else:
-            self.dispatch(j, int(self.work.tier[j]), now)
+            return
+        # NOTE: a follower dropped at once releases its own follower: a session of thousands
+        # of steps too long to serve chained that recursion past Python's limit. The chain is
+        # walked in a loop instead; the order of dispatches is the recursion's.
+        self._followers.append((j, now))
+        if self._releasing:
+            return
+        self._releasing = True
+        try:
+            while self._followers:
+                k, at = self._followers.pop()
+                self.dispatch(k, int(self.work.tier[k]), at)
+        finally:
+            self._releasing = False
 
     def _account(self, req: Req, tier: int) -> None:
         """A finished pass's queueing, preemptions and prefix-cache hits."""
