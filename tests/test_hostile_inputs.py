@@ -1001,3 +1001,56 @@ def test_a_long_session_of_unservable_steps_is_dropped_without_recursion(tmp_pat
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["completed"], summary["dropped"]) == (0, steps)
+
+
+def test_budget_router_accepts_a_real_budget(tmp_path, capsys):
+    """The load-time check priced every tier at 1.0, so budget_relative below 1 (the
+    README's 0.6) was always refused."""
+    scenario = tmp_path / "s.yaml"
+    doc = yaml.safe_load(TINY)
+    doc["router"] = {"policy": "budget", "budget_relative": 0.8}
+    scenario.write_text(yaml.safe_dump(doc))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    doc["router"] = {"policy": "budget", "budget_usd_per_request": 1e-6}
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert "router.budget_usd_per_request: budget 1e-06 per request is below the cheapest" in line
+
+
+@pytest.mark.parametrize("router, message", [
+    ({"policy": "threshold", "thresholds": 0.5, "classifier": {"C": 1e300}},
+     "router.classifier.C: must be <= 1000000.0"),
+    ({"policy": "uniform", "response_cache": {"size": 5, "popularity": {"distinct": 10**8}}},
+     "distinct: must be <= 10000000"),
+])
+def test_router_options_that_hang_or_fill_memory_are_refused(tmp_path, capsys, router, message):
+    """C = 1e300 never converged (liblinear, not even SIGTERM stopped it); 10^8 distinct
+    prompts built 2.5 GB of weights for 317 requests."""
+    doc = yaml.safe_load(TINY)
+    doc["router"] = router
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert message in line
+
+
+def test_a_response_cache_that_answers_everything_runs_quietly(tmp_path, capsys):
+    doc = yaml.safe_load(TINY)
+    doc["router"] = {"policy": "uniform",
+                     "response_cache": {"size": 10, "popularity": {"distinct": 1}}}
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0 and err == "", err
+
+
+def test_two_offload_levels_of_one_name_are_refused(tmp_path, capsys):
+    doc = yaml.safe_load(TINY)
+    level = {"name": "host", "capacity_gb": 40, "read_gb_s": 50, "write_gb_s": 50}
+    doc["tiers"][0]["scheduler"] = {"enable_prefix_caching": True,
+                                    "kv_offload": [level, {**level, "capacity_gb": 100}]}
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert "kv_offload names the level 'host' twice" in line

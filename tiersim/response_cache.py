@@ -34,7 +34,7 @@ class PopularityConfig(BaseModel):
     """Generated prompt keys: ``distinct`` prompts with Zipf-like popularity ``exponent``."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    distinct: int = Field(ge=1, le=100_000_000)
+    distinct: int = Field(ge=1, le=10_000_000)  # 10^8 built 2.5 GB of weights
     exponent: float = Field(1.0, ge=0, le=10)
 
 

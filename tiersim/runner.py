@@ -14,7 +14,9 @@ timestamps or machine-specific paths in it).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -69,11 +71,12 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
         df = df[~cache[0]].reset_index(drop=True)
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source)
-    router = summary.router_result(scenario, df, result, infos, score_rng, assignment.basis)
-    uniform = savings.sized_uniform_runs(scenario, source, fleet, df) if baselines else None
-    saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
-                                   scenario.accuracy_floor, assignment.basis, uniform)
-    analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
+    with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
+        router = summary.router_result(scenario, df, result, infos, score_rng, assignment.basis)
+        uniform = savings.sized_uniform_runs(scenario, source, fleet, df) if baselines else None
+        saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
+                                       scenario.accuracy_floor, assignment.basis, uniform)
+        analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
                              saved, analytic)
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests),
@@ -85,6 +88,18 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
                           scenario_yaml(scenario), report=report)
     return run
+
+
+@contextlib.contextmanager
+def _quiet_if_empty(df):
+    """Silence numpy's empty-mean warnings when no request reaches the tiers (every figure is
+    then missing and shown as "-"); a no-op otherwise."""
+    if len(df):
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def _with_slo_check(saved, scenario: Scenario, run):

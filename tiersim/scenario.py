@@ -119,6 +119,11 @@ class SchedulerConfig(_Strict):
 
     @model_validator(mode="after")
     def _offload_needs_caching(self) -> SchedulerConfig:
+        names = [level.name for level in self.kv_offload]
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise ValueError(f"kv_offload names the level {twice!r} twice (its hits would be "
+                             "counted as one level's); name each level once")
         if self.kv_offload and not self.enable_prefix_caching:
             raise ValueError("kv_offload needs enable_prefix_caching: true (the levels hold "
                              "evicted prefix-cache blocks)")
@@ -830,7 +835,9 @@ def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:
     from tiersim.routing import ROUTERS, TierInfo
     from tiersim.routing.constrained import with_scenario_floor
 
-    infos = [TierInfo(name=t.name, precision=t.precision) for t in scenario.tiers]
+    # prices per request are not known before the fleet is built: NaN, not a made-up 1.0
+    infos = [TierInfo(name=t.name, precision=t.precision, cost_weight=float("nan"))
+             for t in scenario.tiers]
     router = with_scenario_floor(scenario.router, scenario.accuracy_floor)
     try:
         ROUTERS[scenario.router.policy](router, infos, "")

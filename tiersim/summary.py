@@ -295,6 +295,9 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     c0, top = uniform[pair[0].name].cost_usd, uniform[pair[1].name].cost_usd
     if c0 is None or top is None:
         return {}
+    if not len(df):
+        return {"note": "no request reached the tiers (the response cache answered all): no "
+                        "trade to model"}
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()

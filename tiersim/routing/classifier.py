@@ -160,6 +160,13 @@ def train_classifier(
             f"the cheapest tier {tiers[0].name} is right (or wrong) on every training request; "
             "nothing to learn; use policy uniform or a trace with mixed labels",
         )
+    smaller = int(min(np.bincount(wrong0[train], minlength=2)))
+    if cfg.cv_folds > smaller:
+        raise ScenarioError(
+            "scenario", "router.classifier.cv_folds",
+            f"{cfg.cv_folds} folds, but the smaller class of the training split has "
+            f"{smaller} request(s) (each fold needs one); lower cv_folds or use more requests",
+        )
     frame, used = feature_frame(df, list(cfg.features))
     pipeline = make_pipeline(frame, cfg)
     folds = StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=int(rng.integers(2**31)))

@@ -192,6 +192,8 @@ class Budget(ConstrainedRouter):
         self.budget = (self.cfg.budget_relative * weight[-1]
                        if self.cfg.budget_relative is not None
                        else self.cfg.budget_usd_per_request)
+        if np.isnan(weight).any():  # checked again once the fleet prices the tiers
+            return
         if self.budget < weight.min() * (1 - 1e-12):
             key = "budget_relative" if self.cfg.budget_relative is not None else \
                 "budget_usd_per_request"

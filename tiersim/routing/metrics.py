@@ -291,7 +291,8 @@ def routellm_metrics(strong_score, weak_correct, strong_correct, num: int = 10) 
     acc_w, acc_s = weak.mean(), strong.mean()
     span = np.trapezoid(np.ones_like(share), share)
     auc = np.trapezoid(acc, share)
-    apgr = (auc - acc_w * span) / ((acc_s - acc_w) * span)
+    gap = (acc_s - acc_w) * span  # 0 when both tiers score the same: APGR is undefined
+    apgr = (auc - acc_w * span) / gap if gap else float("nan")
     order = np.argsort(acc, kind="stable")
     cpt = {
         f"cpt_{int(q * 100)}": _cpt(q, acc_w, acc_s, acc[order], share[order])
