@@ -1054,3 +1054,27 @@ def test_two_offload_levels_of_one_name_are_refused(tmp_path, capsys):
     scenario.write_text(yaml.safe_dump(doc))
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert "kv_offload names the level 'host' twice" in line
+
+
+def test_a_draft_model_takes_its_weights_and_kv_out_of_the_tier_memory(tmp_path, capsys):
+    """A 70B BF16 draft beside a 70B FP8 target on one H200 ran with the target's whole KV
+    cache; the draft's weights and KV now come out of it."""
+    from tiersim.fleet import kv_blocks
+    from tiersim.scenario import TierConfig
+
+    tier = TierConfig(name="t", precision="fp8", replicas=1, cost_per_gpu_hour=1.0,
+                      gpus_per_replica=2)
+    alone = kv_blocks("Llama-3.1-70B", "H200", tier)
+    with_draft = kv_blocks("Llama-3.1-70B", "H200", tier, "Llama-3.1-8B")
+    assert with_draft < alone
+    doc = yaml.safe_load(TINY)
+    doc["model"] = "Llama-3.1-70B"
+    doc["tiers"] = [{"name": "fp8", "precision": "fp8", "replicas": 1, "cost_per_gpu_hour": 3.5,
+                     "speculative": {"k": 3, "acceptance": 0.7,
+                                     "draft_model": "Llama-3.1-70B"}}]
+    doc["router"] = {"policy": "uniform"}
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert ("Llama-3.1-70B with its draft Llama-3.1-70B at FP8 does not fit on 1x H200: weights "
+            "213.8 GB") in line

@@ -190,15 +190,16 @@ def lockstep(model_ref: str, tier: TierConfig) -> int:
     return tier.data_parallel if get_model(model_ref).is_moe else 1
 
 
-def kv_blocks(model_ref: str, gpu: str, tier: TierConfig) -> int:
-    """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``; raises
+def kv_blocks(model_ref: str, gpu: str, tier: TierConfig, draft_ref: str | None = None) -> int:
+    """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``, its
+    speculative draft model (``draft_ref``) beside it; raises
     :class:`tiersim.perf.memory.FitError` when the weights leave no room."""
     tp, dp, ep = parallel(tier)
     return kv_capacity_blocks(
         get_model(model_ref), get_precision(tier.precision), get_gpu(gpu), tp=tp,
         block_size=tier.scheduler.block_size, gpu_memory_utilization=tier.gpu_memory_utilization,
         kv_dtype=tier.kv_dtype, max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
-        dp=dp, ep=ep,
+        dp=dp, ep=ep, draft=None if draft_ref is None else get_model(draft_ref),
     )
 
 
@@ -213,7 +214,8 @@ def step_model(scenario: Scenario, tier: TierConfig) -> Any:
 def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
     """One tier built: step model, KV blocks and limits."""
     return BuiltTier(config=tier, step_model=step_model(scenario, tier),
-                     num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier),
+                     num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier,
+                                          scenario.draft_model_ref(tier)),
                      limits=with_offload(limits(tier, scenario.tier_model_ref(tier)),
                                          scenario.tier_model_ref(tier), tier),
                      spec_decoding=spec_decoding(scenario, tier),

@@ -819,7 +819,8 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
 
     for i, tier in enumerate(scenario.tiers if fit else ()):
         try:
-            kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier)
+            kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier,
+                      scenario.draft_model_ref(tier))
         except (KeyError, ValueError, TiersimError) as err:
             return ("tiers", i), f"tier {tier.name!r}: {_one_line(err)}"
     for i, tier in enumerate(scenario.tiers):

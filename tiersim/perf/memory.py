@@ -30,6 +30,7 @@ Qwen3-Coder-30B-A3B 2.0 GB and for Llama-3.1-70B (tp=1) 3.6 GB, in line with the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from tiersim.errors import FitError
@@ -200,8 +201,13 @@ def kv_capacity_blocks(
     max_num_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS,
     dp: int = 1,
     ep: int = 1,
+    draft: ModelArch | None = None,
 ) -> int:
     """KV-cache blocks of ``block_size`` tokens one replica holds; :class:`FitError` if none.
+
+    ``draft``: a speculative draft model served beside the target on the same GPUs (BF16,
+    ``tp``-sharded, as vLLM runs one): its weights come out of the budget and its KV for each
+    token joins the target's in every block.
 
     With attention data parallelism (``dp`` > 1) each DP rank is its own scheduler with its own
     KV cache on its ``tp`` GPUs, and the answer is the blocks of ONE DP rank. ``ep``: expert
@@ -216,10 +222,16 @@ def kv_capacity_blocks(
     if reserve is None:
         reserve = default_activation_reserve(model, tp, max_num_batched_tokens)
     budget = gpu.hbm_bytes * gpu_memory_utilization
-    block_bytes = kv_bytes_per_token(model, resolve_kv_dtype(model, kv_dtype), tp) * block_size
+    per_token = kv_bytes_per_token(model, resolve_kv_dtype(model, kv_dtype), tp)
+    if draft is not None:
+        weights += weight_bytes(draft, "bf16", tp)
+        per_token += kv_bytes_per_token(draft, resolve_kv_dtype(draft, kv_dtype), tp)
+    block_bytes = per_token * block_size
     blocks = math.floor((budget - weights - reserve) / block_bytes)
     if blocks < 1:
-        raise FitError(_fit_message(model, prec, gpu, tp, weights, reserve, budget, block_bytes))
+        what = model if draft is None else dataclasses.replace(
+            model, name=f"{model.name} with its draft {draft.name}")
+        raise FitError(_fit_message(what, prec, gpu, tp, weights, reserve, budget, block_bytes))
     return blocks
 
 
