@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tiersim.errors import TiersimError, TraceError
@@ -364,3 +365,14 @@ def test_utf16_is_named_and_a_utf8_bom_json_lines_file_is_read(tmp_path):
     bom.write_bytes(b'\xef\xbb\xbf{"timestamp": 0, "input_length": 5, "output_length": 2}\n'
                     b'{"timestamp": 5, "input_length": 5, "output_length": 2}\n')
     assert load_trace(bom)["arrival_s"].tolist() == [0.0, 0.005]
+
+
+def test_spec_acceptance_outside_zero_to_one_is_refused(tmp_path):
+    """2.0 ran as 1.0 and -1 as 0; a missing cell still means the scenario's rate."""
+    path = tmp_path / "s.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,spec_acceptance\n0,5,2,0.5\n1,5,2,\n"
+                    "2,5,2,2.0\n")
+    assert error_of(path) == (f"{path}: row 3, column 'spec_acceptance': acceptance rate must be "
+                              "between 0 and 1 (got 2); fix or remove the row (file line 4)")
+    path.write_text("arrival_s,input_tokens,output_tokens,spec_acceptance\n0,5,2,0.5\n1,5,2,\n")
+    assert np.isnan(load_trace(path)["spec_acceptance"].to_numpy()[1])

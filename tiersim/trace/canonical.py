@@ -58,6 +58,11 @@ def _optional(s: pd.Series, name: str, src: Source):
     if name == "tool_s":  # missing means none (a session's first step)
         return checks.numbers(src, s.fillna(0), name, "tool time in seconds",
                               low=(0, ">= 0"), high=(MAX_TOOL_S, "<= 1e6"))
+    if name == "spec_acceptance":  # missing: the scenario's rate
+        within = "between 0 and 1"
+        values = checks.numbers(src, s.fillna(0.0), name, "acceptance rate", low=(0, within),
+                                high=(1, within))
+        return np.where(s.isna().to_numpy(), np.nan, values)
     if name == "task_type":
         return _task_type(s, src)
     if name == "prefix_hashes":
