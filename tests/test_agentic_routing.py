@@ -118,3 +118,15 @@ def test_summary_sections_read_back():
 
     base = RunResult.read(REPO / "tests" / "golden" / "tiny_summary.json")
     assert "sessions" not in base.to_json() and "response_cache" not in base.to_json()
+
+
+def test_a_tier_named_top_or_cheapest_is_that_tier_not_the_keyword():
+    """Tiers named 'top' (listed first) and 'cheapest' (last): step_tiers {planning: top}
+    means the tier named top, not the last tier."""
+    from tiersim.routing import ROUTERS, TierInfo
+    from tiersim.routing.config import RouterConfig
+
+    cfg = RouterConfig.model_validate({"policy": "step_type",
+                                       "step_tiers": {"planning": "top", "format": "cheapest"}})
+    router = ROUTERS["step_type"](cfg, [TierInfo("top"), TierInfo("cheapest")], "")
+    assert router.routes == {"planning": 0, "format": 1}

@@ -25,8 +25,9 @@ class StepType(Router):
         super().validate()
         routes = self.cfg.step_tiers if self.cfg.step_tiers is not None else DEFAULT_STEP_TIERS
         top = len(self.tiers) - 1
-        named = {"top": top, "cheapest": 0}
-        self.routes = {kind: named[ref] if ref in named else
+        names = [t.name for t in self.tiers]
+        named = {"top": top, "cheapest": 0}  # keywords, unless a tier has that name
+        self.routes = {kind: named[ref] if ref in named and ref not in names else
                        self.tier_index(ref, f"step_tiers.{kind}", 0)
                        for kind, ref in routes.items()}
         data = self.cfg.model_dump(by_alias=True, exclude={"confusion"})
