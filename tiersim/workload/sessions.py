@@ -193,12 +193,15 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
         if len(dup):
             raise _error(origin, source, f"session {sid} has step {ordered[dup[0]]} twice",
                          int(order[dup[0] + 1]), "step")
+        earlier: set[int] = set()
         for pos, row in enumerate(order):
+            if pos:
+                earlier.add(int(ordered[pos - 1]))
             if given is None or pd.isna(given.iloc[row]):
                 parent[row] = ordered[pos - 1] if pos else -1
                 continue
             p = int(given.iloc[row])
-            if p != -1 and (p not in set(ordered[:pos].tolist())):
+            if p != -1 and p not in earlier:
                 raise _error(origin, source, f"parent {p} is not an earlier step of session {sid}",
                              int(row), "parent")
             parent[row] = p
@@ -228,19 +231,20 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0) -> pd.D
     steps, parents = out["step"].to_numpy(np.int64), out["parent"].to_numpy(np.int64)
     for sid, rows in out.groupby("session_id", sort=False).indices.items():
         by_step = {int(steps[r]): int(r) for r in rows}
+        ancestry: dict[int, tuple[list[int], list[int]]] = {}  # row -> (ends, owners) of its chain
         for row in rows[np.argsort(steps[rows], kind="stable")]:
-            chain = _chain(row, by_step, parents)
-            if chain:
-                follows[row] = chain[-1]
+            above = by_step[int(parents[row])] if parents[row] >= 0 else -1
+            if above >= 0:
+                follows[row] = above
                 if context == "accumulate":
-                    prompt[row] = prompt[chain[-1]] + outputs[chain[-1]] + new[row]
+                    prompt[row] = prompt[above] + outputs[above] + new[row]
             elif context == "accumulate":
                 prompt[row] = new[row] + system_tokens
             if not keep_hashes:
-                ends = [int(prompt[a] + outputs[a]) for a in chain]
-                owners = [int(steps[a]) for a in chain]
+                ends, owners = _ancestry(ancestry, above, prompt, outputs, steps)
                 hashes[row] = block_hashes(int(sid), int(steps[row]), int(prompt[row]), ends,
                                            owners, system_tokens)
+                ancestry[int(row)] = (ends, owners)
     out["input_tokens"] = prompt.astype(np.int32) if prompt.max(initial=0) < 2**31 else prompt
     if not keep_hashes:
         out["prefix_hashes"] = hashes
@@ -248,15 +252,18 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0) -> pd.D
     return out
 
 
-def _chain(row: int, by_step: dict[int, int], parents: np.ndarray) -> list[int]:
-    """The rows of a step's ancestors, root first."""
-    chain = []
-    p = int(parents[row])
-    while p >= 0:
-        r = by_step[p]
-        chain.append(r)
-        p = int(parents[r])
-    return chain[::-1]
+def _ancestry(ancestry: dict, above: int, prompt: np.ndarray, outputs: np.ndarray,
+              steps: np.ndarray) -> tuple[list[int], list[int]]:
+    """``(ends, owners)`` of a step's ancestors, root first (each one's prompt plus output
+    length, and its step number), from its parent's (``above``; -1: none). Sessions are chains
+    (one follower per step), so the parent's lists are taken over and extended, not copied: a
+    10,000-step session walked its whole ancestry for every step before."""
+    if above < 0:
+        return [], []
+    ends, owners = ancestry.pop(above)
+    ends.append(int(prompt[above] + outputs[above]))
+    owners.append(int(steps[above]))
+    return ends, owners
 
 
 def block_hashes(session: int, step: int, prompt: int, ends: list[int], owners: list[int],
