@@ -1078,3 +1078,19 @@ def test_a_draft_model_takes_its_weights_and_kv_out_of_the_tier_memory(tmp_path,
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert ("Llama-3.1-70B with its draft Llama-3.1-70B at FP8 does not fit on 1x H200: weights "
             "213.8 GB") in line
+
+
+def test_unpriced_fixed_per_request_and_a_huge_token_budget_say_what_to_fix(tmp_path, capsys):
+    doc = yaml.safe_load(TINY)
+    doc["cost_model"] = "fixed_per_request"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line.endswith("cost_model fixed_per_request needs cost_per_request_usd on every tier "
+                         "(missing on w4a16, bf16)")
+    doc = yaml.safe_load(TINY)
+    doc["tiers"][0]["scheduler"] = {"max_num_batched_tokens": 100_000_000}
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line.endswith("; lower scheduler.max_num_batched_tokens (it sets the activation "
+                         "reserve)")

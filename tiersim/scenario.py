@@ -288,6 +288,14 @@ class Scenario(_Strict):
 
     _source: str = PrivateAttr(default="scenario")
 
+    @model_validator(mode="after")
+    def _prices_for_the_cost_model(self) -> Scenario:
+        unpriced = [t.name for t in self.tiers if t.cost_per_request_usd is None]
+        if self.cost_model == "fixed_per_request" and unpriced:
+            raise ValueError(f"cost_model fixed_per_request needs cost_per_request_usd on every "
+                             f"tier (missing on {', '.join(unpriced)})")
+        return self
+
     @property
     def source(self) -> str:
         """The file (or name) this scenario was read from; relative trace paths start there."""

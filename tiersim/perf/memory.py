@@ -252,6 +252,8 @@ def _fit_message(
     need = f"weights {weights / GB:.1f} GB + reserve {reserve / GB:.1f} GB"
     fix = ("use more gpus_per_replica or a smaller precision" if tp < MAX_NODE_GPUS else
            "use a smaller precision or a GPU with more memory")
+    if reserve > weights:  # the activation reserve of a huge token budget is what is short
+        fix = "lower scheduler.max_num_batched_tokens (it sets the activation reserve)"
     if short <= 0:
         return (
             f"{head}{need} leave {-short / 1e6:.1f} MB of usable {budget / GB:.1f} GB{per}, "
