@@ -80,7 +80,7 @@ CASES = {
         "m.jsonl", '{"timestamp": 0, "input_length": 5, "output_length": 2}\n'
         '{"timestamp": 9, "input_length": 5 "output_length": 2}\n',
         "row 2: not a JSON object (Expecting ',' delimiter: line 1 column 36 (char 35)); "
-        "each line must be one JSON object"),
+        "each line must be one JSON object (file line 2)"),
     "mooncake unsorted": (
         "u.jsonl", '{"timestamp": 10, "input_length": 5, "output_length": 2}\n'
         '{"timestamp": 9, "input_length": 5, "output_length": 2}\n',
@@ -324,7 +324,7 @@ def test_text_trace_errors_name_the_real_file_line(tmp_path):
                                 '"output_length": 2}']) + "\n")
     assert error_of(kinds) == (f"{kinds}: row 4: key 'input_length' is text here and a number "
                                "on earlier lines; write every line's value of that key the same "
-                               "way")
+                               "way (file line 4)")
 
 
 def test_long_json_line_and_all_failed_burstgpt_rows(tmp_path):
@@ -376,3 +376,11 @@ def test_spec_acceptance_outside_zero_to_one_is_refused(tmp_path):
                               "between 0 and 1 (got 2); fix or remove the row (file line 4)")
     path.write_text("arrival_s,input_tokens,output_tokens,spec_acceptance\n0,5,2,0.5\n1,5,2,\n")
     assert np.isnan(load_trace(path)["spec_acceptance"].to_numpy()[1])
+
+
+def test_a_bad_json_line_after_blank_lines_names_its_row_and_its_line(tmp_path):
+    path = tmp_path / "b.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 2}\n\n\n'
+                    '[1, 2]\n')
+    assert error_of(path) == (f"{path}: row 2: not a JSON object (not an object); each line "
+                              "must be one JSON object (file line 4)")

@@ -276,27 +276,31 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
 
 def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
     """Find the line at fault (only runs when reading failed): the first that is too long,
-    is not a JSON object, or gives a key another kind of value than the lines before did."""
+    is not a JSON object, or gives a key another kind of value than the lines before did. It
+    is named as the other trace errors are: its data row (blank lines are no rows) and its
+    file line."""
     kinds: dict[str, str] = {}
+    row = 0
     with p.open(encoding="utf-8", errors="replace") as f:
         for line_no, line in enumerate(f, start=1):
-            if len(line) >= JSONL_BLOCK_BYTES:
-                return TraceError(str(p), f"line {line_no} is longer than "
-                                  f"{JSONL_BLOCK_BYTES:,} bytes, more than a trace line holds; "
-                                  "split or shorten it", row=line_no)
             if not line.strip():
                 continue
+            row += 1
+            where = f" (file line {line_no})"
+            if len(line) >= JSONL_BLOCK_BYTES:
+                return TraceError(str(p), f"longer than {JSONL_BLOCK_BYTES:,} bytes, more than "
+                                  f"a trace line holds; split or shorten it{where}", row=row)
             try:
                 record = json.loads(line)
                 if not isinstance(record, dict):
                     raise ValueError("not an object")
             except ValueError as bad:
                 return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
-                                  "each line must be one JSON object", row=line_no)
+                                  f"each line must be one JSON object{where}", row=row)
             clash = _kind_clash(record, kinds)
             if clash:
-                return TraceError(str(p), f"{clash}; write every line's "
-                                  "value of that key the same way", row=line_no)
+                return TraceError(str(p), f"{clash}; write every line's value of that key the "
+                                  f"same way{where}", row=row)
     return TraceError(str(p), f"cannot read the JSON lines ({_error_line(e)})")
 
 
