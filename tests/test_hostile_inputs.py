@@ -1094,3 +1094,13 @@ def test_unpriced_fixed_per_request_and_a_huge_token_budget_say_what_to_fix(tmp_
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert line.endswith("; lower scheduler.max_num_batched_tokens (it sets the activation "
                          "reserve)")
+
+
+def test_hopeless_share_too_high_blames_the_workload_not_an_unset_accuracy(tmp_path, capsys):
+    doc = yaml.safe_load(TINY)
+    doc["workload"] = {"difficulty": {"kind": "three_type", "p_hopeless": 0.999999}}
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert "workload.difficulty.p_hopeless: leaves 0 of the requests answerable, too few for " \
+           "the prior accuracy of tier 'w4a16'; lower p_hopeless or set the tier's accuracy" in line

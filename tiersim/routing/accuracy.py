@@ -133,6 +133,11 @@ def tier_target(tier: TierInfo, index: int, cfg: DifficultyConfig, ceiling: floa
             )
         return spec, label
     if not 0.0 < spec < ceiling:
+        if label == "prior":  # the tier set no accuracy: what is out of range is the workload's
+            raise ScenarioError(
+                source, "workload.difficulty.p_hopeless",
+                f"leaves {ceiling:.4g} of the requests answerable, too few for the prior "
+                f"accuracy of tier {tier.name!r}; lower p_hopeless or set the tier's accuracy")
         raise ScenarioError(
             source,
             where,
