@@ -246,5 +246,5 @@ def test_missing_key_and_bad_json(tmp_path):
     broken.write_text("{not json")
     with pytest.raises(TiersimError, match="broken.json: line 1: not valid JSON"):
         get_model(broken)
-    with pytest.raises(TiersimError, match="cannot read a model config"):
+    with pytest.raises(TiersimError, match="absent.json: model config not found"):
         get_model(tmp_path / "absent.json")

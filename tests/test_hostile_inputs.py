@@ -1104,3 +1104,86 @@ def test_hopeless_share_too_high_blames_the_workload_not_an_unset_accuracy(tmp_p
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert "workload.difficulty.p_hopeless: leaves 0 of the requests answerable, too few for " \
            "the prior accuracy of tier 'w4a16'; lower p_hopeless or set the tier's accuracy" in line
+
+
+def test_a_lock_link_or_a_points_link_is_refused_not_written_through(tmp_path, capsys):
+    """A .lock symlink let a run overwrite any file with its pid; a points symlink sent a
+    sweep's records outside --out."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("VICTIM")
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / ".lock").symlink_to(victim)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--out", out, "--no-baselines"))
+    assert line.startswith(f"Error: {out / '.lock'}: not a regular file (a link, folder or pipe)")
+    assert victim.read_text() == "VICTIM"
+    from tiersim.errors import TiersimError
+    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.testing import synthetic_runner
+
+    sweep_out, elsewhere = tmp_path / "sw", tmp_path / "elsewhere"
+    sweep_out.mkdir()
+    elsewhere.mkdir()
+    (sweep_out / "points").symlink_to(elsewhere)
+    with pytest.raises(TiersimError, match="points: is a link"):
+        run_sweep(synthetic_scenario(tmp_path, 0.0, 2), sweep_out, workers=1,
+                  runner=synthetic_runner, validator=None, report=False, progress=False)
+    assert not any(elsewhere.iterdir())
+
+
+def test_a_sweep_never_overwrites_a_file_named_only_on_an_axis(tmp_path, capsys):
+    import shutil
+
+    out = tmp_path / "o"
+    out.mkdir()
+    shutil.copy(ROOT / "traces" / "azure2023_code.parquet", out / "sweep.parquet")
+    before = (out / "sweep.parquet").read_bytes()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY + "\nsweep: {trace.path: [azure2023_code.parquet, o/sweep.parquet]}\n")
+    line = one_error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "--no-baselines"))
+    assert line == (f"Error: {out / 'sweep.parquet'}: `tiersim sweep` reads this file and would "
+                    "overwrite it with its results; use another --out folder")
+    assert (out / "sweep.parquet").read_bytes() == before
+
+
+def test_model_paths_resolve_beside_the_scenario_or_fail(tmp_path, capsys, monkeypatch):
+    """./Llama-3.1-8B was read beside the scenario only when run from its folder (elsewhere:
+    the catalogue model, silently); a path that does not exist fell back to the catalogue."""
+    folder = tmp_path / "exp" / "Llama-3.1-8B"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 320,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+        "vocab_size": 128256}))
+    scenario = tmp_path / "exp" / "s.yaml"
+    scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", "model: ./Llama-3.1-8B"),
+                                  ("precision: w4a16", "precision: bf16")))
+    monkeypatch.chdir(tmp_path)
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert "weights 141.7 GB" in line  # the 320-layer local config, not the catalogue's
+    scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", "model: /no/such/Llama-3.1-8B")))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line.endswith("model: /no/such/Llama-3.1-8B: model config not found (a path, so not "
+                         "a catalogue name); check the path")
+
+
+def test_plan_flags_that_divide_by_zero_or_lack_prices_are_one_line(tmp_path, capsys):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    line = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "p",
+                                   "--slo-ttft-p99", "0"))
+    assert line == "Error: --slo-ttft-p99: must be a number of seconds > 0 (got 0.0)"
+    line = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "q",
+                                   "--cost-model", "fixed_per_request"))
+    assert line.startswith("Error: --cost-model fixed_per_request: the scenario has no "
+                           "cost_per_request_usd on w4a16, bf16")
+
+
+def test_a_scenario_that_is_a_pipe_is_one_line(tmp_path, capsys):
+    fifo = tmp_path / "s.yaml"
+    os.mkfifo(fifo)
+    line = one_error_line(*run_cli(capsys, "run", fifo))
+    assert line == (f"Error: {fifo}: not a regular file (a device or pipe); name a scenario YAML "
+                    "file")

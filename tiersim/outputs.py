@@ -151,8 +151,13 @@ def locked(out: Path, kind: str):
     if fcntl is None:  # pragma: no cover
         yield
         return
-    try:
-        handle = open(out / ".lock", "a+")  # noqa: SIM115 - closed below, after the command
+    path = out / ".lock"
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise TiersimError(f"{path}: not a regular file (a link, folder or pipe); remove it "
+                           "(tiersim writes its pid there) or use another --out")
+    try:  # O_NOFOLLOW: a link put there between the check and the open is refused too
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        handle = os.fdopen(fd, "r+")
     except OSError as err:
         raise TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); "
                            "choose another --out folder") from None

@@ -328,7 +328,8 @@ def resolve_model_ref(model: str, source: str) -> str:
     """A scenario's model text as :func:`tiersim.hardware.get_model` should read it: a catalogue
     name as it is; a relative config path beside the scenario file ``source`` first."""
     path = Path(model)
-    looks_like_path = path.suffix == ".json" or len(path.parts) > 1
+    looks_like_path = (path.suffix == ".json" or len(path.parts) > 1
+                       or model.startswith(("./", "../")) or model.endswith("/"))
     if looks_like_path and not path.is_absolute() and Path(source).is_file():
         beside = Path(source).parent / path
         if beside.exists():
@@ -362,7 +363,11 @@ def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
 
 
 def _read_text(path: Path, source: str) -> str:
-    """The file as UTF-8 text, refusing big, binary and undecodable files."""
+    """The file as UTF-8 text, refusing big, binary and undecodable files, and anything but a
+    regular file (a FIFO would hang the read)."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise ScenarioError(source, "", "not a regular file (a device or pipe); name a scenario "
+                            "YAML file")
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)

@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the harness from command-line arguments; returns the exit status (0 ok, 1 error)."""
     args = parser().parse_args(argv)
-    problem = out_problem(args.out) or _arg_problem(args)
+    problem = out_problem(args.out) or _arg_problem(args) or _same_file(args.config, args.out)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
@@ -84,6 +84,8 @@ def out_problem(out: str) -> str | None:
     device or a pipe (the write replaces its target: as root, ``--out /dev/null`` replaced the
     device)."""
     path = Path(out)
+    if out.endswith(("/", "\\")):
+        return f"--out {out}: names a folder; give a file path for the profile JSON"
     if path.exists() and not path.is_file():
         return f"--out {out}: not a regular file (a folder, device or pipe); give a file path"
     if not path.parent.is_dir():
@@ -99,4 +101,11 @@ def _arg_problem(args) -> str | None:
         return f"--seed: must be from 0 to 2**63 - 1 (got {args.seed})"
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
         return f"--budget-s: must be a number of seconds > 0 (got {args.budget_s})"
+    return None
+
+
+def _same_file(config: str | None, out: str) -> str | None:
+    """Refuse an ``--out`` that is the ``--config`` the run reads (it would be replaced)."""
+    if config and Path(config).exists() and os.path.realpath(config) == os.path.realpath(out):
+        return f"--out {out}: is the --config this run reads; write the profile elsewhere"
     return None

@@ -138,6 +138,9 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.cli.run import out_folder
     from tiersim.scenario import load_scenario
 
+    for flag, value in (("--slo-ttft-p99", ttft), ("--slo-tpot-p99", tpot)):
+        if value is not None and not value > 0:
+            raise TiersimError(f"{flag}: must be a number of seconds > 0 (got {value})")
     scenario = _fitting(load_scenario(scenario_path, fit=False), gpu_options)  # planner sizes
     _check_choose(scenario, choose, floor if floor is not None else scenario.accuracy_floor)
     out = None if out_dir is None else Path(out_dir)
@@ -212,6 +215,11 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     ttft, tpot, floor = limits
     scenario = scenario.model_copy(update={"cost_model": planning_cost_model(scenario,
                                                                              cost_model)})
+    unpriced = [t.name for t in scenario.tiers if t.cost_per_request_usd is None]
+    if scenario.cost_model == "fixed_per_request" and unpriced:
+        raise TiersimError(f"--cost-model fixed_per_request: the scenario has no "
+                           f"cost_per_request_usd on {', '.join(unpriced)}; price every tier "
+                           "or plan with another cost model")
     constraints = Constraints.of(scenario, ttft, tpot, floor)
     planner = Planner(scenario, constraints, SimEvaluator(scenario, str(scenario_path)),
                       gpu_options=gpu_options or GPU_OPTIONS, max_replicas=max_replicas,

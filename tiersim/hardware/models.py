@@ -82,6 +82,14 @@ def is_catalogue_name(name: str) -> bool:
     return not _is_local_path(str(name)) and _catalogue_key(str(name)) in MODELS
 
 
+def _explicit_path(name: str) -> bool:
+    """A name that can only be a path: absolute, from home (``~``), relative with ``./`` or
+    ``../``, or ending in ``/`` (a Hub id such as ``Org/Name`` is none of these)."""
+    text = name.strip()
+    return (text.startswith(("/", "~", "./", "../", ".\\", "..\\")) or text.endswith("/")
+            or (len(text) > 2 and text[1] == ":" and text[2] in "/\\"))
+
+
 def _is_local_path(name: str) -> bool:
     """A name written as a path (with a folder part, or ``~``/``.``) that is a file or a folder
     holding a ``config.json``: read as the config it points at, even where its last part is
@@ -111,6 +119,9 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     text = str(name_or_path)
     if _is_local_path(text):
         return load_hf_config(text)
+    if _explicit_path(text) and not Path(text).expanduser().exists():
+        raise TiersimError(f"{text}: model config not found (a path, so not a catalogue name); "
+                           "check the path")
     key = _catalogue_key(text)
     if key in MODELS:
         return MODELS[key]

@@ -16,6 +16,7 @@ points end it with one line naming them (exit 1), after the other points are sto
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -310,7 +311,10 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
     plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
-    claim_out_dir(out, "sweep", [Path(plan.source), *input_files(plan.base, plan.source)])
+    claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
+    if (out / "points").is_symlink():
+        raise TiersimError(f"{out / 'points'}: is a link; a sweep keeps its points inside "
+                           "--out (remove the link or use another --out)")
     try:
         with locked(out, "sweep"):
             frame, failed = _run_locked(plan, out, workers, executor, address, runner,
@@ -320,6 +324,26 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if strict and failed:
         raise SweepFailed(_failure_line(frame, out), frame)
     return frame
+
+
+FILE_FIELDS = ("trace", "profile", "model", "draft_model", "tiers")
+"""Axis paths that begin or end with these may name an input file."""
+
+
+def sweep_inputs(plan: SweepPlan) -> list[Path]:
+    """Every file the sweep's points read (each distinct combination of the file-naming axes'
+    values, resolved as a run resolves it): a file named only on an axis is an input too."""
+    file_axes = [a for a in plan.axes if any(part in FILE_FIELDS for part in a.split("."))]
+    seen: set[tuple] = set()
+    found = list(input_files(plan.base, plan.source))
+    for point in plan.points:
+        key = tuple(repr(point.values.get(a)) for a in file_axes)
+        if not file_axes or key in seen:
+            continue
+        seen.add(key)
+        with contextlib.suppress(Exception):  # a value no run accepts fails as its own point
+            found += input_files(ax.apply(plan.base, point.values, plan.source), plan.source)
+    return found
 
 
 def _failure_line(frame: pd.DataFrame, out: Path) -> str:
