@@ -685,15 +685,20 @@ def test_sigterm_while_writing_leaves_no_temporary_folder(tmp_path):
     assert not any(out.glob(".tiersim-run-*.tmp")) and not (out / "summary.json").exists()
 
 
-def test_a_local_model_folder_named_like_a_catalogue_model_is_read(tmp_path, capsys):
-    """A path is the user's checkpoint even when its last part is a catalogue name: this
-    320-layer config must not be served as the catalogue's 32-layer Llama-3.1-8B."""
-    folder = tmp_path / "models" / "Llama-3.1-8B"
+def deep_llama(folder: Path) -> Path:
+    """A folder named like the catalogue's Llama-3.1-8B holding a 320-layer config of it."""
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({
         "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 320,
         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
         "vocab_size": 128256}))
+    return folder
+
+
+def test_a_local_model_folder_named_like_a_catalogue_model_is_read(tmp_path, capsys):
+    """A path is the user's checkpoint even when its last part is a catalogue name: this
+    320-layer config must not be served as the catalogue's 32-layer Llama-3.1-8B."""
+    folder = deep_llama(tmp_path / "models" / "Llama-3.1-8B")
     scenario = tmp_path / "s.yaml"
     scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", f"model: {folder}"),
                                   ("precision: w4a16", "precision: bf16")))
@@ -1151,12 +1156,7 @@ def test_a_sweep_never_overwrites_a_file_named_only_on_an_axis(tmp_path, capsys)
 def test_model_paths_resolve_beside_the_scenario_or_fail(tmp_path, capsys, monkeypatch):
     """./Llama-3.1-8B was read beside the scenario only when run from its folder (elsewhere:
     the catalogue model, silently); a path that does not exist fell back to the catalogue."""
-    folder = tmp_path / "exp" / "Llama-3.1-8B"
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps({
-        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 320,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-        "vocab_size": 128256}))
+    deep_llama(tmp_path / "exp" / "Llama-3.1-8B")
     scenario = tmp_path / "exp" / "s.yaml"
     scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", "model: ./Llama-3.1-8B"),
                                   ("precision: w4a16", "precision: bf16")))
