@@ -19,10 +19,11 @@ def disagg(
         "--tier", help="The tier to split (default: the first).")] = None,
 ) -> None:
     """Simulate every prefill/decode split of a tier beside aggregated serving; best first."""
+    from tiersim.cli.run import scenario_path
     from tiersim.disagg import compare_splits
     from tiersim.scenario import load_scenario
 
-    rows = compare_splits(load_scenario(scenario), tier)
+    rows = compare_splits(load_scenario(scenario_path(scenario)), tier)
     typer.echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
                f"{'TPOT p99':>9} {'score':>6}")
     for r in rows:

@@ -57,7 +57,9 @@ def plan(
 ) -> None:
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it."""
-    result = plan_capacity(scenario, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
+    from tiersim.cli.run import scenario_path
+
+    result = plan_capacity(scenario_path(scenario), slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
                            _parse_choose(choose), max_replicas=max_replicas,
                            gpu_options=_parse_gpus(gpus_per_replica),
                            cost_model=_check_cost_model(cost_model), report=report)

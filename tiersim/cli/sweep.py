@@ -28,10 +28,11 @@ def sweep(
 
     Failed points do not stop the others; once every point is stored, the command names them on
     one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
+    from tiersim.cli.run import scenario_path
     from tiersim.sweep.points import default_runner, estimate_runner
     from tiersim.sweep.run import run_sweep
 
-    run_sweep(scenario, out, workers=workers, executor=executor, address=address,
+    run_sweep(scenario_path(scenario), out, workers=workers, executor=executor, address=address,
               report=report, max_points=max_points,
               runner=default_runner if baselines else estimate_runner)
 
