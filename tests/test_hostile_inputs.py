@@ -1187,3 +1187,16 @@ def test_a_scenario_that_is_a_pipe_is_one_line(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "run", fifo))
     assert line == (f"Error: {fifo}: not a regular file (a device or pipe); name a scenario YAML "
                     "file")
+
+
+def test_a_home_path_of_no_user_and_a_p_correct_out_of_range_are_one_line(tmp_path, capsys):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", "model: ~nosuchuser9/x")))
+    line = one_error_line(*run_cli(capsys, "run", scenario))
+    assert line.endswith("(a path starts with ~ and a user that does not exist); write the path "
+                         "in full")
+    trace = tmp_path / "pc.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens,correct_a,p_correct_a\n0,5,2,1,5.0\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line.endswith("column 'p_correct_a': p_correct_a must be between 0 and 1 (got 5); fix "
+                         "or remove the row (file line 2)")

@@ -41,6 +41,12 @@ class TiersimApp(typer.Typer):
         except TiersimError as err:
             typer.echo(f"Error: {err}", err=True)
             raise SystemExit(1) from None
+        except RuntimeError as err:  # Path.expanduser: "~nosuchuser/..." in any path given
+            if "home directory" not in str(err):
+                raise
+            typer.echo(f"Error: {err} (a path starts with ~ and a user that does not exist); "
+                       "write the path in full", err=True)
+            raise SystemExit(1) from None
         finally:
             warnings.showwarning = shown
             if main:

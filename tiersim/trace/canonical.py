@@ -67,7 +67,7 @@ def _optional(s: pd.Series, name: str, src: Source):
         return _task_type(s, src)
     if name == "prefix_hashes":
         return _prefix_hashes(s, src)
-    if name == "difficulty" or name.startswith("correct_"):
+    if name == "difficulty" or name.startswith(("correct_", "p_correct_")):
         within = "between 0 and 1"
         return checks.numbers(src, s, name, name, low=(0, within),
                               high=(1, within)).astype(np.float32)
