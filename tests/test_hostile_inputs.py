@@ -1200,3 +1200,18 @@ def test_a_home_path_of_no_user_and_a_p_correct_out_of_range_are_one_line(tmp_pa
     line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
     assert line.endswith("column 'p_correct_a': p_correct_a must be between 0 and 1 (got 5); fix "
                          "or remove the row (file line 2)")
+
+
+def test_a_profile_that_is_a_pipe_and_a_malformed_ray_address_are_one_line(tmp_path, capsys):
+    fifo = tmp_path / "p.json"
+    os.mkfifo(fifo)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("profile: null", f"profile: {fifo}"))
+    line = one_error_line(*run_cli(capsys, "run", scenario))
+    assert line.endswith(f"profile: {fifo}: not a regular file (a folder, device or pipe); give "
+                         "a profile JSON file or a bundled profile's name")
+    pytest.importorskip("ray")
+    scenario.write_text(TINY + "\nsweep: {seed: [0, 1]}\n")
+    line = one_error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o",
+                                   "--executor", "ray", "--address", "bogus::addr"))
+    assert line.startswith("Error: --address bogus::addr: cannot join the Ray cluster")

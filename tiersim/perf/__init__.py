@@ -41,6 +41,9 @@ def resolve_profile(profile):
     if isinstance(profile, Profile):
         return profile
     path = Path(profile).expanduser()
+    if path.exists() and not path.is_file():
+        raise ProfileError(f"{profile}: not a regular file (a folder, device or pipe); give a "
+                           "profile JSON file or a bundled profile's name")
     if not path.is_file():
         found = find_bundled("profiles", str(profile))
         if found is None:

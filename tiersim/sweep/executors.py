@@ -177,7 +177,12 @@ def run_ray(tasks: list[Task], on_done: OnDone, address: str | None = None) -> N
     ray = _ray()
     if not ray.is_initialized():
         local = {"include_dashboard": False} if address is None else {}
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
+        try:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
+        except (ValueError, ConnectionError) as err:  # a malformed or refused --address
+            text = " ".join(str(err).split())[:200]
+            raise TiersimError(f"--address {address}: cannot join the Ray cluster ({text}); "
+                               "give host:port of a running cluster, or leave it out") from None
     remote = ray.remote(execute)
     refs = {remote.remote(replace(task, out_dir=None)): task for task in tasks}
     pending = list(refs)
