@@ -7,11 +7,11 @@ Hugging Face ``config.json``) and reads any other model from a ``config.json`` p
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tiersim.calibrate.errors import CalibrateError
+from tiersim.jsonio import read_json
 
 
 @dataclass(frozen=True)
@@ -90,24 +90,10 @@ def _get(cfg: dict, path: str, *keys: str, default: int | None = None) -> int:
     raise CalibrateError(f"{path}: missing {keys[0]!r}; add it to the config.json")
 
 
-MAX_CONFIG_BYTES = 16 << 20
-"""Largest config.json read (a real one is a few KB)."""
-
-
 def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     """Shapes from a Hugging Face ``config.json`` (Llama/Qwen dense, Qwen3-MoE, gpt-oss)."""
     p = Path(path)
-    if p.exists() and not p.is_file():
-        raise CalibrateError(f"{p}: not a regular file; pass a config.json")
-    try:
-        with open(p, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise CalibrateError(f"{p}: larger than {MAX_CONFIG_BYTES >> 20} MiB; not a "
-                                 "config.json")
-        cfg = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise CalibrateError(f"{p}: cannot read config.json ({exc}); pass a valid file") from None
+    cfg = read_json(p, "a config.json", CalibrateError)  # regular file, size cap, one line
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     cfg = cfg.get("text_config", cfg)

@@ -159,7 +159,6 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
 
     from pydantic import ValidationError
 
-    from tiersim.errors import TiersimError
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
 
@@ -185,7 +184,6 @@ def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):
     count, else the planner's larger options), so the planner can start from a model too big
     for the GPUs the scenario gives it; data parallelism is kept (a count it does not divide
     is skipped); one line when a tier fits on none."""
-    from tiersim.errors import TiersimError
     from tiersim.fleet import build_tier
     from tiersim.plan.planner import GPU_OPTIONS
 
