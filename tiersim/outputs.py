@@ -134,14 +134,19 @@ def _check_writable(out: Path) -> None:
         os.close(handle)
         os.unlink(probe)
     except OSError as err:
-        raise TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); "
-                           "choose another --out folder") from None
+        raise _unwritable(out, err) from None
+
+
+def _unwritable(out: Path, err: OSError) -> TiersimError:
+    """The one line for an ``--out`` folder that cannot be written."""
+    return TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); choose "
+                        "another --out folder")
 
 
 @contextlib.contextmanager
 def locked(out: Path, kind: str):
-    """Hold ``out/.lock`` (an advisory ``flock``) while a ``kind`` command (run, sweep, plan)
-    writes ``out``; refuse at once when another tiersim command holds it.
+    """Hold ``out/.lock`` (an advisory ``flock``) while a ``kind`` command (run, sweep, plan,
+    report) writes ``out``; refuse at once when another tiersim command holds it.
 
     A sweep's forked workers share the lock, so it is free only once every process of a sweep
     is gone. When the command that took it has died, its workers are exiting (they die with
@@ -159,8 +164,7 @@ def locked(out: Path, kind: str):
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         handle = os.fdopen(fd, "r+")
     except OSError as err:
-        raise TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); "
-                           "choose another --out folder") from None
+        raise _unwritable(out, err) from None
     with handle:
         if _take(handle, out, kind):
             handle.truncate(0)
