@@ -140,6 +140,39 @@ def check_axes(plan: SweepPlan, validator: Validator | None) -> None:
                 raise ax.SweepError(plan.source, path, f"{message} ({where})") from first_error
 
 
+def check_distinct_settings(plan: SweepPlan, validator: Validator | None) -> None:
+    """Refuse two values of one axis that read as the same setting (``[1, '1', 1.0]`` on a
+    whole-number field): the sweep would run one scenario under several labels and its table
+    would show them as different points. Each value is read at the first point's other
+    values; a value that does not read there is left to :func:`check_axes`."""
+    if validator is None or not plan.points:
+        return
+    anchor = plan.points[0].values
+    for path in plan.axes:
+        seen: dict[str, Any] = {}
+        for value in _distinct(p.values[path] for p in plan.points):
+            try:
+                read = validator(ax.apply(plan.base, {**anchor, path: value}, plan.source),
+                                 plan.source)
+            except TiersimError:
+                continue
+            key = _setting(read)
+            if key is None:
+                return
+            if key in seen:
+                raise ax.SweepError(plan.source, path, f"values {seen[key]!r} and {value!r} "
+                                    "are the same setting once read; list it once")
+            seen[key] = value
+
+
+def _setting(scenario: object) -> str | None:
+    """A read scenario as canonical JSON without its sweep map (``None``: not a model)."""
+    dump = getattr(scenario, "model_dump", None)
+    if dump is None:
+        return None
+    return json.dumps(dump(mode="json", exclude={"sweep"}), sort_keys=True, default=str)
+
+
 def _same(a, b) -> bool:
     """Equal and of one type (``True`` is not ``1`` here)."""
     return type(a) is type(b) and a == b
@@ -186,6 +219,7 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     plan = SweepPlan(base, source, ax.axis_names(sweep_map), points)
     ax.no_field_twice(base, plan.axes, source)
     check_axes(plan, validator)
+    check_distinct_settings(plan, validator)
     return plan
 
 
