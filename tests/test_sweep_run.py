@@ -333,3 +333,48 @@ def test_an_axis_column_mixing_true_and_numbers_is_stored_as_text():
     frame = _uniform_columns(pd.DataFrame({"a": [1, True, None], "b": [1, 2.5, None]}))
     assert frame["a"].tolist()[:2] == ["1", "True"] and frame["a"].isna().tolist()[2]
     assert frame["b"].tolist()[:2] == [1, 2.5]
+
+
+class _FakeRay:
+    """Enough of ``ray`` for :func:`run_ray`: ``init`` installs its own SIGTERM handler, as
+    Ray's does; ``wait`` raises what the test asks (a SIGTERM's SystemExit, say)."""
+
+    def __init__(self, fail: BaseException):
+        self.fail, self.calls = fail, []
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kw):
+        self.calls.append("init")
+        signal.signal(signal.SIGTERM, lambda *_: None)
+
+    def remote(self, fn):
+        return type("Remote", (), {"remote": staticmethod(lambda task: object())})
+
+    def wait(self, pending, num_returns):
+        raise self.fail
+
+    def shutdown(self):
+        self.calls.append("shutdown")
+
+
+def test_ray_sweep_stopped_shuts_its_ray_down_and_keeps_tiersims_sigterm(monkeypatch):
+    from tiersim.sweep import executors
+    from tiersim.sweep.axes import Point
+    from tiersim.sweep.points import Task
+
+    def ours(*_):
+        raise SystemExit(143)
+
+    fake = _FakeRay(SystemExit(143))
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    before = signal.signal(signal.SIGTERM, ours)
+    try:
+        with pytest.raises(SystemExit):
+            task = Task(Point("p", 0, {}), {}, "s.yaml", synthetic_runner)
+            executors.run_ray([task], lambda record: None)
+        assert signal.getsignal(signal.SIGTERM) is ours, "Ray's handler replaced tiersim's"
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert fake.calls == ["init", "shutdown"]

@@ -175,14 +175,34 @@ def _ray():
 def run_ray(tasks: list[Task], on_done: OnDone, address: str | None = None) -> None:
     """Run points as Ray tasks (joining ``address``, or the running/local Ray if None)."""
     ray = _ray()
-    if not ray.is_initialized():
-        local = {"include_dashboard": False} if address is None else {}
-        try:
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
-        except (ValueError, ConnectionError) as err:  # a malformed or refused --address
-            text = " ".join(str(err).split())[:200]
-            raise TiersimError(f"--address {address}: cannot join the Ray cluster ({text}); "
-                               "give host:port of a running cluster, or leave it out") from None
+    started = not ray.is_initialized()
+    if started:
+        _ray_init(ray, address)
+    try:
+        _ray_loop(ray, tasks, on_done)
+    finally:
+        if started:  # SIGTERM or Ctrl-C included: leave no Ray processes of ours behind
+            ray.shutdown()
+
+
+def _ray_init(ray, address: str | None) -> None:
+    """Join ``address`` (or start a local Ray), keeping tiersim's SIGTERM handler: Ray's own
+    exits with status 15 and skips the cleanup above."""
+    local = {"include_dashboard": False} if address is None else {}
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
+    except (ValueError, ConnectionError) as err:  # a malformed or refused --address
+        text = " ".join(str(err).split())[:200]
+        raise TiersimError(f"--address {address}: cannot join the Ray cluster ({text}); "
+                           "give host:port of a running cluster, or leave it out") from None
+    finally:
+        if handler is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, handler)
+
+
+def _ray_loop(ray, tasks: list[Task], on_done: OnDone) -> None:
+    """Submit every point as a Ray task and hand each record to ``on_done`` as it finishes."""
     remote = ray.remote(execute)
     refs = {remote.remote(replace(task, out_dir=None)): task for task in tasks}
     pending = list(refs)
