@@ -81,6 +81,11 @@ def test_task_success_is_the_product_of_step_correctness():
     assert s.latency_ratio_p50 == pytest.approx(5.5 / 2.0)
     code = next(k for k in s.step_types if k.step_type == "code")
     assert code.final_tier_shares == {"b": 1.0}
+    # Under `provisioned` an idle tier's cost ($0.9 here) is in no request's cost_usd: the
+    # per-task figure carries it, so tasks x cost per task is the headline, as per request.
+    carried = session_result(df, req, total_cost_usd=2.0)
+    assert carried.cost_per_task_usd * carried.tasks == pytest.approx(2.0)
+    assert carried.cost_per_task_usd == pytest.approx((0.6 + 0.5) / 2 * 2.0 / 1.1)
 
 
 def test_top_n_answers_every_request_of_the_n_most_frequent_prompts():

@@ -79,7 +79,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
         analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
                              saved, analytic)
-    run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests),
+    run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
+                                                                          run.cost_usd),
                               savings=_with_slo_check(saved, scenario, run))
     if cache is not None:
         run = dataclasses.replace(run, response_cache=_cache_effect(

@@ -2,7 +2,10 @@
 
 A task is one ``session_id``. Task latency runs from its first step's arrival to its last
 step's finish; task success is the product of its steps' correctness on the run's accuracy
-basis (compounding error: a dropped step is wrong); cost per task sums its steps' costs. The
+basis (compounding error: a dropped step is wrong); cost per task sums its steps' costs, scaled
+so that all requests together cost the run's headline (under ``provisioned`` an idle tier's cost
+is in no request's ``cost_usd``; the per-task figure carries it as the per-request one,
+headline / requests, does). The
 per-request view misjudges the task: ``success_misjudged_by`` is per-request accuracy minus
 task success, ``latency_ratio_p50`` the median task latency over the median request latency.
 """
@@ -20,10 +23,12 @@ def _pct(values: np.ndarray, q: float) -> float | None:
     return float(np.percentile(values, q)) if len(values) else None
 
 
-def session_result(df: pd.DataFrame, requests: pd.DataFrame) -> SessionResult | None:
+def session_result(df: pd.DataFrame, requests: pd.DataFrame,
+                   total_cost_usd: float | None = None) -> SessionResult | None:
     """Per-task figures of a run whose table has sessions (None otherwise); ``requests`` is the
     request table (a DataFrame or a :class:`tiersim.summary.RequestTable`), row for row with
-    ``df``."""
+    ``df``; ``total_cost_usd``: the run's headline cost, which the tasks' costs are scaled to
+    (module docstring; ``None``: the steps' costs as they are)."""
     if "session_id" not in df.columns or "follows_id" not in df.columns:
         return None
     t = pd.DataFrame({
@@ -37,7 +42,7 @@ def session_result(df: pd.DataFrame, requests: pd.DataFrame) -> SessionResult | 
     latency = np.where(all_done, (g["finish"].max() - g["arrival"].min()).to_numpy(), np.nan)
     success = g["acc"].prod().to_numpy(np.float64)
     steps = g.size().to_numpy(np.float64)
-    cost = g["cost"].sum().to_numpy(np.float64)
+    cost = g["cost"].sum().to_numpy(np.float64) * _to_headline(t["cost"], total_cost_usd)
     per_request = float(t["acc"].mean())
     e2e_p50 = _pct(requests["e2e_s"].to_numpy(np.float64), 50)
     lat_p50 = _pct(latency, 50)
@@ -54,6 +59,14 @@ def session_result(df: pd.DataFrame, requests: pd.DataFrame) -> SessionResult | 
         latency_ratio_p50=lat_p50 / e2e_p50 if lat_p50 is not None and e2e_p50 else None,
         step_types=step_type_results(df, requests),
     )
+
+
+def _to_headline(costs: pd.Series, total_cost_usd: float | None) -> float:
+    """The factor that makes the requests' costs sum to the headline (1 where they do)."""
+    column = float(costs.sum())
+    if total_cost_usd is None or not np.isfinite(column) or column <= 0:
+        return 1.0
+    return float(total_cost_usd) / column
 
 
 def step_type_results(df: pd.DataFrame, requests: pd.DataFrame) -> tuple[StepTypeResult, ...]:
