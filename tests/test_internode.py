@@ -79,6 +79,21 @@ def test_profile_keeps_the_measured_node_and_adds_the_network():
         "measured:aiconfigurator vllm 0.24.0 within a node + roofline across 2 nodes")
 
 
+def test_a_run_labels_the_network_part_as_roofline():
+    """The run's latency label names the roofline part of a cross-node all-reduce (it used to
+    count it as public measured: "measured:" matched first)."""
+    from tiersim.summary import source_counts
+
+    class Model:
+        def sources(self):
+            return {"gemm": "measured:aiconfigurator vllm 0.24.0",
+                    "allreduce tp=16": "measured:aiconfigurator vllm 0.24.0 within a node + "
+                                       "roofline across 2 nodes"}
+
+    assert source_counts(Model()) == {"public measured": 1,
+                                      "measured within a node, roofline across nodes": 1}
+
+
 def test_a_measured_table_at_the_full_size_wins():
     prof = profile_from_json(_doc(16), "comm.json")
     ops = ProfileOps(prof, "llama-3.1-70b", "fp8", gpu=H200, tp=8, fallback=roofline())

@@ -247,7 +247,8 @@ def source_label(model) -> str:
 
 def source_counts(model) -> dict[str, int]:
     """Operator tables of a step model per kind of source."""
-    words = {"anchored:": "measured, rescaled to the shape",
+    words = {"roofline across": "measured within a node, roofline across nodes",
+             "anchored:": "measured, rescaled to the shape",
              "graph-read:": "measured, launch floor removed in CUDA graphs",
              "applied unchanged": "fitted on another GPU's serving rows",
              "fitted": "fitted on measured serving rows", "harness": "measured profile",
