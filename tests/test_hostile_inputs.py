@@ -1218,3 +1218,14 @@ def test_a_profile_that_is_a_pipe_and_a_malformed_ray_address_are_one_line(tmp_p
     line = one_error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o",
                                    "--executor", "ray", "--address", "bogus::addr"))
     assert line.startswith("Error: --address bogus::addr: cannot join the Ray cluster")
+
+
+def test_an_output_folder_named_like_a_bundled_scenario_is_not_read_as_one(tmp_path, capsys,
+                                                                            monkeypatch):
+    """`tiersim run tiny --out tiny`, twice in one folder: the second run reads the bundled
+    tiny again, with a note, instead of refusing the first run's output folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny").mkdir()
+    code, err = run_cli(capsys, "run", "tiny", "--out", "tiny", "--no-report", "--no-baselines")
+    assert code == 0, err
+    assert "note: tiny is a folder; using the bundled scenarios/tiny.yaml" in err

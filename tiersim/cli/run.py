@@ -24,16 +24,20 @@ def default_scenario() -> Path:
 
 def scenario_path(given: Path) -> Path:
     """``given``, or, when no such file exists and it is a bare name or ``scenarios/NAME`` (as in
-    the README, run outside the checkout), the bundled scenario of that name, said on stderr."""
+    the README, run outside the checkout), the bundled scenario of that name, said on stderr. A
+    folder is never a scenario: ``tiersim run tiny --out tiny`` run twice reads the bundled
+    ``tiny`` both times, not the first run's output folder."""
     from tiersim.paths import find_bundled
 
-    if given.exists() or given.parent.name not in ("", "scenarios"):
+    folder = given.is_dir()
+    if (given.exists() and not folder) or given.parent.name not in ("", "scenarios"):
         return given
     found = find_bundled("scenarios", given.name)
     if found is None:
         return given
-    typer.echo(f"note: {given} is not in this folder; using the bundled scenarios/{found.name} "
-               f"({found})", err=True)
+    where = "is a folder" if folder else "is not in this folder"
+    typer.echo(f"note: {given} {where}; using the bundled scenarios/{found.name} ({found})",
+               err=True)
     return found
 
 
