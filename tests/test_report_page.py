@@ -49,3 +49,22 @@ def test_savings_section_sets_the_simulated_saving_beside_the_closed_form():
     assert page.fmt(run.analytic["params"]["dC_star_usd"]) in section
     assert "replica counts are whole numbers" in section
     assert "GPUs per replica" in section and "meets SLOs" in section
+
+
+def test_a_fleet_that_misses_its_slos_gets_no_saving_on_the_page():
+    """As in the terminal: no saving (against the uniform tier, a static split, or in the
+    closed-form table) for a run whose own fleet missed the SLOs its baselines were held to;
+    the routed row shows the run's own replicas."""
+    import dataclasses
+    from pathlib import Path
+
+    from tiersim.results import RunResult
+
+    run = RunResult.read(Path(__file__).parent / "golden" / "tiny_summary.json")
+    missed = dataclasses.replace(run, savings=dataclasses.replace(run.savings,
+                                                                  routed_slo_met=False))
+    section = page.savings_section(missed)
+    assert section.count("not comparable: this fleet misses its SLOs") == 3
+    assert page.fmt(run.savings.vs_static_split_frac) not in section
+    assert page.fmt(run.savings.vs_static_split_frac) in page.savings_section(run)
+    assert "<td>routed (this run)</td><td>1 + 1</td><td>1 + 1</td>" in section

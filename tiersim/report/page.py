@@ -185,16 +185,17 @@ def savings_section(run: RunResult) -> str:
     rows = [[u.tier, u.replicas, u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
              u.accuracy, u.cost_usd] for u in s.uniform]
-    rows.append(["routed (this run)", None, None, _met(s.routed_slo_met),
+    rows.append(["routed (this run)", " + ".join(str(t.replicas) for t in run.tiers),
+                 " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
                  _met(s.routed_floor_met), s.accuracy, s.routed_cost_usd])
-    saved = (s.vs_uniform_frac if s.comparable else
-             f"not comparable: this fleet misses {s.missed}, the uniform fleets are held to "
-             "them (size it with tiersim plan)")
+    unlike = (f"not comparable: this fleet misses {s.missed}, the uniform fleets are held to "
+              "them (size it with tiersim plan)")
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
-        ["saved vs that tier (fraction)", saved],
-        ["saved vs a static split of equal accuracy (fraction)", s.vs_static_split_frac]])
+        ["saved vs that tier (fraction)", s.vs_uniform_frac if s.comparable else unlike],
+        ["saved vs a static split of equal accuracy (fraction)",
+         s.vs_static_split_frac if s.comparable else unlike]])
     return (f"<h3>{html.escape(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
                      "accuracy", "cost (USD)"], rows)
@@ -228,7 +229,9 @@ def closed_form_note(run: RunResult) -> str:
     if d_star is None or s is None:
         return ""
     rows = [["closed form dC* (USD)", d_star],
-            [f"this run's saving vs a static split ({s.method}, USD)", s.vs_static_split_usd],
+            [f"this run's saving vs a static split ({s.method}, USD)",
+             s.vs_static_split_usd if s.comparable else f"not comparable: this fleet misses "
+             f"{s.missed}"],
             ["two-type parameters p / eps / delta",
              f"{fmt(params.get('p'))} / {fmt(params.get('eps'))} / {fmt(params.get('delta'))}"]]
     return ("<h3>Against the closed form</h3>" + table(["item", "value"], rows)
