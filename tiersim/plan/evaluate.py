@@ -265,9 +265,10 @@ class SimEvaluator:
         total = 0.0
         for k, name in enumerate(design.tiers):
             tier = self.by_name[name]
-            if self.cost_model == "provisioned":
-                total += replicas[name] * design.gpus(name) * tier.cost_per_gpu_hour \
-                    * duration / 3600.0
+            if self.cost_model == "provisioned":  # as costs.provisioned_totals, term for term
+                built = self.built(name, design.gpus(name))
+                engines = replicas[name] * built.config.data_parallel
+                total += engines * built.usd_per_replica_second * duration
             elif self.cost_model == "attributed":  # busy engine-replica seconds x their price
                 total += runs[name].busy_s * self.built(name, design.gpus(name)) \
                     .usd_per_replica_second
