@@ -236,3 +236,41 @@ def test_the_planner_prices_a_provisioned_fleet_as_the_run_ledger_does():
                 built, config=built.config.model_copy(update={"replicas": replicas})),))
             ledger = costs.provisioned_totals(fleet, duration).sum()
             assert evaluator._cost(design, {"bf16": replicas}, None, None, duration) == ledger
+
+
+class _ShyRouter(FakeEvaluator):
+    """At the floor itself the router trusts the cheap tier with everything (accuracy 0.79 <
+    0.8, the top tier idle); from the floor + 0.005 up it sends the hard share up."""
+
+    def routing(self, design):
+        from types import SimpleNamespace
+
+        import numpy as np
+
+        floor = dict(design.router).get("floor")
+        if len(design.tiers) > 1 and floor is not None and floor < 0.804:
+            idle_top = SimpleNamespace(tier=np.zeros(4, int), escalate_to=np.full(4, -1))
+            return None, idle_top, self.by_name[design.tiers[0]].accuracy
+        return super().routing(design)
+
+
+def test_a_raised_floor_is_tried_when_the_first_leaves_the_top_tier_idle():
+    """The top tier idle *and* the floor missed is an accuracy miss: the planner goes on to
+    the raised floors (it used to stop and say the design without the top tier is cheaper)."""
+    tiers = [FakeTier("w4", accuracy=0.79, capacity_rps=3.0),
+             FakeTier("bf16", accuracy=0.90, capacity_rps=1.0)]
+    evaluator = _ShyRouter(tiers, rate_rps=20.0)
+    scenario = fake_scenario(tiers, floor=0.8)
+    result = Planner(scenario, Constraints.of(scenario), evaluator).plan()
+    assert result.plan["tiers"] == ["w4", "bf16"]
+    assert dict(result.plan["router"])["floor"] == pytest.approx(0.805)
+
+
+def test_a_chosen_router_key_is_written_once():
+    """`--choose router.floor=...` sets the floor the planner would set: one key, not two."""
+    tiers = [FakeTier("w4", accuracy=0.80, capacity_rps=3.0),
+             FakeTier("bf16", accuracy=0.90, capacity_rps=1.0)]
+    scenario = fake_scenario(tiers, floor=0.82)
+    planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers),
+                      choose={"router.floor": [0.85]})
+    assert planner.settings(("w4", "bf16"))[0][0] == (("floor", 0.85), ("policy", "floor"))

@@ -199,7 +199,8 @@ class Planner:
         for a uniform fleet; the combination alone without a floor)."""
         if len(tiers) == 1:
             return [[()]]
-        combos = [dict(zip(self.choose, v, strict=True))
+        paths = [path.removeprefix("router.") for path in self.choose]  # one name per key
+        combos = [dict(zip(paths, v, strict=True))
                   for v in itertools.product(*self.choose.values())]
         if self.c.accuracy_floor is None:
             return [[tuple(sorted(s.items()))] for s in combos]
@@ -275,14 +276,14 @@ class Planner:
                 _, assignment, accuracy = self.evaluator.routing(design)
             except Exception as err:  # noqa: BLE001 - a router that cannot serve this subset
                 return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
+            floor = self.c.accuracy_floor  # checked first: a raised floor may send traffic up
+            if len(tiers) > 1 and floor is not None and accuracy < floor - 1e-12:
+                return DesignResult(design, None, None, f"accuracy {accuracy:.4f} < floor "
+                                    f"{floor:.4f}", tried)
             idle = _idle_tiers(design, assignment)
             if idle:
                 return DesignResult(design, None, None, f"{', '.join(idle)} gets no traffic "
                                     "from the router: the design without it is cheaper", tried)
-            floor = self.c.accuracy_floor
-            if len(tiers) > 1 and floor is not None and accuracy < floor - 1e-12:
-                return DesignResult(design, None, None, f"accuracy {accuracy:.4f} < floor "
-                                    f"{floor:.4f}", tried)
             sizing = self._search(design)
             if sizing.replicas is not None:
                 outcome = self.evaluator.evaluate(design, sizing.replicas)
@@ -373,7 +374,8 @@ class Planner:
         out = r.as_dict(self.c)
         if r.feasible and best is not None and r is not best:
             out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
-            out["missed"] = f"nothing; {100 * out['dearer_by_frac']:.1f}% dearer than the plan"
+            out["missed"] = (f"meets every constraint; {100 * out['dearer_by_frac']:.1f}% "
+                             "dearer than the plan")
         return out
 
 
