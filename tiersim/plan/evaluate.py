@@ -184,12 +184,20 @@ class SimEvaluator:
         key = (design, tuple(replicas[n] for n in design.tiers))
         if key not in self._fleets:
             infos, a, _ = self.routing(design)
-            if np.any(a.escalated):
+            if np.any(a.escalated) or (len(design.tiers) > 1 and self._chained()):
                 runs = self._whole(design, replicas, a)
             else:
                 runs = {n: self._alone(design, n, replicas[n], a) for n in design.tiers}
             self._fleets[key] = self._outcome(design, replicas, runs, a, infos)
         return self._fleets[key]
+
+    def _chained(self) -> bool:
+        """Whether some request waits for another to finish (agentic sessions): then the tiers
+        of a design are simulated together, as a step may follow one served on another tier,
+        and its arrival depends on when that one finishes."""
+        if "follows_id" not in self.df.columns:
+            return False
+        return bool((pd.to_numeric(self.df["follows_id"], errors="coerce") >= 0).any())
 
     def _specs(self, design: Design, names: list[str], replicas: dict[str, int]):
         """Engine TierSpecs of ``names`` at ``replicas``."""
@@ -218,7 +226,8 @@ class SimEvaluator:
         return self._tier_runs[key]
 
     def _whole(self, design: Design, replicas: dict[str, int], a: Assignment):
-        """Every tier simulated together (a router that escalates); per tier by final tier."""
+        """Every tier simulated together (a router that escalates, or chained sessions); per
+        tier by final tier."""
         names = list(design.tiers)
         result = self._simulate(self._specs(design, names, replicas), self.df, a)
         arrival = np.asarray(result.arrival_s, np.float64)  # a session step's: set by the run
