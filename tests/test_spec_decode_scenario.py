@@ -27,6 +27,10 @@ def test_speculation_helps_small_batches():
     on, off = _run(True), _run(False)
     assert on["completed"] == off["completed"] == on["requests"]
     assert on["tpot_p50_s"] < 0.6 * off["tpot_p50_s"]
+    # the saving rests on the scenario's acceptance and draft cost, and the label says so
+    assert on["sources"]["latency"].endswith(
+        " + scenario (bf16: speculative acceptance 0.7, draft head cost 0.05)")
+    assert "scenario" not in off["sources"]["latency"]
 
 
 def test_speculation_hurts_large_batches():

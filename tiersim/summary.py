@@ -264,11 +264,32 @@ def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
             accuracy_source: dict[str, str]) -> Sources:
     """One phrase per group of numbers: where latency, cost and accuracy come from."""
     passes = {t.name: t.passes for t in tiers}
-    kinds = {kind for t in fleet.tiers if passes[t.name] for kind in source_counts(t.step_model)}
-    latency = sorted(kinds) or ["none (no requests served)"]
+    used = [t for t in fleet.tiers if passes[t.name]]
+    kinds = {kind for t in used for kind in source_counts(t.step_model)}
+    latency = (sorted(kinds) + latency_assumptions(t.config for t in used)
+               or ["none (no requests served)"])
     accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
     return Sources(latency=" + ".join(latency), accuracy=" + ".join(accuracy),
                    cost=costs.COST_WORDS[scenario.cost_model])
+
+
+def latency_assumptions(tiers) -> list[str]:
+    """The scenario's own numbers that latency rests on beside the operator tables: a
+    speculative tier's acceptance and draft cost, the KV offload levels' bandwidths, a
+    disaggregated tier's link."""
+    out = []
+    for tier in tiers:
+        if tier.speculative is not None:
+            spec = tier.speculative
+            draft = (f"draft model {spec.draft_model}" if spec.draft_model
+                     else f"draft head cost {spec.head_cost:g}")
+            out.append(f"scenario ({tier.name}: speculative acceptance {spec.acceptance}, "
+                       f"{draft})")
+        if tier.scheduler.kv_offload:
+            out.append(f"scenario ({tier.name}: KV offload bandwidths)")
+        if tier.disaggregation is not None:
+            out.append(f"scenario ({tier.name}: prefill-to-decode link)")
+    return out
 
 
 def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:

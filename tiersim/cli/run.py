@@ -155,8 +155,8 @@ def headline_table(r: RunResult):
         ("attributed (busy GPU time only)", fmt(r.attributed_cost_usd, " USD"),
          "modelled busy GPU time x $/GPU-hour"),
         ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
-        ("GPU-hours provisioned", fmt(r.gpu_hours), "scenario"),
-        ("expected accuracy", fmt(r.accuracy, " %", 100), acc),
+        ("GPU-hours provisioned", fmt(r.gpu_hours), "scenario's GPUs x simulated duration"),
+        ("expected accuracy", fmt(r.accuracy, " %", 100, digits=4), acc),
         *router_rows(r, acc),
     ]
     for row in rows:
@@ -172,7 +172,7 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
         f"router ({router.policy}): FPR / FNR / escalated",
         f"{fmt(router.fpr, ' %', 100)} / {fmt(router.fnr, ' %', 100)} / "
         f"{fmt(router.escalation_rate, ' %', 100)}",
-        accuracy_source,
+        f"this run's routing, scored on {accuracy_source}",
     )]
     if router.accuracy_floor is not None:
         lo, hi = router.accuracy_ci95
@@ -213,10 +213,10 @@ def baseline_table(r: RunResult):
     for b in saving.uniform:
         size = "-" if b.replicas is None else f"{b.replicas} x {b.gpus_per_replica or 1}"
         table.add_row(f"all {b.tier}", size, met[b.slo_met], met[saving.meets_floor(b)],
-                      fmt(b.accuracy, " %", 100), fmt(b.cost_usd))
+                      fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd))
     table.add_row("routed (this run)", " + ".join(f"{t.replicas} x {t.gpus_per_replica}"
                                                   for t in r.tiers), met[saving.routed_slo_met],
-                  met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100),
+                  met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100, digits=4),
                   fmt(saving.routed_cost_usd))
     return table
 
