@@ -136,6 +136,17 @@ SCENARIO_CASES = {
     "cost_per_gpu_hour: true": (
         tiny_with(("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: true")),
         "tiers[0].cost_per_gpu_hour: a number is expected here, not a YAML boolean"),
+    "!!int abc": (tiny_with(("replicas: 1", "replicas: !!int abc")),
+                  "line 16: invalid YAML: cannot read this value as its type (invalid literal"),
+    "!!bool 1": (tiny_with(("replicas: 1", "replicas: !!bool 1")),
+                 "line 16: invalid YAML: cannot read this value as its type"),
+    "!!timestamp abc": (tiny_with(("seed: 0", "seed: !!timestamp abc")),
+                        "line 4: invalid YAML: cannot read this value as its type"),
+    "a 5,000-digit seed": (tiny_with(("seed: 0", "seed: " + "9" * 5000)),
+                           "line 4: invalid YAML: cannot read this value as its type (Exceeds "
+                           "the limit (4300 digits)"),
+    "seed: 1:30 (base 60 in YAML 1.1)": (tiny_with(("seed: 0", "seed: 1:30")),
+                                         "seed: input should be a valid integer"),
     "boolean in trace.window": (tiny_with(("window: [240, 360]", "window: [false, 360]")),
                                 "trace.window: a number is expected here"),
     "boolean in router.fractions": (
@@ -1229,3 +1240,14 @@ def test_an_output_folder_named_like_a_bundled_scenario_is_not_read_as_one(tmp_p
     code, err = run_cli(capsys, "run", "tiny", "--out", "tiny", "--no-report", "--no-baselines")
     assert code == 0, err
     assert "note: tiny is a folder; using the bundled scenarios/tiny.yaml" in err
+
+
+def test_a_leading_zero_is_a_decimal_number(tmp_path):
+    """`replicas: 010` is ten replicas (YAML 1.1, PyYAML's default, read it as octal 8), and
+    the explicit 0x / 0o forms keep their bases."""
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("replicas: 1", "replicas: 010"), ("seed: 0", "seed: 0o17")))
+    scenario = load_scenario(path)
+    assert scenario.tiers[0].replicas == 10 and scenario.seed == 15

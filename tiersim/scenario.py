@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -533,6 +534,44 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def construct_object(self, node, deep=False):
+        """Construct one value; a value its tag cannot hold (``!!int abc``, ``!!bool 1``, an
+        integer of more than 4,300 digits) is a YAML error at that node, not a traceback."""
+        try:
+            return super().construct_object(node, deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as err:
+            text = _short(" ".join(str(err).split())) or type(err).__name__
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read this value as its type ({text})",
+                node.start_mark) from None
+
+
+_INT = "tag:yaml.org,2002:int"
+_DECIMAL_INT = re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0x[0-9a-fA-F_]+|[-+]?0o[0-7_]+"
+                          r"|[-+]?0b[01_]+)$")
+"""Plain integers as YAML 1.2 reads them: ``010`` is ten (YAML 1.1, PyYAML's default, reads
+it as octal 8, and ``1:30`` as 90 in base 60; that is text here, which a number field refuses)."""
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """An integer in decimal, or in hex / octal / binary with an explicit 0x / 0o / 0b."""
+    text = loader.construct_scalar(node).replace("_", "")
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    bases = {"0x": 16, "0o": 8, "0b": 2}
+    base = bases.get(digits[:2].lower())
+    return sign * (int(digits[2:], base) if base else int(digits, 10))
+
+
+_BoundedLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _INT]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+for _first in "-+0123456789":
+    _BoundedLoader.yaml_implicit_resolvers.setdefault(_first, []).append((_INT, _DECIMAL_INT))
+_BoundedLoader.add_constructor(_INT, _construct_int)
 
 
 def _compose(text: str, source: str) -> yaml.Node | None:
