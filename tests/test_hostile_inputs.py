@@ -1251,3 +1251,19 @@ def test_a_leading_zero_is_a_decimal_number(tmp_path):
     path.write_text(tiny_with(("replicas: 1", "replicas: 010"), ("seed: 0", "seed: 0o17")))
     scenario = load_scenario(path)
     assert scenario.tiers[0].replicas == 10 and scenario.seed == 15
+
+
+@pytest.mark.parametrize("block,expected", [
+    ("router: {policy: threshold, classifier: {ece_bins: 100000000}}\n",
+     "line 23: router.classifier.ece_bins: must be <= 1000 (got 100000000)"),
+    ("workload: {difficulty: {kind: continuous, curve_width: 1.0e+300}}\n"
+     "router: {policy: oracle}\n",
+     "line 23: workload.difficulty.curve_width: must be <= 10.0 (got 1e+300)"),
+])
+def test_classifier_bins_and_curve_width_are_bounded(tmp_path, capsys, block, expected):
+    """10^8 calibration bins took 11 GB; a curve 10^300 wide divided by zero."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("router:\n  policy: static_split\n  fractions: [0.5, 0.5]\n",
+                               block)))
+    line = one_error_line(*run_cli(capsys, "run", path))
+    assert line.startswith(f"Error: {path}: ") and expected in line

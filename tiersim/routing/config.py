@@ -96,7 +96,7 @@ class ClassifierConfig(_Strict):
     text_max_features: int = Field(5000, ge=10)
     C: float = Field(1.0, gt=0.0, le=1e6)  # 1e300 never converged in liblinear
     cv_folds: int = Field(3, ge=2, le=100)
-    ece_bins: int = Field(10, ge=2)
+    ece_bins: int = Field(10, ge=2, le=1000)  # 10^8 bins took 11 GB
 
 
 class RouterConfig(_Strict):
@@ -205,7 +205,7 @@ class DifficultyConfig(_Strict):
     p_hopeless: float = Field(0.14, ge=0.0, lt=1.0)
     beta_a: float = Field(2.0, gt=0.0)
     beta_b: float = Field(5.0, gt=0.0)
-    curve_width: float = Field(0.08, gt=0.0)
+    curve_width: float = Field(0.08, gt=0.0, le=10.0)  # on a [0, 1] axis; 1e300: 1/0
     class_difficulty: dict[Literal["easy", "hard"], float] = Field(
         default_factory=lambda: {"easy": 0.2, "hard": 0.8}
     )
