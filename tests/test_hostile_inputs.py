@@ -147,6 +147,12 @@ SCENARIO_CASES = {
                            "the limit (4300 digits)"),
     "seed: 1:30 (base 60 in YAML 1.1)": (tiny_with(("seed: 0", "seed: 1:30")),
                                          "seed: input should be a valid integer"),
+    "a right-to-left override in the name": (tiny_with(("name: tiny", 'name: "a\\u202Eb"')),
+                                             "line 3: name: contains the control or format "
+                                             "character U+202E; use printable characters"),
+    "a terminal escape in a tier name": (tiny_with(("- name: w4a16", '- name: "w\\e[31m"')),
+                                         "tiers[0].name: contains the control or format "
+                                         "character U+001B"),
     "boolean in trace.window": (tiny_with(("window: [240, 360]", "window: [false, 360]")),
                                 "trace.window: a number is expected here"),
     "boolean in router.fractions": (
@@ -1267,3 +1273,18 @@ def test_classifier_bins_and_curve_width_are_bounded(tmp_path, capsys, block, ex
                                block)))
     line = one_error_line(*run_cli(capsys, "run", path))
     assert line.startswith(f"Error: {path}: ") and expected in line
+
+
+def test_markup_in_names_and_paths_is_printed_as_text(tmp_path, capsys, monkeypatch):
+    """A tier named `[/]`, a scenario named `[bold]x[/bold]` and an --out folder `o_[red]y` are
+    printed as written (rich read them as markup: a MarkupError traceback after the files were
+    written, or text silently changed)."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("name: tiny", 'name: "[bold]x[/bold]"'),
+                              ("- name: w4a16", '- name: "[/]"')))
+    code = main(["run", str(path), "--out", "o_[red]y", "--no-baselines", "--no-report"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "tiersim run: [bold]x[/bold]" in out and " [/] " in out
+    assert "wrote o_[red]y/requests.parquet" in out

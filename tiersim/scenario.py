@@ -22,11 +22,13 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -50,6 +52,20 @@ DEFAULT_MAX_REPLICAS = 1024
 """Default of ``limits.max_replicas``: the most replicas one tier may have."""
 DEFAULT_MAX_SWEEP_POINTS = 10_000
 """Default of ``limits.max_sweep_points``: the most points a sweep grid may expand to."""
+
+
+def _printable(name: str) -> str:
+    """A name shown in tables and reports: no control or format characters (a terminal escape,
+    a right-to-left override, a zero-width space would change what the reader sees)."""
+    bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is not None:
+        raise ValueError(f"contains the control or format character U+{ord(bad):04X}; use "
+                         "printable characters")
+    return name
+
+
+Name = Annotated[str, AfterValidator(_printable)]
+"""A scenario, tier or offload level name (printable text)."""
 
 
 def _default_profile() -> str | None:
@@ -93,7 +109,7 @@ class KVLevelConfig(_Strict):
     replica: each GPU holds its share of the KV and moves it over its own link
     (:mod:`tiersim.engine.kv_levels`)."""
 
-    name: str = Field(min_length=1, max_length=32, description="e.g. host or ssd")
+    name: Name = Field(min_length=1, max_length=32, description="e.g. host or ssd")
     capacity_gb: float = Field(ge=0, le=1e6, description="GB per GPU")
     read_gb_s: float = Field(ge=0.01, le=1e5, description="GB/s per GPU into GPU memory")
     write_gb_s: float = Field(ge=0.01, le=1e5, description="GB/s per GPU out of GPU memory")
@@ -177,7 +193,7 @@ class TierConfig(_Strict):
     """One precision tier: N identical replicas of the checkpoint at one numeric format (the
     scenario's model, or the tier's own ``model``: a cascade across different models)."""
 
-    name: str = Field(min_length=1)
+    name: Name = Field(min_length=1, max_length=64)
     model: str | None = Field(default=None, description="this tier's model (catalogue name or "
                               "config.json); default: the scenario's")
     precision: str = Field(description="bf16, fp8, w4a16 or nvfp4")
@@ -266,7 +282,7 @@ class LimitsConfig(_Strict):
 class Scenario(_Strict):
     """A whole scenario YAML (DESIGN.md §7)."""
 
-    name: str = "scenario"
+    name: Name = Field(default="scenario", max_length=200)
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
     model: str = "Qwen3-Coder-30B-A3B"
     gpu: str = "H200"

@@ -96,7 +96,7 @@ def _status(message: str):
 
     from rich.console import Console
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, markup=False)  # names and paths are the user's text
     return console.status(message) if console.is_terminal else contextlib.nullcontext()
 
 
@@ -104,7 +104,7 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     """Print the headline numbers, the per-tier table and the savings, each with its source."""
     from rich.console import Console
 
-    console = Console(width=max(Console().width, 100))
+    console = Console(width=max(Console().width, 100), markup=False)  # names are text
     console.print(headline_table(result))
     console.print(tier_table(result))
     for line in prefix_lines(result):

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import FORMATS, is_length_only
@@ -44,8 +45,8 @@ def inspect(
     if as_json:
         typer.echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
         return
-    console = Console()
-    console.print(f"[bold]{resolved}[/bold] ({fmt})", soft_wrap=True)
+    console = Console(markup=False)  # a path is text, never markup
+    console.print(Text(str(resolved), style="bold") + Text(f" ({fmt})"), soft_wrap=True)
     console.print(stats_table(stats, notes))
 
 

@@ -401,7 +401,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     pending = [p for p in plan.points if p.id not in done]
     if pending:  # the old report no longer describes the data: never leave it beside new data
         (out / "report.html").unlink(missing_ok=True)
-    console = Console(stderr=True, soft_wrap=True)
+    console = Console(stderr=True, soft_wrap=True, markup=False)  # paths are text
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,
                       _progress(console, sys.stderr.isatty() if progress is None else progress),
@@ -409,7 +409,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     frame = collect(out, plan.axes, [p.id for p in plan.points])
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
     if failed_total:  # the caller's one error line says it all; the report is still written
-        console = Console(stderr=True, quiet=True)
+        console = Console(stderr=True, quiet=True, markup=False)
     console.print(f"sweep: {len(plan.points)} points ({len(pending)} run, "
                   f"{len(plan.points) - len(pending)} already done, {failed} failed) -> "
                   f"{out / 'sweep.parquet'}")
