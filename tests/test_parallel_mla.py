@@ -79,6 +79,18 @@ def test_expert_parallel_splits_experts_not_widths():
     assert ep_ops.moe(big)[0] == pytest.approx(tp_ops.moe(big)[0], rel=1e-9)
 
 
+def test_an_expert_width_that_does_not_split_is_refused():
+    """768-wide experts over 512 GPUs with no expert parallelism cannot run in vLLM (it was
+    simulated anyway); with expert_parallel every expert stays whole."""
+    from tiersim.perf.memory import FitError, check_parallel
+
+    with pytest.raises(FitError, match=r"expert width 768 is not divisible by the experts' "
+                                       r"tensor parallelism 512 \(tp x data_parallel / "
+                                       r"expert_parallel\); set expert_parallel"):
+        check_parallel(QWEN, tp=1, dp=512)
+    check_parallel(QWEN, tp=1, dp=128, ep=128)  # 128 experts, one per GPU
+
+
 def test_profile_requests_carry_the_moe_split(mla_model):
     keys = {(op, d, tuple(sorted(k.items()))) for op, d, k, _, _ in
             table_requests(QWEN, "fp8", 2, "bf16", dp=2, ep=4)}

@@ -102,6 +102,13 @@ def check_parallel(model: ModelArch, tp: int, dp: int = 1, ep: int = 1) -> None:
             f"{model.name}: {model.num_experts} experts cannot be split over {ep} GPUs; "
             "use a GPU count that divides the experts or no expert_parallel"
         )
+    moe_tp = moe_split(tp, dp, ep)[0]
+    if model.is_moe and model.expert_intermediate % moe_tp:
+        raise FitError(
+            f"{model.name}: expert width {model.expert_intermediate} is not divisible by the "
+            f"experts' tensor parallelism {moe_tp} (tp x data_parallel / expert_parallel); "
+            "set expert_parallel or use fewer GPUs"
+        )
 
 
 def moe_split(tp: int, dp: int = 1, ep: int = 1) -> tuple[int, int]:
