@@ -303,8 +303,13 @@ def test_ids_are_read_as_integers_exactly(tmp_path):
     floats = _parquet(tmp_path / "f.parquet", request_id=[0.0, 1e300],
                       arrival_s=[0.0, 0.5], input_tokens=[1, 2], output_tokens=[1, 1])
     assert error_of(floats) == (f"{floats}: row 2, column 'request_id': request id 1e+300 is "
-                               "beyond 2**53, where a number written with a decimal point or "
-                               "as text cannot be read exactly; store it as a 64-bit integer")
+                               "beyond what a 64-bit integer holds (-2**63 to 2**63 - 1); use "
+                               "smaller ids")
+    inexact = _parquet(tmp_path / "i.parquet", request_id=[0.0, 1e17],
+                       arrival_s=[0.0, 0.5], input_tokens=[1, 2], output_tokens=[1, 1])
+    assert error_of(inexact) == (f"{inexact}: row 2, column 'request_id': request id 1e+17 is "
+                                 "beyond 2**53, where a number written with a decimal point or "
+                                 "as text cannot be read exactly; store it as a 64-bit integer")
     step = tmp_path / "s.csv"
     step.write_text("arrival_s,input_tokens,output_tokens,session_id,step\n0,100,10,1,0\n"
                     "1,100,10,1,2147483648\n")

@@ -128,7 +128,12 @@ def hash_arrays(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> 
 
 
 def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
-    """One cell as an int64 array, range-checked before any conversion."""
+    """One cell as an int64 array, range-checked before any conversion; a true/false element
+    is no hash id (numpy would read it as 1 or 0)."""
+    flag = _true_false_item(cell)
+    if flag is not None:
+        raise src.error(f"hash id is a true/false value (got {flag}); write a whole number",
+                        i, column)
     try:
         values = np.asarray([] if cell is None else cell)
         if values.ndim != 1:
@@ -149,6 +154,19 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
         lowest = "0" if low == 0 else "-2^63"
         raise src.error(f"hash id {bad} out of range (must be {lowest} <= id < 2^63)", i, column)
     return values.astype(np.int64)
+
+
+def _true_false_item(cell) -> bool | None:
+    """The first true/false element of a hash list (a bool array from a JSON reader, or a
+    Python list), None when it has none."""
+    if isinstance(cell, np.ndarray):
+        if cell.dtype.kind == "b" and cell.size:
+            return bool(cell.flat[0])
+        if cell.dtype != object:
+            return None
+    if isinstance(cell, np.ndarray | list | tuple):
+        return next((bool(v) for v in cell if isinstance(v, bool | np.bool_)), None)
+    return None
 
 
 def write_canonical(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> Path:

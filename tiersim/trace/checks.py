@@ -39,9 +39,8 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
         values = s.to_numpy(dtype="float64", na_value=np.nan)
         text_bad = np.zeros(len(s), dtype=bool)
     else:
-        num = pd.to_numeric(s, errors="coerce")
         missing = s.isna().to_numpy()
-        values = num.to_numpy(dtype="float64", na_value=np.nan)
+        values = to_floats(s)
         text_bad = np.isnan(values) & ~missing
     bad = _bad_numbers(values, missing | text_bad, integer, low, high)
     i = first_true(bad)
@@ -49,6 +48,30 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
         raise src.error(_number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
                                         integer, low, high), i, column)
     return values
+
+
+def to_floats(s: pd.Series) -> np.ndarray:
+    """A column's cells as float64: numbers as they are, text parsed, NaN where a cell is no
+    number. A whole number too large for a float64 (a 400-digit cell) is infinite: pandas
+    raises OverflowError on it, so such a column is converted cell by cell."""
+    try:
+        num = pd.to_numeric(s, errors="coerce")
+    except OverflowError:
+        num = pd.Series([_cell_float(v) for v in s], index=s.index, dtype="float64")
+    return num.to_numpy(dtype="float64", na_value=np.nan)
+
+
+def _cell_float(value) -> float:
+    """One cell as a float for :func:`to_floats`: NaN when it is no number, +-inf when it is a
+    whole number beyond the float range."""
+    if isinstance(value, bool | np.bool_):
+        return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return np.inf if value > 0 else -np.inf
+    except (TypeError, ValueError):
+        return np.nan
 
 
 EXACT_FLOAT_INT = 2 ** 53
@@ -83,9 +106,12 @@ def whole_numbers(src: Source, s: pd.Series, column: str, label: str, *,
     values = numbers(src, s, column, label, integer=True, low=low, high=high)
     i = first_true(np.abs(values) > EXACT_FLOAT_INT)
     if i is not None:
-        raise src.error(f"{label} {_show(values[i])} is beyond 2**53, where a number written "
-                        "with a decimal point or as text cannot be read exactly; store it as "
-                        "a 64-bit integer", i, column)
+        if not -2.0**63 <= values[i] < 2.0**63:
+            raise src.error(f"{label} {show_number(values[i])} is beyond what a 64-bit integer "
+                            f"holds (-2**63 to 2**63 - 1); use smaller ids", i, column)
+        raise src.error(f"{label} {show_number(values[i])} is beyond 2**53, where a number "
+                        "written with a decimal point or as text cannot be read exactly; store "
+                        "it as a 64-bit integer", i, column)
     return values.astype(np.int64)
 
 
@@ -118,8 +144,11 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
     if missing:
         return f"missing {label}; fill it in or remove the row"
     if text_bad:
-        return f"{label} is not a number (got {short(str(raw))}); write a number"
-    shown = _show(value)
+        return f"{label} is not a number (got {short(raw)}); write a number"
+    shown = show_number(value)
+    if isinstance(raw, int) and not isinstance(raw, bool) and not np.isfinite(value):
+        return (f"{label} is beyond the range of numbers (got {show_number(raw)}); fix or "
+                "remove the row")  # a 400-digit cell, which no float holds
     if not np.isfinite(value):
         return f"{label} is not finite (got {shown}); write a finite number"
     if integer and value != np.floor(value):
@@ -128,9 +157,12 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
     return f"{label} must be {rule} (got {shown}); fix or remove the row"
 
 
-def _show(value: float) -> str:
+def show_number(value: float) -> str:
+    """A number for a message: an integer in full, a float in short form (whole floats below
+    1e16 without a point; others as Python writes them: 1e+300, not 301 digits)."""
     if isinstance(value, int | np.integer):
-        return str(int(value))
+        value = int(value)
+        return str(value) if abs(value) < 10**20 else "an integer of more than 20 digits"
     value = float(value)
     if np.isfinite(value) and value == np.floor(value) and abs(value) < 1e16:
         return str(int(value))
@@ -140,9 +172,7 @@ def _show(value: float) -> str:
 def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) -> np.ndarray:
     """Check a token-count column (whole numbers > 0, or >= 0) and return it as int64; a
     true/false cell is no count (``numbers`` would read it as 1 or 0)."""
-    flags = np.asarray(s.map(lambda v: isinstance(v, bool | np.bool_)), dtype=bool) if (
-        s.dtype == object) else np.full(len(s), pd.api.types.is_bool_dtype(s.dtype))
-    i = first_true(flags)
+    i = first_true(true_false(s))
     if i is not None:
         raise src.error(f"token count is a true/false value (got {s.iloc[i]}); write a whole "
                         "number", i, column)
@@ -150,6 +180,13 @@ def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) 
     values = numbers(src, s, column, "token count", integer=True, low=low,
                      high=(INT32_MAX, f"at most {INT32_MAX}"))
     return values.astype(np.int64)
+
+
+def true_false(s: pd.Series) -> np.ndarray:
+    """Which cells of ``s`` are true/false values (a number reader would take them as 1 or 0)."""
+    if s.dtype == object:
+        return np.asarray(s.map(lambda v: isinstance(v, bool | np.bool_)), dtype=bool)
+    return np.full(len(s), pd.api.types.is_bool_dtype(s.dtype))
 
 
 def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
@@ -177,23 +214,29 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
 
 
 def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> None:
-    """Raise at the first row whose time is earlier than the row before it."""
-    i = first_true(np.diff(t) < 0)
+    """Raise at the first row whose time is earlier than the row before it (compared, not
+    subtracted: a difference of two int64 or uint64 times can wrap around)."""
+    i = first_true(t[1:] < t[:-1])
     if i is not None:
         now, before = raw.iloc[i + 1], raw.iloc[i]
         if isinstance(now, str) or isinstance(before, str):  # text is never echoed
             message = f"timestamp is earlier than the row before's; sort the file by {column}"
         else:
-            message = (f"timestamp {_show(float(now))} is earlier than the row before "
-                       f"({_show(float(before))}); sort the file by {column}")
+            message = (f"timestamp {_exact(now)} is earlier than the row before "
+                       f"({_exact(before)}); sort the file by {column}")
         raise src.error(message, i + 1, column)
+
+
+def _exact(value) -> str:
+    """A cell's number for a message, an integer cell in full (2**60 + 1 is not rounded)."""
+    return show_number(value if isinstance(value, int | np.integer) else float(value))
 
 
 def short(value, limit: int = 40) -> str:
     """A cell described for a message without its content (error messages never echo a file's
     text): a number as written, anything else by its kind and size."""
     if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
-        text = repr(value)
+        text = repr(value.item() if isinstance(value, np.generic) else value)
         return text if len(text) <= limit else text[:limit - 3] + "..."
     if isinstance(value, str):
         return f"text of {len(value):,} character{'s' if len(value) != 1 else ''}"
@@ -207,4 +250,5 @@ def unique_ints(src: Source, values: np.ndarray, column: str) -> None:
     dup = pd.Series(values).duplicated().to_numpy()
     i = first_true(dup)
     if i is not None:
-        raise src.error(f"duplicate {column} {_show(values[i])}; ids must be unique", i, column)
+        raise src.error(f"duplicate {column} {show_number(values[i])}; ids must be unique", i,
+                        column)

@@ -43,9 +43,20 @@ def _convert_azure(raw: pd.DataFrame, src: Source) -> Converted:
 
 
 def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.ndarray:
-    """A numeric time column, checked and sorted, as seconds since its first row."""
-    t = checks.numbers(src, raw[column], column, "timestamp")
-    checks.sorted_times(src, t, raw[column], column)
+    """A numeric time column, checked and sorted, as seconds since its first row.
+
+    An integer column is sorted and made relative to its first row in integers, exactly, before
+    it becomes float64: 2**60 + 100 ms timestamps (beyond 2**53, where float64 rounds) keep
+    their 0.1 s steps; below 2**53 the result is the same as in floats.
+    """
+    s = raw[column]
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
+        ints = s.to_numpy()
+        checks.sorted_times(src, ints, s, column)
+        since_first = ints.astype(np.uint64) - np.uint64(ints[0])  # exact: sorted, below 2**64
+        return since_first.astype(np.float64) * scale
+    t = checks.numbers(src, s, column, "timestamp")
+    checks.sorted_times(src, t, s, column)
     return (t - t[0]) * scale
 
 
@@ -109,11 +120,21 @@ FORMATS: dict[str, Format] = {
 
 
 def detect(columns: list[str]) -> str | None:
-    """The format whose required columns best match ``columns`` (None when none match)."""
+    """The format whose required columns best match ``columns`` (None when none match).
+
+    A table holding every required column of more than one format is ambiguous (see
+    :func:`complete_formats`); the loader refuses it rather than let this pick one.
+    """
     present = set(columns)
     scores = {name: sum(c in present for c in f.required) for name, f in FORMATS.items()}
     best = max(scores, key=scores.get)
     return best if scores[best] > 0 else None
+
+
+def complete_formats(columns: list[str]) -> list[str]:
+    """The formats whose required columns are all in ``columns``, in :data:`FORMATS` order."""
+    present = set(columns)
+    return [name for name, f in FORMATS.items() if set(f.required) <= present]
 
 
 def is_length_only(columns: list[str]) -> bool:

@@ -24,6 +24,7 @@ from tiersim.trace import checks, chunked
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
+    complete_formats,
     detect,
     expected_columns,
     is_length_only,
@@ -94,11 +95,13 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column.
     """
     table, src, name, notes = _read_converted(path, format)
-    _check_span(table, src, name)
     first_row = 0
     if window is not None:
         first_row = window_start_row(table, window, src)
         table = apply_window(table, window, src)
+    elif name == "canonical":
+        notes = [*notes, *_late_start(table)]
+    _check_span(table, src, name, first_row, window is not None)
     table = apply_time_scale(table, time_scale, src)
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
@@ -125,16 +128,57 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
     return table, src, name, notes
 
 
-def _check_span(table: pd.DataFrame, src: Source, name: str) -> None:
-    """Refuse arrival times beyond MAX_SPAN_S (1e300 would make every rate and cost absurd)."""
+def _check_span(table: pd.DataFrame, src: Source, name: str, first_row: int = 0,
+                windowed: bool = False) -> None:
+    """Refuse arrival times beyond MAX_SPAN_S after time 0 (the first request, the window start,
+    or a canonical file's own 0): 1e300 would make every rate and cost absurd. ``first_row``: the
+    file data row of table row 0 (after a window)."""
     t = table["arrival_s"].to_numpy()
     late = np.flatnonzero(t > MAX_SPAN_S)
-    if len(late):
-        # canonical rows are never dropped; the other formats' request_id is the data row
-        row = int(late[0]) if name == "canonical" else int(table["request_id"].iloc[late[0]])
-        raise src.error(f"arrival {float(t[late[0]]):.4g} s is more than {MAX_SPAN_S:.0e} s "
-                        "(31 years) after the first; check the time unit", row, "arrival_s"
-                        if name == "canonical" else FORMATS[name].required[0])
+    if not len(late):
+        return
+    # canonical rows are never dropped; the other formats' request_id is the data row
+    canonical = name == "canonical"
+    row = first_row + int(late[0]) if canonical else int(table["request_id"].iloc[late[0]])
+    zero = ("the window start" if windowed else "time 0" if canonical else
+            "the first request")
+    fix = "check the time unit"
+    if canonical and not windowed and float(t[-1] - t[0]) <= MAX_SPAN_S:
+        fix = ("canonical arrival_s are seconds from the trace's start: subtract the first "
+               f"arrival from every row, or set {_window_hint(t)}")
+    raise src.error(f"arrival {float(t[late[0]]):.4g} s is more than {MAX_SPAN_S:.0e} s "
+                    f"(31 years) after {zero}; {fix}", row - src.first_row,
+                    "arrival_s" if canonical else FORMATS[name].required[0])
+
+
+LATE_START_S = 3600.0
+"""A canonical trace whose first request comes later than this (and later than its own span)
+is warned about: the run, and the fleet's provisioned cost, start at time 0."""
+
+
+def _late_start(table: pd.DataFrame) -> list[str]:
+    """A note when a canonical trace's first arrival is late (epoch times, or a cut from a long
+    log): later than :data:`LATE_START_S` and than its own span (last - first arrival)."""
+    t = table["arrival_s"].to_numpy()
+    first, span = float(t[0]), float(t[-1] - t[0])
+    if not (first > LATE_START_S and first > span) or first > MAX_SPAN_S:
+        return []
+    return [f"the first request arrives at {_number(first)} s, but the run and its provisioned "
+            "cost start at 0 s (canonical arrival_s are seconds from the trace's start); to "
+            f"start at the first request set {_window_hint(t)}"]
+
+
+def _window_hint(t: np.ndarray) -> str:
+    """The window from the first arrival of ``t`` to past its last, as a scenario setting and
+    as the trace inspect option (the end is exclusive, so it is the last arrival + 1, rounded
+    down to whole seconds)."""
+    start, end = _number(float(t[0])), _number(float(math.floor(t[-1]) + 1))
+    return f"trace.window: [{start}, {end}] (tiersim trace inspect: --window {start} {end})"
+
+
+def _number(value: float) -> str:
+    """A number as a person writes it back: whole numbers without a point, others exactly."""
+    return str(int(value)) if value == math.floor(value) and abs(value) < 1e16 else repr(value)
 
 
 def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> str:
@@ -143,6 +187,8 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
         raise TraceError(src.path, f"unknown format {format!r}; use one of "
                          f"{', '.join(FORMAT_NAMES)}")
     name = detect(columns) if format == "auto" else format
+    if format == "auto":
+        _one_format(columns, src)
     if is_length_only(columns) and (name is None or name == "canonical"):
         raise TraceError(src.path, "has token lengths but no arrival times; " + LENGTHS_FIX)
     if name is None or detect(columns) is None:
@@ -154,6 +200,17 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
     if rows == 0:
         raise TraceError(src.path, "has no requests (only a header); add rows")
     return name
+
+
+def _one_format(columns: list[str], src: Source) -> None:
+    """Refuse a table that has every required column of two or more formats: which one it is
+    cannot be known, and reading it as either would silently drop the other's columns."""
+    names = complete_formats(columns)
+    if len(names) > 1:
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+        raise TraceError(src.path, f"has every required column of the {listed} formats, so "
+                         "which one it is cannot be known; name it: trace.format in the "
+                         "scenario (tiersim trace inspect: --format)")
 
 
 def _require(src: Source, columns: list[str], required: tuple[str, ...], name: str) -> None:

@@ -279,7 +279,7 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
     is not a JSON object, or gives a key another kind of value than the lines before did. It
     is named as the other trace errors are: its data row (blank lines are no rows) and its
     file line."""
-    kinds: dict[str, str] = {}
+    kinds: dict[tuple, str] = {}
     row = 0
     with p.open(encoding="utf-8", errors="replace") as f:
         for line_no, line in enumerate(f, start=1):
@@ -291,9 +291,13 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 return TraceError(str(p), f"longer than {JSONL_BLOCK_BYTES:,} bytes, more than "
                                   f"a trace line holds; split or shorten it{where}", row=row)
             try:
-                record = json.loads(line)
+                record = json.loads(line, object_pairs_hook=_unique_keys)
                 if not isinstance(record, dict):
                     raise ValueError("not an object")
+            except _DuplicateKey as twice:
+                return TraceError(str(p), f"names the key {short_key(twice.key)} twice; keep one "
+                                  f"(which copy holds the data cannot be known){where}",
+                                  row=row)
             except ValueError as bad:
                 return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
                                   f"each line must be one JSON object{where}", row=row)
@@ -304,17 +308,52 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
     return TraceError(str(p), f"cannot read the JSON lines ({_error_line(e)})")
 
 
-def _kind_clash(record: dict, kinds: dict[str, str]) -> str | None:
-    """The first key of ``record`` whose value is of another kind than earlier lines gave it
+class _DuplicateKey(ValueError):
+    """A JSON object names a key twice (Arrow refuses it; ``json.loads`` keeps the last)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``'s ``object_pairs_hook``: the object, or _DuplicateKey for a repeated key."""
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def _kind_clash(record: dict, kinds: dict[tuple, str]) -> str | None:
+    """The first key of ``record`` whose value, or a value inside it (a list's items, a nested
+    object's values), is of another kind than earlier lines, or earlier items, gave it
     (``kinds`` is updated; null fits any kind)."""
     for key, value in record.items():
-        kind = _json_kind(value)
-        if kind is None:
-            continue
-        seen = kinds.setdefault(str(key), kind)
-        if seen != kind:
-            return f"key {short_key(key)} is {kind} here and {seen} on earlier lines"
+        for path, kind in _kinds(value, (str(key),)):
+            seen = kinds.setdefault(path, kind)
+            if seen != kind:
+                if len(path) == 1:
+                    return f"key {short_key(key)} is {kind} here and {seen} on earlier lines"
+                return (f"a value inside key {short_key(key)} is {kind} here and {seen} in "
+                        "earlier items or lines")
     return None
+
+
+def _kinds(value, path: tuple):
+    """``(path, kind)`` of a JSON value and of every value inside it, as Arrow types them: a
+    list's items share the path ``path + ("[]",)``, an object's values add their key."""
+    kind = _json_kind(value)
+    if kind is None:
+        return
+    yield path, kind
+    if isinstance(value, list):
+        for item in value:
+            yield from _kinds(item, (*path, "[]"))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _kinds(item, (*path, str(key)))
 
 
 def _json_kind(value) -> str | None:

@@ -36,11 +36,16 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiersim.errors import TraceError
+from tiersim.trace import checks
 from tiersim.trace.canonical import MAX_TOOL_S
 from tiersim.trace.loader import TraceOrigin
 
 HASH_BLOCK_TOKENS = 512
 """Tokens per prefix hash block (Mooncake's, and the engine's default)."""
+MAX_PROMPT_TOKENS = 10**8
+"""Longest prompt a session step may reach with its context (100 million tokens, far beyond
+any model's context): a longer one is refused before its prefix hashes are made, as their
+count (one per 512 tokens, per step) would take minutes and gigabytes for a few rows."""
 FOLLOWS = "follows_id"
 """Internal column: the ``request_id`` of a step's predecessor, -1 for a session's first step."""
 
@@ -139,7 +144,8 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     if not has_session_columns(df):
         raise TraceError(source, "workload.sessions.source is 'trace' but the trace has no "
                          "session_id and step columns; add them or use source: generate")
-    return with_context(checked(df, source, origin), cfg.context, cfg.system_prompt_tokens)
+    return with_context(checked(df, source, origin), cfg.context, cfg.system_prompt_tokens,
+                        source, origin)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +190,7 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
     """Each step's parent step number (-1 for none), checked: an earlier step of the same
     session, each with at most one follower."""
     parent = np.full(len(df), -1, dtype=np.int64)
-    given = pd.to_numeric(df["parent"], errors="coerce") if "parent" in df else None
+    given = _given_parents(df, source, origin)
     for sid, rows in df.groupby("session_id", sort=False).indices.items():
         steps = df["step"].to_numpy()[rows]
         order = rows[np.argsort(steps, kind="stable")]
@@ -197,14 +203,14 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
         for pos, row in enumerate(order):
             if pos:
                 earlier.add(int(ordered[pos - 1]))
-            if given is None or pd.isna(given.iloc[row]):
+            if given is None or np.isnan(given[row]):
                 parent[row] = ordered[pos - 1] if pos else -1
                 continue
-            p = int(given.iloc[row])
+            p = float(given[row])
             if p != -1 and p not in earlier:
-                raise _error(origin, source, f"parent {p} is not an earlier step of session {sid}",
-                             int(row), "parent")
-            parent[row] = p
+                raise _error(origin, source, f"parent {checks.show_number(p)} is not an earlier "
+                             f"step of session {sid}", int(row), "parent")
+            parent[row] = int(p)
         kids = parent[order][parent[order] >= 0]
         if len(kids) != len(set(kids.tolist())):
             twice = next(k for k in kids.tolist() if (kids == k).sum() > 1)
@@ -214,13 +220,47 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
     return parent
 
 
+def _given_parents(df: pd.DataFrame, source: str,
+                   origin: TraceOrigin | None) -> np.ndarray | None:
+    """The trace's ``parent`` column as float64, NaN where a cell is empty (the previous step);
+    None without the column. A filled cell must be a whole number (whether it is -1 or an
+    earlier step is checked per session): 0.5 is not truncated to 0, nor is text read as
+    empty, nor true as 1."""
+    if "parent" not in df:
+        return None
+    cells = df["parent"]
+    missing = cells.isna().to_numpy()
+    values = checks.to_floats(cells)
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(values) & (values == np.floor(values))
+    i = checks.first_true(~missing & (~whole | checks.true_false(cells)))
+    if i is not None:
+        raise _error(origin, source, f"parent must be a whole number, -1 or an earlier step of "
+                     f"the session (got {_cell(cells.iloc[i])}); fix it, or leave it empty for "
+                     "the step before", i, "parent")
+    return np.where(missing, np.nan, values)
+
+
+def _cell(value) -> str:
+    """A parent cell for a message: a number in short form, anything else by its kind."""
+    if isinstance(value, bool | np.bool_):
+        return f"a true/false value, {value}"
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool | np.bool_):
+        return checks.show_number(value)
+    return checks.short(value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Context and prefix hashes
 
 
-def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0) -> pd.DataFrame:
+def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source: str = "trace",
+                 origin: TraceOrigin | None = None) -> pd.DataFrame:
     """Prompts carry the session's context (see the module docstring): sets ``input_tokens``
-    (accumulate), ``prefix_hashes`` (unless present) and the internal :data:`FOLLOWS` column."""
+    (accumulate), ``prefix_hashes`` (unless present) and the internal :data:`FOLLOWS` column.
+    A prompt above :data:`MAX_PROMPT_TOKENS` is a TraceError naming its row (``origin`` and
+    ``source`` as for :func:`checked`)."""
     out = df.reset_index(drop=True).copy()
     new = out["input_tokens"].to_numpy(np.int64)
     outputs = out["output_tokens"].to_numpy(np.int64)
@@ -240,16 +280,31 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0) -> pd.D
                     prompt[row] = prompt[above] + outputs[above] + new[row]
             elif context == "accumulate":
                 prompt[row] = new[row] + system_tokens
+            if prompt[row] > MAX_PROMPT_TOKENS:
+                raise _too_long(origin, source, int(sid), int(steps[row]), int(prompt[row]),
+                                context, int(row))
             if not keep_hashes:
                 ends, owners = _ancestry(ancestry, above, prompt, outputs, steps)
+                known = (hashes[above][:prompt[above] // HASH_BLOCK_TOKENS]
+                         if above >= 0 and context == "accumulate" else None)
                 hashes[row] = block_hashes(int(sid), int(steps[row]), int(prompt[row]), ends,
-                                           owners, system_tokens)
+                                           owners, system_tokens, known)
                 ancestry[int(row)] = (ends, owners)
     out["input_tokens"] = prompt.astype(np.int32) if prompt.max(initial=0) < 2**31 else prompt
     if not keep_hashes:
         out["prefix_hashes"] = hashes
     out[FOLLOWS] = np.where(follows >= 0, out["request_id"].to_numpy(np.int64)[follows], -1)
     return out
+
+
+def _too_long(origin: TraceOrigin | None, source: str, sid: int, step: int, prompt: int,
+              context: str, row: int) -> TraceError:
+    """The error for a step whose prompt exceeds :data:`MAX_PROMPT_TOKENS`."""
+    what = "with the session's context so far" if context == "accumulate" else "logged"
+    return _error(origin, source, f"step {step} of session {sid} has a prompt of {prompt:,} "
+                  f"tokens ({what}), more than the {MAX_PROMPT_TOKENS:,} a session step may "
+                  "have (far beyond any model's context); check input_tokens and "
+                  "output_tokens, or split the session", row, "input_tokens")
 
 
 def _ancestry(ancestry: dict, above: int, prompt: np.ndarray, outputs: np.ndarray,
@@ -267,17 +322,21 @@ def _ancestry(ancestry: dict, above: int, prompt: np.ndarray, outputs: np.ndarra
 
 
 def block_hashes(session: int, step: int, prompt: int, ends: list[int], owners: list[int],
-                 system_tokens: int = 0) -> np.ndarray:
+                 system_tokens: int = 0, known: np.ndarray | None = None) -> np.ndarray:
     """One hash per :data:`HASH_BLOCK_TOKENS` of a ``prompt``-token prompt.
 
     ``ends``: for each ancestor (root first) its prompt plus output length; ``owners``: their
     step numbers. A full block belongs to the first ancestor whose stream covers it (else to
     this step); blocks inside the system prompt are shared by all sessions; a partial last block
-    is this step's own.
+    is this step's own. ``known``: the parent's full-block hashes, reused as this prompt's first
+    blocks; only valid when ``ends`` increases (context: accumulate), as then a block inside the
+    parent's prompt has the same owner for both, so hashing each step's prompt again from its
+    start (work growing with the square of the session's length) gives the same values.
     """
     b = HASH_BLOCK_TOKENS
+    head = np.zeros(0, dtype=np.int64) if known is None else known[:prompt // b]
     out = []
-    for i in range(prompt // b):
+    for i in range(len(head), prompt // b):
         end = (i + 1) * b
         if end <= system_tokens:
             out.append(_hash("system", i))
@@ -286,7 +345,7 @@ def block_hashes(session: int, step: int, prompt: int, ends: list[int], owners: 
         out.append(_hash(session, owners[k] if k < len(ends) else step, i))
     if prompt % b:
         out.append(_hash(session, step, prompt // b, "partial"))
-    return np.asarray(out, dtype=np.int64)
+    return np.concatenate([head, np.asarray(out, dtype=np.int64)])
 
 
 def _hash(*parts) -> int:
