@@ -1173,6 +1173,57 @@ def row_lines(res: pd.DataFrame) -> list[str]:
     return lines
 
 
+def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
+    """What a run of tiersim on this profile prints about its fidelity (``tiersim.fidelity``):
+    the replayed rows' median errors, per model and in all, tiersim's beside aiconfigurator's,
+    and how many of each model's rows trained the fit (the rest are held out)."""
+    ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
+    trained = pd.Series(False, index=ok.index)
+    if system == FIT_SYSTEM and engine in FIT_TRAINING:
+        for subset in FIT_TRAINING[engine]:
+            trained |= training_mask(ok, subset)
+
+    def figures(g: pd.DataFrame) -> dict:
+        out = {"rows": len(g), "held_out_rows": int((~trained[g.index]).sum()),
+               "tpot_abs_median_pct": round(median_abs(g["tpot_err"]), 1),
+               "ttft_abs_median_pct": round(median_abs(g["ttft_err"]), 1),
+               "tpot_signed_median_pct": round(median_signed(g["tpot_err"]), 1),
+               "ttft_signed_median_pct": round(median_signed(g["ttft_err"]), 1)}
+        if "aic_tpot_err" in g and g["aic_tpot_err"].notna().any():
+            out["aiconfigurator_tpot_abs_median_pct"] = round(median_abs(g["aic_tpot_err"]), 1)
+            out["aiconfigurator_ttft_abs_median_pct"] = round(median_abs(g["aic_ttft_err"]), 1)
+        return out
+
+    models = {}
+    for model in ordered_models(set(ok["model"])):
+        g = ok[ok["model"] == model]
+        models[model] = {"model_path": str(g["model_path"].iloc[0]), **figures(g)}
+    flag = "" if system == FIT_SYSTEM else f" --system {system}"
+    return {"engine": engine, "gpu": SYSTEM_GPU[system].upper(), **figures(ok),
+            "models": models,
+            "measured": "NVIDIA's measured serving runs (aiconfigurator-core's silicon sample, "
+                        f"{system} {engine} rows)",
+            "command": f"python benchmarks/fidelity_silicon.py{flag} --write-check"}
+
+
+def write_check(res: pd.DataFrame, system: str) -> Path:
+    """Put this system's entry of every profile tiersim ships into the package's
+    ``fidelity_check.json`` (other systems' entries are kept)."""
+    from tiersim.fidelity import CHECK_FILE
+
+    doc = json.loads(CHECK_FILE.read_text()) if CHECK_FILE.exists() else {}
+    doc.setdefault("schema", "tiersim.fidelity_check/1")
+    profiles = doc.setdefault("profiles", {})
+    shipped = bundled_profile(SYSTEM_GPU[system])
+    for engine in sorted(res["backend"].unique()):
+        path = Path(profile_file(engine, system))  # H200's vLLM profile is named, not a path
+        if shipped is None or path.with_suffix(".json").name != shipped.name:
+            continue  # a profile kept in benchmarks/data: no run of the package uses it
+        profiles[path.stem] = check_entry(res, engine, system)
+    CHECK_FILE.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    return CHECK_FILE
+
+
 def with_aic(df: pd.DataFrame, system: str = FIT_SYSTEM) -> pd.DataFrame:
     """The rows joined with aiconfigurator's cached estimates (by row ``id``)."""
     aic = load_aic(system)
@@ -1433,6 +1484,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--rows", action="store_true", help="print one line per replayed row")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--csv", help="also write per-row results to this CSV")
+    ap.add_argument("--write-check", action="store_true",
+                    help="record the figures of the profile tiersim ships for this system in "
+                    "tiersim/data/fidelity_check.json (what `tiersim run` prints about its "
+                    "step times' fidelity)")
     return ap
 
 
@@ -1460,6 +1515,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{rows_csv(args.system)}: no row matches --engine/--model; its models: {known}",
               file=sys.stderr)
         return 1
+    if args.write_check and (args.engine or args.model or args.roofline or args.fit
+                             or args.overhead_ms is not None or args.steady_state):
+        ap.error("--write-check records the shipped settings over every row: give it alone "
+                 "(with --system, --jobs)")
     df = with_aic(df.reset_index(drop=True), args.system)
     if args.roofline and (args.fit or args.overhead_ms is not None):
         ap.error("--fit and --overhead-ms set a profile's overhead; --roofline replays without "
@@ -1481,6 +1540,8 @@ def main(argv: list[str] | None = None) -> int:
     elif trained and args.overhead_ms is None and not args.steady_state and not args.roofline:
         print("\n".join(fit_report(df, res, proto)) + "\n")
     print("\n".join(summary_lines(res)))
+    if args.write_check:
+        print(f"wrote {write_check(res, args.system)}")
     if args.csv:
         res.to_csv(args.csv, index=False)
     return 0

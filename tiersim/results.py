@@ -258,10 +258,13 @@ class Sources:
 @dataclass(frozen=True)
 class ProfileUsed:
     """The step-time profile named by the scenario (None: roofline, or the GPU's default) and,
-    per tier, each operator table's source ("roofline", "harness", "measured:...")."""
+    per tier, each operator table's source ("roofline", "harness", "measured:..."). ``checked``:
+    how that profile's serving predictions matched measured runs (:mod:`tiersim.fidelity`), or
+    None when they were not checked (the roofline, a profile of one's own)."""
 
     name: str | None
     sources: dict[str, dict[str, str]]
+    checked: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields."""

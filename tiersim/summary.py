@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tiersim import costs, metrics
+from tiersim import costs, fidelity, metrics
 from tiersim.fleet import Fleet
 from tiersim.results import (
     ProfileUsed,
@@ -293,10 +293,15 @@ def latency_assumptions(tiers) -> list[str]:
 
 
 def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
-    """The profile the scenario names and each tier's operator-table sources."""
-    return ProfileUsed(name=scenario.profile,
-                       sources={t.name: dict(sorted(t.step_model.sources().items()))
-                                for t in fleet.tiers})
+    """The profile the scenario names, each tier's operator-table sources, and how that profile
+    matched measured serving when a tier reads its tables (none read: its check says nothing
+    about these step times)."""
+    sources = {t.name: dict(sorted(t.step_model.sources().items())) for t in fleet.tiers}
+    reads = any(v != "roofline" and k != "overhead"
+                for tier in sources.values() for k, v in tier.items())
+    return ProfileUsed(name=scenario.profile, sources=sources,
+                       checked=fidelity.check_for(scenario.profile, scenario.model)
+                       if reads else None)
 
 
 def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsResult | None,

@@ -104,9 +104,12 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     """Print the headline numbers, the per-tier table and the savings, each with its source."""
     from rich.console import Console
 
+    from tiersim.fidelity import describe as describe_check
+
     console = Console(width=max(Console().width, 100), markup=False)  # names are text
     console.print(headline_table(result))
     console.print(tier_table(result))
+    console.print(describe_check(result.profile.checked))
     for line in prefix_lines(result):
         console.print(line)
     if result.savings is not None and result.savings.method == "simulated":

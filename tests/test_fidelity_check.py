@@ -1,0 +1,76 @@
+"""What a run says about its step times' fidelity (tiersim.fidelity): the shipped record is the
+fidelity benchmark's own output on the current code, and a run reads it only for a shipped
+profile it actually uses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tiersim import fidelity
+from tiersim.paths import find_bundled
+
+REPO = Path(__file__).resolve().parents[1]
+H200 = "h200_aiconfigurator_vllm"
+
+
+def test_the_shipped_record_is_the_benchmarks_output_on_this_code():
+    """Replays every vLLM H200 row (as `python benchmarks/fidelity_silicon.py --write-check`)
+    and compares: an engine or profile change that moves a figure must rewrite the record."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import fidelity_silicon as fs
+
+    rows = fs.load_rows()
+    rows = fs.with_aic(rows[rows["backend"] == "vllm"].reset_index(drop=True))
+    args = fs.build_parser().parse_args([])  # the benchmark's defaults
+    res = fs.run(rows, args.kv_dtype, fs.protocol_from_args(args), jobs=2)
+    shipped = json.loads(fidelity.CHECK_FILE.read_text())["profiles"][H200]
+    assert fs.check_entry(res, "vllm", fs.FIT_SYSTEM) == shipped
+
+
+def test_a_shipped_profile_is_checked_and_names_the_models_rows():
+    check = fidelity.check_for(H200, "Llama-3.1-70B")
+    assert check["profile"] == H200 and check["engine"] == "vllm" and check["gpu"] == "H200"
+    assert check["this_model"]["name"] == "Llama-3.1-70B"
+    assert check["this_model"]["held_out_rows"] == 0  # the overhead was fitted on its rows
+    assert fidelity.check_for(H200, "/models/Kimi-K2.5")["this_model"]["name"] == "Kimi-K2.5"
+    assert fidelity.check_for(H200, "Qwen3-Coder-30B-A3B")["this_model"] is None
+    low, high = check["model_tpot_abs_median_pct_range"]
+    assert low <= check["tpot_abs_median_pct"] <= high
+
+
+def test_a_profile_of_ones_own_or_the_roofline_is_not_checked(tmp_path):
+    mine = tmp_path / f"{H200}.json"  # same name, another file: its tables may be anything
+    shutil.copy(find_bundled("profiles", H200), mine)
+    assert fidelity.check_for(str(mine), "Llama-3.1-70B") is None
+    assert fidelity.check_for(None, "Llama-3.1-70B") is None
+    assert fidelity.check_for("nosuch_profile", "Llama-3.1-70B") is None
+    assert fidelity.describe(None) == (
+        "fidelity: these step times have not been checked against measured serving (the "
+        "roofline, or a profile of your own)")
+
+
+def test_the_line_a_run_prints():
+    check = {"profile": "p", "engine": "vllm", "gpu": "H200", "rows": 291,
+             "tpot_abs_median_pct": 9.9, "ttft_abs_median_pct": 13.7,
+             "aiconfigurator_tpot_abs_median_pct": 12.8,
+             "aiconfigurator_ttft_abs_median_pct": 23.7,
+             "models_checked": ["a", "b"], "model_tpot_abs_median_pct_range": [3.6, 103.9],
+             "command": "python benchmarks/fidelity_silicon.py --write-check",
+             "this_model": {"name": "a", "rows": 60, "held_out_rows": 20,
+                            "tpot_abs_median_pct": 4.3, "ttft_abs_median_pct": 4.4}}
+    assert fidelity.describe(check) == (
+        "fidelity: replaying NVIDIA's measured vllm serving runs on H200 (291 rows, 2 models, a "
+        "among them: 4.3% TPOT, 4.4% TTFT on its 60 rows, 40 of which the fit was made on), "
+        "this profile's median error was 9.9% TPOT and 13.7% TTFT; 3.6-103.9% TPOT by model; "
+        "aiconfigurator 12.8% / 23.7% (python benchmarks/fidelity_silicon.py --write-check)")
+
+
+@pytest.mark.parametrize("scenario,checked", [("tiny", False), ("cascade_models", True)])
+def test_a_run_carries_the_check_of_the_profile_it_reads(scenario, checked):
+    golden = json.loads((REPO / "tests" / "golden" / f"{scenario}_summary.json").read_text())
+    assert (golden["profile"]["checked"] is not None) == checked

@@ -1,0 +1,93 @@
+"""How well a shipped profile's serving predictions matched measured runs, for a run to print
+beside its latencies (``docs/fidelity.md``).
+
+``tiersim/data/fidelity_check.json`` is written by ``python benchmarks/fidelity_silicon.py
+--write-check`` (and ``--system h100_sxm`` / ``b200_sxm``): per profile the package ships, the
+median |error| of tiersim's TTFT and TPOT over NVIDIA's measured serving runs replayed on it,
+per model and in all, with aiconfigurator's beside them. A run on such a profile carries its
+entry (:func:`check_for`); a run on the roofline or on a profile of one's own carries none, and
+says its step times were not checked against measured serving.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tiersim.jsonio import read_json
+
+CHECK_FILE = Path(__file__).resolve().parent / "data" / "fidelity_check.json"
+"""The shipped record (package data)."""
+
+
+def _entries() -> dict[str, dict[str, Any]]:
+    """Profile file stem -> its entry ({} when the package ships no record)."""
+    if not CHECK_FILE.is_file():
+        return {}
+    return dict(read_json(CHECK_FILE, "the fidelity record").get("profiles") or {})
+
+
+def _shipped_stem(profile: str | None) -> str | None:
+    """The file stem of ``profile`` when it is a profile the package ships, else None."""
+    if profile is None:
+        return None
+    from tiersim.paths import find_bundled
+
+    stem = Path(str(profile)).stem
+    bundled = find_bundled("profiles", stem)
+    if bundled is None:
+        return None
+    given = Path(str(profile))
+    if given.suffix and given.exists() and given.resolve() != bundled.resolve():
+        return None  # a file of one's own that happens to share the name
+    return stem
+
+
+def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
+    """The record of ``profile`` (a name or path) with ``this_model`` set to the scenario's
+    model's own rows when they are among those replayed (matched by name), else None; the
+    whole result is None when ``profile`` is not a shipped, checked one."""
+    stem = _shipped_stem(profile)
+    entry = _entries().get(stem) if stem else None
+    if entry is None:
+        return None
+    models = entry.get("models") or {}
+    name = Path(str(model)).name.lower()
+    own = next((m for m, v in models.items()
+                if name in (m.lower(), str(v.get("model_path", "")).rsplit("/", 1)[-1].lower())),
+               None)
+    tpots = [v["tpot_abs_median_pct"] for v in models.values()]
+    return {"profile": stem, **{k: v for k, v in entry.items() if k != "models"},
+            "models_checked": sorted(models),
+            "model_tpot_abs_median_pct_range": [min(tpots), max(tpots)] if tpots else None,
+            "this_model": None if own is None else {"name": own, **models[own]}}
+
+
+def describe(check: dict[str, Any] | None) -> str:
+    """One line for the terminal and the report."""
+    if check is None:
+        return ("fidelity: these step times have not been checked against measured serving "
+                "(the roofline, or a profile of your own)")
+    own = check.get("this_model")
+    models = len(check["models_checked"])
+    which = (f"{own['name']} among them: {own['tpot_abs_median_pct']:g}% TPOT, "
+             f"{own['ttft_abs_median_pct']:g}% TTFT on its {own['rows']} rows{_fitted(own)}"
+             if own else "this model not among them")
+    low, high = check.get("model_tpot_abs_median_pct_range") or (None, None)
+    spread = f"; {low:g}-{high:g}% TPOT by model" if low is not None else ""
+    aic = check.get("aiconfigurator_tpot_abs_median_pct")
+    peer = (f"; aiconfigurator {aic:g}% / {check['aiconfigurator_ttft_abs_median_pct']:g}%"
+            if aic is not None else "")
+    return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
+            f"{check['gpu']} ({check['rows']} rows, {models} models, {which}), this profile's "
+            f"median error was {check['tpot_abs_median_pct']:g}% TPOT and "
+            f"{check['ttft_abs_median_pct']:g}% TTFT{spread}{peer} ({check['command']})")
+
+
+def _fitted(model: dict[str, Any]) -> str:
+    """How many of a model's rows the fit was made on ("" when none: all held out)."""
+    fitted = model["rows"] - model.get("held_out_rows", model["rows"])
+    if fitted <= 0:
+        return ""
+    return ", which the fit was made on" if fitted == model["rows"] else (
+        f", {fitted} of which the fit was made on")
