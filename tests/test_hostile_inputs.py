@@ -1194,7 +1194,7 @@ def test_plan_flags_that_divide_by_zero_or_lack_prices_are_one_line(tmp_path, ca
     scenario.write_text(TINY)
     line = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "p",
                                    "--slo-ttft-p99", "0"))
-    assert line == "Error: --slo-ttft-p99: must be a number of seconds > 0 (got 0.0)"
+    assert line == "Error: --slo-ttft-p99: must be a finite number > 0 (got 0.0)"
     line = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "q",
                                    "--cost-model", "fixed_per_request"))
     assert line.startswith("Error: --cost-model fixed_per_request: the scenario has no "

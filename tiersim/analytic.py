@@ -65,12 +65,13 @@ def static_frontier(m: TwoType) -> np.ndarray:
 
 
 def cost_at_accuracy(frontier: np.ndarray, accuracy) -> np.ndarray:
-    """Least cost a piecewise-linear frontier needs to reach ``accuracy`` (NaN outside its
-    accuracy range). Vertices that cost more without adding accuracy are ignored."""
+    """Least cost a piecewise-linear frontier needs to reach at least ``accuracy``: its cheapest
+    vertex's cost below its accuracy range (that vertex already meets it), NaN above (out of
+    reach). Vertices that cost more without adding accuracy are ignored."""
     f = upper_hull(frontier)
     acc = np.asarray(accuracy, dtype=np.float64)
-    out = np.interp(acc, f[:, 1], f[:, 0])
-    return np.where((acc < f[0, 1] - 1e-12) | (acc > f[-1, 1] + 1e-12), np.nan, out)
+    out = np.interp(acc, f[:, 1], f[:, 0])  # below the range: the cheapest vertex's cost
+    return np.where(acc > f[-1, 1] + 1e-12, np.nan, out)
 
 
 def max_cost_gap(routed: np.ndarray, static: np.ndarray) -> tuple[float, float]:

@@ -21,7 +21,7 @@ import numpy as np
 import typer
 
 from tiersim.analytic import TwoType, estimate, summary
-from tiersim.errors import ScenarioError
+from tiersim.errors import ScenarioError, TiersimError
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
 WHERE = "tiersim analytic"
@@ -93,6 +93,7 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
             raise ScenarioError(WHERE, "--cheap/--top", "name the two tiers' correct_<name> "
                                 "columns, or give --scenario")
         infos = [TierInfo(cheap), TierInfo(top)]
+        _require_labels(df, infos, source)
     pair = _pick(infos, cheap, top)
     rng = np.random.default_rng(getattr(scn, "seed", 0))
     df = prepare_workload(df, infos, getattr(scn, "workload", None), rng=rng, source=source).df
@@ -108,8 +109,37 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     c0 = pair[0].cost_weight if c0 is None else c0
     if floor is None and scn is not None:
         floor = scn.accuracy_floor
-    model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
+    try:
+        model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
+    except ValueError:
+        raise ScenarioError(WHERE, "--cheap/--top", _pair_problem(infos, pair, est, dc)) from None
     return model, est, floor
+
+
+def _require_labels(df, infos, source: str) -> None:
+    """A bare trace (no scenario to model correctness) must carry both tiers' labels."""
+    from tiersim.routing.accuracy import correct_column
+
+    missing = [correct_column(t) for t in infos if correct_column(t) not in df]
+    if missing:
+        has = sorted(str(c) for c in df.columns if str(c).startswith("correct_"))
+        found = f"it has {', '.join(has)}" if has else "it has no correct_<tier> columns"
+        raise TiersimError(f"{source}: no column {', '.join(missing)} ({found}); name the "
+                           "labelled tiers with --cheap/--top, or give --scenario to model "
+                           "correctness")
+
+
+def _pair_problem(infos, pair, est: dict, dc: float) -> str:
+    """Why the cheap and top tier do not fit the two-type model, and how to name them."""
+    cheap, top = pair
+    if dc < 0:
+        weights = ", ".join(f"{t.name} {t.cost_weight:.4g}" for t in infos)
+        return (f"the top tier {top.name!r} costs less per request than the cheap tier "
+                f"{cheap.name!r} (dc = {dc:.4g}; cost weights: {weights}); name the cheaper "
+                "tier with --cheap and the dearer with --top, or give --dc")
+    return (f"the top tier {top.name!r} is less accurate than the cheap tier {cheap.name!r} "
+            f"on the requests the cheap tier gets wrong (delta = {est['delta']:.4g}); name the "
+            "more accurate tier with --top")
 
 
 def _scenario_tiers(path: Path):

@@ -37,11 +37,11 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
 def plan(
     scenario: Annotated[Path, typer.Argument(help="Scenario YAML to size.")],
     slo_ttft_p99: Annotated[float | None, typer.Option(
-        "--slo-ttft-p99", min=0, help="p99 TTFT limit, seconds (default: the scenario's).")] = None,
+        "--slo-ttft-p99", help="p99 TTFT limit, seconds (default: the scenario's).")] = None,
     slo_tpot_p99: Annotated[float | None, typer.Option(
-        "--slo-tpot-p99", min=0, help="p99 TPOT limit, seconds (default: the scenario's).")] = None,
+        "--slo-tpot-p99", help="p99 TPOT limit, seconds (default: the scenario's).")] = None,
     accuracy_floor: Annotated[float | None, typer.Option(
-        "--accuracy-floor", min=0, max=1, help="Least expected accuracy (default: the "
+        "--accuracy-floor", help="Least expected accuracy (default: the "
         "scenario's accuracy_floor).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.")] = Path("plan"),
     choose: Annotated[list[str] | None, typer.Option(
@@ -64,7 +64,8 @@ def plan(
                            gpu_options=_parse_gpus(gpus_per_replica),
                            cost_model=_check_cost_model(cost_model), report=report)
     typer.echo(format_plan(result))
-    wrote = ["plan.json", "scenario.yaml"] + (["report.html"] if report else [])
+    wrote = ["plan.json"] + (["scenario.yaml"] if result.plan is not None else []) \
+        + (["report.html"] if report else [])
     typer.echo("wrote " + ", ".join(str(out / name) for name in wrote))
 
 
@@ -140,15 +141,25 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.cli.run import out_folder
     from tiersim.scenario import load_scenario
 
-    for flag, value in (("--slo-ttft-p99", ttft), ("--slo-tpot-p99", tpot)):
-        if value is not None and not value > 0:
-            raise TiersimError(f"{flag}: must be a number of seconds > 0 (got {value})")
+    _check_limits(ttft, tpot, floor)
     scenario = _fitting(load_scenario(scenario_path, fit=False), gpu_options)  # planner sizes
     _check_choose(scenario, choose, floor if floor is not None else scenario.accuracy_floor)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
+
+
+def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -> None:
+    """The SLO options must be finite numbers of seconds > 0, the floor a number from 0 to 1:
+    one line naming the option (NaN and inf pass a bare range check)."""
+    import math
+
+    for flag, value in (("--slo-ttft-p99", ttft), ("--slo-tpot-p99", tpot)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise TiersimError(f"{flag}: must be a finite number > 0 (got {value})")
+    if floor is not None and not 0 <= floor <= 1:
+        raise TiersimError(f"--accuracy-floor: must be a number from 0 to 1 (got {floor})")
 
 
 def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None) -> None:
@@ -315,7 +326,8 @@ def apply_split(doc: dict[str, Any], split: dict[str, Any] | None) -> dict[str, 
 
 
 def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool) -> None:
-    """plan.json, the planned scenario.yaml and its run (with report.html when asked)."""
+    """plan.json, the planned scenario.yaml and its run (with report.html when asked); with
+    no plan, plan.json alone, and an earlier plan's run and scenario.yaml are removed."""
     import yaml
 
     from tiersim.results import dumps
@@ -331,12 +343,43 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_scenario(scenario_from_dict(doc, source), out_dir=out, scenario_path=source,
                      baselines=True, report=False)  # its savings simulated, as tiersim run's
-        (out / "scenario.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    (out / "plan.json").write_text(dumps(result.to_json()))
+        _write(out / "scenario.yaml", yaml.safe_dump(doc, sort_keys=False))
+    _write(out / "plan.json", dumps(result.to_json()))
+    if result.plan is None:  # after plan.json: a failed write leaves the earlier plan whole
+        _remove_planned_run(out, report)
     if report:
         from tiersim.report import write_report
 
         write_report(out)
+
+
+def _remove_planned_run(out: Path, report: bool) -> None:
+    """Remove an earlier plan's run files and scenario.yaml (and its report.html when none is
+    written now): they describe a plan this folder no longer holds. The manifest goes first,
+    so a reader never takes what is left for a whole run."""
+    from tiersim.manifest import MANIFEST
+    from tiersim.outputs import DATA_FILES
+
+    stale = [MANIFEST, *DATA_FILES] + ([] if report else ["report.html"])
+    for name in stale:
+        try:
+            (out / name).unlink(missing_ok=True)
+        except OSError as err:
+            raise TiersimError(f"{out / name}: cannot remove the earlier plan's file "
+                               f"({err.strerror or err}); remove it or choose another --out "
+                               "folder") from None
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a reader sees the old file or the new one); a
+    full or read-only disk is one line naming the file."""
+    from tiersim.sweep.atomic import write_text_atomic
+
+    try:
+        write_text_atomic(path, text)
+    except OSError as err:
+        raise TiersimError(f"{path}: cannot write it ({err.strerror or err}); free some space "
+                           "or choose another --out folder") from None
 
 
 __all__ = ["apply_split", "plan", "format_plan", "plan_capacity", "planned_scenario",

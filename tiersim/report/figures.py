@@ -287,16 +287,22 @@ def frontier(data: ReportData) -> Panel | None:
     the routed run, and an analytic curve where the summary carries one."""
     ledger = data.run.savings.cost_model if data.run and data.run.savings else "attributed"
     fig, n_points, cost_label = go.Figure(), 0, f"cost of the run (USD, {ledger})"
+    several = False
     sweep = _ok(data.sweep)
     series = dict(_summary_series(data.run))
     if sweep is not None and not sweep.empty and "accuracy" in sweep:
         cost_col = "savings.routed_cost_usd" if "savings.routed_cost_usd" in sweep \
             else _cost_column(sweep)
         if cost_col:
-            n_points += _add_sweep_points(fig, sweep, cost_col, data.sweep_axes)
-            cost_label = _cost_axis(cost_col)
-            if cost_col.startswith("savings."):
-                series.update(_sweep_savings(sweep))
+            groups = _by_ledger(sweep, cost_col)
+            for i, (ledger, group) in enumerate(groups):
+                suffix = f" ({ledger})" if len(groups) > 1 else ""
+                n_points += _add_sweep_points(fig, group, cost_col, data.sweep_axes, suffix, i)
+                if cost_col.startswith("savings."):
+                    series.update({name + suffix: points
+                                   for name, points in _sweep_savings(group).items()})
+            cost_label = _cost_axis(cost_col, [ledger for ledger, _ in groups])
+            several = len(groups) > 1
     for i, (name, (xs, ys, mode, text)) in enumerate(series.items()):
         fig.add_trace(go.Scatter(x=xs, y=ys, mode=mode, name=name, text=text,
                                  textposition="top center",
@@ -310,28 +316,61 @@ def frontier(data: ReportData) -> Panel | None:
                       yaxis_title="expected accuracy (fraction answered correctly)", **LAYOUT)
     return Panel("frontier", fig, "Up and to the left is better: routing points left of the "
                  "static-split line save money at equal accuracy, and sweep points off the Pareto "
-                 "front are settings never worth choosing.")
+                 "front are settings never worth choosing." + (LEDGERS_NOTE if several else ""))
 
 
-def _add_sweep_points(fig: go.Figure, sweep: pd.DataFrame, cost_col: str, axes: list[str]) -> int:
-    """Sweep points as grey markers plus their Pareto front; returns how many were drawn."""
+LEDGERS_NOTE = (" The sweep prices its points under several cost models, which are not "
+                "comparable: each has its own points and Pareto front, named in the legend.")
+FRONT_COLORS = ("#1f77b4", "#9467bd", "#8c564b")
+"""Pareto-front colours, one per cost model (three exist)."""
+
+
+def _add_sweep_points(fig: go.Figure, sweep: pd.DataFrame, cost_col: str, axes: list[str],
+                      suffix: str = "", number: int = 0) -> int:
+    """Sweep points as grey markers plus their Pareto front (names ending in ``suffix``, the
+    ``number``-th cost model's colour and symbol); returns how many were drawn."""
     frame = sweep.dropna(subset=[cost_col, "accuracy"])
     cost, acc = frame[cost_col].to_numpy(float), frame["accuracy"].to_numpy(float)
-    fig.add_trace(go.Scatter(x=cost, y=acc, mode="markers", name="sweep points",
+    symbol = ("circle", "diamond", "square")[number % 3]
+    fig.add_trace(go.Scatter(x=cost, y=acc, mode="markers", name="sweep points" + suffix,
                              text=_point_labels(frame, axes), hoverinfo="text+x+y",
-                             marker={"color": "#999", "size": 8}))
+                             marker={"color": "#999", "size": 8, "symbol": symbol}))
     front = _pareto(cost, acc)
     fig.add_trace(go.Scatter(x=cost[front], y=acc[front], mode="lines+markers",
-                             name="Pareto front of the sweep", line={"color": "#1f77b4"}))
+                             name="Pareto front of the sweep" + suffix,
+                             marker={"symbol": symbol},
+                             line={"color": FRONT_COLORS[number % len(FRONT_COLORS)]}))
     return len(frame)
 
 
-def _cost_axis(column: str) -> str:
-    """Axis label of a cost column."""
-    return {"cost_per_1m_output_tokens": "cost per 1M output tokens (USD)",
-            "cost_usd": "cost of the run (USD)",
-            "savings.routed_cost_usd": "cost of the run (USD, attributed GPU time)"}.get(column,
-                                                                                       column)
+def _ledger_column(cost_col: str) -> str:
+    """The column naming the cost model a sweep's cost column is priced under."""
+    return "savings.cost_model" if cost_col.startswith("savings.") else "cost_model"
+
+
+def _by_ledger(sweep: pd.DataFrame, cost_col: str) -> list[tuple[str | None, pd.DataFrame]]:
+    """(cost model, points) per cost model of ``cost_col`` (one group, None, when the table
+    does not say; points that do not say are a group of their own)."""
+    column = _ledger_column(cost_col)
+    if column not in sweep or sweep[column].isna().all():
+        return [(None, sweep)]
+    return [(str(ledger) if pd.notna(ledger) else "cost model not recorded", group)
+            for ledger, group in sweep.groupby(column, sort=False, dropna=False)]
+
+
+COST_AXES = {"cost_per_1m_output_tokens": "cost per 1M output tokens",
+             "cost_usd": "cost of the run", "savings.routed_cost_usd": "cost of the run"}
+
+
+def _cost_axis(column: str, ledgers: list[str | None] = ()) -> str:
+    """Axis label of a cost column, with the cost model its values are priced under."""
+    name = COST_AXES.get(column, column)
+    ledgers = [ledger for ledger in ledgers if ledger is not None]
+    if len(ledgers) == 1:
+        return f"{name} (USD, {ledgers[0]})"
+    if ledgers:
+        return f"{name} (USD; each series under its own cost model: {', '.join(ledgers)})"
+    return f"{name} (USD)"
 
 
 def _ok(sweep: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -405,7 +444,9 @@ def sweep_metrics(data: ReportData) -> Panel | None:
     cost = _cost_column(sweep)
     metrics = [(m, t) for m, t in (("ttft_p99_s", "p99 TTFT (s)"), ("tpot_p99_s", "p99 TPOT (s)"),
                                    ("accuracy", "expected accuracy"),
-                                   (cost, _cost_axis(cost) if cost else "")) if m and m in sweep]
+                                   (cost, _cost_axis(cost, [ledger for ledger, _ in
+                                                            _by_ledger(sweep, cost)])
+                                    if cost else "")) if m and m in sweep]
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[t for _, t in metrics])
     others = [a for a in data.sweep_axes if a != axis]
     for i, (label, group) in enumerate(list(_groups(sweep, others))[:10]):

@@ -98,7 +98,70 @@ def _scenario(directory: Path) -> dict[str, Any] | None:
 def _plan(path: Path) -> PlanResult | None:
     """The capacity plan, typed; None when absent."""
     data = _json(path)
-    return None if data is None else PlanResult.from_json(data, str(path))
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        check_plan_shape(data, path)
+    return PlanResult.from_json(data, str(path))
+
+
+KINDS = {"a number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+         "a whole number": lambda v: isinstance(v, int) and not isinstance(v, bool),
+         "an object": lambda v: isinstance(v, dict),
+         "a list": lambda v: isinstance(v, list)}
+"""The JSON kinds plan.json's fields must have, by name, with their test."""
+
+PLAN_FIELDS = {"replicas": "an object", "gpus_per_replica": "an object", "router": "an object",
+               "margins": "an object", "savings": "an object", "one_fewer": "an object",
+               "cost_usd": "a number", "cost_per_hour_usd": "a number", "ttft_p99_s": "a number"}
+"""The chosen plan's fields the report reads, and their kinds."""
+
+DESIGN_FIELDS = {"replicas": "an object", "router": "an object", "cost_usd": "a number",
+                 "ttft_p99_s": "a number"}
+"""The fields of a runner-up, uniform fleet or evaluated fleet the report reads."""
+
+
+def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
+    """Every part of plan.json the report reads has its JSON kind (null allowed), so a hand-edited
+    or truncated file is one line naming the key, not a traceback or a wrong figure."""
+    _fields(doc, {"simulations": "a whole number", "wall_s": "a number",
+                  "constraints": "an object", "plan": "an object"}, "", path)
+    _fields(doc.get("constraints") or {}, {"ttft_p99_s": "a number", "tpot_p99_s": "a number",
+                                           "accuracy_floor": "a number"}, "constraints.", path)
+    chosen = doc.get("plan") or {}
+    _fields(chosen, PLAN_FIELDS, "plan.", path)
+    for key in ("margins", "one_fewer"):
+        _fields(chosen.get(key) or {}, dict.fromkeys(chosen.get(key) or {}, "an object"),
+                f"plan.{key}.", path)
+    for key in ("runners_up", "uniform", "evaluated"):
+        _fields(doc, {key: "a list"}, "", path)
+        for i, design in enumerate(doc.get(key) or []):
+            _kind(design, "an object", f"{key}[{i}]", path)
+            _fields(design, DESIGN_FIELDS, f"{key}[{i}].", path)
+
+
+def _fields(doc: dict[str, Any], kinds: dict[str, str], prefix: str, path: Path) -> None:
+    """Check each of ``kinds``' keys present in ``doc`` (``prefix`` names where doc sits)."""
+    for key, kind in kinds.items():
+        _kind(doc.get(key), kind, f"{prefix}{key}", path)
+
+
+def _kind(value: Any, kind: str, where: str, path: Path) -> None:
+    """One line naming ``where`` in ``path`` when ``value`` (not null) is not of ``kind``."""
+    if value is not None and not KINDS[kind](value):
+        raise TiersimError(f"{path}: {where}: expected {kind}, got {_shown(value)}; rerun "
+                           "`tiersim plan` to rewrite it")
+
+
+def _shown(value: Any) -> str:
+    """A JSON value's kind, and the value itself when it is short."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value:g}"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def _run(path: Path) -> RunResult | None:
@@ -108,14 +171,49 @@ def _run(path: Path) -> RunResult | None:
 
 def read_axes(path: Path) -> list[str]:
     """The axis columns recorded in a ``sweep.parquet`` file's metadata (written by the sweep
-    store under ``tiersim.sweep.axes``)."""
+    store under ``tiersim.sweep.axes``): a list of column names, else one line naming it."""
     import pyarrow.parquet as pq
 
     try:
         meta = pq.read_schema(path).metadata or {}
-        return json.loads(meta.get(b"tiersim.sweep.axes", b"[]"))
+        axes = json.loads(meta.get(b"tiersim.sweep.axes", b"[]"))
     except (OSError, ValueError) as error:
         raise TiersimError(f"{path}: cannot read its axes ({error}); rerun the sweep") from None
+    if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
+        raise TiersimError(f"{path}: its tiersim.sweep.axes metadata is not a list of column "
+                           f"names (got {json.dumps(axes)[:60]}); rerun the sweep")
+    return axes
+
+
+SWEEP_COLUMNS = ("point_id", "status")
+"""Columns every table the sweep store writes has."""
+
+SWEEP_NUMBERS = ("index", "wall_s", "accuracy", "cost_usd", "cost_per_1m_output_tokens",
+                 "ttft_p99_s", "tpot_p99_s", "slo_attainment", "router.silent_failure_rate")
+"""Sweep columns the report computes with, which must hold numbers (or be empty)."""
+
+
+def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
+    """A table the sweep store wrote: its own columns, a column per axis, numbers where the
+    report computes; one line naming ``path`` and what is wrong otherwise."""
+    missing = [c for c in SWEEP_COLUMNS if c not in sweep]
+    if missing:
+        raise TiersimError(f"{path}: not a tiersim sweep table (no {', '.join(missing)} "
+                           "column); write it with `tiersim sweep`")
+    absent = [a for a in axes if a not in sweep]
+    if absent:
+        raise TiersimError(f"{path}: axis {absent[0]!r} named in its tiersim.sweep.axes "
+                           "metadata has no column; rerun the sweep")
+    numeric = [c for c in sweep.columns if c in SWEEP_NUMBERS or (
+        str(c).startswith("savings.") and str(c).endswith(("_usd", ".accuracy")))]
+    for column in numeric:
+        values = sweep[column]
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            continue
+        text = values.dropna()
+        if len(text):
+            raise TiersimError(f"{path}: column {column!r} holds {text.iloc[0]!r} (row "
+                               f"{text.index[0]}), not a number; rerun the sweep")
 
 
 def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> ReportData:
@@ -135,6 +233,8 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     run = _run(directory / "summary.json")
     sweep = _parquet(directory / "sweep.parquet")
     axes = read_axes(directory / "sweep.parquet") if sweep is not None else []
+    if sweep is not None:
+        check_sweep(sweep, axes, directory / "sweep.parquet")
     return ReportData(directory, run, _parquet(directory / "requests.parquet"),
                       _parquet(directory / "timeseries.parquet"), sweep, axes,
                       _plan(directory / "plan.json"), _scenario(directory), run_id,
