@@ -36,3 +36,17 @@ def test_run_summary_profile_wins_and_null_profile_reads_roofline():
     assert _profile_cell(run) == "h200_x"
     roofline = ReportData(Path("."), run=_run(None), scenario={"name": "s", "profile": None})
     assert _profile_cell(roofline) == "none (roofline)"
+
+
+def test_the_page_says_how_far_the_profiles_predictions_were_from_measured_serving():
+    """The run's profile.checked, as the terminal's fidelity line; unchecked step times say so."""
+    from tiersim import fidelity
+
+    checked = RunResult.read(GOLDEN.with_name("cascade_models_summary.json"))
+    page = provenance(ReportData(Path("."), run=checked, scenario={"name": "s"}))
+    cell = page.split("fidelity of these step times</td><td>")[1].split("</td>")[0]
+    assert cell.startswith("replaying NVIDIA&#x27;s measured vllm serving runs on H200 (")
+    assert "Llama-3.1-70B among them" in cell
+    line = fidelity.describe(None).removeprefix("fidelity: ")
+    page = provenance(ReportData(Path("."), run=RunResult.read(GOLDEN), scenario={"name": "s"}))
+    assert f"fidelity of these step times</td><td>{line}</td>" in page

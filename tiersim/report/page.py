@@ -19,6 +19,7 @@ import plotly.offline
 import yaml
 
 import tiersim
+from tiersim import fidelity
 from tiersim.errors import TiersimError
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
@@ -103,6 +104,8 @@ def provenance(data: ReportData) -> str:
                  ["accuracy comes from", run.sources.accuracy],
                  ["cost comes from", run.sources.cost]]
         rows += [[f"step time of tier {t.name}", t.step_time_source] for t in run.tiers]
+        rows += [["fidelity of these step times",
+                  fidelity.describe(run.profile.checked).removeprefix("fidelity: ")]]
     rows.append(["written by", f"tiersim {tiersim.__version__}, "
                  f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}"])
     rows = [[k, _text(v)] for k, v in rows if v not in (None, "", [])]
