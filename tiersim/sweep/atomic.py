@@ -50,8 +50,11 @@ def _replacing(path: Path, mode: str = "w"):
     """Yield a handle on a uniquely named temp file beside ``path``; on a clean exit it is
     flushed to disk and renamed over ``path``, on any failure it is removed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    path.parent.mkdir(parents=True, exist_ok=True)  # its error names the folder
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise _naming(error, path) from None
     try:
         os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, mode) as handle:
@@ -59,9 +62,20 @@ def _replacing(path: Path, mode: str = "w"):
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        raise _naming(error, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """``error`` naming the file being written, not its temporary name (which no user knows
+    and which is gone): same errno, so the same OSError subclass."""
+    if error.errno is None:
+        return error
+    return OSError(error.errno, error.strerror, str(path))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -17,8 +17,10 @@ not exist is a :class:`SweepError` naming the path and what exists there.
 
 An axis lists each value once (``[0, 0, 1]`` is refused: it would name one point twice), a path
 appears in one dimension only, and the grid may hold at most ``max_points`` points (the
-scenario's ``limits.max_sweep_points``, default 10,000): the size is computed before anything is
-expanded, so a typo cannot fill memory.
+scenario's ``limits.max_sweep_points``, default 10,000) and never more than
+:data:`MAX_GRID_POINTS`: the size is computed before anything is expanded, so a typo cannot fill
+memory. An axis is named by text (a dotted path); a key YAML reads as a number, ``null``, a
+boolean or a date is refused.
 """
 
 from __future__ import annotations
@@ -58,10 +60,37 @@ def point_id(values: dict[str, Any]) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
+MAX_GRID_POINTS = 1_000_000
+"""The most points any grid may expand to, whatever ``max_points`` allows: each point is held in
+memory (and listed in ``sweep.json``) before the first runs."""
+
+
+def _text_key(key: Any, source: str) -> str:
+    """An axis key, which must be text: YAML reads ``1:``, ``null:``, ``true:`` or a date as
+    something else, and a dotted path is needed."""
+    if not isinstance(key, str):
+        shown = json.dumps(key, default=str).strip('"')
+        raise SweepError(source, "", f"key {shown} is not a dotted path (YAML reads it as "
+                         f"{_kind(key)}); name a field, such as tiers.bf16.replicas")
+    return key
+
+
+def _kind(value: Any) -> str:
+    """What YAML read a non-text key as, in words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
 def _groups(sweep: dict[str, Any], source: str) -> list[list[tuple[str, list[Any]]]]:
     """Split a sweep map into dimensions: each grid axis alone, each zip group together."""
     groups: list[list[tuple[str, list[Any]]]] = []
     for key, values in sweep.items():
+        _text_key(key, source)
         if key == "zip":
             zips = values if isinstance(values, list) else [values]
             for group in zips:
@@ -107,7 +136,8 @@ def _zip_group(group: Any, source: str) -> list[tuple[str, list[Any]]]:
     """Validate one ``zip`` group: a map of paths to value lists of equal length."""
     if not isinstance(group, dict) or not group:
         raise SweepError(source, "zip", "must be a map (or list of maps) of path: [values]")
-    axes = [(path, _value_list(path, values, source)) for path, values in group.items()]
+    axes = [(_text_key(path, source), _value_list(path, values, source))
+            for path, values in group.items()]
     lengths = {path: len(values) for path, values in axes}
     if len(set(lengths.values())) > 1:
         raise SweepError(source, "zip", f"zipped axes need equal lengths (got {lengths})")
@@ -139,12 +169,17 @@ def grid_size(sweep: dict[str, Any] | None, source: str = "scenario") -> int:
 def expand(sweep: dict[str, Any] | None, source: str = "scenario",
            max_points: int | None = None) -> list[Point]:
     """Expand a sweep map into points in grid order (last dimension varies fastest); refuse a
-    grid of more than ``max_points`` points before expanding it."""
+    grid of more than ``max_points`` points, or of more than :data:`MAX_GRID_POINTS` whatever
+    ``max_points`` says, before expanding it."""
     size = grid_size(sweep, source)
     if max_points is not None and size > max_points:
         raise SweepError(source, "", f"the grid has {size:,} points, above the limit of "
                          f"{max_points:,}; set limits: {{max_sweep_points: N}} in the "
                          "scenario or pass --max-points N to allow more")
+    if size > MAX_GRID_POINTS:
+        raise SweepError(source, "", f"the grid has {size:,} points, above the most any sweep "
+                         f"may hold ({MAX_GRID_POINTS:,}, whatever --max-points says); split "
+                         "it into smaller sweeps")
     if not sweep:
         return [Point(point_id({}), 0, {})]
     dims = _groups(sweep, source)
@@ -208,16 +243,21 @@ def canonical_path(doc: Any, path: str) -> tuple[str, ...]:
 
 def no_field_twice(doc: dict[str, Any], paths: list[str], source: str) -> None:
     """Refuse two axes that set the same field of ``doc`` (``tiers.a.replicas`` and
-    ``tiers.0.replicas`` when tier ``a`` is the first) or one inside the other."""
-    seen: dict[tuple[str, ...], str] = {}
+    ``tiers.0.replicas`` when tier ``a`` is the first) or one inside the other. Each path is
+    looked up by its prefixes, so many axes cost no more than their segments."""
+    seen: dict[tuple[str, ...], str] = {}  # an axis' canonical path -> the axis
+    under: dict[tuple[str, ...], str] = {}  # every prefix of those -> one axis below it
     for path in paths:
         canon = canonical_path(doc, path)
-        for other_canon, other in seen.items():
-            shorter = min(len(canon), len(other_canon))
-            if canon[:shorter] == other_canon[:shorter]:
-                raise SweepError(source, path, f"sets the same field as {other!r} (both name "
-                                 f"{'.'.join(canon[:shorter])}); keep one")
+        prefixes = [canon[:n] for n in range(1, len(canon) + 1)]
+        shared = next((p for p in prefixes if p in seen), canon if canon in under else None)
+        if shared is not None:
+            other = seen.get(shared) or under[shared]
+            raise SweepError(source, path, f"sets the same field as {other!r} (both name "
+                             f"{'.'.join(shared)}); keep one")
         seen[canon] = path
+        for prefix in prefixes:
+            under.setdefault(prefix, path)
 
 
 def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario") -> None:
@@ -246,9 +286,9 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
 
 
 def apply(base: dict[str, Any], values: dict[str, Any], source: str = "scenario") -> dict:
-    """A deep copy of ``base`` with every ``path: value`` of a point set, ``sweep`` removed."""
-    doc = copy.deepcopy(base)
-    doc.pop("sweep", None)
+    """A deep copy of ``base`` with every ``path: value`` of a point set, ``sweep`` removed
+    (before copying: a big sweep map would be copied once per point)."""
+    doc = copy.deepcopy({key: value for key, value in base.items() if key != "sweep"})
     for path, value in values.items():
         set_path(doc, path, value, source)
     return doc

@@ -18,6 +18,7 @@ import multiprocessing
 import multiprocessing.context
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -126,7 +127,7 @@ def _end_now(pool: ProcessPoolExecutor) -> None:
             process.join(timeout=5)
 
 
-def run_local(tasks: list[Task], pool: ProcessPoolExecutor | None, on_done: OnDone,
+def run_local(tasks: Iterable[Task], pool: ProcessPoolExecutor | None, on_done: OnDone,
               workers: int = 1) -> None:
     """Run points on ``pool`` of ``workers`` (in this process if None); at most 2 x workers in
     flight, which bounds memory and the work a kill can lose."""
@@ -172,7 +173,7 @@ def _ray():
     return ray
 
 
-def run_ray(tasks: list[Task], on_done: OnDone, address: str | None = None) -> None:
+def run_ray(tasks: Iterable[Task], on_done: OnDone, address: str | None = None) -> None:
     """Run points as Ray tasks (joining ``address``, or the running/local Ray if None)."""
     ray = _ray()
     started = not ray.is_initialized()
@@ -185,9 +186,39 @@ def run_ray(tasks: list[Task], on_done: OnDone, address: str | None = None) -> N
             ray.shutdown()
 
 
+PROBE_S = 3.0
+"""Seconds a ``--address`` host:port has to accept a connection before the sweep is refused
+(Ray itself would retry for minutes, holding the folder's lock)."""
+
+
+def _host_port(address: str | None) -> tuple[str, int] | None:
+    """``(host, port)`` of an address written ``[ray://]host:port``; None for anything else
+    (``auto``, ``local``, or malformed: Ray says what is wrong with it)."""
+    host, sep, port = (address or "").removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")  # [::1]:6379
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host, int(port)
+
+
+def probe_address(address: str | None) -> None:
+    """Refuse at once an ``--address`` where nothing accepts a connection."""
+    target = _host_port(address)
+    if target is None:
+        return
+    try:
+        with socket.create_connection(target, timeout=PROBE_S):
+            pass
+    except OSError as error:
+        why = error.strerror or str(error) or type(error).__name__
+        raise TiersimError(f"--address {address}: nothing answers there ({why}); give "
+                           "host:port of a running Ray cluster, or leave it out") from None
+
+
 def _ray_init(ray, address: str | None) -> None:
     """Join ``address`` (or start a local Ray), keeping tiersim's SIGTERM handler: Ray's own
     exits with status 15 and skips the cleanup above."""
+    probe_address(address)
     local = {"include_dashboard": False} if address is None else {}
     handler = signal.getsignal(signal.SIGTERM)
     try:
@@ -201,7 +232,7 @@ def _ray_init(ray, address: str | None) -> None:
             signal.signal(signal.SIGTERM, handler)
 
 
-def _ray_loop(ray, tasks: list[Task], on_done: OnDone) -> None:
+def _ray_loop(ray, tasks: Iterable[Task], on_done: OnDone) -> None:
     """Submit every point as a Ray task and hand each record to ``on_done`` as it finishes."""
     remote = ray.remote(execute)
     refs = {remote.remote(replace(task, out_dir=None)): task for task in tasks}

@@ -46,6 +46,12 @@ def input_files(doc: dict[str, Any], source: str) -> list[Path]:
     return [path for _, path in _fields(doc, source)]
 
 
+def input_paths(doc: dict[str, Any], source: str) -> dict[str, Path]:
+    """``{field: file}`` of the files a run of ``doc`` reads: the keys of
+    :func:`point_inputs`, each with the file it digested."""
+    return dict(_fields(doc, source))
+
+
 def file_digest(path: Path) -> str:
     """The content digest of ``path`` (whole file, or size + mtime + edges when huge); one
     hash per file version per process."""

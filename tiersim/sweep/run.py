@@ -11,15 +11,21 @@ command into it is refused at once with one line, it does not wait); every
 point records the digests of its base scenario and sweep map, and a rerun against a different
 base is refused; every file is written under a unique temporary name and renamed; a folder that
 cannot be written (read-only, full) ends the sweep with one line and no temp file left; failed
-points end it with one line naming them (exit 1), after the other points are stored.
+points end it with one line naming them (exit 1), after the other points are stored. No table
+outlives its data: before anything changes, a ``sweep.parquet`` whose rows are not all stored
+points as they were is removed (and ``report.html`` with it, or whenever points are to run; a
+sweep that writes no report removes the old one), and points that read two versions of one
+input file (replaced while the sweep ran) are refused as one table.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +46,7 @@ from tiersim.errors import ScenarioError, TiersimError
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
-from tiersim.sweep.inputs import input_files, point_inputs
+from tiersim.sweep.inputs import file_digest, input_files, input_paths, point_inputs
 from tiersim.sweep.points import (
     PointRunner,
     Task,
@@ -53,6 +59,8 @@ from tiersim.sweep.store import (
     collect,
     read_points,
     remove_stale_temps,
+    table_matches,
+    table_rows,
     write_json_atomic,
     write_point,
     write_text_atomic,
@@ -108,55 +116,87 @@ TRIES_PER_VALUE = 16
 """Grid points tried before an axis value no point accepts is refused up front."""
 
 
-def check_axes(plan: SweepPlan, validator: Validator | None) -> None:
+def check_axes(plan: SweepPlan, validator: Validator | None,
+               reads: dict[str, Any] | None = None) -> None:
     """Fail fast, before any point runs, on an axis path the scenario does not have, or an axis
     value no grid point accepts (tried in up to :data:`TRIES_PER_VALUE` points that hold it,
     all their values applied): a YAML boolean where a number goes can never run. A value some
     point accepts stays; a combination that does not fit (a big model on one GPU) is a point
-    that fails when it runs, named with the others, as before."""
-    ok: set[str] = set()
+    that fails when it runs, named with the others, as before. ``reads`` keeps each point's
+    reading for :func:`check_distinct_settings` (each point is read once)."""
+    reads = {} if reads is None else reads
     for path in plan.axes:
-        values = _distinct(p.values[path] for p in plan.points)
-        for value in values:
-            holding = [p for p in plan.points if _same(p.values[path], value)]
-            doc = ax.apply(plan.base, holding[0].values, plan.source)
+        for n, (value, holding) in enumerate(_points_by_value(plan.points, path)):
+            if n == 0:  # a path the scenario cannot hold fails at any point: say so first
+                ax.apply(plan.base, holding[0].values, plan.source)
             if validator is None:
                 break
-            first_error = None
-            for point in holding[:TRIES_PER_VALUE]:
-                if point.id in ok:
-                    break
-                try:
-                    validator(doc if point is holding[0] else
-                              ax.apply(plan.base, point.values, plan.source), plan.source)
-                except TiersimError as error:
-                    first_error = first_error or error
-                    continue
-                ok.add(point.id)
-                break
-            else:
-                message = str(first_error).removeprefix(f"{plan.source}: ")
-                where = _deepest(plan.base, path) if value is values[0] else f"value {value!r}"
-                raise ax.SweepError(plan.source, path, f"{message} ({where})") from first_error
+            error = _first_refusal(plan, validator, holding[:TRIES_PER_VALUE], reads)
+            if error is not None:
+                message = str(error).removeprefix(f"{plan.source}: ")
+                where = _deepest(plan.base, path) if n == 0 else f"value {value!r}"
+                raise ax.SweepError(plan.source, path, f"{message} ({where})") from error
 
 
-def check_distinct_settings(plan: SweepPlan, validator: Validator | None) -> None:
+def _first_refusal(plan: SweepPlan, validator: Validator, points: list[ax.Point],
+                   reads: dict[str, Any]) -> TiersimError | None:
+    """None once one of ``points`` reads; else the error of the first."""
+    first = None
+    for point in points:
+        try:
+            _read(plan, validator, point.values, reads)
+        except TiersimError as error:
+            first = first or error
+            continue
+        return None
+    return first
+
+
+def _read(plan: SweepPlan, validator: Validator, values: dict[str, Any],
+          reads: dict[str, Any]) -> str | None:
+    """The setting (:func:`_setting`) of the scenario at ``values`` as ``validator`` reads it,
+    raising its TiersimError; kept in ``reads`` by point id, so both checks read a point once
+    (the setting, not the read scenario, is kept: 10,000 of those would fill memory)."""
+    key = ax.point_id(values)
+    if key not in reads:
+        try:
+            reads[key] = _setting(validator(ax.apply(plan.base, values, plan.source),
+                                            plan.source))
+        except TiersimError as error:
+            reads[key] = error
+    if isinstance(reads[key], TiersimError):
+        raise reads[key]
+    return reads[key]
+
+
+def _points_by_value(points: list[ax.Point], path: str) -> list[tuple[Any, list[ax.Point]]]:
+    """Each distinct value of axis ``path`` (first-seen order, ``True`` apart from ``1``) with
+    the points that hold it, in one pass over the points."""
+    groups: dict[tuple[str, str], tuple[Any, list[ax.Point]]] = {}
+    for point in points:
+        value = point.values[path]
+        groups.setdefault(_value_key(value), (value, []))[1].append(point)
+    return list(groups.values())
+
+
+def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
+                            reads: dict[str, Any] | None = None) -> None:
     """Refuse two values of one axis that read as the same setting (``[1, '1', 1.0]`` on a
     whole-number field): the sweep would run one scenario under several labels and its table
     would show them as different points. Each value is read at the first point's other
-    values; a value that does not read there is left to :func:`check_axes`."""
+    values; a value that does not read there is left to :func:`check_axes`. ``reads``: the
+    readings :func:`check_axes` made."""
     if validator is None or not plan.points:
         return
+    reads = {} if reads is None else reads
     anchor = plan.points[0].values
     for path in plan.axes:
         seen: dict[str, Any] = {}
         for value in _distinct(p.values[path] for p in plan.points):
             try:
-                read = validator(ax.apply(plan.base, {**anchor, path: value}, plan.source),
-                                 plan.source)
+                key = _read(plan, validator, {**anchor, path: value}, reads)
             except TiersimError:
                 continue
-            key = _setting(read)
             if key is None:
                 return
             if key in seen:
@@ -166,23 +206,25 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None) -> Non
 
 
 def _setting(scenario: object) -> str | None:
-    """A read scenario as canonical JSON without its sweep map (``None``: not a model)."""
+    """A digest of a read scenario's canonical JSON without its sweep map (``None``: not a
+    model)."""
     dump = getattr(scenario, "model_dump", None)
     if dump is None:
         return None
-    return json.dumps(dump(mode="json", exclude={"sweep"}), sort_keys=True, default=str)
+    text = json.dumps(dump(mode="json", exclude={"sweep"}), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _same(a, b) -> bool:
-    """Equal and of one type (``True`` is not ``1`` here)."""
-    return type(a) is type(b) and a == b
+def _value_key(value: Any) -> tuple[str, str]:
+    """A hashable key of an axis value (``True`` and ``1`` differ)."""
+    return type(value).__name__, repr(value)
 
 
 def _distinct(values) -> list:
     """The values in first-seen order, each once (``True`` and ``1`` kept apart)."""
     seen, out = set(), []
     for value in values:
-        key = (type(value).__name__, repr(value))
+        key = _value_key(value)
         if key not in seen:
             seen.add(key)
             out.append(value)
@@ -218,8 +260,9 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     points = ax.expand(sweep_map, source, limit)
     plan = SweepPlan(base, source, ax.axis_names(sweep_map), points)
     ax.no_field_twice(base, plan.axes, source)
-    check_axes(plan, validator)
-    check_distinct_settings(plan, validator)
+    reads: dict[str, Any] = {}
+    check_axes(plan, validator, reads)
+    check_distinct_settings(plan, validator, reads)
     return plan
 
 
@@ -304,6 +347,61 @@ def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
                                "to start over")
 
 
+def _check_one_version(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
+    """Refuse to make one table of points that read two versions of one input file (it was
+    replaced while the sweep ran). The points that read another version than the file holds
+    now are marked failed, so a rerun recomputes them over it."""
+    for path, (field, by_digest) in _input_versions(plan, records).items():
+        if len(by_digest) < 2:
+            continue
+        now = _digest_now(path)
+        stale = sorted(i for digest, ids in by_digest.items() if digest != now for i in ids)
+        for point_id in stale:
+            _mark_stale(out, records[point_id], field, path)
+        for name in ("sweep.parquet", "report.html"):  # they may show a point just marked
+            (out / name).unlink(missing_ok=True)
+        finished = sum(len(ids) for ids in by_digest.values())
+        raise TiersimError(f"{out}: {path} ({field}) changed while the sweep ran: "
+                           f"{len(stale)} of {finished} finished points read an older version "
+                           "of it, and one table must not mix the two; rerun to recompute "
+                           f"those {len(stale)} over the file as it is now (they are marked "
+                           "failed), or use a new --out folder")
+
+
+def _input_versions(plan: SweepPlan, records: dict[str, dict[str, Any]]
+                    ) -> dict[Path, tuple[str, dict[str, list[str]]]]:
+    """For each input file the plan's finished points read: its field and, per content
+    digest the points recorded, the ids of the points that read that version."""
+    wanted = {p.id: p for p in plan.points}
+    found: dict[Path, tuple[str, dict[str, list[str]]]] = {}
+    for point_id, record in records.items():
+        if record.get("status") != "ok" or point_id not in wanted:
+            continue
+        paths = input_paths(ax.apply(plan.base, wanted[point_id].values, plan.source),
+                            plan.source)
+        for field, digest in (record.get("inputs") or {}).items():
+            if field in paths:
+                versions = found.setdefault(paths[field], (field, {}))[1]
+                versions.setdefault(str(digest), []).append(point_id)
+    return found
+
+
+def _digest_now(path: Path) -> str | None:
+    """The file's digest now (None if it can no longer be read)."""
+    try:
+        return file_digest(path)
+    except OSError:
+        return None
+
+
+def _mark_stale(out: Path, record: dict[str, Any], field: str, path: Path) -> None:
+    """Store a point that read an older version of ``path`` as failed (a rerun retries it)."""
+    record.update(status="error", summary=None,
+                  error=f"InputChanged: {path} ({field}) changed while the sweep ran; rerun "
+                        "to recompute this point")
+    write_point(out, record)
+
+
 def _read_manifest(out: Path) -> dict[str, Any]:
     """The folder's ``sweep.json`` (``{}`` when absent or unreadable)."""
     try:
@@ -323,8 +421,13 @@ def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_ru
 
 
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
-    """An OSError while writing results, as one line naming the file."""
+    """An OSError while writing results, as one line naming the file (and the folder that is
+    in the way of one, if that is why)."""
     where = error.filename or out
+    if Path(where).is_dir() and Path(where) != out:
+        return TiersimError(f"{where}: cannot write ({error.strerror or error}): a folder is "
+                            "in the way of this sweep file; remove that folder, then rerun to "
+                            "resume")
     return TiersimError(f"{where}: cannot write ({error.strerror or error}); check that "
                         f"{out} is writable and has free space, then rerun to resume")
 
@@ -343,6 +446,8 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         raise TiersimError(f"--executor: must be 'local' or 'ray' (got {executor!r})")
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
+    if executor == "ray":  # before anything is written: a dead address would hold the lock
+        executors.probe_address(address)
     plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
     claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
@@ -396,17 +501,19 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     records = read_points(out)
     _check_same_base(out, plan, records, runner)
-    _write_manifest(out, plan, runner)
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     pending = [p for p in plan.points if p.id not in done]
-    if pending:  # the old report no longer describes the data: never leave it beside new data
-        (out / "report.html").unlink(missing_ok=True)
+    _remove_stale_outputs(out, records, pending)
+    described = table_rows(out)  # the table an old report.html describes, if any
+    _write_manifest(out, plan, runner)
     console = Console(stderr=True, soft_wrap=True, markup=False)  # paths are text
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,
                       _progress(console, sys.stderr.isatty() if progress is None else progress),
                       len(plan.points) - len(pending))
-    frame = collect(out, plan.axes, [p.id for p in plan.points])
+    records = read_points(out)
+    _check_one_version(out, plan, records)
+    frame = collect(out, plan.axes, [p.id for p in plan.points], records)
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
     if failed_total:  # the caller's one error line says it all; the report is still written
         console = Console(stderr=True, quiet=True, markup=False)
@@ -415,15 +522,39 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                   f"{out / 'sweep.parquet'}")
     if report:
         _report(out, console)
+    elif table_rows(out) != described:  # the old report shows another table (fewer values)
+        (out / "report.html").unlink(missing_ok=True)
     return frame, failed_total
+
+
+def _remove_stale_outputs(out: Path, records: dict[str, dict[str, Any]],
+                          pending: list[ax.Point]) -> None:
+    """Before the manifest or any point changes, remove what no longer describes the stored
+    points, so a sweep killed from here on leaves no table or report that outlives its data
+    (this sweep writes them again at its end): ``sweep.parquet`` when one of its rows is not
+    stored as it was (points deleted to start over, say), ``report.html`` then and whenever
+    points are to run."""
+    stale = not table_matches(out, records)
+    if stale:
+        (out / "sweep.parquet").unlink(missing_ok=True)
+    if stale or pending:
+        (out / "report.html").unlink(missing_ok=True)
+
+
+def _tasks(plan: SweepPlan, pending: list[ax.Point], out: Path,
+           runner: PointRunner) -> Iterator[Task]:
+    """The pending points' tasks, each made as it is sent (a scenario copy per point would
+    otherwise be held for every point before the first runs)."""
+    tags = digests(plan, runner)
+    for point in pending:
+        yield Task(point, ax.apply(plan.base, point.values, plan.source), plan.source, runner,
+                   str(out), tags)
 
 
 def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, executor: str,
              address: str | None, runner: PointRunner, bar: Progress, already: int) -> int:
     """Run the pending points with the chosen executor; return how many failed."""
-    tags = digests(plan, runner)
-    tasks = [Task(p, ax.apply(plan.base, p.values, plan.source), plan.source, runner, str(out),
-                  tags) for p in pending]
+    tasks = _tasks(plan, pending, out, runner)
     failures = 0
 
     def on_done(record: dict[str, Any]) -> None:
@@ -439,7 +570,7 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
             executors.run_ray(tasks, on_done, address)
         return failures
     warm_up(runner)  # imported once here; forked workers inherit it
-    workers = max(1, min(workers, len(tasks)))  # a worker without a point would only idle
+    workers = max(1, min(workers, len(pending)))  # a worker without a point would only idle
     with executors.local_pool(workers) as pool, bar:
         bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
         executors.run_local(tasks, pool, on_done, workers)
@@ -455,5 +586,6 @@ def _report(out: Path, console: Console) -> None:
     except OSError:
         raise  # a folder that cannot be written is the user's to fix: one line, exit 1
     except Exception as error:  # noqa: BLE001 - results are already saved
+        (out / "report.html").unlink(missing_ok=True)  # an old one shows another table
         console.print(f"report: not written ({type(error).__name__}: {error})")
 

@@ -33,7 +33,8 @@ from tiersim.sweep.atomic import (
 )
 
 __all__ = ["collect", "flatten", "read_axes", "read_points", "record_row", "remove_stale_temps",
-           "write_json_atomic", "write_point", "write_text_atomic", "points_dir"]
+           "table_matches", "table_rows", "write_json_atomic", "write_point", "write_text_atomic",
+           "points_dir"]
 
 
 def remove_stale_temps(out_dir: Path) -> int:
@@ -97,12 +98,19 @@ def record_row(record: dict[str, Any], axes: list[str]) -> dict[str, Any]:
     return row
 
 
-def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None) -> pd.DataFrame:
-    """Build and write ``sweep.parquet`` from the stored points (``ids`` restricts and orders)."""
-    records = read_points(out_dir)
-    chosen = [records[i] for i in ids if i in records] if ids is not None else list(
-        records.values())
-    frame = pd.DataFrame([record_row(r, axes) for r in chosen])
+def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None,
+            records: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
+    """Build and write ``sweep.parquet`` from the stored points (or ``records``, as read by
+    :func:`read_points`). ``ids`` (the points of the current plan, in grid order) restricts
+    and orders them, and each row's ``index`` is its place there, not the index the point had
+    in the plan that ran it (a value added in front of an axis moves every point)."""
+    records = read_points(out_dir) if records is None else records
+    if ids is None:
+        rows = [record_row(r, axes) for r in records.values()]
+    else:
+        rows = [{**record_row(records[i], axes), "index": n} for n, i in enumerate(ids)
+                if i in records]
+    frame = pd.DataFrame(rows)
     if not frame.empty:
         frame = frame.sort_values("index", kind="stable").reset_index(drop=True)
     frame = _uniform_columns(frame)
@@ -112,6 +120,27 @@ def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None) -> pd.
     table = table.replace_schema_metadata(meta)
     write_with_atomic(Path(out_dir) / "sweep.parquet", lambda handle: pq.write_table(table, handle))
     return frame
+
+
+def table_rows(out_dir: Path) -> list[tuple[Any, Any]] | None:
+    """``(point_id, status)`` of each row of ``sweep.parquet``: ``[]`` when there is none,
+    ``None`` when it is not a table a sweep wrote."""
+    path = Path(out_dir) / "sweep.parquet"
+    if not path.exists():
+        return []
+    try:
+        rows = pq.read_table(path, columns=["point_id", "status"]).to_pylist()
+    except Exception:  # noqa: BLE001 - not a table a sweep wrote
+        return None
+    return [(row["point_id"], row["status"]) for row in rows]
+
+
+def table_matches(out_dir: Path, records: dict[str, dict[str, Any]]) -> bool:
+    """Whether every row of ``sweep.parquet`` (if there is one) is a point still stored in
+    ``records`` with the same status: else the table outlives the data it came from."""
+    rows = table_rows(out_dir)
+    return rows is not None and all(
+        point in records and records[point].get("status") == status for point, status in rows)
 
 
 def _uniform_columns(frame: pd.DataFrame) -> pd.DataFrame:
