@@ -1249,14 +1249,23 @@ def test_an_output_folder_named_like_a_bundled_scenario_is_not_read_as_one(tmp_p
 
 
 def test_a_leading_zero_is_a_decimal_number(tmp_path):
-    """`replicas: 010` is ten replicas (YAML 1.1, PyYAML's default, read it as octal 8), and
-    the explicit 0x / 0o forms keep their bases."""
-    from tiersim.scenario import load_scenario
+    """`replicas: 010` is ten replicas (YAML 1.1, PyYAML's default, read it as octal 8), hex
+    keeps its base, and names that look like numbers with a leading zero stay text, as they
+    were, also when a run's scenario.yaml (written by yaml.safe_dump) is read back."""
+    import yaml
+
+    from tiersim.scenario import load_scenario, read_yaml_value
 
     path = tmp_path / "s.yaml"
-    path.write_text(tiny_with(("replicas: 1", "replicas: 010"), ("seed: 0", "seed: 0o17")))
+    path.write_text(tiny_with(("replicas: 1", "replicas: 010"), ("seed: 0", "seed: 0x1F"),
+                              ("name: tiny", "name: 0915"), ("- name: w4a16", "- name: 08")))
     scenario = load_scenario(path)
-    assert scenario.tiers[0].replicas == 10 and scenario.seed == 15
+    assert scenario.tiers[0].replicas == 10 and scenario.seed == 31
+    assert (scenario.name, scenario.tiers[0].name) == ("0915", "08")
+    names = {"a": "08", "b": "010", "c": "0o17", "d": "1:30", "e": 10}
+    assert read_yaml_value(yaml.safe_dump(names)) == names
+    assert [read_yaml_value(v) for v in ("010", "1:30", "1:30.5", "0x10")] == [
+        "010", "1:30", "1:30.5", 16]
 
 
 @pytest.mark.parametrize("block,expected", [

@@ -566,14 +566,22 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 _INT = "tag:yaml.org,2002:int"
-_DECIMAL_INT = re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0x[0-9a-fA-F_]+|[-+]?0o[0-7_]+"
-                          r"|[-+]?0b[01_]+)$")
-"""Plain integers as YAML 1.2 reads them: ``010`` is ten (YAML 1.1, PyYAML's default, reads
-it as octal 8, and ``1:30`` as 90 in base 60; that is text here, which a number field refuses)."""
+_FLOAT = "tag:yaml.org,2002:float"
+_PLAIN_NUMBER = {
+    _INT: re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
+    _FLOAT: re.compile(r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?"
+                       r"|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+                       r"|\.(?:nan|NaN|NAN))$"),
+}
+"""PyYAML's YAML 1.1 number patterns less two readings nobody means in a scenario: a leading
+zero as octal (``replicas: 010`` was 8) and base 60 (``1:30`` was 90). Such a scalar is text,
+so a number field reads ``010`` as ten and refuses ``1:30``, and a name such as ``08`` stays
+text; text written by ``yaml.safe_dump`` (a run's ``scenario.yaml``) reads back the same."""
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    """An integer in decimal, or in hex / octal / binary with an explicit 0x / 0o / 0b."""
+    """An integer in decimal (a leading zero too, as in ``!!int 010``), or in hex / octal /
+    binary with an explicit 0x / 0o / 0b."""
     text = loader.construct_scalar(node).replace("_", "")
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-")
@@ -583,11 +591,14 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 
 
 _BoundedLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != _INT]
+    first: [(tag, _PLAIN_NUMBER.get(tag, rx)) for tag, rx in resolvers]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-for _first in "-+0123456789":
-    _BoundedLoader.yaml_implicit_resolvers.setdefault(_first, []).append((_INT, _DECIMAL_INT))
 _BoundedLoader.add_constructor(_INT, _construct_int)
+
+
+def read_yaml_value(text: str) -> Any:
+    """One YAML value read as scenario files are (``tiersim plan --choose`` values)."""
+    return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
 
 
 def _compose(text: str, source: str) -> yaml.Node | None:

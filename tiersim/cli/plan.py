@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 
 def _parse_choose(items: list[str] | None) -> dict[str, list]:
-    """``PATH=v1,v2`` options -> {path: [values]} with YAML-typed values."""
-    import yaml
+    """``PATH=v1,v2`` options -> {path: [values]} with values read as a scenario's are."""
+    from tiersim.scenario import read_yaml_value
 
     chosen = {}
     for item in items or []:
@@ -30,7 +30,7 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
         if not sep or not path or not values:
             raise TiersimError(f"--choose {item!r}: write PATH=VALUE1,VALUE2 "
                                "(e.g. router.lambda_=0.1,0.2)")
-        chosen[path] = [yaml.safe_load(v) for v in values.split(",")]
+        chosen[path] = [read_yaml_value(v) for v in values.split(",")]
     return chosen
 
 
