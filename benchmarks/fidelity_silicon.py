@@ -1184,6 +1184,7 @@ def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
             trained |= training_mask(ok, subset)
 
     def figures(g: pd.DataFrame) -> dict:
+        """Row counts and median errors (percent, one decimal) of the rows ``g``."""
         out = {"rows": len(g), "held_out_rows": int((~trained[g.index]).sum()),
                "tpot_abs_median_pct": round(median_abs(g["tpot_err"]), 1),
                "ttft_abs_median_pct": round(median_abs(g["ttft_err"]), 1),

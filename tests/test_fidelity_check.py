@@ -37,16 +37,26 @@ def test_a_shipped_profile_is_checked_and_names_the_models_rows():
     assert check["profile"] == H200 and check["engine"] == "vllm" and check["gpu"] == "H200"
     assert check["this_model"]["name"] == "Llama-3.1-70B"
     assert check["this_model"]["held_out_rows"] == 0  # the overhead was fitted on its rows
-    assert fidelity.check_for(H200, "/models/Kimi-K2.5")["this_model"]["name"] == "Kimi-K2.5"
+    for same in ("meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"):  # as the catalogue
+        assert fidelity.check_for(H200, same)["this_model"]["name"] == "Llama-3.1-70B"
     assert fidelity.check_for(H200, "Qwen3-Coder-30B-A3B")["this_model"] is None
     low, high = check["model_tpot_abs_median_pct_range"]
     assert low <= check["tpot_abs_median_pct"] <= high
 
 
+def test_a_config_of_ones_own_is_not_the_checked_model_whatever_its_folder_is_called(
+        tmp_path):
+    folder = tmp_path / "Llama-3.1-70B"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    assert fidelity.check_for(H200, str(folder))["this_model"] is None
+
+
 def test_a_profile_of_ones_own_or_the_roofline_is_not_checked(tmp_path):
-    mine = tmp_path / f"{H200}.json"  # same name, another file: its tables may be anything
-    shutil.copy(find_bundled("profiles", H200), mine)
-    assert fidelity.check_for(str(mine), "Llama-3.1-70B") is None
+    for name in (f"{H200}.json", H200):  # same name, another file: its tables may be anything
+        mine = tmp_path / name
+        shutil.copy(find_bundled("profiles", H200), mine)
+        assert fidelity.check_for(str(mine), "Llama-3.1-70B") is None
     assert fidelity.check_for(None, "Llama-3.1-70B") is None
     assert fidelity.check_for("nosuch_profile", "Llama-3.1-70B") is None
     assert fidelity.describe(None) == (

@@ -28,34 +28,45 @@ def _entries() -> dict[str, dict[str, Any]]:
 
 
 def _shipped_stem(profile: str | None) -> str | None:
-    """The file stem of ``profile`` when it is a profile the package ships, else None."""
+    """The file stem of ``profile`` when it is a profile the package ships, else None (a file
+    of one's own that shares the name, with or without ``.json``, is not the shipped one)."""
     if profile is None:
         return None
     from tiersim.paths import find_bundled
 
-    stem = Path(str(profile)).stem
-    bundled = find_bundled("profiles", stem)
+    given = Path(str(profile))
+    bundled = find_bundled("profiles", given.stem)
     if bundled is None:
         return None
-    given = Path(str(profile))
-    if given.suffix and given.exists() and given.resolve() != bundled.resolve():
-        return None  # a file of one's own that happens to share the name
-    return stem
+    if given.exists() and given.resolve() != bundled.resolve():
+        return None
+    return given.stem
+
+
+def _own_rows(models: dict[str, dict[str, Any]], model: str) -> str | None:
+    """The checked model that is the scenario's ``model``: a catalogue name matched as the
+    catalogue matches names (org, case, ``-Instruct`` aside); a config of one's own, whatever
+    its folder is called, is none of them."""
+    from tiersim.hardware.models import catalogue_key, is_catalogue_name
+
+    if not is_catalogue_name(str(model)):
+        return None
+    key = catalogue_key(str(model))
+    return next((name for name, rows in models.items()
+                 if key in (catalogue_key(name), catalogue_key(str(rows.get("model_path", ""))))),
+                None)
 
 
 def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
     """The record of ``profile`` (a name or path) with ``this_model`` set to the scenario's
-    model's own rows when they are among those replayed (matched by name), else None; the
+    model's own rows when they are among those replayed (:func:`_own_rows`), else None; the
     whole result is None when ``profile`` is not a shipped, checked one."""
     stem = _shipped_stem(profile)
     entry = _entries().get(stem) if stem else None
     if entry is None:
         return None
     models = entry.get("models") or {}
-    name = Path(str(model)).name.lower()
-    own = next((m for m, v in models.items()
-                if name in (m.lower(), str(v.get("model_path", "")).rsplit("/", 1)[-1].lower())),
-               None)
+    own = _own_rows(models, model)
     tpots = [v["tpot_abs_median_pct"] for v in models.values()]
     return {"profile": stem, **{k: v for k, v in entry.items() if k != "models"},
             "models_checked": sorted(models),

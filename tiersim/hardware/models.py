@@ -24,7 +24,7 @@ from tiersim.errors import TiersimError
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.hf_config import load_hf_config
 
-__all__ = ["MODELS", "ModelArch", "get_model"]
+__all__ = ["MODELS", "ModelArch", "catalogue_key", "get_model", "is_catalogue_name"]
 
 
 _QWEN3_30B_A3B = ModelArch(
@@ -70,7 +70,7 @@ MODELS: dict[str, ModelArch] = {
 }
 
 
-def _catalogue_key(name: str) -> str:
+def catalogue_key(name: str) -> str:
     """Normalise a Hub-style name: drop the org, case, ``meta-`` and ``-instruct``."""
     key = name.strip().lower().rsplit("/", 1)[-1]
     key = key.removeprefix("meta-").removesuffix("-instruct")
@@ -79,7 +79,7 @@ def _catalogue_key(name: str) -> str:
 
 def is_catalogue_name(name: str) -> bool:
     """Whether :func:`get_model` reads ``name`` from the catalogue (not from a file)."""
-    return not _is_local_path(str(name)) and _catalogue_key(str(name)) in MODELS
+    return not _is_local_path(str(name)) and catalogue_key(str(name)) in MODELS
 
 
 def _explicit_path(name: str) -> bool:
@@ -122,7 +122,7 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     if _explicit_path(text) and not Path(text).expanduser().exists():
         raise TiersimError(f"{text}: model config not found (a path, so not a catalogue name); "
                            "check the path")
-    key = _catalogue_key(text)
+    key = catalogue_key(text)
     if key in MODELS:
         return MODELS[key]
     if isinstance(name_or_path, Path) or _looks_like_path(text):

@@ -257,8 +257,7 @@ class SimEvaluator:
             utilization=r.busy_s / (self.built(name, design.gpus(name)).spec(replicas[name])
                                     .replicas * duration) if duration > 0 else None)
             for name, r in runs.items()}
-        rate = sum(replicas[nm] * design.gpus(nm) * self.by_name[nm].cost_per_gpu_hour
-                   for nm in design.tiers)
+        rate = self._provisioned(design, replicas, 3600.0)
         attributed = sum(r.busy_s * self.built(n, design.gpus(n)).usd_per_replica_second
                          for n, r in runs.items())
         e2e = np.concatenate([r.e2e for r in runs.values()])
@@ -269,16 +268,24 @@ class SimEvaluator:
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99))
 
+    def _provisioned(self, design: Design, replicas, seconds: float) -> float:
+        """The fleet's provisioned cost over ``seconds``, term for term as
+        :func:`tiersim.costs.provisioned_totals` (so a run and its plan agree to the bit)."""
+        total = 0.0
+        for name in design.tiers:
+            built = self.built(name, design.gpus(name))
+            engines = replicas[name] * built.config.data_parallel
+            total += engines * built.usd_per_replica_second * seconds
+        return total
+
     def _cost(self, design: Design, replicas, runs, a: Assignment, duration: float) -> float:
         """The fleet's cost over the run under the cost model."""
+        if self.cost_model == "provisioned":
+            return self._provisioned(design, replicas, duration)
         total = 0.0
         for k, name in enumerate(design.tiers):
             tier = self.by_name[name]
-            if self.cost_model == "provisioned":  # as costs.provisioned_totals, term for term
-                built = self.built(name, design.gpus(name))
-                engines = replicas[name] * built.config.data_parallel
-                total += engines * built.usd_per_replica_second * duration
-            elif self.cost_model == "attributed":  # busy engine-replica seconds x their price
+            if self.cost_model == "attributed":  # busy engine-replica seconds x their price
                 total += runs[name].busy_s * self.built(name, design.gpus(name)) \
                     .usd_per_replica_second
             else:

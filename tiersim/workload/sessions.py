@@ -245,8 +245,7 @@ def _cell(value) -> str:
     """A parent cell for a message: a number in short form, anything else by its kind."""
     if isinstance(value, bool | np.bool_):
         return f"a true/false value, {value}"
-    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-            value, bool | np.bool_):
+    if isinstance(value, int | float | np.integer | np.floating):
         return checks.show_number(value)
     return checks.short(value)
 
