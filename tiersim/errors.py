@@ -45,3 +45,8 @@ class FitError(TiersimError):
 
 class ProfileError(TiersimError):
     """A calibration profile is malformed or does not match the model or GPU."""
+
+
+class Note(UserWarning):
+    """Something a user should know about a valid input (printed as one ``note:`` line by the
+    CLI; the run goes on)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import warnings
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import yaml
 
 from tiersim import fleet as fleet_mod
 from tiersim import outputs, response_cache, savings, session_metrics, summary
-from tiersim.errors import ScenarioError
+from tiersim.errors import Note, ScenarioError
 from tiersim.fleet import build_fleet
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
     REFERENCE_STEP,
@@ -58,6 +59,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     (:func:`tiersim.outputs.write_run`), with ``report.html`` when ``report`` is true.
     """
     source = str(scenario_path) if scenario_path is not None else scenario.source
+    _note_tier_order(scenario, source)
     if out_dir is not None:
         outputs.make_out_dir(Path(out_dir))
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
@@ -65,20 +67,23 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     infos = tier_infos(scenario, fleet)
     prepared = prepare(load_scenario_trace(scenario, source), infos, scenario, workload_rng,
                        source)  # the raw trace is not kept: the prepared table is its copy
-    df, cache = prepared.df, None
+    df, cache, end_s = prepared.df, None, 0.0
     if scenario.router.response_cache is not None:
         cache = _cache_hits(scenario, df, source)
+        end_s = _cache_end(df, cache[0], scenario.router.response_cache.lookup_s)
         df = df[~cache[0]].reset_index(drop=True)
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
-                                          source)
+                                          source, end_s)
+    _note_dropped(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
         router = summary.router_result(scenario, df, result, infos, score_rng, assignment.basis)
-        uniform = savings.sized_uniform_runs(scenario, source, fleet, df) if baselines else None
+        uniform = (savings.sized_uniform_runs(scenario, source, fleet, df, end_s) if baselines
+                   else None)
         saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
-                                       scenario.accuracy_floor, assignment.basis, uniform)
+                                       scenario.accuracy_floor, assignment.basis, uniform, end_s)
         analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
-                             saved, analytic)
+                             saved, analytic, end_s)
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
                                                                           run.cost_usd),
                               savings=_with_slo_check(saved, scenario, run))
@@ -123,12 +128,65 @@ def _rngs(scenario: Scenario) -> list[np.random.Generator]:
     return [np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4)]
 
 
-def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str):
-    """Route and simulate ``df``: the assignment, the engine's result and the request table."""
+def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str,
+           end_s: float = 0.0):
+    """Route and simulate ``df``: the assignment, the engine's result and the request table
+    (costed over a run lasting at least ``end_s``)."""
     assignment = route(scenario, df, infos, rngs, source)
     result = fleet_mod.simulate(fleet.specs(), df, assignment)
-    requests = summary.request_table(df, result, scenario, fleet, infos, assignment.basis)
+    requests = summary.request_table(df, result, scenario, fleet, infos, assignment.basis,
+                                     end_s)
     return assignment, result, requests
+
+
+def _note_tier_order(scenario: Scenario, source: str) -> None:
+    """A note when a tier costs more per replica-hour (GPU-hour price x GPUs per replica) than
+    a later one: tiers are taken as listed, cheapest first (the routers and the closed form
+    assume it), and a scenario may list them otherwise on purpose."""
+    tiers = scenario.tiers
+    price = [t.cost_per_gpu_hour * t.gpus_per_replica for t in tiers]
+    for i, j in itertools.combinations(range(len(tiers)), 2):
+        if price[i] > price[j]:
+            warnings.warn(f"{source}: tier {tiers[i].name!r} costs {price[i]:g} USD per "
+                          f"replica-hour (cost_per_gpu_hour x gpus_per_replica), more than the "
+                          f"later tier {tiers[j].name!r} ({price[j]:g} USD); tiers are taken as "
+                          "listed, cheapest first (the routers and the closed form assume it): "
+                          "list them cheapest first unless this is on purpose", Note,
+                          stacklevel=3)
+            return
+
+
+def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
+    """A note when the fleet dropped requests it can never serve (prompt + output longer than
+    the context of the tier it was sent to, or than one of its replicas' KV cache); the
+    figures count them as dropped, as before."""
+    dropped = np.asarray(result.dropped, dtype=bool)
+    if not dropped.any():
+        return
+    tokens, too_long = _dropped_sizes(fleet, df, result, dropped)
+    reasons = []
+    if too_long.any():
+        reasons.append(f"{int(too_long.sum()):,} longer (prompt + output) than their tier's "
+                       "context")
+    if not too_long.all():
+        reasons.append(f"{int((~too_long).sum()):,} larger than one replica's KV cache")
+    warnings.warn(f"{source}: {len(tokens):,} of {len(dropped):,} requests were dropped, never "
+                  f"served ({' and '.join(reasons)}, up to {int(tokens.max()):,} tokens); they "
+                  "count as dropped in every figure", Note, stacklevel=2)
+
+
+def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):
+    """Prompt + output tokens of each dropped request on the tier that dropped it (its
+    escalation tier when its second pass was the one dropped), and whether that is longer
+    than the tier's context (else it is larger than a replica's KV cache)."""
+    escalated = np.asarray(result.escalated, dtype=bool)
+    tier = np.where(escalated, result.final_tier, result.first_tier)[dropped].astype(np.int64)
+    multiplier = np.array([t.config.output_length_multiplier for t in fleet.tiers])
+    output = np.maximum(1, np.round(df["output_tokens"].to_numpy(np.float64)[dropped]
+                                    * multiplier[tier]))
+    tokens = df["input_tokens"].to_numpy(np.float64)[dropped] + output
+    context = np.array([t.limits.max_model_len or np.inf for t in fleet.tiers])
+    return tokens, tokens > context[tier]
 
 
 def _cache_hits(scenario: Scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
@@ -141,6 +199,14 @@ def _cache_hits(scenario: Scenario, df: pd.DataFrame, source: str) -> tuple[np.n
     key_rng = np.random.default_rng([scenario.seed, RESPONSE_CACHE_STREAM])
     keys, key_source = response_cache.keys(df, cfg, key_rng, source)
     return response_cache.hits(keys, cfg), key_source
+
+
+def _cache_end(df: pd.DataFrame, hit: np.ndarray, lookup_s: float) -> float:
+    """When the response cache gives its last answer (a hit ends at its arrival plus the
+    lookup); 0 without hits. The run lasts at least until then (docs/metrics.md, duration)."""
+    if not hit.any():
+        return 0.0
+    return float(df["arrival_s"].to_numpy(np.float64)[hit].max()) + lookup_s
 
 
 def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, router,

@@ -56,8 +56,10 @@ class UniformRun:
     missed: str | None = None
 
 
-def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame) -> list[UniformRun]:
-    """Per tier of the scenario, the cheapest uniform fleet meeting its SLOs, by simulation."""
+def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
+                       end_s: float = 0.0) -> list[UniformRun]:
+    """Per tier of the scenario, the cheapest uniform fleet meeting its SLOs, by simulation,
+    paid for (provisioned) until at least ``end_s``, as the run is (:func:`stretched_cost`)."""
     from tiersim.plan import Constraints, Planner, SimEvaluator
 
     evaluator = SimEvaluator(scenario, source, df=df)
@@ -73,7 +75,7 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame) ->
         out.append(UniformRun(
             tier=name, replicas=(sized.replicas or {}).get(name, 0),
             gpus_per_replica=sized.design.gpus_per_replica[0], slo_met=met,
-            cost_usd=o.cost_usd if met else None,
+            cost_usd=stretched_cost(scenario.cost_model, o, end_s) if met else None,
             attributed_cost_usd=o.attributed_cost_usd if met else None,
             accuracy=o.accuracy if o is not None else evaluator.routing(sized.design)[2],
             dropped=o.dropped if o is not None else 0,
@@ -82,18 +84,29 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame) ->
     return out
 
 
+def stretched_cost(cost_model: str, outcome, end_s: float) -> float:
+    """A sized fleet's cost when the run lasts until ``end_s``, later than the requests it
+    served (a response cache answered the last ones): provisioned GPUs are paid until then;
+    busy time and per-request prices do not change."""
+    if cost_model != "provisioned" or end_s <= outcome.duration_s:
+        return outcome.cost_usd
+    return outcome.cost_per_hour_usd * end_s / 3600.0
+
+
 def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
                    accuracy_floor: float | None, basis: str,
-                   uniform: list[UniformRun] | None = None) -> SavingsResult:
+                   uniform: list[UniformRun] | None = None, end_s: float = 0.0) -> SavingsResult:
     """The run's fleet against the cheapest sized uniform fleet meeting the floor and the SLOs,
     and against a static split of the sized uniform fleets at the run's accuracy.
 
     With ``uniform`` (sized) runs the comparison is in the run's ledger and
-    ``method="simulated"``; without, it is an estimate on the attributed ledger.
+    ``method="simulated"``; without, it is an estimate on the attributed ledger. The run lasts
+    at least ``end_s`` (a response cache's last answer).
     """
     if uniform is None:
         return _estimated(fleet, df, result, infos, accuracy_floor, basis)
-    routed = costs.ledger(cost_model, fleet, result, duration_of(df, result)).headline_usd
+    duration = max(duration_of(df, result), end_s)
+    routed = costs.ledger(cost_model, fleet, result, duration).headline_usd
     accuracy = routed_accuracy(df, result, infos, basis)
     uniform = same_basis(uniform, df, infos, basis)
     floor = accuracy if accuracy_floor is None else accuracy_floor

@@ -50,6 +50,9 @@ MAX_NODES = 100_000
 """Most YAML values accepted, counted with every alias expanded (stops alias bombs)."""
 DEFAULT_MAX_REPLICAS = 1024
 """Default of ``limits.max_replicas``: the most replicas one tier may have."""
+MAX_REPLICAS_CEILING = 100_000
+"""Highest ``limits.max_replicas`` a scenario may set (10^5 replicas: 13 s and 360 MB for the
+tiny trace; 10^7 took 10 GB)."""
 DEFAULT_MAX_SWEEP_POINTS = 10_000
 """Default of ``limits.max_sweep_points``: the most points a sweep grid may expand to."""
 
@@ -273,8 +276,8 @@ class SloConfig(_Strict):
 class LimitsConfig(_Strict):
     """Resource bounds a scenario may raise on purpose (docs/security.md)."""
 
-    max_replicas: int = Field(default=DEFAULT_MAX_REPLICAS, ge=1, description="most replicas "
-                              "one tier may have")
+    max_replicas: int = Field(default=DEFAULT_MAX_REPLICAS, ge=1, le=MAX_REPLICAS_CEILING,
+                              description="most replicas one tier may have")
     max_sweep_points: int = Field(default=DEFAULT_MAX_SWEEP_POINTS, ge=1, description="most "
                                   "points the sweep grid may expand to")
 

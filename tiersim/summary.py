@@ -8,6 +8,7 @@ latency and SLO figures from :mod:`tiersim.metrics`, router scores from
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -43,15 +44,17 @@ TIMESERIES_COLUMNS = ["tier", "replica", "time_s", "running", "waiting", "kv_blo
 
 
 def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
-                  infos: list[TierInfo], basis: str = "expected") -> RequestTable:
+                  infos: list[TierInfo], basis: str = "expected",
+                  end_s: float = 0.0) -> RequestTable:
     """One row per request: the columns of DESIGN.md §6 plus tokens, tier names and status.
 
     ``output_tokens`` are those emitted on the final tier (its length multiplier applied);
     ``expected_accuracy`` is the final tier's correctness on ``basis``, 0 for a dropped request;
-    ``cost_usd`` is the request's cost under the scenario's cost model. The table is a
+    ``cost_usd`` is the request's cost under the scenario's cost model, over a run lasting at
+    least ``end_s`` (the response cache's last answer: :func:`run_duration`). The table is a
     :class:`RequestTable`: its columns are computed from the run's arrays when read.
     """
-    return RequestTable(df, result, scenario, fleet, infos, basis)
+    return RequestTable(df, result, scenario, fleet, infos, basis, end_s)
 
 
 class RequestTable:
@@ -65,8 +68,9 @@ class RequestTable:
     """
 
     def __init__(self, df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
-                 infos: list[TierInfo], basis: str = "expected"):
+                 infos: list[TierInfo], basis: str = "expected", end_s: float = 0.0):
         self.df, self.result, self.scenario, self.fleet = df, result, scenario, fleet
+        self.end_s = end_s
         self.names = np.array([t.name for t in scenario.tiers], dtype=object)
         self.expected_sources = expected_columns(df, infos, basis)
         self.columns = list(REQUEST_COLUMNS) + [c for c in SESSION_COLUMNS if c in df.columns]
@@ -137,8 +141,8 @@ class RequestTable:
         """Every request's cost under the scenario's cost model (computed once)."""
         if self._cost is None:
             r = self.result
-            self._cost = costs.request_costs(self.scenario.cost_model, self.fleet, r,
-                                             metrics.span_s(r.arrival_s, r.finish_s))
+            span = max(metrics.span_s(r.arrival_s, r.finish_s), self.end_s)
+            self._cost = costs.request_costs(self.scenario.cost_model, self.fleet, r, span)
         return self._cost
 
 
@@ -220,7 +224,9 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
     failure rates; accuracy with its bootstrap 95% interval; whether the floor was met."""
     s = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
               dropped=result.dropped, basis=basis)
-    floor = scenario.accuracy_floor
+    floor = scenario.accuracy_floor  # else the floor router's own: it is held to it
+    if floor is None and scenario.router.policy == "floor":
+        floor = scenario.router.floor
     lo, hi = s["accuracy_ci95"]
     acc = s["accuracy"]
     return RouterResult(
@@ -310,7 +316,9 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
 
     p, eps and delta are estimated from the trace's per-request correctness on the two tiers
     (:func:`tiersim.analytic.estimate`); c0 and dc are the uniform fleets' costs from
-    ``savings``. Returns ``{}`` with fewer than two tiers or no savings. ``dC_star_usd`` is the
+    ``savings``. Returns ``{}`` with fewer than two tiers or no savings, and ``{"note": why}``
+    where the model does not apply (nothing served, the top tier not dearer, or the cheap tier
+    more accurate). ``dC_star_usd`` is the
     largest saving routing can have over a static split under that model.
     """
     from tiersim.analytic import TwoType, estimate, max_saving, oracle_frontier, static_frontier
@@ -332,6 +340,10 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     dc = float(top) - float(c0)
     if dc <= 0:
         return {"note": f"{pair[1].name} is not dearer than {pair[0].name}: no trade to model"}
+    if est["delta"] < 0:
+        return {"note": f"{pair[0].name} is more accurate than {pair[1].name} (two-type delta "
+                        f"{est['delta']:.3g} < 0): the closed form assumes the top tier is the "
+                        "more accurate; not modelled"}
     model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=float(c0), a_top=est["a_top"])
     return {
         f"oracle ({pair[0].name} vs {pair[1].name})": oracle_frontier(model).tolist(),
@@ -342,13 +354,27 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     }
 
 
+def run_duration(stats: metrics.RequestStats, end_s: float) -> metrics.RequestStats:
+    """``stats`` over a run that lasts until ``end_s`` when that is later than its own last
+    arrival and finish: the duration D covers every trace request, including those a response
+    cache answered (a hit ends at its arrival plus the lookup), and the throughputs are over D."""
+    if end_s <= stats.duration_s:
+        return stats
+    return dataclasses.replace(
+        stats, duration_s=end_s, throughput_tok_s=stats.output_tokens / end_s,
+        throughput_req_s=stats.completed / end_s)
+
+
 def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
                accuracy_source: dict[str, str], router: RouterResult,
                savings: SavingsResult | None = None,
-               analytic: dict[str, Any] | None = None) -> RunResult:
-    """The run's typed summary: request figures, the cost ledger, tiers, router, provenance."""
+               analytic: dict[str, Any] | None = None, end_s: float = 0.0) -> RunResult:
+    """The run's typed summary: request figures, the cost ledger, tiers, router, provenance.
+
+    The run lasts at least ``end_s``: the last answer of a response cache, whose hits have no
+    row in ``requests`` (:func:`run_duration`)."""
     slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
-    stats = metrics.request_stats(requests, slo)
+    stats = run_duration(metrics.request_stats(requests, slo), end_s)
     duration = stats.duration_s
     ledger = costs.ledger(scenario.cost_model, fleet, result, duration)
     tiers = tier_results(scenario, fleet, requests, result, ledger, duration, accuracy_source)

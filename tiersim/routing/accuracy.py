@@ -30,10 +30,12 @@ right on a weaker tier is right on every tier at least as accurate.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import ScenarioError
+from tiersim.errors import Note, ScenarioError
 from tiersim.routing.config import DifficultyConfig, WorkloadQualityConfig
 from tiersim.routing.priors import relative_accuracy
 from tiersim.routing.roots import brentq
@@ -131,6 +133,10 @@ def tier_target(tier: TierInfo, index: int, cfg: DifficultyConfig, ceiling: floa
             raise ScenarioError(
                 source, where, f"table needs keys easy and hard (optional hopeless); got {spec}"
             )
+        bad = next((k for k, v in spec.items() if not 0.0 <= v <= 1.0), None)
+        if bad is not None:
+            raise ScenarioError(source, f"{where}.{bad}", f"an accuracy is in [0, 1] (got "
+                                f"{spec[bad]:.4g})")
         return spec, label
     if not 0.0 < spec < ceiling:
         if label == "prior":  # the tier set no accuracy: what is out of range is the workload's
@@ -157,21 +163,49 @@ def expected_correctness(
     for k, tier in enumerate(tiers):
         spec, label = tier_target(tier, k, cfg, ceiling, source)
         if isinstance(spec, dict):
+            if (diff.cls < 0).any():  # a trace's own difficulty column: no classes to look up
+                raise ScenarioError(
+                    source, f"tiers[{k}].accuracy", "a table looks accuracy up by difficulty "
+                    "class, and the trace's difficulty column gives a difficulty in [0, 1], "
+                    "not a class; give the tier one accuracy (a curve over difficulty) or drop "
+                    "the column")
             table = [spec["easy"], spec["hard"], spec.get("hopeless", 0.0)]
             col = np.asarray(table, dtype=np.float64)[np.clip(diff.cls, 0, 2)]
         else:
             try:
                 theta = solve_capability(diff.value, hopeless, spec, cfg.curve_width)
             except ValueError:
-                raise ScenarioError(
-                    source, f"tiers[{k}].accuracy", f"accuracy {spec:.6g} is out of reach of "
-                    f"the difficulty curve (width {cfg.curve_width}); lower it or widen "
-                    "workload.difficulty.curve_width",
-                ) from None
+                raise _out_of_reach(source, k, tier, spec, label, cfg) from None
             col = np.where(hopeless, 0.0, capability(diff.value, theta, cfg.curve_width))
         columns.append(col)
         labels.append(label)
     return np.column_stack(columns), labels
+
+
+def _note_unused_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> None:
+    """A note when the trace carries correctness labels named after no tier: they are not
+    used, and the accuracy comes from the tiers' own numbers or priors instead."""
+    unused = [str(c) for c in df.columns if str(c).startswith("correct_")]
+    if unused:
+        names = ", ".join(t.name for t in tiers)
+        warnings.warn(f"{source}: the trace's {', '.join(unused[:4])} columns name no tier "
+                      f"({names}) and are not used; name the tiers after them to use the "
+                      "labels", Note, stacklevel=3)
+
+
+def _out_of_reach(source: str, index: int, tier: TierInfo, spec: float, label: str,
+                  cfg: DifficultyConfig) -> ScenarioError:
+    """A tier accuracy no capability on the difficulty curve reaches: the tier's own number,
+    or, for a prior (the tier set none), the workload's ``top_accuracy`` it was scaled from."""
+    if label == "prior":
+        return ScenarioError(
+            source, "workload.difficulty.top_accuracy", f"the prior accuracy of tier "
+            f"{tier.name!r} scaled from it ({spec:.4g}) is out of reach of the difficulty curve "
+            f"(width {cfg.curve_width}); raise top_accuracy or set the tier's accuracy")
+    return ScenarioError(
+        source, f"tiers[{index}].accuracy", f"accuracy {spec:.6g} is out of reach of the "
+        f"difficulty curve (width {cfg.curve_width}); lower it or widen "
+        "workload.difficulty.curve_width")
 
 
 def _difficulty_cfg(workload_cfg) -> DifficultyConfig:
@@ -195,6 +229,7 @@ def _check_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> bool:
     """True when every tier has a label column; raise when only some do or values are bad."""
     present = [correct_column(t) in df for t in tiers]
     if not any(present):
+        _note_unused_labels(df, tiers, source)
         return False
     if not all(present):
         missing = [correct_column(t) for t, p in zip(tiers, present, strict=True) if not p]

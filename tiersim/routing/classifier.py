@@ -64,8 +64,10 @@ def feature_frame(df: pd.DataFrame, groups: list[str]) -> tuple[pd.DataFrame, di
     return pd.DataFrame(cols, index=df.index), used
 
 
-def make_pipeline(frame: pd.DataFrame, cfg: ClassifierConfig) -> Pipeline:
-    """Column transformer (scale / one-hot / TF-IDF) followed by a logistic regression."""
+def make_pipeline(frame: pd.DataFrame, cfg: ClassifierConfig,
+                  source: str = "scenario") -> Pipeline:
+    """Column transformer (scale / one-hot / TF-IDF) followed by a logistic regression; an
+    error names ``source``."""
     numeric = [c for c in frame.columns if c.startswith(NUMERIC)]
     parts = []
     if numeric:
@@ -80,7 +82,7 @@ def make_pipeline(frame: pd.DataFrame, cfg: ClassifierConfig) -> Pipeline:
         parts.append(("text", tfidf, "prompt"))
     if not parts:
         raise ScenarioError(
-            "scenario", "router.classifier.features",
+            source, "router.classifier.features",
             "no feature columns found in the trace; add input_tokens, task_type, feat_*, "
             "subject or prompt columns",
         )
@@ -147,8 +149,10 @@ def train_classifier(
     tiers: list[TierInfo],
     cfg: ClassifierConfig | None = None,
     rng: np.random.Generator | None = None,
+    source: str = "scenario",
 ) -> DifficultyClassifier:
-    """Train on ``train_fraction`` of the labelled rows of ``df``, report on the rest."""
+    """Train on ``train_fraction`` of the labelled rows of ``df``, report on the rest; errors
+    name ``source`` (the scenario file)."""
     cfg = cfg or ClassifierConfig()
     rng = rng or np.random.default_rng(0)
     realised = realised_matrix(df, tiers)
@@ -156,19 +160,19 @@ def train_classifier(
     train, test = split_index(len(df), cfg.train_fraction, rng)
     if len(np.unique(wrong0[train])) < 2:
         raise ScenarioError(
-            "scenario", "router.classifier",
+            source, "router.classifier",
             f"the cheapest tier {tiers[0].name} is right (or wrong) on every training request; "
             "nothing to learn; use policy uniform or a trace with mixed labels",
         )
     smaller = int(min(np.bincount(wrong0[train], minlength=2)))
     if cfg.cv_folds > smaller:
         raise ScenarioError(
-            "scenario", "router.classifier.cv_folds",
+            source, "router.classifier.cv_folds",
             f"{cfg.cv_folds} folds, but the smaller class of the training split has "
             f"{smaller} request(s) (each fold needs one); lower cv_folds or use more requests",
         )
     frame, used = feature_frame(df, list(cfg.features))
-    pipeline = make_pipeline(frame, cfg)
+    pipeline = make_pipeline(frame, cfg, source)
     folds = StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=int(rng.integers(2**31)))
     oof = cross_val_predict(
         pipeline, frame.iloc[train], wrong0[train], cv=folds, method="predict_proba"

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from tiersim.errors import Note
 from tiersim.routing.accuracy import true_expected_matrix
-from tiersim.routing.policies import Router, _single
+from tiersim.routing.policies import Router, _single, cost_scale
 
 MAX_CANDIDATES = 60_000
 """Most cut vectors evaluated on the calibration split (the grid is coarsened to fit)."""
@@ -132,7 +134,7 @@ class ConstrainedRouter(Router):
         return CutFit(thresholds=tuple(_threshold(score, c) for c in chosen),
                       shares=tuple(float(s) for s in np.diff(edges) / max(len(score), 1)),
                       accuracy=float(acc[best]), cost=float(cost[best]),
-                      relative_cost=float(cost[best] / weight[-1]), feasible=feasible,
+                      relative_cost=_relative(float(cost[best]), weight), feasible=feasible,
                       rows=len(score))
 
     def choose(self, df, rng):
@@ -173,6 +175,10 @@ class Floor(ConstrainedRouter):
         """Least cost among vectors meeting the floor (ties: most accurate)."""
         ok = acc >= self.cfg.floor - 1e-12
         if not ok.any():
+            warnings.warn(f"router.floor {self.cfg.floor:g} is above the most accurate routing "
+                          f"the router finds ({acc.max():.4g} on its calibration split); every "
+                          "request is routed the most accurate way, and the floor is reported "
+                          "missed", Note, stacklevel=2)
             return int(np.lexsort((cost, -acc))[0]), False
         idx = np.flatnonzero(ok)
         return int(idx[np.lexsort((-acc[idx], cost[idx]))[0]]), True
@@ -212,3 +218,9 @@ def with_scenario_floor(router_cfg, accuracy_floor: float | None):
     if getattr(router_cfg, "floor", None) is not None or accuracy_floor is None:
         return router_cfg
     return router_cfg.model_copy(update={"floor": float(accuracy_floor)})
+
+
+def _relative(cost: float, weights: np.ndarray) -> float:
+    """A cost per request over the top tier's weight (:func:`cost_scale`; 0 for a free fleet)."""
+    scale = cost_scale(weights)
+    return cost / scale if scale > 0 else 0.0

@@ -42,6 +42,13 @@ if TYPE_CHECKING:  # scikit-learn is imported only by the routers that train a c
     from tiersim.routing.classifier import DifficultyClassifier
 
 
+def cost_scale(weights: np.ndarray) -> float:
+    """What cost weights are taken relative to: the top (last) tier's weight, the dearest
+    tier's when the top tier is free, 0 when every tier is (0/0 made every lagrangian value
+    NaN, and NaN's argmax sent every request to the cheapest tier)."""
+    return float(weights[-1] if weights[-1] > 0 else weights.max(initial=0.0))
+
+
 class Router:
     """Base router: holds the config and tiers; subclasses override :meth:`choose`."""
 
@@ -94,9 +101,11 @@ class Router:
         return np.asarray(value, dtype=np.float64)
 
     def relative_cost(self) -> np.ndarray:
-        """Each tier's ``cost_weight`` divided by the top tier's."""
+        """Each tier's ``cost_weight`` over the top tier's (:func:`cost_scale`; all 0 for a
+        free fleet)."""
         w = np.array([t.cost_weight for t in self.tiers], dtype=np.float64)
-        return w / w[-1]
+        scale = cost_scale(w)
+        return w / scale if scale > 0 else np.zeros_like(w)
 
     # ---- the interface ------------------------------------------------------------------------
     def validate(self) -> None:
@@ -112,7 +121,8 @@ class Router:
             return
         from tiersim.routing.classifier import train_classifier
 
-        self.classifier = train_classifier(train_df, self.tiers, self.cfg.classifier, rng)
+        self.classifier = train_classifier(train_df, self.tiers, self.cfg.classifier, rng,
+                                           self.source)
 
     def choose(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
         """The policy's decision per request (override this)."""
