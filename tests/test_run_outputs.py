@@ -113,7 +113,7 @@ def test_stale_temporary_folders_are_cleared(tiny_run, tmp_path):
 @pytest.mark.parametrize("name,text,expected", [
     ("summary.json", "{not json", "summary.json: not JSON"),
     ("summary.json", '{"requests": 1}', "summary.json: malformed summary (missing key"),
-    ("scenario.yaml", "a: [1,\n", "scenario.yaml: not a readable scenario"),
+    ("scenario.yaml", "a: [1,\n", "scenario.yaml: line 2: invalid YAML"),
     ("scenario.yaml", "- just\n- a list\n", "scenario.yaml: not a scenario"),
 ])
 def test_report_of_a_malformed_file_is_one_line_naming_it(tiny_run, tmp_path, name, text,

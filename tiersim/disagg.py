@@ -3,7 +3,10 @@ aggregated tier on the same GPUs, and keep the one that best meets the SLOs.
 
 ``tiersim disagg SCENARIO [--tier NAME]`` prints the table. Each split is a full run of the
 scenario with the tier's ``disaggregation`` block set (or removed: aggregated); the score is the
-worse of TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs), lowest first. A tier of
+worse of the tier's own TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs; a TPOT
+that no request has, one-token outputs, does not count; a run that drops requests scores
+infinity), lowest first. The p50 columns are the fleet's, so only a one-tier scenario has
+them. A tier of
 more than :data:`MAX_SPLITS` + 1 replicas is tried at :data:`MAX_SPLITS` prefill counts spread
 evenly from 1 to all but one (every split of 1,024 replicas took minutes per hundred).
 """
@@ -35,10 +38,10 @@ class SplitResult:
 
     prefill: int
     decode: int
-    ttft_p99_s: float
-    tpot_p99_s: float
-    ttft_p50_s: float
-    tpot_p50_s: float
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    ttft_p50_s: float | None
+    tpot_p50_s: float | None
     completed: int
     score: float
 
@@ -76,9 +79,21 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
     out = []
     for split in [None] + [(x, count - x) for x in prefill_counts(count)]:
         run = run_scenario(_with_split(scenario, index, split))
-        score = max(run.ttft_p99_s / scenario.slo.ttft_p99_s,
-                    run.tpot_p99_s / scenario.slo.tpot_p99_s)
+        own = run.tier(chosen.name)
+        alone = len(scenario.tiers) == 1  # the fleet's p50s are then the tier's
         out.append(SplitResult(split[0] if split else 0, split[1] if split else 0,
-                               run.ttft_p99_s, run.tpot_p99_s, run.ttft_p50_s,
-                               run.tpot_p50_s, run.completed, score))
+                               own.ttft_p99_s, own.tpot_p99_s,
+                               run.ttft_p50_s if alone else None,
+                               run.tpot_p50_s if alone else None, run.completed,
+                               _score(run, own, scenario)))
     return sorted(out, key=lambda r: r.score)
+
+
+def _score(run, own, scenario: Scenario) -> float:
+    """The worse of the tier's p99s over their SLOs; infinity when the run drops requests."""
+    if run.completed < run.requests:
+        return float("inf")
+    ratios = [value / limit for value, limit in ((own.ttft_p99_s, scenario.slo.ttft_p99_s),
+                                                 (own.tpot_p99_s, scenario.slo.tpot_p99_s))
+              if value is not None]
+    return max(ratios, default=0.0)

@@ -2,7 +2,8 @@
 
 Every split x prefill + y decode of the tier's replicas, and the aggregated tier on the same GPUs,
 is simulated (:func:`tiersim.disagg.compare_splits`); the table lists them best first, scored by
-the worse of TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs).
+the worse of the tier's own TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs); the
+p50 columns are the fleet's, shown for a one-tier scenario only.
 """
 
 from __future__ import annotations
@@ -23,15 +24,25 @@ def disagg(
     from tiersim.disagg import compare_splits
     from tiersim.scenario import load_scenario
 
-    rows = compare_splits(load_scenario(scenario_path(scenario)), tier)
+    loaded = load_scenario(scenario_path(scenario))
+    rows = compare_splits(loaded, tier)
+    if len(rows) == 1:
+        typer.echo(f"note: tier {tier or loaded.tiers[0].name!r} has one replica: no "
+                   "prefill/decode split of it exists, so only aggregated serving is shown",
+                   err=True)
     typer.echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
                f"{'TPOT p99':>9} {'score':>6}")
     for r in rows:
-        typer.echo(f"{r.label:>12} {r.ttft_p50_s:9.3f} {r.ttft_p99_s:9.3f} {r.tpot_p50_s:9.4f} "
-                   f"{r.tpot_p99_s:9.4f} {r.score:6.2f}")
+        typer.echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
+                   f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.score:6.2f}")
     best = rows[0]
     verdict = "meets both SLOs" if best.score < 1 else "misses an SLO"
     typer.echo(f"best: {best.label} ({verdict}; score {best.score:.2f})")
+
+
+def _cell(value: float | None, digits: int) -> str:
+    """A latency column cell ('-' when the run has no such latency, or it is the fleet's)."""
+    return f"{'-':>9}" if value is None else f"{value:9.{digits}f}"
 
 
 __all__ = ["disagg"]

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from tiersim.errors import TiersimError
 from tiersim.jsonio import read_json
 from tiersim.manifest import check_manifest
 from tiersim.results import PlanResult, RunResult
+from tiersim.scenario import read_yaml
 
 KNOWN = ("summary.json", "requests.parquet", "timeseries.parquet", "sweep.parquet", "plan.json")
 
@@ -81,13 +81,8 @@ def _scenario(directory: Path) -> dict[str, Any] | None:
     """The scenario dict from ``scenario.yaml`` in the directory (None when absent)."""
     for name in ("scenario.yaml", "scenario.yml"):
         path = directory / name
-        if path.exists():
-            try:
-                doc = yaml.safe_load(path.read_text())
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-                what = " ".join(str(error).split())[:200]
-                raise TiersimError(f"{path}: not a readable scenario ({what}); rerun the "
-                                   "command that wrote it") from None
+        if path.exists() or path.is_symlink():
+            doc, _ = read_yaml(path)  # the scenario reader's limits: a regular file, 1 MB, depth
             if not isinstance(doc, dict):
                 raise TiersimError(f"{path}: not a scenario (expected a YAML mapping); rerun the "
                                    "command that wrote it")
