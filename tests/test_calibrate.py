@@ -248,12 +248,15 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path, capsys):
         shapes.shard(shapes.resolve_model("llama-3.1-8b"), 3)
 
 
-def test_budget_stops_new_tables_and_still_writes_a_valid_file(tmp_path):
+def test_budget_spent_before_any_table_writes_nothing_and_says_so(tmp_path):
+    """Round 6: an empty run wrote status 'complete' and a profile that does not load."""
     out = tmp_path / "p.json"
-    doc = run_calibration("cpu", quick=True, out=str(out), ops=("gemm", "attn_decode"),
-                          precisions=("bf16",), budget_s=1e-9, log=lambda s: None)
-    assert doc["tables"] == [] and schema.problems(json.loads(out.read_text())) == []
-    assert all("time budget" in s["reason"] for s in doc["provenance"]["skipped"])
+    with pytest.raises(CalibrateError) as err:
+        run_calibration("cpu", quick=True, out=str(out), ops=("gemm", "attn_decode"),
+                        precisions=("bf16",), budget_s=1e-9, log=lambda s: None)
+    assert str(err.value) == (f"--budget-s 1e-09: spent before any table was measured; {out} "
+                              "not written; allow more seconds")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_allreduce_over_two_gloo_ranks():

@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
+from tiersim.calibrate.errors import Stopped
 from tiersim.errors import TiersimError
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
@@ -39,43 +42,100 @@ def parser() -> argparse.ArgumentParser:
                    help=f"sections to measure, from {','.join(SECTIONS)}")
     p.add_argument("--tp", default=1, type=int, help="tensor parallelism (shards the shapes)")
     p.add_argument("--quick", action="store_true",
-                   help="tiny shapes and few points: seconds on a CPU, same file format")
+                   help="tiny built-in shapes and few points: seconds on a CPU, same file "
+                        "format (takes neither --model nor --config)")
     p.add_argument("--budget-s", default=None, type=float,
-                   help="start no new table after this many seconds")
+                   help="stop measuring after this many seconds (checked before every grid "
+                        "point); what was measured goes to OUT's .partial.json name")
     p.add_argument("--compile-dequant", action="store_true",
                    help="NVFP4 off FP4 hardware: fuse the dequantisation with torch.compile")
     p.add_argument("--seed", default=0, type=int)
-    p.add_argument("--out", required=True, help="where to write the profile JSON")
+    p.add_argument("--out", required=True,
+                   help="where to write the profile JSON (only a complete one; a run that "
+                        "does not finish writes P.partial.json for P.json)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the harness from command-line arguments; returns the exit status (0 ok, 1 error)."""
+    """Run the harness from command-line arguments; returns the exit status (0 ok, 1 error).
+
+    Only a complete profile is written to ``--out``; SIGINT or SIGTERM, a spent ``--budget-s``
+    or nothing measured is one ``error:`` line and exit 1, with what was measured under the
+    partial name (see ``runner.partial_path``) and an earlier ``--out`` left as it was.
+    """
     args = parser().parse_args(argv)
-    problem = out_problem(args.out) or _arg_problem(args) or _same_file(args.config, args.out)
+    problem = (out_problem(args.out) or _arg_problem(args)
+               or quick_problem(args.quick, args.model, args.config)
+               or _same_file(args.config, args.out))
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
+    kept = f"{args.out} left as it was" if Path(args.out).is_file() else f"{args.out} not written"
+    with _signals_stop() as stopped:
+        try:
+            return _measure(args, stopped)
+        except Stopped as exc:  # a signal before the measurement started
+            print(f"error: interrupted by {exc.args[0]} before anything was measured; {kept}",
+                  file=sys.stderr)
+            return 1
+
+
+def _measure(args, stopped: list) -> int:
+    """Import torch, run the harness, print the summary and the one-line outcome; a signal
+    after the run returned (the list ``stopped`` gets an item) is ignored."""
     try:
         import torch  # noqa: F401
     except ImportError:
         print("error: torch is not installed; pip install 'tiersim[gpu]'", file=sys.stderr)
         return 1
-    from tiersim.calibrate.runner import run_calibration
+    from tiersim.calibrate.runner import PartialProfile, run_calibration
     from tiersim.calibrate.summary import summarize
 
     try:
-        doc = run_calibration(
-            device=args.device, model=args.model, precisions=args.precisions, quick=args.quick,
-            tp=args.tp, out=args.out, config=args.config, kv_dtypes=args.kv_dtypes,
-            ops=args.ops, seed=args.seed, budget_s=args.budget_s,
-            compile_dequant=args.compile_dequant)
+        try:
+            doc = run_calibration(
+                device=args.device, model=args.model, precisions=args.precisions,
+                quick=args.quick, tp=args.tp, out=args.out, config=args.config,
+                kv_dtypes=args.kv_dtypes, ops=args.ops, seed=args.seed,
+                budget_s=args.budget_s, compile_dequant=args.compile_dequant)
+        finally:
+            stopped.append(True)
+    except PartialProfile as exc:
+        print(summarize(exc.doc))
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except TiersimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(summarize(doc))
     print(f"wrote {args.out}")
     return 0
+
+
+@contextmanager
+def _signals_stop():
+    """SIGTERM and SIGINT raise ``Stopped(signal name)`` once (the runner saves the partial
+    file and reports it); later ones, and any after the list it yields gets an item, are
+    ignored so that the answer is written whole. Previous handlers come back on exit. Outside
+    the main thread (where handlers cannot be set) nothing changes."""
+    done: list[bool] = []
+
+    def handler(signum, _frame):
+        if not done:
+            done.append(True)
+            raise Stopped(signal.Signals(signum).name)
+
+    saved = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            saved[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield done
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
 
 
 def out_problem(out: str) -> str | None:
@@ -101,6 +161,16 @@ def _arg_problem(args) -> str | None:
         return f"--seed: must be from 0 to 2**63 - 1 (got {args.seed})"
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
         return f"--budget-s: must be a number of seconds > 0 (got {args.budget_s})"
+    return None
+
+
+def quick_problem(quick: bool, model: str | None, config: str | None) -> str | None:
+    """Refuse --quick with --model or --config: --quick measures the built-in tiny shapes, so
+    the model asked for would be silently ignored."""
+    if quick and (model or config):
+        flag = f"--config {config}" if config else f"--model {model}"
+        return (f"--quick measures built-in tiny shapes and cannot measure {flag}; drop "
+                f"--quick to measure that model, or drop {flag.split()[0]}")
     return None
 
 

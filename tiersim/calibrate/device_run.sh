@@ -2,12 +2,14 @@
 # The one script to send to an H200 machine: measure the Qwen3-Coder-30B-A3B profile at real
 # shapes under a time limit, write it to $OUT, print a summary. Needs only python3 with torch.
 #   bash tiersim/calibrate/device_run.sh            (from the repository root)
-# Environment overrides: MODEL, PRECISIONS, KV_DTYPES, TP, BUDGET_S (start no new table after
-# this many seconds, default 420), LIMIT_S (hard kill, default 510), PYTHON (default python3);
-# DEVICE=cpu QUICK=1 smoke-tests this script on a machine without a GPU.
+# Environment overrides: MODEL, PRECISIONS, KV_DTYPES, TP, BUDGET_S (stop measuring after this
+# many seconds, checked before every grid point, default 420), LIMIT_S (hard kill, default 510),
+# PYTHON (default python3); DEVICE=cpu QUICK=1 smoke-tests this script on a machine without a
+# GPU (--quick measures tiny built-in shapes, so MODEL is not passed then).
 # Files under $OUT: env.txt, calibrate.log, and the profile JSON named after the profile
-# (h200_harness_qwen3-coder-30b-a3b_tp1.json on an H200); it is written after every section,
-# so a run cut short still leaves a valid profile of what finished.
+# (h200_harness_qwen3-coder-30b-a3b_tp1.json on an H200). Only a complete run writes that name;
+# a run cut short by the budget or a signal leaves what it measured in
+# <name>.partial.json (its provenance.status says partial and why).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/tiersim_calibrate}
@@ -22,6 +24,8 @@ BUDGET_S=${BUDGET_S:-420}
 LIMIT_S=${LIMIT_S:-510}
 PY=${PYTHON:-python3}
 PROFILE="$OUT/profile.json"  # renamed to the profile's own name at the end
+PARTIAL="$OUT/profile.partial.json"  # what a run that did not finish measured
+if [ -n "$QUICK" ]; then SHAPES=(--quick); else SHAPES=(--model "$MODEL"); fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 {
@@ -31,19 +35,21 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 } | tee "$OUT/env.txt"
 
 start=$(date +%s)
-timeout -k 10 "$LIMIT_S" "$PY" -m tiersim.calibrate --device "$DEVICE" ${QUICK:+--quick} --model "$MODEL" \
+timeout -k 10 "$LIMIT_S" "$PY" -m tiersim.calibrate --device "$DEVICE" "${SHAPES[@]}" \
   --precisions "$PRECISIONS" --kv-dtypes "$KV_DTYPES" --tp "$TP" --budget-s "$BUDGET_S" \
   --out "$PROFILE" 2>&1 | tee "$OUT/calibrate.log"
 rc=${PIPESTATUS[0]}
 echo "calibrate exit $rc after $(( $(date +%s) - start )) s"
 
-if [ "$rc" -ne 0 ] && [ -f "$PROFILE" ]; then
+if [ "$rc" -ne 0 ] && [ -f "$PARTIAL" ]; then
   echo "summary of the partial profile:"
-  "$PY" -c "import json, sys; from tiersim.calibrate.summary import summarize; print(summarize(json.load(open(sys.argv[1]))))" "$PROFILE"
+  "$PY" -c "import json, sys; from tiersim.calibrate.summary import summarize; print(summarize(json.load(open(sys.argv[1]))))" "$PARTIAL"
 fi
-if [ -f "$PROFILE" ]; then
-  NAME=$("$PY" -c "import json, sys; print(json.load(open(sys.argv[1]))['name'])" "$PROFILE")
-  mv "$PROFILE" "$OUT/$NAME.json" && echo "profile: $OUT/$NAME.json"
-fi
+for f in "$PROFILE" "$PARTIAL"; do
+  [ -f "$f" ] || continue
+  NAME=$("$PY" -c "import json, sys; print(json.load(open(sys.argv[1]))['name'])" "$f")
+  case "$f" in *.partial.json) NAME="$NAME.partial" ;; esac
+  mv "$f" "$OUT/$NAME.json" && echo "profile: $OUT/$NAME.json"
+done
 ls -l "$OUT"
 exit "$rc"

@@ -2,25 +2,56 @@
 
 Sections run in this order, each table guarded so that a kernel that fails on the device at hand
 is recorded in ``provenance.skipped`` with its reason instead of stopping the run: overhead,
-dense GEMMs, MoE layer, decode attention, prefill attention, all-reduce. The file is rewritten
-after every section, so a run stopped by a time limit leaves a valid profile of what finished.
+dense GEMMs, MoE layer, decode attention, prefill attention, all-reduce.
+
+``out`` only ever receives a complete profile, so an earlier good file is never replaced by
+less. While the run goes, what it has measured is rewritten after every table to the partial
+name (``P.partial.json`` for ``P.json``, see ``partial_path``); a run stopped by a signal, by
+``--budget-s`` or by a kill leaves its tables there, with a ``partial: ...`` status, and a
+complete run removes that file. The time budget is checked before every grid point, so a run
+ends within about the budget plus one measurement.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
 from tiersim.calibrate import attention, comm, grids, moe, provenance, quant, schema, shapes
-from tiersim.calibrate.errors import CalibrateError
+from tiersim.calibrate.cli import quick_problem
+from tiersim.calibrate.errors import CalibrateError, Stopped
 from tiersim.calibrate.timing import Timer, synchronize
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 KV_DTYPES = ("bf16", "fp8")
+BUDGET_REASON = "time budget (--budget-s) spent"
+
+
+def partial_path(out: str | Path) -> Path:
+    """Where a run that does not finish writes what it measured: ``P.partial.json`` for
+    ``P.json`` (``P.partial`` for a name without a suffix), beside ``out``."""
+    path = Path(out)
+    return path.with_name(f"{path.stem}.partial{path.suffix}")
+
+
+class PartialProfile(CalibrateError):
+    """The time budget ran out before every table was measured: ``doc`` holds what was (also
+    written to the partial name), and the message says so in one line."""
+
+    def __init__(self, message: str, doc: dict):
+        super().__init__(message)
+        self.doc = doc
+
+
+class _OutOfTime(Exception):
+    """A table's first grid point was not reached before the time budget ended."""
 
 
 @dataclass
@@ -42,18 +73,41 @@ class Run:
     tables: list[dict] = field(default_factory=list)
     overhead: dict | None = None
     notes: list[str] = field(default_factory=list)
+    section: str = ""
 
     def skip(self, what: str, reason: str) -> None:
         """Record that table ``what`` was not measured, and why."""
         self.prov["skipped"].append({"table": what, "reason": reason})
         self.log(f"  skipped {what}: {reason}")
 
+    def time_up(self) -> bool:
+        """True once the time budget (--budget-s) is spent."""
+        return time.monotonic() >= self.deadline
+
     def out_of_time(self, what: str) -> bool:
         """True (and the table recorded as skipped) once the time budget is spent."""
-        if time.monotonic() < self.deadline:
+        if not self.time_up():
             return False
-        self.skip(what, "time budget (--budget-s) spent")
+        self.skip(what, BUDGET_REASON)
         return True
+
+    def kept(self, what: str, done: int, total: int) -> str:
+        """After a grid loop that measured ``done`` of ``total`` points: '' when all were,
+        else a note for the table (and the cut recorded in ``provenance.cut``); raises
+        _OutOfTime when none was."""
+        if done == 0:
+            raise _OutOfTime
+        if done == total:
+            return ""
+        self.prov["cut"].append({"table": what, "points": f"{done} of {total}",
+                                 "reason": BUDGET_REASON})
+        self.log(f"  cut {what}: {done} of {total} points ({BUDGET_REASON})")
+        return (f"; PARTIAL: cut short by the time budget (--budget-s) after {done} of "
+                f"{total} grid points")
+
+    def measured_anything(self) -> bool:
+        """True when at least one table or the overhead was measured."""
+        return bool(self.tables) or self.overhead is not None
 
     def document(self) -> dict:
         """The profile as it stands."""
@@ -62,23 +116,31 @@ class Run:
         return schema.profile(self.name, gpu, prov, self.overhead, self.tables)
 
     def save(self) -> None:
-        """Rewrite the output file with what has been measured so far."""
-        if self.out:
-            schema.write(self.out, self.document())
+        """Rewrite the partial file (never ``out``) with what has been measured so far."""
+        if self.out and self.measured_anything():
+            schema.write(partial_path(self.out), self.document())
 
 
-def _guard(run: Run, what: str, measure: Callable[[], None]) -> None:
-    """Run one table's measurement; on any error record the skip and free the device memory."""
+def _guard(run: Run, what: str, measure: Callable[[], None]) -> bool:
+    """Run one table's measurement; on any error record the skip and free the device memory.
+    True when the table was measured (in full or cut short by the budget)."""
     if run.out_of_time(what):
-        return
+        return False
     try:
         measure()
+    except _OutOfTime:
+        run.skip(what, BUDGET_REASON)
+        return False
     except Exception as exc:  # noqa: BLE001 - a failing kernel must not lose the other tables
         first = (str(exc).splitlines() or [""])[0][:200]
         run.skip(what, f"{type(exc).__name__}: {first}")
+        return False
     finally:
         if run.device.type == "cuda":
             torch.cuda.empty_cache()
+    run.prov["status"] = f"partial: the run stopped after {what}"
+    run.save()
+    return True
 
 
 # ---- sections -------------------------------------------------------------------------------
@@ -93,28 +155,34 @@ def measure_overhead(run: Run) -> None:
     _guard(run, "overhead", go)
 
 
-def _gemm_table(run: Run, precision: str, shape: shapes.GemmShape, x: torch.Tensor) -> None:
+def _gemm_table(run: Run, what: str, precision: str, shape: shapes.GemmShape,
+                x: torch.Tensor) -> None:
     """One dense GEMM table: latency vs m at (n, k) in ``precision``."""
     lin = quant.make_linear(precision, shape.n, shape.k, run.device, run.gen, run.compile_dequant)
     err = quant.check_linear(lin, shape.k, run.device, run.gen)
     run.prov["checks"][f"gemm/{precision}/{shape.n}x{shape.k}"] = round(err, 6)
     lat, quant_s = [], []
     for m in run.grid.gemm_m:
+        if run.time_up():
+            break
         xin = lin.prepare(x[:m])
         lat.append(run.timer.measure(lambda xin=xin: lin.run(xin)))
         if precision == "fp8":
             quant_s.append(run.timer.measure(lambda m=m: lin.prepare(x[:m])))
-    parts = {"dequant_s": run.timer.measure(lin.dequant)} if lin.dequant else None
+    cut = run.kept(what, len(lat), len(run.grid.gemm_m))
+    parts = ({"dequant_s": run.timer.measure(lin.dequant)}
+             if lin.dequant and not run.time_up() else None)
     notes = f"layers: {', '.join(shape.layers)}; relative error vs float32 {err:.2e}"
     if precision == "fp8":
         parts = {"act_quant_s": quant_s}
         notes += ("; dynamic per-token activation quantisation not included (eager torch, "
                   "timed alone in parts.act_quant_s)")
     if lin.dequant:
-        notes += "; latency includes dequantising the weight on every call (parts.dequant_s)"
+        notes += ("; latency includes dequantising the weight on every call"
+                  + (" (parts.dequant_s)" if parts else ""))
     run.tables.append(schema.table(
-        "gemm", {"n": shape.n, "k": shape.k}, {"m": list(run.grid.gemm_m)}, lat, lin.kernel,
-        precision=precision, notes=notes, parts=parts))
+        "gemm", {"n": shape.n, "k": shape.k}, {"m": list(run.grid.gemm_m[:len(lat)])}, lat,
+        lin.kernel, precision=precision, notes=notes + cut, parts=parts))
 
 
 def measure_gemm(run: Run, precisions: tuple[str, ...]) -> None:
@@ -124,10 +192,13 @@ def measure_gemm(run: Run, precisions: tuple[str, ...]) -> None:
     x = quant.randn((max(run.grid.gemm_m), kmax), run.device, run.gen)
     for precision in precisions:
         for shape in gemms:
+            what = f"gemm/{precision}/{shape.n}x{shape.k}"
+            if run.out_of_time(what):
+                continue
             xs = x[:, :shape.k].contiguous()
-            _guard(run, f"gemm/{precision}/{shape.n}x{shape.k}",
-                   lambda p=precision, s=shape, xs=xs: _gemm_table(run, p, s, xs))
-            run.log(f"  gemm {precision} n={shape.n} k={shape.k} done")
+            if _guard(run, what, lambda w=what, p=precision, s=shape, xs=xs:
+                      _gemm_table(run, w, p, s, xs)):
+                run.log(f"  gemm {precision} n={shape.n} k={shape.k} done")
 
 
 def measure_moe(run: Run, precisions: tuple[str, ...]) -> None:
@@ -146,16 +217,20 @@ def measure_moe(run: Run, precisions: tuple[str, ...]) -> None:
                              m.top_k, run.device, run.gen)
         lat = []
         for t in run.grid.moe_tokens:
+            if run.time_up():
+                break
             logits = layer.router(x[:t])
             lat.append(run.timer.measure(lambda t=t, g=logits: layer.run(x[:t], g)))
+        cut = run.kept(f"moe/{precision}", len(lat), len(run.grid.moe_tokens))
         notes = (f"key.inter is the model's expert width; each GPU runs inter/tp = "
                  f"{local.expert_intermediate}; tokens routed by random router weights")
-        run.tables.append(schema.table("moe", key, {"tokens": list(run.grid.moe_tokens)}, lat,
-                                       layer.kernel, precision=precision, notes=notes))
+        run.tables.append(schema.table(
+            "moe", key, {"tokens": list(run.grid.moe_tokens[:len(lat)])}, lat, layer.kernel,
+            precision=precision, notes=notes + cut))
 
     for precision in precisions:
-        _guard(run, f"moe/{precision}", lambda p=precision: table(p))
-        run.log(f"  moe {precision} done")
+        if _guard(run, f"moe/{precision}", lambda p=precision: table(p)):
+            run.log(f"  moe {precision} done")
 
 
 def _attn_table(run: Run, op: str, kv_dtype: str) -> None:
@@ -165,19 +240,29 @@ def _attn_table(run: Run, op: str, kv_dtype: str) -> None:
     rows, cols = (g.decode_batch, g.decode_context) if op == "attn_decode" else (
         g.prefill_tokens, g.prefill_context)
     make = attention.make_decode if op == "attn_decode" else attention.make_prefill
-    backends, lat = set(), []
+    total = len(rows) * len(cols)
+    backends, lat, row = set(), [], []
     for r in rows:
         row = []
         for c in cols:
+            if run.time_up():
+                break
             fn, backend = make(r, c, s.heads, s.kv_heads, s.head_dim, kv_dtype, run.device,
                                run.gen)
             backends.add(backend)
             row.append(run.timer.measure(fn))
             del fn
-        lat.append(row)
         synchronize(run.device)
         if run.device.type == "cuda":
             torch.cuda.empty_cache()  # K/V sizes change every row: return them to the device
+        if len(row) < len(cols):
+            break
+        lat.append(row)
+    if lat:  # the table keeps whole rows; cut inside the first row, it keeps that row's start
+        rows = rows[:len(lat)]
+    elif row:
+        rows, cols, lat = rows[:1], cols[:len(row)], [row]
+    cut = run.kept(f"{op}/{kv_dtype}", len(rows) * len(cols), total)
     first = "batch" if op == "attn_decode" else "tokens"
     kernel = f"torch SDPA ({'/'.join(sorted(backends))} backend), GQA via enable_gqa"
     if kv_dtype == "fp8":
@@ -186,14 +271,15 @@ def _attn_table(run: Run, op: str, kv_dtype: str) -> None:
         "; causal mask aligned bottom-right over context + tokens" if op == "attn_prefill" else "")
     run.tables.append(schema.table(
         op, {"heads": s.heads, "kv_heads": s.kv_heads, "head_dim": s.head_dim},
-        {first: list(rows), "context": list(cols)}, lat, kernel, kv_dtype=kv_dtype, notes=notes))
+        {first: list(rows), "context": list(cols)}, lat, kernel, kv_dtype=kv_dtype,
+        notes=notes + cut))
 
 
 def measure_attention(run: Run, op: str, kv_dtypes: tuple[str, ...]) -> None:
     """Decode or prefill attention tables per KV dtype."""
     for kv in kv_dtypes:
-        _guard(run, f"{op}/{kv}", lambda kv=kv: _attn_table(run, op, kv))
-        run.log(f"  {op} kv={kv} done")
+        if _guard(run, f"{op}/{kv}", lambda kv=kv: _attn_table(run, op, kv)):
+            run.log(f"  {op} kv={kv} done")
 
 
 def measure_allreduce(run: Run) -> None:
@@ -237,8 +323,12 @@ DEFAULT_MODEL = "Qwen3-Coder-30B-A3B"
 
 
 def _model(model: str | None, config: str | None, quick: bool) -> shapes.ModelShapes:
-    """The shapes to measure: tiny for --quick, else the config file (named by ``model`` if
-    given) or the built-in model (Qwen3-Coder-30B-A3B by default)."""
+    """The shapes to measure: tiny for --quick (which takes neither --model nor --config),
+    else the config file (named by ``model`` if given) or the built-in model
+    (Qwen3-Coder-30B-A3B by default)."""
+    problem = quick_problem(quick, model, config)
+    if problem:
+        raise CalibrateError(problem)
     if quick:
         return shapes.TINY
     if config:
@@ -260,8 +350,13 @@ def run_calibration(device: str = "cpu", model: str | None = None,
     """Measure the profile tables on ``device`` and return (and write to ``out``) the profile.
 
     ``quick`` uses tiny shapes and a few points so a CPU finishes in seconds; the file format is
-    the same. ``ops`` selects sections (see SECTIONS); ``budget_s`` stops starting new tables
-    after that many seconds.
+    the same. ``ops`` selects sections (see SECTIONS); ``budget_s`` stops the run after that
+    many seconds (checked before every grid point).
+
+    Only a complete profile is written to ``out``. CalibrateError (one line) when nothing was
+    measured (nothing is written) or when SIGINT/SIGTERM (``Stopped``) ends the run;
+    PartialProfile, holding the document, when the budget ran out first. In both of those
+    cases what was measured is in ``partial_path(out)`` and ``out`` is left as it was.
     """
     t0 = time.monotonic()
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
@@ -279,26 +374,95 @@ def run_calibration(device: str = "cpu", model: str | None = None,
     asked = model or (config and "--config") or DEFAULT_MODEL
     prov.update(model=shapes_.name + (f" (--quick tiny shapes; asked for {asked})" if quick
                                       else ""),
-                tp=tp, grid="quick" if quick else "full", seed=seed, checks={}, skipped=[])
+                tp=tp, grid="quick" if quick else "full", seed=seed, checks={}, skipped=[],
+                cut=[])
     name = f"{_slug(gpu)}_harness_{_slug(shapes_.name)}_tp{tp}" + ("_quick" if quick else "")
     run = Run(dev, shapes_, tp, grid, timer, quant.generator(dev, seed), prov, name, out, log,
               deadline=t0 + budget_s if budget_s else float("inf"),
               compile_dequant=compile_dequant)
+    timer.deadline = run.deadline
     run.notes.append(f"timer: warmup {grid.warmup}, {grid.min_repeats}-{grid.max_repeats} "
                      f"repeats, median; L2 flush {grid.flush_bytes >> 20} MB between repeats")
     threads = torch.get_num_threads()
     if quick and dev.type == "cpu":
         torch.set_num_threads(1)  # NOTE: tiny ops; avoids OpenMP stalls on a shared machine
         prov["device"] = prov["device"].replace(f"{threads} torch threads", "1 torch thread")
+    existed = bool(out) and Path(out).is_file()
+    stopped = None
     try:
         _sections(run, ops, precisions, kv_dtypes, t0)
+    except (KeyboardInterrupt, Stopped) as exc:
+        stopped = exc.args[0] if isinstance(exc, Stopped) and exc.args else "SIGINT"
     finally:
         torch.set_num_threads(threads)
     prov["elapsed_s"] = round(time.monotonic() - t0, 1)
-    if dev.type == "cuda":
+    if dev.type == "cuda" and stopped is None:
         prov["clocks_after"] = provenance.clocks_now(dev.index or 0)
+    with _signals_ignored():  # the files are being written: let them be written whole
+        return _finish(run, out, existed, stopped, budget_s)
+
+
+@contextmanager
+def _signals_ignored():
+    """SIGINT and SIGTERM ignored inside (main thread only; elsewhere nothing changes)."""
+    saved = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            saved[sig] = signal.signal(sig, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+
+
+def _count(n: int, what: str) -> str:
+    """'1 table', '3 tables'."""
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _finish(run: Run, out: str | None, existed: bool, stopped: str | None,
+            budget_s: float | None) -> dict:
+    """Write the result where it belongs and return it, or raise the one-line error.
+
+    Complete: ``out`` (atomically), and the partial file of this run removed. Anything less
+    (interrupted, budget spent) goes to the partial name only; nothing measured writes nothing.
+    """
+    prov = run.prov
+    kept = (f"{out} left as it was" if existed else f"{out} not written") if out else ""
+    partial = f"partial profile in {partial_path(out)}, {kept}" if out else "nothing written"
+    measured = _count(len(run.tables), "table") + (" and the overhead" if run.overhead else "")
+    if stopped is not None:
+        prov["status"] = f"partial: interrupted by {stopped} during {run.section}"
+        if not run.measured_anything():
+            raise CalibrateError(f"interrupted by {stopped} before anything was measured"
+                                 + (f"; {kept}" if out else ""))
+        run.save()
+        raise CalibrateError(f"interrupted by {stopped} during {run.section}: {measured} "
+                             f"measured; {partial}")
+    budget = f"time budget (--budget-s {budget_s:g})" if budget_s else "time budget"
+    unmeasured = sum(s["reason"] == BUDGET_REASON for s in prov["skipped"])
+    if not run.measured_anything():
+        if unmeasured:
+            raise CalibrateError(f"--budget-s {budget_s:g}: spent before any table was "
+                                 f"measured; {kept or 'nothing written'}; allow more seconds")
+        first = prov["skipped"][0] if prov["skipped"] else {"table": "-", "reason": "-"}
+        raise CalibrateError(f"nothing measured: every selected table was skipped (first "
+                             f"{first['table']}: {first['reason']}); "
+                             f"{kept or 'nothing written'}; choose other --ops")
+    if unmeasured or prov["cut"]:
+        prov["status"] = (f"partial: {budget} spent; {_count(len(prov['cut']), 'table')} cut "
+                          f"short, {unmeasured} not measured")
+        run.save()
+        raise PartialProfile(
+            f"{budget} spent: {measured} kept ({len(prov['cut'])} cut short), {unmeasured} "
+            f"not measured; {partial}; allow more seconds", run.document())
     prov["status"] = "complete"
-    run.save()
+    if out:
+        schema.write(out, run.document())
+        partial_path(out).unlink(missing_ok=True)
     return run.document()
 
 
@@ -316,7 +480,12 @@ def _sections(run: Run, ops: tuple[str, ...], precisions: tuple[str, ...],
     for section in SECTIONS:
         if section not in ops:
             continue
+        run.section = section
         run.log(f"[{time.monotonic() - t0:6.1f}s] {section}")
-        steps[section]()
-        run.prov["status"] = f"partial: finished {section}"
+        try:
+            steps[section]()
+        except Exception as exc:  # noqa: BLE001 - e.g. the section's shared input allocation
+            first = (str(exc).splitlines() or [""])[0][:200]
+            run.skip(section, f"{type(exc).__name__}: {first}")
+        run.prov["status"] = f"partial: the run stopped after section {section}"
         run.save()

@@ -7,6 +7,7 @@ Hugging Face ``config.json``) and reads any other model from a ``config.json`` p
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -80,40 +81,105 @@ def resolve_model(name: str) -> ModelShapes:
     return BUILTIN[key]
 
 
-def _get(cfg: dict, path: str, *keys: str, default: int | None = None) -> int:
-    """First of ``keys`` present in a config dict, as int; raises a one-line error if none is."""
+# Largest value accepted for each size of a config.json: far above any released model, low
+# enough that a typo (an extra digit) is refused instead of asking the device for terabytes.
+LIMITS = {
+    "hidden_size": 65536,
+    "num_attention_heads": 1024,
+    "num_key_value_heads": 1024,
+    "head_dim": 1024,
+    "num_hidden_layers": 1024,
+    "vocab_size": 10_000_000,
+    "intermediate_size": 262144,
+    "moe_intermediate_size": 262144,
+    "num_experts": 4096,
+    "num_local_experts": 4096,
+    "num_experts_per_tok": 4096,
+    "experts_per_token": 4096,
+}
+
+
+def _get(cfg: dict, path: str, *keys: str, default: int | None = None,
+         low: int = 1) -> int:
+    """First of ``keys`` present in a config dict: a JSON integer (not true/false, not 2.5)
+    from ``low`` to ``LIMITS[key]``; a one-line error naming the file and key otherwise, or if
+    none is present and there is no ``default``."""
     for key in keys:
-        if cfg.get(key) is not None:
-            return int(cfg[key])
+        value = cfg.get(key)
+        if value is None:
+            continue
+        top = LIMITS[key]
+        if type(value) is not int or not low <= value <= top:
+            shown = json.dumps(value)  # as the file spells it: true, "abc", Infinity
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise CalibrateError(f"{path}: {key} must be a whole number from {low} to {top} "
+                                 f"(got {shown}); fix it in the config.json")
+        return value
     if default is not None:
         return default
     raise CalibrateError(f"{path}: missing {keys[0]!r}; add it to the config.json")
 
 
+def _text_config(cfg: dict, path: str) -> dict:
+    """The language model's part of a config (``text_config`` of a multimodal one)."""
+    if "text_config" not in cfg:
+        return cfg
+    inner = cfg["text_config"]
+    if not isinstance(inner, dict):
+        raise CalibrateError(f"{path}: text_config must be a JSON object of the language "
+                             f"model's sizes (got {type(inner).__name__}); fix the config.json")
+    return inner
+
+
 def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
-    """Shapes from a Hugging Face ``config.json`` (Llama/Qwen dense, Qwen3-MoE, gpt-oss)."""
+    """Shapes from a Hugging Face ``config.json`` (Llama/Qwen dense, Qwen3-MoE, gpt-oss).
+
+    Every size must be a JSON integer within ``LIMITS``; the heads must split into whole KV
+    groups and whole head widths, and top-k must not exceed the experts (one line otherwise).
+    """
     p = Path(path)
     cfg = read_json(p, "a config.json", CalibrateError)  # regular file, size cap, one line
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
-    cfg = cfg.get("text_config", cfg)
-    hidden = _get(cfg, str(p), "hidden_size")
-    heads = _get(cfg, str(p), "num_attention_heads")
-    experts = _get(cfg, str(p), "num_experts", "num_local_experts", default=0)
-    inter = _get(cfg, str(p), "intermediate_size", default=0)
+    where = str(p)
+    cfg = _text_config(cfg, where)
+    hidden = _get(cfg, where, "hidden_size")
+    heads = _get(cfg, where, "num_attention_heads")
+    kv_heads = _get(cfg, where, "num_key_value_heads", default=heads)
+    if heads % kv_heads:
+        raise CalibrateError(f"{where}: num_key_value_heads {kv_heads} does not divide "
+                             f"num_attention_heads {heads}; fix the config.json")
+    if cfg.get("head_dim") is None and hidden % heads:
+        raise CalibrateError(f"{where}: hidden_size {hidden} is not a multiple of "
+                             f"num_attention_heads {heads}; add head_dim to the config.json")
+    head_dim = _get(cfg, where, "head_dim", default=hidden // heads)
+    experts = _get(cfg, where, "num_experts", "num_local_experts", default=0, low=0)
+    top_k = expert_inter = 0
+    if experts:
+        inter = _get(cfg, where, "intermediate_size", default=0, low=0)  # unused when all-MoE
+        top_k = _get(cfg, where, "num_experts_per_tok", "experts_per_token")
+        if top_k > experts:
+            key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
+            raise CalibrateError(f"{where}: {key} {top_k} is more than the {experts} experts; "
+                                 f"fix the config.json")
+        expert_inter = (_get(cfg, where, "moe_intermediate_size") if not inter
+                        else _get(cfg, where, "moe_intermediate_size", default=inter))
+    else:
+        inter = _get(cfg, where, "intermediate_size")  # a dense model's FFN width
+    given = cfg.get("_name_or_path")
     return ModelShapes(
-        name=name or cfg.get("_name_or_path") or p.parent.name or p.stem,
-        layers=_get(cfg, str(p), "num_hidden_layers"),
+        name=name or (given if isinstance(given, str) and given.strip() else None)
+        or p.parent.name or p.stem,
+        layers=_get(cfg, where, "num_hidden_layers"),
         hidden=hidden,
         heads=heads,
-        kv_heads=_get(cfg, str(p), "num_key_value_heads", default=heads),
-        head_dim=_get(cfg, str(p), "head_dim", default=hidden // heads),
-        vocab=_get(cfg, str(p), "vocab_size"),
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        vocab=_get(cfg, where, "vocab_size"),
         intermediate=0 if experts else inter,
         num_experts=experts,
-        expert_intermediate=(_get(cfg, str(p), "moe_intermediate_size", default=inter)
-                             if experts else 0),
-        top_k=_get(cfg, str(p), "num_experts_per_tok", "experts_per_token") if experts else 0,
+        expert_intermediate=expert_inter,
+        top_k=top_k,
     )
 
 

@@ -30,6 +30,8 @@ def summarize(doc: dict) -> str:
         lines.append(f"overhead     {_us(doc['overhead_s']['value'])}: "
                      f"{doc['overhead_s'].get('kernel', '')}")
     lines += [_row(t) for t in doc["tables"]]
+    for c in prov.get("cut", []):
+        lines.append(f"cut {c['table']}: {c['points']} points kept ({c['reason']})")
     for s in prov.get("skipped", []):
         lines.append(f"skipped {s['table']}: {s['reason']}")
     return "\n".join(lines)

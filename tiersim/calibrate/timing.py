@@ -26,6 +26,7 @@ class Timer:
         self.device = torch.device(device)
         self.warmup, self.min_repeats, self.max_repeats = warmup, min_repeats, max_repeats
         self.target_s = target_s
+        self.deadline = float("inf")  # time.monotonic() of the --budget-s end (set by the run)
         self.is_cuda = self.device.type == "cuda"
         self._flush_buf = None
         if self.is_cuda and flush_bytes > 0:
@@ -43,16 +44,31 @@ class Timer:
         want = int(self.target_s / estimate_s)
         return max(self.min_repeats, min(self.max_repeats, want))
 
+    def _left_s(self) -> float:
+        """Seconds until ``deadline`` (time.monotonic; infinite when there is none)."""
+        return self.deadline - time.monotonic()
+
+    def _fitting(self, estimate_s: float) -> int:
+        """Repeats for an estimate, fewer (down to 1) when the deadline would pass first, so a
+        point started just before the time budget ends costs about three calls, not nine."""
+        repeats = self._repeats(estimate_s)
+        left = self._left_s()
+        if left == float("inf"):
+            return repeats
+        return max(1, min(repeats, int(left / max(estimate_s, 1e-9))))
+
     def measure(self, fn: Callable[[], object]) -> float:
         """Median seconds of one call of ``fn`` (which must enqueue its own work)."""
-        for _ in range(self.warmup):
+        for i in range(self.warmup):
             fn()
+            if i == 0 and self._left_s() <= 0:
+                break  # the time budget is spent: one warm-up call is enough
         if self.is_cuda:
             torch.cuda.synchronize(self.device)
             first = self._cuda_times(fn, 1)[0]
-            return statistics.median(self._cuda_times(fn, self._repeats(first)))
+            return statistics.median(self._cuda_times(fn, self._fitting(first)))
         first = self._cpu_times(fn, 1)[0]
-        return statistics.median(self._cpu_times(fn, self._repeats(first)))
+        return statistics.median(self._cpu_times(fn, self._fitting(first)))
 
     def _cuda_times(self, fn: Callable[[], object], repeats: int) -> list[float]:
         """Seconds of each of ``repeats`` calls, by CUDA events, each after an L2 flush."""
