@@ -266,3 +266,22 @@ def test_accuracy_floor_option_nan_is_one_line(capsys, tmp_path):
     line = error_line(capsys, "plan", scenario, "--accuracy-floor", "nan")
     assert line == "Error: --accuracy-floor: must be a number from 0 to 1 (got nan)"
 
+
+
+@pytest.mark.parametrize("args,line", [
+    (["--scenario", "SCEN", "--p", "0.01", "--eps", "0.5"],
+     "Error: tiersim analytic: --p/--eps: the model's shares and losses are estimated from "
+     "--trace/--scenario, which would override them; give one or the other"),
+    (["--scenario", "SCEN", "--cheap", "bf16", "--top", "bf16"],
+     "Error: tiersim analytic: --cheap/--top: both name the tier 'bf16'; name two tiers"),
+    (["--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--dc", "1e308", "--json"],
+     "Error: tiersim analytic: --dc: must be from 0 to 1e+12 (got 1e+308)"),
+])
+def test_analytic_flags_that_would_be_ignored_or_overflow_are_one_line(capsys, args, line):
+    """--p with --scenario was silently overridden; 1e308 printed Infinity in the JSON."""
+    from tiersim.cli import main
+
+    scen = str(Path(__file__).resolve().parents[1] / "tiersim" / "scenarios" / "tiny.yaml")
+    capsys.readouterr()
+    assert main(["analytic", *[scen if a == "SCEN" else a for a in args]]) == 1
+    assert capsys.readouterr().err.strip() == line

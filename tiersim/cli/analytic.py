@@ -43,10 +43,11 @@ def analytic(
 ) -> None:
     """Print dC*, the kink and both frontiers of the two-type model."""
     _check_numbers({"--p": p, "--eps": eps, "--delta": delta, "--floor": floor}, high=1.0)
-    _check_numbers({"--dc": dc, "--c0": c0}, high=None)
+    _check_numbers({"--dc": dc, "--c0": c0}, high=MAX_COST)
     if trace is None and scenario is None:
         model, est = _from_flags(p, eps, delta, dc, c0), None
     else:
+        _check_data_flags({"--p": p, "--eps": eps, "--delta": delta}, cheap, top)
         model, est, floor = _from_data(trace, scenario, cheap, top, dc, c0, floor)
     if not model.dc > 0:
         raise ScenarioError(WHERE, "--dc", f"the top tier must cost more than the cheap one "
@@ -55,6 +56,11 @@ def analytic(
     if est is not None:
         out["estimated_from"] = est
     typer.echo(json.dumps(out, indent=1) if as_json else render(out))
+
+
+MAX_COST = 1e12
+"""Largest --dc / --c0 taken (USD per request): beyond it the frontiers overflow to infinity,
+which JSON cannot hold."""
 
 
 def _check_numbers(values: dict[str, float | None], high: float | None) -> None:
@@ -67,6 +73,20 @@ def _check_numbers(values: dict[str, float | None], high: float | None) -> None:
         if not math.isfinite(value) or value < 0 or (high is not None and value > high):
             rule = f"from 0 to {high:g}" if high is not None else "finite and >= 0"
             raise ScenarioError(WHERE, flag, f"must be {rule} (got {value!r})")
+
+
+def _check_data_flags(shares: dict[str, float | None], cheap: str | None,
+                      top: str | None) -> None:
+    """With --trace/--scenario the shares and losses are estimated (flags for them would be
+    silently overridden), and --cheap and --top must name two tiers."""
+    given = [flag for flag, value in shares.items() if value is not None]
+    if given:
+        raise ScenarioError(WHERE, "/".join(given), "the model's shares and losses are "
+                            "estimated from --trace/--scenario, which would override them; "
+                            "give one or the other")
+    if cheap is not None and cheap == top:
+        raise ScenarioError(WHERE, "--cheap/--top", f"both name the tier {cheap!r}; name two "
+                            "tiers")
 
 
 def _from_flags(p, eps, delta, dc, c0) -> TwoType:
