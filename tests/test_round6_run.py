@@ -78,15 +78,21 @@ def test_a_cheap_tier_more_accurate_than_the_top_runs_without_the_closed_form(tm
     assert (tmp_path / "out" / "report.html").stat().st_size > 0
 
 
+def _run_doc(tmp_path, capsys, doc: dict):
+    """Write ``doc`` as a scenario and run it into tmp_path/out: (exit code, stderr, path)."""
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, err = run_cli(capsys, "run", path, "--out", tmp_path / "out", "--no-baselines",
+                        "--no-report")
+    return code, err, path
+
+
 def test_requests_the_fleet_cannot_serve_get_a_note(tmp_path, capsys):
     """Every request dropped (prompt + output above the context) ended with exit 0 and no
     word; the figures stay as they were."""
     doc = tiny_doc()
     for tier in doc["tiers"]:
         tier["scheduler"] = {"max_model_len": 1}
-    path = write_yaml(tmp_path / "s.yaml", doc)
-    code, err = run_cli(capsys, "run", path, "--out", tmp_path / "out", "--no-baselines",
-                        "--no-report")
+    code, err, path = _run_doc(tmp_path, capsys, doc)
     assert (code, err.strip()) == (0, f"note: {path}: 317 of 317 requests were dropped, never "
                                       "served (317 longer (prompt + output) than their tier's "
                                       "context, up to 7,574 tokens); they count as dropped in "
@@ -100,9 +106,7 @@ def test_a_dearer_tier_listed_before_a_cheaper_one_gets_a_note(tmp_path, capsys)
     100 USD/h tier to a 3.5 USD/h one ran silently. Not refused (it may be on purpose)."""
     doc = tiny_doc()
     doc["tiers"][0]["cost_per_gpu_hour"] = 100
-    path = write_yaml(tmp_path / "s.yaml", doc)
-    code, err = run_cli(capsys, "run", path, "--out", tmp_path / "out", "--no-baselines",
-                        "--no-report")
+    code, err, path = _run_doc(tmp_path, capsys, doc)
     assert (code, err.strip()) == (0, f"note: {path}: tier 'w4a16' costs 100 USD per "
                                       "replica-hour (cost_per_gpu_hour x gpus_per_replica), "
                                       "more than the later tier 'bf16' (3.5 USD); tiers are "
