@@ -187,3 +187,14 @@ def test_reused_prefix_hashes_equal_hashing_each_prompt_again():
         ends = [prompts[j] + int(out[j]) for j in range(k)]
         expected = sessions.block_hashes(4, k, prompts[k], ends, list(range(k)), 1500)
         assert np.array_equal(table["prefix_hashes"][k], expected)
+
+
+def test_a_json_array_is_named_for_what_it_is(tmp_path):
+    """A JSON array of records was read as CSV: 'none of its 4 column names is a trace
+    column', though the names are the canonical ones."""
+    path = tmp_path / "a.json"
+    path.write_text('[{"request_id": 0, "arrival_s": 0, "input_tokens": 5, "output_tokens": 3}]\n')
+    with pytest.raises(TraceError) as err:
+        load_trace(path)
+    assert str(err.value) == (f"{path}: is one JSON array; tiersim reads JSON lines (one object "
+                              "per line, a .jsonl file): convert it, e.g. jq -c '.[]' FILE")
