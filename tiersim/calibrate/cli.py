@@ -1,8 +1,8 @@
 """Command line of the harness, with the standard library only (no typer): ``main(argv)``.
 
 ``python -m tiersim.calibrate --device cuda --model Qwen3-Coder-30B-A3B
---precisions bf16,fp8,w4a16,nvfp4 --out profile.json``. torch is imported only when a run
-starts, so ``--help`` and the error for a missing torch need nothing beyond Python.
+--precisions bf16,fp8,fp8_block,w4a16,nvfp4 --out profile.json``. torch is imported only when
+a run starts, so ``--help`` and the error for a missing torch need nothing beyond Python.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
                    help="Qwen3-Coder-30B-A3B (default), Llama-3.1-8B or Llama-3.1-70B; with "
                         "--config, the name to give that model")
     p.add_argument("--config", default=None, help="a Hugging Face config.json instead of --model")
-    p.add_argument("--precisions", default="bf16,fp8,w4a16,nvfp4", type=_csv)
+    p.add_argument("--precisions", default="bf16,fp8,fp8_block,w4a16,nvfp4", type=_csv)
     p.add_argument("--kv-dtypes", default="bf16,fp8", type=_csv)
     p.add_argument("--ops", default=",".join(SECTIONS), type=_csv,
                    help=f"sections to measure, from {','.join(SECTIONS)}")

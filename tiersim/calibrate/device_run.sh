@@ -2,26 +2,33 @@
 # The one script to send to an H200 machine: measure the Qwen3-Coder-30B-A3B profile at real
 # shapes under a time limit, write it to $OUT, print a summary. Needs only python3 with torch.
 #   bash tiersim/calibrate/device_run.sh            (from the repository root)
-# Environment overrides: MODEL, PRECISIONS, KV_DTYPES, TP, BUDGET_S (stop measuring after this
-# many seconds, checked before every grid point, default 420), LIMIT_S (hard kill, default 510),
+# Environment overrides: MODEL, PRECISIONS, KV_DTYPES, TP, OPS (sections, default all),
+# BUDGET_S (stop measuring after this many seconds, checked before every grid point, default
+# 400), LIMIT_S (hard kill, default 480), BLOCKFP8 (default 1; 0 skips the first phase),
 # PYTHON (default python3); DEVICE=cpu QUICK=1 smoke-tests this script on a machine without a
 # GPU (--quick measures tiny built-in shapes, so MODEL is not passed then).
-# Files under $OUT: env.txt, calibrate.log, and the profile JSON named after the profile
-# (h200_harness_qwen3-coder-30b-a3b_tp1.json on an H200). Only a complete run writes that name;
-# a run cut short by the budget or a signal leaves what it measured in
+# First phase (about 1-2 minutes): block-FP8 and row-wise FP8 dense GEMMs at the shapes of the
+# block-FP8 rows of NVIDIA's vLLM sample (Qwen3-235B-A22B at TP 1, 2, 4; MiniMax-M2.5 at TP 4,
+# 8), one profile each, blockfp8_<model>_tp<N>.json; compare them with the shipped graph-read
+# rule here afterwards: python benchmarks/blockfp8_rule.py FILE (docs/fidelity.md).
+# Files under $OUT: env.txt, calibrate.log, blockfp8.log, and the profile JSON named after the
+# profile (h200_harness_qwen3-coder-30b-a3b_tp1.json on an H200). Only a complete run writes
+# that name; a run cut short by the budget or a signal leaves what it measured in
 # <name>.partial.json (its provenance.status says partial and why).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/tiersim_calibrate}
 mkdir -p "$OUT"
 MODEL=${MODEL:-Qwen3-Coder-30B-A3B}
-PRECISIONS=${PRECISIONS:-bf16,fp8,w4a16,nvfp4}
+PRECISIONS=${PRECISIONS:-bf16,fp8,fp8_block,w4a16,nvfp4}
+OPS=${OPS:-overhead,gemm,moe,attn_decode,attn_prefill,allreduce}
+BLOCKFP8=${BLOCKFP8:-1}
 KV_DTYPES=${KV_DTYPES:-bf16,fp8}
 TP=${TP:-1}
 DEVICE=${DEVICE:-cuda}
 QUICK=${QUICK:-}
-BUDGET_S=${BUDGET_S:-420}
-LIMIT_S=${LIMIT_S:-510}
+BUDGET_S=${BUDGET_S:-400}
+LIMIT_S=${LIMIT_S:-480}
 PY=${PYTHON:-python3}
 PROFILE="$OUT/profile.json"  # renamed to the profile's own name at the end
 PARTIAL="$OUT/profile.partial.json"  # what a run that did not finish measured
@@ -34,10 +41,23 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
   "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.is_available() and torch.cuda.get_device_name(), torch.cuda.is_available() and torch.cuda.get_device_capability())" 2>&1
 } | tee "$OUT/env.txt"
 
+if [ "$BLOCKFP8" = 1 ]; then
+  if [ -n "$QUICK" ]; then SPECS=(quick:1); else
+    SPECS=(Qwen3-235B-A22B:1 Qwen3-235B-A22B:2 Qwen3-235B-A22B:4 MiniMax-M2.5:4 MiniMax-M2.5:8); fi
+  for spec in "${SPECS[@]}"; do
+    M=${spec%%:*}; N=${spec##*:}
+    if [ -n "$QUICK" ]; then WHICH=(--quick); else WHICH=(--model "$M"); fi
+    timeout -k 5 40 "$PY" -m tiersim.calibrate --device "$DEVICE" "${WHICH[@]}" --tp "$N" \
+      --ops overhead,gemm --precisions fp8,fp8_block --budget-s 25 \
+      --out "$OUT/blockfp8_${M}_tp${N}.json" >>"$OUT/blockfp8.log" 2>&1
+    echo "blockfp8 $M tp$N exit $?" | tee -a "$OUT/blockfp8.log"
+  done
+fi
+
 start=$(date +%s)
 timeout -k 10 "$LIMIT_S" "$PY" -m tiersim.calibrate --device "$DEVICE" "${SHAPES[@]}" \
-  --precisions "$PRECISIONS" --kv-dtypes "$KV_DTYPES" --tp "$TP" --budget-s "$BUDGET_S" \
-  --out "$PROFILE" 2>&1 | tee "$OUT/calibrate.log"
+  --precisions "$PRECISIONS" --kv-dtypes "$KV_DTYPES" --tp "$TP" --ops "$OPS" \
+  --budget-s "$BUDGET_S" --out "$PROFILE" 2>&1 | tee "$OUT/calibrate.log"
 rc=${PIPESTATUS[0]}
 echo "calibrate exit $rc after $(( $(date +%s) - start )) s"
 

@@ -31,6 +31,9 @@ import torch.nn.functional as F
 from tiersim.calibrate import quant
 
 ALIGN = 16
+#: Expert formats the harness times as a whole layer (block FP8 only as dense GEMMs: a
+#: per-expert loop of block-scaled GEMMs would time the host's launches, not the layer).
+PRECISIONS = tuple(p for p in quant.PRECISIONS if p != "fp8_block")
 
 
 @dataclass

@@ -8,6 +8,14 @@ values, and correctness is checked separately on small shapes (``check_linear``)
 - bf16: ``torch.matmul`` (cuBLAS on CUDA).
 - fp8: ``torch._scaled_mm`` on e4m3 operands, row-wise scales (per token x per output channel)
   where the device accepts them, else per-tensor; activations are quantised before timing.
+- fp8_block: the block-FP8 checkpoint format (DeepSeek-V3, Qwen3-FP8, MiniMax-M2): e4m3
+  weights with one fp32 scale per 128 x 128 block, activations quantised per token in groups of
+  128 along k (vLLM's ``per_token_group_quant_fp8``, untimed here, timed alone in the table's
+  parts). ``torch._scaled_mm`` with (1 x 128, 128 x 128) block scales, the CUTLASS kernel torch
+  ships for Hopper; the scale layouts it accepts differ between torch releases, so each is tried
+  on a probe and the first whose result matches the dequantised reference is used. Where none
+  runs: on a GPU the table is not measured (the reason goes to ``provenance.skipped``); on a
+  CPU it is emulated (operands dequantised to bf16, then ``torch.matmul``) and labelled so.
 - w4a16: torch's 4-bit weight-only kernel, asymmetric groups of 128 along k with bf16 scale and
   zero, ``w = (q - 8) * scale + zero``: ``_weight_int4pack_mm`` (tinygemm) on CUDA,
   ``_weight_int4pack_mm_for_cpu`` on a CPU.
@@ -24,7 +32,9 @@ from dataclasses import dataclass
 
 import torch
 
-PRECISIONS = ("bf16", "fp8", "w4a16", "nvfp4")
+PRECISIONS = ("bf16", "fp8", "fp8_block", "w4a16", "nvfp4")
+#: Block edge of the block-FP8 format (weights 128 x 128, activations 1 x 128).
+BLOCK = 128
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
                -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 FP8 = torch.float8_e4m3fn
@@ -37,7 +47,9 @@ class Linear:
     ``prepare`` turns a bf16 activation into the kernel's input (untimed: e.g. FP8 quantisation);
     ``run`` is the timed call; ``dequant`` (nvfp4 off FP4 hardware only) is the weight
     dequantisation alone, timed as a separate part; ``reference`` is the dequantised weight as
-    float32 [n, k] for correctness checks.
+    float32 [n, k] for correctness checks. ``act_quant`` names the dynamic activation
+    quantisation ``prepare`` does (timed alone as a part; '' when there is none) and
+    ``act_seen`` gives the float32 activation the kernel actually multiplies.
     """
 
     precision: str
@@ -46,6 +58,8 @@ class Linear:
     prepare: Callable[[torch.Tensor], torch.Tensor]
     reference: Callable[[], torch.Tensor]
     dequant: Callable[[], torch.Tensor] | None = None
+    act_quant: str = ""
+    act_seen: Callable[[torch.Tensor], torch.Tensor] | None = None
 
 
 def generator(device: torch.device, seed: int) -> torch.Generator:
@@ -66,6 +80,8 @@ def make_linear(precision: str, n: int, k: int, device: torch.device, gen: torch
         return _bf16(n, k, device, gen)
     if precision == "fp8":
         return _fp8(n, k, device, gen)
+    if precision == "fp8_block":
+        return _fp8_block(n, k, device, gen)
     if precision == "w4a16":
         return _w4a16(n, k, device, gen)
     if precision == "nvfp4":
@@ -120,7 +136,139 @@ def _fp8(n: int, k: int, device: torch.device, gen: torch.Generator) -> Linear:
     def reference():
         return w8.float() * w_scale if mode == "row-wise" else w8.float() * w_scale.amax()
 
-    return Linear("fp8", kernel, lambda a: call(a[0], a[1], w8t, sb), prepare, reference)
+    return Linear("fp8", kernel, lambda a: call(a[0], a[1], w8t, sb), prepare, reference,
+                  act_quant="dynamic per-token", act_seen=_rows_seen)
+
+
+def _rows_seen(x: torch.Tensor) -> torch.Tensor:
+    """float32 of x after per-row e4m3 quantisation."""
+    a8, sa = fp8_quantize_rows(x)
+    return a8.float() * sa
+
+
+# ---- block FP8 ----------------------------------------------------------------------------
+
+def fp8_quantize_groups(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dynamic per-token-group e4m3 quantisation, groups of 128 along k: (codes [m, k],
+    float32 scales [m, k / 128])."""
+    m, k = x.shape
+    groups = x.float().reshape(m, k // BLOCK, BLOCK)
+    scale = groups.abs().amax(dim=2).clamp(min=1e-12) / torch.finfo(FP8).max
+    return (groups / scale.unsqueeze(2)).to(FP8).reshape(m, k), scale
+
+
+def fp8_quantize_blocks(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """128 x 128 block e4m3 quantisation of a weight [n, k]: (codes [n, k], float32 scales
+    [n / 128, k / 128])."""
+    n, k = w.shape
+    blocks = w.float().reshape(n // BLOCK, BLOCK, k // BLOCK, BLOCK)
+    scale = blocks.abs().amax(dim=(1, 3)).clamp(min=1e-12) / torch.finfo(FP8).max
+    return (blocks / scale[:, None, :, None]).to(FP8).reshape(n, k), scale
+
+
+def block_dequant(codes: torch.Tensor, scale: torch.Tensor, rows: int) -> torch.Tensor:
+    """float32 of block-quantised ``codes`` [r, k] whose ``scale`` covers ``rows`` x 128
+    blocks (rows 1: activation groups; 128: weight blocks)."""
+    r, k = codes.shape
+    full = scale.repeat_interleave(rows, dim=0)[:r].repeat_interleave(BLOCK, dim=1)
+    return codes.float() * full
+
+
+def _groups_seen(x: torch.Tensor) -> torch.Tensor:
+    """float32 of x after per-token-group e4m3 quantisation."""
+    return block_dequant(*fp8_quantize_groups(x), rows=1)
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """How one torch release wants block-scaled ``_scaled_mm`` operands: activation rows padded
+    to a multiple of ``pad_rows``; the weight's k-blocks padded to ``pad_kblocks``."""
+
+    name: str
+    pad_rows: int = 1
+    pad_kblocks: int = 1
+
+    def weight_scale(self, sw: torch.Tensor) -> torch.Tensor:
+        """The weight scale [k/128 (padded), n/128], column-major as CUTLASS reads it."""
+        kb = sw.shape[1]
+        return torch.nn.functional.pad(sw, (0, -kb % self.pad_kblocks)).t()
+
+    def activation(self, a8: torch.Tensor, sa: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Codes and scales padded to whole row groups, scales outer-dim (m) major."""
+        extra = -a8.shape[0] % self.pad_rows
+        if extra:
+            a8 = torch.cat([a8, torch.zeros((extra, a8.shape[1]), dtype=a8.dtype,
+                                            device=a8.device)])
+            sa = torch.nn.functional.pad(sa, (0, 0, 0, extra), value=1.0)
+        return a8, sa.t().contiguous().t()
+
+
+BLOCK_LAYOUTS = (BlockLayout("m-major activation scales"),
+                 BlockLayout("rows padded to 4", pad_rows=4),
+                 BlockLayout("rows and k-blocks padded to 4", pad_rows=4, pad_kblocks=4))
+
+
+def _block_mm(a: tuple, w8t: torch.Tensor, sb: torch.Tensor) -> torch.Tensor:
+    """One block-scaled FP8 GEMM of prepared activations ``(codes, scales, m)``."""
+    out = torch._scaled_mm(a[0], w8t, a[1], sb, out_dtype=torch.bfloat16)
+    return out[:a[2]]
+
+
+def _block_layout(w8: torch.Tensor, sw: torch.Tensor, device: torch.device,
+                  gen: torch.Generator) -> tuple[BlockLayout | None, str]:
+    """The first layout whose ``_scaled_mm`` runs and matches the dequantised reference at 1
+    and 20 rows, and why none did."""
+    ref_w = block_dequant(w8, sw, rows=BLOCK)
+    why = ""
+    for layout in BLOCK_LAYOUTS:
+        try:
+            for m in (1, 20):
+                x = randn((m, w8.shape[1]), device, gen)
+                a8, sa = fp8_quantize_groups(x)
+                out = _block_mm((*layout.activation(a8, sa), m), w8.t(),
+                                layout.weight_scale(sw)).float()
+                ref = block_dequant(a8, sa, rows=1) @ ref_w.t()
+                err = float((out - ref).norm() / ref.norm().clamp(min=1e-30))
+                if err > 1e-2:
+                    raise ValueError(f"relative error {err:.2g} against the reference")
+            return layout, ""
+        except (RuntimeError, ValueError, TypeError, NotImplementedError) as exc:
+            why = f"{layout.name}: {(str(exc).splitlines() or [''])[0][:120]}"
+    return None, why
+
+
+def _fp8_block(n: int, k: int, device: torch.device, gen: torch.Generator) -> Linear:
+    """Block-FP8 weight (128 x 128 scales), per-token-group activations; see the module
+    docstring for the kernel and its fallbacks."""
+    if n % BLOCK or k % BLOCK:
+        raise ValueError(f"fp8_block needs n and k divisible by {BLOCK} (got n={n}, k={k})")
+    w8, sw = fp8_quantize_blocks(randn((n, k), device, gen))
+    layout, why = _block_layout(w8, sw, device, gen)
+
+    def reference():
+        return block_dequant(w8, sw, rows=BLOCK)
+
+    if layout is None and device.type == "cuda":
+        raise RuntimeError(f"no block-scaled torch._scaled_mm in torch {torch.__version__} "
+                           f"here ({why})")
+    if layout is None:
+        wt = reference().to(torch.bfloat16).t()
+        kernel = (f"emulated: per-token-group (1 x 128) e4m3 activations and 128 x 128-block "
+                  f"e4m3 weights dequantised to bf16, then torch.matmul (no block-scaled "
+                  f"_scaled_mm on {device.type}: {why})")
+        return Linear("fp8_block", kernel,
+                      lambda a: torch.matmul(block_dequant(a[0], a[1], 1).to(torch.bfloat16), wt),
+                      fp8_quantize_groups, reference, act_quant="per-token-group (1 x 128)",
+                      act_seen=_groups_seen)
+    w8t, sb = w8.t(), layout.weight_scale(sw)
+
+    def prepare(x):
+        return (*layout.activation(*fp8_quantize_groups(x)), x.shape[0])
+
+    kernel = (f"torch._scaled_mm e4m3 x e4m3 -> bf16, block scales 1 x 128 (activations) x "
+              f"128 x 128 (weights), {layout.name}")
+    return Linear("fp8_block", kernel, lambda a: _block_mm(a, w8t, sb), prepare, reference,
+                  act_quant="per-token-group (1 x 128)", act_seen=_groups_seen)
 
 
 # ---- W4A16 -----------------------------------------------------------------------------------
@@ -294,8 +442,6 @@ def check_linear(lin: Linear, k: int, device: torch.device, gen: torch.Generator
     """Relative error ||out - ref|| / ||ref|| of the kernel against float32 on its own weight."""
     x = randn((8, k), device, gen)
     out = lin.run(lin.prepare(x)).float()
-    ref = x.float() @ lin.reference().t()
-    if lin.precision == "fp8":
-        a8, sa = fp8_quantize_rows(x)
-        ref = (a8.float() * sa) @ lin.reference().t()
+    seen = lin.act_seen(x) if lin.act_seen else x.float()
+    ref = seen @ lin.reference().t()
     return float((out - ref).norm() / ref.norm().clamp(min=1e-30))

@@ -167,16 +167,16 @@ def _gemm_table(run: Run, what: str, precision: str, shape: shapes.GemmShape,
             break
         xin = lin.prepare(x[:m])
         lat.append(run.timer.measure(lambda xin=xin: lin.run(xin)))
-        if precision == "fp8":
+        if lin.act_quant:
             quant_s.append(run.timer.measure(lambda m=m: lin.prepare(x[:m])))
     cut = run.kept(what, len(lat), len(run.grid.gemm_m))
     parts = ({"dequant_s": run.timer.measure(lin.dequant)}
              if lin.dequant and not run.time_up() else None)
     notes = f"layers: {', '.join(shape.layers)}; relative error vs float32 {err:.2e}"
-    if precision == "fp8":
+    if lin.act_quant:
         parts = {"act_quant_s": quant_s}
-        notes += ("; dynamic per-token activation quantisation not included (eager torch, "
-                  "timed alone in parts.act_quant_s)")
+        notes += (f"; {lin.act_quant} activation quantisation not included (eager torch, "
+                  f"timed alone in parts.act_quant_s)")
     if lin.dequant:
         notes += ("; latency includes dequantising the weight on every call"
                   + (" (parts.dequant_s)" if parts else ""))
@@ -191,7 +191,7 @@ def measure_gemm(run: Run, precisions: tuple[str, ...]) -> None:
     kmax = max(s.k for s in gemms)
     x = quant.randn((max(run.grid.gemm_m), kmax), run.device, run.gen)
     for precision in precisions:
-        for shape in gemms:
+        for shape in _quantised_shapes(run, precision, gemms):
             what = f"gemm/{precision}/{shape.n}x{shape.k}"
             if run.out_of_time(what):
                 continue
@@ -199,6 +199,28 @@ def measure_gemm(run: Run, precisions: tuple[str, ...]) -> None:
             if _guard(run, what, lambda w=what, p=precision, s=shape, xs=xs:
                       _gemm_table(run, w, p, s, xs)):
                 run.log(f"  gemm {precision} n={shape.n} k={shape.k} done")
+
+
+def _quantised_shapes(run: Run, precision: str,
+                      gemms: list[shapes.GemmShape]) -> list[shapes.GemmShape]:
+    """The GEMMs a checkpoint in ``precision`` quantises: every one, except that block-FP8
+    checkpoints keep the router and lm_head in bf16 (their ``modules_to_not_convert``) and
+    can only block a shape whose n and k are multiples of 128; what is left out is noted."""
+    if precision != "fp8_block":
+        return gemms
+    kept, out = [], []
+    for shape in gemms:
+        layers = tuple(name for name in shape.layers if name not in ("router", "lm_head"))
+        aligned = not (shape.n % quant.BLOCK or shape.k % quant.BLOCK)
+        if layers and aligned:
+            kept.append(shapes.GemmShape(shape.n, shape.k, layers))
+        if not aligned or layers != shape.layers:
+            out.append(f"{'+'.join(shape.layers)} n={shape.n} k={shape.k}")
+    if out:
+        run.notes.append(f"fp8_block gemm: left out {', '.join(out)} (block-FP8 checkpoints "
+                         f"keep the router and lm_head in bf16; blocks need n and k multiples "
+                         f"of {quant.BLOCK})")
+    return kept
 
 
 def measure_moe(run: Run, precisions: tuple[str, ...]) -> None:
@@ -228,7 +250,10 @@ def measure_moe(run: Run, precisions: tuple[str, ...]) -> None:
             "moe", key, {"tokens": list(run.grid.moe_tokens[:len(lat)])}, lat, layer.kernel,
             precision=precision, notes=notes + cut))
 
-    for precision in precisions:
+    if "fp8_block" in precisions:
+        run.notes.append("fp8_block moe: not measured (the harness times block-FP8 dense "
+                         "GEMMs; a per-expert loop of them would time the host, not the layer)")
+    for precision in (p for p in precisions if p in moe.PRECISIONS):
         if _guard(run, f"moe/{precision}", lambda p=precision: table(p)):
             run.log(f"  moe {precision} done")
 

@@ -20,7 +20,7 @@ KEYS = {"gemm": {"n", "k"}, "moe": {"hidden", "inter", "num_experts", "top_k", "
         "attn_prefill": {"heads", "kv_heads", "head_dim"},
         "attn_decode": {"heads", "kv_heads", "head_dim"}, "allreduce": {"tp"}}
 SOURCES = {"harness", "public", "roofline"}
-PRECISIONS = {"bf16", "fp8", "w4a16", "nvfp4"}
+PRECISIONS = {"bf16", "fp8", "fp8_block", "w4a16", "nvfp4"}
 KV_DTYPES = {"bf16", "fp8"}
 
 

@@ -46,6 +46,16 @@ BUILTIN: dict[str, ModelShapes] = {
         "Llama-3.1-8B", layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128,
         vocab=128256, intermediate=14336,
     ),
+    # The two block-FP8 checkpoints of NVIDIA's vLLM silicon sample (their -FP8 names resolve
+    # here too), so that a GPU run can time block-FP8 GEMMs at the shapes of those rows.
+    "qwen3-235b-a22b": ModelShapes(
+        "Qwen3-235B-A22B", layers=94, hidden=4096, heads=64, kv_heads=4, head_dim=128,
+        vocab=151936, intermediate=0, num_experts=128, expert_intermediate=1536, top_k=8,
+    ),
+    "minimax-m2.5": ModelShapes(
+        "MiniMax-M2.5", layers=62, hidden=3072, heads=48, kv_heads=8, head_dim=128,
+        vocab=200064, intermediate=0, num_experts=256, expert_intermediate=1536, top_k=8,
+    ),
     "llama-3.1-70b": ModelShapes(
         "Llama-3.1-70B", layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128,
         vocab=128256, intermediate=28672,
