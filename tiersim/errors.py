@@ -50,3 +50,8 @@ class ProfileError(TiersimError):
 class Note(UserWarning):
     """Something a user should know about a valid input (printed as one ``note:`` line by the
     CLI; the run goes on)."""
+
+
+class UnreachableFloor(Note):
+    """The floor router's floor is above every routing it can find. The planner, which tries
+    raised floors on purpose, reports this as the design's missed accuracy instead."""

@@ -29,11 +29,13 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from tiersim.errors import UnreachableFloor
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import PlanResult
@@ -221,11 +223,13 @@ class Planner:
             return self._best_uniform(tiers[0])
         start = {n: self._uniform_level(n) for n in tiers}
         results: list[DesignResult] = []
-        for group in self.settings(tiers):
-            for setting in group:  # stop at the first margin whose accuracy meets the floor
-                results.append(self._size(tiers, setting, start))
-                if not (results[-1].missed or "").startswith("accuracy"):
-                    break
+        with warnings.catch_warnings():  # a floor out of reach is this design's missed accuracy
+            warnings.simplefilter("ignore", UnreachableFloor)
+            for group in self.settings(tiers):
+                for setting in group:  # stop at the first margin whose accuracy meets the floor
+                    results.append(self._size(tiers, setting, start))
+                    if not (results[-1].missed or "").startswith("accuracy"):
+                        break
         found = [r for r in results if r.feasible]
         if found:
             return min(found, key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))

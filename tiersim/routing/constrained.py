@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import Note
+from tiersim.errors import UnreachableFloor
 from tiersim.routing.accuracy import true_expected_matrix
 from tiersim.routing.policies import Router, _single, cost_scale
 
@@ -178,7 +178,7 @@ class Floor(ConstrainedRouter):
             warnings.warn(f"router.floor {self.cfg.floor:g} is above the most accurate routing "
                           f"the router finds ({acc.max():.4g} on its calibration split); every "
                           "request is routed the most accurate way, and the floor is reported "
-                          "missed", Note, stacklevel=2)
+                          "missed", UnreachableFloor, stacklevel=2)
             return int(np.lexsort((cost, -acc))[0]), False
         idx = np.flatnonzero(ok)
         return int(idx[np.lexsort((-acc[idx], cost[idx]))[0]]), True

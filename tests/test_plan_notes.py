@@ -1,0 +1,38 @@
+"""The planner tries raised router floors on purpose: one out of the router's reach is that
+design's missed accuracy in the plan, not a ``note:`` line per floor tried (a run of a
+scenario with such a floor still prints the note: tests/test_round6_routing.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tiersim.cli import main
+
+TRACE = Path(__file__).resolve().parents[1] / "tiersim" / "traces" / "azure2023_code.parquet"
+
+
+def _scenario(tmp_path: Path, floor: float) -> Path:
+    """Two tiers on one minute of the code trace (roofline), floor router, ``floor``."""
+    tiers = "".join(
+        f"  - {{name: {name}, precision: {name}, replicas: 1, cost_per_gpu_hour: 3.5, "
+        f"accuracy: {{easy: {easy}, hard: {hard}, hopeless: 0.0}}}}\n"
+        for name, easy, hard in (("w4a16", 0.99, 0.6), ("bf16", 1.0, 0.8)))
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"name: t\nseed: 0\nmodel: Qwen3-Coder-30B-A3B\nprofile: null\n"
+        f"trace: {{path: {TRACE}, window: [240, 300]}}\n"
+        f"workload: {{difficulty: {{kind: three_type, p_hopeless: 0.14, hint_auroc: 0.72}}}}\n"
+        f"tiers:\n{tiers}router: {{policy: floor}}\n"
+        f"slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.1}}\naccuracy_floor: {floor}\n")
+    return path
+
+
+def test_plan_reports_an_unreachable_floor_as_missed_accuracy_not_notes(tmp_path, capsys):
+    code = main(["plan", str(_scenario(tmp_path, 0.815)), "--out", str(tmp_path / "p"),
+                 "--no-report"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "note:" not in err and "note:" not in out
+    assert "w4a16+bf16: accuracy 0.8107 < floor 0.8150" in out
+    assert json.loads((tmp_path / "p" / "plan.json").read_text())["plan"] is None
