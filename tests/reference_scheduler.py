@@ -9,7 +9,10 @@ Prefix caching is modelled as documented in ``tiersim.engine.prefix_cache``, her
 Offload levels (``limits.kv_levels``) are more such lists beneath it: an evicted hash moves to
 the next list (paying block bytes / write bandwidth when it leaves the GPU list), a hit found
 below moves back to the GPU list (paying block bytes / read bandwidth); the step lasts compute
-+ transfer, or the larger of the two with ``limits.kv_overlap``.
++ transfer, or the larger of the two with ``limits.kv_overlap``. Load or recompute (with
+``limits.kv_recompute``): when the leading hits include blocks found below, the request keeps
+only the hits before the first of them if the model's step time for one prefill chunk of the
+hit tokens from there (none: free) is below the reads of every hit found below.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class _LRU:
         self.write = [0.0] + [block / lv.write_bytes_per_s for lv in levels]
         self.capacity, self.block_tokens = sum(self.caps), block_tokens
         self.moved = 0.0  # transfer seconds of the step being planned
+        self.prefill = None  # load or recompute: (new, done) -> seconds; None: always load
 
     def level(self, h: int):
         for i, lst in enumerate(self.lists):
@@ -88,17 +92,34 @@ class _LRU:
             self.lists[i].remove(h)
         self.put(0, h)
 
+    def kept(self, r: _R, n: int) -> int:
+        """Load or recompute: the leading hits kept (all, or those before the first below)."""
+        levels = [self.level(h) for h in r.hashes[:n]]
+        if self.prefill is None or not any(levels):
+            return n
+        first = next(j for j, i in enumerate(levels) if i)
+        load = sum(self.read[i] for i in levels if i)
+        gpu = min(first * self.block_tokens, r.prompt - 1)
+        redo = min(n * self.block_tokens, r.prompt - 1) - gpu
+        return first if (self.prefill(redo, gpu) if redo else 0.0) < load else n
+
     def hit_tokens(self, r: _R) -> int:
         if not self.capacity or not r.hashes:
             return 0
-        return min(self.lookup(r) * self.block_tokens, r.prompt - 1)
+        return min(self.kept(r, self.lookup(r)) * self.block_tokens, r.prompt - 1)
 
-    def admit(self, r: _R) -> list[int]:
-        """Touch the GPU hits, bring the lower ones up; the hit tokens per level."""
-        n = self.lookup(r) if self.capacity else 0
+    def admit(self, r: _R) -> tuple[list[int], int, bool | None]:
+        """Touch the GPU hits kept, bring the lower ones up; the kept hit tokens per level,
+        the hit tokens recomputed and whether hits found below were loaded (None: none)."""
+        found = self.lookup(r) if self.capacity else 0
+        n = self.kept(r, found)
         cap = min(n * self.block_tokens, r.prompt - 1)
         per = [0] * len(self.lists)
         below = []
+        redo = min(found * self.block_tokens, r.prompt - 1) - cap
+        loaded = None
+        if any(self.level(h) for h in r.hashes[:found]):
+            loaded = n == found
         for j, h in enumerate(r.hashes[:n]):
             i = self.level(h)
             per[i] += max(0, min(self.block_tokens, cap - j * self.block_tokens))
@@ -115,7 +136,7 @@ class _LRU:
             self.moved += self.read[i]
             self.put(0, h)
         r.filled = n
-        return per
+        return per, redo, loaded
 
     def fill(self, r: _R, upto: int) -> None:
         if not self.capacity:
@@ -135,9 +156,10 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
 
     ``hashes`` (one list per request) is used when ``limits.enable_prefix_caching``. After the
     run, ``reference_run.last`` holds the hit tokens per level of each request and the largest
-    level sizes seen (for the offload tests). ``spec`` (a ``SpecDecoding``): each decoder
-    verifies k + 1 tokens per step and emits the tokens drawn from its own generator
-    (``accept``: per-request acceptance rates).
+    level sizes seen (for the offload tests), and ``reference_run.choices`` each request's
+    (hit tokens recomputed, whether hits found below were loaded) at its first admission.
+    ``spec`` (a ``SpecDecoding``): each decoder verifies k + 1 tokens per step and emits the
+    tokens drawn from its own generator (``accept``: per-request acceptance rates).
     """
     extra = 0
     if spec is not None:
@@ -152,7 +174,10 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         for r, h in zip(reqs, hashes):
             r.hashes = [int(x) for x in h]
     cache = _LRU(capacity, hash_block_tokens, limits.kv_levels, limits.kv_bytes_per_token)
+    if limits.kv_levels and limits.kv_recompute:
+        cache.prefill = lambda new, done: model.step_time(StepShape(((new, done),)))
     per_level = [None] * len(reqs)
+    choices = [(0, None)] * len(reqs)
     peak = [0] * len(cache.lists)
     dropped = np.zeros(len(reqs), dtype=bool)
     waiting: deque[_R] = deque()
@@ -206,9 +231,10 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 need = _cdiv(hit + n, bs) - h.blocks
                 if free - need < wm:
                     break
-                per = cache.admit(h)
+                per, redo, loaded = cache.admit(h)
                 if per_level[h.idx] is None:
                     per_level[h.idx] = per
+                    choices[h.idx] = (redo, loaded)
                 h.computed = hit
                 h.cached = hit if h.cached < 0 else h.cached
                 cache.fill(h, hit + n)
@@ -259,6 +285,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                     running.remove(r)
         assert free >= 0
     reference_run.last = (per_level, peak)
+    reference_run.choices = choices
     return (np.array([r.first_token for r in reqs]), np.array([r.finish for r in reqs]), dropped,
             np.array([max(r.cached, 0) for r in reqs]))
 

@@ -142,7 +142,8 @@ def _max_model_len(asked: int | None, context: int) -> int:
 
 def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> SchedulerLimits:
     """``lim`` with the tier's KV offload levels (per GPU: capacity and bandwidth in bytes, a
-    block's bytes from one GPU's KV bytes per token)."""
+    block's bytes from one GPU's KV bytes per token), their overlap and load-or-recompute
+    settings."""
     sched = tier.scheduler
     if not sched.kv_offload:
         return lim
@@ -150,7 +151,7 @@ def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> Sche
                    for lv in sched.kv_offload)
     per_token = kv_bytes_per_token(get_model(model_ref), tier.kv_dtype, tier.tensor_parallel)
     return replace(lim, kv_levels=levels, kv_overlap=sched.kv_offload_overlap,
-                   kv_bytes_per_token=per_token)
+                   kv_recompute=sched.kv_offload_recompute, kv_bytes_per_token=per_token)
 
 
 def spec_decoding(scenario: Scenario, tier: TierConfig) -> SpecDecoding | None:

@@ -90,6 +90,12 @@ class TierResult:
     With prefix caching, ``prefix_hit_rate`` is the fraction of the tier's prompt tokens found
     cached, ``prefix_hit_by_level`` the same per cache level (``gpu``, then offload levels) and
     ``prefix_hit_bound`` what one unbounded cache would have found (None without caching).
+    With KV offload levels, the load-or-recompute rule's choices (:mod:`tiersim.engine.
+    kv_levels`), at each pass's first admission: ``offload_loads`` passes loaded the prefix
+    blocks they found in an offload level, ``offload_recomputes`` passes recomputed them instead
+    because the load was modelled slower than prefill, and ``prefix_recompute_rate`` is the
+    fraction of the tier's prompt tokens found cached but so recomputed (not in
+    ``prefix_hit_rate``); the three are absent from the JSON without offload levels.
     ``model``: the tier's own model when it names one (a cascade across models; absent from
     the JSON otherwise: the run's ``model``).
     """
@@ -114,6 +120,9 @@ class TierResult:
     prefix_hit_rate: float | None = None
     prefix_hit_bound: float | None = None
     prefix_hit_by_level: dict[str, float] | None = None
+    offload_loads: int | None = None
+    offload_recomputes: int | None = None
+    prefix_recompute_rate: float | None = None
     model: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -122,7 +131,14 @@ class TierResult:
         out.pop("name")
         if out["model"] is None:  # the run's model
             out.pop("model")
+        if out["offload_loads"] is None:  # a tier without offload levels
+            for key in OFFLOAD_FIELDS:
+                out.pop(key)
         return out
+
+
+OFFLOAD_FIELDS = ("offload_loads", "offload_recomputes", "prefix_recompute_rate")
+""":class:`TierResult` fields present only for tiers with KV offload levels."""
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,10 @@ class SchedulerConfig(_Strict):
         "cache, top first (needs enable_prefix_caching)")
     kv_offload_overlap: bool = Field(default=True, description="load offloaded KV layer by "
                                      "layer beneath the step's compute")
+    kv_offload_recompute: bool = Field(
+        default=True, description="recompute a prefix found in an offload level instead of "
+        "loading it when its prefill is modelled faster than the load; false: always load (a "
+        "connector that always loads)")
     max_model_len: int | None = Field(
         default=None, ge=1, le=100_000_000, description="longest prompt + output a request may "
         "have, as vLLM's --max-model-len (a longer one is dropped); default: the model's context "

@@ -209,13 +209,18 @@ def _tier_stats(mine: np.ndarray, ttft: np.ndarray, tpot: np.ndarray) -> metrics
 
 def prefix_fields(result, tier: str) -> dict[str, Any]:
     """A tier's token-level prefix hit rate, its unbounded bound and the rate per cache level
-    (empty without prefix caching)."""
+    (empty without prefix caching); with offload levels, the load-or-recompute counts too."""
     stats = getattr(result, "prefix_stats", {}).get(tier)
     if stats is None:
         return {}
     rate, bound, by_level = stats.rates()
-    return {"prefix_hit_rate": rate, "prefix_hit_bound": bound,
-            "prefix_hit_by_level": by_level or None}
+    out = {"prefix_hit_rate": rate, "prefix_hit_bound": bound,
+           "prefix_hit_by_level": by_level or None}
+    if len(stats.levels) > 1:  # offload levels beneath the GPU cache
+        out.update(offload_loads=stats.offload_loads,
+                   offload_recomputes=stats.offload_recomputes,
+                   prefix_recompute_rate=stats.recompute_rate())
+    return out
 
 
 def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],

@@ -251,15 +251,21 @@ def agentic_tables(r: RunResult) -> list:
 
 def prefix_lines(r: RunResult) -> list[str]:
     """Per tier with prefix caching: prompt tokens found cached, per cache level, and the
-    unbounded-cache bound."""
+    unbounded-cache bound; with offload levels, how many passes loaded their offloaded prefix
+    blocks and how many recomputed them (the load-or-recompute rule)."""
     lines = []
     for t in r.tiers:
         if t.prefix_hit_rate is None:
             continue
         levels = ", ".join(f"{name} {fmt(v, ' %', 100)}"
                            for name, v in (t.prefix_hit_by_level or {}).items())
-        lines.append(f"prefix cache {t.name}: {fmt(t.prefix_hit_rate, ' %', 100)} of prompt "
-                     f"tokens ({levels}); unbounded cache {fmt(t.prefix_hit_bound, ' %', 100)}")
+        line = (f"prefix cache {t.name}: {fmt(t.prefix_hit_rate, ' %', 100)} of prompt "
+                f"tokens ({levels}); unbounded cache {fmt(t.prefix_hit_bound, ' %', 100)}")
+        if t.offload_loads is not None:
+            line += (f"; offloaded prefixes {t.offload_loads} loaded, {t.offload_recomputes} "
+                     f"recomputed (link slower than prefill; "
+                     f"{fmt(t.prefix_recompute_rate, ' %', 100)} of prompt tokens)")
+        lines.append(line)
     return lines
 
 

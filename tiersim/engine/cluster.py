@@ -16,6 +16,7 @@ import numpy as np
 
 from tiersim.engine.disagg import Disagg
 from tiersim.engine.lockstep import lockstep_replicas
+from tiersim.engine.prefix_cache import use_prefill_model
 from tiersim.engine.replica import Replica
 from tiersim.engine.request import DROPPED, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler
@@ -133,12 +134,20 @@ class PrefixStats:
     ``hit_tokens[i]``: prompt tokens found in cache level ``levels[i]`` (``gpu`` first, then the
     offload levels) at each pass's first admission; ``bound_tokens``: what a single unbounded
     cache shared by the tier's replicas would have held, in dispatch order (the trace's bound).
+    Load or recompute (:mod:`tiersim.engine.prefix_cache`), at the same admissions:
+    ``offload_loads`` counts the passes that loaded the hits they found in an offload level,
+    ``offload_recomputes`` those that recomputed them instead (the load was modelled slower than
+    prefill), and ``recomputed_tokens`` the cached prompt tokens so recomputed (not in
+    ``hit_tokens``).
     """
 
     levels: list[str]
     prompt_tokens: int = 0
     bound_tokens: int = 0
     hit_tokens: list[int] = field(default_factory=list)
+    recomputed_tokens: int = 0
+    offload_loads: int = 0
+    offload_recomputes: int = 0
     seen: set = field(default_factory=set, repr=False)
 
     def rates(self) -> tuple[float | None, float | None, dict[str, float]]:
@@ -149,6 +158,21 @@ class PrefixStats:
             return None, None, {}
         by_level = {name: hit / total for name, hit in zip(self.levels, self.hit_tokens)}
         return sum(self.hit_tokens) / total, self.bound_tokens / total, by_level
+
+    def count_admission(self, req: Req) -> None:
+        """Add a pass's first admission: its hit tokens per level and its load-or-recompute
+        choice."""
+        self.hit_tokens = [a + b for a, b in zip(self.hit_tokens, req.level_hits)]
+        self.recomputed_tokens += req.recomputed
+        if req.offload_loaded is True:
+            self.offload_loads += 1
+        elif req.offload_loaded is False:
+            self.offload_recomputes += 1
+
+    def recompute_rate(self) -> float | None:
+        """Cached prompt tokens recomputed instead of loaded, over prompt tokens (None before
+        any prompt token)."""
+        return self.recomputed_tokens / self.prompt_tokens if self.prompt_tokens else None
 
     def count_bound(self, req: Req, hash_block_tokens: int) -> None:
         """Add ``req`` (admitted to the tier) to the prompt total and the unbounded bound."""
@@ -264,13 +288,13 @@ class _Fleet:
                 self._build_disagg(t, spec, max_k, sample_every)
                 continue
             if spec.lockstep > 1:
-                scheds = [self._scheduler(t, spec) for _ in range(spec.replicas)]
+                scheds = [self._scheduler(t, spec, model) for _ in range(spec.replicas)]
                 reps = lockstep_replicas(self.env, scheds, model, self._make_on_finish(t),
                                          spec.lockstep, max_k, sample_every)
             else:
                 reps = [
-                    Replica(self.env, self._scheduler(t, spec), model, self._make_on_finish(t),
-                            i, max_k, sample_every)
+                    Replica(self.env, self._scheduler(t, spec, model), model,
+                            self._make_on_finish(t), i, max_k, sample_every)
                     for i in range(spec.replicas)
                 ]
                 if self.lazy:
@@ -304,7 +328,7 @@ class _Fleet:
         (least outstanding tokens; no prefix cache)."""
         hbt, x = self.work.hash_block_tokens, spec.disagg.prefill
         decode_limits = replace(spec.limits, enable_prefix_caching=False, kv_levels=())
-        prefill = [Replica(self.env, ReplicaScheduler(spec.limits, spec.num_blocks, hbt),
+        prefill = [Replica(self.env, self._scheduler(t, spec, spec.step_model),
                            spec.step_model, self._make_on_prefilled(t), i, max_k, sample_every)
                    for i in range(x)]
         decode = [Replica(self.env, ReplicaScheduler(decode_limits, spec.num_blocks, hbt),
@@ -314,13 +338,17 @@ class _Fleet:
         self.balancers.append(BALANCERS[spec.balancer](prefill))
         self.decode_balancers[t] = LeastTokens(decode)
 
-    def _scheduler(self, t: int, spec: TierSpec):
-        """A replica's scheduler: speculative decoders one by one, else the aggregate one."""
+    def _scheduler(self, t: int, spec: TierSpec, model: StepTimeModel):
+        """A replica's scheduler: speculative decoders one by one, else the aggregate one; its
+        prefix cache costs recomputing with ``model``, the replica's step-time model."""
         hbt = self.work.hash_block_tokens
         if spec.spec_decoding is not None:
-            return SpecScheduler(spec.limits, spec.num_blocks, spec.spec_decoding, hbt, tier=t,
-                                 accept=self.work.spec_acceptance)
-        return ReplicaScheduler(spec.limits, spec.num_blocks, hbt)
+            sched = SpecScheduler(spec.limits, spec.num_blocks, spec.spec_decoding, hbt, tier=t,
+                                  accept=self.work.spec_acceptance)
+        else:
+            sched = ReplicaScheduler(spec.limits, spec.num_blocks, hbt)
+        use_prefill_model(sched.cache, model, spec.limits)
+        return sched
 
     def dispatch(self, i: int, tier: int, arrival: float) -> None:
         """Send request ``i`` to ``tier`` now."""
@@ -384,7 +412,7 @@ class _Fleet:
         self._cache_hit_v[i] += max(req.cached, 0)
         stats = self.prefix.get(self.tiers[tier].name) if self.prefix else None
         if stats is not None and req.level_hits is not None:
-            stats.hit_tokens = [a + b for a, b in zip(stats.hit_tokens, req.level_hits)]
+            stats.count_admission(req)
 
     def _make_on_prefilled(self, tier: int):
         """Split tier: a prefill pass ends with the first token; the KV moves to a decoder."""

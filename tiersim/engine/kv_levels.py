@@ -16,6 +16,17 @@ link at a time: conservative). With ``overlap`` the load runs layer by layer ben
 compute, so the step takes ``max(compute, transfer)``; without it, ``compute + transfer``.
 Transfers happen only at admission and when a prefill chunk fills blocks, never during a decode
 stretch, so fast-forward stays exact.
+
+Load or recompute (applied per admission by :class:`tiersim.engine.prefix_cache.PrefixCache`):
+a request whose leading prefix hits include blocks held in an offload level either loads them
+(the always-load path) or recomputes them as prefill, whichever is modelled faster: a load
+slower than recomputing buys nothing, and an engine tuned for its link would not wait on it
+(``kv_offload_recompute: false`` models a connector that always loads).
+Loading costs the read seconds of its hits held below; recomputing costs the replica's own step
+time for one prefill chunk of the hit tokens from its first offloaded block on, after the
+GPU-resident hits before it (those tokens are then computed as a cache miss). Ties load. The
+load is compared whole, as if not hidden beneath compute (with ``overlap`` it may partly be: the
+rule then leans towards recomputing). ``SchedulerLimits.kv_recompute=False`` always loads.
 """
 
 from __future__ import annotations

@@ -22,14 +22,32 @@ Model (a simplification of vLLM's automatic prefix caching):
   out of the GPU add their transfer time (block bytes over the level's read or write bandwidth)
   to :attr:`PrefixCache.transfer_s`, which the scheduler hands to the step that caused them;
   moves between offload levels (host to SSD) run off the GPU's critical path.
+- Load or recompute (:mod:`tiersim.engine.kv_levels`): when a request's leading hits include
+  blocks held in an offload level, it either loads them all or keeps only the GPU-resident hits
+  before the first of them and recomputes the rest, whichever is modelled faster: the read
+  seconds of the hits held below against ``prefill_s(k, c)``, the replica's step time for one
+  prefill chunk of the ``k`` hit tokens from that block on after the ``c`` kept ones
+  (:func:`use_prefill_model` gives the cache the replica's step-time model; without one, every
+  hit is loaded). Ties load; a hit block holding no token the request skips (its last prompt
+  token is always computed) costs nothing to recompute, so it is not loaded. Recomputed tokens
+  are cache misses: the request's prefill starts at its kept hits, they are not counted as hits
+  (``Req.recomputed`` counts them), no read is paid, and their blocks, computed again, replace
+  the copies below as any recomputed block does. Approximation: the recompute is costed as one
+  chunk of this request alone, at its context, while the engine may split it into several
+  chunks and batch it with other requests (so one step's fixed cost is counted in full, and
+  the delay to decoders sharing those steps is not); the load as the reads of the hits as
+  found (a block an earlier promotion pushes further down is costed at the level where it was
+  found).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 from tiersim.engine.kv_levels import KVLevel
 from tiersim.engine.request import Req
+from tiersim.perf.base import StepShape
 
 
 class PrefixCache:
@@ -50,6 +68,9 @@ class PrefixCache:
         self._where: dict[int, int] = {}  # hash -> level holding it
         self._total = sum(self.caps)
         self.transfer_s = 0.0  # transfer seconds not yet handed to a step
+        # load or recompute (module docstring): seconds of one prefill chunk of ``new`` tokens
+        # after ``done`` cached ones, alone; None: always load
+        self.prefill_s: Callable[[int, int], float] | None = None
 
     def __len__(self) -> int:
         return len(self._lru)
@@ -71,7 +92,36 @@ class PrefixCache:
         """Prompt tokens of ``req`` an admission now would skip (a pure lookup)."""
         if not req.hashes or not self._total:
             return 0
-        return min(self.hits(req.hashes) * self.hash_block_tokens, req.prompt - 1)
+        return self._tokens(req, self._kept(req, self.hits(req.hashes)))
+
+    def _tokens(self, req: Req, blocks: int) -> int:
+        """Prompt tokens ``req``'s first ``blocks`` hit blocks let it skip."""
+        return min(blocks * self.hash_block_tokens, req.prompt - 1)
+
+    def _kept(self, req: Req, n: int) -> int:
+        """How many of ``req``'s ``n`` leading hits an admission now keeps: all of them (the
+        ones in offload levels loaded), or the GPU-resident ones before the first offloaded
+        hit when recomputing from there is modelled faster (module docstring)."""
+        if self.prefill_s is None:
+            return n
+        first, load = self._offloaded(req.hashes, n)
+        if first == n:
+            return n
+        gpu = self._tokens(req, first)
+        redo = self._tokens(req, n) - gpu
+        return first if (self.prefill_s(redo, gpu) if redo else 0.0) < load else n
+
+    def _offloaded(self, hashes: list[int], n: int) -> tuple[int, float]:
+        """The index of the first of the ``n`` leading ``hashes`` held in an offload level
+        (``n``: none is) and the read seconds of every one held there."""
+        where, read_s = self._where, self.read_s
+        first, load = n, 0.0
+        for j in range(n):
+            lvl = where[hashes[j]]
+            if lvl:
+                first = min(first, j)
+                load += read_s[lvl]
+        return first, load
 
     def take_transfer(self) -> float:
         """The transfer seconds accumulated since the last call (and reset them)."""
@@ -79,37 +129,53 @@ class PrefixCache:
         return s
 
     def admit(self, req: Req) -> int:
-        """Admit ``req``: touch its leading hits, bring those found below up to the GPU, and
-        return its cached prompt tokens. The first admission records the tokens per level in
-        ``req.level_hits``."""
+        """Admit ``req``: touch the leading hits it keeps, bring those found below up to the
+        GPU, and return its cached prompt tokens. The first admission records the tokens per
+        level in ``req.level_hits`` and what it recomputed (see :meth:`_record`)."""
         if not req.hashes or not self._total:
             req.filled = 0
             if req.level_hits is None:
                 req.level_hits = [0] * len(self.caps)
             return 0
         n = self.hits(req.hashes)
-        hbt, where = self.hash_block_tokens, self._where
-        cap = min(n * hbt, req.prompt - 1)
+        kept = self._kept(req, n)
+        if req.level_hits is None:
+            self._record(req, n, kept)
+        self._promote(req.hashes[:kept])
+        req.filled = kept
+        return self._tokens(req, kept)
+
+    def _record(self, req: Req, n: int, kept: int) -> None:
+        """A first admission's statistics: the kept hit tokens per level (``level_hits``), the
+        hit tokens recomputed instead (``recomputed``) and whether hits found in an offload
+        level were loaded (``offload_loaded``: True, False, or None when there were none)."""
+        hbt, where, cap = self.hash_block_tokens, self._where, self._tokens(req, kept)
         per_level = [0] * len(self.caps)
-        below = []
+        offloaded = False
         for j, h in enumerate(req.hashes[:n]):
             lvl = where[h]
+            offloaded = offloaded or lvl > 0
             per_level[lvl] += max(0, min(hbt, cap - j * hbt))
-            if lvl == 0:
+        req.level_hits = per_level
+        req.recomputed = self._tokens(req, n) - cap
+        req.offload_loaded = (kept == n) if offloaded else None
+
+    def _promote(self, hashes: list[int]) -> None:
+        """Touch the GPU-resident ``hashes``, then move the ones held below up to the GPU,
+        in prompt order, each paying its level's read."""
+        below = []
+        for h in hashes:
+            if self._where[h] == 0:
                 self._lru.move_to_end(h)
             else:
                 below.append(h)
         for h in below:
-            lvl = where.get(h)  # an earlier promotion may have pushed it further down or out
+            lvl = self._where.get(h)  # an earlier promotion may have pushed it further down or out
             if lvl is None:
                 continue
             self._remove(h)
             self.transfer_s += self.read_s[lvl]
             self._put(0, h)
-        req.filled = n
-        if req.level_hits is None:
-            req.level_hits = per_level
-        return cap
 
     def fill(self, req: Req, upto: int) -> None:
         """Insert the hashes of ``req``'s prompt blocks complete once ``upto`` tokens are
@@ -158,3 +224,12 @@ def replica_cache(limits, num_blocks: int, hash_block_tokens: int) -> PrefixCach
     tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
     return PrefixCache(tokens // hash_block_tokens, hash_block_tokens, limits.kv_levels,
                        limits.kv_bytes_per_token)
+
+
+def use_prefill_model(cache: PrefixCache | None, model, limits) -> None:
+    """Turn on the load-or-recompute rule for ``cache`` (module docstring) with ``model``'s
+    time for one prefill chunk of a request alone; nothing without a cache, without offload
+    levels or with ``limits.kv_recompute`` off (always load)."""
+    if cache is None or not limits.kv_levels or not limits.kv_recompute:
+        return
+    cache.prefill_s = lambda new, done: model.step_time(StepShape(((new, done),)))

@@ -8,7 +8,10 @@ recompute resets ``computed`` to 0 while keeping the emitted outputs (as vLLM v1
 
 With prefix caching a request also carries its prompt's block ``hashes`` (Mooncake style, one per
 ``hash_block_tokens`` of prompt) and ``cached``: the prompt tokens its first admission on this
-replica found in the prefix cache (see :mod:`tiersim.engine.prefix_cache`).
+replica found in the prefix cache (see :mod:`tiersim.engine.prefix_cache`). That admission also
+records the cached tokens per cache level (``level_hits``), the cached tokens it recomputed
+instead of loading them from an offload level (``recomputed``) and which of the two it chose
+for its blocks found in an offload level (``offload_loaded``: None when it found none there).
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ class SchedulerLimits:
     ``prefix_cache_fraction`` of the replica's KV capacity (in tokens), counted in hash blocks.
     ``kv_levels`` are offload stores beneath it (host DRAM, SSD; :mod:`tiersim.engine.kv_levels`),
     top first, whose blocks are ``kv_bytes_per_token`` x hash block tokens; ``kv_overlap``
-    overlaps their transfers with the step's compute layer by layer. ``max_model_len``: the
-    longest prompt + output a request may have (vLLM rejects a longer one; here it is dropped);
-    0: no limit.
+    overlaps their transfers with the step's compute layer by layer. ``kv_recompute``: a request
+    whose prefix blocks sit in an offload level recomputes them instead of loading them when
+    that is modelled faster (:mod:`tiersim.engine.prefix_cache`); False always loads them (a
+    connector that always loads). ``max_model_len``: the longest prompt + output a request may
+    have (vLLM rejects a longer one; here it is dropped); 0: no limit.
     """
 
     max_num_seqs: int = 256
@@ -41,6 +46,7 @@ class SchedulerLimits:
     prefix_cache_fraction: float = 1.0
     kv_levels: tuple[KVLevel, ...] = ()
     kv_overlap: bool = True
+    kv_recompute: bool = True
     kv_bytes_per_token: float = 0.0
     max_model_len: int = 0
 
@@ -69,7 +75,7 @@ class Req:
         "idx", "prompt", "output", "n_out", "tokens", "computed", "blocks", "state", "arrival",
         "admitted", "first_token", "finish", "preemptions", "gpu_s", "acc_mark", "join_it",
         "c_join", "finish_it", "heap_seq", "hashes", "cached", "filled",
-        "level_hits",
+        "level_hits", "recomputed", "offload_loaded",
     )
 
     def __init__(self, idx: int, prompt: int, output: int, arrival: float,
@@ -94,6 +100,8 @@ class Req:
         self.cached = -1  # prompt tokens found cached at the first admission (-1: not admitted)
         self.filled = 0  # leading hashes already put in the prefix cache at this admission
         self.level_hits: list[int] | None = None  # cached tokens per cache level (first admission)
+        self.recomputed = 0  # cached tokens recomputed instead of loaded (first admission)
+        self.offload_loaded: bool | None = None  # offloaded hits loaded (True) or recomputed
 
     def __repr__(self) -> str:
         return (
