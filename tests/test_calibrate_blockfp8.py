@@ -47,41 +47,170 @@ def test_block_fp8_refuses_shapes_that_are_not_whole_blocks():
         quant.make_linear("fp8_block", 100, 256, CPU, quant.generator(CPU, 1))
 
 
-def _strict_block_mm(calls: list):
-    """A stand-in for CUDA's block-scaled _scaled_mm that accepts only rows in multiples of 4
-    and m-major activation scales, and computes the block-scaled product exactly."""
+def _memory(t: torch.Tensor, rows: int, ld: int) -> torch.Tensor:
+    """``rows`` x ``ld`` floats read from ``t``'s data pointer whatever its strides, as cuBLAS
+    reads a scale tensor (NaN past the end of its storage: a kernel reading there gets junk)."""
+    whole = t.as_strided((t.untyped_storage().nbytes() // t.element_size(),), (1,), 0)
+    flat = torch.full((rows * ld,), float("nan"))
+    got = whole[t.storage_offset():t.storage_offset() + rows * ld].float()
+    flat[:got.numel()] = got
+    return flat.view(rows, ld)
 
-    def fake(a, b, scale_a, scale_b, out_dtype=None, **_):
-        calls.append(a.shape[0])
-        if scale_a.dim() != 2 or scale_a.shape[1] == 1:
-            raise RuntimeError("not block scales")
-        if a.shape[0] % 4:
-            raise RuntimeError("rows must be a multiple of 4")
-        if scale_a.stride(0) != 1 and scale_a.shape[0] > 1:
-            raise RuntimeError("activation scales must be m-major")
-        kb = a.shape[1] // 128
-        if scale_b.shape[0] != kb:
-            raise RuntimeError("k-blocks of the weight scale")
-        sa = scale_a.float().repeat_interleave(128, dim=1)
-        sb = scale_b.float().repeat_interleave(128, dim=0).repeat_interleave(128, dim=1)
-        return ((a.float() * sa) @ (b.float() * sb)).to(out_dtype)
+
+def _cublas_block_product(a, b, scale_a, scale_b, rows_multiple: int):
+    """What cuBLASLt's VEC128 x BLK128x128 GEMM computes from the raw scale memory: activation
+    scales m-major with leading dimension m, weight scales with each 128-row block's k-blocks
+    padded to a multiple of 4 (the layout torch's v2 checks enforce, PR pytorch#166752)."""
+    m, k = a.shape
+    kb, nb = k // 128, b.shape[1] // 128
+    if m % rows_multiple:
+        raise RuntimeError("CUDA error: CUBLAS_STATUS_NOT_SUPPORTED")
+    sa = _memory(scale_a, kb, m).t().repeat_interleave(128, dim=1)
+    sb = _memory(scale_b, nb, -(-kb // 4) * 4)[:, :kb].t()
+    sb = sb.repeat_interleave(128, dim=0).repeat_interleave(128, dim=1)
+    return (a.float() * sa) @ (b.float() * sb)
+
+
+def _size_stride(t, dim: int, size: int, stride: int) -> bool:
+    """torch's check_size_stride: the size matches, and the stride too where size > 1."""
+    return t.size(dim) == size and (size <= 1 or t.stride(dim) == stride)
+
+
+def _operands_ok(a, b, scales, fast: bool) -> None:
+    """Checks both entry points share: e4m3 operands, b column-major, fp32 2-D scales, no fast
+    accumulation (CUDABlas get_scale_mode)."""
+    if a.dtype != quant.FP8 or b.dtype != quant.FP8 or b.stride(0) != 1:
+        raise RuntimeError("operands must be e4m3, mat2 column-major")
+    if any(s.dtype != torch.float32 or s.dim() != 2 for s in scales):
+        raise RuntimeError("Invalid scaling configuration")
+    if fast:
+        raise RuntimeError("scaled_gemm doesn't support fast accum with 1x128 blockwise scaling")
+
+
+def _strict_v1(calls: list, rows_multiple: int = 1):
+    """A stand-in for CUDA's torch._scaled_mm with block scales: the v1 checks (ScaledBlas.cpp
+    is_blockwise_1x128_scaling on (a, scale_a), is_blockwise_128x128_scaling on (b.t(),
+    scale_b.t())), then cuBLAS's product from the raw scale memory."""
+
+    def fake(a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None,
+             use_fast_accum=False):
+        calls.append(("v1", a.shape[0]))
+        _operands_ok(a, b, (scale_a, scale_b), use_fast_accum)
+        m, kb, nb = a.shape[0], a.shape[1] // 128, b.shape[1] // 128
+        sbt = scale_b.t()
+        if not (_size_stride(scale_a, 0, m, 1) and _size_stride(scale_a, 1, kb, m)
+                and _size_stride(sbt, 0, nb, kb) and _size_stride(sbt, 1, kb, 1)):
+            raise RuntimeError("Invalid scaling configuration.")
+        return _cublas_block_product(a, b, scale_a, scale_b, rows_multiple).to(out_dtype)
 
     return fake
 
 
-def test_layout_probe_picks_the_first_layout_the_kernel_accepts(monkeypatch):
-    calls: list[int] = []
-    monkeypatch.setattr(torch, "_scaled_mm", _strict_block_mm(calls))
-    gen = quant.generator(CPU, 13)
-    lin = quant.make_linear("fp8_block", 256, 384, CPU, gen)
-    assert lin.kernel.endswith("rows padded to 4") and "torch._scaled_mm" in lin.kernel
-    for m in (1, 5, 8):
-        x = quant.randn((m, 384), CPU, gen)
+def _strict_v2(calls: list, rows_multiple: int = 1):
+    """A stand-in for CUDA's F.scaled_mm: the recipe and the checks of ScaledBlas.cpp's
+    _scaled_block1x128_block128x128 (scale_a [m, k/128] stride (1, m); scale_b [L4, n/128]
+    stride (1, L4)), then cuBLAS's product from the raw scale memory."""
+    fn = torch.nn.functional
+
+    def fake(a, b, scale_a, recipe_a, scale_b, recipe_b, swizzle_a=None, swizzle_b=None,
+             bias=None, output_dtype=torch.bfloat16, contraction_dim=(), use_fast_accum=False):
+        calls.append(("v2", a.shape[0]))
+        _operands_ok(a, b, (scale_a, scale_b), use_fast_accum)
+        if (recipe_a, recipe_b) != (fn.ScalingType.BlockWise1x128,
+                                    fn.ScalingType.BlockWise128x128):
+            raise ValueError("Invalid scaling configuration.")
+        m, kb, nb = a.shape[0], a.shape[1] // 128, b.shape[1] // 128
+        l4 = -(-kb // 4) * 4
+        if not (scale_a.shape == (m, kb) and scale_a.stride(0) == 1
+                and (scale_a.stride(1) == m or (kb == 1 and scale_a.stride(1) == 1))):
+            raise ValueError(f"scale_a strides must be (1, {m}); got: {scale_a.stride()}")
+        if not (scale_b.shape == (l4, nb) and scale_b.stride(0) == 1
+                and (scale_b.stride(1) == l4 or (nb == 1 and scale_b.stride(1) == 1))):
+            raise ValueError(f"scale_b must have shape {l4} x {nb}, strides (1, {l4})")
+        return _cublas_block_product(a, b, scale_a, scale_b, rows_multiple).to(output_dtype)
+
+    return fake
+
+
+def _install(monkeypatch, calls: list, v2: bool = True, rows_multiple: int = 1) -> None:
+    """Replace both entry points with the stand-ins (``v2`` False: a torch without
+    F.scaled_mm)."""
+    monkeypatch.setattr(torch, "_scaled_mm", _strict_v1(calls, rows_multiple))
+    if v2:
+        monkeypatch.setattr(torch.nn.functional, "scaled_mm", _strict_v2(calls, rows_multiple))
+    else:
+        monkeypatch.delattr(torch.nn.functional, "scaled_mm", raising=False)
+
+
+def _runs_right(lin, k: int, gen, rows=(1, 5, 8, 130)) -> None:
+    """The linear's product matches the dequantised reference at each row count."""
+    for m in rows:
+        x = quant.randn((m, k), CPU, gen)
         out = lin.run(lin.prepare(x))
-        assert out.shape == (m, 256)
+        assert out.shape == (m, lin.reference().shape[0])
         ref = quant._groups_seen(x) @ lin.reference().t()
         assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
-    assert calls and all(rows % 4 == 0 for rows in calls[-3:])
+
+
+def test_layout_probe_uses_f_scaled_mm_with_k_blocks_padded_to_4(monkeypatch):
+    calls: list = []
+    _install(monkeypatch, calls)
+    gen = quant.generator(CPU, 13)
+    lin = quant.make_linear("fp8_block", 256, 384, CPU, gen)  # k/128 = 3: padding matters
+    assert lin.kernel.endswith("via F.scaled_mm (BlockWise1x128, BlockWise128x128), k-blocks "
+                               "padded to 4")
+    calls.clear()
+    _runs_right(lin, 384, gen)
+    assert {c[0] for c in calls} == {"v2"}
+
+
+def test_layout_probe_without_f_scaled_mm_pads_v1_scales_in_memory(monkeypatch):
+    calls: list = []
+    _install(monkeypatch, calls, v2=False)
+    gen = quant.generator(CPU, 15)
+    lin = quant.make_linear("fp8_block", 384, 640, CPU, gen)  # k/128 = 5, n/128 = 3
+    assert lin.kernel.endswith("torch._scaled_mm, k-blocks padded to 4 in memory")
+    _runs_right(lin, 640, gen)
+
+
+def test_layout_probe_pads_rows_where_cublas_wants_whole_groups_of_4(monkeypatch):
+    calls: list = []
+    _install(monkeypatch, calls, rows_multiple=4)
+    gen = quant.generator(CPU, 16)
+    lin = quant.make_linear("fp8_block", 256, 384, CPU, gen)
+    assert lin.kernel.endswith("rows and k-blocks padded to 4")
+    calls.clear()
+    _runs_right(lin, 384, gen)
+    assert calls and all(rows % 4 == 0 for _, rows in calls)
+
+
+@pytest.mark.parametrize(("k", "found"), [(384, False), (512, True)])
+def test_probe_rejects_unpadded_scales_that_cublas_misreads(monkeypatch, k, found):
+    """Without the padded layouts the probe finds no layout where k/128 is not a multiple of 4
+    (the kernel runs but reads the wrong scales), and the unpadded one where it is."""
+    _install(monkeypatch, [])
+    monkeypatch.setattr(quant, "BLOCK_LAYOUTS", tuple(
+        lay for lay in quant.BLOCK_LAYOUTS if lay.kblocks == "plain"))
+    gen = quant.generator(CPU, 17)
+    w8, sw = quant.fp8_quantize_blocks(quant.randn((256, k), CPU, gen))
+    layout, why = quant._block_layout(w8, sw, CPU, gen)
+    assert (layout is not None) == found
+    assert found or "relative error" in why
+
+
+@pytest.mark.parametrize(("m", "k"), [(1, 384), (5, 384), (1, 128), (6, 640)])
+def test_layouts_pass_torchs_own_checks_on_meta_tensors(m, k):
+    """Each layout's scales pass the installed torch's shape and stride checks for its entry
+    point (torch/_meta_registrations.py), one row included (v2 wants scale_a.stride(0) == 1)."""
+    meta = torch.device("meta")
+    a8 = torch.empty((m, k), dtype=quant.FP8, device=meta)
+    w8 = torch.empty((256, k), dtype=quant.FP8, device=meta)
+    sa, sw = torch.empty((m, k // 128), device=meta), torch.empty((2, k // 128), device=meta)
+    for lay in quant.BLOCK_LAYOUTS:
+        if lay.api == "v2" and not hasattr(torch.nn.functional, "scaled_mm"):
+            continue
+        a, s = lay.activation(a8, sa)
+        assert lay.mm(a, w8.t(), s, lay.weight_scale(sw)).shape == (a.shape[0], 256)
 
 
 def test_layout_probe_reports_why_no_layout_ran(monkeypatch):
@@ -89,11 +218,14 @@ def test_layout_probe_reports_why_no_layout_ran(monkeypatch):
         raise RuntimeError("Invalid scaling configuration")
 
     monkeypatch.setattr(torch, "_scaled_mm", refuse)
+    monkeypatch.setattr(torch.nn.functional, "scaled_mm", refuse)
     gen = quant.generator(CPU, 14)
     w8, sw = quant.fp8_quantize_blocks(quant.randn((128, 128), CPU, gen))
     layout, why = quant._block_layout(w8, sw, CPU, gen)
     assert layout is None
-    assert why == "rows and k-blocks padded to 4: Invalid scaling configuration"
+    first, last = quant.BLOCK_LAYOUTS[0].name, quant.BLOCK_LAYOUTS[-1].name
+    assert why == (f"{first}: Invalid scaling configuration; "
+                   f"{last}: Invalid scaling configuration")
 
 
 @pytest.fixture(scope="module")

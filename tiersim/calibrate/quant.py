@@ -11,11 +11,16 @@ values, and correctness is checked separately on small shapes (``check_linear``)
 - fp8_block: the block-FP8 checkpoint format (DeepSeek-V3, Qwen3-FP8, MiniMax-M2): e4m3
   weights with one fp32 scale per 128 x 128 block, activations quantised per token in groups of
   128 along k (vLLM's ``per_token_group_quant_fp8``, untimed here, timed alone in the table's
-  parts). ``torch._scaled_mm`` with (1 x 128, 128 x 128) block scales, the CUTLASS kernel torch
-  ships for Hopper; the scale layouts it accepts differ between torch releases, so each is tried
-  on a probe and the first whose result matches the dequantised reference is used. Where none
-  runs: on a GPU the table is not measured (the reason goes to ``provenance.skipped``); on a
-  CPU it is emulated (operands dequantised to bf16, then ``torch.matmul``) and labelled so.
+  parts). torch's block-scaled GEMM: cuBLASLt with VEC128 (activation) and BLK128x128 (weight)
+  fp32 scales, on SM90 only, built with cuBLAS >= 12.9, without fast accumulation. It is reached
+  through ``torch.nn.functional.scaled_mm`` with the (BlockWise1x128, BlockWise128x128) recipes
+  (torch >= 2.10), activation scales m-major and weight scales [L4, n/128] with the k-blocks
+  padded to L4, a multiple of 4, or through ``torch._scaled_mm``, whose checks want the unpadded
+  strides though cuBLAS reads the padded layout (``BlockLayout``). Each candidate layout is
+  tried on probes whose block scales differ widely, and the first whose result matches the
+  dequantised reference is used. Where none runs: on a GPU the table is not measured (the
+  reason goes to ``provenance.skipped``); on a CPU it is emulated (operands dequantised to bf16,
+  then ``torch.matmul``) and labelled so.
 - w4a16: torch's 4-bit weight-only kernel, asymmetric groups of 128 along k with bf16 scale and
   zero, ``w = (q - 8) * scale + zero``: ``_weight_int4pack_mm`` (tinygemm) on CUDA,
   ``_weight_int4pack_mm_for_cpu`` on a CPU.
@@ -181,60 +186,131 @@ def _groups_seen(x: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class BlockLayout:
-    """How one torch release wants block-scaled ``_scaled_mm`` operands: activation rows padded
-    to a multiple of ``pad_rows``; the weight's k-blocks padded to ``pad_kblocks``."""
+    """One way to hand block scales to torch's block-scaled FP8 GEMM (cuBLASLt's VEC128 x
+    BLK128x128 scale modes, Hopper only, cuBLAS >= 12.9, no fast accumulation).
+
+    ``api`` "v2" is ``torch.nn.functional.scaled_mm`` with the recipes named (BlockWise1x128,
+    BlockWise128x128); "v1" is ``torch._scaled_mm``, which infers them from the scale shapes.
+    Activation scales are [m, k/128] m-major (stride (1, m)); their rows are padded to a multiple
+    of ``pad_rows``. ``kblocks`` says how the weight scale [k/128, n/128] is laid out; cuBLAS reads
+    it from its data pointer with the k-blocks padded to L4 = a multiple of 4 per 128-row block of
+    the weight, whatever the tensor's strides say:
+
+    - "padded": [L4, n/128], stride (1, L4): what the v2 entry point checks for;
+    - "aliased": the padded memory viewed as [k/128, n/128], stride (1, k/128): the v1 entry
+      point checks those strides but passes only the pointer on, so cuBLAS still reads L4;
+    - "plain": the unpadded [k/128, n/128] (right only where k/128 is a multiple of 4).
+    """
 
     name: str
+    api: str
     pad_rows: int = 1
-    pad_kblocks: int = 1
+    kblocks: str = "padded"
 
     def weight_scale(self, sw: torch.Tensor) -> torch.Tensor:
-        """The weight scale [k/128 (padded), n/128], column-major as CUTLASS reads it."""
-        kb = sw.shape[1]
-        return torch.nn.functional.pad(sw, (0, -kb % self.pad_kblocks)).t()
+        """The weight scale (``sw`` is [n/128, k/128]) in this layout."""
+        nb, kb = sw.shape
+        if self.kblocks == "plain":
+            return sw.t()
+        padded = torch.nn.functional.pad(sw, (0, -kb % 4))  # [nb, L4], zeros past k/128
+        if self.kblocks == "aliased":
+            return padded.as_strided((kb, nb), (1, kb))
+        return padded.t()
 
     def activation(self, a8: torch.Tensor, sa: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Codes and scales padded to whole row groups, scales outer-dim (m) major."""
+        """Codes and scales padded to whole row groups (zero codes, unit scales), scales m-major."""
         extra = -a8.shape[0] % self.pad_rows
         if extra:
-            a8 = torch.cat([a8, torch.zeros((extra, a8.shape[1]), dtype=a8.dtype,
-                                            device=a8.device)])
+            a8 = torch.nn.functional.pad(a8.view(torch.uint8), (0, 0, 0, extra)).view(FP8)
             sa = torch.nn.functional.pad(sa, (0, 0, 0, extra), value=1.0)
-        return a8, sa.t().contiguous().t()
+        return a8, _m_major(sa)
+
+    def mm(self, a8: torch.Tensor, w8t: torch.Tensor, sa: torch.Tensor,
+           sb: torch.Tensor) -> torch.Tensor:
+        """The bf16 product of prepared operands through this layout's entry point."""
+        if self.api == "v1":
+            return torch._scaled_mm(a8, w8t, sa, sb, out_dtype=torch.bfloat16,
+                                    use_fast_accum=False)
+        fn = torch.nn.functional
+        if not all(hasattr(fn, a) for a in ("scaled_mm", "ScalingType", "SwizzleType")):
+            raise NotImplementedError("torch.nn.functional has no scaled_mm here")
+        return fn.scaled_mm(a8, w8t, sa, fn.ScalingType.BlockWise1x128, sb,
+                            fn.ScalingType.BlockWise128x128,
+                            swizzle_a=fn.SwizzleType.NO_SWIZZLE,
+                            swizzle_b=fn.SwizzleType.NO_SWIZZLE,
+                            output_dtype=torch.bfloat16, use_fast_accum=False)
 
 
-BLOCK_LAYOUTS = (BlockLayout("m-major activation scales"),
-                 BlockLayout("rows padded to 4", pad_rows=4),
-                 BlockLayout("rows and k-blocks padded to 4", pad_rows=4, pad_kblocks=4))
+def _m_major(sa: torch.Tensor) -> torch.Tensor:
+    """``sa`` [m, k/128] with strides exactly (1, m): torch's v2 check wants stride(0) == 1 even
+    for one row, which ``sa.t().contiguous().t()`` leaves at k/128."""
+    return torch.empty_strided(sa.shape, (1, sa.shape[0]), dtype=sa.dtype,
+                               device=sa.device).copy_(sa)
 
 
-def _block_mm(a: tuple, w8t: torch.Tensor, sb: torch.Tensor) -> torch.Tensor:
+_V2 = "F.scaled_mm (BlockWise1x128, BlockWise128x128)"
+#: Tried in order; the first whose product matches the dequantised reference is used.
+BLOCK_LAYOUTS = (BlockLayout(f"{_V2}, k-blocks padded to 4", "v2"),
+                 BlockLayout(f"{_V2}, rows and k-blocks padded to 4", "v2", pad_rows=4),
+                 BlockLayout("torch._scaled_mm, k-blocks padded to 4 in memory", "v1",
+                             kblocks="aliased"),
+                 BlockLayout("torch._scaled_mm, rows padded to 4, k-blocks padded to 4 in memory",
+                             "v1", pad_rows=4, kblocks="aliased"),
+                 BlockLayout("torch._scaled_mm, unpadded", "v1", kblocks="plain"),
+                 BlockLayout("torch._scaled_mm, rows padded to 4, k-blocks unpadded", "v1",
+                             pad_rows=4, kblocks="plain"))
+#: Probe row counts: 1, rows not a multiple of 4, and more than one 128-row tile.
+PROBE_ROWS = (1, 5, 20, 130)
+
+
+def _block_mm(layout: BlockLayout, a: tuple, w8t: torch.Tensor,
+              sb: torch.Tensor) -> torch.Tensor:
     """One block-scaled FP8 GEMM of prepared activations ``(codes, scales, m)``."""
-    out = torch._scaled_mm(a[0], w8t, a[1], sb, out_dtype=torch.bfloat16)
-    return out[:a[2]]
+    return layout.mm(a[0], w8t, a[1], sb)[:a[2]]
+
+
+def _spread(shape: tuple[int, ...], device: torch.device, gen: torch.Generator) -> torch.Tensor:
+    """Random powers of two from 1/8 to 8: block scales that differ enough that a layout
+    reading the wrong block's scale cannot pass the probe."""
+    return 2.0 ** torch.randint(-3, 4, shape, device=device, generator=gen).float()
+
+
+def _probe_activation(m: int, k: int, device: torch.device, gen: torch.Generator) -> tuple:
+    """Group-quantised probe activation [m, k] whose 1 x 128 groups differ in magnitude."""
+    x = randn((m, k), device, gen, torch.float32)
+    x = x * _spread((m, k // BLOCK), device, gen).repeat_interleave(BLOCK, dim=1)
+    return fp8_quantize_groups(x)
+
+
+def _check_layout(layout: BlockLayout, w8: torch.Tensor, sw: torch.Tensor, ref_w: torch.Tensor,
+                  cases: list[tuple]) -> None:
+    """Raise unless ``layout`` runs and matches the dequantised product (``ref_w``: the weight
+    dequantised) on every probe case."""
+    sb = layout.weight_scale(sw)
+    for a8, sa in cases:
+        out = _block_mm(layout, (*layout.activation(a8, sa), a8.shape[0]), w8.t(), sb).float()
+        ref = block_dequant(a8, sa, rows=1) @ ref_w.t()
+        err = float((out - ref).norm() / ref.norm().clamp(min=1e-30))
+        if not err <= 1e-2:
+            raise ValueError(f"relative error {err:.2g} against the reference at "
+                             f"m={a8.shape[0]}")
 
 
 def _block_layout(w8: torch.Tensor, sw: torch.Tensor, device: torch.device,
                   gen: torch.Generator) -> tuple[BlockLayout | None, str]:
-    """The first layout whose ``_scaled_mm`` runs and matches the dequantised reference at 1
-    and 20 rows, and why none did."""
-    ref_w = block_dequant(w8, sw, rows=BLOCK)
-    why = ""
+    """The first of BLOCK_LAYOUTS that matches the dequantised reference on probes of
+    PROBE_ROWS rows (weight codes ``w8``, block scales spread from ``sw``), and, where none
+    does, why the first and the last did not."""
+    sw = sw * _spread(tuple(sw.shape), device, gen)
+    cases = [_probe_activation(m, w8.shape[1], device, gen) for m in PROBE_ROWS]
+    ref_w, why = block_dequant(w8, sw, rows=BLOCK), []
     for layout in BLOCK_LAYOUTS:
         try:
-            for m in (1, 20):
-                x = randn((m, w8.shape[1]), device, gen)
-                a8, sa = fp8_quantize_groups(x)
-                out = _block_mm((*layout.activation(a8, sa), m), w8.t(),
-                                layout.weight_scale(sw)).float()
-                ref = block_dequant(a8, sa, rows=1) @ ref_w.t()
-                err = float((out - ref).norm() / ref.norm().clamp(min=1e-30))
-                if err > 1e-2:
-                    raise ValueError(f"relative error {err:.2g} against the reference")
+            _check_layout(layout, w8, sw, ref_w, cases)
             return layout, ""
         except (RuntimeError, ValueError, TypeError, NotImplementedError) as exc:
-            why = f"{layout.name}: {(str(exc).splitlines() or [''])[0][:120]}"
-    return None, why
+            why.append(f"{layout.name}: {(str(exc).splitlines() or [''])[0][:120]}")
+    return None, "; ".join(dict.fromkeys((why[0], why[-1])))
 
 
 def _fp8_block(n: int, k: int, device: torch.device, gen: torch.Generator) -> Linear:
@@ -249,8 +325,8 @@ def _fp8_block(n: int, k: int, device: torch.device, gen: torch.Generator) -> Li
         return block_dequant(w8, sw, rows=BLOCK)
 
     if layout is None and device.type == "cuda":
-        raise RuntimeError(f"no block-scaled torch._scaled_mm in torch {torch.__version__} "
-                           f"here ({why})")
+        raise RuntimeError(f"no block-scaled FP8 GEMM in torch {torch.__version__} here "
+                           f"({why})")
     if layout is None:
         wt = reference().to(torch.bfloat16).t()
         kernel = (f"emulated: per-token-group (1 x 128) e4m3 activations and 128 x 128-block "
@@ -265,10 +341,10 @@ def _fp8_block(n: int, k: int, device: torch.device, gen: torch.Generator) -> Li
     def prepare(x):
         return (*layout.activation(*fp8_quantize_groups(x)), x.shape[0])
 
-    kernel = (f"torch._scaled_mm e4m3 x e4m3 -> bf16, block scales 1 x 128 (activations) x "
-              f"128 x 128 (weights), {layout.name}")
-    return Linear("fp8_block", kernel, lambda a: _block_mm(a, w8t, sb), prepare, reference,
-                  act_quant="per-token-group (1 x 128)", act_seen=_groups_seen)
+    kernel = (f"cuBLASLt block-scaled e4m3 x e4m3 -> bf16, scales 1 x 128 (activations) x "
+              f"128 x 128 (weights), via {layout.name}")
+    return Linear("fp8_block", kernel, lambda a: _block_mm(layout, a, w8t, sb), prepare,
+                  reference, act_quant="per-token-group (1 x 128)", act_seen=_groups_seen)
 
 
 # ---- W4A16 -----------------------------------------------------------------------------------
