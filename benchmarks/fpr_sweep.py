@@ -1,33 +1,38 @@
 """False-positive sweep on the default fleet: what a router's mistakes save and cost.
 
-The default scenario (Azure code traffic, Qwen3-Coder-30B-A3B, tiers nvfp4 / w4a16 / bf16 on
-H200s) gets a three-type workload (14% hopeless, the rest 70% easy) with per-class accuracy
-tables, and the oracle router (lagrangian on true expected correctness, lambda 0.05) with an
-injected false-positive rate from 0 to 0.3: that share of the requests that needed a higher tier
-are sent lower. Per point it prints the simulated attributed cost, expected accuracy with its
-bootstrap 95% interval, the realised FPR, the silent-failure rate (wrong on a cheap tier where
-bf16 was right) and the TTFT p99.
+The default scenario's trace (Azure code traffic at its logged rate, Qwen3-Coder-30B-A3B,
+tiers nvfp4 / w4a16 / bf16 on H200s: one replica each, two for bf16) gets a three-type workload
+(14% hopeless, the rest 70% easy) with per-class accuracy tables, and the oracle router
+(lagrangian on true expected correctness, lambda 0.05) with an injected false-positive rate from
+0 to 0.3: that share of the requests that needed a higher tier are sent lower. Per point it
+prints the simulated attributed cost per 1k requests, expected accuracy with its bootstrap 95%
+interval, the realised FPR, the silent-failure rate (wrong on a cheap tier where bf16 was right)
+and the TTFT p99.
 
 Every point uses the same seed, so the workload and the draws are common across points and the
 trend is not hidden by sampling noise.
 
-Run: ``python benchmarks/fpr_sweep.py [--window 900] [--policy oracle|threshold|lagrangian]``.
+Run: ``python benchmarks/fpr_sweep.py [--window 900] [--policy oracle|threshold|lagrangian]
+[--lambda L]`` (about 3 s).
 
-Measured here (whole hour, oracle lambda 0.05), 2026-11-29, after cascades and injected
-confusion were scored on realised correctness:
+Measured here (whole hour, oracle lambda 0.05), 2026-12-01:
 
     fpr fpr_real USD/1k req accuracy              ci95  silent ttft_p99
-   0.00    0.090     0.1085   0.7986 [0.7909, 0.8072]  0.0061    1.678
-   0.10    0.158     0.1083   0.7940 [0.7860, 0.8025]  0.0108    1.711
-   0.20    0.250     0.1083   0.7877 [0.7800, 0.7968]  0.0170    1.711
-   0.30    0.353     0.1077   0.7807 [0.7725, 0.7899]  0.0240    1.711
+   0.00    0.000     0.1353   0.8047 [0.7970, 0.8126]  0.0000    0.980
+   0.05    0.042     0.1359   0.8019 [0.7942, 0.8103]  0.0028    0.976
+   0.10    0.077     0.1363   0.7995 [0.7912, 0.8077]  0.0052    0.976
+   0.15    0.135     0.1371   0.7956 [0.7865, 0.8043]  0.0092    0.986
+   0.20    0.176     0.1375   0.7927 [0.7841, 0.8016]  0.0120    0.986
+   0.25    0.238     0.1382   0.7885 [0.7797, 0.7974]  0.0162    0.973
+   0.30    0.288     0.1388   0.7851 [0.7766, 0.7942]  0.0196    0.973
 
-Accuracy falls and silent failures rise monotonically; cost falls only 0.7% (within a 0.0003
-noise band): on an H200, nvfp4 is not native, so the cheap tiers are barely cheaper per request,
-and taking traffic off bf16 also shrinks its batches. With the type-only oracle (``--lambda -1``,
-most traffic on bf16) cost even rises with FPR for that reason: at this fleet's low load a tier's
-attributed cost per token grows as its traffic shrinks. The fixed-cost test in
-``tests/test_routing_fpr.py`` isolates the routing effect.
+Accuracy falls and silent failures rise monotonically with the router's mistakes, and here the
+mistakes do not even save money: cost rises 2.6% across the sweep. On the shipped H200 profile
+the 4-bit tiers cost more per request than bf16 (Hopper has no FP4 tensor cores; vLLM runs them
+through weight-only Marlin kernels, slower than BF16 beyond a few tokens), so every hard request
+sent down to them is both less accurate and dearer. The type-only oracle (``--lambda -1``) costs
+0.1554 per 1k at the same accuracy. The fixed-cost test in ``tests/test_routing_fpr.py``
+isolates the routing effect.
 """
 
 from __future__ import annotations
@@ -53,10 +58,13 @@ TABLES = {
 def scenario_dict(fpr: float, policy: str, window: float | None, lam: float | None) -> dict:
     """The default scenario with a three-type workload and injected FPR."""
     d = yaml.safe_load((ROOT / "scenarios" / "default.yaml").read_text())
-    d["tiers"] = [{"name": name, "precision": name, "replicas": 1, "cost_per_gpu_hour": 3.5,
-                   "accuracy": table} for name, table in TABLES.items()]
+    d["tiers"] = [{"name": name, "precision": name, "replicas": 2 if name == "bf16" else 1,
+                   "cost_per_gpu_hour": 3.5, "accuracy": table} for name, table in TABLES.items()]
     d.pop("accuracy_floor", None)
     d["workload"] = {"difficulty": {"kind": "three_type", "p_easy": 0.7, "p_hopeless": 0.14}}
+    # the trace at its logged rate (2.4 requests/s): default.yaml replays it 10x faster for a
+    # fleet of 17 replicas, which would saturate these small tiers (bf16 needs 2 at 1x)
+    d["trace"]["time_scale"] = 1.0
     d["router"] = {"policy": policy, "confusion": {"fpr": fpr}}
     if lam is not None:
         d["router"]["lambda"] = lam
@@ -84,7 +92,8 @@ def main() -> None:
             s = run_scenario(load_scenario(path), scenario_path=path).to_json()
             r = s["router"]
             lo, hi = r["accuracy_ci95"]
-            print(f"{fpr:5.2f} {r['fpr']:8.3f} {1e3 * s['cost_usd'] / s['requests']:10.4f} "
+            cost = 1e3 * s["attributed_cost_usd"] / s["requests"]
+            print(f"{fpr:5.2f} {r['fpr']:8.3f} {cost:10.4f} "
                   f"{s['accuracy']:8.4f} [{lo:.4f}, {hi:.4f}] {r['silent_failure_rate']:7.4f} "
                   f"{s['ttft_p99_s']:8.3f}")
 
