@@ -36,3 +36,10 @@ def test_serving_doc_quotes_the_disaggregated_check_as_it_prints():
         f"docs/serving.md quotes TPOT {quoted.group(1)}% / TTFT {quoted.group(2)}%; "
         f"python benchmarks/disagg_silicon.py prints {tpot}% / {ttft}% over {rows} rows")
     assert f": {rows} rows;" in doc
+
+
+def test_doc_tables_are_what_the_bundled_scenarios_give_now():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import doc_tables
+
+    assert doc_tables.stale(list(doc_tables.TABLES), write=False) == []
