@@ -47,7 +47,13 @@ CARRIER_MODEL = "Qwen3-30B-A3B"
 def shipped_ops(shipped: str) -> ProfileOps:
     """The shipped profile's operator answers at block FP8, with the roofline as floor."""
     profile = resolve_profile(shipped)
-    arch, dev = get_model(CARRIER_MODEL), get_gpu(profile.gpu)
+    try:
+        dev = get_gpu(profile.gpu)
+    except TiersimError as exc:  # a harness profile of a CPU, say: no roofline to floor it
+        raise TiersimError(f"--shipped {shipped}: a profile of {profile.gpu}, which tiersim "
+                           f"does not model ({exc}); name a profile of one of those GPUs"
+                           ) from None
+    arch = get_model(CARRIER_MODEL)
     fallback = RooflineOps(arch, "fp8_block", dev)
     return ProfileOps(profile, arch, "fp8_block", dev, fallback=fallback)
 
@@ -101,11 +107,25 @@ def render(rows: list[dict], max_m: int) -> str:
         lines.append(f"{r['n']:>6} {r['k']:>6} {r['m']:>5}  {_us(r['measured_s'])} "
                      f"{_us(r['rowwise_fp8_s'])} {_us(r['nvidia_eager_s'])} {_us(r['rule_s'])}"
                      f"  {r['rule_over_measured']:11.2f}")
-    for lo, hi in ((1, 16), (32, max_m)):
+    for lo, hi in ((1, min(16, max_m)), (32, max_m)):
+        if lo > hi:  # --max-m below this range: no line that reads "32 <= m <= 8"
+            continue
         ratios = [r["rule_over_measured"] for r in rows if lo <= r["m"] <= hi]
         text = f"{statistics.median(ratios):.2f} (n={len(ratios)})" if ratios else "no points"
         lines.append(f"graph-read rule / measured block-FP8, {lo} <= m <= {hi}: median {text}")
     return "\n".join(lines)
+
+
+def _no_rows(harness_path: str, max_m: int) -> str:
+    """Why :func:`compare` found no point: no fp8_block GEMM table at all, or none measured at
+    an ``m`` up to ``max_m``."""
+    smallest = [min(t.axes["m"]) for t in load_profile(harness_path).tables
+                if t.op == "gemm" and t.dtype == "fp8_block"]
+    if smallest:
+        return (f"{harness_path}: no fp8_block gemm point at m <= {max_m} (the smallest "
+                f"measured is m = {min(smallest):g}); raise --max-m")
+    return (f"{harness_path}: no fp8_block gemm table; measure one with python -m "
+            f"tiersim.calibrate --precisions fp8,fp8_block --ops overhead,gemm")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,14 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-m", type=int, default=512,
                    help="largest m compared (the CUDA-graph limit of the shipped profile)")
     args = p.parse_args(argv)
+    if args.max_m < 1:
+        print(f"error: --max-m {args.max_m}: must be a whole number >= 1 (the largest m "
+              f"compared; default 512)", file=sys.stderr)
+        return 1
     try:
         rows = compare(args.harness, args.shipped, args.max_m)
     except TiersimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if not rows:
-        print(f"error: {args.harness}: no fp8_block gemm table; measure one with python -m "
-              f"tiersim.calibrate --precisions fp8,fp8_block --ops overhead,gemm", file=sys.stderr)
+        print(f"error: {_no_rows(args.harness, args.max_m)}", file=sys.stderr)
         return 1
     print(render(rows, args.max_m))
     return 0

@@ -676,7 +676,33 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     if problem is not None:
         loc, message = problem
         raise ScenarioError(source, _where(loc, root), message)
+    _note_empty_levels(scenario, source, root)
     return scenario
+
+
+def _note_empty_levels(scenario: Scenario, source: str, root: yaml.Node | None) -> None:
+    """A note per KV offload level left out because it holds no whole prompt block
+    (:func:`tiersim.fleet.empty_levels`): the run is as if it were not listed."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.fleet import block_bytes, empty_levels
+    from tiersim.hardware import get_model
+    from tiersim.perf.memory import kv_bytes_per_token
+
+    for i, tier in enumerate(scenario.tiers):
+        if not tier.scheduler.kv_offload:
+            continue
+        per_token = kv_bytes_per_token(get_model(scenario.tier_model_ref(tier)), tier.kv_dtype,
+                                       tier.tensor_parallel)
+        for j in empty_levels(per_token, tier):
+            level = tier.scheduler.kv_offload[j]
+            where = _where(("tiers", i, "scheduler", "kv_offload", j, "capacity_gb"), root)
+            warnings.warn(f"{source}: {where}: {level.capacity_gb:g} GB holds no prompt block "
+                          f"(one is {block_bytes(per_token) / 1e6:.3g} MB per GPU on tier "
+                          f"{tier.name!r}), so level {level.name!r} is left out, as if not "
+                          f"listed (evicted blocks are dropped, not written)", Note,
+                          stacklevel=2)
 
 
 def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> None:

@@ -73,12 +73,22 @@ class Run:
     tables: list[dict] = field(default_factory=list)
     overhead: dict | None = None
     notes: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
     section: str = ""
 
     def skip(self, what: str, reason: str) -> None:
         """Record that table ``what`` was not measured, and why."""
         self.prov["skipped"].append({"table": what, "reason": reason})
         self.log(f"  skipped {what}: {reason}")
+
+    def leave_out(self, why: str, loud: bool) -> None:
+        """Record that tables the options selected are not attempted, and why: a note in the
+        profile, and with ``loud`` a ``note:`` line now (the summary lists only tables that
+        were tried and failed), for what a user would not expect to be left out."""
+        self.notes.append(why)
+        self.left_out.append(why)
+        if loud:
+            self.log(f"note: {why}")
 
     def time_up(self) -> bool:
         """True once the time budget (--budget-s) is spent."""
@@ -208,18 +218,19 @@ def _quantised_shapes(run: Run, precision: str,
     can only block a shape whose n and k are multiples of 128; what is left out is noted."""
     if precision != "fp8_block":
         return gemms
-    kept, out = [], []
+    kept, out, unaligned = [], [], False
     for shape in gemms:
         layers = tuple(name for name in shape.layers if name not in ("router", "lm_head"))
         aligned = not (shape.n % quant.BLOCK or shape.k % quant.BLOCK)
         if layers and aligned:
             kept.append(shapes.GemmShape(shape.n, shape.k, layers))
+        unaligned = unaligned or bool(layers and not aligned)
         if not aligned or layers != shape.layers:
             out.append(f"{'+'.join(shape.layers)} n={shape.n} k={shape.k}")
-    if out:
-        run.notes.append(f"fp8_block gemm: left out {', '.join(out)} (block-FP8 checkpoints "
-                         f"keep the router and lm_head in bf16; blocks need n and k multiples "
-                         f"of {quant.BLOCK})")
+    if out:  # loud when a layer a checkpoint quantises is left out (not just router, lm_head)
+        run.leave_out(f"fp8_block gemm: left out {', '.join(out)} (block-FP8 checkpoints "
+                      f"keep the router and lm_head in bf16; blocks need n and k multiples "
+                      f"of {quant.BLOCK})", loud=unaligned)
     return kept
 
 
@@ -227,7 +238,7 @@ def measure_moe(run: Run, precisions: tuple[str, ...]) -> None:
     """One MoE layer's latency vs tokens, per precision (MoE models only)."""
     m = run.model
     if not m.is_moe:
-        run.notes.append("dense model: no MoE tables")
+        run.leave_out("dense model: no MoE tables", loud=False)
         return
     local = shapes.shard(m, run.tp)
     key = {"hidden": m.hidden, "inter": m.expert_intermediate, "num_experts": m.num_experts,
@@ -251,8 +262,9 @@ def measure_moe(run: Run, precisions: tuple[str, ...]) -> None:
             precision=precision, notes=notes + cut))
 
     if "fp8_block" in precisions:
-        run.notes.append("fp8_block moe: not measured (the harness times block-FP8 dense "
-                         "GEMMs; a per-expert loop of them would time the host, not the layer)")
+        run.leave_out("fp8_block moe: not measured (the harness times block-FP8 dense "
+                      "GEMMs; a per-expert loop of them would time the host, not the layer)",
+                      loud=not any(p in moe.PRECISIONS for p in precisions))
     for precision in (p for p in precisions if p in moe.PRECISIONS):
         if _guard(run, f"moe/{precision}", lambda p=precision: table(p)):
             run.log(f"  moe {precision} done")
@@ -336,11 +348,16 @@ def _device(name: str) -> torch.device:
 
 
 def _choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
-    """Validate a comma list option against its allowed values."""
+    """Validate a comma list option against its allowed values, each named once (a repeat
+    would measure its tables twice, and a profile with a table twice does not load)."""
     bad = [v for v in values if v not in allowed]
     if bad or not values:
         raise CalibrateError(f"--{what} {','.join(values)!r}: each must be one of "
                              f"{','.join(allowed)}")
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise CalibrateError(f"--{what} {','.join(values)!r}: names {twice} twice; name each "
+                             f"once")
     return tuple(values)
 
 
@@ -473,6 +490,10 @@ def _finish(run: Run, out: str | None, existed: bool, stopped: str | None,
         if unmeasured:
             raise CalibrateError(f"--budget-s {budget_s:g}: spent before any table was "
                                  f"measured; {kept or 'nothing written'}; allow more seconds")
+        if not prov["skipped"] and run.left_out:  # nothing was even attempted: say why
+            raise CalibrateError(f"nothing measured: {'; '.join(run.left_out)}; "
+                                 f"{kept or 'nothing written'}; choose other --ops or "
+                                 f"--precisions")
         first = prov["skipped"][0] if prov["skipped"] else {"table": "-", "reason": "-"}
         raise CalibrateError(f"nothing measured: every selected table was skipped (first "
                              f"{first['table']}: {first['reason']}); "

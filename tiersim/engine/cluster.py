@@ -276,6 +276,7 @@ class _Fleet:
                                    hit_tokens=[0] * (1 + len(spec.limits.kv_levels)))
             for spec in tiers if spec.limits.enable_prefix_caching
         }
+        self._prefill_memo: dict[int, dict] = {}  # per tier: its replicas' prefill times
         self.balancers: list[Balancer] = []
         self.decode_balancers: dict[int, Balancer] = {}  # split tiers: their decode replicas
         self.full_output = np.zeros(n, dtype=np.int64)  # split tiers: outputs after prefill
@@ -347,7 +348,7 @@ class _Fleet:
                                   accept=self.work.spec_acceptance)
         else:
             sched = ReplicaScheduler(spec.limits, spec.num_blocks, hbt)
-        use_prefill_model(sched.cache, model, spec.limits)
+        use_prefill_model(sched.cache, model, spec.limits, self._prefill_memo.setdefault(t, {}))
         return sched
 
     def dispatch(self, i: int, tier: int, arrival: float) -> None:

@@ -92,36 +92,38 @@ class PrefixCache:
         """Prompt tokens of ``req`` an admission now would skip (a pure lookup)."""
         if not req.hashes or not self._total:
             return 0
-        return self._tokens(req, self._kept(req, self.hits(req.hashes)))
+        return self._tokens(req, self._lookup(req)[1])
 
     def _tokens(self, req: Req, blocks: int) -> int:
         """Prompt tokens ``req``'s first ``blocks`` hit blocks let it skip."""
         return min(blocks * self.hash_block_tokens, req.prompt - 1)
 
-    def _kept(self, req: Req, n: int) -> int:
-        """How many of ``req``'s ``n`` leading hits an admission now keeps: all of them (the
-        ones in offload levels loaded), or the GPU-resident ones before the first offloaded
-        hit when recomputing from there is modelled faster (module docstring)."""
-        if self.prefill_s is None:
-            return n
-        first, load = self._offloaded(req.hashes, n)
-        if first == n:
-            return n
+    def _lookup(self, req: Req) -> tuple[int, int]:
+        """``req``'s leading hits ``n`` (any level) and how many of them an admission now
+        keeps: all of them (the ones in offload levels loaded), or the GPU-resident ones
+        before the first offloaded hit when recomputing from there is modelled faster than
+        reading every offloaded hit (module docstring).
+
+        NOTE (speed): one pass finds the hits, the first offloaded one and the reads; a
+        cache-aware balancer runs this for every replica at every dispatch.
+        """
+        where, read_s = self._where, self.read_s
+        n, load = 0, 0.0
+        first: int | None = None  # the first hit held in an offload level
+        for h in req.hashes:
+            lvl = where.get(h)
+            if lvl is None:
+                break
+            if lvl:
+                if first is None:
+                    first = n
+                load += read_s[lvl]
+            n += 1
+        if first is None or self.prefill_s is None:
+            return n, n
         gpu = self._tokens(req, first)
         redo = self._tokens(req, n) - gpu
-        return first if (self.prefill_s(redo, gpu) if redo else 0.0) < load else n
-
-    def _offloaded(self, hashes: list[int], n: int) -> tuple[int, float]:
-        """The index of the first of the ``n`` leading ``hashes`` held in an offload level
-        (``n``: none is) and the read seconds of every one held there."""
-        where, read_s = self._where, self.read_s
-        first, load = n, 0.0
-        for j in range(n):
-            lvl = where[hashes[j]]
-            if lvl:
-                first = min(first, j)
-                load += read_s[lvl]
-        return first, load
+        return n, (first if (self.prefill_s(redo, gpu) if redo else 0.0) < load else n)
 
     def take_transfer(self) -> float:
         """The transfer seconds accumulated since the last call (and reset them)."""
@@ -137,8 +139,7 @@ class PrefixCache:
             if req.level_hits is None:
                 req.level_hits = [0] * len(self.caps)
             return 0
-        n = self.hits(req.hashes)
-        kept = self._kept(req, n)
+        n, kept = self._lookup(req)
         if req.level_hits is None:
             self._record(req, n, kept)
         self._promote(req.hashes[:kept])
@@ -226,10 +227,33 @@ def replica_cache(limits, num_blocks: int, hash_block_tokens: int) -> PrefixCach
                        limits.kv_bytes_per_token)
 
 
-def use_prefill_model(cache: PrefixCache | None, model, limits) -> None:
+PREFILL_MEMO_LIMIT = 1 << 16
+"""Most prefill times one memo of :func:`use_prefill_model` holds (cleared when full)."""
+
+
+def use_prefill_model(cache: PrefixCache | None, model, limits,
+                      memo: dict[tuple[int, int], float] | None = None) -> None:
     """Turn on the load-or-recompute rule for ``cache`` (module docstring) with ``model``'s
     time for one prefill chunk of a request alone; nothing without a cache, without offload
-    levels or with ``limits.kv_recompute`` off (always load)."""
+    levels or with ``limits.kv_recompute`` off (always load). ``memo``: the times already
+    asked of ``model`` (one dict may serve every replica of a tier).
+
+    NOTE (speed): a cache-aware balancer asks every replica's cache at every dispatch, and
+    each lookup that finds hits below would ask the step model again (several us a call: a
+    third more wall time on 32 cache-aware replicas); the (new, done) pairs asked are few
+    (whole hash blocks, or a prompt's length), and a step time is a pure function of them.
+    """
     if cache is None or not limits.kv_levels or not limits.kv_recompute:
         return
-    cache.prefill_s = lambda new, done: model.step_time(StepShape(((new, done),)))
+    seen: dict[tuple[int, int], float] = {} if memo is None else memo
+
+    def prefill_s(new: int, done: int) -> float:
+        key = (new, done)
+        t = seen.get(key)
+        if t is None:
+            if len(seen) >= PREFILL_MEMO_LIMIT:
+                seen.clear()
+            t = seen[key] = model.step_time(StepShape(((new, done),)))
+        return t
+
+    cache.prefill_s = prefill_s

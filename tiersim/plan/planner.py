@@ -47,6 +47,10 @@ FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
 """Added to the floor the ``floor`` router is fitted to, in turn, while the realised accuracy
 (all requests) misses the floor the router was fitted to on its calibration split."""
 
+TOO_LONG = "dropped at any size"
+"""Words of a design's miss when requests are longer than a tier's context (see
+:meth:`Planner._too_long`)."""
+
 OVERSHOOT_CAP = 1e6
 """The overshoot of a latency nothing finished to measure (every request dropped)."""
 
@@ -246,6 +250,8 @@ class Planner:
                        default=math.inf)
             if gpus * self.evaluator.by_name[name].cost_per_gpu_hour > best:
                 break
+            if results and TOO_LONG in (results[-1].missed or ""):
+                break  # more GPUs per replica do not lengthen the context
             results.append(self._size((name,), (), {name: level}, escalate=False))
         tried = {name: [r.design.gpus_per_replica[0] for r in results]}
         for r in results:
@@ -294,6 +300,10 @@ class Planner:
                 missed = _missed(outcome, self.c)
                 return DesignResult(design, sizing.replicas, outcome, missed, tried)
             last = self.evaluator.evaluate(design, sizing.judged[-1])
+            too_long = self._too_long(design) if last.dropped else None
+            if too_long:  # no size serves them: neither more replicas nor more GPUs each
+                return DesignResult(design, sizing.judged[-1], last, f"latency: {too_long} "
+                                    f"({_missed(last, self.c)})", tried)
             violators = verdict(last, self.c).violators or tiers
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
@@ -305,6 +315,35 @@ class Planner:
             for n in bump:
                 level[n] += 1
                 tried[n].append(self.gpus[n][level[n]])
+
+    def _too_long(self, design: Design) -> str | None:
+        """Why a design drops requests at any size: those longer (prompt + output) than the
+        context of the tier routed them (``max_model_len``), in words; None when there are
+        none, or when the evaluator does not say (a closed-form stand-in)."""
+        df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
+        if df is None or built is None:
+            return None
+        a = self.evaluator.routing(design)[1]
+        prompt = df["input_tokens"].to_numpy(np.float64)
+        output = df["output_tokens"].to_numpy(np.float64)
+        count, where = 0, []
+        for k, name in enumerate(design.tiers):
+            context = built(name, design.gpus(name)).limits.max_model_len
+            if not context:
+                continue
+            mult = self.evaluator.by_name[name].output_length_multiplier
+            sent = (np.asarray(a.tier) == k) | (np.asarray(a.escalate_to) == k)
+            longer = int(np.sum(sent & (prompt + np.maximum(1, np.round(output * mult))
+                                        > context)))
+            if longer:
+                count += longer
+                where.append(f"{name}'s max_model_len {context:,}")
+        if not count:
+            return None
+        return (f"{count:,} requests are longer (prompt + output) than their tier's context "
+                f"({', '.join(where)}) and are {TOO_LONG}; raise "
+                f"tiers[].scheduler.max_model_len (up to the model's context) or leave them "
+                f"out of the trace")
 
     def _search(self, design: Design) -> Sizing:
         """Replica search for one design, recording every fleet judged."""
