@@ -232,8 +232,9 @@ class SavingsResult:
         return self.routed_slo_met is not False and self.routed_floor_met is not False
 
     def meets_floor(self, baseline: UniformBaseline) -> bool | None:
-        """Whether a uniform fleet's accuracy reaches the floor these savings hold it to."""
-        if baseline.accuracy is None:
+        """Whether a uniform fleet's accuracy reaches the floor these savings hold it to (None
+        when either is unknown: no request reached the fleet, so there is no accuracy)."""
+        if _unknown(baseline.accuracy) or _unknown(self.accuracy_floor):
             return None
         return bool(baseline.accuracy >= self.accuracy_floor - FLOOR_TOLERANCE)
 
@@ -598,3 +599,8 @@ class PlanResult:
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
                                "`tiersim plan` to rewrite it") from None
+
+
+def _unknown(value: float | None) -> bool:
+    """True for a missing figure: None, or NaN (a mean over no request)."""
+    return value is None or value != value

@@ -108,15 +108,21 @@ def _quiet_if_empty(df):
         yield
 
 
+def within_slo(p99: float | None, limit: float | None) -> bool:
+    """True when a p99 meets its limit. A p99 of None means no request had that interval (every
+    output one token long: no TPOT; or a response cache answered every request: no GPU-served
+    TTFT), so no request exceeded the limit; drops are judged separately."""
+    return limit is None or p99 is None or p99 <= limit
+
+
 def _with_slo_check(saved, scenario: Scenario, run):
     """The savings with whether the run's own fleet met the SLOs its uniform baselines were
     sized to (p99 TTFT and TPOT within them, nothing dropped) and the accuracy floor they were
     held to (with the same tolerance)."""
     if saved is None:
         return None
-    met = (run.dropped == 0
-           and run.ttft_p99_s is not None and run.ttft_p99_s <= scenario.slo.ttft_p99_s
-           and run.tpot_p99_s is not None and run.tpot_p99_s <= scenario.slo.tpot_p99_s)
+    met = (run.dropped == 0 and within_slo(run.ttft_p99_s, scenario.slo.ttft_p99_s)
+           and within_slo(run.tpot_p99_s, scenario.slo.tpot_p99_s))
     floor = scenario.accuracy_floor
     floor_met = None if floor is None else bool(
         saved.accuracy >= floor - FLOOR_TOLERANCE)

@@ -6,6 +6,7 @@ the roofline). The tables read the typed :class:`~tiersim.results.RunResult`, ne
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -123,8 +124,8 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
 
 
 def fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
-    """A number for the table; '-' when missing."""
-    if value is None:
+    """A number for the table; '-' when missing (None, or NaN: a mean over no request)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, int) and scale == 1.0:
         return f"{value:,}{unit}"

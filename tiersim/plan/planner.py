@@ -135,7 +135,7 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
     for key in ("ttft_p99_s", "tpot_p99_s"):
         limit, value = getattr(c, key), getattr(o, key)
         if limit is not None:
-            v = math.inf if value is None else value
+            v = _measured(value, o.dropped)
             out[key] = {"limit": limit, "value": value, "margin": limit - v,
                         "margin_frac": (limit - v) / limit, "met": v <= limit}
     if c.accuracy_floor is not None:
@@ -148,21 +148,32 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
 
 def verdict(o: Outcome, c: Constraints) -> Verdict:
     """Latency (and drops) of one simulated fleet, for the replica search."""
-    over = [_overshoot(getattr(o, k), getattr(c, k)) for k in ("ttft_p99_s", "tpot_p99_s")]
+    over = [_overshoot(getattr(o, k), getattr(c, k), o.dropped)
+            for k in ("ttft_p99_s", "tpot_p99_s")]
     violators = tuple(n for n, t in o.tiers.items() if t.dropped or any(
-        _overshoot(getattr(t, k), getattr(c, k)) > 0 for k in ("ttft_p99_s", "tpot_p99_s")
-        if t.requests))
+        _overshoot(getattr(t, k), getattr(c, k), t.dropped) > 0
+        for k in ("ttft_p99_s", "tpot_p99_s") if t.requests))
     worst = max(over + [10.0 * o.dropped / max(sum(t.requests for t in o.tiers.values()), 1)])
     return Verdict(ok=worst <= 0 and o.dropped == 0, violators=violators, overshoot=worst)
 
 
-def _overshoot(value: float | None, limit: float | None) -> float:
-    """value / limit - 1 (<= 0 when met); a missing value when a limit exists is the cap."""
+def _measured(value: float | None, dropped: int) -> float:
+    """A p99 to hold against its limit. None means no served request had that interval: with
+    nothing dropped, none exceeded the limit (every output one token long has no TPOT; a
+    response cache that answers every request leaves the fleet none), so it counts as 0; with
+    requests dropped, as infinite (nothing finished to measure)."""
+    if value is None:
+        return math.inf if dropped else 0.0
+    return value
+
+
+def _overshoot(value: float | None, limit: float | None, dropped: int = 0) -> float:
+    """value / limit - 1 (<= 0 when met); a missing value is met when nothing was dropped,
+    else the cap (:func:`_measured`)."""
     if limit is None:
         return -1.0
-    if value is None:
-        return OVERSHOOT_CAP
-    return value / limit - 1.0
+    measured = _measured(value, dropped)
+    return OVERSHOOT_CAP if math.isinf(measured) else measured / limit - 1.0
 
 
 class Planner:
