@@ -39,7 +39,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     tier_specs,
 )
 from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
-from tiersim.scenario import Scenario
+from tiersim.scenario import Scenario, resolve_model_ref
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
 """Columns of requests.parquet, in order."""
@@ -229,10 +229,43 @@ def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, rou
 
 def scenario_yaml(scenario: Scenario) -> str:
     """The scenario as run, as YAML: the keys its file set (defaults left implicit, so reading
-    it back gives the same scenario), without a ``sweep:`` map (a run is one point)."""
+    it back gives the same scenario), without a ``sweep:`` map (a run is one point), with the
+    user files it names made absolute (:func:`portable_paths`) so that the copy reruns from
+    the folder it is written to."""
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
     doc.pop("sweep", None)
-    return yaml.safe_dump(doc, sort_keys=False)
+    return yaml.safe_dump(portable_paths(doc, scenario.source), sort_keys=False)
+
+
+def portable_paths(doc: dict, source: str) -> dict:
+    """``doc`` (a scenario's YAML document) with each relative path of a user file it names
+    (the trace, a model's config.json, a profile) made absolute, as the scenario file
+    ``source`` resolves it. A copy of the scenario written elsewhere (a run's or a plan's
+    ``scenario.yaml``) then names the same files; bundled names stay names."""
+    folder = Path(source).parent if Path(source).is_file() else None
+    trace = doc.get("trace")
+    if isinstance(trace, dict) and isinstance(trace.get("path"), str):
+        trace["path"] = _absolute(trace["path"], folder)
+    for holder in (doc, *doc.get("tiers", [])):
+        model = holder.get("model") if isinstance(holder, dict) else None
+        if isinstance(model, str) and resolve_model_ref(model, source) != model:
+            holder["model"] = str(Path(resolve_model_ref(model, source)).resolve())
+    if isinstance(doc.get("profile"), str):
+        doc["profile"] = _absolute(doc["profile"], None)
+    return doc
+
+
+def _absolute(path: str, folder: Path | None) -> str:
+    """A relative ``path`` that names a file (beside ``folder``, else from the working folder)
+    as an absolute path; anything else (absolute, a bundled name) as given."""
+    try:
+        p = Path(path).expanduser()
+    except RuntimeError:  # "~user" names no user: not a file of ours to rewrite
+        return path
+    if p.is_absolute():
+        return path
+    beside = folder / p if folder is not None else p
+    return str(beside.resolve()) if beside.is_file() else path
 
 
 def summary_json(run: RunResult | dict) -> str:

@@ -273,7 +273,10 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
 
 def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dict[str, Any]:
     """The scenario as the plan sizes it: the kept tiers at their replicas and GPUs per
-    replica, the planned router, and the floor and SLOs planned for."""
+    replica, the planned router, and the floor and SLOs planned for (the user files it names
+    made absolute, so that the copy reruns from the plan folder)."""
+    from tiersim.runner import portable_paths
+
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
     doc.pop("sweep", None)
     tiers = []
@@ -292,7 +295,7 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
         doc["router"] = {**router, **plan["router"]}
     if floor is not None:
         doc["accuracy_floor"] = floor
-    return doc
+    return portable_paths(doc, scenario.source)
 
 
 def _resplit(tier: dict[str, Any]) -> None:

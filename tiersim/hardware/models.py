@@ -99,8 +99,17 @@ def _is_local_path(name: str) -> bool:
     written_as_path = "/" in text or "\\" in text or text.startswith(("~", "."))
     if not written_as_path:
         return False
-    path = Path(text).expanduser()
+    path = _expanded(text)
     return path.is_file() or (path / "config.json").is_file()
+
+
+def _expanded(text: str) -> Path:
+    """``text`` as a path with ``~`` expanded; as written when ``~user`` names no user (the
+    path then does not exist, and the caller says so)."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        return Path(text)
 
 
 def _looks_like_path(name: str) -> bool:
@@ -119,7 +128,10 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     text = str(name_or_path)
     if _is_local_path(text):
         return load_hf_config(text)
-    if _explicit_path(text) and not Path(text).expanduser().exists():
+    if _explicit_path(text) and not _expanded(text).exists():
+        if text.startswith("~") and str(_expanded(text)).startswith("~"):
+            raise TiersimError(f"{text}: model config not found (a path starts with ~ and a "
+                               "user that does not exist); write the path in full")
         raise TiersimError(f"{text}: model config not found (a path, so not a catalogue name); "
                            "check the path")
     key = catalogue_key(text)

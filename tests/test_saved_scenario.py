@@ -1,0 +1,69 @@
+"""The scenario.yaml a run or a plan writes reruns from anywhere: a relative path to a user file
+(the trace beside the scenario) is written absolute; a bundled name stays a name. Before, the
+copy kept ``sub/t.parquet``, which `tiersim run OUT/scenario.yaml` then looked for in OUT."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from tiersim.cli import main
+
+TRACE = Path(__file__).resolve().parents[1] / "tiersim" / "traces" / "azure2023_code.parquet"
+
+
+def _scenario(folder: Path) -> Path:
+    """A one-tier scenario whose trace is a relative path to a file beside it."""
+    (folder / "sub").mkdir()
+    shutil.copy(TRACE, folder / "sub" / "t.parquet")
+    path = folder / "s.yaml"
+    path.write_text("name: s\nseed: 0\nmodel: Qwen3-Coder-30B-A3B\n"
+                    "trace: {path: sub/t.parquet, window: [0, 120]}\n"
+                    "tiers:\n  - {name: bf16, precision: bf16, replicas: 1, "
+                    "cost_per_gpu_hour: 3.5}\n"
+                    "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\n")
+    return path
+
+
+def _summary(folder: Path) -> dict:
+    """A run's summary.json."""
+    return json.loads((folder / "summary.json").read_text())
+
+
+def test_a_runs_scenario_yaml_reruns_from_its_folder(tmp_path, monkeypatch):
+    path = _scenario(tmp_path)
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--no-report",
+                 "--no-baselines"]) == 0
+    saved = yaml.safe_load((tmp_path / "o" / "scenario.yaml").read_text())
+    assert saved["trace"]["path"] == str((tmp_path / "sub" / "t.parquet").resolve())
+    monkeypatch.chdir(tmp_path / "o")
+    assert main(["run", "scenario.yaml", "--out", "again", "--no-report", "--no-baselines"]) == 0
+    first, again = _summary(tmp_path / "o"), _summary(tmp_path / "o" / "again")
+    assert (again["requests"], again["cost_usd"]) == (first["requests"], first["cost_usd"])
+
+
+def test_a_plans_scenario_yaml_reruns_and_bundled_names_stay_names(tmp_path, monkeypatch):
+    path = _scenario(tmp_path)
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"]) == 0
+    monkeypatch.chdir(tmp_path / "p")
+    assert main(["run", "scenario.yaml", "--out", "r", "--no-report", "--no-baselines"]) == 0
+    assert main(["run", "tiny", "--out", "t", "--no-report", "--no-baselines"]) == 0
+    saved = yaml.safe_load((tmp_path / "p" / "t" / "scenario.yaml").read_text())
+    assert saved["trace"]["path"] == "azure2023_code.parquet"
+
+
+def test_a_model_path_under_a_user_that_does_not_exist_is_one_scenario_line():
+    import pytest
+
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario import scenario_from_dict
+
+    doc = {"name": "x", "model": "~0", "trace": {"path": "azure2023_code.parquet"},
+           "tiers": [{"name": "bf16", "precision": "bf16", "replicas": 1,
+                      "cost_per_gpu_hour": 1.0}]}
+    with pytest.raises(ScenarioError, match=r"model: ~0: model config not found \(a path starts "
+                                            r"with ~ and a user that does not exist\)"):
+        scenario_from_dict(doc, "x.yaml")
