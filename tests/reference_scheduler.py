@@ -118,7 +118,9 @@ class _LRU:
         below = []
         redo = min(found * self.block_tokens, r.prompt - 1) - cap
         loaded = None
-        if any(self.level(h) for h in r.hashes[:found]):
+        skipped = min(found * self.block_tokens, r.prompt - 1)
+        if any(self.level(h) and j * self.block_tokens < skipped
+               for j, h in enumerate(r.hashes[:found])):
             loaded = n == found
         for j, h in enumerate(r.hashes[:n]):
             i = self.level(h)

@@ -138,6 +138,24 @@ def test_edge_traces_lose_no_request_and_stay_within_the_bound(prompt, hashes):
         assert not res.dropped.any() and np.all(np.isfinite(res.finish_s))
         assert sum(s.hit_tokens) + s.recomputed_tokens <= s.bound_tokens <= s.prompt_tokens
         assert s.offload_loads + s.offload_recomputes <= n
+        if prompt == 1:  # no token to skip: no block below is loaded or recomputed
+            assert s.offload_loads == s.offload_recomputes == 0
+
+
+def test_a_prompt_with_no_token_to_skip_neither_loads_nor_recomputes():
+    # long prompts fill the cache and push blocks below; one-token prompts naming the same
+    # blocks find them there, but skip nothing (their one token is always computed)
+    n = 60
+    long_ = np.arange(n) % 2 == 0
+    prompts = np.where(long_, 16 * 40, 1)
+    work = Workload(np.arange(n) * 0.01, prompts, np.full(n, 3), np.zeros(n, dtype=np.int64),
+                    prefix_hashes=[list(range(40)) for _ in range(n)], hash_block_tokens=16)
+    for read_bw in (1.0, 1e12):
+        spec = offload_tier(num_blocks=200, prefix_cache_fraction=0.05, host_blocks=64,
+                            read_bw=read_bw, hbt=16)
+        res = simulate([spec], work)
+        s = res.prefix_stats["t"]
+        assert s.offload_loads + s.offload_recomputes <= int(long_.sum())
 
 
 # ---- 3. the harness's fp8_block precision ---------------------------------------------------

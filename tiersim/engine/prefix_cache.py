@@ -149,16 +149,18 @@ class PrefixCache:
     def _record(self, req: Req, n: int, kept: int) -> None:
         """A first admission's statistics: the kept hit tokens per level (``level_hits``), the
         hit tokens recomputed instead (``recomputed``) and whether hits found in an offload
-        level were loaded (``offload_loaded``: True, False, or None when there were none)."""
+        level were loaded (``offload_loaded``: True, False, or None when none of them holds a
+        token the request would skip: such a block is neither loaded nor recomputed)."""
         hbt, where, cap = self.hash_block_tokens, self._where, self._tokens(req, kept)
+        skipped = self._tokens(req, n)
         per_level = [0] * len(self.caps)
         offloaded = False
         for j, h in enumerate(req.hashes[:n]):
             lvl = where[h]
-            offloaded = offloaded or lvl > 0
+            offloaded = offloaded or (lvl > 0 and j * hbt < skipped)
             per_level[lvl] += max(0, min(hbt, cap - j * hbt))
         req.level_hits = per_level
-        req.recomputed = self._tokens(req, n) - cap
+        req.recomputed = skipped - cap
         req.offload_loaded = (kept == n) if offloaded else None
 
     def _promote(self, hashes: list[int]) -> None:
