@@ -100,8 +100,9 @@ class _LRU:
         first = next(j for j, i in enumerate(levels) if i)
         load = sum(self.read[i] for i in levels if i)
         gpu = min(first * self.block_tokens, r.prompt - 1)
-        redo = min(n * self.block_tokens, r.prompt - 1) - gpu
-        return first if (self.prefill(redo, gpu) if redo else 0.0) < load else n
+        hit = min(n * self.block_tokens, r.prompt - 1)
+        redo = self.prefill(gpu, r.prompt) - self.prefill(hit, r.prompt) if hit > gpu else 0.0
+        return first if redo < load else n
 
     def hit_tokens(self, r: _R) -> int:
         if not self.capacity or not r.hashes:
@@ -177,7 +178,8 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             r.hashes = [int(x) for x in h]
     cache = _LRU(capacity, hash_block_tokens, limits.kv_levels, limits.kv_bytes_per_token)
     if limits.kv_levels and limits.kv_recompute:
-        cache.prefill = lambda new, done: model.step_time(StepShape(((new, done),)))
+        cache.prefill = lambda start, end: _chunked_prefill(model, start, end,
+                                                            limits.max_num_batched_tokens)
     per_level = [None] * len(reqs)
     choices = [(0, None)] * len(reqs)
     peak = [0] * len(cache.lists)
@@ -326,3 +328,14 @@ def assert_fast_forward_exact_and_conserving(spec, work, simulate):
     done = ~a.dropped
     np.testing.assert_array_equal(a.output_tokens[done], np.asarray(work.output_tokens)[done])
     return a
+
+
+def _chunked_prefill(model, start: int, end: int, budget: int) -> float:
+    """Seconds to prefill tokens ``start`` to ``end`` of one prompt alone, one chunk of at most
+    ``budget`` tokens per step."""
+    total, done = 0.0, start
+    while done < end:
+        new = min(budget, end - done)
+        total += model.step_time(StepShape(((new, done),)))
+        done += new
+    return total

@@ -103,7 +103,7 @@ def test_prefill_times_are_asked_once_per_shape_across_a_tiers_replicas():
         use_prefill_model(cache, model, tier.limits, memo)
     for cache in caches:
         for _ in range(3):
-            assert cache.prefill_s(32, 16) == pytest.approx(0.01 + 32e-5 + 16e-7)
+            assert cache.prefill_s(16, 48) == pytest.approx(0.01 + 32e-5 + 16e-7)
     assert model.asked == [((32, 16),)]
 
 
@@ -114,8 +114,8 @@ def test_the_prefill_memo_is_bounded(monkeypatch):
     tier, memo = offload_tier(host_blocks=4, hbt=16), {}
     cache = PrefixCache(2, 16, tier.limits.kv_levels, 2.0)
     use_prefill_model(cache, CountingModel(), tier.limits, memo)
-    for new in range(1, 50):
-        cache.prefill_s(new, 0)
+    for end in range(1, 50):
+        cache.prefill_s(0, end)
     assert len(memo) <= 4
 
 

@@ -22,9 +22,10 @@ a request whose leading prefix hits include blocks held in an offload level eith
 (the always-load path) or recomputes them as prefill, whichever is modelled faster: a load
 slower than recomputing buys nothing, and an engine tuned for its link would not wait on it
 (``kv_offload_recompute: false`` models a connector that always loads).
-Loading costs the read seconds of its hits held below; recomputing costs the replica's own step
-time for one prefill chunk of the hit tokens from its first offloaded block on, after the
-GPU-resident hits before it (those tokens are then computed as a cache miss). Ties load. The
+Loading costs the read seconds of its hits held below; recomputing costs what computing the hit
+tokens from its first offloaded block on adds to the request's own prefill, chunked at the step
+budget as the scheduler runs it, alone (those tokens are then computed as a cache miss). Ties
+load. The
 load is compared whole, as if not hidden beneath compute (with ``overlap`` it may partly be: the
 rule then leans towards recomputing). ``SchedulerLimits.kv_recompute=False`` always loads.
 """

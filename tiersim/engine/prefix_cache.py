@@ -25,18 +25,21 @@ Model (a simplification of vLLM's automatic prefix caching):
 - Load or recompute (:mod:`tiersim.engine.kv_levels`): when a request's leading hits include
   blocks held in an offload level, it either loads them all or keeps only the GPU-resident hits
   before the first of them and recomputes the rest, whichever is modelled faster: the read
-  seconds of the hits held below against ``prefill_s(k, c)``, the replica's step time for one
-  prefill chunk of the ``k`` hit tokens from that block on after the ``c`` kept ones
-  (:func:`use_prefill_model` gives the cache the replica's step-time model; without one, every
+  seconds of the hits held below against what recomputing adds to the request's prefill,
+  ``prefill_s(c, prompt) - prefill_s(c + k, prompt)`` for ``k`` hit tokens from that block on
+  after the ``c`` kept ones, where ``prefill_s(start, prompt)`` is the replica's time to
+  prefill the prompt from ``start`` to its end alone, in chunks of the step budget as the
+  scheduler splits it (:func:`use_prefill_model` gives the cache the replica's step-time
+  model; without one, every
   hit is loaded). Ties load; a hit block holding no token the request skips (its last prompt
   token is always computed) costs nothing to recompute, so it is not loaded. Recomputed tokens
   are cache misses: the request's prefill starts at its kept hits, they are not counted as hits
   (``Req.recomputed`` counts them), no read is paid, and their blocks, computed again, replace
-  the copies below as any recomputed block does. Approximation: the recompute is costed as one
-  chunk of this request alone, at its context, while the engine may split it into several
-  chunks and batch it with other requests (so one step's fixed cost is counted in full, and
-  the delay to decoders sharing those steps is not); the load as the reads of the hits as
-  found (a block an earlier promotion pushes further down is costed at the level where it was
+  the copies below as any recomputed block does. Approximation: the recompute is costed as this
+  request's own prefill chunks, alone, while the engine batches them with other requests' work
+  (the delay to decoders sharing those steps is not counted, nor is a load's, which with
+  ``overlap`` stretches the steps decoders share); the load as the reads of the hits as found
+  (a block an earlier promotion pushes further down is costed at the level where it was
   found).
 """
 
@@ -68,8 +71,8 @@ class PrefixCache:
         self._where: dict[int, int] = {}  # hash -> level holding it
         self._total = sum(self.caps)
         self.transfer_s = 0.0  # transfer seconds not yet handed to a step
-        # load or recompute (module docstring): seconds of one prefill chunk of ``new`` tokens
-        # after ``done`` cached ones, alone; None: always load
+        # load or recompute (module docstring): seconds to prefill a prompt of ``prompt``
+        # tokens from ``start`` cached ones, alone, chunked; None: always load
         self.prefill_s: Callable[[int, int], float] | None = None
 
     def __len__(self) -> int:
@@ -121,9 +124,10 @@ class PrefixCache:
             n += 1
         if first is None or self.prefill_s is None:
             return n, n
-        gpu = self._tokens(req, first)
-        redo = self._tokens(req, n) - gpu
-        return n, (first if (self.prefill_s(redo, gpu) if redo else 0.0) < load else n)
+        gpu, hit = self._tokens(req, first), self._tokens(req, n)
+        redo = (self.prefill_s(gpu, req.prompt) - self.prefill_s(hit, req.prompt)
+                if hit > gpu else 0.0)
+        return n, (first if redo < load else n)
 
     def take_transfer(self) -> float:
         """The transfer seconds accumulated since the last call (and reset them)."""
@@ -236,9 +240,11 @@ PREFILL_MEMO_LIMIT = 1 << 16
 def use_prefill_model(cache: PrefixCache | None, model, limits,
                       memo: dict[tuple[int, int], float] | None = None) -> None:
     """Turn on the load-or-recompute rule for ``cache`` (module docstring) with ``model``'s
-    time for one prefill chunk of a request alone; nothing without a cache, without offload
-    levels or with ``limits.kv_recompute`` off (always load). ``memo``: the times already
-    asked of ``model`` (one dict may serve every replica of a tier).
+    time to prefill a prompt from ``start`` cached tokens to its end, alone, in chunks of the
+    step budget (``limits.max_num_batched_tokens``) as the scheduler splits it; nothing without
+    a cache, without offload levels or with ``limits.kv_recompute`` off (always load).
+    ``memo``: the times already asked of ``model`` (one dict may serve every replica of a
+    tier).
 
     NOTE (speed): a cache-aware balancer asks every replica's cache at every dispatch, and
     each lookup that finds hits below would ask the step model again (several us a call: a
@@ -249,13 +255,17 @@ def use_prefill_model(cache: PrefixCache | None, model, limits,
         return
     seen: dict[tuple[int, int], float] = {} if memo is None else memo
 
-    def prefill_s(new: int, done: int) -> float:
-        key = (new, done)
+    budget = max(1, int(limits.max_num_batched_tokens))
+
+    def prefill_s(start: int, prompt: int) -> float:
+        key = (start, prompt)
         t = seen.get(key)
         if t is None:
             if len(seen) >= PREFILL_MEMO_LIMIT:
                 seen.clear()
-            t = seen[key] = model.step_time(StepShape(((new, done),)))
+            t = seen[key] = sum(
+                model.step_time(StepShape(((min(budget, prompt - done), done),)))
+                for done in range(start, prompt, budget))
         return t
 
     cache.prefill_s = prefill_s
