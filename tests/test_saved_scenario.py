@@ -67,3 +67,24 @@ def test_a_model_path_under_a_user_that_does_not_exist_is_one_scenario_line():
     with pytest.raises(ScenarioError, match=r"model: ~0: model config not found \(a path starts "
                                             r"with ~ and a user that does not exist\)"):
         scenario_from_dict(doc, "x.yaml")
+
+
+def test_draft_and_working_folder_model_paths_are_written_absolute(tmp_path, monkeypatch):
+    from tiersim.runner import portable_paths
+
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "draft").mkdir()
+    (tmp_path / "s" / "draft" / "config.json").write_text("{}")
+    (tmp_path / "cwdmodel").mkdir()
+    (tmp_path / "cwdmodel" / "config.json").write_text("{}")
+    source = tmp_path / "s" / "spec.yaml"
+    source.write_text("name: s\n")
+    monkeypatch.chdir(tmp_path)
+    doc = {"model": "cwdmodel/config.json",
+           "tiers": [{"name": "a", "model": "Llama-3.1-8B",
+                      "speculative": {"k": 3, "draft_model": "draft/config.json"}}]}
+    out = portable_paths(doc, str(source))
+    assert out["model"] == str(tmp_path / "cwdmodel" / "config.json")
+    assert out["tiers"][0]["speculative"]["draft_model"] == str(
+        tmp_path / "s" / "draft" / "config.json")
+    assert out["tiers"][0]["model"] == "Llama-3.1-8B"  # a catalogue name stays a name

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import os
 import warnings
 from pathlib import Path
 
@@ -246,18 +247,33 @@ def portable_paths(doc: dict, source: str) -> dict:
     trace = doc.get("trace")
     if isinstance(trace, dict) and isinstance(trace.get("path"), str):
         trace["path"] = _absolute(trace["path"], folder)
-    for holder in (doc, *doc.get("tiers", [])):
-        model = holder.get("model") if isinstance(holder, dict) else None
-        if isinstance(model, str) and resolve_model_ref(model, source) != model:
-            holder["model"] = str(Path(resolve_model_ref(model, source)).resolve())
+    tiers = [t for t in doc.get("tiers", []) if isinstance(t, dict)]
+    drafts = [t["speculative"] for t in tiers if isinstance(t.get("speculative"), dict)]
+    for holder, key in [(doc, "model"), *((t, "model") for t in tiers),
+                        *((d, "draft_model") for d in drafts)]:
+        if isinstance(holder.get(key), str):
+            holder[key] = _model_path(holder[key], source)
     if isinstance(doc.get("profile"), str):
         doc["profile"] = _absolute(doc["profile"], None)
     return doc
 
 
-def _absolute(path: str, folder: Path | None) -> str:
-    """A relative ``path`` that names a file (beside ``folder``, else from the working folder)
-    as an absolute path; anything else (absolute, a bundled name) as given."""
+def _model_path(model: str, source: str) -> str:
+    """A model text as an absolute path when it names a config file or folder the scenario
+    ``source`` reads (beside it, else from the working folder, as ``get_model`` looks); a
+    catalogue name as given."""
+    ref = resolve_model_ref(model, source)
+    if ref != model:
+        return os.path.abspath(ref)
+    written_as_path = "/" in model or "\\" in model or model.endswith(".json") \
+        or model.startswith((".", "~"))
+    return _absolute(model, None, folders=True) if written_as_path else model
+
+
+def _absolute(path: str, folder: Path | None, folders: bool = False) -> str:
+    """A relative ``path`` that names a file (or, with ``folders``, a folder) beside ``folder``,
+    else from the working folder, as an absolute path (symbolic links kept as named); anything
+    else (absolute, a bundled or catalogue name) as given."""
     try:
         p = Path(path).expanduser()
     except RuntimeError:  # "~user" names no user: not a file of ours to rewrite
@@ -265,7 +281,8 @@ def _absolute(path: str, folder: Path | None) -> str:
     if p.is_absolute():
         return path
     beside = folder / p if folder is not None else p
-    return str(beside.resolve()) if beside.is_file() else path
+    found = beside.is_file() or (folders and beside.is_dir())
+    return os.path.abspath(beside) if found else path
 
 
 def summary_json(run: RunResult | dict) -> str:
