@@ -4,7 +4,9 @@
 #   bash tiersim/calibrate/device_run.sh            (from the repository root)
 # Environment overrides: MODEL, PRECISIONS, KV_DTYPES, TP, OPS (sections, default all),
 # BUDGET_S (stop measuring after this many seconds, checked before every grid point, default
-# 400), LIMIT_S (hard kill, default 480), BLOCKFP8 (default 1; 0 skips the first phase),
+# 400), LIMIT_S (hard kill, default 480), TOTAL_S (the whole script's limit, default 570: the
+# device call allows 600 s; the main phase's LIMIT_S and BUDGET_S shrink to what the first
+# phase left), BLOCKFP8 (default 1; 0 skips the first phase),
 # PYTHON (default python3); DEVICE=cpu QUICK=1 smoke-tests this script on a machine without a
 # GPU (--quick measures tiny built-in shapes, so MODEL is not passed then).
 # First phase (about 1-2 minutes): block-FP8 and row-wise FP8 dense GEMMs at the shapes of the
@@ -29,6 +31,8 @@ DEVICE=${DEVICE:-cuda}
 QUICK=${QUICK:-}
 BUDGET_S=${BUDGET_S:-400}
 LIMIT_S=${LIMIT_S:-480}
+TOTAL_S=${TOTAL_S:-570}
+SCRIPT_START=$(date +%s)
 PY=${PYTHON:-python3}
 PROFILE="$OUT/profile.json"  # renamed to the profile's own name at the end
 PARTIAL="$OUT/profile.partial.json"  # what a run that did not finish measured
@@ -55,6 +59,11 @@ if [ "$BLOCKFP8" = 1 ]; then
 fi
 
 start=$(date +%s)
+LEFT=$(( TOTAL_S - (start - SCRIPT_START) - 15 ))  # 15 s for the kill grace and the summary
+if [ "$LIMIT_S" -gt "$LEFT" ]; then LIMIT_S=$LEFT; fi
+if [ "$BUDGET_S" -gt $(( LIMIT_S - 60 )) ]; then BUDGET_S=$(( LIMIT_S - 60 )); fi
+if [ "$BUDGET_S" -lt 30 ]; then echo "only $LIMIT_S s left for the main profile"; BUDGET_S=30; fi
+echo "main profile: --budget-s $BUDGET_S, hard limit $LIMIT_S s"
 timeout -k 10 "$LIMIT_S" "$PY" -m tiersim.calibrate --device "$DEVICE" "${SHAPES[@]}" \
   --precisions "$PRECISIONS" --kv-dtypes "$KV_DTYPES" --tp "$TP" --ops "$OPS" \
   --budget-s "$BUDGET_S" --out "$PROFILE" 2>&1 | tee "$OUT/calibrate.log"
