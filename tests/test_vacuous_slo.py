@@ -32,10 +32,12 @@ def _one_token_scenario(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_missing_p99_is_met_unless_requests_were_dropped():
-    assert _overshoot(None, 0.1, dropped=0) < 0
-    assert _overshoot(None, 0.1, dropped=3) == OVERSHOOT_CAP
-    assert _overshoot(0.2, 0.1, dropped=0) == 1.0
+def test_a_missing_p99_is_met_unless_nothing_finished_to_measure():
+    assert _overshoot(None, 0.1, dropped=0, finished=0) < 0  # no request sent at all
+    assert _overshoot(None, 0.1, dropped=0, finished=5) < 0  # one-token outputs: no TPOT
+    assert _overshoot(None, 0.1, dropped=3, finished=5) < 0  # the drops fail it on their own
+    assert _overshoot(None, 0.1, dropped=3, finished=0) == OVERSHOOT_CAP
+    assert _overshoot(0.2, 0.1, dropped=0, finished=5) == 1.0
 
 
 def test_one_token_outputs_meet_the_tpot_slo_and_can_be_planned(tmp_path, capsys):

@@ -135,7 +135,7 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
     for key in ("ttft_p99_s", "tpot_p99_s"):
         limit, value = getattr(c, key), getattr(o, key)
         if limit is not None:
-            v = _measured(value, o.dropped)
+            v = _measured(value, o.dropped, _finished(o))
             out[key] = {"limit": limit, "value": value, "margin": limit - v,
                         "margin_frac": (limit - v) / limit, "met": v <= limit}
     if c.accuracy_floor is not None:
@@ -148,31 +148,38 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
 
 def verdict(o: Outcome, c: Constraints) -> Verdict:
     """Latency (and drops) of one simulated fleet, for the replica search."""
-    over = [_overshoot(getattr(o, k), getattr(c, k), o.dropped)
+    over = [_overshoot(getattr(o, k), getattr(c, k), o.dropped, _finished(o))
             for k in ("ttft_p99_s", "tpot_p99_s")]
     violators = tuple(n for n, t in o.tiers.items() if t.dropped or any(
-        _overshoot(getattr(t, k), getattr(c, k), t.dropped) > 0
+        _overshoot(getattr(t, k), getattr(c, k), t.dropped, t.requests - t.dropped) > 0
         for k in ("ttft_p99_s", "tpot_p99_s") if t.requests))
     worst = max(over + [10.0 * o.dropped / max(sum(t.requests for t in o.tiers.values()), 1)])
     return Verdict(ok=worst <= 0 and o.dropped == 0, violators=violators, overshoot=worst)
 
 
-def _measured(value: float | None, dropped: int) -> float:
-    """A p99 to hold against its limit. None means no served request had that interval: with
-    nothing dropped, none exceeded the limit (every output one token long has no TPOT; a
-    response cache that answers every request leaves the fleet none), so it counts as 0; with
-    requests dropped, as infinite (nothing finished to measure)."""
+def _finished(o: Outcome) -> int:
+    """Requests a simulated fleet finished (served, not dropped)."""
+    return sum(t.requests for t in o.tiers.values()) - o.dropped
+
+
+def _measured(value: float | None, dropped: int, finished: int) -> float:
+    """A p99 to hold against its limit. None when requests finished, or when none was sent,
+    means no finished request had that interval (every output one token long has no TPOT; a
+    response cache that answers every request sends the fleet none): none exceeded the limit,
+    so it counts as 0 (drops are judged on their own). None when requests were dropped and
+    none finished counts as infinite: nothing finished to measure."""
     if value is None:
-        return math.inf if dropped else 0.0
+        return math.inf if dropped and not finished else 0.0
     return value
 
 
-def _overshoot(value: float | None, limit: float | None, dropped: int = 0) -> float:
-    """value / limit - 1 (<= 0 when met); a missing value is met when nothing was dropped,
-    else the cap (:func:`_measured`)."""
+def _overshoot(value: float | None, limit: float | None, dropped: int = 0,
+               finished: int = 0) -> float:
+    """value / limit - 1 (<= 0 when met); a missing value as :func:`_measured` reads it (the
+    cap when nothing finished to measure)."""
     if limit is None:
         return -1.0
-    measured = _measured(value, dropped)
+    measured = _measured(value, dropped, finished)
     return OVERSHOOT_CAP if math.isinf(measured) else measured / limit - 1.0
 
 
