@@ -30,8 +30,10 @@ Accuracy falls and silent failures rise monotonically with the router's mistakes
 mistakes do not even save money: cost rises 2.6% across the sweep. On the shipped H200 profile
 the 4-bit tiers cost more per request than bf16 (Hopper has no FP4 tensor cores; vLLM runs them
 through weight-only Marlin kernels, slower than BF16 beyond a few tokens), so every hard request
-sent down to them is both less accurate and dearer. The type-only oracle (``--lambda -1``) costs
-0.1554 per 1k at the same accuracy. The fixed-cost test in ``tests/test_routing_fpr.py``
+sent down to them is both less accurate and dearer. At lambda 0.05 the oracle therefore sends
+every request to bf16 (the 4-bit tiers get none at FPR 0), so this sweep is uniform bf16 plus
+injected mistakes; the type-only oracle (``--lambda -1``) costs 0.1554 per 1k at the same
+accuracy. The fixed-cost test in ``tests/test_routing_fpr.py``
 isolates the routing effect.
 """
 

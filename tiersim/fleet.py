@@ -170,6 +170,8 @@ def empty_levels(per_token: float, tier: TierConfig) -> list[int]:
     levels = tier.scheduler.kv_offload
     block = block_bytes(per_token)
     n = len(levels)
+    if block <= 0:  # no KV bytes per token: nothing to move, nothing to leave out
+        return []
     while n and levels[n - 1].capacity_gb * 1e9 // block < 1:  # as KVLevel.capacity_blocks
         n -= 1
     return list(range(n, len(levels)))

@@ -263,9 +263,11 @@ def prefix_lines(r: RunResult) -> list[str]:
         line = (f"prefix cache {t.name}: {fmt(t.prefix_hit_rate, ' %', 100)} of prompt "
                 f"tokens ({levels}); unbounded cache {fmt(t.prefix_hit_bound, ' %', 100)}")
         if t.offload_loads is not None:
-            line += (f"; offloaded prefixes {t.offload_loads} loaded, {t.offload_recomputes} "
-                     f"recomputed (link slower than prefill; "
-                     f"{fmt(t.prefix_recompute_rate, ' %', 100)} of prompt tokens)")
+            line += (f"; offloaded prefixes {t.offload_loads} loaded, "
+                     f"{t.offload_recomputes} recomputed")
+            if t.offload_recomputes:
+                line += (f" (link slower than prefill; {fmt(t.prefix_recompute_rate, ' %', 100)} "
+                         f"of prompt tokens)")
         lines.append(line)
     return lines
 
