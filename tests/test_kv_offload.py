@@ -40,16 +40,21 @@ workloads = st.builds(
     rate=st.floats(1.0, 200.0), max_in=st.integers(2, 900), max_out=st.integers(2, 200),
     families=st.integers(1, 6), block=st.sampled_from([16, 32, 64]),
 )
-setups = st.fixed_dictionaries({
-    "max_num_seqs": st.integers(1, 32),
-    "max_num_batched_tokens": st.integers(32, 1024),
-    "num_blocks": st.integers(80, 600),
-    "prefix_cache_fraction": st.sampled_from([0.02, 0.05, 0.2, 1.0]),
-    "host_blocks": st.integers(0, 40),
-    "ssd_blocks": st.integers(0, 60),
-    "read_bw": st.sampled_from([1e4, 1e5, 1e8]),
-    "overlap": st.booleans(),
-})
+def offload_setups(read_bws=(1e4, 1e5, 1e8)):
+    """Hypothesis strategy: scheduler, cache and offload settings, reads at ``read_bws``."""
+    return st.fixed_dictionaries({
+        "max_num_seqs": st.integers(1, 32),
+        "max_num_batched_tokens": st.integers(32, 1024),
+        "num_blocks": st.integers(80, 600),
+        "prefix_cache_fraction": st.sampled_from([0.02, 0.05, 0.2, 1.0]),
+        "host_blocks": st.integers(0, 40),
+        "ssd_blocks": st.integers(0, 60),
+        "read_bw": st.sampled_from(list(read_bws)),
+        "overlap": st.booleans(),
+    })
+
+
+setups = offload_setups()
 fast = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_scheduler import assert_same_per_request, reference_run
-from test_kv_offload import offload_tier, workloads
+from test_kv_offload import offload_setups, offload_tier, workloads
 
 from tiersim.engine import KVLevel, Req, SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.engine.prefix_cache import PrefixCache
@@ -63,16 +63,7 @@ def test_a_fast_link_loads_exactly_as_the_always_load_rule():
     assert a.offload_recomputes == a.recomputed_tokens == 0
 
 
-setups = st.fixed_dictionaries({
-    "max_num_seqs": st.integers(1, 32),
-    "max_num_batched_tokens": st.integers(32, 1024),
-    "num_blocks": st.integers(80, 600),
-    "prefix_cache_fraction": st.sampled_from([0.02, 0.05, 0.2, 1.0]),
-    "host_blocks": st.integers(0, 40),
-    "ssd_blocks": st.integers(0, 60),
-    "read_bw": st.sampled_from([1e1, 1e3, 1e4, 1e5, 1e8]),
-    "overlap": st.booleans(),
-})
+setups = offload_setups((1e1, 1e3, 1e4, 1e5, 1e8))  # slow links too: recomputes happen
 fast = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
