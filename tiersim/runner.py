@@ -29,6 +29,7 @@ from tiersim import fleet as fleet_mod
 from tiersim import outputs, response_cache, savings, session_metrics, summary
 from tiersim.errors import Note, ScenarioError
 from tiersim.fleet import build_fleet
+from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
     REFERENCE_STEP,
     cost_weight,
@@ -265,15 +266,13 @@ def _model_path(model: str, source: str) -> str:
     ref = resolve_model_ref(model, source)
     if ref != model:
         return os.path.abspath(ref)
-    written_as_path = "/" in model or "\\" in model or model.endswith(".json") \
-        or model.startswith((".", "~"))
-    return _absolute(model, None, folders=True) if written_as_path else model
+    return os.path.abspath(os.path.expanduser(model)) if is_local_path(model) else model
 
 
-def _absolute(path: str, folder: Path | None, folders: bool = False) -> str:
-    """A relative ``path`` that names a file (or, with ``folders``, a folder) beside ``folder``,
-    else from the working folder, as an absolute path (symbolic links kept as named); anything
-    else (absolute, a bundled or catalogue name) as given."""
+def _absolute(path: str, folder: Path | None) -> str:
+    """A relative ``path`` that names a file beside ``folder``, else from the working folder,
+    as an absolute path (symbolic links kept as named); anything else (absolute, a bundled
+    name) as given."""
     try:
         p = Path(path).expanduser()
     except RuntimeError:  # "~user" names no user: not a file of ours to rewrite
@@ -281,8 +280,7 @@ def _absolute(path: str, folder: Path | None, folders: bool = False) -> str:
     if p.is_absolute():
         return path
     beside = folder / p if folder is not None else p
-    found = beside.is_file() or (folders and beside.is_dir())
-    return os.path.abspath(beside) if found else path
+    return os.path.abspath(beside) if beside.is_file() else path
 
 
 def summary_json(run: RunResult | dict) -> str:

@@ -25,9 +25,9 @@ slower than recomputing buys nothing, and an engine tuned for its link would not
 Loading costs the read seconds of its hits held below; recomputing costs what computing the hit
 tokens from its first offloaded block on adds to the request's own prefill, chunked at the step
 budget as the scheduler runs it, alone (those tokens are then computed as a cache miss). Ties
-load. The
-load is compared whole, as if not hidden beneath compute (with ``overlap`` it may partly be: the
-rule then leans towards recomputing). ``SchedulerLimits.kv_recompute=False`` always loads.
+load. The load is compared whole, as if not hidden beneath compute (with ``overlap`` it may
+partly be: the rule then leans towards recomputing). ``SchedulerLimits.kv_recompute=False``
+always loads.
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ Model (a simplification of vLLM's automatic prefix caching):
   after the ``c`` kept ones, where ``prefill_s(start, prompt)`` is the replica's time to
   prefill the prompt from ``start`` to its end alone, in chunks of the step budget as the
   scheduler splits it (:func:`use_prefill_model` gives the cache the replica's step-time
-  model; without one, every
-  hit is loaded). Ties load; a hit block holding no token the request skips (its last prompt
-  token is always computed) costs nothing to recompute, so it is not loaded. Recomputed tokens
+  model; without one, every hit is loaded). Ties load; a hit block holding no token the
+  request skips (its last prompt token is always computed) costs nothing to recompute, so it
+  is not loaded. Recomputed tokens
   are cache misses: the request's prefill starts at its kept hits, they are not counted as hits
   (``Req.recomputed`` counts them), no read is paid, and their blocks, computed again, replace
   the copies below as any recomputed block does. Approximation: the recompute is costed as this
@@ -248,8 +248,9 @@ def use_prefill_model(cache: PrefixCache | None, model, limits,
 
     NOTE (speed): a cache-aware balancer asks every replica's cache at every dispatch, and
     each lookup that finds hits below would ask the step model again (several us a call: a
-    third more wall time on 32 cache-aware replicas); the (new, done) pairs asked are few
-    (whole hash blocks, or a prompt's length), and a step time is a pure function of them.
+    third more wall time on 32 cache-aware replicas); the (start, prompt) pairs asked are few
+    (whole hash blocks, and the prompts' lengths), and a prefill time is a pure function of
+    them.
     """
     if cache is None or not limits.kv_levels or not limits.kv_recompute:
         return

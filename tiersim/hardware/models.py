@@ -79,7 +79,7 @@ def catalogue_key(name: str) -> str:
 
 def is_catalogue_name(name: str) -> bool:
     """Whether :func:`get_model` reads ``name`` from the catalogue (not from a file)."""
-    return not _is_local_path(str(name)) and catalogue_key(str(name)) in MODELS
+    return not is_local_path(str(name)) and catalogue_key(str(name)) in MODELS
 
 
 def _explicit_path(name: str) -> bool:
@@ -90,7 +90,7 @@ def _explicit_path(name: str) -> bool:
             or (len(text) > 2 and text[1] == ":" and text[2] in "/\\"))
 
 
-def _is_local_path(name: str) -> bool:
+def is_local_path(name: str) -> bool:
     """A name written as a path (with a folder part, or ``~``/``.``) that is a file or a folder
     holding a ``config.json``: read as the config it points at, even where its last part is
     also a catalogue name (a local ``/models/Llama-3.1-8B`` is the user's checkpoint, not the
@@ -126,7 +126,7 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     if isinstance(name_or_path, ModelArch):
         return name_or_path
     text = str(name_or_path)
-    if _is_local_path(text):
+    if is_local_path(text):
         return load_hf_config(text)
     if _explicit_path(text) and not _expanded(text).exists():
         if text.startswith("~") and str(_expanded(text)).startswith("~"):
