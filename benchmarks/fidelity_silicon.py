@@ -515,6 +515,31 @@ def clients(row: dict) -> int:
     return int(m[1]) if m else (_int_or_none(row.get("batch_size")) or 0)
 
 
+#: aiperf's synthetic text dataset: this many distinct prompts (``--num-dataset-entries``,
+#: default 100 in aiperf 0.x), drawn at random until the run ends; aiconfigurator's generated
+#: benchmark (``bench_run.sh.j2``) leaves it at that default and vLLM caches prefixes by default.
+AIPERF_PROMPT_POOL = 100
+#: A campaign whose typical row (the median) needs more than this share of a replica's time to
+#: prefill fresh prompts (:func:`prefill_load`) cannot have sent fresh prompts.
+REUSE_LOAD = 1.0
+#: When a row was measured (``measured=...`` in ``silicon_data_source``).
+MEASURED_ON = re.compile(r"measured=(\d{4}-\d{2}-\d{2})")
+
+
+def campaign(row: dict) -> str:
+    """The campaign of a row: one model's runs from one source (the folder of its
+    ``source_file``, one harness whatever the model, else the first field of
+    ``silicon_data_source``) on one date and engine version, driven by one client."""
+    text = str(row.get("silicon_data_source", ""))
+    first = text.split(";")[0].strip()
+    name = first.removeprefix("source_file=")
+    source = name.rsplit("/", 1)[0] if name != first and "/" in name else first
+    date = MEASURED_ON.search(text)
+    parts = [source, str(row.get("model_path", "")), date[1] if date else "",
+             f"{row.get('backend', '')} {row.get('backend_version', '')}".strip()]
+    return ", ".join(p for p in parts if p)
+
+
 # ---------------------------------------------------------------- aiconfigurator's estimate
 
 
@@ -844,8 +869,11 @@ class Protocol:
     spread: float = 0.0
     seed: int = 0
     warmup: int = 0
+    pool: int | None = None
 
     def __post_init__(self) -> None:
+        if self.pool is not None and self.pool < 0:
+            raise ValueError(f"--prompt-pool must be >= 0 (got {self.pool})")
         if not 0.0 <= self.spread < 1.0:
             raise ValueError(f"--length-spread must be in [0, 1) (got {self.spread})")
         if not 0 <= self.warmup < self.per_client:
@@ -869,6 +897,14 @@ class Protocol:
         rng = np.random.default_rng([self.seed, stream])
         drawn = np.rint(length * rng.uniform(1 - self.spread, 1 + self.spread, n))
         return np.maximum(drawn, min(length, 2)).astype(np.int64)
+
+    def prompts(self, n: int) -> np.ndarray | None:
+        """Which of the ``pool`` distinct prompts each of ``n`` requests sends (drawn uniformly,
+        seeded), or ``None`` when every request sends a prompt of its own (``pool`` 0; ``None``
+        is decided per campaign before a row is replayed, :func:`row_protocol`)."""
+        if not self.pool:
+            return None
+        return np.random.default_rng([self.seed, 2]).integers(0, self.pool, n)
 
 
 def fitted() -> dict:
@@ -899,12 +935,22 @@ def closed_loop_workload(
     idx = np.arange(n)
     follows = np.where(idx < concurrency, -1, idx - concurrency)
     arrival = np.where(idx < concurrency, idx * gap_s, 0.0)
+    prompt = proto.prompts(n)
+    drawn = n if prompt is None else proto.pool
+    inputs, outputs = proto.lengths(isl, drawn, 0), proto.lengths(osl, drawn, 1)
+    hashes = None
+    if prompt is not None:  # a pool entry keeps its lengths; its blocks hash to its own ids
+        inputs, outputs = inputs[prompt], outputs[prompt]
+        hashes = [range(p << 20, (p << 20) + -(-int(k) // BLOCK_SIZE))
+                  for p, k in zip(prompt, inputs)]
     return Workload(
         arrival_s=arrival.astype(np.float64),
-        input_tokens=proto.lengths(isl, n, 0),
-        output_tokens=proto.lengths(osl, n, 1),
+        input_tokens=inputs,
+        output_tokens=outputs,
         tier=np.zeros(n, dtype=np.int64),
         follows=follows,
+        prefix_hashes=hashes,
+        hash_block_tokens=BLOCK_SIZE,
     )
 
 
@@ -916,6 +962,9 @@ def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol
         per_rank = -(-concurrency // tier.replicas)
         gap = cycle_estimate(tier.step_model, isl, osl, per_rank, budget) / concurrency
     work = closed_loop_workload(isl, osl, concurrency, proto, gap)
+    if proto.pool:  # vLLM V1 caches prefixes by default
+        tier = dataclasses.replace(
+            tier, limits=dataclasses.replace(tier.limits, enable_prefix_caching=True))
     res = simulate([tier], work, sample_every=1e9)  # no time series needed
     if res.dropped.any():
         raise Unrepresentable(f"a request of {isl}+{osl} tokens exceeds the replica's KV cache")
@@ -1000,6 +1049,56 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
     return tier, step.sources()
 
 
+def prefill_load(row: dict, kv_dtype: str) -> float:
+    """The share of one replica's time that the row's measured request rate needs just to
+    prefill fresh prompts, on the engine profile's kernel tables with no host cost (NaN where
+    the row does not replay).
+
+    Closed loop: ``clients / (TTFT + (osl - 1) x TPOT)`` requests a second over ``dp`` replicas,
+    each prompt prefilled alone in chunks of the step budget (the cheapest way the scheduler
+    runs it). Above 1 the server did not compute every prompt: it found most of them cached.
+    """
+    if isinstance(row.get("conflict"), str):
+        return float("nan")
+    try:
+        case = case_of(row)
+        knobs = Knobs(overhead_s=0.0, eager=EagerCost(), engine=case.engine)
+        tier, _ = replica_tier(case, clients(row), kv_dtype, knobs)
+    except Unrepresentable:
+        return float("nan")
+    isl, osl = int(row["isl"]), int(row["osl"])
+    cycle_s = (row["silicon_ttft_ms"] + (osl - 1) * row["silicon_tpot_ms"]) / 1e3
+    budget = tier.limits.max_num_batched_tokens
+    prefill_s = sum(tier.step_model.step_time(StepShape(((min(budget, isl - start), start),)))
+                    for start in range(0, isl, budget))
+    return clients(row) / cycle_s / case.dp * prefill_s
+
+
+def _load_star(args):
+    return prefill_load(*args)
+
+
+def reused_prompt_campaigns(df: pd.DataFrame, kv_dtype: str, jobs: int) -> dict[str, float]:
+    """The campaigns (:func:`campaign`) that reused their prompts, each with its median
+    :func:`prefill_load`: those whose median row's exceeds :data:`REUSE_LOAD` (the median, as one
+    row's load is an estimate from means over a burst-started run and kernel tables timed
+    alone; a typical row beyond what fresh prompts allow is not noise)."""
+    records = df.to_dict("records")
+    loads = pd.Series(_map(_load_star, [(r, kv_dtype) for r in records], jobs, chunksize=16),
+                      index=[campaign(r) for r in records], dtype=float)
+    typical = loads.groupby(level=0).median()
+    return {name: float(v) for name, v in typical.items() if v > REUSE_LOAD}
+
+
+def row_protocol(proto: Protocol, row: dict, reused: dict[str, float]) -> Protocol:
+    """``proto`` for one row: with ``pool`` unset, aiperf's prompt pool for a campaign that
+    reused its prompts and fresh prompts for any other."""
+    if proto.pool is not None:
+        return proto
+    pool = AIPERF_PROMPT_POOL if campaign(row) in reused else 0
+    return dataclasses.replace(proto, pool=pool)
+
+
 def on_roofline(sources: dict[str, str]) -> list[str]:
     """The operator tables a step model answered with the roofline (its ``sources()``)."""
     return [k for k, v in sources.items() if v == "roofline" and k != "overhead"]
@@ -1035,13 +1134,19 @@ def _map(fn, items: list, jobs: int, chunksize: int = 4) -> list:
 def run(
     df: pd.DataFrame, kv_dtype: str, proto: Protocol, jobs: int, knobs: Knobs = Knobs()
 ) -> pd.DataFrame:
-    """Simulate every row (in ``jobs`` processes); adds predictions and signed errors."""
-    args = [(r, kv_dtype, proto, knobs) for r in df.to_dict("records")]
+    """Simulate every row (in ``jobs`` processes); adds predictions and signed errors, and
+    ``prompt_pool`` (the distinct prompts a row's clients drew from; 0: every prompt fresh)."""
+    reused = reused_prompt_campaigns(df, kv_dtype, jobs) if proto.pool is None else {}
+    protos = [row_protocol(proto, r, reused) for r in df.to_dict("records")]
+    args = [(r, kv_dtype, p, knobs) for r, p in zip(df.to_dict("records"), protos)]
     out = pd.DataFrame(_map(_simulate_star, args, jobs))
     for col in ("sim_ttft_ms", "sim_tpot_ms", "unrepresentable"):
         if col not in out:
             out[col] = np.nan
     res = pd.concat([df.reset_index(drop=True), out], axis=1)
+    res["prompt_pool"] = [p.pool for p in protos]
+    res["campaign"] = [campaign(r) for r in df.to_dict("records")]
+    res["campaign_load"] = res["campaign"].map(reused)
     return add_errors(res)
 
 
@@ -1148,10 +1253,25 @@ def summary_lines(res: pd.DataFrame) -> list[str]:
         elif engine != "vllm":
             lines.append(f"{engine}: no row replayed (see below)")
         lines.append("")
+    lines += reuse_lines(res)
     lines += unrepresentable_lines(res)
     if "vllm" in engines:
         lines.append(final_line(res, "vllm"))
     return lines
+
+
+def reuse_lines(res: pd.DataFrame) -> list[str]:
+    """The campaigns replayed with reused prompts (:func:`reused_prompt_campaigns`), if any."""
+    reused = res[res["campaign_load"].notna()] if "campaign_load" in res else res.iloc[:0]
+    if reused.empty:
+        return []
+    lines = [f"replayed with reused prompts ({AIPERF_PROMPT_POOL} distinct, as aiperf's default "
+             "client sends them, and prefix caching on): campaigns whose median row needs more "
+             "than its server's time to prefill fresh prompts"]
+    for name, g in reused.groupby("campaign", sort=True):
+        lines.append(f"  {name}: {len(g)} rows, median prefill load "
+                     f"{g['campaign_load'].iloc[0]:.2f}")
+    return lines + [""]
 
 
 def row_lines(res: pd.DataFrame) -> list[str]:
@@ -1442,7 +1562,7 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
     per_client = args.per_client or fit_doc.get("per_client", UNFITTED_PER_CLIENT)
     spread = fit_doc.get("length_spread", 0.0) if args.length_spread is None else args.length_spread
     return Protocol(per_client=per_client + args.warmup_rounds, spread=spread, seed=args.seed,
-                    warmup=args.warmup_rounds)
+                    warmup=args.warmup_rounds, pool=args.prompt_pool)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1475,6 +1595,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0, help="seed of the length draws")
     ap.add_argument("--warmup-rounds", type=int, default=0,
                     help="requests per client sent first and left out of the means (default 0)")
+    ap.add_argument("--prompt-pool", type=int,
+                    help="every row's requests draw their prompts from this many distinct ones "
+                    "and the server caches prefixes (0: every prompt fresh; default: aiperf's "
+                    f"{AIPERF_PROMPT_POOL} for a campaign whose measured rate needs more than "
+                    "its server's time to prefill fresh prompts, else fresh)")
     ap.add_argument("--overhead-ms", type=float,
                     help="vLLM's per-iteration overhead to use instead of its profile's")
     ap.add_argument("--roofline", action="store_true",
