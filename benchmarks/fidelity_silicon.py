@@ -522,6 +522,9 @@ AIPERF_PROMPT_POOL = 100
 #: A campaign whose typical row (the median) needs more than this share of a replica's time to
 #: prefill fresh prompts (:func:`prefill_load`) cannot have sent fresh prompts.
 REUSE_LOAD = 1.0
+#: The fewest rows whose median says what a campaign's typical row is (below it, the median is
+#: one or two rows' estimate, which :func:`reused_prompt_campaigns` does not act on).
+REUSE_MIN_ROWS = 3
 #: When a row was measured (``measured=...`` in ``silicon_data_source``).
 MEASURED_ON = re.compile(r"measured=(\d{4}-\d{2}-\d{2})")
 
@@ -1080,14 +1083,16 @@ def _load_star(args):
 
 def reused_prompt_campaigns(df: pd.DataFrame, kv_dtype: str, jobs: int) -> dict[str, float]:
     """The campaigns (:func:`campaign`) that reused their prompts, each with its median
-    :func:`prefill_load`: those whose median row's exceeds :data:`REUSE_LOAD` (the median, as one
-    row's load is an estimate from means over a burst-started run and kernel tables timed
-    alone; a typical row beyond what fresh prompts allow is not noise)."""
+    :func:`prefill_load`: those of at least :data:`REUSE_MIN_ROWS` replayable rows whose median
+    row's load exceeds :data:`REUSE_LOAD`. The median, as one row's load is an estimate from
+    means over a burst-started run and kernel tables timed alone, and can be high because the
+    tables are slow for that row; a typical row beyond what fresh prompts allow is not noise."""
     records = df.to_dict("records")
     loads = pd.Series(_map(_load_star, [(r, kv_dtype) for r in records], jobs, chunksize=16),
-                      index=[campaign(r) for r in records], dtype=float)
-    typical = loads.groupby(level=0).median()
-    return {name: float(v) for name, v in typical.items() if v > REUSE_LOAD}
+                      index=[campaign(r) for r in records], dtype=float).dropna()
+    typical = loads.groupby(level=0).agg(["median", "size"])
+    return {name: float(row["median"]) for name, row in typical.iterrows()
+            if row["size"] >= REUSE_MIN_ROWS and row["median"] > REUSE_LOAD}
 
 
 def row_protocol(proto: Protocol, row: dict, reused: dict[str, float]) -> Protocol:

@@ -99,7 +99,9 @@ def test_prefill_load_is_the_measured_rate_times_the_prompts_prefill():
 
 
 def test_a_campaign_reuses_prompts_when_its_median_row_outruns_fresh_prefill(monkeypatch):
-    loads = {"a": [0.2, 3.0, 0.3], "b": [1.2, 0.9, 1.5], "c": [0.5, 1.0]}
+    nan = float("nan")
+    loads = {"a": [0.2, 3.0, 0.3], "b": [1.2, 0.9, 1.5], "c": [0.5, 1.0, 1.0],
+             "d": [1.8, 1.9], "e": [1.8, 1.9, nan]}  # d, e: too few rows to say what is typical
     rows = pd.DataFrame([{"c": c, "load": v} for c, vs in loads.items() for v in vs])
     monkeypatch.setattr(fs, "campaign", lambda row: row["c"])
     monkeypatch.setattr(fs, "_load_star", lambda args: args[0]["load"])
