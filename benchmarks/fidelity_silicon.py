@@ -538,9 +538,14 @@ def campaign(row: dict) -> str:
     name = first.removeprefix("source_file=")
     source = name.rsplit("/", 1)[0] if name != first and "/" in name else first
     date = MEASURED_ON.search(text)
-    parts = [source, str(row.get("model_path", "")), date[1] if date else "",
-             f"{row.get('backend', '')} {row.get('backend_version', '')}".strip()]
+    engine = " ".join(_text(row.get(k)) for k in ("backend", "backend_version")).strip()
+    parts = [source, _text(row.get("model_path")), date[1] if date else "", engine]
     return ", ".join(p for p in parts if p)
+
+
+def _text(value) -> str:
+    """``value`` as text, ``""`` where it is missing (None or NaN)."""
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
 
 
 # ---------------------------------------------------------------- aiconfigurator's estimate
@@ -1057,9 +1062,14 @@ def prefill_load(row: dict, kv_dtype: str) -> float:
     prefill fresh prompts, on the engine profile's kernel tables with no host cost (NaN where
     the row does not replay).
 
-    Closed loop: ``clients / (TTFT + (osl - 1) x TPOT)`` requests a second over ``dp`` replicas,
-    each prompt prefilled alone in chunks of the step budget (the cheapest way the scheduler
-    runs it). Above 1 the server did not compute every prompt: it found most of them cached.
+    Closed loop: ``clients / (TTFT + (osl - 1) x TPOT)`` requests a second over ``dp`` replicas
+    (Little's law on the measured means; a burst-started run of ``k`` requests per client
+    overstates the rate by up to about ``1/k``). A prompt no longer than the step budget is
+    costed as its share of a step packed with as many such prompts as the budget holds, a longer
+    one as its chunks of the budget: the cheapest schedules on the tables. Above 1 the tables
+    say the server could not have computed every prompt: it found most of them cached (or the
+    tables are too slow for this row, which one row cannot tell apart; see
+    :func:`reused_prompt_campaigns`).
     """
     if isinstance(row.get("conflict"), str):
         return float("nan")
@@ -1071,14 +1081,24 @@ def prefill_load(row: dict, kv_dtype: str) -> float:
         return float("nan")
     isl, osl = int(row["isl"]), int(row["osl"])
     cycle_s = (row["silicon_ttft_ms"] + (osl - 1) * row["silicon_tpot_ms"]) / 1e3
-    budget = tier.limits.max_num_batched_tokens
-    prefill_s = sum(tier.step_model.step_time(StepShape(((min(budget, isl - start), start),)))
-                    for start in range(0, isl, budget))
-    return clients(row) / cycle_s / case.dp * prefill_s
+    return clients(row) / cycle_s / case.dp * prompt_prefill_s(
+        tier.step_model, isl, tier.limits.max_num_batched_tokens)
+
+
+def prompt_prefill_s(step, isl: int, budget: int) -> float:
+    """The least step time per fresh ``isl``-token prompt (see :func:`prefill_load`)."""
+    if isl <= budget:
+        packed = budget // isl
+        return step.step_time(StepShape(((isl, 0),) * packed)) / packed
+    return sum(step.step_time(StepShape(((min(budget, isl - start), start),)))
+               for start in range(0, isl, budget))
 
 
 def _load_star(args):
     return prefill_load(*args)
+
+
+_LOADS: dict = {}
 
 
 def reused_prompt_campaigns(df: pd.DataFrame, kv_dtype: str, jobs: int) -> dict[str, float]:
@@ -1088,8 +1108,10 @@ def reused_prompt_campaigns(df: pd.DataFrame, kv_dtype: str, jobs: int) -> dict[
     means over a burst-started run and kernel tables timed alone, and can be high because the
     tables are slow for that row; a typical row beyond what fresh prompts allow is not noise."""
     records = df.to_dict("records")
-    loads = pd.Series(_map(_load_star, [(r, kv_dtype) for r in records], jobs, chunksize=16),
-                      index=[campaign(r) for r in records], dtype=float).dropna()
+    key = (tuple(str(r.get("id")) for r in records), kv_dtype)
+    if key not in _LOADS:  # a fit replays the same rows many times
+        _LOADS[key] = _map(_load_star, [(r, kv_dtype) for r in records], jobs, chunksize=16)
+    loads = pd.Series(_LOADS[key], index=[campaign(r) for r in records], dtype=float).dropna()
     typical = loads.groupby(level=0).agg(["median", "size"])
     return {name: float(row["median"]) for name, row in typical.iterrows()
             if row["size"] >= REUSE_MIN_ROWS and row["median"] > REUSE_LOAD}
@@ -1267,7 +1289,9 @@ def summary_lines(res: pd.DataFrame) -> list[str]:
 
 def reuse_lines(res: pd.DataFrame) -> list[str]:
     """The campaigns replayed with reused prompts (:func:`reused_prompt_campaigns`), if any."""
-    reused = res[res["campaign_load"].notna()] if "campaign_load" in res else res.iloc[:0]
+    if "campaign_load" not in res:
+        return []
+    reused = res[res["campaign_load"].notna() & res["sim_tpot_ms"].notna()]
     if reused.empty:
         return []
     lines = [f"replayed with reused prompts ({AIPERF_PROMPT_POOL} distinct, as aiperf's default "
@@ -1563,7 +1587,7 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
         per_client = 6 if args.per_client is None else args.per_client
         spread = 0.0 if args.length_spread is None else args.length_spread
         return Protocol(stagger=True, per_client=per_client, all_rounds=False, spread=spread,
-                        seed=args.seed)
+                        seed=args.seed, pool=args.prompt_pool)
     per_client = args.per_client or fit_doc.get("per_client", UNFITTED_PER_CLIENT)
     spread = fit_doc.get("length_spread", 0.0) if args.length_spread is None else args.length_spread
     return Protocol(per_client=per_client + args.warmup_rounds, spread=spread, seed=args.seed,
@@ -1630,6 +1654,9 @@ def main(argv: list[str] | None = None) -> int:
         proto = protocol_from_args(args)
     except ValueError as exc:
         ap.error(str(exc))
+    if args.fit and args.prompt_pool is not None:
+        ap.error("--fit replays each campaign with the prompts the reuse rule gives it; "
+                 "drop --prompt-pool")
     if args.fit and args.system != FIT_SYSTEM:
         ap.error(f"--fit fits on {FIT_SYSTEM} rows only; other systems' rows are held out")
     if args.refresh_data:

@@ -87,6 +87,54 @@ def test_a_reused_prompt_is_found_cached_and_prefills_faster():
     assert reused["sim_ttft_ms"] == pytest.approx((first + 3 * hit) / 4)
 
 
+def test_prefill_load_on_a_linear_model_is_the_rate_per_replica_times_a_packed_prompt(
+        monkeypatch):
+    """Two DP ranks, 8 clients, a 1,000-token prompt: 8 prompts fit one 8,192-token step, so a
+    prompt costs an eighth of that step; the closed loop serves 8 / (TTFT + 99 TPOT) a second
+    over the two ranks."""
+    case = fs.Case(model="m", precision="fp8", tp=1, dp=2, ep=1, engine="vllm")
+    monkeypatch.setattr(fs, "case_of", lambda row: case)
+    monkeypatch.setattr(fs, "replica_tier", lambda *a, **k: (tier(), {}))
+    row = {"isl": 1000, "osl": 100, "batch_size": 8, "silicon_ttft_ms": 100.0,
+           "silicon_tpot_ms": 10.0}
+    per_prompt = (0.005 + 2e-5 * 8000) / 8
+    rate = 8 / (0.1 + 99 * 0.01) / 2
+    assert fs.prefill_load(row, "auto") == pytest.approx(rate * per_prompt)
+    long = dict(row, isl=10000)  # chunks of the budget: 8,192 then 1,808 tokens
+    assert fs.prefill_load(long, "auto") == pytest.approx(
+        rate * (0.005 + 2e-5 * 8192 + 0.005 + 2e-5 * 1808))
+
+
+def test_run_gives_each_row_its_campaigns_prompts(monkeypatch):
+    """``run`` decides the pool per campaign and records it; a pool given on the command line
+    (or 0) holds for every row."""
+    rows = pd.DataFrame({"id": ["a1", "a2", "a3", "b1"], "c": ["a", "a", "a", "b"],
+                         "load": [1.5, 1.2, 0.4, 0.1], "silicon_ttft_ms": 1.0,
+                         "silicon_tpot_ms": 1.0})
+    monkeypatch.setattr(fs, "campaign", lambda row: row["c"])
+    monkeypatch.setattr(fs, "_load_star", lambda args: args[0]["load"])
+    monkeypatch.setattr(fs, "_LOADS", {})
+    monkeypatch.setattr(fs, "simulate_row", lambda row, kv, proto, knobs: {
+        "sim_ttft_ms": float(proto.pool), "sim_tpot_ms": 1.0})
+    res = fs.run(rows, "auto", fs.Protocol(per_client=8), jobs=1)
+    assert list(res["prompt_pool"]) == [100, 100, 100, 0]
+    assert list(res["sim_ttft_ms"]) == [100.0, 100.0, 100.0, 0.0]  # what each row replayed
+    assert list(res["campaign_load"].fillna(-1)) == [1.2, 1.2, 1.2, -1]
+    forced = fs.run(rows, "auto", fs.Protocol(per_client=8, pool=0), jobs=1)
+    assert list(forced["prompt_pool"]) == [0, 0, 0, 0]
+
+
+def test_the_command_line_pool_holds_in_every_protocol():
+    def proto(*argv: str) -> fs.Protocol:
+        return fs.protocol_from_args(fs.build_parser().parse_args(argv))
+
+    assert proto().pool is None
+    assert proto("--prompt-pool", "0").pool == 0
+    assert proto("--steady-state", "--prompt-pool", "7").pool == 7
+    with pytest.raises(SystemExit):
+        fs.main(["--fit", "--prompt-pool", "0"])
+
+
 def test_prefill_load_is_the_measured_rate_times_the_prompts_prefill():
     rows = fs.load_rows()
     row = rows[(rows["model"] == "Llama-3.1-70B") & (rows["backend"] == "vllm")].iloc[0].to_dict()
@@ -105,6 +153,7 @@ def test_a_campaign_reuses_prompts_when_its_median_row_outruns_fresh_prefill(mon
     rows = pd.DataFrame([{"c": c, "load": v} for c, vs in loads.items() for v in vs])
     monkeypatch.setattr(fs, "campaign", lambda row: row["c"])
     monkeypatch.setattr(fs, "_load_star", lambda args: args[0]["load"])
+    monkeypatch.setattr(fs, "_LOADS", {})
     assert fs.reused_prompt_campaigns(rows, "auto", jobs=1) == {"b": 1.2}
 
 
@@ -117,8 +166,9 @@ def test_only_the_campaign_faster_than_fresh_prefill_reuses_prompts():
     llama = f"{GAP_FOLDER}, nvidia/Llama-3.1-8B-Instruct-FP8, vllm 0.12.0"
     assert list(reused) == [llama]
     assert reused[llama] > 1.1
-    gap_row = rows[rows["model"] == "Llama-3.1-8B"][rows["backend"] == "vllm"].iloc[0]
-    other = rows[rows["model"] == "Qwen3-235B-FP8"][rows["backend"] == "vllm"].iloc[0]
+    vllm = rows["backend"] == "vllm"
+    gap_row = rows[(rows["model"] == "Llama-3.1-8B") & vllm].iloc[0]
+    other = rows[(rows["model"] == "Qwen3-235B-FP8") & vllm].iloc[0]
     auto = fs.Protocol(per_client=8)
     assert fs.row_protocol(auto, gap_row.to_dict(), reused).pool == fs.AIPERF_PROMPT_POOL
     assert fs.row_protocol(auto, other.to_dict(), reused).pool == 0
@@ -127,7 +177,9 @@ def test_only_the_campaign_faster_than_fresh_prefill_reuses_prompts():
 
 
 def test_the_report_names_each_campaign_replayed_with_reused_prompts():
-    res = pd.DataFrame({"campaign": ["x", "x", "y"], "campaign_load": [1.4, 1.4, np.nan]})
+    res = pd.DataFrame({"campaign": ["x", "x", "x", "y"],
+                        "campaign_load": [1.4, 1.4, 1.4, np.nan],
+                        "sim_tpot_ms": [10.0, 11.0, np.nan, 12.0]})  # one x row not replayed
     lines = fs.reuse_lines(res)
     assert lines[0].startswith("replayed with reused prompts (100 distinct")
     assert lines[1:] == ["  x: 2 rows, median prefill load 1.40", ""]
