@@ -116,5 +116,6 @@ def test_labels_named_after_no_tier_are_noted(tmp_path, capsys):
                     trace=f"{{path: {tmp_path / 'l.parquet'}}}")
     code, err = run(capsys, path)
     assert code == 0
-    assert (f"note: {path}: the trace's correct_weak, correct_strong columns name no tier "
-            "(w4a16, bf16) and are not used; name the tiers after them to use the labels") in err
+    assert (f"note: {path}: the trace's correct_weak, correct_strong columns name none of the "
+            "fleet's tiers (correct_<tier>) and are not used; name the tiers after them to use "
+            "the labels") in err

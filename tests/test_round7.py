@@ -344,5 +344,20 @@ def test_plan_notes_unused_label_columns_once(tmp_path, capsys):
     code, out, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report")
     assert code == 0 and "no fleet meets the constraints" in out  # no planned run, no 2nd note
     assert [line for line in err.splitlines() if line.startswith("note:")] == [
-        f"note: {path}: the trace's correct_fp8x columns name no tier (w4a16, fp8, bf16) and "
-        f"are not used; name the tiers after them to use the labels"]
+        f"note: {path}: the trace's correct_fp8x columns name none of the fleet's tiers "
+        f"(correct_<tier>) and are not used; name the tiers after them to use the labels"]
+
+
+def test_a_plan_that_finds_a_fleet_notes_unused_labels_once(tmp_path, capsys):
+    """The planned run raised the note a second time, and for a smaller fleet with other words
+    (its tier list): each distinct note is now printed once per command, in one wording."""
+    df = pd.read_parquet(CODE_TRACE)
+    df["correct_fp8x"] = np.arange(len(df)) % 5 > 0
+    trace = tmp_path / "labels.parquet"
+    df.to_parquet(trace)
+    path = _plan_yaml(tmp_path, trace, 0.5)
+    code, out, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report")
+    assert code == 0 and "no fleet meets the constraints" not in out
+    assert [line for line in err.splitlines() if line.startswith("note:")] == [
+        f"note: {path}: the trace's correct_fp8x columns name none of the fleet's tiers "
+        f"(correct_<tier>) and are not used; name the tiers after them to use the labels"]

@@ -33,7 +33,7 @@ class TiersimApp(typer.Typer):
         import warnings
 
         shown = warnings.showwarning
-        warnings.showwarning = _note
+        warnings.showwarning = _Notes()
         main = threading.current_thread() is threading.main_thread()
         terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
@@ -59,16 +59,24 @@ def _terminated(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def _note(message, category, filename, lineno, file=None, line=None) -> None:
-    """Show a warning raised by tiersim as ``note: <message>`` (no source line); others as
-    Python shows them."""
-    import warnings
+class _Notes:
+    """``warnings.showwarning`` for one command: a warning raised by tiersim is shown as
+    ``note: <message>`` (no source line), each distinct message once (a plan raises the same
+    note in its search and again in the run it plans); others as Python shows them."""
 
-    if category.__module__.startswith("tiersim."):
-        typer.echo(f"note: {message}", err=True)
-    else:
-        warnings._showwarnmsg_impl(warnings.WarningMessage(message, category, filename, lineno,
-                                                           file, line))
+    def __init__(self) -> None:
+        self.shown: set[str] = set()
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None) -> None:
+        """Show one warning."""
+        import warnings
+
+        if not category.__module__.startswith("tiersim."):
+            warnings._showwarnmsg_impl(warnings.WarningMessage(message, category, filename,
+                                                               lineno, file, line))
+        elif str(message) not in self.shown:
+            self.shown.add(str(message))
+            typer.echo(f"note: {message}", err=True)
 
 
 class LazyGroup(TyperGroup):

@@ -182,15 +182,14 @@ def expected_correctness(
     return np.column_stack(columns), labels
 
 
-def _note_unused_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> None:
+def _note_unused_labels(df: pd.DataFrame, source: str) -> None:
     """A note when the trace carries correctness labels named after no tier: they are not
     used, and the accuracy comes from the tiers' own numbers or priors instead."""
     unused = [str(c) for c in df.columns if str(c).startswith("correct_")]
-    if unused:
-        names = ", ".join(t.name for t in tiers)
-        warnings.warn(f"{source}: the trace's {', '.join(unused[:4])} columns name no tier "
-                      f"({names}) and are not used; name the tiers after them to use the "
-                      "labels", Note, stacklevel=3)
+    if unused:  # the same words for every fleet a plan tries: the note is printed once
+        warnings.warn(f"{source}: the trace's {', '.join(unused[:4])} columns name none of the "
+                      "fleet's tiers (correct_<tier>) and are not used; name the tiers after "
+                      "them to use the labels", Note, stacklevel=3)
 
 
 def _out_of_reach(source: str, index: int, tier: TierInfo, spec: float, label: str,
@@ -229,7 +228,7 @@ def _check_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> bool:
     """True when every tier has a label column; raise when only some do or values are bad."""
     present = [correct_column(t) in df for t in tiers]
     if not any(present):
-        _note_unused_labels(df, tiers, source)
+        _note_unused_labels(df, source)
         return False
     if not all(present):
         missing = [correct_column(t) for t, p in zip(tiers, present, strict=True) if not p]
