@@ -88,3 +88,46 @@ def test_draft_and_working_folder_model_paths_are_written_absolute(tmp_path, mon
     assert out["tiers"][0]["speculative"]["draft_model"] == str(
         tmp_path / "s" / "draft" / "config.json")
     assert out["tiers"][0]["model"] == "Llama-3.1-8B"  # a catalogue name stays a name
+
+
+def test_a_sweeps_scenario_yaml_reruns_from_its_folder_and_resumes_from_the_original(
+        tmp_path, monkeypatch):
+    """The sweep's copy named ``sub/t.parquet`` (the base and a swept trace), which a rerun
+    from the sweep folder looked for there; now both are absolute. The digests stay those of
+    the scenario as read: rerunning the original into the same folder runs no point again."""
+    path = _scenario(tmp_path)
+    shutil.copy(TRACE, tmp_path / "sub" / "u.parquet")
+    path.write_text(path.read_text() + "sweep:\n  tiers.bf16.replicas: [1, 2]\n"
+                    "  zip:\n    trace.path: [sub/t.parquet, sub/u.parquet]\n"
+                    "    seed: [0, 1]\n")
+    out = tmp_path / "w"
+    assert main(["sweep", str(path), "--out", str(out), "--no-report"]) == 0
+    saved = yaml.safe_load((out / "scenario.yaml").read_text())
+    sub = (tmp_path / "sub").resolve()
+    assert saved["trace"]["path"] == str(sub / "t.parquet")
+    assert saved["sweep"]["zip"]["trace.path"] == [str(sub / "t.parquet"), str(sub / "u.parquet")]
+    assert saved["sweep"]["tiers.bf16.replicas"] == [1, 2]
+    stored = sorted(p.name for p in (out / "points").iterdir())
+    monkeypatch.chdir(out)
+    assert main(["sweep", "scenario.yaml", "--out", "again", "--no-report"]) == 0
+    assert len(list((out / "again" / "points").iterdir())) == 4
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "points").iterdir()}
+    assert main(["sweep", str(path), "--out", str(out), "--no-report"]) == 0
+    assert sorted(before) == stored
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "points").iterdir()} == before
+
+
+def test_portable_sweep_rewrites_only_file_axes_in_every_zip_group(tmp_path):
+    from tiersim.runner import portable_sweep
+
+    source = _scenario(tmp_path)
+    sweep = {"trace.path": ["sub/t.parquet", "azure2023_code.parquet"],
+             "tiers.bf16.path": ["sub/t.parquet"],  # not a file field: left alone
+             "zip": [{"model": ["Qwen3-Coder-30B-A3B"], "seed": [1]},
+                     {"trace.time_scale": [1.0]}]}
+    out = portable_sweep(sweep, str(source))
+    assert out["trace.path"] == [str((tmp_path / "sub" / "t.parquet").resolve()),
+                                 "azure2023_code.parquet"]
+    assert out["tiers.bf16.path"] == ["sub/t.parquet"]
+    assert out["zip"] == sweep["zip"]
+    assert sweep["trace.path"][0] == "sub/t.parquet"  # the map read is not changed

@@ -21,6 +21,7 @@ input file (replaced while the sweep ran) are refused as one table.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import os
@@ -412,12 +413,25 @@ def _read_manifest(out: Path) -> dict[str, Any]:
 
 
 def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runner) -> None:
-    """Store the base scenario and the list of points next to the results."""
-    write_text_atomic(out / "scenario.yaml", yaml.safe_dump(plan.base, sort_keys=False))
+    """Store the base scenario (its user files named absolute, so the copy reruns from any
+    folder; the digests stay those of the scenario as read) and the list of points next to
+    the results."""
+    write_text_atomic(out / "scenario.yaml", yaml.safe_dump(portable_base(plan), sort_keys=False))
     write_json_atomic(out / "sweep.json", {
         "source": plan.source, "axes": plan.axes, **digests(plan, runner),
         "points": [{"point_id": p.id, "index": p.index, "values": p.values}
                    for p in plan.points]})
+
+
+def portable_base(plan: SweepPlan) -> dict[str, Any]:
+    """The base scenario as ``DIR/scenario.yaml`` stores it: relative paths of the user files
+    it and its sweep axes name made absolute (:mod:`tiersim.runner`)."""
+    from tiersim.runner import portable_paths, portable_sweep
+
+    doc = portable_paths(copy.deepcopy(plan.base), plan.source)
+    if isinstance(doc.get("sweep"), dict):
+        doc["sweep"] = portable_sweep(doc["sweep"], plan.source)
+    return doc
 
 
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
