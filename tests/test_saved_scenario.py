@@ -117,17 +117,63 @@ def test_a_sweeps_scenario_yaml_reruns_from_its_folder_and_resumes_from_the_orig
     assert {p.name: p.stat().st_mtime_ns for p in (out / "points").iterdir()} == before
 
 
-def test_portable_sweep_rewrites_only_file_axes_in_every_zip_group(tmp_path):
-    from tiersim.runner import portable_sweep
+def _sweep_plan(tmp_path: Path, sweep: str):
+    """The sweep plan of the one-tier scenario with ``sweep`` (YAML) appended."""
+    from tiersim.sweep.run import prepare
 
-    source = _scenario(tmp_path)
-    sweep = {"trace.path": ["sub/t.parquet", "azure2023_code.parquet"],
-             "tiers.bf16.path": ["sub/t.parquet"],  # not a file field: left alone
-             "zip": [{"model": ["Qwen3-Coder-30B-A3B"], "seed": [1]},
-                     {"trace.time_scale": [1.0]}]}
-    out = portable_sweep(sweep, str(source))
-    assert out["trace.path"] == [str((tmp_path / "sub" / "t.parquet").resolve()),
-                                 "azure2023_code.parquet"]
-    assert out["tiers.bf16.path"] == ["sub/t.parquet"]
-    assert out["zip"] == sweep["zip"]
-    assert sweep["trace.path"][0] == "sub/t.parquet"  # the map read is not changed
+    path = _scenario(tmp_path)
+    shutil.copy(TRACE, tmp_path / "sub" / "u.parquet")
+    path.write_text(path.read_text() + sweep)
+    return prepare(path)
+
+
+def test_portable_sweep_rewrites_file_values_whatever_the_axis(tmp_path):
+    from tiersim.sweep.run import portable_sweep
+
+    plan = _sweep_plan(tmp_path, "sweep:\n"
+                       "  trace: [{path: sub/t.parquet, window: [0, 60]},\n"
+                       "          {path: sub/u.parquet, window: [0, 60]}]\n"
+                       "  zip:\n"
+                       "    - {model: [Qwen3-Coder-30B-A3B], seed: [1]}\n"
+                       "    - {tiers.bf16.replicas: [1]}\n")
+    out = portable_sweep(plan)
+    sub = (tmp_path / "sub").absolute()
+    assert out["trace"] == [{"path": str(sub / "t.parquet"), "window": [0, 60]},
+                            {"path": str(sub / "u.parquet"), "window": [0, 60]}]
+    assert out["zip"] == plan.base["sweep"]["zip"]  # catalogue names and numbers as given
+    assert plan.base["sweep"]["trace"][0]["path"] == "sub/t.parquet"  # the plan is not changed
+
+
+def test_values_that_would_name_one_file_twice_are_kept_as_written(tmp_path):
+    from tiersim.sweep.run import portable_sweep
+
+    plan = _sweep_plan(tmp_path, "sweep:\n  trace.path: [sub/t.parquet, ./sub/t.parquet]\n")
+    assert portable_sweep(plan)["trace.path"] == ["sub/t.parquet", "./sub/t.parquet"]
+
+
+def test_dot_dot_after_a_link_keeps_leading_where_the_link_points(tmp_path, monkeypatch):
+    """``sub/lnk/../t.parquet`` reads ``real/../t.parquet`` through the link; collapsing the
+    text to ``sub/t.parquet`` named another file."""
+    from tiersim.runner import portable_paths
+
+    (tmp_path / "real" / "in").mkdir(parents=True)
+    (tmp_path / "sub").mkdir()
+    shutil.copy(TRACE, tmp_path / "real" / "t.parquet")
+    (tmp_path / "sub" / "lnk").symlink_to(tmp_path / "real" / "in")
+    source = tmp_path / "s.yaml"
+    source.write_text("name: s\n")
+    doc = portable_paths({"trace": {"path": "sub/lnk/../t.parquet"}}, str(source))
+    assert Path(doc["trace"]["path"]).resolve() == (tmp_path / "real" / "t.parquet").resolve()
+
+
+def test_resuming_from_the_folders_own_copy_names_the_original(tmp_path, monkeypatch, capsys):
+    path = _scenario(tmp_path)
+    path.write_text(path.read_text() + "sweep:\n  tiers.bf16.replicas: [1, 2]\n")
+    out = tmp_path / "w"
+    assert main(["sweep", str(path), "--out", str(out), "--no-report"]) == 0
+    capsys.readouterr()
+    assert main(["sweep", str(out / "scenario.yaml"), "--out", str(out), "--no-report"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == (f"Error: {out}: its scenario.yaml names the user files by absolute "
+                           f"path, so its points do not match it; resume with {path}, or give "
+                           "the copy a new --out folder")

@@ -259,47 +259,20 @@ def portable_paths(doc: dict, source: str) -> dict:
     return doc
 
 
-#: The scenario fields that name a user file, by the last key of their path, as
-#: :func:`portable_sweep` finds them among a sweep's axes (``trace.path`` only under ``trace``).
-_MODEL_KEYS = ("model", "draft_model")
-
-
-def portable_sweep(sweep: dict, source: str) -> dict:
-    """A copy of a ``sweep:`` map whose axes that name a user file (``trace.path``,
-    ``profile``, a ``model`` or ``draft_model`` anywhere) have their relative values made
-    absolute as :func:`portable_paths` makes the scenario's own; ``zip`` groups included."""
-    folder = Path(source).parent if Path(source).is_file() else None
-
-    def value(path: str, v):
-        last = str(path).rsplit(".", 1)[-1]
-        if not isinstance(v, str):
-            return v
-        if path == "trace.path":
-            return _absolute(v, folder)
-        if path == "profile":
-            return _absolute(v, None)
-        return _model_path(v, source) if last in _MODEL_KEYS else v
-
-    def axes(group: dict) -> dict:
-        return {path: [value(path, v) for v in values] if isinstance(values, list) else values
-                for path, values in group.items()}
-
-    out = axes({k: v for k, v in sweep.items() if k != "zip"})
-    if "zip" in sweep:
-        zips = sweep["zip"]
-        out["zip"] = [axes(g) if isinstance(g, dict) else g for g in zips] \
-            if isinstance(zips, list) else axes(zips) if isinstance(zips, dict) else zips
-    return out
-
-
 def _model_path(model: str, source: str) -> str:
     """A model text as an absolute path when it names a config file or folder the scenario
     ``source`` reads (beside it, else from the working folder, as ``get_model`` looks); a
     catalogue name as given."""
     ref = resolve_model_ref(model, source)
     if ref != model:
-        return os.path.abspath(ref)
-    return os.path.abspath(os.path.expanduser(model)) if is_local_path(model) else model
+        return _as_absolute(ref)
+    return _as_absolute(os.path.expanduser(model)) if is_local_path(model) else model
+
+
+def _as_absolute(path: str | Path) -> str:
+    """``path`` from the working folder, ``..`` kept as written: after a symbolic link it
+    leads where the link's target is, which collapsing it as text would not."""
+    return str(Path(path).absolute())
 
 
 def _absolute(path: str, folder: Path | None) -> str:
@@ -313,7 +286,7 @@ def _absolute(path: str, folder: Path | None) -> str:
     if p.is_absolute():
         return path
     beside = folder / p if folder is not None else p
-    return os.path.abspath(beside) if beside.is_file() else path
+    return _as_absolute(beside) if beside.is_file() else path
 
 
 def summary_json(run: RunResult | dict) -> str:

@@ -302,10 +302,23 @@ def digests(plan: SweepPlan, runner: PointRunner = default_runner) -> dict[str, 
             "runner": runner_name(runner)}
 
 
-def _different_base(out: Path) -> TiersimError:
+def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
+    if plan is not None and _own_copy(out, plan):
+        source = _read_manifest(out).get("source") or "the scenario they were run from"
+        return TiersimError(f"{out}: its scenario.yaml names the user files by absolute path, "
+                            f"so its points do not match it; resume with {source}, or give "
+                            "the copy a new --out folder")
     return TiersimError(f"{out}: holds a sweep of a different scenario (something outside "
                         "`sweep:` changed); use a new --out folder, or delete "
                         f"{out / 'points'} to start over")
+
+
+def _own_copy(out: Path, plan: SweepPlan) -> bool:
+    """Whether the plan was read from the folder's own ``scenario.yaml``."""
+    try:
+        return Path(plan.source).resolve() == (out / "scenario.yaml").resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]],
@@ -317,10 +330,12 @@ def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, An
     want = digests(plan, runner)
     if any(r.get("base_digest", want["base_digest"]) != want["base_digest"]
            for r in records.values()):
-        raise _different_base(out)
+        raise _different_base(out, plan)
     old_manifest = _read_manifest(out) if records else {}
     if old_manifest.get("base_digest", want["base_digest"]) != want["base_digest"]:
-        raise _different_base(out)
+        raise _different_base(out, plan)
+    if _own_copy(out, plan) and set(records) - {p.id for p in plan.points}:
+        raise _different_base(out, plan)  # a swept path written absolute: other point ids
     _check_same_inputs(out, plan, records)
     ran = {r["runner"] for r in records.values() if r.get("runner")} - {want["runner"]}
     if ran:
@@ -425,12 +440,50 @@ def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_ru
 
 def portable_base(plan: SweepPlan) -> dict[str, Any]:
     """The base scenario as ``DIR/scenario.yaml`` stores it: relative paths of the user files
-    it and its sweep axes name made absolute (:mod:`tiersim.runner`)."""
-    from tiersim.runner import portable_paths, portable_sweep
+    it names made absolute (:func:`tiersim.runner.portable_paths`), and those its sweep values
+    name, whatever the axis (:func:`portable_sweep`)."""
+    from tiersim.runner import portable_paths
 
     doc = portable_paths(copy.deepcopy(plan.base), plan.source)
-    if isinstance(doc.get("sweep"), dict):
-        doc["sweep"] = portable_sweep(doc["sweep"], plan.source)
+    if isinstance(plan.base.get("sweep"), dict):
+        doc["sweep"] = portable_sweep(plan)
+    return doc
+
+
+def portable_sweep(plan: SweepPlan) -> dict[str, Any]:
+    """The plan's ``sweep:`` map with each value as the scenario would name it absolute: the
+    value is set into the base, :func:`tiersim.runner.portable_paths` is applied, and the
+    value read back, so an axis holding a map (``trace``, a tier, ``speculative``) is covered
+    as well as one naming a file. An axis whose values would no longer be distinct (``sub/t``
+    and ``./sub/t``) keeps them as written."""
+    from tiersim.runner import portable_paths
+
+    def axis(path: str, values: Any) -> Any:
+        if not isinstance(values, list):
+            return values
+        rewritten = []
+        for value in values:
+            doc = ax.apply(plan.base, {path: copy.deepcopy(value)}, plan.source)
+            doc = portable_paths(doc, plan.source)  # rewrites in place: the copy, not the plan
+            rewritten.append(_value_at(doc, ax.canonical_path(doc, path)))
+        distinct = {json.dumps(v, sort_keys=True, default=str) for v in rewritten}
+        return rewritten if len(distinct) == len(values) else values
+
+    def group(axes: Any) -> Any:
+        return {k: axis(k, v) for k, v in axes.items()} if isinstance(axes, dict) else axes
+
+    sweep = plan.base["sweep"]
+    out = group({k: v for k, v in sweep.items() if k != "zip"})
+    if "zip" in sweep:
+        zips = sweep["zip"]
+        out["zip"] = [group(g) for g in zips] if isinstance(zips, list) else group(zips)
+    return out
+
+
+def _value_at(doc: Any, segments: tuple[str, ...]) -> Any:
+    """The value at canonical ``segments`` (list items by index) of ``doc``."""
+    for segment in segments:
+        doc = doc[int(segment)] if isinstance(doc, list) else doc[segment]
     return doc
 
 
