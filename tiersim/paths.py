@@ -50,12 +50,24 @@ def bundled(kind: str, name: str | Path) -> Path:
     return found
 
 
+def expand_user(path: str | Path) -> Path:
+    """``path`` with a leading ``~`` expanded; as written when ``~user`` names no user (it then
+    names no file, and the caller says so with the file's name)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        return Path(path)
+
+
 def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Path:
     """A scenario's trace path: absolute as given; relative against ``scenario_dir``, then
     against the bundled ``traces/`` (where the extension may be left out)."""
-    p = Path(path).expanduser()
+    p = expand_user(path)
     if not str(path).strip():
         raise TraceError(str(path), "trace.path is empty; give the trace file")
+    if str(p).startswith("~"):
+        raise TraceError(str(path), "trace file not found (a path starts with ~ and a user that "
+                         "does not exist); write the path in full")
     beside = p if p.is_absolute() or scenario_dir is None else Path(scenario_dir) / p
     if beside.is_file():
         return beside

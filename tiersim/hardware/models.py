@@ -104,12 +104,10 @@ def is_local_path(name: str) -> bool:
 
 
 def _expanded(text: str) -> Path:
-    """``text`` as a path with ``~`` expanded; as written when ``~user`` names no user (the
-    path then does not exist, and the caller says so)."""
-    try:
-        return Path(text).expanduser()
-    except RuntimeError:  # "Could not determine home directory."
-        return Path(text)
+    """``text`` as a path with ``~`` expanded (:func:`tiersim.paths.expand_user`)."""
+    from tiersim.paths import expand_user
+
+    return expand_user(text)
 
 
 def _looks_like_path(name: str) -> bool:
@@ -127,7 +125,7 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
         return name_or_path
     text = str(name_or_path)
     if is_local_path(text):
-        return load_hf_config(text)
+        return load_hf_config(_expanded(text))
     if _explicit_path(text) and not _expanded(text).exists():
         if text.startswith("~") and str(_expanded(text)).startswith("~"):
             raise TiersimError(f"{text}: model config not found (a path starts with ~ and a "
@@ -138,7 +136,7 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     if key in MODELS:
         return MODELS[key]
     if isinstance(name_or_path, Path) or _looks_like_path(text):
-        return load_hf_config(text)
+        return load_hf_config(_expanded(text))
     known = ", ".join(m.name for m in MODELS.values())
     raise TiersimError(
         f"unknown model {text!r}; known models: {known}, or give the path of a Hugging Face "

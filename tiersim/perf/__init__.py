@@ -8,8 +8,6 @@ measured tables, falling back to the roofline table by table (listed in ``.sourc
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tiersim.errors import ProfileError
 
 DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
@@ -40,7 +38,9 @@ def resolve_profile(profile):
 
     if isinstance(profile, Profile):
         return profile
-    path = Path(profile).expanduser()
+    from tiersim.paths import expand_user
+
+    path = expand_user(profile)
     if path.exists() and not path.is_file():
         raise ProfileError(f"{profile}: not a regular file (a folder, device or pipe); give a "
                            "profile JSON file or a bundled profile's name")

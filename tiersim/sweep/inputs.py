@@ -20,7 +20,7 @@ from typing import Any
 
 from tiersim.errors import TiersimError
 from tiersim.outputs import file_sha256
-from tiersim.paths import find_bundled, resolve_trace_path
+from tiersim.paths import expand_user, find_bundled, resolve_trace_path
 
 WHOLE_FILE_BYTES = 1 << 30
 """Files up to this size are hashed whole; a larger one by size, mtime and its first and last
@@ -105,7 +105,7 @@ def _model(field: str, name: Any, source: str) -> list[tuple[str, Path]]:
     if not isinstance(name, str) or not name or is_catalogue_name(name):
         return []
     try:
-        path = Path(resolve_model_ref(name, source)).expanduser()
+        path = expand_user(resolve_model_ref(name, source))
         if path.is_dir():
             path = path / "config.json"
         if not path.is_file():
@@ -129,7 +129,7 @@ def _profile(doc: dict[str, Any]) -> Path | None:
         name = doc["profile"]
         if not isinstance(name, str) or not name:
             return None
-        path = Path(name).expanduser()
+        path = expand_user(name)
         return path if path.is_file() else find_bundled("profiles", name)
     except (TiersimError, OSError, ValueError):
         return None
