@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,29 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
+def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
+    """The distinct texts of tiersim's notes among ``caught``, in order; any other warning is
+    shown as Python shows it. The notes travel with the point's record, and the sweep prints
+    them once whatever worker raised them (:func:`show_notes`)."""
+    notes: list[str] = []
+    for w in caught:
+        if w.category.__module__.startswith("tiersim."):
+            if str(w.message) not in notes:
+                notes.append(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return notes
+
+
+def show_notes(record: dict[str, Any]) -> None:
+    """Raise a finished point's notes again where the sweep runs (the CLI prints each distinct
+    one once)."""
+    from tiersim.errors import Note
+
+    for note in record.get("notes") or ():
+        warnings.warn(str(note), Note, stacklevel=2)
+
+
 def execute(task: Task) -> dict[str, Any]:
     """Run one point, catching its failure; store the record if ``task.out_dir`` is set."""
     started = time.time()
@@ -88,13 +112,18 @@ def execute(task: Task) -> dict[str, Any]:
                               "values": task.point.values, "started": started,
                               **(task.digests or {})}
     record["inputs"] = point_inputs(task.doc, task.source)
-    try:
-        record["summary"] = task.runner(task.doc, task.source)
-        record["status"] = "ok"
-        record["error"] = None
-    except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
-        record.update(status="error", error=_one_line(error), summary=None,
-                      traceback=traceback.format_exc(limit=8))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            record["summary"] = task.runner(task.doc, task.source)
+            record["status"] = "ok"
+            record["error"] = None
+        except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
+            record.update(status="error", error=_one_line(error), summary=None,
+                          traceback=traceback.format_exc(limit=8))
+    notes = _notes(caught)
+    if notes:
+        record["notes"] = notes
     record["wall_s"] = time.perf_counter() - t0
     if task.out_dir is not None:
         write_point(Path(task.out_dir), record)

@@ -54,6 +54,7 @@ from tiersim.sweep.points import (
     Validator,
     default_runner,
     default_validator,
+    show_notes,
     warm_up,
 )
 from tiersim.sweep.store import (
@@ -628,6 +629,7 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
         nonlocal failures
         if not record.pop("stored", False):
             write_point(out, record)
+        show_notes(record)
         failures += record.get("status") != "ok"
         bar.advance(bar_id)
 

@@ -1,0 +1,33 @@
+"""A sweep's notes: each point's notes travel with its record, and the sweep prints each
+distinct one once, however many workers raised it (each worker printed its own copy, and a
+spawned worker in Python's warning format)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_hostile_inputs import TINY, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_note_every_point_raises_is_printed_once(tmp_path, capsys, workers):
+    df = pd.read_parquet(ROOT / "tiersim" / "traces" / "azure2023_code.parquet")
+    df["correct_foo"] = np.arange(len(df)) % 3 > 0
+    df.to_parquet(tmp_path / "l.parquet")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("path: azure2023_code.parquet", "path: l.parquet")
+                        + "sweep:\n  seed: [0, 1, 2]\n")
+    code, err = run_cli(capsys, "sweep", scenario, "--out", tmp_path / "w", "--no-report",
+                        "--workers", workers)
+    assert code == 0
+    note = (f"note: {scenario}: the trace's correct_foo columns name none of the fleet's tiers "
+            "(correct_<tier>) and are not used; name the tiers after them to use the labels")
+    assert [line for line in err.splitlines() if "correct_foo" in line] == [note]
+    stored = [json.loads(p.read_text()) for p in (tmp_path / "w" / "points").iterdir()]
+    assert all(r["notes"] == [note.removeprefix("note: ")] for r in stored)
