@@ -274,12 +274,16 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
             node = node.setdefault(segment, {})
         elif isinstance(node, list):
             child = list_child(node, segment)
-            if child is None or (last and not isinstance(child, dict)):
+            index = segment.lstrip("-").isdigit() and -len(node) <= int(segment) < len(node)
+            if child is None and not index:
                 raise SweepError(source, path, f"no item {segment!r} in {where!r} "
                                  f"({describe(node)})")
-            if last:
+            if last and isinstance(child, dict):
                 raise SweepError(source, path, f"{where}.{segment} is a map; name a key in it "
                                  f"({describe(child)})")
+            if last:  # a plain value of a list, named by its index (trace.window.1)
+                node[int(segment)] = value
+                return
             node = child
         else:
             raise SweepError(source, path, f"{where!r} {describe(node)}")

@@ -462,11 +462,12 @@ def portable_sweep(plan: SweepPlan) -> dict[str, Any]:
     def axis(path: str, values: Any) -> Any:
         if not isinstance(values, list):
             return values
-        rewritten = []
-        for value in values:
-            doc = ax.apply(plan.base, {path: copy.deepcopy(value)}, plan.source)
-            doc = portable_paths(doc, plan.source)  # rewrites in place: the copy, not the plan
-            rewritten.append(_value_at(doc, ax.canonical_path(doc, path)))
+        where = ax.canonical_path(plan.base, path)  # before a value renames what it names
+        try:
+            rewritten = [_portable_value(plan, path, where, value, portable_paths)
+                         for value in values]
+        except (TiersimError, LookupError, TypeError, ValueError):
+            return values  # a value the base cannot take: the points say so; kept as written
         distinct = {json.dumps(v, sort_keys=True, default=str) for v in rewritten}
         return rewritten if len(distinct) == len(values) else values
 
@@ -479,6 +480,17 @@ def portable_sweep(plan: SweepPlan) -> dict[str, Any]:
         zips = sweep["zip"]
         out["zip"] = [group(g) for g in zips] if isinstance(zips, list) else group(zips)
     return out
+
+
+def _portable_value(plan: SweepPlan, path: str, where: tuple[str, ...], value: Any,
+                    portable_paths) -> Any:
+    """One sweep value as the scenario would name it absolute (see :func:`portable_sweep`);
+    a number or a flag as it is."""
+    if not isinstance(value, (str, dict, list)):
+        return value
+    doc = ax.apply(plan.base, {path: copy.deepcopy(value)}, plan.source)
+    doc = portable_paths(doc, plan.source)  # rewrites in place: the copy, not the plan
+    return _value_at(doc, where)
 
 
 def _value_at(doc: Any, segments: tuple[str, ...]) -> Any:

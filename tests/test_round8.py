@@ -1,0 +1,39 @@
+"""Round 8 of hostile input, each a failure found from outside and fixed: the exact line a user
+sees, or the behaviour that was wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from test_hostile_inputs import TINY, run_cli
+
+from tiersim.sweep import axes as ax
+
+
+def _sweep(tmp_path: Path, sweep: str) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY + sweep)
+    return path
+
+
+def test_a_sweep_that_renames_a_tier_by_its_name_runs(tmp_path, capsys):
+    """The saved copy looked the renamed tier up under its old name: a traceback."""
+    path = _sweep(tmp_path, "sweep:\n  tiers.w4a16.name: [x, y]\n  tiers.bf16.replicas: [1, 2]\n")
+    code, err = run_cli(capsys, "sweep", path, "--out", tmp_path / "w", "--no-report",
+                        "--no-baselines")
+    assert code == 0 and "Traceback" not in err
+    saved = yaml.safe_load((tmp_path / "w" / "scenario.yaml").read_text())
+    assert saved["sweep"]["tiers.w4a16.name"] == ["x", "y"]
+
+
+def test_one_value_of_a_list_can_be_swept_by_its_index(tmp_path, capsys):
+    """It said "no item '1' in 'trace.window' (has items: 0, 1)"."""
+    doc = {"trace": {"window": [240, 360]}, "router": {"fractions": [0.5, None]}}
+    ax.set_path(doc, "trace.window.1", 300)
+    ax.set_path(doc, "router.fractions.1", 0.5)  # an element that is null is still there
+    assert doc == {"trace": {"window": [240, 300]}, "router": {"fractions": [0.5, 0.5]}}
+    path = _sweep(tmp_path, "sweep:\n  trace.window.1: [300, 360]\n")
+    code, err = run_cli(capsys, "sweep", path, "--out", tmp_path / "w", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
