@@ -120,7 +120,8 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
-    est = estimate(expected_matrix(df, pair), realised_matrix(df, pair), easy)
+    expected = expected_matrix(df, pair)
+    est = estimate(expected, realised_matrix(df, pair), easy)
     est.update(cheap=pair[0].name, top=pair[1].name, source=source)
     if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
         est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
@@ -133,6 +134,12 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
     except ValueError:
         raise ScenarioError(WHERE, "--cheap/--top", _pair_problem(infos, pair, est, dc)) from None
+    accuracy = expected.mean(axis=0)
+    if accuracy[1] < accuracy[0]:  # the closed form assumes the top tier is the better one
+        raise ScenarioError(WHERE, "--cheap/--top", f"the top tier {pair[1].name!r} is less "
+                            f"accurate than the cheap tier {pair[0].name!r} ({accuracy[1]:.4g} "
+                            f"against {accuracy[0]:.4g} on {source}); name the more accurate "
+                            "tier with --top")
     return model, est, floor
 
 
