@@ -58,3 +58,24 @@ def test_analytic_refuses_a_top_tier_less_accurate_than_the_cheap_one(tmp_path, 
     code, _ = run_cli(capsys, "analytic", "--trace", trace, "--cheap", "b", "--top", "a",
                       "--dc", "1", "--c0", "1")
     assert code == 0
+
+
+def test_a_step_or_task_type_with_a_terminal_escape_is_refused(tmp_path, capsys):
+    """``step_type`` cells were printed raw to the terminal (it turned red) and into the report;
+    tier names already refused such characters."""
+    import pandas as pd
+    from test_hostile_inputs import one_error_line
+
+    steps = tmp_path / "esc.parquet"
+    pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [1, 5], "output_tokens": [1, 2],
+                  "session_id": [1, 1], "step": [0, 1],
+                  "step_type": ["plan", "\x1b[31mevil\u202e"]}).to_parquet(steps)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", steps))
+    assert line == (f"Error: {steps}: row 2, column 'step_type': step_type contains the control "
+                    "or format character U+001B; use printable text")
+    tasks = tmp_path / "tt.csv"
+    pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [1, 5], "output_tokens": [1, 2],
+                  "task_type": ["a", "b\u200b"]}).to_csv(tasks, index=False)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", tasks))
+    assert line == (f"Error: {tasks}: row 2, column 'task_type': task_type contains the control "
+                    "or format character U+200B; use printable text (file line 3)")

@@ -9,6 +9,7 @@ float32 in [0, 1], ``feat_*`` numeric. Other columns pass through unchanged.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,9 @@ def _optional(s: pd.Series, name: str, src: Source):
         return np.where(s.isna().to_numpy(), np.nan, values)
     if name == "task_type":
         return _task_type(s, src)
+    if name == "step_type":
+        _printable_labels(s, src, name)
+        return s.to_numpy()
     if name == "prefix_hashes":
         return _prefix_hashes(s, src)
     if name == "difficulty" or name.startswith(("correct_", "p_correct_")):
@@ -81,7 +85,21 @@ def _task_type(s: pd.Series, src: Source) -> pd.Categorical:
     i = checks.first_true(s.isna().to_numpy())
     if i is not None:
         raise src.error("missing task_type; fill it in or remove the column", i, "task_type")
+    _printable_labels(s, src, "task_type")
     return pd.Categorical(s.astype(str))
+
+
+def _printable_labels(s: pd.Series, src: Source, name: str) -> None:
+    """Refuse a label (a task or step type, shown in tables and reports) holding a control or
+    format character: a terminal escape or a right-to-left override would change what the
+    reader sees, as in a tier's name."""
+    labels = s.dropna().astype(str)
+    for label in pd.unique(labels):
+        bad = next((c for c in label if unicodedata.category(c) in ("Cc", "Cf")), None)
+        if bad is not None:
+            row = int(np.flatnonzero(s.astype(str).to_numpy() == label)[0])
+            raise src.error(f"{name} contains the control or format character "
+                            f"U+{ord(bad):04X}; use printable text", row, name)
 
 
 def _prefix_hashes(s: pd.Series, src: Source) -> np.ndarray:
