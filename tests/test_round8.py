@@ -79,3 +79,13 @@ def test_a_step_or_task_type_with_a_terminal_escape_is_refused(tmp_path, capsys)
     line = one_error_line(*run_cli(capsys, "trace", "inspect", tasks))
     assert line == (f"Error: {tasks}: row 2, column 'task_type': task_type contains the control "
                     "or format character U+200B; use printable text (file line 3)")
+
+
+def test_a_negative_fraction_is_named(tmp_path, capsys):
+    """[-0.5, 1.5] said "must be >= 0 and sum to 1 (got sum 1)", naming neither value."""
+    from test_hostile_inputs import one_error_line, tiny_with
+
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("fractions: [0.5, 0.5]", "fractions: [-0.5, 1.5]")))
+    line = one_error_line(*run_cli(capsys, "run", path))
+    assert line.endswith("fractions must be >= 0 and sum to 1 (got -0.5)")

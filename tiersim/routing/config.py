@@ -151,7 +151,10 @@ class RouterConfig(_Strict):
         if value is None:
             return value
         shares = list(value.values()) if isinstance(value, dict) else list(value)
-        if any(s < 0 for s in shares) or abs(sum(shares) - 1.0) > 1e-6:
+        negative = next((s for s in shares if s < 0), None)
+        if negative is not None:
+            raise ValueError(f"fractions must be >= 0 and sum to 1 (got {negative:.6g})")
+        if abs(sum(shares) - 1.0) > 1e-6:
             raise ValueError(f"fractions must be >= 0 and sum to 1 (got sum {sum(shares):.6g})")
         return value
 
