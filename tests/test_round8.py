@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 from test_hostile_inputs import TINY, run_cli
 
+import tiersim
 from tiersim.sweep import axes as ax
 
 
@@ -89,3 +90,23 @@ def test_a_negative_fraction_is_named(tmp_path, capsys):
     path.write_text(tiny_with(("fractions: [0.5, 0.5]", "fractions: [-0.5, 1.5]")))
     line = one_error_line(*run_cli(capsys, "run", path))
     assert line.endswith("fractions must be >= 0 and sum to 1 (got -0.5)")
+
+
+def test_points_another_tiersim_version_ran_are_run_again(tmp_path, capsys):
+    """A resume after an upgrade kept the old version's points beside the new one's in one
+    table; points now record the version, and another version's are run again."""
+    import json
+
+    path = _sweep(tmp_path, "sweep:\n  seed: [0, 1]\n")
+    out = tmp_path / "w"
+    assert run_cli(capsys, "sweep", path, "--out", out, "--no-report", "--no-baselines")[0] == 0
+    old = sorted((out / "points").iterdir())[0]
+    record = json.loads(old.read_text())
+    assert record["tiersim"] == tiersim.__version__
+    record["tiersim"] = "0.0.1"
+    old.write_text(json.dumps(record))
+    code, err = run_cli(capsys, "sweep", path, "--out", out, "--no-report", "--no-baselines")
+    assert code == 0
+    assert ("note: 1 stored point(s) were run by tiersim 0.0.1; they run again with "
+            f"{tiersim.__version__}, so the table holds one version") in err
+    assert json.loads(old.read_text())["tiersim"] == tiersim.__version__

@@ -300,7 +300,14 @@ def digests(plan: SweepPlan, runner: PointRunner = default_runner) -> dict[str, 
     and with its sweep map, and how its savings are made (the worker adds the digests of the
     files the point read, :func:`tiersim.sweep.inputs.point_inputs`)."""
     return {"base_digest": base_digest(plan.base), "sweep_digest": sweep_digest(plan.base),
-            "runner": runner_name(runner)}
+            "runner": runner_name(runner), "tiersim": tiersim_version()}
+
+
+def tiersim_version() -> str:
+    """The version of tiersim running the points (a point run by another is run again)."""
+    import tiersim
+
+    return tiersim.__version__
 
 
 def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
@@ -582,6 +589,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     records = read_points(out)
     _check_same_base(out, plan, records, runner)
     done = {i for i, r in records.items() if r.get("status") == "ok"}
+    done -= _other_version(records, done)
     pending = [p for p in plan.points if p.id not in done]
     _remove_stale_outputs(out, records, pending)
     described = table_rows(out)  # the table an old report.html describes, if any
@@ -605,6 +613,23 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     elif table_rows(out) != described:  # the old report shows another table (fewer values)
         (out / "report.html").unlink(missing_ok=True)
     return frame, failed_total
+
+
+def _other_version(records: dict[str, dict[str, Any]], done: set[str]) -> set[str]:
+    """The finished points another tiersim version ran (a point stored before versions were
+    recorded is not held to it), noted: they run again, so one table holds one version."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    now = tiersim_version()
+    stale = {i for i in done if records[i].get("tiersim", now) != now}
+    if stale:
+        then = sorted({str(records[i]["tiersim"]) for i in stale})
+        warnings.warn(f"{len(stale)} stored point(s) were run by tiersim {', '.join(then)}; "
+                      f"they run again with {now}, so the table holds one version", Note,
+                      stacklevel=2)
+    return stale
 
 
 def _remove_stale_outputs(out: Path, records: dict[str, dict[str, Any]],
