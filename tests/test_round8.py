@@ -3,10 +3,13 @@ sees, or the behaviour that was wrong."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import yaml
-from test_hostile_inputs import TINY, run_cli
+from test_hostile_inputs import TINY, one_error_line, run_cli, tiny_with
 
 import tiersim
 from tiersim.sweep import axes as ax
@@ -42,10 +45,6 @@ def test_one_value_of_a_list_can_be_swept_by_its_index(tmp_path, capsys):
 
 def test_analytic_refuses_a_top_tier_less_accurate_than_the_cheap_one(tmp_path, capsys):
     """It printed "oracle out of reach" at a floor the cheap tier alone met (90% against 50%)."""
-    import numpy as np
-    import pandas as pd
-    from test_hostile_inputs import one_error_line
-
     n = 100
     trace = tmp_path / "lab.parquet"
     pd.DataFrame({"arrival_s": np.arange(n, dtype=float), "input_tokens": 10,
@@ -64,8 +63,6 @@ def test_analytic_refuses_a_top_tier_less_accurate_than_the_cheap_one(tmp_path, 
 def test_a_step_or_task_type_with_a_terminal_escape_is_refused(tmp_path, capsys):
     """``step_type`` cells were printed raw to the terminal (it turned red) and into the report;
     tier names already refused such characters."""
-    import pandas as pd
-    from test_hostile_inputs import one_error_line
 
     steps = tmp_path / "esc.parquet"
     pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [1, 5], "output_tokens": [1, 2],
@@ -84,7 +81,6 @@ def test_a_step_or_task_type_with_a_terminal_escape_is_refused(tmp_path, capsys)
 
 def test_a_negative_fraction_is_named(tmp_path, capsys):
     """[-0.5, 1.5] said "must be >= 0 and sum to 1 (got sum 1)", naming neither value."""
-    from test_hostile_inputs import one_error_line, tiny_with
 
     path = tmp_path / "s.yaml"
     path.write_text(tiny_with(("fractions: [0.5, 0.5]", "fractions: [-0.5, 1.5]")))
@@ -95,7 +91,6 @@ def test_a_negative_fraction_is_named(tmp_path, capsys):
 def test_points_another_tiersim_version_ran_are_run_again(tmp_path, capsys):
     """A resume after an upgrade kept the old version's points beside the new one's in one
     table; points now record the version, and another version's are run again."""
-    import json
 
     path = _sweep(tmp_path, "sweep:\n  seed: [0, 1]\n")
     out = tmp_path / "w"
