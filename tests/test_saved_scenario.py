@@ -128,7 +128,7 @@ def _sweep_plan(tmp_path: Path, sweep: str):
 
 
 def test_portable_sweep_rewrites_file_values_whatever_the_axis(tmp_path):
-    from tiersim.sweep.run import portable_sweep
+    from tiersim.sweep.portable import portable_sweep
 
     plan = _sweep_plan(tmp_path, "sweep:\n"
                        "  trace: [{path: sub/t.parquet, window: [0, 60]},\n"
@@ -145,7 +145,7 @@ def test_portable_sweep_rewrites_file_values_whatever_the_axis(tmp_path):
 
 
 def test_values_that_would_name_one_file_twice_are_kept_as_written(tmp_path):
-    from tiersim.sweep.run import portable_sweep
+    from tiersim.sweep.portable import portable_sweep
 
     plan = _sweep_plan(tmp_path, "sweep:\n  trace.path: [sub/t.parquet, ./sub/t.parquet]\n")
     assert portable_sweep(plan)["trace.path"] == ["sub/t.parquet", "./sub/t.parquet"]

@@ -21,7 +21,6 @@ input file (replaced while the sweep ran) are refused as one table.
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import json
 import os
@@ -57,6 +56,7 @@ from tiersim.sweep.points import (
     show_notes,
     warm_up,
 )
+from tiersim.sweep.portable import portable_base
 from tiersim.sweep.store import (
     collect,
     read_points,
@@ -444,67 +444,6 @@ def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_ru
         "source": plan.source, "axes": plan.axes, **digests(plan, runner),
         "points": [{"point_id": p.id, "index": p.index, "values": p.values}
                    for p in plan.points]})
-
-
-def portable_base(plan: SweepPlan) -> dict[str, Any]:
-    """The base scenario as ``DIR/scenario.yaml`` stores it: relative paths of the user files
-    it names made absolute (:func:`tiersim.runner.portable_paths`), and those its sweep values
-    name, whatever the axis (:func:`portable_sweep`)."""
-    from tiersim.runner import portable_paths
-
-    doc = portable_paths(copy.deepcopy(plan.base), plan.source)
-    if isinstance(plan.base.get("sweep"), dict):
-        doc["sweep"] = portable_sweep(plan)
-    return doc
-
-
-def portable_sweep(plan: SweepPlan) -> dict[str, Any]:
-    """The plan's ``sweep:`` map with each value as the scenario would name it absolute: the
-    value is set into the base, :func:`tiersim.runner.portable_paths` is applied, and the
-    value read back, so an axis holding a map (``trace``, a tier, ``speculative``) is covered
-    as well as one naming a file. An axis whose values would no longer be distinct (``sub/t``
-    and ``./sub/t``) keeps them as written."""
-    from tiersim.runner import portable_paths
-
-    def axis(path: str, values: Any) -> Any:
-        if not isinstance(values, list):
-            return values
-        where = ax.canonical_path(plan.base, path)  # before a value renames what it names
-        try:
-            rewritten = [_portable_value(plan, path, where, value, portable_paths)
-                         for value in values]
-        except (TiersimError, LookupError, TypeError, ValueError):
-            return values  # a value the base cannot take: the points say so; kept as written
-        distinct = {json.dumps(v, sort_keys=True, default=str) for v in rewritten}
-        return rewritten if len(distinct) == len(values) else values
-
-    def group(axes: Any) -> Any:
-        return {k: axis(k, v) for k, v in axes.items()} if isinstance(axes, dict) else axes
-
-    sweep = plan.base["sweep"]
-    out = group({k: v for k, v in sweep.items() if k != "zip"})
-    if "zip" in sweep:
-        zips = sweep["zip"]
-        out["zip"] = [group(g) for g in zips] if isinstance(zips, list) else group(zips)
-    return out
-
-
-def _portable_value(plan: SweepPlan, path: str, where: tuple[str, ...], value: Any,
-                    portable_paths) -> Any:
-    """One sweep value as the scenario would name it absolute (see :func:`portable_sweep`);
-    a number or a flag as it is."""
-    if not isinstance(value, (str, dict, list)):
-        return value
-    doc = ax.apply(plan.base, {path: copy.deepcopy(value)}, plan.source)
-    doc = portable_paths(doc, plan.source)  # rewrites in place: the copy, not the plan
-    return _value_at(doc, where)
-
-
-def _value_at(doc: Any, segments: tuple[str, ...]) -> Any:
-    """The value at canonical ``segments`` (list items by index) of ``doc``."""
-    for segment in segments:
-        doc = doc[int(segment)] if isinstance(doc, list) else doc[segment]
-    return doc
 
 
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
