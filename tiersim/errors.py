@@ -7,6 +7,14 @@ else in the package prints tracebacks for these.
 
 from __future__ import annotations
 
+import unicodedata
+
+
+def unprintable(text: str) -> str | None:
+    """The first control or format character of ``text`` (a terminal escape, a right-to-left
+    override, a zero-width space: they change what a reader of a table sees), else None."""
+    return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
+
 
 def one_line(text: str) -> str:
     """``text`` with line breaks turned into spaces: an error is always shown on one line."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,7 +36,7 @@ from pydantic import (
     model_validator,
 )
 
-from tiersim.errors import ScenarioError, TiersimError
+from tiersim.errors import ScenarioError, TiersimError, unprintable
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 
 Loc = tuple[str | int, ...]
@@ -60,7 +59,7 @@ DEFAULT_MAX_SWEEP_POINTS = 10_000
 def _printable(name: str) -> str:
     """A name shown in tables and reports: no control or format characters (a terminal escape,
     a right-to-left override, a zero-width space would change what the reader sees)."""
-    bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Cf")), None)
+    bad = unprintable(name)
     if bad is not None:
         raise ValueError(f"contains the control or format character U+{ord(bad):04X}; use "
                          "printable characters")

@@ -23,6 +23,7 @@ from pathlib import Path
 from tiersim.errors import TiersimError
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.hf_config import load_hf_config
+from tiersim.paths import expand_user
 
 __all__ = ["MODELS", "ModelArch", "catalogue_key", "get_model", "is_catalogue_name"]
 
@@ -99,15 +100,8 @@ def is_local_path(name: str) -> bool:
     written_as_path = "/" in text or "\\" in text or text.startswith(("~", "."))
     if not written_as_path:
         return False
-    path = _expanded(text)
+    path = expand_user(text)
     return path.is_file() or (path / "config.json").is_file()
-
-
-def _expanded(text: str) -> Path:
-    """``text`` as a path with ``~`` expanded (:func:`tiersim.paths.expand_user`)."""
-    from tiersim.paths import expand_user
-
-    return expand_user(text)
 
 
 def _looks_like_path(name: str) -> bool:
@@ -125,9 +119,9 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
         return name_or_path
     text = str(name_or_path)
     if is_local_path(text):
-        return load_hf_config(_expanded(text))
-    if _explicit_path(text) and not _expanded(text).exists():
-        if text.startswith("~") and str(_expanded(text)).startswith("~"):
+        return load_hf_config(expand_user(text))
+    if _explicit_path(text) and not expand_user(text).exists():
+        if text.startswith("~") and str(expand_user(text)).startswith("~"):
             raise TiersimError(f"{text}: model config not found (a path starts with ~ and a "
                                "user that does not exist); write the path in full")
         raise TiersimError(f"{text}: model config not found (a path, so not a catalogue name); "
@@ -136,7 +130,7 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     if key in MODELS:
         return MODELS[key]
     if isinstance(name_or_path, Path) or _looks_like_path(text):
-        return load_hf_config(_expanded(text))
+        return load_hf_config(expand_user(text))
     known = ", ".join(m.name for m in MODELS.values())
     raise TiersimError(
         f"unknown model {text!r}; known models: {known}, or give the path of a Hugging Face "

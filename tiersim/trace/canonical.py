@@ -9,7 +9,6 @@ float32 in [0, 1], ``feat_*`` numeric. Other columns pass through unchanged.
 
 from __future__ import annotations
 
-import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tiersim.errors import unprintable
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 
@@ -95,7 +95,7 @@ def _printable_labels(s: pd.Series, src: Source, name: str) -> None:
     reader sees, as in a tier's name."""
     labels = s.dropna().astype(str)
     for label in pd.unique(labels):
-        bad = next((c for c in label if unicodedata.category(c) in ("Cc", "Cf")), None)
+        bad = unprintable(label)
         if bad is not None:
             row = int(np.flatnonzero(s.astype(str).to_numpy() == label)[0])
             raise src.error(f"{name} contains the control or format character "
