@@ -49,6 +49,10 @@ shapes) are counted and listed with a one-line reason, never a traceback. A run 
 twice counts once; a measurement filed under several layouts (identical TTFT and TPOT to every
 digit: the sample repeats TP 8 runs as TP 64) is listed, not scored.
 
+**Two engines on one checkpoint** (:func:`engine_pairs`): where the sample measures a checkpoint
+on one layout with two engines, the report sets their measured TPOT side by side at the client
+counts both ran, with tiersim's on the same rows: how far apart engines are on the same GPU.
+
 **Another GPU** (``--system h100_sxm`` or ``b200_sxm``): its rows replay on NVIDIA's tables of
 that GPU (vLLM: ``tiersim/profiles/<gpu>_aiconfigurator_vllm.json``, the profile tiersim ships
 for it, imported for every shipped model too; TensorRT-LLM on H100:
@@ -1281,6 +1285,7 @@ def summary_lines(res: pd.DataFrame) -> list[str]:
             lines.append(f"{engine}: no row replayed (see below)")
         lines.append("")
     lines += reuse_lines(res)
+    lines += engine_pair_lines(res)
     lines += unrepresentable_lines(res)
     if "vllm" in engines:
         lines.append(final_line(res, "vllm"))
@@ -1300,6 +1305,83 @@ def reuse_lines(res: pd.DataFrame) -> list[str]:
     for name, g in reused.groupby("campaign", sort=True):
         lines.append(f"  {name}: {len(g)} rows, median prefill load "
                      f"{g['campaign_load'].iloc[0]:.2f}")
+    return lines + [""]
+
+
+#: The columns :func:`engine_pairs` reads (a frame without them has no pairs).
+PAIR_COLUMNS = {"backend", "backend_version", "model_path", "model", "mode", "conflict", "tp_size",
+                "silicon_tpot_ms", "sim_tpot_ms"}
+
+
+def engine_pairs(res: pd.DataFrame) -> pd.DataFrame:
+    """Measured decode of one checkpoint on one layout by two engines, at the client counts
+    both ran.
+
+    Rows are aggregated, with no layout conflict; grouped by checkpoint (``model_path``),
+    ``(tp, attention dp)`` and engine (with its versions). For every two engines of a group, the
+    window of client counts both ran (the larger of their fewest clients to the smaller of their
+    most) keeps each engine's rows inside it; one output row per pair gives each side's median
+    measured TPOT there, its rows and clients, and tiersim's median predicted TPOT over the
+    first engine's rows. Empty when no checkpoint was measured on one layout by two engines at
+    overlapping client counts.
+    """
+    if not PAIR_COLUMNS.issubset(res.columns):
+        return pd.DataFrame()
+    ok = res[(res["mode"] == "agg") & res["conflict"].isna() & (res["tp_size"] > 0)].copy()
+    ok["dp"] = [aic_layout(r)[1] for r in ok.to_dict("records")]
+    ok["clients"] = [clients(r) for r in ok.to_dict("records")]
+    out = []
+    for (path, tp, dp), g in ok.groupby(["model_path", "tp_size", "dp"], sort=True):
+        engines = sorted(g["backend"].unique(), key=lambda e: (e != "vllm", e))
+        for i, a in enumerate(engines):
+            for b in engines[i + 1:]:
+                ga, gb = g[g["backend"] == a], g[g["backend"] == b]
+                lo = max(ga["clients"].min(), gb["clients"].min())
+                hi = min(ga["clients"].max(), gb["clients"].max())
+                if lo > hi:
+                    continue
+                wa = ga[ga["clients"].between(lo, hi)]
+                wb = gb[gb["clients"].between(lo, hi)]
+                out.append({
+                    "model": g["model"].iloc[0], "model_path": path, "tp": int(tp), "dp": int(dp),
+                    "clients": (int(lo), int(hi)), "engine_a": _engine_name(wa),
+                    "engine_b": _engine_name(wb), "n_a": len(wa), "n_b": len(wb),
+                    "tpot_a_ms": float(wa["silicon_tpot_ms"].median()),
+                    "tpot_b_ms": float(wb["silicon_tpot_ms"].median()),
+                    "sim_a_ms": float(wa["sim_tpot_ms"].median()),
+                    "sim_b_ms": float(wb["sim_tpot_ms"].median()),
+                })
+    return pd.DataFrame(out)
+
+
+def _engine_name(g: pd.DataFrame) -> str:
+    versions = sorted(str(v) for v in g["backend_version"].dropna().unique())
+    return " ".join([str(g["backend"].iloc[0])] + (["/".join(versions)] if versions else []))
+
+
+def _ms(x: float) -> str:
+    return "not replayed" if np.isnan(x) else f"{x:.1f}"
+
+
+def engine_pair_lines(res: pd.DataFrame) -> list[str]:
+    """:func:`engine_pairs` as report lines: how far apart two engines' measured decode steps
+    are on the same checkpoint, GPU and layout (a gap no engine-independent model closes)."""
+    pairs = engine_pairs(res)
+    if pairs.empty:
+        return []
+    lines = ["same checkpoint, GPU and layout, two engines: median TPOT measured (tiersim's on "
+             "the same rows) at the client counts both ran, and the ratio of the two:"]
+    for r in pairs.itertuples():
+        lo, hi = r.clients
+        span = f"{lo}" if lo == hi else f"{lo}-{hi}"
+        ratio = f"{r.tpot_a_ms / r.tpot_b_ms:.2f} measured"
+        if not (np.isnan(r.sim_a_ms) or np.isnan(r.sim_b_ms)):
+            ratio += f", {r.sim_a_ms / r.sim_b_ms:.2f} tiersim"
+        lines.append(
+            f"  {r.model} TP {r.tp}" + (f" x DP {r.dp}" if r.dp > 1 else "")
+            + f", {span} clients: {r.engine_a} {r.tpot_a_ms:.1f} ms ({_ms(r.sim_a_ms)}, "
+            f"n={r.n_a}) / {r.engine_b} {r.tpot_b_ms:.1f} ms ({_ms(r.sim_b_ms)}, n={r.n_b}) "
+            f"= {ratio}")
     return lines + [""]
 
 
