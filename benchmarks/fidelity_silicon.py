@@ -1321,9 +1321,9 @@ def engine_pairs(res: pd.DataFrame) -> pd.DataFrame:
     ``(tp, attention dp)`` and engine (with its versions). For every two engines of a group, the
     window of client counts both ran (the larger of their fewest clients to the smaller of their
     most) keeps each engine's rows inside it; one output row per pair gives each side's median
-    measured TPOT there, its rows and clients, and tiersim's median predicted TPOT over the
-    first engine's rows. Empty when no checkpoint was measured on one layout by two engines at
-    overlapping client counts.
+    measured TPOT there, its rows and clients, and tiersim's median predicted TPOT over those of
+    the same rows it replays (each engine on its own profile; NaN where it replays none). Empty
+    when no checkpoint was measured on one layout by two engines at overlapping client counts.
     """
     if not PAIR_COLUMNS.issubset(res.columns):
         return pd.DataFrame()
@@ -1355,6 +1355,7 @@ def engine_pairs(res: pd.DataFrame) -> pd.DataFrame:
 
 
 def _engine_name(g: pd.DataFrame) -> str:
+    """``engine version[/version...]`` of a group of rows (the engine alone where none says)."""
     versions = sorted(str(v) for v in g["backend_version"].dropna().unique())
     return " ".join([str(g["backend"].iloc[0])] + (["/".join(versions)] if versions else []))
 
