@@ -42,6 +42,9 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
                     "file") from None
     except json.JSONDecodeError as exc:
         raise error(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        raise error(f"{path}: a number too long to read ({str(exc).split(';')[0]}); not "
+                    f"{what}") from None
     except RecursionError:
         raise error(f"{path}: JSON nested too deeply to be {what}") from None
 

@@ -40,9 +40,12 @@ Anything else is one :class:`TiersimError` line naming the file and the key.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import re
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -302,17 +305,60 @@ def _quant_of(path: Path, quant: Any, dense_layers: int) -> tuple[tuple, str]:
     """The checkpoint's weight formats and KV-cache format, or one line naming the file whose
     quantisation block is not in a layout tiersim reads (a list where a map goes, a bad regex
     in an ignore list ...)."""
+    side = hf_quant_path(path)
+    where = (f"{path}: key 'quantization_config'" + (f" (or {side.name} beside it)"
+                                                     if side.is_file() else ""))
     try:
-        return checkpoint_formats(path, quant, dense_layers), checkpoint_kv_cache(path, quant)
+        with regex_budget(REGEX_BUDGET_S):
+            return checkpoint_formats(path, quant, dense_layers), checkpoint_kv_cache(path, quant)
     except TiersimError:
         raise
-    except (AttributeError, TypeError, ValueError, KeyError, IndexError, re.error) as exc:
-        side = hf_quant_path(path)
-        where = (f"{path}: key 'quantization_config'" + (f" (or {side.name} beside it)"
-                                                         if side.is_file() else ""))
+    except RegexTimeout:
+        raise TiersimError(f"{where}: a 're:' pattern of its ignore list took over "
+                           f"{REGEX_BUDGET_S:g} s to match one module name (it backtracks "
+                           "without end); simplify the pattern") from None
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError,
+            RecursionError, re.error) as exc:
+        text = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise TiersimError(f"{where}: not in a layout tiersim reads ({type(exc).__name__}: "
-                           f"{exc}); see the quant_method's documented layout (fp8, mxfp4, "
+                           f"{text}); see the quant_method's documented layout (fp8, mxfp4, "
                            "compressed-tensors, modelopt)") from None
+
+
+#: Seconds the ignore-list patterns of one config may take to match, in all.
+REGEX_BUDGET_S = 2.0
+
+
+class RegexTimeout(Exception):
+    """An ignore-list regex ran past :data:`REGEX_BUDGET_S` (see :func:`regex_budget`)."""
+
+
+@contextlib.contextmanager
+def regex_budget(seconds: float):
+    """Raise :class:`RegexTimeout` in the block once ``seconds`` pass, so a pattern that
+    backtracks without end (``re:(.|.)*X``) cannot hang the command.
+
+    Python's ``re`` has no timeout, but its matcher checks for signals, so a real-time timer
+    interrupts it. Only the main thread of a process can take signals: elsewhere (a thread
+    pool), or where a timer is already running or the platform has none, the block runs
+    without a budget.
+    """
+    usable = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+              and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+    if not usable:
+        yield
+        return
+
+    def expired(signum, frame):
+        raise RegexTimeout
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # --------------------------------------------------------------------------- weight formats
