@@ -513,9 +513,17 @@ TABLE_FIELDS = ("op", "precision", "kv_dtype", "source", "key", "axes", "latency
 MAX_SECONDS = 3600.0
 """Largest latency or overhead a profile may hold (one operator of one step: an hour is
 already absurd; beyond it a value is a unit or typing error)."""
+MAX_GRAPH_TOKENS = 1 << 31
+"""Largest ``eager_s.graph_max_tokens`` (more tokens than any iteration holds)."""
 MIN_SECONDS = 1e-9
 """Smallest operator latency a profile may hold (a nanosecond: no kernel is faster; 1e-320
 would make an operator free)."""
+
+
+def _short(value: Any) -> str:
+    """``repr(value)`` cut to 40 characters (a 400-digit number reads as its first digits)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 4000 else "a huge int"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _unknown_field(raw: dict, allowed: tuple[str, ...], where: str) -> None:
@@ -594,9 +602,10 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
         raise ProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: graph_max_tokens, "
                            "per_layer_s, per_moe_layer_s, source")
     graph_max = raw.get("graph_max_tokens")
-    if isinstance(graph_max, bool) or not isinstance(graph_max, int) or graph_max < 0:
-        raise ProfileError(f"{where}.graph_max_tokens: must be a whole number of tokens >= 0 "
-                           f"(got {graph_max!r})")
+    if (isinstance(graph_max, bool) or not isinstance(graph_max, int)
+            or not 0 <= graph_max <= MAX_GRAPH_TOKENS):
+        raise ProfileError(f"{where}.graph_max_tokens: must be a whole number of tokens from 0 "
+                           f"to {MAX_GRAPH_TOKENS} (got {_short(graph_max)})")
     numbers = []
     for name in ("per_layer_s", "per_moe_layer_s"):
         numbers.append(_seconds(raw.get(name, 0.0), f"{where}.{name}"))
@@ -611,7 +620,7 @@ def _seconds(value: Any, where: str) -> float:
     """A number of seconds from 0 to :data:`MAX_SECONDS`, or one error line at ``where``."""
     if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
         raise ProfileError(f"{where}: must be a number of seconds from 0 to {MAX_SECONDS:g} "
-                           f"(got {value!r})")
+                           f"(got {_short(value)})")
     return float(value)
 
 
@@ -647,7 +656,23 @@ def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
     value = raw.get(field_name)
     if not isinstance(value, str) or not value:
         raise ProfileError(f"{loc}.{field_name}: required for op {op!r} (e.g. 'bf16', 'fp8')")
+    from tiersim.hardware.precisions import PRECISIONS
+
+    formats = ", ".join(PRECISIONS)
+    if field_name == "precision" and value not in PRECISIONS:
+        raise ProfileError(f"{loc}.precision: unknown weight format {value!r}; use one of "
+                           f"{formats}")
+    kv, mla, weights = value.partition(" mla-")
+    if field_name == "kv_dtype" and (kv not in TABLE_KV_DTYPES
+                                     or (mla and weights not in PRECISIONS)):
+        raise ProfileError(f"{loc}.kv_dtype: unknown KV-cache dtype {value!r}; use one of "
+                           f"{', '.join(TABLE_KV_DTYPES)}, or for an MLA module '<kv> mla-<weight "
+                           f"format>' ({formats})")
     return value
+
+
+#: KV-cache dtypes an attention table may be measured at.
+TABLE_KV_DTYPES = ("bf16", "fp16", "fp8", "fp8_e4m3")
 
 
 def _parse_key(raw: Any, op: str, loc: str) -> dict[str, int]:
@@ -676,7 +701,10 @@ def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
             or not all(_is_number(v) and v > 0 for v in values)
         ):
             raise ProfileError(f"{loc}.{name}: must be a non-empty list of positive numbers")
-        arr = np.asarray(values, dtype=np.float64)
+        arr = _floats(values)
+        if arr is None or not np.all(np.isfinite(arr)):
+            raise ProfileError(f"{loc}.{name}: a value is too large for a number (at most "
+                               "about 1.8e308)")
         if np.any(np.diff(arr) <= 0):
             raise ProfileError(f"{loc}.{name}: must be strictly ascending")
         axes[name] = arr
@@ -689,6 +717,8 @@ def _parse_latency(raw: Any, axes: dict[str, np.ndarray], loc: str) -> np.ndarra
         arr = np.asarray(raw, dtype=np.float64) if _all_numbers(raw) else None
     except (TypeError, ValueError):
         arr = None
+    except OverflowError:  # an integer beyond float64: out of range below
+        arr = np.full(shape, np.inf) if np.shape(raw) == shape else None
     if arr is None or arr.shape != shape:
         got = "ragged or non-numeric" if arr is None else f"shape {arr.shape}"
         raise ProfileError(f"{loc}: must have shape {shape} to match the axes (got {got})")
@@ -697,6 +727,14 @@ def _parse_latency(raw: Any, axes: dict[str, np.ndarray], loc: str) -> np.ndarra
         raise ProfileError(f"{loc}{np.argwhere(bad)[0].tolist()}: latencies must be seconds "
                            f"from {MIN_SECONDS:g} to {MAX_SECONDS:g}")
     return arr
+
+
+def _floats(values: list) -> np.ndarray | None:
+    """``values`` as float64, None where one is an integer beyond float64's range."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except OverflowError:
+        return None
 
 
 def _all_numbers(raw: Any) -> bool:
@@ -718,7 +756,9 @@ def _check_unique(tables: list[Table], path: str) -> None:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) or math.isfinite(value)  # any int: ranges are checked after
 
 
 def _num(x: float) -> int | float:
