@@ -129,6 +129,8 @@ class DifficultyClassifier:
     def p_good_enough(self, df: pd.DataFrame, score: np.ndarray | None = None) -> np.ndarray:
         """(n, K-1) calibrated P(tier k is good enough) for the tiers below the top."""
         s = self.score(df) if score is None else score
+        if not self.good_enough:  # one tier: none below the top
+            return np.empty((len(s), 0))
         return np.column_stack([iso.predict(s) for iso in self.good_enough])
 
     def p_correct(self, df: pd.DataFrame, score: np.ndarray | None = None) -> np.ndarray:
@@ -174,10 +176,19 @@ def train_classifier(
     frame, used = feature_frame(df, list(cfg.features))
     pipeline = make_pipeline(frame, cfg, source)
     folds = StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=int(rng.integers(2**31)))
-    oof = cross_val_predict(
-        pipeline, frame.iloc[train], wrong0[train], cv=folds, method="predict_proba"
-    )[:, 1]
-    pipeline.fit(frame.iloc[train], wrong0[train])
+    try:
+        oof = cross_val_predict(
+            pipeline, frame.iloc[train], wrong0[train], cv=folds, method="predict_proba"
+        )[:, 1]
+        pipeline.fit(frame.iloc[train], wrong0[train])
+    except ValueError as exc:
+        if "vocabulary" not in str(exc) and "no terms remain" not in str(exc):
+            raise
+        raise ScenarioError(
+            source, "router.classifier.features",
+            "the trace's prompt column has no word in two or more prompts of a training fold "
+            "(TF-IDF keeps only those); give prompts with text, or drop text from the features",
+        ) from None
     good = realised >= realised[:, -1:]
     clf = DifficultyClassifier(
         pipeline=pipeline,

@@ -4,7 +4,8 @@ writing it to Parquet.
 Core columns: ``request_id`` int64, ``arrival_s`` float64 (non-decreasing), ``input_tokens`` and
 ``output_tokens`` int32 > 0. Optional: ``session_id`` int64, ``step`` int32, ``task_type``
 category, ``prefix_hashes`` list of int64, ``difficulty`` float32 in [0, 1], ``correct_<tier>``
-float32 in [0, 1], ``feat_*`` numeric. Other columns pass through unchanged.
+float32 in [0, 1], ``feat_*`` numeric within +-1e100, ``prompt`` text (missing: none). Other
+columns pass through unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from tiersim.trace import checks
 from tiersim.trace.source import Source
 
 CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
+MAX_FEATURE = 1e100
+"""Largest absolute ``feat_*`` value (the classifier's scaler squares and sums them)."""
 MAX_TOOL_S = 1e6
 """Longest tool or think time a session step may wait (seconds, about 11.6 days)."""
 
@@ -76,9 +79,27 @@ def _optional(s: pd.Series, name: str, src: Source):
         return checks.numbers(src, s, name, name, low=(0, within),
                               high=(1, within)).astype(np.float32)
     if name.startswith("feat_"):
-        values = checks.numbers(src, s, name, "feature value")
+        bound = (f"between -{MAX_FEATURE:g} and {MAX_FEATURE:g} (the classifier squares "
+                 "features to scale them); rescale the column")
+        values = checks.numbers(src, s, name, "feature value", low=(-MAX_FEATURE, bound),
+                                high=(MAX_FEATURE, bound))
         return s.to_numpy() if pd.api.types.is_numeric_dtype(s.dtype) else values
+    if name == "prompt":
+        return _prompt(s, src)
     return s.to_numpy()
+
+
+def _prompt(s: pd.Series, src: Source) -> np.ndarray:
+    """Prompt text for the classifier's TF-IDF features: each cell text or missing (read as no
+    text); a number or raw bytes is refused with its row."""
+    cells = s.to_numpy(dtype=object)
+    text = pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty")
+    for i, cell in enumerate(() if text else cells):
+        if not (isinstance(cell, str) or cell is None or cell is pd.NA
+                or (isinstance(cell, float) and np.isnan(cell))):
+            raise src.error(f"prompt must be text (got {type(cell).__name__} {str(cell)[:40]!r}); "
+                            "write the prompt as a string, or leave the cell empty", i, "prompt")
+    return pd.Series(cells, index=s.index).where(s.notna(), "").to_numpy(dtype=object)
 
 
 def _task_type(s: pd.Series, src: Source) -> pd.Categorical:
