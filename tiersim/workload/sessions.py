@@ -35,13 +35,19 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tiersim.errors import TraceError
+from tiersim.errors import ScenarioError, TraceError
 from tiersim.trace import checks
 from tiersim.trace.canonical import MAX_TOOL_S
 from tiersim.trace.loader import TraceOrigin
 
 HASH_BLOCK_TOKENS = 512
 """Tokens per prefix hash block (Mooncake's, and the engine's default)."""
+MAX_PREFIX_HASHES = 50_000_000
+"""Most prefix-block hashes the session prompts of one run may hold in all (400 MB of int64:
+about 25 billion prompt tokens counted with their context). Beyond it a run is refused before
+the hashes fill memory: 1,000 generated tasks of 1,000 steps each passed 6.8 GB in two minutes."""
+MAX_GENERATED_STEPS = 10_000_000
+"""Most steps (requests) ``workload.sessions.generate`` may make in all."""
 MAX_PROMPT_TOKENS = 10**8
 """Longest prompt a session step may reach with its context (100 million tokens, far beyond
 any model's context): a longer one is refused before its prefix hashes are made, as their
@@ -138,7 +144,8 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     ``df`` unchanged when sessions are off. ``origin`` (from :func:`tiersim.trace.read_trace`)
     names the file's rows in errors; without it they name ``source`` and the table row."""
     if cfg.source == "generate":
-        return with_context(generate(cfg.generate, rng), "accumulate", cfg.system_prompt_tokens)
+        return with_context(generate(cfg.generate, rng, source), "accumulate",
+                            cfg.system_prompt_tokens, source, generated=True)
     if not enabled(cfg, df):
         return df
     if not has_session_columns(df):
@@ -255,11 +262,13 @@ def _cell(value) -> str:
 
 
 def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source: str = "trace",
-                 origin: TraceOrigin | None = None) -> pd.DataFrame:
+                 origin: TraceOrigin | None = None, generated: bool = False) -> pd.DataFrame:
     """Prompts carry the session's context (see the module docstring): sets ``input_tokens``
     (accumulate), ``prefix_hashes`` (unless present) and the internal :data:`FOLLOWS` column.
     A prompt above :data:`MAX_PROMPT_TOKENS` is a TraceError naming its row (``origin`` and
-    ``source`` as for :func:`checked`)."""
+    ``source`` as for :func:`checked`); so is a table whose prompts need more than
+    :data:`MAX_PREFIX_HASHES` hashes in all (``generated``: a ScenarioError naming the
+    generator's keys)."""
     out = df.reset_index(drop=True).copy()
     new = out["input_tokens"].to_numpy(np.int64)
     outputs = out["output_tokens"].to_numpy(np.int64)
@@ -268,11 +277,12 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
     hashes = np.empty(len(out), dtype=object)
     keep_hashes = "prefix_hashes" in out.columns
     steps, parents = out["step"].to_numpy(np.int64), out["parent"].to_numpy(np.int64)
+    walk = []  # (session, row, the row it follows or -1), each session's steps in order
     for sid, rows in out.groupby("session_id", sort=False).indices.items():
         by_step = {int(steps[r]): int(r) for r in rows}
-        ancestry: dict[int, tuple[list[int], list[int]]] = {}  # row -> (ends, owners) of its chain
         for row in rows[np.argsort(steps[rows], kind="stable")]:
             above = by_step[int(parents[row])] if parents[row] >= 0 else -1
+            walk.append((int(sid), int(row), above))
             if above >= 0:
                 follows[row] = above
                 if context == "accumulate":
@@ -282,13 +292,16 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
             if prompt[row] > MAX_PROMPT_TOKENS:
                 raise _too_long(origin, source, int(sid), int(steps[row]), int(prompt[row]),
                                 context, int(row))
-            if not keep_hashes:
-                ends, owners = _ancestry(ancestry, above, prompt, outputs, steps)
-                known = (hashes[above][:prompt[above] // HASH_BLOCK_TOKENS]
-                         if above >= 0 and context == "accumulate" else None)
-                hashes[row] = block_hashes(int(sid), int(steps[row]), int(prompt[row]), ends,
-                                           owners, system_tokens, known)
-                ancestry[int(row)] = (ends, owners)
+    if not keep_hashes:
+        _check_hash_budget(walk, prompt, steps, origin, source, generated)
+        ancestry: dict[int, tuple[list[int], list[int]]] = {}  # row -> (ends, owners) of its chain
+        for sid, row, above in walk:
+            ends, owners = _ancestry(ancestry, above, prompt, outputs, steps)
+            known = (hashes[above][:prompt[above] // HASH_BLOCK_TOKENS]
+                     if above >= 0 and context == "accumulate" else None)
+            hashes[row] = block_hashes(sid, int(steps[row]), int(prompt[row]), ends, owners,
+                                       system_tokens, known)
+            ancestry[row] = (ends, owners)
     out["input_tokens"] = prompt.astype(np.int32) if prompt.max(initial=0) < 2**31 else prompt
     if not keep_hashes:
         out["prefix_hashes"] = hashes
@@ -304,6 +317,32 @@ def _too_long(origin: TraceOrigin | None, source: str, sid: int, step: int, prom
                   f"tokens ({what}), more than the {MAX_PROMPT_TOKENS:,} a session step may "
                   "have (far beyond any model's context); check input_tokens and "
                   "output_tokens, or split the session", row, "input_tokens")
+
+
+def _check_hash_budget(walk: list[tuple[int, int, int]], prompt: np.ndarray, steps: np.ndarray,
+                       origin: TraceOrigin | None, source: str, generated: bool) -> None:
+    """Refuse prompts that need more than :data:`MAX_PREFIX_HASHES` hashes in all, before any
+    is made (the error names the step where the count passes the limit)."""
+    rows = np.fromiter((row for _, row, _ in walk), dtype=np.int64, count=len(walk))
+    total = np.cumsum(-(-prompt[rows] // HASH_BLOCK_TOKENS))
+    if len(total) and total[-1] > MAX_PREFIX_HASHES:
+        at = int(np.searchsorted(total, MAX_PREFIX_HASHES, side="right"))
+        sid, row, _ = walk[at]
+        raise _too_many_hashes(origin, source, sid, int(steps[row]), row, generated)
+
+
+def _too_many_hashes(origin: TraceOrigin | None, source: str, sid: int, step: int, row: int,
+                     generated: bool) -> TraceError | ScenarioError:
+    """The error for session prompts that need more than :data:`MAX_PREFIX_HASHES` hashes."""
+    tokens = MAX_PREFIX_HASHES * HASH_BLOCK_TOKENS
+    message = (f"by step {step} of session {sid} the sessions' prompts, each with its context, "
+               f"hold over {tokens:,} tokens in all, more than tiersim hashes for prefix "
+               "caching in one run")
+    if generated:
+        return ScenarioError(source, "workload.sessions.generate", f"{message}; lower tasks, "
+                             "middle_steps_mean, max_steps or max_context_tokens")
+    return _error(origin, source, f"{message}; simulate fewer or shorter sessions, or set "
+                  "workload.sessions.context: new", row, "input_tokens")
 
 
 def _ancestry(ancestry: dict, above: int, prompt: np.ndarray, outputs: np.ndarray,
@@ -357,9 +396,11 @@ def _hash(*parts) -> int:
 # Generator
 
 
-def generate(cfg: SessionGenerator, rng: np.random.Generator) -> pd.DataFrame:
+def generate(cfg: SessionGenerator, rng: np.random.Generator,
+             source: str = "scenario") -> pd.DataFrame:
     """``cfg.tasks`` sessions in the canonical table with session columns (new tokens per step;
-    :func:`with_context` adds the context). Same ``rng`` state, same table."""
+    :func:`with_context` adds the context). Same ``rng`` state, same table. More than
+    :data:`MAX_GENERATED_STEPS` steps in all is a ScenarioError naming ``source``."""
     starts = np.concatenate(([0.0], np.cumsum(rng.exponential(1 / cfg.task_rate_rps,
                                                               cfg.tasks - 1))))
     mix_names = list(cfg.step_mix)
@@ -369,6 +410,10 @@ def generate(cfg: SessionGenerator, rng: np.random.Generator) -> pd.DataFrame:
         middle = min(1 + int(rng.poisson(cfg.middle_steps_mean - 1)), cfg.max_steps - 2)
         types = ["planning", *rng.choice(mix_names, size=middle, p=mix_p).tolist(), "final"]
         rows.extend(_task_rows(cfg, rng, sid, float(start), types))
+        if len(rows) > MAX_GENERATED_STEPS:
+            raise ScenarioError(source, "workload.sessions.generate", f"makes over "
+                                f"{MAX_GENERATED_STEPS:,} steps in all; lower tasks, "
+                                "middle_steps_mean or max_steps")
     df = pd.DataFrame(rows)
     df.insert(0, "request_id", np.arange(len(df), dtype=np.int64))
     return df
