@@ -17,6 +17,7 @@ them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -507,14 +508,51 @@ def _build(cls, data: dict, **nested) -> Any:
     if not isinstance(data, dict):
         raise TypeError(f"{cls.__name__} must be a JSON object, got {type(data).__name__}")
     kwargs = {}
+    kinds = _scalar_kinds(cls)
     for f in dataclasses.fields(cls):
         if f.name in nested:
             kwargs[f.name] = nested[f.name]
         elif f.name in data:
-            kwargs[f.name] = data[f.name]
+            kwargs[f.name] = _scalar(data[f.name], kinds.get(f.name), cls, f.name)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise KeyError(f"'{cls.__name__.removesuffix('Result').lower()}.{f.name}'")
     return cls(**kwargs)
+
+
+_SCALARS = {"float": (float,), "int": (int,), "str": (str,), "bool": (bool,)}
+
+
+@functools.cache
+def _scalar_kinds(cls) -> dict[str, tuple[str, bool]]:
+    """``{field: (scalar type name, None allowed)}`` for a result dataclass's plain fields
+    (``float``, ``int | None`` ...); other fields (tuples, dicts, nested results) are absent."""
+    kinds = {}
+    for f in dataclasses.fields(cls):
+        parts = [p.strip() for p in str(f.type).split("|")]
+        names = [p for p in parts if p != "None"]
+        if len(names) == 1 and names[0] in _SCALARS:
+            kinds[f.name] = (names[0], len(parts) > 1)
+    return kinds
+
+
+def _scalar(value: Any, kind: tuple[str, bool] | None, cls, name: str) -> Any:
+    """``value`` if it is of its field's scalar kind (a number for ``float``, a whole number
+    for ``int``, text for ``str``; None where allowed), else a ValueError naming the field."""
+    if kind is None or (value is None and kind[1]):
+        return value
+    type_name = kind[0]
+    ok = isinstance(value, _SCALARS[type_name])
+    if type_name in ("float", "int"):
+        ok = (ok or (type_name == "float" and isinstance(value, int))) and not isinstance(
+            value, bool)
+        if ok and type_name == "float" and isinstance(value, int) and abs(value) > 1e300:
+            ok = False  # beyond what a float holds
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise ValueError(f"'{cls.__name__.removesuffix('Result').lower()}.{name}' must be "
+                         f"{'a number' if type_name in ('float', 'int') else type_name}, "
+                         f"got {shown}")
+    return value
 
 
 def _run_from(data: dict) -> RunResult:

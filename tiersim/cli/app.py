@@ -47,10 +47,52 @@ class TiersimApp(typer.Typer):
             typer.echo(f"Error: {err} (a path starts with ~ and a user that does not exist); "
                        "write the path in full", err=True)
             raise SystemExit(1) from None
+        except OSError as err:  # the system refused a file or the terminal: one line too
+            _silence_stdout()
+            typer.echo(f"Error: {os_error_line(err)}", err=True)
+            raise SystemExit(1) from None
         finally:
             warnings.showwarning = shown
             if main:
                 signal.signal(signal.SIGTERM, terminate)
+
+
+#: What to do about an operating-system error a user can meet, by errno name.
+OS_FIXES = {
+    "ENAMETOOLONG": "use a shorter name (at most 255 bytes for each folder or file name)",
+    "ENOSPC": "free some space on that disk or write elsewhere",
+    "EDQUOT": "free some space on that disk or write elsewhere",
+    "EACCES": "check the permissions of the file and its folders",
+    "EPERM": "check the permissions of the file and its folders",
+    "EROFS": "write to a disk that is not read-only",
+}
+
+
+def os_error_line(err: OSError) -> str:
+    """One line for an operating-system error: the file it names (shortened to 120 characters),
+    or standard output where it names none, what the system said, and the fix where one is
+    known (:data:`OS_FIXES`)."""
+    import errno
+
+    where = "standard output" if err.filename is None else str(err.filename)
+    if len(where) > 120:
+        where = where[:117] + "..."
+    line = f"{where}: {err.strerror or err}"
+    fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
+    return f"{line}; {fix}" if fix else line
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so that the exit's final flush of a stdout the
+    system refused (a full disk, a closed pipe) adds no second error."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (captured in tests): nothing to flush
+        pass
 
 
 def _terminated(signum, frame) -> None:

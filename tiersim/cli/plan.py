@@ -46,7 +46,8 @@ def plan(
     out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.")] = Path("plan"),
     choose: Annotated[list[str] | None, typer.Option(
         "--choose", help="Router setting to choose too: PATH=V1,V2 (repeatable).")] = None,
-    max_replicas: Annotated[int, typer.Option(min=1, help="Largest tier to try.")] = 256,
+    max_replicas: Annotated[int | None, typer.Option(min=1, help="Largest tier to try "
+        "(default 256, or the scenario's limits.max_replicas where lower).")] = None,
     gpus_per_replica: Annotated[str | None, typer.Option(
         "--gpus-per-replica", help="GPUs per replica to consider, e.g. 1,2,4 (default 1,2,4,8; "
         "each tier's own value is added, values that do not fit are skipped).")] = None,
@@ -133,9 +134,10 @@ def format_plan(result: PlanResult) -> str:
 def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                   tpot: float | None = None, floor: float | None = None,
                   out_dir: str | Path | None = None, choose: dict[str, list] | None = None,
-                  max_replicas: int = 256, gpu_options: tuple[int, ...] | None = None,
+                  max_replicas: int | None = None, gpu_options: tuple[int, ...] | None = None,
                   cost_model: str | None = None, report: bool = True) -> PlanResult:
-    """Plan the scenario at ``scenario_path`` (limits default to the scenario's); with
+    """Plan the scenario at ``scenario_path`` (limits default to the scenario's; ``max_replicas``
+    to :data:`DEFAULT_MAX_REPLICAS` or the scenario's ``limits.max_replicas`` where lower); with
     ``out_dir``, write plan.json, scenario.yaml (the plan as a scenario), the planned run's files
     and report.html."""
     from tiersim.cli.run import out_folder
@@ -143,11 +145,22 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
 
     _check_limits(ttft, tpot, floor)
     scenario = _fitting(load_scenario(scenario_path, fit=False), gpu_options)  # planner sizes
+    if max_replicas is None:
+        max_replicas = min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)
+    elif max_replicas > scenario.limits.max_replicas:
+        raise TiersimError(f"--max-replicas {max_replicas} is above {scenario_path}'s "
+                           f"limits.max_replicas ({scenario.limits.max_replicas}); lower it, or "
+                           "raise limits: {max_replicas: N} in the scenario")
     _check_choose(scenario, choose, floor if floor is not None else scenario.accuracy_floor)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
+
+
+DEFAULT_MAX_REPLICAS = 256
+"""The largest tier a plan tries when ``--max-replicas`` is not given (or the scenario's
+``limits.max_replicas`` where lower)."""
 
 
 def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -> None:

@@ -29,8 +29,13 @@ def sweep(
     Failed points do not stop the others; once every point is stored, the command names them on
     one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
     from tiersim.cli.run import scenario_path
+    from tiersim.errors import TiersimError
     from tiersim.sweep.points import default_runner, estimate_runner
     from tiersim.sweep.run import run_sweep
+
+    if address is not None and executor != "ray":
+        raise TiersimError(f"--address {address}: a Ray cluster's address; give --executor ray "
+                           "with it, or drop it to run on local processes")
 
     run_sweep(scenario_path(scenario), out, workers=workers, executor=executor, address=address,
               report=report, max_points=max_points,

@@ -77,6 +77,27 @@ def _parquet(path: Path) -> pd.DataFrame | None:
                            "wrote it") from error
 
 
+TEXT_COLUMNS = ("tier", "final_tier", "step_type")
+"""Columns of requests.parquet and timeseries.parquet that hold names; every other column the
+tool writes holds numbers (or booleans)."""
+
+
+def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
+    """One line naming the first column the tool writes as numbers that holds something else
+    (a hand-edited file), rather than a traceback from a figure. Columns it does not write pass
+    (a user may add their own)."""
+    if frame is None:
+        return
+    from tiersim.summary import REQUEST_COLUMNS, SESSION_COLUMNS, TIMESERIES_COLUMNS
+
+    written = {*REQUEST_COLUMNS, *SESSION_COLUMNS, *TIMESERIES_COLUMNS} - set(TEXT_COLUMNS)
+    for column in frame.columns:
+        if column in written and not (pd.api.types.is_numeric_dtype(frame[column].dtype)
+                                      or pd.api.types.is_bool_dtype(frame[column].dtype)):
+            raise TiersimError(f"{path}: column {column!r} holds {frame[column].dtype} values, "
+                               "not numbers; rerun the command that wrote it")
+
+
 def _scenario(directory: Path) -> dict[str, Any] | None:
     """The scenario dict from ``scenario.yaml`` in the directory (None when absent)."""
     for name in ("scenario.yaml", "scenario.yml"):
@@ -230,7 +251,10 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     axes = read_axes(directory / "sweep.parquet") if sweep is not None else []
     if sweep is not None:
         check_sweep(sweep, axes, directory / "sweep.parquet")
-    return ReportData(directory, run, _parquet(directory / "requests.parquet"),
-                      _parquet(directory / "timeseries.parquet"), sweep, axes,
+    requests = _parquet(directory / "requests.parquet")
+    timeseries = _parquet(directory / "timeseries.parquet")
+    for frame, name in ((requests, "requests.parquet"), (timeseries, "timeseries.parquet")):
+        check_numeric(frame, directory / name)
+    return ReportData(directory, run, requests, timeseries, sweep, axes,
                       _plan(directory / "plan.json"), _scenario(directory), run_id,
                       Path(shown_as) if shown_as is not None else None)
