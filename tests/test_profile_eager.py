@@ -79,9 +79,11 @@ def test_eager_section_round_trips(tmp_path):
 
 @pytest.mark.parametrize("mutate, expected", [
     (lambda e: e.update(graph_max_tokens=-1),
-     "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens from 0 to 2147483648 (got -1)"),
+     "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens from 0 to "
+     "2147483648 (got -1)"),
     (lambda e: e.update(graph_max_tokens=True),
-     "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens from 0 to 2147483648 (got True)"),
+     "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens from 0 to "
+     "2147483648 (got True)"),
     (lambda e: e.update(per_layer_s="fast"),
      "mem.json: eager_s.per_layer_s: must be a number of seconds from 0 to 3600 (got 'fast')"),
     (lambda e: e.update(per_moe_layer_s=-1e-3),

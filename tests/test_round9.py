@@ -46,9 +46,10 @@ def test_an_ignore_list_regex_that_backtracks_without_end_is_stopped(tmp_path, m
     path = _config(tmp_path, "re:(.|.)*X")
     with pytest.raises(TiersimError) as err:
         hf_config.load_hf_config(path)
-    assert str(err.value) == (f"{path}: key 'quantization_config': a 're:' pattern of its "
-                              "ignore list took over 0.2 s to match one module name (it "
-                              "backtracks without end); simplify the pattern")
+    assert str(err.value) == (f"{path}: key 'quantization_config': matching its ignore list "
+                              "against the model's module names took over 0.2 s (a 're:' "
+                              "pattern that backtracks without end, or a list that long); "
+                              "simplify it")
 
 
 @pytest.mark.parametrize(("pattern", "error"), [
@@ -206,8 +207,7 @@ def test_a_session_trace_past_the_hash_budget_names_its_row(monkeypatch):
     # 4 hashes for step 0's 2,000 tokens, 9 for step 1's 4,100: 13 > 10 at step 1 (row 2)
     assert str(err.value).startswith("t.parquet: row 2, column 'input_tokens': by step 1 of "
                                      "session 7 the sessions' prompts")
-    assert str(err.value).endswith("simulate fewer or shorter sessions, or set "
-                                   "workload.sessions.context: new")
+    assert str(err.value).endswith("caching in one run; simulate fewer or shorter sessions")
 
 
 def test_the_generator_stops_past_its_step_limit(monkeypatch):
@@ -249,6 +249,9 @@ def _first_gemm(doc: dict) -> dict:
      "tables[0].latency_s[0]: latencies must be seconds from 1e-09 to 3600"),
     (lambda d: _first_gemm(d)["axes"]["m"].__setitem__(-1, BIG),
      "tables[0].axes.m: a value is too large for a number (at most about 1.8e308)"),
+    (lambda d: _first_gemm(d)["key"].__setitem__("k", 10**30),
+     "tables[0].key.k: must be a whole number from 1 to 2147483648 (got "
+     "1000000000000000000000000000000)"),
     (lambda d: _first_gemm(d).__setitem__("precision", "fp3"),
      "tables[0].precision: unknown weight format 'fp3'; use one of bf16, fp8, w4a16, nvfp4, "
      "fp8_block, mxfp4"),
@@ -298,16 +301,39 @@ def test_a_name_too_long_for_the_file_system_is_one_line(tmp_path, capsys):
                     "for each folder or file name)")
 
 
-def test_os_error_line_names_standard_output_where_no_file_is_named():
+def test_os_error_line_names_standard_output_only_where_it_failed():
     import errno
 
     from tiersim.cli.app import os_error_line
 
-    err = OSError(errno.ENOSPC, "No space left on device")
-    assert os_error_line(err) == ("standard output: No space left on device; free some space on "
-                                  "that disk or write elsewhere")
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert os_error_line(full, stdout=True) == ("standard output: No space left on device; free "
+                                                "some space on that disk or write elsewhere")
     assert os_error_line(OSError(errno.EIO, "Input/output error", "/x")) == \
         "/x: Input/output error"
+    assert os_error_line(ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")) \
+        == "Connection reset by peer"
+    assert os_error_line(TimeoutError()) == "TimeoutError"
+
+
+def test_an_os_error_leaves_a_working_stdout_alone(tmp_path, capsys):
+    """Every OSError pointed file descriptor 1 at /dev/null, for the rest of the process."""
+    import os
+
+    from tiersim.cli.app import main
+
+    read, write = os.pipe()
+    saved = os.dup(1)
+    os.dup2(write, 1)
+    try:
+        assert main(["trace", "inspect", str(tmp_path / ("y" * 300))]) == 1
+        os.write(1, b"still here")
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(write)
+    assert os.read(read, 100) == b"still here"
+    os.close(read)
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
@@ -355,6 +381,23 @@ def test_report_names_a_summary_field_of_the_wrong_kind(run_folder, tmp_path, ca
     (folder / "summary.json").write_text(json.dumps(doc))
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert f"'run.duration_s' must be a number, got 1{'0' * 36}..." in line
+
+
+def test_report_reads_nulls_a_summary_writes_for_nan_and_an_empty_timeseries(run_folder,
+                                                                             tmp_path, capsys):
+    """A run whose every request the response cache answered writes NaN rates as null and no
+    timeseries row: the kind checks refused both."""
+    folder = tmp_path / "r"
+    folder.mkdir()
+    for f in run_folder.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    doc = json.loads((folder / "summary.json").read_text())
+    doc["router"]["silent_failure_rate"] = None
+    (folder / "summary.json").write_text(json.dumps(doc))
+    ts = pd.read_parquet(folder / "timeseries.parquet").iloc[:0].astype(object)
+    ts.to_parquet(folder / "timeseries.parquet")
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err
 
 
 def test_report_names_a_requests_column_of_text(run_folder, tmp_path, capsys):

@@ -537,8 +537,9 @@ def _scalar_kinds(cls) -> dict[str, tuple[str, bool]]:
 
 def _scalar(value: Any, kind: tuple[str, bool] | None, cls, name: str) -> Any:
     """``value`` if it is of its field's scalar kind (a number for ``float``, a whole number
-    for ``int``, text for ``str``; None where allowed), else a ValueError naming the field."""
-    if kind is None or (value is None and kind[1]):
+    for ``int``, text for ``str``; None where allowed, and for every ``float``, as a NaN is
+    written as null), else a ValueError naming the field."""
+    if kind is None or (value is None and (kind[1] or kind[0] == "float")):
         return value
     type_name = kind[0]
     ok = isinstance(value, _SCALARS[type_name])

@@ -48,8 +48,10 @@ class TiersimApp(typer.Typer):
                        "write the path in full", err=True)
             raise SystemExit(1) from None
         except OSError as err:  # the system refused a file or the terminal: one line too
-            _silence_stdout()
-            typer.echo(f"Error: {os_error_line(err)}", err=True)
+            stdout = err.filename is None and _stdout_failed(err)
+            if stdout:
+                _silence_stdout()
+            typer.echo(f"Error: {os_error_line(err, stdout)}", err=True)
             raise SystemExit(1) from None
         finally:
             warnings.showwarning = shown
@@ -68,18 +70,38 @@ OS_FIXES = {
 }
 
 
-def os_error_line(err: OSError) -> str:
+def os_error_line(err: OSError, stdout: bool = False) -> str:
     """One line for an operating-system error: the file it names (shortened to 120 characters),
-    or standard output where it names none, what the system said, and the fix where one is
-    known (:data:`OS_FIXES`)."""
+    or standard output where that is what failed (``stdout``), what the system said, and the
+    fix where one is known (:data:`OS_FIXES`)."""
     import errno
 
-    where = "standard output" if err.filename is None else str(err.filename)
-    if len(where) > 120:
+    where = "standard output" if stdout else None if err.filename is None else str(err.filename)
+    if where is not None and len(where) > 120:
         where = where[:117] + "..."
-    line = f"{where}: {err.strerror or err}"
+    said = err.strerror or str(err) or type(err).__name__
+    line = f"{where}: {said}" if where else said
     fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
     return f"{line}; {fix}" if fix else line
+
+
+def _stdout_failed(err: OSError) -> bool:
+    """Whether ``err`` came from writing standard output: raised inside a write of
+    ``sys.stdout`` or of a console printing to it (rich), or stdout still cannot be flushed."""
+    import sys
+
+    tb = err.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if owner is not None and (owner is sys.stdout or getattr(owner, "file", None)
+                                  is sys.stdout):
+            return True
+        tb = tb.tb_next
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        return True
+    return False
 
 
 def _silence_stdout() -> None:

@@ -314,9 +314,9 @@ def _quant_of(path: Path, quant: Any, dense_layers: int) -> tuple[tuple, str]:
     except TiersimError:
         raise
     except RegexTimeout:
-        raise TiersimError(f"{where}: a 're:' pattern of its ignore list took over "
-                           f"{REGEX_BUDGET_S:g} s to match one module name (it backtracks "
-                           "without end); simplify the pattern") from None
+        raise TiersimError(f"{where}: matching its ignore list against the model's module "
+                           f"names took over {REGEX_BUDGET_S:g} s (a 're:' pattern that "
+                           "backtracks without end, or a list that long); simplify it") from None
     except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError,
             RecursionError, re.error) as exc:
         text = str(exc).splitlines()[0][:200] if str(exc) else ""

@@ -513,6 +513,8 @@ TABLE_FIELDS = ("op", "precision", "kv_dtype", "source", "key", "axes", "latency
 MAX_SECONDS = 3600.0
 """Largest latency or overhead a profile may hold (one operator of one step: an hour is
 already absurd; beyond it a value is a unit or typing error)."""
+MAX_KEY = 1 << 31
+"""Largest value of a table's key field (a dimension, expert count or parallel size)."""
 MAX_GRAPH_TOKENS = 1 << 31
 """Largest ``eager_s.graph_max_tokens`` (more tokens than any iteration holds)."""
 MIN_SECONDS = 1e-9
@@ -681,8 +683,9 @@ def _parse_key(raw: Any, op: str, loc: str) -> dict[str, int]:
     key = {}
     for name in OP_KEYS[op]:
         value = raw.get(name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ProfileError(f"{loc}.{name}: must be a positive integer (got {value!r})")
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_KEY:
+            raise ProfileError(f"{loc}.{name}: must be a whole number from 1 to {MAX_KEY} "
+                               f"(got {_short(value)})")
         key[name] = value
     return key
 

@@ -85,15 +85,18 @@ tool writes holds numbers (or booleans)."""
 def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
     """One line naming the first column the tool writes as numbers that holds something else
     (a hand-edited file), rather than a traceback from a figure. Columns it does not write pass
-    (a user may add their own)."""
+    (a user may add their own), and so do columns with no value (an empty table's columns are
+    of no type)."""
     if frame is None:
         return
     from tiersim.summary import REQUEST_COLUMNS, SESSION_COLUMNS, TIMESERIES_COLUMNS
 
     written = {*REQUEST_COLUMNS, *SESSION_COLUMNS, *TIMESERIES_COLUMNS} - set(TEXT_COLUMNS)
     for column in frame.columns:
-        if column in written and not (pd.api.types.is_numeric_dtype(frame[column].dtype)
-                                      or pd.api.types.is_bool_dtype(frame[column].dtype)):
+        values = frame[column]
+        if column in written and values.notna().any() and not (
+                pd.api.types.is_numeric_dtype(values.dtype)
+                or pd.api.types.is_bool_dtype(values.dtype)):
             raise TiersimError(f"{path}: column {column!r} holds {frame[column].dtype} values, "
                                "not numbers; rerun the command that wrote it")
 

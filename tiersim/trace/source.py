@@ -150,9 +150,15 @@ def _check_json_depth(path: Path) -> None:
             depth, line = int(within[-1]), line + int(np.count_nonzero(newline))
 
 
-_JSON_KEY = re.compile(rb'(?<!\\)"((?:[^"\\\n]|\\.)*)"\s*:')
-"""A JSON object key: a string (escapes kept whole) followed by a colon. In valid JSON only a
-key is followed by a colon, so the distinct matches over a file bound its columns from above."""
+_JSON_STRING = re.compile(rb'"((?:[^"\\\n]|\\.)*)"(\s*:)?')
+"""A JSON string (escapes kept whole), and the colon after it when it is an object key. Matched
+from each line's start, strings are consumed in order, so a match never starts inside one; in
+valid JSON only a key is followed by a colon, so the distinct keys found bound the columns."""
+
+
+def _keys(chunk: bytes) -> set[bytes]:
+    """The distinct object keys of whole JSON lines (:data:`_JSON_STRING`)."""
+    return {text for text, colon in _JSON_STRING.findall(chunk) if colon}
 
 
 def _check_json_keys(path: Path) -> None:
@@ -170,9 +176,9 @@ def _check_json_keys(path: Path) -> None:
             chunk = tail + chunk
             cut = chunk.rfind(b"\n") + 1
             chunk, tail = (chunk[:cut], chunk[cut:]) if cut else (b"", chunk)
-            keys.update(_JSON_KEY.findall(chunk))
+            keys |= _keys(chunk)
             _check_columns(path, len(keys))
-    keys.update(_JSON_KEY.findall(tail))
+    keys |= _keys(tail)
     _check_columns(path, len(keys))
 
 

@@ -277,12 +277,15 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
     hashes = np.empty(len(out), dtype=object)
     keep_hashes = "prefix_hashes" in out.columns
     steps, parents = out["step"].to_numpy(np.int64), out["parent"].to_numpy(np.int64)
-    walk = []  # (session, row, the row it follows or -1), each session's steps in order
+    sids = out["session_id"].to_numpy()
+    order = np.empty(len(out), dtype=np.int64)  # rows, each session's steps in order
+    above_of = np.full(len(out), -1, dtype=np.int64)  # the row each one follows (-1: none)
+    at = 0
     for sid, rows in out.groupby("session_id", sort=False).indices.items():
         by_step = {int(steps[r]): int(r) for r in rows}
         for row in rows[np.argsort(steps[rows], kind="stable")]:
             above = by_step[int(parents[row])] if parents[row] >= 0 else -1
-            walk.append((int(sid), int(row), above))
+            order[at], above_of[row], at = row, above, at + 1
             if above >= 0:
                 follows[row] = above
                 if context == "accumulate":
@@ -293,14 +296,15 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
                 raise _too_long(origin, source, int(sid), int(steps[row]), int(prompt[row]),
                                 context, int(row))
     if not keep_hashes:
-        _check_hash_budget(walk, prompt, steps, origin, source, generated)
+        _check_hash_budget(order, prompt, steps, sids, origin, source, generated)
         ancestry: dict[int, tuple[list[int], list[int]]] = {}  # row -> (ends, owners) of its chain
-        for sid, row, above in walk:
+        for row in map(int, order):
+            above = int(above_of[row])
             ends, owners = _ancestry(ancestry, above, prompt, outputs, steps)
             known = (hashes[above][:prompt[above] // HASH_BLOCK_TOKENS]
                      if above >= 0 and context == "accumulate" else None)
-            hashes[row] = block_hashes(sid, int(steps[row]), int(prompt[row]), ends, owners,
-                                       system_tokens, known)
+            hashes[row] = block_hashes(int(sids[row]), int(steps[row]), int(prompt[row]), ends,
+                                       owners, system_tokens, known)
             ancestry[row] = (ends, owners)
     out["input_tokens"] = prompt.astype(np.int32) if prompt.max(initial=0) < 2**31 else prompt
     if not keep_hashes:
@@ -319,16 +323,15 @@ def _too_long(origin: TraceOrigin | None, source: str, sid: int, step: int, prom
                   "output_tokens, or split the session", row, "input_tokens")
 
 
-def _check_hash_budget(walk: list[tuple[int, int, int]], prompt: np.ndarray, steps: np.ndarray,
-                       origin: TraceOrigin | None, source: str, generated: bool) -> None:
+def _check_hash_budget(order: np.ndarray, prompt: np.ndarray, steps: np.ndarray,
+                       sids: np.ndarray, origin: TraceOrigin | None, source: str,
+                       generated: bool) -> None:
     """Refuse prompts that need more than :data:`MAX_PREFIX_HASHES` hashes in all, before any
-    is made (the error names the step where the count passes the limit)."""
-    rows = np.fromiter((row for _, row, _ in walk), dtype=np.int64, count=len(walk))
-    total = np.cumsum(-(-prompt[rows] // HASH_BLOCK_TOKENS))
+    is made (the error names the step, in ``order``, where the count passes the limit)."""
+    total = np.cumsum(-(-prompt[order] // HASH_BLOCK_TOKENS))
     if len(total) and total[-1] > MAX_PREFIX_HASHES:
-        at = int(np.searchsorted(total, MAX_PREFIX_HASHES, side="right"))
-        sid, row, _ = walk[at]
-        raise _too_many_hashes(origin, source, sid, int(steps[row]), row, generated)
+        row = int(order[np.searchsorted(total, MAX_PREFIX_HASHES, side="right")])
+        raise _too_many_hashes(origin, source, int(sids[row]), int(steps[row]), row, generated)
 
 
 def _too_many_hashes(origin: TraceOrigin | None, source: str, sid: int, step: int, row: int,
@@ -341,8 +344,8 @@ def _too_many_hashes(origin: TraceOrigin | None, source: str, sid: int, step: in
     if generated:
         return ScenarioError(source, "workload.sessions.generate", f"{message}; lower tasks, "
                              "middle_steps_mean, max_steps or max_context_tokens")
-    return _error(origin, source, f"{message}; simulate fewer or shorter sessions, or set "
-                  "workload.sessions.context: new", row, "input_tokens")
+    return _error(origin, source, f"{message}; simulate fewer or shorter sessions", row,
+                  "input_tokens")
 
 
 def _ancestry(ancestry: dict, above: int, prompt: np.ndarray, outputs: np.ndarray,
