@@ -1310,7 +1310,7 @@ def reuse_lines(res: pd.DataFrame) -> list[str]:
 
 #: The columns :func:`engine_pairs` reads (a frame without them has no pairs).
 PAIR_COLUMNS = {"backend", "backend_version", "model_path", "model", "mode", "conflict", "tp_size",
-                "silicon_tpot_ms", "sim_tpot_ms"}
+                "isl", "osl", "silicon_tpot_ms", "sim_tpot_ms"}
 
 
 def engine_pairs(res: pd.DataFrame) -> pd.DataFrame:
@@ -1321,9 +1321,10 @@ def engine_pairs(res: pd.DataFrame) -> pd.DataFrame:
     ``(tp, attention dp)`` and engine (with its versions). For every two engines of a group, the
     window of client counts both ran (the larger of their fewest clients to the smaller of their
     most) keeps each engine's rows inside it; one output row per pair gives each side's median
-    measured TPOT there, its rows and clients, and tiersim's median predicted TPOT over those of
-    the same rows it replays (each engine on its own profile; NaN where it replays none). Empty
-    when no checkpoint was measured on one layout by two engines at overlapping client counts.
+    measured TPOT there, its rows and clients, tiersim's median predicted TPOT and median signed
+    error over those of the same rows it replays (each engine on its own profile; NaN where it
+    replays none), and whether the two sides share any ``(isl, osl)``. Empty when no checkpoint
+    was measured on one layout by two engines at overlapping client counts.
     """
     if not PAIR_COLUMNS.issubset(res.columns):
         return pd.DataFrame()
@@ -1350,8 +1351,16 @@ def engine_pairs(res: pd.DataFrame) -> pd.DataFrame:
                     "tpot_b_ms": float(wb["silicon_tpot_ms"].median()),
                     "sim_a_ms": float(wa["sim_tpot_ms"].median()),
                     "sim_b_ms": float(wb["sim_tpot_ms"].median()),
+                    "err_a": median_signed(wa["sim_tpot_ms"] / wa["silicon_tpot_ms"] - 1),
+                    "err_b": median_signed(wb["sim_tpot_ms"] / wb["silicon_tpot_ms"] - 1),
+                    "same_lengths": bool(_lengths(wa) & _lengths(wb)),
                 })
     return pd.DataFrame(out)
+
+
+def _lengths(g: pd.DataFrame) -> set[tuple[int, int]]:
+    """The ``(isl, osl)`` pairs a group of rows ran."""
+    return set(zip(g["isl"].astype(int), g["osl"].astype(int)))
 
 
 def _engine_name(g: pd.DataFrame) -> str:
@@ -1360,8 +1369,8 @@ def _engine_name(g: pd.DataFrame) -> str:
     return " ".join([str(g["backend"].iloc[0])] + (["/".join(versions)] if versions else []))
 
 
-def _ms(x: float) -> str:
-    return "not replayed" if np.isnan(x) else f"{x:.1f}"
+def _sim(ms: float, err: float) -> str:
+    return "not replayed" if np.isnan(ms) else f"tiersim {ms:.1f} ms, {err:+.0f}%"
 
 
 def engine_pair_lines(res: pd.DataFrame) -> list[str]:
@@ -1370,19 +1379,18 @@ def engine_pair_lines(res: pd.DataFrame) -> list[str]:
     pairs = engine_pairs(res)
     if pairs.empty:
         return []
-    lines = ["same checkpoint, GPU and layout, two engines: median TPOT measured (tiersim's on "
-             "the same rows) at the client counts both ran, and the ratio of the two:"]
+    lines = ["same checkpoint, GPU and layout, two engines: median TPOT measured at the client "
+             "counts both ran (tiersim's median and its median signed error on the same rows), "
+             "the measured ratio, and whether the two ran any same input/output lengths:"]
     for r in pairs.itertuples():
         lo, hi = r.clients
         span = f"{lo}" if lo == hi else f"{lo}-{hi}"
-        ratio = f"{r.tpot_a_ms / r.tpot_b_ms:.2f} measured"
-        if not (np.isnan(r.sim_a_ms) or np.isnan(r.sim_b_ms)):
-            ratio += f", {r.sim_a_ms / r.sim_b_ms:.2f} tiersim"
+        lengths = "same lengths" if r.same_lengths else "no same lengths"
         lines.append(
             f"  {r.model} TP {r.tp}" + (f" x DP {r.dp}" if r.dp > 1 else "")
-            + f", {span} clients: {r.engine_a} {r.tpot_a_ms:.1f} ms ({_ms(r.sim_a_ms)}, "
-            f"n={r.n_a}) / {r.engine_b} {r.tpot_b_ms:.1f} ms ({_ms(r.sim_b_ms)}, n={r.n_b}) "
-            f"= {ratio}")
+            + f", {span} clients: {r.engine_a} {r.tpot_a_ms:.1f} ms ({_sim(r.sim_a_ms, r.err_a)}, "
+            f"n={r.n_a}) / {r.engine_b} {r.tpot_b_ms:.1f} ms ({_sim(r.sim_b_ms, r.err_b)}, "
+            f"n={r.n_b}) = {r.tpot_a_ms / r.tpot_b_ms:.2f}; {lengths}")
     return lines + [""]
 
 
