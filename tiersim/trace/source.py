@@ -150,7 +150,7 @@ def _check_json_depth(path: Path) -> None:
             depth, line = int(within[-1]), line + int(np.count_nonzero(newline))
 
 
-_JSON_STRING = re.compile(rb'"((?:[^"\\\n]|\\.)*)"(\s*:)?')
+_JSON_STRING = re.compile(rb'"([^"\\\n]*+(?:\\.[^"\\\n]*+)*+)"(\s*:)?')
 """A JSON string (escapes kept whole), and the colon after it when it is an object key. Matched
 from each line's start, strings are consumed in order, so a match never starts inside one; in
 valid JSON only a key is followed by a colon, so the distinct keys found bound the columns."""
