@@ -84,8 +84,13 @@ def whole_numbers(src: Source, s: pd.Series, column: str, label: str, *,
                   high: tuple[float, str] | None = None) -> np.ndarray:
     """Check an id-like column (whole numbers) and return it as int64, exactly: an integer
     column is read as integers (no float64 rounding above 2**53, no wraparound); a float or
-    text column must stay within +-2**53, where floats are exact."""
-    if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+    text column must stay within +-2**53, where floats are exact. A column of booleans is no
+    id (True and False would read as 1 and 0)."""
+    if pd.api.types.is_bool_dtype(s.dtype) or (s.dtype == object and s.map(type).eq(bool).any()):
+        i = first_true(s.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy())
+        raise src.error(f"{label} must be a whole number, not true/false; write the ids as "
+                        "numbers", 0 if i is None else i, column)
+    if pd.api.types.is_integer_dtype(s.dtype):
         missing = s.isna().to_numpy()
         i = first_true(missing)
         if i is not None:
