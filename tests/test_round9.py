@@ -414,6 +414,20 @@ def test_report_names_a_requests_column_of_text(run_folder, tmp_path, capsys):
     assert line.endswith(" values, not numbers; rerun the command that wrote it")
 
 
+def test_report_refuses_an_infinite_latency(run_folder, tmp_path, capsys):
+    """A hand-edited ttft_s of inf printed numpy's RuntimeWarning and drew the page anyway."""
+    folder = tmp_path / "r"
+    folder.mkdir()
+    for f in run_folder.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    req = pd.read_parquet(folder / "requests.parquet")
+    req.loc[2, "ttft_s"] = np.inf
+    req.to_parquet(folder / "requests.parquet")
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'requests.parquet'}: column 'ttft_s', row 3: an infinite "
+                    "value, which tiersim never writes; rerun the command that wrote it")
+
+
 def test_plan_refuses_max_replicas_above_the_scenarios_limit(tmp_path, capsys):
     """It blamed tiers[0].replicas ("1485 replicas is above limits.max_replicas (1024)")."""
     path = tmp_path / "s.yaml"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tiersim.errors import TiersimError
@@ -86,7 +87,7 @@ def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
     """One line naming the first column the tool writes as numbers that holds something else
     (a hand-edited file), rather than a traceback from a figure. Columns it does not write pass
     (a user may add their own), and so do columns with no value (an empty table's columns are
-    of no type)."""
+    of no type). An infinite number is refused too (a missing one is NaN)."""
     if frame is None:
         return
     from tiersim.summary import REQUEST_COLUMNS, SESSION_COLUMNS, TIMESERIES_COLUMNS
@@ -99,6 +100,12 @@ def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
                 or pd.api.types.is_bool_dtype(values.dtype)):
             raise TiersimError(f"{path}: column {column!r} holds {frame[column].dtype} values, "
                                "not numbers; rerun the command that wrote it")
+        if column in written and pd.api.types.is_float_dtype(values.dtype):
+            infinite = np.flatnonzero(np.isinf(values.to_numpy()))
+            if len(infinite):
+                raise TiersimError(f"{path}: column {column!r}, row {int(infinite[0]) + 1}: an "
+                                   "infinite value, which tiersim never writes; rerun the "
+                                   "command that wrote it")
 
 
 def _scenario(directory: Path) -> dict[str, Any] | None:
