@@ -365,12 +365,17 @@ def run_folder(tmp_path_factory) -> Path:
     return folder / "o"
 
 
+def _copy(run: Path, folder: Path) -> Path:
+    """A copy of the run folder to tamper with."""
+    folder.mkdir()
+    for f in run.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    return folder
+
+
 def test_report_names_a_summary_field_of_the_wrong_kind(run_folder, tmp_path, capsys):
     """"TypeError: '>' not supported between instances of 'str' and 'float'"."""
-    folder = tmp_path / "r"
-    folder.mkdir()
-    for f in run_folder.iterdir():
-        (folder / f.name).write_bytes(f.read_bytes())
+    folder = _copy(run_folder, tmp_path / "r")
     doc = json.loads((folder / "summary.json").read_text())
     doc["duration_s"] = "abc"
     (folder / "summary.json").write_text(json.dumps(doc))
@@ -387,10 +392,7 @@ def test_report_reads_nulls_a_summary_writes_for_nan_and_an_empty_timeseries(run
                                                                              tmp_path, capsys):
     """A run whose every request the response cache answered writes NaN rates as null and no
     timeseries row: the kind checks refused both."""
-    folder = tmp_path / "r"
-    folder.mkdir()
-    for f in run_folder.iterdir():
-        (folder / f.name).write_bytes(f.read_bytes())
+    folder = _copy(run_folder, tmp_path / "r")
     doc = json.loads((folder / "summary.json").read_text())
     doc["router"]["silent_failure_rate"] = None
     (folder / "summary.json").write_text(json.dumps(doc))
@@ -402,10 +404,7 @@ def test_report_reads_nulls_a_summary_writes_for_nan_and_an_empty_timeseries(run
 
 def test_report_names_a_requests_column_of_text(run_folder, tmp_path, capsys):
     """"ValueError: could not convert string to float: 'x'"."""
-    folder = tmp_path / "r"
-    folder.mkdir()
-    for f in run_folder.iterdir():
-        (folder / f.name).write_bytes(f.read_bytes())
+    folder = _copy(run_folder, tmp_path / "r")
     req = pd.read_parquet(folder / "requests.parquet")
     req["ttft_s"] = "x"
     req.to_parquet(folder / "requests.parquet")
@@ -416,10 +415,7 @@ def test_report_names_a_requests_column_of_text(run_folder, tmp_path, capsys):
 
 def test_report_refuses_an_infinite_latency(run_folder, tmp_path, capsys):
     """A hand-edited ttft_s of inf printed numpy's RuntimeWarning and drew the page anyway."""
-    folder = tmp_path / "r"
-    folder.mkdir()
-    for f in run_folder.iterdir():
-        (folder / f.name).write_bytes(f.read_bytes())
+    folder = _copy(run_folder, tmp_path / "r")
     req = pd.read_parquet(folder / "requests.parquet")
     req.loc[2, "ttft_s"] = np.inf
     req.to_parquet(folder / "requests.parquet")
