@@ -159,7 +159,7 @@ def test_a_feature_too_large_to_scale_is_refused(tmp_path, capsys):
     trace = _labelled_trace(tmp_path, feat_x=np.where(np.arange(400) % 2, 1e200, -1e200))
     line = one_error_line(*_threshold_run(tmp_path, capsys, trace))
     assert line == (f"Error: {trace}: row 1, column 'feat_x': feature value must be between "
-                    "-1e+100 and 1e+100 (the classifier squares features to scale them); "
+                    "-1e+15 and 1e+15 (the classifier's solver stalls on larger ones); "
                     "rescale the column (got -1e+200); fix or remove the row")
 
 

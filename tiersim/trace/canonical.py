@@ -4,7 +4,7 @@ writing it to Parquet.
 Core columns: ``request_id`` int64, ``arrival_s`` float64 (non-decreasing), ``input_tokens`` and
 ``output_tokens`` int32 > 0. Optional: ``session_id`` int64, ``step`` int32, ``task_type``
 category, ``prefix_hashes`` list of int64, ``difficulty`` float32 in [0, 1], ``correct_<tier>``
-float32 in [0, 1], ``feat_*`` numeric within +-1e100, ``prompt`` text (missing: none). Other
+float32 in [0, 1], ``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none). Other
 columns pass through unchanged.
 """
 
@@ -22,8 +22,9 @@ from tiersim.trace import checks
 from tiersim.trace.source import Source
 
 CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
-MAX_FEATURE = 1e100
-"""Largest absolute ``feat_*`` value (the classifier's scaler squares and sums them)."""
+MAX_FEATURE = 1e15
+"""Largest absolute ``feat_*`` value: the classifier's solver freezes (or refuses) values past
+1e30 left after scaling, which a constant column of 1e50 leaves from rounding."""
 MAX_TOOL_S = 1e6
 """Longest tool or think time a session step may wait (seconds, about 11.6 days)."""
 
@@ -79,8 +80,8 @@ def _optional(s: pd.Series, name: str, src: Source):
         return checks.numbers(src, s, name, name, low=(0, within),
                               high=(1, within)).astype(np.float32)
     if name.startswith("feat_"):
-        bound = (f"between -{MAX_FEATURE:g} and {MAX_FEATURE:g} (the classifier squares "
-                 "features to scale them); rescale the column")
+        bound = (f"between -{MAX_FEATURE:g} and {MAX_FEATURE:g} (the classifier's solver "
+                 "stalls on larger ones); rescale the column")
         values = checks.numbers(src, s, name, "feature value", low=(-MAX_FEATURE, bound),
                                 high=(MAX_FEATURE, bound))
         return s.to_numpy() if pd.api.types.is_numeric_dtype(s.dtype) else values

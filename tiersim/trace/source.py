@@ -14,6 +14,7 @@ positions only, never its contents: a path like ``/proc/self/environ`` must not 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from dataclasses import dataclass
@@ -118,36 +119,62 @@ def _first_line(path: Path, limit: int) -> bytes:
     return line.rstrip(b"\r\n")
 
 
+def _header_fields(path: Path) -> int:
+    """Fields of a CSV file's header record as the CSV reader parses it from its first
+    :data:`MAX_HEADER_BYTES` bytes: a quoted newline continues the header past its first line
+    (a header of 20,000 columns after one hung the reader)."""
+    with path.open("rb") as f:
+        head = f.read(MAX_HEADER_BYTES).decode("utf-8", errors="replace")
+    first = next(csv.reader(io.StringIO(head, newline="")), [])
+    return len(first)
+
+
 def _check_columns(path: Path, count: int) -> None:
     if count > MAX_COLUMNS:
         raise TraceError(str(path), f"has {count:,} columns or more, above the {MAX_COLUMNS:,} "
                          "a trace may have; not a trace")
 
 
+def _line_chunks(path: Path):
+    """The file in chunks of about 16 MB, each cut at a line end (the last may lack one)."""
+    tail = b""
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            chunk = tail + chunk
+            cut = chunk.rfind(b"\n") + 1
+            if cut:
+                yield chunk[:cut]
+            tail = chunk[cut:]
+    if tail:
+        yield tail
+
+
 def _check_json_depth(path: Path) -> None:
     """Refuse a JSON-lines file with a line nested deeper than MAX_JSON_DEPTH brackets.
 
-    NOTE: each 16 MB chunk is cut down to its brackets and line ends (``bytes.translate``, C
-    speed), then a running bracket count, reset at each line end, is taken with numpy; brackets
-    inside strings count too, which can only over-estimate a line's depth.
+    NOTE: each chunk's strings are emptied first (:data:`_JSON_STRING`: brackets inside text
+    neither count nor cancel real ones; 100,000 ``}`` in a string hid 100,000 levels of ``[``
+    and the reader crashed the process), then the chunk is cut down to its brackets and line
+    ends (``bytes.translate``, C speed) and a running bracket count, reset at each line end, is
+    taken with numpy.
     """
-    depth, line = 0, 1
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            b = np.frombuffer(chunk.translate(None, _OTHER_BYTES), dtype=np.uint8)
-            if not len(b):
-                continue
+    line = 1
+    for chunk in _line_chunks(path):
+        text = _JSON_STRING.sub(b'""', chunk)
+        b = np.frombuffer(text.translate(None, _OTHER_BYTES), dtype=np.uint8)
+        newlines = int(np.count_nonzero(b == ord("\n")))
+        if len(b):
             step = _STEP[b]
             newline = b == ord("\n")
             total = np.cumsum(step)
             last = np.maximum.accumulate(np.where(newline, np.arange(len(b)), -1))
-            within = np.where(last >= 0, total - total[np.maximum(last, 0)], total + depth)
+            within = np.where(last >= 0, total - total[np.maximum(last, 0)], total)
             deepest = int(np.argmax(within))
             if within[deepest] > MAX_JSON_DEPTH:
                 at = line + int(np.count_nonzero(newline[:deepest]))
                 raise TraceError(str(path), f"line {at} is nested more than {MAX_JSON_DEPTH} "
                                  "levels deep; not a trace")
-            depth, line = int(within[-1]), line + int(np.count_nonzero(newline))
+        line += newlines
 
 
 _JSON_STRING = re.compile(rb'"([^"\\\n]*+(?:\\.[^"\\\n]*+)*+)"(\s*:)?')
@@ -170,16 +197,9 @@ def _check_json_keys(path: Path) -> None:
     Mooncake lines, a sixth of the parse), stopping at the first key past the limit.
     """
     keys: set[bytes] = set()
-    tail = b""
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            chunk = tail + chunk
-            cut = chunk.rfind(b"\n") + 1
-            chunk, tail = (chunk[:cut], chunk[cut:]) if cut else (b"", chunk)
-            keys |= _keys(chunk)
-            _check_columns(path, len(keys))
-    keys |= _keys(tail)
-    _check_columns(path, len(keys))
+    for chunk in _line_chunks(path):
+        keys |= _keys(chunk)
+        _check_columns(path, len(keys))
 
 
 def check_shape(path: Path, kind: str) -> None:
@@ -197,6 +217,7 @@ def check_shape(path: Path, kind: str) -> None:
         _check_json_keys(path)
     else:
         _check_columns(path, _first_line(path, MAX_HEADER_BYTES).count(b",") + 1)
+        _check_columns(path, _header_fields(path))
 
 
 def open_checked(path: str | Path) -> str:
