@@ -16,6 +16,14 @@ def unprintable(text: str) -> str | None:
     return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
 
 
+def shown(value, width: int = 40) -> str:
+    """``repr(value)`` cut to ``width`` characters for an error line (a 400-digit number reads
+    as its first digits; one too long for ``repr`` as "a huge int")."""
+    huge = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 4000
+    text = "a huge int" if huge else repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def one_line(text: str) -> str:
     """``text`` with line breaks turned into spaces: an error is always shown on one line."""
     return " ".join(str(text).splitlines())

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, shown
 
 SIG_DIGITS = 10
 """Significant digits kept for floats in summary.json."""
@@ -549,10 +549,9 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, cls, name: str) -> Any:
         if ok and type_name == "float" and isinstance(value, int) and abs(value) > 1e300:
             ok = False  # beyond what a float holds
     if not ok:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         raise ValueError(f"'{cls.__name__.removesuffix('Result').lower()}.{name}' must be "
                          f"{'a number' if type_name in ('float', 'int') else type_name}, "
-                         f"got {shown}")
+                         f"got {shown(value)}")
     return value
 
 

@@ -74,7 +74,7 @@ from typing import Any
 
 import numpy as np
 
-from tiersim.errors import ProfileError
+from tiersim.errors import ProfileError, shown
 from tiersim.jsonio import read_json
 from tiersim.perf.memory import heads_per_gpu
 
@@ -522,12 +522,6 @@ MIN_SECONDS = 1e-9
 would make an operator free)."""
 
 
-def _short(value: Any) -> str:
-    """``repr(value)`` cut to 40 characters (a 400-digit number reads as its first digits)."""
-    text = repr(value) if not isinstance(value, int) or value.bit_length() < 4000 else "a huge int"
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _unknown_field(raw: dict, allowed: tuple[str, ...], where: str) -> None:
     """One line for the first field of ``raw`` not in ``allowed``."""
     unknown = sorted(str(k) for k in raw if k not in allowed)
@@ -607,7 +601,7 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
     if (isinstance(graph_max, bool) or not isinstance(graph_max, int)
             or not 0 <= graph_max <= MAX_GRAPH_TOKENS):
         raise ProfileError(f"{where}.graph_max_tokens: must be a whole number of tokens from 0 "
-                           f"to {MAX_GRAPH_TOKENS} (got {_short(graph_max)})")
+                           f"to {MAX_GRAPH_TOKENS} (got {shown(graph_max)})")
     numbers = []
     for name in ("per_layer_s", "per_moe_layer_s"):
         numbers.append(_seconds(raw.get(name, 0.0), f"{where}.{name}"))
@@ -622,7 +616,7 @@ def _seconds(value: Any, where: str) -> float:
     """A number of seconds from 0 to :data:`MAX_SECONDS`, or one error line at ``where``."""
     if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
         raise ProfileError(f"{where}: must be a number of seconds from 0 to {MAX_SECONDS:g} "
-                           f"(got {_short(value)})")
+                           f"(got {shown(value)})")
     return float(value)
 
 
@@ -685,7 +679,7 @@ def _parse_key(raw: Any, op: str, loc: str) -> dict[str, int]:
         value = raw.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_KEY:
             raise ProfileError(f"{loc}.{name}: must be a whole number from 1 to {MAX_KEY} "
-                               f"(got {_short(value)})")
+                               f"(got {shown(value)})")
         key[name] = value
     return key
 
