@@ -122,10 +122,47 @@ def test_estimate_recovers_generator_parameters():
     assert est["delta"] == pytest.approx(DELTA, abs=1e-6)
 
 
-def test_estimate_from_realised_labels_clips_negative_eps():
+def test_estimate_from_realised_labels_keeps_negative_eps():
+    """Clipping eps to 0 put the all-cheap point at 0.25 where the cheap tier is right on half
+    the requests, and printed a saving over a uniform fleet that already met the floor."""
     expected = realised = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], dtype=float)
     est = estimate(expected, realised)
     assert est["p"] == 0.75
-    assert est["eps_raw"] == pytest.approx(-1 / 3)
-    assert est["eps"] == 0.0
+    assert est["eps"] == est["eps_raw"] == pytest.approx(-1 / 3)
     assert est["delta"] == 1.0
+    m = TwoType(est["p"], est["eps"], est["delta"], a_top=est["a_top"])
+    assert oracle_frontier(m)[0, 1] == pytest.approx(0.5)  # the cheap tier's own accuracy
+    assert savings_at_floor(m, 0.5)["vs_uniform"] == 0.0
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60),
+       st.floats(0.01, 10.0))
+def test_frontier_from_labels_is_what_an_oracle_router_gets(labels, dc):
+    """Model-free check on 0/1 labels: all cheap scores the cheap tier's accuracy; the kink is
+    the router that sends to the top tier exactly the requests only it gets right, at that
+    share of dc, and scores the better of the two per request."""
+    y = np.array(labels, dtype=float)
+    assume(y[:, 1].mean() >= y[:, 0].mean())
+    est = estimate(y, y)
+    m = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=1.0, a_top=est["a_top"])
+    only_top = (y[:, 1] > y[:, 0]).mean()
+    assert oracle_frontier(m) == pytest.approx(np.array([
+        (1.0, y[:, 0].mean()), (1.0 + only_top * dc, y.max(axis=1).mean()),
+        (1.0 + dc, y[:, 1].mean())]), abs=1e-12)
+
+
+@given(p=st.floats(0.0, 1.0), eps=st.floats(-1.0, 0.0, exclude_max=True),
+       delta=st.floats(1e-3, 1.0), dc=st.floats(0.01, 10.0))
+def test_closed_form_equals_frontier_gap_with_negative_eps(p, eps, delta, dc):
+    loss = p * eps + (1 - p) * delta
+    assume(loss > 1e-6)
+    m = TwoType(p, eps, delta, dc=dc)
+    gap, where = max_cost_gap(oracle_frontier(m), static_frontier(m))
+    assert gap == pytest.approx(max_saving(p, eps, delta, dc), rel=1e-6, abs=1e-9)
+    if gap > 1e-9:  # p = 0 has no gap anywhere
+        assert where == pytest.approx(m.a_top)  # where the static split ends
+
+
+def test_a_cheap_tier_better_on_average_is_outside_the_model():
+    with pytest.raises(ValueError, match="the cheap tier is the more accurate on average"):
+        TwoType(0.9, -0.2, 0.1)

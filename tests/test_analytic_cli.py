@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -54,4 +55,26 @@ def test_estimates_from_a_labelled_trace(tmp_path):
     est = json.loads(res.output)["estimated_from"]
     only_strong = ((df["correct_weak"] < 0.5) & (df["correct_strong"] > 0.5)).mean()
     assert est["p"] == pytest.approx(1 - only_strong)
-    assert est["delta"] == 1.0 and est["eps"] == 0.0 and est["eps_raw"] < 0
+    assert est["delta"] == 1.0 and est["eps"] == est["eps_raw"] < 0
+    out = json.loads(res.output)
+    cheap_accuracy = df["correct_weak"].mean()
+    assert est["accuracy"]["weak"] == pytest.approx(cheap_accuracy)
+    assert out["oracle_frontier"][0][1] == pytest.approx(cheap_accuracy)
+
+
+def test_labels_where_the_cheap_tier_is_often_right_alone_claim_no_saving(tmp_path):
+    """Clipping eps to 0 printed the cheap tier at 0.38 accuracy where its labels give 0.68,
+    and a saving of 0.78 per request at a floor that the cheap tier alone already meets."""
+    weak = np.r_[np.ones(38), np.ones(30), np.zeros(2), np.zeros(30)]
+    strong = np.r_[np.ones(38), np.zeros(30), np.ones(2), np.ones(30)]
+    path = tmp_path / "labels.csv"
+    pd.DataFrame({"arrival_s": np.arange(100) * 0.1, "input_tokens": 100, "output_tokens": 10,
+                  "correct_weak": weak, "correct_strong": strong}).to_csv(path, index=False)
+    res = runner.invoke(analytic_app, ["--trace", str(path), "--cheap", "weak", "--top",
+                                       "strong", "--floor", "0.6"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "measured accuracy: weak 0.6800, strong 0.7000" in lines
+    assert "oracle frontier (cost, accuracy): (1, 0.6800), (1.32, 1.0000), (2, 0.7000)" in lines
+    assert lines[-1] == ("at floor 0.6000: oracle 1, cheapest uniform 1, static split 1; saving "
+                         "vs uniform 0, vs static 0")

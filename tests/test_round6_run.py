@@ -73,8 +73,8 @@ def test_a_cheap_tier_more_accurate_than_the_top_runs_without_the_closed_form(tm
     assert (code, err) == (0, "")
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["analytic"] == {"note": "w4a16 is more accurate than bf16 (two-type delta "
-                                           "-0.542 < 0): the closed form assumes the top tier "
-                                           "is the more accurate; not modelled"}
+                                           "-0.542, mean loss -0.8): the closed form assumes "
+                                           "the top tier is the more accurate; not modelled"}
     assert (tmp_path / "out" / "report.html").stat().st_size > 0
 
 

@@ -10,6 +10,11 @@ eps``). Accuracy is measured relative to the top tier's, ``a_top``.
   ``f = 1 - p``, cost ``c0 + (1 - p) dc``, accuracy ``a_top - p eps``.
 - The largest cost gap between them at equal accuracy is at the kink:
   ``dC* = p (1 - p) (delta - eps) / (p eps + (1 - p) delta) x dc``; it vanishes as p -> 0 or 1.
+- Real labels give ``eps < 0``: on some requests the cheap tier is right where the top tier is
+  wrong. The model keeps that loss as it is (clipping it to 0 would put the all-cheap point below
+  the cheap tier's real accuracy and invent a saving). The kink then lies above ``a_top`` (the
+  oracle, which knows those requests, beats both tiers), the static split ends at ``a_top``, and
+  the largest gap is there: ``dC* = p (delta - eps) / delta x dc``.
 
 Savings are quoted against the cheapest uniform tier that already meets the accuracy floor.
 """
@@ -33,19 +38,33 @@ class TwoType:
     a_top: float = 1.0
 
     def __post_init__(self):
-        """Reject parameters outside the model (p not a share, eps > delta, negative dc)."""
+        """Reject parameters outside the model: p not a share, eps > delta, the cheap tier more
+        accurate on average than the top (a negative mean loss), a negative dc."""
         if not 0.0 <= self.p <= 1.0:
             raise ValueError(f"p must be in [0, 1] (got {self.p})")
-        if self.eps < 0 or self.delta < self.eps:
-            raise ValueError(f"need 0 <= eps <= delta (got eps={self.eps}, delta={self.delta})")
+        if self.delta < self.eps:
+            raise ValueError(f"need eps <= delta (got eps={self.eps}, delta={self.delta})")
+        if mean_loss(self.p, self.eps, self.delta) < -1e-12:  # equal up to rounding: allowed
+            raise ValueError(f"the cheap tier is the more accurate on average (p eps + (1 - p) "
+                             f"delta < 0 with p={self.p}, eps={self.eps}, delta={self.delta})")
         if self.dc < 0:
             raise ValueError(f"dc must be >= 0 (got {self.dc})")
 
 
+def mean_loss(p: float, eps: float, delta: float) -> float:
+    """L = p eps + (1 - p) delta: the cheap tier's accuracy loss over all requests."""
+    return p * eps + (1.0 - p) * delta
+
+
 def max_saving(p: float, eps: float, delta: float, dc: float = 1.0) -> float:
-    """dC* = p (1 - p) (delta - eps) / (p eps + (1 - p) delta) x dc (0 when the loss is 0)."""
-    loss = p * eps + (1.0 - p) * delta
-    return 0.0 if loss <= 0 else p * (1.0 - p) * (delta - eps) / loss * dc
+    """dC*, the static split's largest extra cost over oracle routing at equal accuracy:
+    ``p (delta - eps) x dc x min((1 - p) / L, 1 / delta)``, which is ``p (1 - p) (delta - eps) /
+    L x dc`` for eps >= 0 (the gap at the kink) and ``p (delta - eps) / delta x dc`` for eps < 0
+    (the gap at ``a_top``, where the static split ends). 0 when L or delta is 0."""
+    loss = mean_loss(p, eps, delta)
+    if loss <= 0 or delta <= 0:
+        return 0.0
+    return p * (delta - eps) * dc * min((1.0 - p) / loss, 1.0 / delta)
 
 
 def kink(m: TwoType) -> tuple[float, float]:
@@ -55,7 +74,7 @@ def kink(m: TwoType) -> tuple[float, float]:
 
 def oracle_frontier(m: TwoType) -> np.ndarray:
     """Vertices (cost, accuracy) of the oracle frontier: all cheap, kink, all top."""
-    cheap = (m.c0, m.a_top - (m.p * m.eps + (1.0 - m.p) * m.delta))
+    cheap = (m.c0, m.a_top - mean_loss(m.p, m.eps, m.delta))
     return np.array([cheap, kink(m), (m.c0 + m.dc, m.a_top)])
 
 
@@ -147,8 +166,9 @@ def estimate(expected: np.ndarray, realised: np.ndarray, easy: np.ndarray | None
     ``expected`` and ``realised`` are (n, 2) arrays (cheap, top). A request is easy when the
     cheap tier is good enough (realised cheap >= realised top) unless ``easy`` is given (e.g. a
     generator's classes). eps and delta are the mean loss ``expected_top - expected_cheap`` over
-    easy and hard requests; a negative eps (the cheap tier better on easy requests, as happens
-    with real labels) is reported as ``eps_raw`` and clipped to 0 for the closed form.
+    easy and hard requests. A negative eps (the cheap tier better on easy requests, as happens
+    with real labels) is kept: the model's all-cheap point is then the cheap tier's real
+    accuracy. ``eps_raw`` is eps before it is capped at delta (which only given classes need).
     """
     expected = np.asarray(expected, dtype=np.float64)
     realised = np.asarray(realised, dtype=np.float64)
@@ -156,10 +176,9 @@ def estimate(expected: np.ndarray, realised: np.ndarray, easy: np.ndarray | None
     loss = expected[:, 1] - expected[:, 0]
     eps_raw = float(loss[is_easy].mean()) if is_easy.any() else 0.0
     delta = float(loss[~is_easy].mean()) if (~is_easy).any() else 0.0
-    eps = max(0.0, eps_raw)
     return {
         "p": float(is_easy.mean()),
-        "eps": min(eps, delta),
+        "eps": min(eps_raw, delta),
         "eps_raw": eps_raw,
         "delta": delta,
         "a_top": float(expected[:, 1].mean()),

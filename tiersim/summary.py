@@ -326,7 +326,14 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     more accurate). ``dC_star_usd`` is the
     largest saving routing can have over a static split under that model.
     """
-    from tiersim.analytic import TwoType, estimate, max_saving, oracle_frontier, static_frontier
+    from tiersim.analytic import (
+        TwoType,
+        estimate,
+        max_saving,
+        mean_loss,
+        oracle_frontier,
+        static_frontier,
+    )
 
     uniform = {u.tier: u for u in (savings.uniform if savings is not None else ())}
     if len(infos) < 2 or infos[0].name not in uniform or infos[-1].name not in uniform:
@@ -345,10 +352,11 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     dc = float(top) - float(c0)
     if dc <= 0:
         return {"note": f"{pair[1].name} is not dearer than {pair[0].name}: no trade to model"}
-    if est["delta"] < 0:
+    loss = mean_loss(est["p"], est["eps"], est["delta"])
+    if est["delta"] < 0 or loss < 0:
         return {"note": f"{pair[0].name} is more accurate than {pair[1].name} (two-type delta "
-                        f"{est['delta']:.3g} < 0): the closed form assumes the top tier is the "
-                        "more accurate; not modelled"}
+                        f"{est['delta']:.3g}, mean loss {loss:.3g}): the closed form assumes "
+                        "the top tier is the more accurate; not modelled"}
     model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=float(c0), a_top=est["a_top"])
     return {
         f"oracle ({pair[0].name} vs {pair[1].name})": oracle_frontier(model).tolist(),

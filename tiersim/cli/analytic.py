@@ -127,19 +127,25 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
     if dc is None:
         dc = pair[1].cost_weight - pair[0].cost_weight if scn is not None else 1.0
+        if scn is not None and dc == 0:  # the prices are the scenario's, not a flag's
+            raise ScenarioError(source, "tiers", f"the top tier {pair[1].name!r} costs no more "
+                                f"per request than the cheap tier {pair[0].name!r} (cost "
+                                f"weights: {_weights(infos)}); the closed form prices the top "
+                                "tier's extra: give the tiers different prices, or give --dc")
     c0 = pair[0].cost_weight if c0 is None else c0
     if floor is None and scn is not None:
         floor = scn.accuracy_floor
-    try:
-        model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
-    except ValueError:
-        raise ScenarioError(WHERE, "--cheap/--top", _pair_problem(infos, pair, est, dc)) from None
     accuracy = expected.mean(axis=0)
     if accuracy[1] < accuracy[0]:  # the closed form assumes the top tier is the better one
         raise ScenarioError(WHERE, "--cheap/--top", f"the top tier {pair[1].name!r} is less "
                             f"accurate than the cheap tier {pair[0].name!r} ({accuracy[1]:.4g} "
                             f"against {accuracy[0]:.4g} on {source}); name the more accurate "
                             "tier with --top")
+    est["accuracy"] = {pair[0].name: float(accuracy[0]), pair[1].name: float(accuracy[1])}
+    try:
+        model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
+    except ValueError:
+        raise ScenarioError(WHERE, "--cheap/--top", _pair_problem(infos, pair, est, dc)) from None
     return model, est, floor
 
 
@@ -160,13 +166,17 @@ def _pair_problem(infos, pair, est: dict, dc: float) -> str:
     """Why the cheap and top tier do not fit the two-type model, and how to name them."""
     cheap, top = pair
     if dc < 0:
-        weights = ", ".join(f"{t.name} {t.cost_weight:.4g}" for t in infos)
         return (f"the top tier {top.name!r} costs less per request than the cheap tier "
-                f"{cheap.name!r} (dc = {dc:.4g}; cost weights: {weights}); name the cheaper "
-                "tier with --cheap and the dearer with --top, or give --dc")
+                f"{cheap.name!r} (dc = {dc:.4g}; cost weights: {_weights(infos)}); name the "
+                "cheaper tier with --cheap and the dearer with --top, or give --dc")
     return (f"the top tier {top.name!r} is less accurate than the cheap tier {cheap.name!r} "
             f"on the requests the cheap tier gets wrong (delta = {est['delta']:.4g}); name the "
             "more accurate tier with --top")
+
+
+def _weights(infos) -> str:
+    """Each tier's cost weight, in words."""
+    return ", ".join(f"{t.name} {t.cost_weight:.4g}" for t in infos)
 
 
 def _scenario_tiers(path: Path):
@@ -211,14 +221,18 @@ def render(out: dict) -> str:
         if e.get("assumed"):
             lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
                          "--dc, or give --scenario)")
-        if e["eps_raw"] < 0:
-            lines.append(f"note: the cheap tier is better than the top on some easy requests "
-                         f"(eps {e['eps_raw']:.4f}); the closed form clips eps to 0")
+        lines.append("measured accuracy: " + ", ".join(f"{name} {acc:.4f}" for name, acc
+                                                        in e["accuracy"].items()))
+        if m["eps"] < 0:
+            lines.append(f"note: eps < 0: the cheap tier is right on some requests the top tier "
+                         f"gets wrong, so the oracle (which knows them) reaches "
+                         f"{out['kink']['accuracy']:.4f}, above the top tier's {m['a_top']:.4f}")
     lines += [
         f"p = {m['p']:.4f}   eps = {m['eps']:.4f}   delta = {m['delta']:.4f}   "
         f"c0 = {m['c0']:.6g}   dc = {m['dc']:.6g}",
         f"dC* = {out['dC_star']:.6g} per request "
-        f"({out['dC_star'] / m['dc']:.1%} of dc) at the kink",
+        f"({out['dC_star'] / m['dc']:.1%} of dc) at the "
+        + ("kink" if m["eps"] >= 0 else f"top tier's accuracy {m['a_top']:.4f}"),
         f"kink: {out['kink']['top_share']:.1%} on the top tier, cost {out['kink']['cost']:.6g}, "
         f"accuracy {out['kink']['accuracy']:.4f}",
         "oracle frontier (cost, accuracy): " + _points(out["oracle_frontier"]),
