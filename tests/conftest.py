@@ -59,3 +59,23 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, COLUMNS="120", PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "tiersim", *args], capture_output=True,
                           text=True, cwd=cwd or REPO, env=env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def hand_edited_run(tmp_path_factory) -> Path:
+    """A run folder of the tiny scenario without its manifest.json, as if edited by hand (the
+    manifest would refuse any edit): tests copy it and tamper with the copy."""
+    from tiersim.cli.app import main
+
+    out = tmp_path_factory.mktemp("run") / "o"
+    assert main(["run", str(TINY), "--out", str(out), "--no-report", "--no-baselines"]) == 0
+    (out / "manifest.json").unlink()
+    return out
+
+
+def copy_folder(run: Path, folder: Path) -> Path:
+    """A copy of the (flat) run folder ``run`` at ``folder``, to tamper with."""
+    folder.mkdir()
+    for f in run.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    return folder

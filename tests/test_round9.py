@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import copy_folder
 from test_hostile_inputs import ROOT, TINY, one_error_line, run_cli, tiny_with
 
 from tiersim.errors import ScenarioError, TiersimError, TraceError
@@ -352,30 +353,9 @@ def test_a_full_standard_output_is_one_line():
 # tiersim report on a tampered run folder; plan and sweep options
 
 
-@pytest.fixture(scope="module")
-def run_folder(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("run")
-    (folder / "s.yaml").write_text(TINY.replace("path: azure2023_code.parquet",
-                                                "path: azure2023_code.parquet"))
-    from tiersim.cli.app import main
-
-    assert main(["run", str(folder / "s.yaml"), "--out", str(folder / "o"), "--no-report",
-                 "--no-baselines"]) == 0
-    (folder / "o" / "manifest.json").unlink()  # a hand-edited folder
-    return folder / "o"
-
-
-def _copy(run: Path, folder: Path) -> Path:
-    """A copy of the run folder to tamper with."""
-    folder.mkdir()
-    for f in run.iterdir():
-        (folder / f.name).write_bytes(f.read_bytes())
-    return folder
-
-
-def test_report_names_a_summary_field_of_the_wrong_kind(run_folder, tmp_path, capsys):
+def test_report_names_a_summary_field_of_the_wrong_kind(hand_edited_run, tmp_path, capsys):
     """"TypeError: '>' not supported between instances of 'str' and 'float'"."""
-    folder = _copy(run_folder, tmp_path / "r")
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
     doc = json.loads((folder / "summary.json").read_text())
     doc["duration_s"] = "abc"
     (folder / "summary.json").write_text(json.dumps(doc))
@@ -388,11 +368,11 @@ def test_report_names_a_summary_field_of_the_wrong_kind(run_folder, tmp_path, ca
     assert f"'run.duration_s' must be a number, got 1{'0' * 36}..." in line
 
 
-def test_report_reads_nulls_a_summary_writes_for_nan_and_an_empty_timeseries(run_folder,
+def test_report_reads_nulls_a_summary_writes_for_nan_and_an_empty_timeseries(hand_edited_run,
                                                                              tmp_path, capsys):
     """A run whose every request the response cache answered writes NaN rates as null and no
     timeseries row: the kind checks refused both."""
-    folder = _copy(run_folder, tmp_path / "r")
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
     doc = json.loads((folder / "summary.json").read_text())
     doc["router"]["silent_failure_rate"] = None
     (folder / "summary.json").write_text(json.dumps(doc))
@@ -402,9 +382,9 @@ def test_report_reads_nulls_a_summary_writes_for_nan_and_an_empty_timeseries(run
     assert code == 0, err
 
 
-def test_report_names_a_requests_column_of_text(run_folder, tmp_path, capsys):
+def test_report_names_a_requests_column_of_text(hand_edited_run, tmp_path, capsys):
     """"ValueError: could not convert string to float: 'x'"."""
-    folder = _copy(run_folder, tmp_path / "r")
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
     req = pd.read_parquet(folder / "requests.parquet")
     req["ttft_s"] = "x"
     req.to_parquet(folder / "requests.parquet")
@@ -413,9 +393,9 @@ def test_report_names_a_requests_column_of_text(run_folder, tmp_path, capsys):
     assert line.endswith(" values, not numbers; rerun the command that wrote it")
 
 
-def test_report_refuses_an_infinite_latency(run_folder, tmp_path, capsys):
+def test_report_refuses_an_infinite_latency(hand_edited_run, tmp_path, capsys):
     """A hand-edited ttft_s of inf printed numpy's RuntimeWarning and drew the page anyway."""
-    folder = _copy(run_folder, tmp_path / "r")
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
     req = pd.read_parquet(folder / "requests.parquet")
     req.loc[2, "ttft_s"] = np.inf
     req.to_parquet(folder / "requests.parquet")

@@ -4,7 +4,9 @@ where nothing answers."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -274,10 +276,43 @@ def test_a_ray_address_that_answers_goes_on_to_ray(monkeypatch):
 
     fake = _RecordingRay()
     monkeypatch.setattr(executors, "_ray", lambda: fake)
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        address = f"127.0.0.1:{server.getsockname()[1]}"
-        with pytest.raises(TiersimError, match="cannot join the Ray cluster"):
-            executors.run_ray([], lambda record: None, address)
+    with answering_server(EMPTY_SETTINGS) as address, pytest.raises(  # a gRPC server's start
+            TiersimError, match="cannot join the Ray cluster"):
+        executors.run_ray([], lambda record: None, address)
     assert fake.calls == [address]
+
+
+EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""An HTTP/2 SETTINGS frame with no settings: a gRPC server's first bytes."""
+
+
+@contextlib.contextmanager
+def answering_server(reply: bytes | None):
+    """A local server that sends ``reply`` to each connection (None: says nothing) and keeps
+    it open; yields its ``host:port``."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.05)
+    held, stop = [], threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            held.append(conn)
+            if reply is not None:
+                conn.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+        for conn in held:
+            conn.close()

@@ -80,6 +80,10 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
     for split in [None] + [(x, count - x) for x in prefill_counts(count)]:
         run = run_scenario(_with_split(scenario, index, split))
         own = run.tier(chosen.name)
+        if not own.requests:  # no latency to score: every split would "meet" the SLOs
+            raise TiersimError(f"{scenario.source}: tier {chosen.name!r} serves no request of "
+                               f"this trace ({_served(run)}), so its splits have no latency to "
+                               "compare; choose a tier that serves traffic with --tier")
         alone = len(scenario.tiers) == 1  # the fleet's p50s are then the tier's
         out.append(SplitResult(split[0] if split else 0, split[1] if split else 0,
                                own.ttft_p99_s, own.tpot_p99_s,
@@ -87,6 +91,11 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
                                run.tpot_p50_s if alone else None, run.completed,
                                _score(run, own, scenario)))
     return sorted(out, key=lambda r: r.score)
+
+
+def _served(run) -> str:
+    """How many requests each tier served, in words."""
+    return ", ".join(f"{t.name} {t.requests:,}" for t in run.tiers)
 
 
 def _score(run, own, scenario: Scenario) -> float:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, conlist
+
 from tiersim.jsonio import read_json
 
 CHECK_FILE = Path(__file__).resolve().parent / "data" / "fidelity_check.json"
@@ -72,6 +74,35 @@ def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
             "models_checked": sorted(models),
             "model_tpot_abs_median_pct_range": [min(tpots), max(tpots)] if tpots else None,
             "this_model": None if own is None else {"name": own, **models[own]}}
+
+
+class ModelChecked(BaseModel):
+    """One model's line of a fidelity record, as :func:`describe` reads it."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    name: str
+    rows: int
+    tpot_abs_median_pct: float
+    ttft_abs_median_pct: float
+    held_out_rows: int | None = None
+
+
+class Checked(BaseModel):
+    """A profile's fidelity record as :func:`describe` reads it (a summary's
+    ``profile.checked``); other keys pass."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    engine: str
+    gpu: str
+    rows: int
+    command: str
+    models_checked: list[str]
+    tpot_abs_median_pct: float
+    ttft_abs_median_pct: float
+    this_model: ModelChecked | None = None
+    model_tpot_abs_median_pct_range: conlist(float, min_length=2, max_length=2) | None = None
+    aiconfigurator_tpot_abs_median_pct: float | None = None
+    aiconfigurator_ttft_abs_median_pct: float | None = None
 
 
 def describe(check: dict[str, Any] | None) -> str:

@@ -512,14 +512,21 @@ def _build(cls, data: dict, **nested) -> Any:
     for f in dataclasses.fields(cls):
         if f.name in nested:
             kwargs[f.name] = nested[f.name]
+        elif f.name in data and f.name in kinds:
+            kwargs[f.name] = _scalar(data[f.name], kinds[f.name], cls, f.name)
         elif f.name in data:
-            kwargs[f.name] = _scalar(data[f.name], kinds.get(f.name), cls, f.name)
+            kwargs[f.name] = _structured(data[f.name], cls, f.name)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise KeyError(f"'{cls.__name__.removesuffix('Result').lower()}.{f.name}'")
+            raise KeyError(f"'{_where(cls)}.{f.name}'")
     return cls(**kwargs)
 
 
 _SCALARS = {"float": (float,), "int": (int,), "str": (str,), "bool": (bool,)}
+
+
+def _where(cls) -> str:
+    """The summary key a result dataclass is written under (``router``, ``profile`` ...)."""
+    return cls.__name__.removesuffix("Result").removesuffix("Used").lower()
 
 
 @functools.cache
@@ -549,10 +556,89 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, cls, name: str) -> Any:
         if ok and type_name == "float" and isinstance(value, int) and abs(value) > 1e300:
             ok = False  # beyond what a float holds
     if not ok:
-        raise ValueError(f"'{cls.__name__.removesuffix('Result').lower()}.{name}' must be "
+        raise ValueError(f"'{_where(cls)}.{name}' must be "
                          f"{'a number' if type_name in ('float', 'int') else type_name}, "
                          f"got {shown(value)}")
     return value
+
+
+def _structured(value: Any, cls, name: str) -> Any:
+    """``value`` validated against its field's annotation (a tuple of two numbers, a map of
+    names to numbers...) by pydantic, with null allowed wherever a float is (NaN is written as
+    null); a ValueError naming the field and the first thing wrong otherwise."""
+    from pydantic import ValidationError
+
+    try:
+        return _adapter(cls, name).validate_python(value)
+    except ValidationError as err:
+        raise ValueError(_first_error(err, f"{_where(cls)}.{name}")) from None
+
+
+@functools.cache
+def _adapter(cls, name: str):
+    """A pydantic TypeAdapter for field ``name`` of dataclass ``cls``, floats nullable."""
+    import typing
+
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(_nullable(typing.get_type_hints(cls)[name]))
+
+
+def _nullable(hint: Any) -> Any:
+    """``hint`` with ``float`` replaced by ``float | None`` throughout."""
+    import operator
+    import types
+    import typing
+
+    if hint is float:
+        return float | None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is dict:
+        return dict[args[0], _nullable(args[1])]
+    if origin is tuple:
+        return tuple[tuple(a if a is Ellipsis else _nullable(a) for a in args)]
+    if origin in (types.UnionType, typing.Union):
+        return functools.reduce(operator.or_, [_nullable(a) for a in args])
+    return hint
+
+
+def _first_error(err, where: str) -> str:
+    """``'where.loc': message`` for the first error of a pydantic ValidationError."""
+    first = err.errors()[0]
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    if first["type"] == "missing":
+        return f"'{where}{loc}': missing"
+    return f"'{where}{loc}': {first['msg'].lower()}, got {shown(first.get('input'))}"
+
+
+ANALYTIC_PARTS = {"note": str, "params": dict[str, float | str | None]}
+"""The keys of a summary's ``analytic`` block the report reads as they are, and their types."""
+
+FRONTIER = list[tuple[float | None, float | None]]
+"""Any other key of the block that holds a list: a frontier of ``[cost, accuracy]`` points."""
+
+FIGURES = dict[str, float | str | None] | float | str
+"""Any other key that holds no list: a figure or a map of figures (``tiersim analytic``'s dC*,
+kink, at_floor)."""
+
+
+def _analytic_from(data: Any) -> dict[str, Any]:
+    """The ``analytic`` block, each part validated (:data:`ANALYTIC_PARTS`, else
+    :data:`FRONTIER` or :data:`FIGURES`); ``{}`` when absent."""
+    from pydantic import TypeAdapter, ValidationError
+
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise TypeError(f"'analytic' must be a JSON object, got {shown(data)}")
+    out = {}
+    for key, value in data.items():
+        hint = ANALYTIC_PARTS.get(key, FRONTIER if isinstance(value, list) else FIGURES)
+        try:
+            out[key] = TypeAdapter(hint).validate_python(value)
+        except ValidationError as err:
+            raise ValueError(_first_error(err, f"analytic.{key}")) from None
+    return out
 
 
 def _run_from(data: dict) -> RunResult:
@@ -567,8 +653,8 @@ def _run_from(data: dict) -> RunResult:
         raise ValueError("'tier_order' must name every tier of 'tiers' once")
     tier_list = tuple(_build(TierResult, {**tiers[name], "name": name}) for name in order)
     router_data = data["router"]
-    router = _build(RouterResult, router_data,
-                    accuracy_ci95=tuple(router_data.get("accuracy_ci95") or (None, None)))
+    router = _build(RouterResult, router_data, accuracy_ci95=_structured(
+        router_data.get("accuracy_ci95") or (None, None), RouterResult, "accuracy_ci95"))
     savings = None
     if data.get("savings") is not None:
         s = data["savings"]
@@ -576,14 +662,33 @@ def _run_from(data: dict) -> RunResult:
                         for name, u in (s.get("uniform") or {}).items())
         savings = _build(SavingsResult, s, uniform=uniform)
     sources = _build(Sources, data["sources"])
-    profile = _build(ProfileUsed, data["profile"])
+    profile_data = data["profile"]
+    profile = _build(ProfileUsed, profile_data, checked=_checked_from(
+        profile_data.get("checked") if isinstance(profile_data, dict) else None))
     for key in ("requests", "completed", "dropped"):
         if not isinstance(data.get(key), int):
             raise TypeError(f"'{key}' must be an integer")
     return _build(RunResult, data, tiers=tier_list, router=router, savings=savings,
-                  sources=sources, profile=profile, sessions=_sessions_from(data.get("sessions")),
+                  sources=sources, profile=profile, analytic=_analytic_from(data.get("analytic")),
+                  sessions=_sessions_from(data.get("sessions")),
                   response_cache=None if data.get("response_cache") is None
                   else _build(ResponseCacheResult, data["response_cache"]))
+
+
+def _checked_from(data: Any) -> dict[str, Any] | None:
+    """A profile's fidelity record as the report reads it (:class:`tiersim.fidelity.Checked`),
+    or None."""
+    from pydantic import ValidationError
+
+    from tiersim.fidelity import Checked
+
+    if data is None:
+        return None
+    try:
+        Checked.model_validate(data)
+    except ValidationError as err:
+        raise ValueError(_first_error(err, "profile.checked")) from None
+    return data
 
 
 def _sessions_from(data: dict | None) -> SessionResult | None:

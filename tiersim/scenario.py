@@ -602,9 +602,17 @@ _BoundedLoader.yaml_implicit_resolvers = {
 _BoundedLoader.add_constructor(_INT, _construct_int)
 
 
-def read_yaml_value(text: str) -> Any:
-    """One YAML value read as scenario files are (``tiersim plan --choose`` values)."""
-    return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
+def read_yaml_value(text: str, source: str = "<value>") -> Any:
+    """One YAML value read as scenario files are, within the same limits (nesting, aliases,
+    NaN and infinity refused): ``tiersim plan --choose`` values. One line on error, naming
+    ``source``."""
+    root = _compose(text, source)
+    try:
+        data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as err:
+        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
+    _reject_non_finite(data, source, root, ())
+    return data
 
 
 def _compose(text: str, source: str) -> yaml.Node | None:

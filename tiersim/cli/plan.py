@@ -8,6 +8,7 @@ the planner's search (planner -> runner -> savings -> planner would be an import
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,17 +21,33 @@ if TYPE_CHECKING:
 
 
 
+CHOOSE_FORM = ("write PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda_=0.1,0.2 "
+               "or router.thresholds=[0.2,0.5],[0.3,0.6])")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
 def _parse_choose(items: list[str] | None) -> dict[str, list]:
-    """``PATH=v1,v2`` options -> {path: [values]} with values read as a scenario's are."""
+    """``PATH=v1,v2`` options -> {path: [values]}. The values are read as one YAML flow list
+    (``[v1,v2]``) within a scenario's limits, so a value may itself be a list or a quoted string
+    holding a comma; one line for a malformed option or a path given twice."""
     from tiersim.scenario import read_yaml_value
 
-    chosen = {}
+    chosen: dict[str, list] = {}
     for item in items or []:
         path, sep, values = item.partition("=")
-        if not sep or not path or not values:
-            raise TiersimError(f"--choose {item!r}: write PATH=VALUE1,VALUE2 "
-                               "(e.g. router.lambda_=0.1,0.2)")
-        chosen[path] = [read_yaml_value(v) for v in values.split(",")]
+        path = path.strip()
+        if not sep or not values.strip() or not _DOTTED.fullmatch(path):
+            raise TiersimError(f"--choose {item!r}: {CHOOSE_FORM}")
+        if path in chosen:
+            raise TiersimError(f"--choose {path}: given twice; give all its values in one "
+                               f"--choose {path}=VALUE1,VALUE2")
+        try:
+            parsed = read_yaml_value(f"[{values}]", f"--choose {path}")
+        except TiersimError as err:
+            raise TiersimError(f"{err}; {CHOOSE_FORM}") from None
+        if not isinstance(parsed, list) or not parsed:
+            raise TiersimError(f"--choose {item!r}: {CHOOSE_FORM}")
+        chosen[path] = parsed
     return chosen
 
 
@@ -192,7 +209,10 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
         if floor is not None:
             doc.update(policy="floor", floor=floor)
         for path, value in zip(paths, values, strict=True):
-            set_dotted(doc, path, value)
+            try:
+                set_dotted(doc, path, value)
+            except TiersimError as err:
+                raise TiersimError(f"--choose {err}") from None
         try:
             RouterConfig.model_validate(doc)
         except ValidationError as err:

@@ -328,8 +328,13 @@ def _dropped_first(runs, a: Assignment, k: int, n: int) -> np.ndarray:
 
 
 def set_dotted(data: dict, dotted: str, value: Any) -> None:
-    """Set ``data[a][b] = value`` for ``dotted = "a.b"`` (a leading ``router.`` is dropped)."""
+    """Set ``data[a][b] = value`` for ``dotted = "a.b"`` (a leading ``router.`` is dropped);
+    one line where a step of the path holds a value that is not a mapping."""
     parts = dotted.removeprefix("router.").split(".")
-    for part in parts[:-1]:
+    for i, part in enumerate(parts[:-1]):
         data = data.setdefault(part, {})
+        if not isinstance(data, dict):
+            where = ".".join(parts[: i + 1])
+            raise TiersimError(f"{dotted}: router.{where} is {data!r}, not a mapping; name a "
+                               "setting inside a mapping")
     data[parts[-1]] = value

@@ -147,7 +147,8 @@ def _series_values(frame: pd.DataFrame, stem: str, names: tuple[str, ...]) -> pd
 def _end_time(data: ReportData, frame: pd.DataFrame, time_col: str) -> float:
     """Where the time axis ends: the run's duration, else the last sample."""
     last = float(frame[time_col].max())
-    return max(last, data.run.duration_s) if data.run is not None else last
+    run = data.run.duration_s if data.run is not None else None
+    return last if run is None else max(last, run)
 
 
 def load_over_time(data: ReportData) -> Panel | None:

@@ -230,6 +230,8 @@ def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
     if absent:
         raise TiersimError(f"{path}: axis {absent[0]!r} named in its tiersim.sweep.axes "
                            "metadata has no column; rerun the sweep")
+    for axis in axes:
+        _check_scalars(sweep[axis], axis, path)
     numeric = [c for c in sweep.columns if c in SWEEP_NUMBERS or (
         str(c).startswith("savings.") and str(c).endswith(("_usd", ".accuracy")))]
     for column in numeric:
@@ -240,6 +242,20 @@ def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
         if len(text):
             raise TiersimError(f"{path}: column {column!r} holds {text.iloc[0]!r} (row "
                                f"{text.index[0]}), not a number; rerun the sweep")
+
+
+def _check_scalars(values: pd.Series, axis: str, path: Path) -> None:
+    """An axis column holds one number, text or flag per point (the store writes a list
+    value as JSON text); one line naming the first row that holds anything else."""
+    if values.dtype != object:
+        return
+    bad = values[~values.map(lambda v: v is None or isinstance(v, (str, bool, int, float)))]
+    if len(bad):
+        value = bad.iloc[0]
+        kind = ("a list" if isinstance(value, (list, tuple, np.ndarray)) else "an object"
+                if isinstance(value, dict) else f"a {type(value).__name__}")
+        raise TiersimError(f"{path}: axis column {axis!r} holds {kind} (row {bad.index[0]}), "
+                           "where the sweep writes a number or text; rerun the sweep")
 
 
 def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> ReportData:

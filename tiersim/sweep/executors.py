@@ -201,18 +201,48 @@ def _host_port(address: str | None) -> tuple[str, int] | None:
     return host, int(port)
 
 
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+"""What an HTTP/2 client sends first (RFC 9113 section 3.4)."""
+
+HTTP2_SETTINGS = 0x4
+"""The frame type an HTTP/2 server sends first (RFC 9113 section 3.4)."""
+
+
 def probe_address(address: str | None) -> None:
-    """Refuse at once an ``--address`` where nothing accepts a connection."""
+    """Refuse at once an ``--address`` where nothing accepts a connection, or where what
+    answers does not speak gRPC. Ray's GCS and its client server (``ray://``) are gRPC
+    servers, so they answer HTTP/2's preface with a SETTINGS frame; anything else (a web
+    server, a database, a silent listener) would keep ``ray.init`` retrying for minutes."""
     target = _host_port(address)
     if target is None:
         return
     try:
-        with socket.create_connection(target, timeout=PROBE_S):
-            pass
+        conn = socket.create_connection(target, timeout=PROBE_S)
     except OSError as error:
         why = error.strerror or str(error) or type(error).__name__
         raise TiersimError(f"--address {address}: nothing answers there ({why}); give "
                            "host:port of a running Ray cluster, or leave it out") from None
+    with conn:
+        try:
+            conn.sendall(HTTP2_PREFACE)
+            head = _read_exactly(conn, 9)
+        except OSError:  # a timeout, or a reset
+            head = None
+    if head is None or head[3] != HTTP2_SETTINGS:
+        raise TiersimError(f"--address {address}: something accepts connections there but "
+                           f"does not answer as Ray's gRPC server does within {PROBE_S:g} s; "
+                           "give host:port of a running Ray cluster's head, or leave it out")
+
+
+def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
+    """``size`` bytes from ``conn``, or None when it closes first."""
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
 
 
 def _ray_init(ray, address: str | None) -> None:

@@ -1,0 +1,183 @@
+"""Round 11 of hostile input, each a failure found from outside and fixed: the exact line a user
+sees, or the behaviour that was wrong."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import copy_folder, tiny_doc, write_yaml
+from test_hostile_inputs import TINY, one_error_line, run_cli
+
+from tiersim.cli.plan import _parse_choose
+from tiersim.errors import TiersimError
+
+FORM = ("write PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda_=0.1,0.2 or "
+        "router.thresholds=[0.2,0.5],[0.3,0.6])")
+
+
+def test_choose_values_are_one_yaml_list_so_a_value_can_be_a_list():
+    """Values were split on every comma, so a list value (thresholds) could not be given."""
+    assert _parse_choose(["router.thresholds=[0.2,0.5],[0.3,0.6]", "router.lambda_=0.1, 0.2",
+                          "router.policy='floor'"]) == {
+        "router.thresholds": [[0.2, 0.5], [0.3, 0.6]], "router.lambda_": [0.1, 0.2],
+        "router.policy": ["floor"]}
+
+
+@pytest.mark.parametrize(("option", "line"), [
+    ("router.floor=[1", "--choose router.floor: line 1: invalid YAML: expected ',' or ']', but "
+                        f"got '<stream end>'; {FORM}"),
+    ("router.lambda_=.nan", "--choose router.lambda_: line 1: [0]: must be a finite number "
+                            f"(got nan); {FORM}"),
+    ("router..x=1", f"--choose 'router..x=1': {FORM}"),
+])
+def test_a_malformed_choose_value_is_one_line(option, line):
+    """A value that is not YAML ended in a ScannerError traceback."""
+    with pytest.raises(TiersimError) as err:
+        _parse_choose([option])
+    assert str(err.value) == line
+
+
+def test_a_choose_path_given_twice_is_refused():
+    """The second --choose of a path silently dropped the values of the first."""
+    with pytest.raises(TiersimError) as err:
+        _parse_choose(["router.lambda_=0.1", "router.lambda_=0.2"])
+    assert str(err.value) == ("--choose router.lambda_: given twice; give all its values in one "
+                              "--choose router.lambda_=VALUE1,VALUE2")
+
+
+def test_a_choose_path_through_a_number_is_one_line(tmp_path, capsys):
+    """router.floor.x set a key inside a float: a TypeError traceback."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    line = one_error_line(*run_cli(capsys, "plan", scenario, "--choose", "router.floor.x=1",
+                                   "--accuracy-floor", "0.8", "--out", tmp_path / "p"))
+    assert line == ("Error: --choose router.floor.x: router.floor is 0.8, not a mapping; name a "
+                    "setting inside a mapping")
+
+
+def test_disagg_of_a_tier_that_serves_nothing_is_refused(tmp_path, capsys):
+    """A tier the router sends nothing scored 0 and was printed as meeting both SLOs."""
+    doc = tiny_doc(router={"policy": "static_split", "fractions": [0.0, 1.0]})
+    doc["tiers"][0]["replicas"] = 2
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    line = one_error_line(*run_cli(capsys, "disagg", path))
+    assert line.startswith(f"Error: {path}: tier 'w4a16' serves no request of this trace "
+                           "(w4a16 0, bf16 ")
+    assert line.endswith("), so its splits have no latency to compare; choose a tier that "
+                         "serves traffic with --tier")
+
+
+@pytest.mark.parametrize("reply", [None, b"HTTP/1.1 400 Bad Request\r\n\r\n", b"+OK\r\n"])
+def test_a_ray_address_that_answers_but_is_not_ray_is_refused_at_once(monkeypatch, reply):
+    """A port that accepted connections but was not Ray (a web server, Redis, a silent
+    listener) kept ray.init retrying for minutes; it is refused before Ray is called."""
+    from test_sweep_round5 import _RecordingRay, answering_server
+
+    from tiersim.sweep import executors
+
+    fake = _RecordingRay()
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    with answering_server(reply) as address:
+        started = time.monotonic()
+        with pytest.raises(TiersimError) as err:
+            executors.run_ray([], lambda record: None, address)
+    assert str(err.value) == (f"--address {address}: something accepts connections there but "
+                              "does not answer as Ray's gRPC server does within 3 s; give "
+                              "host:port of a running Ray cluster's head, or leave it out")
+    assert fake.calls == [] and time.monotonic() - started < 10
+
+
+# ---------------------------------------------------------------------------------------------
+# tiersim report on a tampered summary: every field is validated against its type on reading
+
+ANALYTIC = {"oracle (w4a16 vs bf16)": [[0.1, 0.9], [0.15, 0.95], [0.2, 0.95]],
+            "static split (w4a16 vs bf16)": [[0.1, 0.9], [0.2, 0.95]],
+            "params": {"cheap": "w4a16", "top": "bf16", "p": 0.5, "eps": 0.0, "delta": 0.1,
+                       "c0_usd": 0.1, "dc_usd": 0.1, "dC_star_usd": 0.02}}
+"""An analytic block as a run whose tiers differ in price writes it."""
+
+
+def _tampered(hand_edited_run: Path, folder: Path, path: tuple, value) -> Path:
+    """A copy of the run folder whose summary has ``value`` at key ``path`` (and the analytic
+    block above, so that its parts can be tampered with too)."""
+    folder = copy_folder(hand_edited_run, folder)
+    doc = json.loads((folder / "summary.json").read_text())
+    doc["analytic"] = copy.deepcopy(ANALYTIC)
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    (folder / "summary.json").write_text(json.dumps(doc))
+    return folder
+
+
+@pytest.mark.parametrize(("path", "value", "problem"), [
+    (("analytic",), "x", "'analytic' must be a JSON object, got 'x'"),
+    (("analytic", "params"), [1], "'analytic.params': input should be a valid dictionary, got "
+                                  "[1]"),
+    (("analytic", "oracle (w4a16 vs bf16)", 1), "x", "'analytic.oracle (w4a16 vs bf16)[1]': "
+                                                     "input should be a valid tuple, got 'x'"),
+    (("router", "accuracy_ci95"), [0.9], "'router.accuracy_ci95[1]': missing"),
+    (("profile", "sources", "bf16"), "x", "'profile.sources.bf16': input should be a valid "
+                                          "dictionary, got 'x'"),
+    (("profile", "checked"), {"engine": "vllm"}, "'profile.checked.gpu': missing"),
+])
+def test_report_names_a_tampered_part_of_a_summary(hand_edited_run, tmp_path, capsys, path, value,
+                                                   problem):
+    """Each was an AttributeError, TypeError or ValueError traceback from the page."""
+    folder = _tampered(hand_edited_run, tmp_path / "r", path, value)
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ({problem}); rerun "
+                    "`tiersim run` to rewrite it")
+
+
+def test_report_renders_or_names_every_tampered_field(hand_edited_run, tmp_path):
+    """Every value of the summary replaced by text, a list or an object: the page renders, or
+    one line says what is wrong; never another exception."""
+    from tiersim.report.load import load_dir
+    from tiersim.report.page import render
+
+    doc = json.loads((hand_edited_run / "summary.json").read_text())
+    doc["analytic"] = copy.deepcopy(ANALYTIC)
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    for path in _paths(doc):
+        for value in ("x", [1], None):
+            changed = copy.deepcopy(doc)
+            target = changed
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+            (folder / "summary.json").write_text(json.dumps(changed))
+            with contextlib.suppress(TiersimError):  # one line: what the CLI prints
+                render(load_dir(folder))
+
+
+def _paths(obj, prefix=()):
+    """Every key path in a JSON document."""
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(
+        obj, list) else ()
+    for key, value in items:
+        yield (*prefix, key)
+        yield from _paths(value, (*prefix, key))
+
+
+def test_report_names_a_sweep_axis_column_of_lists(tmp_path, capsys):
+    """The store writes a list value as JSON text; an axis column of arrays was an
+    'unhashable type' traceback from the page."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "sw"
+    folder.mkdir()
+    table = pa.table({"point_id": ["a", "b"], "status": ["ok", "ok"],
+                      "seed": [[1, 2], [3]], "cost_usd": [1.0, 2.0]})
+    pq.write_table(table.replace_schema_metadata({"tiersim.sweep.axes": '["seed"]'}),
+                   folder / "sweep.parquet")
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'sweep.parquet'}: axis column 'seed' holds a list (row "
+                    "0), where the sweep writes a number or text; rerun the sweep")
