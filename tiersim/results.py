@@ -579,9 +579,15 @@ def _adapter(cls, name: str):
     """A pydantic TypeAdapter for field ``name`` of dataclass ``cls``, floats nullable."""
     import typing
 
+    return _type_adapter(_nullable(typing.get_type_hints(cls)[name]))
+
+
+@functools.cache
+def _type_adapter(hint: Any):
+    """A pydantic TypeAdapter for ``hint``, built once."""
     from pydantic import TypeAdapter
 
-    return TypeAdapter(_nullable(typing.get_type_hints(cls)[name]))
+    return TypeAdapter(hint)
 
 
 def _nullable(hint: Any) -> Any:
@@ -625,7 +631,7 @@ kink, at_floor)."""
 def _analytic_from(data: Any) -> dict[str, Any]:
     """The ``analytic`` block, each part validated (:data:`ANALYTIC_PARTS`, else
     :data:`FRONTIER` or :data:`FIGURES`); ``{}`` when absent."""
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
     if data is None:
         return {}
@@ -635,7 +641,7 @@ def _analytic_from(data: Any) -> dict[str, Any]:
     for key, value in data.items():
         hint = ANALYTIC_PARTS.get(key, FRONTIER if isinstance(value, list) else FIGURES)
         try:
-            out[key] = TypeAdapter(hint).validate_python(value)
+            out[key] = _type_adapter(hint).validate_python(value)
         except ValidationError as err:
             raise ValueError(_first_error(err, f"analytic.{key}")) from None
     return out
