@@ -78,3 +78,25 @@ def test_labels_where_the_cheap_tier_is_often_right_alone_claim_no_saving(tmp_pa
     assert "oracle frontier (cost, accuracy): (1, 0.6800), (1.32, 1.0000), (2, 0.7000)" in lines
     assert lines[-1] == ("at floor 0.6000: oracle 1, cheapest uniform 1, static split 1; saving "
                          "vs uniform 0, vs static 0")
+
+
+@pytest.mark.parametrize(("weak", "strong", "floor", "dc_star"), [
+    ([1] * 68 + [0] * 32, [1] * 38 + [0] * 30 + [1] * 32, 0.68, None),  # cheap meets it exactly
+    ([0, 0, 0, 1, 1], [0, 1, 1, 0, 0], 0.4, 0.0),  # two tiers of equal accuracy
+])
+def test_a_floor_the_cheap_tier_meets_up_to_rounding_saves_nothing(tmp_path, weak, strong,
+                                                                    floor, dc_star):
+    """The labels' mean loss and the all-cheap accuracy come out one rounding step off: a floor
+    of exactly the cheap tier's accuracy was priced at the top tier (a saving of 1 per request),
+    and two equally accurate tiers gave dC* = 100% of dc."""
+    path = tmp_path / "labels.csv"
+    pd.DataFrame({"arrival_s": np.arange(len(weak)) * 0.1, "input_tokens": 100,
+                  "output_tokens": 10, "correct_weak": weak,
+                  "correct_strong": strong}).to_csv(path, index=False)
+    res = runner.invoke(analytic_app, ["--trace", str(path), "--cheap", "weak", "--top",
+                                       "strong", "--floor", str(floor), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["at_floor"]["uniform_cost"] == 1.0 and out["at_floor"]["vs_uniform"] == 0.0
+    if dc_star is not None:
+        assert out["dC_star"] == dc_star

@@ -156,5 +156,6 @@ def test_frontier_draws_analytic_curve_from_summary(tmp_path):
     fig = frontier(load_dir(run)).fig
     dotted = {t.name: t for t in fig.data if t.line.dash == "dot"}
     assert set(dotted) == {"analytic: oracle_frontier", "analytic: static_frontier"}
-    oracle = dotted["analytic: oracle_frontier"]
-    assert len(oracle.x) == 3 and oracle.y[-1] == pytest.approx(top["accuracy"])
+    oracle = dotted["analytic: oracle_frontier"]  # eps = 0: the kink reaches the top's accuracy
+    assert len(oracle.x) == 2 and oracle.y[-1] == pytest.approx(top["accuracy"])
+    assert oracle.x[-1] == pytest.approx(model.c0 + 0.3 * model.dc)  # all-top costs more: off

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_folder, tiny_doc, write_yaml
-from test_hostile_inputs import TINY, one_error_line, run_cli
+from test_hostile_inputs import ROOT, TINY, one_error_line, run_cli
 
 from tiersim.cli.plan import _parse_choose
 from tiersim.errors import TiersimError
 
-FORM = ("write PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda_=0.1,0.2 or "
+FORM = ("write PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda=0.1,0.2 or "
         "router.thresholds=[0.2,0.5],[0.3,0.6])")
 
 
@@ -29,11 +29,13 @@ def test_choose_values_are_one_yaml_list_so_a_value_can_be_a_list():
 
 
 @pytest.mark.parametrize(("option", "line"), [
-    ("router.floor=[1", "--choose router.floor: line 1: invalid YAML: expected ',' or ']', but "
-                        f"got '<stream end>'; {FORM}"),
-    ("router.lambda_=.nan", "--choose router.lambda_: line 1: [0]: must be a finite number "
-                            f"(got nan); {FORM}"),
-    ("router..x=1", f"--choose 'router..x=1': {FORM}"),
+    ("router.floor=[1", "--choose router.floor: cannot read '[1' as YAML values; quote a text "
+                        "value that holds brackets, braces, commas or a colon ('a[1]'); "
+                        f"{FORM}"),
+    ("router.lambda=0.1,.nan", "--choose router.lambda: value 2: must be a finite number (got "
+                               f"nan); {FORM}"),
+    ("router..x=1", "--choose 'router..x=1': 'router..x' has an empty part between dots; name "
+                    "a router setting, e.g. router.floor"),
 ])
 def test_a_malformed_choose_value_is_one_line(option, line):
     """A value that is not YAML ended in a ScannerError traceback."""
@@ -48,6 +50,33 @@ def test_a_choose_path_given_twice_is_refused():
         _parse_choose(["router.lambda_=0.1", "router.lambda_=0.2"])
     assert str(err.value) == ("--choose router.lambda_: given twice; give all its values in one "
                               "--choose router.lambda_=VALUE1,VALUE2")
+
+
+def test_a_choose_setting_named_with_and_without_router_is_one_setting():
+    """``floor`` and ``router.floor`` set the same key: the second silently won."""
+    with pytest.raises(TiersimError) as err:
+        _parse_choose(["router.floor=0.8", "floor=0.9"])
+    assert str(err.value) == ("--choose floor: given twice; give all its values in one "
+                              "--choose floor=VALUE1,VALUE2")
+
+
+def test_a_choose_path_may_name_a_tier_with_any_characters():
+    """Tier names and step types are free text: a dotted-identifier rule refused them."""
+    assert _parse_choose(["router.thresholds.fp8-e4m3=0.5,0.6"]) == {
+        "router.thresholds.fp8-e4m3": [0.5, 0.6]}
+
+
+def test_the_planner_tries_list_valued_router_settings(tmp_path, capsys):
+    """A list value reached the planner's design cache and every routed design failed with
+    'unhashable type: list', so the plan fell back to a uniform fleet without saying why."""
+    code, err = run_cli(capsys, "plan", ROOT / "scenarios" / "tiny.yaml", "--out",
+                        tmp_path / "p", "--choose", "router.fractions=[0.3,0.7],[0.5,0.5]",
+                        "--max-replicas", "2", "--no-report")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    routed = [d for d in plan["evaluated"] if d["router"]]
+    assert sorted(d["router"]["fractions"] for d in routed) == [[0.3, 0.7], [0.5, 0.5]]
+    assert all(d["ok"] for d in routed)
 
 
 def test_a_choose_path_through_a_number_is_one_line(tmp_path, capsys):
@@ -118,13 +147,19 @@ def _tampered(hand_edited_run: Path, folder: Path, path: tuple, value) -> Path:
 
 @pytest.mark.parametrize(("path", "value", "problem"), [
     (("analytic",), "x", "'analytic' must be a JSON object, got 'x'"),
-    (("analytic", "params"), [1], "'analytic.params': input should be a valid dictionary, got "
-                                  "[1]"),
+    (("analytic", "params"), [1], "'analytic.params': input should be an object, got [1]"),
     (("analytic", "oracle (w4a16 vs bf16)", 1), "x", "'analytic.oracle (w4a16 vs bf16)[1]': "
-                                                     "input should be a valid tuple, got 'x'"),
+                                                     "input should be a valid array, got 'x'"),
+    (("router", "first_tier_shares", "bf16"), "0.5", "'router.first_tier_shares.bf16': input "
+                                                     "should be a valid number, got '0.5'"),
+    (("tiers", "bf16", "prefix_hit_by_level"), {"gpu": True}, "'tiers.bf16.prefix_hit_by_level"
+                                                             ".gpu': input should be a valid "
+                                                             "number, got True"),
     (("router", "accuracy_ci95"), [0.9], "'router.accuracy_ci95[1]': missing"),
-    (("profile", "sources", "bf16"), "x", "'profile.sources.bf16': input should be a valid "
-                                          "dictionary, got 'x'"),
+    (("profile", "sources", "bf16"), "x", "'profile.sources.bf16': input should be an object, "
+                                          "got 'x'"),
+    (("analytic", "params", "dC_star_usd"), "abc", "'analytic.params.dC_star_usd': input should "
+                                                  "be a valid number, got 'abc'"),
     (("profile", "checked"), {"engine": "vllm"}, "'profile.checked.gpu': missing"),
 ])
 def test_report_names_a_tampered_part_of_a_summary(hand_edited_run, tmp_path, capsys, path, value,

@@ -25,6 +25,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+TOLERANCE = 1e-12
+"""Accuracy differences below this are rounding (labels averaged in floats): a mean loss this
+small is no loss, and a floor this far above an accuracy is met by it."""
+
 
 @dataclass(frozen=True)
 class TwoType:
@@ -44,7 +48,7 @@ class TwoType:
             raise ValueError(f"p must be in [0, 1] (got {self.p})")
         if self.delta < self.eps:
             raise ValueError(f"need eps <= delta (got eps={self.eps}, delta={self.delta})")
-        if mean_loss(self.p, self.eps, self.delta) < -1e-12:  # equal up to rounding: allowed
+        if mean_loss(self.p, self.eps, self.delta) < -TOLERANCE:  # equal up to rounding: allowed
             raise ValueError(f"the cheap tier is the more accurate on average (p eps + (1 - p) "
                              f"delta < 0 with p={self.p}, eps={self.eps}, delta={self.delta})")
         if self.dc < 0:
@@ -62,7 +66,7 @@ def max_saving(p: float, eps: float, delta: float, dc: float = 1.0) -> float:
     L x dc`` for eps >= 0 (the gap at the kink) and ``p (delta - eps) / delta x dc`` for eps < 0
     (the gap at ``a_top``, where the static split ends). 0 when L or delta is 0."""
     loss = mean_loss(p, eps, delta)
-    if loss <= 0 or delta <= 0:
+    if loss <= TOLERANCE or delta <= 0:
         return 0.0
     return p * (delta - eps) * dc * min((1.0 - p) / loss, 1.0 / delta)
 
@@ -90,7 +94,7 @@ def cost_at_accuracy(frontier: np.ndarray, accuracy) -> np.ndarray:
     f = upper_hull(frontier)
     acc = np.asarray(accuracy, dtype=np.float64)
     out = np.interp(acc, f[:, 1], f[:, 0])  # below the range: the cheapest vertex's cost
-    return np.where(acc > f[-1, 1] + 1e-12, np.nan, out)
+    return np.where(acc > f[-1, 1] + TOLERANCE, np.nan, out)
 
 
 def max_cost_gap(routed: np.ndarray, static: np.ndarray) -> tuple[float, float]:
@@ -132,7 +136,8 @@ def savings_at_floor(m: TwoType, floor: float) -> dict:
     oracle = cost_at_accuracy(oracle_frontier(m), floor)
     static = cost_at_accuracy(static_frontier(m), floor)
     cheap_acc = oracle_frontier(m)[0, 1]
-    uniform = m.c0 if floor <= cheap_acc else (m.c0 + m.dc if floor <= m.a_top else None)
+    uniform = (m.c0 if floor <= cheap_acc + TOLERANCE else
+               m.c0 + m.dc if floor <= m.a_top + TOLERANCE else None)
     oracle = None if np.isnan(oracle) else float(oracle)
     static = None if np.isnan(static) else float(static)
     return {

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict
 
 from tiersim.errors import TiersimError, shown
 
@@ -503,21 +505,23 @@ def _oneline(err: Exception) -> str:
     return " ".join(str(err).split())
 
 
-def _build(cls, data: dict, **nested) -> Any:
-    """A dataclass from a dict: required fields must be present, defaults may be absent."""
+def _build(cls, data: dict, at: str | None = None, **nested) -> Any:
+    """A dataclass from a dict: required fields must be present, defaults may be absent. ``at``
+    names where ``data`` sits in the summary in messages (default: the class's key)."""
+    at = at or _where(cls)
     if not isinstance(data, dict):
-        raise TypeError(f"{cls.__name__} must be a JSON object, got {type(data).__name__}")
+        raise TypeError(f"'{at}' must be a JSON object, got {shown(data)}")
     kwargs = {}
     kinds = _scalar_kinds(cls)
     for f in dataclasses.fields(cls):
         if f.name in nested:
             kwargs[f.name] = nested[f.name]
         elif f.name in data and f.name in kinds:
-            kwargs[f.name] = _scalar(data[f.name], kinds[f.name], cls, f.name)
+            kwargs[f.name] = _scalar(data[f.name], kinds[f.name], f"{at}.{f.name}")
         elif f.name in data:
-            kwargs[f.name] = _structured(data[f.name], cls, f.name)
+            kwargs[f.name] = _structured(data[f.name], cls, f.name, f"{at}.{f.name}")
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise KeyError(f"'{_where(cls)}.{f.name}'")
+            raise KeyError(f"'{at}.{f.name}'")
     return cls(**kwargs)
 
 
@@ -542,7 +546,7 @@ def _scalar_kinds(cls) -> dict[str, tuple[str, bool]]:
     return kinds
 
 
-def _scalar(value: Any, kind: tuple[str, bool] | None, cls, name: str) -> Any:
+def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
     """``value`` if it is of its field's scalar kind (a number for ``float``, a whole number
     for ``int``, text for ``str``; None where allowed, and for every ``float``, as a NaN is
     written as null), else a ValueError naming the field."""
@@ -556,22 +560,28 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, cls, name: str) -> Any:
         if ok and type_name == "float" and isinstance(value, int) and abs(value) > 1e300:
             ok = False  # beyond what a float holds
     if not ok:
-        raise ValueError(f"'{_where(cls)}.{name}' must be "
+        raise ValueError(f"'{where}' must be "
                          f"{'a number' if type_name in ('float', 'int') else type_name}, "
                          f"got {shown(value)}")
     return value
 
 
-def _structured(value: Any, cls, name: str) -> Any:
-    """``value`` validated against its field's annotation (a tuple of two numbers, a map of
-    names to numbers...) by pydantic, with null allowed wherever a float is (NaN is written as
-    null); a ValueError naming the field and the first thing wrong otherwise."""
+def _structured(value: Any, cls, name: str, where: str) -> Any:
+    """``value`` validated against field ``name``'s annotation (a tuple of two numbers, a map
+    of names to numbers...) by pydantic, strictly as JSON (no text read as a number, no flag as
+    one) with null allowed wherever a float is (NaN is written as null); a ValueError naming
+    ``where`` and the first thing wrong otherwise."""
+    return _validated(_adapter(cls, name), value, where)
+
+
+def _validated(adapter, value: Any, where: str) -> Any:
+    """``value`` through ``adapter`` in strict JSON mode; a ValueError naming ``where``."""
     from pydantic import ValidationError
 
     try:
-        return _adapter(cls, name).validate_python(value)
+        return adapter.validate_json(json.dumps(value), strict=True)
     except ValidationError as err:
-        raise ValueError(_first_error(err, f"{_where(cls)}.{name}")) from None
+        raise ValueError(_first_error(err, where)) from None
 
 
 @functools.cache
@@ -617,7 +627,22 @@ def _first_error(err, where: str) -> str:
     return f"'{where}{loc}': {first['msg'].lower()}, got {shown(first.get('input'))}"
 
 
-ANALYTIC_PARTS = {"note": str, "params": dict[str, float | str | None]}
+@with_config(ConfigDict(extra="allow"))
+class _AnalyticParams(TypedDict, total=False):
+    """The ``params`` of a summary's ``analytic`` block, as the report reads them (other keys
+    pass)."""
+
+    cheap: str
+    top: str
+    p: float | None
+    eps: float | None
+    delta: float | None
+    c0_usd: float | None
+    dc_usd: float | None
+    dC_star_usd: float | None
+
+
+ANALYTIC_PARTS = {"note": str, "params": _AnalyticParams}
 """The keys of a summary's ``analytic`` block the report reads as they are, and their types."""
 
 FRONTIER = list[tuple[float | None, float | None]]
@@ -631,8 +656,6 @@ kink, at_floor)."""
 def _analytic_from(data: Any) -> dict[str, Any]:
     """The ``analytic`` block, each part validated (:data:`ANALYTIC_PARTS`, else
     :data:`FRONTIER` or :data:`FIGURES`); ``{}`` when absent."""
-    from pydantic import ValidationError
-
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -640,10 +663,7 @@ def _analytic_from(data: Any) -> dict[str, Any]:
     out = {}
     for key, value in data.items():
         hint = ANALYTIC_PARTS.get(key, FRONTIER if isinstance(value, list) else FIGURES)
-        try:
-            out[key] = _type_adapter(hint).validate_python(value)
-        except ValidationError as err:
-            raise ValueError(_first_error(err, f"analytic.{key}")) from None
+        out[key] = _validated(_type_adapter(hint), value, f"analytic.{key}")
     return out
 
 
@@ -657,14 +677,16 @@ def _run_from(data: dict) -> RunResult:
     order = data.get("tier_order") or list(tiers)
     if sorted(order) != sorted(tiers):
         raise ValueError("'tier_order' must name every tier of 'tiers' once")
-    tier_list = tuple(_build(TierResult, {**tiers[name], "name": name}) for name in order)
+    tier_list = tuple(_build(TierResult, _tier_data(tiers[name], name), at=f"tiers.{name}")
+                      for name in order)
     router_data = data["router"]
     router = _build(RouterResult, router_data, accuracy_ci95=_structured(
-        router_data.get("accuracy_ci95") or (None, None), RouterResult, "accuracy_ci95"))
+        router_data.get("accuracy_ci95") or (None, None), RouterResult, "accuracy_ci95",
+        "router.accuracy_ci95"))
     savings = None
     if data.get("savings") is not None:
         s = data["savings"]
-        uniform = tuple(_build(UniformBaseline, {**u, "tier": name})
+        uniform = tuple(_build(UniformBaseline, {**u, "tier": name}, at=f"savings.uniform.{name}")
                         for name, u in (s.get("uniform") or {}).items())
         savings = _build(SavingsResult, s, uniform=uniform)
     sources = _build(Sources, data["sources"])
@@ -679,6 +701,13 @@ def _run_from(data: dict) -> RunResult:
                   sessions=_sessions_from(data.get("sessions")),
                   response_cache=None if data.get("response_cache") is None
                   else _build(ResponseCacheResult, data["response_cache"]))
+
+
+def _tier_data(data: Any, name: str) -> dict:
+    """A tier's JSON object with its name added."""
+    if not isinstance(data, dict):
+        raise TypeError(f"'tiers.{name}' must be a JSON object, got {shown(data)}")
+    return {**data, "name": name}
 
 
 def _checked_from(data: Any) -> dict[str, Any] | None:
@@ -701,7 +730,7 @@ def _sessions_from(data: dict | None) -> SessionResult | None:
     """SessionResult from its JSON form (None when the run had no sessions)."""
     if data is None:
         return None
-    kinds = tuple(_build(StepTypeResult, {**v, "step_type": k})
+    kinds = tuple(_build(StepTypeResult, {**v, "step_type": k}, at=f"sessions.step_types.{k}")
                   for k, v in (data.get("step_types") or {}).items())
     return _build(SessionResult, data, step_types=kinds)
 

@@ -327,6 +327,7 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     largest saving routing can have over a static split under that model.
     """
     from tiersim.analytic import (
+        TOLERANCE,
         TwoType,
         estimate,
         max_saving,
@@ -353,7 +354,7 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     if dc <= 0:
         return {"note": f"{pair[1].name} is not dearer than {pair[0].name}: no trade to model"}
     loss = mean_loss(est["p"], est["eps"], est["delta"])
-    if est["delta"] < 0 or loss < 0:
+    if est["delta"] < 0 or loss < -TOLERANCE:
         return {"note": f"{pair[0].name} is more accurate than {pair[1].name} (two-type delta "
                         f"{est['delta']:.3g}, mean loss {loss:.3g}): the closed form assumes "
                         "the top tier is the more accurate; not modelled"}

@@ -21,34 +21,49 @@ if TYPE_CHECKING:
 
 
 
-CHOOSE_FORM = ("write PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda_=0.1,0.2 "
+CHOOSE_FORM = ("write PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda=0.1,0.2 "
                "or router.thresholds=[0.2,0.5],[0.3,0.6])")
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def _parse_choose(items: list[str] | None) -> dict[str, list]:
     """``PATH=v1,v2`` options -> {path: [values]}. The values are read as one YAML flow list
     (``[v1,v2]``) within a scenario's limits, so a value may itself be a list or a quoted string
-    holding a comma; one line for a malformed option or a path given twice."""
-    from tiersim.scenario import read_yaml_value
-
+    holding a comma; one line for a malformed option or a setting given twice (``floor`` and
+    ``router.floor`` are one setting)."""
     chosen: dict[str, list] = {}
     for item in items or []:
         path, sep, values = item.partition("=")
         path = path.strip()
-        if not sep or not values.strip() or not _DOTTED.fullmatch(path):
+        if not sep or not values.strip():
             raise TiersimError(f"--choose {item!r}: {CHOOSE_FORM}")
-        if path in chosen:
+        if not all(part.strip() for part in path.split(".")):
+            raise TiersimError(f"--choose {item!r}: {path!r} has an empty part between dots; "
+                               "name a router setting, e.g. router.floor")
+        setting = path.removeprefix("router.")
+        if setting in {p.removeprefix("router.") for p in chosen}:
             raise TiersimError(f"--choose {path}: given twice; give all its values in one "
                                f"--choose {path}=VALUE1,VALUE2")
-        try:
-            parsed = read_yaml_value(f"[{values}]", f"--choose {path}")
-        except TiersimError as err:
-            raise TiersimError(f"{err}; {CHOOSE_FORM}") from None
-        if not isinstance(parsed, list) or not parsed:
-            raise TiersimError(f"--choose {item!r}: {CHOOSE_FORM}")
-        chosen[path] = parsed
+        chosen[path] = _choose_values(path, values)
     return chosen
+
+
+def _choose_values(path: str, values: str) -> list:
+    """The values of one ``--choose``, read as the YAML flow list ``[values]``."""
+    from tiersim.scenario import read_yaml_value
+
+    try:
+        parsed = read_yaml_value(f"[{values}]", f"--choose {path}")
+    except TiersimError as err:
+        if "invalid YAML" in str(err):
+            raise TiersimError(f"--choose {path}: cannot read {values!r} as YAML values; quote "
+                               "a text value that holds brackets, braces, commas or a colon "
+                               f"('a[1]'); {CHOOSE_FORM}") from None
+        reason = re.sub(r"^.*?: line \d+: \[(\d+)\]", lambda m: f"value {int(m[1]) + 1}",
+                        str(err))
+        raise TiersimError(f"--choose {path}: {reason}; {CHOOSE_FORM}") from None
+    if not isinstance(parsed, list) or not parsed:
+        raise TiersimError(f"--choose {path}={values}: {CHOOSE_FORM}")
+    return parsed
 
 
 def plan(

@@ -20,6 +20,7 @@ design routes every request as a run of that scenario would), with two savings:
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -44,6 +45,12 @@ class Design:
     tiers: tuple[str, ...]
     gpus_per_replica: tuple[int, ...]
     router: tuple[tuple[str, Any], ...] = ()
+
+    def __hash__(self) -> int:
+        """Hash by value, a router setting that is a list or a map included (``--choose
+        router.thresholds=[0.2,0.5]``), as designs key the planner's caches."""
+        return hash((self.tiers, self.gpus_per_replica,
+                     json.dumps(self.router, sort_keys=True, default=repr)))
 
     @property
     def label(self) -> str:

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from tiersim.analytic import upper_hull
 from tiersim.report.load import ReportData
 from tiersim.report.timeseries import bucketed
 from tiersim.results import RunResult
@@ -264,7 +265,8 @@ def _summary_series(run: RunResult | None) -> dict[str, tuple[list, list, str, l
             points = points if isinstance(points, list) else []
             pairs = sorted((float(p[0]), float(p[1])) for p in points
                            if isinstance(p, (list, tuple)) and len(p) == 2 and None not in p)
-            if pairs:
+            if pairs:  # drawn as reachable: a vertex that costs more for less accuracy is off
+                pairs = [tuple(p) for p in upper_hull(np.array(pairs))]
                 label = name if key == "frontier" else f"analytic: {name}"
                 found[label] = ([c for c, _ in pairs], [a for _, a in pairs], "lines", None)
     return found

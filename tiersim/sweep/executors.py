@@ -212,7 +212,8 @@ def probe_address(address: str | None) -> None:
     """Refuse at once an ``--address`` where nothing accepts a connection, or where what
     answers does not speak gRPC. Ray's GCS and its client server (``ray://``) are gRPC
     servers, so they answer HTTP/2's preface with a SETTINGS frame; anything else (a web
-    server, a database, a silent listener) would keep ``ray.init`` retrying for minutes."""
+    server, a database, a silent listener) would keep ``ray.init`` retrying for minutes. With
+    ``RAY_USE_TLS`` on, only the connection is checked."""
     target = _host_port(address)
     if target is None:
         return
@@ -222,6 +223,9 @@ def probe_address(address: str | None) -> None:
         why = error.strerror or str(error) or type(error).__name__
         raise TiersimError(f"--address {address}: nothing answers there ({why}); give "
                            "host:port of a running Ray cluster, or leave it out") from None
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        conn.close()  # a TLS cluster answers only after a handshake; Ray judges it
+        return
     with conn:
         try:
             conn.sendall(HTTP2_PREFACE)
