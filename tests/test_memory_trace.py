@@ -80,7 +80,7 @@ def test_optional_columns_join_across_chunks(tmp_path):
                task_type=["code", "conv", "plan", "code", "code", "zeta", "conv", "a", "b", "c"],
                difficulty=np.linspace(0, 1, n), correct_bf16=np.ones(n),
                feat_len=np.arange(n, dtype=np.float64), note=[f"n{i}" for i in range(n)],
-               prefix_hashes=[list(range(i % 3)) for i in range(n)])
+               prefix_hashes=[list(range(i % 2)) for i in range(n)])
     path = write_parquet(tmp_path / "t.parquet", df)
     table = chunks(path, rows=3)
     assert_same(table, whole(path))

@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import copy_folder, tiny_doc, write_yaml
 from test_hostile_inputs import ROOT, TINY, one_error_line, run_cli
@@ -216,3 +217,124 @@ def test_report_names_a_sweep_axis_column_of_lists(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {folder / 'sweep.parquet'}: axis column 'seed' holds a list (row "
                     "0), where the sweep writes a number or text; rerun the sweep")
+
+
+# ---------------------------------------------------------------------------------------------
+# round 11's second helper: traces, terminal escapes, checkpoints, profiles, reports
+
+
+def test_more_prefix_ids_than_prompt_blocks_are_refused(tmp_path):
+    """3,000 ids on a 1,000-token prompt pushed the prompt's own blocks out of the cache: 0%
+    hits while the unbounded bound said 94.9%."""
+    from tiersim.trace.loader import load_trace
+
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps({"timestamp": 0, "input_length": 1000, "output_length": 5,
+                                "hash_ids": list(range(3))}) + "\n")
+    with pytest.raises(TiersimError) as err:
+        load_trace(path)
+    assert str(err.value) == (f"{path}: row 1, column 'hash_ids': 3 prefix block ids for a "
+                              "1,000-token prompt, which spans 2 block(s) of 512 tokens; give "
+                              "one id per 512 prompt tokens (file line 1)")
+
+
+@pytest.mark.parametrize(("column", "label"), [("arrival_s", "arrival time"),
+                                               ("tool_s", "tool time in seconds")])
+def test_a_time_of_true_or_false_is_refused(tmp_path, column, label):
+    """False and True were read as 0 and 1 seconds."""
+    from tiersim.trace.loader import load_trace
+
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": 10, "output_tokens": 5,
+                       "session_id": [1, 1], "step": [0, 1], "tool_s": [0.0, 2.0]})
+    df[column] = [False, True]
+    path = tmp_path / "t.parquet"
+    df.to_parquet(path)
+    with pytest.raises(TiersimError) as err:
+        load_trace(path)
+    assert str(err.value) == (f"{path}: row 1, column '{column}': {label} is a true/false value "
+                              "(got False); write a number")
+
+
+def test_control_characters_in_an_error_line_are_escaped(tmp_path, capsys):
+    """An unknown key's OSC sequence (retitles the terminal), right-to-left override and NUL
+    reached stderr as they were."""
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY + '"X\\e]0;pwn\\a\\u202e\\0": 1\n')
+    line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
+    assert "X\\x1b]0;pwn\\x07\\u202e\\x00: unknown key" in line
+    assert not any(ord(c) < 32 or c == "\u202e" for c in line)
+
+
+@pytest.mark.parametrize("block", [["a", "b"], [0, 0], [-128, 128], [], True])
+def test_an_fp8_block_size_that_is_no_size_is_refused(tmp_path, block):
+    """Any non-empty weight_block_size counted as block FP8; its values were never read."""
+    from tiersim.hardware.hf_config import checkpoint_formats
+
+    config = tmp_path / "config.json"
+    config.write_text("{}")
+    with pytest.raises(TiersimError, match=r"key 'quantization_config.weight_block_size': must "
+                                           r"be a list of whole numbers from 1 to 1048576"):
+        checkpoint_formats(config, {"quant_method": "fp8", "weight_block_size": block})
+
+
+def test_a_profile_file_beside_the_scenario_is_found_from_any_folder(tmp_path, monkeypatch,
+                                                                     capsys):
+    """Models and traces were found beside the scenario, a profile only from the working
+    folder: `tiersim run scen/s.yaml` failed where `cd scen; tiersim run s.yaml` worked."""
+    scen = tmp_path / "scen"
+    scen.mkdir()
+    shipped = ROOT / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json"
+    (scen / "mine.json").write_bytes(shipped.read_bytes())
+    trace = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
+    (scen / "s.yaml").write_text(TINY.replace("path: azure2023_code.parquet", f"path: {trace}")
+                                 .replace("profile: null", "profile: mine.json"))
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(capsys, "run", "scen/s.yaml", "--out", tmp_path / "o",
+                        "--no-baselines", "--no-report")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["profile"]["name"] == str(Path("scen") / "mine.json")
+
+
+def test_report_says_which_files_of_the_run_are_missing(tmp_path, capsys):
+    """With summary.json removed the page had no headline, cost or latency, and no word why."""
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "run", ROOT / "scenarios" / "tiny.yaml", "--out", out,
+                        "--no-baselines", "--no-report")
+    assert code == 0, err
+    (out / "summary.json").unlink()
+    capsys.readouterr()
+    from tiersim.cli import main
+
+    assert main(["report", str(out)]) == 0
+    note = ("note: summary.json is named in manifest.json but missing here, so the report "
+            "leaves out what it holds; rerun the command that wrote the folder to have the "
+            "whole report")
+    assert capsys.readouterr().err.strip() == note
+    assert note in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize(("axis", "values"), [
+    ("gpu", ["H200", "h200"]), ("model", ["Llama-3.1-8B", "llama-3.1-8b"]),
+    ("tiers.0.precision", ["w4a16", "W4A16"])])
+def test_a_sweep_refuses_one_setting_under_two_spellings(tmp_path, capsys, axis, values):
+    """Names read case-insensitively ran as separate points with identical numbers."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(sweep={axis: values}))
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o",
+                                   "--no-baselines"))
+    assert line == (f"Error: {path}: sweep: '{axis}': values {values[0]!r} and {values[1]!r} "
+                    "are the same setting once read; list it once")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_sweep_refuses_one_trace_file_under_two_paths(tmp_path, capsys):
+    """``t.parquet`` and ``./t.parquet`` are one file."""
+    trace = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
+    (tmp_path / "t.parquet").write_bytes(trace.read_bytes())
+    doc = tiny_doc(sweep={"trace.path": ["t.parquet", "./t.parquet"]})
+    doc["trace"]["path"] = "t.parquet"
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o",
+                                   "--no-baselines"))
+    assert line == (f"Error: {path}: sweep: 'trace.path': values 't.parquet' and './t.parquet' "
+                    "are the same setting once read; list it once")

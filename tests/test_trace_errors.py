@@ -347,8 +347,8 @@ def test_long_json_line_and_all_failed_burstgpt_rows(tmp_path):
     import json
 
     long = tmp_path / "l.jsonl"
-    long.write_text(json.dumps({"timestamp": 0, "input_length": 5, "output_length": 2,
-                                "hash_ids": list(range(300_000))}) + "\n")
+    long.write_text(json.dumps({"timestamp": 0, "input_length": 512 * 300_000,
+                                "output_length": 2, "hash_ids": list(range(300_000))}) + "\n")
     assert len(load_trace(long)) == 1
     failed = tmp_path / "f.csv"
     failed.write_text("Timestamp,Request tokens,Response tokens\n0,100,0\n1,100,0\n")

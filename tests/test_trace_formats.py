@@ -37,8 +37,8 @@ MOONCAKE = """{"timestamp": 27482, "input_length": 6955, "output_length": 52, "h
 """
 CANONICAL = """request_id,arrival_s,input_tokens,output_tokens,session_id,step,task_type,\
 difficulty,correct_bf16,feat_len,prefix_hashes
-7,0.0,10,5,1,0,code,0.25,1,3.5,"[1, 2]"
-8,0.5,20,6,1,1,conv,0.75,0,4.0,"[1, 3]"
+7,0.0,1000,5,1,0,code,0.25,1,3.5,"[1, 2]"
+8,0.5,1100,6,1,1,conv,0.75,0,4.0,"[1, 3]"
 9,2.0,30,7,2,0,code,1.0,1,5.5,[]
 """
 

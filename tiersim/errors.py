@@ -16,6 +16,14 @@ def unprintable(text: str) -> str | None:
     return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
 
 
+def escaped(text: str) -> str:
+    """``text`` with every control or format character written as its escape (``\\x1b``,
+    ``\\u202e``): a message quoting a hostile name cannot retitle or recolour the terminal,
+    or reorder what a reader sees."""
+    return "".join(c.encode("unicode_escape").decode("ascii")
+                   if unicodedata.category(c) in ("Cc", "Cf") else c for c in str(text))
+
+
 def shown(value, width: int = 40) -> str:
     """``repr(value)`` cut to ``width`` characters for an error line (a 400-digit number reads
     as its first digits; one too long for ``repr`` as "a huge int")."""

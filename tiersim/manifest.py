@@ -56,6 +56,24 @@ def check_manifest(directory: Path) -> str | None:
     return run_id
 
 
+def missing_files(directory: Path) -> list[str]:
+    """The files ``directory``'s manifest names that are no longer there (sorted; none without
+    a manifest, or with one :func:`check_manifest` refuses)."""
+    try:
+        digests = dict(read_json(Path(directory) / MANIFEST, "a manifest")["files"])
+    except (TiersimError, KeyError, TypeError, ValueError):
+        return []
+    return sorted(name for name in digests if not (Path(directory) / name).is_file())
+
+
+def missing_note(names: list[str]) -> str:
+    """One line saying which of a run's files are gone and what that leaves out."""
+    one = len(names) == 1
+    return (f"note: {', '.join(names)} {'is' if one else 'are'} named in {MANIFEST} but "
+            f"missing here, so the report leaves out what {'it holds' if one else 'they hold'}; "
+            "rerun the command that wrote the folder to have the whole report")
+
+
 def _sha256(path: Path) -> str:
     """SHA-256 of a file's bytes, read 1 MiB at a time (a results file can be gigabytes)."""
     digest = hashlib.sha256()

@@ -41,7 +41,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     tier_specs,
 )
 from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
-from tiersim.scenario import Scenario, resolve_model_ref
+from tiersim.scenario import Scenario, resolve_file_ref, resolve_model_ref
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
 """Columns of requests.parquet, in order."""
@@ -255,7 +255,7 @@ def portable_paths(doc: dict, source: str) -> dict:
         if isinstance(holder.get(key), str):
             holder[key] = _model_path(holder[key], source)
     if isinstance(doc.get("profile"), str):
-        doc["profile"] = _absolute(doc["profile"], None)
+        doc["profile"] = _absolute(resolve_file_ref(doc["profile"], source), None)
     return doc
 
 

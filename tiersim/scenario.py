@@ -347,6 +347,16 @@ class Scenario(_Strict):
         return resolve_model_ref(model, self._source)
 
 
+def resolve_file_ref(name: str, source: str) -> str:
+    """A relative file path ``name`` beside the scenario file ``source`` when a file is there,
+    else as given (read from the working folder, or a bundled name)."""
+    path = Path(name)
+    if path.is_absolute() or not Path(source).is_file() or name.startswith("~"):
+        return name
+    beside = Path(source).parent / path
+    return str(beside) if beside.is_file() else name
+
+
 def resolve_model_ref(model: str, source: str) -> str:
     """A scenario's model text as :func:`tiersim.hardware.get_model` should read it: a catalogue
     name as it is; a relative config path beside the scenario file ``source`` first."""
@@ -679,6 +689,8 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
     _check_limits(scenario, source, root)
     _default_profile_for_gpu(scenario)
+    if scenario.profile is not None:  # a profile file beside the scenario, as models are found
+        scenario.profile = resolve_file_ref(scenario.profile, source)
     problem = check_scenario(scenario, fit)
     if problem is not None:
         loc, message = problem

@@ -19,7 +19,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, escaped
 
 
 class TiersimApp(typer.Typer):
@@ -39,19 +39,19 @@ class TiersimApp(typer.Typer):
         try:
             return super().__call__(*args, **kwargs)
         except TiersimError as err:
-            typer.echo(f"Error: {err}", err=True)
+            typer.echo(f"Error: {escaped(err)}", err=True)
             raise SystemExit(1) from None
         except RuntimeError as err:  # Path.expanduser: "~nosuchuser/..." in any path given
             if "home directory" not in str(err):
                 raise
-            typer.echo(f"Error: {err} (a path starts with ~ and a user that does not exist); "
-                       "write the path in full", err=True)
+            typer.echo(f"Error: {escaped(err)} (a path starts with ~ and a user that does not "
+                       "exist); write the path in full", err=True)
             raise SystemExit(1) from None
         except OSError as err:  # the system refused a file or the terminal: one line too
             stdout = err.filename is None and _stdout_failed(err)
             if stdout:
                 _silence_stdout()
-            typer.echo(f"Error: {os_error_line(err, stdout)}", err=True)
+            typer.echo(f"Error: {escaped(os_error_line(err, stdout))}", err=True)
             raise SystemExit(1) from None
         finally:
             warnings.showwarning = shown
@@ -140,7 +140,7 @@ class _Notes:
                                                                lineno, file, line))
         elif str(message) not in self.shown:
             self.shown.add(str(message))
-            typer.echo(f"note: {message}", err=True)
+            typer.echo(f"note: {escaped(message)}", err=True)
 
 
 class LazyGroup(TyperGroup):

@@ -14,6 +14,7 @@ def report(
     """Write DIR/report.html: one self-contained page (opens offline)."""
     import contextlib
 
+    from tiersim.manifest import missing_files, missing_note
     from tiersim.outputs import locked
     from tiersim.report import write_report
 
@@ -21,6 +22,9 @@ def report(
     guard = locked(directory, "report") if directory.is_dir() else contextlib.nullcontext()
     with guard:
         typer.echo(f"wrote {write_report(directory)}")
+    gone = missing_files(directory)
+    if gone:
+        typer.echo(missing_note(gone), err=True)
 
 
 __all__ = ["report"]

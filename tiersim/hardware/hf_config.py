@@ -49,7 +49,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, shown
 from tiersim.hardware.arch import ModelArch
 from tiersim.jsonio import read_json
 
@@ -426,7 +426,7 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
     if not method and quant.get("quant_algo"):
         method = "modelopt"
     if method == "fp8":
-        fmt = "fp8_block" if quant.get("weight_block_size") else "fp8"
+        fmt = "fp8_block" if _block_size(path, quant.get("weight_block_size")) else "fp8"
         skip = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or ()
         return _uniform(_fmt(fmt), skip, dense_layers, _LINEAR_GROUPS)
     if method == "mxfp4":
@@ -440,6 +440,19 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
         f"{path}: key 'quantization_config.quant_method': {method!r} is not supported; "
         "supported: fp8, mxfp4, compressed-tensors, modelopt (or none: BF16)"
     )
+
+
+def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
+    """``weight_block_size`` of an FP8 checkpoint: absent or null (per-tensor scales), else a
+    list of whole numbers >= 1 (``[128, 128]``); one line for anything else."""
+    if value is None:
+        return None
+    if not (isinstance(value, list) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 20 for v in value)):
+        raise TiersimError(f"{path}: key 'quantization_config.weight_block_size': must be a "
+                           f"list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got "
+                           f"{shown(value)}")
+    return tuple(value)
 
 
 def checkpoint_kv_cache(path: Path, quant: Any) -> str:

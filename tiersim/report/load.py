@@ -20,7 +20,7 @@ import pandas as pd
 
 from tiersim.errors import TiersimError
 from tiersim.jsonio import read_json
-from tiersim.manifest import check_manifest
+from tiersim.manifest import check_manifest, missing_files
 from tiersim.results import PlanResult, RunResult
 from tiersim.scenario import read_yaml
 
@@ -41,6 +41,7 @@ class ReportData:
     scenario: dict[str, Any] | None = None
     run_id: str | None = None
     shown_as: Path | None = None
+    missing: list[str] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -283,4 +284,5 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
         check_numeric(frame, directory / name)
     return ReportData(directory, run, requests, timeseries, sweep, axes,
                       _plan(directory / "plan.json"), _scenario(directory), run_id,
-                      Path(shown_as) if shown_as is not None else None)
+                      Path(shown_as) if shown_as is not None else None,
+                      missing_files(directory) if run_id else [])

@@ -21,6 +21,7 @@ import yaml
 import tiersim
 from tiersim import fidelity
 from tiersim.errors import TiersimError
+from tiersim.manifest import missing_note
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
 from tiersim.report.load import ReportData, load_dir
@@ -29,6 +30,7 @@ from tiersim.results import PlanResult, RunResult
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
 max-width:1200px;color:#222;padding:0 1em}
+.warn{color:#a33;font-weight:600}
 h1{margin-bottom:0}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:14px}
 td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}
@@ -316,6 +318,8 @@ def render(data: ReportData) -> str:
     """The whole page as a string."""
     name = (data.scenario or {}).get("name") or (data.run.scenario if data.run else "")
     parts = [provenance(data)]
+    if data.missing:
+        parts.insert(0, f"<p class='warn'>{html.escape(missing_note(data.missing))}</p>")
     if data.run is not None:
         parts.append(run_headline(data.run))
     if data.sweep is not None:

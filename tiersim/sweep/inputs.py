@@ -89,7 +89,7 @@ def _fields(doc: dict[str, Any], source: str) -> list[tuple[str, Path]]:
         if isinstance(spec, dict):
             found += _model(f"tiers[{i}].speculative.draft_model", spec.get("draft_model"),
                             source)
-    profile = _profile(doc)
+    profile = _profile(doc, source)
     if profile is not None:
         found.append(("profile", profile))
     return found
@@ -117,10 +117,13 @@ def _model(field: str, name: Any, source: str) -> list[tuple[str, Path]]:
         return []
 
 
-def _profile(doc: dict[str, Any]) -> Path | None:
-    """The profile file a run of ``doc`` reads (as :func:`tiersim.perf.resolve_profile`: a
-    path, then a bundled name; the GPU's shipped one when the scenario names none)."""
+def _profile(doc: dict[str, Any], source: str) -> Path | None:
+    """The profile file a run of ``doc`` (read from ``source``) reads (as the scenario loader
+    and :func:`tiersim.perf.resolve_profile` find it: beside the scenario, then from the
+    working folder, then a bundled name; the GPU's shipped one when the scenario names
+    none)."""
     from tiersim.perf import default_profile_name
+    from tiersim.scenario import resolve_file_ref
 
     try:
         if "profile" not in doc:
@@ -129,7 +132,7 @@ def _profile(doc: dict[str, Any]) -> Path | None:
         name = doc["profile"]
         if not isinstance(name, str) or not name:
             return None
-        path = expand_user(name)
+        path = expand_user(resolve_file_ref(name, source))
         return path if path.is_file() else find_bundled("profiles", name)
     except (TiersimError, OSError, ValueError):
         return None

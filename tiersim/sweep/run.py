@@ -163,7 +163,7 @@ def _read(plan: SweepPlan, validator: Validator, values: dict[str, Any],
     if key not in reads:
         try:
             reads[key] = _setting(validator(ax.apply(plan.base, values, plan.source),
-                                            plan.source))
+                                            plan.source), plan.source)
         except TiersimError as error:
             reads[key] = error
     if isinstance(reads[key], TiersimError):
@@ -207,14 +207,33 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
             seen[key] = value
 
 
-def _setting(scenario: object) -> str | None:
+def _setting(scenario: object, source: str) -> str | None:
     """A digest of a read scenario's canonical JSON without its sweep map (``None``: not a
-    model)."""
+    model): names read case-insensitively (the GPU, precisions, catalogue models) in one
+    case, and file paths as the run finds them (``t0.csv`` and ``./t0.csv`` are one file)."""
     dump = getattr(scenario, "model_dump", None)
     if dump is None:
         return None
-    text = json.dumps(dump(mode="json", exclude={"sweep"}), sort_keys=True, default=str)
+    doc = _canonical(dump(mode="json", exclude={"sweep"}), source)
+    text = json.dumps(doc, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _canonical(doc: dict[str, Any], source: str) -> dict[str, Any]:
+    """``doc`` with what reads the same written the same (:func:`_setting`)."""
+    from tiersim.hardware.models import catalogue_key, is_catalogue_name
+    from tiersim.runner import portable_paths
+
+    doc = portable_paths(doc, source)
+    if isinstance(doc.get("gpu"), str):
+        doc["gpu"] = doc["gpu"].strip().lower().replace(" ", "_").removesuffix("_sxm")
+    for holder in [doc, *(t for t in doc.get("tiers") or [] if isinstance(t, dict))]:
+        if isinstance(holder.get("precision"), str):
+            holder["precision"] = holder["precision"].strip().lower()
+        model = holder.get("model")
+        if isinstance(model, str) and is_catalogue_name(model):
+            holder["model"] = catalogue_key(model)
+    return doc
 
 
 def _value_key(value: Any) -> tuple[str, str]:

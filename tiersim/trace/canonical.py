@@ -77,13 +77,13 @@ def _optional(s: pd.Series, name: str, src: Source):
         return _prefix_hashes(s, src)
     if name == "difficulty" or name.startswith(("correct_", "p_correct_")):
         within = "between 0 and 1"
-        return checks.numbers(src, s, name, name, low=(0, within),
-                              high=(1, within)).astype(np.float32)
+        return checks.numbers(src, s, name, name, low=(0, within), high=(1, within),
+                              flags=name.startswith("correct_")).astype(np.float32)
     if name.startswith("feat_"):
         bound = (f"between -{MAX_FEATURE:g} and {MAX_FEATURE:g} (the classifier's solver "
                  "stalls on larger ones); rescale the column")
         values = checks.numbers(src, s, name, "feature value", low=(-MAX_FEATURE, bound),
-                                high=(MAX_FEATURE, bound))
+                                high=(MAX_FEATURE, bound), flags=True)
         return s.to_numpy() if pd.api.types.is_numeric_dtype(s.dtype) else values
     if name == "prompt":
         return _prompt(s, src)
@@ -137,6 +137,24 @@ HASH_LOW, HASH_HIGH = -(2**63), 2**63
 """Block hash ids are int64: at least -2^63 and below 2^63 (Mooncake's are >= 0)."""
 EXACT_FLOAT = 2**53
 """Whole numbers a float64 holds exactly; a JSON reader gives floats for ids beyond int64."""
+
+
+HASH_BLOCK_TOKENS = 512
+"""Prompt tokens per prefix hash id (Mooncake's block; the engine's ``hash_block_tokens``)."""
+
+
+def check_hash_counts(src: Source, hashes: np.ndarray, input_tokens: np.ndarray,
+                      column: str) -> None:
+    """A prompt of ``n`` tokens spans ``ceil(n / 512)`` blocks, so it has at most that many
+    hash ids; more would push its own first blocks out of the cache (and still count as hits
+    in the cache's unbounded bound). One line naming the first row with too many."""
+    counts = np.fromiter((len(h) for h in hashes), dtype=np.int64, count=len(hashes))
+    blocks = -(-np.asarray(input_tokens, dtype=np.int64) // HASH_BLOCK_TOKENS)
+    i = checks.first_true(counts > blocks)
+    if i is not None:
+        raise src.error(f"{counts[i]:,} prefix block ids for a {int(input_tokens[i]):,}-token "
+                        f"prompt, which spans {blocks[i]:,} block(s) of {HASH_BLOCK_TOKENS} "
+                        f"tokens; give one id per {HASH_BLOCK_TOKENS} prompt tokens", i, column)
 
 
 def hash_column(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> np.ndarray:

@@ -24,13 +24,19 @@ def first_true(mask: np.ndarray) -> int | None:
 
 
 def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool = False,
-            low: tuple[float, str] | None = None,
-            high: tuple[float, str] | None = None) -> np.ndarray:
+            low: tuple[float, str] | None = None, high: tuple[float, str] | None = None,
+            flags: bool = False) -> np.ndarray:
     """Check a numeric column and return it as float64.
 
     Bad values: missing, not a number, infinite, not whole (when ``integer``), below ``low`` or
-    above ``high``. Each bound is ``(value, words)``, the words for the message: ``(1, "> 0")``.
+    above ``high``, and true/false unless ``flags`` (a label may be a flag; a time is not).
+    Each bound is ``(value, words)``, the words for the message: ``(1, "> 0")``.
     """
+    if not flags:
+        i = first_true(true_false(s))
+        if i is not None:
+            raise src.error(f"{label} is a true/false value (got {s.iloc[i]}); write a "
+                            f"{'whole ' if integer else ''}number", i, column)
     if pd.api.types.is_bool_dtype(s.dtype):
         s = s.astype("int64")
     _not_temporal(src, s, column, label)
@@ -176,11 +182,7 @@ def show_number(value: float) -> str:
 
 def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) -> np.ndarray:
     """Check a token-count column (whole numbers > 0, or >= 0) and return it as int64; a
-    true/false cell is no count (``numbers`` would read it as 1 or 0)."""
-    i = first_true(true_false(s))
-    if i is not None:
-        raise src.error(f"token count is a true/false value (got {s.iloc[i]}); write a whole "
-                        "number", i, column)
+    true/false cell is no count."""
     low = (0, ">= 0") if allow_zero else (1, "> 0")
     values = numbers(src, s, column, "token count", integer=True, low=low,
                      high=(INT32_MAX, f"at most {INT32_MAX}"))

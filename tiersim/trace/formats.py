@@ -87,6 +87,7 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
     if "hash_ids" in raw.columns:
         extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids",
                                                          low=0)
+        canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "hash_ids")
     return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), []
 
 
@@ -102,6 +103,8 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     else:
         ids = np.arange(len(raw))
     extra = canonical.optional_columns(raw, src)
+    if "prefix_hashes" in extra:
+        canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
     return canonical.build(ids, arrival, inp, out, extra), []
 
 

@@ -37,11 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiersim.errors import ScenarioError, TraceError
 from tiersim.trace import checks
-from tiersim.trace.canonical import MAX_TOOL_S
+from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
 from tiersim.trace.loader import TraceOrigin
 
-HASH_BLOCK_TOKENS = 512
-"""Tokens per prefix hash block (Mooncake's, and the engine's default)."""
 MAX_PREFIX_HASHES = 50_000_000
 """Most prefix-block hashes the session prompts of one run may hold in all (400 MB of int64:
 about 25 billion prompt tokens counted with their context). Beyond it a run is refused before
