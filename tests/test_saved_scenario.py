@@ -8,9 +8,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tiersim.cli import main
+from tiersim.errors import TiersimError
 
 TRACE = Path(__file__).resolve().parents[1] / "tiersim" / "traces" / "azure2023_code.parquet"
 
@@ -144,11 +146,14 @@ def test_portable_sweep_rewrites_file_values_whatever_the_axis(tmp_path):
     assert plan.base["sweep"]["trace"][0]["path"] == "sub/t.parquet"  # the plan is not changed
 
 
-def test_values_that_would_name_one_file_twice_are_kept_as_written(tmp_path):
-    from tiersim.sweep.portable import portable_sweep
-
-    plan = _sweep_plan(tmp_path, "sweep:\n  trace.path: [sub/t.parquet, ./sub/t.parquet]\n")
-    assert portable_sweep(plan)["trace.path"] == ["sub/t.parquet", "./sub/t.parquet"]
+def test_values_that_name_one_file_twice_are_refused(tmp_path):
+    """Two spellings of one file ran as two points with the same numbers; the sweep now
+    refuses them before any point runs (the copy could not name both anyway)."""
+    with pytest.raises(TiersimError) as err:
+        _sweep_plan(tmp_path, "sweep:\n  trace.path: [sub/t.parquet, ./sub/t.parquet]\n")
+    assert str(err.value).endswith("sweep: 'trace.path': values 'sub/t.parquet' and "
+                                   "'./sub/t.parquet' are the same setting once read; list it "
+                                   "once")
 
 
 def test_dot_dot_after_a_link_keeps_leading_where_the_link_points(tmp_path, monkeypatch):
