@@ -338,3 +338,59 @@ def test_a_sweep_refuses_one_trace_file_under_two_paths(tmp_path, capsys):
                                    "--no-baselines"))
     assert line == (f"Error: {path}: sweep: 'trace.path': values 't.parquet' and './t.parquet' "
                     "are the same setting once read; list it once")
+
+
+# ---------------------------------------------------------------------------------------------
+# round 12's helper
+
+
+def test_a_plan_whose_cheapest_fleet_is_free_reports_no_saving_share(tmp_path, capsys):
+    """A $0 baseline divided the saving by zero: a ZeroDivisionError traceback."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    path.write_text(path.read_text().replace("cost_per_gpu_hour: 3.5", "cost_per_gpu_hour: 0"))
+    code, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report",
+                        "--max-replicas", "2")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    assert plan["plan"]["savings"]["vs_uniform_frac"] is None
+
+
+def test_an_slo_flag_beyond_the_scenario_bound_names_the_flag(tmp_path, capsys):
+    """2e6 s passed the flag check and was then blamed on the scenario file's slo block."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    line = one_error_line(*run_cli(capsys, "plan", path, "--slo-ttft-p99", "2e6", "--out",
+                                   tmp_path / "p"))
+    assert line == "Error: --slo-ttft-p99: must be at most 1e+06 seconds (got 2e+06)"
+
+
+def test_a_plan_keeps_the_response_cache_and_says_it_sizes_for_every_request(tmp_path, capsys):
+    """The planned scenario dropped router.response_cache without a word: its run served the
+    574 requests the cache answers in the scenario's own run."""
+    path = tmp_path / "rc.yaml"
+    path.write_text(
+        "name: rc\nmodel: Qwen3-Coder-30B-A3B\ngpu: H200\nprofile: null\n"
+        "trace: {path: azure2023_conv.parquet, window: [0, 300]}\n"
+        "tiers:\n  - {name: bf16, precision: bf16, replicas: 2, cost_per_gpu_hour: 3.5}\n"
+        "router:\n  policy: uniform\n  response_cache: {mode: top_n, size: 50, popularity: "
+        "{distinct: 100000, exponent: 1.0}}\ncost_model: attributed\n")
+    code, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report")
+    assert code == 0, err
+    assert err.strip() == (f"note: {path}: the planner sizes the fleet for every request; "
+                           "router.response_cache answers some of them before the fleet, so "
+                           "the plan keeps the cache and has that much headroom (the planned "
+                           "run shows the cache's effect)")
+    summary = json.loads((tmp_path / "p" / "summary.json").read_text())
+    assert summary["response_cache"]["hits"] == 574
+
+
+def test_generated_tool_times_stay_within_a_traces_limit():
+    """A median of 1e5 s with sigma 5 drew tool times of 1e9 s and more (a trace is refused
+    beyond 1e6 s): a 3.7e9 s run priced at 3.6 million USD, with no note."""
+    import numpy as np
+
+    from tiersim.trace.canonical import MAX_TOOL_S
+    from tiersim.workload.sessions import SessionGenerator, generate
+
+    cfg = SessionGenerator(tasks=5, tool_s_median=1e5, tool_s_sigma=5)
+    df = generate(cfg, np.random.default_rng(0), "s.yaml")
+    assert df["tool_s"].max() == MAX_TOOL_S

@@ -184,6 +184,15 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                            f"limits.max_replicas ({scenario.limits.max_replicas}); lower it, or "
                            "raise limits: {max_replicas: N} in the scenario")
     _check_choose(scenario, choose, floor if floor is not None else scenario.accuracy_floor)
+    if scenario.router.response_cache is not None:
+        import warnings
+
+        from tiersim.errors import Note
+
+        warnings.warn(Note(f"{scenario_path}: the planner sizes the fleet for every request; "
+                           "router.response_cache answers some of them before the fleet, so "
+                           "the plan keeps the cache and has that much headroom (the planned "
+                           "run shows the cache's effect)"), stacklevel=1)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
@@ -200,9 +209,15 @@ def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -
     one line naming the option (NaN and inf pass a bare range check)."""
     import math
 
-    for flag, value in (("--slo-ttft-p99", ttft), ("--slo-tpot-p99", tpot)):
+    from tiersim.scenario import SloConfig
+
+    for flag, value, field in (("--slo-ttft-p99", ttft, "ttft_p99_s"),
+                               ("--slo-tpot-p99", tpot, "tpot_p99_s")):
+        high = next(m.le for m in SloConfig.model_fields[field].metadata if hasattr(m, "le"))
         if value is not None and not (math.isfinite(value) and value > 0):
             raise TiersimError(f"{flag}: must be a finite number > 0 (got {value})")
+        if value is not None and value > high:  # the scenario's own bound, named as the flag
+            raise TiersimError(f"{flag}: must be at most {high:g} seconds (got {value:g})")
     if floor is not None and not 0 <= floor <= 1:
         raise TiersimError(f"--accuracy-floor: must be a number from 0 to 1 (got {floor})")
 
@@ -335,12 +350,13 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
             _resplit(tier)
             tiers.append(tier)
     doc["tiers"] = tiers
+    kept = {k: v for k, v in doc.get("router", {}).items() if k == "response_cache"}
     if len(tiers) == 1:
-        doc["router"] = {"policy": "uniform"}
+        doc["router"] = {"policy": "uniform", **kept}
     elif plan["router"]:
         router = {k: v for k, v in doc.get("router", {}).items()
                   if k in ("classifier", "confusion")}
-        doc["router"] = {**router, **plan["router"]}
+        doc["router"] = {**router, **kept, **plan["router"]}
     if floor is not None:
         doc["accuracy_floor"] = floor
     return portable_paths(doc, scenario.source)

@@ -433,10 +433,13 @@ class Planner:
     def _runner_up(self, r: DesignResult, best: DesignResult | None) -> dict[str, Any]:
         """A design beside the plan: what it missed, or how much dearer it is."""
         out = r.as_dict(self.c)
-        if r.feasible and best is not None and r is not best:
+        if r.feasible and best is not None and r is not best and best.outcome.cost_usd:
             out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
             out["missed"] = (f"meets every constraint; {100 * out['dearer_by_frac']:.1f}% "
                              "dearer than the plan")
+        elif r.feasible and best is not None and r is not best:  # a free plan: no share
+            out["missed"] = (f"meets every constraint; costs {r.outcome.cost_usd:.4g} USD "
+                             "against the plan's 0")
         return out
 
 
@@ -458,7 +461,8 @@ def compare(routed: DesignResult, uniform: list[DesignResult],
         "baseline_uniform_tier": base.design.tiers[0] if base else None,
         "baseline_uniform_cost_usd": base.outcome.cost_usd if base else None,
         "vs_uniform_usd": base.outcome.cost_usd - cost if base else None,
-        "vs_uniform_frac": 1 - cost / base.outcome.cost_usd if base else None,
+        "vs_uniform_frac": 1 - cost / base.outcome.cost_usd
+        if base and base.outcome.cost_usd else None,  # a free baseline has no share to save
         "static_split_cost_usd": split,
         "vs_static_split_usd": None if split is None else split - cost,
         "vs_static_split_frac": None if not split else 1 - cost / split,

@@ -82,7 +82,7 @@ class SessionGenerator(_Strict):
     - Tokens: per step type, new input and output tokens are log-normal with medians ``tokens``
       and log-space standard deviation ``token_sigma`` (at least 1 token each).
     - Tool time before every step but the first: log-normal, median ``tool_s_median`` seconds,
-      log-space standard deviation ``tool_s_sigma``.
+      log-space standard deviation ``tool_s_sigma``, at most 1e6 s (a trace's limit too).
     - A task stops early (its last kept step ends it) once a prompt would exceed
       ``max_context_tokens``.
     """
@@ -428,8 +428,8 @@ def _task_rows(cfg: SessionGenerator, rng: np.random.Generator, sid: int, start:
         med = cfg.tokens[kind]
         new = max(1, int(round(med.input * np.exp(cfg.token_sigma * rng.standard_normal()))))
         out = max(1, int(round(med.output * np.exp(cfg.token_sigma * rng.standard_normal()))))
-        tool = 0.0 if step == 0 else float(cfg.tool_s_median
-                                           * np.exp(cfg.tool_s_sigma * rng.standard_normal()))
+        tool = 0.0 if step == 0 else min(MAX_TOOL_S, float(
+            cfg.tool_s_median * np.exp(cfg.tool_s_sigma * rng.standard_normal())))
         if step and context + new > cfg.max_context_tokens:
             break
         context += new + out
