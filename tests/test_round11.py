@@ -394,3 +394,19 @@ def test_generated_tool_times_stay_within_a_traces_limit():
     cfg = SessionGenerator(tasks=5, tool_s_median=1e5, tool_s_sigma=5)
     df = generate(cfg, np.random.default_rng(0), "s.yaml")
     assert df["tool_s"].max() == MAX_TOOL_S
+
+
+def test_disagg_scores_the_split_tier_by_its_own_drops(tmp_path):
+    """Another tier's drops (its max_model_len) scored every split of a tier that meets both
+    SLOs as infinite: "misses an SLO"."""
+    doc = tiny_doc(router={"policy": "static_split", "fractions": [0.5, 0.5]})
+    doc["tiers"][0]["scheduler"] = {"max_model_len": 500}
+    doc["tiers"][1]["replicas"] = 2
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    from tiersim.disagg import compare_splits
+    from tiersim.scenario import load_scenario
+
+    rows = compare_splits(load_scenario(path), "bf16")
+    assert all(r.score < float("inf") for r in rows), [r.score for r in rows]
+    w4a16 = compare_splits(load_scenario(path), "w4a16")
+    assert w4a16[0].score == float("inf")  # the tier that drops is still judged by them

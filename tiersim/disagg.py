@@ -4,7 +4,7 @@ aggregated tier on the same GPUs, and keep the one that best meets the SLOs.
 ``tiersim disagg SCENARIO [--tier NAME]`` prints the table. Each split is a full run of the
 scenario with the tier's ``disaggregation`` block set (or removed: aggregated); the score is the
 worse of the tier's own TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs; a TPOT
-that no request has, one-token outputs, does not count; a run that drops requests scores
+that no request has, one-token outputs, does not count; a tier that drops requests scores
 infinity), lowest first. The p50 columns are the fleet's, so only a one-tier scenario has
 them. A tier of
 more than :data:`MAX_SPLITS` + 1 replicas is tried at :data:`MAX_SPLITS` prefill counts spread
@@ -99,8 +99,9 @@ def _served(run) -> str:
 
 
 def _score(run, own, scenario: Scenario) -> float:
-    """The worse of the tier's p99s over their SLOs; infinity when the run drops requests."""
-    if run.completed < run.requests:
+    """The worse of the tier's p99s over their SLOs; infinity when the tier drops requests
+    (another tier's drops are no split's doing)."""
+    if own.dropped:
         return float("inf")
     ratios = [value / limit for value, limit in ((own.ttft_p99_s, scenario.slo.ttft_p99_s),
                                                  (own.tpot_p99_s, scenario.slo.tpot_p99_s))

@@ -127,6 +127,7 @@ class TierResult:
     offload_recomputes: int | None = None
     prefix_recompute_rate: float | None = None
     model: str | None = None
+    dropped: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""
@@ -134,6 +135,8 @@ class TierResult:
         out.pop("name")
         if out["model"] is None:  # the run's model
             out.pop("model")
+        if not out["dropped"]:  # a tier that dropped nothing
+            out.pop("dropped")
         if out["offload_loads"] is None:  # a tier without offload levels
             for key in OFFLOAD_FIELDS:
                 out.pop(key)

@@ -175,9 +175,11 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
     """Per tier: size, traffic, p99 latencies, utilisation, KV peak, cost in the ledger."""
     final = np.asarray(result.final_tier)
     ttft, tpot = requests["ttft_s"].to_numpy(), requests["tpot_s"].to_numpy()
+    lost = ~requests["completed"].to_numpy(dtype=bool)
     out = []
     for i, tier in enumerate(fleet.tiers):
         stats = _tier_stats(final == i, ttft, tpot)
+        dropped = int((lost & (final == i)).sum())
         cost = ledger.tiers[tier.name]
         blocks = int(result.num_blocks[tier.name])
         out.append(TierResult(
@@ -192,7 +194,7 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             kv_capacity_blocks=blocks, cost_usd=ledger.tier_headline(tier.name),
             attributed_cost_usd=cost.attributed_usd,
             step_time_source=source_label(tier.step_model),
-            accuracy_source=accuracy_source.get(tier.name),
+            accuracy_source=accuracy_source.get(tier.name), dropped=dropped or None,
             **prefix_fields(result, tier.name),
         ))
     return tuple(out)
