@@ -221,19 +221,27 @@ def _setting(scenario: object, source: str) -> str | None:
 
 def _canonical(doc: dict[str, Any], source: str) -> dict[str, Any]:
     """``doc`` with what reads the same written the same (:func:`_setting`)."""
+    from tiersim.hardware import get_gpu, get_precision
     from tiersim.hardware.models import catalogue_key, is_catalogue_name
     from tiersim.runner import portable_paths
 
     doc = portable_paths(doc, source)
-    if isinstance(doc.get("gpu"), str):
-        doc["gpu"] = doc["gpu"].strip().lower().replace(" ", "_").removesuffix("_sxm")
+    doc["gpu"] = _catalogue_name(get_gpu, doc.get("gpu"))
     for holder in [doc, *(t for t in doc.get("tiers") or [] if isinstance(t, dict))]:
-        if isinstance(holder.get("precision"), str):
-            holder["precision"] = holder["precision"].strip().lower()
+        if "precision" in holder:
+            holder["precision"] = _catalogue_name(get_precision, holder["precision"])
         model = holder.get("model")
         if isinstance(model, str) and is_catalogue_name(model):
             holder["model"] = catalogue_key(model)
     return doc
+
+
+def _catalogue_name(lookup, value: Any) -> Any:
+    """The catalogue's own name for ``value`` (``h200`` -> ``H200``), else ``value``."""
+    try:
+        return lookup(value).name
+    except (TiersimError, TypeError, ValueError):
+        return value
 
 
 def _value_key(value: Any) -> tuple[str, str]:
