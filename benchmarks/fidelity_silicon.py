@@ -1343,6 +1343,8 @@ def engine_pairs(res: pd.DataFrame) -> pd.DataFrame:
                     continue
                 wa = ga[ga["clients"].between(lo, hi)]
                 wb = gb[gb["clients"].between(lo, hi)]
+                if wa.empty or wb.empty:  # a side with no known client count (NaN window)
+                    continue
                 out.append({
                     "model": g["model"].iloc[0], "model_path": path, "tp": int(tp), "dp": int(dp),
                     "clients": (int(lo), int(hi)), "engine_a": _engine_name(wa),

@@ -79,6 +79,12 @@ import numpy as np
 from tiersim.errors import ProfileError, TiersimError
 from tiersim.hardware import get_gpu
 from tiersim.hardware.precisions import get_precision
+from tiersim.perf.mla_decode import (
+    bmm_seconds,
+    kernel_floor,
+    projection_shapes,
+    served_decode_grid,
+)
 from tiersim.perf.profile import Profile, ProfileOps, Table, table_name
 
 AIC_PACKAGE = "aiconfigurator-core"
@@ -124,6 +130,9 @@ KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
              "qk_rope_head_dim": 64, "v_head_dim": 128}
 MLA_GEMM_TYPES = {"bf16": "bfloat16", "fp8_block": "fp8_block"}
+#: Engines whose MLA generation module NVIDIA timed outside the engine's compiled graph, read
+#: as the engine serves it: less the unfused elementwise kernels (:mod:`tiersim.perf.mla_decode`).
+SERVED_MLA_DECODE = ("vllm",)
 MOE_DISTRIBUTION = "power_law_1.01"
 #: Context axis (tokens already cached) of the imported prefill-attention tables.
 PREFILL_CONTEXT_AXIS = (1, 512, 2048, 8192, 32768, 131072)
@@ -614,9 +623,48 @@ class Importer:
             names = ("batch", "context")
             note = ("MLA generation module (down-projection, q_b, absorbed BMMs, attention, "
                     "o_proj), DeepSeek-V3 shapes; beyond the measured triangle: linear in batch")
+            if self.engine in SERVED_MLA_DECODE:
+                found, served = self._served_mla_decode(found, heads, kv_dtype, attn_format)
+                note += served
         ax0, ax1, grid = found
         axes = dict(zip(names, (ax0, ax1), strict=True))
         return _table(op, dt, key, axes, grid, source, self.aic, str(kernel), note)
+
+    def _served_mla_decode(self, found, heads: int, kv_dtype: str, attn_format: str):
+        """``found`` (batch, context, module grid) as the engine serves it, and a note
+        (:mod:`tiersim.perf.mla_decode`); the grid unchanged where a part's data is missing."""
+        batch, context, grid = found
+        parts = self._mla_served_parts(batch, heads, kv_dtype, attn_format)
+        if parts is None:
+            return found, ("; the module as timed (no graph-timed table of every served part "
+                           "at this format)")
+        served, removed = served_decode_grid(grid, parts)
+        note = (f"; less the module's unfused excess at its shortest context over its served "
+                f"parts (projection GEMMs, latent BMMs, a decode kernel's floor), up to "
+                f"{removed * 1e6:.1f} us")
+        return (batch, context, served), note
+
+    def _mla_served_parts(self, batch, heads: int, kv_dtype: str, attn_format: str):
+        """Seconds per batch of the MLA block's served parts: its projection GEMMs, the latent
+        BMMs and a decode kernel's floor; ``None`` where the data lacks one of them, or times
+        the projections' format eagerly (block FP8 on vLLM: its small-``m`` rows are the host
+        launch path, so the GEMMs' time inside the module is not known)."""
+        bmm_src = find_sources(self.root, "mla_bmm", self.engine, "mla_bmm_perf.parquet")
+        attn_src = find_sources(self.root, "attention", self.engine,
+                                "generation_attention_perf.parquet")
+        if not bmm_src or not attn_src:
+            return None
+        bmm = bmm_seconds(self._frame(bmm_src[0]), heads, batch)
+        floor = kernel_floor(self._frame(attn_src[0]), heads, KV_DTYPES[kv_dtype], batch)
+        if bmm is None or floor is None:
+            return None
+        total = bmm + floor
+        for n, k in projection_shapes(MLA_SHAPE, heads):
+            table = self.gemm(attn_format, n, k)
+            if table is None or table.extra.get("timing") == "eager":
+                return None
+            total = total + np.asarray(table.lookup(batch), np.float64)
+        return total
 
     def attention(self, op: str, kv_dtype: str, heads: int, kv_heads: int, head_dim: int):
         """The ``attn_prefill`` or ``attn_decode`` table, or ``None`` where the data lacks it."""
