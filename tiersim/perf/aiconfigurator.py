@@ -44,7 +44,9 @@ What is taken, per table of the profile (every choice is written into the table'
   replaces the down-projection, q_b (and kv_b or the absorbed BMMs), attention and o_proj), so
   the step assembly adds no attention GEMMs of its own for MLA models;
   keyed ``heads`` per GPU, ``kv_heads`` 1 and ``head_dim`` = the cached latent width (576),
-  dtype ``"<kv dtype> mla-<projection format>"``; prefill and decode axes as below.
+  dtype ``"<kv dtype> mla-<projection format>"``; prefill and decode axes as below. vLLM's
+  generation module was timed uncompiled: it is read less its unfused excess at the shortest
+  context over the block's served parts (:mod:`tiersim.perf.mla_decode`).
 - ``attn_prefill``: ``context_attention_perf`` (batch 1, fresh prompts, no cached prefix). The
   data has no cached-prefix axis, so a chunk of ``t`` new tokens over ``c`` cached ones is read
   at the fresh-prompt length with the same attention work, ``s = sqrt(t (t + 2c))``; lengths

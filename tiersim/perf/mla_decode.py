@@ -4,7 +4,7 @@ NVIDIA's vLLM collector (aiconfigurator's ``collect_mla_module.py``) times the w
 attention block of one layer, ``DeepseekV2MLAAttention.forward``, replayed from a CUDA graph
 but built outside vLLM's ``torch.compile``: every norm, rotary embedding, split, concatenation
 and copy of the block runs as its own small kernel. At one query head, one sequence and the
-shortest context, where almost nothing is computed, the module takes 70-84 us on an H200; its
+shortest context, where almost nothing is computed, the module takes 67-90 us on an H200; its
 GEMMs, its two latent BMMs and a one-KV-head decode kernel, each timed by NVIDIA on its own,
 add up to about half that. A served engine fuses those elementwise kernels (and tiersim's fitted
 per-layer overhead already charges what small kernels remain in every model), so charging
