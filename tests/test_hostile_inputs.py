@@ -782,10 +782,10 @@ def test_zero_prices_give_no_saving_share_and_no_traceback(tmp_path, capsys):
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0 and "Traceback" not in err
     line = one_error_line(*run_cli(capsys, "analytic", "--scenario", scenario))
-    assert line == (f"Error: {scenario}: tiers: the top tier 'bf16' costs no more per request "
-                    "than the cheap tier 'w4a16' (cost weights: w4a16 0, bf16 0); the closed "
-                    "form prices the top tier's extra: give the tiers different prices, or give "
-                    "--dc")
+    assert line == (f"Error: {scenario}: line 13: tiers: the top tier 'bf16' "
+                    "costs no more per request than the cheap tier 'w4a16' (cost weights: w4a16 "
+                    "0, bf16 0); the closed form prices the top tier's extra: give the tiers "
+                    "different prices, or give --dc")
     line = one_error_line(*run_cli(capsys, "analytic", "--scenario", scenario, "--dc", "0"))
     assert line == ("Error: tiersim analytic: --dc: the top tier must cost more than the cheap "
                     "one (dc = 0); the closed form prices the top tier's extra")

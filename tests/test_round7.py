@@ -323,7 +323,7 @@ def test_plan_names_requests_longer_than_the_context(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "plan", _plan_yaml(tmp_path, CODE_TRACE, 0.78,
                                                       max_model_len=2000),
                            "--out", tmp_path / "p", "--no-report")
-    assert code == 0
+    assert code == 1  # no fleet meets the constraints
     assert "step is too slow" not in out
     for tier in ("w4a16", "bf16"):
         assert (f"{tier}: latency: 90 requests are longer (prompt + output) than their tier's "
@@ -342,7 +342,7 @@ def test_plan_notes_unused_label_columns_once(tmp_path, capsys):
     df.to_parquet(trace)
     path = _plan_yaml(tmp_path, trace, 0.999, tiers=("w4a16", "fp8", "bf16"))
     code, out, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report")
-    assert code == 0 and "no fleet meets the constraints" in out  # no planned run, no 2nd note
+    assert code == 1 and "no fleet meets the constraints" in out  # no planned run, no 2nd note
     assert [line for line in err.splitlines() if line.startswith("note:")] == [
         f"note: {path}: the trace's correct_fp8x columns name none of the fleet's tiers "
         f"(correct_<tier>) and are not used; name the tiers after them to use the labels"]

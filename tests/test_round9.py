@@ -150,9 +150,10 @@ def test_prompts_with_no_shared_word_are_one_line(tmp_path, capsys):
     """All empty: "ValueError: empty vocabulary" from inside scikit-learn."""
     trace = _labelled_trace(tmp_path, prompt=[""] * 400)
     line = one_error_line(*_threshold_run(tmp_path, capsys, trace))
-    assert line == (f"Error: {tmp_path / 's.yaml'}: router.classifier.features: the trace's "
-                    "prompt column has no word in two or more prompts of a training fold (TF-IDF "
-                    "keeps only those); give prompts with text, or drop text from the features")
+    assert line == (f"Error: {tmp_path / 's.yaml'}: line 22: "
+                    "router.classifier.features: the trace's prompt column has no word in two or "
+                    "more prompts of a training fold (TF-IDF keeps only those); give prompts with "
+                    "text, or drop text from the features")
 
 
 def test_a_feature_too_large_to_scale_is_refused(tmp_path, capsys):

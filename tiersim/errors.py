@@ -58,7 +58,7 @@ class ScenarioError(TiersimError):
     """A scenario YAML is invalid: names file and key path."""
 
     def __init__(self, path: str, where: str, message: str):
-        self.path, self.where = str(path), where
+        self.path, self.where, self.message = str(path), where, message
         super().__init__(one_line(f"{path}: {where}: {message}" if where else
                                   f"{path}: {message}"))
 

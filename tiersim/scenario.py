@@ -80,6 +80,16 @@ def _default_profile() -> str | None:
     return default_profile_name()
 
 
+class KeyedError(ValueError):
+    """A cross-field check's error that names the key it is about: ``key`` (a location under
+    the model that raised it) is added to pydantic's location, so the line shown is that
+    key's, not the whole block's."""
+
+    def __init__(self, key: tuple[str, ...], message: str):
+        super().__init__(message)
+        self.key = key
+
+
 class _Strict(BaseModel):
     """Base of every scenario model: unknown keys are errors, and so are NaN and infinities."""
 
@@ -259,8 +269,11 @@ class TierConfig(_Strict):
     @model_validator(mode="after")
     def _dp_divides_gpus(self) -> TierConfig:
         if self.gpus_per_replica % self.data_parallel:
-            raise ValueError(f"data_parallel ({self.data_parallel}) must divide "
-                             f"gpus_per_replica ({self.gpus_per_replica})")
+            raise KeyedError(("data_parallel",),
+                             f"data_parallel ({self.data_parallel}) must divide "
+                             f"gpus_per_replica ({self.gpus_per_replica}); with "
+                             f"{self.gpus_per_replica} GPUs it may be "
+                             f"{_or(_divisors(self.gpus_per_replica))}")
         return self
 
     @property
@@ -315,7 +328,8 @@ class Scenario(_Strict):
     def _prices_for_the_cost_model(self) -> Scenario:
         unpriced = [t.name for t in self.tiers if t.cost_per_request_usd is None]
         if self.cost_model == "fixed_per_request" and unpriced:
-            raise ValueError(f"cost_model fixed_per_request needs cost_per_request_usd on every "
+            raise KeyedError(("cost_model",),
+                             f"cost_model fixed_per_request needs cost_per_request_usd on every "
                              f"tier (missing on {', '.join(unpriced)})")
         return self
 
@@ -752,11 +766,27 @@ def _default_profile_for_gpu(scenario: Scenario) -> None:
 def _most_telling(errors: list[dict], data: Any) -> tuple[dict, Loc]:
     """The one error to show: an unknown key first (it often explains a missing one), else the
     deepest location (inside a union, the member that matches the input's shape)."""
-    located = [(e, _clean_loc(tuple(e["loc"]), data, e["type"])) for e in errors]
+    located = [(e, _clean_loc(tuple(e["loc"]) + _key_of(e), data, e["type"])) for e in errors]
     unknown = [pair for pair in located if pair[0]["type"] == "extra_forbidden"]
     if unknown:
         return unknown[0]
     return max(located, key=lambda pair: len(pair[1]))
+
+
+def _key_of(error: dict) -> Loc:
+    """The key a :class:`KeyedError` names (empty for any other error)."""
+    return tuple(getattr((error.get("ctx") or {}).get("error"), "key", ()))
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n``, ascending."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _or(values: list[int]) -> str:
+    """``1, 2 or 4``."""
+    text = [str(v) for v in values]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " or " + text[-1]
 
 
 def _clean_loc(loc: Loc, data: Any, kind: str) -> Loc:
@@ -787,6 +817,28 @@ def _where(loc: Loc, root: yaml.Node | None) -> str:
     line = line_of(root, loc) if root is not None else None
     path = format_loc(loc)
     return f"line {line}: {path}" if line is not None else path
+
+
+#: A key path as :func:`format_loc` writes it (``tiers[1].accuracy``).
+_KEY_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*")
+
+
+def located(err: ScenarioError) -> ScenarioError:
+    """``err`` with the line of its key path in its scenario file, where it names none (checks
+    run after loading, such as a tier's accuracy prior, know the path but not the line); the
+    error itself where the file cannot be read again or does not hold the path's first key."""
+    where = err.where
+    if not _KEY_PATH.fullmatch(where) or not err.path.endswith((".yaml", ".yml")):
+        return err
+    try:
+        root = _compose(_read_text(Path(err.path), err.path), err.path)
+    except (TiersimError, OSError):
+        return err
+    loc = tuple(int(index) if index else key
+                for key, index in re.findall(r"([A-Za-z_]\w*)|\[(\d+)\]", where))
+    if _child(root, loc[0]) is None:
+        return err
+    return ScenarioError(err.path, _where(loc, root), err.message)
 
 
 def format_loc(loc: Loc) -> str:

@@ -22,6 +22,17 @@ from typer.core import TyperGroup
 from tiersim.errors import TiersimError, escaped
 
 
+def _with_line(err: TiersimError) -> TiersimError:
+    """A scenario error with its key's line in the file (:func:`tiersim.scenario.located`)."""
+    from tiersim.errors import ScenarioError
+
+    if not isinstance(err, ScenarioError):
+        return err
+    from tiersim.scenario import located
+
+    return located(err)
+
+
 class TiersimApp(typer.Typer):
     """A typer app whose entry point turns TiersimError into one stderr line and exit 1."""
 
@@ -39,7 +50,7 @@ class TiersimApp(typer.Typer):
         try:
             return super().__call__(*args, **kwargs)
         except TiersimError as err:
-            typer.echo(f"Error: {escaped(err)}", err=True)
+            typer.echo(f"Error: {escaped(_with_line(err))}", err=True)
             raise SystemExit(1) from None
         except RuntimeError as err:  # Path.expanduser: "~nosuchuser/..." in any path given
             if "home directory" not in str(err):

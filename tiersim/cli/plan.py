@@ -89,7 +89,8 @@ def plan(
     report: Annotated[bool, typer.Option(help="Write report.html too.")] = True,
 ) -> None:
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
-    accuracy floor, with the runner-up designs and the best uniform fleets beside it."""
+    accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
+    status 1 when no fleet meets them (plan.json and the report still say what each missed)."""
     from tiersim.cli.run import scenario_path
 
     result = plan_capacity(scenario_path(scenario), slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
@@ -100,6 +101,8 @@ def plan(
     wrote = ["plan.json"] + (["scenario.yaml"] if result.plan is not None else []) \
         + (["report.html"] if report else [])
     typer.echo("wrote " + ", ".join(str(out / name) for name in wrote))
+    if result.plan is None:  # an answer, written down, but no fleet to act on: status 1
+        raise SystemExit(1)
 
 
 def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
