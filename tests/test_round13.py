@@ -3,43 +3,36 @@ sees, or the behaviour that was wrong."""
 
 from __future__ import annotations
 
+import pytest
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.errors import ScenarioError
 from tiersim.scenario import located
 
+DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
+      "    replicas: 1\n    gpus_per_replica: 4\n    data_parallel: 3\n"
+      "    cost_per_gpu_hour: 3.50\n  - name: bf16")
 
-def test_a_cross_field_check_points_at_its_key_not_the_block(tmp_path, capsys):
-    """data_parallel that does not divide the GPUs pointed at the tier's first line and gave
-    no valid value; now its own line, and the values that divide."""
+
+@pytest.mark.parametrize(("edits", "extra", "expected"), [
+    # data_parallel that does not divide the GPUs pointed at the tier's first line and gave no
+    # valid value; now its own line, and the values that divide
+    ((DP,), "", "line 18: tiers[0].data_parallel: data_parallel (3) must divide "
+                "gpus_per_replica (4); with 4 GPUs it may be 1, 2 or 4"),
+    # it said "line 1: (top level)"
+    ((), "cost_model: fixed_per_request\n",
+     "line 30: cost_model: cost_model fixed_per_request needs cost_per_request_usd on every "
+     "tier (missing on w4a16, bf16)"),
+    # a check made after loading (the tier's accuracy prior) had the key path, no line
+    ((("    precision: w4a16", "    precision: mxfp4"),), "",
+     "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, fp16, "
+     "fp8, int4, int8, nvfp4, w4a16, w8a16; set accuracy explicitly"),
+])
+def test_an_error_names_its_keys_own_line(tmp_path, capsys, edits, extra, expected):
     path = tmp_path / "s.yaml"
-    path.write_text(tiny_with(("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
-                               "    replicas: 1\n    gpus_per_replica: 4\n    data_parallel: 3\n"
-                               "    cost_per_gpu_hour: 3.50\n  - name: bf16")))
+    path.write_text(tiny_with(*edits, extra=extra))
     code, err = run_cli(capsys, "run", path)
-    assert one_error_line(code, err) == (
-        f"Error: {path}: line 18: tiers[0].data_parallel: data_parallel (3) must divide "
-        "gpus_per_replica (4); with 4 GPUs it may be 1, 2 or 4")
-
-
-def test_fixed_per_request_without_prices_points_at_the_cost_model(tmp_path, capsys):
-    """It said 'line 1: (top level)'."""
-    path = tmp_path / "s.yaml"
-    path.write_text(tiny_with(extra="cost_model: fixed_per_request\n"))
-    code, err = run_cli(capsys, "run", path)
-    assert one_error_line(code, err) == (
-        f"Error: {path}: line 30: cost_model: cost_model fixed_per_request needs "
-        "cost_per_request_usd on every tier (missing on w4a16, bf16)")
-
-
-def test_a_precision_with_no_accuracy_prior_names_the_tiers_line(tmp_path, capsys):
-    """A check made after loading (the tier's accuracy prior) had the key path, no line."""
-    path = tmp_path / "s.yaml"
-    path.write_text(tiny_with(("    precision: w4a16", "    precision: mxfp4")))
-    code, err = run_cli(capsys, "run", path)
-    assert one_error_line(code, err) == (
-        f"Error: {path}: line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; "
-        "known: bf16, fp16, fp8, int4, int8, nvfp4, w4a16, w8a16; set accuracy explicitly")
+    assert one_error_line(code, err) == f"Error: {path}: {expected}"
 
 
 def test_located_leaves_an_error_it_cannot_place_as_it_was(tmp_path):
