@@ -46,3 +46,25 @@ def test_located_leaves_an_error_it_cannot_place_as_it_was(tmp_path):
         assert located(err) is err
     assert str(located(ScenarioError(str(path), "tiers[0].name", "m"))) == (
         f"{path}: line 2: tiers[0].name: m")
+
+
+def test_a_dropped_step_ends_its_session():
+    """A step that can never fit its tier was dropped, and the next step was still sent with a
+    prompt holding the output the dropped step never made. Now the task ends there: the steps
+    after it are dropped too, never sent; another task is not touched."""
+    import numpy as np
+
+    from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
+    from tiersim.perf.base import LinearStepModel
+
+    tier = TierSpec("t", 1, 400, LinearStepModel(),
+                    SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=2048))
+    # task A: steps 0 -> 1 (too long for 400 blocks x 16 tokens) -> 2; task B: step 3 -> 4
+    work = Workload(np.array([0.0, 0.0, 0.0, 0.5, 0.0]), np.array([10, 100_000, 10, 10, 10]),
+                    np.array([5, 5, 5, 5, 5]), np.zeros(5, int),
+                    follows=np.array([-1, 0, 1, -1, 3]), think_s=np.zeros(5))
+    res = simulate([tier], work)
+    assert res.dropped.tolist() == [False, True, True, False, False]
+    assert np.isnan(res.first_token_s[2]) and res.arrival_s[2] == res.arrival_s[1]
+    assert res.arrival_s[1] == res.finish_s[0]
+    assert res.arrival_s[4] == res.finish_s[3]

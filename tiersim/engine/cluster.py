@@ -368,7 +368,7 @@ class _Fleet:
         if not rep.submit(req):
             req.state = DROPPED
             self._dropped_v[i] = True
-            self._release_follower(i, arrival)
+            self._end_session(i, arrival)
         elif spec.name in self.prefix:
             self.prefix[spec.name].count_bound(req, self.work.hash_block_tokens)
 
@@ -379,6 +379,16 @@ class _Fleet:
             return None
         hashes = self.work.prefix_hashes[i]
         return hashes.tolist() if isinstance(hashes, np.ndarray) else list(hashes)
+
+    def _end_session(self, i: int, now: float) -> None:
+        """A dropped request ends its session: the steps after it are never sent (each one's
+        prompt holds its predecessors' outputs, and this one made none) and count as dropped,
+        arriving ``now``. Without sessions there is no follower and nothing happens."""
+        j = self._next_v[i]
+        while j >= 0:
+            self.arrival[j] = now
+            self._dropped_v[j] = True
+            j = self._next_v[j]
 
     def _release_follower(self, i: int, now: float) -> None:
         """Closed loop: the client of request ``i`` sends its next request."""
@@ -440,7 +450,7 @@ class _Fleet:
         if not self.decode_balancers[tier].pick(req).submit(req):
             req.state = DROPPED
             self.dropped[req.idx] = True
-            self._release_follower(req.idx, req.arrival)
+            self._end_session(req.idx, req.arrival)
 
     def _make_on_finish(self, tier: int):
         def on_finish(req: Req, rep: Replica) -> None:
