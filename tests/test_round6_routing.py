@@ -44,8 +44,8 @@ def test_an_accuracy_table_out_of_0_1_is_one_line(tmp_path, capsys):
                     "{policy: uniform}")
     code, err = run(capsys, path)
     assert code == 1
-    assert err.strip() == f"Error: {path}: tiers[0].accuracy.easy: an accuracy is in [0, 1] " \
-                          "(got 1.5)"
+    assert err.strip() == f"Error: {path}: line 8: tiers[0].accuracy.easy: an accuracy is in " \
+                          "[0, 1] (got 1.5)"
 
 
 def test_a_trace_difficulty_column_cannot_feed_a_class_table(tmp_path, capsys):
@@ -59,9 +59,9 @@ def test_a_trace_difficulty_column_cannot_feed_a_class_table(tmp_path, capsys):
     code, err = run(capsys, path)
     assert code == 1
     assert err.strip() == (
-        f"Error: {path}: tiers[0].accuracy: a table looks accuracy up by difficulty class, and "
-        "the trace's difficulty column gives a difficulty in [0, 1], not a class; give the tier "
-        "one accuracy (a curve over difficulty) or drop the column")
+        f"Error: {path}: line 8: tiers[0].accuracy: a table looks accuracy up by difficulty "
+        "class, and the trace's difficulty column gives a difficulty in [0, 1], not a class; "
+        "give the tier one accuracy (a curve over difficulty) or drop the column")
 
 
 def test_a_prior_out_of_reach_names_top_accuracy(tmp_path, capsys):
@@ -69,8 +69,8 @@ def test_a_prior_out_of_reach_names_top_accuracy(tmp_path, capsys):
                     workload="{difficulty: {top_accuracy: 1.0e-300}}")
     code, err = run(capsys, path)
     assert code == 1 and err.strip().startswith(
-        f"Error: {path}: workload.difficulty.top_accuracy: the prior accuracy of tier 'w4a16' "
-        "scaled from it (")
+        f"Error: {path}: line 6: workload.difficulty.top_accuracy: the prior accuracy of tier "
+        "'w4a16' scaled from it (")
 
 
 @pytest.mark.parametrize("router", ["{policy: lagrangian, lambda: 0.0}",
@@ -104,7 +104,7 @@ def test_classifier_errors_name_the_scenario_file(tmp_path, capsys):
                     workload="{difficulty: {p_easy: 0.8}, sessions: {source: generate, "
                              "generate: {tasks: 1}}}")
     code, err = run(capsys, path)
-    assert code == 1 and err.startswith(f"Error: {path}: router.classifier")
+    assert code == 1 and err.startswith(f"Error: {path}: line 10: router.classifier")
 
 
 def test_labels_named_after_no_tier_are_noted(tmp_path, capsys):
