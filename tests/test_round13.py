@@ -27,6 +27,12 @@ DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
     ((("    precision: w4a16", "    precision: mxfp4"),), "",
      "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, fp16, "
      "fp8, int4, int8, nvfp4, w4a16, w8a16; set accuracy explicitly"),
+    # a YAML hex number of thousands of digits: Python refused to print it, a traceback
+    ((("seed: 0", "seed: 0x" + "f" * 400),), "",
+     "line 4: seed: a whole number of 1,600 bits is beyond any setting (at most 64 bits)"),
+    ((), "sweep:\n  0x" + "f" * 400 + ": [1, 2]\n",
+     "line 30: sweep: a key: a whole number of 1,600 bits is beyond any setting (at most 64 "
+     "bits)"),
 ])
 def test_an_error_names_its_keys_own_line(tmp_path, capsys, edits, extra, expected):
     path = tmp_path / "s.yaml"

@@ -540,16 +540,32 @@ def _boolean_number(data: Any, model: type[BaseModel], loc: Loc) -> Loc | None:
     return None
 
 
+#: Bits of the largest whole number a scenario may hold (YAML reads 0x... of any length; no
+#: setting needs more, and Python will not print one of over 4,300 digits).
+MAX_INT_BITS = 64
+
+
 def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
-    """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused."""
+    """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused, and so is a
+    whole number (value or key) of more than :data:`MAX_INT_BITS` bits."""
     if isinstance(data, float) and not math.isfinite(data):
         raise ScenarioError(source, _where(loc, root), f"must be a finite number (got {data})")
+    if isinstance(data, int) and data.bit_length() > MAX_INT_BITS:
+        raise ScenarioError(source, _where(loc, root), _huge(data))
     if isinstance(data, dict):
         for key, value in data.items():
+            if isinstance(key, int) and key.bit_length() > MAX_INT_BITS:
+                raise ScenarioError(source, _where(loc, root), f"a key: {_huge(key)}")
             _reject_non_finite(value, source, root, loc + (key,))
     elif isinstance(data, list):
         for i, value in enumerate(data):
             _reject_non_finite(value, source, root, loc + (i,))
+
+
+def _huge(number: int) -> str:
+    """Why a whole number of more than :data:`MAX_INT_BITS` bits is refused (never printed)."""
+    return (f"a whole number of {number.bit_length():,} bits is beyond any setting (at most "
+            f"{MAX_INT_BITS} bits)")
 
 
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:
