@@ -28,11 +28,12 @@ DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
      "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, fp16, "
      "fp8, int4, int8, nvfp4, w4a16, w8a16; set accuracy explicitly"),
     # a YAML hex number of thousands of digits: Python refused to print it, a traceback
-    ((("seed: 0", "seed: 0x" + "f" * 400),), "",
-     "line 4: seed: a whole number of 1,600 bits is beyond any setting (at most 64 bits)"),
-    ((), "sweep:\n  0x" + "f" * 400 + ": [1, 2]\n",
-     "line 30: sweep: a key: a whole number of 1,600 bits is beyond any setting (at most 64 "
-     "bits)"),
+    ((("seed: 0", "seed: 0x" + "f" * 1000),), "",
+     "line 4: seed: a whole number of 4,000 bits is beyond any setting (at most 3,000 bits, "
+     "about 900 digits)"),
+    ((), "sweep:\n  0x" + "f" * 1000 + ": [1, 2]\n",
+     "line 30: sweep: a key: a whole number of 4,000 bits is beyond any setting (at most 3,000 "
+     "bits, about 900 digits)"),
 ])
 def test_an_error_names_its_keys_own_line(tmp_path, capsys, edits, extra, expected):
     path = tmp_path / "s.yaml"
@@ -74,3 +75,81 @@ def test_a_dropped_step_ends_its_session():
     assert np.isnan(res.first_token_s[2]) and res.arrival_s[2] == res.arrival_s[1]
     assert res.arrival_s[1] == res.finish_s[0]
     assert res.arrival_s[4] == res.finish_s[3]
+
+
+BURSTGPT = "Timestamp,Model,Request tokens,Response tokens\n"
+
+
+def test_inspect_json_of_a_near_zero_span_is_valid_json(tmp_path, capsys):
+    """Two requests 1e-320 s apart: the rate overflowed and --json printed Infinity."""
+    import json
+
+    path = tmp_path / "b.csv"
+    path.write_text(BURSTGPT + "0,ChatGPT,100,10\n1e-320,ChatGPT,100,10\n")
+    capsys.readouterr()
+    from tiersim.cli import main
+
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(c))
+    assert stats["rate_rps"] is None and stats["span_s"] == pytest.approx(1e-320)
+
+
+def test_an_overflowing_timestamp_is_the_error_line_alone(tmp_path, capsys):
+    """numpy's overflow warning was printed above the error line."""
+    path = tmp_path / "b.csv"
+    path.write_text(BURSTGPT + "-1e308,ChatGPT,100,10\n1.7e308,ChatGPT,100,20\n")
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    assert one_error_line(code, err).startswith(
+        f"Error: {path}: row 2, column 'Timestamp': arrival inf s is more than 1e+09 s")
+
+
+def test_inspect_checks_session_columns_as_run_does(tmp_path, capsys):
+    """inspect printed statistics of a trace that run refuses (a step given twice)."""
+    import pandas as pd
+
+    path = tmp_path / "s.parquet"
+    pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [10, 10], "output_tokens": [5, 5],
+                  "session_id": [1, 1], "step": [0, 0]}).to_parquet(path)
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    assert one_error_line(code, err) == (
+        f"Error: {path}: row 2, column 'step': session 1 has step 0 twice")
+
+
+def test_a_named_pandas_index_is_read_as_its_column(tmp_path, capsys):
+    """df.set_index('arrival_s').to_parquet(): the arrival times were hidden in the index, so
+    the trace read as lengths only."""
+    import json
+
+    import pandas as pd
+
+    from tiersim.cli import main
+
+    path = tmp_path / "i.parquet"
+    pd.DataFrame({"arrival_s": [0.0, 0.5, 1.0], "input_tokens": [10, 20, 30],
+                  "output_tokens": [5, 5, 5]}).set_index("arrival_s").to_parquet(path)
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["format"] == "canonical" and stats["span_s"] == 1.0 and stats["rows"] == 3
+
+
+def test_report_refuses_a_summary_that_is_a_pipe(tmp_path, capsys):
+    """A FIFO named summary.json (no manifest) hung the report."""
+    import os
+
+    run = tmp_path / "d"
+    run.mkdir()
+    os.mkfifo(run / "summary.json")
+    code, err = run_cli(capsys, "report", run)
+    assert one_error_line(code, err) == (
+        f"Error: {run / 'summary.json'}: not a regular file; rerun `tiersim run`")
+
+
+def test_a_classifier_c_too_small_to_train_is_refused(tmp_path, capsys):
+    """C: 1e-300 never finished training (liblinear), and SIGTERM could not stop it."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("policy: static_split\n  fractions: [0.5, 0.5]",
+                               "policy: lagrangian\n  lambda: 0.1\n  classifier: {C: 1.0e-300}")))
+    code, err = run_cli(capsys, "run", path)
+    assert one_error_line(code, err) == (
+        f"Error: {path}: line 26: router.classifier.C: must be >= 1e-06 (got 1e-300)")

@@ -492,6 +492,8 @@ class RunResult:
     def read(cls, path: str | Path) -> RunResult:
         """Read ``summary.json`` from ``path``."""
         path = Path(path)
+        if path.exists() and not path.is_file():  # a FIFO would hang the read
+            raise TiersimError(f"{path}: not a regular file; rerun `tiersim run`")
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as err:

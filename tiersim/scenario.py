@@ -540,9 +540,9 @@ def _boolean_number(data: Any, model: type[BaseModel], loc: Loc) -> Loc | None:
     return None
 
 
-#: Bits of the largest whole number a scenario may hold (YAML reads 0x... of any length; no
-#: setting needs more, and Python will not print one of over 4,300 digits).
-MAX_INT_BITS = 64
+#: Bits of the largest whole number a scenario may hold (YAML reads 0x... of any length, and
+#: Python will not print one of over 4,300 digits); smaller ones get their key's own bound.
+MAX_INT_BITS = 3000
 
 
 def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
@@ -565,7 +565,7 @@ def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc)
 def _huge(number: int) -> str:
     """Why a whole number of more than :data:`MAX_INT_BITS` bits is refused (never printed)."""
     return (f"a whole number of {number.bit_length():,} bits is beyond any setting (at most "
-            f"{MAX_INT_BITS} bits)")
+            f"{MAX_INT_BITS:,} bits, about 900 digits)")
 
 
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:

@@ -60,7 +60,17 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale)
+    _check_sessions(loaded, str(path))
     return trace_stats(loaded.table), loaded.origin.format, list(loaded.origin.notes)
+
+
+def _check_sessions(loaded, source: str) -> None:
+    """A trace with session columns passes the checks ``tiersim run`` makes of them (a step
+    given twice, a parent that is no earlier step ...), or fails here with the same line."""
+    from tiersim.workload.sessions import checked, has_session_columns
+
+    if has_session_columns(loaded.table):
+        checked(loaded.table, source, loaded.origin)
 
 
 def stats_table(stats: dict, notes: list[str]) -> Table:

@@ -94,7 +94,7 @@ class ClassifierConfig(_Strict):
     )
     train_fraction: float = Field(0.5, gt=0.0, lt=1.0)
     text_max_features: int = Field(5000, ge=10)
-    C: float = Field(1.0, gt=0.0, le=1e6)  # 1e300 never converged in liblinear
+    C: float = Field(1.0, ge=1e-6, le=1e6)  # liblinear never converged at 1e300, nor at 1e-200
     cv_folds: int = Field(3, ge=2, le=100)
     ece_bins: int = Field(10, ge=2, le=1000)  # 10^8 bins took 11 GB
 

@@ -57,7 +57,8 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.nd
         return since_first.astype(np.float64) * scale
     t = checks.numbers(src, s, column, "timestamp")
     checks.sorted_times(src, t, s, column)
-    return (t - t[0]) * scale
+    with np.errstate(over="ignore"):  # an overflow is an infinite arrival, refused by its check
+        return (t - t[0]) * scale
 
 
 def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:

@@ -272,9 +272,17 @@ def _no_duplicate_columns(names: list[str], src: Source, where: str = "") -> Non
 def _read_parquet(p: Path) -> pd.DataFrame:
     """Read a Parquet file; any failure while decoding it is the file's, so it is one line."""
     try:
-        return pd.read_parquet(p)
+        return named_index_as_columns(pd.read_parquet(p))
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
+
+
+def named_index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """A frame read from Parquet with the index levels pandas stored under a name turned back
+    into columns (``df.set_index("arrival_s").to_parquet(...)`` keeps ``arrival_s`` as the
+    index, which reading would hide); an unnamed index stays the index."""
+    names = [name for name in df.index.names if name is not None]
+    return df.reset_index(level=names) if names else df
 
 
 def _read_csv(p: Path) -> pd.DataFrame:
@@ -440,7 +448,7 @@ def parquet_columns(p: Path) -> list[str]:
     """The column names of a Parquet file as :func:`read_raw` gives them (stripped), without
     reading its rows."""
     schema = pq.read_schema(p)
-    index = _pandas_index_columns(schema)
+    index = {n for n in _pandas_index_columns(schema) if n.startswith("__index_level_")}
     names = [str(c).strip() for c in schema.names if c not in index]
     _no_duplicate_columns(names, Source(str(p), None))
     return names
@@ -455,7 +463,8 @@ def parquet_rows(p: Path) -> int:
 
 
 def _pandas_index_columns(schema: pa.Schema) -> set[str]:
-    """Columns that pandas stored as the frame's index (they become no column when read)."""
+    """Columns that pandas stored as the frame's index (an unnamed one, ``__index_level_0__``,
+    becomes no column when read; a named one does: :func:`named_index_as_columns`)."""
     meta = (schema.metadata or {}).get(b"pandas")
     if not meta:
         return set()
@@ -474,7 +483,7 @@ def parquet_chunks(p: Path, rows: int):
         f = pq.ParquetFile(p)
         start = 0
         for batch in f.iter_batches(batch_size=rows):
-            df = pa.Table.from_batches([batch]).to_pandas()
+            df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas())
             df.columns = [str(c).strip() for c in df.columns]
             yield start, df
             start += len(df)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -33,11 +35,17 @@ def _timing(t: np.ndarray | None) -> dict:
         return out
     span = float(t[-1] - t[0])
     out["span_s"] = span
-    out["rate_rps"] = len(t) / span if span > 0 else None
-    gaps = np.diff(t)
-    if len(gaps) >= 2 and gaps.mean() > 0:
-        out["interarrival_cv"] = float(gaps.std() / gaps.mean())
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        out["rate_rps"] = _finite(len(t) / span) if span > 0 else None
+        gaps = np.diff(t)
+        if len(gaps) >= 2 and gaps.mean() > 0:
+            out["interarrival_cv"] = _finite(float(gaps.std() / gaps.mean()))
     return out
+
+
+def _finite(x: float) -> float | None:
+    """``x``, or None where it overflowed (a span of 1e-320 s gives an infinite rate)."""
+    return x if math.isfinite(x) else None
 
 
 def _token_stats(values: np.ndarray) -> dict:
