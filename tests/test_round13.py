@@ -153,3 +153,22 @@ def test_a_classifier_c_too_small_to_train_is_refused(tmp_path, capsys):
     code, err = run_cli(capsys, "run", path)
     assert one_error_line(code, err) == (
         f"Error: {path}: line 26: router.classifier.C: must be >= 1e-06 (got 1e-300)")
+
+
+def test_the_uniform_fleets_table_says_which_floor_they_are_held_to():
+    """'meets floor' was printed against a floor the output never stated (with no
+    accuracy_floor set, the run's own accuracy; 0 when every request was dropped)."""
+    import dataclasses
+    from pathlib import Path
+
+    from tiersim.results import RunResult
+
+    run = RunResult.read(Path(__file__).parent / "golden" / "tiny_summary.json")
+    assert run.floor_words() == ("floor 94.4 %: this run's accuracy, the scenario sets no "
+                                 "accuracy_floor")
+    floored = dataclasses.replace(run, accuracy_floor=0.9,
+                                  savings=dataclasses.replace(run.savings, accuracy_floor=0.9))
+    assert floored.floor_words() == "floor 90 %: the scenario's accuracy_floor"
+    nothing = dataclasses.replace(run, savings=dataclasses.replace(run.savings,
+                                                                   accuracy_floor=float("nan")))
+    assert nothing.floor_words() == "no accuracy floor: no request was served"

@@ -488,6 +488,15 @@ class RunResult:
             raise TiersimError(f"{source}: malformed summary ({_oneline(err)}); rerun "
                                "`tiersim run` to rewrite it") from None
 
+    def floor_words(self) -> str:
+        """The accuracy floor the uniform fleets are held to, and where it comes from."""
+        floor = None if self.savings is None else self.savings.accuracy_floor
+        if _unknown(floor):  # nothing reached the fleet, so there is no accuracy to hold
+            return "no accuracy floor: no request was served"
+        where = ("the scenario's accuracy_floor" if self.accuracy_floor is not None else
+                 "this run's accuracy, the scenario sets no accuracy_floor")
+        return f"floor {100 * floor:.4g} %: {where}"
+
     @classmethod
     def read(cls, path: str | Path) -> RunResult:
         """Read ``summary.json`` from ``path``."""

@@ -209,8 +209,8 @@ def baseline_table(r: RunResult):
     from rich.table import Table
 
     saving = r.savings
-    table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model})",
-                  title_justify="left")
+    table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model}; "
+                        f"{r.floor_words()})", title_justify="left")
     for col in ("fleet", "replicas x GPUs", "meets SLOs", "meets floor", "accuracy", "cost USD"):
         table.add_column(col, no_wrap=True)
     met = {True: "yes", False: "no", None: "-"}

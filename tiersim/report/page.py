@@ -197,6 +197,7 @@ def savings_section(run: RunResult) -> str:
               "them (size it with tiersim plan)")
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
+        ["accuracy floor", run.floor_words()],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
         ["saved vs that tier (fraction)", s.vs_uniform_frac if s.comparable else unlike],
         ["saved vs a static split of equal accuracy (fraction)",
