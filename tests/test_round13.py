@@ -3,6 +3,8 @@ sees, or the behaviour that was wrong."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
@@ -172,3 +174,33 @@ def test_the_uniform_fleets_table_says_which_floor_they_are_held_to():
     nothing = dataclasses.replace(run, savings=dataclasses.replace(run.savings,
                                                                    accuracy_floor=float("nan")))
     assert nothing.floor_words() == "no accuracy floor: no request was served"
+
+
+def test_analytic_says_where_its_accuracies_and_rows_come_from(tmp_path, capsys):
+    """It printed 'measured accuracy' for the priors run labels 'prior', named the scenario as
+    the source of rows --trace gave, and told a one-tier scenario its tier costs no more than
+    itself."""
+    import pandas as pd
+
+    from tiersim.cli import main
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    trace = tmp_path / "t.parquet"
+    pd.read_parquet(Path(__file__).parents[1] / "traces" / "azure2023_code.parquet").head(
+        200).to_parquet(trace)
+    capsys.readouterr()
+    assert main(["analytic", "--scenario", str(scenario), "--trace", str(trace)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"estimated from {trace} (200 requests, w4a16 vs bf16; tiers and prices "
+                        f"from {scenario}); costs in the tiers' cost-weight units")
+    assert lines[1] == "accuracy: w4a16 0.9336 (prior), bf16 0.9500 (prior)"
+    one = tmp_path / "one.yaml"
+    one.write_text(tiny_with(("  - name: w4a16\n    precision: w4a16\n    replicas: 1\n"
+                              "    cost_per_gpu_hour: 3.50\n", ""),
+                             ("policy: static_split\n  fractions: [0.5, 0.5]",
+                              "policy: uniform")))
+    code, err = run_cli(capsys, "analytic", "--scenario", one)
+    assert one_error_line(code, err) == (
+        f"Error: {one}: line 13: tiers: the closed form compares two tiers and there is one "
+        "(bf16); give a scenario with two or more tiers")

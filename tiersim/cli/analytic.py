@@ -114,15 +114,20 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
                                 "columns, or give --scenario")
         infos = [TierInfo(cheap), TierInfo(top)]
         _require_labels(df, infos, source)
-    pair = _pick(infos, cheap, top)
+    pair = _pick(infos, cheap, top, source)
     rng = np.random.default_rng(getattr(scn, "seed", 0))
-    df = prepare_workload(df, infos, getattr(scn, "workload", None), rng=rng, source=source).df
+    prepared = prepare_workload(df, infos, getattr(scn, "workload", None), rng=rng,
+                                source=source)
+    df = prepared.df
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
     expected = expected_matrix(df, pair)
     est = estimate(expected, realised_matrix(df, pair), easy)
-    est.update(cheap=pair[0].name, top=pair[1].name, source=source)
+    est.update(cheap=pair[0].name, top=pair[1].name, source=str(trace or scenario),
+               accuracy_source={t.name: prepared.accuracy_source[t.name] for t in pair})
+    if trace is not None and scenario is not None:
+        est["tiers_from"] = str(scenario)
     if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
         est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
     if dc is None:
@@ -199,9 +204,12 @@ def _load(trace, scn, source):
     return runner.load_scenario_trace(scn, source).table
 
 
-def _pick(infos, cheap, top):
-    """The cheap and top TierInfo (default: first and last)."""
+def _pick(infos, cheap, top, source: str = WHERE):
+    """The cheap and top TierInfo (default: first and last); ``source`` names the scenario."""
     names = [t.name for t in infos]
+    if len(names) < 2:
+        raise ScenarioError(source, "tiers", f"the closed form compares two tiers and there is "
+                            f"one ({names[0]}); give a scenario with two or more tiers")
     for flag, name in (("--cheap", cheap), ("--top", top)):
         if name is not None and name not in names:
             raise ScenarioError(WHERE, flag, f"unknown tier {name!r}; tiers are {', '.join(names)}")
@@ -210,19 +218,27 @@ def _pick(infos, cheap, top):
     return [infos[lo], infos[hi]]
 
 
+#: Where a tier's accuracy came from (``Prepared.accuracy_source``), as ``run`` labels it.
+ACCURACY_WORDS = {"labels": "measured: the trace's labels", "scenario": "the scenario's table",
+                  "prior": "prior"}
+
+
 def render(out: dict) -> str:
     """The summary as plain lines for a terminal."""
     m = out["params"]
     lines = []
     if "estimated_from" in out:
         e = out["estimated_from"]
+        tiers = f"; tiers and prices from {e['tiers_from']}" if e.get("tiers_from") else ""
         lines.append(f"estimated from {e['source']} ({e['n']} requests, {e['cheap']} vs "
-                     f"{e['top']}); costs in the tiers' cost-weight units")
+                     f"{e['top']}{tiers}); costs in the tiers' cost-weight units")
         if e.get("assumed"):
             lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
                          "--dc, or give --scenario)")
-        lines.append("measured accuracy: " + ", ".join(f"{name} {acc:.4f}" for name, acc
-                                                        in e["accuracy"].items()))
+        sources = e.get("accuracy_source", {})
+        lines.append("accuracy: " + ", ".join(
+            f"{name} {acc:.4f} ({ACCURACY_WORDS.get(sources.get(name), 'labels')})"
+            for name, acc in e["accuracy"].items()))
         if m["eps"] < 0:
             lines.append(f"note: eps < 0: the cheap tier is right on some requests the top tier "
                          f"gets wrong, so the oracle (which knows them) reaches "
