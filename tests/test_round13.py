@@ -204,3 +204,17 @@ def test_analytic_says_where_its_accuracies_and_rows_come_from(tmp_path, capsys)
     assert one_error_line(code, err) == (
         f"Error: {one}: line 13: tiers: the closed form compares two tiers and there is one "
         "(bf16); give a scenario with two or more tiers")
+
+
+def test_the_harness_will_not_replace_a_shipped_profile(capsys):
+    """--out tiersim/profiles/h200_aiconfigurator_vllm.json replaced the default H200 profile
+    with a CPU one: every default run then failed."""
+    from tiersim.calibrate.cli import main
+
+    shipped = Path(__file__).parents[1] / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json"
+    before = shipped.read_bytes()
+    assert main(["--device", "cpu", "--quick", "--out", str(shipped)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --out {shipped}: among the profiles shipped with tiersim, which every scenario "
+        "that names no profile reads; write it elsewhere and name it in a scenario's profile:\n")
+    assert shipped.read_bytes() == before

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     partial name (see ``runner.partial_path``) and an earlier ``--out`` left as it was.
     """
     args = parser().parse_args(argv)
-    problem = (out_problem(args.out) or _arg_problem(args)
+    problem = (out_problem(args.out) or bundled_problem(args.out) or _arg_problem(args)
                or quick_problem(args.quick, args.model, args.config)
                or _same_file(args.config, args.out))
     if problem:
@@ -152,6 +152,19 @@ def out_problem(out: str) -> str | None:
         return f"--out {out}: folder {path.parent} does not exist; create it first"
     if not os.access(path.parent, os.W_OK):
         return f"--out {out}: folder {path.parent} is not writable; choose another path"
+    return None
+
+
+def bundled_problem(out: str) -> str | None:
+    """Refuse an ``--out`` among the profiles shipped inside the package: every scenario that
+    names no profile reads them, so a harness run there (a CPU test, another GPU) replaced the
+    default H200 profile. (``--from aiconfigurator``, which rebuilds them from NVIDIA's tables
+    of the same GPU, may write there.)"""
+    bundled = (Path(__file__).resolve().parent.parent / "profiles").resolve()
+    if Path(out).resolve().parent == bundled:
+        return (f"--out {out}: among the profiles shipped with tiersim, which every scenario "
+                "that names no profile reads; write it elsewhere and name it in a scenario's "
+                "profile:")
     return None
 
 
