@@ -218,3 +218,17 @@ def test_the_harness_will_not_replace_a_shipped_profile(capsys):
         f"error: --out {shipped}: among the profiles shipped with tiersim, which every scenario "
         "that names no profile reads; write it elsewhere and name it in a scenario's profile:\n")
     assert shipped.read_bytes() == before
+
+
+@pytest.mark.parametrize(("choose", "expected"), [
+    ("router.lamda=0.1,0.2", "router.lamda=0.1: router.lamda: unknown key (did you mean "
+                             "'lambda'?)"),
+    ("router.fractions=1", "router.fractions=1: router.fractions: must be a list (got 1)"),
+])
+def test_a_choose_error_reads_as_a_scenario_error(tmp_path, capsys, choose, expected):
+    """pydantic's own words ('Extra inputs are not permitted', 'fractions.list[float]: Input
+    should be a valid list') and no nearest key."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with())
+    code, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--choose", choose)
+    assert one_error_line(code, err) == f"Error: --choose {expected}"

@@ -779,6 +779,14 @@ def _default_profile_for_gpu(scenario: Scenario) -> None:
         return  # check_scenario reports the unknown GPU
 
 
+def explain_errors(errors: list[dict], data: Any, prefix: Loc = ()) -> tuple[Loc, str]:
+    """The one pydantic error of ``errors`` (validating ``data``, found at ``prefix`` inside a
+    scenario) to show, as its location from the scenario's top and a short instruction, the
+    way scenario files are told (an unknown key with the nearest known one ...)."""
+    first, loc = _most_telling(errors, data)
+    return prefix + loc, _explain(first, prefix + loc)
+
+
 def _most_telling(errors: list[dict], data: Any) -> tuple[dict, Loc]:
     """The one error to show: an unknown key first (it often explains a missing one), else the
     deepest location (inside a union, the member that matches the input's shape)."""

@@ -235,6 +235,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
 
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
+    from tiersim.scenario import explain_errors, format_loc
 
     paths = list(choose or {})
     for values in itertools.product(*(choose or {}).values()):
@@ -249,11 +250,9 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
         try:
             RouterConfig.model_validate(doc)
         except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(x) for x in first["loc"])
+            loc, message = explain_errors(err.errors(), doc, ("router",))
             shown = " ".join(f"{p}={v!r}" for p, v in zip(paths, values, strict=True))
-            raise TiersimError(f"--choose {shown}: router{'.' + where if where else ''}: "
-                               f"{first['msg']}") from None
+            raise TiersimError(f"--choose {shown}: {format_loc(loc)}: {message}") from None
 
 
 def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):
