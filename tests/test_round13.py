@@ -232,3 +232,14 @@ def test_a_choose_error_reads_as_a_scenario_error(tmp_path, capsys, choose, expe
     path.write_text(tiny_with())
     code, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--choose", choose)
     assert one_error_line(code, err) == f"Error: --choose {expected}"
+
+
+def test_analytic_calls_a_pipe_trace_a_pipe(tmp_path, capsys):
+    """A FIFO given as --trace was 'file not found'."""
+    import os
+
+    fifo = tmp_path / "t.parquet"
+    os.mkfifo(fifo)
+    code, err = run_cli(capsys, "analytic", "--trace", fifo, "--cheap", "a", "--top", "b")
+    assert one_error_line(code, err) == (
+        f"Error: {fifo}: not a regular file (a device or pipe); give a trace file")

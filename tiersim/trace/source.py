@@ -226,6 +226,8 @@ def open_checked(path: str | Path) -> str:
     p = Path(path)
     if p.is_dir():
         raise TraceError(str(path), "is a folder; give the trace file in it")
+    if p.exists() and not p.is_file():
+        raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
     if not p.is_file():
         raise TraceError(str(path), "file not found; check the path")
     kind = sniff(p)
