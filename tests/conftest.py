@@ -79,3 +79,15 @@ def copy_folder(run: Path, folder: Path) -> Path:
     for f in run.iterdir():
         (folder / f.name).write_bytes(f.read_bytes())
     return folder
+
+
+def axis_line(path: Path, axis: str) -> int:
+    """The 1-based line of sweep axis ``axis``'s key in the scenario file ``path`` (found by
+    reading the text, independently of tiersim's YAML node tree)."""
+    lines = Path(path).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("sweep:"))
+    for i in range(start, len(lines)):
+        key = lines[i].strip().split(":", 1)[0].strip("'\"")
+        if key == axis:
+            return i + 1
+    raise AssertionError(f"no sweep axis {axis!r} in {path}")

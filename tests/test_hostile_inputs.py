@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import axis_line
 
 from tiersim.cli import main
 
@@ -405,9 +406,10 @@ def test_an_axis_value_the_scenario_refuses_stops_the_sweep_before_any_point(tmp
     out = tmp_path / "o"
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--workers", "1",
                                    "--no-report"))
-    assert line == (f"Error: {path}: sweep: 'tiers.bf16.replicas': tiers[1].replicas: 3000 "
-                    "replicas is above limits.max_replicas (1024); set limits: {max_replicas: "
-                    "N} to allow more (value 3000)")
+    assert line == (f"Error: {path}: line {axis_line(path, 'tiers.bf16.replicas')}: sweep: "
+                    "'tiers.bf16.replicas': tiers[1].replicas: 3000 replicas is above "
+                    "limits.max_replicas (1024); set limits: {max_replicas: N} to allow more "
+                    "(value 3000)")
     assert not (out / "points").exists()
 
 

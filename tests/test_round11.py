@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import copy_folder, tiny_doc, write_yaml
+from conftest import axis_line, copy_folder, tiny_doc, write_yaml
 from test_hostile_inputs import ROOT, TINY, one_error_line, run_cli
 
 from tiersim.cli.plan import _parse_choose
@@ -322,8 +322,9 @@ def test_a_sweep_refuses_one_setting_under_two_spellings(tmp_path, capsys, axis,
     path = write_yaml(tmp_path / "s.yaml", tiny_doc(sweep={axis: values}))
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o",
                                    "--no-baselines"))
-    assert line == (f"Error: {path}: sweep: '{axis}': values {values[0]!r} and {values[1]!r} "
-                    "are the same setting once read; list it once")
+    assert line == (f"Error: {path}: line {axis_line(path, axis)}: sweep: '{axis}': values "
+                    f"{values[0]!r} and {values[1]!r} are the same setting once read; list it "
+                    "once")
     assert not (tmp_path / "o").exists()
 
 
@@ -336,8 +337,9 @@ def test_a_sweep_refuses_one_trace_file_under_two_paths(tmp_path, capsys):
     path = write_yaml(tmp_path / "s.yaml", doc)
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o",
                                    "--no-baselines"))
-    assert line == (f"Error: {path}: sweep: 'trace.path': values 't.parquet' and './t.parquet' "
-                    "are the same setting once read; list it once")
+    assert line == (f"Error: {path}: line {axis_line(path, 'trace.path')}: sweep: 'trace.path': "
+                    "values 't.parquet' and './t.parquet' are the same setting once read; list "
+                    "it once")
 
 
 # ---------------------------------------------------------------------------------------------

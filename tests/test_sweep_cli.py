@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import axis_line
 
 from tiersim.cli import main
 
@@ -46,7 +47,8 @@ def test_invalid_sweep_path_is_one_line(tiny, tmp_path, capsys, sweep, expected)
     with_sweep(tiny, sweep)
     assert main(["sweep", str(tiny), "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err.strip()
-    assert err == f"Error: {tiny}: {expected}"
+    line = axis_line(tiny, next(iter(sweep)))
+    assert err == f"Error: {tiny}: line {line}: {expected}"
 
 
 def test_real_sweep_and_report(tiny, tmp_path):

@@ -852,17 +852,24 @@ def located(err: ScenarioError) -> ScenarioError:
     run after loading, such as a tier's accuracy prior, know the path but not the line); the
     error itself where the file cannot be read again or does not hold the path's first key."""
     where = err.where
-    if not _KEY_PATH.fullmatch(where) or not err.path.endswith((".yaml", ".yml")):
-        return err
-    try:
-        root = _compose(_read_text(Path(err.path), err.path), err.path)
-    except (TiersimError, OSError):
+    if not _KEY_PATH.fullmatch(where):
         return err
     loc = tuple(int(index) if index else key
                 for key, index in re.findall(r"([A-Za-z_]\w*)|\[(\d+)\]", where))
-    if _child(root, loc[0]) is None:
-        return err
-    return ScenarioError(err.path, _where(loc, root), err.message)
+    line = line_in(err.path, loc)
+    return err if line is None else ScenarioError(err.path, f"line {line}: {where}", err.message)
+
+
+def line_in(source: str, loc: Loc) -> int | None:
+    """The line of ``loc`` (its deepest existing part) in the scenario file ``source``; None
+    where the file is no YAML file that can be read again or lacks ``loc``'s first key."""
+    if not loc or not source.endswith((".yaml", ".yml")):
+        return None
+    try:
+        root = _compose(_read_text(Path(source), source), source)
+    except (TiersimError, OSError):
+        return None
+    return None if _child(root, loc[0]) is None else line_of(root, loc)
 
 
 def format_loc(loc: Loc) -> str:

@@ -23,14 +23,21 @@ from tiersim.errors import TiersimError, escaped
 
 
 def _with_line(err: TiersimError) -> TiersimError:
-    """A scenario error with its key's line in the file (:func:`tiersim.scenario.located`)."""
+    """A scenario or sweep error with its key's line in the file, where it names none
+    (:func:`tiersim.scenario.located`)."""
     from tiersim.errors import ScenarioError
+    from tiersim.sweep.axes import SweepError
 
-    if not isinstance(err, ScenarioError):
-        return err
-    from tiersim.scenario import located
+    if isinstance(err, ScenarioError):
+        from tiersim.scenario import located
 
-    return located(err)
+        return located(err)
+    if isinstance(err, SweepError) and err.path:
+        from tiersim.scenario import line_in
+
+        line = line_in(err.source, ("sweep", err.path))
+        return err if line is None else SweepError(err.source, err.path, err.message, line)
+    return err
 
 
 class TiersimApp(typer.Typer):

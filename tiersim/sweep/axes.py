@@ -39,9 +39,10 @@ from tiersim.errors import TiersimError
 class SweepError(TiersimError):
     """A ``sweep:`` map is invalid: names the file, the path and what exists there."""
 
-    def __init__(self, source: str, path: str, message: str):
-        self.source, self.path = str(source), path
+    def __init__(self, source: str, path: str, message: str, line: int | None = None):
+        self.source, self.path, self.message = str(source), path, message
         where = f"sweep: {path!r}" if path else "sweep"
+        where = f"line {line}: {where}" if line is not None else where
         super().__init__(f"{source}: {where}: {message}")
 
 
