@@ -168,8 +168,8 @@ def test_vision_language_wrapper_reads_its_text_model(tmp_path):
 
 @pytest.mark.parametrize(("quant", "expected"), [
     ({"quant_method": "compressed-tensors", "config_groups": [1, 2]},
-     "key 'quantization_config': not in a layout tiersim reads (AttributeError: 'list' object "
-     "has no attribute 'values')"),
+     "key 'quantization_config.config_groups': must be an object of named groups (got "
+     "list)"),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": 3, "weights": {
         "num_bits": 4, "type": "int"}}}},
      "key 'quantization_config': not in a layout tiersim reads (TypeError"),

@@ -243,3 +243,66 @@ def test_analytic_calls_a_pipe_trace_a_pipe(tmp_path, capsys):
     code, err = run_cli(capsys, "analytic", "--trace", fifo, "--cheap", "a", "--top", "b")
     assert one_error_line(code, err) == (
         f"Error: {fifo}: not a regular file (a device or pipe); give a trace file")
+
+
+CONFIGS = Path(__file__).parents[1] / "benchmarks" / "data" / "configs"
+
+
+@pytest.mark.parametrize(("model", "edit", "expected"), [
+    # a window of 0 tokens ran as "no window"; a context of 0 as "not given"
+    ("gpt-oss-120b", {"sliding_window": 0}, "key 'sliding_window': must be a positive integer "
+                                            "(got 0)"),
+    ("DeepSeek-V3", {"max_position_embeddings": 0},
+     "key 'max_position_embeddings': must be a positive integer (got 0)"),
+    # "'none' is not supported; supported: ... (or none: BF16)"
+    ("DeepSeek-V3", {"quantization_config": {"quant_method": None}},
+     "key 'quantization_config.quant_method': missing; supported: fp8, mxfp4, "
+     "compressed-tensors, modelopt (or no quantization_config at all: BF16)"),
+    # "None-bit None weights (group None)" for a group with no weights
+    ("DeepSeek-V3", {"quantization_config": {"quant_method": "compressed-tensors",
+                                             "config_groups": {"g": {"weights": None}}}},
+     "key 'quantization_config.config_groups.g.weights': missing; each group says how its "
+     "weights are stored (num_bits, type, group_size)"),
+])
+def test_a_config_json_value_that_means_nothing_is_refused(tmp_path, capsys, model, edit,
+                                                            expected):
+    import json
+
+    cfg = json.loads((CONFIGS / model / "config.json").read_text())
+    cfg.update(edit)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", "model: m/config.json")))
+    code, err = run_cli(capsys, "run", path)
+    assert one_error_line(code, err) == (
+        f"Error: {path}: line 5: model: {tmp_path / 'm' / 'config.json'}: {expected}")
+
+
+def test_an_offload_level_named_gpu_is_refused(tmp_path, capsys):
+    """Its hit rate replaced the GPU cache's own under the key 'gpu' (11.8 points went
+    missing from the per-level figures)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
+                               "    replicas: 1\n    cost_per_gpu_hour: 3.50\n    scheduler:\n"
+                               "      enable_prefix_caching: true\n      kv_offload:\n"
+                               "        - {name: gpu, capacity_gb: 10, read_gb_s: 50, "
+                               "write_gb_s: 50}\n  - name: bf16")))
+    code, err = run_cli(capsys, "run", path)
+    assert one_error_line(code, err) == (
+        f"Error: {path}: line 21: tiers[0].scheduler.kv_offload[0].name: 'gpu' is the GPU "
+        "cache's own level (its hits are reported under that name); name the offload level "
+        "otherwise, e.g. host")
+
+
+def test_a_split_that_fails_suggests_gpu_counts_with_the_data_parallel_ranks(tmp_path, capsys):
+    """With data_parallel 2 it suggested gpus_per_replica 1, which data_parallel 2 refuses."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(DP[:1] + ("    replicas: 1\n    gpus_per_replica: 6\n"
+                                        "    data_parallel: 2\n    cost_per_gpu_hour: 3.50\n"
+                                        "  - name: bf16",)))
+    code, err = run_cli(capsys, "run", path)
+    assert one_error_line(code, err).endswith(
+        "Qwen3-Coder-30B-A3B cannot be split over 3 GPUs (gpus_per_replica 6 over "
+        "data_parallel 2): 32 attention heads are not divisible by 3; use gpus_per_replica in "
+        "{2, 4, 8, 16, 32, 64}")

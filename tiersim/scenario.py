@@ -153,6 +153,10 @@ class SchedulerConfig(_Strict):
     @model_validator(mode="after")
     def _offload_needs_caching(self) -> SchedulerConfig:
         names = [level.name for level in self.kv_offload]
+        if "gpu" in names:  # the GPU cache's own level is named gpu in every hit figure
+            raise KeyedError(("kv_offload", names.index("gpu"), "name"),
+                             "'gpu' is the GPU cache's own level (its hits are reported under "
+                             "that name); name the offload level otherwise, e.g. host")
         twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if twice is not None:
             raise ValueError(f"kv_offload names the level {twice!r} twice (its hits would be "

@@ -170,7 +170,8 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
         "kv_heads": kv_heads,
         "head_dim": cfg.int("head_dim", _default_head_dim(cfg, hidden, heads)),
         "vocab": cfg.int("vocab_size"),
-        "max_context": cfg.count("max_position_embeddings"),
+        "max_context": (cfg.int("max_position_embeddings")
+                        if cfg.data.get("max_position_embeddings") is not None else 0),
         "tie_embeddings": cfg.flag("tie_word_embeddings"),
         "source": str(cfg.path),
     }
@@ -192,7 +193,7 @@ def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
 
 def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
     """MoE and sliding-window fields of a gpt-oss config."""
-    window = cfg.int("sliding_window", 0) if cfg.data.get("sliding_window") else 0
+    window = cfg.int("sliding_window") if cfg.data.get("sliding_window") is not None else 0
     types = _layer_types(cfg, layers)
     sliding = sum(t == "sliding_attention" for t in types) if types else layers // 2
     return {
@@ -422,7 +423,8 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
         return ()
     if not isinstance(quant, dict):
         raise TiersimError(f"{path}: key 'quantization_config': must be an object")
-    method = str(quant.get("quant_method", "")).lower()
+    raw_method = quant.get("quant_method")
+    method = "" if raw_method is None else str(raw_method).lower()
     if not method and quant.get("quant_algo"):
         method = "modelopt"
     if method == "fp8":
@@ -436,9 +438,10 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
         return _compressed_tensors(path, quant, dense_layers)
     if method == "modelopt":
         return _modelopt(path, quant, dense_layers)
+    shown = "missing" if not method else f"{method!r} is not supported"
     raise TiersimError(
-        f"{path}: key 'quantization_config.quant_method': {method!r} is not supported; "
-        "supported: fp8, mxfp4, compressed-tensors, modelopt (or none: BF16)"
+        f"{path}: key 'quantization_config.quant_method': {shown}; supported: fp8, mxfp4, "
+        "compressed-tensors, modelopt (or no quantization_config at all: BF16)"
     )
 
 
@@ -505,8 +508,8 @@ def _group_size(path: Path, key: str, value: Any) -> int:
     return value
 
 
-def _ct_format(path: Path, weights: dict) -> tuple[str, float]:
-    """The format of one compressed-tensors weight scheme."""
+def _ct_format(path: Path, weights: dict, group: str = "") -> tuple[str, float]:
+    """The format of one compressed-tensors weight scheme (of config group ``group``)."""
     bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
         return _fmt("w4a16", _group_size(
@@ -515,19 +518,28 @@ def _ct_format(path: Path, weights: dict) -> tuple[str, float]:
         return _fmt("nvfp4")
     if bits == 8 and kind == "float":
         return _fmt("fp8_block" if weights.get("strategy") == "block" else "fp8")
+    where = f"config_groups.{group}.weights" if group else "config_groups"
     raise TiersimError(
-        f"{path}: key 'quantization_config.config_groups': {bits}-bit {kind} weights "
-        f"(group {size}) are not a format tiersim models "
+        f"{path}: key 'quantization_config.{where}': {bits}-bit {kind} weights "
+        f"(group size {size}) are not a format tiersim models "
         "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
     )
 
 
 def _compressed_tensors(path: Path, quant: dict, dense_layers: int):
     groups = quant.get("config_groups") or {}
+    if not isinstance(groups, dict):
+        raise TiersimError(f"{path}: key 'quantization_config.config_groups': must be an object "
+                           f"of named groups (got {type(groups).__name__})")
     ignore = quant.get("ignore") or ()
     out: dict[str, tuple[str, float]] = {}
-    for scheme in groups.values():
-        fmt = _ct_format(path, scheme.get("weights") or {})
+    for name, scheme in groups.items():
+        weights = scheme.get("weights") if isinstance(scheme, dict) else None
+        if not isinstance(weights, dict):
+            raise TiersimError(f"{path}: key 'quantization_config.config_groups.{name}."
+                               "weights': missing; each group says how its weights are stored "
+                               "(num_bits, type, group_size)")
+        fmt = _ct_format(path, weights, name)
         targets = scheme.get("targets") or ["Linear"]
         for g in _LINEAR_GROUPS:
             hit = "Linear" in targets or _any_match(targets, g, dense_layers)
@@ -609,7 +621,7 @@ def _window(cfg: _Config, model_type: str, layers: int) -> dict[str, int]:
             raise cfg.error("use_sliding_window", "Qwen's sliding window over the first "
                             "max_window_layers layers is not modelled; set it to false")
         raw = raw if types and "sliding_attention" in types else None
-    if not raw:
+    if raw is None:  # null or absent: no window (0 is refused as a window of no tokens)
         return {}
     window = cfg.int("sliding_window")
     sliding = sum(t == "sliding_attention" for t in types) if types else layers

@@ -71,15 +71,18 @@ def _split_problem(model: ModelArch, tp: int) -> str:
     return ""
 
 
-def check_tp(model: ModelArch, tp: int) -> None:
-    """Raise :class:`FitError` when ``model`` cannot be tensor-parallel over ``tp`` GPUs."""
+def check_tp(model: ModelArch, tp: int, dp: int = 1) -> None:
+    """Raise :class:`FitError` when ``model`` cannot be tensor-parallel over ``tp`` GPUs (the
+    replica's ``tp x dp`` GPUs over ``dp`` data-parallel ranks: the values suggested are
+    ``gpus_per_replica``'s, so ``dp`` times the splits that work)."""
     if tp < 1:
         raise FitError(f"gpus_per_replica must be >= 1 (got {tp})")
     problem = _split_problem(model, tp)
     if problem:
-        valid = ", ".join(str(t) for t in _valid_tps(model))
+        valid = ", ".join(str(t * dp) for t in _valid_tps(model))
+        ranks = f" (gpus_per_replica {tp * dp} over data_parallel {dp})" if dp > 1 else ""
         raise FitError(
-            f"{model.name} cannot be split over {tp} GPUs: {problem}; "
+            f"{model.name} cannot be split over {tp} GPUs{ranks}: {problem}; "
             f"use gpus_per_replica in {{{valid}}}"
         )
 
@@ -89,9 +92,9 @@ def check_parallel(model: ModelArch, tp: int, dp: int = 1, ep: int = 1) -> None:
     serve ``model``: attention splits ``tp`` ways, and ``ep`` must divide the replica's
     ``tp x dp`` GPUs (1: experts tensor-parallel over all of them; ``tp x dp``: vLLM's
     ``--enable-expert-parallel``) and the model's expert count."""
-    check_tp(model, tp)
     if dp < 1:
         raise FitError(f"data_parallel must be >= 1 (got {dp})")
+    check_tp(model, tp, dp)
     gpus = tp * dp
     if ep < 1 or gpus % ep:
         raise FitError(f"expert parallel size {ep} must divide the replica's {gpus} GPUs")
