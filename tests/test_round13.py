@@ -306,3 +306,18 @@ def test_a_split_that_fails_suggests_gpu_counts_with_the_data_parallel_ranks(tmp
         "Qwen3-Coder-30B-A3B cannot be split over 3 GPUs (gpus_per_replica 6 over "
         "data_parallel 2): 32 attention heads are not divisible by 3; use gpus_per_replica in "
         "{2, 4, 8, 16, 32, 64}")
+
+
+def test_analytic_estimates_from_the_requests_run_serves(capsys):
+    """With generated sessions it estimated from the 8,819-row trace they replace; the run
+    serves 904 generated steps (its golden summary), and so does the estimate now."""
+    from tiersim.cli import main
+    from tiersim.results import RunResult
+
+    root = Path(__file__).parents[1]
+    served = RunResult.read(root / "tests" / "golden" / "agentic_summary.json").requests
+    capsys.readouterr()
+    assert main(["analytic", "--scenario", str(root / "scenarios" / "agentic.yaml")]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(f"estimated from {root / 'scenarios' / 'agentic.yaml'} ({served} "
+                            "requests, fp8 vs bf16)")

@@ -131,6 +131,11 @@ def _with_slo_check(saved, scenario: Scenario, run):
     return dataclasses.replace(saved, routed_slo_met=bool(met), routed_floor_met=floor_met)
 
 
+def workload_rng(scenario: Scenario) -> np.random.Generator:
+    """The generator a run of ``scenario`` draws its workload from (sessions, difficulty)."""
+    return _rngs(scenario)[0]
+
+
 def _rngs(scenario: Scenario) -> list[np.random.Generator]:
     """The run's generators (workload, classifier training, router, scoring) from its seed."""
     return [np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4)]

@@ -115,9 +115,13 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         infos = [TierInfo(cheap), TierInfo(top)]
         _require_labels(df, infos, source)
     pair = _pick(infos, cheap, top, source)
-    rng = np.random.default_rng(getattr(scn, "seed", 0))
-    prepared = prepare_workload(df, infos, getattr(scn, "workload", None), rng=rng,
-                                source=source)
+    if scn is not None:  # the requests run serves: its sessions (generated, or the trace's)
+        from tiersim.inputs import prepare
+        from tiersim.runner import workload_rng
+
+        prepared = prepare(df, infos, scn, workload_rng(scn), source)
+    else:
+        prepared = prepare_workload(df, infos, None, rng=np.random.default_rng(0), source=source)
     df = prepared.df
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
