@@ -321,3 +321,22 @@ def test_analytic_estimates_from_the_requests_run_serves(capsys):
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith(f"estimated from {root / 'scenarios' / 'agentic.yaml'} ({served} "
                             "requests, fp8 vs bf16)")
+
+
+def test_disagg_says_a_split_misses_the_slos_because_it_drops_requests(tmp_path, capsys):
+    """Every split's p99s were within the SLOs and the verdict said 'misses an SLO; score
+    inf', with no word of the 722 dropped requests that made it so."""
+    from tiersim.cli import main
+
+    text = (Path(__file__).parents[1] / "scenarios" / "disagg.yaml").read_text()
+    text = text.replace("{max_num_seqs: 256, max_num_batched_tokens: 8192}",
+                        "{max_num_seqs: 256, max_num_batched_tokens: 8192, max_model_len: 100}")
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    capsys.readouterr()
+    assert main(["disagg", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["split", "TTFT", "p50", "TTFT", "p99", "TPOT", "p50", "TPOT",
+                                "p99", "dropped", "score"]
+    assert lines[-1] == ("best: aggregated (drops 722 of the tier's requests, so it misses the "
+                         "SLOs; score inf)")

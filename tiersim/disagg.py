@@ -44,6 +44,7 @@ class SplitResult:
     tpot_p50_s: float | None
     completed: int
     score: float
+    dropped: int = 0  # the tier's own dropped requests (any makes the score infinite)
 
     @property
     def label(self) -> str:
@@ -89,7 +90,7 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
                                own.ttft_p99_s, own.tpot_p99_s,
                                run.ttft_p50_s if alone else None,
                                run.tpot_p50_s if alone else None, run.completed,
-                               _score(run, own, scenario)))
+                               _score(run, own, scenario), own.dropped or 0))
     return sorted(out, key=lambda r: r.score)
 
 

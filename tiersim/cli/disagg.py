@@ -31,13 +31,21 @@ def disagg(
                    "prefill/decode split of it exists, so only aggregated serving is shown",
                    err=True)
     typer.echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
-               f"{'TPOT p99':>9} {'score':>6}")
+               f"{'TPOT p99':>9} {'dropped':>8} {'score':>6}")
     for r in rows:
         typer.echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
-                   f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.score:6.2f}")
+                   f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.dropped:8,} "
+                   f"{r.score:6.2f}")
     best = rows[0]
-    verdict = "meets both SLOs" if best.score < 1 else "misses an SLO"
-    typer.echo(f"best: {best.label} ({verdict}; score {best.score:.2f})")
+    typer.echo(f"best: {best.label} ({_verdict(best)}; score {best.score:.2f})")
+
+
+def _verdict(row) -> str:
+    """Whether a split meets the SLOs, in words: a dropped request misses them whatever the
+    latencies of the rest."""
+    if row.dropped:
+        return f"drops {row.dropped:,} of the tier's requests, so it misses the SLOs"
+    return "meets both SLOs" if row.score < 1 else "misses an SLO"
 
 
 def _cell(value: float | None, digits: int) -> str:
