@@ -340,3 +340,20 @@ def test_disagg_says_a_split_misses_the_slos_because_it_drops_requests(tmp_path,
                                 "p99", "dropped", "score"]
     assert lines[-1] == ("best: aggregated (drops 722 of the tier's requests, so it misses the "
                          "SLOs; score inf)")
+
+
+@pytest.mark.parametrize(("path", "value", "problem"), [
+    (("sessions",), {"step_types": [1, 2]},  # was "'list' object has no attribute 'items'"
+     "'sessions.step_types' must map step types to objects, got [1, 2]"),
+    (("completed",), -5, "'run.completed' must be a count >= 0, got -5"),  # was rendered
+    (("response_cache",), {},  # was 'responsecache.mode'
+     "missing key 'response_cache.mode'"),
+])
+def test_report_names_a_hand_edited_summary_field(hand_edited_run, tmp_path, capsys, path,
+                                                  value, problem):
+    from test_round11 import _tampered
+
+    folder = _tampered(hand_edited_run, tmp_path / "r", path, value)
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ({problem}); rerun "
+                    "`tiersim run` to rewrite it")

@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -544,7 +545,8 @@ _SCALARS = {"float": (float,), "int": (int,), "str": (str,), "bool": (bool,)}
 
 def _where(cls) -> str:
     """The summary key a result dataclass is written under (``router``, ``profile`` ...)."""
-    return cls.__name__.removesuffix("Result").removesuffix("Used").lower()
+    name = cls.__name__.removesuffix("Result").removesuffix("Used")
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()  # ResponseCache -> response_cache
 
 
 @functools.cache
@@ -577,6 +579,8 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
         raise ValueError(f"'{where}' must be "
                          f"{'a number' if type_name in ('float', 'int') else type_name}, "
                          f"got {shown(value)}")
+    if type_name == "int" and value < 0:  # every whole number of a summary is a count
+        raise ValueError(f"'{where}' must be a count >= 0, got {shown(value)}")
     return value
 
 
@@ -744,9 +748,15 @@ def _sessions_from(data: dict | None) -> SessionResult | None:
     """SessionResult from its JSON form (None when the run had no sessions)."""
     if data is None:
         return None
+    if not isinstance(data, dict):
+        raise TypeError(f"'sessions' must be a JSON object, got {shown(data)}")
+    step_types = data.get("step_types") or {}
+    if not isinstance(step_types, dict):
+        raise TypeError(f"'sessions.step_types' must map step types to objects, got "
+                        f"{shown(step_types)}")
     kinds = tuple(_build(StepTypeResult, {**v, "step_type": k}, at=f"sessions.step_types.{k}")
-                  for k, v in (data.get("step_types") or {}).items())
-    return _build(SessionResult, data, step_types=kinds)
+                  for k, v in step_types.items())
+    return _build(SessionResult, data, at="sessions", step_types=kinds)
 
 
 # ---------------------------------------------------------------------------------------------
