@@ -357,3 +357,14 @@ def test_report_names_a_hand_edited_summary_field(hand_edited_run, tmp_path, cap
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {folder / 'summary.json'}: malformed summary ({problem}); rerun "
                     "`tiersim run` to rewrite it")
+
+
+def test_a_report_that_is_a_folder_is_not_a_full_disk(hand_edited_run, tmp_path, capsys):
+    """'report.html' a folder: the advice was to free some space."""
+    from conftest import copy_folder
+
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    (folder / "report.html").mkdir()
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'report.html'}: cannot write the report (Is a "
+                    "directory); remove that folder or choose another")

@@ -369,6 +369,8 @@ def _write_atomic(path: Path, text: str) -> None:
         os.replace(tmp, path)
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
-        raise TiersimError(f"{path}: cannot write the report ({err.strerror or err}); free some "
-                           "space or choose another folder") from None
+        fix = ("remove that folder or choose another" if path.is_dir() else
+               "free some space or choose another folder")
+        raise TiersimError(f"{path}: cannot write the report ({err.strerror or err}); "
+                           f"{fix}") from None
 
