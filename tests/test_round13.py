@@ -29,6 +29,9 @@ DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
     ((("    precision: w4a16", "    precision: mxfp4"),), "",
      "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, fp16, "
      "fp8, int4, int8, nvfp4, w4a16, w8a16; set accuracy explicitly"),
+    # a text read as true
+    ((("    precision: w4a16\n", "    precision: w4a16\n    expert_parallel: 'yes'\n"),), "",
+     "line 16: tiers[0].expert_parallel: must be true or false (got 'yes')"),
     # a YAML hex number of thousands of digits: Python refused to print it, a traceback
     ((("seed: 0", "seed: 0x" + "f" * 1000),), "",
      "line 4: seed: a whole number of 4,000 bits is beyond any setting (at most 3,000 bits, "

@@ -32,6 +32,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictBool,
     ValidationError,
     model_validator,
 )
@@ -134,14 +135,14 @@ class SchedulerConfig(_Strict):
     max_num_batched_tokens: int = Field(default=8192, ge=1, le=100_000_000)
     block_size: int = Field(default=16, ge=1, le=65_536)
     watermark: float = Field(default=0.01, ge=0, lt=1)
-    enable_prefix_caching: bool = False
+    enable_prefix_caching: StrictBool = False
     prefix_cache_fraction: float = Field(default=1.0, gt=0, le=1)
     kv_offload: list[KVLevelConfig] = Field(
         default_factory=list, max_length=4, description="offload levels beneath the prefix "
         "cache, top first (needs enable_prefix_caching)")
-    kv_offload_overlap: bool = Field(default=True, description="load offloaded KV layer by "
+    kv_offload_overlap: StrictBool = Field(default=True, description="load offloaded KV layer by "
                                      "layer beneath the step's compute")
-    kv_offload_recompute: bool = Field(
+    kv_offload_recompute: StrictBool = Field(
         default=True, description="recompute a prefix found in an offload level instead of "
         "loading it when its prefill is modelled faster than the load; false: always load (a "
         "connector that always loads)")
@@ -223,8 +224,9 @@ class TierConfig(_Strict):
     data_parallel: int = Field(default=1, ge=1, description="attention data-parallel ranks per "
                                "replica (vLLM --data-parallel-size); tensor parallel is "
                                "gpus_per_replica / data_parallel")
-    expert_parallel: bool = Field(default=False, description="spread MoE experts over all the "
-                                  "replica's GPUs (vLLM --enable-expert-parallel)")
+    expert_parallel: StrictBool = Field(
+        default=False, description="spread MoE experts over all the replica's GPUs (vLLM "
+        "--enable-expert-parallel)")
     cost_per_gpu_hour: float = Field(ge=0, le=1e4, description="USD per GPU-hour")
     kv_dtype: str = "bf16"
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
@@ -938,6 +940,8 @@ def _explain(error: dict, loc: Loc) -> str:
         return f"must be {bounds[kind]} {limit} (got {_short(repr(got))})"
     if kind == "finite_number":
         return f"must be a finite number (got {_short(repr(got))})"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"must be true or false (got {_short(repr(got))})"
     if kind == "literal_error":
         return f"must be one of {ctx['expected']} (got {_short(repr(got))})"
     if kind == "too_short":
