@@ -29,6 +29,11 @@ DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
     ((("    precision: w4a16", "    precision: mxfp4"),), "",
      "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, fp16, "
      "fp8, int4, int8, nvfp4, w4a16, w8a16; set accuracy explicitly"),
+    # both a draft model and a draft head's cost: which applied was not said
+    ((("    precision: w4a16\n", "    precision: w4a16\n    speculative:\n      k: 2\n"
+       "      acceptance: 0.7\n      draft_model: Qwen3-Coder-30B-A3B\n      head_cost: 0.1\n"),),
+     "", "line 20: tiers[0].speculative.head_cost: head_cost prices a draft head, and this block "
+         "names a draft_model (timed on its own step model); keep one"),
     # a text read as true
     ((("    precision: w4a16\n", "    precision: w4a16\n    expert_parallel: 'yes'\n"),), "",
      "line 16: tiers[0].expert_parallel: must be true or false (got 'yes')"),

@@ -196,6 +196,9 @@ class SpeculativeConfig(_Strict):
         if len(rates) not in (1, self.k) or not all(0 <= a <= 1 for a in rates):
             raise ValueError(f"speculative acceptance must be one rate or k={self.k} rates, "
                              f"each in [0, 1] (got {self.acceptance})")
+        if self.draft_model is not None and "head_cost" in self.model_fields_set:
+            raise KeyedError(("head_cost",), "head_cost prices a draft head, and this block "
+                             "names a draft_model (timed on its own step model); keep one")
         return self
 
 
