@@ -137,6 +137,8 @@ def check_axes(plan: SweepPlan, validator: Validator | None,
             if error is not None:
                 message = str(error).removeprefix(f"{plan.source}: ")
                 where = _deepest(plan.base, path) if n == 0 else f"value {value!r}"
+                if n == 0 and "unknown key" in message:  # it lists the known keys itself
+                    raise ax.SweepError(plan.source, path, message) from error
                 raise ax.SweepError(plan.source, path, f"{message} ({where})") from error
 
 
