@@ -38,21 +38,27 @@ def projection_shapes(shape: dict[str, int], heads: int) -> list[tuple[int, int]
     ]
 
 
+def _per_batch(rows, axis: str, batch: np.ndarray) -> np.ndarray:
+    """The median latency of ``rows`` (milliseconds) along ``axis``, in seconds at each
+    ``batch``: log-log between measured points, flat below the first, proportional to the
+    batch beyond the last."""
+    series = rows.groupby(axis)["latency"].median().sort_index()
+    have = series.index.to_numpy(np.float64)
+    lat = series.to_numpy(np.float64) / 1e3
+    inside = np.exp(np.interp(np.log(batch), np.log(have), np.log(lat)))
+    return np.where(batch > have[-1], lat[-1] * batch / have[-1], inside)
+
+
 def bmm_seconds(df, heads: int, batch: np.ndarray) -> np.ndarray | None:
     """Seconds of the two absorbed BMMs (``mla_gen_pre`` + ``mla_gen_post``) at ``heads``
-    per GPU for each decode batch (log-log in tokens between measured points, flat below the
-    first, linear beyond the last), or ``None`` where the data lacks either at ``heads``."""
+    per GPU for each decode batch (a batch's tokens), or ``None`` where the data lacks either
+    at ``heads``."""
     total = np.zeros(batch.size)
     for op in ("mla_gen_pre", "mla_gen_post"):
         rows = df[(df["op_name"] == op) & (df["num_heads"] == heads)]
         if rows.empty:
             return None
-        series = rows.groupby("num_tokens")["latency"].median().sort_index()
-        tokens = series.index.to_numpy(np.float64)
-        lat = series.to_numpy(np.float64) / 1e3
-        inside = np.exp(np.interp(np.log(batch), np.log(tokens), np.log(lat)))
-        beyond = lat[-1] * batch / tokens[-1]
-        total = total + np.where(batch > tokens[-1], beyond, inside)
+        total = total + _per_batch(rows, "num_tokens", batch)
     return total
 
 
@@ -67,11 +73,7 @@ def kernel_floor(df, heads: int, kv_dtype: str, batch: np.ndarray) -> np.ndarray
     counts = np.sort(rows["num_heads"].unique()).astype(np.float64)
     nearest = counts[int(np.argmin(np.abs(np.log(counts / heads))))]
     rows = rows[(rows["num_heads"] == nearest) & (rows["step"] == rows["step"].min())]
-    series = rows.groupby("batch_size")["latency"].median().sort_index()
-    have = series.index.to_numpy(np.float64)
-    lat = series.to_numpy(np.float64) / 1e3
-    inside = np.exp(np.interp(np.log(batch), np.log(have), np.log(lat)))
-    return np.where(batch > have[-1], lat[-1] * batch / have[-1], inside)
+    return _per_batch(rows, "batch_size", batch)
 
 
 def served_decode_grid(grid: np.ndarray, served_parts: np.ndarray) -> tuple[np.ndarray, float]:
