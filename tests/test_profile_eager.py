@@ -121,3 +121,28 @@ def test_roofline_fallback_used_for_the_graph_floor():
     ops = make_ops(eager_doc(timing="eager"), fallback=fb)
     ops.gemm(np.array([4.0]), 64, 32, "bf16")
     assert ("gemm", 64, 32, "bf16") in fb.calls
+
+
+def block_fp8_doc(per_tensor_latency=None):
+    """An eager-timed block-FP8 GEMM table (60 us flat to m = 10, 150 us at m = 100) and, where
+    given, a graph-timed per-tensor FP8 table of the same shape."""
+    doc = eager_doc()
+    doc["tables"][0].update(precision="fp8_block", timing="eager",
+                            latency_s=[6e-5, 6e-5, 1.5e-4])
+    if per_tensor_latency is not None:
+        doc["tables"].append({"op": "gemm", "precision": "fp8", "source": "harness",
+                              "key": {"n": 64, "k": 32}, "axes": {"m": [1, 10, 100]},
+                              "latency_s": per_tensor_latency})
+    return doc
+
+
+def test_a_graph_read_block_fp8_gemm_is_never_faster_than_per_tensor_fp8():
+    # the same shape, the same weight bytes and MACs: the per-tensor kernel is a floor
+    m = np.array([1.0, 10.0, 100.0])
+    alone = np.asarray(make_ops(block_fp8_doc()).gemm(m, 64, 32, "fp8_block"))
+    assert alone.tolist() == pytest.approx([7e-6, 7e-6, 9e-5])  # roofline, then less the floor
+    floored = np.asarray(make_ops(block_fp8_doc([2e-5, 2e-5, 3e-5])).gemm(m, 64, 32, "fp8_block"))
+    assert floored.tolist() == pytest.approx([2e-5, 2e-5, 9e-5])
+    # an eager iteration (> 512 tokens) reads the block table as measured, floor or not
+    eager = make_ops(block_fp8_doc([2e-5, 2e-5, 3e-5])).gemm(600.0, 64, 32, "fp8_block")
+    assert eager == pytest.approx(make_ops(block_fp8_doc()).gemm(600.0, 64, 32, "fp8_block"))

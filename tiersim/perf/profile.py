@@ -18,8 +18,11 @@ optional ``eager_s`` object, ``{"graph_max_tokens": 512, "per_layer_s": ..., "pe
 per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCost`), and in a
 graph-replayed iteration a table timed eagerly (``"timing": "eager"``: NVIDIA's block-FP8 GEMMs,
 whose small-``m`` rows are the host launch path, not the kernel) is read without its launch
-floor: ``max(roofline, latency - latency at the first grid point)``. Both costs are fitted on
-measured serving rows (``benchmarks/fidelity_silicon.py --fit``) and labelled so.
+floor: ``max(roofline, latency - latency at the first grid point)``, and never below the
+graph-timed GEMM of the same shape in the format whose kernel does no more work (per-tensor FP8
+for block FP8: the same weight bytes and MACs, fewer scales; :data:`GRAPH_FLOOR_DTYPE`). The
+host costs are fitted on measured serving rows (``benchmarks/fidelity_silicon.py --fit``) and
+labelled so.
 
 :class:`ProfileOps` answers the per-layer operator questions of the step assembly
 (:mod:`tiersim.perf.assembly`) from those tables. An operator whose table the profile lacks is
@@ -108,6 +111,10 @@ SOURCES = ("harness", "public", "roofline")
 _OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes", "timing")
 #: Source-label prefix of an eagerly timed table read without its launch floor in graph steps.
 GRAPH_READ = "graph-read:"
+#: For an eagerly timed GEMM format, the graph-timed format whose kernel does no more work on the
+#: same shape (same weight bytes and MACs, fewer scales): its time is a floor for the former's
+#: graph-read time.
+GRAPH_FLOOR_DTYPE = {"fp8_block": "fp8"}
 
 
 @dataclass(frozen=True)
@@ -888,7 +895,9 @@ class ProfileOps:
             else:
                 label = self.profile.source_label(table)
             if table is not None and self._graph_read(table):
-                label = f"{GRAPH_READ}{label} (its launch floor removed in CUDA-graph steps)"
+                label = f"{GRAPH_READ}{label} (its launch floor removed in CUDA-graph steps"
+                other = GRAPH_FLOOR_DTYPE.get(dtype or "")
+                label += f", never below the {other} GEMM)" if other else ")"
             self._sources[table_name(op, dtype, key)] = label
             self._cache[cache_key] = table
         return self._cache[cache_key]
@@ -983,7 +992,18 @@ class ProfileOps:
         floor = float(np.asarray(table.lookup(1.0)).reshape(-1)[0])  # flat below the grid
         roof = 0.0 if self.fallback is None else self.fallback.gemm(m_arr, n, k, dtype)
         graph = np.maximum(roof, np.asarray(t, dtype=np.float64) - floor)
+        graph = np.maximum(graph, self._graph_floor(m_arr, n, k, dtype))
         return np.where(m_arr <= graph_max, graph, t)
+
+    def _graph_floor(self, m, n: int, k: int, dtype: str):
+        """Seconds of the graph-timed GEMM of :data:`GRAPH_FLOOR_DTYPE` at this shape (its
+        table, else the nearest one rescaled by the roofline), or 0 where there is none."""
+        other = GRAPH_FLOOR_DTYPE.get(dtype)
+        key = {"n": int(n), "k": int(k)}
+        table = None if other is None else self.profile.find("gemm", other, key)
+        if table is None and other is not None:
+            table = self._anchor("gemm", other, key)
+        return 0.0 if table is None else np.asarray(table.lookup(m), dtype=np.float64)
 
     def moe(self, tokens) -> np.ndarray:
         """Seconds of one MoE layer (router excluded) for ``tokens`` tokens."""
