@@ -15,6 +15,14 @@ per sequence and an FP8 KV cache:
 ``--precisions``: the earlier table of Qwen3-Coder-30B-A3B on one H200 per precision (tiersim
 against the profile's tables summed by hand, and the pure roofline).
 
+``--unseen``: the same decode step (batch 1, 32, 128) for every other config aiconfigurator-core
+ships, models no silicon-sample row covers: each at the smallest tensor parallelism of 1, 2, 4,
+8 whose checkpoint weights take at most 75% of an H200, its experts tensor-parallel; tiersim
+beside aiconfigurator's estimate (cached in ``benchmarks/data/aic_decode_unseen_h200.csv``,
+``--refresh-aic`` recomputes it), or the one line saying why either cannot serve it. Neither
+column is a measurement: this shows where tiersim and NVIDIA's estimator agree on models
+nobody fitted, and where they part by design (docs/fidelity.md).
+
 ``--weights``: ``docs/models.md``'s table: for every config aiconfigurator-core ships
 (``benchmarks/data/published_sizes.csv`` lists them with the published size and its source;
 the configs are read from the installed package), tiersim's checkpoint weight memory
@@ -42,6 +50,7 @@ from tiersim.hardware import get_model  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
 
 AIC_DECODE_CSV = fs.DATA / "aic_decode_h200.csv"
+AIC_UNSEEN_CSV = fs.DATA / "aic_decode_unseen_h200.csv"
 SIZES_CSV = fs.DATA / "published_sizes.csv"
 BATCHES = (1, 32, 128)
 CONTEXT = 2048
@@ -78,7 +87,7 @@ def aic_decode_ms(row: dict, batch: int) -> float:
     from aiconfigurator_core.sdk.config import RuntimeConfig
 
     rc = RuntimeConfig(isl=CONTEXT, osl=2, batch_size=batch, prefix=0)
-    first, second = fs.aic_quant_order(fs.MODELS[row["model_path"]])
+    first, second = fs.aic_quant_order(fs.row_spec(row))
     try:
         backend, model, db, _ = fs.aic_setup(row, first, kv_quant="fp8")
     except Exception:  # noqa: BLE001 -- the other quant modes, as fs.aic_estimate does
@@ -135,6 +144,132 @@ def model_markdown(table: list[dict]) -> str:
             f"| {r['model']} | {r['tp']} | {r['batch']} | {r['tiersim_ms']:.2f} | "
             f"{r['aic_ms']:.2f} | {ratio:.2f} | {r['roofline']} |"
         )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- models no row covers
+
+#: Share of one H200's memory an unseen model's weights may take at the TP it is tabled at.
+WEIGHT_SHARE = 0.75
+
+
+def unseen_configs() -> list[str]:
+    """Model ids of the configs aiconfigurator-core ships that no silicon-sample row ran."""
+    sampled = {s.aic for s in fs.MODELS.values()}
+    folder = fs._aic_root() / "model_configs"
+    ids = (p.name.removesuffix("_config.json").replace("--", "/")
+           for p in folder.glob("*_config.json") if not p.name.endswith("hf_quant_config.json"))
+    return sorted(i for i in ids if i not in sampled)
+
+
+def unseen_row(model_path: str) -> dict:
+    """A vLLM H200 row of ``model_path`` at the smallest TP its weights fit (see
+    :data:`WEIGHT_SHARE`); raises :class:`fs.Unrepresentable` where tiersim cannot read it."""
+    from tiersim.hardware import get_gpu
+    from tiersim.perf.memory import checkpoint_bytes
+
+    spec = fs.spec_for(model_path)
+    if spec is None:
+        raise fs.Unrepresentable(f"no config for {model_path}")
+    try:
+        arch = get_model(fs.model_source(spec))
+    except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
+        raise fs.Unrepresentable(fs._reason(exc)) from None
+    memory = get_gpu("h200").hbm_bytes
+    tp = next((t for t in (1, 2, 4, 8) if checkpoint_bytes(arch) / t <= WEIGHT_SHARE * memory), 8)
+    moe = float(tp) if arch.is_moe else float("nan")
+    return {"id": model_path, "mode": "agg", "backend": "vllm", "backend_version": "0.19.0",
+            "model_path": model_path, "system": fs.FIT_SYSTEM, "precision": float("nan"),
+            "gemm_quant_mode": float("nan"), "moe_quant_mode": float("nan"),
+            "isl": CONTEXT, "osl": 2, "batch_size": 1, "tp_size": tp, "pp_size": 1,
+            "attention_dp_size": float("nan"), "moe_tp_size": moe,
+            "moe_ep_size": 1.0 if arch.is_moe else float("nan")}
+
+
+def aic_note(exc: Exception) -> str:
+    """aiconfigurator's reason in a table cell: its error's first line, paths and the list of
+    what it has cut off."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    text = text.split(" at /", 1)[0].split("; available", 1)[0].split(" from HuggingFace", 1)[0]
+    return f"{type(exc).__name__}: {text.removeprefix('perf database error: ')}"[:120]
+
+
+def refresh_unseen_aic() -> pd.DataFrame:
+    """Recompute aiconfigurator's decode steps of the unseen models; write
+    :data:`AIC_UNSEEN_CSV` (``aic_ms`` empty and ``aic_note`` its one-line reason where it
+    cannot estimate one)."""
+    import importlib.metadata
+    import logging
+
+    logging.disable(logging.WARNING)
+    out = []
+    for model_path in unseen_configs():
+        try:
+            row = unseen_row(model_path)
+        except fs.Unrepresentable:
+            continue
+        for batch in BATCHES:
+            entry = {"model": model_path, "tp": int(row["tp_size"]), "batch": batch,
+                     "context": CONTEXT, "aic_ms": float("nan"), "aic_note": ""}
+            try:
+                entry["aic_ms"] = aic_decode_ms(row, batch)
+            except Exception as exc:  # noqa: BLE001 -- recorded as the row's note
+                entry["aic_note"] = aic_note(exc)
+            out.append(entry)
+    df = pd.DataFrame(out)
+    df["aic_version"] = "aiconfigurator-core " + importlib.metadata.version("aiconfigurator-core")
+    df["computed_on"] = datetime.date.today().isoformat()
+    df.to_csv(AIC_UNSEEN_CSV, index=False)
+    return df
+
+
+def unseen_rows() -> list[dict]:
+    """One dict per unseen model and batch (one per model where tiersim cannot read it)."""
+    aic = pd.read_csv(AIC_UNSEEN_CSV, keep_default_na=False) if AIC_UNSEEN_CSV.exists() else None
+    out = []
+    for model_path in unseen_configs():
+        try:
+            row = unseen_row(model_path)
+        except fs.Unrepresentable as exc:
+            out.append({"model": model_path, "tp": None, "batch": None,
+                        "tiersim_ms": float("nan"), "aic_ms": float("nan"),
+                        "roofline": f"tiersim cannot read it: {exc}"})
+            continue
+        for batch in BATCHES:
+            entry = {"model": model_path, "tp": int(row["tp_size"]), "batch": batch}
+            entry["tiersim_ms"], roofline = tiersim_decode_ms(row, batch)
+            entry["roofline"] = ", ".join(roofline) or "none"
+            hit = None if aic is None else aic[(aic["model"] == model_path)
+                                               & (aic["batch"] == batch)]
+            entry["aic_ms"] = float("nan")
+            if hit is not None and len(hit):
+                value, note = hit["aic_ms"].iloc[0], hit["aic_note"].iloc[0]
+                entry["aic_ms"] = float(value) if value != "" else float("nan")
+                if note:
+                    entry["roofline"] += f"; aiconfigurator: {note}"
+            out.append(entry)
+    return out
+
+
+def unseen_markdown(table: list[dict]) -> str:
+    """The unseen models as a Markdown table, one line per config: tiersim and aiconfigurator
+    at each of :data:`BATCHES` (ms), their ratio, and what either lacks."""
+    batches = "/".join(str(b) for b in BATCHES)
+    lines = [
+        f"| config | TP | tiersim step, batch {batches} (ms) | aiconfigurator (ms) |"
+        " tiersim / aic | tables on roofline / note |",
+        "|---|---:|---|---|---|---|",
+    ]
+    for model in dict.fromkeys(r["model"] for r in table):
+        rows = [r for r in table if r["model"] == model]
+        if rows[0]["tp"] is None:
+            lines.append(f"| {model} | | | | | {rows[0]['roofline']} |")
+            continue
+        ts = " / ".join(f"{r['tiersim_ms']:.2f}" for r in rows)
+        aic = " / ".join(_num(r["aic_ms"], ".2f") for r in rows)
+        ratio = " / ".join(_num(r["tiersim_ms"] / r["aic_ms"], ".2f") for r in rows)
+        lines.append(f"| {model} | {rows[0]['tp']} | {ts} | {aic} | {ratio} | "
+                     f"{rows[0]['roofline']} |")
     return "\n".join(lines)
 
 
@@ -268,7 +403,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--precisions", action="store_true",
                     help="Qwen3-Coder-30B-A3B per precision instead")
     ap.add_argument("--weights", action="store_true", help="the weight-memory table instead")
+    ap.add_argument("--unseen", action="store_true",
+                    help="every other config aiconfigurator-core ships instead (no row covers)")
     args = ap.parse_args(argv)
+    if args.unseen:
+        if args.refresh_aic:
+            refresh_unseen_aic()
+        print(f"Decode step on H200 (vLLM) of models no silicon-sample row covers, {CONTEXT} "
+              f"tokens of context per sequence, FP8 KV cache, profile {default_profile_name()}\n")
+        print(unseen_markdown(unseen_rows()))
+        return 0
     if args.weights:
         print(weight_markdown(weight_rows()))
         return 0
