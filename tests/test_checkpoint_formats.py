@@ -177,7 +177,7 @@ def test_vision_language_wrapper_reads_its_text_model(tmp_path):
      "key 'quantization_config': not in a layout tiersim reads (error: missing )"),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
         "num_bits": 4, "type": "int", "group_size": -2}}}},
-     "key 'quantization_config.config_groups.weights.group_size': must be a whole number of "
+     "key 'quantization_config.config_groups.g.weights.group_size': must be a whole number of "
      "weights from 1 to 65536 (got -2)"),
     ({"quant_method": "modelopt", "quant_algo": "W4A16_AWQ", "group_size": 1e-300},
      "key 'group_size': must be a whole number of weights from 1 to 65536 (got 1e-300)"),

@@ -223,7 +223,7 @@ def test_dense_llama_config_defaults_head_dim(tmp_path):
     [
         ({"model_type": "mamba"}, "key 'model_type': 'mamba': tiersim does not model Mamba "
          "(state-space) layers instead of attention"),
-        ({"num_experts": None}, "key 'num_experts': must be a positive integer"),
+        ({"num_experts": None}, "key 'num_experts': null; needed to build the model"),
         ({"hidden_size": "big"}, "key 'hidden_size': must be a positive integer"),
         ({"mlp_only_layers": [0, 1]}, "key 'mlp_only_layers'"),
         ({"num_experts_per_tok": 200}, "key 'num_experts_per_tok': must not exceed"),

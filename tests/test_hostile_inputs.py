@@ -678,7 +678,9 @@ def test_a_trace_note_is_one_line_not_a_python_warning(tmp_path, capsys):
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0
     assert err.splitlines() == [f"note: {trace}: dropped 1 of 3 rows with 0 response tokens "
-                                "(failed requests in BurstGPT; first at row 1)"]
+                                "(failed requests in BurstGPT; first at row 1)",
+                                f"note: {trace}: times count from the first request kept (row "
+                                "2, 1 s after the first row)"]
 
 
 def test_sigterm_while_writing_leaves_no_temporary_folder(tmp_path):

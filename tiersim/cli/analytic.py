@@ -191,18 +191,20 @@ def _weights(infos) -> str:
 def _scenario_tiers(path: Path):
     """The scenario and its tiers' TierInfo (cost weights from the runner's reference step)."""
     from tiersim import runner
+    from tiersim.cli.run import scenario_path
     from tiersim.scenario import load_scenario
 
-    scn = load_scenario(path)
+    scn = load_scenario(scenario_path(path))  # a bundled scenario's name works, as with run
     return scn, runner.tier_infos(scn)
 
 
 def _load(trace, scn, source):
     """The trace named on the command line, else the scenario's own."""
     if trace is not None:
+        from tiersim.paths import resolve_trace_path
         from tiersim.trace import load_trace
 
-        return load_trace(trace)
+        return load_trace(resolve_trace_path(trace, Path.cwd()))  # as `trace inspect` finds it
     from tiersim import runner
 
     return runner.load_scenario_trace(scn, source).table

@@ -40,6 +40,23 @@ def _with_line(err: TiersimError) -> TiersimError:
     return err
 
 
+def _refuse_empty_out(argv: list[str] | None) -> None:
+    """An empty ``--out`` (``--out "$UNSET"``) reads as ``.``: the command would write into, and
+    overwrite files of, the folder it runs in. It is refused; ``--out .`` says so on purpose."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return
+        empty = arg in ("--out=", "-o=") or (arg in ("--out", "-o") and i + 1 < len(args)
+                                             and not args[i + 1].strip())
+        if empty:
+            raise TiersimError("--out is empty (an unset shell variable?): it would write into "
+                               "the current folder; name the folder, or give --out . for this "
+                               "one")
+
+
 class TiersimApp(typer.Typer):
     """A typer app whose entry point turns TiersimError into one stderr line and exit 1."""
 
@@ -55,6 +72,7 @@ class TiersimApp(typer.Typer):
         main = threading.current_thread() is threading.main_thread()
         terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
+            _refuse_empty_out(kwargs.get("args"))
             return super().__call__(*args, **kwargs)
         except TiersimError as err:
             typer.echo(f"Error: {escaped(_with_line(err))}", err=True)

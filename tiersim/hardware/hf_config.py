@@ -113,14 +113,16 @@ class _Config:
         return TiersimError(f"{self.path}: key {key!r}: {message}")
 
     def int(self, key: str, default: int | None = None, *alternatives: str) -> int:
-        """A positive integer under ``key`` (or the first alternative present)."""
+        """A positive integer under ``key`` (or the first alternative present); null is absent,
+        as in transformers (``"head_dim": null``: hidden_size / num_attention_heads)."""
         for name in (key, *alternatives):
-            if name in self.data:
+            if self.data.get(name) is not None:
                 key = name
                 break
         else:
             if default is None:
-                raise self.error(key, "missing; needed to build the model")
+                state = "null" if key in self.data else "missing"
+                raise self.error(key, f"{state}; needed to build the model")
             return default
         value = self.data[key]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -295,14 +297,15 @@ def load_hf_config(path: str | Path) -> ModelArch:
         key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant = cfg.data.get("quantization_config") or wrapper_quant
-    formats, kv_cache = _quant_of(path, quant, fields.get("dense_layers", 0))
+    span = Span(fields["layers"], fields.get("dense_layers", 0))
+    formats, kv_cache = _quant_of(path, quant, span)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
     return dataclasses.replace(arch, checkpoint=tuple(f for f in formats if f[0] in present),
                                kv_cache=kv_cache)
 
 
-def _quant_of(path: Path, quant: Any, dense_layers: int) -> tuple[tuple, str]:
+def _quant_of(path: Path, quant: Any, span: Span) -> tuple[tuple, str]:
     """The checkpoint's weight formats and KV-cache format, or one line naming the file whose
     quantisation block is not in a layout tiersim reads (a list where a map goes, a bad regex
     in an ignore list ...)."""
@@ -311,7 +314,7 @@ def _quant_of(path: Path, quant: Any, dense_layers: int) -> tuple[tuple, str]:
                                                      if side.is_file() else ""))
     try:
         with regex_budget(REGEX_BUDGET_S):
-            return checkpoint_formats(path, quant, dense_layers), checkpoint_kv_cache(path, quant)
+            return checkpoint_formats(path, quant, span), checkpoint_kv_cache(path, quant)
     except TiersimError:
         raise
     except RegexTimeout:
@@ -383,19 +386,87 @@ def _matches(pattern: str, name: str) -> bool:
             or f".{pattern}." in name)
 
 
-def _group_names(group: str, moe_layer: int) -> list[str]:
-    """Full module names that stand for ``group`` under the usual prefixes."""
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """The decoder layers a checkpoint's groups live in: ``total`` layers, the first ``dense``
+    of them with a dense MLP before the MoE ones (0: every layer is of one kind)."""
+
+    total: int = 1
+    dense: int = 0
+
+    def layers(self, group: str) -> range:
+        """The layers holding ``group`` (the LM head: one)."""
+        if group == "lm_head":
+            return range(1)
+        if group == "mlp":
+            return range(self.dense or self.total)
+        if group in ("experts", "shared_experts"):
+            return range(self.dense, self.total) or range(1)
+        return range(self.total)
+
+
+def _group_names(group: str, layer: int) -> list[str]:
+    """Full module names that stand for ``group`` in decoder layer ``layer``."""
     if group == "lm_head":
         return ["lm_head", "language_model.lm_head"]
-    layer = 0 if group in ("mlp",) else moe_layer
     return [p.format(i=layer) + m for p in _LAYER_PREFIXES for m in GROUP_MODULES[group]]
 
 
-def _any_match(patterns, group: str, moe_layer: int) -> bool:
-    if isinstance(patterns, str):  # one module name written without its list
-        patterns = [patterns]
-    names = _group_names(group, moe_layer)
-    return any(_matches(str(p), n) for p in patterns or () for n in names)
+class _Patterns:
+    """An ignore / target list, matched as :func:`_matches` matches one entry: plain names
+    by set lookup (a plain name matches a module when it is a run of the module's dotted
+    components), wildcards and ``re:`` one by one, so a list of thousands of names stays fast."""
+
+    def __init__(self, patterns):
+        if isinstance(patterns, str):  # one module name written without its list
+            patterns = [patterns]
+        listed = [str(p) for p in patterns or ()]
+        self.plain = {p for p in listed if not p.startswith("re:") and "*" not in p
+                      and "?" not in p}
+        self.other = [p for p in listed if p not in self.plain]
+
+    def __bool__(self) -> bool:
+        return bool(self.plain or self.other)
+
+    def match(self, name: str) -> bool:
+        """True when an entry names module ``name``."""
+        if self.plain:
+            parts = name.split(".")
+            runs = (".".join(parts[a:b]) for a in range(len(parts))
+                    for b in range(a + 1, len(parts) + 1))
+            if any(run in self.plain for run in runs):
+                return True
+        return any(_matches(p, name) for p in self.other)
+
+
+def _any_match(patterns, group: str, span: Span) -> bool:
+    """True when a pattern names ``group``'s module in the first layer holding it."""
+    listed = _Patterns(patterns)
+    return any(listed.match(n) for n in _group_names(group, span.layers(group)[0]))
+
+
+def _share(patterns, group: str, span: Span) -> float:
+    """The share of ``group``'s layers whose module a pattern names (an ignore list naming
+    layer 0's down_proj alone: 1 / layers, not the whole group)."""
+    listed = _Patterns(patterns)
+    if not listed:
+        return 0.0
+    layers = span.layers(group)
+    hit = sum(any(listed.match(n) for n in _group_names(group, i)) for i in layers)
+    return hit / len(layers)
+
+
+def _part(group: str, fmt: tuple[str, float], bf16_share: float):
+    """``(group, format, bits)`` of a group whose layers are ``bf16_share`` BF16 and the rest in
+    ``fmt``: the format of most of its layers (its kernels), and the bits its layers average
+    (its memory); ``None`` when every layer is BF16."""
+    name, bits = fmt
+    if bf16_share >= 1.0:
+        return None
+    if bf16_share <= 0.0:
+        return (group, name, bits)
+    return (group, name if bf16_share <= 0.5 else "bf16",
+            (1.0 - bf16_share) * bits + bf16_share * 16.0)
 
 
 def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
@@ -406,7 +477,7 @@ def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
     return prec.name, prec.weight_bits
 
 
-def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
+def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     """``((group, format, bits), ...)`` for the quantised groups of a checkpoint.
 
     Reads ``quant`` (the config's ``quantization_config``) or, when that is absent or names
@@ -418,7 +489,7 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
     method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else "?"
     if method.lower() in ("", "modelopt") and side.is_file():
         data = _read(side)
-        return _modelopt(side, data.get("quantization", data), dense_layers)
+        return _modelopt(side, data.get("quantization", data), span)
     if not quant:
         return ()
     if not isinstance(quant, dict):
@@ -430,14 +501,13 @@ def checkpoint_formats(path: Path, quant: Any, dense_layers: int = 0):
     if method == "fp8":
         fmt = "fp8_block" if _block_size(path, quant.get("weight_block_size")) else "fp8"
         skip = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or ()
-        return _uniform(_fmt(fmt), skip, dense_layers, _LINEAR_GROUPS)
+        return _uniform(_fmt(fmt), skip, span, _LINEAR_GROUPS)
     if method == "mxfp4":
-        return _uniform(_fmt("mxfp4"), quant.get("modules_to_not_convert"), dense_layers,
-                        ("experts",))
+        return _uniform(_fmt("mxfp4"), quant.get("modules_to_not_convert"), span, ("experts",))
     if method == "compressed-tensors":
-        return _compressed_tensors(path, quant, dense_layers)
+        return _compressed_tensors(path, quant, span)
     if method == "modelopt":
-        return _modelopt(path, quant, dense_layers)
+        return _modelopt(path, quant, span)
     shown = "missing" if not method else f"{method!r} is not supported"
     raise TiersimError(
         f"{path}: key 'quantization_config.quant_method': {shown}; supported: fp8, mxfp4, "
@@ -485,9 +555,10 @@ def checkpoint_kv_cache(path: Path, quant: Any) -> str:
 _LINEAR_GROUPS = ("attention", "mlp", "shared_experts", "experts")
 
 
-def _uniform(fmt, skip, dense_layers: int, groups=_LINEAR_GROUPS):
-    """Every group of ``groups`` that no ``skip`` entry names, in ``fmt``."""
-    return tuple((g, *fmt) for g in groups if not _any_match(skip, g, dense_layers))
+def _uniform(fmt, skip, span: Span, groups=_LINEAR_GROUPS):
+    """Every group of ``groups`` in ``fmt``, but the layers a ``skip`` entry names (BF16)."""
+    parts = (_part(g, fmt, _share(skip, g, span)) for g in groups)
+    return tuple(part for part in parts if part is not None)
 
 
 PER_CHANNEL = 1 << 16
@@ -511,14 +582,18 @@ def _group_size(path: Path, key: str, value: Any) -> int:
 def _ct_format(path: Path, weights: dict, group: str = "") -> tuple[str, float]:
     """The format of one compressed-tensors weight scheme (of config group ``group``)."""
     bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
+    where = f"config_groups.{group}.weights" if group else "config_groups"
+    if isinstance(bits, bool) or not isinstance(bits, int):
+        raise TiersimError(f"{path}: key 'quantization_config.{where}.num_bits': must be a whole "
+                           f"number of bits (got {shown(bits)})")
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
-        return _fmt("w4a16", _group_size(
-            path, "quantization_config.config_groups.weights.group_size", size))
+        return _fmt("w4a16", _group_size(path, f"quantization_config.{where}.group_size", size))
     if bits == 4 and kind == "float" and size == 16:
         return _fmt("nvfp4")
+    if bits == 4 and kind == "float" and size == 32:  # E2M1 in 32-wide groups: MXFP4
+        return _fmt("mxfp4")
     if bits == 8 and kind == "float":
         return _fmt("fp8_block" if weights.get("strategy") == "block" else "fp8")
-    where = f"config_groups.{group}.weights" if group else "config_groups"
     raise TiersimError(
         f"{path}: key 'quantization_config.{where}': {bits}-bit {kind} weights "
         f"(group size {size}) are not a format tiersim models "
@@ -526,7 +601,7 @@ def _ct_format(path: Path, weights: dict, group: str = "") -> tuple[str, float]:
     )
 
 
-def _compressed_tensors(path: Path, quant: dict, dense_layers: int):
+def _compressed_tensors(path: Path, quant: dict, span: Span):
     groups = quant.get("config_groups") or {}
     if not isinstance(groups, dict):
         raise TiersimError(f"{path}: key 'quantization_config.config_groups': must be an object "
@@ -542,42 +617,85 @@ def _compressed_tensors(path: Path, quant: dict, dense_layers: int):
         fmt = _ct_format(path, weights, name)
         targets = scheme.get("targets") or ["Linear"]
         for g in _LINEAR_GROUPS:
-            hit = "Linear" in targets or _any_match(targets, g, dense_layers)
-            if hit and g not in out and not _any_match(ignore, g, dense_layers):
+            hit = "Linear" in targets or _any_match(targets, g, span)
+            if hit and g not in out:
                 out[g] = fmt
-    return tuple((g, *f) for g, f in out.items())
+    parts = (_part(g, f, _share(ignore, g, span)) for g, f in out.items())
+    return tuple(part for part in parts if part is not None)
 
 
 _MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "MXFP4": "mxfp4",
                    "FP8_BLOCK": "fp8_block", "W4A16_AWQ": "w4a16", "INT4_AWQ": "w4a16"}
 
 
-def _modelopt_fmt(path: Path, spec: dict) -> tuple[str, float]:
+def _modelopt_fmt(path: Path, spec: dict, where: str = "") -> tuple[str, float]:
+    """The format of a ModelOpt ``quant_algo`` (``where``: the key path leading to it)."""
+    if not isinstance(spec, dict):
+        raise TiersimError(f"{path}: key {where.rstrip('.') or 'quantization'!r}: must be an "
+                           f"object with a quant_algo (got {shown(spec)})")
     algo = str(spec.get("quant_algo", "")).upper()
+    if algo == "UNQUANTIZED" and where:  # a layer of a MIXED_PRECISION checkpoint left as is
+        return _fmt("bf16")
     if algo not in _MODELOPT_ALGOS:
         raise TiersimError(
-            f"{path}: key 'quant_algo': {algo!r} is not a format tiersim models; "
+            f"{path}: key '{where}quant_algo': {algo!r} is not a format tiersim models; "
             f"supported: {', '.join(_MODELOPT_ALGOS)}, MIXED_PRECISION"
+            + (", UNQUANTIZED" if where else "")
         )
     fmt = _MODELOPT_ALGOS[algo]
-    size = _group_size(path, "group_size", spec.get("group_size")) if fmt == "w4a16" else 128
+    size = (_group_size(path, f"{where}group_size", spec.get("group_size")) if fmt == "w4a16"
+            else 128)
     return _fmt(fmt, size)
 
 
-def _modelopt(path: Path, quant: dict, dense_layers: int):
-    """NVIDIA ModelOpt: one algorithm with an exclude list, or per-layer (MIXED_PRECISION)."""
+def _modelopt(path: Path, quant: dict, span: Span):
+    """NVIDIA ModelOpt: one algorithm with an exclude list, or per layer (MIXED_PRECISION:
+    ``quantized_layers``, or ``config_groups`` laid out as compressed-tensors lays them)."""
     algo = str(quant.get("quant_algo", "")).upper()
     if algo == "MIXED_PRECISION":
-        layers = quant.get("quantized_layers") or {}
-        out = []
-        for g in _LINEAR_GROUPS:
-            for name, spec in layers.items():
-                if _any_match([name], g, dense_layers):
-                    out.append((g, *_modelopt_fmt(path, spec)))
-                    break
-        return tuple(out)
+        layers = quant.get("quantized_layers")
+        if not layers and quant.get("config_groups"):
+            ignore = quant.get("ignore") or quant.get("exclude_modules") or ()
+            return _compressed_tensors(path, {**quant, "ignore": ignore}, span)
+        if not isinstance(layers, dict) or not layers:
+            raise TiersimError(f"{path}: key 'quantized_layers': MIXED_PRECISION needs a map of "
+                               "module -> {quant_algo: ...} (or config_groups); got "
+                               f"{shown(layers)}")
+        return _per_layer(path, layers, span)
     skip = quant.get("exclude_modules") or quant.get("ignore") or ()
-    return _uniform(_modelopt_fmt(path, quant), skip, dense_layers)
+    return _uniform(_modelopt_fmt(path, quant), skip, span)
+
+
+_LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
+
+
+def _per_layer(path: Path, layers: dict, span: Span):
+    """Each group of a MIXED_PRECISION checkpoint, layer by layer (a layer it does not list is
+    BF16), as :func:`_part` states it: the format of most layers, the bits of all."""
+    by_layer: dict[int, list[tuple[str, Any]]] = {}
+    anywhere: list[tuple[str, Any]] = []
+    for key, spec in layers.items():
+        found = _LAYER_INDEX.search(str(key))
+        (by_layer.setdefault(int(found.group(1)), []) if found else anywhere).append(
+            (str(key), spec))
+    out = []
+    for g in _LINEAR_GROUPS:
+        tally: dict[tuple[str, float], int] = {}
+        rng = span.layers(g)
+        for i in rng:
+            names = _group_names(g, i)
+            hit = next(((key, spec) for key, spec in by_layer.get(i, []) + anywhere
+                        if any(_matches(key, n) for n in names)), None)
+            fmt = (_fmt("bf16") if hit is None
+                   else _modelopt_fmt(path, hit[1], f"quantized_layers.{hit[0]}."))
+            tally[fmt] = tally.get(fmt, 0) + 1
+        quantised = {f: n for f, n in tally.items() if f[0] != "bf16"}
+        if not quantised:
+            continue
+        name = max(tally, key=lambda f: (tally[f], f[0] != "bf16"))[0]
+        bits = sum(f[1] * n for f, n in tally.items()) / len(rng)
+        out.append((g, name, bits))
+    return tuple(out)
 
 
 def _default_head_dim(cfg, hidden: int, heads: int) -> int:

@@ -32,6 +32,7 @@ ships (:func:`weight_formats`), read from the model's ``config.json`` ``quantiza
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,9 +206,23 @@ def checkpoint_format(model, group: str) -> Precision:
     """The format parameter ``group`` of ``model`` ships in (BF16 unless its config says)."""
     for name, fmt, bits in getattr(model, "checkpoint", ()):
         if name == group:
-            base = PRECISIONS[fmt]
-            return base if base.weight_bits == bits else w4a16(round(16.0 / (bits - 4.0)))
+            return _stored(PRECISIONS[fmt], bits)
     return PRECISIONS["bf16"]
+
+
+def _stored(base: Precision, bits: float) -> Precision:
+    """``base`` at ``bits`` a weight: itself; W4A16 of the group size those bits imply; else a
+    group whose layers are not all in one format (an ignore list naming some layers, a
+    per-layer checkpoint), computed as ``base`` (most of its layers) and stored at the bits
+    its layers average."""
+    if base.weight_bits == bits:
+        return base
+    if base.name == "w4a16" and bits > 4.0:
+        sized = w4a16(max(1, round(16.0 / (bits - 4.0))))
+        if abs(sized.weight_bits - bits) < 1e-9:
+            return sized
+    return dataclasses.replace(base, label=f"{base.label} ({bits:.3g} bits a weight: some "
+                               "layers in another format)", weight_bits=bits)
 
 
 def checkpoint_bits(model, group: str) -> float:

@@ -180,7 +180,10 @@ def checkpoint_bytes(model: ModelArch) -> float:
 
 def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) -> float:
     """KV-cache bytes one token occupies on each GPU: 2 x layers x KV heads x head_dim x bytes;
-    MLA: layers x (kv_lora_rank + rope dim) x bytes, the same latent on every TP GPU."""
+    MLA: layers x (kv_lora_rank + rope dim) x bytes, the same latent on every TP GPU.
+    ``kv_dtype="auto"`` is resolved as the server would (the checkpoint's declared KV format,
+    else BF16), so every caller sizes blocks as :func:`kv_capacity_blocks` does."""
+    kv_dtype = resolve_kv_dtype(model, kv_dtype)
     if model.is_mla:
         return model.layers * model.kv_latent_dim * kv_dtype_bytes(kv_dtype)
     _, kv_heads = heads_per_gpu(model, tp)
@@ -232,10 +235,10 @@ def kv_capacity_blocks(
     if reserve is None:
         reserve = default_activation_reserve(model, tp, max_num_batched_tokens)
     budget = gpu.hbm_bytes * gpu_memory_utilization
-    per_token = kv_bytes_per_token(model, resolve_kv_dtype(model, kv_dtype), tp)
+    per_token = kv_bytes_per_token(model, kv_dtype, tp)
     if draft is not None:
         weights += weight_bytes(draft, "bf16", tp)
-        per_token += kv_bytes_per_token(draft, resolve_kv_dtype(draft, kv_dtype), tp)
+        per_token += kv_bytes_per_token(draft, kv_dtype, tp)
     block_bytes = per_token * block_size
     blocks = math.floor((budget - weights - reserve) / block_bytes)
     if blocks < 1:

@@ -26,7 +26,7 @@ WHOLE_FILE_BYTES = 1 << 30
 """Files up to this size are hashed whole; a larger one by size, mtime and its first and last
 MiB (a multi-GB trace is not re-read for every point: a ``touch`` counts as a change)."""
 _EDGE = 1 << 20
-_DIGESTS: dict[tuple[str, int, int], str] = {}
+_DIGESTS: dict[tuple[str, int, int, int, int, int], str] = {}
 
 
 def point_inputs(doc: dict[str, Any], source: str) -> dict[str, str]:
@@ -54,9 +54,12 @@ def input_paths(doc: dict[str, Any], source: str) -> dict[str, Path]:
 
 def file_digest(path: Path) -> str:
     """The content digest of ``path`` (whole file, or size + mtime + edges when huge); one
-    hash per file version per process."""
+    hash per file version per process. A version is known by its inode and change time too:
+    a file replaced or rewritten with its size and mtime kept (``cp -p``, ``rsync -a``, a
+    coarse-mtime filesystem) is hashed again, not answered from the cache."""
     stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    key = (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
+           stat.st_ctime_ns)
     if key not in _DIGESTS:
         _DIGESTS[key] = _digest(path, stat.st_size, stat.st_mtime_ns)
     return _DIGESTS[key]

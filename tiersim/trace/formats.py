@@ -77,6 +77,11 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
         notes.append(f"dropped {int((~keep).sum())} of {len(raw)} rows with 0 response tokens "
                      f"(failed requests in BurstGPT; first at row {first})")
         table = table[keep].reset_index(drop=True)
+        start = float(table["arrival_s"].iloc[0])
+        if start > 0:  # seconds since the first request kept, as every format gives them
+            table["arrival_s"] = table["arrival_s"] - start
+            notes.append(f"times count from the first request kept (row "
+                         f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
     return table, notes
 
 

@@ -255,7 +255,7 @@ def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
 
 def _csv_header(p: Path) -> list[str]:
     """The header cells of a CSV as written (pandas renames a repeated one ``x.1``)."""
-    with open(p, newline="", encoding="utf-8") as handle:
+    with open(p, newline="", encoding="utf-8-sig") as handle:  # a BOM is no part of a name
         return next(csv.reader(handle), [])
 
 
@@ -274,16 +274,24 @@ def _no_duplicate_columns(names: list[str], src: Source, where: str = "") -> Non
 def _read_parquet(p: Path) -> pd.DataFrame:
     """Read a Parquet file; any failure while decoding it is the file's, so it is one line."""
     try:
-        return named_index_as_columns(pd.read_parquet(p))
+        return named_index_as_columns(pd.read_parquet(p), p)
+    except TraceError:
+        raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
 
 
-def named_index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
+def named_index_as_columns(df: pd.DataFrame, path: str | Path = "") -> pd.DataFrame:
     """A frame read from Parquet with the index levels pandas stored under a name turned back
     into columns (``df.set_index("arrival_s").to_parquet(...)`` keeps ``arrival_s`` as the
-    index, which reading would hide); an unnamed index stays the index."""
+    index, which reading would hide); an unnamed index stays the index. An index named as a
+    column of ``path`` is refused: which of the two holds the data cannot be known."""
     names = [name for name in df.index.names if name is not None]
+    clash = [name for name in names if name in df.columns]
+    if clash:
+        raise TraceError(str(path), f"its pandas index and a column are both named "
+                         f"{str(clash[0])!r}; keep one (drop the index with "
+                         "reset_index(drop=True), or rename it) and write the file again")
     return df.reset_index(level=names) if names else df
 
 
@@ -345,7 +353,7 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
     file line."""
     kinds: dict[tuple, str] = {}
     row = 0
-    with p.open(encoding="utf-8", errors="replace") as f:
+    with p.open(encoding="utf-8-sig", errors="replace") as f:  # the BOM, read, is no error
         for line_no, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -485,7 +493,7 @@ def parquet_chunks(p: Path, rows: int):
         f = pq.ParquetFile(p)
         start = 0
         for batch in f.iter_batches(batch_size=rows):
-            df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas())
+            df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
             df.columns = [str(c).strip() for c in df.columns]
             yield start, df
             start += len(df)

@@ -1,0 +1,210 @@
+"""Round 14 of hostile input, each a failure found from outside and fixed: the exact line a user
+sees, or the number that was wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import pytest
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
+
+from tiersim.hardware.hf_config import load_hf_config
+from tiersim.hardware.precisions import weight_formats
+from tiersim.perf.memory import checkpoint_bytes, kv_bytes_per_token
+from tiersim.sweep.inputs import file_digest
+from tiersim.trace import load_trace
+
+LLAMA_70B = {"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
+             "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+             "vocab_size": 128256, "max_position_embeddings": 131072}
+QWEN3_MOE = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48,
+             "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+             "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128,
+             "num_experts_per_tok": 8, "vocab_size": 151936}
+W4_GROUP = {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "group_size": 128}}
+
+
+def config(tmp_path, fields: dict, quant: dict | None = None, side: dict | None = None):
+    """A model folder holding ``config.json`` (and ``hf_quant_config.json`` when given)."""
+    folder = tmp_path / "model"
+    folder.mkdir(exist_ok=True)
+    doc = dict(fields, **({"quantization_config": quant} if quant else {}))
+    (folder / "config.json").write_text(json.dumps(doc))
+    if side is not None:
+        (folder / "hf_quant_config.json").write_text(json.dumps(side))
+    return folder
+
+
+# ------------------------------------------------------------------ weight formats by layer
+
+
+def test_an_ignore_list_naming_one_layer_keeps_the_rest_of_the_group_quantised(tmp_path):
+    # one of 80 down_proj matrices left in BF16 made every layer's MLP BF16: 123 GB, not 40
+    quant = {"quant_method": "compressed-tensors", "config_groups": {"g": W4_GROUP},
+             "ignore": ["lm_head", "model.layers.0.mlp.down_proj"]}
+    model = load_hf_config(config(tmp_path, LLAMA_70B, quant))
+    mlp = weight_formats(model, "checkpoint").mlp
+    assert mlp.name == "w4a16" and mlp.weight_bits == pytest.approx(4.125 + (16 - 4.125) / 80)
+    assert "some layers in another format" in mlp.label
+    assert checkpoint_bytes(model) / 1e9 == pytest.approx(40.55, abs=0.01)
+
+
+def test_an_ignore_list_of_every_layer_is_the_group_in_bf16(tmp_path):
+    quant = {"quant_method": "fp8", "modules_to_not_convert": ["re:.*self_attn.*"]}
+    model = load_hf_config(config(tmp_path, LLAMA_70B, quant))
+    assert [g for g, *_ in model.checkpoint] == ["mlp"]
+
+
+def test_a_long_ignore_list_of_plain_names_is_matched_in_time(tmp_path):
+    names = [f"model.layers.{i}.mlp.experts.{e}.gate_proj" for i in range(80) for e in range(64)]
+    model = load_hf_config(config(tmp_path, LLAMA_70B, {"quant_method": "fp8",
+                                                        "modules_to_not_convert": names}))
+    assert model.checkpoint == (("attention", "fp8", 8.0), ("mlp", "fp8", 8.0))
+
+
+def test_modelopt_mixed_precision_in_config_groups_is_read(tmp_path):
+    # it was read as all BF16: 141 GB for an NVFP4 checkpoint of 42 GB
+    quant = {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "ignore": ["lm_head"],
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                 "num_bits": 4, "type": "float", "group_size": 16}}}}
+    model = load_hf_config(config(tmp_path, LLAMA_70B, quant))
+    assert model.checkpoint == (("attention", "nvfp4", 4.5), ("mlp", "nvfp4", 4.5))
+    assert checkpoint_bytes(model) / 1e9 == pytest.approx(42.71, abs=0.01)
+
+
+def test_modelopt_per_layer_formats_are_counted_layer_by_layer(tmp_path):
+    # layer 0's format was taken for all 48: 31.2 GB where 47 of 48 layers are NVFP4 (18.4 GB)
+    modules = ["self_attn.q_proj", "self_attn.o_proj"] + [
+        f"mlp.experts.{e}.{p}" for e in range(4) for p in ("gate_proj", "down_proj")]
+    layers = {f"model.layers.{i}.{m}": {"quant_algo": "FP8" if i == 0 else "NVFP4"}
+              for i in range(48) for m in modules}
+    layers["model.layers.47.self_attn.q_proj"] = {"quant_algo": "UNQUANTIZED"}
+    side = {"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": layers}}
+    model = load_hf_config(config(tmp_path, QWEN3_MOE, side=side))
+    fmt = dict((g, (f, b)) for g, f, b in model.checkpoint)
+    assert fmt["experts"] == ("nvfp4", pytest.approx((8.0 + 47 * 4.5) / 48))
+    assert fmt["attention"] == ("nvfp4", pytest.approx((8.0 + 46 * 4.5 + 16.0) / 48))
+    assert checkpoint_bytes(model) / 1e9 == pytest.approx(18.37, abs=0.02)
+
+
+@pytest.mark.parametrize(("weights", "expected"), [
+    ({"num_bits": 4, "type": "float", "group_size": 32}, None),  # MXFP4, said not modelled
+    ({"num_bits": "4", "type": "int"},
+     "key 'quantization_config.config_groups.g.weights.num_bits': must be a whole number of "
+     "bits (got '4')"),
+])
+def test_compressed_tensors_formats(tmp_path, weights, expected):
+    quant = {"quant_method": "compressed-tensors", "config_groups": {"g": {
+        "targets": ["Linear"], "weights": weights}}}
+    folder = config(tmp_path, QWEN3_MOE, quant)
+    if expected is None:
+        model = load_hf_config(folder)
+        assert dict((g, f) for g, f, _ in model.checkpoint)["experts"] == "mxfp4"
+        return
+    with pytest.raises(Exception) as err:
+        load_hf_config(folder)
+    assert str(err.value) == f"{folder / 'config.json'}: {expected}"
+
+
+def test_a_null_head_dim_is_hidden_over_heads(tmp_path):
+    fields = {"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "head_dim": None, "vocab_size": 32768, "sliding_window": None}
+    assert load_hf_config(config(tmp_path, fields)).head_dim == 128
+
+
+# ------------------------------------------------------------------ KV bytes with "auto"
+
+
+def test_auto_kv_bytes_are_the_declared_fp8_everywhere(tmp_path):
+    # disaggregation and KV offload sized blocks at BF16 for a checkpoint declaring FP8 KV
+    side = {"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
+                             "exclude_modules": ["lm_head"]}}
+    model = load_hf_config(config(tmp_path, QWEN3_MOE, side=side))
+    assert kv_bytes_per_token(model, "auto") == kv_bytes_per_token(model, "fp8")
+    assert kv_bytes_per_token(model, "auto") == kv_bytes_per_token(model, "bf16") / 2
+
+
+# ------------------------------------------------------------------ sweeps and outputs
+
+
+def test_a_file_rewritten_with_its_mtime_kept_is_hashed_again(tmp_path):
+    # a sweep recorded the old digest for points that read the new content, and mixed them
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens\n0,000001,000001\n")
+    before = file_digest(path)
+    stat = path.stat()
+    path.write_text("arrival_s,input_tokens,output_tokens\n0,000001,000003\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert file_digest(path) != before
+
+
+@pytest.mark.parametrize("argv", [("--out", ""), ("--out=",), ("-o", " ")])
+def test_an_empty_out_folder_is_refused(tmp_path, capsys, monkeypatch, argv):
+    # it was read as ".": the run wrote into, and overwrote files of, the current folder
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "report.html").write_text("mine")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    line = one_error_line(*run_cli(capsys, "run", scenario, *argv))
+    assert line == ("Error: --out is empty (an unset shell variable?): it would write into the "
+                    "current folder; name the folder, or give --out . for this one")
+    assert (tmp_path / "report.html").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "s.yaml"]
+
+
+def test_analytic_finds_a_bundled_scenario_and_trace_by_name(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(capsys, "analytic", "--scenario", "routing_example.yaml")
+    assert code == 0 and "using the bundled scenarios/routing_example.yaml" in err
+    line = one_error_line(*run_cli(capsys, "analytic", "--trace", "azure2023_conv.parquet",
+                                   "--cheap", "a", "--top", "b"))
+    assert "no column correct_a, correct_b" in line  # found: it is the labels that are missing
+
+
+# ------------------------------------------------------------------ traces
+
+
+def test_burstgpt_times_count_from_the_first_request_kept(tmp_path, capsys):
+    # a failed first row 1,000 s before the rest made the run 1,010 s long and 100x the cost
+    trace = tmp_path / "bg.csv"
+    trace.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                     "0,ChatGPT,472,0,472,Conversation log\n"
+                     "1000,ChatGPT,472,5,477,Conversation log\n"
+                     "1010,ChatGPT,10,5,15,Conversation log\n")
+    table = load_trace(trace)
+    assert table["arrival_s"].tolist() == [0.0, 10.0]
+    assert table["request_id"].tolist() == [1, 2]
+
+
+def test_a_bom_does_not_hide_a_repeated_column(tmp_path, capsys):
+    trace = tmp_path / "t.csv"
+    trace.write_bytes(b"\xef\xbb\xbfTIMESTAMP,ContextTokens,GeneratedTokens,TIMESTAMP\n"
+                      b"2023-11-16 18:15:46,374,44,2023-11-16 18:15:40\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: names the column 'TIMESTAMP' twice (the header, file line "
+                    "1); keep one (which copy holds the data cannot be known)")
+
+
+def test_a_jsonl_bom_does_not_take_the_blame_for_a_later_line(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(b'\xef\xbb\xbf{"timestamp": 0, "input_length": 1000, "output_length": 10}\n'
+                      b'{"timestamp": 2, "input_length": "x", "output_length": 10}\n')
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: row 2: key 'input_length' is text here and a number on "
+                    "earlier lines; write every line's value of that key the same way (file "
+                    "line 2)")
+
+
+def test_a_parquet_index_named_as_a_column_is_named(tmp_path, capsys):
+    trace = tmp_path / "t.parquet"
+    frame = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [1, 2],
+                          "output_tokens": [1, 2]})
+    frame.set_index(pd.Index([5.0, 6.0], name="arrival_s")).to_parquet(trace)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: its pandas index and a column are both named "
+                    "'arrival_s'; keep one (drop the index with reset_index(drop=True), or "
+                    "rename it) and write the file again")
