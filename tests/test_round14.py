@@ -208,3 +208,62 @@ def test_a_parquet_index_named_as_a_column_is_named(tmp_path, capsys):
     assert line == (f"Error: {trace}: its pandas index and a column are both named "
                     "'arrival_s'; keep one (drop the index with reset_index(drop=True), or "
                     "rename it) and write the file again")
+
+
+# ------------------------------------------------------------------ one accuracy basis
+
+
+@pytest.fixture(scope="module")
+def routing_runs(tmp_path_factory):
+    """routing_example at floor 0.935 (its router sets confusion: realised draws), planned and
+    run: (plan.json, summary.json)."""
+    from tiersim.cli.app import main
+    from tiersim.paths import bundled
+
+    folder = tmp_path_factory.mktemp("basis")
+    text = bundled("scenarios", "routing_example.yaml").read_text()
+    assert "accuracy_floor: 0.94" in text
+    scenario = folder / "r.yaml"
+    scenario.write_text(text.replace("accuracy_floor: 0.94", "accuracy_floor: 0.935")
+                        .replace("path: azure2023_conv.parquet", "path: " + str(
+                            bundled("traces", "azure2023_conv.parquet"))))
+    assert main(["plan", str(scenario), "--out", str(folder / "plan"), "--no-report"]) == 0
+    assert main(["run", str(scenario), "--out", str(folder / "run"), "--no-report"]) == 0
+    return (json.loads((folder / "plan" / "plan.json").read_text()),
+            json.loads((folder / "run" / "summary.json").read_text()))
+
+
+def test_plan_scores_uniform_fleets_on_the_basis_run_does(routing_runs):
+    # plan called uniform nvfp4 0.93 (expected) and infeasible; run scored it 93.97% (realised)
+    # and meeting the floor, and the two commands recommended opposite fleets
+    plan, summary = routing_runs
+    run_uniform = summary["savings"]["uniform"]
+    plan_uniform = {u["design"]: u for u in plan["uniform"]}
+    for tier in ("nvfp4", "bf16"):
+        assert plan_uniform[tier]["accuracy"] == pytest.approx(run_uniform[tier]["accuracy"])
+    assert plan_uniform["nvfp4"]["feasible"] and plan["plan"]["design"] == "nvfp4"
+
+
+def test_analytic_estimates_on_the_basis_run_does(routing_runs, tmp_path, capsys, monkeypatch):
+    _, summary = routing_runs
+    monkeypatch.chdir(tmp_path)
+    code, out = stdout_of(capsys, "analytic", "--scenario", "routing_example.yaml", "--json")
+    assert code == 0
+    out = json.loads(out)
+    params = summary["analytic"]["params"]
+    assert out["params"]["p"] == pytest.approx(params["p"])
+    assert out["params"]["delta"] == pytest.approx(params["delta"])
+
+
+def stdout_of(capsys, *argv: str) -> tuple[int, str]:
+    """``tiersim ARGV`` in this process: (exit status, stdout)."""
+    from tiersim.cli.app import main
+
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().out
+
+
+def test_the_realised_score_is_not_called_expected(capsys):
+    code, out = stdout_of(capsys, "run", "routing_example", "--no-report")
+    assert code == 0 and "accuracy (realised draws)" in out and "expected accuracy" not in out

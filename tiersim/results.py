@@ -449,6 +449,13 @@ class RunResult:
     sessions: SessionResult | None = None
     response_cache: ResponseCacheResult | None = None
 
+    @property
+    def accuracy_label(self) -> str:
+        """The accuracy's name: expected, or realised where the router reads the realised
+        draws and accuracy is scored on them (:mod:`tiersim.routing.accuracy`)."""
+        realised = self.router is not None and self.router.basis == "realised"
+        return "accuracy (realised draws)" if realised else "expected accuracy"
+
     def tier(self, name: str) -> TierResult:
         """The tier called ``name``."""
         for t in self.tiers:

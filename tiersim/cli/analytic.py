@@ -126,10 +126,12 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
-    expected = expected_matrix(df, pair)
+    basis = _basis(scn)
+    expected = expected_matrix(df, pair, basis)
     est = estimate(expected, realised_matrix(df, pair), easy)
     est.update(cheap=pair[0].name, top=pair[1].name, source=str(trace or scenario),
-               accuracy_source={t.name: prepared.accuracy_source[t.name] for t in pair})
+               accuracy_source={t.name: prepared.accuracy_source[t.name] for t in pair},
+               basis=basis)
     if trace is not None and scenario is not None:
         est["tiers_from"] = str(scenario)
     if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
@@ -188,6 +190,16 @@ def _weights(infos) -> str:
     return ", ".join(f"{t.name} {t.cost_weight:.4g}" for t in infos)
 
 
+def _basis(scn) -> str:
+    """What accuracy is scored on: as ``run`` scores it for the scenario (its analytic section
+    and its uniform fleets), the realised values where the scenario's router reads them (a
+    cascade, injected ``confusion``), else the expected ones."""
+    from tiersim.routing.policies import config_reads_realised
+
+    realised = scn is not None and len(scn.tiers) > 1 and config_reads_realised(scn.router)
+    return "realised" if realised else "expected"
+
+
 def _scenario_tiers(path: Path):
     """The scenario and its tiers' TierInfo (cost weights from the runner's reference step)."""
     from tiersim import runner
@@ -242,9 +254,11 @@ def render(out: dict) -> str:
             lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
                          "--dc, or give --scenario)")
         sources = e.get("accuracy_source", {})
+        scored = ("; scored on this workload's realised draws, as run scores a router that "
+                  "reads them" if e.get("basis") == "realised" else "")
         lines.append("accuracy: " + ", ".join(
             f"{name} {acc:.4f} ({ACCURACY_WORDS.get(sources.get(name), 'labels')})"
-            for name, acc in e["accuracy"].items()))
+            for name, acc in e["accuracy"].items()) + scored)
         if m["eps"] < 0:
             lines.append(f"note: eps < 0: the cheap tier is right on some requests the top tier "
                          f"gets wrong, so the oracle (which knows them) reaches "

@@ -160,7 +160,7 @@ def headline_table(r: RunResult):
          "modelled busy GPU time x $/GPU-hour"),
         ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
         ("GPU-hours provisioned", fmt(r.gpu_hours), "scenario's GPUs x simulated duration"),
-        ("expected accuracy", fmt(r.accuracy, " %", 100, digits=4), acc),
+        (r.accuracy_label, fmt(r.accuracy, " %", 100, digits=4), acc),
         *router_rows(r, acc),
     ]
     for row in rows:

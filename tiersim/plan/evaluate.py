@@ -35,6 +35,7 @@ from tiersim.fleet import BuiltTier, Fleet, build_fleet, build_tier, simulate
 from tiersim.routing import Assignment, build_router
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.constrained import with_scenario_floor
+from tiersim.routing.policies import config_reads_realised
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,26 @@ class SimEvaluator:
             router = build_router(self.router_config(design), infos, train_df=self.df,
                                   rng=np.random.default_rng(self.seeds[1]), source=self.source)
             a = router.assign(self.df, np.random.default_rng(self.seeds[2]))
-            acc = expected_matrix(self.df, infos, a.basis)[np.arange(len(self.df)), a.final_tier]
+            acc = expected_matrix(self.df, infos, self.basis(a))[np.arange(len(self.df)),
+                                                                  a.final_tier]
             self._routing[design] = (infos, a, float(acc.mean()))
         return self._routing[design]
+
+    def basis(self, a: Assignment) -> str:
+        """What a design's accuracy is scored on: one basis for every design of the plan.
+        Where the plan's routed designs read realised correctness (the scenario's router sets
+        ``confusion``, or, with no accuracy floor to route at, is a cascade), a uniform fleet is
+        scored on the realised values too, as ``tiersim run`` scores its uniform fleets on its
+        routed run's basis (:func:`tiersim.savings.same_basis`); else the design's own."""
+        if "realised" not in self.__dict__:
+            cfg = self.scenario.router
+            if self.scenario.accuracy_floor is not None:  # routed designs use the floor policy
+                cfg = type(cfg).model_validate({**cfg.model_dump(by_alias=True,
+                                                                 exclude_unset=True),
+                                                "policy": "floor"})
+            self.__dict__["realised"] = (len(self.scenario.tiers) > 1
+                                         and config_reads_realised(cfg))
+        return "realised" if self.__dict__["realised"] else a.basis
 
     # ---- simulation --------------------------------------------------------------------------
     def evaluate(self, design: Design, replicas: dict[str, int]) -> Outcome:
@@ -254,7 +272,7 @@ class SimEvaluator:
             dropped[run.rows] = run.dropped
         duration = max([float(self.df["arrival_s"].max())]
                        + [r.last_finish for r in runs.values() if math.isfinite(r.last_finish)])
-        exp = expected_matrix(self.df, infos, a.basis)[np.arange(n), a.final_tier]
+        exp = expected_matrix(self.df, infos, self.basis(a))[np.arange(n), a.final_tier]
         ttft = np.concatenate([r.ttft for r in runs.values()])
         tpot = np.concatenate([r.tpot for r in runs.values()])
         tiers = {name: TierOutcome(

@@ -146,7 +146,7 @@ def run_headline(run: RunResult) -> str:
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD"],
         ["cost per 1M output tokens", run.cost_per_1m_output_tokens, "USD"],
         ["GPU-hours provisioned", run.gpu_hours, "h"],
-        ["expected accuracy", run.accuracy, "fraction"],
+        [run.accuracy_label, run.accuracy, "fraction"],
     ]
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit"], rows)
     out += "<h3>Per tier</h3>" + table(

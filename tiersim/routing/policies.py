@@ -301,6 +301,16 @@ from tiersim.routing.step_type import StepType  # noqa: E402  (it subclasses Rou
 ROUTERS["step_type"] = StepType
 
 
+def config_reads_realised(cfg: RouterConfig) -> bool:
+    """Whether a router of config ``cfg`` reads realised correctness, from the config alone:
+    the rule of :meth:`Router.scores_realised` (``confusion`` set, or a cascade, directly or as
+    a ``step_type`` router's fallback)."""
+    if "confusion" in cfg.model_fields_set:
+        return True
+    policy = cfg.step_fallback if cfg.policy == "step_type" else cfg.policy
+    return bool(getattr(ROUTERS.get(policy), "reads_realised", False))
+
+
 def build_router(
     router_cfg: RouterConfig | dict,
     tiers: list[TierInfo],
