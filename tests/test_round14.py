@@ -267,3 +267,28 @@ def stdout_of(capsys, *argv: str) -> tuple[int, str]:
 def test_the_realised_score_is_not_called_expected(capsys):
     code, out = stdout_of(capsys, "run", "routing_example", "--no-report")
     assert code == 0 and "accuracy (realised draws)" in out and "expected accuracy" not in out
+
+
+# ------------------------------------------------------------------ sweeps and wrappers
+
+
+def test_a_sweep_value_no_point_accepts_is_blamed_on_its_own_axis(tmp_path, capsys):
+    # it blamed the first axis ('seed') at the wrong line, with a hint about map paths
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(extra="sweep:\n  seed: [1, 2]\n  tiers.bf16.replicas: [0, -1]\n"))
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o",
+                                   "--no-baselines"))
+    assert line == (f"Error: {path}: line 32: sweep: 'tiers.bf16.replicas': tiers[1].replicas: "
+                    "must be >= 1 (got 0) (value 0)")
+
+
+def test_a_multimodal_wrapper_says_its_vision_tower_is_not_counted(tmp_path):
+    text = dict(LLAMA_70B, num_hidden_layers=2)
+    folder = config(tmp_path, {"model_type": "llava", "vision_config": {"hidden_size": 1024},
+                               "text_config": text})
+    with pytest.warns(UserWarning, match="the vision tower's weights are not counted"):
+        load_hf_config(folder)
+    del text["model_type"]
+    folder = config(tmp_path, {"model_type": "llava", "text_config": text})
+    with pytest.raises(Exception, match="key 'text_config.model_type': missing"):
+        load_hf_config(folder)

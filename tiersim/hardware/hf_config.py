@@ -105,12 +105,12 @@ def _read(path: Path) -> dict[str, Any]:
 class _Config:
     """Typed access to a config's keys with errors that name the file and the key."""
 
-    def __init__(self, path: Path, data: dict[str, Any]):
-        self.path, self.data = path, data
+    def __init__(self, path: Path, data: dict[str, Any], prefix: str = ""):
+        self.path, self.data, self.prefix = path, data, prefix
 
     def error(self, key: str, message: str) -> TiersimError:
-        """An error naming this file and ``key``."""
-        return TiersimError(f"{self.path}: key {key!r}: {message}")
+        """An error naming this file and ``key`` (under ``prefix``: ``text_config.``)."""
+        return TiersimError(f"{self.path}: key {self.prefix + key!r}: {message}")
 
     def int(self, key: str, default: int | None = None, *alternatives: str) -> int:
         """A positive integer under ``key`` (or the first alternative present); null is absent,
@@ -254,7 +254,15 @@ def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     outer_type = ALIASES.get(str(cfg.data.get("model_type")), cfg.data.get("model_type"))
     if outer_type in SUPPORTED_TYPES or not isinstance(text, dict):
         return cfg, None
-    return _Config(cfg.path, text), cfg.data.get("quantization_config")
+    if isinstance(cfg.data.get("vision_config"), dict):
+        import warnings
+
+        from tiersim.errors import Note
+
+        warnings.warn(Note(f"{cfg.path}: a {outer_type} model: tiersim serves its language model "
+                           f"({text.get('model_type')}); the vision tower's weights are not "
+                           "counted and image inputs are not modelled"), stacklevel=3)
+    return _Config(cfg.path, text, "text_config."), cfg.data.get("quantization_config")
 
 
 #: Model types read as another type with the same text architecture (the vision tower of a
@@ -274,10 +282,9 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if model_type not in SUPPORTED_TYPES:
         lacks = LACKS.get(str(model_type)) or LACKS.get(str(outer.data.get("model_type")))
         why = f": tiersim does not model {lacks}" if lacks else " is not supported"
-        raise cfg.error(
-            "model_type",
-            f"{model_type!r}{why}; supported: {', '.join(SUPPORTED_TYPES)}",
-        )
+        given = "missing (it names the architecture)" if model_type is None else (
+            f"{model_type!r}{why}")
+        raise cfg.error("model_type", f"{given}; supported: {', '.join(SUPPORTED_TYPES)}")
     fields = _common(cfg, _model_name(path))
     if model_type not in MLA_TYPES and model_type != "gpt_oss":
         fields.update(_window(cfg, model_type, fields["layers"]))

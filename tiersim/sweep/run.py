@@ -101,19 +101,6 @@ class SweepPlan:
     points: list[ax.Point]
 
 
-def _deepest(doc: dict[str, Any], path: str) -> str:
-    """Describe what exists at the deepest existing prefix of ``path``."""
-    node: Any = doc
-    walked: list[str] = []
-    for segment in path.split("."):
-        child = ax.list_child(node, segment) if isinstance(node, list) else (
-            node.get(segment) if isinstance(node, dict) else None)
-        if child is None:
-            break
-        node, walked = child, [*walked, segment]
-    return f"under {'.'.join(walked) or '<top>'!r}: {ax.describe(node)}"
-
-
 TRIES_PER_VALUE = 16
 """Grid points tried before an axis value no point accepts is refused up front."""
 
@@ -134,12 +121,22 @@ def check_axes(plan: SweepPlan, validator: Validator | None,
             if validator is None:
                 break
             error = _first_refusal(plan, validator, holding[:TRIES_PER_VALUE], reads)
-            if error is not None:
-                message = str(error).removeprefix(f"{plan.source}: ")
-                where = _deepest(plan.base, path) if n == 0 else f"value {value!r}"
-                if n == 0 and "unknown key" in message:  # it lists the known keys itself
-                    raise ax.SweepError(plan.source, path, message) from error
-                raise ax.SweepError(plan.source, path, f"{message} ({where})") from error
+            if error is None or _reads_alone(plan, validator, path, value):
+                continue  # refused for another axis' value (blamed on that axis), or a mix
+            message = str(error).removeprefix(f"{plan.source}: ")
+            if n == 0 and "unknown key" in message:  # it lists the known keys itself
+                raise ax.SweepError(plan.source, path, message) from error
+            raise ax.SweepError(plan.source, path, f"{message} (value {value!r})") from error
+
+
+def _reads_alone(plan: SweepPlan, validator: Validator, path: str, value: Any) -> bool:
+    """Whether the base scenario with only this axis' ``value`` applied reads: when it does,
+    the points holding the value were refused for another axis' value, not this one's."""
+    try:
+        validator(ax.apply(plan.base, {path: value}, plan.source), plan.source)
+    except TiersimError:
+        return False
+    return True
 
 
 def _first_refusal(plan: SweepPlan, validator: Validator, points: list[ax.Point],
