@@ -292,3 +292,46 @@ def test_a_multimodal_wrapper_says_its_vision_tower_is_not_counted(tmp_path):
     folder = config(tmp_path, {"model_type": "llava", "text_config": text})
     with pytest.raises(Exception, match="key 'text_config.model_type': missing"):
         load_hf_config(folder)
+
+
+def test_an_interrupted_sweep_says_what_it_kept_and_how_to_resume(tmp_path, capsys,
+                                                                   monkeypatch):
+    # Ctrl-C printed nothing, and `report` on the folder said "no results here"
+    import tiersim.sweep.run as sweep_run
+
+    out = tmp_path / "o"
+
+    def stopped(*args, **kwargs):
+        (out / "points").mkdir(parents=True)
+        (out / "sweep.json").write_text("{}")
+        for name in ("a", "b"):
+            (out / "points" / f"{name}.json").write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_run, "run_sweep", stopped)
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(extra="sweep:\n  seed: [1, 2]\n"))
+    code, err = run_cli(capsys, "sweep", path, "--out", out)
+    assert code != 0
+    assert (f"interrupted: 2 finished points stored in {out / 'points'}; run the same command "
+            "again to resume (they are kept, not rerun)") in err.splitlines()
+    line = one_error_line(*run_cli(capsys, "report", out))
+    assert line == (f"Error: {out}: a sweep that did not finish (2 points stored, no "
+                    "sweep.parquet yet); run its `tiersim sweep` command again to resume it, and "
+                    "the report is written at the end")
+
+
+def test_plan_and_disagg_say_where_their_latencies_come_from(tmp_path, capsys):
+    # both printed p99s and costs with no word of their source
+    code, out = stdout_of(capsys, "plan", "tiny", "--out", tmp_path / "p", "--no-report")
+    lines = out.splitlines()
+    assert code == 0
+    assert "latencies simulated, step times from w4a16: roofline; bf16: roofline" in lines
+    assert ("fidelity: these step times have not been checked against measured serving (the "
+            "roofline, or a profile of your own)") in lines
+    code, out = stdout_of(capsys, "disagg", "disagg")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].endswith("(latencies in seconds)")
+    assert any(line.startswith("latencies simulated, step times from bf16: ") for line in lines)
+    assert any(line.startswith("fidelity: replaying NVIDIA's measured vllm serving runs")
+               for line in lines)

@@ -20,24 +20,27 @@ def disagg(
         "--tier", help="The tier to split (default: the first).")] = None,
 ) -> None:
     """Simulate every prefill/decode split of a tier beside aggregated serving; best first."""
-    from tiersim.cli.run import scenario_path
+    from tiersim.cli.run import provenance_lines, scenario_path
     from tiersim.disagg import compare_splits
     from tiersim.scenario import load_scenario
 
-    loaded = load_scenario(scenario_path(scenario))
+    path = scenario_path(scenario)
+    loaded = load_scenario(path)
     rows = compare_splits(loaded, tier)
     if len(rows) == 1:
         typer.echo(f"note: tier {tier or loaded.tiers[0].name!r} has one replica: no "
                    "prefill/decode split of it exists, so only aggregated serving is shown",
                    err=True)
     typer.echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
-               f"{'TPOT p99':>9} {'dropped':>8} {'score':>6}")
+               f"{'TPOT p99':>9} {'dropped':>8} {'score':>6}   (latencies in seconds)")
     for r in rows:
         typer.echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
                    f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.dropped:8,} "
                    f"{r.score:6.2f}")
     best = rows[0]
     typer.echo(f"best: {best.label} ({_verdict(best)}; score {best.score:.2f})")
+    for line in provenance_lines(path):
+        typer.echo(line)
 
 
 def _verdict(row) -> str:

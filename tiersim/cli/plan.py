@@ -91,13 +91,16 @@ def plan(
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
     status 1 when no fleet meets them (plan.json and the report still say what each missed)."""
-    from tiersim.cli.run import scenario_path
+    from tiersim.cli.run import provenance_lines, scenario_path
 
-    result = plan_capacity(scenario_path(scenario), slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
+    path = scenario_path(scenario)
+    result = plan_capacity(path, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
                            _parse_choose(choose), max_replicas=max_replicas,
                            gpu_options=_parse_gpus(gpus_per_replica),
                            cost_model=_check_cost_model(cost_model), report=report)
     typer.echo(format_plan(result))
+    for line in provenance_lines(path):
+        typer.echo(line)
     wrote = ["plan.json"] + (["scenario.yaml"] if result.plan is not None else []) \
         + (["report.html"] if report else [])
     typer.echo("wrote " + ", ".join(str(out / name) for name in wrote))

@@ -42,6 +42,26 @@ def scenario_path(given: Path) -> Path:
     return found
 
 
+def provenance_lines(path: Path) -> list[str]:
+    """Where a plan's or split comparison's latencies come from, as ``run`` says it: each
+    tier's step-time sources (at the scenario's own layout) and the profile's fidelity line."""
+    from tiersim import fidelity
+    from tiersim.errors import TiersimError
+    from tiersim.fleet import build_fleet
+    from tiersim.scenario import load_scenario
+    from tiersim.summary import profile_used, source_label
+
+    scenario = load_scenario(path)
+    try:
+        fleet = build_fleet(scenario)
+    except (TiersimError, ValueError):  # a tier that fits only at a layout the plan chose
+        return ["latencies simulated; `tiersim run` on the planned scenario.yaml lists each "
+                "tier's step-time sources and the profile's fidelity"]
+    steps = "; ".join(f"{t.name}: {source_label(t.step_model)}" for t in fleet.tiers)
+    return [f"latencies simulated, step times from {steps}",
+            fidelity.describe(profile_used(scenario, fleet).checked)]
+
+
 def run(
     scenario: Annotated[
         Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).")

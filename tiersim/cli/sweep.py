@@ -37,9 +37,22 @@ def sweep(
         raise TiersimError(f"--address {address}: a Ray cluster's address; give --executor ray "
                            "with it, or drop it to run on local processes")
 
-    run_sweep(scenario_path(scenario), out, workers=workers, executor=executor, address=address,
-              report=report, max_points=max_points,
-              runner=default_runner if baselines else estimate_runner)
+    try:
+        run_sweep(scenario_path(scenario), out, workers=workers, executor=executor,
+                  address=address, report=report, max_points=max_points,
+                  runner=default_runner if baselines else estimate_runner)
+    except (KeyboardInterrupt, SystemExit) as stop:
+        if isinstance(stop, KeyboardInterrupt) or stop.code not in (None, 0, 1):
+            typer.echo(interrupted_line(out), err=True)
+        raise
+
+
+def interrupted_line(out: Path) -> str:
+    """What an interrupted sweep left: its stored points, and how to go on."""
+    points = out / "points"
+    done = sum(1 for _ in points.glob("*.json")) if points.is_dir() else 0
+    return (f"interrupted: {done:,} finished point{'s' if done != 1 else ''} stored in {points}; "
+            "run the same command again to resume (they are kept, not rerun)")
 
 
 __all__ = ["sweep"]

@@ -270,6 +270,11 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
         raise TiersimError(f"{directory}: not a directory; give the --out folder of a run, "
                            "sweep or plan")
     if not any((directory / name).exists() for name in KNOWN):
+        if (directory / "sweep.json").is_file() and (directory / "points").is_dir():
+            done = sum(1 for _ in (directory / "points").glob("*.json"))
+            raise TiersimError(f"{directory}: a sweep that did not finish ({done:,} points "
+                               "stored, no sweep.parquet yet); run its `tiersim sweep` command "
+                               "again to resume it, and the report is written at the end")
         raise TiersimError(f"{directory}: no results here (expected one of {', '.join(KNOWN)}); "
                            "run `tiersim run/sweep/plan --out` into it first")
     run_id = check_manifest(directory)
