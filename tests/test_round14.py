@@ -335,3 +335,22 @@ def test_plan_and_disagg_say_where_their_latencies_come_from(tmp_path, capsys):
     assert any(line.startswith("latencies simulated, step times from bf16: ") for line in lines)
     assert any(line.startswith("fidelity: replaying NVIDIA's measured vllm serving runs")
                for line in lines)
+
+
+def test_an_absurd_model_size_is_printed_readably(tmp_path):
+    # "short by 5444517870735018006307045113856.0 GB"
+    from tiersim.hardware.gpus import get_gpu
+    from tiersim.perf.memory import FitError, kv_capacity_blocks
+
+    model = load_hf_config(config(tmp_path, dict(LLAMA_70B, hidden_size=8192 * 2 ** 40,
+                                                 num_attention_heads=64 * 2 ** 40)))
+    with pytest.raises(FitError) as err:
+        kv_capacity_blocks(model, "bf16", get_gpu("h200"))
+    assert "e+" in str(err.value) and ".0 GB" not in str(err.value).split("short by ")[1]
+
+
+def test_a_table_number_keeps_its_digits():
+    from tiersim.cli.run import fmt
+
+    assert [fmt(2.0018, " s"), fmt(1.003), fmt(0.418), fmt(100.0, " %"), fmt(12345.6)] == [
+        "2.00 s", "1.00", "0.418", "100 %", "12,346"]

@@ -51,8 +51,8 @@ def provenance_lines(path: Path) -> list[str]:
     from tiersim.scenario import load_scenario
     from tiersim.summary import profile_used, source_label
 
-    scenario = load_scenario(path)
     try:
+        scenario = load_scenario(path)
         fleet = build_fleet(scenario)
     except (TiersimError, ValueError):  # a tier that fits only at a layout the plan chose
         return ["latencies simulated; `tiersim run` on the planned scenario.yaml lists each "
@@ -154,7 +154,8 @@ def fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
         return f"0{unit}"
     if abs(scaled) >= 10 ** digits:
         return f"{scaled:,.0f}{unit}"
-    return f"{scaled:,.{digits}g}{unit}"
+    text = f"{scaled:#,.{digits}g}"  # 2.0018 s is "2.00 s", not "2 s": the digits are kept
+    return f"{text.removesuffix('.')}{unit}"
 
 
 def headline_table(r: RunResult):

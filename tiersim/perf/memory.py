@@ -262,14 +262,21 @@ def _fit_message(
     short = weights + reserve - budget
     per = " per GPU" if tp > 1 else ""
     head = f"{model.name} at {prec.label} does not fit on {tp}x {gpu.name}: "
-    need = f"weights {weights / GB:.1f} GB + reserve {reserve / GB:.1f} GB"
+    need = f"weights {_gb(weights)} GB + reserve {_gb(reserve)} GB"
     fix = ("use more gpus_per_replica or a smaller precision" if tp < MAX_NODE_GPUS else
            "use a smaller precision or a GPU with more memory")
     if reserve > weights:  # the activation reserve of a huge token budget is what is short
         fix = "lower scheduler.max_num_batched_tokens (it sets the activation reserve)"
     if short <= 0:
         return (
-            f"{head}{need} leave {-short / 1e6:.1f} MB of usable {budget / GB:.1f} GB{per}, "
+            f"{head}{need} leave {-short / 1e6:.1f} MB of usable {_gb(budget)} GB{per}, "
             f"less than one KV block ({block_bytes / 1e6:.1f} MB); {fix}"
         )
-    return f"{head}{need} > usable {budget / GB:.1f} GB{per} (short by {short / GB:.1f} GB); {fix}"
+    return f"{head}{need} > usable {_gb(budget)} GB{per} (short by {_gb(short)} GB); {fix}"
+
+
+def _gb(n_bytes: float) -> str:
+    """Bytes as GB for a message: one decimal, thousands separated; 3 significant digits with
+    an exponent beyond a million GB (a config with absurd sizes)."""
+    gb = n_bytes / GB
+    return f"{gb:,.1f}" if abs(gb) < 1e6 else f"{gb:.3g}"
