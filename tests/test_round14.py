@@ -354,3 +354,43 @@ def test_a_table_number_keeps_its_digits():
 
     assert [fmt(2.0018, " s"), fmt(1.003), fmt(0.418), fmt(100.0, " %"), fmt(12345.6)] == [
         "2.00 s", "1.00", "0.418", "100 %", "12,346"]
+
+
+def test_a_trace_link_to_nothing_is_named_as_a_link(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.csv").symlink_to("a.csv")
+    (tmp_path / "a.csv").symlink_to("b.csv")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", "b.csv"))
+    assert line == ("Error: b.csv: a link that leads to no file (its target is missing, or the "
+                    "links loop); point it at the trace file, or give the file itself")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (b"name: t\n---\nname: u\n", "line 2: invalid YAML: but found another document; a scenario "
+     "is one YAML document: remove the '---' line and whatever follows it, or split it into two "
+     "files"),
+    (b"name: t\n\tseed: 1\n", "line 2: invalid YAML: found character '\\t' that cannot start "
+     "any token; indent with spaces, not tabs"),
+    (b"name: !foo t\n", "line 1: invalid YAML: could not determine a constructor for the tag "
+     "'!foo'; remove the '!' tag: a scenario holds plain maps, lists, strings and numbers"),
+    ("name: t\n".encode("utf-16"), "UTF-16 text; save the scenario as UTF-8"),
+])
+def test_a_yaml_problem_comes_with_its_fix(tmp_path, capsys, text, expected):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(text)
+    line = one_error_line(*run_cli(capsys, "run", path))
+    assert line == f"Error: {path}: {expected}"
+
+
+def test_a_null_hash_id_is_called_missing(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    trace = tmp_path / "m.parquet"
+    pq.write_table(pa.table({"timestamp": [0, 1000], "input_length": [1024, 1024],
+                             "output_length": [10, 10],
+                             "hash_ids": pa.array([[1, 2], [1, None]],
+                                                  type=pa.list_(pa.int64()))}), trace)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: row 2, column 'hash_ids': missing hash id (a null at "
+                    "position 1 of the list); every id is a whole number")

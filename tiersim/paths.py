@@ -78,6 +78,9 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
         raise TraceError(str(path), "is a folder; give the trace file in it")
     if beside.exists():
         raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
+    if beside.is_symlink():  # exists() is False for a link whose chain never ends in a file
+        raise TraceError(str(path), "a link that leads to no file (its target is missing, or "
+                         "the links loop); point it at the trace file, or give the file itself")
     if p.is_absolute():
         raise TraceError(str(path), "trace file not found; check the path")
     looked = f"{scenario_dir} and the bundled traces/" if scenario_dir else "the bundled traces/"

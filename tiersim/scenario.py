@@ -436,6 +436,8 @@ def _read_text(path: Path, source: str) -> str:
     if len(raw) > MAX_FILE_BYTES:
         raise ScenarioError(source, "", f"file is larger than {MAX_FILE_BYTES:,} bytes; a "
                             "scenario is a few KB of YAML")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ScenarioError(source, "", "UTF-16 text; save the scenario as UTF-8")
     if b"\0" in raw:
         raise ScenarioError(source, "", f"not a text file (NUL byte at offset "
                             f"{raw.index(0)}); a scenario is YAML text")
@@ -686,9 +688,22 @@ def _mark(err: yaml.YAMLError) -> str:
 
 
 def _problem(err: yaml.YAMLError) -> str:
-    """A YAML error's problem in a few words (never the file's text beyond one character)."""
+    """A YAML error's problem in a few words (never the file's text beyond one character), with
+    the fix where the problem is a common one."""
     problem = getattr(err, "problem", None) or (str(err).splitlines() or ["syntax error"])[0]
-    return _short(" ".join(str(problem).split()))
+    text = _short(" ".join(str(problem).split()))
+    fix = next((fix for cause, fix in YAML_FIXES if cause in text), None)
+    return f"{text}; {fix}" if fix else text
+
+
+#: (words of a PyYAML problem, the fix a user needs) for the problems people meet most.
+YAML_FIXES = (
+    ("another document", "a scenario is one YAML document: remove the '---' line and whatever "
+     "follows it, or split it into two files"),
+    ("character '\\t'", "indent with spaces, not tabs"),
+    ("could not determine a constructor", "remove the '!' tag: a scenario holds plain maps, "
+     "lists, strings and numbers"),
+)
 
 
 def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> None:

@@ -202,6 +202,10 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
         raise src.error(f"{column} must be a list of integers (got {checks.short(cell)})",
                         i, column) from None
     if values.dtype.kind == "f":
+        if np.isnan(values).any():  # a null inside the list (Parquet reads it as NaN)
+            position = int(np.flatnonzero(np.isnan(values))[0])
+            raise src.error(f"missing hash id (a null at position {position} of the list); "
+                            "every id is a whole number", i, column)
         exact = np.isfinite(values) & (values == np.floor(values)) & (abs(values) < EXACT_FLOAT)
         if not exact.all():
             bad = float(values[~exact][0])
