@@ -78,6 +78,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,9 @@ FIT_SYSTEM = "h200_sxm"
 FIT_JSON = DATA / "fit.json"
 CONFIGS = DATA / "configs"
 sys.path.insert(0, str(HERE.parent))  # run from a checkout, installed or not
+#: Kimi-K2.5 is a multimodal wrapper; its rows are text-only serving, so the note that its
+#: vision tower is not counted says nothing about them (the worker processes inherit this).
+warnings.filterwarnings("ignore", message=".*vision tower's weights are not counted")
 
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa: E402
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
