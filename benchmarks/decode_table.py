@@ -97,7 +97,6 @@ def aic_decode_ms(row: dict, batch: int) -> float:
 
 def refresh_aic() -> pd.DataFrame:
     """Recompute aiconfigurator's decode steps; write :data:`AIC_DECODE_CSV`."""
-    import importlib.metadata
     import logging
 
     logging.disable(logging.WARNING)
@@ -106,10 +105,18 @@ def refresh_aic() -> pd.DataFrame:
         for batch in BATCHES:
             out.append({"model": model, "tp": int(row["tp_size"]), "batch": batch,
                         "context": CONTEXT, "aic_ms": aic_decode_ms(row, batch)})
-    df = pd.DataFrame(out)
+    return write_aic_csv(out, AIC_DECODE_CSV)
+
+
+def write_aic_csv(rows: list[dict], path) -> pd.DataFrame:
+    """``rows`` of aiconfigurator figures written to ``path`` with the package version and the
+    date they were computed."""
+    import importlib.metadata
+
+    df = pd.DataFrame(rows)
     df["aic_version"] = "aiconfigurator-core " + importlib.metadata.version("aiconfigurator-core")
     df["computed_on"] = datetime.date.today().isoformat()
-    df.to_csv(AIC_DECODE_CSV, index=False)
+    df.to_csv(path, index=False)
     return df
 
 
@@ -198,7 +205,6 @@ def refresh_unseen_aic() -> pd.DataFrame:
     """Recompute aiconfigurator's decode steps of the unseen models; write
     :data:`AIC_UNSEEN_CSV` (``aic_ms`` empty and ``aic_note`` its one-line reason where it
     cannot estimate one)."""
-    import importlib.metadata
     import logging
 
     logging.disable(logging.WARNING)
@@ -216,11 +222,7 @@ def refresh_unseen_aic() -> pd.DataFrame:
             except Exception as exc:  # noqa: BLE001 -- recorded as the row's note
                 entry["aic_note"] = aic_note(exc)
             out.append(entry)
-    df = pd.DataFrame(out)
-    df["aic_version"] = "aiconfigurator-core " + importlib.metadata.version("aiconfigurator-core")
-    df["computed_on"] = datetime.date.today().isoformat()
-    df.to_csv(AIC_UNSEEN_CSV, index=False)
-    return df
+    return write_aic_csv(out, AIC_UNSEEN_CSV)
 
 
 def unseen_rows() -> list[dict]:
@@ -406,13 +408,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unseen", action="store_true",
                     help="every other config aiconfigurator-core ships instead (no row covers)")
     args = ap.parse_args(argv)
-    if args.unseen:
-        if args.refresh_aic:
-            refresh_unseen_aic()
-        print(f"Decode step on H200 (vLLM) of models no silicon-sample row covers, {CONTEXT} "
-              f"tokens of context per sequence, FP8 KV cache, profile {default_profile_name()}\n")
-        print(unseen_markdown(unseen_rows()))
-        return 0
     if args.weights:
         print(weight_markdown(weight_rows()))
         return 0
@@ -422,10 +417,11 @@ def main(argv: list[str] | None = None) -> int:
         print(precision_markdown(precision_rows()))
         return 0
     if args.refresh_aic:
-        refresh_aic()
-    print(f"Decode step on H200 (vLLM), {CONTEXT} tokens of context per sequence, FP8 KV cache, "
-          f"profile {default_profile_name()}\n")
-    print(model_markdown(model_rows()))
+        (refresh_unseen_aic if args.unseen else refresh_aic)()
+    which = " of models no silicon-sample row covers" if args.unseen else ""
+    print(f"Decode step on H200 (vLLM){which}, {CONTEXT} tokens of context per sequence, FP8 KV "
+          f"cache, profile {default_profile_name()}\n")
+    print(unseen_markdown(unseen_rows()) if args.unseen else model_markdown(model_rows()))
     return 0
 
 

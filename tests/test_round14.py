@@ -180,23 +180,23 @@ def test_burstgpt_times_count_from_the_first_request_kept(tmp_path, capsys):
     assert table["request_id"].tolist() == [1, 2]
 
 
-def test_a_bom_does_not_hide_a_repeated_column(tmp_path, capsys):
-    trace = tmp_path / "t.csv"
-    trace.write_bytes(b"\xef\xbb\xbfTIMESTAMP,ContextTokens,GeneratedTokens,TIMESTAMP\n"
-                      b"2023-11-16 18:15:46,374,44,2023-11-16 18:15:40\n")
+@pytest.mark.parametrize(("name", "content", "expected"), [
+    # the BOM hid a repeated column of a CSV
+    ("t.csv", b"\xef\xbb\xbfTIMESTAMP,ContextTokens,GeneratedTokens,TIMESTAMP\n"
+              b"2023-11-16 18:15:46,374,44,2023-11-16 18:15:40\n",
+     "names the column 'TIMESTAMP' twice (the header, file line 1); keep one (which copy holds "
+     "the data cannot be known)"),
+    # the BOM took the blame for a later JSON line
+    ("t.jsonl", b'\xef\xbb\xbf{"timestamp": 0, "input_length": 1000, "output_length": 10}\n'
+                b'{"timestamp": 2, "input_length": "x", "output_length": 10}\n',
+     "row 2: key 'input_length' is text here and a number on earlier lines; write every line's "
+     "value of that key the same way (file line 2)"),
+])
+def test_a_bom_neither_hides_nor_takes_the_blame(tmp_path, capsys, name, content, expected):
+    trace = tmp_path / name
+    trace.write_bytes(content)
     line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
-    assert line == (f"Error: {trace}: names the column 'TIMESTAMP' twice (the header, file line "
-                    "1); keep one (which copy holds the data cannot be known)")
-
-
-def test_a_jsonl_bom_does_not_take_the_blame_for_a_later_line(tmp_path, capsys):
-    trace = tmp_path / "t.jsonl"
-    trace.write_bytes(b'\xef\xbb\xbf{"timestamp": 0, "input_length": 1000, "output_length": 10}\n'
-                      b'{"timestamp": 2, "input_length": "x", "output_length": 10}\n')
-    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
-    assert line == (f"Error: {trace}: row 2: key 'input_length' is text here and a number on "
-                    "earlier lines; write every line's value of that key the same way (file "
-                    "line 2)")
+    assert line == f"Error: {trace}: {expected}"
 
 
 def test_a_parquet_index_named_as_a_column_is_named(tmp_path, capsys):
