@@ -1253,7 +1253,7 @@ def final_line(res: pd.DataFrame, engine: str = "vllm") -> str:
     aic_ttft = median_abs(ok["aic_ttft_err"]) if "aic_ttft_err" in ok else float("nan")
     return (f"{engine} all median |TPOT error| = {median_abs(ok['tpot_err']):.1f}%, "
             f"|TTFT error| = {median_abs(ok['ttft_err']):.1f}% (n={len(ok)}); "
-            f"aiconfigurator {aic_tpot:.1f}%, {aic_ttft:.1f}%")
+            f"aiconfigurator {_pct(aic_tpot)}, {_pct(aic_ttft)}")
 
 
 def unrepresentable_lines(res: pd.DataFrame) -> list[str]:

@@ -284,6 +284,9 @@ def test_final_line_format_and_same_rows_for_both_estimators():
     )
     assert fs.summary_lines(res)[-1] == fs.final_line(res)
     assert "1 rows: no config" in "\n".join(fs.unrepresentable_lines(res))
+    # rows of a model aiconfigurator cannot estimate: "n/a", not "nan%"
+    res["aic_tpot_err"] = res["aic_ttft_err"] = np.nan
+    assert fs.final_line(res).endswith("; aiconfigurator n/a, n/a")
 
 
 def test_summary_has_a_line_per_engine_model_and_engine():
