@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from reference_scheduler import assert_same_per_request, reference_run
 from test_kv_offload import offload_setups, offload_tier, workloads
 
+from tiersim.cli.run import fmt
 from tiersim.engine import KVLevel, Req, SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.engine.prefix_cache import PrefixCache
 from tiersim.errors import TiersimError
@@ -180,7 +181,7 @@ def test_the_terminal_says_how_many_offloaded_prefixes_were_recomputed():
     (line,) = prefix_lines(slow)
     assert line.endswith(f"; offloaded prefixes {tier_.offload_loads} loaded, "
                          f"{tier_.offload_recomputes} recomputed (link slower than prefill; "
-                         f"{tier_.prefix_recompute_rate * 100:.3g} % of prompt tokens)")
+                         f"{fmt(tier_.prefix_recompute_rate, ' %', 100)} of prompt tokens)")
     assert "offloaded prefixes" not in " ".join(prefix_lines(RunResult.from_json(
         _scenario(None))))
 

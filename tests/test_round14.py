@@ -394,3 +394,27 @@ def test_a_null_hash_id_is_called_missing(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
     assert line == (f"Error: {trace}: row 2, column 'hash_ids': missing hash id (a null at "
                     "position 1 of the list); every id is a whole number")
+
+
+def test_a_cascade_with_a_floor_is_planned_and_rerun_on_run_s_basis(tmp_path):
+    # the floor policy made plan score on expected values where run (a cascade) scores
+    # realised ones; and the planned scenario.yaml, run, scored on yet another basis
+    from tiersim.cli.app import main
+    from tiersim.paths import bundled
+
+    text = bundled("scenarios", "cascade.yaml").read_text()
+    for name in ("azure2023_conv.parquet", "azure2023_code.parquet"):
+        text = text.replace(f"path: {name}", f"path: {bundled('traces', name)}")
+    scenario = tmp_path / "c.yaml"
+    scenario.write_text(text + "accuracy_floor: 0.79\n")
+    assert main(["plan", str(scenario), "--out", str(tmp_path / "p"), "--no-report"]) == 0
+    assert main(["run", str(scenario), "--out", str(tmp_path / "r"), "--no-report"]) == 0
+    planned = tmp_path / "p" / "scenario.yaml"
+    assert main(["run", str(planned), "--out", str(tmp_path / "q"), "--no-report"]) == 0
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    run = json.loads((tmp_path / "r" / "summary.json").read_text())
+    rerun = json.loads((tmp_path / "q" / "summary.json").read_text())
+    for fleet in plan["uniform"]:
+        assert fleet["accuracy"] == pytest.approx(
+            run["savings"]["uniform"][fleet["design"]]["accuracy"])
+    assert rerun["accuracy"] == pytest.approx(plan["plan"]["accuracy"])

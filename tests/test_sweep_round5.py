@@ -63,9 +63,9 @@ def test_a_sweep_started_over_and_killed_leaves_no_table_of_the_old_scenario(tmp
     capsys.readouterr()
     assert main(["report", str(out)]) == 1
     assert capsys.readouterr().err.strip() == (
-        f"Error: {out}: no results here (expected one of summary.json, requests.parquet, "
-        "timeseries.parquet, sweep.parquet, plan.json); run `tiersim run/sweep/plan --out` "
-        "into it first")
+        f"Error: {out}: a sweep that did not finish (1 point stored, no sweep.parquet yet); "
+        "run its `tiersim sweep` command again to resume it, and the report is written at the "
+        "end")
 
 
 def replace_trace_at_seed_2(doc: dict, source: str) -> dict:

@@ -343,6 +343,7 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
     """The scenario as the plan sizes it: the kept tiers at their replicas and GPUs per
     replica, the planned router, and the floor and SLOs planned for (the user files it names
     made absolute, so that the copy reruns from the plan folder)."""
+    from tiersim.plan.evaluate import scores_realised
     from tiersim.runner import portable_paths
 
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -362,6 +363,10 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
         router = {k: v for k, v in doc.get("router", {}).items()
                   if k in ("classifier", "confusion")}
         doc["router"] = {**router, **kept, **plan["router"]}
+    if scores_realised(scenario) and "confusion" not in doc.get("router", {}):
+        # the plan scored every design on realised draws (the scenario's router reads them);
+        # explicit zero confusion keeps the planned run on that basis and routes the same
+        doc.setdefault("router", {})["confusion"] = {"fpr": 0.0, "fnr": 0.0}
     if floor is not None:
         doc["accuracy_floor"] = floor
     return portable_paths(doc, scenario.source)

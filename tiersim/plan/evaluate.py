@@ -106,6 +106,12 @@ class _TierRun:
     busy_s: float
 
 
+def scores_realised(scenario) -> bool:
+    """Whether ``tiersim run`` scores ``scenario``'s accuracy on realised draws: a router of
+    two or more tiers that reads them (``confusion`` set, or a cascade)."""
+    return len(scenario.tiers) > 1 and config_reads_realised(scenario.router)
+
+
 class SimEvaluator:
     """Simulates designs of one scenario (see the module docstring); counts its simulations."""
 
@@ -188,19 +194,15 @@ class SimEvaluator:
         return self._routing[design]
 
     def basis(self, a: Assignment) -> str:
-        """What a design's accuracy is scored on: one basis for every design of the plan.
-        Where the plan's routed designs read realised correctness (the scenario's router sets
-        ``confusion``, or, with no accuracy floor to route at, is a cascade), a uniform fleet is
-        scored on the realised values too, as ``tiersim run`` scores its uniform fleets on its
-        routed run's basis (:func:`tiersim.savings.same_basis`); else the design's own."""
+        """What a design's accuracy is scored on: one basis for every design of the plan, the
+        one ``tiersim run`` scores the scenario on. Where the scenario's router reads realised
+        correctness (it sets ``confusion``, or is a cascade), every design, uniform fleets and
+        floor-routed ones included, is scored on the realised draws, as ``run`` scores its
+        uniform fleets on its routed run's basis (:func:`tiersim.savings.same_basis`), and the
+        planned scenario keeps that basis (:func:`tiersim.cli.plan.planned_scenario`); else
+        each design on its own router's basis."""
         if "realised" not in self.__dict__:
-            cfg = self.scenario.router
-            if self.scenario.accuracy_floor is not None:  # routed designs use the floor policy
-                cfg = type(cfg).model_validate({**cfg.model_dump(by_alias=True,
-                                                                 exclude_unset=True),
-                                                "policy": "floor"})
-            self.__dict__["realised"] = (len(self.scenario.tiers) > 1
-                                         and config_reads_realised(cfg))
+            self.__dict__["realised"] = scores_realised(self.scenario)
         return "realised" if self.__dict__["realised"] else a.basis
 
     # ---- simulation --------------------------------------------------------------------------

@@ -272,9 +272,10 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     if not any((directory / name).exists() for name in KNOWN):
         if (directory / "sweep.json").is_file() and (directory / "points").is_dir():
             done = sum(1 for _ in (directory / "points").glob("*.json"))
-            raise TiersimError(f"{directory}: a sweep that did not finish ({done:,} points "
-                               "stored, no sweep.parquet yet); run its `tiersim sweep` command "
-                               "again to resume it, and the report is written at the end")
+            raise TiersimError(f"{directory}: a sweep that did not finish ({done:,} "
+                               f"point{'s' if done != 1 else ''} stored, no sweep.parquet yet); "
+                               "run its `tiersim sweep` command again to resume it, and the "
+                               "report is written at the end")
         raise TiersimError(f"{directory}: no results here (expected one of {', '.join(KNOWN)}); "
                            "run `tiersim run/sweep/plan --out` into it first")
     run_id = check_manifest(directory)
