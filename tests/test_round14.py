@@ -46,9 +46,10 @@ def test_an_ignore_list_naming_one_layer_keeps_the_rest_of_the_group_quantised(t
              "ignore": ["lm_head", "model.layers.0.mlp.down_proj"]}
     model = load_hf_config(config(tmp_path, LLAMA_70B, quant))
     mlp = weight_formats(model, "checkpoint").mlp
-    assert mlp.name == "w4a16" and mlp.weight_bits == pytest.approx(4.125 + (16 - 4.125) / 80)
-    assert "some layers in another format" in mlp.label
-    assert checkpoint_bytes(model) / 1e9 == pytest.approx(40.55, abs=0.01)
+    assert mlp.name == "w4a16"
+    assert mlp.weight_bits == pytest.approx(4.125 + (16 - 4.125) / (3 * 80))  # down_proj: 1/3
+    assert "some modules in another format" in mlp.label
+    assert checkpoint_bytes(model) / 1e9 == pytest.approx(39.85, abs=0.01)
 
 
 def test_an_ignore_list_of_every_layer_is_the_group_in_bf16(tmp_path):

@@ -30,10 +30,13 @@ per-tensor ``fp8``), ``mxfp4`` (the routed experts only, as vLLM loads gpt-oss),
 ``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``), and
 ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``, ``MIXED_PRECISION`` per layer).
-Ignore / exclude lists (exact names, ``*`` wildcards, ``re:`` regexes) are matched against a
-representative module of each group (``self_attn.q_proj``, ``mlp.gate_proj``,
-``mlp.shared_experts.gate_proj``, ``mlp.experts.0.gate_proj``, ``lm_head``); embeddings are never
-quantised (vLLM loads them in BF16). Anything else is one line naming the file and what it lacks.
+Ignore / exclude lists (exact names, ``*`` wildcards, ``re:`` regexes) are matched against every
+layer's member modules of each group, weighted by their share of its weights (attention's
+projections by shape, an MLP's gate / up / down a third each, the experts through the first,
+middle and last expert); a group partly excluded keeps the format of most of its weights and
+stores the bits they average (:func:`_share`). ModelOpt's per-layer ``quantized_layers`` are
+read layer by layer the same way. Embeddings are never quantised (vLLM loads them in BF16).
+Anything else is one line naming the file and what it lacks.
 
 Anything else is one :class:`TiersimError` line naming the file and the key.
 """
@@ -304,7 +307,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
         key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant = cfg.data.get("quantization_config") or wrapper_quant
-    span = Span(fields["layers"], fields.get("dense_layers", 0))
+    span = Span(fields["layers"], fields.get("dense_layers", 0), _members(fields))
     formats, kv_cache = _quant_of(path, quant, span)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
@@ -396,10 +399,13 @@ def _matches(pattern: str, name: str) -> bool:
 @dataclasses.dataclass(frozen=True)
 class Span:
     """The decoder layers a checkpoint's groups live in: ``total`` layers, the first ``dense``
-    of them with a dense MLP before the MoE ones (0: every layer is of one kind)."""
+    of them with a dense MLP before the MoE ones (0: every layer is of one kind); and, per
+    group, its member modules with their share of the group's weights (:func:`_members`)."""
 
     total: int = 1
     dense: int = 0
+    members: dict[str, tuple[tuple[tuple[str, ...], float], ...]] = dataclasses.field(
+        default_factory=dict, hash=False, compare=False)
 
     def layers(self, group: str) -> range:
         """The layers holding ``group`` (the LM head: one)."""
@@ -453,20 +459,68 @@ def _any_match(patterns, group: str, span: Span) -> bool:
 
 
 def _share(patterns, group: str, span: Span) -> float:
-    """The share of ``group``'s layers whose module a pattern names (an ignore list naming
-    layer 0's down_proj alone: 1 / layers, not the whole group)."""
+    """The share of ``group``'s weights whose module a pattern names, layer by layer and
+    module by module (an ignore list naming layer 0's down_proj alone: a third of one layer's
+    MLP, not the whole group); a group without listed members is matched by its
+    representative modules (:data:`GROUP_MODULES`), a layer at a time."""
     listed = _Patterns(patterns)
     if not listed:
         return 0.0
     layers = span.layers(group)
-    hit = sum(any(listed.match(n) for n in _group_names(group, i)) for i in layers)
-    return hit / len(layers)
+    members = span.members.get(group)
+    if not members or group == "lm_head":
+        hit = sum(any(listed.match(n) for n in _group_names(group, i)) for i in layers)
+        return hit / len(layers)
+    total = sum(share for _, share in members)
+    hit = sum(share for i in layers for names, share in members
+              if any(listed.match(p.format(i=i) + n) for p in _LAYER_PREFIXES for n in names))
+    return hit / (total * len(layers))
+
+
+#: Experts sampled for an ignore list (first, middle, last): lists that name every expert's
+#: module, or none, are read exactly; one naming a few experts, approximately.
+def _expert_members(fields: dict[str, Any]) -> tuple[tuple[tuple[str, ...], float], ...]:
+    experts = max(1, int(fields.get("num_experts") or 1))
+    sampled = sorted({0, experts // 2, experts - 1})
+    out = []
+    for j in sampled:
+        for proj, mixtral, fused in (("gate_proj", "w1", "gate_up_proj"),
+                                     ("up_proj", "w3", "gate_up_proj"),
+                                     ("down_proj", "w2", "down_proj")):
+            out.append(((f"mlp.experts.{j}.{proj}", f"block_sparse_moe.experts.{j}.{mixtral}",
+                         f"mlp.experts.{fused}"), 1.0 / len(sampled)))
+    return tuple(out)
+
+
+def _members(fields: dict[str, Any]) -> dict[str, tuple[tuple[tuple[str, ...], float], ...]]:
+    """Per group, its member modules (alternative names) and their weights' share: attention's
+    projections by their shapes (MLA's low-rank ones included), an MLP's gate, up and down a
+    third each."""
+    hidden, heads = fields["hidden"], fields["heads"]
+    if fields.get("kv_lora_rank"):
+        nope, rope, v = fields["qk_nope_head_dim"], fields["qk_rope_head_dim"], fields["v_head_dim"]
+        q_lora, kv_lora = fields.get("q_lora_rank", 0), fields["kv_lora_rank"]
+        q = ((("self_attn.q_a_proj",), hidden * q_lora),
+             (("self_attn.q_b_proj",), q_lora * heads * (nope + rope))) if q_lora else (
+             (("self_attn.q_proj",), hidden * heads * (nope + rope)),)
+        attention = (*q, (("self_attn.kv_a_proj_with_mqa",), hidden * (kv_lora + rope)),
+                     (("self_attn.kv_b_proj",), kv_lora * heads * (nope + v)),
+                     (("self_attn.o_proj",), heads * v * hidden))
+    else:
+        width, kv = heads * fields["head_dim"], fields.get("kv_heads", heads) * fields["head_dim"]
+        attention = ((("self_attn.q_proj",), width), (("self_attn.k_proj",), kv),
+                     (("self_attn.v_proj",), kv), (("self_attn.o_proj",), width))
+    mlp = tuple(((f"mlp.{p}",), 1.0) for p in ("gate_proj", "up_proj", "down_proj"))
+    shared = tuple(((f"mlp.shared_experts.{p}", f"mlp.shared_expert.{p}"), 1.0)
+                   for p in ("gate_proj", "up_proj", "down_proj"))
+    return {"attention": tuple((names, float(share)) for names, share in attention),
+            "mlp": mlp, "shared_experts": shared, "experts": _expert_members(fields)}
 
 
 def _part(group: str, fmt: tuple[str, float], bf16_share: float):
-    """``(group, format, bits)`` of a group whose layers are ``bf16_share`` BF16 and the rest in
-    ``fmt``: the format of most of its layers (its kernels), and the bits its layers average
-    (its memory); ``None`` when every layer is BF16."""
+    """``(group, format, bits)`` of a group whose weights are ``bf16_share`` BF16 and the rest
+    in ``fmt``: the format of most of its weights (its kernels), and the bits they average (its
+    memory); ``None`` when all are BF16."""
     name, bits = fmt
     if bf16_share >= 1.0:
         return None

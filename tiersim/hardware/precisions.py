@@ -212,9 +212,9 @@ def checkpoint_format(model, group: str) -> Precision:
 
 def _stored(base: Precision, bits: float) -> Precision:
     """``base`` at ``bits`` a weight: itself; W4A16 of the group size those bits imply; else a
-    group whose layers are not all in one format (an ignore list naming some layers, a
-    per-layer checkpoint), computed as ``base`` (most of its layers) and stored at the bits
-    its layers average."""
+    group whose modules are not all in one format (an ignore list naming some modules or
+    layers, a per-layer checkpoint), computed as ``base`` (most of its weights) and stored at
+    the bits its modules average."""
     if base.weight_bits == bits:
         return base
     if base.name == "w4a16" and bits > 4.0:
@@ -222,7 +222,7 @@ def _stored(base: Precision, bits: float) -> Precision:
         if abs(sized.weight_bits - bits) < 1e-9:
             return sized
     return dataclasses.replace(base, label=f"{base.label} ({bits:.3g} bits a weight: some "
-                               "layers in another format)", weight_bits=bits)
+                               "modules in another format)", weight_bits=bits)
 
 
 def checkpoint_bits(model, group: str) -> float:
