@@ -192,8 +192,8 @@ def test_a_malformed_quantization_block_is_one_line_naming_the_file(tmp_path, qu
 
 def test_a_malformed_hf_quant_config_beside_it_is_named_too(tmp_path):
     path = _write(tmp_path, BASE, side={"quantization": [1, 2]})
-    with pytest.raises(TiersimError, match=r"config.json: key 'quantization_config' \(or "
-                       r"hf_quant_config.json beside it\): not in a layout tiersim reads"):
+    with pytest.raises(TiersimError, match=r"hf_quant_config.json: key 'quantization': must be "
+                       r"an object with a quant_algo \(got \[1, 2\]\)"):
         load_hf_config(path)
 
 

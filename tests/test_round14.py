@@ -419,3 +419,63 @@ def test_a_cascade_with_a_floor_is_planned_and_rerun_on_run_s_basis(tmp_path):
         assert fleet["accuracy"] == pytest.approx(
             run["savings"]["uniform"][fleet["design"]]["accuracy"])
     assert rerun["accuracy"] == pytest.approx(plan["plan"]["accuracy"])
+
+
+# ------------------------------------------------------------------ round 14c
+
+
+@pytest.mark.parametrize(("quant", "side", "expected"), [
+    ({"quant_method": "fp8", "modules_to_not_convert": [1]}, None,
+     "(TypeError: an ignore / exclude entry must be a module name (got 1))"),
+    ({"quant_method": "fp8", "modules_to_not_convert": [None]}, None,
+     "(TypeError: an ignore / exclude entry must be a module name (got None))"),
+    (None, {"quantization": []},
+     "hf_quant_config.json: key 'quantization': must be an object with a quant_algo (got [])"),
+    (None, {"quantization": {"quant_algo": None}},
+     "hf_quant_config.json: key 'quant_algo': missing; say which format"),
+    (None, {"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {
+        "model.layers.90.self_attn.q_proj": {"quant_algo": "NVFP4"}}}},
+     "hf_quant_config.json: key 'quantized_layers': names layer 90, and the model has 80 layers "
+     "(0-79); is this the quantisation config of another model?"),
+])
+def test_a_quantisation_block_that_says_nothing_valid_is_refused(tmp_path, quant, side,
+                                                                  expected):
+    # a number in an ignore list matched layer 1; a list-valued block said "AttributeError";
+    # a per-layer map of another model's layers was read as all BF16
+    folder = config(tmp_path, LLAMA_70B, quant, side)
+    with pytest.raises(Exception) as err:
+        load_hf_config(folder)
+    assert expected in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_empty_positional_argument_is_refused(tmp_path, capsys, monkeypatch):
+    # `tiersim report ""` wrote report.html into the current folder
+    monkeypatch.chdir(tmp_path)
+    line = one_error_line(*run_cli(capsys, "report", ""))
+    assert line == ("Error: argument 2 is empty (an unset shell variable?): an empty path reads "
+                    "as the current folder; give the value, or leave the argument out")
+    assert not list(tmp_path.iterdir())
+
+
+def test_generated_tasks_cannot_start_beyond_a_trace_s_span(tmp_path, capsys):
+    # a rate of 1e-300 ran, with every latency 0 at arrival times near 1e300 s
+    from tiersim.paths import bundled
+
+    text = bundled("scenarios", "agentic.yaml").read_text()
+    old = "generate: {tasks: 150, task_rate_rps: 0.5,"
+    assert old in text
+    path = tmp_path / "a.yaml"
+    path.write_text(text.replace(old, "generate: {tasks: 20, task_rate_rps: 1e-300,"))
+    line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
+    assert line.endswith("task_rate_rps 1e-300: 20 tasks would start over about 2e+301 s, "
+                         "beyond the 100,000,000 s generated tasks may start over (times lose "
+                         "their precision beyond); raise the rate or lower tasks")
+
+
+def test_a_failed_sweep_point_reads_as_the_command_line_shows_it():
+    from tiersim.errors import ScenarioError
+    from tiersim.sweep.points import _one_line
+
+    error = ScenarioError("s.yaml", "seed", "must be >= 0")
+    assert _one_line(error) == "s.yaml: seed: must be >= 0"  # was "ScenarioError: s.yaml: ..."
+    assert _one_line(KeyError("x")).startswith("KeyError: ")

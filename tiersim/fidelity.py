@@ -112,18 +112,18 @@ def describe(check: dict[str, Any] | None) -> str:
                 "(the roofline, or a profile of your own)")
     own = check.get("this_model")
     models = len(check["models_checked"])
-    which = (f"{own['name']} among them: {own['tpot_abs_median_pct']:g}% TPOT, "
-             f"{own['ttft_abs_median_pct']:g}% TTFT on its {own['rows']} rows{_fitted(own)}"
+    which = (f"{own['name']} among them: {own['tpot_abs_median_pct']:.1f}% TPOT, "
+             f"{own['ttft_abs_median_pct']:.1f}% TTFT on its {own['rows']} rows{_fitted(own)}"
              if own else "this model not among them")
     low, high = check.get("model_tpot_abs_median_pct_range") or (None, None)
-    spread = f"; {low:g}-{high:g}% TPOT by model" if low is not None else ""
+    spread = f"; {low:.1f}-{high:.1f}% TPOT by model" if low is not None else ""
     aic = check.get("aiconfigurator_tpot_abs_median_pct")
-    peer = (f"; aiconfigurator {aic:g}% / {check['aiconfigurator_ttft_abs_median_pct']:g}%"
+    peer = (f"; aiconfigurator {aic:.1f}% / {check['aiconfigurator_ttft_abs_median_pct']:.1f}%"
             if aic is not None else "")
     return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
             f"{check['gpu']} ({check['rows']} rows, {models} models, {which}), this profile's "
-            f"median error was {check['tpot_abs_median_pct']:g}% TPOT and "
-            f"{check['ttft_abs_median_pct']:g}% TTFT{spread}{peer} ({check['command']})")
+            f"median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
+            f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer} ({check['command']})")
 
 
 def _fitted(model: dict[str, Any]) -> str:

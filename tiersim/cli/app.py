@@ -55,6 +55,10 @@ def _refuse_empty_out(argv: list[str] | None) -> None:
             raise TiersimError("--out is empty (an unset shell variable?): it would write into "
                                "the current folder; name the folder, or give --out . for this "
                                "one")
+        if not arg.strip() and (i == 0 or not args[i - 1].startswith("-")):
+            raise TiersimError(f"argument {i + 1} is empty (an unset shell variable?): an "
+                               "empty path reads as the current folder; give the value, or "
+                               "leave the argument out")
 
 
 class TiersimApp(typer.Typer):

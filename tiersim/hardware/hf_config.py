@@ -433,7 +433,16 @@ class _Patterns:
     def __init__(self, patterns):
         if isinstance(patterns, str):  # one module name written without its list
             patterns = [patterns]
-        listed = [str(p) for p in patterns or ()]
+        if patterns is None:
+            patterns = []
+        if not isinstance(patterns, (list, tuple)):
+            raise TypeError(f"an ignore / exclude list must be a list of module names (got "
+                            f"{shown(patterns)})")
+        bad = [p for p in patterns if not isinstance(p, str)]
+        if bad:
+            raise TypeError(f"an ignore / exclude entry must be a module name (got "
+                            f"{shown(bad[0])})")
+        listed = list(patterns)
         self.plain = {p for p in listed if not p.startswith("re:") and "*" not in p
                       and "?" not in p}
         self.other = [p for p in listed if p not in self.plain]
@@ -549,8 +558,7 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     quant = quant or {}
     method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else "?"
     if method.lower() in ("", "modelopt") and side.is_file():
-        data = _read(side)
-        return _modelopt(side, data.get("quantization", data), span)
+        return _modelopt(side, _side_quant(side), span)
     if not quant:
         return ()
     if not isinstance(quant, dict):
@@ -589,6 +597,17 @@ def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
     return tuple(value)
 
 
+def _side_quant(side: Path) -> dict[str, Any]:
+    """The ``quantization`` object of NVIDIA's ``hf_quant_config.json`` (the file itself where
+    it has none), or one line naming that file and key."""
+    data = _read(side)
+    quant = data.get("quantization", data)
+    if not isinstance(quant, dict):
+        raise TiersimError(f"{side}: key 'quantization': must be an object with a quant_algo "
+                           f"(got {shown(quant)})")
+    return quant
+
+
 def checkpoint_kv_cache(path: Path, quant: Any) -> str:
     """The KV-cache format a checkpoint declares: ``"fp8"`` or ``""`` (none).
 
@@ -600,8 +619,7 @@ def checkpoint_kv_cache(path: Path, quant: Any) -> str:
     quant = quant if isinstance(quant, dict) else {}
     side = hf_quant_path(path)
     if not quant.get("kv_cache_quant_algo") and side.is_file():
-        data = _read(side)
-        quant = {**quant, **data.get("quantization", data)}
+        quant = {**quant, **_side_quant(side)}
     algo = str(quant.get("kv_cache_quant_algo") or "").upper()
     if algo.startswith("FP8"):
         return "fp8"
@@ -694,7 +712,10 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "") -> tuple[str, float]:
     if not isinstance(spec, dict):
         raise TiersimError(f"{path}: key {where.rstrip('.') or 'quantization'!r}: must be an "
                            f"object with a quant_algo (got {shown(spec)})")
-    algo = str(spec.get("quant_algo", "")).upper()
+    if spec.get("quant_algo") is None:
+        raise TiersimError(f"{path}: key '{where}quant_algo': missing; say which format "
+                           f"({', '.join(_MODELOPT_ALGOS)})")
+    algo = str(spec["quant_algo"]).upper()
     if algo == "UNQUANTIZED" and where:  # a layer of a MIXED_PRECISION checkpoint left as is
         return _fmt("bf16")
     if algo not in _MODELOPT_ALGOS:
@@ -739,6 +760,11 @@ def _per_layer(path: Path, layers: dict, span: Span):
         found = _LAYER_INDEX.search(str(key))
         (by_layer.setdefault(int(found.group(1)), []) if found else anywhere).append(
             (str(key), spec))
+    beyond = max(by_layer, default=-1)
+    if beyond >= span.total:
+        raise TiersimError(f"{path}: key 'quantized_layers': names layer {beyond}, and the model "
+                           f"has {span.total} layers (0-{span.total - 1}); is this the "
+                           "quantisation config of another model?")
     out = []
     for g in _LINEAR_GROUPS:
         tally: dict[tuple[str, float], int] = {}

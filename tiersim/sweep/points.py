@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tiersim.errors import TiersimError
 from tiersim.sweep.atomic import write_point
 from tiersim.sweep.axes import Point
 from tiersim.sweep.inputs import point_inputs
@@ -76,8 +77,11 @@ class Task:
 
 
 def _one_line(error: BaseException) -> str:
-    """``Type: first line of the message``."""
+    """The first line of the message, as the command line shows it for a user-input error;
+    ``Type: first line`` for anything else (a bug, whose type says where to look)."""
     text = str(error).strip().splitlines()
+    if isinstance(error, TiersimError) and text:
+        return text[0]
     return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 

@@ -73,6 +73,11 @@ DEFAULT_TOKENS = {
 DEFAULT_MIX = {"tool_call": 0.45, "code": 0.30, "verify": 0.15, "recovery": 0.10}
 
 
+#: Longest expected span of generated task starts (tasks / rate): a trace may span 1e9 s, and
+#: the tasks' steps and tool time come after their starts.
+MAX_START_SPAN_S = 1e8
+
+
 class SessionGenerator(_Strict):
     """The seeded session generator (``workload.sessions.generate``).
 
@@ -98,6 +103,16 @@ class SessionGenerator(_Strict):
     tool_s_median: float = Field(2.0, ge=0, le=1e5)
     tool_s_sigma: float = Field(1.0, ge=0, le=5)
     max_context_tokens: int = Field(32768, ge=1, le=10_000_000)
+
+    @model_validator(mode="after")
+    def _span_within_a_trace(self) -> SessionGenerator:
+        span = self.tasks / self.task_rate_rps
+        if span > MAX_START_SPAN_S:
+            raise ValueError(f"task_rate_rps {self.task_rate_rps:g}: {self.tasks} tasks would "
+                             f"start over about {span:.3g} s, beyond the "
+                             f"{MAX_START_SPAN_S:,.0f} s generated tasks may start over (times "
+                             "lose their precision beyond); raise the rate or lower tasks")
+        return self
 
     @model_validator(mode="after")
     def _types_known(self) -> SessionGenerator:
