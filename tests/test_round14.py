@@ -76,18 +76,43 @@ def test_modelopt_mixed_precision_in_config_groups_is_read(tmp_path):
 
 
 def test_modelopt_per_layer_formats_are_counted_layer_by_layer(tmp_path):
-    # layer 0's format was taken for all 48: 31.2 GB where 47 of 48 layers are NVFP4 (18.4 GB)
-    modules = ["self_attn.q_proj", "self_attn.o_proj"] + [
-        f"mlp.experts.{e}.{p}" for e in range(4) for p in ("gate_proj", "down_proj")]
-    layers = {f"model.layers.{i}.{m}": {"quant_algo": "FP8" if i == 0 else "NVFP4"}
-              for i in range(48) for m in modules}
+    # layer 0's format was taken for all 48: 31.2 GB where 47 of 48 layers are NVFP4 (18.4 GB);
+    # a key naming a module outranks one naming its parent
+    layers = {f"model.layers.{i}.{part}": {"quant_algo": "FP8" if i == 0 else "NVFP4"}
+              for i in range(48) for part in ("self_attn", "mlp.experts")}
     layers["model.layers.47.self_attn.q_proj"] = {"quant_algo": "UNQUANTIZED"}
     side = {"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": layers}}
     model = load_hf_config(config(tmp_path, QWEN3_MOE, side=side))
     fmt = dict((g, (f, b)) for g, f, b in model.checkpoint)
+    q_share = 32 * 128 / (2 * 32 * 128 + 2 * 4 * 128)  # q_proj's share of the attention weights
+    last = q_share * 16.0 + (1 - q_share) * 4.5
     assert fmt["experts"] == ("nvfp4", pytest.approx((8.0 + 47 * 4.5) / 48))
-    assert fmt["attention"] == ("nvfp4", pytest.approx((8.0 + 46 * 4.5 + 16.0) / 48))
+    assert fmt["attention"] == ("nvfp4", pytest.approx((8.0 + 46 * 4.5 + last) / 48))
     assert checkpoint_bytes(model) / 1e9 == pytest.approx(18.37, abs=0.02)
+
+
+def test_formats_are_weighed_module_by_module(tmp_path):
+    # targets were checked on layer 0's stand-in modules and applied to whole groups; an MLP
+    # split across formats took the first group's; an ignore list naming 3 of 128 experts made
+    # all of them BF16 (hand counts: parameters x bits / 8)
+    def gb(fields, quant=None, side=None):
+        return checkpoint_bytes(load_hf_config(config(tmp_path, fields, quant, side))) / 1e9
+
+    llama = dict(LLAMA_70B, hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
+                 intermediate_size=14336)
+    w4 = {"num_bits": 4, "type": "int", "group_size": 128}
+    ct = {"quant_method": "compressed-tensors", "ignore": ["lm_head"]}
+    later = {"targets": [r"re:model\.layers\.([1-9]|[12][0-9]|3[01])\..*"], "weights": w4}
+    assert gb(llama, {**ct, "config_groups": {"g": later}}) == pytest.approx(6.024, abs=1e-3)
+    down = {"targets": ["re:.*down_proj"], "weights": w4}
+    assert gb(llama, {**ct, "config_groups": {"g": down}}) == pytest.approx(13.271, abs=1e-3)
+    named_first = {"g0": {"targets": ["Linear"], "weights": w4},
+                   "g1": {"targets": ["re:.*self_attn.*"], "weights": {"num_bits": 8,
+                                                                       "type": "float"}}}
+    assert gb(llama, {**ct, "config_groups": named_first}) == pytest.approx(6.351, abs=1e-3)
+    some = {"quant_method": "fp8", "weight_block_size": [128, 128],
+            "modules_to_not_convert": [r"re:.*experts\.(0|64|127)\..*"]}
+    assert gb(QWEN3_MOE, some) == pytest.approx(31.854, abs=1e-3)
 
 
 @pytest.mark.parametrize(("weights", "expected"), [

@@ -30,12 +30,14 @@ per-tensor ``fp8``), ``mxfp4`` (the routed experts only, as vLLM loads gpt-oss),
 ``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``), and
 ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``, ``MIXED_PRECISION`` per layer).
-Ignore / exclude lists (exact names, ``*`` wildcards, ``re:`` regexes) are matched against every
-layer's member modules of each group, weighted by their share of its weights (attention's
-projections by shape, an MLP's gate / up / down a third each, the experts through the first,
-middle and last expert); a group partly excluded keeps the format of most of its weights and
-stores the bits they average (:func:`_share`). ModelOpt's per-layer ``quantized_layers`` are
-read layer by layer the same way. Embeddings are never quantised (vLLM loads them in BF16).
+Ignore / exclude lists, compressed-tensors ``targets`` (a name or regex target before the
+``Linear`` class, as vLLM matches them) and ModelOpt's per-layer ``quantized_layers`` (the most
+specific key first) are all matched against every layer's member modules of each group, weighed
+by their share of its weights: attention's projections by shape, an MLP's gate / up / down a
+third each, every routed expert (expert 0 standing for all when no entry singles experts out).
+A group partly in another format keeps the format of most of its weights and stores the bits
+they average (:func:`_by_module`, :func:`_share`). Multi-token-prediction layers are not served
+and not weighed. Embeddings are never quantised (vLLM loads them in BF16).
 Anything else is one line naming the file and what it lacks.
 
 Anything else is one :class:`TiersimError` line naming the file and the key.
@@ -95,6 +97,7 @@ GROUP_MODULES = {
 }
 _LAYER_PREFIXES = ("model.layers.{i}.", "language_model.model.layers.{i}.",
                    "model.language_model.layers.{i}.")
+_LAYER_PREFIXES_ALL = _LAYER_PREFIXES
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -257,15 +260,20 @@ def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     outer_type = ALIASES.get(str(cfg.data.get("model_type")), cfg.data.get("model_type"))
     if outer_type in SUPPORTED_TYPES or not isinstance(text, dict):
         return cfg, None
-    if isinstance(cfg.data.get("vision_config"), dict):
-        import warnings
-
-        from tiersim.errors import Note
-
-        warnings.warn(Note(f"{cfg.path}: a {outer_type} model: tiersim serves its language model "
-                           f"({text.get('model_type')}); the vision tower's weights are not "
-                           "counted and image inputs are not modelled"), stacklevel=3)
     return _Config(cfg.path, text, "text_config."), cfg.data.get("quantization_config")
+
+
+def _vision_note(outer: _Config, text_type: str) -> None:
+    """A note that a multimodal wrapper is served as its language model ``text_type``."""
+    if not isinstance(outer.data.get("vision_config"), dict):
+        return
+    import warnings
+
+    from tiersim.errors import Note
+
+    warnings.warn(Note(f"{outer.path}: a {outer.data.get('model_type')} model: tiersim serves its "
+                       f"language model ({text_type}); the vision tower's weights are not "
+                       "counted and image inputs are not modelled"), stacklevel=4)
 
 
 #: Model types read as another type with the same text architecture (the vision tower of a
@@ -288,6 +296,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
         given = "missing (it names the architecture)" if model_type is None else (
             f"{model_type!r}{why}")
         raise cfg.error("model_type", f"{given}; supported: {', '.join(SUPPORTED_TYPES)}")
+    if cfg is not outer:
+        _vision_note(outer, str(model_type))
     fields = _common(cfg, _model_name(path))
     if model_type not in MLA_TYPES and model_type != "gpt_oss":
         fields.update(_window(cfg, model_type, fields["layers"]))
@@ -307,7 +317,9 @@ def load_hf_config(path: str | Path) -> ModelArch:
         key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant = cfg.data.get("quantization_config") or wrapper_quant
-    span = Span(fields["layers"], fields.get("dense_layers", 0), _members(fields))
+    span = Span(fields["layers"], fields.get("dense_layers", 0), _members(fields, model_type),
+                _LAYER_PREFIXES if cfg is not outer else _LAYER_PREFIXES[:1],
+                fields.get("mtp_layers", 0))
     formats, kv_cache = _quant_of(path, quant, span)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
@@ -406,6 +418,21 @@ class Span:
     dense: int = 0
     members: dict[str, tuple[tuple[tuple[str, ...], float], ...]] = dataclasses.field(
         default_factory=dict, hash=False, compare=False)
+    prefixes: tuple[str, ...] = _LAYER_PREFIXES_ALL
+    extra: int = 0  # multi-token-prediction layers after them (not served, not weighed)
+
+    def members_of(self, group: str, each_expert: bool):
+        """``group``'s members; for the experts, every expert only when ``each_expert`` (a
+        list singles some out), else the first expert's projections standing for all."""
+        members = self.members.get(group, ())
+        if group != "experts" or each_expert or len(members) <= 3:
+            return members
+        scale = len(members) / 3
+        return tuple((names, share * scale) for names, share in members[:3])
+
+    def module_names(self, layer: int, names: tuple[str, ...]) -> list[str]:
+        """Full names of one member module in decoder layer ``layer``."""
+        return [p.format(i=layer) + n for p in self.prefixes for n in names]
 
     def layers(self, group: str) -> range:
         """The layers holding ``group`` (the LM head: one)."""
@@ -450,6 +477,11 @@ class _Patterns:
     def __bool__(self) -> bool:
         return bool(self.plain or self.other)
 
+    def names_experts(self) -> bool:
+        """Whether an entry may single out some experts (``experts.3``, or a regex or wildcard
+        mentioning experts): only then is every expert matched, else expert 0 stands for all."""
+        return any(_SINGLES_OUT_EXPERTS.search(p) for p in (*self.plain, *self.other))
+
     def match(self, name: str) -> bool:
         """True when an entry names module ``name``."""
         if self.plain:
@@ -476,32 +508,58 @@ def _share(patterns, group: str, span: Span) -> float:
     if not listed:
         return 0.0
     layers = span.layers(group)
-    members = span.members.get(group)
+    members = span.members_of(group, listed.names_experts())
     if not members or group == "lm_head":
         hit = sum(any(listed.match(n) for n in _group_names(group, i)) for i in layers)
         return hit / len(layers)
     total = sum(share for _, share in members)
     hit = sum(share for i in layers for names, share in members
-              if any(listed.match(p.format(i=i) + n) for p in _LAYER_PREFIXES for n in names))
+              if any(listed.match(n) for n in span.module_names(i, names)))
     return hit / (total * len(layers))
 
 
-#: Experts sampled for an ignore list (first, middle, last): lists that name every expert's
-#: module, or none, are read exactly; one naming a few experts, approximately.
-def _expert_members(fields: dict[str, Any]) -> tuple[tuple[tuple[str, ...], float], ...]:
-    experts = max(1, int(fields.get("num_experts") or 1))
-    sampled = sorted({0, experts // 2, experts - 1})
+def _by_module(span: Span, format_of, each_expert: bool = True) -> tuple:
+    """``(group, format, bits)`` per group, each member module of each layer in the format
+    ``format_of(layer, full names)`` gives it (``None``: BF16), weighed by its share of the
+    group (:func:`_part`'s rule: the format of most of its weights, the bits they average)."""
     out = []
-    for j in sampled:
-        for proj, mixtral, fused in (("gate_proj", "w1", "gate_up_proj"),
-                                     ("up_proj", "w3", "gate_up_proj"),
-                                     ("down_proj", "w2", "down_proj")):
-            out.append(((f"mlp.experts.{j}.{proj}", f"block_sparse_moe.experts.{j}.{mixtral}",
-                         f"mlp.experts.{fused}"), 1.0 / len(sampled)))
+    for g in _LINEAR_GROUPS:
+        members = span.members_of(g, each_expert)
+        tally: dict[tuple[str, float], float] = {}
+        for i in span.layers(g):
+            for names, share in members:
+                fmt = format_of(i, span.module_names(i, names)) or _fmt("bf16")
+                tally[fmt] = tally.get(fmt, 0.0) + share
+        weight = sum(tally.values())
+        if weight <= 0 or all(f[0] == "bf16" for f in tally):
+            continue
+        name = max(tally, key=lambda f: (tally[f], f[0] != "bf16"))[0]
+        out.append((g, name, sum(f[1] * w for f, w in tally.items()) / weight))
     return tuple(out)
 
 
-def _members(fields: dict[str, Any]) -> dict[str, tuple[tuple[tuple[str, ...], float], ...]]:
+#: Expert module names by model type: ``{j}`` the expert (none: gpt-oss's fused tensors).
+EXPERT_NAMES = {
+    "mixtral": ("block_sparse_moe.experts.{j}.w1", "block_sparse_moe.experts.{j}.w3",
+                "block_sparse_moe.experts.{j}.w2"),
+    "minimax_m2": ("block_sparse_moe.experts.{j}.w1", "block_sparse_moe.experts.{j}.w3",
+                   "block_sparse_moe.experts.{j}.w2"),
+    "gpt_oss": ("mlp.experts.gate_up_proj", "mlp.experts.gate_up_proj", "mlp.experts.down_proj"),
+}
+DEFAULT_EXPERT_NAMES = ("mlp.experts.{j}.gate_proj", "mlp.experts.{j}.up_proj",
+                        "mlp.experts.{j}.down_proj")
+
+
+def _expert_members(fields: dict[str, Any], model_type: str = ""):
+    """Every routed expert's three projections, a third of an expert each (gpt-oss: its
+    fused tensors, the same for every expert, so one stands for all)."""
+    spelled = EXPERT_NAMES.get(model_type, DEFAULT_EXPERT_NAMES)
+    experts = 1 if "{j}" not in spelled[0] else max(1, int(fields.get("num_experts") or 1))
+    return tuple(((name.format(j=j),), 1.0 / experts) for j in range(experts) for name in spelled)
+
+
+def _members(fields: dict[str, Any], model_type: str = ""
+             ) -> dict[str, tuple[tuple[tuple[str, ...], float], ...]]:
     """Per group, its member modules (alternative names) and their weights' share: attention's
     projections by their shapes (MLA's low-rank ones included), an MLP's gate, up and down a
     third each."""
@@ -523,7 +581,8 @@ def _members(fields: dict[str, Any]) -> dict[str, tuple[tuple[tuple[str, ...], f
     shared = tuple(((f"mlp.shared_experts.{p}", f"mlp.shared_expert.{p}"), 1.0)
                    for p in ("gate_proj", "up_proj", "down_proj"))
     return {"attention": tuple((names, float(share)) for names, share in attention),
-            "mlp": mlp, "shared_experts": shared, "experts": _expert_members(fields)}
+            "mlp": mlp, "shared_experts": shared,
+            "experts": _expert_members(fields, model_type)}
 
 
 def _part(group: str, fmt: tuple[str, float], bf16_share: float):
@@ -685,8 +744,8 @@ def _compressed_tensors(path: Path, quant: dict, span: Span):
     if not isinstance(groups, dict):
         raise TiersimError(f"{path}: key 'quantization_config.config_groups': must be an object "
                            f"of named groups (got {type(groups).__name__})")
-    ignore = quant.get("ignore") or ()
-    out: dict[str, tuple[str, float]] = {}
+    ignore = _Patterns(quant.get("ignore") or ())
+    named, linear = [], None  # (targets, format) of groups naming modules; the Linear class's
     for name, scheme in groups.items():
         weights = scheme.get("weights") if isinstance(scheme, dict) else None
         if not isinstance(weights, dict):
@@ -695,12 +754,25 @@ def _compressed_tensors(path: Path, quant: dict, span: Span):
                                "(num_bits, type, group_size)")
         fmt = _ct_format(path, weights, name)
         targets = scheme.get("targets") or ["Linear"]
-        for g in _LINEAR_GROUPS:
-            hit = "Linear" in targets or _any_match(targets, g, span)
-            if hit and g not in out:
-                out[g] = fmt
-    parts = (_part(g, f, _share(ignore, g, span)) for g, f in out.items())
-    return tuple(part for part in parts if part is not None)
+        if isinstance(targets, str):
+            targets = [targets]
+        if not isinstance(targets, list):
+            raise TypeError(f"targets must be a list of module names or classes (got "
+                            f"{shown(targets)})")
+        if "Linear" in targets and linear is None:
+            linear = fmt
+        others = [t for t in targets if t != "Linear"]
+        if others:
+            named.append((_Patterns(others), fmt))
+
+    def format_of(_layer: int, names: list[str]):  # as vLLM: a name or regex before Linear
+        if any(ignore.match(n) for n in names):
+            return None
+        hit = next((fmt for listed, fmt in named if any(listed.match(n) for n in names)), None)
+        return hit or linear
+
+    each = ignore.names_experts() or any(listed.names_experts() for listed, _ in named)
+    return _by_module(span, format_of, each)
 
 
 _MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "MXFP4": "mxfp4",
@@ -749,40 +821,37 @@ def _modelopt(path: Path, quant: dict, span: Span):
 
 
 _LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
+_EXPERT_INDEX = re.compile(r"experts\.\d")
+#: An entry naming particular experts: ``experts.`` (or regex ``experts\.``) then an index, a
+#: character class, a group or a wildcard character (``shared_experts`` are no routed experts).
+_SINGLES_OUT_EXPERTS = re.compile(r"(?<!shared_)experts(\\?\.)?[\d\[\(\{?]")
 
 
 def _per_layer(path: Path, layers: dict, span: Span):
-    """Each group of a MIXED_PRECISION checkpoint, layer by layer (a layer it does not list is
-    BF16), as :func:`_part` states it: the format of most layers, the bits of all."""
-    by_layer: dict[int, list[tuple[str, Any]]] = {}
-    anywhere: list[tuple[str, Any]] = []
+    """Each group of a MIXED_PRECISION checkpoint, module by module and layer by layer (a
+    module no key names is BF16), as :func:`_by_module` states it."""
+    by_layer: dict[int, list[tuple[_Patterns, str, Any]]] = {}
+    anywhere: list[tuple[_Patterns, str, Any]] = []
     for key, spec in layers.items():
         found = _LAYER_INDEX.search(str(key))
-        (by_layer.setdefault(int(found.group(1)), []) if found else anywhere).append(
-            (str(key), spec))
-    beyond = max(by_layer, default=-1)
-    if beyond >= span.total:
+        entry = (_Patterns([str(key)]), str(key), spec)
+        (by_layer.setdefault(int(found.group(1)), []) if found else anywhere).append(entry)
+    beyond, last = max(by_layer, default=-1), span.total + span.extra - 1
+    if beyond > last:
         raise TiersimError(f"{path}: key 'quantized_layers': names layer {beyond}, and the model "
-                           f"has {span.total} layers (0-{span.total - 1}); is this the "
-                           "quantisation config of another model?")
-    out = []
-    for g in _LINEAR_GROUPS:
-        tally: dict[tuple[str, float], int] = {}
-        rng = span.layers(g)
-        for i in rng:
-            names = _group_names(g, i)
-            hit = next(((key, spec) for key, spec in by_layer.get(i, []) + anywhere
-                        if any(_matches(key, n) for n in names)), None)
-            fmt = (_fmt("bf16") if hit is None
-                   else _modelopt_fmt(path, hit[1], f"quantized_layers.{hit[0]}."))
-            tally[fmt] = tally.get(fmt, 0) + 1
-        quantised = {f: n for f, n in tally.items() if f[0] != "bf16"}
-        if not quantised:
-            continue
-        name = max(tally, key=lambda f: (tally[f], f[0] != "bf16"))[0]
-        bits = sum(f[1] * n for f, n in tally.items()) / len(rng)
-        out.append((g, name, bits))
-    return tuple(out)
+                           f"has {last + 1} layers (0-{last}); is this the quantisation config "
+                           "of another model?")
+    for entries in (*by_layer.values(), anywhere):  # the most specific key first
+        entries.sort(key=lambda entry: -len(entry[1]))
+
+    def format_of(layer: int, names: list[str]):
+        for listed, key, spec in by_layer.get(layer, []) + anywhere:
+            if any(listed.match(n) for n in names):
+                return _modelopt_fmt(path, spec, f"quantized_layers.{key}.")
+        return None
+
+    each = any(_EXPERT_INDEX.search(str(key)) for key in layers)
+    return _by_module(span, format_of, each)
 
 
 def _default_head_dim(cfg, hidden: int, heads: int) -> int:
