@@ -226,7 +226,8 @@ def test_gemm_shapes_of_known_models():
 
 
 def test_shapes_from_config_json(tmp_path):
-    cfg = {"hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4,
+    cfg = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_attention_heads": 32,
+           "num_key_value_heads": 4,
            "head_dim": 128, "vocab_size": 151936, "num_hidden_layers": 48,
            "num_experts": 128, "moe_intermediate_size": 768, "num_experts_per_tok": 8,
            "intermediate_size": 6144}
@@ -238,6 +239,14 @@ def test_shapes_from_config_json(tmp_path):
     path.write_text(json.dumps(cfg))
     with pytest.raises(CalibrateError, match="num_hidden_layers"):
         shapes.from_config(path)
+    # a DeepSeek-V3 (MLA) config was measured as a dense model of the wrong shapes
+    path.write_text(json.dumps({**cfg, "model_type": "deepseek_v3"}))
+    with pytest.raises(CalibrateError) as err:
+        shapes.from_config(path)
+    assert str(err.value) == (
+        f"{path}: model_type 'deepseek_v3': the harness measures the shapes of llama, mistral, "
+        "qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, minimax_m2 models (dense attention, a "
+        "dense or Qwen3-style MoE FFN); pass one of those, or --model")
 
 
 def test_bad_input_is_one_line_and_exit_1(tmp_path, capsys):

@@ -159,7 +159,8 @@ def test_budget_cut_attention_keeps_whole_rows(tmp_path, monkeypatch):
 
 # ---- 3 and 4. config.json sizes ----------------------------------------------------------------
 
-BASE = {"hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
+BASE = {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
+        "num_key_value_heads": 2,
         "num_hidden_layers": 2, "vocab_size": 1024, "intermediate_size": 512}
 MOE = {**BASE, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 128}
 

@@ -1011,7 +1011,7 @@ def test_calibrate_refuses_out_of_range_numbers_and_special_configs(tmp_path, ca
     assert capsys.readouterr().err.strip() == ("error: --seed: must be from 0 to 2**63 - 1 "
                                                f"(got {10**23})")
     assert harness_main(["--device", "cpu", "--quick", "--budget-s", "nan", "--out", out]) == 1
-    assert "--budget-s: must be a number of seconds > 0" in capsys.readouterr().err
+    assert "--budget-s: must be a finite number of seconds > 0" in capsys.readouterr().err
     from tiersim.calibrate.errors import CalibrateError
     from tiersim.calibrate.shapes import from_config
 

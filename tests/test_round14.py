@@ -504,3 +504,37 @@ def test_a_failed_sweep_point_reads_as_the_command_line_shows_it():
     error = ScenarioError("s.yaml", "seed", "must be >= 0")
     assert _one_line(error) == "s.yaml: seed: must be >= 0"  # was "ScenarioError: s.yaml: ..."
     assert _one_line(KeyError("x")).startswith("KeyError: ")
+
+
+# ------------------------------------------------------------------ round 14d: the harness
+
+
+def test_harness_flags_given_empty_or_impossible_are_named(tmp_path, capsys):
+    from tiersim.calibrate.cli import main as harness
+
+    (tmp_path / "f").write_text("x")
+    cases = [
+        (["--device", "cpu", "--model", "", "--out", str(tmp_path / "p.json")],
+         "error: --model is empty (an unset shell variable?); give its value, or leave it out"),
+        (["--device", "cpu", "--budget-s", "inf", "--out", str(tmp_path / "p.json")],
+         "error: --budget-s: must be a finite number of seconds > 0 (got inf)"),
+        (["--device", "cpu", "--out", str(tmp_path / "f" / "p.json")],
+         f"error: --out {tmp_path / 'f' / 'p.json'}: {tmp_path / 'f'} is a file, not a folder; "
+         "give a path in a folder"),
+    ]
+    for argv, expected in cases:
+        capsys.readouterr()
+        assert harness(argv) == 1
+        assert capsys.readouterr().err.strip() == expected
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_an_empty_option_value_is_refused(tmp_path, capsys):
+    # `tiersim calibrate --model ''` measured the default model; `--out ''` advised `--out .`
+    line = one_error_line(*run_cli(capsys, "calibrate", "--model", "", "--out",
+                                   tmp_path / "p.json"))
+    assert line == ("Error: --model is empty (an unset shell variable?); give its value, or "
+                    "leave it out")
+    line = one_error_line(*run_cli(capsys, "calibrate", "--out", ""))
+    assert line == ("Error: --out is empty (an unset shell variable?); give the path of the "
+                    "profile JSON to write")

@@ -149,6 +149,9 @@ def out_problem(out: str) -> str | None:
     if path.exists() and not path.is_file():
         return f"--out {out}: not a regular file (a folder, device or pipe); give a file path"
     if not path.parent.is_dir():
+        above = next((a for a in path.parents if a.exists()), None)
+        if above is not None and not above.is_dir():
+            return f"--out {out}: {above} is a file, not a folder; give a path in a folder"
         return f"--out {out}: folder {path.parent} does not exist; create it first"
     if not os.access(path.parent, os.W_OK):
         return f"--out {out}: folder {path.parent} is not writable; choose another path"
@@ -169,11 +172,16 @@ def bundled_problem(out: str) -> str | None:
 
 
 def _arg_problem(args) -> str | None:
-    """A numeric flag out of range, else None."""
+    """A numeric flag out of range, or a text flag given empty, else None."""
+    for flag in ("model", "config", "out", "device", "precisions", "kv_dtypes", "ops"):
+        value = getattr(args, flag, None)
+        if isinstance(value, str) and not value.strip():
+            return (f"--{flag.replace('_', '-')} is empty (an unset shell variable?); give its "
+                    "value, or leave it out")
     if not 0 <= args.seed < 2**63:
         return f"--seed: must be from 0 to 2**63 - 1 (got {args.seed})"
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
-        return f"--budget-s: must be a number of seconds > 0 (got {args.budget_s})"
+        return f"--budget-s: must be a finite number of seconds > 0 (got {args.budget_s})"
     return None
 
 

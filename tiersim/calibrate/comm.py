@@ -16,6 +16,7 @@ detokenisation) is not included.
 from __future__ import annotations
 
 import json
+import signal
 import statistics
 import tempfile
 import time
@@ -49,7 +50,11 @@ def _time_allreduce(t: torch.Tensor, warmup: int, repeats: int) -> float:
 
 def _worker(rank: int, world: int, backend: str, sizes: list[int], warmup: int, repeats: int,
             folder: str) -> None:
-    """One rank: join the group, time every size, rank 0 writes the slowest rank's medians."""
+    """One rank: join the group, time every size, rank 0 writes the slowest rank's medians.
+    Ctrl-C and SIGTERM end a rank quietly: the parent reports the stop on its own line (a
+    forked rank inherited its handler and printed a traceback each)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
     dist.init_process_group(backend, init_method=f"file://{folder}/store", rank=rank,
                             world_size=world)
     device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")

@@ -141,6 +141,12 @@ def _text_config(cfg: dict, path: str) -> dict:
     return inner
 
 
+#: Architectures whose shapes :func:`from_config` reads right (MLA, linear attention, Mamba
+#: and other layouts have keys it does not read, so their shapes would be wrong, not refused).
+HARNESS_TYPES = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gpt_oss",
+                 "minimax_m2")
+
+
 def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     """Shapes from a Hugging Face ``config.json`` (Llama/Qwen dense, Qwen3-MoE, gpt-oss).
 
@@ -153,6 +159,12 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     where = str(p)
     cfg = _text_config(cfg, where)
+    kind = cfg.get("model_type")
+    if kind not in HARNESS_TYPES:
+        shown = "no model_type" if kind is None else f"model_type {kind!r}"
+        raise CalibrateError(f"{where}: {shown}: the harness measures the shapes of "
+                             f"{', '.join(HARNESS_TYPES)} models (dense attention, a dense or "
+                             "Qwen3-style MoE FFN); pass one of those, or --model")
     hidden = _get(cfg, where, "hidden_size")
     heads = _get(cfg, where, "num_attention_heads")
     kv_heads = _get(cfg, where, "num_key_value_heads", default=heads)

@@ -51,10 +51,18 @@ def _refuse_empty_out(argv: list[str] | None) -> None:
             return
         empty = arg in ("--out=", "-o=") or (arg in ("--out", "-o") and i + 1 < len(args)
                                              and not args[i + 1].strip())
+        if empty and args[:1] == ["calibrate"]:  # its --out is a file
+            raise TiersimError("--out is empty (an unset shell variable?); give the path of the "
+                               "profile JSON to write")
         if empty:
             raise TiersimError("--out is empty (an unset shell variable?): it would write into "
                                "the current folder; name the folder, or give --out . for this "
                                "one")
+        if arg.startswith("--") and arg.endswith("=") or (
+                arg.startswith("-") and i + 1 < len(args) and not args[i + 1].strip()
+                and "=" not in arg):
+            raise TiersimError(f"{arg.rstrip('=')} is empty (an unset shell variable?); give "
+                               "its value, or leave it out")
         if not arg.strip() and (i == 0 or not args[i - 1].startswith("-")):
             raise TiersimError(f"argument {i + 1} is empty (an unset shell variable?): an "
                                "empty path reads as the current folder; give the value, or "

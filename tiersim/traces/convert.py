@@ -18,7 +18,7 @@ import pandas as pd
 from tiersim.trace import load_lengths, load_trace, write_canonical
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_SOURCE = HERE.parents[1] / "shared" / "data" / "traces"
+DEFAULT_SOURCE = HERE.parents[2] / "shared" / "data" / "traces"  # beside the checkout
 
 AZURE = "Azure/AzurePublicDataset data/ @7909210 (Patel et al., Splitwise, ISCA 2024), CC-BY-4.0"
 MOONCAKE = "kvcache-ai/Mooncake FAST25-release/traces/ @3cca71d (Qin et al., FAST 2025), Apache-2.0"
@@ -61,6 +61,10 @@ def convert_all(source_dir: Path = DEFAULT_SOURCE, out_dir: Path = HERE) -> list
     written = []
     for out_name, (src_name, digest, origin, task_type, length_only) in BUNDLE.items():
         source = source_dir / src_name
+        if not source.is_file():
+            raise SystemExit(f"{source}: not found; give the folder holding the public source "
+                             f"files ({', '.join(v[0] for v in BUNDLE.values())}) as the "
+                             "argument")
         if sha256(source) != digest:
             raise SystemExit(f"{source}: SHA-256 differs from the pinned one; wrong file?")
         df = convert_one(source, task_type, length_only)
