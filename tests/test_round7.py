@@ -189,7 +189,8 @@ def test_fp8_block_with_moe_only_says_why_nothing_was_measured(tmp_path, capsys)
 def _unaligned_config(tmp_path: Path) -> Path:
     """A dense config.json whose widths are no multiple of 128."""
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"hidden_size": 200, "num_attention_heads": 4,
+    path.write_text(json.dumps({"model_type": "llama", "hidden_size": 200,
+                                "num_attention_heads": 4,
                                 "num_key_value_heads": 2, "num_hidden_layers": 2,
                                 "vocab_size": 1000, "intermediate_size": 300}))
     return path
