@@ -36,9 +36,8 @@ specific key first) are all matched against every layer's member modules of each
 by their share of its weights: attention's projections by shape, an MLP's gate / up / down a
 third each, every routed expert (expert 0 standing for all when no entry singles experts out).
 A group partly in another format keeps the format of most of its weights and stores the bits
-they average (:func:`_by_module`, :func:`_share`). Multi-token-prediction layers are not served
-and not weighed. Embeddings are never quantised (vLLM loads them in BF16).
-Anything else is one line naming the file and what it lacks.
+they average (:func:`_by_module`). Multi-token-prediction layers are not served and not
+weighed. Embeddings are never quantised (vLLM loads them in BF16).
 
 Anything else is one :class:`TiersimError` line naming the file and the key.
 """
@@ -87,17 +86,8 @@ LACKS = {
     "bart": "an encoder-decoder stack (tiersim serves decoder-only models)",
     "whisper": "an encoder-decoder stack (tiersim serves decoder-only models)",
 }
-#: A representative module name per weight group, matched against ignore/exclude lists.
-GROUP_MODULES = {
-    "attention": ("self_attn.q_proj", "self_attn.q_b_proj", "self_attn.o_proj"),
-    "mlp": ("mlp.gate_proj", "mlp.down_proj"),
-    "shared_experts": ("mlp.shared_experts.gate_proj", "mlp.shared_expert.gate_proj"),
-    "experts": ("mlp.experts.0.gate_proj", "mlp.experts", "block_sparse_moe.experts.0.w1"),
-    "lm_head": ("lm_head",),
-}
 _LAYER_PREFIXES = ("model.layers.{i}.", "language_model.model.layers.{i}.",
                    "model.language_model.layers.{i}.")
-_LAYER_PREFIXES_ALL = _LAYER_PREFIXES
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -418,13 +408,14 @@ class Span:
     dense: int = 0
     members: dict[str, tuple[tuple[tuple[str, ...], float], ...]] = dataclasses.field(
         default_factory=dict, hash=False, compare=False)
-    prefixes: tuple[str, ...] = _LAYER_PREFIXES_ALL
+    prefixes: tuple[str, ...] = _LAYER_PREFIXES
     extra: int = 0  # multi-token-prediction layers after them (not served, not weighed)
 
     def members_of(self, group: str, each_expert: bool):
         """``group``'s members; for the experts, every expert only when ``each_expert`` (a
-        list singles some out), else the first expert's projections standing for all."""
-        members = self.members.get(group, ())
+        list singles some out), else the first expert's projections standing for all. A group
+        without listed members is one module no entry names."""
+        members = self.members.get(group) or (((), 1.0),)
         if group != "experts" or each_expert or len(members) <= 3:
             return members
         scale = len(members) / 3
@@ -435,21 +426,12 @@ class Span:
         return [p.format(i=layer) + n for p in self.prefixes for n in names]
 
     def layers(self, group: str) -> range:
-        """The layers holding ``group`` (the LM head: one)."""
-        if group == "lm_head":
-            return range(1)
+        """The layers holding ``group``."""
         if group == "mlp":
             return range(self.dense or self.total)
         if group in ("experts", "shared_experts"):
             return range(self.dense, self.total) or range(1)
         return range(self.total)
-
-
-def _group_names(group: str, layer: int) -> list[str]:
-    """Full module names that stand for ``group`` in decoder layer ``layer``."""
-    if group == "lm_head":
-        return ["lm_head", "language_model.lm_head"]
-    return [p.format(i=layer) + m for p in _LAYER_PREFIXES for m in GROUP_MODULES[group]]
 
 
 class _Patterns:
@@ -493,37 +475,14 @@ class _Patterns:
         return any(_matches(p, name) for p in self.other)
 
 
-def _any_match(patterns, group: str, span: Span) -> bool:
-    """True when a pattern names ``group``'s module in the first layer holding it."""
-    listed = _Patterns(patterns)
-    return any(listed.match(n) for n in _group_names(group, span.layers(group)[0]))
-
-
-def _share(patterns, group: str, span: Span) -> float:
-    """The share of ``group``'s weights whose module a pattern names, layer by layer and
-    module by module (an ignore list naming layer 0's down_proj alone: a third of one layer's
-    MLP, not the whole group); a group without listed members is matched by its
-    representative modules (:data:`GROUP_MODULES`), a layer at a time."""
-    listed = _Patterns(patterns)
-    if not listed:
-        return 0.0
-    layers = span.layers(group)
-    members = span.members_of(group, listed.names_experts())
-    if not members or group == "lm_head":
-        hit = sum(any(listed.match(n) for n in _group_names(group, i)) for i in layers)
-        return hit / len(layers)
-    total = sum(share for _, share in members)
-    hit = sum(share for i in layers for names, share in members
-              if any(listed.match(n) for n in span.module_names(i, names)))
-    return hit / (total * len(layers))
-
-
-def _by_module(span: Span, format_of, each_expert: bool = True) -> tuple:
-    """``(group, format, bits)`` per group, each member module of each layer in the format
-    ``format_of(layer, full names)`` gives it (``None``: BF16), weighed by its share of the
-    group (:func:`_part`'s rule: the format of most of its weights, the bits they average)."""
+def _by_module(span: Span, format_of, each_expert: bool = True,
+               groups: tuple[str, ...] = ()) -> tuple:
+    """``(group, format, bits)`` per group of ``groups`` (default: every linear group), each
+    member module of each layer in the format ``format_of(layer, full names)`` gives it
+    (``None``: BF16), weighed by its share of the group: the format of most of its weights (its
+    kernels), and the bits they average (its memory); no entry for a group all BF16."""
     out = []
-    for g in _LINEAR_GROUPS:
+    for g in groups or _LINEAR_GROUPS:
         members = span.members_of(g, each_expert)
         tally: dict[tuple[str, float], float] = {}
         for i in span.layers(g):
@@ -583,19 +542,6 @@ def _members(fields: dict[str, Any], model_type: str = ""
     return {"attention": tuple((names, float(share)) for names, share in attention),
             "mlp": mlp, "shared_experts": shared,
             "experts": _expert_members(fields, model_type)}
-
-
-def _part(group: str, fmt: tuple[str, float], bf16_share: float):
-    """``(group, format, bits)`` of a group whose weights are ``bf16_share`` BF16 and the rest
-    in ``fmt``: the format of most of its weights (its kernels), and the bits they average (its
-    memory); ``None`` when all are BF16."""
-    name, bits = fmt
-    if bf16_share >= 1.0:
-        return None
-    if bf16_share <= 0.0:
-        return (group, name, bits)
-    return (group, name if bf16_share <= 0.5 else "bf16",
-            (1.0 - bf16_share) * bits + bf16_share * 16.0)
 
 
 def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
@@ -694,9 +640,13 @@ _LINEAR_GROUPS = ("attention", "mlp", "shared_experts", "experts")
 
 
 def _uniform(fmt, skip, span: Span, groups=_LINEAR_GROUPS):
-    """Every group of ``groups`` in ``fmt``, but the layers a ``skip`` entry names (BF16)."""
-    parts = (_part(g, fmt, _share(skip, g, span)) for g in groups)
-    return tuple(part for part in parts if part is not None)
+    """Every group of ``groups`` in ``fmt``, but the modules a ``skip`` entry names (BF16)."""
+    listed = _Patterns(skip)
+
+    def format_of(_layer: int, names: list[str]):
+        return None if any(listed.match(n) for n in names) else fmt
+
+    return _by_module(span, format_of, listed.names_experts(), groups)
 
 
 PER_CHANNEL = 1 << 16
