@@ -194,10 +194,9 @@ def _basis(scn) -> str:
     """What accuracy is scored on: as ``run`` scores it for the scenario (its analytic section
     and its uniform fleets), the realised values where the scenario's router reads them (a
     cascade, injected ``confusion``), else the expected ones."""
-    from tiersim.routing.policies import config_reads_realised
+    from tiersim.plan.evaluate import scores_realised
 
-    realised = scn is not None and len(scn.tiers) > 1 and config_reads_realised(scn.router)
-    return "realised" if realised else "expected"
+    return "realised" if scn is not None and scores_realised(scn) else "expected"
 
 
 def _scenario_tiers(path: Path):

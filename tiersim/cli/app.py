@@ -40,9 +40,10 @@ def _with_line(err: TiersimError) -> TiersimError:
     return err
 
 
-def _refuse_empty_out(argv: list[str] | None) -> None:
-    """An empty ``--out`` (``--out "$UNSET"``) reads as ``.``: the command would write into, and
-    overwrite files of, the folder it runs in. It is refused; ``--out .`` says so on purpose."""
+def _refuse_empty_args(argv: list[str] | None) -> None:
+    """Refuse an empty argument (``--out "$UNSET"``): an empty path reads as ``.``, so an empty
+    ``--out`` would write into, and overwrite files of, the folder the command runs in (``--out
+    .`` says so on purpose), and an empty option value would quietly take its default."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -84,7 +85,7 @@ class TiersimApp(typer.Typer):
         main = threading.current_thread() is threading.main_thread()
         terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
-            _refuse_empty_out(kwargs.get("args"))
+            _refuse_empty_args(kwargs.get("args"))
             return super().__call__(*args, **kwargs)
         except TiersimError as err:
             typer.echo(f"Error: {escaped(_with_line(err))}", err=True)
