@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import importlib.metadata
 import math
 from dataclasses import dataclass
@@ -292,6 +293,17 @@ def _corners(n_axis, n, k_axis, k):
 
 
 # --------------------------------------------------------------------------- MoE
+
+
+def _log_interp(t, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``y`` over ``x`` (log token counts) at ``t`` tokens, flat beyond the ends."""
+    return np.interp(np.log(np.asarray(t, np.float64)), x, y)
+
+
+def _moe_medians(df, dtype: str, cols: list[str]):
+    """Median latency of ``dtype``'s rows at the shipped routing, indexed by ``cols``."""
+    rows = df[(df["moe_dtype"] == dtype) & (df["distribution"] == MOE_DISTRIBUTION)]
+    return rows.groupby(cols)["latency"].median()
 
 
 def moe_latency(df, dtype: str, hidden: int, inter: int, experts: int, top_k: int, tp: int,
@@ -533,18 +545,14 @@ class Importer:
         key = dict(zip(("hidden", "inter", "num_experts", "top_k"), shape, strict=True))
         key.update(ep=ep, tp=tp)
         sources = self._sources("moe", "moe_perf.parquet")
-        for i, source in enumerate(sources):
+        for source in sources:
             found = moe_latency(self._frame(source), dtype, *shape, tp, ep)
             if found is None:
                 continue
             tokens, lat, kernel = found
-            note = f"{dtype}, {MOE_DISTRIBUTION} routing"
-            note = self._with_proxy(note, precision)
-            if i > 0:
-                note += f"; from an older {self.engine} folder (newer ones lack this shape)"
-            return _table(
-                "moe", precision, key, {"tokens": tokens}, lat, source, self.aic, kernel, note
-            )
+            note = self._with_proxy(f"{dtype}, {MOE_DISTRIBUTION} routing", precision)
+            return self._moe_table(precision, dtype, key, (tokens, lat, kernel), note, source,
+                                   sources)
         for source in sources:
             for tp0 in sorted((t for t in (1, 2, 4, 8, 16) if t < tp), reverse=True):
                 found = moe_latency(self._frame(source), dtype, *shape, tp0, ep)
@@ -554,12 +562,57 @@ class Importer:
                 scaled = np.maximum(lat * tp0 / tp, lat.min())
                 note = (f"{dtype}, {MOE_DISTRIBUTION} routing; measured at moe tp={tp0}, "
                         f"scaled by {tp0}/{tp} (no tp={tp} rows)")
-                if source is not sources[0]:
-                    note += f"; from an older {self.engine} folder (newer ones lack this shape)"
                 note = self._with_proxy(note, precision)
-                return _table("moe", precision, key, {"tokens": tokens}, scaled, source,
-                              self.aic, kernel, note)
+                return self._moe_table(precision, dtype, key, (tokens, scaled, kernel), note,
+                                       source, sources)
         return self._moe_anchored(precision, dtype, model, tp, ep, key, sources[0])
+
+    def _moe_table(self, precision, dtype, key, curve, note, source, sources) -> Table:
+        """A MoE table of ``curve`` (tokens, seconds, kernel) read from ``source``; from an
+        older folder than the newest, carried to the newer kernel by :meth:`_moe_bridge`
+        (notes and ``engine_version`` say so)."""
+        tokens, lat, kernel = curve
+        bridge = None
+        if source is not sources[0]:
+            note += f"; from an older {self.engine} folder (newer ones lack this shape)"
+            bridge = self._moe_bridge(dtype, source, sources)
+        if bridge is not None:
+            newer, ratio, summary = bridge
+            lat = lat * ratio(tokens)
+            note += (f"; carried to {self.engine} {newer.version}'s kernel by the ratio the two "
+                     f"folders measured at the shapes both timed ({summary})")
+        table = _table("moe", precision, key, {"tokens": tokens}, lat, source, self.aic, kernel,
+                       note)
+        if bridge is not None:
+            table.extra["engine_version"] = f"{source.version} bridged to {bridge[0].version}"
+        return table
+
+    def _moe_bridge(self, dtype: str, older: Source, sources: list[Source]):
+        """``(newer source, ratio(tokens), summary)`` carrying ``older``'s curves of ``dtype``
+        to the newest folder that timed that dtype at shapes ``older`` also timed: the median,
+        token count by token count, of newer / older latency over those shapes (interpolated in
+        log tokens, flat beyond). NVIDIA's folders differ by 0.15-6x for one shape where a
+        kernel was replaced (4-bit Marlin, MXFP4, per-tensor FP8 MoE), so an older folder's
+        curve alone would describe a kernel the newer engine no longer runs. ``None`` when no
+        newer folder shares a shape with ``older``."""
+        cols = ["hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size",
+                "num_tokens"]
+        old = _moe_medians(self._frame(older), dtype, cols)
+        for newer in sources[: sources.index(older)]:
+            new = _moe_medians(self._frame(newer), dtype, cols)
+            both = new.to_frame("new").join(old.rename("old"), how="inner")
+            if both.empty:
+                continue
+            per_token = (both["new"] / both["old"]).groupby(level="num_tokens").median()
+            x = np.log(per_token.index.to_numpy(np.float64))
+            y = per_token.to_numpy(np.float64)
+            common = both.reset_index()
+            shapes = len(common[cols[:4]].drop_duplicates())
+            splits = len(common[cols[:6]].drop_duplicates())
+            summary = (f"{shapes} expert shape(s) at {splits} tp/ep splits; x{y.min():.2f}-"
+                       f"{y.max():.2f} by token count, median x{np.median(y):.2f}")
+            return newer, functools.partial(_log_interp, x=x, y=y), summary
+        return None
 
     def _moe_anchored(self, precision, dtype, model, tp, ep, key, source) -> Table | None:
         """A MoE shape the data lacks: the nearest measured shape of the same kernel dtype

@@ -38,6 +38,13 @@ Interpolation rule (every table, every axis)
   the slope floored at zero so latency never falls as work grows.
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
+- GEMM and MoE tables (one token axis) are first made non-decreasing in tokens
+  (:func:`monotone`: a step of more tokens is never faster, as an engine can pad to a larger
+  measured size; NVIDIA's block-FP8 GEMM at n=5120 k=2048 reads 195 us at m=128 beside 108 us at
+  m=129),
+  and so are anchored curves (another shape's rescaling can make a smaller batch slower) and
+  graph-read curves. The fit pools falling neighbours at their median, so a flat run of noisy
+  points is not read low, as a running minimum would read it (about 2% on NVIDIA's GEMMs).
 
 Shapes the profile lacks (anchoring)
 ------------------------------------
@@ -107,6 +114,9 @@ OP_DTYPE: dict[str, str | None] = {
     "attn_decode": "kv_dtype",
     "allreduce": None,
 }
+#: Operators whose one axis is the token count an engine may pad to a larger measured one:
+#: read non-decreasing over that axis (:func:`monotone`).
+PADDED_OPS = frozenset({"gemm", "moe"})
 SOURCES = ("harness", "public", "roofline")
 _OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes", "timing")
 #: Source-label prefix of an eagerly timed table read without its launch floor in graph steps.
@@ -183,7 +193,10 @@ class Table:
         if grid is None:
             names = list(self.axes)
             if len(names) == 1:
-                grid = _LogGrid(np.ones(1), self.axes[names[0]], self.latency[None, :])
+                latency = self.latency
+                if self.op in PADDED_OPS and self.extra.get("timing") != "eager":
+                    latency = monotone(latency)  # eager rows: made monotone as graph-read
+                grid = _LogGrid(np.ones(1), self.axes[names[0]], latency[None, :])
             else:
                 grid = _LogGrid(self.axes[names[0]], self.axes[names[1]], self.latency)
             grid.ndim = len(names)
@@ -340,8 +353,7 @@ class _LogGrid:
         self._lax0_list = self.lax0.tolist()
         self._lax1_list = self.lax1.tolist()
         self._lg_lists = [row.tolist() for row in self.lg]
-        self._blend_lists: dict[float, list[float]] = {}
-        self._memo: dict[tuple[float, float, bool], Any] = {}  # see at()
+        self._memo: dict[tuple[float, float], Any] = {}  # see at()
 
     def row(self, r: int, x1: Any) -> Any:
         """Row ``r`` interpolated along axis 1 at ``x1`` (float or array)."""
@@ -349,7 +361,8 @@ class _LogGrid:
             x = float(x1)
             if x > self.last1:
                 return float(self.g[r, -1] + (x - self.last1) * self.slope1[r])
-            return math.exp(np.interp(math.log(max(x, 1e-300)), self.lax1, self.lg[r]))
+            # numpy's log and exp, as the array path below: libm's may differ in the last bit
+            return float(np.exp(np.interp(np.log(max(x, 1e-300)), self.lax1, self.lg[r])))
         x = np.asarray(x1, np.float64)
         inside = np.exp(np.interp(np.log(np.maximum(x, 1e-300)), self.lax1, self.lg[r]))
         if x.size and x.max() > self.last1:
@@ -360,14 +373,15 @@ class _LogGrid:
     def at(self, x0: float, x1: Any) -> Any:
         """Latency at one first-axis value ``x0`` and ``x1`` (float or array).
 
-        NOTE (speed): one point is remembered by ``(x0, x1)`` and the path it takes (a blended
-        row exists for ``x0`` or not: the two paths may differ in the last bit), so a repeated
-        point (a prefill chunk's shape, a mixed step's decode batch) costs a dict lookup and
-        gives the number the lookup itself would give at that moment.
+        NOTE (speed): one point is remembered by ``(x0, x1)``, so a repeated point (a prefill
+        chunk's shape, a mixed step's decode batch) costs a dict lookup. A scalar point always
+        takes :meth:`_at_scalar` (rows interpolated, then blended): reading a row blended for an
+        array lookup instead could differ in the last bit, and a run's numbers would depend on
+        which lookups came before.
         """
         if not _is_scalar(x1):
             return self._at(x0, x1)
-        key = (x0, float(x1), x0 in self._blend_cache)
+        key = (x0, float(x1))
         value = self._memo.get(key)
         if value is None:
             if len(self._memo) >= _MEMO_LIMIT:
@@ -386,11 +400,6 @@ class _LogGrid:
             x = float(x1)
             if x > self.last1:
                 return self._at_slow(x0, x)
-            lrow = self._blend_lists.get(x0)  # batch sizes repeat; prefill token counts don't
-            if lrow is None and x0 in self._blend_cache:
-                lrow = self._blend_lists[x0] = self._blend_cache[x0].tolist()
-            if lrow is not None:
-                return math.exp(interp_scalar(math.log(max(x, 1e-300)), self._lax1_list, lrow))
             return self._at_scalar(x0, math.log(max(x, 1e-300)))
         lrow = self._blended(x0)
         x = np.asarray(x1, np.float64)
@@ -431,7 +440,6 @@ class _LogGrid:
                 lrow = (1.0 - t) * self.lg[hi - 1] + t * self.lg[hi]
             if len(self._blend_cache) > 4096:
                 self._blend_cache.clear()
-                self._blend_lists.clear()
             self._blend_cache[x0] = lrow
         return lrow
 
@@ -778,15 +786,23 @@ def _round_nested(value: Any) -> Any:
 # --------------------------------------------------------------------------- ProfileOps
 
 
-def _shape_distance(op: str, have: dict[str, int], want: dict[str, int]) -> float:
-    """Log distance between two table keys of ``op`` (MoE: per-GPU expert width and count)."""
-    def per_gpu(k: dict[str, int]) -> list[float]:
-        if op == "moe":
-            return [k["hidden"], k["inter"] / k["tp"], k["num_experts"] / k["ep"], k["top_k"]]
-        return [float(v) for v in k.values()]
+def _shape_distance(op: str, have: dict[str, int], want: dict[str, int]) -> tuple[float, ...]:
+    """How far a table key of ``op`` is from the wanted one, compared as a tuple (log
+    distances). MoE: first the whole expert shape (hidden, width, count, top-k), then the
+    per-GPU split, so that every layout of one model anchors on the same measured model."""
+    def log_distance(a: list[float], b: list[float]) -> float:
+        return float(sum(abs(math.log(x / y)) for x, y in zip(a, b, strict=True)))
 
-    return float(sum(abs(math.log(a / b)) for a, b in zip(per_gpu(have), per_gpu(want),
-                                                         strict=True)))
+    if op != "moe":
+        return (log_distance([float(v) for v in have.values()],
+                             [float(v) for v in want.values()]),)
+    shape = ("hidden", "inter", "num_experts", "top_k")
+
+    def split(k: dict[str, int]) -> list[float]:
+        return [k["inter"] / k["tp"], k["num_experts"] / k["ep"]]
+
+    return (log_distance([have[f] for f in shape], [want[f] for f in shape]),
+            log_distance(split(have), split(want)))
 
 
 class AnchoredTable:
@@ -804,12 +820,68 @@ class AnchoredTable:
         """The source table's descriptive fields (its ``timing`` holds here too)."""
         return self.source.extra
 
+    @property
+    def axes(self) -> dict[str, np.ndarray]:
+        """The source table's grid (the rescaled latencies are read on it)."""
+        return self.source.axes
+
+    @property
+    def name(self) -> str:
+        """The source table's name, marked anchored."""
+        return f"{self.source.name} (anchored)"
+
     def lookup(self, *coords: Any) -> np.ndarray:
-        """The source table's latency at ``coords``, rescaled to the wanted shape."""
+        """The source table's latency at ``coords``, rescaled to the wanted shape (for a
+        :data:`PADDED_OPS` table, held :func:`within_fit` of the rescaled grid made
+        :func:`monotone`: another shape's rescaling can make a smaller batch slower)."""
+        raw = self._rescaled(*coords)
+        if self.source.op not in PADDED_OPS:
+            return raw
+        grid = self.source.axes[next(iter(self.source.axes))]
+        fitted = self.__dict__.get("_fitted")
+        if fitted is None:
+            fitted = self.__dict__["_fitted"] = monotone(self._rescaled(grid))
+        return within_fit(raw, coords[0], grid, fitted)
+
+    def _rescaled(self, *coords: Any) -> np.ndarray:
         base = self.source.lookup(*coords)
         ratio = np.asarray(self._target(*coords), np.float64) / np.asarray(
             self._source(*coords), np.float64)
         return base * ratio
+
+
+def monotone(latency: np.ndarray) -> np.ndarray:
+    """``latency`` over an ascending token axis made non-decreasing: the least-absolute-error
+    isotonic fit (adjacent points pooled while they fall, each pool at its median).
+
+    A step of more tokens is never faster (an engine can pad ``m`` tokens to a larger measured
+    ``m'``), but a measured table is noisy and may hold spikes (NVIDIA's block-FP8 GEMM at
+    n=5120 k=2048 reads 195 us at m=128 and 108 us at m=129). Pooling at medians takes a spike
+    out without moving a flat run of noisy points, where a running minimum would read every
+    table about 2% fast (the least of many noisy samples)."""
+    pools: list[list[float]] = []
+    for value in np.asarray(latency, np.float64).tolist():
+        pools.append([value])
+        while len(pools) > 1 and _median(pools[-2]) > _median(pools[-1]):
+            pools[-2].extend(pools.pop())
+    return np.array([_median(pool) for pool in pools for _ in pool])
+
+
+def within_fit(raw, x, grid: np.ndarray, fitted: np.ndarray) -> np.ndarray:
+    """``raw`` (a curve's value at ``x``) held between the :func:`monotone` fit's values at the
+    grid points around ``x``: the curve itself wherever the fit did not move it, and a curve
+    that never falls as ``x`` grows. Beyond the last point, at least the last fitted value;
+    below the first, at most the first."""
+    raw = np.asarray(raw, np.float64)
+    x = np.asarray(x, np.float64)
+    above = np.searchsorted(grid, x, side="left")  # the first grid point >= x
+    low = np.append(0.0, fitted)[np.searchsorted(grid, x, side="right")]
+    high = np.append(fitted, np.inf)[above]
+    return np.minimum(np.maximum(raw, low), high)
+
+
+def _median(values: list[float]) -> float:
+    return float(np.median(values))  # a pair pools at its mean: the lower one would read low
 
 
 def _dtype_name(precision: Any) -> str:
@@ -848,6 +920,7 @@ class ProfileOps:
         self.fallback = fallback
         self._sources: dict[str, str] = {"overhead": profile.overhead_label()}
         self._cache: dict[tuple, Table | None] = {}
+        self._graph_fitted: dict[tuple, np.ndarray] = {}  # graph-read fits per GEMM shape
 
     @property
     def overhead_s(self) -> float:
@@ -973,27 +1046,41 @@ class ProfileOps:
         table = self._table("gemm", dtype, {"n": int(n), "k": int(k)})
         if table is None:
             return self.fallback.gemm(m, n, k, precision if precision is not None else dtype)
-        t = table.lookup(m)
         if self._graph_read(table):
-            t = self._graph_gemm(table, t, m, n, k, dtype, self.profile.eager.graph_max_tokens)
-        return t
+            return self._graph_gemm(table, m, n, k, dtype, self.profile.eager.graph_max_tokens)
+        return table.lookup(m)
 
     def _graph_read(self, table) -> bool:
         """True for an eagerly timed table this profile reads differently inside CUDA graphs."""
         return bool(self.profile.eager.graph_max_tokens) and table.extra.get("timing") == "eager"
 
-    def _graph_gemm(self, table, t, m, n: int, k: int, dtype: str, graph_max: int):
+    def _graph_gemm(self, table, m, n: int, k: int, dtype: str, graph_max: int):
         """An eagerly timed GEMM table inside CUDA-graph iterations (``m <= graph_max``, as
         ``m`` is the iteration's token count for every table-timed GEMM): its latency less its
-        launch floor (the first grid point), never below the roofline (module docstring)."""
+        launch floor (the first grid point), never below the roofline (module docstring); the
+        curve on the table's grid made :func:`monotone` and interpolated as a table is."""
         m_arr = np.asarray(m, dtype=np.float64)
-        if not (m_arr <= graph_max).any():
+        grid = table.axes["m"]
+        key = (table.name, n, k, dtype)
+        fitted = self._graph_fitted.get(key)
+        if fitted is None:
+            curve = self._graph_curve(table, table.lookup(grid), grid, (n, k, dtype), graph_max)
+            fitted = self._graph_fitted[key] = monotone(curve)
+        raw = self._graph_curve(table, np.asarray(table.lookup(m_arr), np.float64), m_arr,
+                                (n, k, dtype), graph_max)
+        return within_fit(raw, m_arr, grid, fitted)
+
+    def _graph_curve(self, table, t, m, shape, graph_max: int) -> np.ndarray:
+        """``t`` (the table's eager latency at ``m``) with the graph-read rule applied where
+        ``m <= graph_max``."""
+        n, k, dtype = shape
+        if not (m <= graph_max).any():
             return t
         floor = float(np.asarray(table.lookup(1.0)).reshape(-1)[0])  # flat below the grid
-        roof = 0.0 if self.fallback is None else self.fallback.gemm(m_arr, n, k, dtype)
-        graph = np.maximum(roof, np.asarray(t, dtype=np.float64) - floor)
-        graph = np.maximum(graph, self._graph_floor(m_arr, n, k, dtype))
-        return np.where(m_arr <= graph_max, graph, t)
+        roof = 0.0 if self.fallback is None else self.fallback.gemm(m, n, k, dtype)
+        graph = np.maximum(roof, t - floor)
+        graph = np.maximum(graph, self._graph_floor(m, n, k, dtype))
+        return np.where(m <= graph_max, graph, t)
 
     def _graph_floor(self, m, n: int, k: int, dtype: str):
         """Seconds of the graph-timed GEMM of :data:`GRAPH_FLOOR_DTYPE` at this shape (its
