@@ -71,14 +71,18 @@ class BuiltTier:
         """USD per second of one engine replica (``tensor_parallel`` GPUs)."""
         return parallel(self.config)[0] * self.config.cost_per_gpu_hour / 3600.0
 
-    def spec(self, replicas: int | None = None) -> TierSpec:
-        """The engine's TierSpec; ``replicas`` (scenario replicas) overrides the tier's count."""
+    def spec(self, replicas: int | None = None, prefill: int | None = None) -> TierSpec:
+        """The engine's TierSpec; ``replicas`` (scenario replicas) overrides the tier's count,
+        ``prefill`` a disaggregated tier's prefill replicas (the rest decode)."""
         count = self.config.replicas if replicas is None else replicas
+        split = self._split(count)
+        if split is not None and prefill is not None:
+            split = replace(split, prefill=prefill, decode=count - prefill)
         return TierSpec(name=self.name, replicas=count * self.config.data_parallel,
                         num_blocks=self.num_blocks, limits=self.limits,
                         step_model=self.step_model, balancer=self.config.balancer,
                         output_multiplier=self.config.output_length_multiplier,
-                        spec_decoding=self.spec_decoding, disagg=self._split(count),
+                        spec_decoding=self.spec_decoding, disagg=split,
                         lockstep=self.lockstep)
 
     def _split(self, count: int) -> Disagg | None:

@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tiersim.errors import ScenarioError
 from tiersim.results import ResponseCacheResult
@@ -48,6 +48,21 @@ class ResponseCacheConfig(BaseModel):
     key: str = "prompt_hash"
     popularity: PopularityConfig | None = None
 
+    @field_validator("key")
+    @classmethod
+    def _a_prompt_key(cls, value: str) -> str:
+        """A key column names the prompt; a time or a token count does not (requests of the
+        same length would count as one prompt)."""
+        if value in NOT_KEYS:
+            raise ValueError(f"{value!r} is not a prompt key (requests with the same value "
+                             "are not the same prompt); name a column of prompt hashes, or "
+                             "set popularity: {distinct: N}")
+        return value
+
+
+NOT_KEYS = ("arrival_s", "input_tokens", "output_tokens", "request_id")
+"""Canonical trace columns that say nothing about which prompt a request sent."""
+
 
 def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
          source: str = "scenario") -> tuple[np.ndarray, str]:
@@ -60,12 +75,33 @@ def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
                                         f"exponent {p.exponent:g}")
     if cfg.key in df.columns:
         return df[cfg.key].to_numpy(), f"trace column {cfg.key}"
+    if "key" in cfg.model_fields_set:  # a named column the trace lacks: no silent stand-in
+        raise ScenarioError(source, "router.response_cache.key", f"the trace has no "
+                            f"{cfg.key!r} column; name one it has, or drop key: to use "
+                            "prompt_hash / prefix_hashes")
     if "prefix_hashes" in df.columns:
         whole = [hash((tuple(np.asarray(h).tolist()), int(n)))
                  for h, n in zip(df["prefix_hashes"], df["input_tokens"])]
         return np.asarray(whole, dtype=np.int64), "prefix_hashes (whole prompt) + input length"
     raise ScenarioError(source, "router.response_cache", f"the trace has no {cfg.key!r} or "
                         "prefix_hashes column; add one or set popularity: {distinct: N}")
+
+
+RESPONSE_CACHE_STREAM = 11
+"""Second seed word of the generator drawing response-cache keys (independent of the others)."""
+
+
+def answered(scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
+    """Which rows of a run's prepared table ``scenario``'s response cache answers, and where
+    its keys come from (the run and the planner both size the fleet for the rest)."""
+    cfg = scenario.router.response_cache
+    if "follows_id" in df.columns:
+        raise ScenarioError(source, "router.response_cache", "a response cache cannot sit in "
+                            "front of agent sessions (a hit would break a task's chain); drop "
+                            "one of them")
+    key_rng = np.random.default_rng([scenario.seed, RESPONSE_CACHE_STREAM])
+    found, key_source = keys(df, cfg, key_rng, source)
+    return hits(found, cfg), key_source
 
 
 def hits(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:

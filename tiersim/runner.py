@@ -27,7 +27,7 @@ import yaml
 
 from tiersim import fleet as fleet_mod
 from tiersim import outputs, response_cache, savings, session_metrics, summary
-from tiersim.errors import Note, ScenarioError
+from tiersim.errors import Note
 from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
@@ -45,8 +45,6 @@ from tiersim.scenario import Scenario, resolve_file_ref, resolve_model_ref
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
 """Columns of requests.parquet, in order."""
-RESPONSE_CACHE_STREAM = 11
-"""Second seed word of the generator drawing response-cache keys (independent of the others)."""
 
 
 def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
@@ -71,7 +69,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
                        source)  # the raw trace is not kept: the prepared table is its copy
     df, cache, end_s = prepared.df, None, 0.0
     if scenario.router.response_cache is not None:
-        cache = _cache_hits(scenario, df, source)
+        cache = response_cache.answered(scenario, df, source)
         end_s = _cache_end(df, cache[0], scenario.router.response_cache.lookup_s)
         df = df[~cache[0]].reset_index(drop=True)
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
@@ -200,18 +198,6 @@ def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):
     tokens = df["input_tokens"].to_numpy(np.float64)[dropped] + output
     context = np.array([t.limits.max_model_len or np.inf for t in fleet.tiers])
     return tokens, tokens > context[tier]
-
-
-def _cache_hits(scenario: Scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
-    """Which rows the response cache answers, and where its keys come from."""
-    cfg = scenario.router.response_cache
-    if "follows_id" in df.columns:
-        raise ScenarioError(source, "router.response_cache", "a response cache cannot sit in "
-                            "front of agent sessions (a hit would break a task's chain); drop "
-                            "one of them")
-    key_rng = np.random.default_rng([scenario.seed, RESPONSE_CACHE_STREAM])
-    keys, key_source = response_cache.keys(df, cfg, key_rng, source)
-    return response_cache.hits(keys, cfg), key_source
 
 
 def _cache_end(df: pd.DataFrame, hit: np.ndarray, lookup_s: float) -> float:

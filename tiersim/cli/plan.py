@@ -156,6 +156,7 @@ def format_plan(result: PlanResult) -> str:
                      f"simulated")
     for tier, check in (chosen.get("one_fewer") or {}).items():
         lines.append(f"  one fewer {tier}: {check.get('verdict')}")
+    lines += _tiers_over_slo(chosen, result.constraints)
     for other in result.runners_up:
         lines.append(f"  runner-up {other.get('design')}: {other.get('missed')}")
     for other in result.uniform:
@@ -167,6 +168,23 @@ def format_plan(result: PlanResult) -> str:
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
                      "score = worse of p99 TTFT and TPOT over their SLOs)")
     return "\n".join(lines)
+
+
+def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
+    """A line per planned tier whose own p99 is over an SLO the fleet's p99 meets: the SLOs
+    hold the fleet's requests together, and a tier's share of them may see worse."""
+    lines = []
+    total = sum(int(t.get("requests") or 0) for t in (chosen.get("per_tier") or {}).values())
+    for tier, t in (chosen.get("per_tier") or {}).items():
+        for metric in ("ttft_p99_s", "tpot_p99_s"):
+            limit, value = constraints.get(metric), t.get(metric)
+            if limit is None or value is None or value <= limit:
+                continue
+            share = int(t.get("requests") or 0) / total if total else 0.0
+            lines.append(f"  note: tier {tier}'s own {metric} is {value:.4g} s, over the "
+                         f"{limit:g} s SLO, which the fleet's p99 meets ({share:.0%} of the "
+                         "requests go to it)")
+    return lines
 
 
 def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
@@ -190,15 +208,6 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                            f"limits.max_replicas ({scenario.limits.max_replicas}); lower it, or "
                            "raise limits: {max_replicas: N} in the scenario")
     _check_choose(scenario, choose, floor if floor is not None else scenario.accuracy_floor)
-    if scenario.router.response_cache is not None:
-        import warnings
-
-        from tiersim.errors import Note
-
-        warnings.warn(Note(f"{scenario_path}: the planner sizes the fleet for every request; "
-                           "router.response_cache answers some of them before the fleet, so "
-                           "the plan keeps the cache and has that much headroom (the planned "
-                           "run shows the cache's effect)"), stacklevel=1)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
@@ -300,7 +309,9 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
                            f"cost_per_request_usd on {', '.join(unpriced)}; price every tier "
                            "or plan with another cost model")
     constraints = Constraints.of(scenario, ttft, tpot, floor)
-    planner = Planner(scenario, constraints, SimEvaluator(scenario, str(scenario_path)),
+    evaluator = SimEvaluator(scenario, str(scenario_path))
+    evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
+    planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options or GPU_OPTIONS, max_replicas=max_replicas,
                       choose=choose)
     result = planner.plan()
@@ -353,6 +364,8 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
         if tier["name"] in plan["replicas"]:
             tier["replicas"] = plan["replicas"][tier["name"]]
             tier["gpus_per_replica"] = plan["gpus_per_replica"][tier["name"]]
+            if tier["gpus_per_replica"] % tier.get("data_parallel", 1):
+                tier["data_parallel"] = 1  # as the planner sized it (SimEvaluator.tier_config)
             _resplit(tier)
             tiers.append(tier)
     doc["tiers"] = tiers

@@ -113,6 +113,7 @@ class LockstepGroup:
         if all(p is None for p in plans):
             for rank in self.ranks:
                 rank._sample(now)  # the idle state
+                rank._next_sample = now  # the next busy step is sampled
             self._active, self._pending = False, None
             return
         self._plans, self._start = plans, now
@@ -135,12 +136,15 @@ class LockstepGroup:
     def _plan_rank(self, rank: LockstepRank, now: float) -> StepPlan | None:
         """The rank's next plan (None: nothing to run; it will run the dummy batch)."""
         sched = rank.sched
-        if now >= rank._next_sample:
-            rank._sample(now)
         while not sched.idle():
             plan = sched.schedule(now, self.max_k)
             if not plan.empty:
+                if now >= rank._next_sample:  # after admission: the batch this step runs
+                    rank._sample(now)
                 return plan
+        if now >= rank._next_sample:
+            rank._sample(now)
+            rank._next_sample = now  # idle: its next busy step is sampled
         return None
 
     def _decode_times(self, plan: StepPlan | None, k: int) -> np.ndarray:

@@ -157,17 +157,18 @@ class Replica:
         """Plan the next step from ``now`` and return its end time (None: nothing to do)."""
         sched = self.sched
         while not sched.idle():
-            if now >= self._next_sample:
-                self._sample(now)
             plan = sched.schedule(now, self.max_k)
             if plan.empty:
                 continue
+            if now >= self._next_sample:  # after admission: the batch this step runs
+                self._sample(now)
             self._plan, self._start = plan, now
             if plan.decode_only:
                 return self._decode_stretch(plan, now)
             compute = self.model.step_time(plan.shape())
             return now + step_seconds(compute, plan.transfer_s, sched.limits.kv_overlap)
         self._sample(now)  # the idle state, so a time series holds 0, not the last busy sample
+        self._next_sample = now  # and the next busy step is sampled, or the 0 holds over it
         self._active, self._pending = False, None
         return None
 

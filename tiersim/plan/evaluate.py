@@ -130,6 +130,10 @@ class SimEvaluator:
             infos = runner.tier_infos(scenario, build_fleet(scenario))
             df = runner.prepare(trace, infos, scenario, np.random.default_rng(self.seeds[0]),
                                 self.source).df
+            if scenario.router.response_cache is not None:  # the fleet serves the misses
+                from tiersim.response_cache import answered
+
+                df = df[~answered(scenario, df, self.source)[0]].reset_index(drop=True)
         self.df = df
         self._built: dict[tuple[str, int], BuiltTier | None] = {}
         self._routing: dict[Design, tuple] = {}
@@ -137,6 +141,10 @@ class SimEvaluator:
         self._fleets: dict[tuple, Outcome] = {}
         self.simulations = 0
         self.sim_wall_s = 0.0
+        self.slo: tuple[float | None, float | None] = (scenario.slo.ttft_p99_s,
+                                                       scenario.slo.tpot_p99_s)
+        """p99 TTFT and TPOT limits a disaggregated tier's split is chosen against (the
+        planner sets its constraints here)."""
 
     # ---- building blocks ---------------------------------------------------------------------
     def tier_config(self, name: str, gpus: int, replicas: int = 1):
@@ -246,11 +254,36 @@ class SimEvaluator:
             rows = np.flatnonzero(a.tier == k)
             df = self.df.iloc[rows]
             zeros = np.zeros(len(rows), dtype=np.int64)
-            result = self._simulate(self._specs(design, [name], {name: replicas}), df,
-                                    Assignment(tier=zeros, escalate_to=zeros - 1))
-            self._tier_runs[key] = _tier_run(rows, np.asarray(result.arrival_s, np.float64),
-                                             result, float(sum(result.busy_s[name])))
+            built = self.built(name, design.gpus(name))
+            runs = []
+            for prefill in self._splits(built, replicas):
+                result = self._simulate([built.spec(replicas, prefill)], df,
+                                        Assignment(tier=zeros, escalate_to=zeros - 1))
+                runs.append(_tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
+                                      float(sum(result.busy_s[name]))))
+            self._tier_runs[key] = min(runs, key=self._split_score)
         return self._tier_runs[key]
+
+    @staticmethod
+    def _splits(built: BuiltTier, replicas: int) -> list[int | None]:
+        """The prefill counts to try: every split of a disaggregated tier's ``replicas`` (the
+        plan keeps the best, so a tier is not sized at a split it would not run), else one
+        run as configured."""
+        if built.disagg is None or replicas < 2:
+            return [None]
+        return list(range(1, replicas))
+
+    def _split_score(self, run: _TierRun) -> float:
+        """A tier run against the planned SLOs (:attr:`slo`): the worse of its p99 TTFT and
+        TPOT over their limits, infinite when it drops a request (as
+        :func:`tiersim.disagg.compare_splits` scores splits)."""
+        if run.dropped.any():
+            return math.inf
+        ttft, tpot = self.slo
+        ratios = [metrics.percentile(values, 99) / limit
+                  for values, limit in ((run.ttft, ttft), (run.tpot, tpot))
+                  if limit and metrics.percentile(values, 99) is not None]
+        return max(ratios, default=0.0)
 
     def _whole(self, design: Design, replicas: dict[str, int], a: Assignment):
         """Every tier simulated together (a router that escalates, or chained sessions); per

@@ -96,8 +96,9 @@ def _double(names: list[str], replicas: dict[str, int], look, limit: int):
         verdict = look(replicas)
         history.append(verdict.overshoot)
         if not verdict.ok and hopeless(history):
-            return None, (f"more replicas do not help at {replicas} replicas: a single "
-                          "request's step is too slow for the SLO")
+            return None, (f"more replicas do not help at {replicas} replicas: the p99 is set "
+                          "by what replicas cannot shorten (a single request's step, or in a "
+                          "cascade the first pass an escalated request waits for)")
     return replicas, ""
 
 

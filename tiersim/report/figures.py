@@ -116,8 +116,9 @@ def p99_per_tier(data: ReportData) -> Panel | None:
     fig.update_yaxes(title_text="p99 time to first token (s)", row=1, col=1)
     fig.update_yaxes(title_text="p99 time per output token (s)", row=1, col=2)
     fig.update_layout(title="p99 latency per tier (seconds)", **LAYOUT)
-    return Panel("p99_per_tier", fig, "Bars above the red dashed SLO line are tiers that miss "
-                 "their latency objective; add replicas there first.")
+    return Panel("p99_per_tier", fig, "Bars above the red dashed SLO line are tiers whose own "
+                 "requests miss the latency objective, even where the fleet's p99 (what the "
+                 "SLO and the plan hold) meets it; add replicas there first.")
 
 
 # --------------------------------------------------------------------------- time series (run)
