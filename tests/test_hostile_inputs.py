@@ -290,7 +290,8 @@ SWEEP_CASES = {
     "72,900,000,000 points": ("".join(f"  tiers.bf16.x{i}: [{', '.join(map(str, range(30)))}]\n"
                                    for i in range(6)) + "  seed: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
                            "  router.policy: [a, b, c, d, e, f, g, h, i, j]\n",
-                           "sweep: the grid has 72,900,000,000 points, above the limit of 10,000"),
+                           "sweep: the grid has 72,900,000,000 points, above the most any sweep "
+                           "may hold (1,000,000"),
     "duplicate values [0, 0, 1]": ("  seed: [0, 0, 1]\n",
                                    "sweep: 'seed': value 0 is listed twice (items 0 and 1)"),
     "duplicate zipped values": ("  zip: {seed: [0, 0], trace.time_scale: [1.0, 1.0]}\n",
@@ -331,7 +332,7 @@ def test_grid_limit_is_raised_or_lowered_by_the_flag(tmp_path, capsys):
                                    "--max-points", "5"))
     assert line == (f"Error: {path}: sweep: the grid has 12 points, above the limit of 5; set "
                     "limits: {max_sweep_points: N} in the scenario or pass --max-points N to "
-                    "allow more")
+                    "allow more (at most 1,000,000)")
     assert not (tmp_path / "o" / "points").exists()
 
 

@@ -170,6 +170,7 @@ def locked(out: Path, kind: str):
             handle.truncate(0)
             handle.write(str(os.getpid()))
             handle.flush()
+            remove_stale_temps(out)  # nothing else writes here now: a kill's leftovers go
         yield
 
 
@@ -275,8 +276,9 @@ def write_data_files(folder: Path, run: RunResult, requests,
 
 
 def remove_stale_temps(out: Path) -> None:
-    """Delete temporary folders a killed run left in ``out``."""
-    for path in out.glob(f"{TEMP_PREFIX}*.tmp"):
+    """Delete temporary folders a killed run left in ``out``, and half-written reports a
+    killed run or report left (``.report-*.html.tmp``). Call only holding ``out``'s lock."""
+    for path in [*out.glob(f"{TEMP_PREFIX}*.tmp"), *out.glob(".report-*.html.tmp")]:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
         else:  # a writability probe a kill left

@@ -21,8 +21,9 @@ def sweep(
         help="Size each point's uniform fleets by simulation so its savings are simulated "
         "(--no-baselines: estimated from the point's per-token costs, labelled as such).")] = True,
     max_points: Annotated[int | None, typer.Option(
-        "--max-points", min=1, help="Allow a grid of up to this many points (default: the "
-        "scenario's limits.max_sweep_points, 10,000; never above 1,000,000).")] = None,
+        "--max-points", min=1, max=1_000_000, help="Allow a grid of up to this many points "
+        "(default: the scenario's limits.max_sweep_points, 10,000; never above 1,000,000).")]
+        = None,
 ) -> None:
     """Run every point of a scenario's sweep grid; rerun to resume a killed sweep.
 

@@ -259,6 +259,27 @@ def _check_scalars(values: pd.Series, axis: str, path: Path) -> None:
                            "where the sweep writes a number or text; rerun the sweep")
 
 
+def _check_whole_sweep(directory: Path, sweep: pd.DataFrame, run) -> None:
+    """A sweep's table must hold every point its manifest (``sweep.json``) lists, and its
+    folder no run's summary: a sweep extended and stopped keeps its old table, and a copied
+    ``summary.json`` would put another run's headline beside it."""
+    if run is not None and not (directory / "plan.json").is_file():
+        raise TiersimError(f"{directory}: holds a sweep (sweep.parquet) and a run's "
+                           "summary.json; a folder is one run, sweep or plan: move one of "
+                           "them out")
+    try:
+        listed = read_json(directory / "sweep.json", "a sweep manifest").get("points")
+        wanted = {str(p["point_id"]) for p in listed}
+    except (TiersimError, AttributeError, TypeError, KeyError):
+        return  # no readable manifest (a table written by hand): the table is all there is
+    have = set(sweep["point_id"].astype(str)) if "point_id" in sweep else set()
+    if wanted - have:
+        raise TiersimError(f"{directory}: sweep.parquet holds {len(wanted & have):,} of the "
+                           f"{len(wanted):,} points sweep.json lists (the sweep was extended or "
+                           "stopped before its table was rewritten); run its `tiersim sweep` "
+                           "command again to finish it")
+
+
 def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> ReportData:
     """Load a run, sweep or plan directory for :func:`tiersim.report.write_report`.
 
@@ -284,6 +305,7 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     axes = read_axes(directory / "sweep.parquet") if sweep is not None else []
     if sweep is not None:
         check_sweep(sweep, axes, directory / "sweep.parquet")
+        _check_whole_sweep(directory, sweep, run)
     requests = _parquet(directory / "requests.parquet")
     timeseries = _parquet(directory / "timeseries.parquet")
     for frame, name in ((requests, "requests.parquet"), (timeseries, "timeseries.parquet")):

@@ -173,14 +173,15 @@ def expand(sweep: dict[str, Any] | None, source: str = "scenario",
     grid of more than ``max_points`` points, or of more than :data:`MAX_GRID_POINTS` whatever
     ``max_points`` says, before expanding it."""
     size = grid_size(sweep, source)
-    if max_points is not None and size > max_points:
-        raise SweepError(source, "", f"the grid has {size:,} points, above the limit of "
-                         f"{max_points:,}; set limits: {{max_sweep_points: N}} in the "
-                         "scenario or pass --max-points N to allow more")
-    if size > MAX_GRID_POINTS:
+    if size > MAX_GRID_POINTS:  # first: no limit can allow it, so do not advise raising one
         raise SweepError(source, "", f"the grid has {size:,} points, above the most any sweep "
                          f"may hold ({MAX_GRID_POINTS:,}, whatever --max-points says); split "
                          "it into smaller sweeps")
+    if max_points is not None and size > max_points:
+        raise SweepError(source, "", f"the grid has {size:,} points, above the limit of "
+                         f"{max_points:,}; set limits: {{max_sweep_points: N}} in the "
+                         f"scenario or pass --max-points N to allow more (at most "
+                         f"{MAX_GRID_POINTS:,})")
     if not sweep:
         return [Point(point_id({}), 0, {})]
     dims = _groups(sweep, source)

@@ -173,12 +173,14 @@ def _ray():
     return ray
 
 
-def run_ray(tasks: Iterable[Task], on_done: OnDone, address: str | None = None) -> None:
-    """Run points as Ray tasks (joining ``address``, or the running/local Ray if None)."""
+def run_ray(tasks: Iterable[Task], on_done: OnDone, address: str | None = None,
+            workers: int | None = None) -> None:
+    """Run points as Ray tasks (joining ``address``, or the running/local Ray if None; a local
+    Ray this starts runs at most ``workers`` points at once)."""
     ray = _ray()
     started = not ray.is_initialized()
     if started:
-        _ray_init(ray, address)
+        _ray_init(ray, address, workers)
     try:
         _ray_loop(ray, tasks, on_done)
     finally:
@@ -249,11 +251,13 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
     return data
 
 
-def _ray_init(ray, address: str | None) -> None:
-    """Join ``address`` (or start a local Ray), keeping tiersim's SIGTERM handler: Ray's own
-    exits with status 15 and skips the cleanup above."""
+def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
+    """Join ``address`` (or start a local Ray of ``workers`` CPUs), keeping tiersim's SIGTERM
+    handler: Ray's own exits with status 15 and skips the cleanup above."""
     probe_address(address)
     local = {"include_dashboard": False} if address is None else {}
+    if address is None and workers:
+        local["num_cpus"] = workers  # one point per CPU: --workers caps the points at once
     handler = signal.getsignal(signal.SIGTERM)
     try:
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)

@@ -74,6 +74,9 @@ class Task:
     digests: dict[str, str] | None = None
     """``base_digest`` (the scenario without ``sweep:``) and ``sweep_digest`` (its sweep map),
     stored in the point's record so a rerun can refuse points of another scenario."""
+    refused: str | None = None
+    """Why the point's values cannot be applied to the scenario (an axis path another axis'
+    value removed): recorded as the point's error without running it."""
 
 
 def _one_line(error: BaseException) -> str:
@@ -115,10 +118,12 @@ def execute(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"point_id": task.point.id, "index": task.point.index,
                               "values": task.point.values, "started": started,
                               **(task.digests or {})}
-    record["inputs"] = point_inputs(task.doc, task.source)
+    record["inputs"] = {} if task.refused else point_inputs(task.doc, task.source)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         try:
+            if task.refused:
+                raise TiersimError(task.refused)
             record["summary"] = task.runner(task.doc, task.source)
             record["status"] = "ok"
             record["error"] = None

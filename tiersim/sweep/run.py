@@ -21,6 +21,7 @@ input file (replaced while the sweep ran) are refused as one table.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -294,6 +295,15 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     return plan
 
 
+def _note(text: str) -> None:
+    """One of tiersim's notes (the command line prints it on stderr)."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    warnings.warn(text, Note, stacklevel=3)
+
+
 def _progress(console: Console, enabled: bool) -> Progress:
     """Progress bar: points done of total, elapsed, ETA."""
     return Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
@@ -302,8 +312,10 @@ def _progress(console: Console, enabled: bool) -> Progress:
 
 
 def base_digest(base: dict[str, Any]) -> str:
-    """A digest of the scenario without its sweep map: points of different bases never mix."""
-    return ax.point_id({k: v for k, v in base.items() if k != "sweep"})
+    """A digest of the scenario without its sweep map: points of different bases never mix.
+    ``limits`` is left out too: it bounds what a scenario may ask, never a result (raising
+    ``max_sweep_points`` to extend a sweep, as its refusal advises, keeps the finished points)."""
+    return ax.point_id({k: v for k, v in base.items() if k not in ("sweep", "limits")})
 
 
 def sweep_digest(base: dict[str, Any]) -> str:
@@ -330,10 +342,26 @@ def digests(plan: SweepPlan, runner: PointRunner = default_runner) -> dict[str, 
 
 
 def tiersim_version() -> str:
-    """The version of tiersim running the points (a point run by another is run again)."""
+    """The version of tiersim running the points, with a digest of its code and packaged data
+    (``0.1.0+3f2a9c1b7e04``): a point run by another build is run again, so an edited
+    checkout without a version bump does not mix its rows with the old ones."""
     import tiersim
 
-    return tiersim.__version__
+    return f"{tiersim.__version__}+{_package_digest()}"
+
+
+@functools.cache
+def _package_digest() -> str:
+    """12 hex digits over the package's Python sources and data files (names and bytes)."""
+    import tiersim
+
+    root = Path(tiersim.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".json", ".yaml", ".parquet", ".csv"):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
@@ -508,6 +536,9 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
                            "--out (remove the link or use another --out)")
     try:
         with locked(out, "sweep"):
+            if not plan.axes:  # said once the folder is taken: a refusal stays one line
+                _note(f"{plan.source}: has no sweep: map, so the sweep is its one point "
+                      "(`tiersim run` runs it alone)")
             frame, failed = _run_locked(plan, out, workers, executor, address, runner,
                                         progress, report)
     except OSError as error:
@@ -617,8 +648,12 @@ def _tasks(plan: SweepPlan, pending: list[ax.Point], out: Path,
     otherwise be held for every point before the first runs)."""
     tags = digests(plan, runner)
     for point in pending:
-        yield Task(point, ax.apply(plan.base, point.values, plan.source), plan.source, runner,
-                   str(out), tags)
+        try:
+            doc = ax.apply(plan.base, point.values, plan.source)
+        except TiersimError as error:  # a combination the scenario cannot hold: its own point
+            yield Task(point, {}, plan.source, runner, str(out), tags, refused=str(error))
+            continue
+        yield Task(point, doc, plan.source, runner, str(out), tags)
 
 
 def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, executor: str,
@@ -638,7 +673,7 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
     if executor == "ray":
         with bar:
             bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
-            executors.run_ray(tasks, on_done, address)
+            executors.run_ray(tasks, on_done, address, workers)
         return failures
     warm_up(runner)  # imported once here; forked workers inherit it
     workers = max(1, min(workers, len(pending)))  # a worker without a point would only idle

@@ -56,18 +56,45 @@ def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
             record = read_json(path, "a sweep point record")
         except TiersimError:  # not a regular file, too big, not JSON: run the point again
             continue
-        if _is_record(record):  # anything else is not a point record: run it again
+        if _is_record(record, path.stem):  # anything else is not a point record: run again
             records[str(record.get("point_id", path.stem))] = record
     return records
 
 
-def _is_record(record: Any) -> bool:
+RUN_SUMMARY_RUNNERS = ("default_runner", "estimate_runner")
+"""Runners whose point summaries are a run's ``summary.json`` (held to its reader)."""
+
+
+def _is_record(record: Any, stem: str) -> bool:
     """Whether a stored point has a record's shape: a map whose ``inputs`` (when present) is a
-    map and which, when marked ``ok``, holds its summary map (an edited or truncated file is
-    not a finished point)."""
+    map, whose id is its file's name and the id of its ``values``, and which, when marked
+    ``ok``, holds a summary that reads as a run's (an edited or truncated file is not a
+    finished point)."""
+    from tiersim.results import RunResult
+    from tiersim.sweep.axes import point_id
+
     if not isinstance(record, dict) or not isinstance(record.get("inputs", {}), dict):
         return False
-    return record.get("status") != "ok" or isinstance(record.get("summary"), dict)
+    values = record.get("values")
+    if record.get("point_id", stem) != stem or not isinstance(values, dict):
+        return False
+    try:
+        if point_id(values) != stem:
+            return False
+    except (TypeError, ValueError):
+        return False
+    summary = record.get("summary")
+    if record.get("status") != "ok":
+        return True
+    if not isinstance(summary, dict) or not summary:
+        return False
+    if record.get("runner") not in RUN_SUMMARY_RUNNERS:
+        return True  # another runner's summary has no schema to hold it to
+    try:
+        RunResult.from_json(summary, f"point {stem}")
+    except (TiersimError, TypeError, ValueError, KeyError, AttributeError):
+        return False
+    return True
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
