@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tiersim.errors import TiersimError, escaped
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import FORMATS, is_length_only
 from tiersim.trace.loader import TraceWarning, load_lengths, read_trace
@@ -45,8 +46,9 @@ def inspect(
     if as_json:
         typer.echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
         return
-    console = Console(markup=False)  # a path is text, never markup
-    console.print(Text(str(resolved), style="bold") + Text(f" ({fmt})"), soft_wrap=True)
+    console = Console(markup=False)  # a path is text, never markup, nor a terminal escape
+    console.print(Text(escaped(str(resolved)), style="bold") + Text(f" ({fmt})"),
+                  soft_wrap=True)
     console.print(stats_table(stats, notes))
 
 
@@ -56,6 +58,10 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
 
     return_freed_arrow_memory()
     if format == "auto" and is_length_only(column_names(path)):
+        if window is not None or time_scale != 1.0:
+            flag = "--window" if window is not None else "--time-scale"
+            raise TiersimError(f"{path}: holds token lengths but no arrival times, so "
+                               f"{flag} has nothing to act on; drop it")
         return trace_stats(load_lengths(path)), "lengths (no arrival times)", []
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)

@@ -147,8 +147,11 @@ def complete_formats(columns: list[str]) -> list[str]:
 
 
 def is_length_only(columns: list[str]) -> bool:
-    """True for a table of token lengths without arrival times."""
+    """True for a table of token lengths without arrival times (a table that holds a trace
+    format's every column is that trace, whatever other columns it has)."""
     present = set(columns)
+    if complete_formats(columns):
+        return False
     return set(LENGTH_COLUMNS) <= present or (
         {"input_tokens", "output_tokens"} <= present and "arrival_s" not in present)
 

@@ -146,7 +146,7 @@ def _check_span(table: pd.DataFrame, src: Source, name: str, first_row: int = 0,
     if canonical and not windowed and float(t[-1] - t[0]) <= MAX_SPAN_S:
         fix = ("canonical arrival_s are seconds from the trace's start: subtract the first "
                f"arrival from every row, or set {_window_hint(t)}")
-    raise src.error(f"arrival {float(t[late[0]]):.4g} s is more than {MAX_SPAN_S:.0e} s "
+    raise src.error(f"arrival {float(t[late[0]]):.15g} s is more than {MAX_SPAN_S:.0e} s "
                     f"(31 years) after {zero}; {fix}", row - src.first_row,
                     "arrival_s" if canonical else FORMATS[name].required[0])
 

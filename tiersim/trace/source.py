@@ -110,13 +110,16 @@ def sniff(path: Path) -> str:
 
 
 def _first_line(path: Path, limit: int) -> bytes:
-    """The file's first line (without its end), refusing one longer than ``limit`` bytes."""
+    """The file's first non-blank line (without its end; the readers skip blank lines before
+    a header too), refusing one longer than ``limit`` bytes."""
     with path.open("rb") as f:
-        line = f.readline(limit + 1)
-    if len(line) > limit and not line.endswith(b"\n"):
-        raise TraceError(str(path), f"first line is longer than {limit:,} bytes; not a trace "
-                         "header")
-    return line.rstrip(b"\r\n")
+        while True:
+            line = f.readline(limit + 1)
+            if len(line) > limit and not line.endswith(b"\n"):
+                raise TraceError(str(path), f"first line is longer than {limit:,} bytes; not "
+                                 "a trace header")
+            if not line or line.rstrip(b"\r\n"):
+                return line.rstrip(b"\r\n")
 
 
 def _header_fields(path: Path) -> int:
@@ -125,6 +128,7 @@ def _header_fields(path: Path) -> int:
     (a header of 20,000 columns after one hung the reader)."""
     with path.open("rb") as f:
         head = f.read(MAX_HEADER_BYTES).decode("utf-8", errors="replace")
+    head = head.lstrip("\r\n")  # blank lines before the header, as the reader skips them
     first = next(csv.reader(io.StringIO(head, newline="")), [])
     return len(first)
 
@@ -256,7 +260,8 @@ def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
 def _csv_header(p: Path) -> list[str]:
     """The header cells of a CSV as written (pandas renames a repeated one ``x.1``)."""
     with open(p, newline="", encoding="utf-8-sig") as handle:  # a BOM is no part of a name
-        return next(csv.reader(handle), [])
+        rows = csv.reader(handle)
+        return next((row for row in rows if row), [])  # blank lines: the reader skips them
 
 
 def _no_duplicate_columns(names: list[str], src: Source, where: str = "") -> None:
@@ -491,16 +496,29 @@ def parquet_chunks(p: Path, rows: int):
     the file's, one line."""
     try:
         f = pq.ParquetFile(p)
+        _check_row_count(p, f.metadata)
         start = 0
         for batch in f.iter_batches(batch_size=rows):
             df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
             df.columns = [str(c).strip() for c in df.columns]
             yield start, df
             start += len(df)
+        if start != f.metadata.num_rows:
+            raise TraceError(str(p), f"its footer says {f.metadata.num_rows:,} rows but "
+                             f"{start:,} were read; the file is damaged, write it again")
     except TraceError:
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
+
+
+def _check_row_count(p: Path, meta) -> None:
+    """The footer's row count must be its row groups' sum (a damaged or hand-patched footer
+    would otherwise size the columns wrong: rows of uninitialised memory, or a crash)."""
+    groups = sum(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
+    if groups != meta.num_rows:
+        raise TraceError(str(p), f"its footer says {meta.num_rows:,} rows but its row groups "
+                         f"hold {groups:,}; the file is damaged, write it again")
 
 
 def _error_line(e: Exception) -> str:
