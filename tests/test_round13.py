@@ -27,8 +27,8 @@ DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
      "tier (missing on w4a16, bf16)"),
     # a check made after loading (the tier's accuracy prior) had the key path, no line
     ((("    precision: w4a16", "    precision: mxfp4"),), "",
-     "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, fp16, "
-     "fp8, int4, int8, nvfp4, w4a16, w8a16; set accuracy explicitly"),
+     "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, "
+     "fp8, nvfp4, w4a16; set accuracy explicitly"),
     # both a draft model and a draft head's cost: which applied was not said
     ((("    precision: w4a16\n", "    precision: w4a16\n    speculative:\n      k: 2\n"
        "      acceptance: 0.7\n      draft_model: Qwen3-Coder-30B-A3B\n      head_cost: 0.1\n"),),

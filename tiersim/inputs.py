@@ -55,11 +55,27 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[Ti
     if not isinstance(fleet, Fleet):
         fleet = build_fleet(scenario)
     return [
-        TierInfo(name=t.name, precision=t.config.precision, accuracy=t.config.accuracy,
+        TierInfo(name=t.name, precision=_prior_precision(scenario, t.config),
+                 accuracy=t.config.accuracy,
                  cost_weight=cost_weight(t),
                  output_length_multiplier=t.config.output_length_multiplier)
         for t in fleet.tiers
     ]
+
+
+def _prior_precision(scenario: Scenario, tier) -> str:
+    """The precision whose accuracy prior describes the tier: ``checkpoint`` on a checkpoint
+    that stores every weight in BF16 is BF16 (any other checkpoint keeps its name, which has
+    no prior: the tier must set its accuracy)."""
+    from tiersim.hardware import get_model
+    from tiersim.hardware.precisions import CHECKPOINT, FORMAT_GROUPS, weight_formats
+
+    if tier.precision != CHECKPOINT:
+        return tier.precision
+    formats = weight_formats(get_model(scenario.tier_model_ref(tier)), tier.precision)
+    if all(formats.of(group).name == "bf16" for group in FORMAT_GROUPS):
+        return "bf16"
+    return tier.precision
 
 
 def cost_weight(tier: BuiltTier) -> float:

@@ -1051,6 +1051,19 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
         if profile.gpu.lower() != gpu.lower():
             return ("profile",), (f"profile {profile.name!r} was measured on {profile.gpu}, not "
                                   f"{gpu}; use a {gpu} profile or profile: null (roofline)")
+    for i, tier in enumerate(scenario.tiers):
+        if tier.expert_parallel and not get_model(scenario.tier_model_ref(tier)).is_moe:
+            return ("tiers", i, "expert_parallel"), (
+                f"{get_model(scenario.tier_model_ref(tier)).name} has no experts; "
+                "expert_parallel needs a MoE model (drop it)")
+        draft = scenario.draft_model_ref(tier)
+        if draft is not None:
+            served, drafter = get_model(scenario.tier_model_ref(tier)), get_model(draft)
+            if served.vocab != drafter.vocab:
+                return ("tiers", i, "speculative", "draft_model"), (
+                    f"{drafter.name}'s vocabulary ({drafter.vocab:,} tokens) is not "
+                    f"{served.name}'s ({served.vocab:,}); a draft proposes token ids the "
+                    "served model verifies, so use a draft of the same tokenizer")
     names = [t.name for t in scenario.tiers]
     for i, name in enumerate(names):
         if name in names[:i]:

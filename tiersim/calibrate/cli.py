@@ -33,8 +33,9 @@ def parser() -> argparse.ArgumentParser:
         description="Measure operator latency tables on this machine and write a profile JSON.")
     p.add_argument("--device", default="cuda", help="cuda or cpu (default cuda)")
     p.add_argument("--model", default=None,
-                   help="Qwen3-Coder-30B-A3B (default), Llama-3.1-8B or Llama-3.1-70B; with "
-                        "--config, the name to give that model")
+                   help="Qwen3-Coder-30B-A3B (default), Llama-3.1-8B, Llama-3.1-70B, "
+                        "Qwen3-235B-A22B or MiniMax-M2.5; with --config, the name to give "
+                        "that model")
     p.add_argument("--config", default=None, help="a Hugging Face config.json instead of --model")
     p.add_argument("--precisions", default="bf16,fp8,fp8_block,w4a16,nvfp4", type=_csv)
     p.add_argument("--kv-dtypes", default="bf16,fp8", type=_csv)
@@ -84,9 +85,13 @@ def _measure(args, stopped: list) -> int:
     """Import torch, run the harness, print the summary and the one-line outcome; a signal
     after the run returned (the list ``stopped`` gets an item) is ignored."""
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
         print("error: torch is not installed; pip install 'tiersim[gpu]'", file=sys.stderr)
+        return 1
+    if not hasattr(torch, "float8_e4m3fn"):  # every format's scales and FP8 paths use it
+        print(f"error: torch {torch.__version__} has no float8_e4m3fn (FP8); "
+              "pip install 'tiersim[gpu]' (torch 2.13.0)", file=sys.stderr)
         return 1
     from tiersim.calibrate.runner import PartialProfile, run_calibration
     from tiersim.calibrate.summary import summarize

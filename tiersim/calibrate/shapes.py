@@ -191,7 +191,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     given = cfg.get("_name_or_path")
     return ModelShapes(
         name=name or (given if isinstance(given, str) and given.strip() else None)
-        or p.parent.name or p.stem,
+        or (p.parent.name if p.name == "config.json" else p.stem),  # as tiersim run names it
         layers=_get(cfg, where, "num_hidden_layers"),
         hidden=hidden,
         heads=heads,

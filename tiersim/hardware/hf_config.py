@@ -47,13 +47,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fnmatch
+import os
 import re
 import signal
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import Note, TiersimError, shown
 from tiersim.hardware.arch import ModelArch
 from tiersim.jsonio import read_json
 
@@ -212,7 +214,7 @@ def _moe_local(cfg: _Config) -> dict[str, Any]:
         "expert_intermediate": cfg.int("intermediate_size"),
         "shared_intermediate": cfg.int("shared_intermediate_size", 0)
         if cfg.data.get("shared_intermediate_size") else 0,
-        "qk_norm": bool(cfg.data.get("use_qk_norm", False)),
+        "qk_norm": cfg.flag("use_qk_norm"),
     }
 
 
@@ -387,6 +389,21 @@ def hf_quant_path(path: Path) -> Path:
     return path.with_name(path.name.removesuffix("config.json") + "hf_quant_config.json")
 
 
+def _side_file(path: Path) -> Path | None:
+    """The ``hf_quant_config.json`` beside ``path`` when there is one, else None; one line for
+    a name there that is no readable file (a folder, a pipe, a link to nothing: a Hugging
+    Face cache whose blob is missing), which would otherwise be skipped as absent."""
+    side = hf_quant_path(path)
+    if side.is_file():
+        return side
+    if not os.path.lexists(side):
+        return None
+    what = "a link that leads to no file" if side.is_symlink() and not side.exists() else (
+        "not a regular file (a folder, device or pipe)")
+    raise TiersimError(f"{side}: {what}; the checkpoint's formats are read from it: put the "
+                       "file there, or remove the name")
+
+
 def _matches(pattern: str, name: str) -> bool:
     """An ignore-list entry against a module name: ``re:`` regex, ``*`` wildcard, or a name
     that equals the module, one of its parents, or its trailing components."""
@@ -559,13 +576,16 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     ModelOpt, the ``hf_quant_config.json`` beside ``path``. One :class:`TiersimError` line for a
     scheme tiersim cannot represent.
     """
-    side = hf_quant_path(path)
+    side = _side_file(path)
     quant = quant or {}
     method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else "?"
-    if method.lower() in ("", "modelopt") and side.is_file():
+    if method.lower() in ("", "modelopt") and side is not None:
         return _modelopt(side, _side_quant(side), span)
     if not quant:
         return ()
+    if side is not None:
+        warnings.warn(Note(f"{side}: not read: {path}'s quantization_config ({method or '?'}) "
+                           "decides the formats, as vLLM reads it"), stacklevel=2)
     if not isinstance(quant, dict):
         raise TiersimError(f"{path}: key 'quantization_config': must be an object")
     raw_method = quant.get("quant_method")
@@ -622,8 +642,9 @@ def checkpoint_kv_cache(path: Path, quant: Any) -> str:
     leaves the model dtype.
     """
     quant = quant if isinstance(quant, dict) else {}
-    side = hf_quant_path(path)
-    if not quant.get("kv_cache_quant_algo") and side.is_file():
+    side = _side_file(path)
+    method = str(quant.get("quant_method", "")).lower()
+    if not quant.get("kv_cache_quant_algo") and side is not None and method in ("", "modelopt"):
         quant = {**quant, **_side_quant(side)}
     algo = str(quant.get("kv_cache_quant_algo") or "").upper()
     if algo.startswith("FP8"):
@@ -841,7 +862,7 @@ def _window(cfg: _Config, model_type: str, layers: int) -> dict[str, int]:
     types = _layer_types(cfg, layers)
     raw = cfg.data.get("sliding_window")
     if model_type.startswith("qwen"):
-        if cfg.data.get("use_sliding_window") is True:
+        if cfg.flag("use_sliding_window"):
             raise cfg.error("use_sliding_window", "Qwen's sliding window over the first "
                             "max_window_layers layers is not modelled; set it to false")
         raw = raw if types and "sliding_attention" in types else None

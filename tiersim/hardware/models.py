@@ -12,12 +12,14 @@ Qwen3-MoE or gpt-oss model can be named by its Hugging Face ``config.json``
 - meta-llama/Llama-3.1-70B: 80 layers, hidden 8192, 64/8 heads of 128, MLP 28,672, vocab 128,256.
 
 Context (``max_position_embeddings``): Qwen3-Coder-30B-A3B 262,144; Qwen3-30B-A3B 40,960 (the
-2507 releases, which share this name, read 262,144: name their config.json); Llama-3.1 131,072.
+2507 releases read 262,144: they are not catalogue names, so give their config.json); Llama-3.1
+131,072.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from tiersim.errors import TiersimError
@@ -74,8 +76,7 @@ MODELS: dict[str, ModelArch] = {
 def catalogue_key(name: str) -> str:
     """Normalise a Hub-style name: drop the org, case, ``meta-`` and ``-instruct``."""
     key = name.strip().lower().rsplit("/", 1)[-1]
-    key = key.removeprefix("meta-").removesuffix("-instruct")
-    return key.removesuffix("-2507")
+    return key.removeprefix("meta-").removesuffix("-instruct")
 
 
 def is_catalogue_name(name: str) -> bool:
@@ -118,8 +119,14 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     if isinstance(name_or_path, ModelArch):
         return name_or_path
     text = str(name_or_path)
+    if not text.strip():
+        raise TiersimError("model name is empty; name a catalogue model or the path of a "
+                           "Hugging Face config.json")
     if is_local_path(text):
         return load_hf_config(expand_user(text))
+    if os.path.islink(expand_user(text)) and not expand_user(text).exists():
+        raise TiersimError(f"{text}: a link that leads to no file (or the links loop); point "
+                           "it at a config.json")
     if _explicit_path(text) and not expand_user(text).exists():
         if text.startswith("~") and str(expand_user(text)).startswith("~"):
             raise TiersimError(f"{text}: model config not found (a path starts with ~ and a "

@@ -122,7 +122,8 @@ def kv_dtype_bytes(kv_dtype: str) -> float:
     key = str(kv_dtype).strip().lower()
     sizes = {"bf16": 2.0, "fp16": 2.0, "auto": 2.0, "fp8": 1.0, "fp8_e4m3": 1.0}
     if key not in sizes:
-        raise TiersimError(f"unknown KV-cache dtype {kv_dtype!r}; use 'bf16' or 'fp8'")
+        raise TiersimError(f"unknown KV-cache dtype {kv_dtype!r}; use 'bf16', 'fp8' or "
+                           "'auto' (the checkpoint's own)")
     return sizes[key]
 
 

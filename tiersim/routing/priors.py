@@ -88,6 +88,8 @@ def relative_accuracy(precision: str) -> float:
     data = json.loads(PRIORS_FILE.read_text())
     setting = data["precision_to_setting"].get(precision.lower())
     if setting is None:
-        known = ", ".join(sorted(data["precision_to_setting"]))
+        from tiersim.hardware.precisions import PRECISIONS  # the names a tier can take
+
+        known = ", ".join(sorted(set(data["precision_to_setting"]) & set(PRECISIONS)))
         raise KeyError(f"no accuracy prior for precision {precision!r}; known: {known}")
     return float(data["relative_accuracy"][setting])
