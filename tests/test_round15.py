@@ -566,3 +566,21 @@ def test_a_plan_names_a_tier_whose_own_p99_is_over_the_slo():
     lines = _tiers_over_slo(chosen, {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1})
     assert lines == ["  note: tier bf16's own tpot_p99_s is 0.131 s, over the 0.1 s SLO, which "
                      "the fleet's p99 meets (28% of the requests go to it)"]
+
+
+def test_a_trace_files_checks_run_once_per_version_of_it(tmp_path, monkeypatch):
+    # a million-line Mooncake JSONL was scanned three times (5 s each) before it was parsed
+    from tiersim.trace import source
+
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n")
+    calls = []
+    real = source.check_shape
+    monkeypatch.setattr(source, "check_shape", lambda p, kind: calls.append(p) or real(p, kind))
+    source._checked_kind.cache_clear()
+    assert source.open_checked(path) == source.open_checked(path) == "csv"
+    assert len(calls) == 1
+    path.write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n1,20,6\n")  # a new version
+    os.utime(path, ns=(1, 1))
+    source.open_checked(path)
+    assert len(calls) == 2

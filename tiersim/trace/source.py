@@ -14,6 +14,7 @@ positions only, never its contents: a path like ``/proc/self/environ`` must not 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
@@ -234,6 +235,16 @@ def open_checked(path: str | Path) -> str:
         raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
     if not p.is_file():
         raise TraceError(str(path), "file not found; check the path")
+    st = p.stat()
+    return _checked_kind(str(p), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@functools.lru_cache(maxsize=16)
+def _checked_kind(path: str, size: int, mtime_ns: int, inode: int) -> str:
+    """:func:`sniff` and :func:`check_shape` of one version of a file (keyed by its size, time
+    and inode), remembered: a run reads a trace's kind up to three times, and the checks scan
+    the whole file (5 s a call for a million-line JSONL). A failure is not remembered."""
+    p = Path(path)
     kind = sniff(p)
     check_shape(p, kind)
     return kind
