@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tiersim.errors import TiersimError
+from tiersim.metrics import slo_score
 from tiersim.runner import run_scenario
 from tiersim.scenario import DisaggConfig, Scenario
 
@@ -102,9 +103,5 @@ def _served(run) -> str:
 def _score(run, own, scenario: Scenario) -> float:
     """The worse of the tier's p99s over their SLOs; infinity when the tier drops requests
     (another tier's drops are no split's doing)."""
-    if own.dropped:
-        return float("inf")
-    ratios = [value / limit for value, limit in ((own.ttft_p99_s, scenario.slo.ttft_p99_s),
-                                                 (own.tpot_p99_s, scenario.slo.tpot_p99_s))
-              if value is not None]
-    return max(ratios, default=0.0)
+    return slo_score(own.ttft_p99_s, own.tpot_p99_s,
+                     (scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s), bool(own.dropped))

@@ -157,3 +157,18 @@ def tier_stats(requests: pd.DataFrame, index: int) -> TierStats:
 def utilization(busy_s: float, replicas: int, duration: float) -> float | None:
     """Busy replica-seconds over replicas x duration (None for an empty run)."""
     return busy_s / (replicas * duration) if duration > 0 and replicas > 0 else None
+
+
+def slo_score(ttft_p99_s: float | None, tpot_p99_s: float | None,
+              limits: tuple[float | None, float | None], dropped: bool) -> float:
+    """The worse of a tier's p99 TTFT and TPOT over their limits (``limits``: the two SLOs, a
+    missing one not scored; a missing p99, no request with that interval, not scored either);
+    infinity when the tier dropped requests. How a prefill/decode split is chosen, by
+    ``tiersim disagg`` and by the planner."""
+    if dropped:
+        return float("inf")
+    ratios = [value / limit for value, limit in zip((ttft_p99_s, tpot_p99_s), limits,
+                                                    strict=True)
+              if value is not None and limit]
+    return max(ratios, default=0.0)
+

@@ -274,16 +274,11 @@ class SimEvaluator:
         return list(range(1, replicas))
 
     def _split_score(self, run: _TierRun) -> float:
-        """A tier run against the planned SLOs (:attr:`slo`): the worse of its p99 TTFT and
-        TPOT over their limits, infinite when it drops a request (as
-        :func:`tiersim.disagg.compare_splits` scores splits)."""
-        if run.dropped.any():
-            return math.inf
-        ttft, tpot = self.slo
-        ratios = [metrics.percentile(values, 99) / limit
-                  for values, limit in ((run.ttft, ttft), (run.tpot, tpot))
-                  if limit and metrics.percentile(values, 99) is not None]
-        return max(ratios, default=0.0)
+        """A tier run against the planned SLOs (:attr:`slo`), as
+        :func:`tiersim.disagg.compare_splits` scores splits (:func:`metrics.slo_score`)."""
+        return metrics.slo_score(metrics.percentile(run.ttft, 99),
+                                 metrics.percentile(run.tpot, 99), self.slo,
+                                 bool(run.dropped.any()))
 
     def _whole(self, design: Design, replicas: dict[str, int], a: Assignment):
         """Every tier simulated together (a router that escalates, or chained sessions); per

@@ -614,17 +614,12 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
 def _other_version(records: dict[str, dict[str, Any]], done: set[str]) -> set[str]:
     """The finished points another tiersim version ran (a point stored before versions were
     recorded is not held to it), noted: they run again, so one table holds one version."""
-    import warnings
-
-    from tiersim.errors import Note
-
     now = tiersim_version()
     stale = {i for i in done if records[i].get("tiersim", now) != now}
     if stale:
         then = sorted({str(records[i]["tiersim"]) for i in stale})
-        warnings.warn(f"{len(stale)} stored point(s) were run by tiersim {', '.join(then)}; "
-                      f"they run again with {now}, so the table holds one version", Note,
-                      stacklevel=2)
+        _note(f"{len(stale)} stored point(s) were run by tiersim {', '.join(then)}; they run "
+              f"again with {now}, so the table holds one version")
     return stale
 
 
