@@ -169,6 +169,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         model, extra = SpecStepModel(model, spec), spec.k
         rngs: dict[int, object] = {}
     bs, wm = limits.block_size, int(limits.watermark * num_blocks)
+    state = limits.state_blocks  # blocks of each admitted request's fixed state
     rows = enumerate(zip(arrival, prompt, output))
     reqs = [_R(i, float(a), int(p), int(o)) for i, (a, p, o) in rows]
     capacity = 0
@@ -190,7 +191,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     while nxt < len(reqs) or waiting or running:
         while nxt < len(reqs) and reqs[nxt].arrival <= t:
             r = reqs[nxt]
-            if _cdiv(r.prompt + r.output + extra, bs) > num_blocks - wm:
+            if _cdiv(r.prompt + r.output + extra, bs) + state > num_blocks - wm:
                 dropped[r.idx] = True
             else:
                 waiting.append(r)
@@ -207,7 +208,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             n = min(r.tokens - r.computed, budget)
             if spec is not None and r.decoding:
                 n = spec.k + 1
-            need = _cdiv(r.computed + n, bs) - r.blocks
+            need = _cdiv(r.computed + n, bs) + state - r.blocks
             ok = True
             while need > free:
                 v = running.pop()
@@ -232,7 +233,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 h = waiting[0]
                 hit = cache.hit_tokens(h)
                 n = min(h.tokens - hit, budget)
-                need = _cdiv(hit + n, bs) - h.blocks
+                need = _cdiv(hit + n, bs) + state - h.blocks
                 if free - need < wm:
                     break
                 per, redo, loaded = cache.admit(h)

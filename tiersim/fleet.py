@@ -27,7 +27,7 @@ from tiersim.engine import (
 from tiersim.engine import simulate as engine_simulate
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.perf import build_step_model
-from tiersim.perf.memory import kv_bytes_per_token, kv_capacity_blocks
+from tiersim.perf.memory import kv_bytes_per_token, kv_capacity_blocks, state_blocks
 from tiersim.workload import sessions
 
 if TYPE_CHECKING:  # the scenario imports this module to check memory fit
@@ -121,11 +121,18 @@ def parallel(tier: TierConfig) -> tuple[int, int, int]:
     return tier.tensor_parallel, tier.data_parallel, ep
 
 
-def limits(tier: TierConfig, model_ref: str | None = None) -> SchedulerLimits:
+def limits(tier: TierConfig, model_ref: str | None = None,
+           draft_ref: str | None = None) -> SchedulerLimits:
     """The engine's scheduler limits of one tier (vLLM's names, from ``tier.scheduler``); with
     ``model_ref``, its context as ``max_model_len`` (a longer request is dropped, as vLLM
-    rejects it)."""
+    rejects it) and the blocks each sequence's fixed state takes (gated delta-net layers;
+    with the speculative draft ``draft_ref`` sharing the blocks)."""
     sched = tier.scheduler
+    state = 0
+    if model_ref:
+        tp = parallel(tier)[0]
+        state = state_blocks(get_model(model_ref), tp, sched.block_size, tier.kv_dtype,
+                             None if draft_ref is None else get_model(draft_ref))
     return SchedulerLimits(
         max_num_seqs=sched.max_num_seqs, max_num_batched_tokens=sched.max_num_batched_tokens,
         block_size=sched.block_size, watermark=sched.watermark,
@@ -133,6 +140,7 @@ def limits(tier: TierConfig, model_ref: str | None = None) -> SchedulerLimits:
         prefix_cache_fraction=sched.prefix_cache_fraction,
         max_model_len=_max_model_len(sched.max_model_len,
                                      get_model(model_ref).max_context if model_ref else 0),
+        state_blocks=state,
     )
 
 
@@ -244,7 +252,8 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
     return BuiltTier(config=tier, step_model=step_model(scenario, tier),
                      num_blocks=kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier,
                                           scenario.draft_model_ref(tier)),
-                     limits=with_offload(limits(tier, scenario.tier_model_ref(tier)),
+                     limits=with_offload(limits(tier, scenario.tier_model_ref(tier),
+                                                scenario.draft_model_ref(tier)),
                                          scenario.tier_model_ref(tier), tier),
                      spec_decoding=spec_decoding(scenario, tier),
                      disagg=disagg(scenario.tier_model_ref(tier), tier),

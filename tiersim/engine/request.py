@@ -35,7 +35,9 @@ class SchedulerLimits:
     whose prefix blocks sit in an offload level recomputes them instead of loading them when
     that is modelled faster (:mod:`tiersim.engine.prefix_cache`); False always loads them (a
     connector that always loads). ``max_model_len``: the longest prompt + output a request may
-    have (vLLM rejects a longer one; here it is dropped); 0: no limit.
+    have (vLLM rejects a longer one; here it is dropped); 0: no limit. ``state_blocks``: blocks
+    every admitted request holds beside its tokens' blocks, for a fixed per-sequence state
+    (gated delta-net layers; :func:`tiersim.perf.memory.state_blocks`), 0 for none.
     """
 
     max_num_seqs: int = 256
@@ -49,12 +51,15 @@ class SchedulerLimits:
     kv_recompute: bool = True
     kv_bytes_per_token: float = 0.0
     max_model_len: int = 0
+    state_blocks: int = 0
 
     def __post_init__(self) -> None:
         if self.kv_levels and self.kv_bytes_per_token <= 0:
             raise ValueError("kv_levels need kv_bytes_per_token > 0 (the size of a block moved)")
         if self.max_num_seqs < 1 or self.block_size < 1:
             raise ValueError("max_num_seqs and block_size must be >= 1")
+        if self.state_blocks < 0:
+            raise ValueError(f"state_blocks must be >= 0 (got {self.state_blocks})")
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError(
                 f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= "

@@ -91,6 +91,7 @@ class ReplicaQueues:
             raise ValueError(f"num_blocks must be >= 1 (got {num_blocks})")
         self.limits = limits
         self.bs = limits.block_size
+        self.state_blocks = limits.state_blocks
         self.num_blocks = num_blocks
         self.free = num_blocks
         self.watermark_blocks = int(limits.watermark * num_blocks)
@@ -100,6 +101,11 @@ class ReplicaQueues:
         self.outstanding = 0  # token computations still to do (balancer signal)
         self.peak_blocks = 0
         self.cache: PrefixCache | None = replica_cache(limits, num_blocks, hash_block_tokens)
+
+    def blocks_for(self, tokens: int) -> int:
+        """Blocks a request holds with KV for ``tokens`` tokens (> 0): its tokens' blocks and
+        its fixed state's (``limits.state_blocks``)."""
+        return _ceil_div(tokens, self.bs) + self.state_blocks
 
     def too_long(self, prompt: int, output: int) -> bool:
         """Whether prompt + output exceeds the model's context (``limits.max_model_len``; 0:
@@ -145,7 +151,7 @@ class ReplicaScheduler(ReplicaQueues):
         within the model's context)."""
         if self.too_long(prompt, output):
             return False
-        return _ceil_div(prompt + output, self.bs) <= self.num_blocks - self.watermark_blocks
+        return self.blocks_for(prompt + output) <= self.num_blocks - self.watermark_blocks
 
     # ---- the contract --------------------------------------------------------------------
     def add(self, req: Req) -> bool:
@@ -260,7 +266,7 @@ class ReplicaScheduler(ReplicaQueues):
     def _allocate(self, req: Req, upto: int, watermark: int) -> bool:
         """Give ``req`` the blocks for its first ``upto`` tokens unless that breaks the
         watermark."""
-        need = _ceil_div(upto, self.bs) - req.blocks
+        need = self.blocks_for(upto) - req.blocks
         if self.free - need < watermark:
             return False
         self.free -= need
@@ -276,7 +282,7 @@ class ReplicaScheduler(ReplicaQueues):
         head = self.waiting[0]
         hit = self._cached_tokens(head)
         chunk = min(head.tokens - hit, budget)
-        need = _ceil_div(hit + chunk, self.bs) - head.blocks
+        need = self.blocks_for(hit + chunk) - head.blocks
         return free - need >= self.watermark_blocks
 
     # ---- decoders as an aggregate --------------------------------------------------------
@@ -329,7 +335,7 @@ class ReplicaScheduler(ReplicaQueues):
         req.n_out += computed - req.c_join  # one output per decode step since joining
         req.tokens = req.prompt + req.n_out
         req.computed = computed
-        req.blocks = _ceil_div(computed, self.bs)
+        req.blocks = self.blocks_for(computed)
 
     def _retire_decoders(self, last: int, t_end: float) -> list[Req]:
         finished = []

@@ -129,10 +129,6 @@ class SpecStepModel:
         return self.target.sources() if hasattr(self.target, "sources") else {}
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 class SpecScheduler(ReplicaQueues):
     """vLLM v1's scheduling loop with speculative decoders, one request at a time (the same
     contract as :class:`tiersim.engine.scheduler.ReplicaScheduler`: ``schedule`` then
@@ -159,7 +155,7 @@ class SpecScheduler(ReplicaQueues):
         model's context."""
         if self.too_long(prompt, output):
             return False
-        need = _ceil_div(prompt + output + self.spec.k, self.bs)
+        need = self.blocks_for(prompt + output + self.spec.k)
         return need <= self.num_blocks - self.watermark_blocks
 
     def cached_tokens(self, req: Req) -> int:
@@ -243,7 +239,7 @@ class SpecScheduler(ReplicaQueues):
     def _make_room(self, req: Req, upto: int) -> bool:
         """Blocks for ``req``'s first ``upto`` tokens, preempting the newest running requests
         while they are short; False if ``req`` itself was preempted."""
-        need = _ceil_div(upto, self.bs) - req.blocks
+        need = self.blocks_for(upto) - req.blocks
         while need > self.free:
             victim = next(reversed(self.running))
             self._preempt(victim)
@@ -261,7 +257,7 @@ class SpecScheduler(ReplicaQueues):
             head = self.waiting[0]
             hit = self.cache.cached_tokens(head) if self.cache is not None else head.computed
             chunk = min(head.tokens - hit, budget)
-            need = _ceil_div(hit + chunk, self.bs) - head.blocks
+            need = self.blocks_for(hit + chunk) - head.blocks
             if self.free - need < self.watermark_blocks:
                 break
             if self.cache is not None:

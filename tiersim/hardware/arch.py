@@ -9,6 +9,17 @@ Multi-head latent attention (MLA: DeepSeek-V3, Kimi-K2): ``kv_lora_rank > 0``. Q
 a rank-``q_lora_rank`` bottleneck (0: a plain projection), keys and values through one shared
 latent of ``kv_lora_rank`` plus a ``qk_rope_head_dim`` rotary key; the KV cache holds only that
 latent and rotary key, one copy per token per layer, on every tensor-parallel GPU.
+
+Hybrid linear attention (Qwen3-Next, Qwen3.5): ``linear_layers > 0`` of the layers are gated
+delta-net (GDN) layers instead of softmax attention. A GDN layer projects the hidden state to
+queries and keys (``linear_k_heads x linear_k_dim`` each), values and an output gate
+(``linear_v_heads x linear_v_dim`` each) and two per-head scalars (``in_proj_ba``), runs a short
+causal convolution (``linear_conv`` taps) and the delta-rule recurrence, and projects back
+(``out_proj``). It keeps no per-token KV: each sequence holds a fixed state per layer, a
+``linear_v_heads x linear_k_dim x linear_v_dim`` matrix and the convolution's last
+``linear_conv - 1`` inputs (:meth:`ModelArch.state_bytes_per_seq`). The other layers are softmax
+attention whose query projection also produces an output gate when ``attn_gate`` (twice the
+query width).
 """
 
 from __future__ import annotations
@@ -43,6 +54,10 @@ class ModelArch:
     source: "catalogue" or the config.json path it was read from.
     max_context: the longest sequence (prompt + output) the model serves, its config's
         ``max_position_embeddings`` (vLLM's default ``max_model_len``); 0: not known, no limit.
+    linear_layers ... linear_conv: gated delta-net layers and their shapes (module docstring);
+        0 for a model of softmax attention only. ``state_bytes``: bytes per element of the
+        recurrent state (vLLM's ``--mamba-ssm-cache-dtype auto``: the model's BF16, unless the
+        config names ``mamba_ssm_dtype``). attn_gate: the softmax layers' gated query.
     """
 
     name: str
@@ -72,6 +87,14 @@ class ModelArch:
     mtp_layers: int = 0
     kv_cache: str = ""
     max_context: int = 0
+    linear_layers: int = 0
+    linear_k_heads: int = 0
+    linear_v_heads: int = 0
+    linear_k_dim: int = 0
+    linear_v_dim: int = 0
+    linear_conv: int = 0
+    state_bytes: int = 2
+    attn_gate: bool = False
 
     @property
     def is_moe(self) -> bool:
@@ -82,6 +105,16 @@ class ModelArch:
     def is_mla(self) -> bool:
         """True for multi-head latent attention (DeepSeek-V3 / Kimi-K2)."""
         return self.kv_lora_rank > 0
+
+    @property
+    def is_hybrid(self) -> bool:
+        """True when some layers are gated delta-net (linear attention) layers."""
+        return self.linear_layers > 0
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers of softmax attention (the ones holding KV per token)."""
+        return self.layers - self.linear_layers
 
     @property
     def moe_layers(self) -> int:
@@ -119,7 +152,40 @@ class ModelArch:
             kv_a = self.hidden * self.kv_latent_dim
             kv_b = self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim)
             return q + kv_a + kv_b + self.heads * self.v_head_dim * self.hidden
-        return self.hidden * (self.q_dim + 2 * self.kv_dim) + self.q_dim * self.hidden
+        q_out = 2 * self.q_dim if self.attn_gate else self.q_dim
+        return self.hidden * (q_out + 2 * self.kv_dim) + self.q_dim * self.hidden
+
+    @property
+    def linear_qk_dim(self) -> int:
+        """GDN: width of the query (or key) projection of one layer."""
+        return self.linear_k_heads * self.linear_k_dim
+
+    @property
+    def linear_value_dim(self) -> int:
+        """GDN: width of the value (or output-gate) projection of one layer."""
+        return self.linear_v_heads * self.linear_v_dim
+
+    def linear_params_per_layer(self) -> int:
+        """GDN: ``in_proj_qkvz``, ``in_proj_ba``, ``out_proj``, the convolution's taps and the
+        per-head decay and bias of one layer (its norm is with :meth:`norm_params_per_layer`)."""
+        qk, v = self.linear_qk_dim, self.linear_value_dim
+        projections = self.hidden * (2 * qk + 2 * v) + self.hidden * 2 * self.linear_v_heads
+        return projections + v * self.hidden + (2 * qk + v) * self.linear_conv + (
+            2 * self.linear_v_heads)
+
+    def attention_params(self) -> int:
+        """Attention weights of every layer: softmax layers and gated delta-net layers."""
+        return (self.attention_layers * self.attention_params_per_layer()
+                + self.linear_layers * self.linear_params_per_layer())
+
+    def state_bytes_per_seq(self, tp: int = 1) -> float:
+        """GDN: bytes of one sequence's fixed state on each of ``tp`` GPUs, every linear layer
+        (the recurrent matrix per value head, and the convolution's window in BF16)."""
+        if not self.is_hybrid:
+            return 0.0
+        ssm = self.linear_v_heads * self.linear_k_dim * self.linear_v_dim * self.state_bytes
+        conv = (2 * self.linear_qk_dim + self.linear_value_dim) * (self.linear_conv - 1) * 2
+        return self.linear_layers * (ssm + conv) / tp
 
     def mlp_params_per_layer(self) -> int:
         """Dense gate, up and down projections of one dense layer."""
@@ -138,7 +204,7 @@ class ModelArch:
         return {
             "embedding": self.vocab * self.hidden,
             "lm_head": 0 if self.tie_embeddings else self.vocab * self.hidden,
-            "attention": self.layers * self.attention_params_per_layer(),
+            "attention": self.attention_params(),
             "mlp": self.dense_mlp_layers * self.mlp_params_per_layer(),
             "shared_experts": self.moe_layers * 3 * self.hidden * self.shared_intermediate,
             "experts": self.moe_layers * self.expert_params_per_layer(),

@@ -18,7 +18,16 @@ Supported ``model_type`` values and the keys read:
   ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``, ``n_routed_experts``,
   ``moe_intermediate_size``, ``n_shared_experts``, ``first_k_dense_replace`` (dense leading
   layers of width ``intermediate_size``); ``moe_layer_freq`` must be 1.
-- A multimodal wrapper (``kimi_k25``, ``qwen3_vl``, ``qwen3_vl_moe``) is read through its
+- ``qwen3_next``, ``qwen3_5_text``, ``qwen3_5_moe_text`` (gated delta-net hybrids): the layers
+  typed ``linear_attention`` in ``layer_types`` (else all but each ``full_attention_interval``-th)
+  are delta-net layers of ``linear_num_key_heads`` / ``linear_num_value_heads`` heads of
+  ``linear_key_head_dim`` / ``linear_value_head_dim`` with a ``linear_conv_kernel_dim``-tap
+  convolution; the others softmax attention with a gated query (``attn_output_gate``, default
+  true); ``mamba_ssm_dtype`` the state's dtype (default BF16, vLLM's ``auto``); MoE fields as
+  ``qwen3_moe`` plus ``shared_expert_intermediate_size`` (``qwen3_5_text``: a dense
+  ``intermediate_size``); ``mtp_num_hidden_layers`` counted in the checkpoint's size only.
+- A multimodal wrapper (``kimi_k25``, ``qwen3_vl``, ``qwen3_vl_moe``, ``qwen3_5``,
+  ``qwen3_5_moe``) is read through its
   ``text_config`` when that holds a supported type (the vision tower is not modelled);
   ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``mimo`` as
   ``qwen2`` (its multi-token-prediction layer counted in the checkpoint's size only).
@@ -62,16 +71,16 @@ from tiersim.jsonio import read_json
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
 MLA_TYPES = ("deepseek_v3", "kimi_k2")
-SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES)
+#: Gated delta-net hybrids (Qwen3-Next; Qwen3.5's language model, dense or MoE).
+HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
+                   *HYBRID_TYPES)
 #: What tiersim lacks to model a known architecture it does not support (one line each).
 LACKS = {
     "deepseek_v32": "DeepSeek sparse attention (DSA indexer)",
     "deepseek_v4": "DeepSeek-V4 compressed sparse attention",
     "glm_moe_dsa": "DeepSeek sparse attention (DSA indexer)",
     "nemotron_h": "Mamba-2 (state-space) layers",
-    "qwen3_5_moe": "gated delta-net (linear attention) layers",
-    "qwen3_5": "gated delta-net (linear attention) layers",
-    "qwen3_next": "gated delta-net (linear attention) layers",
     "kimi_linear": "Kimi delta attention (linear attention) layers",
     "llama4_text": "chunked local attention and interleaved dense/MoE layers",
     "gemma4_text": "interleaved local/global attention with per-layer head shapes",
@@ -245,6 +254,70 @@ def _mla(cfg: _Config) -> dict[str, Any]:
     }
 
 
+def _hybrid(cfg: _Config, layers: int, model_type: str) -> dict[str, Any]:
+    """Gated delta-net fields of a Qwen3-Next / Qwen3.5 config: which layers are linear
+    (``layer_types``, else every layer but each ``full_attention_interval``-th), their head
+    shapes, the gated query of the softmax layers, and the MLP (every layer MoE with a shared
+    expert, or dense)."""
+    fields: dict[str, Any] = {
+        "linear_layers": len(hybrid_linear_layers(cfg, layers)),
+        "linear_k_heads": cfg.int("linear_num_key_heads"),
+        "linear_v_heads": cfg.int("linear_num_value_heads"),
+        "linear_k_dim": cfg.int("linear_key_head_dim"),
+        "linear_v_dim": cfg.int("linear_value_head_dim"),
+        "linear_conv": cfg.int("linear_conv_kernel_dim"),
+        "state_bytes": _state_bytes(cfg),
+        "attn_gate": cfg.flag("attn_output_gate") if "attn_output_gate" in cfg.data else True,
+        "qk_norm": True,
+        "mtp_layers": cfg.count("mtp_num_hidden_layers", layers),
+    }
+    if fields["linear_v_heads"] % fields["linear_k_heads"]:
+        raise cfg.error("linear_num_value_heads", "must be a multiple of linear_num_key_heads "
+                        f"({fields['linear_k_heads']})")
+    if model_type == "qwen3_5_text":
+        fields["intermediate"] = cfg.int("intermediate_size")
+        return fields
+    fields.update(_qwen3_moe(cfg))
+    shared = cfg.count("shared_expert_intermediate_size")
+    return {**fields, "shared_intermediate": shared}
+
+
+def hybrid_linear_layers(cfg: _Config, layers: int) -> tuple[int, ...]:
+    """Which of ``layers`` are gated delta-net layers (``layer_types``, else every layer but
+    each ``full_attention_interval``-th); at least one must be softmax attention."""
+    types = cfg.data.get("layer_types")
+    if types is not None:
+        known = ("linear_attention", "full_attention")
+        if not isinstance(types, list) or len(types) != layers or any(t not in known
+                                                                      for t in types):
+            raise cfg.error("layer_types", f"must be a list of {layers} layer types, each "
+                            "'linear_attention' or 'full_attention'")
+        linear = tuple(i for i, t in enumerate(types) if t == "linear_attention")
+    else:
+        interval = cfg.int("full_attention_interval")
+        linear = tuple(i for i in range(layers) if (i + 1) % interval)
+    if len(linear) >= layers:
+        raise cfg.error("layer_types" if types is not None else "full_attention_interval",
+                        "leaves no full-attention layer; tiersim models hybrids with at least one")
+    return linear
+
+
+#: Bytes per element of a recurrent state dtype a config may name (``mamba_ssm_dtype``).
+STATE_DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def _state_bytes(cfg: _Config) -> int:
+    """Bytes per element of the delta-net state: the config's ``mamba_ssm_dtype`` where it
+    names one, else BF16 (vLLM's ``--mamba-ssm-cache-dtype auto``: the model's dtype)."""
+    value = cfg.data.get("mamba_ssm_dtype")
+    if value is None:
+        return 2
+    if value not in STATE_DTYPES:
+        raise cfg.error("mamba_ssm_dtype", f"must be one of {', '.join(STATE_DTYPES)} "
+                        f"(got {shown(value)})")
+    return STATE_DTYPES[value]
+
+
 def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     """The language model's config of a multimodal wrapper (and the wrapper's own quant
     config), or the config itself."""
@@ -291,7 +364,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if cfg is not outer:
         _vision_note(outer, str(model_type))
     fields = _common(cfg, _model_name(path))
-    if model_type not in MLA_TYPES and model_type != "gpt_oss":
+    if model_type not in (*MLA_TYPES, *HYBRID_TYPES, "gpt_oss"):
         fields.update(_window(cfg, model_type, fields["layers"]))
     if model_type in DENSE_TYPES:
         fields["intermediate"] = cfg.int("intermediate_size")
@@ -303,6 +376,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
         fields.update(_moe_local(cfg))
     elif model_type in MLA_TYPES:
         fields.update(_mla(cfg))
+    elif model_type in HYBRID_TYPES:
+        fields.update(_hybrid(cfg, fields["layers"], model_type))
     else:
         fields.update(_gpt_oss(cfg, fields["layers"]))
     if fields.get("num_experts") and fields["top_k"] > fields["num_experts"]:
@@ -311,7 +386,9 @@ def load_hf_config(path: str | Path) -> ModelArch:
     quant = cfg.data.get("quantization_config") or wrapper_quant
     span = Span(fields["layers"], fields.get("dense_layers", 0), _members(fields, model_type),
                 _LAYER_PREFIXES if cfg is not outer else _LAYER_PREFIXES[:1],
-                fields.get("mtp_layers", 0))
+                fields.get("mtp_layers", 0),
+                frozenset(hybrid_linear_layers(cfg, fields["layers"])
+                          if model_type in HYBRID_TYPES else ()))
     formats, kv_cache = _quant_of(path, quant, span)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
@@ -427,6 +504,14 @@ class Span:
         default_factory=dict, hash=False, compare=False)
     prefixes: tuple[str, ...] = _LAYER_PREFIXES
     extra: int = 0  # multi-token-prediction layers after them (not served, not weighed)
+    linear: frozenset[int] = frozenset()  # gated delta-net layers (their own attention members)
+
+    def holds(self, layer: int, names: tuple[str, ...]) -> bool:
+        """Whether decoder layer ``layer`` has the member ``names``: a hybrid's
+        ``linear_attn.*`` members live in its delta-net layers, ``self_attn.*`` in the others."""
+        if not self.linear or not names:
+            return True
+        return names[0].startswith("linear_attn.") == (layer in self.linear)
 
     def members_of(self, group: str, each_expert: bool):
         """``group``'s members; for the experts, every expert only when ``each_expert`` (a
@@ -454,7 +539,8 @@ class Span:
 class _Patterns:
     """An ignore / target list, matched as :func:`_matches` matches one entry: plain names
     by set lookup (a plain name matches a module when it is a run of the module's dotted
-    components), wildcards and ``re:`` one by one, so a list of thousands of names stays fast."""
+    components), every wildcard in one compiled pattern, ``re:`` entries one by one, so a list
+    of thousands of names stays fast."""
 
     def __init__(self, patterns):
         if isinstance(patterns, str):  # one module name written without its list
@@ -472,6 +558,11 @@ class _Patterns:
         self.plain = {p for p in listed if not p.startswith("re:") and "*" not in p
                       and "?" not in p}
         self.other = [p for p in listed if p not in self.plain]
+        wild = [p for p in self.other if not p.startswith("re:")]
+        self.regexes = [p for p in self.other if p.startswith("re:")]
+        # every wildcard at once, as _matches reads each (the pattern, or a parent of the name)
+        either = (f"(?:{fnmatch.translate(w)})|(?:{fnmatch.translate(w + '.*')})" for w in wild)
+        self.wild = re.compile("|".join(either)) if wild else None
 
     def __bool__(self) -> bool:
         return bool(self.plain or self.other)
@@ -489,7 +580,9 @@ class _Patterns:
                     for b in range(a + 1, len(parts) + 1))
             if any(run in self.plain for run in runs):
                 return True
-        return any(_matches(p, name) for p in self.other)
+        if self.wild is not None and self.wild.match(name):
+            return True
+        return any(_matches(p, name) for p in self.regexes)
 
 
 def _by_module(span: Span, format_of, each_expert: bool = True,
@@ -504,6 +597,8 @@ def _by_module(span: Span, format_of, each_expert: bool = True,
         tally: dict[tuple[str, float], float] = {}
         for i in span.layers(g):
             for names, share in members:
+                if not span.holds(i, names):
+                    continue
                 fmt = format_of(i, span.module_names(i, names)) or _fmt("bf16")
                 tally[fmt] = tally.get(fmt, 0.0) + share
         weight = sum(tally.values())
@@ -551,14 +646,34 @@ def _members(fields: dict[str, Any], model_type: str = ""
                      (("self_attn.o_proj",), heads * v * hidden))
     else:
         width, kv = heads * fields["head_dim"], fields.get("kv_heads", heads) * fields["head_dim"]
-        attention = ((("self_attn.q_proj",), width), (("self_attn.k_proj",), kv),
+        q = 2 * width if fields.get("attn_gate") else width
+        attention = ((("self_attn.q_proj",), q), (("self_attn.k_proj",), kv),
                      (("self_attn.v_proj",), kv), (("self_attn.o_proj",), width))
+    if fields.get("linear_layers"):
+        attention = _hybrid_members(fields, attention)
     mlp = tuple(((f"mlp.{p}",), 1.0) for p in ("gate_proj", "up_proj", "down_proj"))
     shared = tuple(((f"mlp.shared_experts.{p}", f"mlp.shared_expert.{p}"), 1.0)
                    for p in ("gate_proj", "up_proj", "down_proj"))
     return {"attention": tuple((names, float(share)) for names, share in attention),
             "mlp": mlp, "shared_experts": shared,
             "experts": _expert_members(fields, model_type)}
+
+
+def _hybrid_members(fields: dict[str, Any], softmax: tuple) -> tuple:
+    """Attention's members of a gated delta-net hybrid: the softmax layers' projections and
+    the linear layers' (Qwen3-Next's fused ``in_proj_qkvz`` / ``in_proj_ba``, or Qwen3.5's
+    ``in_proj_qkv``, ``in_proj_z``, ``in_proj_b``, ``in_proj_a``: each member names both
+    spellings), weighed by its width (:meth:`Span.holds` matches each layer against its own
+    kind's)."""
+    qk = fields["linear_k_heads"] * fields["linear_k_dim"]
+    v = fields["linear_v_heads"] * fields["linear_v_dim"]
+    heads = fields["linear_v_heads"]
+    gdn = ((("linear_attn.in_proj_qkv", "linear_attn.in_proj_qkvz"), 2 * qk + v),
+           (("linear_attn.in_proj_z", "linear_attn.in_proj_qkvz"), v),
+           (("linear_attn.in_proj_b", "linear_attn.in_proj_ba"), heads),
+           (("linear_attn.in_proj_a", "linear_attn.in_proj_ba"), heads),
+           (("linear_attn.out_proj",), v))
+    return softmax + gdn
 
 
 def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:

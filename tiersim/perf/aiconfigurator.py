@@ -88,7 +88,7 @@ from tiersim.perf.mla_decode import (
     projection_shapes,
     served_decode_grid,
 )
-from tiersim.perf.profile import Profile, ProfileOps, Table, table_name
+from tiersim.perf.profile import OP_AXES, Profile, ProfileOps, Table, table_name
 
 AIC_PACKAGE = "aiconfigurator-core"
 AIC_PIN = "0.12.0"
@@ -426,6 +426,40 @@ def _decode_grid(rows):
 # --------------------------------------------------------------------------- all-reduce
 
 
+#: The kernels one gated delta-net layer runs per phase (``gdn_perf``'s ``kernel_source``).
+GDN_KERNELS = {"gdn_decode": ("generation", ("causal_conv1d_update",
+                                             "fused_recurrent_gated_delta_rule_packed_decode")),
+               "gdn_prefill": ("context", ("causal_conv1d_fn",
+                                           "chunk_gated_delta_rule_flashinfer"))}
+
+
+def gdn_latency(df, op: str, key: dict[str, int]):
+    """``(axis, seconds, kernel, note)`` of one delta-net layer's kernels at a per-GPU shape:
+    decode by sequences (both kernels' sum at each batch both measured), prefill by the tokens
+    of one sequence's chunk (batch 1); the median where several models share the shape. The
+    layer's width (``d_model``) only sizes its projections, so rows of another width with the
+    same heads are read where the model's own width was not measured (the note says so)."""
+    phase, kernels = GDN_KERNELS[op]
+    heads = ((df["num_k_heads"] == key["k_heads"]) & (df["num_v_heads"] == key["v_heads"])
+             & (df["head_k_dim"] == key["k_dim"]) & (df["head_v_dim"] == key["v_dim"])
+             & (df["phase"] == phase) & df["kernel_source"].isin(kernels))
+    rows = df[heads & (df["d_model"] == key["hidden"])]
+    note = "sum of " + " and ".join(kernels) + " per layer"
+    if rows.empty:
+        rows = df[heads]
+        note += "; measured at another d_model with these heads (the kernels do not read it)"
+    if op == "gdn_prefill":
+        rows, axis = rows[rows["batch_size"] == 1], "seq_len"
+    else:
+        axis = "batch_size"
+    per = rows.groupby(["kernel_source", axis])["latency"].median().unstack(0)
+    per = per.dropna()
+    if per.empty or len(per.columns) < len(kernels):
+        return None
+    seconds = per.sum(axis=1).to_numpy(np.float64) / 1e3
+    return per.index.to_numpy(np.float64), seconds, "+".join(kernels), note
+
+
 def allreduce_latency(df, tp: int):
     """(bytes axis, seconds, kernel) of the CUDA-graph custom all-reduce on ``tp`` GPUs."""
     rows = df[(df["num_gpus"] == tp) & (df["allreduce_dtype"] == "bfloat16")]
@@ -744,6 +778,20 @@ class Importer:
         axes = dict(zip(names, (ax0, ax1), strict=True))
         return _table(op, kv_dtype, key, axes, grid, source, self.aic, kernel, note)
 
+    def gdn(self, op: str, key: dict[str, int]) -> Table | None:
+        """The ``gdn_decode`` or ``gdn_prefill`` table at a per-GPU delta-net shape, or
+        ``None`` where the data lacks it (:func:`gdn_latency`)."""
+        found = find_sources(self.root, "linear_attention", self.engine, "gdn_perf.parquet")
+        if not found:
+            return None
+        source = found[0]
+        got = gdn_latency(self._frame(source), op, key)
+        if got is None:
+            return None
+        axis, lat, kernel, note = got
+        name = OP_AXES[op][0]
+        return _table(op, None, key, {name: axis}, lat, source, self.aic, kernel, note)
+
     def allreduce(self, tp: int) -> Table | None:
         """The ``allreduce`` table for ``tp`` GPUs, or ``None``."""
         source = self._sources("comm", "custom_allreduce_perf.parquet")[0]
@@ -843,6 +891,8 @@ def _import_one(imp: Importer, op, dtype, key, model, tp):
         return imp.attention(op, dtype, key["heads"], key["kv_heads"], key["head_dim"])
     if op == "allreduce":
         return imp.allreduce(key["tp"])
+    if op in GDN_KERNELS:
+        return imp.gdn(op, key)
     raise ValueError(f"unknown op {op!r}")
 
 
@@ -876,6 +926,12 @@ SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
     "aic:moonshotai--Kimi-K2-Instruct": (("checkpoint",), (8,)),
     "aic:MiniMaxAI--MiniMax-M2.7": (("checkpoint",), (4, 8)),
     "aic:nvidia--DeepSeek-V3.1-NVFP4": (("checkpoint",), (8,)),
+    # Gated delta-net hybrids: their attention, MLP and expert shapes (the delta-net kernels
+    # themselves have no table format here yet and run on the roofline, labelled so).
+    "aic:Qwen--Qwen3.5-27B": (("bf16", "fp8"), (1, 2)),
+    "aic:Qwen--Qwen3.5-35B-A3B": (("checkpoint",), (1, 2)),
+    "aic:Qwen--Qwen3.5-122B-A10B": (("checkpoint",), (2, 4)),
+    "aic:Qwen--Qwen3.5-397B-A17B": (("checkpoint",), (4, 8)),
     "aic:nvidia--Qwen3-235B-A22B-NVFP4": (("checkpoint",), (4, 8)),
     "aic:nvidia--MiniMax-M2.5-NVFP4": (("checkpoint",), (4, 8)),
     "aic:nvidia--Kimi-K2.5-NVFP4": (("checkpoint",), (8,)),

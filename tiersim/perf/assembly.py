@@ -32,6 +32,10 @@ sets the pace and this is optimistic when ranks are uneven). The experts are spl
 ``tp x dp`` GPUs, ``ep`` of them by whole experts (:func:`tiersim.perf.memory.moe_split`).
 Layers with a sliding window (gpt-oss) see at most ``window`` tokens of context; in prefill
 each new token also attends to at most ``window`` keys (:func:`sliding_work_fraction`).
+Gated delta-net layers (Qwen3-Next, Qwen3.5) replace attention with their own projections
+(``in_proj`` to queries, keys, values, gate and the two per-head scalars; ``out_proj``) and
+kernels that do not read a KV cache: per decoding sequence a state update
+(``ops.gdn_decode``), per prefill chunk the chunked delta rule (``ops.gdn_prefill``).
 Norms, rotary embeddings and activations are small memory-bound kernels that the ops fold into
 their overhead.
 
@@ -115,6 +119,15 @@ class OpTimes(Protocol):
         """Seconds of one all-reduce of ``nbytes`` across the replica's GPUs (0 when tp = 1)."""
         ...
 
+    def gdn_decode(self, seqs: np.ndarray) -> np.ndarray:
+        """Seconds of one gated delta-net layer's kernels for ``seqs`` decoding sequences
+        (asked only of hybrid models)."""
+        ...
+
+    def gdn_prefill(self, tokens: np.ndarray) -> np.ndarray:
+        """Seconds of one gated delta-net layer's kernels for a chunk of ``tokens`` tokens."""
+        ...
+
     def sources(self) -> dict[str, str]:
         """Which source each operator table came from: ``{table_name: source}``."""
         ...
@@ -157,7 +170,11 @@ class AssembledStepModel:
         """Per-GPU GEMM shapes ``(n, k)`` and layer counts, computed once."""
         m, tp = self.model, self.tp
         q_heads, kv_heads = heads_per_gpu(m, tp)
-        self._qkv = ((q_heads + 2 * kv_heads) * m.head_dim, m.hidden)
+        q_out = 2 * q_heads if m.attn_gate else q_heads  # a gated query is twice as wide
+        self._qkv = ((q_out + 2 * kv_heads) * m.head_dim, m.hidden)
+        in_proj = 2 * m.linear_qk_dim + 2 * m.linear_value_dim + 2 * m.linear_v_heads
+        self._gdn_in = (in_proj // tp, m.hidden)
+        self._gdn_out = (m.hidden, m.linear_value_dim // tp)
         self._o = (m.hidden, q_heads * m.head_dim)
         self._gate_up = (2 * m.intermediate // tp, m.hidden)
         self._down = (m.hidden, m.intermediate // tp)
@@ -168,7 +185,7 @@ class AssembledStepModel:
         self._allreduce_bytes_per_token = 2.0 * m.hidden
         self._window = m.sliding_window
         self._sliding_layers = m.sliding_layers if m.sliding_window else 0
-        self._full_layers = m.layers - self._sliding_layers
+        self._full_layers = m.attention_layers - self._sliding_layers
 
     # ------------------------------------------------------------------ per-token-count parts
 
@@ -183,6 +200,25 @@ class AssembledStepModel:
             return np.zeros_like(np.asarray(tokens, dtype=np.float64))
         ops, fmt = self.ops, self._fmt("attention")
         return ops.gemm(tokens, *self._qkv, fmt) + ops.gemm(tokens, *self._o, fmt)
+
+    def _gdn_linear(self, tokens: np.ndarray) -> np.ndarray:
+        """One gated delta-net layer's projections for ``tokens``."""
+        ops, fmt = self.ops, self._fmt("attention")
+        return ops.gemm(tokens, *self._gdn_in, fmt) + ops.gemm(tokens, *self._gdn_out, fmt)
+
+    def _gdn_decode(self, seqs: int) -> float:
+        """All gated delta-net layers' kernels for ``seqs`` decoding sequences (0 without)."""
+        m = self.model
+        if not m.is_hybrid or seqs <= 0:
+            return 0.0
+        return m.linear_layers * float(self.ops.gdn_decode(np.array([float(seqs)]))[0])
+
+    def _gdn_prefill(self, new: int) -> float:
+        """All gated delta-net layers' kernels for one prefill chunk (0 without them)."""
+        m = self.model
+        if not m.is_hybrid:
+            return 0.0
+        return m.linear_layers * float(self.ops.gdn_prefill(np.array([float(new)]))[0])
 
     def _dense_mlp(self, tokens: np.ndarray) -> np.ndarray:
         fmt = self._fmt("mlp")
@@ -224,7 +260,9 @@ class AssembledStepModel:
     def _linear(self, tokens: np.ndarray) -> np.ndarray:
         """All layers' token-proportional work for each entry of ``tokens``."""
         m = self.model
-        t = m.layers * self._attention_linear(tokens)
+        t = m.attention_layers * self._attention_linear(tokens)
+        if m.is_hybrid:
+            t = t + m.linear_layers * self._gdn_linear(tokens)
         if m.dense_mlp_layers:
             t = t + m.dense_mlp_layers * self._dense_mlp(tokens)
         if m.moe_layers:
@@ -267,6 +305,7 @@ class AssembledStepModel:
         cached = self._decode_cache.get(seqs)
         if cached is None:
             cached = self._linear_time(seqs) + self._lm_head_time(seqs) + self.ops.overhead_s
+            cached += self._gdn_decode(seqs)
             _store(self._decode_cache, seqs, cached)
         return cached
 
@@ -288,7 +327,7 @@ class AssembledStepModel:
         context is scaled by :func:`sliding_work_fraction` (its compute-bound part), never
         below the op of one window-sized chunk.
         """
-        t = self._full_layers * self._prefill_op(new, cached)
+        t = self._full_layers * self._prefill_op(new, cached) + self._gdn_prefill(new)
         if self._sliding_layers:
             w = self._window
             capped = min(cached, w)
@@ -372,6 +411,7 @@ class AssembledStepModel:
             t += self._attn_prefill(new, cached)
         if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
             t += self._attn_decode_one(seqs, shape.decode_context / seqs)
+            t += self._gdn_decode(seqs)
         t += self._lm_head_time(seqs + len(shape.prefill_chunks))
         return t + self.ops.overhead_s
 

@@ -19,7 +19,12 @@ PyTorch's allocator:
   activated product). For MoE the MLP width is ``top_k x expert_intermediate`` because the
   fused-MoE kernel keeps one intermediate row per (token, expert) pair.
 
-KV bytes per token count every layer, sliding-window layers too (gpt-oss): vLLM's hybrid
+Gated delta-net layers (Qwen3-Next, Qwen3.5) hold no KV per token; each running sequence holds
+their fixed state instead (:meth:`ModelArch.state_bytes_per_seq`), charged as whole KV blocks
+of the shared pool (:func:`state_blocks`; the scheduler's ``state_blocks``), as vLLM's hybrid
+allocator pages it. KV bytes per token count the softmax layers only.
+
+KV bytes per token count every softmax layer, sliding-window layers too (gpt-oss): vLLM's hybrid
 allocator gives those layers only a window's worth of blocks, so for long sequences this
 overstates their KV use (conservative: fewer requests fit than in vLLM).
 
@@ -65,6 +70,9 @@ def _split_problem(model: ModelArch, tp: int) -> str:
     kv = model.kv_heads
     if (kv >= tp and kv % tp) or (kv < tp and tp % kv):
         return f"{kv} KV heads cannot be split or replicated evenly over {tp}"
+    if model.is_hybrid and (model.linear_k_heads % tp or model.linear_v_heads % tp):
+        return (f"{model.linear_k_heads} / {model.linear_v_heads} linear-attention key / value "
+                f"heads are not divisible by {tp}")
     width = model.expert_intermediate if model.is_moe else model.intermediate
     if width % tp:
         return f"MLP width {width} is not divisible by {tp}"
@@ -139,14 +147,17 @@ def params_per_gpu(model: ModelArch, tp: int = 1, dp: int = 1, ep: int = 1) -> d
         down = model.hidden * (model.q_lora_rank + model.kv_latent_dim)
         attn = down + (model.attention_params_per_layer() - down) / tp
     else:
-        attn = model.hidden * (q_heads + 2 * kv_heads) * model.head_dim
+        q_out = 2 * q_heads if model.attn_gate else q_heads  # a gated query is twice as wide
+        attn = model.hidden * (q_out + 2 * kv_heads) * model.head_dim
         attn += q_heads * model.head_dim * model.hidden
+    attention = model.attention_layers * attn + model.linear_layers * (
+        model.linear_params_per_layer() / tp)
     groups = model.param_groups()
     vocab_rows = math.ceil(model.vocab / tp)
     return {
         "embedding": vocab_rows * model.hidden,
         "lm_head": 0 if model.tie_embeddings else vocab_rows * model.hidden,
-        "attention": model.layers * attn,
+        "attention": attention,
         "mlp": groups["mlp"] / tp,
         "shared_experts": groups["shared_experts"] / tp,
         "experts": groups["experts"] / (tp * dp),
@@ -187,7 +198,22 @@ def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) ->
     if model.is_mla:
         return model.layers * model.kv_latent_dim * kv_dtype_bytes(kv_dtype)
     _, kv_heads = heads_per_gpu(model, tp)
-    return 2 * model.layers * kv_heads * model.head_dim * kv_dtype_bytes(kv_dtype)
+    return 2 * model.attention_layers * kv_heads * model.head_dim * kv_dtype_bytes(kv_dtype)
+
+
+def state_blocks(model: ModelArch, tp: int = 1, block_size: int = 16, kv_dtype: str = "bf16",
+                 draft: ModelArch | None = None) -> int:
+    """KV blocks one running sequence's fixed state takes (gated delta-net layers: the
+    recurrent state of :meth:`ModelArch.state_bytes_per_seq`; 0 for a model without them): the
+    state rounded up to whole blocks of :func:`kv_capacity_blocks`'s size, as vLLM's hybrid
+    allocator gives each sequence whole pages of one shared pool for its state."""
+    state = model.state_bytes_per_seq(tp)
+    if not state:
+        return 0
+    per_token = kv_bytes_per_token(model, kv_dtype, tp)
+    if draft is not None:
+        per_token += kv_bytes_per_token(draft, kv_dtype, tp)
+    return math.ceil(state / (per_token * block_size))
 
 
 def default_activation_reserve(

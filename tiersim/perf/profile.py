@@ -97,6 +97,8 @@ OP_AXES: dict[str, tuple[str, ...]] = {
     "attn_prefill": ("tokens", "context"),
     "attn_decode": ("batch", "context"),
     "allreduce": ("bytes",),
+    "gdn_decode": ("seqs",),
+    "gdn_prefill": ("tokens",),
 }
 #: Key fields each operator's table must carry.
 OP_KEYS: dict[str, tuple[str, ...]] = {
@@ -105,6 +107,8 @@ OP_KEYS: dict[str, tuple[str, ...]] = {
     "attn_prefill": ("heads", "kv_heads", "head_dim"),
     "attn_decode": ("heads", "kv_heads", "head_dim"),
     "allreduce": ("tp",),
+    "gdn_decode": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
+    "gdn_prefill": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
 }
 #: The dtype field that selects a table besides its key (``None``: no such field).
 OP_DTYPE: dict[str, str | None] = {
@@ -113,6 +117,8 @@ OP_DTYPE: dict[str, str | None] = {
     "attn_prefill": "kv_dtype",
     "attn_decode": "kv_dtype",
     "allreduce": None,
+    "gdn_decode": None,
+    "gdn_prefill": None,
 }
 #: Operators whose one axis is the token count an engine may pad to a larger measured one:
 #: read non-decreasing over that axis (:func:`monotone`).
@@ -1002,6 +1008,8 @@ class ProfileOps:
             return fb.moe
         if op == "allreduce":
             return lambda b: fb.allreduce(b, key["tp"])
+        if op in ("gdn_decode", "gdn_prefill"):
+            return getattr(fb, op)
         return fb.attn_prefill if op == "attn_prefill" else fb.attn_decode
 
     def _source_roofline(self, op: str, dtype, key: dict[str, int]):
@@ -1022,6 +1030,13 @@ class ProfileOps:
             ops = RooflineOps(arch, dtype, fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c,
                               dp=key["tp"] * key["ep"], ep=key["ep"])
             return ops.moe
+        if op in ("gdn_decode", "gdn_prefill"):  # the anchor's per-GPU heads, on one GPU
+            arch = dataclasses.replace(self.model, hidden=key["hidden"],
+                                       linear_k_heads=key["k_heads"],
+                                       linear_v_heads=key["v_heads"],
+                                       linear_k_dim=key["k_dim"], linear_v_dim=key["v_dim"])
+            ops = RooflineOps(arch, "bf16", fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c)
+            return getattr(ops, op)
         if self.model.is_mla:  # same latent, another number of query heads per GPU
             arch = dataclasses.replace(self.model, heads=key["heads"], kv_heads=key["heads"])
         else:
@@ -1091,6 +1106,25 @@ class ProfileOps:
         if table is None and other is not None:
             table = self._anchor("gemm", other, key)
         return 0.0 if table is None else np.asarray(table.lookup(m), dtype=np.float64)
+
+    def gdn_decode(self, seqs) -> np.ndarray:
+        """Seconds of one gated delta-net layer's kernels (convolution and recurrent state
+        update) for ``seqs`` decoding sequences."""
+        table = self._table("gdn_decode", None, self._gdn_key())
+        return self.fallback.gdn_decode(seqs) if table is None else table.lookup(seqs)
+
+    def gdn_prefill(self, tokens) -> np.ndarray:
+        """Seconds of one gated delta-net layer's kernels (causal convolution and chunked delta
+        rule) for one sequence's prefill chunk of ``tokens`` tokens."""
+        table = self._table("gdn_prefill", None, self._gdn_key())
+        return self.fallback.gdn_prefill(tokens) if table is None else table.lookup(tokens)
+
+    def _gdn_key(self) -> dict[str, int]:
+        """The per-GPU shape of a gated delta-net layer's kernels."""
+        m = self.model
+        return {"hidden": m.hidden, "k_heads": m.linear_k_heads // self.tp,
+                "v_heads": m.linear_v_heads // self.tp, "k_dim": m.linear_k_dim,
+                "v_dim": m.linear_v_dim}
 
     def moe(self, tokens) -> np.ndarray:
         """Seconds of one MoE layer (router excluded) for ``tokens`` tokens."""

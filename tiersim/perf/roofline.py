@@ -249,6 +249,32 @@ class RooflineOps:
             t = t + self._mla_decode_projections(batch)
         return t
 
+    def gdn_decode(self, seqs: np.ndarray) -> np.ndarray:
+        """One gated delta-net layer's kernels for ``seqs`` decoding sequences (projections
+        excluded): the convolution update and the recurrent update, each sequence reading and
+        writing its state (:meth:`ModelArch.state_bytes_per_seq` of one layer) and its new
+        token's queries, keys, values and gate."""
+        m, n = self.model, np.asarray(seqs, dtype=np.float64)
+        state = m.state_bytes_per_seq(self.tp) / m.linear_layers
+        io = (2 * m.linear_qk_dim + 2 * m.linear_value_dim) / self.tp * 2.0 * 2.0
+        flops = 6.0 * (m.linear_v_heads / self.tp) * m.linear_k_dim * m.linear_v_dim * n
+        return self._roof(n * (2.0 * state + io), flops, self._attn_flops_s,
+                          2 * self.c.attn_floor_s)
+
+    def gdn_prefill(self, tokens: np.ndarray) -> np.ndarray:
+        """One gated delta-net layer's kernels for a prefill chunk of ``tokens`` tokens: the
+        causal convolution and the chunked delta rule (64-token chunks: per token and value
+        head, the state's read, update and output, ``6 x k_dim x v_dim`` FLOPs, and the
+        within-chunk products, ``4 x 64 x (k_dim + v_dim)``)."""
+        m, t = self.model, np.asarray(tokens, dtype=np.float64)
+        heads = m.linear_v_heads / self.tp
+        per_token = heads * (6.0 * m.linear_k_dim * m.linear_v_dim
+                             + 4.0 * 64 * (m.linear_k_dim + m.linear_v_dim))
+        io = (2 * m.linear_qk_dim + 2 * m.linear_value_dim) / self.tp * 2.0 * 2.0
+        state = m.state_bytes_per_seq(self.tp) / m.linear_layers
+        return self._roof(t * io + 2.0 * state, t * per_token, self._attn_flops_s,
+                          2 * self.c.attn_floor_s)
+
     def _mla_down(self, rows: np.ndarray, fmt: str) -> np.ndarray:
         """MLA's fused down-projection (q_a and kv_a with the rotary key), replicated per GPU."""
         m = self.model
@@ -341,6 +367,8 @@ class RooflineOps:
         names = [f"gemm {w.of(g).name}" for g in groups] + (["gemm bf16"] if m.is_moe else [])
         attn = "mla " if m.is_mla else ""
         names += [f"attn_prefill {attn}{kv}", f"attn_decode {attn}{kv}"]
+        if m.is_hybrid:
+            names += ["gdn_prefill", "gdn_decode"]
         if m.is_moe:
             names.append(f"moe {w.experts.name}")
         if self.tp > 1:

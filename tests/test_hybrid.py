@@ -1,0 +1,166 @@
+"""Gated delta-net hybrids (Qwen3-Next, Qwen3.5): read from config.json, weights and the
+per-sequence state in memory, the state's blocks in the scheduler, and the step time."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from reference_scheduler import reference_run
+from test_engine import fast, limits, make_tier, workloads
+
+from tiersim.engine import simulate
+from tiersim.errors import TiersimError
+from tiersim.hardware import get_gpu
+from tiersim.hardware.hf_config import load_hf_config
+from tiersim.perf import build_step_model
+from tiersim.perf.memory import kv_bytes_per_token, kv_capacity_blocks, state_blocks
+
+#: Qwen3.5-397B-A17B's language model, as its config.json's text_config gives it.
+QWEN35_397B = {
+    "model_type": "qwen3_5_moe_text", "hidden_size": 4096, "num_hidden_layers": 60,
+    "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 256,
+    "vocab_size": 248320, "max_position_embeddings": 262144, "attn_output_gate": True,
+    "layer_types": ["linear_attention"] * 3 * 15 + ["full_attention"] * 15,
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+    "linear_num_value_heads": 64, "linear_value_head_dim": 128, "mlp_only_layers": [],
+    "moe_intermediate_size": 1024, "num_experts": 512, "num_experts_per_tok": 10,
+    "shared_expert_intermediate_size": 1024, "mtp_num_hidden_layers": 1,
+    "tie_word_embeddings": False,
+}
+
+
+def _write(tmp_path, config: dict, wrap: bool = False):
+    folder = tmp_path / "m"
+    folder.mkdir(exist_ok=True)
+    data = {"model_type": "qwen3_5_moe", "text_config": config} if wrap else config
+    (folder / "config.json").write_text(json.dumps(data))
+    return folder
+
+
+def test_qwen35_397b_has_its_published_parameter_count(tmp_path):
+    m = load_hf_config(_write(tmp_path, QWEN35_397B, wrap=True))
+    assert (m.layers, m.linear_layers, m.attention_layers) == (60, 45, 15)
+    assert m.attn_gate and m.is_moe and m.shared_intermediate == 1024
+    # 397 B published, its vision tower (~0.4 B) included; tiersim counts the language model
+    assert m.total_params == pytest.approx(396.3e9, rel=0.002)
+    assert m.active_params == pytest.approx(17e9, rel=0.05)
+
+
+def test_full_attention_interval_places_the_softmax_layers(tmp_path):
+    config = {k: v for k, v in QWEN35_397B.items() if k != "layer_types"}
+    config.update(model_type="qwen3_next", num_hidden_layers=48, full_attention_interval=4)
+    m = load_hf_config(_write(tmp_path, config))
+    assert (m.linear_layers, m.attention_layers) == (36, 12)
+
+
+def test_only_softmax_layers_hold_kv_per_token_and_each_sequence_holds_its_state(tmp_path):
+    m = load_hf_config(_write(tmp_path, QWEN35_397B))
+    # 15 softmax layers x K and V x 2 KV heads x 256 x 2 bytes (tp 1)
+    assert kv_bytes_per_token(m, "bf16", 1) == 15 * 2 * 2 * 256 * 2
+    # per delta-net layer: 64 x 128 x 128 BF16 state + (2 x 2048 + 8192) x 3 BF16 conv window
+    per_layer = 64 * 128 * 128 * 2 + (2 * 2048 + 8192) * 3 * 2
+    assert m.state_bytes_per_seq(8) == pytest.approx(45 * per_layer / 8)
+    blocks = state_blocks(m, tp=8, block_size=16, kv_dtype="bf16")
+    assert blocks == math.ceil(45 * per_layer / 8 / (kv_bytes_per_token(m, "bf16", 8) * 16))
+
+
+def test_the_config_may_keep_the_state_in_float32(tmp_path):
+    m16 = load_hf_config(_write(tmp_path, QWEN35_397B))
+    m32 = load_hf_config(_write(tmp_path, {**QWEN35_397B, "mamba_ssm_dtype": "float32"}))
+    assert m32.state_bytes_per_seq() > 1.9 * m16.state_bytes_per_seq()
+
+
+@pytest.mark.parametrize(("change", "text"), [
+    ({"layer_types": ["linear_attention"] * 60},
+     "key 'layer_types': leaves no full-attention layer; tiersim models hybrids with at "
+     "least one"),
+    ({"layer_types": ["sliding_attention"] * 60},
+     "key 'layer_types': must be a list of 60 layer types, each 'linear_attention' or "
+     "'full_attention'"),
+    ({"linear_num_value_heads": 24}, "key 'linear_num_value_heads': must be a multiple of "
+     "linear_num_key_heads (16)"),
+    ({"mamba_ssm_dtype": "int8"}, "key 'mamba_ssm_dtype': must be one of float32, bfloat16, "
+     "float16 (got 'int8')"),
+])
+def test_a_hybrid_config_tiersim_cannot_read_is_one_line(tmp_path, change, text):
+    folder = _write(tmp_path, {**QWEN35_397B, **change})
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(folder)
+    assert str(err.value) == f"{folder / 'config.json'}: {text}"
+
+
+def test_the_linear_heads_must_split_over_the_gpus(tmp_path):
+    m = load_hf_config(_write(tmp_path, {**QWEN35_397B, "linear_num_key_heads": 2,
+                                         "linear_num_value_heads": 8}))
+    with pytest.raises(Exception, match="linear-attention key / value heads are not divisible"):
+        kv_capacity_blocks(m, "bf16", get_gpu("h200"), tp=4)
+
+
+def test_a_long_context_costs_a_hybrid_less_than_softmax_in_every_layer(tmp_path):
+    hybrid = load_hf_config(_write(tmp_path, QWEN35_397B))
+    step = build_step_model(hybrid, "bf16", "h200", tp=8)
+    assert {"gdn_decode", "gdn_prefill"} <= set(step.sources())
+    softmax_only = build_step_model(
+        hybrid.__class__(**{**hybrid.__dict__, "linear_layers": 0}), "bf16", "h200", tp=8)
+    ctx = np.array([64 * 32768.0])
+    # only a quarter of the layers read the 32k-token KV of 64 sequences
+    assert step.decode_times(64, ctx)[0] < softmax_only.decode_times(64, ctx)[0]
+    short, long = step.decode_times(64, np.array([64 * 1024.0, 64 * 32768.0]))
+    assert short < long
+
+
+# ------------------------------------------------------------------ the scheduler
+
+
+def test_every_admitted_request_holds_its_state_blocks():
+    tier = make_tier(num_blocks=400, state_blocks=5)
+    from tiersim.engine import ReplicaScheduler, Req
+
+    sched = ReplicaScheduler(tier.limits, tier.num_blocks)
+    sched.add(Req(0, prompt=40, output=3, arrival=0.0))
+    plan = sched.schedule(0.0)
+    assert sched.used_blocks() == math.ceil(40 / 16) + 5
+    sched.complete(plan, 1, 0.1, 0.1)
+    while sched.running:
+        sched.complete(sched.schedule(0.2), 1, 0.3, 0.1)
+    assert sched.used_blocks() == 0
+
+
+@fast
+@given(workloads, limits)
+def test_state_blocks_keep_kv_within_capacity_and_match_the_reference_loop(work, lim):
+    lim = dict(lim)
+    nb = lim.pop("num_blocks")
+    spec = make_tier(num_blocks=nb, state_blocks=3, **lim)
+    res = simulate([spec], work, sample_every=1e-9)
+    assert max(res.kv_peak_blocks["t"]) <= spec.num_blocks
+    done = ~np.isnan(res.finish_s)
+    assert np.all(done ^ res.dropped)
+    ft, fin, dropped, _ = reference_run(work.arrival_s, work.input_tokens, work.output_tokens,
+                                        spec.limits, spec.num_blocks, spec.step_model)
+    np.testing.assert_array_equal(res.dropped, dropped)
+    np.testing.assert_allclose(res.finish_s[~dropped], fin[~dropped], rtol=0, atol=1e-9)
+
+
+def test_the_shipped_profile_reads_measured_delta_net_kernels(tmp_path):
+    # Qwen3.5-35B-A3B's shapes: NVIDIA's vLLM 0.24 tables of its delta-net kernels
+    config = {**QWEN35_397B, "hidden_size": 2048, "num_hidden_layers": 40,
+              "num_attention_heads": 16, "layer_types": ["linear_attention"] * 30
+              + ["full_attention"] * 10, "linear_num_value_heads": 32, "num_experts": 256,
+              "num_experts_per_tok": 8, "moe_intermediate_size": 512,
+              "shared_expert_intermediate_size": 512}
+    step = build_step_model(load_hf_config(_write(tmp_path, config)), "bf16", "h200", tp=1,
+                            profile="h200_aiconfigurator_vllm")
+    sources = step.sources()
+    assert sources["gdn_decode hidden=2048 k_heads=16 v_heads=32 k_dim=128 v_dim=128"] == (
+        "measured:aiconfigurator vllm 0.24.0")
+    assert sources["gdn_prefill hidden=2048 k_heads=16 v_heads=32 k_dim=128 v_dim=128"] == (
+        "measured:aiconfigurator vllm 0.24.0")
+    # more sequences never decode faster, a longer chunk never prefills faster
+    times = step.decode_times(1, np.array([2048.0]))[0], step.decode_times(64, np.array([
+        64 * 2048.0]))[0]
+    assert times[0] < times[1]
