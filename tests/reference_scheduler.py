@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tiersim.engine.request import SchedulerLimits
-from tiersim.engine.spec_decode import SpecStepModel, draw_tokens, request_rng
+from tiersim.engine.spec_decode import SpecStepModel, draw_tokens, request_rng, tier_key
 from tiersim.perf.base import StepShape
 
 
@@ -154,7 +154,8 @@ class _LRU:
 
 
 def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: int, model,
-                  hashes=None, hash_block_tokens: int = 512, spec=None, accept=None):
+                  hashes=None, hash_block_tokens: int = 512, spec=None, accept=None,
+                  tier: int = 0):
     """Per-request (first_token, finish, dropped, cached prompt tokens) arrays for one replica.
 
     ``hashes`` (one list per request) is used when ``limits.enable_prefix_caching``. After the
@@ -162,7 +163,8 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     level sizes seen (for the offload tests), and ``reference_run.choices`` each request's
     (hit tokens recomputed, whether hits found below were loaded) at its first admission.
     ``spec`` (a ``SpecDecoding``): each decoder verifies k + 1 tokens per step and emits the
-    tokens drawn from its own generator (``accept``: per-request acceptance rates).
+    tokens drawn from its own generator (``accept``: per-request acceptance rates; ``tier``:
+    the tier's key in the draws, :func:`tiersim.engine.spec_decode.tier_key`).
     """
     extra = 0
     if spec is not None:
@@ -266,7 +268,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         for r, n in sched:
             if spec is not None and r.decoding:
                 if r.idx not in rngs:
-                    rngs[r.idx] = request_rng(spec.seed, 0, r.idx)
+                    rngs[r.idx] = request_rng(spec.seed, tier, r.idx)
                 rate = None if accept is None else float(accept[r.idx])
                 m = min(draw_tokens(rngs[r.idx], spec.rates(rate)), r.output - r.n_out)
                 r.n_out += m
@@ -312,7 +314,7 @@ def assert_matches_reference(res, work, tier, **kw) -> None:
     ft, fin, dropped, cached = reference_run(
         work.arrival_s, work.input_tokens, work.output_tokens, tier.limits, tier.num_blocks,
         tier.step_model, hashes=work.prefix_hashes, hash_block_tokens=work.hash_block_tokens,
-        **kw)
+        tier=tier_key(tier.name), **kw)
     np.testing.assert_array_equal(res.dropped, dropped)
     np.testing.assert_array_equal(res.cache_hit_tokens, cached)
     np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)

@@ -21,7 +21,7 @@ from tiersim.engine.replica import Replica
 from tiersim.engine.request import DROPPED, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler
 from tiersim.engine.simenv import SimEnv
-from tiersim.engine.spec_decode import SpecDecoding, SpecScheduler, SpecStepModel
+from tiersim.engine.spec_decode import SpecDecoding, SpecScheduler, SpecStepModel, tier_key
 from tiersim.perf.base import StepTimeModel
 
 
@@ -344,7 +344,8 @@ class _Fleet:
         prefix cache costs recomputing with ``model``, the replica's step-time model."""
         hbt = self.work.hash_block_tokens
         if spec.spec_decoding is not None:
-            sched = SpecScheduler(spec.limits, spec.num_blocks, spec.spec_decoding, hbt, tier=t,
+            sched = SpecScheduler(spec.limits, spec.num_blocks, spec.spec_decoding, hbt,
+                                  tier=tier_key(spec.name),
                                   accept=self.work.spec_acceptance)
         else:
             sched = ReplicaScheduler(spec.limits, spec.num_blocks, hbt)
@@ -365,12 +366,21 @@ class _Fleet:
                 if r.lazy and r._end < now:
                     r.catch_up(now)
         rep = self.balancers[tier].pick(req)
-        if not rep.submit(req):
+        if not self._decodable(i, tier) or not rep.submit(req):
             req.state = DROPPED
             self._dropped_v[i] = True
             self._end_session(i, arrival)
         elif spec.name in self.prefix:
             self.prefix[spec.name].count_bound(req, self.work.hash_block_tokens)
+
+    def _decodable(self, i: int, tier: int) -> bool:
+        """Whether a split tier's decoders could ever hold request ``i`` whole (prompt and every
+        output): one they would refuse is dropped on arrival, as an aggregated tier drops it,
+        not prefilled first. True for an aggregated tier or a one-token output."""
+        full = int(self.full_output[i])
+        if self.tiers[tier].disagg is None or full <= 1:
+            return True
+        return self.decode_balancers[tier].replicas[0].sched.fits(int(self._in_v[i]), full)
 
     def _hashes(self, i: int, spec: TierSpec) -> list[int] | None:
         """Request ``i``'s prompt block hashes if ``spec`` caches prefixes and the workload has

@@ -24,6 +24,7 @@ Model:
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,8 +86,15 @@ def draw_tokens(rng: random.Random, rates: list[float]) -> int:
 
 
 def request_rng(seed: int, tier: int, idx: int) -> random.Random:
-    """The per-request generator of acceptance draws (reproducible, order independent)."""
+    """The per-request generator of acceptance draws (reproducible, order independent);
+    ``tier`` is the tier's :func:`tier_key`."""
     return random.Random((seed * 1_000_003 + tier) * 10_000_019 + idx)
+
+
+def tier_key(name: str) -> int:
+    """A tier's key in its acceptance draws: from its name, so the same tier draws the same
+    tokens wherever the scenario lists it."""
+    return zlib.crc32(name.encode("utf-8"))
 
 
 @dataclass
