@@ -39,3 +39,26 @@ def test_speculative_draws_do_not_depend_on_where_the_tier_is_listed():
     second = simulate([other, spec], Workload(**base, tier=np.ones(n, dtype=np.int64)))
     np.testing.assert_array_equal(first.finish_s, second.finish_s)
     np.testing.assert_array_equal(first.output_tokens, second.output_tokens)
+
+
+# ------------------------------------------------------------------ routing
+
+
+def test_a_floor_router_fits_its_cuts_on_the_basis_its_floor_is_judged_on():
+    # ``confusion`` (zeros too) scores a run on realised draws; the cuts were fitted on
+    # expected correctness, so the plan bought the top tier for a floor the draws already met
+    from test_routing_constrained import fitted, two_type
+
+    from tiersim.routing.accuracy import expected_matrix
+
+    df = two_type()
+    plain, _ = fitted({"policy": "floor", "floor": 0.9}, df)
+    confused, a = fitted({"policy": "floor", "floor": 0.9, "confusion": {"fpr": 0.0}}, df)
+    assert a.basis == "realised"
+    rows = confused.classifier.train_index
+    realised_acc = expected_matrix(df, confused.tiers, "realised")[rows]
+    _, correct = confused.calibration_rows(df)
+    np.testing.assert_array_equal(correct, realised_acc)
+    assert confused.cuts.accuracy >= 0.9
+    _, expected = plain.calibration_rows(df)
+    assert not np.array_equal(expected, correct)

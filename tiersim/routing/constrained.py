@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import UnreachableFloor
-from tiersim.routing.accuracy import true_expected_matrix
+from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.policies import Router, _single, cost_scale
 
 MAX_CANDIDATES = 60_000
@@ -114,11 +114,15 @@ class ConstrainedRouter(Router):
         self.cuts = self.fit_cuts(train_df)
 
     def calibration_rows(self, train_df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Scores (out of fold) and true expected correctness of the calibration split."""
+        """Scores (out of fold) and correctness of the calibration split, on the basis the
+        run scores accuracy on (:meth:`Router.scores_realised`): cuts fitted on expected
+        correctness and judged on realised draws bought the top tier for a floor the draws
+        already met."""
         clf = self.classifier
         rows = clf.train_index
         score = clf.score(train_df)[rows]
-        return score, true_expected_matrix(train_df, self.tiers)[rows]
+        basis = "realised" if self.scores_realised() else "expected"
+        return score, expected_matrix(train_df, self.tiers, basis)[rows]
 
     def fit_cuts(self, train_df: pd.DataFrame) -> CutFit:
         """Evaluate every cut vector on the calibration split and keep the best."""
