@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from test_disagg import split_tier
 from test_spec_decode import spec_tier
 
@@ -62,3 +63,65 @@ def test_a_floor_router_fits_its_cuts_on_the_basis_its_floor_is_judged_on():
     assert confused.cuts.accuracy >= 0.9
     _, expected = plain.calibration_rows(df)
     assert not np.array_equal(expected, correct)
+
+
+# ------------------------------------------------------------------ profiles and outputs
+
+
+def test_a_table_axis_of_too_many_points_is_one_line(tmp_path):
+    import json
+
+    from tiersim.paths import bundled
+    from tiersim.perf.profile import ProfileError, load_profile
+
+    data = json.loads(bundled("profiles", "h200_aiconfigurator_vllm").read_text())
+    data["tables"][0]["axes"] = {"m": list(range(1, 10_002))}
+    data["tables"][0]["latency_s"] = [1e-3 - i * 1.8e-8 for i in range(10_001)]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProfileError) as err:
+        load_profile(path)
+    assert str(err.value) == (f"{path}: tables[0].axes.m: 10,001 points; a table axis holds at "
+                              "most 10,000 (thin it: the step model interpolates between points)")
+
+
+def test_the_fast_isotonic_fit_pools_at_the_medians_a_plain_pool_takes():
+    from tiersim.perf.profile import monotone
+
+    def plain(latency):
+        pools = []
+        for value in latency:
+            pools.append([value])
+            while len(pools) > 1 and np.median(pools[-2]) > np.median(pools[-1]):
+                pools[-2].extend(pools.pop())
+        return np.array([float(np.median(p)) for p in pools for _ in p])
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        x = rng.random(int(rng.integers(1, 120))) * 1e-4
+        if trial % 3 == 0:
+            x = np.sort(x)[::-1] + rng.random(x.size) * 1e-6
+        np.testing.assert_array_equal(monotone(x), plain(x.tolist()))
+
+
+def test_a_signal_during_the_renames_waits_for_the_whole_set(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from tiersim import outputs
+
+    seen = []
+    real = os.replace
+
+    def replace(src, dst):
+        real(src, dst)
+        seen.append(os.path.basename(dst))
+        if len(seen) == 2:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(outputs.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt), outputs.signals_deferred():
+        for name in ("a", "b", "c", "manifest.json"):
+            (tmp_path / f"{name}.tmp").write_text(name)
+            outputs.os.replace(tmp_path / f"{name}.tmp", tmp_path / name)
+    assert seen == ["a", "b", "c", "manifest.json"]

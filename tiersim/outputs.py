@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Iterable
@@ -285,6 +286,27 @@ def remove_stale_temps(out: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def signals_deferred():
+    """SIGINT and SIGTERM held inside the block and delivered after it (main thread only;
+    elsewhere nothing changes), so a few renames that must land together are not cut in
+    half: a run folder is the old set or the new one, never a mix."""
+    held: list[int] = []
+    saved = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            saved[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+        for sig in dict.fromkeys(held):
+            signal.raise_signal(sig)
+
+
 def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
               scenario_text: str, report: bool = False) -> dict:
     """Write a run's files into ``out`` atomically (see the module docstring); return the
@@ -303,11 +325,12 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
 
             write_report(temp, shown_as=out)
             names.append("report.html")
-        stale = out / "report.html"
-        if not report and stale.exists():
-            stale.unlink()  # it describes an earlier run, not this one
-        for name in [*names, MANIFEST]:
-            os.replace(temp / name, out / name)
+        with signals_deferred():  # the set is swapped whole: a Ctrl-C waits for the last rename
+            stale = out / "report.html"
+            if not report and stale.exists():
+                stale.unlink()  # it describes an earlier run, not this one
+            for name in [*names, MANIFEST]:
+                os.replace(temp / name, out / name)
     except OSError as err:
         raise TiersimError(f"{out}: cannot write results ({err.strerror or err}); free space or "
                            "choose another --out folder") from None

@@ -719,6 +719,10 @@ def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
             or not all(_is_number(v) and v > 0 for v in values)
         ):
             raise ProfileError(f"{loc}.{name}: must be a non-empty list of positive numbers")
+        if len(values) > MAX_AXIS_POINTS:
+            raise ProfileError(f"{loc}.{name}: {len(values):,} points; a table axis holds at "
+                               f"most {MAX_AXIS_POINTS:,} (thin it: the step model interpolates "
+                               "between points)")
         arr = _floats(values)
         if arr is None or not np.all(np.isfinite(arr)):
             raise ProfileError(f"{loc}.{name}: a value is too large for a number (at most "
@@ -727,6 +731,11 @@ def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
             raise ProfileError(f"{loc}.{name}: must be strictly ascending")
         axes[name] = arr
     return axes
+
+
+#: Most points one table axis may hold: measured tables hold tens to hundreds, and every
+#: table read is fitted non-decreasing (:func:`monotone`) when a model first uses it.
+MAX_AXIS_POINTS = 10_000
 
 
 def _parse_latency(raw: Any, axes: dict[str, np.ndarray], loc: str) -> np.ndarray:
@@ -865,12 +874,23 @@ def monotone(latency: np.ndarray) -> np.ndarray:
     n=5120 k=2048 reads 195 us at m=128 and 108 us at m=129). Pooling at medians takes a spike
     out without moving a flat run of noisy points, where a running minimum would read every
     table about 2% fast (the least of many noisy samples)."""
-    pools: list[list[float]] = []
+    pools: list[tuple[list[float], float]] = []  # each pool sorted, with its median
     for value in np.asarray(latency, np.float64).tolist():
-        pools.append([value])
-        while len(pools) > 1 and _median(pools[-2]) > _median(pools[-1]):
-            pools[-2].extend(pools.pop())
-    return np.array([_median(pool) for pool in pools for _ in pool])
+        pools.append(([value], value))
+        while len(pools) > 1 and pools[-2][1] > pools[-1][1]:
+            last, before = pools.pop()[0], pools.pop()[0]
+            merged = _merge_sorted(before, last)
+            pools.append((merged, _median(merged)))
+    return np.array([median for pool, median in pools for _ in pool])
+
+
+def _merge_sorted(a: list[float], b: list[float]) -> list[float]:
+    """Two sorted lists as one, the shorter inserted into the longer (a falling run of
+    ``n`` points costs ``n`` insertions, not ``n`` sorts: a long table fits in seconds)."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    for value in small:
+        bisect.insort(large, value)
+    return large
 
 
 def within_fit(raw, x, grid: np.ndarray, fitted: np.ndarray) -> np.ndarray:
@@ -886,8 +906,13 @@ def within_fit(raw, x, grid: np.ndarray, fitted: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(raw, low), high)
 
 
-def _median(values: list[float]) -> float:
-    return float(np.median(values))  # a pair pools at its mean: the lower one would read low
+def _median(ordered: list[float]) -> float:
+    """The median of a sorted list (a pair pools at its mean: the lower one would read low),
+    computed as ``np.median`` computes it."""
+    k = len(ordered)
+    if k % 2:
+        return ordered[k // 2]
+    return float(np.mean(ordered[k // 2 - 1:k // 2 + 1]))
 
 
 def _dtype_name(precision: Any) -> str:
