@@ -426,11 +426,15 @@ def _decode_grid(rows):
 # --------------------------------------------------------------------------- all-reduce
 
 
-#: The kernels one gated delta-net layer runs per phase (``gdn_perf``'s ``kernel_source``).
-GDN_KERNELS = {"gdn_decode": ("generation", ("causal_conv1d_update",
-                                             "fused_recurrent_gated_delta_rule_packed_decode")),
-               "gdn_prefill": ("context", ("causal_conv1d_fn",
-                                           "chunk_gated_delta_rule_flashinfer"))}
+#: The kernels one gated delta-net layer runs per phase (``gdn_perf``'s ``kernel_source``),
+#: each a tuple of the names engines give it (the first the data holds is read: vLLM's
+#: FlashInfer scan, SGLang's Triton one).
+GDN_KERNELS = {
+    "gdn_decode": ("generation", (("causal_conv1d_update",),
+                                  ("fused_recurrent_gated_delta_rule_packed_decode",))),
+    "gdn_prefill": ("context", (("causal_conv1d_fn",),
+                                ("chunk_gated_delta_rule_flashinfer", "chunk_gated_delta_rule"))),
+}
 
 
 def gdn_latency(df, op: str, key: dict[str, int]):
@@ -439,7 +443,9 @@ def gdn_latency(df, op: str, key: dict[str, int]):
     of one sequence's chunk (batch 1); the median where several models share the shape. The
     layer's width (``d_model``) only sizes its projections, so rows of another width with the
     same heads are read where the model's own width was not measured (the note says so)."""
-    phase, kernels = GDN_KERNELS[op]
+    phase, slots = GDN_KERNELS[op]
+    present = set(df["kernel_source"].unique())
+    kernels = tuple(next((k for k in names if k in present), names[0]) for names in slots)
     heads = ((df["num_k_heads"] == key["k_heads"]) & (df["num_v_heads"] == key["v_heads"])
              & (df["head_k_dim"] == key["k_dim"]) & (df["head_v_dim"] == key["v_dim"])
              & (df["phase"] == phase) & df["kernel_source"].isin(kernels))
