@@ -125,3 +125,48 @@ def test_a_signal_during_the_renames_waits_for_the_whole_set(tmp_path, monkeypat
             (tmp_path / f"{name}.tmp").write_text(name)
             outputs.os.replace(tmp_path / f"{name}.tmp", tmp_path / name)
     assert seen == ["a", "b", "c", "manifest.json"]
+
+
+def test_the_shipped_h200_profile_is_what_its_rebuild_writes(tmp_path):
+    # two MLA tables had not been rebuilt since the importer changed (0.4 us a point)
+    import json
+    import shutil
+
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.paths import bundled
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    shipped = bundled("profiles", "h200_aiconfigurator_vllm")
+    out = tmp_path / shipped.name
+    shutil.copy(shipped, out)  # the rebuild keeps the fitted overhead of the file it replaces
+    import_aiconfigurator("h200", "vllm", out=out, name=shipped.stem)
+    old, new = json.loads(shipped.read_text()), json.loads(out.read_text())
+    for data in (old, new):
+        data["provenance"].pop("date")
+    assert new == old
+
+
+# ------------------------------------------------------------------ planning
+
+
+def test_a_plan_behind_a_response_cache_that_answers_everything_costs_what_the_run_costs(
+        tmp_path, capsys):
+    import json
+
+    from test_hostile_inputs import run_cli
+
+    scenario = tmp_path / "rc.yaml"
+    scenario.write_text(
+        "name: rc\nseed: 0\nmodel: Qwen3-Coder-30B-A3B\ngpu: H200\nprofile: null\n"
+        "trace: {path: azure2023_code.parquet, window: [240, 360], time_scale: 8.0}\n"
+        "tiers: [{name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.50}]\n"
+        "router: {policy: uniform, response_cache: {size: 200, popularity: {distinct: 2000,"
+        " exponent: 1.1}}}\nslo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\n")
+    code, err = run_cli(capsys, "plan", scenario, "--out", tmp_path / "plan", "--no-report")
+    assert code == 0 and "nan" not in err.lower()
+    plan = json.loads((tmp_path / "plan" / "plan.json").read_text())
+    code, _ = run_cli(capsys, "run", scenario, "--out", tmp_path / "run", "--no-report",
+                      "--no-baselines")
+    run = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert code == 0 and run["response_cache"]["hit_rate"] == 1.0
+    assert plan["plan"]["cost_usd"] == pytest.approx(run["cost_usd"], rel=1e-9)

@@ -104,6 +104,15 @@ def answered(scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
     return hits(found, cfg), key_source
 
 
+def last_answer_s(df: pd.DataFrame, hit: np.ndarray, lookup_s: float) -> float:
+    """When the response cache gives its last answer (a hit ends at its arrival plus the
+    lookup); 0 without hits. A run lasts at least until then (docs/metrics.md, duration), and
+    the planner sizes and prices its fleets for that long too."""
+    if not hit.any():
+        return 0.0
+    return float(df["arrival_s"].to_numpy(np.float64)[hit].max()) + lookup_s
+
+
 def hits(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
     """Which rows (in arrival order) the cache answers."""
     if cfg.mode == "top_n":

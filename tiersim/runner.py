@@ -70,7 +70,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     df, cache, end_s = prepared.df, None, 0.0
     if scenario.router.response_cache is not None:
         cache = response_cache.answered(scenario, df, source)
-        end_s = _cache_end(df, cache[0], scenario.router.response_cache.lookup_s)
+        end_s = response_cache.last_answer_s(df, cache[0],
+                                              scenario.router.response_cache.lookup_s)
         df = df[~cache[0]].reset_index(drop=True)
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s)
@@ -198,14 +199,6 @@ def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):
     tokens = df["input_tokens"].to_numpy(np.float64)[dropped] + output
     context = np.array([t.limits.max_model_len or np.inf for t in fleet.tiers])
     return tokens, tokens > context[tier]
-
-
-def _cache_end(df: pd.DataFrame, hit: np.ndarray, lookup_s: float) -> float:
-    """When the response cache gives its last answer (a hit ends at its arrival plus the
-    lookup); 0 without hits. The run lasts at least until then (docs/metrics.md, duration)."""
-    if not hit.any():
-        return 0.0
-    return float(df["arrival_s"].to_numpy(np.float64)[hit].max()) + lookup_s
 
 
 def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, router,

@@ -62,7 +62,7 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
     paid for (provisioned) until at least ``end_s``, as the run is (:func:`stretched_cost`)."""
     from tiersim.plan import Constraints, Planner, SimEvaluator
 
-    evaluator = SimEvaluator(scenario, source, df=df)
+    evaluator = SimEvaluator(scenario, source, df=df, end_s=end_s)
     constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)  # no floor:
     # every tier is sized; savings_result judges the floor
     start = {t.name: fleet.gpus for t in fleet.tiers}  # search from the run's GPU count

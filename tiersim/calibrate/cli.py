@@ -30,7 +30,9 @@ def parser() -> argparse.ArgumentParser:
     """The argument parser of ``tiersim calibrate``."""
     p = argparse.ArgumentParser(
         prog="tiersim calibrate",
-        description="Measure operator latency tables on this machine and write a profile JSON.")
+        description="Measure operator latency tables on this machine and write a profile JSON.",
+        epilog="To import NVIDIA's measured tables instead: tiersim calibrate --from "
+               "aiconfigurator --out P.json [--gpu h200] [--engine vllm] (needs tiersim[aic]).")
     p.add_argument("--device", default="cuda", help="cuda or cpu (default cuda)")
     p.add_argument("--model", default=None,
                    help="Qwen3-Coder-30B-A3B (default), Llama-3.1-8B, Llama-3.1-70B, "

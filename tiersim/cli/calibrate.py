@@ -56,6 +56,11 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
                                              name=args.name)
     typer.echo(f"wrote {args.out}: profile {profile.name!r}, {len(profile.tables)} measured "
                f"tables; {len(missing)} not in the data (roofline): {', '.join(missing) or '-'}")
+    if not profile.overhead_source.startswith("fitted"):
+        typer.echo("note: its per-iteration overhead is the roofline's assumption and it has no "
+                   "eager-step cost: the data holds neither; a rebuild over a profile that was "
+                   "fitted keeps its fitted values (write over the shipped file, or refit with "
+                   "benchmarks/fidelity_silicon.py --fit)")
     return 0
 
 

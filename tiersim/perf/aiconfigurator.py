@@ -959,7 +959,8 @@ def aic_model_path(name: str) -> str:
         import aiconfigurator_core
     except ImportError:
         raise ProfileError(
-            f"{name}: needs {AIC_PACKAGE} installed (pip install '{AIC_PACKAGE}=={AIC_PIN}')"
+            f"importing NVIDIA's tables needs {AIC_PACKAGE} (model {name[4:]} is read from it): "
+            f"pip install 'tiersim[aic]' (or '{AIC_PACKAGE}=={AIC_PIN}')"
         ) from None
     folder = Path(aiconfigurator_core.__file__).parent / "model_configs"
     path = folder / f"{name[4:]}_config.json"

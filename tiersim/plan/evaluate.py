@@ -116,7 +116,7 @@ class SimEvaluator:
     """Simulates designs of one scenario (see the module docstring); counts its simulations."""
 
     def __init__(self, scenario, source: str | None = None, cost_model: str | None = None,
-                 df: pd.DataFrame | None = None):
+                 df: pd.DataFrame | None = None, end_s: float = 0.0):
         from tiersim import inputs as runner  # the runner's own inputs (no import cycle)
 
         self.runner = runner
@@ -131,10 +131,13 @@ class SimEvaluator:
             df = runner.prepare(trace, infos, scenario, np.random.default_rng(self.seeds[0]),
                                 self.source).df
             if scenario.router.response_cache is not None:  # the fleet serves the misses
-                from tiersim.response_cache import answered
+                from tiersim.response_cache import answered, last_answer_s
 
-                df = df[~answered(scenario, df, self.source)[0]].reset_index(drop=True)
+                hit = answered(scenario, df, self.source)[0]
+                end_s = last_answer_s(df, hit, scenario.router.response_cache.lookup_s)
+                df = df[~hit].reset_index(drop=True)
         self.df = df
+        self.end_s = end_s  # the run lasts at least this long (a response cache's last answer)
         self._built: dict[tuple[str, int], BuiltTier | None] = {}
         self._routing: dict[Design, tuple] = {}
         self._tier_runs: dict[tuple, _TierRun] = {}
@@ -198,7 +201,8 @@ class SimEvaluator:
             a = router.assign(self.df, np.random.default_rng(self.seeds[2]))
             acc = expected_matrix(self.df, infos, self.basis(a))[np.arange(len(self.df)),
                                                                   a.final_tier]
-            self._routing[design] = (infos, a, float(acc.mean()))
+            # no request reaches the fleet (a response cache answered all): none it got wrong
+            self._routing[design] = (infos, a, float(acc.mean()) if acc.size else 1.0)
         return self._routing[design]
 
     def basis(self, a: Assignment) -> str:
@@ -300,7 +304,8 @@ class SimEvaluator:
         dropped = np.zeros(n, dtype=bool)
         for run in runs.values():
             dropped[run.rows] = run.dropped
-        duration = max([float(self.df["arrival_s"].max())]
+        arrivals = [float(self.df["arrival_s"].max())] if len(self.df) else []
+        duration = max([self.end_s, *arrivals]
                        + [r.last_finish for r in runs.values() if math.isfinite(r.last_finish)])
         exp = expected_matrix(self.df, infos, self.basis(a))[np.arange(n), a.final_tier]
         ttft = np.concatenate([r.ttft for r in runs.values()])
@@ -318,7 +323,7 @@ class SimEvaluator:
         e2e = np.concatenate([r.e2e for r in runs.values()])
         return Outcome(ttft_p99_s=metrics.percentile(ttft, 99),
                        tpot_p99_s=metrics.percentile(tpot, 99), dropped=int(dropped.sum()),
-                       accuracy=float(np.where(dropped, 0.0, exp).mean()),
+                       accuracy=float(np.where(dropped, 0.0, exp).mean()) if n else 1.0,
                        cost_usd=self._cost(design, replicas, runs, a, duration),
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99))
