@@ -170,3 +170,17 @@ def test_a_plan_behind_a_response_cache_that_answers_everything_costs_what_the_r
     run = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert code == 0 and run["response_cache"]["hit_rate"] == 1.0
     assert plan["plan"]["cost_usd"] == pytest.approx(run["cost_usd"], rel=1e-9)
+
+
+def test_a_held_data_parallel_layout_is_noted_when_a_tier_is_sized(tmp_path, capsys):
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    doc = tiny_doc()
+    doc["tiers"][1].update(gpus_per_replica=2, data_parallel=2)
+    path = write_yaml(tmp_path / "dp.yaml", doc)
+    code, err = run_cli(capsys, "run", path, "--out", tmp_path / "o", "--no-report")
+    assert code == 0
+    assert err.count("note: tier bf16: sized with data_parallel 2 at every GPU count it divides "
+                     "(1 below it); tensor parallelism alone at those counts is not tried: set "
+                     "data_parallel: 1 to size the tier that way") == 1

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from tiersim.errors import UnreachableFloor
+from tiersim.errors import Note, UnreachableFloor
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import PlanResult
@@ -87,6 +87,18 @@ class Constraints:
         """JSON form (no dropped request is always required too; see ``margins``)."""
         return {"ttft_p99_s": self.ttft_p99_s, "tpot_p99_s": self.tpot_p99_s,
                 "accuracy_floor": self.accuracy_floor}
+
+
+def _note_held_layouts(scenario) -> None:
+    """A note for each tier whose ``data_parallel`` the sizing holds: at a GPU count it divides
+    the ranks share the replica's GPUs, and tensor parallelism alone there is not tried."""
+    for tier in scenario.tiers:
+        dp = getattr(tier, "data_parallel", 1)
+        if dp > 1:
+            warnings.warn(Note(
+                f"tier {tier.name}: sized with data_parallel {dp} at every GPU count it divides "
+                "(1 below it); tensor parallelism alone at those counts is not tried: set "
+                "data_parallel: 1 to size the tier that way"), stacklevel=3)
 
 
 @dataclass
@@ -205,6 +217,7 @@ class Planner:
         self.gpu_options = tuple(gpu_options)
         self.gpus = {n: [g for g in sorted({*gpu_options, own[n]}) if self.evaluator.fits(n, g)]
                      for n in self.names}
+        _note_held_layouts(scenario)
         self.uniform_results: dict[str, DesignResult] = {}
         self.judged: list[dict[str, Any]] = []
 
