@@ -184,3 +184,29 @@ def test_a_held_data_parallel_layout_is_noted_when_a_tier_is_sized(tmp_path, cap
     assert err.count("note: tier bf16: sized with data_parallel 2 at every GPU count it divides "
                      "(1 below it); tensor parallelism alone at those counts is not tried: set "
                      "data_parallel: 1 to size the tier that way") == 1
+
+
+def test_a_split_tiers_uniform_baseline_names_its_split(tmp_path, capsys):
+    # the baseline of a 3P 2D run was sized at 4P 1D and shown as "5 x 2", the run's own size
+    import json
+    import os
+
+    from test_hostile_inputs import run_cli
+
+    from tiersim.results import UniformBaseline
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "tiersim", "scenarios", "disagg.yaml")) as handle:
+        text = handle.read().replace("prefill_replicas: 4", "prefill_replicas: 3").replace(
+            "decode_replicas: 1", "decode_replicas: 2")
+    path = tmp_path / "d.yaml"
+    path.write_text(text.replace("path: azure2023_code.parquet", "path: " + os.path.join(
+        root, "tiersim", "traces", "azure2023_code.parquet")))
+    code, err = run_cli(capsys, "run", path, "--out", tmp_path / "r", "--no-report")
+    assert code == 0, err
+    uniform = json.loads((tmp_path / "r" / "summary.json").read_text())["savings"]["uniform"]
+    baseline = UniformBaseline(tier="bf16", **uniform["bf16"])
+    assert baseline.prefill_replicas is not None
+    assert baseline.size() == (f"{baseline.replicas} x 2 ({baseline.prefill_replicas}P "
+                               f"{baseline.replicas - baseline.prefill_replicas}D)")
+    assert "prefill_replicas" not in UniformBaseline("t", 0.9, 1.0, 2, True, 1).to_json()

@@ -183,7 +183,9 @@ class UniformBaseline:
     """Every request on one tier: its accuracy and cost under the run's cost model.
 
     ``replicas`` is the simulated fleet's size (None for an estimate) of ``gpus_per_replica``
-    GPUs each; ``slo_met``: whether that fleet met the SLOs (None when not simulated).
+    GPUs each; ``slo_met``: whether that fleet met the SLOs (None when not simulated);
+    ``prefill_replicas``: a disaggregated tier's split, its prefill replicas of ``replicas``
+    (absent from the JSON for an aggregated tier).
     """
 
     tier: str
@@ -192,12 +194,24 @@ class UniformBaseline:
     replicas: int | None = None
     slo_met: bool | None = None
     gpus_per_replica: int | None = None
+    prefill_replicas: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
+        if self.prefill_replicas is None:
+            out.pop("prefill_replicas")
         return out
+
+    def size(self) -> str:
+        """``replicas x GPUs``, with a split tier's ``(nP mD)``; ``-`` for an estimate."""
+        if self.replicas is None:
+            return "-"
+        text = f"{self.replicas} x {self.gpus_per_replica or 1}"
+        if self.prefill_replicas is not None:
+            text += f" ({self.prefill_replicas}P {self.replicas - self.prefill_replicas}D)"
+        return text
 
 
 FLOOR_TOLERANCE = 1e-9

@@ -54,6 +54,7 @@ class UniformRun:
     tpot_p99_s: float | None
     e2e_p99_s: float | None
     missed: str | None = None
+    prefill_replicas: int | None = None  # a disaggregated tier's split: its prefill replicas
 
 
 def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
@@ -80,7 +81,8 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             accuracy=o.accuracy if o is not None else evaluator.routing(sized.design)[2],
             dropped=o.dropped if o is not None else 0,
             ttft_p99_s=o.ttft_p99_s if o else None, tpot_p99_s=o.tpot_p99_s if o else None,
-            e2e_p99_s=o.e2e_p99_s if o else None, missed=sized.missed))
+            e2e_p99_s=o.e2e_p99_s if o else None, missed=sized.missed,
+            prefill_replicas=o.tiers[name].prefill if o is not None else None))
     return out
 
 
@@ -117,7 +119,8 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
                               np.array([u.accuracy for u in served])) if served else None
     baselines = tuple(UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
                                       replicas=u.replicas, slo_met=u.slo_met,
-                                      gpus_per_replica=u.gpus_per_replica) for u in uniform)
+                                      gpus_per_replica=u.gpus_per_replica,
+                                      prefill_replicas=u.prefill_replicas) for u in uniform)
     return SavingsResult(
         method="simulated", cost_model=cost_model, routed_cost_usd=routed, accuracy=accuracy,
         accuracy_floor=floor, uniform=baselines,

@@ -221,6 +221,9 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
             rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
                          fmt(saving.vs_uniform_frac, " %", 100),
                          f"{saving.cost_model}; uniform fleets simulated"))
+    elif saving is not None and saving.uniform:
+        rows.append(("saved vs uniform", "-", "no uniform fleet meets the SLOs and this run's "
+                     "accuracy (or the floor): none to compare with (uniform fleets table)"))
     return rows
 
 
@@ -236,8 +239,7 @@ def baseline_table(r: RunResult):
         table.add_column(col, no_wrap=True)
     met = {True: "yes", False: "no", None: "-"}
     for b in saving.uniform:
-        size = "-" if b.replicas is None else f"{b.replicas} x {b.gpus_per_replica or 1}"
-        table.add_row(f"all {b.tier}", size, met[b.slo_met], met[saving.meets_floor(b)],
+        table.add_row(f"all {b.tier}", b.size(), met[b.slo_met], met[saving.meets_floor(b)],
                       fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd))
     table.add_row("routed (this run)", " + ".join(f"{t.replicas} x {t.gpus_per_replica}"
                                                   for t in r.tiers), met[saving.routed_slo_met],

@@ -20,6 +20,7 @@ design routes every request as a run of that scenario would), with two savings:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -74,6 +75,7 @@ class TierOutcome:
     tpot_p99_s: float | None
     dropped: int
     utilization: float | None
+    prefill: int | None = None  # a disaggregated tier's prefill replicas (the split it ran)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class _TierRun:
     dropped: np.ndarray
     last_finish: float
     busy_s: float
+    prefill: int | None = None  # a disaggregated tier's prefill replicas (the split kept)
 
 
 def scores_realised(scenario) -> bool:
@@ -263,8 +266,9 @@ class SimEvaluator:
             for prefill in self._splits(built, replicas):
                 result = self._simulate([built.spec(replicas, prefill)], df,
                                         Assignment(tier=zeros, escalate_to=zeros - 1))
-                runs.append(_tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
-                                      float(sum(result.busy_s[name]))))
+                run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
+                                float(sum(result.busy_s[name])))
+                runs.append(dataclasses.replace(run, prefill=prefill))
             self._tier_runs[key] = min(runs, key=self._split_score)
         return self._tier_runs[key]
 
@@ -315,7 +319,8 @@ class SimEvaluator:
             ttft_p99_s=metrics.percentile(r.ttft, 99), tpot_p99_s=metrics.percentile(r.tpot, 99),
             dropped=int(r.dropped.sum()),
             utilization=r.busy_s / (self.built(name, design.gpus(name)).spec(replicas[name])
-                                    .replicas * duration) if duration > 0 else None)
+                                    .replicas * duration) if duration > 0 else None,
+            prefill=r.prefill)
             for name, r in runs.items()}
         rate = self._provisioned(design, replicas, 3600.0)
         attributed = sum(r.busy_s * self.built(n, design.gpus(n)).usd_per_replica_second

@@ -187,7 +187,9 @@ def savings_section(run: RunResult) -> str:
     label = ("Savings (uniform fleets simulated)" if not s.estimated
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
-    rows = [[u.tier, u.replicas, u.gpus_per_replica, _met(u.slo_met),
+    rows = [[u.tier, u.replicas if u.prefill_replicas is None else
+             f"{u.replicas} ({u.prefill_replicas}P {u.replicas - u.prefill_replicas}D)",
+             u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
              u.accuracy, u.cost_usd] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(str(t.replicas) for t in run.tiers),
