@@ -210,3 +210,29 @@ def test_a_split_tiers_uniform_baseline_names_its_split(tmp_path, capsys):
     assert baseline.size() == (f"{baseline.replicas} x 2 ({baseline.prefill_replicas}P "
                                f"{baseline.replicas - baseline.prefill_replicas}D)")
     assert "prefill_replicas" not in UniformBaseline("t", 0.9, 1.0, 2, True, 1).to_json()
+
+
+# ------------------------------------------------------------------ traces
+
+
+def test_a_runs_notes_are_kept_in_its_summary_and_report(tmp_path, capsys):
+    import json
+
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    trace = tmp_path / "burst.csv"
+    rows = ["Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type"]
+    rows += [f"{i},ChatGPT,{100 + i},{0 if i < 2 else 20},{120 + i},Conversation log"
+             for i in range(40)]
+    trace.write_text("\n".join(rows) + "\n")
+    path = write_yaml(tmp_path / "b.yaml", tiny_doc(trace={"path": str(trace)}))
+    code, err = run_cli(capsys, "run", path, "--out", tmp_path / "o", "--no-baselines")
+    assert code == 0, err
+    notes = json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
+    assert notes == [f"{trace}: dropped 2 of 40 rows with 0 response tokens (failed requests in "
+                     "BurstGPT; first at row 1)",
+                     f"{trace}: times count from the first request kept (row 3, 2 s after the "
+                     "first row)"]
+    assert all(f"note: {n}" in err for n in notes)
+    assert "<h3>Notes</h3>" in (tmp_path / "o" / "report.html").read_text()

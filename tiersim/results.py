@@ -418,7 +418,8 @@ class RunResult:
     form for the cheapest and top tiers. ``sessions`` (agentic runs: per-task figures) and
     ``response_cache`` (runs with one: hits and savings) are None, and absent from the JSON,
     otherwise; with a response cache every other figure covers the requests the fleet served.
-    Every formula: ``docs/metrics.md``.
+    ``notes``: the run's notes as the command printed them (a trace's dropped rows, shifted
+    times ...), absent from the JSON when there are none. Every formula: ``docs/metrics.md``.
     """
 
     scenario: str
@@ -462,6 +463,7 @@ class RunResult:
     analytic: dict[str, Any] = field(default_factory=dict)
     sessions: SessionResult | None = None
     response_cache: ResponseCacheResult | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def accuracy_label(self) -> str:
@@ -482,6 +484,8 @@ class RunResult:
         out = _fields(self)
         out["tiers"] = {t.name: t.to_json() for t in self.tiers}
         out["tier_order"] = [t.name for t in self.tiers]  # JSON objects lose their order
+        if not self.notes:  # the run's notes (a trace's dropped rows ...): absent when none
+            out.pop("notes")
         for key in OPTIONAL_SECTIONS:  # present only in runs that have them
             section = getattr(self, key)
             if section is None:

@@ -58,10 +58,37 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     estimated. The files are written atomically
     (:func:`tiersim.outputs.write_run`), with ``report.html`` when ``report`` is true.
     """
-    source = str(scenario_path) if scenario_path is not None else scenario.source
-    _note_tier_order(scenario, source)
     if out_dir is not None:
         outputs.make_out_dir(Path(out_dir))
+    with _notes_kept() as notes:  # the run's notes (a trace's dropped rows ...) go in its summary
+        run, requests, result, fleet = _simulated(scenario, scenario_path, baselines)
+    run = dataclasses.replace(run, notes=tuple(notes))
+    if out_dir is not None:
+        outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
+                          scenario_yaml(scenario), report=report)
+    return run
+
+
+@contextlib.contextmanager
+def _notes_kept():
+    """The distinct texts of tiersim's notes raised inside, in order (a list filled when the
+    block ends); each is raised again, so the command still shows it, and any other warning
+    is shown as Python shows it."""
+    from tiersim.sweep.points import notes_of
+
+    kept: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        yield kept
+    kept.extend(notes_of(caught))
+    for note in kept:
+        warnings.warn(note, Note, stacklevel=3)
+
+
+def _simulated(scenario: Scenario, scenario_path, baselines: bool):
+    """The run's summary, request table, engine result and fleet (nothing written)."""
+    source = str(scenario_path) if scenario_path is not None else scenario.source
+    _note_tier_order(scenario, source)
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
@@ -91,10 +118,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     if cache is not None:
         run = dataclasses.replace(run, response_cache=_cache_effect(
             scenario, fleet, prepared, infos, cache, (run, requests), router, source))
-    if out_dir is not None:
-        outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
-                          scenario_yaml(scenario), report=report)
-    return run
+    return run, requests, result, fleet
 
 
 @contextlib.contextmanager

@@ -163,7 +163,15 @@ def run_headline(run: RunResult) -> str:
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
         ["FPR", r.fpr], ["FNR", r.fnr], ["escalation rate", r.escalation_rate],
         ["silent failure rate", r.silent_failure_rate]])
-    return out + savings_section(run) + agentic_section(run)
+    return out + savings_section(run) + agentic_section(run) + notes_section(run)
+
+
+def notes_section(run: RunResult) -> str:
+    """The run's notes, as the command printed them (none: nothing)."""
+    if not run.notes:
+        return ""
+    items = "".join(f"<li>{html.escape(note)}</li>" for note in run.notes)
+    return f"<h3>Notes</h3><ul>{items}</ul>"
 
 
 def agentic_section(run: RunResult) -> str:

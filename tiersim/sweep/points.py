@@ -88,7 +88,7 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
+def notes_of(caught: list[warnings.WarningMessage]) -> list[str]:
     """The distinct texts of tiersim's notes among ``caught``, in order; any other warning is
     shown as Python shows it. The notes travel with the point's record, and the sweep prints
     them once whatever worker raised them (:func:`show_notes`)."""
@@ -130,7 +130,7 @@ def execute(task: Task) -> dict[str, Any]:
         except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
             record.update(status="error", error=_one_line(error), summary=None,
                           traceback=traceback.format_exc(limit=8))
-    notes = _notes(caught)
+    notes = notes_of(caught)
     if notes:
         record["notes"] = notes
     record["wall_s"] = time.perf_counter() - t0
