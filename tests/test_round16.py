@@ -236,3 +236,80 @@ def test_a_runs_notes_are_kept_in_its_summary_and_report(tmp_path, capsys):
                      "first row)"]
     assert all(f"note: {n}" in err for n in notes)
     assert "<h3>Notes</h3>" in (tmp_path / "o" / "report.html").read_text()
+
+
+BURST = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+
+
+def _notes_of(path):
+    import warnings
+
+    from tiersim.trace.loader import read_trace
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = read_trace(path)
+    return loaded, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("name", ["plain.csv.zip", "plain.csv.gz", "plain.csv.xz",
+                                  "plain.csv.bz2"])
+def test_a_text_trace_named_like_an_archive_is_read_as_the_text_it_is(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(BURST + "".join(f"{i},ChatGPT,100,20,120,Conversation log\n"
+                                    for i in range(5)))
+    loaded, _ = _notes_of(path)
+    assert len(loaded.table) == 5
+
+
+def test_a_jsonl_trace_named_gz_is_read_as_text(tmp_path):
+    path = tmp_path / "t.jsonl.gz"
+    path.write_text("".join(f'{{"timestamp": {i}, "input_length": 100, "output_length": 5}}\n'
+                            for i in range(4)))
+    loaded, _ = _notes_of(path)
+    assert len(loaded.table) == 4
+
+
+def test_a_failed_burstgpt_row_with_no_prompt_is_dropped_not_refused(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text(BURST + "5,ChatGPT,472,18,490,Conversation log\n5,ChatGPT,0,0,0,"
+                    "Conversation log\n6,GPT-4,100,20,120,API log\n")
+    loaded, notes = _notes_of(path)
+    assert loaded.table["input_tokens"].tolist() == [472, 100]
+    assert any("its Model column names 2 models (ChatGPT 50%, GPT-4 50%)" in n for n in notes)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(BURST + "5,ChatGPT,472,18,490,x\n6,ChatGPT,0,3,3,x\n")
+    with pytest.raises(Exception) as err:
+        _notes_of(bad)
+    assert str(err.value) == (f"{bad}: row 2, column 'Request tokens': token count must be > 0 "
+                              "(got 0) in a request that did not fail; fix or remove the row "
+                              "(file line 3)")
+
+
+def test_a_canonical_traces_mooncake_hash_column_is_named_as_not_read(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text('arrival_s,input_tokens,output_tokens,hash_ids\n0.0,100,10,"[1,2]"\n')
+    _, notes = _notes_of(path)
+    assert any("column 'hash_ids' is not read: a canonical trace's prompt block hashes are "
+               "'prefix_hashes'" in n for n in notes)
+
+
+def test_timestamps_with_and_without_an_offset_are_refused(tmp_path):
+    path = tmp_path / "tz.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.5+02:00,100,"
+                    "10\n2024-05-10 00:00:01,100,10\n")
+    with pytest.raises(Exception) as err:
+        _notes_of(path)
+    assert str(err.value) == (
+        f"{path}: row 2, column 'TIMESTAMP': mixes timestamps with a UTC offset (or Z) and "
+        "without one (this row has none, so it would be read as UTC); write every timestamp "
+        "the same way (file line 3)")
+
+
+def test_a_bom_and_a_blank_line_before_the_header_do_not_shift_the_line_named(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbf\r\n" + BURST.encode() + b"5,ChatGPT,10,2,12,x\n"
+                     b"6,ChatGPT,-3,2,12,x\n")
+    with pytest.raises(Exception) as err:
+        _notes_of(path)
+    assert str(err.value).endswith("(file line 4)")

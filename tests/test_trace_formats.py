@@ -94,11 +94,14 @@ def test_burstgpt_drops_failed_requests_loudly(tmp_path):
     assert df["input_tokens"].tolist() == [472, 417]
     assert list(origin.notes) == [
         "dropped 2 of 4 rows with 0 response tokens (failed requests in BurstGPT; "
-        "first at row 2)"]
+        "first at row 2)",
+        "its Model column names 2 models (ChatGPT 50%, GPT-4 50%); their requests are served "
+        "as one stream by the scenario's model (filter the rows to study one)"]
 
 
 def test_burstgpt_without_failures_warns_nothing(tmp_path):
-    text = "\n".join(line for line in BURSTGPT.splitlines() if ",0," not in line) + "\n"
+    text = "\n".join(line.replace("GPT-4", "ChatGPT") for line in BURSTGPT.splitlines()
+                     if ",0," not in line) + "\n"  # one model: no note about a mix either
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         df, origin = load(write(tmp_path, "b.csv", text))

@@ -36,7 +36,7 @@ def read_raw_mmlu(mmlu_dir: Path) -> pd.DataFrame:
             contaminated = {json.loads(line)["eval_prompt"] for line in fh if line.strip()}
     frames = []
     for path in sorted(mmlu_dir.glob("mmlu_*.csv")):
-        raw = pd.read_csv(path)
+        raw = pd.read_csv(path, compression=None)
         frames.append(
             pd.DataFrame(
                 {

@@ -201,7 +201,9 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
         t = s
     else:
-        t = pd.to_datetime(s.astype("string"), format="ISO8601", utc=True, errors="coerce")
+        text = s.astype("string")
+        _one_zone_style(src, text, column)
+        t = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
     bad = t.isna().to_numpy()
     i = first_true(bad)
     if i is not None:
@@ -218,6 +220,21 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
         raise src.error("timestamp is outside the years 1678-2261 that nanosecond times "
                         "cover; write the real date", i, column)
     return t.dt.as_unit("ns").astype("int64").to_numpy()
+
+
+#: A time-zone designator at the end of an ISO 8601 time: ``Z`` or an offset such as ``+02:00``.
+_ZONE = r"(?:[Zz]|[+-]\d{2}(?::?\d{2})?)\s*$"
+
+
+def _one_zone_style(src: Source, text: pd.Series, column: str) -> None:
+    """Refuse a column that mixes times with and without a UTC offset: the ones without would
+    be read as UTC, silently hours from the others."""
+    zoned = text.str.contains(_ZONE, regex=True, na=False).to_numpy()
+    if zoned.any() and not zoned[text.notna().to_numpy()].all():
+        i = first_true(~zoned & text.notna().to_numpy())
+        raise src.error("mixes timestamps with a UTC offset (or Z) and without one (this row "
+                        "has none, so it would be read as UTC); write every timestamp the same "
+                        "way", i, column)
 
 
 def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> None:

@@ -63,9 +63,15 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.nd
 
 def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
     arrival = _seconds(src, raw, "Timestamp", 1.0)
-    inp = checks.tokens(src, raw["Request tokens"], "Request tokens")
+    # a failed request (0 response tokens) may log 0 request tokens too: it is dropped below,
+    # so only the rows kept must have a prompt
+    inp = checks.tokens(src, raw["Request tokens"], "Request tokens", allow_zero=True)
     out = checks.tokens(src, raw["Response tokens"], "Response tokens", allow_zero=True)
     keep = out > 0
+    empty = checks.first_true(keep & (inp == 0))
+    if empty is not None:
+        raise src.error("token count must be > 0 (got 0) in a request that did not fail; fix "
+                        "or remove the row", empty, "Request tokens")
     if not keep.any():
         raise src.error("every row has 0 response tokens (failed requests, which tiersim "
                         "drops), so no request is left; use the rows of successful requests",
@@ -82,7 +88,21 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
             table["arrival_s"] = table["arrival_s"] - start
             notes.append(f"times count from the first request kept (row "
                          f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
-    return table, notes
+    return table, notes + _burstgpt_models(raw, keep)
+
+
+def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
+    """A note when the log's ``Model`` column names several models: their requests are served
+    as one stream by the scenario's model."""
+    if "Model" not in raw.columns:
+        return []
+    shares = raw["Model"][keep].astype("string").value_counts(normalize=True, dropna=False)
+    if len(shares) < 2:
+        return []
+    mix = ", ".join(f"{name} {100 * share:.0f}%" for name, share in shares.head(4).items())
+    more = f" and {len(shares) - 4} more" if len(shares) > 4 else ""
+    return [f"its Model column names {len(shares)} models ({mix}{more}); their requests are "
+            "served as one stream by the scenario's model (filter the rows to study one)"]
 
 
 def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
@@ -111,7 +131,11 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     extra = canonical.optional_columns(raw, src)
     if "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
-    return canonical.build(ids, arrival, inp, out, extra), []
+    notes = []
+    if "hash_ids" in raw.columns and "prefix_hashes" not in raw.columns:
+        notes.append("column 'hash_ids' is not read: a canonical trace's prompt block hashes "
+                     "are 'prefix_hashes' (rename the column to model prefix caching with it)")
+    return canonical.build(ids, arrival, inp, out, extra), notes
 
 
 FORMATS: dict[str, Format] = {

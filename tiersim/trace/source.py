@@ -68,7 +68,7 @@ def file_line(path: str, header_lines: int, row: int) -> int:
     lines and the quoted line breaks the parsers skip (scanned only when an error is raised;
     ``row + header_lines`` when the file cannot be read again)."""
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:  # a BOM is no record
             if header_lines == 0:  # JSON lines: one record per non-blank line
                 records = (n for n, line in enumerate(handle, start=1) if line.strip())
             else:
@@ -313,7 +313,7 @@ def named_index_as_columns(df: pd.DataFrame, path: str | Path = "") -> pd.DataFr
 
 def _read_csv(p: Path) -> pd.DataFrame:
     try:
-        df = pd.read_csv(p)
+        df = pd.read_csv(p, compression=None)  # the bytes were checked: text, whatever the name
     except pd.errors.EmptyDataError:
         raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
     except pd.errors.ParserError as e:
@@ -357,7 +357,8 @@ default of 1 MiB refused a Mooncake line with a few hundred thousand hash ids)."
 def _read_jsonl(p: Path) -> pd.DataFrame:
     try:
         options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
-        return pa_json.read_json(p, read_options=options).to_pandas()
+        with pa.input_stream(str(p), compression=None) as stream:  # text, whatever the name
+            return pa_json.read_json(stream, read_options=options).to_pandas()
     except pa.ArrowInvalid as e:
         raise _jsonl_parse_error(p, e) from None
 
