@@ -4,6 +4,7 @@ a user sees, or the number that was wrong."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -313,3 +314,52 @@ def test_a_bom_and_a_blank_line_before_the_header_do_not_shift_the_line_named(tm
     with pytest.raises(Exception) as err:
         _notes_of(path)
     assert str(err.value).endswith("(file line 4)")
+
+
+# ------------------------------------------------------------------ models
+
+
+def test_a_per_tensor_fp8_moe_says_it_reads_the_block_fp8_rows():
+    from tiersim.perf import build_step_model
+
+    for precision, rows in (("fp8", "fp8_block"), ("nvfp4", "int4_wo")):
+        step = build_step_model("qwen3-coder-30b-a3b", precision, "h200", tp=1,
+                                profile="h200_aiconfigurator_vllm")
+        label = next(v for k, v in step.sources().items() if k.startswith("moe"))
+        assert label.endswith(f"({precision} read through its {rows} rows)")
+    bf16 = build_step_model("qwen3-coder-30b-a3b", "bf16", "h200", tp=1,
+                            profile="h200_aiconfigurator_vllm")
+    assert "read through" not in next(v for k, v in bf16.sources().items()
+                                      if k.startswith("moe"))
+
+
+def test_a_block_fp8_split_into_partial_blocks_is_noted(tmp_path, capsys):
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    from tiersim.hardware.hf_config import load_hf_config
+    from tiersim.perf.memory import block_split_problem
+
+    config = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48,
+              "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+              "vocab_size": 151936, "num_experts": 128, "num_experts_per_tok": 8,
+              "moe_intermediate_size": 768, "max_position_embeddings": 40960,
+              "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                      "activation_scheme": "dynamic"}}
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    model = load_hf_config(folder)
+    assert block_split_problem(model, "checkpoint", 2) == ""  # 384 = 3 blocks
+    assert block_split_problem(model, "checkpoint", 4, ep=4) == ""  # whole experts
+    assert block_split_problem(model, "bf16", 4) == ""
+    doc = tiny_doc(model=str(folder), router={"policy": "uniform"})
+    doc["tiers"] = [{"name": "ckpt", "precision": "checkpoint", "replicas": 1,
+                     "gpus_per_replica": 4, "cost_per_gpu_hour": 3.5,
+                     "accuracy": {"easy": 1.0, "hard": 0.8}}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert ("note: tier ckpt: its block-FP8 expert width 768 over 4 GPUs is 192 per GPU, not "
+            "whole 128-wide blocks: vLLM refuses to load that split in the versions that check "
+            "it; set expert_parallel or use fewer GPUs") in err

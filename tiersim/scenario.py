@@ -1076,12 +1076,33 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
                       scenario.draft_model_ref(tier))
         except (KeyError, ValueError, TiersimError) as err:
             return ("tiers", i), f"tier {tier.name!r}: {_one_line(err)}"
+    _note_block_splits(scenario)
     for i, tier in enumerate(scenario.tiers):
         if tier.model is not None and tier.accuracy is None:
             return ("tiers", i, "accuracy"), (f"tier {tier.name!r} serves its own model, so set "
                                               "its accuracy (the precision priors describe one "
                                               "checkpoint)")
     return _router_problem(scenario)
+
+
+def _note_block_splits(scenario: Scenario) -> None:
+    """A note per tier whose block-FP8 weights its GPUs split into partial blocks
+    (:func:`tiersim.perf.memory.block_split_problem`)."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.fleet import parallel
+    from tiersim.hardware import get_model
+    from tiersim.perf.memory import block_split_problem
+
+    for tier in scenario.tiers:
+        try:
+            problem = block_split_problem(get_model(scenario.tier_model_ref(tier)),
+                                          tier.precision, *parallel(tier))
+        except (KeyError, ValueError, TiersimError):
+            continue  # the checks above name it
+        if problem:
+            warnings.warn(Note(f"tier {tier.name}: {problem}"), stacklevel=3)
 
 
 def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:

@@ -303,7 +303,7 @@ COMMANDS = (
     ("plan", "tiersim.cli.plan", "plan", "Capacity plan: replicas needed per tier.", None),
     ("disagg", "tiersim.cli.disagg", "disagg",
      "Choose a tier's prefill/decode split against aggregated serving on the same GPUs.", None),
-    ("trace", "tiersim.cli.trace", "trace_app", "Inspect and convert request traces.", None),
+    ("trace", "tiersim.cli.trace", "trace_app", "Inspect request traces.", None),
     ("analytic", "tiersim.cli.analytic", "analytic_app",
      "The two-type closed form: savings of oracle routing over a static split.", None),
 )

@@ -122,6 +122,30 @@ def check_parallel(model: ModelArch, tp: int, dp: int = 1, ep: int = 1) -> None:
         )
 
 
+#: The output block of block-FP8 checkpoints (``weight_block_size`` [128, 128]).
+FP8_BLOCK = 128
+
+
+def block_split_problem(model: ModelArch, precision: str | Precision, tp: int, dp: int = 1,
+                        ep: int = 1) -> str:
+    """Why vLLM may refuse to load ``model``'s block-FP8 weights split this way ("" when
+    nothing is in the way): each GPU's share of a block-FP8 expert or MLP width must be whole
+    128-wide blocks (vLLM's ``Fp8LinearMethod`` / ``Fp8MoEMethod`` raise otherwise; expert
+    parallelism keeps experts whole)."""
+    formats = weight_formats(model, precision)
+    widths = []
+    if model.is_moe and formats.of("experts").name == "fp8_block":
+        widths.append(("expert width", model.expert_intermediate, moe_split(tp, dp, ep)[0]))
+    if model.dense_mlp_layers and model.intermediate and formats.of("mlp").name == "fp8_block":
+        widths.append(("MLP width", model.intermediate, tp))
+    for what, width, split in widths:
+        if split > 1 and (width // split) % FP8_BLOCK:
+            return (f"its block-FP8 {what} {width:,} over {split} GPUs is {width // split:,} "
+                    f"per GPU, not whole {FP8_BLOCK}-wide blocks: vLLM refuses to load that "
+                    "split in the versions that check it; set expert_parallel or use fewer GPUs")
+    return ""
+
+
 def moe_split(tp: int, dp: int = 1, ep: int = 1) -> tuple[int, int]:
     """``(moe_tp, moe_ep)``: how the experts of a ``tp x dp`` replica are split (vLLM: the
     expert layers span all ``tp x dp`` GPUs, ``ep`` of them by whole experts)."""

@@ -125,6 +125,11 @@ OP_DTYPE: dict[str, str | None] = {
 PADDED_OPS = frozenset({"gemm", "moe"})
 SOURCES = ("harness", "public", "roofline")
 _OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes", "timing")
+#: Tables NVIDIA's data measures through another format's rows, by (op, format): the rows the
+#: importer read (its notes start with them), named in the source label. vLLM's per-tensor FP8
+#: MoE runs its Triton fused-MoE kernel, timed in the data's block-FP8 rows; NVFP4 on Hopper runs
+#: the weight-only Marlin MoE kernel, timed in its INT4 rows.
+PROXY_ROWS = {("moe", "fp8"): "fp8_block", ("moe", "nvfp4"): "int4_wo"}
 #: Source-label prefix of an eagerly timed table read without its launch floor in graph steps.
 GRAPH_READ = "graph-read:"
 #: For an eagerly timed GEMM format, the graph-timed format whose kernel does no more work on the
@@ -248,9 +253,16 @@ class Profile:
         """How :meth:`ProfileOps.sources` names a table's origin.
 
         ``public`` tables read ``measured:<tool> <engine> <version>`` (e.g.
-        ``measured:aiconfigurator vllm 0.24.0``); ``harness`` and ``roofline`` are themselves.
+        ``measured:aiconfigurator vllm 0.24.0``), with ``(<format> read through its <rows>
+        rows)`` where the importer read another format's measurement (:data:`PROXY_ROWS`);
+        ``harness`` and ``roofline`` are themselves.
         """
-        return self._label(table.source, table.extra.get("engine_version"))
+        label = self._label(table.source, table.extra.get("engine_version"))
+        rows = PROXY_ROWS.get((table.op, table.dtype))
+        notes = str(table.extra.get("notes", ""))
+        if table.source == "public" and rows and notes.split(",")[0].strip() == rows:
+            label += f" ({table.dtype} read through its {rows} rows)"
+        return label
 
     def overhead_label(self) -> str:
         """The source label of the per-iteration overhead."""
