@@ -363,3 +363,12 @@ def test_a_block_fp8_split_into_partial_blocks_is_noted(tmp_path, capsys):
     assert ("note: tier ckpt: its block-FP8 expert width 768 over 4 GPUs is 192 per GPU, not "
             "whole 128-wide blocks: vLLM refuses to load that split in the versions that check "
             "it; set expert_parallel or use fewer GPUs") in err
+
+
+def test_a_split_comparison_names_the_link_its_latencies_assume():
+    from tiersim.cli.run import provenance_lines
+    from tiersim.paths import bundled
+
+    line = provenance_lines(bundled("scenarios", "disagg"))[0]
+    assert line.startswith("latencies simulated, step times from bf16: ")
+    assert line.endswith(" + scenario (bf16: prefill-to-decode link)")

@@ -49,7 +49,7 @@ def provenance_lines(path: Path) -> list[str]:
     from tiersim.errors import TiersimError
     from tiersim.fleet import build_fleet
     from tiersim.scenario import load_scenario
-    from tiersim.summary import profile_used, source_label
+    from tiersim.summary import latency_assumptions, profile_used, source_label
 
     try:
         scenario = load_scenario(path)
@@ -58,7 +58,9 @@ def provenance_lines(path: Path) -> list[str]:
         return ["latencies simulated; `tiersim run` on the planned scenario.yaml lists each "
                 "tier's step-time sources and the profile's fidelity"]
     steps = "; ".join(f"{t.name}: {source_label(t.step_model)}" for t in fleet.tiers)
-    return [f"latencies simulated, step times from {steps}",
+    assumed = " + ".join(latency_assumptions(scenario.tiers))
+    return [f"latencies simulated, step times from {steps}" + (f" + {assumed}" if assumed
+                                                                 else ""),
             fidelity.describe(profile_used(scenario, fleet).checked)]
 
 
