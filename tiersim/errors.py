@@ -79,3 +79,19 @@ class Note(UserWarning):
 class UnreachableFloor(Note):
     """The floor router's floor is above every routing it can find. The planner, which tries
     raised floors on purpose, reports this as the design's missed accuracy instead."""
+
+
+def notes_of(caught: list) -> list[str]:
+    """The distinct texts of tiersim's notes among ``caught`` (``warnings.WarningMessage``
+    records), in order; any other warning is shown as Python shows it. A sweep point's record
+    and a run's summary keep them."""
+    import warnings
+
+    notes: list[str] = []
+    for w in caught:
+        if w.category.__module__.startswith("tiersim."):
+            if str(w.message) not in notes:
+                notes.append(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return notes

@@ -27,7 +27,7 @@ import yaml
 
 from tiersim import fleet as fleet_mod
 from tiersim import outputs, response_cache, savings, session_metrics, summary
-from tiersim.errors import Note
+from tiersim.errors import Note, notes_of
 from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
@@ -74,8 +74,6 @@ def _notes_kept():
     """The distinct texts of tiersim's notes raised inside, in order (a list filled when the
     block ends); each is raised again, so the command still shows it, and any other warning
     is shown as Python shows it."""
-    from tiersim.sweep.points import notes_of
-
     kept: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")

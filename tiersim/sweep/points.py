@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, notes_of
 from tiersim.sweep.atomic import write_point
 from tiersim.sweep.axes import Point
 from tiersim.sweep.inputs import point_inputs
@@ -88,20 +88,6 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def notes_of(caught: list[warnings.WarningMessage]) -> list[str]:
-    """The distinct texts of tiersim's notes among ``caught``, in order; any other warning is
-    shown as Python shows it. The notes travel with the point's record, and the sweep prints
-    them once whatever worker raised them (:func:`show_notes`)."""
-    notes: list[str] = []
-    for w in caught:
-        if w.category.__module__.startswith("tiersim."):
-            if str(w.message) not in notes:
-                notes.append(str(w.message))
-        else:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    return notes
-
-
 def show_notes(record: dict[str, Any]) -> None:
     """Raise a finished point's notes again where the sweep runs (the CLI prints each distinct
     one once)."""
@@ -130,7 +116,7 @@ def execute(task: Task) -> dict[str, Any]:
         except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
             record.update(status="error", error=_one_line(error), summary=None,
                           traceback=traceback.format_exc(limit=8))
-    notes = notes_of(caught)
+    notes = notes_of(caught)  # they travel with the record; the sweep prints each once
     if notes:
         record["notes"] = notes
     record["wall_s"] = time.perf_counter() - t0
