@@ -304,7 +304,7 @@ COMMANDS = (
     ("disagg", "tiersim.cli.disagg", "disagg",
      "Choose a tier's prefill/decode split against aggregated serving on the same GPUs.", None),
     ("trace", "tiersim.cli.trace", "trace_app", "Inspect request traces.", None),
-    ("analytic", "tiersim.cli.analytic", "analytic_app",
+    ("analytic", "tiersim.cli.analytic", "analytic",
      "The two-type closed form: savings of oracle routing over a static split.", None),
 )
 """(name, module, attribute, help, context settings) of every command."""
