@@ -164,3 +164,51 @@ def test_the_shipped_profile_reads_measured_delta_net_kernels(tmp_path):
     times = step.decode_times(1, np.array([2048.0]))[0], step.decode_times(64, np.array([
         64 * 2048.0]))[0]
     assert times[0] < times[1]
+
+
+# ------------------------------------------------------------------ round 16, from outside
+
+
+def test_speculative_decoding_keeps_a_state_per_position_and_a_hybrid_drafts_too(tmp_path):
+    m = load_hf_config(_write(tmp_path, QWEN35_397B))
+    one = state_blocks(m, tp=8, block_size=16)
+    assert state_blocks(m, tp=8, block_size=16, copies=4) == math.ceil(
+        4 * m.state_bytes_per_seq(8) / (kv_bytes_per_token(m, "bf16", 8) * 16))
+    assert state_blocks(m, tp=8, block_size=16, copies=4) > 3 * one
+    # a hybrid draft's state joins the target's (and its KV per token the block's size)
+    with_draft = state_blocks(m, tp=8, block_size=16, draft=m)
+    assert with_draft == math.ceil(2 * m.state_bytes_per_seq(8)
+                                   / (2 * kv_bytes_per_token(m, "bf16", 8) * 16))
+
+
+def test_a_split_tier_moves_the_recurrent_state_with_the_kv():
+    from tiersim.engine import Disagg
+
+    link = Disagg(1, 1, 1e9, 0.0, kv_bytes_per_token=1000.0, state_bytes=5e6)
+    assert link.transfer_s(1000) == pytest.approx((1000 * 1000.0 + 5e6) / 1e9)
+
+
+def test_a_hybrid_states_dtype_must_be_a_name(tmp_path):
+    folder = _write(tmp_path, {**QWEN35_397B, "mamba_ssm_dtype": ["float32"]})
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(folder)
+    assert str(err.value) == (f"{folder / 'config.json'}: key 'mamba_ssm_dtype': must be one of "
+                              "float32, bfloat16, float16 (got ['float32'])")
+
+
+def test_prefix_caching_a_hybrid_is_noted(tmp_path, capsys):
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    folder = _write(tmp_path, {**QWEN35_397B, "num_hidden_layers": 8, "layer_types":
+                               ["linear_attention"] * 6 + ["full_attention"] * 2,
+                               "num_experts": 64})
+    doc = tiny_doc(model=str(folder), router={"policy": "uniform"})
+    doc["tiers"] = [{"name": "h", "precision": "bf16", "replicas": 1, "gpus_per_replica": 1,
+                     "cost_per_gpu_hour": 3.5, "accuracy": 0.9,
+                     "scheduler": {"enable_prefix_caching": True}}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert ("note: tier h: its model's delta-net layers need their recurrent state at a cached "
+            "prefix's end") in err

@@ -131,8 +131,9 @@ def limits(tier: TierConfig, model_ref: str | None = None,
     state = 0
     if model_ref:
         tp = parallel(tier)[0]
+        copies = 1 + (tier.speculative.k if tier.speculative is not None else 0)
         state = state_blocks(get_model(model_ref), tp, sched.block_size, tier.kv_dtype,
-                             None if draft_ref is None else get_model(draft_ref))
+                             None if draft_ref is None else get_model(draft_ref), copies)
     return SchedulerLimits(
         max_num_seqs=sched.max_num_seqs, max_num_batched_tokens=sched.max_num_batched_tokens,
         block_size=sched.block_size, watermark=sched.watermark,
@@ -211,9 +212,11 @@ def disagg(model_ref: str, tier: TierConfig) -> Disagg | None:
     cfg = tier.disaggregation
     if cfg is None:
         return None
-    per_token = kv_bytes_per_token(get_model(model_ref), tier.kv_dtype, tier.tensor_parallel)
+    model = get_model(model_ref)
+    per_token = kv_bytes_per_token(model, tier.kv_dtype, tier.tensor_parallel)
     return Disagg(cfg.prefill_replicas, cfg.decode_replicas, cfg.link_gb_s * 1e9,
-                  cfg.latency_us * 1e-6, per_token)
+                  cfg.latency_us * 1e-6, per_token,
+                  model.state_bytes_per_seq(tier.tensor_parallel))
 
 
 def lockstep(model_ref: str, tier: TierConfig) -> int:

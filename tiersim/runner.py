@@ -203,7 +203,10 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
         reasons.append(f"{int(too_long.sum()):,} longer (prompt + output) than their tier's "
                        "context")
     if not too_long.all():
-        reasons.append(f"{int((~too_long).sum()):,} larger than one replica's KV cache")
+        state = max(t.limits.state_blocks * t.limits.block_size for t in fleet.tiers)
+        held = (f" with the {state:,} tokens' worth of blocks each sequence's delta-net state "
+                "holds") if state else ""
+        reasons.append(f"{int((~too_long).sum()):,} larger than one replica's KV cache{held}")
     warnings.warn(f"{source}: {len(tokens):,} of {len(dropped):,} requests were dropped, never "
                   f"served ({' and '.join(reasons)}, up to {int(tokens.max()):,} tokens); they "
                   "count as dropped in every figure", Note, stacklevel=2)

@@ -1077,6 +1077,7 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
         except (KeyError, ValueError, TiersimError) as err:
             return ("tiers", i), f"tier {tier.name!r}: {_one_line(err)}"
     _note_block_splits(scenario)
+    _note_hybrid_caching(scenario)
     for i, tier in enumerate(scenario.tiers):
         if tier.model is not None and tier.accuracy is None:
             return ("tiers", i, "accuracy"), (f"tier {tier.name!r} serves its own model, so set "
@@ -1103,6 +1104,30 @@ def _note_block_splits(scenario: Scenario) -> None:
             continue  # the checks above name it
         if problem:
             warnings.warn(Note(f"tier {tier.name}: {problem}"), stacklevel=3)
+
+
+def _note_hybrid_caching(scenario: Scenario) -> None:
+    """A note per tier caching prefixes of a gated delta-net model: a cached prefix also needs
+    the recurrent state at its end, which the prefix cache and offload levels do not hold."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.hardware import get_model
+
+    for tier in scenario.tiers:
+        sched = tier.scheduler
+        if not (sched.enable_prefix_caching or sched.kv_offload):
+            continue
+        try:
+            hybrid = get_model(scenario.tier_model_ref(tier)).is_hybrid
+        except (KeyError, ValueError, TiersimError):
+            continue  # the checks above name it
+        if hybrid:
+            warnings.warn(Note(
+                f"tier {tier.name}: its model's delta-net layers need their recurrent state at "
+                "a cached prefix's end, which tiersim's prefix cache and offload levels do not "
+                "hold or move: hit rates read high and loads fast (vLLM keeps a state per "
+                "cached block, several times a block's KV)"), stacklevel=3)
 
 
 def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:

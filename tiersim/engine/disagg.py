@@ -24,6 +24,7 @@ class Disagg:
     bandwidth_bytes_per_s: float
     latency_s: float = 0.0
     kv_bytes_per_token: float = 0.0
+    state_bytes: float = 0.0  # a delta-net model's per-sequence state, moved with the KV
 
     def __post_init__(self) -> None:
         if self.prefill < 1 or self.decode < 1:
@@ -33,5 +34,7 @@ class Disagg:
             raise ValueError("disaggregation link: bandwidth must be > 0 and latency >= 0")
 
     def transfer_s(self, prompt_tokens: int) -> float:
-        """Seconds to move a prompt's KV from its prefill replica to a decode replica."""
-        return self.latency_s + prompt_tokens * self.kv_bytes_per_token / self.bandwidth_bytes_per_s
+        """Seconds to move a prompt's KV (and a delta-net model's recurrent state) from its
+        prefill replica to a decode replica."""
+        moved = prompt_tokens * self.kv_bytes_per_token + self.state_bytes
+        return self.latency_s + moved / self.bandwidth_bytes_per_s

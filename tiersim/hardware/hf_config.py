@@ -312,7 +312,7 @@ def _state_bytes(cfg: _Config) -> int:
     value = cfg.data.get("mamba_ssm_dtype")
     if value is None:
         return 2
-    if value not in STATE_DTYPES:
+    if not isinstance(value, str) or value not in STATE_DTYPES:
         raise cfg.error("mamba_ssm_dtype", f"must be one of {', '.join(STATE_DTYPES)} "
                         f"(got {shown(value)})")
     return STATE_DTYPES[value]

@@ -20,9 +20,14 @@ PyTorch's allocator:
   fused-MoE kernel keeps one intermediate row per (token, expert) pair.
 
 Gated delta-net layers (Qwen3-Next, Qwen3.5) hold no KV per token; each running sequence holds
-their fixed state instead (:meth:`ModelArch.state_bytes_per_seq`), charged as whole KV blocks
-of the shared pool (:func:`state_blocks`; the scheduler's ``state_blocks``), as vLLM's hybrid
-allocator pages it. KV bytes per token count the softmax layers only.
+their fixed state instead (:meth:`ModelArch.state_bytes_per_seq`; ``1 + k`` copies with ``k``
+speculative tokens), charged as whole KV blocks of the shared pool (:func:`state_blocks`; the
+scheduler's ``state_blocks``). KV bytes per token count the softmax layers only. An
+approximation: vLLM's hybrid allocator also enlarges the attention block so that one page
+holds one layer's state (544 tokens for Qwen3-Next on one GPU), so a short request holds at
+least one such block; tiersim keeps the scheduler's block size, so for many short requests
+it fits up to about a quarter more sequences than vLLM does. The prefix cache and KV offload
+levels do not model the recurrent state a cached prefix also needs (a note says so).
 
 KV bytes per token count every softmax layer, sliding-window layers too (gpt-oss): vLLM's hybrid
 allocator gives those layers only a window's worth of blocks, so for long sequences this
@@ -226,12 +231,15 @@ def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) ->
 
 
 def state_blocks(model: ModelArch, tp: int = 1, block_size: int = 16, kv_dtype: str = "bf16",
-                 draft: ModelArch | None = None) -> int:
+                 draft: ModelArch | None = None, copies: int = 1) -> int:
     """KV blocks one running sequence's fixed state takes (gated delta-net layers: the
-    recurrent state of :meth:`ModelArch.state_bytes_per_seq`; 0 for a model without them): the
-    state rounded up to whole blocks of :func:`kv_capacity_blocks`'s size, as vLLM's hybrid
-    allocator gives each sequence whole pages of one shared pool for its state."""
-    state = model.state_bytes_per_seq(tp)
+    recurrent state of :meth:`ModelArch.state_bytes_per_seq`, a hybrid draft model's too; 0
+    for models without them): the state rounded up to whole blocks of
+    :func:`kv_capacity_blocks`'s size, as vLLM's hybrid allocator gives each sequence whole
+    pages of one shared pool for its state. ``copies``: states kept per sequence (vLLM keeps
+    ``1 + k`` with ``k`` speculative tokens, one per position a verify step may stop at)."""
+    state = copies * (model.state_bytes_per_seq(tp)
+                      + (draft.state_bytes_per_seq(tp) if draft is not None else 0.0))
     if not state:
         return 0
     per_token = kv_bytes_per_token(model, kv_dtype, tp)
