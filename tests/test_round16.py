@@ -231,11 +231,12 @@ def test_a_runs_notes_are_kept_in_its_summary_and_report(tmp_path, capsys):
     code, err = run_cli(capsys, "run", path, "--out", tmp_path / "o", "--no-baselines")
     assert code == 0, err
     notes = json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
-    assert notes == [f"{trace}: dropped 2 of 40 rows with 0 response tokens (failed requests in "
-                     "BurstGPT; first at row 1)",
-                     f"{trace}: times count from the first request kept (row 3, 2 s after the "
+    # kept with file names, not the folder the command ran from: same seed, same bytes
+    assert notes == ["burst.csv: dropped 2 of 40 rows with 0 response tokens (failed requests "
+                     "in BurstGPT; first at row 1)",
+                     "burst.csv: times count from the first request kept (row 3, 2 s after the "
                      "first row)"]
-    assert all(f"note: {n}" in err for n in notes)
+    assert all(f"note: {trace}{n.removeprefix('burst.csv')}" in err for n in notes)
     assert "<h3>Notes</h3>" in (tmp_path / "o" / "report.html").read_text()
 
 
@@ -293,6 +294,24 @@ def test_a_canonical_traces_mooncake_hash_column_is_named_as_not_read(tmp_path):
     _, notes = _notes_of(path)
     assert any("column 'hash_ids' is not read: a canonical trace's prompt block hashes are "
                "'prefix_hashes'" in n for n in notes)
+
+
+def test_a_date_alone_has_no_offset(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10,100,10\n"
+                    "2024-05-10 00:00:01,100,10\n")
+    loaded, _ = _notes_of(path)
+    assert loaded.table["arrival_s"].tolist() == [0.0, 1.0]
+
+
+def test_a_burstgpt_model_mix_note_reads_its_shares_plainly(tmp_path):
+    path = tmp_path / "b.csv"
+    rows = [f"{i},ChatGPT,100,20,120,x" for i in range(300)]
+    rows += ["300, chatgpt ,100,20,120,x", "301,GPT-4,100,20,120,x", "302,,100,20,120,x"]
+    path.write_text(BURST + "\n".join(rows) + "\n")
+    _, notes = _notes_of(path)
+    assert any("its Model column names 3 models (ChatGPT 99%, GPT-4 <1%, (blank) <1%)" in n
+               for n in notes)
 
 
 def test_timestamps_with_and_without_an_offset_are_refused(tmp_path):
@@ -360,9 +379,18 @@ def test_a_block_fp8_split_into_partial_blocks_is_noted(tmp_path, capsys):
     code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
                         tmp_path / "o", "--no-baselines", "--no-report")
     assert code == 0, err
-    assert ("note: tier ckpt: its block-FP8 expert width 768 over 4 GPUs is 192 per GPU, not "
-            "whole 128-wide blocks: vLLM refuses to load that split in the versions that check "
-            "it; set expert_parallel or use fewer GPUs") in err
+    note = ("tier ckpt: its block-FP8 expert width 768 over 4 GPUs is 192 per GPU, not whole "
+            "128-wide blocks: vLLM refuses to load that split in the versions that check it; "
+            "set expert_parallel, or split it over 1 or 2 GPUs")
+    assert f"note: {note}" in err
+    assert note in json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
+    dense = {**config, "model_type": "qwen2", "intermediate_size": 8960}
+    for key in ("num_experts", "num_experts_per_tok", "moe_intermediate_size"):
+        dense.pop(key)
+    (folder / "config.json").write_text(json.dumps(dense))
+    assert block_split_problem(load_hf_config(folder), "checkpoint", 4).endswith(
+        "not whole 128-wide blocks: vLLM refuses to load that split in the versions that check "
+        "it; split it over 1 or 2 GPUs")
 
 
 def test_a_split_comparison_names_the_link_its_latencies_assume():

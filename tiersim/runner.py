@@ -27,7 +27,7 @@ import yaml
 
 from tiersim import fleet as fleet_mod
 from tiersim import outputs, response_cache, savings, session_metrics, summary
-from tiersim.errors import Note, notes_of
+from tiersim.errors import Note, TiersimError, notes_of
 from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
@@ -41,7 +41,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     tier_specs,
 )
 from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
-from tiersim.scenario import Scenario, resolve_file_ref, resolve_model_ref
+from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
 """Columns of requests.parquet, in order."""
@@ -62,7 +62,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
         outputs.make_out_dir(Path(out_dir))
     with _notes_kept() as notes:  # the run's notes (a trace's dropped rows ...) go in its summary
         run, requests, result, fleet = _simulated(scenario, scenario_path, baselines)
-    run = dataclasses.replace(run, notes=tuple(notes))
+    source = str(scenario_path) if scenario_path is not None else scenario.source
+    run = dataclasses.replace(run, notes=_portable(notes, scenario, source))
     if out_dir is not None:
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
                           scenario_yaml(scenario), report=report)
@@ -83,10 +84,29 @@ def _notes_kept():
         warnings.warn(note, Note, stacklevel=3)
 
 
+def _portable(notes: list[str], scenario: Scenario, source: str) -> tuple[str, ...]:
+    """The notes as the summary keeps them: the scenario's and its trace's paths by file name,
+    so the same scenario and seed write the same bytes from any folder."""
+    from tiersim.paths import resolve_trace_path
+
+    paths = {source}
+    folder = Path(source).parent if Path(source).is_file() else None
+    with contextlib.suppress(TiersimError):  # a trace that cannot be found raised already
+        paths.add(str(resolve_trace_path(scenario.trace.path, folder)))
+    out = []
+    for note in notes:
+        for path in sorted(paths, key=len, reverse=True):
+            if path and path != Path(path).name:
+                note = note.replace(path, Path(path).name)
+        out.append(note)
+    return tuple(out)
+
+
 def _simulated(scenario: Scenario, scenario_path, baselines: bool):
     """The run's summary, request table, engine result and fleet (nothing written)."""
     source = str(scenario_path) if scenario_path is not None else scenario.source
     _note_tier_order(scenario, source)
+    check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)

@@ -1076,14 +1076,19 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
                       scenario.draft_model_ref(tier))
         except (KeyError, ValueError, TiersimError) as err:
             return ("tiers", i), f"tier {tier.name!r}: {_one_line(err)}"
-    _note_block_splits(scenario)
-    _note_hybrid_caching(scenario)
     for i, tier in enumerate(scenario.tiers):
         if tier.model is not None and tier.accuracy is None:
             return ("tiers", i, "accuracy"), (f"tier {tier.name!r} serves its own model, so set "
                                               "its accuracy (the precision priors describe one "
                                               "checkpoint)")
     return _router_problem(scenario)
+
+
+def check_layouts(scenario: Scenario) -> None:
+    """Notes on the tiers as configured that do not stop a run: block-FP8 weights split into
+    partial blocks, prefix caching a gated delta-net model."""
+    _note_block_splits(scenario)
+    _note_hybrid_caching(scenario)
 
 
 def _note_block_splits(scenario: Scenario) -> None:

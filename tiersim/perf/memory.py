@@ -145,9 +145,12 @@ def block_split_problem(model: ModelArch, precision: str | Precision, tp: int, d
         widths.append(("MLP width", model.intermediate, tp))
     for what, width, split in widths:
         if split > 1 and (width // split) % FP8_BLOCK:
+            whole = [g for g in (1, 2, 4, 8) if width % g == 0 and (width // g) % FP8_BLOCK == 0]
+            fix = "set expert_parallel, or " if what == "expert width" else ""
             return (f"its block-FP8 {what} {width:,} over {split} GPUs is {width // split:,} "
                     f"per GPU, not whole {FP8_BLOCK}-wide blocks: vLLM refuses to load that "
-                    "split in the versions that check it; set expert_parallel or use fewer GPUs")
+                    f"split in the versions that check it; {fix}split it over "
+                    f"{' or '.join(map(str, whole))} GPUs")
     return ""
 
 

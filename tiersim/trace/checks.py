@@ -222,8 +222,9 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     return t.dt.as_unit("ns").astype("int64").to_numpy()
 
 
-#: A time-zone designator at the end of an ISO 8601 time: ``Z`` or an offset such as ``+02:00``.
-_ZONE = r"(?:[Zz]|[+-]\d{2}(?::?\d{2})?)\s*$"
+#: A time of day followed by a time-zone designator at the end of an ISO 8601 value: ``Z`` or
+#: an offset such as ``+02:00`` (a date alone, ``2024-05-10``, carries none).
+_ZONE = r"[Tt\s]\d{2}(?::?\d{2})*(?:[.,]\d+)?\s*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)\s*$"
 
 
 def _one_zone_style(src: Source, text: pd.Series, column: str) -> None:

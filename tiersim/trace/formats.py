@@ -96,13 +96,21 @@ def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     as one stream by the scenario's model."""
     if "Model" not in raw.columns:
         return []
-    shares = raw["Model"][keep].astype("string").value_counts(normalize=True, dropna=False)
+    names = raw["Model"][keep].astype("string").str.strip()
+    names = names.where(names.fillna("") != "", "(blank)")
+    shares = names.str.casefold().value_counts(normalize=True, dropna=False)
     if len(shares) < 2:
         return []
-    mix = ", ".join(f"{name} {100 * share:.0f}%" for name, share in shares.head(4).items())
+    shown = names.groupby(names.str.casefold()).first()  # each name as first spelled
+    mix = ", ".join(f"{shown[key]} {_percent(share)}" for key, share in shares.head(4).items())
     more = f" and {len(shares) - 4} more" if len(shares) > 4 else ""
     return [f"its Model column names {len(shares)} models ({mix}{more}); their requests are "
             "served as one stream by the scenario's model (filter the rows to study one)"]
+
+
+def _percent(share: float) -> str:
+    """A share as a whole percentage, "<1%" for a small one that is not none."""
+    return "<1%" if 0 < share < 0.005 else f"{100 * share:.0f}%"
 
 
 def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
