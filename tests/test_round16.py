@@ -205,7 +205,9 @@ def test_a_split_tiers_uniform_baseline_names_its_split(tmp_path, capsys):
         root, "tiersim", "traces", "azure2023_code.parquet")))
     code, err = run_cli(capsys, "run", path, "--out", tmp_path / "r", "--no-report")
     assert code == 0, err
-    uniform = json.loads((tmp_path / "r" / "summary.json").read_text())["savings"]["uniform"]
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["tiers"]["bf16"]["prefill_replicas"] == 3  # the run's own split: 3P 2D
+    uniform = summary["savings"]["uniform"]
     baseline = UniformBaseline(tier="bf16", **uniform["bf16"])
     assert baseline.prefill_replicas is not None
     assert baseline.size() == (f"{baseline.replicas} x 2 ({baseline.prefill_replicas}P "

@@ -101,7 +101,8 @@ class TierResult:
     fraction of the tier's prompt tokens found cached but so recomputed (not in
     ``prefix_hit_rate``); the three are absent from the JSON without offload levels.
     ``model``: the tier's own model when it names one (a cascade across models; absent from
-    the JSON otherwise: the run's ``model``).
+    the JSON otherwise: the run's ``model``). ``prefill_replicas``: a disaggregated tier's
+    prefill replicas of ``replicas`` (absent for an aggregated tier).
     """
 
     name: str
@@ -129,6 +130,7 @@ class TierResult:
     prefix_recompute_rate: float | None = None
     model: str | None = None
     dropped: int | None = None
+    prefill_replicas: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""
@@ -136,6 +138,8 @@ class TierResult:
         out.pop("name")
         if out["model"] is None:  # the run's model
             out.pop("model")
+        if out["prefill_replicas"] is None:  # an aggregated tier
+            out.pop("prefill_replicas")
         if not out["dropped"]:  # a tier that dropped nothing
             out.pop("dropped")
         if out["offload_loads"] is None:  # a tier without offload levels
@@ -208,10 +212,13 @@ class UniformBaseline:
         """``replicas x GPUs``, with a split tier's ``(nP mD)``; ``-`` for an estimate."""
         if self.replicas is None:
             return "-"
-        text = f"{self.replicas} x {self.gpus_per_replica or 1}"
-        if self.prefill_replicas is not None:
-            text += f" ({self.prefill_replicas}P {self.replicas - self.prefill_replicas}D)"
-        return text
+        return fleet_size(self.replicas, self.gpus_per_replica or 1, self.prefill_replicas)
+
+
+def fleet_size(replicas: int, gpus: int, prefill: int | None = None) -> str:
+    """``replicas x GPUs``, with a split tier's ``(nP mD)``."""
+    text = f"{replicas} x {gpus}"
+    return text if prefill is None else f"{text} ({prefill}P {replicas - prefill}D)"
 
 
 FLOOR_TOLERANCE = 1e-9

@@ -195,6 +195,8 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             attributed_cost_usd=cost.attributed_usd,
             step_time_source=source_label(tier.step_model),
             accuracy_source=accuracy_source.get(tier.name), dropped=dropped or None,
+            prefill_replicas=(tier.config.disaggregation.prefill_replicas
+                              if tier.config.disaggregation is not None else None),
             **prefix_fields(result, tier.name),
         ))
     return tuple(out)

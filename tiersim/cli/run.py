@@ -234,6 +234,8 @@ def baseline_table(r: RunResult):
     run, in the run's cost model."""
     from rich.table import Table
 
+    from tiersim.results import fleet_size
+
     saving = r.savings
     table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model}; "
                         f"{r.floor_words()})", title_justify="left")
@@ -243,7 +245,8 @@ def baseline_table(r: RunResult):
     for b in saving.uniform:
         table.add_row(f"all {b.tier}", b.size(), met[b.slo_met], met[saving.meets_floor(b)],
                       fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd))
-    table.add_row("routed (this run)", " + ".join(f"{t.replicas} x {t.gpus_per_replica}"
+    table.add_row("routed (this run)", " + ".join(fleet_size(t.replicas, t.gpus_per_replica,
+                                                             t.prefill_replicas)
                                                   for t in r.tiers), met[saving.routed_slo_met],
                   met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100, digits=4),
                   fmt(saving.routed_cost_usd))

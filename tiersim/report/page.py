@@ -200,7 +200,10 @@ def savings_section(run: RunResult) -> str:
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
              u.accuracy, u.cost_usd] for u in s.uniform]
-    rows.append(["routed (this run)", " + ".join(str(t.replicas) for t in run.tiers),
+    rows.append(["routed (this run)", " + ".join(
+        str(t.replicas) if t.prefill_replicas is None else
+        f"{t.replicas} ({t.prefill_replicas}P {t.replicas - t.prefill_replicas}D)"
+        for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
                  _met(s.routed_floor_met), s.accuracy, s.routed_cost_usd])
     unlike = (f"not comparable: this fleet misses {s.missed}, the uniform fleets are held to "
