@@ -31,6 +31,17 @@ def tiny_doc(**overrides) -> dict:
     return doc
 
 
+def disagg_file(path: Path, *edits: tuple[str, str]) -> Path:
+    """The bundled ``disagg.yaml`` with each ``(old, new)`` text edit made and its trace path
+    absolute, written to ``path``."""
+    text = (REPO / "tiersim" / "scenarios" / "disagg.yaml").read_text()
+    for old, new in edits:
+        text = text.replace(old, new)
+    trace = REPO / "tiersim" / "traces" / "azure2023_code.parquet"
+    path.write_text(text.replace("path: azure2023_code.parquet", f"path: {trace}"))
+    return path
+
+
 def write_yaml(path: Path, doc: dict) -> Path:
     """Write ``doc`` as YAML (block style, keys in insertion order) and return the path."""
     path.write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import tiny_doc, write_yaml
+from conftest import disagg_file, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.perf.profile import AnchoredTable, Profile, ProfileOps, Table, monotone
@@ -177,12 +177,8 @@ def test_a_planned_scenario_keeps_data_parallel_only_where_it_divides_the_gpus(t
 
 def test_a_disaggregated_tier_is_sized_at_its_best_split(tmp_path, capsys):
     # sized at the scenario's prefill:decode ratio, then split: 7 x TP2 where 5 meet the SLOs
-    with open(os.path.join(ROOT, "tiersim", "scenarios", "disagg.yaml")) as handle:
-        text = handle.read().replace("replicas: 5", "replicas: 2").replace(
-            "prefill_replicas: 4", "prefill_replicas: 1")
-    path = tmp_path / "d.yaml"
-    path.write_text(text.replace("path: azure2023_code.parquet", "path: " + os.path.join(
-        ROOT, "tiersim", "traces", "azure2023_code.parquet")))
+    path = disagg_file(tmp_path / "d.yaml", ("replicas: 5", "replicas: 2"),
+                       ("prefill_replicas: 4", "prefill_replicas: 1"))
     code, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report",
                         "--gpus-per-replica", "2")
     assert code == 0, err

@@ -189,20 +189,13 @@ def test_a_held_data_parallel_layout_is_noted_when_a_tier_is_sized(tmp_path, cap
 
 def test_a_split_tiers_uniform_baseline_names_its_split(tmp_path, capsys):
     # the baseline of a 3P 2D run was sized at 4P 1D and shown as "5 x 2", the run's own size
-    import json
-    import os
-
+    from conftest import disagg_file
     from test_hostile_inputs import run_cli
 
     from tiersim.results import UniformBaseline
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, "tiersim", "scenarios", "disagg.yaml")) as handle:
-        text = handle.read().replace("prefill_replicas: 4", "prefill_replicas: 3").replace(
-            "decode_replicas: 1", "decode_replicas: 2")
-    path = tmp_path / "d.yaml"
-    path.write_text(text.replace("path: azure2023_code.parquet", "path: " + os.path.join(
-        root, "tiersim", "traces", "azure2023_code.parquet")))
+    path = disagg_file(tmp_path / "d.yaml", ("prefill_replicas: 4", "prefill_replicas: 3"),
+                       ("decode_replicas: 1", "decode_replicas: 2"))
     code, err = run_cli(capsys, "run", path, "--out", tmp_path / "r", "--no-report")
     assert code == 0, err
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())

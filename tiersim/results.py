@@ -217,8 +217,13 @@ class UniformBaseline:
 
 def fleet_size(replicas: int, gpus: int, prefill: int | None = None) -> str:
     """``replicas x GPUs``, with a split tier's ``(nP mD)``."""
-    text = f"{replicas} x {gpus}"
-    return text if prefill is None else f"{text} ({prefill}P {replicas - prefill}D)"
+    return f"{replicas} x {gpus}{split_words(replicas, prefill)}"
+
+
+def split_words(replicas: int, prefill: int | None) -> str:
+    """`` (nP mD)`` for a split tier of ``replicas`` with ``prefill`` prefill replicas; ``""``
+    for an aggregated one."""
+    return "" if prefill is None else f" ({prefill}P {replicas - prefill}D)"
 
 
 FLOOR_TOLERANCE = 1e-9

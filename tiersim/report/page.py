@@ -25,7 +25,7 @@ from tiersim.manifest import missing_note
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
 from tiersim.report.load import ReportData, load_dir
-from tiersim.results import PlanResult, RunResult
+from tiersim.results import PlanResult, RunResult, split_words
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
@@ -196,14 +196,12 @@ def savings_section(run: RunResult) -> str:
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
     rows = [[u.tier, u.replicas if u.prefill_replicas is None else
-             f"{u.replicas} ({u.prefill_replicas}P {u.replicas - u.prefill_replicas}D)",
+             f"{u.replicas}{split_words(u.replicas, u.prefill_replicas)}",
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
              u.accuracy, u.cost_usd] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(
-        str(t.replicas) if t.prefill_replicas is None else
-        f"{t.replicas} ({t.prefill_replicas}P {t.replicas - t.prefill_replicas}D)"
-        for t in run.tiers),
+        f"{t.replicas}{split_words(t.replicas, t.prefill_replicas)}" for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
                  _met(s.routed_floor_met), s.accuracy, s.routed_cost_usd])
     unlike = (f"not comparable: this fleet misses {s.missed}, the uniform fleets are held to "
