@@ -32,10 +32,16 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     """The scenario's trace: the canonical table and where it came from; a relative path starts
     at the scenario's folder, then the bundled ``traces/``."""
     cfg = scenario.trace
-    folder = Path(source).parent if Path(source).is_file() else None
-    path = resolve_trace_path(cfg.path, folder)
     window = tuple(cfg.window) if cfg.window is not None else None
-    return read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale)
+    return read_trace(scenario_trace_path(scenario, source), format=cfg.format, window=window,
+                      time_scale=cfg.time_scale)
+
+
+def scenario_trace_path(scenario: Scenario, source: str) -> Path:
+    """Where the scenario's trace is: a relative path from the scenario's folder, then the
+    bundled ``traces/``."""
+    folder = Path(source).parent if Path(source).is_file() else None
+    return resolve_trace_path(scenario.trace.path, folder)
 
 
 def step_model(scenario: Scenario, tier) -> Any:

@@ -60,9 +60,9 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     """
     if out_dir is not None:
         outputs.make_out_dir(Path(out_dir))
-    with _notes_kept() as notes:  # the run's notes (a trace's dropped rows ...) go in its summary
-        run, requests, result, fleet = _simulated(scenario, scenario_path, baselines)
     source = str(scenario_path) if scenario_path is not None else scenario.source
+    with _notes_kept() as notes:  # the run's notes (a trace's dropped rows ...) go in its summary
+        run, requests, result, fleet = _simulated(scenario, source, baselines)
     run = dataclasses.replace(run, notes=_portable(notes, scenario, source))
     if out_dir is not None:
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
@@ -87,12 +87,11 @@ def _notes_kept():
 def _portable(notes: list[str], scenario: Scenario, source: str) -> tuple[str, ...]:
     """The notes as the summary keeps them: the scenario's and its trace's paths by file name,
     so the same scenario and seed write the same bytes from any folder."""
-    from tiersim.paths import resolve_trace_path
+    from tiersim.inputs import scenario_trace_path
 
     paths = {source}
-    folder = Path(source).parent if Path(source).is_file() else None
     with contextlib.suppress(TiersimError):  # a trace that cannot be found raised already
-        paths.add(str(resolve_trace_path(scenario.trace.path, folder)))
+        paths.add(str(scenario_trace_path(scenario, source)))
     out = []
     for note in notes:
         for path in sorted(paths, key=len, reverse=True):
@@ -102,9 +101,9 @@ def _portable(notes: list[str], scenario: Scenario, source: str) -> tuple[str, .
     return tuple(out)
 
 
-def _simulated(scenario: Scenario, scenario_path, baselines: bool):
-    """The run's summary, request table, engine result and fleet (nothing written)."""
-    source = str(scenario_path) if scenario_path is not None else scenario.source
+def _simulated(scenario: Scenario, source: str, baselines: bool):
+    """The run's summary, request table, engine result and fleet (nothing written); ``source``
+    is the scenario's path as given, named in notes and errors."""
     _note_tier_order(scenario, source)
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
