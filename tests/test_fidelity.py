@@ -222,7 +222,7 @@ def test_case_of_a_served_row_and_the_reasons_for_others():
     reasons = {
         "disaggregated": make_row(mode="disagg"),
         "no config": make_row(model_path="acme/Unknown-1B"),
-        "no sglang profile": make_row(backend="sglang", model_path="deepseek-ai/DeepSeek-R1"),
+        "no sglang profile": make_row(backend="sglang", model_path="openai/gpt-oss-120b"),
         "no tiersim format": make_row(precision="int2"),
     }
     for reason, row in reasons.items():

@@ -272,7 +272,8 @@ def test_a_profile_attention_table_with_an_unknown_kv_dtype_is_refused(tmp_path)
         next(t for t in doc["tables"] if t["op"] == "attn_decode")["kv_dtype"] = "int2"
     path = _profile(tmp_path, edit)
     with pytest.raises(TiersimError, match=r"kv_dtype: unknown KV-cache dtype 'int2'; use one "
-                       r"of bf16, fp16, fp8, fp8_e4m3, or for an MLA module"):
+                       r"of bf16, fp16, fp8, fp8_e4m3, or for an MLA \(or DSA\) module "
+                       r"'<kv> mla-<weight format>' \('<kv> dsa-...'\)"):
         load_profile(path)
     shipped = load_profile(PROFILE)  # every shipped dtype, MLA modules included, still loads
     assert any(" mla-" in (t.dtype or "") for t in shipped.tables)

@@ -10,6 +10,14 @@ a rank-``q_lora_rank`` bottleneck (0: a plain projection), keys and values throu
 latent of ``kv_lora_rank`` plus a ``qk_rope_head_dim`` rotary key; the KV cache holds only that
 latent and rotary key, one copy per token per layer, on every tensor-parallel GPU.
 
+DeepSeek sparse attention (DSA: DeepSeek-V3.2, GLM-5): MLA plus a lightning indexer,
+``index_topk > 0``. The indexer projects each token to ``index_heads`` FP8 queries of
+``index_head_dim`` (from the query's low-rank latent) and one key of ``index_head_dim`` (from the
+hidden state, cached per token and layer beside the latent), scores every cached token with
+them and keeps the best ``index_topk``; MLA then attends over those tokens only. Its weights
+(``wq_b``, ``wk``, ``weights_proj``) are replicated on every tensor-parallel GPU, as vLLM
+loads them.
+
 Hybrid linear attention (Qwen3-Next, Qwen3.5): ``linear_layers > 0`` of the layers are gated
 delta-net (GDN) layers instead of softmax attention. A GDN layer projects the hidden state to
 queries and keys (``linear_k_heads x linear_k_dim`` each), values and an output gate
@@ -38,6 +46,7 @@ class ModelArch:
     dense_layers: leading layers of a MoE model with a dense MLP of width ``intermediate``.
     shared_intermediate: summed width of the shared experts of each MoE layer (0: none).
     q_lora_rank ... v_head_dim: MLA shapes (module docstring); ``kv_lora_rank`` 0 means GQA.
+    index_heads, index_head_dim, index_topk: the DSA indexer (module docstring); 0: dense MLA.
     checkpoint: ``(group, format, bits per weight)`` for each group the checkpoint quantises
         (see :func:`tiersim.hardware.precisions.weight_formats`); empty for a BF16 checkpoint.
     mtp_layers: multi-token-prediction layers the checkpoint ships for speculative decoding
@@ -95,6 +104,9 @@ class ModelArch:
     linear_conv: int = 0
     state_bytes: int = 2
     attn_gate: bool = False
+    index_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -105,6 +117,20 @@ class ModelArch:
     def is_mla(self) -> bool:
         """True for multi-head latent attention (DeepSeek-V3 / Kimi-K2)."""
         return self.kv_lora_rank > 0
+
+    @property
+    def is_dsa(self) -> bool:
+        """True for DeepSeek sparse attention (MLA over the indexer's top-k tokens)."""
+        return self.is_mla and self.index_topk > 0
+
+    def indexer_params_per_layer(self) -> int:
+        """DSA: the indexer's ``wq_b`` (query latent to its heads), ``wk`` (hidden to its key)
+        and ``weights_proj`` (hidden to a weight per head) of one layer; 0 without one."""
+        if not self.is_dsa:
+            return 0
+        q_in = self.q_lora_rank or self.hidden
+        return (q_in * self.index_heads * self.index_head_dim
+                + self.hidden * self.index_head_dim + self.hidden * self.index_heads)
 
     @property
     def is_hybrid(self) -> bool:
@@ -151,7 +177,8 @@ class ModelArch:
                 q = self.hidden * self.heads * qk
             kv_a = self.hidden * self.kv_latent_dim
             kv_b = self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim)
-            return q + kv_a + kv_b + self.heads * self.v_head_dim * self.hidden
+            o = self.heads * self.v_head_dim * self.hidden
+            return q + kv_a + kv_b + o + self.indexer_params_per_layer()
         q_out = 2 * self.q_dim if self.attn_gate else self.q_dim
         return self.hidden * (q_out + 2 * self.kv_dim) + self.q_dim * self.hidden
 

@@ -18,6 +18,8 @@ Supported ``model_type`` values and the keys read:
   ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``, ``n_routed_experts``,
   ``moe_intermediate_size``, ``n_shared_experts``, ``first_k_dense_replace`` (dense leading
   layers of width ``intermediate_size``); ``moe_layer_freq`` must be 1.
+- ``deepseek_v32``, ``glm_moe_dsa`` (DeepSeek sparse attention: DeepSeek-V3.2, GLM-5): as
+  ``deepseek_v3`` plus the indexer's ``index_n_heads``, ``index_head_dim`` and ``index_topk``.
 - ``qwen3_next``, ``qwen3_5_text``, ``qwen3_5_moe_text`` (gated delta-net hybrids): the layers
   typed ``linear_attention`` in ``layer_types`` (else all but each ``full_attention_interval``-th)
   are delta-net layers of ``linear_num_key_heads`` / ``linear_num_value_heads`` heads of
@@ -70,16 +72,16 @@ from tiersim.jsonio import read_json
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
-MLA_TYPES = ("deepseek_v3", "kimi_k2")
+MLA_TYPES = ("deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa")
+#: MLA with DeepSeek sparse attention's indexer.
+DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
 #: Gated delta-net hybrids (Qwen3-Next; Qwen3.5's language model, dense or MoE).
 HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
                    *HYBRID_TYPES)
 #: What tiersim lacks to model a known architecture it does not support (one line each).
 LACKS = {
-    "deepseek_v32": "DeepSeek sparse attention (DSA indexer)",
     "deepseek_v4": "DeepSeek-V4 compressed sparse attention",
-    "glm_moe_dsa": "DeepSeek sparse attention (DSA indexer)",
     "nemotron_h": "Mamba-2 (state-space) layers",
     "kimi_linear": "Kimi delta attention (linear attention) layers",
     "llama4_text": "chunked local attention and interleaved dense/MoE layers",
@@ -251,7 +253,14 @@ def _mla(cfg: _Config) -> dict[str, Any]:
         "qk_nope_head_dim": nope,
         "qk_rope_head_dim": rope,
         "v_head_dim": cfg.int("v_head_dim"),
+        **(_dsa(cfg) if cfg.data.get("model_type") in DSA_TYPES else {}),
     }
+
+
+def _dsa(cfg: _Config) -> dict[str, Any]:
+    """The DSA indexer's fields of a DeepSeek-V3.2 / GLM-5 config."""
+    return {"index_heads": cfg.int("index_n_heads"), "index_head_dim": cfg.int("index_head_dim"),
+            "index_topk": cfg.int("index_topk")}
 
 
 def _hybrid(cfg: _Config, layers: int, model_type: str) -> dict[str, Any]:
@@ -643,7 +652,7 @@ def _members(fields: dict[str, Any], model_type: str = ""
              (("self_attn.q_proj",), hidden * heads * (nope + rope)),)
         attention = (*q, (("self_attn.kv_a_proj_with_mqa",), hidden * (kv_lora + rope)),
                      (("self_attn.kv_b_proj",), kv_lora * heads * (nope + v)),
-                     (("self_attn.o_proj",), heads * v * hidden))
+                     (("self_attn.o_proj",), heads * v * hidden), *_indexer_members(fields))
     else:
         width, kv = heads * fields["head_dim"], fields.get("kv_heads", heads) * fields["head_dim"]
         q = 2 * width if fields.get("attn_gate") else width
@@ -657,6 +666,18 @@ def _members(fields: dict[str, Any], model_type: str = ""
     return {"attention": tuple((names, float(share)) for names, share in attention),
             "mlp": mlp, "shared_experts": shared,
             "experts": _expert_members(fields, model_type)}
+
+
+def _indexer_members(fields: dict[str, Any]) -> tuple:
+    """A DSA indexer's projections, weighed by their widths (none without an indexer;
+    GLM-5 spells ``weights_proj`` as ``indexers_proj``)."""
+    if not fields.get("index_topk"):
+        return ()
+    hidden, dim, n = fields["hidden"], fields["index_head_dim"], fields["index_heads"]
+    q_in = fields.get("q_lora_rank") or hidden
+    return ((("self_attn.indexer.wq_b",), q_in * n * dim),
+            (("self_attn.indexer.wk",), hidden * dim),
+            (("self_attn.indexer.weights_proj", "self_attn.indexers_proj"), hidden * n))
 
 
 def _hybrid_members(fields: dict[str, Any], softmax: tuple) -> tuple:

@@ -82,6 +82,7 @@ import numpy as np
 from tiersim.errors import ProfileError, TiersimError
 from tiersim.hardware import get_gpu
 from tiersim.hardware.precisions import get_precision
+from tiersim.perf.memory import dsa_bytes_per_layer
 from tiersim.perf.mla_decode import (
     bmm_seconds,
     kernel_floor,
@@ -133,6 +134,21 @@ KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
              "qk_rope_head_dim": 64, "v_head_dim": 128}
 MLA_GEMM_TYPES = {"bf16": "bfloat16", "fp8_block": "fp8_block"}
+#: Shapes NVIDIA measured the DSA (DeepSeek sparse attention) modules at, by the data's model
+#: names: DeepSeek-V3.2's and GLM-5's (GLM-5-FP8 is GLM-5's shape in FP8).
+DSA_SHAPES = {
+    "deepseek-ai/DeepSeek-V3.2": {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
+                                  "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                                  "v_head_dim": 128, "index_heads": 64, "index_head_dim": 128,
+                                  "index_topk": 2048},
+    "zai-org/GLM-5": {"hidden": 6144, "q_lora_rank": 2048, "kv_lora_rank": 512,
+                      "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
+                      "index_heads": 32, "index_head_dim": 128, "index_topk": 2048},
+}
+DSA_SHAPES["zai-org/GLM-5-FP8"] = DSA_SHAPES["zai-org/GLM-5"]
+#: SGLang prefills a DSA prompt of at most this many tokens with its dense ragged kernel (no
+#: indexer: every token is kept), longer ones with its sparse backend.
+SGLANG_DENSE_PREFILL_MAX = 2048
 #: Engines whose MLA generation module NVIDIA timed outside the engine's compiled graph, read
 #: as the engine serves it: less the unfused elementwise kernels (:mod:`tiersim.perf.mla_decode`).
 SERVED_MLA_DECODE = ("vllm",)
@@ -367,6 +383,30 @@ def mla_dtype(kv_dtype: str, attn_format: str) -> str:
     return f"{kv_dtype} mla-{attn_format}"
 
 
+def _dsa_prefill_rows(rows):
+    """The prompt rows of the kernel the engine runs at each length, and the kernels' names.
+    One kernel where only one was measured; SGLang's (several) by its rule: its dense ragged
+    kernel up to :data:`SGLANG_DENSE_PREFILL_MAX` tokens, its sparse backend (the most measured
+    other kernel) beyond."""
+    kernels = rows["kernel_source"].value_counts()
+    dense = [k for k in kernels.index if "dense" in str(k)]
+    sparse = [k for k in kernels.index if k not in dense]
+    if not dense or not sparse:
+        kernel = kernels.index[0]
+        return rows[rows["kernel_source"] == kernel], str(kernel)
+    short = (rows["kernel_source"] == dense[0]) & (rows["isl"] <= SGLANG_DENSE_PREFILL_MAX)
+    long = (rows["kernel_source"] == sparse[0]) & (rows["isl"] > SGLANG_DENSE_PREFILL_MAX)
+    return rows[short | long], f"{dense[0]} (<= {SGLANG_DENSE_PREFILL_MAX} tokens), {sparse[0]}"
+
+
+def _dsa_arch(shape: dict[str, int]):
+    """A stand-in architecture of a DSA shape (for its cache bytes per token and layer)."""
+    from tiersim.hardware.arch import ModelArch
+
+    return ModelArch("dsa", 1, shape["hidden"], 1, 1, 1, 1, **{
+        f: shape[f] for f in shape if f != "hidden"})
+
+
 def _prefill_grid(rows, kv_read_s_per_token: float):
     """(tokens, context, seconds) from batch-1 prompt rows (``isl``, ``latency`` in ms)."""
     curve = rows.groupby("isl")["latency"].median().sort_index()
@@ -408,7 +448,7 @@ def _decode_grid(rows):
     pivot = rows.pivot_table(index="batch_size", columns="step", values="latency", aggfunc="median")
     batch = np.asarray(DECODE_BATCH_AXIS, np.float64)
     pivot = pivot.reindex(batch)
-    grid = pivot.to_numpy() / 1e3
+    grid = _context_gaps_filled(pivot.to_numpy() / 1e3, pivot.columns.to_numpy(np.float64) + 1)
     for j in range(grid.shape[1]):
         measured = np.flatnonzero(np.isfinite(grid[:, j]) & (grid[:, j] > 0))
         if measured.size == 0:
@@ -421,6 +461,26 @@ def _decode_grid(rows):
         grid[last + 1 :, j] = grid[last, j] * batch[last + 1 :] / batch[last]
     context = pivot.columns.to_numpy(np.float64) + 1.0
     return batch, context, grid
+
+
+def _context_gaps_filled(grid: np.ndarray, context: np.ndarray) -> np.ndarray:
+    """``grid`` (batch x context) with each batch's unmeasured cells between two measured
+    contexts log-log interpolated along context (SGLang's DSA data times some contexts at
+    batch 1 only; filling those columns linearly in batch from batch 1 read a 64-sequence
+    step 30x too slow). A cell beyond a batch's last measured context is left to the batch
+    fill (the measured triangle's corner)."""
+    grid = grid.copy()
+    for i in range(grid.shape[0]):
+        measured = np.flatnonzero(np.isfinite(grid[i]) & (grid[i] > 0))
+        if measured.size < 2:
+            continue
+        lo, hi = measured[0], measured[-1]
+        gap = ~np.isfinite(grid[i, lo:hi + 1])
+        if gap.any():
+            inside = np.exp(np.interp(np.log(context[lo:hi + 1]), np.log(context[measured]),
+                                      np.log(grid[i, measured])))
+            grid[i, lo:hi + 1] = np.where(gap, inside, grid[i, lo:hi + 1])
+    return grid
 
 
 # --------------------------------------------------------------------------- all-reduce
@@ -695,7 +755,10 @@ class Importer:
         if dtype is None or gemm is None:
             return None
         name = "mla_context_module_perf" if op == "attn_prefill" else "mla_generation_module_perf"
-        source = self._sources("mla", f"{name}.parquet")[0]
+        found = find_sources(self.root, "mla", self.engine, f"{name}.parquet")
+        if not found:  # SGLang: kernel tables only
+            return self._composed_mla(op, kv_dtype, heads, attn_format)
+        source = found[0]
         df = self._frame(source)
         rows = df[(df["num_heads"] == heads) & (df["kv_cache_dtype"] == dtype)
                   & (df["gemm_type"] == gemm)]
@@ -724,6 +787,112 @@ class Importer:
         ax0, ax1, grid = found
         axes = dict(zip(names, (ax0, ax1), strict=True))
         return _table(op, dt, key, axes, grid, source, self.aic, str(kernel), note)
+
+    def dsa(self, op: str, kv_dtype: str, key: dict[str, int], attn_format: str,
+            names: list[str]) -> Table | None:
+        """The DSA ``attn_prefill`` (context module) or ``attn_decode`` (generation module)
+        table at ``key`` (heads per GPU and the model's hidden), read from the rows of the
+        models ``names`` (the shape's entries of :data:`DSA_SHAPES`); ``None`` where the data
+        lacks it. Each module is the whole attention block, the indexer included, as timed (no
+        served-parts correction: the data has no table of the indexer's parts)."""
+        dtype, gemm = KV_DTYPES.get(kv_dtype), MLA_GEMM_TYPES.get(attn_format)
+        found = find_sources(self.root, "sparse_attention", self.engine,
+                             f"dsa_{'context' if op == 'attn_prefill' else 'generation'}"
+                             "_module_perf.parquet")
+        if dtype is None or gemm is None or not found:
+            return None
+        source, df = found[0], self._frame(found[0])
+        module = "dsa_context_module" if op == "attn_prefill" else "dsa_generation_module"
+        rows = df[(df["op_name"] == module) & df["model"].isin(names)
+                  & (df["num_heads"] == key["heads"]) & (df["kv_cache_dtype"] == dtype)
+                  & (df["gemm_type"] == gemm)]
+        if rows.empty:
+            return None
+        shape = f"{names[0].rsplit('/', 1)[-1]} shapes"
+        if op == "attn_prefill":
+            rows = rows[(rows["batch_size"] == 1) & (rows["step"] == rows["step"].min())]
+            rows, kernel = _dsa_prefill_rows(rows)
+            read = dsa_bytes_per_layer(_dsa_arch(DSA_SHAPES[names[0]]), kv_dtype) / get_gpu(
+                self.gpu).hbm_bw_bytes_s
+            ax0, ax1, grid = _prefill_grid(rows, read)
+            axes = {"tokens": ax0, "context": ax1}
+            note = (f"DSA context module (MLA block and indexer), {shape}; cached context by "
+                    "equal-work prompt length, floored at one read of the caches")
+        else:
+            kernel = rows["kernel_source"].value_counts().index[0]
+            rows = rows[rows["kernel_source"] == kernel]
+            ax0, ax1, grid = _decode_grid(rows)
+            axes = {"batch": ax0, "context": ax1}
+            note = (f"DSA generation module (MLA block and indexer, top-"
+                    f"{DSA_SHAPES[names[0]]['index_topk']} sparse attention), {shape}, as "
+                    "timed; beyond the measured triangle: linear in batch")
+        return _table(op, f"{kv_dtype} dsa-{attn_format}", key, axes, grid, source, self.aic,
+                      str(kernel), note)
+
+    def _composed_mla(self, op: str, kv_dtype: str, heads: int, attn_format: str):
+        """The MLA block composed from its measured parts, for an engine NVIDIA timed no MLA
+        module of (SGLang): the attention kernel (``context_mla_perf``: expanded keys and
+        values; ``generation_mla_perf``: absorbed, over the latent), plus the block's projection
+        GEMMs from the engine's GEMM tables (decode: the down, q up and o projections and the
+        absorbed BMMs of ``mla_bmm_perf``; prefill: the down, q up and o projections of the
+        chunk and the kv up-projection of its whole context). ``None`` where a part is
+        missing."""
+        name = "context_mla_perf" if op == "attn_prefill" else "generation_mla_perf"
+        found = find_sources(self.root, "mla", self.engine, f"{name}.parquet")
+        if not found:
+            return None
+        source, df = found[0], self._frame(found[0])
+        rows = df[(df["num_heads"] == heads) & (df["kv_cache_dtype"] == KV_DTYPES[kv_dtype])]
+        if rows.empty:
+            return None
+        kernel = str(rows["kernel_source"].value_counts().index[0])
+        rows = rows[rows["kernel_source"] == kernel]
+        gemms = [self.gemm(attn_format, n, k) for n, k in projection_shapes(MLA_SHAPE, heads)]
+        if any(g is None for g in gemms):
+            return None
+        latent = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
+        key = {"heads": heads, "kv_heads": 1, "head_dim": latent}
+        if op == "attn_prefill":
+            composed = self._composed_mla_prefill(rows, heads, kv_dtype, attn_format, gemms)
+            if composed is None:
+                return None
+            axes, grid = composed
+            note = ("MLA block composed from its parts, DeepSeek-V3 shapes: the engine's "
+                    "expanded-MHA prefill kernel (cached context by equal-work prompt length) "
+                    "plus the down, q up and o projections of the chunk and the kv "
+                    "up-projection of its whole context")
+        else:
+            batch, context, grid = _decode_grid(rows[rows["tp_size"] == rows["tp_size"].min()])
+            bmm_src = find_sources(self.root, "mla_bmm", self.engine, "mla_bmm_perf.parquet")
+            bmm = None if not bmm_src else bmm_seconds(self._frame(bmm_src[0]), heads, batch)
+            if bmm is None:
+                return None
+            parts = bmm + sum(np.asarray(g.lookup(batch), np.float64) for g in gemms)
+            grid = grid + parts[:, None]
+            axes = {"batch": batch, "context": context}
+            note = ("MLA block composed from its parts, DeepSeek-V3 shapes: the engine's "
+                    "absorbed decode kernel plus the down, q up and o projections and the "
+                    "absorbed BMMs; beyond the measured triangle: linear in batch")
+        return _table(op, mla_dtype(kv_dtype, attn_format), key, axes, grid, source, self.aic,
+                      kernel, note)
+
+    def _composed_mla_prefill(self, rows, heads: int, kv_dtype: str, attn_format: str, gemms):
+        """``(axes, grid)`` of a composed MLA prefill: the kernel's grid plus, at each cell,
+        the chunk's projections and the kv up-projection of chunk and context; ``None`` where
+        the kv up-projection's GEMM is missing."""
+        kv_b = self.gemm(attn_format, heads * (MLA_SHAPE["qk_nope_head_dim"]
+                                               + MLA_SHAPE["v_head_dim"]),
+                         MLA_SHAPE["kv_lora_rank"])
+        if kv_b is None:
+            return None
+        latent = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
+        read = latent * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
+        one = rows[(rows["batch_size"] == 1) & (rows["tp_size"] == rows["tp_size"].min())]
+        tokens, context, grid = _prefill_grid(one, read)
+        chunk = sum(np.asarray(g.lookup(tokens), np.float64) for g in gemms)
+        whole = np.asarray(kv_b.lookup((tokens[:, None] + context[None, :]).ravel()),
+                           np.float64).reshape(grid.shape)
+        return {"tokens": tokens, "context": context}, grid + chunk[:, None] + whole
 
     def _served_mla_decode(self, found, heads: int, kv_dtype: str, attn_format: str):
         """``found`` (batch, context, module grid) as the engine serves it, and a note
@@ -888,6 +1057,11 @@ def _import_one(imp: Importer, op, dtype, key, model, tp):
         return imp.gemm(dtype, key["n"], key["k"])
     if op == "moe":
         return imp.moe(dtype, model, key["tp"], key["ep"])
+    if op in ("attn_prefill", "attn_decode") and " dsa-" in str(dtype):
+        kv, fmt = str(dtype).split(" dsa-")
+        names = [n for n, shape in DSA_SHAPES.items()
+                 if all(getattr(model, f) == v for f, v in shape.items())]
+        return imp.dsa(op, kv, key, fmt, names) if names else None
     if op in ("attn_prefill", "attn_decode") and " mla-" in str(dtype):
         kv, fmt = str(dtype).split(" mla-")
         if any(getattr(model, f) != v for f, v in MLA_SHAPE.items()):
@@ -941,6 +1115,9 @@ SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
     "aic:nvidia--Qwen3-235B-A22B-NVFP4": (("checkpoint",), (4, 8)),
     "aic:nvidia--MiniMax-M2.5-NVFP4": (("checkpoint",), (4, 8)),
     "aic:nvidia--Kimi-K2.5-NVFP4": (("checkpoint",), (8,)),
+    # DeepSeek sparse attention: NVIDIA's DSA modules at DeepSeek-V3.2's and GLM-5's shapes.
+    "aic:deepseek-ai--DeepSeek-V3.2": (("checkpoint",), (8,)),
+    "aic:zai-org--GLM-5-FP8": (("checkpoint",), (8,)),
 }
 SHIPPED_KV_DTYPES = ("bf16", "fp8")
 

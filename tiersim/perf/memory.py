@@ -175,8 +175,9 @@ def params_per_gpu(model: ModelArch, tp: int = 1, dp: int = 1, ep: int = 1) -> d
     """
     check_parallel(model, tp, dp, ep)
     q_heads, kv_heads = heads_per_gpu(model, tp)
-    if model.is_mla:  # the down-projections (q_a, kv_a) are replicated, the rest split
+    if model.is_mla:  # the down-projections (q_a, kv_a) and a DSA indexer are replicated
         down = model.hidden * (model.q_lora_rank + model.kv_latent_dim)
+        down += model.indexer_params_per_layer()
         attn = down + (model.attention_params_per_layer() - down) / tp
     else:
         q_out = 2 * q_heads if model.attn_gate else q_heads  # a gated query is twice as wide
@@ -223,14 +224,30 @@ def checkpoint_bytes(model: ModelArch) -> float:
 
 def kv_bytes_per_token(model: ModelArch, kv_dtype: str = "bf16", tp: int = 1) -> float:
     """KV-cache bytes one token occupies on each GPU: 2 x layers x KV heads x head_dim x bytes;
-    MLA: layers x (kv_lora_rank + rope dim) x bytes, the same latent on every TP GPU.
+    MLA: layers x (kv_lora_rank + rope dim) x bytes, the same latent on every TP GPU; DSA: the
+    latent in vLLM's sparse-MLA layout plus the indexer's key (:func:`dsa_bytes_per_layer`).
     ``kv_dtype="auto"`` is resolved as the server would (the checkpoint's declared KV format,
     else BF16), so every caller sizes blocks as :func:`kv_capacity_blocks` does."""
     kv_dtype = resolve_kv_dtype(model, kv_dtype)
+    if model.is_dsa:
+        return model.layers * dsa_bytes_per_layer(model, kv_dtype)
     if model.is_mla:
         return model.layers * model.kv_latent_dim * kv_dtype_bytes(kv_dtype)
     _, kv_heads = heads_per_gpu(model, tp)
     return 2 * model.attention_layers * kv_heads * model.head_dim * kv_dtype_bytes(kv_dtype)
+
+
+def dsa_bytes_per_layer(model: ModelArch, kv_dtype: str) -> float:
+    """Bytes one token takes in one DSA layer's caches, as vLLM lays them out: the latent (FP8:
+    ``fp8_ds_mla``, the ``kv_lora_rank`` part in FP8 with an FP32 scale per 128 values and the
+    rotary part in BF16; else the whole latent at ``kv_dtype``), plus the indexer's key, FP8 with
+    an FP32 scale per 128 values whatever ``kv_dtype`` is."""
+    if kv_dtype_bytes(kv_dtype) == 1:
+        latent = model.kv_lora_rank + 4 * math.ceil(model.kv_lora_rank / 128) + (
+            2 * model.qk_rope_head_dim)
+    else:
+        latent = model.kv_latent_dim * kv_dtype_bytes(kv_dtype)
+    return latent + model.index_head_dim + 4 * math.ceil(model.index_head_dim / 128)
 
 
 def state_blocks(model: ModelArch, tp: int = 1, block_size: int = 16, kv_dtype: str = "bf16",

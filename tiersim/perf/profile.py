@@ -70,7 +70,9 @@ weight-only path and are listed as ``roofline``. Its MoE tables for them are mea
 weight-only kernels: INT4 Marlin (``w4a16``, and ``nvfp4``, which vLLM runs on Hopper through
 the same Marlin kernel; the table's notes say so) and the gpt-oss MXFP4 kernel (``mxfp4``).
 Attention tables are keyed by KV-cache dtype (MLA: KV dtype and the projections' format,
-``"bf16 mla-bf16"``), so they are measured for every weight format.
+``"bf16 mla-bf16"``; DeepSeek sparse attention ``"fp8 dsa-fp8_block"``, keyed by the model's
+``hidden`` too, since NVIDIA measured its modules at more than one model's shapes), so they are
+measured for every weight format.
 """
 
 from __future__ import annotations
@@ -109,6 +111,12 @@ OP_KEYS: dict[str, tuple[str, ...]] = {
     "allreduce": ("tp",),
     "gdn_decode": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
     "gdn_prefill": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
+}
+#: Key fields a table of the operator may carry besides :data:`OP_KEYS` (a DSA module's model
+#: width: NVIDIA measured it at more than one model's shapes).
+OP_OPTIONAL_KEYS: dict[str, tuple[str, ...]] = {
+    "attn_prefill": ("hidden",),
+    "attn_decode": ("hidden",),
 }
 #: The dtype field that selects a table besides its key (``None``: no such field).
 OP_DTYPE: dict[str, str | None] = {
@@ -691,13 +699,28 @@ def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
     if field_name == "precision" and value not in PRECISIONS:
         raise ProfileError(f"{loc}.precision: unknown weight format {value!r}; use one of "
                            f"{formats}")
-    kv, mla, weights = value.partition(" mla-")
+    kv, module, weights = module_dtype(value)
     if field_name == "kv_dtype" and (kv not in TABLE_KV_DTYPES
-                                     or (mla and weights not in PRECISIONS)):
+                                     or (module and weights not in PRECISIONS)):
         raise ProfileError(f"{loc}.kv_dtype: unknown KV-cache dtype {value!r}; use one of "
-                           f"{', '.join(TABLE_KV_DTYPES)}, or for an MLA module '<kv> mla-<weight "
-                           f"format>' ({formats})")
+                           f"{', '.join(TABLE_KV_DTYPES)}, or for an MLA (or DSA) module "
+                           f"'<kv> mla-<weight format>' ('<kv> dsa-...') ({formats})")
     return value
+
+
+#: Attention modules measured whole (projections included), named in a table's dtype.
+MODULE_KINDS = ("mla", "dsa")
+
+
+def module_dtype(value: str) -> tuple[str, str, str]:
+    """``(kv dtype, module kind, weight format)`` of an attention table's dtype:
+    ``"fp8 dsa-fp8_block"`` -> ``("fp8", "dsa", "fp8_block")``; ``("bf16", "", "")`` for a
+    plain ``"bf16"``."""
+    for kind in MODULE_KINDS:
+        kv, sep, weights = value.partition(f" {kind}-")
+        if sep:
+            return kv, kind, weights
+    return value, "", ""
 
 
 #: KV-cache dtypes an attention table may be measured at.
@@ -708,7 +731,8 @@ def _parse_key(raw: Any, op: str, loc: str) -> dict[str, int]:
     if not isinstance(raw, dict):
         raise ProfileError(f"{loc}: must be an object with {', '.join(OP_KEYS[op])}")
     key = {}
-    for name in OP_KEYS[op]:
+    optional = [n for n in OP_OPTIONAL_KEYS.get(op, ()) if n in raw]
+    for name in (*OP_KEYS[op], *optional):
         value = raw.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_KEY:
             raise ProfileError(f"{loc}.{name}: must be a whole number from 1 to {MAX_KEY} "
@@ -1027,8 +1051,9 @@ class ProfileOps:
         if self.fallback is None:
             return None
         candidates = [t for t in self.profile.tables if t.op == op and t.dtype == dtype]
-        if dtype and " mla-" in dtype:  # MLA: other head counts of the same latent only
-            candidates = [t for t in candidates if t.key["head_dim"] == key["head_dim"]]
+        if dtype and module_dtype(dtype)[1]:  # a module: other head counts of one shape only
+            candidates = [t for t in candidates
+                          if {**t.key, "heads": 0} == {**key, "heads": 0}]
         if not candidates:
             return None
         near = min(candidates, key=lambda t: _shape_distance(op, t.key, key))
@@ -1089,6 +1114,8 @@ class ProfileOps:
             key = {"heads": heads, "kv_heads": kv_heads, "head_dim": self.model.head_dim}
             if self.model.is_mla:
                 key = {"heads": heads, "kv_heads": 1, "head_dim": self.model.kv_latent_dim}
+            if self.model.is_dsa:
+                key["hidden"] = self.model.hidden
             self.__dict__["_attn_key_cached"] = key
         return key
 
@@ -1223,7 +1250,8 @@ class ProfileOps:
         if op not in resolved:
             dtype = self.kv_dtype
             if self.model.is_mla:
-                dtype = f"{self.kv_dtype} mla-{self.weights.attention.name}"
+                kind = "dsa" if self.model.is_dsa else "mla"
+                dtype = f"{self.kv_dtype} {kind}-{self.weights.attention.name}"
             resolved[op] = self._table(op, dtype, self._attn_key())
         return resolved[op]
 

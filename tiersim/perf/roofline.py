@@ -154,7 +154,9 @@ class RooflineOps:
         MLA decode runs absorbed (vLLM): every query head attends over the one cached latent
         (``kv_lora_rank + rope`` wide) as multi-query attention, so it reads the latent once
         and does ``2 x heads x (latent + kv_lora_rank)`` FLOPs per (query, context token).
-        MLA prefill is timed as :meth:`_mla_prefill` (expanded keys and values).
+        MLA prefill is timed as :meth:`_mla_prefill` (expanded keys and values). DSA (MLA
+        with an indexer) attends over at most ``index_topk`` tokens per query, decode and
+        prefill alike (:meth:`_dsa_prefill`), and adds the indexer scoring every cached token.
         """
         m = self.model
         q_heads, kv_heads = heads_per_gpu(m, self.tp)
@@ -230,6 +232,8 @@ class RooflineOps:
 
     def attn_prefill(self, tokens: int, context: int) -> float:
         """One layer's causal attention for a chunk of ``tokens`` after ``context`` cached."""
+        if self.model.is_dsa:
+            return self._dsa_prefill(tokens, context)
         if self.model.is_mla:
             return self._mla_prefill(tokens, context)
         kv_read = (context + tokens) * self._kv_bytes_per_token
@@ -241,10 +245,13 @@ class RooflineOps:
         """One layer's decode attention: each of ``batch`` queries reads its whole KV (MLA:
         plus the block's projections, :meth:`_mla_decode_projections`)."""
         ctx = np.asarray(context_per_seq, dtype=np.float64)
-        nbytes = batch * (ctx * self._kv_bytes_per_token + self._q_io_bytes_per_token)
-        flops = self._attn_flops_per_pair * batch * ctx
+        attended = np.minimum(ctx, self.model.index_topk) if self.model.is_dsa else ctx
+        nbytes = batch * (attended * self._kv_bytes_per_token + self._q_io_bytes_per_token)
+        flops = self._attn_flops_per_pair * batch * attended
         floor = self.c.attn_floor_s + batch * self._attn_per_seq_s
         t = self._roof(nbytes, flops, self._attn_flops_s, floor)
+        if self.model.is_dsa:
+            t = t + self._indexer(batch * ctx, batch * ctx)
         if self.model.is_mla:
             t = t + self._mla_decode_projections(batch)
         return t
@@ -296,7 +303,49 @@ class RooflineOps:
         bmm_flops = 2.0 * batch * width * m.kv_lora_rank
         bmm = self._roof(np.array([bmm_bytes]), bmm_flops, self.gpu.peak("bf16") * self.c.gemm_eff,
                          2 * self.c.gemm_floor_s)
-        return float((t + bmm)[0])
+        return float((t + bmm + self._indexer_projections(rows))[0])
+
+    def _indexer_projections(self, rows: np.ndarray) -> np.ndarray:
+        """A DSA indexer's projections for ``rows`` tokens (replicated per GPU: its query from
+        the query latent, its key and head weights from the hidden state); 0 without one."""
+        m = self.model
+        if not m.is_dsa:
+            return np.zeros_like(rows)
+        fmt = self.weights.attention.name
+        q_in = m.q_lora_rank or m.hidden
+        return (self.gemm(rows, m.index_heads * m.index_head_dim, q_in, fmt)
+                + self.gemm(rows, m.index_head_dim + m.index_heads, m.hidden, "bf16"))
+
+    def _indexer(self, pairs, keys) -> np.ndarray:
+        """A DSA indexer scoring ``pairs`` (query, cached token) pairs in FP8 over ``keys``
+        cached keys read once (FP8 with an FP32 scale), and keeping the top-k of each query."""
+        m = self.model
+        flops = 2.0 * m.index_heads * m.index_head_dim * np.asarray(pairs, dtype=np.float64)
+        nbytes = np.asarray(keys, dtype=np.float64) * (m.index_head_dim + 4.0)
+        rate = self.gpu.peak("fp8") * self.c.attn_eff
+        return self._roof(nbytes, flops, rate, self.c.attn_floor_s)
+
+    def _dsa_prefill(self, tokens: int, context: int) -> float:
+        """DSA prefill of one chunk: the MLA block's projections and the indexer's, the indexer
+        scoring every (new, earlier) token pair, and absorbed sparse MLA over at most
+        ``index_topk`` tokens per query (vLLM's FlashMLA sparse kernel)."""
+        m = self.model
+        q_heads, _ = heads_per_gpu(m, self.tp)
+        rows = np.array([float(tokens)])
+        fmt = self.weights.attention.name
+        q_in = m.q_lora_rank or m.hidden
+        proj = (self._mla_down(rows, fmt) + self._indexer_projections(rows)
+                + self.gemm(rows, q_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), q_in, fmt)
+                + self.gemm(rows, m.hidden, q_heads * m.v_head_dim, fmt))
+        width = q_heads * (m.qk_nope_head_dim + m.v_head_dim)
+        bmm = self.gemm(rows, width, m.kv_lora_rank, "bf16")  # absorbed q in, latent out
+        pairs = tokens * (context + (tokens + 1) / 2.0)
+        index = self._indexer(np.array([pairs]), np.array([float(tokens + context)]))
+        kept = sparse_pairs(tokens, context, m.index_topk)
+        nbytes = (tokens + context) * self._kv_bytes_per_token + tokens * self._q_io_bytes_per_token
+        attn = max(nbytes / self._bw, self._attn_flops_per_pair * kept / self._attn_flops_s,
+                   self.c.attn_floor_s)
+        return float((proj + bmm + index)[0]) + attn
 
     def _mla_prefill(self, tokens: int, context: int) -> float:
         """MLA prefill of one chunk, as the measured module covers it: the down-projection, q
@@ -365,7 +414,7 @@ class RooflineOps:
         groups = ["attention", "lm_head"] + (["mlp"] if m.dense_mlp_layers else [])
         groups += ["shared_experts"] if m.shared_intermediate and m.is_moe else []
         names = [f"gemm {w.of(g).name}" for g in groups] + (["gemm bf16"] if m.is_moe else [])
-        attn = "mla " if m.is_mla else ""
+        attn = "dsa " if m.is_dsa else "mla " if m.is_mla else ""
         names += [f"attn_prefill {attn}{kv}", f"attn_decode {attn}{kv}"]
         if m.is_hybrid:
             names += ["gdn_prefill", "gdn_decode"]
@@ -397,3 +446,16 @@ class RooflineModel(AssembledStepModel):
         super().__init__(ops.model, ops.weights, tp, ops, source="roofline", dp=dp, ep=ep)
         self.gpu = ops.gpu
         self.kv_dtype = ops.kv_dtype
+
+
+def sparse_pairs(tokens: int, context: int, topk: int) -> float:
+    """(query, attended token) pairs of a causal chunk of ``tokens`` after ``context`` cached
+    when each query attends to at most ``topk`` tokens: the sum of ``min(p, topk)`` over the
+    chunk's positions ``p = context + 1 .. context + tokens``."""
+    first, last = context + 1, context + tokens
+    if last <= topk:
+        return (first + last) * tokens / 2.0
+    if first >= topk:
+        return float(topk * tokens)
+    return (first + topk) * (topk - first + 1) / 2.0 + topk * (last - topk)
+
