@@ -230,16 +230,19 @@ def unseen_rows() -> list[dict]:
     aic = pd.read_csv(AIC_UNSEEN_CSV, keep_default_na=False) if AIC_UNSEEN_CSV.exists() else None
     out = []
     for model_path in unseen_configs():
+        why = "tiersim cannot read it"
         try:
             row = unseen_row(model_path)
+            why = "tiersim cannot serve it on one 8-GPU node"
+            steps = [tiersim_decode_ms(row, batch) for batch in BATCHES]
         except fs.Unrepresentable as exc:
             out.append({"model": model_path, "tp": None, "batch": None,
                         "tiersim_ms": float("nan"), "aic_ms": float("nan"),
-                        "roofline": f"tiersim cannot read it: {exc}"})
+                        "roofline": f"{why}: {exc}"})
             continue
-        for batch in BATCHES:
+        for batch, (step_ms, roofline) in zip(BATCHES, steps, strict=True):
             entry = {"model": model_path, "tp": int(row["tp_size"]), "batch": batch}
-            entry["tiersim_ms"], roofline = tiersim_decode_ms(row, batch)
+            entry["tiersim_ms"] = step_ms
             entry["roofline"] = ", ".join(roofline) or "none"
             hit = None if aic is None else aic[(aic["model"] == model_path)
                                                & (aic["batch"] == batch)]

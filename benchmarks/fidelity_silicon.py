@@ -124,12 +124,15 @@ ENGINE_IMPORTS = {
         "llama-3.1-8b": (("fp8",), (1, 2, 4, 8)),
         "aic:Qwen--Qwen3-235B-A22B-FP8": (("checkpoint",), (2, 4)),
         "aic:Qwen--Qwen3.5-397B-A17B": (("fp8",), ((8, 1, 8),)),
+        "aic:zai-org--GLM-5-FP8": (("checkpoint",), (8,)),
+        "aic:deepseek-ai--DeepSeek-V3": (("checkpoint",), (8,)),
     },
 }
 #: The report labels of the models each non-vLLM profile covers.
 ENGINE_PROFILE_MODELS = {
     "trtllm": {"Llama-3.1-70B", "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3"},
-    "sglang": {"Llama-3.1-8B", "Qwen3-235B-FP8", "Qwen3.5-397B"},  # no MLA module tables
+    "sglang": {"Llama-3.1-8B", "Qwen3-235B-FP8", "Qwen3.5-397B", "GLM-5", "DeepSeek-R1",
+               "DeepSeek-V3"},
 }
 #: Another system's profiles (``--refresh-data --system``): engine -> the models and layouts
 #: its rows run, imported from aiconfigurator's tables of that GPU; the overhead and eager cost
