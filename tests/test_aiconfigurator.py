@@ -374,3 +374,15 @@ def test_an_opt_in_min_latency_moe_kernel_is_read_only_where_nothing_else_was_me
     only = frame[frame["kernel_source"] != "cutlass"]
     assert FakeImporter(only, "b200", "trtllm").moe("nvfp4", _moe_model(), 1).extra[
         "kernel"] == "a_min_latency"
+
+
+def test_a_fitted_eager_cost_survives_a_rebuild_whose_old_tables_no_longer_parse(tmp_path):
+    # the shipped profiles lost their fitted eager cost when the DSA key changed under them
+    from tiersim.perf.profile import EagerCost
+
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({
+        "eager_s": {"graph_max_tokens": 512, "per_layer_s": 2e-4, "per_moe_layer_s": 8e-4,
+                    "source": "fitted: benchmark X"},
+        "tables": [{"op": "attn_decode", "kv_dtype": "bf16", "key": {"hidden": 1}}]}))
+    assert aic._kept_eager(path) == EagerCost(512, 2e-4, 8e-4, "fitted: benchmark X")

@@ -101,14 +101,64 @@ def test_the_shipped_profile_reads_nvidias_dsa_modules_at_each_models_shapes(
     step = build_step_model(m, "checkpoint", "h200", tp=8, kv_dtype="fp8",
                             profile="h200_aiconfigurator_vllm")
     heads = m.heads // 8
+    shape = (f"hidden={m.hidden} q_lora={m.q_lora_rank} v_dim={m.v_head_dim} "
+             f"index_heads={m.index_heads} index_dim=128 index_topk=2048")
     for op in ("attn_prefill", "attn_decode"):
-        key = f"{op} fp8 dsa-fp8_block heads={heads} kv_heads=1 head_dim=576 hidden={m.hidden}"
+        key = f"{op} fp8 dsa-fp8_block heads={heads} kv_heads=1 head_dim=576 {shape}"
         assert step.sources()[key] == "measured:aiconfigurator vllm 0.24.0"
-    # another DSA shape at the same heads per GPU is not read through this one's table
-    other = _model(tmp_path, {**config, "hidden_size": config["hidden_size"] + 512}, "other")
-    sources = build_step_model(other, "checkpoint", "h200", tp=8, kv_dtype="fp8",
-                               profile="h200_aiconfigurator_vllm").sources()
-    assert all(v == "roofline" for k, v in sources.items() if k.startswith("attn_"))
+    # another DSA shape, even at the same width and heads per GPU, is not read through this
+    # one's table (its indexer, its query rank, its top-k)
+    for change in ({"hidden_size": config["hidden_size"] + 512}, {"index_topk": 64},
+                   {"index_n_heads": 16}, {"q_lora_rank": 1024}):
+        other = _model(tmp_path, {**config, **change}, "other")
+        sources = build_step_model(other, "checkpoint", "h200", tp=8, kv_dtype="fp8",
+                                   profile="h200_aiconfigurator_vllm").sources()
+        assert all(v == "roofline" for k, v in sources.items() if k.startswith("attn_"))
+    # per-tensor FP8 projections read the block-FP8 modules, and say so
+    fp8 = build_step_model(m, "fp8", "h200", tp=8, kv_dtype="fp8",
+                           profile="h200_aiconfigurator_vllm").sources()
+    key = f"attn_decode fp8 dsa-fp8 heads={heads} kv_heads=1 head_dim=576 {shape}"
+    assert fp8[key] == "measured:aiconfigurator vllm 0.24.0 (fp8 dsa-fp8 read through its " \
+        "fp8_block rows)"
+
+
+def test_a_chunk_after_cached_tokens_costs_the_prompt_curves_increment(tmp_path):
+    # a 512-token chunk after 65,536 cached tokens was priced as a fresh 8,192-token prompt
+    m = _model(tmp_path, DEEPSEEK_V32)
+    ops = build_step_model(m, "checkpoint", "h200", tp=8, kv_dtype="fp8",
+                           profile="h200_aiconfigurator_vllm").ops
+    fresh = ops.attn_prefill(512, 0)
+    assert ops.attn_prefill(512, 65536) < 1.5 * fresh < ops.attn_prefill(8192, 0)
+    # chunking a long prompt costs about what prefilling it whole does
+    whole = ops.attn_prefill(131072, 0)
+    chunks = sum(ops.attn_prefill(8192, c) for c in range(0, 131072, 8192))
+    assert chunks == pytest.approx(whole, rel=0.2)  # the dense mapping: 3.5x
+    grid = [[ops.attn_prefill(t, c) for c in (0, 1024, 8192, 65536)] for t in (1, 64, 4096)]
+    assert np.all(np.diff(grid, axis=0) >= 0) and np.all(np.diff(grid, axis=1) >= 0)
+
+
+def test_only_a_dsa_module_table_carries_the_dsa_key_fields(tmp_path):
+    from tiersim.errors import TiersimError
+    from tiersim.paths import bundled
+    from tiersim.perf.profile import load_profile
+
+    doc = json.loads(bundled("profiles", "h200_aiconfigurator_vllm").read_text())
+    plain = next(i for i, t in enumerate(doc["tables"])
+                 if t["op"] == "attn_decode" and " " not in t["kv_dtype"])
+    doc["tables"][plain]["key"]["hidden"] = 2048
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TiersimError, match=rf"tables\[{plain}\]\.key\.hidden: only a DSA "
+                       r"module's table \(kv_dtype '<kv> dsa-<weight format>'\) carries it; "
+                       "remove it"):
+        load_profile(path)
+    del doc["tables"][plain]["key"]["hidden"]
+    dsa = next(i for i, t in enumerate(doc["tables"]) if " dsa-" in str(t.get("kv_dtype")))
+    del doc["tables"][dsa]["key"]["index_topk"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TiersimError, match=rf"tables\[{dsa}\]\.key\.index_topk: must be a "
+                       "whole number"):
+        load_profile(path)
 
 
 def test_a_context_measured_at_one_batch_is_filled_along_context_not_linearly_in_batch():

@@ -214,7 +214,8 @@ def test_layout_reads_tp_dp_and_ep():
         fs.parallel_layout(make_row(moe_tp_size=8.0))
 
 
-def test_case_of_a_served_row_and_the_reasons_for_others():
+def test_case_of_a_served_row_and_the_reasons_for_others(monkeypatch):
+    monkeypatch.setitem(fs.IMPORT_MISSING, "on", False)  # the saved profiles only
     case = fs.case_of(make_row())
     assert (case.model, case.precision, case.tp, case.dp, case.engine) == (
         "llama-3.1-70b", "fp8", 4, 1, "vllm"
@@ -228,6 +229,22 @@ def test_case_of_a_served_row_and_the_reasons_for_others():
     for reason, row in reasons.items():
         with pytest.raises(fs.Unrepresentable, match=reason):
             fs.case_of(row)
+
+
+def test_a_row_of_a_model_no_saved_profile_covers_replays_on_tables_imported_for_it(
+        monkeypatch):
+    pytest.importorskip("aiconfigurator_core")
+    row = make_row(backend="trtllm", model_path="Qwen/Qwen3-235B-A22B-FP8", tp_size=4,
+                   moe_tp_size=4.0)
+    with monkeypatch.context() as saved_only:
+        saved_only.setitem(fs.IMPORT_MISSING, "on", False)
+        with pytest.raises(fs.Unrepresentable, match="no trtllm profile"):
+            fs.case_of(row)
+    case = fs.case_of(row)
+    tier, sources = fs.replica_tier(case, 8, "fp8")
+    tables = {k: v for k, v in sources.items() if k not in ("overhead", "eager")}
+    assert all(v.startswith("measured:aiconfigurator trtllm") for v in tables.values())
+    assert any(k.startswith("moe fp8_block hidden=4096") for k in tables)
 
 
 def test_unrepresentable_rows_are_counted_not_raised():
@@ -403,17 +420,20 @@ def test_write_fit_keeps_the_other_engines_entry(monkeypatch, tmp_path):
     assert doc["trtllm"]["overhead_s"] == 5e-4
 
 
-def test_a_model_nobody_listed_replays_from_the_config_aiconfigurator_ships():
+def test_a_model_nobody_listed_replays_from_the_config_aiconfigurator_ships(monkeypatch):
     """A row of a model missing from MODELS (here Qwen3-1.7B) is read from the config
-    aiconfigurator-core ships for it, replays, says its tables are anchored (the profile was not
-    imported at its shapes), and is reported after the listed models."""
+    aiconfigurator-core ships for it, replays on tables imported at its shapes (on the saved
+    profile alone: anchored ones, and it says so), and is reported after the listed models."""
     pytest.importorskip("aiconfigurator_core")
     assert "Qwen/Qwen3-1.7B" not in fs.MODELS
     spec = fs.spec_for("Qwen/Qwen3-1.7B")
     assert spec.name == "Qwen3-1.7B" and spec.tiersim.endswith("Qwen--Qwen3-1.7B_config.json")
     row = make_row(model_path="Qwen/Qwen3-1.7B", model="Qwen3-1.7B", tp_size=2, moe_tp_size=2.0)
     out = fs.simulate_row(row, "auto", P3, fs.Knobs())
-    assert out["sim_tpot_ms"] > 0 and out["sim_ttft_ms"] > 0 and out["anchored_tables"] > 0
+    assert out["sim_tpot_ms"] > 0 and out["sim_ttft_ms"] > 0 and out["anchored_tables"] == 0
+    with monkeypatch.context() as saved_only:
+        saved_only.setitem(fs.IMPORT_MISSING, "on", False)
+        assert fs.simulate_row(row, "auto", P3, fs.Knobs())["anchored_tables"] > 0
     assert fs.ordered_models({"Qwen3-1.7B", "Kimi-K2.5", "Llama-3.1-8B"}) == [
         "Llama-3.1-8B", "Kimi-K2.5", "Qwen3-1.7B"]
     unknown = fs.simulate_row(make_row(model_path="nobody/NoSuchModel"), "auto", P3, fs.Knobs())
@@ -520,10 +540,11 @@ def test_a_b200_row_replays_on_nvidias_native_fp4_tables():
     assert "trtllmnvfp4" in table.extra["kernel"]
 
 
-def test_rows_of_other_systems_and_without_a_precision():
+def test_rows_of_other_systems_and_without_a_precision(monkeypatch):
     with pytest.raises(fs.Unrepresentable, match="no tiersim GPU for system 'mi300x'"):
         fs.case_of(make_row(system="mi300x"))
     assert fs.case_of(make_row(precision=float("nan"))).precision == "bf16"
+    monkeypatch.setitem(fs.IMPORT_MISSING, "on", False)  # the saved profiles only
     with pytest.raises(fs.Unrepresentable, match="no trtllm profile"):
         fs.case_of(make_row(system="h100_sxm", backend="trtllm"))  # H100 TRT: no Llama-70B
 

@@ -89,7 +89,14 @@ from tiersim.perf.mla_decode import (
     projection_shapes,
     served_decode_grid,
 )
-from tiersim.perf.profile import OP_AXES, Profile, ProfileOps, Table, table_name
+from tiersim.perf.profile import (
+    DSA_PROXY_ROWS,
+    OP_AXES,
+    Profile,
+    ProfileOps,
+    Table,
+    table_name,
+)
 
 AIC_PACKAGE = "aiconfigurator-core"
 AIC_PIN = "0.12.0"
@@ -397,6 +404,29 @@ def _dsa_prefill_rows(rows):
     short = (rows["kernel_source"] == dense[0]) & (rows["isl"] <= SGLANG_DENSE_PREFILL_MAX)
     long = (rows["kernel_source"] == sparse[0]) & (rows["isl"] > SGLANG_DENSE_PREFILL_MAX)
     return rows[short | long], f"{dense[0]} (<= {SGLANG_DENSE_PREFILL_MAX} tokens), {sparse[0]}"
+
+
+def _incremental_prefill_grid(rows, kv_read_s_per_token: float):
+    """(tokens, context, seconds) from batch-1 prompt rows, a chunk of ``t`` tokens after ``c``
+    cached read as the prompt curve's increment ``P(c + t) - P(c)``: the work a causal prompt
+    does for its positions ``c + 1 .. c + t`` (each query's attention and indexer pairs depend
+    on its position only), never below a fresh ``t``-token prompt (the module's fixed time),
+    nor one read of the caches; non-decreasing in both axes. Right for sparse attention, whose
+    curve is near linear, where the equal-work length of :func:`_prefill_grid` (quadratic
+    attention) would price a short chunk after a long context as a long prompt."""
+    curve = rows.groupby("isl")["latency"].median().sort_index()
+    isl = curve.index.to_numpy(np.float64)
+    lat = curve.to_numpy() / 1e3
+    tokens = np.concatenate([isl, [t for t in PREFILL_EXTRA_TOKENS if t > isl[-1]]])
+    context = np.asarray(PREFILL_CONTEXT_AXIS, np.float64)
+    t, c = np.meshgrid(tokens, context, indexing="ij")
+    cached = np.where(c <= 1, 0.0, c)
+    whole = _power_law(isl, lat, t + cached)
+    before = np.where(cached > 0, _power_law(isl, lat, np.maximum(cached, 1.0)), 0.0)
+    grid = np.maximum(np.maximum(whole - before, _power_law(isl, lat, t)),
+                      (t + c) * kv_read_s_per_token)
+    grid = np.maximum.accumulate(np.maximum.accumulate(grid, axis=0), axis=1)
+    return tokens, context, grid
 
 
 def _dsa_arch(shape: dict[str, int]):
@@ -791,11 +821,16 @@ class Importer:
     def dsa(self, op: str, kv_dtype: str, key: dict[str, int], attn_format: str,
             names: list[str]) -> Table | None:
         """The DSA ``attn_prefill`` (context module) or ``attn_decode`` (generation module)
-        table at ``key`` (heads per GPU and the model's hidden), read from the rows of the
-        models ``names`` (the shape's entries of :data:`DSA_SHAPES`); ``None`` where the data
-        lacks it. Each module is the whole attention block, the indexer included, as timed (no
-        served-parts correction: the data has no table of the indexer's parts)."""
-        dtype, gemm = KV_DTYPES.get(kv_dtype), MLA_GEMM_TYPES.get(attn_format)
+        table at ``key`` (heads per GPU and the model's shape, :data:`~tiersim.perf.profile.
+        DSA_KEYS`), read from the rows of the models ``names`` (the shape's entries of
+        :data:`DSA_SHAPES`); ``None`` where the data lacks it. Each module is the whole
+        attention block, the indexer included, as timed (no served-parts correction: the data
+        has no table of the indexer's parts). Projections in a format NVIDIA did not time read
+        another format's rows (:data:`~tiersim.perf.profile.DSA_PROXY_ROWS`), said in the
+        table's notes. A prefill chunk after cached tokens is the measured prompt curve's
+        increment over them (:func:`_incremental_prefill_grid`)."""
+        rows_format = DSA_PROXY_ROWS.get(attn_format, attn_format)
+        dtype, gemm = KV_DTYPES.get(kv_dtype), MLA_GEMM_TYPES.get(rows_format)
         found = find_sources(self.root, "sparse_attention", self.engine,
                              f"dsa_{'context' if op == 'attn_prefill' else 'generation'}"
                              "_module_perf.parquet")
@@ -809,21 +844,23 @@ class Importer:
         if rows.empty:
             return None
         shape = f"{names[0].rsplit('/', 1)[-1]} shapes"
+        proxy = f"{rows_format}, " if rows_format != attn_format else ""
         if op == "attn_prefill":
             rows = rows[(rows["batch_size"] == 1) & (rows["step"] == rows["step"].min())]
             rows, kernel = _dsa_prefill_rows(rows)
             read = dsa_bytes_per_layer(_dsa_arch(DSA_SHAPES[names[0]]), kv_dtype) / get_gpu(
                 self.gpu).hbm_bw_bytes_s
-            ax0, ax1, grid = _prefill_grid(rows, read)
+            ax0, ax1, grid = _incremental_prefill_grid(rows, read)
             axes = {"tokens": ax0, "context": ax1}
-            note = (f"DSA context module (MLA block and indexer), {shape}; cached context by "
-                    "equal-work prompt length, floored at one read of the caches")
+            note = (f"{proxy}DSA context module (MLA block and indexer), {shape}; a chunk "
+                    "after cached tokens: the prompt curve's increment over them, floored at "
+                    "one read of the caches")
         else:
             kernel = rows["kernel_source"].value_counts().index[0]
             rows = rows[rows["kernel_source"] == kernel]
             ax0, ax1, grid = _decode_grid(rows)
             axes = {"batch": ax0, "context": ax1}
-            note = (f"DSA generation module (MLA block and indexer, top-"
+            note = (f"{proxy}DSA generation module (MLA block and indexer, top-"
                     f"{DSA_SHAPES[names[0]]['index_topk']} sparse attention), {shape}, as "
                     "timed; beyond the measured triangle: linear in batch")
         return _table(op, f"{kv_dtype} dsa-{attn_format}", key, axes, grid, source, self.aic,
@@ -1061,7 +1098,7 @@ def _import_one(imp: Importer, op, dtype, key, model, tp):
         kv, fmt = str(dtype).split(" dsa-")
         names = [n for n, shape in DSA_SHAPES.items()
                  if all(getattr(model, f) == v for f, v in shape.items())]
-        return imp.dsa(op, kv, key, fmt, names) if names else None
+        return imp.dsa(op, kv, key, fmt, names) if names else None  # another shape: roofline
     if op in ("attn_prefill", "attn_decode") and " mla-" in str(dtype):
         kv, fmt = str(dtype).split(" mla-")
         if any(getattr(model, f) != v for f, v in MLA_SHAPE.items()):
@@ -1116,8 +1153,12 @@ SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
     "aic:nvidia--MiniMax-M2.5-NVFP4": (("checkpoint",), (4, 8)),
     "aic:nvidia--Kimi-K2.5-NVFP4": (("checkpoint",), (8,)),
     # DeepSeek sparse attention: NVIDIA's DSA modules at DeepSeek-V3.2's and GLM-5's shapes.
-    "aic:deepseek-ai--DeepSeek-V3.2": (("checkpoint",), (8,)),
-    "aic:zai-org--GLM-5-FP8": (("checkpoint",), (8,)),
+    # TP 8 and attention DP 8 with experts over the 8 GPUs, as served and as shipped (their
+    # NVFP4 checkpoints also at TP 4), and per-tensor FP8 (read through block-FP8 modules).
+    "aic:deepseek-ai--DeepSeek-V3.2": (("checkpoint", "fp8"), (8, (1, 8, 8))),
+    "aic:zai-org--GLM-5-FP8": (("checkpoint", "fp8"), (8, (1, 8, 8))),
+    "aic:nvidia--DeepSeek-V3.2-NVFP4": (("checkpoint",), (4, 8)),
+    "aic:nvidia--GLM-5-NVFP4": (("checkpoint",), (4, 8)),
 }
 SHIPPED_KV_DTYPES = ("bf16", "fp8")
 
@@ -1147,15 +1188,19 @@ def aic_model_path(name: str) -> str:
 
 
 def _kept_eager(out):
-    """A fitted ``eager_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
-    from tiersim.perf.profile import load_profile
+    """A fitted ``eager_s`` of the profile at ``out`` (kept when the profile is rebuilt), read
+    from that object alone: a rebuild after the table format changed must not lose the fit
+    because an old table no longer parses."""
+    import json
+
+    from tiersim.perf.profile import _parse_eager
 
     path = Path(out) if out is not None else None
     if path is None or not path.is_file():
         return None
     try:
-        eager = load_profile(path).eager
-    except ProfileError:
+        eager = _parse_eager(json.loads(path.read_text()).get("eager_s"), str(path))
+    except (OSError, ValueError, AttributeError, ProfileError):
         return None
     return eager if eager.source.startswith("fitted") else None
 

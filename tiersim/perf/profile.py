@@ -71,8 +71,10 @@ weight-only kernels: INT4 Marlin (``w4a16``, and ``nvfp4``, which vLLM runs on H
 the same Marlin kernel; the table's notes say so) and the gpt-oss MXFP4 kernel (``mxfp4``).
 Attention tables are keyed by KV-cache dtype (MLA: KV dtype and the projections' format,
 ``"bf16 mla-bf16"``; DeepSeek sparse attention ``"fp8 dsa-fp8_block"``, keyed by the model's
-``hidden`` too, since NVIDIA measured its modules at more than one model's shapes), so they are
-measured for every weight format.
+shape too, :data:`DSA_KEYS`, since NVIDIA measured its modules at more than one model's
+shapes), so they are measured for every weight format. A DSA module whose projections'
+format NVIDIA did not time reads another format's rows (:data:`DSA_PROXY_ROWS`; its source
+label says so).
 """
 
 from __future__ import annotations
@@ -112,12 +114,13 @@ OP_KEYS: dict[str, tuple[str, ...]] = {
     "gdn_decode": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
     "gdn_prefill": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
 }
-#: Key fields a table of the operator may carry besides :data:`OP_KEYS` (a DSA module's model
-#: width: NVIDIA measured it at more than one model's shapes).
-OP_OPTIONAL_KEYS: dict[str, tuple[str, ...]] = {
-    "attn_prefill": ("hidden",),
-    "attn_decode": ("hidden",),
-}
+#: Key fields a DSA module's attention table carries besides :data:`OP_KEYS` (NVIDIA measured
+#: the modules at more than one model's shapes; a model reads a table only at its own).
+DSA_KEYS = ("hidden", "q_lora", "v_dim", "index_heads", "index_dim", "index_topk")
+#: The format whose measured DSA modules stand for projections in another (the data times
+#: BF16 and block-FP8 projections only): per-tensor FP8 through block FP8, a weight-only or FP4
+#: format through BF16 (Hopper dequantises both to BF16 tensor cores).
+DSA_PROXY_ROWS = {"fp8": "fp8_block", "nvfp4": "bf16", "w4a16": "bf16", "mxfp4": "bf16"}
 #: The dtype field that selects a table besides its key (``None``: no such field).
 OP_DTYPE: dict[str, str | None] = {
     "gemm": "precision",
@@ -266,7 +269,7 @@ class Profile:
         ``harness`` and ``roofline`` are themselves.
         """
         label = self._label(table.source, table.extra.get("engine_version"))
-        rows = PROXY_ROWS.get((table.op, table.dtype))
+        rows = PROXY_ROWS.get((table.op, table.dtype)) or dsa_proxy_rows(table.dtype)
         notes = str(table.extra.get("notes", ""))
         if table.source == "public" and rows and notes.split(",")[0].strip() == rows:
             label += f" ({table.dtype} read through its {rows} rows)"
@@ -679,7 +682,7 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
         raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {op!r})")
     dtype = _parse_dtype(raw, op, loc)
     source = _parse_source(raw.get("source"), f"{loc}.source")
-    key = _parse_key(raw.get("key"), op, f"{loc}.key")
+    key = _parse_key(raw.get("key"), op, f"{loc}.key", module_dtype(dtype or "")[1] == "dsa")
     axes = _parse_axes(raw.get("axes"), op, f"{loc}.axes")
     latency = _parse_latency(raw.get("latency_s"), axes, f"{loc}.latency_s")
     extra = {k: str(raw[k]) for k in _OPTIONAL_TABLE_FIELDS if k in raw}
@@ -723,16 +726,36 @@ def module_dtype(value: str) -> tuple[str, str, str]:
     return value, "", ""
 
 
+def dsa_proxy_rows(dtype: str | None) -> str | None:
+    """The measured projections' format a DSA module table of ``dtype`` reads, where it is
+    another format's (:data:`DSA_PROXY_ROWS`), else ``None``."""
+    _, kind, weights = module_dtype(dtype or "")
+    return DSA_PROXY_ROWS.get(weights) if kind == "dsa" else None
+
+
 #: KV-cache dtypes an attention table may be measured at.
 TABLE_KV_DTYPES = ("bf16", "fp16", "fp8", "fp8_e4m3")
 
 
-def _parse_key(raw: Any, op: str, loc: str) -> dict[str, int]:
+def dsa_key(model) -> dict[str, int]:
+    """The :data:`DSA_KEYS` fields of a DSA model's attention tables."""
+    return {"hidden": model.hidden, "q_lora": model.q_lora_rank or model.hidden,
+            "v_dim": model.v_head_dim, "index_heads": model.index_heads,
+            "index_dim": model.index_head_dim, "index_topk": model.index_topk}
+
+
+def _parse_key(raw: Any, op: str, loc: str, dsa: bool = False) -> dict[str, int]:
+    """The key of a table of ``op`` (a DSA module's: with :data:`DSA_KEYS`, which no other
+    table carries)."""
+    names = (*OP_KEYS[op], *DSA_KEYS) if dsa else OP_KEYS[op]
     if not isinstance(raw, dict):
-        raise ProfileError(f"{loc}: must be an object with {', '.join(OP_KEYS[op])}")
+        raise ProfileError(f"{loc}: must be an object with {', '.join(names)}")
+    stray = [n for n in DSA_KEYS if n in raw and n not in OP_KEYS[op] and not dsa]
+    if stray:
+        raise ProfileError(f"{loc}.{stray[0]}: only a DSA module's table (kv_dtype "
+                           "'<kv> dsa-<weight format>') carries it; remove it")
     key = {}
-    optional = [n for n in OP_OPTIONAL_KEYS.get(op, ()) if n in raw]
-    for name in (*OP_KEYS[op], *optional):
+    for name in names:
         value = raw.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_KEY:
             raise ProfileError(f"{loc}.{name}: must be a whole number from 1 to {MAX_KEY} "
@@ -1115,7 +1138,7 @@ class ProfileOps:
             if self.model.is_mla:
                 key = {"heads": heads, "kv_heads": 1, "head_dim": self.model.kv_latent_dim}
             if self.model.is_dsa:
-                key["hidden"] = self.model.hidden
+                key.update(dsa_key(self.model))
             self.__dict__["_attn_key_cached"] = key
         return key
 
