@@ -850,7 +850,8 @@ def case_of(row: dict) -> Case:
     system = row.get("system", FIT_SYSTEM)
     if system not in SYSTEM_GPU:
         raise Unrepresentable(f"no tiersim GPU for system {system!r}")
-    if row["backend"] != "vllm" and spec.name not in profile_models(row["backend"], system):
+    if (row["backend"] != "vllm" and spec.name not in profile_models(row["backend"], system)
+            and not (IMPORT_MISSING["on"] and aic_installed())):
         raise Unrepresentable(f"no {row['backend']} profile at this model's shapes")
     try:
         arch = get_model(model_source(spec))
@@ -1028,9 +1029,12 @@ def engine_profile(engine: str, knobs: Knobs = Knobs(), gpu: str = "h200"):
             raise Unrepresentable(f"no measured rows' system for GPU {gpu!r}")
         path = profile_file(engine, system)
         if not Path(path).exists() and system != FIT_SYSTEM:
-            raise Unrepresentable(f"no {engine} profile for {system}; run --refresh-data "
-                                  f"--system {system}")
-        prof = resolve_profile(path)
+            if not (IMPORT_MISSING["on"] and aic_installed()):
+                raise Unrepresentable(f"no {engine} profile for {system}; run --refresh-data "
+                                      f"--system {system}")
+            prof = empty_profile(engine, system)  # every table imported for its rows
+        else:
+            prof = resolve_profile(path)
         if knobs.overhead_s is not None and engine == knobs.engine:
             prof = dataclasses.replace(prof, overhead_s=knobs.overhead_s,
                                        overhead_per_layer_s=knobs.overhead_per_layer_s)
@@ -1038,6 +1042,59 @@ def engine_profile(engine: str, knobs: Knobs = Knobs(), gpu: str = "h200"):
             prof = dataclasses.replace(prof, eager=knobs.eager)
         _PROFILES[key] = prof
     return _PROFILES[key]
+
+
+#: Import, from an installed aiconfigurator-core, the tables a row's model and layout look up
+#: that its engine's profile lacks (``--no-import`` turns it off): any model NVIDIA measured
+#: kernels for replays on them, not only the ones :data:`ENGINE_IMPORTS` and the shipped
+#: profiles were built for.
+IMPORT_MISSING = {"on": True}
+_IMPORTED: dict = {}
+
+
+def aic_installed() -> bool:
+    """Whether aiconfigurator-core can be imported (its tables are then at hand)."""
+    import importlib.util
+
+    return importlib.util.find_spec("aiconfigurator_core") is not None
+
+
+def empty_profile(engine: str, system: str):
+    """A profile of ``engine`` on ``system``'s GPU with no tables yet (each row's are imported,
+    :func:`with_missing_tables`) and the overhead and eager cost of the engine's H200 profile
+    (fitted there, applied unchanged)."""
+    from tiersim.perf.profile import Profile
+
+    gpu = SYSTEM_GPU[system]
+    name = f"{gpu}_aiconfigurator_{engine}"
+    return with_h200_fit(Profile(name, gpu.upper(), {}, 0.0, "roofline", []), engine, system)
+
+
+def with_missing_tables(profile, case: Case, kv_dtype: str):
+    """``profile`` plus NVIDIA's tables of what ``case`` looks up and ``profile`` lacks,
+    imported from aiconfigurator-core's data of the case's GPU and engine (remembered per
+    profile); ``profile`` itself when nothing is missing, importing is off, or the package is
+    not installed. A table the data lacks stays missing (the roofline or an anchor answers)."""
+    if profile is None or not IMPORT_MISSING["on"] or not aic_installed():
+        return profile
+    from tiersim.perf.aiconfigurator import build_profile, table_requests
+    from tiersim.perf.profile import table_name
+
+    requests = table_requests(case.model, case.precision, case.tp, kv_dtype, case.gpu,
+                              dp=case.dp, ep=case.ep)
+    have = {t.name for t in profile.tables}
+    need = [r for r in requests if table_name(*r[:3]) not in have]
+    if not need:
+        return profile
+    key = (id(profile), tuple(sorted(table_name(*r[:3]) for r in need)))
+    if key not in _IMPORTED:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            extra, _ = build_profile("imported", case.gpu, case.engine, need, (0.0, 0.0))
+        provenance = profile.provenance or extra.provenance  # an empty profile takes the data's
+        _IMPORTED[key] = dataclasses.replace(profile, tables=[*profile.tables, *extra.tables],
+                                             provenance=provenance)
+    return _IMPORTED[key]
 
 
 def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Knobs()):
@@ -1050,9 +1107,10 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
     if kv_dtype == "auto" and case.engine != "vllm":  # their FP8 engines' KV; a BF16 one's is BF16
         kv_dtype = "bf16" if case.precision == "bf16" else "fp8"
     try:
+        profile = with_missing_tables(engine_profile(case.engine, knobs, case.gpu), case,
+                                      kv_dtype)
         step = build_step_model(case.model, case.precision, case.gpu, tp=case.tp,
-                                kv_dtype=kv_dtype, profile=engine_profile(case.engine, knobs,
-                                                                          case.gpu), **par)
+                                kv_dtype=kv_dtype, profile=profile, **par)
         blocks = kv_capacity_blocks(
             get_model(case.model), case.precision, get_gpu(case.gpu), case.tp, BLOCK_SIZE,
             kv_dtype=kv_dtype, max_num_batched_tokens=MAX_BATCHED_TOKENS, **par,
@@ -1735,6 +1793,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--roofline", action="store_true",
                     help="replay on tiersim's roofline model alone (no measured tables, its "
                          "assumed overhead): what a GPU with no profile gets")
+    ap.add_argument("--no-import", action="store_true",
+                    help="replay on the saved profiles only; by default a row's tables that its "
+                         "engine's profile lacks are imported from an installed "
+                         "aiconfigurator-core (any model NVIDIA measured kernels for replays)")
     ap.add_argument("--engine", action="append", help="only these engines (repeatable)")
     ap.add_argument("--model", action="append", help="only these models (repeatable)")
     ap.add_argument("--rows", action="store_true", help="print one line per replayed row")
@@ -1751,6 +1813,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point (see module docstring)."""
     ap = build_parser()
     args = ap.parse_args(argv)
+    IMPORT_MISSING["on"] = not args.no_import
     try:
         proto = protocol_from_args(args)
     except ValueError as exc:
