@@ -7,7 +7,8 @@ no GPU time, and never reaches the router or the fleet. Two kinds:
   start (a cache filled offline from the logs, the way operators serve their top prompts);
 - ``lru``: ``size`` entries, least recently used evicted; a key enters when its first request
   arrives (so a repeat arriving before the first answer is done is counted a hit: the answer is
-  assumed to be shared, as a request-coalescing front end does).
+  shared, as a request-coalescing front end does, and the repeat waits for it: its latency is
+  the first answer's remaining time, never less than ``lookup_s``).
 
 Keys: the trace's ``prompt_hash`` column (``key``); else, for a trace with ``prefix_hashes``
 (Mooncake), the hash of the whole block list plus the input length (the same prompt); else the
@@ -91,9 +92,10 @@ RESPONSE_CACHE_STREAM = 11
 """Second seed word of the generator drawing response-cache keys (independent of the others)."""
 
 
-def answered(scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
-    """Which rows of a run's prepared table ``scenario``'s response cache answers, and where
-    its keys come from (the run and the planner both size the fleet for the rest)."""
+def answered(scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str, np.ndarray]:
+    """Which rows of a run's prepared table ``scenario``'s response cache answers, where its
+    keys come from (the run and the planner both size the fleet for the rest), and for each
+    row the row whose answer it shares (:func:`sources`)."""
     cfg = scenario.router.response_cache
     if "follows_id" in df.columns:
         raise ScenarioError(source, "router.response_cache", "a response cache cannot sit in "
@@ -101,7 +103,7 @@ def answered(scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str]:
                             "one of them")
     key_rng = np.random.default_rng([scenario.seed, RESPONSE_CACHE_STREAM])
     found, key_source = keys(df, cfg, key_rng, source)
-    return hits(found, cfg), key_source
+    return hits(found, cfg), key_source, sources(found, cfg)
 
 
 def last_answer_s(df: pd.DataFrame, hit: np.ndarray, lookup_s: float) -> float:
@@ -134,6 +136,46 @@ def hits(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
     return out
 
 
+def sources(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
+    """Per row, the row whose answer an ``lru`` hit shares (the miss that put its key in the
+    cache); -1 for a miss and for every ``top_n`` row (filled offline, answered at once)."""
+    out = np.full(len(key), -1, dtype=np.int64)
+    if cfg.mode == "top_n":
+        return out
+    cache: OrderedDict = OrderedDict()
+    for i, k in enumerate(key.tolist()):
+        if k in cache:
+            out[i] = cache[k]
+            cache.move_to_end(k)
+            continue
+        cache[k] = i
+        if len(cache) > cfg.size:
+            cache.popitem(last=False)
+    return out
+
+
+def hit_latency(arrival: np.ndarray, hit: np.ndarray, source: np.ndarray, served_ttft,
+                served_e2e, lookup_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """TTFT and end-to-end latency of each hit (in row order): ``lookup_s``, or, for a hit
+    whose shared answer (``source``, a served miss) is still being generated when it arrives,
+    the time until that answer's first token and its end (``served_*``: the misses' latencies
+    in row order; NaN for one dropped, whose repeats then answer at ``lookup_s``)."""
+    rows = np.flatnonzero(hit)
+    ttft, e2e = np.full(len(rows), lookup_s), np.full(len(rows), lookup_s)
+    src = source[rows]
+    shared = src >= 0
+    if not shared.any():
+        return ttft, e2e
+    miss_rank = np.cumsum(~hit) - 1  # a miss's position among the served rows
+    at = miss_rank[src[shared]]
+    since = arrival[src[shared]] - arrival[rows[shared]]
+    first = np.asarray(served_ttft, np.float64)[at] + since
+    end = np.asarray(served_e2e, np.float64)[at] + since
+    ttft[shared] = np.fmax(lookup_s, first)
+    e2e[shared] = np.fmax(lookup_s, end)
+    return ttft, e2e
+
+
 def _pct(values: np.ndarray, q: float) -> float | None:
     values = values[np.isfinite(values)]
     return float(np.percentile(values, q)) if len(values) else None
@@ -145,14 +187,22 @@ def _mean(values: np.ndarray) -> float | None:
 
 
 def cache_result(cfg: ResponseCacheConfig, key_source: str, hit: np.ndarray, served,
-                 without) -> ResponseCacheResult:
+                 without, source: np.ndarray | None = None,
+                 arrival: np.ndarray | None = None) -> ResponseCacheResult:
     """Compare the run with the cache (``served``: the RunResult of the misses, with its
-    request table) against the run without it; both are ``(RunResult, requests table)``."""
+    request table) against the run without it; both are ``(RunResult, requests table)``.
+    ``source`` / ``arrival``: each row's shared answer and arrival time, for the hits that
+    wait for an answer still being generated (:func:`hit_latency`)."""
     run, req = served
     base, base_req = without
-    lookup = np.full(int(hit.sum()), cfg.lookup_s)
-    e2e = np.concatenate([req["e2e_s"].to_numpy(np.float64), lookup])
-    ttft = np.concatenate([req["ttft_s"].to_numpy(np.float64), lookup])
+    served_ttft, served_e2e = req["ttft_s"].to_numpy(np.float64), req["e2e_s"].to_numpy(
+        np.float64)
+    if source is None or arrival is None:
+        source, arrival = np.full(len(hit), -1), np.zeros(len(hit))
+    hit_ttft, hit_e2e = hit_latency(np.asarray(arrival, np.float64), hit, source, served_ttft,
+                                    served_e2e, cfg.lookup_s)
+    e2e = np.concatenate([served_e2e, hit_e2e])
+    ttft = np.concatenate([served_ttft, hit_ttft])
     e2e0, ttft0 = base_req["e2e_s"].to_numpy(np.float64), base_req["ttft_s"].to_numpy(np.float64)
     cost = run.cost_usd
     cost0 = base.cost_usd

@@ -254,7 +254,8 @@ def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, rou
     without = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source,
                                  router)
     return response_cache.cache_result(scenario.router.response_cache, cache[1], cache[0],
-                                       served, (without, requests))
+                                       served, (without, requests), cache[2],
+                                       prepared.df["arrival_s"].to_numpy(np.float64))
 
 
 def scenario_yaml(scenario: Scenario) -> str:

@@ -178,14 +178,18 @@ def uniform_cost_estimates(
 
 
 def static_split_cost(accuracy: float, uni_cost: np.ndarray, uni_acc: np.ndarray) -> float | None:
-    """Cheapest cost of a random split between uniform tiers that reaches ``accuracy``."""
+    """Cheapest cost of a random split between uniform tiers that reaches ``accuracy`` (at
+    least): one tier alone that does, or a tier below it mixed with one above at the fraction
+    that lands on it exactly (a linear mix's cheapest point is one of these)."""
     best = None
-    for i in range(len(uni_cost)):
-        for j in range(len(uni_cost)):
+    for j in range(len(uni_cost)):
+        if uni_acc[j] >= accuracy:  # alone
+            best = uni_cost[j] if best is None else min(best, uni_cost[j])
+        for i in range(len(uni_cost)):
             lo_acc, hi_acc = uni_acc[i], uni_acc[j]
-            if not lo_acc <= accuracy <= hi_acc:
+            if not lo_acc < accuracy <= hi_acc:
                 continue
-            f = 0.0 if hi_acc == lo_acc else (accuracy - lo_acc) / (hi_acc - lo_acc)
+            f = (accuracy - lo_acc) / (hi_acc - lo_acc)
             cost = (1.0 - f) * uni_cost[i] + f * uni_cost[j]
             best = cost if best is None else min(best, cost)
     return None if best is None else float(best)
