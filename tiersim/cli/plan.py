@@ -99,6 +99,9 @@ def plan(
                            gpu_options=_parse_gpus(gpus_per_replica),
                            cost_model=_check_cost_model(cost_model), report=report)
     typer.echo(format_plan(result))
+    restricted = _restricted_note(_parse_gpus(gpus_per_replica), result)
+    if restricted:
+        typer.echo(restricted)
     for line in provenance_lines(path):
         typer.echo(line)
     wrote = ["plan.json"] + (["scenario.yaml"] if result.plan is not None else []) \
@@ -133,6 +136,21 @@ def _check_cost_model(name: str | None) -> str | None:
 def _num(value, pattern: str = "{:.4g}") -> str:
     """A number for a line of text; '-' when missing."""
     return "-" if value is None else pattern.format(value)
+
+
+def _restricted_note(gpu_options: tuple[int, ...] | None, result: PlanResult) -> str:
+    """A note when ``--gpus-per-replica`` narrowed the sizes tried: the plan's saving is
+    against uniform fleets of those sizes, while ``tiersim run`` of the written scenario sizes
+    its baselines over every size (its saving can differ); empty otherwise."""
+    from tiersim.plan.planner import GPU_OPTIONS
+
+    if result.plan is None or not gpu_options or set(gpu_options) >= set(GPU_OPTIONS):
+        return ""
+    tried = ", ".join(map(str, sorted(gpu_options)))
+    every = ", ".join(map(str, GPU_OPTIONS))
+    return (f"note: the saving above is against uniform fleets of {tried} GPUs per replica "
+            f"(--gpus-per-replica); tiersim run of the written scenario sizes its uniform "
+            f"baselines over {every}, so its saving can differ")
 
 
 def format_plan(result: PlanResult) -> str:

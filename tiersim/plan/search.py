@@ -84,11 +84,16 @@ def size_replicas(names: list[str], judge: Judge, unit_cost: dict[str, float],
 
 
 def _double(names: list[str], replicas: dict[str, int], look, limit: int):
-    """Double the replicas of missing tiers until latency is met; (None, why) when hopeless."""
+    """Double the replicas of missing tiers until latency is met; (None, why) when hopeless.
+
+    The tiers whose requests miss are grown first; when that stops helping, every tier is
+    (a cascade's escalated requests miss on the tier they end on, but wait on the first
+    pass's queue too, which only the first tier's replicas shorten)."""
     verdict = look(replicas)
-    history = [verdict.overshoot]
+    history, grow_all = [verdict.overshoot], False
     while not verdict.ok:
-        grow = [n for n in names if n in verdict.violators] or list(names)
+        grow = list(names) if grow_all else (
+            [n for n in names if n in verdict.violators] or list(names))
         if any(replicas[n] * 2 > limit for n in grow):
             return None, f"latency still missed at {replicas} replicas (limit {limit} per tier)"
         for n in grow:
@@ -96,6 +101,9 @@ def _double(names: list[str], replicas: dict[str, int], look, limit: int):
         verdict = look(replicas)
         history.append(verdict.overshoot)
         if not verdict.ok and hopeless(history):
+            if not grow_all and len(grow) < len(names):
+                grow_all, history = True, [verdict.overshoot]
+                continue
             return None, (f"more replicas do not help at {replicas} replicas: the p99 is set "
                           "by what replicas cannot shorten (a single request's step, or in a "
                           "cascade the first pass an escalated request waits for)")

@@ -163,7 +163,23 @@ def run_headline(run: RunResult) -> str:
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
         ["FPR", r.fpr], ["FNR", r.fnr], ["escalation rate", r.escalation_rate],
         ["silent failure rate", r.silent_failure_rate]])
-    return out + savings_section(run) + agentic_section(run) + notes_section(run)
+    return (out + prefix_cache_section(run) + savings_section(run) + agentic_section(run)
+            + notes_section(run))
+
+
+def prefix_cache_section(run: RunResult) -> str:
+    """Per tier with prefix caching: the share of prompt tokens found cached, by level, against
+    one unbounded cache, and offloaded prefixes loaded or recomputed (as the console prints
+    them); nothing when no tier caches prefixes."""
+    rows = [[t.name, t.prefix_hit_rate,
+             ", ".join(f"{level} {v:.1%}" for level, v in (t.prefix_hit_by_level or {}).items())
+             or None, t.prefix_hit_bound, t.offload_loads, t.offload_recomputes]
+            for t in run.tiers if t.prefix_hit_rate is not None]
+    if not rows:
+        return ""
+    return "<h3>Prefix cache</h3>" + table(
+        ["tier", "prompt tokens found cached (fraction)", "by level", "one unbounded cache",
+         "offloaded prefixes loaded", "recomputed"], rows)
 
 
 def notes_section(run: RunResult) -> str:
