@@ -123,17 +123,7 @@ def hits(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
         order = sorted(counts.index, key=lambda k: (-counts[k], first[k]))
         top = set(order[:cfg.size])
         return np.fromiter((k in top for k in key), dtype=bool, count=len(key))
-    cache: OrderedDict = OrderedDict()
-    out = np.zeros(len(key), dtype=bool)
-    for i, k in enumerate(key.tolist()):
-        if k in cache:
-            out[i] = True
-            cache.move_to_end(k)
-            continue
-        cache[k] = None
-        if len(cache) > cfg.size:
-            cache.popitem(last=False)
-    return out
+    return sources(key, cfg) >= 0  # an LRU hit is a row with an answer to share
 
 
 def sources(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:

@@ -414,12 +414,7 @@ def _incremental_prefill_grid(rows, kv_read_s_per_token: float):
     nor one read of the caches; non-decreasing in both axes. Right for sparse attention, whose
     curve is near linear, where the equal-work length of :func:`_prefill_grid` (quadratic
     attention) would price a short chunk after a long context as a long prompt."""
-    curve = rows.groupby("isl")["latency"].median().sort_index()
-    isl = curve.index.to_numpy(np.float64)
-    lat = curve.to_numpy() / 1e3
-    tokens = np.concatenate([isl, [t for t in PREFILL_EXTRA_TOKENS if t > isl[-1]]])
-    context = np.asarray(PREFILL_CONTEXT_AXIS, np.float64)
-    t, c = np.meshgrid(tokens, context, indexing="ij")
+    isl, lat, tokens, context, t, c = _prompt_curve(rows)
     cached = np.where(c <= 1, 0.0, c)
     whole = _power_law(isl, lat, t + cached)
     before = np.where(cached > 0, _power_law(isl, lat, np.maximum(cached, 1.0)), 0.0)
@@ -427,6 +422,18 @@ def _incremental_prefill_grid(rows, kv_read_s_per_token: float):
                       (t + c) * kv_read_s_per_token)
     grid = np.maximum.accumulate(np.maximum.accumulate(grid, axis=0), axis=1)
     return tokens, context, grid
+
+
+def _prompt_curve(rows):
+    """The measured prompt curve of batch-1 rows (``isl``, seconds) and the prefill grid's
+    axes (tokens, cached context) with their mesh."""
+    curve = rows.groupby("isl")["latency"].median().sort_index()
+    isl = curve.index.to_numpy(np.float64)
+    lat = curve.to_numpy() / 1e3
+    tokens = np.concatenate([isl, [t for t in PREFILL_EXTRA_TOKENS if t > isl[-1]]])
+    context = np.asarray(PREFILL_CONTEXT_AXIS, np.float64)
+    t, c = np.meshgrid(tokens, context, indexing="ij")
+    return isl, lat, tokens, context, t, c
 
 
 def _dsa_arch(shape: dict[str, int]):
@@ -439,12 +446,7 @@ def _dsa_arch(shape: dict[str, int]):
 
 def _prefill_grid(rows, kv_read_s_per_token: float):
     """(tokens, context, seconds) from batch-1 prompt rows (``isl``, ``latency`` in ms)."""
-    curve = rows.groupby("isl")["latency"].median().sort_index()
-    isl = curve.index.to_numpy(np.float64)
-    lat = curve.to_numpy() / 1e3
-    tokens = np.concatenate([isl, [t for t in PREFILL_EXTRA_TOKENS if t > isl[-1]]])
-    context = np.asarray(PREFILL_CONTEXT_AXIS, np.float64)
-    t, c = np.meshgrid(tokens, context, indexing="ij")
+    isl, lat, tokens, context, t, c = _prompt_curve(rows)
     s_eq = np.sqrt(t * (t + 2.0 * np.where(c <= 1, 0.0, c)))
     grid = np.maximum(_power_law(isl, lat, s_eq), (t + c) * kv_read_s_per_token)
     return tokens, context, grid
