@@ -73,11 +73,17 @@ def test_when_growing_the_missing_tier_stops_helping_every_tier_is_grown():
 def test_a_plan_over_fewer_gpu_sizes_says_its_saving_is_against_those():
     from tiersim.cli.plan import _restricted_note
 
-    chosen = type("R", (), {"plan": {"design": "bf16"}})()
+    # the sizes named are those the uniform fleets were sized at (a tier's own included)
+    chosen = type("R", (), {"plan": {"design": "bf16"}, "uniform": (
+        {"gpus_per_replica_tried": {"bf16": [1, 2, 4]}}, {"gpus_per_replica_tried": {}})})()
     note = _restricted_note((2, 4), chosen)
-    assert note == ("note: the saving above is against uniform fleets of 2, 4 GPUs per replica "
-                    "(--gpus-per-replica); tiersim run of the written scenario sizes its "
-                    "uniform baselines over 1, 2, 4, 8, so its saving can differ")
+    assert note == ("note: --gpus-per-replica limited the sizes tried: the uniform fleets above "
+                    "were sized on 1, 2, 4 GPUs per replica; tiersim run of the written "
+                    "scenario sizes its uniform baselines over 1, 2, 4, 8, so its saving can "
+                    "differ")
+    one = type("R", (), {"plan": {"design": "x"},
+                         "uniform": ({"gpus_per_replica_tried": {"x": [1]}},)})()
+    assert "sized on 1 GPU per replica;" in _restricted_note((1,), one)
     assert _restricted_note(None, chosen) == _restricted_note((1, 2, 4, 8, 16), chosen) == ""
 
 
@@ -98,3 +104,29 @@ def test_the_report_shows_the_prefix_cache_figures_the_console_prints():
     assert section.startswith("<h3>Prefix cache</h3>") and tier.name in section
     assert f"gpu {tier.prefix_hit_by_level['gpu']:.1%}" in section
     assert f"{tier.offload_loads:,}" in section
+
+
+def test_a_repeat_of_a_dropped_answer_gets_none():
+    # 531 hits of a dropped miss were scored as answered in lookup_s (e2e mean 27% low)
+    from tiersim.response_cache import hit_latency
+
+    arrival, hit, source = np.array([0.0, 1.0]), np.array([False, True]), np.array([-1, 0])
+    ttft, e2e = hit_latency(arrival, hit, source, np.array([np.nan]), np.array([np.nan]), 0.005)
+    assert np.isnan(ttft).all() and np.isnan(e2e).all()
+
+
+def test_the_run_sizes_its_uniform_baselines_within_the_scenarios_replica_limit(tmp_path):
+    import yaml
+
+    from tiersim.paths import bundled
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    doc = yaml.safe_load(bundled("scenarios", "routing.yaml").read_text())
+    doc["trace"]["path"] = str(bundled("traces", doc["trace"]["path"]))
+    doc["trace"]["window"] = [0, 300]
+    doc["limits"] = {"max_replicas": 2}
+    path = tmp_path / "lim.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    run = run_scenario(load_scenario(str(path)))
+    assert all((u.replicas or 0) <= 2 for u in run.savings.uniform)

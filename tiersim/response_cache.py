@@ -149,7 +149,8 @@ def hit_latency(arrival: np.ndarray, hit: np.ndarray, source: np.ndarray, served
     """TTFT and end-to-end latency of each hit (in row order): ``lookup_s``, or, for a hit
     whose shared answer (``source``, a served miss) is still being generated when it arrives,
     the time until that answer's first token and its end (``served_*``: the misses' latencies
-    in row order; NaN for one dropped, whose repeats then answer at ``lookup_s``)."""
+    in row order). A hit sharing the answer of a dropped miss (NaN) gets none: NaN, left out
+    of the latency figures as a dropped request is."""
     rows = np.flatnonzero(hit)
     ttft, e2e = np.full(len(rows), lookup_s), np.full(len(rows), lookup_s)
     src = source[rows]
@@ -161,8 +162,8 @@ def hit_latency(arrival: np.ndarray, hit: np.ndarray, source: np.ndarray, served
     since = arrival[src[shared]] - arrival[rows[shared]]
     first = np.asarray(served_ttft, np.float64)[at] + since
     end = np.asarray(served_e2e, np.float64)[at] + since
-    ttft[shared] = np.fmax(lookup_s, first)
-    e2e[shared] = np.fmax(lookup_s, end)
+    ttft[shared] = np.maximum(lookup_s, first)  # NaN stays NaN: no answer to share
+    e2e[shared] = np.maximum(lookup_s, end)
     return ttft, e2e
 
 

@@ -62,12 +62,14 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
     """Per tier of the scenario, the cheapest uniform fleet meeting its SLOs, by simulation,
     paid for (provisioned) until at least ``end_s``, as the run is (:func:`stretched_cost`)."""
     from tiersim.plan import Constraints, Planner, SimEvaluator
+    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
 
     evaluator = SimEvaluator(scenario, source, df=df, end_s=end_s)
     constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)  # no floor:
     # every tier is sized; savings_result judges the floor
     start = {t.name: fleet.gpus for t in fleet.tiers}  # search from the run's GPU count
-    planner = Planner(scenario, constraints, evaluator, start=start)
+    limit = min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)  # as tiersim plan's
+    planner = Planner(scenario, constraints, evaluator, start=start, max_replicas=limit)
     out = []
     for sized in planner.uniform():
         name = sized.design.tiers[0]

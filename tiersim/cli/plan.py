@@ -139,18 +139,22 @@ def _num(value, pattern: str = "{:.4g}") -> str:
 
 
 def _restricted_note(gpu_options: tuple[int, ...] | None, result: PlanResult) -> str:
-    """A note when ``--gpus-per-replica`` narrowed the sizes tried: the plan's saving is
-    against uniform fleets of those sizes, while ``tiersim run`` of the written scenario sizes
-    its baselines over every size (its saving can differ); empty otherwise."""
+    """A note when ``--gpus-per-replica`` narrowed the sizes tried: the sizes the plan's
+    uniform fleets were sized at, and that ``tiersim run`` of the written scenario sizes its
+    baselines over every size (its saving can differ); empty otherwise."""
     from tiersim.plan.planner import GPU_OPTIONS
 
     if result.plan is None or not gpu_options or set(gpu_options) >= set(GPU_OPTIONS):
         return ""
-    tried = ", ".join(map(str, sorted(gpu_options)))
+    sized = sorted({g for u in result.uniform
+                    for sizes in (u.get("gpus_per_replica_tried") or {}).values() for g in sizes})
+    if not sized:
+        return ""
     every = ", ".join(map(str, GPU_OPTIONS))
-    return (f"note: the saving above is against uniform fleets of {tried} GPUs per replica "
-            f"(--gpus-per-replica); tiersim run of the written scenario sizes its uniform "
-            f"baselines over {every}, so its saving can differ")
+    return (f"note: --gpus-per-replica limited the sizes tried: the uniform fleets above were "
+            f"sized on {', '.join(map(str, sized))} GPU{'s' if sized != [1] else ''} per "
+            f"replica; tiersim run of the written scenario sizes its uniform baselines over "
+            f"{every}, so its saving can differ")
 
 
 def format_plan(result: PlanResult) -> str:
@@ -219,6 +223,8 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
 
     _check_limits(ttft, tpot, floor)
     scenario = _fitting(load_scenario(scenario_path, fit=False), gpu_options)  # planner sizes
+    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
+
     if max_replicas is None:
         max_replicas = min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)
     elif max_replicas > scenario.limits.max_replicas:
@@ -230,11 +236,6 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
-
-
-DEFAULT_MAX_REPLICAS = 256
-"""The largest tier a plan tries when ``--max-replicas`` is not given (or the scenario's
-``limits.max_replicas`` where lower)."""
 
 
 def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -> None:

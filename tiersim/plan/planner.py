@@ -41,6 +41,9 @@ from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import PlanResult
 
 GPU_OPTIONS = (1, 2, 4, 8)
+DEFAULT_MAX_REPLICAS = 256
+"""The largest tier the planner tries by default (a scenario's ``limits.max_replicas`` lower
+still: ``tiersim plan`` and the run's sized uniform fleets both hold it)."""
 """GPUs per replica the planner may try, smallest that fits first."""
 
 FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
@@ -204,7 +207,8 @@ class Planner:
     """
 
     def __init__(self, scenario, constraints: Constraints, evaluator=None,
-                 gpu_options: tuple[int, ...] = GPU_OPTIONS, max_replicas: int = 256,
+                 gpu_options: tuple[int, ...] = GPU_OPTIONS,
+                 max_replicas: int = DEFAULT_MAX_REPLICAS,
                  choose: dict[str, list[Any]] | None = None,
                  start: dict[str, int] | None = None):
         self.scenario, self.c = scenario, constraints

@@ -54,8 +54,9 @@ def cache_rows(run: RunResult) -> list[Row]:
          f"h (saved {c.gpu_hours_saved:.3g})"],
         [f"cost ({run.cost_model})", c.cost_usd, c.cost_without_usd,
          f"USD (saved {_g(c.cost_saved_usd)}; attributed saved {_g(c.attributed_saved_usd)})"],
-        ["end-to-end mean", c.e2e_mean_s, c.e2e_mean_without_s, "s (every request; a hit "
-                                                               f"takes {c.lookup_s:g} s)"],
+        ["end-to-end mean", c.e2e_mean_s, c.e2e_mean_without_s,
+         f"s (every answered request; a hit takes {c.lookup_s:g} s, or an LRU hit the rest of "
+         "the shared answer still being generated)"],
         ["end-to-end p50", c.e2e_p50_s, c.e2e_p50_without_s, "s"],
         ["end-to-end p99", c.e2e_p99_s, c.e2e_p99_without_s, "s"],
         ["TTFT p50", c.ttft_p50_s, c.ttft_p50_without_s, "s"],

@@ -173,13 +173,15 @@ def prefix_cache_section(run: RunResult) -> str:
     them); nothing when no tier caches prefixes."""
     rows = [[t.name, t.prefix_hit_rate,
              ", ".join(f"{level} {v:.1%}" for level, v in (t.prefix_hit_by_level or {}).items())
-             or None, t.prefix_hit_bound, t.offload_loads, t.offload_recomputes]
+             or None, t.prefix_hit_bound, t.offload_loads, t.offload_recomputes,
+             t.prefix_recompute_rate]
             for t in run.tiers if t.prefix_hit_rate is not None]
     if not rows:
         return ""
     return "<h3>Prefix cache</h3>" + table(
         ["tier", "prompt tokens found cached (fraction)", "by level", "one unbounded cache",
-         "offloaded prefixes loaded", "recomputed"], rows)
+         "offloaded prefixes loaded", "recomputed (link slower than prefill)",
+         "recomputed prompt tokens (fraction)"], rows)
 
 
 def notes_section(run: RunResult) -> str:
