@@ -130,3 +130,40 @@ def test_the_run_sizes_its_uniform_baselines_within_the_scenarios_replica_limit(
     path.write_text(yaml.safe_dump(doc))
     run = run_scenario(load_scenario(str(path)))
     assert all((u.replicas or 0) <= 2 for u in run.savings.uniform)
+
+
+def test_a_quantised_checkpoint_takes_the_prior_of_the_format_holding_most_weights(tmp_path):
+    # precision: checkpoint on an FP8 checkpoint refused to run without an accuracy
+    import json
+
+    from tiersim.inputs import _prior_precision
+
+    config = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
+              "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+              "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 512, "intermediate_size": 1024}
+    folder = tmp_path / "m"
+    folder.mkdir()
+    tier = type("T", (), {"precision": "checkpoint"})()
+    for quant, prior in ((None, "bf16"),
+                         ({"quant_method": "fp8", "weight_block_size": [128, 128]}, "fp8"),
+                         ({"quant_method": "mxfp4"}, "w4a16")):
+        (folder / "config.json").write_text(json.dumps(
+            {**config, **({"quantization_config": quant} if quant else {})}))
+        scenario = type("S", (), {"tier_model_ref": lambda self, t: str(folder)})()
+        assert _prior_precision(scenario, tier) == prior
+
+
+def test_a_nested_router_setting_chosen_by_the_plan_is_written_nested():
+    # --choose router.confusion.fpr=0.0,0.1 wrote the key "confusion.fpr" into the scenario,
+    # which the plan then refused to read back
+    from tiersim.cli.plan import planned_scenario
+    from tiersim.paths import bundled
+    from tiersim.scenario import load_scenario, scenario_from_dict
+
+    scenario = load_scenario(str(bundled("scenarios", "routing_example.yaml")))
+    plan = {"replicas": {"nvfp4": 1, "bf16": 1}, "gpus_per_replica": {"nvfp4": 1, "bf16": 1},
+            "router": {"confusion.fpr": 0.1, "policy": "floor", "floor": 0.94}}
+    doc = planned_scenario(scenario, plan, None)
+    assert doc["router"]["confusion"] == {"fpr": 0.1}
+    scenario_from_dict(doc, "planned.yaml")  # reads back

@@ -69,19 +69,28 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[Ti
     ]
 
 
+#: The accuracy prior of a checkpoint format that has none of its own: block FP8 is FP8 (W8A8)
+#: at a finer scale; MXFP4 is 4-bit weights served weight-only on Hopper, as W4A16.
+PRIOR_OF_FORMAT = {"fp8_block": "fp8", "mxfp4": "w4a16"}
+
+
 def _prior_precision(scenario: Scenario, tier) -> str:
-    """The precision whose accuracy prior describes the tier: ``checkpoint`` on a checkpoint
-    that stores every weight in BF16 is BF16 (any other checkpoint keeps its name, which has
-    no prior: the tier must set its accuracy)."""
+    """The precision whose accuracy prior describes the tier: for ``checkpoint``, the format
+    that holds most of the served weights (BF16 for a BF16 checkpoint; an FP8 or NVFP4
+    checkpoint's experts' format: :data:`PRIOR_OF_FORMAT` where that has no prior). A tier
+    that sets ``accuracy`` does not use it."""
     from tiersim.hardware import get_model
     from tiersim.hardware.precisions import CHECKPOINT, FORMAT_GROUPS, weight_formats
+    from tiersim.perf.memory import params_per_gpu
 
     if tier.precision != CHECKPOINT:
         return tier.precision
-    formats = weight_formats(get_model(scenario.tier_model_ref(tier)), tier.precision)
-    if all(formats.of(group).name == "bf16" for group in FORMAT_GROUPS):
-        return "bf16"
-    return tier.precision
+    model = get_model(scenario.tier_model_ref(tier))
+    formats = weight_formats(model, tier.precision)
+    params = params_per_gpu(model)
+    largest = max(FORMAT_GROUPS, key=lambda group: params.get(group, 0.0))
+    name = formats.of(largest).name
+    return PRIOR_OF_FORMAT.get(name, name)
 
 
 def cost_weight(tier: BuiltTier) -> float:

@@ -72,6 +72,8 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     if beside.is_file():
         return beside
     found = None if p.is_absolute() else find_bundled("traces", p)
+    if found is None and not p.is_absolute() and p.parts[:1] == ("traces",) and len(p.parts) == 2:
+        found = find_bundled("traces", p.name)  # ``traces/NAME`` as README writes it, elsewhere
     if found is not None:
         return found
     if beside.is_dir():

@@ -392,9 +392,13 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
     if len(tiers) == 1:
         doc["router"] = {"policy": "uniform", **kept}
     elif plan["router"]:
+        from tiersim.plan.evaluate import set_dotted
+
         router = {k: v for k, v in doc.get("router", {}).items()
                   if k in ("classifier", "confusion")}
-        doc["router"] = {**router, **kept, **plan["router"]}
+        doc["router"] = {**router, **kept}
+        for key, value in plan["router"].items():  # a chosen setting may be nested
+            set_dotted(doc["router"], key, value)
     if scores_realised(scenario) and "confusion" not in doc.get("router", {}):
         # the plan scored every design on realised draws (the scenario's router reads them);
         # explicit zero confusion keeps the planned run on that basis and routes the same

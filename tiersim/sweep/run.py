@@ -601,7 +601,8 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
     if failed_total:  # the caller's one error line says it all; the report is still written
         console = Console(stderr=True, quiet=True, markup=False)
-    console.print(f"sweep: {len(plan.points)} points ({len(pending)} run, "
+    points = f"{len(plan.points)} point{'s' if len(plan.points) != 1 else ''}"
+    console.print(f"sweep: {points} ({len(pending)} run, "
                   f"{len(plan.points) - len(pending)} already done, {failed} failed) -> "
                   f"{out / 'sweep.parquet'}")
     if report:
