@@ -140,6 +140,8 @@ KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 #: MLA shapes NVIDIA measured the MLA modules at (DeepSeek-V3; Kimi-K2 shares them).
 MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
              "qk_rope_head_dim": 64, "v_head_dim": 128}
+#: The cached latent's width at :data:`MLA_SHAPE` (the MLA tables' ``head_dim`` key).
+MLA_LATENT = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
 MLA_GEMM_TYPES = {"bf16": "bfloat16", "fp8_block": "fp8_block"}
 #: Shapes NVIDIA measured the DSA (DeepSeek sparse attention) modules at, by the data's model
 #: names: DeepSeek-V3.2's and GLM-5's (GLM-5-FP8 is GLM-5's shape in FP8).
@@ -798,7 +800,7 @@ class Importer:
             return None
         kernel = rows["kernel_source"].value_counts().index[0]
         rows = rows[rows["kernel_source"] == kernel]
-        latent = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
+        latent = MLA_LATENT
         key = {"heads": heads, "kv_heads": 1, "head_dim": latent}
         dt = mla_dtype(kv_dtype, attn_format)
         if op == "attn_prefill":
@@ -889,8 +891,7 @@ class Importer:
         gemms = [self.gemm(attn_format, n, k) for n, k in projection_shapes(MLA_SHAPE, heads)]
         if any(g is None for g in gemms):
             return None
-        latent = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
-        key = {"heads": heads, "kv_heads": 1, "head_dim": latent}
+        key = {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT}
         if op == "attn_prefill":
             composed = self._composed_mla_prefill(rows, heads, kv_dtype, attn_format, gemms)
             if composed is None:
@@ -906,8 +907,7 @@ class Importer:
             bmm = None if not bmm_src else bmm_seconds(self._frame(bmm_src[0]), heads, batch)
             if bmm is None:
                 return None
-            parts = bmm + sum(np.asarray(g.lookup(batch), np.float64) for g in gemms)
-            grid = grid + parts[:, None]
+            grid = grid + self._with_projections(bmm, batch, heads, attn_format)[:, None]
             axes = {"batch": batch, "context": context}
             note = ("MLA block composed from its parts, DeepSeek-V3 shapes: the engine's "
                     "absorbed decode kernel plus the down, q up and o projections and the "
@@ -924,8 +924,7 @@ class Importer:
                          MLA_SHAPE["kv_lora_rank"])
         if kv_b is None:
             return None
-        latent = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
-        read = latent * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
+        read = MLA_LATENT * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
         one = rows[(rows["batch_size"] == 1) & (rows["tp_size"] == rows["tp_size"].min())]
         tokens, context, grid = _prefill_grid(one, read)
         chunk = sum(np.asarray(g.lookup(tokens), np.float64) for g in gemms)
@@ -961,10 +960,15 @@ class Importer:
         floor = kernel_floor(self._frame(attn_src[0]), heads, KV_DTYPES[kv_dtype], batch)
         if bmm is None or floor is None:
             return None
-        total = bmm + floor
+        return self._with_projections(bmm + floor, batch, heads, attn_format, graph_timed=True)
+
+    def _with_projections(self, total, batch, heads: int, attn_format: str,
+                          graph_timed: bool = False):
+        """``total`` (seconds per batch) plus the MLA block's projection GEMMs at each batch;
+        ``None`` where the data lacks one, or (``graph_timed``) times it eagerly."""
         for n, k in projection_shapes(MLA_SHAPE, heads):
             table = self.gemm(attn_format, n, k)
-            if table is None or table.extra.get("timing") == "eager":
+            if table is None or (graph_timed and table.extra.get("timing") == "eager"):
                 return None
             total = total + np.asarray(table.lookup(batch), np.float64)
         return total
