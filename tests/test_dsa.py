@@ -179,16 +179,17 @@ def test_a_context_measured_at_one_batch_is_filled_along_context_not_linearly_in
 
 
 def test_an_engine_without_mla_modules_composes_the_block_from_its_measured_parts():
+    """SGLang's measured MLA modules hold an FP8 cache only: a BF16 cache composes the block."""
     pytest.importorskip("aiconfigurator_core")
     from tiersim.perf.aiconfigurator import MLA_SHAPE, Importer, find_sources
     from tiersim.perf.mla_decode import bmm_seconds, projection_shapes
 
     imp = Importer("h200", "sglang")
-    table = imp.mla("attn_decode", "fp8", 16, "fp8_block")
+    table = imp.mla("attn_decode", "bf16", 16, "fp8_block")
     assert "composed from its parts" in table.extra["notes"]
     batch = np.array([1.0, 64.0])
     kernel = imp._frame(find_sources(imp.root, "mla", "sglang", "generation_mla_perf.parquet")[0])
-    rows = kernel[(kernel["num_heads"] == 16) & (kernel["kv_cache_dtype"] == "fp8")]
+    rows = kernel[(kernel["num_heads"] == 16) & (kernel["kv_cache_dtype"] == "bfloat16")]
     _, context, grid = _decode_grid(rows[rows["tp_size"] == rows["tp_size"].min()])
     bmm = bmm_seconds(imp._frame(find_sources(imp.root, "mla_bmm", "sglang",
                                               "mla_bmm_perf.parquet")[0]), 16, batch)
@@ -197,5 +198,27 @@ def test_an_engine_without_mla_modules_composes_the_block_from_its_measured_part
     rows_at = [0, list(table.axes["batch"]).index(64.0)]
     want = grid[rows_at, 0] + bmm + gemms
     assert table.latency[rows_at, 0] == pytest.approx(want)
+    prefill = imp.mla("attn_prefill", "bf16", 16, "fp8_block")
+    assert "composed from its parts" in prefill.extra["notes"]
+    assert np.all(np.diff(prefill.latency[:, 0]) >= -1e-9)
+
+
+@pytest.mark.parametrize(("gpu", "backend"), [("h200", "fa3"), ("b200", "trtllm_mla")])
+def test_sglang_reads_its_measured_mla_module_with_its_default_backend(gpu, backend):
+    """SGLang's measured MLA module (``wideep_*_mla_perf``) with the backend SGLang picks on
+    that GPU, plus the fused down-projection it runs outside the module."""
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.perf.aiconfigurator import MLA_SHAPE, Importer, find_sources
+    from tiersim.perf.mla_decode import projection_shapes
+
+    imp = Importer(gpu, "sglang")
+    table = imp.mla("attn_decode", "fp8", 16, "fp8_block")
+    assert table.extra["kernel"] == backend and "generation module" in table.extra["notes"]
+    df = imp._frame(find_sources(imp.root, "mla", "sglang",
+                                 "wideep_generation_mla_perf.parquet")[0])
+    cell = df[(df["num_heads"] == 16) & (df["kernel_source"] == backend)
+              & (df["batch_size"] == 64) & (df["isl"] == 1024)]["latency"].median() / 1e3
+    down = float(imp.gemm("fp8_block", *projection_shapes(MLA_SHAPE, 16)[0]).lookup(64.0))
+    assert float(table.lookup(64.0, 1024.0)) == pytest.approx(cell + down, rel=1e-6)
     prefill = imp.mla("attn_prefill", "fp8", 16, "fp8_block")
-    assert prefill is not None and np.all(np.diff(prefill.latency[:, 0]) >= -1e-9)
+    assert prefill.extra["kernel"] == backend and "context module" in prefill.extra["notes"]

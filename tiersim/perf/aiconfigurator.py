@@ -46,7 +46,11 @@ What is taken, per table of the profile (every choice is written into the table'
   keyed ``heads`` per GPU, ``kv_heads`` 1 and ``head_dim`` = the cached latent width (576),
   dtype ``"<kv dtype> mla-<projection format>"``; prefill and decode axes as below. vLLM's
   generation module was timed uncompiled: it is read less its unfused excess at the shortest
-  context over the block's served parts (:mod:`tiersim.perf.mla_decode`).
+  context over the block's served parts (:mod:`tiersim.perf.mla_decode`). SGLang has no such
+  tables; its measured modules ``wideep_context_mla_perf`` / ``wideep_generation_mla_perf``
+  (the block without its fused down-projection, FP8 cache, block-FP8 projections) are read with
+  its default backend on the GPU, the down-projection added from the GEMM table; a format they
+  lack composes the block from SGLang's kernel, GEMM and BMM tables.
 - ``attn_prefill``: ``context_attention_perf`` (batch 1, fresh prompts, no cached prefix). The
   data has no cached-prefix axis, so a chunk of ``t`` new tokens over ``c`` cached ones is read
   at the fresh-prompt length with the same attention work, ``s = sqrt(t (t + 2c))``; lengths
@@ -161,6 +165,10 @@ SGLANG_DENSE_PREFILL_MAX = 2048
 #: Engines whose MLA generation module NVIDIA timed outside the engine's compiled graph, read
 #: as the engine serves it: less the unfused elementwise kernels (:mod:`tiersim.perf.mla_decode`).
 SERVED_MLA_DECODE = ("vllm",)
+#: SGLang's default MLA attention backends (its docs: FlashAttention 3 on Hopper, TRT-LLM MLA on
+#: Blackwell): the kernel read from its measured MLA modules (``wideep_*_mla_perf``), which
+#: time each backend it supports on that GPU.
+SGLANG_MLA_BACKENDS = ("fa3", "trtllm_mla")
 MOE_DISTRIBUTION = "power_law_1.01"
 #: Context axis (tokens already cached) of the imported prefill-attention tables.
 PREFILL_CONTEXT_AXIS = (1, 512, 2048, 8192, 32768, 131072)
@@ -790,8 +798,9 @@ class Importer:
             return None
         name = "mla_context_module_perf" if op == "attn_prefill" else "mla_generation_module_perf"
         found = find_sources(self.root, "mla", self.engine, f"{name}.parquet")
-        if not found:  # SGLang: kernel tables only
-            return self._composed_mla(op, kv_dtype, heads, attn_format)
+        if not found:  # SGLang: its measured module where the format has one, else its parts
+            return (self._sglang_mla(op, kv_dtype, heads, attn_format)
+                    or self._composed_mla(op, kv_dtype, heads, attn_format))
         source = found[0]
         df = self._frame(source)
         rows = df[(df["num_heads"] == heads) & (df["kv_cache_dtype"] == dtype)
@@ -868,6 +877,45 @@ class Importer:
                     f"{DSA_SHAPES[names[0]]['index_topk']} sparse attention), {shape}, as "
                     "timed; beyond the measured triangle: linear in batch")
         return _table(op, f"{kv_dtype} dsa-{attn_format}", key, axes, grid, source, self.aic,
+                      str(kernel), note)
+
+    def _sglang_mla(self, op: str, kv_dtype: str, heads: int, attn_format: str):
+        """The MLA block from SGLang's measured MLA modules (``wideep_context_mla_perf``,
+        ``wideep_generation_mla_perf``: q up-projection, kv up-projection or the absorbed BMMs,
+        attention and o projection, per layer at ``heads`` per GPU, DeepSeek-V3 shapes, as
+        timed), with SGLang's default backend on this GPU (:data:`SGLANG_MLA_BACKENDS`), plus
+        the fused down-projection of q and the latent, which SGLang runs outside the module,
+        from its GEMM table. ``None`` where the data has no module at this format."""
+        kind = "context" if op == "attn_prefill" else "generation"
+        found = find_sources(self.root, "mla", self.engine, f"wideep_{kind}_mla_perf.parquet")
+        dtype, fmt = KV_DTYPES.get(kv_dtype), MLA_GEMM_TYPES.get(attn_format)
+        if not found or dtype is None or fmt is None:
+            return None
+        source, df = found[0], self._frame(found[0])
+        rows = df[(df["num_heads"] == heads) & (df["kv_cache_dtype"] == dtype)
+                  & (df["mla_dtype"] == fmt)]
+        down = self.gemm(attn_format, *projection_shapes(MLA_SHAPE, heads)[0])
+        if rows.empty or down is None:
+            return None
+        kernels = rows["kernel_source"].value_counts().index
+        kernel = next((k for k in SGLANG_MLA_BACKENDS if k in kernels), kernels[0])
+        rows = rows[rows["kernel_source"] == kernel]
+        key = {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT}
+        if op == "attn_prefill":
+            read = MLA_LATENT * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
+            first, second, grid = _prefill_grid(rows[rows["batch_size"] == 1], read)
+            axes = {"tokens": first, "context": second}
+            note = ("SGLang's MLA context module (q_b, kv_b, attention, o_proj), DeepSeek-V3 "
+                    "shapes, as timed; cached context by equal-work prompt length")
+        else:  # the module's rows give the cached context as ``isl`` (their ``step`` is 0)
+            rows = rows.assign(step=rows["isl"] + rows["step"] - 1)
+            first, second, grid = _decode_grid(rows)
+            axes = {"batch": first, "context": second}
+            note = ("SGLang's MLA generation module (q_b, absorbed BMMs, attention, o_proj), "
+                    "DeepSeek-V3 shapes, as timed; beyond the measured triangle: linear in batch")
+        grid = grid + np.asarray(down.lookup(first), np.float64)[:, None]
+        note += "; plus the fused q/latent down-projection from the GEMM table"
+        return _table(op, mla_dtype(kv_dtype, attn_format), key, axes, grid, source, self.aic,
                       str(kernel), note)
 
     def _composed_mla(self, op: str, kv_dtype: str, heads: int, attn_format: str):
