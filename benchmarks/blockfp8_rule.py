@@ -2,7 +2,7 @@
 
 NVIDIA's vLLM block-FP8 GEMM tables were timed eagerly: their small-``m`` rows (57-83 us at
 every shape) are the host launch path, not the kernel. Inside a CUDA-graph decode step
-tiersim reads them as ``max(roofline, latency - latency at the first grid point)`` (the
+tiersim reads them as ``max(roofline, latency - its launch floor)`` (the
 *graph-read rule*, ``tiersim/perf/profile.py``), a rule fitted on served rows, never checked
 against a kernel time (docs/fidelity.md, "Block-FP8 GEMMs in CUDA graphs"). The harness
 (``python -m tiersim.calibrate --precisions fp8,fp8_block --ops overhead,gemm``) times the block-FP8

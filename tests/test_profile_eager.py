@@ -146,3 +146,27 @@ def test_a_graph_read_block_fp8_gemm_is_never_faster_than_per_tensor_fp8():
     # an eager iteration (> 512 tokens) reads the block table as measured, floor or not
     eager = make_ops(block_fp8_doc([2e-5, 2e-5, 3e-5])).gemm(600.0, 64, 32, "fp8_block")
     assert eager == pytest.approx(make_ops(block_fp8_doc()).gemm(600.0, 64, 32, "fp8_block"))
+
+
+def test_the_launch_floor_is_the_median_of_the_small_token_rows_not_one_low_point():
+    # grid 1, 2, 4, 8, 100 tokens: 40 us at 1 token (one low point), 60 us to 8, 150 us at 100;
+    # the floor is 60 us, so the 100-token step is 90 us, not 110 us of noise plus kernel
+    doc = eager_doc()
+    doc["tables"][0].update(precision="fp8_block", timing="eager", axes={"m": [1, 2, 4, 8, 100]},
+                            latency_s=[4e-5, 6e-5, 6e-5, 6e-5, 1.5e-4])
+    got = np.asarray(make_ops(doc).gemm(np.array([100.0]), 64, 32, "fp8_block"))
+    assert got[0] == pytest.approx(9e-5)
+
+
+@pytest.mark.parametrize("gpu", ["H200", "B200"])
+@pytest.mark.parametrize("config", ["Qwen--Qwen3-32B-FP8", "Qwen--Qwen3-235B-A22B-FP8"])
+def test_more_tensor_parallel_gpus_never_decode_a_block_fp8_checkpoint_slower(gpu, config):
+    """NVIDIA's B200 block-FP8 rows are launch noise at every size; with a floor read from one
+    low point, three shapes kept up to 70 us of it and TP 4 decoded slower than TP 2."""
+    root = pytest.importorskip("aiconfigurator_core").__file__
+    path = f"{root.rsplit('/', 1)[0]}/model_configs/{config}_config.json"
+    profile = default_profile_name(gpu)
+    shape = StepShape(decode_seqs=64, decode_context=64 * 2048)
+    steps = [build_step_model(path, "checkpoint", gpu, tp=tp, profile=profile).step_time(shape)
+             for tp in (2, 4, 8)]
+    assert steps == sorted(steps, reverse=True)

@@ -18,7 +18,8 @@ optional ``eager_s`` object, ``{"graph_max_tokens": 512, "per_layer_s": ..., "pe
 per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCost`), and in a
 graph-replayed iteration a table timed eagerly (``"timing": "eager"``: NVIDIA's block-FP8 GEMMs,
 whose small-``m`` rows are the host launch path, not the kernel) is read without its launch
-floor: ``max(roofline, latency - latency at the first grid point)``, and never below the
+floor: ``max(roofline, latency - launch floor)`` (the floor: the median of its rows up to
+:data:`LAUNCH_FLOOR_MAX_M` tokens), and never below the
 graph-timed GEMM of the same shape in the format whose kernel does no more work (per-tensor FP8
 for block FP8: the same weight bytes and MACs, fewer scales; :data:`GRAPH_FLOOR_DTYPE`). The
 host costs are fitted on measured serving rows (``benchmarks/fidelity_silicon.py --fit``) and
@@ -147,6 +148,11 @@ GRAPH_READ = "graph-read:"
 #: same shape (same weight bytes and MACs, fewer scales): its time is a floor for the former's
 #: graph-read time.
 GRAPH_FLOOR_DTYPE = {"fp8_block": "fp8"}
+#: An eagerly timed GEMM's launch floor is the median of its latencies at up to this many tokens
+#: (where the kernel does next to nothing), not its first point alone: NVIDIA's B200 block-FP8
+#: rows read 170-280 us at every size, and a low first point left up to 70 us of that noise in
+#: every graph-read step of three shapes (a TP 4 step slower than TP 2's).
+LAUNCH_FLOOR_MAX_M = 16
 
 
 @dataclass(frozen=True)
@@ -1159,7 +1165,7 @@ class ProfileOps:
     def _graph_gemm(self, table, m, n: int, k: int, dtype: str, graph_max: int):
         """An eagerly timed GEMM table inside CUDA-graph iterations (``m <= graph_max``, as
         ``m`` is the iteration's token count for every table-timed GEMM): its latency less its
-        launch floor (the first grid point), never below the roofline (module docstring); the
+        launch floor (:meth:`_launch_floor`), never below the roofline (module docstring); the
         curve on the table's grid made :func:`monotone` and interpolated as a table is."""
         m_arr = np.asarray(m, dtype=np.float64)
         grid = table.axes["m"]
@@ -1178,11 +1184,24 @@ class ProfileOps:
         n, k, dtype = shape
         if not (m <= graph_max).any():
             return t
-        floor = float(np.asarray(table.lookup(1.0)).reshape(-1)[0])  # flat below the grid
+        floor = self._launch_floor(table)
         roof = 0.0 if self.fallback is None else self.fallback.gemm(m, n, k, dtype)
         graph = np.maximum(roof, t - floor)
         graph = np.maximum(graph, self._graph_floor(m, n, k, dtype))
         return np.where(m <= graph_max, graph, t)
+
+    def _launch_floor(self, table) -> float:
+        """Seconds of an eagerly timed table's launch floor: the median of its latencies at
+        grid points up to :data:`LAUNCH_FLOOR_MAX_M` tokens (its first point where it has
+        none), remembered per table."""
+        floors = self.__dict__.setdefault("_launch_floors", {})
+        floor = floors.get(table.name)
+        if floor is None:
+            grid = table.axes["m"]
+            small = grid[grid <= LAUNCH_FLOOR_MAX_M]
+            points = table.lookup(small if small.size else grid[:1])
+            floor = floors[table.name] = float(np.median(np.asarray(points, np.float64)))
+        return floor
 
     def _graph_floor(self, m, n: int, k: int, dtype: str):
         """Seconds of the graph-timed GEMM of :data:`GRAPH_FLOOR_DTYPE` at this shape (its
