@@ -52,6 +52,25 @@ def test_a_config_of_ones_own_is_not_the_checked_model_whatever_its_folder_is_ca
     assert fidelity.check_for(H200, str(folder))["this_model"] is None
 
 
+def test_a_checked_model_given_as_a_config_is_recognised_by_its_shapes_and_formats(tmp_path):
+    """A config of a checked model under any folder name is that model; the same shapes in
+    another checkpoint's formats are named as such, with the checkpoint whose rows they are."""
+    source = REPO / "benchmarks" / "data" / "configs" / "Qwen3-235B-A22B-FP8" / "config.json"
+    config = json.loads(source.read_text())
+    mine = tmp_path / "anything" / "config.json"
+    mine.parent.mkdir()
+    mine.write_text(json.dumps(config))
+    own = fidelity.check_for(H200, str(mine))["this_model"]
+    assert (own["name"], own["same_checkpoint"]) == ("Qwen3-235B-FP8", True)
+    bf16 = tmp_path / "bf16" / "config.json"
+    bf16.parent.mkdir()
+    bf16.write_text(json.dumps({k: v for k, v in config.items() if k != "quantization_config"}))
+    check = fidelity.check_for(H200, str(bf16))
+    assert check["this_model"]["same_checkpoint"] is False
+    assert ("its shapes among them as another checkpoint, Qwen3-235B-FP8 "
+            "(Qwen/Qwen3-235B-A22B-FP8): ") in fidelity.describe(check)
+
+
 def test_a_profile_of_ones_own_or_the_roofline_is_not_checked(tmp_path):
     for name in (f"{H200}.json", H200):  # same name, another file: its tables may be anything
         mine = tmp_path / name
@@ -72,11 +91,12 @@ def test_the_line_a_run_prints():
              "models_checked": ["a", "b"], "model_tpot_abs_median_pct_range": [3.6, 103.9],
              "command": "python benchmarks/fidelity_silicon.py --write-check",
              "this_model": {"name": "a", "rows": 60, "held_out_rows": 20,
+                            "model_path": "org/a", "same_checkpoint": True,
                             "tpot_abs_median_pct": 4.3, "ttft_abs_median_pct": 4.4}}
     assert fidelity.describe(check) == (
         "fidelity: replaying NVIDIA's measured vllm serving runs on H200 (291 rows, 2 models, a "
-        "among them: 4.3% TPOT, 4.4% TTFT on its 60 rows, 40 of which the fit was made on), "
-        "this profile's median error was 9.9% TPOT and 13.7% TTFT; 3.6-103.9% TPOT by model; "
+        "(org/a) among them: 4.3% TPOT, 4.4% TTFT on its 60 rows, 40 of which the fit was made "
+        "on), this profile's median error was 9.9% TPOT and 13.7% TTFT; 3.6-103.9% TPOT by model; "
         "aiconfigurator 12.8% / 23.7% (python benchmarks/fidelity_silicon.py --write-check)")
 
 

@@ -11,6 +11,9 @@ says its step times were not checked against measured serving.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +48,42 @@ def _shipped_stem(profile: str | None) -> str | None:
     return given.stem
 
 
-def _own_rows(models: dict[str, dict[str, Any]], model: str) -> str | None:
-    """The checked model that is the scenario's ``model``: a catalogue name matched as the
-    catalogue matches names (org, case, ``-Instruct`` aside); a config of one's own, whatever
-    its folder is called, is none of them."""
-    from tiersim.hardware.models import catalogue_key, is_catalogue_name
+#: ``ModelArch`` fields that are not the weights' shapes: left out of a model's shape identity
+#: (the checkpoint's formats are its own identity).
+NOT_SHAPE = ("name", "source", "max_context", "checkpoint", "kv_cache")
 
-    if not is_catalogue_name(str(model)):
+
+def _digest(value: dict[str, Any]) -> str:
+    """A short stable hash of a JSON-able dict."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def model_identity(arch) -> dict[str, str]:
+    """``{"shape_id", "checkpoint_id"}`` of a model (a ``ModelArch``): hashes of its shapes
+    and of its checkpoint's formats (weights by module group, the KV cache it declares), so a
+    config of the same model under any name or folder is recognised, and another checkpoint of
+    the same shapes is told apart."""
+    fields = dataclasses.asdict(arch)
+    shape = {k: v for k, v in fields.items() if k not in NOT_SHAPE}
+    formats = {"checkpoint": fields["checkpoint"], "kv_cache": fields["kv_cache"]}
+    return {"shape_id": _digest(shape), "checkpoint_id": _digest(formats)}
+
+
+def _own_rows(models: dict[str, dict[str, Any]], model: str) -> tuple[str, bool] | None:
+    """The checked model with the scenario's ``model``'s shapes, and whether its checkpoint's
+    formats are the same too (an exact match is preferred); None where no checked model has
+    these shapes, or the model cannot be read."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware import get_model
+
+    try:
+        mine = model_identity(get_model(str(model)))
+    except (TiersimError, OSError, ValueError):
         return None
-    key = catalogue_key(str(model))
-    return next((name for name, rows in models.items()
-                 if key in (catalogue_key(name), catalogue_key(str(rows.get("model_path", ""))))),
-                None)
+    same = [n for n, rows in models.items() if rows.get("shape_id") == mine["shape_id"]]
+    exact = [n for n in same if models[n].get("checkpoint_id") == mine["checkpoint_id"]]
+    return (exact[0], True) if exact else (same[0], False) if same else None
 
 
 def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
@@ -70,10 +97,12 @@ def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
     models = entry.get("models") or {}
     own = _own_rows(models, model)
     tpots = [v["tpot_abs_median_pct"] for v in models.values()]
+    this = None if own is None else {"name": own[0], "same_checkpoint": own[1],
+                                     **models[own[0]]}
     return {"profile": stem, **{k: v for k, v in entry.items() if k != "models"},
             "models_checked": sorted(models),
             "model_tpot_abs_median_pct_range": [min(tpots), max(tpots)] if tpots else None,
-            "this_model": None if own is None else {"name": own, **models[own]}}
+            "this_model": this}
 
 
 class ModelChecked(BaseModel):
@@ -85,6 +114,8 @@ class ModelChecked(BaseModel):
     tpot_abs_median_pct: float
     ttft_abs_median_pct: float
     held_out_rows: int | None = None
+    model_path: str | None = None
+    same_checkpoint: bool = True
 
 
 class Checked(BaseModel):
@@ -112,7 +143,7 @@ def describe(check: dict[str, Any] | None) -> str:
                 "(the roofline, or a profile of your own)")
     own = check.get("this_model")
     models = len(check["models_checked"])
-    which = (f"{own['name']} among them: {own['tpot_abs_median_pct']:.1f}% TPOT, "
+    which = (f"{_which(own)}: {own['tpot_abs_median_pct']:.1f}% TPOT, "
              f"{own['ttft_abs_median_pct']:.1f}% TTFT on its {own['rows']} rows{_fitted(own)}"
              if own else "this model not among them")
     low, high = check.get("model_tpot_abs_median_pct_range") or (None, None)
@@ -124,6 +155,16 @@ def describe(check: dict[str, Any] | None) -> str:
             f"{check['gpu']} ({check['rows']} rows, {models} models, {which}), this profile's "
             f"median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
             f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer} ({check['command']})")
+
+
+def _which(model: dict[str, Any]) -> str:
+    """How the scenario's model is among the checked ones: the same checkpoint, or its shapes
+    in another checkpoint's formats (whose rows these are)."""
+    path = model.get("model_path")
+    rows = f" ({path})" if path else ""
+    if model.get("same_checkpoint", True):
+        return f"{model['name']}{rows} among them"
+    return f"its shapes among them as another checkpoint, {model['name']}{rows}"
 
 
 def _fitted(model: dict[str, Any]) -> str:

@@ -315,7 +315,7 @@ def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
     reads = any(v != "roofline" and k != "overhead"
                 for tier in sources.values() for k, v in tier.items())
     return ProfileUsed(name=scenario.profile, sources=sources,
-                       checked=fidelity.check_for(scenario.profile, scenario.model)
+                       checked=fidelity.check_for(scenario.profile, scenario.model_ref)
                        if reads else None)
 
 
