@@ -266,6 +266,36 @@ def test_a_raised_floor_is_tried_when_the_first_leaves_the_top_tier_idle():
     assert dict(result.plan["router"])["floor"] == pytest.approx(0.805)
 
 
+class _FloorRouter(FakeEvaluator):
+    """Three tiers: at the floor itself the router sends everything to the middle one
+    (accuracy 0.79 < 0.8); from the floor + 0.005 up it sends the hard half to the top tier
+    and the cheapest one nothing."""
+
+    def routing(self, design):
+        from types import SimpleNamespace
+
+        import numpy as np
+
+        floor = dict(design.router).get("floor")
+        if len(design.tiers) != 3 or floor is None:
+            return super().routing(design)
+        tier = np.ones(4, int) if floor < 0.804 else np.array([1, 1, 2, 2])
+        return None, SimpleNamespace(tier=tier, escalate_to=np.full(4, -1)), (
+            0.79 if floor < 0.804 else 0.85)
+
+
+def test_a_design_is_judged_at_the_floor_the_planner_stopped_at():
+    """The design missed the floor only at its first margin; at the raised one its cheapest
+    tier got no traffic. The verdict is the last margin's, not the first's accuracy miss."""
+    tiers = [FakeTier("w4", accuracy=0.70, capacity_rps=3.0),
+             FakeTier("fp8", accuracy=0.79, capacity_rps=2.0),
+             FakeTier("bf16", accuracy=0.90, capacity_rps=1.0)]
+    scenario = fake_scenario(tiers, floor=0.8)
+    planner = Planner(scenario, Constraints.of(scenario), _FloorRouter(tiers))
+    assert planner.best(("w4", "fp8", "bf16")).missed == (
+        "w4 gets no traffic from the router: the design without it is cheaper")
+
+
 def test_a_chosen_router_key_is_written_once():
     """`--choose router.floor=...` sets the floor the planner would set: one key, not two."""
     tiers = [FakeTier("w4", accuracy=0.80, capacity_rps=3.0),

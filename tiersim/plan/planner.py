@@ -262,6 +262,7 @@ class Planner:
             return self._best_uniform(tiers[0])
         start = {n: self._uniform_level(n) for n in tiers}
         results: list[DesignResult] = []
+        last: list[DesignResult] = []  # per group, the margin it stopped at: its verdict
         with warnings.catch_warnings():  # a floor out of reach is this design's missed accuracy
             warnings.simplefilter("ignore", UnreachableFloor)
             for group in self.settings(tiers):
@@ -269,11 +270,12 @@ class Planner:
                     results.append(self._size(tiers, setting, start))
                     if not (results[-1].missed or "").startswith("accuracy"):
                         break
+                last.append(results[-1])
         found = [r for r in results if r.feasible]
         if found:
             return min(found, key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
-        simulated = [r for r in results if r.outcome is not None]
-        return (simulated or results)[0]
+        simulated = [r for r in last if r.outcome is not None]
+        return (simulated or last)[0]
 
     def _best_uniform(self, name: str) -> DesignResult:
         """A uniform fleet sized at every GPUs-per-replica value that could still be cheaper
@@ -327,8 +329,10 @@ class Planner:
                                     f"{floor:.4f}", tried)
             idle = _idle_tiers(design, assignment)
             if idle:
-                return DesignResult(design, None, None, f"{', '.join(idle)} gets no traffic "
-                                    "from the router: the design without it is cheaper", tried)
+                verb, them = ("gets", "it") if len(idle) == 1 else ("get", "them")
+                return DesignResult(design, None, None, f"{' and '.join(idle)} {verb} no "
+                                    f"traffic from the router: the design without {them} is "
+                                    "cheaper", tried)
             sizing = self._search(design)
             if sizing.replicas is not None:
                 outcome = self.evaluator.evaluate(design, sizing.replicas)
