@@ -91,7 +91,18 @@ def test_a_run_labels_the_network_part_as_roofline():
                                        "roofline across 2 nodes"}
 
     assert source_counts(Model()) == {"public measured": 1,
-                                      "measured within a node, roofline across nodes": 1}
+                                      "public measured, roofline across nodes": 1}
+
+
+def test_a_source_label_says_its_origin_and_every_way_it_was_read():
+    from tiersim.summary import source_kind
+
+    assert source_kind("graph-read:anchored:measured:aiconfigurator vllm 0.24.0 (gemm "
+                       "fp8_block n=1 k=2) (its launch floor removed in CUDA-graph steps)") == (
+        "public measured, rescaled to the shape, launch floor removed in CUDA graphs")
+    assert source_kind("anchored:harness (gemm bf16 n=1 k=2)") == (
+        "measured profile, rescaled to the shape")
+    assert source_kind("roofline") == "roofline"
 
 
 def test_a_measured_table_at_the_full_size_wins():

@@ -260,17 +260,30 @@ def source_label(model) -> str:
     return " + ".join(f"{k} ({n} op{'s' if n > 1 else ''})" for k, n in sorted(counts.items()))
 
 
+#: A source label's kind by its origin (the first match wins).
+SOURCE_ORIGINS = {"applied unchanged": "fitted on another GPU's serving rows",
+                  "fitted": "fitted on measured serving rows", "harness": "measured profile",
+                  "measured:": "public measured", "roofline": "roofline"}
+#: How a table was read, added to its origin: every one the label carries.
+SOURCE_READINGS = {"anchored:": "rescaled to the shape",
+                   "graph-read:": "launch floor removed in CUDA graphs",
+                   "roofline across": "roofline across nodes"}
+
+
+def source_kind(label: str) -> str:
+    """A source label in words: where the table came from, then each way it was read (a
+    table of the harness rescaled to another shape and read in CUDA graphs says all three)."""
+    label = str(label)
+    origin = next((w for key, w in SOURCE_ORIGINS.items() if key in label), label)
+    readings = [w for key, w in SOURCE_READINGS.items() if key in label]
+    return ", ".join([origin, *readings])
+
+
 def source_counts(model) -> dict[str, int]:
-    """Operator tables of a step model per kind of source."""
-    words = {"roofline across": "measured within a node, roofline across nodes",
-             "anchored:": "measured, rescaled to the shape",
-             "graph-read:": "measured, launch floor removed in CUDA graphs",
-             "applied unchanged": "fitted on another GPU's serving rows",
-             "fitted": "fitted on measured serving rows", "harness": "measured profile",
-             "measured:": "public measured", "roofline": "roofline"}  # first match wins
+    """Operator tables of a step model per kind of source (:func:`source_kind`)."""
     counts: dict[str, int] = {}
     for value in model.sources().values():
-        kind = next((w for key, w in words.items() if key in str(value)), str(value))
+        kind = source_kind(value)
         counts[kind] = counts.get(kind, 0) + 1
     return counts
 
