@@ -83,3 +83,19 @@ def test_auto_times_and_sizes_as_the_declared_format(tmp_path):
         blocks = {kv: kv_capacity_blocks(model, "fp8", h200, kv_dtype=kv)
                   for kv in ("auto", same, other)}
         assert blocks["auto"] == blocks[same] != blocks[other]
+
+
+def test_a_tier_that_names_no_kv_dtype_runs_the_checkpoints_declared_format(tmp_path):
+    """vLLM's default is ``--kv-cache-dtype auto``: a tier without ``kv_dtype`` sizes its KV
+    cache in the format the checkpoint declares (FP8 here), as ``kv_dtype: fp8`` does."""
+    from tiersim.fleet import kv_blocks
+    from tiersim.scenario import TierConfig
+
+    path = str(_write(tmp_path / "m", {**BASE, "quantization_config": _ct(
+        {"num_bits": 8, "type": "float", "strategy": "tensor"})}))
+    tier = TierConfig(name="t", precision="checkpoint", replicas=1, cost_per_gpu_hour=1.0)
+    assert tier.kv_dtype == "auto"
+    fp8 = tier.model_copy(update={"kv_dtype": "fp8"})
+    bf16 = tier.model_copy(update={"kv_dtype": "bf16"})
+    assert kv_blocks(path, "H200", tier) == kv_blocks(path, "H200", fp8)
+    assert kv_blocks(path, "H200", tier) > kv_blocks(path, "H200", bf16)

@@ -231,7 +231,8 @@ class TierConfig(_Strict):
         default=False, description="spread MoE experts over all the replica's GPUs (vLLM "
         "--enable-expert-parallel)")
     cost_per_gpu_hour: float = Field(ge=0, le=1e4, description="USD per GPU-hour")
-    kv_dtype: str = "bf16"
+    kv_dtype: str = Field(default="auto", description="KV-cache format: bf16, fp8, or auto "
+                          "(vLLM's default: the format the checkpoint declares, else bf16)")
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     balancer: Literal["least_tokens", "round_robin", "prefix_aware"] = "least_tokens"
