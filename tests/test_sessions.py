@@ -161,19 +161,23 @@ def test_bad_session_columns_are_one_line_errors(cols, message):
 
 
 def test_a_session_error_in_a_windowed_trace_names_the_files_row(tmp_path):
-    """The loader's origin (not df.attrs) carries the file and the window's first row, so a
-    bad step found after loading is reported at its line in the file."""
+    """The loader's origin (not df.attrs) carries the file rows the window kept (whole
+    sessions, not one run of rows), so a bad step found after loading is reported at its line
+    in the file."""
     from tiersim.trace import read_trace
 
     path = tmp_path / "s.csv"
-    _trace(step=[0, 1, 0, 1]).to_csv(path, index=False)  # session 7 has step 1 twice
-    loaded = read_trace(path, window=(0.05, None))  # drops the first row
+    _trace(request_id=[0, 1, 2, 3, 4], arrival_s=[0.0, 0.1, 0.2, 0.3, 0.4],
+           input_tokens=[100] * 5, output_tokens=[10] * 5, session_id=[5, 7, 5, 7, 7],
+           step=[0, 0, 1, 1, 1]).to_csv(path, index=False)  # session 7 has step 1 twice
+    with pytest.warns(UserWarning, match="keeps whole sessions"):
+        loaded = read_trace(path, window=(0.05, None))  # drops session 5 (rows 1 and 3)
     assert loaded.table.attrs == {}
     with pytest.raises(TraceError) as err:
         sessions.prepare_sessions(loaded.table, SessionsConfig(), np.random.default_rng(0),
                                   "scenario.yaml", loaded.origin)
     assert str(err.value).startswith(str(path))
-    assert "session 7 has step 1 twice" in str(err.value) and "(file line 5)" in str(err.value)
+    assert "session 7 has step 1 twice" in str(err.value) and "(file line 6)" in str(err.value)
 
 
 def test_subset_of_rows_keeps_its_own_links():

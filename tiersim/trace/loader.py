@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -51,20 +51,30 @@ class TraceWarning(UserWarning):
     """A trace was loaded with a deliberate, reported change (e.g. rows dropped)."""
 
 
+SESSION_COLUMNS = ("session_id", "step")
+"""The columns that make a table's rows the steps of agentic sessions (docs/agentic.md)."""
+
+
 @dataclass(frozen=True)
 class TraceOrigin:
     """Where a loaded table came from: the file, its format, the loader's notes, and how table
     rows map to the file (``first_row``: the file data row of table row 0, 0-based, after a
-    window; ``header_lines``: lines before the data, None for binary files)."""
+    window; ``header_lines``: lines before the data, None for binary files; ``rows``: the file
+    data row of every table row, 0-based, when a window kept rows that are not one run of the
+    file, i.e. whole sessions, else None)."""
 
     path: str
     format: str
     notes: tuple[str, ...] = ()
     first_row: int = 0
     header_lines: int | None = None
+    rows: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def error(self, message: str, index: int | None, column: str | None = None) -> TraceError:
         """A one-line TraceError at 0-based table row ``index``, named as the file's row."""
+        if self.rows is not None and index is not None:
+            return Source(self.path, self.header_lines).error(message, int(self.rows[index]),
+                                                              column)
         return Source(self.path, self.header_lines, self.first_row).error(message, index, column)
 
 
@@ -88,25 +98,29 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 
     ``format``: one of ``auto, azure, burstgpt, mooncake, canonical``. ``window=(start_s,
     end_s)`` keeps requests with ``start_s <= t < end_s``, t in seconds since the trace's first
-    request (``end_s`` may be None for no end); the window start becomes time 0. Then
+    request (``end_s`` may be None for no end), or, for a table of agentic sessions (it has
+    ``session_id`` and ``step``), whole sessions whose first step is inside (see
+    :func:`window_rows`); the window start becomes time 0. Then
     ``time_scale`` divides arrival times: 2.0 replays at twice the load. Azure, BurstGPT and
     Mooncake times become seconds since the first request; a canonical file keeps its own
     ``arrival_s`` (which must be >= 0 and sorted). Bad input raises
     :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column.
     """
     table, src, name, notes = _read_converted(path, format)
-    first_row = 0
+    rows = None
     if window is not None:
-        first_row = window_start_row(table, window, src)
-        table = apply_window(table, window, src)
+        rows, window_notes = window_rows(table, window, src)
+        table = _keep(table, rows, window, src)
+        notes = [*notes, *window_notes]
     elif name == "canonical":
         notes = [*notes, *_late_start(table)]
-    _check_span(table, src, name, first_row, window is not None)
+    origin = TraceOrigin(src.path, name, tuple(notes), 0 if rows is None else int(rows[0]),
+                         src.header_lines, None if rows is None or _one_run(rows) else rows)
+    _check_span(table, src, origin, window is not None)
     table = apply_time_scale(table, time_scale, src)
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
-    return LoadedTrace(table, TraceOrigin(src.path, name, tuple(notes), first_row,
-                                          src.header_lines))
+    return LoadedTrace(table, origin)
 
 
 def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source, str, list]:
@@ -128,27 +142,30 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
     return table, src, name, notes
 
 
-def _check_span(table: pd.DataFrame, src: Source, name: str, first_row: int = 0,
+def _check_span(table: pd.DataFrame, src: Source, origin: TraceOrigin,
                 windowed: bool = False) -> None:
     """Refuse arrival times beyond MAX_SPAN_S after time 0 (the first request, the window start,
-    or a canonical file's own 0): 1e300 would make every rate and cost absurd. ``first_row``: the
-    file data row of table row 0 (after a window)."""
+    or a canonical file's own 0): 1e300 would make every rate and cost absurd. ``origin`` maps
+    the table's rows (after a window) to the file's."""
     t = table["arrival_s"].to_numpy()
     late = np.flatnonzero(t > MAX_SPAN_S)
     if not len(late):
         return
-    # canonical rows are never dropped; the other formats' request_id is the data row
+    # canonical rows are dropped by a window only; the other formats' request_id is the data row
+    name = origin.format
     canonical = name == "canonical"
-    row = first_row + int(late[0]) if canonical else int(table["request_id"].iloc[late[0]])
     zero = ("the window start" if windowed else "time 0" if canonical else
             "the first request")
     fix = "check the time unit"
     if canonical and not windowed and float(t[-1] - t[0]) <= MAX_SPAN_S:
         fix = ("canonical arrival_s are seconds from the trace's start: subtract the first "
                f"arrival from every row, or set {_window_hint(t)}")
-    raise src.error(f"arrival {float(t[late[0]]):.15g} s is more than {MAX_SPAN_S:.0e} s "
-                    f"(31 years) after {zero}; {fix}", row - src.first_row,
-                    "arrival_s" if canonical else FORMATS[name].required[0])
+    message = (f"arrival {float(t[late[0]]):.15g} s is more than {MAX_SPAN_S:.0e} s "
+               f"(31 years) after {zero}; {fix}")
+    if canonical:
+        raise origin.error(message, int(late[0]), "arrival_s")
+    raise src.error(message, int(table["request_id"].iloc[late[0]]) - src.first_row,
+                    FORMATS[name].required[0])
 
 
 LATE_START_S = 3600.0
@@ -242,23 +259,77 @@ def _names(columns: list[str], most: int = 20, longest: int = 40) -> str:
 
 
 def apply_window(table: pd.DataFrame, window, src: Source) -> pd.DataFrame:
-    """Keep ``start <= arrival_s < end`` and shift arrivals so the window starts at 0."""
+    """The rows :func:`window_rows` keeps, arrivals shifted so the window starts at 0."""
+    return _keep(table, window_rows(table, window, src)[0], window, src)
+
+
+def window_rows(table: pd.DataFrame, window, src: Source) -> tuple[np.ndarray, list[str]]:
+    """The 0-based table rows a window keeps, in order, and notes on what it changed.
+
+    A plain table keeps ``start <= arrival_s < end``. A table of agentic sessions
+    (:data:`SESSION_COLUMNS`) keeps whole sessions whose first step (lowest ``step``) arrives
+    inside: a later step arrives when its predecessor finishes, whatever its logged
+    ``arrival_s``, so cutting by each row's time would serve a later step as its session's
+    first, with the wrong prompt.
+    """
     start, end = _window_bounds(window, src)
     t = table["arrival_s"].to_numpy()
-    lo, hi = np.searchsorted(t, start, "left"), np.searchsorted(t, end, "left")
-    if lo >= hi:
-        span = float(t[-1]) if len(t) else 0.0
-        raise TraceError(src.path, f"window [{start:g}, {end:g}) s selects no requests; "
-                         f"the trace spans 0 to {span:g} s")
-    out = table.iloc[lo:hi].reset_index(drop=True)
-    out["arrival_s"] = out["arrival_s"].to_numpy() - start
+    if not set(SESSION_COLUMNS) <= set(table.columns):
+        lo, hi = np.searchsorted(t, start, "left"), np.searchsorted(t, end, "left")
+        if lo >= hi:
+            span = float(t[-1]) if len(t) else 0.0
+            raise TraceError(src.path, f"window [{start:g}, {end:g}) s selects no requests; "
+                             f"the trace spans 0 to {span:g} s")
+        return np.arange(lo, hi), []
+    begins = _session_starts(table)
+    rows = np.flatnonzero((begins >= start) & (begins < end))
+    if not len(rows):
+        raise TraceError(src.path, f"window [{start:g}, {end:g}) s holds no session's first "
+                         "step (a window keeps whole sessions by their first step's arrival); "
+                         f"the sessions start from {begins.min():g} to {begins.max():g} s")
+    return rows, _session_window_notes(t, rows, start, end)
+
+
+def _session_starts(table: pd.DataFrame) -> np.ndarray:
+    """Each row's session start: the logged arrival of its session's lowest step."""
+    session = pd.factorize(table["session_id"])[0]  # 0, 1, ... in order of first appearance
+    order = np.lexsort((table["step"].to_numpy(), session))
+    heads = order[np.r_[True, session[order][1:] != session[order][:-1]]]  # one per session
+    return table["arrival_s"].to_numpy()[heads][session]
+
+
+def _session_window_notes(t: np.ndarray, rows: np.ndarray, start: float,
+                          end: float) -> list[str]:
+    """A note when keeping whole sessions differs from cutting by each row's arrival."""
+    inside = (t >= start) & (t < end)
+    kept = np.zeros(len(t), dtype=bool)
+    kept[rows] = True
+    dropped, added = int((inside & ~kept).sum()), int((kept & ~inside).sum())
+    if not dropped and not added:
+        return []
+    parts = []
+    if dropped:
+        parts.append(f"{dropped:,} step(s) logged inside it belong to sessions that start "
+                     "outside it and are dropped")
+    if added:
+        parts.append(f"{added:,} later step(s) logged outside it are kept")
+    return [f"window [{start:g}, {end:g}) s keeps whole sessions by their first step's "
+            f"arrival: {'; '.join(parts)}"]
+
+
+def _keep(table: pd.DataFrame, rows: np.ndarray, window, src: Source) -> pd.DataFrame:
+    """``rows`` of ``table`` with arrivals shifted so the window starts at 0 (a later session
+    step logged before the window start is kept at 0: its own arrival is not used)."""
+    start, _ = _window_bounds(window, src)
+    out = table.iloc[rows[0]:rows[-1] + 1] if _one_run(rows) else table.iloc[rows]
+    out = out.reset_index(drop=True)
+    out["arrival_s"] = np.maximum(out["arrival_s"].to_numpy() - start, 0.0)
     return out
 
 
-def window_start_row(table: pd.DataFrame, window, src: Source) -> int:
-    """The 0-based file data row of the first request :func:`apply_window` keeps."""
-    start, _ = _window_bounds(window, src)
-    return int(np.searchsorted(table["arrival_s"].to_numpy(), start, "left"))
+def _one_run(rows: np.ndarray) -> bool:
+    """Whether increasing table ``rows`` are one run of consecutive rows."""
+    return int(rows[-1]) - int(rows[0]) + 1 == len(rows)
 
 
 def _window_bounds(window, src: Source) -> tuple[float, float]:
@@ -310,5 +381,6 @@ def load_lengths(path: str | Path) -> pd.DataFrame:
     })
 
 
-__all__ = ["FORMAT_NAMES", "LoadedTrace", "TraceOrigin", "TraceWarning", "apply_time_scale",
-           "apply_window", "load_lengths", "load_trace", "read_trace", "window_start_row"]
+__all__ = ["FORMAT_NAMES", "SESSION_COLUMNS", "LoadedTrace", "TraceOrigin", "TraceWarning",
+           "apply_time_scale", "apply_window", "load_lengths", "load_trace", "read_trace",
+           "window_rows"]

@@ -1,0 +1,89 @@
+"""A trace window over agentic sessions keeps whole sessions, chosen by their first step's
+arrival (a later step's own arrival_s is not used: it arrives when its predecessor finishes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tiersim.errors import TraceError
+from tiersim.trace import TraceWarning, read_trace
+from tiersim.trace.loader import apply_window
+from tiersim.trace.source import Source
+
+HEADER = "arrival_s,input_tokens,output_tokens,session_id,step\n"
+
+
+def write(tmp_path, rows: str):
+    path = tmp_path / "tr.csv"
+    path.write_text(HEADER + rows)
+    return path
+
+
+def test_a_window_that_holds_no_first_step_is_refused(tmp_path):
+    """Step 0 is before the window: its later steps are not served as a session of their own."""
+    path = write(tmp_path, "0,1000,100,1,0\n10,50,100,1,1\n20,50,100,1,2\n")
+    with pytest.raises(TraceError) as err:
+        read_trace(path, window=(5, 100))
+    assert str(err.value) == (
+        f"{path}: window [5, 100) s holds no session's first step (a window keeps whole "
+        "sessions by their first step's arrival); the sessions start from 0 to 0 s")
+
+
+def test_a_window_keeps_whole_sessions_with_a_note(tmp_path):
+    """Session 1 starts before the window (dropped with its steps inside it); session 2 starts
+    inside it (kept with its step logged after the end); the file rows are remembered."""
+    path = write(tmp_path, "0,1000,100,1,0\n6,800,100,2,0\n10,50,100,1,1\n20,50,100,1,2\n"
+                           "200,50,100,2,1\n")
+    with pytest.warns(TraceWarning) as caught:
+        loaded = read_trace(path, window=(5, 100))
+    table = loaded.table
+    assert table["session_id"].tolist() == [2, 2] and table["step"].tolist() == [0, 1]
+    assert table["arrival_s"].tolist() == [1, 195]
+    note = ("window [5, 100) s keeps whole sessions by their first step's arrival: 2 step(s) "
+            "logged inside it belong to sessions that start outside it and are dropped; 1 later "
+            "step(s) logged outside it are kept")
+    assert loaded.origin.notes == (note,)
+    assert str(caught[0].message) == f"{path}: {note}"
+    assert str(loaded.origin.error("bad", 1, "step")) == (
+        f"{path}: row 5, column 'step': bad (file line 6)")
+
+
+def test_unordered_rows_keep_the_session_of_a_first_step_inside(tmp_path):
+    """A later step logged (and listed) before its session's first step is kept with it, at
+    time 0 (its own arrival is not used)."""
+    path = write(tmp_path, "0,50,100,1,1\n6,1000,100,1,0\n7,60,100,2,1\n120,900,100,2,0\n")
+    with pytest.warns(TraceWarning, match="1 step\\(s\\) logged inside it belong to sessions "
+                      "that start outside it and are dropped; 1 later step"):
+        table = read_trace(path, window=(5, 100)).table
+    assert table["step"].tolist() == [1, 0] and table["session_id"].tolist() == [1, 1]
+    assert table["arrival_s"].tolist() == [0, 1]
+
+
+def test_a_window_cutting_no_session_adds_no_note(tmp_path):
+    path = write(tmp_path, "0,1000,100,1,0\n1,50,100,1,1\n6,800,100,2,0\n7,50,100,2,1\n")
+    loaded = read_trace(path, window=(5, 100))
+    assert loaded.origin.notes == () and loaded.table["session_id"].tolist() == [2, 2]
+
+
+@given(st.lists(st.tuples(st.floats(0, 100), st.integers(0, 4), st.integers(0, 3)),
+                min_size=1, max_size=40, unique_by=lambda r: (r[1], r[2])),
+       st.floats(0, 100), st.floats(0.01, 100))
+def test_every_session_is_kept_whole_or_dropped_whole(rows, start, length):
+    """Kept: exactly the sessions whose lowest step's arrival is in [start, start + length)."""
+    rows = sorted(rows)
+    t = np.array([r[0] for r in rows])
+    table = pd.DataFrame({"request_id": np.arange(len(rows)), "arrival_s": t,
+                          "session_id": [r[1] for r in rows], "step": [r[2] for r in rows]})
+    first = table.sort_values("step").groupby("session_id")["arrival_s"].first()
+    wanted = set(first[(first >= start) & (first < start + length)].index)
+    if not wanted:
+        with pytest.raises(TraceError, match="holds no session's first step"):
+            apply_window(table, (start, start + length), Source("mem", None))
+        return
+    out = apply_window(table, (start, start + length), Source("mem", None))
+    assert out["request_id"].tolist() == table.index[table["session_id"].isin(wanted)].tolist()
+    assert (out["arrival_s"] >= 0).all()
