@@ -22,6 +22,10 @@ from tiersim.trace import checks
 from tiersim.trace.source import Source
 
 CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
+NAMED = ("session_id", "step", "parent", "step_type", "tool_s", "spec_acceptance", "task_type",
+         "prefix_hashes", "difficulty", "prompt", "prompt_hash")
+"""Optional columns read by their exact name (here, by the sessions or by the router);
+``correct_<tier>``, ``p_correct_<tier>`` and ``feat_*`` are read by their prefix."""
 MAX_FEATURE = 1e15
 """Largest absolute ``feat_*`` value: the classifier's solver freezes (or refuses) values past
 1e30 left after scaling, which a constant column of 1e50 leaves from rounding."""

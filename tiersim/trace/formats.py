@@ -160,6 +160,19 @@ FORMATS: dict[str, Format] = {
 }
 
 
+_TRACE_COLUMNS = frozenset({*(c for f in FORMATS.values() for c in f.required), *LENGTH_COLUMNS,
+                            *canonical.CORE, *canonical.NAMED, "Model", "hash_ids"})
+
+
+def is_trace_column(name: str) -> bool:
+    """Whether tiersim reads a column by this exact name: a format's required column, a length
+    column, a canonical core or named optional column, BurstGPT's ``Model`` or Mooncake's
+    ``hash_ids``. Only such a name is shown in a message about a file not yet recognised as a
+    trace (docs/security.md); a prefixed column (``feat_*``) is no such name, as the file's own
+    text follows its prefix."""
+    return name in _TRACE_COLUMNS
+
+
 def detect(columns: list[str]) -> str | None:
     """The format whose required columns best match ``columns`` (None when none match).
 

@@ -277,14 +277,26 @@ def _csv_header(p: Path) -> list[str]:
 
 def _no_duplicate_columns(names: list[str], src: Source, where: str = "") -> None:
     """Refuse a column named twice: which copy is meant cannot be known (blank header cells,
-    as spreadsheets export trailing commas, are no names)."""
-    seen: set[str] = set()
-    for name in names:
+    as spreadsheets export trailing commas, are no names). The name is shown only when it is
+    a trace column (:func:`is_trace_column`), otherwise the two columns' positions."""
+    seen: dict[str, int] = {}
+    for position, name in enumerate(names, start=1):
         if name in seen:
-            raise src.error(f"names the column {name!r} twice{where}; keep one (which copy "
-                            "holds the data cannot be known)", None, None)
+            twice = (f"names the column {name!r} twice" if is_trace_column(name)
+                     else f"columns {seen[name]} and {position} share a name")
+            raise src.error(f"{twice}{where}; keep one (which copy holds the data cannot be "
+                            "known)", None, None)
         if name:
-            seen.add(name)
+            seen[name] = position
+
+
+def is_trace_column(name: str) -> bool:
+    """Whether tiersim reads a column by this name (see
+    :func:`tiersim.trace.formats.is_trace_column`): before a file is recognised as a trace, only
+    such a name may be shown (docs/security.md)."""
+    from tiersim.trace import formats  # NOTE: here, as formats imports this module
+
+    return formats.is_trace_column(str(name))
 
 
 def _read_parquet(p: Path) -> pd.DataFrame:
@@ -305,8 +317,10 @@ def named_index_as_columns(df: pd.DataFrame, path: str | Path = "") -> pd.DataFr
     names = [name for name in df.index.names if name is not None]
     clash = [name for name in names if name in df.columns]
     if clash:
-        raise TraceError(str(path), f"its pandas index and a column are both named "
-                         f"{str(clash[0])!r}; keep one (drop the index with "
+        both = (f"its pandas index and a column are both named {str(clash[0])!r}"
+                if is_trace_column(clash[0]) else "its pandas index and column "
+                f"{list(df.columns).index(clash[0]) + 1} share a name")
+        raise TraceError(str(path), f"{both}; keep one (drop the index with "
                          "reset_index(drop=True), or rename it) and write the file again")
     return df.reset_index(level=names) if names else df
 
@@ -384,9 +398,8 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 if not isinstance(record, dict):
                     raise ValueError("not an object")
             except _DuplicateKey as twice:
-                return TraceError(str(p), f"names the key {short_key(twice.key)} twice; keep one "
-                                  f"(which copy holds the data cannot be known){where}",
-                                  row=row)
+                return TraceError(str(p), f"{twice.words()}; keep one (which copy holds the data "
+                                  f"cannot be known){where}", row=row)
             except ValueError as bad:
                 return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
                                   f"each line must be one JSON object{where}", row=row)
@@ -398,35 +411,46 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
 
 
 class _DuplicateKey(ValueError):
-    """A JSON object names a key twice (Arrow refuses it; ``json.loads`` keeps the last)."""
+    """A JSON object names a key twice (Arrow refuses it; ``json.loads`` keeps the last), at
+    1-based positions ``first`` and ``second`` among its keys."""
 
-    def __init__(self, key: str):
+    def __init__(self, key: str, first: int, second: int):
         super().__init__(key)
-        self.key = key
+        self.key, self.first, self.second = key, first, second
+
+    def words(self) -> str:
+        """The fault for a message: the key when it is a trace column, else its positions."""
+        if is_trace_column(self.key):
+            return f"names the key {short_key(self.key)} twice"
+        return f"keys {self.first} and {self.second} of an object share a name"
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     """``json.loads``'s ``object_pairs_hook``: the object, or _DuplicateKey for a repeated key."""
     seen: dict = {}
-    for key, value in pairs:
+    positions: dict = {}
+    for position, (key, value) in enumerate(pairs, start=1):
         if key in seen:
-            raise _DuplicateKey(key)
-        seen[key] = value
+            raise _DuplicateKey(key, positions[key], position)
+        seen[key], positions[key] = value, position
     return seen
 
 
 def _kind_clash(record: dict, kinds: dict[tuple, str]) -> str | None:
     """The first key of ``record`` whose value, or a value inside it (a list's items, a nested
     object's values), is of another kind than earlier lines, or earlier items, gave it
-    (``kinds`` is updated; null fits any kind)."""
-    for key, value in record.items():
+    (``kinds`` is updated; null fits any kind). The key is named when it is a trace column,
+    otherwise by its position on the line."""
+    for position, (key, value) in enumerate(record.items(), start=1):
         for path, kind in _kinds(value, (str(key),)):
             seen = kinds.setdefault(path, kind)
             if seen != kind:
+                name = (f"key {short_key(key)}" if is_trace_column(key)
+                        else f"key {position} of this line")
                 if len(path) == 1:
-                    return f"key {short_key(key)} is {kind} here and {seen} on earlier lines"
-                return (f"a value inside key {short_key(key)} is {kind} here and {seen} in "
-                        "earlier items or lines")
+                    return f"{name} is {kind} here and {seen} on earlier lines"
+                return (f"a value inside {name} is {kind} here and {seen} in earlier items or "
+                        "lines")
     return None
 
 
