@@ -136,6 +136,19 @@ def test_json_lines_arrow_refuses_are_named_by_data_row_and_file_line(tmp_path):
         "earlier items or lines; write every line's value of that key the same way (file line 2)")
 
 
+def test_a_json_number_too_big_for_a_double_is_named_by_file_line_and_key(tmp_path):
+    """Arrow's "Number too big to be stored in double ... in row 2" counts rows from 0 and
+    within a block; the message names the data row, the file line and the key (a key that is
+    no trace column by its position), and the fix."""
+    big = write(tmp_path / "b.jsonl", MOON.format(0, "") + "\n\n" + MOON.format(1, "") + "\n"
+                + MOON.format("1e400", "") + "\n")
+    assert error_of(big) == (f"{big}: row 3: key 'timestamp' holds a number too large to store "
+                             "(beyond +-1.8e308); write a finite number (file line 4)")
+    inside = write(tmp_path / "i.jsonl", MOON.format(0, ', "extra": [1, -2e999]') + "\n")
+    assert error_of(inside) == (f"{inside}: row 1: key 4 of this line holds a number too large "
+                                "to store (beyond +-1.8e308); write a finite number (file line 1)")
+
+
 def test_a_list_arrival_and_an_id_beyond_int64_are_named_for_what_they_are(tmp_path):
     nested = tmp_path / "n.parquet"
     pq.write_table(pa.table({"arrival_s": [[0.5]], "input_tokens": [5], "output_tokens": [5]}),

@@ -17,6 +17,7 @@ import csv
 import functools
 import io
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -379,9 +380,9 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
 
 def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
     """Find the line at fault (only runs when reading failed): the first that is too long,
-    is not a JSON object, or gives a key another kind of value than the lines before did. It
-    is named as the other trace errors are: its data row (blank lines are no rows) and its
-    file line."""
+    is not a JSON object, holds a number beyond a double's range, or gives a key another kind
+    of value than the lines before did. It is named as the other trace errors are: its data
+    row (blank lines are no rows) and its file line."""
     kinds: dict[tuple, str] = {}
     row = 0
     with p.open(encoding="utf-8-sig", errors="replace") as f:  # the BOM, read, is no error
@@ -394,7 +395,8 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 return TraceError(str(p), f"longer than {JSONL_BLOCK_BYTES:,} bytes, more than "
                                   f"a trace line holds; split or shorten it{where}", row=row)
             try:
-                record = json.loads(line, object_pairs_hook=_unique_keys)
+                record = json.loads(line, object_pairs_hook=_unique_keys,
+                                    parse_float=_json_float)
                 if not isinstance(record, dict):
                     raise ValueError("not an object")
             except _DuplicateKey as twice:
@@ -403,6 +405,9 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
             except ValueError as bad:
                 return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
                                   f"each line must be one JSON object{where}", row=row)
+            huge = _too_big(record)
+            if huge:
+                return TraceError(str(p), f"{huge}; write a finite number{where}", row=row)
             clash = _kind_clash(record, kinds)
             if clash:
                 return TraceError(str(p), f"{clash}; write every line's value of that key the "
@@ -436,6 +441,40 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return seen
 
 
+class _TooBig(float):
+    """A JSON number beyond a double's range, which ``json.loads`` reads as infinity (Arrow
+    refuses it: "Number too big to be stored in double")."""
+
+
+def _json_float(text: str) -> float:
+    """``json.loads``'s ``parse_float``: the number, marked when it is too big for a double."""
+    value = float(text)
+    return _TooBig(value) if math.isinf(value) else value
+
+
+def _too_big(record: dict) -> str | None:
+    """The fault of the first key of ``record`` whose value is, or holds, a number too big for
+    a double."""
+    for position, (key, value) in enumerate(record.items(), start=1):
+        if _holds_too_big(value):
+            return (f"{_key_words(key, position)} holds a number too large to store (beyond "
+                    "+-1.8e308)")
+    return None
+
+
+def _holds_too_big(value) -> bool:
+    if isinstance(value, list):
+        return any(_holds_too_big(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_too_big(item) for item in value.values())
+    return isinstance(value, _TooBig)
+
+
+def _key_words(key, position: int) -> str:
+    """A line's key for a message: its name when it is a trace column, else its position."""
+    return f"key {short_key(key)}" if is_trace_column(key) else f"key {position} of this line"
+
+
 def _kind_clash(record: dict, kinds: dict[tuple, str]) -> str | None:
     """The first key of ``record`` whose value, or a value inside it (a list's items, a nested
     object's values), is of another kind than earlier lines, or earlier items, gave it
@@ -445,8 +484,7 @@ def _kind_clash(record: dict, kinds: dict[tuple, str]) -> str | None:
         for path, kind in _kinds(value, (str(key),)):
             seen = kinds.setdefault(path, kind)
             if seen != kind:
-                name = (f"key {short_key(key)}" if is_trace_column(key)
-                        else f"key {position} of this line")
+                name = _key_words(key, position)
                 if len(path) == 1:
                     return f"{name} is {kind} here and {seen} on earlier lines"
                 return (f"a value inside {name} is {kind} here and {seen} in earlier items or "
