@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from test_hostile_inputs import one_error_line, run_cli
 from typer.testing import CliRunner
 
 from tiersim.cli.trace import trace_app
@@ -62,3 +64,15 @@ def test_inspect_shows_dropped_rows_note(tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["notes"] == [
         "dropped 1 of 3 rows with 0 response tokens (failed requests in BurstGPT; first at row 2)"]
+
+
+@pytest.mark.parametrize(("window", "expected"), [
+    (("0", "inf"), "--window END: must be a finite number (got inf)"),
+    (("nan", "5"), "--window START: must be a finite number (got nan)"),
+    (("1e400", "1e401"), "--window START: must be a finite number (got 1e400)"),
+])
+def test_inspect_refuses_a_window_that_is_no_finite_number(capsys, window, expected):
+    """As a scenario's trace.window: [0, .inf] is refused, with the value as typed."""
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", "azure2023_code", "--window",
+                                   *window))
+    assert line == f"Error: {expected}"

@@ -7,6 +7,7 @@ TiersimError into a one-line message and exit code 1.
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from rich.text import Text
 from tiersim.errors import TiersimError, escaped
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import FORMATS, is_length_only
-from tiersim.trace.loader import TraceWarning, load_lengths, read_trace
+from tiersim.trace.loader import TIME_SCALE_RANGE, TraceWarning, load_lengths, read_trace
 from tiersim.trace.source import column_names
 from tiersim.trace.stats import trace_stats
 
@@ -30,17 +31,35 @@ def _group() -> None:
     """Inspect request traces (Azure, BurstGPT, Mooncake, canonical Parquet/CSV)."""
 
 
+class TypedNumber(float):
+    """A number from the command line that keeps its text as typed (``1e400`` reads as
+    infinity; a message shows ``1e400``)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> TypedNumber:
+        try:
+            number = super().__new__(cls, text)
+        except ValueError:
+            raise typer.BadParameter("Input should be a valid number, unable to parse string "
+                                     "as a number") from None
+        number.text = str(text).strip()
+        return number
+
+
 @trace_app.command()
 def inspect(
     path: str = typer.Argument(..., help="Trace file, or the name of a bundled trace."),
     format: str = typer.Option("auto", "--format", "-f",
                                help=f"auto, {', '.join(FORMATS)}"),
     window: tuple[float, float] | None = typer.Option(
-        None, help="Keep START <= t < END seconds of the trace."),
-    time_scale: float = typer.Option(1.0, help="Divide arrival times (2 = twice the load)."),
+        None, help="Keep START <= t < END seconds of the trace.", parser=TypedNumber),
+    time_scale: float = typer.Option(1.0, help="Divide arrival times (2 = twice the load).",
+                                     parser=TypedNumber),
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
     """Print rows, span, rate, burstiness (inter-arrival CV) and token percentiles."""
+    _check_options(window, time_scale)
     resolved = resolve_trace_path(path, Path.cwd())
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
     if as_json:
@@ -50,6 +69,24 @@ def inspect(
     console.print(Text(escaped(str(resolved)), style="bold") + Text(f" ({fmt})"),
                   soft_wrap=True)
     console.print(stats_table(stats, notes))
+
+
+def _check_options(window, time_scale: float) -> None:
+    """The bounds of --window must be finite numbers (as a scenario's ``trace.window``) and
+    --time-scale within :data:`TIME_SCALE_RANGE`: one line naming the option and the value as
+    typed."""
+    for bound, value in zip(("START", "END"), window or ()):
+        if not math.isfinite(value):
+            raise TiersimError(f"--window {bound}: must be a finite number (got {_typed(value)})")
+    low, high = TIME_SCALE_RANGE
+    if not (math.isfinite(time_scale) and low <= time_scale <= high):
+        raise TiersimError(f"--time-scale: must be a number from {low:g} to {high:g} (got "
+                           f"{_typed(time_scale)})")
+
+
+def _typed(value: float) -> str:
+    """An option's value as typed (a :class:`TypedNumber`), else as Python writes it."""
+    return getattr(value, "text", repr(value))
 
 
 def _load_stats(path: Path, format: str, window, time_scale: float):
