@@ -243,3 +243,55 @@ def test_the_context_is_read_from_max_position_embeddings(tmp_path):
                        scheduler={"max_model_len": 10**6})
     assert limits(above, "llama-3.1-8b").max_model_len == 131072  # never above the context
     assert limits(above, str(_write(tmp_path, BASE))).max_model_len == 10**6  # none known
+
+
+FLAT_FP8 = {"quant_algo": "FP8", "ignore": ["lm_head"], "producer": {"name": "modelopt"}}
+
+
+def test_config_quantization_wins_over_a_side_file_that_disagrees(tmp_path):
+    """vLLM reads ``hf_quant_config.json`` only when config.json has no quantization_config;
+    a side file naming another format is not read, and a note says so naming both files."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    path = _write(tmp_path, {**BASE, "quantization_config": FLAT_FP8},
+                  side={"quantization": {"quant_algo": "NVFP4", "group_size": 7,
+                                         "kv_cache_quant_algo": "FP8"}})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_hf_config(path)
+    assert set(_formats(model).values()) == {"fp8"} and model.kv_cache == ""
+    side = tmp_path / "hf_quant_config.json"
+    assert [str(w.message) for w in caught if w.category is Note] == [
+        f"{side}: not read: it names nvfp4, KV cache fp8; {path}'s quantization_config (fp8) "
+        "decides the formats, as vLLM reads it"]
+
+
+def test_a_side_file_that_agrees_with_the_config_says_nothing(tmp_path):
+    import warnings
+
+    path = _write(tmp_path, {**BASE, "quantization_config": FLAT_FP8},
+                  side={"quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head"]}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = load_hf_config(path)
+    assert set(_formats(model).values()) == {"fp8"}
+
+
+@pytest.mark.parametrize("where", ["side", "config"])
+def test_nan_in_a_quantization_block_is_refused(tmp_path, where):
+    """Python's JSON reader takes ``NaN``; a group size of NaN is no number JSON allows."""
+    text = '{"quant_algo": "NVFP4", "group_size": NaN}'
+    if where == "side":
+        (tmp_path / "config.json").write_text(json.dumps(BASE))
+        (tmp_path / "hf_quant_config.json").write_text('{"quantization": ' + text + "}")
+        bad, key = tmp_path / "hf_quant_config.json", "quantization.group_size"
+    else:
+        (tmp_path / "config.json").write_text(
+            json.dumps(BASE)[:-1] + ', "quantization_config": ' + text + "}")
+        bad, key = tmp_path / "config.json", "quantization_config.group_size"
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(tmp_path / "config.json")
+    assert str(err.value) == (f"{bad}: key {key!r}: NaN is not a number JSON allows; give a "
+                              "finite number or remove the key")

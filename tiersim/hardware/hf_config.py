@@ -34,10 +34,12 @@ Supported ``model_type`` values and the keys read:
   ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``mimo`` as
   ``qwen2`` (its multi-token-prediction layer counted in the checkpoint's size only).
 
-Weight formats (``quantization_config`` in the config, or NVIDIA's ``hf_quant_config.json``
-beside it: ``<folder>/hf_quant_config.json`` or ``<stem>_hf_quant_config.json`` for a file named
-``<stem>_config.json``): ``quant_method`` ``fp8`` (``weight_block_size`` -> ``fp8_block``, else
-per-tensor ``fp8``), ``mxfp4`` (the routed experts only, as vLLM loads gpt-oss),
+Weight formats (``quantization_config`` in the config, or, only where the config has none, as
+vLLM reads them, NVIDIA's ``hf_quant_config.json`` beside it: ``<folder>/hf_quant_config.json``
+or ``<stem>_hf_quant_config.json`` for a file named ``<stem>_config.json``; a note names a side
+file the config overrides that names other formats): ``quant_method`` ``fp8``
+(``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``mxfp4`` (the routed experts
+only, as vLLM loads gpt-oss),
 ``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``), and
 ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``, ``MIXED_PRECISION`` per layer).
@@ -58,6 +60,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fnmatch
+import json
+import math
 import os
 import re
 import signal
@@ -412,9 +416,15 @@ def _quant_of(path: Path, quant: Any, span: Span) -> tuple[tuple, str]:
     side = hf_quant_path(path)
     where = (f"{path}: key 'quantization_config'" + (f" (or {side.name} beside it)"
                                                      if side.is_file() else ""))
+    if isinstance(quant, dict):
+        _refuse_non_finite(path, quant, "quantization_config")
     try:
         with regex_budget(REGEX_BUDGET_S):
-            return checkpoint_formats(path, quant, span), checkpoint_kv_cache(path, quant)
+            formats, kv_cache = checkpoint_formats(path, quant, span), checkpoint_kv_cache(path,
+                                                                                           quant)
+            if quant and side.is_file():
+                _note_unread_side(path, side, (formats, kv_cache), span)
+            return formats, kv_cache
     except TiersimError:
         raise
     except RegexTimeout:
@@ -708,20 +718,13 @@ def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
 def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     """``((group, format, bits), ...)`` for the quantised groups of a checkpoint.
 
-    Reads ``quant`` (the config's ``quantization_config``) or, when that is absent or names
-    ModelOpt, the ``hf_quant_config.json`` beside ``path``. One :class:`TiersimError` line for a
-    scheme tiersim cannot represent.
+    Reads ``quant`` (the config's ``quantization_config``) or, only when the config has none,
+    the ``hf_quant_config.json`` beside ``path``, as vLLM does. One :class:`TiersimError` line
+    for a scheme tiersim cannot represent.
     """
     side = _side_file(path)
-    quant = quant or {}
-    method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else "?"
-    if method.lower() in ("", "modelopt") and side is not None:
-        return _modelopt(side, _side_quant(side), span)
     if not quant:
-        return ()
-    if side is not None:
-        warnings.warn(Note(f"{side}: not read: {path}'s quantization_config ({method or '?'}) "
-                           "decides the formats, as vLLM reads it"), stacklevel=2)
+        return _modelopt(side, _side_quant(side), span) if side is not None else ()
     if not isinstance(quant, dict):
         raise TiersimError(f"{path}: key 'quantization_config': must be an object")
     raw_method = quant.get("quant_method")
@@ -763,25 +766,67 @@ def _side_quant(side: Path) -> dict[str, Any]:
     it has none), or one line naming that file and key."""
     data = _read(side)
     quant = data.get("quantization", data)
+    _refuse_non_finite(side, quant, "quantization" if "quantization" in data else "")
     if not isinstance(quant, dict):
         raise TiersimError(f"{side}: key 'quantization': must be an object with a quant_algo "
                            f"(got {shown(quant)})")
     return quant
 
 
+def _note_unread_side(path: Path, side: Path, read: tuple[tuple, str], span: Span) -> None:
+    """A note when the ``hf_quant_config.json`` beside a config that has its own
+    ``quantization_config`` names other weight or KV-cache formats: vLLM reads only the
+    config's (``read``: its formats and KV-cache format), so the side file is not read."""
+    named = _side_quant(side)
+    side_read = (_modelopt(side, named, span), _declared_kv(named))
+    if _described(side_read) == _described(read):
+        return
+    warnings.warn(Note(f"{side}: not read: it names {_described(side_read)}; {path}'s "
+                       f"quantization_config ({_described(read)}) decides the formats, as vLLM "
+                       "reads it"), stacklevel=3)
+
+
+def _described(read: tuple[tuple, str]) -> str:
+    """Weight formats and KV-cache format in a few words: ``nvfp4, KV cache fp8``."""
+    formats, kv_cache = read
+    names = ", ".join(sorted({fmt for _, fmt, _ in formats})) or "bf16"
+    return names + (f", KV cache {kv_cache}" if kv_cache else "")
+
+
+def _refuse_non_finite(path: Path, data: Any, prefix: str) -> None:
+    """One line naming the first key under ``data`` (at key path ``prefix``) that holds NaN or
+    an infinity, which Python's JSON reader accepts and JSON does not, so it is not read as a
+    number."""
+    stack = [(prefix, data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise TiersimError(f"{path}: key {where!r}: {json.dumps(value)} is not a number JSON "
+                               "allows; give a finite number or remove the key")
+        if isinstance(value, dict):
+            stack.extend(reversed([(f"{where}.{k}" if where else str(k), v)
+                                   for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
+
+
 def checkpoint_kv_cache(path: Path, quant: Any) -> str:
     """The KV-cache format a checkpoint declares: ``"fp8"`` or ``""`` (none).
 
     As vLLM resolves ``--kv-cache-dtype auto``: ModelOpt's ``kv_cache_quant_algo`` (in
-    ``quantization_config`` or NVIDIA's ``hf_quant_config.json`` beside ``path``) or a
+    ``quantization_config``, or NVIDIA's ``hf_quant_config.json`` beside ``path`` when the
+    config has none) or a
     compressed-tensors ``kv_cache_scheme`` of 8-bit floats selects an FP8 cache; anything else
     leaves the model dtype.
     """
-    quant = quant if isinstance(quant, dict) else {}
     side = _side_file(path)
-    method = str(quant.get("quant_method", "")).lower()
-    if not quant.get("kv_cache_quant_algo") and side is not None and method in ("", "modelopt"):
-        quant = {**quant, **_side_quant(side)}
+    if not quant and side is not None:  # vLLM reads the side file only then
+        quant = _side_quant(side)
+    return _declared_kv(quant if isinstance(quant, dict) else {})
+
+
+def _declared_kv(quant: dict) -> str:
+    """``"fp8"`` when a quantisation block declares an FP8 KV cache, else ``""``."""
     algo = str(quant.get("kv_cache_quant_algo") or "").upper()
     if algo.startswith("FP8"):
         return "fp8"
