@@ -295,3 +295,34 @@ def test_nan_in_a_quantization_block_is_refused(tmp_path, where):
         load_hf_config(tmp_path / "config.json")
     assert str(err.value) == (f"{bad}: key {key!r}: NaN is not a number JSON allows; give a "
                               "finite number or remove the key")
+
+
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+
+
+@pytest.mark.parametrize(("rope", "expected"), [
+    ({"rope_scaling": YARN}, 131072),  # Qwen3's documented YaRN: 32,768 x 4
+    ({"rope_scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": 32768}},
+     131072),  # the legacy key
+    ({"rope_parameters": {**YARN, "rope_theta": 1e6}}, 131072),  # transformers v5
+    ({"rope_scaling": {"rope_type": "yarn", "factor": 2}}, 81920),  # no original: the config's
+    ({"rope_scaling": {"type": "linear", "factor": 2.0}}, 81920),
+    ({"rope_scaling": {"rope_type": "dynamic", "factor": 1.5}}, 61440),
+    ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+                       "original_max_position_embeddings": 8192}}, 40960),  # already scaled
+    ({"rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20]}}, 40960),
+])
+def test_rope_scaling_stretches_the_context_as_vllm_derives_it(tmp_path, rope, expected):
+    data = {**BASE, "max_position_embeddings": 40960, **rope}
+    assert load_hf_config(_write(tmp_path, data)).max_context == expected
+
+
+@pytest.mark.parametrize(("factor", "shown"), [(0, "0"), (-2.0, "-2.0"), ("4", "'4'"),
+                                               (True, "True")])
+def test_a_rope_factor_that_is_no_positive_number_is_one_line(tmp_path, factor, shown):
+    path = _write(tmp_path, {**BASE, "max_position_embeddings": 40960,
+                             "rope_scaling": {**YARN, "factor": factor}})
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value) == (f"{path}: key 'rope_scaling.factor': must be a finite number "
+                              f"above 0 (got {shown})")

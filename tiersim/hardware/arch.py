@@ -61,8 +61,9 @@ class ModelArch:
     sliding_window / sliding_layers: how many layers attend only to the last
         ``sliding_window`` tokens (gpt-oss alternates them); 0 when all attention is full.
     source: "catalogue" or the config.json path it was read from.
-    max_context: the longest sequence (prompt + output) the model serves, its config's
-        ``max_position_embeddings`` (vLLM's default ``max_model_len``); 0: not known, no limit.
+    max_context: the longest sequence (prompt + output) the model serves, vLLM's default
+        ``max_model_len``: its config's ``max_position_embeddings``, stretched by a YaRN /
+        linear / dynamic ``rope_scaling`` factor as vLLM derives it; 0: not known, no limit.
     linear_layers ... linear_conv: gated delta-net layers and their shapes (module docstring);
         0 for a model of softmax attention only. ``state_bytes``: bytes per element of the
         recurrent state (vLLM's ``--mamba-ssm-cache-dtype auto``: the model's BF16, unless the

@@ -4,7 +4,9 @@ Supported ``model_type`` values and the keys read:
 
 - dense ``llama``, ``mistral``, ``qwen2``, ``qwen3``: hidden_size, num_hidden_layers,
   num_attention_heads, num_key_value_heads (default: the query heads), head_dim (default
-  hidden_size / heads), intermediate_size, vocab_size, tie_word_embeddings (default false).
+  hidden_size / heads), intermediate_size, vocab_size, tie_word_embeddings (default false);
+  for every type, max_position_embeddings and rope_scaling / rope_parameters (the context
+  vLLM serves: :func:`_max_context`).
 - ``qwen3_moe``: as above plus num_experts, num_experts_per_tok, moe_intermediate_size; every
   layer must be MoE (``decoder_sparse_step`` 1, ``mlp_only_layers`` empty).
 - ``gpt_oss``: num_local_experts, experts_per_token (or num_experts_per_tok), intermediate_size
@@ -185,11 +187,49 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
         "kv_heads": kv_heads,
         "head_dim": cfg.int("head_dim", _default_head_dim(cfg, hidden, heads)),
         "vocab": cfg.int("vocab_size"),
-        "max_context": (cfg.int("max_position_embeddings")
-                        if cfg.data.get("max_position_embeddings") is not None else 0),
+        "max_context": _max_context(cfg),
         "tie_embeddings": cfg.flag("tie_word_embeddings"),
         "source": str(cfg.path),
     }
+
+
+#: RoPE types whose context vLLM does not scale by their ``factor`` (their own
+#: ``max_position_embeddings`` already covers it); every other type, ``yarn``, ``linear``,
+#: ``dynamic`` and ``default`` / ``mrope`` (no factor: 1) among them, multiplies it.
+UNSCALED_ROPE = ("su", "longrope", "llama3")
+
+
+def _max_context(cfg: _Config) -> int:
+    """The longest sequence vLLM serves by default: ``max_position_embeddings`` (0 when absent:
+    no limit known) times the ``factor`` of a ``rope_parameters`` / ``rope_scaling`` block
+    whose type (``rope_type``, or the legacy ``type``) is not in :data:`UNSCALED_ROPE`; for
+    ``yarn``, its ``original_max_position_embeddings`` (when given) times the factor."""
+    context = (cfg.int("max_position_embeddings")
+               if cfg.data.get("max_position_embeddings") is not None else 0)
+    key = "rope_parameters" if cfg.data.get("rope_parameters") is not None else "rope_scaling"
+    rope = cfg.data.get(key)
+    if rope is None:
+        return context
+    if not isinstance(rope, dict):
+        raise cfg.error(key, f"must be an object with a rope_type (got {shown(rope)})")
+    if rope and all(isinstance(v, dict) for v in rope.values()):  # per layer type (Gemma)
+        rope = next(iter(rope.values()))
+        key = f"{key}.{next(iter(cfg.data[key]))}"
+    kind = rope.get("rope_type") or rope.get("type") or "default"
+    if kind in UNSCALED_ROPE:
+        return context
+    factor = rope.get("factor", 1.0)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (
+            math.isfinite(factor) and factor > 0):
+        raise cfg.error(f"{key}.factor", f"must be a finite number above 0 (got "
+                        f"{shown(factor)})")
+    original = rope.get("original_max_position_embeddings")
+    if kind == "yarn" and original is not None:
+        if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
+            raise cfg.error(f"{key}.original_max_position_embeddings",
+                            f"must be a positive integer (got {shown(original)})")
+        context = original
+    return int(context * factor)
 
 
 def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
