@@ -154,3 +154,62 @@ def test_expert_parallel_needs_experts_and_a_divisor():
         weight_bytes(LLAMA8, "bf16", tp=2, ep=2)
     with pytest.raises(FitError, match="must divide"):
         weight_bytes(QWEN, "bf16", tp=2, ep=4)
+
+
+W4A16_NOTE = ("its W4A16 expert width 768 over 8 GPUs is 96 per GPU, not whole 128-wide "
+              "quantisation groups: vLLM's Marlin MoE kernel refuses that split (vLLM then runs "
+              "a slower kernel than the one tiersim times, or fails to load); set "
+              "expert_parallel, or split it over 1 or 2 GPUs")
+
+
+def test_a_w4a16_expert_split_into_partial_groups_is_noted():
+    """Marlin needs each GPU's expert width in whole quantisation groups: 768 / 8 = 96 is not."""
+    from tiersim.perf.memory import block_split_problem
+
+    assert block_split_problem(QWEN, "w4a16", 8) == W4A16_NOTE
+    assert block_split_problem(QWEN, "w4a16", 2) == ""  # 384 = 3 groups
+    assert block_split_problem(QWEN, "w4a16", 8, ep=8) == ""  # whole experts
+    assert block_split_problem(QWEN, "bf16", 8) == ""
+
+
+def _int4_checkpoint(tmp_path, group_size, **shape):
+    import json
+
+    from tiersim.hardware.hf_config import load_hf_config
+
+    config = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
+              "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+              "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 768, **shape,
+              "quantization_config": {"quant_method": "compressed-tensors", "config_groups": {
+                  "g": {"targets": ["Linear"], "weights": {
+                      "num_bits": 4, "type": "int", "group_size": group_size}}}}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    return load_hf_config(tmp_path / "config.json")
+
+
+def test_the_checkpoint_group_size_decides_a_w4a16_split(tmp_path):
+    from tiersim.perf.memory import block_split_problem
+
+    assert block_split_problem(_int4_checkpoint(tmp_path, 32), "checkpoint", 8) == ""  # 96 = 3 x 32
+    assert block_split_problem(_int4_checkpoint(tmp_path, 64), "checkpoint", 8).startswith(
+        "its W4A16 expert width 768 over 8 GPUs is 96 per GPU, not whole 64-wide quantisation "
+        "groups")
+    assert block_split_problem(_int4_checkpoint(tmp_path, -1), "checkpoint", 8) == ""  # per channel
+    dense = _int4_checkpoint(tmp_path, 128, model_type="qwen2", intermediate_size=8960)
+    assert block_split_problem(dense, "checkpoint", 4) == (
+        "its W4A16 MLP width 8,960 over 4 GPUs is 2,240 per GPU, not whole 128-wide "
+        "quantisation groups: vLLM's Marlin kernel refuses to load that split; split it over 1 "
+        "or 2 GPUs")
+
+
+def test_a_w4a16_tier_split_into_partial_groups_prints_the_note(tmp_path, capsys):
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    doc = tiny_doc(router={"policy": "uniform"})
+    doc["tiers"] = [{**doc["tiers"][0], "gpus_per_replica": 8}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert f"note: tier w4a16: {W4A16_NOTE}" in err

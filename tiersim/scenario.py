@@ -1093,8 +1093,8 @@ def check_layouts(scenario: Scenario) -> None:
 
 
 def _note_block_splits(scenario: Scenario) -> None:
-    """A note per tier whose block-FP8 weights its GPUs split into partial blocks
-    (:func:`tiersim.perf.memory.block_split_problem`)."""
+    """A note per tier whose block-FP8 or W4A16 weights its GPUs split into partial blocks or
+    quantisation groups (:func:`tiersim.perf.memory.block_split_problem`)."""
     import warnings
 
     from tiersim.errors import Note

@@ -74,6 +74,7 @@ from typing import Any
 
 from tiersim.errors import Note, TiersimError, shown
 from tiersim.hardware.arch import ModelArch
+from tiersim.hardware.precisions import PER_CHANNEL
 from tiersim.jsonio import read_json
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
@@ -889,11 +890,6 @@ def _uniform(fmt, skip, span: Span, groups=_LINEAR_GROUPS):
         return None if any(listed.match(n) for n in names) else fmt
 
     return _by_module(span, format_of, listed.names_experts(), groups)
-
-
-PER_CHANNEL = 1 << 16
-"""The group size a per-channel scale is read as (``group_size: -1``, GPTQ's and vLLM's way of
-saying one scale per output channel): its scale bytes are negligible."""
 
 
 def _group_size(path: Path, key: str, value: Any) -> int:

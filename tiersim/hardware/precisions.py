@@ -146,6 +146,21 @@ def w4a16(group_size: int) -> Precision:
     return Precision("w4a16", label, 4.0 + 16.0 / group_size, "bf16", weight_only=True)
 
 
+PER_CHANNEL = 1 << 16
+"""The group size a per-channel scale is read as (``group_size: -1``, GPTQ's and vLLM's way of
+saying one scale per output channel): its scale bytes are negligible."""
+
+
+def w4a16_group_size(prec: Precision) -> int:
+    """The group size of a W4A16 format: the one its bits imply (``4 + 16 / group``; 0 per
+    channel), else 128 (the default, and a group whose modules are not all in one format)."""
+    if prec.weight_bits > 4.0:
+        group = max(1, round(16.0 / (prec.weight_bits - 4.0)))
+        if abs(w4a16(group).weight_bits - prec.weight_bits) < 1e-9:
+            return 0 if group >= PER_CHANNEL else group
+    return 128
+
+
 #: What ``get_precision("checkpoint")`` returns: a placeholder whose groups resolve per model.
 CHECKPOINT_PRECISION = Precision(CHECKPOINT, "checkpoint", 16.0, "bf16")
 

@@ -51,6 +51,7 @@ from tiersim.hardware.precisions import (
     WeightFormats,
     kv_dtype_bytes,
     resolve_kv_dtype,
+    w4a16_group_size,
     weight_formats,
 )
 
@@ -133,25 +134,50 @@ FP8_BLOCK = 128
 
 def block_split_problem(model: ModelArch, precision: str | Precision, tp: int, dp: int = 1,
                         ep: int = 1) -> str:
-    """Why vLLM may refuse to load ``model``'s block-FP8 weights split this way ("" when
-    nothing is in the way): each GPU's share of a block-FP8 expert or MLP width must be whole
-    128-wide blocks (vLLM's ``Fp8LinearMethod`` / ``Fp8MoEMethod`` raise otherwise; expert
-    parallelism keeps experts whole)."""
+    """Why vLLM may refuse to load ``model``'s weights split this way ("" when nothing is in
+    the way): each GPU's share of an expert or dense-MLP width must be whole 128-wide blocks in
+    block FP8 (vLLM's ``Fp8LinearMethod`` / ``Fp8MoEMethod`` raise otherwise) and whole
+    quantisation groups in W4A16 (the checkpoint's group size, else 128: Marlin's linear layers
+    raise, and its MoE layers leave Marlin); expert parallelism keeps experts whole."""
     formats = weight_formats(model, precision)
     widths = []
-    if model.is_moe and formats.of("experts").name == "fp8_block":
-        widths.append(("expert width", model.expert_intermediate, moe_split(tp, dp, ep)[0]))
-    if model.dense_mlp_layers and model.intermediate and formats.of("mlp").name == "fp8_block":
-        widths.append(("MLP width", model.intermediate, tp))
-    for what, width, split in widths:
-        if split > 1 and (width // split) % FP8_BLOCK:
-            whole = [g for g in (1, 2, 4, 8) if width % g == 0 and (width // g) % FP8_BLOCK == 0]
-            fix = "set expert_parallel, or " if what == "expert width" else ""
-            return (f"its block-FP8 {what} {width:,} over {split} GPUs is {width // split:,} "
-                    f"per GPU, not whole {FP8_BLOCK}-wide blocks: vLLM refuses to load that "
-                    f"split in the versions that check it; {fix}split it over "
-                    f"{' or '.join(map(str, whole))} GPUs")
+    if model.is_moe:
+        widths.append(("expert width", model.expert_intermediate, moe_split(tp, dp, ep)[0],
+                       formats.of("experts")))
+    if model.dense_mlp_layers and model.intermediate:
+        widths.append(("MLP width", model.intermediate, tp, formats.of("mlp")))
+    for what, width, split, fmt in widths:
+        unit = _split_unit(fmt)
+        if unit and split > 1 and (width // split) % unit:
+            return _split_note(what, width, split, fmt.name, unit)
     return ""
+
+
+def _split_unit(fmt: Precision) -> int:
+    """The width each GPU's share must be a multiple of in ``fmt`` (0: none): block FP8's
+    128-wide blocks, W4A16's groups (none per channel)."""
+    if fmt.name == "fp8_block":
+        return FP8_BLOCK
+    return w4a16_group_size(fmt) if fmt.name == "w4a16" else 0
+
+
+def _split_note(what: str, width: int, split: int, fmt: str, unit: int) -> str:
+    """The note of :func:`block_split_problem`: the split, why vLLM refuses it, the GPU
+    counts that split ``width`` into whole units."""
+    whole = [1] + [g for g in (2, 4, 8) if width % g == 0 and (width // g) % unit == 0]
+    fix = "set expert_parallel, or " if what == "expert width" else ""
+    if fmt == "fp8_block":
+        kind = f"block-FP8 {what}"
+        pieces, why = "blocks", "vLLM refuses to load that split in the versions that check it"
+    else:
+        kind = f"W4A16 {what}"
+        pieces, why = "quantisation groups", (
+            "vLLM's Marlin MoE kernel refuses that split (vLLM then runs a slower kernel than "
+            "the one tiersim times, or fails to load)" if what == "expert width" else
+            "vLLM's Marlin kernel refuses to load that split")
+    return (f"its {kind} {width:,} over {split} GPUs is {width // split:,} per GPU, not whole "
+            f"{unit}-wide {pieces}: {why}; {fix}split it over {' or '.join(map(str, whole))} "
+            "GPUs")
 
 
 def moe_split(tp: int, dp: int = 1, ep: int = 1) -> tuple[int, int]:
