@@ -167,3 +167,32 @@ def test_a_nested_router_setting_chosen_by_the_plan_is_written_nested():
     doc = planned_scenario(scenario, plan, None)
     assert doc["router"]["confusion"] == {"fpr": 0.1}
     scenario_from_dict(doc, "planned.yaml")  # reads back
+
+
+def test_a_named_block_fp8_or_mxfp4_tier_borrows_a_prior_and_says_so(tmp_path, capsys):
+    # precision: fp8_block / mxfp4 failed with "no accuracy prior for precision 'fp8_block'"
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    doc = tiny_doc()
+    doc["tiers"] = [{**doc["tiers"][0], "name": "fb", "precision": "fp8_block"},
+                    {**doc["tiers"][1], "name": "mx", "precision": "mxfp4"}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert ("note: tier fb: no accuracy prior was measured for fp8_block; it borrows fp8's "
+            "(block FP8 is FP8 at a finer scale); set the tier's accuracy to give its own") in err
+    assert ("note: tier mx: no accuracy prior was measured for mxfp4; it borrows w4a16's (MXFP4 "
+            "is 4-bit weights, served weight-only on Hopper as W4A16 is); set the tier's accuracy "
+            "to give its own") in err
+
+
+def test_a_tier_with_its_own_accuracy_borrows_no_prior_silently():
+    import warnings
+
+    from tiersim.inputs import _prior_precision
+
+    tier = type("T", (), {"name": "fb", "precision": "FP8_BLOCK", "accuracy": 0.8})()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _prior_precision(None, tier) == "fp8"

@@ -7,6 +7,7 @@ Shared by the runner (:func:`tiersim.runner.run_scenario`) and the planner
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim import fleet as fleet_mod
+from tiersim.errors import Note
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
 from tiersim.paths import resolve_trace_path
 from tiersim.perf.base import StepShape
@@ -69,28 +71,47 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[Ti
     ]
 
 
-#: The accuracy prior of a checkpoint format that has none of its own: block FP8 is FP8 (W8A8)
-#: at a finer scale; MXFP4 is 4-bit weights served weight-only on Hopper, as W4A16.
+#: The accuracy prior of a format that has none of its own (a tier's ``precision``, or the
+#: format holding most of a checkpoint's weights), and why it is borrowed.
 PRIOR_OF_FORMAT = {"fp8_block": "fp8", "mxfp4": "w4a16"}
+BORROWED_BECAUSE = {
+    "fp8_block": "block FP8 is FP8 at a finer scale",
+    "mxfp4": "MXFP4 is 4-bit weights, served weight-only on Hopper as W4A16 is",
+}
 
 
 def _prior_precision(scenario: Scenario, tier) -> str:
-    """The precision whose accuracy prior describes the tier: for ``checkpoint``, the format
-    that holds most of the served weights (BF16 for a BF16 checkpoint; an FP8 or NVFP4
-    checkpoint's experts' format: :data:`PRIOR_OF_FORMAT` where that has no prior). A tier
-    that sets ``accuracy`` does not use it."""
+    """The precision whose accuracy prior describes the tier: its ``precision``, or for
+    ``checkpoint`` the format that holds most of the served weights (BF16 for a BF16
+    checkpoint; an FP8 or NVFP4 checkpoint's experts' format); :data:`PRIOR_OF_FORMAT` where
+    that format has no prior, with a note saying the prior is borrowed. A tier that sets
+    ``accuracy`` does not use it."""
+    from tiersim.hardware.precisions import CHECKPOINT
+
+    name = str(tier.precision).strip().lower()
+    if name == CHECKPOINT:
+        name = _checkpoint_format(scenario, tier)
+    borrowed = PRIOR_OF_FORMAT.get(name)
+    if borrowed is None:
+        return name
+    if getattr(tier, "accuracy", None) is None:
+        warnings.warn(Note(f"tier {getattr(tier, 'name', '?')}: no accuracy prior was measured "
+                           f"for {name}; it borrows {borrowed}'s ({BORROWED_BECAUSE[name]}); "
+                           "set the tier's accuracy to give its own"), stacklevel=3)
+    return borrowed
+
+
+def _checkpoint_format(scenario: Scenario, tier) -> str:
+    """The format holding most of the weights a ``checkpoint`` tier serves per GPU."""
     from tiersim.hardware import get_model
-    from tiersim.hardware.precisions import CHECKPOINT, FORMAT_GROUPS, weight_formats
+    from tiersim.hardware.precisions import FORMAT_GROUPS, weight_formats
     from tiersim.perf.memory import params_per_gpu
 
-    if tier.precision != CHECKPOINT:
-        return tier.precision
     model = get_model(scenario.tier_model_ref(tier))
     formats = weight_formats(model, tier.precision)
     params = params_per_gpu(model)
     largest = max(FORMAT_GROUPS, key=lambda group: params.get(group, 0.0))
-    name = formats.of(largest).name
-    return PRIOR_OF_FORMAT.get(name, name)
+    return formats.of(largest).name
 
 
 def cost_weight(tier: BuiltTier) -> float:
