@@ -326,3 +326,17 @@ def test_cuda_call_signatures_pass_torch_shape_checks():
             k, v = attention._kv(4, 4, 1024, 128, kv_dtype, cuda, None)()
             out = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
             assert out.shape == (4, 32, 1, 128)
+
+
+def test_a_wrapper_config_names_its_own_type_and_the_inner_key(tmp_path, capsys):
+    # a Qwen3.5 config was refused as "model_type 'qwen3_5_moe_text'", a type the file's
+    # top level does not carry
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "qwen3_5_moe", "vision_config": {},
+                                "text_config": {"model_type": "qwen3_5_moe_text"}}))
+    assert main(["--device", "cpu", "--config", str(path), "--out", str(tmp_path / "p.json")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: {path}: model_type 'qwen3_5_moe' (key 'text_config.model_type': "
+        "'qwen3_5_moe_text'): the harness measures the shapes of llama, mistral, qwen2, qwen3, "
+        "qwen3_moe, mixtral, gpt_oss, minimax_m2 models (dense attention, a dense or "
+        "Qwen3-style MoE FFN); pass one of those, or --model")

@@ -158,10 +158,14 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     where = str(p)
-    cfg = _text_config(cfg, where)
+    outer, cfg = cfg, _text_config(cfg, where)
     kind = cfg.get("model_type")
     if kind not in HARNESS_TYPES:
         shown = "no model_type" if kind is None else f"model_type {kind!r}"
+        if cfg is not outer:  # a wrapper: its own type, and the key path of the inner one
+            inner = "missing" if kind is None else repr(kind)
+            shown = (f"model_type {outer.get('model_type')!r} (key 'text_config.model_type': "
+                     f"{inner})")
         raise CalibrateError(f"{where}: {shown}: the harness measures the shapes of "
                              f"{', '.join(HARNESS_TYPES)} models (dense attention, a dense or "
                              "Qwen3-style MoE FFN); pass one of those, or --model")
