@@ -330,3 +330,18 @@ def test_the_planner_simulates_chained_sessions_as_the_run_does(tmp_path):
     assert got.cost_usd == pytest.approx(run.cost_usd, rel=1e-9)
     assert got.ttft_p99_s == pytest.approx(run.ttft_p99_s, rel=1e-9)
     assert got.duration_s == pytest.approx(run.duration_s, rel=1e-9)
+
+
+def test_the_planner_does_not_offer_a_split_vllm_refuses_to_load():
+    """Qwen3-Coder-30B-A3B's experts are 768 wide: W4A16's 128-wide groups split over 4 or 8
+    GPUs leave partial groups (vLLM leaves its Marlin MoE kernel, whose times tiersim reads), so
+    a plan offers that tier on 1 or 2 GPUs only; FP8 (per tensor) has no such unit."""
+    from tiersim.plan.evaluate import SimEvaluator
+    from tiersim.scenario import load_scenario
+
+    scenario = load_scenario(REPO / "scenarios" / "plan_default.yaml")
+    evaluator = SimEvaluator(scenario)
+    assert [g for g in (1, 2, 4, 8) if evaluator.fits("w4a16", g)] == [1, 2]
+    assert [g for g in (1, 2, 4, 8) if evaluator.fits("fp8", g)] == [1, 2, 4, 8]
+    assert evaluator.split_problem("w4a16", 8).startswith(
+        "its W4A16 expert width 768 over 8 GPUs is 96 per GPU")

@@ -149,7 +149,8 @@ class SchedulerConfig(_Strict):
     max_model_len: int | None = Field(
         default=None, ge=1, le=100_000_000, description="longest prompt + output a request may "
         "have, as vLLM's --max-model-len (a longer one is dropped); default: the model's context "
-        "(its config's max_position_embeddings), never above it")
+        "(its config's max_position_embeddings, stretched by its rope scaling as vLLM does), never "
+        "above it")
 
     @model_validator(mode="after")
     def _offload_needs_caching(self) -> SchedulerConfig:
@@ -220,7 +221,8 @@ class TierConfig(_Strict):
     name: Name = Field(min_length=1, max_length=64)
     model: str | None = Field(default=None, description="this tier's model (catalogue name or "
                               "config.json); default: the scenario's")
-    precision: str = Field(description="bf16, fp8, w4a16 or nvfp4")
+    precision: str = Field(description="bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4, or "
+                           "checkpoint (the formats its config.json declares)")
     replicas: int = Field(ge=1, description="at most limits.max_replicas (default 1024)")
     gpus_per_replica: int = Field(default=1, ge=1, le=4096, description="GPUs one replica "
                                   "uses in all (tensor parallel x data_parallel)")

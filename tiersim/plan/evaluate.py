@@ -173,8 +173,21 @@ class SimEvaluator:
         return self._built[key]
 
     def fits(self, name: str, gpus: int) -> bool:
-        """Whether the tier's weights and some KV cache fit on ``gpus`` GPUs per replica."""
-        return self.built(name, gpus) is not None
+        """Whether the tier's weights and some KV cache fit on ``gpus`` GPUs per replica and
+        vLLM loads its weights split that way (no partial block-FP8 blocks or W4A16 groups,
+        :func:`tiersim.perf.memory.block_split_problem`: a run of such a split says so; a plan
+        does not offer it)."""
+        return self.built(name, gpus) is not None and not self.split_problem(name, gpus)
+
+    def split_problem(self, name: str, gpus: int) -> str:
+        """Why vLLM may refuse the tier's weights split over ``gpus`` GPUs ("" when nothing)."""
+        from tiersim.fleet import parallel
+        from tiersim.hardware import get_model
+        from tiersim.perf.memory import block_split_problem
+
+        tier = self.tier_config(name, gpus)
+        model = get_model(self.scenario.tier_model_ref(tier))
+        return block_split_problem(model, tier.precision, *parallel(tier))
 
     def fleet(self, design: Design) -> Fleet:
         """The design's tiers built (one replica each; :meth:`BuiltTier.spec` sizes them)."""

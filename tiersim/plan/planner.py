@@ -253,11 +253,11 @@ class Planner:
         """The cheapest feasible sizing of one tier subset (or why none exists)."""
         if any(not self.gpus[n] for n in tiers):
             bad = [n for n in tiers if not self.gpus[n]]
-            return DesignResult(Design(tiers, (1,) * len(tiers)), None, None,
-                                f"{', '.join(bad)} does not fit on up to "
-                                f"{max(self.gpu_options)} GPUs per replica (more: "
-                                "--gpus-per-replica, e.g. 16, two nodes whose all-reduces cross "
-                                "the network)", {})
+            split = self._split_refusal(bad[0])
+            return DesignResult(Design(tiers, (1,) * len(tiers)), None, None, split or (
+                f"{', '.join(bad)} does not fit on up to {max(self.gpu_options)} GPUs per "
+                "replica (more: --gpus-per-replica, e.g. 16, two nodes whose all-reduces cross "
+                "the network)"), {})
         if len(tiers) == 1:
             return self._best_uniform(tiers[0])
         start = {n: self._uniform_level(n) for n in tiers}
@@ -276,6 +276,20 @@ class Planner:
             return min(found, key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
         simulated = [r for r in last if r.outcome is not None]
         return (simulated or last)[0]
+
+    def _split_refusal(self, name: str) -> str:
+        """Why a tier has no layout left when every one that fits splits its weights in a way
+        vLLM refuses ("" otherwise, or for an evaluator that does not check splits)."""
+        check = getattr(self.evaluator, "split_problem", None)
+        if check is None:
+            return ""
+        own = self.evaluator.by_name[name].gpus_per_replica
+        fitting = [g for g in sorted({*self.gpu_options, own})
+                   if self.evaluator.built(name, g) is not None]
+        problems = [check(name, g) for g in fitting]
+        if not fitting or not all(problems):
+            return ""
+        return f"{name} on {', '.join(map(str, fitting))} GPUs per replica: {problems[-1]}"
 
     def _best_uniform(self, name: str) -> DesignResult:
         """A uniform fleet sized at every GPUs-per-replica value that could still be cheaper
