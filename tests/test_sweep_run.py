@@ -378,3 +378,38 @@ def test_ray_sweep_stopped_shuts_its_ray_down_and_keeps_tiersims_sigterm(monkeyp
     finally:
         signal.signal(signal.SIGTERM, before)
     assert fake.calls == ["init", "shutdown"]
+
+
+def test_rerun_with_changed_max_replicas_is_refused_and_keeps_the_table(tmp_path):
+    """limits.max_replicas caps the simulated uniform baselines (min(256, it)), so points run
+    under another cap must not share a table; a cap of 256 or more changes nothing."""
+    from tiersim.errors import TiersimError
+
+    path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
+    doc = yaml.safe_load(path.read_text())
+    doc["limits"] = {"max_replicas": 8}
+    path.write_text(yaml.safe_dump(doc))
+    sweep(path, out)
+    table, points = (out / "sweep.parquet").read_bytes(), read_points(out)
+    doc["limits"] = {"max_replicas": 16}
+    doc["sweep"]["seed"] = [1, 2, 3]
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(TiersimError) as caught:
+        sweep(path, out)
+    assert str(caught.value) == (
+        f"{out}: holds sweep points run with limits.max_replicas 8, which caps their simulated "
+        "baselines; this scenario has 16, and one table must not mix the two; set it back to "
+        "8, or use a new --out folder")
+    assert (out / "sweep.parquet").read_bytes() == table and read_points(out) == points
+    doc["limits"] = {"max_replicas": 8, "max_sweep_points": 50}  # bounds the grid only
+    path.write_text(yaml.safe_dump(doc))
+    assert len(sweep(path, out)) == 3
+
+
+def test_max_replicas_at_or_above_the_baseline_cap_keeps_a_sweep():
+    from tiersim.sweep.run import base_digest
+
+    doc = {"seed": 1, "tiers": [{"name": "bf16", "replicas": 2}]}
+    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 256}})
+    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 4096}})
+    assert base_digest(doc) != base_digest({**doc, "limits": {"max_replicas": 255}})

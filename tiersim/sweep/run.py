@@ -313,9 +313,37 @@ def _progress(console: Console, enabled: bool) -> Progress:
 
 def base_digest(base: dict[str, Any]) -> str:
     """A digest of the scenario without its sweep map: points of different bases never mix.
-    ``limits`` is left out too: it bounds what a scenario may ask, never a result (raising
-    ``max_sweep_points`` to extend a sweep, as its refusal advises, keeps the finished points)."""
-    return ax.point_id({k: v for k, v in base.items() if k not in ("sweep", "limits")})
+    Of ``limits`` only what changes a result counts: ``max_replicas`` where it lowers the cap
+    on the simulated uniform baselines (:func:`baseline_cap`); ``max_sweep_points`` bounds the
+    grid, never a result (raising it to extend a sweep, as its refusal advises, keeps the
+    finished points)."""
+    doc = {k: v for k, v in base.items() if k not in ("sweep", "limits")}
+    cap = baseline_cap(base)
+    if cap is not None:  # left out at the default cap, so older sweep folders still resume
+        doc["limits"] = {"max_replicas": cap}
+    return ax.point_id(doc)
+
+
+def baseline_cap(base: dict[str, Any]) -> Any:
+    """The scenario's ``limits.max_replicas`` where it changes results: the run's sized uniform
+    baselines try at most ``min(256, max_replicas)`` replicas (:mod:`tiersim.savings`), so
+    ``None`` for a value of 256 or more (or none), else the value as written."""
+    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
+
+    value = _max_replicas(base)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= DEFAULT_MAX_REPLICAS:
+        return None
+    return value
+
+
+def _max_replicas(base: dict[str, Any]) -> Any:
+    """``limits.max_replicas`` as the scenario writes it (the default where it does not)."""
+    from tiersim.scenario import DEFAULT_MAX_REPLICAS
+
+    limits = base.get("limits")
+    if limits is None:
+        return DEFAULT_MAX_REPLICAS
+    return limits.get("max_replicas", DEFAULT_MAX_REPLICAS) if isinstance(limits, dict) else limits
 
 
 def sweep_digest(base: dict[str, Any]) -> str:
@@ -365,14 +393,33 @@ def _package_digest() -> str:
 
 
 def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
+    """The refusal of a folder whose points came from another base scenario, naming a changed
+    ``limits.max_replicas`` (the one limit that changes results) where that is what changed."""
     if plan is not None and _own_copy(out, plan):
         source = _read_manifest(out).get("source") or "the scenario they were run from"
         return TiersimError(f"{out}: its scenario.yaml names the user files by absolute path, "
                             f"so its points do not match it; resume with {source}, or give "
                             "the copy a new --out folder")
+    then = _stored_base(out)
+    if plan is not None and then is not None and baseline_cap(then) != baseline_cap(plan.base):
+        old, new = _max_replicas(then), _max_replicas(plan.base)
+        return TiersimError(f"{out}: holds sweep points run with limits.max_replicas {old!r}, "
+                            f"which caps their simulated baselines; this scenario has {new!r}, "
+                            f"and one table must not mix the two; set it back to {old!r}, or "
+                            "use a new --out folder")
     return TiersimError(f"{out}: holds a sweep of a different scenario (something outside "
                         "`sweep:` changed); use a new --out folder, or delete "
                         f"{out / 'points'} to start over")
+
+
+def _stored_base(out: Path) -> dict[str, Any] | None:
+    """The base scenario the folder's points were run from (its ``scenario.yaml``; None when
+    absent or unreadable)."""
+    try:
+        doc = yaml.safe_load((out / "scenario.yaml").read_text())
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def _own_copy(out: Path, plan: SweepPlan) -> bool:
