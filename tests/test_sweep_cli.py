@@ -78,6 +78,38 @@ def test_sweep_without_baselines_labels_its_savings_as_estimates(tiny, tmp_path)
     assert table["savings.method"].tolist() == ["estimated"]
 
 
+def test_sweep_whose_report_cannot_be_written_fails_in_one_line(tiny, tmp_path, capsys,
+                                                                 monkeypatch):
+    """A full disk at the report: one Error line and exit 1 (as run and plan), the points and
+    sweep.parquet kept; it used to print `report: not written` and exit 0."""
+    import errno
+
+    from tiersim.report import page
+
+    real = page._write_atomic
+
+    def disk_full(path, text):
+        def refuse(*args, **kwargs):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        with monkeypatch.context() as inner:
+            inner.setattr(page.os, "fdopen", refuse)
+            real(path, text)
+
+    monkeypatch.setattr(page, "_write_atomic", disk_full)
+    with_sweep(tiny, {"seed": [0]})
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1",
+                 "--no-baselines"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"sweep: 1 point (1 run, 0 already done, 0 failed) -> {out / 'sweep.parquet'}",
+        f"Error: {out / 'report.html'}: cannot write the report (No space left on device); "
+        "free some space or choose another folder"]
+    assert len(pd.read_parquet(out / "sweep.parquet")) == 1
+    assert len(list((out / "points").glob("*.json"))) == 1
+    assert not (out / "report.html").exists() and not list(out.glob(".report-*"))
+
+
 def test_plan_cli_writes_plan_and_report(tiny, tmp_path, capsys):
     out = tmp_path / "plan"
     assert main(["plan", str(tiny), "--slo-ttft-p99", "0.12", "--out", str(out)]) == 0

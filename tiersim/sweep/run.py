@@ -727,13 +727,15 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
 
 
 def _report(out: Path, console: Console) -> None:
-    """Write the HTML report; a report failure is reported, the results stay."""
+    """Write the HTML report. A report that cannot be written (a full disk) or read back is
+    the user's to fix: one line, exit 1, as ``tiersim run`` and ``plan`` say it; the points
+    and ``sweep.parquet`` stay. Any other failure is printed, and the results stay."""
     from tiersim.report import write_report
 
     try:
         console.print(f"report: {write_report(out)}")
-    except OSError:
-        raise  # a folder that cannot be written is the user's to fix: one line, exit 1
+    except (OSError, TiersimError):
+        raise
     except Exception as error:  # noqa: BLE001 - results are already saved
         (out / "report.html").unlink(missing_ok=True)  # an old one shows another table
         console.print(f"report: not written ({type(error).__name__}: {error})")
