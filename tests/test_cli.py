@@ -107,6 +107,43 @@ def test_help_lists_every_command(capsys):
     assert "unavailable" not in out
 
 
+@pytest.mark.parametrize("argv,expected", [
+    (["plan", "scenarios/tiny.yaml", "--max-replicas", "0"],
+     "--max-replicas: input should be greater than or equal to 1; see tiersim plan --help"),
+    (["sweep", "scenarios/tiny.yaml", "--out", "x", "--workers", "0"],
+     "--workers: input should be greater than or equal to 1; see tiersim sweep --help"),
+    (["analytic", "--p", "abc"], "--p: input should be a valid number, unable to parse string "
+     "as a number; see tiersim analytic --help"),
+    (["run", "scenarios/tiny.yaml", "--bogus"],
+     "--bogus: no such option (did you mean --out?); see tiersim run --help"),
+    (["sweep", "scenarios/tiny.yaml"], "--out: required, and not given; see tiersim sweep --help"),
+    (["sweep", "--out", "x"], "SCENARIO: required, and not given; see tiersim sweep --help"),
+    (["run", "scenarios/tiny.yaml", "--out"],
+     "--out: requires an argument; see tiersim run --help"),
+    (["run", "a", "b"], "got unexpected extra argument(s) (b); see tiersim run --help"),
+    (["bogus"], "no such command 'bogus'; see tiersim --help"),
+])
+def test_usage_errors_are_one_line_and_exit_1(capsys, argv, expected):
+    """The framework's own refusals (bad value, unknown option, missing --out) read as every
+    other refusal: one line, exit 1, no usage box (they used to exit 2 with one)."""
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"Error: {expected}\n" and captured.out == ""
+
+
+def test_usage_error_through_the_console_entry_point():
+    result = run_cli("sweep", "scenarios/tiny.yaml", "--out", "x", "--workers", "0")
+    assert one_line_error(result) == ("--workers: input should be greater than or equal to 1; "
+                                      "see tiersim sweep --help")
+
+
+def test_help_and_a_bare_group_still_show_help(capsys):
+    assert main(["run", "--help"]) == 0
+    assert "Usage: tiersim run" in capsys.readouterr().out
+    assert main(["trace"]) == 2  # a group without its command shows its help, as before
+    assert "Usage: tiersim trace" in capsys.readouterr().out
+
+
 def test_a_command_that_fails_to_import_leaves_the_rest_working(capsys):
     mount("broken-for-test", "tiersim.no_such_module", "app", "A broken command.")
     assert main(["broken-for-test", "--anything"]) == 1

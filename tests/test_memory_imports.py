@@ -30,12 +30,14 @@ def test_the_cli_and_the_runner_import_no_heavy_package():
 
 
 def test_the_cli_mounts_commands_without_importing_them():
-    """``tiersim --help`` lists every command without importing pandas or any command."""
+    """``tiersim --help`` lists every command without importing pandas or any command (the app
+    and its usage-error lines, :mod:`tiersim.cli.usage`, are not commands)."""
     code = ("from tiersim.cli import main\nimport contextlib, io\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
             "import sys\nassert 'pandas' not in sys.modules, 'pandas'\n"
             "assert not [m for m in sys.modules if m.startswith('tiersim.cli.')\n"
-            "            and m != 'tiersim.cli.app'], 'a command module'")
+            "            and m not in ('tiersim.cli.app', 'tiersim.cli.usage')], "
+            "'a command module'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -6,9 +6,11 @@ imported only when that command runs (``tiersim --help`` lists them all from the
 ``tiersim run`` imports no other command's module, issue 13), and a module that fails to import
 leaves the others working and says why when it is called.
 
-Errors a user can cause (:class:`~tiersim.errors.TiersimError`) are printed as one line on stderr
-with exit status 1 and no traceback; that happens in :meth:`TiersimApp.__call__`, the console
-script's entry point, so it covers every mounted command.
+Errors a user can cause (:class:`~tiersim.errors.TiersimError`, and the framework's usage errors:
+a bad option value, an unknown option, a missing ``--out``, :mod:`tiersim.cli.usage`) are
+printed as one line on stderr with exit status 1 and no traceback; that happens in
+:meth:`TiersimApp.__call__`, the console script's entry point, so it covers every mounted
+command.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from tiersim.cli import usage
 from tiersim.errors import TiersimError, escaped
 
 
@@ -70,8 +73,17 @@ def _refuse_empty_args(argv: list[str] | None) -> None:
                                "leave the argument out")
 
 
+def _typed_command(argv: list[str] | None) -> str:
+    """``tiersim`` and the command typed (``tiersim run``), where it is one of tiersim's."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    return f"tiersim {args[0]}" if args and args[0] in MOUNTED else "tiersim"
+
+
 class TiersimApp(typer.Typer):
-    """A typer app whose entry point turns TiersimError into one stderr line and exit 1."""
+    """A typer app whose entry point turns TiersimError and usage errors into one stderr line
+    and exit 1."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command line; user-input errors end it with status 1 and no traceback, and
@@ -86,7 +98,20 @@ class TiersimApp(typer.Typer):
         terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
             _refuse_empty_args(kwargs.get("args"))
-            return super().__call__(*args, **kwargs)
+            code = super().__call__(*args, **{**kwargs, "standalone_mode": False})
+            raise SystemExit(code if isinstance(code, int) else 0)  # typer.Exit's code
+        except usage.NoArgsIsHelpError as err:  # the framework has printed the help
+            raise SystemExit(err.exit_code) from None
+        except usage.UsageError as err:  # --workers 0, --bogus, no --out: one line too
+            line = usage.usage_line(err, _typed_command(kwargs.get("args")))
+            typer.echo(f"Error: {escaped(line)}", err=True)
+            raise SystemExit(1) from None
+        except usage.ClickException as err:
+            typer.echo(f"Error: {escaped(err.format_message())}", err=True)
+            raise SystemExit(err.exit_code) from None
+        except typer.Abort:  # end of input at a prompt
+            typer.echo("Aborted!", err=True)
+            raise SystemExit(1) from None
         except TiersimError as err:
             typer.echo(f"Error: {escaped(_with_line(err))}", err=True)
             raise SystemExit(1) from None

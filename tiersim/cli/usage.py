@@ -1,0 +1,65 @@
+"""A usage error of the command-line framework as one line.
+
+typer (click underneath) refuses a bad option value, an unknown option or a missing ``--out``
+itself, before a command runs; left to itself it prints the usage, a hint and a boxed message
+and exits with status 2. :func:`usage_line` turns such an error into the one line every other
+refusal is (``--workers: input should be greater than or equal to 1; see tiersim sweep
+--help``); :class:`tiersim.cli.app.TiersimApp` prints it after ``Error:`` and exits with 1.
+"""
+
+from __future__ import annotations
+
+import re
+
+try:  # newer typer carries its own copy of click, and raises its exceptions
+    from typer._click import exceptions as errors
+except ImportError:  # pragma: no cover - typer that uses click itself
+    from click import exceptions as errors
+
+UsageError = errors.UsageError
+"""The framework's usage error (what :func:`usage_line` reads)."""
+ClickException = errors.ClickException
+"""Any error the framework reports itself (a usage error or another)."""
+NoArgsIsHelpError = getattr(errors, "NoArgsIsHelpError", ())
+"""A command group called without a command: the framework has printed its help already."""
+
+
+def usage_line(error: UsageError, command: str = "tiersim") -> str:
+    """``<option>: <problem>; see <command> --help`` for a usage error (``command``: the
+    command typed, for an error that does not name its own)."""
+    ctx = error.ctx
+    see = f"see {ctx.command_path if ctx is not None else command} --help"
+    where, problem = _where(error), _problem(error)
+    return f"{where}: {problem}; {see}" if where else f"{problem}; {see}"
+
+
+def _where(error: UsageError) -> str | None:
+    """The option as typed (its long name) or the argument (upper case) the error is about."""
+    if isinstance(error, (errors.NoSuchOption, errors.BadOptionUsage)):
+        return error.option_name
+    param = getattr(error, "param", None)
+    if param is None:
+        return None
+    if param.param_type_name == "option" and param.opts:
+        return max(param.opts, key=len)
+    return str(param.name or param.human_readable_name).upper()
+
+
+def _problem(error: UsageError) -> str:
+    """What is wrong, in the framework's words, as part of a sentence."""
+    if isinstance(error, errors.NoSuchOption):
+        close = getattr(error, "possibilities", None)
+        return "no such option" + (f" (did you mean {' or '.join(close)}?)" if close else "")
+    if isinstance(error, errors.MissingParameter):
+        return "required, and not given"
+    if isinstance(error, errors.BadParameter):
+        text = error.message
+    elif isinstance(error, errors.BadOptionUsage):
+        text = re.sub(r"^Option '[^']*' ", "", error.message)
+    else:
+        text = error.format_message()
+    text = " ".join(str(text).split()).rstrip(".")
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+__all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "usage_line"]
