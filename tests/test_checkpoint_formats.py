@@ -241,7 +241,8 @@ def test_the_context_is_read_from_max_position_embeddings(tmp_path):
     assert limits(capped, "llama-3.1-8b").max_model_len == 8192  # vLLM's --max-model-len
     above = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0,
                        scheduler={"max_model_len": 10**6})
-    assert limits(above, "llama-3.1-8b").max_model_len == 131072  # never above the context
+    with pytest.raises(ValueError, match="is above Llama-3.1-8B's context"):  # vLLM refuses it
+        limits(above, "llama-3.1-8b")
     assert limits(above, str(_write(tmp_path, BASE))).max_model_len == 10**6  # none known
 
 

@@ -52,6 +52,22 @@ def test_tier_that_does_not_fit_exits_1(tmp_path):
     )
 
 
+@pytest.mark.parametrize("command", ["run", "plan", "sweep", "sweep without axes"])
+def test_max_model_len_above_the_context_exits_1(tmp_path, capsys, command):
+    """vLLM refuses a --max-model-len above the model's context; it used to be capped quietly."""
+    doc = tiny_doc()
+    doc["tiers"][1]["scheduler"] = {"max_model_len": 99999999}
+    if command == "sweep":  # the base's own fault, named at its key, not blamed on an axis
+        doc["sweep"] = {"seed": [1, 2]}
+    path = write_yaml(tmp_path / "x.yaml", doc)
+    line = line_of(path, "max_model_len:")
+    assert main([command.split()[0], str(path), "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: {path}: line {line}: tiers[1].scheduler.max_model_len: 99999999 is above "
+        "Qwen3-Coder-30B-A3B's context (262144 tokens); set it to at most 262144\n")
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("rows,expected", [
     ("0,0.0,10,5\n1,0.5,-3,5\n",
      "row 2, column 'input_tokens': token count must be > 0 (got -3); fix or remove the row "

@@ -25,6 +25,7 @@ from tiersim.engine import (
     Workload,
 )
 from tiersim.engine import simulate as engine_simulate
+from tiersim.errors import ScenarioError
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.perf import build_step_model
 from tiersim.perf.memory import kv_bytes_per_token, kv_capacity_blocks, state_blocks
@@ -139,18 +140,44 @@ def limits(tier: TierConfig, model_ref: str | None = None,
         block_size=sched.block_size, watermark=sched.watermark,
         enable_prefix_caching=sched.enable_prefix_caching,
         prefix_cache_fraction=sched.prefix_cache_fraction,
-        max_model_len=_max_model_len(sched.max_model_len,
-                                     get_model(model_ref).max_context if model_ref else 0),
+        max_model_len=_max_model_len(tier, model_ref),
         state_blocks=state,
     )
 
 
-def _max_model_len(asked: int | None, context: int) -> int:
-    """The tier's ``max_model_len``: the one asked for, capped at the model's context (vLLM
-    refuses a longer one); 0 (no limit) where neither is known."""
-    if asked is None:
-        return context
-    return min(asked, context) if context else asked
+def _max_model_len(tier: TierConfig, model_ref: str | None) -> int:
+    """The tier's ``max_model_len``: the one asked for, else the model's context; 0 (no limit)
+    where neither is known. One above the context raises ValueError (vLLM refuses it; a
+    scenario's is refused by name first, :func:`check_contexts`)."""
+    problem = context_problem(tier, model_ref)
+    if problem is not None:
+        raise ValueError(f"scheduler.max_model_len: {problem}")
+    asked = tier.scheduler.max_model_len
+    context = get_model(model_ref).max_context if model_ref else 0
+    return context if asked is None else asked
+
+
+def context_problem(tier: TierConfig, model_ref: str | None) -> str | None:
+    """Why the tier's ``scheduler.max_model_len`` cannot be served: above the model's context
+    (its config's ``max_position_embeddings``), which vLLM refuses; None when it can."""
+    asked = tier.scheduler.max_model_len
+    if asked is None or not model_ref:
+        return None
+    model = get_model(model_ref)
+    if not model.max_context or asked <= model.max_context:
+        return None
+    return (f"{asked} is above {model.name}'s context ({model.max_context} tokens); set it to "
+            f"at most {model.max_context}")
+
+
+def check_contexts(scenario: Scenario) -> None:
+    """Refuse a tier whose ``scheduler.max_model_len`` is above its model's context, naming
+    the tier's key (:func:`context_problem`); a run, plan and sweep check it before running."""
+    for i, tier in enumerate(scenario.tiers):
+        problem = context_problem(tier, scenario.tier_model_ref(tier))
+        if problem is not None:
+            raise ScenarioError(scenario._source, f"tiers[{i}].scheduler.max_model_len",
+                                problem)
 
 
 def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> SchedulerLimits:
@@ -264,7 +291,9 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
 
 
 def build_fleet(scenario: Scenario) -> Fleet:
-    """Every tier of ``scenario`` built (the memory fit was checked when it loaded)."""
+    """Every tier of ``scenario`` built (the memory fit was checked when it loaded; each
+    ``max_model_len`` against its model's context is checked here, :func:`check_contexts`)."""
+    check_contexts(scenario)
     return Fleet(tiers=tuple(build_tier(scenario, t) for t in scenario.tiers))
 
 

@@ -290,10 +290,12 @@ def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):
     """The scenario with each tier on the fewest GPUs per replica on which it fits (its own
     count, else the planner's larger options), so the planner can start from a model too big
     for the GPUs the scenario gives it; data parallelism is kept (a count it does not divide
-    is skipped); one line when a tier fits on none."""
-    from tiersim.fleet import build_tier
+    is skipped); one line when a tier fits on none, or asks a longer max_model_len than its
+    model's context (at any size)."""
+    from tiersim.fleet import build_tier, check_contexts
     from tiersim.plan.planner import GPU_OPTIONS
 
+    check_contexts(scenario)
     tiers = []
     for tier in scenario.tiers:
         error = None

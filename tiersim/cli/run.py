@@ -81,12 +81,14 @@ def run(
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
     from tiersim.cli import return_freed_arrow_memory
+    from tiersim.fleet import check_contexts
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
 
     return_freed_arrow_memory()
     path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
+    check_contexts(loaded)  # before --out is made: a refused scenario leaves no folder
     with out_folder(out, "run", loaded, path):
         if loaded.sweep:
             typer.echo(f"note: {path} has a sweep: map; this runs its base point only "

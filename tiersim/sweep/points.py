@@ -56,10 +56,14 @@ def warm_up(runner: PointRunner) -> None:
 
 
 def default_validator(doc: dict, source: str) -> object:
-    """Validate a scenario dict with the scenario models (raises ScenarioError)."""
+    """Validate a scenario dict with the scenario models and what a run checks before it
+    starts (each tier's max_model_len against its model's context); raises ScenarioError."""
+    from tiersim.fleet import check_contexts
     from tiersim.scenario import scenario_from_dict
 
-    return scenario_from_dict(doc, source)
+    scenario = scenario_from_dict(doc, source)
+    check_contexts(scenario)
+    return scenario
 
 
 @dataclass(frozen=True)

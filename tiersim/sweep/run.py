@@ -112,9 +112,14 @@ def check_axes(plan: SweepPlan, validator: Validator | None,
     value no grid point accepts (tried in up to :data:`TRIES_PER_VALUE` points that hold it,
     all their values applied): a YAML boolean where a number goes can never run. A value some
     point accepts stays; a combination that does not fit (a big model on one GPU) is a point
-    that fails when it runs, named with the others, as before. ``reads`` keeps each point's
-    reading for :func:`check_distinct_settings` (each point is read once)."""
+    that fails when it runs, named with the others, as before. A base scenario refused with
+    no axis value applied (or a sweep without axes) is refused at its own key, not blamed on
+    an axis. ``reads`` keeps each point's reading for :func:`check_distinct_settings` (each
+    point is read once)."""
     reads = {} if reads is None else reads
+    if not plan.axes and validator is not None:  # the sweep is its base's one point
+        _read(plan, validator, {}, reads)
+    base = _BaseRefusal(plan, validator)
     for path in plan.axes:
         for n, (value, holding) in enumerate(_points_by_value(plan.points, path)):
             if n == 0:  # a path the scenario cannot hold fails at any point: say so first
@@ -124,10 +129,29 @@ def check_axes(plan: SweepPlan, validator: Validator | None,
             error = _first_refusal(plan, validator, holding[:TRIES_PER_VALUE], reads)
             if error is None or _reads_alone(plan, validator, path, value):
                 continue  # refused for another axis' value (blamed on that axis), or a mix
+            if base.same(error):  # the base is refused so without any axis value: its own key
+                raise error
             message = str(error).removeprefix(f"{plan.source}: ")
             if n == 0 and "unknown key" in message:  # it lists the known keys itself
                 raise ax.SweepError(plan.source, path, message) from error
             raise ax.SweepError(plan.source, path, f"{message} (value {value!r})") from error
+
+
+class _BaseRefusal:
+    """The base scenario's own refusal (no axis value applied), read once when first asked."""
+
+    def __init__(self, plan: SweepPlan, validator: Validator | None):
+        self.plan, self.validator, self.read, self.error = plan, validator, False, None
+
+    def same(self, error: TiersimError) -> bool:
+        """Whether the base alone is refused with ``error``'s very message."""
+        if not self.read and self.validator is not None:
+            self.read = True
+            try:
+                self.validator(ax.apply(self.plan.base, {}, self.plan.source), self.plan.source)
+            except TiersimError as base_error:
+                self.error = base_error
+        return self.error is not None and str(self.error) == str(error)
 
 
 def _reads_alone(plan: SweepPlan, validator: Validator, path: str, value: Any) -> bool:
