@@ -68,6 +68,62 @@ def test_max_model_len_above_the_context_exits_1(tmp_path, capsys, command):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("router,key,expected", [
+    ({"policy": "uniform", "fractions": [1]}, "fractions",
+     "policy uniform does not read it (only static_split does); remove it, or set policy: "
+     "static_split"),
+    ({"policy": "static_split", "fractions": [0.5, 0.5], "classifier": {"C": 2.0}},
+     "classifier", "policy static_split does not read it (only threshold, lagrangian, floor "
+     "and budget do); remove it, or set one of those policies"),
+    ({"policy": "step_type", "step_fallback": "uniform", "thresholds": 0.5}, "thresholds",
+     "none of the policies used (step_type, uniform) reads it (only threshold does); remove "
+     "it, or set policy: threshold"),
+])
+@pytest.mark.parametrize("command", ["run", "plan", "sweep"])
+def test_a_router_key_its_policy_does_not_read_is_refused(tmp_path, capsys, router, key,
+                                                          expected, command):
+    """`router: {policy: uniform, fractions: [1]}` ran, the fractions ignored."""
+    doc = tiny_doc(router=router)
+    if command == "sweep":
+        doc["sweep"] = {"seed": [1, 2]}
+    path = write_yaml(tmp_path / "x.yaml", doc)
+    line = line_of(path, f"{key}:")
+    assert main([command, str(path), "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err == f"Error: {path}: line {line}: router.{key}: {expected}\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_key_read_by_another_policy_of_the_sweep_or_plan_stays(tmp_path, capsys):
+    """A sweep over router.policy keeps each policy's options in the base; --choose
+    router.policy makes the chosen policies' options read too; an axis or --choose setting
+    that no policy reads is refused."""
+    from tiersim.errors import TiersimError
+    from tiersim.sweep.run import prepare
+
+    doc = tiny_doc(router={"policy": "uniform", "fractions": [0.5, 0.5]})
+    doc["sweep"] = {"router.policy": ["uniform", "static_split"]}
+    assert len(prepare(doc, "x.yaml").points) == 2
+    doc = tiny_doc(router={"policy": "uniform"})
+    doc["sweep"] = {"router.fractions": [[0.5, 0.5], [0.2, 0.8]]}
+    with pytest.raises(TiersimError) as caught:
+        prepare(doc, "x.yaml")
+    assert str(caught.value) == (
+        "x.yaml: sweep: 'router.fractions': policy uniform does not read it (only "
+        "static_split does); remove it, or set policy: static_split")
+    path = write_yaml(tmp_path / "x.yaml", tiny_doc(router={"policy": "uniform", "lambda": 0.1}))
+    assert main(["plan", str(path), "--choose", "router.lambda=0.1", "--out",
+                 str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.endswith(
+        "router.lambda: policy uniform does not read it (only lagrangian and oracle do); remove "
+        "it, or set one of those policies\n")
+    path = write_yaml(tmp_path / "x.yaml", tiny_doc())  # static_split
+    assert main(["plan", str(path), "--choose", "router.tier=bf16", "--out",
+                 str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err == (
+        "Error: --choose router.tier: policy static_split does not read it (only uniform "
+        "does); drop it, or add --choose router.policy=uniform\n")
+
+
 @pytest.mark.parametrize("rows,expected", [
     ("0,0.0,10,5\n1,0.5,-3,5\n",
      "row 2, column 'input_tokens': token count must be > 0 (got -3); fix or remove the row "

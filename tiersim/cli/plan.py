@@ -231,7 +231,9 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
         raise TiersimError(f"--max-replicas {max_replicas} is above {scenario_path}'s "
                            f"limits.max_replicas ({scenario.limits.max_replicas}); lower it, or "
                            "raise limits: {max_replicas: N} in the scenario")
-    _check_choose(scenario, choose, floor if floor is not None else scenario.accuracy_floor)
+    floor_used = floor if floor is not None else scenario.accuracy_floor
+    _check_choose(scenario, choose, floor_used)
+    _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
@@ -284,6 +286,28 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
             loc, message = explain_errors(err.errors(), doc, ("router",))
             shown = " ".join(f"{p}={v!r}" for p, v in zip(paths, values, strict=True))
             raise TiersimError(f"--choose {shown}: {format_loc(loc)}: {message}") from None
+
+
+def _check_router_keys(scenario, source: str, choose: dict[str, list],
+                       floor: float | None) -> None:
+    """Refuse a ``router:`` key of the scenario, or one ``--choose`` sets, that no policy the
+    plan routes with reads (the scenario's, those ``--choose router.policy`` tries, the floor
+    router where a ``floor`` is planned for): it would be ignored quietly
+    (:func:`tiersim.routing.config.check_router_keys`)."""
+    from tiersim.routing.config import check_router_keys, policies_in_play, unread_key_problem
+
+    settings = {path.removeprefix("router.").split(".")[0].replace("lambda_", "lambda"): path
+                for path in choose}  # floor and router.floor are one setting
+    policies = {str(p) for key in ("policy", "step_fallback") if key in settings
+                for p in choose[settings[key]]}
+    if floor is not None:  # the planner routes with the floor router at the floor
+        policies.add("floor")
+    check_router_keys(scenario.router, source, policies)
+    policies |= policies_in_play(scenario.router.model_dump(by_alias=True, exclude_unset=True))
+    for key, path in settings.items():
+        problem = unread_key_problem(key, policies, choose=True)
+        if problem is not None:
+            raise TiersimError(f"--choose {path}: {problem}")
 
 
 def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):

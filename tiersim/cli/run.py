@@ -82,6 +82,7 @@ def run(
     """Replay a scenario's trace through its tiers and print the summary."""
     from tiersim.cli import return_freed_arrow_memory
     from tiersim.fleet import check_contexts
+    from tiersim.routing.config import check_router_keys
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
 
@@ -89,6 +90,7 @@ def run(
     path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
     check_contexts(loaded)  # before --out is made: a refused scenario leaves no folder
+    check_router_keys(loaded.router, str(path))
     with out_folder(out, "run", loaded, path):
         if loaded.sweep:
             typer.echo(f"note: {path} has a sweep: map; this runs its base point only "

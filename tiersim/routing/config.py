@@ -185,6 +185,76 @@ class RouterConfig(_Strict):
         return self
 
 
+POLICY_KEYS: dict[str, tuple[str, ...]] = {
+    "uniform": ("tier",),
+    "static_split": ("fractions",),
+    "threshold": ("thresholds", "classifier"),
+    "lagrangian": ("lambda", "classifier"),
+    "oracle": ("lambda",),
+    "cascade": ("cascade",),
+    "floor": ("floor", "classifier"),
+    "budget": ("budget_relative", "budget_usd_per_request", "classifier"),
+    "step_type": ("step_tiers", "step_fallback"),
+}
+"""The ``router:`` keys each policy reads, as a scenario writes them; every policy reads
+``policy``, ``confusion`` and ``response_cache`` (:class:`RouterConfig`)."""
+
+
+def policies_in_play(router: dict) -> set[str]:
+    """The policies a ``router:`` map (as written) routes with: its ``policy`` (default
+    uniform) and, for ``step_type``, its ``step_fallback`` (default uniform)."""
+    policy = router.get("policy", "uniform")
+    fallback = router.get("step_fallback", "uniform") if policy == "step_type" else None
+    return {str(p) for p in (policy, fallback) if p is not None}
+
+
+def unread_key_problem(key: str, policies: set[str], choose: bool = False) -> str | None:
+    """Why ``router.<key>`` is refused: no policy in ``policies`` reads it (it would be
+    ignored quietly); None when one does, or the key is every policy's or unknown. The fix
+    names a scenario's ``policy:``, or with ``choose`` the plan's ``--choose router.policy``."""
+    readers = [p for p in POLICIES if key in POLICY_KEYS[p]]
+    if not readers or policies & set(readers):
+        return None
+    named = sorted(policies)
+    playing = (f"policy {named[0]} does not read it" if len(named) == 1 else
+               f"none of the policies used ({', '.join(named)}) reads it")
+    only = readers[0] if len(readers) == 1 else f"{', '.join(readers[:-1])} and {readers[-1]}"
+    one = len(readers) == 1
+    if choose:
+        fix = (f"drop it, or add --choose router.policy="
+               f"{readers[0] if one else ','.join(readers)}")
+    else:
+        fix = f"remove it, or set policy: {readers[0]}" if one else \
+            "remove it, or set one of those policies"
+    return f"{playing} (only {only} {'does' if one else 'do'}); {fix}"
+
+
+def unread_router_key(router: dict, policies: set[str] | None = None
+                      ) -> tuple[str, str] | None:
+    """The first key of a ``router:`` map (as written) that no policy in play reads, with
+    :func:`unread_key_problem`'s reason; ``policies``: those in play (default: the map's own,
+    :func:`policies_in_play`)."""
+    policies = policies_in_play(router) if policies is None else policies
+    for key in router:
+        problem = unread_key_problem(str(key), policies)
+        if problem is not None:
+            return str(key), problem
+    return None
+
+
+def check_router_keys(router: RouterConfig, source: str,
+                      policies: set[str] | None = None) -> None:
+    """Refuse a ``router:`` key the scenario sets that no policy in play reads
+    (:func:`unread_router_key`; ``policies``: those in play, default the router's own), as one
+    line naming it: ``router: {policy: uniform, fractions: [1]}`` would run without it."""
+    from tiersim.errors import ScenarioError
+
+    written = router.model_dump(by_alias=True, exclude_unset=True)
+    found = unread_router_key(written, (policies or set()) | policies_in_play(written))
+    if found is not None:
+        raise ScenarioError(source, f"router.{found[0]}", found[1])
+
+
 class DifficultyConfig(_Strict):
     """``workload: {difficulty: ...}``: how difficulty is generated when the trace lacks labels.
 

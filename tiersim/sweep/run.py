@@ -316,7 +316,48 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     reads: dict[str, Any] = {}
     check_axes(plan, validator, reads)
     check_distinct_settings(plan, validator, reads)
+    if validator is not None:
+        check_router_keys(plan)
     return plan
+
+
+def check_router_keys(plan: SweepPlan) -> None:
+    """Refuse a ``router:`` key the base scenario or an axis sets that no policy of the sweep
+    reads (each point's ``policy``, and ``step_fallback`` of a step_type one): every point
+    would ignore it. A key some point's policy reads stays (a sweep over ``router.policy``
+    keeps each policy's options in the base)."""
+    from tiersim.routing.config import policies_in_play, unread_key_problem
+
+    base = plan.base.get("router")
+    base = base if isinstance(base, dict) else {}
+    policies: set[str] = set()
+    setters: dict[str, str | None] = {str(key): None for key in base}  # key -> axis, if any
+    for point in plan.points or [ax.Point("", 0, {})]:
+        router = _router_at(base, point.values, setters)
+        policies |= policies_in_play(router)
+    for key, axis in setters.items():
+        problem = unread_key_problem(key, policies)
+        if problem is not None and axis is None:
+            raise ScenarioError(plan.source, f"router.{key}", problem)
+        if problem is not None:
+            raise ax.SweepError(plan.source, axis, problem)
+
+
+def _router_at(base: dict[str, Any], values: dict[str, Any],
+               setters: dict[str, str | None]) -> dict[str, Any]:
+    """The ``router:`` map at a point, as far as its keys and policies go (a deeper axis
+    such as ``router.cascade.threshold`` sets its key); each key an axis sets goes in
+    ``setters`` with that axis."""
+    router = dict(base)
+    for path, value in values.items():
+        if path == "router" and isinstance(value, dict):
+            router = dict(value)
+            setters.update({str(k): path for k in value if str(k) not in setters})
+        elif path.startswith("router."):
+            key = path.split(".")[1]
+            router[key] = value if path.count(".") == 1 else router.get(key)
+            setters.setdefault(key, path)
+    return router
 
 
 def _note(text: str) -> None:
