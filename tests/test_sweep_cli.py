@@ -127,6 +127,20 @@ def test_plan_choose_option_must_have_values(tiny, tmp_path, capsys):
     assert "write PATH=VALUE1,VALUE2" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option,expected", [
+    ("tiers.bf16.replicas=1,2", "--choose tiers.bf16.replicas: 'tiers' is a scenario key, not a "
+     "router setting; --choose takes router settings only (router.<key>, e.g. "
+     "router.lambda=0.05,0.1); the planner sizes each tier's replicas and GPUs itself"),
+    ("seed=1,2", "--choose seed: 'seed' is a scenario key, not a router setting; --choose takes "
+     "router settings only (router.<key>, e.g. router.lambda=0.05,0.1); set it in the scenario"),
+])
+def test_plan_choose_of_a_key_outside_the_router_says_so(tiny, tmp_path, capsys, option,
+                                                         expected):
+    """It read as `router.tiers: unknown key (did you mean 'tier'?)`."""
+    assert main(["plan", str(tiny), "--choose", option, "--out", str(tmp_path / "p")]) == 1
+    assert capsys.readouterr().err == f"Error: {expected}\n"
+
+
 def test_report_of_missing_dir_is_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nothing")]) == 1
     assert capsys.readouterr().err.strip() == (

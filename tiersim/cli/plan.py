@@ -39,12 +39,34 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
         if not all(part.strip() for part in path.split(".")):
             raise TiersimError(f"--choose {item!r}: {path!r} has an empty part between dots; "
                                "name a router setting, e.g. router.floor")
+        _router_path(path)
         setting = path.removeprefix("router.")
         if setting in {p.removeprefix("router.") for p in chosen}:
             raise TiersimError(f"--choose {path}: given twice; give all its values in one "
                                f"--choose {path}=VALUE1,VALUE2")
         chosen[path] = _choose_values(path, values)
     return chosen
+
+
+#: What to use instead of ``--choose`` for a scenario key the planner sets or reads itself.
+NOT_CHOSEN = {"tiers": "the planner sizes each tier's replicas and GPUs itself",
+              "slo": "give --slo-ttft-p99 / --slo-tpot-p99",
+              "accuracy_floor": "give --accuracy-floor",
+              "cost_model": "give --cost-model"}
+
+
+def _router_path(path: str) -> None:
+    """Refuse a ``--choose`` path that names a scenario key outside ``router:`` (say
+    ``tiers.bf16.replicas``): a leading ``router.`` may be left out, so it would read as an
+    unknown router key."""
+    from tiersim.scenario import Scenario
+
+    first = path.split(".")[0]
+    if first != "router" and first in Scenario.model_fields:
+        instead = NOT_CHOSEN.get(first, "set it in the scenario")
+        raise TiersimError(f"--choose {path}: {first!r} is a scenario key, not a router "
+                           "setting; --choose takes router settings only (router.<key>, e.g. "
+                           f"router.lambda=0.05,0.1); {instead}")
 
 
 def _choose_values(path: str, values: str) -> list:
