@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -260,6 +263,19 @@ def test_run_of_a_sweep_scenario_says_it_runs_the_base_point(tmp_path, capsys):
         f"note: {path} has a sweep: map; this runs its base point only (use `tiersim sweep` "
         "for the grid)\n"
     )
+
+
+def test_calibrate_refuses_an_unknown_device_before_importing_torch(tmp_path):
+    """It imported torch first (3 s) and said `error: ...` in lower case."""
+    result = run_cli("calibrate", "--out", str(tmp_path / "x.json"), "--device", "tpu")
+    assert one_line_error(result) == "--device 'tpu': must be cuda or cpu"
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom tiersim.calibrate.cli import main\n"
+         f"code = main(['--out', {str(tmp_path / 'x.json')!r}, '--device', 'tpu'])\n"
+         "assert code == 1 and 'torch' not in sys.modules"],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert probe.returncode == 0, probe.stderr
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_calibrate_passes_arguments_through(capsys):

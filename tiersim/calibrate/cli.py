@@ -19,6 +19,8 @@ from tiersim.calibrate.errors import Stopped
 from tiersim.errors import TiersimError
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
+DEVICES = ("cuda", "cpu")
+"""The ``--device`` values the harness measures on (``runner._device``)."""
 
 
 def _csv(text: str) -> tuple[str, ...]:
@@ -67,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     partial name (see ``runner.partial_path``) and an earlier ``--out`` left as it was.
     """
     args = parser().parse_args(argv)
+    if args.device.strip() and args.device not in DEVICES:  # before torch is imported
+        print(f"Error: --device {args.device!r}: must be cuda or cpu", file=sys.stderr)
+        return 1
     problem = (out_problem(args.out) or bundled_problem(args.out) or _arg_problem(args)
                or quick_problem(args.quick, args.model, args.config)
                or _same_file(args.config, args.out))
