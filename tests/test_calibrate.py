@@ -336,7 +336,7 @@ def test_a_wrapper_config_names_its_own_type_and_the_inner_key(tmp_path, capsys)
                                 "text_config": {"model_type": "qwen3_5_moe_text"}}))
     assert main(["--device", "cpu", "--config", str(path), "--out", str(tmp_path / "p.json")]) == 1
     assert capsys.readouterr().err.strip() == (
-        f"error: {path}: model_type 'qwen3_5_moe' (key 'text_config.model_type': "
+        f"Error: {path}: model_type 'qwen3_5_moe' (key 'text_config.model_type': "
         "'qwen3_5_moe_text'): the harness measures the shapes of llama, mistral, qwen2, qwen3, "
         "qwen3_moe, mixtral, gpt_oss, minimax_m2 models (dense attention, a dense or "
         "Qwen3-style MoE FFN); pass one of those, or --model")

@@ -49,7 +49,7 @@ def test_sigterm_keeps_the_earlier_out_and_writes_the_partial_name(tmp_path):
     assert section in runner.SECTIONS
     n = len(doc["tables"])
     assert err.strip().splitlines()[-1] == (
-        f"error: interrupted by SIGTERM during {section}: {n} table{'' if n == 1 else 's'} and "
+        f"Error: interrupted by SIGTERM during {section}: {n} table{'' if n == 1 else 's'} and "
         f"the overhead measured; partial profile in {partial}, {out} left as it was")
     assert out.read_text() == EARLIER
     assert "Traceback" not in err
@@ -66,7 +66,7 @@ def test_sigint_keeps_the_earlier_out(tmp_path, monkeypatch, capsys):
     assert main(["--device", "cpu", "--quick", "--ops", "overhead,gemm", "--out",
                  str(out)]) == 1
     assert _last_err(capsys) == (
-        f"error: interrupted by SIGINT during gemm: 0 tables and the overhead measured; "
+        f"Error: interrupted by SIGINT during gemm: 0 tables and the overhead measured; "
         f"partial profile in {partial}, {out} left as it was")
     assert out.read_text() == EARLIER
     doc = json.loads(partial.read_text())
@@ -83,7 +83,7 @@ def test_stopped_before_anything_is_measured_writes_nothing(tmp_path, monkeypatc
     monkeypatch.setattr(runner, "measure_overhead", stopped)
     assert main(["--device", "cpu", "--quick", "--ops", "overhead", "--out", str(out)]) == 1
     assert _last_err(capsys) == (
-        f"error: interrupted by SIGTERM before anything was measured; {out} not written")
+        f"Error: interrupted by SIGTERM before anything was measured; {out} not written")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -120,7 +120,7 @@ def test_budget_cuts_a_table_inside_its_grid_and_says_partial(tmp_path, monkeypa
                  "--budget-s", "1", "--out", str(out)]) == 1
     assert time.monotonic() - t0 < 1 + 0.4 + 1.0  # the budget, one measurement, slack
     assert _last_err(capsys) == (
-        "error: time budget (--budget-s 1) spent: 1 table kept (1 cut short), 3 not measured; "
+        "Error: time budget (--budget-s 1) spent: 1 table kept (1 cut short), 3 not measured; "
         f"partial profile in {partial}, {out} not written; allow more seconds")
     assert not out.exists()
     doc = json.loads(partial.read_text())
@@ -213,7 +213,7 @@ def test_bad_config_sizes_are_one_line_naming_file_and_key(tmp_path, capsys, cfg
     path.write_text(json.dumps(cfg))
     assert main(["--device", "cpu", "--ops", "gemm", "--precisions", "bf16", "--budget-s", "3",
                  "--config", str(path), "--out", str(out)]) == 1
-    assert capsys.readouterr().err.strip() == f"error: {path}: {message}"
+    assert capsys.readouterr().err.strip() == f"Error: {path}: {message}"
     assert not out.exists()
 
 
@@ -235,7 +235,7 @@ def test_budget_spent_before_any_table_is_one_line_and_keeps_the_earlier_out(tmp
     out = tmp_path / "p.json"
     out.write_text(EARLIER)
     assert main(["--device", "cpu", "--quick", "--budget-s", "1e-300", "--out", str(out)]) == 1
-    assert _last_err(capsys) == (f"error: --budget-s 1e-300: spent before any table was "
+    assert _last_err(capsys) == (f"Error: --budget-s 1e-300: spent before any table was "
                                  f"measured; {out} left as it was; allow more seconds")
     assert out.read_text() == EARLIER and sorted(tmp_path.iterdir()) == [out]
 
@@ -244,7 +244,7 @@ def test_nothing_measured_for_other_reasons_is_an_error(tmp_path, capsys):
     out = tmp_path / "p.json"
     assert main(["--device", "cpu", "--quick", "--ops", "allreduce", "--out", str(out)]) == 1
     assert _last_err(capsys) == (
-        "error: nothing measured: every selected table was skipped (first allreduce: tp=1: a "
+        "Error: nothing measured: every selected table was skipped (first allreduce: tp=1: a "
         "one-GPU replica does no all-reduce (use --tp N on N GPUs)); "
         f"{out} not written; choose other --ops")
     assert not out.exists()
@@ -257,11 +257,11 @@ def test_quick_refuses_config_and_model(tmp_path, capsys):
     assert main(["--device", "cpu", "--quick", "--config", "/nonexistent/config.json",
                  "--out", out]) == 1
     assert capsys.readouterr().err.strip() == (
-        "error: --quick measures built-in tiny shapes and cannot measure --config "
+        "Error: --quick measures built-in tiny shapes and cannot measure --config "
         "/nonexistent/config.json; drop --quick to measure that model, or drop --config")
     assert main(["--device", "cpu", "--quick", "--model", "llama-3.1-8b", "--out", out]) == 1
     assert capsys.readouterr().err.strip() == (
-        "error: --quick measures built-in tiny shapes and cannot measure --model llama-3.1-8b; "
+        "Error: --quick measures built-in tiny shapes and cannot measure --model llama-3.1-8b; "
         "drop --quick to measure that model, or drop --model")
     with pytest.raises(CalibrateError, match="^--quick measures built-in tiny shapes"):
         runner.run_calibration("cpu", model="llama-3.1-8b", quick=True, log=lambda s: None)

@@ -1010,7 +1010,7 @@ def test_calibrate_refuses_out_of_range_numbers_and_special_configs(tmp_path, ca
 
     out = str(tmp_path / "p.json")
     assert harness_main(["--device", "cpu", "--quick", "--seed", str(10**23), "--out", out]) == 1
-    assert capsys.readouterr().err.strip() == ("error: --seed: must be from 0 to 2**63 - 1 "
+    assert capsys.readouterr().err.strip() == ("Error: --seed: must be from 0 to 2**63 - 1 "
                                                f"(got {10**23})")
     assert harness_main(["--device", "cpu", "--quick", "--budget-s", "nan", "--out", out]) == 1
     assert "--budget-s: must be a finite number of seconds > 0" in capsys.readouterr().err

@@ -25,10 +25,6 @@ DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
     ((), "cost_model: fixed_per_request\n",
      "line 30: cost_model: cost_model fixed_per_request needs cost_per_request_usd on every "
      "tier (missing on w4a16, bf16)"),
-    # a check made after loading (the tier's accuracy prior) had the key path, no line
-    ((("    precision: w4a16", "    precision: mxfp4"),), "",
-     "line 14: tiers[0].accuracy: no accuracy prior for precision 'mxfp4'; known: bf16, "
-     "fp8, nvfp4, w4a16; set accuracy explicitly"),
     # both a draft model and a draft head's cost: which applied was not said
     ((("    precision: w4a16\n", "    precision: w4a16\n    speculative:\n      k: 2\n"
        "      acceptance: 0.7\n      draft_model: Qwen3-Coder-30B-A3B\n      head_cost: 0.1\n"),),
@@ -223,7 +219,7 @@ def test_the_harness_will_not_replace_a_shipped_profile(capsys):
     before = shipped.read_bytes()
     assert main(["--device", "cpu", "--quick", "--out", str(shipped)]) == 1
     assert capsys.readouterr().err == (
-        f"error: --out {shipped}: among the profiles shipped with tiersim, which every scenario "
+        f"Error: --out {shipped}: among the profiles shipped with tiersim, which every scenario "
         "that names no profile reads; write it elsewhere and name it in a scenario's profile:\n")
     assert shipped.read_bytes() == before
 

@@ -515,11 +515,11 @@ def test_harness_flags_given_empty_or_impossible_are_named(tmp_path, capsys):
     (tmp_path / "f").write_text("x")
     cases = [
         (["--device", "cpu", "--model", "", "--out", str(tmp_path / "p.json")],
-         "error: --model is empty (an unset shell variable?); give its value, or leave it out"),
+         "Error: --model is empty (an unset shell variable?); give its value, or leave it out"),
         (["--device", "cpu", "--budget-s", "inf", "--out", str(tmp_path / "p.json")],
-         "error: --budget-s: must be a finite number of seconds > 0 (got inf)"),
+         "Error: --budget-s: must be a finite number of seconds > 0 (got inf)"),
         (["--device", "cpu", "--out", str(tmp_path / "f" / "p.json")],
-         f"error: --out {tmp_path / 'f' / 'p.json'}: {tmp_path / 'f'} is a file, not a folder; "
+         f"Error: --out {tmp_path / 'f' / 'p.json'}: {tmp_path / 'f'} is a file, not a folder; "
          "give a path in a folder"),
     ]
     for argv, expected in cases:

@@ -551,7 +551,7 @@ def test_a_torch_without_fp8_is_one_line(monkeypatch, capsys):
     code = main(["--device", "cpu", "--quick", "--out", "/tmp/never-written.json"])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
-    assert err.strip().startswith(f"error: torch {torch.__version__} has no float8_e4m3fn")
+    assert err.strip().startswith(f"Error: torch {torch.__version__} has no float8_e4m3fn")
 
 
 def test_a_plan_names_a_tier_whose_own_p99_is_over_the_slo():

@@ -181,7 +181,7 @@ def test_fp8_block_with_moe_only_says_why_nothing_was_measured(tmp_path, capsys)
                            "--ops", "moe", "--out", out)
     assert code == 1 and not out.exists()
     assert err.strip().splitlines()[-1] == (
-        f"error: nothing measured: {FP8_BLOCK_MOE}; {out} not written; choose other --ops or "
+        f"Error: nothing measured: {FP8_BLOCK_MOE}; {out} not written; choose other --ops or "
         f"--precisions")
     assert f"note: {FP8_BLOCK_MOE}" in err.splitlines()
 
@@ -209,7 +209,7 @@ def test_fp8_block_gemms_a_config_cannot_block_are_named(tmp_path, capsys):
                            "fp8_block", "--ops", "gemm", "--out", out)
     assert code == 1 and not out.exists()
     assert err.strip().splitlines()[-1] == (
-        f"error: nothing measured: {UNALIGNED}; {out} not written; choose other --ops or "
+        f"Error: nothing measured: {UNALIGNED}; {out} not written; choose other --ops or "
         f"--precisions")
     code, err = _calibrate(capsys, "--device", "cpu", "--config", config, "--precisions",
                            "fp8_block", "--ops", "overhead,gemm", "--out", out)
@@ -237,7 +237,7 @@ def test_a_value_named_twice_is_refused(tmp_path, capsys, flag, value, twice):
     out = tmp_path / "p.json"
     code, err = _calibrate(capsys, "--device", "cpu", "--quick", flag, value, "--out", out)
     assert code == 1 and not out.exists()
-    assert err.strip() == f"error: {flag} '{value}': names {twice} twice; name each once"
+    assert err.strip() == f"Error: {flag} '{value}': names {twice} twice; name each once"
 
 
 # ---- 4. benchmarks/blockfp8_rule.py -----------------------------------------------------------

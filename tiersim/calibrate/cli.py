@@ -76,14 +76,14 @@ def main(argv: list[str] | None = None) -> int:
                or quick_problem(args.quick, args.model, args.config)
                or _same_file(args.config, args.out))
     if problem:
-        print(f"error: {problem}", file=sys.stderr)
+        print(f"Error: {problem}", file=sys.stderr)
         return 1
     kept = f"{args.out} left as it was" if Path(args.out).is_file() else f"{args.out} not written"
     with _signals_stop() as stopped:
         try:
             return _measure(args, stopped)
         except Stopped as exc:  # a signal before the measurement started
-            print(f"error: interrupted by {exc.args[0]} before anything was measured; {kept}",
+            print(f"Error: interrupted by {exc.args[0]} before anything was measured; {kept}",
                   file=sys.stderr)
             return 1
 
@@ -94,10 +94,10 @@ def _measure(args, stopped: list) -> int:
     try:
         import torch
     except ImportError:
-        print("error: torch is not installed; pip install 'tiersim[gpu]'", file=sys.stderr)
+        print("Error: torch is not installed; pip install 'tiersim[gpu]'", file=sys.stderr)
         return 1
     if not hasattr(torch, "float8_e4m3fn"):  # every format's scales and FP8 paths use it
-        print(f"error: torch {torch.__version__} has no float8_e4m3fn (FP8); "
+        print(f"Error: torch {torch.__version__} has no float8_e4m3fn (FP8); "
               "pip install 'tiersim[gpu]' (torch 2.13.0)", file=sys.stderr)
         return 1
     from tiersim.calibrate.runner import PartialProfile, run_calibration
@@ -114,10 +114,10 @@ def _measure(args, stopped: list) -> int:
             stopped.append(True)
     except PartialProfile as exc:
         print(summarize(exc.doc))
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"Error: {exc}", file=sys.stderr)
         return 1
     except TiersimError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"Error: {exc}", file=sys.stderr)
         return 1
     print(summarize(doc))
     print(f"wrote {args.out}")
