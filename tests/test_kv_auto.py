@@ -99,3 +99,19 @@ def test_a_tier_that_names_no_kv_dtype_runs_the_checkpoints_declared_format(tmp_
     bf16 = tier.model_copy(update={"kv_dtype": "bf16"})
     assert kv_blocks(path, "H200", tier) == kv_blocks(path, "H200", fp8)
     assert kv_blocks(path, "H200", tier) > kv_blocks(path, "H200", bf16)
+
+
+def test_auto_follows_the_declared_format_only_where_the_tier_serves_the_checkpoints_own():
+    """A BF16 tier of an FP8 checkpoint stands for a BF16 release, which declares no FP8 cache:
+    it runs BF16; the checkpoint itself, or its own FP8 format named, runs the declared FP8."""
+    from tiersim.hardware.precisions import tier_kv_dtype
+
+    class Arch:
+        checkpoint = (("attention", "fp8", 8.0), ("mlp", "fp8", 8.0))
+        kv_cache = "fp8"
+
+    assert tier_kv_dtype(Arch, "bf16", "auto") == "bf16"
+    assert tier_kv_dtype(Arch, "w4a16", "auto") == "bf16"
+    for served in ("checkpoint", "fp8"):
+        assert resolve_kv_dtype(Arch, tier_kv_dtype(Arch, served, "auto")) == "fp8"
+    assert tier_kv_dtype(Arch, "bf16", "fp8") == "fp8"  # named: the tier's

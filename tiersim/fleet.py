@@ -133,7 +133,8 @@ def limits(tier: TierConfig, model_ref: str | None = None,
     if model_ref:
         tp = parallel(tier)[0]
         copies = 1 + (tier.speculative.k if tier.speculative is not None else 0)
-        state = state_blocks(get_model(model_ref), tp, sched.block_size, tier.kv_dtype,
+        state = state_blocks(get_model(model_ref), tp, sched.block_size,
+                             tier_kv(tier, model_ref),
                              None if draft_ref is None else get_model(draft_ref), copies)
     return SchedulerLimits(
         max_num_seqs=sched.max_num_seqs, max_num_batched_tokens=sched.max_num_batched_tokens,
@@ -187,7 +188,8 @@ def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> Sche
     sched = tier.scheduler
     if not sched.kv_offload:
         return lim
-    per_token = kv_bytes_per_token(get_model(model_ref), tier.kv_dtype, tier.tensor_parallel)
+    per_token = kv_bytes_per_token(get_model(model_ref), tier_kv(tier, model_ref),
+                                   tier.tensor_parallel)
     kept = len(sched.kv_offload) - len(empty_levels(per_token, tier))
     if not kept:
         return lim
@@ -240,7 +242,7 @@ def disagg(model_ref: str, tier: TierConfig) -> Disagg | None:
     if cfg is None:
         return None
     model = get_model(model_ref)
-    per_token = kv_bytes_per_token(model, tier.kv_dtype, tier.tensor_parallel)
+    per_token = kv_bytes_per_token(model, tier_kv(tier, model_ref), tier.tensor_parallel)
     return Disagg(cfg.prefill_replicas, cfg.decode_replicas, cfg.link_gb_s * 1e9,
                   cfg.latency_us * 1e-6, per_token,
                   model.state_bytes_per_seq(tier.tensor_parallel))
@@ -256,6 +258,15 @@ def lockstep(model_ref: str, tier: TierConfig) -> int:
     return tier.data_parallel if get_model(model_ref).is_moe else 1
 
 
+def tier_kv(tier: TierConfig, model_ref: str) -> str:
+    """The KV-cache dtype ``tier`` runs on ``model_ref`` (:func:`tiersim.hardware.precisions.
+    tier_kv_dtype`: ``auto`` follows the checkpoint's declared format where the tier serves the
+    checkpoint's own formats)."""
+    from tiersim.hardware.precisions import tier_kv_dtype
+
+    return tier_kv_dtype(get_model(model_ref), tier.precision, tier.kv_dtype)
+
+
 def kv_blocks(model_ref: str, gpu: str, tier: TierConfig, draft_ref: str | None = None) -> int:
     """KV-cache blocks of one engine replica (one data-parallel rank) of ``tier``, its
     speculative draft model (``draft_ref``) beside it; raises
@@ -264,7 +275,8 @@ def kv_blocks(model_ref: str, gpu: str, tier: TierConfig, draft_ref: str | None 
     return kv_capacity_blocks(
         get_model(model_ref), get_precision(tier.precision), get_gpu(gpu), tp=tp,
         block_size=tier.scheduler.block_size, gpu_memory_utilization=tier.gpu_memory_utilization,
-        kv_dtype=tier.kv_dtype, max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
+        kv_dtype=tier_kv(tier, model_ref),
+        max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
         dp=dp, ep=ep, draft=None if draft_ref is None else get_model(draft_ref),
     )
 
@@ -273,8 +285,10 @@ def step_model(scenario: Scenario, tier: TierConfig) -> Any:
     """The step-time model of one engine replica of a tier (a calibration profile where one
     fits, else roofline)."""
     tp, dp, ep = parallel(tier)
-    return build_step_model(scenario.tier_model_ref(tier), tier.precision, scenario.gpu, tp=tp,
-                            kv_dtype=tier.kv_dtype, profile=scenario.profile, dp=dp, ep=ep)
+    model_ref = scenario.tier_model_ref(tier)
+    return build_step_model(model_ref, tier.precision, scenario.gpu, tp=tp,
+                            kv_dtype=tier_kv(tier, model_ref), profile=scenario.profile, dp=dp,
+                            ep=ep)
 
 
 def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:

@@ -234,7 +234,8 @@ class TierConfig(_Strict):
         "--enable-expert-parallel)")
     cost_per_gpu_hour: float = Field(ge=0, le=1e4, description="USD per GPU-hour")
     kv_dtype: str = Field(default="auto", description="KV-cache format: bf16, fp8, or auto "
-                          "(vLLM's default: the format the checkpoint declares, else bf16)")
+                          "(vLLM's default: the format the checkpoint declares where the tier "
+                          "serves the checkpoint's own formats, else bf16)")
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     balancer: Literal["least_tokens", "round_robin", "prefix_aware"] = "least_tokens"
@@ -764,12 +765,14 @@ def _note_empty_levels(scenario: Scenario, source: str, root: yaml.Node | None) 
     from tiersim.errors import Note
     from tiersim.fleet import block_bytes, empty_levels
     from tiersim.hardware import get_model
+    from tiersim.hardware.precisions import tier_kv_dtype
     from tiersim.perf.memory import kv_bytes_per_token
 
     for i, tier in enumerate(scenario.tiers):
         if not tier.scheduler.kv_offload:
             continue
-        per_token = kv_bytes_per_token(get_model(scenario.tier_model_ref(tier)), tier.kv_dtype,
+        model = get_model(scenario.tier_model_ref(tier))
+        per_token = kv_bytes_per_token(model, tier_kv_dtype(model, tier.precision, tier.kv_dtype),
                                        tier.tensor_parallel)
         for j in empty_levels(per_token, tier):
             level = tier.scheduler.kv_offload[j]
@@ -1158,13 +1161,16 @@ def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:
 def _fit_problem(scenario: Scenario, tier: TierConfig) -> str | None:
     """Why a tier's weights leave no room for KV blocks, or None when it fits."""
     from tiersim.hardware import get_gpu, get_model, get_precision
+    from tiersim.hardware.precisions import tier_kv_dtype
     from tiersim.perf.memory import kv_capacity_blocks
 
     try:
+        model = get_model(scenario.model_ref)
         kv_capacity_blocks(
-            get_model(scenario.model_ref), get_precision(tier.precision), get_gpu(scenario.gpu),
+            model, get_precision(tier.precision), get_gpu(scenario.gpu),
             tp=tier.gpus_per_replica, block_size=tier.scheduler.block_size,
-            gpu_memory_utilization=tier.gpu_memory_utilization, kv_dtype=tier.kv_dtype,
+            gpu_memory_utilization=tier.gpu_memory_utilization,
+            kv_dtype=tier_kv_dtype(model, tier.precision, tier.kv_dtype),
             max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
         )
     except (KeyError, ValueError, TiersimError) as err:

@@ -138,6 +138,18 @@ def resolve_kv_dtype(model: Any, kv_dtype: str) -> str:
     return key
 
 
+def tier_kv_dtype(model: Any, precision: str, kv_dtype: str) -> str:
+    """The ``kv_dtype`` a tier serving ``model`` at ``precision`` runs: ``"auto"`` follows the
+    KV format the checkpoint declares (:func:`resolve_kv_dtype`) only where the tier serves the
+    checkpoint's own formats (``checkpoint``, or a format the checkpoint stores); a tier serving
+    another release of the model (BF16 of an FP8 checkpoint, say) runs that release's default,
+    BF16. Any other value is the tier's."""
+    if str(kv_dtype).strip().lower() != "auto":
+        return kv_dtype
+    own = {fmt for _, fmt, _ in getattr(model, "checkpoint", ())}
+    return kv_dtype if str(precision) == CHECKPOINT or str(precision) in own else "bf16"
+
+
 def w4a16(group_size: int) -> Precision:
     """Symmetric INT4 weight-only with one 16-bit scale per ``group_size`` weights."""
     if group_size == 128:
