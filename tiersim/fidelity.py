@@ -48,8 +48,7 @@ def _shipped_stem(profile: str | None) -> str | None:
     return given.stem
 
 
-#: ``ModelArch`` fields that are not the weights' shapes: left out of a model's shape identity
-#: (the checkpoint's formats are its own identity).
+#: ``ModelArch`` fields that are not the weights' shapes: left out of a model's identity.
 NOT_SHAPE = ("name", "source", "max_context", "checkpoint", "kv_cache")
 
 
@@ -60,30 +59,24 @@ def _digest(value: dict[str, Any]) -> str:
 
 
 def model_identity(arch) -> dict[str, str]:
-    """``{"shape_id", "checkpoint_id"}`` of a model (a ``ModelArch``): hashes of its shapes
-    and of its checkpoint's formats (weights by module group, the KV cache it declares), so a
-    config of the same model under any name or folder is recognised, and another checkpoint of
-    the same shapes is told apart."""
+    """``{"shape_id"}`` of a model (a ``ModelArch``): a hash of its architecture's shapes, so a
+    config of a checked model under any name or folder is recognised. The checkpoint's formats
+    are left out: the rows' own checkpoint is named beside them (``model_path``)."""
     fields = dataclasses.asdict(arch)
-    shape = {k: v for k, v in fields.items() if k not in NOT_SHAPE}
-    formats = {"checkpoint": fields["checkpoint"], "kv_cache": fields["kv_cache"]}
-    return {"shape_id": _digest(shape), "checkpoint_id": _digest(formats)}
+    return {"shape_id": _digest({k: v for k, v in fields.items() if k not in NOT_SHAPE})}
 
 
-def _own_rows(models: dict[str, dict[str, Any]], model: str) -> tuple[str, bool] | None:
-    """The checked model with the scenario's ``model``'s shapes, and whether its checkpoint's
-    formats are the same too (an exact match is preferred); None where no checked model has
-    these shapes, or the model cannot be read."""
+def _own_rows(models: dict[str, dict[str, Any]], model: str) -> str | None:
+    """The checked model with the scenario's ``model``'s shapes, or None (no checked model has
+    them, or the model cannot be read)."""
     from tiersim.errors import TiersimError
     from tiersim.hardware import get_model
 
     try:
-        mine = model_identity(get_model(str(model)))
+        mine = model_identity(get_model(str(model)))["shape_id"]
     except (TiersimError, OSError, ValueError):
         return None
-    same = [n for n, rows in models.items() if rows.get("shape_id") == mine["shape_id"]]
-    exact = [n for n in same if models[n].get("checkpoint_id") == mine["checkpoint_id"]]
-    return (exact[0], True) if exact else (same[0], False) if same else None
+    return next((n for n, rows in models.items() if rows.get("shape_id") == mine), None)
 
 
 def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
@@ -97,8 +90,7 @@ def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
     models = entry.get("models") or {}
     own = _own_rows(models, model)
     tpots = [v["tpot_abs_median_pct"] for v in models.values()]
-    this = None if own is None else {"name": own[0], "same_checkpoint": own[1],
-                                     **models[own[0]]}
+    this = None if own is None else {"name": own, **models[own]}
     return {"profile": stem, **{k: v for k, v in entry.items() if k != "models"},
             "models_checked": sorted(models),
             "model_tpot_abs_median_pct_range": [min(tpots), max(tpots)] if tpots else None,
@@ -115,7 +107,6 @@ class ModelChecked(BaseModel):
     ttft_abs_median_pct: float
     held_out_rows: int | None = None
     model_path: str | None = None
-    same_checkpoint: bool = True
 
 
 class Checked(BaseModel):
@@ -158,13 +149,10 @@ def describe(check: dict[str, Any] | None) -> str:
 
 
 def _which(model: dict[str, Any]) -> str:
-    """How the scenario's model is among the checked ones: the same checkpoint, or its shapes
-    in another checkpoint's formats (whose rows these are)."""
+    """The checked model with the scenario's model's shapes, and whose checkpoint its rows
+    served (its formats may not be the scenario's)."""
     path = model.get("model_path")
-    rows = f" ({path})" if path else ""
-    if model.get("same_checkpoint", True):
-        return f"{model['name']}{rows} among them"
-    return f"its shapes among them as another checkpoint, {model['name']}{rows}"
+    return f"{model['name']} among them (rows of {path})" if path else f"{model['name']} among them"
 
 
 def _fitted(model: dict[str, Any]) -> str:
