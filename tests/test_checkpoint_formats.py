@@ -327,3 +327,16 @@ def test_a_rope_factor_that_is_no_positive_number_is_one_line(tmp_path, factor, 
         load_hf_config(path)
     assert str(err.value) == (f"{path}: key 'rope_scaling.factor': must be a finite number "
                               f"above 0 (got {shown})")
+
+
+@pytest.mark.parametrize("factor", [1e308, 1e300, 4000.0])
+def test_a_rope_factor_stretching_past_any_context_is_one_line(tmp_path, factor):
+    """1e308 x 32,768 overflowed to infinity and raised a traceback; 1e300 gave a 300-digit
+    context."""
+    path = _write(tmp_path, {**BASE, "max_position_embeddings": 40960,
+                             "rope_scaling": {**YARN, "factor": factor}})
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value) == (f"{path}: key 'rope_scaling.factor': {factor!r} stretches the "
+                              "context to more than 100,000,000 tokens; give the factor the "
+                              "model card states")

@@ -198,6 +198,9 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
 #: ``max_position_embeddings`` already covers it); every other type, ``yarn``, ``linear``,
 #: ``dynamic`` and ``default`` / ``mrope`` (no factor: 1) among them, multiplies it.
 UNSCALED_ROPE = ("su", "longrope", "llama3")
+#: The longest context a rope factor may stretch a model to (a scheduler's ``max_model_len``
+#: bound): beyond it the factor is a typo, not a context.
+MAX_STRETCHED_CONTEXT = 100_000_000
 
 
 def _max_context(cfg: _Config) -> int:
@@ -230,7 +233,12 @@ def _max_context(cfg: _Config) -> int:
             raise cfg.error(f"{key}.original_max_position_embeddings",
                             f"must be a positive integer (got {shown(original)})")
         context = original
-    return int(context * factor)
+    stretched = context * factor
+    if stretched > MAX_STRETCHED_CONTEXT:
+        raise cfg.error(f"{key}.factor", f"{shown(factor)} stretches the context to more than "
+                        f"{MAX_STRETCHED_CONTEXT:,} tokens; give the factor the model card "
+                        "states")
+    return int(stretched)
 
 
 def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
