@@ -62,3 +62,23 @@ def test_a_parquet_index_named_as_another_column_is_named_by_position(tmp_path, 
     assert line == (f"Error: {path}: its pandas index and column 4 share a name; keep one "
                     "(drop the index with reset_index(drop=True), or rename it) and write the "
                     "file again")
+
+
+def test_pandas_metadata_renaming_a_recognised_column_is_one_line(tmp_path, capsys):
+    """The schema says input_tokens (recognised), the pandas metadata renames it to a secret:
+    reading it raised a KeyError traceback."""
+    import json
+
+    table = pa.table({"arrival_s": [0.0, 1.0], "input_tokens": [10, 20],
+                      "output_tokens": [5, 6]})
+    columns = [{"name": SECRET if n == "input_tokens" else n, "field_name": n,
+                "pandas_type": "int64", "numpy_type": "int64", "metadata": None}
+               for n in table.column_names]
+    meta = {"index_columns": [], "column_indexes": [], "columns": columns}
+    path = tmp_path / "renamed.parquet"
+    pq.write_table(table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()}), path)
+    code, err = run_cli(capsys, "trace", "inspect", str(path))
+    assert one_error_line(code, err) == (
+        f"Error: {path}: its pandas metadata names column 2 otherwise than its schema does; "
+        "write the file again without that metadata (pyarrow: table.replace_schema_metadata())")
+    assert SECRET not in err

@@ -303,11 +303,25 @@ def is_trace_column(name: str) -> bool:
 def _read_parquet(p: Path) -> pd.DataFrame:
     """Read a Parquet file; any failure while decoding it is the file's, so it is one line."""
     try:
-        return named_index_as_columns(pd.read_parquet(p), p)
+        return _schema_names_kept(named_index_as_columns(pd.read_parquet(p), p), p)
     except TraceError:
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
+
+
+def _schema_names_kept(df: pd.DataFrame, p: Path) -> pd.DataFrame:
+    """``df`` when its columns are the names its Parquet schema gives (those recognised as a
+    trace's); a file whose pandas metadata renames a column is refused, naming the column by
+    position (the name it was recognised by is not the one read)."""
+    names = parquet_columns(p)
+    read = {str(c).strip() for c in df.columns}
+    lost = [i for i, name in enumerate(names, 1) if name not in read]
+    if lost:
+        raise TraceError(str(p), f"its pandas metadata names column {lost[0]} otherwise than "
+                         "its schema does; write the file again without that metadata "
+                         "(pyarrow: table.replace_schema_metadata())")
+    return df
 
 
 def named_index_as_columns(df: pd.DataFrame, path: str | Path = "") -> pd.DataFrame:
@@ -574,6 +588,7 @@ def parquet_chunks(p: Path, rows: int):
         start = 0
         for batch in f.iter_batches(batch_size=rows):
             df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
+            df = _schema_names_kept(df, p) if start == 0 else df
             df.columns = [str(c).strip() for c in df.columns]
             yield start, df
             start += len(df)
