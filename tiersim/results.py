@@ -239,8 +239,9 @@ class SavingsResult:
     from this run's per-token costs: an estimate, never the headline). ``cost_model``: the
     ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline.
     ``routed_slo_met`` / ``routed_floor_met``: whether the run's own fleet met the SLOs (p99 TTFT
-    and TPOT, nothing dropped) and the accuracy floor; when either is False the saving compares
-    unlike fleets (the uniform ones are held to both) and is shown as not comparable.
+    and TPOT, nothing dropped) and the accuracy floor; when either is False the saving would
+    compare unlike fleets (the uniform ones are held to both): it is shown as not comparable and
+    ``vs_uniform_*`` / ``vs_static_split_*`` are None (the baselines' costs are kept).
     """
 
     method: Literal["simulated", "estimated"]

@@ -168,7 +168,13 @@ def _with_slo_check(saved, scenario: Scenario, run):
     floor = scenario.accuracy_floor
     floor_met = None if floor is None else bool(
         saved.accuracy >= floor - FLOOR_TOLERANCE)
-    return dataclasses.replace(saved, routed_slo_met=bool(met), routed_floor_met=floor_met)
+    checked = dataclasses.replace(saved, routed_slo_met=bool(met), routed_floor_met=floor_met)
+    if checked.comparable:
+        return checked
+    # a saving against fleets held to what this one missed compares unlike fleets: none is
+    # given (the baselines' own costs stay, for whoever wants to compare them anyway)
+    return dataclasses.replace(checked, vs_uniform_usd=None, vs_uniform_frac=None,
+                               vs_static_split_usd=None, vs_static_split_frac=None)
 
 
 def workload_rng(scenario: Scenario) -> np.random.Generator:
