@@ -340,3 +340,20 @@ def test_a_wrapper_config_names_its_own_type_and_the_inner_key(tmp_path, capsys)
         "'qwen3_5_moe_text'): the harness measures the shapes of llama, mistral, qwen2, qwen3, "
         "qwen3_moe, mixtral, gpt_oss, minimax_m2 models (dense attention, a dense or "
         "Qwen3-style MoE FFN); pass one of those, or --model")
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    ([], "Error: the following arguments are required: --out; see tiersim calibrate --help"),
+    (["--out", "x.json", "--bogus"],
+     "Error: unrecognized arguments: --bogus; see tiersim calibrate --help"),
+    (["--out", "x.json", "--tp", "abc"],
+     "Error: argument --tp: invalid int value: 'abc'; see tiersim calibrate --help"),
+])
+def test_a_usage_error_is_one_line_and_exit_1(capsys, argv, line):
+    """argparse printed a usage block and exited 2; every tiersim command gives one line."""
+    from tiersim.calibrate.cli import main as harness
+
+    with pytest.raises(SystemExit) as stop:
+        harness(argv)
+    assert stop.value.code == 1
+    assert capsys.readouterr().err == line + "\n"

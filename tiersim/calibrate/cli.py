@@ -28,9 +28,18 @@ def _csv(text: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one ``Error:`` line and exit 1, as every
+    tiersim command's are (argparse's own: a usage block and exit 2)."""
+
+    def error(self, message: str):  # noqa: D102 -- argparse's hook
+        print(f"Error: {message}; see {self.prog} --help", file=sys.stderr)
+        raise SystemExit(1)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``tiersim calibrate``."""
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="tiersim calibrate",
         description="Measure operator latency tables on this machine and write a profile JSON.",
         epilog="To import NVIDIA's measured tables instead: tiersim calibrate --from "

@@ -33,9 +33,9 @@ def calibrate(ctx: typer.Context) -> None:
 
 def import_aiconfigurator_main(argv: list[str]) -> int:
     """``tiersim calibrate --from aiconfigurator [--gpu h200] [--engine vllm] --out P.json``."""
-    import argparse
+    from tiersim.calibrate.cli import OneLineParser
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tiersim calibrate --from aiconfigurator",
         description="Import NVIDIA's measured operator tables (aiconfigurator-core) as a profile.")
     parser.add_argument("--gpu", default="h200", help="GPU folder of the data (default h200)")
