@@ -125,6 +125,22 @@ def test_a_key_read_by_another_policy_of_the_sweep_or_plan_stays(tmp_path, capsy
     assert capsys.readouterr().err == (
         "Error: --choose router.tier: policy static_split does not read it (only uniform "
         "does); drop it, or add --choose router.policy=uniform\n")
+    # --choose router.policy replaces the scenario's policy: its keys must be read by those
+    path = write_yaml(tmp_path / "x.yaml", tiny_doc(router={"policy": "uniform", "tier": "bf16"}))
+    assert main(["plan", str(path), "--choose", "router.policy=threshold", "--out",
+                 str(tmp_path / "o")]) == 1
+    assert "router.tier: policy threshold does not read it (only uniform does)" in (
+        capsys.readouterr().err)
+    # a whole router map is one point's router: its keys are its own policy's
+    doc = tiny_doc(router={"policy": "uniform", "tier": "bf16"})
+    doc["sweep"] = {"router": [{"policy": "uniform", "tier": "bf16"},
+                               {"policy": "static_split", "fractions": [0.5, 0.5],
+                                "tier": "fp8"}]}
+    with pytest.raises(TiersimError) as caught:
+        prepare(doc, "x.yaml")
+    assert str(caught.value) == (
+        "x.yaml: sweep: 'router': router.tier: policy static_split does not read it (only "
+        "uniform does); remove it, or set policy: uniform")
 
 
 @pytest.mark.parametrize("rows,expected", [

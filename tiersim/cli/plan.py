@@ -324,8 +324,11 @@ def _check_router_keys(scenario, source: str, choose: dict[str, list],
                 for p in choose[settings[key]]}
     if floor is not None:  # the planner routes with the floor router at the floor
         policies.add("floor")
-    check_router_keys(scenario.router, source, policies)
-    policies |= policies_in_play(scenario.router.model_dump(by_alias=True, exclude_unset=True))
+    own = "policy" not in settings  # --choose router.policy replaces the scenario's policy
+    check_router_keys(scenario.router, source, policies, own=own)
+    if own:
+        policies |= policies_in_play(scenario.router.model_dump(by_alias=True,
+                                                                exclude_unset=True))
     for key, path in settings.items():
         problem = unread_key_problem(key, policies, choose=True)
         if problem is not None:

@@ -243,14 +243,16 @@ def unread_router_key(router: dict, policies: set[str] | None = None
 
 
 def check_router_keys(router: RouterConfig, source: str,
-                      policies: set[str] | None = None) -> None:
+                      policies: set[str] | None = None, own: bool = True) -> None:
     """Refuse a ``router:`` key the scenario sets that no policy in play reads
-    (:func:`unread_router_key`; ``policies``: those in play, default the router's own), as one
-    line naming it: ``router: {policy: uniform, fractions: [1]}`` would run without it."""
+    (:func:`unread_router_key`; ``policies``: those in play, with the router's own unless
+    ``own`` is False: a plan whose ``--choose router.policy`` replaces it), as one line naming
+    it: ``router: {policy: uniform, fractions: [1]}`` would run without it."""
     from tiersim.errors import ScenarioError
 
     written = router.model_dump(by_alias=True, exclude_unset=True)
-    found = unread_router_key(written, (policies or set()) | policies_in_play(written))
+    playing = (policies or set()) | (policies_in_play(written) if own else set())
+    found = unread_router_key(written, playing)
     if found is not None:
         raise ScenarioError(source, f"router.{found[0]}", found[1])
 

@@ -326,13 +326,18 @@ def check_router_keys(plan: SweepPlan) -> None:
     reads (each point's ``policy``, and ``step_fallback`` of a step_type one): every point
     would ignore it. A key some point's policy reads stays (a sweep over ``router.policy``
     keeps each policy's options in the base)."""
-    from tiersim.routing.config import policies_in_play, unread_key_problem
+    from tiersim.routing.config import policies_in_play, unread_key_problem, unread_router_key
 
     base = plan.base.get("router")
     base = base if isinstance(base, dict) else {}
     policies: set[str] = set()
     setters: dict[str, str | None] = {str(key): None for key in base}  # key -> axis, if any
     for point in plan.points or [ax.Point("", 0, {})]:
+        whole = point.values.get("router")
+        if isinstance(whole, dict):  # a whole router map is one point's router: its own keys
+            found = unread_router_key(whole)
+            if found is not None:
+                raise ax.SweepError(plan.source, "router", f"router.{found[0]}: {found[1]}")
         router = _router_at(base, point.values, setters)
         policies |= policies_in_play(router)
     for key, axis in setters.items():
