@@ -413,3 +413,7 @@ def test_max_replicas_at_or_above_the_baseline_cap_keeps_a_sweep():
     assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 256}})
     assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 4096}})
     assert base_digest(doc) != base_digest({**doc, "limits": {"max_replicas": 255}})
+    # written as a float, the same whole number validation accepts: the same cap
+    assert base_digest({**doc, "limits": {"max_replicas": 8.0}}) == base_digest(
+        {**doc, "limits": {"max_replicas": 8}})
+    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 256.0}})

@@ -401,6 +401,8 @@ def baseline_cap(base: dict[str, Any]) -> Any:
     from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
 
     value = _max_replicas(base)
+    if isinstance(value, float) and value.is_integer():  # 8.0 is the 8 validation accepts
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and value >= DEFAULT_MAX_REPLICAS:
         return None
     return value
