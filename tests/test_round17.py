@@ -196,3 +196,20 @@ def test_a_tier_with_its_own_accuracy_borrows_no_prior_silently():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _prior_precision(None, tier) == "fp8"
+
+
+def test_a_tier_whose_accuracy_comes_from_labels_borrows_no_prior_and_says_nothing():
+    """The borrowed-prior note named tiers whose accuracy the trace's labels gave."""
+    import warnings
+    from types import SimpleNamespace
+
+    from tiersim.errors import Note
+    from tiersim.inputs import _note_borrowed_priors
+
+    scenario = SimpleNamespace(tiers=[SimpleNamespace(name="fb", precision="fp8_block")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _note_borrowed_priors(scenario, {"fb": "labels"})
+        _note_borrowed_priors(scenario, {"fb": "scenario"})
+    with pytest.warns(Note, match="tier fb: no accuracy prior was measured for fp8_block"):
+        _note_borrowed_priors(scenario, {"fb": "prior"})

@@ -91,14 +91,25 @@ def _prior_precision(scenario: Scenario, tier) -> str:
     name = str(tier.precision).strip().lower()
     if name == CHECKPOINT:
         name = _checkpoint_format(scenario, tier)
-    borrowed = PRIOR_OF_FORMAT.get(name)
-    if borrowed is None:
-        return name
-    if getattr(tier, "accuracy", None) is None:
-        warnings.warn(Note(f"tier {getattr(tier, 'name', '?')}: no accuracy prior was measured "
-                           f"for {name}; it borrows {borrowed}'s ({BORROWED_BECAUSE[name]}); "
-                           "set the tier's accuracy to give its own"), stacklevel=3)
-    return borrowed
+    return PRIOR_OF_FORMAT.get(name, name)
+
+
+def _note_borrowed_priors(scenario: Scenario, accuracy_source: dict[str, str]) -> None:
+    """A note per tier whose accuracy is the prior (no ``accuracy``, no trace labels) of
+    another format than its own (:data:`PRIOR_OF_FORMAT`): it says the prior is borrowed."""
+    from tiersim.hardware.precisions import CHECKPOINT
+
+    for tier in scenario.tiers:
+        if accuracy_source.get(tier.name) != "prior":
+            continue
+        name = str(tier.precision).strip().lower()
+        if name == CHECKPOINT:
+            name = _checkpoint_format(scenario, tier)
+        borrowed = PRIOR_OF_FORMAT.get(name)
+        if borrowed is not None:
+            warnings.warn(Note(f"tier {tier.name}: no accuracy prior was measured for {name}; "
+                               f"it borrows {borrowed}'s ({BORROWED_BECAUSE[name]}); set the "
+                               "tier's accuracy to give its own"), stacklevel=3)
 
 
 def _checkpoint_format(scenario: Scenario, tier) -> str:
@@ -135,7 +146,9 @@ def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: 
     origin = trace.origin if isinstance(trace, LoadedTrace) else None
     table = trace.table if isinstance(trace, LoadedTrace) else trace
     table = sessions.prepare_sessions(table, scenario.workload.sessions, rng, source, origin)
-    return prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
+    prepared = prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
+    _note_borrowed_priors(scenario, prepared.accuracy_source)
+    return prepared
 
 
 def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
