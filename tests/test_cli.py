@@ -125,12 +125,14 @@ def test_a_key_read_by_another_policy_of_the_sweep_or_plan_stays(tmp_path, capsy
     assert capsys.readouterr().err == (
         "Error: --choose router.tier: policy static_split does not read it (only uniform "
         "does); drop it, or add --choose router.policy=uniform\n")
-    # --choose router.policy replaces the scenario's policy: its keys must be read by those
+    # --choose router.policy replaces the scenario's policy: a key --choose sets must be read
+    # by the chosen policies (the scenario's own policy's keys are ignored, with a note)
     path = write_yaml(tmp_path / "x.yaml", tiny_doc(router={"policy": "uniform", "tier": "bf16"}))
-    assert main(["plan", str(path), "--choose", "router.policy=threshold", "--out",
-                 str(tmp_path / "o")]) == 1
-    assert "router.tier: policy threshold does not read it (only uniform does)" in (
-        capsys.readouterr().err)
+    assert main(["plan", str(path), "--choose", "router.policy=threshold", "--choose",
+                 "router.tier=fp8,bf16", "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.endswith(
+        "Error: --choose router.tier: policy threshold does not read it (only uniform does); "
+        "drop it, or add --choose router.policy=uniform\n")
     # a whole router map is one point's router: its keys are its own policy's
     doc = tiny_doc(router={"policy": "uniform", "tier": "bf16"})
     doc["sweep"] = {"router": [{"policy": "uniform", "tier": "bf16"},

@@ -9,12 +9,13 @@ the planner's search (planner -> runner -> savings -> planner would be an import
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tiersim.errors import TiersimError
+from tiersim.errors import Note, TiersimError
 
 if TYPE_CHECKING:
     from tiersim.results import PlanResult
@@ -325,7 +326,15 @@ def _check_router_keys(scenario, source: str, choose: dict[str, list],
     if floor is not None:  # the planner routes with the floor router at the floor
         policies.add("floor")
     own = "policy" not in settings  # --choose router.policy replaces the scenario's policy
-    check_router_keys(scenario.router, source, policies, own=own)
+    try:
+        check_router_keys(scenario.router, source, policies, own=own)
+    except TiersimError as err:
+        if own:
+            raise
+        # a key of the scenario's own policy, which --choose router.policy replaces: the plan
+        # ignores it, and says so
+        warnings.warn(Note(f"{err}; --choose router.policy replaces the scenario's policy, "
+                           "so the plan ignores it"), stacklevel=2)
     if own:
         policies |= policies_in_play(scenario.router.model_dump(by_alias=True,
                                                                 exclude_unset=True))

@@ -310,9 +310,10 @@ def tier_table(r: RunResult):
 
     table = Table(title=f"tiers (cheapest first; cost $ = {r.cost_model}, attrib. $ = busy GPU "
                   "time)", title_justify="left")
-    for col in ("tier", "reqs", "share", "TTFT p99", "TPOT p99", "util", "KV peak", "cost $",
+    table.add_column("tier", overflow="fold")  # a long name folds; a number is never cut
+    for col in ("reqs", "share", "TTFT p99", "TPOT p99", "util", "KV peak", "cost $",
                 "attrib. $"):
-        table.add_column(col, no_wrap=True)
+        table.add_column(col, no_wrap=True, min_width=len(col))
     for t in r.tiers:
         table.add_row(
             t.name if t.model is None else f"{t.name} ({t.model})", fmt(t.requests),
