@@ -213,3 +213,22 @@ def test_a_tier_whose_accuracy_comes_from_labels_borrows_no_prior_and_says_nothi
         _note_borrowed_priors(scenario, {"fb": "scenario"})
     with pytest.warns(Note, match="tier fb: no accuracy prior was measured for fp8_block"):
         _note_borrowed_priors(scenario, {"fb": "prior"})
+
+
+def test_provisioned_closed_form_trades_on_price_per_hour_not_the_drain_tail():
+    """Two uniform fleets of the same GPUs and price differ in provisioned cost only by when
+    their last request finished: the closed form's dc is zero then (it was that noise), and
+    otherwise the price per hour's difference on the cheap fleet's duration."""
+    from types import SimpleNamespace as NS
+
+    from tiersim.summary import _provisioned_dc
+
+    pair = [NS(name="cheap"), NS(name="top")]
+    same = {"cheap": NS(replicas=1, gpus_per_replica=1, cost_usd=0.5855),
+            "top": NS(replicas=1, gpus_per_replica=1, cost_usd=0.5879)}
+    savings = NS(cost_model="provisioned")
+    prices = {"cheap": 3.5, "top": 3.5}
+    assert _provisioned_dc(savings, same, pair, prices) == 0.0
+    bigger = {**same, "top": NS(replicas=3, gpus_per_replica=2, cost_usd=3.6)}
+    assert _provisioned_dc(savings, bigger, pair, prices) == pytest.approx(0.5855 * 5)
+    assert _provisioned_dc(NS(cost_model="attributed"), bigger, pair, prices) is None

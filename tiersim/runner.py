@@ -126,7 +126,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
                    else None)
         saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
                                        scenario.accuracy_floor, assignment.basis, uniform, end_s)
-        analytic = summary.analytic_summary(df, infos, saved, assignment.basis)
+        prices = {t.name: t.cost_per_gpu_hour for t in scenario.tiers}
+        analytic = summary.analytic_summary(df, infos, saved, assignment.basis, prices)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
                              saved, analytic, end_s)
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,

@@ -333,15 +333,17 @@ def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
 
 
 def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsResult | None,
-                     basis: str = "expected") -> dict[str, Any]:
+                     basis: str = "expected", prices: dict[str, float] | None = None
+                     ) -> dict[str, Any]:
     """The two-type closed form for the cheapest and the top tier, in the savings' cost units.
 
     p, eps and delta are estimated from the trace's per-request correctness on the two tiers
     (:func:`tiersim.analytic.estimate`); c0 and dc are the uniform fleets' costs from
-    ``savings``. Returns ``{}`` with fewer than two tiers or no savings, and ``{"note": why}``
-    where the model does not apply (nothing served, the top tier not dearer, or the cheap tier
-    more accurate). ``dC_star_usd`` is the
-    largest saving routing can have over a static split under that model.
+    ``savings`` (provisioned, with ``prices``, USD per GPU-hour by tier: dc from the two fleets'
+    prices per hour, :func:`_provisioned_dc`). Returns ``{}`` with fewer than two tiers or no
+    savings, and ``{"note": why}`` where the model does not apply (nothing served, the top
+    tier not dearer, or the cheap tier more accurate). ``dC_star_usd`` is the largest saving
+    routing can have over a static split under that model.
     """
     from tiersim.analytic import (
         TOLERANCE,
@@ -367,9 +369,13 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()
     est = estimate(expected_matrix(df, pair, basis), realised_matrix(df, pair), easy)
-    dc = float(top) - float(c0)
+    hourly = _provisioned_dc(savings, uniform, pair, prices)
+    dc = float(top) - float(c0) if hourly is None else hourly
     if dc <= 0:
-        return {"note": f"{pair[1].name} is not dearer than {pair[0].name}: no trade to model"}
+        per = (" per hour (provisioned: the sized fleets' GPUs x USD per GPU-hour)"
+               if hourly is not None else "")
+        return {"note": f"{pair[1].name} is not dearer than {pair[0].name}{per}: no trade to "
+                        "model"}
     loss = mean_loss(est["p"], est["eps"], est["delta"])
     if est["delta"] < 0 or loss < -TOLERANCE:
         return {"note": f"{pair[0].name} is more accurate than {pair[1].name} (two-type delta "
@@ -383,6 +389,26 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
                    "eps": est["eps"], "delta": est["delta"], "c0_usd": float(c0), "dc_usd": dc,
                    "dC_star_usd": max_saving(model.p, model.eps, model.delta, dc)},
     }
+
+
+def _provisioned_dc(savings: SavingsResult, uniform: dict, pair: list,
+                    prices: dict[str, float] | None) -> float | None:
+    """Under provisioned costs, how much dearer the top uniform fleet is than the cheap one by
+    their prices per hour alone (replicas x GPUs x USD per GPU-hour): ``c0 x (rate_top /
+    rate_cheap - 1)``. Two fleets of the same price differ only in when their last request
+    finished, which is no price difference to trade accuracy for. None where the costs are
+    not provisioned or a price or size is unknown."""
+    if savings.cost_model != "provisioned" or not prices:
+        return None
+    rates = []
+    for info in pair:
+        base, price = uniform[info.name], prices.get(info.name)
+        if base.replicas is None or base.gpus_per_replica is None or price is None:
+            return None
+        rates.append(base.replicas * base.gpus_per_replica * price)
+    if rates[0] <= 0:
+        return None
+    return float(uniform[pair[0].name].cost_usd) * (rates[1] / rates[0] - 1.0)
 
 
 def run_duration(stats: metrics.RequestStats, end_s: float) -> metrics.RequestStats:
