@@ -86,25 +86,26 @@ def _prior_precision(scenario: Scenario, tier) -> str:
     checkpoint; an FP8 or NVFP4 checkpoint's experts' format); :data:`PRIOR_OF_FORMAT` where
     that format has no prior, with a note saying the prior is borrowed. A tier that sets
     ``accuracy`` does not use it."""
+    name = _own_format(scenario, tier)
+    return PRIOR_OF_FORMAT.get(name, name)
+
+
+def _own_format(scenario: Scenario, tier) -> str:
+    """The tier's format: its ``precision``, or for ``checkpoint`` the format holding most of
+    the weights it serves (:func:`_checkpoint_format`)."""
     from tiersim.hardware.precisions import CHECKPOINT
 
     name = str(tier.precision).strip().lower()
-    if name == CHECKPOINT:
-        name = _checkpoint_format(scenario, tier)
-    return PRIOR_OF_FORMAT.get(name, name)
+    return _checkpoint_format(scenario, tier) if name == CHECKPOINT else name
 
 
 def _note_borrowed_priors(scenario: Scenario, accuracy_source: dict[str, str]) -> None:
     """A note per tier whose accuracy is the prior (no ``accuracy``, no trace labels) of
     another format than its own (:data:`PRIOR_OF_FORMAT`): it says the prior is borrowed."""
-    from tiersim.hardware.precisions import CHECKPOINT
-
     for tier in scenario.tiers:
         if accuracy_source.get(tier.name) != "prior":
             continue
-        name = str(tier.precision).strip().lower()
-        if name == CHECKPOINT:
-            name = _checkpoint_format(scenario, tier)
+        name = _own_format(scenario, tier)
         borrowed = PRIOR_OF_FORMAT.get(name)
         if borrowed is not None:
             warnings.warn(Note(f"tier {tier.name}: no accuracy prior was measured for {name}; "
