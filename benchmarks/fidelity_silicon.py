@@ -1503,14 +1503,14 @@ def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
             out["aiconfigurator_ttft_abs_median_pct"] = round(median_abs(g["aic_ttft_err"]), 1)
         return out
 
-    from tiersim.fidelity import model_identity
+    from tiersim.fidelity import shape_id
 
     models = {}
     for model in ordered_models(set(ok["model"])):
         g = ok[ok["model"] == model]
         arch = get_model(model_source(row_spec(g.iloc[0])))
-        models[model] = {"model_path": str(g["model_path"].iloc[0]), **model_identity(arch),
-                         **figures(g)}
+        models[model] = {"model_path": str(g["model_path"].iloc[0]),
+                         "shape_id": shape_id(arch), **figures(g)}
     flag = "" if system == FIT_SYSTEM else f" --system {system}"
     return {"engine": engine, "gpu": SYSTEM_GPU[system].upper(), **figures(ok),
             "models": models,

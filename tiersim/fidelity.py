@@ -58,12 +58,12 @@ def _digest(value: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def model_identity(arch) -> dict[str, str]:
-    """``{"shape_id"}`` of a model (a ``ModelArch``): a hash of its architecture's shapes, so a
+def shape_id(arch) -> str:
+    """A model's (a ``ModelArch``'s) shape identity: a hash of its architecture's shapes, so a
     config of a checked model under any name or folder is recognised. The checkpoint's formats
     are left out: the rows' own checkpoint is named beside them (``model_path``)."""
     fields = dataclasses.asdict(arch)
-    return {"shape_id": _digest({k: v for k, v in fields.items() if k not in NOT_SHAPE})}
+    return _digest({k: v for k, v in fields.items() if k not in NOT_SHAPE})
 
 
 def _own_rows(models: dict[str, dict[str, Any]], model: str) -> str | None:
@@ -73,7 +73,7 @@ def _own_rows(models: dict[str, dict[str, Any]], model: str) -> str | None:
     from tiersim.hardware import get_model
 
     try:
-        mine = model_identity(get_model(str(model)))["shape_id"]
+        mine = shape_id(get_model(str(model)))
     except (TiersimError, OSError, ValueError):
         return None
     return next((n for n, rows in models.items() if rows.get("shape_id") == mine), None)

@@ -1017,6 +1017,7 @@ class ProfileOps:
         self._sources: dict[str, str] = {"overhead": profile.overhead_label()}
         self._cache: dict[tuple, Table | None] = {}
         self._graph_fitted: dict[tuple, np.ndarray] = {}  # graph-read fits per GEMM shape
+        self._launch_floors: dict[str, float] = {}  # launch floors per eagerly timed table
 
     @property
     def overhead_s(self) -> float:
@@ -1194,13 +1195,13 @@ class ProfileOps:
         """Seconds of an eagerly timed table's launch floor: the median of its latencies at
         grid points up to :data:`LAUNCH_FLOOR_MAX_M` tokens (its first point where it has
         none), remembered per table."""
-        floors = self.__dict__.setdefault("_launch_floors", {})
-        floor = floors.get(table.name)
+        floor = self._launch_floors.get(table.name)
         if floor is None:
             grid = table.axes["m"]
             small = grid[grid <= LAUNCH_FLOOR_MAX_M]
             points = table.lookup(small if small.size else grid[:1])
-            floor = floors[table.name] = float(np.median(np.asarray(points, np.float64)))
+            floor = float(np.median(np.asarray(points, np.float64)))
+            self._launch_floors[table.name] = floor
         return floor
 
     def _graph_floor(self, m, n: int, k: int, dtype: str):
