@@ -215,6 +215,9 @@ def test_help_lists_every_command(capsys):
      "--out: requires an argument; see tiersim run --help"),
     (["run", "a", "b"], "got unexpected extra argument(s) (b); see tiersim run --help"),
     (["bogus"], "no such command 'bogus'; see tiersim --help"),
+    (["trace", "inspect", "--window"],
+     "--window: requires 2 arguments; see tiersim trace inspect --help"),
+    (["trace", "--bogus"], "--bogus: no such option; see tiersim trace --help"),
 ])
 def test_usage_errors_are_one_line_and_exit_1(capsys, argv, expected):
     """The framework's own refusals (bad value, unknown option, missing --out) read as every

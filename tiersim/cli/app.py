@@ -74,11 +74,21 @@ def _refuse_empty_args(argv: list[str] | None) -> None:
 
 
 def _typed_command(argv: list[str] | None) -> str:
-    """``tiersim`` and the command typed (``tiersim run``), where it is one of tiersim's."""
+    """``tiersim`` and the command typed (``tiersim run``, ``tiersim trace inspect``), where it
+    is one of tiersim's."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
-    return f"tiersim {args[0]}" if args and args[0] in MOUNTED else "tiersim"
+    if not args or args[0] not in MOUNTED:
+        return "tiersim"
+    typed, command = ["tiersim", args[0]], LOADED.get(args[0])
+    for arg in args[1:]:  # a group's subcommand typed after it (``tiersim trace inspect``)
+        sub = getattr(command, "commands", {}).get(arg)
+        if sub is None:
+            break
+        typed.append(arg)
+        command = sub
+    return " ".join(typed)
 
 
 class TiersimApp(typer.Typer):
