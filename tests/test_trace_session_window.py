@@ -3,6 +3,8 @@ arrival (a later step's own arrival_s is not used: it arrives when its predecess
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -87,3 +89,31 @@ def test_every_session_is_kept_whole_or_dropped_whole(rows, start, length):
     out = apply_window(table, (start, start + length), Source("mem", None))
     assert out["request_id"].tolist() == table.index[table["session_id"].isin(wanted)].tolist()
     assert (out["arrival_s"] >= 0).all()
+
+
+def test_a_window_cuts_by_row_when_the_run_does_not_replay_sessions(tmp_path):
+    """``sessions=False`` (the scenario's ``workload.sessions.source`` is off or generate):
+    every row arrives at its own time, so the window keeps exactly the rows logged inside it."""
+    path = write(tmp_path, "0,1000,100,1,0\n6,800,100,2,0\n10,50,100,1,1\n200,50,100,2,1\n")
+    table = read_trace(path, window=(5, 100), sessions=False).table
+    assert table["arrival_s"].tolist() == [1, 5]
+    assert table["session_id"].tolist() == [2, 1] and table["step"].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("source,kept", [("off", [1, 5]), ("generate", [1, 5]),
+                                         ("trace", [1, 195]), ("auto", [1, 195])])
+def test_the_scenario_window_follows_workload_sessions_source(tmp_path, source, kept):
+    """A scenario's trace window keeps whole sessions only when the run replays them."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.inputs import load_scenario_trace
+    from tiersim.scenario import load_scenario
+
+    write(tmp_path, "0,1000,100,1,0\n6,800,100,2,0\n10,50,100,1,1\n200,50,100,2,1\n")
+    doc = tiny_doc(trace={"path": "tr.csv", "format": "canonical", "window": [5, 100]},
+                   workload={"sessions": {"source": source}})
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        table = load_scenario_trace(load_scenario(path), str(path)).table
+    assert table["arrival_s"].tolist() == kept

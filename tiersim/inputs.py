@@ -35,8 +35,9 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     at the scenario's folder, then the bundled ``traces/``."""
     cfg = scenario.trace
     window = tuple(cfg.window) if cfg.window is not None else None
+    replayed = scenario.workload.sessions.source in ("auto", "trace")  # else rows stand alone
     return read_trace(scenario_trace_path(scenario, source), format=cfg.format, window=window,
-                      time_scale=cfg.time_scale)
+                      time_scale=cfg.time_scale, sessions=replayed)
 
 
 def scenario_trace_path(scenario: Scenario, source: str) -> Path:

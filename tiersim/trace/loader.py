@@ -93,14 +93,15 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 
 
 def read_trace(path: str | Path, format: str = "auto", window: tuple[float, float] | None = None,
-               time_scale: float = 1.0) -> LoadedTrace:
+               time_scale: float = 1.0, sessions: bool = True) -> LoadedTrace:
     """Read a trace into the canonical table (see :mod:`tiersim.trace.canonical`).
 
     ``format``: one of ``auto, azure, burstgpt, mooncake, canonical``. ``window=(start_s,
     end_s)`` keeps requests with ``start_s <= t < end_s``, t in seconds since the trace's first
     request (``end_s`` may be None for no end), or, for a table of agentic sessions (it has
-    ``session_id`` and ``step``), whole sessions whose first step is inside (see
-    :func:`window_rows`); the window start becomes time 0. Then
+    ``session_id`` and ``step``, unless ``sessions`` is False: the run does not replay them as
+    sessions), whole sessions whose first step is inside (see :func:`window_rows`); the window
+    start becomes time 0. Then
     ``time_scale`` divides arrival times: 2.0 replays at twice the load. Azure, BurstGPT and
     Mooncake times become seconds since the first request; a canonical file keeps its own
     ``arrival_s`` (which must be >= 0 and sorted). Bad input raises
@@ -109,7 +110,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     table, src, name, notes = _read_converted(path, format)
     rows = None
     if window is not None:
-        rows, window_notes = window_rows(table, window, src)
+        rows, window_notes = window_rows(table, window, src, sessions)
         table = _keep(table, rows, window, src)
         notes = [*notes, *window_notes]
     elif name == "canonical":
@@ -263,18 +264,20 @@ def apply_window(table: pd.DataFrame, window, src: Source) -> pd.DataFrame:
     return _keep(table, window_rows(table, window, src)[0], window, src)
 
 
-def window_rows(table: pd.DataFrame, window, src: Source) -> tuple[np.ndarray, list[str]]:
+def window_rows(table: pd.DataFrame, window, src: Source,
+                sessions: bool = True) -> tuple[np.ndarray, list[str]]:
     """The 0-based table rows a window keeps, in order, and notes on what it changed.
 
     A plain table keeps ``start <= arrival_s < end``. A table of agentic sessions
     (:data:`SESSION_COLUMNS`) keeps whole sessions whose first step (lowest ``step``) arrives
     inside: a later step arrives when its predecessor finishes, whatever its logged
     ``arrival_s``, so cutting by each row's time would serve a later step as its session's
-    first, with the wrong prompt.
+    first, with the wrong prompt. With ``sessions`` False (the run replays every row at its
+    own ``arrival_s``: ``workload.sessions.source`` off or generate) it is a plain table.
     """
     start, end = _window_bounds(window, src)
     t = table["arrival_s"].to_numpy()
-    if not set(SESSION_COLUMNS) <= set(table.columns):
+    if not sessions or not set(SESSION_COLUMNS) <= set(table.columns):
         lo, hi = np.searchsorted(t, start, "left"), np.searchsorted(t, end, "left")
         if lo >= hi:
             span = float(t[-1]) if len(t) else 0.0
