@@ -99,7 +99,7 @@ def test_the_line_a_run_prints():
         "among them (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows, 40 of which the fit "
         "was made on), this profile's median error was 9.9% TPOT and 13.7% TTFT; 3.6-103.9% "
         "TPOT by model; aiconfigurator 12.8% / 23.7% (python benchmarks/fidelity_silicon.py "
-        "--write-check)")
+        "--write-check in tiersim's source repository)")
 
 
 @pytest.mark.parametrize("scenario,checked", [("tiny", False), ("cascade_models", True)])

@@ -145,7 +145,8 @@ def describe(check: dict[str, Any] | None) -> str:
     return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
             f"{check['gpu']} ({check['rows']} rows, {models} models, {which}), this profile's "
             f"median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
-            f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer} ({check['command']})")
+            f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer} ({check['command']} in "
+            f"tiersim's source repository)")
 
 
 def _which(model: dict[str, Any]) -> str:

@@ -60,7 +60,7 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
         typer.echo("note: its per-iteration overhead is the roofline's assumption and it has no "
                    "eager-step cost: the data holds neither; a rebuild over a profile that was "
                    "fitted keeps its fitted values (write over the shipped file, or refit with "
-                   "benchmarks/fidelity_silicon.py --fit)")
+                   "benchmarks/fidelity_silicon.py --fit in tiersim's source repository)")
     return 0
 
 
