@@ -52,6 +52,17 @@ def test_the_search_agrees_with_the_blind_grid_on_a_small_case():
     assert len(calls) < 8 * 8 / 4
 
 
+@pytest.mark.parametrize("limit,found", [(7, {"a": 5}), (6, {"a": 5}), (5, {"a": 5}),
+                                         (4, None)])
+def test_the_search_tries_the_replica_limit_itself(limit, found):
+    """A limit that is not a power of two is tried (1, 2, 4, then the limit): a fleet of 5
+    needed under a limit of 7 is found, not refused at 4 (it used to be)."""
+    sizing = size_replicas(["a"], synthetic_judge({"a": 5}, []), {"a": 1.0}, limit=limit)
+    assert sizing.replicas == found
+    if found is None:
+        assert sizing.reason == "latency still missed at {'a': 4} replicas (limit 4 per tier)"
+
+
 def test_a_slo_no_replica_count_meets_is_reported_hopeless():
     def judge(replicas):  # latency approaches 1.5x the SLO however many replicas
         return Verdict(ok=False, violators=("a",), overshoot=0.5 + 1.0 / replicas["a"])

@@ -94,10 +94,10 @@ def _double(names: list[str], replicas: dict[str, int], look, limit: int):
     while not verdict.ok:
         grow = list(names) if grow_all else (
             [n for n in names if n in verdict.violators] or list(names))
-        if any(replicas[n] * 2 > limit for n in grow):
+        if all(replicas[n] >= limit for n in grow):
             return None, f"latency still missed at {replicas} replicas (limit {limit} per tier)"
-        for n in grow:
-            replicas[n] *= 2
+        for n in grow:  # the limit itself is tried last, a power of two or not
+            replicas[n] = min(replicas[n] * 2, max(limit, replicas[n]))
         verdict = look(replicas)
         history.append(verdict.overshoot)
         if not verdict.ok and hopeless(history):
