@@ -42,7 +42,7 @@ def known_tables(skip: str | None = None) -> list[Table]:
         "o": gemm(*O_PROJ, 5e-6, 20e-6),
         "gate_up": gemm(*GATE_UP, 30e-6, 90e-6),
         "down": gemm(*DOWN, 15e-6, 45e-6),
-        "lm_head": gemm(*LM_HEAD, 100e-6, 300e-6, precision="bf16"),
+        "lm_head": gemm(*LM_HEAD, 120e-6, 360e-6, precision="bf16"),  # 525 MB: >= 109 us
         "decode": Table(
             "attn_decode",
             "bf16",
@@ -96,7 +96,7 @@ def test_decode_step_is_the_hand_computed_sum():
         for lo, hi in zip(per_layer_gemm, [40e-6, 20e-6, 90e-6, 45e-6], strict=True)
     ]
     layer = sum(per_layer_gemm) + 2 * ar + 40e-6
-    lm_head = 100e-6 * 3.0 ** (math.log(4) / math.log(100))
+    lm_head = 120e-6 * 3.0 ** (math.log(4) / math.log(100))
     expected = 32 * layer + lm_head + 1e-3 + 32 * 5e-6
     got = model.step_time(StepShape(decode_seqs=4, decode_context=4000))
     assert got == pytest.approx(expected, rel=1e-12)
@@ -109,7 +109,7 @@ def test_prefill_step_is_the_hand_computed_sum():
     ar = 6e-6 * (26e-6 / 6e-6) ** (math.log(819200 / 8192) / math.log(100))
     attn = 30e-6 * (90e-6 / 30e-6) ** (math.log(100 / 16) / math.log(256 / 16))
     layer = 40e-6 + 20e-6 + 90e-6 + 45e-6 + 2 * ar + attn
-    expected = 32 * layer + 100e-6 + 1e-3 + 32 * 5e-6
+    expected = 32 * layer + 120e-6 + 1e-3 + 32 * 5e-6
     got = model.step_time(StepShape(prefill_chunks=((100, 1000),)))
     assert got == pytest.approx(expected, rel=1e-12)
 

@@ -132,9 +132,10 @@ OP_DTYPE: dict[str, str | None] = {
     "gdn_decode": None,
     "gdn_prefill": None,
 }
-#: Operators whose one axis is the token count an engine may pad to a larger measured one:
-#: read non-decreasing over that axis (:func:`monotone`).
-PADDED_OPS = frozenset({"gemm", "moe"})
+#: Operators of one axis (tokens, sequences, bytes) an engine may pad to a larger measured size:
+#: read non-decreasing over it (:func:`monotone`). Two-axis tables are read non-decreasing along
+#: both (:func:`monotone_grid`): more new tokens, cached context or sequences are never faster.
+PADDED_OPS = frozenset({"gemm", "moe", "allreduce", "gdn_decode", "gdn_prefill"})
 SOURCES = ("harness", "public", "roofline")
 _OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes", "timing")
 #: Tables NVIDIA's data measures through another format's rows, by (op, format): the rows the
@@ -153,6 +154,10 @@ GRAPH_FLOOR_DTYPE = {"fp8_block": "fp8"}
 #: rows read 170-280 us at every size, and a low first point left up to 70 us of that noise in
 #: every graph-read step of three shapes (a TP 4 step slower than TP 2's).
 LAUNCH_FLOOR_MAX_M = 16
+#: A table point is raised to the physical limit only where it falls below it by more than this
+#: fraction: the importer writes some points at the limit itself (a one-token prefill over a long
+#: cached context, read at HBM bandwidth), which rounding leaves a hair below.
+LIMIT_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -214,19 +219,30 @@ class Table:
         if _is_scalar(coords[0]):  # one batch / token count: the engine's only case
             return np.asarray(grid.at(float(coords[0]), coords[1]))
         names = list(self.axes)
-        return interp_2d(self.axes[names[0]], self.axes[names[1]], self.latency, *coords)
+        return interp_2d(self.axes[names[0]], self.axes[names[1]], self.read_latency(), *coords)
+
+    def read_latency(self) -> np.ndarray:
+        """The latencies as read (module docstring): made non-decreasing along every axis
+        (:func:`monotone`, :func:`monotone_grid`), except an eagerly timed table's, which is made
+        so once read as in CUDA graphs (:meth:`ProfileOps._graph_gemm`)."""
+        fitted = self.__dict__.get("_read_latency")
+        if fitted is None:
+            fitted = self.latency
+            if self.latency.ndim == 2:
+                fitted = monotone_grid(self.latency)
+            elif self.op in PADDED_OPS and self.extra.get("timing") != "eager":
+                fitted = monotone(self.latency)
+            self.__dict__["_read_latency"] = fitted
+        return fitted
 
     def _grid(self) -> _LogGrid:
         grid = self.__dict__.get("_log_grid")
         if grid is None:
             names = list(self.axes)
             if len(names) == 1:
-                latency = self.latency
-                if self.op in PADDED_OPS and self.extra.get("timing") != "eager":
-                    latency = monotone(latency)  # eager rows: made monotone as graph-read
-                grid = _LogGrid(np.ones(1), self.axes[names[0]], latency[None, :])
+                grid = _LogGrid(np.ones(1), self.axes[names[0]], self.read_latency()[None, :])
             else:
-                grid = _LogGrid(self.axes[names[0]], self.axes[names[1]], self.latency)
+                grid = _LogGrid(self.axes[names[0]], self.axes[names[1]], self.read_latency())
             grid.ndim = len(names)
             self.__dict__["_log_grid"] = grid
         return grid
@@ -949,6 +965,24 @@ def monotone(latency: np.ndarray) -> np.ndarray:
     return np.array([median for pool, median in pools for _ in pool])
 
 
+def monotone_grid(latency: np.ndarray) -> np.ndarray:
+    """A two-axis table made non-decreasing along both axes: :func:`monotone` along each row,
+    then each column, repeated while a column's fit makes a row fall again (at most
+    :data:`GRID_FIT_ROUNDS` rounds), then a running maximum along the rows (which keeps the
+    columns non-decreasing) for whatever is left."""
+    fitted = np.asarray(latency, np.float64)
+    for _ in range(GRID_FIT_ROUNDS):
+        fitted = np.apply_along_axis(monotone, 1, fitted)
+        fitted = np.apply_along_axis(monotone, 0, fitted)
+        if (np.diff(fitted, axis=1) >= 0).all():
+            return fitted
+    return np.maximum.accumulate(fitted, axis=1)
+
+
+#: Row-then-column fitting rounds of :func:`monotone_grid` before its running maximum.
+GRID_FIT_ROUNDS = 4
+
+
 def _merge_sorted(a: list[float], b: list[float]) -> list[float]:
     """Two sorted lists as one, the shorter inserted into the longer (a falling run of
     ``n`` points costs ``n`` insertions, not ``n`` sorts: a long table fits in seconds)."""
@@ -1011,7 +1045,8 @@ class ProfileOps:
         self.precision = self.weights.headline.name
         self.gpu = gpu
         self.tp = int(tp)
-        self.moe_tp, self.moe_ep = moe_split(self.tp, int(dp), int(ep))
+        self.dp, self.ep = int(dp), int(ep)
+        self.moe_tp, self.moe_ep = moe_split(self.tp, self.dp, self.ep)
         self.kv_dtype = resolve_kv_dtype(model, _dtype_name(kv_dtype))
         self.fallback = fallback
         self._sources: dict[str, str] = {"overhead": profile.overhead_label()}
@@ -1058,19 +1093,61 @@ class ProfileOps:
                 )
             if table is None:
                 table = self._anchor(op, dtype, key)
+            raised = ""
             if table is None:
                 label = "roofline"
             elif isinstance(table, AnchoredTable):
                 label = f"anchored:{self.profile.source_label(table.source)} ({table.source.name})"
             else:
                 label = self.profile.source_label(table)
+                table, raised = self._at_least_limit(table)
             if table is not None and self._graph_read(table):
                 label = f"{GRAPH_READ}{label} (its launch floor removed in CUDA-graph steps"
                 other = GRAPH_FLOOR_DTYPE.get(dtype or "")
                 label += f", never below the {other} GEMM)" if other else ")"
-            self._sources[table_name(op, dtype, key)] = label
+            self._sources[table_name(op, dtype, key)] = label + raised
             self._cache[cache_key] = table
         return self._cache[cache_key]
+
+    # ------------------------------------------------------------------ physical limit
+
+    def _at_least_limit(self, table: Table) -> tuple[Table, str]:
+        """``table`` with every point below :class:`~tiersim.perf.roofline.PhysicalLimitOps`
+        raised to it, and a label suffix saying how many were (``""``: none, ``table`` itself).
+        Such a point is no kernel a server can run (NVIDIA's composed MLA prefill reads a
+        32,768-token chunk at a twentieth of what the tensor cores can do). Without a roofline
+        fallback on a known GPU (a profile read alone) nothing is raised."""
+        if getattr(self.fallback, "gpu", None) is None:
+            return table, ""
+        limit = self._limit_grid(table)
+        raised = table.latency < limit * (1.0 - LIMIT_TOLERANCE)
+        if not raised.any():
+            return table, ""
+        floored = Table(table.op, table.dtype, table.source, table.key, table.axes,
+                        np.maximum(table.latency, limit), table.extra)
+        return floored, (f" ({int(raised.sum())} of {raised.size} points raised to the "
+                         "physical limit)")
+
+    def _limit_grid(self, table: Table) -> np.ndarray:
+        """The physical limit at every point of ``table``'s grid (its shape)."""
+        from tiersim.perf.roofline import PhysicalLimitOps
+
+        limit = self.__dict__.get("_limit")
+        if limit is None:
+            limit = self.__dict__["_limit"] = PhysicalLimitOps(
+                self.model, self.weights, self.fallback.gpu, self.tp, self.kv_dtype, self.dp,
+                self.ep)
+        op, axes = table.op, list(table.axes.values())
+        if op == "gemm":
+            return limit.gemm(axes[0], table.key["n"], table.key["k"], table.dtype)
+        if op == "allreduce":
+            return limit.allreduce(axes[0], table.key["tp"])
+        if op == "attn_decode":
+            return np.array([limit.attn_decode(int(b), axes[1]) for b in axes[0]])
+        if op == "attn_prefill":
+            return np.array([[limit.attn_prefill(int(t), int(c)) for c in axes[1]]
+                             for t in axes[0]])
+        return getattr(limit, op)(axes[0])  # moe, gdn_decode, gdn_prefill: one axis
 
     # ------------------------------------------------------------------ anchoring
 

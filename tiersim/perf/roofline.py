@@ -220,7 +220,7 @@ class RooflineOps:
         t = np.asarray(tokens, dtype=np.float64)
         inter = m.expert_intermediate / self.moe_tp
         expert_bytes = 3.0 * m.hidden * inter * fmt.weight_bytes
-        touched = expected_experts(t, m.num_experts, m.top_k) / self.moe_ep
+        touched = self._experts_touched(t)
         pairs = t * m.top_k / self.moe_ep
         per_pair = m.hidden * fmt.act_bytes + 3.0 * inter * 2.0 + m.hidden * 2.0
         nbytes = touched * expert_bytes + pairs * per_pair
@@ -229,6 +229,11 @@ class RooflineOps:
         if fmt.quantises_activations:
             time = time + self._quantise(t * m.hidden, fmt.act_bytes)
         return time
+
+    def _experts_touched(self, tokens: np.ndarray) -> np.ndarray:
+        """Distinct experts one GPU reads for ``tokens`` tokens: the expected number under
+        uniform random routing (:func:`expected_experts`), split ``moe_ep`` ways."""
+        return expected_experts(tokens, self.model.num_experts, self.model.top_k) / self.moe_ep
 
     def attn_prefill(self, tokens: int, context: int) -> float:
         """One layer's causal attention for a chunk of ``tokens`` after ``context`` cached."""
@@ -329,6 +334,12 @@ class RooflineOps:
         """DSA prefill of one chunk: the MLA block's projections and the indexer's, the indexer
         scoring every (new, earlier) token pair, and absorbed sparse MLA over at most
         ``index_topk`` tokens per query (vLLM's FlashMLA sparse kernel)."""
+        return self._absorbed_prefill(tokens, context, self.model.index_topk)
+
+    def _absorbed_prefill(self, tokens: int, context: int, topk: float) -> float:
+        """An MLA chunk's prefill run absorbed: the block's projections (and a DSA indexer's,
+        with its scoring of every (new, earlier) token pair), the latent BMMs, and attention
+        over the cached latent with at most ``topk`` tokens per query."""
         m = self.model
         q_heads, _ = heads_per_gpu(m, self.tp)
         rows = np.array([float(tokens)])
@@ -340,8 +351,9 @@ class RooflineOps:
         width = q_heads * (m.qk_nope_head_dim + m.v_head_dim)
         bmm = self.gemm(rows, width, m.kv_lora_rank, "bf16")  # absorbed q in, latent out
         pairs = tokens * (context + (tokens + 1) / 2.0)
-        index = self._indexer(np.array([pairs]), np.array([float(tokens + context)]))
-        kept = sparse_pairs(tokens, context, m.index_topk)
+        index = (self._indexer(np.array([pairs]), np.array([float(tokens + context)]))
+                 if m.is_dsa else 0.0)
+        kept = sparse_pairs(tokens, context, topk)
         nbytes = (tokens + context) * self._kv_bytes_per_token + tokens * self._q_io_bytes_per_token
         attn = max(nbytes / self._bw, self._attn_flops_per_pair * kept / self._attn_flops_s,
                    self.c.attn_floor_s)
@@ -446,6 +458,56 @@ class RooflineModel(AssembledStepModel):
         super().__init__(ops.model, ops.weights, tp, ops, source="roofline", dp=dp, ep=ep)
         self.gpu = ops.gpu
         self.kv_dtype = ops.kv_dtype
+
+
+#: The roofline at the data sheet's peaks, underated and without kernel floors or overheads.
+LIMIT_CONSTANTS = RooflineConstants(
+    bw_eff=1.0, gemm_eff=1.0, moe_eff=1.0, attn_eff=1.0, dequant_factor=1.0, gemm_floor_s=0.0,
+    moe_floor_s=0.0, attn_floor_s=0.0, attn_per_seq_head_s=0.0, quant_floor_s=0.0,
+    allreduce_latency_s=0.0, allreduce_eff=1.0, base_overhead_s=0.0, per_layer_overhead_s=0.0)
+
+
+class PhysicalLimitOps(RooflineOps):
+    """The least time any kernel can take for each operator: a floor for measured tables.
+
+    The roofline at the data sheet's HBM bandwidth and tensor-core peaks with no derating and
+    no kernel floors (:data:`LIMIT_CONSTANTS`), and wherever a kernel has a cheaper way to do
+    the work, the cheaper one: attention math at the KV dtype's peak (FP8 attention with an FP8
+    cache), no separate activation-quantising pass (it can be fused into the previous kernel),
+    a MoE layer's tokens all routed to the same ``top_k`` experts (the fewest weights read),
+    MLA prefill the cheaper of expanded and absorbed attention, and an all-reduce moving only
+    ``(n - 1) / n`` of the message over NVLink once (as an in-switch reduction can). A measured
+    point below this is a measurement error (an L2-resident benchmark, a mislabelled row), not a
+    kernel a server can run: every weight a serving step reads comes from HBM.
+    """
+
+    def __init__(self, model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16",
+                 dp: int = 1, ep: int = 1):
+        super().__init__(model, precision, gpu, tp, kv_dtype, LIMIT_CONSTANTS, dp=dp, ep=ep)
+        native_kv = self.kv_dtype in self.gpu.peak_flops and self.kv_dtype != "bf16"
+        self._attn_flops_s = self.gpu.peak(self.kv_dtype if native_kv else "bf16")
+
+    def _quantise(self, elements: np.ndarray, act_bytes: float) -> np.ndarray:
+        """No separate pass: a kernel can quantise activations in the previous one's epilogue."""
+        return np.zeros_like(np.asarray(elements, dtype=np.float64))
+
+    def _experts_touched(self, tokens: np.ndarray) -> np.ndarray:
+        """The fewest distinct experts one GPU can read: every token routed to the same
+        ``top_k`` experts, spread over ``moe_ep`` GPUs (at least one)."""
+        local = self.model.num_experts / self.moe_ep
+        least = min(local, max(1.0, self.model.top_k / self.moe_ep))
+        return np.full(np.shape(tokens), least)
+
+    def _mla_prefill(self, tokens: int, context: int) -> float:
+        """The cheaper of the expanded prefill and the absorbed one (latent attention)."""
+        expanded = super()._mla_prefill(tokens, context)
+        return min(expanded, self._absorbed_prefill(tokens, context, math.inf))
+
+    def allreduce(self, nbytes: np.ndarray, gpus: int | None = None) -> np.ndarray:
+        """``(n - 1) / n`` of the message over one direction of NVLink, once."""
+        size = np.asarray(nbytes, dtype=np.float64)
+        n = self.tp if gpus is None else int(gpus)
+        return (n - 1) / n * size / (self.gpu.nvlink_bw_bytes_s / 2.0)
 
 
 def sparse_pairs(tokens: int, context: int, topk: int) -> float:

@@ -1,0 +1,133 @@
+"""Measured tables are read within physics: never faster than the physical limit (the roofline at
+the data sheet's peaks, :class:`~tiersim.perf.roofline.PhysicalLimitOps`), and never faster for
+more work along any axis (:func:`~tiersim.perf.profile.monotone_grid`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from tiersim.hardware import get_model
+from tiersim.perf import build_step_model, resolve_profile
+from tiersim.perf.aiconfigurator import aic_model_path
+from tiersim.perf.base import StepShape
+from tiersim.perf.profile import Profile, ProfileOps, Table, monotone_grid
+from tiersim.perf.roofline import PhysicalLimitOps, RooflineOps
+
+LLAMA = get_model("llama-3.1-8b")
+QWEN = get_model("qwen3-coder-30b-a3b")
+KIMI = "aic:moonshotai--Kimi-K2.5"
+GLM5 = "aic:zai-org--GLM-5-FP8"
+
+
+def _model(name):
+    return get_model(aic_model_path(name))
+
+
+@pytest.mark.parametrize("name, precision, tp, kv", [
+    ("llama-3.1-8b", "fp8", 1, "fp8"), ("qwen3-coder-30b-a3b", "w4a16", 2, "bf16"),
+    (KIMI, "checkpoint", 8, "bf16"), (GLM5, "checkpoint", 8, "fp8"),
+])
+def test_the_limit_is_below_the_roofline_everywhere(name, precision, tp, kv):
+    """The derated roofline, with its kernel floors, is never faster than the limit."""
+    model = _model(name)
+    roof = RooflineOps(model, precision, "h200", tp, kv)
+    limit = PhysicalLimitOps(model, precision, "h200", tp, kv)
+    tokens = np.array([1.0, 7.0, 64.0, 512.0, 4096.0, 32768.0])
+    assert (limit.gemm(tokens, 4096, 2048, "fp8") <= roof.gemm(tokens, 4096, 2048, "fp8")).all()
+    assert (limit.allreduce(tokens * 8192, 8) <= roof.allreduce(tokens * 8192, 8)).all()
+    if model.is_moe:
+        assert (limit.moe(tokens) <= roof.moe(tokens)).all()
+    for new, cached in [(1, 0), (512, 0), (512, 131072), (32768, 0), (8192, 8192)]:
+        assert limit.attn_prefill(new, cached) <= roof.attn_prefill(new, cached)
+    context = np.array([1.0, 1000.0, 131072.0])
+    assert (limit.attn_decode(64, context) <= roof.attn_decode(64, context)).all()
+
+
+def test_mla_prefill_limit_is_the_cheaper_of_expanded_and_absorbed():
+    limit = PhysicalLimitOps(_model(KIMI), "checkpoint", "h200", 8, "bf16")
+    roof = RooflineOps(_model(KIMI), "checkpoint", "h200", 8, "bf16")
+    # one token over a long cached context: expanding 131k latents costs far more than reading
+    # them, so the absorbed path sets the limit, well under the (expanded) roofline
+    assert limit.attn_prefill(1, 131072) < 0.5 * roof.attn_prefill(1, 131072)
+
+
+def _profile(table: Table) -> Profile:
+    return Profile("synthetic", "H200", {"source": "harness"}, 1e-3, "harness", [table])
+
+
+def test_a_point_below_the_limit_is_raised_to_it_and_the_label_says_so():
+    limit = PhysicalLimitOps(LLAMA, "bf16", "h200").gemm(np.array([1.0, 4096.0]), 4096, 4096,
+                                                        "bf16")
+    latency = np.array([limit[0] * 1.5, limit[1] * 0.5])  # the second: twice the peak
+    table = Table("gemm", "bf16", "harness", {"n": 4096, "k": 4096},
+                  {"m": np.array([1.0, 4096.0])}, latency)
+    ops = ProfileOps(_profile(table), LLAMA, "bf16", "h200",
+                     fallback=RooflineOps(LLAMA, "bf16", "h200"))
+    got = ops.gemm(np.array([1.0, 4096.0]), 4096, 4096)
+    np.testing.assert_allclose(got, [latency[0], limit[1]], rtol=1e-12)
+    assert ops.sources()["gemm bf16 n=4096 k=4096"] == (
+        "harness (1 of 2 points raised to the physical limit)")
+    assert table.latency[1] == latency[1]  # the profile's own table is left as it was
+
+
+def test_a_table_within_the_limit_is_read_as_it_is():
+    limit = PhysicalLimitOps(LLAMA, "bf16", "h200").gemm(np.array([1.0, 4096.0]), 4096, 4096,
+                                                        "bf16")
+    table = Table("gemm", "bf16", "harness", {"n": 4096, "k": 4096},
+                  {"m": np.array([1.0, 4096.0])}, limit * 1.2)
+    ops = ProfileOps(_profile(table), LLAMA, "bf16", "h200",
+                     fallback=RooflineOps(LLAMA, "bf16", "h200"))
+    ops.gemm(np.array([1.0]), 4096, 4096)
+    assert ops.sources()["gemm bf16 n=4096 k=4096"] == "harness"
+    assert ops._cache[("gemm", "bf16", (("n", 4096), ("k", 4096)))] is table
+
+
+def test_the_shipped_mla_prefill_reads_no_chunk_faster_than_the_tensor_cores():
+    """NVIDIA's composed MLA prefill holds a 32,768-token row at a twentieth of the limit: a
+    131k-token prompt came out twice as fast as the roofline allows."""
+    model = _model(KIMI)
+    ops = ProfileOps(resolve_profile("h200_aiconfigurator_vllm"), model, "checkpoint", "h200",
+                     8, "bf16", fallback=RooflineOps(model, "checkpoint", "h200", 8, "bf16"))
+    limit = PhysicalLimitOps(model, "checkpoint", "h200", 8, "bf16")
+    for new, cached in [(32768, 0), (16384, 16384), (8192, 131072), (512, 131072)]:
+        assert float(ops.attn_prefill(new, cached)) >= limit.attn_prefill(new, cached) * 0.999
+    label = ops.sources()["attn_prefill bf16 mla-bf16 heads=8 kv_heads=1 head_dim=576"]
+    assert label.endswith("points raised to the physical limit)")
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 7), st.integers(1, 7)),
+              elements=st.floats(1e-6, 1.0)))
+def test_a_fitted_grid_never_falls_along_either_axis(grid):
+    fitted = monotone_grid(grid)
+    assert (np.diff(fitted, axis=0) >= 0).all() and (np.diff(fitted, axis=1) >= 0).all()
+    assert fitted.min() >= grid.min() and fitted.max() <= grid.max()
+
+
+def test_a_grid_that_never_falls_is_read_unchanged():
+    grid = np.cumsum(np.cumsum(np.random.default_rng(0).random((5, 6)), axis=0), axis=1)
+    np.testing.assert_array_equal(monotone_grid(grid), grid)
+
+
+@pytest.mark.parametrize("gpu", ["h200", "b200", "h100"])
+@pytest.mark.parametrize("name, precision, tp", [
+    ("llama-3.1-8b", "fp8", 1), ("qwen3-coder-30b-a3b", "fp8", 2),
+    ("aic:openai--gpt-oss-120b", "checkpoint", 4), ("aic:MiniMaxAI--MiniMax-M2.5", "checkpoint", 4),
+])
+def test_a_bigger_step_is_never_faster_on_any_shipped_profile(gpu, name, precision, tp):
+    """More decoding sequences, more context, or a longer prefill chunk never gives a faster
+    iteration (NVIDIA's B200 all-reduce rows fall by a third at one size)."""
+    model = build_step_model(aic_model_path(name), precision, gpu, tp=tp,
+                             profile=f"{gpu}_aiconfigurator_vllm")
+    for context in (100, 2000, 30000):
+        steps = [model.step_time(StepShape((), b, b * context)) for b in range(1, 300, 7)]
+        assert (np.diff(steps) >= -1e-12).all(), (context, steps)
+    for batch in (1, 32, 256):
+        steps = [model.step_time(StepShape((), batch, batch * c)) for c in range(1, 60000, 997)]
+        assert (np.diff(steps) >= -1e-12).all(), (batch, steps)
+    chunks = [model.step_time(StepShape(((n, 0),))) for n in range(1, 16384, 173)]
+    assert (np.diff(chunks) >= -1e-12).all()
