@@ -356,3 +356,42 @@ def test_the_planner_does_not_offer_a_split_vllm_refuses_to_load():
     assert [g for g in (1, 2, 4, 8) if evaluator.fits("fp8", g)] == [1, 2, 4, 8]
     assert evaluator.split_problem("w4a16", 8).startswith(
         "its W4A16 expert width 768 over 8 GPUs is 96 per GPU")
+
+
+def test_a_plan_under_max_replicas_and_a_run_of_its_scenario_agree_on_the_saving(tmp_path):
+    """--max-replicas 1 sizes bf16 at 1 x 8 GPUs; the written scenario carries the limit, so
+    `tiersim run` of it sizes its uniform baseline under the limit too (it sized 2 x 2 GPUs
+    and called the planned fleet 92% dearer than a fleet the plan was not allowed)."""
+    import json
+
+    import yaml
+    from conftest import tiny_doc, write_yaml
+
+    doc = tiny_doc()
+    doc["trace"]["time_scale"] = 80  # busy enough that one replica needs 8 GPUs
+    source = write_yaml(tmp_path / "busy.yaml", doc)
+    planned = run_cli("plan", str(source), "--out", str(tmp_path / "plan"), "--max-replicas",
+                      "1", "--no-report")
+    assert planned.returncode == 0, planned.stderr
+    written = tmp_path / "plan" / "scenario.yaml"
+    assert yaml.safe_load(written.read_text())["limits"] == {"max_replicas": 1}
+    ran = run_cli("run", str(written), "--out", str(tmp_path / "run"), "--no-report")
+    assert ran.returncode == 0, ran.stderr
+    plan = json.loads((tmp_path / "plan" / "plan.json").read_text())["plan"]
+    run = json.loads((tmp_path / "run" / "summary.json").read_text())["savings"]
+    assert plan["savings"]["vs_uniform_frac"] == run["vs_uniform_frac"] == 0.0
+    assert {t: (u["replicas"], u["gpus_per_replica"]) for t, u in run["uniform"].items()} == {
+        "bf16": (1, 8)} == {t: (r, plan["gpus_per_replica"][t])
+                            for t, r in plan["replicas"].items()}
+
+
+def test_a_search_started_above_the_replica_limit_stays_within_it():
+    """A run's baselines start at its own GPU count (8 here); under limits.max_replicas 1 the
+    search judged 8 one-GPU replicas and kept a fleet the limit forbids."""
+    tiers = [FakeTier("bf16", accuracy=0.9, capacity_rps=20.0)]
+    scenario = fake_scenario(tiers, ttft=1.0, tpot=0.05, floor=None)
+    evaluator = FakeEvaluator(tiers)
+    result = Planner(scenario, Constraints.of(scenario), evaluator, max_replicas=1,
+                     start={"bf16": 8}).plan()
+    assert result.plan["replicas"] == {"bf16": 1}
+    assert max(r["bf16"] for _, r in evaluator.calls) == 1

@@ -396,7 +396,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     result = planner.plan()
     result = with_disaggregation(scenario, result, str(scenario_path))
     if out is not None:
-        write_plan(out, scenario, result, str(scenario_path), report)
+        write_plan(out, scenario, result, str(scenario_path), report, max_replicas)
     return result
 
 
@@ -429,10 +429,12 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
                     "tpot_p99_s": r.tpot_p99_s, "score": r.score} for r in rows]})
 
 
-def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dict[str, Any]:
+def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
+                     max_replicas: int | None = None) -> dict[str, Any]:
     """The scenario as the plan sizes it: the kept tiers at their replicas and GPUs per
-    replica, the planned router, and the floor and SLOs planned for (the user files it names
-    made absolute, so that the copy reruns from the plan folder)."""
+    replica, the planned router, the floor and SLOs planned for, and the replica limit the plan
+    sized under (:func:`_carry_max_replicas`) (the user files it names made absolute, so that
+    the copy reruns from the plan folder)."""
     from tiersim.plan.evaluate import scores_realised
     from tiersim.runner import portable_paths
 
@@ -465,7 +467,20 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None) -> dic
         doc.setdefault("router", {})["confusion"] = {"fpr": 0.0, "fnr": 0.0}
     if floor is not None:
         doc["accuracy_floor"] = floor
+    _carry_max_replicas(doc, scenario, max_replicas)
     return portable_paths(doc, scenario.source)
+
+
+def _carry_max_replicas(doc: dict[str, Any], scenario, max_replicas: int | None) -> None:
+    """Write ``--max-replicas`` into the planned scenario's ``limits`` when it is below the
+    limit a run of that scenario sizes its uniform baselines under (256, or the scenario's own
+    where lower): the run's baselines are then sized as the plan's were, and the two agree on
+    the saving."""
+    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
+
+    if max_replicas is not None and max_replicas < min(DEFAULT_MAX_REPLICAS,
+                                                       scenario.limits.max_replicas):
+        doc.setdefault("limits", {})["max_replicas"] = max_replicas
 
 
 def _resplit(tier: dict[str, Any]) -> None:
@@ -498,9 +513,11 @@ def apply_split(doc: dict[str, Any], split: dict[str, Any] | None) -> dict[str, 
     return doc
 
 
-def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool) -> None:
-    """plan.json, the planned scenario.yaml and its run (with report.html when asked); with
-    no plan, plan.json alone, and an earlier plan's run and scenario.yaml are removed."""
+def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool,
+               max_replicas: int | None = None) -> None:
+    """plan.json, the planned scenario.yaml (holding ``max_replicas``, the limit the plan sized
+    under, where a run would not) and its run (with report.html when asked); with no plan,
+    plan.json alone, and an earlier plan's run and scenario.yaml are removed."""
     import yaml
 
     from tiersim.results import dumps
@@ -510,8 +527,8 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     out.mkdir(parents=True, exist_ok=True)
     if result.plan is not None:
         doc = apply_split(planned_scenario(scenario, result.plan,
-                                           result.constraints.get("accuracy_floor")),
-                          result.disaggregation)
+                                           result.constraints.get("accuracy_floor"),
+                                           max_replicas), result.disaggregation)
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_scenario(scenario_from_dict(doc, source), out_dir=out, scenario_path=source,

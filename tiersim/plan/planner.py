@@ -412,7 +412,8 @@ class Planner:
         unit = {n: design.gpus(n) * self.evaluator.by_name[n].cost_per_gpu_hour
                 for n in design.tiers}
         first = min(self.start.get(n, 1) // design.gpus(n) for n in design.tiers)
-        return size_replicas(list(design.tiers), judge, unit, start=max(1, first),
+        first = min(max(1, first), self.max_replicas)  # a start above the limit breaks it
+        return size_replicas(list(design.tiers), judge, unit, start=first,
                              limit=self.max_replicas)
 
     # ---- the plan ----------------------------------------------------------------------------
