@@ -395,3 +395,27 @@ def test_a_search_started_above_the_replica_limit_stays_within_it():
                      start={"bf16": 8}).plan()
     assert result.plan["replicas"] == {"bf16": 1}
     assert max(r["bf16"] for _, r in evaluator.calls) == 1
+
+
+def test_without_a_floor_the_plan_holds_its_baseline_to_the_plans_accuracy_as_run_does():
+    """No floor: a run's uniform baseline must reach the run's own accuracy
+    (tiersim.savings); the plan compared its 90%-accurate bf16 fleet with the 70% w4 fleet
+    of the same cost instead, a baseline tiersim run of the planned scenario never uses."""
+    tiers = [FakeTier("w4", accuracy=0.7), FakeTier("bf16", accuracy=0.9)]
+    result, _ = plan(tiers, floor=None)
+    assert result.plan["design"] == "bf16"
+    saving = result.plan["savings"]
+    assert (saving["baseline_uniform_tier"], saving["accuracy_floor"]) == ("bf16", 0.9)
+    assert saving["vs_uniform_frac"] == 0.0
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    ([], "  expected accuracy: 95.00% (no floor: the uniform baselines must reach it); "
+         "source: prior"),
+    (["--accuracy-floor", "0.93"], "  expected accuracy: 95.00% vs floor 93.00%; source: prior"),
+])
+def test_the_plan_prints_the_chosen_designs_accuracy_and_its_source(args, line, tmp_path):
+    proc = run_cli("plan", str(REPO / "scenarios" / "tiny.yaml"), "--out", str(tmp_path),
+                   "--no-report", *args)
+    assert proc.returncode == 0, proc.stderr
+    assert line in proc.stdout.splitlines()

@@ -230,6 +230,19 @@ FLOOR_TOLERANCE = 1e-9
 """A fleet meets the accuracy floor when its accuracy is at least the floor less this."""
 
 
+def baseline_floor(floor: float | None, accuracy: float) -> float:
+    """The accuracy a uniform fleet must reach to be the baseline of a fleet of ``accuracy``:
+    the floor, or where none is set that fleet's own accuracy (a cheaper, less accurate fleet
+    is not a like-for-like baseline). ``tiersim run`` and ``tiersim plan`` both hold their
+    uniform fleets to it."""
+    return accuracy if floor is None else floor
+
+
+def reaches_floor(accuracy: float, floor: float) -> bool:
+    """Whether ``accuracy`` reaches ``floor`` (less :data:`FLOOR_TOLERANCE`)."""
+    return bool(accuracy >= floor - FLOOR_TOLERANCE)
+
+
 @dataclass(frozen=True)
 class SavingsResult:
     """The routed fleet's cost against the cheapest uniform fleet meeting the accuracy floor and

@@ -28,7 +28,7 @@ import pandas as pd
 
 from tiersim import costs, metrics
 from tiersim.fleet import Fleet
-from tiersim.results import FLOOR_TOLERANCE, SavingsResult, UniformBaseline
+from tiersim.results import SavingsResult, UniformBaseline, baseline_floor, reaches_floor
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
 from tiersim.routing.accuracy import expected_matrix
@@ -113,9 +113,9 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     routed = costs.ledger(cost_model, fleet, result, duration).headline_usd
     accuracy = routed_accuracy(df, result, infos, basis)
     uniform = same_basis(uniform, df, infos, basis)
-    floor = accuracy if accuracy_floor is None else accuracy_floor
+    floor = baseline_floor(accuracy_floor, accuracy)
     served = [u for u in uniform if u.slo_met and u.cost_usd is not None]
-    meets = [u for u in served if u.accuracy >= floor - FLOOR_TOLERANCE]
+    meets = [u for u in served if reaches_floor(u.accuracy, floor)]
     base = min(meets, key=lambda u: u.cost_usd) if meets else None
     split = static_split_cost(accuracy, np.array([u.cost_usd for u in served]),
                               np.array([u.accuracy for u in served])) if served else None

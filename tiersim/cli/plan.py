@@ -193,7 +193,9 @@ def format_plan(result: PlanResult) -> str:
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
              f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour"]
     for name, m in (chosen.get("margins") or {}).items():
-        lines.append(f"  {name}: {_num(m.get('value'))} vs limit {_num(m.get('limit'))}")
+        if name != "accuracy":  # on its own line, with its source
+            lines.append(f"  {name}: {_num(m.get('value'))} vs limit {_num(m.get('limit'))}")
+    lines.append(_accuracy_line(chosen))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(f"  saves {_num(saving.get('vs_uniform_frac'), '{:.1%}')} against the "
@@ -213,6 +215,20 @@ def format_plan(result: PlanResult) -> str:
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
                      "score = worse of p99 TTFT and TPOT over their SLOs)")
     return "\n".join(lines)
+
+
+def _accuracy_line(chosen: dict) -> str:
+    """The chosen design's accuracy against the floor (with none, the uniform baselines are
+    held to it: :func:`tiersim.results.baseline_floor`), named and sourced as ``tiersim run``
+    names and sources its own."""
+    sources = chosen.get("accuracy_sources") or {}
+    label = ("accuracy (realised draws)" if sources.get("basis") == "realised"
+             else "expected accuracy")
+    floor = (chosen.get("margins") or {}).get("accuracy")
+    against = (f" vs floor {floor['limit']:.2%}" if floor else
+               " (no floor: the uniform baselines must reach it)")
+    where = f"; source: {sources['source']}" if sources.get("source") else ""
+    return f"  {label}: {_num(chosen.get('accuracy'), '{:.2%}')}{against}{where}"
 
 
 def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:

@@ -128,11 +128,15 @@ class SimEvaluator:
         self.cost_model = cost_model or scenario.cost_model
         self.seeds = np.random.SeedSequence(scenario.seed).spawn(4)
         self.by_name = {t.name: t for t in scenario.tiers}
+        self.accuracy_source: dict[str, str] = {}
+        """Per tier, where its accuracy comes from (as a run's ``sources.accuracy``); empty for
+        a run's own table."""
         if df is None:  # drawn as run_scenario draws it (``df``: a run's own prepared table)
             trace = runner.load_scenario_trace(scenario, self.source)
             infos = runner.tier_infos(scenario, build_fleet(scenario))
-            df = runner.prepare(trace, infos, scenario, np.random.default_rng(self.seeds[0]),
-                                self.source).df
+            prepared = runner.prepare(trace, infos, scenario,
+                                      np.random.default_rng(self.seeds[0]), self.source)
+            df, self.accuracy_source = prepared.df, dict(prepared.accuracy_source)
             if scenario.router.response_cache is not None:  # the fleet serves the misses
                 from tiersim.response_cache import answered, last_answer_s
 
@@ -232,6 +236,14 @@ class SimEvaluator:
         if "realised" not in self.__dict__:
             self.__dict__["realised"] = scores_realised(self.scenario)
         return "realised" if self.__dict__["realised"] else a.basis
+
+    def accuracy_sources(self, design: Design) -> dict[str, str]:
+        """What a design's accuracy is scored on (``basis``: expected or realised) and where its
+        kept tiers' accuracies come from (``source``, as a run of the planned scenario says it
+        in ``sources.accuracy``: trace labels, the scenario's, the prior)."""
+        kept = {str(self.accuracy_source[n]) for n in design.tiers if n in self.accuracy_source}
+        return {"basis": self.basis(self.routing(design)[1]),
+                "source": " + ".join(sorted(kept)) or "scenario"}
 
     # ---- simulation --------------------------------------------------------------------------
     def evaluate(self, design: Design, replicas: dict[str, int]) -> Outcome:

@@ -38,7 +38,7 @@ import numpy as np
 from tiersim.errors import Note, UnreachableFloor
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
-from tiersim.results import PlanResult
+from tiersim.results import PlanResult, baseline_floor, reaches_floor
 
 GPU_OPTIONS = (1, 2, 4, 8)
 DEFAULT_MAX_REPLICAS = 256
@@ -445,6 +445,9 @@ class Planner:
         that one replica fewer in any tier misses."""
         out = best.as_dict(self.c)
         out["cost_model"] = self.evaluator.cost_model
+        sources = getattr(self.evaluator, "accuracy_sources", None)  # None: a fake evaluator
+        if sources is not None:
+            out["accuracy_sources"] = sources(best.design)
         out["savings"] = compare(best, uniform, self.c.accuracy_floor)
         out["one_fewer"] = self.one_fewer(best)
         return out
@@ -481,13 +484,15 @@ class Planner:
 
 def compare(routed: DesignResult, uniform: list[DesignResult],
             floor: float | None) -> dict[str, Any]:
-    """Routed design against the cheapest uniform fleet meeting the floor and the SLOs, and
+    """Routed design against the cheapest uniform fleet meeting the SLOs and the floor (with
+    none, the routed design's own accuracy, as a run's savings: :func:`baseline_floor`), and
     against a static split of the sized uniform fleets at the routed accuracy."""
     from tiersim.routing.metrics import static_split_cost
 
     sized = [u for u in uniform if u.outcome is not None and _latency_met(u)]
     cost = routed.outcome.cost_usd
-    meets = [u for u in sized if u.feasible]
+    floor = baseline_floor(floor, routed.outcome.accuracy)
+    meets = [u for u in sized if reaches_floor(u.outcome.accuracy, floor)]
     base = min(meets, key=lambda u: u.outcome.cost_usd) if meets else None
     split = static_split_cost(routed.outcome.accuracy,
                               [u.outcome.cost_usd for u in sized],
