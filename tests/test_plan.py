@@ -314,7 +314,19 @@ def test_a_chosen_router_key_is_written_once():
     scenario = fake_scenario(tiers, floor=0.82)
     planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers),
                       choose={"router.floor": [0.85]})
-    assert planner.settings(("w4", "bf16"))[0][0] == (("floor", 0.85), ("policy", "floor"))
+    assert planner.settings(("w4", "bf16"))[-1] == [(("floor", 0.85), ("policy", "floor"))]
+
+
+def test_chosen_floors_are_tried_beside_the_raised_floors_not_instead():
+    """`--choose router.floor=0.9,0.85,0.9` replaced the floor plus its margins with 0.9,
+    0.85 and 0.9 again (a design missing 0.85 was never tried at 0.8225); now the margins
+    first, then each chosen floor once, in order."""
+    tiers = [FakeTier("w4", accuracy=0.80), FakeTier("bf16", accuracy=0.90)]
+    scenario = fake_scenario(tiers, floor=0.82)
+    planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers),
+                      choose={"router.floor": [0.9, 0.85, 0.9]})
+    floors = [[dict(s)["floor"] for s in group] for group in planner.settings(("w4", "bf16"))]
+    assert floors == [[0.82, 0.8225, 0.825, 0.83, 0.84], [0.85], [0.9]]
 
 
 def test_the_planner_simulates_chained_sessions_as_the_run_does(tmp_path):
@@ -419,3 +431,14 @@ def test_the_plan_prints_the_chosen_designs_accuracy_and_its_source(args, line, 
                    "--no-report", *args)
     assert proc.returncode == 0, proc.stderr
     assert line in proc.stdout.splitlines()
+
+
+def test_a_choose_value_given_twice_is_tried_once_and_said():
+    from tiersim.cli.plan import _parse_choose
+    from tiersim.errors import Note
+
+    with pytest.warns(Note) as seen:
+        chosen = _parse_choose(["router.floor=0.95,0.94,0.95"])
+    assert chosen == {"router.floor": [0.95, 0.94]}
+    assert [str(w.message) for w in seen] == [
+        "--choose router.floor: 0.95 given more than once; each value is tried once"]

@@ -45,8 +45,22 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
         if setting in {p.removeprefix("router.") for p in chosen}:
             raise TiersimError(f"--choose {path}: given twice; give all its values in one "
                                f"--choose {path}=VALUE1,VALUE2")
-        chosen[path] = _choose_values(path, values)
+        chosen[path] = _distinct(path, _choose_values(path, values))
     return chosen
+
+
+def _distinct(path: str, values: list) -> list:
+    """The values of one ``--choose``, each once, in the order given: a note names a value
+    given more than once (it is tried once)."""
+    import json
+    from collections import Counter
+
+    keys = [json.dumps(value, sort_keys=True, default=repr) for value in values]
+    repeated = [key for key, count in Counter(keys).items() if count > 1]
+    if repeated:
+        warnings.warn(Note(f"--choose {path}: {', '.join(repeated)} given more than once; "
+                           "each value is tried once"), stacklevel=3)
+    return list(dict(zip(keys, values, strict=True)).values())
 
 
 #: What to use instead of ``--choose`` for a scenario key the planner sets or reads itself.
@@ -100,7 +114,9 @@ def plan(
         "scenario's accuracy_floor).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.")] = Path("plan"),
     choose: Annotated[list[str] | None, typer.Option(
-        "--choose", help="Router setting to choose too: PATH=V1,V2 (repeatable).")] = None,
+        "--choose", help="Router setting to choose too: PATH=V1,V2 (repeatable); "
+        "router.floor values are tried beside the accuracy floor and its raised "
+        "margins, not instead of them.")] = None,
     max_replicas: Annotated[int | None, typer.Option(min=1, help="Largest tier to try "
         "(default 256, or the scenario's limits.max_replicas where lower).")] = None,
     gpus_per_replica: Annotated[str | None, typer.Option(

@@ -6,8 +6,9 @@ values that fit in memory, and routes with one router setting. For each design:
 
 1. Route (no simulation needed: routing is decided before it). A multi-tier design routes with
    the ``floor`` policy at the accuracy floor (the cheapest routing that meets it), trying the
-   floor plus a small margin when the realised accuracy falls short of the fitted one; a
-   single-tier design is a *uniform fleet*. Without a floor, the scenario's own router.
+   floor plus a small margin when the realised accuracy falls short of the fitted one, then
+   each floor ``--choose router.floor`` names; a single-tier design is a *uniform fleet*.
+   Without a floor, the scenario's own router.
    A design whose accuracy misses the floor is recorded and not simulated.
 2. Size replicas by doubling then bisection (:mod:`tiersim.plan.search`): O(K log R)
    simulations per design, each tier simulated alone on its own requests and cached
@@ -235,18 +236,23 @@ class Planner:
         return out
 
     def settings(self, tiers: tuple[str, ...]) -> list[list[tuple[tuple[str, Any], ...]]]:
-        """Router settings to try, in groups: one group per combination of ``choose``, each
-        the floor router at the floor plus :data:`FLOOR_MARGINS` in turn (one empty setting
-        for a uniform fleet; the combination alone without a floor)."""
+        """Router settings to try, in groups: per combination of ``choose`` (its floors aside),
+        one group of the floor router at the floor plus :data:`FLOOR_MARGINS` in turn, then one
+        group per chosen floor, sorted (``--choose router.floor`` adds floors to the margins; it
+        does not replace them). One empty setting for a uniform fleet; without a floor, the
+        combinations alone."""
         if len(tiers) == 1:
             return [[()]]
-        paths = [path.removeprefix("router.") for path in self.choose]  # one name per key
-        combos = [dict(zip(paths, v, strict=True))
-                  for v in itertools.product(*self.choose.values())]
+        chosen = {path.removeprefix("router."): values for path, values in self.choose.items()}
         if self.c.accuracy_floor is None:
-            return [[tuple(sorted(s.items()))] for s in combos]
-        return [[tuple(sorted({"policy": "floor", "floor": round(self.c.accuracy_floor + m, 6),
-                               **s}.items())) for m in FLOOR_MARGINS] for s in combos]
+            return [[tuple(sorted(s.items()))] for s in _combinations(chosen)]
+        floors = sorted(set(chosen.pop("floor", [])))
+        groups = []
+        for s in _combinations(chosen):
+            groups.append([_floor_setting(round(self.c.accuracy_floor + m, 6), s)
+                           for m in FLOOR_MARGINS])
+            groups += [[_floor_setting(floor, s)] for floor in floors]
+        return groups
 
     # ---- one design --------------------------------------------------------------------------
     def best(self, tiers: tuple[str, ...]) -> DesignResult:
@@ -509,6 +515,17 @@ def compare(routed: DesignResult, uniform: list[DesignResult],
         "vs_static_split_frac": None if not split else 1 - cost / split,
         "accuracy_floor": floor,
     }
+
+
+def _combinations(chosen: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the chosen router settings' values, key -> value."""
+    return [dict(zip(chosen, values, strict=True))
+            for values in itertools.product(*chosen.values())]
+
+
+def _floor_setting(floor: float, chosen: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The floor router at ``floor`` with the chosen settings over it, as a design's setting."""
+    return tuple(sorted({"policy": "floor", "floor": floor, **chosen}.items()))
 
 
 def _idle_tiers(design: Design, assignment) -> list[str]:
