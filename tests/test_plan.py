@@ -442,3 +442,16 @@ def test_a_choose_value_given_twice_is_tried_once_and_said():
     assert chosen == {"router.floor": [0.95, 0.94]}
     assert [str(w.message) for w in seen] == [
         "--choose router.floor: 0.95 given more than once; each value is tried once"]
+
+
+def test_the_wrote_line_names_every_file_the_plan_writes(tmp_path):
+    """It named plan.json, scenario.yaml and report.html, not the planned run's files."""
+    import os
+
+    proc = run_cli("plan", str(REPO / "scenarios" / "tiny.yaml"), "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    names = ["plan.json", "requests.parquet", "timeseries.parquet", "summary.json",
+             "scenario.yaml", "manifest.json", "report.html"]
+    assert proc.stdout.splitlines()[-1] == "wrote " + ", ".join(str(tmp_path / n)
+                                                                for n in names)
+    assert sorted(p for p in os.listdir(tmp_path) if not p.startswith(".")) == sorted(names)

@@ -143,11 +143,20 @@ def plan(
         typer.echo(restricted)
     for line in provenance_lines(path):
         typer.echo(line)
-    wrote = ["plan.json"] + (["scenario.yaml"] if result.plan is not None else []) \
-        + (["report.html"] if report else [])
-    typer.echo("wrote " + ", ".join(str(out / name) for name in wrote))
+    typer.echo("wrote " + ", ".join(str(out / name) for name in written(result, report)))
     if result.plan is None:  # an answer, written down, but no fleet to act on: status 1
         raise SystemExit(1)
+
+
+def written(result: PlanResult, report: bool) -> list[str]:
+    """The files :func:`write_plan` writes, in order: plan.json, with a plan the planned
+    scenario's run (:data:`tiersim.outputs.DATA_FILES`, scenario.yaml among them, and its
+    manifest), and report.html when asked."""
+    from tiersim.manifest import MANIFEST
+    from tiersim.outputs import DATA_FILES
+
+    run = [*DATA_FILES, MANIFEST] if result.plan is not None else []
+    return ["plan.json", *run] + (["report.html"] if report else [])
 
 
 def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
@@ -605,4 +614,4 @@ def _write(path: Path, text: str) -> None:
 
 
 __all__ = ["apply_split", "plan", "format_plan", "plan_capacity", "planned_scenario",
-           "with_disaggregation", "write_plan"]
+           "with_disaggregation", "write_plan", "written"]
