@@ -455,3 +455,39 @@ def test_the_wrote_line_names_every_file_the_plan_writes(tmp_path):
     assert proc.stdout.splitlines()[-1] == "wrote " + ", ".join(str(tmp_path / n)
                                                                 for n in names)
     assert sorted(p for p in os.listdir(tmp_path) if not p.startswith(".")) == sorted(names)
+
+
+
+def test_a_gap_between_fleets_of_one_hourly_rate_is_labelled_as_the_drain(tmp_path):
+    """Both fleets 14 USD/hour, provisioned: the routed one's 3.8% was only its longer drain
+    after the last arrival, printed as if the fleet were dearer."""
+    from conftest import tiny_doc, write_yaml
+
+    doc = tiny_doc()
+    doc["trace"]["time_scale"] = 40
+    proc = run_cli("plan", str(write_yaml(tmp_path / "s.yaml", doc)), "--out",
+                   str(tmp_path / "p"), "--no-report", "--accuracy-floor", "0.94")
+    assert proc.returncode == 0, proc.stderr
+    assert ("  runner-up w4a16@2+bf16@2: meets every constraint; 3.8% dearer than the plan "
+            "(both 14 USD/hour: the gap is the drain after the last arrival, 7.638 s against "
+            "7.361 s, not a cheaper fleet)") in proc.stdout.splitlines()
+
+
+def test_a_saving_at_the_baselines_hourly_rate_says_it_is_the_drain():
+    from tiersim.plan.evaluate import Design, Outcome
+    from tiersim.plan.planner import DesignResult, compare
+
+    def sized(tiers, hours_rate, duration):
+        o = Outcome(ttft_p99_s=0.1, tpot_p99_s=0.01, dropped=0, accuracy=0.9,
+                    cost_usd=hours_rate * duration / 3600, cost_per_hour_usd=hours_rate,
+                    duration_s=duration)
+        return DesignResult(Design(tiers, (1,) * len(tiers)), dict.fromkeys(tiers, 1), o,
+                            None, {})
+
+    routed, uniform = sized(("w4", "bf16"), 7.0, 100.0), sized(("bf16",), 7.0, 101.0)
+    saving = compare(routed, [uniform], 0.8)
+    assert saving["vs_uniform_frac"] > 0 and saving["drain_gap"] == (
+        "both 7 USD/hour: the gap is the drain after the last arrival, 100 s against 101 s, "
+        "not a cheaper fleet")
+    assert compare(routed, [sized(("bf16",), 10.5, 100.0)], 0.8)["drain_gap"] is None
+    assert compare(routed, [uniform], 0.8, "attributed")["drain_gap"] is None

@@ -223,9 +223,10 @@ def format_plan(result: PlanResult) -> str:
     lines.append(_accuracy_line(chosen))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
+        drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
         lines.append(f"  saves {_num(saving.get('vs_uniform_frac'), '{:.1%}')} against the "
                      f"cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
-                     f"simulated")
+                     f"simulated{drain}")
     for tier, check in (chosen.get("one_fewer") or {}).items():
         lines.append(f"  one fewer {tier}: {check.get('verdict')}")
     lines += _tiers_over_slo(chosen, result.constraints)

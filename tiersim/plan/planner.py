@@ -454,7 +454,7 @@ class Planner:
         sources = getattr(self.evaluator, "accuracy_sources", None)  # None: a fake evaluator
         if sources is not None:
             out["accuracy_sources"] = sources(best.design)
-        out["savings"] = compare(best, uniform, self.c.accuracy_floor)
+        out["savings"] = compare(best, uniform, self.c.accuracy_floor, self.evaluator.cost_model)
         out["one_fewer"] = self.one_fewer(best)
         return out
 
@@ -480,16 +480,17 @@ class Planner:
         out = r.as_dict(self.c)
         if r.feasible and best is not None and r is not best and best.outcome.cost_usd:
             out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
+            drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
             out["missed"] = (f"meets every constraint; {100 * out['dearer_by_frac']:.1f}% "
-                             "dearer than the plan")
+                             "dearer than the plan" + (f" ({drain})" if drain else ""))
         elif r.feasible and best is not None and r is not best:  # a free plan: no share
             out["missed"] = (f"meets every constraint; costs {r.outcome.cost_usd:.4g} USD "
                              "against the plan's 0")
         return out
 
 
-def compare(routed: DesignResult, uniform: list[DesignResult],
-            floor: float | None) -> dict[str, Any]:
+def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | None,
+            cost_model: str = "provisioned") -> dict[str, Any]:
     """Routed design against the cheapest uniform fleet meeting the SLOs and the floor (with
     none, the routed design's own accuracy, as a run's savings: :func:`baseline_floor`), and
     against a static split of the sized uniform fleets at the routed accuracy."""
@@ -514,7 +515,21 @@ def compare(routed: DesignResult, uniform: list[DesignResult],
         "vs_static_split_usd": None if split is None else split - cost,
         "vs_static_split_frac": None if not split else 1 - cost / split,
         "accuracy_floor": floor,
+        "baseline_uniform_cost_per_hour_usd": base.outcome.cost_per_hour_usd if base else None,
+        "drain_gap": drain_gap(routed.outcome, base.outcome, cost_model) if base else None,
     }
+
+
+def drain_gap(o: Outcome, other: Outcome, cost_model: str) -> str | None:
+    """Why two provisioned fleets of one USD/hour cost differently, in words: each is paid
+    until it finishes its last request, so the whole gap is the drain after the last arrival,
+    not a cheaper fleet (it fades as the trace lengthens); None for any other pair."""
+    if cost_model != "provisioned" or o.duration_s == other.duration_s or not math.isclose(
+            o.cost_per_hour_usd, other.cost_per_hour_usd, rel_tol=1e-9):
+        return None
+    return (f"both {o.cost_per_hour_usd:.4g} USD/hour: the gap is the drain after the last "
+            f"arrival, {o.duration_s:.4g} s against {other.duration_s:.4g} s, not a cheaper "
+            "fleet")
 
 
 def _combinations(chosen: dict[str, list[Any]]) -> list[dict[str, Any]]:
