@@ -118,7 +118,8 @@ def plan(
         "router.floor values are tried beside the accuracy floor and its raised "
         "margins, not instead of them.")] = None,
     max_replicas: Annotated[int | None, typer.Option(min=1, help="Largest tier to try "
-        "(default 256, or the scenario's limits.max_replicas where lower).")] = None,
+        "(default 256, or the scenario's limits.max_replicas where lower; a lower value is "
+        "written into the planned scenario's limits).")] = None,
     gpus_per_replica: Annotated[str | None, typer.Option(
         "--gpus-per-replica", help="GPUs per replica to consider, e.g. 1,2,4 (default 1,2,4,8; "
         "each tier's own value is added, values that do not fit are skipped).")] = None,
