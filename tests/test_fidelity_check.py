@@ -32,14 +32,25 @@ def test_the_shipped_record_is_the_benchmarks_output_on_this_code():
     assert fs.check_entry(res, "vllm", fs.FIT_SYSTEM) == shipped
 
 
-def test_a_shipped_profile_is_checked_and_names_the_models_rows():
-    check = fidelity.check_for(H200, "Llama-3.1-70B")
+def own(profile: str, model: str, precision: str = "bf16") -> dict | None:
+    """The checked model a one-tier fleet of ``model`` on ``profile`` is matched to."""
+    return fidelity.check_for(profile, {"t": (model, precision)})["tiers"][0]["checked_model"]
+
+
+def test_a_shipped_profile_is_checked_and_names_each_tiers_models_rows():
+    check = fidelity.check_for(H200, {"small": ("Llama-3.1-8B", "bf16"),
+                                      "large": ("Llama-3.1-70B", "fp8")})
     assert check["profile"] == H200 and check["engine"] == "vllm" and check["gpu"] == "H200"
-    assert check["this_model"]["name"] == "Llama-3.1-70B"
-    assert check["this_model"]["held_out_rows"] == 0  # the overhead was fitted on its rows
+    small, large = check["tiers"]  # in the fleet's order
+    assert (small["tier"], large["tier"]) == ("small", "large")
+    assert (small["model"], small["precision"]) == ("Llama-3.1-8B", "bf16")
+    assert (large["model"], large["precision"]) == ("Llama-3.1-70B", "fp8")
+    assert small["checked_model"]["name"] == "Llama-3.1-8B"
+    assert large["checked_model"]["name"] == "Llama-3.1-70B"
+    assert large["checked_model"]["held_out_rows"] == 0  # the overhead was fitted on its rows
     for same in ("meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"):  # as the catalogue
-        assert fidelity.check_for(H200, same)["this_model"]["name"] == "Llama-3.1-70B"
-    assert fidelity.check_for(H200, "Qwen3-Coder-30B-A3B")["this_model"] is None
+        assert own(H200, same)["name"] == "Llama-3.1-70B"
+    assert own(H200, "Qwen3-Coder-30B-A3B") is None
     low, high = check["model_tpot_abs_median_pct_range"]
     assert low <= check["tpot_abs_median_pct"] <= high
 
@@ -49,7 +60,7 @@ def test_a_config_of_ones_own_is_not_the_checked_model_whatever_its_folder_is_ca
     folder = tmp_path / "Llama-3.1-70B"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
-    assert fidelity.check_for(H200, str(folder))["this_model"] is None
+    assert own(H200, str(folder)) is None
 
 
 def test_a_checked_model_given_as_a_config_is_recognised_by_its_shapes(tmp_path):
@@ -62,47 +73,62 @@ def test_a_checked_model_given_as_a_config_is_recognised_by_its_shapes(tmp_path)
         mine = tmp_path / name / "config.json"
         mine.parent.mkdir()
         mine.write_text(json.dumps(data))
-        check = fidelity.check_for(H200, str(mine))
-        assert check["this_model"]["name"] == "Qwen3-235B-FP8"
-        assert "Qwen3-235B-FP8 among them (rows of Qwen/Qwen3-235B-A22B-FP8): " in (
+        check = fidelity.check_for(H200, {"t": (str(mine), "fp8")})
+        assert check["tiers"][0]["checked_model"]["name"] == "Qwen3-235B-FP8"
+        assert ": Qwen3-235B-FP8 (rows of Qwen/Qwen3-235B-A22B-FP8): " in (
             fidelity.describe(check))
     other = dict(config, num_hidden_layers=config["num_hidden_layers"] - 1)
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "config.json").write_text(json.dumps(other))
-    assert fidelity.check_for(H200, str(tmp_path / "other" / "config.json"))["this_model"] is None
+    assert own(H200, str(tmp_path / "other" / "config.json")) is None
 
 
 def test_a_profile_of_ones_own_or_the_roofline_is_not_checked(tmp_path):
     for name in (f"{H200}.json", H200):  # same name, another file: its tables may be anything
         mine = tmp_path / name
         shutil.copy(find_bundled("profiles", H200), mine)
-        assert fidelity.check_for(str(mine), "Llama-3.1-70B") is None
-    assert fidelity.check_for(None, "Llama-3.1-70B") is None
-    assert fidelity.check_for("nosuch_profile", "Llama-3.1-70B") is None
+        assert fidelity.check_for(str(mine), {"t": ("Llama-3.1-70B", "bf16")}) is None
+    assert fidelity.check_for(None, {"t": ("Llama-3.1-70B", "bf16")}) is None
+    assert fidelity.check_for("nosuch_profile", {"t": ("Llama-3.1-70B", "bf16")}) is None
     assert fidelity.describe(None) == (
         "fidelity: these step times have not been checked against measured serving (the "
         "roofline, or a profile of your own)")
 
 
-def test_the_line_a_run_prints():
-    check = {"profile": "p", "engine": "vllm", "gpu": "H200", "rows": 291,
-             "tpot_abs_median_pct": 9.9, "ttft_abs_median_pct": 13.7,
-             "aiconfigurator_tpot_abs_median_pct": 12.8,
-             "aiconfigurator_ttft_abs_median_pct": 23.7,
-             "models_checked": ["a", "b"], "model_tpot_abs_median_pct_range": [3.6, 103.9],
-             "command": "python benchmarks/fidelity_silicon.py --write-check",
-             "this_model": {"name": "a", "rows": 60, "held_out_rows": 20,
-                            "model_path": "org/a",
-                            "tpot_abs_median_pct": 4.3, "ttft_abs_median_pct": 4.4}}
+RECORD = {"profile": "p", "engine": "vllm", "gpu": "H200", "rows": 291,
+          "tpot_abs_median_pct": 9.9, "ttft_abs_median_pct": 13.7,
+          "aiconfigurator_tpot_abs_median_pct": 12.8,
+          "aiconfigurator_ttft_abs_median_pct": 23.7,
+          "models_checked": ["a", "b"], "model_tpot_abs_median_pct_range": [3.6, 103.9],
+          "command": "python benchmarks/fidelity_silicon.py --write-check"}
+MODEL_A = {"name": "a", "rows": 60, "held_out_rows": 20, "model_path": "org/a",
+           "tpot_abs_median_pct": 4.3, "ttft_abs_median_pct": 4.4}
+
+
+def test_the_line_a_run_prints_names_each_tiers_model_and_format():
+    check = {**RECORD, "tiers": [
+        {"tier": "small", "model": "a-small", "precision": "bf16", "checked_model": None},
+        {"tier": "large", "model": "a", "precision": "fp8", "checked_model": MODEL_A}]}
     assert fidelity.describe(check) == (
-        "fidelity: replaying NVIDIA's measured vllm serving runs on H200 (291 rows, 2 models, a "
-        "among them (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows, 40 of which the fit "
-        "was made on), this profile's median error was 9.9% TPOT and 13.7% TTFT; 3.6-103.9% "
-        "TPOT by model; aiconfigurator 12.8% / 23.7% (python benchmarks/fidelity_silicon.py "
-        "--write-check in tiersim's source repository)")
+        "fidelity: replaying NVIDIA's measured vllm serving runs on H200 (291 rows, 2 models), "
+        "this profile's median error was 9.9% TPOT and 13.7% TTFT; 3.6-103.9% TPOT by model; "
+        "aiconfigurator 12.8% / 23.7%; tier small (a-small, bf16): not among the checked "
+        "models; tier large (a, fp8): a (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows, "
+        "40 of which the fit was made on (python benchmarks/fidelity_silicon.py --write-check "
+        "in tiersim's source repository)")
+
+
+def test_a_summary_written_before_the_per_tier_record_still_reads():
+    """Its one model was the scenario's: the line says so rather than naming a tier."""
+    assert "; the scenario's model: a (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows, " in (
+        fidelity.describe({**RECORD, "this_model": MODEL_A}))
 
 
 @pytest.mark.parametrize("scenario,checked", [("tiny", False), ("cascade_models", True)])
 def test_a_run_carries_the_check_of_the_profile_it_reads(scenario, checked):
     golden = json.loads((REPO / "tests" / "golden" / f"{scenario}_summary.json").read_text())
     assert (golden["profile"]["checked"] is not None) == checked
+    if checked:  # each tier's own model: the small tier is not the scenario's Llama-3.1-70B
+        tiers = golden["profile"]["checked"]["tiers"]
+        assert [(t["tier"], t["checked_model"]["name"]) for t in tiers] == [
+            ("small", "Llama-3.1-8B"), ("large", "Llama-3.1-70B")]

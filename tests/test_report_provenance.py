@@ -46,7 +46,8 @@ def test_the_page_says_how_far_the_profiles_predictions_were_from_measured_servi
     page = provenance(ReportData(Path("."), run=checked, scenario={"name": "s"}))
     cell = page.split("fidelity of these step times</td><td>")[1].split("</td>")[0]
     assert cell.startswith("replaying NVIDIA&#x27;s measured vllm serving runs on H200 (")
-    assert "Llama-3.1-70B among them (rows of meta-llama/Llama-3.1-70B)" in cell
+    assert "; tier small (Llama-3.1-8B, bf16): Llama-3.1-8B (rows of " in cell
+    assert "; tier large (Llama-3.1-70B, bf16): Llama-3.1-70B (rows of " in cell
     line = fidelity.describe(None).removeprefix("fidelity: ")
     page = provenance(ReportData(Path("."), run=RunResult.read(GOLDEN), scenario={"name": "s"}))
     assert f"fidelity of these step times</td><td>{line}</td>" in page

@@ -5,7 +5,8 @@ beside its latencies (``docs/fidelity.md``).
 --write-check`` (and ``--system h100_sxm`` / ``b200_sxm``): per profile the package ships, the
 median |error| of tiersim's TTFT and TPOT over NVIDIA's measured serving runs replayed on it,
 per model and in all, with aiconfigurator's beside them. A run on such a profile carries its
-entry (:func:`check_for`); a run on the roofline or on a profile of one's own carries none, and
+entry, with each tier that reads the profile's model, format and that model's own rows
+(:func:`check_for`); a run on the roofline or on a profile of one's own carries none, and
 says its step times were not checked against measured serving.
 """
 
@@ -66,35 +67,45 @@ def shape_id(arch) -> str:
     return _digest({k: v for k, v in fields.items() if k not in NOT_SHAPE})
 
 
-def _own_rows(models: dict[str, dict[str, Any]], model: str) -> str | None:
-    """The checked model with the scenario's ``model``'s shapes, or None (no checked model has
-    them, or the model cannot be read)."""
+def _model(model: str):
+    """The ``ModelArch`` of a tier's model reference, or None when it cannot be read."""
     from tiersim.errors import TiersimError
     from tiersim.hardware import get_model
 
     try:
-        mine = shape_id(get_model(str(model)))
+        return get_model(str(model))
     except (TiersimError, OSError, ValueError):
         return None
-    return next((n for n, rows in models.items() if rows.get("shape_id") == mine), None)
 
 
-def check_for(profile: str | None, model: str) -> dict[str, Any] | None:
-    """The record of ``profile`` (a name or path) with ``this_model`` set to the scenario's
-    model's own rows when they are among those replayed (:func:`_own_rows`), else None; the
-    whole result is None when ``profile`` is not a shipped, checked one."""
+def _tier_check(models: dict[str, dict[str, Any]], tier: str, model: str, precision: str
+                ) -> dict[str, Any]:
+    """One tier's name, model (its name) and format, and the checked model with that model's
+    shapes (``checked_model``: its rows' figures), or None when no checked model has them."""
+    arch = _model(model)
+    mine = shape_id(arch) if arch is not None else None
+    own = next((n for n, rows in models.items() if mine and rows.get("shape_id") == mine), None)
+    return {"tier": tier, "model": arch.name if arch is not None else str(model),
+            "precision": precision,
+            "checked_model": None if own is None else {"name": own, **models[own]}}
+
+
+def check_for(profile: str | None, tiers: dict[str, tuple[str, str]]) -> dict[str, Any] | None:
+    """The record of ``profile`` (a name or path), with ``tiers``: for each tier that reads
+    the profile (name -> its model reference and precision), its model's own rows when they
+    are among those replayed (:func:`_tier_check`); None when ``profile`` is not a shipped,
+    checked one."""
     stem = _shipped_stem(profile)
     entry = _entries().get(stem) if stem else None
     if entry is None:
         return None
     models = entry.get("models") or {}
-    own = _own_rows(models, model)
     tpots = [v["tpot_abs_median_pct"] for v in models.values()]
-    this = None if own is None else {"name": own, **models[own]}
     return {"profile": stem, **{k: v for k, v in entry.items() if k != "models"},
             "models_checked": sorted(models),
             "model_tpot_abs_median_pct_range": [min(tpots), max(tpots)] if tpots else None,
-            "this_model": this}
+            "tiers": [_tier_check(models, name, model, precision)
+                      for name, (model, precision) in tiers.items()]}
 
 
 class ModelChecked(BaseModel):
@@ -109,6 +120,17 @@ class ModelChecked(BaseModel):
     model_path: str | None = None
 
 
+class TierChecked(BaseModel):
+    """One tier's part of a fidelity record: its name, model and format, and the checked model
+    with its shapes (None: not among those replayed)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    tier: str
+    model: str
+    precision: str
+    checked_model: ModelChecked | None = None
+
+
 class Checked(BaseModel):
     """A profile's fidelity record as :func:`describe` reads it (a summary's
     ``profile.checked``); other keys pass."""
@@ -121,39 +143,54 @@ class Checked(BaseModel):
     models_checked: list[str]
     tpot_abs_median_pct: float
     ttft_abs_median_pct: float
-    this_model: ModelChecked | None = None
+    tiers: list[TierChecked] | None = None  # in the fleet's order
+    this_model: ModelChecked | None = None  # summaries written before the record was per tier
     model_tpot_abs_median_pct_range: conlist(float, min_length=2, max_length=2) | None = None
     aiconfigurator_tpot_abs_median_pct: float | None = None
     aiconfigurator_ttft_abs_median_pct: float | None = None
 
 
 def describe(check: dict[str, Any] | None) -> str:
-    """One line for the terminal and the report."""
+    """One line for the terminal and the report: the profile's figures over all replayed rows,
+    then each tier's model and format with that model's own rows when it is among them."""
     if check is None:
         return ("fidelity: these step times have not been checked against measured serving "
                 "(the roofline, or a profile of your own)")
-    own = check.get("this_model")
-    models = len(check["models_checked"])
-    which = (f"{_which(own)}: {own['tpot_abs_median_pct']:.1f}% TPOT, "
-             f"{own['ttft_abs_median_pct']:.1f}% TTFT on its {own['rows']} rows{_fitted(own)}"
-             if own else "this model not among them")
     low, high = check.get("model_tpot_abs_median_pct_range") or (None, None)
     spread = f"; {low:.1f}-{high:.1f}% TPOT by model" if low is not None else ""
     aic = check.get("aiconfigurator_tpot_abs_median_pct")
     peer = (f"; aiconfigurator {aic:.1f}% / {check['aiconfigurator_ttft_abs_median_pct']:.1f}%"
             if aic is not None else "")
     return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
-            f"{check['gpu']} ({check['rows']} rows, {models} models, {which}), this profile's "
-            f"median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
-            f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer} ({check['command']} in "
-            f"tiersim's source repository)")
+            f"{check['gpu']} ({check['rows']} rows, {len(check['models_checked'])} models), "
+            f"this profile's median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
+            f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer}; {_models_part(check)} "
+            f"({check['command']} in tiersim's source repository)")
+
+
+def _models_part(check: dict[str, Any]) -> str:
+    """Each tier's model and format and its model's own rows; a summary written before the
+    record was per tier has one model, the scenario's."""
+    if check.get("tiers") is None:
+        return f"the scenario's model: {_own(check.get('this_model'))}"
+    return "; ".join(f"tier {tier['tier']} ({tier['model']}, {tier['precision']}): "
+                     f"{_own(tier.get('checked_model'))}" for tier in check["tiers"])
+
+
+def _own(model: dict[str, Any] | None) -> str:
+    """A checked model's own figures, or that the model is not among those checked."""
+    if model is None:
+        return "not among the checked models"
+    return (f"{_which(model)}: {model['tpot_abs_median_pct']:.1f}% TPOT, "
+            f"{model['ttft_abs_median_pct']:.1f}% TTFT on its {model['rows']} rows"
+            f"{_fitted(model)}")
 
 
 def _which(model: dict[str, Any]) -> str:
-    """The checked model with the scenario's model's shapes, and whose checkpoint its rows
-    served (its formats may not be the scenario's)."""
+    """The checked model with the tier's model's shapes, and whose checkpoint its rows served
+    (its formats may not be the tier's)."""
     path = model.get("model_path")
-    return f"{model['name']} among them (rows of {path})" if path else f"{model['name']} among them"
+    return f"{model['name']} (rows of {path})" if path else model["name"]
 
 
 def _fitted(model: dict[str, Any]) -> str:

@@ -325,11 +325,11 @@ def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
     matched measured serving when a tier reads its tables (none read: its check says nothing
     about these step times)."""
     sources = {t.name: dict(sorted(t.step_model.sources().items())) for t in fleet.tiers}
-    reads = any(v != "roofline" and k != "overhead"
-                for tier in sources.values() for k, v in tier.items())
+    reads = {t.name: (scenario.tier_model_ref(t.config), t.config.precision)
+             for t in fleet.tiers
+             if any(v != "roofline" and k != "overhead" for k, v in sources[t.name].items())}
     return ProfileUsed(name=scenario.profile, sources=sources,
-                       checked=fidelity.check_for(scenario.profile, scenario.model_ref)
-                       if reads else None)
+                       checked=fidelity.check_for(scenario.profile, reads) if reads else None)
 
 
 def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsResult | None,
