@@ -3,9 +3,11 @@ writing it to Parquet.
 
 Core columns: ``request_id`` int64, ``arrival_s`` float64 (non-decreasing), ``input_tokens`` and
 ``output_tokens`` int32 > 0. Optional: ``session_id`` int64, ``step`` int32, ``task_type``
-category, ``prefix_hashes`` list of int64, ``difficulty`` float32 in [0, 1], ``correct_<tier>``
-float32 in [0, 1], ``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none). Other
-columns pass through unchanged.
+category, ``prefix_hashes`` list of int64 (in every row, ``[]`` for none; in CSV written as
+``[1, 2, 3]``), ``difficulty`` float32 in [0, 1], ``correct_<tier>`` float32 in [0, 1],
+``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none), ``prompt_hash`` (in every
+row). A missing hash list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
+Other columns pass through unchanged.
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ def _optional(s: pd.Series, name: str, src: Source):
         return s.to_numpy() if pd.api.types.is_numeric_dtype(s.dtype) else values
     if name == "prompt":
         return _prompt(s, src)
+    if name == "prompt_hash":
+        return _prompt_hashes(s, src)
     return s.to_numpy()
 
 
@@ -129,12 +133,23 @@ def _printable_labels(s: pd.Series, src: Source, name: str) -> None:
 
 
 def _prefix_hashes(s: pd.Series, src: Source) -> np.ndarray:
-    """Lists of int64 block hashes; CSV cells may hold them as text like ``[1, 2, 3]``."""
-    if s.dtype == object and len(s) and not isinstance(s.iloc[0], str):
-        return hash_column(s, src, "prefix_hashes")
-    text = s.astype("string").fillna("").str.strip("[] ")
-    lists = text.str.replace(",", " ").str.split()
-    return hash_arrays(lists, src, "prefix_hashes")
+    """Lists of int64 block hashes (:func:`hash_column`)."""
+    return hash_column(s, src, "prefix_hashes")
+
+
+def _prompt_hashes(s: pd.Series, src: Source) -> np.ndarray:
+    """Response-cache keys, one in every row: a missing key (null, an empty cell) is refused in
+    every format, as it would be one shared key (NaN), and in CSV would turn a column of whole
+    numbers into rounded floats (two keys reading as one)."""
+    missing = s.isna().to_numpy()
+    if not pd.api.types.is_numeric_dtype(s.dtype):
+        blank = s.astype("string").str.strip().eq("")
+        missing = missing | blank.fillna(False).to_numpy(dtype=bool)
+    i = checks.first_true(missing)
+    if i is not None:
+        raise src.error("missing prompt_hash; give every row its prompt's hash (the same "
+                        "prompt, the same hash), or remove the column", i, "prompt_hash")
+    return s.to_numpy()
 
 
 HASH_LOW, HASH_HIGH = -(2**63), 2**63
@@ -162,15 +177,18 @@ def check_hash_counts(src: Source, hashes: np.ndarray, input_tokens: np.ndarray,
 
 
 def hash_column(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> np.ndarray:
-    """A column of hash lists as one int64 array per row; missing lists are errors.
+    """A column of hash lists as one int64 array per row, the same from every format: list
+    cells (Parquet, JSON lines) or text cells (CSV: ``[1, 2, 3]``, ``1 2 3``). A missing list
+    (null, an empty cell) and a missing id inside one are errors; ``[]`` is no prefix blocks.
 
     NOTE: a list<int64> column read by pyarrow already holds int64 numpy arrays, so it is kept
     as it is (no per-row work); anything else is converted row by row.
     """
     i = checks.first_true(s.isna().to_numpy())
     if i is not None:
-        raise src.error(f"missing {column}; write [] for a request with no prefix blocks",
-                        i, column)
+        raise _missing_list(src, column, i)
+    if s.dtype != object:  # a CSV column of single numbers: each is a one-id list
+        s = s.astype("string")
     first = s.iloc[0] if len(s) else None
     if isinstance(first, np.ndarray) and first.dtype == np.int64:
         cells = s.to_numpy()
@@ -178,6 +196,12 @@ def hash_column(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> 
                 low == HASH_LOW or np.concatenate([first[:0], *cells]).min(initial=0) >= low):
             return cells
     return hash_arrays(s, src, column, low)
+
+
+def _missing_list(src: Source, column: str, i: int):
+    """The error for row ``i``'s missing hash list."""
+    return src.error(f"missing {column}; write [] for a request with no prefix blocks", i,
+                     column)
 
 
 def hash_arrays(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> np.ndarray:
@@ -192,6 +216,8 @@ def hash_arrays(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> 
 def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
     """One cell as an int64 array, range-checked before any conversion; a true/false element
     is no hash id (numpy would read it as 1 or 0)."""
+    if isinstance(cell, str):
+        cell = _text_items(cell, src, column, i)
     flag = _true_false_item(cell)
     if flag is not None:
         raise src.error(f"hash id is a true/false value (got {flag}); write a whole number",
@@ -201,15 +227,15 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
         if values.ndim != 1:
             raise ValueError
         if values.dtype.kind not in "iuf":  # text from a CSV cell, or Python ints
-            values = np.asarray([int(v) for v in values.tolist()], dtype=object)
+            items = values.tolist()
+            _no_missing_id(items, src, column, i)
+            values = np.asarray([int(v) for v in items], dtype=object)
     except (TypeError, ValueError, OverflowError):
         raise src.error(f"{column} must be a list of integers (got {checks.short(cell)})",
                         i, column) from None
     if values.dtype.kind == "f":
         if np.isnan(values).any():  # a null inside the list (Parquet reads it as NaN)
-            position = int(np.flatnonzero(np.isnan(values))[0])
-            raise src.error(f"missing hash id (a null at position {position} of the list); "
-                            "every id is a whole number", i, column)
+            raise _missing_id(src, column, i, int(np.flatnonzero(np.isnan(values))[0]))
         exact = np.isfinite(values) & (values == np.floor(values)) & (abs(values) < EXACT_FLOAT)
         if not exact.all():
             bad = float(values[~exact][0])
@@ -220,6 +246,41 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
         lowest = "0" if low == 0 else "-2^63"
         raise src.error(f"hash id {bad} out of range (must be {lowest} <= id < 2^63)", i, column)
     return values.astype(np.int64)
+
+
+NULL_WORDS = frozenset({"null", "none", "nan", "na", "<na>"})
+"""Items of a hash list written as text that mean a missing id (as pandas reads such cells)."""
+
+
+def _text_items(text: str, src: Source, column: str, i: int) -> list[str]:
+    """The items of a hash list written as text: ``[1, 2, 3]``, ``1,2,3`` or numpy's ``[1 2 3]``
+    (split at commas where there are any, else at spaces; an item left empty between commas is
+    kept, and refused as a missing id). Blank text is a missing list."""
+    inner = text.strip()
+    if not inner:
+        raise _missing_list(src, column, i)
+    if inner.startswith("[") and inner.endswith("]"):
+        inner = inner[1:-1].strip()
+    if "," in inner:
+        return [item.strip() for item in inner.split(",")]
+    return inner.split()
+
+
+def _no_missing_id(items: list, src: Source, column: str, i: int) -> None:
+    """Refuse a missing id in a list (None, NaN, an empty text item or a null word such as
+    ``null``): skipping it would move every later id to another block."""
+    for position, item in enumerate(items):
+        text = item.strip().lower() if isinstance(item, str) else None
+        if item is None or (isinstance(item, float) and np.isnan(item)) or (
+                text is not None and (not text or text in NULL_WORDS)):
+            raise _missing_id(src, column, i, position, empty=text == "")
+
+
+def _missing_id(src: Source, column: str, i: int, position: int, empty: bool = False):
+    """The error for a missing id at 0-based ``position`` of row ``i``'s list."""
+    what = "an empty item" if empty else "a null"
+    return src.error(f"missing hash id ({what} at position {position} of the list); every id "
+                     "is a whole number", i, column)
 
 
 def _true_false_item(cell) -> bool | None:
