@@ -387,3 +387,20 @@ def test_a_missing_spec_acceptance_means_the_tier_rate(tmp_path):
     path.write_text("arrival_s,input_tokens,output_tokens,spec_acceptance\n0,5,2,0.5\n1,5,2,\n")
     assert np.isnan(load_trace(path)["spec_acceptance"].to_numpy()[1])
 
+
+
+@pytest.mark.parametrize(("cell", "shown"), [
+    (b"sort a \x1b[31mlist", "bytes 'sort a \\x1b[31mlist'"),
+    (b"\xff\xfeab", "bytes '\\xff\\xfeab'"),
+    ("caf\u00e9 ".encode() * 20, "bytes '" + "caf\u00e9 " * 8 + "'"),
+])
+def test_a_bytes_prompt_is_shown_as_its_text(tmp_path, cell, shown):
+    """A Parquet binary prompt read as ``bytes "b'sort a \\\\x1b[31mlist'"``: quoted twice."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"arrival_s": [0.0], "input_tokens": [5], "output_tokens": [2],
+                             "prompt": pa.array([cell], pa.binary())}), path)
+    assert error_of(path) == (f"{path}: row 1, column 'prompt': prompt must be text (got "
+                              f"{shown}); write the prompt as a string, or leave the cell empty")

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tiersim.errors import unprintable
+from tiersim.errors import escaped, unprintable
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 
@@ -106,9 +106,19 @@ def _prompt(s: pd.Series, src: Source) -> np.ndarray:
     for i, cell in enumerate(() if text else cells):
         if not (isinstance(cell, str) or cell is None or cell is pd.NA
                 or (isinstance(cell, float) and np.isnan(cell))):
-            raise src.error(f"prompt must be text (got {type(cell).__name__} {str(cell)[:40]!r}); "
-                            "write the prompt as a string, or leave the cell empty", i, "prompt")
+            raise src.error(f"prompt must be text (got {_not_text(cell)}); write the prompt "
+                            "as a string, or leave the cell empty", i, "prompt")
     return pd.Series(cells, index=s.index).where(s.notna(), "").to_numpy(dtype=object)
+
+
+def _not_text(cell) -> str:
+    """A prompt cell that is no text, for a message: its type and first 40 characters; bytes (a
+    Parquet binary column) as the text they hold (``bytes 'sort a list'``, not ``b'...'``), an
+    undecodable byte as ``\\xff``, control characters escaped."""
+    if isinstance(cell, bytes | bytearray):
+        text = bytes(cell).decode("utf-8", errors="backslashreplace")
+        return f"bytes '{escaped(text[:40])}'"
+    return f"{type(cell).__name__} {str(cell)[:40]!r}"
 
 
 def _task_type(s: pd.Series, src: Source) -> pd.Categorical:
