@@ -233,3 +233,23 @@ def test_canonical_csv_round_trip(tmp_path_factory, rows):
     assert back["arrival_s"].tolist() == df["arrival_s"].tolist()
     assert back["input_tokens"].tolist() == df["input_tokens"].tolist()
     assert back["output_tokens"].tolist() == df["output_tokens"].tolist()
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl", "parquet"])
+def test_a_trace_of_150_columns_is_read_without_fragmenting_the_table(tmp_path, kind):
+    """Adding the optional columns one at a time gave pandas' PerformanceWarning ("DataFrame is
+    highly fragmented"), there and at every column added to the table later."""
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [5, 6], "output_tokens": [2, 3],
+                       **{f"feat_{k}": [0.5, 1.5] for k in range(150)}})
+    path = tmp_path / f"wide.{kind}"
+    if kind == "csv":
+        df.to_csv(path, index=False)
+    elif kind == "jsonl":
+        df.to_json(path, orient="records", lines=True)
+    else:
+        df.to_parquet(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = load_trace(path)
+        table["added"] = 1
+    assert table.shape == (2, 155) and table["feat_149"].tolist() == [0.5, 1.5]

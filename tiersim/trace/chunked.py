@@ -27,6 +27,10 @@ from tiersim.trace.source import Source, parquet_chunks
 
 CHUNK_ROWS = 1 << 18
 """Rows converted at a time (262,144: a chunk's temporaries stay near 30 MB)."""
+MAX_BLOCKS = 100
+"""Most separately stored columns the joined table keeps: past this many, pandas warns of a
+fragmented frame (PerformanceWarning) at every column added later, so a wider table is copied
+once into one block per dtype."""
 
 
 def read_canonical(path: Path, src: Source, convert, rows: int,
@@ -101,11 +105,13 @@ class _Columns:
                 self.pieces.setdefault(name, []).append(s.array)
 
     def table(self) -> pd.DataFrame:
-        """The joined table, in the converter's column order (no copy of the arrays)."""
+        """The joined table, in the converter's column order: no copy of the arrays, unless
+        there are more than :data:`MAX_BLOCKS` columns (then one copy joins them)."""
         out = {}
         for name in self.order:
             out[name] = self.arrays[name] if name in self.arrays else _join(self.pieces[name])
-        return pd.DataFrame(out, copy=False)
+        table = pd.DataFrame(out, copy=False)
+        return table.copy() if len(out) > MAX_BLOCKS else table
 
 
 def _fixed(s: pd.Series) -> bool:
