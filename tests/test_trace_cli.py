@@ -76,3 +76,29 @@ def test_inspect_refuses_a_window_that_is_no_finite_number(capsys, window, expec
     line = one_error_line(*run_cli(capsys, "trace", "inspect", "azure2023_code", "--window",
                                    *window))
     assert line == f"Error: {expected}"
+
+
+def test_inspect_escapes_a_model_name_s_terminal_codes(tmp_path):
+    """A BurstGPT Model cell holding ESC [2J (clear the screen) and a title escape was printed
+    raw in the note; every printed trace text is escaped."""
+    path = tmp_path / "burst.csv"
+    path.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                    "5,ChatGPT,472,18,490,Conversation log\n"
+                    "9,\x1b[2J\x1b]0;owned\x07GPT-4,10,3,13,API log\n")
+    table = runner.invoke(trace_app, ["inspect", str(path)])
+    assert table.exit_code == 0, table.output
+    assert "\x1b" not in table.output and "\x07" not in table.output
+    assert "\\x1b[2J" in table.output
+    result = runner.invoke(trace_app, ["inspect", str(path), "--json"])
+    assert json.loads(result.output)["notes"] == [
+        "its Model column names 2 models (ChatGPT 50%, \\x1b[2J\\x1b]0;owned\\x07GPT-4 50%); their "
+        "requests are served as one stream by the scenario's model (filter the rows to study one)"]
+
+
+def test_a_column_name_in_an_error_is_escaped(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("TIMESTAMP,ContextTokens,\x1b[2Jx\n2023-11-16 18:17:03,5,3\n")
+    result = runner.invoke(trace_app, ["inspect", str(path)])
+    assert str(result.exception) == (
+        f"{path}: column 'GeneratedTokens': missing column for the azure format (found: "
+        "TIMESTAMP, ContextTokens, \\x1b[2Jx); add it or name the right format")

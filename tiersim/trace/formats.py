@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tiersim.errors import escaped
 from tiersim.trace import canonical, checks
 from tiersim.trace.source import Source
 
@@ -93,7 +94,9 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
 
 def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     """A note when the log's ``Model`` column names several models: their requests are served
-    as one stream by the scenario's model."""
+    as one stream by the scenario's model. The names are the file's text, so their control
+    characters are escaped (a terminal escape in a name would recolour or retitle the terminal
+    showing the note)."""
     if "Model" not in raw.columns:
         return []
     names = raw["Model"][keep].astype("string").str.strip()
@@ -102,7 +105,8 @@ def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     if len(shares) < 2:
         return []
     shown = names.groupby(names.str.casefold()).first()  # each name as first spelled
-    mix = ", ".join(f"{shown[key]} {_percent(share)}" for key, share in shares.head(4).items())
+    mix = ", ".join(f"{escaped(shown[key])} {_percent(share)}"  # the file's text: no escapes
+                    for key, share in shares.head(4).items())
     more = f" and {len(shares) - 4} more" if len(shares) > 4 else ""
     return [f"its Model column names {len(shares)} models ({mix}{more}); their requests are "
             "served as one stream by the scenario's model (filter the rows to study one)"]

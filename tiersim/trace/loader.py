@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import TraceError
+from tiersim.errors import TraceError, escaped
 from tiersim.trace import checks, chunked
 from tiersim.trace.formats import (
     FORMATS,
@@ -253,8 +253,10 @@ def _require(src: Source, columns: list[str], required: tuple[str, ...], name: s
 
 
 def _names(columns: list[str], most: int = 20, longest: int = 40) -> str:
-    """Column names for a message: at most ``most`` of them, each cut to ``longest`` chars."""
-    shown = [c if len(c) <= longest else c[:longest - 3] + "..." for c in columns[:most]]
+    """Column names for a message: at most ``most`` of them, each cut to ``longest`` chars,
+    control characters escaped (the names are the file's text)."""
+    shown = [escaped(c if len(c) <= longest else c[:longest - 3] + "...")
+             for c in columns[:most]]
     more = f", ... ({len(columns) - most} more)" if len(columns) > most else ""
     return ", ".join(shown) + more
 
