@@ -102,3 +102,26 @@ def test_a_column_name_in_an_error_is_escaped(tmp_path):
     assert str(result.exception) == (
         f"{path}: column 'GeneratedTokens': missing column for the azure format (found: "
         "TIMESTAMP, ContextTokens, \\x1b[2Jx); add it or name the right format")
+
+
+@pytest.mark.parametrize(("scale", "window_s"), [("1", 600.0), ("2", 300.0)])
+def test_inspect_rate_is_over_the_window_asked_for(scale, window_s):
+    """It was rows / (last - first arrival): 1,482 requests in [0, 600) read as 2.53 req/s
+    (over 585.9 s), not the 2.47 req/s the window offers."""
+    result = runner.invoke(trace_app, ["inspect", "azure2023_code", "--json", "--window", "0",
+                                       "600", "--time-scale", scale])
+    stats = json.loads(result.output)
+    assert stats["rate_basis"] == "window" and stats["window_s"] == window_s
+    assert stats["rate_rps"] == stats["rows"] / window_s
+    assert stats["window"] == [0.0, 600.0]
+
+
+def test_inspect_says_what_the_rate_divides_by():
+    whole = runner.invoke(trace_app, ["inspect", "azure2023_code"]).output
+    assert "rate (requests / span)" in whole and "2.57 req/s" in whole
+    cut = runner.invoke(trace_app, ["inspect", "azure2023_code", "--window", "0", "600",
+                                    "--time-scale", "2"]).output
+    assert "0 to 600 s of the trace; 300.0 s replayed" in cut
+    assert "rate (requests / window) │" in cut and "4.94 req/s" in cut
+    assert json.loads(runner.invoke(trace_app, ["inspect", "azure2023_code", "--json"])
+                      .output)["rate_basis"] == "span"

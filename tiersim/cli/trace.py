@@ -58,7 +58,8 @@ def inspect(
                                      parser=TypedNumber),
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
-    """Print rows, span, rate, burstiness (inter-arrival CV) and token percentiles."""
+    """Print rows, span, rate, burstiness (inter-arrival CV) and token percentiles; with
+    --window the rate is rows over the window's length, else over first to last arrival."""
     _check_options(window, time_scale)
     resolved = resolve_trace_path(path, Path.cwd())
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
@@ -104,7 +105,15 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
         warnings.simplefilter("ignore", TraceWarning)
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale)
     _check_sessions(loaded, str(path))
-    return trace_stats(loaded.table), loaded.origin.format, list(loaded.origin.notes)
+    stats = trace_stats(loaded.table, _window_s(window, time_scale))
+    if window is not None:
+        stats["window"] = [float(window[0]), float(window[1])]
+    return stats, loaded.origin.format, list(loaded.origin.notes)
+
+
+def _window_s(window, time_scale: float) -> float | None:
+    """The replayed length of ``--window START END``: (END - START) / time scale."""
+    return None if window is None else (float(window[1]) - float(window[0])) / time_scale
 
 
 def _check_sessions(loaded, source: str) -> None:
@@ -116,6 +125,10 @@ def _check_sessions(loaded, source: str) -> None:
         checked(loaded.table, source, loaded.origin)
 
 
+RATE_LABELS = {"window": "rate (requests / window)", "span": "rate (requests / span)"}
+"""The rate row's label by what the rate divides by (:func:`tiersim.trace.trace_stats`)."""
+
+
 def stats_table(stats: dict, notes: list[str]) -> Table:
     """A rich table of :func:`trace_stats` output, with the loader's notes as last rows."""
     table = Table(show_header=True)
@@ -123,7 +136,10 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     table.add_column("value", justify="right")
     table.add_row("requests", f"{stats['rows']:,}")
     table.add_row("span", _fmt(stats["span_s"], "{:,.1f} s"))
-    table.add_row("rate", _fmt(stats["rate_rps"], "{:.3g} req/s"))
+    if stats.get("window") is not None:
+        table.add_row("window", _window_text(stats["window"], stats["window_s"]))
+    table.add_row(RATE_LABELS.get(stats.get("rate_basis"), "rate"),
+                  _fmt(stats["rate_rps"], "{:.3g} req/s"))
     table.add_row("inter-arrival CV", _fmt(stats["interarrival_cv"], "{:.3g}"))
     for col in ("input_tokens", "output_tokens"):
         for key, value in stats[col].items():
@@ -133,6 +149,13 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     for note in notes:  # a note may quote the trace (a model's name): no terminal escapes
         table.add_row("note", escaped(note))
     return table
+
+
+def _window_text(window: list[float], window_s: float) -> str:
+    """``--window START END`` in words, with its replayed length when --time-scale changes it."""
+    start, end = window
+    text = f"{start:,g} to {end:,g} s of the trace"
+    return text if window_s == end - start else f"{text}; {window_s:,.1f} s replayed"
 
 
 def _fmt(value, pattern: str) -> str:

@@ -10,18 +10,24 @@ import pandas as pd
 PERCENTILES = (50, 90, 99)
 
 
-def trace_stats(df: pd.DataFrame) -> dict:
+def trace_stats(df: pd.DataFrame, window_s: float | None = None) -> dict:
     """Rows, span, rate, burstiness and token percentiles of a request table.
 
-    ``span_s`` = last - first arrival; ``rate_rps`` = rows / span_s; ``interarrival_cv`` =
-    std / mean of the gaps between consecutive arrivals (population std; 1 for Poisson,
-    larger is burstier). Token statistics are ``p50, p90, p99`` (linear interpolation) and
-    ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the fraction of prefix blocks
-    seen earlier in the trace, i.e. the hit rate of an infinite cache. Timing keys are None for
-    a table without ``arrival_s`` or with fewer rows than they need.
+    ``span_s`` = last - first arrival; ``rate_rps`` = rows / ``window_s`` when the table is a
+    window of that many seconds (``rate_basis`` "window"), else rows / span_s (``rate_basis``
+    "span"); a window reaching past the trace's last request counts its empty end too.
+    ``interarrival_cv`` = std / mean of the gaps between consecutive arrivals (population std;
+    1 for Poisson, larger is burstier). Token statistics are ``p50, p90, p99`` (linear
+    interpolation) and ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the fraction
+    of prefix blocks seen earlier in the trace, i.e. the hit rate of an infinite cache. Timing
+    keys are None for a table without ``arrival_s`` or with fewer rows than they need.
     """
     stats: dict = {"rows": int(len(df))}
-    stats.update(_timing(df["arrival_s"].to_numpy() if "arrival_s" in df else None))
+    t = df["arrival_s"].to_numpy() if "arrival_s" in df else None
+    stats.update(_timing(t))
+    if t is not None and window_s is not None:
+        stats.update(window_s=window_s, rate_basis="window",
+                     rate_rps=_finite(len(t) / window_s) if window_s > 0 else None)
     for col in ("input_tokens", "output_tokens"):
         stats[col] = _token_stats(df[col].to_numpy())
     if "prefix_hashes" in df:
@@ -30,13 +36,15 @@ def trace_stats(df: pd.DataFrame) -> dict:
 
 
 def _timing(t: np.ndarray | None) -> dict:
-    out = {"span_s": None, "rate_rps": None, "interarrival_cv": None}
+    out = {"span_s": None, "rate_rps": None, "rate_basis": None, "window_s": None,
+           "interarrival_cv": None}
     if t is None or len(t) < 2:
         return out
     span = float(t[-1] - t[0])
     out["span_s"] = span
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         out["rate_rps"] = _finite(len(t) / span) if span > 0 else None
+        out["rate_basis"] = "span" if out["rate_rps"] is not None else None
         gaps = np.diff(t)
         if len(gaps) >= 2 and gaps.mean() > 0:
             out["interarrival_cv"] = _finite(float(gaps.std() / gaps.mean()))
