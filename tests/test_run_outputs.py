@@ -13,6 +13,7 @@ import pytest
 from conftest import TINY, run_cli, tiny_doc, write_yaml
 
 from tiersim import outputs
+from tiersim.cli import main
 from tiersim.errors import TiersimError
 from tiersim.manifest import check_manifest
 from tiersim.results import RunResult
@@ -147,3 +148,58 @@ def test_a_rerun_without_a_report_removes_the_stale_one(tiny_run, tmp_path):
     (target / "report.html").write_text("<html>an earlier run</html>")
     outputs.write_run(target, run, pd.DataFrame({"a": [1]}), pd.DataFrame({"b": [1]}), "x: 1\n")
     assert not (target / "report.html").exists()
+
+
+def identities(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each entry's inode and modification time: a file replaced by one of equal bytes shows."""
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+def test_a_folder_in_the_way_refuses_the_rerun_before_anything_changes(tmp_path, capsys):
+    """A folder named summary.json let the rerun replace requests.parquet and
+    timeseries.parquet, then fail saying "free space"."""
+    target = tmp_path / "out"
+    first = write_yaml(tmp_path / "first.yaml", tiny_doc(seed=5))
+    assert main(["run", str(first), "--out", str(target), "--no-report", "--no-baselines"]) == 0
+    (target / "summary.json").unlink()
+    (target / "summary.json").mkdir()
+    before, ids = snapshot(target), identities(target)
+    capsys.readouterr()
+    assert main(["run", str(TINY), "--out", str(target), "--no-report", "--no-baselines"]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: {target / 'summary.json'}: a folder is in the way of the summary.json that "
+        "`tiersim run` writes; move or remove that folder, or use another --out folder "
+        "(nothing was written)\n")
+    assert snapshot(target) == before and identities(target) == ids
+
+
+def test_write_run_refuses_a_folder_in_the_way_before_writing(tiny_run, tmp_path):
+    run, _ = tiny_run
+    target = tmp_path / "r"
+    (target / "report.html").mkdir(parents=True)
+    with pytest.raises(TiersimError, match=r"report.html: a folder is in the way"):
+        outputs.write_run(target, run, pd.DataFrame({"a": [1]}), pd.DataFrame({"b": [1]}), "")
+    assert [p.name for p in target.iterdir()] == ["report.html"]
+
+
+@pytest.fixture
+def failing_scenario(tmp_path) -> Path:
+    """A scenario whose run fails after its --out folder is taken (a trace row is bad)."""
+    trace = tmp_path / "bad.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n0,10,abc\n")
+    return write_yaml(tmp_path / "bad.yaml", tiny_doc(trace={"path": str(trace)}))
+
+
+def test_a_failed_run_into_a_new_folder_leaves_nothing(failing_scenario, tmp_path, capsys):
+    """The lock file (and so the folders made for it) stayed behind."""
+    out = tmp_path / "new" / "sub"
+    assert main(["run", str(failing_scenario), "--out", str(out), "--no-baselines"]) == 1
+    assert "token count is not a number" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_run_into_an_empty_folder_leaves_it_empty(failing_scenario, tmp_path):
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert main(["run", str(failing_scenario), "--out", str(out), "--no-baselines"]) == 1
+    assert list(out.iterdir()) == []

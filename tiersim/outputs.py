@@ -9,7 +9,9 @@ summary); the report embeds the run id. A failed or interrupted rerun leaves the
 files, and a reader that checks the manifest (:func:`tiersim.manifest.check_manifest`, which
 ``tiersim report`` calls) notices files from two different runs. A rerun without a report
 removes the earlier run's ``report.html``. A full disk or read-only folder ends with one line
-naming DIR and no temporary folder left behind.
+naming DIR and no temporary folder left behind; a folder standing where a file goes (a folder
+named ``summary.json``) is refused before anything is written (:func:`refuse_blocked`). A
+command that fails leaves no ``.lock`` and no empty folder it made (:func:`locked`).
 
 Memory: the Parquet tables are written straight into the temporary folder, a row group at a
 time (:data:`ROW_GROUP_ROWS` rows: a run of any size holds one group's Arrow copy, never the
@@ -95,6 +97,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
                            f"`tiersim {kind}` would overwrite some of them; use another --out "
                            "folder")
     _refuse_overwriting_inputs(out, kind, inputs)
+    refuse_blocked(out, kind)
     _check_writable(out)
 
 
@@ -117,6 +120,18 @@ def _refuse_overwriting_inputs(out: Path, kind: str, inputs: Iterable[Path]) -> 
         if name is not None:
             raise TiersimError(f"{out / name}: `tiersim {kind}` reads this file and would "
                                "overwrite it with its results; use another --out folder")
+
+
+def refuse_blocked(out: Path, kind: str) -> None:
+    """Refuse, before anything is written, when a folder stands where a ``kind`` command puts
+    one of its files (:data:`WRITES`): the rename onto it would fail halfway through the set,
+    after the files before it had replaced the earlier run's."""
+    for name in WRITES[kind]:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            raise TiersimError(f"{path}: a folder is in the way of the {name} that `tiersim "
+                               f"{kind}` writes; move or remove that folder, or use another "
+                               "--out folder (nothing was written)")
 
 
 def _real(path: Path) -> str:
@@ -153,7 +168,32 @@ def locked(out: Path, kind: str):
     is gone. When the command that took it has died, its workers are exiting (they die with
     their parent): then this waits up to LOCK_WAIT_S for them instead of refusing.
     """
+    created = new_folders(out)
     make_out_dir(out)
+    try:
+        with _lock_file(out, kind):
+            yield
+    except BaseException:  # a failed command leaves no folder it made (an empty one)
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def new_folders(out: Path) -> list[Path]:
+    """The folders that creating ``out`` would make, deepest first (none when it exists)."""
+    made = []
+    for folder in (out, *out.parents):
+        if folder.exists() or folder.is_symlink():
+            break
+        made.append(folder)
+    return made
+
+
+@contextlib.contextmanager
+def _lock_file(out: Path, kind: str):
+    """Hold ``out/.lock`` (see :func:`locked`); a lock file this command created is removed
+    again when the command fails, so a failed command leaves only what was there."""
     if fcntl is None:  # pragma: no cover
         yield
         return
@@ -161,6 +201,7 @@ def locked(out: Path, kind: str):
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise TiersimError(f"{path}: not a regular file (a link, folder or pipe); remove it "
                            "(tiersim writes its pid there) or use another --out")
+    existed = path.exists()
     try:  # O_NOFOLLOW: a link put there between the check and the open is refused too
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         handle = os.fdopen(fd, "r+")
@@ -172,7 +213,12 @@ def locked(out: Path, kind: str):
             handle.write(str(os.getpid()))
             handle.flush()
             remove_stale_temps(out)  # nothing else writes here now: a kill's leftovers go
-        yield
+        try:
+            yield
+        except BaseException:
+            if not existed:  # removed while still held: no other command took it meanwhile
+                path.unlink(missing_ok=True)
+            raise
 
 
 LOCK_WAIT_S = 10.0
@@ -312,6 +358,7 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
     """Write a run's files into ``out`` atomically (see the module docstring); return the
     manifest."""
     make_out_dir(out)
+    refuse_blocked(out, "run")
     remove_stale_temps(out)
     temp = None
     try:
