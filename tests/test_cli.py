@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -297,6 +298,17 @@ def test_calibrate_refuses_an_unknown_device_before_importing_torch(tmp_path):
         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert probe.returncode == 0, probe.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("args", [["--device", "cpu", "--quick"], ["--from", "aiconfigurator"]])
+def test_calibrate_refuses_an_unwritable_out_before_measuring(args):
+    """The folder passed os.access as root (/proc, a read-only disk): the harness measured,
+    then printed two lines when the file could not be written."""
+    result = run_cli("calibrate", *args, "--out", "/proc/tiersim-profile.json")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == ("Error: --out /proc/tiersim-profile.json: cannot write in folder "
+                             "/proc (No such file or directory); choose another path\n")
 
 
 def test_calibrate_passes_arguments_through(capsys):

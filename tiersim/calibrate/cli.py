@@ -12,6 +12,7 @@ import math
 import os
 import signal
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -174,8 +175,19 @@ def out_problem(out: str) -> str | None:
         if above is not None and not above.is_dir():
             return f"--out {out}: {above} is a file, not a folder; give a path in a folder"
         return f"--out {out}: folder {path.parent} does not exist; create it first"
-    if not os.access(path.parent, os.W_OK):
-        return f"--out {out}: folder {path.parent} is not writable; choose another path"
+    return _write_problem(out, path.parent)
+
+
+def _write_problem(out: str, folder: Path) -> str | None:
+    """Why a file cannot be created in ``folder``, found by creating (and removing) one: the
+    permission bits alone pass for root, and say nothing of a read-only disk or ``/proc``."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".tiersim-probe-", suffix=".tmp", dir=folder)
+    except OSError as err:
+        return (f"--out {out}: cannot write in folder {folder} ({err.strerror or err}); choose "
+                "another path")
+    os.close(handle)
+    os.unlink(probe)
     return None
 
 
