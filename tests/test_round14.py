@@ -477,8 +477,26 @@ def test_an_empty_positional_argument_is_refused(tmp_path, capsys, monkeypatch):
     # `tiersim report ""` wrote report.html into the current folder
     monkeypatch.chdir(tmp_path)
     line = one_error_line(*run_cli(capsys, "report", ""))
-    assert line == ("Error: argument 2 is empty (an unset shell variable?): an empty path reads "
+    assert line == ("Error: DIRECTORY is empty (an unset shell variable?): an empty path reads "
                     "as the current folder; give the value, or leave the argument out")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("argv", "name"), [
+    (("run", "--no-report", ""), "SCENARIO"),  # was "--no-report is empty": it takes no value
+    (("trace", "inspect", ""), "PATH"),  # was "argument 3", counting the command's words
+    (("sweep", "x.yaml", "-w", " "), "--workers"),  # was "-w", not the name --help shows
+    (("analytic", "--json", "--trace", ""), "--trace"),
+    (("analytic", "--trace="), "--trace"),
+])
+def test_an_empty_word_is_named_as_the_command_reads_it(tmp_path, capsys, monkeypatch, argv,
+                                                        name):
+    monkeypatch.chdir(tmp_path)
+    line = one_error_line(*run_cli(capsys, *argv))
+    fix = ("; give its value, or leave it out" if name.startswith("-") else
+           ": an empty path reads as the current folder; give the value, or leave the argument "
+           "out")
+    assert line == f"Error: {name} is empty (an unset shell variable?){fix}"
     assert not list(tmp_path.iterdir())
 
 

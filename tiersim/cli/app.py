@@ -46,31 +46,44 @@ def _with_line(err: TiersimError) -> TiersimError:
 def _refuse_empty_args(argv: list[str] | None) -> None:
     """Refuse an empty argument (``--out "$UNSET"``): an empty path reads as ``.``, so an empty
     ``--out`` would write into, and overwrite files of, the folder the command runs in (``--out
-    .`` says so on purpose), and an empty option value would quietly take its default."""
+    .`` says so on purpose), and an empty option value would quietly take its default. The
+    option or argument is named as the command's own parser reads the words."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
-    for i, arg in enumerate(args):
-        if arg == "--":
-            return
-        empty = arg in ("--out=", "-o=") or (arg in ("--out", "-o") and i + 1 < len(args)
-                                             and not args[i + 1].strip())
-        if empty and args[:1] == ["calibrate"]:  # its --out is a file
-            raise TiersimError("--out is empty (an unset shell variable?); give the path of the "
-                               "profile JSON to write")
-        if empty:
-            raise TiersimError("--out is empty (an unset shell variable?): it would write into "
-                               "the current folder; name the folder, or give --out . for this "
-                               "one")
-        if arg.startswith("--") and arg.endswith("=") or (
-                arg.startswith("-") and i + 1 < len(args) and not args[i + 1].strip()
-                and "=" not in arg):
-            raise TiersimError(f"{arg.rstrip('=')} is empty (an unset shell variable?); give "
-                               "its value, or leave it out")
-        if not arg.strip() and (i == 0 or not args[i - 1].startswith("-")):
-            raise TiersimError(f"argument {i + 1} is empty (an unset shell variable?): an "
-                               "empty path reads as the current folder; give the value, or "
-                               "leave the argument out")
+    args = args[:args.index("--")] if "--" in args else args
+    if not any(not arg.strip() or arg.endswith("=") for arg in args):
+        return
+    name = _empty_name(args)
+    if name == "--out" and args[:1] == ["calibrate"]:  # its --out is a file
+        raise TiersimError("--out is empty (an unset shell variable?); give the path of the "
+                           "profile JSON to write")
+    if name == "--out":
+        raise TiersimError("--out is empty (an unset shell variable?): it would write into "
+                           "the current folder; name the folder, or give --out . for this one")
+    if name is not None and name.startswith("-"):
+        raise TiersimError(f"{name} is empty (an unset shell variable?); give its value, or "
+                           "leave it out")
+    if name is not None:
+        raise TiersimError(f"{name} is empty (an unset shell variable?): an empty path reads "
+                           "as the current folder; give the value, or leave the argument out")
+
+
+def _empty_name(args: list[str]) -> str | None:
+    """The option (long name) or argument (upper case, ``argument N`` where the command's
+    words are not known) that ``args`` leave empty, or None."""
+    command = load(args[0]) if args and args[0] in MOUNTED else None
+    if command is not None and not command.context_settings.get("ignore_unknown_options"):
+        param = usage.empty_param(command, args[1:])
+        return None if param is None else usage.param_name(param)
+    for i, arg in enumerate(args):  # a command that hands its words on (calibrate)
+        if arg in ("--out=", "-o=") or arg.startswith("--") and arg.endswith("="):
+            return {"-o": "--out"}.get(arg[:-1], arg[:-1])
+        if arg.startswith("-") and i + 1 < len(args) and not args[i + 1].strip():
+            return {"-o": "--out"}.get(arg, arg)
+        if not arg.strip():
+            return f"argument {i + 1}"
+    return None
 
 
 def _typed_command(argv: list[str] | None) -> str:

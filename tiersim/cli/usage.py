@@ -38,11 +38,31 @@ def _where(error: UsageError) -> str | None:
     if isinstance(error, (errors.NoSuchOption, errors.BadOptionUsage)):
         return error.option_name
     param = getattr(error, "param", None)
-    if param is None:
-        return None
+    return None if param is None else param_name(param)
+
+
+def param_name(param) -> str:
+    """An option's long name (``--out``), or an argument's name in upper case (``SCENARIO``),
+    as ``--help`` shows them."""
     if param.param_type_name == "option" and param.opts:
         return max(param.opts, key=len)
     return str(param.name or param.human_readable_name).upper()
+
+
+def empty_param(command, args: list[str]):
+    """The first parameter of ``command`` (a group's subcommand named in ``args`` too) that
+    ``args`` give an empty or blank value, as the framework's own parser assigns the words (a
+    flag takes none, so the word after it is an argument); None when there is none."""
+    while getattr(command, "commands", None) and args and args[0] in command.commands:
+        command, args = command.commands[args[0]], args[1:]
+    ctx = command.context_class(command, info_name=command.name, resilient_parsing=True)
+    values, _, order = command.make_parser(ctx).parse_args(list(args))
+    for param in order:
+        given = values.get(param.name)
+        given = given if isinstance(given, (list, tuple)) else [given]
+        if any(isinstance(value, str) and not value.strip() for value in given):
+            return param
+    return None
 
 
 def _problem(error: UsageError) -> str:
@@ -62,4 +82,5 @@ def _problem(error: UsageError) -> str:
     return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
-__all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "usage_line"]
+__all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "param_name",
+           "usage_line"]
