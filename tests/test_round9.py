@@ -279,6 +279,21 @@ def test_a_profile_attention_table_with_an_unknown_kv_dtype_is_refused(tmp_path)
     assert any(" mla-" in (t.dtype or "") for t in shipped.tables)
 
 
+def test_json_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """A config.json saved by a Windows editor starts with a UTF-8 BOM; it was refused as "not
+    valid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig))"."""
+    from tiersim.calibrate import shapes
+
+    plain, marked = tmp_path / "plain" / "config.json", tmp_path / "marked" / "config.json"
+    for path, head in ((plain, b""), (marked, b"\xef\xbb\xbf")):
+        path.parent.mkdir()
+        path.write_bytes(head + json.dumps(LLAMA).encode())
+    assert read_json(marked, "a model config") == LLAMA
+    arch = hf_config.load_hf_config(marked)
+    assert arch.hidden == hf_config.load_hf_config(plain).hidden == 4096
+    assert shapes.from_config(marked).hidden == shapes.from_config(plain).hidden
+
+
 def test_a_json_number_of_5000_digits_is_one_line(tmp_path):
     """A ValueError traceback in calibrate; `run` suggested sys.set_int_max_str_digits()."""
     path = tmp_path / "config.json"

@@ -3,7 +3,7 @@
 Missing or unreadable, not a regular file (a FIFO or ``/dev/zero`` would hang or fill memory),
 larger than :data:`MAX_JSON_BYTES`, not UTF-8, not JSON, or nested too deeply for the parser:
 each is a :class:`~tiersim.errors.TiersimError` subclass chosen by the caller, naming the file
-and what it was expected to be.
+and what it was expected to be. A UTF-8 byte-order mark (as Windows editors save) is read past.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
             data = handle.read(MAX_JSON_BYTES + 1)
         if len(data) > MAX_JSON_BYTES:
             raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB; not {what}")
-        return json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
+        return json.loads(data.decode("utf-8-sig"), object_pairs_hook=_unique_keys)
     except DuplicateKey as exc:
         raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
                     "was meant cannot be known)") from None
