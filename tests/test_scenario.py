@@ -285,3 +285,43 @@ def test_the_readme_example_scenario_is_valid():
     block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
     scenario = scenario_from_dict(yaml.safe_load(block), "README.md")
     assert [t.name for t in scenario.tiers] == ["w4a16", "bf16"]
+
+
+MERGED_TIERS = """\
+name: merged
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+profile: null
+trace: {path: azure2023_code.parquet, window: [240, 360]}
+tiers:
+  - &small {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 3.5}
+  - &big {name: bf16, precision: bf16, replicas: 2, cost_per_gpu_hour: 4.5}
+  - <<: [*big, *small]
+    name: mix
+router: {policy: static_split, fractions: [0.4, 0.3, 0.3]}
+"""
+
+
+def test_a_merge_list_takes_each_key_from_its_earliest_mapping(scenario_file):
+    """YAML's rule: the mapping's own keys, then the earlier mapping of the list. PyYAML 6.0.4
+    let the later mapping win for every key longer than one character (yaml/pyyaml#953)."""
+    mix = load_scenario(scenario_file(MERGED_TIERS)).tiers[2]
+    assert (mix.name, mix.precision, mix.replicas, mix.cost_per_gpu_hour) == ("mix", "bf16", 2,
+                                                                              4.5)
+    flipped = MERGED_TIERS.replace("[*big, *small]", "[*small, *big]")
+    mix = load_scenario(scenario_file(flipped)).tiers[2]
+    assert (mix.name, mix.precision, mix.replicas, mix.cost_per_gpu_hour) == ("mix", "w4a16", 1,
+                                                                              3.5)
+
+
+def test_a_merge_of_something_not_a_mapping_is_one_line(scenario_file):
+    path = scenario_file(MERGED_TIERS.replace("[*big, *small]", "[*big, 3]"))
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert str(err.value) == (f"{path}: line 9: invalid YAML: expected a mapping for merging, "
+                              "but found scalar")
+    path = scenario_file(MERGED_TIERS.replace("[*big, *small]", "3"))
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert str(err.value) == (f"{path}: line 9: invalid YAML: expected a mapping or list of "
+                              "mappings for merging, but found scalar")

@@ -612,6 +612,29 @@ class _BoundedLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def flatten_mapping(self, node):
+        """Merge keys (``<<: [*a, *b]``) as YAML defines them: the mapping's own keys win, then
+        the earlier mapping of the list. PyYAML 6.0.4 keeps the later one for keys longer than
+        one character (it tells keys apart by object identity, yaml/pyyaml#953)."""
+        merged, own = [], []
+        for key, value in node.value:
+            if key.tag != _MERGE:
+                if key.tag == "tag:yaml.org,2002:value":  # a bare "=" key is text, as in PyYAML
+                    key.tag = "tag:yaml.org,2002:str"
+                own.append((key, value))
+                continue
+            listed = isinstance(value, yaml.SequenceNode)
+            for source in value.value if listed else [value]:
+                if not isinstance(source, yaml.MappingNode):  # PyYAML's words
+                    wanted = "a mapping" if listed else "a mapping or list of mappings"
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"expected {wanted} for merging, but found {source.id}",
+                        source.start_mark)
+                self.flatten_mapping(source)
+                merged.append(source.value)
+        node.value = [pair for pairs in reversed(merged) for pair in pairs] + own  # last wins
+
     def construct_object(self, node, deep=False):
         """Construct one value; a value its tag cannot hold (``!!int abc``, ``!!bool 1``, an
         integer of more than 4,300 digits) is a YAML error at that node, not a traceback."""
@@ -627,6 +650,7 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 _INT = "tag:yaml.org,2002:int"
+_MERGE = "tag:yaml.org,2002:merge"
 _FLOAT = "tag:yaml.org,2002:float"
 _PLAIN_NUMBER = {
     _INT: re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
