@@ -102,6 +102,20 @@ def test_lru_misses_first_sight_and_evicts_the_least_recent():
         False, False, True, False, False]
 
 
+@pytest.mark.parametrize("none", [None, np.nan, pd.NA])
+@pytest.mark.parametrize("mode", ["lru", "top_n"])
+def test_a_row_without_a_prompt_hash_is_never_a_hit(mode, none):
+    """The LRU cache treated every row without a hash as one prompt: all but the first hit.
+    Such a row is a prompt of its own: a miss that puts nothing in the cache."""
+    key = np.array(["a", none, none, "a", none, "b"], dtype=object)
+    cfg = ResponseCacheConfig(mode=mode, size=2)
+    assert hits(key, cfg).tolist() == [mode == "top_n", False, False, True, False,
+                                       mode == "top_n"]
+    df = pd.DataFrame({"prompt_hash": key})
+    assert keys(df, cfg, np.random.default_rng(0))[1] == (
+        "trace column prompt_hash (3 rows without one: never a hit)")
+
+
 def test_keys_come_from_the_column_the_prefix_hashes_or_the_generator():
     """prompt_hash column first; else whole prefix-hash lists; else an error naming the fix."""
     df = pd.DataFrame({"input_tokens": [10, 10, 10],

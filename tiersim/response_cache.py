@@ -10,7 +10,8 @@ no GPU time, and never reaches the router or the fleet. Two kinds:
   shared, as a request-coalescing front end does, and the repeat waits for it: its latency is
   the first answer's remaining time, never less than ``lookup_s``).
 
-Keys: the trace's ``prompt_hash`` column (``key``); else, for a trace with ``prefix_hashes``
+Keys: the trace's ``prompt_hash`` column (``key``; a row whose value is null or NaN is a prompt
+of its own: never a hit, never cached); else, for a trace with ``prefix_hashes``
 (Mooncake), the hash of the whole block list plus the input length (the same prompt); else the
 seeded popularity generator (``popularity``): prompt ranks drawn Zipf-like, P(rank r) proportional
 to ``r ** -exponent`` over ``distinct`` prompts. Token lengths stay the trace's (they matter only
@@ -75,7 +76,10 @@ def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
         return drawn.astype(np.int64), (f"generated: {p.distinct} distinct prompts, Zipf "
                                         f"exponent {p.exponent:g}")
     if cfg.key in df.columns:
-        return df[cfg.key].to_numpy(), f"trace column {cfg.key}"
+        found = df[cfg.key].to_numpy()
+        none = int(missing(found).sum())
+        without = f" ({none:,} rows without one: never a hit)" if none else ""
+        return found, f"trace column {cfg.key}{without}"
     if "key" in cfg.model_fields_set:  # a named column the trace lacks: no silent stand-in
         raise ScenarioError(source, "router.response_cache.key", f"the trace has no "
                             f"{cfg.key!r} column; name one it has, or drop key: to use "
@@ -115,25 +119,38 @@ def last_answer_s(df: pd.DataFrame, hit: np.ndarray, lookup_s: float) -> float:
     return float(df["arrival_s"].to_numpy(np.float64)[hit].max()) + lookup_s
 
 
+def missing(key: np.ndarray) -> np.ndarray:
+    """Which rows have no key (a null or NaN ``prompt_hash``): an unknown prompt, never a hit
+    and never cached (rows without a hash are not one prompt)."""
+    return np.asarray(pd.isna(key), dtype=bool)
+
+
 def hits(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
-    """Which rows (in arrival order) the cache answers."""
+    """Which rows (in arrival order) the cache answers; never a row without a key."""
     if cfg.mode == "top_n":
-        counts = pd.Series(key).value_counts(sort=False)
-        first = pd.Series(np.arange(len(key))).groupby(pd.Series(key)).min()
+        unknown = missing(key)
+        known = pd.Series(key)[~unknown]
+        counts = known.value_counts(sort=False)
+        first = known.index.to_series().groupby(known).min()
         order = sorted(counts.index, key=lambda k: (-counts[k], first[k]))
         top = set(order[:cfg.size])
-        return np.fromiter((k in top for k in key), dtype=bool, count=len(key))
+        return np.fromiter((not u and k in top for k, u in zip(key, unknown)), dtype=bool,
+                           count=len(key))
     return sources(key, cfg) >= 0  # an LRU hit is a row with an answer to share
 
 
 def sources(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
     """Per row, the row whose answer an ``lru`` hit shares (the miss that put its key in the
-    cache); -1 for a miss and for every ``top_n`` row (filled offline, answered at once)."""
+    cache); -1 for a miss and for every ``top_n`` row (filled offline, answered at once). A row
+    without a key is a miss that puts nothing in the cache."""
     out = np.full(len(key), -1, dtype=np.int64)
     if cfg.mode == "top_n":
         return out
     cache: OrderedDict = OrderedDict()
+    unknown = missing(key)
     for i, k in enumerate(key.tolist()):
+        if unknown[i]:
+            continue
         if k in cache:
             out[i] = cache[k]
             cache.move_to_end(k)
