@@ -213,3 +213,22 @@ def test_a_w4a16_tier_split_into_partial_groups_prints_the_note(tmp_path, capsys
                         tmp_path / "o", "--no-baselines", "--no-report")
     assert code == 0, err
     assert f"note: tier w4a16: {W4A16_NOTE}" in err
+
+
+def test_a_kv_cache_shorter_than_one_sequence_is_noted(tmp_path, capsys):
+    """vLLM refuses to start when max_model_len exceeds the KV cache; the run says so."""
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    doc = tiny_doc(model="Llama-3.1-70B", router={"policy": "uniform"})
+    doc["tiers"] = [{"name": "big", "precision": "bf16", "replicas": 1, "gpus_per_replica": 2,
+                     "gpu_memory_utilization": 0.55, "cost_per_gpu_hour": 3.5,
+                     "accuracy": 0.9}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    note = " ".join(err.split())
+    assert ("note: tier big: its KV cache holds 58,192 tokens per replica, less than one "
+            "sequence of max_model_len 131,072; vLLM refuses to start so (set "
+            "scheduler.max_model_len to at most 58,192, or give the tier more memory); here a "
+            "request longer than the cache is dropped") in note

@@ -1119,6 +1119,7 @@ def check_layouts(scenario: Scenario) -> None:
     partial blocks, prefix caching a gated delta-net model."""
     _note_block_splits(scenario)
     _note_hybrid_caching(scenario)
+    _note_short_kv(scenario)
 
 
 def _note_block_splits(scenario: Scenario) -> None:
@@ -1139,6 +1140,30 @@ def _note_block_splits(scenario: Scenario) -> None:
             continue  # the checks above name it
         if problem:
             warnings.warn(Note(f"tier {tier.name}: {problem}"), stacklevel=3)
+
+
+def _note_short_kv(scenario: Scenario) -> None:
+    """A note per tier whose KV cache cannot hold one sequence of its ``max_model_len``: vLLM
+    refuses to start such a server; here requests longer than the cache are dropped."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.fleet import kv_blocks, limits
+
+    for tier in scenario.tiers:
+        try:
+            ref = scenario.tier_model_ref(tier)
+            held = kv_blocks(ref, scenario.gpu, tier, scenario.draft_model_ref(tier))
+            longest = limits(tier, ref, scenario.draft_model_ref(tier)).max_model_len
+        except (KeyError, ValueError, TiersimError):
+            continue  # the checks above name it
+        tokens = held * tier.scheduler.block_size
+        if longest and tokens < longest:
+            warnings.warn(Note(
+                f"tier {tier.name}: its KV cache holds {tokens:,} tokens per replica, less than "
+                f"one sequence of max_model_len {longest:,}; vLLM refuses to start so (set "
+                f"scheduler.max_model_len to at most {tokens:,}, or give the tier more memory); "
+                "here a request longer than the cache is dropped"), stacklevel=3)
 
 
 def _note_hybrid_caching(scenario: Scenario) -> None:
