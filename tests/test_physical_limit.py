@@ -1,6 +1,7 @@
-"""Measured tables are read within physics: never faster than the physical limit (the roofline at
-the data sheet's peaks, :class:`~tiersim.perf.roofline.PhysicalLimitOps`), and never faster for
-more work along any axis (:func:`~tiersim.perf.profile.monotone_grid`)."""
+"""Measured tables are read within physics: a point faster than the physical limit (the roofline at
+the data sheet's peaks, :class:`~tiersim.perf.roofline.PhysicalLimitOps`) is read from the
+roofline, as a missing one is, and no table is faster for more work along any axis
+(:func:`~tiersim.perf.profile.monotone_grid`)."""
 
 from __future__ import annotations
 
@@ -59,18 +60,17 @@ def _profile(table: Table) -> Profile:
     return Profile("synthetic", "H200", {"source": "harness"}, 1e-3, "harness", [table])
 
 
-def test_a_point_below_the_limit_is_raised_to_it_and_the_label_says_so():
-    limit = PhysicalLimitOps(LLAMA, "bf16", "h200").gemm(np.array([1.0, 4096.0]), 4096, 4096,
-                                                        "bf16")
+def test_a_point_below_the_limit_is_read_from_the_roofline_and_the_label_says_so():
+    m = np.array([1.0, 4096.0])
+    limit = PhysicalLimitOps(LLAMA, "bf16", "h200").gemm(m, 4096, 4096, "bf16")
+    roof = RooflineOps(LLAMA, "bf16", "h200").gemm(m, 4096, 4096, "bf16")
     latency = np.array([limit[0] * 1.5, limit[1] * 0.5])  # the second: twice the peak
-    table = Table("gemm", "bf16", "harness", {"n": 4096, "k": 4096},
-                  {"m": np.array([1.0, 4096.0])}, latency)
+    table = Table("gemm", "bf16", "harness", {"n": 4096, "k": 4096}, {"m": m}, latency)
     ops = ProfileOps(_profile(table), LLAMA, "bf16", "h200",
                      fallback=RooflineOps(LLAMA, "bf16", "h200"))
-    got = ops.gemm(np.array([1.0, 4096.0]), 4096, 4096)
-    np.testing.assert_allclose(got, [latency[0], limit[1]], rtol=1e-12)
+    np.testing.assert_allclose(ops.gemm(m, 4096, 4096), [latency[0], roof[1]], rtol=1e-12)
     assert ops.sources()["gemm bf16 n=4096 k=4096"] == (
-        "harness (1 of 2 points raised to the physical limit)")
+        "harness (1 of 2 points below the physical limit, read from the roofline)")
     assert table.latency[1] == latency[1]  # the profile's own table is left as it was
 
 
@@ -96,7 +96,7 @@ def test_the_shipped_mla_prefill_reads_no_chunk_faster_than_the_tensor_cores():
     for new, cached in [(32768, 0), (16384, 16384), (8192, 131072), (512, 131072)]:
         assert float(ops.attn_prefill(new, cached)) >= limit.attn_prefill(new, cached) * 0.999
     label = ops.sources()["attn_prefill bf16 mla-bf16 heads=8 kv_heads=1 head_dim=576"]
-    assert label.endswith("points raised to the physical limit)")
+    assert label.endswith("points below the physical limit, read from the roofline)")
 
 
 @settings(max_examples=100, deadline=None)

@@ -39,13 +39,25 @@ Interpolation rule (every table, every axis)
   the slope floored at zero so latency never falls as work grows.
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
-- GEMM and MoE tables (one token axis) are first made non-decreasing in tokens
-  (:func:`monotone`: a step of more tokens is never faster, as an engine can pad to a larger
-  measured size; NVIDIA's block-FP8 GEMM at n=5120 k=2048 reads 195 us at m=128 beside 108 us at
-  m=129),
+- Every table is first made non-decreasing along every axis (:func:`monotone` for one-axis
+  tables: a step of more tokens, sequences or bytes is never faster, as an engine can pad to a
+  larger measured size; NVIDIA's block-FP8 GEMM at n=5120 k=2048 reads 195 us at m=128 beside
+  108 us at m=129, its B200 all-reduce falls by a third at one size; :func:`monotone_grid` for
+  attention tables: more new tokens, cached context or sequences are never faster),
   and so are anchored curves (another shape's rescaling can make a smaller batch slower) and
   graph-read curves. The fit pools falling neighbours at their median, so a flat run of noisy
   points is not read low, as a running minimum would read it (about 2% on NVIDIA's GEMMs).
+
+Physical limit
+--------------
+Before that, a point faster than the physical limit of its operator at the model's shape
+(:class:`~tiersim.perf.roofline.PhysicalLimitOps`: the data sheet's HBM bandwidth and
+tensor-core peak, undiluted, and the cheapest way to do the work) is no kernel a server can run
+and is read from the roofline instead, as a point the profile lacks would be; the table's
+source label counts them (``(3 of 48 points below the physical limit, read from the
+roofline)``). NVIDIA's composed MLA prefill extends a prompt curve measured up to 512 tokens to
+a 32,768-token row at a twentieth of the limit, which had read a 131k-token prompt twice as fast
+as the tensor cores allow.
 
 Shapes the profile lacks (anchoring)
 ------------------------------------
@@ -965,6 +977,21 @@ def monotone(latency: np.ndarray) -> np.ndarray:
     return np.array([median for pool, median in pools for _ in pool])
 
 
+def _on_grid(ops, table: Table) -> np.ndarray:
+    """``ops``' time (a roofline's or the physical limit's) at every point of ``table``'s
+    grid, in its shape."""
+    op, axes = table.op, list(table.axes.values())
+    if op == "gemm":
+        return ops.gemm(axes[0], table.key["n"], table.key["k"], table.dtype)
+    if op == "allreduce":
+        return ops.allreduce(axes[0], table.key["tp"])
+    if op == "attn_decode":
+        return np.array([ops.attn_decode(int(b), axes[1]) for b in axes[0]])
+    if op == "attn_prefill":
+        return np.array([[ops.attn_prefill(int(t), int(c)) for c in axes[1]] for t in axes[0]])
+    return getattr(ops, op)(axes[0])  # moe, gdn_decode, gdn_prefill: one axis
+
+
 def monotone_grid(latency: np.ndarray) -> np.ndarray:
     """A two-axis table made non-decreasing along both axes: :func:`monotone` along each row,
     then each column, repeated while a column's fit makes a row fall again (at most
@@ -1112,24 +1139,15 @@ class ProfileOps:
     # ------------------------------------------------------------------ physical limit
 
     def _at_least_limit(self, table: Table) -> tuple[Table, str]:
-        """``table`` with every point below :class:`~tiersim.perf.roofline.PhysicalLimitOps`
-        raised to it, and a label suffix saying how many were (``""``: none, ``table`` itself).
-        Such a point is no kernel a server can run (NVIDIA's composed MLA prefill reads a
-        32,768-token chunk at a twentieth of what the tensor cores can do). Without a roofline
-        fallback on a known GPU (a profile read alone) nothing is raised."""
+        """``table`` with every point below the physical limit
+        (:class:`~tiersim.perf.roofline.PhysicalLimitOps`) answered by the roofline instead,
+        as a point the profile lacks would be, and a label suffix saying how many were (``""``:
+        none, ``table`` itself). Such a point is no kernel a server can run: NVIDIA's composed
+        MLA prefill extends its measured prompt curve (up to 512 tokens, launch-bound) to a
+        32,768-token row at a twentieth of what the tensor cores can do. Without a roofline
+        fallback on a known GPU (a profile read alone) nothing is replaced."""
         if getattr(self.fallback, "gpu", None) is None:
             return table, ""
-        limit = self._limit_grid(table)
-        raised = table.latency < limit * (1.0 - LIMIT_TOLERANCE)
-        if not raised.any():
-            return table, ""
-        floored = Table(table.op, table.dtype, table.source, table.key, table.axes,
-                        np.maximum(table.latency, limit), table.extra)
-        return floored, (f" ({int(raised.sum())} of {raised.size} points raised to the "
-                         "physical limit)")
-
-    def _limit_grid(self, table: Table) -> np.ndarray:
-        """The physical limit at every point of ``table``'s grid (its shape)."""
         from tiersim.perf.roofline import PhysicalLimitOps
 
         limit = self.__dict__.get("_limit")
@@ -1137,17 +1155,14 @@ class ProfileOps:
             limit = self.__dict__["_limit"] = PhysicalLimitOps(
                 self.model, self.weights, self.fallback.gpu, self.tp, self.kv_dtype, self.dp,
                 self.ep)
-        op, axes = table.op, list(table.axes.values())
-        if op == "gemm":
-            return limit.gemm(axes[0], table.key["n"], table.key["k"], table.dtype)
-        if op == "allreduce":
-            return limit.allreduce(axes[0], table.key["tp"])
-        if op == "attn_decode":
-            return np.array([limit.attn_decode(int(b), axes[1]) for b in axes[0]])
-        if op == "attn_prefill":
-            return np.array([[limit.attn_prefill(int(t), int(c)) for c in axes[1]]
-                             for t in axes[0]])
-        return getattr(limit, op)(axes[0])  # moe, gdn_decode, gdn_prefill: one axis
+        impossible = table.latency < _on_grid(limit, table) * (1.0 - LIMIT_TOLERANCE)
+        if not impossible.any():
+            return table, ""
+        latency = np.where(impossible, _on_grid(self.fallback, table), table.latency)
+        replaced = Table(table.op, table.dtype, table.source, table.key, table.axes, latency,
+                         table.extra)
+        return replaced, (f" ({int(impossible.sum())} of {impossible.size} points below the "
+                          "physical limit, read from the roofline)")
 
     # ------------------------------------------------------------------ anchoring
 
