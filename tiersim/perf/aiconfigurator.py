@@ -416,6 +416,23 @@ def _dsa_prefill_rows(rows):
     return rows[short | long], f"{dense[0]} (<= {SGLANG_DENSE_PREFILL_MAX} tokens), {sparse[0]}"
 
 
+def _served_prompt_rows(prompts, rows):
+    """The batch-1 ``prompts`` of one backend per prompt length, and the backends' names: the
+    backend most measured in ``rows`` where it was timed at that length, the next one where it
+    was not. vLLM's MLA module labels its rows with the backend that ran them, which changes
+    with length (H200: ``FLASH_ATTN_MLA`` up to 512 tokens, ``FLASH_ATTN`` from 1,024); keeping
+    the most measured label alone had cut the prompt curve at 512 tokens and extended it, flat,
+    to a 32,768-token prefill 20 times faster than measured."""
+    order = {k: i for i, k in enumerate(rows["kernel_source"].value_counts().index)}
+    rank = prompts["kernel_source"].map(order)
+    kept = prompts[rank == rank.groupby(prompts["isl"]).transform("min")]
+    spans = kept.groupby("kernel_source", sort=False)["isl"].agg(["min", "max"]).sort_values("min")
+    if len(spans) == 1:
+        return kept, str(spans.index[0])
+    return kept, ", ".join(f"{k} ({int(lo)}-{int(hi)} tokens)"
+                           for k, (lo, hi) in spans.iterrows())
+
+
 def _incremental_prefill_grid(rows, kv_read_s_per_token: float):
     """(tokens, context, seconds) from batch-1 prompt rows, a chunk of ``t`` tokens after ``c``
     cached read as the prompt curve's increment ``P(c + t) - P(c)``: the work a causal prompt
@@ -807,19 +824,20 @@ class Importer:
                   & (df["gemm_type"] == gemm)]
         if rows.empty:
             return None
-        kernel = rows["kernel_source"].value_counts().index[0]
-        rows = rows[rows["kernel_source"] == kernel]
         latent = MLA_LATENT
         key = {"heads": heads, "kv_heads": 1, "head_dim": latent}
         dt = mla_dtype(kv_dtype, attn_format)
         if op == "attn_prefill":
+            rows, kernel = _served_prompt_rows(rows[rows["batch_size"] == 1], rows)
             read = latent * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
-            found = _prefill_grid(rows[rows["batch_size"] == 1], read)
+            found = _prefill_grid(rows, read)
             names = ("tokens", "context")
             note = ("MLA context module (down-projection, q_b, kv_b, attention, o_proj), "
                     "DeepSeek-V3 shapes; cached context by equal-work prompt length, floored "
                     "at one latent read")
         else:
+            kernel = rows["kernel_source"].value_counts().index[0]
+            rows = rows[rows["kernel_source"] == kernel]
             found = _decode_grid(rows)
             names = ("batch", "context")
             note = ("MLA generation module (down-projection, q_b, absorbed BMMs, attention, "
