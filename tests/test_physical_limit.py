@@ -5,6 +5,8 @@ roofline, as a missing one is, and no table is faster for more work along any ax
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -86,17 +88,23 @@ def test_a_table_within_the_limit_is_read_as_it_is():
     assert ops._cache[("gemm", "bf16", (("n", 4096), ("k", 4096)))] is table
 
 
-def test_the_shipped_mla_prefill_reads_no_chunk_faster_than_the_tensor_cores():
-    """NVIDIA's composed MLA prefill holds a 32,768-token row at a twentieth of the limit: a
-    131k-token prompt came out twice as fast as the roofline allows."""
+def test_the_shipped_mla_prefill_keeps_every_measured_prompt_length():
+    """vLLM labels its MLA module's rows by backend, which changes with the prompt's length
+    (FLASH_ATTN_MLA up to 512 tokens, FLASH_ATTN beyond); the importer once kept one label's
+    rows and extended 512 tokens, flat, to a 32,768-token chunk 20 times faster than measured.
+    """
     model = _model(KIMI)
     ops = ProfileOps(resolve_profile("h200_aiconfigurator_vllm"), model, "checkpoint", "h200",
                      8, "bf16", fallback=RooflineOps(model, "checkpoint", "h200", 8, "bf16"))
+    # NVIDIA's rows (mla_context_module_perf, 8 heads, BF16 cache and projections, batch 1)
+    for new, measured_ms in [(512, 0.1533), (8192, 1.0633), (32768, 6.3415)]:
+        assert float(ops.attn_prefill(new, 1)) == pytest.approx(measured_ms * 1e-3, rel=1e-3)
     limit = PhysicalLimitOps(model, "checkpoint", "h200", 8, "bf16")
     for new, cached in [(32768, 0), (16384, 16384), (8192, 131072), (512, 131072)]:
         assert float(ops.attn_prefill(new, cached)) >= limit.attn_prefill(new, cached) * 0.999
-    label = ops.sources()["attn_prefill bf16 mla-bf16 heads=8 kv_heads=1 head_dim=576"]
-    assert label.endswith("points below the physical limit, read from the roofline)")
+    table = ops._attn_table("attn_prefill")
+    assert table.extra["kernel"] == ("FLASH_ATTN_MLA (1-512 tokens), FLASH_ATTN (1024-32768 "
+                                     "tokens)")
 
 
 @settings(max_examples=100, deadline=None)
@@ -131,3 +139,38 @@ def test_a_bigger_step_is_never_faster_on_any_shipped_profile(gpu, name, precisi
         assert (np.diff(steps) >= -1e-12).all(), (batch, steps)
     chunks = [model.step_time(StepShape(((n, 0),))) for n in range(1, 16384, 173)]
     assert (np.diff(chunks) >= -1e-12).all()
+
+
+def test_beyond_the_decode_table_a_larger_batch_is_never_faster():
+    """NVIDIA's B200 decode rows end at 32,768 tokens of context; each row continued on its own
+    last slope read batch 2 faster than batch 1 at 131,072."""
+    model = build_step_model("llama-3.1-70b", "bf16", "b200", profile="b200_aiconfigurator_vllm")
+    one, two = (model.step_time(StepShape((), b, b * 131072)) for b in (1, 2))
+    assert two >= one
+
+
+def test_a_step_s_dense_prefill_chunks_share_one_launch_but_mla_modules_do_not():
+    dense = build_step_model("llama-3.1-8b", "fp8", "h200", profile="h200_aiconfigurator_vllm")
+    one, four = StepShape(((32, 0),)), StepShape(((32, 0),) * 4)
+    linear = dense._linear_time(128) - dense._linear_time(32) + dense._lm_head_time(4) \
+        - dense._lm_head_time(1)
+    attention = 4 * dense._attn_prefill(32, 0) - 3 * dense._attn_prefill(1, 0)
+    assert dense.step_time(four) == pytest.approx(
+        dense.step_time(one) - dense._attn_prefill(32, 0) + attention + linear, rel=1e-12)
+    kimi = build_step_model(aic_model_path(KIMI), "checkpoint", "h200", tp=8,
+                            profile="h200_aiconfigurator_vllm")
+    attention = 4 * kimi._attn_prefill(32, 0)  # a whole module per chunk (assembly docstring)
+    linear = kimi._linear_time(128) - kimi._linear_time(32) + kimi._lm_head_time(4) \
+        - kimi._lm_head_time(1)
+    assert kimi.step_time(four) == pytest.approx(
+        kimi.step_time(one) - kimi._attn_prefill(32, 0) + attention + linear, rel=1e-12)
+
+
+def test_the_busiest_gpu_reads_at_least_one_whole_expert():
+    """One token over eight GPUs with one expert each: the layer waits for a GPU that reads a
+    whole expert, not a quarter of one."""
+    mixtral = dataclasses.replace(QWEN, name="eight", hidden=4096, expert_intermediate=14336,
+                                  num_experts=8, top_k=2)
+    roof = RooflineOps(mixtral, "bf16", "h200", tp=8, ep=8)
+    expert = 3 * mixtral.hidden * mixtral.expert_intermediate * 2.0  # 352 MB
+    assert roof.moe(np.array([1.0]))[0] >= expert / (4.8e12 * roof.c.bw_eff)

@@ -130,13 +130,16 @@ def test_missing_table_is_anchored_on_the_nearest_table_and_reported():
     label = gap.sources()["gemm fp8 n=4096 k=7168"]
     assert label.startswith("anchored:harness (gemm fp8 n=")
     assert "roofline" not in gap.sources().values()
-    near = gap.ops._table("gemm", "fp8", {"n": 4096, "k": 7168}).source
+    table = gap.ops._table("gemm", "fp8", {"n": 4096, "k": 7168})
+    near = next(t for t in gap.ops.profile.tables if t.name == table.extra["anchored_from"])
     roof = RooflineOps(LLAMA, "fp8", "h200", tp=TP)
-    m = np.array([4.0])
-    anchored = near.lookup(m) * roof.gemm(m, *DOWN, "fp8") / roof.gemm(
-        m, near.key["n"], near.key["k"], "fp8")
+    # rescaled at the source's grid points (m = 1 and 100), then read as a table at m = 4
+    grid = near.axes["m"]
+    at_grid = near.latency * roof.gemm(grid, *DOWN, "fp8") / roof.gemm(
+        grid, near.key["n"], near.key["k"], "fp8")
+    anchored = at_grid[0] * (at_grid[1] / at_grid[0]) ** (math.log(4) / math.log(100))
     down_table = 15e-6 * 3.0 ** (math.log(4) / math.log(100))
-    delta = 32 * (float(anchored[0]) - down_table)
+    delta = 32 * (anchored - down_table)
     shape = StepShape(decode_seqs=4, decode_context=4000)
     assert gap.step_time(shape) == pytest.approx(full.step_time(shape) + delta, rel=1e-12)
 

@@ -13,6 +13,7 @@ from tiersim.paths import bundled
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile
 from tiersim.perf.aiconfigurator import SHIPPED_KV_DTYPES, SHIPPED_MODELS, layout
 from tiersim.perf.profile import GRAPH_READ
+from tiersim.perf.roofline import RooflineOps
 
 PROFILE = default_profile_name()
 #: Sources that are fitted (or assumed) values, not operator tables.
@@ -176,10 +177,7 @@ def test_llama_70b_tp8_uses_measured_allreduce():
 def test_an_unseen_model_is_anchored_on_the_nearest_measured_tables():
     import dataclasses
 
-    import numpy as np
-
     from tiersim.hardware import get_model
-    from tiersim.perf.profile import AnchoredTable
 
     unseen = dataclasses.replace(get_model("Qwen3-Coder-30B-A3B"), name="unseen",
                                  expert_intermediate=1024, num_experts=96, layers=40)
@@ -189,10 +187,11 @@ def test_an_unseen_model_is_anchored_on_the_nearest_measured_tables():
     assert src[moe].startswith("anchored:measured:aiconfigurator vllm 0.24.0 (moe bf16 hidden=2048")
     table = model.ops._table("moe", "bf16", {"hidden": 2048, "inter": 1024, "num_experts": 96,
                                              "top_k": 8, "ep": 1, "tp": 1})
-    assert isinstance(table, AnchoredTable)
-    tokens = np.array([1.0, 64.0, 4096.0])
-    ratio = model.ops.fallback.moe(tokens) / table._source(tokens)
-    assert table.lookup(tokens) == pytest.approx(table.source.lookup(tokens) * ratio)
+    source = next(t for t in model.ops.profile.tables if t.name == table.extra["anchored_from"])
+    tokens = source.axes["tokens"]  # at the source's grid points: its latency times the ratio
+    at_source = dataclasses.replace(unseen, expert_intermediate=768, num_experts=128)
+    ratio = model.ops.fallback.moe(tokens) / RooflineOps(at_source, "bf16", "h200").moe(tokens)
+    assert table.latency == pytest.approx(source.latency * ratio)
     assert all(v != "roofline" for k, v in src.items() if k not in FITTED)
 
 

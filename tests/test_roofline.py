@@ -189,6 +189,7 @@ def test_assembly_matches_hand_sum_for_moe_tp2():
         + 2 * (2e-6 + T * h * 2 * 1e-12)  # two all-reduces
         + 300 * 400 * 1e-12
         + 50 * 50 * 1e-12  # prefill attention
+        - 1 * 1 * 1e-12  # one of the two chunks' fixed part (a 1-token chunk), shared
         + 4 * 1000 * 1e-10  # decode attention
     )
     lm_head = gemm(4 + 2, 151936 // 2, h, "bf16")

@@ -36,7 +36,8 @@ Interpolation rule (every table, every axis)
   points), axis by axis (bilinear in log space for two-axis tables).
 - Above the last grid point: linear in the axis itself, continuing the straight line through the
   last two points (latency is affine in size once a kernel is bandwidth- or compute-bound), with
-  the slope floored at zero so latency never falls as work grows.
+  the slope floored at zero so latency never falls as work grows (two-axis tables, beyond the
+  second axis: and at every earlier row's slope, :func:`end_slopes`).
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
 - Every table is first made non-decreasing along every axis (:func:`monotone` for one-axis
@@ -64,8 +65,9 @@ Shapes the profile lacks (anchoring)
 An operator whose exact table is missing, where the profile holds tables of the same operator
 and dtype at other shapes, is answered by the nearest of them (log distance over the key; MoE
 over per-GPU expert width and count) times the roofline's ratio between the wanted shape and
-that table's own (:class:`AnchoredTable`): the measured kernel efficiency is kept, the bytes and
-FLOPs rescaled. ``sources()`` labels it ``anchored:<source> (<table it came from>)``. MLA tables
+that table's own at each of its grid points (:class:`AnchoredTable`): the measured kernel
+efficiency is kept, the bytes and FLOPs rescaled, and the result is read as any table is
+(non-decreasing, within the physical limit). ``sources()`` labels it ``anchored:<source> (<table it came from>)``. MLA tables
 are anchored only across query-head counts of the same latent width (they were measured at one
 architecture's dimensions). With no table of that operator
 and dtype at all the operator is ``roofline``: anchoring across formats was tried and rejected
@@ -170,6 +172,8 @@ LAUNCH_FLOOR_MAX_M = 16
 #: fraction: the importer writes some points at the limit itself (a one-token prefill over a long
 #: cached context, read at HBM bandwidth), which rounding leaves a hair below.
 LIMIT_TOLERANCE = 1e-3
+#: The ``extra`` field of an anchored table (:meth:`AnchoredTable.on_grid`) naming its source.
+ANCHORED_FROM = "anchored_from"
 
 
 @dataclass(frozen=True)
@@ -404,11 +408,7 @@ class _LogGrid:
         self.lax0 = np.log(self.ax0)
         self.lax1 = np.log(self.ax1)
         self.lg = np.log(self.g)
-        if self.ax1.size > 1:
-            dx = self.ax1[-1] - self.ax1[-2]
-            self.slope1 = np.maximum((self.g[:, -1] - self.g[:, -2]) / dx, 0.0)
-        else:
-            self.slope1 = np.zeros(self.ax0.size)
+        self.slope1 = end_slopes(self.ax1, self.g)
         self.last1 = float(self.ax1[-1])
         self._blend_cache: dict[float, np.ndarray] = {}
         self.ndim = 2  # the table's own axis count (1 for a one-axis table: see Table._grid)
@@ -568,9 +568,24 @@ def interp_2d(axis0: np.ndarray, axis1: np.ndarray, grid: np.ndarray, x0: Any, x
     hi = np.clip(np.searchsorted(np.log(ax0), lx0, side="right"), 1, ax0.size - 1)
     needed = np.unique(np.concatenate(([0, ax0.size - 2, ax0.size - 1], hi - 1, hi)))
     rows = np.empty((ax0.size, f1.size))
+    ax1 = np.asarray(axis1, np.float64)
+    slopes, above = end_slopes(ax1, g), f1 > ax1[-1]
     for r in needed:
-        rows[r] = interp_1d(axis1, g[r], f1)
+        rows[r] = np.where(above, g[r, -1] + (f1 - ax1[-1]) * slopes[r],
+                           interp_1d(axis1, g[r], f1))
     return _interp_columns(ax0, rows, f0).reshape(a.shape)
+
+
+def end_slopes(axis1: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Per row of a two-axis ``grid``, the slope it is continued at beyond ``axis1``'s last
+    point: its last segment's, floored at zero and at every earlier row's (so a row of more work,
+    a larger batch, never grows slower beyond the grid than a smaller one: NVIDIA's B200
+    decode rows end at 32,768 tokens of context, and batch 2 read faster than batch 1 at
+    131,072)."""
+    if axis1.size < 2:
+        return np.zeros(grid.shape[0])
+    dx = axis1[-1] - axis1[-2]
+    return np.maximum.accumulate(np.maximum((grid[:, -1] - grid[:, -2]) / dx, 0.0))
 
 
 # --------------------------------------------------------------------------- load / validate
@@ -916,46 +931,32 @@ def _shape_distance(op: str, have: dict[str, int], want: dict[str, int]) -> tupl
 class AnchoredTable:
     """A measured table moved to a shape it was not measured at: its latency times the
     roofline's ratio between the wanted shape and the table's own (the measured kernel
-    efficiency kept, bytes and FLOPs rescaled). Shown as ``anchored:<source label> (<table>)``.
+    efficiency kept, bytes and FLOPs rescaled), as a :class:`Table` (:meth:`on_grid`). Shown
+    as ``anchored:<source label> (<table>)``.
     """
 
     def __init__(self, source: Table, target_roofline, source_roofline):
         self.source = source
         self._target, self._source = target_roofline, source_roofline
 
-    @property
-    def extra(self) -> dict[str, str]:
-        """The source table's descriptive fields (its ``timing`` holds here too)."""
-        return self.source.extra
-
-    @property
-    def axes(self) -> dict[str, np.ndarray]:
-        """The source table's grid (the rescaled latencies are read on it)."""
-        return self.source.axes
-
-    @property
-    def name(self) -> str:
-        """The source table's name, marked anchored."""
-        return f"{self.source.name} (anchored)"
-
-    def lookup(self, *coords: Any) -> np.ndarray:
-        """The source table's latency at ``coords``, rescaled to the wanted shape (for a
-        :data:`PADDED_OPS` table, held :func:`within_fit` of the rescaled grid made
-        :func:`monotone`: another shape's rescaling can make a smaller batch slower)."""
-        raw = self._rescaled(*coords)
-        if self.source.op not in PADDED_OPS:
-            return raw
-        grid = self.source.axes[next(iter(self.source.axes))]
-        fitted = self.__dict__.get("_fitted")
-        if fitted is None:
-            fitted = self.__dict__["_fitted"] = monotone(self._rescaled(grid))
-        return within_fit(raw, coords[0], grid, fitted)
-
-    def _rescaled(self, *coords: Any) -> np.ndarray:
-        base = self.source.lookup(*coords)
-        ratio = np.asarray(self._target(*coords), np.float64) / np.asarray(
-            self._source(*coords), np.float64)
-        return base * ratio
+    def on_grid(self, dtype: str | None, key: dict[str, int]) -> Table:
+        """The rescaled latencies at the source table's grid points, as a table of the wanted
+        shape (``dtype``, ``key``; its ``extra`` names the source under ``anchored_from``).
+        Read as any table is (non-decreasing along every axis, within the physical limit),
+        it is interpolated between the grid points rather than rescaled at each one."""
+        src, axes = self.source, list(self.source.axes.values())
+        if len(axes) == 1:
+            ratio = (np.asarray(self._target(axes[0]), np.float64)
+                     / np.asarray(self._source(axes[0]), np.float64))
+        elif src.op == "attn_decode":
+            ratio = np.array([np.asarray(self._target(int(b), axes[1]), np.float64)
+                              / np.asarray(self._source(int(b), axes[1]), np.float64)
+                              for b in axes[0]])
+        else:
+            ratio = np.array([[self._target(int(t), int(c)) / self._source(int(t), int(c))
+                               for c in axes[1]] for t in axes[0]])
+        return Table(src.op, dtype, src.source, dict(key), src.axes, src.latency * ratio,
+                     {**src.extra, ANCHORED_FROM: src.name})
 
 
 def monotone(latency: np.ndarray) -> np.ndarray:
@@ -1123,10 +1124,10 @@ class ProfileOps:
             raised = ""
             if table is None:
                 label = "roofline"
-            elif isinstance(table, AnchoredTable):
-                label = f"anchored:{self.profile.source_label(table.source)} ({table.source.name})"
             else:
                 label = self.profile.source_label(table)
+                if ANCHORED_FROM in table.extra:
+                    label = f"anchored:{label} ({table.extra[ANCHORED_FROM]})"
                 table, raised = self._at_least_limit(table)
             if table is not None and self._graph_read(table):
                 label = f"{GRAPH_READ}{label} (its launch floor removed in CUDA-graph steps"
@@ -1182,7 +1183,8 @@ class ProfileOps:
         source_roof = self._source_roofline(op, near.dtype, near.key)
         if source_roof is None:
             return None
-        return AnchoredTable(near, self._target_roofline(op, dtype, key), source_roof)
+        return AnchoredTable(near, self._target_roofline(op, dtype, key), source_roof).on_grid(
+            dtype, key)
 
     def _target_roofline(self, op: str, dtype, key: dict[str, int]):
         fb = self.fallback

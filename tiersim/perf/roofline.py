@@ -231,9 +231,12 @@ class RooflineOps:
         return time
 
     def _experts_touched(self, tokens: np.ndarray) -> np.ndarray:
-        """Distinct experts one GPU reads for ``tokens`` tokens: the expected number under
-        uniform random routing (:func:`expected_experts`), split ``moe_ep`` ways."""
-        return expected_experts(tokens, self.model.num_experts, self.model.top_k) / self.moe_ep
+        """Distinct experts the busiest GPU reads for ``tokens`` tokens: the expected number
+        under uniform random routing (:func:`expected_experts`), split ``moe_ep`` ways, and at
+        least one whole expert (a GPU holding a chosen expert reads all of it, and the layer
+        waits for that GPU)."""
+        m = self.model
+        return np.maximum(expected_experts(tokens, m.num_experts, m.top_k) / self.moe_ep, 1.0)
 
     def attn_prefill(self, tokens: int, context: int) -> float:
         """One layer's causal attention for a chunk of ``tokens`` after ``context`` cached."""
