@@ -296,15 +296,18 @@ class _FloorRouter(FakeEvaluator):
 
 
 def test_a_design_is_judged_at_the_floor_the_planner_stopped_at():
-    """The design missed the floor only at its first margin; at the raised one its cheapest
-    tier got no traffic. The verdict is the last margin's, not the first's accuracy miss."""
+    """The design missed the floor at its first two margins; at the raised one its cheapest
+    tier got no traffic. The verdict says both, with the accuracy found at each margin (it
+    read only "w4 gets no traffic from the router: the design without it is cheaper", which
+    hid that the design never met the floor with w4 serving)."""
     tiers = [FakeTier("w4", accuracy=0.70, capacity_rps=3.0),
              FakeTier("fp8", accuracy=0.79, capacity_rps=2.0),
              FakeTier("bf16", accuracy=0.90, capacity_rps=1.0)]
     scenario = fake_scenario(tiers, floor=0.8)
     planner = Planner(scenario, Constraints.of(scenario), _FloorRouter(tiers))
     assert planner.best(("w4", "fp8", "bf16")).missed == (
-        "w4 gets no traffic from the router: the design without it is cheaper")
+        "accuracy < floor 0.8000 with the router fitted to 0.8 (0.7900), 0.8025 (0.7900); "
+        "fitted to 0.805 it sends w4 nothing, which is fp8+bf16 (listed on its own)")
 
 
 def test_a_chosen_router_key_is_written_once():

@@ -55,6 +55,9 @@ TOO_LONG = "dropped at any size"
 """Words of a design's miss when requests are longer than a tier's context (see
 :meth:`Planner._too_long`)."""
 
+IDLE = "no traffic from the router"
+"""Words of a design's miss when its router sends one of its tiers nothing."""
+
 OVERSHOOT_CAP = 1e6
 """The overshoot of a latency nothing finished to measure (every request dropped)."""
 
@@ -272,16 +275,36 @@ class Planner:
         with warnings.catch_warnings():  # a floor out of reach is this design's missed accuracy
             warnings.simplefilter("ignore", UnreachableFloor)
             for group in self.settings(tiers):
+                tried: list[DesignResult] = []
                 for setting in group:  # stop at the first margin whose accuracy meets the floor
-                    results.append(self._size(tiers, setting, start))
-                    if not (results[-1].missed or "").startswith("accuracy"):
+                    tried.append(self._size(tiers, setting, start))
+                    if not (tried[-1].missed or "").startswith("accuracy"):
                         break
-                last.append(results[-1])
+                self._idle_after_misses(tried)
+                results += tried
+                last.append(tried[-1])
         found = [r for r in results if r.feasible]
         if found:
             return min(found, key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
         simulated = [r for r in last if r.outcome is not None]
         return (simulated or last)[0]
+
+    def _idle_after_misses(self, tried: list[DesignResult]) -> None:
+        """Where a design missed the floor at the fitted floors it tried first and then, at a
+        raised one, sent a tier nothing, its verdict says so, with the accuracy found at each
+        fitted floor: the design never met the floor with every tier serving (before, it read
+        only "the design without it is cheaper")."""
+        idle, misses = tried[-1], tried[:-1]
+        if not misses or IDLE not in (idle.missed or ""):
+            return
+        found = ", ".join(f"{dict(r.design.router)['floor']:g} "
+                          f"({self.evaluator.routing(r.design)[2]:.4f})" for r in misses)
+        unused = _idle_tiers(idle.design, self.evaluator.routing(idle.design)[1])
+        left = [n for n in idle.design.tiers if n not in unused]
+        rest = f"uniform {left[0]}" if len(left) == 1 else "+".join(left)
+        idle.missed = (f"accuracy < floor {self.c.accuracy_floor:.4f} with the router fitted "
+                       f"to {found}; fitted to {dict(idle.design.router)['floor']:g} it sends "
+                       f"{' and '.join(unused)} nothing, which is {rest} (listed on its own)")
 
     def _split_refusal(self, name: str) -> str:
         """Why a tier has no layout left when every one that fits splits its weights in a way
@@ -350,9 +373,8 @@ class Planner:
             idle = _idle_tiers(design, assignment)
             if idle:
                 verb, them = ("gets", "it") if len(idle) == 1 else ("get", "them")
-                return DesignResult(design, None, None, f"{' and '.join(idle)} {verb} no "
-                                    f"traffic from the router: the design without {them} is "
-                                    "cheaper", tried)
+                return DesignResult(design, None, None, f"{' and '.join(idle)} {verb} "
+                                    f"{IDLE}: the design without {them} is cheaper", tried)
             sizing = self._search(design)
             if sizing.replicas is not None:
                 outcome = self.evaluator.evaluate(design, sizing.replicas)
