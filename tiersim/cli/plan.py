@@ -504,9 +504,11 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
         doc["router"] = {**router, **kept}
         for key, value in plan["router"].items():  # a chosen setting may be nested
             set_dotted(doc["router"], key, value)
-    if scores_realised(scenario) and "confusion" not in doc.get("router", {}):
-        # the plan scored every design on realised draws (the scenario's router reads them);
-        # explicit zero confusion keeps the planned run on that basis and routes the same
+    realised = (plan.get("accuracy_sources") or {}).get("basis") == "realised"
+    if (realised or scores_realised(scenario)) and "confusion" not in doc.get("router", {}):
+        # the plan scored every design on realised draws (the scenario's router, or a chosen
+        # setting, reads them); explicit zero confusion keeps the planned run on that basis
+        # and routes the same
         doc.setdefault("router", {})["confusion"] = {"fpr": 0.0, "fnr": 0.0}
     if floor is not None:
         doc["accuracy_floor"] = floor

@@ -203,11 +203,29 @@ class SimEvaluator:
         a single-tier design."""
         if len(design.tiers) == 1:
             return self.scenario.router.model_validate({"policy": "uniform"})
+        return self.routed_config(design.router)
+
+    def routed_config(self, setting: tuple[tuple[str, Any], ...]):
+        """The scenario's router with one setting's overrides (dotted keys below ``router``),
+        as a design of two or more tiers routes."""
         data = self.scenario.router.model_dump(by_alias=True, exclude_unset=True)
-        for key, value in design.router:
+        for key, value in setting:
             set_dotted(data, key, value)
         cfg = type(self.scenario.router).model_validate(data)
         return with_scenario_floor(cfg, self.scenario.accuracy_floor)
+
+    def score_realised_if_read(self, settings: list[tuple[tuple[str, Any], ...]]) -> None:
+        """Score every design on realised draws when a router setting the plan tries reads
+        them (``--choose router.confusion.fpr=0`` or ``router.policy=cascade``), not only when
+        the scenario's own router does: one basis for the whole plan (:meth:`basis`)."""
+        for setting in settings:
+            try:
+                reads = config_reads_realised(self.routed_config(setting))
+            except (TiersimError, ValueError):  # refused where that design is routed
+                continue
+            if reads:
+                self.__dict__["realised"] = True
+                return
 
     def routing(self, design: Design) -> tuple[list, Assignment, float]:
         """(tier infos, assignment, accuracy if nothing is dropped) of a design (cached)."""
@@ -227,9 +245,10 @@ class SimEvaluator:
 
     def basis(self, a: Assignment) -> str:
         """What a design's accuracy is scored on: one basis for every design of the plan, the
-        one ``tiersim run`` scores the scenario on. Where the scenario's router reads realised
-        correctness (it sets ``confusion``, or is a cascade), every design, uniform fleets and
-        floor-routed ones included, is scored on the realised draws, as ``run`` scores its
+        one ``tiersim run`` scores the scenario on. Where the scenario's router, or a setting
+        the plan tries (:meth:`score_realised_if_read`), reads realised correctness (it sets
+        ``confusion``, or is a cascade), every design, uniform fleets and floor-routed ones
+        included, is scored on the realised draws, as ``run`` scores its
         uniform fleets on its routed run's basis (:func:`tiersim.savings.same_basis`), and the
         planned scenario keeps that basis (:func:`tiersim.cli.plan.planned_scenario`); else
         each design on its own router's basis."""

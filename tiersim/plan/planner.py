@@ -226,8 +226,17 @@ class Planner:
         self.gpus = {n: [g for g in sorted({*gpu_options, own[n]}) if self.evaluator.fits(n, g)]
                      for n in self.names}
         _note_held_layouts(scenario)
+        self._one_basis()
         self.uniform_results: dict[str, DesignResult] = {}
         self.judged: list[dict[str, Any]] = []
+
+    def _one_basis(self) -> None:
+        """Tell the evaluator every router setting a routed design may use, so that when one
+        reads realised correctness (``--choose router.confusion.fpr=0``) the uniform fleets
+        are scored on the same realised draws (none for a fake evaluator)."""
+        mark = getattr(self.evaluator, "score_realised_if_read", None)
+        if mark is not None and len(self.names) > 1:
+            mark([s for group in self.settings(tuple(self.names)) for s in group])
 
     # ---- designs -----------------------------------------------------------------------------
     def subsets(self, sizes: tuple[int, ...] | None = None) -> list[tuple[str, ...]]:

@@ -1,0 +1,63 @@
+"""A plan and a run of the scenario it writes agree: on the accuracy basis every fleet is scored
+on, and on the uniform fleet the saving is measured against (docs/planning.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import write_yaml
+from test_hostile_inputs import run_cli
+
+from tiersim.paths import bundled
+
+
+def three_tiers(**overrides) -> dict:
+    """Two minutes of the conversation trace on NVFP4, FP8 and BF16 tiers priced per request,
+    behind the floor router (the outside tester's fy.yaml)."""
+    tier = {"replicas": 1, "cost_per_gpu_hour": 3.5}
+    doc = {
+        "name": "fy", "seed": 0, "model": "Qwen3-Coder-30B-A3B", "gpu": "H200",
+        "trace": {"path": str(bundled("traces", "azure2023_conv.parquet")),
+                  "window": [0, 120]},
+        "workload": {"difficulty": {"kind": "three_type", "p_easy": 0.7, "p_hopeless": 0.14,
+                                    "hint_auroc": 0.72}},
+        "tiers": [
+            {"name": "nvfp4", "precision": "nvfp4", **tier, "cost_per_request_usd": 0.0010,
+             "accuracy": {"easy": 0.99, "hard": 0.55, "hopeless": 0.0}},
+            {"name": "fp8", "precision": "fp8", **tier, "cost_per_request_usd": 0.00205,
+             "accuracy": {"easy": 1.0, "hard": 0.76, "hopeless": 0.0}},
+            {"name": "bf16", "precision": "bf16", **tier, "cost_per_request_usd": 0.0032,
+             "accuracy": {"easy": 1.0, "hard": 0.97, "hopeless": 0.0}}],
+        "router": {"policy": "floor"},
+        "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1},
+        "accuracy_floor": 0.775, "cost_model": "fixed_per_request"}
+    doc.update(overrides)
+    return doc
+
+
+def plan_then_run(tmp_path, capsys, doc: dict, *options: str) -> tuple[dict, dict]:
+    """Plan ``doc``, run the scenario the plan wrote: (plan.json's plan, summary.json)."""
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report", *options)
+    assert code == 0, err
+    code, err = run_cli(capsys, "run", tmp_path / "p" / "scenario.yaml", "--out",
+                        tmp_path / "r", "--no-report")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    return plan, json.loads((tmp_path / "r" / "summary.json").read_text())
+
+
+def test_a_chosen_confusion_scores_the_uniform_fleets_on_the_realised_draws(tmp_path, capsys):
+    # --choose router.confusion.fpr=0.0: the plan scored uniform fp8 at its expected 0.7793,
+    # below the floor, and saved 40.9% against bf16; the run of its scenario scored fp8 on the
+    # realised draws, 78.73%, and saved 7.75% against it
+    plan, summary = plan_then_run(tmp_path, capsys, three_tiers(), "--accuracy-floor", "0.783",
+                                  "--choose", "router.confusion.fpr=0.0")
+    chosen, run = plan["plan"], summary["savings"]
+    assert chosen["accuracy_sources"]["basis"] == "realised"
+    uniform = {u["design"]: u for u in plan["uniform"]}
+    for tier, baseline in run["uniform"].items():
+        assert uniform[tier]["accuracy"] == pytest.approx(baseline["accuracy"])
+    assert chosen["savings"]["baseline_uniform_tier"] == run["baseline_uniform_tier"] == "fp8"
+    assert chosen["savings"]["vs_uniform_frac"] == pytest.approx(run["vs_uniform_frac"])
