@@ -58,7 +58,8 @@ def tier_specs(scenario: Scenario, models: list | None = None) -> list:
 
 
 def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[TierInfo]:
-    """What routing needs per tier; ``cost_weight`` is the tier's price for a reference step.
+    """What routing needs per tier; ``cost_weight`` is the tier's cost per request in the
+    scenario's cost model (:func:`cost_weight`).
 
     ``fleet``: the built fleet (built here when None; a list of step models is accepted too)."""
     if not isinstance(fleet, Fleet):
@@ -66,7 +67,7 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[Ti
     return [
         TierInfo(name=t.name, precision=_prior_precision(scenario, t.config),
                  accuracy=t.config.accuracy,
-                 cost_weight=cost_weight(t),
+                 cost_weight=cost_weight(t, scenario.cost_model),
                  output_length_multiplier=t.config.output_length_multiplier)
         for t in fleet.tiers
     ]
@@ -127,10 +128,12 @@ def _checkpoint_format(scenario: Scenario, tier) -> str:
     return formats.of(largest).name
 
 
-def cost_weight(tier: BuiltTier) -> float:
-    """Relative cost of serving a request on a tier: its fixed price per request when set, else
-    engine-replica price x the time of :data:`REFERENCE_STEP` on the tier's step model."""
-    if tier.config.cost_per_request_usd is not None:
+def cost_weight(tier: BuiltTier, cost_model: str) -> float:
+    """Relative cost of serving a request on a tier, in the cost model in force: its fixed
+    price per request under ``fixed_per_request``, else engine-replica price x the time of
+    :data:`REFERENCE_STEP` on the tier's step model (a per-request price the ``provisioned``
+    and ``attributed`` ledgers ignore does not steer routing)."""
+    if cost_model == "fixed_per_request" and tier.config.cost_per_request_usd is not None:
         return tier.config.cost_per_request_usd
     shape = StepShape(prefill_chunks=((REFERENCE_STEP["prefill_tokens"], 0),),
                       decode_seqs=REFERENCE_STEP["decode_seqs"],

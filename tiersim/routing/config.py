@@ -117,8 +117,8 @@ class RouterConfig(_Strict):
       calibration split (:mod:`tiersim.routing.constrained`).
     - ``budget``: the most accurate routing whose expected cost per request stays within
       ``budget_relative`` (a fraction of the top tier's cost per request) or
-      ``budget_usd_per_request`` (in the tiers' ``cost_weight`` unit: the price per request where
-      tiers set ``cost_per_request_usd``, else the price of a reference iteration).
+      ``budget_usd_per_request`` (in the tiers' ``cost_weight`` unit: the price per request under
+      ``cost_model: fixed_per_request``, else the price of a reference iteration).
     - ``step_type``: agent steps by their ``step_type`` column: ``step_tiers`` maps a step type
       to a tier (a name, an index, "top" or "cheapest"; default :data:`DEFAULT_STEP_TIERS`);
       other step types go where the ``step_fallback`` policy sends them (any other policy, with
