@@ -142,6 +142,9 @@ def plan(
     restricted = _restricted_note(_parse_gpus(gpus_per_replica), result)
     if restricted:
         typer.echo(restricted)
+    left_out = _baseline_left_out_note(result, out)
+    if left_out:
+        typer.echo(left_out)
     for line in provenance_lines(path):
         typer.echo(line)
     typer.echo("wrote " + ", ".join(str(out / name) for name in written(result, report)))
@@ -204,6 +207,27 @@ def _restricted_note(gpu_options: tuple[int, ...] | None, result: PlanResult) ->
             f"sized on {', '.join(map(str, sized))} GPU{'s' if sized != [1] else ''} per "
             f"replica; tiersim run of the written scenario sizes its uniform baselines over "
             f"{every}, so its saving can differ")
+
+
+def _baseline_left_out_note(result: PlanResult, out: Path) -> str:
+    """A note when the plan's baseline is a uniform fleet of a tier the planned scenario
+    leaves out: a run of that scenario sizes its baselines over the kept tiers only, so it
+    measures its saving against another fleet; the line gives that saving, from the planned
+    run's summary.json in the plan folder. Empty otherwise."""
+    from tiersim.jsonio import read_json
+
+    chosen = result.plan or {}
+    baseline = (chosen.get("savings") or {}).get("baseline_uniform_tier")
+    if baseline is None or baseline in chosen.get("tiers", ()):
+        return ""
+    run = (read_json(out / "summary.json", "a run summary").get("savings") or {})
+    against = (f"uniform {run['baseline_uniform_tier']}, "
+               f"{_num(run.get('vs_uniform_frac'), '{:.1%}')} saved"
+               if run.get("baseline_uniform_tier") else "no uniform fleet meeting the floor")
+    return (f"note: the saving above is against uniform {baseline}, a tier the written "
+            f"scenario.yaml leaves out; tiersim run of it sizes uniform fleets of "
+            f"{', '.join(chosen.get('tiers', ()))} only and measures against {against} "
+            f"({out / 'summary.json'}, savings)")
 
 
 def format_plan(result: PlanResult) -> str:
