@@ -103,6 +103,9 @@ def test_a_source_label_says_its_origin_and_every_way_it_was_read():
     assert source_kind("anchored:harness (gemm bf16 n=1 k=2)") == (
         "measured profile, rescaled to the shape")
     assert source_kind("roofline") == "roofline"
+    assert source_kind("measured:aiconfigurator vllm 0.24.0 (7 of 108 points below the physical "
+                       "limit, read from the roofline)") == (
+        "public measured, points below the physical limit from the roofline")
 
 
 def test_a_measured_table_at_the_full_size_wins():

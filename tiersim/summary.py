@@ -267,7 +267,8 @@ SOURCE_ORIGINS = {"applied unchanged": "fitted on another GPU's serving rows",
 #: How a table was read, added to its origin: every one the label carries.
 SOURCE_READINGS = {"anchored:": "rescaled to the shape",
                    "graph-read:": "launch floor removed in CUDA graphs",
-                   "roofline across": "roofline across nodes"}
+                   "roofline across": "roofline across nodes",
+                   "below the physical limit": "points below the physical limit from the roofline"}
 
 
 def source_kind(label: str) -> str:
