@@ -159,7 +159,44 @@ def _prompt_hashes(s: pd.Series, src: Source) -> np.ndarray:
     if i is not None:
         raise src.error("missing prompt_hash; give every row its prompt's hash (the same "
                         "prompt, the same hash), or remove the column", i, "prompt_hash")
+    one_value_each(s, src, "prompt_hash")
+    _exact_keys(s, src)
     return s.to_numpy()
+
+
+def one_value_each(s: pd.Series, src: Source, column: str) -> None:
+    """Refuse a cell of ``column`` holding a list or an object (a Parquet list or struct, a
+    JSON array or object): a key is one number or text per row, and such a cell is no key
+    (nor can it be compared with another)."""
+    if s.dtype != object:
+        return
+    i = checks.first_true(s.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray))
+                          .to_numpy(dtype=bool))
+    if i is not None:
+        raise src.error(f"{column} must be one number or text per row (got "
+                        f"{_many(s.iloc[i])}); write each prompt's hash as one value", i, column)
+
+
+def _many(cell) -> str:
+    """A list or object cell for a message, by its kind and size (never its content)."""
+    if isinstance(cell, dict):
+        return f"an object of {len(cell):,} key{'s' if len(cell) != 1 else ''}"
+    return checks.short(list(cell))
+
+
+def _exact_keys(s: pd.Series, src: Source) -> None:
+    """Refuse a prompt hash read as a float beyond 2^53 (or not finite): floats there are
+    spaced more than 1 apart, so two different hashes could read as one key."""
+    if not pd.api.types.is_float_dtype(s.dtype):
+        return
+    values = s.to_numpy(dtype=np.float64)
+    i = checks.first_true(~(np.abs(values) < EXACT_FLOAT))
+    if i is not None:
+        raise src.error(f"prompt_hash {checks.show_number(values[i])} was read as a decimal "
+                        "number that is not exact (beyond 2^53, or infinite), so two hashes "
+                        "could read as one; write hashes as "
+                        "whole numbers (without a decimal point or exponent) or as text", i,
+                        "prompt_hash")
 
 
 HASH_LOW, HASH_HIGH = -(2**63), 2**63

@@ -155,6 +155,21 @@ def _line_chunks(path: Path):
         yield tail
 
 
+def _check_utf8(path: Path) -> None:
+    """Refuse a JSON-lines file that is not UTF-8 text, naming the first line that is not, as
+    a CSV is refused (the JSON reader fails on such a value or key with a traceback). Chunks
+    are cut at line ends, which never split a UTF-8 character."""
+    line = 1
+    for chunk in _line_chunks(path):
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            at = line + chunk.count(b"\n", 0, bad.start)
+            raise TraceError(str(path), "not a text JSON-lines file (cannot decode it as UTF-8 "
+                             f"at file line {at}); save the trace as UTF-8") from None
+        line += chunk.count(b"\n")
+
+
 def _check_json_depth(path: Path) -> None:
     """Refuse a JSON-lines file with a line nested deeper than MAX_JSON_DEPTH brackets.
 
@@ -219,6 +234,7 @@ def check_shape(path: Path, kind: str) -> None:
         _check_columns(path, count)
     elif kind == "jsonl":
         _check_columns(path, _first_line(path, MAX_JSONL_LINE_BYTES).count(b'":'))
+        _check_utf8(path)
         _check_json_depth(path)
         _check_json_keys(path)
     else:
@@ -384,12 +400,48 @@ default of 1 MiB refused a Mooncake line with a few hundred thousand hash ids)."
 
 
 def _read_jsonl(p: Path) -> pd.DataFrame:
+    """Read a JSON-lines file; a ``prompt_hash`` read as floats (whole numbers of 2^63 or more,
+    which Arrow reads as doubles: two hashes would round to one key) is read again exactly."""
     try:
-        options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
-        with pa.input_stream(str(p), compression=None) as stream:  # text, whatever the name
-            return pa_json.read_json(stream, read_options=options).to_pandas()
+        table = _json_table(p)
+        df = table.to_pandas()
+        if _float_column(table, "prompt_hash"):
+            exact = _exact_hashes(p)
+            if exact is not None:
+                df["prompt_hash"] = exact
+        return df
     except pa.ArrowInvalid as e:
         raise _jsonl_parse_error(p, e) from None
+
+
+def _json_table(p: Path, parse: pa_json.ParseOptions | None = None) -> pa.Table:
+    """The Arrow table of a JSON-lines file."""
+    options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
+    with pa.input_stream(str(p), compression=None) as stream:  # text, whatever the name
+        return pa_json.read_json(stream, read_options=options, parse_options=parse)
+
+
+def _float_column(table: pa.Table, name: str) -> bool:
+    """Whether ``table`` has a column ``name`` of floating-point numbers."""
+    return name in table.column_names and pa.types.is_floating(table.schema.field(name).type)
+
+
+EXACT_HASH = pa.decimal128(38, 0)
+"""How a JSON ``prompt_hash`` beyond int64 is read again: whole numbers of up to 38 digits."""
+
+
+def _exact_hashes(p: Path) -> np.ndarray | None:
+    """The file's ``prompt_hash`` read again as exact whole numbers (Python ints, None where
+    missing), or None when a hash is no whole number of at most 38 digits (then the floats
+    stay, and a float beyond 2^53 is refused: :func:`tiersim.trace.canonical`)."""
+    schema = pa.schema([("prompt_hash", EXACT_HASH)])
+    try:
+        exact = _json_table(p, pa_json.ParseOptions(explicit_schema=schema,
+                                                    unexpected_field_behavior="infer"))
+    except pa.ArrowInvalid:
+        return None
+    values = exact.column("prompt_hash").to_pylist()
+    return np.array([None if v is None else int(v) for v in values], dtype=object)
 
 
 def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
