@@ -12,7 +12,10 @@ no GPU time, and never reaches the router or the fleet. Two kinds:
 
 Keys: the trace's ``prompt_hash`` column (``key``; a row whose value is null or NaN is a prompt
 of its own: never a hit, never cached); else, for a trace with ``prefix_hashes``
-(Mooncake), the hash of the whole block list plus the input length (the same prompt); else the
+(Mooncake), the hash of the whole block list plus the input length (the same prompt), only
+where the list covers the whole prompt (one id per 512 tokens: ``ceil(input_tokens / 512)``
+ids); a row with fewer, ``[]`` included, has no key (its ids, if any, name a shared prefix,
+not the prompt): never a hit, never cached; else the
 seeded popularity generator (``popularity``): prompt ranks drawn Zipf-like, P(rank r) proportional
 to ``r ** -exponent`` over ``distinct`` prompts. Token lengths stay the trace's (they matter only
 for misses). A cached answer is scored as correct as the served one would be (not counted in
@@ -26,10 +29,11 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tiersim.errors import ScenarioError
 from tiersim.results import ResponseCacheResult
+from tiersim.trace.canonical import HASH_BLOCK_TOKENS
 
 
 class PopularityConfig(BaseModel):
@@ -61,6 +65,15 @@ class ResponseCacheConfig(BaseModel):
                              "set popularity: {distinct: N}")
         return value
 
+    @model_validator(mode="after")
+    def _one_key_source(self) -> ResponseCacheConfig:
+        """Generated keys replace the trace's: a ``key:`` set beside ``popularity:`` would be
+        silently unused, so the two are refused together."""
+        if self.popularity is not None and "key" in self.model_fields_set:
+            raise ValueError("key and popularity both choose the keys (popularity generates "
+                             "them, so key would be unused); drop one of them")
+        return self
+
 
 NOT_KEYS = ("arrival_s", "input_tokens", "output_tokens", "request_id")
 """Canonical trace columns that say nothing about which prompt a request sent."""
@@ -77,6 +90,7 @@ def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
                                         f"exponent {p.exponent:g}")
     if cfg.key in df.columns:
         found = df[cfg.key].to_numpy()
+        _one_value_each(found, cfg.key, source)
         none = int(missing(found).sum())
         without = f" ({none:,} rows without one: never a hit)" if none else ""
         return found, f"trace column {cfg.key}{without}"
@@ -85,11 +99,41 @@ def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
                             f"{cfg.key!r} column; name one it has, or drop key: to use "
                             "prompt_hash / prefix_hashes")
     if "prefix_hashes" in df.columns:
-        whole = [hash((tuple(np.asarray(h).tolist()), int(n)))
-                 for h, n in zip(df["prefix_hashes"], df["input_tokens"])]
-        return np.asarray(whole, dtype=np.int64), "prefix_hashes (whole prompt) + input length"
+        whole = whole_prompt_keys(df["prefix_hashes"], df["input_tokens"].to_numpy())
+        none = int(missing(whole).sum())
+        without = (f" ({none:,} rows whose ids do not cover the whole prompt: never a hit)"
+                   if none else "")
+        return whole, f"prefix_hashes (whole prompt) + input length{without}"
     raise ScenarioError(source, "router.response_cache", f"the trace has no {cfg.key!r} or "
                         "prefix_hashes column; add one or set popularity: {distinct: N}")
+
+
+def _one_value_each(found: np.ndarray, column: str, source: str) -> None:
+    """Refuse a key column holding a list or an object (a JSON array or object, a Parquet list
+    or struct): no such cell is a prompt's key (nor can it be looked up). ``prompt_hash`` is
+    refused when the trace is read; another column named by ``key:`` is refused here."""
+    if found.dtype != object:
+        return
+    many = (list, tuple, dict, set, np.ndarray)
+    i = next((i for i, v in enumerate(found) if isinstance(v, many)), None)
+    if i is not None:
+        kind = "an object" if isinstance(found[i], dict) else "a list"
+        raise ScenarioError(source, "router.response_cache.key", f"the trace's column "
+                            f"{column!r} holds {kind} in request {i + 1:,}; name a column of "
+                            "one number or text per row (the prompt's hash)")
+
+
+def whole_prompt_keys(hashes, input_tokens: np.ndarray) -> np.ndarray:
+    """A key per row from its block hash list plus its input length, or None (no key: never a
+    hit, never cached) where the list does not cover the whole prompt (fewer ids than its
+    ``ceil(input_tokens / 512)`` blocks, ``[]`` included): two prompts sharing their first
+    blocks, or having none, are not the same prompt."""
+    blocks = -(-np.asarray(input_tokens, dtype=np.int64) // HASH_BLOCK_TOKENS)
+    out = np.empty(len(blocks), dtype=object)
+    for i, (h, n) in enumerate(zip(hashes, blocks.tolist())):
+        ids = np.asarray(h).tolist()
+        out[i] = hash((tuple(ids), int(input_tokens[i]))) if len(ids) >= n else None
+    return out
 
 
 RESPONSE_CACHE_STREAM = 11
