@@ -125,3 +125,19 @@ def test_inspect_says_what_the_rate_divides_by():
     assert "rate (requests / window) │" in cut and "4.94 req/s" in cut
     assert json.loads(runner.invoke(trace_app, ["inspect", "azure2023_code", "--json"])
                       .output)["rate_basis"] == "span"
+
+
+def test_inspect_cuts_the_window_at_the_traces_last_arrival():
+    """A window past the trace's end (3435.95 s) counted its empty end: 719 requests in
+    [3000, 4000) read as 0.719 req/s, not the 1.65 req/s replayed; [0, 1e308) read 8.8e-305."""
+    stats = json.loads(runner.invoke(trace_app, ["inspect", "azure2023_code", "--json",
+                                                 "--window", "3000", "4000"]).output)
+    assert stats["window"] == [3000.0, 4000.0]
+    assert stats["window_cut"] == [3000.0, 3435.948056]
+    assert stats["rate_rps"] == pytest.approx(719 / 435.948056)
+    whole = json.loads(runner.invoke(trace_app, ["inspect", "azure2023_code", "--json",
+                                                 "--window", "0", "1e308"]).output)
+    assert whole["rate_rps"] == pytest.approx(2.5666860663390656)
+    text = runner.invoke(trace_app, ["inspect", "azure2023_code", "--window", "3000",
+                                     "4000"]).output
+    assert "3,000 to 4,000 s of the trace; cut to its" in text and "1.65 req/s" in text

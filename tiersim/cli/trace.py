@@ -59,7 +59,8 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
     """Print rows, span, rate, burstiness (inter-arrival CV) and token percentiles; with
-    --window the rate is rows over the window's length, else over first to last arrival."""
+    --window the rate is rows over the window's length, cut to the trace's first and last
+    arrival (no empty time before or after the trace), else over first to last arrival."""
     _check_options(window, time_scale)
     resolved = resolve_trace_path(path, Path.cwd())
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
@@ -105,14 +106,28 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
         warnings.simplefilter("ignore", TraceWarning)
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale)
     _check_sessions(loaded, str(path))
-    stats = trace_stats(loaded.table, _window_s(window, time_scale))
+    cut = _cut(window, loaded.origin.arrivals)
+    stats = trace_stats(loaded.table, _window_s(cut, time_scale))
     if window is not None:
         stats["window"] = [float(window[0]), float(window[1])]
+        stats["window_cut"] = None if cut == tuple(stats["window"]) else list(cut)
     return stats, loaded.origin.format, list(loaded.origin.notes)
 
 
+def _cut(window, arrivals: tuple[float, float] | None) -> tuple[float, float] | None:
+    """``--window START END`` cut to the trace's first and last arrival (``arrivals``): the
+    time before the trace starts or after it ends holds no request, so a rate over it would
+    count empty time (a window past the end of a trace read 0.72 req/s for 1.65)."""
+    if window is None:
+        return None
+    start, end = float(window[0]), float(window[1])
+    if arrivals is None:
+        return start, end
+    return max(start, arrivals[0]), min(end, arrivals[1])
+
+
 def _window_s(window, time_scale: float) -> float | None:
-    """The replayed length of ``--window START END``: (END - START) / time scale."""
+    """The replayed length of a window ``(START, END)``: (END - START) / time scale."""
     return None if window is None else (float(window[1]) - float(window[0])) / time_scale
 
 
@@ -137,7 +152,8 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     table.add_row("requests", f"{stats['rows']:,}")
     table.add_row("span", _fmt(stats["span_s"], "{:,.1f} s"))
     if stats.get("window") is not None:
-        table.add_row("window", _window_text(stats["window"], stats["window_s"]))
+        table.add_row("window", _window_text(stats["window"], stats.get("window_cut"),
+                                             stats["window_s"]))
     table.add_row(RATE_LABELS.get(stats.get("rate_basis"), "rate"),
                   _fmt(stats["rate_rps"], "{:.3g} req/s"))
     table.add_row("inter-arrival CV", _fmt(stats["interarrival_cv"], "{:.3g}"))
@@ -151,10 +167,14 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     return table
 
 
-def _window_text(window: list[float], window_s: float) -> str:
-    """``--window START END`` in words, with its replayed length when --time-scale changes it."""
+def _window_text(window: list[float], cut: list[float] | None, window_s: float) -> str:
+    """``--window START END`` in words: where it was cut to the trace's first or last arrival
+    (the rate's time), and its replayed length when --time-scale changes it."""
     start, end = window
     text = f"{start:,g} to {end:,g} s of the trace"
+    if cut is not None:
+        start, end = cut
+        text += f"; cut to its arrivals, {start:,g} to {end:,g} s"
     return text if window_s == end - start else f"{text}; {window_s:,.1f} s replayed"
 
 

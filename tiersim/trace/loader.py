@@ -61,7 +61,8 @@ class TraceOrigin:
     rows map to the file (``first_row``: the file data row of table row 0, 0-based, after a
     window; ``header_lines``: lines before the data, None for binary files; ``rows``: the file
     data row of every table row, 0-based, when a window kept rows that are not one run of the
-    file, i.e. whole sessions, else None)."""
+    file, i.e. whole sessions, else None; ``arrivals``: the first and last arrival of the whole
+file, in the seconds a window is given in, before any window and time scale)."""
 
     path: str
     format: str
@@ -69,6 +70,7 @@ class TraceOrigin:
     first_row: int = 0
     header_lines: int | None = None
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+    arrivals: tuple[float, float] | None = None
 
     def error(self, message: str, index: int | None, column: str | None = None) -> TraceError:
         """A one-line TraceError at 0-based table row ``index``, named as the file's row."""
@@ -108,6 +110,8 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column.
     """
     table, src, name, notes = _read_converted(path, format)
+    t = table["arrival_s"].to_numpy()
+    arrivals = (float(t[0]), float(t[-1]))
     rows = None
     if window is not None:
         rows, window_notes = window_rows(table, window, src, sessions)
@@ -116,7 +120,8 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     elif name == "canonical":
         notes = [*notes, *_late_start(table)]
     origin = TraceOrigin(src.path, name, tuple(notes), 0 if rows is None else int(rows[0]),
-                         src.header_lines, None if rows is None or _one_run(rows) else rows)
+                         src.header_lines, None if rows is None or _one_run(rows) else rows,
+                         arrivals)
     _check_span(table, src, origin, window is not None)
     table = apply_time_scale(table, time_scale, src)
     for note in notes:

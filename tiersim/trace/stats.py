@@ -15,7 +15,8 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None) -> dict:
 
     ``span_s`` = last - first arrival; ``rate_rps`` = rows / ``window_s`` when the table is a
     window of that many seconds (``rate_basis`` "window"), else rows / span_s (``rate_basis``
-    "span"); a window reaching past the trace's last request counts its empty end too.
+    "span"); ``tiersim trace inspect`` gives a window cut to the trace's first and last
+    arrival, so no empty time before or after the trace is counted.
     ``interarrival_cv`` = std / mean of the gaps between consecutive arrivals (population std;
     1 for Poisson, larger is burstier). Token statistics are ``p50, p90, p99`` (linear
     interpolation) and ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the fraction
