@@ -253,3 +253,36 @@ def test_a_trace_of_150_columns_is_read_without_fragmenting_the_table(tmp_path, 
         table = load_trace(path)
         table["added"] = 1
     assert table.shape == (2, 155) and table["feat_149"].tolist() == [0.5, 1.5]
+
+
+def test_logged_formats_keep_the_canonical_optional_columns(tmp_path):
+    """Azure, BurstGPT and Mooncake readers dropped every extra column: a Mooncake
+    prompt_hash was never a cache key, an Azure correct_bf16 never a label."""
+    azure = tmp_path / "a.csv"
+    azure.write_text("TIMESTAMP,ContextTokens,GeneratedTokens,prompt_hash,correct_bf16,x\n"
+                     "2023-11-16 18:15:00,100,10,7,1,a\n2023-11-16 18:15:01,100,10,8,0,b\n")
+    loaded = read_trace(azure)
+    assert loaded.table["prompt_hash"].tolist() == [7, 8]
+    assert loaded.table["correct_bf16"].tolist() == [1.0, 0.0]
+    assert loaded.origin.notes == ("column(s) 'x' not read (neither this format's nor a "
+                                   "canonical optional column such as prompt_hash or "
+                                   "correct_<tier>)",)
+    mooncake = tmp_path / "m.jsonl"
+    mooncake.write_text('{"timestamp": 0, "input_length": 600, "output_length": 5, '
+                        '"hash_ids": [1, 2], "prompt_hash": 3}\n')
+    assert load_trace(mooncake)["prompt_hash"].tolist() == [3]
+    burst = tmp_path / "b.csv"
+    burst.write_text("Timestamp,Request tokens,Response tokens,prompt_hash\n0,5,0,1\n1,5,5,2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        assert load_trace(burst)["prompt_hash"].tolist() == [2]
+
+
+def test_a_logged_formats_optional_column_is_checked_as_a_canonical_ones(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens,correct_bf16\n"
+                    "2023-11-16 18:15:00,100,10,2\n")
+    with pytest.raises(TraceError) as info:
+        load_trace(path)
+    assert str(info.value) == (f"{path}: row 1, column 'correct_bf16': correct_bf16 must be "
+                               "between 0 and 1 (got 2); fix or remove the row (file line 2)")

@@ -28,6 +28,15 @@ NAMED = ("session_id", "step", "parent", "step_type", "tool_s", "spec_acceptance
          "prefix_hashes", "difficulty", "prompt", "prompt_hash")
 """Optional columns read by their exact name (here, by the sessions or by the router);
 ``correct_<tier>``, ``p_correct_<tier>`` and ``feat_*`` are read by their prefix."""
+PREFIXES = ("correct_", "p_correct_", "feat_")
+"""Prefixes of the optional columns read by their prefix."""
+
+
+def is_optional(name: str) -> bool:
+    """Whether ``name`` is an optional canonical column (by its name or its prefix)."""
+    return name in NAMED or name.startswith(PREFIXES)
+
+
 MAX_FEATURE = 1e15
 """Largest absolute ``feat_*`` value: the classifier's solver freezes (or refuses) values past
 1e30 left after scaling, which a constant column of 1e50 leaves from rounding."""

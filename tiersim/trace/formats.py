@@ -5,6 +5,8 @@ Each format is one entry of :data:`FORMATS`: its required columns and a converte
 :mod:`tiersim.trace.checks`), give ``arrival_s`` relative to the first request, and
 ``request_id`` = the 0-based data row in the file, so ids stay traceable after windows and drops.
 ``notes`` lists anything the converter changed on purpose (e.g. dropped failed requests).
+A logged format (Azure, BurstGPT, Mooncake) keeps the canonical optional columns it has
+(:func:`carried`: ``prompt_hash``, ``correct_<tier>`` ...) and notes the columns it does not read.
 """
 
 from __future__ import annotations
@@ -40,7 +42,33 @@ def _convert_azure(raw: pd.DataFrame, src: Source) -> Converted:
     arrival = (ns - ns[0]) / 1e9
     inp = checks.tokens(src, raw["ContextTokens"], "ContextTokens")
     out = checks.tokens(src, raw["GeneratedTokens"], "GeneratedTokens")
-    return canonical.build(np.arange(len(raw)), arrival, inp, out), []
+    extra, notes = carried(raw, src, OWN["azure"])
+    return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), notes
+
+
+OWN = {"azure": ("TIMESTAMP", "ContextTokens", "GeneratedTokens"),
+       "burstgpt": ("Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens",
+                    "Log Type"),
+       "mooncake": ("timestamp", "input_length", "output_length", "hash_ids")}
+"""The columns of each logged format that its converter reads or knows (BurstGPT's Model is
+noted; its totals and log type say nothing a run uses)."""
+
+
+def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...]) -> tuple[dict, list[str]]:
+    """The canonical optional columns (``prompt_hash``, ``correct_<tier>``, ``task_type``,
+    ``feat_*`` ...: :data:`tiersim.trace.canonical.NAMED` and its prefixes) of a logged trace,
+    checked as a canonical trace's are, and a note naming its other columns, which are not
+    read (they were dropped silently: a Mooncake ``prompt_hash`` was never a cache key)."""
+    others = [c for c in raw.columns if c not in own]
+    kept = [c for c in others if canonical.is_optional(c)]
+    unread = [c for c in others if c not in kept]
+    notes = []
+    if unread:
+        shown = ", ".join(repr(escaped(c if len(c) <= 40 else c[:37] + "...")) for c in unread[:10])
+        more = f" and {len(unread) - 10} more" if len(unread) > 10 else ""
+        notes.append(f"column(s) {shown}{more} not read (neither this format's nor a canonical "
+                     "optional column such as prompt_hash or correct_<tier>)")
+    return canonical.optional_columns(raw[kept], src), notes
 
 
 def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.ndarray:
@@ -77,8 +105,8 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
         raise src.error("every row has 0 response tokens (failed requests, which tiersim "
                         "drops), so no request is left; use the rows of successful requests",
                         None, "Response tokens")
-    table = canonical.build(np.arange(len(raw)), arrival, inp, out)
-    notes = []
+    extra, notes = carried(raw, src, OWN["burstgpt"])
+    table = canonical.build(np.arange(len(raw)), arrival, inp, out, extra)
     if not keep.all():
         first = int(np.argmax(~keep)) + 1
         notes.append(f"dropped {int((~keep).sum())} of {len(raw)} rows with 0 response tokens "
@@ -121,12 +149,17 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
     arrival = _seconds(src, raw, "timestamp", 1e-3)
     inp = checks.tokens(src, raw["input_length"], "input_length")
     out = checks.tokens(src, raw["output_length"], "output_length")
-    extra = {}
+    extra, notes = carried(raw, src, OWN["mooncake"])
+    if "hash_ids" in raw.columns and extra.pop("prefix_hashes", None) is not None:
+        notes.append("column 'prefix_hashes' is not read: a Mooncake trace's prompt block "
+                     "hashes are its 'hash_ids'")
     if "hash_ids" in raw.columns:
         extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids",
                                                          low=0)
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "hash_ids")
-    return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), []
+    elif "prefix_hashes" in extra:
+        canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
+    return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), notes
 
 
 def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
