@@ -185,3 +185,43 @@ def test_a_file_in_the_way_of_out_is_the_same_line_for_every_command(tiny, tmp_p
         assert main([command, str(tiny), "--out", str(afile)]) == 1
         assert capsys.readouterr().err.strip() == (
             f"Error: {afile}: --out must be a folder, and a file is in the way")
+
+
+def _with_cache_key(path: Path, key: str) -> Path:
+    """The scenario with a response cache keyed by a trace column (the bundled trace has no
+    ``prompt`` column: a run finds that only once it reads the trace)."""
+    doc = yaml.safe_load(path.read_text())
+    doc["router"]["response_cache"] = {"mode": "lru", "size": 5, "key": key}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("sweep", [None, {"seed": [0, 1]}])
+def test_a_sweep_every_point_of_which_fails_alike_is_refused_as_run_refuses_it(
+        tiny, tmp_path, capsys, sweep):
+    """Every point failed at the trace's missing key column: the sweep said `1 of 1 sweep
+    point(s) failed` without the key's line and left a folder with a 4.8 MB report; now it
+    says run's one line (with the line) and leaves no folder."""
+    _with_cache_key(tiny, "prompt")
+    if sweep is not None:
+        with_sweep(tiny, sweep)
+    assert main(["run", str(tiny)]) == 1
+    ran = capsys.readouterr().err.strip().splitlines()[-1]  # after run's note of a sweep map
+    out = tmp_path / "new" / "sweep"
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1",
+                 "--no-baselines"]) == 1
+    assert capsys.readouterr().err.strip() == ran == (
+        f"Error: {tiny}: line 28: router.response_cache.key: the trace has no 'prompt' column; "
+        "name one it has, or drop key: to use prompt_hash / prefix_hashes")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_refused_sweep_leaves_an_empty_out_folder_empty(tiny, tmp_path, capsys):
+    _with_cache_key(tiny, "prompt")
+    out = tmp_path / "sweep"
+    out.mkdir()
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1",
+                 "--no-baselines"]) == 1
+    assert "line 28: router.response_cache.key" in capsys.readouterr().err
+    assert list(out.iterdir()) == []
+

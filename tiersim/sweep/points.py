@@ -20,6 +20,7 @@ from tiersim.errors import TiersimError, notes_of
 from tiersim.sweep.atomic import write_point
 from tiersim.sweep.axes import Point
 from tiersim.sweep.inputs import point_inputs
+from tiersim.sweep.refusal import refusal_of
 
 PointRunner = Callable[[dict, str], dict]
 Validator = Callable[[dict, str], object]
@@ -120,6 +121,8 @@ def execute(task: Task) -> dict[str, Any]:
         except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
             record.update(status="error", error=_one_line(error), summary=None,
                           traceback=traceback.format_exc(limit=8))
+            if refusal_of(error) is not None:  # the sweep raises it if every point does
+                record["refusal"] = refusal_of(error)
     notes = notes_of(caught)  # they travel with the record; the sweep prints each once
     if notes:
         record["notes"] = notes

@@ -11,7 +11,10 @@ command into it is refused at once with one line, it does not wait); every
 point records the digests of its base scenario and sweep map, and a rerun against a different
 base is refused; every file is written under a unique temporary name and renamed; a folder that
 cannot be written (read-only, full) ends the sweep with one line and no temp file left; failed
-points end it with one line naming them (exit 1), after the other points are stored. No table
+points end it with one line naming them (exit 1), after the other points are stored, except when
+every point failed with one and the same input error: that is the scenario's, raised as
+``tiersim run`` raises it, and a folder the sweep found empty is left so
+(:mod:`tiersim.sweep.refusal`). No table
 outlives its data: before anything changes, a ``sweep.parquet`` whose rows are not all stored
 points as they were is removed (and ``report.html`` with it, or whenever points are to run; a
 sweep that writes no report removes the old one), and points that read two versions of one
@@ -58,6 +61,7 @@ from tiersim.sweep.points import (
     warm_up,
 )
 from tiersim.sweep.portable import portable_base
+from tiersim.sweep.refusal import common_refusal, is_fresh, remove_written
 from tiersim.sweep.store import (
     collect,
     read_points,
@@ -653,17 +657,15 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if (out / "points").is_symlink():
         raise TiersimError(f"{out / 'points'}: is a link; a sweep keeps its points inside "
                            "--out (remove the link or use another --out)")
+    fresh = strict and is_fresh(out)
     try:
         with locked(out, "sweep"):
-            if not plan.axes:  # said once the folder is taken: a refusal stays one line
-                _note(f"{plan.source}: has no sweep: map, so the sweep is its one point "
-                      "(`tiersim run` runs it alone)")
-            frame, failed = _run_locked(plan, out, workers, executor, address, runner,
-                                        progress, report)
+            frame, failed, refusal = _run_locked(plan, out, workers, executor, address,
+                                                 runner, progress, report, fresh)
     except OSError as error:
         raise _cannot_write(error, out) from None
     if strict and failed:
-        raise SweepFailed(_failure_line(frame, out), frame)
+        raise SweepFailed(_failure_line(frame, out, refusal), frame)
     return frame
 
 
@@ -687,19 +689,28 @@ def sweep_inputs(plan: SweepPlan) -> list[Path]:
     return found
 
 
-def _failure_line(frame: pd.DataFrame, out: Path) -> str:
-    """One line naming the failed points (the first three) and the first error."""
+def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None = None) -> str:
+    """One line naming the failed points (the first three) and the first error (``refusal``,
+    with its line in the scenario, when every point failed with it)."""
+    from tiersim.scenario import located
+
     bad = frame[frame["status"] != "ok"]
     ids = ", ".join(bad["point_id"].head(3)) + (", ..." if len(bad) > 3 else "")
-    first = " ".join(str(bad.iloc[0]["error"]).split())[:200]
+    if isinstance(refusal, ScenarioError):
+        refusal = located(refusal)
+    first = " ".join(str(refusal or bad.iloc[0]["error"]).split())[:200]
     return (f"{out}: {len(bad)} of {len(frame)} sweep point(s) failed ({ids}); first: {first}; "
             f"the others are stored; details in {out / 'points'}, rerun to retry")
 
 
 def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                 address: str | None, runner: PointRunner, progress: bool | None,
-                report: bool) -> tuple[pd.DataFrame, int]:
-    """The sweep proper, run while holding the folder's lock; returns (table, failed count)."""
+                report: bool, fresh: bool = False
+                ) -> tuple[pd.DataFrame, int, TiersimError | None]:
+    """The sweep proper, run while holding the folder's lock; returns the table, the failed
+    count and the input error every point failed with, if one did (:mod:`tiersim.sweep.
+    refusal`). In a ``fresh`` folder that error is raised as ``tiersim run`` raises it, and
+    the folder is left as it was found."""
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     records = read_points(out)
     _check_same_base(out, plan, records, runner)
@@ -715,6 +726,13 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                       _progress(console, sys.stderr.isatty() if progress is None else progress),
                       len(plan.points) - len(pending))
     records = read_points(out)
+    refusal = common_refusal(records, [p.id for p in plan.points])
+    if refusal is not None and fresh:  # the scenario's error, not its points'
+        remove_written(out)
+        raise refusal
+    if not plan.axes:  # said once the point ran: a refusal stays one line
+        _note(f"{plan.source}: has no sweep: map, so the sweep is its one point "
+              "(`tiersim run` runs it alone)")
     _check_one_version(out, plan, records)
     frame = collect(out, plan.axes, [p.id for p in plan.points], records)
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
@@ -728,7 +746,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
         _report(out, console)
     elif table_rows(out) != described:  # the old report shows another table (fewer values)
         (out / "report.html").unlink(missing_ok=True)
-    return frame, failed_total
+    return frame, failed_total, refusal
 
 
 def _other_version(records: dict[str, dict[str, Any]], done: set[str]) -> set[str]:
