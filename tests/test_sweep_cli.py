@@ -225,3 +225,17 @@ def test_a_refused_sweep_leaves_an_empty_out_folder_empty(tiny, tmp_path, capsys
     assert "line 28: router.response_cache.key" in capsys.readouterr().err
     assert list(out.iterdir()) == []
 
+
+def test_a_file_in_the_way_of_the_points_folder_is_refused_before_writing(tiny, tmp_path,
+                                                                          capsys):
+    """It said `cannot write (File exists)` after writing scenario.yaml and sweep.json."""
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "points").write_text("")
+    with_sweep(tiny, {"seed": [0]})
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {out / 'points'}: a file is in the way of the points folder that `tiersim "
+        "sweep` writes; move or remove that file, or use another --out folder (nothing was "
+        "written)")
+    assert [p.name for p in out.iterdir()] == ["points"]

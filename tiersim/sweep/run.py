@@ -654,9 +654,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
     claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
-    if (out / "points").is_symlink():
-        raise TiersimError(f"{out / 'points'}: is a link; a sweep keeps its points inside "
-                           "--out (remove the link or use another --out)")
+    _check_points_folder(out)
     fresh = strict and is_fresh(out)
     try:
         with locked(out, "sweep"):
@@ -667,6 +665,19 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if strict and failed:
         raise SweepFailed(_failure_line(frame, out, refusal), frame)
     return frame
+
+
+def _check_points_folder(out: Path) -> None:
+    """Refuse, before anything is written, a link or a file where the sweep keeps its
+    ``points/`` folder."""
+    points = out / "points"
+    if points.is_symlink():
+        raise TiersimError(f"{points}: is a link; a sweep keeps its points inside "
+                           "--out (remove the link or use another --out)")
+    if points.exists() and not points.is_dir():
+        raise TiersimError(f"{points}: a file is in the way of the points folder that "
+                           "`tiersim sweep` writes; move or remove that file, or use another "
+                           "--out folder (nothing was written)")
 
 
 FILE_FIELDS = ("trace", "profile", "model", "draft_model", "tiers")
