@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from tiersim import fleet as fleet_mod
-from tiersim.errors import Note
+from tiersim.errors import Note, ScenarioError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
-from tiersim.paths import resolve_trace_path
+from tiersim.paths import TraceFolderError, expand_user, resolve_trace_path
 from tiersim.perf.base import StepShape
 from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload
 from tiersim.routing.constrained import with_scenario_floor
@@ -42,9 +42,17 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
 
 def scenario_trace_path(scenario: Scenario, source: str) -> Path:
     """Where the scenario's trace is: a relative path from the scenario's folder, then the
-    bundled ``traces/``."""
+    bundled ``traces/``. A folder is refused at the scenario's ``trace.path`` (``path: .``
+    alone would not say which file or key named it)."""
     folder = Path(source).parent if Path(source).is_file() else None
-    return resolve_trace_path(scenario.trace.path, folder)
+    try:
+        return resolve_trace_path(scenario.trace.path, folder)
+    except TraceFolderError:
+        path = scenario.trace.path
+        start = ("" if expand_user(path).is_absolute() else
+                 " (a relative path starts at the scenario's folder)")
+        raise ScenarioError(source, "trace.path", f"{path!r} is a folder; give the trace file "
+                            f"in it{start}") from None
 
 
 def step_model(scenario: Scenario, tier) -> Any:

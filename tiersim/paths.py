@@ -15,6 +15,10 @@ KINDS = {"traces": (".parquet", ".csv", ".jsonl"), "scenarios": (".yaml", ".yml"
          "profiles": (".json",)}
 
 
+class TraceFolderError(TraceError):
+    """A trace path that names a folder, not a file (a scenario names its ``trace.path``)."""
+
+
 def bundled_dirs(kind: str) -> list[Path]:
     """The folders searched for bundled files of ``kind``, in order."""
     if kind not in KINDS:
@@ -77,7 +81,7 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     if found is not None:
         return found
     if beside.is_dir():
-        raise TraceError(str(path), "is a folder; give the trace file in it")
+        raise TraceFolderError(str(path), "is a folder; give the trace file in it")
     if beside.exists():
         raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
     if beside.is_symlink():  # exists() is False for a link whose chain never ends in a file

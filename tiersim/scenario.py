@@ -71,6 +71,16 @@ Name = Annotated[str, AfterValidator(_printable)]
 """A scenario, tier or offload level name (printable text)."""
 
 
+def _not_blank(what: str):
+    """A validator refusing an empty or all-blank file path (it would read as the working
+    folder, or a file named by spaces), saying what to give instead."""
+    def check(path: str) -> str:
+        if not path.strip():
+            raise ValueError(f"is empty; give {what}")
+        return path
+    return AfterValidator(check)
+
+
 def _default_profile() -> str | None:
     """The shipped H200 profile's name (the default GPU's), or None (roofline) when no profile
     ships; :func:`_default_profile_for_gpu` swaps it for the scenario's GPU's."""
@@ -100,8 +110,9 @@ class _Strict(BaseModel):
 class TraceConfig(_Strict):
     """Which logged traffic to replay, and how (window, time scaling)."""
 
-    path: str = Field(min_length=1,
-                      description="trace file; relative to the scenario's folder, then traces/")
+    path: Annotated[str, _not_blank("the trace file's path (from the scenario's folder) or a "
+                                    "bundled trace's name")] = Field(
+        description="trace file; relative to the scenario's folder, then traces/")
     format: Literal["auto", "azure", "burstgpt", "mooncake", "canonical"] = "auto"
     window: tuple[float, float] | None = Field(
         default=None, description="(start_s, end_s) relative to trace start, then re-zeroed"
@@ -318,7 +329,9 @@ class Scenario(_Strict):
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
     model: str = "Qwen3-Coder-30B-A3B"
     gpu: str = "H200"
-    profile: str | None = Field(default_factory=_default_profile)
+    profile: Annotated[str, _not_blank("a profile JSON file or a bundled profile's name, or "
+                                       "null for the roofline")] | None = Field(
+        default_factory=_default_profile)
     trace: TraceConfig
     workload: WorkloadQualityConfig = Field(default_factory=WorkloadQualityConfig)
     tiers: list[TierConfig] = Field(min_length=1, max_length=64)
