@@ -180,7 +180,8 @@ def test_vision_language_wrapper_reads_its_text_model(tmp_path):
      "key 'quantization_config.config_groups.g.weights.group_size': must be a whole number of "
      "weights from 1 to 65536 (got -2)"),
     ({"quant_method": "modelopt", "quant_algo": "W4A16_AWQ", "group_size": 1e-300},
-     "key 'group_size': must be a whole number of weights from 1 to 65536 (got 1e-300)"),
+     "key 'quantization_config.group_size': must be a whole number of weights from 1 to 65536 "
+     "(got 1e-300)"),
 ])
 def test_a_malformed_quantization_block_is_one_line_naming_the_file(tmp_path, quant, expected):
     path = _write(tmp_path, {**BASE, "quantization_config": quant})
@@ -340,3 +341,50 @@ def test_a_rope_factor_stretching_past_any_context_is_one_line(tmp_path, factor)
     assert str(err.value) == (f"{path}: key 'rope_scaling.factor': {factor!r} stretches the "
                               "context to more than 100,000,000 tokens; give the factor the "
                               "model card states")
+
+
+FP8_LINEAR = {"weights": {"num_bits": 8, "type": "float"}, "targets": ["Linear"]}
+W4_LINEAR = {"weights": {"num_bits": 4, "type": "int", "group_size": 128}, "targets": ["Linear"]}
+
+
+@pytest.mark.parametrize(("quant", "expected"), [
+    ({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+      "quantized_layers": {"model.layers.x.mlp": {"quant_algo": "FP8"}}},
+     "key 'quantization_config.quantized_layers': no entry names a module of this model "
+     "(first: 'model.layers.x.mlp'), so every weight would read as BF16; name modules as the "
+     "checkpoint does (e.g. 'model.layers.0.self_attn.q_proj')"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"a": FP8_LINEAR, "b": W4_LINEAR}},
+     "key 'quantization_config.config_groups.b.targets': 'Linear' is targeted by group 'a' "
+     "too, so which format the linear layers hold is not said; keep 'Linear' in one group "
+     "(name the other group's modules instead)"),
+    ({"quant_method": "modelopt", "quant_algo": None},
+     "key 'quantization_config.quant_algo': missing; say which format"),
+    ({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "quantized_layers": {
+        "model.layers.0.mlp.experts": {"quant_algo": "FP9"}}},
+     "key 'quantization_config.quantized_layers.model.layers.0.mlp.experts.quant_algo': 'FP9' "
+     "is not a format tiersim models"),
+])
+def test_a_quantisation_block_read_as_all_bf16_or_as_one_of_two_is_refused(tmp_path, quant,
+                                                                           expected):
+    """They loaded silently as BF16 (or as the first Linear group); ModelOpt's keys were
+    named without their `quantization_config.` prefix."""
+    path = _write(tmp_path, {**BASE, "quantization_config": quant})
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value).startswith(f"{path}: {expected}")
+
+
+@pytest.mark.parametrize(("quant", "said"), [
+    ({"quant_method": "compressed-tensors", "config_groups": {}}, "is empty"),
+    ({"quant_method": "compressed-tensors", "ignore": ["lm_head"]}, "is missing"),
+])
+def test_a_compressed_tensors_block_without_groups_is_bf16_with_a_note(tmp_path, quant, said):
+    from tiersim.errors import Note
+
+    path = _write(tmp_path, {**BASE, "quantization_config": quant})
+    with pytest.warns(Note) as notes:
+        model = load_hf_config(path)
+    assert model.checkpoint == ()
+    assert [str(n.message) for n in notes] == [
+        f"{path}: key 'quantization_config.config_groups' {said}: no module is quantised, so "
+        "the weights are read as BF16; if they are stored quantised, add the groups that say how"]

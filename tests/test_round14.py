@@ -457,11 +457,11 @@ def test_a_cascade_with_a_floor_is_planned_and_rerun_on_run_s_basis(tmp_path):
     (None, {"quantization": []},
      "hf_quant_config.json: key 'quantization': must be an object with a quant_algo (got [])"),
     (None, {"quantization": {"quant_algo": None}},
-     "hf_quant_config.json: key 'quant_algo': missing; say which format"),
+     "hf_quant_config.json: key 'quantization.quant_algo': missing; say which format"),
     (None, {"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {
         "model.layers.90.self_attn.q_proj": {"quant_algo": "NVFP4"}}}},
-     "hf_quant_config.json: key 'quantized_layers': names layer 90, and the model has 80 layers "
-     "(0-79); is this the quantisation config of another model?"),
+     "hf_quant_config.json: key 'quantization.quantized_layers': names layer 90, and the model "
+     "has 80 layers (0-79); is this the quantisation config of another model?"),
 ])
 def test_a_quantisation_block_that_says_nothing_valid_is_refused(tmp_path, quant, side,
                                                                   expected):

@@ -52,9 +52,12 @@ by their share of its weights: attention's projections by shape, an MLP's gate /
 third each, every routed expert (expert 0 standing for all when no entry singles experts out).
 A group partly in another format keeps the format of most of its weights and stores the bits
 they average (:func:`_by_module`). Multi-token-prediction layers are not served and not
-weighed. Embeddings are never quantised (vLLM loads them in BF16).
+weighed. Embeddings are never quantised (vLLM loads them in BF16). A compressed-tensors block
+with no config group is read as BF16, with a note; two groups both targeting ``Linear``, and a
+``quantized_layers`` map no key of which names a module of the model, are refused.
 
-Anything else is one :class:`TiersimError` line naming the file and the key.
+Anything else is one :class:`TiersimError` line naming the file and the key (its full path:
+``quantization_config.quant_algo``, or ``quantization.quant_algo`` in ``hf_quant_config.json``).
 """
 
 from __future__ import annotations
@@ -773,7 +776,7 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     """
     side = _side_file(path)
     if not quant:
-        return _modelopt(side, _side_quant(side), span) if side is not None else ()
+        return _modelopt(side, *_side_block(side), span) if side is not None else ()
     if not isinstance(quant, dict):
         raise TiersimError(f"{path}: key 'quantization_config': must be an object")
     raw_method = quant.get("quant_method")
@@ -789,7 +792,7 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     if method == "compressed-tensors":
         return _compressed_tensors(path, quant, span)
     if method == "modelopt":
-        return _modelopt(path, quant, span)
+        return _modelopt(path, quant, QUANT_KEY, span)
     shown = "missing" if not method else f"{method!r} is not supported"
     raise TiersimError(
         f"{path}: key 'quantization_config.quant_method': {shown}; supported: fp8, mxfp4, "
@@ -810,24 +813,34 @@ def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
     return tuple(value)
 
 
+#: The key path of a config.json's quantisation block, as its errors name its keys.
+QUANT_KEY = "quantization_config."
+
+
 def _side_quant(side: Path) -> dict[str, Any]:
     """The ``quantization`` object of NVIDIA's ``hf_quant_config.json`` (the file itself where
     it has none), or one line naming that file and key."""
+    return _side_block(side)[0]
+
+
+def _side_block(side: Path) -> tuple[dict[str, Any], str]:
+    """:func:`_side_quant` and the key path leading to it in the file (``quantization.``, or
+    none where the file is the block itself), as its errors name its keys."""
     data = _read(side)
     quant = data.get("quantization", data)
     _refuse_non_finite(side, quant, "quantization" if "quantization" in data else "")
     if not isinstance(quant, dict):
         raise TiersimError(f"{side}: key 'quantization': must be an object with a quant_algo "
                            f"(got {shown(quant)})")
-    return quant
+    return quant, "quantization." if "quantization" in data else ""
 
 
 def _note_unread_side(path: Path, side: Path, read: tuple[tuple, str], span: Span) -> None:
     """A note when the ``hf_quant_config.json`` beside a config that has its own
     ``quantization_config`` names other weight or KV-cache formats: vLLM reads only the
     config's (``read``: its formats and KV-cache format), so the side file is not read."""
-    named = _side_quant(side)
-    side_read = (_modelopt(side, named, span), _declared_kv(named))
+    named, prefix = _side_block(side)
+    side_read = (_modelopt(side, named, prefix, span), _declared_kv(named))
     if _described(side_read) == _described(read):
         return
     warnings.warn(Note(f"{side}: not read: it names {_described(side_read)}; {path}'s "
@@ -913,15 +926,16 @@ def _group_size(path: Path, key: str, value: Any) -> int:
     return value
 
 
-def _ct_format(path: Path, weights: dict, group: str = "") -> tuple[str, float]:
+def _ct_format(path: Path, weights: dict, group: str = "", prefix: str = QUANT_KEY
+               ) -> tuple[str, float]:
     """The format of one compressed-tensors weight scheme (of config group ``group``)."""
     bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
-    where = f"config_groups.{group}.weights" if group else "config_groups"
+    where = prefix + (f"config_groups.{group}.weights" if group else "config_groups")
     if isinstance(bits, bool) or not isinstance(bits, int):
-        raise TiersimError(f"{path}: key 'quantization_config.{where}.num_bits': must be a whole "
+        raise TiersimError(f"{path}: key '{where}.num_bits': must be a whole "
                            f"number of bits (got {shown(bits)})")
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
-        return _fmt("w4a16", _group_size(path, f"quantization_config.{where}.group_size", size))
+        return _fmt("w4a16", _group_size(path, f"{where}.group_size", size))
     if bits == 4 and kind == "float" and size == 16:
         return _fmt("nvfp4")
     if bits == 4 and kind == "float" and size == 32:  # E2M1 in 32-wide groups: MXFP4
@@ -929,34 +943,45 @@ def _ct_format(path: Path, weights: dict, group: str = "") -> tuple[str, float]:
     if bits == 8 and kind == "float":
         return _fmt("fp8_block" if weights.get("strategy") == "block" else "fp8")
     raise TiersimError(
-        f"{path}: key 'quantization_config.{where}': {bits}-bit {kind} weights "
+        f"{path}: key '{where}': {bits}-bit {kind} weights "
         f"(group size {size}) are not a format tiersim models "
         "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
     )
 
 
-def _compressed_tensors(path: Path, quant: dict, span: Span):
+def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT_KEY):
+    """compressed-tensors: each config group's weight format on the modules its ``targets``
+    name (a module name or regex before the ``Linear`` class, as vLLM matches them), but the
+    ``ignore`` list's (BF16). No group at all is read as BF16, with a note; two groups both
+    targeting ``Linear`` are refused (which one holds the linear layers is not said)."""
     groups = quant.get("config_groups") or {}
     if not isinstance(groups, dict):
-        raise TiersimError(f"{path}: key 'quantization_config.config_groups': must be an object "
+        raise TiersimError(f"{path}: key '{prefix}config_groups': must be an object "
                            f"of named groups (got {type(groups).__name__})")
+    if not groups:
+        _note_no_groups(path, quant, prefix)
     ignore = _Patterns(quant.get("ignore") or ())
     named, linear = [], None  # (targets, format) of groups naming modules; the Linear class's
     for name, scheme in groups.items():
         weights = scheme.get("weights") if isinstance(scheme, dict) else None
         if not isinstance(weights, dict):
-            raise TiersimError(f"{path}: key 'quantization_config.config_groups.{name}."
+            raise TiersimError(f"{path}: key '{prefix}config_groups.{name}."
                                "weights': missing; each group says how its weights are stored "
                                "(num_bits, type, group_size)")
-        fmt = _ct_format(path, weights, name)
+        fmt = _ct_format(path, weights, name, prefix)
         targets = scheme.get("targets") or ["Linear"]
         if isinstance(targets, str):
             targets = [targets]
         if not isinstance(targets, list):
             raise TypeError(f"targets must be a list of module names or classes (got "
                             f"{shown(targets)})")
-        if "Linear" in targets and linear is None:
-            linear = fmt
+        if "Linear" in targets and linear is not None:
+            raise TiersimError(f"{path}: key '{prefix}config_groups.{name}.targets': 'Linear' "
+                               f"is targeted by group {linear[0]!r} too, so which format the "
+                               "linear layers hold is not said; keep 'Linear' in one group "
+                               "(name the other group's modules instead)")
+        if "Linear" in targets:
+            linear = (name, fmt)
         others = [t for t in targets if t != "Linear"]
         if others:
             named.append((_Patterns(others), fmt))
@@ -965,18 +990,31 @@ def _compressed_tensors(path: Path, quant: dict, span: Span):
         if any(ignore.match(n) for n in names):
             return None
         hit = next((fmt for listed, fmt in named if any(listed.match(n) for n in names)), None)
-        return hit or linear
+        return hit or (linear[1] if linear else None)
 
     each = ignore.names_experts() or any(listed.names_experts() for listed, _ in named)
     return _by_module(span, format_of, each)
+
+
+def _note_no_groups(path: Path, quant: dict, prefix: str) -> None:
+    """A note that a compressed-tensors block with no config group quantises nothing: its
+    weights are read as BF16 (as vLLM loads them)."""
+    said = "is empty" if "config_groups" in quant else "is missing"
+    warnings.warn(Note(f"{path}: key '{prefix}config_groups' {said}: no module is quantised, "
+                       "so the weights are read as BF16; if they are stored quantised, add "
+                       "the groups that say how"), stacklevel=4)
 
 
 _MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "MXFP4": "mxfp4",
                    "FP8_BLOCK": "fp8_block", "W4A16_AWQ": "w4a16", "INT4_AWQ": "w4a16"}
 
 
-def _modelopt_fmt(path: Path, spec: dict, where: str = "") -> tuple[str, float]:
-    """The format of a ModelOpt ``quant_algo`` (``where``: the key path leading to it)."""
+def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_KEY
+                  ) -> tuple[str, float]:
+    """The format of a ModelOpt ``quant_algo`` (``where``: the key path leading to it inside
+    the quantisation block, which is at ``prefix`` in its file)."""
+    per_layer = bool(where)
+    where = prefix + where
     if not isinstance(spec, dict):
         raise TiersimError(f"{path}: key {where.rstrip('.') or 'quantization'!r}: must be an "
                            f"object with a quant_algo (got {shown(spec)})")
@@ -984,13 +1022,13 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "") -> tuple[str, float]:
         raise TiersimError(f"{path}: key '{where}quant_algo': missing; say which format "
                            f"({', '.join(_MODELOPT_ALGOS)})")
     algo = str(spec["quant_algo"]).upper()
-    if algo == "UNQUANTIZED" and where:  # a layer of a MIXED_PRECISION checkpoint left as is
+    if algo == "UNQUANTIZED" and per_layer:  # a layer of a MIXED_PRECISION checkpoint as is
         return _fmt("bf16")
     if algo not in _MODELOPT_ALGOS:
         raise TiersimError(
             f"{path}: key '{where}quant_algo': {algo!r} is not a format tiersim models; "
             f"supported: {', '.join(_MODELOPT_ALGOS)}, MIXED_PRECISION"
-            + (", UNQUANTIZED" if where else "")
+            + (", UNQUANTIZED" if per_layer else "")
         )
     fmt = _MODELOPT_ALGOS[algo]
     size = (_group_size(path, f"{where}group_size", spec.get("group_size")) if fmt == "w4a16"
@@ -998,22 +1036,23 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "") -> tuple[str, float]:
     return _fmt(fmt, size)
 
 
-def _modelopt(path: Path, quant: dict, span: Span):
+def _modelopt(path: Path, quant: dict, prefix: str, span: Span):
     """NVIDIA ModelOpt: one algorithm with an exclude list, or per layer (MIXED_PRECISION:
-    ``quantized_layers``, or ``config_groups`` laid out as compressed-tensors lays them)."""
+    ``quantized_layers``, or ``config_groups`` laid out as compressed-tensors lays them).
+    ``prefix``: the block's key path in its file, as errors name its keys."""
     algo = str(quant.get("quant_algo", "")).upper()
     if algo == "MIXED_PRECISION":
         layers = quant.get("quantized_layers")
         if not layers and quant.get("config_groups"):
             ignore = quant.get("ignore") or quant.get("exclude_modules") or ()
-            return _compressed_tensors(path, {**quant, "ignore": ignore}, span)
+            return _compressed_tensors(path, {**quant, "ignore": ignore}, span, prefix)
         if not isinstance(layers, dict) or not layers:
-            raise TiersimError(f"{path}: key 'quantized_layers': MIXED_PRECISION needs a map of "
-                               "module -> {quant_algo: ...} (or config_groups); got "
+            raise TiersimError(f"{path}: key '{prefix}quantized_layers': MIXED_PRECISION needs a "
+                               "map of module -> {quant_algo: ...} (or config_groups); got "
                                f"{shown(layers)}")
-        return _per_layer(path, layers, span)
+        return _per_layer(path, layers, span, prefix)
     skip = quant.get("exclude_modules") or quant.get("ignore") or ()
-    return _uniform(_modelopt_fmt(path, quant), skip, span)
+    return _uniform(_modelopt_fmt(path, quant, prefix=prefix), skip, span)
 
 
 _LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
@@ -1023,9 +1062,10 @@ _EXPERT_INDEX = re.compile(r"experts\.\d")
 _SINGLES_OUT_EXPERTS = re.compile(r"(?<!shared_)experts(\\?\.)?[\d\[\(\{?]")
 
 
-def _per_layer(path: Path, layers: dict, span: Span):
+def _per_layer(path: Path, layers: dict, span: Span, prefix: str = QUANT_KEY):
     """Each group of a MIXED_PRECISION checkpoint, module by module and layer by layer (a
-    module no key names is BF16), as :func:`_by_module` states it."""
+    module no key names is BF16), as :func:`_by_module` states it; refused when no key names
+    a module of the model (every weight would silently read as BF16)."""
     by_layer: dict[int, list[tuple[_Patterns, str, Any]]] = {}
     anywhere: list[tuple[_Patterns, str, Any]] = []
     for key, spec in layers.items():
@@ -1034,20 +1074,31 @@ def _per_layer(path: Path, layers: dict, span: Span):
         (by_layer.setdefault(int(found.group(1)), []) if found else anywhere).append(entry)
     beyond, last = max(by_layer, default=-1), span.total + span.extra - 1
     if beyond > last:
-        raise TiersimError(f"{path}: key 'quantized_layers': names layer {beyond}, and the model "
+        raise TiersimError(f"{path}: key '{prefix}quantized_layers': names layer {beyond}, and "
+                           f"the model "
                            f"has {last + 1} layers (0-{last}); is this the quantisation config "
                            "of another model?")
     for entries in (*by_layer.values(), anywhere):  # the most specific key first
         entries.sort(key=lambda entry: -len(entry[1]))
 
+    matched: set[str] = set()
+
     def format_of(layer: int, names: list[str]):
         for listed, key, spec in by_layer.get(layer, []) + anywhere:
             if any(listed.match(n) for n in names):
-                return _modelopt_fmt(path, spec, f"quantized_layers.{key}.")
+                matched.add(key)
+                return _modelopt_fmt(path, spec, f"quantized_layers.{key}.", prefix)
         return None
 
     each = any(_EXPERT_INDEX.search(str(key)) for key in layers)
-    return _by_module(span, format_of, each)
+    formats = _by_module(span, format_of, each)
+    if not matched:
+        example = span.module_names(0, span.members_of("attention", False)[0][0])[0]
+        raise TiersimError(f"{path}: key '{prefix}quantized_layers': no entry names a module "
+                           f"of this model (first: {shown(next(iter(layers)))}), so every "
+                           f"weight would read as BF16; name modules as the checkpoint does "
+                           f"(e.g. {example!r})")
+    return formats
 
 
 def _default_head_dim(cfg, hidden: int, heads: int) -> int:
