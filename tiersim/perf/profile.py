@@ -67,12 +67,12 @@ and dtype at other shapes, is answered by the nearest of them (log distance over
 over per-GPU expert width and count) times the roofline's ratio between the wanted shape and
 that table's own at each of its grid points (:class:`AnchoredTable`): the measured kernel
 efficiency is kept, the bytes and FLOPs rescaled, and the result is read as any table is
-(non-decreasing, within the physical limit). ``sources()`` labels it ``anchored:<source> (<table it came from>)``. MLA tables
-are anchored only across query-head counts of the same latent width (they were measured at one
-architecture's dimensions). With no table of that operator
-and dtype at all the operator is ``roofline``: anchoring across formats was tried and rejected
-(gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out 1.5-5x slow; the 4-bit kernels
-differ too much to share a measured efficiency).
+(non-decreasing, within the physical limit). ``sources()`` labels it ``anchored:<source>
+(<table it came from>)``. MLA tables are anchored only across query-head counts of the same
+latent width (they were measured at one architecture's dimensions). With no table of that
+operator and dtype at all the operator is ``roofline``: anchoring across formats was tried and
+rejected (gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out 1.5-5x slow; the 4-bit
+kernels differ too much to share a measured efficiency).
 
 Lower-precision weights on Hopper (how W4A16, NVFP4 and MXFP4 are answered)
 ---------------------------------------------------------------------------
