@@ -164,6 +164,17 @@ def fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
     return f"{text.removesuffix('.')}{unit}"
 
 
+def _request_counts(r: RunResult) -> str:
+    """The trace's requests, completed and dropped by the fleet, and those the response cache
+    answered (the fleet's figures cover the others)."""
+    counts = f"{r.requests:,} ({r.completed:,} / {r.dropped:,})"
+    cache = r.response_cache
+    if cache is None:
+        return counts
+    return (f"{cache.requests:,} ({r.completed:,} / {r.dropped:,}; {cache.hits:,} answered by "
+            "the response cache)")
+
+
 def headline_table(r: RunResult):
     """Fleet-wide numbers: value and where each comes from."""
     from rich.table import Table
@@ -173,8 +184,7 @@ def headline_table(r: RunResult):
     for col in ("metric", "value", "source"):
         table.add_column(col)
     rows = [
-        ("requests (completed / dropped)",
-         f"{r.requests:,} ({r.completed:,} / {r.dropped:,})", "trace"),
+        ("requests (completed / dropped)", _request_counts(r), "trace"),
         ("duration", fmt(r.duration_s, " s"), latency),
         ("TTFT p50 / p99", f"{fmt(r.ttft_p50_s, ' s')} / {fmt(r.ttft_p99_s, ' s')}", latency),
         ("TPOT p50 / p99", f"{fmt(r.tpot_p50_s, ' ms', 1e3)} / "
