@@ -226,6 +226,16 @@ def test_per_channel_int4_and_a_bare_ignore_name_read_as_meant(tmp_path):
     assert set(_formats(model)) == {"attention", "experts"}
 
 
+def test_a_channel_strategy_int4_checkpoint_is_per_channel(tmp_path):
+    """compressed-tensors says per channel as ``strategy: channel`` with no group size (as
+    llm-compressor writes it); it was read as the default 128-wide groups (4.125 bits)."""
+    quant = {"quant_method": "compressed-tensors",
+             "config_groups": {"g": {"targets": ["Linear"], "weights": {
+                 "num_bits": 4, "type": "int", "strategy": "channel", "group_size": None}}}}
+    model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
+    assert {g: b for g, _, b in model.checkpoint}["experts"] == pytest.approx(4.0, abs=0.001)
+
+
 def test_the_context_is_read_from_max_position_embeddings(tmp_path):
     from tiersim.fleet import limits
 

@@ -935,6 +935,8 @@ def _ct_format(path: Path, weights: dict, group: str = "", prefix: str = QUANT_K
         raise TiersimError(f"{path}: key '{where}.num_bits': must be a whole "
                            f"number of bits (got {shown(bits)})")
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
+        if weights.get("strategy") == "channel":  # one scale per output channel, no group size
+            return _fmt("w4a16", PER_CHANNEL)
         return _fmt("w4a16", _group_size(path, f"{where}.group_size", size))
     if bits == 4 and kind == "float" and size == 16:
         return _fmt("nvfp4")
