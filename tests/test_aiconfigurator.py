@@ -233,6 +233,9 @@ def test_a_fitted_overhead_survives_a_rebuild(tmp_path):
     assert aic._kept_overhead(path) == (0.002, 1e-5, "fitted: benchmark X")
     path.write_text(json.dumps({"overhead_s": {"value": 0.002, "source": "roofline"}}))
     assert aic._kept_overhead(path) is None
+    bom = {"overhead_s": {"value": 0.002, "per_layer_s": 1e-5, "source": "fitted: benchmark X"}}
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(bom).encode())  # saved by an editor
+    assert aic._kept_overhead(path) == (0.002, 1e-5, "fitted: benchmark X")
 
 
 def test_a_fitted_eager_cost_survives_a_rebuild_and_an_assumed_one_does_not(tmp_path):

@@ -1259,39 +1259,39 @@ def aic_model_path(name: str) -> str:
     return str(path)
 
 
-def _kept_eager(out):
-    """A fitted ``eager_s`` of the profile at ``out`` (kept when the profile is rebuilt), read
-    from that object alone: a rebuild after the table format changed must not lose the fit
+def _kept_object(out, key: str):
+    """The ``key`` object of the profile at ``out`` (``None`` where there is no readable one),
+    read from that object alone: a rebuild after the table format changed must not lose a fit
     because an old table no longer parses."""
-    import json
-
-    from tiersim.perf.profile import _parse_eager
+    from tiersim.jsonio import read_json
 
     path = Path(out) if out is not None else None
     if path is None or not path.is_file():
         return None
     try:
-        eager = _parse_eager(json.loads(path.read_text()).get("eager_s"), str(path))
-    except (OSError, ValueError, AttributeError, ProfileError):
+        raw = read_json(path, "a profile")
+    except TiersimError:
+        return None
+    return raw.get(key) if isinstance(raw, dict) else None
+
+
+def _kept_eager(out):
+    """A fitted ``eager_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
+    from tiersim.perf.profile import _parse_eager
+
+    try:
+        eager = _parse_eager(_kept_object(out, "eager_s"), str(out))
+    except (ValueError, AttributeError, ProfileError):
         return None
     return eager if eager.source.startswith("fitted") else None
 
 
 def _kept_overhead(out) -> tuple[float, float, str] | None:
     """A fitted ``overhead_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
-    import json
-
-    path = Path(out) if out is not None else None
-    if path is None or not path.is_file():
+    raw = _kept_object(out, "overhead_s")
+    if not isinstance(raw, dict) or not str(raw.get("source", "")).startswith("fitted"):
         return None
-    try:
-        raw = json.loads(path.read_text()).get("overhead_s") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
-    source = str(raw.get("source", ""))
-    if not source.startswith("fitted"):
-        return None
-    return float(raw.get("value", 0.0)), float(raw.get("per_layer_s", 0.0)), source
+    return float(raw.get("value", 0.0)), float(raw.get("per_layer_s", 0.0)), str(raw["source"])
 
 
 def import_aiconfigurator(
