@@ -135,8 +135,34 @@ def test_scheduler_budget_must_cover_the_batch(scenario_file):
 def test_duplicate_tier_names(scenario_file):
     text = BASE.replace("name: bf16", "name: w4a16")
     assert error_of(scenario_file, text) == (
-        "line 10: tiers[1].name: duplicate tier name 'w4a16' (tier names must differ)"
+        "line 10: tiers[1].name: duplicate tier name 'w4a16' (also tiers[0]; names must differ "
+        "across tiers and baselines)"
     )
+
+
+BASELINE = "baselines:\n  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+
+
+def test_a_baseline_only_tier_loads_beside_the_tiers(scenario_file):
+    s = load_scenario(scenario_file(text=BASE + BASELINE, name="x.yaml"))
+    assert [t.name for t in s.tiers] == ["w4a16", "bf16"]
+    assert [t.name for t in s.baselines] == ["fp8"]
+    assert [t.name for t in s.with_baselines().tiers] == ["w4a16", "bf16", "fp8"]
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (("name: fp8", "name: bf16"), "line 15: baselines[0].name: duplicate tier name 'bf16' "
+     "(also tiers[1]; names must differ across tiers and baselines)"),
+    (("replicas: 1, cost", "replica: 1, cost"), "line 15: baselines[0].replica: unknown key "
+     "(did you mean 'replicas'?)"),
+    (("precision: fp8", "precision: fp9"), "line 15: baselines[0].precision: unknown precision "
+     "'fp9'; known precisions: bf16, fp8, w4a16, nvfp4, fp8_block, mxfp4, checkpoint"),
+    (("replicas: 1, cost", "replicas: 2000, cost"), "line 15: baselines[0].replicas: 2000 "
+     "replicas is above limits.max_replicas (1024); set limits: {max_replicas: N} to allow "
+     "more"),
+])
+def test_a_bad_baseline_is_one_line_naming_its_key(scenario_file, edit, expected):
+    assert error_of(scenario_file, BASE + BASELINE.replace(*edit)) == expected
 
 
 def test_duplicate_yaml_keys(scenario_file):

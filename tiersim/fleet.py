@@ -173,11 +173,12 @@ def context_problem(tier: TierConfig, model_ref: str | None) -> str | None:
 
 def check_contexts(scenario: Scenario) -> None:
     """Refuse a tier whose ``scheduler.max_model_len`` is above its model's context, naming
-    the tier's key (:func:`context_problem`); a run, plan and sweep check it before running."""
-    for i, tier in enumerate(scenario.tiers):
+    the tier's key (:func:`context_problem`), a baseline-only tier's too; a run, plan and sweep
+    check it before running."""
+    for (key, i), tier in scenario.tier_entries():
         problem = context_problem(tier, scenario.tier_model_ref(tier))
         if problem is not None:
-            raise ScenarioError(scenario._source, f"tiers[{i}].scheduler.max_model_len",
+            raise ScenarioError(scenario._source, f"{key}[{i}].scheduler.max_model_len",
                                 problem)
 
 

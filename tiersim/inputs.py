@@ -7,6 +7,7 @@ Shared by the runner (:func:`tiersim.runner.run_scenario`) and the planner
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,42 @@ def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: 
     prepared = prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
     _note_borrowed_priors(scenario, prepared.accuracy_source)
     return prepared
+
+
+def baseline_infos(scenario: Scenario) -> list[TierInfo]:
+    """What routing would need per baseline-only tier (``baselines``), each built as a tier is:
+    the facts its correctness is drawn from; never routed to."""
+    if not scenario.baselines:
+        return []
+    full = scenario.with_baselines()
+    return tier_infos(full, Fleet(tiers=tuple(fleet_mod.build_tier(full, t)
+                                              for t in scenario.baselines)))
+
+
+def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
+                rng: np.random.Generator, source: str) -> Prepared:
+    """:func:`prepare` for every tier: ``infos`` are the routed tiers' then the baseline-only
+    tiers' (:func:`baseline_infos`), so the table holds every tier's correctness. Each
+    request's draw is one number shared by every tier, so the routed tiers' columns are those
+    of a run without baselines. An error about a baseline tier names its key
+    (``baselines[j]``)."""
+    if not scenario.baselines:
+        return prepare(trace, infos, scenario, rng, source)
+    try:
+        return prepare(trace, infos, scenario.with_baselines(), rng, source)
+    except ScenarioError as err:
+        raise _baseline_key(err, len(scenario.tiers)) from None
+
+
+def _baseline_key(err: ScenarioError, routed: int) -> ScenarioError:
+    """``err`` naming ``baselines[j]`` where it names ``tiers[k]`` past the ``routed`` tiers
+    (the baseline-only tiers follow them in the drawn tier list)."""
+
+    def rename(match: re.Match) -> str:
+        k = int(match[1])
+        return match[0] if k < routed else f"baselines[{k - routed}]"
+
+    return ScenarioError(err.path, re.sub(r"tiers\[(\d+)\]", rename, err.where), err.message)
 
 
 def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],

@@ -32,9 +32,11 @@ from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
     REFERENCE_STEP,
+    baseline_infos,
     cost_weight,
     load_scenario_trace,
     prepare,
+    prepare_all,
     route,
     step_model,
     tier_infos,
@@ -105,12 +107,15 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
     """The run's summary, request table, engine result and fleet (nothing written); ``source``
     is the scenario's path as given, named in notes and errors."""
     _note_tier_order(scenario, source)
+    if not baselines:
+        _note_unsized_baselines(scenario, source)
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
-    prepared = prepare(load_scenario_trace(scenario, source), infos, scenario, workload_rng,
-                       source)  # the raw trace is not kept: the prepared table is its copy
+    extra = baseline_infos(scenario)  # baseline-only tiers: drawn and sized, never routed to
+    prepared = prepare_all(load_scenario_trace(scenario, source), [*infos, *extra], scenario,
+                           workload_rng, source)  # the raw trace is not kept: the table is
     df, cache, end_s = prepared.df, None, 0.0
     if scenario.router.response_cache is not None:
         cache = response_cache.answered(scenario, df, source)
@@ -125,7 +130,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
         uniform = (savings.sized_uniform_runs(scenario, source, fleet, df, end_s) if baselines
                    else None)
         saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
-                                       scenario.accuracy_floor, assignment.basis, uniform, end_s)
+                                       scenario.accuracy_floor, assignment.basis, uniform, end_s,
+                                       extra)
         prices = {t.name: t.cost_per_gpu_hour for t in scenario.tiers}
         analytic = summary.analytic_summary(df, infos, saved, assignment.basis, prices)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
@@ -216,6 +222,18 @@ def _note_tier_order(scenario: Scenario, source: str) -> None:
             return
 
 
+def _note_unsized_baselines(scenario: Scenario, source: str) -> None:
+    """A note when the scenario lists baseline-only tiers and the run's savings are estimated
+    (``--no-baselines``): an estimate scales this run's per-token costs, so a tier that served
+    nothing is left out of it."""
+    if scenario.baselines:
+        names = ", ".join(t.name for t in scenario.baselines)
+        warnings.warn(f"{source}: baselines ({names}) are left out of the estimated saving: "
+                      "it scales this run's per-token costs, and they served nothing; run with "
+                      "simulated baselines (without --no-baselines) to size and compare them",
+                      Note, stacklevel=3)
+
+
 def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     """A note when the fleet dropped requests it can never serve (prompt + output longer than
     the context of the tier it was sent to, or than one of its replicas' KV cache); the
@@ -284,7 +302,8 @@ def portable_paths(doc: dict, source: str) -> dict:
     trace = doc.get("trace")
     if isinstance(trace, dict) and isinstance(trace.get("path"), str):
         trace["path"] = _absolute(trace["path"], folder)
-    tiers = [t for t in doc.get("tiers", []) if isinstance(t, dict)]
+    tiers = [t for key in ("tiers", "baselines") for t in doc.get(key) or []
+             if isinstance(t, dict)]  # a baseline-only tier may name its own model too
     drafts = [t["speculative"] for t in tiers if isinstance(t.get("speculative"), dict)]
     for holder, key in [(doc, "model"), *((t, "model") for t in tiers),
                         *((d, "draft_model") for d in drafts)]:

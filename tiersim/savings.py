@@ -2,7 +2,8 @@
 
 Two ways, labelled in :class:`~tiersim.results.SavingsResult` ``method``:
 
-- **simulated** (``run_scenario(..., baselines=True)``, what ``tiersim run`` does): per tier, a
+- **simulated** (``run_scenario(..., baselines=True)``, what ``tiersim run`` does): per tier
+  (the scenario's ``baselines:``, tiers kept only for this comparison, included), a
   uniform fleet (every request on that tier) sized by the planner's search
   (:mod:`tiersim.plan`) to the fewest replicas meeting the scenario's SLOs with nothing dropped,
   trying larger ``gpus_per_replica`` before giving up, and costed in the run's ledger
@@ -59,15 +60,17 @@ class UniformRun:
 
 def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
                        end_s: float = 0.0) -> list[UniformRun]:
-    """Per tier of the scenario, the cheapest uniform fleet meeting its SLOs, by simulation,
-    paid for (provisioned) until at least ``end_s``, as the run is (:func:`stretched_cost`)."""
+    """Per tier of the scenario, its baseline-only tiers (``baselines``) included, the cheapest
+    uniform fleet meeting its SLOs, by simulation, paid for (provisioned) until at least
+    ``end_s``, as the run is (:func:`stretched_cost`). ``df`` holds every such tier's
+    correctness (:func:`tiersim.inputs.prepare_all`)."""
     from tiersim.plan import Constraints, Planner, SimEvaluator
     from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
 
     evaluator = SimEvaluator(scenario, source, df=df, end_s=end_s)
     constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)  # no floor:
     # every tier is sized; savings_result judges the floor
-    start = {t.name: fleet.gpus for t in fleet.tiers}  # search from the run's GPU count
+    start = {t.name: fleet.gpus for t in scenario.all_tiers}  # from the run's GPU count
     limit = min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)  # as tiersim plan's
     planner = Planner(scenario, constraints, evaluator, start=start, max_replicas=limit)
     out = []
@@ -99,20 +102,23 @@ def stretched_cost(cost_model: str, outcome, end_s: float) -> float:
 
 def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
                    accuracy_floor: float | None, basis: str,
-                   uniform: list[UniformRun] | None = None, end_s: float = 0.0) -> SavingsResult:
+                   uniform: list[UniformRun] | None = None, end_s: float = 0.0,
+                   baseline_infos: list[TierInfo] | None = None) -> SavingsResult:
     """The run's fleet against the cheapest sized uniform fleet meeting the floor and the SLOs,
     and against a static split of the sized uniform fleets at the run's accuracy.
 
     With ``uniform`` (sized) runs the comparison is in the run's ledger and
-    ``method="simulated"``; without, it is an estimate on the attributed ledger. The run lasts
-    at least ``end_s`` (a response cache's last answer).
+    ``method="simulated"``; without, it is an estimate on the attributed ledger (of the routed
+    tiers alone). The run lasts at least ``end_s`` (a response cache's last answer).
+    ``baseline_infos``: the scenario's baseline-only tiers (``baselines``), whose uniform
+    fleets are among ``uniform``.
     """
     if uniform is None:
         return _estimated(fleet, df, result, infos, accuracy_floor, basis)
     duration = max(duration_of(df, result), end_s)
     routed = costs.ledger(cost_model, fleet, result, duration).headline_usd
     accuracy = routed_accuracy(df, result, infos, basis)
-    uniform = same_basis(uniform, df, infos, basis)
+    uniform = same_basis(uniform, df, [*infos, *(baseline_infos or [])], basis)
     floor = baseline_floor(accuracy_floor, accuracy)
     served = [u for u in uniform if u.slo_met and u.cost_usd is not None]
     meets = [u for u in served if reaches_floor(u.accuracy, floor)]

@@ -335,6 +335,10 @@ class Scenario(_Strict):
     trace: TraceConfig
     workload: WorkloadQualityConfig = Field(default_factory=WorkloadQualityConfig)
     tiers: list[TierConfig] = Field(min_length=1, max_length=64)
+    baselines: list[TierConfig] = Field(
+        default_factory=list, max_length=64, description="tiers sized and simulated only as "
+        "uniform baselines for the saving (the keys of a tier; names differ from the tiers'): "
+        "never routed to, never in the routed fleet or its cost")
     router: RouterConfig = Field(default_factory=RouterConfig)
     slo: SloConfig = Field(default_factory=SloConfig)
     accuracy_floor: float | None = Field(default=None, ge=0, le=1)
@@ -352,12 +356,28 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _prices_for_the_cost_model(self) -> Scenario:
-        unpriced = [t.name for t in self.tiers if t.cost_per_request_usd is None]
+        unpriced = [t.name for t in self.all_tiers if t.cost_per_request_usd is None]
         if self.cost_model == "fixed_per_request" and unpriced:
             raise KeyedError(("cost_model",),
                              f"cost_model fixed_per_request needs cost_per_request_usd on every "
                              f"tier (missing on {', '.join(unpriced)})")
         return self
+
+    @property
+    def all_tiers(self) -> list[TierConfig]:
+        """The routed tiers, then the baseline-only tiers (``baselines``)."""
+        return [*self.tiers, *self.baselines]
+
+    def tier_entries(self) -> list[tuple[Loc, TierConfig]]:
+        """Each tier with its place in the scenario: ``("tiers", i)``, then the baseline-only
+        tiers' ``("baselines", j)``."""
+        return ([(("tiers", i), t) for i, t in enumerate(self.tiers)]
+                + [(("baselines", j), t) for j, t in enumerate(self.baselines)])
+
+    def with_baselines(self) -> Scenario:
+        """This scenario with its baseline-only tiers listed after its tiers, as one tier list:
+        what each tier's correctness is drawn over and its uniform fleets sized over."""
+        return self.model_copy(update={"tiers": self.all_tiers, "baselines": []})
 
     @property
     def source(self) -> str:
@@ -825,9 +845,9 @@ def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> No
     """Refuse a tier larger than ``limits.max_replicas`` (a typo like 100000000 would take
     all memory)."""
     limit = scenario.limits.max_replicas
-    for i, tier in enumerate(scenario.tiers):
+    for at, tier in scenario.tier_entries():
         if tier.replicas > limit:
-            raise ScenarioError(source, _where(("tiers", i, "replicas"), root),
+            raise ScenarioError(source, _where((*at, "replicas"), root),
                                 f"{tier.replicas} replicas is above limits.max_replicas "
                                 f"({limit}); set limits: {{max_replicas: N}} to allow more")
 
@@ -1070,14 +1090,14 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
     from tiersim.hardware import get_gpu, get_model, get_precision, kv_dtype_bytes
 
     lookups = [(("model",), get_model, scenario.model_ref), (("gpu",), get_gpu, scenario.gpu)]
-    for i, tier in enumerate(scenario.tiers):
+    for at, tier in scenario.tier_entries():
         if tier.model is not None:
-            lookups.append((("tiers", i, "model"), get_model, scenario.tier_model_ref(tier)))
+            lookups.append(((*at, "model"), get_model, scenario.tier_model_ref(tier)))
         if scenario.draft_model_ref(tier) is not None:
-            lookups.append((("tiers", i, "speculative", "draft_model"), get_model,
+            lookups.append(((*at, "speculative", "draft_model"), get_model,
                             scenario.draft_model_ref(tier)))
-        lookups.append((("tiers", i, "precision"), get_precision, tier.precision))
-        lookups.append((("tiers", i, "kv_dtype"), kv_dtype_bytes, tier.kv_dtype))
+        lookups.append(((*at, "precision"), get_precision, tier.precision))
+        lookups.append(((*at, "kv_dtype"), kv_dtype_bytes, tier.kv_dtype))
     for loc, lookup, name in lookups:
         try:
             lookup(name)
@@ -1094,37 +1114,48 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
         if profile.gpu.lower() != gpu.lower():
             return ("profile",), (f"profile {profile.name!r} was measured on {profile.gpu}, not "
                                   f"{gpu}; use a {gpu} profile or profile: null (roofline)")
-    for i, tier in enumerate(scenario.tiers):
+    for at, tier in scenario.tier_entries():
         if tier.expert_parallel and not get_model(scenario.tier_model_ref(tier)).is_moe:
-            return ("tiers", i, "expert_parallel"), (
+            return (*at, "expert_parallel"), (
                 f"{get_model(scenario.tier_model_ref(tier)).name} has no experts; "
                 "expert_parallel needs a MoE model (drop it)")
         draft = scenario.draft_model_ref(tier)
         if draft is not None:
             served, drafter = get_model(scenario.tier_model_ref(tier)), get_model(draft)
             if served.vocab != drafter.vocab:
-                return ("tiers", i, "speculative", "draft_model"), (
+                return (*at, "speculative", "draft_model"), (
                     f"{drafter.name}'s vocabulary ({drafter.vocab:,} tokens) is not "
                     f"{served.name}'s ({served.vocab:,}); a draft proposes token ids the "
                     "served model verifies, so use a draft of the same tokenizer")
-    names = [t.name for t in scenario.tiers]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            return ("tiers", i, "name"), f"duplicate tier name {name!r} (tier names must differ)"
+    duplicate = _duplicate_name(scenario)
+    if duplicate is not None:
+        return duplicate
     from tiersim.fleet import kv_blocks  # KV capacity is computed in one place
 
-    for i, tier in enumerate(scenario.tiers if fit else ()):
+    for at, tier in scenario.tier_entries() if fit else ():
         try:
             kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier,
                       scenario.draft_model_ref(tier))
         except (KeyError, ValueError, TiersimError) as err:
-            return ("tiers", i), f"tier {tier.name!r}: {_one_line(err)}"
-    for i, tier in enumerate(scenario.tiers):
+            return at, f"tier {tier.name!r}: {_one_line(err)}"
+    for at, tier in scenario.tier_entries():
         if tier.model is not None and tier.accuracy is None:
-            return ("tiers", i, "accuracy"), (f"tier {tier.name!r} serves its own model, so set "
-                                              "its accuracy (the precision priors describe one "
-                                              "checkpoint)")
+            return (*at, "accuracy"), (f"tier {tier.name!r} serves its own model, so set "
+                                       "its accuracy (the precision priors describe one "
+                                       "checkpoint)")
     return _router_problem(scenario)
+
+
+def _duplicate_name(scenario: Scenario) -> tuple[Loc, str] | None:
+    """The first tier or baseline whose name an earlier one has, as (loc, message): results,
+    tables and ``correct_<tier>`` columns are keyed by name across both lists."""
+    seen: dict[str, str] = {}
+    for at, tier in scenario.tier_entries():
+        if tier.name in seen:
+            return (*at, "name"), (f"duplicate tier name {tier.name!r} (also {seen[tier.name]}; "
+                                   "names must differ across tiers and baselines)")
+        seen[tier.name] = format_loc(at)
+    return None
 
 
 def check_layouts(scenario: Scenario) -> None:

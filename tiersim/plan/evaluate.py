@@ -9,9 +9,9 @@ scenario's cost model).
 It wires the run exactly as :func:`tiersim.runner.run_scenario` does (same seeds, so a full
 design routes every request as a run of that scenario would), with two savings:
 
-- the trace is loaded and its correctness drawn once (for every tier of the scenario: a
-  tier's draws do not depend on which other tiers are kept), and a design's routing is made
-  once and reused at every replica count;
+- the trace is loaded and its correctness drawn once (for every tier of the scenario, its
+  baseline-only tiers too: a tier's draws do not depend on which other tiers are kept), and a
+  design's routing is made once and reused at every replica count;
 - routing is decided before the simulation and tiers share nothing but escalations, so
   without escalations each tier is simulated alone on its own requests and cached by
   (tier, gpus_per_replica, replicas, routing): bisecting one tier re-simulates only that tier.
@@ -127,15 +127,18 @@ class SimEvaluator:
         self.source = source or scenario.source
         self.cost_model = cost_model or scenario.cost_model
         self.seeds = np.random.SeedSequence(scenario.seed).spawn(4)
-        self.by_name = {t.name: t for t in scenario.tiers}
+        self.by_name = {t.name: t for t in getattr(scenario, "all_tiers", scenario.tiers)}
+        """Every tier a design or a uniform fleet may use: the scenario's tiers, then its
+        baseline-only tiers (``baselines``: sized as uniform fleets, never in a design)."""
         self.accuracy_source: dict[str, str] = {}
         """Per tier, where its accuracy comes from (as a run's ``sources.accuracy``); empty for
         a run's own table."""
         if df is None:  # drawn as run_scenario draws it (``df``: a run's own prepared table)
             trace = runner.load_scenario_trace(scenario, self.source)
-            infos = runner.tier_infos(scenario, build_fleet(scenario))
-            prepared = runner.prepare(trace, infos, scenario,
-                                      np.random.default_rng(self.seeds[0]), self.source)
+            infos = [*runner.tier_infos(scenario, build_fleet(scenario)),
+                     *runner.baseline_infos(scenario)]
+            prepared = runner.prepare_all(trace, infos, scenario,
+                                          np.random.default_rng(self.seeds[0]), self.source)
             df, self.accuracy_source = prepared.df, dict(prepared.accuracy_source)
             if scenario.router.response_cache is not None:  # the fleet serves the misses
                 from tiersim.response_cache import answered, last_answer_s

@@ -22,7 +22,8 @@ values that fit in memory, and routes with one router setting. For each design:
 
 The plan is the design of least cost under the scenario's cost model (``provisioned``: what you
 would pay), the runner-up designs are listed with the constraint each missed (or how much dearer
-they are), and the uniform fleets are given beside them.
+they are), and the uniform fleets are given beside them: one per tier, and one per tier of the
+scenario's ``baselines:`` (tiers kept only as uniform baselines: sized, never in a design).
 """
 
 from __future__ import annotations
@@ -219,12 +220,15 @@ class Planner:
         self.start = start or {}
         self.evaluator = evaluator or SimEvaluator(scenario)
         self.names = [t.name for t in scenario.tiers]
+        self.baseline_names = [t.name for t in getattr(scenario, "baselines", ())]
+        """Baseline-only tiers: sized as uniform fleets for the saving, in no design."""
         self.max_replicas = max_replicas
         self.choose = choose or {}
-        own = {t.name: getattr(t, "gpus_per_replica", 1) for t in scenario.tiers}
+        every = [*scenario.tiers, *getattr(scenario, "baselines", ())]
+        own = {t.name: getattr(t, "gpus_per_replica", 1) for t in every}
         self.gpu_options = tuple(gpu_options)
         self.gpus = {n: [g for g in sorted({*gpu_options, own[n]}) if self.evaluator.fits(n, g)]
-                     for n in self.names}
+                     for n in own}
         _note_held_layouts(scenario)
         self._one_basis()
         self.uniform_results: dict[str, DesignResult] = {}
@@ -455,8 +459,13 @@ class Planner:
 
     # ---- the plan ----------------------------------------------------------------------------
     def uniform(self) -> list[DesignResult]:
-        """Every single-tier fleet, sized (whether or not it meets the floor)."""
-        return [self.best(s) for s in self.subsets((1,))]
+        """Every single-tier fleet, sized (whether or not it meets the floor), the
+        baseline-only tiers' last."""
+        return [self.best(s) for s in self.subsets((1,))] + self._baseline_fleets()
+
+    def _baseline_fleets(self) -> list[DesignResult]:
+        """The baseline-only tiers' uniform fleets, sized."""
+        return [self.best((name,)) for name in self.baseline_names]
 
     def plan(self, sizes: tuple[int, ...] | None = None) -> PlanResult:
         """Size every design; the cheapest feasible one is the plan."""
@@ -465,7 +474,7 @@ class Planner:
         feasible = sorted((r for r in results if r.feasible),
                           key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
         best = feasible[0] if feasible else None
-        uniform = [r for r in results if len(r.design.tiers) == 1]
+        uniform = [r for r in results if len(r.design.tiers) == 1] + self._baseline_fleets()
         others = [r for r in results if r is not best and len(r.design.tiers) > 1]
         return PlanResult(
             scenario=self.scenario.name, constraints=self.c.as_dict(),
