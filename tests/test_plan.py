@@ -395,9 +395,13 @@ def test_a_plan_under_max_replicas_and_a_run_of_its_scenario_agree_on_the_saving
     plan = json.loads((tmp_path / "plan" / "plan.json").read_text())["plan"]
     run = json.loads((tmp_path / "run" / "summary.json").read_text())["savings"]
     assert plan["savings"]["vs_uniform_frac"] == run["vs_uniform_frac"] == 0.0
+    assert {t: (r, plan["gpus_per_replica"][t]) for t, r in plan["replicas"].items()} == {
+        "bf16": (1, 8)}
+    uniform = json.loads((tmp_path / "plan" / "plan.json").read_text())["uniform"]
+    # w4a16, dropped by the design, is the written scenario's baseline: sized as the plan did
     assert {t: (u["replicas"], u["gpus_per_replica"]) for t, u in run["uniform"].items()} == {
-        "bf16": (1, 8)} == {t: (r, plan["gpus_per_replica"][t])
-                            for t, r in plan["replicas"].items()}
+        u["tiers"][0]: (u["replicas"][u["tiers"][0]], u["gpus_per_replica"][u["tiers"][0]])
+        for u in uniform} == {"bf16": (1, 8), "w4a16": (1, 2)}
 
 
 def test_a_search_started_above_the_replica_limit_stays_within_it():

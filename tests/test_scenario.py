@@ -311,6 +311,7 @@ def test_the_readme_example_scenario_is_valid():
     block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
     scenario = scenario_from_dict(yaml.safe_load(block), "README.md")
     assert [t.name for t in scenario.tiers] == ["w4a16", "bf16"]
+    assert [t.name for t in scenario.baselines] == ["fp8"]
 
 
 MERGED_TIERS = """\

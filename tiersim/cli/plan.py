@@ -142,9 +142,6 @@ def plan(
     restricted = _restricted_note(_parse_gpus(gpus_per_replica), result)
     if restricted:
         typer.echo(restricted)
-    left_out = _baseline_left_out_note(result, out)
-    if left_out:
-        typer.echo(left_out)
     for line in provenance_lines(path):
         typer.echo(line)
     typer.echo("wrote " + ", ".join(str(out / name) for name in written(result, report)))
@@ -207,27 +204,6 @@ def _restricted_note(gpu_options: tuple[int, ...] | None, result: PlanResult) ->
             f"sized on {', '.join(map(str, sized))} GPU{'s' if sized != [1] else ''} per "
             f"replica; tiersim run of the written scenario sizes its uniform baselines over "
             f"{every}, so its saving can differ")
-
-
-def _baseline_left_out_note(result: PlanResult, out: Path) -> str:
-    """A note when the plan's baseline is a uniform fleet of a tier the planned scenario
-    leaves out: a run of that scenario sizes its baselines over the kept tiers only, so it
-    measures its saving against another fleet; the line gives that saving, from the planned
-    run's summary.json in the plan folder. Empty otherwise."""
-    from tiersim.jsonio import read_json
-
-    chosen = result.plan or {}
-    baseline = (chosen.get("savings") or {}).get("baseline_uniform_tier")
-    if baseline is None or baseline in chosen.get("tiers", ()):
-        return ""
-    run = (read_json(out / "summary.json", "a run summary").get("savings") or {})
-    against = (f"uniform {run['baseline_uniform_tier']}, "
-               f"{_num(run.get('vs_uniform_frac'), '{:.1%}')} saved"
-               if run.get("baseline_uniform_tier") else "no uniform fleet meeting the floor")
-    return (f"note: the saving above is against uniform {baseline}, a tier the written "
-            f"scenario.yaml leaves out; tiersim run of it sizes uniform fleets of "
-            f"{', '.join(chosen.get('tiers', ()))} only and measures against {against} "
-            f"({out / 'summary.json'}, savings)")
 
 
 def format_plan(result: PlanResult) -> str:
@@ -412,32 +388,37 @@ def _check_router_keys(scenario, source: str, choose: dict[str, list],
 
 
 def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):
-    """The scenario with each tier on the fewest GPUs per replica on which it fits (its own
-    count, else the planner's larger options), so the planner can start from a model too big
-    for the GPUs the scenario gives it; data parallelism is kept (a count it does not divide
-    is skipped); one line when a tier fits on none, or asks a longer max_model_len than its
-    model's context (at any size)."""
-    from tiersim.fleet import build_tier, check_contexts
-    from tiersim.plan.planner import GPU_OPTIONS
+    """The scenario with each tier (baseline-only ones too) on the fewest GPUs per replica on
+    which it fits (its own count, else the planner's larger options), so the planner can start
+    from a model too big for the GPUs the scenario gives it; data parallelism is kept (a count
+    it does not divide is skipped); one line when a tier fits on none, or asks a longer
+    max_model_len than its model's context (at any size)."""
+    from tiersim.fleet import check_contexts
 
     check_contexts(scenario)
-    tiers = []
-    for tier in scenario.tiers:
-        error = None
-        counts = [tier.gpus_per_replica] + [
-            g for g in sorted(gpu_options or GPU_OPTIONS) if g > tier.gpus_per_replica]
-        for gpus in (g for g in counts if g % tier.data_parallel == 0):
-            sized = tier.model_copy(update={"gpus_per_replica": gpus})
-            try:
-                build_tier(scenario, sized)
-            except (TiersimError, ValueError) as err:
-                error = err
-                continue
-            tiers.append(sized)
-            break
-        else:
-            raise TiersimError(f"{scenario.source}: tier {tier.name!r}: {error}")
-    return scenario.model_copy(update={"tiers": tiers})
+    return scenario.model_copy(update={
+        "tiers": [_fitted(scenario, t, gpu_options) for t in scenario.tiers],
+        "baselines": [_fitted(scenario, t, gpu_options) for t in scenario.baselines]})
+
+
+def _fitted(scenario, tier, gpu_options: tuple[int, ...] | None):
+    """``tier`` on the fewest GPUs per replica it fits on (:func:`_fitting`); one line when
+    none."""
+    from tiersim.fleet import build_tier
+    from tiersim.plan.planner import GPU_OPTIONS
+
+    error = None
+    counts = [tier.gpus_per_replica] + [
+        g for g in sorted(gpu_options or GPU_OPTIONS) if g > tier.gpus_per_replica]
+    for gpus in (g for g in counts if g % tier.data_parallel == 0):
+        sized = tier.model_copy(update={"gpus_per_replica": gpus})
+        try:
+            build_tier(scenario, sized)
+        except (TiersimError, ValueError) as err:
+            error = err
+            continue
+        return sized
+    raise TiersimError(f"{scenario.source}: tier {tier.name!r}: {error}")
 
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
@@ -449,7 +430,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     ttft, tpot, floor = limits
     scenario = scenario.model_copy(update={"cost_model": planning_cost_model(scenario,
                                                                              cost_model)})
-    unpriced = [t.name for t in scenario.tiers if t.cost_per_request_usd is None]
+    unpriced = [t.name for t in scenario.all_tiers if t.cost_per_request_usd is None]
     if scenario.cost_model == "fixed_per_request" and unpriced:
         raise TiersimError(f"--cost-model fixed_per_request: the scenario has no "
                            f"cost_per_request_usd on {', '.join(unpriced)}; price every tier "
@@ -499,24 +480,30 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
 def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
                      max_replicas: int | None = None) -> dict[str, Any]:
     """The scenario as the plan sizes it: the kept tiers at their replicas and GPUs per
-    replica, the planned router, the floor and SLOs planned for, and the replica limit the plan
-    sized under (:func:`_carry_max_replicas`) (the user files it names made absolute, so that
-    the copy reruns from the plan folder)."""
+    replica, the others under ``baselines:`` (with the scenario's own), so a run of it
+    sizes the uniform fleets the plan measured its saving against; the planned router, the
+    floor and SLOs planned for, and the replica limit the plan sized under
+    (:func:`_carry_max_replicas`) (the user files it names made absolute, so that the copy
+    reruns from the plan folder)."""
     from tiersim.plan.evaluate import scores_realised
     from tiersim.runner import portable_paths
 
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
     doc.pop("sweep", None)
-    tiers = []
+    tiers, left = [], []
     for tier in doc["tiers"]:
-        if tier["name"] in plan["replicas"]:
-            tier["replicas"] = plan["replicas"][tier["name"]]
-            tier["gpus_per_replica"] = plan["gpus_per_replica"][tier["name"]]
-            if tier["gpus_per_replica"] % tier.get("data_parallel", 1):
-                tier["data_parallel"] = 1  # as the planner sized it (SimEvaluator.tier_config)
-            _resplit(tier)
-            tiers.append(tier)
+        if tier["name"] not in plan["replicas"]:
+            left.append(tier)
+            continue
+        tier["replicas"] = plan["replicas"][tier["name"]]
+        tier["gpus_per_replica"] = plan["gpus_per_replica"][tier["name"]]
+        if tier["gpus_per_replica"] % tier.get("data_parallel", 1):
+            tier["data_parallel"] = 1  # as the planner sized it (SimEvaluator.tier_config)
+        _resplit(tier)
+        tiers.append(tier)
     doc["tiers"] = tiers
+    if left or doc.get("baselines"):
+        doc["baselines"] = [*left, *doc.get("baselines", [])]
     kept = {k: v for k, v in doc.get("router", {}).items() if k == "response_cache"}
     if len(tiers) == 1:
         doc["router"] = {"policy": "uniform", **kept}
