@@ -16,3 +16,29 @@ def test_the_requests_row_counts_what_the_cache_answered():
     run.response_cache = SimpleNamespace(requests=30, hits=30)  # the cache answered all
     run.requests = run.completed = run.dropped = 0
     assert _request_counts(run) == "30 (0 / 0; 30 answered by the response cache)"
+
+
+def test_a_run_the_cache_answered_entirely_says_why_there_is_no_saving(tmp_path, capsys,
+                                                                     monkeypatch):
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.cli import main
+
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens,prompt_hash\n"
+                     + "".join(f"{i * 0.5},100,10,{i % 2}\n" for i in range(30)))
+    doc = tiny_doc(router={"policy": "uniform",
+                           "response_cache": {"mode": "top_n", "size": 5}})
+    doc["trace"] = {"path": str(trace)}
+    doc["tiers"] = doc["tiers"][1:]
+    doc["cost_model"] = "provisioned"
+    monkeypatch.setenv("COLUMNS", "400")  # one line a table row, as the text is checked whole
+    capsys.readouterr()
+    code = main(["run", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(tmp_path / "o"),
+                 "--no-report"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    out = " ".join(captured.out.replace("│", " ").split())
+    assert "30 (0 / 0; 30 answered by the response cache)" in out
+    assert ("saved vs uniform - the response cache answered every request: no fleet served "
+            "one, so there is no saving to compare") in out

@@ -237,6 +237,9 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
             rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
                          fmt(saving.vs_uniform_frac, " %", 100),
                          f"{saving.cost_model}; uniform fleets simulated"))
+    elif saving is not None and saving.uniform and r.requests == 0:
+        rows.append(("saved vs uniform", "-", "the response cache answered every request: "
+                     "no fleet served one, so there is no saving to compare"))
     elif saving is not None and saving.uniform:
         rows.append(("saved vs uniform", "-", "no uniform fleet meets the SLOs and this run's "
                      "accuracy (or the floor): none to compare with (uniform fleets table)"))
