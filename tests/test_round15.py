@@ -62,7 +62,7 @@ def test_an_anchored_table_is_never_slower_at_a_smaller_batch():
 
     base = _table("moe", "fp8", {}, [8, 16, 32], [10e-6, 20e-6, 30e-6])
     roof = Roof()
-    anchored = AnchoredTable(base, roof.target, roof.source)
+    anchored = AnchoredTable(base, roof.target, roof.source).on_grid("fp8", {})
     times = [float(np.asarray(anchored.lookup(np.array([t]))).reshape(-1)[0])
              for t in (8.0, 16.0, 32.0)]
     assert times == pytest.approx([20e-6, 20e-6, 60e-6])  # 8 tokens: 20 us, not 20 us x 2 = 40
