@@ -174,3 +174,19 @@ def test_the_busiest_gpu_reads_at_least_one_whole_expert():
     roof = RooflineOps(mixtral, "bf16", "h200", tp=8, ep=8)
     expert = 3 * mixtral.hidden * mixtral.expert_intermediate * 2.0  # 352 MB
     assert roof.moe(np.array([1.0]))[0] >= expert / (4.8e12 * roof.c.bw_eff)
+
+
+def test_a_shared_launch_never_takes_a_chunk_below_its_cache_read():
+    """Fully cached prompts recompute one token each: eight such chunks over 32k-token caches
+    read 17 GB of KV on H100, 5.1 ms, and sharing their launch once made the step 6.4 ms with
+    the weights (7.5 ms at the limit)."""
+    from tiersim.perf.assembly import AssembledStepModel
+
+    path = aic_model_path("aic:meta-llama--Meta-Llama-3.1-8B")
+    model = build_step_model(path, "fp8", "h100", kv_dtype="fp8",
+                             profile="h100_aiconfigurator_vllm")
+    limit = AssembledStepModel(path, "fp8", 1, PhysicalLimitOps(path, "fp8", "h100",
+                                                                kv_dtype="fp8"), "limit")
+    for n in (2, 8, 32):
+        shape = StepShape(((1, 32768),) * n)
+        assert model.step_time(shape) >= limit.step_time(shape)

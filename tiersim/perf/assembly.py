@@ -343,6 +343,32 @@ class AssembledStepModel:
             t += self._sliding_layers * causal
         return t
 
+    def _shared_launch(self, shape_chunks, chunks: list[float]) -> float:
+        """What a step's prefill chunks save by running as one launch: for every chunk but the
+        longest, the fixed part (:meth:`_prefill_fixed`), never more than its time above its
+        physical limit (the attention of a 1-token chunk over a long cached context is mostly
+        its cache read, which a shared launch does not save)."""
+        fixed = self._prefill_fixed()
+        limit = self._limit_ops()
+        saved = 0.0
+        for (new, cached), time in sorted(zip(shape_chunks, chunks), key=lambda c: c[1])[:-1]:
+            floor = 0.0 if limit is None else self._full_layers * limit.attn_prefill(new, cached)
+            saved += min(fixed, max(time - floor, 0.0))
+        return saved
+
+    def _limit_ops(self):
+        """:class:`~tiersim.perf.roofline.PhysicalLimitOps` of this replica (built once), or
+        ``None`` where the ops name no GPU."""
+        if "_limit" not in self.__dict__:
+            from tiersim.perf.roofline import PhysicalLimitOps
+
+            gpu = getattr(getattr(self.ops, "fallback", None), "gpu", None) or getattr(
+                self.ops, "gpu", None)
+            kv = getattr(self.ops, "kv_dtype", "bf16")
+            self.__dict__["_limit"] = None if not hasattr(gpu, "peak_flops") else (
+                PhysicalLimitOps(self.model, self.formats, gpu, self.tp, kv, self.dp, self.ep))
+        return self.__dict__["_limit"]
+
     def _prefill_fixed(self) -> float:
         """All layers' attention for a 1-token chunk with nothing cached: the part of a chunk's
         time a step's other chunks share (no chunk costs less, as the tables are read
@@ -421,10 +447,10 @@ class AssembledStepModel:
             ctx = np.array([float(shape.decode_context)])
             return float(self.decode_times(seqs, ctx)[0])
         t = self._linear_time(shape.num_tokens)
-        for new, cached in shape.prefill_chunks:
-            t += self._attn_prefill(new, cached)
-        if not self.model.is_mla:  # MLA modules: each chunk pays its whole time (docstring)
-            t -= (len(shape.prefill_chunks) - 1) * self._prefill_fixed()
+        chunks = [self._attn_prefill(new, cached) for new, cached in shape.prefill_chunks]
+        t += sum(chunks)
+        if len(chunks) > 1 and not self.model.is_mla:  # MLA: a whole module each (docstring)
+            t -= self._shared_launch(shape.prefill_chunks, chunks)
         if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
             t += self._attn_decode_one(seqs, shape.decode_context / seqs)
             t += self._gdn_decode(seqs)
