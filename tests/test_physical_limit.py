@@ -190,3 +190,20 @@ def test_a_shared_launch_never_takes_a_chunk_below_its_cache_read():
     for n in (2, 8, 32):
         shape = StepShape(((1, 32768),) * n)
         assert model.step_time(shape) >= limit.step_time(shape)
+
+
+@pytest.mark.parametrize("gpu", ["h200", "b200", "h100"])
+def test_beyond_a_table_s_last_point_no_operator_reads_faster_than_physics(gpu):
+    """Past a table's grid the rule extrapolates; a GEMM continued on its last segment's slope
+    beyond 32,768 tokens ran faster than the tensor cores, and a 1-token chunk over 262,144
+    cached tokens read faster than its cache."""
+    model = build_step_model("llama-3.1-8b", "bf16", gpu, tp=2,
+                             profile=f"{gpu}_aiconfigurator_vllm")
+    limit = PhysicalLimitOps("llama-3.1-8b", "bf16", gpu, 2)
+    m = np.array([98304.0, 262144.0])
+    assert (model.ops.gemm(m, 4096, 2048) >= limit.gemm(m, 4096, 2048, "bf16")).all()
+    for new, cached in [(1, 262144), (3, 196608), (40000, 0)]:
+        assert float(model.ops.attn_prefill(new, cached)) >= limit.attn_prefill(new, cached)
+        assert model._prefill_op(new, cached) >= limit.attn_prefill(new, cached)
+    context = np.array([300000.0])
+    assert (model.ops.attn_decode(4096, context) >= limit.attn_decode(4096, context)).all()

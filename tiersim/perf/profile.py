@@ -40,6 +40,8 @@ Interpolation rule (every table, every axis)
   second axis: and at every earlier row's slope, :func:`end_slopes`).
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
+- Beyond the grid (the extrapolated part), never below the physical limit (below): a GEMM
+  continued on its last segment's slope past 32,768 tokens had run faster than the tensor cores.
 - Every table is first made non-decreasing along every axis (:func:`monotone` for one-axis
   tables: a step of more tokens, sequences or bytes is never faster, as an engine can pad to a
   larger measured size; NVIDIA's block-FP8 GEMM at n=5120 k=2048 reads 195 us at m=128 beside
@@ -1147,15 +1149,9 @@ class ProfileOps:
         MLA prefill extends its measured prompt curve (up to 512 tokens, launch-bound) to a
         32,768-token row at a twentieth of what the tensor cores can do. Without a roofline
         fallback on a known GPU (a profile read alone) nothing is replaced."""
-        if getattr(self.fallback, "gpu", None) is None:
-            return table, ""
-        from tiersim.perf.roofline import PhysicalLimitOps
-
-        limit = self.__dict__.get("_limit")
+        limit = self._limit_ops()
         if limit is None:
-            limit = self.__dict__["_limit"] = PhysicalLimitOps(
-                self.model, self.weights, self.fallback.gpu, self.tp, self.kv_dtype, self.dp,
-                self.ep)
+            return table, ""
         impossible = table.latency < _on_grid(limit, table) * (1.0 - LIMIT_TOLERANCE)
         if not impossible.any():
             return table, ""
@@ -1164,6 +1160,35 @@ class ProfileOps:
                          table.extra)
         return replaced, (f" ({int(impossible.sum())} of {impossible.size} points below the "
                           "physical limit, read from the roofline)")
+
+    def _limit_ops(self):
+        """:class:`~tiersim.perf.roofline.PhysicalLimitOps` of this replica (built once), or
+        ``None`` without a roofline fallback on a known GPU."""
+        if getattr(self.fallback, "gpu", None) is None:
+            return None
+        limit = self.__dict__.get("_limit")
+        if limit is None:
+            from tiersim.perf.roofline import PhysicalLimitOps
+
+            limit = self.__dict__["_limit"] = PhysicalLimitOps(
+                self.model, self.weights, self.fallback.gpu, self.tp, self.kv_dtype, self.dp,
+                self.ep)
+        return limit
+
+    def _past_grid(self, table: Table, value, coords: tuple, limit_at):
+        """``value`` (``table`` read at ``coords``) where they lie inside its grid; beyond its
+        last point along an axis, where the module's rule extrapolates, never below the
+        physical limit (``limit_at(limit_ops)``): a GEMM continued past 32,768 tokens on its
+        last segment's slope ran faster than the tensor cores."""
+        value = np.asarray(value, np.float64)
+        beyond = np.zeros(value.shape, dtype=bool)
+        for x, axis in zip(coords, table.axes.values(), strict=True):
+            beyond = beyond | (np.asarray(x, np.float64) > axis[-1])
+        limit = self._limit_ops() if beyond.any() else None
+        if limit is None:
+            return value
+        return np.where(beyond, np.maximum(value, np.asarray(limit_at(limit), np.float64)),
+                        value)
 
     # ------------------------------------------------------------------ anchoring
 
@@ -1250,8 +1275,10 @@ class ProfileOps:
         if table is None:
             return self.fallback.gemm(m, n, k, precision if precision is not None else dtype)
         if self._graph_read(table):
-            return self._graph_gemm(table, m, n, k, dtype, self.profile.eager.graph_max_tokens)
-        return table.lookup(m)
+            value = self._graph_gemm(table, m, n, k, dtype, self.profile.eager.graph_max_tokens)
+        else:
+            value = table.lookup(m)
+        return self._past_grid(table, value, (m,), lambda lim: lim.gemm(m, n, k, dtype))
 
     def _graph_read(self, table) -> bool:
         """True for an eagerly timed table this profile reads differently inside CUDA graphs."""
@@ -1339,21 +1366,27 @@ class ProfileOps:
             "tp": self.moe_tp,
         }
         table = self._table("moe", self.weights.experts.name, key)
-        return self.fallback.moe(tokens) if table is None else table.lookup(tokens)
+        if table is None:
+            return self.fallback.moe(tokens)
+        return self._past_grid(table, table.lookup(tokens), (tokens,),
+                               lambda lim: lim.moe(tokens))
 
     def attn_prefill(self, tokens, context) -> np.ndarray:
         """Seconds of one layer's prefill attention: ``tokens`` new over ``context`` cached."""
         table = self._attn_table("attn_prefill")
         if table is None:
             return self.fallback.attn_prefill(tokens, context)
-        return table.lookup(tokens, context)
+        return self._past_grid(table, table.lookup(tokens, context), (tokens, context),
+                               lambda lim: lim.attn_prefill(int(tokens), int(context)))
 
     def attn_decode(self, batch, context_per_seq) -> np.ndarray:
         """Seconds of one layer's decode attention over ``batch`` sequences of that context."""
         table = self._attn_table("attn_decode")
         if table is None:
             return self.fallback.attn_decode(batch, context_per_seq)
-        return table.lookup(batch, context_per_seq)
+        return self._past_grid(table, table.lookup(batch, context_per_seq),
+                               (batch, context_per_seq),
+                               lambda lim: lim.attn_decode(int(batch), context_per_seq))
 
     def attn_decode_curve(self, batch: int) -> tuple[np.ndarray, np.ndarray, float] | None:
         """The decode attention table at ``batch`` as ``(log context axis, log latency row,
@@ -1377,7 +1410,20 @@ class ProfileOps:
         table = self._attn_table(op)
         if type(table) is not Table or len(table.axes) != 2:
             return None
-        return table._grid().at
+        at, limit = table._grid().at, self._limit_ops()
+        if limit is None:
+            return at
+        last0, last1 = (float(axis[-1]) for axis in table.axes.values())
+        read = getattr(self, op)
+
+        def point(x0: float, x1):
+            """The table's point inside its grid; beyond it, :meth:`attn_prefill` or
+            :meth:`attn_decode` (the extrapolation held at the physical limit)."""
+            if x0 > last0 or (x1 > last1 if _is_scalar(x1) else np.any(np.asarray(x1) > last1)):
+                return read(x0, x1)
+            return at(x0, x1)
+
+        return point
 
     def _attn_table(self, op: str) -> Table | None:
         """The attention table for ``op`` (resolved once: this is on the engine's hot path).
