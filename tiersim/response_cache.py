@@ -24,6 +24,7 @@ the run's accuracy, which covers served requests).
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from typing import Literal
 
@@ -31,7 +32,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tiersim.errors import ScenarioError
+from tiersim.errors import Note, ScenarioError
 from tiersim.results import ResponseCacheResult
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS
 
@@ -258,9 +259,17 @@ def cache_result(cfg: ResponseCacheConfig, key_source: str, hit: np.ndarray, ser
     e2e0, ttft0 = base_req["e2e_s"].to_numpy(np.float64), base_req["ttft_s"].to_numpy(np.float64)
     cost = run.cost_usd
     cost0 = base.cost_usd
+    unanswered = int(np.isnan(hit_ttft).sum())  # hits sharing the answer of a dropped request
+    if unanswered:
+        warnings.warn(Note(
+            f"{unanswered} request(s) repeat the prompt of a request the fleet dropped: the "
+            "response cache has no answer to give them, so they count as dropped, not as "
+            "hits"), stacklevel=2)
+    hits = int(hit.sum()) - unanswered
     return ResponseCacheResult(
         mode=cfg.mode, size=cfg.size, lookup_s=cfg.lookup_s, key_source=key_source,
-        requests=len(hit), hits=int(hit.sum()), hit_rate=float(hit.mean()) if len(hit) else 0.0,
+        requests=len(hit), hits=hits, hit_rate=hits / len(hit) if len(hit) else 0.0,
+        unanswered=unanswered,
         gpu_hours_busy=run.gpu_hours_busy, gpu_hours_busy_without=base.gpu_hours_busy,
         gpu_hours_saved=base.gpu_hours_busy - run.gpu_hours_busy,
         cost_usd=cost, cost_without_usd=cost0,

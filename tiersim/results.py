@@ -342,8 +342,9 @@ class ResponseCacheResult:
     ``*_without`` figures come from simulating every request (no cache); GPU-hours are busy
     GPU-hours; ``cost_saved_usd`` is in the run's cost model (0 under provisioned cost: the
     same fleet is paid for), ``attributed_saved_usd`` in busy time. Latencies cover every
-    request, a hit taking ``lookup_s``. Formulas: ``docs/metrics.md``; computed by
-    :mod:`tiersim.response_cache`.
+    request, a hit taking ``lookup_s``. ``unanswered``: requests whose key was cached from a
+    request the fleet then dropped (too long to serve): no answer to share, so not hits; they
+    count as dropped. Formulas: ``docs/metrics.md``; computed by :mod:`tiersim.response_cache`.
     """
 
     mode: str
@@ -368,6 +369,7 @@ class ResponseCacheResult:
     e2e_p99_without_s: float | None
     ttft_p50_s: float | None
     ttft_p50_without_s: float | None
+    unanswered: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields."""

@@ -171,8 +171,8 @@ def _request_counts(r: RunResult) -> str:
     cache = r.response_cache
     if cache is None:
         return counts
-    return (f"{cache.requests:,} ({r.completed:,} / {r.dropped:,}; {cache.hits:,} answered by "
-            "the response cache)")
+    return (f"{cache.requests:,} ({r.completed:,} / {r.dropped + cache.unanswered:,}; "
+            f"{cache.hits:,} answered by the response cache)")
 
 
 def headline_table(r: RunResult):
