@@ -32,3 +32,20 @@ def test_prices_the_ledger_ignores_do_not_steer_routing(cost_model):
 
 def test_prices_per_request_steer_routing_where_the_ledger_charges_them():
     assert weights("fixed_per_request", (0.005, 0.001)) == [0.005, 0.001]
+
+
+def test_a_tier_s_cost_weight_is_its_reference_step_price_in_usd():
+    """It was 3,600 times that (USD per hour times seconds), so a budget_usd_per_request in
+    USD was refused as below every tier."""
+    from tiersim.fleet import build_fleet
+    from tiersim.inputs import REFERENCE_STEP
+    from tiersim.perf.base import StepShape
+
+    scenario = scenario_from_dict(tiny_doc(cost_model="provisioned"), "tiny.yaml")
+    shape = StepShape(prefill_chunks=((REFERENCE_STEP["prefill_tokens"], 0),),
+                      decode_seqs=REFERENCE_STEP["decode_seqs"],
+                      decode_context=REFERENCE_STEP["decode_context"])
+    for tier, info in zip(build_fleet(scenario).tiers, tier_infos(scenario), strict=True):
+        price = tier.usd_per_replica_second * tier.step_model.step_time(shape)
+        assert info.cost_weight == pytest.approx(price, rel=1e-12)
+        assert info.cost_weight < 1e-3  # 3.5 USD per GPU-hour, a step of well under a second

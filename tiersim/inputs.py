@@ -138,16 +138,18 @@ def _checkpoint_format(scenario: Scenario, tier) -> str:
 
 
 def cost_weight(tier: BuiltTier, cost_model: str) -> float:
-    """Relative cost of serving a request on a tier, in the cost model in force: its fixed
-    price per request under ``fixed_per_request``, else engine-replica price x the time of
-    :data:`REFERENCE_STEP` on the tier's step model (a per-request price the ``provisioned``
-    and ``attributed`` ledgers ignore does not steer routing)."""
+    """Cost of serving a request on a tier, in USD, in the cost model in force: its fixed
+    price per request under ``fixed_per_request``, else the engine replica's price for the
+    time of :data:`REFERENCE_STEP` on the tier's step model (a per-request price the
+    ``provisioned`` and ``attributed`` ledgers ignore does not steer routing). It was 3,600
+    times that (a price per hour times seconds), so a ``budget_usd_per_request`` in USD was
+    refused as below every tier."""
     if cost_model == "fixed_per_request" and tier.config.cost_per_request_usd is not None:
         return tier.config.cost_per_request_usd
     shape = StepShape(prefill_chunks=((REFERENCE_STEP["prefill_tokens"], 0),),
                       decode_seqs=REFERENCE_STEP["decode_seqs"],
                       decode_context=REFERENCE_STEP["decode_context"])
-    return 3600.0 * tier.usd_per_replica_second * tier.step_model.step_time(shape)
+    return tier.usd_per_replica_second * tier.step_model.step_time(shape)
 
 
 def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
