@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from conftest import REPO
+
 from tiersim.cli.run import _request_counts
 
 
@@ -74,3 +76,23 @@ def test_repeats_of_a_dropped_request_are_dropped_not_hits(tmp_path):
     assert (cache["hits"], cache["unanswered"], cache["hit_rate"]) == (0, 4, 0.0)
     assert any("4 request(s) repeat the prompt of a request the fleet dropped" in str(w.message)
                for w in caught)
+
+
+def test_the_report_counts_requests_as_the_console_does(tmp_path):
+    """The report's headline said 716 requests where the console said 1,445 with 729 answered
+    by the response cache."""
+    import dataclasses
+
+    from tiersim.report.page import run_headline
+    from tiersim.results import ResponseCacheResult, RunResult
+
+    summary = (REPO / "tests" / "golden" / "response_cache_summary.json").read_text()
+    run = RunResult.from_json(summary)
+    html = run_headline(run)
+    cache = run.response_cache
+    assert isinstance(cache, ResponseCacheResult) and cache.hits > 0
+    for label, value in [("requests", cache.requests), ("dropped", run.dropped),
+                         ("answered by the response cache", cache.hits)]:
+        assert f'<td>{label}</td><td class="num">{value:,}</td>' in html, label
+    lost = dataclasses.replace(run, response_cache=dataclasses.replace(cache, unanswered=3))
+    assert f'<td>dropped</td><td class="num">{run.dropped + 3:,}</td>' in run_headline(lost)

@@ -135,9 +135,13 @@ def _text(value: Any) -> str:
 
 def run_headline(run: RunResult) -> str:
     """Headline table of one run, per-tier table, router figures and savings."""
+    cache = run.response_cache
     rows = [
-        ["requests", run.requests, ""], ["completed", run.completed, ""],
-        ["dropped", run.dropped, ""], ["simulated duration", run.duration_s, "s"],
+        ["requests", run.requests if cache is None else cache.requests, ""],
+        ["completed", run.completed, ""],
+        ["dropped", run.dropped + (0 if cache is None else cache.unanswered), ""],
+        *([] if cache is None else [["answered by the response cache", cache.hits, ""]]),
+        ["simulated duration", run.duration_s, "s"],
         ["TTFT p50", run.ttft_p50_s, "s"], ["TTFT p99", run.ttft_p99_s, "s"],
         ["TPOT p50", run.tpot_p50_s, "s"], ["TPOT p99", run.tpot_p99_s, "s"],
         ["end-to-end p99", run.e2e_p99_s, "s"], ["SLO attainment", run.slo_attainment, "fraction"],
