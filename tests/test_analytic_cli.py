@@ -101,3 +101,18 @@ def test_a_floor_the_cheap_tier_meets_up_to_rounding_saves_nothing(tmp_path, wea
     assert out["at_floor"]["uniform_cost"] == 1.0 and out["at_floor"]["vs_uniform"] == 0.0
     if dc_star is not None:
         assert out["dC_star"] == dc_star
+
+
+def test_a_scenario_s_baselines_are_checked_as_run_checks_them(tmp_path, capsys):
+    """analytic --scenario printed its frontier for a baseline tier run refuses."""
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    doc = tiny_doc()
+    doc["baselines"] = [{"name": "fp8", "precision": "fp8", "replicas": 1,
+                         "cost_per_gpu_hour": 3.5, "accuracy": {"easy": 1.5, "hard": 0.2}}]
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, err = run_cli(capsys, "analytic", "--scenario", path)
+    assert code == 1
+    assert err.startswith(f"Error: {path}: line ") and err.rstrip().endswith(
+        "baselines[0].accuracy.easy: an accuracy is in [0, 1] (got 1.5)")

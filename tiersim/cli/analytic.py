@@ -116,10 +116,12 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         _require_labels(df, infos, source)
     pair = _pick(infos, cheap, top, source)
     if scn is not None:  # the requests run serves: its sessions (generated, or the trace's)
-        from tiersim.inputs import prepare
+        from tiersim.inputs import baseline_infos, prepare_all
         from tiersim.runner import workload_rng
 
-        prepared = prepare(df, infos, scn, workload_rng(scn), source)
+        # every tier run checks, baseline-only ones too (their draws leave the tiers' alone)
+        prepared = prepare_all(df, [*infos, *baseline_infos(scn)], scn, workload_rng(scn),
+                               source)
     else:
         prepared = prepare_workload(df, infos, None, rng=np.random.default_rng(0), source=source)
     df = prepared.df
