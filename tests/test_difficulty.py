@@ -108,7 +108,7 @@ def test_same_seed_same_workload():
     ("df", "tiers", "cfg", "message"),
     [
         (make_trace(5, correct_t0=np.ones(5)), make_tiers(0.5, 0.9), None,
-         "scenario: workload.difficulty: trace has some correct_<tier> columns but lacks "
+         "scenario: tiers[1].name: trace has some correct_<tier> columns but lacks "
          "correct_t1; add them or rename the tiers to match"),
         (make_trace(5), make_tiers(0.5, 0.9), DifficultyConfig(kind="labels"),
          "scenario: workload.difficulty.kind: 'labels' needs columns correct_t0, correct_t1 in "

@@ -55,3 +55,24 @@ def test_an_estimated_saving_says_it_leaves_the_baselines_out(tmp_path, capsys):
     assert (f"note: {path}: baselines (fp8) are left out of the estimated saving: it scales "
             "this run's per-token costs, and they served nothing; run with simulated baselines "
             "(without --no-baselines) to size and compare them") in err
+
+
+def test_a_baseline_without_its_label_is_named_at_its_key(tmp_path, capsys):
+    """A labelled trace lacking a baseline tier's correct_<name> was blamed on
+    workload.difficulty, a key the file does not have, with no line."""
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens,correct_w4a16,correct_bf16\n"
+                     + "".join(f"{i * 0.5},100,10,1,1\n" for i in range(20)))
+    doc = tiny_doc()
+    doc["trace"] = {"path": str(trace)}
+    doc["baselines"] = [{"name": "fp8", "precision": "fp8", "replicas": 1,
+                         "cost_per_gpu_hour": 3.5}]
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, err = run_cli(capsys, "run", path, "--out", tmp_path / "o", "--no-report")
+    assert code == 1
+    assert err.startswith(f"Error: {path}: line ") and err.rstrip().endswith(
+        ": baselines[0].name: trace has some correct_<tier> columns but lacks correct_fp8; add "
+        "them or rename the tiers to match")

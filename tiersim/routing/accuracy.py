@@ -232,8 +232,9 @@ def _check_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> bool:
         return False
     if not all(present):
         missing = [correct_column(t) for t, p in zip(tiers, present, strict=True) if not p]
+        first = present.index(False)  # named at its tier (a baseline's: at baselines[j])
         raise ScenarioError(
-            source, "workload.difficulty", f"trace has some correct_<tier> columns but lacks "
+            source, f"tiers[{first}].name", f"trace has some correct_<tier> columns but lacks "
             f"{', '.join(missing)}; add them or rename the tiers to match"
         )
     for t in tiers:
