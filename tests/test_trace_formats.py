@@ -286,3 +286,23 @@ def test_a_logged_formats_optional_column_is_checked_as_a_canonical_ones(tmp_pat
         load_trace(path)
     assert str(info.value) == (f"{path}: row 1, column 'correct_bf16': correct_bf16 must be "
                                "between 0 and 1 (got 2); fix or remove the row (file line 2)")
+
+
+def test_a_logged_formats_prefix_hashes_hold_one_id_per_block(tmp_path):
+    """An Azure or BurstGPT trace's carried prefix_hashes skipped the block-count check a
+    canonical one gets: 50 ids on a 1,183-token prompt read as 98% prefix reuse."""
+    ids = "[" + ", ".join(map(str, range(50))) + "]"
+    azure = tmp_path / "a.csv"
+    azure.write_text("TIMESTAMP,ContextTokens,GeneratedTokens,prefix_hashes\n"
+                     f'2023-11-16 18:15:00,1183,10,"{ids}"\n')
+    with pytest.raises(TraceError) as info:
+        load_trace(azure)
+    assert str(info.value) == (
+        f"{azure}: row 1, column 'prefix_hashes': 50 prefix block ids for a 1,183-token prompt, "
+        "which spans 3 block(s) of 512 tokens; give one id per 512 prompt tokens (file line 2)")
+    burst = tmp_path / "b.csv"  # a failed row (dropped) is not held to it
+    burst.write_text("Timestamp,Request tokens,Response tokens,prefix_hashes\n"
+                     f'0,0,0,"{ids}"\n1,600,5,"[1, 2]"\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        assert [list(h) for h in load_trace(burst)["prefix_hashes"]] == [[1, 2]]

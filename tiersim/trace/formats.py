@@ -43,7 +43,15 @@ def _convert_azure(raw: pd.DataFrame, src: Source) -> Converted:
     inp = checks.tokens(src, raw["ContextTokens"], "ContextTokens")
     out = checks.tokens(src, raw["GeneratedTokens"], "GeneratedTokens")
     extra, notes = carried(raw, src, OWN["azure"])
+    _check_prefix_hashes(src, extra, inp)
     return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), notes
+
+
+def _check_prefix_hashes(src: Source, extra: dict, prompt_tokens: np.ndarray) -> None:
+    """A carried ``prefix_hashes`` column holds at most one id per 512 prompt tokens, as a
+    canonical trace's must (:func:`tiersim.trace.canonical.check_hash_counts`)."""
+    if "prefix_hashes" in extra:
+        canonical.check_hash_counts(src, extra["prefix_hashes"], prompt_tokens, "prefix_hashes")
 
 
 OWN = {"azure": ("TIMESTAMP", "ContextTokens", "GeneratedTokens"),
@@ -106,6 +114,7 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
                         "drops), so no request is left; use the rows of successful requests",
                         None, "Response tokens")
     extra, notes = carried(raw, src, OWN["burstgpt"])
+    _check_prefix_hashes(src, extra, np.where(keep, inp, np.iinfo(np.int32).max))  # kept rows
     table = canonical.build(np.arange(len(raw)), arrival, inp, out, extra)
     if not keep.all():
         first = int(np.argmax(~keep)) + 1
@@ -153,6 +162,7 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
     if "hash_ids" in raw.columns and extra.pop("prefix_hashes", None) is not None:
         notes.append("column 'prefix_hashes' is not read: a Mooncake trace's prompt block "
                      "hashes are its 'hash_ids'")
+    _check_prefix_hashes(src, extra, inp)
     if "hash_ids" in raw.columns:
         extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids",
                                                          low=0)
