@@ -36,3 +36,10 @@ def test_plan_reports_an_unreachable_floor_as_missed_accuracy_not_notes(tmp_path
     assert "note:" not in err and "note:" not in out
     assert "w4a16+bf16: accuracy 0.8107 < floor 0.8150" in out
     assert json.loads((tmp_path / "p" / "plan.json").read_text())["plan"] is None
+
+
+def test_a_cost_gap_below_the_plan_reads_cheaper_not_negative_dearer():
+    from tiersim.plan.planner import _dearer
+
+    assert _dearer(0.02) == "2.0% dearer than the plan"
+    assert _dearer(-0.007) == "0.7% cheaper than the plan"

@@ -225,9 +225,12 @@ def format_plan(result: PlanResult) -> str:
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
-        lines.append(f"  saves {_num(saving.get('vs_uniform_frac'), '{:.1%}')} against the "
-                     f"cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
-                     f"simulated{drain}")
+        frac = saving.get("vs_uniform_frac")
+        verb = "costs" if isinstance(frac, float) and frac < 0 else "saves"
+        shown = _num(abs(frac) if verb == "costs" else frac, "{:.1%}")
+        more = " more than" if verb == "costs" else " against"
+        lines.append(f"  {verb} {shown}{more} the cheapest sized uniform fleet "
+                     f"({saving['baseline_uniform_tier']}), simulated{drain}")
     for tier, check in (chosen.get("one_fewer") or {}).items():
         lines.append(f"  one fewer {tier}: {check.get('verdict')}")
     lines += _tiers_over_slo(chosen, result.constraints)

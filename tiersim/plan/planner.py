@@ -521,12 +521,22 @@ class Planner:
         if r.feasible and best is not None and r is not best and best.outcome.cost_usd:
             out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
             drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
-            out["missed"] = (f"meets every constraint; {100 * out['dearer_by_frac']:.1f}% "
-                             "dearer than the plan" + (f" ({drain})" if drain else ""))
+            baseline = (out["dearer_by_frac"] < 0
+                        and set(r.design.tiers) <= set(self.baseline_names))
+            out["missed"] = (f"meets every constraint; {_dearer(out['dearer_by_frac'])}"
+                             + (" (its tier is listed under baselines:, never in a design)"
+                                if baseline else "") + (f" ({drain})" if drain else ""))
         elif r.feasible and best is not None and r is not best:  # a free plan: no share
             out["missed"] = (f"meets every constraint; costs {r.outcome.cost_usd:.4g} USD "
                              "against the plan's 0")
         return out
+
+
+def _dearer(frac: float) -> str:
+    """A cost gap to the plan in words: ``"2.0% dearer than the plan"`` or, below it,
+    ``"0.7% cheaper than the plan"`` (never "-0.7% dearer")."""
+    word = "dearer" if frac >= 0 else "cheaper"
+    return f"{100 * abs(frac):.1f}% {word} than the plan"
 
 
 def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | None,
