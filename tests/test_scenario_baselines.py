@@ -76,3 +76,11 @@ def test_a_baseline_without_its_label_is_named_at_its_key(tmp_path, capsys):
     assert err.startswith(f"Error: {path}: line ") and err.rstrip().endswith(
         ": baselines[0].name: trace has some correct_<tier> columns but lacks correct_fp8; add "
         "them or rename the tiers to match")
+
+
+def test_baselines_with_every_item_commented_out_are_none():
+    from conftest import tiny_doc
+
+    from tiersim.scenario import scenario_from_dict
+
+    assert scenario_from_dict({**tiny_doc(), "baselines": None}, "s.yaml").baselines == []

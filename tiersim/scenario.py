@@ -34,6 +34,7 @@ from pydantic import (
     PrivateAttr,
     StrictBool,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -353,6 +354,12 @@ class Scenario(_Strict):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _source: str = PrivateAttr(default="scenario")
+
+    @field_validator("baselines", mode="before")
+    @classmethod
+    def _empty_baselines(cls, value: Any) -> Any:
+        """``baselines:`` with every item commented out (YAML null) is no baselines."""
+        return [] if value is None else value
 
     @model_validator(mode="after")
     def _prices_for_the_cost_model(self) -> Scenario:
