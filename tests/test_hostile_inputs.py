@@ -1208,7 +1208,7 @@ def test_plan_flags_that_divide_by_zero_or_lack_prices_are_one_line(tmp_path, ca
     assert line == "Error: --slo-ttft-p99: must be a finite number > 0 (got 0.0)"
     line = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "q",
                                    "--cost-model", "fixed_per_request"))
-    assert line.startswith("Error: --cost-model fixed_per_request: the scenario has no "
+    assert line.startswith(f"Error: --cost-model fixed_per_request: {scenario} has no "
                            "cost_per_request_usd on w4a16, bf16")
 
 

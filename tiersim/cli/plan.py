@@ -435,7 +435,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
                                                                              cost_model)})
     unpriced = [t.name for t in scenario.all_tiers if t.cost_per_request_usd is None]
     if scenario.cost_model == "fixed_per_request" and unpriced:
-        raise TiersimError(f"--cost-model fixed_per_request: the scenario has no "
+        raise TiersimError(f"--cost-model fixed_per_request: {scenario_path} has no "
                            f"cost_per_request_usd on {', '.join(unpriced)}; price every tier "
                            "or plan with another cost model")
     constraints = Constraints.of(scenario, ttft, tpot, floor)
