@@ -48,6 +48,18 @@ def write_yaml(path: Path, doc: dict) -> Path:
     return path
 
 
+def write_frame(df, path: Path) -> Path:
+    """Write ``df`` as the trace format its suffix names (``.csv``, ``.jsonl``, else Parquet)
+    and return the path."""
+    if path.suffix == ".csv":
+        df.to_csv(path, index=False)
+    elif path.suffix == ".jsonl":
+        df.to_json(path, orient="records", lines=True)
+    else:
+        df.to_parquet(path, index=False)
+    return path
+
+
 @pytest.fixture
 def scenario_file(tmp_path):
     """``scenario_file(text=None, name="s.yaml", **overrides)``: a scenario in a temp folder.

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import write_frame
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -241,13 +242,7 @@ def test_a_trace_of_150_columns_is_read_without_fragmenting_the_table(tmp_path, 
     highly fragmented"), there and at every column added to the table later."""
     df = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [5, 6], "output_tokens": [2, 3],
                        **{f"feat_{k}": [0.5, 1.5] for k in range(150)}})
-    path = tmp_path / f"wide.{kind}"
-    if kind == "csv":
-        df.to_csv(path, index=False)
-    elif kind == "jsonl":
-        df.to_json(path, orient="records", lines=True)
-    else:
-        df.to_parquet(path, index=False)
+    path = write_frame(df, tmp_path / f"wide.{kind}")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         table = load_trace(path)

@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import write_frame
 
 from tiersim.errors import TraceError
 from tiersim.trace import load_trace
@@ -101,13 +102,7 @@ def prompt_hash_trace(tmp_path, kind: str):
                        "output_tokens": [2, 2, 2],
                        "prompt_hash": pd.array([12345678901234567, None, 12345678901234569],
                                                dtype="Int64")})
-    path = tmp_path / f"p.{kind}"
-    if kind == "csv":
-        df.to_csv(path, index=False)
-    elif kind == "jsonl":
-        df.to_json(path, orient="records", lines=True)
-    else:
-        df.to_parquet(path, index=False)
+    path = write_frame(df, tmp_path / f"p.{kind}")
     return path
 
 
