@@ -84,3 +84,14 @@ def test_baselines_with_every_item_commented_out_are_none():
     from tiersim.scenario import scenario_from_dict
 
     assert scenario_from_dict({**tiny_doc(), "baselines": None}, "s.yaml").baselines == []
+
+
+def test_a_baseline_needs_no_replica_count():
+    """It is sized by simulation; its replicas were required and never used."""
+    from conftest import tiny_doc
+
+    from tiersim.scenario import scenario_from_dict
+
+    doc = {**tiny_doc(), "baselines": [{"name": "fp8", "precision": "fp8",
+                                        "cost_per_gpu_hour": 3.5}]}
+    assert [b.name for b in scenario_from_dict(doc, "s.yaml").baselines] == ["fp8"]

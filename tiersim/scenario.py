@@ -358,8 +358,14 @@ class Scenario(_Strict):
     @field_validator("baselines", mode="before")
     @classmethod
     def _empty_baselines(cls, value: Any) -> Any:
-        """``baselines:`` with every item commented out (YAML null) is no baselines."""
-        return [] if value is None else value
+        """``baselines:`` with every item commented out (YAML null) is no baselines; a
+        baseline needs no ``replicas`` (it is sized by simulation, so the count is unused)."""
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return [{"replicas": 1, **item} if isinstance(item, dict) else item
+                    for item in value]
+        return value
 
     @model_validator(mode="after")
     def _prices_for_the_cost_model(self) -> Scenario:
