@@ -82,9 +82,9 @@ def test_scenario_whose_top_tier_costs_less_names_the_tiers(capsys, tmp_path):
     path = write_yaml(tmp_path / "s.yaml", doc)
     line = error_line(capsys, "analytic", "--scenario", path)
     assert line == ("Error: tiersim analytic: --cheap/--top: the top tier 'bf16' costs less per "
-                    "request than the cheap tier 'w4a16' (dc = -0.03036; cost weights: w4a16 "
-                    "0.1051, bf16 0.07478); name the cheaper tier with --cheap and the dearer "
-                    "with --top, or give --dc")
+                    "request than the cheap tier 'w4a16' (dc = -8.434e-06; cost weights: w4a16 "
+                    "2.921e-05, bf16 2.077e-05); name the cheaper tier with --cheap and the "
+                    "dearer with --top, or give --dc")  # USD of a reference step
 
 
 def test_scenario_whose_top_tier_is_less_accurate_says_so(capsys, tmp_path):
