@@ -357,16 +357,22 @@ class AssembledStepModel:
         return saved
 
     def _limit_ops(self):
-        """:class:`~tiersim.perf.roofline.PhysicalLimitOps` of this replica (built once), or
-        ``None`` where the ops name no GPU."""
+        """:class:`~tiersim.perf.roofline.PhysicalLimitOps` of this replica: the profile ops'
+        own (``ProfileOps._limit_ops``), else one built once for ops on a known GPU (the
+        roofline's), else ``None``."""
         if "_limit" not in self.__dict__:
-            from tiersim.perf.roofline import PhysicalLimitOps
+            own = getattr(self.ops, "_limit_ops", None)
+            gpu = getattr(self.ops, "gpu", None)
+            if own is not None:
+                limit = own()
+            elif hasattr(gpu, "peak_flops"):
+                from tiersim.perf.roofline import PhysicalLimitOps
 
-            gpu = getattr(getattr(self.ops, "fallback", None), "gpu", None) or getattr(
-                self.ops, "gpu", None)
-            kv = getattr(self.ops, "kv_dtype", "bf16")
-            self.__dict__["_limit"] = None if not hasattr(gpu, "peak_flops") else (
-                PhysicalLimitOps(self.model, self.formats, gpu, self.tp, kv, self.dp, self.ep))
+                limit = PhysicalLimitOps(self.model, self.formats, gpu, self.tp,
+                                         self.ops.kv_dtype, self.dp, self.ep)
+            else:
+                limit = None
+            self.__dict__["_limit"] = limit
         return self.__dict__["_limit"]
 
     def _prefill_fixed(self) -> float:

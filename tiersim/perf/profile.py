@@ -58,9 +58,9 @@ Before that, a point faster than the physical limit of its operator at the model
 tensor-core peak, undiluted, and the cheapest way to do the work) is no kernel a server can run
 and is read from the roofline instead, as a point the profile lacks would be; the table's
 source label counts them (``(3 of 48 points below the physical limit, read from the
-roofline)``). NVIDIA's composed MLA prefill extends a prompt curve measured up to 512 tokens to
-a 32,768-token row at a twentieth of the limit, which had read a 131k-token prompt twice as fast
-as the tensor cores allow.
+roofline)``). It first caught an MLA prefill table whose importer had extended a prompt curve
+measured up to 512 tokens to a 32,768-token row at a fourteenth of the limit, reading a
+131k-token prompt twice as fast as the tensor cores allow.
 
 Shapes the profile lacks (anchoring)
 ------------------------------------
@@ -946,17 +946,8 @@ class AnchoredTable:
         shape (``dtype``, ``key``; its ``extra`` names the source under ``anchored_from``).
         Read as any table is (non-decreasing along every axis, within the physical limit),
         it is interpolated between the grid points rather than rescaled at each one."""
-        src, axes = self.source, list(self.source.axes.values())
-        if len(axes) == 1:
-            ratio = (np.asarray(self._target(axes[0]), np.float64)
-                     / np.asarray(self._source(axes[0]), np.float64))
-        elif src.op == "attn_decode":
-            ratio = np.array([np.asarray(self._target(int(b), axes[1]), np.float64)
-                              / np.asarray(self._source(int(b), axes[1]), np.float64)
-                              for b in axes[0]])
-        else:
-            ratio = np.array([[self._target(int(t), int(c)) / self._source(int(t), int(c))
-                               for c in axes[1]] for t in axes[0]])
+        src = self.source
+        ratio = grid_values(self._target, src) / grid_values(self._source, src)
         return Table(src.op, dtype, src.source, dict(key), src.axes, src.latency * ratio,
                      {**src.extra, ANCHORED_FROM: src.name})
 
@@ -983,16 +974,28 @@ def monotone(latency: np.ndarray) -> np.ndarray:
 def _on_grid(ops, table: Table) -> np.ndarray:
     """``ops``' time (a roofline's or the physical limit's) at every point of ``table``'s
     grid, in its shape."""
-    op, axes = table.op, list(table.axes.values())
-    if op == "gemm":
-        return ops.gemm(axes[0], table.key["n"], table.key["k"], table.dtype)
-    if op == "allreduce":
-        return ops.allreduce(axes[0], table.key["tp"])
-    if op == "attn_decode":
-        return np.array([ops.attn_decode(int(b), axes[1]) for b in axes[0]])
-    if op == "attn_prefill":
-        return np.array([[ops.attn_prefill(int(t), int(c)) for c in axes[1]] for t in axes[0]])
-    return getattr(ops, op)(axes[0])  # moe, gdn_decode, gdn_prefill: one axis
+    key = table.key
+    if table.op == "gemm":
+        def at(m):
+            return ops.gemm(m, key["n"], key["k"], table.dtype)
+    elif table.op == "allreduce":
+        def at(size):
+            return ops.allreduce(size, key["tp"])
+    else:  # moe, gdn_*, attention: the model's own shape
+        at = getattr(ops, table.op)
+    return grid_values(at, table)
+
+
+def grid_values(at, table: Table) -> np.ndarray:
+    """``at`` (an operator's time as ``ops`` methods take it) at every point of ``table``'s
+    grid, in its shape: one-axis ops vectorised, decode per batch over the contexts, prefill
+    per point."""
+    axes = list(table.axes.values())
+    if len(axes) == 1:
+        return np.asarray(at(axes[0]), np.float64)
+    if table.op == "attn_decode":
+        return np.array([np.asarray(at(int(b), axes[1]), np.float64) for b in axes[0]])
+    return np.array([[at(int(t), int(c)) for c in axes[1]] for t in axes[0]], np.float64)
 
 
 def monotone_grid(latency: np.ndarray) -> np.ndarray:
@@ -1145,9 +1148,9 @@ class ProfileOps:
         """``table`` with every point below the physical limit
         (:class:`~tiersim.perf.roofline.PhysicalLimitOps`) answered by the roofline instead,
         as a point the profile lacks would be, and a label suffix saying how many were (``""``:
-        none, ``table`` itself). Such a point is no kernel a server can run: NVIDIA's composed
-        MLA prefill extends its measured prompt curve (up to 512 tokens, launch-bound) to a
-        32,768-token row at a twentieth of what the tensor cores can do. Without a roofline
+        none, ``table`` itself). Such a point is no kernel a server can run (an MLA prefill
+        table once extended a prompt curve measured up to 512 tokens to a 32,768-token row at
+        a fourteenth of what the tensor cores can do). Without a roofline
         fallback on a known GPU (a profile read alone) nothing is replaced."""
         limit = self._limit_ops()
         if limit is None:
