@@ -67,9 +67,10 @@ def test_a_long_ignore_list_of_plain_names_is_matched_in_time(tmp_path):
 
 def test_modelopt_mixed_precision_in_config_groups_is_read(tmp_path):
     # it was read as all BF16: 141 GB for an NVFP4 checkpoint of 42 GB
+    nvfp4 = {"num_bits": 4, "type": "float", "group_size": 16}  # W4A4: activations NVFP4 too
     quant = {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "ignore": ["lm_head"],
-             "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
-                 "num_bits": 4, "type": "float", "group_size": 16}}}}
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": nvfp4,
+                                           "input_activations": nvfp4}}}
     model = load_hf_config(config(tmp_path, LLAMA_70B, quant))
     assert model.checkpoint == (("attention", "nvfp4", 4.5), ("mlp", "nvfp4", 4.5))
     assert checkpoint_bytes(model) / 1e9 == pytest.approx(42.71, abs=0.01)

@@ -43,8 +43,13 @@ file the config overrides that names other formats): ``quant_method`` ``fp8``
 (``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``mxfp4`` (the routed experts
 only, as vLLM loads gpt-oss),
 ``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
-with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``), and
-``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``, ``MIXED_PRECISION`` per layer).
+with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``; the
+activations are 16-bit unless the group's ``input_activations`` says otherwise, so FP4 or FP8
+weights whose ``input_activations`` is null or missing are the weight-only ``nvfp4a16`` /
+``fp8a16``, with a note), and ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
+-> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer). The weight-only formats
+(:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at their own bits a
+weight, as vLLM serves them with weight-only kernels.
 Ignore / exclude lists, compressed-tensors ``targets`` (a name or regex target before the
 ``Linear`` class, as vLLM matches them) and ModelOpt's per-layer ``quantized_layers`` (the most
 specific key first) are all matched against every layer's member modules of each group, weighed
@@ -77,7 +82,7 @@ from typing import Any
 
 from tiersim.errors import Note, TiersimError, shown
 from tiersim.hardware.arch import ModelArch
-from tiersim.hardware.precisions import PER_CHANNEL
+from tiersim.hardware.precisions import PER_CHANNEL, WEIGHT_ONLY
 from tiersim.jsonio import read_json
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
@@ -760,11 +765,24 @@ def _hybrid_members(fields: dict[str, Any], softmax: tuple) -> tuple:
 
 
 def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
-    """``(format, bits)`` of a format name (W4A16 carries its group's scale overhead)."""
-    from tiersim.hardware.precisions import PRECISIONS, w4a16
+    """``(format, bits)`` of a format name (W4A16 carries its group's scale overhead; a
+    weight-only checkpoint format, :data:`~tiersim.hardware.precisions.WEIGHT_ONLY`, keeps its
+    own name)."""
+    from tiersim.hardware.precisions import checkpoint_precision, w4a16
 
-    prec = w4a16(group_size) if name == "w4a16" else PRECISIONS[name]
-    return prec.name, prec.weight_bits
+    prec = w4a16(group_size) if name == "w4a16" else checkpoint_precision(name)
+    return (name if name in WEIGHT_ONLY else prec.name), prec.weight_bits
+
+
+def _note_weight_only(path: Path, key: str, said: str, name: str) -> None:
+    """A note that the checkpoint format ``name`` (:data:`WEIGHT_ONLY`), which ``key`` says
+    (``said``), keeps activations 16-bit, so it is timed as W4A16 at its own bits a weight."""
+    prec, weights = WEIGHT_ONLY[name], name.removesuffix("a16").upper()
+    warnings.warn(Note(f"{path}: key {key!r} {said}: {weights} weights with 16-bit activations "
+                       f"({prec.label}), which vLLM serves weight-only; precision: checkpoint "
+                       f"times them as W4A16 (weight-only kernels, BF16 math) at their own "
+                       f"{prec.weight_bits:g} bits a weight, with W4A16's accuracy prior"),
+                  stacklevel=4)
 
 
 def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
@@ -926,11 +944,22 @@ def _group_size(path: Path, key: str, value: Any) -> int:
     return value
 
 
-def _ct_format(path: Path, weights: dict, group: str = "", prefix: str = QUANT_KEY
+def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KEY
                ) -> tuple[str, float]:
-    """The format of one compressed-tensors weight scheme (of config group ``group``)."""
+    """The format of one compressed-tensors config group ``group`` (``scheme``: its
+    ``weights`` and ``input_activations``). The activations are 16-bit unless
+    ``input_activations`` says otherwise, as vLLM reads them: FP4 or FP8 weights without it
+    are weight-only."""
+    weights = scheme["weights"]
     bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
     where = prefix + (f"config_groups.{group}.weights" if group else "config_groups")
+    if scheme.get("input_activations") is None and kind == "float" and (
+            bits == 8 or (bits == 4 and size == 16)):
+        name = "nvfp4a16" if bits == 4 else "fp8a16"
+        said = "is null" if "input_activations" in scheme else "is missing"
+        key = where.removesuffix("weights") + "input_activations"
+        _note_weight_only(path, key, said, name)
+        return _fmt(name)
     if isinstance(bits, bool) or not isinstance(bits, int):
         raise TiersimError(f"{path}: key '{where}.num_bits': must be a whole "
                            f"number of bits (got {shown(bits)})")
@@ -970,7 +999,7 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
             raise TiersimError(f"{path}: key '{prefix}config_groups.{name}."
                                "weights': missing; each group says how its weights are stored "
                                "(num_bits, type, group_size)")
-        fmt = _ct_format(path, weights, name, prefix)
+        fmt = _ct_format(path, scheme, name, prefix)
         targets = scheme.get("targets") or ["Linear"]
         if isinstance(targets, str):
             targets = [targets]
@@ -1007,7 +1036,7 @@ def _note_no_groups(path: Path, quant: dict, prefix: str) -> None:
                        "the groups that say how"), stacklevel=4)
 
 
-_MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "MXFP4": "mxfp4",
+_MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4a16", "MXFP4": "mxfp4",
                    "FP8_BLOCK": "fp8_block", "W4A16_AWQ": "w4a16", "INT4_AWQ": "w4a16"}
 
 
@@ -1033,6 +1062,8 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_K
             + (", UNQUANTIZED" if per_layer else "")
         )
     fmt = _MODELOPT_ALGOS[algo]
+    if fmt in WEIGHT_ONLY:
+        _note_weight_only(path, f"{where}quant_algo", f"is {algo}", fmt)
     size = (_group_size(path, f"{where}group_size", spec.get("group_size")) if fmt == "w4a16"
             else 128)
     return _fmt(fmt, size)

@@ -22,6 +22,11 @@ Bits per weight include the scale overhead of each format:
 - ``mxfp4``: FP4 E2M1 values in 32-element blocks with an E8M0 scale (4 + 8/32 = 4.25 bits;
   gpt-oss experts). Native on Blackwell; weight-only (dequantised, BF16 math) on Hopper.
 
+Checkpoints may also store NVFP4 or FP8 weights with 16-bit activations (``nvfp4a16``: 4.5
+bits; ``fp8a16``: 8 bits; :data:`WEIGHT_ONLY`). vLLM serves them with weight-only kernels on
+every GPU, so they are timed as ``w4a16`` at their own bits a weight; they are checkpoint
+formats, not tier precisions.
+
 A tier's ``precision`` names one format for every linear layer inside the transformer blocks
 (attention projections, dense MLPs, routed and shared experts; as llm-compressor and NVIDIA
 ModelOpt quantise by default), while token embeddings, ``lm_head``, norms and the MoE router stay
@@ -57,6 +62,10 @@ class Precision:
     native_compute: the tensor-core dtype the format is computed in where the GPU supports it
         ("bf16", "fp8" or "fp4"); elsewhere it is dequantised and computed in BF16.
     weight_only: activations stay 16-bit even where the format is native (W4A16).
+    native_as: the format whose tensor cores it runs on where the GPU has them (block FP8 on
+        FP8's), when not its own name.
+    group_size: the weights per scale where its bits do not imply it (a weight-only NVFP4
+        checkpoint timed as W4A16: 16; :data:`PER_CHANNEL` for one scale per row); 0: they do.
     """
 
     name: str
@@ -65,6 +74,7 @@ class Precision:
     native_compute: str
     weight_only: bool = False
     native_as: str = ""
+    group_size: int = 0
 
     @property
     def bf16_groups(self) -> frozenset[str]:
@@ -164,13 +174,35 @@ saying one scale per output channel): its scale bytes are negligible."""
 
 
 def w4a16_group_size(prec: Precision) -> int:
-    """The group size of a W4A16 format: the one its bits imply (``4 + 16 / group``; 0 per
-    channel), else 128 (the default, and a group whose modules are not all in one format)."""
+    """The group size of a W4A16 format: its own (:data:`WEIGHT_ONLY`), else the one its bits
+    imply (``4 + 16 / group``; 0 per channel), else 128 (the default, and a group whose modules
+    are not all in one format)."""
+    if prec.group_size:
+        return 0 if prec.group_size >= PER_CHANNEL else prec.group_size
     if prec.weight_bits > 4.0:
         group = max(1, round(16.0 / (prec.weight_bits - 4.0)))
         if abs(w4a16(group).weight_bits - prec.weight_bits) < 1e-9:
             return 0 if group >= PER_CHANNEL else group
     return 128
+
+
+#: Checkpoint formats that store their weights in a W4A4 / W8A8 format's numbers but keep the
+#: activations 16-bit (compressed-tensors ``input_activations: null``, ModelOpt
+#: ``W4A16_NVFP4``). vLLM serves them with weight-only kernels (Marlin: dequantised weights,
+#: BF16 math) on every GPU, so they are timed as ``w4a16`` (the name the step models and
+#: accuracy priors know) at their own bits a weight, under their own label.
+WEIGHT_ONLY: dict[str, Precision] = {
+    "nvfp4a16": Precision("w4a16", "NVFP4A16", 4.0 + 8.0 / 16, "bf16", weight_only=True,
+                          group_size=16),
+    "fp8a16": Precision("w4a16", "FP8 W8A16", 8.0, "bf16", weight_only=True,
+                        group_size=PER_CHANNEL),
+}
+
+
+def checkpoint_precision(name: str) -> Precision:
+    """The format a checkpoint group is recorded in (``ModelArch.checkpoint``): a tier
+    precision, or a weight-only checkpoint format (:data:`WEIGHT_ONLY`)."""
+    return PRECISIONS.get(name) or WEIGHT_ONLY[name]
 
 
 #: What ``get_precision("checkpoint")`` returns: a placeholder whose groups resolve per model.
@@ -234,7 +266,7 @@ def checkpoint_format(model, group: str) -> Precision:
     """The format parameter ``group`` of ``model`` ships in (BF16 unless its config says)."""
     for name, fmt, bits in getattr(model, "checkpoint", ()):
         if name == group:
-            return _stored(PRECISIONS[fmt], bits)
+            return _stored(checkpoint_precision(fmt), bits)
     return PRECISIONS["bf16"]
 
 
@@ -245,7 +277,7 @@ def _stored(base: Precision, bits: float) -> Precision:
     the bits its modules average."""
     if base.weight_bits == bits:
         return base
-    if base.name == "w4a16" and bits > 4.0:
+    if base == PRECISIONS["w4a16"] and bits > 4.0:
         sized = w4a16(max(1, round(16.0 / (bits - 4.0))))
         if abs(sized.weight_bits - bits) < 1e-9:
             return sized

@@ -1,0 +1,73 @@
+"""Weight-only checkpoints (16-bit activations) read from config.json: NVFP4 and FP8 weights
+without input activations, ModelOpt W4A16_NVFP4, AWQ and GPTQ; and a quantisation method
+that applies to no layer of the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiersim.errors import Note
+from tiersim.hardware.gpus import get_gpu
+from tiersim.hardware.hf_config import load_hf_config
+from tiersim.hardware.precisions import weight_formats
+
+LLAMA = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 2048,
+         "vocab_size": 1000}
+NVFP4 = {"num_bits": 4, "type": "float", "group_size": 16, "strategy": "tensor_group"}
+FP8 = {"num_bits": 8, "type": "float", "strategy": "channel"}
+
+
+def _write(tmp_path: Path, quant: dict, fields: dict = LLAMA) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**fields, "quantization_config": quant}))
+    return path
+
+
+def _ct(weights: dict, activations: dict | None) -> dict:
+    group = {"targets": ["Linear"], "weights": weights, "input_activations": activations}
+    return {"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+            "config_groups": {"group_0": group}}
+
+
+def _load(path: Path) -> tuple:
+    with pytest.warns(Note) as notes:
+        model = load_hf_config(path)
+    return model, [str(n.message) for n in notes]
+
+
+@pytest.mark.parametrize(("quant", "key", "said", "label", "bits"), [
+    (_ct(NVFP4, None), "config_groups.group_0.input_activations", "is null: NVFP4",
+     "NVFP4A16", 4.5),
+    (_ct(FP8, None), "config_groups.group_0.input_activations", "is null: FP8",
+     "FP8 W8A16", 8.0),
+    ({"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4", "exclude_modules": ["lm_head"]},
+     "quant_algo", "is W4A16_NVFP4: NVFP4", "NVFP4A16", 4.5),
+])
+def test_weights_without_quantised_activations_are_timed_weight_only(tmp_path, quant, key, said,
+                                                                     label, bits):
+    """They were read as W4A4 NVFP4 / W8A8 FP8 (FP4 or FP8 math on a B200, NVFP4's accuracy
+    prior); vLLM serves them weight-only. Their own bits a weight are kept."""
+    path = _write(tmp_path, quant)
+    model, notes = _load(path)
+    formats = weight_formats(model, "checkpoint")
+    assert formats.label == (f"checkpoint (attention {label}, mlp {label}, shared_experts BF16, "
+                             "experts BF16, lm_head BF16)")
+    for group in ("attention", "mlp"):
+        fmt = formats.of(group)
+        assert (fmt.name, fmt.weight_bits, fmt.compute_dtype_on(get_gpu("B200"))) == (
+            "w4a16", bits, "bf16")
+    assert notes == [
+        f"{path}: key 'quantization_config.{key}' {said} weights with 16-bit activations "
+        f"({label}), which vLLM serves weight-only; precision: checkpoint times them as W4A16 "
+        f"(weight-only kernels, BF16 math) at their own {bits:g} bits a weight, with W4A16's "
+        "accuracy prior"]
+
+
+@pytest.mark.parametrize(("weights", "name"), [(NVFP4, "nvfp4"), (FP8, "fp8")])
+def test_weights_with_quantised_activations_keep_their_format(tmp_path, weights, name):
+    model = load_hf_config(_write(tmp_path, _ct(weights, weights)))
+    assert {g: f for g, f, _ in model.checkpoint} == {"attention": name, "mlp": name}
