@@ -71,3 +71,16 @@ def test_weights_without_quantised_activations_are_timed_weight_only(tmp_path, q
 def test_weights_with_quantised_activations_keep_their_format(tmp_path, weights, name):
     model = load_hf_config(_write(tmp_path, _ct(weights, weights)))
     assert {g: f for g, f, _ in model.checkpoint} == {"attention": name, "mlp": name}
+
+
+def test_mxfp4_on_a_dense_model_quantises_no_layer_and_says_so(tmp_path):
+    """vLLM's MXFP4 method quantises MoE experts only; a dense model's weights were read as
+    BF16 without a word."""
+    path = _write(tmp_path, {"quant_method": "mxfp4"})
+    model, notes = _load(path)
+    assert model.checkpoint == ()
+    assert notes == [
+        f"{path}: key 'quantization_config': its mxfp4 format applies to the MoE experts only "
+        "(as vLLM loads it), and this model has none: no layer is quantised, so its weights are "
+        "read as BF16; remove the quantisation block if they are BF16, or set the tier's "
+        "precision to serve another format"]

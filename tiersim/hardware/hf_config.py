@@ -41,7 +41,8 @@ vLLM reads them, NVIDIA's ``hf_quant_config.json`` beside it: ``<folder>/hf_quan
 or ``<stem>_hf_quant_config.json`` for a file named ``<stem>_config.json``; a note names a side
 file the config overrides that names other formats): ``quant_method`` ``fp8``
 (``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``mxfp4`` (the routed experts
-only, as vLLM loads gpt-oss),
+only, as vLLM loads gpt-oss; a model without experts keeps every layer BF16, with a note, as
+does any block whose formats name only groups the model lacks),
 ``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``; the
 activations are 16-bit unless the group's ``input_activations`` says otherwise, so FP4 or FP8
@@ -462,8 +463,29 @@ def load_hf_config(path: str | Path) -> ModelArch:
     formats, kv_cache = _quant_of(path, quant, span)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
-    return dataclasses.replace(arch, checkpoint=tuple(f for f in formats if f[0] in present),
-                               kv_cache=kv_cache)
+    kept = tuple(f for f in formats if f[0] in present)
+    if formats and not kept:
+        _note_no_layer_quantised(f"{path}: key 'quantization_config'" if quant
+                                 else str(hf_quant_path(path)), formats)
+    return dataclasses.replace(arch, checkpoint=kept, kv_cache=kv_cache)
+
+
+def _note_no_layer_quantised(where: str, formats: tuple) -> None:
+    """A note that the checkpoint's ``formats`` (declared at ``where``: the file and key)
+    apply only to groups this model lacks (the ``mxfp4`` method, which vLLM applies to MoE
+    experts only, on a dense model): no layer is quantised, so the weights are read as BF16,
+    as vLLM loads them."""
+    names = ", ".join(sorted({fmt for _, fmt, _ in formats}))
+    groups = " and ".join(sorted({GROUP_WORDS.get(g, g) for g, _, _ in formats}))
+    warnings.warn(Note(f"{where}: its {names} format applies to {groups} only (as vLLM loads "
+                       "it), and this model has none: no layer is quantised, so its weights are "
+                       "read as BF16; remove the quantisation block if they are BF16, or set "
+                       "the tier's precision to serve another format"), stacklevel=3)
+
+
+#: How a note names a parameter group.
+GROUP_WORDS = {"experts": "the MoE experts", "shared_experts": "the shared experts",
+               "mlp": "dense MLPs", "attention": "attention"}
 
 
 def _quant_of(path: Path, quant: Any, span: Span) -> tuple[tuple, str]:
