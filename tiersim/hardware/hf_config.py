@@ -4,7 +4,8 @@ Supported ``model_type`` values and the keys read:
 
 - dense ``llama``, ``mistral``, ``qwen2``, ``qwen3``: hidden_size, num_hidden_layers,
   num_attention_heads, num_key_value_heads (default: the query heads), head_dim (default
-  hidden_size / heads), intermediate_size, vocab_size, tie_word_embeddings (default false);
+  hidden_size / heads), intermediate_size, vocab_size, tie_word_embeddings (default false; a
+  multimodal wrapper's own where its ``text_config`` has none);
   for every type, max_position_embeddings and rope_scaling / rope_parameters (the context
   vLLM serves: :func:`_max_context`).
 - ``qwen3_moe``: as above plus num_experts, num_experts_per_tok, moe_intermediate_size; every
@@ -399,6 +400,15 @@ def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     return _Config(cfg.path, text, "text_config."), cfg.data.get("quantization_config")
 
 
+def _tied(cfg: _Config, outer: _Config) -> bool:
+    """Whether ``lm_head`` shares the embedding matrix: the language model's
+    ``tie_word_embeddings``, else (a multimodal wrapper's ``text_config`` without the key) the
+    wrapper's, which ties the wrapper model's weights in transformers (default false)."""
+    if cfg is outer or "tie_word_embeddings" in cfg.data:
+        return cfg.flag("tie_word_embeddings")
+    return outer.flag("tie_word_embeddings")
+
+
 def _vision_note(outer: _Config, text_type: str) -> None:
     """A note that a multimodal wrapper is served as its language model ``text_type``."""
     if not isinstance(outer.data.get("vision_config"), dict):
@@ -435,6 +445,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if cfg is not outer:
         _vision_note(outer, str(model_type))
     fields = _common(cfg, _model_name(path))
+    fields["tie_embeddings"] = _tied(cfg, outer)
     if model_type not in (*MLA_TYPES, *HYBRID_TYPES, "gpt_oss"):
         fields.update(_window(cfg, model_type, fields["layers"]))
     if model_type in DENSE_TYPES:
