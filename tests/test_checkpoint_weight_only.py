@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tiersim.errors import Note
+from tiersim.errors import Note, TiersimError
 from tiersim.hardware.gpus import get_gpu
 from tiersim.hardware.hf_config import load_hf_config
 from tiersim.hardware.precisions import weight_formats
@@ -84,3 +84,44 @@ def test_mxfp4_on_a_dense_model_quantises_no_layer_and_says_so(tmp_path):
         "(as vLLM loads it), and this model has none: no layer is quantised, so its weights are "
         "read as BF16; remove the quantisation block if they are BF16, or set the tier's "
         "precision to serve another format"]
+
+
+AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+       "version": "gemm", "modules_to_not_convert": None}
+GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
+
+
+@pytest.mark.parametrize("quant", [
+    AWQ, GPTQ,
+    {"quant_method": "awq", "w_bit": 4, "q_group_size": 128, "zero_point": True},  # AutoAWQ's
+])
+def test_awq_and_gptq_are_read_as_w4a16(tmp_path, quant):
+    """They were refused ("'awq' is not supported"), even under a tier precision."""
+    model = load_hf_config(_write(tmp_path, quant))
+    assert model.checkpoint == (("attention", "w4a16", 4.125), ("mlp", "w4a16", 4.125))
+    assert weight_formats(model, "bf16").label == "BF16"
+
+
+def test_awq_group_size_and_modules_to_not_convert_are_honoured(tmp_path):
+    quant = {**AWQ, "group_size": 32, "modules_to_not_convert": ["self_attn"]}
+    model = load_hf_config(_write(tmp_path, quant))
+    assert model.checkpoint == (("mlp", "w4a16", 4.5),)
+    assert weight_formats(model, "checkpoint").label == (
+        "checkpoint (attention BF16, mlp W4A16 g32, shared_experts BF16, experts BF16, "
+        "lm_head BF16)")
+
+
+@pytest.mark.parametrize(("quant", "key", "got"), [
+    ({**GPTQ, "bits": 8}, "bits", "must be 4 (got 8)"),
+    ({"quant_method": "awq", "w_bit": 3}, "w_bit", "must be 4 (got 3)"),
+    ({"quant_method": "awq"}, "bits", "missing"),
+])
+def test_awq_and_gptq_of_other_bit_widths_are_one_line(tmp_path, quant, key, got):
+    path = _write(tmp_path, quant)
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    method = quant["quant_method"].upper()
+    assert str(err.value) == (
+        f"{path}: key 'quantization_config.{key}': {got}; tiersim reads 4-bit {method} "
+        "checkpoints (as w4a16): use a 4-bit one, or remove quantization_config from a copy "
+        "of config.json and set the tier's precision")

@@ -48,8 +48,10 @@ does any block whose formats name only groups the model lacks),
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``; the
 activations are 16-bit unless the group's ``input_activations`` says otherwise, so FP4 or FP8
 weights whose ``input_activations`` is null or missing are the weight-only ``nvfp4a16`` /
-``fp8a16``, with a note), and ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
--> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer). The weight-only formats
+``fp8a16``, with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
+-> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer), and ``awq`` and ``gptq`` (``bits`` 4
+-> ``w4a16`` with its ``group_size``, but the modules ``modules_to_not_convert`` names; other
+bit widths are refused). The weight-only formats
 (:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at their own bits a
 weight, as vLLM serves them with weight-only kernels.
 Ignore / exclude lists, compressed-tensors ``targets`` (a name or regex target before the
@@ -526,7 +528,7 @@ def _quant_of(path: Path, quant: Any, span: Span) -> tuple[tuple, str]:
         text = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise TiersimError(f"{where}: not in a layout tiersim reads ({type(exc).__name__}: "
                            f"{text}); see the quant_method's documented layout (fp8, mxfp4, "
-                           "compressed-tensors, modelopt)") from None
+                           "compressed-tensors, modelopt, awq, gptq)") from None
 
 
 #: Seconds the ignore-list patterns of one config may take to match, in all.
@@ -844,11 +846,34 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
         return _compressed_tensors(path, quant, span)
     if method == "modelopt":
         return _modelopt(path, quant, QUANT_KEY, span)
+    if method in ("awq", "gptq"):
+        return _awq_gptq(path, quant, method, span)
     shown = "missing" if not method else f"{method!r} is not supported"
     raise TiersimError(
         f"{path}: key 'quantization_config.quant_method': {shown}; supported: fp8, mxfp4, "
-        "compressed-tensors, modelopt (or no quantization_config at all: BF16)"
+        "compressed-tensors, modelopt, awq, gptq (or no quantization_config at all: BF16)"
     )
+
+
+def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
+    """AWQ and GPTQ: INT4 weights with a 16-bit scale per ``group_size`` weights (AutoAWQ
+    spells the keys ``w_bit`` and ``q_group_size``), activations 16-bit: ``w4a16``, as vLLM
+    serves them with weight-only (AWQ-)Marlin kernels; the modules ``modules_to_not_convert``
+    (or ``ignore``) names stay BF16. Other bit widths are refused. Their zero points (a packed
+    4-bit zero per group, 0.03 bits a weight) are not counted."""
+    bits_key = "w_bit" if quant.get("bits") is None and "w_bit" in quant else "bits"
+    bits = quant.get(bits_key)
+    if bits != 4 or isinstance(bits, bool):
+        got = "missing" if bits is None else f"must be 4 (got {shown(bits)})"
+        raise TiersimError(f"{path}: key 'quantization_config.{bits_key}': {got}; tiersim "
+                           f"reads 4-bit {method.upper()} checkpoints (as w4a16): use a 4-bit "
+                           "one, or remove quantization_config from a copy of config.json and "
+                           "set the tier's precision")
+    size_key = "q_group_size" if quant.get("group_size") is None and "q_group_size" in quant \
+        else "group_size"
+    size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key))
+    skip = quant.get("modules_to_not_convert") or quant.get("ignore") or ()
+    return _uniform(_fmt("w4a16", size), skip, span)
 
 
 def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
