@@ -17,7 +17,9 @@ Supported ``model_type`` values and the keys read:
 
 - ``mixtral``, ``minimax_m2``: MoE in every layer; ``num_local_experts``, ``num_experts_per_tok``,
   ``intermediate_size`` (the expert width), ``shared_intermediate_size`` (MiniMax, 0 = none).
-- ``deepseek_v3``, ``kimi_k2`` (MLA + MoE): ``kv_lora_rank``, ``q_lora_rank`` (null: none),
+  ``phimoe`` (Phi-3.5-MoE) reads as ``mixtral`` (:data:`ALIASES`).
+- ``deepseek_v3``, ``kimi_k2``, ``deepseek_v2`` (MLA + MoE; DeepSeek-V2-Lite has no query
+  LoRA): ``kv_lora_rank``, ``q_lora_rank`` (null: none),
   ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``, ``n_routed_experts``,
   ``moe_intermediate_size``, ``n_shared_experts``, ``first_k_dense_replace`` (dense leading
   layers of width ``intermediate_size``); ``moe_layer_freq`` must be 1.
@@ -35,7 +37,9 @@ Supported ``model_type`` values and the keys read:
   ``qwen3_5_moe``) is read through its
   ``text_config`` when that holds a supported type (the vision tower is not modelled);
   ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``mimo`` as
-  ``qwen2`` (its multi-token-prediction layer counted in the checkpoint's size only).
+  ``qwen2`` (its multi-token-prediction layer counted in the checkpoint's size only);
+  ``qwen2_vl`` / ``qwen2_5_vl`` as ``qwen2``, through their ``text_config`` or, where they have
+  none, their top-level keys.
 
 Weight formats (``quantization_config`` in the config, or, only where the config has none, as
 vLLM reads them, NVIDIA's ``hf_quant_config.json`` beside it: ``<folder>/hf_quant_config.json``
@@ -91,7 +95,7 @@ from tiersim.jsonio import read_json
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
-MLA_TYPES = ("deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa")
+MLA_TYPES = ("deepseek_v3", "kimi_k2", "deepseek_v2", "deepseek_v32", "glm_moe_dsa")
 #: MLA with DeepSeek sparse attention's indexer.
 DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
 #: Gated delta-net hybrids (Qwen3-Next; Qwen3.5's language model, dense or MoE).
@@ -110,6 +114,7 @@ LACKS = {
     "minimax_m3": "lightning (linear) attention layers",
     "gemma3_text": "interleaved local/global attention with its own norms and soft-capping",
     "gemma3": "interleaved local/global attention with its own norms and soft-capping",
+    "gemma2": "alternating sliding-window/global attention with attention-logit soft-capping",
     "jamba": "Mamba (state-space) layers interleaved with attention",
     "mamba": "Mamba (state-space) layers instead of attention",
     "mamba2": "Mamba-2 (state-space) layers instead of attention",
@@ -425,8 +430,23 @@ def _vision_note(outer: _Config, text_type: str) -> None:
 
 
 #: Model types read as another type with the same text architecture (the vision tower of a
-#: ``*_vl`` model is not modelled; MiMo is Qwen2 with a multi-token-prediction layer).
-ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "qwen2"}
+#: ``*_vl`` model is not modelled; MiMo is Qwen2 with a multi-token-prediction layer; PhiMoE is
+#: Mixtral's layout, its attention and lm_head biases, LayerNorms and SparseMixer routing under
+#: 0.01% of weights and time).
+ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "qwen2",
+           "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "phimoe": "mixtral"}
+#: Multimodal wrappers whose language model's keys may sit at the top level, with no
+#: ``text_config`` (older transformers wrote Qwen2-VL / Qwen2.5-VL configs so): read as this type.
+FLAT_WRAPPERS = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2"}
+
+
+def _served_type(cfg: _Config, outer: _Config) -> Any:
+    """The model type ``cfg`` is read as: its own, an alias's (:data:`ALIASES`), or for a
+    wrapper without a ``text_config`` (:data:`FLAT_WRAPPERS`) its language model's."""
+    model_type = cfg.data.get("model_type")
+    if cfg is outer and str(model_type) in FLAT_WRAPPERS:
+        return FLAT_WRAPPERS[str(model_type)]
+    return ALIASES.get(str(model_type), model_type)
 
 
 def load_hf_config(path: str | Path) -> ModelArch:
@@ -436,15 +456,15 @@ def load_hf_config(path: str | Path) -> ModelArch:
         path = path / "config.json"
     outer = _Config(path, _read(path))
     cfg, wrapper_quant = _text_config(outer)
-    model_type = cfg.data.get("model_type")
-    model_type = ALIASES.get(str(model_type), model_type)
+    model_type = _served_type(cfg, outer)
+    wrapped = cfg is not outer or outer.data.get("model_type") in FLAT_WRAPPERS
     if model_type not in SUPPORTED_TYPES:
         lacks = LACKS.get(str(model_type)) or LACKS.get(str(outer.data.get("model_type")))
         why = f": tiersim does not model {lacks}" if lacks else " is not supported"
         given = "missing (it names the architecture)" if model_type is None else (
             f"{model_type!r}{why}")
         raise cfg.error("model_type", f"{given}; supported: {', '.join(SUPPORTED_TYPES)}")
-    if cfg is not outer:
+    if wrapped:
         _vision_note(outer, str(model_type))
     fields = _common(cfg, _model_name(path))
     fields["tie_embeddings"] = _tied(cfg, outer)
@@ -469,7 +489,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant = cfg.data.get("quantization_config") or wrapper_quant
     span = Span(fields["layers"], fields.get("dense_layers", 0), _members(fields, model_type),
-                _LAYER_PREFIXES if cfg is not outer else _LAYER_PREFIXES[:1],
+                _LAYER_PREFIXES if wrapped else _LAYER_PREFIXES[:1],
                 fields.get("mtp_layers", 0),
                 frozenset(hybrid_linear_layers(cfg, fields["layers"])
                           if model_type in HYBRID_TYPES else ()))
