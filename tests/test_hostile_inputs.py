@@ -909,8 +909,8 @@ def test_config_attention_layouts_are_read_or_refused_not_guessed(tmp_path):
 
 def test_plan_starts_from_the_gpu_count_a_model_fits(tmp_path, capsys):
     """Llama-3.1-70B in BF16 does not fit one H200: the planner tries more GPUs per replica
-    (docs/planning.md) instead of stopping at the scenario's 1; a model that fits on none says
-    so without advising more GPUs."""
+    (docs/planning.md) instead of stopping at the scenario's 1; a model that fits on none of
+    them names the fewest GPUs per replica that hold it (a replica may span nodes)."""
     scenario = tmp_path / "s.yaml"
     scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", "model: Llama-3.1-70B"),
                                   ("precision: w4a16", "precision: fp8")))
@@ -922,7 +922,8 @@ def test_plan_starts_from_the_gpu_count_a_model_fits(tmp_path, capsys):
     scenario.write_text(tiny_with(("model: Qwen3-Coder-30B-A3B", f"model: {huge}")))
     line = one_error_line(*run_cli(capsys, "plan", scenario))
     assert "does not fit on 8x H200" in line
-    assert line.endswith("; use a smaller precision or a GPU with more memory")
+    assert line.endswith("; use gpus_per_replica 16 (2 nodes of 8), a smaller precision or a "
+                         "GPU with more memory")
 
 
 def test_plan_choose_of_an_unknown_router_setting_is_one_line(tmp_path, capsys):

@@ -54,8 +54,22 @@ def test_70b_bf16_on_one_h200_fit_error_text():
         kv_capacity_blocks(LLAMA70, "bf16", H200, tp=1)
     assert str(info.value) == (
         "Llama-3.1-70B at BF16 does not fit on 1x H200: weights 141.1 GB + reserve 3.6 GB > "
-        "usable 135.7 GB (short by 9.0 GB); use more gpus_per_replica or a smaller precision"
+        "usable 135.7 GB (short by 9.0 GB); use gpus_per_replica 2, a smaller precision or a "
+        "GPU with more memory"
     )
+
+
+def test_a_fit_error_on_a_full_node_names_the_fewest_gpus_that_fit():
+    """It said "use a smaller precision or a GPU with more memory" only, though a replica may
+    span nodes (gpus_per_replica 16 ran)."""
+    big = dataclasses.replace(LLAMA70, name="Llama-400L", layers=400)
+    with pytest.raises(FitError) as info:
+        kv_capacity_blocks(big, "bf16", get_gpu("H100"), tp=8)
+    assert str(info.value) == (
+        "Llama-400L at BF16 does not fit on 8x H100: weights 86.1 GB + reserve 2.2 GB > usable "
+        "77.0 GB per GPU (short by 11.4 GB); use gpus_per_replica 16 (2 nodes of 8), a smaller "
+        "precision or a GPU with more memory")
+    assert kv_capacity_blocks(big, "bf16", get_gpu("H100"), tp=16) > 0
 
 
 def test_70b_fits_with_fp8_or_tensor_parallel():

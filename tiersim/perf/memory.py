@@ -57,7 +57,7 @@ from tiersim.hardware.precisions import (
 
 GB = 1e9
 MAX_NODE_GPUS = 8
-"""GPUs of one node (an HGX board): past it, more GPUs per replica is not the first advice."""
+"""GPUs of one node (an HGX board): a replica on more spans nodes (a fit error says how many)."""
 #: Fixed part of the default activation reserve, bytes (see module docstring).
 FIXED_RESERVE_BYTES = 1.5e9
 #: Default scheduler token budget used to size the activation reserve.
@@ -334,22 +334,44 @@ def kv_capacity_blocks(
     BF16 (vLLM's default, :func:`~tiersim.hardware.precisions.resolve_kv_dtype`).
     """
     prec = weight_formats(model, precision)
-    weights = weight_bytes(model, prec, tp, dp, ep)
-    reserve = activation_reserve_bytes
-    if reserve is None:
-        reserve = default_activation_reserve(model, tp, max_num_batched_tokens)
     budget = gpu.hbm_bytes * gpu_memory_utilization
-    per_token = kv_bytes_per_token(model, kv_dtype, tp)
-    if draft is not None:
-        weights += weight_bytes(draft, "bf16", tp)
-        per_token += kv_bytes_per_token(draft, kv_dtype, tp)
-    block_bytes = per_token * block_size
+
+    def need(t: int, e: int) -> tuple[float, float, float]:
+        """Weights, activation reserve and one KV block, bytes per GPU, split ``t`` ways."""
+        weights = weight_bytes(model, prec, t, dp, e)
+        reserve = activation_reserve_bytes
+        if reserve is None:
+            reserve = default_activation_reserve(model, t, max_num_batched_tokens)
+        per_token = kv_bytes_per_token(model, kv_dtype, t)
+        if draft is not None:
+            weights += weight_bytes(draft, "bf16", t)
+            per_token += kv_bytes_per_token(draft, kv_dtype, t)
+        return weights, reserve, per_token * block_size
+
+    weights, reserve, block_bytes = need(tp, ep)
     blocks = math.floor((budget - weights - reserve) / block_bytes)
     if blocks < 1:
         what = model if draft is None else dataclasses.replace(
             model, name=f"{model.name} with its draft {draft.name}")
-        raise FitError(_fit_message(what, prec, gpu, tp, weights, reserve, budget, block_bytes))
+        fits = _fewest_gpus(model, tp, dp, ep, lambda t, e: sum(need(t, e)) <= budget)
+        raise FitError(_fit_message(what, prec, gpu, tp, (weights, reserve, budget, block_bytes),
+                                    fits))
     return blocks
+
+
+def _fewest_gpus(model: ModelArch, tp: int, dp: int, ep: int, fits) -> int:
+    """The fewest GPUs per replica (``dp`` times a power of two up to 64 that splits ``model``,
+    :func:`check_parallel`) above ``tp x dp`` on which ``fits(tp, ep)`` holds (experts split
+    over them all where ``ep`` splits them over all the replica's GPUs); 0 when none does."""
+    for t in (t for t in _valid_tps(model) if t > tp):
+        e = t * dp if ep == tp * dp > 1 else ep
+        try:
+            check_parallel(model, t, dp, e)
+        except FitError:
+            continue
+        if fits(t, e):
+            return t * dp
+    return 0
 
 
 def _fit_message(
@@ -357,18 +379,21 @@ def _fit_message(
     prec: WeightFormats,
     gpu: GPU,
     tp: int,
-    weights: float,
-    reserve: float,
-    budget: float,
-    block_bytes: float,
+    sizes: tuple[float, float, float, float],
+    fits: int = 0,
 ) -> str:
-    """The one-line FitError text: what is needed, what there is, by how much it falls short."""
+    """The one-line FitError text: what is needed (``sizes``: weights, reserve, usable budget
+    and one KV block, bytes per GPU), what there is, by how much it falls short, and the fewest
+    GPUs per replica that hold it (``fits``; 0: none up to 64)."""
+    weights, reserve, budget, block_bytes = sizes
     short = weights + reserve - budget
     per = " per GPU" if tp > 1 else ""
     head = f"{model.name} at {prec.label} does not fit on {tp}x {gpu.name}: "
     need = f"weights {_gb(weights)} GB + reserve {_gb(reserve)} GB"
-    fix = ("use more gpus_per_replica or a smaller precision" if tp < MAX_NODE_GPUS else
-           "use a smaller precision or a GPU with more memory")
+    nodes = f" ({math.ceil(fits / MAX_NODE_GPUS)} nodes of {MAX_NODE_GPUS})" \
+        if fits > MAX_NODE_GPUS else ""
+    fix = (f"use gpus_per_replica {fits}{nodes}, a smaller precision or a GPU with more memory"
+           if fits else "use a smaller precision or a GPU with more memory")
     if reserve > weights:  # the activation reserve of a huge token budget is what is short
         fix = "lower scheduler.max_num_batched_tokens (it sets the activation reserve)"
     if short <= 0:
