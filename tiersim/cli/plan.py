@@ -488,7 +488,7 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
     floor and SLOs planned for, and the replica limit the plan sized under
     (:func:`_carry_max_replicas`) (the user files it names made absolute, so that the copy
     reruns from the plan folder)."""
-    from tiersim.plan.evaluate import scores_realised
+    from tiersim.plan.evaluate import design_router, scores_realised
     from tiersim.runner import portable_paths
 
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -507,23 +507,16 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
     doc["tiers"] = tiers
     if left or doc.get("baselines"):
         doc["baselines"] = [*left, *doc.get("baselines", [])]
-    kept = {k: v for k, v in doc.get("router", {}).items() if k == "response_cache"}
+    # the plan scored every design on realised draws (the scenario's router, or a chosen
+    # setting, reads them): the router written keeps that basis and routes as the plan did
+    realised = ((plan.get("accuracy_sources") or {}).get("basis") == "realised"
+                or scores_realised(scenario))
+    router = doc.get("router", {})
     if len(tiers) == 1:
-        doc["router"] = {"policy": "uniform", **kept}
-    elif plan["router"]:
-        from tiersim.plan.evaluate import set_dotted
-
-        router = {k: v for k, v in doc.get("router", {}).items()
-                  if k in ("classifier", "confusion")}
-        doc["router"] = {**router, **kept}
-        for key, value in plan["router"].items():  # a chosen setting may be nested
-            set_dotted(doc["router"], key, value)
-    realised = (plan.get("accuracy_sources") or {}).get("basis") == "realised"
-    if (realised or scores_realised(scenario)) and "confusion" not in doc.get("router", {}):
-        # the plan scored every design on realised draws (the scenario's router, or a chosen
-        # setting, reads them); explicit zero confusion keeps the planned run on that basis
-        # and routes the same
-        doc.setdefault("router", {})["confusion"] = {"fpr": 0.0, "fnr": 0.0}
+        kept = {k: v for k, v in router.items() if k == "response_cache"}
+        doc["router"] = design_router({"policy": "uniform", **kept}, (), realised)
+    else:
+        doc["router"] = design_router(router, tuple(plan["router"].items()), realised)
     if floor is not None:
         doc["accuracy_floor"] = floor
     _carry_max_replicas(doc, scenario, max_replicas)

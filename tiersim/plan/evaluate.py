@@ -20,6 +20,7 @@ design routes every request as a run of that scenario would), with two savings:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -35,6 +36,7 @@ from tiersim.errors import TiersimError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet, build_tier, simulate
 from tiersim.routing import Assignment, build_router
 from tiersim.routing.accuracy import expected_matrix
+from tiersim.routing.config import policies_in_play, unread_key_problem
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.routing.policies import config_reads_realised
 
@@ -148,6 +150,7 @@ class SimEvaluator:
                 df = df[~hit].reset_index(drop=True)
         self.df = df
         self.end_s = end_s  # the run lasts at least this long (a response cache's last answer)
+        self._realised: bool | None = None  # see :attr:`realised`
         self._built: dict[tuple[str, int], BuiltTier | None] = {}
         self._routing: dict[Design, tuple] = {}
         self._tier_runs: dict[tuple, _TierRun] = {}
@@ -208,27 +211,38 @@ class SimEvaluator:
             return self.scenario.router.model_validate({"policy": "uniform"})
         return self.routed_config(design.router)
 
-    def routed_config(self, setting: tuple[tuple[str, Any], ...]):
-        """The scenario's router with one setting's overrides (dotted keys below ``router``),
-        as a design of two or more tiers routes."""
-        data = self.scenario.router.model_dump(by_alias=True, exclude_unset=True)
-        for key, value in setting:
-            set_dotted(data, key, value)
+    def routed_config(self, setting: tuple[tuple[str, Any], ...], realised: bool | None = None):
+        """The router a design of two or more tiers routes with under one setting (dotted keys
+        below ``router``): :func:`design_router`, the map the planned scenario writes, so the
+        plan routes as a run of its scenario does; ``realised`` defaults to the plan's basis
+        (:attr:`realised`)."""
+        data = design_router(self.scenario.router.model_dump(by_alias=True, exclude_unset=True),
+                             setting, self.realised if realised is None else realised)
         cfg = type(self.scenario.router).model_validate(data)
         return with_scenario_floor(cfg, self.scenario.accuracy_floor)
 
     def score_realised_if_read(self, settings: list[tuple[tuple[str, Any], ...]]) -> None:
         """Score every design on realised draws when a router setting the plan tries reads
         them (``--choose router.confusion.fpr=0`` or ``router.policy=cascade``), not only when
-        the scenario's own router does: one basis for the whole plan (:meth:`basis`)."""
+        the scenario's own router does: one basis for the whole plan (:meth:`basis`). Called
+        before any design is routed (a design routed earlier keeps its routing)."""
         for setting in settings:
             try:
-                reads = config_reads_realised(self.routed_config(setting))
+                reads = config_reads_realised(self.routed_config(setting, realised=False))
             except (TiersimError, ValueError):  # refused where that design is routed
                 continue
             if reads:
-                self.__dict__["realised"] = True
+                self._realised = True
                 return
+
+    @property
+    def realised(self) -> bool:
+        """Whether the plan scores every design on realised draws: the scenario's router reads
+        them (:func:`scores_realised`), or a setting the plan tries does
+        (:meth:`score_realised_if_read`)."""
+        if self._realised is None:
+            self._realised = scores_realised(self.scenario)
+        return self._realised
 
     def routing(self, design: Design) -> tuple[list, Assignment, float]:
         """(tier infos, assignment, accuracy if nothing is dropped) of a design (cached)."""
@@ -255,9 +269,7 @@ class SimEvaluator:
         uniform fleets on its routed run's basis (:func:`tiersim.savings.same_basis`), and the
         planned scenario keeps that basis (:func:`tiersim.cli.plan.planned_scenario`); else
         each design on its own router's basis."""
-        if "realised" not in self.__dict__:
-            self.__dict__["realised"] = scores_realised(self.scenario)
-        return "realised" if self.__dict__["realised"] else a.basis
+        return "realised" if self.realised else a.basis
 
     def accuracy_sources(self, design: Design) -> dict[str, str]:
         """What a design's accuracy is scored on (``basis``: expected or realised) and where its
@@ -437,6 +449,27 @@ def _dropped_first(runs, a: Assignment, k: int, n: int) -> np.ndarray:
     for run in runs.values():
         out[run.rows] |= run.dropped
     return out & (a.tier == k) & ~a.escalated
+
+
+def design_router(router: dict, setting: tuple[tuple[str, Any], ...], realised: bool) -> dict:
+    """The ``router:`` map a design of two or more tiers routes with, which the planned
+    scenario writes too (:func:`tiersim.cli.plan.planned_scenario`): the scenario's ``router``
+    (as written) with the setting's overrides, less the keys no policy then in play reads (a
+    cascade's ``cascade`` under the floor router: a run refuses a key it would ignore), and
+    with ``confusion: {fpr: 0, fnr: 0}`` where the plan scores on realised draws
+    (``realised``), so the floor router fits its cuts on the correctness the plan and the run
+    score it on. One map for both, so the plan simulates the routing its scenario runs: before,
+    a plan of a cascade scenario with a floor fitted the floor router on expected correctness
+    and its written scenario (with the zero ``confusion``) on realised draws, another routing,
+    whose run missed the floor the plan had met."""
+    doc = copy.deepcopy(router)
+    for key, value in setting:
+        set_dotted(doc, key, value)
+    playing = policies_in_play(doc)
+    doc = {k: v for k, v in doc.items() if unread_key_problem(str(k), playing) is None}
+    if realised and "confusion" not in doc:
+        doc["confusion"] = {"fpr": 0.0, "fnr": 0.0}
+    return doc
 
 
 def set_dotted(data: dict, dotted: str, value: Any) -> None:
