@@ -399,10 +399,17 @@ def test_a_plan_under_max_replicas_and_a_run_of_its_scenario_agree_on_the_saving
     assert {t: (r, plan["gpus_per_replica"][t]) for t, r in plan["replicas"].items()} == {
         "bf16": (1, 8)}
     uniform = json.loads((tmp_path / "plan" / "plan.json").read_text())["uniform"]
-    # w4a16, dropped by the design, is the written scenario's baseline: sized as the plan did
-    assert {t: (u["replicas"], u["gpus_per_replica"]) for t, u in run["uniform"].items()} == {
-        u["tiers"][0]: (u["replicas"][u["tiers"][0]], u["gpus_per_replica"][u["tiers"][0]])
-        for u in uniform} == {"bf16": (1, 8), "w4a16": (1, 2)}
+    # w4a16, dropped by the design, is the written scenario's baseline: sized as the plan did,
+    # which met the SLOs at no size under the limit: the run says so, not "1 x 2" (a size)
+    assert {u["tiers"][0]: (u["replicas"][u["tiers"][0]],
+                            u["gpus_per_replica"][u["tiers"][0]]) for u in uniform} == {
+        "bf16": (1, 8), "w4a16": (1, 2)}
+    assert (run["uniform"]["bf16"]["replicas"], run["uniform"]["bf16"]["gpus_per_replica"]) \
+        == (1, 8)
+    w4a16 = run["uniform"]["w4a16"]
+    assert w4a16["replicas"] is None and w4a16["slo_met"] is False
+    assert w4a16["infeasible"] == ("misses the SLOs up to the replica limit 1 (ttft_p99_s 4.986 "
+                                   "vs limit 2 at 1 x 2); tried 1, 2 GPUs per replica")
 
 
 def test_a_search_started_above_the_replica_limit_stays_within_it():

@@ -67,6 +67,10 @@ def test_an_slo_no_uniform_fleet_meets_leaves_no_baseline(tmp_path):
     run = run_scenario(load_scenario(path), scenario_path=path, baselines=True)
     saved = run.savings
     assert all(b.slo_met is False and b.cost_usd is None for b in saved.uniform)
+    assert all(b.replicas is None and b.size() == "infeasible" for b in saved.uniform)
+    bf16 = next(b for b in saved.uniform if b.tier == "bf16").infeasible
+    assert bf16.startswith("misses the SLOs at any size: more replicas do not help (tpot_p99_s ")
+    assert bf16.endswith("; tried 1, 2, 4, 8 GPUs per replica")
     assert saved.baseline_uniform_tier is None and saved.vs_uniform_frac is None
     assert saved.static_split_cost_usd is None
 
@@ -96,3 +100,39 @@ def test_a_fleet_missing_its_slos_is_not_compared_with_sized_uniform_fleets():
     assert run.tpot_p99_s > scenario.slo.tpot_p99_s
     assert run.savings.routed_slo_met is False and not run.savings.comparable
     assert run.savings.to_json()["routed_slo_met"] is False
+
+
+def test_a_uniform_fleet_dropping_requests_at_any_size_is_infeasible_not_a_size(tmp_path):
+    """Requests longer than a tier's max_model_len are dropped at any size: its uniform fleet
+    was listed as `all fp8 | 8 x 1` (summary.json replicas 8), where the doubling search
+    stopped; it is infeasible, and the reason is given instead."""
+    from rich.console import Console
+
+    from tiersim.cli.run import baseline_table
+    from tiersim.paths import bundled
+
+    doc = {"name": "drop", "seed": 3, "model": "Qwen3-Coder-30B-A3B", "gpu": "H200",
+           "trace": {"path": str(bundled("traces", "azure2023_conv.parquet")),
+                     "window": [0, 120]},
+           "workload": {"difficulty": {"kind": "two_type", "p_easy": 0.8}},
+           "tiers": [{"name": "fp8", "precision": "fp8", "replicas": 1, "cost_per_gpu_hour": 2.5,
+                      "scheduler": {"max_model_len": 1500}},
+                     {"name": "bf16", "precision": "bf16", "replicas": 1,
+                      "cost_per_gpu_hour": 3.5}],
+           "router": {"policy": "static_split", "fractions": [0.6, 0.4]},
+           "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1}, "cost_model": "provisioned"}
+    path = tmp_path / "drop.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    run = run_scenario(load_scenario(path), scenario_path=path, baselines=True)
+    fp8 = run.savings.to_json()["uniform"]["fp8"]
+    reason = ("drops 123 requests longer (prompt + output) than fp8's max_model_len 1,500 at "
+              "any size")
+    assert fp8 == {"accuracy": pytest.approx(fp8["accuracy"]), "cost_usd": None,
+                   "gpus_per_replica": None, "infeasible": reason, "replicas": None,
+                   "slo_met": False}
+    assert "infeasible" not in run.savings.to_json()["uniform"]["bf16"]
+    console = Console(width=200, record=True)
+    console.print(baseline_table(run))
+    text = console.export_text()
+    assert "│ all fp8           │ infeasible      │ no " in text
+    assert f"┘ all fp8 is infeasible: {reason}" in " ".join(text.split())  # wrapped to the table

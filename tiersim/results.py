@@ -186,10 +186,11 @@ class RouterResult:
 class UniformBaseline:
     """Every request on one tier: its accuracy and cost under the run's cost model.
 
-    ``replicas`` is the simulated fleet's size (None for an estimate) of ``gpus_per_replica``
-    GPUs each; ``slo_met``: whether that fleet met the SLOs (None when not simulated);
-    ``prefill_replicas``: a disaggregated tier's split, its prefill replicas of ``replicas``
-    (absent from the JSON for an aggregated tier).
+    ``replicas`` is the simulated fleet's size (None for an estimate, or when no size met the
+    SLOs) of ``gpus_per_replica`` GPUs each; ``slo_met``: whether that fleet met the SLOs (None
+    when not simulated); ``prefill_replicas``: a disaggregated tier's split, its prefill
+    replicas of ``replicas`` (absent from the JSON for an aggregated tier); ``infeasible``: why
+    no size of the fleet meets the SLOs (absent from the JSON when one does).
     """
 
     tier: str
@@ -199,17 +200,22 @@ class UniformBaseline:
     slo_met: bool | None = None
     gpus_per_replica: int | None = None
     prefill_replicas: int | None = None
+    infeasible: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
-        if self.prefill_replicas is None:
-            out.pop("prefill_replicas")
+        for key in ("prefill_replicas", "infeasible"):
+            if out[key] is None:
+                out.pop(key)
         return out
 
     def size(self) -> str:
-        """``replicas x GPUs``, with a split tier's ``(nP mD)``; ``-`` for an estimate."""
+        """``replicas x GPUs``, with a split tier's ``(nP mD)``; ``infeasible`` when no size
+        meets the SLOs; ``-`` for an estimate."""
+        if self.infeasible is not None:
+            return "infeasible"
         if self.replicas is None:
             return "-"
         return fleet_size(self.replicas, self.gpus_per_replica or 1, self.prefill_replicas)

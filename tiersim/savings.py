@@ -11,7 +11,9 @@ Two ways, labelled in :class:`~tiersim.results.SavingsResult` ``method``:
   fleet whose accuracy meets the floor (the run's own accuracy when the scenario sets none), and
   with a static split (a random share per request) of the sized uniform fleets at the run's
   accuracy. A uniform fleet that cannot meet the SLOs at any size is listed with
-  ``slo_met: false`` and no cost, and is never a baseline.
+  ``slo_met: false``, no cost, no replica count (where its search stopped is no size) and
+  ``infeasible``: why (``"drops 476 requests longer (prompt + output) than fp8's
+  max_model_len 1,500 at any size"``); it is never a baseline.
 - **estimated**: uniform costs scaled from this run's per-token attributed costs
   (:func:`tiersim.routing.metrics.uniform_cost_estimates`), on the attributed ledger whatever
   the cost model. An estimate, labelled ``method: "estimated"``, never the headline.
@@ -41,7 +43,7 @@ class UniformRun:
     """One uniform fleet sized by simulation: its size, cost in the run's ledger, p99s.
 
     ``replicas``/``gpus_per_replica`` are the smallest fleet found meeting the SLOs, or the
-    largest tried when none did (``slo_met`` False, ``cost_usd`` None)."""
+    largest tried when none did (``slo_met`` False, ``cost_usd`` None, ``infeasible`` why)."""
 
     tier: str
     replicas: int
@@ -56,6 +58,7 @@ class UniformRun:
     e2e_p99_s: float | None
     missed: str | None = None
     prefill_replicas: int | None = None  # a disaggregated tier's split: its prefill replicas
+    infeasible: str | None = None  # why no size meets the SLOs (None when one does)
 
 
 def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
@@ -87,7 +90,8 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             dropped=o.dropped if o is not None else 0,
             ttft_p99_s=o.ttft_p99_s if o else None, tpot_p99_s=o.tpot_p99_s if o else None,
             e2e_p99_s=o.e2e_p99_s if o else None, missed=sized.missed,
-            prefill_replicas=o.tiers[name].prefill if o is not None else None))
+            prefill_replicas=o.tiers[name].prefill if o is not None else None,
+            infeasible=None if met else sized.infeasible or sized.missed))
     return out
 
 
@@ -125,10 +129,7 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     base = min(meets, key=lambda u: u.cost_usd) if meets else None
     split = static_split_cost(accuracy, np.array([u.cost_usd for u in served]),
                               np.array([u.accuracy for u in served])) if served else None
-    baselines = tuple(UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
-                                      replicas=u.replicas, slo_met=u.slo_met,
-                                      gpus_per_replica=u.gpus_per_replica,
-                                      prefill_replicas=u.prefill_replicas) for u in uniform)
+    baselines = tuple(_baseline(u) for u in uniform)
     return SavingsResult(
         method="simulated", cost_model=cost_model, routed_cost_usd=routed, accuracy=accuracy,
         accuracy_floor=floor, uniform=baselines,
@@ -137,6 +138,15 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         vs_uniform_frac=_frac(base and base.cost_usd, routed),
         static_split_cost_usd=split, vs_static_split_usd=_gap(split, routed),
         vs_static_split_frac=_frac(split, routed))
+
+
+def _baseline(u: UniformRun) -> UniformBaseline:
+    """A sized uniform fleet as ``savings.uniform`` gives it: no size when none met the SLOs
+    (where the search stopped reads like one), the reason instead."""
+    size = {"replicas": u.replicas, "gpus_per_replica": u.gpus_per_replica,
+            "prefill_replicas": u.prefill_replicas} if u.infeasible is None else {}
+    return UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
+                           slo_met=u.slo_met, infeasible=u.infeasible, **size)
 
 
 def same_basis(uniform: list[UniformRun], df: pd.DataFrame, infos: list[TierInfo],

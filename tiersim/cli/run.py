@@ -255,7 +255,9 @@ def baseline_table(r: RunResult):
 
     saving = r.savings
     table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model}; "
-                        f"{r.floor_words()})", title_justify="left")
+                        f"{r.floor_words()})", title_justify="left", caption_justify="left",
+                  caption="\n".join(f"all {b.tier} is infeasible: {b.infeasible}"
+                                     for b in saving.uniform if b.infeasible) or None)
     for col in ("fleet", "replicas x GPUs", "meets SLOs", "meets floor", "accuracy", "cost USD"):
         table.add_column(col, no_wrap=True)
     met = {True: "yes", False: "no", None: "-"}

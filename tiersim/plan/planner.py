@@ -40,7 +40,7 @@ import numpy as np
 from tiersim.errors import Note, UnreachableFloor
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
-from tiersim.results import PlanResult, baseline_floor, reaches_floor
+from tiersim.results import PlanResult, baseline_floor, fleet_size, reaches_floor
 
 GPU_OPTIONS = (1, 2, 4, 8)
 DEFAULT_MAX_REPLICAS = 256
@@ -54,7 +54,7 @@ FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
 
 TOO_LONG = "dropped at any size"
 """Words of a design's miss when requests are longer than a tier's context (see
-:meth:`Planner._too_long`)."""
+:func:`_too_long`)."""
 
 IDLE = "no traffic from the router"
 """Words of a design's miss when its router sends one of its tiers nothing."""
@@ -119,6 +119,9 @@ class DesignResult:
     outcome: Outcome | None
     missed: str | None
     tried_gpus: dict[str, list[int]]
+    infeasible: str | None = None
+    """Why no size of the design meets the SLOs, in a few words (a run's uniform baseline
+    gives them instead of the last count its search tried); None when a size does."""
 
     @property
     def feasible(self) -> bool:
@@ -357,6 +360,8 @@ class Planner:
             if chosen.missed and chosen.missed.startswith("latency"):
                 chosen.missed += f" (tried {name} on {', '.join(map(str, tried[name]))} GPUs " \
                                  "per replica)"
+            if chosen.infeasible and len(tried[name]) > 1:
+                chosen.infeasible += f"; tried {', '.join(map(str, tried[name]))} GPUs per replica"
         self.uniform_results[name] = chosen
         return chosen
 
@@ -394,10 +399,11 @@ class Planner:
                 missed = _missed(outcome, self.c)
                 return DesignResult(design, sizing.replicas, outcome, missed, tried)
             last = self.evaluator.evaluate(design, sizing.judged[-1])
-            too_long = self._too_long(design) if last.dropped else None
-            if too_long:  # no size serves them: neither more replicas nor more GPUs each
-                return DesignResult(design, sizing.judged[-1], last, f"latency: {too_long} "
-                                    f"({_missed(last, self.c)})", tried)
+            longer = self._longer(design) if last.dropped else []
+            if longer:  # no size serves them: neither more replicas nor more GPUs each
+                return DesignResult(design, sizing.judged[-1], last, f"latency: "
+                                    f"{_too_long(longer)} ({_missed(last, self.c)})", tried,
+                                    infeasible=_drops_words(longer))
             violators = verdict(last, self.c).violators or tiers
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
@@ -405,22 +411,23 @@ class Planner:
                                  for n, g in tried.items())
                 where = f"; tried {gpus}" if escalate else ""
                 return DesignResult(design, sizing.judged[-1], last, f"latency: {sizing.reason}"
-                                    f" ({_missed(last, self.c)}{where})", tried)
+                                    f" ({_missed(last, self.c)}{where})", tried,
+                                    infeasible=self._no_size(design, sizing.judged[-1], last))
             for n in bump:
                 level[n] += 1
                 tried[n].append(self.gpus[n][level[n]])
 
-    def _too_long(self, design: Design) -> str | None:
-        """Why a design drops requests at any size: those longer (prompt + output) than the
-        context of the tier routed them (``max_model_len``), in words; None when there are
-        none, or when the evaluator does not say (a closed-form stand-in)."""
+    def _longer(self, design: Design) -> list[tuple[str, int, int]]:
+        """Per kept tier routed requests longer (prompt + output) than its context
+        (``max_model_len``): (tier, how many, that context), tiers with none left out; empty
+        when the evaluator does not say (a closed-form stand-in)."""
         df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
         if df is None or built is None:
-            return None
+            return []
         a = self.evaluator.routing(design)[1]
         prompt = df["input_tokens"].to_numpy(np.float64)
         output = df["output_tokens"].to_numpy(np.float64)
-        count, where = 0, []
+        out = []
         for k, name in enumerate(design.tiers):
             context = built(name, design.gpus(name)).limits.max_model_len
             if not context:
@@ -430,14 +437,18 @@ class Planner:
             longer = int(np.sum(sent & (prompt + np.maximum(1, np.round(output * mult))
                                         > context)))
             if longer:
-                count += longer
-                where.append(f"{name}'s max_model_len {context:,}")
-        if not count:
-            return None
-        return (f"{count:,} requests are longer (prompt + output) than their tier's context "
-                f"({', '.join(where)}) and are {TOO_LONG}; raise "
-                f"tiers[].scheduler.max_model_len (up to the model's context) or leave them "
-                f"out of the trace")
+                out.append((name, longer, int(context)))
+        return out
+
+    def _no_size(self, design: Design, replicas: dict[str, int], last: Outcome) -> str:
+        """Why no replica count meets the SLOs, in a few words: what the largest fleet tried
+        missed, and whether the replica limit or the latency itself stopped the search."""
+        at = " + ".join(fleet_size(replicas[n], design.gpus(n)) for n in design.tiers)
+        if any(replicas[n] >= self.max_replicas for n in design.tiers):
+            return (f"misses the SLOs up to the replica limit {self.max_replicas} "
+                    f"({_missed(last, self.c)} at {at})")
+        return (f"misses the SLOs at any size: more replicas do not help "
+                f"({_missed(last, self.c)} at {at})")
 
     def _search(self, design: Design) -> Sizing:
         """Replica search for one design, recording every fleet judged."""
@@ -530,6 +541,28 @@ class Planner:
             out["missed"] = (f"meets every constraint; costs {r.outcome.cost_usd:.4g} USD "
                              "against the plan's 0")
         return out
+
+
+def _too_long(longer: list[tuple[str, int, int]]) -> str:
+    """A design's requests longer than their tier's context (:meth:`Planner._longer`), with
+    the fix, in words."""
+    count, where = _longer_counted(longer)
+    return (f"{count} requests are longer (prompt + output) than their tier's context "
+            f"({where}) and are {TOO_LONG}; raise tiers[].scheduler.max_model_len (up to the "
+            "model's context) or leave them out of the trace")
+
+
+def _drops_words(longer: list[tuple[str, int, int]]) -> str:
+    """The same in a few words (a run's uniform baseline gives them): ``"drops 476 requests
+    longer (prompt + output) than fp8's max_model_len 1,500 at any size"``."""
+    count, where = _longer_counted(longer)
+    return f"drops {count} requests longer (prompt + output) than {where} at any size"
+
+
+def _longer_counted(longer: list[tuple[str, int, int]]) -> tuple[str, str]:
+    """How many requests are too long (``"1,234"``) and which contexts they exceed."""
+    where = ", ".join(f"{name}'s max_model_len {context:,}" for name, _, context in longer)
+    return f"{sum(n for _, n, _ in longer):,}", where
 
 
 def _dearer(frac: float) -> str:

@@ -217,7 +217,8 @@ def savings_section(run: RunResult) -> str:
     label = ("Savings (uniform fleets simulated)" if not s.estimated
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
-    rows = [[u.tier, u.replicas if u.prefill_replicas is None else
+    rows = [[u.tier, f"infeasible: {u.infeasible}" if u.infeasible else
+             u.replicas if u.prefill_replicas is None else
              f"{u.replicas}{split_words(u.replicas, u.prefill_replicas)}",
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
