@@ -183,8 +183,34 @@ def test_a_named_block_fp8_or_mxfp4_tier_borrows_a_prior_and_says_so(tmp_path, c
     assert ("note: tier fb: no accuracy prior was measured for fp8_block; it borrows fp8's "
             "(block FP8 is FP8 at a finer scale); set the tier's accuracy to give its own") in err
     assert ("note: tier mx: no accuracy prior was measured for mxfp4; it borrows w4a16's (MXFP4 "
-            "is 4-bit weights, served weight-only on Hopper as W4A16 is); set the tier's accuracy "
+            "is 4-bit weights, served weight-only on H200 as W4A16 is); set the tier's accuracy "
             "to give its own") in err
+
+
+def test_the_mxfp4_borrowed_prior_note_on_blackwell_makes_no_hopper_claim(tmp_path, capsys):
+    # on a B200 the note said MXFP4 was "served weight-only on Hopper", where it runs natively
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    doc = tiny_doc(gpu="B200")
+    doc["tiers"] = [{**doc["tiers"][0], "name": "mx", "precision": "mxfp4"}, doc["tiers"][1]]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert ("note: tier mx: no accuracy prior was measured for mxfp4; it borrows w4a16's (MXFP4 "
+            "is 4-bit weights as W4A16 is, the nearest format with a measured prior; B200 runs "
+            "MXFP4 natively, which that prior does not measure); set the tier's accuracy to give "
+            "its own") in err
+    assert "Hopper" not in err
+
+
+def test_the_mxfp4_borrowed_prior_reason_names_each_gpu():
+    from tiersim.inputs import borrowed_because
+
+    assert borrowed_because("mxfp4", "h100") == ("MXFP4 is 4-bit weights, served weight-only "
+                                                 "on H100 as W4A16 is")
+    assert "B200 runs MXFP4 natively" in borrowed_because("mxfp4", "B200")
+    assert borrowed_because("fp8_block", "B200") == "block FP8 is FP8 at a finer scale"
 
 
 def test_a_tier_with_its_own_accuracy_borrows_no_prior_silently():
@@ -206,7 +232,8 @@ def test_a_tier_whose_accuracy_comes_from_labels_borrows_no_prior_and_says_nothi
     from tiersim.errors import Note
     from tiersim.inputs import _note_borrowed_priors
 
-    scenario = SimpleNamespace(tiers=[SimpleNamespace(name="fb", precision="fp8_block")])
+    scenario = SimpleNamespace(tiers=[SimpleNamespace(name="fb", precision="fp8_block")],
+                               gpu="H200")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _note_borrowed_priors(scenario, {"fb": "labels"})

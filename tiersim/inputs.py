@@ -83,12 +83,27 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[Ti
 
 
 #: The accuracy prior of a format that has none of its own (a tier's ``precision``, or the
-#: format holding most of a checkpoint's weights), and why it is borrowed.
+#: format holding most of a checkpoint's weights); :func:`borrowed_because` says why.
 PRIOR_OF_FORMAT = {"fp8_block": "fp8", "mxfp4": "w4a16"}
-BORROWED_BECAUSE = {
-    "fp8_block": "block FP8 is FP8 at a finer scale",
-    "mxfp4": "MXFP4 is 4-bit weights, served weight-only on Hopper as W4A16 is",
-}
+BORROWED_BECAUSE = {"fp8_block": "block FP8 is FP8 at a finer scale"}
+"""Why a format borrows its prior, where that holds on every GPU (MXFP4's reason depends on
+the GPU: :func:`borrowed_because`)."""
+
+
+def borrowed_because(name: str, gpu_name: str) -> str:
+    """Why format ``name`` borrows the prior of :data:`PRIOR_OF_FORMAT`, true on the GPU
+    ``gpu_name`` the tier runs on: MXFP4 is served weight-only as W4A16 is where the GPU has no
+    FP4 tensor cores (Hopper); where it has them (Blackwell) MXFP4 runs natively, which the
+    borrowed prior does not measure."""
+    from tiersim.hardware import get_gpu, get_precision
+
+    if name != "mxfp4":
+        return BORROWED_BECAUSE[name]
+    gpu = get_gpu(gpu_name)
+    if get_precision(name).is_native_on(gpu):
+        return (f"MXFP4 is 4-bit weights as W4A16 is, the nearest format with a measured "
+                f"prior; {gpu.name} runs MXFP4 natively, which that prior does not measure")
+    return f"MXFP4 is 4-bit weights, served weight-only on {gpu.name} as W4A16 is"
 
 
 def _prior_precision(scenario: Scenario, tier) -> str:
@@ -120,7 +135,8 @@ def _note_borrowed_priors(scenario: Scenario, accuracy_source: dict[str, str]) -
         borrowed = PRIOR_OF_FORMAT.get(name)
         if borrowed is not None:
             warnings.warn(Note(f"tier {tier.name}: no accuracy prior was measured for {name}; "
-                               f"it borrows {borrowed}'s ({BORROWED_BECAUSE[name]}); set the "
+                               f"it borrows {borrowed}'s "
+                               f"({borrowed_because(name, scenario.gpu)}); set the "
                                "tier's accuracy to give its own"), stacklevel=3)
 
 
