@@ -83,6 +83,51 @@ def _fields(obj) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class ModelRead:
+    """What tiersim read from a tier's model config (:mod:`tiersim.model_read`), for a person
+    to check against the model card.
+
+    ``params`` / ``active_params``: the model's parameters (multi-token-prediction layers,
+    which tiersim does not serve, left out), and those one token passes through (top-k experts
+    only). ``weights_per_gpu_gb``: the tier's weights on each GPU of a replica
+    at its layout and formats (1e9 bytes; a speculative draft's not included).
+    ``kv_bytes_per_token``: KV-cache bytes one token takes on each GPU, at ``kv_dtype`` (the
+    KV-cache dtype the tier runs, ``auto`` resolved). ``weight_formats``: the weight format of
+    each module group the model has (``attention``, ``mlp`` (dense MLP), ``shared_experts``,
+    ``experts``, ``lm_head``), as ``precision: checkpoint`` resolves it or the tier's
+    precision sets it. ``config_sha256``: the SHA-256 of the ``config.json`` read (absent for
+    a catalogue model), so a rerun after the file was edited is told apart.
+    """
+
+    params: int
+    active_params: int
+    weights_per_gpu_gb: float
+    kv_bytes_per_token: float
+    kv_dtype: str
+    weight_formats: dict[str, str]
+    config_sha256: str | None = None
+
+    @property
+    def formats_words(self) -> str:
+        """Each module group's weight format: ``attention BF16, experts MXFP4, lm_head BF16``."""
+        return ", ".join(f"{group} {fmt}" for group, fmt in self.weight_formats.items())
+
+    def source_words(self, digits: int = 64) -> str:
+        """Where the model was read from: tiersim's catalogue, or a config.json and the first
+        ``digits`` hex digits of its SHA-256."""
+        if self.config_sha256 is None:
+            return "tiersim's catalogue"
+        return f"config.json sha256 {self.config_sha256[:digits]}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields; no ``config_sha256`` for a catalogue model."""
+        out = _fields(self)
+        if out["config_sha256"] is None:
+            out.pop("config_sha256")
+        return out
+
+
+@dataclass(frozen=True)
 class TierResult:
     """One tier of a run (tiers are listed cheapest first).
 
@@ -102,7 +147,9 @@ class TierResult:
     ``prefix_hit_rate``); the three are absent from the JSON without offload levels.
     ``model``: the tier's own model when it names one (a cascade across models; absent from
     the JSON otherwise: the run's ``model``). ``prefill_replicas``: a disaggregated tier's
-    prefill replicas of ``replicas`` (absent for an aggregated tier).
+    prefill replicas of ``replicas`` (absent for an aggregated tier). ``model_read``: what
+    tiersim read from the tier's model config (:class:`ModelRead`; None, and absent from the
+    JSON, in a summary written before it was recorded).
     """
 
     name: str
@@ -131,11 +178,14 @@ class TierResult:
     model: str | None = None
     dropped: int | None = None
     prefill_replicas: int | None = None
+    model_read: ModelRead | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""
         out = _fields(self)
         out.pop("name")
+        if out["model_read"] is None:  # a summary read back from before it was recorded
+            out.pop("model_read")
         if out["model"] is None:  # the run's model
             out.pop("model")
         if out["prefill_replicas"] is None:  # an aggregated tier

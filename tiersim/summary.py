@@ -16,6 +16,7 @@ import pandas as pd
 
 from tiersim import costs, fidelity, metrics
 from tiersim.fleet import Fleet
+from tiersim.model_read import model_read
 from tiersim.results import (
     ProfileUsed,
     RouterResult,
@@ -172,7 +173,8 @@ def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
 def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
                  ledger: costs.Ledger, duration: float,
                  accuracy_source: dict[str, str]) -> tuple[TierResult, ...]:
-    """Per tier: size, traffic, p99 latencies, utilisation, KV peak, cost in the ledger."""
+    """Per tier: size, traffic, p99 latencies, utilisation, KV peak, cost in the ledger, and
+    what was read from its model's config (:func:`tiersim.model_read.model_read`)."""
     final = np.asarray(result.final_tier)
     ttft, tpot = requests["ttft_s"].to_numpy(), requests["tpot_s"].to_numpy()
     lost = ~requests["completed"].to_numpy(dtype=bool)
@@ -197,6 +199,7 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             accuracy_source=accuracy_source.get(tier.name), dropped=dropped or None,
             prefill_replicas=(tier.config.disaggregation.prefill_replicas
                               if tier.config.disaggregation is not None else None),
+            model_read=model_read(scenario, tier.config),
             **prefix_fields(result, tier.name),
         ))
     return tuple(out)
