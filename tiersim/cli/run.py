@@ -136,6 +136,8 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     console = Console(width=max(Console().width, 100), markup=False)  # names are text
     console.print(headline_table(result))
     console.print(tier_table(result))
+    for line in model_lines(result):
+        console.print(line)
     console.print(describe_check(result.profile.checked))
     for line in prefix_lines(result):
         console.print(line)
@@ -316,6 +318,26 @@ def prefix_lines(r: RunResult) -> list[str]:
                 line += (f" (link slower than prefill; {fmt(t.prefix_recompute_rate, ' %', 100)} "
                          f"of prompt tokens)")
         lines.append(line)
+    return lines
+
+
+def model_lines(r: RunResult) -> list[str]:
+    """Per tier, what tiersim read from its model's config (tiersim's catalogue, or the
+    config.json and its digest's first 12 hex digits): parameters, weights per GPU at the
+    tier's layout and formats, KV-cache bytes per token per GPU and the KV dtype (none for a
+    summary written before they were recorded)."""
+    lines = []
+    for t in r.tiers:
+        read = t.model_read
+        if read is None:
+            continue
+        active = ("" if read.active_params == read.params else
+                  f" ({fmt(read.active_params, ' billion', 1e-9)} active)")
+        lines.append(
+            f"model of {t.name}: {t.model or r.model} ({read.source_words(12)}): "
+            f"{fmt(read.params, ' billion', 1e-9)} parameters{active}; weights "
+            f"{fmt(read.weights_per_gpu_gb, ' GB')} per GPU ({read.formats_words}); KV cache "
+            f"{fmt(read.kv_bytes_per_token, ' bytes')} per token per GPU ({read.kv_dtype})")
     return lines
 
 

@@ -115,7 +115,34 @@ def provenance(data: ReportData) -> str:
     details = f"<details><summary>full scenario</summary><pre>{text}</pre></details>" if sc \
         else ""
     return ("<h2>Scenario and provenance</h2>" + table(["item", "value"], rows)
-            + _profile_sources(profile.get("sources") or {}) + details)
+            + _profile_sources(profile.get("sources") or {}) + model_read_section(run)
+            + details)
+
+
+def model_read_section(run: RunResult | None) -> str:
+    """Per tier, what tiersim read from its model's config: where from (tiersim's catalogue,
+    or the config.json and its SHA-256), parameters, weights per GPU at the tier's layout and
+    formats, KV-cache bytes per token per GPU and the KV dtype, each module group's weight
+    format; nothing for a summary written before they were recorded."""
+    tiers = [t for t in run.tiers if t.model_read is not None] if run is not None else []
+    if not tiers:
+        return ""
+    rows = [[t.name, t.model or run.model, t.model_read.source_words(), t.model_read.params,
+             t.model_read.active_params, t.model_read.weights_per_gpu_gb,
+             _whole(t.model_read.kv_bytes_per_token), t.model_read.kv_dtype,
+             t.model_read.formats_words] for t in tiers]
+    return ("<h3>Model as read, per tier</h3>"
+            + table(["tier", "model", "read from", "parameters", "active parameters",
+                     "weights per GPU (GB)", "KV cache per token per GPU (bytes)", "KV dtype",
+                     "weight format per module group"], rows)
+            + '<p class="caption">From the model\'s config (or tiersim\'s catalogue) at the '
+              "tier's precision, GPUs per replica and kv_dtype, as the simulation sizes the "
+              "tier; check them against the model card.</p>")
+
+
+def _whole(value: float) -> float | int:
+    """``value`` as a whole number where it is one (36,864 bytes, not 3.686e+04)."""
+    return int(value) if float(value).is_integer() else value
 
 
 def _profile_sources(sources: dict[str, dict[str, str]]) -> str:
