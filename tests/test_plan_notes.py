@@ -43,3 +43,24 @@ def test_a_cost_gap_below_the_plan_reads_cheaper_not_negative_dearer():
 
     assert _dearer(0.02) == "2.0% dearer than the plan"
     assert _dearer(-0.007) == "0.7% cheaper than the plan"
+
+
+def test_plan_lists_each_uniform_fleet_with_its_size_and_one_no_size_fits_as_no_baseline(
+        tmp_path, capsys):
+    path = tmp_path / "drop.yaml"
+    path.write_text(
+        "name: drop\nseed: 3\nmodel: Qwen3-Coder-30B-A3B\nprofile: null\n"
+        f"trace: {{path: {TRACE.with_name('azure2023_conv.parquet')}, window: [0, 120]}}\n"
+        "workload: {difficulty: {kind: two_type, p_easy: 0.8}}\n"
+        "tiers:\n"
+        "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 2.5,"
+        " scheduler: {max_model_len: 1500}}\n"
+        "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+        "router: {policy: static_split, fractions: [0.6, 0.4]}\n"
+        "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\ncost_model: provisioned\n")
+    main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"])
+    out = capsys.readouterr().out
+    fp8 = next(line for line in out.splitlines() if line.startswith("  uniform fp8 "))
+    assert fp8.startswith("  uniform fp8 (") and ", the largest size tried): latency: " in fp8
+    assert "(tried fp8 on 1 GPU per replica)" in fp8 and fp8.endswith(" USD, no baseline")
+    assert "  uniform bf16 (1 x 1 GPU): meets every constraint, cost " in out

@@ -236,15 +236,26 @@ def format_plan(result: PlanResult) -> str:
     lines += _tiers_over_slo(chosen, result.constraints)
     for other in result.runners_up:
         lines.append(f"  runner-up {other.get('design')}: {other.get('missed')}")
-    for other in result.uniform:
-        lines.append(f"  uniform {other.get('design')}: {other.get('missed') or 'meets all'}"
-                     f", cost {_num(other.get('cost_usd'))} USD")
+    lines += [_uniform_line(other) for other in result.uniform]
     split = result.disaggregation
     if split:
         table = "; ".join(f"{r['label']} score {r['score']:.2f}" for r in split["splits"])
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
                      "score = worse of p99 TTFT and TPOT over their SLOs)")
     return "\n".join(lines)
+
+
+def _uniform_line(other: dict) -> str:
+    """One sized uniform fleet: its size, its verdict and its cost; a fleet that meets the
+    constraints at no size shows the largest size tried, whose cost is no baseline."""
+    replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
+    size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU" for t in replicas)
+    if other.get("feasible", True):
+        return (f"  uniform {other.get('design')} ({size}): "
+                f"{other.get('missed') or 'meets every constraint'}, "
+                f"cost {_num(other.get('cost_usd'))} USD")
+    return (f"  uniform {other.get('design')} ({size}, the largest size tried): "
+            f"{other.get('missed')}; cost there {_num(other.get('cost_usd'))} USD, no baseline")
 
 
 def _accuracy_line(chosen: dict) -> str:

@@ -334,7 +334,7 @@ class Planner:
         problems = [check(name, g) for g in fitting]
         if not fitting or not all(problems):
             return ""
-        return f"{name} on {', '.join(map(str, fitting))} GPUs per replica: {problems[-1]}"
+        return f"{name} on {_per_replica(fitting)}: {problems[-1]}"
 
     def _best_uniform(self, name: str) -> DesignResult:
         """A uniform fleet sized at every GPUs-per-replica value that could still be cheaper
@@ -358,10 +358,9 @@ class Planner:
         else:
             chosen = results[-1]
             if chosen.missed and chosen.missed.startswith("latency"):
-                chosen.missed += f" (tried {name} on {', '.join(map(str, tried[name]))} GPUs " \
-                                 "per replica)"
+                chosen.missed += f" (tried {name} on {_per_replica(tried[name])})"
             if chosen.infeasible and len(tried[name]) > 1:
-                chosen.infeasible += f"; tried {', '.join(map(str, tried[name]))} GPUs per replica"
+                chosen.infeasible += f"; tried {_per_replica(tried[name])}"
         self.uniform_results[name] = chosen
         return chosen
 
@@ -407,8 +406,7 @@ class Planner:
             violators = verdict(last, self.c).violators or tiers
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
-                gpus = "; ".join(f"{n} on {', '.join(map(str, g))} GPUs per replica"
-                                 for n, g in tried.items())
+                gpus = "; ".join(f"{n} on {_per_replica(g)}" for n, g in tried.items())
                 where = f"; tried {gpus}" if escalate else ""
                 return DesignResult(design, sizing.judged[-1], last, f"latency: {sizing.reason}"
                                     f" ({_missed(last, self.c)}{where})", tried,
@@ -541,6 +539,11 @@ class Planner:
             out["missed"] = (f"meets every constraint; costs {r.outcome.cost_usd:.4g} USD "
                              "against the plan's 0")
         return out
+
+
+def _per_replica(gpus: list[int]) -> str:
+    """``1 GPU per replica`` / ``1, 2, 4 GPUs per replica``."""
+    return f"{', '.join(map(str, gpus))} GPU{'' if list(gpus) == [1] else 's'} per replica"
 
 
 def _too_long(longer: list[tuple[str, int, int]]) -> str:
