@@ -156,6 +156,23 @@ def test_round_trip(tmp_path):
     assert [t.name for t in again.tables][0] == "gemm bf16 n=64 k=32"
 
 
+
+def test_resolve_profile_reads_a_file_rewritten_with_its_mtime_kept(tmp_path):
+    """A profile replaced with its size and mtime kept (``cp`` then ``touch -d``, as ``cp -p``
+    and ``rsync -a`` do) is read again: a sweep point must run on the version it records."""
+    import os
+
+    from tiersim.perf import resolve_profile
+
+    path = write(tmp_path, make_doc())
+    os.utime(path, ns=(1_735_689_600_000_000_000,) * 2)
+    assert resolve_profile(path).overhead_s == 0.002
+    path.write_text(json.dumps(make_doc(overhead_s={"value": 0.005, "source": "harness"})))
+    os.utime(path, ns=(1_735_689_600_000_000_000,) * 2)
+    assert resolve_profile(path).overhead_s == 0.005
+    assert resolve_profile(path) is resolve_profile(path)  # one version is read once
+
+
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [

@@ -230,6 +230,29 @@ def test_adding_files_or_gpus_or_fixing_a_failed_points_file_is_a_resume(tmp_pat
     assert (sweep(path, out)["status"] == "ok").all()
 
 
+def _trace_rewriting_runner(doc: dict, source: str) -> dict:
+    """The synthetic runner, rewriting the point's trace as it runs when its seed is 2."""
+    if doc["seed"] == 2:
+        (Path(source).parent / "t.csv").write_text(CSV.format(100))
+    return synthetic_runner(doc, source)
+
+
+def test_a_point_whose_input_changed_while_it_ran_is_failed_not_kept(tmp_path):
+    """A point records the digests of its files before it runs; one of them replaced while it
+    ran may have been read in either version, so the point is failed, to be rerun."""
+    from tiersim.sweep.run import SweepFailed
+
+    (tmp_path / "t.csv").write_text(CSV.format(10))
+    path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
+    _with_trace(path, "t.csv")
+    with pytest.raises(SweepFailed, match=r"1 of 2 sweep point\(s\) failed \(\w+\); first: "
+                       r"InputChanged: trace changed while this point ran; rerun to recompute "
+                       r"this point;"):
+        run_sweep(path, out, runner=_trace_rewriting_runner, validator=None, report=False,
+                  workers=1)
+    assert sorted(r["status"] for r in read_points(out).values()) == ["error", "ok"]
+
+
 def inputs_of(profile: str) -> str:
     from tiersim.paths import bundled
     from tiersim.sweep.inputs import file_digest

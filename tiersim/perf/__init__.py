@@ -15,7 +15,7 @@ DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
 #: aiconfigurator-core); a GPU not listed runs on the roofline unless a scenario names a profile.
 GPU_PROFILES = {"H200": DEFAULT_PROFILE, "H100": "h100_aiconfigurator_vllm",
                 "B200": "b200_aiconfigurator_vllm"}
-_PROFILE_CACHE: dict[tuple[str, float], object] = {}
+_PROFILE_CACHE: dict[tuple[str, int, int, int, int, int], object] = {}
 
 
 def default_profile_name(gpu: str = "H200") -> str | None:
@@ -31,7 +31,11 @@ def default_profile_name(gpu: str = "H200") -> str | None:
 def resolve_profile(profile):
     """A loaded :class:`~tiersim.perf.profile.Profile` from a path, bundled name or profile.
 
-    Files are read once per (path, modification time): sweeps build many models from one file.
+    Files are read once per file version: sweeps build many models from one file. A version
+    is known as a sweep's input digest knows it (:func:`tiersim.sweep.inputs.file_digest`): by
+    inode, size, modification and change time, so a profile rewritten with its size and mtime
+    kept (``cp -p``, ``rsync -a``) is read again, and a point never runs on an older version
+    than the one it records. A file that changed while it was read is not cached.
     """
     from tiersim.paths import find_bundled
     from tiersim.perf.profile import Profile, load_profile
@@ -52,10 +56,21 @@ def resolve_profile(profile):
                 f"bundled: {', '.join(_bundled_names()) or 'none'}"
             )
         path = found
-    key = (str(path.resolve()), path.stat().st_mtime)
-    if key not in _PROFILE_CACHE:
-        _PROFILE_CACHE[key] = load_profile(path)
-    return _PROFILE_CACHE[key]
+    key = _file_version(path)
+    if key in _PROFILE_CACHE:
+        return _PROFILE_CACHE[key]
+    loaded = load_profile(path)
+    if _file_version(path) == key:  # not replaced while it was read
+        _PROFILE_CACHE[key] = loaded
+    return loaded
+
+
+def _file_version(path) -> tuple[str, int, int, int, int, int]:
+    """The identity of one version of a file: its resolved path, device, inode, size, and
+    modification and change times (ns)."""
+    stat = path.stat()
+    return (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
+            stat.st_ctime_ns)
 
 
 def _bundled_names() -> list[str]:

@@ -102,6 +102,18 @@ def show_notes(record: dict[str, Any]) -> None:
         warnings.warn(str(note), Note, stacklevel=2)
 
 
+def _changed_inputs(task: Task, before: dict[str, str]) -> str | None:
+    """The error of a point one of whose files (its trace, a model config, its profile)
+    changed while it ran: it may have read either version, and it records one (None when
+    none changed)."""
+    now = point_inputs(task.doc, task.source)
+    changed = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+    if not changed:
+        return None
+    return (f"InputChanged: {', '.join(changed)} changed while this point ran; rerun to "
+            "recompute this point")
+
+
 def execute(task: Task) -> dict[str, Any]:
     """Run one point, catching its failure; store the record if ``task.out_dir`` is set."""
     started = time.time()
@@ -118,6 +130,9 @@ def execute(task: Task) -> dict[str, Any]:
             record["summary"] = task.runner(task.doc, task.source)
             record["status"] = "ok"
             record["error"] = None
+            changed = _changed_inputs(task, record["inputs"])
+            if changed is not None:
+                record.update(status="error", error=changed, summary=None)
         except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
             record.update(status="error", error=_one_line(error), summary=None,
                           traceback=traceback.format_exc(limit=8))
