@@ -306,6 +306,23 @@ def test_a_report_refuses_a_sweep_table_short_of_its_points(tmp_path, capsys):
     assert "holds a sweep (sweep.parquet) and a run's summary.json" in line
 
 
+def test_a_report_refuses_a_sweep_table_of_more_points_than_sweep_json(tmp_path, capsys):
+    """A table of an earlier, bigger grid (a sweep of a cut grid killed before its table was
+    rewritten) is not drawn as the grid sweep.json lists."""
+    path = _sweep_doc(tmp_path, {"seed": [0, 1]})
+    code, err = run_cli(capsys, "sweep", path, "--out", tmp_path / "o", "-w", "1",
+                        "--no-report", "--no-baselines")
+    assert code == 0, err
+    manifest = tmp_path / "o" / "sweep.json"
+    doc = json.loads(manifest.read_text())
+    doc["points"].pop()
+    manifest.write_text(json.dumps(doc))
+    line = one_error_line(*run_cli(capsys, "report", tmp_path / "o"))
+    assert line == (f"Error: {tmp_path / 'o'}: sweep.parquet holds 1 point sweep.json does not "
+                    "list (the table is of an earlier grid, left by a sweep stopped before its "
+                    "table was rewritten); run its `tiersim sweep` command again to rewrite it")
+
+
 def test_a_half_written_report_a_kill_left_is_removed_by_the_next_command(tmp_path, capsys):
     doc = tiny_doc()
     doc["trace"]["window"] = [240, 270]

@@ -253,6 +253,27 @@ def test_a_point_whose_input_changed_while_it_ran_is_failed_not_kept(tmp_path):
     assert sorted(r["status"] for r in read_points(out).values()) == ["error", "ok"]
 
 
+def test_a_cut_grid_removes_the_old_table_before_its_manifest_is_written(tmp_path, monkeypatch):
+    """A sweep of a cut grid (every point already stored) killed before its table is rewritten
+    leaves no table of the old grid beside the new sweep.json."""
+    import tiersim.sweep.run as sweep_run
+
+    path, out = make_scenario(tmp_path, **{"seed": [1, 2, 3, 4]}), tmp_path / "out"
+    sweep(path, out)
+    doc = yaml.safe_load(path.read_text())
+    doc["sweep"]["seed"] = [1, 2]
+    path.write_text(yaml.safe_dump(doc))
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_run, "collect", killed)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(path, out)
+    assert len(json.loads((out / "sweep.json").read_text())["points"]) == 2
+    assert not (out / "sweep.parquet").exists()
+
+
 def inputs_of(profile: str) -> str:
     from tiersim.paths import bundled
     from tiersim.sweep.inputs import file_digest

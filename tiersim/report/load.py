@@ -260,8 +260,9 @@ def _check_scalars(values: pd.Series, axis: str, path: Path) -> None:
 
 
 def _check_whole_sweep(directory: Path, sweep: pd.DataFrame, run) -> None:
-    """A sweep's table must hold every point its manifest (``sweep.json``) lists, and its
-    folder no run's summary: a sweep extended and stopped keeps its old table, and a copied
+    """A sweep's table must hold the very points its manifest (``sweep.json``) lists, and its
+    folder no run's summary: a sweep extended and stopped keeps its old table, a table of an
+    earlier, bigger grid must not be drawn as this one, and a copied
     ``summary.json`` would put another run's headline beside it."""
     if run is not None and not (directory / "plan.json").is_file():
         raise TiersimError(f"{directory}: holds a sweep (sweep.parquet) and a run's "
@@ -278,6 +279,12 @@ def _check_whole_sweep(directory: Path, sweep: pd.DataFrame, run) -> None:
                            f"{len(wanted):,} points sweep.json lists (the sweep was extended or "
                            "stopped before its table was rewritten); run its `tiersim sweep` "
                            "command again to finish it")
+    if have - wanted:
+        raise TiersimError(f"{directory}: sweep.parquet holds {len(have - wanted):,} "
+                           f"point{'s' if len(have - wanted) != 1 else ''} sweep.json does not "
+                           "list (the table is of an earlier grid, left by a sweep stopped "
+                           "before its table was rewritten); run its `tiersim sweep` command "
+                           "again to rewrite it")
 
 
 def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> ReportData:

@@ -14,11 +14,11 @@ cannot be written (read-only, full) ends the sweep with one line and no temp fil
 points end it with one line naming them (exit 1), after the other points are stored, except when
 every point failed with one and the same input error: that is the scenario's, raised as
 ``tiersim run`` raises it, and a folder the sweep found empty is left so
-(:mod:`tiersim.sweep.refusal`). No table
-outlives its data: before anything changes, a ``sweep.parquet`` whose rows are not all stored
-points as they were is removed (and ``report.html`` with it, or whenever points are to run; a
-sweep that writes no report removes the old one), and points that read two versions of one
-input file (replaced while the sweep ran) are refused as one table.
+(:mod:`tiersim.sweep.refusal`). No table outlives its data: before anything changes, a
+``sweep.parquet`` whose rows are not all stored points as they were, or not the grid's points
+in order, is removed (and ``report.html`` with it, or whenever points are to run; a sweep that
+writes no report removes the old one), and points that read two versions of one input file
+(replaced while the sweep ran) are refused as one table.
 """
 
 from __future__ import annotations
@@ -728,7 +728,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     done -= _other_version(records, done)
     pending = [p for p in plan.points if p.id not in done]
-    _remove_stale_outputs(out, records, pending)
+    _remove_stale_outputs(out, records, pending, [p.id for p in plan.points])
     described = table_rows(out)  # the table an old report.html describes, if any
     _write_manifest(out, plan, runner)
     console = Console(stderr=True, soft_wrap=True, markup=False)  # paths are text
@@ -773,13 +773,16 @@ def _other_version(records: dict[str, dict[str, Any]], done: set[str]) -> set[st
 
 
 def _remove_stale_outputs(out: Path, records: dict[str, dict[str, Any]],
-                          pending: list[ax.Point]) -> None:
+                          pending: list[ax.Point], ids: list[str]) -> None:
     """Before the manifest or any point changes, remove what no longer describes the stored
     points, so a sweep killed from here on leaves no table or report that outlives its data
     (this sweep writes them again at its end): ``sweep.parquet`` when one of its rows is not
-    stored as it was (points deleted to start over, say), ``report.html`` then and whenever
-    points are to run."""
-    stale = not table_matches(out, records)
+    stored as it was (points deleted to start over, say) or its rows are not the plan's points
+    ``ids`` in order (the grid changed: the new manifest would list other points),
+    ``report.html`` then and whenever points are to run."""
+    rows = table_rows(out)
+    stale = not table_matches(out, records) or (
+        bool(rows) and [point for point, _ in rows] != ids)
     if stale:
         (out / "sweep.parquet").unlink(missing_ok=True)
     if stale or pending:
