@@ -333,6 +333,7 @@ def test_an_interrupted_sweep_says_what_it_kept_and_how_to_resume(tmp_path, caps
         (out / "sweep.json").write_text("{}")
         for name in ("a", "b"):
             (out / "points" / f"{name}.json").write_text("{}")
+        kwargs["tally"].stored = 2
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep_run, "run_sweep", stopped)

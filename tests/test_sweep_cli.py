@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -239,3 +240,70 @@ def test_a_file_in_the_way_of_the_points_folder_is_refused_before_writing(tiny, 
         "sweep` writes; move or remove that file, or use another --out folder (nothing was "
         "written)")
     assert [p.name for p in out.iterdir()] == ["points"]
+
+
+def test_a_sweep_interrupted_before_any_point_finished_says_it_stored_nothing(
+        tmp_path, capsys, monkeypatch):
+    """Points an earlier sweep stored are not this sweep's to report."""
+    from test_hostile_inputs import run_cli
+
+    import tiersim.sweep.run as sweep_run
+
+    out = tmp_path / "o"
+    (out / "points").mkdir(parents=True)
+    (out / "points" / "a.json").write_text("{}")
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_run, "prepare", stopped)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"seed": 1, "sweep": {"seed": [1, 2]}}))
+    code, err = run_cli(capsys, "sweep", path, "--out", out)
+    assert code != 0
+    assert (f"interrupted: no point finished, so this sweep stored nothing in {out / 'points'}; "
+            "run the same command again to resume") in err.splitlines()
+
+
+def test_a_second_sweep_into_a_locked_folder_is_refused_before_its_grid_is_expanded(
+        tmp_path, monkeypatch):
+    """The lock is taken before the grid is expanded and checked (minutes for 10^6 points)."""
+    import tiersim.sweep.run as sweep_run
+    from tiersim.errors import TiersimError
+    from tiersim.outputs import locked
+
+    def expanded(*args, **kwargs):
+        raise AssertionError("the grid was expanded before the lock was taken")
+
+    monkeypatch.setattr(sweep_run, "prepare", expanded)
+    path, out = tmp_path / "s.yaml", tmp_path / "o"
+    path.write_text(yaml.safe_dump({"seed": 1, "sweep": {"seed": [1, 2]}}))
+    with locked(out, "sweep"), pytest.raises(TiersimError) as caught:
+        sweep_run.run_sweep(path, out, validator=None, report=False)
+    assert str(caught.value) == (f"{out}: another tiersim command is writing to this folder "
+                                 f"(pid {os.getpid()}); wait for it to finish or use another "
+                                 "--out (this sweep did nothing)")
+
+
+def test_a_dangling_out_link_is_named_as_a_link(tmp_path, capsys):
+    from test_hostile_inputs import one_error_line, run_cli
+
+    link = tmp_path / "link2"
+    link.symlink_to(tmp_path / "gone")
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"seed": 1, "sweep": {"seed": [1, 2]}}))
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", link))
+    assert line == (f"Error: {link}: --out is a symbolic link to {tmp_path / 'gone'}, which "
+                    "does not exist; create that folder, remove the link, or use another --out "
+                    "folder")
+    assert not (tmp_path / "gone").exists()
+
+
+def test_only_axes_that_can_name_a_file_are_resolved_point_by_point():
+    from tiersim.sweep.run import names_files
+
+    assert [a for a in ("trace.path", "trace", "profile", "tiers.big.model", "tiers.0",
+                        "tiers", "tiers.0.speculative.draft_model", "model")
+            if not names_files(a)] == []
+    assert [a for a in ("tiers.big.cost_per_gpu_hour", "tiers.0.replicas", "trace.window",
+                        "seed", "router.confusion.fpr") if names_files(a)] == []

@@ -76,7 +76,8 @@ def replace_trace_at_seed_2(doc: dict, source: str) -> dict:
 
 
 def test_a_trace_replaced_during_the_sweep_is_refused_naming_it_and_a_rerun_recomputes(tmp_path):
-    """Finding 2: points 1 and 2 read the old trace, 3 and 4 the new one: no one table."""
+    """Finding 2: point 1 read the old trace, 3 and 4 the new one: no one table; point 2,
+    during which it was replaced, may have read either and is failed itself."""
     (tmp_path / "t.csv").write_text(CSV.format(10))
     path, out = scenario(tmp_path, {"seed": [1, 2, 3, 4]}), tmp_path / "out"
     path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()),
@@ -84,9 +85,9 @@ def test_a_trace_replaced_during_the_sweep_is_refused_naming_it_and_a_rerun_reco
     with pytest.raises(TiersimError) as info:
         sweep(path, out, runner=replace_trace_at_seed_2)
     assert str(info.value) == (
-        f"{out}: {tmp_path / 't.csv'} (trace) changed while the sweep ran: 2 of 4 finished "
+        f"{out}: {tmp_path / 't.csv'} (trace) changed while the sweep ran: 1 of 3 finished "
         "points read an older version of it, and one table must not mix the two; rerun to "
-        "recompute those 2 over the file as it is now (they are marked failed), or use a new "
+        "recompute it over the file as it is now (it is marked failed), or use a new "
         "--out folder")
     assert not (out / "sweep.parquet").exists()
     status = {r["values"]["seed"]: r["status"] for r in read_points(out).values()}

@@ -32,28 +32,32 @@ def sweep(
     from tiersim.cli.run import scenario_path
     from tiersim.errors import TiersimError
     from tiersim.sweep.points import default_runner, estimate_runner
-    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.run import Tally, run_sweep
 
     if address is not None and executor != "ray":
         raise TiersimError(f"--address {address}: a Ray cluster's address; give --executor ray "
                            "with it, or drop it to run on local processes")
 
+    tally = Tally()
     try:
         run_sweep(scenario_path(scenario), out, workers=workers, executor=executor,
                   address=address, report=report, max_points=max_points,
-                  runner=default_runner if baselines else estimate_runner)
+                  runner=default_runner if baselines else estimate_runner, tally=tally)
     except (KeyboardInterrupt, SystemExit) as stop:
         if isinstance(stop, KeyboardInterrupt) or stop.code not in (None, 0, 1):
-            typer.echo(interrupted_line(out), err=True)
+            typer.echo(interrupted_line(out, tally.stored), err=True)
         raise
 
 
-def interrupted_line(out: Path) -> str:
-    """What an interrupted sweep left: its stored points, and how to go on."""
+def interrupted_line(out: Path, stored: int) -> str:
+    """What an interrupted sweep left: the ``stored`` points it finished (not those an
+    earlier sweep stored), and how to go on."""
     points = out / "points"
-    done = sum(1 for _ in points.glob("*.json")) if points.is_dir() else 0
-    return (f"interrupted: {done:,} finished point{'s' if done != 1 else ''} stored in {points}; "
-            "run the same command again to resume (they are kept, not rerun)")
+    if not stored:
+        return (f"interrupted: no point finished, so this sweep stored nothing in {points}; "
+                "run the same command again to resume")
+    return (f"interrupted: {stored:,} finished point{'s' if stored != 1 else ''} stored in "
+            f"{points}; run the same command again to resume (they are kept, not rerun)")
 
 
 __all__ = ["sweep"]

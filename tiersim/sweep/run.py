@@ -562,11 +562,12 @@ def _check_one_version(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
         for name in ("sweep.parquet", "report.html"):  # they may show a point just marked
             (out / name).unlink(missing_ok=True)
         finished = sum(len(ids) for ids in by_digest.values())
+        those, are = ("it", "it is") if len(stale) == 1 else (f"those {len(stale)}", "they are")
         raise TiersimError(f"{out}: {path} ({field}) changed while the sweep ran: "
                            f"{len(stale)} of {finished} finished points read an older version "
                            "of it, and one table must not mix the two; rerun to recompute "
-                           f"those {len(stale)} over the file as it is now (they are marked "
-                           "failed), or use a new --out folder")
+                           f"{those} over the file as it is now ({are} marked failed), or use a "
+                           "new --out folder")
 
 
 def _input_versions(plan: SweepPlan, records: dict[str, dict[str, Any]]
@@ -635,36 +636,61 @@ def _cannot_write(error: OSError, out: Path) -> TiersimError:
                         f"{out} is writable and has free space, then rerun to resume")
 
 
+@dataclass
+class Tally:
+    """What one :func:`run_sweep` call did, for the line an interrupted sweep prints."""
+
+    stored: int = 0
+    """Finished (``ok``) points this call stored (points stored earlier are not counted)."""
+
+
 def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | None = None,
               executor: str = "local", address: str | None = None,
               runner: PointRunner = default_runner, validator: Validator | None = default_validator,
               source: str | None = None, progress: bool | None = None,
               report: bool = True, max_points: int | None = None,
-              strict: bool = True) -> pd.DataFrame:
+              strict: bool = True, tally: Tally | None = None) -> pd.DataFrame:
     """Run every point not already finished in ``out_dir``; return the sweep table.
 
-    With ``strict`` (the default, and what ``tiersim sweep`` uses), failed points raise
-    :class:`SweepFailed` (one line naming them) once everything else is stored."""
+    The folder is locked before the grid is expanded and checked (a big grid takes a while),
+    so a second sweep into it is refused at once. With ``strict`` (the default, and what
+    ``tiersim sweep`` uses), failed points raise :class:`SweepFailed` (one line naming them)
+    once everything else is stored. ``tally`` counts the points this call stores."""
     if executor not in ("local", "ray"):
         raise TiersimError(f"--executor: must be 'local' or 'ray' (got {executor!r})")
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
     if executor == "ray":  # before anything is written: a dead address would hold the lock
         executors.probe_address(address)
-    plan = prepare(scenario, source, validator, max_points)
     out = Path(out_dir)
-    claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
+    _check_out_link(out)
+    claim_out_dir(out, "sweep", [] if isinstance(scenario, dict) else [Path(scenario)])
     _check_points_folder(out)
     fresh = strict and is_fresh(out)
-    try:
-        with locked(out, "sweep"):
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(out, "sweep"))
+        except OSError as error:
+            raise _cannot_write(error, out) from None
+        plan = prepare(scenario, source, validator, max_points)
+        claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
+        try:
             frame, failed, refusal = _run_locked(plan, out, workers, executor, address,
-                                                 runner, progress, report, fresh)
-    except OSError as error:
-        raise _cannot_write(error, out) from None
+                                                 runner, progress, report, fresh,
+                                                 tally or Tally())
+        except OSError as error:
+            raise _cannot_write(error, out) from None
     if strict and failed:
         raise SweepFailed(_failure_line(frame, out, refusal), frame)
     return frame
+
+
+def _check_out_link(out: Path) -> None:
+    """Refuse, before anything is written, an ``--out`` that is a link to nothing."""
+    if out.is_symlink() and not out.exists():
+        raise TiersimError(f"{out}: --out is a symbolic link to {os.readlink(out)}, which does "
+                           "not exist; create that folder, remove the link, or use another "
+                           "--out folder")
 
 
 def _check_points_folder(out: Path) -> None:
@@ -680,14 +706,22 @@ def _check_points_folder(out: Path) -> None:
                            "--out folder (nothing was written)")
 
 
-FILE_FIELDS = ("trace", "profile", "model", "draft_model", "tiers")
-"""Axis paths that begin or end with these may name an input file."""
+FILE_FIELDS = ("trace", "path", "profile", "model", "draft_model", "speculative", "tiers")
+"""Axis paths that end with these may name an input file (as may a whole tier, ``tiers.N``)."""
+
+
+def names_files(axis: str) -> bool:
+    """Whether values of ``axis`` may name an input file: it sets a file field or a map or
+    list holding one (``trace.path``, ``tiers.big.model``, ``tiers.0``, ``tiers``), not a
+    number beside them (``tiers.big.cost_per_gpu_hour``, ``trace.window``)."""
+    parts = axis.split(".")
+    return parts[-1] in FILE_FIELDS or (parts[0] == "tiers" and len(parts) == 2)
 
 
 def sweep_inputs(plan: SweepPlan) -> list[Path]:
     """Every file the sweep's points read (each distinct combination of the file-naming axes'
     values, resolved as a run resolves it): a file named only on an axis is an input too."""
-    file_axes = [a for a in plan.axes if any(part in FILE_FIELDS for part in a.split("."))]
+    file_axes = [a for a in plan.axes if names_files(a)]
     seen: set[tuple] = set()
     found = list(input_files(plan.base, plan.source))
     for point in plan.points:
@@ -716,7 +750,7 @@ def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None =
 
 def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                 address: str | None, runner: PointRunner, progress: bool | None,
-                report: bool, fresh: bool = False
+                report: bool, fresh: bool = False, tally: Tally | None = None
                 ) -> tuple[pd.DataFrame, int, TiersimError | None]:
     """The sweep proper, run while holding the folder's lock; returns the table, the failed
     count and the input error every point failed with, if one did (:mod:`tiersim.sweep.
@@ -735,7 +769,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,
                       _progress(console, sys.stderr.isatty() if progress is None else progress),
-                      len(plan.points) - len(pending))
+                      len(plan.points) - len(pending), tally or Tally())
     records = read_points(out)
     refusal = common_refusal(records, [p.id for p in plan.points])
     if refusal is not None and fresh:  # the scenario's error, not its points'
@@ -804,8 +838,10 @@ def _tasks(plan: SweepPlan, pending: list[ax.Point], out: Path,
 
 
 def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, executor: str,
-             address: str | None, runner: PointRunner, bar: Progress, already: int) -> int:
-    """Run the pending points with the chosen executor; return how many failed."""
+             address: str | None, runner: PointRunner, bar: Progress, already: int,
+             tally: Tally) -> int:
+    """Run the pending points with the chosen executor; return how many failed (``tally``
+    counts those stored ok as they come back)."""
     tasks = _tasks(plan, pending, out, runner)
     failures = 0
 
@@ -815,6 +851,7 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
             write_point(out, record)
         show_notes(record)
         failures += record.get("status") != "ok"
+        tally.stored += record.get("status") == "ok"
         bar.advance(bar_id)
 
     if executor == "ray":
