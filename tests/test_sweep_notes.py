@@ -31,3 +31,22 @@ def test_a_note_every_point_raises_is_printed_once(tmp_path, capsys, workers):
     assert [line for line in err.splitlines() if "correct_foo" in line] == [note]
     stored = [json.loads(p.read_text()) for p in (tmp_path / "w" / "points").iterdir()]
     assert all(r["notes"] == [note.removeprefix("note: ")] for r in stored)
+
+
+def test_a_note_with_each_points_numbers_is_printed_once_with_a_count(tmp_path, capsys):
+    """A price axis makes each point's 'costs more than the later tier' note its own text: the
+    sweep prints the first point's, where it came from, and how many more have it."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("window: [240, 360]", "window: [240, 270]")
+                        + "sweep:\n  tiers.w4a16.cost_per_gpu_hour: [5, 6, 7]\n")
+    out = tmp_path / "w"
+    code, err = run_cli(capsys, "sweep", scenario, "--out", out, "--no-report", "--workers",
+                        "1", "--no-baselines")
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "per replica-hour" in line]
+    stored = {json.loads(p.read_text())["values"]["tiers.w4a16.cost_per_gpu_hour"]:
+              json.loads(p.read_text()) for p in (out / "points").iterdir()}
+    first = stored[5]
+    assert lines == [f"note: {first['notes'][0]} (point {first['point_id']}; 2 more points have "
+                     f"this note with other numbers, each in its {out / 'points'}/<id>.json)"]
+    assert "costs 5 USD per replica-hour" in lines[0]

@@ -8,6 +8,7 @@ with :func:`tiersim.runner.run_scenario` (both imported lazily, inside the worke
 
 from __future__ import annotations
 
+import re
 import time
 import traceback
 import warnings
@@ -93,13 +94,41 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def show_notes(record: dict[str, Any]) -> None:
-    """Raise a finished point's notes again where the sweep runs (the CLI prints each distinct
-    one once)."""
-    from tiersim.errors import Note
+class SweepNotes:
+    """A sweep's notes, each kind shown once when its points are done. Points raise one note
+    with their own numbers (a tier's price on a price axis): one kind is one text with its
+    numbers left out, shown as the first point's text, the point it came from, and how many
+    other points have it with other numbers; a note the same in every point is shown as is
+    (the CLI prints each distinct one once). Every point's own notes stay in its record."""
 
-    for note in record.get("notes") or ():
-        warnings.warn(str(note), Note, stacklevel=2)
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.kinds: dict[str, list[Any]] = {}  # kind -> [first text, its point, points, differs]
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Count a finished point's notes."""
+        for note in record.get("notes") or ():
+            text = str(note)
+            kind = self.kinds.setdefault(_NUMBER.sub("#", text),
+                                         [text, record.get("point_id"), 0, False])
+            kind[2] += 1
+            kind[3] = kind[3] or text != kind[0]
+
+    def show(self) -> None:
+        """Raise each kind of note once, where the sweep runs."""
+        from tiersim.errors import Note
+
+        for text, point, count, differs in self.kinds.values():
+            if differs:
+                more = count - 1
+                text += (f" (point {point}; {more:,} more point{'s' if more != 1 else ''} have "
+                         f"this note with other numbers, each in its {self.out / 'points'}/"
+                         "<id>.json)")
+            warnings.warn(text, Note, stacklevel=2)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:e[-+]?\d+)?")
+"""A number in a note's text (``1,234.5``, ``3e-05``): left out of its kind."""
 
 
 def _changed_inputs(task: Task, before: dict[str, str]) -> str | None:
@@ -118,9 +147,8 @@ def execute(task: Task) -> dict[str, Any]:
     """Run one point, catching its failure; store the record if ``task.out_dir`` is set."""
     started = time.time()
     t0 = time.perf_counter()
-    record: dict[str, Any] = {"point_id": task.point.id, "index": task.point.index,
-                              "values": task.point.values, "started": started,
-                              **(task.digests or {})}
+    record: dict[str, Any] = {"point_id": task.point.id, "values": task.point.values,
+                              "started": started, **(task.digests or {})}
     record["inputs"] = {} if task.refused else point_inputs(task.doc, task.source)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")

@@ -53,11 +53,11 @@ from tiersim.sweep import executors
 from tiersim.sweep.inputs import file_digest, input_files, input_paths, point_inputs
 from tiersim.sweep.points import (
     PointRunner,
+    SweepNotes,
     Task,
     Validator,
     default_runner,
     default_validator,
-    show_notes,
     warm_up,
 )
 from tiersim.sweep.portable import portable_base
@@ -844,12 +844,13 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
     counts those stored ok as they come back)."""
     tasks = _tasks(plan, pending, out, runner)
     failures = 0
+    notes = SweepNotes(out)
 
     def on_done(record: dict[str, Any]) -> None:
         nonlocal failures
         if not record.pop("stored", False):
             write_point(out, record)
-        show_notes(record)
+        notes.add(record)
         failures += record.get("status") != "ok"
         tally.stored += record.get("status") == "ok"
         bar.advance(bar_id)
@@ -858,12 +859,14 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
         with bar:
             bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
             executors.run_ray(tasks, on_done, address, workers)
+        notes.show()
         return failures
     warm_up(runner)  # imported once here; forked workers inherit it
     workers = max(1, min(workers, len(pending)))  # a worker without a point would only idle
     with executors.local_pool(workers) as pool, bar:
         bar_id = bar.add_task("sweep", total=len(plan.points), completed=already)
         executors.run_local(tasks, pool, on_done, workers)
+    notes.show()
     return failures
 
 
