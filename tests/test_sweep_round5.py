@@ -105,6 +105,8 @@ def test_a_value_added_in_front_renumbers_every_row_of_the_table(tmp_path):
     stored = pd.read_parquet(out / "sweep.parquet")
     assert stored["index"].tolist() == [0, 1, 2, 3] == table["index"].tolist()
     assert stored["tiers.bf16.replicas"].tolist() == [4, 1, 2, 3]
+    # a point's place is the table's and sweep.json's: its file keeps none to go stale
+    assert not [r for r in read_points(out).values() if "index" in r]
 
 
 def test_a_resume_without_a_report_removes_the_old_report(tmp_path):

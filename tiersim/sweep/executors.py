@@ -43,8 +43,8 @@ def run_serial(tasks: Iterable[Task], on_done: OnDone) -> None:
 
 def _broken_record(task: Task, error: BaseException) -> dict[str, Any]:
     """Record of a point whose worker process died before returning."""
-    return {"point_id": task.point.id, "index": task.point.index, "values": task.point.values,
-            "status": "error", "summary": None, "wall_s": None,
+    return {"point_id": task.point.id, "values": task.point.values, "status": "error",
+            "summary": None, "wall_s": None,
             "error": f"{type(error).__name__}: worker process died ({error})"}
 
 
