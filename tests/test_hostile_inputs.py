@@ -494,7 +494,7 @@ def _limit_file_size(limit: int):
 
 def test_sweep_into_a_full_disk_keeps_the_previous_results(tmp_path, capsys):
     path, out = tmp_path / "s.yaml", tmp_path / "o"
-    path.write_text(TINY)
+    path.write_text(TINY + "\nsweep: {seed: [0]}\n")
     assert main(["sweep", str(path), "--out", str(out), "--workers", "1", "--no-report"]) == 0
     before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     path.write_text(TINY + "\nsweep: {seed: [0, 1]}\n")  # one new point to write

@@ -15,10 +15,10 @@ points end it with one line naming them (exit 1), after the other points are sto
 every point failed with one and the same input error: that is the scenario's, raised as
 ``tiersim run`` raises it, and a folder the sweep found empty is left so
 (:mod:`tiersim.sweep.refusal`). No table outlives its data: before anything changes, a
-``sweep.parquet`` whose rows are not all stored points as they were, or not the grid's points
-in order, is removed (and ``report.html`` with it, or whenever points are to run; a sweep that
-writes no report removes the old one), and points that read two versions of one input file
-(replaced while the sweep ran) are refused as one table.
+``sweep.parquet`` whose rows are not all stored points as they were, or not among the
+grid's points in its order, is removed (and ``report.html`` with it, or whenever points are
+to run; a sweep that writes no report removes the old one), and points that read two
+versions of one input file (replaced while the sweep ran) are refused as one table.
 """
 
 from __future__ import annotations
@@ -811,12 +811,14 @@ def _remove_stale_outputs(out: Path, records: dict[str, dict[str, Any]],
     """Before the manifest or any point changes, remove what no longer describes the stored
     points, so a sweep killed from here on leaves no table or report that outlives its data
     (this sweep writes them again at its end): ``sweep.parquet`` when one of its rows is not
-    stored as it was (points deleted to start over, say) or its rows are not the plan's points
-    ``ids`` in order (the grid changed: the new manifest would list other points),
-    ``report.html`` then and whenever points are to run."""
-    rows = table_rows(out)
-    stale = not table_matches(out, records) or (
-        bool(rows) and [point for point, _ in rows] != ids)
+    stored as it was (points deleted to start over, say) or one is not among the plan's
+    points ``ids`` in their order (an axis cut or reordered: the new manifest would not list
+    it; a table short of an extended grid's points stays, and a report refuses it until this
+    sweep rewrites it), ``report.html`` then and whenever points are to run."""
+    rows = table_rows(out) or []
+    table_ids = [point for point, _ in rows]
+    shown = set(table_ids)
+    stale = not table_matches(out, records) or [i for i in ids if i in shown] != table_ids
     if stale:
         (out / "sweep.parquet").unlink(missing_ok=True)
     if stale or pending:
