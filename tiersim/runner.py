@@ -125,6 +125,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s)
     _note_dropped(fleet, df, result, source)
+    _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
         router = summary.router_result(scenario, df, result, infos, score_rng, assignment.basis)
         uniform = (savings.sized_uniform_runs(scenario, source, fleet, df, end_s) if baselines
@@ -254,6 +255,37 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     warnings.warn(f"{source}: {len(tokens):,} of {len(dropped):,} requests were dropped, never "
                   f"served ({' and '.join(reasons)}, up to {int(tokens.max()):,} tokens); they "
                   "count as dropped in every figure", Note, stacklevel=2)
+
+
+THRASHING_PREEMPTIONS = 10
+"""Preemptions per request, on average over a tier's requests, from which a run notes that the
+tier's KV cache thrashed."""
+
+
+def _note_thrashing(fleet, df: pd.DataFrame, result, source: str) -> None:
+    """A note per tier whose requests were preempted :data:`THRASHING_PREEMPTIONS` times or
+    more on average: its KV cache holds too few of those sequences, so each is recomputed over
+    and over (vLLM's recompute preemption of the newest request) and the run's latencies and
+    runtime are dominated by that recomputation."""
+    final = np.asarray(result.final_tier)
+    preemptions = np.asarray(result.preemptions, dtype=np.float64)
+    tokens = (df["input_tokens"].to_numpy(np.float64)
+              + np.asarray(result.output_tokens, dtype=np.float64))
+    for i, tier in enumerate(fleet.tiers):
+        mine = final == i
+        if not mine.any() or preemptions[mine].mean() < THRASHING_PREEMPTIONS:
+            continue
+        limits = tier.limits
+        blocks = _ceil_div(int(tokens[mine].mean()), limits.block_size) + limits.state_blocks
+        held = tier.num_blocks // blocks
+        warnings.warn(f"{source}: tier {tier.name} preempted its requests "
+                      f"{preemptions[mine].mean():,.0f} times on average (KV cache thrashing: "
+                      f"a replica's KV cache holds {held:,} of these sequences at once); "
+                      "results are dominated by recomputation", Note, stacklevel=2)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):

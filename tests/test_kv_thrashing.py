@@ -1,0 +1,42 @@
+"""A run whose KV cache thrashes (requests preempted and recomputed over and over) says so."""
+
+from __future__ import annotations
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def _thrashing_doc(tmp_path, outputs: int) -> dict:
+    """One bf16 tier whose KV cache (48,368 tokens) holds two of four 20,100-token requests."""
+    trace = tmp_path / "long.csv"
+    rows = [f"{i},{i * 0.5},100,{outputs}" for i in range(4)]
+    trace.write_text("request_id,arrival_s,input_tokens,output_tokens\n" + "\n".join(rows))
+    bf16 = {"name": "bf16", "precision": "bf16", "replicas": 1, "cost_per_gpu_hour": 3.5,
+            "gpu_memory_utilization": 0.45, "scheduler": {"max_model_len": 40_000}}
+    doc = tiny_doc(tiers=[bf16], router={"policy": "static_split", "fractions": [1.0]})
+    doc["trace"] = {"path": str(trace)}
+    return doc
+
+
+def _run(tmp_path, capsys, doc: dict) -> tuple[int, str, object]:
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    capsys.readouterr()
+    code = main(["run", str(path), "--no-baselines"])
+    return code, capsys.readouterr().err, path
+
+
+def test_a_tier_whose_requests_are_preempted_over_and_over_gets_a_note(tmp_path, capsys):
+    """Four long requests on a cache that holds two ran to the end (exit 0) with no word of
+    the 597 preemptions each that made up most of the run."""
+    code, err, path = _run(tmp_path, capsys, _thrashing_doc(tmp_path, 20_000))
+    assert (code, err.strip()) == (0, f"note: {path}: tier bf16 preempted its requests 597 "
+                                      "times on average (KV cache thrashing: a replica's KV "
+                                      "cache holds 2 of these sequences at once); results are "
+                                      "dominated by recomputation")
+
+
+def test_a_few_preemptions_get_no_note(tmp_path, capsys):
+    """Requests that all fit at once are never preempted: nothing to say."""
+    code, err, _ = _run(tmp_path, capsys, _thrashing_doc(tmp_path, 2_000))
+    assert (code, err) == (0, "")
