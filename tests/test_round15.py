@@ -280,13 +280,18 @@ def test_a_scenario_without_a_sweep_map_says_its_sweep_is_one_point(tmp_path, ca
     assert f"note: {path}: has no sweep: map, so the sweep is its one point" in err
 
 
-def test_a_report_refuses_a_sweep_table_short_of_its_points(tmp_path, capsys):
+def _two_point_sweep(tmp_path, capsys):
+    """A finished two-seed sweep into ``tmp_path / "o"``: its sweep.json path and content."""
     path = _sweep_doc(tmp_path, {"seed": [0, 1]})
     code, err = run_cli(capsys, "sweep", path, "--out", tmp_path / "o", "-w", "1",
                         "--no-report", "--no-baselines")
     assert code == 0, err
     manifest = tmp_path / "o" / "sweep.json"
-    doc = json.loads(manifest.read_text())
+    return manifest, json.loads(manifest.read_text())
+
+
+def test_a_report_refuses_a_sweep_table_short_of_its_points(tmp_path, capsys):
+    manifest, doc = _two_point_sweep(tmp_path, capsys)
     doc["points"].append({"point_id": "ffffffffffff", "index": 2, "values": {"seed": 2}})
     manifest.write_text(json.dumps(doc))
     line = one_error_line(*run_cli(capsys, "report", tmp_path / "o"))
@@ -309,12 +314,7 @@ def test_a_report_refuses_a_sweep_table_short_of_its_points(tmp_path, capsys):
 def test_a_report_refuses_a_sweep_table_of_more_points_than_sweep_json(tmp_path, capsys):
     """A table of an earlier, bigger grid (a sweep of a cut grid killed before its table was
     rewritten) is not drawn as the grid sweep.json lists."""
-    path = _sweep_doc(tmp_path, {"seed": [0, 1]})
-    code, err = run_cli(capsys, "sweep", path, "--out", tmp_path / "o", "-w", "1",
-                        "--no-report", "--no-baselines")
-    assert code == 0, err
-    manifest = tmp_path / "o" / "sweep.json"
-    doc = json.loads(manifest.read_text())
+    manifest, doc = _two_point_sweep(tmp_path, capsys)
     doc["points"].pop()
     manifest.write_text(json.dumps(doc))
     line = one_error_line(*run_cli(capsys, "report", tmp_path / "o"))
