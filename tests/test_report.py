@@ -22,28 +22,25 @@ from tiersim.sweep.run import run_sweep
 from tiersim.sweep.testing import synthetic_runner
 
 ROOT = Path(__file__).resolve().parents[1]
-_CACHE: dict[str, Path] = {}
-
-
-def _tiny_run() -> Path:
-    """Run scenarios/tiny.yaml once per session into a cached folder."""
-    if "run" not in _CACHE:
-        import tempfile
-
-        from tiersim.runner import run_scenario
-        from tiersim.scenario import load_scenario
-
-        out = Path(tempfile.mkdtemp(prefix="tiersim-report-run-"))
-        scenario = ROOT / "scenarios" / "tiny.yaml"
-        run_scenario(load_scenario(scenario), out_dir=out, scenario_path=scenario)
-        shutil.copy(scenario, out / "scenario.yaml")
-        _CACHE["run"] = out
-    return _CACHE["run"]
+_CACHE: dict[str, dict[str, bytes]] = {}
 
 
 def make_run_dir(path: Path) -> Path:
-    """A run directory (summary.json, requests.parquet, timeseries.parquet, scenario.yaml)."""
-    shutil.copytree(_tiny_run(), path)
+    """A run directory (summary.json, requests.parquet, timeseries.parquet, scenario.yaml):
+    scenarios/tiny.yaml is run into the first ``path`` asked for (a pytest ``tmp_path``, which
+    pytest removes) and its files are kept in memory for the later ones."""
+    if "run" not in _CACHE:
+        from tiersim.runner import run_scenario
+        from tiersim.scenario import load_scenario
+
+        scenario = ROOT / "scenarios" / "tiny.yaml"
+        run_scenario(load_scenario(scenario), out_dir=path, scenario_path=scenario)
+        shutil.copy(scenario, path / "scenario.yaml")
+        _CACHE["run"] = {f.name: f.read_bytes() for f in path.iterdir() if f.is_file()}
+        return path
+    path.mkdir(parents=True)
+    for name, data in _CACHE["run"].items():
+        (path / name).write_bytes(data)
     return path
 
 
