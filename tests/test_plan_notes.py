@@ -64,3 +64,30 @@ def test_plan_lists_each_uniform_fleet_with_its_size_and_one_no_size_fits_as_no_
     assert fp8.startswith("  uniform fp8 (") and ", the largest size tried): latency: " in fp8
     assert "(tried fp8 on 1 GPU per replica)" in fp8 and fp8.endswith(" USD, no baseline")
     assert "  uniform bf16 (1 x 1 GPU): meets every constraint, cost " in out
+
+
+def test_plan_prints_each_trace_note_once_under_the_path_the_scenario_gives(
+        tmp_path, monkeypatch, capsys):
+    """The search reads the trace as the scenario names it and the planned run reads the same
+    file: its notes print once, not again under the trace's absolute path."""
+    import numpy as np
+    import pandas as pd
+    import yaml
+
+    n = 300
+    pd.DataFrame({"Timestamp": 5.0 + 0.25 * np.arange(n), "Model": "ChatGPT",
+                  "Request tokens": 200, "Response tokens": [0] + [50] * (n - 1),
+                  "Total tokens": 250, "Log Type": "API log"}).to_csv(tmp_path / "bg.csv",
+                                                                     index=False)
+    doc = yaml.safe_load((Path(__file__).resolve().parents[1] / "scenarios" / "tiny.yaml")
+                         .read_text())
+    doc["trace"] = {"path": "bg.csv", "format": "burstgpt"}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "s.yaml", "--out", "p", "--no-report", "--max-replicas", "4",
+                 "--gpus-per-replica", "1"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert notes == ["note: bg.csv: dropped 1 of 300 rows with 0 response tokens (failed "
+                     "requests in BurstGPT; first at row 1)",
+                     "note: bg.csv: times count from the first request kept (row 2, "
+                     "0.25 s after the first row)"]

@@ -480,7 +480,8 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
         return result
     doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                   "tpot_p99_s": result.constraints["tpot_p99_s"]}
-    rows = compare_splits(scenario_from_dict(doc, source), split_tiers[0])
+    rows = compare_splits(scenario_from_dict(as_searched(doc, scenario), source),
+                          split_tiers[0])
     best = rows[0]
     return dataclasses.replace(result, disaggregation={
         "tier": split_tiers[0],
@@ -532,6 +533,14 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
         doc["accuracy_floor"] = floor
     _carry_max_replicas(doc, scenario, max_replicas)
     return portable_paths(doc, scenario.source)
+
+
+def as_searched(doc: dict[str, Any], scenario) -> dict[str, Any]:
+    """A copy of the planned scenario ``doc`` whose trace path is the scenario's own, as the
+    search read it (resolved from the same scenario file, so the same file): a simulation of
+    the plan then names the trace as the search did, and each of the trace's notes prints
+    once, not again under its absolute path."""
+    return {**doc, "trace": {**doc["trace"], "path": scenario.trace.path}}
 
 
 def _carry_max_replicas(doc: dict[str, Any], scenario, max_replicas: int | None) -> None:
@@ -594,8 +603,9 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
                                            max_replicas), result.disaggregation)
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
-        run_scenario(scenario_from_dict(doc, source), out_dir=out, scenario_path=source,
-                     baselines=True, report=False)  # its savings simulated, as tiersim run's
+        run_scenario(scenario_from_dict(as_searched(doc, scenario), source), out_dir=out,
+                     scenario_path=source, baselines=True,
+                     report=False)  # its savings simulated, as tiersim run's
         _write(out / "scenario.yaml", yaml.safe_dump(doc, sort_keys=False))
     _write(out / "plan.json", dumps(result.to_json()))
     if result.plan is None:  # after plan.json: a failed write leaves the earlier plan whole
@@ -635,5 +645,5 @@ def _write(path: Path, text: str) -> None:
                            "or choose another --out folder") from None
 
 
-__all__ = ["apply_split", "plan", "format_plan", "plan_capacity", "planned_scenario",
-           "with_disaggregation", "write_plan", "written"]
+__all__ = ["apply_split", "as_searched", "plan", "format_plan", "plan_capacity",
+           "planned_scenario", "with_disaggregation", "write_plan", "written"]
