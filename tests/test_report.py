@@ -156,3 +156,26 @@ def test_frontier_draws_analytic_curve_from_summary(tmp_path):
     oracle = dotted["analytic: oracle_frontier"]  # eps = 0: the kink reaches the top's accuracy
     assert len(oracle.x) == 2 and oracle.y[-1] == pytest.approx(top["accuracy"])
     assert oracle.x[-1] == pytest.approx(model.c0 + 0.3 * model.dc)  # all-top costs more: off
+
+
+def test_a_saving_of_float_noise_reads_0_percent_as_the_console_prints_it(tmp_path):
+    """A saving of -4.4e-16 (float noise: the fleet is the uniform one) is '0 %', not
+    '-4.441e-16'; other savings are percents to 3 digits, as ``tiersim run`` prints them."""
+    import json
+
+    from tiersim.report.page import fmt, percent
+
+    run = make_run_dir(tmp_path / "run")
+    (run / "manifest.json").unlink()  # the summary is edited by hand below
+    summary = json.loads((run / "summary.json").read_text())
+    summary["savings"].update(vs_uniform_frac=-4.440892098500626e-16,
+                              vs_static_split_frac=0.2345, routed_slo_met=True,
+                              routed_floor_met=True)
+    (run / "summary.json").write_text(json.dumps(summary))
+    text = write_report(run).read_text()
+    assert '<td>saved vs that tier</td><td class="num">0 %</td>' in text
+    assert ('<td>saved vs a static split of equal accuracy</td><td class="num">23.4 %</td>'
+            in text)
+    assert "4.441e-16" not in text
+    assert [fmt(v) for v in (-4.4e-16, 3e-13, 1e-11, percent(0.5), percent(None))] == [
+        "0", "0", "1e-11", "50.0 %", "-"]

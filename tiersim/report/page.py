@@ -41,16 +41,32 @@ pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}
 """
 
 
+ZERO = 1e-12
+"""A number within this of 0 is shown as 0: float noise (a saving of -4.4e-16) is no figure."""
+
+
+class Percent(float):
+    """A fraction shown as a percent, as ``tiersim run`` prints it (:func:`fmt`)."""
+
+
+def percent(value: float | None) -> Percent | None:
+    """``value`` (a fraction) to be shown as a percent; None stays None (a dash)."""
+    return None if value is None else Percent(value)
+
+
 def fmt(value: Any, digits: int = 4) -> str:
-    """A cell's text: numbers to ``digits`` significant figures, None as a dash."""
+    """A cell's text: numbers to ``digits`` significant figures (a :class:`Percent` to 3, as
+    the console prints it: ``23.4 %``), within :data:`ZERO` of 0 as 0, None as a dash."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
         return f"{value:,}"
+    if isinstance(value, Percent):
+        return "0 %" if abs(value) < ZERO else f"{100 * value:#,.3g}".removesuffix(".") + " %"
     if isinstance(value, float):
-        return f"{value:,.{digits}g}"
+        return "0" if abs(value) < ZERO else f"{value:,.{digits}g}"
     return str(value)
 
 
@@ -260,9 +276,9 @@ def savings_section(run: RunResult) -> str:
         ["cost model", s.cost_model], ["method", s.method],
         ["accuracy floor", run.floor_words()],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
-        ["saved vs that tier (fraction)", s.vs_uniform_frac if s.comparable else unlike],
-        ["saved vs a static split of equal accuracy (fraction)",
-         s.vs_static_split_frac if s.comparable else unlike]])
+        ["saved vs that tier", percent(s.vs_uniform_frac) if s.comparable else unlike],
+        ["saved vs a static split of equal accuracy",
+         percent(s.vs_static_split_frac) if s.comparable else unlike]])
     return (f"<h3>{html.escape(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
                      "accuracy", "cost (USD)"], rows)
@@ -348,9 +364,9 @@ def plan_section(plan: PlanResult) -> str:
     saving = chosen.get("savings") or {}
     saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
         "baseline_uniform_tier")], ["its cost (USD)", saving.get("baseline_uniform_cost_usd")],
-        ["saved vs it (fraction)", saving.get("vs_uniform_frac")],
-        ["saved vs a static split of equal accuracy (fraction)",
-         saving.get("vs_static_split_frac")]]
+        ["saved vs it", percent(saving.get("vs_uniform_frac"))],
+        ["saved vs a static split of equal accuracy",
+         percent(saving.get("vs_static_split_frac"))]]
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in (chosen.get("one_fewer") or {}).items()]
     others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
