@@ -65,6 +65,6 @@ def test_a_fleet_that_misses_its_slos_gets_no_saving_on_the_page():
                                                                   routed_slo_met=False))
     section = page.savings_section(missed)
     assert section.count("not comparable: this fleet misses its SLOs") == 3
-    assert page.fmt(run.savings.vs_static_split_frac) not in section
-    assert page.fmt(run.savings.vs_static_split_frac) in page.savings_section(run)
+    assert page.fmt(page.percent(run.savings.vs_static_split_frac)) not in section
+    assert page.fmt(page.percent(run.savings.vs_static_split_frac)) in page.savings_section(run)
     assert "<td>routed (this run)</td><td>1 + 1</td><td>1 + 1</td>" in section
