@@ -179,3 +179,21 @@ def test_a_saving_of_float_noise_reads_0_percent_as_the_console_prints_it(tmp_pa
     assert "4.441e-16" not in text
     assert [fmt(v) for v in (-4.4e-16, 3e-13, 1e-11, percent(0.5), percent(None))] == [
         "0", "0", "1e-11", "50.0 %", "-"]
+
+
+def test_summary_manifest_and_report_record_the_trace_read(tmp_path):
+    """summary.json's and manifest.json's ``trace``: the file's name, the format read under
+    ``format: auto`` and the SHA-256 of its bytes; the report's provenance shows them."""
+    import hashlib
+    import json
+
+    run = make_run_dir(tmp_path / "run")
+    bundled = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
+    expected = {"file": "azure2023_code.parquet", "format": "canonical",
+                "sha256": hashlib.sha256(bundled.read_bytes()).hexdigest()}
+    assert json.loads((run / "summary.json").read_text())["trace"] == expected
+    assert json.loads((run / "manifest.json").read_text())["trace"] == expected
+    text = write_report(run).read_text()
+    assert "<td>trace format read</td><td>canonical</td>" in text
+    assert (f"<td>trace SHA-256</td><td>{expected['sha256']} (azure2023_code.parquet)</td>"
+            in text)

@@ -18,12 +18,14 @@ import pandas as pd
 from tiersim import fleet as fleet_mod
 from tiersim.errors import Note, ScenarioError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
+from tiersim.outputs import file_sha256
 from tiersim.paths import TraceFolderError, expand_user, resolve_trace_path
 from tiersim.perf.base import StepShape
+from tiersim.results import TraceRead
 from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
-from tiersim.trace import LoadedTrace, read_trace
+from tiersim.trace import LoadedTrace, TraceOrigin, read_trace
 from tiersim.workload import sessions
 
 REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32 * 2048}
@@ -39,6 +41,13 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     replayed = scenario.workload.sessions.source in ("auto", "trace")  # else rows stand alone
     return read_trace(scenario_trace_path(scenario, source), format=cfg.format, window=window,
                       time_scale=cfg.time_scale, sessions=replayed)
+
+
+def trace_read(origin: TraceOrigin) -> TraceRead:
+    """The trace file a run read, for its summary and manifest: the file's name, the format it
+    was read as and the SHA-256 of its bytes (:class:`tiersim.results.TraceRead`)."""
+    path = Path(origin.path)
+    return TraceRead(file=path.name, format=origin.format, sha256=file_sha256(path))
 
 
 def scenario_trace_path(scenario: Scenario, source: str) -> Path:

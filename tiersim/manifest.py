@@ -1,7 +1,9 @@
 """The manifest of a run folder: which files belong to one run, by their SHA-256.
 
 ``manifest.json`` holds ``run_id`` (the first 16 hex digits of a hash over the data files'
-hashes, so the same scenario and seed give the same id) and ``files``: name -> SHA-256. It is
+hashes, so the same scenario and seed give the same id), ``files``: name -> SHA-256, and
+``trace``: the trace file the run read (its name, the format it was read as and its SHA-256;
+summary.json's ``trace`` block, written by :func:`tiersim.outputs.write_run`). It is
 the last file a run renames into place (:mod:`tiersim.outputs`); :func:`check_manifest` tells a
 reader when the files around it come from different runs.
 """

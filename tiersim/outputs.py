@@ -365,6 +365,8 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
         temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=out))
         write_data_files(temp, run, requests, timeseries, scenario_text)
         info = manifest_of(temp)
+        if run.trace is not None:  # the input behind the files: which trace content was read
+            info["trace"] = run.trace.to_json()
         (temp / MANIFEST).write_bytes((json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
         names = list(DATA_FILES)
         if report:

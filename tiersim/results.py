@@ -128,6 +128,22 @@ class ModelRead:
 
 
 @dataclass(frozen=True)
+class TraceRead:
+    """The trace file a run read (:func:`tiersim.inputs.trace_read`): its ``file`` name (no
+    folder, so the same run writes the same bytes from any folder), the ``format`` it was read
+    as (``format: auto`` resolved) and the SHA-256 of its bytes, so a rerun on an edited or
+    replaced file is told apart."""
+
+    file: str
+    format: str
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
 class TierResult:
     """One tier of a run (tiers are listed cheapest first).
 
@@ -481,8 +497,9 @@ class SessionResult:
         return out
 
 
-OPTIONAL_SECTIONS = ("sessions", "response_cache")
-"""RunResult sections written only when the run has them (agentic sessions, a response cache)."""
+OPTIONAL_SECTIONS = ("sessions", "response_cache", "trace")
+"""RunResult sections written only when the run has them (agentic sessions, a response cache;
+the trace read, absent from a summary written before it was recorded)."""
 
 
 @dataclass(frozen=True)
@@ -503,7 +520,9 @@ class RunResult:
     ``response_cache`` (runs with one: hits and savings) are None, and absent from the JSON,
     otherwise; with a response cache every other figure covers the requests the fleet served.
     ``notes``: the run's notes as the command printed them (a trace's dropped rows, shifted
-    times ...), absent from the JSON when there are none. Every formula: ``docs/metrics.md``.
+    times ...), absent from the JSON when there are none. ``trace``: the trace file read, the
+    format it was read as and its SHA-256 (:class:`TraceRead`). Every formula:
+    ``docs/metrics.md``.
     """
 
     scenario: str
@@ -548,6 +567,7 @@ class RunResult:
     sessions: SessionResult | None = None
     response_cache: ResponseCacheResult | None = None
     notes: tuple[str, ...] = ()
+    trace: TraceRead | None = None
 
     @property
     def accuracy_label(self) -> str:
@@ -827,7 +847,9 @@ def _run_from(data: dict) -> RunResult:
                   sources=sources, profile=profile, analytic=_analytic_from(data.get("analytic")),
                   sessions=_sessions_from(data.get("sessions")),
                   response_cache=None if data.get("response_cache") is None
-                  else _build(ResponseCacheResult, data["response_cache"]))
+                  else _build(ResponseCacheResult, data["response_cache"]),
+                  trace=None if data.get("trace") is None
+                  else _build(TraceRead, data["trace"], at="trace"))
 
 
 def _tier_data(data: Any, name: str) -> dict:

@@ -41,6 +41,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     step_model,
     tier_infos,
     tier_specs,
+    trace_read,
 )
 from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
 from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
@@ -114,8 +115,9 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
     extra = baseline_infos(scenario)  # baseline-only tiers: drawn and sized, never routed to
-    prepared = prepare_all(load_scenario_trace(scenario, source), [*infos, *extra], scenario,
-                           workload_rng, source)  # the raw trace is not kept: the table is
+    loaded = load_scenario_trace(scenario, source)
+    prepared = prepare_all(loaded, [*infos, *extra], scenario, workload_rng,
+                           source)  # the raw trace is not kept: the table is
     df, cache, end_s = prepared.df, None, 0.0
     if scenario.router.response_cache is not None:
         cache = response_cache.answered(scenario, df, source)
@@ -139,7 +141,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
                              saved, analytic, end_s)
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
                                                                           run.cost_usd),
-                              savings=_with_slo_check(saved, scenario, run))
+                              savings=_with_slo_check(saved, scenario, run),
+                              trace=trace_read(loaded.origin))
     if cache is not None:
         run = dataclasses.replace(run, response_cache=_cache_effect(
             scenario, fleet, prepared, infos, cache, (run, requests), router, source))

@@ -108,6 +108,7 @@ def provenance(data: ReportData) -> str:
             ["run id", data.run_id],
             ["scenario", sc.get("name", run.scenario if run else None)],
             ["trace", trace.get("path", "not recorded (no scenario.yaml in this folder)")],
+            *_trace_read_rows(run),
             ["trace window (s)", trace.get("window")],
             ["trace time scale", trace.get("time_scale")],
             ["model", sc.get("model", run.model if run else None)],
@@ -133,6 +134,15 @@ def provenance(data: ReportData) -> str:
     return ("<h2>Scenario and provenance</h2>" + table(["item", "value"], rows)
             + _profile_sources(profile.get("sources") or {}) + model_read_section(run)
             + details)
+
+
+def _trace_read_rows(run: RunResult | None) -> list[list[Any]]:
+    """The format the trace was read as and its file's SHA-256, from the run's summary; none
+    for a summary written before they were recorded (or a sweep, which has no one run)."""
+    if run is None or run.trace is None:
+        return []
+    return [["trace format read", run.trace.format],
+            ["trace SHA-256", f"{run.trace.sha256} ({run.trace.file})"]]
 
 
 def model_read_section(run: RunResult | None) -> str:
