@@ -301,3 +301,13 @@ def test_a_logged_formats_prefix_hashes_hold_one_id_per_block(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TraceWarning)
         assert [list(h) for h in load_trace(burst)["prefix_hashes"]] == [[1, 2]]
+
+
+def test_write_canonical_refuses_a_path_that_is_not_parquet(tmp_path):
+    """Parquet bytes written into x.csv would be read back as a binary file, not a CSV."""
+    df = load_trace(write(tmp_path, "mine.csv", CANONICAL))
+    with pytest.raises(TraceError) as err:
+        write_canonical(df, tmp_path / "x.csv")
+    assert str(err.value) == (f"{tmp_path / 'x.csv'}: write_canonical writes Parquet; name the "
+                              "file .parquet (for CSV, write the table with df.to_csv)")
+    assert not (tmp_path / "x.csv").exists()

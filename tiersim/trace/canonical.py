@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tiersim.errors import escaped, unprintable
+from tiersim.errors import TraceError, escaped, unprintable
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 
@@ -353,7 +353,14 @@ def _true_false_item(cell) -> bool | None:
 
 
 def write_canonical(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> Path:
-    """Write a canonical table to Parquet (zstd), with ``metadata`` in the file's key-values."""
+    """Write a canonical table to Parquet (zstd), with ``metadata`` in the file's key-values.
+
+    ``path`` must end in ``.parquet``: Parquet bytes in a ``.csv`` or ``.jsonl`` file would
+    mislead whoever opens it (CSV has no place for the key-values; write it with
+    ``df.to_csv``)."""
+    if Path(path).suffix.lower() != ".parquet":
+        raise TraceError(str(path), "write_canonical writes Parquet; name the file .parquet "
+                         "(for CSV, write the table with df.to_csv)")
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta.update({f"tiersim.{k}".encode(): str(v).encode() for k, v in (metadata or {}).items()})
