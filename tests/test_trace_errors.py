@@ -154,7 +154,12 @@ def test_named_format_that_does_not_fit(tmp_path):
         load_trace(path, format="mooncake")
     assert str(info.value) == (
         f"{path}: column 'timestamp': missing column for the mooncake format (found: TIMESTAMP, "
-        "ContextTokens, GeneratedTokens); add it or name the right format")
+        "ContextTokens, GeneratedTokens); these columns are Azure's: set trace.format: azure "
+        "or auto (tiersim trace inspect: --format azure)")
+    path.write_text("TIMESTAMP,ContextTokens\n2023-11-16 18:17:03,5\n")  # no format's
+    with pytest.raises(TraceError) as info:
+        load_trace(path, format="mooncake")
+    assert str(info.value).endswith("ContextTokens); add it or name the right format")
 
 
 def test_unknown_format_name(tmp_path):

@@ -249,12 +249,28 @@ def _one_format(columns: list[str], src: Source) -> None:
                          "scenario (tiersim trace inspect: --format)")
 
 
+OWNERS = {"azure": "Azure's", "burstgpt": "BurstGPT's", "mooncake": "Mooncake's",
+          "canonical": "the canonical table's"}
+"""Each format's name in "these columns are ...'s" (a wrong format named)."""
+
+
 def _require(src: Source, columns: list[str], required: tuple[str, ...], name: str) -> None:
+    """Refuse a table without one of ``name``'s required columns, saying which format the
+    columns are when they are another's every required column."""
     for col in required:
         if col not in columns:
             raise TraceError(src.path, f"missing column for the {name} format (found: "
-                             f"{_names(columns)}); add it or name the right format",
-                             column=col)
+                             f"{_names(columns)}); {_format_fix(columns, name)}", column=col)
+
+
+def _format_fix(columns: list[str], name: str) -> str:
+    """How to read a table whose columns are not ``name``'s: the format they are, if any."""
+    others = [other for other in complete_formats(columns) if other != name]
+    if len(others) != 1:
+        return "add it or name the right format"
+    other = others[0]
+    return (f"these columns are {OWNERS[other]}: set trace.format: {other} or auto (tiersim "
+            f"trace inspect: --format {other})")
 
 
 def _names(columns: list[str], most: int = 20, longest: int = 40) -> str:
