@@ -409,3 +409,22 @@ def test_a_bytes_prompt_is_shown_as_its_text(tmp_path, cell, shown):
                              "prompt": pa.array([cell], pa.binary())}), path)
     assert error_of(path) == (f"{path}: row 1, column 'prompt': prompt must be text (got "
                               f"{shown}); write the prompt as a string, or leave the cell empty")
+
+
+BG_LABELLED = ("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type,"
+               "correct_bf16,prompt_hash\n")
+
+
+def test_burstgpt_labels_are_checked_on_kept_rows_only(tmp_path):
+    """A failed request (0 response tokens) is dropped, so its empty labels are no error (it
+    was: "row 1, column 'correct_bf16': missing correct_bf16"); a kept row's are, by its row."""
+    path = tmp_path / "bg.csv"
+    path.write_text(BG_LABELLED + "0,ChatGPT,100,0,100,API log,,\n"
+                    "1,ChatGPT,100,10,110,API log,1,5\n2,GPT-4,100,12,112,API log,0,6\n")
+    table = load_trace(path)
+    assert table["request_id"].tolist() == [1, 2]
+    assert table["correct_bf16"].tolist() == [1.0, 0.0]
+    path.write_text(BG_LABELLED + "0,ChatGPT,100,0,100,API log,,\n"
+                    "1,ChatGPT,100,10,110,API log,1,5\n2,GPT-4,100,12,112,API log,,6\n")
+    assert error_of(path) == (f"{path}: row 3, column 'correct_bf16': missing correct_bf16; "
+                              "fill it in or remove the row (file line 4)")

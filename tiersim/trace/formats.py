@@ -12,7 +12,7 @@ A logged format (Azure, BurstGPT, Mooncake) keeps the canonical optional columns
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -62,11 +62,13 @@ OWN = {"azure": ("TIMESTAMP", "ContextTokens", "GeneratedTokens"),
 noted; its totals and log type say nothing a run uses)."""
 
 
-def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...]) -> tuple[dict, list[str]]:
+def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
+            rows: np.ndarray | None = None) -> tuple[dict, list[str]]:
     """The canonical optional columns (``prompt_hash``, ``correct_<tier>``, ``task_type``,
     ``feat_*`` ...: :data:`tiersim.trace.canonical.NAMED` and its prefixes) of a logged trace,
     checked as a canonical trace's are, and a note naming its other columns, which are not
-    read (they were dropped silently: a Mooncake ``prompt_hash`` was never a cache key)."""
+    read (they were dropped silently: a Mooncake ``prompt_hash`` was never a cache key).
+    With ``rows`` (0-based, increasing) only those rows are checked and returned."""
     others = [c for c in raw.columns if c not in own]
     kept = [c for c in others if canonical.is_optional(c)]
     unread = [c for c in others if c not in kept]
@@ -76,7 +78,10 @@ def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...]) -> tuple[dict,
         more = f" and {len(unread) - 10} more" if len(unread) > 10 else ""
         notes.append(f"column(s) {shown}{more} not read (neither this format's nor a canonical "
                      "optional column such as prompt_hash or correct_<tier>)")
-    return canonical.optional_columns(raw[kept], src), notes
+    if rows is None:
+        return canonical.optional_columns(raw[kept], src), notes
+    part = raw[kept].iloc[rows].reset_index(drop=True)
+    return canonical.optional_columns(part, replace(src, rows=rows)), notes
 
 
 def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.ndarray:
@@ -113,14 +118,14 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
         raise src.error("every row has 0 response tokens (failed requests, which tiersim "
                         "drops), so no request is left; use the rows of successful requests",
                         None, "Response tokens")
-    extra, notes = carried(raw, src, OWN["burstgpt"])
-    _check_prefix_hashes(src, extra, np.where(keep, inp, np.iinfo(np.int32).max))  # kept rows
-    table = canonical.build(np.arange(len(raw)), arrival, inp, out, extra)
+    rows = np.flatnonzero(keep)  # only the rows kept are checked: a failed one has no labels
+    extra, notes = carried(raw, src, OWN["burstgpt"], rows)
+    _check_prefix_hashes(replace(src, rows=rows), extra, inp[rows])
+    table = canonical.build(rows, arrival[rows], inp[rows], out[rows], extra)
     if not keep.all():
         first = int(np.argmax(~keep)) + 1
         notes.append(f"dropped {int((~keep).sum())} of {len(raw)} rows with 0 response tokens "
                      f"(failed requests in BurstGPT; first at row {first})")
-        table = table[keep].reset_index(drop=True)
         start = float(table["arrival_s"].iloc[0])
         if start > 0:  # seconds since the first request kept, as every format gives them
             table["arrival_s"] = table["arrival_s"] - start

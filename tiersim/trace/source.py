@@ -19,7 +19,7 @@ import io
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -47,17 +47,22 @@ _STEP[[ord("["), ord("{")]], _STEP[[ord("]"), ord("}")]] = 1, -1
 
 @dataclass(frozen=True)
 class Source:
-    """Where a raw table came from: the path, how many lines precede its first data row, and
-    (for a table read in chunks) the file's data row of the table's first row, 0-based."""
+    """Where a raw table came from: the path, how many lines precede its first data row,
+    (for a table read in chunks) the file's data row of the table's first row, 0-based, and
+    (for a table of some of the rows read, e.g. BurstGPT's kept rows) each table row's data row
+    among those read, 0-based."""
 
     path: str
     header_lines: int | None  # None for binary files (Parquet), which have no lines
     first_row: int = 0
+    rows: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def error(self, message: str, index: int | None = None,
               column: str | None = None) -> TraceError:
         """A TraceError at 0-based data row ``index`` of the table (reported as the file's
         1-based data row) and ``column``."""
+        if index is not None and self.rows is not None:
+            index = int(self.rows[index])
         row = None if index is None else self.first_row + int(index) + 1
         if row is not None and self.header_lines is not None:
             message += f" (file line {file_line(self.path, self.header_lines, row)})"
