@@ -35,7 +35,7 @@ def chunks(path, rows: int = 3) -> pd.DataFrame:
     """The canonical table read ``rows`` rows at a time."""
     n = pq.ParquetFile(path).metadata.num_rows
     return chunked.read_canonical(path, Source(str(path), None), FORMATS["canonical"].convert,
-                                  n, chunk_rows=rows)
+                                  n, chunk_rows=rows)[0]
 
 
 def trace(n: int = 10, **extra) -> pd.DataFrame:

@@ -311,3 +311,37 @@ def test_write_canonical_refuses_a_path_that_is_not_parquet(tmp_path):
     assert str(err.value) == (f"{tmp_path / 'x.csv'}: write_canonical writes Parquet; name the "
                               "file .parquet (for CSV, write the table with df.to_csv)")
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_canonical_parquet_keeps_the_loaders_notes_once(tmp_path):
+    """A canonical Parquet file read in chunks dropped every chunk's notes: its 'hash_ids'
+    column was not read, and nothing said so."""
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [600, 600, 600],
+                       "output_tokens": [5, 5, 5], "hash_ids": [[1, 2], [1, 3], [4]]})
+    path = tmp_path / "h.parquet"
+    df.to_parquet(path)
+    from tiersim.trace import chunked
+    chunked.CHUNK_ROWS, rows = 2, chunked.CHUNK_ROWS  # two chunks, one note
+    try:
+        with pytest.warns(TraceWarning):
+            notes = read_trace(path).origin.notes
+    finally:
+        chunked.CHUNK_ROWS = rows
+    assert notes == ("column 'hash_ids' is not read: a canonical trace's prompt block hashes "
+                     "are 'prefix_hashes' (rename the column to model prefix caching with it)",)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_canonical_columns_nothing_reads_are_noted_with_the_name_meant(tmp_path, suffix):
+    """can_typo.csv: a misspelt session_id and prefix hash column were read by nothing, and
+    the notes were empty (Azure's unread columns were noted)."""
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [100, 100],
+                       "output_tokens": [10, 10], "prompt_hashes": [5, 5], "sesion_id": [1, 1],
+                       "zone": ["a", "b"], "subject": ["x", "y"], "feat_x": [1.0, 2.0]})
+    path = tmp_path / f"t.{suffix}"
+    df.to_csv(path, index=False) if suffix == "csv" else df.to_parquet(path)
+    with pytest.warns(TraceWarning):
+        notes = read_trace(path).origin.notes
+    assert notes == ("column(s) 'prompt_hashes' (prompt_hash or prefix_hashes?), 'sesion_id' "
+                     "(session_id?), 'zone' not read (not a canonical column: carried in the "
+                     "table, used by nothing)",)

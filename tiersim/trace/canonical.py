@@ -7,7 +7,8 @@ category, ``prefix_hashes`` list of int64 (in every row, ``[]`` for none; in CSV
 ``[1, 2, 3]``), ``difficulty`` float32 in [0, 1], ``correct_<tier>`` float32 in [0, 1],
 ``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none), ``prompt_hash`` (in every
 row). A missing hash list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
-Other columns pass through unchanged.
+Other columns pass through unchanged, with a note naming them (and the canonical name each is
+close to: ``sesion_id`` (session_id?)), as nothing reads them.
 """
 
 from __future__ import annotations

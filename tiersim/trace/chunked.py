@@ -34,17 +34,19 @@ once into one block per dtype."""
 
 
 def read_canonical(path: Path, src: Source, convert, rows: int,
-                   chunk_rows: int | None = None) -> pd.DataFrame:
+                   chunk_rows: int | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The canonical table of the canonical Parquet trace ``path`` (``rows`` data rows), each
     chunk (``chunk_rows`` rows, default :data:`CHUNK_ROWS`) converted by
-    ``convert(raw, src) -> (table, notes)``."""
+    ``convert(raw, src) -> (table, notes)``, and the chunks' notes, each once, in order."""
     chunk_rows = chunk_rows or CHUNK_ROWS
     columns = _Columns(rows)
     previous = None  # (last arrival, its raw value) of the chunk before
     has_ids = True
+    notes: dict[str, None] = {}  # ordered, each note once (every chunk gives a column's note)
     for start, raw in parquet_chunks(path, chunk_rows):
         part_src = replace(src, first_row=start)
-        table, _ = convert(raw, part_src)
+        table, part_notes = convert(raw, part_src)
+        notes.update(dict.fromkeys(part_notes))
         has_ids = "request_id" in raw.columns
         if previous is not None:
             _check_seam(part_src, previous, table, raw)
@@ -56,7 +58,7 @@ def read_canonical(path: Path, src: Source, convert, rows: int,
         _check_unique_ids(src, table["request_id"].to_numpy())
     else:
         table["request_id"] = np.arange(len(table), dtype=np.int64)
-    return table
+    return table, list(notes)
 
 
 def _check_seam(src: Source, previous: tuple, table: pd.DataFrame, raw: pd.DataFrame) -> None:

@@ -11,6 +11,7 @@ A logged format (Azure, BurstGPT, Mooncake) keeps the canonical optional columns
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -22,6 +23,11 @@ from tiersim.trace import canonical, checks
 from tiersim.trace.source import Source
 
 Converted = tuple[pd.DataFrame, list[str]]
+
+KNOWN = (*canonical.CORE, *canonical.NAMED, "subject")
+"""Canonical column names something reads: the core and named optional columns and the
+classifier's ``subject`` (:mod:`tiersim.routing.classifier`); a column of another name in a
+canonical file is noted, with the names it is close to."""
 
 LENGTH_COLUMNS = ("num_prefill_tokens", "num_decode_tokens")
 
@@ -71,17 +77,29 @@ def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
     With ``rows`` (0-based, increasing) only those rows are checked and returned."""
     others = [c for c in raw.columns if c not in own]
     kept = [c for c in others if canonical.is_optional(c)]
-    unread = [c for c in others if c not in kept]
-    notes = []
-    if unread:
-        shown = ", ".join(repr(escaped(c if len(c) <= 40 else c[:37] + "...")) for c in unread[:10])
-        more = f" and {len(unread) - 10} more" if len(unread) > 10 else ""
-        notes.append(f"column(s) {shown}{more} not read (neither this format's nor a canonical "
-                     "optional column such as prompt_hash or correct_<tier>)")
+    notes = unread_note([c for c in others if c not in kept], "neither this format's nor a "
+                        "canonical optional column such as prompt_hash or correct_<tier>")
     if rows is None:
         return canonical.optional_columns(raw[kept], src), notes
     part = raw[kept].iloc[rows].reset_index(drop=True)
     return canonical.optional_columns(part, replace(src, rows=rows)), notes
+
+
+def unread_note(unread: list[str], why: str) -> list[str]:
+    """A note naming columns that are not read (at most 10; the names are the file's text,
+    escaped), each with the canonical names it is close to (a typo: ``sesion_id``)."""
+    if not unread:
+        return []
+    shown = ", ".join(_unread_name(c) for c in unread[:10])
+    more = f" and {len(unread) - 10} more" if len(unread) > 10 else ""
+    return [f"column(s) {shown}{more} not read ({why})"]
+
+
+def _unread_name(name: str) -> str:
+    """A column not read, for a note: its name, cut and escaped, and what it may be a typo of."""
+    text = repr(escaped(name if len(name) <= 40 else name[:37] + "..."))
+    close = difflib.get_close_matches(name, KNOWN, n=2, cutoff=0.65)
+    return f"{text} ({' or '.join(close)}?)" if close else text
 
 
 def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.ndarray:
@@ -191,7 +209,9 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     extra = canonical.optional_columns(raw, src)
     if "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
-    notes = []
+    notes = unread_note([c for c in raw.columns if c not in KNOWN and c != "hash_ids"
+                         and not c.startswith(canonical.PREFIXES)],
+                        "not a canonical column: carried in the table, used by nothing")
     if "hash_ids" in raw.columns and "prefix_hashes" not in raw.columns:
         notes.append("column 'hash_ids' is not read: a canonical trace's prompt block hashes "
                      "are 'prefix_hashes' (rename the column to model prefix caching with it)")

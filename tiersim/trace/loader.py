@@ -141,7 +141,8 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
         name = _choose_format(columns, rows, src, format)
         if name == "canonical":
             convert = FORMATS[name].convert
-            return chunked.read_canonical(Path(path), src, convert, rows), src, name, []
+            table, notes = chunked.read_canonical(Path(path), src, convert, rows)
+            return table, src, name, notes
     raw, src = read_raw(path)
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)
