@@ -141,3 +141,17 @@ def test_inspect_cuts_the_window_at_the_traces_last_arrival():
     text = runner.invoke(trace_app, ["inspect", "azure2023_code", "--window", "3000",
                                      "4000"]).output
     assert "3,000 to 4,000 s of the trace; cut to its" in text and "1.65 req/s" in text
+
+
+def test_inspect_says_the_time_scale_it_applied():
+    """Without --window, --time-scale 10 changed the span and rate and nothing said so (the
+    JSON had no time_scale key)."""
+    stats = json.loads(runner.invoke(trace_app, ["inspect", "azure2023_code", "--json",
+                                                 "--time-scale", "10"]).output)
+    assert stats["time_scale"] == 10.0
+    plain = json.loads(runner.invoke(trace_app, ["inspect", "azure2023_code", "--json"]).output)
+    assert plain["time_scale"] == 1.0
+    assert stats["rate_rps"] == pytest.approx(10 * plain["rate_rps"])
+    text = runner.invoke(trace_app, ["inspect", "azure2023_code", "--time-scale", "10"]).output
+    assert "time scale │ 10 (arrival times divided by 10) │" in " ".join(text.split())
+    assert "time scale" not in runner.invoke(trace_app, ["inspect", "azure2023_code"]).output

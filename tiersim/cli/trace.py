@@ -108,6 +108,7 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
     _check_sessions(loaded, str(path))
     cut = _cut(window, loaded.origin.arrivals)
     stats = trace_stats(loaded.table, _window_s(cut, time_scale))
+    stats["time_scale"] = float(time_scale)
     if window is not None:
         stats["window"] = [float(window[0]), float(window[1])]
         stats["window_cut"] = None if cut == tuple(stats["window"]) else list(cut)
@@ -150,6 +151,9 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     table.add_column("statistic")
     table.add_column("value", justify="right")
     table.add_row("requests", f"{stats['rows']:,}")
+    scale = stats.get("time_scale", 1.0)
+    if scale != 1.0:
+        table.add_row("time scale", f"{scale:g} (arrival times divided by {scale:g})")
     table.add_row("span", _fmt(stats["span_s"], "{:,.1f} s"))
     if stats.get("window") is not None:
         table.add_row("window", _window_text(stats["window"], stats.get("window_cut"),
