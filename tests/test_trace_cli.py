@@ -155,3 +155,22 @@ def test_inspect_says_the_time_scale_it_applied():
     text = runner.invoke(trace_app, ["inspect", "azure2023_code", "--time-scale", "10"]).output
     assert "time scale │ 10 (arrival times divided by 10) │" in " ".join(text.split())
     assert "time scale" not in runner.invoke(trace_app, ["inspect", "azure2023_code"]).output
+
+
+def test_inspect_states_the_time_the_run_replays(tmp_path):
+    """A window [0, 1600) of arrivals from 1,000 s: inspect gave the rate over 1,000-1,600 s
+    while tiersim run bills all 1,600 s; both are stated now, and the note says what it costs."""
+    path = tmp_path / "late.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens\n1000,100,10\n1300,100,10\n"
+                    "1500,100,10\n")
+    stats = json.loads(runner.invoke(trace_app, ["inspect", str(path), "--json", "--window",
+                                                 "0", "1600"]).output)
+    assert (stats["first_arrival_s"], stats["last_arrival_s"]) == (1000.0, 1500.0)
+    assert stats["notes"] == [
+        "the first request arrives at 1,000 s, but the run and its provisioned cost start at "
+        "0 s (the window start is time 0): 1,000 of the 1,500 s replayed to the last arrival "
+        "(67%) hold no request and are billed; to start at the first request set "
+        "trace.window: [1000, 1501] (tiersim trace inspect: --window 1000 1501)"]
+    text = runner.invoke(trace_app, ["inspect", str(path), "--window", "0", "1600"]).output
+    assert "replayed by tiersim run │ 0 to 1,500.0 s; first request at 1,000.0 s │" in \
+        " ".join(text.split())

@@ -60,18 +60,41 @@ def test_a_late_first_arrival_is_warned_once_and_early_ones_are_not(tmp_path):
     with pytest.warns(TraceWarning) as caught:
         loaded = read_trace(late)
     assert [str(w.message) for w in caught] == [
-        f"{late}: the first request arrives at 900000000 s, but the run and its provisioned "
-        "cost start at 0 s (canonical arrival_s are seconds from the trace's start); to start "
-        "at the first request set trace.window: [900000000, 900000002] (tiersim trace inspect: "
-        "--window 900000000 900000002)"]
+        f"{late}: the first request arrives at 900,000,000 s, but the run and its provisioned "
+        "cost start at 0 s (canonical arrival_s are seconds from the trace's start): "
+        "900,000,000 of the 900,000,001 s replayed to the last arrival (100%) hold no request "
+        "and are billed; to start at the first request set trace.window: [900000000, "
+        "900000002] (tiersim trace inspect: --window 900000000 900000002)"]
     assert loaded.table["arrival_s"].tolist() == [900000000, 900000001]  # unchanged
-    for text in ("10,100,10\n11,100,10\n", "4000,100,10\n9000,100,10\n"):
+    for text in ("10,100,10\n11,100,10\n", "4000,100,10\n9000,100,10\n",
+                 "59,100,10\n60,100,10\n"):
         with warnings.catch_warnings():
             warnings.simplefilter("error", TraceWarning)
             load_trace(write(tmp_path / "early.csv", f"{CANON}\n{text}"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", TraceWarning)
         assert load_trace(late, window=(900000000, 900000002))["arrival_s"].tolist() == [0, 1]
+
+
+def test_a_first_arrival_late_for_its_span_is_noted_under_an_hour_and_in_a_window(tmp_path):
+    """600 s of arrivals from 3,000 s were billed from 0 without a note (the rule wanted a
+    first arrival past an hour); a window starting long before its first request, too."""
+    path = write(tmp_path / "late.csv", f"{CANON}\n3000,100,10\n3300,100,10\n3600,100,10\n")
+    with pytest.warns(TraceWarning) as caught:
+        read_trace(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: the first request arrives at 3,000 s, but the run and its provisioned cost "
+        "start at 0 s (canonical arrival_s are seconds from the trace's start): 3,000 of the "
+        "3,600 s replayed to the last arrival (83%) hold no request and are billed; to start "
+        "at the first request set trace.window: [3000, 3601] (tiersim trace inspect: --window "
+        "3000 3601)"]
+    with pytest.warns(TraceWarning) as caught:
+        read_trace(path, window=(1000, 3500), time_scale=2)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: the first request arrives at 1,000 s, but the run and its provisioned cost "
+        "start at 0 s (the window start is time 0): 1,000 of the 1,150 s replayed to the last "
+        "arrival (87%) hold no request and are billed; to start at the first request set "
+        "trace.window: [3000, 3301] (tiersim trace inspect: --window 3000 3301)"]
 
 
 SESSION = f"{CANON},session_id,step,parent\n0,100,10,1,0,\n1,100,10,1,1,{{}}\n"

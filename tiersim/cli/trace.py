@@ -109,6 +109,7 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
     cut = _cut(window, loaded.origin.arrivals)
     stats = trace_stats(loaded.table, _window_s(cut, time_scale))
     stats["time_scale"] = float(time_scale)
+    stats.update(_replayed(loaded.table))
     if window is not None:
         stats["window"] = [float(window[0]), float(window[1])]
         stats["window_cut"] = None if cut == tuple(stats["window"]) else list(cut)
@@ -130,6 +131,14 @@ def _cut(window, arrivals: tuple[float, float] | None) -> tuple[float, float] | 
 def _window_s(window, time_scale: float) -> float | None:
     """The replayed length of a window ``(START, END)``: (END - START) / time scale."""
     return None if window is None else (float(window[1]) - float(window[0])) / time_scale
+
+
+def _replayed(table) -> dict:
+    """Where the requests sit in the time ``tiersim run`` replays, which starts at 0 (a
+    canonical file's 0, or the window start) and bills the fleet from there: the first and
+    last arrival, in seconds after it, time scale applied."""
+    t = table["arrival_s"].to_numpy()
+    return {"first_arrival_s": float(t[0]), "last_arrival_s": float(t[-1])}
 
 
 def _check_sessions(loaded, source: str) -> None:
@@ -155,6 +164,8 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     if scale != 1.0:
         table.add_row("time scale", f"{scale:g} (arrival times divided by {scale:g})")
     table.add_row("span", _fmt(stats["span_s"], "{:,.1f} s"))
+    if stats.get("last_arrival_s") is not None:
+        table.add_row("replayed by tiersim run", _replayed_text(stats))
     if stats.get("window") is not None:
         table.add_row("window", _window_text(stats["window"], stats.get("window_cut"),
                                              stats["window_s"]))
@@ -169,6 +180,14 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     for note in notes:  # a note may quote the trace (a model's name): no terminal escapes
         table.add_row("note", escaped(note))
     return table
+
+
+def _replayed_text(stats: dict) -> str:
+    """The time ``tiersim run`` replays and bills, 0 to the last arrival, and where its first
+    request arrives when that is not at 0."""
+    text = f"0 to {stats['last_arrival_s']:,.1f} s"
+    first = stats["first_arrival_s"]
+    return text if first == 0 else f"{text}; first request at {first:,.1f} s"
 
 
 def _window_text(window: list[float], cut: list[float] | None, window_s: float) -> str:

@@ -117,8 +117,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
         rows, window_notes = window_rows(table, window, src, sessions)
         table = _keep(table, rows, window, src)
         notes = [*notes, *window_notes]
-    elif name == "canonical":
-        notes = [*notes, *_late_start(table)]
+    notes = [*notes, *_late_start(table, window, time_scale)]
     origin = TraceOrigin(src.path, name, tuple(notes), 0 if rows is None else int(rows[0]),
                          src.header_lines, None if rows is None or _one_run(rows) else rows,
                          arrivals)
@@ -175,21 +174,28 @@ def _check_span(table: pd.DataFrame, src: Source, origin: TraceOrigin,
                     FORMATS[name].required[0])
 
 
-LATE_START_S = 3600.0
-"""A canonical trace whose first request comes later than this (and later than its own span)
-is warned about: the run, and the fleet's provisioned cost, start at time 0."""
+MIN_LEAD_S = 60.0
+"""Least empty time before the first request (as replayed) that :func:`_late_start` notes."""
 
 
-def _late_start(table: pd.DataFrame) -> list[str]:
-    """A note when a canonical trace's first arrival is late (epoch times, or a cut from a long
-    log): later than :data:`LATE_START_S` and than its own span (last - first arrival)."""
+def _late_start(table: pd.DataFrame, window, time_scale: float) -> list[str]:
+    """A note when the replayed table's first request comes late: after more empty time than
+    the arrivals' own span (more than half of the time replayed up to the last arrival holds
+    no request) and at least :data:`MIN_LEAD_S` after time 0 (a canonical file's 0, or the
+    window start), where the run, and the fleet's provisioned cost, start."""
     t = table["arrival_s"].to_numpy()
     first, span = float(t[0]), float(t[-1] - t[0])
-    if not (first > LATE_START_S and first > span) or first > MAX_SPAN_S:
+    scale = float(time_scale) if isinstance(time_scale, int | float) and time_scale > 0 else 1.0
+    if not (first > span and first / scale >= MIN_LEAD_S) or first > MAX_SPAN_S:
         return []
-    return [f"the first request arrives at {_number(first)} s, but the run and its provisioned "
-            "cost start at 0 s (canonical arrival_s are seconds from the trace's start); to "
-            f"start at the first request set {_window_hint(t)}"]
+    zero = ("canonical arrival_s are seconds from the trace's start" if window is None else
+            "the window start is time 0")
+    offset = 0.0 if window is None else float(window[0])
+    lead, total = first / scale, float(t[-1]) / scale
+    return [f"the first request arrives at {lead:,.0f} s, but the run and its provisioned cost "
+            f"start at 0 s ({zero}): {lead:,.0f} of the {total:,.0f} s replayed to the last "
+            f"arrival ({lead / total:.0%}) hold no request and are billed; to start at the "
+            f"first request set {_window_hint(t + offset)}"]
 
 
 def _window_hint(t: np.ndarray) -> str:
