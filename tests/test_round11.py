@@ -234,11 +234,15 @@ def test_more_prefix_ids_than_prompt_blocks_are_refused(tmp_path):
     with pytest.raises(TiersimError) as err:
         load_trace(path)
     assert str(err.value) == (f"{path}: row 1, column 'hash_ids': 3 prefix block ids for a "
-                              "1,000-token prompt, which spans 2 block(s) of 512 tokens; give "
-                              "one id per 512 prompt tokens (file line 1)")
+                              "1,000-token prompt, which spans 2 block(s) of 512 tokens; "
+                              "tiersim takes one id per 512-token block, Mooncake's size (no "
+                              "setting changes it; ids of smaller blocks, such as Bailian's "
+                              "16-token ones, do not fit): remove the column hash_ids to replay "
+                              "without prefix caching, or give one id per 512 prompt tokens "
+                              "(file line 1)")
 
 
-@pytest.mark.parametrize(("column", "label"), [("arrival_s", "arrival time"),
+@pytest.mark.parametrize(("column", "label"), [("arrival_s", "arrival time in seconds"),
                                                ("tool_s", "tool time in seconds")])
 def test_a_time_of_true_or_false_is_refused(tmp_path, column, label):
     """False and True were read as 0 and 1 seconds."""

@@ -97,8 +97,8 @@ CASES = {
         "file by timestamp (file line 2)"),
     "canonical negative arrival": (
         "c.csv", "arrival_s,input_tokens,output_tokens\n-1.5,3,4\n",
-        "row 1, column 'arrival_s': arrival time must be >= 0 (got -1.5); fix or remove the "
-        "row (file line 2)"),
+        "row 1, column 'arrival_s': arrival time in seconds must be >= 0 (got -1.5); fix or "
+        "remove the row (file line 2)"),
     "canonical duplicate id": (
         "d.csv", "request_id,arrival_s,input_tokens,output_tokens\n4,0,3,4\n4,1,3,4\n",
         "row 2, column 'request_id': duplicate request_id 4; ids must be unique (file line 3)"),
@@ -273,8 +273,8 @@ def test_date_time_or_duration_where_a_number_is_wanted_is_refused(tmp_path):
     moon = _parquet(tmp_path / "m.parquet", timestamp=stamps, input_length=[5, 5],
                     output_length=[2, 2])
     assert error_of(moon) == (f"{moon}: column 'timestamp': is a date-time column "
-                               "(datetime64[ns]), and timestamp must be a plain number in this "
-                               "format's unit; write it as numbers")
+                               "(datetime64[ns]), and timestamp in milliseconds must be a "
+                               "plain number; write it as numbers")
     dur = _parquet(tmp_path / "d.parquet", arrival_s=pa.array([0, 500], pa.duration("ms")),
                    input_tokens=[5, 5], output_tokens=[2, 2])
     with pytest.raises(TraceError, match="column 'arrival_s': is a duration column"):
@@ -428,3 +428,17 @@ def test_burstgpt_labels_are_checked_on_kept_rows_only(tmp_path):
                     "1,ChatGPT,100,10,110,API log,1,5\n2,GPT-4,100,12,112,API log,,6\n")
     assert error_of(path) == (f"{path}: row 3, column 'correct_bf16': missing correct_bf16; "
                               "fill it in or remove the row (file line 4)")
+
+
+def test_a_timestamp_error_names_the_unit_it_is_read_in(tmp_path):
+    """BurstGPT's said "timestamp is not a number ...; write a number": in what unit?"""
+    burst = tmp_path / "b.csv"
+    burst.write_text("Timestamp,Request tokens,Response tokens\n0,5,5\nsoon,5,5\n")
+    assert error_of(burst) == (f"{burst}: row 2, column 'Timestamp': timestamp in seconds is "
+                               "not a number (got text of 4 characters); write a number "
+                               "(file line 3)")
+    moon = tmp_path / "m.jsonl"
+    moon.write_text('{"timestamp": 0, "input_length": 5, "output_length": 2}\n'
+                    '{"timestamp": null, "input_length": 5, "output_length": 2}\n')
+    assert error_of(moon) == (f"{moon}: row 2, column 'timestamp': missing timestamp in "
+                              "milliseconds; fill it in or remove the row (file line 2)")

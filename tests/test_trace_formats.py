@@ -294,7 +294,10 @@ def test_a_logged_formats_prefix_hashes_hold_one_id_per_block(tmp_path):
         load_trace(azure)
     assert str(info.value) == (
         f"{azure}: row 1, column 'prefix_hashes': 50 prefix block ids for a 1,183-token prompt, "
-        "which spans 3 block(s) of 512 tokens; give one id per 512 prompt tokens (file line 2)")
+        "which spans 3 block(s) of 512 tokens; tiersim takes one id per 512-token block, "
+        "Mooncake's size (no setting changes it; ids of smaller blocks, such as Bailian's "
+        "16-token ones, do not fit): remove the column prefix_hashes to replay without prefix "
+        "caching, or give one id per 512 prompt tokens (file line 2)")
     burst = tmp_path / "b.csv"  # a failed row (dropped) is not held to it
     burst.write_text("Timestamp,Request tokens,Response tokens,prefix_hashes\n"
                      f'0,0,0,"{ids}"\n1,600,5,"[1, 2]"\n')
@@ -345,3 +348,40 @@ def test_canonical_columns_nothing_reads_are_noted_with_the_name_meant(tmp_path,
     assert notes == ("column(s) 'prompt_hashes' (prompt_hash or prefix_hashes?), 'sesion_id' "
                      "(session_id?), 'zone' not read (not a canonical column: carried in the "
                      "table, used by nothing)",)
+
+
+def test_timestamps_sized_for_another_unit_are_noted(tmp_path):
+    """Float seconds under Mooncake's names (Qwen's Bailian traces) read as milliseconds
+    replayed 3,753.7 req/s for 3.75; a canonical arrival_s in milliseconds billed 40 days."""
+    bailian = tmp_path / "b.jsonl"
+    bailian.write_text("".join(f'{{"timestamp": {t}, "input_length": 5, "output_length": 2}}\n'
+                               for t in (0.0, 0.25, 0.5, 1.0)))
+    with pytest.warns(TraceWarning):
+        notes = read_trace(bailian).origin.notes
+    assert notes == (
+        "timestamp is read in milliseconds (this format's unit), but 50.0% of them have a "
+        "fraction of a millisecond; the median gap between consecutive ones is 0.25 ms: if "
+        "they are seconds (as in Qwen's Bailian traces), every arrival comes 1000x too early; "
+        "set trace.time_scale: 0.001 (tiersim trace inspect: --time-scale 0.001) or write them "
+        "in milliseconds",)
+    epochs = tmp_path / "e.jsonl"
+    epochs.write_text("".join(f'{{"timestamp": {t}, "input_length": 5, "output_length": 2}}\n'
+                              for t in (1717000000, 1717000002, 1717000003)))
+    with pytest.warns(TraceWarning, match="the first, 1717000000, is sized as a Unix time in "
+                      "seconds: if they are seconds"):
+        read_trace(epochs)
+    ms = tmp_path / "c.csv"
+    ms.write_text("arrival_s,input_tokens,output_tokens\n0,5,2\n120000,5,2\n240000,5,2\n")
+    with pytest.warns(TraceWarning) as caught:
+        read_trace(ms)
+    assert [str(w.message) for w in caught] == [
+        f"{ms}: arrival_s is read in seconds, but the arrivals span 2.8 days with a median gap "
+        "of 120,000 s between consecutive ones: if they are milliseconds, every arrival comes "
+        "1000x too late; set trace.time_scale: 1000 (tiersim trace inspect: --time-scale 1000) "
+        "or write them in seconds"]
+    plain = tmp_path / "p.jsonl"  # Mooncake's own: whole milliseconds, gaps of 175 ms
+    plain.write_text("".join(f'{{"timestamp": {t}, "input_length": 5, "output_length": 2}}\n'
+                             for t in (0, 175, 350)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceWarning)
+        read_trace(plain)

@@ -176,8 +176,8 @@ def test_a_list_arrival_and_an_id_beyond_int64_are_named_for_what_they_are(tmp_p
     nested = tmp_path / "n.parquet"
     pq.write_table(pa.table({"arrival_s": [[0.5]], "input_tokens": [5], "output_tokens": [5]}),
                    nested)
-    assert error_of(nested) == (f"{nested}: row 1, column 'arrival_s': arrival time is not a "
-                                "number (got a list of 1 item); write a number")
+    assert error_of(nested) == (f"{nested}: row 1, column 'arrival_s': arrival time in seconds "
+                                "is not a number (got a list of 1 item); write a number")
     rows = [{"arrival_s": 0, "input_tokens": 5, "output_tokens": 5, "request_id": 1},
             {"arrival_s": 1, "input_tokens": 5, "output_tokens": 5, "request_id": 2**63 + 5}]
     ids = write(tmp_path / "r.jsonl", "".join(json.dumps(r) + "\n" for r in rows))

@@ -230,7 +230,11 @@ def check_hash_counts(src: Source, hashes: np.ndarray, input_tokens: np.ndarray,
     if i is not None:
         raise src.error(f"{counts[i]:,} prefix block ids for a {int(input_tokens[i]):,}-token "
                         f"prompt, which spans {blocks[i]:,} block(s) of {HASH_BLOCK_TOKENS} "
-                        f"tokens; give one id per {HASH_BLOCK_TOKENS} prompt tokens", i, column)
+                        f"tokens; tiersim takes one id per {HASH_BLOCK_TOKENS}-token block, "
+                        "Mooncake's size (no setting changes it; ids of smaller blocks, such as "
+                        f"Bailian's 16-token ones, do not fit): remove the column {column} to "
+                        f"replay without prefix caching, or give one id per {HASH_BLOCK_TOKENS} "
+                        "prompt tokens", i, column)
 
 
 def hash_column(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> np.ndarray:

@@ -133,8 +133,8 @@ def _not_temporal(src: Source, s: pd.Series, column: str, label: str) -> None:
     kind = ("date-time" if pd.api.types.is_datetime64_any_dtype(s.dtype) else
             "duration" if pd.api.types.is_timedelta64_dtype(s.dtype) else None)
     if kind is not None:
-        raise src.error(f"is a {kind} column ({s.dtype}), and {label} must be a plain number "
-                        "in this format's unit; write it as numbers", None, column)
+        raise src.error(f"is a {kind} column ({s.dtype}), and {label} must be a plain number; "
+                        "write it as numbers", None, column)
 
 
 def _bad_numbers(values: np.ndarray, unreadable: np.ndarray, integer: bool,

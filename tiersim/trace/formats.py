@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import escaped
-from tiersim.trace import canonical, checks
+from tiersim.trace import canonical, checks, units
 from tiersim.trace.source import Source
 
 Converted = tuple[pd.DataFrame, list[str]]
@@ -102,27 +102,34 @@ def _unread_name(name: str) -> str:
     return f"{text} ({' or '.join(close)}?)" if close else text
 
 
-def _seconds(src: Source, raw: pd.DataFrame, column: str, scale: float) -> np.ndarray:
-    """A numeric time column, checked and sorted, as seconds since its first row.
+def _seconds(src: Source, raw: pd.DataFrame, column: str, unit: str) -> Converted:
+    """A numeric time column in ``unit`` ("seconds" or "milliseconds"), checked and sorted, as
+    seconds since its first row, and a note when its sizes do not fit the unit
+    (:mod:`tiersim.trace.units`).
 
     An integer column is sorted and made relative to its first row in integers, exactly, before
     it becomes float64: 2**60 + 100 ms timestamps (beyond 2**53, where float64 rounds) keep
     their 0.1 s steps; below 2**53 the result is the same as in floats.
     """
     s = raw[column]
+    scale = 1.0 if unit == "seconds" else 1e-3
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
         ints = s.to_numpy()
         checks.sorted_times(src, ints, s, column)
         since_first = ints.astype(np.uint64) - np.uint64(ints[0])  # exact: sorted, below 2**64
-        return since_first.astype(np.float64) * scale
-    t = checks.numbers(src, s, column, "timestamp")
-    checks.sorted_times(src, t, s, column)
-    with np.errstate(over="ignore"):  # an overflow is an infinite arrival, refused by its check
-        return (t - t[0]) * scale
+        t, seconds = ints, since_first.astype(np.float64) * scale
+    else:
+        t = checks.numbers(src, s, column, f"timestamp in {unit}")
+        checks.sorted_times(src, t, s, column)
+        with np.errstate(over="ignore"):  # an overflow is an infinite arrival, refused later
+            seconds = (t - t[0]) * scale
+    if unit == "seconds":
+        return seconds, units.seconds_note(column, seconds)
+    return seconds, units.milliseconds_note(column, t)
 
 
 def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
-    arrival = _seconds(src, raw, "Timestamp", 1.0)
+    arrival, unit_notes = _seconds(src, raw, "Timestamp", "seconds")
     # a failed request (0 response tokens) may log 0 request tokens too: it is dropped below,
     # so only the rows kept must have a prompt
     inp = checks.tokens(src, raw["Request tokens"], "Request tokens", allow_zero=True)
@@ -138,6 +145,7 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
                         None, "Response tokens")
     rows = np.flatnonzero(keep)  # only the rows kept are checked: a failed one has no labels
     extra, notes = carried(raw, src, OWN["burstgpt"], rows)
+    notes += unit_notes
     _check_prefix_hashes(replace(src, rows=rows), extra, inp[rows])
     table = canonical.build(rows, arrival[rows], inp[rows], out[rows], extra)
     if not keep.all():
@@ -178,10 +186,11 @@ def _percent(share: float) -> str:
 
 
 def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
-    arrival = _seconds(src, raw, "timestamp", 1e-3)
+    arrival, unit_notes = _seconds(src, raw, "timestamp", "milliseconds")
     inp = checks.tokens(src, raw["input_length"], "input_length")
     out = checks.tokens(src, raw["output_length"], "output_length")
     extra, notes = carried(raw, src, OWN["mooncake"])
+    notes += unit_notes
     if "hash_ids" in raw.columns and extra.pop("prefix_hashes", None) is not None:
         notes.append("column 'prefix_hashes' is not read: a Mooncake trace's prompt block "
                      "hashes are its 'hash_ids'")
@@ -196,7 +205,7 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
 
 
 def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
-    arrival = checks.numbers(src, raw["arrival_s"], "arrival_s", "arrival time",
+    arrival = checks.numbers(src, raw["arrival_s"], "arrival_s", "arrival time in seconds",
                              low=(0, ">= 0"))
     checks.sorted_times(src, arrival, raw["arrival_s"], "arrival_s")
     inp = checks.tokens(src, raw["input_tokens"], "input_tokens")

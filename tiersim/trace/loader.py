@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import TraceError, escaped
-from tiersim.trace import checks, chunked
+from tiersim.trace import checks, chunked, units
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
@@ -112,6 +112,8 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     table, src, name, notes = _read_converted(path, format)
     t = table["arrival_s"].to_numpy()
     arrivals = (float(t[0]), float(t[-1]))
+    if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
+        notes = [*notes, *units.seconds_note("arrival_s", t)]
     rows = None
     if window is not None:
         rows, window_notes = window_rows(table, window, src, sessions)

@@ -1,0 +1,65 @@
+"""Whether a trace's timestamps look like the time unit its format is read in.
+
+A time column in the wrong unit passes every check (the numbers are sorted and finite) and
+replays the trace 1000x too fast or too slow: Qwen's Bailian traces use Mooncake's column names
+with float seconds, and a canonical ``arrival_s`` written in milliseconds spans weeks. These
+notes say which sizes do not fit the unit and the setting that rescales them
+(``trace.time_scale``, whose bounds 0.001 and 1000 are exactly these factors).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EPOCH_SECONDS = (1e9, 1e11)
+"""First timestamps read as Unix times in seconds (September 2001 to the year 5138); Unix
+milliseconds are 1e12 and more."""
+SLOW_SPAN_S = 86_400.0
+"""A seconds trace spanning more than a day ..."""
+SLOW_GAP_S = 60.0
+"""... with a median gap of a minute or more between arrivals may be milliseconds."""
+
+
+def milliseconds_note(column: str, t: np.ndarray) -> list[str]:
+    """A note when the raw timestamps ``t`` of a column read in milliseconds (Mooncake) look
+    like seconds: a fraction of a millisecond, a first value sized as Unix seconds, or a median
+    gap between consecutive timestamps under 1 ms."""
+    if len(t) < 2:
+        return []
+    reasons = []
+    fractional = float(np.mean(t != np.floor(t))) if t.dtype.kind == "f" else 0.0
+    if fractional:
+        reasons.append(f"{fractional:.1%} of them have a fraction of a millisecond")
+    if EPOCH_SECONDS[0] <= float(t[0]) < EPOCH_SECONDS[1]:
+        reasons.append(f"the first, {float(t[0]):.15g}, is sized as a Unix time in seconds")
+    gap = _median_gap(t)
+    if gap is not None and gap < 1:
+        reasons.append(f"the median gap between consecutive ones is {gap:.3g} ms")
+    if not reasons:
+        return []
+    return [f"{column} is read in milliseconds (this format's unit), but {'; '.join(reasons)}: "
+            "if they are seconds (as in Qwen's Bailian traces), every arrival comes 1000x too "
+            "early; set trace.time_scale: 0.001 (tiersim trace inspect: --time-scale 0.001) "
+            "or write them in milliseconds"]
+
+
+def seconds_note(column: str, t: np.ndarray) -> list[str]:
+    """A note when arrival times ``t`` read in seconds look like milliseconds: they span more
+    than :data:`SLOW_SPAN_S` with a median gap of :data:`SLOW_GAP_S` or more."""
+    if len(t) < 2:
+        return []
+    span, gap = float(t[-1] - t[0]), _median_gap(t)
+    if gap is None or span <= SLOW_SPAN_S or gap < SLOW_GAP_S:
+        return []
+    return [f"{column} is read in seconds, but the arrivals span {span / 86_400:,.1f} days with "
+            f"a median gap of {gap:,.0f} s between consecutive ones: if they are milliseconds, "
+            "every arrival comes 1000x too late; set trace.time_scale: 1000 (tiersim trace "
+            "inspect: --time-scale 1000) or write them in seconds"]
+
+
+def _median_gap(t: np.ndarray) -> float | None:
+    """The median of the gaps between consecutive distinct times (requests logged at the same
+    time are one burst, not a gap of 0), None when all are equal."""
+    gaps = np.diff(t.astype(np.float64, copy=False))
+    gaps = gaps[gaps > 0]
+    return float(np.median(gaps)) if len(gaps) else None
