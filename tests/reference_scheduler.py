@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tiersim.engine.kv_levels import WRITE_QUEUE_S
 from tiersim.engine.request import SchedulerLimits
 from tiersim.engine.spec_decode import SpecStepModel, draw_tokens, request_rng, tier_key
 from tiersim.perf.base import StepShape
@@ -63,6 +64,8 @@ class _LRU:
         self.write = [0.0] + [block / lv.write_bytes_per_s for lv in levels]
         self.capacity, self.block_tokens = sum(self.caps), block_tokens
         self.moved = 0.0  # transfer seconds of the step being planned
+        self.now = 0.0  # the time of the step being planned
+        self.free_at = [0.0] * len(self.lists)  # when each level's writer is done
         self.prefill = None  # load or recompute: (new, done) -> seconds; None: always load
 
     def level(self, h: int):
@@ -84,6 +87,10 @@ class _LRU:
             if i + 1 < len(self.lists):
                 if i == 0:
                     self.moved += self.write[1]
+                elif self.free_at[i + 1] - self.now >= WRITE_QUEUE_S:
+                    return  # the lower level's writer is too far behind: the block is dropped
+                else:
+                    self.free_at[i + 1] = max(self.free_at[i + 1], self.now) + self.write[i + 1]
                 self.put(i + 1, victim)
 
     def use(self, h: int) -> None:
@@ -204,6 +211,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             t = reqs[nxt].arrival
             continue
         budget, sched, preempted = limits.max_num_batched_tokens, [], False
+        cache.now = t
         i = 0
         while i < len(running) and budget > 0:
             r = running[i]

@@ -153,6 +153,28 @@ def test_step_time_overlaps_transfer_or_adds_it():
     assert step_seconds(1.0, 0.4, overlap=False) == pytest.approx(1.4)
 
 
+def _evict_to_ssd(write_bytes_per_s: float) -> PrefixCache:
+    """A 1-block GPU cache over a 1-block host level and a 10-block SSD writing 10-byte blocks
+    at ``write_bytes_per_s``; blocks 1 to 6 are filled one by one, the last two 9.5 s later."""
+    levels = (KVLevel("host", 10.0, 100.0, 100.0), KVLevel("ssd", 100.0, 1.0, write_bytes_per_s))
+    cache = PrefixCache(capacity=1, hash_block_tokens=10, levels=levels, kv_bytes_per_token=1.0)
+    for i, h in enumerate([1, 2, 3, 4, 5, 6]):
+        cache.fill(Req(i, prompt=10, output=1, arrival=0.0, hashes=[h]), 10, 9.5 * (h > 4))
+    return cache
+
+
+def test_a_lower_level_takes_blocks_only_as_fast_as_it_writes_them():
+    """Host-to-SSD moves were instant and unlimited: a 0.01 GB/s SSD held as many blocks as a
+    3 GB/s one. Here a block takes 10 s to write: the host evicts 1 and 2 at 0 s, 3 and 4 at
+    9.5 s; 1 is taken, 2 dropped (the writer is 10 s behind), 3 taken (0.5 s behind, under a
+    second), 4 dropped (10.5 s behind)."""
+    slow = _evict_to_ssd(write_bytes_per_s=1.0)
+    assert slow._where == {1: 2, 3: 2, 5: 1, 6: 0}
+    assert [slow.hits([h]) for h in range(1, 7)] == [1, 0, 1, 0, 1, 1]
+    fast = _evict_to_ssd(write_bytes_per_s=1e6)
+    assert fast._where == {1: 2, 2: 2, 3: 2, 4: 2, 5: 1, 6: 0}
+
+
 def _recurring_prefixes(n=120, families=30, blocks=8, hbt=64):
     """``families`` long shared prefixes, each asked ``n / families`` times, round robin: a GPU
     cache smaller than all of them misses every time; a host level holding them hits."""

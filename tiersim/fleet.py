@@ -185,17 +185,17 @@ def check_contexts(scenario: Scenario) -> None:
 def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> SchedulerLimits:
     """``lim`` with the tier's KV offload levels (per GPU: capacity and bandwidth in bytes, a
     block's bytes from one GPU's KV bytes per token), their overlap and load-or-recompute
-    settings. Last levels that hold no whole block are left out (:func:`empty_levels`)."""
+    settings. Levels that hold no whole block are left out (:func:`empty_levels`)."""
     sched = tier.scheduler
     if not sched.kv_offload:
         return lim
     per_token = kv_bytes_per_token(get_model(model_ref), tier_kv(tier, model_ref),
                                    tier.tensor_parallel)
-    kept = len(sched.kv_offload) - len(empty_levels(per_token, tier))
-    if not kept:
-        return lim
+    empty = set(empty_levels(per_token, tier))
     levels = tuple(KVLevel(lv.name, lv.capacity_gb * 1e9, lv.read_gb_s * 1e9, lv.write_gb_s * 1e9)
-                   for lv in sched.kv_offload[:kept])
+                   for i, lv in enumerate(sched.kv_offload) if i not in empty)
+    if not levels:
+        return lim
     return replace(lim, kv_levels=levels, kv_overlap=sched.kv_offload_overlap,
                    kv_recompute=sched.kv_offload_recompute, kv_bytes_per_token=per_token)
 
@@ -206,18 +206,16 @@ def block_bytes(per_token: float) -> float:
 
 
 def empty_levels(per_token: float, tier: TierConfig) -> list[int]:
-    """Indexes of the tier's last offload levels that hold no whole prompt block of one GPU's
-    ``per_token`` KV bytes (``capacity_gb: 0``, say): each drops every block written to it, so
-    the GPU would pay a write to it for nothing. They are left out, as if not listed (a level
-    above one that holds blocks is kept: blocks pass through it)."""
-    levels = tier.scheduler.kv_offload
+    """Indexes of the tier's offload levels that hold no whole prompt block of one GPU's
+    ``per_token`` KV bytes (``capacity_gb: 0``, say). They are left out, as if not listed: a
+    last one would drop every block written to it while the GPU paid for the write, and one
+    above another level would hand each block on at once, as if the GPU wrote at its bandwidth
+    to the level below."""
     block = block_bytes(per_token)
-    n = len(levels)
     if block <= 0:  # no KV bytes per token: nothing to move, nothing to leave out
         return []
-    while n and levels[n - 1].capacity_gb * 1e9 // block < 1:  # as KVLevel.capacity_blocks
-        n -= 1
-    return list(range(n, len(levels)))
+    return [i for i, level in enumerate(tier.scheduler.kv_offload)
+            if level.capacity_gb * 1e9 // block < 1]  # as KVLevel.capacity_blocks
 
 
 def spec_decoding(scenario: Scenario, tier: TierConfig) -> SpecDecoding | None:

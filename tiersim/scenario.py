@@ -844,14 +844,23 @@ def _note_empty_levels(scenario: Scenario, source: str, root: yaml.Node | None) 
         model = get_model(scenario.tier_model_ref(tier))
         per_token = kv_bytes_per_token(model, tier_kv_dtype(model, tier.precision, tier.kv_dtype),
                                        tier.tensor_parallel)
-        for j in empty_levels(per_token, tier):
+        empty = empty_levels(per_token, tier)
+        for j in empty:
             level = tier.scheduler.kv_offload[j]
             where = _where(("tiers", i, "scheduler", "kv_offload", j, "capacity_gb"), root)
             warnings.warn(f"{source}: {where}: {level.capacity_gb:g} GB holds no prompt block "
                           f"(one is {block_bytes(per_token) / 1e6:.3g} MB per GPU on tier "
                           f"{tier.name!r}), so level {level.name!r} is left out, as if not "
-                          f"listed (evicted blocks are dropped, not written)", Note,
-                          stacklevel=2)
+                          f"listed ({_evicted_to(tier, j, empty)})", Note, stacklevel=2)
+
+
+def _evicted_to(tier: TierConfig, j: int, empty: list[int]) -> str:
+    """Where the blocks evicted into the left-out offload level ``j`` go instead: the next
+    level kept below it, or nowhere."""
+    below = [lv.name for k, lv in enumerate(tier.scheduler.kv_offload) if k > j and k not in empty]
+    if not below:
+        return "evicted blocks are dropped, not written"
+    return f"evicted blocks move down to level {below[0]!r}, at its write_gb_s"
 
 
 def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> None:

@@ -7,6 +7,14 @@ LRU cache with victim levels:
 - A block the GPU cache evicts moves down to the first offload level (a write at that level's
   write bandwidth, on the step that evicted it); a block that level evicts moves to the next one
   in the background (the host copies it; no GPU time); the last level drops it.
+- A level below the first has one writer, which writes the blocks moved down to it one after
+  another, each for the block's bytes over the level's write bandwidth (the first from the start
+  of the step that moved it down). A block moved down while the writer is already
+  :data:`WRITE_QUEUE_S` (1 s) or more behind is dropped, as an offloader skips a store when its
+  write buffer is full; a block taken is in the level (and can hit) at once, read from that
+  buffer until written. So over ``T`` seconds at most ``T / write time + 1 s / write time + 1``
+  blocks reach the level: a 0.01 GB/s SSD under 50 MB blocks takes about one block each 5 s,
+  however fast the host evicts.
 - A prefix hit found in an offload level moves the block back up to the GPU (a read at that
   level's read bandwidth), which may push other blocks down in turn.
 - A block's size is ``kv_bytes_per_token x hash_block_tokens`` (whole blocks move).
@@ -33,6 +41,10 @@ always loads.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+WRITE_QUEUE_S = 1.0
+"""Seconds of queued writes past which a level below the first drops a block moved down to it
+(the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)

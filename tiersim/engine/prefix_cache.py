@@ -21,7 +21,9 @@ Model (a simplification of vLLM's automatic prefix caching):
   evicted block moves down one level (the last level drops it). A read from a level and a write
   out of the GPU add their transfer time (block bytes over the level's read or write bandwidth)
   to :attr:`PrefixCache.transfer_s`, which the scheduler hands to the step that caused them;
-  moves between offload levels (host to SSD) run off the GPU's critical path.
+  moves between offload levels (host to SSD) run off the GPU's critical path, but each lower
+  level's writer writes one block after another at its write bandwidth and a block moved down
+  while it is a second or more behind is dropped (:mod:`tiersim.engine.kv_levels`).
 - Load or recompute (:mod:`tiersim.engine.kv_levels`): when a request's leading hits include
   blocks held in an offload level, it either loads them all or keeps only the GPU-resident hits
   before the first of them and recomputes the rest, whichever is modelled faster: the read
@@ -48,7 +50,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
-from tiersim.engine.kv_levels import KVLevel
+from tiersim.engine.kv_levels import WRITE_QUEUE_S, KVLevel
 from tiersim.engine.request import Req
 from tiersim.perf.base import StepShape
 
@@ -70,6 +72,8 @@ class PrefixCache:
         self._lru = self._levels[0]
         self._where: dict[int, int] = {}  # hash -> level holding it
         self._total = sum(self.caps)
+        self._write_done = [0.0] * len(self.caps)  # when each level's writer is free again
+        self._now = 0.0  # the time of the admission or fill moving blocks
         self.transfer_s = 0.0  # transfer seconds not yet handed to a step
         # load or recompute (module docstring): seconds to prefill a prompt of ``prompt``
         # tokens from ``start`` cached ones, alone, chunked; None: always load
@@ -134,10 +138,11 @@ class PrefixCache:
         s, self.transfer_s = self.transfer_s, 0.0
         return s
 
-    def admit(self, req: Req) -> int:
-        """Admit ``req``: touch the leading hits it keeps, bring those found below up to the
-        GPU, and return its cached prompt tokens. The first admission records the tokens per
-        level in ``req.level_hits`` and what it recomputed (see :meth:`_record`)."""
+    def admit(self, req: Req, now: float = 0.0) -> int:
+        """Admit ``req`` at ``now``: touch the leading hits it keeps, bring those found below
+        up to the GPU, and return its cached prompt tokens. The first admission records the
+        tokens per level in ``req.level_hits`` and what it recomputed (see :meth:`_record`)."""
+        self._now = now
         if not req.hashes or not self._total:
             req.filled = 0
             if req.level_hits is None:
@@ -184,9 +189,10 @@ class PrefixCache:
             self.transfer_s += self.read_s[lvl]
             self._put(0, h)
 
-    def fill(self, req: Req, upto: int) -> None:
-        """Insert the hashes of ``req``'s prompt blocks complete once ``upto`` tokens are
-        computed (all of them once ``upto`` reaches the prompt)."""
+    def fill(self, req: Req, upto: int, now: float = 0.0) -> None:
+        """Insert, at ``now``, the hashes of ``req``'s prompt blocks complete once ``upto``
+        tokens are computed (all of them once ``upto`` reaches the prompt)."""
+        self._now = now
         hashes = req.hashes
         if not hashes or not self._total:
             return
@@ -208,7 +214,8 @@ class PrefixCache:
         del self._levels[self._where.pop(h)][h]
 
     def _put(self, level: int, h: int) -> None:
-        """Insert ``h`` as most recent at ``level``; its LRU victim moves down (or is dropped)."""
+        """Insert ``h`` as most recent at ``level``; its LRU victim moves down (or is dropped:
+        below the last level, or when the next level's writer is busy)."""
         lru = self._levels[level]
         lru[h] = None
         self._where[h] = level
@@ -216,10 +223,23 @@ class PrefixCache:
             return
         victim, _ = lru.popitem(last=False)
         del self._where[victim]
-        if level + 1 < len(self.caps):
-            if level == 0:  # out of GPU memory: the GPU's copy; lower moves are the host's
-                self.transfer_s += self.write_s[1]
+        if level + 1 == len(self.caps):
+            return
+        if level == 0:  # out of GPU memory: the GPU's copy, on the step's time
+            self.transfer_s += self.write_s[1]
+            self._put(1, victim)
+        elif self._writer_takes(level + 1):  # the host's copy, in the background
             self._put(level + 1, victim)
+
+    def _writer_takes(self, level: int) -> bool:
+        """Whether ``level``'s writer queues one more block now: it is less than
+        :data:`WRITE_QUEUE_S` behind (the block then adds its write time to the queue); a block
+        it does not take is dropped."""
+        done, now = self._write_done[level], self._now
+        if done - now >= WRITE_QUEUE_S:
+            return False
+        self._write_done[level] = max(done, now) + self.write_s[level]
+        return True
 
 
 def replica_cache(limits, num_blocks: int, hash_block_tokens: int) -> PrefixCache | None:

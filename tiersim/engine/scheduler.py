@@ -214,7 +214,7 @@ class ReplicaScheduler(ReplicaQueues):
             chunk = min(part.tokens - part.computed, budget)
             if self._allocate(part, part.computed + chunk, watermark=0):
                 if self.cache is not None:
-                    self.cache.fill(part, part.computed + chunk)
+                    self.cache.fill(part, part.computed + chunk, now)
                 chunks.append((part, chunk))
                 budget -= chunk
             else:  # the newest running request is this one: it preempts itself
@@ -234,7 +234,7 @@ class ReplicaScheduler(ReplicaQueues):
             if not self._allocate(head, hit + chunk, watermark=self.watermark_blocks):
                 break
             if self.cache is not None:
-                self._start_from_cache(head, hit, chunk)
+                self._start_from_cache(head, hit, chunk, now)
             self.waiting.popleft()
             self.running[head] = None
             head.state = PREFILL
@@ -254,14 +254,15 @@ class ReplicaScheduler(ReplicaQueues):
         """Where ``req``'s prefill would start if admitted now (its prefix-cache hit)."""
         return self.cache.cached_tokens(req) if self.cache is not None else req.computed
 
-    def _start_from_cache(self, req: Req, hit: int, chunk: int) -> None:
-        """Admission with prefix caching: skip the cached prompt tokens, cache the chunk's."""
-        self.cache.admit(req)
+    def _start_from_cache(self, req: Req, hit: int, chunk: int, now: float) -> None:
+        """Admission with prefix caching at ``now``: skip the cached prompt tokens, cache the
+        chunk's."""
+        self.cache.admit(req, now)
         req.computed = hit
         if req.cached < 0:
             req.cached = hit
         self.outstanding -= hit
-        self.cache.fill(req, hit + chunk)
+        self.cache.fill(req, hit + chunk, now)
 
     def _allocate(self, req: Req, upto: int, watermark: int) -> bool:
         """Give ``req`` the blocks for its first ``upto`` tokens unless that breaks the

@@ -194,7 +194,7 @@ class SpecScheduler(ReplicaQueues):
                 decs.append(req)
             else:
                 if self.cache is not None:
-                    self.cache.fill(req, req.computed + n)
+                    self.cache.fill(req, req.computed + n, now)
                 chunks.append((req, n))
             budget -= n
         if not self._preempted:
@@ -269,12 +269,12 @@ class SpecScheduler(ReplicaQueues):
             if self.free - need < self.watermark_blocks:
                 break
             if self.cache is not None:
-                self.cache.admit(head)
+                self.cache.admit(head, now)
                 head.computed = hit
                 if head.cached < 0:
                     head.cached = hit
                 self.outstanding -= hit
-                self.cache.fill(head, hit + chunk)
+                self.cache.fill(head, hit + chunk, now)
             self.free -= need
             head.blocks += need
             self.waiting.popleft()
