@@ -213,3 +213,37 @@ def test_a_trace_with_session_columns_runs_as_sessions(tmp_path):
     assert req.loc[2, "tier"] == "w4a16" and req.loc[4, "tier"] == "bf16"
     assert run.sessions.tasks == 2 and run.sessions.steps_per_task_max == 3
     assert run.sessions.task_latency_p99_s > 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), longest=st.integers(1, 6000), system=st.integers(0, 6000),
+       scale=st.floats(0.01, 20.0))
+def test_no_generated_prompt_exceeds_max_context_tokens(seed, longest, system, scale):
+    """max_context_tokens left out the system prompt and never checked a task's first step:
+    agentic.yaml at 6,000 made 177 prompts above it (up to 7,961 tokens). Counted whole now;
+    a first step too long is cut to fit, so every task keeps at least its planning step."""
+    system = system % longest  # below the limit (a system prompt at or above it is refused)
+    tokens = {kind: {"input": max(1.0, scale * medians.input), "output": medians.output}
+              for kind, medians in SessionGenerator().tokens.items()}
+    cfg = SessionsConfig(source="generate", system_prompt_tokens=system, generate={
+        "tasks": 8, "max_context_tokens": longest, "tokens": tokens})
+    df = sessions.prepare_sessions(pd.DataFrame(), cfg, np.random.default_rng(seed))
+    assert df["input_tokens"].max() <= longest
+    assert sorted(df.loc[df["step"] == 0, "session_id"]) == list(range(8))
+
+
+def test_a_system_prompt_that_fills_max_context_tokens_is_one_line(tmp_path, capsys):
+    from test_hostile_inputs import one_error_line, run_cli
+
+    from tiersim.paths import bundled
+
+    text = bundled("scenarios", "agentic.yaml").read_text().replace(
+        "path: azure2023_code.parquet", f"path: {bundled('traces', 'azure2023_code.parquet')}")
+    text = text.replace("tool_s_median: 2.0}", "tool_s_median: 2.0, max_context_tokens: 2000}")
+    path = tmp_path / "agentic.yaml"
+    path.write_text(text)
+    line = next(i + 1 for i, t in enumerate(text.splitlines()) if "system_prompt_tokens" in t)
+    assert one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out")) == (
+        f"Error: {path}: line {line}: workload.sessions.system_prompt_tokens: 2,000 tokens leave "
+        "no room for a task's first step within generate.max_context_tokens (2,000, counting "
+        "the system prompt); lower system_prompt_tokens or raise max_context_tokens")

@@ -63,6 +63,16 @@ class ScenarioError(TiersimError):
                                   f"{path}: {message}"))
 
 
+class KeyedError(ValueError):
+    """A scenario model's cross-field check's error that names the key it is about: ``key`` (a
+    location under the model that raised it) is added to pydantic's location, so the line
+    shown is that key's, not the whole block's."""
+
+    def __init__(self, key: tuple[str | int, ...], message: str):
+        super().__init__(message)
+        self.key = key
+
+
 class FitError(TiersimError):
     """A model does not fit in a GPU's memory at a precision; says by how many GB."""
 

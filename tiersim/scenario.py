@@ -38,7 +38,7 @@ from pydantic import (
     model_validator,
 )
 
-from tiersim.errors import ScenarioError, TiersimError, unprintable
+from tiersim.errors import KeyedError, ScenarioError, TiersimError, unprintable
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 
 Loc = tuple[str | int, ...]
@@ -90,16 +90,6 @@ def _default_profile() -> str | None:
     except ImportError:
         return None
     return default_profile_name()
-
-
-class KeyedError(ValueError):
-    """A cross-field check's error that names the key it is about: ``key`` (a location under
-    the model that raised it) is added to pydantic's location, so the line shown is that
-    key's, not the whole block's."""
-
-    def __init__(self, key: tuple[str, ...], message: str):
-        super().__init__(message)
-        self.key = key
 
 
 class _Strict(BaseModel):

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tiersim.errors import ScenarioError, TraceError
+from tiersim.errors import KeyedError, ScenarioError, TraceError
 from tiersim.trace import checks
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
 from tiersim.trace.loader import TraceOrigin
@@ -88,8 +88,11 @@ class SessionGenerator(_Strict):
       and log-space standard deviation ``token_sigma`` (at least 1 token each).
     - Tool time before every step but the first: log-normal, median ``tool_s_median`` seconds,
       log-space standard deviation ``tool_s_sigma``, at most 1e6 s (a trace's limit too).
-    - A task stops early (its last kept step ends it) once a prompt would exceed
-      ``max_context_tokens``.
+    - A task stops early (its last kept step ends it) once a prompt, counted whole (the system
+      prompt, the context so far and the step's new tokens), would exceed
+      ``max_context_tokens``; the first step's new tokens are cut to fit, so every task keeps
+      at least its planning step (:class:`SessionsConfig` refuses a system prompt that leaves
+      it no room).
     """
 
     tasks: int = Field(200, ge=1, le=100_000)
@@ -138,6 +141,16 @@ class SessionsConfig(_Strict):
     system_prompt_tokens: int = Field(0, ge=0, le=1_000_000)
     generate: SessionGenerator = Field(default_factory=SessionGenerator)
 
+    @model_validator(mode="after")
+    def _system_prompt_leaves_room(self) -> SessionsConfig:
+        longest = self.generate.max_context_tokens
+        if self.source == "generate" and self.system_prompt_tokens >= longest:
+            raise KeyedError(("system_prompt_tokens",), f"{self.system_prompt_tokens:,} tokens "
+                             f"leave no room for a task's first step within "
+                             f"generate.max_context_tokens ({longest:,}, counting the system "
+                             "prompt); lower system_prompt_tokens or raise max_context_tokens")
+        return self
+
 
 def has_session_columns(df: pd.DataFrame) -> bool:
     """Whether a table carries the two session columns every session trace needs."""
@@ -157,8 +170,9 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     ``df`` unchanged when sessions are off. ``origin`` (from :func:`tiersim.trace.read_trace`)
     names the file's rows in errors; without it they name ``source`` and the table row."""
     if cfg.source == "generate":
-        return with_context(generate(cfg.generate, rng, source), "accumulate",
-                            cfg.system_prompt_tokens, source, generated=True)
+        tasks = generate(cfg.generate, rng, source, cfg.system_prompt_tokens)
+        return with_context(tasks, "accumulate", cfg.system_prompt_tokens, source,
+                            generated=True)
     if not enabled(cfg, df):
         return df
     if not has_session_columns(df):
@@ -412,11 +426,16 @@ def _hash(*parts) -> int:
 # Generator
 
 
-def generate(cfg: SessionGenerator, rng: np.random.Generator,
-             source: str = "scenario") -> pd.DataFrame:
+def generate(cfg: SessionGenerator, rng: np.random.Generator, source: str = "scenario",
+             system_tokens: int = 0) -> pd.DataFrame:
     """``cfg.tasks`` sessions in the canonical table with session columns (new tokens per step;
-    :func:`with_context` adds the context). Same ``rng`` state, same table. More than
-    :data:`MAX_GENERATED_STEPS` steps in all is a ScenarioError naming ``source``."""
+    :func:`with_context` adds the context and the ``system_tokens`` of the system prompt, which
+    count towards ``cfg.max_context_tokens`` and must be below it). Same ``rng`` state, same
+    table. More than :data:`MAX_GENERATED_STEPS` steps in all is a ScenarioError naming
+    ``source``."""
+    if system_tokens >= cfg.max_context_tokens:
+        raise ValueError(f"system_tokens ({system_tokens}) must be below max_context_tokens "
+                         f"({cfg.max_context_tokens})")
     starts = np.concatenate(([0.0], np.cumsum(rng.exponential(1 / cfg.task_rate_rps,
                                                               cfg.tasks - 1))))
     mix_names = list(cfg.step_mix)
@@ -425,7 +444,7 @@ def generate(cfg: SessionGenerator, rng: np.random.Generator,
     for sid, start in enumerate(starts):
         middle = min(1 + int(rng.poisson(cfg.middle_steps_mean - 1)), cfg.max_steps - 2)
         types = ["planning", *rng.choice(mix_names, size=middle, p=mix_p).tolist(), "final"]
-        rows.extend(_task_rows(cfg, rng, sid, float(start), types))
+        rows.extend(_task_rows(cfg, rng, sid, float(start), types, system_tokens))
         if len(rows) > MAX_GENERATED_STEPS:
             raise ScenarioError(source, "workload.sessions.generate", f"makes over "
                                 f"{MAX_GENERATED_STEPS:,} steps in all; lower tasks, "
@@ -436,16 +455,20 @@ def generate(cfg: SessionGenerator, rng: np.random.Generator,
 
 
 def _task_rows(cfg: SessionGenerator, rng: np.random.Generator, sid: int, start: float,
-               types: list[str]) -> list[dict]:
-    """One task's rows, stopped before a prompt would exceed ``max_context_tokens``."""
-    rows, context = [], 0
+               types: list[str], system_tokens: int) -> list[dict]:
+    """One task's rows, stopped before a prompt (``system_tokens``, the context so far and
+    the step's new tokens) would exceed ``max_context_tokens``; the first step's new tokens
+    are cut to fit."""
+    rows, context, room = [], system_tokens, cfg.max_context_tokens
     for step, kind in enumerate(types):
         med = cfg.tokens[kind]
         new = max(1, int(round(med.input * np.exp(cfg.token_sigma * rng.standard_normal()))))
         out = max(1, int(round(med.output * np.exp(cfg.token_sigma * rng.standard_normal()))))
         tool = 0.0 if step == 0 else min(MAX_TOOL_S, float(
             cfg.tool_s_median * np.exp(cfg.tool_s_sigma * rng.standard_normal())))
-        if step and context + new > cfg.max_context_tokens:
+        if step == 0:
+            new = min(new, room - context)
+        elif context + new > room:
             break
         context += new + out
         rows.append({"arrival_s": start, "input_tokens": new, "output_tokens": out,
