@@ -1095,7 +1095,8 @@ def test_two_offload_levels_of_one_name_are_refused(tmp_path, capsys):
 
 def test_a_draft_model_takes_its_weights_and_kv_out_of_the_tier_memory(tmp_path, capsys):
     """A 70B BF16 draft beside a 70B FP8 target on one H200 ran with the target's whole KV
-    cache; the draft's weights and KV now come out of it."""
+    cache; the draft's weights and KV now come out of it (a 57B draft here: a draft as large
+    as its target is refused before the fit)."""
     from tiersim.fleet import kv_blocks
     from tiersim.scenario import TierConfig
 
@@ -1108,13 +1109,16 @@ def test_a_draft_model_takes_its_weights_and_kv_out_of_the_tier_memory(tmp_path,
     doc["model"] = "Llama-3.1-70B"
     doc["tiers"] = [{"name": "fp8", "precision": "fp8", "replicas": 1, "cost_per_gpu_hour": 3.5,
                      "speculative": {"k": 3, "acceptance": 0.7,
-                                     "draft_model": "Llama-3.1-70B"}}]
+                                     "draft_model": str(_config(
+                                         tmp_path, hidden_size=8192, num_hidden_layers=64,
+                                         num_attention_heads=64, intermediate_size=28672,
+                                         vocab_size=128256))}}]
     doc["router"] = {"policy": "uniform"}
     scenario = tmp_path / "s.yaml"
     scenario.write_text(yaml.safe_dump(doc))
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
-    assert ("Llama-3.1-70B with its draft Llama-3.1-70B at FP8 does not fit on 1x H200: weights "
-            "213.8 GB") in line
+    assert ("Llama-3.1-70B with its draft cfg at FP8 does not fit on 1x H200: weights "
+            "186.4 GB") in line
 
 
 def test_unpriced_fixed_per_request_and_a_huge_token_budget_say_what_to_fix(tmp_path, capsys):

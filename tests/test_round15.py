@@ -511,6 +511,27 @@ def test_a_draft_of_another_vocabulary_is_refused(tmp_path, capsys):
                          "tokenizer")
 
 
+def test_a_draft_no_smaller_than_its_target_is_refused(tmp_path, capsys):
+    """A 70B draft for an 8B target ran (TPOT 5x slower than without speculation) and one for
+    a 70B target too: a draft must have fewer parameters than the model it drafts for."""
+    doc = tiny_doc(model="Llama-3.1-8B")
+    doc["tiers"][1]["speculative"] = {"k": 3, "acceptance": 0.7, "draft_model": "Llama-3.1-70B"}
+    doc["tiers"][1]["gpus_per_replica"] = 4
+    line = _scenario_error(tmp_path, capsys, doc)
+    assert line.endswith("tiers[1].speculative.draft_model: Llama-3.1-70B (70.6 B parameters) is "
+                         "not smaller than Llama-3.1-8B (8.0 B parameters); a draft must have "
+                         "fewer parameters than the target, or its k steps cost more than the "
+                         "tokens they save, so use a smaller draft of the same tokenizer (the "
+                         "path of its config.json) or a draft head (drop draft_model)")
+    doc["model"] = "Llama-3.1-70B"
+    line = _scenario_error(tmp_path, capsys, doc)
+    assert line.endswith("Llama-3.1-70B (70.6 B parameters) is not smaller than Llama-3.1-70B "
+                         "(70.6 B parameters); a draft must have fewer parameters than the "
+                         "target, or its k steps cost more than the tokens they save, so use a "
+                         "smaller draft of the same tokenizer (Llama-3.1-8B) or a draft head "
+                         "(drop draft_model)")
+
+
 def test_expert_parallel_on_a_dense_model_is_refused_at_any_gpu_count(tmp_path, capsys):
     doc = tiny_doc(model="Llama-3.1-8B")
     doc["tiers"][1]["expert_parallel"] = True

@@ -23,7 +23,7 @@ import difflib
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -40,6 +40,9 @@ from pydantic import (
 
 from tiersim.errors import KeyedError, ScenarioError, TiersimError, unprintable
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
+
+if TYPE_CHECKING:
+    from tiersim.hardware import ModelArch
 
 Loc = tuple[str | int, ...]
 
@@ -1133,12 +1136,9 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
                 "expert_parallel needs a MoE model (drop it)")
         draft = scenario.draft_model_ref(tier)
         if draft is not None:
-            served, drafter = get_model(scenario.tier_model_ref(tier)), get_model(draft)
-            if served.vocab != drafter.vocab:
-                return (*at, "speculative", "draft_model"), (
-                    f"{drafter.name}'s vocabulary ({drafter.vocab:,} tokens) is not "
-                    f"{served.name}'s ({served.vocab:,}); a draft proposes token ids the "
-                    "served model verifies, so use a draft of the same tokenizer")
+            problem = _draft_problem(get_model(scenario.tier_model_ref(tier)), get_model(draft))
+            if problem is not None:
+                return (*at, "speculative", "draft_model"), problem
     duplicate = _duplicate_name(scenario)
     if duplicate is not None:
         return duplicate
@@ -1156,6 +1156,42 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
                                        "its accuracy (the precision priors describe one "
                                        "checkpoint)")
     return _router_problem(scenario)
+
+
+def _draft_problem(served: ModelArch, drafter: ModelArch) -> str | None:
+    """Why ``drafter`` cannot draft for ``served``, or None: another vocabulary (its token ids
+    mean nothing to the target) or no fewer parameters per token (each of its ``k`` steps costs
+    about a target step, so speculation only slows decoding)."""
+    if served.vocab != drafter.vocab:
+        return (f"{drafter.name}'s vocabulary ({drafter.vocab:,} tokens) is not "
+                f"{served.name}'s ({served.vocab:,}); a draft proposes token ids the "
+                "served model verifies, so use a draft of the same tokenizer")
+    if drafter.active_params < served.active_params:
+        return None
+    return (f"{drafter.name} ({_params_words(drafter)}) is not smaller than {served.name} "
+            f"({_params_words(served)}); a draft must have fewer parameters than the target, "
+            f"or its k steps cost more than the tokens they save, so use "
+            f"{_smaller_drafts(served)}")
+
+
+def _params_words(model: ModelArch) -> str:
+    """A model's size for a message: ``8.0 B parameters``, with the active count of a MoE."""
+    words = f"{model.total_params / 1e9:.1f} B parameters"
+    if model.active_params != model.total_params:
+        words += f", {model.active_params / 1e9:.1f} B active"
+    return words
+
+
+def _smaller_drafts(served: ModelArch) -> str:
+    """What to draft ``served`` with instead: the catalogue models of its vocabulary with
+    fewer active parameters, then a draft head."""
+    from tiersim.hardware import MODELS
+
+    names = [m.name for m in MODELS.values()
+             if m.vocab == served.vocab and m.active_params < served.active_params]
+    smaller = (f"a smaller draft of the same tokenizer ({', '.join(names)})" if names else
+               "a smaller draft of the same tokenizer (the path of its config.json)")
+    return f"{smaller} or a draft head (drop draft_model)"
 
 
 def _duplicate_name(scenario: Scenario) -> tuple[Loc, str] | None:
