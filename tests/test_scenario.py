@@ -352,3 +352,19 @@ def test_a_merge_of_something_not_a_mapping_is_one_line(scenario_file):
         load_scenario(path)
     assert str(err.value) == (f"{path}: line 9: invalid YAML: expected a mapping or list of "
                               "mappings for merging, but found scalar")
+
+
+@pytest.mark.parametrize("written", ["off", "Off", "no", "false", "'off'"])
+def test_sessions_source_off_unquoted_is_off(scenario_file, written):
+    """``source: off`` as docs/agentic.md writes it was refused: YAML 1.1 reads unquoted off
+    (and no, false) as False."""
+    path = scenario_file(text=BASE + f"workload: {{sessions: {{source: {written}}}}}\n")
+    assert load_scenario(path).workload.sessions.source == "off"
+
+
+@pytest.mark.parametrize("written", ["on", "yes", "true"])
+def test_sessions_source_true_is_one_line(scenario_file, written):
+    text = BASE + f"workload:\n  sessions:\n    source: {written}\n"
+    assert error_of(scenario_file, text) == (
+        "line 16: workload.sessions.source: true (YAML reads unquoted on, yes and true as "
+        "true) names no source; write one of 'auto', 'trace', 'generate' or 'off'")

@@ -360,6 +360,21 @@ class Scenario(_Strict):
                     for item in value]
         return value
 
+    @field_validator("workload", mode="before")
+    @classmethod
+    def _sessions_off(cls, value: Any) -> Any:
+        """``workload.sessions.source: off`` as written unquoted (YAML 1.1 reads off, no and
+        false as False) is ``'off'``; True (on, yes, true) names no source and is refused."""
+        sessions = value.get("sessions") if isinstance(value, dict) else None
+        source = sessions.get("source") if isinstance(sessions, dict) else None
+        if source is False:
+            return {**value, "sessions": {**sessions, "source": "off"}}
+        if source is True:
+            raise KeyedError(("sessions", "source"), "true (YAML reads unquoted on, yes and "
+                             "true as true) names no source; write one of 'auto', 'trace', "
+                             "'generate' or 'off'")
+        return value
+
     @model_validator(mode="after")
     def _prices_for_the_cost_model(self) -> Scenario:
         unpriced = [t.name for t in self.all_tiers if t.cost_per_request_usd is None]
