@@ -869,8 +869,15 @@ def test_disagg_of_a_tier_with_speculative_decoding_is_one_line(tmp_path, capsys
     scenario.write_text("\n".join(lines) + "\n")
     line = one_error_line(*run_cli(capsys, "disagg", scenario))
     assert line.endswith("has a speculative block; disaggregated splits of such a tier are not "
-                         "modelled, so they cannot be compared; remove it or choose another "
-                         "--tier")
+                         "modelled, so they cannot be compared; remove it")
+    # with a tier that can be split, the line names it (it said "choose another --tier")
+    doc = yaml.safe_load(scenario.read_text())
+    doc["tiers"].append({**doc["tiers"][0], "name": "plain"})
+    del doc["tiers"][1]["speculative"]
+    doc["router"] = {"policy": "static_split", "fractions": [0.5, 0.5]}
+    scenario.write_text(yaml.safe_dump(doc))
+    line = one_error_line(*run_cli(capsys, "disagg", scenario))
+    assert line.endswith("cannot be compared; remove it or choose --tier plain")
 
 
 @pytest.mark.parametrize("edit, field", [

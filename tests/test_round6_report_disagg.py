@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -52,16 +53,38 @@ def _two_tiers() -> dict:
     return doc
 
 
-def test_disagg_scores_the_split_tier_by_its_own_latencies():
+def test_disagg_scores_the_split_tier_by_its_own_latencies(tmp_path):
     """With two tiers, every row showed (and was scored by) the fleet's p99, set by the other
-    tier; the p50 columns were the fleet's too."""
+    tier; the p50 columns were the fleet's too, then '-' in a multi-tier scenario: they are
+    the tier's own p50s."""
     doc = _two_tiers()
     rows = compare_splits(scenario_from_dict(doc, "s.yaml"), "bf16")
     aggregated = next(r for r in rows if r.label == "aggregated")
-    own = run_scenario(scenario_from_dict(doc, "s.yaml")).tier("bf16")
+    own = run_scenario(scenario_from_dict(doc, "s.yaml"), tmp_path / "o").tier("bf16")
     assert (aggregated.ttft_p99_s, aggregated.tpot_p99_s) == (own.ttft_p99_s, own.tpot_p99_s)
-    assert aggregated.ttft_p50_s is None and aggregated.tpot_p50_s is None
+    requests = pd.read_parquet(tmp_path / "o" / "requests.parquet")
+    mine = requests[requests["final_tier"] == "bf16"]
+    assert aggregated.ttft_p50_s == pytest.approx(mine["ttft_s"].median())
+    assert aggregated.tpot_p50_s == pytest.approx(mine["tpot_s"].median())
     assert [r.score for r in rows] == sorted(r.score for r in rows)
+
+
+def test_disagg_splits_the_tier_with_a_disaggregation_block_by_default(tmp_path, capsys):
+    """The first tier (one replica) was chosen though the second was the only one with a
+    disaggregation block: "tier 'w4a16' has one replica: no prefill/decode split of it
+    exists"."""
+    doc = _two_tiers()
+    doc["tiers"][1]["disaggregation"] = {"prefill_replicas": 1, "decode_replicas": 1}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    capsys.readouterr()
+    assert main(["disagg", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "1P 1D" in out and "one replica" not in err
+    assert main(["disagg", str(path), "--tier", "w4a16"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "note: tier 'w4a16' has one replica: no prefill/decode split of it exists, so only "
+        "aggregated serving is shown; choose --tier bf16")
 
 
 def test_disagg_without_any_tpot_scores_on_ttft(tmp_path, capsys):

@@ -5,10 +5,10 @@ aggregated tier on the same GPUs, and keep the one that best meets the SLOs.
 scenario with the tier's ``disaggregation`` block set (or removed: aggregated); the score is the
 worse of the tier's own TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs; a TPOT
 that no request has, one-token outputs, does not count; a tier that drops requests scores
-infinity), lowest first. The p50 columns are the fleet's, so only a one-tier scenario has
-them. A tier of
-more than :data:`MAX_SPLITS` + 1 replicas is tried at :data:`MAX_SPLITS` prefill counts spread
-evenly from 1 to all but one (every split of 1,024 replicas took minutes per hundred).
+infinity), lowest first. The p50 columns are the tier's own too (the requests it answered).
+The tier split by default is the first with a ``disaggregation`` block, else the first. A tier
+of more than :data:`MAX_SPLITS` + 1 replicas is tried at :data:`MAX_SPLITS` prefill counts
+spread evenly from 1 to all but one (every split of 1,024 replicas took minutes per hundred).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tiersim.errors import TiersimError
-from tiersim.metrics import slo_score
-from tiersim.runner import run_scenario
+from tiersim.metrics import percentile, slo_score
+from tiersim.runner import run_with_requests
 from tiersim.scenario import DisaggConfig, Scenario
 
 MAX_SPLITS = 63
@@ -64,35 +64,58 @@ def _with_split(scenario: Scenario, index: int, split: tuple[int, int] | None) -
     return scenario.model_copy(update={"tiers": tiers})
 
 
+def default_tier(scenario: Scenario) -> str:
+    """The tier split when none is named: the first with a ``disaggregation`` block, else the
+    first."""
+    blocks = [t.name for t in scenario.tiers if t.disaggregation is not None]
+    return (blocks or [scenario.tiers[0].name])[0]
+
+
+def splittable(scenario: Scenario) -> list[str]:
+    """The tiers a prefill/decode split can be simulated for: two replicas or more, with no
+    speculative block and ``data_parallel`` 1."""
+    return [t.name for t in scenario.tiers
+            if t.replicas >= 2 and t.speculative is None and t.data_parallel == 1]
+
+
 def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitResult]:
-    """Every split of ``tier`` (default: the first) and the aggregated tier, best first."""
+    """Every split of ``tier`` (default: :func:`default_tier`) and the aggregated tier, best
+    first."""
     names = [t.name for t in scenario.tiers]
     if tier is not None and tier not in names:
         raise TiersimError(f"{scenario.source}: --tier: no tier named {tier!r}; tiers are "
                            f"{', '.join(names)}")
-    index = names.index(tier) if tier is not None else 0
+    index = names.index(tier if tier is not None else default_tier(scenario))
     chosen = scenario.tiers[index]
     if chosen.speculative is not None or chosen.data_parallel != 1:
         what = "a speculative block" if chosen.speculative is not None else "data_parallel > 1"
+        other = other_tiers(scenario, chosen.name)
         raise TiersimError(f"{scenario.source}: tier {chosen.name!r} has {what}; disaggregated "
                            "splits of such a tier are not modelled, so they cannot be compared; "
-                           "remove it or choose another --tier")
+                           f"remove it{' or ' + other if other else ''}")
     count = chosen.replicas
     out = []
     for split in [None] + [(x, count - x) for x in prefill_counts(count)]:
-        run = run_scenario(_with_split(scenario, index, split))
+        run, requests = run_with_requests(_with_split(scenario, index, split))
         own = run.tier(chosen.name)
         if not own.requests:  # no latency to score: every split would "meet" the SLOs
             raise TiersimError(f"{scenario.source}: tier {chosen.name!r} serves no request of "
                                f"this trace ({_served(run)}), so its splits have no latency to "
                                "compare; choose a tier that serves traffic with --tier")
-        alone = len(scenario.tiers) == 1  # the fleet's p50s are then the tier's
+        mine = (requests["final_tier"] == chosen.name).to_numpy()
         out.append(SplitResult(split[0] if split else 0, split[1] if split else 0,
                                own.ttft_p99_s, own.tpot_p99_s,
-                               run.ttft_p50_s if alone else None,
-                               run.tpot_p50_s if alone else None, run.completed,
-                               _score(run, own, scenario), own.dropped or 0))
+                               percentile(requests["ttft_s"].to_numpy()[mine], 50),
+                               percentile(requests["tpot_s"].to_numpy()[mine], 50),
+                               run.completed, _score(run, own, scenario), own.dropped or 0))
     return sorted(out, key=lambda r: r.score)
+
+
+def other_tiers(scenario: Scenario, chosen: str) -> str:
+    """The other tiers to split, in words (``choose --tier bf16``), or "" when no other tier
+    of the scenario can be split (:func:`splittable`)."""
+    names = [name for name in splittable(scenario) if name != chosen]
+    return "choose " + " or ".join(f"--tier {name}" for name in names) if names else ""
 
 
 def _served(run) -> str:

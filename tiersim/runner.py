@@ -1,7 +1,8 @@
 """Run one scenario end to end: trace -> workload -> routing -> engine -> summary -> files.
 
-:func:`run_scenario` is the only public entry point; it is wiring only. The inputs (trace,
-prepared workload, routing) come from :mod:`tiersim.inputs`, the fleet from
+:func:`run_scenario` is the public entry point (:func:`run_with_requests` the same run, with
+its request table, for callers that need figures the summary does not hold); it is wiring
+only. The inputs (trace, prepared workload, routing) come from :mod:`tiersim.inputs`, the fleet from
 :mod:`tiersim.fleet`, costs from the one ledger in :mod:`tiersim.costs`, the request table and
 the typed :class:`~tiersim.results.RunResult` from :mod:`tiersim.summary`, savings from
 :mod:`tiersim.savings`, and the files are written by :mod:`tiersim.outputs`.
@@ -64,13 +65,27 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     if out_dir is not None:
         outputs.make_out_dir(Path(out_dir))
     source = str(scenario_path) if scenario_path is not None else scenario.source
-    with _notes_kept() as notes:  # the run's notes (a trace's dropped rows ...) go in its summary
-        run, requests, result, fleet = _simulated(scenario, source, baselines)
-    run = dataclasses.replace(run, notes=_portable(notes, scenario, source))
+    run, requests, result, fleet = _noted(scenario, source, baselines)
     if out_dir is not None:
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
                           scenario_yaml(scenario), report=report)
     return run
+
+
+def run_with_requests(scenario: Scenario) -> tuple[RunResult, summary.RequestTable]:
+    """``scenario`` run as :func:`run_scenario` runs it (nothing written, no baselines), with
+    its request table (the rows of ``requests.parquet``: ``final_tier`` names the tier that
+    answered each request): one tier's p50 latencies, which the summary does not hold."""
+    run, requests, _, _ = _noted(scenario, scenario.source, False)
+    return run, requests
+
+
+def _noted(scenario: Scenario, source: str, baselines: bool):
+    """:func:`_simulated` with the run's notes (a trace's dropped rows ...) in its summary."""
+    with _notes_kept() as notes:
+        run, requests, result, fleet = _simulated(scenario, source, baselines)
+    run = dataclasses.replace(run, notes=_portable(notes, scenario, source))
+    return run, requests, result, fleet
 
 
 @contextlib.contextmanager

@@ -3,7 +3,8 @@
 Every split x prefill + y decode of the tier's replicas, and the aggregated tier on the same GPUs,
 is simulated (:func:`tiersim.disagg.compare_splits`); the table lists them best first, scored by
 the worse of the tier's own TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs); the
-p50 columns are the fleet's, shown for a one-tier scenario only.
+p50 columns are the tier's own too. The tier split by default is the first with a
+``disaggregation`` block, else the first.
 """
 
 from __future__ import annotations
@@ -17,20 +18,23 @@ import typer
 def disagg(
     scenario: Annotated[Path, typer.Argument(help="Scenario YAML.")],
     tier: Annotated[str | None, typer.Option(
-        "--tier", help="The tier to split (default: the first).")] = None,
+        "--tier", help="The tier to split (default: the first with a disaggregation block, "
+        "else the first).")] = None,
 ) -> None:
     """Simulate every prefill/decode split of a tier beside aggregated serving; best first."""
     from tiersim.cli.run import provenance_lines, scenario_path
-    from tiersim.disagg import compare_splits
+    from tiersim.disagg import compare_splits, default_tier, other_tiers
     from tiersim.scenario import load_scenario
 
     path = scenario_path(scenario)
     loaded = load_scenario(path)
     rows = compare_splits(loaded, tier)
     if len(rows) == 1:
-        typer.echo(f"note: tier {tier or loaded.tiers[0].name!r} has one replica: no "
-                   "prefill/decode split of it exists, so only aggregated serving is shown",
-                   err=True)
+        chosen = tier or default_tier(loaded)
+        other = other_tiers(loaded, chosen)
+        typer.echo(f"note: tier {chosen!r} has one replica: no prefill/decode split of it "
+                   "exists, so only aggregated serving is shown"
+                   f"{'; ' + other if other else ''}", err=True)
     typer.echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
                f"{'TPOT p99':>9} {'dropped':>8} {'score':>6}   (latencies in seconds)")
     for r in rows:
@@ -52,7 +56,8 @@ def _verdict(row) -> str:
 
 
 def _cell(value: float | None, digits: int) -> str:
-    """A latency column cell ('-' when the run has no such latency, or it is the fleet's)."""
+    """A latency column cell ('-' when the tier has no such latency: one-token outputs have no
+    TPOT)."""
     return f"{'-':>9}" if value is None else f"{value:9.{digits}f}"
 
 
