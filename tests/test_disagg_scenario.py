@@ -3,6 +3,8 @@ serving on the same GPUs misses (TPOT p99: prefill chunks stall the aggregated d
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tiersim import disagg
@@ -31,6 +33,19 @@ def test_the_chosen_split_meets_the_slos_aggregated_misses(splits):
     scenario = load_scenario(bundled("scenarios", "disagg.yaml"))
     split = scenario.tiers[0].disaggregation
     assert (split.prefill_replicas, split.decode_replicas) == (best.prefill, best.decode)
+
+
+def test_the_scenario_comment_quotes_the_splits_it_runs(splits):
+    """The file's comment said aggregated TPOT p99 149 ms when `tiersim disagg` printed
+    0.1596 s: its figures are the chosen split's and aggregated serving's, as run."""
+    text = " ".join(bundled("scenarios", "disagg.yaml").read_text().split())
+    quoted = re.search(r"TPOT p99 (\d+) ms against (\d+) ms aggregated .* TTFT p99 "
+                       r"([\d.]+) s instead of ([\d.]+) s", text)
+    assert quoted, "disagg.yaml no longer quotes TPOT and TTFT p99 against aggregated"
+    best, agg = splits[0], next(r for r in splits if r.label == "aggregated")
+    assert [float(q) for q in quoted.groups()] == [
+        round(best.tpot_p99_s * 1e3), round(agg.tpot_p99_s * 1e3), round(best.ttft_p99_s, 1),
+        round(agg.ttft_p99_s, 1)]
 
 
 def test_a_split_that_does_not_cover_the_replicas_is_one_line():
