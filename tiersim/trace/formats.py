@@ -68,6 +68,24 @@ OWN = {"azure": ("TIMESTAMP", "ContextTokens", "GeneratedTokens"),
 noted; its totals and log type say nothing a run uses)."""
 
 
+READ = {"azure": OWN["azure"], "burstgpt": ("Timestamp", "Model", "Request tokens",
+                                             "Response tokens"),
+        "mooncake": OWN["mooncake"]}
+"""The columns whose values each logged format's converter reads (:func:`columns_used`)."""
+
+
+def columns_used(columns: list[str], format: str = "auto") -> set[str] | None:
+    """The columns of a file with ``columns`` whose values its converter reads: a logged
+    format's own (:data:`READ`) and the canonical optional columns; None (all of them) for a
+    canonical table, or when the format is not known from the columns alone (the loader then
+    refuses the file, or names the format itself)."""
+    complete = complete_formats(columns)
+    name = format if format != "auto" else complete[0] if len(complete) == 1 else None
+    if name not in READ or name not in complete:
+        return None
+    return {c for c in columns if c in READ[name] or canonical.is_optional(c)}
+
+
 def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
             rows: np.ndarray | None = None) -> tuple[dict, list[str]]:
     """The canonical optional columns (``prompt_hash``, ``correct_<tier>``, ``task_type``,
@@ -167,12 +185,18 @@ def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     showing the note)."""
     if "Model" not in raw.columns:
         return []
-    names = raw["Model"][keep].astype("string").str.strip()
+    # NOTE: each distinct cell is named once and rows are counted by codes (naming every row,
+    # a string a row, took 600 MB for BurstGPT's 5.3 million rows); the codes of the rows
+    # kept are coded again, so that the names are in order of first appearance among them
+    codes, values = pd.factorize(raw["Model"], use_na_sentinel=False)
+    cells, order = pd.factorize(codes[keep])
+    names = pd.Series(values.take(order)).astype("string").str.strip()
     names = names.where(names.fillna("") != "", "(blank)")
-    shares = names.str.casefold().value_counts(normalize=True, dropna=False)
+    keys, folded = pd.factorize(names.str.casefold())
+    shares = pd.Series(keys[cells], copy=False).value_counts(normalize=True)
     if len(shares) < 2:
         return []
-    shown = names.groupby(names.str.casefold()).first()  # each name as first spelled
+    shown = names.groupby(keys).first()  # each name as first spelled
     mix = ", ".join(f"{escaped(shown[key])} {_percent(share)}"  # the file's text: no escapes
                     for key, share in shares.head(4).items())
     more = f" and {len(shares) - 4} more" if len(shares) > 4 else ""

@@ -24,6 +24,7 @@ from tiersim.trace import checks, chunked, units
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
+    columns_used,
     complete_formats,
     detect,
     expected_columns,
@@ -134,7 +135,8 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
     """The file's canonical table, its source, format name and notes.
 
     A canonical Parquet file is read a row group at a time (:mod:`tiersim.trace.chunked`:
-    bounded memory for traces of millions of rows); any other file is read whole first.
+    bounded memory for traces of millions of rows); any other file is read whole first (a
+    logged CSV's columns the converter does not read, as categories: :func:`columns_used`).
     """
     if open_checked(path) == "parquet":
         columns, rows = parquet_columns(Path(path)), parquet_rows(Path(path))
@@ -144,7 +146,7 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
             convert = FORMATS[name].convert
             table, notes = chunked.read_canonical(Path(path), src, convert, rows)
             return table, src, name, notes
-    raw, src = read_raw(path)
+    raw, src = read_raw(path, lambda columns: columns_used(columns, format))
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)
     return table, src, name, notes

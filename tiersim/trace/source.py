@@ -272,8 +272,11 @@ def _checked_kind(path: str, size: int, mtime_ns: int, inode: int) -> str:
     return kind
 
 
-def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
-    """Read a CSV, JSONL or Parquet trace as it is, with column names stripped of spaces."""
+def read_raw(path: str | Path, used=None) -> tuple[pd.DataFrame, Source]:
+    """Read a CSV, JSONL or Parquet trace as it is, with column names stripped of spaces.
+
+    ``used(columns) -> set | None`` picks, from a CSV's stripped header, the columns whose
+    values are used (None: all); the others are read as categories (:func:`_read_csv`)."""
     p = Path(path)
     kind = open_checked(p)
     if kind == "parquet":
@@ -281,7 +284,7 @@ def read_raw(path: str | Path) -> tuple[pd.DataFrame, Source]:
     elif kind == "jsonl":
         df, src = _read_jsonl(p), Source(str(path), 0)
     else:
-        df, src = _read_csv(p), Source(str(path), 1)
+        df, src = _read_csv(p, used), Source(str(path), 1)
     csv_file = kind not in ("parquet", "jsonl")
     names = _csv_header(p) if csv_file else list(df.columns)
     df.columns = [str(c).strip() for c in df.columns]
@@ -361,9 +364,18 @@ def named_index_as_columns(df: pd.DataFrame, path: str | Path = "") -> pd.DataFr
     return df.reset_index(level=names) if names else df
 
 
-def _read_csv(p: Path) -> pd.DataFrame:
+def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
+    """Read a CSV (its first ``nrows`` data rows; 0: the header alone), the columns that
+    ``used`` (see :func:`read_raw`) leaves out as categories.
+
+    NOTE: an unused column (BurstGPT's ``Log Type``) read as text took 30 bytes a row or more
+    at the parse's peak; as a category it takes a code a row. It is still parsed, not skipped
+    with ``usecols``: with ``usecols`` pandas accepts a row with more fields than the header
+    (its values then shift) instead of refusing it."""
     try:
-        df = pd.read_csv(p, compression=None)  # the bytes were checked: text, whatever the name
+        dtype = _unused_as_categories(p, used) if used is not None else None
+        # the bytes were checked: text, whatever the name
+        df = pd.read_csv(p, compression=None, dtype=dtype, nrows=nrows)
     except pd.errors.EmptyDataError:
         raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
     except pd.errors.ParserError as e:
@@ -373,6 +385,21 @@ def _read_csv(p: Path) -> pd.DataFrame:
     if not isinstance(df.index, pd.RangeIndex):  # pandas made the extra leading cells an index
         raise _extra_fields(p)
     return df
+
+
+def _unused_as_categories(p: Path, used) -> dict[str, str] | None:
+    """The ``dtype`` that reads the columns ``used`` leaves out of a CSV as categories."""
+    names = list(pd.read_csv(p, compression=None, nrows=0).columns)
+    wanted = used([str(name).strip() for name in names])
+    if wanted is None:
+        return None
+    return {name: "category" for name in names if str(name).strip() not in wanted}
+
+
+def csv_columns(p: Path) -> list[str]:
+    """A CSV's column names as :func:`read_raw` gives them, from its header alone (what is
+    wrong in its rows, or a column named twice, is refused when :func:`read_raw` reads it)."""
+    return [str(c).strip() for c in _read_csv(p, nrows=0).columns]
 
 
 def _extra_fields(p: Path) -> TraceError:
@@ -597,10 +624,13 @@ def short_key(key) -> str:
 
 
 def column_names(path: str | Path) -> list[str]:
-    """A trace's column names as :func:`read_raw` gives them; a Parquet file's from its schema,
-    without reading its rows."""
-    if open_checked(path) == "parquet":
+    """A trace's column names as :func:`read_raw` gives them; a Parquet file's from its schema
+    and a CSV's from its header, without reading its rows."""
+    kind = open_checked(path)
+    if kind == "parquet":
         return parquet_columns(Path(path))
+    if kind == "csv":
+        return csv_columns(Path(path))
     return list(read_raw(path)[0].columns)
 
 
