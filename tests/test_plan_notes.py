@@ -61,8 +61,9 @@ def test_plan_lists_each_uniform_fleet_with_its_size_and_one_no_size_fits_as_no_
     main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"])
     out = capsys.readouterr().out
     fp8 = next(line for line in out.splitlines() if line.startswith("  uniform fp8 "))
-    assert fp8.startswith("  uniform fp8 (") and ", the largest size tried): latency: " in fp8
-    assert "(tried fp8 on 1 GPU per replica)" in fp8 and fp8.endswith(" USD, no baseline")
+    assert fp8.startswith("  uniform fp8 (") and " GPU): latency: " in fp8
+    assert "(tried fp8 on 1 GPU per replica); cost at that size " in fp8
+    assert fp8.endswith(" USD, no baseline")
     assert "  uniform bf16 (1 x 1 GPU): meets every constraint, cost " in out
 
 

@@ -246,16 +246,16 @@ def format_plan(result: PlanResult) -> str:
 
 
 def _uniform_line(other: dict) -> str:
-    """One sized uniform fleet: its size, its verdict and its cost; a fleet that meets the
-    constraints at no size shows the largest size tried, whose cost is no baseline."""
+    """One sized uniform fleet: its size, its verdict and its cost; the cost of a fleet that
+    misses a constraint at every size (the last size tried is shown) is no baseline."""
     replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
     size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU" for t in replicas)
     if other.get("feasible", True):
         return (f"  uniform {other.get('design')} ({size}): "
                 f"{other.get('missed') or 'meets every constraint'}, "
                 f"cost {_num(other.get('cost_usd'))} USD")
-    return (f"  uniform {other.get('design')} ({size}, the largest size tried): "
-            f"{other.get('missed')}; cost there {_num(other.get('cost_usd'))} USD, no baseline")
+    return (f"  uniform {other.get('design')} ({size}): {other.get('missed')}; "
+            f"cost at that size {_num(other.get('cost_usd'))} USD, no baseline")
 
 
 def _accuracy_line(chosen: dict) -> str:
