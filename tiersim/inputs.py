@@ -18,8 +18,7 @@ import pandas as pd
 from tiersim import fleet as fleet_mod
 from tiersim.errors import Note, ScenarioError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
-from tiersim.outputs import file_sha256
-from tiersim.paths import TraceFolderError, expand_user, resolve_trace_path
+from tiersim.paths import TraceFolderError, expand_user, file_sha256, resolve_trace_path
 from tiersim.perf.base import StepShape
 from tiersim.results import TraceRead
 from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload

@@ -12,15 +12,13 @@ show them (:class:`tiersim.results.ModelRead`).
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tiersim.fleet import parallel, tier_kv
 from tiersim.hardware import get_model
 from tiersim.hardware.models import is_catalogue_name
 from tiersim.hardware.precisions import FORMAT_GROUPS, resolve_kv_dtype, weight_formats
-from tiersim.paths import expand_user
+from tiersim.paths import expand_user, file_sha256
 from tiersim.perf.memory import GB, kv_bytes_per_token, weight_bytes
 from tiersim.results import ModelRead
 
@@ -57,5 +55,4 @@ def config_digest(ref: str) -> str | None:
     if is_catalogue_name(ref):
         return None
     path = expand_user(ref)
-    with open(path / "config.json" if path.is_dir() else Path(path), "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    return file_sha256(path / "config.json" if path.is_dir() else path)

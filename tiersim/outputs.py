@@ -44,6 +44,7 @@ import pyarrow.parquet as pq
 
 from tiersim.errors import TiersimError
 from tiersim.manifest import MANIFEST
+from tiersim.paths import file_sha256
 from tiersim.results import RunResult
 
 try:
@@ -60,7 +61,6 @@ MANIFEST_FILES = ("requests.parquet", "timeseries.parquet", "summary.json")
 TEMP_PREFIX = ".tiersim-run-"
 ROW_GROUP_ROWS = 1 << 17
 """Rows per Parquet row group, the unit streamed to disk (an eighth of pyarrow's default)."""
-HASH_BLOCK = 1 << 20
 
 
 def make_out_dir(out: Path) -> None:
@@ -294,15 +294,6 @@ def _rows(table, lo: int, hi: int) -> pd.DataFrame:
     if isinstance(table, pd.DataFrame):
         return table if (lo, hi) == (0, len(table)) else table.iloc[lo:hi]
     return table.rows(lo, hi)
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(HASH_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def manifest_of(folder: Path, names: tuple[str, ...] = MANIFEST_FILES) -> dict:

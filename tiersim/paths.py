@@ -6,6 +6,7 @@ anywhere find the same files; the repository root links to them for convenience.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import tiersim
@@ -92,3 +93,9 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     looked = f"{scenario_dir} and the bundled traces/" if scenario_dir else "the bundled traces/"
     raise TraceError(str(path), f"trace file not found in {looked}; bundled traces: "
                      f"{', '.join(available('traces')) or 'none'}")
+
+
+def file_sha256(path: Path | str) -> str:
+    """SHA-256 of a file's bytes (streamed; the file is never held whole)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tiersim.errors import TiersimError
-from tiersim.outputs import file_sha256
-from tiersim.paths import expand_user, find_bundled, resolve_trace_path
+from tiersim.paths import expand_user, file_sha256, find_bundled, resolve_trace_path
 
 WHOLE_FILE_BYTES = 1 << 30
 """Files up to this size are hashed whole; a larger one by size, mtime and its first and last
