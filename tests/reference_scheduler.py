@@ -13,6 +13,12 @@ below moves back to the GPU list (paying block bytes / read bandwidth); the step
 ``limits.kv_recompute``): when the leading hits include blocks found below, the request keeps
 only the hits before the first of them if the model's step time for one prefill chunk of the
 hit tokens from there (none: free) is below the reads of every hit found below.
+
+With prefix caching (and no per-sequence state), the free blocks are a first-in-first-out list
+of [owner, count] runs, as vLLM v1's free queue: a preempted request's full token blocks are
+appended as its own run after its other blocks, allocations take from the front, and a
+re-admission starts at its run's blocks (whole blocks, at most its known tokens less one) when
+that beats its prefix-cache hit, reusing them.
 """
 
 from __future__ import annotations
@@ -51,6 +57,36 @@ class _R:
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+class _Pool:
+    """The free blocks in eviction order: [owner or None, count] runs, oldest first."""
+
+    def __init__(self, n: int, on: bool):
+        self.on = on
+        self.runs = [[None, n]]
+
+    def take(self, n: int) -> None:
+        while self.on and n > 0:
+            m = min(n, self.runs[0][1])
+            self.runs[0][1] -= m
+            n -= m
+            if self.runs[0][1] == 0:
+                self.runs.pop(0)
+
+    def give(self, n: int, r=None, full: int = 0) -> None:
+        if self.on:
+            self.runs.append([None, n - full])
+            self.runs.append([r, full])
+
+    def parked(self, r) -> int:
+        return sum(c for o, c in self.runs if o is r) if self.on else 0
+
+    def claim(self, r, used: int) -> None:
+        for run in self.runs:
+            if run[0] is r:
+                run[0] = None
+                run[1] -= used
 
 
 class _LRU:
@@ -197,6 +233,10 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     waiting: deque[_R] = deque()
     running: list[_R] = []
     free, t, nxt = num_blocks, 0.0, 0
+    pool = _Pool(num_blocks, limits.enable_prefix_caching and not state)
+
+    def parked_tokens(r) -> int:
+        return min(pool.parked(r), (r.tokens - 1) // bs) * bs
     while nxt < len(reqs) or waiting or running:
         while nxt < len(reqs) and reqs[nxt].arrival <= t:
             r = reqs[nxt]
@@ -223,6 +263,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             while need > free:
                 v = running.pop()
                 free += v.blocks
+                pool.give(v.blocks, v, min(v.computed // bs, v.blocks))
                 v.blocks, v.computed, v.decoding = 0, 0, False
                 waiting.appendleft(v)
                 preempted = True
@@ -232,6 +273,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             if not ok:
                 break
             free -= need
+            pool.take(need)
             r.blocks += need
             if not r.decoding:
                 cache.fill(r, r.computed + n)
@@ -241,11 +283,14 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         if not preempted:
             while waiting and budget > 0 and len(running) < limits.max_num_seqs:
                 h = waiting[0]
-                hit = cache.hit_tokens(h)
+                hit = max(cache.hit_tokens(h), parked_tokens(h))
                 n = min(h.tokens - hit, budget)
                 need = _cdiv(hit + n, bs) + state - h.blocks
                 if free - need < wm:
                     break
+                used = hit // bs if pool.parked(h) and hit == parked_tokens(h) else 0
+                pool.claim(h, used)
+                pool.take(need - used)
                 per, redo, loaded = cache.admit(h)
                 if per_level[h.idx] is None:
                     per_level[h.idx] = per
@@ -284,6 +329,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 if r.n_out == r.output:
                     r.finish = t
                     free += r.blocks
+                    pool.give(r.blocks)
                     r.blocks = 0
                     running.remove(r)
                 continue
@@ -296,6 +342,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 if r.n_out == r.output:
                     r.finish = t
                     free += r.blocks
+                    pool.give(r.blocks)
                     r.blocks = 0
                     running.remove(r)
         assert free >= 0

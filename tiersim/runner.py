@@ -299,7 +299,14 @@ def _note_thrashing(fleet, df: pd.DataFrame, result, source: str) -> None:
         warnings.warn(f"{source}: tier {tier.name} preempted its requests "
                       f"{preemptions[mine].mean():,.0f} times on average (KV cache thrashing: "
                       f"a replica's KV cache holds {held:,} of these sequences at once); "
-                      "results are dominated by recomputation", Note, stacklevel=2)
+                      f"{_THRASH_COST[limits.enable_prefix_caching]}", Note, stacklevel=2)
+
+
+_THRASH_COST = {
+    False: "results are dominated by recomputation (with scheduler.enable_prefix_caching, "
+           "vLLM's default, a preempted request's blocks stay cached until evicted)",
+    True: "each re-admission recomputes the blocks evicted since its preemption",
+}
 
 
 def _ceil_div(a: int, b: int) -> int:

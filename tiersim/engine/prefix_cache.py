@@ -16,7 +16,8 @@ Model (a simplification of vLLM's automatic prefix caching):
 - Capacity is fixed, in hash blocks (least recently used evicted first). In vLLM the cached
   blocks live in the free KV pool and shrink as running requests take memory; here the cache is
   a separate budget and a hit request still holds KV blocks for its cached part (conservative
-  memory use, no block sharing).
+  memory use, no block sharing). A preempted request's own blocks are the exception: they stay
+  in the free pool, as vLLM's do (:mod:`tiersim.engine.free_pool`).
 - Offload levels (:mod:`tiersim.engine.kv_levels`): exclusive LRU levels beneath the GPU; an
   evicted block moves down one level (the last level drops it). A read from a level and a write
   out of the GPU add their transfer time (block bytes over the level's read or write bandwidth)

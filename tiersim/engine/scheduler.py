@@ -6,7 +6,9 @@ clock lives here, so a test can step it by hand.
 Policy (as vLLM v1): one token budget per step (``max_num_batched_tokens``); running requests
 first (each decoder takes one token, then the request being prefilled takes a chunk); when blocks
 run out, the newest running request is preempted by recompute (its blocks freed, its computed
-tokens reset, put back at the head of the waiting queue); waiting requests are admitted in order,
+tokens reset, put back at the head of the waiting queue; with prefix caching its full blocks stay
+cached in the free pool until evicted, :mod:`tiersim.engine.free_pool`, and its re-admission
+starts at those left); waiting requests are admitted in order,
 with chunked prefill, only if nothing was preempted this step and the free blocks stay above the
 watermark.
 
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from itertools import accumulate
 
+from tiersim.engine.free_pool import FreePool
 from tiersim.engine.prefix_cache import PrefixCache, replica_cache
 from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
 from tiersim.perf.base import StepShape
@@ -101,6 +104,11 @@ class ReplicaQueues:
         self.outstanding = 0  # token computations still to do (balancer signal)
         self.peak_blocks = 0
         self.cache: PrefixCache | None = replica_cache(limits, num_blocks, hash_block_tokens)
+        # preempted requests' blocks stay cached in the free pool (prefix caching, no fixed
+        # per-sequence state: a recurrent state is not kept at block boundaries)
+        self.pool: FreePool | None = None
+        if limits.enable_prefix_caching and not limits.state_blocks:
+            self.pool = FreePool(num_blocks)
 
     def blocks_for(self, tokens: int) -> int:
         """Blocks a request holds with KV for ``tokens`` tokens (> 0): its tokens' blocks and
@@ -119,8 +127,7 @@ class ReplicaQueues:
 
     def _finish(self, req: Req, t_end: float, finished: list[Req]) -> None:
         """``req`` is done at ``t_end``: its blocks freed, it leaves the running set."""
-        self.free += req.blocks
-        req.blocks = 0
+        self._release(req)
         req.state = DONE
         req.finish = t_end
         del self.running[req]
@@ -129,6 +136,54 @@ class ReplicaQueues:
     def used_blocks(self) -> int:
         """KV blocks in use now."""
         return self.num_blocks - self.free
+
+    # ---- the free pool (preempted requests' blocks stay cached: :mod:`free_pool`) ---------
+    def _take(self, n: int) -> None:
+        """``n`` free blocks are allocated."""
+        self.free -= n
+        if self.pool is not None and n > 0:
+            self.pool.take(n)
+
+    def _release(self, req: Req, park: bool = False) -> None:
+        """Free ``req``'s blocks; ``park``: it is preempted, and its full token blocks stay
+        cached until evicted."""
+        n, req.blocks = req.blocks, 0
+        self.free += n
+        if self.pool is not None:
+            full = min(req.computed // self.bs, n) if park else 0
+            self.pool.give(n, req, full)
+
+    def parked_tokens(self, req: Req, taken: int = 0) -> int:
+        """Tokens a re-admission of preempted ``req`` finds in its blocks still cached (once
+        ``taken`` more blocks are allocated): whole blocks, at most its known tokens less one."""
+        if self.pool is None:
+            return 0
+        blocks = self.pool.parked_after(req, taken) if taken else self.pool.parked(req)
+        return min(blocks, (req.tokens - 1) // self.bs) * self.bs
+
+    def _cached_tokens(self, req: Req, taken: int = 0) -> int:
+        """Where ``req``'s prefill would start if admitted now (once ``taken`` more blocks
+        are allocated): its prefix-cache hit or its parked blocks, whichever is longer."""
+        if self.cache is None:
+            return req.computed
+        return max(self.cache.cached_tokens(req), self.parked_tokens(req, taken))
+
+    def _allocate(self, req: Req, upto: int, watermark: int, hit: int = 0) -> bool:
+        """Give ``req`` the blocks for its first ``upto`` tokens unless that breaks the
+        watermark; ``hit``: the cached tokens an admission starts at (its parked blocks among
+        them are reused, not allocated)."""
+        need = self.blocks_for(upto) - req.blocks
+        if self.free - need < watermark:
+            return False
+        used = 0
+        if hit and self.pool is not None and self.pool.parked(req):
+            used = hit // self.bs if hit == self.parked_tokens(req) else 0
+            self.pool.claim(req, used)
+        self.free -= need
+        if self.pool is not None:
+            self.pool.take(need - used)
+        req.blocks += need
+        return True
 
 
 class ReplicaScheduler(ReplicaQueues):
@@ -169,7 +224,7 @@ class ReplicaScheduler(ReplicaQueues):
         it = self.it
         if self.partial is None and self.n_dec and self._heap:
             after_first = self.free - self.phase_count[it % self.bs]
-            if not self._head_admissible(after_first):
+            if not self._head_admissible(after_first, self.free - after_first):
                 k = min(self._block_horizon(it), self._next_finish() - it + 1, max_k)
                 if k >= 1:
                     return StepPlan(it, k, self.n_dec, self.dec_ctx, stretch=True)
@@ -187,7 +242,7 @@ class ReplicaScheduler(ReplicaQueues):
             self.outstanding -= n_tok
         else:
             if plan.stretch:
-                self.free -= self._decode_blocks(plan.it, k)
+                self._take(self._decode_blocks(plan.it, k))
             self.decode_acc += dt / plan.n_dec
             self.outstanding -= plan.n_dec * k
         self.peak_blocks = max(self.peak_blocks, self.num_blocks - self.free)
@@ -206,7 +261,7 @@ class ReplicaScheduler(ReplicaQueues):
         if need > self.free:
             preempted = self._preempt_for_decoders(it)
         else:
-            self.free -= need
+            self._take(need)
         budget = lim.max_num_batched_tokens - self.n_dec
         chunks: list[tuple[Req, int]] = []
         part = self.partial
@@ -231,7 +286,7 @@ class ReplicaScheduler(ReplicaQueues):
             head = self.waiting[0]
             hit = self._cached_tokens(head)
             chunk = min(head.tokens - hit, budget)
-            if not self._allocate(head, hit + chunk, watermark=self.watermark_blocks):
+            if not self._allocate(head, hit + chunk, self.watermark_blocks, hit):
                 break
             if self.cache is not None:
                 self._start_from_cache(head, hit, chunk, now)
@@ -250,10 +305,6 @@ class ReplicaScheduler(ReplicaQueues):
         """Prompt tokens of ``req`` this replica's prefix cache holds now (0 without a cache)."""
         return self.cache.cached_tokens(req) if self.cache is not None else 0
 
-    def _cached_tokens(self, req: Req) -> int:
-        """Where ``req``'s prefill would start if admitted now (its prefix-cache hit)."""
-        return self.cache.cached_tokens(req) if self.cache is not None else req.computed
-
     def _start_from_cache(self, req: Req, hit: int, chunk: int, now: float) -> None:
         """Admission with prefix caching at ``now``: skip the cached prompt tokens, cache the
         chunk's."""
@@ -264,24 +315,16 @@ class ReplicaScheduler(ReplicaQueues):
         self.outstanding -= hit
         self.cache.fill(req, hit + chunk, now)
 
-    def _allocate(self, req: Req, upto: int, watermark: int) -> bool:
-        """Give ``req`` the blocks for its first ``upto`` tokens unless that breaks the
-        watermark."""
-        need = self.blocks_for(upto) - req.blocks
-        if self.free - need < watermark:
-            return False
-        self.free -= need
-        req.blocks += need
-        return True
-
-    def _head_admissible(self, free: int) -> bool:
+    def _head_admissible(self, free: int, taken: int) -> bool:
+        """Whether the waiting queue's head would be admitted with ``free`` blocks, once
+        ``taken`` more blocks than now are allocated."""
         if not self.waiting or len(self.running) >= self.limits.max_num_seqs:
             return False
         budget = self.limits.max_num_batched_tokens - self.n_dec
         if budget <= 0:
             return False
         head = self.waiting[0]
-        hit = self._cached_tokens(head)
+        hit = self._cached_tokens(head, taken)
         chunk = min(head.tokens - hit, budget)
         need = self.blocks_for(hit + chunk) - head.blocks
         return free - need >= self.watermark_blocks
@@ -382,7 +425,7 @@ class ReplicaScheduler(ReplicaQueues):
                 if victim is req:
                     break
             else:
-                self.free -= need
+                self._take(need)
                 i += 1
                 continue
             break
@@ -393,9 +436,8 @@ class ReplicaScheduler(ReplicaQueues):
             self._leave_decoders(req, self._computed_at(req, it))
         if self.partial is req:
             self.partial = None
-        self.free += req.blocks
+        self._release(req, park=True)
         self.outstanding += req.computed
-        req.blocks = 0
         req.computed = 0
         req.state = WAITING
         req.preemptions += 1

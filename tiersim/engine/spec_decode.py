@@ -255,7 +255,7 @@ class SpecScheduler(ReplicaQueues):
             if victim is req:
                 return False
         if need > 0:
-            self.free -= need
+            self._take(need)
             req.blocks += need
         return True
 
@@ -263,10 +263,9 @@ class SpecScheduler(ReplicaQueues):
         max_seqs = self.limits.max_num_seqs
         while self.waiting and budget > 0 and len(self.running) < max_seqs:
             head = self.waiting[0]
-            hit = self.cache.cached_tokens(head) if self.cache is not None else head.computed
+            hit = self._cached_tokens(head)
             chunk = min(head.tokens - hit, budget)
-            need = self.blocks_for(hit + chunk) - head.blocks
-            if self.free - need < self.watermark_blocks:
+            if not self._allocate(head, hit + chunk, self.watermark_blocks, hit):
                 break
             if self.cache is not None:
                 self.cache.admit(head, now)
@@ -275,8 +274,6 @@ class SpecScheduler(ReplicaQueues):
                     head.cached = hit
                 self.outstanding -= hit
                 self.cache.fill(head, hit + chunk, now)
-            self.free -= need
-            head.blocks += need
             self.waiting.popleft()
             self.running[head] = None
             head.state = PREFILL
@@ -286,9 +283,8 @@ class SpecScheduler(ReplicaQueues):
             budget -= chunk
 
     def _preempt(self, req: Req) -> None:
-        self.free += req.blocks
+        self._release(req, park=True)
         self.outstanding += req.computed
-        req.blocks = 0
         req.computed = 0
         req.state = WAITING
         req.preemptions += 1
