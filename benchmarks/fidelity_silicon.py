@@ -220,25 +220,17 @@ class ModelSpec:
 
     name: the label in reports. tiersim: a tiersim catalogue name, or a folder under
     ``benchmarks/data/configs`` holding the model's ``config.json``. aic: the model id
-    aiconfigurator-core ships a config for (its estimator runs offline on it). kv: the KV-cache
-    format its vLLM rows ran where the rows themselves show one (``--kv-dtype auto`` then
-    reads it; empty: the checkpoint's declared format, else BF16). See :data:`MODELS`.
+    aiconfigurator-core ships a config for (its estimator runs offline on it).
     """
 
     name: str
     tiersim: str
     aic: str
-    kv: str = ""
 
 
 MODELS = {
-    # FP8 KV: at TP 1 its four rows of 32-64 clients x 9,216 tokens hold more KV than a BF16
-    # cache has room for (181k tokens; 295k-590k asked), yet measured TTFT shows no queue at
-    # 32 clients (474 ms, 3.1 s); FP8 (362k) replays them at -11% to +28% TTFT, BF16 at +216%
-    # to +2,317%. NVIDIA's FP8 checkpoint of it, which aiconfigurator-core ships, declares an
-    # FP8 KV cache (hf_quant_config.json kv_cache_quant_algo); docs/fidelity.md, section 1.
     "meta-llama/Llama-3.1-70B": ModelSpec(
-        "Llama-3.1-70B", "llama-3.1-70b", "meta-llama/Meta-Llama-3.1-70B", kv="fp8"
+        "Llama-3.1-70B", "llama-3.1-70b", "meta-llama/Meta-Llama-3.1-70B"
     ),
     "nvidia/Llama-3.1-8B-Instruct-FP8": ModelSpec(
         "Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Meta-Llama-3.1-8B"
@@ -741,7 +733,6 @@ class Case:
     ep: int
     engine: str
     gpu: str = "h200"
-    kv: str = ""  # the rows' KV-cache format where they show one (ModelSpec.kv)
 
 
 class Unrepresentable(Exception):
@@ -868,7 +859,7 @@ def case_of(row: dict) -> Case:
         raise Unrepresentable(_reason(exc)) from None
     tp, dp, ep = parallel_layout(row)
     return Case(model_source(spec), tier_precision(row, spec, arch), tp, dp, ep, row["backend"],
-                SYSTEM_GPU[system], spec.kv)
+                SYSTEM_GPU[system])
 
 
 def _reason(exc: Exception) -> str:
@@ -1115,8 +1106,6 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
     par = {"dp": case.dp, "ep": case.ep} if case.dp > 1 or case.ep > 1 else {}
     if kv_dtype == "auto" and case.engine != "vllm":  # their FP8 engines' KV; a BF16 one's is BF16
         kv_dtype = "bf16" if case.precision == "bf16" else "fp8"
-    elif kv_dtype == "auto" and case.kv:  # the format the rows show (ModelSpec.kv)
-        kv_dtype = case.kv
     try:
         profile = with_missing_tables(engine_profile(case.engine, knobs, case.gpu), case,
                                       kv_dtype)

@@ -678,3 +678,10 @@ def test_a_filter_that_matches_no_row_says_so(capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"{fs.rows_csv()}: no row matches --engine/--model; its models: ")
     assert "Llama-3.1-70B" in err
+
+
+def test_vllm_rows_cache_prefixes_as_vllm_v1_does_by_default():
+    # fresh prompts never hit; a preempted request comes back to its blocks still cached
+    vllm = fs.replica_tier(fs.case_of(make_row()), 16, "auto")[0]
+    trt = fs.replica_tier(fs.case_of(make_row(backend="trtllm")), 16, "auto")[0]
+    assert vllm.limits.enable_prefix_caching and not trt.limits.enable_prefix_caching
