@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_scheduler import assert_same_per_request
 
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.errors import TraceError
@@ -247,3 +248,65 @@ def test_a_system_prompt_that_fills_max_context_tokens_is_one_line(tmp_path, cap
         f"Error: {path}: line {line}: workload.sessions.system_prompt_tokens: 2,000 tokens leave "
         "no room for a task's first step within generate.max_context_tokens (2,000, counting "
         "the system prompt); lower system_prompt_tokens or raise max_context_tokens")
+
+
+def test_output_hashes_are_the_followers_blocks_of_the_output():
+    """A step's output hashes are its follower's hashes of the full blocks the step's computed
+    tokens (prompt + output - 1) complete after its prompt's full blocks; the last step's are
+    empty."""
+    df = make_sessions(0, tasks=3)
+    b = HASH_BLOCK_TOKENS
+    checked = 0
+    for _, task in df.groupby("session_id"):
+        rows = task.sort_values("step")
+        for prev, cur in zip(rows.itertuples(), rows.iloc[1:].itertuples()):
+            start = prev.input_tokens // b
+            end = (prev.input_tokens + prev.output_tokens - 1) // b
+            got = list(getattr(prev, sessions.OUTPUT_HASHES))
+            assert got == list(cur.prefix_hashes[start:max(start, end)])
+            checked += len(got)
+        assert len(rows[sessions.OUTPUT_HASHES].iloc[-1]) == 0
+    assert checked > 0
+
+
+def test_a_follower_hits_the_output_blocks_its_predecessor_cached():
+    """Two steps on one replica: the second's prompt is the first's prompt, its 1,500 output
+    tokens and 100 new ones. With the first's output blocks cached (vLLM caches a block of
+    generated tokens once full) the second skips (2,000 + 1,500 - 1) // 512 = 6 blocks; with
+    the prompt's blocks alone, 3."""
+    raw = pd.DataFrame({"request_id": [0, 1], "arrival_s": [0.0, 0.0],
+                        "input_tokens": [2000, 100], "output_tokens": [1500, 10],
+                        "session_id": [1, 1], "step": [0, 1]})
+    df = with_context(sessions.checked(raw, "t"), "accumulate", 0)
+    follows, think = sessions.links(df)
+    tier = TierSpec("t", 1, 4000, LinearStepModel(),
+                    SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=2048,
+                                    enable_prefix_caching=True))
+
+    def hits(output_hashes):
+        work = Workload(df["arrival_s"].to_numpy(), df["input_tokens"].to_numpy(),
+                        df["output_tokens"].to_numpy(), np.zeros(2, int), follows=follows,
+                        think_s=think, prefix_hashes=list(df["prefix_hashes"]),
+                        output_hashes=output_hashes)
+        return simulate([tier], work).cache_hit_tokens.tolist()
+
+    assert hits(list(df[sessions.OUTPUT_HASHES])) == [0, 6 * 512]
+    assert hits(None) == [0, 3 * 512]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), tasks=st.integers(1, 6), rate=st.floats(0.5, 50.0),
+       blocks=st.integers(300, 4000))
+def test_fast_forward_stays_exact_with_output_blocks_cached(seed, tasks, rate, blocks):
+    """Output blocks enter the cache when a step finishes, never during a decode stretch."""
+    df = make_sessions(seed, tasks=tasks, task_rate_rps=rate, tool_s_median=0.2)
+    follows, think = sessions.links(df)
+    tier = TierSpec("t", 2, blocks, LinearStepModel(),
+                    SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=2048,
+                                    enable_prefix_caching=True, prefix_cache_fraction=0.2))
+    work = Workload(df["arrival_s"].to_numpy(), df["input_tokens"].to_numpy(),
+                    df["output_tokens"].to_numpy(), np.zeros(len(df), int), follows=follows,
+                    think_s=think, prefix_hashes=list(df["prefix_hashes"]),
+                    output_hashes=list(df[sessions.OUTPUT_HASHES]))
+    a = simulate([tier], work, fast_forward=True)
+    assert_same_per_request(a, simulate([tier], work, fast_forward=False))

@@ -320,6 +320,8 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
     ``spec_acceptance`` column sets each request's draft acceptance on speculative tiers.
     """
     hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
+    outputs = (list(df[sessions.OUTPUT_HASHES]) if sessions.OUTPUT_HASHES in df.columns
+               else None)
     follows, think = sessions.links(df)
     work = Workload(
         arrival_s=df["arrival_s"].to_numpy(np.float64),
@@ -327,7 +329,7 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
         output_tokens=df["output_tokens"].to_numpy(),
         tier=np.asarray(assignment.tier, dtype=np.int64),
         escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
-        prefix_hashes=hashes, follows=follows, think_s=think,
+        prefix_hashes=hashes, output_hashes=outputs, follows=follows, think_s=think,
         spec_acceptance=(df["spec_acceptance"].to_numpy(np.float64)
                          if "spec_acceptance" in df.columns else None),
     )

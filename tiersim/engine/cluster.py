@@ -82,6 +82,9 @@ class Workload:
 
     ``prefix_hashes`` (optional, one int sequence per request): the prompt's block hashes, one per
     ``hash_block_tokens`` prompt tokens (Mooncake: 512); used by tiers with prefix caching.
+    ``output_hashes`` (optional, one int sequence per request): the hashes of the blocks its
+    output completes after its prompt's full blocks, as the request that follows it holds them;
+    a replica that caches prefixes caches those its finished final pass computed.
     ``spec_acceptance`` (optional): a draft acceptance rate per request for tiers with
     speculative decoding.
     """
@@ -94,6 +97,7 @@ class Workload:
     follows: np.ndarray | None = None
     think_s: float | np.ndarray = 0.0
     prefix_hashes: list | None = None
+    output_hashes: list | None = None
     hash_block_tokens: int = 512
     spec_acceptance: np.ndarray | None = None  # per-request acceptance rate (NaN: the tier's)
 
@@ -479,9 +483,25 @@ class _Fleet:
             self._finish_v[i] = req.finish
             self._out_tok_v[i] = req.output
             if self._next_v[i] >= 0:
+                self._cache_output(req, rep, tier)
                 self._release_follower(i, req.finish)
 
         return on_finish
+
+    def _cache_output(self, req: Req, rep: Replica, tier: int) -> None:
+        """A finished request's full output blocks enter its replica's prefix cache (the
+        workload's ``output_hashes``; the blocks its computed tokens, all but the last output,
+        complete), so its follower can hit them."""
+        cache = rep.sched.cache
+        if self.work.output_hashes is None or cache is None:
+            return
+        b = self.work.hash_block_tokens
+        n = (req.prompt + req.output - 1) // b - req.prompt // b
+        hashes = [int(h) for h in self.work.output_hashes[req.idx][:max(n, 0)]]
+        cache.insert(hashes, req.finish)
+        stats = self.prefix.get(self.tiers[tier].name) if self.prefix else None
+        if stats is not None:
+            stats.seen.update(hashes)
 
     def start_arrivals(self) -> None:
         """Schedule the requests that arrive on their own (URGENT, one event per instant)."""
@@ -551,9 +571,10 @@ def simulate(
     own = work.arrival_s if work.follows is None else work.arrival_s[np.asarray(work.follows) < 0]
     if len(own) and np.any(np.diff(own) < 0):
         raise ValueError("workload arrivals must be sorted")
-    if work.prefix_hashes is not None and len(work.prefix_hashes) != n:
-        raise ValueError(f"workload prefix_hashes has {len(work.prefix_hashes)} entries for "
-                         f"{n} requests")
+    for name in ("prefix_hashes", "output_hashes"):
+        given = getattr(work, name)
+        if given is not None and len(given) != n:
+            raise ValueError(f"workload {name} has {len(given)} entries for {n} requests")
     if n and (int(np.min(work.tier)) < 0 or int(np.max(work.tier)) >= len(tiers)):
         raise ValueError("workload tier index out of range")
     if sample_every is None:

@@ -200,8 +200,20 @@ class PrefixCache:
         n = len(hashes) if upto >= req.prompt else min(len(hashes), upto // self.hash_block_tokens)
         if n <= req.filled:
             return
+        self._cache(hashes[req.filled:n])
+        req.filled = n
+
+    def insert(self, hashes: list[int], now: float = 0.0) -> None:
+        """Cache, at ``now``, blocks that are no prompt's: a finished request's full output
+        blocks (as its follower's prompt holds them)."""
+        self._now = now
+        if self._total:
+            self._cache(hashes)
+
+    def _cache(self, hashes: list[int]) -> None:
+        """Put ``hashes`` on the GPU level as most recent, in order."""
         where, lru = self._where, self._lru
-        for h in hashes[req.filled:n]:
+        for h in hashes:
             lvl = where.get(h)
             if lvl == 0:
                 lru.move_to_end(h)
@@ -209,7 +221,6 @@ class PrefixCache:
             if lvl is not None:  # recomputed: the GPU copy replaces the one below
                 self._remove(h)
             self._put(0, h)
-        req.filled = n
 
     def _remove(self, h: int) -> None:
         del self._levels[self._where.pop(h)][h]

@@ -52,6 +52,11 @@ any model's context): a longer one is refused before its prefix hashes are made,
 count (one per 512 tokens, per step) would take minutes and gigabytes for a few rows."""
 FOLLOWS = "follows_id"
 """Internal column: the ``request_id`` of a step's predecessor, -1 for a session's first step."""
+OUTPUT_HASHES = "output_hashes"
+"""Internal column (``context: accumulate`` with generated hashes): the hashes of the full blocks
+a step's output completes beyond its prompt's full blocks, as its follower's prompt holds them
+(empty for a session's last step). A replica that caches prefixes caches them when the step
+finishes, as vLLM caches a block of generated tokens once it is full."""
 
 
 class _Strict(BaseModel):
@@ -336,7 +341,24 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
     out["input_tokens"] = prompt.astype(np.int32) if prompt.max(initial=0) < 2**31 else prompt
     if not keep_hashes:
         out["prefix_hashes"] = hashes
+        if context == "accumulate":
+            out[OUTPUT_HASHES] = _output_hashes(hashes, follows, prompt, outputs)
     out[FOLLOWS] = np.where(follows >= 0, out["request_id"].to_numpy(np.int64)[follows], -1)
+    return out
+
+
+def _output_hashes(hashes: np.ndarray, follows: np.ndarray, prompt: np.ndarray,
+                   outputs: np.ndarray) -> np.ndarray:
+    """Per row, :data:`OUTPUT_HASHES`: its follower's hashes of the blocks the row completes
+    after its prompt's full blocks (its prompt plus output less the last token, whose KV is
+    never computed); empty where no step follows."""
+    b = HASH_BLOCK_TOKENS
+    out = np.empty(len(hashes), dtype=object)
+    out[:] = [np.zeros(0, dtype=np.int64)] * len(hashes)
+    for row, above in enumerate(map(int, follows)):
+        if above >= 0:
+            start, end = prompt[above] // b, (prompt[above] + outputs[above] - 1) // b
+            out[above] = np.asarray(hashes[row][start:max(start, end)], dtype=np.int64)
     return out
 
 
