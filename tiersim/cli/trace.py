@@ -176,7 +176,7 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
         for key, value in stats[col].items():
             table.add_row(f"{col.split('_')[0]} tokens {key}", _fmt(value, "{:,.1f}"))
     if "prefix_reuse" in stats:
-        table.add_row("prefix block reuse", _fmt(stats["prefix_reuse"], "{:.1%}"))
+        table.add_row("prefix hits, unbounded cache", _fmt(stats["prefix_reuse"], "{:.1%}"))
     for note in notes:  # a note may quote the trace (a model's name): no terminal escapes
         table.add_row("note", escaped(note))
     return table

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from tiersim.trace.canonical import HASH_BLOCK_TOKENS
+
 PERCENTILES = (50, 90, 99)
 
 
@@ -19,8 +21,10 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None) -> dict:
     arrival, so no empty time before or after the trace is counted.
     ``interarrival_cv`` = std / mean of the gaps between consecutive arrivals (population std;
     1 for Poisson, larger is burstier). Token statistics are ``p50, p90, p99`` (linear
-    interpolation) and ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the fraction
-    of prefix blocks seen earlier in the trace, i.e. the hit rate of an infinite cache. Timing
+    interpolation) and ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the share of
+    prompt tokens an unbounded prefix cache shared by every request would skip
+    (:func:`prefix_reuse`): what a one-tier run of the whole trace reports as its
+    ``prefix_hit_bound``. Timing
     keys are None for a table without ``arrival_s`` or with fewer rows than they need.
     """
     stats: dict = {"rows": int(len(df))}
@@ -32,7 +36,7 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None) -> dict:
     for col in ("input_tokens", "output_tokens"):
         stats[col] = _token_stats(df[col].to_numpy())
     if "prefix_hashes" in df:
-        stats["prefix_reuse"] = prefix_reuse(df["prefix_hashes"])
+        stats["prefix_reuse"] = prefix_reuse(df["prefix_hashes"], df["input_tokens"].to_numpy())
     return stats
 
 
@@ -65,12 +69,28 @@ def _token_stats(values: np.ndarray) -> dict:
         "mean": float(values.mean())}
 
 
-def prefix_reuse(hashes: pd.Series) -> float | None:
-    """Fraction of all prefix blocks whose hash appeared in an earlier request (or earlier)."""
-    arrays = [np.asarray(h, dtype=np.int64) for h in hashes]
-    if not arrays:
+def prefix_reuse(hashes: pd.Series, prompts: np.ndarray,
+                 block_tokens: int = HASH_BLOCK_TOKENS) -> float | None:
+    """Share of prompt tokens an unbounded prefix cache shared by every request would skip,
+    requests taken in order (None without prompt tokens).
+
+    As the engine's prefix cache counts a hit: a request skips its leading blocks whose hashes
+    an earlier request held (a prefix match: the first unseen block ends it), in whole blocks of
+    ``block_tokens``, at most its prompt less one token (the last is always computed). Blocks
+    shared out of order (``[3, 2]`` after ``[1, 2]``) are no hit, as in the engine.
+    """
+    total = int(np.sum(prompts))
+    if total <= 0:
         return None
-    flat = np.concatenate(arrays)
-    if flat.size == 0:
-        return None
-    return float(pd.Series(flat).duplicated().mean())
+    seen: set[int] = set()
+    skipped = 0
+    for h, prompt in zip(hashes, prompts, strict=True):
+        blocks = [int(x) for x in h]
+        n = 0
+        for x in blocks:
+            if x not in seen:
+                break
+            n += 1
+        skipped += min(n * block_tokens, max(int(prompt) - 1, 0))
+        seen.update(blocks)
+    return skipped / total
