@@ -3,6 +3,7 @@ arrival (a later step's own arrival_s is not used: it arrives when its predecess
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -10,7 +11,9 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from tiersim.cli.trace import trace_app
 from tiersim.errors import TraceError
 from tiersim.trace import TraceWarning, read_trace
 from tiersim.trace.loader import apply_window
@@ -117,3 +120,22 @@ def test_the_scenario_window_follows_workload_sessions_source(tmp_path, source, 
         warnings.simplefilter("ignore", TraceWarning)
         table = load_scenario_trace(load_scenario(path), str(path)).table
     assert table["arrival_s"].tolist() == kept
+
+
+def test_inspect_times_a_session_trace_by_its_first_steps(tmp_path):
+    """A later step's arrival_s is a placeholder (it arrives its tool_s after its predecessor
+    finishes): inspect said "span 0.0 s" for a run that lasted 1,000,000 s. Timing now counts
+    the sessions' first steps, says so, and names the rate sessions/s."""
+    path = tmp_path / "s.csv"
+    path.write_text("request_id,arrival_s,input_tokens,output_tokens,session_id,step,parent,"
+                    "tool_s\n0,0,100,10,1,0,-1,0\n1,0,50,10,1,1,0,1000000\n"
+                    "2,4,100,10,2,0,-1,0\n3,4,50,10,2,1,0,5\n4,8,100,10,3,0,-1,0\n")
+    result = CliRunner().invoke(trace_app, ["inspect", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert (stats["rows"], stats["sessions"], stats["span_s"], stats["rate_rps"]) == (5, 3, 8.0,
+                                                                                      3 / 8)
+    assert stats["notes"][-1].startswith("session trace: span, rate and inter-arrival CV count "
+                                         "the first step of each session")
+    table = CliRunner().invoke(trace_app, ["inspect", str(path)])
+    assert "rate (sessions / span)" in table.output and "0.375 sessions/s" in table.output

@@ -105,15 +105,22 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale)
-    _check_sessions(loaded, str(path))
+    starts = _session_starts(loaded, str(path))
     cut = _cut(window, loaded.origin.arrivals)
-    stats = trace_stats(loaded.table, _window_s(cut, time_scale))
+    stats = trace_stats(loaded.table, _window_s(cut, time_scale), starts)
     stats["time_scale"] = float(time_scale)
-    stats.update(_replayed(loaded.table))
+    stats.update(_replayed(loaded.table if starts is None else starts))
+    notes = list(loaded.origin.notes)
+    if starts is not None:
+        stats["sessions"] = int(len(starts))
+        notes.append("session trace: span, rate and inter-arrival CV count the first step of "
+                     "each session; a later step arrives its tool_s after its predecessor "
+                     "finishes, which only a run knows, so the run replays and bills past the "
+                     "last arrival shown")
     if window is not None:
         stats["window"] = [float(window[0]), float(window[1])]
         stats["window_cut"] = None if cut == tuple(stats["window"]) else list(cut)
-    return stats, loaded.origin.format, list(loaded.origin.notes)
+    return stats, loaded.origin.format, notes
 
 
 def _cut(window, arrivals: tuple[float, float] | None) -> tuple[float, float] | None:
@@ -133,21 +140,25 @@ def _window_s(window, time_scale: float) -> float | None:
     return None if window is None else (float(window[1]) - float(window[0])) / time_scale
 
 
-def _replayed(table) -> dict:
+def _replayed(arrivals) -> dict:
     """Where the requests sit in the time ``tiersim run`` replays, which starts at 0 (a
     canonical file's 0, or the window start) and bills the fleet from there: the first and
-    last arrival, in seconds after it, time scale applied."""
-    t = table["arrival_s"].to_numpy()
+    last arrival, in seconds after it, time scale applied (``arrivals``: a table, or a
+    session trace's first steps' arrival times)."""
+    t = arrivals["arrival_s"].to_numpy() if hasattr(arrivals, "columns") else arrivals
     return {"first_arrival_s": float(t[0]), "last_arrival_s": float(t[-1])}
 
 
-def _check_sessions(loaded, source: str) -> None:
-    """A trace with session columns passes the checks ``tiersim run`` makes of them (a step
-    given twice, a parent that is no earlier step ...), or fails here with the same line."""
+def _session_starts(loaded, source: str):
+    """A session trace's first steps' arrival times (None for a trace without sessions),
+    once its session columns pass the checks ``tiersim run`` makes of them (a step given
+    twice, a parent that is no earlier step ...), or fail here with the same line."""
     from tiersim.workload.sessions import checked, has_session_columns
 
-    if has_session_columns(loaded.table):
-        checked(loaded.table, source, loaded.origin)
+    if not has_session_columns(loaded.table):
+        return None
+    table = checked(loaded.table, source, loaded.origin)
+    return table["arrival_s"].to_numpy()[table["parent"].to_numpy() < 0]
 
 
 RATE_LABELS = {"window": "rate (requests / window)", "span": "rate (requests / span)"}
@@ -160,6 +171,8 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     table.add_column("statistic")
     table.add_column("value", justify="right")
     table.add_row("requests", f"{stats['rows']:,}")
+    if "sessions" in stats:
+        table.add_row("sessions", f"{stats['sessions']:,}")
     scale = stats.get("time_scale", 1.0)
     if scale != 1.0:
         table.add_row("time scale", f"{scale:g} (arrival times divided by {scale:g})")
@@ -169,8 +182,10 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     if stats.get("window") is not None:
         table.add_row("window", _window_text(stats["window"], stats.get("window_cut"),
                                              stats["window_s"]))
-    table.add_row(RATE_LABELS.get(stats.get("rate_basis"), "rate"),
-                  _fmt(stats["rate_rps"], "{:.3g} req/s"))
+    what = "sessions" if "sessions" in stats else "requests"  # a session trace: first steps
+    label = RATE_LABELS.get(stats.get("rate_basis"), "rate").replace("requests", what)
+    unit = "{:.3g} sessions/s" if what == "sessions" else "{:.3g} req/s"
+    table.add_row(label, _fmt(stats["rate_rps"], unit))
     table.add_row("inter-arrival CV", _fmt(stats["interarrival_cv"], "{:.3g}"))
     for col in ("input_tokens", "output_tokens"):
         for key, value in stats[col].items():

@@ -12,7 +12,8 @@ from tiersim.trace.canonical import HASH_BLOCK_TOKENS
 PERCENTILES = (50, 90, 99)
 
 
-def trace_stats(df: pd.DataFrame, window_s: float | None = None) -> dict:
+def trace_stats(df: pd.DataFrame, window_s: float | None = None,
+                starts: np.ndarray | None = None) -> dict:
     """Rows, span, rate, burstiness and token percentiles of a request table.
 
     ``span_s`` = last - first arrival; ``rate_rps`` = rows / ``window_s`` when the table is a
@@ -24,11 +25,15 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None) -> dict:
     interpolation) and ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the share of
     prompt tokens an unbounded prefix cache shared by every request would skip
     (:func:`prefix_reuse`): what a one-tier run of the whole trace reports as its
-    ``prefix_hit_bound``. Timing
+    ``prefix_hit_bound``. ``starts``: for a session trace, the arrivals of its sessions' first
+    steps, which the timing keys then count (a later step arrives when its predecessor finishes
+    plus its tool time, which only a run knows). Timing
     keys are None for a table without ``arrival_s`` or with fewer rows than they need.
     """
     stats: dict = {"rows": int(len(df))}
     t = df["arrival_s"].to_numpy() if "arrival_s" in df else None
+    if t is not None and starts is not None:
+        t = starts
     stats.update(_timing(t))
     if t is not None and window_s is not None:
         stats.update(window_s=window_s, rate_basis="window",
