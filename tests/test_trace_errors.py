@@ -442,3 +442,20 @@ def test_a_timestamp_error_names_the_unit_it_is_read_in(tmp_path):
                     '{"timestamp": null, "input_length": 5, "output_length": 2}\n')
     assert error_of(moon) == (f"{moon}: row 2, column 'timestamp': missing timestamp in "
                               "milliseconds; fill it in or remove the row (file line 2)")
+
+
+@pytest.mark.parametrize(("cell", "word"), [("now", "now"), ("today", "today"),
+                                             (" NOW ", "now")])
+def test_a_relative_timestamp_is_refused(tmp_path, cell, word):
+    """pandas reads "now" and "today" as the time of the run: the same trace replayed
+    differently on every run, with exit 0."""
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + OK + f"{cell},200,20\n2023-11-16 18:17:05,300,30\n")
+    assert error_of(path) == (f"{path}: row 2, column 'TIMESTAMP': timestamp {word!r} is "
+                              "relative (read as the time of the run, so every run would "
+                              "differ); write an absolute timestamp like 2023-11-16 18:15:46 "
+                              "(file line 3)")
+    parquet = _parquet(tmp_path / "a.parquet", TIMESTAMP=[cell, cell], ContextTokens=[1, 2],
+                       GeneratedTokens=[1, 2])
+    assert error_of(parquet).startswith(f"{parquet}: row 1, column 'TIMESTAMP': timestamp "
+                                        f"{word!r} is relative")

@@ -196,22 +196,25 @@ def true_false(s: pd.Series) -> np.ndarray:
     return np.full(len(s), pd.api.types.is_bool_dtype(s.dtype))
 
 
+RELATIVE_TIMES = frozenset({"now", "today"})
+"""Words pandas reads as the time of the run, not a time in the trace: a trace holding one
+would replay differently on every run, so they are refused (in any case and spacing)."""
+
+
 def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
-    """Parse a date-time column (ISO 8601 strings, any time zone) to int64 UTC nanoseconds."""
+    """Parse a date-time column (ISO 8601 strings, any time zone) to int64 UTC nanoseconds.
+    A missing or unreadable cell, or a relative word (:data:`RELATIVE_TIMES`), is refused."""
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
-        t = s
+        t, relative = s, np.zeros(len(s), dtype=bool)
     else:
         text = s.astype("string")
         _one_zone_style(src, text, column)
         t = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
-    bad = t.isna().to_numpy()
-    i = first_true(bad)
+        words = text.str.strip().str.casefold()
+        relative = words.isin(RELATIVE_TIMES).fillna(False).to_numpy(dtype=bool)
+    i = first_true(t.isna().to_numpy() | relative)
     if i is not None:
-        raw = s.iloc[i]
-        message = ("missing timestamp; fill it in or remove the row" if pd.isna(raw) else
-                   f"cannot parse timestamp ({short(str(raw))}); write it as "
-                   "YYYY-MM-DD HH:MM:SS.fffffff")
-        raise src.error(message, i, column)
+        raise src.error(_timestamp_fault(s.iloc[i]), i, column)
     if getattr(t.dt, "tz", None) is None:
         t = t.dt.tz_localize("UTC")
     seconds = t.dt.as_unit("s").astype("int64").to_numpy()
@@ -220,6 +223,19 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
         raise src.error("timestamp is outside the years 1678-2261 that nanosecond times "
                         "cover; write the real date", i, column)
     return t.dt.as_unit("ns").astype("int64").to_numpy()
+
+
+def _timestamp_fault(raw) -> str:
+    """What is wrong with a timestamp cell that is not read, for a message (its text is not
+    echoed, except a relative word, which is one of :data:`RELATIVE_TIMES`)."""
+    if pd.isna(raw):
+        return "missing timestamp; fill it in or remove the row"
+    word = str(raw).strip().casefold()
+    if word in RELATIVE_TIMES:
+        return (f"timestamp {word!r} is relative (read as the time of the run, so every run "
+                "would differ); write an absolute timestamp like 2023-11-16 18:15:46")
+    return (f"cannot parse timestamp ({short(str(raw))}); write it as "
+            "YYYY-MM-DD HH:MM:SS.fffffff")
 
 
 #: A time of day followed by a time-zone designator at the end of an ISO 8601 value: ``Z`` or
