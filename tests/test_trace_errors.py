@@ -459,3 +459,29 @@ def test_a_relative_timestamp_is_refused(tmp_path, cell, word):
                        GeneratedTokens=[1, 2])
     assert error_of(parquet).startswith(f"{parquet}: row 1, column 'TIMESTAMP': timestamp "
                                         f"{word!r} is relative")
+
+
+@pytest.mark.parametrize(("cells", "shown"), [
+    (("1999", "2000", "2001"), "1999"),  # a year to pandas: a span of 63,158,400 s
+    (("2023-11-16 18:17:03", "2023.5"), "2023.5"),  # 2023-05-01 to pandas
+    (("1700158546", "1700158547"), "1700158546"),
+    (("0.5", "1.5"), "0.5")])
+def test_a_bare_number_timestamp_is_refused(tmp_path, cells, shown):
+    """Years were read as dates while Unix times and fractions were not parsed: every bare
+    number is refused alike, shown as the number it is."""
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + "".join(f"{c},5,8\n" for c in cells))
+    row = 2 if cells[0].startswith("2023-") else 1
+    assert error_of(path) == (f"{path}: row {row}, column 'TIMESTAMP': cannot parse timestamp "
+                              f"(got the number {shown}; timestamps here are date-times, not "
+                              "years or Unix times); write it as YYYY-MM-DD HH:MM:SS.fffffff "
+                              f"(file line {row + 1})")
+
+
+def test_a_numeric_timestamp_column_is_named_a_number(tmp_path):
+    """An int64 Parquet column was described as "text of 16 characters"."""
+    path = _parquet(tmp_path / "a.parquet", TIMESTAMP=[1700158546000000, 1700158547000000],
+                    ContextTokens=[1, 2], GeneratedTokens=[1, 2])
+    assert error_of(path) == (f"{path}: row 1, column 'TIMESTAMP': cannot parse timestamp (got "
+                              "the number 1700158546000000; timestamps here are date-times, not "
+                              "years or Unix times); write it as YYYY-MM-DD HH:MM:SS.fffffff")

@@ -6,6 +6,8 @@ first with ``argmax`` and only then looks at that single row to word the message
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -203,16 +205,16 @@ would replay differently on every run, so they are refused (in any case and spac
 
 def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     """Parse a date-time column (ISO 8601 strings, any time zone) to int64 UTC nanoseconds.
-    A missing or unreadable cell, or a relative word (:data:`RELATIVE_TIMES`), is refused."""
+    A missing or unreadable cell is refused, and so is one pandas would read but that is no
+    date-time (:func:`_not_absolute`): a relative word or a bare number."""
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
-        t, relative = s, np.zeros(len(s), dtype=bool)
+        t, refused = s, np.zeros(len(s), dtype=bool)
     else:
         text = s.astype("string")
         _one_zone_style(src, text, column)
         t = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
-        words = text.str.strip().str.casefold()
-        relative = words.isin(RELATIVE_TIMES).fillna(False).to_numpy(dtype=bool)
-    i = first_true(t.isna().to_numpy() | relative)
+        refused = _not_absolute(text)
+    i = first_true(t.isna().to_numpy() | refused)
     if i is not None:
         raise src.error(_timestamp_fault(s.iloc[i]), i, column)
     if getattr(t.dt, "tz", None) is None:
@@ -225,17 +227,46 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     return t.dt.as_unit("ns").astype("int64").to_numpy()
 
 
+_BARE_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+"""A cell that is only a number (pandas reads ``2023`` as 2023-01-01 and ``2023.5`` as
+2023-05-01 under ISO 8601)."""
+
+
+def _not_absolute(text: pd.Series) -> np.ndarray:
+    """Which cells of a timestamp column, as text, are no absolute date-time though pandas may
+    read them: a relative word (:data:`RELATIVE_TIMES`) or a bare number, a year to pandas,
+    which is refused whatever its size, as a Unix time or a fraction is."""
+    words = text.str.strip().str.casefold()
+    bad = words.isin(RELATIVE_TIMES) | words.str.fullmatch(_BARE_NUMBER)
+    return bad.fillna(False).to_numpy(dtype=bool)
+
+
 def _timestamp_fault(raw) -> str:
     """What is wrong with a timestamp cell that is not read, for a message (its text is not
-    echoed, except a relative word, which is one of :data:`RELATIVE_TIMES`)."""
+    echoed, except a relative word, one of :data:`RELATIVE_TIMES`, or a number)."""
     if pd.isna(raw):
         return "missing timestamp; fill it in or remove the row"
     word = str(raw).strip().casefold()
     if word in RELATIVE_TIMES:
         return (f"timestamp {word!r} is relative (read as the time of the run, so every run "
                 "would differ); write an absolute timestamp like 2023-11-16 18:15:46")
-    return (f"cannot parse timestamp ({short(str(raw))}); write it as "
-            "YYYY-MM-DD HH:MM:SS.fffffff")
+    fix = "write it as YYYY-MM-DD HH:MM:SS.fffffff"
+    number = _as_number(raw, word)
+    if number is not None:
+        return (f"cannot parse timestamp (got the number {number}; timestamps here are "
+                f"date-times, not years or Unix times); {fix}")
+    return f"cannot parse timestamp ({short(str(raw))}); {fix}"
+
+
+def _as_number(raw, word: str) -> str | None:
+    """A timestamp cell that is a number (a numeric column's, or text of a bare number) as
+    written, cut short; None for any other cell."""
+    if isinstance(raw, int | float | np.integer | np.floating) and not isinstance(
+            raw, bool | np.bool_):
+        return show_number(raw)
+    if re.fullmatch(_BARE_NUMBER, word):
+        return word if len(word) <= 40 else word[:37] + "..."
+    return None
 
 
 #: A time of day followed by a time-zone designator at the end of an ISO 8601 value: ``Z`` or
