@@ -310,3 +310,30 @@ def test_fast_forward_stays_exact_with_output_blocks_cached(seed, tasks, rate, b
                     output_hashes=list(df[sessions.OUTPUT_HASHES]))
     a = simulate([tier], work, fast_forward=True)
     assert_same_per_request(a, simulate([tier], work, fast_forward=False))
+
+
+@pytest.mark.parametrize(("cell", "follows"), [("-1", [-1, -1]), ("", [-1, -1]),
+                                               ("0", [-1, 0])])
+def test_an_empty_parent_cell_means_none_as_minus_one_does(tmp_path, cell, follows):
+    """docs/agentic.md: "-1 or empty = none"; an empty cell was read as the previous step, so
+    the step waited for step 0 instead of arriving at its own 10 s."""
+    from tiersim.trace import read_trace
+
+    path = tmp_path / "s.csv"
+    path.write_text("request_id,arrival_s,input_tokens,output_tokens,session_id,step,parent\n"
+                    f"0,0,100,10,1,0,-1\n1,10,50,10,1,1,{cell}\n")
+    table = sessions.prepare_sessions(read_trace(path).table, SessionsConfig(),
+                                      np.random.default_rng(0))
+    assert sessions.links(table)[0].tolist() == follows
+    assert table["parent"].tolist() == follows
+
+
+def test_without_a_parent_column_each_step_follows_the_one_before(tmp_path):
+    from tiersim.trace import read_trace
+
+    path = tmp_path / "s.csv"
+    path.write_text("request_id,arrival_s,input_tokens,output_tokens,session_id,step\n"
+                    "0,0,100,10,1,0\n1,10,50,10,1,1\n")
+    table = sessions.prepare_sessions(read_trace(path).table, SessionsConfig(),
+                                      np.random.default_rng(0))
+    assert table["parent"].tolist() == [-1, 0]

@@ -112,7 +112,8 @@ def test_a_parent_that_is_no_whole_number_is_refused(tmp_path, cell, got):
                                   np.random.default_rng(0), str(path), loaded.origin)
     assert str(info.value) == (
         f"{path}: row 2, column 'parent': parent must be a whole number, -1 or an earlier step "
-        f"of the session ({got}); fix it, or leave it empty for the step before (file line 3)")
+        f"of the session ({got}); fix it, or leave it empty (as -1) for a step that follows none "
+        "(file line 3)")
 
 
 def test_a_huge_parent_is_shown_short_and_whole_floats_are_read(tmp_path):

@@ -3,8 +3,9 @@
 Canonical session columns (a trace may carry them; :func:`generate` makes them):
 
 - ``session_id`` (int): the task; ``step`` (int >= 0): the call's place in it;
-- ``parent`` (optional int): the step this one follows (default: the previous step; -1 or empty
-  = none). Sessions are chains: a step has at most one follower (the engine's closed loop);
+- ``parent`` (optional int): the step this one follows (-1 or an empty cell: none; without
+  the column, each step follows the previous one). Sessions are chains: a step has at most
+  one follower (the engine's closed loop);
 - ``step_type`` (optional text, default ``step``): e.g. planning, tool_call, code, verify,
   recovery, final (the step-type router reads it);
 - ``tool_s`` (optional float >= 0, default 0): tool or think time between the predecessor's
@@ -242,7 +243,7 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
         for pos, row in enumerate(order):
             if pos:
                 earlier.add(int(ordered[pos - 1]))
-            if given is None or np.isnan(given[row]):
+            if given is None:  # no parent column: each step follows the one before
                 parent[row] = ordered[pos - 1] if pos else -1
                 continue
             p = float(given[row])
@@ -261,10 +262,10 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
 
 def _given_parents(df: pd.DataFrame, source: str,
                    origin: TraceOrigin | None) -> np.ndarray | None:
-    """The trace's ``parent`` column as float64, NaN where a cell is empty (the previous step);
-    None without the column. A filled cell must be a whole number (whether it is -1 or an
-    earlier step is checked per session): 0.5 is not truncated to 0, nor is text read as
-    empty, nor true as 1."""
+    """The trace's ``parent`` column as float64, -1 (none) where a cell is empty, as -1 is;
+    None without the column (then each step follows the one before). A filled cell must be a
+    whole number (whether it is -1 or an earlier step is checked per session): 0.5 is not
+    truncated to 0, nor is text read as empty, nor true as 1."""
     if "parent" not in df:
         return None
     cells = df["parent"]
@@ -275,9 +276,9 @@ def _given_parents(df: pd.DataFrame, source: str,
     i = checks.first_true(~missing & (~whole | checks.true_false(cells)))
     if i is not None:
         raise _error(origin, source, f"parent must be a whole number, -1 or an earlier step of "
-                     f"the session (got {_cell(cells.iloc[i])}); fix it, or leave it empty for "
-                     "the step before", i, "parent")
-    return np.where(missing, np.nan, values)
+                     f"the session (got {_cell(cells.iloc[i])}); fix it, or leave it empty (as "
+                     "-1) for a step that follows none", i, "parent")
+    return np.where(missing, -1.0, values)
 
 
 def _cell(value) -> str:
