@@ -485,3 +485,20 @@ def test_a_numeric_timestamp_column_is_named_a_number(tmp_path):
     assert error_of(path) == (f"{path}: row 1, column 'TIMESTAMP': cannot parse timestamp (got "
                               "the number 1700158546000000; timestamps here are date-times, not "
                               "years or Unix times); write it as YYYY-MM-DD HH:MM:SS.fffffff")
+
+
+@pytest.mark.parametrize("blank", ["   ", "\t", " \t ", "   \r"])
+def test_lines_of_spaces_or_tabs_are_skipped_by_the_line_count_too(tmp_path, blank):
+    """pandas reads no row from a line of spaces or tabs, so the row after it is on a later
+    file line than the rows counted (a quoted space is a row, and counted)."""
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + OK + f"{blank}\n{blank}\n{blank}\n" + OK
+                    + "2023-11-16 18:17:05,-5,20\n", newline="")
+    assert error_of(path) == (f"{path}: row 3, column 'ContextTokens': token count must be > 0 "
+                              "(got -5); fix or remove the row (file line 7)")
+    canonical = tmp_path / "c.csv"
+    canonical.write_text(f"arrival_s,input_tokens,output_tokens,note\n0,100,10,x\n{blank}\n"
+                         '1,100,10,x\n"   "\n', newline="")
+    assert error_of(canonical) == (f"{canonical}: row 3, column 'arrival_s': arrival time in "
+                                   "seconds is not a number (got text of 3 characters); write a "
+                                   "number (file line 5)")

@@ -87,13 +87,30 @@ def file_line(path: str, header_lines: int, row: int) -> int:
 
 
 def _csv_record_lines(handle):
-    """The first line of each non-blank CSV record, in order (the header's included)."""
-    reader = csv.reader(handle)
+    """The first line of each CSV record the CSV parser reads, in order (the header's
+    included): a blank line, or one of spaces and tabs only (unquoted), is skipped, as pandas
+    skips it."""
+    text: list[str] = []  # the lines of the record being read, as written
+    reader = csv.reader(_kept(handle, text))
     end = 0
     for record in reader:
         start, end = end + 1, reader.line_num
-        if record:
+        if record and not _blank(text):
             yield start
+        text.clear()
+
+
+def _kept(lines, text: list[str]):
+    """``lines``, each also appended to ``text`` as it is read."""
+    for line in lines:
+        text.append(line)
+        yield line
+
+
+def _blank(lines: list[str]) -> bool:
+    """Whether a record's lines hold only spaces and tabs (pandas' C parser reads no row from
+    such a line; a quoted space, or any other character, is a row)."""
+    return not "".join(lines).strip(" \t\r\n")
 
 
 def sniff(path: Path) -> str:
