@@ -337,3 +337,28 @@ def test_without_a_parent_column_each_step_follows_the_one_before(tmp_path):
     table = sessions.prepare_sessions(read_trace(path).table, SessionsConfig(),
                                       np.random.default_rng(0))
     assert table["parent"].tolist() == [-1, 0]
+
+
+def test_a_step_with_two_followers_names_both_rows(tmp_path):
+    """Every other session check names its row and file line; this one named neither. The
+    rows are the file's, after a window kept some sessions only."""
+    from tiersim.trace import read_trace
+
+    path = tmp_path / "s.csv"
+    _trace(request_id=[0, 1, 2, 3, 4], arrival_s=[0.0, 0.1, 0.2, 0.3, 0.4],
+           input_tokens=[100] * 5, output_tokens=[10] * 5, session_id=[5, 7, 5, 7, 7],
+           step=[0, 0, 1, 1, 2], parent=[-1, -1, 0, 0, 0]).to_csv(path, index=False)
+    with pytest.warns(UserWarning, match="keeps whole sessions"):
+        loaded = read_trace(path, window=(0.05, None))  # drops session 5 (rows 1 and 3)
+    with pytest.raises(TraceError) as err:
+        sessions.prepare_sessions(loaded.table, SessionsConfig(), np.random.default_rng(0),
+                                  "scenario.yaml", loaded.origin)
+    assert str(err.value) == (f"{path}: row 5, column 'parent': step 0 of session 7 has two "
+                              "followers (rows 4 and 5); tiersim sessions are chains (give each "
+                              "step at most one follower) (file line 6)")
+    with pytest.raises(TraceError) as err:
+        sessions.prepare_sessions(_trace(parent=[-1, 0, -1, 0]), SessionsConfig(),
+                                  np.random.default_rng(0), "t.csv")
+    assert str(err.value) == ("t.csv: row 4, column 'parent': step 0 of session 7 has two "
+                              "followers (rows 2 and 4); tiersim sessions are chains (give each "
+                              "step at most one follower)")

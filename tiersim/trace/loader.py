@@ -73,6 +73,11 @@ file, in the seconds a window is given in, before any window and time scale)."""
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
     arrivals: tuple[float, float] | None = None
 
+    def row(self, index: int) -> int:
+        """The file's 1-based data row of 0-based table row ``index``, as :meth:`error` names
+        it."""
+        return int(self.rows[index]) + 1 if self.rows is not None else self.first_row + index + 1
+
     def error(self, message: str, index: int | None, column: str | None = None) -> TraceError:
         """A one-line TraceError at 0-based table row ``index``, named as the file's row."""
         if self.rows is not None and index is not None:

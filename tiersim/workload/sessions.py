@@ -251,13 +251,30 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
                 raise _error(origin, source, f"parent {checks.show_number(p)} is not an earlier "
                              f"step of session {sid}", int(row), "parent")
             parent[row] = int(p)
-        kids = parent[order][parent[order] >= 0]
-        if len(kids) != len(set(kids.tolist())):
-            twice = next(k for k in kids.tolist() if (kids == k).sum() > 1)
-            raise _error(origin, source, f"step {twice} of session {sid} has two followers; "
-                         "tiersim sessions are chains (give each step at most one follower)",
-                         None, "parent")
+        _one_follower_each(parent, order, sid, source, origin)
     return parent
+
+
+def _one_follower_each(parent: np.ndarray, order: np.ndarray, sid, source: str,
+                       origin: TraceOrigin | None) -> None:
+    """Refuse a step of session ``sid`` (its rows ``order``, by step) that two steps follow,
+    naming both rows; the error is at the second."""
+    kids = parent[order]
+    seen: dict[int, int] = {}
+    for row, kid in zip(order.tolist(), kids.tolist(), strict=True):
+        if kid < 0:
+            continue
+        if kid in seen:
+            first = _row_named(origin, seen[kid])
+            raise _error(origin, source, f"step {kid} of session {sid} has two followers (rows "
+                         f"{first} and {_row_named(origin, row)}); tiersim sessions are chains "
+                         "(give each step at most one follower)", row, "parent")
+        seen[kid] = row
+
+
+def _row_named(origin: TraceOrigin | None, index: int) -> int:
+    """The 1-based row an error names for 0-based table row ``index`` (:func:`_error`)."""
+    return index + 1 if origin is None else origin.row(index)
 
 
 def _given_parents(df: pd.DataFrame, source: str,
