@@ -221,14 +221,20 @@ def test_trace_error_is_a_tiersim_error():
     assert issubclass(TraceError, TiersimError)
 
 
-def test_bad_prefix_hashes_in_csv(tmp_path):
+@pytest.mark.parametrize(("cell", "got"), [
+    ('"[1, x]"', "text of 6 characters whose item 2"), ("abc", "text of 3 characters whose item 1"),
+    ("1;2", "text of 3 characters whose item 1"), ("[1.0]", "text of 5 characters whose item 1"),
+    ('"[1,2]]"', "text of 6 characters whose item 2")])
+def test_bad_prefix_hashes_in_csv(tmp_path, cell, got):
+    """A text cell was described as the list it was split into ("a list of 1 item")."""
     path = tmp_path / "h.csv"
     path.write_text('arrival_s,input_tokens,output_tokens,prefix_hashes\n0,3,4,"[1, 2]"\n'
-                    '1,3,4,"[1, x]"\n')
+                    f'1,3,4,{cell}\n')
     with pytest.raises(TraceError) as info:
         load_trace(path)
     assert str(info.value) == (f"{path}: row 2, column 'prefix_hashes': prefix_hashes must be a "
-                               "list of integers (got a list of 2 items) (file line 3)")
+                               f"list of integers, such as [1, 2, 3] (got {got} is not a whole "
+                               "number) (file line 3)")
 
 
 def test_mooncake_line_without_hash_ids(tmp_path):

@@ -277,6 +277,7 @@ def hash_arrays(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> 
 def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
     """One cell as an int64 array, range-checked before any conversion; a true/false element
     is no hash id (numpy would read it as 1 or 0)."""
+    given = cell
     if isinstance(cell, str):
         cell = _text_items(cell, src, column, i)
     flag = _true_false_item(cell)
@@ -292,8 +293,8 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
             _no_missing_id(items, src, column, i)
             values = np.asarray([int(v) for v in items], dtype=object)
     except (TypeError, ValueError, OverflowError):
-        raise src.error(f"{column} must be a list of integers (got {checks.short(cell)})",
-                        i, column) from None
+        raise src.error(f"{column} must be a list of integers, such as [1, 2, 3] (got "
+                        f"{_not_a_list(given, cell)})", i, column) from None
     if values.dtype.kind == "f":
         if np.isnan(values).any():  # a null inside the list (Parquet reads it as NaN)
             raise _missing_id(src, column, i, int(np.flatnonzero(np.isnan(values))[0]))
@@ -307,6 +308,26 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
         lowest = "0" if low == 0 else "-2^63"
         raise src.error(f"hash id {bad} out of range (must be {lowest} <= id < 2^63)", i, column)
     return values.astype(np.int64)
+
+
+def _not_a_list(given, items) -> str:
+    """A hash-list cell that is no list of integers, for a message: a text cell (CSV) by its
+    size and the first item that is no whole number (its text is not echoed), any other by its
+    kind and size."""
+    if not isinstance(given, str):
+        return checks.short(given)
+    position = next((n for n, item in enumerate(items, start=1) if not _whole(item)), None)
+    where = "" if position is None else f" whose item {position} is not a whole number"
+    return f"{checks.short(given)}{where}"
+
+
+def _whole(item: str) -> bool:
+    """Whether a text item of a hash list reads as a whole number (``int`` takes it)."""
+    try:
+        int(item)
+    except ValueError:
+        return False
+    return True
 
 
 NULL_WORDS = frozenset({"null", "none", "nan", "na", "<na>"})
