@@ -362,3 +362,26 @@ def test_a_step_with_two_followers_names_both_rows(tmp_path):
     assert str(err.value) == ("t.csv: row 4, column 'parent': step 0 of session 7 has two "
                               "followers (rows 2 and 4); tiersim sessions are chains (give each "
                               "step at most one follower)")
+
+
+@pytest.mark.parametrize(("parents", "kind", "row", "shown"), [
+    ([-1, 2**62], "int64", 2, "4611686018427387904"),
+    ([2**64 - 1, 2**64 - 1], "uint64", 1, "18446744073709551615")])
+def test_a_large_integer_parent_is_shown_in_full(tmp_path, parents, kind, row, shown):
+    """An int64 Parquet parent of 2**62 was shown as 4.611686018427388e+18."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tiersim.trace import read_trace
+
+    path = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"request_id": [0, 1], "arrival_s": [0.0, 1.0],
+                             "input_tokens": [100, 50], "output_tokens": [10, 10],
+                             "session_id": [1, 1], "step": [0, 1],
+                             "parent": pa.array(parents, kind)}), path)
+    loaded = read_trace(path)
+    with pytest.raises(TraceError) as err:
+        sessions.prepare_sessions(loaded.table, SessionsConfig(), np.random.default_rng(0),
+                                  str(path), loaded.origin)
+    assert str(err.value) == (f"{path}: row {row}, column 'parent': parent {shown} is not an "
+                              "earlier step of session 1")

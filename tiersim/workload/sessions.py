@@ -248,8 +248,8 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
                 continue
             p = float(given[row])
             if p != -1 and p not in earlier:
-                raise _error(origin, source, f"parent {checks.show_number(p)} is not an earlier "
-                             f"step of session {sid}", int(row), "parent")
+                raise _error(origin, source, f"parent {_parent_shown(df['parent'].iloc[row], p)} "
+                             f"is not an earlier step of session {sid}", int(row), "parent")
             parent[row] = int(p)
         _one_follower_each(parent, order, sid, source, origin)
     return parent
@@ -296,6 +296,12 @@ def _given_parents(df: pd.DataFrame, source: str,
                      f"the session (got {_cell(cells.iloc[i])}); fix it, or leave it empty (as "
                      "-1) for a step that follows none", i, "parent")
     return np.where(missing, -1.0, values)
+
+
+def _parent_shown(cell, value: float) -> str:
+    """A parent's number for a message: an integer cell in full (2**62, not 4.6e+18), any
+    other as read (a text cell's number, never its text)."""
+    return checks.show_number(cell if isinstance(cell, int | np.integer) else value)
 
 
 def _cell(value) -> str:
