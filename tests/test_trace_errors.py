@@ -508,3 +508,21 @@ def test_lines_of_spaces_or_tabs_are_skipped_by_the_line_count_too(tmp_path, bla
     assert error_of(canonical) == (f"{canonical}: row 3, column 'arrival_s': arrival time in "
                                    "seconds is not a number (got text of 3 characters); write a "
                                    "number (file line 5)")
+
+
+def test_a_token_count_beyond_2_53_is_echoed_as_written(tmp_path):
+    """9007199254740993 was echoed as the float it reads as, 9007199254740992."""
+    path = tmp_path / "a.csv"
+    path.write_text(HEAD + OK + "2023-11-16 18:17:05,9007199254740993,20\n")
+    assert error_of(path) == (f"{path}: row 2, column 'ContextTokens': token count must be at "
+                              "most 2147483647 (got 9007199254740993); fix or remove the row "
+                              "(file line 3)")
+    text = _parquet(tmp_path / "t.parquet", arrival_s=[0.0, 1.0], output_tokens=[1, 2],
+                    input_tokens=["100", "9007199254740993"])
+    assert error_of(text) == (f"{text}: row 2, column 'input_tokens': token count must be at "
+                              "most 2147483647 (got 9007199254740993); fix or remove the row")
+    ids = _parquet(tmp_path / "i.parquet", arrival_s=[0.0, 1.0], output_tokens=[1, 2],
+                   input_tokens=[1, 2], request_id=["1", "9007199254740995"])
+    assert error_of(ids) == (f"{ids}: row 2, column 'request_id': request id 9007199254740995 "
+                             "is beyond 2**53, where a number written with a decimal point or "
+                             "as text cannot be read exactly; store it as a 64-bit integer")

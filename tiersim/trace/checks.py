@@ -119,10 +119,11 @@ def whole_numbers(src: Source, s: pd.Series, column: str, label: str, *,
     values = numbers(src, s, column, label, integer=True, low=low, high=high)
     i = first_true(np.abs(values) > EXACT_FLOAT_INT)
     if i is not None:
+        shown = shown_as_written(s.iloc[i], values[i])
         if not -2.0**63 <= values[i] < 2.0**63:
-            raise src.error(f"{label} {show_number(values[i])} is beyond what a 64-bit integer "
+            raise src.error(f"{label} {shown} is beyond what a 64-bit integer "
                             f"holds (-2**63 to 2**63 - 1); use smaller ids", i, column)
-        raise src.error(f"{label} {show_number(values[i])} is beyond 2**53, where a number "
+        raise src.error(f"{label} {shown} is beyond 2**53, where a number "
                         "written with a decimal point or as text cannot be read exactly; store "
                         "it as a 64-bit integer", i, column)
     return values.astype(np.int64)
@@ -158,7 +159,7 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
         return f"missing {label}; fill it in or remove the row"
     if text_bad:
         return f"{label} is not a number (got {short(raw)}); write a number"
-    shown = show_number(value)
+    shown = shown_as_written(raw, value)
     if isinstance(raw, int) and not isinstance(raw, bool) and not np.isfinite(value):
         return (f"{label} is beyond the range of numbers (got {show_number(raw)}); fix or "
                 "remove the row")  # a 400-digit cell, which no float holds
@@ -168,6 +169,21 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
         return f"{label} must be a whole number (got {shown}); round it"
     rule = low[1] if low is not None and value < low[0] else high[1]
     return f"{label} must be {rule} (got {shown}); fix or remove the row"
+
+
+_WHOLE_TEXT = r"\s*[+-]?\d+\s*"
+"""A cell of text that is a whole number (digits, a sign at most)."""
+
+
+def shown_as_written(raw, value: float) -> str:
+    """A cell's number for a message, as written where its float ``value`` would round it
+    (9007199254740993 is no float64): an integer cell, or text of a whole number, in full;
+    anything else as :func:`show_number` shows ``value``."""
+    if isinstance(raw, int | np.integer) and not isinstance(raw, bool | np.bool_):
+        return show_number(int(raw))
+    if isinstance(raw, str) and re.fullmatch(_WHOLE_TEXT, raw):
+        return show_number(int(raw))
+    return show_number(value)
 
 
 def show_number(value: float) -> str:
