@@ -319,8 +319,9 @@ def test_ids_are_read_as_integers_exactly(tmp_path):
     inexact = _parquet(tmp_path / "i.parquet", request_id=[0.0, 1e17],
                        arrival_s=[0.0, 0.5], input_tokens=[1, 2], output_tokens=[1, 1])
     assert error_of(inexact) == (f"{inexact}: row 2, column 'request_id': request id 1e+17 is "
-                                 "beyond 2**53, where a number written with a decimal point or "
-                                 "as text cannot be read exactly; store it as a 64-bit integer")
+                                 "at or beyond 2**53, where a number written with a decimal point "
+                                 "or as text cannot be read exactly; store it as a 64-bit "
+                                 "integer")
     step = tmp_path / "s.csv"
     step.write_text("arrival_s,input_tokens,output_tokens,session_id,step\n0,100,10,1,0\n"
                     "1,100,10,1,2147483648\n")
@@ -524,5 +525,10 @@ def test_a_token_count_beyond_2_53_is_echoed_as_written(tmp_path):
     ids = _parquet(tmp_path / "i.parquet", arrival_s=[0.0, 1.0], output_tokens=[1, 2],
                    input_tokens=[1, 2], request_id=["1", "9007199254740995"])
     assert error_of(ids) == (f"{ids}: row 2, column 'request_id': request id 9007199254740995 "
-                             "is beyond 2**53, where a number written with a decimal point or "
-                             "as text cannot be read exactly; store it as a 64-bit integer")
+                             "is at or beyond 2**53, where a number written with a decimal "
+                             "point or as text cannot be read exactly; store it as a 64-bit "
+                             "integer")
+    # 2**53 + 1 read through a float lands on 2**53 exactly: it was accepted, as ...992
+    edge = _parquet(tmp_path / "e.parquet", arrival_s=[0.0, 1.0], output_tokens=[1, 2],
+                    input_tokens=[1, 2], request_id=["1", "9007199254740993"])
+    assert "request id 9007199254740993 is at or beyond 2**53" in error_of(edge)

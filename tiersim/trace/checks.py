@@ -92,7 +92,8 @@ def whole_numbers(src: Source, s: pd.Series, column: str, label: str, *,
                   high: tuple[float, str] | None = None) -> np.ndarray:
     """Check an id-like column (whole numbers) and return it as int64, exactly: an integer
     column is read as integers (no float64 rounding above 2**53, no wraparound); a float or
-    text column must stay within +-2**53, where floats are exact. A column of booleans is no
+    text column must stay below 2**53 in magnitude (2**53 itself is where 2**53 + 1, read
+    through a float, lands too, so it cannot be told apart). A column of booleans is no
     id (True and False would read as 1 and 0)."""
     if pd.api.types.is_bool_dtype(s.dtype) or (s.dtype == object and s.map(type).eq(bool).any()):
         i = first_true(s.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy())
@@ -117,13 +118,13 @@ def whole_numbers(src: Source, s: pd.Series, column: str, label: str, *,
                                 "remove the row", i, column)
         return ints
     values = numbers(src, s, column, label, integer=True, low=low, high=high)
-    i = first_true(np.abs(values) > EXACT_FLOAT_INT)
+    i = first_true(np.abs(values) >= EXACT_FLOAT_INT)
     if i is not None:
         shown = shown_as_written(s.iloc[i], values[i])
         if not -2.0**63 <= values[i] < 2.0**63:
             raise src.error(f"{label} {shown} is beyond what a 64-bit integer "
                             f"holds (-2**63 to 2**63 - 1); use smaller ids", i, column)
-        raise src.error(f"{label} {shown} is beyond 2**53, where a number "
+        raise src.error(f"{label} {shown} is at or beyond 2**53, where a number "
                         "written with a decimal point or as text cannot be read exactly; store "
                         "it as a 64-bit integer", i, column)
     return values.astype(np.int64)
