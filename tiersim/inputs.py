@@ -7,6 +7,7 @@ Shared by the runner (:func:`tiersim.runner.run_scenario`) and the planner
 
 from __future__ import annotations
 
+import difflib
 import re
 import warnings
 from pathlib import Path
@@ -186,9 +187,55 @@ def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: 
     origin = trace.origin if isinstance(trace, LoadedTrace) else None
     table = trace.table if isinstance(trace, LoadedTrace) else trace
     table = sessions.prepare_sessions(table, scenario.workload.sessions, rng, source, origin)
+    check_step_tiers(scenario, table, source)
     prepared = prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
     _note_borrowed_priors(scenario, prepared.accuracy_source)
     return prepared
+
+
+def check_step_tiers(scenario: Scenario, table: pd.DataFrame, source: str) -> None:
+    """Refuse a ``router.step_tiers`` step type the workload never has (a typo would route
+    nothing and leave those steps to the fallback): the sessions generator's types are known
+    from its ``step_mix``, and a whole trace's are its rows'. Under ``trace.window`` the type
+    may be in the trace outside the window, so that is a note instead."""
+    routes = scenario.router.step_tiers
+    if scenario.router.policy != "step_type" or not routes or "step_type" not in table:
+        return
+    generator = scenario.workload.sessions.generate if scenario.workload.sessions.source == (
+        "generate") else None
+    kinds = (_generated_step_types(generator) if generator is not None
+             else set(table["step_type"].astype(str).unique()))
+    for kind in routes:
+        if kind not in kinds:
+            _unused_step_type(scenario, source, kind, kinds, generator is not None)
+
+
+def _generated_step_types(generator: sessions.SessionGenerator) -> set[str]:
+    """The step types the sessions generator can make: planning, final and its step mix's."""
+    return {"planning", "final", *(k for k, p in generator.step_mix.items() if p > 0)}
+
+
+def _unused_step_type(scenario: Scenario, source: str, kind: str, kinds: set[str],
+                      generated: bool) -> None:
+    """The error (or, under a trace window, the note) for a mapped step type ``kind`` that
+    none of the workload's step types ``kinds`` is."""
+    from tiersim.scenario import located
+
+    close = difflib.get_close_matches(kind, sorted(kinds), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    known = ", ".join(sorted(kinds))
+    where = f"router.step_tiers.{kind}"
+    if generated:
+        raise ScenarioError(source, where, f"workload.sessions.generate makes no {kind!r} "
+                            f"step{hint}; its step types are {known}")
+    window = scenario.trace.window
+    if window is None:
+        raise ScenarioError(source, where, f"the trace has no {kind!r} step{hint}; its step "
+                            f"types are {known}")
+    warnings.warn(str(located(ScenarioError(
+        source, where, f"no step in trace.window [{window[0]:g}, {window[1]:g}) has type "
+        f"{kind!r}{hint}, so the entry routes nothing in this run; the window's step types "
+        f"are {known}"))), Note, stacklevel=4)
 
 
 def baseline_infos(scenario: Scenario) -> list[TierInfo]:
