@@ -11,6 +11,7 @@ refused. Every malformed file is a one-line error naming it.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import TiersimError
+from tiersim.errors import Note, TiersimError
 from tiersim.jsonio import read_json
 from tiersim.manifest import check_manifest, missing_files
 from tiersim.results import PlanResult, RunResult
@@ -287,6 +288,39 @@ def _check_whole_sweep(directory: Path, sweep: pd.DataFrame, run) -> None:
                            "again to rewrite it")
 
 
+def check_one_run(directory: Path, run: RunResult, requests: pd.DataFrame | None,
+                  scenario: dict[str, Any] | None) -> None:
+    """Without a manifest, nothing proves a run folder's files are one run's: refuse when
+    summary.json and scenario.yaml or requests.parquet disagree on what they describe (the
+    scenario's name, seed or tiers; the request count), and note that nothing stronger checked
+    them (a copied-in file from a run of the same scenario passes)."""
+    for file, what, theirs, ours in _described(run, requests, scenario):
+        if theirs is not None and theirs != ours:
+            raise TiersimError(f"{directory}: summary.json and {file} describe different runs "
+                               f"({what} {ours!r} in summary.json, {theirs!r} in {file}) and "
+                               "there is no manifest.json to tell which is right; rerun "
+                               f"`tiersim run --out {directory}` to write one run's files")
+    warnings.warn(f"{directory}: no manifest.json, so only the scenario name, seed, tiers and "
+                  "request count show that its files come from one run; rerun `tiersim run` "
+                  "into it for a checked folder", Note, stacklevel=3)
+
+
+def _described(run: RunResult, requests: pd.DataFrame | None, scenario: dict[str, Any] | None):
+    """``(file, what, its value, summary.json's value)`` for each fact a run's other files
+    state about it (None where that file is absent or does not state it)."""
+    doc = scenario or {}
+    tiers = doc.get("tiers") if isinstance(doc.get("tiers"), list) else None
+    names = ([str(t.get("name")) for t in tiers if isinstance(t, dict)]
+             if scenario is not None and tiers else None)
+    return [("scenario.yaml", "scenario", doc.get("name") if scenario is not None else None,
+             run.scenario),
+            ("scenario.yaml", "seed", doc.get("seed", 0) if scenario is not None else None,
+             run.seed),
+            ("scenario.yaml", "tiers", names, [t.name for t in run.tiers]),
+            ("requests.parquet", "requests", None if requests is None else len(requests),
+             run.requests)]
+
+
 def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> ReportData:
     """Load a run, sweep or plan directory for :func:`tiersim.report.write_report`.
 
@@ -317,7 +351,10 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     timeseries = _parquet(directory / "timeseries.parquet")
     for frame, name in ((requests, "requests.parquet"), (timeseries, "timeseries.parquet")):
         check_numeric(frame, directory / name)
+    scenario = _scenario(directory)
+    if run is not None and run_id is None:
+        check_one_run(directory, run, requests, scenario)
     return ReportData(directory, run, requests, timeseries, sweep, axes,
-                      _plan(directory / "plan.json"), _scenario(directory), run_id,
+                      _plan(directory / "plan.json"), scenario, run_id,
                       Path(shown_as) if shown_as is not None else None,
                       missing_files(directory) if run_id else [])
