@@ -52,6 +52,14 @@ FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
 """Added to the floor the ``floor`` router is fitted to, in turn, while the realised accuracy
 (all requests) misses the floor the router was fitted to on its calibration split."""
 
+
+def raised_floors(floor: float) -> list[float]:
+    """The floors the ``floor`` router is fitted to for an accuracy floor ``floor``: it plus
+    each of :data:`FLOOR_MARGINS`, in turn, none above 1 (no routing is more accurate than
+    every request answered right; a floor of 0.99 tries 0.99, 0.9925, 0.995 and 1)."""
+    return list(dict.fromkeys(min(1.0, round(floor + m, 6)) for m in FLOOR_MARGINS))
+
+
 TOO_LONG = "dropped at any size"
 """Words of a design's miss when requests are longer than a tier's context (see
 :func:`_too_long`)."""
@@ -268,8 +276,7 @@ class Planner:
         floors = sorted(set(chosen.pop("floor", [])))
         groups = []
         for s in _combinations(chosen):
-            groups.append([_floor_setting(round(self.c.accuracy_floor + m, 6), s)
-                           for m in FLOOR_MARGINS])
+            groups.append([_floor_setting(f, s) for f in raised_floors(self.c.accuracy_floor)])
             groups += [[_floor_setting(floor, s)] for floor in floors]
         return groups
 
