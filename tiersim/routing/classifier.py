@@ -7,13 +7,18 @@ the score) map that score to calibrated probabilities: P(tier k is good enough) 
 below the top, and P(tier k is correct) for all K tiers (for the lagrangian policy).
 
 Calibrations are fitted on out-of-fold scores of the training split (``cv_folds``-fold), so they
-are not fooled by the classifier's fit to its own training rows. The held-out split gives the
-report: AUROC, Brier score, ECE and a reliability table, and RouteLLM's APGR / CPT for the
-cheapest tier against the top one (the raw score as the router's strong-win rate).
+are not fooled by the classifier's fit to its own training rows. Each fold needs a request of each
+class (the cheapest tier wrong, and right): when the smaller class has fewer requests than
+``cv_folds`` the folds are lowered to its size, with a note; below two there is nothing to learn
+or calibrate, and every request gets the split's rates (:class:`ConstantScore`), with a note.
+The held-out split gives the report: AUROC, Brier score, ECE and a reliability table, and
+RouteLLM's APGR / CPT for the cheapest tier against the top one (the raw score as the router's
+strong-win rate).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +31,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from tiersim.errors import ScenarioError
+from tiersim.errors import Note, ScenarioError
 from tiersim.routing.accuracy import needed_tier, realised_matrix
 from tiersim.routing.config import ClassifierConfig
 from tiersim.routing.evaluation import calibration_report
@@ -100,7 +105,7 @@ def _isotonic(score: np.ndarray, target: np.ndarray) -> IsotonicRegression:
 class DifficultyClassifier:
     """A trained classifier and its calibrations; ``report`` holds the held-out evaluation."""
 
-    pipeline: Pipeline
+    pipeline: Pipeline | ConstantScore
     groups: list[str]
     good_enough: list[IsotonicRegression]
     correct: list[IsotonicRegression]
@@ -160,35 +165,20 @@ def train_classifier(
     realised = realised_matrix(df, tiers)
     wrong0 = (realised[:, 0] < 0.5).astype(int)
     train, test = split_index(len(df), cfg.train_fraction, rng)
-    if len(np.unique(wrong0[train])) < 2:
-        raise ScenarioError(
-            source, "router.classifier",
-            f"the cheapest tier {tiers[0].name} is right (or wrong) on every training request; "
-            "nothing to learn; use policy uniform or a trace with mixed labels",
-        )
-    smaller = int(min(np.bincount(wrong0[train], minlength=2)))
-    if cfg.cv_folds > smaller:
-        raise ScenarioError(
-            source, "router.classifier.cv_folds",
-            f"{cfg.cv_folds} folds, but the smaller class of the training split has "
-            f"{smaller} request(s) (each fold needs one); lower cv_folds or use more requests",
-        )
+    if not len(train):
+        raise ScenarioError(source, "router.classifier.train_fraction",
+                            f"{cfg.train_fraction:g} of {len(df):,} requests leaves none to "
+                            "train the classifier on; use more requests")
     frame, used = feature_frame(df, list(cfg.features))
-    pipeline = make_pipeline(frame, cfg, source)
-    folds = StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=int(rng.integers(2**31)))
-    try:
-        oof = cross_val_predict(
-            pipeline, frame.iloc[train], wrong0[train], cv=folds, method="predict_proba"
-        )[:, 1]
-        pipeline.fit(frame.iloc[train], wrong0[train])
-    except ValueError as exc:
-        if "vocabulary" not in str(exc) and "no terms remain" not in str(exc):
-            raise
-        raise ScenarioError(
-            source, "router.classifier.features",
-            "the trace's prompt column has no word in two or more prompts of a training fold "
-            "(TF-IDF keeps only those); give prompts with text, or drop text from the features",
-        ) from None
+    smaller = int(min(np.bincount(wrong0[train], minlength=2)))
+    if smaller < 2:  # no fold split can hold one of each class: nothing to learn or calibrate
+        _note_constant(source, tiers[0].name, wrong0[train])
+        pipeline = ConstantScore(float(wrong0[train].mean()))
+        oof = pipeline.predict_proba(frame.iloc[train])[:, 1]
+    else:
+        folds = _folds(cfg, smaller, source, tiers[0].name)
+        pipeline = make_pipeline(frame, cfg, source)
+        oof = _fit(pipeline, frame.iloc[train], wrong0[train], folds, rng, source)
     good = realised >= realised[:, -1:]
     clf = DifficultyClassifier(
         pipeline=pipeline,
@@ -204,6 +194,62 @@ def train_classifier(
         features={k: v for k, v in used.items()}, train_rows=len(train), heldout_rows=len(test)
     )
     return clf
+
+
+class ConstantScore:
+    """The classifier's stand-in when the training split has fewer than two requests the
+    cheapest tier answers wrong (or right): every request gets the split's share of wrong
+    answers as its score, so the calibrations are the split's rates and routing treats every
+    request alike."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+
+    def predict_proba(self, frame: pd.DataFrame) -> np.ndarray:
+        """``(n, 2)``: P(cheapest right), P(cheapest wrong), the same for every row."""
+        return np.column_stack([np.full(len(frame), 1.0 - self.rate),
+                                np.full(len(frame), self.rate)])
+
+
+def _note_constant(source: str, cheapest: str, wrong: np.ndarray) -> None:
+    """The note for a training split with under two requests of one class."""
+    n, k = len(wrong), int(wrong.sum())
+    warnings.warn(f"{source}: router.classifier: the cheapest tier {cheapest} is wrong on {k:,} "
+                  f"of the {n:,} training requests, too few of one kind to learn from or "
+                  "calibrate on, so every request gets the same probabilities (the split's "
+                  "rates) and routing cannot tell requests apart; use more requests for a "
+                  "classifier that can", Note, stacklevel=3)
+
+
+def _folds(cfg: ClassifierConfig, smaller: int, source: str, cheapest: str) -> int:
+    """``cfg.cv_folds``, or fewer (down to 2, with a note) when the smaller class of the
+    training split has fewer requests than that (each fold needs one of each class)."""
+    if cfg.cv_folds <= smaller:
+        return cfg.cv_folds
+    warnings.warn(f"{source}: router.classifier.cv_folds: the smaller class of the training "
+                  f"split (the cheapest tier {cheapest} wrong, or right) has {smaller:,} "
+                  f"requests, fewer than cv_folds ({cfg.cv_folds}); the calibrations use "
+                  f"{smaller}-fold scores (each fold needs one of each class)", Note,
+                  stacklevel=3)
+    return smaller
+
+
+def _fit(pipeline: Pipeline, frame: pd.DataFrame, wrong: np.ndarray, folds: int,
+         rng: np.random.Generator, source: str) -> np.ndarray:
+    """Fit ``pipeline`` on the training rows; return their out-of-fold scores."""
+    split = StratifiedKFold(folds, shuffle=True, random_state=int(rng.integers(2**31)))
+    try:
+        oof = cross_val_predict(pipeline, frame, wrong, cv=split, method="predict_proba")[:, 1]
+        pipeline.fit(frame, wrong)
+    except ValueError as exc:
+        if "vocabulary" not in str(exc) and "no terms remain" not in str(exc):
+            raise
+        raise ScenarioError(
+            source, "router.classifier.features",
+            "the trace's prompt column has no word in two or more prompts of a training fold "
+            "(TF-IDF keeps only those); give prompts with text, or drop text from the features",
+        ) from None
+    return oof
 
 
 def heldout_report(clf, df_test, realised, tiers, cfg) -> dict:
