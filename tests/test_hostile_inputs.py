@@ -109,7 +109,8 @@ SCENARIO_CASES = {
     "fractions: [.nan, 0.5]": (tiny_with(("[0.5, 0.5]", "[.nan, 0.5]")),
                                "line 25: router.fractions[0]: must be a finite number (got nan)"),
     "fractions given as 'nan' text": (tiny_with(("[0.5, 0.5]", "['nan', 0.5]")),
-                                      "router.fractions[0]: must be a finite number"),
+                                      "line 25: router.fractions[0]: must be a number, not a "
+                                      "string ('nan')"),
     "time_scale: 1e-308": (tiny_with(("window: [240, 360]", "window: [240, 360]\n"
                                       "  time_scale: 1e-308")),
                            "line 12: trace.time_scale: must be >= 0.001"),

@@ -22,6 +22,8 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import types
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -587,6 +589,52 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 def _boolean_number(data: Any, model: type[BaseModel], loc: Loc) -> Loc | None:
     """Where the raw ``data`` of ``model`` holds a YAML boolean for a number (pydantic would
     read ``replicas: true`` as 1), or None; walks nested models by their field types."""
+    return _walk_fields(data, model, loc, lambda annotation, value, _: () if (
+        _wants_number(annotation) and _has_bool(value)) else None)
+
+
+def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> Loc | None:
+    """Where the raw ``data`` of ``model`` holds quoted text for a number (pydantic would read
+    ``replicas: "2"`` as 2), or None: a field, list item or mapping value whose type takes a
+    number and no text, written in quotes (or as a block scalar) in the file whose node tree is
+    ``root``. A plain scalar YAML 1.1 reads as text (``010``, ``1e-3``) is a number as written
+    (see :data:`_PLAIN_NUMBER`); without a node tree nothing is refused."""
+    if root is None:
+        return None
+
+    def quoted(annotation: Any, value: Any, at: Loc) -> Loc | None:
+        return _number_as_text(annotation, value, lambda sub: _is_quoted(root, at + sub))
+
+    return _walk_fields(data, model, (), quoted)
+
+
+def _is_quoted(root: yaml.Node, loc: Loc) -> bool:
+    """Whether the scalar at ``loc`` in the node tree is quoted or a block scalar."""
+    node = root
+    for part in loc:
+        child = _child(node, part)
+        if child is None:
+            return False
+        node = child[1]
+    return isinstance(node, yaml.ScalarNode) and node.style in ("'", '"', "|", ">")
+
+
+def _text_for_number(data: Any, loc: Loc) -> str:
+    """Why the text at ``loc`` in the raw ``data`` is refused, with the fix when it reads as a
+    number (quotes around one)."""
+    for key in loc:
+        data = data[key]
+    try:
+        fix = "; write it without quotes" if math.isfinite(float(data)) else ""
+    except ValueError:
+        fix = ""
+    return f"must be a number, not a string ({data[:40]!r}){fix}"
+
+
+def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, test) -> Loc | None:
+    """The first place in the raw ``data`` of ``model`` where ``test(annotation, value,
+    place)`` finds a problem (it returns the place under the field's, or None); walks nested
+    models."""
     if not isinstance(data, dict):
         return None
     fields = {name: f for name, f in model.model_fields.items()}
@@ -595,18 +643,63 @@ def _boolean_number(data: Any, model: type[BaseModel], loc: Loc) -> Loc | None:
         field = fields.get(key)
         if field is None:
             continue
-        if _wants_number(field.annotation) and _has_bool(value):
-            return loc + (key,)
+        found = test(field.annotation, value, loc + (key,))
+        if found is not None:
+            return loc + (key, *found)
         models = _models_in(field.annotation)
         if len(models) != 1:
             continue
         items = enumerate(value) if isinstance(value, list) else [(None, value)]
         for i, item in items:
             at = loc + (key,) if i is None else loc + (key, i)
-            found = _boolean_number(item, models[0], at)
+            found = _walk_fields(item, models[0], at, test)
             if found is not None:
                 return found
     return None
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The types a union (or ``Annotated``) type is made of, itself otherwise."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _number_as_text(annotation: Any, value: Any, counts, sub: Loc = ()) -> Loc | None:
+    """Where ``value`` holds text that ``annotation`` can only take as a number and that
+    ``counts(place)`` (the place under ``value``) says to refuse: ``()`` for ``value`` itself,
+    else the list index or mapping key under it; None if nowhere."""
+    kinds = _members(annotation)
+    if isinstance(value, str):
+        text = any(k is str or k is Any or (typing.get_origin(k) is Literal and any(
+            isinstance(a, str) for a in typing.get_args(k))) for k in kinds)
+        wanted = not text and any(k in (int, float) for k in kinds)
+        return sub if wanted and counts(sub) else None
+    items = (enumerate(value) if isinstance(value, list)
+             else value.items() if isinstance(value, dict) else ())
+    for i, item in items:
+        for kind in kinds:
+            found = _number_as_text(_item_type(kind, value, i), item, counts, (*sub, i))
+            if found is not None:
+                return found
+    return None
+
+
+def _item_type(kind: Any, value: list | dict, i: Any) -> Any:
+    """The type ``kind`` (a list, tuple or dict type) gives item ``i`` of ``value``; ``Any``
+    where it holds no such items."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if isinstance(value, dict):
+        return args[1] if origin is dict and len(args) == 2 else Any
+    if origin in (list, set, frozenset) and args:
+        return args[0]
+    if origin is tuple and args:
+        return args[0] if len(args) == 2 and args[1] is Ellipsis else (
+            args[i] if i < len(args) else Any)
+    return Any
 
 
 #: Bits of the largest whole number a scenario may hold (YAML reads 0x... of any length, and
@@ -816,6 +909,9 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     if where is not None:
         raise ScenarioError(source, _where(where, root),
                             "a number is expected here, not a YAML boolean (true/false)")
+    where = _text_number(data, Scenario, root)
+    if where is not None:
+        raise ScenarioError(source, _where(where, root), _text_for_number(data, where))
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
