@@ -16,12 +16,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "benchmarks" / "data" / "configs"
 
 
-def test_a_trace_under_a_user_that_does_not_exist_is_the_traces_own_line(tmp_path, capsys):
+def test_a_trace_under_a_user_that_does_not_exist_names_the_scenario_key(tmp_path, capsys):
     scenario = tmp_path / "s.yaml"
     scenario.write_text(tiny_with(("path: azure2023_code.parquet", "path: ~nosuchuser9/t.parquet")))
     line = one_error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path / "o"))
-    assert line == ("Error: ~nosuchuser9/t.parquet: trace file not found (a path starts with ~ "
-                    "and a user that does not exist); write the path in full")
+    assert line == (f"Error: {scenario}: line 10: trace.path: ~nosuchuser9/t.parquet: trace file "
+                    "not found (a path starts with ~ and a user that does not exist); write the "
+                    "path in full")
 
 
 def test_a_profile_under_a_user_that_does_not_exist_names_it(tmp_path, capsys):

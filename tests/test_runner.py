@@ -11,7 +11,7 @@ from conftest import TINY, tiny_doc, write_yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiersim.errors import TraceError
+from tiersim.errors import ScenarioError
 from tiersim.results import RunResult
 from tiersim.runner import REQUEST_COLUMNS, run_scenario, summary_json
 from tiersim.scenario import load_scenario, scenario_from_dict
@@ -124,9 +124,9 @@ def test_trace_path_resolves_against_the_scenario_folder(tmp_path):
     assert summary.requests == len(trace)
 
 
-def test_missing_trace_is_a_trace_error(tmp_path):
+def test_missing_trace_is_an_error_at_trace_path(tmp_path):
     path = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": "nowhere.parquet"}))
-    with pytest.raises(TraceError, match="nowhere.parquet: trace file not found"):
+    with pytest.raises(ScenarioError, match="trace.path: nowhere.parquet: trace file not found"):
         run_scenario(load_scenario(path), scenario_path=path)
 
 

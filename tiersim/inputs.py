@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim import fleet as fleet_mod
-from tiersim.errors import Note, ScenarioError
+from tiersim.errors import Note, ScenarioError, TraceError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
 from tiersim.paths import TraceFolderError, expand_user, file_sha256, resolve_trace_path
 from tiersim.perf.base import StepShape
@@ -39,8 +39,27 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     cfg = scenario.trace
     window = tuple(cfg.window) if cfg.window is not None else None
     replayed = scenario.workload.sessions.source in ("auto", "trace")  # else rows stand alone
-    return read_trace(scenario_trace_path(scenario, source), format=cfg.format, window=window,
-                      time_scale=cfg.time_scale, sessions=replayed)
+    path = scenario_trace_path(scenario, source)
+    try:
+        return read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale,
+                          sessions=replayed)
+    except TraceError as err:
+        message = str(err).removeprefix(f"{err.path}: ")
+        if window is None or err.row is not None or not message.startswith("window ["):
+            raise
+        raise ScenarioError(source, "trace.window", f"{err.path}: " + _WINDOW.sub(
+            f"window [{_seconds(window[0])}, {_seconds(window[1])})", message, 1)) from None
+
+
+_WINDOW = re.compile(r"window \[[^\]]*\)")
+"""The window as a trace error shows it (``[1e+09, 1e+09)``: its ends to 6 digits)."""
+
+
+def _seconds(value: float) -> str:
+    """A window end with every digit it was given (``1000000010``, ``1.5``): ends 6 digits
+    would print alike still read as different."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
 def trace_read(origin: TraceOrigin) -> TraceRead:
@@ -63,6 +82,8 @@ def scenario_trace_path(scenario: Scenario, source: str) -> Path:
                  " (a relative path starts at the scenario's folder)")
         raise ScenarioError(source, "trace.path", f"{path!r} is a folder; give the trace file "
                             f"in it{start}") from None
+    except TraceError as err:  # not found, not a file: the scenario's key names it
+        raise ScenarioError(source, "trace.path", str(err)) from None
 
 
 def step_model(scenario: Scenario, tier) -> Any:
