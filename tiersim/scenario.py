@@ -1230,16 +1230,15 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
         except (KeyError, ValueError, TiersimError) as err:
             return loc, _one_line(err)
     if scenario.profile is not None:
-        from tiersim.perf import resolve_profile
+        from tiersim.perf import profile_gpu_problem, resolve_profile
 
         try:
             profile = resolve_profile(scenario.profile)
         except TiersimError as err:
             return ("profile",), _one_line(err)
-        gpu = get_gpu(scenario.gpu).name
-        if profile.gpu.lower() != gpu.lower():
-            return ("profile",), (f"profile {profile.name!r} was measured on {profile.gpu}, not "
-                                  f"{gpu}; use a {gpu} profile or profile: null (roofline)")
+        problem = profile_gpu_problem(profile, get_gpu(scenario.gpu).name, scenario.profile)
+        if problem is not None:
+            return ("profile",), problem + " or profile: null (roofline)"
     for at, tier in scenario.tier_entries():
         if tier.expert_parallel and not get_model(scenario.tier_model_ref(tier)).is_moe:
             return (*at, "expert_parallel"), (

@@ -8,7 +8,7 @@ measured tables, falling back to the roofline table by table (listed in ``.sourc
 
 from __future__ import annotations
 
-from tiersim.errors import ProfileError
+from tiersim.errors import ProfileError, TiersimError
 
 DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
 #: The bundled profile of each GPU that ships one (vLLM kernels, NVIDIA's measured tables from
@@ -26,6 +26,21 @@ def default_profile_name(gpu: str = "H200") -> str | None:
     from tiersim.hardware import get_gpu
 
     return GPU_PROFILES.get(get_gpu(gpu).name)
+
+
+def profile_gpu_problem(profile, gpu: str, named: str) -> str | None:
+    """Why the profile loaded from ``named`` (its path, or a bundled name) cannot time the GPU
+    ``gpu``: its ``gpu`` field names no catalogued GPU, or another one; None when it fits.
+    The fix ends with "use a ... profile" for the caller to finish."""
+    from tiersim.hardware import get_gpu
+
+    try:
+        measured = get_gpu(profile.gpu).name
+    except TiersimError as err:
+        return f"{named}: gpu: {err}; use a {gpu} profile"
+    if measured != gpu:
+        return f"{named}: gpu: measured on {measured}, not {gpu}; use a {gpu} profile"
+    return None
 
 
 def resolve_profile(profile):
@@ -112,11 +127,9 @@ def build_step_model(
     if profile is None:
         return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
     prof = resolve_profile(profile)
-    if prof.gpu.lower() != dev.name.lower():
-        raise ProfileError(
-            f"{prof.path}: gpu: profile {prof.name!r} was measured on {prof.gpu}, not "
-            f"{dev.name}; use a {dev.name} profile or no profile (roofline)"
-        )
+    problem = profile_gpu_problem(prof, dev.name, prof.path)
+    if problem is not None:
+        raise ProfileError(problem + " or no profile (roofline)")
     fallback = RooflineOps(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
     ops = ProfileOps(prof, arch, prec, dev, tp=tp, kv_dtype=kv_dtype, fallback=fallback,
                      dp=dp, ep=ep)
