@@ -43,8 +43,11 @@ def test_a_baseline_s_accuracy_out_of_range_names_its_key(tmp_path, capsys):
     code, err = run_cli(capsys, "run", path, "--out", tmp_path / "r", "--no-report")
     assert code == 1
     assert err.strip().splitlines()[-1] == (
-        f"Error: {path}: line 48: baselines[0].accuracy: accuracy 0.99 must lie in (0, 0.8644); "
-        "the ceiling is the share of requests that are not hopeless")
+        f"Error: {path}: line 48: baselines[0].accuracy: accuracy 0.99 must lie in (0, 0.8644), "
+        "ends excluded: one number is fitted by a logistic curve over difficulty, which reaches "
+        "0 and the ceiling (the share of requests that are not hopeless) only in the limit; "
+        "give a number inside, or a table such as {easy: 1.0, hard: 1.0} (each class's "
+        "accuracy as given, 0 and 1 allowed)")
 
 
 def test_an_estimated_saving_says_it_leaves_the_baselines_out(tmp_path, capsys):

@@ -144,13 +144,21 @@ def tier_target(tier: TierInfo, index: int, cfg: DifficultyConfig, ceiling: floa
                 source, "workload.difficulty.p_hopeless",
                 f"leaves {ceiling:.4g} of the requests answerable, too few for the prior "
                 f"accuracy of tier {tier.name!r}; lower p_hopeless or set the tier's accuracy")
-        raise ScenarioError(
-            source,
-            where,
-            f"accuracy {spec:.4g} must lie in (0, {ceiling:.4g}); the ceiling is the share of "
-            "requests that are not hopeless",
-        )
+        raise ScenarioError(source, where, _float_out_of_range(spec, ceiling, cfg.kind))
     return float(spec), label
+
+
+def _float_out_of_range(spec: float, ceiling: float, kind: str) -> str:
+    """Why one accuracy number is refused at 0 or the ceiling and beyond, and what to give: a
+    number is met by a tier capability on the logistic curve over difficulty, which reaches 0
+    and the ceiling only in the limit; a table sets each class's accuracy as given, so
+    ``{easy: 1.0, hard: 1.0}`` is allowed where ``1.0`` is not."""
+    table = ("" if kind == "continuous" else ", or a table such as {easy: 1.0, hard: 1.0} "
+             "(each class's accuracy as given, 0 and 1 allowed)")
+    return (f"accuracy {spec:.4g} must lie in (0, {ceiling:.4g}), ends excluded: one number is "
+            "fitted by a logistic curve over difficulty, which reaches 0 and the ceiling (the "
+            "share of requests that are not hopeless) only in the limit; give a number "
+            f"inside{table}")
 
 
 def expected_correctness(

@@ -257,8 +257,14 @@ class Cascade(Router):
     reads_realised = True
 
     def validate(self) -> None:
-        """from_tier must be cheaper than to_tier."""
+        """Two tiers at least, and from_tier cheaper than to_tier."""
         super().validate()
+        if len(self.tiers) < 2:
+            raise self.error("policy", "cascade needs two tiers or more (it answers on a "
+                             "cheaper tier and escalates to a dearer one: the cheapest and the "
+                             "top tier, or those a cascade: block names as from_tier and "
+                             "to_tier); the scenario has one, so add a tier or use policy "
+                             "uniform")
         c = self.cfg.cascade
         self.lo = self.tier_index(c.from_tier, "cascade.from_tier", 0)
         self.hi = self.tier_index(c.to_tier, "cascade.to_tier", len(self.tiers) - 1)
