@@ -319,3 +319,38 @@ def answering_server(reply: bytes | None):
         server.close()
         for conn in held:
             conn.close()
+
+
+class _NoClusterRay(_RecordingRay):
+    """``ray`` where ``init(address="auto")`` finds no running cluster, as the real one says."""
+
+    def init(self, **kw):
+        self.calls.append(kw["address"])
+        raise ConnectionError("Could not find any running Ray instance.")
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_ray_address_that_cannot_be_joined_changes_nothing_in_out(tmp_path, monkeypatch):
+    """`--address auto` with no cluster failed after the manifest was rewritten for the new
+    grid and report.html deleted; on a fresh folder it left scenario.yaml and sweep.json."""
+    from tiersim.sweep import executors
+
+    monkeypatch.setattr(executors, "_ray", _NoClusterRay)
+    out = tmp_path / "out"
+    sweep(scenario(tmp_path, {"tiers.w4a16.replicas": [1, 2]}), out)
+    (out / "report.html").write_text("<html>the 2-point report</html>")
+    before = _snapshot(out)
+    grown = scenario(tmp_path, {"tiers.w4a16.replicas": [1, 2, 4]})
+    for folder in (out, tmp_path / "fresh"):
+        with pytest.raises(TiersimError) as info:
+            sweep(grown, folder, executor="ray", address="auto")
+        assert str(info.value) == (
+            "--address auto: cannot join the Ray cluster (Could not find any running Ray "
+            "instance.); give host:port of a running cluster, or leave it out")
+    assert _snapshot(out) == before
+    assert not (tmp_path / "fresh").exists()

@@ -177,12 +177,21 @@ def run_ray(tasks: Iterable[Task], on_done: OnDone, address: str | None = None,
             workers: int | None = None) -> None:
     """Run points as Ray tasks (joining ``address``, or the running/local Ray if None; a local
     Ray this starts runs at most ``workers`` points at once)."""
+    with ray_session(address, workers) as ray:
+        _ray_loop(ray, tasks, on_done)
+
+
+@contextmanager
+def ray_session(address: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """Ray, joined at ``address`` (or a local Ray of ``workers`` CPUs started) on entry, so a
+    sweep can fail on a bad address before it writes anything; a Ray this starts is shut down
+    on exit, one already running in this process is used and left running."""
     ray = _ray()
     started = not ray.is_initialized()
     if started:
         _ray_init(ray, address, workers)
     try:
-        _ray_loop(ray, tasks, on_done)
+        yield ray
     finally:
         if started:  # SIGTERM or Ctrl-C included: leave no Ray processes of ours behind
             ray.shutdown()

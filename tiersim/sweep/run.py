@@ -653,14 +653,16 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     """Run every point not already finished in ``out_dir``; return the sweep table.
 
     The folder is locked before the grid is expanded and checked (a big grid takes a while),
-    so a second sweep into it is refused at once. With ``strict`` (the default, and what
+    so a second sweep into it is refused at once; Ray (``executor="ray"``) is joined once the
+    grid is checked and before the folder changes, so an address it refuses changes nothing.
+    With ``strict`` (the default, and what
     ``tiersim sweep`` uses), failed points raise :class:`SweepFailed` (one line naming them)
     once everything else is stored. ``tally`` counts the points this call stores."""
     if executor not in ("local", "ray"):
         raise TiersimError(f"--executor: must be 'local' or 'ray' (got {executor!r})")
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
-    if executor == "ray":  # before anything is written: a dead address would hold the lock
+    if executor == "ray":  # a dead address refused at once: Ray would retry for minutes
         executors.probe_address(address)
     out = Path(out_dir)
     _check_out_link(out)
@@ -674,6 +676,8 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
             raise _cannot_write(error, out) from None
         plan = prepare(scenario, source, validator, max_points)
         claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
+        if executor == "ray":  # joined before the folder changes: a bad address changes nothing
+            stack.enter_context(executors.ray_session(address, workers))
         try:
             frame, failed, refusal = _run_locked(plan, out, workers, executor, address,
                                                  runner, progress, report, fresh,
