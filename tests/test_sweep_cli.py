@@ -307,3 +307,27 @@ def test_only_axes_that_can_name_a_file_are_resolved_point_by_point():
             if not names_files(a)] == []
     assert [a for a in ("tiers.big.cost_per_gpu_hour", "tiers.0.replicas", "trace.window",
                         "seed", "router.confusion.fpr") if names_files(a)] == []
+
+
+@pytest.mark.parametrize("axis,values,quoted,number", [
+    ("tiers.bf16.replicas", [1, "2"], "'2'", 2),
+    ("tiers.bf16.replicas", ["1", "2"], "'1'", 1),
+    ("tiers.bf16.cost_per_gpu_hour", [0.5, "1.5"], "'1.5'", 1.5),
+])
+def test_a_quoted_number_on_the_grid_is_refused(tiny, tmp_path, capsys, axis, values, quoted,
+                                                number):
+    """`[1, "2"]` ran, stored the axis as text and gave "2" another point id than 2."""
+    with_sweep(tiny, {axis: values})
+    assert main(["sweep", str(tiny), "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {tiny}: line {axis_line(tiny, axis)}: sweep: {axis!r}: value {quoted} must "
+        f"be a number, not a string; write {number!r} without quotes")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_quoted_number_where_the_field_is_text_stays(tiny):
+    """A tier named "2" is a name, not a number: the check reads the field, not the value."""
+    from tiersim.sweep.run import prepare
+
+    plan = prepare(with_sweep(tiny, {"tiers.bf16.name": ["b", "2"]}))
+    assert [p.values["tiers.bf16.name"] for p in plan.points] == ["b", "2"]

@@ -235,6 +235,44 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
             seen[key] = value
 
 
+def check_quoted_numbers(plan: SweepPlan, validator: Validator | None,
+                         reads: dict[str, Any] | None = None) -> None:
+    """Refuse an axis value that is a quoted number (``"2"``) where the scenario reads it as
+    that number: the point would run ``2`` but be stored, labelled and identified as the text
+    ``'2'`` (another point id than ``2``'s, a text column in ``sweep.parquet``). Each such
+    value is read at the first point's other values, with the number in its place; text the
+    field keeps as text (a tier named ``"2"``) stays. ``reads``: the readings made so far."""
+    if validator is None or not plan.points:
+        return
+    reads = {} if reads is None else reads
+    anchor = plan.points[0].values
+    for path in plan.axes:
+        for value in _distinct(p.values[path] for p in plan.points):
+            number = _quoted_number(value)
+            if number is None:
+                continue
+            try:
+                text = _read(plan, validator, {**anchor, path: value}, reads)
+                read = _read(plan, validator, {**anchor, path: number}, reads)
+            except TiersimError:
+                continue  # a value that does not read there is check_axes' to name
+            if text is not None and text == read:
+                raise ax.SweepError(plan.source, path, f"value {value!r} must be a number, "
+                                    f"not a string; write {number!r} without quotes")
+
+
+def _quoted_number(value: Any) -> int | float | None:
+    """The number a text value spells (``"2"`` -> 2, ``"0.5"`` -> 0.5), else None."""
+    if not isinstance(value, str):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            continue
+    return None
+
+
 def _setting(scenario: object, source: str) -> str | None:
     """A digest of a read scenario's canonical JSON without its sweep map (``None``: not a
     model): names read case-insensitively (the GPU, precisions, catalogue models) in one
@@ -320,6 +358,7 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     reads: dict[str, Any] = {}
     check_axes(plan, validator, reads)
     check_distinct_settings(plan, validator, reads)
+    check_quoted_numbers(plan, validator, reads)
     if validator is not None:
         check_router_keys(plan)
     return plan
