@@ -331,3 +331,34 @@ def test_a_quoted_number_where_the_field_is_text_stays(tiny):
 
     plan = prepare(with_sweep(tiny, {"tiers.bf16.name": ["b", "2"]}))
     assert [p.values["tiers.bf16.name"] for p in plan.points] == ["b", "2"]
+
+
+@pytest.mark.parametrize("names,expected", [
+    (["1", "0"], "'1' is both the name of item 0 of 'tiers' and the index of item 1 (named "
+                 "'0'); write tiers.-2 for the one named '1'; write tiers.-1 for item 1 (named "
+                 "'0')"),
+    (["1", "b"], "'1' is both the name of item 0 of 'tiers' and the index of item 1 (named "
+                 "'b'); write tiers.0 for the one named '1'; write tiers.b for item 1 (named "
+                 "'b')"),
+])
+def test_a_tier_segment_that_is_one_tiers_name_and_anothers_index_is_refused(
+        tiny, tmp_path, capsys, names, expected):
+    """`tiers.1.replicas` with a tier named "1" at index 0 changed that tier, silently."""
+    doc = yaml.safe_load(tiny.read_text())
+    for tier, name in zip(doc["tiers"], names, strict=True):
+        tier["name"] = name
+    tiny.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with_sweep(tiny, {"tiers.1.replicas": [1, 3]})
+    assert main(["sweep", str(tiny), "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {tiny}: line {axis_line(tiny, 'tiers.1.replicas')}: sweep: "
+        f"'tiers.1.replicas': {expected}")
+
+
+def test_a_tier_named_by_its_own_index_is_not_ambiguous():
+    """A tier named "0" at index 0 is one tier either way."""
+    from tiersim.sweep.axes import apply
+
+    doc = apply({"tiers": [{"name": "0", "replicas": 1}, {"name": "b", "replicas": 1}]},
+                {"tiers.0.replicas": 3, "tiers.-1.replicas": 2})
+    assert [tier["replicas"] for tier in doc["tiers"]] == [3, 2]

@@ -11,9 +11,10 @@ A scenario's ``sweep:`` map reads::
 
 ``zip`` may also be a list of such maps (several groups). Every grid axis and every zip group is
 one dimension of the product. A path walks dicts by key and lists either by an element's ``name``
-or by an integer index. Keys missing at the end of a path are created (the scenario validator
-then decides whether they are allowed); a path through a plain value or a list element that does
-not exist is a :class:`SweepError` naming the path and what exists there.
+or by an integer index (negative from the end); a segment that is one element's name and another's
+index is refused, naming a segment for each. Keys missing at the end of a path are created (the
+scenario validator then decides whether they are allowed); a path through a plain value or a list
+element that does not exist is a :class:`SweepError` naming the path and what exists there.
 
 An axis lists each value once (``[0, 0, 1]`` is refused: it would name one point twice), a path
 appears in one dimension only, and the grid may hold at most ``max_points`` points (the
@@ -216,24 +217,67 @@ def describe(node: Any) -> str:
     return f"is a value ({node!r}), not a map"
 
 
-def list_child(node: list[Any], segment: str) -> Any:
-    """Element of a list by ``name`` or integer index, or None."""
-    for item in node:
-        if isinstance(item, dict) and str(item.get("name")) == segment:
-            return item
-    if segment.lstrip("-").isdigit() and -len(node) <= int(segment) < len(node):
-        return node[int(segment)]
+def list_child(node: list[Any], segment: str, source: str = "scenario", path: str = "",
+               head: str = "the list") -> Any:
+    """Element of a list by ``name`` or integer index, or None; a segment that is one
+    element's name and another's index is a :class:`SweepError` (:func:`_ambiguous`; ``head``
+    is the list's dotted path, ``path`` the whole axis)."""
+    named = _named(node, segment)
+    indexed = node[int(segment)] if _is_index(node, segment) else None
+    if named is not None and indexed is not None and named is not indexed:
+        raise SweepError(source, path, _ambiguous(node, segment, head))
+    return named if named is not None else indexed
+
+
+def _named(node: list[Any], segment: str) -> Any:
+    """The element of ``node`` whose ``name`` is ``segment``, or None."""
+    return next((item for item in node
+                 if isinstance(item, dict) and str(item.get("name")) == segment), None)
+
+
+def _is_index(node: list[Any], segment: str) -> bool:
+    """Whether ``segment`` is an integer index of ``node`` (negative ones count from the end)."""
+    return segment.lstrip("-").isdigit() and -len(node) <= int(segment) < len(node)
+
+
+def _ambiguous(node: list[Any], segment: str, head: str) -> str:
+    """Why ``segment`` names two elements of list ``head``, with how to name each alone."""
+    named = _named(node, segment)
+    first = next(i for i, item in enumerate(node) if item is named)
+    index = int(segment) % len(node)
+    other = f"item {index}" + (f" (named {node[index]['name']!r})"
+                               if isinstance(node[index], dict) and "name" in node[index] else "")
+    ways = [f"write {head}.{alone} for {what}"
+            for what, alone in ((f"the one named {segment!r}", _alone(node, first)),
+                                (other, _alone(node, index))) if alone is not None]
+    fix = "; ".join(ways) or ("neither can be named alone, so rename the items so that no name "
+                              "is another item's index")
+    return (f"{segment!r} is both the name of item {first} of {head!r} and the index of "
+            f"{other}; {fix}")
+
+
+def _alone(node: list[Any], index: int) -> str | None:
+    """A segment naming ``node[index]`` and no other element: its name, else its index, else
+    its index from the end (``-1`` is the last)."""
+    item = node[index]
+    name = item.get("name") if isinstance(item, dict) else None
+    for segment in [*([str(name)] if name is not None else []), str(index),
+                    str(index - len(node))]:
+        named = _named(node, segment)
+        indexed = node[int(segment)] if _is_index(node, segment) else None
+        if {id(x) for x in (named, indexed) if x is not None} == {id(item)}:
+            return segment
     return None
 
 
-def canonical_path(doc: Any, path: str) -> tuple[str, ...]:
+def canonical_path(doc: Any, path: str, source: str = "scenario") -> tuple[str, ...]:
     """``path``'s segments with each list element named by its index in ``doc`` (a tier's name
     and its position are the same element); segments below what ``doc`` holds stay as given."""
     out: list[str] = []
     node: Any = doc
     for segment in path.split("."):
         if isinstance(node, list):
-            child = list_child(node, segment)
+            child = list_child(node, segment, source, path, ".".join(out))
             index = next((i for i, item in enumerate(node) if item is child), None)
             out.append(segment if index is None else str(index))
             node = child
@@ -250,7 +294,7 @@ def no_field_twice(doc: dict[str, Any], paths: list[str], source: str) -> None:
     seen: dict[tuple[str, ...], str] = {}  # an axis' canonical path -> the axis
     under: dict[tuple[str, ...], str] = {}  # every prefix of those -> one axis below it
     for path in paths:
-        canon = canonical_path(doc, path)
+        canon = canonical_path(doc, path, source)
         prefixes = [canon[:n] for n in range(1, len(canon) + 1)]
         shared = next((p for p in prefixes if p in seen), canon if canon in under else None)
         if shared is not None:
@@ -275,9 +319,8 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
                 return
             node = node.setdefault(segment, {})
         elif isinstance(node, list):
-            child = list_child(node, segment)
-            index = segment.lstrip("-").isdigit() and -len(node) <= int(segment) < len(node)
-            if child is None and not index:
+            child = list_child(node, segment, source, path, where)
+            if child is None and not _is_index(node, segment):
                 raise SweepError(source, path, f"no item {segment!r} in {where!r} "
                                  f"({describe(node)})")
             if last and isinstance(child, dict):
