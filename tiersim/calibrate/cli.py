@@ -175,7 +175,23 @@ def out_problem(out: str) -> str | None:
         if above is not None and not above.is_dir():
             return f"--out {out}: {above} is a file, not a folder; give a path in a folder"
         return f"--out {out}: folder {path.parent} does not exist; create it first"
-    return _write_problem(out, path.parent)
+    return partial_name_problem(out) or _write_problem(out, path.parent)
+
+
+def partial_name_problem(out: str) -> str | None:
+    """Refuse an ``--out`` named as a cut run's file (``P.partial.json``, ``P.partial``; see
+    ``runner.partial_path``): that name says a run did not finish, and a cut run of this
+    one would write ``P.partial.partial.json``."""
+    path = Path(out)
+    suffix = "" if path.suffix == ".partial" else path.suffix
+    stem = path.name.removesuffix(suffix)
+    if not stem.endswith(".partial") or stem == ".partial":
+        return None
+    while stem.endswith(".partial") and stem != ".partial":
+        stem = stem.removesuffix(".partial")
+    return (f"--out {out}: a name ending in .partial{suffix} is the harness's own for what a "
+            "run that does not finish measured (P.partial.json for P.json); give another "
+            f"name, such as {path.with_name(stem + suffix)}")
 
 
 def _write_problem(out: str, folder: Path) -> str | None:
