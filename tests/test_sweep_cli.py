@@ -299,6 +299,29 @@ def test_a_dangling_out_link_is_named_as_a_link(tmp_path, capsys):
     assert not (tmp_path / "gone").exists()
 
 
+def test_an_out_link_loop_is_named_as_a_loop(tmp_path, capsys):
+    """`--out loop1` (loop1 -> loop2 -> loop1) said "a symbolic link to loop2, which does not
+    exist"; a chain too long to follow is named so too."""
+    from test_hostile_inputs import one_error_line, run_cli
+
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    for n in range(41):
+        (tmp_path / f"c{n}").symlink_to(f"c{n + 1}")
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"seed": 1, "sweep": {"seed": [1, 2]}}))
+    loop = tmp_path / "loop1"
+    assert one_error_line(*run_cli(capsys, "sweep", path, "--out", loop)) == (
+        f"Error: {loop}: --out is a loop of symbolic links ({loop} -> {tmp_path / 'loop2'} -> "
+        f"{loop}), which names no folder; remove a link of it, or use another --out folder")
+    chain = tmp_path / "c0"
+    assert one_error_line(*run_cli(capsys, "sweep", path, "--out", chain)) == (
+        f"Error: {chain}: --out is a chain of more than 40 symbolic links ({chain} -> "
+        f"{tmp_path / 'c1'} -> {tmp_path / 'c2'} -> ...), which names no folder; remove a link "
+        "of it, or use another --out folder")
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.is_symlink()) == ["s.yaml"]
+
+
 def test_only_axes_that_can_name_a_file_are_resolved_point_by_point():
     from tiersim.sweep.run import names_files
 
