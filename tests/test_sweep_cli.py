@@ -385,3 +385,25 @@ def test_a_tier_named_by_its_own_index_is_not_ambiguous():
     doc = apply({"tiers": [{"name": "0", "replicas": 1}, {"name": "b", "replicas": 1}]},
                 {"tiers.0.replicas": 3, "tiers.-1.replicas": 2})
     assert [tier["replicas"] for tier in doc["tiers"]] == [3, 2]
+
+
+def test_an_empty_zip_list_is_refused_as_an_empty_axis_is(tiny, tmp_path, capsys):
+    """`sweep: {zip: []}` ran its base point with a note saying there was no sweep: map."""
+    with_sweep(tiny, {"zip": []})
+    assert main(["sweep", str(tiny), "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {tiny}: line {axis_line(tiny, 'zip')}: sweep: 'zip': lists no group; give a "
+        "map (or list of maps) of path: [values], or remove zip")
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_empty_sweep_map_is_called_empty(tiny, tmp_path, capsys):
+    """`sweep: {}` is there, so the note does not say there is no sweep: map."""
+    doc = yaml.safe_load(tiny.read_text())
+    doc["trace"]["window"] = [240, 270]
+    tiny.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with_sweep(tiny, {})
+    assert main(["sweep", str(tiny), "--out", str(tmp_path / "o"), "-w", "1", "--no-report",
+                 "--no-baselines"]) == 0
+    assert (f"note: {tiny}: its sweep: map is empty, so the sweep is its one point (`tiersim "
+            "run` runs it alone)") in capsys.readouterr().err

@@ -95,6 +95,9 @@ def _groups(sweep: dict[str, Any], source: str) -> list[list[tuple[str, list[Any
         _text_key(key, source)
         if key == "zip":
             zips = values if isinstance(values, list) else [values]
+            if not zips:  # as an axis with no values: it would add nothing to the grid
+                raise SweepError(source, "zip", "lists no group; give a map (or list of maps) "
+                                 "of path: [values], or remove zip")
             for group in zips:
                 groups.append(_zip_group(group, source))
         else:

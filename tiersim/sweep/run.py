@@ -848,8 +848,9 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
         remove_written(out)
         raise refusal
     if not plan.axes:  # said once the point ran: a refusal stays one line
-        _note(f"{plan.source}: has no sweep: map, so the sweep is its one point "
-              "(`tiersim run` runs it alone)")
+        what = "its sweep: map is empty" if "sweep" in plan.base else "has no sweep: map"
+        _note(f"{plan.source}: {what}, so the sweep is its one point (`tiersim run` runs it "
+              "alone)")
     _check_one_version(out, plan, records)
     frame = collect(out, plan.axes, [p.id for p in plan.points], records)
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
