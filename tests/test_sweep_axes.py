@@ -97,3 +97,16 @@ def _leaves(d, prefix=""):
 def test_flatten_keeps_every_leaf_under_its_dotted_path(doc):
     flat = flatten(doc)
     assert flat == dict(_leaves(doc))
+
+
+def test_a_bare_zip_map_is_one_group_and_the_scenario_keeps_it():
+    """docs/report.md said a bare map under zip "would fail `tiersim run`"; the scenario keeps
+    the sweep map as written (run runs the base point) and the sweep reads it as one group."""
+    from conftest import tiny_doc
+
+    from tiersim.scenario import scenario_from_dict
+
+    sweep = {"zip": {"tiers.w4a16.replicas": [1, 2], "seed": [5, 6]}}
+    assert [p.values for p in expand(sweep)] == [{"tiers.w4a16.replicas": 1, "seed": 5},
+                                                 {"tiers.w4a16.replicas": 2, "seed": 6}]
+    assert scenario_from_dict(tiny_doc(sweep=sweep), "s.yaml").sweep == sweep
