@@ -190,16 +190,25 @@ def test_a_grid_above_the_hard_cap_is_refused_whatever_max_points_says(monkeypat
     ("1.5", "key 1.5 is not a dotted path (YAML reads it as a number)"),
     ("2024-01-01", "key 2024-01-01 is not a dotted path (YAML reads it as a date)"),
     ("zip: {seed: [1, 2], 3", "key 3 is not a dotted path (YAML reads it as a number)"),
+    ('""', "'' is not a dotted path (the key is empty)"),
+    ('zip: {seed: [1, 2], ""', "'' is not a dotted path (the key is empty)"),
+    ("tiers..replicas", "'tiers..replicas': is not a dotted path: it has an empty segment (a "
+                        "dot at its start or end, or two in a row)"),
+    ("seed.", "'seed.': is not a dotted path: it has an empty segment (a dot at its start or "
+              "end, or two in a row)"),
 ])
-def test_an_axis_key_that_is_not_text_is_one_line(tmp_path, capsys, key, expected):
-    """Finding 8: such keys were AttributeError / TypeError tracebacks."""
+def test_an_axis_key_that_is_not_a_path_is_one_line_with_its_line(tmp_path, capsys, key,
+                                                                   expected):
+    """Finding 8: such keys were AttributeError / TypeError tracebacks. An empty key said
+    "sweep: (top level): unknown key" with no line; all now name the key's line."""
     path = tmp_path / "s.yaml"
     close = "]}" if key.startswith("zip") else "]"
     path.write_text(TINY + f"\nsweep:\n  {key}: [1, 2{close}\n")
     capsys.readouterr()
     assert main(["sweep", str(path), "--out", str(tmp_path / "o")]) == 1
-    assert capsys.readouterr().err.strip() == (
-        f"Error: {path}: sweep: {expected}; name a field, such as tiers.bf16.replicas")
+    line = len(path.read_text().splitlines())
+    assert capsys.readouterr().err.strip() == (f"Error: {path}: line {line}: sweep: {expected}; "
+                                               "name a field, such as tiers.bf16.replicas")
 
 
 def test_a_folder_in_the_way_of_a_point_file_is_named_with_the_fix(tmp_path):

@@ -35,11 +35,12 @@ def _with_line(err: TiersimError) -> TiersimError:
         from tiersim.scenario import located
 
         return located(err)
-    if isinstance(err, SweepError) and err.path:
+    if isinstance(err, SweepError) and err.loc is not None:
         from tiersim.scenario import line_in
 
-        line = line_in(err.source, ("sweep", err.path))
-        return err if line is None else SweepError(err.source, err.path, err.message, line)
+        line = line_in(err.source, err.loc)
+        return err if line is None else SweepError(err.source, err.path, err.message, line,
+                                                   err.loc)
     return err
 
 

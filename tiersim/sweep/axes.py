@@ -38,10 +38,14 @@ from tiersim.errors import TiersimError
 
 
 class SweepError(TiersimError):
-    """A ``sweep:`` map is invalid: names the file, the path and what exists there."""
+    """A ``sweep:`` map is invalid: names the file, the path and what exists there. ``loc``:
+    where in the file the error is (``("sweep", path)`` by default; the command line adds its
+    line), for a key that is no path (``""``, ``1``) too."""
 
-    def __init__(self, source: str, path: str, message: str, line: int | None = None):
+    def __init__(self, source: str, path: str, message: str, line: int | None = None,
+                 loc: tuple[str | int, ...] | None = None):
         self.source, self.path, self.message = str(source), path, message
+        self.loc = loc if loc is not None else (("sweep", path) if path else None)
         where = f"sweep: {path!r}" if path else "sweep"
         where = f"line {line}: {where}" if line is not None else where
         super().__init__(f"{source}: {where}: {message}")
@@ -67,14 +71,23 @@ MAX_GRID_POINTS = 1_000_000
 memory (and listed in ``sweep.json``) before the first runs."""
 
 
-def _text_key(key: Any, source: str) -> str:
-    """An axis key, which must be text: YAML reads ``1:``, ``null:``, ``true:`` or a date as
-    something else, and a dotted path is needed."""
+def _text_key(key: Any, source: str, at: tuple[str | int, ...] = ("sweep",)) -> str:
+    """An axis key (in the map at ``at`` in the file), which must be a dotted path: text (YAML
+    reads ``1:``, ``null:``, ``true:`` or a date as something else) of non-empty segments."""
     if not isinstance(key, str):
         shown = json.dumps(key, default=str).strip('"')
         raise SweepError(source, "", f"key {shown} is not a dotted path (YAML reads it as "
-                         f"{_kind(key)}); name a field, such as tiers.bf16.replicas")
+                         f"{_kind(key)}); {NAME_A_FIELD}", loc=(*at, shown))
+    if not key:
+        raise SweepError(source, "", f"'' is not a dotted path (the key is empty); "
+                         f"{NAME_A_FIELD}", loc=(*at, key))
+    if "" in key.split("."):
+        raise SweepError(source, key, "is not a dotted path: it has an empty segment (a dot at "
+                         f"its start or end, or two in a row); {NAME_A_FIELD}", loc=(*at, key))
     return key
+
+
+NAME_A_FIELD = "name a field, such as tiers.bf16.replicas"
 
 
 def _kind(value: Any) -> str:
@@ -98,8 +111,9 @@ def _groups(sweep: dict[str, Any], source: str) -> list[list[tuple[str, list[Any
             if not zips:  # as an axis with no values: it would add nothing to the grid
                 raise SweepError(source, "zip", "lists no group; give a map (or list of maps) "
                                  "of path: [values], or remove zip")
-            for group in zips:
-                groups.append(_zip_group(group, source))
+            for n, group in enumerate(zips):
+                at = ("sweep", "zip", n) if isinstance(values, list) else ("sweep", "zip")
+                groups.append(_zip_group(group, source, at))
         else:
             groups.append([(key, _value_list(key, values, source))])
     _each_path_once(groups, source)
@@ -137,11 +151,13 @@ def _each_value_once(group: list[tuple[str, list[Any]]], source: str) -> None:
         first[row] = i
 
 
-def _zip_group(group: Any, source: str) -> list[tuple[str, list[Any]]]:
-    """Validate one ``zip`` group: a map of paths to value lists of equal length."""
+def _zip_group(group: Any, source: str, at: tuple[str | int, ...] = ("sweep", "zip")
+               ) -> list[tuple[str, list[Any]]]:
+    """Validate one ``zip`` group (at ``at`` in the file): a map of paths to value lists of
+    equal length."""
     if not isinstance(group, dict) or not group:
         raise SweepError(source, "zip", "must be a map (or list of maps) of path: [values]")
-    axes = [(_text_key(path, source), _value_list(path, values, source))
+    axes = [(_text_key(path, source, at), _value_list(path, values, source))
             for path, values in group.items()]
     lengths = {path: len(values) for path, values in axes}
     if len(set(lengths.values())) > 1:
