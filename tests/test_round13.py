@@ -370,6 +370,9 @@ def test_a_report_that_is_a_folder_is_not_a_full_disk(hand_edited_run, tmp_path,
 
     folder = copy_folder(hand_edited_run, tmp_path / "r")
     (folder / "report.html").mkdir()
-    line = one_error_line(*run_cli(capsys, "report", folder))
-    assert line == (f"Error: {folder / 'report.html'}: cannot write the report (Is a "
-                    "directory); remove that folder or choose another")
+    code, err = run_cli(capsys, "report", folder)
+    note, line = err.strip().splitlines()  # the folder has no manifest: a note says so first
+    assert note.startswith(f"note: {folder}: no manifest.json")
+    assert one_error_line(code, line) == (f"Error: {folder / 'report.html'}: cannot write the "
+                                          "report (Is a directory); remove that folder or "
+                                          "choose another")
