@@ -18,7 +18,7 @@ With prefix caching (and no per-sequence state), the free blocks are a first-in-
 of [owner, count] runs, as vLLM v1's free queue: a preempted request's full token blocks are
 appended as its own run after its other blocks, allocations take from the front, and a
 re-admission starts at its run's blocks (whole blocks, at most its known tokens less one) when
-that beats its prefix-cache hit, reusing them.
+that is at least its prefix-cache hit, reusing them and reading nothing from an offload level.
 """
 
 from __future__ import annotations
@@ -284,17 +284,21 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             while waiting and budget > 0 and len(running) < limits.max_num_seqs:
                 h = waiting[0]
                 hit = max(cache.hit_tokens(h), parked_tokens(h))
+                parked = bool(hit and pool.parked(h) and hit == parked_tokens(h))
                 n = min(h.tokens - hit, budget)
                 need = _cdiv(hit + n, bs) + state - h.blocks
                 if free - need < wm:
                     break
-                used = hit // bs if pool.parked(h) and hit == parked_tokens(h) else 0
+                used = hit // bs if parked else 0
                 pool.claim(h, used)
                 pool.take(need - used)
-                per, redo, loaded = cache.admit(h)
-                if per_level[h.idx] is None:
-                    per_level[h.idx] = per
-                    choices[h.idx] = (redo, loaded)
+                if parked:  # its blocks are on the GPU: nothing read, its prompt's re-cached
+                    h.filled = 0
+                else:
+                    per, redo, loaded = cache.admit(h)
+                    if per_level[h.idx] is None:
+                        per_level[h.idx] = per
+                        choices[h.idx] = (redo, loaded)
                 h.computed = hit
                 h.cached = hit if h.cached < 0 else h.cached
                 cache.fill(h, hit + n)

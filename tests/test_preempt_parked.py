@@ -154,3 +154,26 @@ def test_fast_forward_sees_the_head_lose_parked_blocks_to_the_first_step(seed):
     a = simulate([spec], work, fast_forward=True)
     assert_same_per_request(a, simulate([spec], work, fast_forward=False))
     assert_matches_reference(a, work, spec)
+
+
+def test_a_readmission_on_its_parked_blocks_reads_nothing_from_offload():
+    """A tester's case: request 1 is preempted and comes back on its own parked blocks (240
+    tokens) while its prompt's hash blocks sit in the host level. It still paid the host reads
+    (25.6 s at 1,000 B/s): the run's busy time depended on a read it never needed."""
+    from tiersim.engine import KVLevel
+
+    work = Workload(np.zeros(2), np.full(2, 200), np.full(2, 200), np.zeros(2, dtype=np.int64),
+                    prefix_hashes=[[0, 1, 2, 3], [10, 11, 12, 13]], hash_block_tokens=64)
+    busy = []
+    for read in (1e12, 1e3):
+        lim = SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=512, block_size=16,
+                              watermark=0.0, enable_prefix_caching=True,
+                              prefix_cache_fraction=0.05, kv_bytes_per_token=100.0,
+                              kv_levels=(KVLevel("host", 1e12, read, 1e12),),
+                              kv_recompute=False)
+        spec = TierSpec("t", 1, 40, LinearStepModel(), lim)
+        res = simulate([spec], work)
+        assert res.preemptions.tolist() == [0, 1]
+        assert_matches_reference(res, work, spec)
+        busy.append(res.busy_s["t"][0])
+    assert busy[0] == busy[1]

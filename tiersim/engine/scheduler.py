@@ -168,22 +168,61 @@ class ReplicaQueues:
             return req.computed
         return max(self.cache.cached_tokens(req), self.parked_tokens(req, taken))
 
-    def _allocate(self, req: Req, upto: int, watermark: int, hit: int = 0) -> bool:
+    def _parked_hit(self, req: Req, hit: int) -> bool:
+        """Whether an admission of ``req`` starting at ``hit`` cached tokens starts from its
+        parked blocks (on the GPU: they win a tie with the prefix cache, whose hits may sit in
+        an offload level)."""
+        return bool(hit) and self.pool is not None and bool(self.pool.parked(req)) and (
+            hit == self.parked_tokens(req))
+
+    def _allocate(self, req: Req, upto: int, watermark: int, reuse: int = 0) -> bool:
         """Give ``req`` the blocks for its first ``upto`` tokens unless that breaks the
-        watermark; ``hit``: the cached tokens an admission starts at (its parked blocks among
-        them are reused, not allocated)."""
+        watermark; ``reuse``: how many of them are its parked blocks, taken back, not
+        allocated (a re-admission spends its parked run either way)."""
         need = self.blocks_for(upto) - req.blocks
         if self.free - need < watermark:
             return False
-        used = 0
-        if hit and self.pool is not None and self.pool.parked(req):
-            used = hit // self.bs if hit == self.parked_tokens(req) else 0
-            self.pool.claim(req, used)
+        if self.pool is not None and self.pool.parked(req):
+            self.pool.claim(req, reuse)
         self.free -= need
         if self.pool is not None:
-            self.pool.take(need - used)
+            self.pool.take(need - reuse)
         req.blocks += need
         return True
+
+    def _admit_head(self, now: float, budget: int) -> int:
+        """Admit the waiting queue's head at ``now`` with up to ``budget`` tokens of its
+        prefill, if its blocks fit above the watermark: its first chunk, or 0 (not admitted)."""
+        head = self.waiting[0]
+        hit = self._cached_tokens(head)
+        parked = self._parked_hit(head, hit)
+        chunk = min(head.tokens - hit, budget)
+        if not self._allocate(head, hit + chunk, self.watermark_blocks,
+                              hit // self.bs if parked else 0):
+            return 0
+        if self.cache is not None:
+            self._start_from_cache(head, hit, chunk, now, parked)
+        self.waiting.popleft()
+        self.running[head] = None
+        head.state = PREFILL
+        if head.admitted < 0:
+            head.admitted = now
+        return chunk
+
+    def _start_from_cache(self, req: Req, hit: int, chunk: int, now: float,
+                          parked: bool) -> None:
+        """Admission with prefix caching at ``now``: skip the cached tokens, cache the chunk's
+        prompt blocks. From its ``parked`` blocks (on the GPU) nothing is read from an offload
+        level: the chunk's fill registers its prompt's blocks on the GPU again."""
+        if parked:
+            req.filled = 0
+        else:
+            self.cache.admit(req, now)
+        req.computed = hit
+        if req.cached < 0:
+            req.cached = hit
+        self.outstanding -= hit
+        self.cache.fill(req, hit + chunk, now)
 
 
 class ReplicaScheduler(ReplicaQueues):
@@ -284,17 +323,9 @@ class ReplicaScheduler(ReplicaQueues):
         max_seqs = self.limits.max_num_seqs
         while self.waiting and budget > 0 and len(self.running) < max_seqs:
             head = self.waiting[0]
-            hit = self._cached_tokens(head)
-            chunk = min(head.tokens - hit, budget)
-            if not self._allocate(head, hit + chunk, self.watermark_blocks, hit):
+            chunk = self._admit_head(now, budget)
+            if not chunk:
                 break
-            if self.cache is not None:
-                self._start_from_cache(head, hit, chunk, now)
-            self.waiting.popleft()
-            self.running[head] = None
-            head.state = PREFILL
-            if head.admitted < 0:
-                head.admitted = now
             chunks.append((head, chunk))
             budget -= chunk
             if head.computed + chunk < head.tokens:
@@ -304,16 +335,6 @@ class ReplicaScheduler(ReplicaQueues):
     def cached_tokens(self, req: Req) -> int:
         """Prompt tokens of ``req`` this replica's prefix cache holds now (0 without a cache)."""
         return self.cache.cached_tokens(req) if self.cache is not None else 0
-
-    def _start_from_cache(self, req: Req, hit: int, chunk: int, now: float) -> None:
-        """Admission with prefix caching at ``now``: skip the cached prompt tokens, cache the
-        chunk's."""
-        self.cache.admit(req, now)
-        req.computed = hit
-        if req.cached < 0:
-            req.cached = hit
-        self.outstanding -= hit
-        self.cache.fill(req, hit + chunk, now)
 
     def _head_admissible(self, free: int, taken: int) -> bool:
         """Whether the waiting queue's head would be admitted with ``free`` blocks, once

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tiersim.engine.request import DECODE, PREFILL, WAITING, Req, SchedulerLimits
+from tiersim.engine.request import DECODE, WAITING, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaQueues, StepPlan
 from tiersim.perf.base import StepShape
 
@@ -263,22 +263,9 @@ class SpecScheduler(ReplicaQueues):
         max_seqs = self.limits.max_num_seqs
         while self.waiting and budget > 0 and len(self.running) < max_seqs:
             head = self.waiting[0]
-            hit = self._cached_tokens(head)
-            chunk = min(head.tokens - hit, budget)
-            if not self._allocate(head, hit + chunk, self.watermark_blocks, hit):
+            chunk = self._admit_head(now, budget)
+            if not chunk:
                 break
-            if self.cache is not None:
-                self.cache.admit(head, now)
-                head.computed = hit
-                if head.cached < 0:
-                    head.cached = hit
-                self.outstanding -= hit
-                self.cache.fill(head, hit + chunk, now)
-            self.waiting.popleft()
-            self.running[head] = None
-            head.state = PREFILL
-            if head.admitted < 0:
-                head.admitted = now
             chunks.append((head, chunk))
             budget -= chunk
 
