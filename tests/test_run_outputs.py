@@ -112,7 +112,7 @@ def test_stale_temporary_folders_are_cleared(tiny_run, tmp_path):
 
 
 @pytest.mark.parametrize("name,text,expected", [
-    ("summary.json", "{not json", "summary.json: not JSON"),
+    ("summary.json", "{not json", "summary.json: line 1: not valid JSON"),
     ("summary.json", '{"requests": 1}', "summary.json: malformed summary (missing key"),
     ("scenario.yaml", "a: [1,\n", "scenario.yaml: line 2: invalid YAML"),
     ("scenario.yaml", "- just\n- a list\n", "scenario.yaml: not a scenario"),

@@ -27,19 +27,30 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
         _check_regular(path, what, error)
         with open(path, "rb") as handle:
             data = handle.read(MAX_JSON_BYTES + 1)
-        if len(data) > MAX_JSON_BYTES:
-            raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB; not {what}")
-        return json.loads(data.decode("utf-8-sig"), object_pairs_hook=_unique_keys)
-    except DuplicateKey as exc:
-        raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
-                    "was meant cannot be known)") from None
     except OSError as exc:
         if missing is not None and isinstance(exc, FileNotFoundError):
             raise error(f"{path}: {missing}") from None
         raise error(f"{path}: cannot read {what} ({exc.strerror})") from None
+    if len(data) > MAX_JSON_BYTES:
+        raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB; not {what}")
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: byte {exc.start}: not UTF-8 text; {what} is a UTF-8 JSON "
                     "file") from None
+    return parse_json(text, path, what, error)
+
+
+def parse_json(text: str, path: Path | str, what: str,
+               error: type[TiersimError] = TiersimError) -> Any:
+    """``text`` parsed as JSON, as :func:`read_json` reads a file's: a key twice in one object,
+    invalid JSON, a number too long or nesting too deep for the parser is one ``error`` line
+    naming ``path``."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKey as exc:
+        raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
+                    "was meant cannot be known)") from None
     except json.JSONDecodeError as exc:
         raise error(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValueError as exc:  # an integer of more digits than Python converts (4,300)

@@ -30,6 +30,7 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from tiersim.errors import TiersimError, shown
+from tiersim.jsonio import parse_json
 
 SIG_DIGITS = 10
 """Significant digits kept for floats in summary.json."""
@@ -607,11 +608,10 @@ class RunResult:
         """Read a summary back (a dict or JSON text); a one-line TiersimError naming ``source``
         and the key when it is malformed."""
         if isinstance(data, str):
-            try:
-                data = json.loads(data)
-            except ValueError as err:
-                raise TiersimError(f"{source}: not JSON ({err.msg} at line {err.lineno}); "
-                                   "rerun `tiersim run` to rewrite it") from None
+            try:  # a key twice, or nesting too deep for the parser, is one line too
+                data = parse_json(data, source, "a run summary")
+            except TiersimError as err:
+                raise TiersimError(f"{err}; rerun `tiersim run` to rewrite it") from None
         try:
             return _run_from(data)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
