@@ -710,7 +710,48 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
                          f"got {shown(value)}")
     if type_name == "int" and value < 0:  # every whole number of a summary is a count
         raise ValueError(f"'{where}' must be a count >= 0, got {shown(value)}")
+    problem = range_problem(value, where) if type_name == "float" else None
+    if problem:
+        raise ValueError(f"'{where}' {problem}, got {shown(value)}")
     return value
+
+
+SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_static_split_usd",
+                    "vs_static_split_frac", "success_misjudged_by", "gpu_hours_saved",
+                    "cost_saved_usd", "attributed_saved_usd"})
+"""Number fields of a summary that may be below 0: a saving (a loss is a negative one) and a
+difference of two figures. Every other number is a time, cost, size, count or fraction."""
+
+FRACTIONS = frozenset({"accuracy", "accuracy_floor", "per_request_accuracy", "task_success",
+                       "share", "utilization", "kv_peak_frac", "slo_attainment", "fpr", "fnr",
+                       "escalation_rate", "silent_failure_rate", "hit_rate", "prefix_hit_rate",
+                       "prefix_hit_bound", "prefix_recompute_rate"})
+"""Number fields of a summary that are fractions, between 0 and 1 (shown as percents)."""
+
+
+def range_problem(value: float, name: str) -> str | None:
+    """Why ``value`` is no figure a run writes under the summary field ``name`` (the last part of
+    a dotted key): ``must be >= 0`` (only a saving may be below 0), ``must be a fraction between
+    0 and 1``; None when it may be."""
+    name = name.rsplit(".", 1)[-1]
+    if name in FRACTIONS and not 0 <= value <= 1 + FLOOR_TOLERANCE:
+        return "must be a fraction between 0 and 1"
+    if name not in SIGNED and value < 0:
+        return "must be >= 0"
+    return None
+
+
+def check_finite(data: Any, where: str) -> None:
+    """A ValueError naming the first NaN or infinite number in a parsed results file (``where``:
+    the path to ``data`` in it): tiersim writes a missing figure as null and never writes
+    another, so one is a hand edit the page would show as a figure."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ValueError(f"'{where}' is {data!r}, a number tiersim never writes: a missing "
+                         "figure is null")
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(
+        data, list) else ()
+    for key, value in items:
+        check_finite(value, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
 
 
 def _structured(value: Any, cls, name: str, where: str) -> Any:
@@ -818,6 +859,8 @@ def _run_from(data: dict) -> RunResult:
     """RunResult from its JSON form."""
     if not isinstance(data, dict):
         raise TypeError("the top level must be a JSON object")
+    for key, value in data.items():  # named as the rest are: run.cost_usd, tiers.bf16.share
+        check_finite(value, f"{'' if isinstance(value, dict | list) else 'run.'}{key}")
     tiers = data["tiers"]
     if not isinstance(tiers, dict):
         raise TypeError("'tiers' must map tier names to objects")
@@ -927,6 +970,8 @@ class PlanResult:
         try:
             if not isinstance(data, dict):
                 raise TypeError("the top level must be a JSON object")
+            for key, value in data.items():
+                check_finite(value, key)
             lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated")}
             return _build(cls, data, **lists)
         except (KeyError, TypeError, ValueError) as err:

@@ -22,7 +22,7 @@ import pandas as pd
 from tiersim.errors import Note, TiersimError
 from tiersim.jsonio import read_json
 from tiersim.manifest import check_manifest, missing_files
-from tiersim.results import PlanResult, RunResult
+from tiersim.results import PlanResult, RunResult, range_problem
 from tiersim.scenario import read_yaml
 
 KNOWN = ("summary.json", "requests.parquet", "timeseries.parquet", "sweep.parquet", "plan.json")
@@ -239,11 +239,24 @@ def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
     for column in numeric:
         values = sweep[column]
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            _check_number_column(values, column, path)
             continue
         text = values.dropna()
         if len(text):
             raise TiersimError(f"{path}: column {column!r} holds {text.iloc[0]!r} (row "
                                f"{text.index[0]}), not a number; rerun the sweep")
+
+
+def _check_number_column(values: pd.Series, column: str, path: Path) -> None:
+    """One line naming the first number of a sweep column that no summary holds: an infinity
+    (the store writes a missing figure as null, NaN here) or one out of its field's range (a
+    negative cost, an accuracy above 1: :func:`tiersim.results.range_problem`)."""
+    for row, value in values.dropna().items():
+        problem = ("a number the sweep never writes" if np.isinf(value)
+                   else range_problem(float(value), str(column)))
+        if problem:
+            raise TiersimError(f"{path}: column {column!r} holds {float(value):g} (row {row}): "
+                               f"{problem}; rerun the sweep")
 
 
 def _check_scalars(values: pd.Series, axis: str, path: Path) -> None:
