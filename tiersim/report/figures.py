@@ -7,6 +7,7 @@ page stays small whatever the trace length.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,7 +218,7 @@ def _cost_column(frame: pd.DataFrame) -> str | None:
 
 def _point_labels(frame: pd.DataFrame, axes: list[str]) -> list[str]:
     """Hover text naming each sweep point by its axis values."""
-    return ["<br>".join(f"{a} = {row[a]}" for a in axes) for _, row in frame.iterrows()]
+    return ["\n".join(f"{a} = {row[a]}" for a in axes) for _, row in frame.iterrows()]
 
 
 def _savings_series(savings: dict) -> dict[str, tuple[list, list, str]]:
@@ -530,5 +531,42 @@ BUILDERS = (frontier, latency_cdfs, p99_per_tier, load_over_time, fpr_sweep, swe
 
 
 def build_panels(data: ReportData) -> list[Panel]:
-    """All panels the data supports, in page order."""
-    return [panel for build in BUILDERS if (panel := build(data)) is not None]
+    """All panels the data supports, in page order, each figure's text made plain
+    (:func:`plain_text`)."""
+    panels = [panel for build in BUILDERS if (panel := build(data)) is not None]
+    for panel in panels:
+        plain_text(panel.fig)
+    return panels
+
+
+def plain_text(fig: go.Figure) -> go.Figure:
+    """Every text ``fig`` shows made plain: plotly reads ``<b>``, ``<a href>``, ``<br>`` and
+    entities in trace names, labels, categories and titles as markup, so a tier named
+    ``<b>x</b>&amp;`` was drawn as a bold "x&". Each text is HTML-escaped (plotly shows
+    ``&lt;`` as ``<``); a newline, the one break a label asks for, becomes ``<br>``."""
+    for trace in fig.data:
+        for key in ("name", "text", "hovertext", "x", "y"):
+            if key in trace and trace[key] is not None:
+                trace[key] = _escaped(trace[key])
+    fig.for_each_xaxis(_escape_title)
+    fig.for_each_yaxis(_escape_title)
+    for part in (fig.layout.title, fig.layout.legend.title, *fig.layout.annotations):
+        if part.text is not None:
+            part.text = _escaped(part.text)
+    return fig
+
+
+def _escape_title(axis) -> None:
+    """An axis title as plain text."""
+    if axis.title.text is not None:
+        axis.title.text = _escaped(axis.title.text)
+
+
+def _escaped(value):
+    """Text (or each text of a sequence) HTML-escaped with newlines as ``<br>``; numbers and
+    other values as they are."""
+    if isinstance(value, str):
+        return html.escape(value, quote=False).replace("\n", "<br>")
+    if isinstance(value, (tuple, list, np.ndarray)) and any(isinstance(v, str) for v in value):
+        return [_escaped(v) for v in value]
+    return value
