@@ -498,6 +498,13 @@ class SessionResult:
         return out
 
 
+ATTRIBUTED_WORDS = "modelled busy GPU time x $/GPU-hour"
+"""Where a run's attributed cost comes from, as the console and the report say it."""
+
+GPU_HOURS_WORDS = "scenario's GPUs x simulated duration"
+"""Where a run's provisioned GPU-hours come from, as the console and the report say it."""
+
+
 OPTIONAL_SECTIONS = ("sessions", "response_cache", "trace")
 """RunResult sections written only when the run has them (agentic sessions, a response cache;
 the trace read, absent from a summary written before it was recorded)."""

@@ -181,6 +181,8 @@ def headline_table(r: RunResult):
     """Fleet-wide numbers: value and where each comes from."""
     from rich.table import Table
 
+    from tiersim.results import ATTRIBUTED_WORDS, GPU_HOURS_WORDS
+
     latency, cost, acc = r.sources.latency, r.sources.cost, r.sources.accuracy
     table = Table(title=f"tiersim run: {r.scenario}", title_justify="left")
     for col in ("metric", "value", "source"):
@@ -196,9 +198,9 @@ def headline_table(r: RunResult):
         ("throughput", fmt(r.throughput_tok_s, " output tok/s"), latency),
         (f"cost ({r.cost_model})", fmt(r.cost_usd, " USD"), cost),
         ("attributed (busy GPU time only)", fmt(r.attributed_cost_usd, " USD"),
-         "modelled busy GPU time x $/GPU-hour"),
+         ATTRIBUTED_WORDS),
         ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
-        ("GPU-hours provisioned", fmt(r.gpu_hours), "scenario's GPUs x simulated duration"),
+        ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
         (r.accuracy_label, fmt(r.accuracy, " %", 100, digits=4), acc),
         *router_rows(r, acc),
     ]

@@ -25,7 +25,13 @@ from tiersim.manifest import missing_note
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
 from tiersim.report.load import ReportData, load_dir
-from tiersim.results import PlanResult, RunResult, split_words
+from tiersim.results import (
+    ATTRIBUTED_WORDS,
+    GPU_HOURS_WORDS,
+    PlanResult,
+    RunResult,
+    split_words,
+)
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
@@ -187,25 +193,29 @@ def _text(value: Any) -> str:
 
 
 def run_headline(run: RunResult) -> str:
-    """Headline table of one run, per-tier table, router figures and savings."""
+    """Headline table of one run (each figure with its unit and where it comes from, as
+    `tiersim run` prints it), per-tier table, router figures and savings."""
     cache = run.response_cache
+    latency, cost, acc = run.sources.latency, run.sources.cost, run.sources.accuracy
     rows = [
-        ["requests", run.requests if cache is None else cache.requests, ""],
-        ["completed", run.completed, ""],
-        ["dropped", run.dropped + (0 if cache is None else cache.unanswered), ""],
-        *([] if cache is None else [["answered by the response cache", cache.hits, ""]]),
-        ["simulated duration", run.duration_s, "s"],
-        ["TTFT p50", run.ttft_p50_s, "s"], ["TTFT p99", run.ttft_p99_s, "s"],
-        ["TPOT p50", run.tpot_p50_s, "s"], ["TPOT p99", run.tpot_p99_s, "s"],
-        ["end-to-end p99", run.e2e_p99_s, "s"], ["SLO attainment", run.slo_attainment, "fraction"],
-        ["throughput", run.throughput_tok_s, "output tokens/s"],
-        [f"cost ({run.cost_model})", run.cost_usd, "USD"],
-        ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD"],
-        ["cost per 1M output tokens", run.cost_per_1m_output_tokens, "USD"],
-        ["GPU-hours provisioned", run.gpu_hours, "h"],
-        [run.accuracy_label, run.accuracy, "fraction"],
+        ["requests", run.requests if cache is None else cache.requests, "", "trace"],
+        ["completed", run.completed, "", "trace"],
+        ["dropped", run.dropped + (0 if cache is None else cache.unanswered), "", "trace"],
+        *([] if cache is None else [["answered by the response cache", cache.hits, "",
+                                     "trace"]]),
+        ["simulated duration", run.duration_s, "s", latency],
+        ["TTFT p50", run.ttft_p50_s, "s", latency], ["TTFT p99", run.ttft_p99_s, "s", latency],
+        ["TPOT p50", run.tpot_p50_s, "s", latency], ["TPOT p99", run.tpot_p99_s, "s", latency],
+        ["end-to-end p99", run.e2e_p99_s, "s", latency],
+        ["SLO attainment", run.slo_attainment, "fraction", latency],
+        ["throughput", run.throughput_tok_s, "output tokens/s", latency],
+        [f"cost ({run.cost_model})", run.cost_usd, "USD", cost],
+        ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
+        ["cost per 1M output tokens", run.cost_per_1m_output_tokens, "USD", cost],
+        ["GPU-hours provisioned", run.gpu_hours, "h", GPU_HOURS_WORDS],
+        [run.accuracy_label, run.accuracy, "fraction", acc],
     ]
-    out = "<h2>Headline</h2>" + table(["metric", "value", "unit"], rows)
+    out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
     out += "<h3>Per tier</h3>" + table(
         ["tier", "requests", "share", "TTFT p99 (s)", "TPOT p99 (s)", "utilization",
          "KV peak (fraction)", f"cost (USD, {run.cost_model})", "attributed (USD)"],
