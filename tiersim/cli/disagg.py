@@ -23,7 +23,7 @@ def disagg(
 ) -> None:
     """Simulate every prefill/decode split of a tier beside aggregated serving; best first."""
     from tiersim.cli.run import provenance_lines, scenario_path
-    from tiersim.disagg import compare_splits, default_tier, other_tiers
+    from tiersim.disagg import compare_splits, default_tier, other_tiers, score_text
     from tiersim.scenario import load_scenario
 
     path = scenario_path(scenario)
@@ -36,13 +36,13 @@ def disagg(
                    "exists, so only aggregated serving is shown"
                    f"{'; ' + other if other else ''}", err=True)
     typer.echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
-               f"{'TPOT p99':>9} {'dropped':>8} {'score':>6}   (latencies in seconds)")
+               f"{'TPOT p99':>9} {'dropped':>8} {'score':>7}   (latencies in seconds)")
     for r in rows:
         typer.echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
                    f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.dropped:8,} "
-                   f"{r.score:6.2f}")
+                   f"{score_text(r.score):>7}")
     best = rows[0]
-    typer.echo(f"best: {best.label} ({_verdict(best)}; score {best.score:.2f})")
+    typer.echo(f"best: {best.label} ({_verdict(best)}; score {score_text(best.score)})")
     for line in provenance_lines(path):
         typer.echo(line)
 
