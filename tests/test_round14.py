@@ -558,3 +558,26 @@ def test_an_empty_option_value_is_refused(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "calibrate", "--out", ""))
     assert line == ("Error: --out is empty (an unset shell variable?); give the path of the "
                     "profile JSON to write")
+
+
+def test_each_tier_s_assumptions_stay_in_its_own_clause(tmp_path):
+    # two split tiers printed "nvfp4: roofline; bf16: roofline + scenario (nvfp4: link) +
+    # scenario (bf16: link)": nvfp4's link read as bf16's
+    import yaml
+
+    from tiersim.cli.run import provenance_lines
+    from tiersim.paths import find_bundled
+
+    doc = yaml.safe_load(find_bundled("scenarios", "disagg.yaml").read_text())
+    doc["trace"]["path"] = str(find_bundled("traces", doc["trace"]["path"]))
+    fp8 = dict(doc["tiers"][0], name="fp8", precision="fp8")
+    doc["tiers"] = [fp8, doc["tiers"][0]]
+    doc["router"] = {"policy": "cascade"}
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    steps = provenance_lines(path)[0].removeprefix("latencies simulated, step times from ")
+    clauses = steps.split("; ")
+    assert [c.split(":")[0] for c in clauses] == ["fp8", "bf16"]
+    for clause in clauses:
+        name = clause.split(":")[0]
+        assert clause.endswith(f" + scenario ({name}: prefill-to-decode link)")
