@@ -20,7 +20,8 @@ from tiersim.calibrate.cli import main  # noqa: E402
 from tiersim.calibrate.errors import CalibrateError, Stopped  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-EARLIER = '{"earlier": "complete profile"}\n'  # stands for a good file a previous run wrote
+# stands for a good profile a previous run wrote
+EARLIER = '{"schema": "tiersim.profile/1", "name": "earlier"}\n'
 
 
 def _last_err(capsys) -> str:

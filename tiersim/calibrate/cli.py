@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.device.strip() and args.device not in DEVICES:  # before torch is imported
         print(f"Error: --device {args.device!r}: must be cuda or cpu", file=sys.stderr)
         return 1
-    problem = (out_problem(args.out) or bundled_problem(args.out) or _arg_problem(args)
+    problem = (out_problem(args.out) or partial_folder_problem(args.out)
+               or bundled_problem(args.out) or _arg_problem(args)
                or quick_problem(args.quick, args.model, args.config)
                or _same_file(args.config, args.out))
     if problem:
@@ -175,7 +176,59 @@ def out_problem(out: str) -> str | None:
         if above is not None and not above.is_dir():
             return f"--out {out}: {above} is a file, not a folder; give a path in a folder"
         return f"--out {out}: folder {path.parent} does not exist; create it first"
-    return partial_name_problem(out) or _write_problem(out, path.parent)
+    return (partial_name_problem(out) or _not_profile_problem(out, path)
+            or _write_problem(out, path.parent))
+
+
+PROFILE_SCHEMA = "tiersim.profile/1"
+"""The ``schema`` of a profile document: the only kind of file ``--out`` replaces."""
+MAX_PROFILE_BYTES = 1 << 28
+"""Largest existing ``--out`` read to see whether it is a profile (the shipped ones are about
+1 MB); a larger file is taken for something else."""
+
+
+def _not_profile_problem(out: str, path: Path) -> str | None:
+    """Refuse an ``--out`` that exists and is not a profile: the write replaces its target,
+    and ``--out run/summary.json`` replaced a run's summary (``--out scenario.yaml`` the
+    scenario) with a profile."""
+    what = _file_kind(path) if path.is_file() else None
+    if what is None:
+        return None
+    return (f"--out {out}: holds {what}, not a tiersim profile; the profile would replace it; "
+            "give a new file name, or the path of a profile to replace")
+
+
+def _file_kind(path: Path) -> str | None:
+    """None for a profile document (or an empty file), else what ``path`` holds, in words."""
+    import json
+
+    if path.stat().st_size == 0:
+        return None
+    if path.stat().st_size > MAX_PROFILE_BYTES:
+        return f"{path.stat().st_size:,} bytes (more than any profile)"
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return "not a JSON document"
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if schema == PROFILE_SCHEMA:
+        return None
+    return "a JSON document with no schema" if schema is None else (
+        f"a JSON document of schema {schema!r}")
+
+
+def partial_folder_problem(out: str) -> str | None:
+    """Refuse an ``--out`` whose partial name (``P.partial.json``, where a run that does not
+    finish writes after every table) is a folder, device or pipe: every save failed there,
+    each was recorded as a skipped section, and the run ended in a traceback."""
+    from tiersim.calibrate.schema import partial_path
+
+    partial = partial_path(out)
+    if partial.exists() and not partial.is_file():
+        return (f"--out {out}: {partial}, where a run that does not finish writes what it "
+                "measured, is not a regular file (a folder, device or pipe); move it, or give "
+                "another --out")
+    return None
 
 
 def partial_name_problem(out: str) -> str | None:

@@ -27,18 +27,12 @@ import torch
 from tiersim.calibrate import attention, comm, grids, moe, provenance, quant, schema, shapes
 from tiersim.calibrate.cli import quick_problem
 from tiersim.calibrate.errors import CalibrateError, Stopped
+from tiersim.calibrate.schema import partial_path
 from tiersim.calibrate.timing import Timer, synchronize
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 KV_DTYPES = ("bf16", "fp8")
 BUDGET_REASON = "time budget (--budget-s) spent"
-
-
-def partial_path(out: str | Path) -> Path:
-    """Where a run that does not finish writes what it measured: ``P.partial.json`` for
-    ``P.json`` (``P.partial`` for a name without a suffix), beside ``out``."""
-    path = Path(out)
-    return path.with_name(f"{path.stem}.partial{path.suffix}")
 
 
 class PartialProfile(CalibrateError):

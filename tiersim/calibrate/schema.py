@@ -119,10 +119,21 @@ def problems(doc: dict) -> list[str]:
     return out
 
 
+def partial_path(out: str | Path) -> Path:
+    """Where a run that does not finish writes what it measured: ``P.partial.json`` for
+    ``P.json`` (``P.partial`` for a name without a suffix), beside ``out``."""
+    path = Path(out)
+    return path.with_name(f"{path.stem}.partial{path.suffix}")
+
+
 def write(path: str | Path, doc: dict) -> None:
-    """Write ``doc`` as indented JSON atomically (temporary file, then rename)."""
+    """Write ``doc`` as indented JSON atomically (temporary file, then rename); a write that
+    fails leaves no temporary file behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
