@@ -104,7 +104,8 @@ def test_quick_profile_drives_the_step_assembly(quick_profile, tmp_path, precisi
 
     # The file format and the table keys are under test, not the numbers: the CPU profile is
     # relabelled H200 because the assembly refuses a profile of another GPU.
-    doc = {**quick_profile[0], "gpu": "H200"}
+    doc = {**quick_profile[0], "gpu": "H200",
+           "provenance": {**quick_profile[0]["provenance"], "gpu_name": "NVIDIA H200"}}
     (tmp_path / "P.json").write_text(json.dumps(doc))
     (tmp_path / "config.json").write_text(json.dumps(TINY_CONFIG))
     assert shapes.from_config(tmp_path / "config.json", "tiny") == shapes.TINY

@@ -255,6 +255,7 @@ def _as_h200(doc: dict, path: Path, shapes: list[tuple[int, int]]) -> Path:
     and the arithmetic are under test, not the CPU's numbers)."""
     doc = json.loads(json.dumps(doc))
     doc["gpu"] = "H200"
+    doc["provenance"]["gpu_name"] = "NVIDIA H200"
     blocks = [t for t in doc["tables"] if t.get("precision") == "fp8_block"]
     for table, (n, k) in zip(blocks, shapes, strict=True):
         table["key"] = {"n": n, "k": k}

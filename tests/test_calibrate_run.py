@@ -31,6 +31,7 @@ def test_quick_cpu_profile_drives_a_run(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(profile.read_text())
     doc["gpu"] = "H200"  # the CPU's numbers stand in for an H200's: the format is under test
+    doc["provenance"]["gpu_name"] = "NVIDIA H200"  # both, or it is refused as a CPU's
     profile.write_text(json.dumps(doc))
     (tmp_path / "config.json").write_text(json.dumps(CONFIG))
     scenario = {

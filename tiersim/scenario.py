@@ -1322,6 +1322,25 @@ def check_layouts(scenario: Scenario) -> None:
     _note_block_splits(scenario)
     _note_hybrid_caching(scenario)
     _note_short_kv(scenario)
+    _note_partial_profile(scenario)
+
+
+def _note_partial_profile(scenario: Scenario) -> None:
+    """A note when the scenario's profile is one a calibration cut short or killed wrote
+    (:func:`tiersim.perf.partial_note`)."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.perf import partial_note, resolve_profile
+
+    if scenario.profile is None:
+        return
+    try:
+        note = partial_note(resolve_profile(scenario.profile), scenario.profile)
+    except TiersimError:
+        return  # the checks above name it
+    if note:
+        warnings.warn(Note(note), stacklevel=3)
 
 
 def _note_block_splits(scenario: Scenario) -> None:

@@ -40,7 +40,42 @@ def profile_gpu_problem(profile, gpu: str, named: str) -> str | None:
         return f"{named}: gpu: {err}; use a {gpu} profile"
     if measured != gpu:
         return f"{named}: gpu: measured on {measured}, not {gpu}; use a {gpu} profile"
+    elsewhere = measured_elsewhere(profile, measured)
+    if elsewhere is not None:
+        return f"{named}: gpu: says {measured}, but {elsewhere}; use a {gpu} profile"
     return None
+
+
+def measured_elsewhere(profile, gpu: str) -> str | None:
+    """Where the profile's ``provenance.gpu_name`` (the device the harness or importer timed)
+    says it was measured, when that is a CPU or another catalogued GPU than its ``gpu`` field
+    ``gpu`` (a hand edit: a ``--device cpu`` profile given ``gpu: H200``); None otherwise (a
+    name the catalogue does not know is left to the ``gpu`` field)."""
+    from tiersim.hardware import get_gpu
+
+    named = str(profile.provenance.get("gpu_name", "")).strip()
+    if named.lower() == "cpu":
+        return f"its provenance.gpu_name says it was measured on a CPU ({named})"
+    try:
+        device = get_gpu(named.removeprefix("NVIDIA ").strip()).name if named else gpu
+    except TiersimError:
+        return None
+    if device != gpu:
+        return f"its provenance.gpu_name says it was measured on {device} ({named})"
+    return None
+
+
+def partial_note(profile, named: str) -> str | None:
+    """A note for a profile whose ``provenance.status`` says the calibration did not finish
+    (``partial: ...``, the harness's cut or killed runs); None for a complete one or one that
+    states no status (imported profiles)."""
+    status = str(profile.provenance.get("status", "complete"))
+    if status == "complete":
+        return None
+    return (f"profile {named}: provenance.status says {status!r}: a calibration that did not "
+            "finish; operators it has no table for run on the roofline, and a table cut short "
+            "is extrapolated past its last measured point; rerun tiersim calibrate to "
+            "completion")
 
 
 def resolve_profile(profile):
