@@ -37,6 +37,26 @@ class OneLineParser(argparse.ArgumentParser):
         print(f"Error: {message}; see {self.prog} --help", file=sys.stderr)
         raise SystemExit(1)
 
+    def add_argument(self, *args, **kwargs):
+        """argparse's ``add_argument``; an option that stores one value is refused when given
+        twice (argparse keeps the last silently: ``--out a.json --out b.json`` wrote b.json)."""
+        if kwargs.get("action") is None and args and args[0].startswith("-"):
+            kwargs["action"] = _Once
+        return super().add_argument(*args, **kwargs)
+
+
+class _Once(argparse._StoreAction):
+    """argparse's store action, for an option that may be given once (see
+    :meth:`OneLineParser.add_argument`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        """Store the value, or refuse a second one."""
+        self.times = getattr(self, "times", 0) + 1
+        if self.times > 1:
+            parser.error(f"{max(self.option_strings, key=len)} is given {self.times} times; give "
+                         "it once (only the last would count)")
+        super().__call__(parser, namespace, values, option_string)
+
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``tiersim calibrate``."""

@@ -70,6 +70,30 @@ def _refuse_empty_args(argv: list[str] | None) -> None:
                            "as the current folder; give the value, or leave the argument out")
 
 
+def _refuse_repeated_options(argv: list[str] | None) -> None:
+    """Refuse an option given twice (``--out a --out b``): the framework keeps the last
+    silently, as a duplicated key in a scenario would be kept, which tiersim refuses too.
+    Commands that hand their words on (``calibrate``) check their own."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    args = args[:args.index("--")] if "--" in args else args
+    command = load(args[0]) if args and args[0] in MOUNTED else None
+    if command is None or command.context_settings.get("ignore_unknown_options"):
+        return
+    try:
+        found = usage.repeated_param(command, args[1:])
+    except usage.ClickException:
+        return  # a usage error: the command's own parse reports it
+    if found is not None:
+        param, times = found
+        said = (f"{usage.option_names(param).replace('/', ' and ')} are both given; give one"
+                if param.is_flag else f"{usage.option_names(param)} is given {times} times; "
+                "give it once")
+        raise TiersimError(f"{said} (only the last would count); see {_typed_command(argv)} "
+                           "--help")
+
+
 def _empty_name(args: list[str]) -> str | None:
     """The option (long name) or argument (upper case, ``argument N`` where the command's
     words are not known) that ``args`` leave empty, or None."""
@@ -122,6 +146,7 @@ class TiersimApp(typer.Typer):
         terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
             _refuse_empty_args(kwargs.get("args"))
+            _refuse_repeated_options(kwargs.get("args"))
             code = super().__call__(*args, **{**kwargs, "standalone_mode": False})
             raise SystemExit(code if isinstance(code, int) else 0)  # typer.Exit's code
         except usage.NoArgsIsHelpError as err:  # the framework has printed the help

@@ -53,16 +53,59 @@ def empty_param(command, args: list[str]):
     """The first parameter of ``command`` (a group's subcommand named in ``args`` too) that
     ``args`` give an empty or blank value, as the framework's own parser assigns the words (a
     flag takes none, so the word after it is an argument); None when there is none."""
-    while getattr(command, "commands", None) and args and args[0] in command.commands:
-        command, args = command.commands[args[0]], args[1:]
-    ctx = command.context_class(command, info_name=command.name, resilient_parsing=True)
-    values, _, order = command.make_parser(ctx).parse_args(list(args))
+    values, order = _parsed(command, args)
     for param in order:
         given = values.get(param.name)
         given = given if isinstance(given, (list, tuple)) else [given]
         if any(isinstance(value, str) and not value.strip() for value in given):
             return param
     return None
+
+
+def repeated_param(command, args: list[str]):
+    """The first option of ``command`` (a group's subcommand named in ``args`` too) that
+    ``args`` give more than once and that takes one value (not a ``multiple`` option such as
+    ``plan --choose``), with how many times; None when there is none. The framework keeps the
+    last silently: ``run --out a --out b`` wrote to b, ``--report --no-report`` skipped the
+    report."""
+    _, order = _parsed(command, args)
+    counts: dict[str, int] = {}
+    for param in order:
+        if _takes_one(param, args):
+            counts[param.name] = counts.get(param.name, 0) + 1
+    repeated = [p for p in order if counts.get(p.name, 0) > 1]
+    return (repeated[0], counts[repeated[0].name]) if repeated else None
+
+
+def _takes_one(param, args: list[str]) -> bool:
+    """Whether a second use of ``param`` would silently override the first: an option of one
+    value, or an on/off flag pair given both ways (``--report --no-report``); not a flag
+    repeated as itself, a ``multiple`` or counting option, or ``--help``."""
+    if param.param_type_name != "option" or param.multiple or param.count or param.is_eager:
+        return False
+    if not param.is_flag:
+        return True
+    words = {arg.split("=", 1)[0] for arg in args}
+    return bool(words & set(param.opts)) and bool(words & set(param.secondary_opts))
+
+
+def option_names(param) -> str:
+    """An option as ``--help`` lists it: its long name, and a flag's off switch after a slash
+    (``--report/--no-report``)."""
+    names = [max(param.opts, key=len)]
+    if param.secondary_opts:
+        names.append(max(param.secondary_opts, key=len))
+    return "/".join(names)
+
+
+def _parsed(command, args: list[str]):
+    """``(values, order)`` of ``args`` as ``command``'s own parser reads them (after walking
+    a group to the subcommand that ``args`` name); ``order`` lists a parameter once per use."""
+    while getattr(command, "commands", None) and args and args[0] in command.commands:
+        command, args = command.commands[args[0]], args[1:]
+    ctx = command.context_class(command, info_name=command.name, resilient_parsing=True)
+    values, _, order = command.make_parser(ctx).parse_args(list(args))
+    return values, order
 
 
 def _problem(error: UsageError) -> str:
@@ -82,5 +125,5 @@ def _problem(error: UsageError) -> str:
     return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
-__all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "param_name",
-           "usage_line"]
+__all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "option_names",
+           "param_name", "repeated_param", "usage_line"]
