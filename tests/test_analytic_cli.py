@@ -116,3 +116,12 @@ def test_a_scenario_s_baselines_are_checked_as_run_checks_them(tmp_path, capsys)
     assert code == 1
     assert err.startswith(f"Error: {path}: line ") and err.rstrip().endswith(
         "baselines[0].accuracy.easy: an accuracy is in [0, 1] (got 1.5)")
+
+
+def test_tier_names_without_data_are_refused():
+    """--cheap/--top with --p/--eps/--delta were silently ignored."""
+    res = runner.invoke(analytic_app, ["--p", "0.5", "--eps", "0.1", "--delta", "0.3",
+                                       "--cheap", "x", "--top", "y"])
+    assert isinstance(res.exception, ScenarioError)
+    assert str(res.exception) == ("tiersim analytic: --cheap/--top: names a tier of "
+                                  "--trace/--scenario, and neither is given; give one, or drop it")

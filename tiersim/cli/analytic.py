@@ -45,6 +45,7 @@ def analytic(
     _check_numbers({"--p": p, "--eps": eps, "--delta": delta, "--floor": floor}, high=1.0)
     _check_numbers({"--dc": dc, "--c0": c0}, high=MAX_COST)
     if trace is None and scenario is None:
+        _check_flag_tiers(cheap, top)
         model, est = _from_flags(p, eps, delta, dc, c0), None
     else:
         _check_data_flags({"--p": p, "--eps": eps, "--delta": delta}, cheap, top)
@@ -87,6 +88,15 @@ def _check_data_flags(shares: dict[str, float | None], cheap: str | None,
     if cheap is not None and cheap == top:
         raise ScenarioError(WHERE, "--cheap/--top", f"both name the tier {cheap!r}; name two "
                             "tiers")
+
+
+def _check_flag_tiers(cheap: str | None, top: str | None) -> None:
+    """--cheap and --top name tiers of --trace/--scenario: without either they would be
+    silently ignored."""
+    given = [flag for flag, value in (("--cheap", cheap), ("--top", top)) if value is not None]
+    if given:
+        raise ScenarioError(WHERE, "/".join(given), "names a tier of --trace/--scenario, and "
+                            "neither is given; give one, or drop it")
 
 
 def _from_flags(p, eps, delta, dc, c0) -> TwoType:
