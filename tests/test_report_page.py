@@ -37,6 +37,24 @@ def test_failed_report_write_keeps_the_old_page_and_no_temp(tmp_path, monkeypatc
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
 
 
+def test_a_read_only_folder_is_one_line_naming_the_report(tmp_path, monkeypatch):
+    """`tiersim report DIR` on a read-only folder said `DIR/.report-mi_ivmlu.html.tmp:
+    Operation not permitted`: a temporary name no user knows, and a fix about space."""
+    target = tmp_path / "report.html"
+    target.write_text("old")
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(page.tempfile, "mkstemp", read_only)
+    with pytest.raises(TiersimError) as err:
+        page._write_atomic(target, "new")
+    assert str(err.value) == (f"{target}: cannot write the report (Operation not permitted); "
+                              "check the folder's permissions, or copy the run elsewhere and "
+                              "report there")
+    assert target.read_text() == "old"
+
+
 def test_savings_section_sets_the_simulated_saving_beside_the_closed_form():
     from pathlib import Path
 

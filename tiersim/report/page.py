@@ -7,6 +7,7 @@ builds the tables and figures it supports and writes ``dir/report.html``.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import html
 import math
 import os
@@ -458,16 +459,29 @@ def _write_atomic(path: Path, text: str) -> None:
     The page gets an ordinary file's mode (0666 less the umask), not mkstemp's 0600."""
     umask = os.umask(0o022)  # read the umask (as tiersim.sweep.atomic does; no import cycle)
     os.umask(umask)
-    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=path.parent)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=path.parent)
         os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        fix = ("remove that folder or choose another" if path.is_dir() else
-               "free some space or choose another folder")
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise TiersimError(f"{path}: cannot write the report ({err.strerror or err}); "
-                           f"{fix}") from None
+                           f"{_write_fix(path, err)}") from None
+
+
+#: errno values that say the folder may not be written (permissions, a read-only disk).
+NOT_WRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
+
+def _write_fix(path: Path, err: OSError) -> str:
+    """What to do when the report cannot be written to ``path``."""
+    if path.is_dir():
+        return "remove that folder or choose another"
+    if err.errno in NOT_WRITABLE:
+        return "check the folder's permissions, or copy the run elsewhere and report there"
+    return "free some space or choose another folder"
 
