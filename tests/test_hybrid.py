@@ -212,3 +212,21 @@ def test_prefix_caching_a_hybrid_is_noted(tmp_path, capsys):
     assert code == 0, err
     assert ("note: tier h: its model's delta-net layers need their recurrent state at a cached "
             "prefix's end") in err
+
+
+@pytest.mark.parametrize(("left_bf16", "expected"), [
+    ("linear", ("experts", "bf16", (45 * 16 + 15 * 8) / 60)),
+    ("softmax", ("experts", "fp8", (45 * 8 + 15 * 16) / 60)),
+])
+def test_a_hybrids_experts_are_weighed_in_every_layer(tmp_path, left_bf16, expected):
+    """The MLP of a delta-net layer is a module like any other: an ignore list naming the
+    experts of the linear layers (or of the softmax ones) leaves that share of them BF16."""
+    linear = {i for i, t in enumerate(QWEN35_397B["layer_types"]) if t == "linear_attention"}
+    chosen = linear if left_bf16 == "linear" else set(range(60)) - linear
+    skip = [f"model.layers.{i}.mlp.experts" for i in sorted(chosen)]
+    config = {**QWEN35_397B, "quantization_config": {"quant_method": "fp8",
+                                                     "modules_to_not_convert": skip}}
+    m = load_hf_config(_write(tmp_path, config))
+    experts = next(f for f in m.checkpoint if f[0] == "experts")
+    assert experts[:2] == expected[:2]
+    assert experts[2] == pytest.approx(expected[2])

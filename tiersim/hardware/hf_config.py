@@ -123,6 +123,9 @@ LACKS = {
     "bart": "an encoder-decoder stack (tiersim serves decoder-only models)",
     "whisper": "an encoder-decoder stack (tiersim serves decoder-only models)",
 }
+#: Member-name prefixes of attention modules: a hybrid's softmax and delta-net layers each hold
+#: their own (:meth:`Span.holds`).
+ATTENTION_MODULES = ("self_attn.", "linear_attn.")
 _LAYER_PREFIXES = ("model.layers.{i}.", "language_model.model.layers.{i}.",
                    "model.language_model.layers.{i}.")
 
@@ -639,8 +642,9 @@ class Span:
 
     def holds(self, layer: int, names: tuple[str, ...]) -> bool:
         """Whether decoder layer ``layer`` has the member ``names``: a hybrid's
-        ``linear_attn.*`` members live in its delta-net layers, ``self_attn.*`` in the others."""
-        if not self.linear or not names:
+        ``linear_attn.*`` members live in its delta-net layers, ``self_attn.*`` in the others;
+        every other member (an MLP's, an expert's) in every layer."""
+        if not self.linear or not names or not names[0].startswith(ATTENTION_MODULES):
             return True
         return names[0].startswith("linear_attn.") == (layer in self.linear)
 
