@@ -96,3 +96,37 @@ def test_gemma2_says_what_tiersim_lacks(tmp_path):
         "sliding-window/global attention with attention-logit soft-capping; supported: "
         + ", ".join(SUPPORTED_TYPES))
 
+
+
+@pytest.mark.parametrize(("data", "text"), [
+    ({**QWEN2, "model_type": ["qwen2"]},
+     "key 'model_type': must be a name such as 'llama' (got ['qwen2'])"),
+    ({"model_type": "qwen2_vl", "text_config": {**QWEN2, "model_type": {"name": "qwen2"}}},
+     "key 'text_config.model_type': must be a name such as 'llama' (got {'name': 'qwen2'})"),
+])
+def test_a_model_type_that_is_no_name_is_one_line(tmp_path, data, text):
+    path = _write(tmp_path, data)
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value) == f"{path}: {text}"
+
+
+@pytest.mark.parametrize(("data", "given"), [
+    # MiniMax-M3's NVFP4 wrapper: its text_config names no model_type
+    ({"model_type": "minimax_m3_vl", "architectures": ["MiniMaxM3SparseForConditionalGeneration"],
+      "text_config": {**QWEN2}, "vision_config": {}},
+     "key 'text_config.model_type': missing; its wrapper 'minimax_m3_vl': tiersim does not "
+     "model lightning (linear) attention layers"),
+    # sgl-project's DeepSeek-V4 configs name a type of their own, and the V4 class
+    ({**QWEN2, "model_type": "deepseek_ref", "architectures": ["DeepseekV4ForCausalLM"]},
+     "key 'model_type': 'deepseek_ref': tiersim does not model DeepSeek-V4 compressed sparse "
+     "attention"),
+    ({**QWEN2, "model_type": "step3p7"},
+     "key 'model_type': 'step3p7': tiersim does not model Step-3.7's MoE layout (routed experts "
+     "after leading dense layers, beside interleaved sliding-window attention)"),
+])
+def test_an_unsupported_type_says_what_tiersim_lacks(tmp_path, data, given):
+    path = _write(tmp_path, data)
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value) == f"{path}: {given}; supported: {', '.join(SUPPORTED_TYPES)}"

@@ -112,6 +112,8 @@ LACKS = {
     "nemotron-nas": "per-layer heterogeneous block shapes (NAS)",
     "mimo_v2_flash": "hybrid sliding-window attention with per-layer head shapes",
     "minimax_m3": "lightning (linear) attention layers",
+    "step3p7": "Step-3.7's MoE layout (routed experts after leading dense layers, beside "
+               "interleaved sliding-window attention)",
     "gemma3_text": "interleaved local/global attention with its own norms and soft-capping",
     "gemma3": "interleaved local/global attention with its own norms and soft-capping",
     "gemma2": "alternating sliding-window/global attention with attention-logit soft-capping",
@@ -452,21 +454,55 @@ def _served_type(cfg: _Config, outer: _Config) -> Any:
     return ALIASES.get(str(model_type), model_type)
 
 
+def _type_name(cfg: _Config) -> None:
+    """One line when ``model_type`` (here or in a ``text_config``) is there but no name."""
+    for where, data in (("", cfg.data), ("text_config.", cfg.data.get("text_config"))):
+        value = data.get("model_type") if isinstance(data, dict) else None
+        if value is not None and not isinstance(value, str):
+            raise TiersimError(f"{cfg.path}: key '{where}model_type': must be a name such as "
+                               f"'llama' (got {shown(value)})")
+
+
+def _lacks(*names: Any) -> str:
+    """What tiersim lacks to model the first of ``names`` (model types, or the
+    ``architectures`` class names) that :data:`LACKS` knows, compared without case,
+    underscores or a ``_vl`` / ``ForCausalLM`` / ``ForConditionalGeneration`` ending; ""."""
+    known = {_plain(key): why for key, why in LACKS.items()}
+    return next((known[_plain(n)] for n in names if _plain(n) in known), "")
+
+
+def _plain(name: Any) -> str:
+    """A model type or class name reduced for :func:`_lacks`: ``DeepseekV4ForCausalLM`` and
+    ``deepseek_v4`` both read ``deepseekv4``."""
+    text = re.sub(r"(ForCausalLM|ForConditionalGeneration|_vl)$", "", str(name))
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _unsupported(cfg: _Config, outer: _Config, model_type: Any) -> TiersimError:
+    """The one line for a model type tiersim does not read: what it lacks to model it, found
+    by its type, its wrapper's, or the classes ``architectures`` names."""
+    classes = outer.data.get("architectures")
+    classes = classes if isinstance(classes, list) else []
+    lacks = _lacks(model_type, outer.data.get("model_type"), *classes)
+    why = f": tiersim does not model {lacks}" if lacks else " is not supported"
+    given = f"{model_type!r}{why}" if model_type is not None else (
+        f"missing; its wrapper {outer.data['model_type']!r}{why}" if cfg is not outer
+        else "missing (it names the architecture)")
+    return cfg.error("model_type", f"{given}; supported: {', '.join(SUPPORTED_TYPES)}")
+
+
 def load_hf_config(path: str | Path) -> ModelArch:
     """The architecture a Hugging Face ``config.json`` (or a folder holding one) describes."""
     path = Path(path)
     if path.is_dir():
         path = path / "config.json"
     outer = _Config(path, _read(path))
+    _type_name(outer)
     cfg, wrapper_quant = _text_config(outer)
     model_type = _served_type(cfg, outer)
     wrapped = cfg is not outer or outer.data.get("model_type") in FLAT_WRAPPERS
     if model_type not in SUPPORTED_TYPES:
-        lacks = LACKS.get(str(model_type)) or LACKS.get(str(outer.data.get("model_type")))
-        why = f": tiersim does not model {lacks}" if lacks else " is not supported"
-        given = "missing (it names the architecture)" if model_type is None else (
-            f"{model_type!r}{why}")
-        raise cfg.error("model_type", f"{given}; supported: {', '.join(SUPPORTED_TYPES)}")
+        raise _unsupported(cfg, outer, model_type)
     if wrapped:
         _vision_note(outer, str(model_type))
     fields = _common(cfg, _model_name(path))
