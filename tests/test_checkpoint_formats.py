@@ -154,6 +154,7 @@ def test_every_shipped_aiconfigurator_config_loads_or_says_what_it_lacks(path):
     except TiersimError as exc:
         text = str(exc)
         assert "\n" not in text and str(path) in text and "model_type" in text
+        assert "tiersim does not model " in text  # one line says what it lacks
         return
     assert checkpoint_bytes(model) > 0
     assert weight_bytes(model, "checkpoint") <= weight_bytes(model, "bf16")
@@ -398,3 +399,17 @@ def test_a_compressed_tensors_block_without_groups_is_bf16_with_a_note(tmp_path,
     assert [str(n.message) for n in notes] == [
         f"{path}: key 'quantization_config.config_groups' {said}: no module is quantised, so "
         "the weights are read as BF16; if they are stored quantised, add the groups that say how"]
+
+
+def test_a_config_declaring_millions_of_experts_reads_at_once(tmp_path):
+    """The experts' module names are spelled as they are looked at, not all up front: ten
+    million experts (a typo, or a hostile config) read in well under a second, and their
+    weights are then a fit error, not a hang."""
+    import time
+
+    data = {**BASE, "num_experts": 10**7, "quantization_config": {"quant_method": "fp8"}}
+    start = time.perf_counter()
+    model = load_hf_config(_write(tmp_path, data))
+    assert time.perf_counter() - start < 5
+    assert _formats(model)["experts"] == "fp8"
+    assert model.param_groups()["experts"] == 4 * 10**7 * 3 * 1024 * 256

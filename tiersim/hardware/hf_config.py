@@ -85,6 +85,7 @@ import re
 import signal
 import threading
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -792,12 +793,32 @@ DEFAULT_EXPERT_NAMES = ("mlp.experts.{j}.gate_proj", "mlp.experts.{j}.up_proj",
                         "mlp.experts.{j}.down_proj")
 
 
-def _expert_members(fields: dict[str, Any], model_type: str = ""):
+def _expert_members(fields: dict[str, Any], model_type: str = "") -> ExpertMembers:
     """Every routed expert's three projections, a third of an expert each (gpt-oss: its
     fused tensors, the same for every expert, so one stands for all)."""
     spelled = EXPERT_NAMES.get(model_type, DEFAULT_EXPERT_NAMES)
     experts = 1 if "{j}" not in spelled[0] else max(1, int(fields.get("num_experts") or 1))
-    return tuple(((name.format(j=j),), 1.0 / experts) for j in range(experts) for name in spelled)
+    return ExpertMembers(spelled, experts)
+
+
+class ExpertMembers(Sequence):
+    """The members of the routed experts, ``(names, share)`` for each projection of each of
+    ``experts`` experts, spelled as they come: a config may declare any number of experts,
+    and most readings look at the first expert's three only (:meth:`Span.members_of`)."""
+
+    def __init__(self, spelled: tuple[str, ...], experts: int):
+        self.spelled, self.experts = spelled, experts
+
+    def __len__(self) -> int:
+        return self.experts * len(self.spelled)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        j, k = divmod(index % len(self), len(self.spelled))
+        return (self.spelled[k].format(j=j),), 1.0 / self.experts
 
 
 def _members(fields: dict[str, Any], model_type: str = ""
