@@ -125,3 +125,26 @@ def test_awq_and_gptq_of_other_bit_widths_are_one_line(tmp_path, quant, key, got
         f"{path}: key 'quantization_config.{key}': {got}; tiersim reads 4-bit {method} "
         "checkpoints (as w4a16): use a 4-bit one, or remove quantization_config from a copy "
         "of config.json and set the tier's precision")
+
+
+def test_a_per_layer_map_of_weight_only_formats_is_one_note_not_one_per_key(tmp_path):
+    """ModelOpt's MIXED_PRECISION names each module of each layer; the weight-only note names
+    the first key and counts the rest, and the side file the config overrides adds none."""
+    layers = {f"model.layers.{i}.mlp.{p}": {"quant_algo": "W4A16_NVFP4", "group_size": 16}
+              for i in range(4) for p in ("gate_proj", "up_proj", "down_proj")}
+    quant = {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+             "quantized_layers": layers}
+    path = _write(tmp_path, quant)
+    (tmp_path / "hf_quant_config.json").write_text(json.dumps({"quantization": {
+        "quant_algo": "MIXED_PRECISION", "quantized_layers": layers,
+        "kv_cache_quant_algo": "FP8"}}))
+    model, notes = _load(path)
+    assert {g: f for g, f, _ in model.checkpoint} == {"mlp": "nvfp4a16"}
+    weight_only = [n for n in notes if "16-bit activations" in n]
+    assert weight_only == [
+        f"{path}: key 'quantization_config.quantized_layers.model.layers.0.mlp.gate_proj."
+        "quant_algo' (and 11 more keys like it) is W4A16_NVFP4: NVFP4 weights with 16-bit "
+        "activations (NVFP4A16), which vLLM serves weight-only; "
+        "precision: checkpoint times them as W4A16 (weight-only kernels, BF16 math) at their "
+        "own 4.5 bits a weight, with W4A16's accuracy prior"]
+    assert len(notes) == 2  # and the side file's "not read" note

@@ -57,7 +57,8 @@ weights whose ``input_activations`` is null or missing are the weight-only ``nvf
 -> ``w4a16`` with its ``group_size``, but the modules ``modules_to_not_convert`` names; other
 bit widths are refused). The weight-only formats
 (:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at their own bits a
-weight, as vLLM serves them with weight-only kernels.
+weight, as vLLM serves them with weight-only kernels (one note per file and format, naming
+its first key and how many more say it).
 Ignore / exclude lists, compressed-tensors ``targets`` (a name or regex target before the
 ``Linear`` class, as vLLM matches them) and ModelOpt's per-layer ``quantized_layers`` (the most
 specific key first) are all matched against every layer's member modules of each group, weighed
@@ -76,6 +77,7 @@ Anything else is one :class:`TiersimError` line naming the file and the key (its
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import fnmatch
 import json
@@ -571,7 +573,7 @@ def _quant_of(path: Path, quant: Any, span: Span) -> tuple[tuple, str]:
     if isinstance(quant, dict):
         _refuse_non_finite(path, quant, "quantization_config")
     try:
-        with regex_budget(REGEX_BUDGET_S):
+        with regex_budget(REGEX_BUDGET_S), _notes_once():
             formats, kv_cache = checkpoint_formats(path, quant, span), checkpoint_kv_cache(path,
                                                                                            quant)
             if quant and side.is_file():
@@ -890,15 +892,52 @@ def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
     return (name if name in WEIGHT_ONLY else prec.name), prec.weight_bits
 
 
+#: The weight-only notes held back while one quantisation block is read (None: none is):
+#: a per-layer map names the same format in every layer, and one note says it once.
+_HELD_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("held_notes",
+                                                                         default=None)
+
+
 def _note_weight_only(path: Path, key: str, said: str, name: str) -> None:
     """A note that the checkpoint format ``name`` (:data:`WEIGHT_ONLY`), which ``key`` says
-    (``said``), keeps activations 16-bit, so it is timed as W4A16 at its own bits a weight."""
+    (``said``), keeps activations 16-bit, so it is timed as W4A16 at its own bits a weight;
+    held back for :func:`_notes_once` while a quantisation block is read."""
+    held = _HELD_NOTES.get()
+    if held is not None:
+        held.append((path, key, said, name))
+        return
+    _warn_weight_only(path, key, said, name, 0)
+
+
+def _warn_weight_only(path: Path, key: str, said: str, name: str, more: int) -> None:
+    """The note of :func:`_note_weight_only`, naming ``key`` and how many ``more`` keys say
+    the same."""
     prec, weights = WEIGHT_ONLY[name], name.removesuffix("a16").upper()
-    warnings.warn(Note(f"{path}: key {key!r} {said}: {weights} weights with 16-bit activations "
-                       f"({prec.label}), which vLLM serves weight-only; precision: checkpoint "
-                       f"times them as W4A16 (weight-only kernels, BF16 math) at their own "
-                       f"{prec.weight_bits:g} bits a weight, with W4A16's accuracy prior"),
-                  stacklevel=4)
+    others = f" (and {more:,} more key{'s' * (more > 1)} like it)" if more else ""
+    warnings.warn(Note(f"{path}: key {key!r}{others} {said}: {weights} weights with 16-bit "
+                       f"activations ({prec.label}), which vLLM serves weight-only; precision: "
+                       f"checkpoint times them as W4A16 (weight-only kernels, BF16 math) at "
+                       f"their own {prec.weight_bits:g} bits a weight, with W4A16's accuracy "
+                       "prior"), stacklevel=4)
+
+
+@contextlib.contextmanager
+def _notes_once(emit: bool = True):
+    """Hold the weight-only notes of the block read inside, then give one per file and
+    format (naming its first key and how many more say it), or none when not ``emit`` (a
+    side file that is only compared, not read)."""
+    held: list = []
+    token = _HELD_NOTES.set(held)
+    try:
+        yield
+    finally:
+        _HELD_NOTES.reset(token)
+    groups: dict[tuple, dict] = {}  # per file and format, its keys (each once) in order
+    for path, key, said, name in held:
+        groups.setdefault((path, name), {}).setdefault(key, said)
+    for (path, name), keys in groups.items() if emit else ():
+        key, said = next(iter(keys.items()))
+        _warn_weight_only(path, key, said, name, len(keys) - 1)
 
 
 def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
@@ -997,7 +1036,8 @@ def _note_unread_side(path: Path, side: Path, read: tuple[tuple, str], span: Spa
     ``quantization_config`` names other weight or KV-cache formats: vLLM reads only the
     config's (``read``: its formats and KV-cache format), so the side file is not read."""
     named, prefix = _side_block(side)
-    side_read = (_modelopt(side, named, prefix, span), _declared_kv(named))
+    with _notes_once(emit=False):  # the side file is not read: its formats get no note
+        side_read = (_modelopt(side, named, prefix, span), _declared_kv(named))
     if _described(side_read) == _described(read):
         return
     warnings.warn(Note(f"{side}: not read: it names {_described(side_read)}; {path}'s "
