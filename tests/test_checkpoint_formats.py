@@ -413,3 +413,11 @@ def test_a_config_declaring_millions_of_experts_reads_at_once(tmp_path):
     assert time.perf_counter() - start < 5
     assert _formats(model)["experts"] == "fp8"
     assert model.param_groups()["experts"] == 4 * 10**7 * 3 * 1024 * 256
+
+
+def test_a_per_channel_int4_checkpoint_is_labelled_per_channel(tmp_path):
+    """GPTQ's ``group_size: -1`` (one scale per output channel) was labelled ``W4A16 g65536``,
+    the internal stand-in for it, in the model line and summary.json."""
+    quant = {"quant_method": "gptq", "bits": 4, "group_size": -1}
+    model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
+    assert weight_formats(model, "checkpoint").of("experts").label == "W4A16 per channel"

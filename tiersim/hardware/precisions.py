@@ -164,7 +164,7 @@ def w4a16(group_size: int) -> Precision:
     """Symmetric INT4 weight-only with one 16-bit scale per ``group_size`` weights."""
     if group_size == 128:
         return PRECISIONS["w4a16"]
-    label = f"W4A16 g{group_size}"
+    label = "W4A16 per channel" if group_size >= PER_CHANNEL else f"W4A16 g{group_size}"
     return Precision("w4a16", label, 4.0 + 16.0 / group_size, "bf16", weight_only=True)
 
 
