@@ -54,8 +54,7 @@ def test_weights_without_quantised_activations_are_timed_weight_only(tmp_path, q
     path = _write(tmp_path, quant)
     model, notes = _load(path)
     formats = weight_formats(model, "checkpoint")
-    assert formats.label == (f"checkpoint (attention {label}, mlp {label}, shared_experts BF16, "
-                             "experts BF16, lm_head BF16)")
+    assert formats.label == f"checkpoint (attention {label}, mlp {label}, lm_head BF16)"
     for group in ("attention", "mlp"):
         fmt = formats.of(group)
         assert (fmt.name, fmt.weight_bits, fmt.compute_dtype_on(get_gpu("B200"))) == (
@@ -106,9 +105,8 @@ def test_awq_group_size_and_modules_to_not_convert_are_honoured(tmp_path):
     quant = {**AWQ, "group_size": 32, "modules_to_not_convert": ["self_attn"]}
     model = load_hf_config(_write(tmp_path, quant))
     assert model.checkpoint == (("mlp", "w4a16", 4.5),)
-    assert weight_formats(model, "checkpoint").label == (
-        "checkpoint (attention BF16, mlp W4A16 g32, shared_experts BF16, experts BF16, "
-        "lm_head BF16)")
+    assert weight_formats(model, "checkpoint").label == (  # a dense model: no experts named
+        "checkpoint (attention BF16, mlp W4A16 g32, lm_head BF16)")
 
 
 @pytest.mark.parametrize(("quant", "key", "got"), [
@@ -148,3 +146,15 @@ def test_a_per_layer_map_of_weight_only_formats_is_one_note_not_one_per_key(tmp_
         "precision: checkpoint times them as W4A16 (weight-only kernels, BF16 math) at their "
         "own 4.5 bits a weight, with W4A16's accuracy prior"]
     assert len(notes) == 2  # and the side file's "not read" note
+
+
+def test_a_dense_models_fit_error_names_only_the_groups_it_has(tmp_path):
+    """The checkpoint label listed shared_experts and experts for a dense model too."""
+    from tiersim.errors import FitError
+    from tiersim.perf.memory import kv_capacity_blocks
+
+    path = _write(tmp_path, {"quant_method": "fp8"}, {**LLAMA, "vocab_size": 10**8})
+    model = load_hf_config(path)
+    with pytest.raises(FitError) as err:
+        kv_capacity_blocks(model, "checkpoint", get_gpu("H200"))
+    assert "at checkpoint (attention FP8, mlp FP8, lm_head BF16) does not fit" in str(err.value)

@@ -214,7 +214,8 @@ class WeightFormats:
     """The weight format of every module group of one tier (see :data:`FORMAT_GROUPS`).
 
     headline: the tier's ``precision`` (the format of the quantised linear layers, or the
-    checkpoint placeholder). Router and norms are always BF16.
+    checkpoint placeholder). Router and norms are always BF16. present: the groups the model
+    has, which :attr:`label` names (a dense model has no experts).
     """
 
     headline: Precision
@@ -224,6 +225,7 @@ class WeightFormats:
     experts: Precision
     lm_head: Precision
     embedding: Precision
+    present: tuple[str, ...] = FORMAT_GROUPS
 
     def of(self, group: str) -> Precision:
         """The format of parameter ``group`` (router and norms: BF16)."""
@@ -241,7 +243,7 @@ class WeightFormats:
         (``attention BF16, experts W4A16 g32``)."""
         if self.headline.name != CHECKPOINT:
             return self.headline.label
-        parts = [f"{g} {self.of(g).label}" for g in FORMAT_GROUPS[:5]]
+        parts = [f"{g} {self.of(g).label}" for g in FORMAT_GROUPS[:5] if g in self.present]
         return "checkpoint (" + ", ".join(parts) + ")"
 
 
@@ -259,7 +261,9 @@ def weight_formats(model, precision) -> WeightFormats:
     if prec.name != CHECKPOINT:
         return WeightFormats(prec, prec, prec, prec, prec, bf16, bf16)
     groups = {g: checkpoint_format(model, g) for g in FORMAT_GROUPS}
-    return WeightFormats(prec, **groups)
+    counts = model.param_groups() if hasattr(model, "param_groups") else {}
+    present = tuple(g for g in FORMAT_GROUPS if counts.get(g, 1))
+    return WeightFormats(prec, **groups, present=present)
 
 
 def checkpoint_format(model, group: str) -> Precision:
