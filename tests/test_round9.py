@@ -48,9 +48,19 @@ def test_an_ignore_list_regex_that_backtracks_without_end_is_stopped(tmp_path, m
     with pytest.raises(TiersimError) as err:
         hf_config.load_hf_config(path)
     assert str(err.value) == (f"{path}: key 'quantization_config': matching its ignore list "
-                              "against the model's module names took over 0.2 s (a 're:' "
-                              "pattern that backtracks without end, or a list that long); "
-                              "simplify it")
+                              "against the module names of the model's 32 layers took over 0.2 s "
+                              "(a 're:' pattern that backtracks without end, a list that long, "
+                              "or that many layers); simplify it")
+
+
+def test_a_quantisation_block_with_nothing_to_skip_reads_a_model_of_any_depth(tmp_path):
+    """An FP8 config of a hundred million layers ran the ignore-list budget out (it matched
+    every module against an empty list) and was refused for a list it does not have."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**LLAMA, "num_hidden_layers": 10**8,
+                                "quantization_config": {"quant_method": "fp8"}}))
+    model = hf_config.load_hf_config(path)
+    assert {g: f for g, f, _ in model.checkpoint} == {"attention": "fp8", "mlp": "fp8"}
 
 
 @pytest.mark.parametrize(("pattern", "error"), [

@@ -582,9 +582,10 @@ def _quant_of(path: Path, quant: Any, span: Span) -> tuple[tuple, str]:
     except TiersimError:
         raise
     except RegexTimeout:
-        raise TiersimError(f"{where}: matching its ignore list against the model's module "
-                           f"names took over {REGEX_BUDGET_S:g} s (a 're:' pattern that "
-                           "backtracks without end, or a list that long); simplify it") from None
+        raise TiersimError(f"{where}: matching its ignore list against the module names of "
+                           f"the model's {span.total:,} layers took over {REGEX_BUDGET_S:g} s (a "
+                           "'re:' pattern that backtracks without end, a list that long, or "
+                           "that many layers); simplify it") from None
     except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError,
             RecursionError, re.error) as exc:
         text = str(exc).splitlines()[0][:200] if str(exc) else ""
@@ -1101,8 +1102,11 @@ _LINEAR_GROUPS = ("attention", "mlp", "shared_experts", "experts")
 
 
 def _uniform(fmt, skip, span: Span, groups=_LINEAR_GROUPS):
-    """Every group of ``groups`` in ``fmt``, but the modules a ``skip`` entry names (BF16)."""
+    """Every group of ``groups`` in ``fmt``, but the modules a ``skip`` entry names (BF16);
+    with nothing to skip, no module needs looking at (a config of any depth reads at once)."""
     listed = _Patterns(skip)
+    if not listed:
+        return tuple((g, *fmt) for g in groups)
 
     def format_of(_layer: int, names: list[str]):
         return None if any(listed.match(n) for n in names) else fmt
