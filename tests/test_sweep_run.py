@@ -425,8 +425,8 @@ def test_ray_sweep_stopped_shuts_its_ray_down_and_keeps_tiersims_sigterm(monkeyp
 
 
 def test_rerun_with_changed_max_replicas_is_refused_and_keeps_the_table(tmp_path):
-    """limits.max_replicas caps the simulated uniform baselines (min(256, it)), so points run
-    under another cap must not share a table; a cap of 256 or more changes nothing."""
+    """limits.max_replicas caps the simulated uniform baselines (256 where it is not set), so
+    points run under another cap must not share a table."""
     from tiersim.errors import TiersimError
 
     path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
@@ -450,12 +450,14 @@ def test_rerun_with_changed_max_replicas_is_refused_and_keeps_the_table(tmp_path
     assert len(sweep(path, out)) == 3
 
 
-def test_max_replicas_at_or_above_the_baseline_cap_keeps_a_sweep():
+def test_max_replicas_at_the_default_baseline_cap_keeps_a_sweep():
+    """256 is the cap without a limit; any other limit the scenario sets caps the baselines
+    (above 256 too: tiersim.savings.baseline_replica_limit), so it is another base."""
     from tiersim.sweep.run import base_digest
 
     doc = {"seed": 1, "tiers": [{"name": "bf16", "replicas": 2}]}
     assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 256}})
-    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 4096}})
+    assert base_digest(doc) != base_digest({**doc, "limits": {"max_replicas": 4096}})
     assert base_digest(doc) != base_digest({**doc, "limits": {"max_replicas": 255}})
     # written as a float, the same whole number validation accepts: the same cap
     assert base_digest({**doc, "limits": {"max_replicas": 8.0}}) == base_digest(

@@ -68,14 +68,13 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
     ``end_s``, as the run is (:func:`stretched_cost`). ``df`` holds every such tier's
     correctness (:func:`tiersim.inputs.prepare_all`)."""
     from tiersim.plan import Constraints, Planner, SimEvaluator
-    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
 
     evaluator = SimEvaluator(scenario, source, df=df, end_s=end_s)
     constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)  # no floor:
     # every tier is sized; savings_result judges the floor
     start = {t.name: fleet.gpus for t in scenario.all_tiers}  # from the run's GPU count
-    limit = min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)  # as tiersim plan's
-    planner = Planner(scenario, constraints, evaluator, start=start, max_replicas=limit)
+    planner = Planner(scenario, constraints, evaluator, start=start,
+                      max_replicas=baseline_replica_limit(scenario))
     out = []
     for sized in planner.uniform():
         name = sized.design.tiers[0]
@@ -93,6 +92,17 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             prefill_replicas=o.tiers[name].prefill if o is not None else None,
             infeasible=None if met else sized.infeasible or sized.missed))
     return out
+
+
+def baseline_replica_limit(scenario) -> int:
+    """The most replicas a run's sized uniform baselines try: the scenario's
+    ``limits.max_replicas`` where it sets one (raised on purpose, it lets them grow as large as
+    the fleets it allows), else the planner's default search limit (256)."""
+    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
+
+    if "max_replicas" in scenario.limits.model_fields_set:
+        return scenario.limits.max_replicas
+    return min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)
 
 
 def stretched_cost(cost_model: str, outcome, end_s: float) -> float:

@@ -118,8 +118,9 @@ def plan(
         "router.floor values are tried beside the accuracy floor and its raised "
         "margins, not instead of them.")] = None,
     max_replicas: Annotated[int | None, typer.Option(min=1, help="Largest tier to try "
-        "(default 256, or the scenario's limits.max_replicas where lower; a lower value is "
-        "written into the planned scenario's limits).")] = None,
+        "(default 256, or the scenario's limits.max_replicas where lower; a value other than "
+        "the cap a run of the scenario sizes its baselines under is written into the planned "
+        "scenario's limits).")] = None,
     gpus_per_replica: Annotated[str | None, typer.Option(
         "--gpus-per-replica", help="GPUs per replica to consider, e.g. 1,2,4 (default 1,2,4,8; "
         "each tier's own value is added, values that do not fit are skipped).")] = None,
@@ -547,14 +548,14 @@ def as_searched(doc: dict[str, Any], scenario) -> dict[str, Any]:
 
 
 def _carry_max_replicas(doc: dict[str, Any], scenario, max_replicas: int | None) -> None:
-    """Write ``--max-replicas`` into the planned scenario's ``limits`` when it is below the
-    limit a run of that scenario sizes its uniform baselines under (256, or the scenario's own
-    where lower): the run's baselines are then sized as the plan's were, and the two agree on
-    the saving."""
-    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
+    """Write ``--max-replicas`` into the planned scenario's ``limits`` when it differs from the
+    limit a run of that scenario sizes its uniform baselines under
+    (:func:`tiersim.savings.baseline_replica_limit`: the scenario's own where it sets one, else
+    256), below it or above: the run's baselines are then sized as the plan's were, and the two
+    agree on the saving."""
+    from tiersim.savings import baseline_replica_limit
 
-    if max_replicas is not None and max_replicas < min(DEFAULT_MAX_REPLICAS,
-                                                       scenario.limits.max_replicas):
+    if max_replicas is not None and max_replicas != baseline_replica_limit(scenario):
         doc.setdefault("limits", {})["max_replicas"] = max_replicas
 
 

@@ -427,7 +427,7 @@ def _progress(console: Console, enabled: bool) -> Progress:
 
 def base_digest(base: dict[str, Any]) -> str:
     """A digest of the scenario without its sweep map: points of different bases never mix.
-    Of ``limits`` only what changes a result counts: ``max_replicas`` where it lowers the cap
+    Of ``limits`` only what changes a result counts: ``max_replicas`` where it sets the cap
     on the simulated uniform baselines (:func:`baseline_cap`); ``max_sweep_points`` bounds the
     grid, never a result (raising it to extend a sweep, as its refusal advises, keeps the
     finished points)."""
@@ -439,27 +439,32 @@ def base_digest(base: dict[str, Any]) -> str:
 
 
 def baseline_cap(base: dict[str, Any]) -> Any:
-    """The scenario's ``limits.max_replicas`` where it changes results: the run's sized uniform
-    baselines try at most ``min(256, max_replicas)`` replicas (:mod:`tiersim.savings`), so
-    ``None`` for a value of 256 or more (or none), else the value as written."""
+    """The scenario's ``limits.max_replicas`` where it changes results: a run's sized uniform
+    baselines try at most that many replicas where the scenario sets it, else 256
+    (:func:`tiersim.savings.baseline_replica_limit`), so ``None`` when it is not set or is 256,
+    else the value as written."""
     from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
 
     value = _max_replicas(base)
     if isinstance(value, float) and value.is_integer():  # 8.0 is the 8 validation accepts
         value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= DEFAULT_MAX_REPLICAS:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)
+                         and value == DEFAULT_MAX_REPLICAS):
         return None
     return value
 
 
 def _max_replicas(base: dict[str, Any]) -> Any:
-    """``limits.max_replicas`` as the scenario writes it (the default where it does not)."""
-    from tiersim.scenario import DEFAULT_MAX_REPLICAS
-
+    """``limits.max_replicas`` as the scenario writes it (None where it does not)."""
     limits = base.get("limits")
     if limits is None:
-        return DEFAULT_MAX_REPLICAS
-    return limits.get("max_replicas", DEFAULT_MAX_REPLICAS) if isinstance(limits, dict) else limits
+        return None
+    return limits.get("max_replicas") if isinstance(limits, dict) else limits
+
+
+def _cap_words(value: Any) -> str:
+    """A scenario's baseline cap in words, for a refusal."""
+    return "no limits.max_replicas" if value is None else f"limits.max_replicas {value!r}"
 
 
 def sweep_digest(base: dict[str, Any]) -> str:
@@ -519,10 +524,11 @@ def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
     then = _stored_base(out)
     if plan is not None and then is not None and baseline_cap(then) != baseline_cap(plan.base):
         old, new = _max_replicas(then), _max_replicas(plan.base)
-        return TiersimError(f"{out}: holds sweep points run with limits.max_replicas {old!r}, "
-                            f"which caps their simulated baselines; this scenario has {new!r}, "
-                            f"and one table must not mix the two; set it back to {old!r}, or "
-                            "use a new --out folder")
+        back = "remove it" if old is None else f"set it back to {old!r}"
+        return TiersimError(f"{out}: holds sweep points run with {_cap_words(old)}, which caps "
+                            f"their simulated baselines; this scenario has "
+                            f"{'none' if new is None else repr(new)}, and one table must not "
+                            f"mix the two; {back}, or use a new --out folder")
     return TiersimError(f"{out}: holds a sweep of a different scenario (something outside "
                         "`sweep:` changed); use a new --out folder, or delete "
                         f"{out / 'points'} to start over")

@@ -1,0 +1,67 @@
+"""The replica limit of a run's sized uniform baselines: a scenario that sets
+``limits.max_replicas`` has its baselines sized up to it (they stopped at 256 whatever it said,
+so a uniform fleet larger than that was "saved" against a smaller-capped copy of itself), and a
+plan sized under a limit other than the run's writes it into the planned scenario, so the two
+quote the same saving. The default cap (256) is lowered to 1 here to keep the fleets small."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import tiny_doc, write_yaml
+
+import tiersim.plan.planner as planner
+from tiersim.scenario import load_scenario
+
+
+@pytest.fixture
+def cap_of_one(monkeypatch):
+    """The run's default baseline cap lowered from 256 to 1 replica."""
+    monkeypatch.setattr(planner, "DEFAULT_MAX_REPLICAS", 1)
+
+
+def busy_bf16(**overrides) -> dict:
+    """The tiny scenario on its bf16 tier alone, 80x faster: its cheapest fleet meeting the
+    SLOs is 2 replicas of 2 GPUs (one replica needs 8 GPUs)."""
+    doc = tiny_doc(**overrides)
+    doc["trace"]["time_scale"] = 80
+    doc["tiers"] = [{**doc["tiers"][1], "replicas": 2, "gpus_per_replica": 2}]
+    doc["router"] = {"policy": "uniform"}
+    return doc
+
+
+def test_a_run_sizes_its_baselines_up_to_the_scenarios_own_replica_limit(tmp_path, cap_of_one):
+    from tiersim.runner import run_scenario
+
+    path = write_yaml(tmp_path / "busy.yaml", busy_bf16(limits={"max_replicas": 16}))
+    saving = run_scenario(load_scenario(path), scenario_path=path, baselines=True).savings
+    bf16 = next(u for u in saving.uniform if u.tier == "bf16")
+    assert (bf16.replicas, bf16.gpus_per_replica) == (2, 2)
+    assert saving.vs_uniform_frac == 0.0  # the run's fleet is the sized uniform fleet
+
+
+def test_without_a_limit_the_baselines_keep_the_default_cap(tmp_path, cap_of_one):
+    from tiersim.savings import baseline_replica_limit
+
+    assert baseline_replica_limit(load_scenario(write_yaml(tmp_path / "a.yaml", busy_bf16()))) \
+        == 1
+    assert baseline_replica_limit(load_scenario(write_yaml(
+        tmp_path / "b.yaml", busy_bf16(limits={"max_replicas": 3})))) == 3
+
+
+def test_a_plan_above_the_default_cap_and_a_run_of_its_scenario_agree(tmp_path, cap_of_one):
+    from tiersim.cli.plan import plan_capacity
+    from tiersim.runner import run_scenario
+
+    path = write_yaml(tmp_path / "busy.yaml", busy_bf16())
+    result = plan_capacity(path, max_replicas=16, out_dir=tmp_path / "plan",
+                           report=False)
+    assert (result.plan["replicas"], result.plan["gpus_per_replica"]) == ({"bf16": 2}, {"bf16": 2})
+    written = tmp_path / "plan" / "scenario.yaml"
+    assert yaml.safe_load(written.read_text())["limits"] == {"max_replicas": 16}
+    ran = run_scenario(load_scenario(written), scenario_path=written, baselines=True).savings
+    folder = json.loads((tmp_path / "plan" / "summary.json").read_text())["savings"]
+    assert result.plan["savings"]["vs_uniform_frac"] == ran.vs_uniform_frac \
+        == folder["vs_uniform_frac"] == 0.0
