@@ -463,3 +463,22 @@ def test_max_replicas_at_the_default_baseline_cap_keeps_a_sweep():
     assert base_digest({**doc, "limits": {"max_replicas": 8.0}}) == base_digest(
         {**doc, "limits": {"max_replicas": 8}})
     assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 256.0}})
+
+
+def test_the_failure_line_marks_where_a_long_error_is_cut(tmp_path):
+    """The first error was cut at 200 characters mid-word and unmarked ("... a smaller
+    precision ; the others are stored")."""
+    import pandas as pd
+
+    from tiersim.sweep.run import _failure_line
+
+    error = ("s.yaml: tiers[0]: tier 'w4a16': Qwen3-Coder-30B-A3B at BF16 does not fit on 1x "
+             "H200: weights 61.1 GB + reserve 2.0 GB > usable 45.2 GB (short by 17.9 GB); use "
+             "gpus_per_replica 2, a smaller precision or a GPU with more memory")
+    frame = pd.DataFrame({"point_id": ["a", "d956040cf542"], "status": ["ok", "error"],
+                          "error": [None, error]})
+    assert _failure_line(frame, tmp_path) == (
+        f"{tmp_path}: 1 of 2 sweep point(s) failed (d956040cf542); first: s.yaml: tiers[0]: "
+        "tier 'w4a16': Qwen3-Coder-30B-A3B at BF16 does not fit on 1x H200: weights 61.1 GB + "
+        "reserve 2.0 GB > usable 45.2 GB (short by 17.9 GB); use gpus_per_replica 2, a "
+        f"smaller...; the others are stored; details in {tmp_path / 'points'}, rerun to retry")

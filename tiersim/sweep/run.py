@@ -812,6 +812,16 @@ def sweep_inputs(plan: SweepPlan) -> list[Path]:
     return found
 
 
+def clipped(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters at a word's end and marked
+    with "..." where it is cut (it was cut mid-word, unmarked: "a smaller precision ;")."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 3]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "..."
+
+
 def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None = None) -> str:
     """One line naming the failed points (the first three) and the first error (``refusal``,
     with its line in the scenario, when every point failed with it)."""
@@ -821,7 +831,7 @@ def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None =
     ids = ", ".join(bad["point_id"].head(3)) + (", ..." if len(bad) > 3 else "")
     if isinstance(refusal, ScenarioError):
         refusal = located(refusal)
-    first = " ".join(str(refusal or bad.iloc[0]["error"]).split())[:200]
+    first = clipped(str(refusal or bad.iloc[0]["error"]))
     return (f"{out}: {len(bad)} of {len(frame)} sweep point(s) failed ({ids}); first: {first}; "
             f"the others are stored; details in {out / 'points'}, rerun to retry")
 
