@@ -65,3 +65,26 @@ def test_a_plan_above_the_default_cap_and_a_run_of_its_scenario_agree(tmp_path, 
     folder = json.loads((tmp_path / "plan" / "summary.json").read_text())["savings"]
     assert result.plan["savings"]["vs_uniform_frac"] == ran.vs_uniform_frac \
         == folder["vs_uniform_frac"] == 0.0
+
+
+def test_a_plan_over_fewer_gpu_sizes_and_a_run_of_its_scenario_agree(tmp_path):
+    # a plan with --gpus-per-replica 8 quoted 0% against its own uniform fleet (1 x 8 GPUs),
+    # while the run in its folder sized its baselines over 1, 2, 4, 8 and found 2 x 2 GPUs:
+    # two savings for one fleet in one folder
+    from tiersim.cli.plan import plan_capacity
+    from tiersim.runner import run_scenario
+
+    doc = busy_bf16()
+    doc["tiers"][0].update(replicas=1, gpus_per_replica=8)
+    path = write_yaml(tmp_path / "eight.yaml", doc)
+    free = run_scenario(load_scenario(path), scenario_path=path, baselines=True).savings
+    assert next(u for u in free.uniform if u.tier == "bf16").gpus_per_replica == 2
+    result = plan_capacity(path, gpu_options=(8,), out_dir=tmp_path / "plan", report=False)
+    assert result.plan["gpus_per_replica"] == {"bf16": 8}
+    written = tmp_path / "plan" / "scenario.yaml"
+    assert yaml.safe_load(written.read_text())["limits"] == {"gpus_per_replica": [8]}
+    ran = run_scenario(load_scenario(written), scenario_path=written, baselines=True).savings
+    assert next(u for u in ran.uniform if u.tier == "bf16").gpus_per_replica == 8
+    folder = json.loads((tmp_path / "plan" / "summary.json").read_text())["savings"]
+    assert result.plan["savings"]["vs_uniform_frac"] == ran.vs_uniform_frac \
+        == folder["vs_uniform_frac"] == 0.0

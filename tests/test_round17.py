@@ -70,23 +70,6 @@ def test_when_growing_the_missing_tier_stops_helping_every_tier_is_grown():
     assert never[0] is None and never[1].startswith("more replicas do not help")
 
 
-def test_a_plan_over_fewer_gpu_sizes_says_its_saving_is_against_those():
-    from tiersim.cli.plan import _restricted_note
-
-    # the sizes named are those the uniform fleets were sized at (a tier's own included)
-    chosen = type("R", (), {"plan": {"design": "bf16"}, "uniform": (
-        {"gpus_per_replica_tried": {"bf16": [1, 2, 4]}}, {"gpus_per_replica_tried": {}})})()
-    note = _restricted_note((2, 4), chosen)
-    assert note == ("note: --gpus-per-replica limited the sizes tried: the uniform fleets above "
-                    "were sized on 1, 2, 4 GPUs per replica; tiersim run of the written "
-                    "scenario sizes its uniform baselines over 1, 2, 4, 8, so its saving can "
-                    "differ")
-    one = type("R", (), {"plan": {"design": "x"},
-                         "uniform": ({"gpus_per_replica_tried": {"x": [1]}},)})()
-    assert "sized on 1 GPU per replica;" in _restricted_note((1,), one)
-    assert _restricted_note(None, chosen) == _restricted_note((1, 2, 4, 8, 16), chosen) == ""
-
-
 def test_the_report_shows_the_prefix_cache_figures_the_console_prints():
     import warnings
 

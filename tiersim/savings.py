@@ -74,6 +74,7 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
     # every tier is sized; savings_result judges the floor
     start = {t.name: fleet.gpus for t in scenario.all_tiers}  # from the run's GPU count
     planner = Planner(scenario, constraints, evaluator, start=start,
+                      gpu_options=tuple(sorted(set(scenario.limits.gpus_per_replica))),
                       max_replicas=baseline_replica_limit(scenario))
     out = []
     for sized in planner.uniform():

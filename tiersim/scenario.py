@@ -61,6 +61,8 @@ MAX_REPLICAS_CEILING = 100_000
 tiny trace; 10^7 took 10 GB)."""
 DEFAULT_MAX_SWEEP_POINTS = 10_000
 """Default of ``limits.max_sweep_points``: the most points a sweep grid may expand to."""
+SIZED_GPUS_PER_REPLICA = (1, 2, 4, 8)
+"""Default of ``limits.gpus_per_replica``: the GPUs per replica a sized fleet may use."""
 
 
 def _printable(name: str) -> str:
@@ -316,6 +318,10 @@ class LimitsConfig(_Strict):
                               description="most replicas one tier may have")
     max_sweep_points: int = Field(default=DEFAULT_MAX_SWEEP_POINTS, ge=1, description="most "
                                   "points the sweep grid may expand to")
+    gpus_per_replica: tuple[Annotated[int, Field(ge=1, le=4096)], ...] = Field(
+        default=SIZED_GPUS_PER_REPLICA, min_length=1, max_length=16,
+        description="GPUs per replica a sized fleet may use: a plan's designs and a run's "
+        "uniform baselines (each tier's own value is added)")
 
 
 class Scenario(_Strict):

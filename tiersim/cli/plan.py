@@ -122,8 +122,10 @@ def plan(
         "the cap a run of the scenario sizes its baselines under is written into the planned "
         "scenario's limits).")] = None,
     gpus_per_replica: Annotated[str | None, typer.Option(
-        "--gpus-per-replica", help="GPUs per replica to consider, e.g. 1,2,4 (default 1,2,4,8; "
-        "each tier's own value is added, values that do not fit are skipped).")] = None,
+        "--gpus-per-replica", help="GPUs per replica to consider, e.g. 1,2,4 (default: the "
+        "scenario's limits.gpus_per_replica, 1,2,4,8; each tier's own value is added, values "
+        "that do not fit are skipped; written into the planned scenario's limits, so its run "
+        "sizes its uniform baselines over the same).")] = None,
     cost_model: Annotated[str | None, typer.Option(
         "--cost-model", help="provisioned, attributed or fixed_per_request (default: the "
         "scenario's when it sets one, else provisioned).")] = None,
@@ -140,9 +142,6 @@ def plan(
                            gpu_options=_parse_gpus(gpus_per_replica),
                            cost_model=_check_cost_model(cost_model), report=report)
     typer.echo(format_plan(result))
-    restricted = _restricted_note(_parse_gpus(gpus_per_replica), result)
-    if restricted:
-        typer.echo(restricted)
     for line in provenance_lines(path):
         typer.echo(line)
     typer.echo("wrote " + ", ".join(str(out / name) for name in written(result, report)))
@@ -186,25 +185,6 @@ def _check_cost_model(name: str | None) -> str | None:
 def _num(value, pattern: str = "{:.4g}") -> str:
     """A number for a line of text; '-' when missing."""
     return "-" if value is None else pattern.format(value)
-
-
-def _restricted_note(gpu_options: tuple[int, ...] | None, result: PlanResult) -> str:
-    """A note when ``--gpus-per-replica`` narrowed the sizes tried: the sizes the plan's
-    uniform fleets were sized at, and that ``tiersim run`` of the written scenario sizes its
-    baselines over every size (its saving can differ); empty otherwise."""
-    from tiersim.plan.planner import GPU_OPTIONS
-
-    if result.plan is None or not gpu_options or set(gpu_options) >= set(GPU_OPTIONS):
-        return ""
-    sized = sorted({g for u in result.uniform
-                    for sizes in (u.get("gpus_per_replica_tried") or {}).values() for g in sizes})
-    if not sized:
-        return ""
-    every = ", ".join(map(str, GPU_OPTIONS))
-    return (f"note: --gpus-per-replica limited the sizes tried: the uniform fleets above were "
-            f"sized on {', '.join(map(str, sized))} GPU{'s' if sized != [1] else ''} per "
-            f"replica; tiersim run of the written scenario sizes its uniform baselines over "
-            f"{every}, so its saving can differ")
 
 
 def format_plan(result: PlanResult) -> str:
@@ -306,7 +286,9 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.scenario import load_scenario
 
     _check_limits(ttft, tpot, floor)
-    scenario = _fitting(load_scenario(scenario_path, fit=False), gpu_options)  # planner sizes
+    scenario = with_gpu_options(load_scenario(scenario_path, fit=False), gpu_options)
+    gpu_options = tuple(sorted(set(scenario.limits.gpus_per_replica)))
+    scenario = _fitting(scenario, gpu_options)  # planner sizes
     from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
 
     if max_replicas is None:
@@ -322,6 +304,17 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
+
+
+def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
+    """The scenario with ``--gpus-per-replica`` as its ``limits.gpus_per_replica`` (unchanged
+    without the option): the plan sizes its designs and uniform fleets over those values, and
+    the planned scenario it writes carries them, so a run of it sizes its uniform baselines
+    over the same values and quotes the plan's saving."""
+    if gpu_options is None:
+        return scenario
+    limits = scenario.limits.model_copy(update={"gpus_per_replica": tuple(gpu_options)})
+    return scenario.model_copy(update={"limits": limits})
 
 
 def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -> None:
@@ -443,7 +436,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
           gpu_options, cost_model, report: bool) -> PlanResult:
     """:func:`plan_capacity` once the folder is claimed."""
     from tiersim.plan.evaluate import SimEvaluator
-    from tiersim.plan.planner import GPU_OPTIONS, Constraints, Planner, planning_cost_model
+    from tiersim.plan.planner import Constraints, Planner, planning_cost_model
 
     ttft, tpot, floor = limits
     scenario = scenario.model_copy(update={"cost_model": planning_cost_model(scenario,
@@ -457,7 +450,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     evaluator = SimEvaluator(scenario, str(scenario_path))
     evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
-                      gpu_options=gpu_options or GPU_OPTIONS, max_replicas=max_replicas,
+                      gpu_options=gpu_options, max_replicas=max_replicas,
                       choose=choose)
     result = planner.plan()
     result = with_disaggregation(scenario, result, str(scenario_path))

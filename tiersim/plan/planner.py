@@ -41,8 +41,9 @@ from tiersim.errors import Note, UnreachableFloor
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import PlanResult, baseline_floor, fleet_size, reaches_floor
+from tiersim.scenario import SIZED_GPUS_PER_REPLICA
 
-GPU_OPTIONS = (1, 2, 4, 8)
+GPU_OPTIONS = SIZED_GPUS_PER_REPLICA
 DEFAULT_MAX_REPLICAS = 256
 """The largest tier the planner tries by default (a scenario's ``limits.max_replicas`` lower
 still: ``tiersim plan`` and the run's sized uniform fleets both hold it)."""

@@ -428,13 +428,17 @@ def _progress(console: Console, enabled: bool) -> Progress:
 def base_digest(base: dict[str, Any]) -> str:
     """A digest of the scenario without its sweep map: points of different bases never mix.
     Of ``limits`` only what changes a result counts: ``max_replicas`` where it sets the cap
-    on the simulated uniform baselines (:func:`baseline_cap`); ``max_sweep_points`` bounds the
+    on the simulated uniform baselines (:func:`baseline_cap`), and ``gpus_per_replica`` where
+    the scenario sets it (the sizes those baselines may use); ``max_sweep_points`` bounds the
     grid, never a result (raising it to extend a sweep, as its refusal advises, keeps the
     finished points)."""
     doc = {k: v for k, v in base.items() if k not in ("sweep", "limits")}
     cap = baseline_cap(base)
     if cap is not None:  # left out at the default cap, so older sweep folders still resume
         doc["limits"] = {"max_replicas": cap}
+    limits = base.get("limits")
+    if isinstance(limits, dict) and "gpus_per_replica" in limits:
+        doc.setdefault("limits", {})["gpus_per_replica"] = limits["gpus_per_replica"]
     return ax.point_id(doc)
 
 
