@@ -115,3 +115,41 @@ def test_auto_follows_the_declared_format_only_where_the_tier_serves_the_checkpo
     for served in ("checkpoint", "fp8"):
         assert resolve_kv_dtype(Arch, tier_kv_dtype(Arch, served, "auto")) == "fp8"
     assert tier_kv_dtype(Arch, "bf16", "fp8") == "fp8"  # named: the tier's
+
+
+@pytest.mark.parametrize(
+    ("quant", "said"),
+    [
+        (_ct({"num_bits": 4, "type": "float", "strategy": "tensor"}),
+         "key 'kv_cache_scheme' is 4-bit float"),
+        (_ct({"num_bits": 8, "type": "int"}), "key 'kv_cache_scheme' is 8-bit int"),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "NVFP4"},
+         "key 'kv_cache_quant_algo' is 'NVFP4'"),
+    ],
+)
+def test_a_kv_format_tiersim_does_not_model_is_a_note(tmp_path, quant, said):
+    # a 4-bit float KV cache was read silently as the model's dtype (BF16)
+    from tiersim.errors import Note
+
+    path = _write(tmp_path / "m", {**BASE, "quantization_config": quant})
+    with pytest.warns(Note) as caught:
+        model = load_hf_config(path)
+    assert model.kv_cache == ""
+    assert f"{path}: {said}: a KV-cache format tiersim does not model; its cache is read in " \
+        "the model's dtype" in " ".join(str(w.message) for w in caught)
+
+
+def test_a_declared_fp8_or_absent_kv_format_gives_no_note(tmp_path):
+    import warnings
+
+    from tiersim.errors import Note
+
+    for i, quant in enumerate((None, _ct({"num_bits": 8, "type": "float"}),
+                               {"quant_method": "modelopt", "quant_algo": "NVFP4",
+                                "kv_cache_quant_algo": "FP8"})):
+        data = dict(BASE) if quant is None else {**BASE, "quantization_config": quant}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            load_hf_config(_write(tmp_path / str(i), data))
+        assert not [w for w in caught if issubclass(w.category, Note) and "KV-cache" in
+                    str(w.message)]

@@ -1077,12 +1077,34 @@ def checkpoint_kv_cache(path: Path, quant: Any) -> str:
     ``quantization_config``, or NVIDIA's ``hf_quant_config.json`` beside ``path`` when the
     config has none) or a
     compressed-tensors ``kv_cache_scheme`` of 8-bit floats selects an FP8 cache; anything else
-    leaves the model dtype.
+    leaves the model dtype, with a note when the checkpoint declares a KV format tiersim does
+    not model (:func:`_unmodelled_kv`).
     """
     side = _side_file(path)
     if not quant and side is not None:  # vLLM reads the side file only then
         quant = _side_quant(side)
-    return _declared_kv(quant if isinstance(quant, dict) else {})
+    quant = quant if isinstance(quant, dict) else {}
+    kv = _declared_kv(quant)
+    declared = _unmodelled_kv(quant) if not kv else None
+    if declared:
+        warnings.warn(Note(f"{path}: {declared}: a KV-cache format tiersim does not model; its "
+                           "cache is read in the model's dtype, which may hold more bytes a "
+                           "token than the checkpoint's; set the tier's kv_dtype (fp8 or bf16) "
+                           "to choose one"), stacklevel=2)
+    return kv
+
+
+def _unmodelled_kv(quant: dict) -> str | None:
+    """The key declaring a KV-cache format other than FP8 (a 4-bit or integer cache), as
+    ``key 'name' is value``; None where none is declared."""
+    algo = quant.get("kv_cache_quant_algo")
+    if algo not in (None, "", "NONE", "none"):
+        return f"key 'kv_cache_quant_algo' is {str(algo)[:40]!r}"
+    scheme = quant.get("kv_cache_scheme")
+    if isinstance(scheme, dict) and scheme:
+        bits, kind = scheme.get("num_bits"), scheme.get("type")
+        return f"key 'kv_cache_scheme' is {str(bits)[:12]}-bit {str(kind)[:20]}"
+    return None
 
 
 def _declared_kv(quant: dict) -> str:
