@@ -482,3 +482,20 @@ def test_the_failure_line_marks_where_a_long_error_is_cut(tmp_path):
         "tier 'w4a16': Qwen3-Coder-30B-A3B at BF16 does not fit on 1x H200: weights 61.1 GB + "
         "reserve 2.0 GB > usable 45.2 GB (short by 17.9 GB); use gpus_per_replica 2, a "
         f"smaller...; the others are stored; details in {tmp_path / 'points'}, rerun to retry")
+
+
+def test_an_interrupted_sweep_counts_the_points_its_workers_stored(tmp_path):
+    # SIGINT said "6 finished points stored" with 7 on disk: a worker had stored one the
+    # parent had not counted yet
+    import json
+
+    from tiersim.sweep.run import Tally
+
+    folder = tmp_path / "points"
+    folder.mkdir()
+    for name, status in (("a", "ok"), ("b", "failed"), ("c", "ok"), ("old", "ok")):
+        (folder / f"{name}.json").write_text(json.dumps({"point_id": name, "status": status}))
+    (folder / "d.json").write_text('{"status": "o')  # not whole: not counted
+    tally = Tally(stored=1, folder=folder, pending=("a", "b", "c", "d", "e"))
+    assert tally.stored_on_disk() == 2  # a and c; "old" was stored by an earlier sweep
+    assert Tally(stored=3).stored_on_disk() == 3

@@ -45,7 +45,7 @@ def sweep(
                   runner=default_runner if baselines else estimate_runner, tally=tally)
     except (KeyboardInterrupt, SystemExit) as stop:
         if isinstance(stop, KeyboardInterrupt) or stop.code not in (None, 0, 1):
-            typer.echo(interrupted_line(out, tally.stored), err=True)
+            typer.echo(interrupted_line(out, tally.stored_on_disk()), err=True)
         raise
 
 

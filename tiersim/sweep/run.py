@@ -65,6 +65,7 @@ from tiersim.sweep.portable import portable_base
 from tiersim.sweep.refusal import common_refusal, is_fresh, remove_written
 from tiersim.sweep.store import (
     collect,
+    points_dir,
     read_points,
     remove_stale_temps,
     table_matches,
@@ -692,6 +693,30 @@ class Tally:
 
     stored: int = 0
     """Finished (``ok``) points this call stored (points stored earlier are not counted)."""
+    folder: Path | None = None
+    """The sweep's points folder, once the finished points are known."""
+    pending: tuple[str, ...] = ()
+    """The ids of the points this call runs."""
+
+    def stored_on_disk(self) -> int:
+        """The points of this call stored ``ok``, counted in the folder: an interrupted sweep
+        may have had one stored by a worker that the parent had not counted yet."""
+        if self.folder is None or not self.pending:
+            return self.stored
+        try:
+            names = {e.name for e in os.scandir(self.folder)}
+        except OSError:
+            return self.stored
+        ids = [i for i in self.pending if f"{i}.json" in names]
+        return max(self.stored, sum(_stored_ok(self.folder / f"{i}.json") for i in ids))
+
+
+def _stored_ok(path: Path) -> bool:
+    """Whether the point file at ``path`` is whole and says ``ok``."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("status") == "ok"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | None = None,
@@ -854,6 +879,8 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     done -= _other_version(records, done)
     pending = [p for p in plan.points if p.id not in done]
+    if tally is not None:
+        tally.folder, tally.pending = points_dir(out), tuple(p.id for p in pending)
     _remove_stale_outputs(out, records, pending, [p.id for p in plan.points])
     described = table_rows(out)  # the table an old report.html describes, if any
     _write_manifest(out, plan, runner)
