@@ -167,6 +167,20 @@ def test_vision_language_wrapper_reads_its_text_model(tmp_path):
     assert model.param_groups() == plain.param_groups() and model.qk_norm
 
 
+def test_a_wrappers_own_quantization_config_wins_over_its_text_configs(tmp_path):
+    # as vLLM's ModelConfig reads them: the top level, then text_config only where it has none
+    block = {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    text = {**BASE, "model_type": "qwen3_vl_moe_text",
+            "quantization_config": {"quant_method": "mxfp4"}}
+    both = load_hf_config(_write(tmp_path, {"model_type": "qwen3_vl_moe", "text_config": text,
+                                            "quantization_config": block}))
+    assert set(_formats(both).values()) == set(_formats(load_hf_config(_write(
+        tmp_path, {**BASE, "quantization_config": block}, "plain.json"))).values())
+    inner = load_hf_config(_write(tmp_path, {"model_type": "qwen3_vl_moe", "text_config": text},
+                                  "inner.json"))
+    assert _formats(inner) != _formats(both)
+
+
 @pytest.mark.parametrize(("quant", "expected"), [
     ({"quant_method": "compressed-tensors", "config_groups": [1, 2]},
      "key 'quantization_config.config_groups': must be an object of named groups (got "

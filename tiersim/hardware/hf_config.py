@@ -529,7 +529,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if fields.get("num_experts") and fields["top_k"] > fields["num_experts"]:
         key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
-    quant = cfg.data.get("quantization_config") or wrapper_quant
+    quant = wrapper_quant or cfg.data.get("quantization_config")  # vLLM reads the wrapper's
+    # first, its text_config's only where the wrapper has none
     span = Span(fields["layers"], fields.get("dense_layers", 0), _members(fields, model_type),
                 _LAYER_PREFIXES if wrapped else _LAYER_PREFIXES[:1],
                 fields.get("mtp_layers", 0),
