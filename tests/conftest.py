@@ -31,6 +31,33 @@ def tiny_doc(**overrides) -> dict:
     return doc
 
 
+
+BUNDLED_H200_PROFILE = REPO / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json"
+
+
+def edited_profile(tmp_path: Path, gpu: str | None = None, **provenance) -> Path:
+    """The bundled H200 profile copied to ``tmp_path/p.json``, its ``gpu`` field and
+    provenance fields set as given."""
+    import json
+
+    doc = json.loads(BUNDLED_H200_PROFILE.read_text())
+    if gpu is not None:
+        doc["gpu"] = gpu
+    doc["provenance"].update(provenance)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def scenario_naming_profile(tmp_path: Path, profile) -> tuple[Path, int]:
+    """The tiny scenario on H200 naming ``profile``; its path and the profile key's line."""
+    text = (REPO / "scenarios" / "tiny.yaml").read_text()
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("profile: null", f"profile: {profile}", 1))
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1)
+                if t.startswith("profile:"))
+    return path, line
+
 def disagg_file(path: Path, *edits: tuple[str, str]) -> Path:
     """The bundled ``disagg.yaml`` with each ``(old, new)`` text edit made and its trace path
     absolute, written to ``path``."""

@@ -4,35 +4,12 @@ gpu is refused with the known ones."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import REPO
+from conftest import edited_profile, scenario_naming_profile
 
 from tiersim.errors import ProfileError, ScenarioError
 from tiersim.perf import build_step_model
 from tiersim.scenario import load_scenario
-
-BUNDLED = REPO / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json"
-
-
-def copied_profile(tmp_path, gpu: str):
-    """The bundled H200 profile copied to ``tmp_path/p.json`` with its gpu field set."""
-    doc = json.loads(BUNDLED.read_text())
-    doc["gpu"] = gpu
-    path = tmp_path / "p.json"
-    path.write_text(json.dumps(doc))
-    return path
-
-
-def scenario_with(tmp_path, profile):
-    """The tiny scenario on H200 naming ``profile``; its path and the profile key's line."""
-    text = (REPO / "scenarios" / "tiny.yaml").read_text()
-    path = tmp_path / "s.yaml"
-    path.write_text(text.replace("profile: null", f"profile: {profile}", 1))
-    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1)
-                if t.startswith("profile:"))
-    return path, line
 
 
 @pytest.mark.parametrize(("gpu", "problem"), [
@@ -40,8 +17,8 @@ def scenario_with(tmp_path, profile):
     ("banana", "gpu: unknown GPU 'banana'; known GPUs: H200, H100, B200; use a H200 profile"),
 ])
 def test_the_scenario_names_the_profile_file(tmp_path, gpu, problem):
-    profile = copied_profile(tmp_path, gpu)
-    path, line = scenario_with(tmp_path, profile)
+    profile = edited_profile(tmp_path, gpu=gpu)
+    path, line = scenario_naming_profile(tmp_path, profile)
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert str(err.value) == (f"{path}: line {line}: profile: {profile}: {problem} or "
@@ -49,6 +26,6 @@ def test_the_scenario_names_the_profile_file(tmp_path, gpu, problem):
 
 
 def test_a_step_model_names_the_profile_file(tmp_path):
-    profile = copied_profile(tmp_path, "banana")
+    profile = edited_profile(tmp_path, gpu="banana")
     with pytest.raises(ProfileError, match=rf"^{profile}: gpu: unknown GPU 'banana'"):
         build_step_model("Qwen3-Coder-30B-A3B", "bf16", "H200", profile=str(profile))

@@ -4,36 +4,14 @@ partial profile (a calibration cut short or killed) is read with a note saying s
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import pytest
-from conftest import REPO
+from conftest import edited_profile, scenario_naming_profile
 
 from tiersim.errors import Note, ScenarioError
 from tiersim.runner import run_scenario
 from tiersim.scenario import check_layouts, load_scenario
-
-BUNDLED = REPO / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json"
-
-
-def profile_with(tmp_path, **provenance):
-    """The bundled H200 profile copied to ``tmp_path/p.json`` with provenance fields set."""
-    doc = json.loads(BUNDLED.read_text())
-    doc["provenance"].update(provenance)
-    path = tmp_path / "p.json"
-    path.write_text(json.dumps(doc))
-    return path
-
-
-def scenario_with(tmp_path, profile):
-    """The tiny scenario on H200 naming ``profile``; its path and the profile key's line."""
-    text = (REPO / "scenarios" / "tiny.yaml").read_text()
-    path = tmp_path / "s.yaml"
-    path.write_text(text.replace("profile: null", f"profile: {profile}", 1))
-    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1)
-                if t.startswith("profile:"))
-    return path, line
 
 
 @pytest.mark.parametrize(("gpu_name", "said"), [
@@ -43,8 +21,8 @@ def scenario_with(tmp_path, profile):
 def test_a_profile_measured_elsewhere_is_refused(tmp_path, gpu_name, said):
     """A `tiersim calibrate --device cpu` profile with `gpu: H200` typed in was read as
     H200's measured tables ("measured profile"), TPOT 134 s per token."""
-    profile = profile_with(tmp_path, gpu_name=gpu_name)
-    path, line = scenario_with(tmp_path, profile)
+    profile = edited_profile(tmp_path, gpu_name=gpu_name)
+    path, line = scenario_naming_profile(tmp_path, profile)
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert str(err.value) == (
@@ -53,8 +31,8 @@ def test_a_profile_measured_elsewhere_is_refused(tmp_path, gpu_name, said):
 
 
 def test_a_matching_gpu_name_is_read(tmp_path):
-    profile = profile_with(tmp_path, gpu_name="NVIDIA H200")
-    load_scenario(scenario_with(tmp_path, profile)[0])
+    profile = edited_profile(tmp_path, gpu_name="NVIDIA H200")
+    load_scenario(scenario_naming_profile(tmp_path, profile)[0])
 
 
 def test_a_partial_profile_is_read_with_a_note(tmp_path):
@@ -62,8 +40,8 @@ def test_a_partial_profile_is_read_with_a_note(tmp_path):
     read with no word: its missing tables ran on the roofline, its cut tables were extrapolated
     past their last point, and both were labelled as any complete profile's."""
     status = "partial: the run stopped after section gemm"
-    profile = profile_with(tmp_path, status=status)
-    scenario = load_scenario(scenario_with(tmp_path, profile)[0])
+    profile = edited_profile(tmp_path, status=status)
+    scenario = load_scenario(scenario_naming_profile(tmp_path, profile)[0])
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         check_layouts(scenario)
@@ -75,8 +53,8 @@ def test_a_partial_profile_is_read_with_a_note(tmp_path):
 
 @pytest.mark.parametrize("status", [None, "complete"])
 def test_a_complete_profile_has_no_note(tmp_path, status):
-    profile = profile_with(tmp_path, **({} if status is None else {"status": status}))
-    scenario = load_scenario(scenario_with(tmp_path, profile)[0])
+    profile = edited_profile(tmp_path, **({} if status is None else {"status": status}))
+    scenario = load_scenario(scenario_naming_profile(tmp_path, profile)[0])
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         check_layouts(scenario)
@@ -85,8 +63,8 @@ def test_a_complete_profile_has_no_note(tmp_path, status):
 
 def test_the_note_is_a_run_note(tmp_path):
     """The note reaches the run's notes (what the CLI prints as ``note:``)."""
-    profile = profile_with(tmp_path, status="partial: interrupted by SIGINT during moe")
-    scenario = load_scenario(scenario_with(tmp_path, profile)[0])
+    profile = edited_profile(tmp_path, status="partial: interrupted by SIGINT during moe")
+    scenario = load_scenario(scenario_naming_profile(tmp_path, profile)[0])
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         run_scenario(scenario, baselines=False)
