@@ -41,7 +41,8 @@ first and last request of each left out).
 **A model not listed** in :data:`MODELS` is read from its folder under ``benchmarks/data/configs``
 or, failing that, the ``config.json`` aiconfigurator-core ships for it; operator shapes the
 profile was not imported for are anchored on the nearest measured table (rows flagged in the
-report).
+report). ``--rows-file PATH`` replays another file's rows (a newer silicon sample's, say;
+``--aic-file`` for aiconfigurator's estimates of them).
 
 **Rows tiersim cannot represent** (a model type it cannot read, a checkpoint format it ignores,
 a parallel layout it lacks, disaggregated serving, an engine with no profile at the model's
@@ -325,14 +326,21 @@ def _aic_root() -> Path:
     return Path(aiconfigurator_core.__file__).parent
 
 
+#: Files given on the command line in place of the copied ones (``--rows-file``,
+#: ``--aic-file``); ``None``: ``benchmarks/data``'s.
+DATA_FILES: dict[str, Path | None] = {"rows": None, "aic": None}
+
+
 def rows_csv(system: str = FIT_SYSTEM) -> Path:
-    """The copied rows of one system (``benchmarks/data/silicon_<gpu>.csv``)."""
-    return DATA / f"silicon_{SYSTEM_GPU[system]}.csv"
+    """The measured rows read: ``--rows-file``, else the copied rows of one system
+    (``benchmarks/data/silicon_<gpu>.csv``)."""
+    return DATA_FILES["rows"] or DATA / f"silicon_{SYSTEM_GPU[system]}.csv"
 
 
 def aic_csv(system: str = FIT_SYSTEM) -> Path:
-    """aiconfigurator's cached estimates of one system's rows."""
-    return DATA / f"aic_estimates_{SYSTEM_GPU[system]}.csv"
+    """aiconfigurator's cached estimates of one system's rows: ``--aic-file``, else
+    ``benchmarks/data/aic_estimates_<gpu>.csv`` (joined to the rows by ``id``)."""
+    return DATA_FILES["aic"] or DATA / f"aic_estimates_{SYSTEM_GPU[system]}.csv"
 
 
 def profile_file(engine: str, system: str = FIT_SYSTEM) -> str:
@@ -456,10 +464,13 @@ def copy_config(aic_id: str, folder: Path) -> None:
 def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     """The measured rows of ``system``, with the model label each maps to (``model``)."""
     path = rows_csv(system)
+    if DATA_FILES["rows"] and not path.is_file():
+        raise SystemExit(f"{path}: no such file (--rows-file)")
     if not path.exists():
         raise SystemExit(f"{path}: no {system} rows copied yet; run with --refresh-data "
                          f"--system {system} (needs aiconfigurator-core)")
-    df = drop_repeats(pd.read_csv(path).reindex(columns=KEEP_COLUMNS))
+    df = of_system(pd.read_csv(path).reindex(columns=KEEP_COLUMNS), system, path)
+    df = drop_repeats(df)
     df["model"] = [row_label(r) for r in df.to_dict("records")]
     df["conflict"] = layout_conflicts(df).fillna(
         pd.Series([id_conflict(r) for r in df.to_dict("records")], index=df.index, dtype=object))
@@ -469,6 +480,19 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     df["_order"] = df["model"].map(order).fillna(len(order))
     df = df.sort_values(["backend", "_order", "tp_size", "isl", "osl", "batch_size", "id"])
     return df.drop(columns="_order").reset_index(drop=True)
+
+
+def of_system(df: pd.DataFrame, system: str, path: Path) -> pd.DataFrame:
+    """The rows of ``system`` (a row with no ``system`` is taken as one of it); the others,
+    which a file holding several systems' rows has (the whole silicon sample), are counted in
+    one line on stderr."""
+    df = df.assign(system=df["system"].fillna(system))
+    other = df.loc[df["system"] != system, "system"].astype(str).value_counts()
+    if len(other):
+        counts = ", ".join(f"{name} {n}" for name, n in other.items())
+        print(f"{path}: {other.sum()} rows of other systems left out ({counts}); --system picks "
+              f"one of {', '.join(sorted(SYSTEM_GPU))}", file=sys.stderr)
+    return df[df["system"] == system].reset_index(drop=True)
 
 
 #: The columns that say how a row was served, and what it measured.
@@ -1809,11 +1833,35 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--rows", action="store_true", help="print one line per replayed row")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--csv", help="also write per-row results to this CSV")
+    ap.add_argument("--rows-file", metavar="PATH",
+                    help="replay the measured rows of this CSV instead of the copied ones (the "
+                    "silicon sample's columns, e.g. a newer aiconfigurator-core's "
+                    "systems/silicon_sample.csv; only its --system rows are replayed)")
+    ap.add_argument("--aic-file", metavar="PATH",
+                    help="aiconfigurator's estimates of those rows, joined by id (default: the "
+                    "cached ones in benchmarks/data); what --refresh-aic writes with --rows-file")
     ap.add_argument("--write-check", action="store_true",
                     help="record the figures of the profile tiersim ships for this system in "
                     "tiersim/data/fidelity_check.json (what `tiersim run` prints about its "
                     "step times' fidelity)")
     return ap
+
+
+def rows_file_checks(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Point :func:`rows_csv` / :func:`aic_csv` at ``--rows-file`` / ``--aic-file``; refuse
+    what would write the copied data from another file's rows."""
+    DATA_FILES["rows"] = Path(args.rows_file) if args.rows_file else None
+    DATA_FILES["aic"] = Path(args.aic_file) if args.aic_file else None
+    if not args.rows_file:
+        return
+    for flag, given in (("--refresh-data", args.refresh_data), ("--fit", args.fit),
+                        ("--write-check", args.write_check)):
+        if given:
+            ap.error(f"{flag} writes benchmarks/data or the package from the copied rows; "
+                     "drop --rows-file")
+    if args.refresh_aic and not args.aic_file:
+        ap.error("--refresh-aic with --rows-file needs --aic-file PATH (where to write the "
+                 "estimates; the cached ones are of the copied rows)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1830,6 +1878,7 @@ def main(argv: list[str] | None = None) -> int:
                  "drop --prompt-pool")
     if args.fit and args.system != FIT_SYSTEM:
         ap.error(f"--fit fits on {FIT_SYSTEM} rows only; other systems' rows are held out")
+    rows_file_checks(ap, args)
     if args.refresh_data:
         refresh_data(args.system)
     df = load_rows(args.system)

@@ -1,0 +1,79 @@
+"""benchmarks/fidelity_silicon.py on measured rows it was not built from (``--rows-file``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import fidelity_silicon as fs  # noqa: E402
+
+
+def make_row(**overrides) -> dict:
+    """A silicon-sample row (vLLM, Llama-3.1-8B FP8, TP 1) with keyword overrides."""
+    row = {
+        "id": "r0", "backend": "vllm", "backend_version": "0.12.0", "mode": "agg",
+        "model_path": "nvidia/Llama-3.1-8B-Instruct-FP8", "system": "h200_sxm",
+        "precision": "fp8", "gemm_quant_mode": "fp8", "moe_quant_mode": "fp8", "isl": 128,
+        "osl": 8, "batch_size": 2, "tp_size": 1, "pp_size": 1, "attention_dp_size": 1,
+        "moe_tp_size": 1, "moe_ep_size": 1, "silicon_ttft_ms": 20.0, "silicon_tpot_ms": 5.0,
+        "silicon_data_source": "test; silicon_concurrency=2",
+    }
+    row.update(overrides)
+    return row
+
+
+@pytest.fixture(autouse=True)
+def _reset_files():
+    yield
+    fs.DATA_FILES.update(rows=None, aic=None)
+
+
+def write_rows(path: Path, *rows: dict) -> Path:
+    """``rows`` as a silicon-sample CSV at ``path``."""
+    pd.DataFrame(list(rows)).to_csv(path, index=False)
+    return path
+
+
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    """``fidelity_silicon.main(argv)`` (two requests per client): exit code, stdout, stderr."""
+    code = fs.main([*argv, "--jobs", "1", "--per-client", "2", "--prompt-pool", "0"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_rows_file_replays_its_own_systems_rows_and_counts_the_others(tmp_path, capsys):
+    path = write_rows(tmp_path / "sample.csv", make_row(id="a"),
+                      make_row(id="b", system="gb200"), make_row(id="c", system="gb200"))
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert code == 0
+    assert err == (f"{path}: 2 rows of other systems left out (gb200 2); --system picks one of "
+                   "b200_sxm, h100_sxm, h200_sxm\n")
+    assert "vllm all median |TPOT error|" in out and "(n=1)" in out
+
+
+def test_rows_file_that_does_not_exist_is_one_line(tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        fs.main(["--rows-file", str(tmp_path / "nope.csv"), "--jobs", "1"])
+    assert str(exc.value) == f"{tmp_path / 'nope.csv'}: no such file (--rows-file)"
+
+
+@pytest.mark.parametrize("flag", ["--refresh-data", "--fit", "--write-check"])
+def test_rows_file_never_writes_the_copied_data(tmp_path, capsys, flag):
+    path = write_rows(tmp_path / "s.csv", make_row())
+    with pytest.raises(SystemExit) as exc:
+        fs.main(["--rows-file", str(path), flag])
+    assert exc.value.code == 2
+    assert (f"{flag} writes benchmarks/data or the package from the copied rows; drop "
+            "--rows-file") in capsys.readouterr().err
+
+
+def test_refresh_aic_on_a_rows_file_needs_its_own_estimates_file(tmp_path, capsys):
+    path = write_rows(tmp_path / "s.csv", make_row())
+    with pytest.raises(SystemExit):
+        fs.main(["--rows-file", str(path), "--refresh-aic"])
+    assert "--refresh-aic with --rows-file needs --aic-file PATH" in capsys.readouterr().err
