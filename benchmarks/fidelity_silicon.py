@@ -469,10 +469,13 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     if not path.exists():
         raise SystemExit(f"{path}: no {system} rows copied yet; run with --refresh-data "
                          f"--system {system} (needs aiconfigurator-core)")
-    df = of_system(pd.read_csv(path).reindex(columns=KEEP_COLUMNS), system, path)
-    df = drop_repeats(df)
+    df = of_system(read_rows_file(path).reindex(columns=KEEP_COLUMNS), system, path)
+    problems = value_problems(df)
+    df[NUMBER_COLUMNS] = df[NUMBER_COLUMNS].apply(pd.to_numeric, errors="coerce")
+    df = drop_repeats(df.assign(_problem=problems))
+    problems = df.pop("_problem")
     df["model"] = [row_label(r) for r in df.to_dict("records")]
-    df["conflict"] = layout_conflicts(df).fillna(
+    df["conflict"] = problems.fillna(layout_conflicts(df)).fillna(
         pd.Series([id_conflict(r) for r in df.to_dict("records")], index=df.index, dtype=object))
     for col in ("tp_size", "batch_size", "isl", "osl"):  # 0 on disaggregated rows
         df[col] = df[col].fillna(0).astype(int)
@@ -480,6 +483,57 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     df["_order"] = df["model"].map(order).fillna(len(order))
     df = df.sort_values(["backend", "_order", "tp_size", "isl", "osl", "batch_size", "id"])
     return df.drop(columns="_order").reset_index(drop=True)
+
+
+#: The columns a file of measured rows must have (the others may be missing: empty).
+REQUIRED_COLUMNS = ["id", "backend", "model_path", "mode", "isl", "osl", "batch_size", "tp_size",
+                    "silicon_ttft_ms", "silicon_tpot_ms"]
+#: The columns that hold numbers (an empty cell is allowed: not given).
+NUMBER_COLUMNS = ["isl", "osl", "batch_size", "tp_size", "pp_size", "attention_dp_size",
+                  "moe_tp_size", "moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms"]
+#: The measured times a row is scored on.
+TIME_COLUMNS = ["silicon_ttft_ms", "silicon_tpot_ms"]
+
+
+def read_rows_file(path: Path) -> pd.DataFrame:
+    """The CSV at ``path``, every cell as written (one error line if it is no CSV of measured
+    rows: unreadable, empty, or without a column :data:`REQUIRED_COLUMNS` names)."""
+    try:
+        df = pd.read_csv(path, dtype=str)  # pandas' missing-value spellings ("nan"...) empty
+    except (ValueError, UnicodeDecodeError, OSError) as exc:  # pandas' parser errors included
+        raise SystemExit(f"{path}: not a CSV of measured rows ({_one_line(exc)})") from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise SystemExit(f"{path}: no column {', '.join(missing)} (a file of measured rows "
+                         f"needs {', '.join(REQUIRED_COLUMNS)}; the silicon sample's others may "
+                         "be left out)")
+    return df
+
+
+def value_problems(df: pd.DataFrame) -> pd.Series:
+    """Per row, why one of its numbers cannot be read as given (else NaN): the first of
+    :func:`column_problems` over :data:`NUMBER_COLUMNS`."""
+    out = pd.Series(np.nan, index=df.index, dtype=object)
+    for col in NUMBER_COLUMNS:
+        out = out.fillna(column_problems(col, df[col]))
+    return out
+
+
+def column_problems(col: str, text: pd.Series) -> pd.Series:
+    """Per cell of ``col`` (as written), why it cannot be read (else NaN): no number, a count
+    that is no whole number, or a measured time (:data:`TIME_COLUMNS`) that is missing, not
+    positive or not finite."""
+    value = pd.to_numeric(text, errors="coerce")
+    bad = pd.Series(np.nan, index=text.index, dtype=object)
+    bad[text.notna() & value.isna()] = [f"{col} {t!r} is not a number" for t in text]
+    if col in TIME_COLUMNS:
+        bad[text.isna()] = f"no measured {col} (empty)"
+        wrong = value.notna() & ~(np.isfinite(value) & (value > 0))
+        bad[wrong] = [f"{col} {v} (a positive measured time needed)" for v in value]
+    else:
+        fraction = value.notna() & np.isfinite(value) & (value != value.round())
+        bad[fraction] = [f"{col} {v} is not a whole number" for v in value]
+    return bad
 
 
 def of_system(df: pd.DataFrame, system: str, path: Path) -> pd.DataFrame:
@@ -738,9 +792,14 @@ def refresh_aic(rows: pd.DataFrame, jobs: int, resume: bool = False, every: int 
 def load_aic(system: str = FIT_SYSTEM) -> pd.DataFrame:
     """The cached estimates of ``system``'s rows (empty when none were computed)."""
     path = aic_csv(system)
+    if DATA_FILES["aic"] and not path.is_file():
+        raise SystemExit(f"{path}: no such file (--aic-file)")
     if not path.exists():
-        return pd.DataFrame(columns=["id", "aic_ttft_ms", "aic_tpot_ms"])
-    return pd.read_csv(path)
+        return pd.DataFrame({"id": [], "aic_ttft_ms": [], "aic_tpot_ms": []}, dtype=float)
+    df = pd.read_csv(path, dtype={"id": str})  # as the rows' ids are read
+    for col in ("aic_ttft_ms", "aic_tpot_ms"):  # an estimate that is no number: none
+        df[col] = pd.to_numeric(df[col], errors="coerce") if col in df else np.nan
+    return df
 
 
 # ---------------------------------------------------------------- what tiersim serves a row as
@@ -1882,6 +1941,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.refresh_data:
         refresh_data(args.system)
     df = load_rows(args.system)
+    if df.empty:
+        print(f"{rows_csv(args.system)}: no {args.system} rows to replay", file=sys.stderr)
+        return 1
     if args.refresh_aic:
         refresh_aic(df, args.jobs, system=args.system)
     if args.engine:

@@ -77,3 +77,46 @@ def test_refresh_aic_on_a_rows_file_needs_its_own_estimates_file(tmp_path, capsy
     with pytest.raises(SystemExit):
         fs.main(["--rows-file", str(path), "--refresh-aic"])
     assert "--refresh-aic with --rows-file needs --aic-file PATH" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("", "not a CSV of measured rows (EmptyDataError: No columns to parse from file)"),
+    ('a,b\n"x,1\n', "not a CSV of measured rows (ParserError: Error tokenizing data. C error: "
+                    "EOF inside string starting at row 1)"),
+    ("id,backend,model_path,mode,isl,osl,batch_size,tp_size,silicon_ttft_ms\n",
+     "no column silicon_tpot_ms (a file of measured rows needs id, backend, model_path, mode, "
+     "isl, osl, batch_size, tp_size, silicon_ttft_ms, silicon_tpot_ms; the silicon sample's "
+     "others may be left out)"),
+])
+def test_a_file_that_is_no_csv_of_measured_rows_is_one_line(tmp_path, text, reason):
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exc:
+        fs.main(["--rows-file", str(path), "--jobs", "1"])
+    assert str(exc.value) == f"{path}: {reason}"
+
+
+def test_a_file_with_no_rows_of_the_system_says_so(tmp_path, capsys):
+    path = write_rows(tmp_path / "s.csv", make_row())
+    path.write_text(path.read_text().splitlines()[0] + "\n")
+    assert run_main(capsys, "--rows-file", str(path))[::2] == (
+        1, f"{path}: no h200_sxm rows to replay\n")
+
+
+@pytest.mark.parametrize("over, reason", [
+    ({"isl": "abc"}, "isl 'abc' is not a number"),
+    ({"tp_size": 1.5}, "tp_size 1.5 is not a whole number"),
+    ({"batch_size": 2.5}, "batch_size 2.5 is not a whole number"),
+    ({"silicon_ttft_ms": ""}, "no measured silicon_ttft_ms (empty)"),
+    ({"silicon_tpot_ms": "nan"}, "no measured silicon_tpot_ms (empty)"),
+    ({"silicon_tpot_ms": 0}, "silicon_tpot_ms 0.0 (a positive measured time needed)"),
+    ({"silicon_ttft_ms": -5}, "silicon_ttft_ms -5.0 (a positive measured time needed)"),
+    ({"silicon_ttft_ms": "inf"}, "silicon_ttft_ms inf (a positive measured time needed)"),
+])
+def test_a_row_whose_numbers_cannot_be_read_is_listed_not_scored(tmp_path, capsys, over, reason):
+    path = write_rows(tmp_path / "s.csv", make_row(id="good"), make_row(id="bad", **{
+        "silicon_tpot_ms": 6.0, **over}))  # another measurement: not the good row's, refiled
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "")
+    assert f"  vllm   Llama-3.1-8B       1 rows: {reason}\n" in out
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
