@@ -905,12 +905,17 @@ def tier_precision(row: dict, spec: ModelSpec, arch) -> str:
 
 
 def shape_problem(row: dict) -> str | None:
-    """Why a row's run cannot be replayed as a closed loop (no clients, no prompt, no GPU, or
-    fewer than two output tokens: TPOT is the time between them), else ``None``."""
+    """Why a row's run cannot be replayed as a closed loop (no clients, no prompt, no GPU, a
+    parallel size below 1, or fewer than two output tokens: TPOT is the time between them),
+    else ``None``."""
     for col, least in (("tp_size", 1), ("isl", 1), ("osl", 2)):
         value = _int_or_none(row.get(col))
         if value is None or value < least:
             return f"{col} {row.get(col)} (at least {least} needed)"
+    for col in ("pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size"):  # where given
+        value = _int_or_none(row.get(col))
+        if value is not None and value < 1:
+            return f"{col} {value} (at least 1 needed)"
     if clients(row) < 1:
         return f"no clients (batch_size {row.get('batch_size')})"
     return None
@@ -1202,7 +1207,9 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
         raise Unrepresentable(f"attention-DP x EP replicas are not supported ({exc})") from None
     except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
         raise Unrepresentable(_reason(exc)) from None
-    limits = SchedulerLimits(max_num_seqs=max(MAX_NUM_SEQS, concurrency),
+    # at most as many running requests as the step budget decodes at once (a scheduler limit)
+    seqs = min(max(MAX_NUM_SEQS, concurrency), MAX_BATCHED_TOKENS)
+    limits = SchedulerLimits(max_num_seqs=seqs,
                              max_num_batched_tokens=MAX_BATCHED_TOKENS, block_size=BLOCK_SIZE,
                              # vLLM v1 caches prefixes by default: fresh prompts never hit,
                              # but a preempted request comes back to its cached blocks
@@ -1233,7 +1240,7 @@ def prefill_load(row: dict, kv_dtype: str) -> float:
         case = case_of(row)
         knobs = Knobs(overhead_s=0.0, eager=EagerCost(), engine=case.engine)
         tier, _ = replica_tier(case, clients(row), kv_dtype, knobs)
-    except Unrepresentable:
+    except Exception:  # noqa: BLE001 -- Unrepresentable or not: the row's replay says why
         return float("nan")
     isl, osl = int(row["isl"]), int(row["osl"])
     cycle_s = (row["silicon_ttft_ms"] + (osl - 1) * row["silicon_tpot_ms"]) / 1e3
@@ -1297,6 +1304,8 @@ def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dic
         out = replay(tier, int(row["isl"]), int(row["osl"]), clients(row), proto)
     except Unrepresentable as exc:
         return {"unrepresentable": str(exc)}
+    except Exception as exc:  # noqa: BLE001 -- one row's failure is its line, not the run's end
+        return {"unrepresentable": f"its replay failed: {_one_line(exc)}"}
     out["roofline_tables"] = len(on_roofline(sources))
     out["tables"] = sum(k != "overhead" for k in sources)
     out["anchored_tables"] = sum(v.startswith("anchored:") for v in sources.values())

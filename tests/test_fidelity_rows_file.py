@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -119,4 +120,40 @@ def test_a_row_whose_numbers_cannot_be_read_is_listed_not_scored(tmp_path, capsy
     code, out, err = run_main(capsys, "--rows-file", str(path))
     assert (code, err) == (0, "")
     assert f"  vllm   Llama-3.1-8B       1 rows: {reason}\n" in out
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
+
+
+P2 = fs.Protocol(per_client=2, pool=0)
+
+
+@pytest.mark.parametrize("col", ["attention_dp_size", "pp_size", "moe_tp_size", "moe_ep_size"])
+def test_a_parallel_size_below_one_is_the_rows_reason(col):
+    row = make_row(**{col: 0})
+    assert fs.simulate_row(row, "auto", P2, fs.Knobs()) == {
+        "unrepresentable": f"{col} 0 (at least 1 needed)"}
+    assert np.isnan(fs.prefill_load(row, "auto"))
+
+
+def test_more_clients_than_the_step_budget_decodes_replay():
+    row = make_row(batch_size=10_000, silicon_data_source="x; silicon_concurrency=10000", osl=2,
+                   isl=16)
+    out = fs.simulate_row(row, "auto", fs.Protocol(per_client=1, pool=0), fs.Knobs())
+    assert out["sim_tpot_ms"] > 0
+
+
+def test_a_row_whose_replay_fails_is_its_line_and_the_run_goes_on(tmp_path, capsys,
+                                                                  monkeypatch):
+    real = fs.replay
+
+    def replay(tier, isl, osl, concurrency, proto):
+        if isl == 999:
+            raise RuntimeError("engine bug\nsecond line")
+        return real(tier, isl, osl, concurrency, proto)
+
+    monkeypatch.setattr(fs, "replay", replay)
+    path = write_rows(tmp_path / "s.csv", make_row(id="good"),
+                      make_row(id="bad", isl=999, silicon_tpot_ms=6.0))
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "")
+    assert "1 rows: its replay failed: RuntimeError: engine bug\n" in out
     assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
