@@ -472,7 +472,7 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     df = of_system(read_rows_file(path).reindex(columns=KEEP_COLUMNS), system, path)
     problems = value_problems(df)
     df[NUMBER_COLUMNS] = df[NUMBER_COLUMNS].apply(pd.to_numeric, errors="coerce")
-    df = drop_repeats(df.assign(_problem=problems))
+    df = unique_ids(drop_repeats(df.assign(_problem=problems)), path)
     problems = df.pop("_problem")
     df["model"] = [row_label(r) for r in df.to_dict("records")]
     df["conflict"] = problems.fillna(layout_conflicts(df)).fillna(
@@ -534,6 +534,20 @@ def column_problems(col: str, text: pd.Series) -> pd.Series:
         fraction = value.notna() & np.isfinite(value) & (value != value.round())
         bad[fraction] = [f"{col} {v} is not a whole number" for v in value]
     return bad
+
+
+def unique_ids(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``df`` with a row whose ``id`` an earlier row (another run) already has renamed
+    ``<id>#2``, ``#3``..., in file order, said in one line on stderr: an id names one row's
+    aiconfigurator estimate (:func:`with_aic`)."""
+    ids = df["id"].astype(str)
+    nth = ids.groupby(ids).cumcount()
+    if not (nth > 0).any():
+        return df
+    print(f"{path}: {int((nth > 0).sum())} rows repeat an earlier row's id with another "
+          f"measurement or layout; renamed <id>#2, #3... (e.g. {ids[nth > 0].iloc[0]}#2)",
+          file=sys.stderr)
+    return df.assign(id=ids.where(nth == 0, ids + "#" + (nth + 1).astype(str)))
 
 
 def of_system(df: pd.DataFrame, system: str, path: Path) -> pd.DataFrame:
@@ -1633,10 +1647,11 @@ def write_check(res: pd.DataFrame, system: str) -> Path:
 
 
 def with_aic(df: pd.DataFrame, system: str = FIT_SYSTEM) -> pd.DataFrame:
-    """The rows joined with aiconfigurator's cached estimates (by row ``id``)."""
-    aic = load_aic(system)
+    """The rows joined with aiconfigurator's cached estimates (by row ``id``; an id the cache
+    holds twice, as a resumed refresh can write it, takes its last estimate)."""
+    aic = load_aic(system).drop_duplicates("id", keep="last")
     keep = [c for c in ("id", "aic_ttft_ms", "aic_tpot_ms", "aic_quant") if c in aic]
-    return df.merge(aic[keep], on="id", how="left")
+    return df.merge(aic[keep], on="id", how="left", validate="many_to_one")
 
 
 # ---------------------------------------------------------------- fitting the free parameters

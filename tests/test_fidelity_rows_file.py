@@ -157,3 +157,15 @@ def test_a_row_whose_replay_fails_is_its_line_and_the_run_goes_on(tmp_path, caps
     assert (code, err) == (0, "")
     assert "1 rows: its replay failed: RuntimeError: engine bug\n" in out
     assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
+
+
+def test_two_runs_under_one_id_count_once_each_beside_one_estimate_each(tmp_path, capsys):
+    path = write_rows(tmp_path / "s.csv", make_row(id="a"), make_row(id="a", silicon_tpot_ms=6.0))
+    aic = tmp_path / "aic.csv"
+    pd.DataFrame({"id": ["a", "a", "a#2"], "aic_ttft_ms": [1.0, 19.0, 20.0],
+                  "aic_tpot_ms": [1.0, 5.5, 5.0]}).to_csv(aic, index=False)
+    code, out, err = run_main(capsys, "--rows-file", str(path), "--aic-file", str(aic), "--rows")
+    assert code == 0
+    assert err == (f"{path}: 1 rows repeat an earlier row's id with another measurement or "
+                   "layout; renamed <id>#2, #3... (e.g. a#2)\n")
+    assert "(n=2); aiconfigurator 13.3%, 2.5%" in out  # TPOT 10%, 16.7%; TTFT 5%, 0%
