@@ -169,3 +169,11 @@ def test_two_runs_under_one_id_count_once_each_beside_one_estimate_each(tmp_path
     assert err == (f"{path}: 1 rows repeat an earlier row's id with another measurement or "
                    "layout; renamed <id>#2, #3... (e.g. a#2)\n")
     assert "(n=2); aiconfigurator 13.3%, 2.5%" in out  # TPOT 10%, 16.7%; TTFT 5%, 0%
+
+
+def test_a_csv_in_a_folder_that_does_not_exist_is_refused_before_the_replay(tmp_path, capsys):
+    out = tmp_path / "no" / "x.csv"
+    with pytest.raises(SystemExit) as exc:
+        fs.main(["--csv", str(out), "--jobs", "1", "--model", "Nope"])
+    assert exc.value.code == 2
+    assert f"--csv {out}: no folder {out.parent} to write it in" in capsys.readouterr().err
