@@ -292,7 +292,7 @@ def row_spec(row: dict) -> ModelSpec | None:
 def row_label(row: dict) -> str:
     """The report label of a row: its checkpoint's (:func:`row_spec`), else the path."""
     spec = row_spec(row)
-    return str(row["model_path"]) if spec is None else spec.name
+    return (_text(row["model_path"]) or "(no model_path)") if spec is None else spec.name
 
 
 def model_label(model_path: str) -> str:
@@ -637,7 +637,7 @@ def campaign(row: dict) -> str:
     """The campaign of a row: one model's runs from one source (the folder of its
     ``source_file``, one harness whatever the model, else the first field of
     ``silicon_data_source``) on one date and engine version, driven by one client."""
-    text = str(row.get("silicon_data_source", ""))
+    text = _text(row.get("silicon_data_source"))
     first = text.split(";")[0].strip()
     name = first.removeprefix("source_file=")
     source = name.rsplit("/", 1)[0] if name != first and "/" in name else first
@@ -948,7 +948,7 @@ def case_of(row: dict) -> Case:
         raise Unrepresentable(problem)
     spec = row_spec(row)
     if spec is None:
-        raise Unrepresentable(f"no config for {row['model_path']}")
+        raise Unrepresentable(no_config_reason(row["model_path"]))
     system = row.get("system", FIT_SYSTEM)
     if system not in SYSTEM_GPU:
         raise Unrepresentable(f"no tiersim GPU for system {system!r}")
@@ -962,6 +962,17 @@ def case_of(row: dict) -> Case:
     tp, dp, ep = parallel_layout(row)
     return Case(model_source(spec), tier_precision(row, spec, arch), tp, dp, ep, row["backend"],
                 SYSTEM_GPU[system])
+
+
+def no_config_reason(model_path) -> str:
+    """Why no config is found for ``model_path`` (see :func:`spec_for`): where it was looked
+    for."""
+    if not _text(model_path):
+        return "no model_path"
+    name = str(model_path).rsplit("/", 1)[-1]
+    aic = ("aiconfigurator-core ships no " + str(model_path).replace("/", "--") + "_config.json"
+           if aic_installed() else "aiconfigurator-core is not installed")
+    return f"no config for {model_path}: no benchmarks/data/configs/{name}/config.json, and {aic}"
 
 
 def _reason(exc: Exception) -> str:

@@ -437,7 +437,9 @@ def test_a_model_nobody_listed_replays_from_the_config_aiconfigurator_ships(monk
     assert fs.ordered_models({"Qwen3-1.7B", "Kimi-K2.5", "Llama-3.1-8B"}) == [
         "Llama-3.1-8B", "Kimi-K2.5", "Qwen3-1.7B"]
     unknown = fs.simulate_row(make_row(model_path="nobody/NoSuchModel"), "auto", P3, fs.Knobs())
-    assert unknown == {"unrepresentable": "no config for nobody/NoSuchModel"}
+    assert unknown == {"unrepresentable": "no config for nobody/NoSuchModel: no benchmarks/data/"
+                       "configs/NoSuchModel/config.json, and aiconfigurator-core ships no "
+                       "nobody--NoSuchModel_config.json"}
     assert fs.spec_for(float("nan")) is None and fs.model_label("") == ""
 
 

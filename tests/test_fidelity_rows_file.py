@@ -177,3 +177,16 @@ def test_a_csv_in_a_folder_that_does_not_exist_is_refused_before_the_replay(tmp_
         fs.main(["--csv", str(out), "--jobs", "1", "--model", "Nope"])
     assert exc.value.code == 2
     assert f"--csv {out}: no folder {out.parent} to write it in" in capsys.readouterr().err
+
+
+def test_a_row_of_no_model_or_of_one_with_no_config_says_where_it_looked(tmp_path, capsys):
+    path = write_rows(tmp_path / "s.csv", make_row(id="a", model_path="Acme/Nope-1B"),
+                      make_row(id="b", model_path="", silicon_tpot_ms=6.0,
+                               silicon_data_source=""))
+    out = run_main(capsys, "--rows-file", str(path))[1]
+    assert ("  vllm   Acme/Nope-1B       1 rows: no config for Acme/Nope-1B: no "
+            "benchmarks/data/configs/Nope-1B/config.json, and aiconfigurator-core ships no "
+            "Acme--Nope-1B_config.json\n") in out
+    assert "  vllm   (no model_path)    1 rows: no model_path\n" in out
+    assert fs.campaign(make_row(silicon_data_source=float("nan"), backend_version="")) == (
+        "nvidia/Llama-3.1-8B-Instruct-FP8, vllm")
