@@ -1433,8 +1433,8 @@ def final_line(res: pd.DataFrame, engine: str = "vllm") -> str:
     ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
     aic_tpot = median_abs(ok["aic_tpot_err"]) if "aic_tpot_err" in ok else float("nan")
     aic_ttft = median_abs(ok["aic_ttft_err"]) if "aic_ttft_err" in ok else float("nan")
-    return (f"{engine} all median |TPOT error| = {median_abs(ok['tpot_err']):.1f}%, "
-            f"|TTFT error| = {median_abs(ok['ttft_err']):.1f}% (n={len(ok)}); "
+    return (f"{engine} all median |TPOT error| = {_pct(median_abs(ok['tpot_err']))}, "
+            f"|TTFT error| = {_pct(median_abs(ok['ttft_err']))} (n={len(ok)}); "
             f"aiconfigurator {_pct(aic_tpot)}, {_pct(aic_ttft)}")
 
 

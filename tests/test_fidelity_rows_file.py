@@ -190,3 +190,10 @@ def test_a_row_of_no_model_or_of_one_with_no_config_says_where_it_looked(tmp_pat
     assert "  vllm   (no model_path)    1 rows: no model_path\n" in out
     assert fs.campaign(make_row(silicon_data_source=float("nan"), backend_version="")) == (
         "nvidia/Llama-3.1-8B-Instruct-FP8, vllm")
+
+
+def test_an_engine_with_no_row_replayed_has_no_figure_not_nan(tmp_path, capsys):
+    path = write_rows(tmp_path / "s.csv", make_row(mode="disagg"))
+    out = run_main(capsys, "--rows-file", str(path))[1]
+    assert out.endswith("vllm all median |TPOT error| = n/a, |TTFT error| = n/a (n=0); "
+                        "aiconfigurator n/a, n/a\n")
