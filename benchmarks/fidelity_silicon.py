@@ -1590,15 +1590,20 @@ def row_lines(res: pd.DataFrame) -> list[str]:
     ok = res[res["sim_tpot_ms"].notna()]
     for r in ok.itertuples():
         dp = aic_layout(r._asdict())[1]
-        aic_ttft = getattr(r, "aic_ttft_err", np.nan)
-        aic_tpot = getattr(r, "aic_tpot_err", np.nan)
+        aic_ttft = _signed(getattr(r, "aic_ttft_err", np.nan))
+        aic_tpot = _signed(getattr(r, "aic_tpot_err", np.nan))
         lines.append(
-            f"{r.backend:6} {r.model:14} {r.tp_size:>2} {dp:>2} {r.batch_size:>4} {r.isl:>5} "
-            f"{r.osl:>5} {r.silicon_ttft_ms:8.1f} {r.sim_ttft_ms:8.1f} {r.ttft_err:+7.1%} "
-            f"{aic_ttft:+7.1%}  {r.silicon_tpot_ms:7.2f} {r.sim_tpot_ms:7.2f} "
-            f"{r.tpot_err:+7.1%} {aic_tpot:+7.1%}"
+            f"{r.backend:6} {r.model:14} {r.tp_size:>2} {dp:>2} {clients(r._asdict()):>4} "
+            f"{r.isl:>5} {r.osl:>5} {r.silicon_ttft_ms:8.1f} {r.sim_ttft_ms:8.1f} "
+            f"{r.ttft_err:+7.1%} {aic_ttft:>7}  {r.silicon_tpot_ms:7.2f} {r.sim_tpot_ms:7.2f} "
+            f"{r.tpot_err:+7.1%} {aic_tpot:>7}"
         )
     return lines
+
+
+def _signed(x: float) -> str:
+    """A signed error as ``+12.3%`` (``n/a`` where there is none)."""
+    return "n/a" if np.isnan(x) else f"{x:+.1%}"
 
 
 def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:

@@ -197,3 +197,13 @@ def test_an_engine_with_no_row_replayed_has_no_figure_not_nan(tmp_path, capsys):
     out = run_main(capsys, "--rows-file", str(path))[1]
     assert out.endswith("vllm all median |TPOT error| = n/a, |TTFT error| = n/a (n=0); "
                         "aiconfigurator n/a, n/a\n")
+
+
+def test_a_rows_line_shows_the_clients_that_ran_and_no_estimate_as_n_a(tmp_path, capsys):
+    # batch_size per attention-DP rank (2 ranks of 2), 4 clients as the campaign recorded them
+    path = write_rows(tmp_path / "s.csv", make_row(batch_size=2, attention_dp_size=2,
+                                                   silicon_data_source="x; silicon_concurrency=4"))
+    out = run_main(capsys, "--rows-file", str(path), "--rows")[1]
+    line = out.splitlines()[1].split()
+    assert line[:7] == ["vllm", "Llama-3.1-8B", "1", "2", "4", "128", "8"]
+    assert line[10] == "n/a" and line[-1] == "n/a"
