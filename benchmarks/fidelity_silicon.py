@@ -1010,9 +1010,11 @@ class Protocol:
             raise ValueError(f"--prompt-pool must be >= 0 (got {self.pool})")
         if not 0.0 <= self.spread < 1.0:
             raise ValueError(f"--length-spread must be in [0, 1) (got {self.spread})")
+        if self.per_client < 1:
+            raise ValueError(f"--per-client must be >= 1 (got {self.per_client})")
         if not 0 <= self.warmup < self.per_client:
             raise ValueError(f"--warmup-rounds must be in [0, per-client) (got {self.warmup})")
-        if self.per_client < (1 if self.all_rounds else 3):
+        if self.per_client < 3 and not self.all_rounds:
             raise ValueError(
                 f"--per-client must be >= 3 to leave out warm-up and cool-down "
                 f"(got {self.per_client}); or average all rounds"
@@ -1331,6 +1333,9 @@ def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dic
         return {"unrepresentable": str(exc)}
     except Exception as exc:  # noqa: BLE001 -- one row's failure is its line, not the run's end
         return {"unrepresentable": f"its replay failed: {_one_line(exc)}"}
+    if not (np.isfinite(out["sim_ttft_ms"]) and np.isfinite(out["sim_tpot_ms"])):
+        return {"unrepresentable": f"its replay gave TTFT {out['sim_ttft_ms']} ms, TPOT "
+                                   f"{out['sim_tpot_ms']} ms"}
     out["roofline_tables"] = len(on_roofline(sources))
     out["tables"] = sum(k != "overhead" for k in sources)
     out["anchored_tables"] = sum(v.startswith("anchored:") for v in sources.values())
@@ -1877,7 +1882,8 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
         spread = 0.0 if args.length_spread is None else args.length_spread
         return Protocol(stagger=True, per_client=per_client, all_rounds=False, spread=spread,
                         seed=args.seed, pool=args.prompt_pool)
-    per_client = args.per_client or fit_doc.get("per_client", UNFITTED_PER_CLIENT)
+    per_client = (fit_doc.get("per_client", UNFITTED_PER_CLIENT) if args.per_client is None
+                  else args.per_client)
     spread = fit_doc.get("length_spread", 0.0) if args.length_spread is None else args.length_spread
     return Protocol(per_client=per_client + args.warmup_rounds, spread=spread, seed=args.seed,
                     warmup=args.warmup_rounds, pool=args.prompt_pool)
@@ -1972,6 +1978,8 @@ def main(argv: list[str] | None = None) -> int:
         proto = protocol_from_args(args)
     except ValueError as exc:
         ap.error(str(exc))
+    if args.overhead_ms is not None and not 0 <= args.overhead_ms < float("inf"):
+        ap.error(f"--overhead-ms must be a finite number >= 0 (got {args.overhead_ms})")
     if args.fit and args.prompt_pool is not None:
         ap.error("--fit replays each campaign with the prompts the reuse rule gives it; "
                  "drop --prompt-pool")

@@ -207,3 +207,22 @@ def test_a_rows_line_shows_the_clients_that_ran_and_no_estimate_as_n_a(tmp_path,
     line = out.splitlines()[1].split()
     assert line[:7] == ["vllm", "Llama-3.1-8B", "1", "2", "4", "128", "8"]
     assert line[10] == "n/a" and line[-1] == "n/a"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--per-client", "0"], "--per-client must be >= 1 (got 0)"),
+    (["--overhead-ms", "-50"], "--overhead-ms must be a finite number >= 0 (got -50.0)"),
+    (["--overhead-ms", "nan"], "--overhead-ms must be a finite number >= 0 (got nan)"),
+    (["--overhead-ms", "inf"], "--overhead-ms must be a finite number >= 0 (got inf)"),
+])
+def test_a_load_generator_or_overhead_that_cannot_replay_is_refused(capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        fs.main([*argv, "--jobs", "1", "--model", "Nope"])
+    assert exc.value.code == 2 and f"error: {message}\n" in capsys.readouterr().err
+
+
+def test_a_replay_that_gives_no_finite_time_is_its_line(monkeypatch):
+    monkeypatch.setattr(fs, "replay", lambda *a: {"sim_ttft_ms": float("nan"),
+                                                   "sim_tpot_ms": 5.0})
+    assert fs.simulate_row(make_row(), "auto", P2, fs.Knobs()) == {
+        "unrepresentable": "its replay gave TTFT nan ms, TPOT 5.0 ms"}
