@@ -1986,8 +1986,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit and args.system != FIT_SYSTEM:
         ap.error(f"--fit fits on {FIT_SYSTEM} rows only; other systems' rows are held out")
     rows_file_checks(ap, args)
-    if args.csv and not Path(args.csv).resolve().parent.is_dir():
-        ap.error(f"--csv {args.csv}: no folder {Path(args.csv).resolve().parent} to write it in")
+    for flag, out in (("--csv", args.csv), ("--aic-file", args.refresh_aic and args.aic_file)):
+        if out and not Path(out).resolve().parent.is_dir():
+            ap.error(f"{flag} {out}: no folder {Path(out).resolve().parent} to write it in")
     if args.refresh_data:
         refresh_data(args.system)
     df = load_rows(args.system)

@@ -226,3 +226,12 @@ def test_a_replay_that_gives_no_finite_time_is_its_line(monkeypatch):
                                                    "sim_tpot_ms": 5.0})
     assert fs.simulate_row(make_row(), "auto", P2, fs.Knobs()) == {
         "unrepresentable": "its replay gave TTFT nan ms, TPOT 5.0 ms"}
+
+
+def test_estimates_to_write_in_a_folder_that_does_not_exist_are_refused_first(tmp_path, capsys):
+    path = write_rows(tmp_path / "s.csv", make_row())
+    out = tmp_path / "no" / "aic.csv"
+    with pytest.raises(SystemExit) as exc:
+        fs.main(["--rows-file", str(path), "--aic-file", str(out), "--refresh-aic"])
+    assert exc.value.code == 2
+    assert f"--aic-file {out}: no folder {out.parent} to write it in" in capsys.readouterr().err
