@@ -1991,7 +1991,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{flag} {out}: no folder {Path(out).resolve().parent} to write it in")
     if args.refresh_data:
         refresh_data(args.system)
-    df = load_rows(args.system)
+    df = rows = load_rows(args.system)
     if df.empty:
         print(f"{rows_csv(args.system)}: no {args.system} rows to replay", file=sys.stderr)
         return 1
@@ -2002,7 +2002,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.model:
         df = df[df["model"].isin(args.model)]
     if df.empty:
-        known = ", ".join(sorted(load_rows(args.system)["model"].unique()))
+        known = ", ".join(sorted(rows["model"].unique()))
         print(f"{rows_csv(args.system)}: no row matches --engine/--model; its models: {known}",
               file=sys.stderr)
         return 1

@@ -235,3 +235,11 @@ def test_estimates_to_write_in_a_folder_that_does_not_exist_are_refused_first(tm
         fs.main(["--rows-file", str(path), "--aic-file", str(out), "--refresh-aic"])
     assert exc.value.code == 2
     assert f"--aic-file {out}: no folder {out.parent} to write it in" in capsys.readouterr().err
+
+
+def test_a_filter_that_matches_nothing_says_what_the_file_holds_once(tmp_path, capsys):
+    path = write_rows(tmp_path / "s.csv", make_row(id="a"), make_row(id="a", system="gb200"))
+    assert run_main(capsys, "--rows-file", str(path), "--model", "Nope")[::2] == (1, (
+        f"{path}: 1 rows of other systems left out (gb200 1); --system picks one of b200_sxm, "
+        f"h100_sxm, h200_sxm\n{path}: no row matches --engine/--model; its models: "
+        "Llama-3.1-8B\n"))
