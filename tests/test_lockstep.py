@@ -177,3 +177,25 @@ def test_fleet_steps_moe_data_parallel_ranks_together(model, dp, extra, expected
     tier = SimpleNamespace(data_parallel=dp, speculative=None, disaggregation=None)
     tier.__dict__.update(extra)
     assert lockstep(model, tier) == expected
+
+
+@fast
+@given(work=workloads, group=st.sampled_from([2, 3, 4]), groups=st.integers(1, 2))
+def test_requests_carry_every_rank_busy_time(work, group, groups):
+    """The requests' attributed GPU time sums to the ranks' busy time: an idle rank's dummy
+    batches are charged to the requests the group stepped for (before, no request paid them,
+    so a data-parallel MoE tier's per-request costs summed to less than its attributed cost)."""
+    res = simulate([make_tier(group * groups, group)], work, sample_every=1e9)
+    charged = float(res.gpu_s_first.sum() + res.gpu_s_final.sum())
+    assert charged == pytest.approx(float(np.sum(res.busy_s["t"])), rel=1e-9)
+
+
+def test_idle_rank_time_goes_to_the_busy_rank_requests():
+    """One request on a group of two: it pays its own rank's steps and the idle rank's dummy
+    batches, twice the step time in all. By hand."""
+    model = LinearStepModel(overhead=0.002, per_prefill_token=0.0, per_decode_seq=0.0,
+                            per_context_token=0.0)
+    work = Workload(np.zeros(1), np.array([20]), np.array([4]), np.zeros(1, np.int64))
+    lim = SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=512, block_size=16)
+    res = simulate([TierSpec("t", 2, 100, model, lim, lockstep=2)], work, sample_every=1e9)
+    assert res.gpu_s_final[0] == pytest.approx(2 * 4 * 0.002)

@@ -8,7 +8,8 @@ lasts as long as the slowest rank's (batches padded to the largest one across ra
 :class:`LockstepGroup` drives ``n`` :class:`LockstepRank` replicas (each its own scheduler and KV
 cache, as before) with one clock: a group step starts every rank's plan at the same instant and
 ends all of them at ``max`` over ranks of each rank's step time; an idle rank pays
-:meth:`LockstepGroup.dummy_s` (a one-token decode step), counted in its busy time.
+:meth:`LockstepGroup.dummy_s` (a one-token decode step), counted in its busy time and charged
+to the requests of the busy ranks (:func:`charged_seconds`).
 
 Fast-forward stays exact: when every busy rank plans a decode-only stretch, the group runs
 ``min`` of their lengths, iteration ``j`` lasting ``max`` over ranks of rank ``r``'s ``j``-th
@@ -99,12 +100,12 @@ class LockstepGroup:
         now, k, plans = self.env.now, self._k, self._plans
         dt = now - self._start
         self._plans, self._ends = [], None
-        for rank, plan in zip(self.ranks, plans):
+        for rank, plan, charged in zip(self.ranks, plans, charged_seconds(dt, plans)):
             rank.busy_s += dt  # a rank without work ran the dummy batch
             rank._plan, rank._ends = None, None
             if plan is None:
                 continue
-            for req in rank.sched.complete(plan, k if plan.decode_only else 1, now, dt):
+            for req in rank.sched.complete(plan, k if plan.decode_only else 1, now, charged):
                 rank.on_finish(req, rank)
 
     def _start_step(self) -> None:
@@ -163,6 +164,19 @@ class LockstepGroup:
             return float(self._decode_times(plan, 1)[0])
         compute = self.model.step_time(plan.shape())
         return step_seconds(compute, plan.transfer_s, rank.sched.limits.kv_overlap)
+
+
+def charged_seconds(dt: float, plans: list[StepPlan | None]) -> list[float]:
+    """Engine-replica seconds each rank's requests pay for a group step of ``dt`` seconds:
+    a busy rank's own ``dt`` plus a share of the idle ranks' dummy batches (``dt`` each), in
+    proportion to the tokens the rank computes in the step, since those batches ran only for
+    the busy ranks' requests; 0 for an idle rank. The shares sum to every rank's busy time,
+    so the requests' attributed costs sum to the tier's (docs/metrics.md)."""
+    tokens = [0 if p is None else p.n_dec + sum(c for _, c in p.chunks) for p in plans]
+    idle = dt * sum(p is None for p in plans)
+    total = sum(tokens)
+    return [dt + idle * t / total if p is not None else 0.0
+            for p, t in zip(plans, tokens)]
 
 
 def lockstep_replicas(
