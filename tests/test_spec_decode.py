@@ -158,3 +158,14 @@ def test_budget_must_cover_every_decoder_verifying():
     with pytest.raises(ValueError, match="max_num_seqs x"):
         SpecScheduler(SchedulerLimits(max_num_seqs=256, max_num_batched_tokens=512), 100,
                       SpecDecoding(3, (0.5,)))
+
+
+@fast
+@given(workloads, setups)
+def test_kv_peak_holds_every_sampled_step(work, setup):
+    """The replica's peak KV use is at least what any step it sampled held: the peak is taken
+    while the step's blocks are held, before finished requests free theirs (it was taken
+    after, so the summary's kv_peak_frac fell below timeseries.parquet's samples)."""
+    res = simulate([_tier(setup)], work, sample_every=1e-12)
+    for peak, samples in zip(res.kv_peak_blocks["t"], res.samples["t"]):
+        assert peak >= max((s[3] for s in samples), default=0)

@@ -207,6 +207,8 @@ class SpecScheduler(ReplicaQueues):
     def complete(self, plan: StepPlan, k: int, t_end: float, dt: float) -> list[Req]:
         """Apply the planned iteration: draws each decoder's tokens, advances the prefills."""
         decs, finished = self._decoders, []
+        # the step holds every block planned for it until its finished requests free theirs
+        self.peak_blocks = max(self.peak_blocks, self.num_blocks - self.free)
         n_tok = (self.spec.k + 1) * len(decs) + sum(c for _, c in plan.chunks)
         for req in decs:
             req.gpu_s += dt * (self.spec.k + 1) / n_tok
@@ -232,7 +234,6 @@ class SpecScheduler(ReplicaQueues):
             req.state = DECODE
             if req.n_out >= req.output:
                 self._finish(req, t_end, finished)
-        self.peak_blocks = max(self.peak_blocks, self.num_blocks - self.free)
         self.it += 1
         return finished
 
