@@ -385,3 +385,30 @@ def test_a_large_integer_parent_is_shown_in_full(tmp_path, parents, kind, row, s
                                   str(path), loaded.origin)
     assert str(err.value) == (f"{path}: row {row}, column 'parent': parent {shown} is not an "
                               "earlier step of session 1")
+
+
+def test_the_dropped_note_counts_steps_never_sent_apart(tmp_path):
+    """A step too long for its tier ends its task: the note names the steps after it as never
+    sent, not as larger than a replica's KV cache (which they were not)."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    rows = [(0, 0.0, 300, 20, 0, 0, 0.0), (1, 0.0, 5000, 20, 0, 1, 0.5),
+            (2, 0.0, 100, 30, 0, 2, 0.5), (3, 0.0, 100, 30, 0, 3, 0.5)]
+    cols = ["request_id", "arrival_s", "input_tokens", "output_tokens", "session_id", "step",
+            "tool_s"]
+    pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "agent.csv", index=False)
+    doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"},
+                   router={"policy": "uniform"},
+                   workload={"sessions": {"system_prompt_tokens": 0}})
+    doc["tiers"][1]["scheduler"] = {"max_model_len": 4096}
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    run = run_scenario(load_scenario(path), out_dir=tmp_path / "out", scenario_path=path)
+    assert run.dropped == 3
+    note = next(n for n in run.notes if "were dropped" in n)
+    assert note.endswith(
+        "3 of 4 requests were dropped, never served (1 longer (prompt + output) than their "
+        "tier's context, up to 5,340 tokens, and 2 never sent: an earlier step of their "
+        "session was dropped); they count as dropped in every figure")

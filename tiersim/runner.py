@@ -46,6 +46,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
 )
 from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
 from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
+from tiersim.workload import sessions
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
 """Columns of requests.parquet, in order."""
@@ -255,12 +256,14 @@ def _note_unsized_baselines(scenario: Scenario, source: str) -> None:
 
 def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     """A note when the fleet dropped requests it can never serve (prompt + output longer than
-    the context of the tier it was sent to, or than one of its replicas' KV cache); the
-    figures count them as dropped, as before."""
+    the context of the tier it was sent to, or than one of its replicas' KV cache), and the
+    session steps never sent because an earlier step of their task was dropped; the figures
+    count them as dropped, as before."""
     dropped = np.asarray(result.dropped, dtype=bool)
     if not dropped.any():
         return
-    tokens, too_long = _dropped_sizes(fleet, df, result, dropped)
+    unsent = _never_sent(df, dropped)
+    tokens, too_long = _dropped_sizes(fleet, df, result, dropped & ~unsent)
     reasons = []
     if too_long.any():
         reasons.append(f"{int(too_long.sum()):,} longer (prompt + output) than their tier's "
@@ -270,9 +273,25 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
         held = (f" with the {state:,} tokens' worth of blocks each sequence's delta-net state "
                 "holds") if state else ""
         reasons.append(f"{int((~too_long).sum()):,} larger than one replica's KV cache{held}")
-    warnings.warn(f"{source}: {len(tokens):,} of {len(dropped):,} requests were dropped, never "
-                  f"served ({' and '.join(reasons)}, up to {int(tokens.max()):,} tokens); they "
-                  "count as dropped in every figure", Note, stacklevel=2)
+    why = f"{' and '.join(reasons)}, up to {int(tokens.max()):,} tokens"
+    if unsent.any():
+        why += (f", and {int(unsent.sum()):,} never sent: an earlier step of their session "
+                "was dropped")
+    warnings.warn(f"{source}: {int(dropped.sum()):,} of {len(dropped):,} requests were "
+                  f"dropped, never served ({why}); they count as dropped in every figure",
+                  Note, stacklevel=2)
+
+
+def _never_sent(df: pd.DataFrame, dropped: np.ndarray) -> np.ndarray:
+    """Which dropped requests are session steps whose predecessor was dropped: the engine
+    never sends them (their prompt would hold an output never made), whatever their size."""
+    follows, _ = sessions.links(df)
+    if follows is None:
+        return np.zeros(len(dropped), dtype=bool)
+    has_parent = follows >= 0
+    parent_dropped = np.zeros(len(dropped), dtype=bool)
+    parent_dropped[has_parent] = dropped[follows[has_parent]]
+    return dropped & parent_dropped
 
 
 THRASHING_PREEMPTIONS = 10
