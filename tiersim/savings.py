@@ -130,7 +130,7 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     """
     if uniform is None:
         return _estimated(fleet, df, result, infos, accuracy_floor, basis)
-    duration = max(duration_of(df, result), end_s)
+    duration = max(duration_of(result), end_s)
     routed = costs.ledger(cost_model, fleet, result, duration).headline_usd
     accuracy = routed_accuracy(df, result, infos, basis)
     uniform = same_basis(uniform, df, [*infos, *(baseline_infos or [])], basis)
@@ -207,8 +207,10 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
         vs_static_split_frac=out["vs_static_split_frac"])
 
 
-def duration_of(df: pd.DataFrame, result) -> float:
-    """The run's duration: the later of the last arrival and the last finish."""
-    return metrics.duration_s(pd.DataFrame({
-        "arrival_s": df["arrival_s"].to_numpy(np.float64),
-        "finish_s": np.asarray(result.finish_s, dtype=np.float64)}))
+def duration_of(result) -> float:
+    """The run's duration: the later of the last arrival and the last finish. Arrivals are
+    the engine's (``result.arrival_s``), as in requests.parquet: a session step arrives when
+    its predecessor finishes (or is dropped), not at the trace's ``arrival_s``, which is then
+    a placeholder."""
+    return metrics.span_s(np.asarray(result.arrival_s, dtype=np.float64),
+                          np.asarray(result.finish_s, dtype=np.float64))

@@ -109,6 +109,7 @@ class _TierRun:
     last_finish: float
     busy_s: float
     prefill: int | None = None  # a disaggregated tier's prefill replicas (the split kept)
+    last_arrival: float = -math.inf  # the engine's: a session step's is set by the run
 
 
 def scores_realised(scenario) -> bool:
@@ -367,9 +368,11 @@ class SimEvaluator:
         dropped = np.zeros(n, dtype=bool)
         for run in runs.values():
             dropped[run.rows] = run.dropped
-        arrivals = [float(self.df["arrival_s"].max())] if len(self.df) else []
-        duration = max([self.end_s, *arrivals]
-                       + [r.last_finish for r in runs.values() if math.isfinite(r.last_finish)])
+        # the engine's arrivals, as the run's duration takes them (a session step arrives
+        # when its predecessor finishes or is dropped, not at its trace arrival_s)
+        ends = [e for r in runs.values() for e in (r.last_arrival, r.last_finish)
+                if math.isfinite(e)]
+        duration = max([self.end_s, *ends])
         exp = expected_matrix(self.df, infos, self.basis(a))[np.arange(n), a.final_tier]
         ttft = np.concatenate([r.ttft for r in runs.values()])
         tpot = np.concatenate([r.tpot for r in runs.values()])
@@ -440,7 +443,8 @@ def _tier_run(rows: np.ndarray, arrival: np.ndarray, result, busy_s: float) -> _
     fin = finish[np.isfinite(finish)]
     return _TierRun(rows=rows, ttft=first - arrival, tpot=tpot, e2e=finish - arrival,
                     dropped=np.asarray(result.dropped, dtype=bool),
-                    last_finish=float(fin.max()) if fin.size else -math.inf, busy_s=busy_s)
+                    last_finish=float(fin.max()) if fin.size else -math.inf, busy_s=busy_s,
+                    last_arrival=float(arrival.max()) if arrival.size else -math.inf)
 
 
 def _dropped_first(runs, a: Assignment, k: int, n: int) -> np.ndarray:
