@@ -96,3 +96,42 @@ def test_a_dropped_request_is_not_a_silent_failure():
     assert score(df, on_cheap, tiers=TIERS)["silent_failure_rate"] == 1.0
     assert score(df, on_cheap, tiers=TIERS,
                  dropped=np.array([True, False]))["silent_failure_rate"] == 0.5
+
+
+def _escalated_then_dropped(tmp_path, baselines: bool = False):
+    """Two long answers, both wrong on the cheap tier (a perfect verifier escalates them) and
+    both too long for the top tier's context, which drops them: only their first passes run,
+    for seconds after the last arrival (0.5 s)."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_scenario
+
+    pd.DataFrame({"request_id": [0, 1], "arrival_s": [0.0, 0.5], "input_tokens": [500, 500],
+                  "output_tokens": [2000, 2000], "correct_w4a16": [0.0, 0.0],
+                  "correct_bf16": [1.0, 1.0]}).to_csv(tmp_path / "t.csv", index=False)
+    doc = tiny_doc(trace={"path": "t.csv", "format": "canonical"},
+                   workload={"difficulty": {"kind": "labels"}},
+                   router={"policy": "cascade", "cascade": {"signal_noise": 0.0}})
+    doc["tiers"][1]["scheduler"] = {"max_model_len": 1000}
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    return run_scenario(load_scenario(path), scenario_path=path, baselines=baselines)
+
+
+def test_the_run_lasts_until_its_last_pass_ends(tmp_path):
+    """A first pass whose escalation is dropped has no finish_s, yet the fleet ran it: the run
+    lasts until it ends (docs/metrics.md, duration), so no tier is busy longer than it is
+    paid for (before: duration 0.5 s, the cheap tier 1,857% utilised, attributed cost 18x the
+    provisioned)."""
+    run = _escalated_then_dropped(tmp_path)
+    assert run.dropped == 2 and run.duration_s > 1.0
+    cheap = next(t for t in run.tiers if t.name == "w4a16")
+    assert 0.5 < cheap.utilization <= 1.0
+    assert run.attributed_cost_usd <= run.provisioned_cost_usd
+    assert run.provisioned_cost_usd == pytest.approx(2 * 3.5 * run.duration_s / 3600)
+
+
+def test_simulated_savings_price_the_run_until_its_last_pass_ends(tmp_path):
+    """The simulated savings price the routed fleet over the run's own duration, last
+    unanswered pass included."""
+    run = _escalated_then_dropped(tmp_path, baselines=True)
+    assert run.savings.routed_cost_usd == pytest.approx(run.cost_usd, rel=1e-12)

@@ -208,9 +208,11 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
 
 
 def duration_of(result) -> float:
-    """The run's duration: the later of the last arrival and the last finish. Arrivals are
-    the engine's (``result.arrival_s``), as in requests.parquet: a session step arrives when
-    its predecessor finishes (or is dropped), not at the trace's ``arrival_s``, which is then
-    a placeholder."""
-    return metrics.span_s(np.asarray(result.arrival_s, dtype=np.float64),
-                          np.asarray(result.finish_s, dtype=np.float64))
+    """The run's duration: the later of the last arrival, the last finish and the end of the
+    fleet's last step (``result.busy_until_s``: a pass that gave no answer still ran).
+    Arrivals are the engine's (``result.arrival_s``), as in requests.parquet: a session step
+    arrives when its predecessor finishes (or is dropped), not at the trace's ``arrival_s``,
+    which is then a placeholder."""
+    return max(metrics.span_s(np.asarray(result.arrival_s, dtype=np.float64),
+                              np.asarray(result.finish_s, dtype=np.float64)),
+               result.busy_until_s)

@@ -142,7 +142,7 @@ class RequestTable:
         """Every request's cost under the scenario's cost model (computed once)."""
         if self._cost is None:
             r = self.result
-            span = max(metrics.span_s(r.arrival_s, r.finish_s), self.end_s)
+            span = max(metrics.span_s(r.arrival_s, r.finish_s), run_end_s(r, self.end_s))
             self._cost = costs.request_costs(self.scenario.cost_model, self.fleet, r, span)
         return self._cost
 
@@ -415,6 +415,14 @@ def _provisioned_dc(savings: SavingsResult, uniform: dict, pair: list,
     return float(uniform[pair[0].name].cost_usd) * (rates[1] / rates[0] - 1.0)
 
 
+def run_end_s(result, end_s: float = 0.0) -> float:
+    """The least a run lasts besides its requests' arrivals and finishes: ``end_s`` (a
+    response cache's last answer) or the end of the fleet's last step, whichever is later. A
+    pass that ran but gave no answer (a first pass whose escalation was dropped, a prefill
+    whose decoder refused it) has no ``finish_s``, and the fleet is paid while it runs."""
+    return max(end_s, float(result.busy_until_s))
+
+
 def run_duration(stats: metrics.RequestStats, end_s: float) -> metrics.RequestStats:
     """``stats`` over a run that lasts until ``end_s`` when that is later than its own last
     arrival and finish: the duration D covers every trace request, including those a response
@@ -435,7 +443,7 @@ def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
     The run lasts at least ``end_s``: the last answer of a response cache, whose hits have no
     row in ``requests`` (:func:`run_duration`)."""
     slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
-    stats = run_duration(metrics.request_stats(requests, slo), end_s)
+    stats = run_duration(metrics.request_stats(requests, slo), run_end_s(result, end_s))
     duration = stats.duration_s
     ledger = costs.ledger(scenario.cost_model, fleet, result, duration)
     tiers = tier_results(scenario, fleet, requests, result, ledger, duration, accuracy_source)

@@ -129,6 +129,7 @@ class SimResult:
     arrival_s: np.ndarray  # when each request entered the fleet (closed loop: set by the run)
     cache_hit_tokens: np.ndarray  # prompt tokens served from a prefix cache, summed over passes
     prefix_stats: dict[str, PrefixStats] = field(default_factory=dict)  # tiers that cache
+    busy_until_s: float = 0.0  # when the fleet's last step ended (a pass with no finish too)
 
 
 @dataclass
@@ -548,6 +549,7 @@ class _Fleet:
             arrival_s=self.arrival,
             cache_hit_tokens=self.cache_hit,
             prefix_stats=self.prefix,
+            busy_until_s=max((r.idle_at for reps in self.reps for r in reps), default=0.0),
         )
 
 

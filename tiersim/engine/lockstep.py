@@ -115,6 +115,7 @@ class LockstepGroup:
             for rank in self.ranks:
                 rank._sample(now)  # the idle state
                 rank._next_sample = now  # the next busy step is sampled
+                rank.idle_at = now
             self._active, self._pending = False, None
             return
         self._plans, self._start = plans, now

@@ -70,6 +70,7 @@ class Replica:
         self.lazy = lazy  # no events: steps run when the replica is next looked at (module)
         self._end = inf  # lazy: when the step in flight ends or the idle replica starts
         self.last_step = 0.0  # lazy: the time of the last step processed
+        self.idle_at = 0.0  # when the replica last went idle (its last step's end)
 
     def submit(self, req: Req) -> bool:
         """Hand a request to this replica now; False if it can never fit (dropped)."""
@@ -170,6 +171,7 @@ class Replica:
         self._sample(now)  # the idle state, so a time series holds 0, not the last busy sample
         self._next_sample = now  # and the next busy step is sampled, or the 0 holds over it
         self._active, self._pending = False, None
+        self.idle_at = now
         return None
 
     def _decode_stretch(self, plan: StepPlan, now: float) -> float:

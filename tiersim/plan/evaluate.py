@@ -110,6 +110,7 @@ class _TierRun:
     busy_s: float
     prefill: int | None = None  # a disaggregated tier's prefill replicas (the split kept)
     last_arrival: float = -math.inf  # the engine's: a session step's is set by the run
+    busy_until: float = -math.inf  # the end of the simulated fleet's last step
 
 
 def scores_realised(scenario) -> bool:
@@ -328,7 +329,8 @@ class SimEvaluator:
                                         Assignment(tier=zeros, escalate_to=zeros - 1))
                 run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
                                 float(sum(result.busy_s[name])))
-                runs.append(dataclasses.replace(run, prefill=prefill))
+                runs.append(dataclasses.replace(run, prefill=prefill,
+                                                busy_until=result.busy_until_s))
             self._tier_runs[key] = min(runs, key=self._split_score)
         return self._tier_runs[key]
 
@@ -357,8 +359,9 @@ class SimEvaluator:
         runs = {}
         for k, n in enumerate(names):
             mask = np.asarray(result.final_tier) == k
-            runs[n] = _tier_run(np.flatnonzero(mask), arrival[mask], _Masked(result, mask),
-                                float(sum(result.busy_s[n])))
+            runs[n] = dataclasses.replace(
+                _tier_run(np.flatnonzero(mask), arrival[mask], _Masked(result, mask),
+                          float(sum(result.busy_s[n]))), busy_until=result.busy_until_s)
         return runs
 
     def _outcome(self, design: Design, replicas, runs: dict[str, _TierRun], a: Assignment,
@@ -368,9 +371,10 @@ class SimEvaluator:
         dropped = np.zeros(n, dtype=bool)
         for run in runs.values():
             dropped[run.rows] = run.dropped
-        # the engine's arrivals, as the run's duration takes them (a session step arrives
-        # when its predecessor finishes or is dropped, not at its trace arrival_s)
-        ends = [e for r in runs.values() for e in (r.last_arrival, r.last_finish)
+        # as the run's duration: the engine's arrivals (a session step arrives when its
+        # predecessor finishes or is dropped, not at its trace arrival_s), and the end of the
+        # fleet's last step (a pass that gave no answer still ran)
+        ends = [e for r in runs.values() for e in (r.last_arrival, r.last_finish, r.busy_until)
                 if math.isfinite(e)]
         duration = max([self.end_s, *ends])
         exp = expected_matrix(self.df, infos, self.basis(a))[np.arange(n), a.final_tier]
