@@ -88,6 +88,18 @@ def test_task_success_is_the_product_of_step_correctness():
     assert carried.cost_per_task_usd == pytest.approx((0.6 + 0.5) / 2 * 2.0 / 1.1)
 
 
+def test_tasks_carry_the_headline_when_no_step_was_charged():
+    """Every step dropped (none charged) on a provisioned fleet that cost 1.2 USD: the two
+    tasks carry it in equal shares, as tasks x cost per task is the headline (it read 0)."""
+    df = pd.DataFrame({"session_id": [1, 1, 2], "follows_id": [-1, 0, -1]})
+    req = pd.DataFrame({"arrival_s": [0.0, 0.0, 1.0], "finish_s": [np.nan] * 3,
+                        "expected_accuracy": [0.0] * 3, "cost_usd": [0.0] * 3,
+                        "completed": [False] * 3, "e2e_s": [np.nan] * 3,
+                        "final_tier": ["a"] * 3})
+    assert session_result(df, req, total_cost_usd=1.2).cost_per_task_usd == pytest.approx(0.6)
+    assert session_result(df, req).cost_per_task_usd == 0.0
+
+
 def test_top_n_answers_every_request_of_the_n_most_frequent_prompts():
     """Counts 5, 3, 3 (tie: first seen wins), 1: top-2 = the 5 and the first 3."""
     key = np.array([9, 4, 9, 7, 4, 9, 7, 9, 4, 7, 9, 2])

@@ -42,7 +42,7 @@ def session_result(df: pd.DataFrame, requests: pd.DataFrame,
     latency = np.where(all_done, (g["finish"].max() - g["arrival"].min()).to_numpy(), np.nan)
     success = g["acc"].prod().to_numpy(np.float64)
     steps = g.size().to_numpy(np.float64)
-    cost = g["cost"].sum().to_numpy(np.float64) * _to_headline(t["cost"], total_cost_usd)
+    cost = _to_headline(g["cost"].sum().to_numpy(np.float64), total_cost_usd)
     per_request = float(t["acc"].mean())
     e2e_p50 = _pct(requests["e2e_s"].to_numpy(np.float64), 50)
     lat_p50 = _pct(latency, 50)
@@ -61,12 +61,17 @@ def session_result(df: pd.DataFrame, requests: pd.DataFrame,
     )
 
 
-def _to_headline(costs: pd.Series, total_cost_usd: float | None) -> float:
-    """The factor that makes the requests' costs sum to the headline (1 where they do)."""
-    column = float(costs.sum())
-    if total_cost_usd is None or not np.isfinite(column) or column <= 0:
-        return 1.0
-    return float(total_cost_usd) / column
+def _to_headline(task_costs: np.ndarray, total_cost_usd: float | None) -> np.ndarray:
+    """The tasks' costs scaled to sum to the headline (as they are without one); in equal
+    shares when no step was charged anything (every one dropped) and the fleet still cost
+    money: a provisioned fleet is paid whether or not it served a request."""
+    column = float(task_costs.sum())
+    if total_cost_usd is None or not np.isfinite(column):
+        return task_costs
+    if column <= 0:
+        share = float(total_cost_usd) / len(task_costs)
+        return task_costs if share <= 0 else np.full(len(task_costs), share)
+    return task_costs * (float(total_cost_usd) / column)
 
 
 def step_type_results(df: pd.DataFrame, requests: pd.DataFrame) -> tuple[StepTypeResult, ...]:
