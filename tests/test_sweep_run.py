@@ -499,3 +499,20 @@ def test_an_interrupted_sweep_counts_the_points_its_workers_stored(tmp_path):
     tally = Tally(stored=1, folder=folder, pending=("a", "b", "c", "d", "e"))
     assert tally.stored_on_disk() == 2  # a and c; "old" was stored by an earlier sweep
     assert Tally(stored=3).stored_on_disk() == 3
+
+
+def test_an_interrupted_sweep_does_not_count_points_another_version_stored(tmp_path):
+    # a point another tiersim version stored ok runs again (it is pending), but its file says
+    # ok until this call rewrites it: an interrupt before then counted it as stored by this
+    # sweep ("1 finished point stored ... they are kept, not rerun")
+    import json
+
+    from tiersim.sweep.run import Tally, tiersim_version
+
+    folder = tmp_path / "points"
+    folder.mkdir()
+    for name, version in (("new", tiersim_version()), ("older", "0.0.1")):
+        (folder / f"{name}.json").write_text(json.dumps(
+            {"point_id": name, "status": "ok", "tiersim": version}))
+    assert Tally(stored=0, folder=folder, pending=("older",)).stored_on_disk() == 0
+    assert Tally(stored=0, folder=folder, pending=("new", "older")).stored_on_disk() == 1

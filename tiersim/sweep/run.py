@@ -712,9 +712,13 @@ class Tally:
 
 
 def _stored_ok(path: Path) -> bool:
-    """Whether the point file at ``path`` is whole and says ``ok``."""
+    """Whether the point file at ``path`` is whole, says ``ok`` and was run by this tiersim
+    version: a point another version stored ``ok`` is pending too (it runs again,
+    :func:`_other_version`), and until this call rewrites it its file still says ``ok``."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("status") == "ok"
+        record = json.loads(path.read_text(encoding="utf-8"))
+        return (record.get("status") == "ok"
+                and record.get("tiersim", tiersim_version()) == tiersim_version())
     except (OSError, ValueError, AttributeError):
         return False
 
