@@ -88,3 +88,18 @@ def test_a_plan_over_fewer_gpu_sizes_and_a_run_of_its_scenario_agree(tmp_path):
     folder = json.loads((tmp_path / "plan" / "summary.json").read_text())["savings"]
     assert result.plan["savings"]["vs_uniform_frac"] == ran.vs_uniform_frac \
         == folder["vs_uniform_frac"] == 0.0
+
+
+def test_a_plan_searches_as_far_as_the_scenarios_own_limit(tmp_path, cap_of_one):
+    # with no --max-replicas a plan stopped at the default cap (here 1) while a run of the
+    # same scenario sized its baselines up to its limits.max_replicas (16): the plan found no
+    # fleet, or wrote the default cap over the scenario's own limit
+    from tiersim.cli.plan import plan_capacity
+
+    path = write_yaml(tmp_path / "busy.yaml", busy_bf16(limits={"max_replicas": 16}))
+    result = plan_capacity(path, out_dir=tmp_path / "plan", report=False)
+    assert (result.plan["replicas"], result.plan["gpus_per_replica"]) == ({"bf16": 2}, {"bf16": 2})
+    written = yaml.safe_load((tmp_path / "plan" / "scenario.yaml").read_text())
+    assert written["limits"] == {"max_replicas": 16}
+    folder = json.loads((tmp_path / "plan" / "summary.json").read_text())["savings"]
+    assert result.plan["savings"]["vs_uniform_frac"] == folder["vs_uniform_frac"] == 0.0

@@ -118,7 +118,8 @@ def plan(
         "router.floor values are tried beside the accuracy floor and its raised "
         "margins, not instead of them.")] = None,
     max_replicas: Annotated[int | None, typer.Option(min=1, help="Largest tier to try "
-        "(default 256, or the scenario's limits.max_replicas where lower; a value other than "
+        "(default: the scenario's limits.max_replicas where it sets one, else 256, as a run "
+        "sizes its uniform baselines; a value other than "
         "the cap a run of the scenario sizes its baselines under is written into the planned "
         "scenario's limits).")] = None,
     gpus_per_replica: Annotated[str | None, typer.Option(
@@ -279,9 +280,9 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                   max_replicas: int | None = None, gpu_options: tuple[int, ...] | None = None,
                   cost_model: str | None = None, report: bool = True) -> PlanResult:
     """Plan the scenario at ``scenario_path`` (limits default to the scenario's; ``max_replicas``
-    to :data:`DEFAULT_MAX_REPLICAS` or the scenario's ``limits.max_replicas`` where lower); with
-    ``out_dir``, write plan.json, scenario.yaml (the plan as a scenario), the planned run's files
-    and report.html."""
+    to the cap a run sizes its uniform baselines under,
+    :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
+    scenario.yaml (the plan as a scenario), the planned run's files and report.html."""
     from tiersim.cli.run import out_folder
     from tiersim.scenario import load_scenario
 
@@ -289,10 +290,10 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     scenario = with_gpu_options(load_scenario(scenario_path, fit=False), gpu_options)
     gpu_options = tuple(sorted(set(scenario.limits.gpus_per_replica)))
     scenario = _fitting(scenario, gpu_options)  # planner sizes
-    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
+    from tiersim.savings import baseline_replica_limit
 
-    if max_replicas is None:
-        max_replicas = min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)
+    if max_replicas is None:  # the cap a run of the scenario sizes its baselines under
+        max_replicas = baseline_replica_limit(scenario)
     elif max_replicas > scenario.limits.max_replicas:
         raise TiersimError(f"--max-replicas {max_replicas} is above {scenario_path}'s "
                            f"limits.max_replicas ({scenario.limits.max_replicas}); lower it, or "
