@@ -237,6 +237,38 @@ def check_hash_counts(src: Source, hashes: np.ndarray, input_tokens: np.ndarray,
                         "prompt tokens", i, column)
 
 
+def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
+    """Refuse a block hash id found at two places, in one prompt or in two: an id names its
+    block with every block before it (Mooncake's ids are such prefix hashes), so it is block
+    ``k`` of every prompt holding it. A repeated id (``[7, 7]``) or one at another place
+    would count tokens as cached that no request computed. One line naming the first row
+    where an id moves, and the row and place it had before; vectorised over the whole table
+    (a million rows of a few ids take well under a second)."""
+    lengths = np.fromiter((len(h) for h in hashes), dtype=np.int64, count=len(hashes))
+    if lengths.sum() < 2:
+        return
+    ids = np.concatenate([np.asarray(h, dtype=np.int64) for h in hashes if len(h)])
+    rows = np.repeat(np.arange(len(hashes)), lengths)
+    places = np.arange(len(ids)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    order = np.lexsort((places, rows, ids))  # by id, then row, then place
+    ids, rows, places = ids[order], rows[order], places[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    first = np.repeat(starts, np.diff(np.r_[starts, len(ids)]))  # each id's first sighting
+    moved = np.flatnonzero(places != places[first])
+    if not len(moved):
+        return
+    k = moved[np.lexsort((places[moved], rows[moved]))[0]]  # the earliest row that moves one
+    j = first[k]
+    before = ("this prompt" if rows[j] == rows[k]
+              else f"the prompt of row {src.row(int(rows[j]))}")
+    raise src.error(f"hash id {ids[k]} is block {places[k] + 1} of this prompt but block "
+                    f"{places[j] + 1} of {before}; a block's id names it with every block "
+                    "before it, so it has one place in every prompt (a repeated or moved id "
+                    "would count tokens as cached that were never computed): give each "
+                    f"block its own id, or remove the column {column} to replay without "
+                    "prefix caching", int(rows[k]), column)
+
+
 def hash_column(s: pd.Series, src: Source, column: str, low: int = HASH_LOW) -> np.ndarray:
     """A column of hash lists as one int64 array per row, the same from every format: list
     cells (Parquet, JSON lines) or text cells (CSV: ``[1, 2, 3]``, ``1 2 3``). A missing list

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from tiersim.errors import TraceError, escaped
-from tiersim.trace import checks, chunked, units
+from tiersim.trace import canonical, checks, chunked, units
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
@@ -150,11 +150,26 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
         if name == "canonical":
             convert = FORMATS[name].convert
             table, notes = chunked.read_canonical(Path(path), src, convert, rows)
+            _check_hash_places(table, src, name, "prefix_hashes")
             return table, src, name, notes
     raw, src = read_raw(path, lambda columns: columns_used(columns, format))
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)
+    own = name == "mooncake" and "hash_ids" in raw.columns
+    _check_hash_places(table, src, name, "hash_ids" if own else "prefix_hashes")
     return table, src, name, notes
+
+
+def _check_hash_places(table: pd.DataFrame, src: Source, name: str, column: str) -> None:
+    """Check the whole table's prefix hash ids (:func:`canonical.check_hash_places`), after
+    its chunks are joined: an id may move between rows far apart. A logged format's table
+    rows are its file's data rows ``request_id`` (BurstGPT drops failed ones); a canonical
+    table's are the file's, in order."""
+    if "prefix_hashes" not in table.columns:
+        return
+    rows = None if name == "canonical" else table["request_id"].to_numpy(np.int64)
+    canonical.check_hash_places(replace(src, rows=rows), table["prefix_hashes"].to_numpy(),
+                                column)
 
 
 def _check_span(table: pd.DataFrame, src: Source, origin: TraceOrigin,

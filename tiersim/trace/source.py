@@ -57,13 +57,17 @@ class Source:
     first_row: int = 0
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
 
+    def row(self, index: int) -> int:
+        """The file's 1-based data row of 0-based table row ``index``."""
+        if self.rows is not None:
+            index = int(self.rows[index])
+        return self.first_row + int(index) + 1
+
     def error(self, message: str, index: int | None = None,
               column: str | None = None) -> TraceError:
         """A TraceError at 0-based data row ``index`` of the table (reported as the file's
         1-based data row) and ``column``."""
-        if index is not None and self.rows is not None:
-            index = int(self.rows[index])
-        row = None if index is None else self.first_row + int(index) + 1
+        row = None if index is None else self.row(index)
         if row is not None and self.header_lines is not None:
             message += f" (file line {file_line(self.path, self.header_lines, row)})"
         return TraceError(self.path, message, row=row, column=column)

@@ -1,0 +1,62 @@
+"""Traces with structure whose numbers came out silently wrong: prefix hash ids repeated or
+moved between places, prompt hashes naming prompts of different lengths, and a session trace's
+own prefix hashes under ``context: accumulate``."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tiersim.errors import TraceError
+from tiersim.trace import load_trace
+
+FIX = ("a block's id names it with every block before it, so it has one place in every prompt "
+       "(a repeated or moved id would count tokens as cached that were never computed): give "
+       "each block its own id, or remove the column {column} to replay without prefix caching")
+
+
+def _mooncake(tmp_path, lists):
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": 10 * i, "input_length": 2048,
+                                        "output_length": 5, "hash_ids": ids}) + "\n"
+                            for i, ids in enumerate(lists)))
+    return path
+
+
+def test_a_repeated_hash_id_is_refused(tmp_path):
+    """[7] then [7, 7, 7, 7] counted 2,047 of 2,048 tokens cached where one block was."""
+    path = _mooncake(tmp_path, [[7], [7, 7, 7, 7]])
+    with pytest.raises(TraceError) as err:
+        load_trace(path)
+    assert str(err.value) == (f"{path}: row 2, column 'hash_ids': hash id 7 is block 2 of this "
+                              "prompt but block 1 of the prompt of row 1; "
+                              + FIX.format(column="hash_ids") + " (file line 2)")
+
+
+def test_a_repeat_inside_one_prompt_names_that_prompt(tmp_path):
+    path = _mooncake(tmp_path, [[1, 2], [3, 3]])
+    with pytest.raises(TraceError, match=r"row 2, .*hash id 3 is block 2 of this prompt but "
+                                         r"block 1 of this prompt;"):
+        load_trace(path)
+
+
+def test_an_id_moved_between_chunks_of_a_parquet_trace_is_refused(tmp_path):
+    """The canonical Parquet path converts chunks apart; the check runs on the joined table."""
+    path = tmp_path / "c.parquet"
+    table = pa.table({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [1024] * 3,
+                      "output_tokens": [5] * 3,
+                      "prefix_hashes": pa.array([[1, 2], [3, 4], [2, 5]], pa.list_(pa.int64()))})
+    pq.write_table(table, path, row_group_size=1)
+    with pytest.raises(TraceError) as err:
+        load_trace(path)
+    assert str(err.value) == (f"{path}: row 3, column 'prefix_hashes': hash id 2 is block 1 of "
+                              "this prompt but block 2 of the prompt of row 1; "
+                              + FIX.format(column="prefix_hashes"))
+
+
+def test_ids_each_at_one_place_are_read(tmp_path):
+    table = load_trace(_mooncake(tmp_path, [[1, 2, 3], [1, 2], [1, 4], []]))
+    assert [list(h) for h in table["prefix_hashes"]] == [[1, 2, 3], [1, 2], [1, 4], []]
