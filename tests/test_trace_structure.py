@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -60,3 +61,37 @@ def test_an_id_moved_between_chunks_of_a_parquet_trace_is_refused(tmp_path):
 def test_ids_each_at_one_place_are_read(tmp_path):
     table = load_trace(_mooncake(tmp_path, [[1, 2, 3], [1, 2], [1, 4], []]))
     assert [list(h) for h in table["prefix_hashes"]] == [[1, 2, 3], [1, 2], [1, 4], []]
+
+
+SESSION_HASHES = ("arrival_s,input_tokens,output_tokens,session_id,step,prefix_hashes\n"
+                  '0,1024,100,1,0,"[1,2]"\n0,{second},100,1,1,"{ids}"\n')
+
+
+def test_own_prefix_hashes_under_accumulated_context_are_refused(tmp_path):
+    """Step 1's ids [5, 6] were put at blocks 1-2 of its 2,148-token prompt with context,
+    whose first blocks are step 0's: the context was never found cached (0% against 32%)."""
+    from tiersim.errors import ScenarioError
+    from tiersim.workload.sessions import SessionsConfig, prepare_sessions
+
+    path = tmp_path / "s.csv"
+    path.write_text(SESSION_HASHES.format(second=1024, ids="[5,6]"))
+    with pytest.raises(ScenarioError) as err:
+        prepare_sessions(load_trace(path), SessionsConfig(), np.random.default_rng(0), "s.yaml")
+    assert str(err.value) == (
+        "s.yaml: workload.sessions.context: the trace's own prefix hashes (prefix_hashes, or "
+        "Mooncake's hash_ids) name the blocks of each step's logged prompt, but under context: "
+        "accumulate (the default) a step's input_tokens are its new tokens and its prompt is "
+        "the session's context so far, whose blocks those ids do not name; set context: logged "
+        "if input_tokens are whole prompts, or remove the hash column to have tiersim hash each "
+        "prompt with its context")
+
+
+def test_own_prefix_hashes_of_logged_prompts_are_kept(tmp_path):
+    from tiersim.workload.sessions import SessionsConfig, prepare_sessions
+
+    path = tmp_path / "s.csv"
+    path.write_text(SESSION_HASHES.format(second=2148, ids="[1,2,3,4,5]"))
+    table = prepare_sessions(load_trace(path), SessionsConfig(context="logged"),
+                             np.random.default_rng(0), "s.yaml")
+    assert [list(h) for h in table["prefix_hashes"]] == [[1, 2], [1, 2, 3, 4, 5]]
+    assert table["input_tokens"].tolist() == [1024, 2148]

@@ -16,7 +16,8 @@ Context: with ``context: accumulate`` (default) a step's ``input_tokens`` are it
 ``prompt_k = prompt_parent + output_parent + new_k`` (the root's prompt is its new tokens plus
 ``system_prompt_tokens``). With ``context: logged`` ``input_tokens`` already hold the whole
 prompt. Either way each prompt gets Mooncake-style ``prefix_hashes`` (one per 512 tokens) unless
-the trace has them: a full block has the same hash in every step whose prompt holds the same
+the trace has them (read under ``context: logged`` only, as they name the logged prompt's
+blocks): a full block has the same hash in every step whose prompt holds the same
 tokens there (the earliest step of the chain whose prompt plus output covers the block owns it;
 blocks inside the shared system prompt are shared by every session), the last partial block is
 the step's own. So a tier with prefix caching sees the reuse. Output tokens are counted in the
@@ -184,8 +185,24 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     if not has_session_columns(df):
         raise TraceError(source, "workload.sessions.source is 'trace' but the trace has no "
                          "session_id and step columns; add them or use source: generate")
+    _own_hashes_logged(df, cfg, source)
     return with_context(checked(df, source, origin), cfg.context, cfg.system_prompt_tokens,
                         source, origin)
+
+
+def _own_hashes_logged(df: pd.DataFrame, cfg: SessionsConfig, source: str) -> None:
+    """Refuse a session trace's own ``prefix_hashes`` under ``context: accumulate``: they are
+    checked against, and name the blocks of, the prompt as logged (``input_tokens``), which
+    there holds the step's new tokens only; put at the head of the prompt with its context
+    they would stand at the wrong blocks (the context itself would never be found cached)."""
+    if cfg.context == "accumulate" and "prefix_hashes" in df.columns:
+        raise ScenarioError(source, "workload.sessions.context", "the trace's own prefix hashes "
+                            "(prefix_hashes, or Mooncake's hash_ids) name the blocks of each "
+                            "step's logged prompt, but under context: accumulate (the default) "
+                            "a step's input_tokens are its new tokens and its prompt is the "
+                            "session's context so far, whose blocks those ids do not name; set "
+                            "context: logged if input_tokens are whole prompts, or remove the "
+                            "hash column to have tiersim hash each prompt with its context")
 
 
 # ---------------------------------------------------------------------------------------------
