@@ -95,3 +95,35 @@ def test_own_prefix_hashes_of_logged_prompts_are_kept(tmp_path):
                              np.random.default_rng(0), "s.yaml")
     assert [list(h) for h in table["prefix_hashes"]] == [[1, 2], [1, 2, 3, 4, 5]]
     assert table["input_tokens"].tolist() == [1024, 2148]
+
+
+def test_a_prompt_hash_given_to_prompts_of_two_lengths_is_refused(tmp_path):
+    """A 30,000-token prompt sharing a 100-token prompt's hash was answered by the response
+    cache from the short one's answer, its whole prefill counted as saved."""
+    path = tmp_path / "p.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,prompt_hash\n0,100,10,a\n1,7,10,b\n"
+                    "2,100,10,a\n3,30000,10,a\n")
+    with pytest.raises(TraceError) as err:
+        load_trace(path)
+    assert str(err.value) == (
+        f"{path}: row 4, column 'prompt_hash': prompt_hash is row 1's, but this prompt has "
+        "30,000 input tokens against 100 there: a hash names one prompt, which has one length "
+        "(the response cache would answer this request from that one's answer); give each "
+        "prompt its own hash, or fix input_tokens (file line 5)")
+
+
+def test_a_mooncake_prompt_hash_is_checked_by_the_file_rows(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": i, "input_length": n, "output_length": 5,
+                                        "prompt_hash": h}) + "\n"
+                            for i, (n, h) in enumerate([(10, 1), (10, 1), (11, 2), (12, 2)])))
+    with pytest.raises(TraceError, match=r"row 4, column 'prompt_hash': prompt_hash is row 3's, "
+                                         r"but this prompt has 12 input tokens against 11 "):
+        load_trace(path)
+
+
+def test_repeated_prompt_hashes_of_one_length_are_read(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,prompt_hash\n0,100,10,a\n1,7,10,b\n"
+                    "2,100,10,a\n3,7,1,b\n")
+    assert load_trace(path)["prompt_hash"].tolist() == ["a", "b", "a", "b"]

@@ -174,6 +174,25 @@ def _prompt_hashes(s: pd.Series, src: Source) -> np.ndarray:
     return s.to_numpy()
 
 
+def check_prompt_lengths(src: Source, hashes: pd.Series, input_tokens: np.ndarray) -> None:
+    """Refuse a ``prompt_hash`` given to prompts of different lengths: the response cache
+    answers every repeat of a hash from its first answer, so a 30,000-token prompt sharing a
+    100-token prompt's hash was counted as served for free. One line naming the first row
+    whose length differs from its hash's first row (the hash itself, the file's text, is not
+    shown)."""
+    codes, _ = pd.factorize(hashes.to_numpy(), use_na_sentinel=False)  # 0, 1 ... by first row
+    first = np.unique(codes, return_index=True)[1]  # each hash's first row
+    lengths = np.asarray(input_tokens, dtype=np.int64)
+    i = checks.first_true(lengths != lengths[first[codes]])
+    if i is not None:
+        j = int(first[codes[i]])
+        raise src.error(f"prompt_hash is row {src.row(j)}'s, but this prompt has "
+                        f"{int(lengths[i]):,} input tokens against {int(lengths[j]):,} there: a "
+                        "hash names one prompt, which has one length (the response cache "
+                        "would answer this request from that one's answer); give each prompt "
+                        "its own hash, or fix input_tokens", i, "prompt_hash")
+
+
 def one_value_each(s: pd.Series, src: Source, column: str) -> None:
     """Refuse a cell of ``column`` holding a list or an object (a Parquet list or struct, a
     JSON array or object): a key is one number or text per row, and such a cell is no key

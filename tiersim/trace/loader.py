@@ -150,26 +150,30 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
         if name == "canonical":
             convert = FORMATS[name].convert
             table, notes = chunked.read_canonical(Path(path), src, convert, rows)
-            _check_hash_places(table, src, name, "prefix_hashes")
+            _check_whole_table(table, src, name, "prefix_hashes")
             return table, src, name, notes
     raw, src = read_raw(path, lambda columns: columns_used(columns, format))
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)
     own = name == "mooncake" and "hash_ids" in raw.columns
-    _check_hash_places(table, src, name, "hash_ids" if own else "prefix_hashes")
+    _check_whole_table(table, src, name, "hash_ids" if own else "prefix_hashes")
     return table, src, name, notes
 
 
-def _check_hash_places(table: pd.DataFrame, src: Source, name: str, column: str) -> None:
-    """Check the whole table's prefix hash ids (:func:`canonical.check_hash_places`), after
-    its chunks are joined: an id may move between rows far apart. A logged format's table
-    rows are its file's data rows ``request_id`` (BurstGPT drops failed ones); a canonical
-    table's are the file's, in order."""
-    if "prefix_hashes" not in table.columns:
-        return
+def _check_whole_table(table: pd.DataFrame, src: Source, name: str, column: str) -> None:
+    """The checks that compare rows far apart, on the whole table (after a Parquet trace's
+    chunks are joined): each prefix hash id at one place (:func:`canonical.check_hash_places`;
+    ``column``: the file's name for the hashes) and one length per prompt hash
+    (:func:`canonical.check_prompt_lengths`). A logged format's table rows are its file's
+    data rows ``request_id`` (BurstGPT drops failed ones); a canonical table's are the file's,
+    in order."""
     rows = None if name == "canonical" else table["request_id"].to_numpy(np.int64)
-    canonical.check_hash_places(replace(src, rows=rows), table["prefix_hashes"].to_numpy(),
-                                column)
+    where = replace(src, rows=rows)
+    if "prefix_hashes" in table.columns:
+        canonical.check_hash_places(where, table["prefix_hashes"].to_numpy(), column)
+    if "prompt_hash" in table.columns:
+        canonical.check_prompt_lengths(where, table["prompt_hash"],
+                                       table["input_tokens"].to_numpy(np.int64))
 
 
 def _check_span(table: pd.DataFrame, src: Source, origin: TraceOrigin,
