@@ -110,3 +110,28 @@ def test_a_bare_zip_map_is_one_group_and_the_scenario_keeps_it():
     assert [p.values for p in expand(sweep)] == [{"tiers.w4a16.replicas": 1, "seed": 5},
                                                  {"tiers.w4a16.replicas": 2, "seed": 6}]
     assert scenario_from_dict(tiny_doc(sweep=sweep), "s.yaml").sweep == sweep
+
+
+def test_an_axis_changes_only_its_tier_where_yaml_aliases_share_a_map(tmp_path):
+    """A merge key (or an alias) gives both tiers one scheduler map when read; an axis on one
+    tier's scheduler once changed both (the point ran another scenario than it said)."""
+    from tiersim.sweep.run import load_raw
+
+    path = tmp_path / "s.yaml"
+    path.write_text("tiers:\n"
+                    "  - &t {name: w4a16, replicas: 1, scheduler: {max_num_seqs: 8}}\n"
+                    "  - {<<: *t, name: bf16}\n"
+                    "  - {name: fp8, scheduler: {max_num_seqs: 4}}\n")
+    base = load_raw(path)
+    assert base["tiers"][0]["scheduler"] is base["tiers"][1]["scheduler"]  # as PyYAML reads it
+    doc = apply(base, {"tiers.bf16.scheduler.max_num_seqs": 2,
+                       "tiers.w4a16.scheduler.max_num_seqs": 1})
+    assert [t["scheduler"]["max_num_seqs"] for t in doc["tiers"]] == [1, 2, 4]
+    assert base["tiers"][0]["scheduler"] == {"max_num_seqs": 8}, "base must not change"
+
+
+def test_a_value_shared_by_two_points_is_copied_into_each():
+    value = {"max_num_seqs": 4}
+    first = apply(BASE, {"tiers.bf16.scheduler": value})
+    first["tiers"][1]["scheduler"]["max_num_seqs"] = 9
+    assert value == {"max_num_seqs": 4}

@@ -354,9 +354,23 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
 
 
 def apply(base: dict[str, Any], values: dict[str, Any], source: str = "scenario") -> dict:
-    """A deep copy of ``base`` with every ``path: value`` of a point set, ``sweep`` removed
-    (before copying: a big sweep map would be copied once per point)."""
-    doc = copy.deepcopy({key: value for key, value in base.items() if key != "sweep"})
+    """A copy of ``base`` with every ``path: value`` of a point set, ``sweep`` removed (before
+    copying: a big sweep map would be copied once per point). The copy shares no map or list
+    (:func:`tree_copy`): a YAML alias or merge key (``<<: *defaults``) gives several tiers one
+    ``scheduler`` map, and an axis on one tier's must not change the others'."""
+    doc = tree_copy({key: value for key, value in base.items() if key != "sweep"})
     for path, value in values.items():
-        set_path(doc, path, value, source)
+        set_path(doc, path, tree_copy(value), source)
     return doc
+
+
+def tree_copy(value: Any) -> Any:
+    """A copy of ``value`` in which every map and list is a new object at each place it
+    appears (``copy.deepcopy`` keeps an object seen twice as one object: an alias stays
+    shared); other values as they are. A scenario holds at most
+    :data:`tiersim.scenario.MAX_NODES` values with aliases expanded, so the copy is bounded."""
+    if isinstance(value, dict):
+        return {key: tree_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [tree_copy(item) for item in value]
+    return copy.copy(value)
