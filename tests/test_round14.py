@@ -581,3 +581,20 @@ def test_each_tier_s_assumptions_stay_in_its_own_clause(tmp_path):
     for clause in clauses:
         name = clause.split(":")[0]
         assert clause.endswith(f" + scenario ({name}: prefill-to-decode link)")
+
+
+@pytest.mark.parametrize(("value", "made"), [
+    ("!!set {0.8, 0.2}", "'!!set' makes an unordered set"),
+    ("!!binary AQ==", "'!!binary' makes bytes from base64"),
+    ("!!omap [a: 0.5, b: 0.5]", "'!!omap' makes a list of pairs"),
+    ("!!pairs [a: 0.5, b: 0.5]", "'!!pairs' makes a list of pairs"),
+])
+def test_a_yaml_tag_no_scenario_field_reads_is_refused(tmp_path, capsys, value, made):
+    """``!!set`` once gave a list's items in hash order with repeats dropped (router fractions
+    swapped between tiers), ``!!binary`` a name decoded from base64, without a word."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: t\nrouter: {{policy: static_split, fractions: {value}}}\n")
+    line = one_error_line(*run_cli(capsys, "run", path))
+    assert line == (f"Error: {path}: line 2: invalid YAML: {made}, which a scenario does not "
+                    "read; remove the tag: a scenario holds plain maps, lists, strings and "
+                    "numbers")

@@ -833,6 +833,24 @@ _BoundedLoader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 _BoundedLoader.add_constructor(_INT, _construct_int)
 
+_UNREAD_TAGS = {"set": "an unordered set", "binary": "bytes from base64",
+                "omap": "a list of pairs", "pairs": "a list of pairs"}
+"""YAML 1.1 tags PyYAML's safe loader reads into what no scenario field means (a ``!!set`` in
+a list's place gave its items in hash order, repeats dropped; ``!!binary`` a name decoded
+from base64), with what each makes: refused at the tag (:data:`YAML_FIXES`)."""
+
+
+def _refuse_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """Refuse a value tagged with one of :data:`_UNREAD_TAGS`."""
+    name = node.tag.rsplit(":", 1)[-1]
+    raise yaml.constructor.ConstructorError(
+        None, None, f"'!!{name}' makes {_UNREAD_TAGS[name]}, which a scenario does not read",
+        node.start_mark)
+
+
+for _tag in _UNREAD_TAGS:
+    _BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+
 
 def read_yaml_value(text: str, source: str = "<value>") -> Any:
     """One YAML value read as scenario files are, within the same limits (nesting, aliases,
@@ -884,6 +902,8 @@ YAML_FIXES = (
     ("character '\\t'", "indent with spaces, not tabs"),
     ("could not determine a constructor", "remove the '!' tag: a scenario holds plain maps, "
      "lists, strings and numbers"),
+    ("which a scenario does not read", "remove the tag: a scenario holds plain maps, lists, "
+     "strings and numbers"),
 )
 
 
