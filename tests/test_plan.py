@@ -180,7 +180,14 @@ def test_a_plan_is_priced_provisioned_unless_the_scenario_says_otherwise():
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--gpus-per-replica", "1,x"],
-     "Error: --gpus-per-replica '1,x': write whole numbers >= 1, e.g. 1,2,4"),
+     "Error: --gpus-per-replica '1,x': write whole numbers from 1 to 4,096, at most 16 of "
+     "them, e.g. 1,2,4"),
+    (["--gpus-per-replica", "1,5000"],  # was refused after the plan ran, naming tiny.yaml
+     "Error: --gpus-per-replica '1,5000': write whole numbers from 1 to 4,096, at most 16 of "
+     "them, e.g. 1,2,4"),
+    (["--gpus-per-replica", ",".join(map(str, range(1, 18)))],
+     "Error: --gpus-per-replica '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17': write whole "
+     "numbers from 1 to 4,096, at most 16 of them, e.g. 1,2,4"),
     (["--cost-model", "cheap"],
      "Error: --cost-model 'cheap': choose one of attributed, provisioned, fixed_per_request"),
 ])

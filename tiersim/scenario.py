@@ -63,6 +63,10 @@ DEFAULT_MAX_SWEEP_POINTS = 10_000
 """Default of ``limits.max_sweep_points``: the most points a sweep grid may expand to."""
 SIZED_GPUS_PER_REPLICA = (1, 2, 4, 8)
 """Default of ``limits.gpus_per_replica``: the GPUs per replica a sized fleet may use."""
+MAX_GPUS_PER_REPLICA = 4096
+"""Most GPUs one replica may have (a tier's ``gpus_per_replica``, each sized value)."""
+MAX_SIZED_GPU_OPTIONS = 16
+"""Most values ``limits.gpus_per_replica`` may list (each is a search of its own)."""
 
 
 def _printable(name: str) -> str:
@@ -233,7 +237,8 @@ class TierConfig(_Strict):
     precision: str = Field(description="bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4, or "
                            "checkpoint (the formats its config.json declares)")
     replicas: int = Field(ge=1, description="at most limits.max_replicas (default 1024)")
-    gpus_per_replica: int = Field(default=1, ge=1, le=4096, description="GPUs one replica "
+    gpus_per_replica: int = Field(default=1, ge=1, le=MAX_GPUS_PER_REPLICA,
+                                  description="GPUs one replica "
                                   "uses in all (tensor parallel x data_parallel)")
     data_parallel: int = Field(default=1, ge=1, description="attention data-parallel ranks per "
                                "replica (vLLM --data-parallel-size); tensor parallel is "
@@ -318,8 +323,8 @@ class LimitsConfig(_Strict):
                               description="most replicas one tier may have")
     max_sweep_points: int = Field(default=DEFAULT_MAX_SWEEP_POINTS, ge=1, description="most "
                                   "points the sweep grid may expand to")
-    gpus_per_replica: tuple[Annotated[int, Field(ge=1, le=4096)], ...] = Field(
-        default=SIZED_GPUS_PER_REPLICA, min_length=1, max_length=16,
+    gpus_per_replica: tuple[Annotated[int, Field(ge=1, le=MAX_GPUS_PER_REPLICA)], ...] = Field(
+        default=SIZED_GPUS_PER_REPLICA, min_length=1, max_length=MAX_SIZED_GPU_OPTIONS,
         description="GPUs per replica a sized fleet may use: a plan's designs and a run's "
         "uniform baselines (each tier's own value is added)")
 

@@ -162,15 +162,23 @@ def written(result: PlanResult, report: bool) -> list[str]:
 
 
 def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
-    """``1,2,4`` -> (1, 2, 4); a bad list is a one-line error."""
+    """``1,2,4`` -> (1, 2, 4); a bad list is a one-line error, before anything is simulated:
+    the values become the planned scenario's ``limits.gpus_per_replica``, so they are held to
+    that key's bounds (before, a value over them failed once the whole plan had run, and the
+    error blamed the scenario file)."""
+    from tiersim.scenario import MAX_GPUS_PER_REPLICA, MAX_SIZED_GPU_OPTIONS
+
     if text is None:
         return None
     try:
         values = tuple(sorted({int(v) for v in text.split(",")}))
     except ValueError:
         values = ()
-    if not values or min(values) < 1:
-        raise TiersimError(f"--gpus-per-replica {text!r}: write whole numbers >= 1, e.g. 1,2,4")
+    if (not values or min(values) < 1 or max(values) > MAX_GPUS_PER_REPLICA
+            or len(values) > MAX_SIZED_GPU_OPTIONS):
+        raise TiersimError(f"--gpus-per-replica {text!r}: write whole numbers from 1 to "
+                           f"{MAX_GPUS_PER_REPLICA:,}, at most {MAX_SIZED_GPU_OPTIONS} of "
+                           "them, e.g. 1,2,4")
     return values
 
 
