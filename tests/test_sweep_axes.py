@@ -135,3 +135,16 @@ def test_a_value_shared_by_two_points_is_copied_into_each():
     first = apply(BASE, {"tiers.bf16.scheduler": value})
     first["tiers"][1]["scheduler"]["max_num_seqs"] = 9
     assert value == {"max_num_seqs": 4}
+
+
+@pytest.mark.parametrize("first", ["fp8", "w4"])
+def test_a_tier_named_with_a_dot_is_refused_with_its_index_path(first):
+    """``tiers.fp8.v2.replicas`` once set tier ``fp8``'s key ``v2`` (refused as an unknown key
+    of another tier) or found no tier ``fp8``; neither said how to name tier ``fp8.v2``."""
+    base = {"tiers": [{"name": first, "replicas": 1}, {"name": "fp8.v2", "replicas": 1}]}
+    with pytest.raises(SweepError) as info:
+        apply(base, {"tiers.fp8.v2.replicas": 2}, "s.yaml")
+    assert str(info.value) == ("s.yaml: sweep: 'tiers.fp8.v2.replicas': item 1 of 'tiers' is "
+                               "named 'fp8.v2', and a dotted path cannot name what holds a dot; "
+                               "write 'tiers.1.replicas' (by its index)")
+    assert apply(base, {"tiers.1.replicas": 2})["tiers"][1]["replicas"] == 2

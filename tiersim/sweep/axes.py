@@ -338,6 +338,7 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
                 return
             node = node.setdefault(segment, {})
         elif isinstance(node, list):
+            _no_dotted_name(node, segments, depth, source, path)
             child = list_child(node, segment, source, path, where)
             if child is None and not _is_index(node, segment):
                 raise SweepError(source, path, f"no item {segment!r} in {where!r} "
@@ -351,6 +352,24 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
             node = child
         else:
             raise SweepError(source, path, f"{where!r} {describe(node)}")
+
+
+def _no_dotted_name(node: list[Any], segments: list[str], depth: int, source: str,
+                    path: str) -> None:
+    """Refuse a path whose segments from ``depth`` on spell the name of an element of ``node``
+    that holds a dot (a tier named ``fp8.v2``): the dots split it, so the path named no tier,
+    or another tier's key (``fp8``'s ``v2``). The error gives the path by index instead."""
+    for index, item in enumerate(node):
+        name = item.get("name") if isinstance(item, dict) else None
+        if not isinstance(name, str) or "." not in name:
+            continue
+        width = name.count(".") + 1
+        if ".".join(segments[depth:depth + width]) == name:
+            fixed = ".".join([*segments[:depth], str(index), *segments[depth + width:]])
+            head = ".".join(segments[:depth]) or "<top>"
+            raise SweepError(source, path, f"item {index} of {head!r} is named {name!r}, and "
+                             f"a dotted path cannot name what holds a dot; write {fixed!r} (by "
+                             "its index)")
 
 
 def apply(base: dict[str, Any], values: dict[str, Any], source: str = "scenario") -> dict:
