@@ -140,6 +140,20 @@ def test_duplicate_tier_names(scenario_file):
     )
 
 
+@pytest.mark.parametrize(("name", "shown"), [
+    ("e\\u0301", "'e\\u0301' reads the same as tiers[0]'s '\\xe9'"),  # composed vs decomposed
+    ("\\xe9 ", "'\\xe9 ' reads the same as tiers[0]'s '\\xe9'"),
+    ("\\uff45\\u0301", "'\\uff45\\u0301' reads the same as tiers[0]'s '\\xe9'"),  # full width
+])
+def test_tier_names_that_read_the_same_are_duplicates(scenario_file, name, shown):
+    """Two tiers shown under one label in every table (once accepted as two names)."""
+    text = BASE.replace("name: w4a16", "name: \"\\xe9\"").replace("name: bf16",
+                                                                  f"name: \"{name}\"")
+    assert error_of(scenario_file, text) == (
+        f"line 10: tiers[1].name: tier name {shown} (they differ only in Unicode form, width or "
+        "surrounding spaces); names must differ visibly across tiers and baselines")
+
+
 BASELINE = "baselines:\n  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
 
 

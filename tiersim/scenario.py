@@ -24,6 +24,7 @@ import math
 import re
 import types
 import typing
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -1337,14 +1338,30 @@ def _smaller_drafts(served: ModelArch) -> str:
 
 def _duplicate_name(scenario: Scenario) -> tuple[Loc, str] | None:
     """The first tier or baseline whose name an earlier one has, as (loc, message): results,
-    tables and ``correct_<tier>`` columns are keyed by name across both lists."""
-    seen: dict[str, str] = {}
+    tables and ``correct_<tier>`` columns are keyed by name across both lists. Names that read
+    the same (:func:`_shown_name`: ``é`` composed or as ``e`` and an accent, ``bf16`` and
+    ``bf16 ``) are one name too: the tables would show two rows under one label."""
+    seen: dict[str, tuple[str, str]] = {}
     for at, tier in scenario.tier_entries():
-        if tier.name in seen:
-            return (*at, "name"), (f"duplicate tier name {tier.name!r} (also {seen[tier.name]}; "
-                                   "names must differ across tiers and baselines)")
-        seen[tier.name] = format_loc(at)
+        key = _shown_name(tier.name)
+        if key not in seen:
+            seen[key] = (tier.name, format_loc(at))
+            continue
+        name, where = seen[key]
+        if name == tier.name:
+            return (*at, "name"), (f"duplicate tier name {tier.name!r} (also {where}; names "
+                                   "must differ across tiers and baselines)")
+        return (*at, "name"), (f"tier name {ascii(tier.name)} reads the same as {where}'s "
+                               f"{ascii(name)} (they differ only in Unicode form, width or "
+                               "surrounding spaces); names must differ visibly across tiers "
+                               "and baselines")
     return None
+
+
+def _shown_name(name: str) -> str:
+    """How a name reads: NFKC-normalised (composed accents, full-width letters as ASCII) and
+    stripped of surrounding spaces."""
+    return unicodedata.normalize("NFKC", name).strip()
 
 
 def check_layouts(scenario: Scenario) -> None:
