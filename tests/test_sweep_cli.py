@@ -407,3 +407,25 @@ def test_an_empty_sweep_map_is_called_empty(tiny, tmp_path, capsys):
                  "--no-baselines"]) == 0
     assert (f"note: {tiny}: its sweep: map is empty, so the sweep is its one point (`tiersim "
             "run` runs it alone)") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "sweep", "expected"), [
+    ([], {"baselines.fp8.replicas": [1, 2]},
+     "sweep: 'baselines.fp8.replicas': a baseline's replicas are never read (its uniform fleet "
+     "is sized by simulation), so every point would run the same; sweep limits.max_replicas to "
+     "cap that sizing, or move the tier under tiers: to set its replicas"),
+    (["--no-baselines"], {"limits.gpus_per_replica": [[1], [1, 2]]},
+     "sweep: 'limits.gpus_per_replica': is read only when the simulated baselines are sized, "
+     "and --no-baselines estimates them instead, so every point would run the same; drop "
+     "--no-baselines, or the axis"),
+])
+def test_an_axis_no_point_reads_is_refused(tiny, tmp_path, capsys, args, sweep, expected):
+    """Both once ran every point the same under different labels, without a word."""
+    doc = yaml.safe_load(tiny.read_text())
+    doc["baselines"] = [{"name": "fp8", "precision": "fp8", "cost_per_gpu_hour": 3.5}]
+    tiny.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with_sweep(tiny, sweep)
+    assert main(["sweep", str(tiny), "--out", str(tmp_path / "o"), *args]) == 1
+    line = axis_line(tiny, next(iter(sweep)))
+    assert capsys.readouterr().err.strip() == f"Error: {tiny}: line {line}: {expected}"
+    assert not (tmp_path / "o").exists()

@@ -366,6 +366,25 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     return plan
 
 
+def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
+    """Refuse an axis no point reads, so that every point would run the same scenario under
+    another label: a baseline-only tier's ``replicas`` (its uniform fleet is sized by
+    simulation), and ``limits.gpus_per_replica`` (the sizes that sizing may use) where the
+    points estimate their savings (``--no-baselines``) and size nothing."""
+    estimates = runner_name(runner) == "estimate_runner"
+    for path in plan.axes:
+        canon = ax.canonical_path(plan.base, path, plan.source)
+        if canon[0] == "baselines" and canon[2:] == ("replicas",):
+            raise ax.SweepError(plan.source, path, "a baseline's replicas are never read (its "
+                                "uniform fleet is sized by simulation), so every point would "
+                                "run the same; sweep limits.max_replicas to cap that sizing, "
+                                "or move the tier under tiers: to set its replicas")
+        if estimates and canon == ("limits", "gpus_per_replica"):
+            raise ax.SweepError(plan.source, path, "is read only when the simulated baselines "
+                                "are sized, and --no-baselines estimates them instead, so every "
+                                "point would run the same; drop --no-baselines, or the axis")
+
+
 def check_router_keys(plan: SweepPlan) -> None:
     """Refuse a ``router:`` key the base scenario or an axis sets that no policy of the sweep
     reads (each point's ``policy``, and ``step_fallback`` of a step_type one): every point
@@ -754,6 +773,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         except OSError as error:
             raise _cannot_write(error, out) from None
         plan = prepare(scenario, source, validator, max_points)
+        check_unread_axes(plan, runner)
         claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
         if executor == "ray":  # joined before the folder changes: a bad address changes nothing
             stack.enter_context(executors.ray_session(address, workers))
