@@ -154,6 +154,30 @@ def test_tier_names_that_read_the_same_are_duplicates(scenario_file, name, shown
         "surrounding spaces); names must differ visibly across tiers and baselines")
 
 
+MERGED = """\
+name: t
+profile: null
+trace: {path: azure2023_code.parquet}
+tiers:
+  - name: bf16
+    <<: {precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}
+"""
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (("replicas: 1", 'replicas: "2"'),  # was read as 2: the quotes were looked for elsewhere
+     "line 6: tiers[0].replicas: must be a number, not a string ('2'); write it without quotes"),
+    (("3.5}", "3.5, bogus: 1}"),  # was named at the tier's line 5, which holds no bogus
+     "line 6: tiers[0].bogus: unknown key (known keys: accuracy, balancer, cost_per_gpu_hour, "
+     "cost_per_request_usd, data_parallel, disaggregation, expert_parallel, "
+     "gpu_memory_utilization, gpus_per_replica, kv_dtype, model, name, "
+     "output_length_multiplier, precision, replicas, scheduler, speculative)"),
+])
+def test_a_key_a_merge_brings_is_checked_and_named_where_it_is_written(scenario_file, edit,
+                                                                       expected):
+    assert error_of(scenario_file, MERGED.replace(*edit)) == expected
+
+
 BASELINE = "baselines:\n  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
 
 

@@ -1143,16 +1143,31 @@ def line_of(root: yaml.Node | None, loc: Loc) -> int | None:
 
 
 def _child(node: yaml.Node | None, part: str | int) -> tuple[yaml.Node | None, yaml.Node] | None:
-    """The (key node, value node) under ``node`` for one location part, or None."""
+    """The (key node, value node) under ``node`` for one location part, or None. A key a
+    merge (``<<: *defaults``) brings is found where the merged map writes it (the map's own
+    keys first, then each merged map in turn, as the loader reads them)."""
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            if key.value == str(part):
+            if key.tag != _MERGE and key.value == str(part):
                 return key, value
+        for source in _merged(node):
+            found = _child(source, part)
+            if found is not None:
+                return found
     elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and (
         0 <= part < len(node.value)
     ):
         return None, node.value[part]
     return None
+
+
+def _merged(node: yaml.MappingNode) -> list[yaml.Node]:
+    """The maps a mapping node merges (``<<: *a`` or ``<<: [*a, *b]``), earliest first."""
+    sources: list[yaml.Node] = []
+    for key, value in node.value:
+        if key.tag == _MERGE:
+            sources += value.value if isinstance(value, yaml.SequenceNode) else [value]
+    return sources
 
 
 # ---------------------------------------------------------------------------------------------
