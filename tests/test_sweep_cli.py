@@ -217,6 +217,22 @@ def test_a_sweep_every_point_of_which_fails_alike_is_refused_as_run_refuses_it(
     assert not (tmp_path / "new").exists()
 
 
+def test_every_point_failing_at_a_key_an_axis_made_blames_the_axis(tiny, tmp_path, capsys):
+    """The base has no response cache (it runs); the axis adds one whose key column the trace
+    lacks. The sweep said `line 22: router.response_cache.key: ...`, the router's line, as if
+    the scenario itself were refused."""
+    with_sweep(tiny, {"router.response_cache": [{"mode": "lru", "size": 5, "key": "prompt"}]})
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1",
+                 "--no-baselines"]) == 1
+    line = axis_line(tiny, "router.response_cache")
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {tiny}: line {line}: sweep: 'router.response_cache': "
+        "router.response_cache.key: the trace has no 'prompt' column; name one it has, or drop "
+        "key: to use prompt_hash / prefix_hashes")
+    assert not out.exists()
+
+
 def test_a_refused_sweep_leaves_an_empty_out_folder_empty(tiny, tmp_path, capsys):
     _with_cache_key(tiny, "prompt")
     out = tmp_path / "sweep"

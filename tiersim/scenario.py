@@ -1097,12 +1097,20 @@ def located(err: ScenarioError) -> ScenarioError:
     run after loading, such as a tier's accuracy prior, know the path but not the line); the
     error itself where the file cannot be read again or does not hold the path's first key."""
     where = err.where
-    if not _KEY_PATH.fullmatch(where):
+    loc = key_path(where)
+    if loc is None:
         return err
-    loc = tuple(int(index) if index else key
-                for key, index in re.findall(r"([A-Za-z_]\w*)|\[(\d+)\]", where))
     line = line_in(err.path, loc)
     return err if line is None else ScenarioError(err.path, f"line {line}: {where}", err.message)
+
+
+def key_path(where: str) -> Loc | None:
+    """The location a key path names (``tiers[1].scheduler`` -> ``("tiers", 1, "scheduler")``),
+    or None where ``where`` is no key path (a line number, a file)."""
+    if not _KEY_PATH.fullmatch(where):
+        return None
+    return tuple(int(index) if index else key
+                 for key, index in re.findall(r"([A-Za-z_]\w*)|\[(\d+)\]", where))
 
 
 def line_in(source: str, loc: Loc) -> int | None:

@@ -4,7 +4,9 @@ A check a run makes only once it reads the trace (a ``router.response_cache.key`
 trace lacks, say) fails every point of a sweep that does not change it, the same way. That is
 the scenario's error, not its points': the worker keeps each input error's parts in the point's
 record (:func:`refusal_of`), and the sweep raises :func:`common_refusal` as ``tiersim run``
-raises it (with the key's line in the scenario, which the command line adds). A sweep that
+raises it (with the key's line in the scenario, which the command line adds), or as the
+error of the axis that made the key where the base lacks it
+(:func:`tiersim.sweep.run.axis_refusal`). A sweep that
 made its folder for this leaves none (:func:`remove_written`). Imports nothing heavy: workers
 load it.
 """

@@ -875,6 +875,36 @@ def clipped(text: str, limit: int = 200) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "..."
 
 
+def axis_refusal(plan: SweepPlan, refusal: TiersimError) -> TiersimError:
+    """The error every point failed with, blamed on the axis that made the key it names
+    where the base scenario lacks that key (``router.response_cache.size`` added the cache
+    whose key column the trace lacks): named at the base's nearest key, it read as an error of
+    a scenario that runs. Otherwise the error as it is (the scenario's own)."""
+    from tiersim.scenario import key_path
+
+    loc = key_path(refusal.where) if isinstance(refusal, ScenarioError) else None
+    if loc is None or _holds(plan.base, loc):
+        return refusal
+    wanted = tuple(str(part) for part in loc)
+    for path in plan.axes:
+        canon = ax.canonical_path(plan.base, path, plan.source)
+        shared = min(len(canon), len(wanted))
+        if canon[:shared] == wanted[:shared]:
+            return ax.SweepError(plan.source, path, f"{refusal.where}: {refusal.message}")
+    return refusal
+
+
+def _holds(doc: Any, loc: tuple[str | int, ...]) -> bool:
+    """Whether the plain scenario data ``doc`` has a value at ``loc``."""
+    for part in loc:
+        found = (isinstance(doc, dict) and part in doc) or (
+            isinstance(doc, list) and isinstance(part, int) and 0 <= part < len(doc))
+        if not found:
+            return False
+        doc = doc[part]
+    return True
+
+
 def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None = None) -> str:
     """One line naming the failed points (the first three) and the first error (``refusal``,
     with its line in the scenario, when every point failed with it)."""
@@ -917,7 +947,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     refusal = common_refusal(records, [p.id for p in plan.points])
     if refusal is not None and fresh:  # the scenario's error, not its points'
         remove_written(out)
-        raise refusal
+        raise axis_refusal(plan, refusal)
     if not plan.axes:  # said once the point ran: a refusal stays one line
         what = "its sweep: map is empty" if "sweep" in plan.base else "has no sweep: map"
         _note(f"{plan.source}: {what}, so the sweep is its one point (`tiersim run` runs it "
