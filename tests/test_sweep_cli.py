@@ -42,6 +42,10 @@ def with_sweep(path: Path, sweep: dict) -> Path:
     ({"tiers.bf16.replicas": [1, True]},  # every value is checked, not only the first
      "sweep: 'tiers.bf16.replicas': tiers[1].replicas: a number is expected here, not a YAML "
      "boolean (true/false) (value True)"),
+    ({"router.fractions": [[0.5, 0.5], [0.001] * 3000]},  # the value was quoted whole: 21 kB
+     "sweep: 'router.fractions': router.fractions: fractions must be >= 0 and sum to 1 (got "
+     "sum 3) (value [0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, "
+     "0.001,...)"),
 ])
 def test_invalid_sweep_path_is_one_line(tiny, tmp_path, capsys, sweep, expected):
     with_sweep(tiny, sweep)

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, shown
 
 
 class SweepError(TiersimError):
@@ -168,7 +168,7 @@ def _zip_group(group: Any, source: str, at: tuple[str | int, ...] = ("sweep", "z
 def _value_list(path: str, values: Any, source: str) -> list[Any]:
     """Check an axis' values are a non-empty list."""
     if not isinstance(values, list) or not values:
-        raise SweepError(source, path, f"values must be a non-empty list (got {values!r})")
+        raise SweepError(source, path, f"values must be a non-empty list (got {shown(values, 80)})")
     if str(path).split(".")[0] == "sweep" or str(path).startswith(UNSWEPT):
         raise SweepError(source, path, "shapes the sweep itself, so it cannot be an axis")
     return values
@@ -233,7 +233,7 @@ def describe(node: Any) -> str:
         names = [str(item.get("name", i)) if isinstance(item, dict) else str(i)
                  for i, item in enumerate(node)]
         return "has items: " + (", ".join(names) or "none")
-    return f"is a value ({node!r}), not a map"
+    return f"is a value ({shown(node, 80)}), not a map"
 
 
 def list_child(node: list[Any], segment: str, source: str = "scenario", path: str = "",

@@ -47,7 +47,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from tiersim.errors import ScenarioError, TiersimError
+from tiersim.errors import ScenarioError, TiersimError, shown
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
@@ -140,7 +140,8 @@ def check_axes(plan: SweepPlan, validator: Validator | None,
             message = str(error).removeprefix(f"{plan.source}: ")
             if n == 0 and "unknown key" in message:  # it lists the known keys itself
                 raise ax.SweepError(plan.source, path, message) from error
-            raise ax.SweepError(plan.source, path, f"{message} (value {value!r})") from error
+            raise ax.SweepError(plan.source, path,
+                                f"{message} (value {shown(value, 80)})") from error
 
 
 class _BaseRefusal:
@@ -232,8 +233,9 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
             if key is None:
                 return
             if key in seen:
-                raise ax.SweepError(plan.source, path, f"values {seen[key]!r} and {value!r} "
-                                    "are the same setting once read; list it once")
+                raise ax.SweepError(plan.source, path, f"values {shown(seen[key], 80)} and "
+                                    f"{shown(value, 80)} are the same setting once read; list "
+                                    "it once")
             seen[key] = value
 
 
@@ -259,8 +261,8 @@ def check_quoted_numbers(plan: SweepPlan, validator: Validator | None,
             except TiersimError:
                 continue  # a value that does not read there is check_axes' to name
             if text is not None and text == read:
-                raise ax.SweepError(plan.source, path, f"value {value!r} must be a number, "
-                                    f"not a string; write {number!r} without quotes")
+                raise ax.SweepError(plan.source, path, f"value {shown(value, 80)} must be a "
+                                    f"number, not a string; write {number!r} without quotes")
 
 
 def _quoted_number(value: Any) -> int | float | None:
@@ -337,7 +339,7 @@ def max_points_of(base: dict[str, Any], source: str) -> int:
         limits, dict) else None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ScenarioError(source, "limits.max_sweep_points", f"must be a whole number >= 1 "
-                            f"(got {value!r})")
+                            f"(got {shown(value, 80)})")
     return value
 
 
