@@ -237,6 +237,19 @@ def test_every_point_failing_at_a_key_an_axis_made_blames_the_axis(tiny, tmp_pat
     assert not out.exists()
 
 
+def test_every_point_failing_at_the_key_an_axis_sets_blames_the_axis(tiny, tmp_path, capsys):
+    """It said `line 9: trace.path: nope.parquet: trace file not found`, the base's trace
+    line, whose own file is there."""
+    with_sweep(tiny, {"trace.path": ["nope.parquet"]})
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1",
+                 "--no-baselines"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"Error: {tiny}: line {axis_line(tiny, 'trace.path')}: sweep: "
+                          "'trace.path': trace.path: nope.parquet: trace file not found")
+    assert not out.exists()
+
+
 def test_a_refused_sweep_leaves_an_empty_out_folder_empty(tiny, tmp_path, capsys):
     _with_cache_key(tiny, "prompt")
     out = tmp_path / "sweep"

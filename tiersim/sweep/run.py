@@ -878,20 +878,22 @@ def clipped(text: str, limit: int = 200) -> str:
 
 
 def axis_refusal(plan: SweepPlan, refusal: TiersimError) -> TiersimError:
-    """The error every point failed with, blamed on the axis that made the key it names
-    where the base scenario lacks that key (``router.response_cache.size`` added the cache
-    whose key column the trace lacks): named at the base's nearest key, it read as an error of
-    a scenario that runs. Otherwise the error as it is (the scenario's own)."""
+    """The error every point failed with, blamed on the axis that set the key it names (a
+    ``trace.path`` axis naming a missing file), or that made that key where the base scenario
+    lacks it (``router.response_cache.size`` adding the cache whose key column the trace
+    lacks): named at the base's key, it read as an error of a scenario that runs. Otherwise
+    the error as it is (the scenario's own)."""
     from tiersim.scenario import key_path
 
     loc = key_path(refusal.where) if isinstance(refusal, ScenarioError) else None
-    if loc is None or _holds(plan.base, loc):
+    if loc is None:
         return refusal
     wanted = tuple(str(part) for part in loc)
+    made = not _holds(plan.base, loc)
     for path in plan.axes:
         canon = ax.canonical_path(plan.base, path, plan.source)
-        shared = min(len(canon), len(wanted))
-        if canon[:shared] == wanted[:shared]:
+        sets = wanted[:len(canon)] == canon  # the axis sets the key, or a map holding it
+        if sets or (made and canon[:len(wanted)] == wanted):
             return ax.SweepError(plan.source, path, f"{refusal.where}: {refusal.message}")
     return refusal
 
