@@ -287,6 +287,19 @@ def test_run_of_a_sweep_scenario_says_it_runs_the_base_point(tmp_path, capsys):
     )
 
 
+@pytest.mark.parametrize(("command", "does"), [
+    (["plan", "--no-report"], "plans"),  # it planned the base point without a word
+    (["disagg"], "simulates"),
+])
+def test_plan_and_disagg_of_a_sweep_scenario_say_they_read_the_base_point(
+        tmp_path, capsys, command, does):
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(sweep={"seed": [1, 2]}))
+    out = ["--out", str(tmp_path / "o")] if command[0] == "plan" else []
+    main([command[0], str(path), *command[1:], *out])
+    assert (f"note: {path} has a sweep: map; this {does} its base point only (use `tiersim "
+            "sweep` for the grid)\n") in capsys.readouterr().err
+
+
 def test_calibrate_refuses_an_unknown_device_before_importing_torch(tmp_path):
     """It imported torch first (3 s) and said `error: ...` in lower case."""
     result = run_cli("calibrate", "--out", str(tmp_path / "x.json"), "--device", "tpu")

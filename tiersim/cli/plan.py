@@ -311,6 +311,10 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
+        if scenario.sweep:  # the planned scenario.yaml drops it: say so, as run does
+            from tiersim.cli.run import base_point_only
+
+            warnings.warn(Note(base_point_only(scenario_path, "plans")), stacklevel=2)
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
                      gpu_options, cost_model, report)
 

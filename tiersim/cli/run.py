@@ -92,12 +92,18 @@ def run(
     check_router_keys(loaded.router, str(path))
     with out_folder(out, "run", loaded, path):
         if loaded.sweep:
-            typer.echo(f"note: {path} has a sweep: map; this runs its base point only "
-                       "(use `tiersim sweep` for the grid)", err=True)
+            typer.echo(f"note: {base_point_only(path, 'runs')}", err=True)
         with _status(f"simulating {loaded.name} ..."):
             result = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines,
                                   report=report)
     print_summary(result, out, report)
+
+
+def base_point_only(path: Path | str, does: str) -> str:
+    """The note of a command that ``does`` one scenario (``runs``, ``plans``) given one with a
+    ``sweep:`` map: it reads the base point only, not the grid."""
+    return (f"{path} has a sweep: map; this {does} its base point only (use `tiersim sweep` "
+            "for the grid)")
 
 
 def out_folder(out: Path | None, kind: str, scenario, path: Path):
