@@ -320,7 +320,8 @@ def test_report_says_which_files_of_the_run_are_missing(tmp_path, capsys):
 
 @pytest.mark.parametrize(("axis", "values"), [
     ("gpu", ["H200", "h200"]), ("model", ["Llama-3.1-8B", "llama-3.1-8b"]),
-    ("tiers.0.precision", ["w4a16", "W4A16"])])
+    ("tiers.0.precision", ["w4a16", "W4A16"]),
+    ("limits.gpus_per_replica", [[1, 2], [2, 1, 2]])])  # a set of sizes, sized alike
 def test_a_sweep_refuses_one_setting_under_two_spellings(tmp_path, capsys, axis, values):
     """Names read case-insensitively ran as separate points with identical numbers."""
     path = write_yaml(tmp_path / "s.yaml", tiny_doc(sweep={axis: values}))

@@ -329,6 +329,14 @@ class LimitsConfig(_Strict):
         description="GPUs per replica a sized fleet may use: a plan's designs and a run's "
         "uniform baselines (each tier's own value is added)")
 
+    @field_validator("gpus_per_replica")
+    @classmethod
+    def _as_set(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        """The counts ascending, each once: a set of sizes, so ``[2, 1]`` and ``[1, 2, 2]``
+        are the setting ``[1, 2]`` is (a sweep refuses them as one setting under two
+        labels, where it ran the same sizing twice)."""
+        return tuple(sorted(set(value)))
+
 
 class Scenario(_Strict):
     """A whole scenario YAML (DESIGN.md §7)."""
