@@ -50,3 +50,23 @@ def test_a_note_with_each_points_numbers_is_printed_once_with_a_count(tmp_path, 
     assert lines == [f"note: {first['notes'][0]} (point {first['point_id']}; 2 more points have "
                      f"this note with other numbers, each in its {out / 'points'}/<id>.json)"]
     assert "costs 5 USD per replica-hour" in lines[0]
+
+
+def test_a_note_only_some_points_raise_says_which(tmp_path):
+    """A tier's KV note at the H100 point of a gpu axis was printed as is, as if true of every
+    point."""
+    import warnings
+
+    from tiersim.sweep.points import SweepNotes
+
+    notes = SweepNotes(tmp_path)
+    for point, raised in (("a1", []), ("b2", ["tier x: short KV"]), ("c3", []),
+                          ("d4", ["in both"]), ("e5", ["in both"])):
+        notes.add({"point_id": point, "notes": raised})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        notes.show()
+    assert [str(w.message) for w in caught] == [
+        "tier x: short KV (point b2 only, of the 5 run)",
+        f"in both (2 of the 5 points run, the first d4; each in its {tmp_path / 'points'}/"
+        "<id>.json)"]

@@ -99,14 +99,18 @@ class SweepNotes:
     with their own numbers (a tier's price on a price axis): one kind is one text with its
     numbers left out, shown as the first point's text, the point it came from, and how many
     other points have it with other numbers; a note the same in every point is shown as is
-    (the CLI prints each distinct one once). Every point's own notes stay in its record."""
+    (the CLI prints each distinct one once), and one only some points raised (a tier's KV
+    note at one GPU of a ``gpu`` axis) says at which. Every point's own notes stay in its
+    record."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
         self.kinds: dict[str, list[Any]] = {}  # kind -> [first text, its point, points, differs]
+        self.done = 0  # points finished, with notes or without
 
     def add(self, record: dict[str, Any]) -> None:
         """Count a finished point's notes."""
+        self.done += 1
         for note in record.get("notes") or ():
             text = str(note)
             kind = self.kinds.setdefault(_NUMBER.sub("#", text),
@@ -124,6 +128,10 @@ class SweepNotes:
                 text += (f" (point {point}; {more:,} more point{'s' if more != 1 else ''} have "
                          f"this note with other numbers, each in its {self.out / 'points'}/"
                          "<id>.json)")
+            elif count < self.done:  # shown as is, it read as true of every point
+                text += (f" (point {point} only, of the {self.done:,} run)" if count == 1 else
+                         f" ({count:,} of the {self.done:,} points run, the first {point}; "
+                         f"each in its {self.out / 'points'}/<id>.json)")
             warnings.warn(text, Note, stacklevel=2)
 
 
