@@ -451,6 +451,10 @@ def test_an_empty_sweep_map_is_called_empty(tiny, tmp_path, capsys):
      "sweep: 'limits.gpus_per_replica': is read only when the simulated baselines are sized, "
      "and --no-baselines estimates them instead, so every point would run the same; drop "
      "--no-baselines, or the axis"),
+    (["--no-baselines"], {"baselines.fp8.precision": ["fp8", "w4a16"]},
+     "sweep: 'baselines.fp8.precision': is read only when the simulated baselines are sized, "
+     "and --no-baselines estimates them instead, so every point would run the same; drop "
+     "--no-baselines, or the axis"),
 ])
 def test_an_axis_no_point_reads_is_refused(tiny, tmp_path, capsys, args, sweep, expected):
     """Both once ran every point the same under different labels, without a word."""

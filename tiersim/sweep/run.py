@@ -371,8 +371,9 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
 def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
     """Refuse an axis no point reads, so that every point would run the same scenario under
     another label: a baseline-only tier's ``replicas`` (its uniform fleet is sized by
-    simulation), and ``limits.gpus_per_replica`` (the sizes that sizing may use) where the
-    points estimate their savings (``--no-baselines``) and size nothing."""
+    simulation), and, where the points estimate their savings (``--no-baselines``) and size
+    nothing, ``limits.gpus_per_replica`` (the sizes that sizing may use) and anything of a
+    baseline-only tier (the estimate leaves them out)."""
     estimates = runner_name(runner) == "estimate_runner"
     for path in plan.axes:
         canon = ax.canonical_path(plan.base, path, plan.source)
@@ -381,7 +382,7 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
                                 "uniform fleet is sized by simulation), so every point would "
                                 "run the same; sweep limits.max_replicas to cap that sizing, "
                                 "or move the tier under tiers: to set its replicas")
-        if estimates and canon == ("limits", "gpus_per_replica"):
+        if estimates and (canon[0] == "baselines" or canon == ("limits", "gpus_per_replica")):
             raise ax.SweepError(plan.source, path, "is read only when the simulated baselines "
                                 "are sized, and --no-baselines estimates them instead, so every "
                                 "point would run the same; drop --no-baselines, or the axis")
