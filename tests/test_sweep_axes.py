@@ -148,3 +148,14 @@ def test_a_tier_named_with_a_dot_is_refused_with_its_index_path(first):
                                "named 'fp8.v2', and a dotted path cannot name what holds a dot; "
                                "write 'tiers.1.replicas' (by its index)")
     assert apply(base, {"tiers.1.replicas": 2})["tiers"][1]["replicas"] == 2
+
+
+def test_a_whole_float_sweep_limit_is_the_number_validation_reads():
+    """``max_sweep_points: 5.0`` loads as 5 in every command, but the sweep refused it as not
+    a whole number."""
+    from tiersim.errors import ScenarioError
+    from tiersim.sweep.run import max_points_of
+
+    assert max_points_of({"limits": {"max_sweep_points": 5.0}}, "s.yaml") == 5
+    with pytest.raises(ScenarioError, match=r"must be a whole number >= 1 \(got 1.5\)"):
+        max_points_of({"limits": {"max_sweep_points": 1.5}}, "s.yaml")

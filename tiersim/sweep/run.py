@@ -337,6 +337,8 @@ def max_points_of(base: dict[str, Any], source: str) -> int:
     limits = base.get("limits") or {}
     value = limits.get("max_sweep_points", DEFAULT_MAX_SWEEP_POINTS) if isinstance(
         limits, dict) else None
+    if isinstance(value, float) and value.is_integer():  # 5.0 is the 5 validation accepts
+        value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ScenarioError(source, "limits.max_sweep_points", f"must be a whole number >= 1 "
                             f"(got {shown(value, 80)})")
