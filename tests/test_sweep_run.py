@@ -245,9 +245,9 @@ def test_a_point_whose_input_changed_while_it_ran_is_failed_not_kept(tmp_path):
     (tmp_path / "t.csv").write_text(CSV.format(10))
     path, out = make_scenario(tmp_path, **{"seed": [1, 2]}), tmp_path / "out"
     _with_trace(path, "t.csv")
-    with pytest.raises(SweepFailed, match=r"1 of 2 sweep point\(s\) failed \(\w+\); first: "
-                       r"InputChanged: trace changed while this point ran; rerun to recompute "
-                       r"this point;"):
+    with pytest.raises(SweepFailed, match=r"1 of 2 sweep point\(s\) failed \(\w+\); first at "
+                       r"seed=2: InputChanged: trace changed while this point ran; rerun to "
+                       r"recompute this point;"):
         run_sweep(path, out, runner=_trace_rewriting_runner, validator=None, report=False,
                   workers=1)
     assert sorted(r["status"] for r in read_points(out).values()) == ["error", "ok"]
@@ -482,6 +482,23 @@ def test_the_failure_line_marks_where_a_long_error_is_cut(tmp_path):
         "tier 'w4a16': Qwen3-Coder-30B-A3B at BF16 does not fit on 1x H200: weights 61.1 GB + "
         "reserve 2.0 GB > usable 45.2 GB (short by 17.9 GB); use gpus_per_replica 2, a "
         f"smaller...; the others are stored; details in {tmp_path / 'points'}, rerun to retry")
+
+
+def test_the_failure_line_gives_the_first_failed_points_values(tmp_path):
+    """It named the scenario's key (`tiers[1]`) but not the axis values the point gave it."""
+    import pandas as pd
+
+    from tiersim.sweep.axes import Point
+    from tiersim.sweep.run import _failure_line
+
+    frame = pd.DataFrame({"point_id": ["a", "b"], "status": ["ok", "error"],
+                          "error": [None, "s.yaml: tiers[1]: does not fit"]})
+    points = [Point("a", 0, {"model": "m", "tiers.bf16.gpus_per_replica": 2}),
+              Point("b", 1, {"model": "Llama-3.1-70B", "tiers.bf16.gpus_per_replica": 1})]
+    assert _failure_line(frame, tmp_path, points=points) == (
+        f"{tmp_path}: 1 of 2 sweep point(s) failed (b); first at model='Llama-3.1-70B', "
+        "tiers.bf16.gpus_per_replica=1: s.yaml: tiers[1]: does not fit; the others are stored; "
+        f"details in {tmp_path / 'points'}, rerun to retry")
 
 
 def test_an_interrupted_sweep_counts_the_points_its_workers_stored(tmp_path):

@@ -789,7 +789,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         except OSError as error:
             raise _cannot_write(error, out) from None
     if strict and failed:
-        raise SweepFailed(_failure_line(frame, out, refusal), frame)
+        raise SweepFailed(_failure_line(frame, out, refusal, plan.points), frame)
     return frame
 
 
@@ -912,9 +912,12 @@ def _holds(doc: Any, loc: tuple[str | int, ...]) -> bool:
     return True
 
 
-def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None = None) -> str:
+def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None = None,
+                  points: list[ax.Point] | None = None) -> str:
     """One line naming the failed points (the first three) and the first error (``refusal``,
-    with its line in the scenario, when every point failed with it)."""
+    with its line in the scenario, when every point failed with it; else the first failed
+    point's error, at its axis values among ``points``: the error names the scenario's keys,
+    not the values the point gave them)."""
     from tiersim.scenario import located
 
     bad = frame[frame["status"] != "ok"]
@@ -922,8 +925,11 @@ def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None =
     if isinstance(refusal, ScenarioError):
         refusal = located(refusal)
     first = clipped(str(refusal or bad.iloc[0]["error"]))
-    return (f"{out}: {len(bad)} of {len(frame)} sweep point(s) failed ({ids}); first: {first}; "
-            f"the others are stored; details in {out / 'points'}, rerun to retry")
+    values = next((p.values for p in points or () if p.id == bad.iloc[0]["point_id"]), None)
+    at = "" if refusal is not None or not values else " at " + ", ".join(
+        f"{path}={shown(value)}" for path, value in values.items())
+    return (f"{out}: {len(bad)} of {len(frame)} sweep point(s) failed ({ids}); first{at}: "
+            f"{first}; the others are stored; details in {out / 'points'}, rerun to retry")
 
 
 def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
