@@ -224,7 +224,7 @@ class LeastTokens(Balancer):
         """The least-loaded replica."""
         if len(self.replicas) == 1:
             return self.replicas[0]
-        return min(self.replicas, key=Replica.outstanding)
+        return Replica.least_outstanding(self.replicas, self.replicas[0].env.now)
 
 
 class PrefixAware(Balancer):
@@ -365,13 +365,10 @@ class _Fleet:
             self.full_output[i], out = out, 1
         hashes = None if self.work.prefix_hashes is None else self._hashes(i, spec)
         req = Req(i, self._in_v[i], out, arrival, hashes)
-        if self.lazy:  # the balancer sees every replica as of now
-            now = self.env.now
-            for r in self.reps[tier]:
-                if r.lazy and r._end < now:
-                    r.catch_up(now)
+        # a lazy replica the balancer looks at (Replica.outstanding) or picks (submit) catches
+        # up to now first; the others may run their steps later (tiersim.engine.replica)
         rep = self.balancers[tier].pick(req)
-        if not self._decodable(i, tier) or not rep.submit(req):
+        if (spec.disagg is not None and not self._decodable(i, tier)) or not rep.submit(req):
             req.state = DROPPED
             self._dropped_v[i] = True
             self._end_session(i, arrival)
