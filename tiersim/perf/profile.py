@@ -419,6 +419,7 @@ class _LogGrid:
         self._lax1_list = self.lax1.tolist()
         self._lg_lists = [row.tolist() for row in self.lg]
         self._memo: dict[tuple[float, float], Any] = {}  # see at()
+        self._brackets: dict[float, tuple] = {}  # see _at_scalar()
 
     def row(self, r: int, x1: Any) -> Any:
         """Row ``r`` interpolated along axis 1 at ``x1`` (float or array)."""
@@ -454,6 +455,18 @@ class _LogGrid:
             value = self._memo[key] = self._at(x0, x1)
         return value
 
+    def point(self, x0: float, x1: float) -> float:
+        """:meth:`at` for one point inside the grid (``x0`` at most axis 0's last value, the
+        number ``x1`` at most axis 1's): the same float, by the same memo and
+        :meth:`_at_scalar`, without the argument checks (the engine's one-point reads)."""
+        key = (x0, float(x1))
+        value = self._memo.get(key)
+        if value is None:
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            value = self._memo[key] = self._at_scalar(x0, math.log(max(key[1], 1e-300)))
+        return value
+
     def _at(self, x0: float, x1: Any) -> Any:
         """:meth:`at` without the memo."""
         ax0, n = self.ax0, self.ax0.size
@@ -475,17 +488,34 @@ class _LogGrid:
 
     def _at_scalar(self, x0: float, lx1: float) -> float:
         """One point: the two bracketing rows along axis 1, blended in log space (no row
-        arithmetic, so token counts that never repeat cost two scalar interpolations)."""
+        arithmetic, so token counts that never repeat cost two scalar interpolations).
+
+        NOTE (speed): the rows and weight of an ``x0`` are remembered (:meth:`_bracket`): a
+        decode batch size or chunk length recurs with contexts that do not.
+        """
+        bracket = self._brackets.get(x0)
+        if bracket is None:
+            if len(self._brackets) >= _MEMO_LIMIT:
+                self._brackets.clear()
+            bracket = self._brackets[x0] = self._bracket(x0)
+        t, lo_row, hi_row = bracket
+        if lo_row is None:
+            return math.exp(np.interp(lx1, self.lax1, self.lg[0]))
+        lo_v = interp_scalar(lx1, self._lax1_list, lo_row)
+        hi_v = interp_scalar(lx1, self._lax1_list, hi_row)
+        return math.exp((1.0 - t) * lo_v + t * hi_v)
+
+    def _bracket(self, x0: float) -> tuple:
+        """``(t, lower row, upper row)``: the log rows (lists) around ``x0`` along axis 0 and
+        the weight of the upper one; ``(0.0, None, None)`` at or below the first row."""
         ax0, n = self.ax0, self.ax0.size
         if n == 1 or x0 <= ax0[0]:
-            return math.exp(np.interp(lx1, self.lax1, self.lg[0]))
+            return 0.0, None, None
         lax0, lx0 = self._lax0_list, math.log(x0)
         hi = min(max(bisect.bisect_right(lax0, lx0), 1), n - 1)
         t = (lx0 - lax0[hi - 1]) / (lax0[hi] - lax0[hi - 1])
         t = min(max(t, 0.0), 1.0)
-        lo_v = interp_scalar(lx1, self._lax1_list, self._lg_lists[hi - 1])
-        hi_v = interp_scalar(lx1, self._lax1_list, self._lg_lists[hi])
-        return math.exp((1.0 - t) * lo_v + t * hi_v)
+        return t, self._lg_lists[hi - 1], self._lg_lists[hi]
 
     def _blended(self, x0: float) -> np.ndarray:
         """log latency along axis 1 at ``x0`` inside (or below) axis 0's range, cached.
@@ -1406,25 +1436,25 @@ class ProfileOps:
         return grid.lax1, grid._blended(x0), grid.last1
 
     def attn_point(self, op: str):
-        """``op``'s one-point lookup, ``(x0, x1) -> latency`` with ``x0`` a float: the
-        number ``float(getattr(self, op)(x0, x1))`` gives for one point, without the calls
-        around it; ``None`` where ``op`` has no plain two-axis table (the caller then asks
-        ``op`` itself)."""
+        """``op``'s one-point lookup, ``(x0, x1) -> latency`` with ``x0`` a float and ``x1`` a
+        number: the number ``float(getattr(self, op)(x0, x1))`` gives for one point, without
+        the calls around it; ``None`` where ``op`` has no plain two-axis table (the caller
+        then asks ``op`` itself)."""
         table = self._attn_table(op)
         if type(table) is not Table or len(table.axes) != 2:
             return None
-        at, limit = table._grid().at, self._limit_ops()
-        if limit is None:
-            return at
+        grid, limit = table._grid(), self._limit_ops()
         last0, last1 = (float(axis[-1]) for axis in table.axes.values())
-        read = getattr(self, op)
+        # beyond the grid: the table's extrapolation, held at the physical limit where known
+        beyond = grid.at if limit is None else getattr(self, op)
+        inside = grid.point
 
-        def point(x0: float, x1):
-            """The table's point inside its grid; beyond it, :meth:`attn_prefill` or
-            :meth:`attn_decode` (the extrapolation held at the physical limit)."""
-            if x0 > last0 or (x1 > last1 if _is_scalar(x1) else np.any(np.asarray(x1) > last1)):
-                return read(x0, x1)
-            return at(x0, x1)
+        def point(x0: float, x1: float):
+            """The table's point inside its grid (:meth:`_LogGrid.point`); beyond it,
+            ``beyond``."""
+            if x0 > last0 or x1 > last1:
+                return beyond(x0, x1)
+            return inside(x0, x1)
 
         return point
 
