@@ -191,6 +191,7 @@ class AssembledStepModel:
         self._window = m.sliding_window
         self._sliding_layers = m.sliding_layers if m.sliding_window else 0
         self._full_layers = m.attention_layers - self._sliding_layers
+        self._hybrid = m.is_hybrid  # gated delta-net layers (their kernels added per step)
 
     # ------------------------------------------------------------------ per-token-count parts
 
@@ -214,14 +215,14 @@ class AssembledStepModel:
     def _gdn_decode(self, seqs: int) -> float:
         """All gated delta-net layers' kernels for ``seqs`` decoding sequences (0 without)."""
         m = self.model
-        if not m.is_hybrid or seqs <= 0:
+        if not self._hybrid or seqs <= 0:
             return 0.0
         return m.linear_layers * float(self.ops.gdn_decode(np.array([float(seqs)]))[0])
 
     def _gdn_prefill(self, new: int) -> float:
         """All gated delta-net layers' kernels for one prefill chunk (0 without them)."""
         m = self.model
-        if not m.is_hybrid:
+        if not self._hybrid:
             return 0.0
         return m.linear_layers * float(self.ops.gdn_prefill(np.array([float(new)]))[0])
 
@@ -332,7 +333,9 @@ class AssembledStepModel:
         context is scaled by :func:`sliding_work_fraction` (its compute-bound part), never
         below the op of one window-sized chunk.
         """
-        t = self._full_layers * self._prefill_op(new, cached) + self._gdn_prefill(new)
+        t = self._full_layers * self._prefill_op(new, cached)
+        if self._hybrid:  # (adding the 0.0 of no such layers changes nothing)
+            t += self._gdn_prefill(new)
         if self._sliding_layers:
             w = self._window
             capped = min(cached, w)
@@ -447,20 +450,29 @@ class AssembledStepModel:
         return None if curve_of is None else curve_of(seqs)
 
     def step_time(self, shape: StepShape) -> float:
-        """Seconds of one iteration of ``shape`` (see the module docstring for the sum)."""
-        seqs = shape.decode_seqs
-        if not shape.prefill_chunks:
+        """Seconds of one iteration of ``shape`` (see the module docstring for the sum).
+
+        NOTE (speed): the engine asks once per mixed step; the sum skips the terms a model
+        does not have (a 0.0 added changes no float) and counts tokens without the shape's
+        properties.
+        """
+        seqs, shape_chunks = shape.decode_seqs, shape.prefill_chunks
+        if not shape_chunks:
             ctx = np.array([float(shape.decode_context)])
             return float(self.decode_times(seqs, ctx)[0])
-        t = self._linear_time(shape.num_tokens)
-        chunks = [self._attn_prefill(new, cached) for new, cached in shape.prefill_chunks]
+        tokens = seqs  # shape.num_tokens
+        for new, _ in shape_chunks:
+            tokens += new
+        t = self._linear_time(tokens)
+        chunks = [self._attn_prefill(new, cached) for new, cached in shape_chunks]
         t += sum(chunks)
         if len(chunks) > 1 and not self.model.is_mla:  # MLA: a whole module each (docstring)
-            t -= self._shared_launch(shape.prefill_chunks, chunks)
+            t -= self._shared_launch(shape_chunks, chunks)
         if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
             t += self._attn_decode_one(seqs, shape.decode_context / seqs)
-            t += self._gdn_decode(seqs)
-        t += self._lm_head_time(seqs + len(shape.prefill_chunks))
+            if self._hybrid:
+                t += self._gdn_decode(seqs)
+        t += self._lm_head_time(seqs + len(shape_chunks))
         return t + self.ops.overhead_s
 
     def sources(self) -> dict[str, str]:
