@@ -276,6 +276,7 @@ class _Fleet:
         # plain tiers need no events (lazy; see tiersim.engine.replica)
         self.lazy = fast_paths and work.follows is None and not (np.asarray(self.esc) >= 0).any()
         self.lazy_reps: list[Replica] = []
+        self._inline = False  # arrivals without events (see _arrive_without_events)
         self.prefix: dict[str, PrefixStats] = {
             spec.name: PrefixStats(["gpu"] + [lv.name for lv in spec.limits.kv_levels],
                                    hit_tokens=[0] * (1 + len(spec.limits.kv_levels)))
@@ -501,6 +502,33 @@ class _Fleet:
         if stats is not None:
             stats.seen.update(hashes)
 
+    def run(self) -> None:
+        """Replay the workload: the arrivals and what they set in motion, then the lazy
+        replicas' steps after the last arrival."""
+        self._inline = self.lazy and all(rep.lazy for reps in self.reps for rep in reps)
+        self.start_arrivals()
+        if self._inline:
+            self._arrive_without_events()
+        else:
+            self.env.run()
+        for rep in self.lazy_reps:  # the steps after the last arrival
+            rep.catch_up(math.inf)
+
+    def _arrive_without_events(self) -> None:
+        """Every arrival instant in turn, for a fleet of lazy replicas only.
+
+        NOTE (speed): lazy replicas post no events (tiersim.engine.replica), so the arrivals'
+        are the run's only ones; moving the clock to each instant (:meth:`SimEnv.advance`)
+        and calling :meth:`_on_arrival` is what SimPy's loop does with them, without an event
+        object and two heap operations per instant. The clock ends at the last arrival, as the
+        loop leaves it.
+        """
+        env, own, times = self.env, self._own, self._own_t
+        while self._pos < len(own):
+            if not env.advance(times[self._pos]):
+                raise RuntimeError("an event is pending in a fleet of lazy replicas")
+            self._on_arrival(None)
+
     def start_arrivals(self) -> None:
         """Schedule the requests that arrive on their own (URGENT, one event per instant)."""
         own = np.arange(len(self.work))
@@ -514,6 +542,8 @@ class _Fleet:
             self._schedule_arrival()
 
     def _schedule_arrival(self) -> None:
+        if self._inline:
+            return
         self.env.call_at(self._own_t[self._pos], self._on_arrival, urgent=True)
 
     def _on_arrival(self, _event) -> None:
@@ -581,8 +611,5 @@ def simulate(
         sample_every = max(span / 500.0, 1e-3)
     fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every,
                    fast_paths)
-    fleet.start_arrivals()
-    fleet.env.run()
-    for rep in fleet.lazy_reps:  # the steps after the last arrival
-        rep.catch_up(math.inf)
+    fleet.run()
     return fleet.result()
