@@ -387,25 +387,32 @@ def test_a_large_integer_parent_is_shown_in_full(tmp_path, parents, kind, row, s
                               "earlier step of session 1")
 
 
-def test_the_dropped_note_counts_steps_never_sent_apart(tmp_path):
-    """A step too long for its tier ends its task: the note names the steps after it as never
-    sent, not as larger than a replica's KV cache (which they were not)."""
+def _agent_run(tmp_path, rows, router, max_model_len=None, **run_args):
+    """A run of the tiny scenario over a canonical session CSV of ``rows`` (request_id,
+    arrival_s, input_tokens, output_tokens, session_id, step, tool_s)."""
     from conftest import tiny_doc, write_yaml
 
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
 
-    rows = [(0, 0.0, 300, 20, 0, 0, 0.0), (1, 0.0, 5000, 20, 0, 1, 0.5),
-            (2, 0.0, 100, 30, 0, 2, 0.5), (3, 0.0, 100, 30, 0, 3, 0.5)]
     cols = ["request_id", "arrival_s", "input_tokens", "output_tokens", "session_id", "step",
             "tool_s"]
     pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "agent.csv", index=False)
-    doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"},
-                   router={"policy": "uniform"},
+    doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"}, router=router,
                    workload={"sessions": {"system_prompt_tokens": 0}})
-    doc["tiers"][1]["scheduler"] = {"max_model_len": 4096}
+    if max_model_len is not None:
+        doc["tiers"][1]["scheduler"] = {"max_model_len": max_model_len}
     path = write_yaml(tmp_path / "s.yaml", doc)
-    run = run_scenario(load_scenario(path), out_dir=tmp_path / "out", scenario_path=path)
+    return run_scenario(load_scenario(path), scenario_path=path, **run_args)
+
+
+def test_the_dropped_note_counts_steps_never_sent_apart(tmp_path):
+    """A step too long for its tier ends its task: the note names the steps after it as never
+    sent, not as larger than a replica's KV cache (which they were not)."""
+    rows = [(0, 0.0, 300, 20, 0, 0, 0.0), (1, 0.0, 5000, 20, 0, 1, 0.5),
+            (2, 0.0, 100, 30, 0, 2, 0.5), (3, 0.0, 100, 30, 0, 3, 0.5)]
+    run = _agent_run(tmp_path, rows, {"policy": "uniform"}, max_model_len=4096,
+                     out_dir=tmp_path / "out")
     assert run.dropped == 3
     note = next(n for n in run.notes if "were dropped" in n)
     assert note.endswith(
@@ -419,22 +426,9 @@ def test_savings_price_the_run_until_its_last_realised_arrival(tmp_path):
     until then (docs/metrics.md, duration), and the simulated savings price the routed fleet
     over that same duration (they took the trace's placeholder arrival_s, so routed_cost_usd
     was less than the run's cost_usd)."""
-    from conftest import tiny_doc, write_yaml
-
-    from tiersim.runner import run_scenario
-    from tiersim.scenario import load_scenario
-
     rows = [(0, 0.0, 300, 20, 0, 0, 0.0), (1, 0.0, 5000, 20, 0, 1, 3.0),
             (2, 0.0, 100, 30, 0, 2, 0.5)]
-    cols = ["request_id", "arrival_s", "input_tokens", "output_tokens", "session_id", "step",
-            "tool_s"]
-    pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "agent.csv", index=False)
-    doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"},
-                   router={"policy": "uniform"},
-                   workload={"sessions": {"system_prompt_tokens": 0}})
-    doc["tiers"][1]["scheduler"] = {"max_model_len": 4096}
-    path = write_yaml(tmp_path / "s.yaml", doc)
-    run = run_scenario(load_scenario(path), scenario_path=path, baselines=True)
+    run = _agent_run(tmp_path, rows, {"policy": "uniform"}, max_model_len=4096, baselines=True)
     assert run.duration_s > 3.0  # the drop, 3 s after the first step's finish
     assert run.savings.routed_cost_usd == pytest.approx(run.cost_usd, rel=1e-12)
 
@@ -444,21 +438,9 @@ def test_uniform_baselines_last_until_the_last_realised_arrival(tmp_path):
     predecessor finishes (about 1 s): the uniform w4a16 baseline, the routed fleet's own
     w4a16 replica serving the same requests, lasts as long as the run and costs half the
     run's two GPUs (it was priced until the placeholder, 50 s: 38x too dear)."""
-    from conftest import tiny_doc, write_yaml
-
-    from tiersim.runner import run_scenario
-    from tiersim.scenario import load_scenario
-
     rows = [(0, 0.0, 300, 20, 0, 0, 0.0), (1, 50.0, 200, 20, 0, 1, 0.5),
             (2, 50.0, 100, 30, 0, 2, 0.5)]
-    cols = ["request_id", "arrival_s", "input_tokens", "output_tokens", "session_id", "step",
-            "tool_s"]
-    pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "agent.csv", index=False)
-    doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"},
-                   router={"policy": "uniform", "tier": "w4a16"},
-                   workload={"sessions": {"system_prompt_tokens": 0}})
-    path = write_yaml(tmp_path / "s.yaml", doc)
-    run = run_scenario(load_scenario(path), scenario_path=path, baselines=True)
+    run = _agent_run(tmp_path, rows, {"policy": "uniform", "tier": "w4a16"}, baselines=True)
     assert run.duration_s < 5.0
     uniform = next(u for u in run.savings.uniform if u.tier == "w4a16")
     assert uniform.replicas == 1
