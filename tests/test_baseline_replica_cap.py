@@ -2,24 +2,16 @@
 ``limits.max_replicas`` has its baselines sized up to it (they stopped at 256 whatever it said,
 so a uniform fleet larger than that was "saved" against a smaller-capped copy of itself), and a
 plan sized under a limit other than the run's writes it into the planned scenario, so the two
-quote the same saving. The default cap (256) is lowered to 1 here to keep the fleets small."""
+quote the same saving. The limit written out at its default sizes as leaving it out does."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 from conftest import tiny_doc, write_yaml
 
-import tiersim.plan.planner as planner
-from tiersim.scenario import load_scenario
-
-
-@pytest.fixture
-def cap_of_one(monkeypatch):
-    """The run's default baseline cap lowered from 256 to 1 replica."""
-    monkeypatch.setattr(planner, "DEFAULT_MAX_REPLICAS", 1)
+from tiersim.scenario import DEFAULT_MAX_REPLICAS, load_scenario
 
 
 def busy_bf16(**overrides) -> dict:
@@ -32,7 +24,7 @@ def busy_bf16(**overrides) -> dict:
     return doc
 
 
-def test_a_run_sizes_its_baselines_up_to_the_scenarios_own_replica_limit(tmp_path, cap_of_one):
+def test_a_run_sizes_its_baselines_up_to_the_scenarios_own_replica_limit(tmp_path):
     from tiersim.runner import run_scenario
 
     path = write_yaml(tmp_path / "busy.yaml", busy_bf16(limits={"max_replicas": 16}))
@@ -42,16 +34,19 @@ def test_a_run_sizes_its_baselines_up_to_the_scenarios_own_replica_limit(tmp_pat
     assert saving.vs_uniform_frac == 0.0  # the run's fleet is the sized uniform fleet
 
 
-def test_without_a_limit_the_baselines_keep_the_default_cap(tmp_path, cap_of_one):
+def test_the_limit_written_at_its_default_sizes_as_leaving_it_out(tmp_path):
+    # unset, the baselines stopped at 256; written as 1024 (the default) they grew to 1024
     from tiersim.savings import baseline_replica_limit
 
-    assert baseline_replica_limit(load_scenario(write_yaml(tmp_path / "a.yaml", busy_bf16()))) \
-        == 1
+    unset = load_scenario(write_yaml(tmp_path / "a.yaml", busy_bf16()))
+    written = load_scenario(write_yaml(
+        tmp_path / "b.yaml", busy_bf16(limits={"max_replicas": DEFAULT_MAX_REPLICAS})))
+    assert baseline_replica_limit(unset) == baseline_replica_limit(written) == 1024
     assert baseline_replica_limit(load_scenario(write_yaml(
-        tmp_path / "b.yaml", busy_bf16(limits={"max_replicas": 3})))) == 3
+        tmp_path / "c.yaml", busy_bf16(limits={"max_replicas": 3})))) == 3
 
 
-def test_a_plan_above_the_default_cap_and_a_run_of_its_scenario_agree(tmp_path, cap_of_one):
+def test_a_plan_under_its_own_cap_and_a_run_of_its_scenario_agree(tmp_path):
     from tiersim.cli.plan import plan_capacity
     from tiersim.runner import run_scenario
 
@@ -90,8 +85,8 @@ def test_a_plan_over_fewer_gpu_sizes_and_a_run_of_its_scenario_agree(tmp_path):
         == folder["vs_uniform_frac"] == 0.0
 
 
-def test_a_plan_searches_as_far_as_the_scenarios_own_limit(tmp_path, cap_of_one):
-    # with no --max-replicas a plan stopped at the default cap (here 1) while a run of the
+def test_a_plan_searches_as_far_as_the_scenarios_own_limit(tmp_path):
+    # with no --max-replicas a plan stopped at the default cap while a run of the
     # same scenario sized its baselines up to its limits.max_replicas (16): the plan found no
     # fleet, or wrote the default cap over the scenario's own limit
     from tiersim.cli.plan import plan_capacity

@@ -451,18 +451,19 @@ def test_rerun_with_changed_max_replicas_is_refused_and_keeps_the_table(tmp_path
 
 
 def test_max_replicas_at_the_default_baseline_cap_keeps_a_sweep():
-    """256 is the cap without a limit; any other limit the scenario sets caps the baselines
-    (above 256 too: tiersim.savings.baseline_replica_limit), so it is another base."""
+    """1024 (limits.max_replicas' default) is the cap without a limit; any other limit the
+    scenario sets caps the baselines (tiersim.savings.baseline_replica_limit), so it is
+    another base."""
     from tiersim.sweep.run import base_digest
 
     doc = {"seed": 1, "tiers": [{"name": "bf16", "replicas": 2}]}
-    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 256}})
+    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 1024}})
     assert base_digest(doc) != base_digest({**doc, "limits": {"max_replicas": 4096}})
-    assert base_digest(doc) != base_digest({**doc, "limits": {"max_replicas": 255}})
+    assert base_digest(doc) != base_digest({**doc, "limits": {"max_replicas": 256}})
     # written as a float, the same whole number validation accepts: the same cap
     assert base_digest({**doc, "limits": {"max_replicas": 8.0}}) == base_digest(
         {**doc, "limits": {"max_replicas": 8}})
-    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 256.0}})
+    assert base_digest(doc) == base_digest({**doc, "limits": {"max_replicas": 1024.0}})
 
 
 def test_the_failure_line_marks_where_a_long_error_is_cut(tmp_path):

@@ -97,13 +97,10 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
 
 def baseline_replica_limit(scenario) -> int:
     """The most replicas a run's sized uniform baselines try: the scenario's
-    ``limits.max_replicas`` where it sets one (raised on purpose, it lets them grow as large as
-    the fleets it allows), else the planner's default search limit (256)."""
-    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
-
-    if "max_replicas" in scenario.limits.model_fields_set:
-        return scenario.limits.max_replicas
-    return min(DEFAULT_MAX_REPLICAS, scenario.limits.max_replicas)
+    ``limits.max_replicas``, set or default (1024), the largest tier the scenario allows. One
+    number, so a limit written out at its default sizes as leaving it out does (the default
+    once stopped the baselines at 256 and a written 1024 let them grow to 1024)."""
+    return scenario.limits.max_replicas
 
 
 def stretched_cost(cost_model: str, outcome, end_s: float) -> float:

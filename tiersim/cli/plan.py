@@ -118,7 +118,7 @@ def plan(
         "router.floor values are tried beside the accuracy floor and its raised "
         "margins, not instead of them.")] = None,
     max_replicas: Annotated[int | None, typer.Option(min=1, help="Largest tier to try "
-        "(default: the scenario's limits.max_replicas where it sets one, else 256, as a run "
+        "(default: the scenario's limits.max_replicas, 1024 unless it sets one, as a run "
         "sizes its uniform baselines; a value other than "
         "the cap a run of the scenario sizes its baselines under is written into the planned "
         "scenario's limits).")] = None,
@@ -556,8 +556,8 @@ def as_searched(doc: dict[str, Any], scenario) -> dict[str, Any]:
 def _carry_max_replicas(doc: dict[str, Any], scenario, max_replicas: int | None) -> None:
     """Write ``--max-replicas`` into the planned scenario's ``limits`` when it differs from the
     limit a run of that scenario sizes its uniform baselines under
-    (:func:`tiersim.savings.baseline_replica_limit`: the scenario's own where it sets one, else
-    256), below it or above: the run's baselines are then sized as the plan's were, and the two
+    (:func:`tiersim.savings.baseline_replica_limit`: the scenario's ``limits.max_replicas``),
+    below it: the run's baselines are then sized as the plan's were, and the two
     agree on the saving."""
     from tiersim.savings import baseline_replica_limit
 

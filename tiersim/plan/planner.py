@@ -41,12 +41,9 @@ from tiersim.errors import Note, UnreachableFloor
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import PlanResult, baseline_floor, fleet_size, reaches_floor
-from tiersim.scenario import SIZED_GPUS_PER_REPLICA
+from tiersim.scenario import DEFAULT_MAX_REPLICAS, SIZED_GPUS_PER_REPLICA
 
 GPU_OPTIONS = SIZED_GPUS_PER_REPLICA
-DEFAULT_MAX_REPLICAS = 256
-"""The largest tier the planner tries by default (a scenario's ``limits.max_replicas`` lower
-still: ``tiersim plan`` and the run's sized uniform fleets both hold it)."""
 """GPUs per replica the planner may try, smallest that fits first."""
 
 FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)

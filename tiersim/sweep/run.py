@@ -469,10 +469,9 @@ def base_digest(base: dict[str, Any]) -> str:
 
 def baseline_cap(base: dict[str, Any]) -> Any:
     """The scenario's ``limits.max_replicas`` where it changes results: a run's sized uniform
-    baselines try at most that many replicas where the scenario sets it, else 256
-    (:func:`tiersim.savings.baseline_replica_limit`), so ``None`` when it is not set or is 256,
-    else the value as written."""
-    from tiersim.plan.planner import DEFAULT_MAX_REPLICAS
+    baselines try at most that many replicas (:func:`tiersim.savings.baseline_replica_limit`),
+    so ``None`` when it is not set or is the default (1024), else the value as written."""
+    from tiersim.scenario import DEFAULT_MAX_REPLICAS
 
     value = _max_replicas(base)
     if isinstance(value, float) and value.is_integer():  # 8.0 is the 8 validation accepts
