@@ -534,3 +534,39 @@ def test_an_interrupted_sweep_does_not_count_points_another_version_stored(tmp_p
             {"point_id": name, "status": "ok", "tiersim": version}))
     assert Tally(stored=0, folder=folder, pending=("older",)).stored_on_disk() == 0
     assert Tally(stored=0, folder=folder, pending=("new", "older")).stored_on_disk() == 1
+
+
+def test_off_a_terminal_a_sweep_writes_timed_progress_lines(tmp_path, capsys, monkeypatch):
+    # with stderr sent to a file (nohup, CI) the bar drew nothing: a long sweep looked hung
+    import tiersim.sweep.progress as progress
+
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.0)
+    path = make_scenario(tmp_path, **{"seed": [1, 2, 3]})
+    sweep(path, tmp_path / "out", workers=1)  # capsys: stderr is no terminal
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if line.startswith("sweep: ") and "elapsed" in line]
+    assert [line.split(",")[0] for line in lines] == ["sweep: 1/3 points (33%)",
+                                                     "sweep: 2/3 points (67%)"]
+    assert all("left" in line for line in lines)
+
+
+def test_progress_lines_say_points_share_elapsed_and_time_left():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from tiersim.sweep.progress import ProgressLines
+
+    now = [100.0]
+    console = Console(file=StringIO(), width=200)
+    lines = ProgressLines(console, every_s=30, clock=lambda: now[0])
+    lines.add_task("sweep", total=10, completed=4)  # 4 stored before this call
+    now[0] = 110.0
+    lines.advance(0)  # 10 s since the start: too soon for a line
+    now[0] = 160.0
+    lines.advance(0)
+    assert console.file.getvalue() == (
+        "sweep: 6/10 points (60%), 0:01:00 elapsed, about 0:02:00 left\n")
+    now[0] = 300.0
+    lines.advance(0, 4)  # the last point: the sweep's own summary line follows
+    assert console.file.getvalue().count("\n") == 1

@@ -38,14 +38,6 @@ from typing import Any
 import pandas as pd
 import yaml
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from tiersim.errors import ScenarioError, TiersimError, shown
 from tiersim.outputs import claim_out_dir, locked
@@ -62,6 +54,7 @@ from tiersim.sweep.points import (
     warm_up,
 )
 from tiersim.sweep.portable import portable_base
+from tiersim.sweep.progress import progress_display
 from tiersim.sweep.refusal import common_refusal, is_fresh, remove_written
 from tiersim.sweep.store import (
     collect,
@@ -443,13 +436,6 @@ def _note(text: str) -> None:
     warnings.warn(text, Note, stacklevel=3)
 
 
-def _progress(console: Console, enabled: bool) -> Progress:
-    """Progress bar: points done of total, elapsed, ETA."""
-    return Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("points"), TimeElapsedColumn(), TextColumn("ETA"),
-                    TimeRemainingColumn(), console=console, disable=not enabled)
-
-
 def base_digest(base: dict[str, Any]) -> str:
     """A digest of the scenario without its sweep map: points of different bases never mix.
     Of ``limits`` only what changes a result counts: ``max_replicas`` where it sets the cap
@@ -759,7 +745,9 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     grid is checked and before the folder changes, so an address it refuses changes nothing.
     With ``strict`` (the default, and what
     ``tiersim sweep`` uses), failed points raise :class:`SweepFailed` (one line naming them)
-    once everything else is stored. ``tally`` counts the points this call stores."""
+    once everything else is stored. ``tally`` counts the points this call stores.
+    ``progress``: True a bar, False nothing, None (the CLI's) a bar on a terminal and a timed
+    line off one (:mod:`tiersim.sweep.progress`)."""
     if executor not in ("local", "ray"):
         raise TiersimError(f"--executor: must be 'local' or 'ray' (got {executor!r})")
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
@@ -953,7 +941,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     console = Console(stderr=True, soft_wrap=True, markup=False)  # paths are text
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,
-                      _progress(console, sys.stderr.isatty() if progress is None else progress),
+                      progress_display(console, progress, sys.stderr.isatty()),
                       len(plan.points) - len(pending), tally or Tally())
     records = read_points(out)
     refusal = common_refusal(records, [p.id for p in plan.points])
@@ -1026,7 +1014,7 @@ def _tasks(plan: SweepPlan, pending: list[ax.Point], out: Path,
 
 
 def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, executor: str,
-             address: str | None, runner: PointRunner, bar: Progress, already: int,
+             address: str | None, runner: PointRunner, bar, already: int,
              tally: Tally) -> int:
     """Run the pending points with the chosen executor; return how many failed (``tally``
     counts those stored ok as they come back)."""
