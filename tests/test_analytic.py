@@ -166,3 +166,27 @@ def test_closed_form_equals_frontier_gap_with_negative_eps(p, eps, delta, dc):
 def test_a_cheap_tier_better_on_average_is_outside_the_model():
     with pytest.raises(ValueError, match="the cheap tier is the more accurate on average"):
         TwoType(0.9, -0.2, 0.1)
+
+
+@pytest.mark.parametrize("p_easy", [0.0, 1.0])
+def test_estimate_with_one_class_keeps_the_cheap_tier_s_loss(p_easy):
+    """With every request of one class the other class's loss was set to 0 and eps capped at
+    it: on an all-easy workload where the cheap tier is right on 90% the model put its
+    all-cheap point at the top tier's 100% and the kink (every request still on the cheap
+    tier) at 1.0 for the cheap tier's cost."""
+    tiers = [
+        TierInfo("cheap", accuracy={"easy": 0.9, "hard": 0.5}, cost_weight=C_CHEAP),
+        TierInfo("top", accuracy={"easy": 1.0, "hard": 0.8}, cost_weight=C_TOP),
+    ]
+    df = two_type_workload(p_easy, n=1_000, tiers=tiers)
+    expected = df[["p_correct_cheap", "p_correct_top"]].to_numpy()
+    est = estimate(expected, df[["correct_cheap", "correct_top"]].to_numpy(),
+                   easy=(df["difficulty_class"] == "easy").to_numpy())
+    loss = 0.1 if p_easy == 1.0 else 0.3
+    assert est["p"] == p_easy
+    assert est["eps"] == est["delta"] == pytest.approx(loss, abs=1e-6)
+    m = TwoType(est["p"], est["eps"], est["delta"], dc=1.0, c0=1.0, a_top=est["a_top"])
+    cheap_accuracy = expected[:, 0].mean()
+    assert oracle_frontier(m)[0, 1] == pytest.approx(cheap_accuracy)
+    assert kink(m)[1] == pytest.approx(cheap_accuracy if p_easy == 1.0 else est["a_top"])
+    assert max_saving(m.p, m.eps, m.delta) == 0.0

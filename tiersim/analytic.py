@@ -174,13 +174,18 @@ def estimate(expected: np.ndarray, realised: np.ndarray, easy: np.ndarray | None
     easy and hard requests. A negative eps (the cheap tier better on easy requests, as happens
     with real labels) is kept: the model's all-cheap point is then the cheap tier's real
     accuracy. ``eps_raw`` is eps before it is capped at delta (which only given classes need).
+    With requests of one class only, the other class's loss is taken equal to it (one type: no
+    gap to route on); a loss of 0 there would cap eps at 0 and put the all-cheap point at the
+    top tier's accuracy.
     """
     expected = np.asarray(expected, dtype=np.float64)
     realised = np.asarray(realised, dtype=np.float64)
     is_easy = realised[:, 0] >= realised[:, 1] if easy is None else np.asarray(easy, bool)
     loss = expected[:, 1] - expected[:, 0]
-    eps_raw = float(loss[is_easy].mean()) if is_easy.any() else 0.0
-    delta = float(loss[~is_easy].mean()) if (~is_easy).any() else 0.0
+    eps_raw, delta = _class_loss(loss, is_easy), _class_loss(loss, ~is_easy)
+    eps_raw = delta if eps_raw is None else eps_raw
+    delta = eps_raw if delta is None else delta
+    eps_raw, delta = eps_raw or 0.0, delta or 0.0  # no request at all: no loss
     return {
         "p": float(is_easy.mean()),
         "eps": min(eps_raw, delta),
@@ -189,3 +194,8 @@ def estimate(expected: np.ndarray, realised: np.ndarray, easy: np.ndarray | None
         "a_top": float(expected[:, 1].mean()),
         "n": int(len(loss)),
     }
+
+
+def _class_loss(loss: np.ndarray, members: np.ndarray) -> float | None:
+    """The mean of ``loss`` over a class's requests; None when the class has none."""
+    return float(loss[members].mean()) if members.any() else None
