@@ -125,3 +125,28 @@ def test_tier_names_without_data_are_refused():
     assert isinstance(res.exception, ScenarioError)
     assert str(res.exception) == ("tiersim analytic: --cheap/--top: names a tier of "
                                   "--trace/--scenario, and neither is given; give one, or drop it")
+
+
+@pytest.mark.parametrize(("flag", "tier", "message"), [
+    ("--cheap", "strong", "--cheap: names 'strong', the last tier, which --top takes by "
+     "default; name a cheaper tier (weak), or give --top"),
+    ("--top", "weak", "--top: names 'weak', the first tier, which --cheap takes by default; "
+     "name a dearer tier (strong), or give --cheap"),
+])
+def test_one_flag_naming_the_other_default_tier_is_refused(tmp_path, capsys, flag, tier,
+                                                           message):
+    """--cheap naming the last tier alone (or --top the first) compared that tier with itself:
+    with --dc it printed 'strong vs strong' and a frontier, exit 0."""
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    doc = tiny_doc()
+    doc["tiers"] = [{"name": name, "precision": precision, "replicas": 1,
+                     "cost_per_gpu_hour": 3.5, "cost_per_request_usd": price}
+                    for name, precision, price in (("weak", "fp8", 0.001),
+                                                   ("strong", "bf16", 0.002))]
+    doc["cost_model"] = "fixed_per_request"
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, err = run_cli(capsys, "analytic", "--scenario", path, flag, tier, "--dc", "1")
+    assert code == 1
+    assert err == f"Error: tiersim analytic: {message}\n"

@@ -244,7 +244,21 @@ def _pick(infos, cheap, top, source: str = WHERE):
             raise ScenarioError(WHERE, flag, f"unknown tier {name!r}; tiers are {', '.join(names)}")
     lo = names.index(cheap) if cheap else 0
     hi = names.index(top) if top else len(names) - 1
+    if lo == hi:  # one flag names the tier the other defaults to (both given: checked before)
+        raise _same_tier(names, cheap)
     return [infos[lo], infos[hi]]
+
+
+def _same_tier(names: list[str], cheap: str | None) -> ScenarioError:
+    """The error for --cheap naming the top (last) tier, or --top the cheapest (first): the
+    closed form would compare a tier with itself."""
+    if cheap is not None:
+        return ScenarioError(WHERE, "--cheap", f"names {cheap!r}, the last tier, which --top "
+                             f"takes by default; name a cheaper tier ({', '.join(names[:-1])}), "
+                             "or give --top")
+    return ScenarioError(WHERE, "--top", f"names {names[0]!r}, the first tier, which --cheap "
+                         f"takes by default; name a dearer tier ({', '.join(names[1:])}), or "
+                         "give --cheap")
 
 
 #: Where a tier's accuracy came from (``Prepared.accuracy_source``), as ``run`` labels it.
