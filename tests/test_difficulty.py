@@ -147,3 +147,24 @@ def test_hint_feature_has_the_requested_auroc_and_changes_nothing_else(kind):
     auroc = roc_auc_score(hinted["difficulty_class"] != "easy", hinted["feat_difficulty_hint"])
     assert auroc == pytest.approx(0.75, abs=0.01)
     pd.testing.assert_frame_equal(hinted.drop(columns="feat_difficulty_hint"), plain)
+
+
+def test_a_trace_s_expected_correctness_without_labels_is_refused(tmp_path, capsys):
+    """A trace with p_correct_<tier> and no correct_<tier> labels ran on drawn correctness
+    that replaced its column: p_correct 0.01 / 0.02 gave 95% accuracy from the prior."""
+    from conftest import tiny_doc, write_frame, write_yaml
+    from test_hostile_inputs import run_cli
+
+    n = 20
+    trace = write_frame(pd.DataFrame({
+        "request_id": np.arange(n), "arrival_s": np.arange(n) * 0.5,
+        "input_tokens": np.full(n, 100, np.int32), "output_tokens": np.full(n, 10, np.int32),
+        "p_correct_w4a16": np.full(n, 0.01), "p_correct_bf16": np.full(n, 0.02),
+    }), tmp_path / "t.parquet")
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace)}))
+    code, err = run_cli(capsys, "run", path, "--no-baselines")
+    assert code == 1
+    assert err == (f"Error: {path}: trace column p_correct_w4a16: expected correctness is read "
+                   "only beside realised correct_<tier> labels for every tier, which the trace "
+                   "lacks, so the run would draw its own and replace it; add the correct_<tier> "
+                   "columns (0 or 1), or remove the column\n")

@@ -257,6 +257,19 @@ def _check_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> bool:
     return True
 
 
+def _refuse_unlabelled_expectations(df: pd.DataFrame, source: str) -> None:
+    """A trace's ``p_correct_<tier>`` column without the ``correct_<tier>`` labels is refused:
+    the run draws correctness from the difficulty model and writes its own ``p_correct_<tier>``
+    over it, so the trace's numbers would be replaced without a word."""
+    column = next((str(c) for c in df.columns if str(c).startswith("p_correct_")), None)
+    if column is not None:
+        raise ScenarioError(
+            source, f"trace column {column}", "expected correctness is read only beside "
+            "realised correct_<tier> labels for every tier, which the trace lacks, so the run "
+            "would draw its own and replace it; add the correct_<tier> columns (0 or 1), or "
+            "remove the column")
+
+
 def prepare_workload(
     df: pd.DataFrame,
     tiers: list[TierInfo],
@@ -282,6 +295,7 @@ def prepare_workload(
             f"'labels' needs columns {', '.join(correct_column(t) for t in tiers)} in the trace; "
             "add them or use kind two_type, three_type or continuous",
         )
+    _refuse_unlabelled_expectations(df, source)
     if rng is None:
         raise ValueError("prepare_workload needs an rng to draw difficulty")
     diff = _read_or_draw(df, cfg, rng)
