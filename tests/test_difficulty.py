@@ -168,3 +168,23 @@ def test_a_trace_s_expected_correctness_without_labels_is_refused(tmp_path, caps
                    "only beside realised correct_<tier> labels for every tier, which the trace "
                    "lacks, so the run would draw its own and replace it; add the correct_<tier> "
                    "columns (0 or 1), or remove the column\n")
+
+
+def test_accuracy_the_labels_replace_is_noted():
+    """A tier's accuracy and a workload.difficulty block were silently unused on a labelled
+    trace: accuracy 0.5 on both tiers ran at the labels' 91.5% with no word."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    df = make_trace(10, correct_t0=np.zeros(10), correct_t1=np.ones(10))
+    cfg = DifficultyConfig(kind="two_type", p_easy=0.3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prepare_workload(df, make_tiers(0.5, None), cfg, source="s.yaml")
+        prepare_workload(df, make_tiers(None, None), DifficultyConfig(kind="labels"),
+                         source="s.yaml")
+    assert [str(w.message) for w in caught if issubclass(w.category, Note)] == [
+        "s.yaml: the trace's correct_<tier> labels give every tier's accuracy, so these are not "
+        "used: accuracy of tier t0; workload.difficulty.kind, p_easy; remove them, or the "
+        "labels to use them"]

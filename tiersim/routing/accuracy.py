@@ -257,6 +257,23 @@ def _check_labels(df: pd.DataFrame, tiers: list[TierInfo], source: str) -> bool:
     return True
 
 
+def _note_unused_specs(tiers: list[TierInfo], cfg: DifficultyConfig, source: str) -> None:
+    """A note when the trace's ``correct_<tier>`` labels replace what the scenario says about
+    accuracy: a tier's ``accuracy`` or a ``workload.difficulty`` setting, which the labels make
+    unused (the run would otherwise read as if they had been applied)."""
+    unused = []
+    named = [t.name for t in tiers if t.accuracy is not None]
+    if named:
+        unused.append(f"accuracy of tier{'s' if len(named) > 1 else ''} {', '.join(named)}")
+    keys = sorted(k for k in cfg.model_fields_set if not (k == "kind" and cfg.kind == "labels"))
+    if keys:
+        unused.append(f"workload.difficulty.{', '.join(keys)}")
+    if unused:
+        warnings.warn(f"{source}: the trace's correct_<tier> labels give every tier's accuracy, "
+                      f"so these are not used: {'; '.join(unused)}; remove them, or the labels "
+                      "to use them", Note, stacklevel=3)
+
+
 def _refuse_unlabelled_expectations(df: pd.DataFrame, source: str) -> None:
     """A trace's ``p_correct_<tier>`` column without the ``correct_<tier>`` labels is refused:
     the run draws correctness from the difficulty model and writes its own ``p_correct_<tier>``
@@ -288,6 +305,7 @@ def prepare_workload(
     cfg = _difficulty_cfg(workload_cfg)
     out = df.copy(deep=False)  # copy-on-write: new columns never reach ``df``, none is copied
     if _check_labels(df, tiers, source):
+        _note_unused_specs(tiers, cfg, source)
         return Prepared(out, {t.name: "labels" for t in tiers})
     if cfg.kind == "labels":
         raise ScenarioError(
