@@ -445,3 +445,13 @@ def test_uniform_baselines_last_until_the_last_realised_arrival(tmp_path):
     uniform = next(u for u in run.savings.uniform if u.tier == "w4a16")
     assert uniform.replicas == 1
     assert uniform.cost_usd == pytest.approx(run.cost_usd / 2, rel=1e-9)
+
+
+def test_step_mix_shares_summing_to_one_within_the_stated_tolerance_generate():
+    """step_mix shares are accepted when they sum to 1 within 1e-6; the generator then draws
+    from them as given, scaled to sum to exactly 1 (numpy's choice refuses a sum off by more
+    than about 1e-8, which was a traceback)."""
+    cfg = SessionsConfig.model_validate({"source": "generate", "generate": {
+        "tasks": 20, "step_mix": {"tool_call": 0.5, "code": 0.5000001}}})
+    df = sessions.prepare_sessions(pd.DataFrame(), cfg, np.random.default_rng(0))
+    assert set(df["step_type"]) == {"planning", "tool_call", "code", "final"}

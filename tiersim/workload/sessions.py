@@ -503,6 +503,7 @@ def generate(cfg: SessionGenerator, rng: np.random.Generator, source: str = "sce
                                                               cfg.tasks - 1))))
     mix_names = list(cfg.step_mix)
     mix_p = np.array([cfg.step_mix[k] for k in mix_names])
+    mix_p = mix_p / mix_p.sum()  # the validator allows 1e-6 off 1; numpy's choice, about 1e-8
     rows = []
     for sid, start in enumerate(starts):
         middle = min(1 + int(rng.poisson(cfg.middle_steps_mean - 1)), cfg.max_steps - 2)
