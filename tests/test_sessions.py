@@ -455,3 +455,30 @@ def test_step_mix_shares_summing_to_one_within_the_stated_tolerance_generate():
         "tasks": 20, "step_mix": {"tool_call": 0.5, "code": 0.5000001}}})
     df = sessions.prepare_sessions(pd.DataFrame(), cfg, np.random.default_rng(0))
     assert set(df["step_type"]) == {"planning", "tool_call", "code", "final"}
+
+
+@pytest.mark.parametrize("kind, char", [("tool\x1b[2Jcall", "U+001B"), ("code\u202e", "U+202E")])
+def test_a_generated_step_type_with_a_control_character_is_one_line(tmp_path, capsys, kind,
+                                                                     char):
+    """The generator's step types are printed in the step-type table and the report, as a
+    trace's step_type column is, so a control or format character in a step_mix or tokens key
+    is refused as the trace refuses it."""
+    from test_hostile_inputs import one_error_line, run_cli
+
+    from tiersim.paths import bundled
+
+    text = bundled("scenarios", "agentic.yaml").read_text().replace(
+        "path: azure2023_code.parquet", f"path: {bundled('traces', 'azure2023_code.parquet')}")
+    mix = (f'step_mix: {{"{kind.encode("unicode_escape").decode()}": 1.0}}, tokens: '
+           f'{{"{kind.encode("unicode_escape").decode()}": {{input: 5, output: 5}}, '
+           "planning: {input: 5, output: 5}, final: {input: 5, output: 5}}, ")
+    text = text.replace("generate: {tasks: 150, ", "generate: {tasks: 3, " + mix)
+    text = text.replace("recovery: bf16, final: bf16, tool_call: fp8}", "final: bf16}")
+    path = tmp_path / "agentic.yaml"
+    path.write_text(text)
+    line = next(i + 1 for i, t in enumerate(text.splitlines()) if "step_mix" in t)
+    shown = kind.encode("unicode_escape").decode()
+    assert one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out")) == (
+        f"Error: {path}: line {line}: workload.sessions.generate.step_mix: step type "
+        f"'{shown}' contains the control or format character {char}; use printable "
+        "characters")

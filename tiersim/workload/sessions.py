@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tiersim.errors import KeyedError, ScenarioError, TraceError
+from tiersim.errors import KeyedError, ScenarioError, TraceError, escaped, unprintable
 from tiersim.trace import checks
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
 from tiersim.trace.loader import TraceOrigin
@@ -132,6 +132,20 @@ class SessionGenerator(_Strict):
         missing = sorted({"planning", "final", *self.step_mix} - set(self.tokens))
         if missing:
             raise ValueError(f"tokens needs an entry for step type(s) {', '.join(missing)}")
+        return self
+
+    @model_validator(mode="after")
+    def _types_printable(self) -> SessionGenerator:
+        """Refuse a step type holding a control or format character: the types are shown in
+        the step-type table and the report, as a trace's ``step_type`` column (refused there
+        too) is."""
+        for key, kinds in (("step_mix", self.step_mix), ("tokens", self.tokens)):
+            for kind in kinds:
+                bad = unprintable(kind)
+                if bad is not None:
+                    raise KeyedError((key,), f"step type '{escaped(kind)}' contains the "
+                                     f"control or format character U+{ord(bad):04X}; use "
+                                     "printable characters")
         return self
 
 
