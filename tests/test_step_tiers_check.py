@@ -63,3 +63,25 @@ def test_under_a_window_a_missing_step_type_is_a_note(tmp_path):
 def test_a_type_the_generator_can_make_but_did_not_draw_is_fine(tmp_path):
     scn = load_scenario(agentic_file(tmp_path, "{planning: bf16, recovery: fp8}"))
     check_step_tiers(scn, steps(["planning", "final"]), "st.yaml")  # no error, no note
+
+
+def test_under_a_window_a_step_type_the_whole_file_lacks_is_refused(tmp_path):
+    """A window keeps part of the trace, but a type the file holds in no row (a typo) would
+    route nothing at any window: it is refused, naming the file's step types; a type outside
+    the window only stays a note."""
+    trace = tmp_path / "steps.csv"
+    trace.write_text("request_id,arrival_s,input_tokens,output_tokens,session_id,step,step_type\n"
+                     "0,0,100,10,1,0,planning\n1,0,100,10,1,1,final\n"
+                     "2,50,100,10,2,0,planning\n3,50,100,10,2,1,recovery\n")
+    text = agentic_file(tmp_path, "{planning: bf16, recovery: bf16, fnal: bf16}",
+                        trace=True).read_text()
+    text = text.replace("path: azure2023_code.parquet", f"path: {trace}\n  window: [0, 30]\n")
+    path = tmp_path / "st.yaml"
+    path.write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "step_tiers" in t)
+    out = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-baselines",
+                  "--no-report")
+    assert out.returncode == 1
+    assert out.stderr.splitlines()[-1] == (
+        f"Error: {path}: line {line}: router.step_tiers.fnal: the trace has no 'fnal' step "
+        "(did you mean 'final'?); its step types are final, planning, recovery")

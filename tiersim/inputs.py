@@ -208,17 +208,20 @@ def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: 
     origin = trace.origin if isinstance(trace, LoadedTrace) else None
     table = trace.table if isinstance(trace, LoadedTrace) else trace
     table = sessions.prepare_sessions(table, scenario.workload.sessions, rng, source, origin)
-    check_step_tiers(scenario, table, source)
+    check_step_tiers(scenario, table, source, None if origin is None else origin.step_types)
     prepared = prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
     _note_borrowed_priors(scenario, prepared.accuracy_source)
     return prepared
 
 
-def check_step_tiers(scenario: Scenario, table: pd.DataFrame, source: str) -> None:
+def check_step_tiers(scenario: Scenario, table: pd.DataFrame, source: str,
+                     file_types: frozenset[str] | None = None) -> None:
     """Refuse a ``router.step_tiers`` step type the workload never has (a typo would route
     nothing and leave those steps to the fallback): the sessions generator's types are known
-    from its ``step_mix``, and a whole trace's are its rows'. Under ``trace.window`` the type
-    may be in the trace outside the window, so that is a note instead."""
+    from its ``step_mix``, and a whole trace's are its rows'. Under ``trace.window`` a type in
+    the trace outside the window is a note instead; ``file_types``: the whole file's step
+    types (:attr:`tiersim.trace.TraceOrigin.step_types`), so that a type in none of its rows
+    is refused whatever the window (unknown when None: then a note)."""
     routes = scenario.router.step_tiers
     if scenario.router.policy != "step_type" or not routes or "step_type" not in table:
         return
@@ -228,7 +231,8 @@ def check_step_tiers(scenario: Scenario, table: pd.DataFrame, source: str) -> No
              else set(table["step_type"].astype(str).unique()))
     for kind in routes:
         if kind not in kinds:
-            _unused_step_type(scenario, source, kind, kinds, generator is not None)
+            _unused_step_type(scenario, source, kind, kinds, generator is not None,
+                              None if generator is not None else file_types)
 
 
 def _generated_step_types(generator: sessions.SessionGenerator) -> set[str]:
@@ -237,11 +241,15 @@ def _generated_step_types(generator: sessions.SessionGenerator) -> set[str]:
 
 
 def _unused_step_type(scenario: Scenario, source: str, kind: str, kinds: set[str],
-                      generated: bool) -> None:
+                      generated: bool, file_types: frozenset[str] | None = None) -> None:
     """The error (or, under a trace window, the note) for a mapped step type ``kind`` that
-    none of the workload's step types ``kinds`` is."""
+    none of the workload's step types ``kinds`` is; ``file_types``: the whole trace file's,
+    where known (a type in none of them is an error under a window too)."""
     from tiersim.scenario import located
 
+    window = scenario.trace.window
+    if window is not None and file_types is not None and kind not in file_types:
+        kinds, window = set(file_types), None  # in no row of the file: a typo at any window
     close = difflib.get_close_matches(kind, sorted(kinds), n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     known = ", ".join(sorted(kinds))
@@ -249,7 +257,6 @@ def _unused_step_type(scenario: Scenario, source: str, kind: str, kinds: set[str
     if generated:
         raise ScenarioError(source, where, f"workload.sessions.generate makes no {kind!r} "
                             f"step{hint}; its step types are {known}")
-    window = scenario.trace.window
     if window is None:
         raise ScenarioError(source, where, f"the trace has no {kind!r} step{hint}; its step "
                             f"types are {known}")

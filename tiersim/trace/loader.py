@@ -63,7 +63,8 @@ class TraceOrigin:
     window; ``header_lines``: lines before the data, None for binary files; ``rows``: the file
     data row of every table row, 0-based, when a window kept rows that are not one run of the
     file, i.e. whole sessions, else None; ``arrivals``: the first and last arrival of the whole
-file, in the seconds a window is given in, before any window and time scale)."""
+file, in the seconds a window is given in, before any window and time scale; ``step_types``:
+the ``step_type`` values of the whole file, before any window, or None without the column)."""
 
     path: str
     format: str
@@ -72,6 +73,7 @@ file, in the seconds a window is given in, before any window and time scale)."""
     header_lines: int | None = None
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
     arrivals: tuple[float, float] | None = None
+    step_types: frozenset[str] | None = None
 
     def row(self, index: int) -> int:
         """The file's 1-based data row of 0-based table row ``index``, as :meth:`error` names
@@ -118,6 +120,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     table, src, name, notes = _read_converted(path, format)
     t = table["arrival_s"].to_numpy()
     arrivals = (float(t[0]), float(t[-1]))
+    step_types = _step_types(table)
     if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
         notes = [*notes, *units.seconds_note("arrival_s", t)]
     rows = None
@@ -128,12 +131,19 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     notes = [*notes, *_late_start(table, window, time_scale)]
     origin = TraceOrigin(src.path, name, tuple(notes), 0 if rows is None else int(rows[0]),
                          src.header_lines, None if rows is None or _one_run(rows) else rows,
-                         arrivals)
+                         arrivals, step_types)
     _check_span(table, src, origin, window is not None)
     table = apply_time_scale(table, time_scale, src)
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
     return LoadedTrace(table, origin)
+
+
+def _step_types(table: pd.DataFrame) -> frozenset[str] | None:
+    """The ``step_type`` values a table holds (None without the column)."""
+    if "step_type" not in table.columns:
+        return None
+    return frozenset(table["step_type"].dropna().astype(str).unique().tolist())
 
 
 def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source, str, list]:
