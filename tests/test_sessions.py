@@ -482,3 +482,25 @@ def test_a_generated_step_type_with_a_control_character_is_one_line(tmp_path, ca
         f"Error: {path}: line {line}: workload.sessions.generate.step_mix: step type "
         f"'{shown}' contains the control or format character {char}; use printable "
         "characters")
+
+
+def test_session_counts_in_the_unit_column_are_written_as_numbers_elsewhere():
+    """The per-task table's unit column writes the longest task and the completed tasks with
+    thousands separators, as the value columns do (1,036, not 1036), and no "1 tasks"."""
+    from tiersim.report.agentic import session_rows
+    from tiersim.results import RunResult, SessionResult
+
+    s = SessionResult(tasks=2, completed_tasks=1, steps_per_task_mean=1010.0,
+                      steps_per_task_max=1036, task_latency_p50_s=1.0,
+                      task_latency_p99_s=1.0, task_latency_mean_s=1.0, task_success=0.5,
+                      cost_per_task_usd=1.0, per_request_accuracy=0.9,
+                      success_misjudged_by=0.4, request_e2e_p50_s=0.1, latency_ratio_p50=10.0,
+                      step_types=())
+    run = RunResult.__new__(RunResult)
+    object.__setattr__(run, "sessions", s)
+    object.__setattr__(run, "requests", 2020)
+    object.__setattr__(run, "e2e_p99_s", 1.0)
+    object.__setattr__(run, "cost_usd", 2.0)
+    units = [row[-1] for row in session_rows(run)]
+    assert units[0] == "requests / tasks (1 completed)"
+    assert units[1] == "max 1,036"

@@ -18,9 +18,9 @@ def session_rows(run: RunResult) -> list[Row]:
     if s is None:
         return []
     return [
-        ["count", run.requests, s.tasks, f"requests / tasks ({s.completed_tasks} tasks "
-                                         "completed)"],
-        ["steps per task (mean / max)", None, s.steps_per_task_mean, f"max {s.steps_per_task_max}"],
+        ["count", run.requests, s.tasks, f"requests / tasks ({s.completed_tasks:,} completed)"],
+        ["steps per task (mean / max)", None, s.steps_per_task_mean,
+         f"max {s.steps_per_task_max:,}"],
         ["success", s.per_request_accuracy, s.task_success,
          "accuracy per request / product of step correctness per task"],
         ["per-request view overstates success by", None, s.success_misjudged_by,
