@@ -73,16 +73,25 @@ def _cdf(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.quantile(v, probs), probs
 
 
+def answering_tier(requests: pd.DataFrame) -> str | None:
+    """The column naming each request's tier as the summary's per-tier figures count it: the
+    tier whose answer the user got (``final_tier``; an escalated request is its second tier's),
+    else ``tier`` (a table without ``final_tier``), else None."""
+    return next((c for c in ("final_tier", "tier") if c in requests), None)
+
+
 def latency_cdfs(data: ReportData) -> Panel | None:
-    """TTFT and TPOT CDFs per tier, from requests.parquet."""
+    """TTFT and TPOT CDFs per tier (the tier that answered, as summary.json's per-tier p99s),
+    from requests.parquet."""
     req = data.requests
-    if req is None or "tier" not in req or not {"ttft_s", "tpot_s"} & set(req.columns):
+    by = None if req is None else answering_tier(req)
+    if by is None or not {"ttft_s", "tpot_s"} & set(req.columns):
         return None
     fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT", "TPOT"))
     for col, metric in enumerate(("ttft_s", "tpot_s"), start=1):
         if metric not in req:
             continue
-        for tier, group in req.groupby("tier", sort=True):
+        for tier, group in req.groupby(by, sort=True):
             x, y = _cdf(group[metric])
             fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=_tier_label(data, tier),
                                      legendgroup=str(tier), showlegend=col == 1,
@@ -96,7 +105,9 @@ def latency_cdfs(data: ReportData) -> Panel | None:
     fig.update_yaxes(title_text="fraction of requests at or below", range=[0, 1.01])
     fig.update_layout(title="Latency distribution per tier (CDF)", legend_title="tier", **LAYOUT)
     return Panel("latency_cdf", fig, "Read where each tier's curve crosses 0.99: left of the red "
-                 "SLO line means that tier meets its p99 target; a long flat tail means queueing.")
+                 "SLO line means that tier meets its p99 target; a long flat tail means queueing. "
+                 "A request counts under the tier that answered it (an escalated one under the "
+                 "tier it escalated to), as in the p99 bars.")
 
 
 def p99_per_tier(data: ReportData) -> Panel | None:
