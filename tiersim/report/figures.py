@@ -165,6 +165,24 @@ def _end_time(data: ReportData, frame: pd.DataFrame, time_col: str) -> float:
     return last if run is None else max(last, run)
 
 
+def engine_replicas(data: ReportData) -> dict[str, int]:
+    """Each tier's engine replicas (``replicas`` x ``data_parallel``: every DP rank samples on
+    its own), from scenario.yaml, else the summary's ``replicas``; a tier whose count is not a
+    whole number >= 1 is left out (its mean is then over the replicas sampled)."""
+    tiers = (data.scenario or {}).get("tiers")
+    if isinstance(tiers, list) and all(isinstance(t, dict) for t in tiers):
+        counts = {str(t.get("name")): (t.get("replicas"), t.get("data_parallel", 1))
+                  for t in tiers}
+    else:
+        counts = {t.name: (t.replicas, 1) for t in (data.run.tiers if data.run else ())}
+    return {name: r * dp for name, (r, dp) in counts.items() if _whole(r) and _whole(dp)}
+
+
+def _whole(value) -> bool:
+    """A whole number >= 1 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def load_over_time(data: ReportData) -> Panel | None:
     """Mean batch, mean and max queue, and KV use per time bucket, one line per tier.
 
@@ -184,7 +202,8 @@ def load_over_time(data: ReportData) -> Panel | None:
     fig = make_subplots(rows=len(found), cols=1, shared_xaxes=True,
                         subplot_titles=[label for _, _, label, _ in found], vertical_spacing=0.08)
     for row, (stem, how, label, values) in enumerate(found, start=1):
-        for tier, (mean, peak) in bucketed(ts, time_col, values, edges, how).items():
+        for tier, (mean, peak) in bucketed(ts, time_col, values, edges, how,
+                                           engine_replicas(data)).items():
             color = _tier_color(data, tier)
             fig.add_trace(go.Scatter(x=edges[:-1], y=mean, mode="lines",
                                      name=_tier_label(data, tier), legendgroup=str(tier),
@@ -204,7 +223,8 @@ def load_over_time(data: ReportData) -> Panel | None:
     return Panel("load_over_time", fig, "Each bucket shows the time-weighted mean over the "
                  "bucket (queue: dotted line = its maximum). Queues that grow and do not drain, "
                  "or KV use pinned near 1.0, mark where capacity ran out; batch and queue are "
-                 "summed over a tier's replicas, KV use is their mean.")
+                 "summed over a tier's replicas, KV use is their mean over all of them (a replica "
+                 "that never ran counts as empty).")
 
 
 # --------------------------------------------------------------------------- frontier

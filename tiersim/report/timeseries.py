@@ -2,9 +2,10 @@
 
 The engine records a replica's state (requests running, requests waiting, KV blocks in use)
 when it starts an iteration (at most every ``sample_every`` seconds) and when it goes idle. Each
-sample holds until that replica's next one: a step function, 0 before its first sample. A tier's
-series is the sum over its replicas (running, waiting) or their mean (KV use as a fraction of
-each replica's capacity).
+sample holds until that replica's next one: a step function, 0 before its first sample (a
+replica that never ran has none: 0 throughout). A tier's series is the sum over its replicas
+(running, waiting) or their mean over every replica of the tier (KV use as a fraction of each
+replica's capacity).
 
 Each time bucket ``[e_j, e_{j+1})`` reports the time-weighted mean of the tier's step function
 (its integral over the bucket divided by the bucket's width) and its maximum over the bucket
@@ -84,22 +85,29 @@ def bucket(step: Step, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, peak
 
 
-def tier_steps(frame: pd.DataFrame, time_col: str, values: pd.Series,
-               how: str) -> dict[str, Step]:
+def tier_steps(frame: pd.DataFrame, time_col: str, values: pd.Series, how: str,
+               replicas: dict[str, int] | None = None) -> dict[str, Step]:
     """Per tier: the sum (``how="sum"``) or mean (``"mean"``) over its replicas of each
-    replica's step function of ``values``."""
+    replica's step function of ``values``.
+
+    ``replicas``: each tier's count of engine replicas, where known. A replica that never ran
+    has no sample and holds 0 throughout, so a mean divides by that count (or by the replicas
+    sampled, if more), not by the replicas sampled alone."""
     frame = frame.assign(_v=np.nan_to_num(values.to_numpy(dtype=float)))
     out = {}
     for tier, group in frame.groupby("tier", sort=False):
         parts = group.groupby("replica", sort=False) if "replica" in group else [(0, group)]
         steps = [replica_step(part[time_col].to_numpy(), part["_v"].to_numpy())
                  for _, part in parts]
-        out[tier] = add_steps(steps, 1.0 / len(steps) if how == "mean" else 1.0)
+        count = max(len(steps), (replicas or {}).get(str(tier), 0))
+        out[tier] = add_steps(steps, 1.0 / count if how == "mean" else 1.0)
     return out
 
 
 def bucketed(frame: pd.DataFrame, time_col: str, values: pd.Series, edges: np.ndarray,
-             how: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per tier: (time-weighted mean, max) per bucket of the tier's series."""
+             how: str, replicas: dict[str, int] | None = None
+             ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per tier: (time-weighted mean, max) per bucket of the tier's series (``replicas``: as
+    :func:`tier_steps`)."""
     return {tier: bucket(step, edges)
-            for tier, step in tier_steps(frame, time_col, values, how).items()}
+            for tier, step in tier_steps(frame, time_col, values, how, replicas).items()}
