@@ -320,7 +320,7 @@ def prepare_workload(
     expected, labels = expected_correctness(diff, tiers, cfg, source)
     realised = (rng.random(len(df))[:, None] < expected).astype(np.float32)
     for k, tier in enumerate(tiers):
-        out[expected_column(tier)] = expected[:, k].astype(np.float32)
+        out[expected_column(tier)] = expected[:, k]  # float64: a prior of 0.95 stays 0.95
         out[correct_column(tier)] = realised[:, k]
     if cfg.hint_auroc is not None:  # drawn last: adding it leaves the other columns unchanged
         out["feat_difficulty_hint"] = dif.hint(diff, cfg.hint_auroc, rng).astype(np.float32)
