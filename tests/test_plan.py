@@ -61,7 +61,7 @@ def test_the_search_tries_the_replica_limit_itself(limit, found):
     sizing = size_replicas(["a"], synthetic_judge({"a": 5}, []), {"a": 1.0}, limit=limit)
     assert sizing.replicas == found
     if found is None:
-        assert sizing.reason == "latency still missed at {'a': 4} replicas (limit 4 per tier)"
+        assert sizing.reason == "latency still missed at 4 a replicas (limit 4 per tier)"
 
 
 def test_a_slo_no_replica_count_meets_is_reported_hopeless():
@@ -71,6 +71,15 @@ def test_a_slo_no_replica_count_meets_is_reported_hopeless():
     assert sizing.replicas is None and "more replicas do not help" in sizing.reason
     assert len(sizing.judged) <= 9  # 1 to 128 replicas: the last two doublings closed < 2%
     assert hopeless([1.0, 0.6, 0.595, 0.593]) and not hopeless([4.0, 2.0, 1.0])
+
+
+def test_a_hopeless_fleet_is_named_in_words_not_as_a_python_dict():
+    """It read "more replicas do not help at {'w4a16': 4, 'bf16': 4} replicas"."""
+    def judge(replicas):
+        return Verdict(ok=False, violators=("w4a16", "bf16"), overshoot=0.5)
+    sizing = size_replicas(["w4a16", "bf16"], judge, {"w4a16": 1.0, "bf16": 2.0})
+    assert sizing.reason.startswith("more replicas do not help at 4 w4a16 + 4 bf16 replicas: "
+                                    "the p99 is set by what replicas cannot shorten")
 
 
 def test_a_p99_that_falls_through_its_slo_late_is_not_called_hopeless():

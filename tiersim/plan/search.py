@@ -95,7 +95,8 @@ def _double(names: list[str], replicas: dict[str, int], look, limit: int):
         grow = list(names) if grow_all else (
             [n for n in names if n in verdict.violators] or list(names))
         if all(replicas[n] >= limit for n in grow):
-            return None, f"latency still missed at {replicas} replicas (limit {limit} per tier)"
+            return None, (f"latency still missed at {fleet_words(replicas)} (limit {limit} per "
+                          "tier)")
         for n in grow:  # the limit itself is tried last, a power of two or not
             replicas[n] = min(replicas[n] * 2, max(limit, replicas[n]))
         verdict = look(replicas)
@@ -104,10 +105,15 @@ def _double(names: list[str], replicas: dict[str, int], look, limit: int):
             if not grow_all and len(grow) < len(names):
                 grow_all, history = True, [verdict.overshoot]
                 continue
-            return None, (f"more replicas do not help at {replicas} replicas: the p99 is set "
+            return None, (f"more replicas do not help at {fleet_words(replicas)}: the p99 is set "
                           "by what replicas cannot shorten (a single request's step, or in a "
                           "cascade the first pass an escalated request waits for)")
     return replicas, ""
+
+
+def fleet_words(replicas: dict[str, int]) -> str:
+    """A fleet's replicas in words: ``8 w4a16 replicas``, ``4 w4a16 + 2 bf16 replicas``."""
+    return " + ".join(f"{count:,} {name}" for name, count in replicas.items()) + " replicas"
 
 
 def _bisect(names: list[str], replicas: dict[str, int], look, unit_cost: dict[str, float]):
