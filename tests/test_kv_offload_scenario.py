@@ -70,3 +70,19 @@ def test_offload_without_prefix_caching_is_one_line():
     with pytest.raises(TiersimError, match="kv_offload needs enable_prefix_caching") as err:
         _run(True, enable_prefix_caching=False)
     assert "\n" not in str(err.value)
+
+
+def test_a_tier_keeping_no_offload_level_names_no_offload_bandwidths():
+    """Every level too small for one prompt block is left out: the run is the one without
+    kv_offload, and its latency source names no bandwidth it did not use."""
+    empty = [{"name": "host", "capacity_gb": 0, "read_gb_s": 1, "write_gb_s": 1}]
+    path = bundled("scenarios", "kv_offload.yaml")
+    doc = yaml.safe_load(path.read_text())
+    doc["trace"]["window"] = [0, 20]
+    doc["tiers"][0]["scheduler"]["kv_offload"] = empty
+    with pytest.warns(UserWarning, match="holds no prompt block"):
+        on = run_scenario(scenario_from_dict(doc, str(path)), scenario_path=path).to_json()
+    del doc["tiers"][0]["scheduler"]["kv_offload"]
+    off = run_scenario(scenario_from_dict(doc, str(path)), scenario_path=path).to_json()
+    assert on["sources"]["latency"] == off["sources"]["latency"]
+    assert "KV offload" not in on["sources"]["latency"]

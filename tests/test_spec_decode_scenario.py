@@ -51,3 +51,27 @@ def test_a_draft_model_costs_its_own_step_times():
     draft = _run(True, speculative={"k": 3, "acceptance": 0.7, "draft_model": "Llama-3.1-8B"})
     off = _run(False)
     assert head["tpot_p50_s"] < draft["tpot_p50_s"] < off["tpot_p50_s"]
+
+
+def _trace_run(tmp_path, acceptance: list) -> dict:
+    """The example's tier over a six-request trace whose spec_acceptance column holds
+    ``acceptance`` (None: a row without one)."""
+    import pandas as pd
+
+    trace = tmp_path / "t.parquet"
+    pd.DataFrame({"request_id": range(6), "arrival_s": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+                  "input_tokens": [500] * 6, "output_tokens": [60] * 6,
+                  "spec_acceptance": acceptance}).to_parquet(trace)
+    doc = yaml.safe_load(bundled("scenarios", "spec_decode.yaml").read_text())
+    doc["trace"] = {"path": str(trace)}
+    return run_scenario(scenario_from_dict(doc, str(tmp_path / "s.yaml"))).to_json()
+
+
+def test_the_latency_source_names_the_trace_acceptance_that_replaced_the_scenario_one(tmp_path):
+    every = _trace_run(tmp_path, [1.0] * 6)["sources"]["latency"]
+    assert every.endswith(" + scenario (bf16: speculative acceptance from the trace's "
+                          "spec_acceptance column, draft head cost 0.05)")
+    some = _trace_run(tmp_path, [1.0, None, 1.0, None, None, None])["sources"]["latency"]
+    assert some.endswith(" + scenario (bf16: speculative acceptance from the trace's "
+                         "spec_acceptance column for 2 of 6 requests, else 0.7, draft head "
+                         "cost 0.05)")

@@ -154,7 +154,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
         prices = {t.name: t.cost_per_gpu_hour for t in scenario.tiers}
         analytic = summary.analytic_summary(df, infos, saved, assignment.basis, prices)
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
-                             saved, analytic, end_s)
+                             saved, analytic, end_s, trace_acceptance(df))
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
                                                                           run.cost_usd),
                               savings=_with_slo_check(saved, scenario, run),
@@ -346,6 +346,14 @@ def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):
     return tokens, tokens > context[tier]
 
 
+def trace_acceptance(df: pd.DataFrame) -> tuple[int, int]:
+    """(rows of ``df`` whose ``spec_acceptance`` is given, rows): a given rate replaces the
+    scenario's on speculative tiers, and the run's latency source says so."""
+    if "spec_acceptance" not in df.columns:
+        return 0, len(df)
+    return int(df["spec_acceptance"].notna().sum()), len(df)
+
+
 def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, router,
                   source: str):
     """The cache against the same run without it (every request routed and simulated)."""
@@ -353,7 +361,7 @@ def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, rou
     _, result, requests = _serve(scenario, fleet, prepared.df, infos, (train_rng, router_rng),
                                  source)
     without = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source,
-                                 router)
+                                 router, trace_acceptance=trace_acceptance(prepared.df))
     return response_cache.cache_result(scenario.router.response_cache, cache[1], cache[0],
                                        served, (without, requests), cache[2],
                                        prepared.df["arrival_s"].to_numpy(np.float64))

@@ -293,35 +293,52 @@ def source_counts(model) -> dict[str, int]:
 
 
 def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
-            accuracy_source: dict[str, str]) -> Sources:
-    """One phrase per group of numbers: where latency, cost and accuracy come from."""
+            accuracy_source: dict[str, str], trace_acceptance: tuple[int, int] = (0, 0)
+            ) -> Sources:
+    """One phrase per group of numbers: where latency, cost and accuracy come from
+    (``trace_acceptance``: :func:`latency_assumptions`)."""
     passes = {t.name: t.passes for t in tiers}
     used = [t for t in fleet.tiers if passes[t.name]]
     kinds = {kind for t in used for kind in source_counts(t.step_model)}
-    latency = (sorted(kinds) + latency_assumptions(t.config for t in used)
+    latency = (sorted(kinds) + latency_assumptions(used, trace_acceptance)
                or ["none (no requests served)"])
     accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
     return Sources(latency=" + ".join(latency), accuracy=" + ".join(accuracy),
                    cost=costs.COST_WORDS[scenario.cost_model])
 
 
-def latency_assumptions(tiers) -> list[str]:
-    """The scenario's own numbers that latency rests on beside the operator tables: a
-    speculative tier's acceptance and draft cost, the KV offload levels' bandwidths, a
-    disaggregated tier's link."""
+def latency_assumptions(tiers, trace_acceptance: tuple[int, int] = (0, 0)) -> list[str]:
+    """The scenario's own numbers that latency rests on beside the operator tables, for built
+    ``tiers`` (:class:`tiersim.fleet.BuiltTier`): a speculative tier's acceptance and draft
+    cost, the bandwidths of the KV offload levels it keeps (a level too small for one block is
+    left out, so a tier keeping none reads none), a disaggregated tier's link.
+    ``trace_acceptance``: (requests whose trace row sets ``spec_acceptance``, requests), as
+    such a row's rate replaces the scenario's."""
     out = []
     for tier in tiers:
-        if tier.speculative is not None:
-            spec = tier.speculative
-            draft = (f"draft model {spec.draft_model}" if spec.draft_model
-                     else f"draft head cost {spec.head_cost:g}")
-            out.append(f"scenario ({tier.name}: speculative acceptance {spec.acceptance}, "
-                       f"{draft})")
-        if tier.scheduler.kv_offload:
+        config = tier.config
+        if config.speculative is not None:
+            words = _spec_words(config.speculative, trace_acceptance)
+            out.append(f"scenario ({tier.name}: {words})")
+        if tier.limits.kv_levels:
             out.append(f"scenario ({tier.name}: KV offload bandwidths)")
-        if tier.disaggregation is not None:
+        if config.disaggregation is not None:
             out.append(f"scenario ({tier.name}: prefill-to-decode link)")
     return out
+
+
+def _spec_words(spec, trace_acceptance: tuple[int, int]) -> str:
+    """A speculative block's acceptance and draft cost, in words; the acceptance says when the
+    trace's ``spec_acceptance`` column replaces it (for ``given`` of ``total`` requests)."""
+    given, total = trace_acceptance
+    draft = (f"draft model {spec.draft_model}" if spec.draft_model
+             else f"draft head cost {spec.head_cost:g}")
+    if not given:
+        return f"speculative acceptance {spec.acceptance}, {draft}"
+    if given == total:
+        return f"speculative acceptance from the trace's spec_acceptance column, {draft}"
+    return (f"speculative acceptance from the trace's spec_acceptance column for {given:,} of "
+            f"{total:,} requests, else {spec.acceptance}, {draft}")
 
 
 def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
@@ -437,11 +454,13 @@ def run_duration(stats: metrics.RequestStats, end_s: float) -> metrics.RequestSt
 def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
                accuracy_source: dict[str, str], router: RouterResult,
                savings: SavingsResult | None = None,
-               analytic: dict[str, Any] | None = None, end_s: float = 0.0) -> RunResult:
+               analytic: dict[str, Any] | None = None, end_s: float = 0.0,
+               trace_acceptance: tuple[int, int] = (0, 0)) -> RunResult:
     """The run's typed summary: request figures, the cost ledger, tiers, router, provenance.
 
     The run lasts at least ``end_s``: the last answer of a response cache, whose hits have no
-    row in ``requests`` (:func:`run_duration`)."""
+    row in ``requests`` (:func:`run_duration`). ``trace_acceptance``: the served requests whose
+    trace row sets ``spec_acceptance``, and all of them (:func:`latency_assumptions`)."""
     slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
     stats = run_duration(metrics.request_stats(requests, slo), run_end_s(result, end_s))
     duration = stats.duration_s
@@ -470,7 +489,7 @@ def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
         throughput_tok_s=stats.throughput_tok_s, throughput_req_s=stats.throughput_req_s,
         slo_ttft_p99_s=slo.ttft_s, slo_tpot_p99_s=slo.tpot_s,
         slo_attainment=stats.slo_attainment, tiers=tiers, router=router,
-        sources=sources(scenario, fleet, tiers, accuracy_source),
+        sources=sources(scenario, fleet, tiers, accuracy_source, trace_acceptance),
         profile=profile_used(scenario, fleet),
         savings=savings, analytic=analytic or {},
     )
