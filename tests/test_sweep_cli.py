@@ -466,3 +466,42 @@ def test_an_axis_no_point_reads_is_refused(tiny, tmp_path, capsys, args, sweep, 
     line = axis_line(tiny, next(iter(sweep)))
     assert capsys.readouterr().err.strip() == f"Error: {tiny}: line {line}: {expected}"
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("scheduler", "sweep", "expected"), [
+    ({}, {"tiers.bf16.scheduler.kv_offload_overlap": [True, False]},
+     "sweep: 'tiers.bf16.scheduler.kv_offload_overlap': kv_offload_overlap is read only with "
+     "kv_offload levels, which no point of the sweep gives this tier, so every point would run "
+     "the same; set kv_offload on the tier (or sweep it), or drop the axis"),
+    ({"enable_prefix_caching": True}, {"tiers.1.scheduler.kv_offload_recompute": [True, False]},
+     "sweep: 'tiers.1.scheduler.kv_offload_recompute': kv_offload_recompute is read only with "
+     "kv_offload levels, which no point of the sweep gives this tier, so every point would run "
+     "the same; set kv_offload on the tier (or sweep it), or drop the axis"),
+    ({}, {"tiers.1.scheduler.prefix_cache_fraction": [0.5, 1.0]},
+     "sweep: 'tiers.1.scheduler.prefix_cache_fraction': prefix_cache_fraction is read only with "
+     "enable_prefix_caching: true, which no point of the sweep gives this tier, so every point "
+     "would run the same; set enable_prefix_caching on the tier (or sweep it), or drop the axis"),
+])
+def test_a_scheduler_key_its_tier_never_reads_is_refused_as_an_axis(
+        tiny, tmp_path, capsys, scheduler, sweep, expected):
+    """An offload setting without offload levels, or the prefix cache's size without prefix
+    caching, ran every point the same under different labels, without a word."""
+    doc = yaml.safe_load(tiny.read_text())
+    doc["tiers"][1]["scheduler"] = scheduler
+    tiny.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with_sweep(tiny, sweep)
+    assert main(["sweep", str(tiny), "--out", str(tmp_path / "o"), "--no-baselines"]) == 1
+    line = axis_line(tiny, next(iter(sweep)))
+    assert capsys.readouterr().err.strip() == f"Error: {tiny}: line {line}: {expected}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_scheduler_key_some_point_reads_stays_an_axis():
+    """prefix_cache_fraction beside an axis turning prefix caching on is read at those points."""
+    from tiersim.sweep.run import check_unread_axes, prepare
+
+    doc = yaml.safe_load((Path(__file__).parent.parent / "scenarios" / "tiny.yaml").read_text())
+    doc["sweep"] = {"tiers.bf16.scheduler.prefix_cache_fraction": [0.5, 1.0],
+                    "tiers.bf16.scheduler.enable_prefix_caching": [False, True]}
+    plan = prepare(doc, "s.yaml", validator=None)
+    check_unread_axes(plan, lambda doc, source: {})

@@ -381,6 +381,39 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
             raise ax.SweepError(plan.source, path, "is read only when the simulated baselines "
                                 "are sized, and --no-baselines estimates them instead, so every "
                                 "point would run the same; drop --no-baselines, or the axis")
+        unread = _unread_scheduler_key(plan, canon)
+        if unread is not None:
+            raise ax.SweepError(plan.source, path, unread)
+
+
+READ_ONLY_WITH = {
+    "kv_offload_overlap": ("kv_offload", "kv_offload levels"),
+    "kv_offload_recompute": ("kv_offload", "kv_offload levels"),
+    "prefix_cache_fraction": ("enable_prefix_caching", "enable_prefix_caching: true"),
+}
+"""A tier's scheduler keys read only when another key of that scheduler is set (to true, or a
+non-empty list): the key it needs and how to set it, in words."""
+
+
+def _unread_scheduler_key(plan: SweepPlan, canon: tuple[str, ...]) -> str | None:
+    """Why an axis over a tier's scheduler key of :data:`READ_ONLY_WITH` is never read (the
+    key it needs is set at no point, so every point runs the same), else None."""
+    if len(canon) != 4 or canon[0] not in ("tiers", "baselines") or canon[2] != "scheduler":
+        return None
+    needed = READ_ONLY_WITH.get(canon[3])
+    if needed is None:
+        return None
+    key, words = needed
+    for point in plan.points:
+        tiers = ax.apply(plan.base, point.values, plan.source).get(canon[0])
+        tier = tiers[int(canon[1])] if isinstance(tiers, list) and canon[1].isdigit() and (
+            int(canon[1]) < len(tiers)) else None
+        scheduler = tier.get("scheduler") if isinstance(tier, dict) else None
+        if not isinstance(scheduler, dict) or scheduler.get(key):
+            return None  # read at this point (or not a map: the scenario check names it)
+    return (f"{canon[3]} is read only with {words}, which no point of the sweep gives this "
+            f"tier, so every point would run the same; set {key} on the tier (or sweep it), or "
+            "drop the axis")
 
 
 def check_router_keys(plan: SweepPlan) -> None:
