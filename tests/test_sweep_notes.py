@@ -70,3 +70,27 @@ def test_a_note_only_some_points_raise_says_which(tmp_path):
         "tier x: short KV (point b2 only, of the 5 run)",
         f"in both (2 of the 5 points run, the first d4; each in its {tmp_path / 'points'}/"
         "<id>.json)"]
+
+
+def test_a_note_the_checks_raise_before_the_points_run_is_not_printed_unlabelled(
+        tmp_path, capsys):
+    """An offload level too small for one block at one point of a capacity axis: the check
+    reading each point before the sweep printed its note as is, as if true of the base scenario
+    (whose level holds 20 GB), and then the sweep printed it again, labelled with its point."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        TINY.replace("window: [240, 360]", "window: [240, 270]").replace(
+            "  - name: bf16\n", "  - name: bf16\n    scheduler:\n"
+            "      enable_prefix_caching: true\n      kv_offload:\n"
+            "        - {name: host, capacity_gb: 20, read_gb_s: 50, write_gb_s: 50}\n")
+        + "sweep:\n  tiers.bf16.scheduler.kv_offload.0.capacity_gb: [0, 20]\n")
+    out = tmp_path / "w"
+    code, err = run_cli(capsys, "sweep", scenario, "--out", out, "--no-report", "--workers",
+                        "1", "--no-baselines")
+    assert code == 0, err
+    axis = "tiers.bf16.scheduler.kv_offload.0.capacity_gb"
+    stored = {json.loads(p.read_text())["values"][axis]: json.loads(p.read_text())
+              for p in (out / "points").iterdir()}
+    empty = stored[0]
+    assert [line for line in err.splitlines() if "holds no prompt block" in line] == [
+        f"note: {empty['notes'][0]} (point {empty['point_id']} only, of the 2 run)"]

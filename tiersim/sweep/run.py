@@ -355,12 +355,33 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     plan = SweepPlan(base, source, ax.axis_names(sweep_map), points)
     ax.no_field_twice(base, plan.axes, source)
     reads: dict[str, Any] = {}
+    validator = without_notes(validator)
     check_axes(plan, validator, reads)
     check_distinct_settings(plan, validator, reads)
     check_quoted_numbers(plan, validator, reads)
     if validator is not None:
         check_router_keys(plan)
     return plan
+
+
+def without_notes(validator: Validator | None) -> Validator | None:
+    """``validator`` with the notes it raises dropped: the checks read points before they run,
+    and each point raises its notes again when it runs, shown once with the points that raised
+    them (:class:`SweepNotes`); raised here they were printed as well, unlabelled, as if true
+    of the base scenario."""
+    if validator is None:
+        return None
+
+    def read(doc: dict[str, Any], source: str) -> object:
+        import warnings
+
+        from tiersim.errors import Note
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Note)
+            return validator(doc, source)
+
+    return read
 
 
 def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
