@@ -94,3 +94,20 @@ def test_a_note_the_checks_raise_before_the_points_run_is_not_printed_unlabelled
     empty = stored[0]
     assert [line for line in err.splitlines() if "holds no prompt block" in line] == [
         f"note: {empty['notes'][0]} (point {empty['point_id']} only, of the 2 run)"]
+
+
+def test_one_more_point_with_other_numbers_is_said_in_the_singular(tmp_path):
+    """'1 more point have this note' read as a typo of the count."""
+    import warnings
+
+    from tiersim.sweep.points import SweepNotes
+
+    notes = SweepNotes(tmp_path)
+    for point, raised in (("a1", ["level holds 0 GB"]), ("b2", ["level holds 1 GB"])):
+        notes.add({"point_id": point, "notes": raised})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        notes.show()
+    assert [str(w.message) for w in caught] == [
+        f"level holds 0 GB (point a1; 1 more point has this note with other numbers, each in "
+        f"its {tmp_path / 'points'}/<id>.json)"]

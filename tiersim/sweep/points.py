@@ -125,9 +125,9 @@ class SweepNotes:
         for text, point, count, differs in self.kinds.values():
             if differs:
                 more = count - 1
-                text += (f" (point {point}; {more:,} more point{'s' if more != 1 else ''} have "
-                         f"this note with other numbers, each in its {self.out / 'points'}/"
-                         "<id>.json)")
+                have = "points have" if more != 1 else "point has"
+                text += (f" (point {point}; {more:,} more {have} this note with other numbers, "
+                         f"each in its {self.out / 'points'}/<id>.json)")
             elif count < self.done:  # shown as is, it read as true of every point
                 text += (f" (point {point} only, of the {self.done:,} run)" if count == 1 else
                          f" ({count:,} of the {self.done:,} points run, the first {point}; "
