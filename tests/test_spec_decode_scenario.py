@@ -75,3 +75,29 @@ def test_the_latency_source_names_the_trace_acceptance_that_replaced_the_scenari
     assert some.endswith(" + scenario (bf16: speculative acceptance from the trace's "
                          "spec_acceptance column for 2 of 6 requests, else 0.7, draft head "
                          "cost 0.05)")
+
+
+def test_a_trace_acceptance_no_tier_reads_is_a_note(tmp_path):
+    """The column was read, checked and silently unused without a speculative tier."""
+    import warnings
+
+    import pandas as pd
+
+    trace = tmp_path / "t.parquet"
+    pd.DataFrame({"request_id": range(3), "arrival_s": [0.0, 0.1, 0.2],
+                  "input_tokens": [500] * 3, "output_tokens": [60] * 3,
+                  "spec_acceptance": [1.0, None, 0.5]}).to_parquet(trace)
+    doc = yaml.safe_load(bundled("scenarios", "spec_decode.yaml").read_text())
+    doc["trace"] = {"path": str(trace)}
+    source = str(tmp_path / "s.yaml")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_scenario(scenario_from_dict(doc, source), baselines=False)
+    assert not [w for w in caught if "spec_acceptance" in str(w.message)]
+    del doc["tiers"][0]["speculative"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_scenario(scenario_from_dict(doc, source), baselines=False)
+    assert [str(w.message) for w in caught if "spec_acceptance" in str(w.message)] == [
+        f"{source}: the trace's spec_acceptance column is not used: no tier has a speculative "
+        "block (add one to a tier to use the rates, or drop the column)"]

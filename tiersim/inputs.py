@@ -282,13 +282,29 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
     tiers' (:func:`baseline_infos`), so the table holds every tier's correctness. Each
     request's draw is one number shared by every tier, so the routed tiers' columns are those
     of a run without baselines. An error about a baseline tier names its key
-    (``baselines[j]``)."""
+    (``baselines[j]``). A trace ``spec_acceptance`` column no tier reads is a note
+    (:func:`note_unused_acceptance`)."""
     if not scenario.baselines:
-        return prepare(trace, infos, scenario, rng, source)
-    try:
-        return prepare(trace, infos, scenario.with_baselines(), rng, source)
-    except ScenarioError as err:
-        raise _baseline_key(err, len(scenario.tiers)) from None
+        prepared = prepare(trace, infos, scenario, rng, source)
+    else:
+        try:
+            prepared = prepare(trace, infos, scenario.with_baselines(), rng, source)
+        except ScenarioError as err:
+            raise _baseline_key(err, len(scenario.tiers)) from None
+    note_unused_acceptance(prepared.df, scenario, source)
+    return prepared
+
+
+def note_unused_acceptance(df: pd.DataFrame, scenario: Scenario, source: str) -> None:
+    """A note when the trace sets ``spec_acceptance`` for some request but no tier (routed or
+    baseline) decodes speculatively: the rates are read and checked, and change nothing."""
+    if "spec_acceptance" not in df.columns or not df["spec_acceptance"].notna().any():
+        return
+    if any(t.speculative is not None for t in [*scenario.tiers, *scenario.baselines]):
+        return
+    warnings.warn(f"{source}: the trace's spec_acceptance column is not used: no tier has a "
+                  "speculative block (add one to a tier to use the rates, or drop the "
+                  "column)", Note, stacklevel=3)
 
 
 def _baseline_key(err: ScenarioError, routed: int) -> ScenarioError:
