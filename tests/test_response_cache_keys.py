@@ -62,3 +62,35 @@ def test_a_key_beside_popularity_is_refused_with_the_line(tmp_path, capsys):
     assert line.endswith(": router.response_cache: key and popularity both choose the keys "
                          "(popularity generates them, so key would be unused); drop one of them")
     assert " line " in line
+
+
+def _answered_notes(prompts: list[str], **cfg) -> list[str]:
+    """The notes :func:`answered` raises for a trace of ``prompts`` (one row each)."""
+    import warnings
+    from types import SimpleNamespace
+
+    from tiersim.response_cache import answered
+
+    df = pd.DataFrame({"arrival_s": np.arange(len(prompts), dtype=float),
+                       "input_tokens": 100, "prompt_hash": prompts})
+    scenario = SimpleNamespace(seed=0, router=SimpleNamespace(
+        response_cache=ResponseCacheConfig(**cfg)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        answered(scenario, df, "s.yaml")
+    return [str(w.message) for w in caught]
+
+
+def test_a_top_n_cache_answering_prompts_sent_once_says_so():
+    """size 5 over A B A C answered every request, B and C (never repeated) as if the cache
+    had been filled from the trace it replays: a 100% hit rate without a word."""
+    assert _answered_notes(list("ABAC"), mode="top_n", size=5) == [
+        "s.yaml: router.response_cache: top_n answers 2 of 4 requests whose prompt the trace "
+        "sends only once, as if filled from this very trace (size exceeds the 1 key that "
+        "repeats); set size to at most 1, or use mode: lru"]
+    assert _answered_notes(list("ABC"), mode="top_n", size=2) == [
+        "s.yaml: router.response_cache: top_n answers 2 of 3 requests whose prompt the trace "
+        "sends only once, as if filled from this very trace (no key repeats); use mode: lru, "
+        "or drop the cache"]
+    assert _answered_notes(list("ABAC"), mode="top_n", size=1) == []
+    assert _answered_notes(list("ABAC"), mode="lru", size=5) == []

@@ -152,7 +152,34 @@ def answered(scenario, df: pd.DataFrame, source: str) -> tuple[np.ndarray, str, 
                             "one of them")
     key_rng = np.random.default_rng([scenario.seed, RESPONSE_CACHE_STREAM])
     found, key_source = keys(df, cfg, key_rng, source)
-    return hits(found, cfg), key_source, sources(found, cfg)
+    hit = hits(found, cfg)
+    if cfg.mode == "top_n":
+        _note_sent_once(found, hit, source)
+    return hit, key_source, sources(found, cfg)
+
+
+def _note_sent_once(key: np.ndarray, hit: np.ndarray, source: str) -> None:
+    """A note when a ``top_n`` cache answers prompts the trace sends only once: filled from
+    this very trace, it holds them because ``size`` exceeds the keys that repeat, and a
+    cache filled from past logs would hold no answer to a prompt never sent again."""
+    unknown = missing(key)
+    counts = pd.Series(key[~unknown]).value_counts()
+    once = hit.copy()
+    once[~unknown] &= pd.Series(key[~unknown]).map(counts).to_numpy() == 1
+    n = int(once.sum())
+    if not n:
+        return
+    repeats = int((counts > 1).sum())
+    if repeats:
+        keys_that = "key that repeats" if repeats == 1 else "keys that repeat"
+        why = (f"size exceeds the {repeats:,} {keys_that}); set size to at most {repeats:,}, "
+               "or use mode: lru")
+    else:
+        why = "no key repeats); use mode: lru, or drop the cache"
+    warnings.warn(Note(
+        f"{source}: router.response_cache: top_n answers {n:,} of {len(key):,} requests whose "
+        f"prompt the trace sends only once, as if filled from this very trace ({why}"),
+        stacklevel=3)
 
 
 def last_answer_s(df: pd.DataFrame, hit: np.ndarray, lookup_s: float) -> float:
