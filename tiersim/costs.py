@@ -8,8 +8,8 @@ rank):
   ``sum_t engine_replicas_t x price_t x D`` = GPUs x $/GPU-hour x D / 3600. What you would pay
   for the fleet.
 - **fixed_per_request**: the tier's ``cost_per_request_usd`` for every pass that ran (the first
-  pass unless it was dropped on arrival, plus the escalation pass when it ran). What you would
-  pay a provider that charges per request.
+  pass unless its tier refused it at admission, plus the escalation pass when it ran). What you
+  would pay a provider that charges per request.
 - **attributed**: busy replica time only: each iteration's duration shared among the requests in
   it by the tokens each computes (the engine's ``gpu_s``), times the price. Never more than
   provisioned; the difference is idle capacity.
@@ -92,8 +92,11 @@ def escalations_run(result) -> np.ndarray:
 
 
 def first_pass_ran(result) -> np.ndarray:
-    """Whether each request's first pass was admitted (not dropped on arrival)."""
-    return ~np.asarray(result.dropped) | np.asarray(result.escalated)
+    """Whether each request's first pass was admitted: not dropped on arrival, nor refused
+    there and sent on to a cascade's escalation tier (``result.refused``, where it has one)."""
+    ran = ~np.asarray(result.dropped) | np.asarray(result.escalated)
+    refused = getattr(result, "refused", None)
+    return ran if refused is None else ran & ~np.asarray(refused, dtype=bool)
 
 
 def pass_counts(result, k: int) -> np.ndarray:

@@ -313,11 +313,12 @@ def build_fleet(scenario: Scenario) -> Fleet:
 def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
     """Run the engine over a routed trace (tier output multipliers are applied inside it).
 
-    ``assignment``: first tier and escalation tier per row of ``df``
-    (:class:`tiersim.routing.Assignment`). The trace's ``prefix_hashes`` (512-token blocks)
-    reach tiers with prefix caching on. Agent sessions (:mod:`tiersim.workload.sessions`) run as
-    closed loops: a step arrives its ``tool_s`` after its predecessor finishes. A
-    ``spec_acceptance`` column sets each request's draft acceptance on speculative tiers.
+    ``assignment``: first tier, escalation tier and where a refused first pass goes on to,
+    per row of ``df`` (:class:`tiersim.routing.Assignment`). The trace's ``prefix_hashes``
+    (512-token blocks) reach tiers with prefix caching on. Agent sessions
+    (:mod:`tiersim.workload.sessions`) run as closed loops: a step arrives its ``tool_s`` after
+    its predecessor finishes. A ``spec_acceptance`` column sets each request's draft acceptance
+    on speculative tiers.
     """
     hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
     outputs = (list(df[sessions.OUTPUT_HASHES]) if sessions.OUTPUT_HASHES in df.columns
@@ -329,6 +330,8 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
         output_tokens=df["output_tokens"].to_numpy(),
         tier=np.asarray(assignment.tier, dtype=np.int64),
         escalate_to=np.asarray(assignment.escalate_to, dtype=np.int64),
+        refused_to=(None if getattr(assignment, "refused_to", None) is None
+                    else np.asarray(assignment.refused_to, dtype=np.int64)),
         prefix_hashes=hashes, output_hashes=outputs, follows=follows, think_s=think,
         spec_acceptance=(df["spec_acceptance"].to_numpy(np.float64)
                          if "spec_acceptance" in df.columns else None),

@@ -228,7 +228,10 @@ class RouterResult:
     against each request's needed tier (None when no request could have one).
     ``accuracy_ci95``: bootstrap 95% interval of the accuracy. ``floor_met``: accuracy at or
     above the scenario's ``accuracy_floor`` (None without a floor); ``floor_met_ci95``: the
-    interval's lower end at or above it.
+    interval's lower end at or above it. ``escalation_rate``: share of requests a cascade sent
+    to its second tier, for either reason; ``escalation_refused_rate``: those of them sent on
+    because their first tier refused them at admission (no first pass ran; None, and absent
+    from the JSON, when there were none), the rest escalated on the confidence threshold.
     """
 
     policy: str
@@ -243,10 +246,14 @@ class RouterResult:
     accuracy_floor: float | None = None
     floor_met: bool | None = None
     floor_met_ci95: bool | None = None
+    escalation_refused_rate: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON fields."""
-        return _fields(self)
+        """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on)."""
+        out = _fields(self)
+        if out["escalation_refused_rate"] is None:
+            out.pop("escalation_refused_rate")
+        return out
 
 
 @dataclass(frozen=True)

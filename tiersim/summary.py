@@ -31,8 +31,9 @@ from tiersim.scenario import Scenario
 
 REQUEST_COLUMNS = [
     "request_id", "tier", "final_tier", "replica", "arrival_s", "first_token_s", "finish_s",
-    "ttft_s", "tpot_s", "e2e_s", "queue_s", "preemptions", "escalated", "prefix_hit_tokens",
-    "expected_accuracy", "cost_usd", "input_tokens", "output_tokens", "completed",
+    "ttft_s", "tpot_s", "e2e_s", "queue_s", "preemptions", "escalated", "refused",
+    "prefix_hit_tokens", "expected_accuracy", "cost_usd", "input_tokens", "output_tokens",
+    "completed",
 ]
 """Columns of requests.parquet, in order (DESIGN.md §6 first, then tokens and status)."""
 
@@ -107,6 +108,8 @@ class RequestTable:
             return self.names[np.asarray(tiers[part], dtype=np.int64)]
         if name in ("ttft_s", "tpot_s", "e2e_s"):
             return metrics.latency_columns(*self._times(part))[name]
+        if name == "refused":
+            return refused(r)[part]
         done = ~np.asarray(r.dropped[part], dtype=bool)
         if name == "completed":
             return done
@@ -156,6 +159,15 @@ _RESULT_COLUMNS = {
 _DTYPES = {"replica": np.int64, "preemptions": np.int64, "escalated": bool,
            "prefix_hit_tokens": np.int64, "output_tokens": np.int64}
 """Their dtypes in requests.parquet (the others are float64)."""
+
+
+def refused(result) -> np.ndarray:
+    """Per request, whether its first tier refused it at admission (the engine's ``refused``;
+    all False for a result without one)."""
+    given = getattr(result, "refused", None)
+    if given is None:
+        return np.zeros(len(result.dropped), dtype=bool)
+    return np.asarray(given, dtype=bool)
 
 
 def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
@@ -236,6 +248,7 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
     failure rates; accuracy with its bootstrap 95% interval; whether the floor was met."""
     s = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
               dropped=result.dropped, basis=basis)
+    sent_on = refused(result) & np.asarray(result.escalated, dtype=bool)
     floor = scenario.accuracy_floor  # else the floor router's own: it is held to it
     if floor is None and scenario.router.policy == "floor":
         floor = scenario.router.floor
@@ -244,6 +257,7 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
     return RouterResult(
         policy=scenario.router.policy, basis=basis, accuracy=acc, accuracy_ci95=(lo, hi),
         fpr=s["fpr"], fnr=s["fnr"], escalation_rate=s["escalation_rate"],
+        escalation_refused_rate=float(sent_on.mean()) if sent_on.any() else None,
         silent_failure_rate=s["silent_failure_rate"],
         first_tier_shares=s["first_tier_shares"], accuracy_floor=floor,
         floor_met=None if floor is None or acc != acc else bool(acc >= floor),

@@ -218,10 +218,12 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
     """The router's error rates, the floor, and the routed cost against the cheapest adequate
     uniform tier (an estimate says so and is never the headline)."""
     router = r.router
+    refused = ("" if router.escalation_refused_rate is None else
+               f" ({fmt(router.escalation_refused_rate, ' %', 100)} refused by the first tier)")
     rows = [(
         f"router ({router.policy}): FPR / FNR / escalated",
         f"{fmt(router.fpr, ' %', 100)} / {fmt(router.fnr, ' %', 100)} / "
-        f"{fmt(router.escalation_rate, ' %', 100)}",
+        f"{fmt(router.escalation_rate, ' %', 100)}{refused}",
         f"this run's routing, scored on {accuracy_source}",
     )]
     if router.accuracy_floor is not None:

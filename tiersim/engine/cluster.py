@@ -3,7 +3,9 @@
 Routing is decided before the run (it depends on the request, not on fleet state): each request
 carries its first tier and, for a cascade, the tier it escalates to when its first pass finishes.
 An escalated request re-enters the fleet at that moment; its latency and GPU time cover both
-passes.
+passes. A cascade's request its first tier refuses at admission (it can never fit there) goes
+on at once to the tier it names for that (``Workload.refused_to``), as a cascade client does on
+that immediate refusal: an escalation with no first pass.
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ class Workload:
     a replica that caches prefixes caches those its finished final pass computed.
     ``spec_acceptance`` (optional): a draft acceptance rate per request for tiers with
     speculative decoding.
+    ``refused_to`` (optional, int64): the tier a request goes on to, at once, when its first
+    tier refuses it at admission (longer than its context, or more KV than a replica holds);
+    ``-1`` (or no array): it is dropped there.
     """
 
     arrival_s: np.ndarray
@@ -100,6 +105,7 @@ class Workload:
     output_hashes: list | None = None
     hash_block_tokens: int = 512
     spec_acceptance: np.ndarray | None = None  # per-request acceptance rate (NaN: the tier's)
+    refused_to: np.ndarray | None = None  # where a first tier's refusal goes on to (-1: none)
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -130,6 +136,7 @@ class SimResult:
     cache_hit_tokens: np.ndarray  # prompt tokens served from a prefix cache, summed over passes
     prefix_stats: dict[str, PrefixStats] = field(default_factory=dict)  # tiers that cache
     busy_until_s: float = 0.0  # when the fleet's last step ended (a pass with no finish too)
+    refused: np.ndarray | None = None  # first tier refused it at admission (no pass ran there)
 
 
 @dataclass
@@ -258,6 +265,9 @@ class _Fleet:
         self.replica = np.full(n, -1, dtype=np.int64)
         self.escalated = np.zeros(n, dtype=bool)
         self.dropped = np.zeros(n, dtype=bool)
+        self.refused = np.zeros(n, dtype=bool)
+        self.refused_to = (work.refused_to if work.refused_to is not None
+                           else np.full(n, -1, dtype=np.int64))
         self.first_token = np.full(n, np.nan)
         self.finish = np.full(n, np.nan)
         self.queue = np.zeros(n)
@@ -323,10 +333,11 @@ class _Fleet:
 
         self._in_v, self._out_v = view(work.input_tokens), view(work.output_tokens)
         self._tier_v, self._esc_v = view(work.tier), view(self.esc)
+        self._refused_to_v = view(self.refused_to)
         self._next_v = view(self.next_of)
         self._followers: list[tuple[int, float]] = []  # released at once, in order
         self._releasing = False
-        for name in ("replica", "escalated", "dropped", "first_token", "finish", "queue",
+        for name in ("replica", "escalated", "dropped", "refused", "first_token", "finish", "queue",
                      "preempt", "out_tok", "gpu_first", "gpu_final", "cache_hit", "final_tier"):
             setattr(self, f"_{name}_v", memoryview(getattr(self, name)))
 
@@ -371,10 +382,24 @@ class _Fleet:
         rep = self.balancers[tier].pick(req)
         if (spec.disagg is not None and not self._decodable(i, tier)) or not rep.submit(req):
             req.state = DROPPED
-            self._dropped_v[i] = True
-            self._end_session(i, arrival)
+            self._refuse(i, arrival)
         elif spec.name in self.prefix:
             self.prefix[spec.name].count_bound(req, self.work.hash_block_tokens)
+
+    def _refuse(self, i: int, now: float) -> None:
+        """Request ``i`` was refused at admission: a first pass goes on at once to its
+        ``refused_to`` tier (an escalation with no first pass, so no GPU time), else it is
+        dropped and its session ends."""
+        nxt = self._refused_to_v[i]
+        if not self._escalated_v[i]:
+            self._refused_v[i] = True
+            if nxt >= 0:
+                self._escalated_v[i] = True
+                self._final_tier_v[i] = nxt
+                self.dispatch(i, nxt, now)
+                return
+        self._dropped_v[i] = True
+        self._end_session(i, now)
 
     def _decodable(self, i: int, tier: int) -> bool:
         """Whether a split tier's decoders could ever hold request ``i`` whole (prompt and every
@@ -564,6 +589,7 @@ class _Fleet:
         return SimResult(
             first_tier=np.asarray(self.work.tier, dtype=np.int64), final_tier=self.final_tier,
             replica=self.replica, escalated=self.escalated, dropped=self.dropped,
+            refused=self.refused,
             first_token_s=self.first_token, finish_s=self.finish, queue_s=self.queue,
             preemptions=self.preempt, output_tokens=self.out_tok, gpu_s_first=self.gpu_first,
             gpu_s_final=self.gpu_final,
@@ -606,6 +632,9 @@ def simulate(
             raise ValueError(f"workload {name} has {len(given)} entries for {n} requests")
     if n and (int(np.min(work.tier)) < 0 or int(np.max(work.tier)) >= len(tiers)):
         raise ValueError("workload tier index out of range")
+    if work.refused_to is not None and (len(work.refused_to) != n or (
+            n and int(np.max(work.refused_to)) >= len(tiers))):
+        raise ValueError("workload refused_to needs one tier index (or -1) per request")
     if sample_every is None:
         span = float(own[-1] - own[0]) if len(own) else 1.0
         sample_every = max(span / 500.0, 1e-3)

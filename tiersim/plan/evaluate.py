@@ -15,7 +15,8 @@ design routes every request as a run of that scenario would), with two savings:
 - routing is decided before the simulation and tiers share nothing but escalations, so
   without escalations each tier is simulated alone on its own requests and cached by
   (tier, gpus_per_replica, replicas, routing): bisecting one tier re-simulates only that tier.
-  A router that escalates (a cascade) is simulated whole.
+  A router that escalates (a cascade, which also sends on what its first tier refuses) is
+  simulated whole.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tiersim import metrics
+from tiersim import costs, metrics
 from tiersim.errors import TiersimError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet, build_tier, simulate
 from tiersim.routing import Assignment, build_router
@@ -111,6 +112,8 @@ class _TierRun:
     prefill: int | None = None  # a disaggregated tier's prefill replicas (the split kept)
     last_arrival: float = -math.inf  # the engine's: a session step's is set by the run
     busy_until: float = -math.inf  # the end of the simulated fleet's last step
+    escalated: np.ndarray | None = None  # simulated whole: sent to a second tier
+    refused: np.ndarray | None = None  # simulated whole: refused by the first tier, sent on
 
 
 def scores_realised(scenario) -> bool:
@@ -287,7 +290,8 @@ class SimEvaluator:
         key = (design, tuple(replicas[n] for n in design.tiers))
         if key not in self._fleets:
             infos, a, _ = self.routing(design)
-            if np.any(a.escalated) or (len(design.tiers) > 1 and self._chained()):
+            sends_on = a.refused_to is not None and bool(np.any(a.refused_to >= 0))
+            if np.any(a.escalated) or sends_on or (len(design.tiers) > 1 and self._chained()):
                 runs = self._whole(design, replicas, a)
             else:
                 runs = {n: self._alone(design, n, replicas[n], a) for n in design.tiers}
@@ -361,23 +365,24 @@ class SimEvaluator:
             mask = np.asarray(result.final_tier) == k
             runs[n] = dataclasses.replace(
                 _tier_run(np.flatnonzero(mask), arrival[mask], _Masked(result, mask),
-                          float(sum(result.busy_s[n]))), busy_until=result.busy_until_s)
+                          float(sum(result.busy_s[n]))), busy_until=result.busy_until_s,
+                escalated=np.asarray(result.escalated, dtype=bool)[mask],
+                refused=np.asarray(result.refused, dtype=bool)[mask])
         return runs
 
     def _outcome(self, design: Design, replicas, runs: dict[str, _TierRun], a: Assignment,
                  infos) -> Outcome:
         """Fleet metrics from per-tier runs."""
         n = len(self.df)
-        dropped = np.zeros(n, dtype=bool)
-        for run in runs.values():
-            dropped[run.rows] = run.dropped
+        passes = _passes(runs, a, n)
+        dropped = passes.dropped
         # as the run's duration: the engine's arrivals (a session step arrives when its
         # predecessor finishes or is dropped, not at its trace arrival_s), and the end of the
         # fleet's last step (a pass that gave no answer still ran)
         ends = [e for r in runs.values() for e in (r.last_arrival, r.last_finish, r.busy_until)
                 if math.isfinite(e)]
         duration = max([self.end_s, *ends])
-        exp = expected_matrix(self.df, infos, self.basis(a))[np.arange(n), a.final_tier]
+        exp = expected_matrix(self.df, infos, self.basis(a))[np.arange(n), passes.final_tier]
         ttft = np.concatenate([r.ttft for r in runs.values()])
         tpot = np.concatenate([r.tpot for r in runs.values()])
         tiers = {name: TierOutcome(
@@ -395,7 +400,7 @@ class SimEvaluator:
         return Outcome(ttft_p99_s=metrics.percentile(ttft, 99),
                        tpot_p99_s=metrics.percentile(tpot, 99), dropped=int(dropped.sum()),
                        accuracy=float(np.where(dropped, 0.0, exp).mean()) if n else 1.0,
-                       cost_usd=self._cost(design, replicas, runs, a, duration),
+                       cost_usd=self._cost(design, replicas, runs, passes, duration),
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99))
 
@@ -409,10 +414,11 @@ class SimEvaluator:
             total += engines * built.usd_per_replica_second * seconds
         return total
 
-    def _cost(self, design: Design, replicas, runs, a: Assignment, duration: float) -> float:
-        """The fleet's cost over the run under the cost model."""
+    def _cost(self, design: Design, replicas, runs, passes, duration: float) -> float:
+        """The fleet's cost over the run under the cost model (``passes``: :func:`_passes`)."""
         if self.cost_model == "provisioned":
             return self._provisioned(design, replicas, duration)
+        counts = costs.pass_counts(passes, len(design.tiers))
         total = 0.0
         for k, name in enumerate(design.tiers):
             tier = self.by_name[name]
@@ -420,9 +426,7 @@ class SimEvaluator:
                 total += runs[name].busy_s * self.built(name, design.gpus(name)) \
                     .usd_per_replica_second
             else:
-                passes = int(np.sum((a.tier == k) & ~_dropped_first(runs, a, k, len(self.df))))
-                passes += int(np.sum(a.escalate_to == k))
-                total += passes * (tier.cost_per_request_usd or 0.0)
+                total += int(counts[k]) * (tier.cost_per_request_usd or 0.0)
         return total
 
 
@@ -451,12 +455,29 @@ def _tier_run(rows: np.ndarray, arrival: np.ndarray, result, busy_s: float) -> _
                     last_arrival=float(arrival.max()) if arrival.size else -math.inf)
 
 
-def _dropped_first(runs, a: Assignment, k: int, n: int) -> np.ndarray:
-    """Requests whose first pass on tier ``k`` was dropped (never ran)."""
-    out = np.zeros(n, dtype=bool)
-    for run in runs.values():
-        out[run.rows] |= run.dropped
-    return out & (a.tier == k) & ~a.escalated
+@dataclass(frozen=True)
+class _Passes:
+    """Per request of a design's run, what the ledger (:func:`tiersim.costs.pass_counts`) and
+    the accuracy read: first and final tier, escalated, refused by its first tier, dropped."""
+
+    first_tier: np.ndarray
+    final_tier: np.ndarray
+    escalated: np.ndarray
+    refused: np.ndarray
+    dropped: np.ndarray
+
+
+def _passes(runs: dict[str, _TierRun], a: Assignment, n: int) -> _Passes:
+    """The per-request outcome of ``runs`` (one per tier, by final tier) of ``n`` requests
+    routed by ``a``; a tier simulated alone escalated and refused nothing."""
+    final = np.asarray(a.tier, dtype=np.int64).copy()
+    escalated, refused, dropped = (np.zeros(n, dtype=bool) for _ in range(3))
+    for k, run in enumerate(runs.values()):
+        final[run.rows] = k
+        dropped[run.rows] = run.dropped
+        if run.escalated is not None:
+            escalated[run.rows], refused[run.rows] = run.escalated, run.refused
+    return _Passes(np.asarray(a.tier, dtype=np.int64), final, escalated, refused, dropped)
 
 
 def design_router(router: dict, setting: tuple[tuple[str, Any], ...], realised: bool) -> dict:

@@ -230,6 +230,8 @@ def run_headline(run: RunResult) -> str:
         ["accuracy 95% interval", f"{fmt(lo)} - {fmt(hi)}"], ["accuracy floor", r.accuracy_floor],
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
         ["FPR", r.fpr], ["FNR", r.fnr], ["escalation rate", r.escalation_rate],
+        *([["escalated: refused by the first tier", r.escalation_refused_rate]]
+          if r.escalation_refused_rate is not None else []),
         ["silent failure rate", r.silent_failure_rate]])
     return (out + prefix_cache_section(run) + savings_section(run) + agentic_section(run)
             + notes_section(run))

@@ -159,7 +159,7 @@ class Router:
         tier[fp] = np.floor(rng.random(fp.sum()) * need[fp]).astype(np.int64)
         lo = need[fn] + 1
         tier[fn] = lo + np.floor(rng.random(fn.sum()) * (k - lo)).astype(np.int64)
-        return Assignment(tier=tier, escalate_to=a.escalate_to.copy())
+        return Assignment(tier=tier, escalate_to=a.escalate_to.copy(), refused_to=a.refused_to)
 
 
 def _single(tier: np.ndarray) -> Assignment:
@@ -252,7 +252,8 @@ class Oracle(Lagrangian):
 
 class Cascade(Router):
     """Answer on ``from_tier``; escalate to ``to_tier`` when a noisy confidence signal (realised
-    correctness on ``from_tier`` plus Gaussian noise) is below ``threshold``."""
+    correctness on ``from_tier`` plus Gaussian noise) is below ``threshold``, or at once when
+    ``from_tier`` refuses the request at admission (``Assignment.refused_to``)."""
 
     reads_realised = True
 
@@ -277,7 +278,8 @@ class Cascade(Router):
         right = df[f"correct_{self.tiers[self.lo].name}"].to_numpy(np.float64)
         signal = right + c.signal_noise * rng.standard_normal(len(df))
         escalate = np.where(signal < c.threshold, self.hi, -1).astype(np.int64)
-        return Assignment(tier=np.full(len(df), self.lo, dtype=np.int64), escalate_to=escalate)
+        return Assignment(tier=np.full(len(df), self.lo, dtype=np.int64), escalate_to=escalate,
+                          refused_to=np.full(len(df), self.hi, dtype=np.int64))
 
     def confuse(self, a, need, rng):
         """Errors act on the escalation decision (see the module docstring)."""
@@ -286,7 +288,7 @@ class Cascade(Router):
         fp = (need > self.lo) & (esc >= 0) & (u < self.cfg.confusion.fpr)
         fn = (need <= self.lo) & (esc < 0) & (u >= 1.0 - self.cfg.confusion.fnr)
         esc[fp], esc[fn] = -1, self.hi
-        return Assignment(tier=a.tier.copy(), escalate_to=esc)
+        return Assignment(tier=a.tier.copy(), escalate_to=esc, refused_to=a.refused_to)
 
 
 ROUTERS: dict[str, type[Router]] = {

@@ -48,7 +48,8 @@ class StepType(Router):
         self.classifier = self.inner.classifier
 
     def choose(self, df, rng) -> Assignment:
-        """The map's tier for mapped step types (no escalation), the fallback's elsewhere."""
+        """The map's tier for mapped step types (no escalation, refused: dropped), the
+        fallback's elsewhere."""
         if "step_type" not in df.columns:
             raise self.error("policy", "step_type needs a step_type column: a session trace or "
                              "workload.sessions.source: generate")
@@ -56,8 +57,12 @@ class StepType(Router):
             self.fit(df, rng)
         base = self.inner.choose(df, rng)
         tier, esc = base.tier.copy(), base.escalate_to.copy()
+        refused = None if base.refused_to is None else base.refused_to.copy()
         kinds = df["step_type"].astype(str).to_numpy()
         for kind, t in self.routes.items():
             rows = kinds == kind
             tier[rows], esc[rows] = t, -1
-        return Assignment(tier=tier.astype(np.int64), escalate_to=esc.astype(np.int64))
+            if refused is not None:
+                refused[rows] = -1
+        return Assignment(tier=tier.astype(np.int64), escalate_to=esc.astype(np.int64),
+                          refused_to=refused)

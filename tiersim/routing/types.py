@@ -38,12 +38,15 @@ class Assignment:
     Both arrays are int64, one entry per request in the order of the routed table. ``basis``
     says what this assignment's accuracy is scored on: "realised" when the router's decisions
     read realised correctness (a cascade, or a config that sets ``confusion``), else
-    "expected" (see :mod:`tiersim.routing.accuracy`).
+    "expected" (see :mod:`tiersim.routing.accuracy`). ``refused_to`` (a cascade's): the tier a
+    request goes on to at once when its first tier refuses it at admission (-1, or None for
+    every request: it is dropped there).
     """
 
     tier: np.ndarray
     escalate_to: np.ndarray
     basis: Basis = "expected"
+    refused_to: np.ndarray | None = None
 
     @property
     def final_tier(self) -> np.ndarray:
