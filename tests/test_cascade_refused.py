@@ -106,3 +106,43 @@ def test_a_plan_judges_the_design_as_the_run_serves_it(tmp_path, cost_model):
         Design(("w4a16", "bf16"), (1, 1)), {"w4a16": 1, "bf16": 1})
     assert (got.dropped, got.accuracy) == (run.dropped, run.accuracy) == (0, 0.75)
     assert got.cost_usd == pytest.approx(run.cost_usd, rel=1e-9)
+
+
+def _dropped_note(tmp_path, rows) -> str:
+    """The dropped-requests note of a perfect-verifier cascade (w4a16 -> bf16) over ``rows``
+    (input tokens, output tokens, right on the cheap tier), the cheap tier's context 1,200
+    tokens and the top tier's 1,000."""
+    inputs, outputs, right = zip(*rows, strict=True)
+    n = len(rows)
+    pd.DataFrame({"request_id": range(n), "arrival_s": np.arange(n) * 0.1,
+                  "input_tokens": inputs, "output_tokens": outputs, "correct_w4a16": right,
+                  "correct_bf16": [1.0] * n}).to_csv(tmp_path / "t.csv", index=False)
+    doc = tiny_doc(trace={"path": "t.csv", "format": "canonical"},
+                   workload={"difficulty": {"kind": "labels"}},
+                   router={"policy": "cascade", "cascade": {"signal_noise": 0.0}})
+    doc["tiers"][0]["scheduler"] = {"max_model_len": 1200}
+    doc["tiers"][1]["scheduler"] = {"max_model_len": 1000}
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    run, _ = run_with_requests(load_scenario(path))
+    return next(n for n in run.notes if "were dropped" in n)
+
+
+def test_the_dropped_note_says_an_escalation_the_second_tier_dropped_had_its_first_pass(
+        tmp_path):
+    """Before: "2 of 3 requests were dropped, never served", though the cheap tier ran both
+    (and was paid for them) before the top tier refused their escalations."""
+    note = _dropped_note(tmp_path, [(500, 600, 0.0), (500, 600, 0.0), (100, 10, 1.0)])
+    assert note.endswith(
+        "2 of 3 requests were dropped (2 longer (prompt + output) than their tier's context, "
+        "up to 1,100 tokens), each an escalation its second tier refused after its first pass "
+        "ran: answered by no tier, that first pass paid for; they count as dropped in every "
+        "figure")
+
+
+def test_the_dropped_note_counts_first_passes_that_ran_apart(tmp_path):
+    note = _dropped_note(tmp_path, [(500, 600, 0.0), (1500, 10, 1.0), (100, 10, 1.0)])
+    assert note.endswith(
+        "2 of 3 requests were dropped (2 longer (prompt + output) than their tier's context, "
+        "up to 1,510 tokens): 1 an escalation its second tier refused after its first pass ran "
+        "(answered by no tier, that first pass paid for), 1 never served; they count as "
+        "dropped in every figure")

@@ -258,7 +258,8 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     """A note when the fleet dropped requests it can never serve (prompt + output longer than
     the context of the tier it was sent to, or than one of its replicas' KV cache), and the
     session steps never sent because an earlier step of their task was dropped; the figures
-    count them as dropped, as before."""
+    count them as dropped, as before. A cascade's escalation its second tier refused is told
+    apart: its first pass ran (:func:`_dropped_after_first_pass`)."""
     dropped = np.asarray(result.dropped, dtype=bool)
     if not dropped.any():
         return
@@ -277,9 +278,25 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     if unsent.any():
         why += (f", and {int(unsent.sum()):,} never sent: an earlier step of their session "
                 "was dropped")
-    warnings.warn(f"{source}: {int(dropped.sum()):,} of {len(dropped):,} requests were "
-                  f"dropped, never served ({why}); they count as dropped in every figure",
-                  Note, stacklevel=2)
+    head = f"{source}: {int(dropped.sum()):,} of {len(dropped):,} requests were dropped"
+    warnings.warn(f"{head}{_dropped_after_first_pass(result, dropped, why)}; they count as "
+                  "dropped in every figure", Note, stacklevel=2)
+
+
+def _dropped_after_first_pass(result, dropped: np.ndarray, why: str) -> str:
+    """The dropped note's account of ``dropped``: never served, or escalations their second
+    tier refused after the first pass ran (and was paid for), or how many of each."""
+    ran = int((dropped & np.asarray(result.escalated, dtype=bool)
+               & ~summary.refused(result)).sum())
+    if not ran:
+        return f", never served ({why})"
+    if ran == int(dropped.sum()):
+        return (f" ({why}), each an escalation its second tier refused after its first pass "
+                "ran: answered by no tier, that first pass paid for")
+    what = ("an escalation its second tier refused after its first pass ran" if ran == 1 else
+            "escalations their second tier refused after their first pass ran")
+    return (f" ({why}): {ran:,} {what} (answered by no tier, that first pass paid for), "
+            f"{int(dropped.sum()) - ran:,} never served")
 
 
 def _never_sent(df: pd.DataFrame, dropped: np.ndarray) -> np.ndarray:
