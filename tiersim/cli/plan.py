@@ -293,6 +293,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     scenario.yaml (the plan as a scenario), the planned run's files and report.html."""
     from tiersim.cli.run import out_folder
     from tiersim.scenario import load_scenario
+    from tiersim.workload.sessions import check_session_keys
 
     _check_limits(ttft, tpot, floor)
     scenario = with_gpu_options(load_scenario(scenario_path, fit=False), gpu_options)
@@ -309,6 +310,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     floor_used = floor if floor is not None else scenario.accuracy_floor
     _check_choose(scenario, choose, floor_used)
     _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)
+    check_session_keys(scenario.workload.sessions, str(scenario_path))
     out = None if out_dir is None else Path(out_dir)
     with out_folder(out, "plan", scenario, Path(scenario_path)):
         if scenario.sweep:  # the planned scenario.yaml drops it: say so, as run does

@@ -84,12 +84,14 @@ def run(
     from tiersim.routing.config import check_router_keys
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
+    from tiersim.workload.sessions import check_session_keys
 
     return_freed_arrow_memory()
     path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
     check_contexts(loaded)  # before --out is made: a refused scenario leaves no folder
     check_router_keys(loaded.router, str(path))
+    check_session_keys(loaded.workload.sessions, str(path))
     with out_folder(out, "run", loaded, path):
         if loaded.sweep:
             typer.echo(f"note: {base_point_only(path, 'runs')}", err=True)

@@ -361,6 +361,7 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     check_quoted_numbers(plan, validator, reads)
     if validator is not None:
         check_router_keys(plan)
+        check_session_keys(plan)
     return plan
 
 
@@ -479,6 +480,48 @@ def _router_at(base: dict[str, Any], values: dict[str, Any],
             router[key] = value if path.count(".") == 1 else router.get(key)
             setters.setdefault(key, path)
     return router
+
+
+def check_session_keys(plan: SweepPlan) -> None:
+    """Refuse a ``workload.sessions`` key the base scenario or an axis sets that no point's
+    ``source`` reads: every point would ignore it. A key some point's source reads stays (a
+    sweep over ``workload.sessions.source`` keeps the generator's settings in the base for its
+    generating points), as :func:`check_router_keys` keeps a router key some policy reads."""
+    from tiersim.workload.sessions import source_named, unread_session_key_problem
+
+    workload = plan.base.get("workload")
+    base = workload.get("sessions") if isinstance(workload, dict) else None
+    base = base if isinstance(base, dict) else {}
+    sources: set[str] = set()
+    setters: dict[str, str | None] = {str(key): None for key in base}  # key -> axis, if any
+    for point in plan.points or [ax.Point("", 0, {})]:
+        sources.add(source_named(_sessions_at(base, point.values, setters).get("source")))
+    for key, axis in setters.items():
+        problem = unread_session_key_problem(key, sources)
+        if problem is not None and axis is None:
+            raise ScenarioError(plan.source, f"workload.sessions.{key}", problem)
+        if problem is not None:
+            raise ax.SweepError(plan.source, axis, problem)
+
+
+def _sessions_at(base: dict[str, Any], values: dict[str, Any],
+                 setters: dict[str, str | None]) -> dict[str, Any]:
+    """The ``workload.sessions`` map at a point, as far as its keys go (an axis replacing
+    ``workload`` or ``workload.sessions`` whole sets that map's keys; a deeper one such as
+    ``workload.sessions.generate.tasks`` sets its key); each key an axis sets goes in
+    ``setters`` with that axis."""
+    sessions = dict(base)
+    for path, value in values.items():
+        whole = value.get("sessions") if path == "workload" and isinstance(value, dict) else \
+            value if path == "workload.sessions" else None
+        if isinstance(whole, dict):
+            sessions = dict(whole)
+            setters.update({str(k): path for k in whole if str(k) not in setters})
+        elif path.startswith("workload.sessions."):
+            key = path.split(".")[2]
+            sessions[key] = value if path.count(".") == 2 else sessions.get(key)
+            setters.setdefault(key, path)
+    return sessions
 
 
 def _note(text: str) -> None:

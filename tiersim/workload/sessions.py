@@ -173,6 +173,50 @@ class SessionsConfig(_Strict):
         return self
 
 
+SOURCE_KEYS: dict[str, tuple[str, ...]] = {
+    "auto": ("context", "system_prompt_tokens"),
+    "trace": ("context", "system_prompt_tokens"),
+    "generate": ("system_prompt_tokens", "generate"),
+    "off": (),
+}
+"""The ``workload.sessions`` keys each ``source`` reads (every source reads ``source``): the
+generator's settings only ``generate``, the context a trace's steps carry only a trace's
+sessions (generated ones always accumulate it), nothing ``off``."""
+
+
+def source_named(value) -> str:
+    """A ``source:`` as written, as :class:`SessionsConfig` reads it (unquoted off: False) and
+    ``auto`` when unset."""
+    return "off" if value is False else "auto" if value is None else str(value)
+
+
+def unread_session_key_problem(key: str, sources: set[str]) -> str | None:
+    """Why ``workload.sessions.<key>`` is refused: no source in ``sources`` reads it (it would
+    be ignored quietly); None when one does, or the key is ``source`` or unknown."""
+    readers = [name for name, keys in SOURCE_KEYS.items() if key in keys]
+    if not readers or sources & set(readers):
+        return None
+    named = sorted(sources)
+    playing = (f"source {named[0]} does not read it" if len(named) == 1 else
+               f"none of the sources used ({', '.join(named)}) reads it")
+    one = len(readers) == 1
+    only = readers[0] if one else f"{', '.join(readers[:-1])} and {readers[-1]}"
+    fix = (f"remove it, or set source: {readers[0]}" if one else
+           "remove it, or set one of those sources")
+    return f"{playing} (only {only} {'does' if one else 'do'}); {fix}"
+
+
+def check_session_keys(cfg: SessionsConfig, source: str) -> None:
+    """Refuse a ``workload.sessions`` key the scenario sets that its ``source`` never reads
+    (:func:`unread_session_key_problem`), as one line naming it: ``generate: {...}`` under
+    ``source: off`` would run without it. A sweep checks over its points instead
+    (:func:`tiersim.sweep.run.check_session_keys`)."""
+    for key in cfg.model_dump(exclude_unset=True):
+        problem = unread_session_key_problem(key, {cfg.source})
+        if problem is not None:
+            raise ScenarioError(source, f"workload.sessions.{key}", problem)
+
+
 def has_session_columns(df: pd.DataFrame) -> bool:
     """Whether a table carries the two session columns every session trace needs."""
     return "session_id" in df.columns and "step" in df.columns
