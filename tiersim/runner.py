@@ -45,6 +45,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     trace_read,
 )
 from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
+from tiersim.routing import TierInfo
 from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
 from tiersim.workload import sessions
 
@@ -123,13 +124,13 @@ def _portable(notes: list[str], scenario: Scenario, source: str) -> tuple[str, .
 def _simulated(scenario: Scenario, source: str, baselines: bool):
     """The run's summary, request table, engine result and fleet (nothing written); ``source``
     is the scenario's path as given, named in notes and errors."""
-    _note_tier_order(scenario, source)
+    fleet = build_fleet(scenario)
+    infos = tier_infos(scenario, fleet)
+    _note_tier_order(scenario, infos, source)
     if not baselines:
         _note_unsized_baselines(scenario, source)
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
-    fleet = build_fleet(scenario)
-    infos = tier_infos(scenario, fleet)
     extra = baseline_infos(scenario)  # baseline-only tiers: drawn and sized, never routed to
     loaded = load_scenario_trace(scenario, source)
     prepared = prepare_all(loaded, [*infos, *extra], scenario, workload_rng,
@@ -225,13 +226,16 @@ def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str
     return assignment, result, requests
 
 
-def _note_tier_order(scenario: Scenario, source: str) -> None:
+def _note_tier_order(scenario: Scenario, infos: list[TierInfo], source: str) -> None:
     """A note when a tier costs more per replica-hour (GPU-hour price x GPUs per replica) than
-    a later one: tiers are taken as listed, cheapest first (the routers and the closed form
-    assume it), and a scenario may list them otherwise on purpose."""
+    a later one, or the same and no less per request (``infos``' ``cost_weight``, what the
+    routers weigh): tiers are taken as listed, cheapest first (the routers, FPR/FNR and the
+    closed form assume it), so there the order, not the price, makes it the cheap one; a
+    scenario may list them so on purpose."""
     tiers = scenario.tiers
     price = [t.cost_per_gpu_hour * t.gpus_per_replica for t in tiers]
-    for i, j in itertools.combinations(range(len(tiers)), 2):
+    pairs = list(itertools.combinations(range(len(tiers)), 2))
+    for i, j in pairs:
         if price[i] > price[j]:
             warnings.warn(f"{source}: tier {tiers[i].name!r} costs {price[i]:g} USD per "
                           f"replica-hour (cost_per_gpu_hour x gpus_per_replica), more than the "
@@ -240,6 +244,25 @@ def _note_tier_order(scenario: Scenario, source: str) -> None:
                           "list them cheapest first unless this is on purpose", Note,
                           stacklevel=3)
             return
+    weight = [info.cost_weight for info in infos]
+    for i, j in pairs:
+        if price[i] == price[j] and weight[i] >= weight[j]:
+            warnings.warn(_equal_price_words(tiers[i].name, tiers[j].name, price[i],
+                                             (weight[i], weight[j]), source), Note, stacklevel=3)
+            return
+
+
+def _equal_price_words(first: str, later: str, price: float, weights: tuple[float, float],
+                       source: str) -> str:
+    """The order note for tiers ``first`` and ``later`` of one ``price`` per replica-hour, the
+    first listed costing no less per request (``weights``: their ``cost_weight``)."""
+    return (f"{source}: tiers {first!r} and {later!r} cost the same per replica-hour "
+            f"({price:g} USD, cost_per_gpu_hour x gpus_per_replica) and {first!r}, listed "
+            f"first, costs no less per request ({weights[0]:.3g} against {weights[1]:.3g} USD "
+            "for the routers' reference step); tiers are taken as listed, cheapest first (the "
+            "routers, FPR/FNR and the closed form assume it), so only the order makes "
+            f"{first!r} the cheap one: list the tier you mean as cheaper first unless this is "
+            "on purpose")
 
 
 def _note_unsized_baselines(scenario: Scenario, source: str) -> None:

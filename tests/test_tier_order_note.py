@@ -1,0 +1,43 @@
+"""Tiers of equal price per replica-hour listed with the one that costs more per request first:
+the listing alone made it "the cheap one" that the routers, FPR/FNR and the closed form read
+(found by a tester: one oracle scenario gave FNR 0% or 73.3% by the order of two 3.5 USD/h
+tiers, with no note, as the order note fired only on an earlier tier of a higher price)."""
+
+from __future__ import annotations
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def _notes(tmp_path, capsys, tiers: list[dict]) -> list[str]:
+    """The notes of the tiny scenario run with ``tiers`` (nothing written)."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(tiers=tiers))
+    capsys.readouterr()
+    code = main(["run", str(path), "--no-baselines", "--no-report"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    return [line for line in err.splitlines() if line.startswith("note:")]
+
+
+def test_equal_price_tiers_listed_dearer_per_request_first_get_a_note(tmp_path, capsys):
+    w4a16, bf16 = tiny_doc()["tiers"]
+    notes = _notes(tmp_path, capsys, [bf16, w4a16])
+    assert notes == [
+        f"note: {tmp_path / 's.yaml'}: tiers 'bf16' and 'w4a16' cost the same per replica-hour "
+        "(3.5 USD, cost_per_gpu_hour x gpus_per_replica) and 'bf16', listed first, costs no "
+        "less per request (2.08e-05 against 1.02e-05 USD for the routers' reference step); "
+        "tiers are taken as listed, cheapest first (the routers, FPR/FNR and the closed form "
+        "assume it), so only the order makes 'bf16' the cheap one: list the tier you mean as "
+        "cheaper first unless this is on purpose"]
+
+
+def test_equal_price_tiers_listed_cheaper_per_request_first_get_none(tmp_path, capsys):
+    assert _notes(tmp_path, capsys, tiny_doc()["tiers"]) == []
+
+
+def test_the_same_tier_twice_gets_the_note(tmp_path, capsys):
+    """Two tiers alike but for their names: nothing but the order tells them apart."""
+    w4a16, _ = tiny_doc()["tiers"]
+    notes = _notes(tmp_path, capsys, [w4a16, {**w4a16, "name": "again"}])
+    assert len(notes) == 1 and "only the order makes 'w4a16' the cheap one" in notes[0]
