@@ -153,3 +153,22 @@ def test_a_declared_fp8_or_absent_kv_format_gives_no_note(tmp_path):
             load_hf_config(_write(tmp_path / str(i), data))
         assert not [w for w in caught if issubclass(w.category, Note) and "KV-cache" in
                     str(w.message)]
+
+
+@pytest.mark.parametrize("written", ["FP8", " fp8", "Checkpoint", "CHECKPOINT "])
+def test_auto_follows_the_declared_format_whatever_the_precision_is_spelled(tmp_path, written):
+    """A precision is read without case or surrounding blanks everywhere else, so ``FP8`` or
+    ``Checkpoint`` serves the checkpoint's own format as ``fp8`` does; its KV cache followed
+    the declared FP8 only when spelled in lower case, and was sized in BF16 (half the blocks)
+    otherwise."""
+    from tiersim.fleet import kv_blocks
+    from tiersim.hardware.precisions import tier_kv_dtype
+    from tiersim.scenario import TierConfig
+
+    path = str(_write(tmp_path / "m", {**BASE, "quantization_config": {
+        "quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}))
+    tier = TierConfig(name="t", precision=written, replicas=1, cost_per_gpu_hour=1.0)
+    plain = tier.model_copy(update={"precision": written.strip().lower()})
+    assert kv_blocks(path, "H200", tier) == kv_blocks(path, "H200", plain)
+    assert resolve_kv_dtype(get_model(path), tier_kv_dtype(get_model(path), written,
+                                                           "auto")) == "fp8"

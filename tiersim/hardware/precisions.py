@@ -153,11 +153,13 @@ def tier_kv_dtype(model: Any, precision: str, kv_dtype: str) -> str:
     KV format the checkpoint declares (:func:`resolve_kv_dtype`) only where the tier serves the
     checkpoint's own formats (``checkpoint``, or a format the checkpoint stores); a tier serving
     another release of the model (BF16 of an FP8 checkpoint, say) runs that release's default,
-    BF16. Any other value is the tier's."""
+    BF16. Any other value is the tier's. ``precision`` is read as :func:`get_precision` reads
+    it, without case or surrounding blanks (``FP8`` is ``fp8``)."""
     if str(kv_dtype).strip().lower() != "auto":
         return kv_dtype
     own = {fmt for _, fmt, _ in getattr(model, "checkpoint", ())}
-    return kv_dtype if str(precision) == CHECKPOINT or str(precision) in own else "bf16"
+    name = str(precision).strip().lower()
+    return kv_dtype if name == CHECKPOINT or name in own else "bf16"
 
 
 def w4a16(group_size: int) -> Precision:
