@@ -59,6 +59,22 @@ def test_70b_bf16_on_one_h200_fit_error_text():
     )
 
 
+def test_a_fit_error_under_a_lowered_utilization_says_how_far_to_raise_it():
+    """Llama-3.1-8B fits one H200 at vLLM's default 0.9; at gpu_memory_utilization 0.01 it said
+    "use a smaller precision or a GPU with more memory", though no precision fits 1.5 GB (the
+    fixed reserve alone is 1.5 GB) and the fix is the utilization the scenario lowered."""
+    with pytest.raises(FitError) as info:
+        kv_capacity_blocks(LLAMA8, "bf16", H200, gpu_memory_utilization=0.01)
+    assert str(info.value) == (
+        "Llama-3.1-8B at BF16 does not fit on 1x H200: weights 16.1 GB + reserve 2.6 GB > usable "
+        "1.5 GB (short by 17.1 GB); set gpu_memory_utilization to at least 0.124 (it is 0.01), "
+        "or use a smaller precision or a GPU with more memory")
+    assert kv_capacity_blocks(LLAMA8, "bf16", H200, gpu_memory_utilization=0.124) >= 1
+    with pytest.raises(FitError, match="set gpu_memory_utilization to at least 0.124 "
+                       r"\(it is 0.1236\), or use gpus_per_replica 2"):
+        kv_capacity_blocks(LLAMA8, "bf16", H200, gpu_memory_utilization=0.1236)
+
+
 def test_a_fit_error_on_a_full_node_names_the_fewest_gpus_that_fit():
     """It said "use a smaller precision or a GPU with more memory" only, though a replica may
     span nodes (gpus_per_replica 16 ran)."""

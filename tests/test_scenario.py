@@ -98,8 +98,9 @@ def test_tier_that_does_not_fit_says_by_how_much(scenario_file):
                         "    gpu_memory_utilization: 0.4\n")
     assert error_of(scenario_file, text) == (
         "line 10: tiers[1]: tier 'bf16': Qwen3-Coder-30B-A3B at BF16 does not fit on 1x H200: "
-        "weights 61.1 GB + reserve 2.0 GB > usable 60.3 GB (short by 2.8 GB); use "
-        "gpus_per_replica 2, a smaller precision or a GPU with more memory"
+        "weights 61.1 GB + reserve 2.0 GB > usable 60.3 GB (short by 2.8 GB); set "
+        "gpu_memory_utilization to at least 0.419 (it is 0.4), or use gpus_per_replica 2, a "
+        "smaller precision or a GPU with more memory"
     )
 
 

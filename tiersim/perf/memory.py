@@ -62,6 +62,8 @@ MAX_NODE_GPUS = 8
 FIXED_RESERVE_BYTES = 1.5e9
 #: Default scheduler token budget used to size the activation reserve.
 DEFAULT_MAX_BATCHED_TOKENS = 8192
+#: vLLM's default ``gpu_memory_utilization`` (a tier's default too).
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
 
 def _valid_tps(model: ModelArch) -> list[int]:
@@ -312,7 +314,7 @@ def kv_capacity_blocks(
     gpu: GPU,
     tp: int = 1,
     block_size: int = 16,
-    gpu_memory_utilization: float = 0.9,
+    gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
     activation_reserve_bytes: float | None = None,
     kv_dtype: str = "bf16",
     max_num_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS,
@@ -396,12 +398,25 @@ def _fit_message(
            if fits else "use a smaller precision or a GPU with more memory")
     if reserve > weights:  # the activation reserve of a huge token budget is what is short
         fix = "lower scheduler.max_num_batched_tokens (it sets the activation reserve)"
+    fix = _utilization_fix(budget / gpu.hbm_bytes,
+                           (weights + reserve + block_bytes) / gpu.hbm_bytes) + fix
     if short <= 0:
         return (
             f"{head}{need} leave {-short / 1e6:.1f} MB of usable {_gb(budget)} GB{per}, "
             f"less than one KV block ({block_bytes / 1e6:.1f} MB); {fix}"
         )
     return f"{head}{need} > usable {_gb(budget)} GB{per} (short by {_gb(short)} GB); {fix}"
+
+
+def _utilization_fix(util: float, needed: float) -> str:
+    """The first fix of a fit error where the scenario lowered ``gpu_memory_utilization``
+    below what the replica needs (``needed``: weights, reserve and one KV block over the GPU's
+    memory) and vLLM's default would hold it: the utilization that fits, rounded up to three
+    decimals; "" otherwise (more memory than the default is not offered as a fix)."""
+    least = math.floor(needed * 1000) / 1000 + 0.001
+    if not util < least <= DEFAULT_GPU_MEMORY_UTILIZATION:
+        return ""
+    return f"set gpu_memory_utilization to at least {least:.3f} (it is {round(util, 6):g}), or "
 
 
 def _gb(n_bytes: float) -> str:
