@@ -75,6 +75,13 @@ def test_a_fit_error_under_a_lowered_utilization_says_how_far_to_raise_it():
         kv_capacity_blocks(LLAMA8, "bf16", H200, gpu_memory_utilization=0.1236)
 
 
+def test_a_fit_error_short_by_less_than_a_tenth_of_a_gb_says_it_in_mb():
+    """It said "(short by 0.0 GB)" for a replica a megabyte short."""
+    with pytest.raises(FitError) as info:
+        kv_capacity_blocks(LLAMA8, "bf16", H200, gpu_memory_utilization=0.1236)
+    assert "usable 18.6 GB (short by 1.0 MB); set" in str(info.value)
+
+
 def test_a_fit_error_on_a_full_node_names_the_fewest_gpus_that_fit():
     """It said "use a smaller precision or a GPU with more memory" only, though a replica may
     span nodes (gpus_per_replica 16 ran)."""

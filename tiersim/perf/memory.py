@@ -405,7 +405,7 @@ def _fit_message(
             f"{head}{need} leave {-short / 1e6:.1f} MB of usable {_gb(budget)} GB{per}, "
             f"less than one KV block ({block_bytes / 1e6:.1f} MB); {fix}"
         )
-    return f"{head}{need} > usable {_gb(budget)} GB{per} (short by {_gb(short)} GB); {fix}"
+    return f"{head}{need} > usable {_gb(budget)} GB{per} (short by {_shortfall(short)}); {fix}"
 
 
 def _utilization_fix(util: float, needed: float) -> str:
@@ -417,6 +417,11 @@ def _utilization_fix(util: float, needed: float) -> str:
     if not util < least <= DEFAULT_GPU_MEMORY_UTILIZATION:
         return ""
     return f"set gpu_memory_utilization to at least {least:.3f} (it is {round(util, 6):g}), or "
+
+
+def _shortfall(n_bytes: float) -> str:
+    """A fit error's shortfall: in GB (:func:`_gb`), in MB where that would read 0.0 GB."""
+    return f"{n_bytes / 1e6:.1f} MB" if n_bytes < 0.05 * GB else f"{_gb(n_bytes)} GB"
 
 
 def _gb(n_bytes: float) -> str:
