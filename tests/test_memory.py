@@ -16,6 +16,7 @@ from tiersim.perf.memory import (
     heads_per_gpu,
     kv_bytes_per_token,
     kv_capacity_blocks,
+    params_per_gpu,
     weight_bytes,
 )
 
@@ -119,11 +120,26 @@ def test_invalid_tensor_parallel_degree():
     with pytest.raises(FitError, match="64 attention heads are not divisible by 3.*1, 2, 4, 8"):
         kv_capacity_blocks(LLAMA70, "fp8", H200, tp=3)
     odd_experts = dataclasses.replace(QWEN, expert_intermediate=100)
-    with pytest.raises(FitError, match="MLP width 100 is not divisible by 8"):
+    with pytest.raises(FitError, match="expert width 100 is not divisible by the experts' "
+                       "tensor parallelism 8"):
         weight_bytes(odd_experts, "bf16", 8)
     odd_kv = dataclasses.replace(LLAMA8, kv_heads=6)
     with pytest.raises(FitError, match="6 KV heads cannot be split or replicated evenly over 4"):
         kv_bytes_per_token(odd_kv, "bf16", 4)
+
+
+def test_expert_parallel_keeps_experts_whole_whatever_their_width():
+    """With expert_parallel each GPU holds whole experts (vLLM's --enable-expert-parallel), so
+    an expert width the GPUs do not divide is no obstacle; tensor parallelism 16 with expert
+    parallelism was refused ("MLP width 1000 is not divisible by 16") while data_parallel 2 of
+    tensor parallelism 8 on the same 16 GPUs was served."""
+    odd = dataclasses.replace(QWEN, name="odd", expert_intermediate=1000)
+    per_gpu = params_per_gpu(odd, tp=16, ep=16)
+    assert per_gpu["experts"] == odd.param_groups()["experts"] / 16
+    assert kv_capacity_blocks(odd, "bf16", H200, tp=16, ep=16) > 0
+    with pytest.raises(FitError, match="odd: expert width 1000 is not divisible by the experts' "
+                       "tensor parallelism 16"):
+        weight_bytes(odd, "bf16", tp=16)
 
 
 def test_capacity_is_usable_memory_over_block_bytes():

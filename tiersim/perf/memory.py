@@ -67,12 +67,15 @@ DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
 
 def _valid_tps(model: ModelArch) -> list[int]:
-    """Powers of two up to 64 that can split ``model``."""
-    return [t for t in (1, 2, 4, 8, 16, 32, 64) if not _split_problem(model, t)]
+    """Powers of two up to 64 that can split ``model``, its routed experts tensor-parallel
+    over them too (the split without expert parallelism)."""
+    return [t for t in (1, 2, 4, 8, 16, 32, 64) if not _split_problem(model, t)
+            and not (model.is_moe and model.expert_intermediate % t)]
 
 
 def _split_problem(model: ModelArch, tp: int) -> str:
-    """Why ``model`` cannot be split ``tp`` ways ("" when it can)."""
+    """Why ``model``'s attention and dense MLPs cannot be split ``tp`` ways ("" when they can;
+    the routed experts' split, tensor- or expert-parallel, is :func:`check_parallel`'s)."""
     if model.heads % tp:
         return f"{model.heads} attention heads are not divisible by {tp}"
     kv = model.kv_heads
@@ -81,9 +84,8 @@ def _split_problem(model: ModelArch, tp: int) -> str:
     if model.is_hybrid and (model.linear_k_heads % tp or model.linear_v_heads % tp):
         return (f"{model.linear_k_heads} / {model.linear_v_heads} linear-attention key / value "
                 f"heads are not divisible by {tp}")
-    width = model.expert_intermediate if model.is_moe else model.intermediate
-    if width % tp:
-        return f"MLP width {width} is not divisible by {tp}"
+    if not model.is_moe and model.intermediate % tp:
+        return f"MLP width {model.intermediate} is not divisible by {tp}"
     return ""
 
 
