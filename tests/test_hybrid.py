@@ -230,3 +230,44 @@ def test_a_hybrids_experts_are_weighed_in_every_layer(tmp_path, left_bf16, expec
     experts = next(f for f in m.checkpoint if f[0] == "experts")
     assert experts[:2] == expected[:2]
     assert experts[2] == pytest.approx(expected[2])
+
+
+def _util_for_blocks(model, blocks: int) -> float:
+    """The gpu_memory_utilization at which ``model`` holds about ``blocks`` KV blocks on one
+    H200 (BF16, default scheduler)."""
+    from tiersim.perf.memory import default_activation_reserve, weight_bytes
+
+    need = (weight_bytes(model, "bf16") + default_activation_reserve(model)
+            + (blocks + 0.5) * kv_bytes_per_token(model) * 16)
+    return round(need / get_gpu("H200").hbm_bytes, 9)
+
+
+@pytest.mark.parametrize("blocks", [8, 250])
+def test_a_kv_cache_short_of_a_hybrids_state_says_what_fits(tmp_path, capsys, blocks):
+    """Each sequence of a delta-net hybrid holds its state's blocks besides its tokens' (here
+    199 blocks); the note counted all the cache as tokens, so with 8 blocks it advised
+    max_model_len 128, with which still no request could be served."""
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    folder = _write(tmp_path, {**QWEN35_397B, "num_hidden_layers": 8, "layer_types":
+                               ["linear_attention"] * 6 + ["full_attention"] * 2,
+                               "num_experts": 64})
+    model = load_hf_config(folder)
+    assert state_blocks(model) == 199
+    doc = tiny_doc(model=str(folder), router={"policy": "uniform"})
+    doc["tiers"] = [{"name": "h", "precision": "bf16", "replicas": 1, "cost_per_gpu_hour": 3.5,
+                     "accuracy": 0.9, "gpu_memory_utilization": _util_for_blocks(model, blocks)}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    note = " ".join(err.split())
+    if blocks < 199:
+        assert ("note: tier h: its KV cache holds 8 blocks per replica, no more than the 199 "
+                "one sequence's delta-net state takes, so no request can be served (vLLM refuses "
+                "to start so; give the tier more memory); here every request is dropped") in note
+    else:
+        assert ("note: tier h: its KV cache holds 816 tokens per replica beside one sequence's "
+                "delta-net state (199 blocks), less than one sequence of max_model_len 262,144; "
+                "vLLM refuses to start so (set scheduler.max_model_len to at most 816, or give "
+                "the tier more memory)") in note

@@ -1454,16 +1454,31 @@ def _note_short_kv(scenario: Scenario) -> None:
         try:
             ref = scenario.tier_model_ref(tier)
             held = kv_blocks(ref, scenario.gpu, tier, scenario.draft_model_ref(tier))
-            longest = limits(tier, ref, scenario.draft_model_ref(tier)).max_model_len
+            lim = limits(tier, ref, scenario.draft_model_ref(tier))
         except (KeyError, ValueError, TiersimError):
             continue  # the checks above name it
-        tokens = held * tier.scheduler.block_size
-        if longest and tokens < longest:
-            warnings.warn(Note(
-                f"tier {tier.name}: its KV cache holds {tokens:,} tokens per replica, less than "
-                f"one sequence of max_model_len {longest:,}; vLLM refuses to start so (set "
-                f"scheduler.max_model_len to at most {tokens:,}, or give the tier more memory); "
-                "here a request longer than the cache is dropped"), stacklevel=3)
+        note = _short_kv_note(held, lim.state_blocks, tier.scheduler.block_size,
+                              lim.max_model_len)
+        if note:
+            warnings.warn(Note(f"tier {tier.name}: {note}"), stacklevel=3)
+
+
+def _short_kv_note(held: int, state: int, block_size: int, longest: int) -> str:
+    """What :func:`_note_short_kv` says of a cache of ``held`` blocks, ``state`` of which each
+    sequence's fixed state takes (gated delta-net layers), against ``max_model_len``
+    ``longest`` (0: none); "" when one sequence of it fits."""
+    if state and held <= state:
+        return (f"its KV cache holds {held:,} blocks per replica, no more than the {state:,} "
+                "one sequence's delta-net state takes, so no request can be served (vLLM "
+                "refuses to start so; give the tier more memory); here every request is dropped")
+    tokens = (held - state) * block_size
+    if not longest or tokens >= longest:
+        return ""
+    beside = f" beside one sequence's delta-net state ({state:,} blocks)" if state else ""
+    return (f"its KV cache holds {tokens:,} tokens per replica{beside}, less than one sequence "
+            f"of max_model_len {longest:,}; vLLM refuses to start so (set "
+            f"scheduler.max_model_len to at most {tokens:,}, or give the tier more memory); "
+            "here a request longer than the cache is dropped")
 
 
 def _note_hybrid_caching(scenario: Scenario) -> None:
