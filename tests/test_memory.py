@@ -142,6 +142,17 @@ def test_expert_parallel_keeps_experts_whole_whatever_their_width():
         weight_bytes(odd, "bf16", tp=16)
 
 
+def test_a_draft_that_cannot_split_names_gpu_counts_with_the_data_parallel_ranks():
+    """A draft of 12 heads on data_parallel 2 of tensor parallelism 8 was told "use
+    gpus_per_replica in {1, 2, 4}": its tensor-parallel sizes, not GPU counts of 2 ranks."""
+    draft = dataclasses.replace(LLAMA8, name="draft", layers=4, heads=12, kv_heads=2)
+    with pytest.raises(FitError) as info:
+        kv_capacity_blocks(LLAMA8, "bf16", H200, tp=8, dp=2, draft=draft)
+    assert str(info.value) == (
+        "draft cannot be split over 8 GPUs (gpus_per_replica 16 over data_parallel 2): 12 "
+        "attention heads are not divisible by 8; use gpus_per_replica in {2, 4, 8}")
+
+
 def test_capacity_is_usable_memory_over_block_bytes():
     reserve = 3e9
     blocks = kv_capacity_blocks(

@@ -348,6 +348,7 @@ def kv_capacity_blocks(
             reserve = default_activation_reserve(model, t, max_num_batched_tokens)
         per_token = kv_bytes_per_token(model, kv_dtype, t)
         if draft is not None:
+            check_tp(draft, t, dp)  # its refusal names the replica's GPU counts
             weights += weight_bytes(draft, "bf16", t)
             per_token += kv_bytes_per_token(draft, kv_dtype, t)
         return weights, reserve, per_token * block_size
