@@ -172,3 +172,15 @@ def test_auto_follows_the_declared_format_whatever_the_precision_is_spelled(tmp_
     assert kv_blocks(path, "H200", tier) == kv_blocks(path, "H200", plain)
     assert resolve_kv_dtype(get_model(path), tier_kv_dtype(get_model(path), written,
                                                            "auto")) == "fp8"
+
+
+def test_a_format_name_is_kept_in_one_spelling(tmp_path):
+    # " W4A16" ran as w4a16 but was echoed as written in summary.json and the report
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.scenario import load_scenario
+
+    doc = tiny_doc()
+    doc["tiers"][0].update(precision=" W4A16", kv_dtype="FP8 ")
+    tier = load_scenario(write_yaml(tmp_path / "s.yaml", doc)).tiers[0]
+    assert (tier.precision, tier.kv_dtype) == ("w4a16", "fp8")

@@ -273,6 +273,15 @@ class TierConfig(_Strict):
     disaggregation: DisaggConfig | None = Field(default=None, description="prefill/decode "
                                                 "split of the replicas")
 
+    @field_validator("precision", "kv_dtype")
+    @classmethod
+    def _format_name(cls, value: str) -> str:
+        """A format's name as every reader looks it up, without case or surrounding blanks
+        (``" FP8"`` is ``fp8``), so summary.json, the report and each check see one spelling
+        (one check once compared the raw text and sized an FP8-KV checkpoint's cache in
+        BF16)."""
+        return value.strip().lower()
+
     @model_validator(mode="after")
     def _split_covers_replicas(self) -> TierConfig:
         split = self.disaggregation
