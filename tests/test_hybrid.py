@@ -263,11 +263,14 @@ def test_a_kv_cache_short_of_a_hybrids_state_says_what_fits(tmp_path, capsys, bl
     assert code == 0, err
     note = " ".join(err.split())
     if blocks < 199:
-        assert ("note: tier h: its KV cache holds 8 blocks per replica, no more than the 199 "
-                "one sequence's delta-net state takes, so no request can be served (vLLM refuses "
-                "to start so; give the tier more memory); here every request is dropped") in note
+        assert ("note: tier h: one sequence may hold no token of its KV cache per replica (8 "
+                "blocks of 16 tokens, less 199 for the sequence's delta-net state), so no "
+                "request can be served (vLLM refuses to start so; give the tier more memory); "
+                "here every request is dropped") in note
     else:
-        assert ("note: tier h: its KV cache holds 816 tokens per replica beside one sequence's "
-                "delta-net state (199 blocks), less than one sequence of max_model_len 262,144; "
-                "vLLM refuses to start so (set scheduler.max_model_len to at most 816, or give "
-                "the tier more memory)") in note
+        assert ("note: tier h: one sequence may hold at most 784 tokens of its KV cache per "
+                "replica (250 blocks of 16 tokens, less 2 blocks for the watermark, 199 for the "
+                "sequence's delta-net state), less than max_model_len 262,144: a longer request "
+                "is dropped here (vLLM refuses to start when max_model_len exceeds the cache's "
+                "4,000 tokens); set scheduler.max_model_len to at most 784, or give the tier "
+                "more memory") in note

@@ -292,7 +292,8 @@ def test_a_kv_cache_shorter_than_one_sequence_is_noted(tmp_path, capsys):
                         tmp_path / "o", "--no-baselines", "--no-report")
     assert code == 0, err
     note = " ".join(err.split())
-    assert ("note: tier big: its KV cache holds 58,192 tokens per replica, less than one "
-            "sequence of max_model_len 131,072; vLLM refuses to start so (set "
-            "scheduler.max_model_len to at most 58,192, or give the tier more memory); here a "
-            "request longer than the cache is dropped") in note
+    assert ("note: tier big: one sequence may hold at most 57,616 tokens of its KV cache per "
+            "replica (3,637 blocks of 16 tokens, less 36 blocks for the watermark), less than "
+            "max_model_len 131,072: a longer request is dropped here (vLLM refuses to start "
+            "when max_model_len exceeds the cache's 58,192 tokens); set "
+            "scheduler.max_model_len to at most 57,616, or give the tier more memory") in note

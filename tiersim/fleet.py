@@ -23,6 +23,7 @@ from tiersim.engine import (
     SpecDecoding,
     TierSpec,
     Workload,
+    longest_sequence,
 )
 from tiersim.engine import simulate as engine_simulate
 from tiersim.errors import ScenarioError
@@ -66,6 +67,13 @@ class BuiltTier:
     def gpus(self) -> int:
         """GPUs the tier provisions: replicas x gpus_per_replica."""
         return self.config.replicas * self.config.gpus_per_replica
+
+    @property
+    def longest_sequence(self) -> int:
+        """The most tokens (prompt + output) one request may have on an engine replica of this
+        tier; a larger one is dropped as larger than its KV cache
+        (:func:`tiersim.engine.longest_sequence`, a speculative tier's draft tokens counted)."""
+        return longest_sequence(self.limits, self.num_blocks, draft_tokens(self.config))
 
     @property
     def usd_per_replica_second(self) -> float:
@@ -120,6 +128,12 @@ def parallel(tier: TierConfig) -> tuple[int, int, int]:
     expert-parallel size (all the replica's GPUs with ``expert_parallel``, else 1)."""
     ep = tier.gpus_per_replica if tier.expert_parallel else 1
     return tier.tensor_parallel, tier.data_parallel, ep
+
+
+def draft_tokens(tier: TierConfig) -> int:
+    """Draft token slots a request of ``tier`` holds beside its own tokens (speculative ``k``;
+    0 without speculative decoding)."""
+    return tier.speculative.k if tier.speculative is not None else 0
 
 
 def limits(tier: TierConfig, model_ref: str | None = None,

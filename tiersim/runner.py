@@ -287,16 +287,14 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     if not dropped.any():
         return
     unsent = _never_sent(df, dropped)
-    tokens, too_long = _dropped_sizes(fleet, df, result, dropped & ~unsent)
+    tokens, too_long, tier = _dropped_sizes(fleet, df, result, dropped & ~unsent)
     reasons = []
     if too_long.any():
         reasons.append(f"{int(too_long.sum()):,} longer (prompt + output) than their tier's "
                        "context")
     if not too_long.all():
-        state = max(t.limits.state_blocks * t.limits.block_size for t in fleet.tiers)
-        held = (f" with the {state:,} tokens' worth of blocks each sequence's delta-net state "
-                "holds") if state else ""
-        reasons.append(f"{int((~too_long).sum()):,} larger than one replica's KV cache{held}")
+        reasons.append(f"{int((~too_long).sum()):,} larger than one sequence may hold of a "
+                       f"replica's KV cache ({_kv_room(fleet, tier[~too_long])})")
     why = f"{' and '.join(reasons)}, up to {int(tokens.max()):,} tokens"
     if unsent.any():
         why += (f", and {int(unsent.sum()):,} never sent: an earlier step of their session "
@@ -374,8 +372,8 @@ def _ceil_div(a: int, b: int) -> int:
 
 def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):
     """Prompt + output tokens of each dropped request on the tier that dropped it (its
-    escalation tier when its second pass was the one dropped), and whether that is longer
-    than the tier's context (else it is larger than a replica's KV cache)."""
+    escalation tier when its second pass was the one dropped), whether that is longer than
+    the tier's context (else it is larger than a replica's KV cache), and that tier's index."""
     escalated = np.asarray(result.escalated, dtype=bool)
     tier = np.where(escalated, result.final_tier, result.first_tier)[dropped].astype(np.int64)
     multiplier = np.array([t.config.output_length_multiplier for t in fleet.tiers])
@@ -383,7 +381,16 @@ def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):
                                     * multiplier[tier]))
     tokens = df["input_tokens"].to_numpy(np.float64)[dropped] + output
     context = np.array([t.limits.max_model_len or np.inf for t in fleet.tiers])
-    return tokens, tokens > context[tier]
+    return tokens, tokens > context[tier], tier
+
+
+def _kv_room(fleet, tiers: np.ndarray) -> str:
+    """The most tokens one sequence may hold on a replica of each of ``tiers`` (indexes into
+    ``fleet.tiers``, each named once): what a request larger than its KV cache exceeded (its
+    blocks above the watermark, less a delta-net state's and draft tokens';
+    :attr:`tiersim.fleet.BuiltTier.longest_sequence`)."""
+    built = [fleet.tiers[i] for i in sorted(set(tiers.tolist()))]
+    return ", ".join(f"{max(t.longest_sequence, 0):,} tokens on {t.name}" for t in built)
 
 
 def trace_acceptance(df: pd.DataFrame) -> tuple[int, int]:

@@ -1452,12 +1452,14 @@ def _note_block_splits(scenario: Scenario) -> None:
 
 
 def _note_short_kv(scenario: Scenario) -> None:
-    """A note per tier whose KV cache cannot hold one sequence of its ``max_model_len``: vLLM
-    refuses to start such a server; here requests longer than the cache are dropped."""
+    """A note per tier whose KV cache cannot hold one sequence of its ``max_model_len`` (above
+    the watermark, with its delta-net state and draft tokens): such requests are dropped here,
+    and vLLM refuses to start a server whose ``max_model_len`` exceeds the whole cache."""
     import warnings
 
+    from tiersim.engine import longest_sequence
     from tiersim.errors import Note
-    from tiersim.fleet import kv_blocks, limits
+    from tiersim.fleet import draft_tokens, kv_blocks, limits
 
     for tier in scenario.tiers:
         try:
@@ -1466,28 +1468,37 @@ def _note_short_kv(scenario: Scenario) -> None:
             lim = limits(tier, ref, scenario.draft_model_ref(tier))
         except (KeyError, ValueError, TiersimError):
             continue  # the checks above name it
-        note = _short_kv_note(held, lim.state_blocks, tier.scheduler.block_size,
-                              lim.max_model_len)
+        room = longest_sequence(lim, held, draft_tokens(tier))
+        note = _short_kv_note(lim, held, tier, room)
         if note:
             warnings.warn(Note(f"tier {tier.name}: {note}"), stacklevel=3)
 
 
-def _short_kv_note(held: int, state: int, block_size: int, longest: int) -> str:
-    """What :func:`_note_short_kv` says of a cache of ``held`` blocks, ``state`` of which each
-    sequence's fixed state takes (gated delta-net layers), against ``max_model_len``
-    ``longest`` (0: none); "" when one sequence of it fits."""
-    if state and held <= state:
-        return (f"its KV cache holds {held:,} blocks per replica, no more than the {state:,} "
-                "one sequence's delta-net state takes, so no request can be served (vLLM "
-                "refuses to start so; give the tier more memory); here every request is dropped")
-    tokens = (held - state) * block_size
-    if not longest or tokens >= longest:
+def _short_kv_note(lim, held: int, tier: TierConfig, room: int) -> str:
+    """What :func:`_note_short_kv` says of a cache of ``held`` blocks of which one sequence may
+    hold ``room`` tokens (:func:`tiersim.engine.longest_sequence`): "" when that is at least
+    ``max_model_len`` (or none is set), else what one sequence may hold and why, and, where
+    that is nothing (the watermark, a delta-net state or draft slots take every block), that
+    no request can be served."""
+    if room > 0 and (not lim.max_model_len or room >= lim.max_model_len):
         return ""
-    beside = f" beside one sequence's delta-net state ({state:,} blocks)" if state else ""
-    return (f"its KV cache holds {tokens:,} tokens per replica{beside}, less than one sequence "
-            f"of max_model_len {longest:,}; vLLM refuses to start so (set "
-            f"scheduler.max_model_len to at most {tokens:,}, or give the tier more memory); "
-            "here a request longer than the cache is dropped")
+    watermark = int(lim.watermark * held)
+    reserved = [f"{watermark:,} blocks for the watermark"] if watermark else []
+    if lim.state_blocks:
+        reserved.append(f"{lim.state_blocks:,} for the sequence's delta-net state")
+    if tier.speculative is not None:
+        reserved.append(f"{tier.speculative.k} draft token slots")
+    less = f", less {', '.join(reserved)}" if reserved else ""
+    cache = f"({held:,} blocks of {lim.block_size:,} tokens{less})"
+    if room <= 0:
+        return (f"one sequence may hold no token of its KV cache per replica {cache}, so no "
+                "request can be served (vLLM refuses to start so; give the tier more memory); "
+                "here every request is dropped")
+    return (f"one sequence may hold at most {room:,} tokens of its KV cache per replica "
+            f"{cache}, less than max_model_len {lim.max_model_len:,}: a longer request is "
+            f"dropped here (vLLM refuses to start when max_model_len exceeds the cache's "
+            f"{held * lim.block_size:,} tokens); set scheduler.max_model_len to at most "
+            f"{room:,}, or give the tier more memory")
 
 
 def _note_hybrid_caching(scenario: Scenario) -> None:

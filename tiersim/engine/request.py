@@ -73,6 +73,17 @@ class SchedulerLimits:
             )
 
 
+def longest_sequence(limits: SchedulerLimits, num_blocks: int, extra: int = 0) -> int:
+    """The most tokens (prompt + output) one request may have on a replica of ``num_blocks``
+    KV blocks: its token blocks and its fixed state's (``limits.state_blocks``) must fit above
+    the watermark (``int(watermark x num_blocks)`` blocks), alone, or it is dropped on arrival;
+    ``extra``: token slots it holds beside them (a speculative tier's ``k`` draft tokens).
+    The one rule :meth:`tiersim.engine.scheduler.ReplicaScheduler.fits` and the run's notes on
+    short KV caches and dropped requests share; 0 or less: no request fits."""
+    usable = num_blocks - int(limits.watermark * num_blocks) - limits.state_blocks
+    return usable * limits.block_size - extra
+
+
 class Req:
     """One request's mutable state on a replica (one pass; an escalation makes a new one)."""
 

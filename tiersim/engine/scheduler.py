@@ -38,7 +38,15 @@ from itertools import accumulate
 
 from tiersim.engine.free_pool import FreePool
 from tiersim.engine.prefix_cache import PrefixCache, replica_cache
-from tiersim.engine.request import DECODE, DONE, PREFILL, WAITING, Req, SchedulerLimits
+from tiersim.engine.request import (
+    DECODE,
+    DONE,
+    PREFILL,
+    WAITING,
+    Req,
+    SchedulerLimits,
+    longest_sequence,
+)
 from tiersim.perf.base import StepShape
 
 
@@ -245,7 +253,7 @@ class ReplicaScheduler(ReplicaQueues):
         within the model's context)."""
         if self.too_long(prompt, output):
             return False
-        return self.blocks_for(prompt + output) <= self.num_blocks - self.watermark_blocks
+        return prompt + output <= longest_sequence(self.limits, self.num_blocks)
 
     # ---- the contract --------------------------------------------------------------------
     def add(self, req: Req) -> bool:

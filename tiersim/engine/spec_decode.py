@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tiersim.engine.request import DECODE, WAITING, Req, SchedulerLimits
+from tiersim.engine.request import DECODE, WAITING, Req, SchedulerLimits, longest_sequence
 from tiersim.engine.scheduler import ReplicaQueues, StepPlan
 from tiersim.perf.base import StepShape
 
@@ -163,8 +163,7 @@ class SpecScheduler(ReplicaQueues):
         model's context."""
         if self.too_long(prompt, output):
             return False
-        need = self.blocks_for(prompt + output + self.spec.k)
-        return need <= self.num_blocks - self.watermark_blocks
+        return prompt + output <= longest_sequence(self.limits, self.num_blocks, self.spec.k)
 
     def cached_tokens(self, req: Req) -> int:
         """Prompt tokens of ``req`` this replica's prefix cache holds now."""
