@@ -130,6 +130,26 @@ def whole_numbers(src: Source, s: pd.Series, column: str, label: str, *,
     return values.astype(np.int64)
 
 
+def exact_times(src: Source, t: np.ndarray, raw: pd.Series, column: str, unit: str) -> None:
+    """Refuse sorted times read as decimals (float64) that sit at or beyond 2**53 of their
+    ``unit`` and nearer the first time than 0 (times offset by a large constant): decimals
+    there are 2 or more units apart, so arrivals would move without a word (Mooncake
+    milliseconds beyond 2**63, which the JSON reader gives as decimals, replayed 0.5 s gaps as
+    0 and 2.048 s). A time far from the first (1e300 after 0) is the span check's to refuse;
+    whole numbers read as integers never come here."""
+    if not len(t):
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        i = first_true((np.abs(t) >= EXACT_FLOAT_INT) & (np.abs(t - t[0]) < np.abs(t)))
+    if i is not None:
+        step = float(np.spacing(abs(t[i])))
+        apart = f"{step:,.0f}" if step < 1e15 else f"{step:.3g}"
+        raise src.error(f"timestamp {shown_as_written(raw.iloc[i], t[i])} is at or beyond 2**53 "
+                        f"{unit}, where a number read as a decimal is not exact (decimals there "
+                        f"are {apart} {unit} apart); subtract the first timestamp from every "
+                        "row", i, column)
+
+
 def _not_temporal(src: Source, s: pd.Series, column: str, label: str) -> None:
     """Refuse a date-time or duration column where a number is wanted: its integers are in the
     column's own unit (nanoseconds, milliseconds ...), so reading them as numbers would scale

@@ -139,6 +139,7 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str, unit: str) -> Converte
     else:
         t = checks.numbers(src, s, column, f"timestamp in {unit}")
         checks.sorted_times(src, t, s, column)
+        checks.exact_times(src, t, s, column, unit)
         with np.errstate(over="ignore"):  # an overflow is an infinite arrival, refused later
             seconds = (t - t[0]) * scale
     if unit == "seconds":
@@ -232,6 +233,7 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     arrival = checks.numbers(src, raw["arrival_s"], "arrival_s", "arrival time in seconds",
                              low=(0, ">= 0"))
     checks.sorted_times(src, arrival, raw["arrival_s"], "arrival_s")
+    checks.exact_times(src, arrival, raw["arrival_s"], "arrival_s", "seconds")
     inp = checks.tokens(src, raw["input_tokens"], "input_tokens")
     out = checks.tokens(src, raw["output_tokens"], "output_tokens")
     if "request_id" in raw.columns:
