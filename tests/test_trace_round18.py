@@ -39,3 +39,25 @@ def test_a_time_read_as_a_decimal_beyond_2_53_is_refused_not_rounded(tmp_path):
     # whole numbers below 2**63 are read exactly, as integers
     exact = read_trace(_mooncake(tmp_path / "i.jsonl", [2**62 + t for t in (0, 500, 1000)]))
     assert exact.table["arrival_s"].tolist() == [0.0, 0.5, 1.0]
+
+
+def test_a_file_whose_lines_end_in_a_carriage_return_alone_is_read(tmp_path, monkeypatch):
+    # the parsers end a line at a lone \r (old Mac files); the header checks read up to the
+    # first \n, so a CSV of 400 such rows "had 1,202 columns or more" and a JSON-lines file of
+    # more than 8 MB "had a first line longer than 8,000,000 bytes"
+    from tiersim.trace import source
+
+    csv = tmp_path / "cr.csv"
+    csv.write_bytes(b"arrival_s,input_tokens,output_tokens\r" + b"".join(
+        b"%d,10,5\r" % i for i in range(400)))
+    assert len(read_trace(csv).table) == 400
+    monkeypatch.setattr(source, "MAX_JSONL_LINE_BYTES", 1_000)  # 8 MB, made small
+    lines = tmp_path / "cr.jsonl"
+    lines.write_bytes(b"".join(b'{"timestamp": %d, "input_length": 5, "output_length": 2}\r'
+                               % (100 * i) for i in range(100)))
+    assert len(read_trace(lines).table) == 100
+    # a header longer than the limit is still refused, whatever ends it
+    long = tmp_path / "long.jsonl"
+    long.write_bytes(b'{"timestamp": 1, "x": "' + b"y" * 2_000 + b'"}\r')
+    with pytest.raises(TraceError, match="first line is longer than 1,000 bytes"):
+        read_trace(long)

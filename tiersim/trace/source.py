@@ -137,17 +137,28 @@ def sniff(path: Path) -> str:
     return "csv"
 
 
+_LINE_END = re.compile(rb"\r\n?|\n")
+r"""A line end as the CSV and JSON readers take it: ``\n``, ``\r\n`` or a ``\r`` alone."""
+
+
 def _first_line(path: Path, limit: int) -> bytes:
-    """The file's first non-blank line (without its end; the readers skip blank lines before
-    a header too), refusing one longer than ``limit`` bytes."""
+    r"""The file's first non-blank line (without its end; the readers skip blank lines before
+    a header too), refusing one longer than ``limit`` bytes. A line ends at ``\n``, ``\r\n``
+    or a lone ``\r``, as the readers end it (a file of ``\r`` line ends is one long line to
+    ``readline``: its rows' commas were counted as the header's columns)."""
     with path.open("rb") as f:
-        while True:
-            line = f.readline(limit + 1)
-            if len(line) > limit and not line.endswith(b"\n"):
-                raise TraceError(str(path), f"first line is longer than {limit:,} bytes; not "
-                                 "a trace header")
-            if not line or line.rstrip(b"\r\n"):
-                return line.rstrip(b"\r\n")
+        head = f.read(limit + 1).lstrip(b"\r\n")
+        while not head:
+            block = f.read(limit + 1)
+            if not block:
+                return b""
+            head = block.lstrip(b"\r\n")
+        head += f.read(limit + 1 - len(head))
+    line = _LINE_END.split(head, maxsplit=1)[0]
+    if len(line) > limit:
+        raise TraceError(str(path), f"first line is longer than {limit:,} bytes; not "
+                         "a trace header")
+    return line
 
 
 def _header_fields(path: Path) -> int:
