@@ -61,3 +61,17 @@ def test_a_file_whose_lines_end_in_a_carriage_return_alone_is_read(tmp_path, mon
     long.write_bytes(b'{"timestamp": 1, "x": "' + b"y" * 2_000 + b'"}\r')
     with pytest.raises(TraceError, match="first line is longer than 1,000 bytes"):
         read_trace(long)
+
+
+def test_mooncake_microseconds_read_as_milliseconds_are_a_note(tmp_path):
+    # 30 minutes at one request a second, logged in microseconds: read as milliseconds they
+    # replayed over 21 days, billed, without the note seconds read as milliseconds get
+    path = _mooncake(tmp_path / "us.jsonl", [1_000_000 * i for i in range(1_800)])
+    assert read_trace(path).origin.notes == (
+        "timestamp is read in milliseconds, but the arrivals span 20.8 days with a median gap "
+        "of 1,000 s between consecutive ones: if they are microseconds, every arrival comes "
+        "1000x too late; set trace.time_scale: 1000 (tiersim trace inspect: --time-scale 1000) "
+        "or write them in milliseconds",)
+    # Mooncake's own milliseconds (a request every 175 ms) stay without a note
+    assert read_trace(_mooncake(tmp_path / "ms.jsonl", [175 * i for i in range(1_800)])
+                      ).origin.notes == ()

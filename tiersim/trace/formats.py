@@ -144,7 +144,8 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str, unit: str) -> Converte
             seconds = (t - t[0]) * scale
     if unit == "seconds":
         return seconds, units.seconds_note(column, seconds)
-    return seconds, units.milliseconds_note(column, t)
+    return seconds, [*units.milliseconds_note(column, t),
+                     *units.seconds_note(column, seconds, unit)]
 
 
 def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:

@@ -43,18 +43,24 @@ def milliseconds_note(column: str, t: np.ndarray) -> list[str]:
             "or write them in milliseconds"]
 
 
-def seconds_note(column: str, t: np.ndarray) -> list[str]:
-    """A note when arrival times ``t`` read in seconds look like milliseconds: they span more
-    than :data:`SLOW_SPAN_S` with a median gap of :data:`SLOW_GAP_S` or more."""
+FINER = {"seconds": "milliseconds", "milliseconds": "microseconds"}
+"""The unit 1000 times finer than each unit a time column is read in."""
+
+
+def seconds_note(column: str, t: np.ndarray, unit: str = "seconds") -> list[str]:
+    """A note when arrival times ``t`` (in seconds) of a column read in ``unit`` ("seconds" or
+    "milliseconds") look like the unit 1000 times finer (:data:`FINER`): they span more than
+    :data:`SLOW_SPAN_S` with a median gap of :data:`SLOW_GAP_S` or more (Mooncake timestamps
+    in microseconds replayed 30 minutes as 21 days, without a note)."""
     if len(t) < 2:
         return []
     span, gap = float(t[-1] - t[0]), _median_gap(t)
     if gap is None or span <= SLOW_SPAN_S or gap < SLOW_GAP_S:
         return []
-    return [f"{column} is read in seconds, but the arrivals span {span / 86_400:,.1f} days with "
-            f"a median gap of {gap:,.0f} s between consecutive ones: if they are milliseconds, "
+    return [f"{column} is read in {unit}, but the arrivals span {span / 86_400:,.1f} days with "
+            f"a median gap of {gap:,.0f} s between consecutive ones: if they are {FINER[unit]}, "
             "every arrival comes 1000x too late; set trace.time_scale: 1000 (tiersim trace "
-            "inspect: --time-scale 1000) or write them in seconds"]
+            f"inspect: --time-scale 1000) or write them in {unit}"]
 
 
 def _median_gap(t: np.ndarray) -> float | None:
