@@ -75,3 +75,18 @@ def test_mooncake_microseconds_read_as_milliseconds_are_a_note(tmp_path):
     # Mooncake's own milliseconds (a request every 175 ms) stay without a note
     assert read_trace(_mooncake(tmp_path / "ms.jsonl", [175 * i for i in range(1_800)])
                       ).origin.notes == ()
+
+
+def test_a_csv_that_is_not_utf8_names_its_first_undecodable_line(tmp_path):
+    # a Latin-1 'café' in row 31 was "not a text CSV file (cannot decode it as UTF-8)", with
+    # no place to look, where a JSON-lines file names its line
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(b"arrival_s,input_tokens,output_tokens,prompt\n" + b"".join(
+        b"%d,10,5,caf%s\n" % (i, b"\xe9" if i == 30 else b"e") for i in range(50)))
+    with pytest.raises(TraceError) as err:
+        read_trace(path)
+    assert str(err.value) == (f"{path}: not a text CSV file (cannot decode it as UTF-8 at file "
+                              "line 32); save the trace as UTF-8")
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))  # a lone \r ends each line
+    with pytest.raises(TraceError, match=r"UTF-8 at file line 32\); save"):
+        read_trace(path)

@@ -192,19 +192,26 @@ def _line_chunks(path: Path):
         yield tail
 
 
-def _check_utf8(path: Path) -> None:
-    """Refuse a JSON-lines file that is not UTF-8 text, naming the first line that is not, as
-    a CSV is refused (the JSON reader fails on such a value or key with a traceback). Chunks
-    are cut at line ends, which never split a UTF-8 character."""
+def _check_utf8(path: Path, kind: str = "JSON-lines") -> None:
+    """Refuse a ``kind`` file ("JSON-lines" or "CSV") that is not UTF-8 text, naming the
+    first line that is not (the JSON reader fails on such a value or key with a traceback; the
+    CSV reader's error names no line). Chunks are cut at line ends, which never split a UTF-8
+    character."""
     line = 1
     for chunk in _line_chunks(path):
         try:
             chunk.decode("utf-8")
         except UnicodeDecodeError as bad:
-            at = line + chunk.count(b"\n", 0, bad.start)
-            raise TraceError(str(path), "not a text JSON-lines file (cannot decode it as UTF-8 "
+            at = line + _line_ends(chunk[:bad.start])
+            raise TraceError(str(path), f"not a text {kind} file (cannot decode it as UTF-8 "
                              f"at file line {at}); save the trace as UTF-8") from None
-        line += chunk.count(b"\n")
+        line += _line_ends(chunk)
+
+
+def _line_ends(text: bytes) -> int:
+    r"""The line ends in ``text``: ``\n``, ``\r\n`` or a lone ``\r``, as :data:`_LINE_END`
+    finds them (counted in C)."""
+    return text.count(b"\n") + text.count(b"\r") - text.count(b"\r\n")
 
 
 def _check_json_depth(path: Path) -> None:
@@ -413,6 +420,7 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     except pd.errors.ParserError as e:
         raise _csv_parse_error(p, e) from None
     except UnicodeDecodeError:
+        _check_utf8(p, "CSV")  # raises, naming the first line that is not UTF-8
         raise TraceError(str(p), "not a text CSV file (cannot decode it as UTF-8)") from None
     if not isinstance(df.index, pd.RangeIndex):  # pandas made the extra leading cells an index
         raise _extra_fields(p)
