@@ -90,3 +90,15 @@ def test_a_csv_that_is_not_utf8_names_its_first_undecodable_line(tmp_path):
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))  # a lone \r ends each line
     with pytest.raises(TraceError, match=r"UTF-8 at file line 32\); save"):
         read_trace(path)
+
+
+@pytest.mark.parametrize("encoding, name", [("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"),
+                                            ("utf-32", "UTF-32"), ("utf-32-le", "UTF-32")])
+def test_wide_text_is_named_by_its_encoding(tmp_path, encoding, name):
+    # UTF-32 with its byte-order mark was called UTF-16, and UTF-16 without one "binary
+    # content that is not Parquet ... decompress it first"
+    path = tmp_path / "wide.csv"
+    path.write_bytes("arrival_s,input_tokens,output_tokens\n0,10,5\n".encode(encoding))
+    with pytest.raises(TraceError) as err:
+        read_trace(path)
+    assert str(err.value) == f"{path}: {name} text; save the trace as UTF-8 (CSV or JSON lines)"

@@ -127,14 +127,37 @@ def sniff(path: Path) -> str:
         raise TraceError(str(path), f"cannot read the file ({err.strerror})") from None
     if head.startswith(b"PAR1"):
         return "parquet"
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise TraceError(str(path), "UTF-16 text; save the trace as UTF-8 (CSV or JSON lines)")
+    wide = _wide_text(head)
+    if wide is not None:
+        raise TraceError(str(path), f"{wide} text; save the trace as UTF-8 (CSV or JSON lines)")
     if b"\0" in head:
         raise TraceError(str(path), "not a trace: binary content that is not Parquet "
                          "(a trace is Parquet, CSV or JSON lines; decompress it first)")
     if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{"):  # a UTF-8 BOM or not
         return "jsonl"
     return "csv"
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+"""Byte-order marks of the wide encodings, longest first (UTF-32's starts as UTF-16's)."""
+
+
+def _wide_text(head: bytes) -> str | None:
+    """The wide encoding ("UTF-16" or "UTF-32") of a file starting with ``head``: by its
+    byte-order mark, or, without one, by text whose every second (fourth) byte is 0, as ASCII
+    is in those encodings (it was refused as binary content to decompress)."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    for width, name in ((4, "UTF-32"), (2, "UTF-16")):
+        usable = head[:len(head) - len(head) % width]
+        lanes = [usable[k::width] for k in range(width)]
+        for text in (0, width - 1):  # little- or big-endian: where the ASCII byte sits
+            if len(usable) >= 2 * width and b"\0" not in lanes[text] and all(
+                    not lane.strip(b"\0") for k, lane in enumerate(lanes) if k != text):
+                return name
+    return None
 
 
 _LINE_END = re.compile(rb"\r\n?|\n")
