@@ -102,3 +102,18 @@ def test_wide_text_is_named_by_its_encoding(tmp_path, encoding, name):
     with pytest.raises(TraceError) as err:
         read_trace(path)
     assert str(err.value) == f"{path}: {name} text; save the trace as UTF-8 (CSV or JSON lines)"
+
+
+@pytest.mark.parametrize("mark, words", [(";", "semicolons"), ("\t", "tabs")])
+def test_a_csv_separated_otherwise_than_by_commas_says_so(tmp_path, mark, words):
+    # a trace saved with ';' (a European spreadsheet) or tabs read as one column: "none of its
+    # 1 column name(s) is a trace column", with no word on why
+    path = tmp_path / "t.csv"
+    path.write_text(mark.join(("TIMESTAMP", "ContextTokens", "GeneratedTokens")) + "\n" +
+                    mark.join(("2023-11-16 18:17:03", "10", "5")) + "\n")
+    with pytest.raises(TraceError) as err:
+        read_trace(path)
+    assert str(err.value).startswith(
+        f"{path}: not a trace: none of its 1 column name(s) is a trace column (its header is "
+        f"one column holding {words}: a trace CSV is separated by commas; save it with "
+        "commas); expected azure (TIMESTAMP, ContextTokens, GeneratedTokens);")

@@ -276,11 +276,29 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
         # NOTE: not recognised as a table: its "columns" may be any text (/proc/self/environ),
         # so they are counted, never shown
         raise TraceError(src.path, f"not a trace: none of its {len(columns)} column name(s) "
-                         f"is a trace column; expected {expected_columns()}")
+                         f"is a trace column{_separator_hint(columns, src)}; expected "
+                         f"{expected_columns()}")
     _require(src, columns, FORMATS[name].required, name)
     if rows == 0:
         raise TraceError(src.path, "has no requests (only a header); add rows")
     return name
+
+
+SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
+"""Separators other than the comma that a one-column CSV header may hold."""
+
+
+def _separator_hint(columns: list[str], src: Source) -> str:
+    """For a CSV whose header reads as one column holding another separator (a trace saved
+    with ``;`` or tabs), the words saying so (the header's text is not shown: the file is not
+    yet known to be a trace); else nothing."""
+    if src.header_lines != 1 or len(columns) != 1:
+        return ""
+    found = [words for mark, words in SEPARATORS.items() if mark in columns[0]]
+    if not found:
+        return ""
+    return (f" (its header is one column holding {found[0]}: a trace CSV is separated by "
+            "commas; save it with commas)")
 
 
 def _one_format(columns: list[str], src: Source) -> None:
