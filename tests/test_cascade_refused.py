@@ -146,3 +146,21 @@ def test_the_dropped_note_counts_first_passes_that_ran_apart(tmp_path):
         "up to 1,510 tokens): 1 an escalation its second tier refused after its first pass ran "
         "(answered by no tier, that first pass paid for), 1 never served; they count as "
         "dropped in every figure")
+
+
+def test_the_estimated_saving_prices_a_refused_request_as_one_pass_on_its_second_tier(
+        tmp_path):
+    """The estimate (no simulated baselines) scales this run's per-token costs: a request the
+    cheap tier refused ran one pass, on the top tier, and is priced so. Before, it counted as
+    an escalation (a cheap pass that never ran, and no single pass on the top tier), so the
+    top tier's uniform cost came from the run-wide scale instead of its own rate."""
+    run, requests = _run(tmp_path, cheap_len=500, cost_model="attributed")
+    rows = requests.frame()
+    tokens = (rows["input_tokens"] + rows["output_tokens"]).to_numpy(float)
+    cost = rows["cost_usd"].to_numpy(float)
+    top = rows["refused"].to_numpy(bool)  # each answered by bf16 in its only pass
+    uniform = {u.tier: u.cost_usd for u in run.savings.uniform}
+    assert run.savings.method == "estimated"
+    assert uniform["bf16"] == pytest.approx(cost[top].sum() / tokens[top].sum() * tokens.sum())
+    assert uniform["w4a16"] == pytest.approx(cost[~top].sum() / tokens[~top].sum()
+                                             * tokens.sum())

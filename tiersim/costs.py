@@ -99,6 +99,19 @@ def first_pass_ran(result) -> np.ndarray:
     return ran if refused is None else ran & ~np.asarray(refused, dtype=bool)
 
 
+def passes_run(result) -> tuple[np.ndarray, np.ndarray]:
+    """Per request, the tier of its first pass that ran (or would have) and whether a second
+    pass followed it: a request its first tier refused at admission and a cascade sent on ran
+    one pass only, on its final tier (``result.refused``, where it has one)."""
+    refused = getattr(result, "refused", None)
+    escalated = np.asarray(result.escalated, dtype=bool)
+    if refused is None:
+        return np.asarray(result.first_tier, dtype=np.int64), escalated
+    refused = np.asarray(refused, dtype=bool)
+    first = np.where(refused, result.final_tier, result.first_tier).astype(np.int64)
+    return first, escalated & ~refused
+
+
 def pass_counts(result, k: int) -> np.ndarray:
     """Passes each of ``k`` tiers ran: admitted first passes plus escalations into it."""
     first = np.asarray(result.first_tier, dtype=np.int64)[first_pass_ran(result)]

@@ -189,8 +189,9 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
                accuracy_floor: float | None, basis: str) -> SavingsResult:
     """Uniform costs estimated from this run's per-token attributed costs (an estimate)."""
     routed = costs.attributed_costs(fleet, result)
+    first, escalated = costs.passes_run(result)
     out = routing_savings(df, result.final_tier, routed, infos, accuracy_floor=accuracy_floor,
-                          first_tier=result.first_tier, escalated=result.escalated,
+                          first_tier=first, escalated=escalated,
                           uniform_costs=None, dropped=result.dropped, basis=basis)
     baselines = tuple(UniformBaseline(tier=name, accuracy=v["accuracy"], cost_usd=v["cost_usd"])
                       for name, v in out["uniform"].items())
