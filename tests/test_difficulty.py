@@ -188,3 +188,24 @@ def test_accuracy_the_labels_replace_is_noted():
         "s.yaml: the trace's correct_<tier> labels give every tier's accuracy, so these are not "
         "used: accuracy of tier t0; workload.difficulty.kind, p_easy; remove them, or the "
         "labels to use them"]
+
+
+def test_expected_correctness_of_tiers_the_fleet_lacks_is_not_refused(tmp_path, capsys):
+    """Only a tier's own p_correct_<tier> is refused (the drawn one would replace it): a trace
+    labelled for other models (correct_gpt4, p_correct_gpt4) ran with a note that its labels
+    name none of the tiers, and was then refused as if its column would be overwritten."""
+    from conftest import tiny_doc, write_frame, write_yaml
+    from test_hostile_inputs import run_cli
+
+    n = 20
+    trace = write_frame(pd.DataFrame({
+        "request_id": np.arange(n), "arrival_s": np.arange(n) * 0.5,
+        "input_tokens": np.full(n, 100, np.int32), "output_tokens": np.full(n, 10, np.int32),
+        "correct_gpt4": np.ones(n), "p_correct_gpt4": np.full(n, 0.9),
+    }), tmp_path / "t.parquet")
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace)}))
+    code, err = run_cli(capsys, "run", path, "--no-baselines", "--out", tmp_path / "o",
+                        "--no-report")
+    assert code == 0, err
+    assert (f"note: {path}: the trace's correct_gpt4 columns name none of the fleet's tiers "
+            "(correct_<tier>) and are not used") in " ".join(err.split())

@@ -274,11 +274,13 @@ def _note_unused_specs(tiers: list[TierInfo], cfg: DifficultyConfig, source: str
                       "to use them", Note, stacklevel=3)
 
 
-def _refuse_unlabelled_expectations(df: pd.DataFrame, source: str) -> None:
-    """A trace's ``p_correct_<tier>`` column without the ``correct_<tier>`` labels is refused:
-    the run draws correctness from the difficulty model and writes its own ``p_correct_<tier>``
-    over it, so the trace's numbers would be replaced without a word."""
-    column = next((str(c) for c in df.columns if str(c).startswith("p_correct_")), None)
+def _refuse_unlabelled_expectations(df: pd.DataFrame, tiers: list[TierInfo],
+                                    source: str) -> None:
+    """A trace's ``p_correct_<tier>`` column of one of ``tiers`` without the ``correct_<tier>``
+    labels is refused: the run draws correctness from the difficulty model and writes its own
+    ``p_correct_<tier>`` over it, so the trace's numbers would be replaced without a word. A
+    column naming no tier is left alone, as its labels are (a note names those)."""
+    column = next((expected_column(t) for t in tiers if expected_column(t) in df), None)
     if column is not None:
         raise ScenarioError(
             source, f"trace column {column}", "expected correctness is read only beside "
@@ -313,7 +315,7 @@ def prepare_workload(
             f"'labels' needs columns {', '.join(correct_column(t) for t in tiers)} in the trace; "
             "add them or use kind two_type, three_type or continuous",
         )
-    _refuse_unlabelled_expectations(df, source)
+    _refuse_unlabelled_expectations(df, tiers, source)
     if rng is None:
         raise ValueError("prepare_workload needs an rng to draw difficulty")
     diff = _read_or_draw(df, cfg, rng)
