@@ -228,10 +228,11 @@ def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str
 
 def _note_tier_order(scenario: Scenario, infos: list[TierInfo], source: str) -> None:
     """A note when a tier costs more per replica-hour (GPU-hour price x GPUs per replica) than
-    a later one, or the same and no less per request (``infos``' ``cost_weight``, what the
+    a later one, or the same and more per request (``infos``' ``cost_weight``, what the
     routers weigh): tiers are taken as listed, cheapest first (the routers, FPR/FNR and the
     closed form assume it), so there the order, not the price, makes it the cheap one; a
-    scenario may list them so on purpose."""
+    scenario may list them so on purpose. Tiers alike in both costs get no note: no order
+    would silence it (a free fleet, one tier listed twice)."""
     tiers = scenario.tiers
     price = [t.cost_per_gpu_hour * t.gpus_per_replica for t in tiers]
     pairs = list(itertools.combinations(range(len(tiers)), 2))
@@ -246,7 +247,7 @@ def _note_tier_order(scenario: Scenario, infos: list[TierInfo], source: str) -> 
             return
     weight = [info.cost_weight for info in infos]
     for i, j in pairs:
-        if price[i] == price[j] and weight[i] >= weight[j]:
+        if price[i] == price[j] and weight[i] > weight[j]:
             warnings.warn(_equal_price_words(tiers[i].name, tiers[j].name, price[i],
                                              (weight[i], weight[j]), source), Note, stacklevel=3)
             return
@@ -255,10 +256,10 @@ def _note_tier_order(scenario: Scenario, infos: list[TierInfo], source: str) -> 
 def _equal_price_words(first: str, later: str, price: float, weights: tuple[float, float],
                        source: str) -> str:
     """The order note for tiers ``first`` and ``later`` of one ``price`` per replica-hour, the
-    first listed costing no less per request (``weights``: their ``cost_weight``)."""
+    first listed costing more per request (``weights``: their ``cost_weight``)."""
     return (f"{source}: tiers {first!r} and {later!r} cost the same per replica-hour "
             f"({price:g} USD, cost_per_gpu_hour x gpus_per_replica) and {first!r}, listed "
-            f"first, costs no less per request ({weights[0]:.3g} against {weights[1]:.3g} USD "
+            f"first, costs more per request ({weights[0]:.3g} against {weights[1]:.3g} USD "
             "for the routers' reference step); tiers are taken as listed, cheapest first (the "
             "routers, FPR/FNR and the closed form assume it), so only the order makes "
             f"{first!r} the cheap one: list the tier you mean as cheaper first unless this is "
