@@ -527,3 +527,11 @@ def test_a_saving_at_the_baselines_hourly_rate_says_it_is_the_drain():
         "not a cheaper fleet")
     assert compare(routed, [sized(("bf16",), 10.5, 100.0)], 0.8)["drain_gap"] is None
     assert compare(routed, [uniform], 0.8, "attributed")["drain_gap"] is None
+
+
+def test_fleet_words_count_one_replica_as_one():
+    from tiersim.plan.search import fleet_words
+
+    assert fleet_words({"bf16": 1}) == "1 bf16 replica"
+    assert fleet_words({"bf16": 2}) == "2 bf16 replicas"
+    assert fleet_words({"w4a16": 1, "bf16": 1}) == "1 w4a16 + 1 bf16 replicas"

@@ -112,8 +112,11 @@ def _double(names: list[str], replicas: dict[str, int], look, limit: int):
 
 
 def fleet_words(replicas: dict[str, int]) -> str:
-    """A fleet's replicas in words: ``8 w4a16 replicas``, ``4 w4a16 + 2 bf16 replicas``."""
-    return " + ".join(f"{count:,} {name}" for name, count in replicas.items()) + " replicas"
+    """A fleet's replicas in words: ``8 w4a16 replicas``, ``4 w4a16 + 2 bf16 replicas``,
+    ``1 bf16 replica``."""
+    one = len(replicas) == 1 and next(iter(replicas.values())) == 1
+    return (" + ".join(f"{count:,} {name}" for name, count in replicas.items())
+            + (" replica" if one else " replicas"))
 
 
 def _bisect(names: list[str], replicas: dict[str, int], look, unit_cost: dict[str, float]):
