@@ -345,9 +345,12 @@ def signals_deferred():
 
 
 def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
-              scenario_text: str, report: bool = False) -> dict:
+              scenario_text: str, report: bool = False,
+              extra: dict[str, str] | None = None) -> dict:
     """Write a run's files into ``out`` atomically (see the module docstring); return the
-    manifest."""
+    manifest. ``extra``: more files (name -> text) swapped in with the set, before the
+    manifest, replacing a data file of the same name (a plan's plan.json and planned
+    scenario.yaml), so a command's whole result lands together or not at all."""
     make_out_dir(out)
     refuse_blocked(out, "run")
     remove_stale_temps(out)
@@ -360,6 +363,9 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
             info["trace"] = run.trace.to_json()
         (temp / MANIFEST).write_bytes((json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
         names = list(DATA_FILES)
+        for name, text in (extra or {}).items():
+            (temp / name).write_bytes(text.encode())
+            names += [] if name in names else [name]
         if report:
             from tiersim.report import write_report
 

@@ -55,14 +55,15 @@ REQUEST_COLUMNS = summary.REQUEST_COLUMNS
 
 def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
                  scenario_path: str | Path | None = None, baselines: bool = False,
-                 report: bool = False) -> RunResult:
+                 report: bool = False, extra: dict[str, str] | None = None) -> RunResult:
     """Simulate ``scenario`` and return its summary; write the result files into ``out_dir``.
 
     ``baselines=True`` also sizes, per tier, a uniform fleet (every request on that tier) by
     simulation to the fewest replicas meeting the SLOs (:func:`tiersim.savings.
     sized_uniform_runs`); savings are then simulated (in the scenario's cost model) instead of
     estimated. The files are written atomically
-    (:func:`tiersim.outputs.write_run`), with ``report.html`` when ``report`` is true.
+    (:func:`tiersim.outputs.write_run`), with ``report.html`` when ``report`` is true and
+    the ``extra`` files (name -> text) in the same set.
     """
     if out_dir is not None:
         outputs.make_out_dir(Path(out_dir))
@@ -70,7 +71,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     run, requests, result, fleet = _noted(scenario, source, baselines)
     if out_dir is not None:
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
-                          scenario_yaml(scenario), report=report)
+                          scenario_yaml(scenario), report=report, extra=extra)
     return run
 
 

@@ -600,15 +600,19 @@ def apply_split(doc: dict[str, Any], split: dict[str, Any] | None) -> dict[str, 
 def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool,
                max_replicas: int | None = None) -> None:
     """plan.json, the planned scenario.yaml (holding ``max_replicas``, the limit the plan sized
-    under, where a run would not) and its run (with report.html when asked); with no plan,
-    plan.json alone, and an earlier plan's run and scenario.yaml are removed."""
+    under, where a run would not) and its run (with report.html when asked), renamed into
+    place as one set (:func:`tiersim.outputs.write_run`): an interrupted plan leaves the
+    earlier plan whole, never its plan.json beside this plan's run. With no plan, plan.json
+    alone, and an earlier plan's run and scenario.yaml are removed."""
     import yaml
 
+    from tiersim.outputs import signals_deferred
     from tiersim.results import dumps
     from tiersim.runner import run_scenario
     from tiersim.scenario import scenario_from_dict
 
     out.mkdir(parents=True, exist_ok=True)
+    plan_json = dumps(result.to_json())
     if result.plan is not None:
         doc = apply_split(planned_scenario(scenario, result.plan,
                                            result.constraints.get("accuracy_floor"),
@@ -616,11 +620,12 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_scenario(scenario_from_dict(as_searched(doc, scenario), source), out_dir=out,
-                     scenario_path=source, baselines=True,
-                     report=False)  # its savings simulated, as tiersim run's
-        _write(out / "scenario.yaml", yaml.safe_dump(doc, sort_keys=False))
-    _write(out / "plan.json", dumps(result.to_json()))
-    if result.plan is None:  # after plan.json: a failed write leaves the earlier plan whole
+                     scenario_path=source, baselines=True,  # savings simulated, as a run's
+                     report=report, extra={"scenario.yaml": yaml.safe_dump(doc, sort_keys=False),
+                                           "plan.json": plan_json})
+        return
+    with signals_deferred():  # plan.json first: a failed write leaves the earlier plan whole
+        _write(out / "plan.json", plan_json)
         _remove_planned_run(out, report)
     if report:
         from tiersim.report import write_report

@@ -1,0 +1,67 @@
+"""A command interrupted while it writes its --out folder leaves one command's files there,
+never a mix of two runs', and no temporary file the next command does not remove
+(docs/security.md, "Nothing is written half-way")."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli.plan import plan_capacity
+from tiersim.manifest import MANIFEST
+
+SHORT = {"window": [240, 330], "path": "azure2023_code.parquet"}
+
+
+def _without_wall_time(value):
+    """plan.json as compared: its wall-clock seconds dropped (they differ between runs)."""
+    if isinstance(value, dict):
+        return {k: _without_wall_time(v) for k, v in value.items() if k != "wall_s"}
+    if isinstance(value, list):
+        return [_without_wall_time(v) for v in value]
+    return value
+
+
+def _plan_json(folder) -> dict:
+    return _without_wall_time(json.loads((folder / "plan.json").read_text()))
+
+
+def _interrupt_after_manifest(monkeypatch) -> None:
+    """Ctrl-C the moment the run's manifest.json has been renamed into place: any later rename
+    raises KeyboardInterrupt, as a signal arriving then would end the command."""
+    real = os.replace
+    landed = []
+
+    def replace(src, dst, *args, **kwargs):
+        if landed:
+            raise KeyboardInterrupt
+        real(src, dst, *args, **kwargs)
+        if os.path.basename(dst) == MANIFEST:
+            landed.append(dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_a_plan_interrupted_after_its_run_landed_keeps_plan_and_run_together(
+        tmp_path, monkeypatch):
+    # a kill or Ctrl-C between the planned run's files and plan.json left the new run beside
+    # the earlier plan's plan.json (and `tiersim report` showed both as one plan)
+    first = write_yaml(tmp_path / "a.yaml", tiny_doc())
+    second = write_yaml(tmp_path / "b.yaml", tiny_doc(seed=1, trace=SHORT))
+    plan_capacity(second, out_dir=tmp_path / "ref", report=False)
+    out = tmp_path / "p"
+    plan_capacity(first, out_dir=out, report=False)
+    before = _plan_json(out)
+    _interrupt_after_manifest(monkeypatch)
+    with contextlib.suppress(KeyboardInterrupt):
+        plan_capacity(second, out_dir=out, report=False)
+    summary = (out / "summary.json").read_bytes()
+    if summary == (tmp_path / "ref" / "summary.json").read_bytes():
+        assert _plan_json(out) == _plan_json(tmp_path / "ref")
+        assert (out / "scenario.yaml").read_bytes() == \
+            (tmp_path / "ref" / "scenario.yaml").read_bytes()
+    else:
+        assert _plan_json(out) == before
