@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 
+import pytest
 from conftest import tiny_doc, write_yaml
 
 from tiersim.cli.plan import plan_capacity
@@ -65,3 +66,19 @@ def test_a_plan_interrupted_after_its_run_landed_keeps_plan_and_run_together(
             (tmp_path / "ref" / "scenario.yaml").read_bytes()
     else:
         assert _plan_json(out) == before
+
+
+@pytest.mark.parametrize("name", ["plan.json", "scenario.yaml", "summary.json"])
+def test_a_temporary_file_a_kill_left_is_removed_by_the_next_command(tmp_path, name):
+    # `kill -9` while plan.json or the planned scenario.yaml was being written left
+    # .plan.json.XXXX.tmp in the folder for good: the next command removed only its own
+    # temporary folders
+    out = tmp_path / "p"
+    out.mkdir()
+    left = out / f".{name}.k3x9q2.tmp"
+    left.write_text("half")
+    kept = out / ".mine.tmp"  # a file of the user's, not one tiersim writes
+    kept.write_text("keep")
+    plan_capacity(write_yaml(tmp_path / "a.yaml", tiny_doc()), out_dir=out, report=False)
+    assert not left.exists()
+    assert kept.read_text() == "keep"

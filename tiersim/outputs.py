@@ -314,9 +314,13 @@ def write_data_files(folder: Path, run: RunResult, requests,
 
 
 def remove_stale_temps(out: Path) -> None:
-    """Delete temporary folders a killed run left in ``out``, and half-written reports a
-    killed run or report left (``.report-*.html.tmp``). Call only holding ``out``'s lock."""
-    for path in [*out.glob(f"{TEMP_PREFIX}*.tmp"), *out.glob(".report-*.html.tmp")]:
+    """Delete temporary folders a killed run left in ``out``, half-written reports a killed
+    run or report left (``.report-*.html.tmp``) and the temporary files of any file a command
+    writes there (``.plan.json.*.tmp``, :data:`WRITES`, as :mod:`tiersim.sweep.atomic` names
+    them); a user's other ``.tmp`` files stay. Call only holding ``out``'s lock."""
+    written = {name for names in WRITES.values() for name in names}
+    atomic = [path for name in sorted(written) for path in out.glob(f".{name}.*.tmp")]
+    for path in [*out.glob(f"{TEMP_PREFIX}*.tmp"), *out.glob(".report-*.html.tmp"), *atomic]:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
         else:  # a writability probe a kill left
