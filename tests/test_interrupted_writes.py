@@ -7,12 +7,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import run_cli
 
 from tiersim.cli.plan import plan_capacity
 from tiersim.manifest import MANIFEST
+from tiersim.outputs import DATA_FILES
 
 SHORT = {"window": [240, 330], "path": "azure2023_code.parquet"}
 
@@ -82,3 +87,41 @@ def test_a_temporary_file_a_kill_left_is_removed_by_the_next_command(tmp_path, n
     plan_capacity(write_yaml(tmp_path / "a.yaml", tiny_doc()), out_dir=out, report=False)
     assert not left.exists()
     assert kept.read_text() == "keep"
+
+
+KILL_AFTER_RENAMES = """
+import os, signal, sys
+out, n = os.path.realpath(sys.argv[1]), int(sys.argv[2])
+real, landed = os.replace, []
+def replace(src, dst, *args, **kwargs):
+    if os.path.dirname(os.path.realpath(dst)) == out:
+        if len(landed) == n:
+            os.kill(os.getpid(), signal.SIGKILL)
+        landed.append(dst)
+    return real(src, dst, *args, **kwargs)
+os.replace = replace
+from tiersim.cli.app import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("renamed", [1, 3])
+def test_a_run_killed_while_renaming_its_files_is_finished_by_the_next_command(
+        tmp_path, capsys, renamed):
+    # kill -9 between two renames of a rerun's files left new requests.parquet beside the
+    # earlier run's summary.json and manifest; the next command deleted the rest of the new
+    # set, so the folder stayed a mix (tiersim report: "does not belong to run ...")
+    first = write_yaml(tmp_path / "a.yaml", tiny_doc())
+    second = write_yaml(tmp_path / "b.yaml", tiny_doc(seed=1, trace=SHORT))
+    out, ref = tmp_path / "r", tmp_path / "ref"
+    assert run_cli(capsys, "run", second, "--out", ref, "--no-report")[0] == 0
+    assert run_cli(capsys, "run", first, "--out", out, "--no-report")[0] == 0
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_RENAMES, str(out), str(renamed),
+                             "run", str(second), "--out", str(out), "--no-report"],
+                            capture_output=True, check=False)
+    assert killed.returncode == -signal.SIGKILL
+    code, err = run_cli(capsys, "report", out)
+    assert code == 0, err
+    for name in (*DATA_FILES, MANIFEST):
+        assert (out / name).read_bytes() == (ref / name).read_bytes(), name
+    assert not [p.name for p in out.iterdir() if p.name.endswith((".tmp", ".ready"))]

@@ -3,15 +3,19 @@
 Every file (``requests.parquet``, ``timeseries.parquet``, ``summary.json``, ``scenario.yaml``,
 ``manifest.json`` and, when asked, ``report.html``) is first written into a private temporary
 folder inside DIR (``.tiersim-run-*.tmp``), then renamed into place one by one, the manifest
-last. The manifest names the run (``run_id``, a hash of the data files' bytes, so the same
-scenario and seed give the same id) and the SHA-256 of each data file (requests, time series,
-summary); the report embeds the run id. A failed or interrupted rerun leaves the previous run's
-files, and a reader that checks the manifest (:func:`tiersim.manifest.check_manifest`, which
-``tiersim report`` calls) notices files from two different runs. A rerun without a report
-removes the earlier run's ``report.html``. A full disk or read-only folder ends with one line
-naming DIR and no temporary folder left behind; a folder standing where a file goes (a folder
-named ``summary.json``) is refused before anything is written (:func:`refuse_blocked`). A
-command that fails leaves no ``.lock`` and no empty folder it made (:func:`locked`).
+last (SIGINT and SIGTERM wait for the last rename). Before the first, the folder is renamed
+``.tiersim-run-*.ready``: a ``kill -9`` among the renames leaves the rest of the set there, and
+the next command into DIR (run, plan or report) renames it into place before anything else, so
+the folder ends as the one run or the other. The manifest names the run (``run_id``, a hash of
+the data files' bytes, so the same scenario and seed give the same id) and the SHA-256 of each
+data file (requests, time series, summary); the report embeds the run id. A failed or
+interrupted rerun leaves the previous run's files, and a reader that checks the manifest
+(:func:`tiersim.manifest.check_manifest`, which ``tiersim report`` calls) notices files from two
+different runs. A rerun without a report removes the earlier run's ``report.html``. A full disk
+or read-only folder ends with one line naming DIR and no temporary folder left behind; a folder
+standing where a file goes (a folder named ``summary.json``) is refused before anything is
+written (:func:`refuse_blocked`). A command that fails leaves no ``.lock`` and no empty folder
+it made (:func:`locked`).
 
 Memory: the Parquet tables are written straight into the temporary folder, a row group at a
 time (:data:`ROW_GROUP_ROWS` rows: a run of any size holds one group's Arrow copy, never the
@@ -317,7 +321,9 @@ def remove_stale_temps(out: Path) -> None:
     """Delete temporary folders a killed run left in ``out``, half-written reports a killed
     run or report left (``.report-*.html.tmp``) and the temporary files of any file a command
     writes there (``.plan.json.*.tmp``, :data:`WRITES`, as :mod:`tiersim.sweep.atomic` names
-    them); a user's other ``.tmp`` files stay. Call only holding ``out``'s lock."""
+    them); a user's other ``.tmp`` files stay. A set a kill left half renamed into place is
+    finished first (:func:`_finish_killed`). Call only holding ``out``'s lock."""
+    _finish_killed(out)
     written = {name for names in WRITES.values() for name in names}
     atomic = [path for name in sorted(written) for path in out.glob(f".{name}.*.tmp")]
     for path in [*out.glob(f"{TEMP_PREFIX}*.tmp"), *out.glob(".report-*.html.tmp"), *atomic]:
@@ -346,6 +352,38 @@ def signals_deferred():
             signal.signal(sig, old)
         for sig in dict.fromkeys(held):
             signal.raise_signal(sig)
+
+
+READY_SUFFIX = ".ready"
+"""The suffix of a temporary folder whose set is complete and being renamed into place."""
+
+
+def _ready(temp: Path) -> Path:
+    """Mark ``temp``'s files a complete set, in one atomic rename of the folder (``.ready``),
+    so a command killed while renaming them out is finished by the next (:func:`_land`)."""
+    ready = temp.with_suffix(READY_SUFFIX)
+    os.replace(temp, ready)
+    return ready
+
+
+def _land(ready: Path, out: Path) -> None:
+    """Rename the files still in ``ready`` (a complete set) into ``out``, the manifest last."""
+    names = sorted(path.name for path in ready.iterdir() if path.name != MANIFEST)
+    for name in [*names, MANIFEST]:
+        if (ready / name).exists():
+            os.replace(ready / name, out / name)
+
+
+def _finish_killed(out: Path) -> None:
+    """Finish the renames of a command killed while renaming a complete set into ``out``
+    (``kill -9`` cannot be deferred): its folder holds the rest of that set, so the folder ends
+    as that run, never half of it beside the earlier run's files."""
+    folders = [p for p in out.glob(f"{TEMP_PREFIX}*{READY_SUFFIX}")
+               if p.is_dir() and not p.is_symlink()]
+    for ready in sorted(folders, key=lambda p: p.stat().st_mtime):
+        with contextlib.suppress(OSError):  # left for the next command to try again
+            _land(ready, out)
+            shutil.rmtree(ready)
 
 
 def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
@@ -379,8 +417,8 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
             stale = out / "report.html"
             if not report and stale.exists():
                 stale.unlink()  # it describes an earlier run, not this one
-            for name in [*names, MANIFEST]:
-                os.replace(temp / name, out / name)
+            temp = _ready(temp)  # the set is whole: a kill from here is finished later
+            _land(temp, out)
     except OSError as err:
         raise TiersimError(f"{out}: cannot write results ({err.strerror or err}); free space or "
                            "choose another --out folder") from None
