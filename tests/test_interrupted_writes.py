@@ -125,3 +125,27 @@ def test_a_run_killed_while_renaming_its_files_is_finished_by_the_next_command(
     for name in (*DATA_FILES, MANIFEST):
         assert (out / name).read_bytes() == (ref / name).read_bytes(), name
     assert not [p.name for p in out.iterdir() if p.name.endswith((".tmp", ".ready"))]
+
+
+def test_a_sweep_that_finished_while_a_run_waited_for_the_lock_is_not_overwritten(
+        tmp_path, capsys, monkeypatch):
+    # the folder was claimed before its lock was taken: a sweep that wrote it in between (its
+    # lock released a moment before the run's was taken) got a run's summary.json beside its
+    # sweep.json, one folder holding two commands' results
+    from tiersim import outputs
+
+    out = tmp_path / "f"
+    out.mkdir()
+    real = outputs._take
+
+    def take(handle, folder, kind):
+        (folder / "sweep.json").write_text("{}")  # the other command's results, just written
+        return real(handle, folder, kind)
+
+    monkeypatch.setattr(outputs, "_take", take)
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "a.yaml", tiny_doc()), "--out",
+                        out, "--no-report")
+    assert code == 1
+    assert err == (f"Error: {out}: holds a sweep's results (sweep.json); `tiersim run` would "
+                   "overwrite some of them; use another --out folder\n")
+    assert sorted(p.name for p in out.iterdir()) == ["sweep.json"]

@@ -6,6 +6,7 @@ the roofline). The tables read the typed :class:`~tiersim.results.RunResult`, ne
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -112,16 +113,30 @@ def out_folder(out: Path | None, kind: str, scenario, path: Path):
     """Claim ``out`` for a ``kind`` command reading ``scenario`` (from ``path``) and hold its
     lock while the command runs (:func:`tiersim.outputs.claim_out_dir`, :func:`~tiersim.
     outputs.locked`); nothing to do without ``--out``."""
-    import contextlib
-
-    from tiersim.outputs import claim_out_dir, locked
-    from tiersim.sweep.inputs import input_files
-
     if out is None:
         return contextlib.nullcontext()
+    return _claimed(out, kind, [Path(path), *_input_files(scenario, path)])
+
+
+def _input_files(scenario, path: Path) -> list[Path]:
+    """The files a command reading ``scenario`` (from ``path``) reads besides ``path``."""
+    from tiersim.sweep.inputs import input_files
+
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    claim_out_dir(out, kind, [Path(path), *input_files(doc, str(path))])
-    return locked(out, kind)
+    return input_files(doc, str(path))
+
+
+@contextlib.contextmanager
+def _claimed(out: Path, kind: str, inputs: list[Path]):
+    """``out`` claimed before its lock is taken (a bad folder fails at once) and again once
+    it is held: a command that wrote the folder in between (a sweep that ended just then) is
+    seen, and its results are not overwritten."""
+    from tiersim.outputs import claim_out_dir, locked
+
+    claim_out_dir(out, kind, inputs)
+    with locked(out, kind):
+        claim_out_dir(out, kind, inputs)
+        yield
 
 
 def _status(message: str):
