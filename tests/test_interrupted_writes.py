@@ -149,3 +149,20 @@ def test_a_sweep_that_finished_while_a_run_waited_for_the_lock_is_not_overwritte
     assert err == (f"Error: {out}: holds a sweep's results (sweep.json); `tiersim run` would "
                    "overwrite some of them; use another --out folder\n")
     assert sorted(p.name for p in out.iterdir()) == ["sweep.json"]
+
+
+def test_a_report_refuses_an_earlier_plans_run_beside_a_plan_json_with_no_plan(tmp_path, capsys):
+    # a plan that found none writes plan.json, then removes the earlier plan's run: killed in
+    # between, the folder held the earlier run beside "no plan", and the report showed that
+    # run's headline under a capacity plan that had none
+    scenario = write_yaml(tmp_path / "a.yaml", tiny_doc())
+    out, none = tmp_path / "p", tmp_path / "none"
+    plan_capacity(scenario, out_dir=out, report=False)
+    assert plan_capacity(scenario, ttft=0.001, out_dir=none, report=False).plan is None
+    (out / "plan.json").write_bytes((none / "plan.json").read_bytes())
+    code, err = run_cli(capsys, "report", out)
+    assert code == 1
+    assert err == (f"Error: {out / 'summary.json'}: a run beside a plan.json that holds no "
+                   "plan, so it is an earlier plan's (left by a plan stopped while removing "
+                   f"it); rerun `tiersim plan --out {out}`\n")
+    assert not (out / "report.html").exists()

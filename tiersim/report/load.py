@@ -123,6 +123,16 @@ def _scenario(directory: Path) -> dict[str, Any] | None:
     return None
 
 
+def _check_plan_run(directory: Path, plan: PlanResult | None, run) -> None:
+    """Refuse a run beside a plan.json that holds no plan: a plan that finds none removes the
+    earlier plan's run after writing plan.json, so such a run is left by a plan stopped in
+    between, and describes another plan."""
+    if plan is not None and plan.plan is None and run is not None:
+        raise TiersimError(f"{directory / 'summary.json'}: a run beside a plan.json that holds "
+                           "no plan, so it is an earlier plan's (left by a plan stopped while "
+                           f"removing it); rerun `tiersim plan --out {directory}`")
+
+
 def _plan(path: Path) -> PlanResult | None:
     """The capacity plan, typed; None when absent."""
     data = _json(path)
@@ -367,7 +377,8 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     scenario = _scenario(directory)
     if run is not None and run_id is None:
         check_one_run(directory, run, requests, scenario)
-    return ReportData(directory, run, requests, timeseries, sweep, axes,
-                      _plan(directory / "plan.json"), scenario, run_id,
+    plan = _plan(directory / "plan.json")
+    _check_plan_run(directory, plan, run)
+    return ReportData(directory, run, requests, timeseries, sweep, axes, plan, scenario, run_id,
                       Path(shown_as) if shown_as is not None else None,
                       missing_files(directory) if run_id else [])
