@@ -166,3 +166,24 @@ def test_a_report_refuses_an_earlier_plans_run_beside_a_plan_json_with_no_plan(t
                    "plan, so it is an earlier plan's (left by a plan stopped while removing "
                    f"it); rerun `tiersim plan --out {out}`\n")
     assert not (out / "report.html").exists()
+
+
+def test_a_plan_with_none_stopped_before_its_report_leaves_no_earlier_report(
+        tmp_path, monkeypatch):
+    # stopped after writing plan.json (no plan), the folder kept the earlier plan's
+    # report.html, which showed a plan beside a plan.json that holds none
+    from tiersim.cli import plan as plan_cli
+
+    scenario = write_yaml(tmp_path / "a.yaml", tiny_doc())
+    out = tmp_path / "p"
+    plan_capacity(scenario, out_dir=out, report=True)
+    assert (out / "report.html").exists()
+
+    def stopped(folder, report):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plan_cli, "_remove_planned_run", stopped)
+    with contextlib.suppress(KeyboardInterrupt):
+        plan_capacity(scenario, ttft=0.001, out_dir=out, report=True)
+    assert json.loads((out / "plan.json").read_text())["plan"] is None
+    assert not (out / "report.html").exists()

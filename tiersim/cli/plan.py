@@ -603,7 +603,8 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     under, where a run would not) and its run (with report.html when asked), renamed into
     place as one set (:func:`tiersim.outputs.write_run`): an interrupted plan leaves the
     earlier plan whole, never its plan.json beside this plan's run. With no plan, plan.json
-    alone, and an earlier plan's run and scenario.yaml are removed."""
+    alone, and an earlier plan's report, run and scenario.yaml are removed (the report
+    first: a plan stopped then leaves no report of the earlier plan beside this one)."""
     import yaml
 
     from tiersim.outputs import signals_deferred
@@ -624,7 +625,8 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
                      report=report, extra={"scenario.yaml": yaml.safe_dump(doc, sort_keys=False),
                                            "plan.json": plan_json})
         return
-    with signals_deferred():  # plan.json first: a failed write leaves the earlier plan whole
+    with signals_deferred():  # a failed plan.json write leaves the earlier plan and its run
+        (out / "report.html").unlink(missing_ok=True)  # of the earlier plan: written below
         _write(out / "plan.json", plan_json)
         _remove_planned_run(out, report)
     if report:
