@@ -580,7 +580,7 @@ class _Fleet:
             pos += 1
             self._pos = pos
             self.dispatch(i, tier[i], times[pos - 1])
-        if pos < end:
+        if pos < end and not self._inline:  # inline: _arrive_without_events moves on
             self._schedule_arrival()
 
     def result(self) -> SimResult:

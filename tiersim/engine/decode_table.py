@@ -62,8 +62,16 @@ class DecodeTable:
         return out
 
     def ends(self, n: int, c0: int, k: int, start: float) -> list[float]:
-        """End times of the stretch's ``k`` iterations, starting at ``start``."""
-        dts = self.times(n, c0, k)
+        """End times of the stretch's ``k`` iterations, starting at ``start``.
+
+        NOTE (speed): once per stretch; the common case of :meth:`times` (one block, already
+        filled) is written out here, the same slice of the same block.
+        """
+        b = c0 >> BLOCK_BITS
+        off = c0 - (b << BLOCK_BITS)
+        last = off + (k - 1) * n
+        blk = self._blocks.get((n, b)) if last < BLOCK else None
+        dts = blk[off:last + 1:n] if blk is not None else self.times(n, c0, k)
         dts[0] = start + dts[0]
         return list(accumulate(dts))
 

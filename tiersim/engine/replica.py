@@ -169,36 +169,42 @@ class Replica:
 
     def _finish_plan(self, now: float) -> None:
         plan = self._plan
-        k = self._k if plan.decode_only else 1
+        k = self._k if not plan.chunks else 1  # plan.decode_only (NOTE (speed): no property)
         self._plan, self._ends = None, None
         self.busy_s += now - self._start
         for req in self.sched.complete(plan, k, now, now - self._start):
             self.on_finish(req, self)
 
     def _start_plan(self, now: float) -> float | None:
-        """Plan the next step from ``now`` and return its end time (None: nothing to do)."""
+        """Plan the next step from ``now`` and return its end time (None: nothing to do).
+
+        NOTE (speed): runs once per plan, so ``sched.idle()``, ``plan.empty``,
+        ``plan.decode_only`` and the decode stretch are written out here (the same tests
+        on the same fields), and a step that moves no KV skips :func:`step_seconds` (which
+        returns its compute time unchanged then).
+        """
         sched = self.sched
-        while not sched.idle():
+        while sched.running or sched.waiting:  # not sched.idle()
             plan = sched.schedule(now, self.max_k)
-            if plan.empty:
+            chunks = plan.chunks
+            if not chunks and not plan.n_dec:  # plan.empty: re-plan at once
                 continue
             if now >= self._next_sample:  # after admission: the batch this step runs
                 self._sample(now)
             self._plan, self._start = plan, now
-            if plan.decode_only:
-                return self._decode_stretch(plan, now)
+            if not chunks:  # plan.decode_only: a decode stretch, its end times from the table
+                ends = self._ends = self._table.ends(plan.n_dec, plan.dec_ctx, plan.k, now)
+                self._k = plan.k
+                return ends[-1]
             compute = self.model.step_time(plan.shape())
+            if not plan.transfer_s:
+                return now + compute
             return now + step_seconds(compute, plan.transfer_s, sched.limits.kv_overlap)
         self._sample(now)  # the idle state, so a time series holds 0, not the last busy sample
         self._next_sample = now  # and the next busy step is sampled, or the 0 holds over it
         self._active, self._pending = False, None
         self.idle_at = now
         return None
-
-    def _decode_stretch(self, plan: StepPlan, now: float) -> float:
-        ends = self._table.ends(plan.n_dec, plan.dec_ctx, plan.k, now)
-        self._ends, self._k = ends, plan.k
-        return ends[-1]
 
     def _sample(self, now: float) -> None:
         s = self.sched
