@@ -51,7 +51,7 @@ class SweepError(TiersimError):
         super().__init__(f"{source}: {where}: {message}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Point:
     """One sweep point: its stable id, its index in grid order and its axis values."""
 
@@ -62,7 +62,15 @@ class Point:
 
 def point_id(values: dict[str, Any]) -> str:
     """Stable 12-hex id of a point from its axis values (same values -> same id, any order)."""
-    text = json.dumps(values, sort_keys=True, default=str, separators=(",", ":"))
+    return _id_of_text(_id_text(values))
+
+
+def _id_text(value: Any) -> str:
+    """The JSON text a point id digests (of the values map, or of one value in it)."""
+    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def _id_of_text(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -205,12 +213,35 @@ def expand(sweep: dict[str, Any] | None, source: str = "scenario",
     if not sweep:
         return [Point(point_id({}), 0, {})]
     dims = _groups(sweep, source)
+    paths = [(d, path, vals) for d, group in enumerate(dims) for path, vals in group]
+    ids = _IdTexts(paths)
     points = []
     for index, combo in enumerate(itertools.product(*(range(len(g[0][1])) for g in dims))):
-        values = {path: vals[i] for group, i in zip(dims, combo, strict=True)
-                  for path, vals in group}
-        points.append(Point(point_id(values), index, values))
+        values = {path: vals[combo[d]] for d, path, vals in paths}
+        points.append(Point(ids.id(combo), index, values))
     return points
+
+
+class _IdTexts:
+    """Point ids of a grid from its values' JSON written once each.
+
+    NOTE (speed): :func:`point_id` dumps a point's whole values map (keys sorted, compact
+    separators); that text is ``{`` + the ``"path":value`` of each path in sorted order, joined
+    by ``,``, + ``}``, each part the same for every point holding that value. Here every part is
+    dumped once per axis value and a point's text is joined from them: the same text, so the
+    same id (a 10^6-point grid spent most of its expansion in ``json.dumps``).
+    """
+
+    def __init__(self, paths: list[tuple[int, str, list[Any]]]):
+        order = sorted(paths, key=lambda entry: entry[1])
+        self._dims = [d for d, _, _ in order]
+        self._parts = [[f"{_id_text(path)}:{_id_text(value)}" for value in vals]
+                       for _, path, vals in order]
+
+    def id(self, combo: tuple[int, ...]) -> str:
+        """The id of the point at value indexes ``combo`` (one per dimension)."""
+        text = ",".join([parts[combo[d]] for d, parts in zip(self._dims, self._parts)])
+        return _id_of_text("{" + text + "}")
 
 
 def axis_names(sweep: dict[str, Any] | None) -> list[str]:

@@ -1,0 +1,35 @@
+"""A big grid's point ids, joined from per-value parts, are the digests of the whole values
+maps they replace."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from tiersim.sweep import axes as ax
+
+SWEEPS = [
+    {"router.confusion.fpr": [0.0, 0.1, 1e-7, float("nan"), float("inf")],
+     "tiers.bf16.replicas": [1, 2]},
+    {"zip": [{"b.x": [1, 2], "a.y": ["\u00e9", "\u2028\n\"x"]},
+             {"c": [{"k": [1, {"z": 2, "a": None}], "e": {}, "l": []}, True]}],
+     "aa": [None, "x"], "B": [[1, [2, [3]]], {"q": 1.5}]},
+    {"tiers.0": [{"name": "x", "replicas": 3}, {"replicas": 2}], "trace.window": [[0, 10], [5, 6]]},
+    {"d": [datetime.date(2024, 1, 1), np.float64(2.5), np.int64(3), (1, 2)], "e.f": [1.0, -0.0]},
+    {},
+]
+
+
+def _old_id(values: dict) -> str:
+    text = json.dumps(values, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+@pytest.mark.parametrize("sweep", SWEEPS)
+def test_expanded_ids_are_the_values_digest(sweep):
+    for point in ax.expand(sweep, "t"):
+        assert point.id == _old_id(point.values) == ax.point_id(point.values)
