@@ -1,5 +1,5 @@
-"""A big grid's point ids, joined from per-value parts, are the digests of the whole values
-maps they replace."""
+"""A big grid's point ids, joined from per-value parts, and its sweep.json, written a point at a
+time, are the ids and bytes of the whole-document encodings they replace."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from tiersim.sweep import axes as ax
+from tiersim.sweep import manifest
+from tiersim.sweep.atomic import write_json_atomic
 
 SWEEPS = [
     {"router.confusion.fpr": [0.0, 0.1, 1e-7, float("nan"), float("inf")],
@@ -22,6 +24,7 @@ SWEEPS = [
     {"d": [datetime.date(2024, 1, 1), np.float64(2.5), np.int64(3), (1, 2)], "e.f": [1.0, -0.0]},
     {},
 ]
+HEAD = {"source": 'a "points": [] b.yaml', "axes": ["x"], "base_digest": "abc", "tiersim": "0"}
 
 
 def _old_id(values: dict) -> str:
@@ -33,3 +36,18 @@ def _old_id(values: dict) -> str:
 def test_expanded_ids_are_the_values_digest(sweep):
     for point in ax.expand(sweep, "t"):
         assert point.id == _old_id(point.values) == ax.point_id(point.values)
+
+
+HAND_MADE = [[], [ax.Point("", 0, {})],
+             [ax.Point('x\u00e9"\n', np.int64(5), {"a": [1]}),
+              ax.Point("y", True, {"a": {"b": float("nan")}}), ax.Point("z", 2**70, {"k": 1})]]
+
+
+@pytest.mark.parametrize("points", [ax.expand(s, "t") for s in SWEEPS] + HAND_MADE)
+@pytest.mark.parametrize("batch", [1, 3, manifest.BATCH])
+def test_manifest_bytes_equal_write_json_atomic(tmp_path, monkeypatch, points, batch):
+    monkeypatch.setattr(manifest, "BATCH", batch)
+    rows = [{"point_id": p.id, "index": p.index, "values": p.values} for p in points]
+    write_json_atomic(tmp_path / "a.json", {**HEAD, "points": rows})
+    manifest.write_manifest(tmp_path / "b.json", HEAD, points)
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()

@@ -44,6 +44,7 @@ from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
 from tiersim.sweep.inputs import file_digest, input_files, input_paths, point_inputs
+from tiersim.sweep.manifest import write_manifest
 from tiersim.sweep.points import (
     PointRunner,
     SweepNotes,
@@ -63,7 +64,6 @@ from tiersim.sweep.store import (
     remove_stale_temps,
     table_matches,
     table_rows,
-    write_json_atomic,
     write_point,
     write_text_atomic,
 )
@@ -775,10 +775,8 @@ def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_ru
     folder; the digests stay those of the scenario as read) and the list of points next to
     the results."""
     write_text_atomic(out / "scenario.yaml", yaml.safe_dump(portable_base(plan), sort_keys=False))
-    write_json_atomic(out / "sweep.json", {
-        "source": plan.source, "axes": plan.axes, **digests(plan, runner),
-        "points": [{"point_id": p.id, "index": p.index, "values": p.values}
-                   for p in plan.points]})
+    write_manifest(out / "sweep.json", {
+        "source": plan.source, "axes": plan.axes, **digests(plan, runner)}, plan.points)
 
 
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
