@@ -199,9 +199,13 @@ def _points_by_value(points: list[ax.Point], path: str) -> list[tuple[Any, list[
     """Each distinct value of axis ``path`` (first-seen order, ``True`` apart from ``1``) with
     the points that hold it, in one pass over the points."""
     groups: dict[tuple[str, str], tuple[Any, list[ax.Point]]] = {}
+    keys: dict[int, tuple[Any, tuple[str, str]]] = {}  # NOTE (speed): see _distinct
     for point in points:
         value = point.values[path]
-        groups.setdefault(_value_key(value), (value, []))[1].append(point)
+        hit = keys.get(id(value))
+        if hit is None or hit[0] is not value:
+            hit = keys[id(value)] = (value, _value_key(value))
+        groups.setdefault(hit[1], (value, []))[1].append(point)
     return list(groups.values())
 
 
@@ -313,9 +317,19 @@ def _value_key(value: Any) -> tuple[str, str]:
 
 
 def _distinct(values) -> list:
-    """The values in first-seen order, each once (``True`` and ``1`` kept apart)."""
+    """The values in first-seen order, each once (``True`` and ``1`` kept apart).
+
+    NOTE (speed): the points of a grid share their value objects, so a value's key is
+    computed once per object (remembered by ``id``, the object held so its id is not reused
+    while remembered), not once per point: a 10^6-point grid made ``_value_key``'s ``repr``
+    millions of times per check. :func:`_points_by_value` does the same.
+    """
     seen, out = set(), []
+    known: dict[int, Any] = {}  # id -> the object already seen
     for value in values:
+        if known.get(id(value)) is value:
+            continue
+        known[id(value)] = value
         key = _value_key(value)
         if key not in seen:
             seen.add(key)
@@ -449,7 +463,7 @@ def check_router_keys(plan: SweepPlan) -> None:
     base = base if isinstance(base, dict) else {}
     policies: set[str] = set()
     setters: dict[str, str | None] = {str(key): None for key in base}  # key -> axis, if any
-    for point in plan.points or [ax.Point("", 0, {})]:
+    for point in _router_points(plan):
         whole = point.values.get("router")
         if isinstance(whole, dict):  # a whole router map is one point's router: its own keys
             found = unread_router_key(whole)
@@ -463,6 +477,23 @@ def check_router_keys(plan: SweepPlan) -> None:
             raise ScenarioError(plan.source, f"router.{key}", problem)
         if problem is not None:
             raise ax.SweepError(plan.source, axis, problem)
+
+
+def _router_points(plan: SweepPlan) -> list[ax.Point]:
+    """The points :func:`check_router_keys` reads: one per combination of the ``router``
+    axes' value objects (points holding the same objects there build the same router map,
+    add the same setters and policies, so the others add nothing); all of one point when
+    no axis sets the router.
+
+    NOTE (speed): a 10^6-point grid built a router map per point for a check that one
+    point per router setting decides."""
+    paths = [path for path in plan.axes if path == "router" or path.startswith("router.")]
+    found: dict[tuple[int, ...], ax.Point] = {}
+    for point in plan.points or [ax.Point("", 0, {})]:
+        found.setdefault(tuple(id(point.values.get(path)) for path in paths), point)
+        if not paths:
+            break
+    return list(found.values())
 
 
 def _router_at(base: dict[str, Any], values: dict[str, Any],
