@@ -115,7 +115,7 @@ def test_quick_profile_drives_the_step_assembly(quick_profile, tmp_path, precisi
                                      decode_context=32))
     assert step > 0
     sources = model.sources()
-    assert set(sources.values()) == {"harness"}
+    assert set(sources.values()) == {"harness on H200"}
     assert f"moe {precision} hidden=256 inter=128 num_experts=16 top_k=2 ep=1 tp=1" in sources
 
 

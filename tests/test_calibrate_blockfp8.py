@@ -272,7 +272,7 @@ def test_profile_reads_a_harness_block_fp8_table_as_a_kernel_time(block_profile,
     ops = ProfileOps(prof, get_model("Qwen3-30B-A3B"), "fp8_block", get_gpu("H200"))
     table = prof.find("gemm", "fp8_block", {"n": 512, "k": 256})
     assert float(ops.gemm(4, 512, 256, "fp8_block")) == pytest.approx(float(table.lookup(4)))
-    assert ops.sources()["gemm fp8_block n=512 k=256"] == "harness"
+    assert ops.sources()["gemm fp8_block n=512 k=256"] == "harness on H200"
 
 
 def test_rule_check_sets_the_shipped_rule_beside_the_measured_kernel(block_profile, tmp_path):

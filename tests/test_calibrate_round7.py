@@ -28,3 +28,33 @@ def test_budget_is_not_overrun_by_the_prefill_mask_import(tmp_path):
     done = out if out.exists() else tmp_path / "p.partial.json"
     elapsed = json.loads(done.read_text())["provenance"]["elapsed_s"]
     assert elapsed <= 0.3 + 1.0, proc.stderr[-2000:]
+
+
+def _harness_profile(gpu_name: str | None):
+    """A one-table harness profile whose provenance names ``gpu_name`` (or nothing)."""
+    from tiersim.perf.profile import profile_from_json
+
+    prov = {"source": "harness"} | ({"gpu_name": gpu_name} if gpu_name is not None else {})
+    doc = {"schema": "tiersim.profile/1", "name": "mine", "gpu": "H200", "provenance": prov,
+           "overhead_s": {"value": 1e-3, "source": "harness"},
+           "tables": [{"op": "gemm", "precision": "bf16", "source": "harness",
+                       "key": {"n": 256, "k": 256}, "axes": {"m": [1, 64]},
+                       "latency_s": [1e-5, 2e-5]}]}
+    return profile_from_json(doc, "mine.json")
+
+
+@pytest.mark.parametrize(("gpu_name", "label", "kind"), [
+    ("NVIDIA H200", "harness on H200", "measured profile on H200"),
+    ("cpu", "harness on cpu", "measured profile on cpu"),
+    (None, "harness", "measured profile"),
+])
+def test_a_harness_table_names_the_device_that_measured_it(gpu_name, label, kind):
+    """Every harness table read "measured profile", whichever device timed it."""
+    from tiersim.summary import source_kind
+
+    prof = _harness_profile(gpu_name)
+    assert prof.source_label(prof.tables[0]) == label
+    assert prof.overhead_label() == label
+    assert source_kind(label) == kind
+    assert source_kind(f"anchored:{label} (gemm bf16 n=256 k=256)") == (
+        f"{kind}, rescaled to the shape")

@@ -48,4 +48,5 @@ def test_quick_cpu_profile_drives_a_run(tmp_path):
     assert summary["completed"] == summary["requests"] > 0
     sources = summary["profile"]["sources"]
     assert {s for tier in sources.values() for t, s in tier.items() if t != "overhead"} \
-        == {"harness"}
+        == {"harness on H200"}
+    assert summary["sources"]["latency"].startswith("measured profile on H200")

@@ -9,6 +9,7 @@ latency and SLO figures from :mod:`tiersim.metrics`, router scores from
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import numpy as np
@@ -288,11 +289,19 @@ SOURCE_READINGS = {"anchored:": "rescaled to the shape",
                    "below the physical limit": "points below the physical limit from the roofline"}
 
 
+#: The device in a harness table's label (``harness on H200``, :meth:`Profile.harness_label`).
+HARNESS_DEVICE = re.compile(r"harness on ([^(),]+?)(?= \(|,|\)|$)")
+
+
 def source_kind(label: str) -> str:
     """A source label in words: where the table came from, then each way it was read (a
-    table of the harness rescaled to another shape and read in CUDA graphs says all three)."""
+    table of the harness rescaled to another shape and read in CUDA graphs says all three).
+    A harness table names the device that measured it: ``measured profile on H200``."""
     label = str(label)
     origin = next((w for key, w in SOURCE_ORIGINS.items() if key in label), label)
+    device = HARNESS_DEVICE.search(label)
+    if origin == SOURCE_ORIGINS["harness"] and device:
+        origin += f" on {device.group(1)}"
     readings = [w for key, w in SOURCE_READINGS.items() if key in label]
     return ", ".join([origin, *readings])
 

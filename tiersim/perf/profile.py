@@ -306,7 +306,8 @@ class Profile:
         ``public`` tables read ``measured:<tool> <engine> <version>`` (e.g.
         ``measured:aiconfigurator vllm 0.24.0``), with ``(<format> read through its <rows>
         rows)`` where the importer read another format's measurement (:data:`PROXY_ROWS`);
-        ``harness`` and ``roofline`` are themselves.
+        ``harness`` tables read ``harness on <device>`` (:meth:`harness_label`); ``roofline``
+        is itself.
         """
         label = self._label(table.source, table.extra.get("engine_version"))
         rows = PROXY_ROWS.get((table.op, table.dtype)) or dsa_proxy_rows(table.dtype)
@@ -319,7 +320,17 @@ class Profile:
         """The source label of the per-iteration overhead."""
         return self._label(self.overhead_source, None)
 
+    def harness_label(self) -> str:
+        """``harness on <device>``: the device that timed the profile's harness tables, from
+        ``provenance.gpu_name`` ("NVIDIA H200" reads "H200"; a ``--device cpu`` run "cpu");
+        bare ``harness`` for a profile that does not record it."""
+        device = str(self.provenance.get("gpu_name") or "").strip()
+        device = device.removeprefix("NVIDIA ").strip()
+        return f"harness on {device}" if device else "harness"
+
     def _label(self, source: str, engine_version: str | None) -> str:
+        if source == "harness":
+            return self.harness_label()
         if source != "public":
             return source
         tool = str(self.provenance.get("tool", "public")).split()[0]
