@@ -58,3 +58,24 @@ def test_a_harness_table_names_the_device_that_measured_it(gpu_name, label, kind
     assert source_kind(label) == kind
     assert source_kind(f"anchored:{label} (gemm bf16 n=256 k=256)") == (
         f"{kind}, rescaled to the shape")
+
+
+
+def test_an_nvfp4_shape_off_its_blocks_is_refused_in_words(tmp_path, capsys):
+    """k=100 skipped the nvfp4 tables with torch's "RuntimeError: shape '[140, -1, 16]' is
+    invalid for input of size 14000"; the reason now says what nvfp4 needs."""
+    from tiersim.calibrate.cli import main
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 100, "num_attention_heads": 5,
+        "num_key_value_heads": 1, "num_hidden_layers": 1, "vocab_size": 77,
+        "intermediate_size": 60}))
+    out = tmp_path / "p.json"
+    assert main(["--device", "cpu", "--config", str(config), "--precisions", "nvfp4",
+                 "--ops", "gemm", "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "Error: nothing measured: every selected table was skipped (first gemm/nvfp4/140x100: "
+        "ValueError: nvfp4 needs k divisible by 16, its block size along k (got k=100)); "
+        f"{out} not written; choose other --ops")
+    assert not out.exists()

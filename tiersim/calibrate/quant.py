@@ -40,6 +40,8 @@ import torch
 PRECISIONS = ("bf16", "fp8", "fp8_block", "w4a16", "nvfp4")
 #: Block edge of the block-FP8 format (weights 128 x 128, activations 1 x 128).
 BLOCK = 128
+#: Weights per NVFP4 scale block, along k.
+NVFP4_BLOCK = 16
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
                -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 FP8 = torch.float8_e4m3fn
@@ -418,8 +420,8 @@ def nvfp4_quantize(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     Blocks of 16 along k; block scale = amax / 6 stored in e4m3 after division by the global
     scale (amax of w / (448 * 6)); values rounded to the nearest E2M1 magnitude.
     """
-    n, k = w.shape
-    blocks = w.float().reshape(n, k // 16, 16)
+    n, k = nvfp4_shape(*w.shape)
+    blocks = w.float().reshape(n, k // NVFP4_BLOCK, NVFP4_BLOCK)
     gscale = (w.float().abs().amax() / (448.0 * 6.0)).clamp(min=1e-12)
     bscale = (blocks.abs().amax(dim=2) / 6.0 / gscale).to(FP8)
     eff = (bscale.float() * gscale).clamp(min=1e-12).unsqueeze(2)
@@ -432,8 +434,18 @@ def nvfp4_quantize(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     return packed, bscale, gscale
 
 
+def nvfp4_shape(n: int, k: int) -> tuple[int, int]:
+    """``(n, k)`` of an NVFP4 weight, checked: k must be whole blocks of 16 (a ValueError that
+    says so, where torch's reshape said "shape '[n, -1, 16]' is invalid for input of size")."""
+    if k % NVFP4_BLOCK:
+        raise ValueError(f"nvfp4 needs k divisible by {NVFP4_BLOCK}, its block size along k "
+                         f"(got k={k})")
+    return n, k
+
+
 def random_nvfp4(n: int, k: int, device: torch.device, gen: torch.Generator):
     """Random NVFP4 weight: (packed uint8 [n, k/2], e4m3 block scales [n, k/16], fp32 global)."""
+    n, k = nvfp4_shape(n, k)
     packed = torch.randint(0, 256, (n, k // 2), device=device, generator=gen,
                            dtype=torch.int32).to(torch.uint8)
     bscale = (torch.rand((n, k // 16), device=device, generator=gen) * 1.5 + 0.5).to(FP8)
