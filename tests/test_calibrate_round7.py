@@ -79,3 +79,36 @@ def test_an_nvfp4_shape_off_its_blocks_is_refused_in_words(tmp_path, capsys):
         "ValueError: nvfp4 needs k divisible by 16, its block size along k (got k=100)); "
         f"{out} not written; choose other --ops")
     assert not out.exists()
+
+
+def test_allreduce_sizes_past_the_deadline_are_not_measured():
+    """The all-reduce ranks never looked at the budget: --tp 2 --ops allreduce --budget-s 1
+    on a CPU ran 8.5 s and said complete. Every rank now stops at rank 0's deadline."""
+    import time
+
+    from tiersim.calibrate import comm
+
+    lat, _ = comm.allreduce_latencies(2, [1024, 4096], "cpu", 1, 2,
+                                      deadline=time.monotonic() - 1)
+    assert lat == []
+    lat, _ = comm.allreduce_latencies(2, [1024, 4096], "cpu", 1, 2)
+    assert len(lat) == 2 and all(v > 0 for v in lat)
+
+
+def test_a_budget_cut_allreduce_keeps_its_sizes_and_says_partial(tmp_path, monkeypatch):
+    from tiersim.calibrate import comm, runner
+
+    def first_size_only(tp, sizes, device_type, warmup, repeats, deadline=float("inf")):
+        assert deadline < float("inf")
+        return [1e-4], "kernel"
+
+    monkeypatch.setattr(comm, "allreduce_latencies", first_size_only)
+    with pytest.raises(runner.PartialProfile) as err:
+        runner.run_calibration("cpu", quick=True, tp=2, ops=("allreduce",), budget_s=60,
+                               out=str(tmp_path / "p.json"), log=lambda _: None)
+    table = err.value.doc["tables"][0]
+    assert table["axes"] == {"bytes": [1024]} and table["latency_s"] == [1e-4]
+    assert table["notes"] == ("PARTIAL: cut short by the time budget (--budget-s) after 1 of 2 "
+                              "grid points")
+    assert err.value.doc["provenance"]["cut"] == [
+        {"table": "allreduce", "points": "1 of 2", "reason": "time budget (--budget-s) spent"}]

@@ -48,9 +48,18 @@ def _time_allreduce(t: torch.Tensor, warmup: int, repeats: int) -> float:
     return statistics.median(times)
 
 
+def _in_time(deadline: float, device: torch.device) -> bool:
+    """Whether rank 0's clock is before ``deadline`` (time.monotonic, one clock for every
+    process of the machine), agreed by every rank so that all stop after the same size."""
+    go = torch.tensor([time.monotonic() < deadline], dtype=torch.int32, device=device)
+    dist.broadcast(go, src=0)
+    return bool(go.item())
+
+
 def _worker(rank: int, world: int, backend: str, sizes: list[int], warmup: int, repeats: int,
-            folder: str) -> None:
-    """One rank: join the group, time every size, rank 0 writes the slowest rank's medians.
+            folder: str, deadline: float = float("inf")) -> None:
+    """One rank: join the group, time each size until ``deadline`` (checked before every
+    size, as a table's grid points are), rank 0 writes the slowest rank's medians.
     Ctrl-C and SIGTERM end a rank quietly: the parent reports the stop on its own line (a
     forked rank inherited its handler and printed a traceback each)."""
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -62,6 +71,8 @@ def _worker(rank: int, world: int, backend: str, sizes: list[int], warmup: int, 
         torch.cuda.set_device(device)
     medians = []
     for nbytes in sizes:
+        if not _in_time(deadline, device):
+            break
         t = torch.ones(max(1, nbytes // 2), dtype=torch.bfloat16, device=device)
         medians.append(_time_allreduce(t, warmup, repeats))
     slowest = torch.tensor(medians, dtype=torch.float64, device=device)
@@ -73,8 +84,11 @@ def _worker(rank: int, world: int, backend: str, sizes: list[int], warmup: int, 
 
 
 def allreduce_latencies(tp: int, sizes: list[int], device_type: str, warmup: int = 3,
-                        repeats: int = 10) -> tuple[list[float], str]:
+                        repeats: int = 10, deadline: float = float("inf")
+                        ) -> tuple[list[float], str]:
     """Seconds of an all-reduce of each size in bytes over ``tp`` ranks, and the method used.
+    Sizes not started by ``deadline`` (time.monotonic: the time budget) are left out, so the
+    list may be shorter than ``sizes`` (a first part of them).
 
     Raises ``RuntimeError`` with the reason when it cannot run (too few GPUs).
     """
@@ -88,7 +102,8 @@ def allreduce_latencies(tp: int, sizes: list[int], device_type: str, warmup: int
         # NOTE: fork is fast on a CPU; CUDA needs spawn (a forked child cannot use CUDA).
         method = "spawn" if backend == "nccl" else "fork"
         torch.multiprocessing.start_processes(
-            _worker, args=(tp, backend, list(sizes), warmup, repeats, folder), nprocs=tp,
+            _worker, args=(tp, backend, list(sizes), warmup, repeats, folder, deadline),
+            nprocs=tp,
             join=True, start_method=method)
         values = json.loads(Path(folder, "result.json").read_text())
     kernel = (f"torch.distributed.all_reduce (sum, bf16) over {tp} ranks, backend {backend}, "

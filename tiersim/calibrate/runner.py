@@ -322,9 +322,11 @@ def measure_allreduce(run: Run) -> None:
     def go():
         sizes = list(run.grid.allreduce_bytes)
         lat, kernel = comm.allreduce_latencies(run.tp, sizes, run.device.type,
-                                               run.grid.warmup, run.grid.min_repeats * 2)
-        run.tables.append(schema.table("allreduce", {"tp": run.tp}, {"bytes": sizes}, lat,
-                                       kernel))
+                                               run.grid.warmup, run.grid.min_repeats * 2,
+                                               deadline=run.deadline)
+        cut = run.kept("allreduce", len(lat), len(sizes))
+        run.tables.append(schema.table("allreduce", {"tp": run.tp}, {"bytes": sizes[:len(lat)]},
+                                       lat, kernel, notes=cut.removeprefix("; ")))
     _guard(run, "allreduce", go)
 
 
