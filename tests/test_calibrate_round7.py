@@ -112,3 +112,16 @@ def test_a_budget_cut_allreduce_keeps_its_sizes_and_says_partial(tmp_path, monke
                               "grid points")
     assert err.value.doc["provenance"]["cut"] == [
         {"table": "allreduce", "points": "1 of 2", "reason": "time budget (--budget-s) spent"}]
+
+
+def test_an_empty_out_is_named_empty(tmp_path, capsys, monkeypatch):
+    """``python -m tiersim.calibrate --out ""`` said "--out : not a regular file (a folder,
+    device or pipe)": the empty path read as the current folder before it was seen empty."""
+    from tiersim.calibrate.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["--device", "cpu", "--quick", "--out", ""]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "Error: --out is empty (an unset shell variable?); give the path of the profile JSON "
+        "to write")
+    assert list(tmp_path.iterdir()) == []

@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.device.strip() and args.device not in DEVICES:  # before torch is imported
         print(f"Error: --device {args.device!r}: must be cuda or cpu", file=sys.stderr)
         return 1
-    problem = (out_problem(args.out) or partial_folder_problem(args.out)
-               or bundled_problem(args.out) or _arg_problem(args)
+    problem = (_arg_problem(args) or out_problem(args.out) or partial_folder_problem(args.out)
+               or bundled_problem(args.out)
                or quick_problem(args.quick, args.model, args.config)
                or _same_file(args.config, args.out))
     if problem:
@@ -298,8 +298,9 @@ def _arg_problem(args) -> str | None:
     for flag in ("model", "config", "out", "device", "precisions", "kv_dtypes", "ops"):
         value = getattr(args, flag, None)
         if isinstance(value, str) and not value.strip():
-            return (f"--{flag.replace('_', '-')} is empty (an unset shell variable?); give its "
-                    "value, or leave it out")
+            fix = ("give the path of the profile JSON to write" if flag == "out"  # required
+                   else "give its value, or leave it out")
+            return f"--{flag.replace('_', '-')} is empty (an unset shell variable?); {fix}"
     if not 0 <= args.seed < 2**63:
         return f"--seed: must be from 0 to 2**63 - 1 (got {args.seed})"
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
