@@ -125,3 +125,29 @@ def test_an_empty_out_is_named_empty(tmp_path, capsys, monkeypatch):
         "Error: --out is empty (an unset shell variable?); give the path of the profile JSON "
         "to write")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_swallowed_where_it_came_still_stops_the_run(tmp_path, monkeypatch, capsys):
+    """SIGTERM during ``import torch`` was lost: torch's C extension imports numpy and carries
+    on when that import fails, so the Stopped raised inside it vanished and the run wrote a
+    complete profile, exit 0. The runner now stops at the next grid point."""
+    import contextlib
+    import signal
+
+    from tiersim.calibrate import attention
+    from tiersim.calibrate.cli import main
+
+    def swallowing_import():
+        with contextlib.suppress(BaseException):  # as the C extension's import does
+            signal.raise_signal(signal.SIGTERM)
+
+    monkeypatch.setattr(attention, "preload", swallowing_import)
+    out = tmp_path / "p.json"
+    assert main(["--device", "cpu", "--quick", "--ops", "overhead,attn_prefill",
+                 "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"Error: interrupted by SIGTERM before anything was measured; {out} not written")
+    assert list(tmp_path.iterdir()) == []
+    from tiersim.calibrate.errors import RECEIVED
+
+    assert RECEIVED == []  # cleared with the handlers: a next run in this process is not stopped

@@ -16,7 +16,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from tiersim.calibrate.errors import Stopped
+from tiersim.calibrate.errors import RECEIVED, Stopped
 from tiersim.errors import TiersimError
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
@@ -159,14 +159,17 @@ def _measure(args, stopped: list) -> int:
 def _signals_stop():
     """SIGTERM and SIGINT raise ``Stopped(signal name)`` once (the runner saves the partial
     file and reports it); later ones, and any after the list it yields gets an item, are
-    ignored so that the answer is written whole. Previous handlers come back on exit. Outside
-    the main thread (where handlers cannot be set) nothing changes."""
+    ignored so that the answer is written whole. The signal is also kept in
+    ``errors.RECEIVED`` (cleared on exit), where the runner finds one whose Stopped was
+    swallowed. Previous handlers come back on exit. Outside the main thread (where handlers
+    cannot be set) nothing changes."""
     done: list[bool] = []
 
     def handler(signum, _frame):
         if not done:
             done.append(True)
-            raise Stopped(signal.Signals(signum).name)
+            RECEIVED.append(signal.Signals(signum).name)
+            raise Stopped(RECEIVED[-1])
 
     saved = {}
     try:
@@ -179,6 +182,7 @@ def _signals_stop():
     finally:
         for sig, old in saved.items():
             signal.signal(sig, old)
+        RECEIVED.clear()
 
 
 def out_problem(out: str) -> str | None:

@@ -26,7 +26,7 @@ import torch
 
 from tiersim.calibrate import attention, comm, grids, moe, provenance, quant, schema, shapes
 from tiersim.calibrate.cli import quick_problem
-from tiersim.calibrate.errors import CalibrateError, Stopped
+from tiersim.calibrate.errors import CalibrateError, Stopped, raise_if_stopped
 from tiersim.calibrate.schema import partial_path
 from tiersim.calibrate.timing import Timer, synchronize
 
@@ -85,7 +85,9 @@ class Run:
             self.log(f"note: {why}")
 
     def time_up(self) -> bool:
-        """True once the time budget (--budget-s) is spent."""
+        """True once the time budget (--budget-s) is spent; raises Stopped for a signal that
+        did not stop the run where it came (see ``errors.RECEIVED``)."""
+        raise_if_stopped()
         return time.monotonic() >= self.deadline
 
     def out_of_time(self, what: str) -> bool:
@@ -524,6 +526,7 @@ def _sections(run: Run, ops: tuple[str, ...], precisions: tuple[str, ...],
     for section in SECTIONS:
         if section not in ops:
             continue
+        raise_if_stopped()
         run.section = section
         run.log(f"[{time.monotonic() - t0:6.1f}s] {section}")
         try:
