@@ -151,3 +151,27 @@ def test_a_signal_swallowed_where_it_came_still_stops_the_run(tmp_path, monkeypa
     from tiersim.calibrate.errors import RECEIVED
 
     assert RECEIVED == []  # cleared with the handlers: a next run in this process is not stopped
+
+
+def test_two_runs_writing_one_out_do_not_share_a_temporary_file(tmp_path, monkeypatch):
+    """Two runs with the same --out wrote through one P.partial.json.tmp: when the other run
+    renamed it first, this run's rename failed and its whole gemm section was recorded as
+    skipped ("FileNotFoundError: ... 'p.partial.json.tmp' -> 'p.partial.json'"), exit 0."""
+    import os
+
+    from tiersim.calibrate import schema
+
+    path, replace = tmp_path / "p.json", os.replace
+    other = {"schema": "tiersim.profile/1", "name": "other"}
+
+    def the_other_run_writes_first(src, dst):
+        monkeypatch.setattr(os, "replace", replace)
+        monkeypatch.setattr(os, "getpid", lambda: -1)  # another process, same moment
+        schema.write(path, other)
+        monkeypatch.undo()
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", the_other_run_writes_first)
+    schema.write(path, {"schema": "tiersim.profile/1", "name": "mine"})
+    assert json.loads(path.read_text())["name"] == "mine"
+    assert [p.name for p in tmp_path.iterdir()] == ["p.json"]

@@ -128,10 +128,12 @@ def partial_path(out: str | Path) -> Path:
 
 def write(path: str | Path, doc: dict) -> None:
     """Write ``doc`` as indented JSON atomically (temporary file, then rename); a write that
-    fails leaves no temporary file behind."""
+    fails leaves no temporary file behind. The temporary file is this process's own
+    (``P.json.<pid>.tmp``): two runs writing one ``--out`` shared ``P.json.tmp``, one renamed
+    the other's away, and the other's failed rename was recorded as a skipped section."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(json.dumps(doc, indent=1) + "\n")
         os.replace(tmp, path)
