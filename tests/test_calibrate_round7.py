@@ -175,3 +175,50 @@ def test_two_runs_writing_one_out_do_not_share_a_temporary_file(tmp_path, monkey
     schema.write(path, {"schema": "tiersim.profile/1", "name": "mine"})
     assert json.loads(path.read_text())["name"] == "mine"
     assert [p.name for p in tmp_path.iterdir()] == ["p.json"]
+
+
+def _failing_write(monkeypatch, fails):
+    """Make ``schema.write`` fail as a full disk does for the paths ``fails(path)`` picks."""
+    import errno
+
+    from tiersim.calibrate import schema
+
+    write = schema.write
+
+    def write_or_fail(path, doc):
+        if fails(Path(path)):
+            raise OSError(errno.ENOSPC, "No space left on device", f"{path}.1.tmp")
+        write(path, doc)
+
+    monkeypatch.setattr(schema, "write", write_or_fail)
+
+
+def test_a_partial_file_that_cannot_be_written_is_a_note_and_the_run_goes_on(
+        tmp_path, monkeypatch, capsys):
+    """A partial save that failed (folder removed, disk full) was recorded as the section's
+    kernel failure, then ended the run in a traceback, losing every table measured."""
+    from tiersim.calibrate.cli import main
+
+    _failing_write(monkeypatch, lambda path: path.name.endswith(".partial.json"))
+    out = tmp_path / "p.json"
+    assert main(["--device", "cpu", "--quick", "--ops", "overhead,attn_decode",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("note: cannot write") == 1
+    assert (f"note: cannot write {tmp_path / 'p.partial.json'} (No space left on device); "
+            "measuring on, the profile is written at the end") in err
+    doc = json.loads(out.read_text())
+    assert doc["provenance"]["status"] == "complete" and doc["provenance"]["skipped"] == []
+
+
+def test_a_profile_that_cannot_be_written_is_one_line(tmp_path, monkeypatch, capsys):
+    from tiersim.calibrate.cli import main
+
+    _failing_write(monkeypatch, lambda path: True)
+    out = tmp_path / "p.json"
+    assert main(["--device", "cpu", "--quick", "--ops", "overhead,attn_decode",
+                 "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"Error: cannot write {out} (No space left on device); the complete profile (2 tables "
+        "and the overhead) is lost; write it where a file can be created, and run again")
+    assert list(tmp_path.iterdir()) == []

@@ -69,6 +69,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     section: str = ""
+    save_failed: bool = False
 
     def skip(self, what: str, reason: str) -> None:
         """Record that table ``what`` was not measured, and why."""
@@ -121,10 +122,37 @@ class Run:
         prov = {**self.prov, "notes": "; ".join(self.notes)}
         return schema.profile(self.name, gpu, prov, self.overhead, self.tables)
 
-    def save(self) -> None:
-        """Rewrite the partial file (never ``out``) with what has been measured so far."""
-        if self.out and self.measured_anything():
-            schema.write(partial_path(self.out), self.document())
+    def save(self, strict: bool = False) -> None:
+        """Rewrite the partial file (never ``out``) with what has been measured so far.
+
+        A write that fails (the folder removed, the disk full) was recorded as the section's
+        failure, then ended the run in a traceback, losing what was measured. Now it is one
+        ``note:`` line, once, and the run goes on (what it measures is kept for the final
+        write); with ``strict`` (the run's outcome is this file) a one-line CalibrateError.
+        """
+        if not (self.out and self.measured_anything()):
+            return
+        try:
+            write_profile(partial_path(self.out), self.document())
+        except CalibrateError as err:
+            if strict:
+                raise
+            if not self.save_failed:
+                self.save_failed = True
+                self.log(f"note: {err}; measuring on, the profile is written at the end")
+
+
+def write_profile(path: str | Path, doc: dict) -> None:
+    """``schema.write``; a system error (a missing folder, a full disk) is one CalibrateError
+    line that names the file."""
+    try:
+        schema.write(path, doc)
+    except OSError as err:
+        why = err.strerror or type(err).__name__
+        where = str(err.filename or "")
+        if where and not where.startswith(str(path)):  # the folder, not the file or its .tmp
+            why += f": {where}"
+        raise CalibrateError(f"cannot write {path} ({why})") from None
 
 
 def _guard(run: Run, what: str, measure: Callable[[], None]) -> bool:
@@ -474,16 +502,14 @@ def _finish(run: Run, out: str | None, existed: bool, stopped: str | None,
     """
     prov = run.prov
     kept = (f"{out} left as it was" if existed else f"{out} not written") if out else ""
-    partial = f"partial profile in {partial_path(out)}, {kept}" if out else "nothing written"
     measured = _count(len(run.tables), "table") + (" and the overhead" if run.overhead else "")
     if stopped is not None:
         prov["status"] = f"partial: interrupted by {stopped} during {run.section}"
         if not run.measured_anything():
             raise CalibrateError(f"interrupted by {stopped} before anything was measured"
                                  + (f"; {kept}" if out else ""))
-        run.save()
         raise CalibrateError(f"interrupted by {stopped} during {run.section}: {measured} "
-                             f"measured; {partial}")
+                             f"measured; {_keep(run, kept)}")
     budget = f"time budget (--budget-s {budget_s:g})" if budget_s else "time budget"
     unmeasured = sum(s["reason"] == BUDGET_REASON for s in prov["skipped"])
     if not run.measured_anything():
@@ -501,15 +527,30 @@ def _finish(run: Run, out: str | None, existed: bool, stopped: str | None,
     if unmeasured or prov["cut"]:
         prov["status"] = (f"partial: {budget} spent; {_count(len(prov['cut']), 'table')} cut "
                           f"short, {unmeasured} not measured")
-        run.save()
         raise PartialProfile(
             f"{budget} spent: {measured} kept ({len(prov['cut'])} cut short), {unmeasured} "
-            f"not measured; {partial}; allow more seconds", run.document())
+            f"not measured; {_keep(run, kept)}; allow more seconds", run.document())
     prov["status"] = "complete"
     if out:
-        schema.write(out, run.document())
+        try:
+            write_profile(out, run.document())
+        except CalibrateError as err:
+            raise CalibrateError(f"{err}; the complete profile ({measured}) is lost; write "
+                                 "it where a file can be created, and run again") from None
         partial_path(out).unlink(missing_ok=True)
     return run.document()
+
+
+def _keep(run: Run, kept: str) -> str:
+    """Write the partial file of a run that did not finish; where what it measured now is, in
+    words: ``partial profile in P.partial.json, P.json not written``, or why it is lost."""
+    if not run.out:
+        return "nothing written"
+    try:
+        run.save(strict=True)
+    except CalibrateError as err:
+        return f"{err}, so it is lost; {kept}"
+    return f"partial profile in {partial_path(run.out)}, {kept}"
 
 
 def _sections(run: Run, ops: tuple[str, ...], precisions: tuple[str, ...],
