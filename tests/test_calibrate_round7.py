@@ -222,3 +222,24 @@ def test_a_profile_that_cannot_be_written_is_one_line(tmp_path, monkeypatch, cap
         f"Error: cannot write {out} (No space left on device); the complete profile (2 tables "
         "and the overhead) is lost; write it where a file can be created, and run again")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--engine", "foo"], "Error: --engine 'foo': aiconfigurator-core {v} has no H200 tables of "
+                          "that engine; choose one of sglang, trtllm, vllm"),
+    (["--gpu", "h999"], "Error: --gpu 'h999': choose one of h200, h100, b200"),
+])
+def test_an_unknown_engine_or_gpu_of_the_importer_is_one_line_naming_the_choices(
+        tmp_path, args, line):
+    """--engine foo was refused only after every model config was read (a dozen note lines),
+    naming a folder inside site-packages and no engine to choose; --gpu h999 named no flag."""
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.perf.aiconfigurator import aic_version
+
+    proc = subprocess.run(
+        [sys.executable, "-c", "from tiersim.cli import app; app()", "calibrate", "--from",
+         "aiconfigurator", *args, "--out", str(tmp_path / "p.json")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == line.format(v=aic_version())
+    assert list(tmp_path.iterdir()) == []

@@ -213,6 +213,18 @@ def data_root(gpu: str) -> Path:
     return root
 
 
+def data_engine(gpu: str, engine: str) -> None:
+    """Check that ``engine`` has tables for ``gpu`` in the installed data, before any model is
+    read (``--engine foo`` was refused only after every model config was read, naming a
+    folder of the package and no engine to choose)."""
+    root = data_root(gpu) / "gemm"
+    engines = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if engine.lower() not in engines:
+        raise ProfileError(f"--engine {engine!r}: {AIC_PACKAGE} {aic_version()} has no "
+                           f"{gpu.upper()} tables of that engine; choose one of "
+                           f"{', '.join(engines) or '(none)'}")
+
+
 def aic_version() -> str:
     """Installed aiconfigurator-core version."""
     return importlib.metadata.version(AIC_PACKAGE)
@@ -1313,6 +1325,7 @@ def import_aiconfigurator(
     from tiersim.perf.profile import save_profile
     from tiersim.perf.roofline import RooflineConstants
 
+    data_engine(gpu, engine)  # the data exist, before the models are read
     models = models or SHIPPED_MODELS
     requests = []
     for model, (precisions, layouts) in models.items():
