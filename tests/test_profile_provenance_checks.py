@@ -70,3 +70,16 @@ def test_the_note_is_a_run_note(tmp_path):
         run_scenario(scenario, baselines=False)
     assert any("provenance.status says 'partial: interrupted by SIGINT during moe'"
                in str(w.message) for w in seen)
+
+
+def test_a_cpu_profile_is_refused_as_measured_on_a_cpu(tmp_path):
+    """A `tiersim calibrate --device cpu` profile as written (`gpu: cpu`) was refused as
+    "gpu: unknown GPU 'cpu'; known GPUs: H200, H100, B200", as if the name were a typo."""
+    profile = edited_profile(tmp_path, gpu="cpu", gpu_name="cpu")
+    path, line = scenario_naming_profile(tmp_path, profile)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert str(err.value) == (
+        f"{path}: line {line}: profile: {profile}: gpu: cpu: measured on a CPU (tiersim "
+        "calibrate --device cpu, which checks the harness's code paths, not a GPU's speed); use "
+        "a H200 profile or profile: null (roofline)")

@@ -34,6 +34,9 @@ def profile_gpu_problem(profile, gpu: str, named: str) -> str | None:
     The fix ends with "use a ... profile" for the caller to finish."""
     from tiersim.hardware import get_gpu
 
+    if str(profile.gpu).strip().lower() == "cpu":  # said "unknown GPU 'cpu'; known GPUs: ..."
+        return (f"{named}: gpu: cpu: measured on a CPU (tiersim calibrate --device cpu, which "
+                f"checks the harness's code paths, not a GPU's speed); use a {gpu} profile")
     try:
         measured = get_gpu(profile.gpu).name
     except TiersimError as err:
