@@ -83,3 +83,18 @@ def test_a_cpu_profile_is_refused_as_measured_on_a_cpu(tmp_path):
         f"{path}: line {line}: profile: {profile}: gpu: cpu: measured on a CPU (tiersim "
         "calibrate --device cpu, which checks the harness's code paths, not a GPU's speed); use "
         "a H200 profile or profile: null (roofline)")
+
+
+def test_a_harness_profile_of_an_h100_sxm_is_read_as_h100():
+    """On an H100 SXM torch names the device "NVIDIA H100 80GB HBM3", so the harness wrote
+    `gpu: H100 80GB HBM3`, and every H100 scenario refused its own GPU's profile as
+    "unknown GPU 'H100 80GB HBM3'"."""
+    from types import SimpleNamespace
+
+    from tiersim.perf import profile_gpu_problem
+
+    profile = SimpleNamespace(gpu="H100 80GB HBM3",
+                              provenance={"gpu_name": "NVIDIA H100 80GB HBM3"})
+    assert profile_gpu_problem(profile, "H100", "p.json") is None
+    assert profile_gpu_problem(profile, "H200", "p.json") == (
+        "p.json: gpu: measured on H100, not H200; use a H200 profile")

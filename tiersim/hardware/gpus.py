@@ -93,7 +93,10 @@ GPUS: dict[str, GPU] = {
 }
 
 _ALIASES = {"h200 sxm": "h200", "h200_sxm": "h200", "h100 sxm": "h100", "h100_sxm": "h100",
-            "b200 sxm": "b200", "b200_sxm": "b200"}
+            "b200 sxm": "b200", "b200_sxm": "b200",
+            # the name torch and nvidia-smi give the H100 SXM ("NVIDIA H100 80GB HBM3"), which
+            # the harness writes as a profile's gpu (the PCIe and NVL parts are other GPUs)
+            "h100 80gb hbm3": "h100"}
 
 
 def get_gpu(name: str) -> GPU:
