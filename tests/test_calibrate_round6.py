@@ -90,7 +90,7 @@ def test_stopped_before_anything_is_measured_writes_nothing(tmp_path, monkeypatc
 
 def test_a_complete_run_writes_out_and_removes_a_stale_partial(tmp_path, capsys):
     out, partial = tmp_path / "p.json", tmp_path / "p.partial.json"
-    partial.write_text("{}")
+    partial.write_text(EARLIER)  # an earlier run's partial profile
     assert main(["--device", "cpu", "--quick", "--ops", "overhead", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["provenance"]["status"] == "complete"
     assert not partial.exists()

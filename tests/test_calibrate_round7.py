@@ -243,3 +243,21 @@ def test_an_unknown_engine_or_gpu_of_the_importer_is_one_line_naming_the_choices
     assert proc.returncode == 1
     assert proc.stderr.strip() == line.format(v=aic_version())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_at_the_partial_name_that_is_no_profile_is_refused(tmp_path, capsys):
+    """A file of the user's at P.partial.json was deleted by a complete run (and replaced by
+    a cut one) without a word, though --out itself refuses to replace anything not a
+    profile."""
+    from tiersim.calibrate.cli import main
+
+    partial = tmp_path / "p.partial.json"
+    partial.write_text('{"my": "notes"}')
+    assert main(["--device", "cpu", "--quick", "--ops", "overhead",
+                 "--out", str(tmp_path / "p.json")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: --out {tmp_path / 'p.json'}: {partial}, where a run that does not finish "
+        "writes what it measured (and a complete run removes), holds a JSON document with no "
+        "schema, not a tiersim profile; move it, or give another --out")
+    assert [p.name for p in tmp_path.iterdir()] == ["p.partial.json"]
+    assert partial.read_text() == '{"my": "notes"}'

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.device.strip() and args.device not in DEVICES:  # before torch is imported
         print(f"Error: --device {args.device!r}: must be cuda or cpu", file=sys.stderr)
         return 1
-    problem = (_arg_problem(args) or out_problem(args.out) or partial_folder_problem(args.out)
+    problem = (_arg_problem(args) or out_problem(args.out) or partial_problem(args.out)
                or bundled_problem(args.out)
                or quick_problem(args.quick, args.model, args.config)
                or _same_file(args.config, args.out))
@@ -241,17 +241,22 @@ def _file_kind(path: Path) -> str | None:
         f"a JSON document of schema {schema!r}")
 
 
-def partial_folder_problem(out: str) -> str | None:
+def partial_problem(out: str) -> str | None:
     """Refuse an ``--out`` whose partial name (``P.partial.json``, where a run that does not
-    finish writes after every table) is a folder, device or pipe: every save failed there,
-    each was recorded as a skipped section, and the run ended in a traceback."""
+    finish writes after every table, and which a complete run removes) is a folder, device
+    or pipe (every save failed there, and the run ended in a traceback), or a file that is
+    not a profile (a complete run deleted it, a cut one replaced it)."""
     from tiersim.calibrate.schema import partial_path
 
     partial = partial_path(out)
+    where = f"--out {out}: {partial}, where a run that does not finish writes what it measured"
     if partial.exists() and not partial.is_file():
-        return (f"--out {out}: {partial}, where a run that does not finish writes what it "
-                "measured, is not a regular file (a folder, device or pipe); move it, or give "
+        return (f"{where}, is not a regular file (a folder, device or pipe); move it, or give "
                 "another --out")
+    what = _file_kind(partial) if partial.is_file() else None
+    if what is not None:
+        return (f"{where} (and a complete run removes), holds {what}, not a tiersim profile; "
+                "move it, or give another --out")
     return None
 
 
