@@ -66,3 +66,16 @@ def test_an_existing_profile_may_be_replaced(tmp_path):
     out = tmp_path / "p.json"
     out.write_text('{"schema": "tiersim.profile/1", "name": "x"}')
     assert out_problem(str(out)) is None
+
+
+@pytest.mark.parametrize("argv", [["--from"], ["--out", "p.json", "--from"],
+                                  ["--from", "--out", "p.json"]])
+def test_from_without_a_value_says_so(tmp_path, capsys, monkeypatch, argv):
+    """`tiersim calibrate --from` said "the following arguments are required: --out" (or
+    "unrecognized arguments: --from"): the harness was run, as if --from were not given."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["calibrate", *argv]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "Error: --from needs a value; the only importer is 'aiconfigurator' (tiersim calibrate "
+        "--from aiconfigurator --out P.json)")
+    assert list(tmp_path.iterdir()) == []

@@ -20,6 +20,9 @@ def calibrate(ctx: typer.Context) -> None:
     """
     argv = list(ctx.args)
     source = flag_value(argv, "--from")
+    if source is None and "--from" in argv or source is not None and source.startswith("-"):
+        raise TiersimError("--from needs a value; the only importer is 'aiconfigurator' "
+                           "(tiersim calibrate --from aiconfigurator --out P.json)")
     if source == "aiconfigurator":
         code = import_aiconfigurator_main(drop_flag(argv, "--from"))
     elif source is not None:
