@@ -526,6 +526,20 @@ def _nvfp4(n: int, k: int, device: torch.device, gen: torch.Generator,
                   lambda: nvfp4_dequantize(packed, bscale, gscale, lut).float(), dequant)
 
 
+def warm_compile(device: torch.device) -> None:
+    """Compile the NVFP4 dequantisation once on a 16 x 16 weight, so that the one-time costs of
+    torch.compile (its imports and caches) are paid here and each table compiles only its own
+    shape. A failure here is left to the tables, which record it as their skip reason."""
+    if has_native_fp4(device):
+        return  # the native FP4 kernel compiles nothing
+    packed, bscale, gscale = random_nvfp4(16, 16, device, generator(device, 0))
+    try:
+        torch.compile(nvfp4_dequantize, dynamic=False)(packed, bscale, gscale,
+                                                       e2m1_lut(device))
+    except Exception:  # noqa: BLE001 - e.g. no C compiler: the tables say so
+        return
+
+
 def check_linear(lin: Linear, k: int, device: torch.device, gen: torch.Generator) -> float:
     """Relative error ||out - ref|| / ||ref|| of the kernel against float32 on its own weight."""
     x = randn((8, k), device, gen)
