@@ -463,13 +463,13 @@ def check_router_keys(plan: SweepPlan) -> None:
     base = base if isinstance(base, dict) else {}
     policies: set[str] = set()
     setters: dict[str, str | None] = {str(key): None for key in base}  # key -> axis, if any
-    for point in _router_points(plan):
+    for point in _points_setting(plan, "router"):
         whole = point.values.get("router")
         if isinstance(whole, dict):  # a whole router map is one point's router: its own keys
             found = unread_router_key(whole)
             if found is not None:
                 raise ax.SweepError(plan.source, "router", f"router.{found[0]}: {found[1]}")
-        router = _router_at(base, point.values, setters)
+        router = _map_at(base, point.values, setters, "router")
         policies |= policies_in_play(router)
     for key, axis in setters.items():
         problem = unread_key_problem(key, policies)
@@ -479,15 +479,16 @@ def check_router_keys(plan: SweepPlan) -> None:
             raise ax.SweepError(plan.source, axis, problem)
 
 
-def _router_points(plan: SweepPlan) -> list[ax.Point]:
-    """The points :func:`check_router_keys` reads: one per combination of the ``router``
-    axes' value objects (points holding the same objects there build the same router map,
-    add the same setters and policies, so the others add nothing); all of one point when
-    no axis sets the router.
+def _points_setting(plan: SweepPlan, target: str) -> list[ax.Point]:
+    """The points a check of the ``target`` map (``router``, ``workload.sessions``) reads: one
+    per combination of the value objects of the axes that can set it (an axis at ``target``,
+    above it or below it); points holding the same objects there build the same map, so the
+    others add nothing; all of one point when no axis sets it.
 
     NOTE (speed): a 10^6-point grid built a router map per point for a check that one
     point per router setting decides."""
-    paths = [path for path in plan.axes if path == "router" or path.startswith("router.")]
+    paths = [path for path in plan.axes if path == target or target.startswith(path + ".")
+             or path.startswith(target + ".")]
     found: dict[tuple[int, ...], ax.Point] = {}
     for point in plan.points or [ax.Point("", 0, {})]:
         found.setdefault(tuple(id(point.values.get(path)) for path in paths), point)
@@ -496,21 +497,26 @@ def _router_points(plan: SweepPlan) -> list[ax.Point]:
     return list(found.values())
 
 
-def _router_at(base: dict[str, Any], values: dict[str, Any],
-               setters: dict[str, str | None]) -> dict[str, Any]:
-    """The ``router:`` map at a point, as far as its keys and policies go (a deeper axis
-    such as ``router.cascade.threshold`` sets its key); each key an axis sets goes in
-    ``setters`` with that axis."""
-    router = dict(base)
+def _map_at(base: dict[str, Any], values: dict[str, Any], setters: dict[str, str | None],
+            target: str) -> dict[str, Any]:
+    """The ``target`` map (``router``, ``workload.sessions``) at a point, as far as its keys
+    go: an axis at ``target`` or above it (``workload`` for ``workload.sessions``) replaces the
+    map whole and sets its keys; a deeper one (``router.cascade.threshold``) sets its key. Each
+    key an axis sets goes in ``setters`` with that axis."""
+    depth = target.count(".") + 1
+    out = dict(base)
     for path, value in values.items():
-        if path == "router" and isinstance(value, dict):
-            router = dict(value)
-            setters.update({str(k): path for k in value if str(k) not in setters})
-        elif path.startswith("router."):
-            key = path.split(".")[1]
-            router[key] = value if path.count(".") == 1 else router.get(key)
+        if path == target or target.startswith(path + "."):
+            for part in target[len(path):].split(".")[1:]:
+                value = value.get(part) if isinstance(value, dict) else None
+            if isinstance(value, dict):
+                out = dict(value)
+                setters.update({str(k): path for k in value if str(k) not in setters})
+        elif path.startswith(target + "."):
+            key = path.split(".")[depth]
+            out[key] = value if path.count(".") == depth else out.get(key)
             setters.setdefault(key, path)
-    return router
+    return out
 
 
 def check_session_keys(plan: SweepPlan) -> None:
@@ -525,34 +531,15 @@ def check_session_keys(plan: SweepPlan) -> None:
     base = base if isinstance(base, dict) else {}
     sources: set[str] = set()
     setters: dict[str, str | None] = {str(key): None for key in base}  # key -> axis, if any
-    for point in plan.points or [ax.Point("", 0, {})]:
-        sources.add(source_named(_sessions_at(base, point.values, setters).get("source")))
+    for point in _points_setting(plan, "workload.sessions"):
+        sources.add(source_named(_map_at(base, point.values, setters,
+                                         "workload.sessions").get("source")))
     for key, axis in setters.items():
         problem = unread_session_key_problem(key, sources)
         if problem is not None and axis is None:
             raise ScenarioError(plan.source, f"workload.sessions.{key}", problem)
         if problem is not None:
             raise ax.SweepError(plan.source, axis, problem)
-
-
-def _sessions_at(base: dict[str, Any], values: dict[str, Any],
-                 setters: dict[str, str | None]) -> dict[str, Any]:
-    """The ``workload.sessions`` map at a point, as far as its keys go (an axis replacing
-    ``workload`` or ``workload.sessions`` whole sets that map's keys; a deeper one such as
-    ``workload.sessions.generate.tasks`` sets its key); each key an axis sets goes in
-    ``setters`` with that axis."""
-    sessions = dict(base)
-    for path, value in values.items():
-        whole = value.get("sessions") if path == "workload" and isinstance(value, dict) else \
-            value if path == "workload.sessions" else None
-        if isinstance(whole, dict):
-            sessions = dict(whole)
-            setters.update({str(k): path for k in whole if str(k) not in setters})
-        elif path.startswith("workload.sessions."):
-            key = path.split(".")[2]
-            sessions[key] = value if path.count(".") == 2 else sessions.get(key)
-            setters.setdefault(key, path)
-    return sessions
 
 
 def _note(text: str) -> None:
