@@ -74,7 +74,18 @@ class KeyedError(ValueError):
 
 
 class FitError(TiersimError):
-    """A model does not fit in a GPU's memory at a precision; says by how many GB."""
+    """A model does not fit in a GPU's memory at a precision (says by how many GB), or cannot be
+    split over a replica's GPUs. ``key``: the tier key a split refusal asks the user to change
+    (``("gpus_per_replica",)``), so a scenario's error names that key's line; empty where the
+    fix is not one key (a model too big for its GPUs)."""
+
+    def __init__(self, message: str, key: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.key = tuple(key)
+
+    def __reduce__(self):
+        """Pickled with its key (a sweep's worker process hands errors back)."""
+        return type(self), (str(self), self.key)
 
 
 class ProfileError(TiersimError):

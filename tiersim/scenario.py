@@ -1331,7 +1331,7 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
             kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier,
                       scenario.draft_model_ref(tier))
         except (KeyError, ValueError, TiersimError) as err:
-            return at, f"tier {tier.name!r}: {_one_line(err)}"
+            return (*at, *getattr(err, "key", ())), f"tier {tier.name!r}: {_one_line(err)}"
     for at, tier in scenario.tier_entries():
         if tier.model is not None and tier.accuracy is None:
             return (*at, "accuracy"), (f"tier {tier.name!r} serves its own model, so set "

@@ -64,13 +64,28 @@ FIXED_RESERVE_BYTES = 1.5e9
 DEFAULT_MAX_BATCHED_TOKENS = 8192
 #: vLLM's default ``gpu_memory_utilization`` (a tier's default too).
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+#: The tier keys a split refusal asks the user to change (:attr:`FitError.key`).
+GPUS_KEY = ("gpus_per_replica",)
+EXPERT_KEY = ("expert_parallel",)
+
+
+#: The tensor-parallel sizes a refusal suggests (times the data-parallel ranks).
+SUGGESTED_TPS = (1, 2, 4, 8, 16, 32, 64)
 
 
 def _valid_tps(model: ModelArch) -> list[int]:
     """Powers of two up to 64 that can split ``model``, its routed experts tensor-parallel
     over them too (the split without expert parallelism)."""
-    return [t for t in (1, 2, 4, 8, 16, 32, 64) if not _split_problem(model, t)
+    return [t for t in SUGGESTED_TPS if not _split_problem(model, t)
             and not (model.is_moe and model.expert_intermediate % t)]
+
+
+def _gpu_counts(model: ModelArch, dp: int, splits) -> str:
+    """The ``gpus_per_replica`` values of ``dp`` data-parallel ranks (``dp`` times a
+    suggested tensor-parallel size that splits ``model``'s attention) on which
+    ``splits(gpus)`` holds, as ``{2, 4, 8}``; "" when none does."""
+    counts = [t * dp for t in SUGGESTED_TPS if not _split_problem(model, t) and splits(t * dp)]
+    return "{" + ", ".join(map(str, counts)) + "}" if counts else ""
 
 
 def _split_problem(model: ModelArch, tp: int) -> str:
@@ -94,14 +109,14 @@ def check_tp(model: ModelArch, tp: int, dp: int = 1) -> None:
     replica's ``tp x dp`` GPUs over ``dp`` data-parallel ranks: the values suggested are
     ``gpus_per_replica``'s, so ``dp`` times the splits that work)."""
     if tp < 1:
-        raise FitError(f"gpus_per_replica must be >= 1 (got {tp})")
+        raise FitError(f"gpus_per_replica must be >= 1 (got {tp})", key=GPUS_KEY)
     problem = _split_problem(model, tp)
     if problem:
         valid = ", ".join(str(t * dp) for t in _valid_tps(model))
         ranks = f" (gpus_per_replica {tp * dp} over data_parallel {dp})" if dp > 1 else ""
         raise FitError(
             f"{model.name} cannot be split over {tp} GPUs{ranks}: {problem}; "
-            f"use gpus_per_replica in {{{valid}}}"
+            f"use gpus_per_replica in {{{valid}}}", key=GPUS_KEY
         )
 
 
@@ -109,27 +124,42 @@ def check_parallel(model: ModelArch, tp: int, dp: int = 1, ep: int = 1) -> None:
     """Raise :class:`FitError` unless ``tp`` x ``dp`` GPUs with expert parallelism ``ep`` can
     serve ``model``: attention splits ``tp`` ways, and ``ep`` must divide the replica's
     ``tp x dp`` GPUs (1: experts tensor-parallel over all of them; ``tp x dp``: vLLM's
-    ``--enable-expert-parallel``) and the model's expert count."""
+    ``--enable-expert-parallel``) and the model's expert count. Each refusal's ``key`` is the
+    tier key its fix names first, and a fix that asks for a GPU count lists those that work."""
     if dp < 1:
-        raise FitError(f"data_parallel must be >= 1 (got {dp})")
+        raise FitError(f"data_parallel must be >= 1 (got {dp})", key=("data_parallel",))
     check_tp(model, tp, dp)
     gpus = tp * dp
     if ep < 1 or gpus % ep:
-        raise FitError(f"expert parallel size {ep} must divide the replica's {gpus} GPUs")
+        raise FitError(f"expert parallel size {ep} must divide the replica's {gpus} GPUs",
+                       key=EXPERT_KEY)
     if ep > 1 and not model.is_moe:
-        raise FitError(f"{model.name} has no experts; expert_parallel needs a MoE model")
+        raise FitError(f"{model.name} has no experts; expert_parallel needs a MoE model",
+                       key=EXPERT_KEY)
     if ep > 1 and model.num_experts % ep:
-        raise FitError(
-            f"{model.name}: {model.num_experts} experts cannot be split over {ep} GPUs; "
-            "use a GPU count that divides the experts or no expert_parallel"
-        )
+        raise FitError(_experts_note(model, dp, ep), key=GPUS_KEY)
     moe_tp = moe_split(tp, dp, ep)[0]
     if model.is_moe and model.expert_intermediate % moe_tp:
-        raise FitError(
-            f"{model.name}: expert width {model.expert_intermediate} is not divisible by the "
+        raise FitError(_expert_width_note(model, dp, moe_tp), key=EXPERT_KEY)
+
+
+def _experts_note(model: ModelArch, dp: int, ep: int) -> str:
+    """Why ``model``'s experts cannot be split whole over ``ep`` GPUs, and the GPU counts of
+    ``dp`` ranks that split them (each GPU holds whole experts on all of them)."""
+    counts = _gpu_counts(model, dp, lambda gpus: model.num_experts % gpus == 0)
+    fix = f"use gpus_per_replica in {counts}, or drop" if counts else "drop"
+    return (f"{model.name}: {model.num_experts} experts cannot be split over {ep} GPUs; "
+            f"{fix} expert_parallel")
+
+
+def _expert_width_note(model: ModelArch, dp: int, moe_tp: int) -> str:
+    """Why ``model``'s expert width cannot be split ``moe_tp`` ways, and the GPU counts of
+    ``dp`` ranks that split it without expert parallelism."""
+    counts = _gpu_counts(model, dp, lambda gpus: model.expert_intermediate % gpus == 0)
+    fix = f", or use gpus_per_replica in {counts}" if counts else ""
+    return (f"{model.name}: expert width {model.expert_intermediate} is not divisible by the "
             f"experts' tensor parallelism {moe_tp} (tp x data_parallel / expert_parallel); "
-            "set expert_parallel or use fewer GPUs"
-        )
+            f"set expert_parallel: true{fix}")
 
 
 #: The output block of block-FP8 checkpoints (``weight_block_size`` [128, 128]).
