@@ -108,3 +108,16 @@ def test_a_layout_key_survives_pickling():
 
     err = pickle.loads(pickle.dumps(FitError("m", key=("data_parallel",))))
     assert (str(err), err.key) == ("m", ("data_parallel",))
+
+
+def test_plan_locates_a_layout_refusal_at_its_key_too(tmp_path, capsys):
+    """The planner, which tries larger GPU counts, said only "tier 'bf16': ..." when none
+    split the experts."""
+    doc = tiny_doc(model=_mixtral(tmp_path))
+    doc["tiers"][1].update(gpus_per_replica=16, expert_parallel=True)
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    line = one_error_line(*run_cli(capsys, "plan", path, "--out", tmp_path / "plan"))
+    assert line.startswith(
+        f"Error: {path}: line {_line_of(path.read_text(), 'gpus_per_replica: 16')}: "
+        "tiers[1].gpus_per_replica: tier 'bf16': mixtral: 8 experts cannot be split over ")
+    assert not (tmp_path / "plan").exists()

@@ -422,16 +422,19 @@ def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):
     from tiersim.fleet import check_contexts
 
     check_contexts(scenario)
-    return scenario.model_copy(update={
-        "tiers": [_fitted(scenario, t, gpu_options) for t in scenario.tiers],
-        "baselines": [_fitted(scenario, t, gpu_options) for t in scenario.baselines]})
+    fitted = [_fitted(scenario, at, t, gpu_options) for at, t in scenario.tier_entries()]
+    return scenario.model_copy(update={"tiers": fitted[:len(scenario.tiers)],
+                                       "baselines": fitted[len(scenario.tiers):]})
 
 
-def _fitted(scenario, tier, gpu_options: tuple[int, ...] | None):
-    """``tier`` on the fewest GPUs per replica it fits on (:func:`_fitting`); one line when
-    none."""
+def _fitted(scenario, at: tuple, tier, gpu_options: tuple[int, ...] | None):
+    """``tier`` (at ``at`` in the scenario) on the fewest GPUs per replica it fits on
+    (:func:`_fitting`); one line when none, at the key a split refusal names (its
+    ``FitError.key``), else at the tier."""
+    from tiersim.errors import ScenarioError
     from tiersim.fleet import build_tier
     from tiersim.plan.planner import GPU_OPTIONS
+    from tiersim.scenario import format_loc
 
     error = None
     counts = [tier.gpus_per_replica] + [
@@ -444,7 +447,8 @@ def _fitted(scenario, tier, gpu_options: tuple[int, ...] | None):
             error = err
             continue
         return sized
-    raise TiersimError(f"{scenario.source}: tier {tier.name!r}: {error}")
+    raise ScenarioError(scenario.source, format_loc((*at, *getattr(error, "key", ()))),
+                        f"tier {tier.name!r}: {error}")
 
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
