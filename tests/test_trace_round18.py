@@ -117,3 +117,19 @@ def test_a_csv_separated_otherwise_than_by_commas_says_so(tmp_path, mark, words)
         f"{path}: not a trace: none of its 1 column name(s) is a trace column (its header is "
         f"one column holding {words}: a trace CSV is separated by commas; save it with "
         "commas); expected azure (TIMESTAMP, ContextTokens, GeneratedTokens);")
+
+
+def test_lone_carriage_returns_cut_the_checks_chunks(tmp_path, monkeypatch):
+    # the checks' chunks were cut at \n only: a file of lone \r line ends was held whole (a
+    # 127 MB file took 1.6 GB in the checks), and a \r\n is never split between two chunks
+    from tiersim.trace import source
+
+    monkeypatch.setattr(source, "_CHUNK", 64)
+    path = tmp_path / "cr.jsonl"
+    path.write_bytes(b"".join(b'{"timestamp": %d, "input_length": 5}\r' % i for i in range(50)))
+    chunks = list(source._line_chunks(path))
+    assert len(chunks) > 10 and max(map(len, chunks)) < 200
+    assert b"".join(chunks) == path.read_bytes()
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes(b"".join(b'{"t": %d, "input": 5}\r\n' % i for i in range(50)))
+    assert all(not c.endswith(b"\r") for c in source._line_chunks(crlf))

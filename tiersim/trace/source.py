@@ -202,12 +202,14 @@ def _check_columns(path: Path, count: int) -> None:
 
 
 def _line_chunks(path: Path):
-    """The file in chunks of about 16 MB, each cut at a line end (the last may lack one)."""
+    r"""The file in chunks of about 16 MB, each cut at a line end (the last may lack one):
+    a ``\n`` or a lone ``\r`` (cut at ``\n`` only, a file of ``\r`` line ends was held whole),
+    never between the two bytes of a ``\r\n`` (a ``\r`` that ends a read waits for the next)."""
     tail = b""
     with path.open("rb") as f:
         while chunk := f.read(_CHUNK):
             chunk = tail + chunk
-            cut = chunk.rfind(b"\n") + 1
+            cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r", 0, len(chunk) - 1)) + 1
             if cut:
                 yield chunk[:cut]
             tail = chunk[cut:]
