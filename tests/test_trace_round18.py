@@ -119,6 +119,19 @@ def test_a_csv_separated_otherwise_than_by_commas_says_so(tmp_path, mark, words)
         "commas); expected azure (TIMESTAMP, ContextTokens, GeneratedTokens);")
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r", b"\r\n"])
+def test_a_json_line_nested_too_deep_is_named_whatever_its_line_ends(tmp_path, end):
+    # the depth check counted only \n: a file of lone \r line ends was one line to it, so the
+    # error named line 1 where the UTF-8 check names the real line
+    lines = [b'{"timestamp": %d, "input_length": 5, "output_length": 2}' % i for i in range(5)]
+    lines[3] = lines[3][:-1] + b', "x": ' + b"[" * 40 + b"]" * 40 + b"}"
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(end.join(lines) + end)
+    with pytest.raises(TraceError) as err:
+        read_trace(path)
+    assert str(err.value) == f"{path}: line 4 is nested more than 32 levels deep; not a trace"
+
+
 def test_lone_carriage_returns_cut_the_checks_chunks(tmp_path, monkeypatch):
     # the checks' chunks were cut at \n only: a file of lone \r line ends was held whole (a
     # 127 MB file took 1.6 GB in the checks), and a \r\n is never split between two chunks

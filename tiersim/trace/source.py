@@ -250,6 +250,8 @@ def _check_json_depth(path: Path) -> None:
     """
     line = 1
     for chunk in _line_chunks(path):
+        # a lone \r ends a line too, as the reader ends it (the count named line 1 for all)
+        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         text = _JSON_STRING.sub(b'""', chunk)
         b = np.frombuffer(text.translate(None, _OTHER_BYTES), dtype=np.uint8)
         newlines = int(np.count_nonzero(b == ord("\n")))
