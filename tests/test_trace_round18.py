@@ -146,3 +146,21 @@ def test_lone_carriage_returns_cut_the_checks_chunks(tmp_path, monkeypatch):
     crlf = tmp_path / "crlf.jsonl"
     crlf.write_bytes(b"".join(b'{"t": %d, "input": 5}\r\n' % i for i in range(50)))
     assert all(not c.endswith(b"\r") for c in source._line_chunks(crlf))
+
+
+def test_fractional_milliseconds_a_minute_apart_get_one_unit_note(tmp_path):
+    # both 'set time_scale: 0.001' (a fraction of a millisecond) and 'set time_scale: 1000'
+    # (minutes apart) were said of one file
+    import warnings
+
+    from tiersim.trace.loader import read_trace
+
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(
+        f'{{"timestamp": {i * 500000.5}, "input_length": 100, "output_length": 10}}\n'
+        for i in range(400)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_trace(path)
+    scales = [w for w in caught if "time_scale" in str(w.message)]
+    assert len(scales) == 1 and "time_scale: 1000 " in str(scales[0].message)

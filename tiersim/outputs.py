@@ -404,15 +404,12 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
         if run.trace is not None:  # the input behind the files: which trace content was read
             info["trace"] = run.trace.to_json()
         (temp / MANIFEST).write_bytes((json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
-        names = list(DATA_FILES)
         for name, text in (extra or {}).items():
             (temp / name).write_bytes(text.encode())
-            names += [] if name in names else [name]
         if report:
             from tiersim.report import write_report
 
             write_report(temp, shown_as=out)
-            names.append("report.html")
         with signals_deferred():  # the set is swapped whole: a Ctrl-C waits for the last rename
             stale = out / "report.html"
             if not report and stale.exists():

@@ -402,9 +402,10 @@ class Sources:
 @dataclass(frozen=True)
 class ProfileUsed:
     """The step-time profile named by the scenario (None: roofline, or the GPU's default) and,
-    per tier, each operator table's source ("roofline", "harness", "measured:..."). ``checked``:
-    how that profile's serving predictions matched measured runs (:mod:`tiersim.fidelity`), or
-    None when they were not checked (the roofline, a profile of one's own)."""
+    per tier, each operator table's source ("roofline", "harness on <device>", "measured:...").
+    ``checked``: how that profile's serving predictions matched measured runs
+    (:mod:`tiersim.fidelity`), or None when they were not checked (the roofline, a profile of
+    one's own)."""
 
     name: str | None
     sources: dict[str, dict[str, str]]

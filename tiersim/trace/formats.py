@@ -144,8 +144,10 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str, unit: str) -> Converte
             seconds = (t - t[0]) * scale
     if unit == "seconds":
         return seconds, units.seconds_note(column, seconds)
-    return seconds, [*units.milliseconds_note(column, t),
-                     *units.seconds_note(column, seconds, unit)]
+    # one note: gaps of a minute or more argue against seconds read as milliseconds, so
+    # where both fire (fractional milliseconds a minute apart) the gaps' note alone is said
+    return seconds, (units.seconds_note(column, seconds, unit)
+                     or units.milliseconds_note(column, t))
 
 
 def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
