@@ -38,6 +38,12 @@ Interpolation rule (every table, every axis)
   last two points (latency is affine in size once a kernel is bandwidth- or compute-bound), with
   the slope floored at zero so latency never falls as work grows (two-axis tables, beyond the
   second axis: and at every earlier row's slope, :func:`end_slopes`).
+- Above the last point of an axis with a single point (a table the harness's time budget cut
+  short, e.g. a decode table with its batch-1 row only): no slope can be taken, so the table is
+  continued along the roofline's own shape through that point, ``value x roofline(x) /
+  roofline(x_last)`` (:meth:`ProfileOps._continued`; read flat, 64 sequences decoded as fast as
+  one), and its source label ends ``(continued along the roofline past its last point)``.
+  Without a roofline fallback it is read flat.
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
 - Beyond the grid (the extrapolated part), never below the physical limit (below): a GEMM
@@ -174,6 +180,9 @@ LAUNCH_FLOOR_MAX_M = 16
 #: fraction: the importer writes some points at the limit itself (a one-token prefill over a long
 #: cached context, read at HBM bandwidth), which rounding leaves a hair below.
 LIMIT_TOLERANCE = 1e-3
+#: Source-label suffix of a table with one point along an axis, read past it along the roofline
+#: (:meth:`ProfileOps._continued`).
+CONTINUED = " (continued along the roofline past its last point)"
 #: The ``extra`` field of an anchored table (:meth:`AnchoredTable.on_grid`) naming its source.
 ANCHORED_FROM = "anchored_from"
 
@@ -952,6 +961,12 @@ def _round_nested(value: Any) -> Any:
 # --------------------------------------------------------------------------- ProfileOps
 
 
+def _lone_axes(table: Table) -> list[str]:
+    """The axes of ``table`` with a single grid point (a table cut short by the harness's time
+    budget), along which no slope can be taken."""
+    return [name for name, axis in table.axes.items() if axis.size == 1]
+
+
 def _shape_distance(op: str, have: dict[str, int], want: dict[str, int]) -> tuple[float, ...]:
     """How far a table key of ``op`` is from the wanted one, compared as a tuple (log
     distances). MoE: first the whole expert shape (hidden, width, count, top-k), then the
@@ -1175,6 +1190,8 @@ class ProfileOps:
                 if ANCHORED_FROM in table.extra:
                     label = f"anchored:{label} ({table.extra[ANCHORED_FROM]})"
                 table, raised = self._at_least_limit(table)
+                if self.fallback is not None and _lone_axes(table):
+                    raised += CONTINUED
             if table is not None and self._graph_read(table):
                 label = f"{GRAPH_READ}{label} (its launch floor removed in CUDA-graph steps"
                 other = GRAPH_FLOOR_DTYPE.get(dtype or "")
@@ -1219,20 +1236,48 @@ class ProfileOps:
                 self.ep)
         return limit
 
-    def _past_grid(self, table: Table, value, coords: tuple, limit_at):
+    def _past_grid(self, table: Table, value, coords: tuple, at):
         """``value`` (``table`` read at ``coords``) where they lie inside its grid; beyond its
-        last point along an axis, where the module's rule extrapolates, never below the
-        physical limit (``limit_at(limit_ops)``): a GEMM continued past 32,768 tokens on its
-        last segment's slope ran faster than the tensor cores."""
-        value = np.asarray(value, np.float64)
+        last point along an axis, where the module's rule extrapolates (:meth:`_continued`
+        where the axis has one point), never below the physical limit (``at(limit_ops,
+        *coords)``): a GEMM continued past 32,768 tokens on its last segment's slope ran faster
+        than the tensor cores."""
+        value = self._continued(table, np.asarray(value, np.float64), coords, at)
         beyond = np.zeros(value.shape, dtype=bool)
         for x, axis in zip(coords, table.axes.values(), strict=True):
             beyond = beyond | (np.asarray(x, np.float64) > axis[-1])
         limit = self._limit_ops() if beyond.any() else None
         if limit is None:
             return value
-        return np.where(beyond, np.maximum(value, np.asarray(limit_at(limit), np.float64)),
+        return np.where(beyond, np.maximum(value, np.asarray(at(limit, *coords), np.float64)),
                         value)
+
+    def _continued(self, table: Table, value, coords: tuple, at):
+        """``value`` beyond the one point of an axis that has a single point (a table the
+        harness's budget cut short: no slope to continue, so the module's rule reads it flat)
+        continued along the roofline's own shape through that point: times ``roofline(x) /
+        roofline(x_last)`` (``at(fallback, *coords)``), the rescaling :class:`AnchoredTable`
+        uses between shapes, never below the physical limit. Unchanged elsewhere, and without
+        a roofline fallback."""
+        if self.fallback is None or not _lone_axes(table):
+            return value
+        past = np.zeros(value.shape, dtype=bool)
+        last = []
+        for x, axis in zip(coords, table.axes.values(), strict=True):
+            x = np.asarray(x, np.float64)
+            if axis.size == 1:
+                past = past | (x > axis[-1])
+                x = np.minimum(x, axis[-1])
+            last.append(x)
+        if not past.any():
+            return value
+        ratio = (np.asarray(at(self.fallback, *coords), np.float64)
+                 / np.asarray(at(self.fallback, *last), np.float64))
+        continued = value * ratio
+        limit = self._limit_ops()
+        if limit is not None:
+            continued = np.maximum(continued, np.asarray(at(limit, *coords), np.float64))
+        return np.where(past, continued, value)
 
     # ------------------------------------------------------------------ anchoring
 
@@ -1322,7 +1367,7 @@ class ProfileOps:
             value = self._graph_gemm(table, m, n, k, dtype, self.profile.eager.graph_max_tokens)
         else:
             value = table.lookup(m)
-        return self._past_grid(table, value, (m,), lambda lim: lim.gemm(m, n, k, dtype))
+        return self._past_grid(table, value, (m,), lambda ops, x: ops.gemm(x, n, k, dtype))
 
     def _graph_read(self, table) -> bool:
         """True for an eagerly timed table this profile reads differently inside CUDA graphs."""
@@ -1383,13 +1428,18 @@ class ProfileOps:
         """Seconds of one gated delta-net layer's kernels (convolution and recurrent state
         update) for ``seqs`` decoding sequences."""
         table = self._table("gdn_decode", None, self._gdn_key())
-        return self.fallback.gdn_decode(seqs) if table is None else table.lookup(seqs)
+        if table is None:
+            return self.fallback.gdn_decode(seqs)
+        return self._continued(table, table.lookup(seqs), (seqs,), lambda ops, x: ops.gdn_decode(x))
 
     def gdn_prefill(self, tokens) -> np.ndarray:
         """Seconds of one gated delta-net layer's kernels (causal convolution and chunked delta
         rule) for one sequence's prefill chunk of ``tokens`` tokens."""
         table = self._table("gdn_prefill", None, self._gdn_key())
-        return self.fallback.gdn_prefill(tokens) if table is None else table.lookup(tokens)
+        if table is None:
+            return self.fallback.gdn_prefill(tokens)
+        return self._continued(table, table.lookup(tokens), (tokens,),
+                               lambda ops, x: ops.gdn_prefill(x))
 
     def _gdn_key(self) -> dict[str, int]:
         """The per-GPU shape of a gated delta-net layer's kernels."""
@@ -1413,7 +1463,7 @@ class ProfileOps:
         if table is None:
             return self.fallback.moe(tokens)
         return self._past_grid(table, table.lookup(tokens), (tokens,),
-                               lambda lim: lim.moe(tokens))
+                               lambda ops, x: ops.moe(x))
 
     def attn_prefill(self, tokens, context) -> np.ndarray:
         """Seconds of one layer's prefill attention: ``tokens`` new over ``context`` cached."""
@@ -1421,7 +1471,7 @@ class ProfileOps:
         if table is None:
             return self.fallback.attn_prefill(tokens, context)
         return self._past_grid(table, table.lookup(tokens, context), (tokens, context),
-                               lambda lim: lim.attn_prefill(int(tokens), int(context)))
+                               lambda ops, t, c: ops.attn_prefill(int(t), int(c)))
 
     def attn_decode(self, batch, context_per_seq) -> np.ndarray:
         """Seconds of one layer's decode attention over ``batch`` sequences of that context."""
@@ -1430,7 +1480,7 @@ class ProfileOps:
             return self.fallback.attn_decode(batch, context_per_seq)
         return self._past_grid(table, table.lookup(batch, context_per_seq),
                                (batch, context_per_seq),
-                               lambda lim: lim.attn_decode(int(batch), context_per_seq))
+                               lambda ops, b, c: ops.attn_decode(int(b), c))
 
     def attn_decode_curve(self, batch: int) -> tuple[np.ndarray, np.ndarray, float] | None:
         """The decode attention table at ``batch`` as ``(log context axis, log latency row,
@@ -1442,7 +1492,7 @@ class ProfileOps:
         if type(table) is not Table or len(table.axes) != 2:
             return None
         grid, x0 = table._grid(), float(batch)
-        if grid.ax0.size > 1 and x0 > grid.ax0[-1]:
+        if x0 > grid.ax0[-1]:
             return None
         return grid.lax1, grid._blended(x0), grid.last1
 
@@ -1457,7 +1507,9 @@ class ProfileOps:
         grid, limit = table._grid(), self._limit_ops()
         last0, last1 = (float(axis[-1]) for axis in table.axes.values())
         # beyond the grid: the table's extrapolation, held at the physical limit where known
-        beyond = grid.at if limit is None else getattr(self, op)
+        # and continued along the roofline past a lone point (the op itself does both)
+        plain = limit is None and (self.fallback is None or not _lone_axes(table))
+        beyond = grid.at if plain else getattr(self, op)
         inside = grid.point
 
         def point(x0: float, x1: float):
@@ -1493,7 +1545,8 @@ class ProfileOps:
         table = self._table("allreduce", None, {"tp": n})
         if table is None:
             return self.fallback.allreduce(nbytes, n)
-        return table.lookup(nbytes)
+        return self._continued(table, table.lookup(nbytes), (nbytes,),
+                               lambda ops, x: ops.allreduce(x, n))
 
     def _across_nodes(self, nbytes, n: int, node: int) -> np.ndarray:
         """An all-reduce over ``n`` GPUs spanning nodes, which no table covers: the measured
