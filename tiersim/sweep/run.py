@@ -471,10 +471,17 @@ def check_router_keys(plan: SweepPlan) -> None:
                 raise ax.SweepError(plan.source, "router", f"router.{found[0]}: {found[1]}")
         router = _map_at(base, point.values, setters, "router")
         policies |= policies_in_play(router)
+    _refuse_unread(plan, setters, lambda key: unread_key_problem(key, policies), "router")
+
+
+def _refuse_unread(plan: SweepPlan, setters: dict[str, str | None], problem_of,
+                   target: str) -> None:
+    """Refuse the first key of the ``target`` map that ``problem_of(key)`` finds unread: at
+    the axis that sets it (``setters``), else at the base scenario's key."""
     for key, axis in setters.items():
-        problem = unread_key_problem(key, policies)
+        problem = problem_of(key)
         if problem is not None and axis is None:
-            raise ScenarioError(plan.source, f"router.{key}", problem)
+            raise ScenarioError(plan.source, f"{target}.{key}", problem)
         if problem is not None:
             raise ax.SweepError(plan.source, axis, problem)
 
@@ -534,12 +541,8 @@ def check_session_keys(plan: SweepPlan) -> None:
     for point in _points_setting(plan, "workload.sessions"):
         sources.add(source_named(_map_at(base, point.values, setters,
                                          "workload.sessions").get("source")))
-    for key, axis in setters.items():
-        problem = unread_session_key_problem(key, sources)
-        if problem is not None and axis is None:
-            raise ScenarioError(plan.source, f"workload.sessions.{key}", problem)
-        if problem is not None:
-            raise ax.SweepError(plan.source, axis, problem)
+    _refuse_unread(plan, setters, lambda key: unread_session_key_problem(key, sources),
+                   "workload.sessions")
 
 
 def _note(text: str) -> None:
