@@ -164,3 +164,24 @@ def test_fractional_milliseconds_a_minute_apart_get_one_unit_note(tmp_path):
         read_trace(path)
     scales = [w for w in caught if "time_scale" in str(w.message)]
     assert len(scales) == 1 and "time_scale: 1000 " in str(scales[0].message)
+
+
+def test_a_unit_note_followed_is_not_said_again(tmp_path):
+    # with trace.time_scale: 1000 set as the note advised, it still said to set it
+    import warnings
+
+    from tiersim.trace.loader import read_trace
+
+    path = tmp_path / "us.jsonl"
+    path.write_text("".join(
+        f'{{"timestamp": {i * 1_000_000}, "input_length": 100, "output_length": 10}}\n'
+        for i in range(400)))
+
+    def scale_notes(time_scale: float) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            read_trace(path, time_scale=time_scale)
+        return [str(w.message) for w in caught if "time_scale" in str(w.message)]
+
+    assert len(scale_notes(1.0)) == 1 and len(scale_notes(2.0)) == 1
+    assert scale_notes(1000.0) == []

@@ -128,7 +128,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
         rows, window_notes = window_rows(table, window, src, sessions)
         table = _keep(table, rows, window, src)
         notes = [*notes, *window_notes]
-    notes = [*notes, *_late_start(table, window, time_scale)]
+    notes = [*units.unfollowed(notes, time_scale), *_late_start(table, window, time_scale)]
     origin = TraceOrigin(src.path, name, tuple(notes), 0 if rows is None else int(rows[0]),
                          src.header_lines, None if rows is None or _one_run(rows) else rows,
                          arrivals, step_types)

@@ -20,6 +20,26 @@ SLOW_GAP_S = 60.0
 """... with a median gap of a minute or more between arrivals may be milliseconds."""
 
 
+class UnitNote(str):
+    """A note on a time column's unit, with the ``trace.time_scale`` it advises (``scale``):
+    a read at that very scale has followed it, so it is not said again."""
+
+    scale: float
+
+    def __new__(cls, text: str, scale: float) -> UnitNote:
+        note = super().__new__(cls, text)
+        note.scale = scale
+        return note
+
+    def __reduce__(self):
+        return (UnitNote, (str(self), self.scale))
+
+
+def unfollowed(notes: list[str], time_scale: float) -> list[str]:
+    """``notes`` less the unit notes whose advised scale is ``time_scale``."""
+    return [n for n in notes if not (isinstance(n, UnitNote) and n.scale == time_scale)]
+
+
 def milliseconds_note(column: str, t: np.ndarray) -> list[str]:
     """A note when the raw timestamps ``t`` of a column read in milliseconds (Mooncake) look
     like seconds: a fraction of a millisecond, a first value sized as Unix seconds, or a median
@@ -37,10 +57,11 @@ def milliseconds_note(column: str, t: np.ndarray) -> list[str]:
         reasons.append(f"the median gap between consecutive ones is {gap:.3g} ms")
     if not reasons:
         return []
-    return [f"{column} is read in milliseconds (this format's unit), but {'; '.join(reasons)}: "
-            "if they are seconds (as in Qwen's Bailian traces), every arrival comes 1000x too "
-            "early; set trace.time_scale: 0.001 (tiersim trace inspect: --time-scale 0.001) "
-            "or write them in milliseconds"]
+    return [UnitNote(
+        f"{column} is read in milliseconds (this format's unit), but {'; '.join(reasons)}: if "
+        "they are seconds (as in Qwen's Bailian traces), every arrival comes 1000x too early; "
+        "set trace.time_scale: 0.001 (tiersim trace inspect: --time-scale 0.001) or write them "
+        "in milliseconds", 0.001)]
 
 
 FINER = {"seconds": "milliseconds", "milliseconds": "microseconds"}
@@ -57,10 +78,11 @@ def seconds_note(column: str, t: np.ndarray, unit: str = "seconds") -> list[str]
     span, gap = float(t[-1] - t[0]), _median_gap(t)
     if gap is None or span <= SLOW_SPAN_S or gap < SLOW_GAP_S:
         return []
-    return [f"{column} is read in {unit}, but the arrivals span {span / 86_400:,.1f} days with "
-            f"a median gap of {gap:,.0f} s between consecutive ones: if they are {FINER[unit]}, "
-            "every arrival comes 1000x too late; set trace.time_scale: 1000 (tiersim trace "
-            f"inspect: --time-scale 1000) or write them in {unit}"]
+    return [UnitNote(
+        f"{column} is read in {unit}, but the arrivals span {span / 86_400:,.1f} days with a "
+        f"median gap of {gap:,.0f} s between consecutive ones: if they are {FINER[unit]}, every "
+        "arrival comes 1000x too late; set trace.time_scale: 1000 (tiersim trace inspect: "
+        f"--time-scale 1000) or write them in {unit}", 1000.0)]
 
 
 def _median_gap(t: np.ndarray) -> float | None:
