@@ -91,25 +91,28 @@ def escalations_run(result) -> np.ndarray:
     return np.where(ran, np.asarray(result.final_tier), -1)
 
 
+def refused(result) -> np.ndarray:
+    """Per request, whether its first tier refused it at admission (the engine's ``refused``;
+    all False for a result without one)."""
+    given = getattr(result, "refused", None)
+    if given is None:
+        return np.zeros(len(result.dropped), dtype=bool)
+    return np.asarray(given, dtype=bool)
+
+
 def first_pass_ran(result) -> np.ndarray:
     """Whether each request's first pass was admitted: not dropped on arrival, nor refused
-    there and sent on to a cascade's escalation tier (``result.refused``, where it has one)."""
-    ran = ~np.asarray(result.dropped) | np.asarray(result.escalated)
-    refused = getattr(result, "refused", None)
-    return ran if refused is None else ran & ~np.asarray(refused, dtype=bool)
+    there and sent on to a cascade's escalation tier (:func:`refused`)."""
+    return (~np.asarray(result.dropped) | np.asarray(result.escalated)) & ~refused(result)
 
 
 def passes_run(result) -> tuple[np.ndarray, np.ndarray]:
     """Per request, the tier of its first pass that ran (or would have) and whether a second
     pass followed it: a request its first tier refused at admission and a cascade sent on ran
-    one pass only, on its final tier (``result.refused``, where it has one)."""
-    refused = getattr(result, "refused", None)
-    escalated = np.asarray(result.escalated, dtype=bool)
-    if refused is None:
-        return np.asarray(result.first_tier, dtype=np.int64), escalated
-    refused = np.asarray(refused, dtype=bool)
-    first = np.where(refused, result.final_tier, result.first_tier).astype(np.int64)
-    return first, escalated & ~refused
+    one pass only, on its final tier (:func:`refused`)."""
+    sent_on = refused(result)
+    first = np.where(sent_on, result.final_tier, result.first_tier).astype(np.int64)
+    return first, np.asarray(result.escalated, dtype=bool) & ~sent_on
 
 
 def pass_counts(result, k: int) -> np.ndarray:

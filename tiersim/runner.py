@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from tiersim import costs, outputs, response_cache, savings, session_metrics, summary
 from tiersim import fleet as fleet_mod
-from tiersim import outputs, response_cache, savings, session_metrics, summary
 from tiersim.errors import Note, TiersimError, notes_of
 from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
@@ -310,7 +310,7 @@ def _dropped_after_first_pass(result, dropped: np.ndarray, why: str) -> str:
     """The dropped note's account of ``dropped``: never served, or escalations their second
     tier refused after the first pass ran (and was paid for), or how many of each."""
     ran = int((dropped & np.asarray(result.escalated, dtype=bool)
-               & ~summary.refused(result)).sum())
+               & ~costs.refused(result)).sum())
     if not ran:
         return f", never served ({why})"
     if ran == int(dropped.sum()):

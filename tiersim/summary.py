@@ -110,7 +110,7 @@ class RequestTable:
         if name in ("ttft_s", "tpot_s", "e2e_s"):
             return metrics.latency_columns(*self._times(part))[name]
         if name == "refused":
-            return refused(r)[part]
+            return costs.refused(r)[part]
         done = ~np.asarray(r.dropped[part], dtype=bool)
         if name == "completed":
             return done
@@ -160,15 +160,6 @@ _RESULT_COLUMNS = {
 _DTYPES = {"replica": np.int64, "preemptions": np.int64, "escalated": bool,
            "prefix_hit_tokens": np.int64, "output_tokens": np.int64}
 """Their dtypes in requests.parquet (the others are float64)."""
-
-
-def refused(result) -> np.ndarray:
-    """Per request, whether its first tier refused it at admission (the engine's ``refused``;
-    all False for a result without one)."""
-    given = getattr(result, "refused", None)
-    if given is None:
-        return np.zeros(len(result.dropped), dtype=bool)
-    return np.asarray(given, dtype=bool)
 
 
 def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
@@ -249,7 +240,7 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
     failure rates; accuracy with its bootstrap 95% interval; whether the floor was met."""
     s = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
               dropped=result.dropped, basis=basis)
-    sent_on = refused(result) & np.asarray(result.escalated, dtype=bool)
+    sent_on = costs.refused(result) & np.asarray(result.escalated, dtype=bool)
     floor = scenario.accuracy_floor  # else the floor router's own: it is held to it
     if floor is None and scenario.router.policy == "floor":
         floor = scenario.router.floor
