@@ -275,6 +275,7 @@ SOURCE_ORIGINS = {"applied unchanged": "fitted on another GPU's serving rows",
                   "measured:": "public measured", "roofline": "roofline"}
 #: How a table was read, added to its origin: every one the label carries.
 SOURCE_READINGS = {"anchored:": "rescaled to the shape",
+                   "rescaled:": "rescaled to the weights' bits",
                    "graph-read:": "launch floor removed in CUDA graphs",
                    "roofline across": "roofline across nodes",
                    "below the physical limit": "points below the physical limit from the roofline"}

@@ -57,8 +57,9 @@ weights whose ``input_activations`` is null or missing are the weight-only ``nvf
 -> ``w4a16`` with its ``group_size``, but the modules ``modules_to_not_convert`` names; other
 bit widths are refused). The weight-only formats
 (:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at their own bits a
-weight, as vLLM serves them with weight-only kernels (one note per file and format, naming
-its first key and how many more say it).
+weight (FP8 W8A16 on W4A16's 4-bit tables rescaled by the roofline,
+:func:`~tiersim.hardware.precisions.table_format`), as vLLM serves them with weight-only
+kernels (one note per file and format, naming its first key and how many more say it).
 Ignore / exclude lists, compressed-tensors ``targets`` (a name or regex target before the
 ``Linear`` class, as vLLM matches them) and ModelOpt's per-layer ``quantized_layers`` (the most
 specific key first) are all matched against every layer's member modules of each group, weighed

@@ -66,6 +66,10 @@ class Precision:
         FP8's), when not its own name.
     group_size: the weights per scale where its bits do not imply it (a weight-only NVFP4
         checkpoint timed as W4A16: 16; :data:`PER_CHANNEL` for one scale per row); 0: they do.
+    value_bits: bits of each stored weight value, scales left out (W4A16 at any group size,
+        NVFP4, MXFP4: 4; FP8: 8; BF16: 16). A format timed on the tables of the format its
+        ``name`` names but of another width (FP8 W8A16 on W4A16's) reads them rescaled
+        (:func:`table_format`); 0: not stated, read as the tables' own.
     """
 
     name: str
@@ -75,6 +79,7 @@ class Precision:
     weight_only: bool = False
     native_as: str = ""
     group_size: int = 0
+    value_bits: int = 0
 
     @property
     def bf16_groups(self) -> frozenset[str]:
@@ -99,12 +104,14 @@ class Precision:
 
 
 PRECISIONS: dict[str, Precision] = {
-    "bf16": Precision("bf16", "BF16", 16.0, "bf16"),
-    "fp8": Precision("fp8", "FP8", 8.0, "fp8"),
-    "w4a16": Precision("w4a16", "W4A16", 4.0 + 16.0 / 128, "bf16", weight_only=True),
-    "nvfp4": Precision("nvfp4", "NVFP4", 4.0 + 8.0 / 16, "fp4"),
-    "fp8_block": Precision("fp8_block", "FP8 (block)", 8.0 + 32.0 / 16384, "fp8", native_as="fp8"),
-    "mxfp4": Precision("mxfp4", "MXFP4", 4.0 + 8.0 / 32, "fp4", native_as="nvfp4"),
+    "bf16": Precision("bf16", "BF16", 16.0, "bf16", value_bits=16),
+    "fp8": Precision("fp8", "FP8", 8.0, "fp8", value_bits=8),
+    "w4a16": Precision("w4a16", "W4A16", 4.0 + 16.0 / 128, "bf16", weight_only=True,
+                       value_bits=4),
+    "nvfp4": Precision("nvfp4", "NVFP4", 4.0 + 8.0 / 16, "fp4", value_bits=4),
+    "fp8_block": Precision("fp8_block", "FP8 (block)", 8.0 + 32.0 / 16384, "fp8", native_as="fp8",
+                           value_bits=8),
+    "mxfp4": Precision("mxfp4", "MXFP4", 4.0 + 8.0 / 32, "fp4", native_as="nvfp4", value_bits=4),
 }
 #: The tier precision that serves every group as its checkpoint ships it.
 CHECKPOINT = "checkpoint"
@@ -167,7 +174,8 @@ def w4a16(group_size: int) -> Precision:
     if group_size == 128:
         return PRECISIONS["w4a16"]
     label = "W4A16 per channel" if group_size >= PER_CHANNEL else f"W4A16 g{group_size}"
-    return Precision("w4a16", label, 4.0 + 16.0 / group_size, "bf16", weight_only=True)
+    return Precision("w4a16", label, 4.0 + 16.0 / group_size, "bf16", weight_only=True,
+                     value_bits=4)
 
 
 PER_CHANNEL = 1 << 16
@@ -192,13 +200,26 @@ def w4a16_group_size(prec: Precision) -> int:
 #: activations 16-bit (compressed-tensors ``input_activations: null``, ModelOpt
 #: ``W4A16_NVFP4``). vLLM serves them with weight-only kernels (Marlin: dequantised weights,
 #: BF16 math) on every GPU, so they are timed as ``w4a16`` (the name the step models and
-#: accuracy priors know) at their own bits a weight, under their own label.
+#: accuracy priors know) at their own bits a weight, under their own label: FP8 W8A16's 8-bit
+#: weights on W4A16's tables rescaled by the roofline (:func:`table_format`).
 WEIGHT_ONLY: dict[str, Precision] = {
     "nvfp4a16": Precision("w4a16", "NVFP4A16", 4.0 + 8.0 / 16, "bf16", weight_only=True,
-                          group_size=16),
+                          group_size=16, value_bits=4),
     "fp8a16": Precision("w4a16", "FP8 W8A16", 8.0, "bf16", weight_only=True,
-                        group_size=PER_CHANNEL),
+                        group_size=PER_CHANNEL, value_bits=8),
 }
+
+
+def table_format(prec: Precision) -> Precision | None:
+    """The format whose weight bits a profile's tables of ``prec.name`` were timed at, where
+    ``prec`` stores weights of another width: FP8 W8A16 (8-bit weights) on W4A16's 4-bit
+    tables, which are then read rescaled by the roofline from those bits to ``prec``'s. None
+    where the widths agree (W4A16 at any group size, NVFP4A16 on W4A16's tables): the tables
+    do not record the group size they were timed at, and are read as timed."""
+    own = PRECISIONS.get(prec.name)
+    if own is None or not prec.value_bits or own.value_bits == prec.value_bits:
+        return None
+    return own
 
 
 def checkpoint_precision(name: str) -> Precision:

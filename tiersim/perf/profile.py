@@ -92,6 +92,12 @@ tensor cores and vLLM runs them as weight-only kernels), so those GEMMs come fro
 weight-only path and are listed as ``roofline``. Its MoE tables for them are measured
 weight-only kernels: INT4 Marlin (``w4a16``, and ``nvfp4``, which vLLM runs on Hopper through
 the same Marlin kernel; the table's notes say so) and the gpt-oss MXFP4 kernel (``mxfp4``).
+A checkpoint format timed through another format's tables but storing weights of another
+width (FP8 W8A16: 8-bit weights on the 4-bit ``w4a16`` tables, vLLM's FP8 Marlin kernel) reads
+them rescaled by the roofline from the bits they were timed at to its own, as anchoring
+rescales a shape (:meth:`ProfileOps._rescaled`; at another shape both at once); its source
+label starts ``rescaled:`` and names both formats. Within one width (W4A16 at group 32 or 128,
+NVFP4A16) tables are read as timed: they do not record the group size they were timed at.
 Attention tables are keyed by KV-cache dtype (MLA: KV dtype and the projections' format,
 ``"bf16 mla-bf16"``; DeepSeek sparse attention ``"fp8 dsa-fp8_block"``, keyed by the model's
 shape too, :data:`DSA_KEYS`, since NVIDIA measured its modules at more than one model's
@@ -997,15 +1003,16 @@ class AnchoredTable:
         self.source = source
         self._target, self._source = target_roofline, source_roofline
 
-    def on_grid(self, dtype: str | None, key: dict[str, int]) -> Table:
+    def on_grid(self, dtype: str | None, key: dict[str, int], anchored: bool = True) -> Table:
         """The rescaled latencies at the source table's grid points, as a table of the wanted
-        shape (``dtype``, ``key``; its ``extra`` names the source under ``anchored_from``).
-        Read as any table is (non-decreasing along every axis, within the physical limit),
-        it is interpolated between the grid points rather than rescaled at each one."""
+        shape (``dtype``, ``key``; its ``extra`` names the source under ``anchored_from``
+        where ``anchored``, i.e. the shape is another one). Read as any table is
+        (non-decreasing along every axis, within the physical limit), it is interpolated
+        between the grid points rather than rescaled at each one."""
         src = self.source
         ratio = grid_values(self._target, src) / grid_values(self._source, src)
-        return Table(src.op, dtype, src.source, dict(key), src.axes, src.latency * ratio,
-                     {**src.extra, ANCHORED_FROM: src.name})
+        extra = {**src.extra, ANCHORED_FROM: src.name} if anchored else dict(src.extra)
+        return Table(src.op, dtype, src.source, dict(key), src.axes, src.latency * ratio, extra)
 
 
 def monotone(latency: np.ndarray) -> np.ndarray:
@@ -1125,7 +1132,7 @@ class ProfileOps:
         self, profile, model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", fallback=None,
         dp: int = 1, ep: int = 1,
     ):
-        from tiersim.hardware.precisions import resolve_kv_dtype, weight_formats
+        from tiersim.hardware.precisions import FORMAT_GROUPS, resolve_kv_dtype, weight_formats
         from tiersim.perf.memory import moe_split
 
         self.profile = profile
@@ -1138,6 +1145,7 @@ class ProfileOps:
         self.moe_tp, self.moe_ep = moe_split(self.tp, self.dp, self.ep)
         self.kv_dtype = resolve_kv_dtype(model, _dtype_name(kv_dtype))
         self.fallback = fallback
+        self._named = {self.weights.of(g).name: self.weights.of(g) for g in FORMAT_GROUPS}
         self._sources: dict[str, str] = {"overhead": profile.overhead_label()}
         self._cache: dict[tuple, Table | None] = {}
         self._graph_fitted: dict[tuple, np.ndarray] = {}  # graph-read fits per GEMM shape
@@ -1180,8 +1188,11 @@ class ProfileOps:
                     f"{self.profile.path}: no {table_name(op, dtype, key)} table and no "
                     "roofline fallback; add the table or build the model with a fallback"
                 )
+            timed = self._timed_format(op, dtype)
             if table is None:
                 table = self._anchor(op, dtype, key)
+            elif timed is not None:
+                table = self._rescaled(table, op, dtype)
             raised = ""
             if table is None:
                 label = "roofline"
@@ -1189,6 +1200,8 @@ class ProfileOps:
                 label = self.profile.source_label(table)
                 if ANCHORED_FROM in table.extra:
                     label = f"anchored:{label} ({table.extra[ANCHORED_FROM]})"
+                if timed is not None:
+                    label = self._rescaled_label(label, op, dtype, timed)
                 table, raised = self._at_least_limit(table)
                 if self.fallback is not None and _lone_axes(table):
                     raised += CONTINUED
@@ -1199,6 +1212,41 @@ class ProfileOps:
             self._sources[table_name(op, dtype, key)] = label + raised
             self._cache[cache_key] = table
         return self._cache[cache_key]
+
+    # ------------------------------------------------------------------ weight widths
+
+    def _group_format(self, op: str, dtype: str | None):
+        """The tier's own format that asks for a ``gemm`` or ``moe`` table of ``dtype`` (the
+        experts' for the MoE; for a GEMM the group of that format name, as the roofline
+        fallback reads it), or None for another operator."""
+        if op == "moe":
+            return self.weights.experts
+        return self._named.get(dtype or "") if op == "gemm" else None
+
+    def _timed_format(self, op: str, dtype: str | None):
+        """The format whose weight bits the tables of ``dtype`` were timed at, where this
+        tier's weights of that name are of another width
+        (:func:`~tiersim.hardware.precisions.table_format`: FP8 W8A16 on W4A16's tables);
+        None where they agree, or without a roofline to rescale by."""
+        from tiersim.hardware.precisions import table_format
+
+        fmt = self._group_format(op, dtype)
+        return None if fmt is None or self.fallback is None else table_format(fmt)
+
+    def _rescaled(self, table: Table, op: str, dtype: str | None) -> Table:
+        """``table`` at its own shape, rescaled by the roofline from the weight bits it was
+        timed at (:meth:`_timed_format`) to this tier's: a weight-only GEMM or MoE at a small
+        batch is bound by reading its weights, and 8-bit weights are twice 4-bit's bytes."""
+        anchor = AnchoredTable(table, self._target_roofline(op, dtype, table.key),
+                               self._source_roofline(op, dtype, table.key))
+        return anchor.on_grid(dtype, table.key, anchored=False)
+
+    def _rescaled_label(self, label: str, op: str, dtype: str | None, timed) -> str:
+        """``label`` of a table read at other weight bits than it was timed at, saying so."""
+        fmt = self._group_format(op, dtype)
+        return (f"rescaled:{label} ({fmt.label} at {fmt.weight_bits:g} bits a weight, rescaled "
+                f"from {timed.label} tables ({timed.weight_bits:g} bits a weight) by the "
+                "roofline)")
 
     # ------------------------------------------------------------------ physical limit
 
@@ -1313,17 +1361,22 @@ class ProfileOps:
         return fb.attn_prefill if op == "attn_prefill" else fb.attn_decode
 
     def _source_roofline(self, op: str, dtype, key: dict[str, int]):
-        """The roofline at the anchor table's own shape (same GPU, constants, KV dtype)."""
+        """The roofline at the anchor table's own shape (same GPU, constants, KV dtype) and,
+        where this tier's weights are of another width than the tables' (:meth:`_timed_format`),
+        at the bits the table was timed at."""
         import dataclasses
 
         from tiersim.perf.roofline import RooflineOps
 
         fb = self.fallback
         if op == "gemm":
-            return lambda m: fb.gemm(m, key["n"], key["k"], dtype)
+            timed = self._timed_format(op, dtype)
+            ops = fb if timed is None else RooflineOps(self.model, timed, fb.gpu,
+                                                       kv_dtype=fb.kv_dtype, constants=fb.c)
+            return lambda m: ops.gemm(m, key["n"], key["k"], dtype)
         if op == "allreduce":
             return lambda b: fb.allreduce(b, key["tp"])
-        if op == "moe":
+        if op == "moe":  # at the table's own format, as named (W4A16: 4.125 bits a weight)
             arch = dataclasses.replace(self.model, hidden=key["hidden"],
                                        expert_intermediate=key["inter"],
                                        num_experts=key["num_experts"], top_k=key["top_k"])
