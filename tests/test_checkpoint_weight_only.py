@@ -39,18 +39,19 @@ def _load(path: Path) -> tuple:
     return model, [str(n.message) for n in notes]
 
 
-@pytest.mark.parametrize(("quant", "key", "said", "label", "bits"), [
+@pytest.mark.parametrize(("quant", "key", "said", "label", "bits", "prior"), [
     (_ct(NVFP4, None), "config_groups.group_0.input_activations", "is null: NVFP4",
-     "NVFP4A16", 4.5),
+     "NVFP4A16", 4.5, "W4A16"),
     (_ct(FP8, None), "config_groups.group_0.input_activations", "is null: FP8",
-     "FP8 W8A16", 8.0),
+     "FP8 W8A16", 8.0, "W8A16"),
     ({"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4", "exclude_modules": ["lm_head"]},
-     "quant_algo", "is W4A16_NVFP4: NVFP4", "NVFP4A16", 4.5),
+     "quant_algo", "is W4A16_NVFP4: NVFP4", "NVFP4A16", 4.5, "W4A16"),
 ])
 def test_weights_without_quantised_activations_are_timed_weight_only(tmp_path, quant, key, said,
-                                                                     label, bits):
+                                                                     label, bits, prior):
     """They were read as W4A4 NVFP4 / W8A8 FP8 (FP4 or FP8 math on a B200, NVFP4's accuracy
-    prior); vLLM serves them weight-only. Their own bits a weight are kept."""
+    prior); vLLM serves them weight-only. Their own bits a weight are kept, and 8-bit weights
+    take the 8-bit weight-only prior (it was W4A16's)."""
     path = _write(tmp_path, quant)
     model, notes = _load(path)
     formats = weight_formats(model, "checkpoint")
@@ -62,7 +63,7 @@ def test_weights_without_quantised_activations_are_timed_weight_only(tmp_path, q
     assert notes == [
         f"{path}: key 'quantization_config.{key}' {said} weights with 16-bit activations "
         f"({label}), which vLLM serves weight-only; precision: checkpoint times them as W4A16 "
-        f"(weight-only kernels, BF16 math) at their own {bits:g} bits a weight, with W4A16's "
+        f"(weight-only kernels, BF16 math) at their own {bits:g} bits a weight, with {prior}'s "
         "accuracy prior"]
 
 
@@ -158,3 +159,14 @@ def test_a_dense_models_fit_error_names_only_the_groups_it_has(tmp_path):
     with pytest.raises(FitError) as err:
         kv_capacity_blocks(model, "checkpoint", get_gpu("H200"))
     assert "at checkpoint (attention FP8, mlp FP8, lm_head BF16) does not fit" in str(err.value)
+
+
+def test_an_fp8_w8a16_checkpoint_takes_the_8_bit_weight_only_accuracy_prior(tmp_path):
+    """A ``checkpoint`` tier's prior follows the format holding most of its weights; FP8
+    W8A16 is timed as ``w4a16`` but its weights keep 8 bits, so it takes qllm-eval's W8 ratio,
+    not W4's."""
+    from tiersim.hardware.precisions import WEIGHT_ONLY, prior_name
+    from tiersim.routing.priors import relative_accuracy
+
+    assert [prior_name(WEIGHT_ONLY[k]) for k in ("fp8a16", "nvfp4a16")] == ["w8a16", "w4a16"]
+    assert relative_accuracy("w8a16") > relative_accuracy("w4a16")

@@ -171,16 +171,17 @@ def _note_borrowed_priors(scenario: Scenario, accuracy_source: dict[str, str]) -
 
 
 def _checkpoint_format(scenario: Scenario, tier) -> str:
-    """The format holding most of the weights a ``checkpoint`` tier serves per GPU."""
+    """The format holding most of the weights a ``checkpoint`` tier serves per GPU, as the
+    accuracy priors name it (:func:`~tiersim.hardware.precisions.prior_name`)."""
     from tiersim.hardware import get_model
-    from tiersim.hardware.precisions import FORMAT_GROUPS, weight_formats
+    from tiersim.hardware.precisions import FORMAT_GROUPS, prior_name, weight_formats
     from tiersim.perf.memory import params_per_gpu
 
     model = get_model(scenario.tier_model_ref(tier))
     formats = weight_formats(model, tier.precision)
     params = params_per_gpu(model)
     largest = max(FORMAT_GROUPS, key=lambda group: params.get(group, 0.0))
-    return formats.of(largest).name
+    return prior_name(formats.of(largest))
 
 
 def cost_weight(tier: BuiltTier, cost_model: str) -> float:

@@ -94,7 +94,7 @@ from typing import Any
 
 from tiersim.errors import Note, TiersimError, shown
 from tiersim.hardware.arch import ModelArch
-from tiersim.hardware.precisions import PER_CHANNEL, WEIGHT_ONLY
+from tiersim.hardware.precisions import PER_CHANNEL, WEIGHT_ONLY, prior_name
 from tiersim.jsonio import read_json
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
@@ -920,8 +920,8 @@ def _warn_weight_only(path: Path, key: str, said: str, name: str, more: int) -> 
     warnings.warn(Note(f"{path}: key {key!r}{others} {said}: {weights} weights with 16-bit "
                        f"activations ({prec.label}), which vLLM serves weight-only; precision: "
                        f"checkpoint times them as W4A16 (weight-only kernels, BF16 math) at "
-                       f"their own {prec.weight_bits:g} bits a weight, with W4A16's accuracy "
-                       "prior"), stacklevel=4)
+                       f"their own {prec.weight_bits:g} bits a weight, with "
+                       f"{prior_name(prec).upper()}'s accuracy prior"), stacklevel=4)
 
 
 @contextlib.contextmanager

@@ -222,6 +222,16 @@ def table_format(prec: Precision) -> Precision | None:
     return own
 
 
+def prior_name(prec: Precision) -> str:
+    """The precision whose accuracy prior describes weights stored in ``prec``: its name, but
+    ``w8a16`` for a weight-only format of 8-bit values (FP8 W8A16 is timed as ``w4a16`` and
+    reads W4A16's tables rescaled, yet its weights keep 8 bits of precision, which qllm-eval's
+    W8 setting measures)."""
+    if prec.weight_only and prec.value_bits == 8:
+        return "w8a16"
+    return prec.name
+
+
 def checkpoint_precision(name: str) -> Precision:
     """The format a checkpoint group is recorded in (``ModelArch.checkpoint``): a tier
     precision, or a weight-only checkpoint format (:data:`WEIGHT_ONLY`)."""
