@@ -54,8 +54,9 @@ activations are 16-bit unless the group's ``input_activations`` says otherwise, 
 weights whose ``input_activations`` is null or missing are the weight-only ``nvfp4a16`` /
 ``fp8a16``, with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
 -> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer), and ``awq`` and ``gptq`` (``bits`` 4
--> ``w4a16`` with its ``group_size``, but the modules ``modules_to_not_convert`` names; other
-bit widths are refused). The weight-only formats
+-> ``w4a16`` with its ``group_size``, but the modules ``modules_to_not_convert`` names, and
+GPTQModel's per-module ``dynamic`` regexes as vLLM reads them: ``-:`` leaves a module BF16,
+``+:`` overrides its ``group_size``; other bit widths are refused). The weight-only formats
 (:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at their own bits a
 weight (FP8 W8A16 on W4A16's 4-bit tables rescaled by the roofline,
 :func:`~tiersim.hardware.precisions.table_format`), as vLLM serves them with weight-only
@@ -996,7 +997,56 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
         else "group_size"
     size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key))
     skip = quant.get("modules_to_not_convert") or quant.get("ignore") or ()
+    if method == "gptq" and quant.get("dynamic"):
+        return _gptq_dynamic(path, quant["dynamic"], size, _Patterns(skip), span)
     return _uniform(_fmt("w4a16", size), skip, span)
+
+
+def _gptq_dynamic(path: Path, dynamic: Any, size: int, skip: _Patterns, span: Span):
+    """GPTQModel's per-module overrides, as vLLM reads ``dynamic``: the first regex matching
+    a module's name from its start decides; ``-:`` leaves the module unquantised (BF16), ``+:``
+    (or no sign) quantises it with its own ``group_size`` (``bits`` 4 only); a module no
+    regex matches keeps the block's ``group_size``."""
+    if not isinstance(dynamic, dict):
+        raise TiersimError(f"{path}: key '{QUANT_KEY}dynamic': must be an object of module "
+                           f"regexes (got {shown(dynamic)})")
+    rules = [_dynamic_rule(path, pattern, spec, size) for pattern, spec in dynamic.items()]
+
+    def format_of(_layer: int, names: list[str]):
+        if any(skip.match(n) for n in names):
+            return None
+        for regex, fmt in rules:
+            if any(regex.match(n) for n in names):
+                return fmt
+        return _fmt("w4a16", size)
+
+    each = skip.names_experts() or any(_SINGLES_OUT_EXPERTS.search(p) for p in dynamic)
+    return _by_module(span, format_of, each)
+
+
+def _dynamic_rule(path: Path, pattern: str, spec: Any, size: int):
+    """One ``dynamic`` entry of a GPTQ block: its compiled regex and the format of the modules
+    it matches (None: unquantised)."""
+    where = f"{QUANT_KEY}dynamic.{pattern}"
+    negative = pattern.startswith("-:")
+    try:
+        regex = re.compile(pattern[2:] if pattern.startswith(("-:", "+:")) else pattern)
+    except re.error as exc:
+        raise TiersimError(f"{path}: key '{QUANT_KEY}dynamic': {pattern[:80]!r} is not a "
+                           f"regular expression ({exc})") from None
+    if not isinstance(spec, dict):
+        raise TiersimError(f"{path}: key {where[:120]!r}: must be an object of overrides (bits, "
+                           f"group_size ...) (got {shown(spec)})")
+    if negative:
+        return regex, None
+    bits = spec.get("bits", 4)
+    if bits != 4 or isinstance(bits, bool):
+        raise TiersimError(f"{path}: key {where[:120] + '.bits'!r}: must be 4 (got "
+                           f"{shown(bits)}); tiersim reads 4-bit GPTQ modules (as w4a16): use "
+                           "a 4-bit checkpoint, or remove quantization_config from a copy of "
+                           "config.json and set the tier's precision")
+    group = spec.get("group_size", size)
+    return regex, _fmt("w4a16", _group_size(path, f"{where}.group_size", group))
 
 
 def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
