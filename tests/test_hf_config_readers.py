@@ -68,3 +68,33 @@ def test_gptq_dynamic_it_cannot_read_is_one_line(tmp_path, dynamic, message):
     with pytest.raises(TiersimError) as err:
         load_hf_config(path)
     assert str(err.value) == f"{path}: {message}"
+
+
+# --------------------------------------------------------------------------- Qwen2-MoE
+
+QWEN2_57B = {"model_type": "qwen2_moe", "hidden_size": 3584, "intermediate_size": 18944,
+             "moe_intermediate_size": 2560, "shared_expert_intermediate_size": 20480,
+             "num_experts": 64, "num_experts_per_tok": 8, "num_hidden_layers": 28,
+             "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 151936,
+             "max_position_embeddings": 32768, "decoder_sparse_step": 1, "mlp_only_layers": [],
+             "use_sliding_window": False, "sliding_window": 131072, "max_window_layers": 28,
+             "tie_word_embeddings": False}
+
+
+def test_qwen2_moe_is_read_with_its_shared_expert(tmp_path):
+    """Qwen2-57B-A14B (57.4 B parameters on its model card) was refused ("'qwen2_moe' is not
+    supported"), though its layout is Qwen3-MoE's without q/k norms plus a shared expert."""
+    model = load_hf_config(_write(tmp_path, QWEN2_57B))
+    assert round(model.total_params / 1e9, 1) == 57.4
+    assert model.shared_intermediate == 20480 and not model.qk_norm
+    assert model.num_experts == 64 and model.top_k == 8
+
+
+def test_qwen1_5_moe_matches_its_card(tmp_path):
+    """Qwen1.5-MoE-A2.7B: 14.3 B parameters on its card."""
+    fields = {**QWEN2_57B, "hidden_size": 2048, "intermediate_size": 5632,
+              "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+              "num_experts": 60, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+              "num_attention_heads": 16, "num_key_value_heads": 16}
+    model = load_hf_config(_write(tmp_path, fields))
+    assert round(model.total_params / 1e9, 1) == 14.3

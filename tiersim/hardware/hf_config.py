@@ -10,6 +10,8 @@ Supported ``model_type`` values and the keys read:
   vLLM serves: :func:`_max_context`).
 - ``qwen3_moe``: as above plus num_experts, num_experts_per_tok, moe_intermediate_size; every
   layer must be MoE (``decoder_sparse_step`` 1, ``mlp_only_layers`` empty).
+- ``qwen2_moe`` (Qwen1.5-MoE, Qwen2-57B-A14B): as ``qwen3_moe`` without q/k norms, plus a
+  shared expert of ``shared_expert_intermediate_size`` in every layer.
 - ``gpt_oss``: num_local_experts, experts_per_token (or num_experts_per_tok), intermediate_size
   (the expert width), head_dim, num_key_value_heads, sliding_window and layer_types (layers typed
   ``sliding_attention``; without layer_types, half the layers as gpt-oss alternates them).
@@ -105,7 +107,7 @@ MLA_TYPES = ("deepseek_v3", "kimi_k2", "deepseek_v2", "deepseek_v32", "glm_moe_d
 DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
 #: Gated delta-net hybrids (Qwen3-Next; Qwen3.5's language model, dense or MoE).
 HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
-SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
+SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "qwen2_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
                    *HYBRID_TYPES)
 #: What tiersim lacks to model a known architecture it does not support (one line each).
 LACKS = {
@@ -280,6 +282,14 @@ def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
         "expert_intermediate": cfg.int("moe_intermediate_size"),
         "qk_norm": True,
     }
+
+
+def _qwen2_moe(cfg: _Config) -> dict[str, Any]:
+    """MoE fields of a Qwen2-MoE config (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen3-MoE's without
+    q/k norms, plus a shared expert of ``shared_expert_intermediate_size`` in every layer (its
+    sigmoid gate, one weight per hidden unit, is not counted: under 0.001% of the weights)."""
+    return {**_qwen3_moe(cfg), "qk_norm": False,
+            "shared_intermediate": cfg.count("shared_expert_intermediate_size")}
 
 
 def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
@@ -520,6 +530,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
         fields["mtp_layers"] = cfg.count("num_nextn_predict_layers")
     elif model_type == "qwen3_moe":
         fields.update(_qwen3_moe(cfg))
+    elif model_type == "qwen2_moe":
+        fields.update(_qwen2_moe(cfg))
     elif model_type in MOE_LOCAL_TYPES:
         fields.update(_moe_local(cfg))
     elif model_type in MLA_TYPES:
