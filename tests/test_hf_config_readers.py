@@ -98,3 +98,36 @@ def test_qwen1_5_moe_matches_its_card(tmp_path):
               "num_attention_heads": 16, "num_key_value_heads": 16}
     model = load_hf_config(_write(tmp_path, fields))
     assert round(model.total_params / 1e9, 1) == 14.3
+
+
+# --------------------------------------------------------------------------- Phi-3
+
+PHI3_MINI = {"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+             "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+             "vocab_size": 32064, "max_position_embeddings": 4096, "sliding_window": 2047,
+             "tie_word_embeddings": False}
+
+
+def test_phi3_is_read_as_llama(tmp_path):
+    """Phi-3-mini (3.8 B parameters on its card) was refused ("'phi3' is not supported"),
+    though it is Llama's layout with fused qkv and gate/up projections."""
+    model = load_hf_config(_write(tmp_path, PHI3_MINI))
+    assert round(model.total_params / 1e9, 2) == 3.82
+    assert (model.sliding_window, model.sliding_layers) == (2047, 32)
+
+
+def test_phi3_128k_longrope_keeps_its_context(tmp_path):
+    rope = {"type": "longrope", "long_factor": [1.0] * 48, "short_factor": [1.0] * 48}
+    fields = {**PHI3_MINI, "max_position_embeddings": 131072, "rope_scaling": rope,
+              "original_max_position_embeddings": 4096, "sliding_window": 262144}
+    assert load_hf_config(_write(tmp_path, fields)).max_context == 131072
+
+
+def test_fused_projection_names_in_an_ignore_list_are_matched(tmp_path):
+    """Phi-3's checkpoints (and vLLM's module names) fuse q/k/v into ``qkv_proj`` and gate/up
+    into ``gate_up_proj``: an ignore list naming them leaves those weights BF16."""
+    quant = {"quant_method": "fp8", "modules_to_not_convert": ["qkv_proj", "gate_up_proj"]}
+    model = load_hf_config(_write(tmp_path, PHI3_MINI, quant))
+    # q, k, v (three quarters of attention: 32 KV heads) and gate, up (two thirds) in BF16
+    assert model.checkpoint == (("attention", "bf16", 16 * 3 / 4 + 8 / 4),
+                                ("mlp", "bf16", pytest.approx((16 * 2 + 8) / 3)))

@@ -38,8 +38,10 @@ Supported ``model_type`` values and the keys read:
 - A multimodal wrapper (``kimi_k25``, ``qwen3_vl``, ``qwen3_vl_moe``, ``qwen3_5``,
   ``qwen3_5_moe``) is read through its
   ``text_config`` when that holds a supported type (the vision tower is not modelled);
-  ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``mimo`` as
-  ``qwen2`` (its multi-token-prediction layer counted in the checkpoint's size only);
+  ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``phi3``
+  (Phi-3, Phi-4: fused ``qkv_proj`` / ``gate_up_proj``, which ignore lists may name) as
+  ``llama``, ``mimo`` as ``qwen2`` (its multi-token-prediction layer counted in the
+  checkpoint's size only);
   ``qwen2_vl`` / ``qwen2_5_vl`` as ``qwen2``, through their ``text_config`` or, where they have
   none, their top-level keys.
 
@@ -452,9 +454,11 @@ def _vision_note(outer: _Config, text_type: str) -> None:
 #: Model types read as another type with the same text architecture (the vision tower of a
 #: ``*_vl`` model is not modelled; MiMo is Qwen2 with a multi-token-prediction layer; PhiMoE is
 #: Mixtral's layout, its attention and lm_head biases, LayerNorms and SparseMixer routing under
-#: 0.01% of weights and time).
+#: 0.01% of weights and time; Phi-3 / Phi-4 are Llama's with q/k/v and gate/up fused, the same
+#: weights).
 ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "qwen2",
-           "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "phimoe": "mixtral"}
+           "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "phimoe": "mixtral",
+           "phi3": "llama"}
 #: Multimodal wrappers whose language model's keys may sit at the top level, with no
 #: ``text_config`` (older transformers wrote Qwen2-VL / Qwen2.5-VL configs so): read as this type.
 FLAT_WRAPPERS = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2"}
@@ -839,6 +843,11 @@ class ExpertMembers(Sequence):
         return (self.spelled[k].format(j=j),), 1.0 / self.experts
 
 
+#: The fused projections a checkpoint (Phi-3) or vLLM names where Llama's has three or two
+#: modules: each of q / k / v and gate / up also answers to it.
+FUSED_QKV, FUSED_GATE_UP = "self_attn.qkv_proj", "mlp.gate_up_proj"
+
+
 def _members(fields: dict[str, Any], model_type: str = ""
              ) -> dict[str, tuple[tuple[tuple[str, ...], float], ...]]:
     """Per group, its member modules (alternative names) and their weights' share: attention's
@@ -857,11 +866,12 @@ def _members(fields: dict[str, Any], model_type: str = ""
     else:
         width, kv = heads * fields["head_dim"], fields.get("kv_heads", heads) * fields["head_dim"]
         q = 2 * width if fields.get("attn_gate") else width
-        attention = ((("self_attn.q_proj",), q), (("self_attn.k_proj",), kv),
-                     (("self_attn.v_proj",), kv), (("self_attn.o_proj",), width))
+        attention = ((("self_attn.q_proj", FUSED_QKV), q), (("self_attn.k_proj", FUSED_QKV), kv),
+                     (("self_attn.v_proj", FUSED_QKV), kv), (("self_attn.o_proj",), width))
     if fields.get("linear_layers"):
         attention = _hybrid_members(fields, attention)
-    mlp = tuple(((f"mlp.{p}",), 1.0) for p in ("gate_proj", "up_proj", "down_proj"))
+    mlp = ((("mlp.gate_proj", FUSED_GATE_UP), 1.0), (("mlp.up_proj", FUSED_GATE_UP), 1.0),
+           (("mlp.down_proj",), 1.0))
     shared = tuple(((f"mlp.shared_experts.{p}", f"mlp.shared_expert.{p}"), 1.0)
                    for p in ("gate_proj", "up_proj", "down_proj"))
     return {"attention": tuple((names, float(share)) for names, share in attention),
