@@ -131,3 +131,31 @@ def test_fused_projection_names_in_an_ignore_list_are_matched(tmp_path):
     # q, k, v (three quarters of attention: 32 KV heads) and gate, up (two thirds) in BF16
     assert model.checkpoint == (("attention", "bf16", 16 * 3 / 4 + 8 / 4),
                                 ("mlp", "bf16", pytest.approx((16 * 2 + 8) / 3)))
+
+
+# --------------------------------------------------------------------------- unknown types
+
+
+@pytest.mark.parametrize(("fields", "lacks"), [
+    ({"model_type": "falcon", "hidden_size": 4544, "num_attention_heads": 71,
+      "multi_query": True, "parallel_attn": True},
+     "'falcon': tiersim does not model a two-matrix (non-gated) MLP beside attention in "
+     "parallel blocks"),
+    ({"model_type": "gpt_neox", "hidden_size": 6144, "use_parallel_residual": True},
+     "'gpt_neox': tiersim does not model a two-matrix (non-gated) MLP beside attention in "
+     "parallel blocks"),
+    ({"model_type": "gpt2", "n_embd": 768}, "'gpt2': tiersim does not model a two-matrix "
+     "(non-gated) MLP"),
+    ({"model_type": "bloom", "hidden_size": 1024}, "'bloom': tiersim does not model ALiBi "
+     "attention with a two-matrix (non-gated) MLP"),
+])
+def test_well_known_architectures_say_what_tiersim_lacks(tmp_path, fields, lacks):
+    """Falcon, GPT-NeoX, GPT-2 and BLOOM were 'not supported' with no word of why; each now
+    says what its layout has that tiersim's transformer (gated three-matrix MLP) lacks."""
+    from tiersim.hardware.hf_config import SUPPORTED_TYPES
+
+    path = _write(tmp_path, fields)
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value) == (f"{path}: key 'model_type': {lacks}; supported: "
+                              f"{', '.join(SUPPORTED_TYPES)}")

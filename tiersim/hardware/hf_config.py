@@ -111,6 +111,8 @@ DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
 HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "qwen2_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
                    *HYBRID_TYPES)
+_TWO_MATRIX = "a two-matrix (non-gated) MLP"
+_PARALLEL_TWO_MATRIX = _TWO_MATRIX + " beside attention in parallel blocks"
 #: What tiersim lacks to model a known architecture it does not support (one line each).
 LACKS = {
     "deepseek_v4": "DeepSeek-V4 compressed sparse attention",
@@ -133,6 +135,17 @@ LACKS = {
     "t5": "an encoder-decoder stack (tiersim serves decoder-only models)",
     "bart": "an encoder-decoder stack (tiersim serves decoder-only models)",
     "whisper": "an encoder-decoder stack (tiersim serves decoder-only models)",
+    # tiersim's MLP is the gated three-matrix one (gate, up, down) of Llama and its successors
+    "falcon": _PARALLEL_TWO_MATRIX,
+    "gpt_neox": _PARALLEL_TWO_MATRIX,
+    "gptj": _PARALLEL_TWO_MATRIX,
+    "gpt2": _TWO_MATRIX,
+    "gpt_bigcode": _TWO_MATRIX,
+    "opt": _TWO_MATRIX,
+    "phi": _PARALLEL_TWO_MATRIX,
+    "starcoder2": _TWO_MATRIX,
+    "bloom": "ALiBi attention with " + _TWO_MATRIX,
+    "mpt": "ALiBi attention with " + _TWO_MATRIX,
 }
 #: Member-name prefixes of attention modules: a hybrid's softmax and delta-net layers each hold
 #: their own (:meth:`Span.holds`).
