@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tiersim.errors import TiersimError
+from tiersim.errors import Note, TiersimError
 from tiersim.hardware.hf_config import load_hf_config
 
 LLAMA = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4,
@@ -159,3 +159,50 @@ def test_well_known_architectures_say_what_tiersim_lacks(tmp_path, fields, lacks
         load_hf_config(path)
     assert str(err.value) == (f"{path}: key 'model_type': {lacks}; supported: "
                               f"{', '.join(SUPPORTED_TYPES)}")
+
+
+# --------------------------------------------------------------------------- llm_config
+
+
+QWEN2_7B = {"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+            "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+            "vocab_size": 152064, "tie_word_embeddings": False}
+
+
+@pytest.mark.parametrize("key", ["llm_config", "language_config"])
+def test_a_wrapper_naming_its_language_model_otherwise_is_read_through_it(tmp_path, key):
+    """InternVL names its language model ``llm_config`` and DeepSeek-VL2 ``language_config``
+    (vLLM reads both); they were refused ("'internvl_chat' is not supported")."""
+    fields = {"model_type": "internvl_chat", key: QWEN2_7B, "vision_config": {"hidden_size": 1}}
+    with pytest.warns(Note, match="tiersim serves its language model"):
+        model = load_hf_config(_write(tmp_path, fields))
+    assert round(model.total_params / 1e9, 2) == 7.62
+
+
+def test_a_wrapped_language_model_of_an_unread_type_names_its_key(tmp_path):
+    fields = {"model_type": "internvl_chat", "llm_config": {**QWEN2_7B, "model_type": "bloom"}}
+    path = _write(tmp_path, fields)
+    with pytest.raises(TiersimError, match="key 'llm_config.model_type': 'bloom': tiersim does "
+                       "not model ALiBi"):
+        load_hf_config(path)
+
+
+def test_a_wrapped_language_model_without_a_type_asks_for_it(tmp_path):
+    """It said "its wrapper 'llava' is not supported", though llava is read through its
+    text_config when that names a type."""
+    fields = {"model_type": "llava", "text_config": {k: v for k, v in QWEN2_7B.items()
+                                                      if k != "model_type"}}
+    path = _write(tmp_path, fields)
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value).startswith(
+        f"{path}: key 'text_config.model_type': missing; its wrapper 'llava' does not say which "
+        "language model it holds; name its type (e.g. 'llama'); supported: llama, ")
+
+
+def test_a_wrapped_language_model_of_an_unknown_type_is_not_supported(tmp_path):
+    fields = {"model_type": "llava", "text_config": {**QWEN2_7B, "model_type": "foo"}}
+    path = _write(tmp_path, fields)
+    with pytest.raises(TiersimError, match="key 'text_config.model_type': 'foo' is not "
+                       "supported; supported: llama, "):
+        load_hf_config(path)

@@ -37,7 +37,8 @@ Supported ``model_type`` values and the keys read:
   ``intermediate_size``); ``mtp_num_hidden_layers`` counted in the checkpoint's size only.
 - A multimodal wrapper (``kimi_k25``, ``qwen3_vl``, ``qwen3_vl_moe``, ``qwen3_5``,
   ``qwen3_5_moe``) is read through its
-  ``text_config`` when that holds a supported type (the vision tower is not modelled);
+  ``text_config`` (InternVL's ``llm_config``, DeepSeek-VL2's ``language_config``) when that
+  holds a supported type (the vision tower is not modelled);
   ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``phi3``
   (Phi-3, Phi-4: fused ``qkv_proj`` / ``gate_up_proj``, which ignore lists may name) as
   ``llama``, ``mimo`` as ``qwen2`` (its multi-token-prediction layer counted in the
@@ -432,14 +433,24 @@ def _state_bytes(cfg: _Config) -> int:
     return STATE_DTYPES[value]
 
 
+#: Where a multimodal wrapper keeps its language model's config, first found first: most
+#: under ``text_config``, InternVL under ``llm_config``, DeepSeek-VL2 under ``language_config``.
+TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
+
+
+def _text_key(data: dict[str, Any]) -> str | None:
+    """The first key of :data:`TEXT_CONFIG_KEYS` holding an object in ``data``, else None."""
+    return next((k for k in TEXT_CONFIG_KEYS if isinstance(data.get(k), dict)), None)
+
+
 def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     """The language model's config of a multimodal wrapper (and the wrapper's own quant
     config), or the config itself."""
-    text = cfg.data.get("text_config")
+    key = _text_key(cfg.data)
     outer_type = ALIASES.get(str(cfg.data.get("model_type")), cfg.data.get("model_type"))
-    if outer_type in SUPPORTED_TYPES or not isinstance(text, dict):
+    if outer_type in SUPPORTED_TYPES or key is None:
         return cfg, None
-    return _Config(cfg.path, text, "text_config."), cfg.data.get("quantization_config")
+    return _Config(cfg.path, cfg.data[key], f"{key}."), cfg.data.get("quantization_config")
 
 
 def _tied(cfg: _Config, outer: _Config) -> bool:
@@ -488,7 +499,8 @@ def _served_type(cfg: _Config, outer: _Config) -> Any:
 
 def _type_name(cfg: _Config) -> None:
     """One line when ``model_type`` (here or in a ``text_config``) is there but no name."""
-    for where, data in (("", cfg.data), ("text_config.", cfg.data.get("text_config"))):
+    key = _text_key(cfg.data)
+    for where, data in (("", cfg.data), (f"{key}.", cfg.data.get(key) if key else None)):
         value = data.get("model_type") if isinstance(data, dict) else None
         if value is not None and not isinstance(value, str):
             raise TiersimError(f"{cfg.path}: key '{where}model_type': must be a name such as "
@@ -517,8 +529,11 @@ def _unsupported(cfg: _Config, outer: _Config, model_type: Any) -> TiersimError:
     classes = classes if isinstance(classes, list) else []
     lacks = _lacks(model_type, outer.data.get("model_type"), *classes)
     why = f": tiersim does not model {lacks}" if lacks else " is not supported"
+    wrapper = outer.data.get("model_type")
+    if not lacks and cfg is not outer and model_type is None:
+        why = " does not say which language model it holds; name its type (e.g. 'llama')"
     given = f"{model_type!r}{why}" if model_type is not None else (
-        f"missing; its wrapper {outer.data['model_type']!r}{why}" if cfg is not outer
+        f"missing; its wrapper {wrapper!r}{why}" if cfg is not outer
         else "missing (it names the architecture)")
     return cfg.error("model_type", f"{given}; supported: {', '.join(SUPPORTED_TYPES)}")
 
