@@ -206,3 +206,18 @@ def test_a_wrapped_language_model_of_an_unknown_type_is_not_supported(tmp_path):
     with pytest.raises(TiersimError, match="key 'text_config.model_type': 'foo' is not "
                        "supported; supported: llama, "):
         load_hf_config(path)
+
+
+# --------------------------------------------------------------------------- fbgemm_fp8
+
+
+def test_fbgemm_fp8_is_read_as_fp8_but_its_modules_to_not_convert(tmp_path):
+    """Meta's own FP8 checkpoints (Llama-3.1-405B-Instruct-FP8) say ``fbgemm_fp8``: FP8
+    weights with a scale per channel, which vLLM serves; they were refused."""
+    skip = [f"model.layers.{i}.self_attn.{p}" for i in range(4)
+            for p in ("q_proj", "k_proj", "v_proj", "o_proj")] + [
+        f"model.layers.0.mlp.{p}" for p in ("gate_proj", "up_proj", "down_proj")] + ["lm_head"]
+    quant = {"quant_method": "fbgemm_fp8", "modules_to_not_convert": skip,
+             "activation_scale_ub": 1200.0}
+    model = load_hf_config(_write(tmp_path, LLAMA, quant))
+    assert model.checkpoint == (("mlp", "fp8", 10.0),)

@@ -262,7 +262,8 @@ CONFIGS = Path(__file__).parents[1] / "benchmarks" / "data" / "configs"
     # "'none' is not supported; supported: ... (or none: BF16)"
     ("DeepSeek-V3", {"quantization_config": {"quant_method": None}},
      "key 'quantization_config.quant_method': missing; supported: fp8, mxfp4, "
-     "compressed-tensors, modelopt, awq, gptq (or no quantization_config at all: BF16)"),
+     "compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no quantization_config at all: "
+     "BF16)"),
     # "None-bit None weights (group None)" for a group with no weights
     ("DeepSeek-V3", {"quantization_config": {"quant_method": "compressed-tensors",
                                              "config_groups": {"g": {"weights": None}}}},

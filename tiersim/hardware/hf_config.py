@@ -50,8 +50,9 @@ Weight formats (``quantization_config`` in the config, or, only where the config
 vLLM reads them, NVIDIA's ``hf_quant_config.json`` beside it: ``<folder>/hf_quant_config.json``
 or ``<stem>_hf_quant_config.json`` for a file named ``<stem>_config.json``; a note names a side
 file the config overrides that names other formats): ``quant_method`` ``fp8``
-(``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``mxfp4`` (the routed experts
-only, as vLLM loads gpt-oss; a model without experts keeps every layer BF16, with a note, as
+(``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``fbgemm_fp8`` (Meta's
+per-channel FP8, read as ``fp8``, but its ``modules_to_not_convert``), ``mxfp4`` (the routed
+experts only, as vLLM loads gpt-oss; a model without experts keeps every layer BF16, with a note, as
 does any block whose formats name only groups the model lacks),
 ``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``; the
@@ -1010,6 +1011,8 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     method = "" if raw_method is None else str(raw_method).lower()
     if not method and quant.get("quant_algo"):
         method = "modelopt"
+    if method == "fbgemm_fp8":  # Meta's FP8: a scale per channel, some modules left BF16
+        return _uniform(_fmt("fp8"), quant.get("modules_to_not_convert") or (), span)
     if method == "fp8":
         fmt = "fp8_block" if _block_size(path, quant.get("weight_block_size")) else "fp8"
         skip = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or ()
@@ -1025,7 +1028,8 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     shown = "missing" if not method else f"{method!r} is not supported"
     raise TiersimError(
         f"{path}: key 'quantization_config.quant_method': {shown}; supported: fp8, mxfp4, "
-        "compressed-tensors, modelopt, awq, gptq (or no quantization_config at all: BF16)"
+        "compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no quantization_config at "
+        "all: BF16)"
     )
 
 
