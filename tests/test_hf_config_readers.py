@@ -221,3 +221,33 @@ def test_fbgemm_fp8_is_read_as_fp8_but_its_modules_to_not_convert(tmp_path):
              "activation_scale_ub": 1200.0}
     model = load_hf_config(_write(tmp_path, LLAMA, quant))
     assert model.checkpoint == (("mlp", "fp8", 10.0),)
+
+
+# --------------------------------------------------------------------------- sparsity
+
+
+def _sparse(fmt: str) -> dict:
+    return {"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"},
+        "input_activations": {"num_bits": 8, "type": "float", "strategy": "token"}}},
+        "ignore": ["lm_head"],
+        "sparsity_config": {"format": fmt, "sparsity_structure": "2:4", "targets": ["Linear"],
+                            "global_sparsity": 0.45, "ignore": ["lm_head"]}}
+
+
+def test_sparse_weights_are_one_line_not_sized_as_dense(tmp_path):
+    """A compressed-tensors checkpoint whose sparsity_config stores 2:4 sparse weights (half
+    the values and a bitmask; vLLM serves them with sparse kernels) was read as dense FP8,
+    its weights near twice their size with nothing said."""
+    path = _write(tmp_path, LLAMA, _sparse("sparse-24-bitmask"))
+    with pytest.raises(TiersimError) as err:
+        load_hf_config(path)
+    assert str(err.value) == (
+        f"{path}: key 'quantization_config.sparsity_config.format': 'sparse-24-bitmask' (2:4 "
+        "sparsity): tiersim does not model sparse weights (it sizes and times them dense); "
+        "use the dense checkpoint")
+
+
+def test_a_dense_sparsity_config_is_read_as_dense(tmp_path):
+    model = load_hf_config(_write(tmp_path, LLAMA, _sparse("dense")))
+    assert model.checkpoint == (("attention", "fp8", 8.0), ("mlp", "fp8", 8.0))

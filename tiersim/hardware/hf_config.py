@@ -75,7 +75,8 @@ third each, every routed expert (expert 0 standing for all when no entry singles
 A group partly in another format keeps the format of most of its weights and stores the bits
 they average (:func:`_by_module`). Multi-token-prediction layers are not served and not
 weighed. Embeddings are never quantised (vLLM loads them in BF16). A compressed-tensors block
-with no config group is read as BF16, with a note; two groups both targeting ``Linear``, and a
+with no config group is read as BF16, with a note; sparse weights (a ``sparsity_config`` of a
+format other than ``dense``), two groups both targeting ``Linear``, and a
 ``quantized_layers`` map no key of which names a module of the model, are refused.
 
 Anything else is one :class:`TiersimError` line naming the file and the key (its full path:
@@ -1296,6 +1297,7 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
     name (a module name or regex before the ``Linear`` class, as vLLM matches them), but the
     ``ignore`` list's (BF16). No group at all is read as BF16, with a note; two groups both
     targeting ``Linear`` are refused (which one holds the linear layers is not said)."""
+    _refuse_sparse(path, quant.get("sparsity_config"), prefix)
     groups = quant.get("config_groups") or {}
     if not isinstance(groups, dict):
         raise TiersimError(f"{path}: key '{prefix}config_groups': must be an object "
@@ -1336,6 +1338,19 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
 
     each = ignore.names_experts() or any(listed.names_experts() for listed, _ in named)
     return _by_module(span, format_of, each)
+
+
+def _refuse_sparse(path: Path, sparsity: Any, prefix: str) -> None:
+    """One line for a compressed-tensors ``sparsity_config`` that stores sparse weights (any
+    ``format`` but ``dense``: a 2:4 bitmask, say), which vLLM keeps compressed and serves with
+    sparse kernels, and tiersim would size and time as dense."""
+    if not isinstance(sparsity, dict) or sparsity.get("format") in (None, "", "dense"):
+        return
+    structure = sparsity.get("sparsity_structure")
+    said = f" ({str(structure)[:20]} sparsity)" if structure else ""
+    raise TiersimError(f"{path}: key '{prefix}sparsity_config.format': "
+                       f"{str(sparsity['format'])[:40]!r}{said}: tiersim does not model sparse "
+                       "weights (it sizes and times them dense); use the dense checkpoint")
 
 
 def _note_no_groups(path: Path, quant: dict, prefix: str) -> None:
