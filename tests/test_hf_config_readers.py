@@ -251,3 +251,20 @@ def test_sparse_weights_are_one_line_not_sized_as_dense(tmp_path):
 def test_a_dense_sparsity_config_is_read_as_dense(tmp_path):
     model = load_hf_config(_write(tmp_path, LLAMA, _sparse("dense")))
     assert model.checkpoint == (("attention", "fp8", 8.0), ("mlp", "fp8", 8.0))
+
+
+# --------------------------------------------------------------------------- GPTQ lm_head
+
+
+def test_gptq_quantised_lm_head_is_read(tmp_path):
+    """GPTQModel's ``lm_head: true`` stores lm_head in 4 bits too (vLLM loads it so); it was
+    read as BF16, overstating a small model's weights by most of lm_head's bytes."""
+    model = load_hf_config(_write(tmp_path, LLAMA, {**GPTQ, "lm_head": True}))
+    assert model.checkpoint == (("attention", "w4a16", 4.125), ("mlp", "w4a16", 4.125),
+                                ("lm_head", "w4a16", 4.125))
+
+
+def test_gptq_lm_head_of_a_tied_model_stays_with_the_embeddings(tmp_path):
+    fields = {**LLAMA, "tie_word_embeddings": True}
+    model = load_hf_config(_write(tmp_path, fields, {**GPTQ, "lm_head": True}))
+    assert [g for g, _, _ in model.checkpoint] == ["attention", "mlp"]

@@ -1038,8 +1038,10 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
     """AWQ and GPTQ: INT4 weights with a 16-bit scale per ``group_size`` weights (AutoAWQ
     spells the keys ``w_bit`` and ``q_group_size``), activations 16-bit: ``w4a16``, as vLLM
     serves them with weight-only (AWQ-)Marlin kernels; the modules ``modules_to_not_convert``
-    (or ``ignore``) names stay BF16. Other bit widths are refused. Their zero points (a packed
-    4-bit zero per group, 0.03 bits a weight) are not counted."""
+    (or ``ignore``) names stay BF16; GPTQ's ``lm_head: true`` quantises lm_head too (vLLM
+    loads it so; a model whose lm_head is its embeddings keeps it BF16). Other bit widths are
+    refused. Their zero points (a packed 4-bit zero per group, 0.03 bits a weight) are not
+    counted."""
     bits_key = "w_bit" if quant.get("bits") is None and "w_bit" in quant else "bits"
     bits = quant.get(bits_key)
     if bits != 4 or isinstance(bits, bool):
@@ -1053,8 +1055,12 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
     size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key))
     skip = quant.get("modules_to_not_convert") or quant.get("ignore") or ()
     if method == "gptq" and quant.get("dynamic"):
-        return _gptq_dynamic(path, quant["dynamic"], size, _Patterns(skip), span)
-    return _uniform(_fmt("w4a16", size), skip, span)
+        formats = _gptq_dynamic(path, quant["dynamic"], size, _Patterns(skip), span)
+    else:
+        formats = _uniform(_fmt("w4a16", size), skip, span)
+    if method == "gptq" and quant.get("lm_head") is True:  # GPTQModel's quantised lm_head
+        formats += (("lm_head", *_fmt("w4a16", size)),)
+    return formats
 
 
 def _gptq_dynamic(path: Path, dynamic: Any, size: int, skip: _Patterns, span: Span):
