@@ -268,3 +268,13 @@ def test_gptq_lm_head_of_a_tied_model_stays_with_the_embeddings(tmp_path):
     fields = {**LLAMA, "tie_word_embeddings": True}
     model = load_hf_config(_write(tmp_path, fields, {**GPTQ, "lm_head": True}))
     assert [g for g, _, _ in model.checkpoint] == ["attention", "mlp"]
+
+
+def test_llama_3_2_vision_says_what_tiersim_lacks(tmp_path):
+    """Llama-3.2-Vision's language model interleaves cross-attention layers to the image."""
+    fields = {"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",
+                                                      "cross_attention_layers": [3, 8]}}
+    path = _write(tmp_path, fields)
+    with pytest.raises(TiersimError, match="key 'text_config.model_type': 'mllama_text_model': "
+                       "tiersim does not model cross-attention layers to image features; "):
+        load_hf_config(path)

@@ -138,6 +138,7 @@ LACKS = {
     "t5": "an encoder-decoder stack (tiersim serves decoder-only models)",
     "bart": "an encoder-decoder stack (tiersim serves decoder-only models)",
     "whisper": "an encoder-decoder stack (tiersim serves decoder-only models)",
+    "mllama_text_model": "cross-attention layers to image features",
     # tiersim's MLP is the gated three-matrix one (gate, up, down) of Llama and its successors
     "falcon": _PARALLEL_TWO_MATRIX,
     "gpt_neox": _PARALLEL_TWO_MATRIX,
