@@ -124,8 +124,8 @@ def test_phi3_128k_longrope_keeps_its_context(tmp_path):
 
 
 def test_fused_projection_names_in_an_ignore_list_are_matched(tmp_path):
-    """Phi-3's checkpoints (and vLLM's module names) fuse q/k/v into ``qkv_proj`` and gate/up
-    into ``gate_up_proj``: an ignore list naming them leaves those weights BF16."""
+    """Phi-3's checkpoints fuse q/k/v into ``qkv_proj`` and gate/up into ``gate_up_proj``:
+    an ignore list naming them leaves those weights BF16."""
     quant = {"quant_method": "fp8", "modules_to_not_convert": ["qkv_proj", "gate_up_proj"]}
     model = load_hf_config(_write(tmp_path, PHI3_MINI, quant))
     # q, k, v (three quarters of attention: 32 KV heads) and gate, up (two thirds) in BF16
@@ -278,3 +278,12 @@ def test_llama_3_2_vision_says_what_tiersim_lacks(tmp_path):
     with pytest.raises(TiersimError, match="key 'text_config.model_type': 'mllama_text_model': "
                        "tiersim does not model cross-attention layers to image features; "):
         load_hf_config(path)
+
+
+def test_a_regex_naming_v_proj_leaves_q_and_k_of_an_unfused_checkpoint_alone(tmp_path):
+    """Only a checkpoint that fuses (Phi-3) answers to ``qkv_proj``: in a Llama checkpoint a
+    regex ending in ``v_proj`` must not reach q and k through the fused name."""
+    quant = {"quant_method": "fp8", "modules_to_not_convert": ["re:.*v_proj"]}
+    model = load_hf_config(_write(tmp_path, LLAMA, quant))
+    assert model.checkpoint == (("attention", "fp8", pytest.approx(0.9 * 8 + 0.1 * 16)),
+                                ("mlp", "fp8", 8.0))

@@ -580,7 +580,9 @@ def load_hf_config(path: str | Path) -> ModelArch:
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant = wrapper_quant or cfg.data.get("quantization_config")  # vLLM reads the wrapper's
     # first, its text_config's only where the wrapper has none
-    span = Span(fields["layers"], fields.get("dense_layers", 0), _members(fields, model_type),
+    fused = str(cfg.data.get("model_type")) in FUSED_TYPES
+    span = Span(fields["layers"], fields.get("dense_layers", 0),
+                _members(fields, model_type, fused),
                 _LAYER_PREFIXES if wrapped else _LAYER_PREFIXES[:1],
                 fields.get("mtp_layers", 0),
                 frozenset(hybrid_linear_layers(cfg, fields["layers"])
@@ -874,16 +876,19 @@ class ExpertMembers(Sequence):
         return (self.spelled[k].format(j=j),), 1.0 / self.experts
 
 
-#: The fused projections a checkpoint (Phi-3) or vLLM names where Llama's has three or two
-#: modules: each of q / k / v and gate / up also answers to it.
+#: The fused projections a checkpoint of :data:`FUSED_TYPES` names where Llama's has three or
+#: two modules: each of q / k / v and gate / up also answers to it there (only there: in a
+#: Llama checkpoint ``re:.*v_proj`` must not reach q and k through ``qkv_proj``).
 FUSED_QKV, FUSED_GATE_UP = "self_attn.qkv_proj", "mlp.gate_up_proj"
+#: Model types whose checkpoints store q/k/v and gate/up fused (Phi-3, Phi-4).
+FUSED_TYPES = ("phi3",)
 
 
-def _members(fields: dict[str, Any], model_type: str = ""
+def _members(fields: dict[str, Any], model_type: str = "", fused: bool = False
              ) -> dict[str, tuple[tuple[tuple[str, ...], float], ...]]:
     """Per group, its member modules (alternative names) and their weights' share: attention's
     projections by their shapes (MLA's low-rank ones included), an MLP's gate, up and down a
-    third each."""
+    third each; ``fused``: the checkpoint also names them :data:`FUSED_QKV` / ``_GATE_UP``."""
     hidden, heads = fields["hidden"], fields["heads"]
     if fields.get("kv_lora_rank"):
         nope, rope, v = fields["qk_nope_head_dim"], fields["qk_rope_head_dim"], fields["v_head_dim"]
@@ -897,11 +902,13 @@ def _members(fields: dict[str, Any], model_type: str = ""
     else:
         width, kv = heads * fields["head_dim"], fields.get("kv_heads", heads) * fields["head_dim"]
         q = 2 * width if fields.get("attn_gate") else width
-        attention = ((("self_attn.q_proj", FUSED_QKV), q), (("self_attn.k_proj", FUSED_QKV), kv),
-                     (("self_attn.v_proj", FUSED_QKV), kv), (("self_attn.o_proj",), width))
+        qkv = (FUSED_QKV,) if fused else ()
+        attention = ((("self_attn.q_proj", *qkv), q), (("self_attn.k_proj", *qkv), kv),
+                     (("self_attn.v_proj", *qkv), kv), (("self_attn.o_proj",), width))
     if fields.get("linear_layers"):
         attention = _hybrid_members(fields, attention)
-    mlp = ((("mlp.gate_proj", FUSED_GATE_UP), 1.0), (("mlp.up_proj", FUSED_GATE_UP), 1.0),
+    gate_up = (FUSED_GATE_UP,) if fused else ()
+    mlp = ((("mlp.gate_proj", *gate_up), 1.0), (("mlp.up_proj", *gate_up), 1.0),
            (("mlp.down_proj",), 1.0))
     shared = tuple(((f"mlp.shared_experts.{p}", f"mlp.shared_expert.{p}"), 1.0)
                    for p in ("gate_proj", "up_proj", "down_proj"))
