@@ -142,12 +142,18 @@ class KVLevelConfig(_Strict):
     write_gb_s: float = Field(ge=0.01, le=1e5, description="GB/s per GPU out of GPU memory")
 
 
+#: The KV block sizes (tokens) vLLM's ``CacheConfig.block_size`` accepts (its ``BlockSize``
+#: literal, ``vllm/config/cache.py``); a scenario naming another describes no vLLM server.
+VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256)
+
+
 class SchedulerConfig(_Strict):
     """Per-replica continuous-batching limits (vLLM's names)."""
 
     max_num_seqs: int = Field(default=256, ge=1, le=1_000_000)
     max_num_batched_tokens: int = Field(default=8192, ge=1, le=100_000_000)
-    block_size: int = Field(default=16, ge=1, le=65_536)
+    block_size: int = Field(default=16, description="KV block size in tokens, one of "
+                            "vLLM's: 1, 8, 16, 32, 64, 128 or 256")
     watermark: float = Field(default=0.01, ge=0, lt=1)
     enable_prefix_caching: StrictBool = False
     prefix_cache_fraction: float = Field(default=1.0, gt=0, le=1)
@@ -165,6 +171,15 @@ class SchedulerConfig(_Strict):
         "have, as vLLM's --max-model-len (a longer one is dropped); default: the model's context "
         "(its config's max_position_embeddings, stretched by its rope scaling as vLLM does), never "
         "above it")
+
+    @field_validator("block_size")
+    @classmethod
+    def _vllm_block_size(cls, value: int) -> int:
+        """Refuse a block size vLLM's server would refuse at start-up."""
+        if value not in VLLM_BLOCK_SIZES:
+            raise ValueError(f"must be one of vLLM's block sizes {_or(list(VLLM_BLOCK_SIZES))} "
+                             f"tokens (got {value})")
+        return value
 
     @model_validator(mode="after")
     def _offload_needs_caching(self) -> SchedulerConfig:
