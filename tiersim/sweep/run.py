@@ -300,7 +300,37 @@ def _canonical(doc: dict[str, Any], source: str) -> dict[str, Any]:
         model = holder.get("model")
         if isinstance(model, str) and is_catalogue_name(model):
             holder["model"] = catalogue_key(model)
+    for tier in [*(doc.get("tiers") or []), *(doc.get("baselines") or [])]:
+        if isinstance(tier, dict) and isinstance(tier.get("speculative"), dict):
+            _rates_per_position(tier["speculative"])
+    _per_tier_router_options(doc)
     return doc
+
+
+def _rates_per_position(spec: dict[str, Any]) -> None:
+    """A speculative block's ``acceptance`` as one rate per draft position: ``0.5``, ``[0.5]``
+    and ``[0.5, 0.5, 0.5]`` (k = 3) are one setting (:class:`tiersim.engine.spec_decode`
+    repeats a single rate k times)."""
+    rates = spec.get("acceptance")
+    rates = rates if isinstance(rates, list) else [rates]
+    spec["acceptance"] = rates * spec["k"] if len(rates) == 1 else rates
+
+
+def _per_tier_router_options(doc: dict[str, Any]) -> None:
+    """The router's ``thresholds`` (one per tier but the top) and ``fractions`` (one per tier)
+    as lists in tier order, as the policies read them (``per_tier``): one float for all, a
+    list, or a map naming each tier are one setting. A map naming other tiers stays as
+    written (the router refuses it)."""
+    router, tiers = doc.get("router"), doc.get("tiers") or []
+    if not isinstance(router, dict):
+        return
+    names = [t.get("name") for t in tiers if isinstance(t, dict)]
+    for key, count in (("thresholds", len(names) - 1), ("fractions", len(names))):
+        value = router.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            router[key] = [float(value)] * count
+        elif isinstance(value, dict) and set(value) == set(names[:count]):
+            router[key] = [float(value[name]) for name in names[:count]]
 
 
 def _catalogue_name(lookup, value: Any) -> Any:
