@@ -212,6 +212,8 @@ class TierResult:
         if out["offload_loads"] is None:  # a tier without offload levels
             for key in OFFLOAD_FIELDS:
                 out.pop(key)
+        if len(self.prefix_hit_by_level or {}) > 1:  # JSON objects lose their order
+            out["prefix_level_order"] = list(self.prefix_hit_by_level)
         return out
 
 
@@ -911,10 +913,18 @@ def _run_from(data: dict) -> RunResult:
 
 
 def _tier_data(data: Any, name: str) -> dict:
-    """A tier's JSON object with its name added."""
+    """A tier's JSON object with its name added and its cache levels top first (in its
+    ``prefix_level_order``, where it has one)."""
     if not isinstance(data, dict):
         raise TypeError(f"'tiers.{name}' must be a JSON object, got {shown(data)}")
-    return {**data, "name": name}
+    data = {**data, "name": name}
+    order, levels = data.pop("prefix_level_order", None), data.get("prefix_hit_by_level")
+    if order is not None:
+        if not isinstance(levels, dict) or sorted(map(str, order)) != sorted(levels):
+            raise ValueError(f"'tiers.{name}.prefix_level_order' must name every level of "
+                             "its 'prefix_hit_by_level' once")
+        data["prefix_hit_by_level"] = {level: levels[level] for level in order}
+    return data
 
 
 def _checked_from(data: Any) -> dict[str, Any] | None:
