@@ -69,6 +69,16 @@ def round_sig(x: float) -> float | None:
     return float(f"{x:.{SIG_DIGITS}g}")
 
 
+def within_limit(value: float, limit: float) -> bool:
+    """``value <= limit`` as the written numbers read: ``value`` at the :data:`SIG_DIGITS`
+    significant digits summary.json and plan.json keep. A limit copied from a written value
+    is then met by the fleet that measured it, and a written value at or under a written
+    limit reads as met (compared at full precision, a p99 copied as its SLO missed it by less
+    than 1e-11). A value that is not finite is compared as it is."""
+    shown = round_sig(value) if math.isfinite(value) else value
+    return shown <= limit
+
+
 def dumps(data: dict) -> str:
     """Stable JSON text: sorted keys, two-space indent, trailing newline."""
     return json.dumps(plain(data), sort_keys=True, indent=2) + "\n"

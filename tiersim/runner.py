@@ -44,7 +44,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     tier_specs,
     trace_read,
 )
-from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps
+from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps, within_limit
 from tiersim.routing import TierInfo
 from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
 from tiersim.workload import sessions
@@ -183,7 +183,7 @@ def within_slo(p99: float | None, limit: float | None) -> bool:
     """True when a p99 meets its limit. A p99 of None means no request had that interval (every
     output one token long: no TPOT; or a response cache answered every request: no GPU-served
     TTFT), so no request exceeded the limit; drops are judged separately."""
-    return limit is None or p99 is None or p99 <= limit
+    return limit is None or p99 is None or within_limit(p99, limit)
 
 
 def _with_slo_check(saved, scenario: Scenario, run):
