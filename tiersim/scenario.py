@@ -1419,13 +1419,48 @@ def _shown_name(name: str) -> str:
     return unicodedata.normalize("NFKC", name).strip()
 
 
+READ_ONLY_WITH = {
+    "kv_offload_overlap": ("kv_offload", "kv_offload levels"),
+    "kv_offload_recompute": ("kv_offload", "kv_offload levels"),
+    "prefix_cache_fraction": ("enable_prefix_caching", "enable_prefix_caching: true"),
+}
+"""A tier's scheduler keys read only when another key of that scheduler is set (to true, or a
+non-empty list): the key it needs and how to set it, in words. A sweep axis over one that no
+point gives what it needs is refused (:mod:`tiersim.sweep.run`); a run notes one set without
+it (:func:`check_layouts`)."""
+
+
+def unread_scheduler_keys(scheduler: SchedulerConfig) -> list[str]:
+    """The keys of :data:`READ_ONLY_WITH` a scheduler block sets without the key each needs
+    (so they change nothing), in the order the block's model lists them."""
+    return [key for key, (needed, _) in READ_ONLY_WITH.items()
+            if key in scheduler.model_fields_set and not getattr(scheduler, needed)]
+
+
 def check_layouts(scenario: Scenario) -> None:
     """Notes on the tiers as configured that do not stop a run: block-FP8 weights split into
-    partial blocks, prefix caching a gated delta-net model."""
+    partial blocks, prefix caching a gated delta-net model, scheduler keys nothing reads."""
+    _note_unread_scheduler_keys(scenario)
     _note_block_splits(scenario)
     _note_hybrid_caching(scenario)
     _note_short_kv(scenario)
     _note_partial_profile(scenario)
+
+
+def _note_unread_scheduler_keys(scenario: Scenario) -> None:
+    """A note per scheduler key a tier (or baseline-only tier) sets that nothing reads
+    (:func:`unread_scheduler_keys`): left on purpose when comparing, so not refused."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    for kind, tiers in (("tier", scenario.tiers), ("baseline", scenario.baselines)):
+        for tier in tiers:
+            for key in unread_scheduler_keys(tier.scheduler):
+                warnings.warn(Note(
+                    f"{kind} {tier.name}: scheduler.{key} is read only with "
+                    f"{READ_ONLY_WITH[key][1]}, which the {kind} does not have, so it changes "
+                    "nothing; give the tier those, or remove the key"), stacklevel=3)
 
 
 def _note_partial_profile(scenario: Scenario) -> None:

@@ -452,18 +452,12 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
             raise ax.SweepError(plan.source, path, unread)
 
 
-READ_ONLY_WITH = {
-    "kv_offload_overlap": ("kv_offload", "kv_offload levels"),
-    "kv_offload_recompute": ("kv_offload", "kv_offload levels"),
-    "prefix_cache_fraction": ("enable_prefix_caching", "enable_prefix_caching: true"),
-}
-"""A tier's scheduler keys read only when another key of that scheduler is set (to true, or a
-non-empty list): the key it needs and how to set it, in words."""
-
-
 def _unread_scheduler_key(plan: SweepPlan, canon: tuple[str, ...]) -> str | None:
-    """Why an axis over a tier's scheduler key of :data:`READ_ONLY_WITH` is never read (the
-    key it needs is set at no point, so every point runs the same), else None."""
+    """Why an axis over a tier's scheduler key of :data:`tiersim.scenario.READ_ONLY_WITH` is
+    never read (the key it needs is set at no point, so every point runs the same), else
+    None."""
+    from tiersim.scenario import READ_ONLY_WITH
+
     if len(canon) != 4 or canon[0] not in ("tiers", "baselines") or canon[2] != "scheduler":
         return None
     needed = READ_ONLY_WITH.get(canon[3])
