@@ -115,7 +115,10 @@ def test_quick_profile_drives_the_step_assembly(quick_profile, tmp_path, precisi
                                      decode_context=32))
     assert step > 0
     sources = model.sources()
-    assert set(sources.values()) == {"harness on H200"}
+    # the quick grid's GEMMs (m <= 64) end where an H200 is not yet bound: read past their
+    # last points along the roofline, and labelled so
+    continued = " (continued along the roofline past its last point)"
+    assert {s.removesuffix(continued) for s in sources.values()} == {"harness on H200"}
     assert f"moe {precision} hidden=256 inter=128 num_experts=16 top_k=2 ep=1 tp=1" in sources
 
 

@@ -47,6 +47,9 @@ def test_quick_cpu_profile_drives_a_run(tmp_path):
     summary = run_scenario(load_scenario(path), scenario_path=path).to_json()
     assert summary["completed"] == summary["requests"] > 0
     sources = summary["profile"]["sources"]
+    # the quick grid's tables end where the H200 is not yet bound (GEMMs at m <= 64): read
+    # past their last points along the roofline, and labelled so
+    continued = "harness on H200 (continued along the roofline past its last point)"
     assert {s for tier in sources.values() for t, s in tier.items() if t != "overhead"} \
-        == {"harness on H200"}
+        == {"harness on H200", continued}
     assert summary["sources"]["latency"].startswith("measured profile on H200")

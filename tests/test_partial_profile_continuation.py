@@ -63,15 +63,63 @@ def test_the_engine_s_fast_paths_read_a_one_row_table_as_the_op_does():
     assert point(1.0, 2048.0) == float(ops.attn_decode(1, 2048.0))
 
 
-def test_a_table_of_two_points_per_axis_reads_as_before():
-    table = _decode_table([1.0, 8.0])
+def test_a_table_of_two_points_where_the_roofline_is_affine_reads_as_before():
+    """Past batch 16 and context 4,096 the roofline grows on a straight line: the table's last
+    segment's slope is taken, as the module's rule says."""
+    table = _decode_table([8.0, 16.0])
     ops = _ops(table)
     grid = table._grid()
-    for batch, context in [(4, 2048.0), (64, 2048.0), (64, 65536.0)]:
+    for batch, context in [(12, 2048.0), (64, 2048.0), (64, 65536.0)]:
         assert float(ops.attn_decode(batch, context)) == float(
             np.maximum(grid.at(float(batch), context),
                        ops._limit_ops().attn_decode(batch, context)))
     assert ops.sources()["attn_decode bf16 heads=32 kv_heads=8 head_dim=128"] == "harness"
+
+
+def test_a_two_point_axis_past_a_kink_of_the_roofline_follows_the_roofline():
+    """Batch 1 to 8 crosses the roofline's launch floor: that slope continued to batch 64 read
+    the table 22% below the 1.5 x roofline it holds at every point."""
+    roof = RooflineOps(LLAMA, "bf16", "h200")
+    ops = _ops(_decode_table([1.0, 8.0]))
+    got = float(ops.attn_decode(64, np.array([4096.0]))[0])
+    assert got == pytest.approx(1.5 * roof.attn_decode(64, np.array([4096.0]))[0], rel=1e-12)
+    assert ops.sources()["attn_decode bf16 heads=32 kv_heads=8 head_dim=128"] == (
+        "harness" + CONTINUED)
+
+
+def _gemm_table(points: list[float], scale: float) -> Table:
+    """A GEMM table at n = k = 4096, ``scale`` x the roofline at each of ``points``."""
+    roof = RooflineOps(LLAMA, "bf16", "h200")
+    m = np.array(points)
+    return Table("gemm", "bf16", "harness", {"n": 4096, "k": 4096}, {"m": m},
+                 roof.gemm(m, 4096, 4096, "bf16") * scale)
+
+
+def test_a_gemm_table_of_one_and_two_tokens_is_not_read_at_the_physical_limit_beyond():
+    """Its flat last segment continued on its slope read 2,048 tokens as fast as the tensor
+    cores' data-sheet peak allows, faster than the measured full table and the roofline."""
+    roof = RooflineOps(LLAMA, "bf16", "h200")
+    ops = _ops(_gemm_table([1.0, 2.0], 1.5))
+    got = float(ops.gemm(np.array([2048.0]), 4096, 4096)[0])
+    assert got == pytest.approx(1.5 * roof.gemm(np.array([2048.0]), 4096, 4096, "bf16")[0],
+                                rel=1e-12)
+    assert ops.sources()["gemm bf16 n=4096 k=4096"] == "harness" + CONTINUED
+
+
+def test_a_moe_table_of_one_and_two_tokens_does_not_grow_by_its_expert_loading_slope():
+    """From 1 to 2 tokens a MoE layer loads twice the experts: that slope continued read a
+    8,192-token step 100x the measured table (4 s TPOT on Qwen3-Coder-30B-A3B)."""
+    model = get_model("qwen3-coder-30b-a3b")
+    roof = RooflineOps(model, "bf16", "h200")
+    tokens = np.array([1.0, 2.0])
+    key = {"hidden": model.hidden, "inter": model.expert_intermediate,
+           "num_experts": model.num_experts, "top_k": model.top_k, "ep": 1, "tp": 1}
+    table = Table("moe", "bf16", "harness", key, {"tokens": tokens}, roof.moe(tokens) * 1.5)
+    profile = Profile("partial", "H200", {"source": "harness"}, 1e-3, "harness", [table])
+    ops = ProfileOps(profile, model, "bf16", "h200", fallback=roof)
+    got = ops.moe(np.array([1.0, 2.0, 8192.0]))
+    np.testing.assert_allclose(got, 1.5 * roof.moe(np.array([1.0, 2.0, 8192.0])), rtol=1e-12)
+    assert ops.sources()[table.name] == "harness" + CONTINUED
 
 
 def test_a_one_point_all_reduce_table_follows_the_roofline_never_below_the_limit():

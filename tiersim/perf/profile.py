@@ -38,12 +38,17 @@ Interpolation rule (every table, every axis)
   last two points (latency is affine in size once a kernel is bandwidth- or compute-bound), with
   the slope floored at zero so latency never falls as work grows (two-axis tables, beyond the
   second axis: and at every earlier row's slope, :func:`end_slopes`).
-- Above the last point of an axis with a single point (a table the harness's time budget cut
-  short, e.g. a decode table with its batch-1 row only): no slope can be taken, so the table is
-  continued along the roofline's own shape through that point, ``value x roofline(x) /
-  roofline(x_last)`` (:meth:`ProfileOps._continued`; read flat, 64 sequences decoded as fast as
-  one), and its source label ends ``(continued along the roofline past its last point)``.
-  Without a roofline fallback it is read flat.
+- Above the last point of an axis whose slope cannot be trusted there: one with a single point
+  (a table the harness's time budget cut short, e.g. a decode table with its batch-1 row only:
+  no slope can be taken; read flat, 64 sequences decoded as fast as one), or one whose last two
+  points are not where the kernel is bound, as the roofline tells (over them it grows less
+  than :data:`BOUND_LOG_SLOPE` as fast as the axis in log terms: a MoE table of 1 and 2 tokens
+  rose by its expert loading, 19 us a token, and read 155 ms a layer at 8,192 tokens; a GEMM's
+  flat m = 1, 2 read large prefills at the physical limit): the table is
+  continued along the roofline's own shape through its last point, ``value x roofline(x) /
+  roofline(x_last)`` (:meth:`ProfileOps._continued`), and its source label ends ``(continued
+  along the roofline past its last point)``. Without a roofline fallback the rule above applies
+  (a single point: read flat).
 - Below the first grid point (including a context of 0): the first point's latency. Small
   operators are bounded below by launch cost, so latency is flat there.
 - Beyond the grid (the extrapolated part), never below the physical limit (below): a GEMM
@@ -186,9 +191,14 @@ LAUNCH_FLOOR_MAX_M = 16
 #: fraction: the importer writes some points at the limit itself (a one-token prefill over a long
 #: cached context, read at HBM bandwidth), which rounding leaves a hair below.
 LIMIT_TOLERANCE = 1e-3
-#: Source-label suffix of a table with one point along an axis, read past it along the roofline
+#: Source-label suffix of a table read past the last point of an axis along the roofline
 #: (:meth:`ProfileOps._continued`).
 CONTINUED = " (continued along the roofline past its last point)"
+#: Past a table's last point along an axis of two or more points, its last segment's slope is
+#: taken only where the roofline over that segment grows at least this fast in log terms
+#: (``d log roofline / d log axis``; 1: in proportion to the work, bandwidth- or compute-bound;
+#: 0: flat, launch- or weight-bound) (:meth:`ProfileOps._untrusted`).
+BOUND_LOG_SLOPE = 0.75
 #: The ``extra`` field of an anchored table (:meth:`AnchoredTable.on_grid`) naming its source.
 ANCHORED_FROM = "anchored_from"
 
@@ -1284,13 +1294,14 @@ class ProfileOps:
                 self.ep)
         return limit
 
-    def _past_grid(self, table: Table, value, coords: tuple, at):
+    def _past_grid(self, table: Table, value, coords: tuple, at, read=None):
         """``value`` (``table`` read at ``coords``) where they lie inside its grid; beyond its
         last point along an axis, where the module's rule extrapolates (:meth:`_continued`
-        where the axis has one point), never below the physical limit (``at(limit_ops,
+        where the axis's slope cannot be trusted there; ``read``: how the table is read,
+        default ``table.lookup``), never below the physical limit (``at(limit_ops,
         *coords)``): a GEMM continued past 32,768 tokens on its last segment's slope ran faster
         than the tensor cores."""
-        value = self._continued(table, np.asarray(value, np.float64), coords, at)
+        value = self._continued(table, np.asarray(value, np.float64), coords, at, read)
         beyond = np.zeros(value.shape, dtype=bool)
         for x, axis in zip(coords, table.axes.values(), strict=True):
             beyond = beyond | (np.asarray(x, np.float64) > axis[-1])
@@ -1300,32 +1311,61 @@ class ProfileOps:
         return np.where(beyond, np.maximum(value, np.asarray(at(limit, *coords), np.float64)),
                         value)
 
-    def _continued(self, table: Table, value, coords: tuple, at):
-        """``value`` beyond the one point of an axis that has a single point (a table the
-        harness's budget cut short: no slope to continue, so the module's rule reads it flat)
-        continued along the roofline's own shape through that point: times ``roofline(x) /
-        roofline(x_last)`` (``at(fallback, *coords)``), the rescaling :class:`AnchoredTable`
-        uses between shapes, never below the physical limit. Unchanged elsewhere, and without
-        a roofline fallback."""
-        if self.fallback is None or not _lone_axes(table):
+    def _continued(self, table: Table, value, coords: tuple, at, read=None):
+        """``value`` (``table`` read at ``coords``) beyond the last point of an axis whose slope
+        cannot be trusted there (:meth:`_untrusted`: a single point, or a last segment where
+        the roofline itself is not affine) continued along the roofline's own shape through
+        that point instead: the table at the point clamped to it (``read``, default
+        ``table.lookup``) times ``roofline(x) / roofline(x_last)`` (``at(fallback,
+        *coords)``), the rescaling :class:`AnchoredTable` uses between shapes, never below the
+        physical limit; the table's source label then ends :data:`CONTINUED`. Unchanged
+        elsewhere, and without a roofline fallback."""
+        if self.fallback is None:
             return value
-        past = np.zeros(value.shape, dtype=bool)
-        last = []
-        for x, axis in zip(coords, table.axes.values(), strict=True):
+        clamped, past = [], np.zeros(np.shape(value), dtype=bool)
+        for i, (x, axis) in enumerate(zip(coords, table.axes.values(), strict=True)):
             x = np.asarray(x, np.float64)
-            if axis.size == 1:
-                past = past | (x > axis[-1])
-                x = np.minimum(x, axis[-1])
-            last.append(x)
+            off = self._untrusted(table, i, x, at)
+            past = past | off
+            clamped.append(np.where(off, axis[-1], x))
         if not past.any():
             return value
+        self._label_continued(table)
+        base = np.asarray((read or table.lookup)(*clamped), np.float64)
         ratio = (np.asarray(at(self.fallback, *coords), np.float64)
-                 / np.asarray(at(self.fallback, *last), np.float64))
-        continued = value * ratio
+                 / np.asarray(at(self.fallback, *clamped), np.float64))
+        continued = base * ratio
         limit = self._limit_ops()
         if limit is not None:
             continued = np.maximum(continued, np.asarray(at(limit, *coords), np.float64))
         return np.where(past, continued, value)
+
+    def _untrusted(self, table: Table, i: int, x: np.ndarray, at) -> np.ndarray:
+        """Where ``x`` (coordinates along axis ``i``) lies past the axis's last point and the
+        module's rule (its last segment's slope) cannot be trusted: the axis has one point, or
+        over its last two points the roofline grows less than :data:`BOUND_LOG_SLOPE` as fast
+        as the axis in log terms, so the kernel is not yet bandwidth- or compute-bound there,
+        the rule's premise (a MoE table of 1 and 2 tokens rose by its expert loading, 19 us a
+        token, and read 155 ms a layer at 8,192 tokens; a GEMM's flat m = 1, 2 read large
+        prefills at the physical limit). The other axes are held at their last points: the
+        answer is one per axis, so a lookup's entries stay independent of one another."""
+        axes = list(table.axes.values())
+        axis = axes[i]
+        off = x > axis[-1]
+        if axis.size == 1 or not off.any():
+            return off
+        point = [a[-1] for a in axes]
+        last = float(np.asarray(at(self.fallback, *point), np.float64).reshape(-1)[0])
+        point[i] = axis[-2]
+        prev = float(np.asarray(at(self.fallback, *point), np.float64).reshape(-1)[0])
+        growth = math.log(last / prev) / math.log(axis[-1] / axis[-2])
+        return off & (growth < BOUND_LOG_SLOPE)
+
+    def _label_continued(self, table: Table) -> None:
+        """End ``table``'s source label with :data:`CONTINUED` (once)."""
+        label = self._sources.get(table.name, "")
+        if not label.endswith(CONTINUED):
+            self._sources[table.name] = label + CONTINUED
 
     # ------------------------------------------------------------------ anchoring
 
@@ -1416,11 +1456,19 @@ class ProfileOps:
         table = self._table("gemm", dtype, {"n": int(n), "k": int(k)})
         if table is None:
             return self.fallback.gemm(m, n, k, precision if precision is not None else dtype)
-        if self._graph_read(table):
-            value = self._graph_gemm(table, m, n, k, dtype, self.profile.eager.graph_max_tokens)
-        else:
-            value = table.lookup(m)
-        return self._past_grid(table, value, (m,), lambda ops, x: ops.gemm(x, n, k, dtype))
+        if not self._graph_read(table):
+            return self._past_grid(table, table.lookup(m), (m,),
+                                   lambda ops, x: ops.gemm(x, n, k, dtype))
+        graph_max = self.profile.eager.graph_max_tokens
+
+        def read(x):
+            """The table at ``x`` (``m`` clamped to the grid) as ``m``'s own iteration reads
+            it: graph-read where ``m`` fits a CUDA graph, as measured where it runs eagerly."""
+            graph = self._graph_gemm(table, x, n, k, dtype, graph_max)
+            return np.where(np.asarray(m, np.float64) <= graph_max, graph, table.lookup(x))
+
+        value = self._graph_gemm(table, m, n, k, dtype, graph_max)
+        return self._past_grid(table, value, (m,), lambda ops, x: ops.gemm(x, n, k, dtype), read)
 
     def _graph_read(self, table) -> bool:
         """True for an eagerly timed table this profile reads differently inside CUDA graphs."""
@@ -1560,8 +1608,8 @@ class ProfileOps:
         grid, limit = table._grid(), self._limit_ops()
         last0, last1 = (float(axis[-1]) for axis in table.axes.values())
         # beyond the grid: the table's extrapolation, held at the physical limit where known
-        # and continued along the roofline past a lone point (the op itself does both)
-        plain = limit is None and (self.fallback is None or not _lone_axes(table))
+        # and continued along the roofline where its slope is not trusted (the op does both)
+        plain = limit is None and self.fallback is None
         beyond = grid.at if plain else getattr(self, op)
         inside = grid.point
 
