@@ -135,3 +135,18 @@ def test_a_one_point_all_reduce_table_follows_the_roofline_never_below_the_limit
     assert ops.allreduce(np.array([1 << 28]))[0] >= ops._limit_ops().allreduce(
         np.array([1 << 28]), 2)[0]
     assert ops.sources()["allreduce tp=2"] == "harness" + CONTINUED
+
+
+def test_the_step_times_source_says_a_table_was_continued():
+    """The summary's and console's "step times from" words named such a table "measured
+    profile" alone: the continuation was in the per-table label only."""
+    from tiersim.perf import build_step_model
+    from tiersim.summary import source_label
+
+    profile = Profile("partial", "H200", {"source": "harness"}, 1e-3, "harness",
+                      [_gemm_table([64.0], 2.0)])
+    model = build_step_model(LLAMA, "bf16", "h200", profile=profile)
+    continued = "continued along the roofline past its last point"
+    assert source_label(model) == (
+        f"measured profile (1 op) + measured profile, {continued} (1 op) + measured profile, "
+        f"rescaled to the shape, {continued} (4 ops) + roofline (2 ops)")

@@ -278,7 +278,9 @@ SOURCE_READINGS = {"anchored:": "rescaled to the shape",
                    "rescaled:": "rescaled to the weights' bits",
                    "graph-read:": "launch floor removed in CUDA graphs",
                    "roofline across": "roofline across nodes",
-                   "below the physical limit": "points below the physical limit from the roofline"}
+                   "below the physical limit": "points below the physical limit from the roofline",
+                   "continued along the roofline": "continued along the roofline past its last "
+                                                   "point"}
 
 
 #: The device in a harness table's label (``harness on H200``, :meth:`Profile.harness_label`).
