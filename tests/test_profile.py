@@ -223,6 +223,33 @@ def test_profile_errors_name_file_and_field(tmp_path, mutate, expected):
     assert "\n" not in msg
 
 
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda d: d["tables"][0]["key"].update(tp=2),
+         "tables[0].key.tp: not a key field of op 'gemm' (its key is n, k); remove it"),
+        (lambda d: d["tables"][0].update(kv_dtype="fp8"),
+         "tables[0].kv_dtype: not a field of op 'gemm' (it takes precision); remove it"),
+        (lambda d: d["tables"][2].update(precision="fp8"),
+         "tables[2].precision: not a field of op 'allreduce' (it has no dtype field); "
+         "remove it"),
+        (lambda d: d["tables"][0].update(timing="Eager"),
+         "tables[0].timing: must be one of eager, graph (got 'Eager'); eager: timed outside "
+         "CUDA graphs"),
+    ],
+)
+def test_a_table_field_its_op_ignores_is_refused(tmp_path, mutate, expected):
+    """A table is matched on its op, dtype and whole key: a stray key field (a TP size typed
+    into a GEMM's key), another op's dtype field or a misspelt timing was read as if absent,
+    and the table used where the user meant it not to be, or read with its launch floor."""
+    doc = make_doc()
+    mutate(doc)
+    path = write(tmp_path, doc)
+    with pytest.raises(ProfileError) as err:
+        load_profile(path)
+    assert str(err.value) == f"{path}: {expected}"
+
+
 def test_missing_file_and_bad_json(tmp_path):
     with pytest.raises(ProfileError, match="file not found"):
         load_profile(tmp_path / "nope.json")

@@ -798,6 +798,7 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
     if op not in OP_AXES:
         raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {op!r})")
     dtype = _parse_dtype(raw, op, loc)
+    _check_timing(raw.get("timing"), f"{loc}.timing")
     source = _parse_source(raw.get("source"), f"{loc}.source")
     key = _parse_key(raw.get("key"), op, f"{loc}.key", module_dtype(dtype or "")[1] == "dsa")
     axes = _parse_axes(raw.get("axes"), op, f"{loc}.axes")
@@ -806,8 +807,25 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
     return Table(op, dtype, source, key, axes, latency, extra)
 
 
+#: Values of a table's optional ``timing`` field: ``eager`` (timed outside CUDA graphs, read
+#: without its launch floor in graph steps) or ``graph`` (as if absent).
+TIMINGS = ("eager", "graph")
+
+
+def _check_timing(value: Any, where: str) -> None:
+    """Refuse a ``timing`` other than :data:`TIMINGS` (a typo would read an eagerly timed
+    table with its launch floor in every CUDA-graph step)."""
+    if value is not None and value not in TIMINGS:
+        raise ProfileError(f"{where}: must be one of {', '.join(TIMINGS)} (got {shown(value)}); "
+                           "eager: timed outside CUDA graphs")
+
+
 def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
     field_name = OP_DTYPE[op]
+    other = next((f for f in ("precision", "kv_dtype") if f in raw and f != field_name), None)
+    if other is not None:
+        takes = f"takes {field_name}" if field_name else "has no dtype field"
+        raise ProfileError(f"{loc}.{other}: not a field of op {op!r} (it {takes}); remove it")
     if field_name is None:
         return None
     value = raw.get(field_name)
@@ -871,6 +889,10 @@ def _parse_key(raw: Any, op: str, loc: str, dsa: bool = False) -> dict[str, int]
     if stray:
         raise ProfileError(f"{loc}.{stray[0]}: only a DSA module's table (kv_dtype "
                            "'<kv> dsa-<weight format>') carries it; remove it")
+    unknown = sorted(str(k) for k in raw if k not in names and k not in DSA_KEYS)
+    if unknown:  # a table is matched on its whole key: a field it ignored would match anyway
+        raise ProfileError(f"{loc}.{unknown[0]}: not a key field of op {op!r} (its key is "
+                           f"{', '.join(names)}); remove it")
     key = {}
     for name in names:
         value = raw.get(name)
