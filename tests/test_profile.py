@@ -236,6 +236,9 @@ def test_profile_errors_name_file_and_field(tmp_path, mutate, expected):
         (lambda d: d["tables"][0].update(timing="Eager"),
          "tables[0].timing: must be one of eager, graph (got 'Eager'); eager: timed outside "
          "CUDA graphs"),
+        (lambda d: d["tables"][1].update(timing="eager"),
+         "tables[1].timing: 'eager' applies to gemm tables only (their launch floor is removed "
+         "in CUDA-graph steps); remove it from this attn_decode table"),
     ],
 )
 def test_a_table_field_its_op_ignores_is_refused(tmp_path, mutate, expected):

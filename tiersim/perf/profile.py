@@ -798,7 +798,7 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
     if op not in OP_AXES:
         raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {op!r})")
     dtype = _parse_dtype(raw, op, loc)
-    _check_timing(raw.get("timing"), f"{loc}.timing")
+    _check_timing(raw.get("timing"), op, f"{loc}.timing")
     source = _parse_source(raw.get("source"), f"{loc}.source")
     key = _parse_key(raw.get("key"), op, f"{loc}.key", module_dtype(dtype or "")[1] == "dsa")
     axes = _parse_axes(raw.get("axes"), op, f"{loc}.axes")
@@ -812,12 +812,17 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
 TIMINGS = ("eager", "graph")
 
 
-def _check_timing(value: Any, where: str) -> None:
+def _check_timing(value: Any, op: str, where: str) -> None:
     """Refuse a ``timing`` other than :data:`TIMINGS` (a typo would read an eagerly timed
-    table with its launch floor in every CUDA-graph step)."""
+    table with its launch floor in every CUDA-graph step), and ``eager`` on a table of another
+    op than ``gemm``: only GEMMs are read without their launch floor (such a MoE or attention
+    table was labelled so, read as measured, and not made non-decreasing)."""
     if value is not None and value not in TIMINGS:
         raise ProfileError(f"{where}: must be one of {', '.join(TIMINGS)} (got {shown(value)}); "
                            "eager: timed outside CUDA graphs")
+    if value == "eager" and op != "gemm":
+        raise ProfileError(f"{where}: 'eager' applies to gemm tables only (their launch floor "
+                           f"is removed in CUDA-graph steps); remove it from this {op} table")
 
 
 def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
