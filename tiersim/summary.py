@@ -25,6 +25,7 @@ from tiersim.results import (
     SavingsResult,
     Sources,
     TierResult,
+    reaches_floor,
 )
 from tiersim.routing import TierInfo, score
 from tiersim.routing.accuracy import expected_columns, expected_matrix, realised_matrix
@@ -252,8 +253,9 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
         escalation_refused_rate=float(sent_on.mean()) if sent_on.any() else None,
         silent_failure_rate=s["silent_failure_rate"],
         first_tier_shares=s["first_tier_shares"], accuracy_floor=floor,
-        floor_met=None if floor is None or acc != acc else bool(acc >= floor),
-        floor_met_ci95=None if floor is None or lo is None or lo != lo else bool(lo >= floor),
+        floor_met=None if floor is None or acc != acc else reaches_floor(acc, floor),
+        floor_met_ci95=None if floor is None or lo is None or lo != lo else
+        reaches_floor(lo, floor),
     )
 
 

@@ -171,7 +171,7 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
     if c.accuracy_floor is not None:
         out["accuracy"] = {"limit": c.accuracy_floor, "value": o.accuracy,
                            "margin": o.accuracy - c.accuracy_floor,
-                           "met": o.accuracy >= c.accuracy_floor - 1e-12}
+                           "met": reaches_floor(o.accuracy, c.accuracy_floor)}
     out["dropped"] = {"limit": 0, "value": o.dropped, "met": o.dropped == 0}
     return out
 
@@ -399,7 +399,7 @@ class Planner:
             except Exception as err:  # noqa: BLE001 - a router that cannot serve this subset
                 return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
             floor = self.c.accuracy_floor  # checked first: a raised floor may send traffic up
-            if len(tiers) > 1 and floor is not None and accuracy < floor - 1e-12:
+            if len(tiers) > 1 and floor is not None and not reaches_floor(accuracy, floor):
                 return DesignResult(design, None, None, f"accuracy {accuracy:.4f} < floor "
                                     f"{floor:.4f}", tried)
             idle = _idle_tiers(design, assignment)
