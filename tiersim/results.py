@@ -335,6 +335,17 @@ def reaches_floor(accuracy: float, floor: float) -> bool:
     return bool(accuracy >= floor - FLOOR_TOLERANCE)
 
 
+def saving_without_share(frac: float | None, usd: float | None) -> str | None:
+    """A saving whose baseline costs 0 USD (a free tier, prices of 0) has no share to save
+    (1 - cost / 0): its USD gap in words instead, negative when this fleet costs more; None
+    where the share exists, or no gap is known (no baseline). The console and the report
+    print it in place of the percentage, which would otherwise be a bare dash."""
+    if frac is not None or usd is None:
+        return None
+    gap = 0.0 if abs(usd) < 1e-12 else usd
+    return f"{gap:.3g} USD (the baseline costs 0 USD: no percentage)"
+
+
 @dataclass(frozen=True)
 class SavingsResult:
     """The routed fleet's cost against the cheapest uniform fleet meeting the accuracy floor and

@@ -262,8 +262,11 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
                          f"this fleet misses {saving.missed}, the uniform fleets are held to "
                          "them; size this one with tiersim plan"))
         else:
+            from tiersim.results import saving_without_share
+
             rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
-                         fmt(saving.vs_uniform_frac, " %", 100),
+                         saving_without_share(saving.vs_uniform_frac, saving.vs_uniform_usd)
+                         or fmt(saving.vs_uniform_frac, " %", 100),
                          f"{saving.cost_model}; uniform fleets simulated"))
     elif saving is not None and saving.uniform and r.requests == 0:
         rows.append(("saved vs uniform", "-", "the response cache answered every request: "

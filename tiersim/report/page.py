@@ -31,6 +31,7 @@ from tiersim.results import (
     GPU_HOURS_WORDS,
     PlanResult,
     RunResult,
+    saving_without_share,
     split_words,
 )
 
@@ -299,13 +300,19 @@ def savings_section(run: RunResult) -> str:
         ["cost model", s.cost_model], ["method", s.method],
         ["accuracy floor", run.floor_words()],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
-        ["saved vs that tier", percent(s.vs_uniform_frac) if s.comparable else unlike],
+        ["saved vs that tier", _saved(s.vs_uniform_frac, s.vs_uniform_usd)
+         if s.comparable else unlike],
         ["saved vs a static split of equal accuracy",
-         percent(s.vs_static_split_frac) if s.comparable else unlike]])
+         _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike]])
     return (f"<h3>{html.escape(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
                      "accuracy", "cost (USD)"], rows)
             + closed_form_note(run))
+
+
+def _saved(frac: float | None, usd: float | None) -> Percent | str | None:
+    """A saving's cell: the share saved, or against a baseline of 0 USD the USD gap."""
+    return saving_without_share(frac, usd) or percent(frac)
 
 
 def _met(flag: bool | None) -> str | None:
@@ -387,9 +394,9 @@ def plan_section(plan: PlanResult) -> str:
     saving = chosen.get("savings") or {}
     saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
         "baseline_uniform_tier")], ["its cost (USD)", saving.get("baseline_uniform_cost_usd")],
-        ["saved vs it", percent(saving.get("vs_uniform_frac"))],
+        ["saved vs it", _saved(saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd"))],
         ["saved vs a static split of equal accuracy",
-         percent(saving.get("vs_static_split_frac"))]]
+         _saved(saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd"))]]
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in (chosen.get("one_fewer") or {}).items()]
     others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
