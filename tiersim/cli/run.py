@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from tiersim.results import RunResult
+    from tiersim.results import RunResult, SavingsResult
 
 
 def default_scenario() -> Path:
@@ -251,23 +251,7 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
                      accuracy_source))
     saving = r.savings
     if saving is not None and saving.baseline_uniform_tier is not None:
-        if saving.estimated:
-            rows.append((f"estimated saving vs uniform {saving.baseline_uniform_tier}",
-                         f"{fmt(saving.vs_uniform_frac, ' %', 100)} (estimate)",
-                         "estimate: per-token attributed cost, not simulated (--baselines "
-                         "simulates)"))
-        elif not saving.comparable:
-            rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
-                         "not comparable",
-                         f"this fleet misses {saving.missed}, the uniform fleets are held to "
-                         "them; size this one with tiersim plan"))
-        else:
-            from tiersim.results import saving_without_share
-
-            rows.append((f"saved vs uniform {saving.baseline_uniform_tier}",
-                         saving_without_share(saving.vs_uniform_frac, saving.vs_uniform_usd)
-                         or fmt(saving.vs_uniform_frac, " %", 100),
-                         f"{saving.cost_model}; uniform fleets simulated"))
+        rows.append(saving_row(saving))
     elif saving is not None and saving.uniform and r.requests == 0:
         rows.append(("saved vs uniform", "-", "the response cache answered every request: "
                      "no fleet served one, so there is no saving to compare"))
@@ -275,6 +259,25 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
         rows.append(("saved vs uniform", "-", "no uniform fleet meets the SLOs and this run's "
                      "accuracy (or the floor): none to compare with (uniform fleets table)"))
     return rows
+
+
+def saving_row(saving: SavingsResult) -> tuple[str, str, str]:
+    """The routed cost against the cheapest adequate uniform tier: not comparable when the run's
+    fleet missed what its baselines are held to (simulated or estimated alike, as the report
+    says), an estimate labelled as one, a free baseline's gap in USD."""
+    from tiersim.results import saving_without_share
+
+    name = "estimated saving" if saving.estimated else "saved"
+    label = f"{name} vs uniform {saving.baseline_uniform_tier}"
+    if not saving.comparable:
+        return (label, "not comparable", f"this fleet misses {saving.missed}, the uniform "
+                "fleets are held to them; size this one with tiersim plan")
+    shown = (saving_without_share(saving.vs_uniform_frac, saving.vs_uniform_usd)
+             or fmt(saving.vs_uniform_frac, " %", 100))
+    if saving.estimated:
+        return (label, f"{shown} (estimate)", "estimate: per-token attributed cost, not "
+                "simulated (--baselines simulates)")
+    return (label, shown, f"{saving.cost_model}; uniform fleets simulated")
 
 
 def baseline_table(r: RunResult):
