@@ -207,7 +207,8 @@ def format_plan(result: PlanResult) -> str:
                       for t, r in chosen.get("replicas", {}).items())
     lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
-             f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour"]
+             f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
+             "(GPUs x USD/GPU-hour)"]
     for name, m in (chosen.get("margins") or {}).items():
         if name != "accuracy":  # on its own line, with its source
             lines.append(f"  {name}: {_num(m.get('value'))} vs limit {_num(m.get('limit'))}")
