@@ -48,8 +48,9 @@ def cache_rows(run: RunResult) -> list[Row]:
     if c is None:
         return []
     return [
-        ["hits / requests", c.hits, c.requests, f"hit rate {c.hit_rate:.1%} ({c.mode}, size "
-                                                f"{c.size}, keys: {c.key_source})"],
+        ["requests answered by the cache", c.hits, 0,
+         f"of {c.requests:,} requests: hit rate {c.hit_rate:.1%} ({c.mode}, size {c.size}, "
+         f"keys: {c.key_source})"],
         ["busy GPU-hours", c.gpu_hours_busy, c.gpu_hours_busy_without,
          f"h (saved {c.gpu_hours_saved:.3g})"],
         [f"cost ({run.cost_model})", c.cost_usd, c.cost_without_usd,
