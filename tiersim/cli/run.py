@@ -182,7 +182,7 @@ def fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
     scaled = value * scale
     if abs(scaled) < 1e-9:
         return f"0{unit}"
-    if abs(scaled) >= 10 ** digits:
+    if abs(float(f"{scaled:.{digits}g}")) >= 10 ** digits:  # 999.7 to 3 figures is 1,000
         return f"{scaled:,.0f}{unit}"
     text = f"{scaled:#,.{digits}g}"  # 2.0018 s is "2.00 s", not "2 s": the digits are kept
     return f"{text.removesuffix('.')}{unit}"

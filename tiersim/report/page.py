@@ -72,10 +72,18 @@ def fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, Percent):
-        return "0 %" if abs(value) < ZERO else f"{100 * value:#,.3g}".removesuffix(".") + " %"
+        return "0 %" if abs(value) < ZERO else _significant(100 * value, 3, "#") + " %"
     if isinstance(value, float):
-        return "0" if abs(value) < ZERO else f"{value:,.{digits}g}"
+        return "0" if abs(value) < ZERO else _significant(value, digits)
     return str(value)
+
+
+def _significant(value: float, digits: int, flags: str = "") -> str:
+    """``value`` to ``digits`` significant figures; from ``10 ** digits`` up a whole number with
+    thousands separators, as ``tiersim run`` prints it (e-notation, "-2.40e+03", before)."""
+    if abs(float(f"{value:.{digits}g}")) >= 10 ** digits:  # 9999.7 to 4 figures is 10,000
+        return f"{value:,.0f}"
+    return f"{value:{flags},.{digits}g}".removesuffix(".")
 
 
 def table(headers: list[str], rows: list[list[Any]]) -> str:
