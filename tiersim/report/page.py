@@ -343,10 +343,14 @@ CLOSED_FORM_NOTE = (
 
 def closed_form_note(run: RunResult) -> str:
     """The closed form's dC* beside the simulated saving vs a static split, and why they can
-    differ; empty when the run carries no two-type analytic parameters."""
+    differ; the summary's note where the closed form has nothing to model (two tiers of one
+    price, a cheap tier the more accurate); empty when the run carries neither."""
     params = (run.analytic or {}).get("params") or {}
     d_star = params.get("dC_star_usd")
     s = run.savings
+    note = (run.analytic or {}).get("note")
+    if d_star is None and note:
+        return f"<h3>Against the closed form</h3><p>{html.escape(note)}</p>"
     if d_star is None or s is None:
         return ""
     rows = [["closed form dC* (USD)", d_star],
