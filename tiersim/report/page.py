@@ -228,20 +228,21 @@ def run_headline(run: RunResult) -> str:
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
     out += "<h3>Per tier</h3>" + table(
         ["tier", "requests", "share", "TTFT p99 (s)", "TPOT p99 (s)", "utilization",
-         "KV peak (fraction)", f"cost (USD, {run.cost_model})", "attributed (USD)"],
-        [[t.name if t.model is None else f"{t.name} ({t.model})", t.requests, t.share,
-          t.ttft_p99_s, t.tpot_p99_s, t.utilization, t.kv_peak_frac, t.cost_usd,
-          t.attributed_cost_usd] for t in run.tiers])
+         "KV peak", f"cost (USD, {run.cost_model})", "attributed (USD)"],
+        [[t.name if t.model is None else f"{t.name} ({t.model})", t.requests, percent(t.share),
+          t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
+          t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
     r = run.router
     lo, hi = r.accuracy_ci95
     out += "<h3>Router</h3>" + table(["metric", "value"], [
         ["policy", r.policy], ["accuracy scored on", r.basis], ["accuracy", r.accuracy],
         ["accuracy 95% interval", f"{fmt(lo)} - {fmt(hi)}"], ["accuracy floor", r.accuracy_floor],
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
-        ["FPR", r.fpr], ["FNR", r.fnr], ["escalation rate", r.escalation_rate],
-        *([["escalated: refused by the first tier", r.escalation_refused_rate]]
+        ["FPR", percent(r.fpr)], ["FNR", percent(r.fnr)],
+        ["escalation rate", percent(r.escalation_rate)],
+        *([["escalated: refused by the first tier", percent(r.escalation_refused_rate)]]
           if r.escalation_refused_rate is not None else []),
-        ["silent failure rate", r.silent_failure_rate]])
+        ["silent failure rate", percent(r.silent_failure_rate)]])
     return (out + prefix_cache_section(run) + savings_section(run) + agentic_section(run)
             + notes_section(run))
 
