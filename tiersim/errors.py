@@ -19,9 +19,10 @@ def unprintable(text: str) -> str | None:
 def escaped(text: str) -> str:
     """``text`` with every control or format character written as its escape (``\\x1b``,
     ``\\u202e``): a message quoting a hostile name cannot retitle or recolour the terminal,
-    or reorder what a reader sees."""
+    or reorder what a reader sees. So is a byte of a file name that is not UTF-8 (Python holds
+    it as a surrogate, ``\\udce9``), which no terminal encoding could print."""
     return "".join(c.encode("unicode_escape").decode("ascii")
-                   if unicodedata.category(c) in ("Cc", "Cf") else c for c in str(text))
+                   if unicodedata.category(c) in ("Cc", "Cf", "Cs") else c for c in str(text))
 
 
 def shown(value, width: int = 40) -> str:

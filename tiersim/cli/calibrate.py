@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, escaped
 
 
 def calibrate(ctx: typer.Context) -> None:
@@ -57,8 +57,9 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
 
     profile, missing = import_aiconfigurator(gpu=args.gpu, engine=args.engine, out=args.out,
                                              name=args.name)
-    typer.echo(f"wrote {args.out}: profile {profile.name!r}, {len(profile.tables)} measured "
-               f"tables; {len(missing)} not in the data (roofline): {', '.join(missing) or '-'}")
+    typer.echo(f"wrote {escaped(args.out)}: profile {profile.name!r}, {len(profile.tables)} "
+               f"measured tables; {len(missing)} not in the data (roofline): "
+               f"{', '.join(missing) or '-'}")
     if not profile.overhead_source.startswith("fitted"):
         typer.echo("note: its per-iteration overhead is the roofline's assumption and it has no "
                    "eager-step cost: the data holds neither; a rebuild over a profile that was "

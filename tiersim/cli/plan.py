@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tiersim.errors import Note, TiersimError
+from tiersim.errors import Note, TiersimError, escaped
 
 if TYPE_CHECKING:
     from tiersim.results import PlanResult
@@ -145,7 +145,7 @@ def plan(
     typer.echo(format_plan(result))
     for line in provenance_lines(path):
         typer.echo(line)
-    typer.echo("wrote " + ", ".join(str(out / name) for name in written(result, report)))
+    typer.echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
     if result.plan is None:  # an answer, written down, but no fleet to act on: status 1
         raise SystemExit(1)
 

@@ -14,6 +14,7 @@ def report(
     """Write DIR/report.html: one self-contained page (opens offline)."""
     import contextlib
 
+    from tiersim.errors import escaped
     from tiersim.manifest import missing_files, missing_note
     from tiersim.outputs import locked
     from tiersim.report import write_report
@@ -21,7 +22,7 @@ def report(
     # never a page of a folder another command is writing (a missing folder: write_report's line)
     guard = locked(directory, "report") if directory.is_dir() else contextlib.nullcontext()
     with guard:
-        typer.echo(f"wrote {write_report(directory)}")
+        typer.echo(f"wrote {escaped(write_report(directory))}")
     gone = missing_files(directory)
     if gone:
         typer.echo(missing_note(gone), err=True)

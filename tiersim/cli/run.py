@@ -153,6 +153,7 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     """Print the headline numbers, the per-tier table and the savings, each with its source."""
     from rich.console import Console
 
+    from tiersim.errors import escaped
     from tiersim.fidelity import describe as describe_check
 
     console = Console(width=max(Console().width, 100), markup=False)  # names are text
@@ -169,8 +170,8 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
         console.print(extra_table)
     if out is not None:
         extra = ", report.html" if report else ""
-        console.print(f"wrote {out}/requests.parquet, summary.json, timeseries.parquet, "
-                      f"scenario.yaml, manifest.json{extra}")
+        console.print(f"wrote {escaped(out)}/requests.parquet, summary.json, "
+                      f"timeseries.parquet, scenario.yaml, manifest.json{extra}")
 
 
 def fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:

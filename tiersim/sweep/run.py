@@ -39,7 +39,7 @@ import pandas as pd
 import yaml
 from rich.console import Console
 
-from tiersim.errors import ScenarioError, TiersimError, shown
+from tiersim.errors import ScenarioError, TiersimError, escaped, shown
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
@@ -1100,7 +1100,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     points = f"{len(plan.points)} point{'s' if len(plan.points) != 1 else ''}"
     console.print(f"sweep: {points} ({len(pending)} run, "
                   f"{len(plan.points) - len(pending)} already done, {failed} failed) -> "
-                  f"{out / 'sweep.parquet'}")
+                  f"{escaped(out / 'sweep.parquet')}")
     if report:
         _report(out, console)
     elif table_rows(out) != described:  # the old report shows another table (fewer values)
@@ -1193,7 +1193,7 @@ def _report(out: Path, console: Console) -> None:
     from tiersim.report import write_report
 
     try:
-        console.print(f"report: {write_report(out)}")
+        console.print(f"report: {escaped(write_report(out))}")
     except (OSError, TiersimError):
         raise
     except Exception as error:  # noqa: BLE001 - results are already saved
