@@ -39,7 +39,49 @@ def scenario_in(folder: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name, shown", [("esc\x1b[31mred", "esc\\x1b[31mred")])
+def test_run_report_and_inspect_in_a_folder_named_outside_utf8(tmp_path, capsys):
+    folder = tmp_path / LATIN1
+    scenario = scenario_in(folder)
+    out = folder / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--no-baselines"]) == 0
+    with open(out / "requests.parquet", "rb") as handle:
+        assert len(pd.read_parquet(handle)) == 40
+    assert main(["report", str(out)]) == 0
+    assert main(["trace", "inspect", str(folder / "tr.parquet"), "--json"]) == 0
+    assert '"rows": 40,' in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_sweep_in_a_folder_named_outside_utf8(tmp_path, capsys):
+    scenario = scenario_in(tmp_path / LATIN1)
+    scenario.write_text(scenario.read_text() + "sweep: {seed: [0, 1]}\n")
+    out = tmp_path / LATIN1 / "sweep"
+    argv = ["sweep", str(scenario), "--out", str(out), "--workers", "1", "--no-baselines"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv) == 0  # the resume reads the stored table back
+    assert "(0 run, 2 already done, 0 failed)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["tr.parquet", "tr.csv", "tr.jsonl", "canonical.parquet"])
+def test_a_trace_folder_named_outside_utf8_reads_as_any_other(tmp_path, name):
+    from tiersim.trace.canonical import write_canonical
+    from tiersim.trace.loader import load_trace
+
+    folder = tmp_path / LATIN1
+    folder.mkdir()
+    with open(small_trace(folder), "rb") as handle:
+        df = pd.read_parquet(handle)
+    if name == "tr.csv":
+        df.to_csv(folder / name, index=False)
+    elif name == "tr.jsonl":
+        df.to_json(folder / name, orient="records", lines=True)
+    elif name == "canonical.parquet":
+        write_canonical(df, folder / name)
+    assert len(load_trace(str(folder / name))) == 40
+
+
+@pytest.mark.parametrize("name, shown", [("esc\x1b[31mred", "esc\\x1b[31mred"),
+                                         (LATIN1, "caf\\udce9")])
 def test_the_wrote_lines_show_a_folder_name_escaped(tmp_path, capsys, monkeypatch, name, shown):
     monkeypatch.chdir(tmp_path)
     scenario = scenario_in(tmp_path / "in")

@@ -46,6 +46,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tiersim.arrowfile import arrow_file
 from tiersim.errors import TiersimError
 from tiersim.manifest import MANIFEST
 from tiersim.paths import file_sha256
@@ -274,7 +275,8 @@ def write_parquet(path: Path, table, rows: int = ROW_GROUP_ROWS) -> None:
     ``len(table)`` rows, ``table.rows(lo, hi)`` a DataFrame of some), never built whole.
     """
     if len(table) <= rows:
-        _rows(table, 0, len(table)).to_parquet(path, index=False)
+        with arrow_file(path, "wb") as sink:
+            _rows(table, 0, len(table)).to_parquet(sink, index=False)
         return
     first_rows = _rows(table, 0, rows)
     first = pa.Table.from_pandas(first_rows, preserve_index=False)
@@ -284,7 +286,8 @@ def write_parquet(path: Path, table, rows: int = ROW_GROUP_ROWS) -> None:
         meta[b"PANDAS_ATTRS"] = json.dumps(attrs).encode()
         first = first.replace_schema_metadata(meta)
     del first_rows
-    with pq.ParquetWriter(path, first.schema, compression="snappy") as writer:
+    with arrow_file(path, "wb") as sink, \
+            pq.ParquetWriter(sink, first.schema, compression="snappy") as writer:
         writer.write_table(first, row_group_size=rows)
         del first
         for start in range(rows, len(table), rows):

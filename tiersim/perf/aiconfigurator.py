@@ -253,7 +253,10 @@ def find_sources(root: Path, family: str, engine: str, filename: str) -> list[So
 def _read(source: Source):
     import pandas as pd
 
-    return pd.read_parquet(source.path)
+    from tiersim.arrowfile import arrow_file
+
+    with arrow_file(source.path) as handle:
+        return pd.read_parquet(handle)
 
 
 # --------------------------------------------------------------------------- GEMM

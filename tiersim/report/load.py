@@ -73,8 +73,11 @@ def _parquet(path: Path) -> pd.DataFrame | None:
         return None
     if not path.is_file():
         raise TiersimError(f"{path}: not a regular file; rerun the command that wrote it")
+    from tiersim.arrowfile import arrow_file
+
     try:
-        return pd.read_parquet(path)
+        with arrow_file(path) as handle:
+            return pd.read_parquet(handle)
     except Exception as error:  # noqa: BLE001 - arrow raises many kinds
         raise TiersimError(f"{path}: cannot read Parquet ({error}); rerun the command that "
                            "wrote it") from error
@@ -212,8 +215,11 @@ def read_axes(path: Path) -> list[str]:
     store under ``tiersim.sweep.axes``): a list of column names, else one line naming it."""
     import pyarrow.parquet as pq
 
+    from tiersim.arrowfile import arrow_file
+
     try:
-        meta = pq.read_schema(path).metadata or {}
+        with arrow_file(path) as handle:
+            meta = pq.read_schema(handle).metadata or {}
         axes = json.loads(meta.get(b"tiersim.sweep.axes", b"[]"))
     except (OSError, ValueError) as error:
         raise TiersimError(f"{path}: cannot read its axes ({error}); rerun the sweep") from None

@@ -485,7 +485,8 @@ def _write_atomic(path: Path, text: str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=path.parent)
         os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        # a name UTF-8 cannot hold (a Latin-1 folder name) is shown as its escape, \udce9
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except OSError as err:

@@ -70,7 +70,10 @@ def load_mmlu_labels(prefer_raw: bool = False) -> pd.DataFrame:
     raw = raw_mmlu_dir()
     if prefer_raw and raw.exists():
         return read_raw_mmlu(raw)
-    return pd.read_parquet(PACKAGED)
+    from tiersim.arrowfile import arrow_file
+
+    with arrow_file(PACKAGED) as handle:
+        return pd.read_parquet(handle)
 
 
 def as_trace(

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tiersim.arrowfile import arrow_file
 from tiersim.errors import TiersimError
 from tiersim.jsonio import read_json
 from tiersim.sweep.atomic import (
@@ -156,7 +157,8 @@ def table_rows(out_dir: Path) -> list[tuple[Any, Any]] | None:
     if not path.exists():
         return []
     try:
-        rows = pq.read_table(path, columns=["point_id", "status"]).to_pylist()
+        with arrow_file(path) as handle:
+            rows = pq.read_table(handle, columns=["point_id", "status"]).to_pylist()
     except Exception:  # noqa: BLE001 - not a table a sweep wrote
         return None
     return [(row["point_id"], row["status"]) for row in rows]
@@ -184,5 +186,6 @@ def _uniform_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 def read_axes(path: Path) -> list[str]:
     """The axis columns recorded in a ``sweep.parquet`` file's metadata."""
-    meta = pq.read_schema(path).metadata or {}
+    with arrow_file(path) as handle:
+        meta = pq.read_schema(handle).metadata or {}
     return json.loads(meta.get(b"tiersim.sweep.axes", b"[]"))

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError, escaped, unprintable
 from tiersim.trace import checks
 from tiersim.trace.source import Source
@@ -441,5 +442,6 @@ def write_canonical(df: pd.DataFrame, path: str | Path, metadata: dict | None = 
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta.update({f"tiersim.{k}".encode(): str(v).encode() for k, v in (metadata or {}).items()})
-    pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
+    with arrow_file(path, "wb") as sink:
+        pq.write_table(table.replace_schema_metadata(meta), sink, compression="zstd")
     return Path(path)

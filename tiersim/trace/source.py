@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
+from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError
 
 MAX_HEADER_BYTES = 65_536
@@ -298,7 +299,8 @@ def check_shape(path: Path, kind: str) -> None:
     """Refuse a file whose header is too long or too wide, before a parser sees it."""
     if kind == "parquet":
         try:
-            count = len(pq.read_schema(path).names)
+            with arrow_file(path) as handle:
+                count = len(pq.read_schema(handle).names)
         except Exception as e:  # noqa: BLE001 - whatever a corrupt footer raises
             raise TraceError(str(path), f"not a readable Parquet file ({_error_line(e)})") \
                 from None
@@ -393,7 +395,9 @@ def is_trace_column(name: str) -> bool:
 def _read_parquet(p: Path) -> pd.DataFrame:
     """Read a Parquet file; any failure while decoding it is the file's, so it is one line."""
     try:
-        return _schema_names_kept(named_index_as_columns(pd.read_parquet(p), p), p)
+        with arrow_file(p) as handle:
+            df = pd.read_parquet(handle)
+        return _schema_names_kept(named_index_as_columns(df, p), p)
     except TraceError:
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
@@ -516,7 +520,7 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
 def _json_table(p: Path, parse: pa_json.ParseOptions | None = None) -> pa.Table:
     """The Arrow table of a JSON-lines file."""
     options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
-    with pa.input_stream(str(p), compression=None) as stream:  # text, whatever the name
+    with pa.input_stream(arrow_file(p), compression=None) as stream:  # text, whatever the name
         return pa_json.read_json(stream, read_options=options, parse_options=parse)
 
 
@@ -704,7 +708,8 @@ def column_names(path: str | Path) -> list[str]:
 def parquet_columns(p: Path) -> list[str]:
     """The column names of a Parquet file as :func:`read_raw` gives them (stripped), without
     reading its rows."""
-    schema = pq.read_schema(p)
+    with arrow_file(p) as handle:
+        schema = pq.read_schema(handle)
     index = {n for n in _pandas_index_columns(schema) if n.startswith("__index_level_")}
     names = [str(c).strip() for c in schema.names if c not in index]
     _no_duplicate_columns(names, Source(str(p), None))
@@ -714,7 +719,8 @@ def parquet_columns(p: Path) -> list[str]:
 def parquet_rows(p: Path) -> int:
     """The number of data rows of a Parquet file, from its footer."""
     try:
-        return pq.ParquetFile(p).metadata.num_rows
+        with arrow_file(p) as handle:
+            return pq.ParquetFile(handle).metadata.num_rows
     except Exception as e:  # noqa: BLE001 - whatever a corrupt footer raises
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
 
@@ -737,22 +743,28 @@ def parquet_chunks(p: Path, rows: int):
     file order, converted as :func:`read_raw` converts the whole file; a decoding failure is
     the file's, one line."""
     try:
-        f = pq.ParquetFile(p)
-        _check_row_count(p, f.metadata)
-        start = 0
-        for batch in f.iter_batches(batch_size=rows):
-            df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
-            df = _schema_names_kept(df, p) if start == 0 else df
-            df.columns = [str(c).strip() for c in df.columns]
-            yield start, df
-            start += len(df)
-        if start != f.metadata.num_rows:
-            raise TraceError(str(p), f"its footer says {f.metadata.num_rows:,} rows but "
-                             f"{start:,} were read; the file is damaged, write it again")
+        with arrow_file(p) as handle:
+            yield from _parquet_batches(p, pq.ParquetFile(handle), rows)
     except TraceError:
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
+
+
+def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int):
+    """:func:`parquet_chunks` of the open file ``f``; a footer whose row count the batches do
+    not add up to is the file's damage."""
+    _check_row_count(p, f.metadata)
+    start = 0
+    for batch in f.iter_batches(batch_size=rows):
+        df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
+        df = _schema_names_kept(df, p) if start == 0 else df
+        df.columns = [str(c).strip() for c in df.columns]
+        yield start, df
+        start += len(df)
+    if start != f.metadata.num_rows:
+        raise TraceError(str(p), f"its footer says {f.metadata.num_rows:,} rows but "
+                         f"{start:,} were read; the file is damaged, write it again")
 
 
 def _check_row_count(p: Path, meta) -> None:
