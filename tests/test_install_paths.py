@@ -100,3 +100,23 @@ def test_a_name_byte_that_is_not_utf8_is_written_as_its_escape():
     from tiersim.errors import escaped
 
     assert escaped(f"{LATIN1}/o\x1b") == "caf\\udce9/o\\x1b"
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "sweep"])
+def test_an_out_link_to_nothing_is_named_as_such_by_every_command(tmp_path, capsys,
+                                                                  monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    scenario = scenario_in(tmp_path / "in")
+    os.symlink("gone", "link2")
+    os.symlink("loop2", "loop1")
+    os.symlink("loop1", "loop2")
+    extra = ["--no-baselines"] if command != "plan" else []
+    assert main([command, str(scenario), "--out", "link2", *extra]) == 1
+    assert capsys.readouterr().err == (
+        "Error: link2: --out is a symbolic link to gone, which does not exist; create that "
+        "folder, remove the link, or use another --out folder\n")
+    assert main([command, str(scenario), "--out", "loop1", *extra]) == 1
+    assert capsys.readouterr().err == (
+        "Error: loop1: --out is a loop of symbolic links (loop1 -> loop2 -> loop1), which names "
+        "no folder; remove a link of it, or use another --out folder\n")
+    assert sorted(os.listdir(tmp_path)) == ["in", "link2", "loop1", "loop2"]

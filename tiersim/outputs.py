@@ -73,10 +73,48 @@ def make_out_dir(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
+        check_out_link(out)
         raise TiersimError(f"{out}: --out must be a folder, and a file is in the way") from None
     except OSError as err:
         raise TiersimError(f"{out}: cannot create the folder ({err.strerror}); choose another "
                            "--out folder") from None
+
+
+def check_out_link(out: Path) -> None:
+    """Refuse, before anything is written, an ``--out`` that is a link to nothing, or one of
+    a loop of links (each names the next, and none a folder): one line saying so, where
+    creating the folder would only say that a file is in the way."""
+    if not out.is_symlink():
+        return
+    try:
+        os.stat(out)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise TiersimError(f"{out}: --out is {_link_chain(out)}, which names no folder; "
+                               "remove a link of it, or use another --out folder") from None
+        raise TiersimError(f"{out}: --out is a symbolic link to {os.readlink(out)}, which does "
+                           "not exist; create that folder, remove the link, or use another "
+                           "--out folder") from None
+
+
+def _link_chain(link: Path) -> str:
+    """A chain of symbolic links the system gave up on, in words: the loop it runs into
+    (``a loop of symbolic links (a -> b -> a)``), else a chain too long to follow."""
+    chain, seen = [str(link)], {os.path.abspath(link)}
+    current = str(link)
+    for _ in range(MAX_LINKS):
+        if not os.path.islink(current):
+            break
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+        chain.append(os.path.normpath(current))
+        if os.path.abspath(current) in seen:
+            return f"a loop of symbolic links ({' -> '.join(chain)})"
+        seen.add(os.path.abspath(current))
+    return f"a chain of more than {MAX_LINKS} symbolic links ({' -> '.join(chain[:3])} -> ...)"
+
+
+MAX_LINKS = 40
+"""Links followed before a chain is called too long (Linux gives up after 40)."""
 
 
 #: What marks a folder as the output of each command (a plan folder also holds its run).
@@ -89,6 +127,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     (a sweep resumes, a run or plan replaces its files). Also refuse a folder where the command
     would overwrite one of its own ``inputs``, or that cannot be written, before any work."""
     out = Path(out)
+    check_out_link(out)
     if out.exists() and not out.is_dir():
         raise TiersimError(f"{out}: --out must be a folder, and a file is in the way")
     if not out.is_dir():

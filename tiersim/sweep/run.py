@@ -24,7 +24,6 @@ versions of one input file (replaced while the sweep ran) are refused as one tab
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import hashlib
 import json
@@ -895,7 +894,6 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if executor == "ray":  # a dead address refused at once: Ray would retry for minutes
         executors.probe_address(address)
     out = Path(out_dir)
-    _check_out_link(out)
     claim_out_dir(out, "sweep", [] if isinstance(scenario, dict) else [Path(scenario)])
     _check_points_folder(out)
     fresh = strict and is_fresh(out)
@@ -918,42 +916,6 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if strict and failed:
         raise SweepFailed(_failure_line(frame, out, refusal, plan.points), frame)
     return frame
-
-
-def _check_out_link(out: Path) -> None:
-    """Refuse, before anything is written, an ``--out`` that is a link to nothing, or one of
-    a loop of links (each names the next, and none a folder)."""
-    if not out.is_symlink():
-        return
-    try:
-        os.stat(out)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise TiersimError(f"{out}: --out is {_link_chain(out)}, which names no folder; "
-                               "remove a link of it, or use another --out folder") from None
-        raise TiersimError(f"{out}: --out is a symbolic link to {os.readlink(out)}, which does "
-                           "not exist; create that folder, remove the link, or use another "
-                           "--out folder") from None
-
-
-MAX_LINKS = 40
-"""Links followed before a chain is called too long (Linux gives up after 40)."""
-
-
-def _link_chain(link: Path) -> str:
-    """A chain of symbolic links the system gave up on, in words: the loop it runs into
-    (``a loop of symbolic links (a -> b -> a)``), else a chain too long to follow."""
-    chain, seen = [str(link)], {os.path.abspath(link)}
-    current = str(link)
-    for _ in range(MAX_LINKS):
-        if not os.path.islink(current):
-            break
-        current = os.path.join(os.path.dirname(current), os.readlink(current))
-        chain.append(os.path.normpath(current))
-        if os.path.abspath(current) in seen:
-            return f"a loop of symbolic links ({' -> '.join(chain)})"
-        seen.add(os.path.abspath(current))
-    return f"a chain of more than {MAX_LINKS} symbolic links ({' -> '.join(chain[:3])} -> ...)"
 
 
 def _check_points_folder(out: Path) -> None:
