@@ -120,3 +120,21 @@ def test_an_out_link_to_nothing_is_named_as_such_by_every_command(tmp_path, caps
         "Error: loop1: --out is a loop of symbolic links (loop1 -> loop2 -> loop1), which names "
         "no folder; remove a link of it, or use another --out folder\n")
     assert sorted(os.listdir(tmp_path)) == ["in", "link2", "loop1", "loop2"]
+
+
+def test_a_tilde_the_shell_left_in_a_path_is_the_home_folder(tmp_path, capsys, monkeypatch):
+    home, elsewhere = tmp_path / "home", tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(elsewhere)
+    scenario_in(home)
+    assert main(["run", "~/s.yaml", "--out=~/res", "--no-baselines"]) == 0
+    assert main(["report", "~/res"]) == 0
+    assert main(["sweep", "~/s.yaml", "--out=~/sw", "--workers", "1", "--no-baselines"]) == 0
+    assert (home / "res" / "report.html").is_file() and (home / "sw" / "sweep.parquet").is_file()
+    assert os.listdir(elsewhere) == []
+    capsys.readouterr()
+    assert main(["run", "~/s.yaml", "--out=~nosuchuser9/res"]) == 1
+    assert capsys.readouterr().err == (
+        "Error: --out: ~nosuchuser9/res starts with ~ and a user that does not exist (or no home "
+        "folder is known); write the path in full; see tiersim run --help\n")

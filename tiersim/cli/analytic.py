@@ -21,6 +21,7 @@ import numpy as np
 import typer
 
 from tiersim.analytic import TwoType, estimate, summary
+from tiersim.cli.usage import expand_home
 from tiersim.errors import ScenarioError, TiersimError
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
@@ -35,8 +36,10 @@ def analytic(
     dc: Annotated[float | None, typer.Option("--dc", help="extra cost of the top tier")] = None,
     c0: Annotated[float | None, typer.Option("--c0", help="cost of the cheap tier")] = None,
     floor: Annotated[float | None, typer.Option("--floor", help="accuracy floor")] = None,
-    trace: Annotated[Path | None, typer.Option("--trace", help="labelled trace")] = None,
-    scenario: Annotated[Path | None, typer.Option("--scenario", help="scenario YAML")] = None,
+    trace: Annotated[Path | None, typer.Option("--trace", help="labelled trace",
+                                                     callback=expand_home)] = None,
+    scenario: Annotated[Path | None, typer.Option("--scenario", help="scenario YAML",
+                                                        callback=expand_home)] = None,
     cheap: Annotated[str | None, typer.Option("--cheap", help="cheap tier name")] = None,
     top: Annotated[str | None, typer.Option("--top", help="top tier name")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,

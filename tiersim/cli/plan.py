@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tiersim.cli.usage import expand_home
 from tiersim.errors import Note, TiersimError, escaped
 
 if TYPE_CHECKING:
@@ -104,7 +105,8 @@ def _choose_values(path: str, values: str) -> list:
 
 
 def plan(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML to size.")],
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML to size.",
+                                               callback=expand_home)],
     slo_ttft_p99: Annotated[float | None, typer.Option(
         "--slo-ttft-p99", help="p99 TTFT limit, seconds (default: the scenario's).")] = None,
     slo_tpot_p99: Annotated[float | None, typer.Option(
@@ -112,7 +114,8 @@ def plan(
     accuracy_floor: Annotated[float | None, typer.Option(
         "--accuracy-floor", help="Least expected accuracy (default: the "
         "scenario's accuracy_floor).")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.")] = Path("plan"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.",
+                                          callback=expand_home)] = Path("plan"),
     choose: Annotated[list[str] | None, typer.Option(
         "--choose", help="Router setting to choose too: PATH=V1,V2 (repeatable); "
         "router.floor values are tried beside the accuracy floor and its raised "

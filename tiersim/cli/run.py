@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tiersim.cli.usage import expand_home
+
 if TYPE_CHECKING:
     from tiersim.results import RunResult, SavingsResult
 
@@ -66,10 +68,12 @@ def provenance_lines(path: Path) -> list[str]:
 
 def run(
     scenario: Annotated[
-        Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).")
+        Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).",
+                                    callback=expand_home)
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write requests/summary/timeseries here.")
+        Path | None, typer.Option("--out", "-o", help="Write requests/summary/timeseries here.",
+                                  callback=expand_home)
     ] = None,
     report: Annotated[
         bool, typer.Option(help="With --out, also write DIR/report.html.")

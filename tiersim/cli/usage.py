@@ -10,6 +10,7 @@ refusal is (``--workers: input should be greater than or equal to 1; see tiersim
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 try:  # newer typer carries its own copy of click, and raises its exceptions
     from typer._click import exceptions as errors
@@ -127,3 +128,19 @@ def _problem(error: UsageError) -> str:
 
 __all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "option_names",
            "param_name", "repeated_param", "usage_line"]
+
+
+def expand_home(value: Path | None) -> Path | None:
+    """A path argument or option with a leading ``~`` expanded to the home folder, as a
+    scenario's paths are: a shell leaves ``--out=~/runs`` as typed, which wrote into a folder
+    named ``~`` (or failed once the simulation was done). A ``~user`` of no user is refused,
+    naming the option (the framework's :class:`BadParameter`)."""
+    if value is None:
+        return None
+    from tiersim.paths import expand_user
+
+    path = expand_user(value)
+    if path.parts[:1] and path.parts[0].startswith("~"):
+        raise errors.BadParameter(f"{value} starts with ~ and a user that does not exist (or "
+                                  "no home folder is known); write the path in full")
+    return path
