@@ -138,3 +138,19 @@ def test_a_tilde_the_shell_left_in_a_path_is_the_home_folder(tmp_path, capsys, m
     assert capsys.readouterr().err == (
         "Error: --out: ~nosuchuser9/res starts with ~ and a user that does not exist (or no home "
         "folder is known); write the path in full; see tiersim run --help\n")
+
+
+def test_a_working_folder_removed_under_the_shell_is_named(tmp_path):
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, sys; from tiersim.cli import main; os.chdir(sys.argv[1]); "
+            "os.rmdir(sys.argv[1]); sys.exit(main(['trace', 'inspect', 'nothere.parquet']))")
+    proc = subprocess.run([sys.executable, "-c", code, str(gone)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr == ("Error: the current folder no longer exists (it was removed after "
+                           "the command's shell entered it); cd to a folder that exists and run "
+                           "the command again\n")

@@ -199,6 +199,9 @@ def os_error_line(err: OSError, stdout: bool = False) -> str:
     fix where one is known (:data:`OS_FIXES`)."""
     import errno
 
+    if not stdout and err.filename is None and _working_folder_gone():
+        return ("the current folder no longer exists (it was removed after the command's shell "
+                "entered it); cd to a folder that exists and run the command again")
     where = "standard output" if stdout else None if err.filename is None else str(err.filename)
     if where is not None and len(where) > 120:
         where = where[:117] + "..."
@@ -206,6 +209,18 @@ def os_error_line(err: OSError, stdout: bool = False) -> str:
     line = f"{where}: {said}" if where else said
     fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
     return f"{line}; {fix}" if fix else line
+
+
+def _working_folder_gone() -> bool:
+    """Whether the current folder was removed while a shell stood in it (``os.getcwd`` then
+    fails with no file name, and so does every relative path)."""
+    import os
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _stdout_failed(err: OSError) -> bool:
