@@ -154,3 +154,17 @@ def test_a_working_folder_removed_under_the_shell_is_named(tmp_path):
     assert proc.stderr == ("Error: the current folder no longer exists (it was removed after "
                            "the command's shell entered it); cd to a folder that exists and run "
                            "the command again\n")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_name_the_terminal_cannot_encode_is_printed_as_its_escape(tmp_path, encoding):
+    import subprocess
+    import sys
+
+    scenario = scenario_in(tmp_path)
+    scenario.write_text(scenario.read_text().replace("name: tiny", "name: 名前", 1))
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "PYTHONUTF8": "0"}
+    proc = subprocess.run([sys.executable, "-m", "tiersim", "run", str(scenario),
+                           "--no-baselines"], capture_output=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode(encoding)[-400:]
+    assert proc.stdout.decode(encoding).startswith("tiersim run: \\u540d\\u524d")

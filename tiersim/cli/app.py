@@ -140,6 +140,7 @@ class TiersimApp(typer.Typer):
         import threading
         import warnings
 
+        _escape_unencodable()
         shown = warnings.showwarning
         warnings.showwarning = _Notes()
         main = threading.current_thread() is threading.main_thread()
@@ -209,6 +210,18 @@ def os_error_line(err: OSError, stdout: bool = False) -> str:
     line = f"{where}: {said}" if where else said
     fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
     return f"{line}; {fix}" if fix else line
+
+
+def _escape_unencodable() -> None:
+    """Make standard output and error write a character their encoding cannot hold as its
+    escape (``\\u540d``): a scenario or tier name in Chinese on a C-locale or Latin-1
+    terminal ended the command in a traceback once its files were written."""
+    import contextlib
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):  # closed, or not a text stream
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _working_folder_gone() -> bool:
