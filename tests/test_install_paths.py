@@ -168,3 +168,14 @@ def test_a_name_the_terminal_cannot_encode_is_printed_as_its_escape(tmp_path, en
                            "--no-baselines"], capture_output=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode(encoding)[-400:]
     assert proc.stdout.decode(encoding).startswith("tiersim run: \\u540d\\u524d")
+
+
+def test_calibrate_reads_a_tilde_in_its_paths_as_the_home_folder(tmp_path, capsys, monkeypatch):
+    from tiersim.calibrate.cli import parser
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = parser().parse_args(["--out=~/p.json", "--config", "~/config.json"])
+    assert (args.out, args.config) == (f"{tmp_path}/p.json", f"{tmp_path}/config.json")
+    assert main(["calibrate", "--from", "aiconfigurator", "--out=~/none/p.json"]) == 1
+    assert capsys.readouterr().err == (f"Error: --out {tmp_path}/none/p.json: folder "
+                                       f"{tmp_path}/none does not exist; create it first\n")

@@ -7,6 +7,8 @@ hands its arguments on to it.
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from tiersim.errors import TiersimError, escaped
@@ -45,7 +47,8 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
     parser.add_argument("--engine", default="vllm", help="vllm, trtllm or sglang (default vllm)")
     parser.add_argument("--name", default=None, help="profile name (default GPU_aiconfigurator_"
                         "ENGINE)")
-    parser.add_argument("--out", required=True, help="where to write the profile JSON")
+    parser.add_argument("--out", required=True, type=os.path.expanduser,
+                        help="where to write the profile JSON")
     args = parser.parse_args(argv)
     from tiersim.calibrate.cli import out_problem
     from tiersim.errors import TiersimError
