@@ -179,3 +179,16 @@ def test_calibrate_reads_a_tilde_in_its_paths_as_the_home_folder(tmp_path, capsy
     assert main(["calibrate", "--from", "aiconfigurator", "--out=~/none/p.json"]) == 1
     assert capsys.readouterr().err == (f"Error: --out {tmp_path}/none/p.json: folder "
                                        f"{tmp_path}/none does not exist; create it first\n")
+
+
+def test_a_closed_standard_output_is_one_line_not_a_silent_success(tmp_path):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "tiersim", "trace", "inspect", "azure2023_code.parquet"]
+    proc = subprocess.run(command, capture_output=False, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=lambda: os.close(1), timeout=120, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr == ("Error: standard output is closed (the command was started with "
+                           ">&-), so what it prints would be lost; send it to a file or to "
+                           "/dev/null instead\n")

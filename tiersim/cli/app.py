@@ -146,6 +146,7 @@ class TiersimApp(typer.Typer):
         main = threading.current_thread() is threading.main_thread()
         terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
+            _refuse_closed_stdout()
             _refuse_empty_args(kwargs.get("args"))
             _refuse_repeated_options(kwargs.get("args"))
             code = super().__call__(*args, **{**kwargs, "standalone_mode": False})
@@ -210,6 +211,18 @@ def os_error_line(err: OSError, stdout: bool = False) -> str:
     line = f"{where}: {said}" if where else said
     fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
     return f"{line}; {fix}" if fix else line
+
+
+def _refuse_closed_stdout() -> None:
+    """Refuse to run with standard output closed (``>&-``): Python then drops every line the
+    command prints, so ``trace inspect`` or a run without ``--out`` gave nothing with status 0
+    (a full disk as standard output is one line and status 1 too)."""
+    import sys
+
+    if sys.stdout is None:
+        raise TiersimError("standard output is closed (the command was started with >&-), so "
+                           "what it prints would be lost; send it to a file or to /dev/null "
+                           "instead")
 
 
 def _escape_unencodable() -> None:
