@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -305,17 +306,47 @@ def _summary_series(run: RunResult | None) -> dict[str, tuple[list, list, str, l
     return found
 
 
-def _sweep_savings(sweep: pd.DataFrame) -> dict[str, tuple[list, list, str, list | None]]:
-    """Uniform-tier and static-split series from a sweep's first point's savings columns."""
+UNIFORM_SETS_SHOWN = 10
+"""Most sets of uniform fleets a sweep's frontier draws (one per distinct set of points)."""
+
+
+def _sweep_savings(sweep: pd.DataFrame, axes: list[str]
+                   ) -> tuple[dict[str, tuple[list, list, str, list | None]], int]:
+    """Uniform-tier and static-split series of a sweep's points, and how many distinct sets of
+    uniform fleets its points have. Points whose uniform fleets cost the same (no axis changes
+    a price, the load or the fleet) give one set, drawn as a run's; where an axis changes them,
+    each set (up to :data:`UNIFORM_SETS_SHOWN`) is drawn apart, named by the axis values its
+    points share: point 0's fleets drawn beside every point made a point priced at 10 USD an
+    hour look dearer than uniform fleets priced at 3.5."""
     prefix = "savings.uniform."
-    first = sweep.iloc[0]
     names = sorted({c[len(prefix):].rsplit(".", 1)[0] for c in sweep.columns
                     if c.startswith(prefix) and c.endswith(".cost_usd")})
-    uniform = {n: {"cost_usd": first.get(f"{prefix}{n}.cost_usd"),
-                   "accuracy": first.get(f"{prefix}{n}.accuracy")} for n in names}
-    uniform = {k: v for k, v in uniform.items() if pd.notna(v["cost_usd"])
-               and pd.notna(v["accuracy"])}
-    return _savings_series({"uniform": uniform}) if uniform else {}
+    columns = [f"{prefix}{n}.{k}" for n in names for k in ("cost_usd", "accuracy")
+               if f"{prefix}{n}.{k}" in sweep]
+    if not columns:
+        return {}, 0
+    sets = [group for _, group in sweep.groupby(columns, sort=False, dropna=False)]
+    series: dict[str, tuple[list, list, str, list | None]] = {}
+    for group in sets[:UNIFORM_SETS_SHOWN]:
+        found = _savings_series({"uniform": _uniform_of(group.iloc[0], names)})
+        where = "" if len(sets) == 1 else f" at {_shared_values(group, axes)}"
+        series.update({name + where: points for name, points in found.items()})
+    return series, len(sets)
+
+
+def _uniform_of(point: pd.Series, names: list[str]) -> dict[str, dict[str, Any]]:
+    """``{tier: {cost_usd, accuracy}}`` of one sweep point's uniform fleets (those with both)."""
+    uniform = {n: {"cost_usd": point.get(f"savings.uniform.{n}.cost_usd"),
+                   "accuracy": point.get(f"savings.uniform.{n}.accuracy")} for n in names}
+    return {k: v for k, v in uniform.items() if pd.notna(v["cost_usd"])
+            and pd.notna(v["accuracy"])}
+
+
+def _shared_values(group: pd.DataFrame, axes: list[str]) -> str:
+    """The axis values every point of ``group`` holds (``a=1, b=x``), else its first point's."""
+    shared = [a for a in axes if a in group and group[a].nunique(dropna=False) == 1]
+    first = group.iloc[0]
+    return ", ".join(f"{a}={first[a]}" for a in (shared or [a for a in axes if a in group]))
 
 
 def frontier(data: ReportData) -> Panel | None:
@@ -323,7 +354,7 @@ def frontier(data: ReportData) -> Panel | None:
     the routed run, and an analytic curve where the summary carries one."""
     ledger = data.run.savings.cost_model if data.run and data.run.savings else "attributed"
     fig, n_points, cost_label = go.Figure(), 0, f"cost of the run (USD, {ledger})"
-    several = False
+    several, sets = False, 0
     sweep = _ok(data.sweep)
     series = dict(_summary_series(data.run))
     if sweep is not None and not sweep.empty and "accuracy" in sweep:
@@ -335,8 +366,9 @@ def frontier(data: ReportData) -> Panel | None:
                 suffix = f" ({ledger})" if len(groups) > 1 else ""
                 n_points += _add_sweep_points(fig, group, cost_col, data.sweep_axes, suffix, i)
                 if cost_col.startswith("savings."):
-                    series.update({name + suffix: points
-                                   for name, points in _sweep_savings(group).items()})
+                    found, count = _sweep_savings(group, data.sweep_axes)
+                    series.update({name + suffix: points for name, points in found.items()})
+                    sets = max(sets, count)
             cost_label = _cost_axis(cost_col, [ledger for ledger, _ in groups])
             several = len(groups) > 1
     for i, (name, (xs, ys, mode, text)) in enumerate(series.items()):
@@ -352,7 +384,17 @@ def frontier(data: ReportData) -> Panel | None:
                       yaxis_title="expected accuracy (fraction answered correctly)", **LAYOUT)
     return Panel("frontier", fig, "Up and to the left is better: routing points left of the "
                  "static-split line save money at equal accuracy, and sweep points off the Pareto "
-                 "front are settings never worth choosing." + (LEDGERS_NOTE if several else ""))
+                 "front are settings never worth choosing." + (LEDGERS_NOTE if several else "")
+                 + (_sets_note(sets) if sets > 1 else ""))
+
+
+def _sets_note(sets: int) -> str:
+    """The caption's sentence for a sweep whose points have several sets of uniform fleets."""
+    shown = f"the first {UNIFORM_SETS_SHOWN} of {sets} drawn" if sets > UNIFORM_SETS_SHOWN \
+        else f"{sets} sets"
+    return (" The sweep's axes change the uniform fleets and static split (their price, load "
+            f"or fleet), so each set is drawn with the axis values of its points ({shown}); "
+            "compare each point with its own set.")
 
 
 LEDGERS_NOTE = (" The sweep prices its points under several cost models, which are not "

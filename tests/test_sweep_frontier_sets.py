@@ -1,0 +1,53 @@
+"""The sweep report's frontier draws each point's own uniform fleets, not point 0's for all."""
+
+from __future__ import annotations
+
+from tiersim.report.figures import frontier
+from tiersim.report.load import load_dir
+from tiersim.sweep.run import run_sweep
+from tiersim.sweep.testing import synthetic_runner
+
+
+def priced_runner(doc: dict, source: str = "scenario") -> dict:
+    """The synthetic summary with a ``savings`` block whose uniform fleets cost what the
+    point's load makes them cost (``trace.time_scale`` scales it)."""
+    summary = synthetic_runner(doc, source)
+    scale = float(doc.get("trace", {}).get("time_scale", 1.0))
+    summary["savings"] = {
+        "cost_model": "provisioned", "routed_cost_usd": summary["cost_usd"],
+        "accuracy": summary["accuracy"],
+        "uniform": {"w4a16": {"cost_usd": 1.0 * scale, "accuracy": 0.7},
+                    "bf16": {"cost_usd": 2.0 * scale, "accuracy": 0.9}}}
+    return summary
+
+
+def sweep_dir(tmp_path, scales):
+    """A synthetic sweep over ``trace.time_scale`` with a seed axis that changes nothing."""
+    doc = {"name": "scaled", "seed": 0, "trace": {"time_scale": 1.0},
+           "sweep": {"trace.time_scale": scales, "seed": [0, 1]}}
+    out = tmp_path / "sweep"
+    run_sweep(doc, out, workers=1, runner=priced_runner, validator=None, report=False,
+              source="scaled.yaml")
+    return out
+
+
+def traces_of(panel):
+    """``{name: x values}`` of the frontier's uniform-tier series."""
+    return {t.name: list(t.x) for t in panel.fig.data if t.name.startswith("uniform tiers")}
+
+
+def test_each_set_of_uniform_fleets_is_drawn_with_its_points(tmp_path):
+    panel = frontier(load_dir(sweep_dir(tmp_path, [1.0, 3.0])))
+    assert traces_of(panel) == {
+        "uniform tiers (every request on one tier) at trace.time_scale=1.0": [1.0, 2.0],
+        "uniform tiers (every request on one tier) at trace.time_scale=3.0": [3.0, 6.0]}
+    assert panel.caption.endswith(
+        "The sweep's axes change the uniform fleets and static split (their price, load or "
+        "fleet), so each set is drawn with the axis values of its points (2 sets); compare "
+        "each point with its own set.")
+
+
+def test_one_set_of_uniform_fleets_is_drawn_once_unlabelled(tmp_path):
+    panel = frontier(load_dir(sweep_dir(tmp_path, [2.0])))
+    assert traces_of(panel) == {"uniform tiers (every request on one tier)": [2.0, 4.0]}
+    assert "each set is drawn" not in panel.caption
