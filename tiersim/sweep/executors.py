@@ -177,8 +177,38 @@ def run_ray(tasks: Iterable[Task], on_done: OnDone, address: str | None = None,
             workers: int | None = None) -> None:
     """Run points as Ray tasks (joining ``address``, or the running/local Ray if None; a local
     Ray this starts runs at most ``workers`` points at once)."""
-    with ray_session(address, workers) as ray:
+    with ray_session(address, workers) as ray, sigterm_status_kept():
         _ray_loop(ray, tasks, on_done)
+
+
+@contextmanager
+def sigterm_status_kept() -> Iterator[None]:
+    """Keep a SIGTERM's exit status through Ray's waits. The command's SIGTERM handler raises
+    ``SystemExit(128 + 15)``; raised inside ``ray.wait`` or ``ray.get``, Ray replaces it with
+    ``SystemExit(1)``, so a terminated sweep exited 1 as if it had failed, without the line
+    saying which points it stored. A SIGTERM received inside the block ends it with
+    ``SystemExit(143)`` whatever Ray made of it. Main thread only, and only where a handler is
+    installed (the default action kills the process, with its own status)."""
+    previous = signal.getsignal(signal.SIGTERM)
+    main = threading.current_thread() is threading.main_thread()
+    if not main or not callable(previous):
+        yield
+        return
+    received: list[int] = []
+
+    def record(signum: int, frame: Any) -> None:
+        received.append(signum)
+        previous(signum, frame)
+
+    signal.signal(signal.SIGTERM, record)
+    try:
+        yield
+    except SystemExit as stop:
+        if received and stop.code != 128 + received[0]:
+            raise SystemExit(128 + received[0]) from None
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager
