@@ -51,3 +51,22 @@ def test_one_set_of_uniform_fleets_is_drawn_once_unlabelled(tmp_path):
     panel = frontier(load_dir(sweep_dir(tmp_path, [2.0])))
     assert traces_of(panel) == {"uniform tiers (every request on one tier)": [2.0, 4.0]}
     assert "each set is drawn" not in panel.caption
+
+
+def test_a_null_axis_value_is_listed_and_shown_as_null(tmp_path):
+    """``profile: [null, p.json]`` was listed as the axis' one value ``p.json`` (null dropped),
+    its points' cells a missing ``-`` and their hover text ``profile = nan``."""
+    from tiersim.report import write_report
+    from tiersim.report.figures import _point_labels
+
+    doc = {"name": "nulls", "seed": 0,
+           "sweep": {"profile": [None, "p.json"], "router.confusion.fpr": [0.0, 0.1]}}
+    out = tmp_path / "sweep"
+    run_sweep(doc, out, workers=1, runner=synthetic_runner, validator=None, report=False,
+              source="nulls.yaml")
+    text = write_report(out).read_text()
+    assert "<tr><td>axis profile</td><td>null, p.json</td></tr>" in text
+    assert text.count("<tr><td>null</td>") == 2
+    data = load_dir(out)
+    assert _point_labels(data.sweep.head(1), data.sweep_axes) == [
+        "profile = null\nrouter.confusion.fpr = 0.0"]

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tiersim.analytic import upper_hull
-from tiersim.report.load import ReportData
+from tiersim.report.load import ReportData, axis_text
 from tiersim.report.timeseries import bucketed
 from tiersim.results import RunResult
 
@@ -250,7 +250,8 @@ def _cost_column(frame: pd.DataFrame) -> str | None:
 
 def _point_labels(frame: pd.DataFrame, axes: list[str]) -> list[str]:
     """Hover text naming each sweep point by its axis values."""
-    return ["\n".join(f"{a} = {row[a]}" for a in axes) for _, row in frame.iterrows()]
+    return ["\n".join(f"{a} = {axis_text(row[a])}" for a in axes)
+            for _, row in frame.iterrows()]
 
 
 def _savings_series(savings: dict) -> dict[str, tuple[list, list, str]]:
@@ -346,7 +347,8 @@ def _shared_values(group: pd.DataFrame, axes: list[str]) -> str:
     """The axis values every point of ``group`` holds (``a=1, b=x``), else its first point's."""
     shared = [a for a in axes if a in group and group[a].nunique(dropna=False) == 1]
     first = group.iloc[0]
-    return ", ".join(f"{a}={first[a]}" for a in (shared or [a for a in axes if a in group]))
+    return ", ".join(f"{a}={axis_text(first[a])}"
+                     for a in (shared or [a for a in axes if a in group]))
 
 
 def frontier(data: ReportData) -> Panel | None:
@@ -473,7 +475,8 @@ def _groups(frame: pd.DataFrame, others: list[str]):
         return
     for key, group in frame.groupby(others, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        yield ", ".join(f"{a.split('.')[-1]}={v}" for a, v in zip(others, key, strict=True)), \
+        yield ", ".join(f"{a.split('.')[-1]}={axis_text(v)}"
+                        for a, v in zip(others, key, strict=True)), \
             group
 
 

@@ -57,6 +57,15 @@ class ReportData:
         return [str(t.get("name", i)) for i, t in enumerate(tiers) if isinstance(t, dict)]
 
 
+def axis_text(value: Any) -> str:
+    """A sweep axis value as the report writes it: every point holds a value on every axis,
+    so an empty cell is the axis' ``null`` (``profile: null``, the roofline), written so, not
+    left out of the axis' values or shown as a missing ``-`` or ``nan``."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "null"
+    return str(value)
+
+
 def _json(path: Path) -> dict[str, Any] | None:
     """A JSON file's content, or None if it is absent; malformed is an error naming the file."""
     if not path.exists():

@@ -25,7 +25,7 @@ from tiersim.errors import TiersimError
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
-from tiersim.report.load import ReportData, load_dir
+from tiersim.report.load import ReportData, axis_text, load_dir
 from tiersim.results import (
     ATTRIBUTED_WORDS,
     GPU_HOURS_WORDS,
@@ -373,18 +373,25 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     sweep = data.sweep
     ok = int((sweep["status"] == "ok").sum()) if "status" in sweep else len(sweep)
     rows = [["points", len(sweep)], ["finished", ok], ["failed", len(sweep) - ok]]
-    rows += [[f"axis {a}", ", ".join(map(fmt, sorted(sweep[a].dropna().unique(), key=str)))]
-             for a in data.sweep_axes]
+    rows += [[f"axis {a}", ", ".join(sorted({_axis_cell(v) for v in sweep[a].unique()}, key=str))]
+             for a in data.sweep_axes if a in sweep]
     metrics = [m for m in SWEEP_METRICS if m in sweep]
     cols = [*data.sweep_axes, *metrics, "status", "error"]
     cols = [c for c in cols if c in sweep]
-    shown = sweep.head(limit)
-    points = table(cols, shown[cols].astype(object).where(shown[cols].notna(), None)
-                   .values.tolist())
+    shown = sweep.head(limit)[cols].astype(object)
+    shown = shown.where(shown.notna(), None)
+    for axis in (a for a in data.sweep_axes if a in shown):
+        shown[axis] = [_axis_cell(v) if v is None else v for v in shown[axis]]
+    points = table(cols, shown.values.tolist())
     more = f"<p class='muted'>first {limit} of {len(sweep)} points shown</p>" \
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
             + "<h3>Points</h3>" + points + more)
+
+
+def _axis_cell(value: Any) -> str:
+    """An axis value's cell text: as :func:`fmt` writes it, the axis' null as ``null``."""
+    return axis_text(value) if axis_text(value) == "null" else fmt(value)
 
 
 def plan_section(plan: PlanResult) -> str:
