@@ -358,6 +358,13 @@ def no_field_twice(doc: dict[str, Any], paths: list[str], source: str) -> None:
 
 def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario") -> None:
     """Set ``value`` at dotted ``path`` in ``doc`` in place; raise SweepError if it cannot exist."""
+    node, key = holder(doc, path, source)
+    node[key] = value
+
+
+def holder(doc: dict[str, Any], path: str, source: str = "scenario") -> tuple[Any, Any]:
+    """The map or list of ``doc`` that holds dotted ``path``'s field, and its key there (maps
+    missing on the way are created); raise SweepError if the path cannot exist."""
     segments = path.split(".")
     node: Any = doc
     for depth, segment in enumerate(segments):
@@ -365,8 +372,7 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
         where = ".".join(segments[:depth]) or "<top>"
         if isinstance(node, dict):
             if last:
-                node[segment] = value
-                return
+                return node, segment
             node = node.setdefault(segment, {})
         elif isinstance(node, list):
             _no_dotted_name(node, segments, depth, source, path)
@@ -378,11 +384,11 @@ def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "scenario
                 raise SweepError(source, path, f"{where}.{segment} is a map; name a key in it "
                                  f"({describe(child)})")
             if last:  # a plain value of a list, named by its index (trace.window.1)
-                node[int(segment)] = value
-                return
+                return node, int(segment)
             node = child
         else:
             raise SweepError(source, path, f"{where!r} {describe(node)}")
+    raise SweepError(source, path, "is not a dotted path")  # pragma: no cover - no segments
 
 
 def _no_dotted_name(node: list[Any], segments: list[str], depth: int, source: str,
@@ -407,10 +413,17 @@ def apply(base: dict[str, Any], values: dict[str, Any], source: str = "scenario"
     """A copy of ``base`` with every ``path: value`` of a point set, ``sweep`` removed (before
     copying: a big sweep map would be copied once per point). The copy shares no map or list
     (:func:`tree_copy`): a YAML alias or merge key (``<<: *defaults``) gives several tiers one
-    ``scheduler`` map, and an axis on one tier's must not change the others'."""
+    ``scheduler`` map, and an axis on one tier's must not change the others'.
+
+    Every path is found in the base scenario before any value is set, so a tier is the one
+    the base names so whatever another axis renames: applied in the sweep map's order,
+    ``tiers.0.name: [bf16]``, ``tiers.1.name: [w4a16]`` and ``tiers.w4a16.replicas: [3]`` gave
+    the second tier 3 replicas, and with the replicas axis written first the first tier, under
+    one point id (a resume after reordering the axes kept the other scenario's point)."""
     doc = tree_copy({key: value for key, value in base.items() if key != "sweep"})
-    for path, value in values.items():
-        set_path(doc, path, tree_copy(value), source)
+    places = [(holder(doc, path, source), value) for path, value in values.items()]
+    for (node, key), value in places:
+        node[key] = tree_copy(value)
     return doc
 
 
