@@ -105,24 +105,31 @@ class SweepNotes:
 
     def __init__(self, out: Path) -> None:
         self.out = out
-        self.kinds: dict[str, list[Any]] = {}  # kind -> [first text, its point, points, differs]
+        self.kinds: dict[str, list[Any]] = {}  # kind -> [text, point, grid index, points, differs]
         self.done = 0  # points finished, with notes or without
 
-    def add(self, record: dict[str, Any]) -> None:
-        """Count a finished point's notes."""
+    def add(self, record: dict[str, Any], index: int | None = None) -> None:
+        """Count a finished point's notes; ``index``: its place in the grid. Each kind is shown
+        as the text of its point first in the grid, not of the first to finish, so a sweep
+        prints the same notes however its workers (local or Ray) finish."""
         self.done += 1
+        rank = index if index is not None else float("inf")
         for note in record.get("notes") or ():
             text = str(note)
             kind = self.kinds.setdefault(_NUMBER.sub("#", text),
-                                         [text, record.get("point_id"), 0, False])
-            kind[2] += 1
-            kind[3] = kind[3] or text != kind[0]
+                                         [text, record.get("point_id"), rank, 0, False])
+            kind[3] += 1
+            kind[4] = kind[4] or text != kind[0]
+            if rank < kind[2]:
+                kind[:3] = [text, record.get("point_id"), rank]
 
     def show(self) -> None:
-        """Raise each kind of note once, where the sweep runs."""
+        """Raise each kind of note once, where the sweep runs, in the grid order of the points
+        they are shown with."""
         from tiersim.errors import Note
 
-        for text, point, count, differs in self.kinds.values():
+        for text, point, _, count, differs in sorted(self.kinds.values(),
+                                                      key=lambda kind: kind[2]):
             if differs:
                 more = count - 1
                 have = "points have" if more != 1 else "point has"
@@ -181,4 +188,5 @@ def execute(task: Task) -> dict[str, Any]:
     if task.out_dir is not None:
         write_point(Path(task.out_dir), record)
         record["stored"] = True
+    record["grid_index"] = task.point.index  # for the driver only: never stored
     return record

@@ -1126,9 +1126,10 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
 
     def on_done(record: dict[str, Any]) -> None:
         nonlocal failures
+        index = record.pop("grid_index", None)
         if not record.pop("stored", False):
             write_point(out, record)
-        notes.add(record)
+        notes.add(record, index)
         failures += record.get("status") != "ok"
         tally.stored += record.get("status") == "ok"
         bar.advance(bar_id)
