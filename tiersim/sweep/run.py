@@ -281,8 +281,19 @@ def _setting(scenario: object, source: str) -> str | None:
     if dump is None:
         return None
     doc = _canonical(dump(mode="json", exclude={"sweep"}), source)
-    text = json.dumps(doc, sort_keys=True, default=str)
+    text = json.dumps(_zero_unsigned(doc), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _zero_unsigned(value: Any) -> Any:
+    """``value`` with every ``-0.0`` written ``0.0``: the two are one number to every check and
+    sum (a price of -0.0 USD is 0), so ``[0.0, -0.0]`` is one setting listed twice, not two
+    points of one scenario under two labels."""
+    if isinstance(value, dict):
+        return {key: _zero_unsigned(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_zero_unsigned(item) for item in value]
+    return 0.0 if isinstance(value, float) and value == 0 else value
 
 
 def _canonical(doc: dict[str, Any], source: str) -> dict[str, Any]:
