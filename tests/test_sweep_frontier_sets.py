@@ -70,3 +70,20 @@ def test_a_null_axis_value_is_listed_and_shown_as_null(tmp_path):
     data = load_dir(out)
     assert _point_labels(data.sweep.head(1), data.sweep_axes) == [
         "profile = null\nrouter.confusion.fpr = 0.0"]
+
+
+def test_axis_values_are_shown_in_full_not_rounded_like_metrics(tmp_path):
+    """3.50001 and 3.50002 were listed and tabled as '3.5, 3.5': two points read as one."""
+    from tiersim.report import write_report
+
+    doc = {"name": "prices", "seed": 0,
+           "tiers": [{"name": "w4a16", "accuracy": 0.7}, {"name": "bf16", "accuracy": 0.9}],
+           "sweep": {"tiers.bf16.cost_per_gpu_hour": [3.50001, 3.50002, 1200]}}
+    out = tmp_path / "sweep"
+    run_sweep(doc, out, workers=1, runner=synthetic_runner, validator=None, report=False,
+              source="prices.yaml")
+    text = write_report(out).read_text()
+    assert ("<tr><td>axis tiers.bf16.cost_per_gpu_hour</td><td>3.50001, 3.50002, 1,200.0</td>"
+            "</tr>") in text
+    for cell in ("3.50001", "3.50002", "1,200.0"):
+        assert f"<tr><td>{cell}</td>" in text

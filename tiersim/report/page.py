@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.offline
 import yaml
@@ -373,7 +374,7 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     sweep = data.sweep
     ok = int((sweep["status"] == "ok").sum()) if "status" in sweep else len(sweep)
     rows = [["points", len(sweep)], ["finished", ok], ["failed", len(sweep) - ok]]
-    rows += [[f"axis {a}", ", ".join(sorted({_axis_cell(v) for v in sweep[a].unique()}, key=str))]
+    rows += [[f"axis {a}", ", ".join(_axis_cell(v) for v in sweep[a].unique())]
              for a in data.sweep_axes if a in sweep]
     metrics = [m for m in SWEEP_METRICS if m in sweep]
     cols = [*data.sweep_axes, *metrics, "status", "error"]
@@ -381,7 +382,7 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     shown = sweep.head(limit)[cols].astype(object)
     shown = shown.where(shown.notna(), None)
     for axis in (a for a in data.sweep_axes if a in shown):
-        shown[axis] = [_axis_cell(v) if v is None else v for v in shown[axis]]
+        shown[axis] = [_axis_cell(v) for v in shown[axis]]
     points = table(cols, shown.values.tolist())
     more = f"<p class='muted'>first {limit} of {len(sweep)} points shown</p>" \
         if len(sweep) > limit else ""
@@ -390,8 +391,14 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
 
 
 def _axis_cell(value: Any) -> str:
-    """An axis value's cell text: as :func:`fmt` writes it, the axis' null as ``null``."""
-    return axis_text(value) if axis_text(value) == "null" else fmt(value)
+    """An axis value's cell text, as the scenario gives it: a number in full (rounded to 4
+    figures, as a metric is, 3.50001 and 3.50002 read as two points of 3.5), a boolean as
+    :func:`fmt` writes it, the axis' null as ``null``."""
+    if isinstance(value, (bool, np.bool_)):
+        return fmt(bool(value))
+    if isinstance(value, (int, float, np.integer)) and axis_text(value) != "null":
+        return f"{value:,}"
+    return axis_text(value)
 
 
 def plan_section(plan: PlanResult) -> str:
