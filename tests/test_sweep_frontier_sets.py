@@ -87,3 +87,20 @@ def test_axis_values_are_shown_in_full_not_rounded_like_metrics(tmp_path):
             "</tr>") in text
     for cell in ("3.50001", "3.50002", "1,200.0"):
         assert f"<tr><td>{cell}</td>" in text
+
+
+def test_the_fpr_figure_says_when_it_leaves_settings_out(tmp_path):
+    """Eleven settings of the other axes drew ten lines, and nothing said one was left out."""
+    from tiersim.report.figures import fpr_sweep
+
+    doc = {"name": "fprs", "seed": 0,
+           "tiers": [{"name": "w4a16", "accuracy": 0.7}, {"name": "bf16", "accuracy": 0.9}],
+           "sweep": {"router.confusion.fpr": [0.0, 0.1],
+                     "tiers.bf16.replicas": list(range(1, 12))}}
+    out = tmp_path / "sweep"
+    run_sweep(doc, out, workers=1, runner=synthetic_runner, validator=None, report=False,
+              source="fprs.yaml")
+    panel = fpr_sweep(load_dir(out))
+    assert len({t.name for t in panel.fig.data}) == 10
+    assert panel.caption.endswith("The first 10 of the 11 settings of the other axes are "
+                                  "drawn; the sweep table has every point.")

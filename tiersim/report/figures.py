@@ -491,7 +491,8 @@ def fpr_sweep(data: ReportData) -> Panel | None:
     fig = make_subplots(rows=1, cols=3 if silent else 2, subplot_titles=(
         "cost saved vs lowest FPR", "accuracy lost vs lowest FPR", "silent failures")[:3 if silent
                                                                                       else 2])
-    for i, (label, group) in enumerate(list(_groups(sweep, others))[:10]):
+    groups = list(_groups(sweep, others))
+    for i, (label, group) in enumerate(groups[:LINES_SHOWN]):
         group = group.sort_values(axis)
         base = group.iloc[0]
         x = group[axis]
@@ -511,7 +512,19 @@ def fpr_sweep(data: ReportData) -> Panel | None:
     fig.update_layout(title="Router false positives: cost saved vs accuracy lost", **LAYOUT)
     return Panel("fpr_sweep", fig, "Each false positive saves money and silently loses accuracy: "
                  "compare the slopes, the cost saved per point of accuracy lost is the price of "
-                 "a cheaper, sloppier classifier.")
+                 "a cheaper, sloppier classifier." + _lines_note(len(groups)))
+
+
+LINES_SHOWN = 10
+"""Most lines (settings of the other axes) a sweep figure draws."""
+
+
+def _lines_note(lines: int) -> str:
+    """The caption's sentence for a figure with more settings of the other axes than it draws."""
+    if lines <= LINES_SHOWN:
+        return ""
+    return (f" The first {LINES_SHOWN} of the {lines} settings of the other axes are drawn; "
+            "the sweep table has every point.")
 
 
 def sweep_metrics(data: ReportData) -> Panel | None:
