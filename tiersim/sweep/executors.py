@@ -232,13 +232,26 @@ PROBE_S = 3.0
 (Ray itself would retry for minutes, holding the folder's lock)."""
 
 
+RAY_CLIENT_PORT = 10001
+"""The port Ray's client server listens on where a ``ray://`` address names none."""
+
+
 def _host_port(address: str | None) -> tuple[str, int] | None:
-    """``(host, port)`` of an address written ``[ray://]host:port``; None for anything else
-    (``auto``, ``local``, or malformed: Ray says what is wrong with it)."""
-    host, sep, port = (address or "").removeprefix("ray://").rpartition(":")
+    """``(host, port)`` of an address written ``[ray://]host:port`` (``ray://host``: Ray
+    client's default port); None for anything else (``auto``, ``local``, or malformed: Ray
+    says what is wrong with it). A port that is no TCP port (0, above 65535) is refused at
+    once: Ray retried it for minutes, as it does an address where nothing answers."""
+    text = address or ""
+    client = text.startswith("ray://")
+    host, sep, port = text.removeprefix("ray://").rpartition(":")
+    if client and not (sep and port.isdigit()):  # ray://host, ray://[::1]
+        host, sep, port = text.removeprefix("ray://"), ":", str(RAY_CLIENT_PORT)
     host = host.strip("[]")  # [::1]:6379
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isdigit():
         return None
+    if not 0 < int(port) < 65536:
+        raise TiersimError(f"--address {address}: port {port} is no TCP port (1 to 65535); "
+                           "give host:port of a running Ray cluster, or leave it out")
     return host, int(port)
 
 
