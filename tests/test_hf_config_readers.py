@@ -179,11 +179,15 @@ def test_a_wrapper_naming_its_language_model_otherwise_is_read_through_it(tmp_pa
     assert round(model.total_params / 1e9, 2) == 7.62
 
 
-def test_a_wrapped_language_model_of_an_unread_type_names_its_key(tmp_path):
-    fields = {"model_type": "internvl_chat", "llm_config": {**QWEN2_7B, "model_type": "bloom"}}
+@pytest.mark.parametrize(("wrapper", "key", "inner", "said"), [
+    ("internvl_chat", "llm_config", "bloom", "'bloom': tiersim does not model ALiBi"),
+    ("llava", "text_config", "foo", "'foo' is not supported; supported: llama, "),
+])
+def test_a_wrapped_language_model_of_an_unread_type_names_its_key(tmp_path, wrapper, key,
+                                                                  inner, said):
+    fields = {"model_type": wrapper, key: {**QWEN2_7B, "model_type": inner}}
     path = _write(tmp_path, fields)
-    with pytest.raises(TiersimError, match="key 'llm_config.model_type': 'bloom': tiersim does "
-                       "not model ALiBi"):
+    with pytest.raises(TiersimError, match=f"key '{key}.model_type': {said}"):
         load_hf_config(path)
 
 
@@ -198,14 +202,6 @@ def test_a_wrapped_language_model_without_a_type_asks_for_it(tmp_path):
     assert str(err.value).startswith(
         f"{path}: key 'text_config.model_type': missing; its wrapper 'llava' does not say which "
         "language model it holds; name its type (e.g. 'llama'); supported: llama, ")
-
-
-def test_a_wrapped_language_model_of_an_unknown_type_is_not_supported(tmp_path):
-    fields = {"model_type": "llava", "text_config": {**QWEN2_7B, "model_type": "foo"}}
-    path = _write(tmp_path, fields)
-    with pytest.raises(TiersimError, match="key 'text_config.model_type': 'foo' is not "
-                       "supported; supported: llama, "):
-        load_hf_config(path)
 
 
 # --------------------------------------------------------------------------- fbgemm_fp8
