@@ -198,7 +198,8 @@ def test_analytic_says_where_its_accuracies_and_rows_come_from(tmp_path, capsys)
     assert main(["analytic", "--scenario", str(scenario), "--trace", str(trace)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (f"estimated from {trace} (200 requests, w4a16 vs bf16; tiers and prices "
-                        f"from {scenario}); costs in the tiers' cost-weight units")
+                        f"from {scenario}); costs in USD of all requests on uniform fleets sized "
+                        "by simulation (provisioned cost), as tiersim run prices them")
     assert lines[1] == "accuracy: w4a16 0.9336 (prior), bf16 0.9500 (prior)"
     one = tmp_path / "one.yaml"
     one.write_text(tiny_with(("  - name: w4a16\n    precision: w4a16\n    replicas: 1\n"

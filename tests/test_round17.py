@@ -236,9 +236,8 @@ def test_provisioned_closed_form_trades_on_price_per_hour_not_the_drain_tail():
     pair = [NS(name="cheap"), NS(name="top")]
     same = {"cheap": NS(replicas=1, gpus_per_replica=1, cost_usd=0.5855),
             "top": NS(replicas=1, gpus_per_replica=1, cost_usd=0.5879)}
-    savings = NS(cost_model="provisioned")
     prices = {"cheap": 3.5, "top": 3.5}
-    assert _provisioned_dc(savings, same, pair, prices) == 0.0
+    assert _provisioned_dc("provisioned", same, pair, prices) == 0.0
     bigger = {**same, "top": NS(replicas=3, gpus_per_replica=2, cost_usd=3.6)}
-    assert _provisioned_dc(savings, bigger, pair, prices) == pytest.approx(0.5855 * 5)
-    assert _provisioned_dc(NS(cost_model="attributed"), bigger, pair, prices) is None
+    assert _provisioned_dc("provisioned", bigger, pair, prices) == pytest.approx(0.5855 * 5)
+    assert _provisioned_dc("attributed", bigger, pair, prices) is None

@@ -76,21 +76,22 @@ def test_bare_trace_without_the_tiers_labels_is_refused(capsys):
 
 def test_scenario_whose_top_tier_costs_less_names_the_tiers(capsys, tmp_path):
     # (routing.yaml's NVFP4 tier was dearer than BF16 until NVIDIA's older INT4 Marlin MoE
-    # tables were carried to the newer kernel: a W4A16 tier priced at 10 USD/GPU-hour is)
+    # tables were carried to the newer kernel: a W4A16 tier priced at 10 USD/GPU-hour is).
+    # The tiers are priced as run prices them (sized fleets, provisioned): its note, its words.
     doc = tiny_doc()
     doc["tiers"][0]["cost_per_gpu_hour"] = 10.0
     path = write_yaml(tmp_path / "s.yaml", doc)
-    line = error_line(capsys, "analytic", "--scenario", path)
-    assert line == ("Error: tiersim analytic: --cheap/--top: the top tier 'bf16' costs less per "
-                    "request than the cheap tier 'w4a16' (dc = -8.434e-06; cost weights: w4a16 "
-                    "2.921e-05, bf16 2.077e-05); name the cheaper tier with --cheap and the "
-                    "dearer with --top, or give --dc")  # USD of a reference step
+    code, out, err = run(capsys, "analytic", "--scenario", path)
+    assert code == 0 and "Traceback" not in err
+    assert out.splitlines()[-1] == ("bf16 is not dearer than w4a16 per hour (provisioned: the "
+                                    "sized fleets' GPUs x USD per GPU-hour): no trade to model")
 
 
 def test_scenario_whose_top_tier_is_less_accurate_says_so(capsys, tmp_path):
     doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}})
     doc["tiers"][0]["accuracy"] = {"easy": 1.0, "hard": 0.9}
     doc["tiers"][1]["accuracy"] = {"easy": 0.9, "hard": 0.3}
+    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0  # dearer: of one price there is no trade at all
     path = write_yaml(tmp_path / "s.yaml", doc)
     line = error_line(capsys, "analytic", "--scenario", path)
     assert line == ("Error: tiersim analytic: --cheap/--top: the top tier 'bf16' is less "

@@ -136,12 +136,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
     loaded = load_scenario_trace(scenario, source)
     prepared = prepare_all(loaded, [*infos, *extra], scenario, workload_rng,
                            source)  # the raw trace is not kept: the table is
-    df, cache, end_s = prepared.df, None, 0.0
-    if scenario.router.response_cache is not None:
-        cache = response_cache.answered(scenario, df, source)
-        end_s = response_cache.last_answer_s(df, cache[0],
-                                              scenario.router.response_cache.lookup_s)
-        df = df[~cache[0]].reset_index(drop=True)
+    df, cache, end_s = served_requests(scenario, prepared.df, source)
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s)
     _note_dropped(fleet, df, result, source)
@@ -153,8 +148,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
         saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
                                        scenario.accuracy_floor, assignment.basis, uniform, end_s,
                                        extra)
-        prices = {t.name: t.cost_per_gpu_hour for t in scenario.tiers}
-        analytic = summary.analytic_summary(df, infos, saved, assignment.basis, prices)
+        analytic = summary.analytic_summary(df, infos, saved, assignment.basis,
+                                            summary.gpu_hour_prices(scenario))
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
                              saved, analytic, end_s, trace_acceptance(df))
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
@@ -165,6 +160,16 @@ def _simulated(scenario: Scenario, source: str, baselines: bool):
         run = dataclasses.replace(run, response_cache=_cache_effect(
             scenario, fleet, prepared, infos, cache, (run, requests), router, source))
     return run, requests, result, fleet
+
+
+def served_requests(scenario: Scenario, df, source: str):
+    """The requests the tiers serve (those a ``router.response_cache`` does not answer), the
+    cache's answers (None without one) and the least the run lasts (its last answer, else 0)."""
+    if scenario.router.response_cache is None:
+        return df, None, 0.0
+    cache = response_cache.answered(scenario, df, source)
+    end_s = response_cache.last_answer_s(df, cache[0], scenario.router.response_cache.lookup_s)
+    return df[~cache[0]].reset_index(drop=True), cache, end_s
 
 
 @contextlib.contextmanager

@@ -372,6 +372,44 @@ def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
                        checked=fidelity.check_for(scenario.profile, reads) if reads else None)
 
 
+def gpu_hour_prices(scenario: Scenario) -> dict[str, float]:
+    """Each routed tier's USD per GPU-hour, by name (what :func:`two_tier_prices` reads)."""
+    return {t.name: t.cost_per_gpu_hour for t in scenario.tiers}
+
+
+@dataclasses.dataclass(frozen=True)
+class TwoTierPrices:
+    """The two-type closed form's prices in the run's cost units (USD of all its requests):
+    ``c0`` the cheap uniform fleet's cost, ``dc`` how much dearer the top one is; ``note``
+    says why there is no trade to model (``dc`` <= 0), else None."""
+
+    c0: float
+    dc: float
+    note: str | None = None
+
+
+def two_tier_prices(cost_model: str, uniform: dict, pair: list,
+                    prices: dict[str, float] | None) -> TwoTierPrices | None:
+    """c0 and dc of the closed form for the tiers ``pair`` (cheap, top; each with a ``name``)
+    from their sized uniform fleets ``uniform`` (by tier name, each with ``cost_usd``,
+    ``replicas`` and ``gpus_per_replica``) under ``cost_model``: the top fleet's cost over the
+    cheap one's, or under provisioned costs with ``prices`` (USD per GPU-hour by tier) their
+    prices per hour's difference (:func:`_provisioned_dc`). ``tiersim run``'s summary and
+    ``tiersim analytic --scenario`` both price the tiers here. None where a fleet has no cost
+    (no size met the SLOs)."""
+    c0, top = uniform[pair[0].name].cost_usd, uniform[pair[1].name].cost_usd
+    if c0 is None or top is None:
+        return None
+    hourly = _provisioned_dc(cost_model, uniform, pair, prices)
+    dc = float(top) - float(c0) if hourly is None else hourly
+    if dc > 0:
+        return TwoTierPrices(float(c0), dc)
+    per = (" per hour (provisioned: the sized fleets' GPUs x USD per GPU-hour)"
+           if hourly is not None else "")
+    return TwoTierPrices(float(c0), dc, f"{pair[1].name} is not dearer than {pair[0].name}"
+                         f"{per}: no trade to model")
+
+
 def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsResult | None,
                      basis: str = "expected", prices: dict[str, float] | None = None
                      ) -> dict[str, Any]:
@@ -379,11 +417,11 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
 
     p, eps and delta are estimated from the trace's per-request correctness on the two tiers
     (:func:`tiersim.analytic.estimate`); c0 and dc are the uniform fleets' costs from
-    ``savings`` (provisioned, with ``prices``, USD per GPU-hour by tier: dc from the two fleets'
-    prices per hour, :func:`_provisioned_dc`). Returns ``{}`` with fewer than two tiers or no
-    savings, and ``{"note": why}`` where the model does not apply (nothing served, the top
-    tier not dearer, or the cheap tier more accurate). ``dC_star_usd`` is the largest saving
-    routing can have over a static split under that model.
+    ``savings`` (:func:`two_tier_prices`, with ``prices`` in USD per GPU-hour by tier).
+    Returns ``{}`` with fewer than two tiers or no savings, and ``{"note": why}`` where the
+    model does not apply (nothing served, the top tier not dearer, or the cheap tier more
+    accurate). ``dC_star_usd`` is the largest saving routing can have over a static split
+    under that model.
     """
     from tiersim.analytic import (
         TOLERANCE,
@@ -399,46 +437,42 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     if len(infos) < 2 or infos[0].name not in uniform or infos[-1].name not in uniform:
         return {}
     pair = [infos[0], infos[-1]]
-    c0, top = uniform[pair[0].name].cost_usd, uniform[pair[1].name].cost_usd
-    if c0 is None or top is None:
+    priced = two_tier_prices(savings.cost_model, uniform, pair, prices)
+    if priced is None:
         return {}
     if not len(df):
         return {"note": "no request reached the tiers (the response cache answered all): no "
                         "trade to model"}
+    if priced.note is not None:
+        return {"note": priced.note}
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()
     est = estimate(expected_matrix(df, pair, basis), realised_matrix(df, pair), easy)
-    hourly = _provisioned_dc(savings, uniform, pair, prices)
-    dc = float(top) - float(c0) if hourly is None else hourly
-    if dc <= 0:
-        per = (" per hour (provisioned: the sized fleets' GPUs x USD per GPU-hour)"
-               if hourly is not None else "")
-        return {"note": f"{pair[1].name} is not dearer than {pair[0].name}{per}: no trade to "
-                        "model"}
+    c0, dc = priced.c0, priced.dc
     loss = mean_loss(est["p"], est["eps"], est["delta"])
     if est["delta"] < 0 or loss < -TOLERANCE:
         return {"note": f"{pair[0].name} is more accurate than {pair[1].name} (two-type delta "
                         f"{est['delta']:.3g}, mean loss {loss:.3g}): the closed form assumes "
                         "the top tier is the more accurate; not modelled"}
-    model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=float(c0), a_top=est["a_top"])
+    model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
     return {
         f"oracle ({pair[0].name} vs {pair[1].name})": oracle_frontier(model).tolist(),
         f"static split ({pair[0].name} vs {pair[1].name})": static_frontier(model).tolist(),
         "params": {"cheap": pair[0].name, "top": pair[1].name, "p": est["p"],
-                   "eps": est["eps"], "delta": est["delta"], "c0_usd": float(c0), "dc_usd": dc,
+                   "eps": est["eps"], "delta": est["delta"], "c0_usd": c0, "dc_usd": dc,
                    "dC_star_usd": max_saving(model.p, model.eps, model.delta, dc)},
     }
 
 
-def _provisioned_dc(savings: SavingsResult, uniform: dict, pair: list,
+def _provisioned_dc(cost_model: str, uniform: dict, pair: list,
                     prices: dict[str, float] | None) -> float | None:
     """Under provisioned costs, how much dearer the top uniform fleet is than the cheap one by
     their prices per hour alone (replicas x GPUs x USD per GPU-hour): ``c0 x (rate_top /
     rate_cheap - 1)``. Two fleets of the same price differ only in when their last request
     finished, which is no price difference to trade accuracy for. None where the costs are
     not provisioned or a price or size is unknown."""
-    if savings.cost_model != "provisioned" or not prices:
+    if cost_model != "provisioned" or not prices:
         return None
     rates = []
     for info in pair:

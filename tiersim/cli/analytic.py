@@ -5,10 +5,13 @@
 
 With a trace, p is the share of requests the cheap tier answers well enough (realised cheap
 correctness >= top), eps and delta the mean accuracy loss of the cheap tier on those and on the
-rest. Tiers are the scenario's cheapest and top tier (or ``--cheap``/``--top`` column names);
-``dc`` and the cheap cost come from the scenario's tier cost weights unless ``--dc`` is given.
-A generated workload's own classes (``difficulty_class``) define easy and hard when present.
-The prediction needs no simulation: the honest pre-test of whether routing is worth building.
+rest. Tiers are the scenario's cheapest and top tier (or ``--cheap``/``--top`` column names).
+With a scenario, ``c0`` and ``dc`` are priced as ``tiersim run`` prices them for its summary's
+``analytic`` block, unless ``--c0``/``--dc`` are given: each tier's uniform fleet is sized by
+simulation and costed in the scenario's cost model (:func:`tiersim.summary.two_tier_prices`),
+in USD of all the workload's requests; two tiers of one price get the run's note (no trade to
+model) instead of a frontier. Estimating p, eps and delta needs no simulation. A generated
+workload's own classes (``difficulty_class``) define easy and hard when present.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ def analytic(
     else:
         _check_data_flags({"--p": p, "--eps": eps, "--delta": delta}, cheap, top)
         model, est, floor = _from_data(trace, scenario, cheap, top, dc, c0, floor)
+    if model is None:  # the scenario's prices leave no trade to model: the run's note
+        note = est.pop("note")
+        out = {"note": note, "estimated_from": est}
+        typer.echo(json.dumps(out, indent=1) if as_json else render_note(out))
+        return
     if not model.dc > 0:
         raise ScenarioError(WHERE, "--dc", f"the top tier must cost more than the cheap one "
                             f"(dc = {model.dc:g}); the closed form prices the top tier's extra")
@@ -117,9 +125,9 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     from tiersim.routing.accuracy import expected_matrix, prepare_workload, realised_matrix
     from tiersim.routing.types import TierInfo
 
-    scn, infos, source = None, None, str(scenario or trace)
+    scn, fleet, infos, source = None, None, None, str(scenario or trace)
     if scenario is not None:
-        scn, infos = _scenario_tiers(scenario)
+        scn, fleet, infos = _scenario_tiers(scenario)
     df = _load(trace, scn, source)
     if infos is None:
         if cheap is None or top is None:
@@ -137,7 +145,11 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
                                source)
     else:
         prepared = prepare_workload(df, infos, None, rng=np.random.default_rng(0), source=source)
-    df = prepared.df
+    df, end_s = prepared.df, 0.0
+    if scn is not None:  # as run: the requests a response cache answers never reach a tier
+        from tiersim.runner import served_requests
+
+        df, _, end_s = served_requests(scn, df, source)
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
@@ -149,25 +161,18 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
                basis=basis)
     if trace is not None and scenario is not None:
         est["tiers_from"] = str(scenario)
-    if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
-        est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
-    if dc is None:
-        dc = pair[1].cost_weight - pair[0].cost_weight if scn is not None else 1.0
-        if scn is not None and dc == 0:  # the prices are the scenario's, not a flag's
-            raise ScenarioError(source, "tiers", f"the top tier {pair[1].name!r} costs no more "
-                                f"per request than the cheap tier {pair[0].name!r} (cost "
-                                f"weights: {_weights(infos)}); the closed form prices the top "
-                                "tier's extra: give the tiers different prices, or give --dc")
-    c0 = pair[0].cost_weight if c0 is None else c0
+    accuracy = expected.mean(axis=0)
+    est["accuracy"] = {pair[0].name: float(accuracy[0]), pair[1].name: float(accuracy[1])}
+    c0, dc = _prices(scn, (fleet, df, end_s), pair, source, (c0, dc), est)
+    if "note" in est:  # the scenario's prices leave no trade to model
+        return None, est, floor
     if floor is None and scn is not None:
         floor = scn.accuracy_floor
-    accuracy = expected.mean(axis=0)
     if accuracy[1] < accuracy[0]:  # the closed form assumes the top tier is the better one
         raise ScenarioError(WHERE, "--cheap/--top", f"the top tier {pair[1].name!r} is less "
                             f"accurate than the cheap tier {pair[0].name!r} ({accuracy[1]:.4g} "
                             f"against {accuracy[0]:.4g} on {source}); name the more accurate "
                             "tier with --top")
-    est["accuracy"] = {pair[0].name: float(accuracy[0]), pair[1].name: float(accuracy[1])}
     try:
         model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
     except ValueError:
@@ -188,21 +193,50 @@ def _require_labels(df, infos, source: str) -> None:
                            "correctness")
 
 
+def _prices(scn, served, pair, source: str, given: tuple, est: dict) -> tuple[float, float]:
+    """c0 and dc: the flags' (``given``), else the scenario's as run prices them (``served``:
+    its fleet, the requests its tiers serve and the least the run lasts), else 1 for a bare
+    trace. Says in ``est`` which units they are in (``costs``, ``per``), which were assumed,
+    and the run's ``note`` where the scenario's prices leave no trade to model."""
+    c0, dc = given
+    est["costs"] = "costs per request, as --c0 and --dc give them"
+    if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
+        est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
+        est["costs"] = "costs per request in the units of --c0 and --dc"
+    if scn is not None and (dc is None or c0 is None):
+        priced = _scenario_prices(scn, *served, pair, source)
+        est["costs"] = (f"costs in USD of all requests on uniform fleets sized by simulation "
+                        f"({scn.cost_model} cost), as tiersim run prices them")
+        est["per"] = "USD over the workload"
+        if priced.note is not None and dc is None:
+            est["note"] = priced.note
+        dc, c0 = priced.dc if dc is None else dc, priced.c0 if c0 is None else c0
+    return (1.0 if c0 is None else c0), (1.0 if dc is None else dc)
+
+
+def _scenario_prices(scn, fleet, df, end_s: float, pair, source: str):
+    """c0 and dc as ``tiersim run`` prices them (:func:`tiersim.summary.two_tier_prices`):
+    each tier's uniform fleet sized by simulation on ``df`` and costed in the scenario's cost
+    model; a one-line error where the cheap or the top fleet meets the SLOs at no size."""
+    from tiersim.savings import sized_uniform_runs
+    from tiersim.summary import gpu_hour_prices, two_tier_prices
+
+    uniform = {u.tier: u for u in sized_uniform_runs(scn, source, fleet, df, end_s)}
+    priced = two_tier_prices(scn.cost_model, uniform, pair, gpu_hour_prices(scn))
+    if priced is None:
+        unmet = [t.name for t in pair if uniform[t.name].cost_usd is None]
+        raise ScenarioError(source, "slo", f"no uniform fleet of {' or '.join(unmet)} meets the "
+                            f"SLOs ({uniform[unmet[0]].infeasible}), so the scenario gives it "
+                            "no price; give --c0 and --dc, or loosen the SLOs")
+    return priced
+
+
 def _pair_problem(infos, pair, est: dict, dc: float) -> str:
     """Why the cheap and top tier do not fit the two-type model, and how to name them."""
     cheap, top = pair
-    if dc < 0:
-        return (f"the top tier {top.name!r} costs less per request than the cheap tier "
-                f"{cheap.name!r} (dc = {dc:.4g}; cost weights: {_weights(infos)}); name the "
-                "cheaper tier with --cheap and the dearer with --top, or give --dc")
     return (f"the top tier {top.name!r} is less accurate than the cheap tier {cheap.name!r} "
             f"on the requests the cheap tier gets wrong (delta = {est['delta']:.4g}); name the "
             "more accurate tier with --top")
-
-
-def _weights(infos) -> str:
-    """Each tier's cost weight, in words."""
-    return ", ".join(f"{t.name} {t.cost_weight:.4g}" for t in infos)
 
 
 def _basis(scn) -> str:
@@ -215,13 +249,14 @@ def _basis(scn) -> str:
 
 
 def _scenario_tiers(path: Path):
-    """The scenario and its tiers' TierInfo (cost weights from the runner's reference step)."""
+    """The scenario, its built fleet and its tiers' TierInfo."""
     from tiersim import runner
     from tiersim.cli.run import scenario_path
     from tiersim.scenario import load_scenario
 
     scn = load_scenario(scenario_path(path))  # a bundled scenario's name works, as with run
-    return scn, runner.tier_infos(scn)
+    fleet = runner.build_fleet(scn)
+    return scn, fleet, runner.tier_infos(scn, fleet)
 
 
 def _load(trace, scn, source):
@@ -269,24 +304,38 @@ ACCURACY_WORDS = {"labels": "measured: the trace's labels", "scenario": "the sce
                   "prior": "prior"}
 
 
+def render_note(out: dict) -> str:
+    """Why the scenario's prices leave no trade to model, after where the estimate came from:
+    the words of ``tiersim run``'s summary (its ``analytic`` note)."""
+    return "\n".join([*_estimate_lines(out["estimated_from"]), out["note"]])
+
+
+def _estimate_lines(e: dict) -> list[str]:
+    """Where an estimate came from, its units and each tier's accuracy, as lines."""
+    tiers = f"; tiers and prices from {e['tiers_from']}" if e.get("tiers_from") else ""
+    lines = [f"estimated from {e['source']} ({e['n']} requests, {e['cheap']} vs "
+             f"{e['top']}{tiers}); {e['costs']}"]
+    if e.get("assumed"):
+        lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
+                     "--dc, or give --scenario)")
+    sources = e.get("accuracy_source", {})
+    scored = ("; scored on this workload's realised draws, as run scores a router that "
+              "reads them" if e.get("basis") == "realised" else "")
+    lines.append("accuracy: " + ", ".join(
+        f"{name} {acc:.4f} ({ACCURACY_WORDS.get(sources.get(name), 'labels')})"
+        for name, acc in e["accuracy"].items()) + scored)
+    return lines
+
+
 def render(out: dict) -> str:
     """The summary as plain lines for a terminal."""
     m = out["params"]
     lines = []
+    per = "per request"
     if "estimated_from" in out:
         e = out["estimated_from"]
-        tiers = f"; tiers and prices from {e['tiers_from']}" if e.get("tiers_from") else ""
-        lines.append(f"estimated from {e['source']} ({e['n']} requests, {e['cheap']} vs "
-                     f"{e['top']}{tiers}); costs in the tiers' cost-weight units")
-        if e.get("assumed"):
-            lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
-                         "--dc, or give --scenario)")
-        sources = e.get("accuracy_source", {})
-        scored = ("; scored on this workload's realised draws, as run scores a router that "
-                  "reads them" if e.get("basis") == "realised" else "")
-        lines.append("accuracy: " + ", ".join(
-            f"{name} {acc:.4f} ({ACCURACY_WORDS.get(sources.get(name), 'labels')})"
-            for name, acc in e["accuracy"].items()) + scored)
+        per = e.get("per", per)
+        lines += _estimate_lines(e)
         if m["eps"] < 0:
             lines.append(f"note: eps < 0: the cheap tier is right on some requests the top tier "
                          f"gets wrong, so the oracle (which knows them) reaches "
@@ -294,7 +343,7 @@ def render(out: dict) -> str:
     lines += [
         f"p = {m['p']:.4f}   eps = {m['eps']:.4f}   delta = {m['delta']:.4f}   "
         f"c0 = {m['c0']:.6g}   dc = {m['dc']:.6g}",
-        f"dC* = {out['dC_star']:.6g} per request "
+        f"dC* = {out['dC_star']:.6g} {per} "
         f"({out['dC_star'] / m['dc']:.1%} of dc) at the "
         + ("kink" if m["eps"] >= 0 else f"top tier's accuracy {m['a_top']:.4f}"),
         f"kink: {out['kink']['top_share']:.1%} on the top tier, cost {out['kink']['cost']:.6g}, "

@@ -1,0 +1,47 @@
+"""``tiersim analytic --scenario X`` and ``tiersim run X``'s summary.json ``analytic`` price
+the two tiers with one function (the sized uniform fleets under the scenario's cost model), so
+they give one answer: the command priced tiers by a reference step ("cost-weight units") and
+modelled a trade between two tiers of one price that the run said had none."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def _run_analytic(capsys, path, out) -> dict:
+    """``tiersim run PATH``'s summary.json ``analytic`` block."""
+    assert main(["run", str(path), "--out", str(out)]) == 0
+    capsys.readouterr()
+    return json.loads((out / "summary.json").read_text())["analytic"]
+
+
+def _command(capsys, *argv) -> str:
+    """``tiersim analytic ARGV``'s standard output (it must succeed)."""
+    capsys.readouterr()
+    assert main(["analytic", *map(str, argv)]) == 0
+    return capsys.readouterr().out
+
+
+def test_tiers_of_one_price_get_the_run_s_note_in_the_run_s_words(tmp_path, capsys):
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    note = ("bf16 is not dearer than w4a16 per hour (provisioned: the sized fleets' GPUs x "
+            "USD per GPU-hour): no trade to model")
+    assert _run_analytic(capsys, path, tmp_path / "out") == {"note": note}
+    lines = _command(capsys, "--scenario", path).splitlines()
+    assert lines[-1] == note
+    assert not any(line.startswith("dC* =") for line in lines)
+    assert json.loads(_command(capsys, "--scenario", path, "--json"))["note"] == note
+
+
+def test_the_command_prints_the_run_s_prices_and_saving(tmp_path, capsys):
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(cost_model="attributed"))
+    params = _run_analytic(capsys, path, tmp_path / "out")["params"]
+    text = _command(capsys, "--scenario", path)
+    assert (f"c0 = {params['c0_usd']:.6g}   dc = {params['dc_usd']:.6g}") in text
+    assert f"dC* = {params['dC_star_usd']:.6g} USD over the workload" in text
+    assert ("costs in USD of all requests on uniform fleets sized by simulation (attributed "
+            "cost), as tiersim run prices them") in text.splitlines()[0]
