@@ -181,6 +181,16 @@ def test_calibrate_reads_a_tilde_in_its_paths_as_the_home_folder(tmp_path, capsy
                                        f"{tmp_path}/none does not exist; create it first\n")
 
 
+def test_calibrate_refuses_a_tilde_user_that_does_not_exist_as_run_does(capsys):
+    """``os.path.expanduser`` left ``~nosuchuser9/p.json`` as typed, so calibrate later said
+    a folder ``~nosuchuser9`` did not exist; it is now refused at once in run's words."""
+    assert main(["calibrate", "--from", "aiconfigurator", "--out=~nosuchuser9/p.json"]) == 1
+    assert capsys.readouterr().err == (
+        "Error: argument --out: ~nosuchuser9/p.json starts with ~ and a user that does not "
+        "exist (or no home folder is known); write the path in full; see tiersim calibrate "
+        "--from aiconfigurator --help\n")
+
+
 def test_a_closed_standard_output_is_one_line_not_a_silent_success(tmp_path):
     import subprocess
     import sys
@@ -192,3 +202,18 @@ def test_a_closed_standard_output_is_one_line_not_a_silent_success(tmp_path):
     assert proc.stderr == ("Error: standard output is closed (the command was started with "
                            ">&-), so what it prints would be lost; send it to a file or to "
                            "/dev/null instead\n")
+
+
+def test_a_path_written_as_dot_slash_tilde_stays_a_local_folder(tmp_path, capsys, monkeypatch):
+    """``./~backup`` is no home path in any shell; the option parser had already dropped the
+    ``./`` when ``~`` was expanded, so ``--out ./~root`` wrote into root's home and a local
+    folder ``./~x`` of no user x was refused."""
+    home, elsewhere = tmp_path / "home", tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(elsewhere)
+    scenario = scenario_in(elsewhere)
+    assert main(["run", str(scenario), "--out", "./~nosuchuser9", "--no-baselines"]) == 0
+    assert main(["report", "./~nosuchuser9"]) == 0
+    assert (elsewhere / "~nosuchuser9" / "report.html").is_file()
+    assert not home.exists()

@@ -64,6 +64,20 @@ def expand_user(path: str | Path) -> Path:
         return Path(path)
 
 
+def home_expanded(text: str | Path) -> Path:
+    """A command-line path as typed, with a leading ``~`` expanded to the home folder (a shell
+    leaves ``--out=~/runs`` as typed); only a leading ``~`` of the text itself, so ``./~x``
+    stays a local folder. A ``~user`` of no user raises :class:`ValueError` with the line to
+    show, which each command-line parser words as its own refusal."""
+    if not str(text).startswith("~"):
+        return Path(text)
+    path = expand_user(text)
+    if str(path).startswith("~"):
+        raise ValueError(f"{text} starts with ~ and a user that does not exist (or no home "
+                         "folder is known); write the path in full")
+    return path
+
+
 def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Path:
     """A scenario's trace path: absolute as given; relative against ``scenario_dir``, then
     against the bundled ``traces/`` (where the extension may be left out)."""

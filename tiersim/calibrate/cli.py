@@ -58,6 +58,17 @@ class _Once(argparse._StoreAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+def home_path(text: str) -> str:
+    """An argument's path with a leading ``~`` expanded (``--out=~/p.json``), refusing a
+    ``~user`` of no user in the words ``tiersim run`` uses (:func:`tiersim.paths.home_expanded`)."""
+    from tiersim.paths import home_expanded
+
+    try:
+        return str(home_expanded(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``tiersim calibrate``."""
     p = OneLineParser(
@@ -70,7 +81,7 @@ def parser() -> argparse.ArgumentParser:
                    help="Qwen3-Coder-30B-A3B (default), Llama-3.1-8B, Llama-3.1-70B, "
                         "Qwen3-235B-A22B or MiniMax-M2.5; with --config, the name to give "
                         "that model")
-    p.add_argument("--config", default=None, type=os.path.expanduser,
+    p.add_argument("--config", default=None, type=home_path,
                    help="a Hugging Face config.json instead of --model")
     p.add_argument("--precisions", default="bf16,fp8,fp8_block,w4a16,nvfp4", type=_csv)
     p.add_argument("--kv-dtypes", default="bf16,fp8", type=_csv)
@@ -86,7 +97,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--compile-dequant", action="store_true",
                    help="NVFP4 off FP4 hardware: fuse the dequantisation with torch.compile")
     p.add_argument("--seed", default=0, type=int)
-    p.add_argument("--out", required=True, type=os.path.expanduser,  # --out=~/p.json too
+    p.add_argument("--out", required=True, type=home_path,  # --out=~/p.json too
                    help="where to write the profile JSON (only a complete one; a run that "
                         "does not finish writes P.partial.json for P.json)")
     return p

@@ -7,8 +7,6 @@ hands its arguments on to it.
 
 from __future__ import annotations
 
-import os
-
 import typer
 
 from tiersim.errors import TiersimError, escaped
@@ -38,7 +36,7 @@ def calibrate(ctx: typer.Context) -> None:
 
 def import_aiconfigurator_main(argv: list[str]) -> int:
     """``tiersim calibrate --from aiconfigurator [--gpu h200] [--engine vllm] --out P.json``."""
-    from tiersim.calibrate.cli import OneLineParser
+    from tiersim.calibrate.cli import OneLineParser, home_path
 
     parser = OneLineParser(
         prog="tiersim calibrate --from aiconfigurator",
@@ -47,7 +45,7 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
     parser.add_argument("--engine", default="vllm", help="vllm, trtllm or sglang (default vllm)")
     parser.add_argument("--name", default=None, help="profile name (default GPU_aiconfigurator_"
                         "ENGINE)")
-    parser.add_argument("--out", required=True, type=os.path.expanduser,
+    parser.add_argument("--out", required=True, type=home_path,
                         help="where to write the profile JSON")
     args = parser.parse_args(argv)
     from tiersim.calibrate.cli import out_problem

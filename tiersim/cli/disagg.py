@@ -18,7 +18,7 @@ from tiersim.cli.usage import expand_home
 
 
 def disagg(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML.", callback=expand_home)],
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML.", parser=expand_home)],
     tier: Annotated[str | None, typer.Option(
         "--tier", help="The tier to split (default: the first with a disaggregation block, "
         "else the first).")] = None,

@@ -106,7 +106,7 @@ def _choose_values(path: str, values: str) -> list:
 
 def plan(
     scenario: Annotated[Path, typer.Argument(help="Scenario YAML to size.",
-                                               callback=expand_home)],
+                                               parser=expand_home)],
     slo_ttft_p99: Annotated[float | None, typer.Option(
         "--slo-ttft-p99", help="p99 TTFT limit, seconds (default: the scenario's).")] = None,
     slo_tpot_p99: Annotated[float | None, typer.Option(
@@ -115,7 +115,7 @@ def plan(
         "--accuracy-floor", help="Least expected accuracy (default: the "
         "scenario's accuracy_floor).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.",
-                                          callback=expand_home)] = Path("plan"),
+                                          parser=expand_home)] = Path("plan"),
     choose: Annotated[list[str] | None, typer.Option(
         "--choose", help="Router setting to choose too: PATH=V1,V2 (repeatable); "
         "router.floor values are tried beside the accuracy floor and its raised "

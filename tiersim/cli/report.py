@@ -12,7 +12,7 @@ from tiersim.cli.usage import expand_home
 
 def report(
     directory: Annotated[Path, typer.Argument(help="Folder of a run, sweep or plan.",
-                                                callback=expand_home)],
+                                                parser=expand_home)],
 ) -> None:
     """Write DIR/report.html: one self-contained page (opens offline)."""
     import contextlib

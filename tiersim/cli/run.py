@@ -69,11 +69,11 @@ def provenance_lines(path: Path) -> list[str]:
 def run(
     scenario: Annotated[
         Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).",
-                                    callback=expand_home)
+                                    parser=expand_home)
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write requests/summary/timeseries here.",
-                                  callback=expand_home)
+                                  parser=expand_home)
     ] = None,
     report: Annotated[
         bool, typer.Option(help="With --out, also write DIR/report.html.")

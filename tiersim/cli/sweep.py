@@ -12,9 +12,9 @@ from tiersim.cli.usage import expand_home
 
 def sweep(
     scenario: Annotated[Path, typer.Argument(help="Scenario YAML with a `sweep:` map.",
-                                               callback=expand_home)],
+                                               parser=expand_home)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Sweep folder (resumable).",
-                                          callback=expand_home)],
+                                          parser=expand_home)],
     workers: Annotated[int | None, typer.Option(
         "--workers", "-w", min=1, help="Local worker processes (default: CPU count).")] = None,
     executor: Annotated[str, typer.Option(help="local (processes) or ray.")] = "local",

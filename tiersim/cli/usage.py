@@ -130,17 +130,18 @@ __all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "
            "param_name", "repeated_param", "usage_line"]
 
 
-def expand_home(value: Path | None) -> Path | None:
-    """A path argument or option with a leading ``~`` expanded to the home folder, as a
-    scenario's paths are: a shell leaves ``--out=~/runs`` as typed, which wrote into a folder
-    named ``~`` (or failed once the simulation was done). A ``~user`` of no user is refused,
-    naming the option (the framework's :class:`BadParameter`)."""
+def expand_home(value: str | Path | None) -> Path | None:
+    """A path argument or option, parsed from the text as typed (a ``parser=``, so that
+    ``./~backup`` keeps its ``./`` and stays a local folder), with a leading ``~`` expanded to
+    the home folder, as a scenario's paths are: a shell leaves ``--out=~/runs`` as typed,
+    which wrote into a folder named ``~`` (or failed once the simulation was done). A
+    ``~user`` of no user is refused, naming the option (the framework's
+    :class:`BadParameter`)."""
     if value is None:
         return None
-    from tiersim.paths import expand_user
+    from tiersim.paths import home_expanded
 
-    path = expand_user(value)
-    if path.parts[:1] and path.parts[0].startswith("~"):
-        raise errors.BadParameter(f"{value} starts with ~ and a user that does not exist (or "
-                                  "no home folder is known); write the path in full")
-    return path
+    try:
+        return home_expanded(value)
+    except ValueError as error:
+        raise errors.BadParameter(str(error)) from None
