@@ -111,19 +111,23 @@ def test_awq_group_size_and_modules_to_not_convert_are_honoured(tmp_path):
 
 
 @pytest.mark.parametrize(("quant", "key", "got"), [
-    ({**GPTQ, "bits": 8}, "bits", "must be 4 (got 8)"),
+    ({**GPTQ, "bits": 2}, "bits", "must be 4 or 8 (got 2)"),
     ({"quant_method": "awq", "w_bit": 3}, "w_bit", "must be 4 (got 3)"),
     ({"quant_method": "awq"}, "bits", "missing"),
 ])
 def test_awq_and_gptq_of_other_bit_widths_are_one_line(tmp_path, quant, key, got):
+    """8-bit GPTQ is read as W8A16 (tests/test_checkpoint_int8_weight_only.py)."""
     path = _write(tmp_path, quant)
     with pytest.raises(TiersimError) as err:
         load_hf_config(path)
-    method = quant["quant_method"].upper()
+    why = ("tiersim reads 4- and 8-bit GPTQ checkpoints (as w4a16 / w8a16), the widths vLLM's "
+           "Marlin kernel serves (2 and 3 bits run its older GPTQ kernel, which tiersim does "
+           "not time): use a 4- or 8-bit one" if quant["quant_method"] == "gptq" else
+           "tiersim reads 4-bit AWQ checkpoints (as w4a16), the only width vLLM serves AWQ in "
+           "(its AWQ-Marlin zero-point kernel and its AWQ kernel are 4-bit): use a 4-bit one")
     assert str(err.value) == (
-        f"{path}: key 'quantization_config.{key}': {got}; tiersim reads 4-bit {method} "
-        "checkpoints (as w4a16): use a 4-bit one, or remove quantization_config from a copy "
-        "of config.json and set the tier's precision")
+        f"{path}: key 'quantization_config.{key}': {got}; {why}, or remove quantization_config "
+        "from a copy of config.json and set the tier's precision")
 
 
 def test_a_per_layer_map_of_weight_only_formats_is_one_note_not_one_per_key(tmp_path):

@@ -53,9 +53,11 @@ def test_gptq_dynamic_first_matching_rule_decides(tmp_path):
 
 
 @pytest.mark.parametrize(("dynamic", "message"), [
-    ({r".*mlp.*": {"bits": 8}}, "key 'quantization_config.dynamic..*mlp.*.bits': must be 4 "
-     "(got 8); tiersim reads 4-bit GPTQ modules (as w4a16): use a 4-bit checkpoint, or remove "
-     "quantization_config from a copy of config.json and set the tier's precision"),
+    ({r".*mlp.*": {"bits": 3}}, "key 'quantization_config.dynamic..*mlp.*.bits': must be 4 "
+     "or 8 (got 3); tiersim reads 4- and 8-bit GPTQ modules (as w4a16 / w8a16), the widths "
+     "vLLM's Marlin kernel serves (2 and 3 bits run its older GPTQ kernel, which tiersim does "
+     "not time): use a 4- or 8-bit checkpoint, or remove quantization_config from a copy of "
+     "config.json and set the tier's precision"),
     ({"-:(": {}}, "key 'quantization_config.dynamic': '-:(' is not a regular expression "
      "(missing ), unterminated subpattern at position 0)"),
     ({".*": 4}, "key 'quantization_config.dynamic..*': must be an object of overrides "

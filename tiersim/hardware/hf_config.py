@@ -56,15 +56,17 @@ experts only, as vLLM loads gpt-oss; a model without experts keeps every layer B
 does any block whose formats name only groups the model lacks),
 ``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``; the
-activations are 16-bit unless the group's ``input_activations`` says otherwise, so FP4 or FP8
-weights whose ``input_activations`` is null or missing are the weight-only ``nvfp4a16`` /
-``fp8a16``, with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
+activations are 16-bit unless the group's ``input_activations`` says otherwise, so FP4, FP8 or
+INT8 weights whose ``input_activations`` is null or missing are the weight-only ``nvfp4a16`` /
+``fp8a16`` / ``w8a16`` (INT8 per group or per channel; per tensor, which vLLM does not serve,
+is refused), with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
 -> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer), and ``awq`` and ``gptq`` (``bits`` 4
--> ``w4a16`` with its ``group_size``, but the modules ``modules_to_not_convert`` names, and
-GPTQModel's per-module ``dynamic`` regexes as vLLM reads them: ``-:`` leaves a module BF16,
-``+:`` overrides its ``group_size``; other bit widths are refused). The weight-only formats
-(:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at their own bits a
-weight (FP8 W8A16 on W4A16's 4-bit tables rescaled by the roofline,
+-> ``w4a16`` with its ``group_size``, GPTQ ``bits`` 8 -> ``w8a16`` with a note, but the modules
+``modules_to_not_convert`` names, and GPTQModel's per-module ``dynamic`` regexes as vLLM reads
+them: ``-:`` leaves a module BF16, ``+:`` overrides its ``bits`` and ``group_size``; other bit
+widths, which vLLM does not serve with its Marlin kernels, are refused saying so). The
+weight-only formats (:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at
+their own bits a weight (FP8 and INT8 W8A16 on W4A16's 4-bit tables rescaled by the roofline,
 :func:`~tiersim.hardware.precisions.table_format`), as vLLM serves them with weight-only
 kernels (one note per file and format, naming its first key and how many more say it).
 Ignore / exclude lists, compressed-tensors ``targets`` (a name or regex target before the
@@ -947,13 +949,19 @@ def _hybrid_members(fields: dict[str, Any], softmax: tuple) -> tuple:
 
 
 def _fmt(name: str, group_size: int = 128) -> tuple[str, float]:
-    """``(format, bits)`` of a format name (W4A16 carries its group's scale overhead; a
-    weight-only checkpoint format, :data:`~tiersim.hardware.precisions.WEIGHT_ONLY`, keeps its
-    own name)."""
-    from tiersim.hardware.precisions import checkpoint_precision, w4a16
+    """``(format, bits)`` of a format name (W4A16 and W8A16 carry their group's scale
+    overhead; a weight-only checkpoint format,
+    :data:`~tiersim.hardware.precisions.WEIGHT_ONLY`, keeps its own name)."""
+    from tiersim.hardware.precisions import checkpoint_precision, w4a16, w8a16
 
-    prec = w4a16(group_size) if name == "w4a16" else checkpoint_precision(name)
+    sized = {"w4a16": w4a16, "w8a16": w8a16}.get(name)
+    prec = sized(group_size) if sized else checkpoint_precision(name)
     return (name if name in WEIGHT_ONLY else prec.name), prec.weight_bits
+
+
+def _int_fmt(bits: int, group_size: int) -> tuple[str, float]:
+    """``(format, bits)`` of integer weight-only weights of ``bits`` (4 or 8) bits."""
+    return _fmt("w4a16" if bits == 4 else "w8a16", group_size)
 
 
 #: The weight-only notes held back while one quantisation block is read (None: none is):
@@ -962,26 +970,35 @@ _HELD_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("held_
                                                                          default=None)
 
 
-def _note_weight_only(path: Path, key: str, said: str, name: str) -> None:
-    """A note that the checkpoint format ``name`` (:data:`WEIGHT_ONLY`), which ``key`` says
-    (``said``), keeps activations 16-bit, so it is timed as W4A16 at its own bits a weight;
-    held back for :func:`_notes_once` while a quantisation block is read."""
+def _note_weight_only(path: Path, key: str, said: str, fmt: tuple[str, float]) -> None:
+    """A note that the checkpoint format ``fmt`` (``(name, bits)``, a :data:`WEIGHT_ONLY`
+    name), which ``key`` says (``said``), keeps activations 16-bit, so it is timed as W4A16 at
+    its own bits a weight; held back for :func:`_notes_once` while a quantisation block is
+    read."""
     held = _HELD_NOTES.get()
     if held is not None:
-        held.append((path, key, said, name))
+        held.append((path, key, said, fmt))
         return
-    _warn_weight_only(path, key, said, name, 0)
+    _warn_weight_only(path, key, said, fmt, 0)
 
 
-def _warn_weight_only(path: Path, key: str, said: str, name: str, more: int) -> None:
+#: How a weight-only note names the numbers each format stores.
+_WEIGHT_WORDS = {"nvfp4a16": "NVFP4", "fp8a16": "FP8", "w8a16": "INT8"}
+
+
+def _warn_weight_only(path: Path, key: str, said: str, fmt: tuple[str, float],
+                      more: int) -> None:
     """The note of :func:`_note_weight_only`, naming ``key`` and how many ``more`` keys say
     the same."""
-    prec, weights = WEIGHT_ONLY[name], name.removesuffix("a16").upper()
+    from tiersim.hardware.precisions import stored_format
+
+    name, bits = fmt
+    prec = stored_format(name, bits)
     others = f" (and {more:,} more key{'s' * (more > 1)} like it)" if more else ""
-    warnings.warn(Note(f"{path}: key {key!r}{others} {said}: {weights} weights with 16-bit "
-                       f"activations ({prec.label}), which vLLM serves weight-only; precision: "
-                       f"checkpoint times them as W4A16 (weight-only kernels, BF16 math) at "
-                       f"their own {prec.weight_bits:g} bits a weight, with "
+    warnings.warn(Note(f"{path}: key {key!r}{others} {said}: {_WEIGHT_WORDS[name]} weights "
+                       f"with 16-bit activations ({prec.label}), which vLLM serves weight-only; "
+                       f"precision: checkpoint times them as W4A16 (weight-only kernels, BF16 "
+                       f"math) at their own {round(bits, 4):g} bits a weight, with "
                        f"{prior_name(prec).upper()}'s accuracy prior"), stacklevel=4)
 
 
@@ -997,11 +1014,11 @@ def _notes_once(emit: bool = True):
     finally:
         _HELD_NOTES.reset(token)
     groups: dict[tuple, dict] = {}  # per file and format, its keys (each once) in order
-    for path, key, said, name in held:
-        groups.setdefault((path, name), {}).setdefault(key, said)
-    for (path, name), keys in groups.items() if emit else ():
+    for path, key, said, fmt in held:
+        groups.setdefault((path, fmt), {}).setdefault(key, said)
+    for (path, fmt), keys in groups.items() if emit else ():
         key, said = next(iter(keys.items()))
-        _warn_weight_only(path, key, said, name, len(keys) - 1)
+        _warn_weight_only(path, key, said, fmt, len(keys) - 1)
 
 
 def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
@@ -1043,43 +1060,65 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
 
 
 def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
-    """AWQ and GPTQ: INT4 weights with a 16-bit scale per ``group_size`` weights (AutoAWQ
-    spells the keys ``w_bit`` and ``q_group_size``), activations 16-bit: ``w4a16``, as vLLM
-    serves them with weight-only (AWQ-)Marlin kernels; the modules ``modules_to_not_convert``
-    (or ``ignore``) names stay BF16; GPTQ's ``lm_head: true`` quantises lm_head too (vLLM
-    loads it so; a model whose lm_head is its embeddings keeps it BF16). Other bit widths are
-    refused. Their zero points (a packed 4-bit zero per group, 0.03 bits a weight) are not
-    counted."""
+    """AWQ and GPTQ: integer weights with a 16-bit scale per ``group_size`` weights (AutoAWQ
+    spells the keys ``w_bit`` and ``q_group_size``), activations 16-bit, as vLLM serves them
+    with its weight-only (AWQ-)Marlin kernels: 4 bits (``w4a16``), and for GPTQ 8 bits too
+    (``w8a16``, with a note); the modules ``modules_to_not_convert`` (or ``ignore``) names stay
+    BF16; GPTQ's ``lm_head: true`` quantises lm_head too (vLLM loads it so; a model whose
+    lm_head is its embeddings keeps it BF16). Other bit widths are refused
+    (:func:`_check_bits`). Their zero points (a packed zero per group: 0.03 bits a weight at 4
+    bits, 0.06 at 8) are not counted."""
     bits_key = "w_bit" if quant.get("bits") is None and "w_bit" in quant else "bits"
-    bits = quant.get(bits_key)
-    if bits != 4 or isinstance(bits, bool):
-        got = "missing" if bits is None else f"must be 4 (got {shown(bits)})"
-        raise TiersimError(f"{path}: key 'quantization_config.{bits_key}': {got}; tiersim "
-                           f"reads 4-bit {method.upper()} checkpoints (as w4a16): use a 4-bit "
-                           "one, or remove quantization_config from a copy of config.json and "
-                           "set the tier's precision")
+    bits = _check_bits(path, f"{QUANT_KEY}{bits_key}", quant.get(bits_key), method)
     size_key = "q_group_size" if quant.get("group_size") is None and "q_group_size" in quant \
         else "group_size"
     size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key))
+    if bits == 8:
+        _note_weight_only(path, f"{QUANT_KEY}{bits_key}", "is 8", _int_fmt(8, size))
     skip = quant.get("modules_to_not_convert") or quant.get("ignore") or ()
     if method == "gptq" and quant.get("dynamic"):
-        formats = _gptq_dynamic(path, quant["dynamic"], size, _Patterns(skip), span)
+        formats = _gptq_dynamic(path, quant["dynamic"], (bits, size), _Patterns(skip), span)
     else:
-        formats = _uniform(_fmt("w4a16", size), skip, span)
+        formats = _uniform(_int_fmt(bits, size), skip, span)
     if method == "gptq" and quant.get("lm_head") is True:  # GPTQModel's quantised lm_head
-        formats += (("lm_head", *_fmt("w4a16", size)),)
+        formats += (("lm_head", *_int_fmt(bits, size)),)
     return formats
 
 
-def _gptq_dynamic(path: Path, dynamic: Any, size: int, skip: _Patterns, span: Span):
+def _check_bits(path: Path, key: str, bits: Any, method: str, what: str = "checkpoints") -> int:
+    """``bits`` of an AWQ / GPTQ block (or of a GPTQ ``dynamic`` rule: ``what`` is "modules")
+    where vLLM serves it with a Marlin kernel tiersim times: 4 (AWQ), 4 or 8 (GPTQ); one line
+    saying why for any other (vLLM serves AWQ at 4 bits only, GPTQ's 2 and 3 bits with its
+    older GPTQ kernel)."""
+    widths = (4, 8) if method == "gptq" else (4,)
+    if bits in widths and not isinstance(bits, bool):
+        return bits
+    one = "checkpoint" if what == "modules" else "one"
+    if method == "gptq":
+        need, why = "4 or 8", (
+            f"tiersim reads 4- and 8-bit GPTQ {what} (as w4a16 / w8a16), the widths vLLM's "
+            "Marlin kernel serves (2 and 3 bits run its older GPTQ kernel, which tiersim does "
+            f"not time): use a 4- or 8-bit {one}")
+    else:
+        need, why = "4", (
+            f"tiersim reads 4-bit {method.upper()} {what} (as w4a16), the only width vLLM "
+            f"serves {method.upper()} in (its AWQ-Marlin zero-point kernel and its AWQ kernel "
+            f"are 4-bit): use a 4-bit {one}")
+    got = "missing" if bits is None else f"must be {need} (got {shown(bits)})"
+    raise TiersimError(f"{path}: key {key!r}: {got}; {why}, or remove quantization_config "
+                       "from a copy of config.json and set the tier's precision")
+
+
+def _gptq_dynamic(path: Path, dynamic: Any, base: tuple[int, int], skip: _Patterns,
+                  span: Span):
     """GPTQModel's per-module overrides, as vLLM reads ``dynamic``: the first regex matching
     a module's name from its start decides; ``-:`` leaves the module unquantised (BF16), ``+:``
-    (or no sign) quantises it with its own ``group_size`` (``bits`` 4 only); a module no
-    regex matches keeps the block's ``group_size``."""
+    (or no sign) quantises it with its own ``bits`` (4 or 8) and ``group_size``; a module no
+    regex matches keeps the block's (``base``: its bits and group size)."""
     if not isinstance(dynamic, dict):
         raise TiersimError(f"{path}: key '{QUANT_KEY}dynamic': must be an object of module "
                            f"regexes (got {shown(dynamic)})")
-    rules = [_dynamic_rule(path, pattern, spec, size) for pattern, spec in dynamic.items()]
+    rules = [_dynamic_rule(path, pattern, spec, base) for pattern, spec in dynamic.items()]
 
     def format_of(_layer: int, names: list[str]):
         if any(skip.match(n) for n in names):
@@ -1087,15 +1126,16 @@ def _gptq_dynamic(path: Path, dynamic: Any, size: int, skip: _Patterns, span: Sp
         for regex, fmt in rules:
             if any(regex.match(n) for n in names):
                 return fmt
-        return _fmt("w4a16", size)
+        return _int_fmt(*base)
 
     each = skip.names_experts() or any(_SINGLES_OUT_EXPERTS.search(p) for p in dynamic)
     return _by_module(span, format_of, each)
 
 
-def _dynamic_rule(path: Path, pattern: str, spec: Any, size: int):
+def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int]):
     """One ``dynamic`` entry of a GPTQ block: its compiled regex and the format of the modules
-    it matches (None: unquantised)."""
+    it matches (None: unquantised); ``base``: the block's bits and group size, which it
+    overrides."""
     where = f"{QUANT_KEY}dynamic.{pattern}"
     negative = pattern.startswith("-:")
     try:
@@ -1108,14 +1148,13 @@ def _dynamic_rule(path: Path, pattern: str, spec: Any, size: int):
                            f"group_size ...) (got {shown(spec)})")
     if negative:
         return regex, None
-    bits = spec.get("bits", 4)
-    if bits != 4 or isinstance(bits, bool):
-        raise TiersimError(f"{path}: key {where[:120] + '.bits'!r}: must be 4 (got "
-                           f"{shown(bits)}); tiersim reads 4-bit GPTQ modules (as w4a16): use "
-                           "a 4-bit checkpoint, or remove quantization_config from a copy of "
-                           "config.json and set the tier's precision")
-    group = spec.get("group_size", size)
-    return regex, _fmt("w4a16", _group_size(path, f"{where}.group_size", group))
+    bits = _check_bits(path, f"{where[:120]}.bits", spec.get("bits", base[0]), "gptq",
+                       "modules")
+    fmt = _int_fmt(bits, _group_size(path, f"{where}.group_size",
+                                     spec.get("group_size", base[1])))
+    if "bits" in spec and bits == 8:
+        _note_weight_only(path, f"{where}.bits", "is 8", fmt)
+    return regex, fmt
 
 
 def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
@@ -1279,13 +1318,13 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
     weights = scheme["weights"]
     bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
     where = prefix + (f"config_groups.{group}.weights" if group else "config_groups")
-    if scheme.get("input_activations") is None and kind == "float" and (
-            bits == 8 or (bits == 4 and size == 16)):
-        name = "nvfp4a16" if bits == 4 else "fp8a16"
+    if scheme.get("input_activations") is None and (kind == "float" and (
+            bits == 8 or (bits == 4 and size == 16)) or (kind == "int" and bits == 8)):
+        fmt = (_int8_weight_only(path, weights, where) if kind == "int" else
+               _fmt("nvfp4a16" if bits == 4 else "fp8a16"))
         said = "is null" if "input_activations" in scheme else "is missing"
-        key = where.removesuffix("weights") + "input_activations"
-        _note_weight_only(path, key, said, name)
-        return _fmt(name)
+        _note_weight_only(path, where.removesuffix("weights") + "input_activations", said, fmt)
+        return fmt
     if isinstance(bits, bool) or not isinstance(bits, int):
         raise TiersimError(f"{path}: key '{where}.num_bits': must be a whole "
                            f"number of bits (got {shown(bits)})")
@@ -1304,6 +1343,23 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
         f"(group size {size}) are not a format tiersim models "
         "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
     )
+
+
+def _int8_weight_only(path: Path, weights: dict, where: str) -> tuple[str, float]:
+    """``(format, bits)`` of compressed-tensors INT8 weights with 16-bit activations (W8A16),
+    which vLLM serves with its weight-only Marlin kernel given a scale per group or per output
+    channel; one scale per tensor (``strategy: tensor``, or neither a strategy nor a group
+    size, as compressed-tensors reads that) it does not serve: one line."""
+    strategy, size = weights.get("strategy"), weights.get("group_size")
+    if strategy == "channel":
+        return _fmt("w8a16", PER_CHANNEL)
+    if strategy == "group" or (strategy is None and size is not None):  # -1: per channel
+        return _fmt("w8a16", _group_size(path, f"{where}.group_size", size))
+    per = "per tensor" if strategy in (None, "tensor") else f"with strategy {shown(strategy)}"
+    raise TiersimError(f"{path}: key '{where}': 8-bit int weights {per} with 16-bit "
+                       "activations are not served by vLLM (its weight-only Marlin kernel takes "
+                       "a scale per group or per output channel: strategy 'group' with a "
+                       "group_size, or 'channel')")
 
 
 def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT_KEY):
@@ -1402,10 +1458,10 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_K
             + (", UNQUANTIZED" if per_layer else "")
         )
     fmt = _MODELOPT_ALGOS[algo]
-    if fmt in WEIGHT_ONLY:
-        _note_weight_only(path, f"{where}quant_algo", f"is {algo}", fmt)
     size = (_group_size(path, f"{where}group_size", spec.get("group_size")) if fmt == "w4a16"
             else 128)
+    if fmt in WEIGHT_ONLY:
+        _note_weight_only(path, f"{where}quant_algo", f"is {algo}", _fmt(fmt, size))
     return _fmt(fmt, size)
 
 

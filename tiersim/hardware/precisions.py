@@ -22,10 +22,12 @@ Bits per weight include the scale overhead of each format:
 - ``mxfp4``: FP4 E2M1 values in 32-element blocks with an E8M0 scale (4 + 8/32 = 4.25 bits;
   gpt-oss experts). Native on Blackwell; weight-only (dequantised, BF16 math) on Hopper.
 
-Checkpoints may also store NVFP4 or FP8 weights with 16-bit activations (``nvfp4a16``: 4.5
-bits; ``fp8a16``: 8 bits; :data:`WEIGHT_ONLY`). vLLM serves them with weight-only kernels on
-every GPU, so they are timed as ``w4a16`` at their own bits a weight; they are checkpoint
-formats, not tier precisions.
+Checkpoints may also store NVFP4, FP8 or INT8 weights with 16-bit activations (``nvfp4a16``:
+4.5 bits; ``fp8a16``: 8 bits; ``w8a16``: INT8 in groups of 128 with a 16-bit scale each,
+8 + 16/128 = 8.125 bits, or another group size: GPTQ ``bits: 8``, compressed-tensors W8A16;
+:data:`WEIGHT_ONLY`). vLLM serves them with weight-only (Marlin) kernels on every GPU, so they
+are timed as ``w4a16`` at their own bits a weight; they are checkpoint formats, not tier
+precisions.
 
 A tier's ``precision`` names one format for every linear layer inside the transformer blocks
 (attention projections, dense MLPs, routed and shared experts; as llm-compressor and NVIDIA
@@ -178,6 +180,21 @@ def w4a16(group_size: int) -> Precision:
                      value_bits=4)
 
 
+def w8a16(group_size: int) -> Precision:
+    """Symmetric INT8 weight-only with one 16-bit scale per ``group_size`` weights (GPTQ
+    ``bits: 8``, compressed-tensors W8A16), a checkpoint format (:data:`WEIGHT_ONLY`) timed as
+    ``w4a16`` on W4A16's tables rescaled to its bits (:func:`table_format`). Zero points, where a
+    GPTQ checkpoint stores them (8 bits a group, 0.06 bits a weight), are not counted."""
+    label = "W8A16 per channel" if group_size >= PER_CHANNEL else (
+        "W8A16" if group_size == 128 else f"W8A16 g{group_size}")
+    return Precision("w4a16", label, 8.0 + 16.0 / group_size, "bf16", weight_only=True,
+                     group_size=min(group_size, PER_CHANNEL), value_bits=8)
+
+
+#: The integer weight-only formats by value bits: each a function of its group size.
+INT_WEIGHT_ONLY = {4: w4a16, 8: w8a16}
+
+
 PER_CHANNEL = 1 << 16
 """The group size a per-channel scale is read as (``group_size: -1``, GPTQ's and vLLM's way of
 saying one scale per output channel): its scale bytes are negligible."""
@@ -196,17 +213,20 @@ def w4a16_group_size(prec: Precision) -> int:
     return 128
 
 
-#: Checkpoint formats that store their weights in a W4A4 / W8A8 format's numbers but keep the
-#: activations 16-bit (compressed-tensors ``input_activations: null``, ModelOpt
-#: ``W4A16_NVFP4``). vLLM serves them with weight-only kernels (Marlin: dequantised weights,
-#: BF16 math) on every GPU, so they are timed as ``w4a16`` (the name the step models and
-#: accuracy priors know) at their own bits a weight, under their own label: FP8 W8A16's 8-bit
-#: weights on W4A16's tables rescaled by the roofline (:func:`table_format`).
+#: Checkpoint formats that store their weights in a W4A4 / W8A8 format's numbers, or in 8-bit
+#: integers, but keep the activations 16-bit (compressed-tensors ``input_activations: null``,
+#: ModelOpt ``W4A16_NVFP4``, GPTQ ``bits: 8``). vLLM serves them with weight-only kernels
+#: (Marlin: dequantised weights, BF16 math) on every GPU, so they are timed as ``w4a16`` (the
+#: name the step models and accuracy priors know) at their own bits a weight, under their own
+#: label: 8-bit weights (FP8 W8A16, INT8 W8A16) on W4A16's tables rescaled by the roofline
+#: (:func:`table_format`). ``w8a16`` is its 128-wide groups' entry; another group size is
+#: :func:`w8a16` of it.
 WEIGHT_ONLY: dict[str, Precision] = {
     "nvfp4a16": Precision("w4a16", "NVFP4A16", 4.0 + 8.0 / 16, "bf16", weight_only=True,
                           group_size=16, value_bits=4),
     "fp8a16": Precision("w4a16", "FP8 W8A16", 8.0, "bf16", weight_only=True,
                         group_size=PER_CHANNEL, value_bits=8),
+    "w8a16": w8a16(128),
 }
 
 
@@ -303,21 +323,24 @@ def checkpoint_format(model, group: str) -> Precision:
     """The format parameter ``group`` of ``model`` ships in (BF16 unless its config says)."""
     for name, fmt, bits in getattr(model, "checkpoint", ()):
         if name == group:
-            return _stored(checkpoint_precision(fmt), bits)
+            return stored_format(fmt, bits)
     return PRECISIONS["bf16"]
 
 
-def _stored(base: Precision, bits: float) -> Precision:
-    """``base`` at ``bits`` a weight: itself; W4A16 of the group size those bits imply; else a
-    group whose modules are not all in one format (an ignore list naming some modules or
-    layers, a per-layer checkpoint), computed as ``base`` (most of its weights) and stored at
-    the bits its modules average."""
+def stored_format(name: str, bits: float) -> Precision:
+    """Checkpoint format ``name`` (:func:`checkpoint_precision`) stored at ``bits`` a weight:
+    itself; an integer weight-only format (W4A16, W8A16) of the group size those bits imply;
+    else a group whose modules are not all in one format (an ignore list naming some modules
+    or layers, a per-layer checkpoint), computed as ``name`` (most of its weights) and stored
+    at the bits its modules average."""
+    base = checkpoint_precision(name)
     if base.weight_bits == bits:
         return base
-    if base == PRECISIONS["w4a16"] and bits > 4.0:
-        sized = w4a16(max(1, round(16.0 / (bits - 4.0))))
-        if abs(sized.weight_bits - bits) < 1e-9:
-            return sized
+    for value_bits, sized_of in INT_WEIGHT_ONLY.items():
+        if base == sized_of(128) and bits > value_bits:
+            sized = sized_of(max(1, round(16.0 / (bits - value_bits))))
+            if abs(sized.weight_bits - bits) < 1e-9:
+                return sized
     return dataclasses.replace(base, label=f"{base.label} ({bits:.3g} bits a weight: some "
                                "modules in another format)", weight_bits=bits)
 
