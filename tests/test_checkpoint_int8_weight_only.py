@@ -187,3 +187,16 @@ def test_an_int8_w8a16_gemm_reads_the_w4a16_table_rescaled_to_its_bits(tmp_path)
         "rescaled:harness (W8A16 at 8.125 bits a weight, rescaled from W4A16 tables (4.125 "
         "bits a weight) by the roofline)")
 
+
+def test_a_w8a16_expert_split_into_partial_groups_names_its_own_format(tmp_path):
+    """Marlin needs each GPU's share in whole groups at 8 bits too; the note said W4A16."""
+    from tiersim.perf.memory import block_split_problem
+
+    qwen3_moe = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
+                 "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+                 "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
+                 "moe_intermediate_size": 768}
+    model, _ = _load(_write(tmp_path, GPTQ8, qwen3_moe))
+    assert block_split_problem(model, "checkpoint", 8).startswith(
+        "its W8A16 expert width 768 over 8 GPUs is 96 per GPU, not whole 128-wide quantisation "
+        "groups")

@@ -171,8 +171,9 @@ def block_split_problem(model: ModelArch, precision: str | Precision, tp: int, d
     """Why vLLM may refuse to load ``model``'s weights split this way ("" when nothing is in
     the way): each GPU's share of an expert or dense-MLP width must be whole 128-wide blocks in
     block FP8 (vLLM's ``Fp8LinearMethod`` / ``Fp8MoEMethod`` raise otherwise) and whole
-    quantisation groups in W4A16 (the checkpoint's group size, else 128: Marlin's linear layers
-    raise, and its MoE layers leave Marlin); expert parallelism keeps experts whole."""
+    quantisation groups in W4A16 and W8A16 (the checkpoint's group size, else 128: Marlin's
+    linear layers raise, and its MoE layers leave Marlin); expert parallelism keeps experts
+    whole."""
     formats = weight_formats(model, precision)
     widths = []
     if model.is_moe:
@@ -183,7 +184,7 @@ def block_split_problem(model: ModelArch, precision: str | Precision, tp: int, d
     for what, width, split, fmt in widths:
         unit = _split_unit(fmt)
         if unit and split > 1 and (width // split) % unit:
-            return _split_note(what, width, split, fmt.name, unit)
+            return _split_note(what, width, split, _split_format(fmt), unit)
     return ""
 
 
@@ -195,6 +196,12 @@ def _split_unit(fmt: Precision) -> int:
     return w4a16_group_size(fmt) if fmt.name == "w4a16" else 0
 
 
+def _split_format(fmt: Precision) -> str:
+    """How the note of :func:`block_split_problem` names ``fmt``: its name, but an 8-bit
+    weight-only format timed as ``w4a16`` (INT8 W8A16) as ``w8a16``."""
+    return "w8a16" if fmt.name == "w4a16" and fmt.value_bits == 8 else fmt.name
+
+
 def _split_note(what: str, width: int, split: int, fmt: str, unit: int) -> str:
     """The note of :func:`block_split_problem`: the split, why vLLM refuses it, the GPU
     counts that split ``width`` into whole units."""
@@ -204,7 +211,7 @@ def _split_note(what: str, width: int, split: int, fmt: str, unit: int) -> str:
         kind = f"block-FP8 {what}"
         pieces, why = "blocks", "vLLM refuses to load that split in the versions that check it"
     else:
-        kind = f"W4A16 {what}"
+        kind = f"{fmt.upper()} {what}"
         pieces, why = "quantisation groups", (
             "vLLM's Marlin MoE kernel refuses that split (vLLM then runs a slower kernel than "
             "the one tiersim times, or fails to load)" if what == "expert width" else
