@@ -78,7 +78,7 @@ def test_int8_weight_only_is_read_as_w8a16(tmp_path, quant, key, said, label, bi
     fmt = formats.of("mlp")
     assert (fmt.name, fmt.weight_bits, fmt.value_bits) == ("w4a16", bits, 8)
     assert fmt.compute_dtype_on(get_gpu("B200")) == "bf16" and prior_name(fmt) == "w8a16"
-    shown = {8.125: "8.125", 8.5: "8.5", 8.25: "8.25"}.get(bits, "8.0002")
+    shown = {8.125: "8.125", 8.5: "8.5", 8.25: "8.25"}.get(bits, "8")
     assert notes == [_note(path, key, said, label, shown)]
 
 

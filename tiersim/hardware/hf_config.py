@@ -998,7 +998,7 @@ def _warn_weight_only(path: Path, key: str, said: str, fmt: tuple[str, float],
     warnings.warn(Note(f"{path}: key {key!r}{others} {said}: {_WEIGHT_WORDS[name]} weights "
                        f"with 16-bit activations ({prec.label}), which vLLM serves weight-only; "
                        f"precision: checkpoint times them as W4A16 (weight-only kernels, BF16 "
-                       f"math) at their own {round(bits, 4):g} bits a weight, with "
+                       f"math) at their own {round(bits, 3):g} bits a weight, with "
                        f"{prior_name(prec).upper()}'s accuracy prior"), stacklevel=4)
 
 
