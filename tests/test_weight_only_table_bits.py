@@ -81,6 +81,30 @@ def test_a_w4a16_checkpoint_at_another_group_size_reads_the_table_as_timed(tmp_p
     assert ops.sources()[MOE].startswith("measured:aiconfigurator vllm")
 
 
+def test_a_w4a16_checkpoint_at_another_group_size_reads_an_anchored_table_alike(tmp_path):
+    """At a shape the tables lack (96 experts: anchored on the 128-expert table), groups of 32
+    read as groups of 128 do, as at the exact shape: the anchor's roofline was built at the
+    tables' nominal 4.125 bits and the target's at the checkpoint's 4.5, so g32 read 9% slower
+    at 64 tokens only where anchored."""
+    shape = {**QWEN3_MOE, "num_experts": 96}
+    times = []
+    for name, weights in (("g128", {**INT4_G32, "group_size": 128}), ("g32", INT4_G32)):
+        folder = tmp_path / name
+        folder.mkdir()
+        group = {"targets": ["Linear"], "weights": weights, "input_activations": None}
+        quant = {"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+                 "config_groups": {"group_0": group}}
+        (folder / "config.json").write_text(json.dumps({**shape, "quantization_config": quant}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = load_hf_config(folder / "config.json")
+        ops = _ops(model, resolve_profile("h200_aiconfigurator_vllm"))
+        times.append(ops.moe(np.array([1.0, 8.0, 64.0])))
+        assert next(iter(v for k, v in ops.sources().items() if k.startswith("moe"))).startswith(
+            "anchored:measured:")
+    np.testing.assert_allclose(times[1], times[0], rtol=0.005)
+
+
 def _gemm_profile(n: int, k: int) -> tuple[Profile, Table]:
     """A harness profile with one W4A16 GEMM table, 1.5 x the 4-bit roofline at each point."""
     roof = RooflineOps("llama-3.1-8b", "w4a16", "h200")  # a GEMM's roofline: its shape only

@@ -1443,11 +1443,12 @@ class ProfileOps:
             return lambda m: ops.gemm(m, key["n"], key["k"], dtype)
         if op == "allreduce":
             return lambda b: fb.allreduce(b, key["tp"])
-        if op == "moe":  # at the table's own format, as named (W4A16: 4.125 bits a weight)
+        if op == "moe":  # at the bits the table was timed at, else the tier's experts' own
             arch = dataclasses.replace(self.model, hidden=key["hidden"],
                                        expert_intermediate=key["inter"],
                                        num_experts=key["num_experts"], top_k=key["top_k"])
-            ops = RooflineOps(arch, dtype, fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c,
+            timed = self._timed_format(op, dtype) or self._group_format(op, dtype) or dtype
+            ops = RooflineOps(arch, timed, fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c,
                               dp=key["tp"] * key["ep"], ep=key["ep"])
             return ops.moe
         if op in ("gdn_decode", "gdn_prefill"):  # the anchor's per-GPU heads, on one GPU
