@@ -39,9 +39,10 @@ def plan_of(tmp_path) -> tuple[dict, object]:
 
 def test_the_plan_lists_each_evaluated_fleet_once(tmp_path):
     plan, _ = plan_of(tmp_path)
-    evaluated = [json.dumps(e, sort_keys=True) for e in plan["evaluated"]]
-    assert len(evaluated) == len(set(evaluated))
-    assert plan["simulations"] >= len(evaluated)
+    fleets = [json.dumps([e["design"], e["router"], e["replicas"]], sort_keys=True)
+              for e in plan["evaluated"]]
+    assert len(fleets) == len(set(fleets))
+    assert plan["simulations"] >= len(fleets)
 
 
 def test_a_p99_copied_from_the_plan_as_the_slo_is_met(tmp_path, capsys):
@@ -60,3 +61,27 @@ def test_a_p99_copied_from_the_plan_as_the_slo_is_met(tmp_path, capsys):
     again = json.loads((tmp_path / "p2" / "plan.json").read_text())
     assert again["plan"]["replicas"] == plan["plan"]["replicas"]
     assert all(m["met"] for m in again["plan"]["margins"].values())
+
+
+def test_a_tier_at_the_slo_at_the_written_digits_is_not_noted_over_it():
+    """The plan's per-tier note compared raw (``value <= limit``) where the plan judges at the
+    written digits: a tier whose p99 was its SLO copied from plan.json was noted "over"."""
+    from tiersim.cli.plan import _tiers_over_slo
+
+    value = 0.023652818934123
+    chosen = {"per_tier": {"a": {"requests": 3, "tpot_p99_s": value}}}
+    assert _tiers_over_slo(chosen, {"tpot_p99_s": round_sig(value)}) == []
+    assert len(_tiers_over_slo(chosen, {"tpot_p99_s": round_sig(value) * 0.99})) == 1
+
+
+def test_a_met_limit_never_has_a_negative_margin():
+    from tiersim.plan.evaluate import Outcome
+    from tiersim.plan.planner import Constraints, margins
+
+    value = 0.023652818934123
+    fields = {f: None for f in Outcome.__dataclass_fields__}
+    outcome = Outcome(**{**fields, "ttft_p99_s": 0.1, "tpot_p99_s": value, "dropped": 0,
+                         "accuracy": 0.9, "tiers": {}})
+    got = margins(outcome, Constraints(ttft_p99_s=None, tpot_p99_s=round_sig(value),
+                                       accuracy_floor=None))["tpot_p99_s"]
+    assert got["met"] and got["margin"] >= 0

@@ -17,6 +17,7 @@ import typer
 
 from tiersim.cli.usage import expand_home
 from tiersim.errors import Note, TiersimError, escaped
+from tiersim.results import within_limit
 
 if TYPE_CHECKING:
     from tiersim.results import PlanResult
@@ -274,13 +275,15 @@ def _accuracy_line(chosen: dict) -> str:
 
 def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
     """A line per planned tier whose own p99 is over an SLO the fleet's p99 meets: the SLOs
-    hold the fleet's requests together, and a tier's share of them may see worse."""
+    hold the fleet's requests together, and a tier's share of them may see worse. Over as the
+    plan judges it (:func:`~tiersim.results.within_limit`): a p99 equal to the SLO at the
+    digits plan.json keeps is not over it."""
     lines = []
     total = sum(int(t.get("requests") or 0) for t in (chosen.get("per_tier") or {}).values())
     for tier, t in (chosen.get("per_tier") or {}).items():
         for metric in ("ttft_p99_s", "tpot_p99_s"):
             limit, value = constraints.get(metric), t.get(metric)
-            if limit is None or value is None or value <= limit:
+            if limit is None or value is None or within_limit(value, limit):
                 continue
             share = int(t.get("requests") or 0) / total if total else 0.0
             lines.append(f"  note: tier {tier}'s own {metric} is {value:.4g} s, over the "

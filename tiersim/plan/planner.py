@@ -41,7 +41,14 @@ import numpy as np
 from tiersim.errors import Note, UnreachableFloor
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator
 from tiersim.plan.search import Sizing, Verdict, size_replicas
-from tiersim.results import PlanResult, baseline_floor, fleet_size, reaches_floor, within_limit
+from tiersim.results import (
+    PlanResult,
+    baseline_floor,
+    fleet_size,
+    reaches_floor,
+    round_sig,
+    within_limit,
+)
 from tiersim.scenario import DEFAULT_MAX_REPLICAS, SIZED_GPUS_PER_REPLICA
 
 GPU_OPTIONS = SIZED_GPUS_PER_REPLICA
@@ -166,8 +173,9 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
         limit, value = getattr(c, key), getattr(o, key)
         if limit is not None:
             v = _measured(value, o.dropped, _finished(o))
-            out[key] = {"limit": limit, "value": value, "margin": limit - v,
-                        "margin_frac": (limit - v) / limit, "met": within_limit(v, limit)}
+            shown = round_sig(v) if math.isfinite(v) else v  # as met is judged: never < 0 if met
+            out[key] = {"limit": limit, "value": value, "margin": limit - shown,
+                        "margin_frac": (limit - shown) / limit, "met": within_limit(v, limit)}
     if c.accuracy_floor is not None:
         out["accuracy"] = {"limit": c.accuracy_floor, "value": o.accuracy,
                            "margin": o.accuracy - c.accuracy_floor,
@@ -471,7 +479,8 @@ class Planner:
             entry = {"design": design.label, "router": dict(design.router),
                      "replicas": dict(replicas), "ok": v.ok, "ttft_p99_s": o.ttft_p99_s,
                      "tpot_p99_s": o.tpot_p99_s, "dropped": o.dropped, "cost_usd": o.cost_usd}
-            key = json.dumps(entry, sort_keys=True, default=repr)
+            fleet = {k: entry[k] for k in ("design", "router", "replicas")}
+            key = json.dumps(fleet, sort_keys=True, default=repr)
             if key not in self._judged_keys:  # a fleet judged again (from the cache) once
                 self._judged_keys.add(key)
                 self.judged.append(entry)
