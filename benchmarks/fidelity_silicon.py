@@ -104,7 +104,7 @@ from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
 from tiersim.perf.base import StepShape  # noqa: E402
-from tiersim.perf.memory import kv_capacity_blocks  # noqa: E402
+from tiersim.perf.memory import kv_capacity_blocks, kv_groups, kv_pages  # noqa: E402
 from tiersim.perf.profile import EagerCost  # noqa: E402
 
 ENGINE_PROFILES = {
@@ -1236,11 +1236,16 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
         raise Unrepresentable(_reason(exc)) from None
     # at most as many running requests as the step budget decodes at once (a scheduler limit)
     seqs = min(max(MAX_NUM_SEQS, concurrency), MAX_BATCHED_TOKENS)
+    # vLLM's hybrid allocator: sliding-window layers hold a window's blocks (gpt-oss)
+    window, full, slide = kv_groups(get_model(case.model)) if case.engine == "vllm" else (0, 1, 0)
     limits = SchedulerLimits(max_num_seqs=seqs,
                              max_num_batched_tokens=MAX_BATCHED_TOKENS, block_size=BLOCK_SIZE,
                              # vLLM v1 caches prefixes by default: fresh prompts never hit,
                              # but a preempted request comes back to its cached blocks
-                             enable_prefix_caching=case.engine == "vllm")
+                             enable_prefix_caching=case.engine == "vllm",
+                             window=window, full_groups=full, window_groups=slide)
+    if window:
+        blocks = kv_pages(get_model(case.model), blocks)
     lockstep = case.dp if get_model(case.model).is_moe else 1  # vLLM: MoE DP ranks step together
     tier = TierSpec(case.engine, replicas=case.dp, num_blocks=blocks, step_model=step,
                     limits=limits, lockstep=lockstep)

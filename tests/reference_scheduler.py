@@ -59,6 +59,18 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _pages(lim: SchedulerLimits, upto: int, new: int) -> int:
+    """Blocks a sequence holds for a step that brings its KV to ``upto`` tokens, ``new`` of
+    them this step: a block per ``block_size`` tokens in each full-attention group, in each
+    sliding-window group at most the blocks of ``new + window - 1`` tokens and one more, and
+    its fixed state's."""
+    blocks = _cdiv(upto, lim.block_size)
+    if not lim.window:
+        return blocks + lim.state_blocks
+    window = min(blocks, _cdiv(new + lim.window - 1, lim.block_size) + 1)
+    return lim.full_groups * blocks + lim.window_groups * window + lim.state_blocks
+
+
 class _Pool:
     """The free blocks in eviction order: [owner or None, count] runs, oldest first."""
 
@@ -218,8 +230,10 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     rows = enumerate(zip(arrival, prompt, output))
     reqs = [_R(i, float(a), int(p), int(o)) for i, (a, p, o) in rows]
     capacity = 0
+    groups = limits.full_groups + limits.window_groups  # sliding windows: blocks are pages
     if limits.enable_prefix_caching and hashes is not None:
-        capacity = int(limits.prefix_cache_fraction * num_blocks * bs) // hash_block_tokens
+        capacity = int(limits.prefix_cache_fraction * (num_blocks // groups) * bs)
+        capacity //= hash_block_tokens
         for r, h in zip(reqs, hashes):
             r.hashes = [int(x) for x in h]
     cache = _LRU(capacity, hash_block_tokens, limits.kv_levels, limits.kv_bytes_per_token)
@@ -233,14 +247,15 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     waiting: deque[_R] = deque()
     running: list[_R] = []
     free, t, nxt = num_blocks, 0.0, 0
-    pool = _Pool(num_blocks, limits.enable_prefix_caching and not state)
+    pool = _Pool(num_blocks, limits.enable_prefix_caching and not state and not limits.window)
 
     def parked_tokens(r) -> int:
         return min(pool.parked(r), (r.tokens - 1) // bs) * bs
     while nxt < len(reqs) or waiting or running:
         while nxt < len(reqs) and reqs[nxt].arrival <= t:
             r = reqs[nxt]
-            if _cdiv(r.prompt + r.output + extra, bs) + state > num_blocks - wm:
+            longest = r.prompt + r.output + extra
+            if _pages(limits, longest, limits.max_num_batched_tokens) > num_blocks - wm:
                 dropped[r.idx] = True
             else:
                 waiting.append(r)
@@ -258,7 +273,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             n = min(r.tokens - r.computed, budget)
             if spec is not None and r.decoding:
                 n = spec.k + 1
-            need = _cdiv(r.computed + n, bs) + state - r.blocks
+            need = _pages(limits, r.computed + n, n) - r.blocks
             ok = True
             while need > free:
                 v = running.pop()
@@ -286,7 +301,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 hit = max(cache.hit_tokens(h), parked_tokens(h))
                 parked = bool(hit and pool.parked(h) and hit == parked_tokens(h))
                 n = min(h.tokens - hit, budget)
-                need = _cdiv(hit + n, bs) + state - h.blocks
+                need = _pages(limits, hit + n, n) - h.blocks
                 if free - need < wm:
                     break
                 used = hit // bs if parked else 0
@@ -338,6 +353,10 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                     running.remove(r)
                 continue
             r.computed += n
+            rest = _pages(limits, r.computed, 1)  # sliding windows: the blocks left behind
+            if r.blocks > rest:
+                free += r.blocks - rest
+                r.blocks = rest
             if r.computed == r.tokens:
                 r.n_out += 1
                 if np.isnan(r.first_token):

@@ -29,7 +29,13 @@ from tiersim.engine import simulate as engine_simulate
 from tiersim.errors import ScenarioError
 from tiersim.hardware import get_gpu, get_model, get_precision
 from tiersim.perf import build_step_model
-from tiersim.perf.memory import kv_bytes_per_token, kv_capacity_blocks, state_blocks
+from tiersim.perf.memory import (
+    kv_bytes_per_token,
+    kv_capacity_blocks,
+    kv_groups,
+    kv_pages,
+    state_blocks,
+)
 from tiersim.workload import sessions
 
 if TYPE_CHECKING:  # the scenario imports this module to check memory fit
@@ -143,7 +149,9 @@ def limits(tier: TierConfig, model_ref: str | None = None,
     rejects it) and the blocks each sequence's fixed state takes (gated delta-net layers;
     with the speculative draft ``draft_ref`` sharing the blocks)."""
     sched = tier.scheduler
-    state = 0
+    state, groups = 0, (0, 1, 0)
+    if model_ref and draft_ref is None:  # a draft's KV in every block: no window (memory.py)
+        groups = kv_groups(get_model(model_ref))
     if model_ref:
         tp = parallel(tier)[0]
         copies = 1 + (tier.speculative.k if tier.speculative is not None else 0)
@@ -157,6 +165,7 @@ def limits(tier: TierConfig, model_ref: str | None = None,
         prefix_cache_fraction=sched.prefix_cache_fraction,
         max_model_len=_max_model_len(tier, model_ref),
         state_blocks=state,
+        window=groups[0], full_groups=groups[1], window_groups=groups[2],
     )
 
 
@@ -285,13 +294,15 @@ def kv_blocks(model_ref: str, gpu: str, tier: TierConfig, draft_ref: str | None 
     speculative draft model (``draft_ref``) beside it; raises
     :class:`tiersim.perf.memory.FitError` when the weights leave no room."""
     tp, dp, ep = parallel(tier)
-    return kv_capacity_blocks(
-        get_model(model_ref), get_precision(tier.precision), get_gpu(gpu), tp=tp,
+    model = get_model(model_ref)
+    blocks = kv_capacity_blocks(
+        model, get_precision(tier.precision), get_gpu(gpu), tp=tp,
         block_size=tier.scheduler.block_size, gpu_memory_utilization=tier.gpu_memory_utilization,
         kv_dtype=tier_kv(tier, model_ref),
         max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
         dp=dp, ep=ep, draft=None if draft_ref is None else get_model(draft_ref),
     )
+    return blocks if draft_ref is not None else kv_pages(model, blocks)
 
 
 def step_model(scenario: Scenario, tier: TierConfig) -> Any:

@@ -28,6 +28,7 @@ import yaml
 
 from tiersim import costs, outputs, response_cache, savings, session_metrics, summary
 from tiersim import fleet as fleet_mod
+from tiersim.engine.request import seq_blocks
 from tiersim.errors import Note, TiersimError, notes_of
 from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
@@ -358,8 +359,7 @@ def _note_thrashing(fleet, df: pd.DataFrame, result, source: str) -> None:
         if not mine.any() or preemptions[mine].mean() < THRASHING_PREEMPTIONS:
             continue
         limits = tier.limits
-        blocks = _ceil_div(int(tokens[mine].mean()), limits.block_size) + limits.state_blocks
-        held = tier.num_blocks // blocks
+        held = tier.num_blocks // seq_blocks(limits, int(tokens[mine].mean()))
         warnings.warn(f"{source}: tier {tier.name} preempted its requests "
                       f"{preemptions[mine].mean():,.0f} times on average (KV cache thrashing: "
                       f"a replica's KV cache holds {held:,} of these sequences at once); "
@@ -371,10 +371,6 @@ _THRASH_COST = {
            "vLLM's default, a preempted request's blocks stay cached until evicted)",
     True: "each re-admission recomputes the blocks evicted since its preemption",
 }
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):

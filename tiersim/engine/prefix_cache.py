@@ -256,11 +256,13 @@ class PrefixCache:
 
 def replica_cache(limits, num_blocks: int, hash_block_tokens: int) -> PrefixCache | None:
     """A replica's prefix cache when its limits turn caching on: ``prefix_cache_fraction`` of
-    its KV capacity, counted in hash blocks, with the limits' offload levels beneath; else
-    None. Both schedulers (plain and speculative) build theirs here."""
+    its KV capacity (``num_blocks`` over its KV-cache groups: a sliding-window model's blocks
+    are one group's pages), counted in hash blocks, with the limits' offload levels beneath;
+    else None. Both schedulers (plain and speculative) build theirs here."""
     if not limits.enable_prefix_caching:
         return None
-    tokens = int(limits.prefix_cache_fraction * num_blocks * limits.block_size)
+    blocks = num_blocks // (limits.full_groups + limits.window_groups)
+    tokens = int(limits.prefix_cache_fraction * blocks * limits.block_size)
     return PrefixCache(tokens // hash_block_tokens, hash_block_tokens, limits.kv_levels,
                        limits.kv_bytes_per_token)
 

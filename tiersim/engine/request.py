@@ -38,6 +38,14 @@ class SchedulerLimits:
     have (vLLM rejects a longer one; here it is dropped); 0: no limit. ``state_blocks``: blocks
     every admitted request holds beside its tokens' blocks, for a fixed per-sequence state
     (gated delta-net layers; :func:`tiersim.perf.memory.state_blocks`), 0 for none.
+
+    Sliding-window attention (``window`` tokens, 0: none) splits the blocks into KV-cache groups
+    as vLLM's hybrid allocator does: ``full_groups`` groups of full-attention layers and
+    ``window_groups`` of sliding-window layers, each block then one group's pages (the replica's
+    ``num_blocks`` count pages: blocks x groups). A sequence holds a page per ``block_size``
+    tokens in each full group, and in each window group at most a window's worth and one block
+    of its latest tokens (:func:`seq_blocks`). The defaults (one full group) are one block per
+    ``block_size`` tokens.
     """
 
     max_num_seqs: int = 256
@@ -52,8 +60,17 @@ class SchedulerLimits:
     kv_bytes_per_token: float = 0.0
     max_model_len: int = 0
     state_blocks: int = 0
+    window: int = 0
+    full_groups: int = 1
+    window_groups: int = 0
 
     def __post_init__(self) -> None:
+        if self.window < 0 or self.full_groups < 0 or self.window_groups < 0 or (
+                bool(self.window) != bool(self.window_groups)):
+            raise ValueError(f"window ({self.window}) and window_groups ({self.window_groups}) "
+                             "must be both 0 or both > 0, full_groups >= 0")
+        if self.full_groups + self.window_groups < 1:
+            raise ValueError("full_groups + window_groups must be >= 1")
         if self.kv_levels and self.kv_bytes_per_token <= 0:
             raise ValueError("kv_levels need kv_bytes_per_token > 0 (the size of a block moved)")
         if self.max_num_seqs < 1 or self.block_size < 1:
@@ -73,15 +90,47 @@ class SchedulerLimits:
             )
 
 
+#: What :func:`longest_sequence` answers where no length is too long (a sliding-window model
+#: whose every layer has a window: a sequence's blocks stop growing past it).
+UNBOUNDED = 2**62
+
+
+def seq_blocks(limits: SchedulerLimits, upto: int, new: int = 1) -> int:
+    """Blocks a sequence holds for a step that brings its KV to ``upto`` tokens, ``new`` of
+    them computed in that step (a decode step: 1; at rest between steps: 1 too), its fixed
+    state's included: ``full_groups`` pages per ``block_size`` tokens, and in each window group
+    at most ``ceil((new + window - 1) / block_size) + 1`` pages (vLLM's sliding-window manager
+    frees the blocks wholly before ``computed - window + 1`` before it allocates the step's, so
+    it holds at most that many; this count is never below vLLM's)."""
+    bs = limits.block_size
+    blocks = -(-upto // bs)
+    if not limits.window_groups:
+        return blocks + limits.state_blocks
+    cap = -(-(new + limits.window - 1) // bs) + 1
+    return (limits.full_groups * blocks + limits.window_groups * min(blocks, cap)
+            + limits.state_blocks)
+
+
 def longest_sequence(limits: SchedulerLimits, num_blocks: int, extra: int = 0) -> int:
     """The most tokens (prompt + output) one request may have on a replica of ``num_blocks``
     KV blocks: its token blocks and its fixed state's (``limits.state_blocks``) must fit above
     the watermark (``int(watermark x num_blocks)`` blocks), alone, or it is dropped on arrival;
     ``extra``: token slots it holds beside them (a speculative tier's ``k`` draft tokens).
+    With sliding windows its blocks are :func:`seq_blocks` of a step of up to
+    ``max_num_batched_tokens`` tokens (:data:`UNBOUNDED` where they never outgrow the cache).
     The one rule :meth:`tiersim.engine.scheduler.ReplicaScheduler.fits` and the run's notes on
     short KV caches and dropped requests share; 0 or less: no request fits."""
     usable = num_blocks - int(limits.watermark * num_blocks) - limits.state_blocks
-    return usable * limits.block_size - extra
+    if not limits.window_groups:
+        return usable * limits.block_size - extra
+    full, win, bs = limits.full_groups, limits.window_groups, limits.block_size
+    cap = -(-(limits.max_num_batched_tokens + limits.window - 1) // bs) + 1
+    most = min(cap, usable // (full + win))  # blocks of a sequence within its window's cap
+    if full == 0 and usable >= win * cap:
+        return UNBOUNDED
+    if full and (usable - win * cap) // full > cap:
+        most = (usable - win * cap) // full
+    return most * bs - extra
 
 
 class Req:
@@ -91,7 +140,7 @@ class Req:
         "idx", "prompt", "output", "n_out", "tokens", "computed", "blocks", "state", "arrival",
         "admitted", "first_token", "finish", "preemptions", "gpu_s", "acc_mark", "join_it",
         "c_join", "finish_it", "heap_seq", "hashes", "cached", "filled",
-        "level_hits", "recomputed", "offload_loaded",
+        "level_hits", "recomputed", "offload_loaded", "weight",
     )
 
     def __init__(self, idx: int, prompt: int, output: int, arrival: float,
@@ -118,6 +167,7 @@ class Req:
         self.level_hits: list[int] | None = None  # cached tokens per cache level (first admission)
         self.recomputed = 0  # cached tokens recomputed instead of loaded (first admission)
         self.offload_loaded: bool | None = None  # offloaded hits loaded (True) or recomputed
+        self.weight = 0  # blocks a decoder takes at each block boundary (scheduler aggregate)
 
     def __repr__(self) -> str:
         return (

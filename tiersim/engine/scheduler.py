@@ -21,6 +21,13 @@ iteration modulo ``block_size`` (a decoder needs one whenever its computed token
 block). A decode-only stretch of ``k`` iterations is then one plan with closed-form block use, and
 per-request state is rebuilt only when a request joins, leaves or is preempted.
 
+Sliding windows (``limits.window``): blocks are pages of KV-cache groups
+(:func:`tiersim.engine.request.seq_blocks`); a decoder takes one page per group at each block
+boundary until its KV reaches ``window_tokens``, then its full groups' only, so ``phase_count``
+holds pages per phase and a stretch ends before any decoder's window stops growing. A prefill
+chunk holds the pages of its tokens and the window before them; those beyond the window's are
+freed when the chunk ends.
+
 Prefix caching (``enable_prefix_caching``): a :class:`PrefixCache` per replica. An admitted request
 starts its prefill at its cached tokens; the cache changes only when a prefill chunk is scheduled
 or a request is admitted, never during a decode stretch, so fast-forward stays exact. Offload
@@ -46,6 +53,7 @@ from tiersim.engine.request import (
     Req,
     SchedulerLimits,
     longest_sequence,
+    seq_blocks,
 )
 from tiersim.perf.base import StepShape
 
@@ -115,13 +123,25 @@ class ReplicaQueues:
         # preempted requests' blocks stay cached in the free pool (prefix caching, no fixed
         # per-sequence state: a recurrent state is not kept at block boundaries)
         self.pool: FreePool | None = None
-        if limits.enable_prefix_caching and not limits.state_blocks:
+        # (nor with sliding windows, whose blocks outside the window are gone)
+        if limits.enable_prefix_caching and not limits.state_blocks and not limits.window:
             self.pool = FreePool(num_blocks)
 
-    def blocks_for(self, tokens: int) -> int:
-        """Blocks a request holds with KV for ``tokens`` tokens (> 0): its tokens' blocks and
-        its fixed state's (``limits.state_blocks``)."""
+    def blocks_for(self, tokens: int, new: int = 1) -> int:
+        """Blocks a request holds with KV for ``tokens`` tokens (> 0), ``new`` of them computed
+        by the step that allocates them: its tokens' blocks and its fixed state's
+        (``limits.state_blocks``); with sliding windows :func:`seq_blocks`."""
+        if self.limits.window:
+            return seq_blocks(self.limits, tokens, new)
         return _ceil_div(tokens, self.bs) + self.state_blocks
+
+    def _release_excess(self, req: Req) -> None:
+        """A prefill chunk is done: ``req`` keeps the blocks of its KV at rest, and its window
+        groups' blocks wholly outside the window are freed (sliding windows only)."""
+        rest = self.blocks_for(req.computed)
+        if req.blocks > rest:
+            self.free += req.blocks - rest
+            req.blocks = rest
 
     def too_long(self, prompt: int, output: int) -> bool:
         """Whether prompt + output exceeds the model's context (``limits.max_model_len``; 0:
@@ -183,11 +203,12 @@ class ReplicaQueues:
         return bool(hit) and self.pool is not None and bool(self.pool.parked(req)) and (
             hit == self.parked_tokens(req))
 
-    def _allocate(self, req: Req, upto: int, watermark: int, reuse: int = 0) -> bool:
-        """Give ``req`` the blocks for its first ``upto`` tokens unless that breaks the
-        watermark; ``reuse``: how many of them are its parked blocks, taken back, not
-        allocated (a re-admission spends its parked run either way)."""
-        need = self.blocks_for(upto) - req.blocks
+    def _allocate(self, req: Req, upto: int, watermark: int, reuse: int = 0,
+                  new: int = 1) -> bool:
+        """Give ``req`` the blocks for its first ``upto`` tokens, ``new`` of them computed in
+        this step, unless that breaks the watermark; ``reuse``: how many of them are its parked
+        blocks, taken back, not allocated (a re-admission spends its parked run either way)."""
+        need = self.blocks_for(upto, new) - req.blocks
         if self.free - need < watermark:
             return False
         if self.pool is not None and self.pool.parked(req):
@@ -206,7 +227,7 @@ class ReplicaQueues:
         parked = self._parked_hit(head, hit)
         chunk = min(head.tokens - hit, budget)
         if not self._allocate(head, hit + chunk, self.watermark_blocks,
-                              hit // self.bs if parked else 0):
+                              hit // self.bs if parked else 0, chunk):
             return 0
         if self.cache is not None:
             self._start_from_cache(head, hit, chunk, now, parked)
@@ -242,7 +263,13 @@ class ReplicaScheduler(ReplicaQueues):
         self.partial: Req | None = None  # the request mid-prefill, always the newest running
         self.n_dec = 0
         self.dec_ctx = 0  # sum over decoders of their context at the next iteration
-        self.phase_count = [0] * self.bs
+        self.phase_count = [0] * self.bs  # blocks the decoders take at each phase
+        self.dec_weight = 0  # sum(phase_count): blocks the decoders take per block_size steps
+        # sliding windows: a decoder's window groups stop growing once its KV reaches
+        # window_tokens; _caps holds (iteration, heap_seq, req) of each such change to come
+        cap = -(-limits.window // self.bs) + 1 if limits.window else 0
+        self.window_tokens = cap * self.bs
+        self._caps: list[tuple[int, int, Req]] = []
         self.decode_acc = 0.0  # GPU-seconds per decode token, accumulated (cost attribution)
         self._heap: list[tuple[int, int, Req]] = []
         self._seq = 0
@@ -269,12 +296,16 @@ class ReplicaScheduler(ReplicaQueues):
     def schedule(self, now: float, max_k: int = 1) -> StepPlan:
         """Plan the next iteration, or a decode-only stretch of up to ``max_k`` iterations."""
         it = self.it
+        if self._caps:
+            self._apply_caps(it)
         if self.partial is None and self.n_dec and self._heap:
             after_first = self.free - self.phase_count[it % self.bs]
             # NOTE (speed): an empty queue is _head_admissible's first False, without the call
             if not self.waiting or not self._head_admissible(after_first,
                                                              self.free - after_first):
                 k = min(self._block_horizon(it), self._next_finish() - it + 1, max_k)
+                if self._caps:  # a stretch ends before a decoder's window stops growing
+                    k = min(k, self._caps[0][0] - it)
                 if k >= 1:
                     return StepPlan(it, k, self.n_dec, self.dec_ctx, stretch=True)
         return self._schedule_step(now)
@@ -324,7 +355,7 @@ class ReplicaScheduler(ReplicaQueues):
         part = self.partial
         if part is not None and budget > 0:
             chunk = min(part.tokens - part.computed, budget)
-            if self._allocate(part, part.computed + chunk, watermark=0):
+            if self._allocate(part, part.computed + chunk, watermark=0, new=chunk):
                 if self.cache is not None:
                     self.cache.fill(part, part.computed + chunk, now)
                 chunks.append((part, chunk))
@@ -365,7 +396,7 @@ class ReplicaScheduler(ReplicaQueues):
         head = self.waiting[0]
         hit = self._cached_tokens(head, taken)
         chunk = min(head.tokens - hit, budget)
-        need = self.blocks_for(hit + chunk) - head.blocks
+        need = self.blocks_for(hit + chunk, chunk) - head.blocks
         return free - need >= self.watermark_blocks
 
     # ---- decoders as an aggregate --------------------------------------------------------
@@ -374,17 +405,19 @@ class ReplicaScheduler(ReplicaQueues):
         q, r = divmod(k, self.bs)
         s, pc, bs = it0 % self.bs, self.phase_count, self.bs
         if s + r <= bs:  # phases s .. s+r-1, wrapping past the last one
-            return q * self.n_dec + sum(pc[s:s + r])
-        return q * self.n_dec + sum(pc[s:]) + sum(pc[:s + r - bs])
+            return q * self.dec_weight + sum(pc[s:s + r])
+        return q * self.dec_weight + sum(pc[s:]) + sum(pc[:s + r - bs])
 
     def _block_horizon(self, it0: int) -> int:
         """Largest k such that the decoders' allocations over k iterations fit in free blocks."""
-        q, rem = divmod(self.free, self.n_dec)
+        if not self.dec_weight:  # every decoder's blocks stopped growing (sliding windows)
+            return self._next_finish() - it0 + 1
+        q, rem = divmod(self.free, self.dec_weight)
         s, pc, bs = it0 % self.bs, self.phase_count, self.bs
         # iterations whose running total of allocations (phases from s on) stays <= rem; the
         # totals never decrease, so that is a bisection of their prefix sums
         t = bisect_right(list(accumulate(pc[s:] + pc[:s])), rem)
-        return q * bs + t if t < bs else (q + 1) * bs  # t == bs impossible since rem < n_dec
+        return q * bs + t if t < bs else (q + 1) * bs  # t == bs impossible: rem < dec_weight
 
     def _next_finish(self) -> int:
         heap = self._heap
@@ -396,10 +429,32 @@ class ReplicaScheduler(ReplicaQueues):
         """A decoder's computed tokens at the start of iteration ``it``."""
         return req.c_join + (it - req.join_it)
 
+    def _decode_weight(self, computed: int) -> int:
+        """Blocks a decoder whose KV holds ``computed`` tokens takes when they fill a block:
+        one per group, less the window groups once its KV reaches ``window_tokens``."""
+        lim = self.limits
+        if not lim.window:
+            return 1
+        grown = computed >= self.window_tokens
+        return lim.full_groups + (0 if grown else lim.window_groups)
+
+    def _apply_caps(self, it: int) -> None:
+        """The decoders whose KV reaches ``window_tokens`` by iteration ``it`` take only their
+        full groups' blocks from then on."""
+        caps, lim = self._caps, self.limits
+        while caps and caps[0][0] <= it:
+            _, seq, req = heappop(caps)
+            if req.heap_seq == seq and req.weight > lim.full_groups:
+                self.phase_count[(req.join_it - req.c_join) % self.bs] -= lim.window_groups
+                self.dec_weight -= lim.window_groups
+                req.weight = lim.full_groups
+
     def _join_decoders(self, req: Req) -> None:
         req.state = DECODE
         req.c_join, req.join_it = req.computed, self.it
-        self.phase_count[(req.join_it - req.c_join) % self.bs] += 1
+        req.weight = self._decode_weight(req.computed)
+        self.phase_count[(req.join_it - req.c_join) % self.bs] += req.weight
+        self.dec_weight += req.weight
         self.n_dec += 1
         self.dec_ctx += req.computed + 1
         req.finish_it = self.it + (req.output - req.n_out) - 1
@@ -407,10 +462,14 @@ class ReplicaScheduler(ReplicaQueues):
         self._seq += 1
         req.heap_seq = self._seq
         heappush(self._heap, (req.finish_it, self._seq, req))
+        if req.weight > self.limits.full_groups:  # its window groups stop growing later
+            heappush(self._caps, (self.it + self.window_tokens - req.c_join, self._seq, req))
 
     def _leave_decoders(self, req: Req, computed: int) -> None:
         """Remove a decoder whose computed tokens are ``computed`` at the next iteration."""
-        self.phase_count[(req.join_it - req.c_join) % self.bs] -= 1
+        self.phase_count[(req.join_it - req.c_join) % self.bs] -= req.weight
+        self.dec_weight -= req.weight
+        req.weight = 0
         self.n_dec -= 1
         self.dec_ctx -= computed + 1
         req.gpu_s += self.decode_acc - req.acc_mark
@@ -418,7 +477,10 @@ class ReplicaScheduler(ReplicaQueues):
         req.n_out += computed - req.c_join  # one output per decode step since joining
         req.tokens = req.prompt + req.n_out
         req.computed = computed
-        req.blocks = -(-computed // self.bs) + self.state_blocks  # self.blocks_for(computed)
+        if self.limits.window:
+            req.blocks = self.blocks_for(computed)
+        else:  # self.blocks_for(computed), written out
+            req.blocks = -(-computed // self.bs) + self.state_blocks
 
     def _retire_decoders(self, last: int, t_end: float) -> list[Req]:
         finished = []
@@ -434,6 +496,8 @@ class ReplicaScheduler(ReplicaQueues):
 
     def _advance_prefill(self, req: Req, chunk: int, t_end: float, finished: list[Req]) -> None:
         req.computed += chunk
+        if self.limits.window:
+            self._release_excess(req)
         if req.computed < req.tokens:
             return
         if self.partial is req:
@@ -457,7 +521,8 @@ class ReplicaScheduler(ReplicaQueues):
             req = order[i]
             if req is self.partial:
                 break
-            need = 1 if self._computed_at(req, it) % self.bs == 0 else 0
+            at = self._computed_at(req, it)
+            need = self._decode_weight(at) if at % self.bs == 0 else 0
             while need > self.free:
                 victim = order.pop()
                 self._preempt(victim, it)

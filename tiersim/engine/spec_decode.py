@@ -187,7 +187,7 @@ class SpecScheduler(ReplicaQueues):
                 break  # preempted as a newer request's victim, or no budget left
             decoding = req.state == DECODE
             n = self.spec.k + 1 if decoding else min(req.tokens - req.computed, budget)
-            if not self._make_room(req, req.computed + n):
+            if not self._make_room(req, req.computed + n, n):
                 break
             if decoding:
                 decs.append(req)
@@ -224,6 +224,8 @@ class SpecScheduler(ReplicaQueues):
             req.gpu_s += dt * c / n_tok
             req.computed += c
             self.outstanding -= c
+            if self.limits.window:
+                self._release_excess(req)
             if req.computed < req.tokens:
                 continue
             req.n_out += 1
@@ -244,10 +246,11 @@ class SpecScheduler(ReplicaQueues):
         override = None if self.accept is None else float(self.accept[req.idx])
         return draw_tokens(rng, self.spec.rates(override))
 
-    def _make_room(self, req: Req, upto: int) -> bool:
-        """Blocks for ``req``'s first ``upto`` tokens, preempting the newest running requests
-        while they are short; False if ``req`` itself was preempted."""
-        need = self.blocks_for(upto) - req.blocks
+    def _make_room(self, req: Req, upto: int, new: int) -> bool:
+        """Blocks for ``req``'s first ``upto`` tokens, ``new`` of them computed in this step,
+        preempting the newest running requests while they are short; False if ``req`` itself
+        was preempted."""
+        need = self.blocks_for(upto, new) - req.blocks
         while need > self.free:
             victim = next(reversed(self.running))
             self._preempt(victim)

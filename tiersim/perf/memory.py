@@ -29,9 +29,13 @@ least one such block; tiersim keeps the scheduler's block size, so for many shor
 it fits up to about a quarter more sequences than vLLM does. The prefix cache and KV offload
 levels do not model the recurrent state a cached prefix also needs (a note says so).
 
-KV bytes per token count every softmax layer, sliding-window layers too (gpt-oss): vLLM's hybrid
-allocator gives those layers only a window's worth of blocks, so for long sequences this
-overstates their KV use (conservative: fewer requests fit than in vLLM).
+Sliding-window layers (gpt-oss, Mistral 7B v0.1) are sized per token as any softmax layer, but
+the scheduler charges them as vLLM's hybrid allocator does (:func:`kv_groups`): the layers are
+split into KV-cache groups of the same size, one page per group per block of tokens, and a
+sliding-window group holds pages for at most its window and one block of a sequence's latest
+tokens (:func:`tiersim.engine.request.seq_blocks`), so long sequences hold fewer blocks than
+with full attention. With a speculative draft model beside the target (its KV in every block)
+the window is not used: every layer is charged for every token (conservative).
 
 For Llama-3.1-8B at the default 8,192-token budget this is 1.5 + 1.07 = 2.6 GB, for
 Qwen3-Coder-30B-A3B 2.0 GB and for Llama-3.1-70B (tp=1) 3.6 GB, in line with the 1-4 GiB of
@@ -333,6 +337,35 @@ def state_blocks(model: ModelArch, tp: int = 1, block_size: int = 16, kv_dtype: 
     if draft is not None:
         per_token += kv_bytes_per_token(draft, kv_dtype, tp)
     return math.ceil(state / (per_token * block_size))
+
+
+def kv_groups(model: ModelArch) -> tuple[int, int, int]:
+    """``(window, full_groups, window_groups)``: ``model``'s sliding window in tokens and its
+    attention layers as vLLM's hybrid allocator groups them (groups of as many layers as the
+    scarcer kind has, each kind's count rounded up to whole groups: gpt-oss's 18 + 18 layers
+    are one full and one sliding group); ``(0, 1, 0)`` without a window, one group of all."""
+    size = _group_size(model)
+    if not size:
+        return 0, 1, 0
+    full = model.attention_layers - model.sliding_layers
+    return model.sliding_window, -(-full // size), -(-model.sliding_layers // size)
+
+
+def _group_size(model: ModelArch) -> int:
+    """Layers in each of :func:`kv_groups`' groups (0: no sliding window to group)."""
+    sliding = model.sliding_layers if model.sliding_window else 0
+    if not sliding or model.is_mla or model.is_hybrid:
+        return 0
+    full = model.attention_layers - sliding
+    return min(full, sliding) if full else sliding
+
+
+def kv_pages(model: ModelArch, blocks: int) -> int:
+    """The pages of :func:`kv_groups`' groups (each ``block_size`` tokens of one group's
+    layers) that the memory of ``blocks`` blocks of every attention layer holds; ``blocks``
+    itself without a window."""
+    size = _group_size(model)
+    return blocks * model.attention_layers // size if size else blocks
 
 
 def default_activation_reserve(

@@ -1,0 +1,198 @@
+"""Sliding-window KV: a sliding-window layer holds blocks for at most a window and one block of
+a sequence's latest tokens (vLLM V1's SlidingWindowManager), so long sequences take fewer
+blocks than with full attention; the engine admits, grows and preempts on that count, exactly
+as the naive reference loop does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference_scheduler import (
+    assert_fast_forward_exact_and_conserving,
+    assert_matches_reference,
+    assert_same_per_request,
+    reference_run,
+)
+from test_prefix_cache import shared_prefix_workload
+
+from tiersim.engine import (
+    SchedulerLimits,
+    SpecDecoding,
+    TierSpec,
+    Workload,
+    longest_sequence,
+    simulate,
+)
+from tiersim.engine.request import UNBOUNDED, seq_blocks
+from tiersim.fleet import kv_blocks, limits
+from tiersim.hardware import get_gpu, get_model
+from tiersim.perf.base import LinearStepModel
+from tiersim.perf.memory import kv_capacity_blocks, kv_groups, kv_pages
+from tiersim.scenario import TierConfig
+
+#: Mistral-7B-v0.1's window at a 16-token block: every layer slides over 4,096 tokens.
+MISTRAL = dict(max_num_seqs=64, max_num_batched_tokens=8192, block_size=16, watermark=0.01)
+
+
+def _limits(**kw) -> SchedulerLimits:
+    return SchedulerLimits(**{**MISTRAL, **kw})
+
+
+def test_a_long_sequence_holds_a_window_of_blocks():
+    full, slide = _limits(), _limits(window=4096, window_groups=1, full_groups=0)
+    # 16,384 + 1,024 tokens: 1,088 blocks with full attention; with the window, a decode step
+    # holds ceil(4096 / 16) + 1 = 257, a prefill chunk of 8,192 ceil(12287 / 16) + 1 = 769
+    assert seq_blocks(full, 17408) == 1088
+    assert seq_blocks(slide, 17408) == 257
+    assert seq_blocks(slide, 16384, 8192) == 769
+    assert seq_blocks(slide, 100) == 7  # within the window: every block
+    # gpt-oss: one full and one sliding group (128 tokens): 1,088 + 9 pages
+    oss = _limits(window=128, window_groups=1, full_groups=1)
+    assert seq_blocks(oss, 17408) == 1088 + 9
+    assert longest_sequence(slide, 1000) == UNBOUNDED
+    assert longest_sequence(oss, 2000) == (2000 - 20 - 521) * 16  # 521: a chunk of 8,192
+
+
+def _long_context(n=8, prompt=16384, output=64):
+    return Workload(np.zeros(n), np.full(n, prompt), np.full(n, output),
+                    np.zeros(n, dtype=np.int64))
+
+
+def test_window_avoids_preemptions_full_counting_has():
+    # 4,000 blocks: full counting holds 3 of 8 sequences of 16,448 tokens (1,028 blocks each)
+    # and preempts; with the window each holds 257 blocks decoding (769 while prefilling),
+    # all 8 fit (8 x 257 = 2,056 <= 4,000 - 40)
+    work = _long_context()
+    full = TierSpec("t", 1, 4000, LinearStepModel(), _limits())
+    slide = TierSpec("t", 1, 4000, LinearStepModel(),
+                     _limits(window=4096, window_groups=1, full_groups=0))
+    a, b = simulate([full], work), simulate([slide], work)
+    assert a.preemptions.sum() > 0
+    assert b.preemptions.sum() == 0
+    assert max(b.kv_peak_blocks["t"]) <= 4000
+    assert np.nanmax(b.finish_s) < np.nanmax(a.finish_s)
+
+
+def test_long_request_fits_only_with_the_window():
+    # 2,000 blocks: 40,000 tokens need 2,500 with full attention (dropped); windowed, 769
+    work = _long_context(n=1, prompt=40000, output=8)
+    full = TierSpec("t", 1, 2000, LinearStepModel(), _limits())
+    slide = TierSpec("t", 1, 2000, LinearStepModel(),
+                     _limits(window=4096, window_groups=1, full_groups=0))
+    assert simulate([full], work).dropped.all()
+    assert not simulate([slide], work).dropped.any()
+
+
+def _work(n, seed, rate, max_in, max_out):
+    rng = np.random.default_rng(seed)
+    return Workload(np.cumsum(rng.exponential(1.0 / rate, n)), rng.integers(1, max_in, n),
+                    rng.integers(1, max_out, n), np.zeros(n, dtype=np.int64))
+
+
+workloads = st.builds(_work, n=st.integers(1, 50), seed=st.integers(0, 10_000),
+                      rate=st.floats(1.0, 200.0), max_in=st.integers(2, 900),
+                      max_out=st.integers(2, 300))
+windowed = st.fixed_dictionaries({
+    "max_num_seqs": st.integers(1, 32),
+    "max_num_batched_tokens": st.integers(32, 1024),
+    "block_size": st.sampled_from([1, 4, 16]),
+    "window": st.integers(1, 300),
+    "full_groups": st.integers(0, 2),
+    "window_groups": st.integers(1, 3),
+    "num_blocks": st.integers(60, 600),
+})
+fast = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _tier(lim: dict, prefix: bool = False) -> TierSpec:
+    lim = dict(lim)
+    nb = lim.pop("num_blocks")
+    return TierSpec("t", 1, nb, LinearStepModel(),
+                    SchedulerLimits(watermark=0.01, enable_prefix_caching=prefix, **lim))
+
+
+@fast
+@given(workloads, windowed)
+def test_windowed_kv_never_over_capacity_and_fast_forward_exact(work, lim):
+    spec = _tier(lim)
+    res = simulate([spec], work, sample_every=1e-9)
+    assert max(res.kv_peak_blocks["t"]) <= spec.num_blocks
+    assert all(s[3] <= spec.num_blocks for s in res.samples["t"][0])
+    assert_fast_forward_exact_and_conserving(spec, work, simulate)
+
+
+@fast
+@given(workloads, windowed)
+def test_windowed_matches_naive_vllm_loop(work, lim):
+    spec = _tier(lim)
+    res = simulate([spec], work)
+    ft, fin, dropped, _ = reference_run(work.arrival_s, work.input_tokens, work.output_tokens,
+                                        spec.limits, spec.num_blocks, spec.step_model)
+    np.testing.assert_array_equal(res.dropped, dropped)
+    np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(res.finish_s, fin, rtol=1e-9, equal_nan=True)
+
+
+@fast
+@given(workloads, windowed, st.integers(1, 3))
+def test_windowed_fast_forward_with_replicas(work, lim, replicas):
+    spec = _tier(lim)
+    spec.replicas = replicas
+    assert_same_per_request(simulate([spec], work, fast_forward=True),
+                            simulate([spec], work, fast_forward=False))
+
+
+prefixed = st.builds(
+    shared_prefix_workload, n=st.integers(1, 40), seed=st.integers(0, 10_000),
+    rate=st.floats(1.0, 200.0), max_in=st.integers(2, 600), max_out=st.integers(2, 300),
+    families=st.integers(1, 4), block=st.sampled_from([16, 32]),
+)
+
+
+@fast
+@given(prefixed, windowed, st.booleans())
+def test_windowed_prefix_cache_matches_naive_loop(work, lim, prefix):
+    spec = _tier(lim, prefix)
+    assert_matches_reference(simulate([spec], work), work, spec)
+
+
+@fast
+@given(prefixed, windowed, st.integers(1, 4), st.sampled_from([0.0, 0.5, 0.9]))
+def test_windowed_speculative_decoding_matches_naive_loop(work, lim, k, accept):
+    lim = dict(lim)
+    lim["max_num_batched_tokens"] = max(lim["max_num_batched_tokens"],
+                                        lim["max_num_seqs"] * (k + 1))
+    spec = _tier(lim)
+    spec.spec_decoding = SpecDecoding(k, (accept,), head_cost=0.05)
+    assert_matches_reference(simulate([spec], work), work, spec, spec=spec.spec_decoding)
+    assert_fast_forward_exact_and_conserving(spec, work, simulate)
+
+
+MISTRAL_7B = {"architectures": ["MistralForCausalLM"], "model_type": "mistral",
+              "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+              "vocab_size": 32000, "max_position_embeddings": 32768, "sliding_window": 4096,
+              "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+GPT_OSS = Path(__file__).parent.parent / "benchmarks/data/configs/gpt-oss-120b/config.json"
+
+
+def test_a_tier_reads_its_models_window_groups(tmp_path):
+    mistral = tmp_path / "config.json"
+    mistral.write_text(json.dumps(MISTRAL_7B))
+    tier = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0)
+    lim = limits(tier, str(mistral))
+    assert (lim.window, lim.full_groups, lim.window_groups) == (4096, 0, 1)
+    model = get_model(str(mistral))
+    assert kv_blocks(str(mistral), "H100", tier) == kv_capacity_blocks(model, "bf16",
+                                                                      get_gpu("H100"))
+    # gpt-oss: 18 full + 18 sliding (128) layers, two groups: twice the pages of all 36 layers
+    oss = get_model(str(GPT_OSS))
+    assert kv_groups(oss) == (128, 1, 1)
+    assert kv_pages(oss, 1000) == 2000
+    assert kv_groups(get_model("Llama-3.1-8B")) == (0, 1, 0)
+    plain = limits(tier, "Llama-3.1-8B")
+    assert (plain.window, plain.full_groups, plain.window_groups) == (0, 1, 0)
