@@ -196,3 +196,21 @@ def test_a_tier_reads_its_models_window_groups(tmp_path):
     assert kv_groups(get_model("Llama-3.1-8B")) == (0, 1, 0)
     plain = limits(tier, "Llama-3.1-8B")
     assert (plain.window, plain.full_groups, plain.window_groups) == (0, 1, 0)
+
+
+def test_the_short_kv_note_counts_the_window():
+    from tiersim.scenario import _short_kv_note
+
+    # gpt-oss at 0.47 of an H200: 2,837 blocks of all 36 layers, 5,674 pages of two groups;
+    # a sequence of n tokens holds ceil(n / 16) full pages + 521 sliding (a step of 8,192)
+    lim = SchedulerLimits(window=128, full_groups=1, window_groups=1, max_model_len=131072)
+    tier = TierConfig(name="mx", precision="bf16", replicas=1, cost_per_gpu_hour=1.0)
+    room = longest_sequence(lim, 5674)
+    assert room == (5674 - 56 - 521) * 16 == 81552
+    assert _short_kv_note(lim, 5674, tier, room) == (
+        "one sequence may hold at most 81,552 tokens of its KV cache per replica (5,674 blocks "
+        "of 16 tokens, one per layer group: 1 full-attention and 1 sliding-window of 128 "
+        "tokens, less 56 blocks for the watermark), less than max_model_len 131,072: a longer "
+        "request is dropped here (vLLM refuses to start when max_model_len exceeds the "
+        "cache's 82,448 tokens); set scheduler.max_model_len to at most 81,552, or give the "
+        "tier more memory")

@@ -1539,7 +1539,7 @@ def _short_kv_note(lim, held: int, tier: TierConfig, room: int) -> str:
     if tier.speculative is not None:
         reserved.append(f"{tier.speculative.k} draft token slots")
     less = f", less {', '.join(reserved)}" if reserved else ""
-    cache = f"({held:,} blocks of {lim.block_size:,} tokens{less})"
+    cache = f"({held:,} blocks of {lim.block_size:,} tokens{_groups_text(lim)}{less})"
     if room <= 0:
         return (f"one sequence may hold no token of its KV cache per replica {cache}, so no "
                 "request can be served (vLLM refuses to start so; give the tier more memory); "
@@ -1547,8 +1547,31 @@ def _short_kv_note(lim, held: int, tier: TierConfig, room: int) -> str:
     return (f"one sequence may hold at most {room:,} tokens of its KV cache per replica "
             f"{cache}, less than max_model_len {lim.max_model_len:,}: a longer request is "
             f"dropped here (vLLM refuses to start when max_model_len exceeds the cache's "
-            f"{held * lim.block_size:,} tokens); set scheduler.max_model_len to at most "
+            f"{_cache_tokens(lim, held)}); set scheduler.max_model_len to at most "
             f"{room:,}, or give the tier more memory")
+
+
+def _groups_text(lim) -> str:
+    """How a sliding-window model's blocks are split (its KV-cache groups, one block per
+    group per ``block_size`` tokens; :func:`tiersim.perf.memory.kv_groups`); "" without."""
+    if not lim.window:
+        return ""
+    return (f", one per layer group: {lim.full_groups} full-attention and "
+            f"{lim.window_groups} sliding-window of {lim.window:,} tokens")
+
+
+def _cache_tokens(lim, held: int) -> str:
+    """The tokens one sequence may hold in all of a cache of ``held`` blocks, as "N tokens"
+    (with sliding windows by :func:`tiersim.engine.longest_sequence` without watermark)."""
+    import dataclasses
+
+    from tiersim.engine import longest_sequence
+    from tiersim.engine.request import UNBOUNDED
+
+    if not lim.window:
+        return f"{held * lim.block_size:,} tokens"
+    most = longest_sequence(dataclasses.replace(lim, watermark=0.0, state_blocks=0), held)
+    return "sequences of any length" if most >= UNBOUNDED else f"{most:,} tokens"
 
 
 def _note_hybrid_caching(scenario: Scenario) -> None:
