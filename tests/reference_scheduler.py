@@ -247,10 +247,21 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     waiting: deque[_R] = deque()
     running: list[_R] = []
     free, t, nxt = num_blocks, 0.0, 0
-    pool = _Pool(num_blocks, limits.enable_prefix_caching and not state and not limits.window)
+    pool = _Pool(num_blocks, limits.enable_prefix_caching and not state)
+    runs = {}  # sliding windows: each parked run's (blocks, token blocks) when parked
 
     def parked_tokens(r) -> int:
-        return min(pool.parked(r), (r.tokens - 1) // bs) * bs
+        blocks = pool.parked(r)
+        if limits.window and blocks:  # only a whole run is reused
+            blocks = runs[r.idx][1] if blocks == runs[r.idx][0] else 0
+        return min(blocks, (r.tokens - 1) // bs) * bs
+
+    def park(v) -> None:
+        full = min(v.computed // bs, v.blocks)
+        if limits.window:
+            full = min(_pages(limits, full * bs, 1), v.blocks)
+            runs[v.idx] = (full, v.computed // bs)
+        pool.give(v.blocks, v, full)
     while nxt < len(reqs) or waiting or running:
         while nxt < len(reqs) and reqs[nxt].arrival <= t:
             r = reqs[nxt]
@@ -278,7 +289,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             while need > free:
                 v = running.pop()
                 free += v.blocks
-                pool.give(v.blocks, v, min(v.computed // bs, v.blocks))
+                park(v)
                 v.blocks, v.computed, v.decoding = 0, 0, False
                 waiting.appendleft(v)
                 preempted = True
@@ -304,7 +315,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 need = _pages(limits, hit + n, n) - h.blocks
                 if free - need < wm:
                     break
-                used = hit // bs if parked else 0
+                used = (_pages(limits, hit, 1) if limits.window else hit // bs) if parked else 0
                 pool.claim(h, used)
                 pool.take(need - used)
                 if parked:  # its blocks are on the GPU: nothing read, its prompt's re-cached
@@ -356,6 +367,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
             rest = _pages(limits, r.computed, 1)  # sliding windows: the blocks left behind
             if r.blocks > rest:
                 free += r.blocks - rest
+                pool.give(r.blocks - rest)
                 r.blocks = rest
             if r.computed == r.tokens:
                 r.n_out += 1

@@ -116,9 +116,9 @@ def _tier(lim: dict, prefix: bool = False) -> TierSpec:
 
 
 @fast
-@given(workloads, windowed)
-def test_windowed_kv_never_over_capacity_and_fast_forward_exact(work, lim):
-    spec = _tier(lim)
+@given(workloads, windowed, st.booleans())
+def test_windowed_kv_never_over_capacity_and_fast_forward_exact(work, lim, prefix):
+    spec = _tier(lim, prefix)  # prefix caching: a preempted request's whole run is reused
     res = simulate([spec], work, sample_every=1e-9)
     assert max(res.kv_peak_blocks["t"]) <= spec.num_blocks
     assert all(s[3] <= spec.num_blocks for s in res.samples["t"][0])
@@ -214,3 +214,33 @@ def test_the_short_kv_note_counts_the_window():
         "request is dropped here (vLLM refuses to start when max_model_len exceeds the "
         "cache's 82,448 tokens); set scheduler.max_model_len to at most 81,552, or give the "
         "tier more memory")
+
+
+def _random_cases(seed: int, count: int):
+    """``count`` random windowed tiers (prefix caching mostly on) and workloads."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(1, 50))
+        rate = float(rng.uniform(1, 200))
+        work = Workload(np.cumsum(rng.exponential(1 / rate, n)),
+                        rng.integers(1, int(rng.integers(2, 900)), n),
+                        rng.integers(1, int(rng.integers(2, 300)), n), np.zeros(n, dtype=np.int64))
+        bs, seqs = int(rng.choice([1, 4, 16])), int(rng.integers(1, 32))
+        lim = SchedulerLimits(
+            max_num_seqs=seqs, max_num_batched_tokens=int(rng.integers(max(32, seqs), 1024)),
+            block_size=bs, watermark=0.01, window=int(rng.integers(1, 300)),
+            full_groups=int(rng.integers(0, 3)), window_groups=int(rng.integers(1, 4)),
+            enable_prefix_caching=bool(rng.random() < 0.7))
+        yield TierSpec("t", 1, int(rng.integers(60, 600)), LinearStepModel(), lim), work
+
+
+def test_a_parked_run_eroded_mid_stretch_is_exact():
+    # seed 3's ninth case: a preempted head's whole run is cached, the decoders' blocks evict
+    # part of it, and its re-admission (now from nothing, a smaller first chunk) fits at once
+    for spec, work in _random_cases(3, 9):
+        a = simulate([spec], work)
+        assert_same_per_request(a, simulate([spec], work, fast_forward=False))
+        _, fin, dropped, _ = reference_run(work.arrival_s, work.input_tokens,
+                                           work.output_tokens, spec.limits, spec.num_blocks,
+                                           spec.step_model)
+        np.testing.assert_allclose(a.finish_s, fin, rtol=1e-9, equal_nan=True)

@@ -26,7 +26,9 @@ Sliding windows (``limits.window``): blocks are pages of KV-cache groups
 boundary until its KV reaches ``window_tokens``, then its full groups' only, so ``phase_count``
 holds pages per phase and a stretch ends before any decoder's window stops growing. A prefill
 chunk holds the pages of its tokens and the window before them; those beyond the window's are
-freed when the chunk ends.
+freed when the chunk ends. With prefix caching a preempted request's parked run is reused only
+whole, so while the waiting head has one a stretch is one iteration (an allocation that erodes
+the run shrinks the head's hit, and with it the blocks its admission needs).
 
 Prefix caching (``enable_prefix_caching``): a :class:`PrefixCache` per replica. An admitted request
 starts its prefill at its cached tokens; the cache changes only when a prefill chunk is scheduled
@@ -123,9 +125,11 @@ class ReplicaQueues:
         # preempted requests' blocks stay cached in the free pool (prefix caching, no fixed
         # per-sequence state: a recurrent state is not kept at block boundaries)
         self.pool: FreePool | None = None
-        # (nor with sliding windows, whose blocks outside the window are gone)
-        if limits.enable_prefix_caching and not limits.state_blocks and not limits.window:
+        if limits.enable_prefix_caching and not limits.state_blocks:
             self.pool = FreePool(num_blocks)
+        # sliding windows: each parked run's (blocks, token blocks) when parked; a re-admission
+        # reuses a run only whole (its window's last blocks are evicted first)
+        self._runs: dict[Req, tuple[int, int]] = {}
 
     def blocks_for(self, tokens: int, new: int = 1) -> int:
         """Blocks a request holds with KV for ``tokens`` tokens (> 0), ``new`` of them computed
@@ -141,6 +145,8 @@ class ReplicaQueues:
         rest = self.blocks_for(req.computed)
         if req.blocks > rest:
             self.free += req.blocks - rest
+            if self.pool is not None:
+                self.pool.give(req.blocks - rest)
             req.blocks = rest
 
     def too_long(self, prompt: int, output: int) -> bool:
@@ -177,17 +183,29 @@ class ReplicaQueues:
         cached until evicted."""
         n, req.blocks = req.blocks, 0
         self.free += n
-        if self.pool is not None:
-            full = min(req.computed // self.bs, n) if park else 0
-            self.pool.give(n, req, full)
+        if self.pool is None:
+            return
+        full = min(req.computed // self.bs, n) if park else 0
+        if park and self.limits.window:
+            full = min(self.blocks_for(full * self.bs), n)
+            self._runs[req] = (full, req.computed // self.bs)
+        self.pool.give(n, req, full)
 
     def parked_tokens(self, req: Req, taken: int = 0) -> int:
         """Tokens a re-admission of preempted ``req`` finds in its blocks still cached (once
-        ``taken`` more blocks are allocated): whole blocks, at most its known tokens less one."""
+        ``taken`` more blocks are allocated): whole blocks, at most its known tokens less one
+        (with sliding windows, only while its whole run is cached)."""
         if self.pool is None:
             return 0
         blocks = self.pool.parked_after(req, taken) if taken else self.pool.parked(req)
+        if self.limits.window and blocks:
+            run, token_blocks = self._runs[req]
+            blocks = token_blocks if blocks == run else 0
         return min(blocks, (req.tokens - 1) // self.bs) * self.bs
+
+    def _reused(self, hit: int) -> int:
+        """Blocks of a parked run a re-admission starting at ``hit`` tokens takes back."""
+        return self.blocks_for(hit) if self.limits.window else hit // self.bs
 
     def _cached_tokens(self, req: Req, taken: int = 0) -> int:
         """Where ``req``'s prefill would start if admitted now (once ``taken`` more blocks
@@ -227,7 +245,7 @@ class ReplicaQueues:
         parked = self._parked_hit(head, hit)
         chunk = min(head.tokens - hit, budget)
         if not self._allocate(head, hit + chunk, self.watermark_blocks,
-                              hit // self.bs if parked else 0, chunk):
+                              self._reused(hit) if parked else 0, chunk):
             return 0
         if self.cache is not None:
             self._start_from_cache(head, hit, chunk, now, parked)
@@ -306,6 +324,8 @@ class ReplicaScheduler(ReplicaQueues):
                 k = min(self._block_horizon(it), self._next_finish() - it + 1, max_k)
                 if self._caps:  # a stretch ends before a decoder's window stops growing
                     k = min(k, self._caps[0][0] - it)
+                if self._runs and self.waiting and self.pool.parked(self.waiting[0]):
+                    k = min(k, 1)  # windows: its run, eroded, may let the head in at once
                 if k >= 1:
                     return StepPlan(it, k, self.n_dec, self.dec_ctx, stretch=True)
         return self._schedule_step(now)
