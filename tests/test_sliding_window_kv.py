@@ -161,12 +161,12 @@ def test_windowed_prefix_cache_matches_naive_loop(work, lim, prefix):
 
 
 @fast
-@given(prefixed, windowed, st.integers(1, 4), st.sampled_from([0.0, 0.5, 0.9]))
-def test_windowed_speculative_decoding_matches_naive_loop(work, lim, k, accept):
+@given(prefixed, windowed, st.integers(1, 4), st.sampled_from([0.0, 0.5, 0.9]), st.booleans())
+def test_windowed_speculative_decoding_matches_naive_loop(work, lim, k, accept, prefix):
     lim = dict(lim)
     lim["max_num_batched_tokens"] = max(lim["max_num_batched_tokens"],
                                         lim["max_num_seqs"] * (k + 1))
-    spec = _tier(lim)
+    spec = _tier(lim, prefix)
     spec.spec_decoding = SpecDecoding(k, (accept,), head_cost=0.05)
     assert_matches_reference(simulate([spec], work), work, spec, spec=spec.spec_decoding)
     assert_fast_forward_exact_and_conserving(spec, work, simulate)
