@@ -216,7 +216,9 @@ def os_error_line(err: OSError, stdout: bool = False) -> str:
 def _refuse_closed_stdout() -> None:
     """Refuse to run with standard output closed (``>&-``): Python then drops every line the
     command prints, so ``trace inspect`` or a run without ``--out`` gave nothing with status 0
-    (a full disk as standard output is one line and status 1 too)."""
+    (a full disk as standard output is one line and status 1 too), and the first file opened
+    takes descriptor 1, where anything a library or worker writes to standard output would
+    land. Every command alike, ``--out`` runs too: ``>/dev/null`` runs one silently."""
     import sys
 
     if sys.stdout is None:
