@@ -386,7 +386,7 @@ class SavingsResult:
         when either is unknown: no request reached the fleet, so there is no accuracy)."""
         if _unknown(baseline.accuracy) or _unknown(self.accuracy_floor):
             return None
-        return bool(baseline.accuracy >= self.accuracy_floor - FLOOR_TOLERANCE)
+        return reaches_floor(baseline.accuracy, self.accuracy_floor)
 
     @property
     def missed(self) -> str | None:

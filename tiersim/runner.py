@@ -45,7 +45,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     tier_specs,
     trace_read,
 )
-from tiersim.results import FLOOR_TOLERANCE, RunResult, dumps, within_limit
+from tiersim.results import RunResult, dumps, reaches_floor, within_limit
 from tiersim.routing import TierInfo
 from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
 from tiersim.workload import sessions
@@ -201,8 +201,7 @@ def _with_slo_check(saved, scenario: Scenario, run):
     met = (run.dropped == 0 and within_slo(run.ttft_p99_s, scenario.slo.ttft_p99_s)
            and within_slo(run.tpot_p99_s, scenario.slo.tpot_p99_s))
     floor = scenario.accuracy_floor
-    floor_met = None if floor is None else bool(
-        saved.accuracy >= floor - FLOOR_TOLERANCE)
+    floor_met = None if floor is None else reaches_floor(saved.accuracy, floor)
     checked = dataclasses.replace(saved, routed_slo_met=bool(met), routed_floor_met=floor_met)
     if checked.comparable:
         return checked
