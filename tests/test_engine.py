@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_scheduler import assert_same_per_request, reference_run
+from reference_scheduler import assert_matches_reference, assert_same_per_request
 
 from tiersim.engine import (
     ReplicaScheduler,
@@ -95,12 +95,7 @@ def test_fast_forward_equals_per_iteration(work, lim, replicas):
 @given(workloads, limits)
 def test_matches_naive_vllm_loop(work, lim):
     spec = _tier(lim)
-    res = simulate([spec], work)
-    ft, fin, dropped, _ = reference_run(work.arrival_s, work.input_tokens, work.output_tokens,
-                                     spec.limits, spec.num_blocks, spec.step_model)
-    np.testing.assert_array_equal(res.dropped, dropped)
-    np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)
-    np.testing.assert_allclose(res.finish_s, fin, rtol=1e-9, equal_nan=True)
+    assert_matches_reference(simulate([spec], work), work, spec)
 
 
 @fast

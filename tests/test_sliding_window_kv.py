@@ -129,12 +129,7 @@ def test_windowed_kv_never_over_capacity_and_fast_forward_exact(work, lim, prefi
 @given(workloads, windowed)
 def test_windowed_matches_naive_vllm_loop(work, lim):
     spec = _tier(lim)
-    res = simulate([spec], work)
-    ft, fin, dropped, _ = reference_run(work.arrival_s, work.input_tokens, work.output_tokens,
-                                        spec.limits, spec.num_blocks, spec.step_model)
-    np.testing.assert_array_equal(res.dropped, dropped)
-    np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)
-    np.testing.assert_allclose(res.finish_s, fin, rtol=1e-9, equal_nan=True)
+    assert_matches_reference(simulate([spec], work), work, spec)
 
 
 @fast
