@@ -63,6 +63,8 @@ def home_path(text: str) -> str:
     ``~user`` of no user in the words ``tiersim run`` uses (:func:`tiersim.paths.home_expanded`)."""
     from tiersim.paths import home_expanded
 
+    if not text.startswith("~"):
+        return text  # as typed: an empty --out is named empty, not read as "."
     try:
         return str(home_expanded(text))
     except ValueError as error:
