@@ -45,3 +45,21 @@ def test_the_command_prints_the_run_s_prices_and_saving(tmp_path, capsys):
     assert f"dC* = {params['dC_star_usd']:.6g} USD over the workload" in text
     assert ("costs in USD of all requests on uniform fleets sized by simulation (attributed "
             "cost), as tiersim run prices them") in text.splitlines()[0]
+
+
+def test_a_cheap_tier_more_accurate_than_the_top_gets_the_run_s_note(tmp_path, capsys):
+    """The command refused such a scenario ("the top tier 'bf16' is less accurate ...; name
+    the more accurate tier with --top", exit 1) where the run writes its note and goes on."""
+    doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}})
+    doc["tiers"][0]["accuracy"] = {"easy": 1.0, "hard": 0.9}
+    doc["tiers"][1]["accuracy"] = {"easy": 0.9, "hard": 0.3}
+    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0  # dearer: of one price there is no trade at all
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    note = ("w4a16 is more accurate than bf16 (two-type delta -0.6, mean loss -0.6): the "
+            "closed form assumes the top tier is the more accurate; not modelled")
+    assert _run_analytic(capsys, path, tmp_path / "out") == {"note": note}
+    lines = _command(capsys, "--scenario", path).splitlines()
+    assert lines[-1] == note
+    assert not any(line.startswith("dC* =") for line in lines)
+    out = json.loads(_command(capsys, "--scenario", path, "--json"))
+    assert (out["note"], out["estimated_from"]["top"]) == (note, "bf16")

@@ -87,16 +87,19 @@ def test_scenario_whose_top_tier_costs_less_names_the_tiers(capsys, tmp_path):
                                     "sized fleets' GPUs x USD per GPU-hour): no trade to model")
 
 
-def test_scenario_whose_top_tier_is_less_accurate_says_so(capsys, tmp_path):
-    doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}})
-    doc["tiers"][0]["accuracy"] = {"easy": 1.0, "hard": 0.9}
-    doc["tiers"][1]["accuracy"] = {"easy": 0.9, "hard": 0.3}
-    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0  # dearer: of one price there is no trade at all
-    path = write_yaml(tmp_path / "s.yaml", doc)
-    line = error_line(capsys, "analytic", "--scenario", path)
-    assert line == ("Error: tiersim analytic: --cheap/--top: the top tier 'bf16' is less "
-                    f"accurate than the cheap tier 'w4a16' (0.7183 against 0.9697 on {path}); "
-                    "name the more accurate tier with --top")
+def test_a_top_tier_less_accurate_than_the_cheap_gets_the_run_s_note(capsys, tmp_path):
+    """It was refused (exit 1: "name the more accurate tier with --top"); ``tiersim run`` notes
+    it and goes on, and so does the command, with a scenario (tests/test_analytic_matches_run.py)
+    or tiers named on a bare trace."""
+    trace = tmp_path / "t.csv"
+    pd.DataFrame({"arrival_s": [0.0, 1.0, 2.0, 3.0], "input_tokens": 100, "output_tokens": 20,
+                  "correct_good": [1.0, 1.0, 1.0, 0.0],
+                  "correct_bad": [1.0, 0.0, 0.0, 0.0]}).to_csv(trace, index=False)
+    code, out, err = run(capsys, "analytic", "--trace", trace, "--cheap", "good", "--top", "bad")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == ("good is more accurate than bad (two-type delta -0.5, mean "
+                                    "loss -0.5): the closed form assumes the top tier is the "
+                                    "more accurate; not modelled")
 
 
 # --------------------------------------------------------------------------- report: frontier

@@ -60,6 +60,19 @@ def mean_loss(p: float, eps: float, delta: float) -> float:
     return p * eps + (1.0 - p) * delta
 
 
+def accuracy_note(cheap: str, top: str, est: dict) -> str | None:
+    """Why the closed form does not model the tiers ``cheap`` and ``top`` given their estimate
+    ``est`` (:func:`estimate`): the cheap tier the more accurate (a negative delta or mean
+    loss); None where it applies. ``tiersim run``'s summary and ``tiersim analytic`` both say
+    this note."""
+    loss = mean_loss(est["p"], est["eps"], est["delta"])
+    if est["delta"] >= 0 and loss >= -TOLERANCE:
+        return None
+    return (f"{cheap} is more accurate than {top} (two-type delta {est['delta']:.3g}, mean loss "
+            f"{loss:.3g}): the closed form assumes the top tier is the more accurate; not "
+            "modelled")
+
+
 def max_saving(p: float, eps: float, delta: float, dc: float = 1.0) -> float:
     """dC*, the static split's largest extra cost over oracle routing at equal accuracy:
     ``p (delta - eps) x dc x min((1 - p) / L, 1 / delta)``, which is ``p (1 - p) (delta - eps) /

@@ -424,11 +424,10 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     under that model.
     """
     from tiersim.analytic import (
-        TOLERANCE,
         TwoType,
+        accuracy_note,
         estimate,
         max_saving,
-        mean_loss,
         oracle_frontier,
         static_frontier,
     )
@@ -450,11 +449,9 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
         easy = (df["difficulty_class"] != "hard").to_numpy()
     est = estimate(expected_matrix(df, pair, basis), realised_matrix(df, pair), easy)
     c0, dc = priced.c0, priced.dc
-    loss = mean_loss(est["p"], est["eps"], est["delta"])
-    if est["delta"] < 0 or loss < -TOLERANCE:
-        return {"note": f"{pair[0].name} is more accurate than {pair[1].name} (two-type delta "
-                        f"{est['delta']:.3g}, mean loss {loss:.3g}): the closed form assumes "
-                        "the top tier is the more accurate; not modelled"}
+    note = accuracy_note(pair[0].name, pair[1].name, est)
+    if note is not None:
+        return {"note": note}
     model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
     return {
         f"oracle ({pair[0].name} vs {pair[1].name})": oracle_frontier(model).tolist(),

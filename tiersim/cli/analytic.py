@@ -9,9 +9,11 @@ rest. Tiers are the scenario's cheapest and top tier (or ``--cheap``/``--top`` c
 With a scenario, ``c0`` and ``dc`` are priced as ``tiersim run`` prices them for its summary's
 ``analytic`` block, unless ``--c0``/``--dc`` are given: each tier's uniform fleet is sized by
 simulation and costed in the scenario's cost model (:func:`tiersim.summary.two_tier_prices`),
-in USD of all the workload's requests; two tiers of one price get the run's note (no trade to
-model) instead of a frontier. Estimating p, eps and delta needs no simulation. A generated
-workload's own classes (``difficulty_class``) define easy and hard when present.
+in USD of all the workload's requests. Two tiers of one price (no trade to model), or a cheap
+tier more accurate than the top (the closed form assumes the top the better), get the run's
+note instead of a frontier, with or without a scenario. Estimating p, eps and delta needs no
+simulation. A generated workload's own classes (``difficulty_class``) define easy and hard when
+present.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from tiersim.analytic import TwoType, estimate, summary
+from tiersim.analytic import TwoType, accuracy_note, estimate, summary
 from tiersim.cli.usage import expand_home
 from tiersim.errors import ScenarioError, TiersimError
 
@@ -56,7 +58,7 @@ def analytic(
     else:
         _check_data_flags({"--p": p, "--eps": eps, "--delta": delta}, cheap, top)
         model, est, floor = _from_data(trace, scenario, cheap, top, dc, c0, floor)
-    if model is None:  # the scenario's prices leave no trade to model: the run's note
+    if model is None:  # no trade to model, or the cheap tier the better: the run's note
         note = est.pop("note")
         out = {"note": note, "estimated_from": est}
         typer.echo(json.dumps(out, indent=1) if as_json else render_note(out))
@@ -121,7 +123,9 @@ def _from_flags(p, eps, delta, dc, c0) -> TwoType:
 
 
 def _from_data(trace, scenario, cheap, top, dc, c0, floor):
-    """Estimate the model from a trace (and a scenario's tiers, costs and difficulty model)."""
+    """Estimate the model from a trace (and a scenario's tiers, costs and difficulty model):
+    (model, estimate, floor), the model None and the estimate's ``note`` saying why where
+    ``tiersim run`` notes the same (tiers of one price, the cheap tier the more accurate)."""
     from tiersim.routing.accuracy import expected_matrix, prepare_workload, realised_matrix
     from tiersim.routing.types import TierInfo
 
@@ -164,19 +168,13 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     accuracy = expected.mean(axis=0)
     est["accuracy"] = {pair[0].name: float(accuracy[0]), pair[1].name: float(accuracy[1])}
     c0, dc = _prices(scn, (fleet, df, end_s), pair, source, (c0, dc), est)
-    if "note" in est:  # the scenario's prices leave no trade to model
+    note = est.get("note") or accuracy_note(pair[0].name, pair[1].name, est)
+    if note is not None:  # the run's note: no trade to model, or the cheap tier the better one
+        est["note"] = note
         return None, est, floor
     if floor is None and scn is not None:
         floor = scn.accuracy_floor
-    if accuracy[1] < accuracy[0]:  # the closed form assumes the top tier is the better one
-        raise ScenarioError(WHERE, "--cheap/--top", f"the top tier {pair[1].name!r} is less "
-                            f"accurate than the cheap tier {pair[0].name!r} ({accuracy[1]:.4g} "
-                            f"against {accuracy[0]:.4g} on {source}); name the more accurate "
-                            "tier with --top")
-    try:
-        model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
-    except ValueError:
-        raise ScenarioError(WHERE, "--cheap/--top", _pair_problem(infos, pair, est, dc)) from None
+    model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
     return model, est, floor
 
 
@@ -229,14 +227,6 @@ def _scenario_prices(scn, fleet, df, end_s: float, pair, source: str):
                             f"SLOs ({uniform[unmet[0]].infeasible}), so the scenario gives it "
                             "no price; give --c0 and --dc, or loosen the SLOs")
     return priced
-
-
-def _pair_problem(infos, pair, est: dict, dc: float) -> str:
-    """Why the cheap and top tier do not fit the two-type model, and how to name them."""
-    cheap, top = pair
-    return (f"the top tier {top.name!r} is less accurate than the cheap tier {cheap.name!r} "
-            f"on the requests the cheap tier gets wrong (delta = {est['delta']:.4g}); name the "
-            "more accurate tier with --top")
 
 
 def _basis(scn) -> str:
