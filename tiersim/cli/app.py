@@ -27,21 +27,10 @@ from tiersim.errors import TiersimError, escaped
 
 def _with_line(err: TiersimError) -> TiersimError:
     """A scenario or sweep error with its key's line in the file, where it names none
-    (:func:`tiersim.scenario.located`)."""
-    from tiersim.errors import ScenarioError
-    from tiersim.sweep.axes import SweepError
+    (:func:`tiersim.sweep.refusal.with_line`)."""
+    from tiersim.sweep.refusal import with_line
 
-    if isinstance(err, ScenarioError):
-        from tiersim.scenario import located
-
-        return located(err)
-    if isinstance(err, SweepError) and err.loc is not None:
-        from tiersim.scenario import line_in
-
-        line = line_in(err.source, err.loc)
-        return err if line is None else SweepError(err.source, err.path, err.message, line,
-                                                   err.loc)
-    return err
+    return with_line(err)
 
 
 def _refuse_empty_args(argv: list[str] | None) -> None:

@@ -21,7 +21,7 @@ from tiersim.errors import TiersimError, notes_of
 from tiersim.sweep.atomic import write_point
 from tiersim.sweep.axes import Point
 from tiersim.sweep.inputs import point_inputs
-from tiersim.sweep.refusal import refusal_of
+from tiersim.sweep.refusal import AxisKey, point_error, refusal_of
 
 PointRunner = Callable[[dict, str], dict]
 Validator = Callable[[dict, str], object]
@@ -83,6 +83,9 @@ class Task:
     refused: str | None = None
     """Why the point's values cannot be applied to the scenario (an axis path another axis'
     value removed): recorded as the point's error without running it."""
+    axes: tuple[AxisKey, ...] = ()
+    """The sweep's axes, for the line the point's error names
+    (:func:`tiersim.sweep.refusal.point_error`)."""
 
 
 def _one_line(error: BaseException) -> str:
@@ -177,7 +180,8 @@ def execute(task: Task) -> dict[str, Any]:
             if changed is not None:
                 record.update(status="error", error=changed, summary=None)
         except Exception as error:  # noqa: BLE001 - a failing point is recorded, not fatal
-            record.update(status="error", error=_one_line(error), summary=None,
+            shown = point_error(error, task.axes, task.source)  # at its line, as run says
+            record.update(status="error", error=_one_line(shown), summary=None,
                           traceback=traceback.format_exc(limit=8))
             if refusal_of(error) is not None:  # the sweep raises it if every point does
                 record["refusal"] = refusal_of(error)

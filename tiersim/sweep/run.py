@@ -55,7 +55,13 @@ from tiersim.sweep.points import (
 )
 from tiersim.sweep.portable import portable_base
 from tiersim.sweep.progress import progress_display
-from tiersim.sweep.refusal import common_refusal, is_fresh, remove_written
+from tiersim.sweep.refusal import (
+    axis_keys,
+    blamed,
+    common_refusal,
+    is_fresh,
+    remove_written,
+)
 from tiersim.sweep.store import (
     collect,
     points_dir,
@@ -981,35 +987,9 @@ def clipped(text: str, limit: int = 200) -> str:
 
 
 def axis_refusal(plan: SweepPlan, refusal: TiersimError) -> TiersimError:
-    """The error every point failed with, blamed on the axis that set the key it names (a
-    ``trace.path`` axis naming a missing file), or that made that key where the base scenario
-    lacks it (``router.response_cache.size`` adding the cache whose key column the trace
-    lacks): named at the base's key, it read as an error of a scenario that runs. Otherwise
-    the error as it is (the scenario's own)."""
-    from tiersim.scenario import key_path
-
-    loc = key_path(refusal.where) if isinstance(refusal, ScenarioError) else None
-    if loc is None:
-        return refusal
-    wanted = tuple(str(part) for part in loc)
-    made = not _holds(plan.base, loc)
-    for path in plan.axes:
-        canon = ax.canonical_path(plan.base, path, plan.source)
-        sets = wanted[:len(canon)] == canon  # the axis sets the key, or a map holding it
-        if sets or (made and canon[:len(wanted)] == wanted):
-            return ax.SweepError(plan.source, path, f"{refusal.where}: {refusal.message}")
-    return refusal
-
-
-def _holds(doc: Any, loc: tuple[str | int, ...]) -> bool:
-    """Whether the plain scenario data ``doc`` has a value at ``loc``."""
-    for part in loc:
-        found = (isinstance(doc, dict) and part in doc) or (
-            isinstance(doc, list) and isinstance(part, int) and 0 <= part < len(doc))
-        if not found:
-            return False
-        doc = doc[part]
-    return True
+    """The error every point failed with, blamed on the axis that set or made the key it names
+    (:func:`tiersim.sweep.refusal.blamed`); otherwise the error as it is (the scenario's own)."""
+    return blamed(refusal, axis_keys(plan.base, plan.axes, plan.source), plan.source)
 
 
 def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None = None,
@@ -1116,14 +1096,14 @@ def _tasks(plan: SweepPlan, pending: list[ax.Point], out: Path,
            runner: PointRunner) -> Iterator[Task]:
     """The pending points' tasks, each made as it is sent (a scenario copy per point would
     otherwise be held for every point before the first runs)."""
-    tags = digests(plan, runner)
+    tags, keys = digests(plan, runner), axis_keys(plan.base, plan.axes, plan.source)
     for point in pending:
         try:
             doc = ax.apply(plan.base, point.values, plan.source)
         except TiersimError as error:  # a combination the scenario cannot hold: its own point
             yield Task(point, {}, plan.source, runner, str(out), tags, refused=str(error))
             continue
-        yield Task(point, doc, plan.source, runner, str(out), tags)
+        yield Task(point, doc, plan.source, runner, str(out), tags, axes=keys)
 
 
 def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, executor: str,
