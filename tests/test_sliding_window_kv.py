@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_scheduler import (
@@ -31,7 +32,12 @@ from tiersim.engine.request import UNBOUNDED, seq_blocks
 from tiersim.fleet import kv_blocks, limits
 from tiersim.hardware import get_gpu, get_model
 from tiersim.perf.base import LinearStepModel
-from tiersim.perf.memory import kv_capacity_blocks, kv_groups, kv_pages
+from tiersim.perf.memory import (
+    kv_capacity_blocks,
+    kv_groups,
+    kv_pages,
+    vllm_longest_sequence,
+)
 from tiersim.scenario import TierConfig
 
 #: Mistral-7B-v0.1's window at a 16-token block: every layer slides over 4,096 tokens.
@@ -202,13 +208,52 @@ def test_the_short_kv_note_counts_the_window():
     tier = TierConfig(name="mx", precision="bf16", replicas=1, cost_per_gpu_hour=1.0)
     room = longest_sequence(lim, 5674)
     assert room == (5674 - 56 - 521) * 16 == 81552
-    assert _short_kv_note(lim, 5674, tier, room) == (
+    assert _short_kv_note(lim, 5674, tier, room, 82448) == (
         "one sequence may hold at most 81,552 tokens of its KV cache per replica (5,674 blocks "
         "of 16 tokens, one per layer group: 1 full-attention and 1 sliding-window of 128 "
         "tokens, less 56 blocks for the watermark), less than max_model_len 131,072: a longer "
         "request is dropped here (vLLM refuses to start when max_model_len exceeds the "
         "cache's 82,448 tokens); set scheduler.max_model_len to at most 81,552, or give the "
         "tier more memory")
+
+
+@pytest.mark.parametrize("types, window, pages, size", [
+    (["sliding_attention"] * 4, 128, 349, 4), (["sliding_attention"] * 4, 100000, 349, 4),
+    (["sliding_attention", "full_attention"] * 2, 128, 2308, 2),
+    (["sliding_attention", "full_attention"] * 2, 100000, 1200, 2),
+    (["sliding_attention"] * 3 + ["full_attention"] * 2, 17, 3000, 2)])
+def test_vllm_longest_sequence_is_vllms_start_up_check(tmp_path, types, window, pages, size):
+    """The largest max_model_len vLLM starts with: its check passes there and fails one token
+    above (a window wider than a step plus the sequence; groups padded to ``size`` layers)."""
+    cfg = {**MISTRAL_7B, "num_hidden_layers": len(types), "layer_types": types,
+           "sliding_window": window}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    model = get_model(str(tmp_path / "config.json"))
+    most = vllm_longest_sequence(model, pages, 16, 8192)
+    need = _vllm_layer_pages(model, 16, 8192)
+    assert need(most) <= pages * size < need(most + 1)  # the cache holds pages x size layers'
+
+
+def test_vllm_longest_sequence_of_an_all_sliding_cache(tmp_path):
+    """Mistral 7B v0.1, every layer sliding over 4,096 tokens: any length once a step's window
+    (ceil(12,287 / 16) + 1 = 769 pages) fits, else one block less than the cache (vLLM counts
+    one block beyond a shorter sequence); gpt-oss: the full group's pages beside 521."""
+    (tmp_path / "config.json").write_text(json.dumps(MISTRAL_7B))
+    mistral = get_model(str(tmp_path / "config.json"))
+    assert vllm_longest_sequence(mistral, 769, 16, 8192) is None
+    assert vllm_longest_sequence(mistral, 768, 16, 8192) == 767 * 16
+    assert vllm_longest_sequence(mistral, 500, 16, 8192) == 499 * 16
+    assert vllm_longest_sequence(get_model(str(GPT_OSS)), 5674, 16, 8192) == 5153 * 16
+
+
+def _vllm_layer_pages(model, bs: int, budget: int):
+    """vLLM's start-up check's sum over every attention layer (``FullAttentionSpec``: a page
+    per block; ``SlidingWindowSpec``: one block beyond ``min(window - 1 + budget, n)``), in
+    pages of one layer, as a function of max_model_len ``n``."""
+    sliding = model.sliding_layers
+    full = model.attention_layers - sliding
+    step = model.sliding_window - 1 + budget
+    return lambda n: full * -(-n // bs) + sliding * (-(-min(step, n) // bs) + 1)
 
 
 def _random_cases(seed: int, count: int):
@@ -239,3 +284,50 @@ def test_a_parked_run_eroded_mid_stretch_is_exact():
                                            work.output_tokens, spec.limits, spec.num_blocks,
                                            spec.step_model)
         np.testing.assert_allclose(a.finish_s, fin, rtol=1e-9, equal_nan=True)
+
+
+#: A small Mistral-style model (4 layers, every one sliding over 128 tokens): on 0.0131 of an
+#: H200 its cache holds 349 pages of 16 tokens.
+SMALL_MISTRAL = {**MISTRAL_7B, "hidden_size": 1024, "intermediate_size": 2816,
+                 "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4,
+                 "head_dim": 64, "max_position_embeddings": 131072, "sliding_window": 128}
+
+
+def _small_mistral_run(tmp_path, capsys, **scheduler) -> str:
+    """A run of SMALL_MISTRAL without a watermark; its stderr on one line."""
+    import pandas as pd
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import run_cli
+
+    (tmp_path / "config.json").write_text(json.dumps(SMALL_MISTRAL))
+    pd.DataFrame({"arrival_s": [0.0], "input_tokens": [100], "output_tokens": [10]}).to_csv(
+        tmp_path / "t.csv", index=False)
+    doc = tiny_doc(model=str(tmp_path / "config.json"), router={"policy": "uniform"},
+                   trace={"path": str(tmp_path / "t.csv")})
+    doc["tiers"] = [{"name": "a", "precision": "bf16", "replicas": 1, "cost_per_gpu_hour": 1.0,
+                     "gpu_memory_utilization": 0.0131,
+                     "scheduler": {"watermark": 0.0, **scheduler}}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    return " ".join(err.split())
+
+
+def test_the_short_kv_note_advises_a_length_vllm_starts_with(tmp_path, capsys):
+    """Before, the note quoted 349 x 16 = 5,584 tokens as vLLM's limit and advised it, though
+    vLLM counts each sliding layer one block beyond a sequence shorter than its window and step
+    and refuses 5,584 (4 layers x 350 pages > 4 x 349); vLLM starts at 5,568, and there the
+    note is gone."""
+    cache = ("(349 blocks of 16 tokens, one per layer group: 0 full-attention and 1 "
+             "sliding-window of 128 tokens)")
+    assert (f"note: tier a: one sequence may hold at most 5,584 tokens of its KV cache per "
+            f"replica {cache}, less than max_model_len 131,072: a longer request is dropped "
+            "here (vLLM refuses to start when max_model_len exceeds the cache's 5,568 "
+            "tokens); set scheduler.max_model_len to at most 5,568, or give the tier more "
+            "memory") in _small_mistral_run(tmp_path, capsys)
+    assert (f"note: tier a: vLLM refuses to start at max_model_len 5,584: by its count the KV "
+            f"cache per replica {cache} holds one sequence of at most 5,568 tokens (it counts "
+            "a sliding-window layer one block beyond its window and step); set "
+            "scheduler.max_model_len to at most 5,568, or give the tier more memory"
+            ) in _small_mistral_run(tmp_path, capsys, max_model_len=5584)
+    assert "tier a:" not in _small_mistral_run(tmp_path, capsys, max_model_len=5568)

@@ -1519,19 +1519,44 @@ def _note_short_kv(scenario: Scenario) -> None:
         except (KeyError, ValueError, TiersimError):
             continue  # the checks above name it
         room = longest_sequence(lim, held, draft_tokens(tier))
-        note = _short_kv_note(lim, held, tier, room)
+        note = _short_kv_note(lim, held, tier, room, _vllm_most(lim, held, ref))
         if note:
             warnings.warn(Note(f"tier {tier.name}: {note}"), stacklevel=3)
 
 
-def _short_kv_note(lim, held: int, tier: TierConfig, room: int) -> str:
+def _short_kv_note(lim, held: int, tier: TierConfig, room: int, most: int | None) -> str:
     """What :func:`_note_short_kv` says of a cache of ``held`` blocks of which one sequence may
-    hold ``room`` tokens (:func:`tiersim.engine.longest_sequence`): "" when that is at least
-    ``max_model_len`` (or none is set), else what one sequence may hold and why, and, where
-    that is nothing (the watermark, a delta-net state or draft slots take every block), that
-    no request can be served."""
-    if room > 0 and (not lim.max_model_len or room >= lim.max_model_len):
+    hold ``room`` tokens (:func:`tiersim.engine.longest_sequence`) and with which vLLM starts
+    at a ``max_model_len`` of at most ``most`` tokens (None: any; :func:`_vllm_most`): "" when
+    both are at least ``max_model_len`` (or none is set), else what one sequence may hold and
+    why, and the most ``max_model_len`` that both serve; where that is nothing (the
+    watermark, a delta-net state or draft slots take every block), that no request can be
+    served."""
+    cap = room if most is None else min(room, most)
+    if room > 0 and (not lim.max_model_len or cap >= lim.max_model_len):
         return ""
+    cache = _cache_text(lim, held, tier)
+    if room <= 0:
+        return (f"one sequence may hold no token of its KV cache per replica {cache}, so no "
+                "request can be served (vLLM refuses to start so; give the tier more memory); "
+                "here every request is dropped")
+    vllm = "sequences of any length" if most is None else f"{most:,} tokens"
+    if room >= lim.max_model_len:
+        return (f"vLLM refuses to start at max_model_len {lim.max_model_len:,}: by its count "
+                f"the KV cache per replica {cache} holds one sequence of at most {cap:,} "
+                "tokens (it counts a sliding-window layer one block beyond its window and "
+                "step); set "
+                f"scheduler.max_model_len to at most {cap:,}, or give the tier more memory")
+    return (f"one sequence may hold at most {room:,} tokens of its KV cache per replica "
+            f"{cache}, less than max_model_len {lim.max_model_len:,}: a longer request is "
+            f"dropped here (vLLM refuses to start when max_model_len exceeds the cache's "
+            f"{vllm}); set scheduler.max_model_len to at most {cap:,}, or give the tier more "
+            "memory")
+
+
+def _cache_text(lim, held: int, tier: TierConfig) -> str:
+    """The cache of ``held`` blocks as :func:`_short_kv_note` describes it: "(N blocks of B
+    tokens, its layer groups, less what one sequence may not use)"."""
     watermark = int(lim.watermark * held)
     reserved = [f"{watermark:,} blocks for the watermark"] if watermark else []
     if lim.state_blocks:
@@ -1539,16 +1564,7 @@ def _short_kv_note(lim, held: int, tier: TierConfig, room: int) -> str:
     if tier.speculative is not None:
         reserved.append(f"{tier.speculative.k} draft token slots")
     less = f", less {', '.join(reserved)}" if reserved else ""
-    cache = f"({held:,} blocks of {lim.block_size:,} tokens{_groups_text(lim)}{less})"
-    if room <= 0:
-        return (f"one sequence may hold no token of its KV cache per replica {cache}, so no "
-                "request can be served (vLLM refuses to start so; give the tier more memory); "
-                "here every request is dropped")
-    return (f"one sequence may hold at most {room:,} tokens of its KV cache per replica "
-            f"{cache}, less than max_model_len {lim.max_model_len:,}: a longer request is "
-            f"dropped here (vLLM refuses to start when max_model_len exceeds the cache's "
-            f"{_cache_tokens(lim, held)}); set scheduler.max_model_len to at most "
-            f"{room:,}, or give the tier more memory")
+    return f"({held:,} blocks of {lim.block_size:,} tokens{_groups_text(lim)}{less})"
 
 
 def _groups_text(lim) -> str:
@@ -1560,18 +1576,17 @@ def _groups_text(lim) -> str:
             f"{lim.window_groups} sliding-window of {lim.window:,} tokens")
 
 
-def _cache_tokens(lim, held: int) -> str:
-    """The tokens one sequence may hold in all of a cache of ``held`` blocks, as "N tokens"
-    (with sliding windows by :func:`tiersim.engine.longest_sequence` without watermark)."""
-    import dataclasses
-
-    from tiersim.engine import longest_sequence
-    from tiersim.engine.request import UNBOUNDED
+def _vllm_most(lim, held: int, model_ref: str) -> int | None:
+    """The largest ``max_model_len`` vLLM starts with on the tier's cache of ``held`` blocks
+    (None: any length): ``held x block_size`` without sliding windows, else by vLLM's count of
+    every layer (:func:`tiersim.perf.memory.vllm_longest_sequence`)."""
+    from tiersim.hardware import get_model
+    from tiersim.perf.memory import vllm_longest_sequence
 
     if not lim.window:
-        return f"{held * lim.block_size:,} tokens"
-    most = longest_sequence(dataclasses.replace(lim, watermark=0.0, state_blocks=0), held)
-    return "sequences of any length" if most >= UNBOUNDED else f"{most:,} tokens"
+        return held * lim.block_size
+    return vllm_longest_sequence(get_model(model_ref), held, lim.block_size,
+                                 lim.max_num_batched_tokens)
 
 
 def _note_hybrid_caching(scenario: Scenario) -> None:

@@ -368,6 +368,33 @@ def kv_pages(model: ModelArch, blocks: int) -> int:
     return blocks * model.attention_layers // size if size else blocks
 
 
+def vllm_longest_sequence(model: ModelArch, pages: int, block_size: int,
+                          max_num_batched_tokens: int) -> int | None:
+    """The largest ``max_model_len`` vLLM starts with on a cache of ``pages`` pages of
+    :func:`kv_groups`' groups (:func:`kv_pages`), None where any length fits. vLLM's start-up
+    check (``check_enough_kv_cache_memory``) sums every attention layer's most: a full layer
+    ``ceil(n / block_size)`` pages, a sliding one ``ceil(min(window - 1 +
+    max_num_batched_tokens, n) / block_size) + 1`` (one block more than it ever holds of a
+    shorter sequence), against the pages of every layer the cache holds."""
+    size = _group_size(model)
+    if not size:
+        return pages * block_size
+    sliding = model.sliding_layers
+    full, room = model.attention_layers - sliding, pages * size
+    step = model.sliding_window - 1 + max_num_batched_tokens
+
+    def needed(n: int) -> int:
+        return full * -(-n // block_size) + sliding * (-(-min(step, n) // block_size) + 1)
+
+    if not full and needed(step) <= room:
+        return None
+    lo, hi = 0, room * block_size  # needed(hi + 1) > room: a full layer alone outgrows it
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if needed(mid) <= room else (lo, mid - 1)
+    return lo
+
+
 def default_activation_reserve(
     model: ModelArch, tp: int = 1, max_num_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS
 ) -> float:
