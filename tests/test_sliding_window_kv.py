@@ -331,3 +331,26 @@ def test_the_short_kv_note_advises_a_length_vllm_starts_with(tmp_path, capsys):
             "scheduler.max_model_len to at most 5,568, or give the tier more memory"
             ) in _small_mistral_run(tmp_path, capsys, max_model_len=5584)
     assert "tier a:" not in _small_mistral_run(tmp_path, capsys, max_model_len=5568)
+
+
+@pytest.mark.parametrize("connector", [
+    {"disaggregation": {"prefill_replicas": 1, "decode_replicas": 1, "link_gb_s": 50}},
+    {"scheduler": {"enable_prefix_caching": True,
+                   "kv_offload": [{"name": "host", "capacity_gb": 10, "read_gb_s": 50,
+                                   "write_gb_s": 50}]}}])
+def test_a_kv_connector_turns_the_window_off(tmp_path, connector):
+    """vLLM turns its hybrid KV cache manager off whenever a KV connector is set (P/D
+    disaggregation, KV offload: ``--kv-transfer-config``), and then charges a sliding layer for
+    every token: such a tier holds blocks of every layer, as with a draft model."""
+    config = tmp_path / "config.json"  # gpt-oss's layout: 2 sliding + 2 full layers
+    config.write_text(json.dumps({**SMALL_MISTRAL, "layer_types": [
+        "sliding_attention", "full_attention"] * 2}))
+    tier = TierConfig(name="t", precision="bf16", replicas=2, cost_per_gpu_hour=1.0,
+                      **connector)
+    plain = TierConfig(name="t", precision="bf16", replicas=2, cost_per_gpu_hour=1.0)
+    assert limits(plain, str(config)).window_groups == 1
+    lim = limits(tier, str(config))
+    assert (lim.window, lim.full_groups, lim.window_groups) == (0, 1, 0)
+    blocks = kv_capacity_blocks(get_model(str(config)), "bf16", get_gpu("H200"))
+    assert kv_blocks(str(config), "H200", plain) == 2 * blocks  # two groups' pages
+    assert kv_blocks(str(config), "H200", tier) == blocks

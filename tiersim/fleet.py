@@ -142,6 +142,17 @@ def draft_tokens(tier: TierConfig) -> int:
     return tier.speculative.k if tier.speculative is not None else 0
 
 
+def windowed(tier: TierConfig, draft_ref: str | None = None) -> bool:
+    """Whether ``tier`` charges sliding-window layers by their window (vLLM's hybrid KV cache
+    manager, :func:`tiersim.perf.memory.kv_groups`). Not with a speculative draft model (its KV
+    in every block), nor with a KV connector (``disaggregation``, ``scheduler.kv_offload``):
+    vLLM turns the hybrid manager off whenever ``--kv-transfer-config`` is set, unless the
+    connector declares ``SupportsHMA`` (none did by vLLM 0.11), and then a sliding layer holds
+    KV for every token, as a full one does."""
+    return (draft_ref is None and tier.disaggregation is None
+            and not tier.scheduler.kv_offload)
+
+
 def limits(tier: TierConfig, model_ref: str | None = None,
            draft_ref: str | None = None) -> SchedulerLimits:
     """The engine's scheduler limits of one tier (vLLM's names, from ``tier.scheduler``); with
@@ -150,7 +161,7 @@ def limits(tier: TierConfig, model_ref: str | None = None,
     with the speculative draft ``draft_ref`` sharing the blocks)."""
     sched = tier.scheduler
     state, groups = 0, (0, 1, 0)
-    if model_ref and draft_ref is None:  # a draft's KV in every block: no window (memory.py)
+    if model_ref and windowed(tier, draft_ref):
         groups = kv_groups(get_model(model_ref))
     if model_ref:
         tp = parallel(tier)[0]
@@ -302,7 +313,7 @@ def kv_blocks(model_ref: str, gpu: str, tier: TierConfig, draft_ref: str | None 
         max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
         dp=dp, ep=ep, draft=None if draft_ref is None else get_model(draft_ref),
     )
-    return blocks if draft_ref is not None else kv_pages(model, blocks)
+    return kv_pages(model, blocks) if windowed(tier, draft_ref) else blocks
 
 
 def step_model(scenario: Scenario, tier: TierConfig) -> Any:

@@ -35,7 +35,9 @@ split into KV-cache groups of the same size, one page per group per block of tok
 sliding-window group holds pages for at most its window and one block of a sequence's latest
 tokens (:func:`tiersim.engine.request.seq_blocks`), so long sequences hold fewer blocks than
 with full attention. With a speculative draft model beside the target (its KV in every block)
-the window is not used: every layer is charged for every token (conservative).
+the window is not used: every layer is charged for every token (conservative); nor with a KV
+connector (prefill/decode disaggregation, KV offload levels), for which vLLM turns its hybrid
+KV cache manager off (:func:`tiersim.fleet.windowed`).
 
 For Llama-3.1-8B at the default 8,192-token budget this is 1.5 + 1.07 = 2.6 GB, for
 Qwen3-Coder-30B-A3B 2.0 GB and for Llama-3.1-70B (tp=1) 3.6 GB, in line with the 1-4 GiB of
