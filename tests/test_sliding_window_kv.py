@@ -354,3 +354,40 @@ def test_a_kv_connector_turns_the_window_off(tmp_path, connector):
     blocks = kv_capacity_blocks(get_model(str(config)), "bf16", get_gpu("H200"))
     assert kv_blocks(str(config), "H200", plain) == 2 * blocks  # two groups' pages
     assert kv_blocks(str(config), "H200", tier) == blocks
+
+
+def _run_or_fail_after(seconds: int, run):
+    """``run()``, failing the test if it does not return within ``seconds`` (a request that
+    is queued but can never be admitted spins the engine forever)."""
+    import signal
+
+    def hung(*_):
+        raise AssertionError(f"the run did not end within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        return run()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_short_prompt_is_dropped_when_its_recompute_cannot_fit():
+    # Mistral's window on 400 pages (396 above the watermark). Request 1 (6,000 + 4,000
+    # tokens) fits by its own steps: its prompt's chunk holds 375 pages, a decode step 257.
+    # But request 0, older and growing, preempts it once its KV holds 8,128 tokens, and its
+    # recompute of those in one chunk needs 508 pages: a drop rule by the request's own
+    # prompt chunk and decode steps admits it and the run never ends. It counts a chunk of
+    # max_num_batched_tokens (vLLM's start-up check counts the same): 6,336 tokens at most.
+    lim = _limits(window=4096, window_groups=1, full_groups=0)
+    assert seq_blocks(lim, 6000, 6000) == 375 and seq_blocks(lim, 10000) == 257
+    assert seq_blocks(lim, 8128, 8128) == 508 > 400 - 4
+    assert longest_sequence(lim, 400) == 6336
+    work = Workload(np.zeros(2), np.array([160, 6000]), np.array([4000, 4000]),
+                    np.zeros(2, dtype=np.int64))
+    spec = TierSpec("t", 1, 400, LinearStepModel(), lim)
+    res = _run_or_fail_after(60, lambda: simulate([spec], work))
+    assert res.dropped.tolist() == [False, True]
+    assert np.isfinite(res.finish_s[0])
+    assert_matches_reference(res, work, spec)

@@ -117,7 +117,11 @@ def longest_sequence(limits: SchedulerLimits, num_blocks: int, extra: int = 0) -
     the watermark (``int(watermark x num_blocks)`` blocks), alone, or it is dropped on arrival;
     ``extra``: token slots it holds beside them (a speculative tier's ``k`` draft tokens).
     With sliding windows its blocks are :func:`seq_blocks` of a step of up to
-    ``max_num_batched_tokens`` tokens (:data:`UNBOUNDED` where they never outgrow the cache).
+    ``max_num_batched_tokens`` tokens (:data:`UNBOUNDED` where they never outgrow the cache),
+    whatever its prompt: a request preempted by recompute prefills its prompt and outputs so
+    far again in chunks of up to that budget, so a rule by its own prompt chunk and decode
+    steps admits requests that, preempted late, can never be re-admitted (vLLM's start-up
+    check counts the same step: :func:`tiersim.perf.memory.vllm_longest_sequence`).
     The one rule :meth:`tiersim.engine.scheduler.ReplicaScheduler.fits` and the run's notes on
     short KV caches and dropped requests share; 0 or less: no request fits."""
     usable = num_blocks - int(limits.watermark * num_blocks) - limits.state_blocks
