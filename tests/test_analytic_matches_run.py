@@ -66,3 +66,30 @@ def test_a_cheap_tier_more_accurate_than_the_top_gets_the_run_s_note(tmp_path, c
             "closed form assumes the top tier is the more accurate; not modelled")
     assert _run_analytic(capsys, path, tmp_path / "out") == {"note": note}
     assert _command_note(capsys, path, note)["estimated_from"]["top"] == "bf16"
+
+
+def _strict_json(text: str) -> dict:
+    """``text`` parsed as JSON that a strict reader takes (a NaN or Infinity is refused)."""
+    def refuse(name):
+        raise AssertionError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_response_cache_answering_every_request_gets_the_run_s_note(tmp_path, capsys):
+    """The command estimated the model on no requests: it printed accuracies of nan, said the
+    cheap tier was the more accurate ("mean loss nan") and wrote NaN into its --json, where the
+    run notes that no request reached the tiers."""
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 270]},
+                   cost_model="provisioned")
+    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0
+    doc["router"]["response_cache"] = {"mode": "top_n", "size": 1,
+                                       "popularity": {"distinct": 1, "exponent": 1.0}}
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    note = "no request reached the tiers (the response cache answered all): no trade to model"
+    assert _run_analytic(capsys, path, tmp_path / "out") == {"note": note}
+    out = _command_note(capsys, path, note)
+    assert out["estimated_from"]["n"] == 0
+    assert _strict_json(_command(capsys, "--scenario", path, "--json"))["note"] == note
+    assert "nan" not in _command(capsys, "--scenario", path)
+

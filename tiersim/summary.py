@@ -410,6 +410,12 @@ def two_tier_prices(cost_model: str, uniform: dict, pair: list,
                          f"{per}: no trade to model")
 
 
+NOTHING_SERVED_NOTE = ("no request reached the tiers (the response cache answered all): no "
+                       "trade to model")
+"""The closed form's note where a response cache answered every request: no request to
+estimate the model on. ``tiersim run``'s summary and ``tiersim analytic`` both say it."""
+
+
 def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsResult | None,
                      basis: str = "expected", prices: dict[str, float] | None = None
                      ) -> dict[str, Any]:
@@ -435,13 +441,12 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     uniform = {u.tier: u for u in (savings.uniform if savings is not None else ())}
     if len(infos) < 2 or infos[0].name not in uniform or infos[-1].name not in uniform:
         return {}
+    if not len(df):
+        return {"note": NOTHING_SERVED_NOTE}
     pair = [infos[0], infos[-1]]
     priced = two_tier_prices(savings.cost_model, uniform, pair, prices)
     if priced is None:
         return {}
-    if not len(df):
-        return {"note": "no request reached the tiers (the response cache answered all): no "
-                        "trade to model"}
     if priced.note is not None:
         return {"note": priced.note}
     easy = None

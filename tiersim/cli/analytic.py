@@ -11,7 +11,8 @@ With a scenario, ``c0`` and ``dc`` are priced as ``tiersim run`` prices them for
 simulation and costed in the scenario's cost model (:func:`tiersim.summary.two_tier_prices`),
 in USD of all the workload's requests. Two tiers of one price (no trade to model), or a cheap
 tier more accurate than the top (the closed form assumes the top the better), get the run's
-note instead of a frontier, with or without a scenario. Estimating p, eps and delta needs no
+note instead of a frontier, with or without a scenario; so does a scenario whose response cache
+answers every request (no request to estimate on). Estimating p, eps and delta needs no
 simulation. A generated workload's own classes (``difficulty_class``) define easy and hard when
 present.
 """
@@ -154,17 +155,16 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         from tiersim.runner import served_requests
 
         df, _, end_s = served_requests(scn, df, source)
+    header = _provenance(pair, prepared, trace, scenario, _basis(scn))
+    if scn is not None and not len(df):  # the run's note: no request to estimate on
+        from tiersim.summary import NOTHING_SERVED_NOTE
+
+        return None, {"n": 0, **header, "note": NOTHING_SERVED_NOTE}, floor
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
-    basis = _basis(scn)
-    expected = expected_matrix(df, pair, basis)
-    est = estimate(expected, realised_matrix(df, pair), easy)
-    est.update(cheap=pair[0].name, top=pair[1].name, source=str(trace or scenario),
-               accuracy_source={t.name: prepared.accuracy_source[t.name] for t in pair},
-               basis=basis)
-    if trace is not None and scenario is not None:
-        est["tiers_from"] = str(scenario)
+    expected = expected_matrix(df, pair, header["basis"])
+    est = {**estimate(expected, realised_matrix(df, pair), easy), **header}
     accuracy = expected.mean(axis=0)
     est["accuracy"] = {pair[0].name: float(accuracy[0]), pair[1].name: float(accuracy[1])}
     c0, dc = _prices(scn, (fleet, df, end_s), pair, source, (c0, dc), est)
@@ -176,6 +176,17 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         floor = scn.accuracy_floor
     model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
     return model, est, floor
+
+
+def _provenance(pair, prepared, trace, scenario, basis: str) -> dict:
+    """Where an estimate comes from: the two tiers, the trace or scenario, each tier's accuracy
+    source, the accuracy basis, and the scenario giving the tiers beside a ``--trace``."""
+    out = {"cheap": pair[0].name, "top": pair[1].name, "source": str(trace or scenario),
+           "accuracy_source": {t.name: prepared.accuracy_source[t.name] for t in pair},
+           "basis": basis}
+    if trace is not None and scenario is not None:
+        out["tiers_from"] = str(scenario)
+    return out
 
 
 def _require_labels(df, infos, source: str) -> None:
@@ -303,14 +314,17 @@ def render_note(out: dict) -> str:
 def _estimate_lines(e: dict) -> list[str]:
     """Where an estimate came from, its units and each tier's accuracy, as lines."""
     tiers = f"; tiers and prices from {e['tiers_from']}" if e.get("tiers_from") else ""
+    costs = f"; {e['costs']}" if e.get("costs") else ""  # none: nothing served, nothing priced
     lines = [f"estimated from {e['source']} ({e['n']} requests, {e['cheap']} vs "
-             f"{e['top']}{tiers}); {e['costs']}"]
+             f"{e['top']}{tiers}){costs}"]
     if e.get("assumed"):
         lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
                      "--dc, or give --scenario)")
     sources = e.get("accuracy_source", {})
     scored = ("; scored on this workload's realised draws, as run scores a router that "
               "reads them" if e.get("basis") == "realised" else "")
+    if "accuracy" not in e:  # no request to score
+        return lines
     lines.append("accuracy: " + ", ".join(
         f"{name} {acc:.4f} ({ACCURACY_WORDS.get(sources.get(name), 'labels')})"
         for name, acc in e["accuracy"].items()) + scored)
