@@ -93,3 +93,33 @@ def test_a_response_cache_answering_every_request_gets_the_run_s_note(tmp_path, 
     assert _strict_json(_command(capsys, "--scenario", path, "--json"))["note"] == note
     assert "nan" not in _command(capsys, "--scenario", path)
 
+
+def test_no_uniform_fleet_meeting_the_slos_gets_one_note_in_run_and_command(tmp_path, capsys):
+    """The run wrote ``analytic: {}`` (silent) and the command refused (exit 1) with its own
+    words; both now say why there is no closed form, in one note."""
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 270]},
+                   slo={"ttft_p99_s": 0.001, "tpot_p99_s": 0.1})
+    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    analytic = _run_analytic(capsys, path, tmp_path / "out")
+    uniform = json.loads((tmp_path / "out" / "summary.json").read_text())["savings"]["uniform"]
+    note = (f"no uniform fleet of w4a16 meets the SLOs ({uniform['w4a16']['infeasible']}), "
+            f"nor of bf16 ({uniform['bf16']['infeasible']}): without their prices there is no "
+            "trade to model")
+    assert analytic == {"note": note}
+    assert _command_note(capsys, path, note)["estimated_from"]["top"] == "bf16"
+
+
+def test_one_tier_without_a_fleet_meeting_the_slos_is_named_with_why():
+    from types import SimpleNamespace
+
+    from tiersim.summary import two_tier_prices
+
+    pair = [SimpleNamespace(name="fp8"), SimpleNamespace(name="bf16")]
+    uniform = {"fp8": SimpleNamespace(cost_usd=1.0, infeasible=None),
+               "bf16": SimpleNamespace(cost_usd=None, infeasible="needs more than 8 GPUs")}
+    priced = two_tier_prices("attributed", uniform, pair, None)
+    assert (priced.c0, priced.dc) == (None, None)
+    assert priced.note == ("no uniform fleet of bf16 meets the SLOs (needs more than 8 GPUs): "
+                           "without its price there is no trade to model")
+

@@ -381,25 +381,27 @@ def gpu_hour_prices(scenario: Scenario) -> dict[str, float]:
 class TwoTierPrices:
     """The two-type closed form's prices in the run's cost units (USD of all its requests):
     ``c0`` the cheap uniform fleet's cost, ``dc`` how much dearer the top one is; ``note``
-    says why there is no trade to model (``dc`` <= 0), else None."""
+    says why there is no trade to model (``dc`` <= 0, or no price: ``c0`` and ``dc`` None
+    where a tier's uniform fleet meets the SLOs at no size), else None."""
 
-    c0: float
-    dc: float
+    c0: float | None
+    dc: float | None
     note: str | None = None
 
 
 def two_tier_prices(cost_model: str, uniform: dict, pair: list,
-                    prices: dict[str, float] | None) -> TwoTierPrices | None:
+                    prices: dict[str, float] | None) -> TwoTierPrices:
     """c0 and dc of the closed form for the tiers ``pair`` (cheap, top; each with a ``name``)
     from their sized uniform fleets ``uniform`` (by tier name, each with ``cost_usd``,
-    ``replicas`` and ``gpus_per_replica``) under ``cost_model``: the top fleet's cost over the
-    cheap one's, or under provisioned costs with ``prices`` (USD per GPU-hour by tier) their
-    prices per hour's difference (:func:`_provisioned_dc`). ``tiersim run``'s summary and
-    ``tiersim analytic --scenario`` both price the tiers here. None where a fleet has no cost
-    (no size met the SLOs)."""
+    ``replicas``, ``gpus_per_replica`` and ``infeasible``) under ``cost_model``: the top
+    fleet's cost over the cheap one's, or under provisioned costs with ``prices`` (USD per
+    GPU-hour by tier) their prices per hour's difference (:func:`_provisioned_dc`).
+    ``tiersim run``'s summary and ``tiersim analytic --scenario`` both price the tiers here.
+    Where a fleet has no cost (no size met the SLOs), c0 and dc are None and the note says so
+    (:func:`unpriced_note`)."""
     c0, top = uniform[pair[0].name].cost_usd, uniform[pair[1].name].cost_usd
     if c0 is None or top is None:
-        return None
+        return TwoTierPrices(None, None, unpriced_note(uniform, pair))
     hourly = _provisioned_dc(cost_model, uniform, pair, prices)
     dc = float(top) - float(c0) if hourly is None else hourly
     if dc > 0:
@@ -408,6 +410,17 @@ def two_tier_prices(cost_model: str, uniform: dict, pair: list,
            if hourly is not None else "")
     return TwoTierPrices(float(c0), dc, f"{pair[1].name} is not dearer than {pair[0].name}"
                          f"{per}: no trade to model")
+
+
+def unpriced_note(uniform: dict, pair: list) -> str:
+    """Why the closed form has no prices for ``pair``: the tiers whose uniform fleet meets the
+    SLOs at no size (``cost_usd`` None), each with why (its ``infeasible``)."""
+    unmet = [(t.name, uniform[t.name].infeasible) for t in pair
+             if uniform[t.name].cost_usd is None]
+    fleets = ", nor of ".join(f"{name} ({why})" if i else f"{name} meets the SLOs ({why})"
+                              for i, (name, why) in enumerate(unmet))
+    prices = "their prices" if len(unmet) > 1 else "its price"
+    return f"no uniform fleet of {fleets}: without {prices} there is no trade to model"
 
 
 NOTHING_SERVED_NOTE = ("no request reached the tiers (the response cache answered all): no "
@@ -425,9 +438,9 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     (:func:`tiersim.analytic.estimate`); c0 and dc are the uniform fleets' costs from
     ``savings`` (:func:`two_tier_prices`, with ``prices`` in USD per GPU-hour by tier).
     Returns ``{}`` with fewer than two tiers or no savings, and ``{"note": why}`` where the
-    model does not apply (nothing served, the top tier not dearer, or the cheap tier more
-    accurate). ``dC_star_usd`` is the largest saving routing can have over a static split
-    under that model.
+    model does not apply (nothing served, a tier's uniform fleet meeting the SLOs at no size,
+    the top tier not dearer, or the cheap tier more accurate). ``dC_star_usd`` is the largest
+    saving routing can have over a static split under that model.
     """
     from tiersim.analytic import (
         TwoType,
@@ -445,8 +458,6 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
         return {"note": NOTHING_SERVED_NOTE}
     pair = [infos[0], infos[-1]]
     priced = two_tier_prices(savings.cost_model, uniform, pair, prices)
-    if priced is None:
-        return {}
     if priced.note is not None:
         return {"note": priced.note}
     easy = None

@@ -12,7 +12,8 @@ simulation and costed in the scenario's cost model (:func:`tiersim.summary.two_t
 in USD of all the workload's requests. Two tiers of one price (no trade to model), or a cheap
 tier more accurate than the top (the closed form assumes the top the better), get the run's
 note instead of a frontier, with or without a scenario; so does a scenario whose response cache
-answers every request (no request to estimate on). Estimating p, eps and delta needs no
+answers every request (no request to estimate on), or where a tier's uniform fleet meets the
+SLOs at no size (no price). Estimating p, eps and delta needs no
 simulation. A generated workload's own classes (``difficulty_class``) define easy and hard when
 present.
 """
@@ -226,18 +227,13 @@ def _prices(scn, served, pair, source: str, given: tuple, est: dict) -> tuple[fl
 def _scenario_prices(scn, fleet, df, end_s: float, pair, source: str):
     """c0 and dc as ``tiersim run`` prices them (:func:`tiersim.summary.two_tier_prices`):
     each tier's uniform fleet sized by simulation on ``df`` and costed in the scenario's cost
-    model; a one-line error where the cheap or the top fleet meets the SLOs at no size."""
+    model; with the run's note where there is no trade to model (a fleet meeting the SLOs at
+    no size, or the top tier not dearer)."""
     from tiersim.savings import sized_uniform_runs
     from tiersim.summary import gpu_hour_prices, two_tier_prices
 
     uniform = {u.tier: u for u in sized_uniform_runs(scn, source, fleet, df, end_s)}
-    priced = two_tier_prices(scn.cost_model, uniform, pair, gpu_hour_prices(scn))
-    if priced is None:
-        unmet = [t.name for t in pair if uniform[t.name].cost_usd is None]
-        raise ScenarioError(source, "slo", f"no uniform fleet of {' or '.join(unmet)} meets the "
-                            f"SLOs ({uniform[unmet[0]].infeasible}), so the scenario gives it "
-                            "no price; give --c0 and --dc, or loosen the SLOs")
-    return priced
+    return two_tier_prices(scn.cost_model, uniform, pair, gpu_hour_prices(scn))
 
 
 def _basis(scn) -> str:
