@@ -147,6 +147,7 @@ def test_one_flag_naming_the_other_default_tier_is_refused(tmp_path, capsys, fla
                                                    ("strong", "bf16", 0.002))]
     doc["cost_model"] = "fixed_per_request"
     path = write_yaml(tmp_path / "s.yaml", doc)
-    code, err = run_cli(capsys, "analytic", "--scenario", path, flag, tier, "--dc", "1")
+    code, err = run_cli(capsys, "analytic", "--scenario", path, flag, tier, "--c0", "1",
+                        "--dc", "1")
     assert code == 1
     assert err == f"Error: tiersim analytic: {message}\n"

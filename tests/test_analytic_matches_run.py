@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import tiny_doc, write_yaml
 
 from tiersim.cli import main
@@ -123,3 +124,15 @@ def test_one_tier_without_a_fleet_meeting_the_slos_is_named_with_why():
     assert priced.note == ("no uniform fleet of bf16 meets the SLOs (needs more than 8 GPUs): "
                            "without its price there is no trade to model")
 
+
+@pytest.mark.parametrize("given, missing", [("--c0", "--dc"), ("--dc", "--c0")])
+def test_one_price_flag_with_a_scenario_is_refused(tmp_path, capsys, given, missing):
+    """``--c0`` alone took the other price from the scenario's simulation (USD of the whole
+    workload) beside the given one (in the user's units): the frontier mixed units."""
+    from test_hostile_inputs import one_error_line, run_cli
+
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    line = one_error_line(*run_cli(capsys, "analytic", "--scenario", path, given, "1"))
+    assert line == (f"Error: tiersim analytic: --c0/--dc: {given} is given without {missing}; "
+                    "with --scenario give both (prices of your own, one unit) or neither (the "
+                    "scenario's, in USD of its simulated fleets): one of each mixes units")

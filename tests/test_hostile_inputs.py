@@ -791,7 +791,8 @@ def test_zero_prices_give_no_saving_share_and_no_traceback(tmp_path, capsys):
     assert main(["analytic", "--scenario", str(scenario)]) == 0  # the run's note, in its words
     assert capsys.readouterr().out.splitlines()[-1] == ("bf16 is not dearer than w4a16: no trade "
                                                         "to model")
-    line = one_error_line(*run_cli(capsys, "analytic", "--scenario", scenario, "--dc", "0"))
+    line = one_error_line(*run_cli(capsys, "analytic", "--scenario", scenario, "--c0", "1",
+                                   "--dc", "0"))
     assert line == ("Error: tiersim analytic: --dc: the top tier must cost more than the cheap "
                     "one (dc = 0); the closed form prices the top tier's extra")
 

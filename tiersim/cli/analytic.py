@@ -7,7 +7,8 @@ With a trace, p is the share of requests the cheap tier answers well enough (rea
 correctness >= top), eps and delta the mean accuracy loss of the cheap tier on those and on the
 rest. Tiers are the scenario's cheapest and top tier (or ``--cheap``/``--top`` column names).
 With a scenario, ``c0`` and ``dc`` are priced as ``tiersim run`` prices them for its summary's
-``analytic`` block, unless ``--c0``/``--dc`` are given: each tier's uniform fleet is sized by
+``analytic`` block, unless ``--c0`` and ``--dc`` are given (both: one alone would mix its unit
+with the scenario's USD, and is refused): each tier's uniform fleet is sized by
 simulation and costed in the scenario's cost model (:func:`tiersim.summary.two_tier_prices`),
 in USD of all the workload's requests. Two tiers of one price (no trade to model), or a cheap
 tier more accurate than the top (the closed form assumes the top the better), get the run's
@@ -59,6 +60,8 @@ def analytic(
         model, est = _from_flags(p, eps, delta, dc, c0), None
     else:
         _check_data_flags({"--p": p, "--eps": eps, "--delta": delta}, cheap, top)
+        if scenario is not None:
+            _check_price_pair(c0, dc)
         model, est, floor = _from_data(trace, scenario, cheap, top, dc, c0, floor)
     if model is None:  # no trade to model, or the cheap tier the better: the run's note
         note = est.pop("note")
@@ -103,6 +106,17 @@ def _check_data_flags(shares: dict[str, float | None], cheap: str | None,
     if cheap is not None and cheap == top:
         raise ScenarioError(WHERE, "--cheap/--top", f"both name the tier {cheap!r}; name two "
                             "tiers")
+
+
+def _check_price_pair(c0: float | None, dc: float | None) -> None:
+    """With --scenario, --c0 and --dc come together or not at all: one given beside one the
+    scenario prices (USD of its simulated fleets) would mix two units in one frontier."""
+    if (c0 is None) == (dc is None):
+        return
+    given, missing = ("--c0", "--dc") if dc is None else ("--dc", "--c0")
+    raise ScenarioError(WHERE, "--c0/--dc", f"{given} is given without {missing}; with "
+                        "--scenario give both (prices of your own, one unit) or neither (the "
+                        "scenario's, in USD of its simulated fleets): one of each mixes units")
 
 
 def _check_flag_tiers(cheap: str | None, top: str | None) -> None:
@@ -213,14 +227,14 @@ def _prices(scn, served, pair, source: str, given: tuple, est: dict) -> tuple[fl
     if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
         est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
         est["costs"] = "costs per request in the units of --c0 and --dc"
-    if scn is not None and (dc is None or c0 is None):
+    if scn is not None and dc is None and c0 is None:  # one alone is refused: mixed units
         priced = _scenario_prices(scn, *served, pair, source)
         est["costs"] = (f"costs in USD of all requests on uniform fleets sized by simulation "
                         f"({scn.cost_model} cost), as tiersim run prices them")
         est["per"] = "USD over the workload"
-        if priced.note is not None and dc is None:
+        if priced.note is not None:
             est["note"] = priced.note
-        dc, c0 = priced.dc if dc is None else dc, priced.c0 if c0 is None else c0
+        c0, dc = priced.c0, priced.dc
     return (1.0 if c0 is None else c0), (1.0 if dc is None else dc)
 
 
