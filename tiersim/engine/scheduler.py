@@ -127,8 +127,9 @@ class ReplicaQueues:
         self.pool: FreePool | None = None
         if limits.enable_prefix_caching and not limits.state_blocks:
             self.pool = FreePool(num_blocks)
-        # sliding windows: each parked run's (blocks, token blocks) when parked; a re-admission
-        # reuses a run only whole (its window's last blocks are evicted first)
+        # sliding windows: each parked run's (blocks, token blocks) when parked, kept only while
+        # its request waits (its re-admission forgets it); a re-admission reuses a run only whole
+        # (its window's last blocks are evicted first)
         self._runs: dict[Req, tuple[int, int]] = {}
 
     def blocks_for(self, tokens: int, new: int = 1) -> int:
@@ -249,6 +250,8 @@ class ReplicaQueues:
             return 0
         if self.cache is not None:
             self._start_from_cache(head, hit, chunk, now, parked)
+        if self._runs:
+            self._runs.pop(head, None)
         self.waiting.popleft()
         self.running[head] = None
         head.state = PREFILL
