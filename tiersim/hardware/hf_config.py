@@ -1066,13 +1066,16 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
     (``w8a16``, with a note); the modules ``modules_to_not_convert`` (or ``ignore``) names stay
     BF16; GPTQ's ``lm_head: true`` quantises lm_head too (vLLM loads it so; a model whose
     lm_head is its embeddings keeps it BF16). Other bit widths are refused
-    (:func:`_check_bits`). Their zero points (a packed zero per group: 0.03 bits a weight at 4
+    (:func:`_check_bits`), as is asymmetric GPTQ (``sym: false``, :func:`_check_sym`). AWQ's
+    zero points (a packed zero per group: 0.03 bits a weight at 4
     bits, 0.06 at 8) are not counted."""
     bits_key = "w_bit" if quant.get("bits") is None and "w_bit" in quant else "bits"
     bits = _check_bits(path, f"{QUANT_KEY}{bits_key}", quant.get(bits_key), method)
     size_key = "q_group_size" if quant.get("group_size") is None and "q_group_size" in quant \
         else "group_size"
     size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key))
+    if method == "gptq":
+        _check_sym(path, f"{QUANT_KEY}sym", quant.get("sym", True))
     if bits == 8:
         _note_weight_only(path, f"{QUANT_KEY}{bits_key}", "is 8", _int_fmt(8, size))
     skip = quant.get("modules_to_not_convert") or quant.get("ignore") or ()
@@ -1107,6 +1110,25 @@ def _check_bits(path: Path, key: str, bits: Any, method: str, what: str = "check
     got = "missing" if bits is None else f"must be {need} (got {shown(bits)})"
     raise TiersimError(f"{path}: key {key!r}: {got}; {why}, or remove quantization_config "
                        "from a copy of config.json and set the tier's precision")
+
+
+def _check_sym(path: Path, key: str, sym: Any, what: str = "checkpoints") -> None:
+    """``sym`` of a GPTQ block (or of a ``dynamic`` rule: ``what`` is "modules") must be true
+    (or absent): vLLM's Marlin kernel serves symmetric GPTQ only (``GPTQMarlinConfig.TYPE_MAP``);
+    an asymmetric checkpoint runs its older GPTQ kernel, and an asymmetric override of a
+    symmetric checkpoint is refused. One line saying why for anything else."""
+    if sym is True:
+        return
+    if what == "modules":
+        one, why = "checkpoint", "vLLM refuses an asymmetric override of a symmetric checkpoint"
+    else:
+        one = "one"
+        why = "an asymmetric one runs its older GPTQ kernel, which tiersim does not time"
+    raise TiersimError(
+        f"{path}: key {key!r}: must be true (got {shown(sym)}); tiersim reads symmetric GPTQ "
+        f"{what} (as w4a16 / w8a16), the ones vLLM's Marlin kernel serves ({why}): use a "
+        f"symmetric {one}, or remove quantization_config from a copy of config.json and set the "
+        "tier's precision")
 
 
 def _gptq_dynamic(path: Path, dynamic: Any, base: tuple[int, int], skip: _Patterns,
@@ -1148,6 +1170,8 @@ def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int]):
                            f"group_size ...) (got {shown(spec)})")
     if negative:
         return regex, None
+    if "sym" in spec:
+        _check_sym(path, f"{where[:120]}.sym", spec["sym"], "modules")
     bits = _check_bits(path, f"{where[:120]}.bits", spec.get("bits", base[0]), "gptq",
                        "modules")
     fmt = _int_fmt(bits, _group_size(path, f"{where}.group_size",
