@@ -1584,19 +1584,23 @@ def _layer_types(cfg: _Config, layers: int) -> list[str] | None:
 
 
 def _window(cfg: _Config, model_type: str, layers: int) -> dict[str, int]:
-    """Sliding-window attention of a Llama-style config: ``sliding_window`` on every layer
-    (Mistral 7B v0.1), or on the ``sliding_attention`` layers of ``layer_types``; Qwen configs
-    carry a window they use only with ``use_sliding_window: true``, whose per-layer split
-    (``max_window_layers``) tiersim does not model."""
+    """Sliding-window attention of a Llama-style config, as vLLM reads it: ``sliding_window``
+    on the ``sliding_attention`` layers of ``layer_types``, or without it on every layer
+    (Mistral 7B v0.1) unless ``use_sliding_window`` is false or null (vLLM's
+    ``get_sliding_window``). Qwen configs carry a window they use only with
+    ``use_sliding_window: true`` (transformers sets it to None otherwise, whatever
+    ``layer_types`` says), whose per-layer split (``max_window_layers``) tiersim does not
+    model."""
     types = _layer_types(cfg, layers)
     raw = cfg.data.get("sliding_window")
+    switched_off = "use_sliding_window" in cfg.data and not cfg.flag("use_sliding_window")
     if model_type.startswith("qwen"):
         if cfg.flag("use_sliding_window"):
             raise cfg.error("use_sliding_window", "Qwen's sliding window over the first "
                             "max_window_layers layers is not modelled; set it to false")
-        raw = raw if types and "sliding_attention" in types else None
-    if raw is None:  # null or absent: no window (0 is refused as a window of no tokens)
-        return {}
+        raw = None
+    if raw is None or (switched_off and types is None):  # null or absent: no window (0 is
+        return {}  # refused as a window of no tokens)
     window = cfg.int("sliding_window")
     sliding = sum(t == "sliding_attention" for t in types) if types else layers
     return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
