@@ -129,14 +129,25 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
         table = _keep(table, rows, window, src)
         notes = [*notes, *window_notes]
     notes = [*units.unfollowed(notes, time_scale), *_late_start(table, window, time_scale)]
-    origin = TraceOrigin(src.path, name, tuple(notes), 0 if rows is None else int(rows[0]),
-                         src.header_lines, None if rows is None or _one_run(rows) else rows,
+    data = _file_rows(table, name, rows)
+    origin = TraceOrigin(src.path, name, tuple(notes), 0 if data is None else int(data[0]),
+                         src.header_lines, None if data is None or _one_run(data) else data,
                          arrivals, step_types)
     _check_span(table, src, origin, window is not None)
     table = apply_time_scale(table, time_scale, src)
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
     return LoadedTrace(table, origin)
+
+
+def _file_rows(table: pd.DataFrame, name: str, rows: np.ndarray | None) -> np.ndarray | None:
+    """The file's 0-based data row of every row of a loaded ``table`` of format ``name``
+    (None: the table's rows are the file's, in order): a logged format's ``request_id``,
+    which its converter sets to the data row (BurstGPT drops its failed requests, so its
+    table rows are not the file's); a canonical table's rows a window kept (``rows``)."""
+    if name != "canonical":
+        return table["request_id"].to_numpy(np.int64)
+    return rows
 
 
 def _step_types(table: pd.DataFrame) -> frozenset[str] | None:
