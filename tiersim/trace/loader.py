@@ -123,6 +123,8 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     step_types = _step_types(table)
     if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
         notes = [*notes, *units.seconds_note("arrival_s", t)]
+    if sessions:
+        notes = [*notes, *_half_sessions_note(table)]
     rows = None
     if window is not None:
         rows, window_notes = window_rows(table, window, src, sessions)
@@ -138,6 +140,25 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
     return LoadedTrace(table, origin)
+
+
+SESSION_ONLY_COLUMNS = ("session_id", "step", "parent", "tool_s")
+"""The columns that mean something only in a session trace (``step_type`` routes requests of
+a plain trace too)."""
+
+
+def _half_sessions_note(table: pd.DataFrame) -> list[str]:
+    """A note when a table has session columns (:data:`SESSION_ONLY_COLUMNS`) but not both
+    :data:`SESSION_COLUMNS`: its rows are replayed alone, and its ``parent`` and ``tool_s``
+    are not used (they were dropped without a word)."""
+    named = [c for c in SESSION_ONLY_COLUMNS if c in table.columns]
+    missing = [c for c in SESSION_COLUMNS if c not in table.columns]
+    if not named or not missing:
+        return []
+    return [f"column(s) {', '.join(named)} describe agentic sessions, but the trace has no "
+            f"{' and '.join(missing)} (a session trace needs both session_id and step): every "
+            "row is replayed as an independent request at its own arrival_s; add the missing "
+            "column(s) to replay sessions (docs/agentic.md)"]
 
 
 def _file_rows(table: pd.DataFrame, name: str, rows: np.ndarray | None) -> np.ndarray | None:
