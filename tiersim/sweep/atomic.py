@@ -11,7 +11,6 @@ import math
 import os
 import tempfile
 from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,10 +44,11 @@ def clean(value: Any) -> Any:
     return value
 
 
-@contextmanager
-def _replacing(path: Path, mode: str = "w"):
-    """Yield a handle on a uniquely named temp file beside ``path``; on a clean exit it is
-    flushed to disk and renamed over ``path``, on any failure it is removed."""
+def stage(path: Path, write: Callable[[IO], None], mode: str = "wb") -> Path:
+    """Call ``write(handle)`` on a uniquely named temp file beside ``path``, flush it to disk
+    and return the temp file, for :func:`commit` to rename over ``path``: the new bytes are
+    whole before anything they replace is touched. On any failure the temp file is removed
+    (an OSError names ``path``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)  # its error names the folder
     try:
@@ -58,16 +58,28 @@ def _replacing(path: Path, mode: str = "w"):
     try:
         os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, mode) as handle:
-            yield handle
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except OSError as error:
         Path(tmp).unlink(missing_ok=True)
         raise _naming(error, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(tmp)
+
+
+def commit(staged: list[tuple[Path, Path]]) -> None:
+    """Rename each staged temp file over its target, in order (``[(temp, target), ...]``);
+    on a failure the temp files not yet renamed are removed (an OSError names its target)."""
+    for done, (tmp, path) in enumerate(staged):
+        try:
+            os.replace(tmp, path)
+        except OSError as error:
+            for left, _ in staged[done:]:
+                Path(left).unlink(missing_ok=True)
+            raise _naming(error, Path(path)) from None
 
 
 def _naming(error: OSError, path: Path) -> OSError:
@@ -80,21 +92,21 @@ def _naming(error: OSError, path: Path) -> OSError:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON to ``path`` via a temp file in the same folder and ``os.replace``."""
-    with _replacing(path) as handle:
+    def write(handle: IO[str]) -> None:
         json.dump(clean(data), handle, indent=1, default=str, allow_nan=False)
+
+    commit([(stage(path, write, "w"), Path(path))])
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write text to ``path`` via a temp file in the same folder and ``os.replace``."""
-    with _replacing(path) as handle:
-        handle.write(text)
+    commit([(stage(path, lambda handle: handle.write(text), "w"), Path(path))])
 
 
 def write_with_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     """Call ``write(binary handle)`` on a temp file beside ``path``, then rename it over
     ``path`` (e.g. ``lambda f: pyarrow.parquet.write_table(table, f)``)."""
-    with _replacing(path, "wb") as handle:
-        write(handle)
+    commit([(stage(path, write), Path(path))])
 
 
 def points_dir(out_dir: Path) -> Path:

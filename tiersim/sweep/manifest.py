@@ -18,7 +18,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
-from tiersim.sweep.atomic import clean, write_with_atomic
+from tiersim.sweep.atomic import clean, commit, stage
 
 #: Points encoded before their text is written out.
 BATCH = 4096
@@ -76,6 +76,12 @@ def write_manifest(path: Path, head: dict[str, Any], points: list) -> None:
     """Write ``head`` with ``"points"`` (``point_id``, ``index``, ``values`` of each of
     ``points``) as its last key to ``path``, atomically, in the bytes
     ``write_json_atomic(path, {**head, "points": [...]})`` writes."""
+    commit([(stage_manifest(path, head, points), Path(path))])
+
+
+def stage_manifest(path: Path, head: dict[str, Any], points: list) -> Path:
+    """The bytes :func:`write_manifest` writes, in a temp file beside ``path`` (returned) for
+    :func:`tiersim.sweep.atomic.commit` to rename into place."""
     text = _dumps({**head, "points": []})
     cut = text.rindex('"points": []') + len('"points": ')
     before, after = text[:cut], text[cut + 2:]
@@ -92,4 +98,4 @@ def write_manifest(path: Path, head: dict[str, Any], points: list) -> None:
             handle.write((lead + batch).encode())
         handle.write(("\n ]" + after).encode())
 
-    write_with_atomic(path, write)
+    return stage(path, write)

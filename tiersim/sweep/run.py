@@ -17,7 +17,9 @@ every point failed with one and the same input error: that is the scenario's, ra
 (:mod:`tiersim.sweep.refusal`). No table outlives its data: before anything changes, a
 ``sweep.parquet`` whose rows are not all stored points as they were, or not among the
 grid's points in its order, is removed (and ``report.html`` with it, or whenever points are
-to run; a sweep that writes no report removes the old one), and points that read two
+to run; a sweep that writes no report removes the old one; the new ``scenario.yaml`` and
+``sweep.json`` are written in full first and renamed into place after, so a full disk changes
+nothing), and points that read two
 versions of one input file (replaced while the sweep ran) are refused as one table.
 """
 
@@ -42,8 +44,9 @@ from tiersim.errors import ScenarioError, TiersimError, escaped, shown
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
+from tiersim.sweep.atomic import commit, stage
 from tiersim.sweep.inputs import file_digest, input_files, input_paths, point_inputs
-from tiersim.sweep.manifest import write_manifest
+from tiersim.sweep.manifest import stage_manifest
 from tiersim.sweep.points import (
     PointRunner,
     SweepNotes,
@@ -70,7 +73,6 @@ from tiersim.sweep.store import (
     table_matches,
     table_rows,
     write_point,
-    write_text_atomic,
 )
 
 MAX_WORKERS = 1024
@@ -831,13 +833,27 @@ def _read_manifest(out: Path) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def _write_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runner) -> None:
-    """Store the base scenario (its user files named absolute, so the copy reruns from any
+@contextlib.contextmanager
+def _new_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runner):
+    """Write the base scenario (its user files named absolute, so the copy reruns from any
     folder; the digests stay those of the scenario as read) and the list of points next to
-    the results."""
-    write_text_atomic(out / "scenario.yaml", yaml.safe_dump(portable_base(plan), sort_keys=False))
-    write_manifest(out / "sweep.json", {
-        "source": plan.source, "axes": plan.axes, **digests(plan, runner)}, plan.points)
+    the results, in two steps: both are written in full beside their places first, the block
+    runs (removing what the new manifest outdates), then both are renamed into place. A
+    full disk or unwritable file stops the sweep before the block, so the folder keeps its
+    old table, report and manifest; a failure in the block leaves the old manifest too."""
+    text = yaml.safe_dump(portable_base(plan), sort_keys=False)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        staged.append((stage(out / "scenario.yaml", lambda h: h.write(text), "w"),
+                       out / "scenario.yaml"))
+        staged.append((stage_manifest(out / "sweep.json", {
+            "source": plan.source, "axes": plan.axes, **digests(plan, runner)}, plan.points),
+            out / "sweep.json"))
+        yield
+        commit(staged)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
 
 
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
@@ -1028,9 +1044,9 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     pending = [p for p in plan.points if p.id not in done]
     if tally is not None:
         tally.folder, tally.pending = points_dir(out), tuple(p.id for p in pending)
-    _remove_stale_outputs(out, records, pending, [p.id for p in plan.points])
-    described = table_rows(out)  # the table an old report.html describes, if any
-    _write_manifest(out, plan, runner)
+    with _new_manifest(out, plan, runner):
+        _remove_stale_outputs(out, records, pending, [p.id for p in plan.points])
+        described = table_rows(out)  # the table an old report.html describes, if any
     console = Console(stderr=True, soft_wrap=True, markup=False)  # paths are text
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,
