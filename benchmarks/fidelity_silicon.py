@@ -102,6 +102,7 @@ warnings.filterwarnings("ignore", message=".*vision tower's weights are not coun
 
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa: E402
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
+from tiersim.hardware.precisions import weight_formats  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
 from tiersim.perf.base import StepShape  # noqa: E402
 from tiersim.perf.memory import kv_capacity_blocks, kv_groups, kv_pages  # noqa: E402
@@ -830,6 +831,7 @@ class Case:
     ep: int
     engine: str
     gpu: str = "h200"
+    moe_backend: str = "auto"
 
 
 class Unrepresentable(Exception):
@@ -960,8 +962,28 @@ def case_of(row: dict) -> Case:
     except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
         raise Unrepresentable(_reason(exc)) from None
     tp, dp, ep = parallel_layout(row)
-    return Case(model_source(spec), tier_precision(row, spec, arch), tp, dp, ep, row["backend"],
-                SYSTEM_GPU[system])
+    precision = tier_precision(row, spec, arch)
+    backend = vllm_moe_backend(row, arch, precision, tp * dp // ep, ep > 1 and dp > 1)
+    return Case(model_source(spec), precision, tp, dp, ep, row["backend"], SYSTEM_GPU[system],
+                backend)
+
+
+def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int, all_to_all: bool) -> str:
+    """The MoE kernel the row's engine ran, by vLLM's own selection rule where its source was
+    read: vLLM 0.12.0 (``Fp8MoEMethod`` / ``get_fp8_moe_backend``, DeepGEMM in the official
+    image, ``VLLM_USE_DEEP_GEMM`` and ``VLLM_MOE_USE_DEEP_GEMM`` on by default, off only at MoE
+    TP 8 and above, and at every batch size since E8M0 is on by default on Hopper) runs
+    block-FP8 experts under MoE TP below 8 and without all-to-all dispatch (expert
+    parallelism across DP ranks) on DeepGEMM's worst-case-sized grouped GEMM
+    (``deepgemm``); every other row runs what the profile's MoE table timed (``auto``: vLLM
+    0.17-0.24 prefer Triton for block FP8 under TP on Hopper)."""
+    if row.get("backend") != "vllm" or not arch.is_moe:
+        return "auto"
+    version = str(row.get("backend_version") or "")
+    if not version.startswith("0.12."):
+        return "auto"
+    experts = weight_formats(arch, precision).of("experts").name
+    return "deepgemm" if experts == "fp8_block" and not all_to_all and moe_tp < 8 else "auto"
 
 
 def no_config_reason(model_path) -> str:
@@ -1225,7 +1247,8 @@ def replica_tier(case: Case, concurrency: int, kv_dtype: str, knobs: Knobs = Kno
         profile = with_missing_tables(engine_profile(case.engine, knobs, case.gpu), case,
                                       kv_dtype)
         step = build_step_model(case.model, case.precision, case.gpu, tp=case.tp,
-                                kv_dtype=kv_dtype, profile=profile, **par)
+                                kv_dtype=kv_dtype, profile=profile,
+                                moe_backend=case.moe_backend, **par)
         blocks = kv_capacity_blocks(
             get_model(case.model), case.precision, get_gpu(case.gpu), case.tp, BLOCK_SIZE,
             kv_dtype=kv_dtype, max_num_batched_tokens=MAX_BATCHED_TOKENS, **par,

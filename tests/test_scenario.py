@@ -171,7 +171,7 @@ tiers:
     (("3.5}", "3.5, bogus: 1}"),  # was named at the tier's line 5, which holds no bogus
      "line 6: tiers[0].bogus: unknown key (known keys: accuracy, balancer, cost_per_gpu_hour, "
      "cost_per_request_usd, data_parallel, disaggregation, expert_parallel, "
-     "gpu_memory_utilization, gpus_per_replica, kv_dtype, model, name, "
+     "gpu_memory_utilization, gpus_per_replica, kv_dtype, model, moe_backend, name, "
      "output_length_multiplier, precision, replicas, scheduler, speculative)"),
 ])
 def test_a_key_a_merge_brings_is_checked_and_named_where_it_is_written(scenario_file, edit,

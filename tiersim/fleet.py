@@ -323,7 +323,7 @@ def step_model(scenario: Scenario, tier: TierConfig) -> Any:
     model_ref = scenario.tier_model_ref(tier)
     return build_step_model(model_ref, tier.precision, scenario.gpu, tp=tp,
                             kv_dtype=tier_kv(tier, model_ref), profile=scenario.profile, dp=dp,
-                            ep=ep)
+                            ep=ep, moe_backend=tier.moe_backend)
 
 
 def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:

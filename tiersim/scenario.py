@@ -262,6 +262,10 @@ class TierConfig(_Strict):
     expert_parallel: StrictBool = Field(
         default=False, description="spread MoE experts over all the replica's GPUs (vLLM "
         "--enable-expert-parallel)")
+    moe_backend: Literal["auto", "deepgemm"] = Field(
+        default="auto", description="routed experts' kernel: auto (the profile's MoE table, "
+        "today's vLLM) or deepgemm (vLLM 0.12's image: DeepGEMM's grouped GEMM sized for every "
+        "expert, block-FP8 experts on fewer than 8 GPUs)")
     cost_per_gpu_hour: float = Field(ge=0, le=1e4, description="USD per GPU-hour")
     kv_dtype: str = Field(default="auto", description="KV-cache format: bf16, fp8, or auto "
                           "(vLLM's default: the format the checkpoint declares where the tier "
@@ -1297,6 +1301,22 @@ def _model_in(annotation: Any) -> Any:
 # Checks that need the hardware catalogue
 
 
+def _moe_backend_problem(scenario: Scenario, tier: TierConfig) -> str | None:
+    """Why ``tier`` cannot run its ``moe_backend`` (None where it can)."""
+    from tiersim.fleet import parallel
+    from tiersim.hardware import get_model
+    from tiersim.hardware.precisions import weight_formats
+    from tiersim.perf.assembly import check_moe_backend
+
+    arch = get_model(scenario.tier_model_ref(tier))
+    try:
+        check_moe_backend(arch, weight_formats(arch, tier.precision), tier.moe_backend,
+                          *parallel(tier))
+    except ValueError as err:
+        return f"tier {tier.name!r}: {err}"
+    return None
+
+
 def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | None:
     """The first catalogue problem (unknown name, tier that does not fit, unless not ``fit``)
     as (loc, message)."""
@@ -1331,6 +1351,10 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
             return (*at, "expert_parallel"), (
                 f"{get_model(scenario.tier_model_ref(tier)).name} has no experts; "
                 "expert_parallel needs a MoE model (drop it)")
+        if tier.moe_backend != "auto":
+            problem = _moe_backend_problem(scenario, tier)
+            if problem is not None:
+                return (*at, "moe_backend"), problem
         draft = scenario.draft_model_ref(tier)
         if draft is not None:
             problem = _draft_problem(get_model(scenario.tier_model_ref(tier)), get_model(draft))

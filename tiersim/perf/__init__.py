@@ -134,7 +134,7 @@ def _bundled_names() -> list[str]:
 
 def build_step_model(
     model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", profile=None, *,
-    dp: int = 1, ep: int = 1,
+    dp: int = 1, ep: int = 1, moe_backend: str = "auto",
 ):
     """The step-time model of one replica: ``tp`` GPUs of ``gpu`` serving ``model`` at
     ``precision`` with a ``kv_dtype`` KV cache (``"auto"``: the format the checkpoint declares,
@@ -146,6 +146,10 @@ def build_step_model(
     The model returned times ONE DP rank's iterations (each rank is its own scheduler with its
     own batch and KV cache, :func:`tiersim.perf.memory.kv_capacity_blocks` with the same
     ``dp``); its MoE layers see the tokens of all ``dp`` ranks (lockstep, balanced load).
+
+    ``moe_backend``: the routed experts' kernel (:data:`tiersim.perf.assembly.MOE_BACKENDS`;
+    ``deepgemm``: vLLM 0.12's worst-case-sized grouped GEMM; ValueError where the replica
+    cannot run it).
 
     ``profile=None`` gives the roofline model. Otherwise the profile's tables answer every
     operator they cover and the roofline the rest; the model's ``sources()`` lists each table
@@ -163,7 +167,8 @@ def build_step_model(
     kv_dtype = resolve_kv_dtype(arch, kv_dtype)
     check_parallel(arch, tp, dp, ep)
     if profile is None:
-        return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
+        return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep,
+                             moe_backend=moe_backend)
     prof = resolve_profile(profile)
     problem = profile_gpu_problem(prof, dev.name, prof.path)
     if problem is not None:
@@ -173,7 +178,8 @@ def build_step_model(
                      dp=dp, ep=ep)
     kind = prof.provenance.get("source", "")
     source = f"profile:{prof.name}" + (f" ({_KIND_LABELS.get(kind, kind)})" if kind else "")
-    return AssembledStepModel(arch, prec, tp, ops, source, dp=dp, ep=ep)
+    return AssembledStepModel(arch, prec, tp, ops, source, dp=dp, ep=ep,
+                              moe_backend=moe_backend)
 
 
 _KIND_LABELS = {"public": "measured public data", "harness": "harness", "roofline": "roofline"}

@@ -59,7 +59,16 @@ from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.models import get_model
 from tiersim.hardware.precisions import Precision, weight_formats
 from tiersim.perf.base import StepShape
-from tiersim.perf.memory import heads_per_gpu
+from tiersim.perf.memory import heads_per_gpu, moe_split
+
+#: The MoE kernels a tier may name (``moe_backend``). ``auto``: the profile's MoE table, the
+#: kernel today's vLLM picks (NVIDIA's tables come from vLLM 0.19-0.24). ``deepgemm``: the
+#: DeepGEMM contiguous grouped GEMM that vLLM 0.12's image runs for block-FP8 experts on Hopper
+#: below MoE TP 8 (:func:`deepgemm_rows`).
+MOE_BACKENDS = ("auto", "deepgemm")
+
+#: Rows of one DeepGEMM contiguous block (its ``BLOCK_M`` for grouped contiguous layouts).
+DEEPGEMM_BLOCK_M = 128
 
 #: Caches of per-token-count times are cleared when they grow past this many entries.
 _CACHE_LIMIT = 1 << 16
@@ -73,6 +82,19 @@ def expected_experts(tokens: np.ndarray | float, num_experts: int, top_k: int) -
     """
     t = np.asarray(tokens, dtype=np.float64)
     return num_experts * (1.0 - (1.0 - top_k / num_experts) ** t)
+
+
+def deepgemm_rows(tokens: np.ndarray | float, local_experts: int, top_k: int) -> np.ndarray:
+    """Rows the DeepGEMM contiguous grouped GEMM computes for ``tokens`` tokens in vLLM 0.12.
+
+    Without expert parallelism vLLM passes no per-expert token counts, so it sizes the GEMM
+    for the worst case, every local expert padded to a block: ``round_up(T x top_k + E x
+    (128 - 1), 128)`` (``deep_gemm_utils.compute_aligned_M``); the padding blocks carry expert
+    0, not -1, so DeepGEMM computes every one of them (the -1 fill came with vLLM 0.13). At
+    decode sizes that is about one 128-row block per expert, whatever the batch."""
+    t = np.asarray(tokens, dtype=np.float64)
+    rows = t * top_k + local_experts * (DEEPGEMM_BLOCK_M - 1)
+    return np.ceil(rows / DEEPGEMM_BLOCK_M) * DEEPGEMM_BLOCK_M
 
 
 def sliding_work_fraction(new: int, cached: int, window: int) -> float:
@@ -157,6 +179,7 @@ class AssembledStepModel:
         source: str,
         dp: int = 1,
         ep: int = 1,
+        moe_backend: str = "auto",
     ):
         self.model = get_model(model)
         self.formats = weight_formats(self.model, precision)
@@ -164,6 +187,7 @@ class AssembledStepModel:
         self.tp, self.dp, self.ep = int(tp), int(dp), int(ep)
         self.ops = ops
         self.source = source
+        self.moe_backend = check_moe_backend(self.model, self.formats, moe_backend, tp, dp, ep)
         self._init_shapes()
         self._linear_table = np.zeros(0)
         self._decode_cache: dict[int, float] = {}
@@ -240,12 +264,30 @@ class AssembledStepModel:
         sample's DP rows further from measured (Qwen3-235B-FP8 vLLM TPOT 44.4% -> 47.8%, TTFT
         18.8% -> 22.2%; TensorRT-LLM DeepSeek-R1 TTFT 47.7% -> 51.4%)."""
         ops = self.ops
-        t = ops.gemm(tokens, *self._router, "bf16") + ops.moe(tokens * self.dp)
+        t = ops.gemm(tokens, *self._router, "bf16") + self._routed_experts(tokens * self.dp)
         if self.model.shared_intermediate:
             fmt = self._fmt("shared_experts")
             t = t + ops.gemm(tokens, *self._shared_gate_up, fmt)
             t = t + ops.gemm(tokens, *self._shared_down, fmt)
         return t
+
+    def _routed_experts(self, tokens: np.ndarray) -> np.ndarray:
+        """One layer's routed experts for ``tokens`` tokens: the profile's MoE table, or with
+        ``moe_backend: deepgemm`` the kernel vLLM 0.12 ran instead, DeepGEMM's two grouped
+        GEMMs over :func:`deepgemm_rows` rows (each 128-row block one expert's GEMM; read from
+        the block-FP8 GEMM tables at the experts' per-GPU shapes and that row count: NVIDIA's
+        tables time no DeepGEMM MoE) plus the passes over those rows between and after them
+        (the gated activation reads the first GEMM's BF16 output and writes FP8, the
+        un-permute reads the second's; bytes at HBM bandwidth)."""
+        if self.moe_backend != "deepgemm":
+            return self.ops.moe(tokens)
+        m, ops, fmt = self.model, self.ops, self._fmt("experts")
+        moe_tp, moe_ep = moe_split(self.tp, self.dp, self.ep)
+        width = m.expert_intermediate // moe_tp
+        rows = deepgemm_rows(tokens, m.num_experts // moe_ep, m.top_k)
+        gemms = ops.gemm(rows, 2 * width, m.hidden, fmt) + ops.gemm(rows, m.hidden, width, fmt)
+        passes = rows * (2.0 * 2 * width + width + 2.0 * m.hidden)
+        return gemms + passes / ops.gpu.hbm_bw_bytes_s
 
     def _communication(self, tokens: np.ndarray) -> np.ndarray:
         """All layers' collectives: the TP all-reduce after attention and after each dense MLP;
@@ -476,8 +518,41 @@ class AssembledStepModel:
         return t + self.ops.overhead_s
 
     def sources(self) -> dict[str, str]:
-        """``{table_name: source}`` for every operator table the iteration uses."""
-        return dict(self.ops.sources())
+        """``{table_name: source}`` for every operator table the iteration uses; with
+        ``moe_backend: deepgemm`` the routed experts too, labelled ``deepgemm:`` and the
+        source of the GEMM table their first grouped GEMM reads."""
+        out = dict(self.ops.sources())
+        if self.moe_backend == "deepgemm":
+            m = self.model
+            width = m.expert_intermediate // moe_split(self.tp, self.dp, self.ep)[0]
+            gemm = f"gemm {self._fmt('experts')} n={2 * width} k={m.hidden}"
+            out["moe deepgemm"] = "deepgemm: " + out.get(gemm, "roofline")
+        return out
+
+
+def check_moe_backend(model: ModelArch, formats, backend: str, tp: int, dp: int,
+                      ep: int) -> str:
+    """``backend`` if the replica can run it, else ValueError with one line saying why:
+    ``deepgemm`` is vLLM's block-FP8 MoE kernel, chosen (vLLM 0.12) only with the experts
+    tensor-parallel over fewer than 8 GPUs, and without all-to-all dispatch (expert
+    parallelism across data-parallel ranks batches tokens per expert, another layout)."""
+    if backend not in MOE_BACKENDS:
+        raise ValueError(f"moe_backend must be one of {', '.join(MOE_BACKENDS)} (got {backend!r})")
+    if backend == "auto":
+        return backend
+    fmt = formats.of("experts").name if model.is_moe else None
+    moe_tp, _ = moe_split(tp, dp, ep)
+    all_to_all = ep > 1 and dp > 1
+    if fmt != "fp8_block" or all_to_all or moe_tp >= 8:
+        what = (f"{model.name} has no MoE layers" if not model.is_moe else
+                f"its experts are {fmt}" if fmt != "fp8_block" else
+                "its experts are dispatched all-to-all (expert parallel over data-parallel "
+                "ranks)" if all_to_all else f"its experts are split over {moe_tp} GPUs")
+        raise ValueError(
+            "moe_backend deepgemm is vLLM 0.12's kernel for block-FP8 (fp8_block) experts "
+            "split over fewer than 8 GPUs without all-to-all dispatch, and " + what
+            + "; use moe_backend: auto")
+    return backend
 
 
 def _store(cache: dict[int, float], key: int, value: float) -> None:

@@ -456,9 +456,11 @@ class RooflineModel(AssembledStepModel):
         constants: RooflineConstants | None = None,
         dp: int = 1,
         ep: int = 1,
+        moe_backend: str = "auto",
     ):
         ops = RooflineOps(model, precision, gpu, tp, kv_dtype, constants, dp=dp, ep=ep)
-        super().__init__(ops.model, ops.weights, tp, ops, source="roofline", dp=dp, ep=ep)
+        super().__init__(ops.model, ops.weights, tp, ops, source="roofline", dp=dp, ep=ep,
+                         moe_backend=moe_backend)
         self.gpu = ops.gpu
         self.kv_dtype = ops.kv_dtype
 
