@@ -963,18 +963,19 @@ def case_of(row: dict) -> Case:
         raise Unrepresentable(_reason(exc)) from None
     tp, dp, ep = parallel_layout(row)
     precision = tier_precision(row, spec, arch)
-    backend = vllm_moe_backend(row, arch, precision, tp * dp // ep, ep > 1 and dp > 1)
+    backend = vllm_moe_backend(row, arch, precision, tp * dp // ep)
     return Case(model_source(spec), precision, tp, dp, ep, row["backend"], SYSTEM_GPU[system],
                 backend)
 
 
-def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int, all_to_all: bool) -> str:
+def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int) -> str:
     """The MoE kernel the row's engine ran, by vLLM's own selection rule where its source was
     read: vLLM 0.12.0 (``Fp8MoEMethod`` / ``get_fp8_moe_backend``, DeepGEMM in the official
     image, ``VLLM_USE_DEEP_GEMM`` and ``VLLM_MOE_USE_DEEP_GEMM`` on by default, off only at MoE
     TP 8 and above, and at every batch size since E8M0 is on by default on Hopper) runs
-    block-FP8 experts under MoE TP below 8 and without all-to-all dispatch (expert
-    parallelism across DP ranks) on DeepGEMM's worst-case-sized grouped GEMM
+    block-FP8 experts under MoE TP below 8 (expert parallelism: MoE TP 1; across DP ranks its
+    default all-gather dispatch feeds the same kernel) on DeepGEMM's worst-case-sized grouped
+    GEMM
     (``deepgemm``); every other row runs what the profile's MoE table timed (``auto``: vLLM
     0.17-0.24 prefer Triton for block FP8 under TP on Hopper)."""
     if row.get("backend") != "vllm" or not arch.is_moe:
@@ -983,7 +984,7 @@ def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int, all_to_all: b
     if not version.startswith("0.12."):
         return "auto"
     experts = weight_formats(arch, precision).of("experts").name
-    return "deepgemm" if experts == "fp8_block" and not all_to_all and moe_tp < 8 else "auto"
+    return "deepgemm" if experts == "fp8_block" and moe_tp < 8 else "auto"
 
 
 def no_config_reason(model_path) -> str:

@@ -70,6 +70,10 @@ MOE_BACKENDS = ("auto", "deepgemm")
 #: Rows of one DeepGEMM contiguous block (its ``BLOCK_M`` for grouped contiguous layouts).
 DEEPGEMM_BLOCK_M = 128
 
+#: Tokens of one pass of vLLM's modular MoE kernel (``VLLM_FUSED_MOE_CHUNK_SIZE``'s default);
+#: each pass sizes its own grouped GEMM.
+MOE_CHUNK_TOKENS = 16 * 1024
+
 #: Caches of per-token-count times are cleared when they grow past this many entries.
 _CACHE_LIMIT = 1 << 16
 
@@ -87,14 +91,20 @@ def expected_experts(tokens: np.ndarray | float, num_experts: int, top_k: int) -
 def deepgemm_rows(tokens: np.ndarray | float, local_experts: int, top_k: int) -> np.ndarray:
     """Rows the DeepGEMM contiguous grouped GEMM computes for ``tokens`` tokens in vLLM 0.12.
 
-    Without expert parallelism vLLM passes no per-expert token counts, so it sizes the GEMM
-    for the worst case, every local expert padded to a block: ``round_up(T x top_k + E x
-    (128 - 1), 128)`` (``deep_gemm_utils.compute_aligned_M``); the padding blocks carry expert
-    0, not -1, so DeepGEMM computes every one of them (the -1 fill came with vLLM 0.13). At
-    decode sizes that is about one 128-row block per expert, whatever the batch."""
+    Without per-expert token counts (no DeepEP or pplx dispatch) vLLM sizes the GEMM for the
+    worst case, every local expert padded to a block: ``round_up(T x top_k + E x (128 - 1),
+    128)`` (``deep_gemm_utils.compute_aligned_M``) for each pass of at most
+    :data:`MOE_CHUNK_TOKENS` tokens; the padding blocks carry expert 0, not -1, so DeepGEMM
+    computes every one of them (the -1 fill came with vLLM 0.13). At decode sizes that is about
+    one 128-row block per expert, whatever the batch."""
     t = np.asarray(tokens, dtype=np.float64)
-    rows = t * top_k + local_experts * (DEEPGEMM_BLOCK_M - 1)
-    return np.ceil(rows / DEEPGEMM_BLOCK_M) * DEEPGEMM_BLOCK_M
+    full, rest = np.floor(t / MOE_CHUNK_TOKENS), np.mod(t, MOE_CHUNK_TOKENS)
+
+    def one_pass(n):
+        rows = n * top_k + local_experts * (DEEPGEMM_BLOCK_M - 1)
+        return np.ceil(rows / DEEPGEMM_BLOCK_M) * DEEPGEMM_BLOCK_M
+
+    return full * one_pass(float(MOE_CHUNK_TOKENS)) + np.where(rest > 0, one_pass(rest), 0.0)
 
 
 def sliding_work_fraction(new: int, cached: int, window: int) -> float:
@@ -276,9 +286,11 @@ class AssembledStepModel:
         ``moe_backend: deepgemm`` the kernel vLLM 0.12 ran instead, DeepGEMM's two grouped
         GEMMs over :func:`deepgemm_rows` rows (each 128-row block one expert's GEMM; read from
         the block-FP8 GEMM tables at the experts' per-GPU shapes and that row count: NVIDIA's
-        tables time no DeepGEMM MoE) plus the passes over those rows between and after them
-        (the gated activation reads the first GEMM's BF16 output and writes FP8, the
-        un-permute reads the second's; bytes at HBM bandwidth)."""
+        tables time no DeepGEMM MoE) plus the passes between and after them, bytes at HBM
+        bandwidth: over every row, the gated activation reads the first GEMM's BF16 output and
+        writes BF16, and the FP8 quantisation reads that and writes FP8 (``9 x width`` bytes a
+        row); the gather reads each token's ``top_k`` BF16 rows of the second GEMM's output
+        and writes the token's sum."""
         if self.moe_backend != "deepgemm":
             return self.ops.moe(tokens)
         m, ops, fmt = self.model, self.ops, self._fmt("experts")
@@ -286,7 +298,7 @@ class AssembledStepModel:
         width = m.expert_intermediate // moe_tp
         rows = deepgemm_rows(tokens, m.num_experts // moe_ep, m.top_k)
         gemms = ops.gemm(rows, 2 * width, m.hidden, fmt) + ops.gemm(rows, m.hidden, width, fmt)
-        passes = rows * (2.0 * 2 * width + width + 2.0 * m.hidden)
+        passes = rows * 9.0 * width + tokens * (m.top_k + 1) * 2.0 * m.hidden
         return gemms + passes / ops.gpu.hbm_bw_bytes_s
 
     def _communication(self, tokens: np.ndarray) -> np.ndarray:
@@ -522,7 +534,8 @@ class AssembledStepModel:
         ``moe_backend: deepgemm`` the routed experts too, labelled ``deepgemm:`` and the
         source of the GEMM table their first grouped GEMM reads."""
         out = dict(self.ops.sources())
-        if self.moe_backend == "deepgemm":
+        if self.moe_backend == "deepgemm":  # no MoE table is read
+            out = {k: v for k, v in out.items() if not k.startswith("moe ")}
             m = self.model
             width = m.expert_intermediate // moe_split(self.tp, self.dp, self.ep)[0]
             gemm = f"gemm {self._fmt('experts')} n={2 * width} k={m.hidden}"
@@ -533,25 +546,22 @@ class AssembledStepModel:
 def check_moe_backend(model: ModelArch, formats, backend: str, tp: int, dp: int,
                       ep: int) -> str:
     """``backend`` if the replica can run it, else ValueError with one line saying why:
-    ``deepgemm`` is vLLM's block-FP8 MoE kernel, chosen (vLLM 0.12) only with the experts
-    tensor-parallel over fewer than 8 GPUs, and without all-to-all dispatch (expert
-    parallelism across data-parallel ranks batches tokens per expert, another layout)."""
+    ``deepgemm`` is vLLM's block-FP8 MoE kernel, chosen (vLLM 0.12) unless the experts are
+    tensor-parallel over 8 GPUs or more (with expert parallelism their TP is 1; vLLM 0.12's
+    default all-gather dispatch across data-parallel ranks feeds the same kernel)."""
     if backend not in MOE_BACKENDS:
         raise ValueError(f"moe_backend must be one of {', '.join(MOE_BACKENDS)} (got {backend!r})")
     if backend == "auto":
         return backend
     fmt = formats.of("experts").name if model.is_moe else None
     moe_tp, _ = moe_split(tp, dp, ep)
-    all_to_all = ep > 1 and dp > 1
-    if fmt != "fp8_block" or all_to_all or moe_tp >= 8:
+    if fmt != "fp8_block" or moe_tp >= 8:
         what = (f"{model.name} has no MoE layers" if not model.is_moe else
                 f"its experts are {fmt}" if fmt != "fp8_block" else
-                "its experts are dispatched all-to-all (expert parallel over data-parallel "
-                "ranks)" if all_to_all else f"its experts are split over {moe_tp} GPUs")
+                f"its experts are tensor-parallel over {moe_tp} GPUs")
         raise ValueError(
             "moe_backend deepgemm is vLLM 0.12's kernel for block-FP8 (fp8_block) experts "
-            "split over fewer than 8 GPUs without all-to-all dispatch, and " + what
-            + "; use moe_backend: auto")
+            "tensor-parallel over fewer than 8 GPUs, and " + what + "; use moe_backend: auto")
     return backend
 
 
