@@ -429,6 +429,12 @@ NOTHING_SERVED_NOTE = ("no request reached the tiers (the response cache answere
 """The closed form's note where a response cache answered every request: no request to
 estimate the model on. ``tiersim run``'s summary and ``tiersim analytic`` both say it."""
 
+UNESTIMATED_NOTE = ("no request was answered, so there is no per-token cost to estimate the "
+                    "uniform fleets' costs from: no trade to model (--baselines sizes them by "
+                    "simulation)")
+"""The closed form's note where the savings are estimated and no request was answered (every
+one dropped): the estimated uniform fleets have no cost."""
+
 
 def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsResult | None,
                      basis: str = "expected", prices: dict[str, float] | None = None
@@ -458,6 +464,8 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     if not len(df):
         return {"note": NOTHING_SERVED_NOTE}
     pair = [infos[0], infos[-1]]
+    if savings.estimated and any(uniform[t.name].cost_usd is None for t in pair):
+        return {"note": UNESTIMATED_NOTE}
     priced = two_tier_prices(savings.cost_model, uniform, pair, prices)
     if priced.note is not None:
         return {"note": priced.note}

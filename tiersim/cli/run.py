@@ -260,6 +260,9 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
     elif saving is not None and saving.uniform and r.requests == 0:
         rows.append(("saved vs uniform", "-", "the response cache answered every request: "
                      "no fleet served one, so there is no saving to compare"))
+    elif saving is not None and saving.estimated and r.completed == 0:
+        rows.append(("estimated saving vs uniform", "-", "no request was answered: no "
+                     "per-token cost to scale the uniform fleets from (--baselines simulates)"))
     elif saving is not None and saving.uniform:
         rows.append(("saved vs uniform", "-", "no uniform fleet meets the SLOs and this run's "
                      "accuracy (or the floor): none to compare with (uniform fleets table)"))

@@ -216,7 +216,9 @@ def savings(
     ``cost_usd`` is the per-request attributed cost of the simulated run (both passes for an
     escalated request). ``uniform_costs`` (total cost per tier if every request ran there) may
     come from separate uniform runs; otherwise they are estimated by
-    :func:`uniform_cost_estimates` from the answered requests and flagged ``"estimated"``.
+    :func:`uniform_cost_estimates` from the answered requests and flagged ``"estimated"``
+    (with no answered request there is nothing to scale: every uniform cost is None, and no
+    tier is the baseline or in the static split).
     A ``dropped`` request counts as wrong in the routed accuracy and is left out of the
     estimate (it has tokens but no cost). ``basis``: what accuracy is scored on (the
     assignment's).
@@ -238,17 +240,18 @@ def savings(
             escalate_to=keep(np.where(esc, final_tier, -1)),
         )
     uni_cost = np.asarray(uniform_costs, dtype=np.float64)
+    priced = np.isfinite(uni_cost)  # an estimate from no answered request has no cost
     routed = float(cost_usd.sum())
     floor = accuracy - tolerance if accuracy_floor is None else accuracy_floor
-    meets = np.flatnonzero(uni_acc >= floor - 1e-12)
+    meets = np.flatnonzero((uni_acc >= floor - 1e-12) & priced)
     base_i = int(meets[np.argmin(uni_cost[meets])]) if len(meets) else None
-    split = static_split_cost(accuracy, uni_cost, uni_acc)
+    split = static_split_cost(accuracy, uni_cost[priced], uni_acc[priced])
     return {
         "routed_cost_usd": routed,
         "accuracy": accuracy,
         "accuracy_floor": floor,
         "uniform": {
-            t.name: {"accuracy": float(a), "cost_usd": float(c)}
+            t.name: {"accuracy": float(a), "cost_usd": float(c) if np.isfinite(c) else None}
             for t, a, c in zip(tiers, uni_acc, uni_cost, strict=True)
         },
         "uniform_costs_estimated": estimated,
