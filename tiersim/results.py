@@ -409,6 +409,10 @@ class SavingsResult:
         return out
 
 
+NOTHING_SERVED_WORDS = "none (no requests served)"
+"""The latency's source where no pass ran (``Sources.latency``)."""
+
+
 @dataclass(frozen=True)
 class Sources:
     """Where each group of numbers comes from, in words (latency, accuracy, cost)."""
@@ -655,6 +659,14 @@ class RunResult:
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise TiersimError(f"{source}: malformed summary ({_oneline(err)}); rerun "
                                "`tiersim run` to rewrite it") from None
+
+    @property
+    def duration_source(self) -> str:
+        """Where the duration comes from: the latency's source, or where no request was served
+        (every one dropped, or answered by a response cache) the trace's last arrival."""
+        if self.sources.latency == NOTHING_SERVED_WORDS:
+            return "trace (the last arrival: no request was served)"
+        return self.sources.latency
 
     def floor_words(self) -> str:
         """The accuracy floor the uniform fleets are held to, and where it comes from."""

@@ -19,6 +19,7 @@ from tiersim import costs, fidelity, metrics
 from tiersim.fleet import Fleet
 from tiersim.model_read import model_read
 from tiersim.results import (
+    NOTHING_SERVED_WORDS,
     ProfileUsed,
     RouterResult,
     RunResult,
@@ -321,7 +322,7 @@ def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
     used = [t for t in fleet.tiers if passes[t.name]]
     kinds = {kind for t in used for kind in source_counts(t.step_model)}
     latency = (sorted(kinds) + latency_assumptions(used, trace_acceptance)
-               or ["none (no requests served)"])
+               or [NOTHING_SERVED_WORDS])
     accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
     return Sources(latency=" + ".join(latency), accuracy=" + ".join(accuracy),
                    cost=costs.COST_WORDS[scenario.cost_model])

@@ -216,7 +216,7 @@ def headline_table(r: RunResult):
         table.add_column(col)
     rows = [
         ("requests (completed / dropped)", _request_counts(r), "trace"),
-        ("duration", fmt(r.duration_s, " s"), latency),
+        ("duration", fmt(r.duration_s, " s"), r.duration_source),
         ("TTFT p50 / p99", f"{fmt(r.ttft_p50_s, ' s')} / {fmt(r.ttft_p99_s, ' s')}", latency),
         ("TPOT p50 / p99", f"{fmt(r.tpot_p50_s, ' ms', 1e3)} / "
          f"{fmt(r.tpot_p99_s, ' ms', 1e3)}", latency),

@@ -214,7 +214,7 @@ def run_headline(run: RunResult) -> str:
         ["dropped", run.dropped + (0 if cache is None else cache.unanswered), "", "trace"],
         *([] if cache is None else [["answered by the response cache", cache.hits, "",
                                      "trace"]]),
-        ["simulated duration", run.duration_s, "s", latency],
+        ["simulated duration", run.duration_s, "s", run.duration_source],
         ["TTFT p50", run.ttft_p50_s, "s", latency], ["TTFT p99", run.ttft_p99_s, "s", latency],
         ["TPOT p50", run.tpot_p50_s, "s", latency], ["TPOT p99", run.tpot_p99_s, "s", latency],
         ["end-to-end p99", run.e2e_p99_s, "s", latency],
