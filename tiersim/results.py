@@ -660,6 +660,30 @@ class RunResult:
             raise TiersimError(f"{source}: malformed summary ({_oneline(err)}); rerun "
                                "`tiersim run` to rewrite it") from None
 
+    def missed_words(self) -> str | None:
+        """What the run's fleet missed of what its uniform baselines are held to (its savings'
+        ``missed``), with the figures that missed: each p99 over its SLO at summary.json's
+        precision (the console's 3 digits can print a p99 equal to the SLO it missed), the
+        requests dropped, the accuracy under the floor. None when nothing was missed."""
+        missed = None if self.savings is None else self.savings.missed
+        if missed is None:
+            return None
+        return " and ".join(f"{what} ({'; '.join(why)})" if why else what
+                            for what, why in self._misses() if what in missed)
+
+    def _misses(self) -> list[tuple[str, list[str]]]:
+        """(what, the figures that missed it) for the SLOs and the accuracy floor."""
+        slo = [f"{name} p99 {p99:.10g} s over its {limit:.10g} s"
+               for name, p99, limit in (("TTFT", self.ttft_p99_s, self.slo_ttft_p99_s),
+                                        ("TPOT", self.tpot_p99_s, self.slo_tpot_p99_s))
+               if not (limit is None or p99 is None or within_limit(p99, limit))]
+        if self.dropped:
+            slo.append(f"{self.dropped:,} requests dropped")
+        s = self.savings
+        floor = ([] if _unknown(s.accuracy) or _unknown(s.accuracy_floor) else
+                 [f"accuracy {100 * s.accuracy:.4g} % under {100 * s.accuracy_floor:.4g} %"])
+        return [("its SLOs", slo), ("its accuracy floor", floor)]
+
     @property
     def duration_source(self) -> str:
         """Where the duration comes from: the latency's source, or where no request was served

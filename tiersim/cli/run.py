@@ -256,7 +256,7 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
                      accuracy_source))
     saving = r.savings
     if saving is not None and saving.baseline_uniform_tier is not None:
-        rows.append(saving_row(saving))
+        rows.append(saving_row(saving, r.missed_words()))
     elif saving is not None and saving.uniform and r.requests == 0:
         rows.append(("saved vs uniform", "-", "the response cache answered every request: "
                      "no fleet served one, so there is no saving to compare"))
@@ -269,17 +269,18 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
     return rows
 
 
-def saving_row(saving: SavingsResult) -> tuple[str, str, str]:
+def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, str, str]:
     """The routed cost against the cheapest adequate uniform tier: not comparable when the run's
     fleet missed what its baselines are held to (simulated or estimated alike, as the report
-    says), an estimate labelled as one, a free baseline's gap in USD."""
+    says; ``missed``: that in words, with its figures, :meth:`RunResult.missed_words`), an
+    estimate labelled as one, a free baseline's gap in USD."""
     from tiersim.results import saving_without_share
 
     name = "estimated saving" if saving.estimated else "saved"
     label = f"{name} vs uniform {saving.baseline_uniform_tier}"
     if not saving.comparable:
-        return (label, "not comparable", f"this fleet misses {saving.missed}, the uniform "
-                "fleets are held to them; size this one with tiersim plan")
+        return (label, "not comparable", f"this fleet misses {missed or saving.missed}, the "
+                "uniform fleets are held to them; size this one with tiersim plan")
     shown = (saving_without_share(saving.vs_uniform_frac, saving.vs_uniform_usd)
              or fmt(saving.vs_uniform_frac, " %", 100))
     if saving.estimated:

@@ -304,8 +304,8 @@ def savings_section(run: RunResult) -> str:
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas)}" for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
                  _met(s.routed_floor_met), s.accuracy, s.routed_cost_usd])
-    unlike = (f"not comparable: this fleet misses {s.missed}, the uniform fleets are held to "
-              "them (size it with tiersim plan)")
+    unlike = (f"not comparable: this fleet misses {run.missed_words()}, the uniform fleets are "
+              "held to them (size it with tiersim plan)")
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
         ["accuracy floor", run.floor_words()],
@@ -358,7 +358,7 @@ def closed_form_note(run: RunResult) -> str:
     rows = [["closed form dC* (USD)", d_star],
             [f"this run's saving vs a static split ({s.method}, USD)",
              s.vs_static_split_usd if s.comparable else f"not comparable: this fleet misses "
-             f"{s.missed}"],
+             f"{run.missed_words()}"],
             ["two-type parameters p / eps / delta",
              f"{fmt(params.get('p'))} / {fmt(params.get('eps'))} / {fmt(params.get('delta'))}"]]
     return ("<h3>Against the closed form</h3>" + table(["item", "value"], rows)
