@@ -180,3 +180,20 @@ def test_the_benchmark_reads_deepgemm_for_vllm_0_12_block_fp8_experts(row, moe_t
     assert fs.vllm_moe_backend(row, arch, "fp8_block", moe_tp) == expected
     assert fs.vllm_moe_backend(row, arch, "bf16", moe_tp) == "auto"
     assert fs.vllm_moe_backend(row, get_model("Llama-3.1-8B"), "fp8_block", moe_tp) == "auto"
+
+
+@pytest.mark.parametrize("backend, fix", [
+    ("deepgemm", "use moe_backend: auto with gpus_per_replica 8"),
+    ("auto", "use gpus_per_replica 8"),
+])
+def test_a_fit_error_offers_no_gpu_count_where_the_moe_backend_is_refused(backend, fix):
+    """A deepgemm tier too big for 4 GPUs: 8 hold it, but its experts would be
+    tensor-parallel over 8 GPUs, where deepgemm is refused, so the fix says to switch."""
+    from tiersim.hardware import get_gpu, get_model
+    from tiersim.perf.memory import FitError, kv_capacity_blocks
+
+    with pytest.raises(FitError) as info:
+        kv_capacity_blocks(get_model(MOE), "fp8_block", get_gpu("H200"), tp=4,
+                           gpu_memory_utilization=0.05, moe_backend=backend)
+    assert str(info.value).endswith(
+        f"(it is 0.05), or {fix}, a smaller precision or a GPU with more memory")

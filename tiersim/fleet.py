@@ -312,6 +312,7 @@ def kv_blocks(model_ref: str, gpu: str, tier: TierConfig, draft_ref: str | None 
         kv_dtype=tier_kv(tier, model_ref),
         max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
         dp=dp, ep=ep, draft=None if draft_ref is None else get_model(draft_ref),
+        moe_backend=tier.moe_backend,
     )
     return kv_pages(model, blocks) if windowed(tier, draft_ref) else blocks
 

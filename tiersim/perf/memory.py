@@ -422,6 +422,7 @@ def kv_capacity_blocks(
     dp: int = 1,
     ep: int = 1,
     draft: ModelArch | None = None,
+    moe_backend: str = "auto",
 ) -> int:
     """KV-cache blocks of ``block_size`` tokens one replica holds; :class:`FitError` if none.
 
@@ -435,6 +436,7 @@ def kv_capacity_blocks(
     ``None`` uses the default of :func:`default_activation_reserve` sized for
     ``max_num_batched_tokens``. ``kv_dtype="auto"`` is the checkpoint's declared KV format, else
     BF16 (vLLM's default, :func:`~tiersim.hardware.precisions.resolve_kv_dtype`).
+    ``moe_backend``: the tier's MoE kernel; a fit error offers only GPU counts that run it.
     """
     prec = weight_formats(model, precision)
     budget = gpu.hbm_bytes * gpu_memory_utilization
@@ -457,10 +459,27 @@ def kv_capacity_blocks(
     if blocks < 1:
         what = model if draft is None else dataclasses.replace(
             model, name=f"{model.name} with its draft {draft.name}")
-        fits = _fewest_gpus(model, tp, dp, ep, lambda t, e: sum(need(t, e)) <= budget)
+        fits = _fewest_gpus(model, tp, dp, ep, lambda t, e: sum(need(t, e)) <= budget
+                            and _runs_backend(model, prec, moe_backend, t, dp, e))
+        auto = "" if fits or moe_backend == "auto" else "moe_backend: auto with "
+        if auto:  # more GPUs hold it only where the tier's MoE kernel does not run
+            fits = _fewest_gpus(model, tp, dp, ep, lambda t, e: sum(need(t, e)) <= budget)
         raise FitError(_fit_message(what, prec, gpu, tp, (weights, reserve, budget, block_bytes),
-                                    fits))
+                                    fits, auto))
     return blocks
+
+
+def _runs_backend(model: ModelArch, formats: WeightFormats, backend: str, tp: int, dp: int,
+                  ep: int) -> bool:
+    """Whether a replica split ``tp x dp`` (``ep`` expert parallel) runs the MoE kernel
+    ``backend`` (:func:`tiersim.perf.assembly.check_moe_backend`)."""
+    from tiersim.perf.assembly import check_moe_backend  # assembly imports this module
+
+    try:
+        check_moe_backend(model, formats, backend, tp, dp, ep)
+    except ValueError:
+        return False
+    return True
 
 
 def _fewest_gpus(model: ModelArch, tp: int, dp: int, ep: int, fits) -> int:
@@ -485,10 +504,12 @@ def _fit_message(
     tp: int,
     sizes: tuple[float, float, float, float],
     fits: int = 0,
+    switch: str = "",
 ) -> str:
     """The one-line FitError text: what is needed (``sizes``: weights, reserve, usable budget
     and one KV block, bytes per GPU), what there is, by how much it falls short, and the fewest
-    GPUs per replica that hold it (``fits``; 0: none up to 64)."""
+    GPUs per replica that hold it (``fits``; 0: none up to 64; ``switch``: what else to set
+    there, e.g. another MoE kernel)."""
     weights, reserve, budget, block_bytes = sizes
     short = weights + reserve - budget
     per = " per GPU" if tp > 1 else ""
@@ -496,8 +517,8 @@ def _fit_message(
     need = f"weights {_gb(weights)} GB + reserve {_gb(reserve)} GB"
     nodes = f" ({math.ceil(fits / MAX_NODE_GPUS)} nodes of {MAX_NODE_GPUS})" \
         if fits > MAX_NODE_GPUS else ""
-    fix = (f"use gpus_per_replica {fits}{nodes}, a smaller precision or a GPU with more memory"
-           if fits else "use a smaller precision or a GPU with more memory")
+    fix = (f"use {switch}gpus_per_replica {fits}{nodes}, a smaller precision or a GPU with "
+           "more memory" if fits else "use a smaller precision or a GPU with more memory")
     if reserve > weights:  # the activation reserve of a huge token budget is what is short
         fix = "lower scheduler.max_num_batched_tokens (it sets the activation reserve)"
     fix = _utilization_fix(budget / gpu.hbm_bytes,
