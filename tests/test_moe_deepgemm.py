@@ -197,3 +197,22 @@ def test_a_fit_error_offers_no_gpu_count_where_the_moe_backend_is_refused(backen
                            gpu_memory_utilization=0.05, moe_backend=backend)
     assert str(info.value).endswith(
         f"(it is 0.05), or {fix}, a smaller precision or a GPU with more memory")
+
+
+def test_a_plan_whose_every_gpu_count_fails_blames_memory_not_a_layout_the_tier_lacks(tmp_path):
+    """On 1 GPU with 5% of its memory the tier fits on no count up to 4 and deepgemm is refused
+    on 8: the line says it does not fit (the tier's own count is 1, not 8), then the refusal."""
+    from tiersim.cli.plan import plan_capacity
+
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(model=MOE, precision="fp8_block", gpus=1, dp=1, ep="false")
+                    + "    gpu_memory_utilization: 0.05\n")
+    with pytest.raises(ScenarioError) as info:
+        plan_capacity(path, max_replicas=2, report=False)
+    assert str(info.value) == (
+        f"{path}: tiers[0]: tier 'a': Qwen3-Coder-30B-A3B at FP8 (block) does not fit on "
+        "4x H200: weights 7.8 GB + reserve 1.7 GB > usable 7.5 GB per GPU (short by 2.0 GB); set "
+        "gpu_memory_utilization to at least 0.064 (it is 0.05), or use moe_backend: auto with "
+        "gpus_per_replica 8, a smaller precision or a GPU with more memory (on 8 GPUs per "
+        f"replica: {HEAD.split(': ', 3)[3]}its experts are tensor-parallel over 8 GPUs; use "
+        "moe_backend: auto)")

@@ -446,7 +446,7 @@ def _fitted(scenario, at: tuple, tier, gpu_options: tuple[int, ...] | None):
     from tiersim.plan.planner import GPU_OPTIONS
     from tiersim.scenario import format_loc
 
-    error = None
+    errors: list[tuple[int, Exception]] = []
     counts = [tier.gpus_per_replica] + [
         g for g in sorted(gpu_options or GPU_OPTIONS) if g > tier.gpus_per_replica]
     for gpus in (g for g in counts if g % tier.data_parallel == 0):
@@ -454,11 +454,28 @@ def _fitted(scenario, at: tuple, tier, gpu_options: tuple[int, ...] | None):
         try:
             build_tier(scenario, sized)
         except (TiersimError, ValueError) as err:
-            error = err
+            errors.append((gpus, err))
             continue
         return sized
+    error, text = _fit_refusal(errors)
     raise ScenarioError(scenario.source, format_loc((*at, *getattr(error, "key", ()))),
-                        f"tier {tier.name!r}: {error}")
+                        f"tier {tier.name!r}: {text}")
+
+
+def _fit_refusal(errors: list[tuple[int, Exception]]) -> tuple[Exception, str]:
+    """The error a tier that runs on none of the planner's GPU counts is refused with, and its
+    text: the last count's, except that where the largest counts refuse the layout (a split,
+    a MoE kernel) and a smaller one only lacked memory, that memory error is what is said, with
+    the largest count's refusal after it (so the line does not blame the tier's own count on
+    a layout it does not have)."""
+    from tiersim.errors import FitError
+
+    last_gpus, last = errors[-1]
+    short = [(g, e) for g, e in errors if isinstance(e, FitError) and not e.key]
+    if not short or short[-1][1] is last:
+        return last, str(last)
+    error = short[-1][1]
+    return error, f"{error} (on {last_gpus} GPUs per replica: {last})"
 
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
