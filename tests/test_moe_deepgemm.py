@@ -216,3 +216,20 @@ def test_a_plan_whose_every_gpu_count_fails_blames_memory_not_a_layout_the_tier_
         "gpus_per_replica 8, a smaller precision or a GPU with more memory (on 8 GPUs per "
         f"replica: {HEAD.split(': ', 3)[3]}its experts are tensor-parallel over 8 GPUs; use "
         "moe_backend: auto)")
+
+
+def test_a_plan_that_misses_names_the_gpu_count_deepgemm_is_refused_on(tmp_path):
+    """--gpus-per-replica 8 on a deepgemm tier that misses its TPOT on 1 GPU: 8 is left out
+    of the search (its experts would be tensor-parallel over 8 GPUs), and the reason says so
+    beside the counts tried instead of dropping it silently."""
+    from tiersim.cli.plan import plan_capacity
+
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(model=MOE, precision="fp8_block", gpus=1, dp=1, ep="false")
+                    + "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.001}\n")
+    result = plan_capacity(path, max_replicas=1, gpu_options=(8,), report=False)
+    assert result.uniform[0]["gpus_per_replica_tried"] == {"a": [1]}
+    assert result.reason.endswith(
+        "(tried a on 1 GPU per replica; not on 8 GPUs per replica: "
+        f"{HEAD.split(': ', 3)[3]}its experts are tensor-parallel over 8 GPUs; use "
+        "moe_backend: auto)")

@@ -157,6 +157,8 @@ class SimEvaluator:
         self.end_s = end_s  # the run lasts at least this long (a response cache's last answer)
         self._realised: bool | None = None  # see :attr:`realised`
         self._built: dict[tuple[str, int], BuiltTier | None] = {}
+        self.refusals: dict[tuple[str, int], Exception] = {}
+        """Per (tier, GPUs per replica) that did not build, why (:meth:`built`)."""
         self._routing: dict[Design, tuple] = {}
         self._tier_runs: dict[tuple, _TierRun] = {}
         self._fleets: dict[tuple, Outcome] = {}
@@ -183,8 +185,9 @@ class SimEvaluator:
         if key not in self._built:
             try:
                 self._built[key] = build_tier(self.scenario, self.tier_config(name, gpus))
-            except (TiersimError, ValueError):
+            except (TiersimError, ValueError) as err:
                 self._built[key] = None
+                self.refusals[key] = err
         return self._built[key]
 
     def fits(self, name: str, gpus: int) -> bool:

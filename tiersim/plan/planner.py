@@ -111,6 +111,14 @@ class Constraints:
                 "accuracy_floor": self.accuracy_floor}
 
 
+def _refuses_layout(err: Exception) -> bool:
+    """Whether ``err`` refuses a layout (a MoE kernel, a split) rather than saying the
+    model is short of memory there (a :class:`FitError` with no key)."""
+    from tiersim.errors import FitError
+
+    return not (isinstance(err, FitError) and not err.key)
+
+
 def _note_held_layouts(scenario) -> None:
     """A note for each tier whose ``data_parallel`` the sizing holds: at a GPU count it divides
     the ranks share the replica's GPUs, and tensor parallelism alone there is not tried."""
@@ -256,10 +264,27 @@ class Planner:
         self.gpus = {n: [g for g in sorted({*gpu_options, own[n]}) if self.evaluator.fits(n, g)]
                      for n in own}
         _note_held_layouts(scenario)
+        self.refused = self._refused_counts()
+        """Per tier, the GPU counts left out for a refused layout, with the refusal."""
         self._one_basis()
         self.uniform_results: dict[str, DesignResult] = {}
         self.judged: list[dict[str, Any]] = []
         self._judged_keys: set[str] = set()  # the fleets in judged, as JSON text
+
+    def _refused_counts(self) -> dict[str, dict[int, str]]:
+        """Per tier, each GPU count the search leaves out because that layout is refused (a
+        MoE kernel, a split: not a shortage of memory), with the refusal's line, so a reason
+        that names the counts tried also names those (:meth:`_and_refused`)."""
+        refusals = getattr(self.evaluator, "refusals", {})
+        return {name: {g: _one_line(err) for (n, g), err in sorted(refusals.items())
+                       if n == name and g not in options and _refuses_layout(err)}
+                for name, options in self.gpus.items()}
+
+    def _and_refused(self, name: str) -> str:
+        """"; not on G GPUs per replica: why" for each count :meth:`_refused_counts` left out
+        of tier ``name`` ("" when none)."""
+        return "".join(f"; not on {_per_replica([g])}: {why}"
+                       for g, why in self.refused.get(name, {}).items())
 
     def _one_basis(self) -> None:
         """Tell the evaluator every router setting a routed design may use, so that when one
@@ -381,7 +406,8 @@ class Planner:
         else:
             chosen = results[-1]
             if chosen.missed and chosen.missed.startswith("latency"):
-                chosen.missed += f" (tried {name} on {_per_replica(tried[name])})"
+                chosen.missed += (f" (tried {name} on {_per_replica(tried[name])}"
+                                  f"{self._and_refused(name)})")
             if chosen.infeasible and len(tried[name]) > 1:
                 chosen.infeasible += f"; tried {_per_replica(tried[name])}"
         self.uniform_results[name] = chosen
@@ -429,7 +455,8 @@ class Planner:
             violators = verdict(last, self.c).violators or tiers
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
-                gpus = "; ".join(f"{n} on {_per_replica(g)}" for n, g in tried.items())
+                gpus = "; ".join(f"{n} on {_per_replica(g)}{self._and_refused(n)}"
+                                 for n, g in tried.items())
                 where = f"; tried {gpus}" if escalate else ""
                 return DesignResult(design, sizing.judged[-1], last, f"latency: {sizing.reason}"
                                     f" ({_missed(last, self.c)}{where})", tried,
