@@ -1640,6 +1640,17 @@ def _signed(x: float) -> str:
     return "n/a" if np.isnan(x) else f"{x:+.1%}"
 
 
+def moe_backend_rows(rows: pd.DataFrame) -> dict[str, int]:
+    """The rows by the MoE kernel each is replayed with (:func:`case_of`'s ``moe_backend``), so
+    a run's fidelity line can say when a model's figures were scored with another kernel than
+    a tier's."""
+    counts: dict[str, int] = {}
+    for row in rows.to_dict("records"):
+        backend = case_of(row).moe_backend
+        counts[backend] = counts.get(backend, 0) + 1
+    return counts
+
+
 def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
     """What a run of tiersim on this profile prints about its fidelity (``tiersim.fidelity``):
     the replayed rows' median errors, per model and in all, tiersim's beside aiconfigurator's,
@@ -1669,7 +1680,8 @@ def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
         g = ok[ok["model"] == model]
         arch = get_model(model_source(row_spec(g.iloc[0])))
         models[model] = {"model_path": str(g["model_path"].iloc[0]),
-                         "shape_id": shape_id(arch), **figures(g)}
+                         "shape_id": shape_id(arch), **figures(g),
+                         "moe_backend_rows": moe_backend_rows(g)}
     flag = "" if system == FIT_SYSTEM else f" --system {system}"
     return {"engine": engine, "gpu": SYSTEM_GPU[system].upper(), **figures(ok),
             "models": models,

@@ -233,3 +233,19 @@ def test_a_plan_that_misses_names_the_gpu_count_deepgemm_is_refused_on(tmp_path)
         "(tried a on 1 GPU per replica; not on 8 GPUs per replica: "
         f"{HEAD.split(': ', 3)[3]}its experts are tensor-parallel over 8 GPUs; use "
         "moe_backend: auto)")
+
+
+@pytest.mark.parametrize("backend, tail", [
+    ("auto", " (replayed 51 with moe_backend deepgemm; this tier runs moe_backend auto)"),
+    ("deepgemm", ""),
+])
+def test_the_fidelity_line_says_when_a_models_rows_ran_another_moe_kernel(backend, tail):
+    """Qwen3-235B-FP8's 51 H200 rows were replayed with DeepGEMM (vLLM 0.12): an auto tier of
+    that model is told its quoted figures are not its kernel's."""
+    from tiersim import fidelity
+
+    config = Path(__file__).resolve().parents[1] / "benchmarks/data/configs/Qwen3-235B-A22B-FP8"
+    check = fidelity.check_for("h200_aiconfigurator_vllm",
+                               {"a": (str(config), "fp8_block", backend)})
+    assert (": 9.6% TPOT, 23.9% TTFT on its 51 rows" + tail + " (python benchmarks/"
+            in fidelity.describe(check))

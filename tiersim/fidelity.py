@@ -78,23 +78,24 @@ def _model(model: str):
         return None
 
 
-def _tier_check(models: dict[str, dict[str, Any]], tier: str, model: str, precision: str
-                ) -> dict[str, Any]:
-    """One tier's name, model (its name) and format, and the checked model with that model's
-    shapes (``checked_model``: its rows' figures), or None when no checked model has them."""
+def _tier_check(models: dict[str, dict[str, Any]], tier: str, model: str, precision: str,
+                moe_backend: str = "auto") -> dict[str, Any]:
+    """One tier's name, model (its name), format and MoE kernel, and the checked model with
+    that model's shapes (``checked_model``: its rows' figures), or None when no checked model
+    has them."""
     arch = _model(model)
     mine = shape_id(arch) if arch is not None else None
     own = next((n for n, rows in models.items() if mine and rows.get("shape_id") == mine), None)
     return {"tier": tier, "model": arch.name if arch is not None else str(model),
-            "precision": precision,
+            "precision": precision, "moe_backend": moe_backend,
             "checked_model": None if own is None else {"name": own, **models[own]}}
 
 
 def check_for(profile: str | None, tiers: dict[str, tuple[str, str]]) -> dict[str, Any] | None:
     """The record of ``profile`` (a name or path), with ``tiers``: for each tier that reads
     the profile (name -> its model reference and precision), its model's own rows when they
-    are among those replayed (:func:`_tier_check`); None when ``profile`` is not a shipped,
-    checked one."""
+    are among those replayed (:func:`_tier_check`; a third item, the tier's ``moe_backend``,
+    may follow the precision); None when ``profile`` is not a shipped, checked one."""
     stem = _shipped_stem(profile)
     entry = _entries().get(stem) if stem else None
     if entry is None:
@@ -104,8 +105,7 @@ def check_for(profile: str | None, tiers: dict[str, tuple[str, str]]) -> dict[st
     return {"profile": stem, **{k: v for k, v in entry.items() if k != "models"},
             "models_checked": sorted(models),
             "model_tpot_abs_median_pct_range": [min(tpots), max(tpots)] if tpots else None,
-            "tiers": [_tier_check(models, name, model, precision)
-                      for name, (model, precision) in tiers.items()]}
+            "tiers": [_tier_check(models, name, *read) for name, read in tiers.items()]}
 
 
 class ModelChecked(BaseModel):
@@ -118,6 +118,8 @@ class ModelChecked(BaseModel):
     ttft_abs_median_pct: float
     held_out_rows: int | None = None
     model_path: str | None = None
+    moe_backend_rows: dict[str, int] | None = None
+    """Its rows by the MoE kernel they were replayed with (``moe_backend``)."""
 
 
 class TierChecked(BaseModel):
@@ -128,6 +130,7 @@ class TierChecked(BaseModel):
     tier: str
     model: str
     precision: str
+    moe_backend: str = "auto"
     checked_model: ModelChecked | None = None
 
 
@@ -174,7 +177,22 @@ def _models_part(check: dict[str, Any]) -> str:
     if check.get("tiers") is None:
         return f"the scenario's model: {_own(check.get('this_model'))}"
     return "; ".join(f"tier {tier['tier']} ({tier['model']}, {tier['precision']}): "
-                     f"{_own(tier.get('checked_model'))}" for tier in check["tiers"])
+                     f"{_own(tier.get('checked_model'))}"
+                     f"{_other_kernel(tier.get('checked_model'), tier.get('moe_backend'))}"
+                     for tier in check["tiers"])
+
+
+def _other_kernel(model: dict[str, Any] | None, backend: str | None) -> str:
+    """Where some of a checked model's rows were replayed with another MoE kernel than the
+    tier's ``moe_backend`` (the record's ``moe_backend_rows``), how many and with which: those
+    figures are not this tier's step times ("" otherwise, or for a record without the
+    counts)."""
+    counts = (model or {}).get("moe_backend_rows") or {}
+    other = {k: n for k, n in sorted(counts.items()) if k != (backend or "auto") and n}
+    if not other:
+        return ""
+    which = ", ".join(f"{n} with moe_backend {k}" for k, n in other.items())
+    return f" (replayed {which}; this tier runs moe_backend {backend or 'auto'})"
 
 
 def _own(model: dict[str, Any] | None) -> str:

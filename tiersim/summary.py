@@ -367,7 +367,8 @@ def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
     matched measured serving when a tier reads its tables (none read: its check says nothing
     about these step times)."""
     sources = {t.name: dict(sorted(t.step_model.sources().items())) for t in fleet.tiers}
-    reads = {t.name: (scenario.tier_model_ref(t.config), t.config.precision)
+    reads = {t.name: (scenario.tier_model_ref(t.config), t.config.precision,
+                      t.config.moe_backend)
              for t in fleet.tiers
              if any(v != "roofline" and k != "overhead" for k, v in sources[t.name].items())}
     return ProfileUsed(name=scenario.profile, sources=sources,
