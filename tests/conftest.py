@@ -141,3 +141,15 @@ def axis_line(path: Path, axis: str) -> int:
         if key == axis:
             return i + 1
     raise AssertionError(f"no sweep axis {axis!r} in {path}")
+
+
+def run_nothing_answered(tmp_path):
+    """``tiersim run`` (no baselines) of the tiny scenario's two minutes with every request
+    longer than ``max_model_len`` (16): a run that answers nothing; its finished process."""
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]})
+    for tier in doc["tiers"]:
+        tier["scheduler"] = {"max_model_len": 16}
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    done = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-baselines")
+    assert done.returncode == 0, done.stderr
+    return done

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 
 def test_duration_of_a_run_that_served_nothing_comes_from_the_arrivals(tmp_path):
-    from conftest import run_cli, tiny_doc, write_yaml
+    from conftest import run_nothing_answered
 
-    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]})
-    for tier in doc["tiers"]:
-        tier["scheduler"] = {"max_model_len": 16}
-    path = write_yaml(tmp_path / "s.yaml", doc)
-    done = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-baselines")
-    assert done.returncode == 0, done.stderr
+    done = run_nothing_answered(tmp_path)
     row = next(line for line in done.stdout.splitlines() if "│ duration" in line)
     assert "trace (the last arrival: no request was served)" in row
     page = (tmp_path / "o" / "report.html").read_text()

@@ -27,14 +27,9 @@ def test_estimated_savings_with_every_request_dropped_name_no_baseline():
 
 
 def test_a_run_that_answers_nothing_says_why_it_has_no_estimate(tmp_path):
-    from conftest import run_cli, tiny_doc, write_yaml
+    from conftest import run_nothing_answered
 
-    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]})
-    for tier in doc["tiers"]:
-        tier["scheduler"] = {"max_model_len": 16}
-    path = write_yaml(tmp_path / "s.yaml", doc)
-    done = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-baselines")
-    assert done.returncode == 0, done.stderr
+    done = run_nothing_answered(tmp_path)
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["completed"] == 0
     assert summary["savings"]["baseline_uniform_tier"] is None
