@@ -482,7 +482,8 @@ def test_the_failure_line_marks_where_a_long_error_is_cut(tmp_path):
         f"{tmp_path}: 1 of 2 sweep point(s) failed (d956040cf542); first: s.yaml: tiers[0]: "
         "tier 'w4a16': Qwen3-Coder-30B-A3B at BF16 does not fit on 1x H200: weights 61.1 GB + "
         "reserve 2.0 GB > usable 45.2 GB (short by 17.9 GB); use gpus_per_replica 2, a "
-        f"smaller...; the others are stored; details in {tmp_path / 'points'}, rerun to retry")
+        f"smaller...; the others are stored; details in {tmp_path / 'points'}; fix what the "
+        "error names, then rerun to retry them")
 
 
 def test_the_failure_line_gives_the_first_failed_points_values(tmp_path):
@@ -499,7 +500,8 @@ def test_the_failure_line_gives_the_first_failed_points_values(tmp_path):
     assert _failure_line(frame, tmp_path, points=points) == (
         f"{tmp_path}: 1 of 2 sweep point(s) failed (b); first at model='Llama-3.1-70B', "
         "tiers.bf16.gpus_per_replica=1: s.yaml: tiers[1]: does not fit; the others are stored; "
-        f"details in {tmp_path / 'points'}, rerun to retry")
+        f"details in {tmp_path / 'points'}; fix what the error names, then rerun to retry "
+        "them")
 
 
 def test_an_interrupted_sweep_counts_the_points_its_workers_stored(tmp_path):

@@ -1025,7 +1025,8 @@ def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None =
     at = "" if refusal is not None or not values else " at " + ", ".join(
         f"{path}={shown(value)}" for path, value in values.items())
     return (f"{out}: {len(bad)} of {len(frame)} sweep point(s) failed ({ids}); first{at}: "
-            f"{first}; the others are stored; details in {out / 'points'}, rerun to retry")
+            f"{first}; the others are stored; details in {out / 'points'}; fix what the error "
+            "names, then rerun to retry them")
 
 
 def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
