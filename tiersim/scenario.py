@@ -265,7 +265,7 @@ class TierConfig(_Strict):
     moe_backend: Literal["auto", "deepgemm"] = Field(
         default="auto", description="routed experts' kernel: auto (the profile's MoE table, "
         "today's vLLM) or deepgemm (vLLM 0.12's image: DeepGEMM's grouped GEMM sized for every "
-        "expert, block-FP8 experts on fewer than 8 GPUs)")
+        "expert; block-FP8 experts tensor-parallel over fewer than 8 GPUs)")
     cost_per_gpu_hour: float = Field(ge=0, le=1e4, description="USD per GPU-hour")
     kv_dtype: str = Field(default="auto", description="KV-cache format: bf16, fp8, or auto "
                           "(vLLM's default: the format the checkpoint declares where the tier "
