@@ -220,6 +220,9 @@ class AssembledStepModel:
         self._shared_gate_up = (2 * m.shared_intermediate // tp, m.hidden)
         self._shared_down = (m.hidden, m.shared_intermediate // tp)
         self._router = (m.num_experts, m.hidden)
+        moe_tp, moe_ep = moe_split(tp, self.dp, self.ep)
+        self._expert_width = m.expert_intermediate // moe_tp  # one expert's share per GPU
+        self._local_experts = m.num_experts // moe_ep
         self._lm_head = (math.ceil(m.vocab / tp), m.hidden)
         self._allreduce_bytes_per_token = 2.0 * m.hidden
         self._window = m.sliding_window
@@ -294,9 +297,8 @@ class AssembledStepModel:
         if self.moe_backend != "deepgemm":
             return self.ops.moe(tokens)
         m, ops, fmt = self.model, self.ops, self._fmt("experts")
-        moe_tp, moe_ep = moe_split(self.tp, self.dp, self.ep)
-        width = m.expert_intermediate // moe_tp
-        rows = deepgemm_rows(tokens, m.num_experts // moe_ep, m.top_k)
+        width = self._expert_width
+        rows = deepgemm_rows(tokens, self._local_experts, m.top_k)
         gemms = ops.gemm(rows, 2 * width, m.hidden, fmt) + ops.gemm(rows, m.hidden, width, fmt)
         passes = rows * 9.0 * width + tokens * (m.top_k + 1) * 2.0 * m.hidden
         return gemms + passes / ops.gpu.hbm_bw_bytes_s
@@ -536,9 +538,7 @@ class AssembledStepModel:
         out = dict(self.ops.sources())
         if self.moe_backend == "deepgemm":  # no MoE table is read
             out = {k: v for k, v in out.items() if not k.startswith("moe ")}
-            m = self.model
-            width = m.expert_intermediate // moe_split(self.tp, self.dp, self.ep)[0]
-            gemm = f"gemm {self._fmt('experts')} n={2 * width} k={m.hidden}"
+            gemm = f"gemm {self._fmt('experts')} n={2 * self._expert_width} k={self.model.hidden}"
             out["moe deepgemm"] = "deepgemm: " + out.get(gemm, "roofline")
         return out
 
