@@ -104,6 +104,7 @@ from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
 from tiersim.hardware.precisions import weight_formats  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
+from tiersim.perf.assembly import check_moe_backend  # noqa: E402
 from tiersim.perf.base import StepShape  # noqa: E402
 from tiersim.perf.memory import kv_capacity_blocks, kv_groups, kv_pages  # noqa: E402
 from tiersim.perf.profile import EagerCost  # noqa: E402
@@ -970,21 +971,20 @@ def case_of(row: dict) -> Case:
 
 def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int) -> str:
     """The MoE kernel the row's engine ran, by vLLM's own selection rule where its source was
-    read: vLLM 0.12.0 (``Fp8MoEMethod`` / ``get_fp8_moe_backend``, DeepGEMM in the official
-    image, ``VLLM_USE_DEEP_GEMM`` and ``VLLM_MOE_USE_DEEP_GEMM`` on by default, off only at MoE
-    TP 8 and above, and at every batch size since E8M0 is on by default on Hopper) runs
-    block-FP8 experts under MoE TP below 8 (expert parallelism: MoE TP 1; across DP ranks its
-    default all-gather dispatch feeds the same kernel) on DeepGEMM's worst-case-sized grouped
-    GEMM
-    (``deepgemm``); every other row runs what the profile's MoE table timed (``auto``: vLLM
-    0.17-0.24 prefer Triton for block FP8 under TP on Hopper)."""
-    if row.get("backend") != "vllm" or not arch.is_moe:
-        return "auto"
+    read: vLLM 0.12.0 (``Fp8MoEMethod`` / ``get_fp8_moe_backend``: DeepGEMM in the official
+    image, ``VLLM_USE_DEEP_GEMM`` and ``VLLM_MOE_USE_DEEP_GEMM`` on by default, off only from
+    MoE TP 8, and at every batch size since E8M0 is on by default on Hopper) runs the experts
+    :func:`tiersim.perf.assembly.check_moe_backend` lets run ``deepgemm`` on it; every other
+    row runs what the profile's MoE table timed (``auto``: vLLM 0.17-0.24 prefer Triton for
+    block FP8 under TP on Hopper)."""
     version = str(row.get("backend_version") or "")
-    if not version.startswith("0.12."):
+    if row.get("backend") != "vllm" or not version.startswith("0.12."):
         return "auto"
-    experts = weight_formats(arch, precision).of("experts").name
-    return "deepgemm" if experts == "fp8_block" and moe_tp < 8 else "auto"
+    try:  # the experts split moe_tp ways, as one TP group
+        check_moe_backend(arch, weight_formats(arch, precision), "deepgemm", moe_tp, 1, 1)
+    except ValueError:
+        return "auto"
+    return "deepgemm"
 
 
 def no_config_reason(model_path) -> str:
