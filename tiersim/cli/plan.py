@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 
 
+#: The most combinations of ``--choose`` values a plan tries: each is sized by simulation (a
+#: search per tier subset), and three options of 299 values each made 26.7 million settings
+#: the plan checked one by one before any simulation.
+MAX_CHOOSE_COMBINATIONS = 1_000
+
 CHOOSE_FORM = ("write PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda=0.1,0.2 "
                "or router.thresholds=[0.2,0.5],[0.3,0.6])")
 
@@ -48,7 +53,23 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
             raise TiersimError(f"--choose {path}: given twice; give all its values in one "
                                f"--choose {path}=VALUE1,VALUE2")
         chosen[path] = _distinct(path, _choose_values(path, values))
+    _check_combinations(chosen)
     return chosen
+
+
+def _check_combinations(chosen: dict[str, list]) -> None:
+    """Refuse more combinations of ``--choose`` values than
+    :data:`MAX_CHOOSE_COMBINATIONS`, before any is checked or sized."""
+    import math
+
+    counts = [len(values) for values in chosen.values()]
+    total = math.prod(counts)
+    if total > MAX_CHOOSE_COMBINATIONS:
+        raise TiersimError(
+            f"--choose: {total:,} combinations of router settings "
+            f"({' x '.join(f'{c:,}' for c in counts)} values) are more than the "
+            f"{MAX_CHOOSE_COMBINATIONS:,} a plan tries, each sized by simulation; give fewer "
+            "values")
 
 
 def _distinct(path: str, values: list) -> list:

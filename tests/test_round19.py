@@ -1,0 +1,52 @@
+"""Round 19 of hostile input, each a failure found from outside and fixed: the exact line a user
+sees, or the number that was wrong."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tiersim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+
+
+def run_cli(capsys, *argv) -> tuple[int, str]:
+    """``tiersim ARGV`` in this process: (exit status, stderr)."""
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+def error_line(code: int, err: str) -> str:
+    """The one ``Error:`` line of a failed command (exit 1, no traceback)."""
+    assert code == 1, err[-500:]
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("Error: ")
+    return lines[0]
+
+
+# ------------------------------------------------------------------ tiersim plan --choose
+
+
+def test_choose_combinations_past_the_bound_are_refused_before_any_check(tmp_path, capsys):
+    """Three --choose of 299 values each (a 4 kB command line) made 26.7 million router
+    settings: the plan checked each in turn before any simulation and ran past a minute
+    with nothing printed."""
+    scenario = tmp_path / "p.yaml"
+    scenario.write_text(TINY.replace("policy: static_split\n  fractions: [0.5, 0.5]",
+                                     "policy: threshold\n  thresholds: 0.5"))
+    values = ",".join(str(i / 1000) for i in range(1, 300))
+    started = time.monotonic()
+    code, err = run_cli(capsys, "plan", scenario, "-o", tmp_path / "o", "--no-report",
+                        "--choose", f"router.thresholds={values}",
+                        "--choose", f"router.confusion.fpr={values}",
+                        "--choose", f"router.confusion.fnr={values}")
+    assert time.monotonic() - started < 10
+    assert error_line(code, err) == (
+        "Error: --choose: 26,730,899 combinations of router settings (299 x 299 x 299 values) "
+        "are more than the 1,000 a plan tries, each sized by simulation; give fewer values")
+    assert not (tmp_path / "o").exists()
