@@ -3,6 +3,7 @@ sees, or the number that was wrong."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -50,3 +51,27 @@ def test_choose_combinations_past_the_bound_are_refused_before_any_check(tmp_pat
         "Error: --choose: 26,730,899 combinations of router settings (299 x 299 x 299 values) "
         "are more than the 1,000 a plan tries, each sized by simulation; give fewer values")
     assert not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------------------------ config.json
+
+
+def _config(tmp_path, **fields) -> Path:
+    """A Llama config.json in ``tmp_path/model`` with ``fields`` replaced."""
+    doc = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+           "vocab_size": 128256, "max_position_embeddings": 131072, **fields}
+    folder = tmp_path / "model"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(doc))
+    return folder / "config.json"
+
+
+def test_a_head_dim_given_is_read_whatever_hidden_size_over_heads_is(tmp_path):
+    """The error for more heads than hidden units says 'give head_dim'; a config that gave it
+    was refused with the same line, calling it missing (the default was computed first)."""
+    from tiersim.hardware.hf_config import load_hf_config
+
+    model = load_hf_config(_config(tmp_path, hidden_size=16, num_attention_heads=32,
+                                   num_key_value_heads=32, head_dim=8))
+    assert model.head_dim == 8

@@ -236,7 +236,8 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
         "hidden": hidden,
         "heads": heads,
         "kv_heads": kv_heads,
-        "head_dim": cfg.int("head_dim", _default_head_dim(cfg, hidden, heads)),
+        "head_dim": (cfg.int("head_dim") if cfg.data.get("head_dim") is not None
+                     else _default_head_dim(cfg, hidden, heads)),
         "vocab": cfg.int("vocab_size"),
         "max_context": _max_context(cfg),
         "tie_embeddings": cfg.flag("tie_word_embeddings"),
