@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from tiersim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,3 +77,26 @@ def test_a_head_dim_given_is_read_whatever_hidden_size_over_heads_is(tmp_path):
     model = load_hf_config(_config(tmp_path, hidden_size=16, num_attention_heads=32,
                                    num_key_value_heads=32, head_dim=8))
     assert model.head_dim == 8
+
+
+@pytest.mark.parametrize(("fields", "key", "value"), [
+    ({"max_position_embeddings": 10**30}, "max_position_embeddings", f"{10**30:,}"),
+    ({"max_position_embeddings": 10**15, "rope_scaling": {"rope_type": "default"}},
+     "max_position_embeddings", "1,000,000,000,000,000"),
+    ({"rope_scaling": {"rope_type": "yarn", "factor": 0.5,
+                       "original_max_position_embeddings": 10**12}},
+     "rope_scaling.original_max_position_embeddings", "1,000,000,000,000"),
+])
+def test_a_context_past_the_bound_is_refused_naming_its_own_key(tmp_path, fields, key, value):
+    """A max_position_embeddings of 10^30 was read as the model's context (a scheduler's
+    max_model_len may not pass 100,000,000 tokens, a rope factor may not stretch past it);
+    beside a rope block of factor 1 or below, the factor took the blame."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, **fields)
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (
+        f"{path}: key {key!r}: {value} tokens is more than the 100,000,000 a context may "
+        "hold; give the value the model card states")

@@ -259,7 +259,7 @@ def _max_context(cfg: _Config) -> int:
     no limit known) times the ``factor`` of a ``rope_parameters`` / ``rope_scaling`` block
     whose type (``rope_type``, or the legacy ``type``) is not in :data:`UNSCALED_ROPE`; for
     ``yarn``, its ``original_max_position_embeddings`` (when given) times the factor."""
-    context = (cfg.int("max_position_embeddings")
+    context = (_context_within_bound(cfg, "max_position_embeddings")
                if cfg.data.get("max_position_embeddings") is not None else 0)
     key = "rope_parameters" if cfg.data.get("rope_parameters") is not None else "rope_scaling"
     rope = cfg.data.get(key)
@@ -283,13 +283,25 @@ def _max_context(cfg: _Config) -> int:
         if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
             raise cfg.error(f"{key}.original_max_position_embeddings",
                             f"must be a positive integer (got {shown(original)})")
-        context = original
+        context = _context_within_bound(cfg, f"{key}.original_max_position_embeddings",
+                                        original)
     stretched = context * factor
     if stretched > MAX_STRETCHED_CONTEXT:
         raise cfg.error(f"{key}.factor", f"{shown(factor)} stretches the context to more than "
                         f"{MAX_STRETCHED_CONTEXT:,} tokens; give the factor the model card "
                         "states")
     return int(stretched)
+
+
+def _context_within_bound(cfg: _Config, key: str, value: int | None = None) -> int:
+    """A context length under ``key`` (``value``: one already read), at most
+    :data:`MAX_STRETCHED_CONTEXT` tokens (a scheduler's ``max_model_len`` bound): beyond it the
+    number is a typo, and it would be read as the context of every tier serving the model."""
+    value = cfg.int(key) if value is None else value
+    if value > MAX_STRETCHED_CONTEXT:
+        raise cfg.error(key, f"{value:,} tokens is more than the {MAX_STRETCHED_CONTEXT:,} a "
+                        "context may hold; give the value the model card states")
+    return value
 
 
 def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
