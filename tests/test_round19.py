@@ -100,3 +100,21 @@ def test_a_context_past_the_bound_is_refused_naming_its_own_key(tmp_path, fields
     assert str(info.value) == (
         f"{path}: key {key!r}: {value} tokens is more than the 100,000,000 a context may "
         "hold; give the value the model card states")
+
+
+@pytest.mark.parametrize("block", [[128], [128, 128, 128]])
+def test_an_fp8_block_size_of_other_than_two_numbers_is_refused(tmp_path, block):
+    """vLLM's Fp8Config refuses a weight_block_size of other than 2 dimensions at start-up
+    (vllm/model_executor/layers/quantization/fp8.py); tiersim read [128] and [128, 128, 128]
+    as block FP8 and timed the model vLLM would not load."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config={"quant_method": "fp8",
+                                                  "weight_block_size": block})
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (
+        f"{path}: key 'quantization_config.weight_block_size': must hold 2 numbers, a block's "
+        f"output and input widths (e.g. [128, 128]), as vLLM's Fp8Config requires (got "
+        f"{block})")

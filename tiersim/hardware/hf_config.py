@@ -1196,7 +1196,8 @@ def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int]):
 
 def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
     """``weight_block_size`` of an FP8 checkpoint: absent or null (per-tensor scales), else a
-    list of whole numbers >= 1 (``[128, 128]``); one line for anything else."""
+    list of two whole numbers >= 1 (``[128, 128]``; vLLM's ``Fp8Config`` refuses any other
+    length); one line for anything else."""
     if value is None:
         return None
     if not (isinstance(value, list) and value and all(
@@ -1204,6 +1205,10 @@ def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
         raise TiersimError(f"{path}: key 'quantization_config.weight_block_size': must be a "
                            f"list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got "
                            f"{shown(value)}")
+    if len(value) != 2:  # vLLM's Fp8Config refuses any other number of dimensions
+        raise TiersimError(f"{path}: key 'quantization_config.weight_block_size': must hold 2 "
+                           "numbers, a block's output and input widths (e.g. [128, 128]), as "
+                           f"vLLM's Fp8Config requires (got {shown(value)})")
     return tuple(value)
 
 
