@@ -118,3 +118,16 @@ def test_an_fp8_block_size_of_other_than_two_numbers_is_refused(tmp_path, block)
         f"{path}: key 'quantization_config.weight_block_size': must hold 2 numbers, a block's "
         f"output and input widths (e.g. [128, 128]), as vLLM's Fp8Config requires (got "
         f"{block})")
+
+
+# ------------------------------------------------------------------ scenario keys
+
+
+def test_a_tiny_gpu_memory_utilization_is_shown_as_given(tmp_path, capsys):
+    """gpu_memory_utilization 1e-9 (it must be above 0) was shown as 'it is 0', rounded to six
+    decimals, in the line that names it."""
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY.replace("precision: bf16\n", "precision: bf16\n"
+                                 "    gpu_memory_utilization: 1.0e-9\n"))
+    line = error_line(*run_cli(capsys, "run", path, "--no-baselines"))
+    assert "set gpu_memory_utilization to at least 0.419 (it is 1e-09), or" in line

@@ -539,7 +539,7 @@ def _utilization_fix(util: float, needed: float) -> str:
     least = math.floor(needed * 1000) / 1000 + 0.001
     if not util < least <= DEFAULT_GPU_MEMORY_UTILIZATION:
         return ""
-    return f"set gpu_memory_utilization to at least {least:.3f} (it is {round(util, 6):g}), or "
+    return f"set gpu_memory_utilization to at least {least:.3f} (it is {util:.6g}), or "
 
 
 def _shortfall(n_bytes: float) -> str:
