@@ -131,3 +131,26 @@ def test_a_tiny_gpu_memory_utilization_is_shown_as_given(tmp_path, capsys):
                                  "    gpu_memory_utilization: 1.0e-9\n"))
     line = error_line(*run_cli(capsys, "run", path, "--no-baselines"))
     assert "set gpu_memory_utilization to at least 0.419 (it is 1e-09), or" in line
+
+
+# ------------------------------------------------------------------ response cache
+
+
+def test_rows_without_a_prompt_are_no_response_cache_hit(tmp_path, capsys):
+    """With ``key: prompt``, ten rows whose prompt cell is empty were one prompt (the reader
+    keeps a missing prompt as no text, ""): the cache answered nine of them from the first."""
+    rows = "".join(f"{i},{i * 10},100,10,\n" for i in range(10)) + "10,100,100,10,hi\n" \
+        "11,110,100,10,hi\n"
+    trace = tmp_path / "t.csv"
+    trace.write_text("request_id,arrival_s,input_tokens,output_tokens,prompt\n" + rows)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "model: Qwen3-Coder-30B-A3B\ngpu: H200\nprofile: null\ntrace: {path: t.csv}\n"
+        "tiers: [{name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}]\n"
+        "router:\n  policy: uniform\n  response_cache: {mode: lru, size: 20, key: prompt}\n")
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines", "-o", tmp_path / "o",
+                        "--no-report")
+    assert code == 0, err
+    cache = json.loads((tmp_path / "o" / "summary.json").read_text())["response_cache"]
+    assert cache["hits"] == 1
+    assert cache["key_source"] == "trace column prompt (10 rows without one: never a hit)"

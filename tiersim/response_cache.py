@@ -92,6 +92,8 @@ def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
     if cfg.key in df.columns:
         found = df[cfg.key].to_numpy()
         _one_value_each(found, cfg.key, source)
+        if cfg.key == "prompt":  # the trace reader keeps a missing prompt as no text ("")
+            found = np.where(found == "", None, found)
         none = int(missing(found).sum())
         without = f" ({none:,} rows without one: never a hit)" if none else ""
         return found, f"trace column {cfg.key}{without}"
