@@ -154,3 +154,28 @@ def test_rows_without_a_prompt_are_no_response_cache_hit(tmp_path, capsys):
     cache = json.loads((tmp_path / "o" / "summary.json").read_text())["response_cache"]
     assert cache["hits"] == 1
     assert cache["key_source"] == "trace column prompt (10 rows without one: never a hit)"
+
+
+# ------------------------------------------------------------------ sweep resume
+
+
+@pytest.mark.parametrize("wall_s", [-1, "abc", float("inf")])
+def test_a_stored_point_of_a_run_time_no_run_takes_is_run_again(tmp_path, capsys, wall_s):
+    """A point record whose wall_s was edited to -1 or text was kept as finished; the table
+    then held it, and `tiersim report` refused it saying 'rerun the sweep', which kept it
+    again: the fix the line gave never fixed it."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY + "sweep:\n  slo.ttft_p99_s: [1.0, 2.0]\n")
+    out = tmp_path / "o"
+    argv = ("sweep", scenario, "-o", out, "-w", "1", "--no-baselines", "--no-report")
+    code, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    point = sorted((out / "points").iterdir())[0]
+    record = json.loads(point.read_text())
+    record["wall_s"] = wall_s
+    point.write_text(json.dumps(record))
+    code, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert "(1 run, 1 already done, 0 failed)" in err
+    code, err = run_cli(capsys, "report", out)
+    assert code == 0, err

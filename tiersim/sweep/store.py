@@ -14,6 +14,7 @@ by skipping the ids whose files exist with ``status == "ok"``.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +69,15 @@ RUN_SUMMARY_RUNNERS = ("default_runner", "estimate_runner")
 
 def _is_record(record: Any, stem: str) -> bool:
     """Whether a stored point has a record's shape: a map whose ``inputs`` (when present) is a
-    map, whose id is its file's name and the id of its ``values``, and which, when marked
-    ``ok``, holds a summary that reads as a run's (an edited or truncated file is not a
-    finished point)."""
+    map, whose ``wall_s`` a run takes, whose id is its file's name and the id of its ``values``,
+    and which, when marked ``ok``, holds a summary that reads as a run's (an edited or
+    truncated file is not a finished point)."""
     from tiersim.results import RunResult
     from tiersim.sweep.axes import point_id
 
     if not isinstance(record, dict) or not isinstance(record.get("inputs", {}), dict):
+        return False
+    if not _run_time(record.get("wall_s")):
         return False
     values = record.get("values")
     if record.get("point_id", stem) != stem or not isinstance(values, dict):
@@ -96,6 +99,16 @@ def _is_record(record: Any, stem: str) -> bool:
     except (TiersimError, TypeError, ValueError, KeyError, AttributeError):
         return False
     return True
+
+
+def _run_time(wall_s: Any) -> bool:
+    """Whether a record's ``wall_s`` is one a run takes: none, or a finite number of seconds
+    >= 0, as the report reads sweep.parquet (an edited -1 or text was kept, and the report
+    refused the table the sweep rebuilt from it on every rerun)."""
+    if wall_s is None:
+        return True
+    return (isinstance(wall_s, (int, float)) and not isinstance(wall_s, bool)
+            and math.isfinite(wall_s) and wall_s >= 0)
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
