@@ -179,3 +179,22 @@ def test_a_stored_point_of_a_run_time_no_run_takes_is_run_again(tmp_path, capsys
     assert "(1 run, 1 already done, 0 failed)" in err
     code, err = run_cli(capsys, "report", out)
     assert code == 0, err
+
+
+@pytest.mark.parametrize(("quant", "said"), [
+    ({"activation_scheme": "foo"},
+     "must be 'dynamic' or 'static', as vLLM's Fp8Config requires (got 'foo')"),
+    ({"activation_scheme": "static", "weight_block_size": [128, 128]},
+     "'static' beside a weight_block_size: vLLM's Fp8Config refuses it (block FP8 scales "
+     "activations dynamically); use 'dynamic'"),
+])
+def test_an_fp8_activation_scheme_vllm_refuses_is_refused(tmp_path, quant, said):
+    """vLLM's Fp8Config refuses an activation_scheme other than static or dynamic, and static
+    scales with a weight block size; both were read as FP8 checkpoints."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config={"quant_method": "fp8", **quant})
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: key 'quantization_config.activation_scheme': {said}"

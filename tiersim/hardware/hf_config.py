@@ -1053,7 +1053,9 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     if method == "fbgemm_fp8":  # Meta's FP8: a scale per channel, some modules left BF16
         return _uniform(_fmt("fp8"), quant.get("modules_to_not_convert") or (), span)
     if method == "fp8":
-        fmt = "fp8_block" if _block_size(path, quant.get("weight_block_size")) else "fp8"
+        block = _block_size(path, quant.get("weight_block_size"))
+        _fp8_activations(path, quant.get("activation_scheme"), block)
+        fmt = "fp8_block" if block else "fp8"
         skip = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or ()
         return _uniform(_fmt(fmt), skip, span, _LINEAR_GROUPS)
     if method == "mxfp4":
@@ -1210,6 +1212,21 @@ def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
                            "numbers, a block's output and input widths (e.g. [128, 128]), as "
                            f"vLLM's Fp8Config requires (got {shown(value)})")
     return tuple(value)
+
+
+def _fp8_activations(path: Path, scheme: Any, block: tuple[int, ...] | None) -> None:
+    """``activation_scheme`` of an FP8 checkpoint as vLLM's ``Fp8Config`` takes it: ``dynamic``
+    (also when absent) or ``static``, and ``dynamic`` beside a ``weight_block_size``; one line
+    for anything else (vLLM refuses it at start-up)."""
+    key = f"{path}: key 'quantization_config.activation_scheme'"
+    if scheme is None or scheme == "dynamic":
+        return
+    if scheme != "static":
+        raise TiersimError(f"{key}: must be 'dynamic' or 'static', as vLLM's Fp8Config requires "
+                           f"(got {shown(scheme)})")
+    if block:
+        raise TiersimError(f"{key}: 'static' beside a weight_block_size: vLLM's Fp8Config "
+                           "refuses it (block FP8 scales activations dynamically); use 'dynamic'")
 
 
 #: The key path of a config.json's quantisation block, as its errors name its keys.
