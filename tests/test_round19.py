@@ -198,3 +198,17 @@ def test_an_fp8_activation_scheme_vllm_refuses_is_refused(tmp_path, quant, said)
     with pytest.raises(TiersimError) as info:
         load_hf_config(path)
     assert str(info.value) == f"{path}: key 'quantization_config.activation_scheme': {said}"
+
+
+def test_a_choose_value_nested_too_deep_names_the_option_once(tmp_path, capsys):
+    """The line read '--choose router.thresholds: --choose router.thresholds: line 1: nested
+    more than 64 levels deep; ...': the option twice, and a line of a command line."""
+    scenario = tmp_path / "p.yaml"
+    scenario.write_text(TINY.replace("policy: static_split\n  fractions: [0.5, 0.5]",
+                                     "policy: threshold\n  thresholds: 0.5"))
+    code, err = run_cli(capsys, "plan", scenario, "-o", tmp_path / "o", "--no-report",
+                        "--choose", "router.thresholds=" + "[" * 100 + "]" * 100)
+    assert error_line(code, err) == (
+        "Error: --choose router.thresholds: nested more than 64 levels deep; write "
+        "PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda=0.1,0.2 or "
+        "router.thresholds=[0.2,0.5],[0.3,0.6])")

@@ -120,6 +120,8 @@ def _choose_values(path: str, values: str) -> list:
                                f"('a[1]'); {CHOOSE_FORM}") from None
         reason = re.sub(r"^.*?: line \d+: \[(\d+)\]", lambda m: f"value {int(m[1]) + 1}",
                         str(err))
+        # a line of the option's own text means nothing on a command line
+        reason = re.sub(rf"^{re.escape(f'--choose {path}')}: (line \d+: )?", "", reason)
         raise TiersimError(f"--choose {path}: {reason}; {CHOOSE_FORM}") from None
     if not isinstance(parsed, list) or not parsed:
         raise TiersimError(f"--choose {path}={values}: {CHOOSE_FORM}")
