@@ -187,7 +187,8 @@ def test_a_wrappers_own_quantization_config_wins_over_its_text_configs(tmp_path)
      "list)"),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": 3, "weights": {
         "num_bits": 4, "type": "int"}}}},
-     "key 'quantization_config': not in a layout tiersim reads (TypeError"),
+     "key 'quantization_config.config_groups.g.targets': must be a list of module names "
+     "(got 3)"),
     ({"quant_method": "fp8", "ignored_layers": ["re:(("]},
      "key 'quantization_config': not in a layout tiersim reads (error: missing )"),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {

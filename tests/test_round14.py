@@ -453,9 +453,9 @@ def test_a_cascade_with_a_floor_is_planned_and_rerun_on_run_s_basis(tmp_path):
 
 @pytest.mark.parametrize(("quant", "side", "expected"), [
     ({"quant_method": "fp8", "modules_to_not_convert": [1]}, None,
-     "(TypeError: an ignore / exclude entry must be a module name (got 1))"),
+     "key 'quantization_config.modules_to_not_convert[0]': must be a module name (got 1)"),
     ({"quant_method": "fp8", "modules_to_not_convert": [None]}, None,
-     "(TypeError: an ignore / exclude entry must be a module name (got None))"),
+     "key 'quantization_config.modules_to_not_convert[0]': must be a module name (got None)"),
     (None, {"quantization": []},
      "hf_quant_config.json: key 'quantization': must be an object with a quant_algo (got [])"),
     (None, {"quantization": {"quant_algo": None}},

@@ -212,3 +212,43 @@ def test_a_choose_value_nested_too_deep_names_the_option_once(tmp_path, capsys):
         "Error: --choose router.thresholds: nested more than 64 levels deep; write "
         "PATH=VALUE1,VALUE2, a list value in brackets (e.g. router.lambda=0.1,0.2 or "
         "router.thresholds=[0.2,0.5],[0.3,0.6])")
+
+
+W4_GROUP = {"weights": {"num_bits": 4, "type": "int", "group_size": 128},
+            "targets": ["Linear"]}
+
+
+@pytest.mark.parametrize(("quant", "side", "where"), [
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": W4_GROUP}, "ignore": 5},
+     None, "key 'quantization_config.ignore': must be a list of module names (got 5)"),
+    ({"quant_method": "compressed-tensors",
+      "config_groups": {"g": {**W4_GROUP, "targets": [1, 2]}}}, None,
+     "key 'quantization_config.config_groups.g.targets[0]': must be a module name (got 1)"),
+    ({"quant_method": "compressed-tensors",
+      "config_groups": {"g": {**W4_GROUP, "targets": {"a": 1}}}}, None,
+     "key 'quantization_config.config_groups.g.targets': must be a list of module names "
+     "(got {'a': 1})"),
+    ({"quant_method": "fp8", "modules_to_not_convert": 7}, None,
+     "key 'quantization_config.modules_to_not_convert': must be a list of module names "
+     "(got 7)"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 128, "ignore": 9}, None,
+     "key 'quantization_config.ignore': must be a list of module names (got 9)"),
+    (None, {"quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head", None]}},
+     "key 'quantization.exclude_modules[1]': must be a module name (got None)"),
+])
+def test_a_module_list_of_the_wrong_kind_is_named_by_its_key(tmp_path, quant, side, where):
+    """A skip or target list of the wrong kind was reported for the whole block, with Python's
+    words: "key 'quantization_config' (or hf_quant_config.json beside it): not in a layout
+    tiersim reads (TypeError: an ignore / exclude list must be a list of module names (got
+    5))"."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    fields = {"quantization_config": quant} if quant else {}
+    path = _config(tmp_path, **fields)
+    if side is not None:
+        (path.parent / "hf_quant_config.json").write_text(json.dumps(side))
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    named = path.parent / "hf_quant_config.json" if side is not None else path
+    assert str(info.value) == f"{named}: {where}"

@@ -1051,15 +1051,16 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
     if not method and quant.get("quant_algo"):
         method = "modelopt"
     if method == "fbgemm_fp8":  # Meta's FP8: a scale per channel, some modules left BF16
-        return _uniform(_fmt("fp8"), quant.get("modules_to_not_convert") or (), span)
+        return _uniform(_fmt("fp8"), _module_list(path, quant, "modules_to_not_convert"), span)
     if method == "fp8":
         block = _block_size(path, quant.get("weight_block_size"))
         _fp8_activations(path, quant.get("activation_scheme"), block)
         fmt = "fp8_block" if block else "fp8"
-        skip = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or ()
+        skip = _module_list(path, quant, "modules_to_not_convert", "ignored_layers")
         return _uniform(_fmt(fmt), skip, span, _LINEAR_GROUPS)
     if method == "mxfp4":
-        return _uniform(_fmt("mxfp4"), quant.get("modules_to_not_convert"), span, ("experts",))
+        return _uniform(_fmt("mxfp4"), _module_list(path, quant, "modules_to_not_convert"), span,
+                        ("experts",))
     if method == "compressed-tensors":
         return _compressed_tensors(path, quant, span)
     if method == "modelopt":
@@ -1093,7 +1094,7 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
         _check_sym(path, f"{QUANT_KEY}sym", quant.get("sym", True))
     if bits == 8:
         _note_weight_only(path, f"{QUANT_KEY}{bits_key}", "is 8", _int_fmt(8, size))
-    skip = quant.get("modules_to_not_convert") or quant.get("ignore") or ()
+    skip = _module_list(path, quant, "modules_to_not_convert", "ignore")
     if method == "gptq" and quant.get("dynamic"):
         formats = _gptq_dynamic(path, quant["dynamic"], (bits, size), _Patterns(skip), span)
     else:
@@ -1342,6 +1343,24 @@ def _declared_kv(quant: dict) -> str:
 _LINEAR_GROUPS = ("attention", "mlp", "shared_experts", "experts")
 
 
+def _module_list(path: Path, quant: dict, *keys: str, prefix: str = QUANT_KEY) -> list[str]:
+    """The module names under the first of ``keys`` that holds any in ``quant`` (a skip or
+    target list; one name written without its list is that list, none is ``[]``), or one line
+    naming the file and the key (at key path ``prefix``) of what is not a name."""
+    key = next((k for k in keys if quant.get(k)), keys[0])
+    value = quant.get(key) or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise TiersimError(f"{path}: key '{prefix}{key}': must be a list of module names (got "
+                           f"{shown(value)})")
+    bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+    if bad is not None:
+        raise TiersimError(f"{path}: key '{prefix}{key}[{bad}]': must be a module name (got "
+                           f"{shown(value[bad])})")
+    return value
+
+
 def _uniform(fmt, skip, span: Span, groups=_LINEAR_GROUPS):
     """Every group of ``groups`` in ``fmt``, but the modules a ``skip`` entry names (BF16);
     with nothing to skip, no module needs looking at (a config of any depth reads at once)."""
@@ -1433,7 +1452,7 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
                            f"of named groups (got {type(groups).__name__})")
     if not groups:
         _note_no_groups(path, quant, prefix)
-    ignore = _Patterns(quant.get("ignore") or ())
+    ignore = _Patterns(_module_list(path, quant, "ignore", prefix=prefix))
     named, linear = [], None  # (targets, format) of groups naming modules; the Linear class's
     for name, scheme in groups.items():
         weights = scheme.get("weights") if isinstance(scheme, dict) else None
@@ -1442,12 +1461,8 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
                                "weights': missing; each group says how its weights are stored "
                                "(num_bits, type, group_size)")
         fmt = _ct_format(path, scheme, name, prefix)
-        targets = scheme.get("targets") or ["Linear"]
-        if isinstance(targets, str):
-            targets = [targets]
-        if not isinstance(targets, list):
-            raise TypeError(f"targets must be a list of module names or classes (got "
-                            f"{shown(targets)})")
+        targets = _module_list(path, scheme, "targets",
+                               prefix=f"{prefix}config_groups.{name}.") or ["Linear"]
         if "Linear" in targets and linear is not None:
             raise TiersimError(f"{path}: key '{prefix}config_groups.{name}.targets': 'Linear' "
                                f"is targeted by group {linear[0]!r} too, so which format the "
@@ -1539,7 +1554,7 @@ def _modelopt(path: Path, quant: dict, prefix: str, span: Span):
                                "map of module -> {quant_algo: ...} (or config_groups); got "
                                f"{shown(layers)}")
         return _per_layer(path, layers, span, prefix)
-    skip = quant.get("exclude_modules") or quant.get("ignore") or ()
+    skip = _module_list(path, quant, "exclude_modules", "ignore", prefix=prefix)
     return _uniform(_modelopt_fmt(path, quant, prefix=prefix), skip, span)
 
 
