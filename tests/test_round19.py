@@ -252,3 +252,21 @@ def test_a_module_list_of_the_wrong_kind_is_named_by_its_key(tmp_path, quant, si
         load_hf_config(path)
     named = path.parent / "hf_quant_config.json" if side is not None else path
     assert str(info.value) == f"{named}: {where}"
+
+
+# ------------------------------------------------------------------ traces
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_json_array_of_requests_is_named_as_one_whatever_its_layout(tmp_path, capsys,
+                                                                      indent):
+    """A JSON array of records was named as one only when it held a single record on one line;
+    two records on one line read as a CSV header naming a column twice ('columns 3 and 7
+    share a name'), an indented array as a CSV row of the wrong width."""
+    records = [{"request_id": i, "arrival_s": i * 0.5, "input_tokens": 100,
+                "output_tokens": 10} for i in range(3)]
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(records, indent=indent))
+    line = error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: is one JSON array; tiersim reads JSON lines (one object "
+                    "per line, a .jsonl file): convert it, e.g. jq -c '.[]' FILE")

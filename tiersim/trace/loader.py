@@ -281,16 +281,6 @@ def _number(value: float) -> str:
     return str(int(value)) if value == math.floor(value) and abs(value) < 1e16 else repr(value)
 
 
-def _json_array(path: str) -> bool:
-    """Whether a text file starts with ``[``, then ``{`` (a JSON array of records)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return head.startswith(b"[") and head[1:].lstrip().startswith(b"{")
-
-
 def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> str:
     """The format of a table with ``columns`` and ``rows`` data rows, checked."""
     if format not in FORMAT_NAMES:
@@ -302,9 +292,6 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
     if is_length_only(columns) and (name is None or name == "canonical"):
         raise TraceError(src.path, "has token lengths but no arrival times; " + LENGTHS_FIX)
     if name is None or detect(columns) is None:
-        if _json_array(src.path):
-            raise TraceError(src.path, "is one JSON array; tiersim reads JSON lines (one object "
-                             "per line, a .jsonl file): convert it, e.g. jq -c '.[]' FILE")
         # NOTE: not recognised as a table: its "columns" may be any text (/proc/self/environ),
         # so they are counted, never shown
         raise TraceError(src.path, f"not a trace: none of its {len(columns)} column name(s) "

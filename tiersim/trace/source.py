@@ -134,8 +134,12 @@ def sniff(path: Path) -> str:
     if b"\0" in head:
         raise TraceError(str(path), "not a trace: binary content that is not Parquet "
                          "(a trace is Parquet, CSV or JSON lines; decompress it first)")
-    if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{"):  # a UTF-8 BOM or not
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 BOM or not
+    if text.startswith(b"{"):
         return "jsonl"
+    if text.startswith(b"[") and text[1:].lstrip().startswith(b"{"):  # records of any layout
+        raise TraceError(str(path), "is one JSON array; tiersim reads JSON lines (one object per "
+                         "line, a .jsonl file): convert it, e.g. jq -c '.[]' FILE")
     return "csv"
 
 
