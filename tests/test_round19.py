@@ -270,3 +270,21 @@ def test_a_json_array_of_requests_is_named_as_one_whatever_its_layout(tmp_path, 
     line = error_line(*run_cli(capsys, "trace", "inspect", trace))
     assert line == (f"Error: {trace}: is one JSON array; tiersim reads JSON lines (one object "
                     "per line, a .jsonl file): convert it, e.g. jq -c '.[]' FILE")
+
+
+# ------------------------------------------------------------------ scenario YAML
+
+
+@pytest.mark.parametrize(("key", "reads_as"), [
+    ("yes", "true"), ("off", "false"), ("~", "null"), ("1.5", "a number"),
+    ("2001-12-14", "a date"),
+])
+def test_a_key_yaml_reads_as_no_name_is_named_on_its_own_line(tmp_path, capsys, key, reads_as):
+    """A key YAML reads as true or null (`yes:` or `~:` at the end of a file) was blamed on
+    line 3, the file's first key, as '[1]: keys should be strings (got True)'."""
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY + f"{key}: foo\n")
+    line = len(TINY.splitlines()) + 1
+    assert error_line(*run_cli(capsys, "run", path, "--no-baselines")) == (
+        f"Error: {path}: line {line}: {key}: YAML reads this key as {reads_as}, not a name; "
+        f"quote it if it is one ('{key}'), or remove it")

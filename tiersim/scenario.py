@@ -949,8 +949,15 @@ YAML_FIXES = (
 )
 
 
+#: What YAML reads an unquoted key of each of these types as (``yes``, ``~``, ``1.5``,
+#: ``2001-12-14``): no key of a scenario is one, and each is refused on its own line (a whole
+#: number key is named on its line by the checks of numbers).
+_NOT_NAMES = {"bool": "true", "null": "null", "float": "a number", "timestamp": "a date"}
+
+
 def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> None:
-    """PyYAML keeps the last of two equal keys silently; make that an error instead."""
+    """PyYAML keeps the last of two equal keys silently; make that an error instead. A key
+    YAML reads as no name (true, null, a number or a date) is refused on its own line."""
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key, value in node.value:
@@ -958,6 +965,15 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
                 where = f"line {key.start_mark.line + 1}: {format_loc(loc)}"
                 raise ScenarioError(source, where, "a key must be a plain name, not a map or "
                                     "list")
+            # (a !!set's members are its keys: refused for its tag when it is built)
+            reads_as = (_NOT_NAMES.get(key.tag.rsplit(":", 1)[-1])
+                        if node.tag.endswith(":map") else None)
+            if reads_as is not None and key.tag.endswith(":bool"):
+                reads_as = str(yaml.SafeLoader.bool_values.get(key.value.lower())).lower()
+            if reads_as is not None:  # pydantic names no line or key for it, and loses True
+                where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
+                raise ScenarioError(source, where, f"YAML reads this key as {reads_as}, not a "
+                                    f"name; quote it if it is one ('{key.value}'), or remove it")
             if key.value in seen:
                 where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
                 raise ScenarioError(source, where, "duplicate key (remove one of them)")
