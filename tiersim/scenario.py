@@ -966,8 +966,9 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
                 raise ScenarioError(source, where, "a key must be a plain name, not a map or "
                                     "list")
             # (a !!set's members are its keys: refused for its tag when it is built)
+            # (a sweep axis's key has its own line, naming a dotted path to give instead)
             reads_as = (_NOT_NAMES.get(key.tag.rsplit(":", 1)[-1])
-                        if node.tag.endswith(":map") else None)
+                        if node.tag.endswith(":map") and tuple(loc) != ("sweep",) else None)
             if reads_as is not None and key.tag.endswith(":bool"):
                 reads_as = str(yaml.SafeLoader.bool_values.get(key.value.lower())).lower()
             if reads_as is not None:  # pydantic names no line or key for it, and loses True
