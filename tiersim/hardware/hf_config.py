@@ -54,7 +54,8 @@ file the config overrides that names other formats): ``quant_method`` ``fp8``
 per-channel FP8, read as ``fp8``, but its ``modules_to_not_convert``), ``mxfp4`` (the routed
 experts only, as vLLM loads gpt-oss; a model without experts keeps every layer BF16, with a note, as
 does any block whose formats name only groups the model lacks),
-``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size; FP4
+``compressed-tensors`` (``config_groups``: INT4 weights -> ``w4a16`` with its group size, but
+refused beside quantised ``input_activations`` (W4A8, which tiersim does not model); FP4
 with 16-wide groups -> ``nvfp4``; FP8 -> ``fp8`` or, block strategy, ``fp8_block``; the
 activations are 16-bit unless the group's ``input_activations`` says otherwise, so FP4, FP8 or
 INT8 weights whose ``input_activations`` is null or missing are the weight-only ``nvfp4a16`` /
@@ -1407,6 +1408,8 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
         raise TiersimError(f"{path}: key '{where}.num_bits': must be a whole "
                            f"number of bits (got {shown(bits)})")
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
+        _refuse_int4_activations(path, scheme.get("input_activations"),
+                                 where.removesuffix("weights") + "input_activations")
         if weights.get("strategy") == "channel":  # one scale per output channel, no group size
             return _fmt("w4a16", PER_CHANNEL)
         return _fmt("w4a16", _group_size(path, f"{where}.group_size", size))
@@ -1421,6 +1424,26 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
         f"(group size {size}) are not a format tiersim models "
         "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
     )
+
+
+def _refuse_int4_activations(path: Path, activations: Any, key: str) -> None:
+    """One line for 4-bit int weights whose ``input_activations`` (at ``key``) are quantised
+    too: W4A8 (8-bit int or float activations, which vLLM serves with its own
+    ``CompressedTensorsW4A8Int`` / ``W4A8Fp8`` kernels) or any other width (vLLM finds no
+    scheme for it). tiersim times 4-bit int weights weight-only (W4A16) and has no W4A8.
+    Null or empty activations are 16-bit, as vLLM reads them (it looks at a truthy one only)."""
+    if not activations:
+        return
+    bits = activations.get("num_bits") if isinstance(activations, dict) else None
+    if isinstance(bits, int) and not isinstance(bits, bool):
+        said, name = f"{bits}-bit {str(activations.get('type', 'int'))[:10]}", f"W4A{bits}"
+    else:
+        said, name = f"quantised ({shown(activations)})", "quantised activations"
+    raise TiersimError(f"{path}: key {key!r}: {said} activations beside 4-bit int weights "
+                       f"({name}): tiersim times 4-bit int weights weight-only (W4A16, 16-bit "
+                       f"activations) and does not model {name}; use a W4A16 checkpoint "
+                       "(input_activations null), or remove quantization_config from a copy "
+                       "of config.json and set the tier's precision")
 
 
 def _int8_weight_only(path: Path, weights: dict, where: str) -> tuple[str, float]:

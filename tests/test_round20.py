@@ -1,0 +1,93 @@
+"""Round 20 of hostile input, each a failure found from outside and fixed: the exact line a user
+sees, or the number that was wrong. Hugging Face config.json quantisation blocks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiersim.cli import main
+
+
+def run_cli(capsys, *argv) -> tuple[int, str]:
+    """``tiersim ARGV`` in this process: (exit status, stderr)."""
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+def error_line(code: int, err: str) -> str:
+    """The one ``Error:`` line of a failed command (exit 1, no traceback)."""
+    assert code == 1, err[-500:]
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("Error: ")
+    return lines[0]
+
+
+def _config(tmp_path, **fields) -> Path:
+    """A Llama config.json in ``tmp_path/model`` with ``fields`` replaced."""
+    doc = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+           "vocab_size": 128256, "max_position_embeddings": 131072, **fields}
+    folder = tmp_path / "model"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(doc))
+    return folder / "config.json"
+
+
+W4_WEIGHTS = {"num_bits": 4, "type": "int", "group_size": 128, "strategy": "group",
+              "symmetric": True}
+
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+
+W4A8_MESSAGE = (
+    "key 'quantization_config.config_groups.group_0.input_activations': {said} activations "
+    "beside 4-bit int weights (W4A8): tiersim times 4-bit int weights weight-only (W4A16, "
+    "16-bit activations) and does not model W4A8; use a W4A16 checkpoint (input_activations "
+    "null), or remove quantization_config from a copy of config.json and set the tier's "
+    "precision")
+
+
+@pytest.mark.parametrize(("activations", "said"), [
+    ({"num_bits": 8, "type": "int", "strategy": "token", "dynamic": True, "symmetric": True},
+     "8-bit int"),
+    ({"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True,
+      "symmetric": True}, "8-bit float"),
+])
+def test_int4_weights_with_8_bit_activations_are_refused_not_read_as_w4a16(
+        tmp_path, capsys, activations, said):
+    """compressed-tensors W4A8 (int4 weights, int8 or fp8 input activations, which vLLM serves
+    with its CompressedTensorsW4A8Int / W4A8Fp8 kernels) was read as W4A16: the activations'
+    num_bits were never looked at."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    quant = {"quant_method": "compressed-tensors", "format": "pack-quantized",
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": W4_WEIGHTS,
+                                           "input_activations": activations}}}
+    path = _config(tmp_path, quantization_config=quant)
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: " + W4A8_MESSAGE.format(said=said)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("model: Qwen3-Coder-30B-A3B", f"model: {path.parent}"))
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == (
+        f"Error: {scenario}: line 5: model: {path}: " + W4A8_MESSAGE.format(said=said))
+
+
+def test_int4_weights_with_null_activations_are_still_w4a16(tmp_path):
+    """The W4A16 checkpoint the refusal points to still reads as W4A16."""
+    from tiersim.hardware.hf_config import load_hf_config
+    from tiersim.hardware.precisions import weight_formats
+
+    quant = {"quant_method": "compressed-tensors", "format": "pack-quantized",
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": W4_WEIGHTS,
+                                           "input_activations": None}}}
+    model = load_hf_config(_config(tmp_path, quantization_config=quant))
+    assert weight_formats(model, "checkpoint").of("mlp").name == "w4a16"
