@@ -91,3 +91,46 @@ def test_int4_weights_with_null_activations_are_still_w4a16(tmp_path):
                                            "input_activations": None}}}
     model = load_hf_config(_config(tmp_path, quantization_config=quant))
     assert weight_formats(model, "checkpoint").of("mlp").name == "w4a16"
+
+
+FP8_LINEAR = {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
+                                                 "strategy": "channel"},
+              "input_activations": {"num_bits": 8, "type": "float", "strategy": "token",
+                                    "dynamic": True}}
+EMPTY_NOTE = (
+    "key 'quantization_config.config_groups.{name}.targets' is empty: the group quantises no "
+    "module (vLLM and compressed-tensors match a group's modules by its targets), so it is "
+    "not read; name its modules (or 'Linear') if it should quantise them")
+
+
+def test_a_group_with_no_targets_quantises_nothing(tmp_path):
+    """`targets: []` was read as `["Linear"]`: its group covered every linear layer. vLLM's
+    CompressedTensorsConfig registers a group under each of its targets (none here) and
+    compressed-tensors' match_named_modules matches no module with no target."""
+    from tiersim.errors import Note
+    from tiersim.hardware.hf_config import load_hf_config
+
+    quant = {"quant_method": "compressed-tensors", "format": "pack-quantized",
+             "config_groups": {"w4": {"targets": [], "weights": W4_WEIGHTS}}}
+    path = _config(tmp_path, quantization_config=quant)
+    with pytest.warns(Note) as notes:
+        model = load_hf_config(path)
+    assert all(fmt == "bf16" for _, fmt, _ in model.checkpoint), model.checkpoint
+    assert f"{path}: " + EMPTY_NOTE.format(name="w4") in [str(n.message) for n in notes]
+
+
+def test_a_group_with_no_targets_beside_a_linear_group_leaves_that_groups_format(tmp_path):
+    """The empty group was read as a second group targeting Linear, and the checkpoint was
+    refused for a clash it does not have."""
+    from tiersim.errors import Note
+    from tiersim.hardware.hf_config import load_hf_config
+    from tiersim.hardware.precisions import weight_formats
+
+    quant = {"quant_method": "compressed-tensors", "format": "float-quantized",
+             "config_groups": {"fp8": FP8_LINEAR,
+                               "w4": {"targets": [], "weights": W4_WEIGHTS}}}
+    path = _config(tmp_path, quantization_config=quant)
+    with pytest.warns(Note) as notes:
+        model = load_hf_config(path)
+    assert weight_formats(model, "checkpoint").of("mlp").name == "fp8"
+    assert [str(n.message) for n in notes] == [f"{path}: " + EMPTY_NOTE.format(name="w4")]

@@ -1466,8 +1466,9 @@ def _int8_weight_only(path: Path, weights: dict, where: str) -> tuple[str, float
 def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT_KEY):
     """compressed-tensors: each config group's weight format on the modules its ``targets``
     name (a module name or regex before the ``Linear`` class, as vLLM matches them), but the
-    ``ignore`` list's (BF16). No group at all is read as BF16, with a note; two groups both
-    targeting ``Linear`` are refused (which one holds the linear layers is not said)."""
+    ``ignore`` list's (BF16). No group at all is read as BF16, with a note, and so is a group
+    whose ``targets`` is an empty list (it quantises no module, as vLLM reads it); two groups
+    both targeting ``Linear`` are refused (which one holds the linear layers is not said)."""
     _refuse_sparse(path, quant.get("sparsity_config"), prefix)
     groups = quant.get("config_groups") or {}
     if not isinstance(groups, dict):
@@ -1483,6 +1484,9 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
             raise TiersimError(f"{path}: key '{prefix}config_groups.{name}."
                                "weights': missing; each group says how its weights are stored "
                                "(num_bits, type, group_size)")
+        if scheme.get("targets") == []:  # vLLM and compressed-tensors match no module by it
+            _note_no_targets(path, f"{prefix}config_groups.{name}.targets")
+            continue
         fmt = _ct_format(path, scheme, name, prefix)
         targets = _module_list(path, scheme, "targets",
                                prefix=f"{prefix}config_groups.{name}.") or ["Linear"]
@@ -1505,6 +1509,17 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
 
     each = ignore.names_experts() or any(listed.names_experts() for listed, _ in named)
     return _by_module(span, format_of, each)
+
+
+def _note_no_targets(path: Path, key: str) -> None:
+    """A note that a compressed-tensors group whose ``targets`` (at ``key``) is an empty list
+    quantises nothing, as vLLM reads it (``CompressedTensorsConfig`` registers a group's scheme
+    under each of its targets) and compressed-tensors applies it (``match_named_modules``
+    matches no module with no target): the group is not read."""
+    warnings.warn(Note(f"{path}: key {key!r} is empty: the group quantises no module (vLLM "
+                       "and compressed-tensors match a group's modules by its targets), so it "
+                       "is not read; name its modules (or 'Linear') if it should quantise "
+                       "them"), stacklevel=4)
 
 
 def _refuse_sparse(path: Path, sparsity: Any, prefix: str) -> None:
