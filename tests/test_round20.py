@@ -134,3 +134,33 @@ def test_a_group_with_no_targets_beside_a_linear_group_leaves_that_groups_format
         model = load_hf_config(path)
     assert weight_formats(model, "checkpoint").of("mlp").name == "fp8"
     assert [str(n.message) for n in notes] == [f"{path}: " + EMPTY_NOTE.format(name="w4")]
+
+
+GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True, "desc_act": False}
+
+
+@pytest.mark.parametrize(("value", "got"), [("true", "'true'"), ("false", "'false'"), (1, "1"),
+                                            ([], "[]")])
+def test_a_gptq_lm_head_that_is_not_a_bool_is_one_line(tmp_path, capsys, value, got):
+    """`lm_head: "true"` was read as an lm_head left BF16; vLLM's GPTQ configs read the key
+    with get_from_keys_or and quantise lm_head for any truthy value (the string "false"
+    too)."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config={**GPTQ, "lm_head": value})
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (
+        f"{path}: key 'quantization_config.lm_head': must be true or false (got {got}); vLLM "
+        "quantises lm_head for any value but false, 0, null or an empty one, so say which")
+
+
+@pytest.mark.parametrize(("value", "lm_head"), [(True, "w4a16"), (False, "bf16"),
+                                                (None, "bf16")])
+def test_a_gptq_lm_head_bool_or_null_still_reads(tmp_path, value, lm_head):
+    from tiersim.hardware.hf_config import load_hf_config
+    from tiersim.hardware.precisions import weight_formats
+
+    model = load_hf_config(_config(tmp_path, quantization_config={**GPTQ, "lm_head": value}))
+    assert weight_formats(model, "checkpoint").lm_head.name == lm_head

@@ -1082,7 +1082,8 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
     with its weight-only (AWQ-)Marlin kernels: 4 bits (``w4a16``), and for GPTQ 8 bits too
     (``w8a16``, with a note); the modules ``modules_to_not_convert`` (or ``ignore``) names stay
     BF16; GPTQ's ``lm_head: true`` quantises lm_head too (vLLM loads it so; a model whose
-    lm_head is its embeddings keeps it BF16). Other bit widths are refused
+    lm_head is its embeddings keeps it BF16; anything but true or false is refused,
+    :func:`_gptq_lm_head`). Other bit widths are refused
     (:func:`_check_bits`), as is asymmetric GPTQ (``sym: false``, :func:`_check_sym`). AWQ's
     zero points (a packed zero per group: 0.03 bits a weight at 4
     bits, 0.06 at 8) are not counted."""
@@ -1100,9 +1101,20 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
         formats = _gptq_dynamic(path, quant["dynamic"], (bits, size), _Patterns(skip), span)
     else:
         formats = _uniform(_int_fmt(bits, size), skip, span)
-    if method == "gptq" and quant.get("lm_head") is True:  # GPTQModel's quantised lm_head
+    if method == "gptq" and _gptq_lm_head(path, quant.get("lm_head")):  # quantised lm_head
         formats += (("lm_head", *_int_fmt(bits, size)),)
     return formats
+
+
+def _gptq_lm_head(path: Path, value: Any) -> bool:
+    """Whether a GPTQ block's ``lm_head`` quantises lm_head: true or false (null or absent:
+    false). vLLM's GPTQ configs read it with ``get_from_keys_or`` and quantise lm_head for any
+    truthy value (the string "false" too), so anything but a bool is one line."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise TiersimError(f"{path}: key '{QUANT_KEY}lm_head': must be true or false (got "
+                       f"{shown(value)}); vLLM quantises lm_head for any value but false, 0, "
+                       "null or an empty one, so say which")
 
 
 def _check_bits(path: Path, key: str, bits: Any, method: str, what: str = "checkpoints") -> int:
