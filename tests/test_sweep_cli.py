@@ -147,9 +147,18 @@ def test_plan_choose_of_a_key_outside_the_router_says_so(tiny, tmp_path, capsys,
 
 
 def test_report_of_missing_dir_is_one_line(tmp_path, capsys):
+    """A missing folder read 'not a directory', as a file in its place does."""
     assert main(["report", str(tmp_path / "nothing")]) == 1
     assert capsys.readouterr().err.strip() == (
-        f"Error: {tmp_path / 'nothing'}: not a directory; give the --out folder of a run, "
+        f"Error: {tmp_path / 'nothing'}: no such folder; give the --out folder of a run, "
+        "sweep or plan")
+
+
+def test_report_of_a_file_is_not_a_directory(tmp_path, capsys):
+    (tmp_path / "f").write_text("x")
+    assert main(["report", str(tmp_path / "f")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {tmp_path / 'f'}: not a directory; give the --out folder of a run, "
         "sweep or plan")
 
 

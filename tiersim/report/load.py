@@ -367,8 +367,9 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
 
     directory = Path(directory)
     if not directory.is_dir():
-        raise TiersimError(f"{directory}: not a directory; give the --out folder of a run, "
-                           "sweep or plan")
+        what = "not a directory" if directory.exists() else "no such folder"
+        raise TiersimError(f"{directory}: {what}; give the --out folder of a run, sweep or "
+                           "plan")
     if not any((directory / name).exists() for name in KNOWN):
         if (directory / "sweep.json").is_file() and (directory / "points").is_dir():
             done = sum(1 for _ in (directory / "points").glob("*.json"))
