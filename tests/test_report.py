@@ -117,7 +117,7 @@ def test_plan_report_shows_margins(tmp_path):
 def test_empty_directory_is_one_line_error(tmp_path):
     with pytest.raises(TiersimError, match="no results here"):
         write_report(tmp_path)
-    with pytest.raises(TiersimError, match="not a directory"):
+    with pytest.raises(TiersimError, match="no such folder"):
         write_report(tmp_path / "missing")
 
 
