@@ -3,41 +3,10 @@ sees, or the number that was wrong. Hugging Face config.json quantisation blocks
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-
-from tiersim.cli import main
-
-
-def run_cli(capsys, *argv) -> tuple[int, str]:
-    """``tiersim ARGV`` in this process: (exit status, stderr)."""
-    capsys.readouterr()
-    code = main([str(a) for a in argv])
-    return code, capsys.readouterr().err
-
-
-def error_line(code: int, err: str) -> str:
-    """The one ``Error:`` line of a failed command (exit 1, no traceback)."""
-    assert code == 1, err[-500:]
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("Error: ")
-    return lines[0]
-
-
-def _config(tmp_path, **fields) -> Path:
-    """A Llama config.json in ``tmp_path/model`` with ``fields`` replaced."""
-    doc = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
-           "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-           "vocab_size": 128256, "max_position_embeddings": 131072, **fields}
-    folder = tmp_path / "model"
-    folder.mkdir(exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(doc))
-    return folder / "config.json"
-
+from test_round19 import _config, error_line, run_cli
 
 W4_WEIGHTS = {"num_bits": 4, "type": "int", "group_size": 128, "strategy": "group",
               "symmetric": True}
