@@ -8,6 +8,7 @@ the planner's search (planner -> runner -> savings -> planner would be an import
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from pathlib import Path
@@ -60,7 +61,6 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
 def _check_combinations(chosen: dict[str, list]) -> None:
     """Refuse more combinations of ``--choose`` values than
     :data:`MAX_CHOOSE_COMBINATIONS`, before any is checked or sized."""
-    import math
 
     counts = [len(values) for values in chosen.values()]
     total = math.prod(counts)
@@ -368,7 +368,6 @@ def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
 def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -> None:
     """The SLO options must be finite numbers of seconds > 0, the floor a number from 0 to 1:
     one line naming the option (NaN and inf pass a bare range check)."""
-    import math
 
     from tiersim.scenario import SloConfig
 
