@@ -61,7 +61,6 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
 def _check_combinations(chosen: dict[str, list]) -> None:
     """Refuse more combinations of ``--choose`` values than
     :data:`MAX_CHOOSE_COMBINATIONS`, before any is checked or sized."""
-
     counts = [len(values) for values in chosen.values()]
     total = math.prod(counts)
     if total > MAX_CHOOSE_COMBINATIONS:
