@@ -430,12 +430,16 @@ def named_index_as_columns(df: pd.DataFrame, path: str | Path = "") -> pd.DataFr
     names = [name for name in df.index.names if name is not None]
     clash = [name for name in names if name in df.columns]
     if clash:
-        both = (f"its pandas index and a column are both named {str(clash[0])!r}"
-                if is_trace_column(clash[0]) else "its pandas index and column "
-                f"{list(df.columns).index(clash[0]) + 1} share a name")
-        raise TraceError(str(path), f"{both}; keep one (drop the index with "
-                         "reset_index(drop=True), or rename it) and write the file again")
+        raise _index_clash(clash[0], list(df.columns).index(clash[0]) + 1, path)
     return df.reset_index(level=names) if names else df
+
+
+def _index_clash(name, position: int, path: str | Path) -> TraceError:
+    """The error for a pandas index named as the file's column at 1-based ``position``."""
+    both = (f"its pandas index and a column are both named {str(name)!r}"
+            if is_trace_column(name) else f"its pandas index and column {position} share a name")
+    return TraceError(str(path), f"{both}; keep one (drop the index with "
+                      "reset_index(drop=True), or rename it) and write the file again")
 
 
 def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
@@ -716,8 +720,28 @@ def parquet_columns(p: Path) -> list[str]:
         schema = pq.read_schema(handle)
     index = {n for n in _pandas_index_columns(schema) if n.startswith("__index_level_")}
     names = [str(c).strip() for c in schema.names if c not in index]
+    ranged = _range_index(schema)
+    if ranged is not None:  # stored in the metadata alone; read, it is the first column
+        if ranged[0] in schema.names:
+            raise _index_clash(ranged[0], schema.names.index(ranged[0]) + 1, p)
+        names.insert(0, ranged[0].strip())
     _no_duplicate_columns(names, Source(str(p), None))
     return names
+
+
+def _range_index(schema: pa.Schema) -> tuple[str, int, int] | None:
+    """The named RangeIndex that pandas stored in a Parquet file's metadata alone (no column
+    holds it: pandas 3's ``set_index`` makes one of evenly spaced whole numbers), as
+    ``(name, start, step)``; None without one (an unnamed one is no column)."""
+    meta = (schema.metadata or {}).get(b"pandas")
+    try:
+        indexes = json.loads(meta).get("index_columns", []) if meta else []
+        ranged = [(d["name"], int(d["start"]), int(d["step"])) for d in indexes
+                  if isinstance(d, dict) and d.get("kind") == "range"
+                  and isinstance(d.get("name"), str)]
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None
+    return ranged[0] if len(ranged) == 1 else None
 
 
 def parquet_rows(p: Path) -> int:
@@ -759,9 +783,15 @@ def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int):
     """:func:`parquet_chunks` of the open file ``f``; a footer whose row count the batches do
     not add up to is the file's damage."""
     _check_row_count(p, f.metadata)
+    ranged = _range_index(f.schema_arrow)
     start = 0
     for batch in f.iter_batches(batch_size=rows):
         df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
+        if ranged is not None and ranged[0] not in df.columns:
+            # pandas rebuilds a stored RangeIndex only for a table of its whole length, so a
+            # later chunk's part of it is made here (it was lost: ids renumbered from 0)
+            name, first, step = ranged
+            df.insert(0, name, first + step * np.arange(start, start + len(df), dtype=np.int64))
         df = _schema_names_kept(df, p) if start == 0 else df
         df.columns = [str(c).strip() for c in df.columns]
         yield start, df

@@ -1,0 +1,56 @@
+"""Round 21 of hostile input, request traces: each a failure found from outside and fixed, with
+the exact line a user sees, or the number that was wrong."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from test_round19 import error_line, run_cli
+
+from tiersim.cli import main
+from tiersim.trace import chunked, read_trace
+
+# ------------------------------------------------------------------ Parquet range index
+
+
+def test_an_arrival_index_of_whole_seconds_is_read_as_its_column(tmp_path, capsys):
+    """pandas 3's ``set_index`` makes a RangeIndex of evenly spaced whole numbers, which
+    pyarrow stores in the pandas metadata alone (no column in the schema): a trace saved with
+    ``df.set_index("arrival_s")`` at whole seconds was refused as token lengths without
+    arrival times."""
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"arrival_s": [0, 1, 2], "input_tokens": [10, 20, 30],
+                  "output_tokens": [5, 5, 5]}).set_index("arrival_s").to_parquet(path)
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["format"] == "canonical" and stats["span_s"] == 2.0 and stats["rows"] == 3
+
+
+def test_a_request_id_range_index_is_read_in_every_chunk(tmp_path, monkeypatch):
+    """A named RangeIndex (``request_id`` 100 ...) was read from a file of one chunk, but a
+    file of more chunks (more than 262,144 rows) lost it silently: every id renumbered from
+    0."""
+    path = tmp_path / "t.parquet"
+    n = 5
+    pd.DataFrame({"arrival_s": np.arange(n) * 1.0, "input_tokens": np.arange(n) + 3,
+                  "output_tokens": [5] * n}).set_index(
+        pd.RangeIndex(100, 100 + 3 * n, 3, name="request_id")).to_parquet(path)
+    whole = read_trace(path).table
+    monkeypatch.setattr(chunked, "CHUNK_ROWS", 2)
+    chunks = read_trace(path).table
+    assert whole["request_id"].tolist() == list(range(100, 100 + 3 * n, 3))
+    pd.testing.assert_frame_equal(chunks, whole)
+
+
+def test_a_range_index_named_as_a_column_is_named(tmp_path, capsys):
+    """A RangeIndex named as a column is refused as any other such index is."""
+    path = tmp_path / "t.parquet"
+    frame = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [1, 2],
+                          "output_tokens": [1, 2]})
+    frame.set_index(pd.RangeIndex(0, 2, name="arrival_s")).to_parquet(path)
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: its pandas index and a column are both named 'arrival_s'; keep one "
+        "(drop the index with reset_index(drop=True), or rename it) and write the file again")
