@@ -4,6 +4,7 @@ the exact line a user sees, or the number that was wrong."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -54,3 +55,39 @@ def test_a_range_index_named_as_a_column_is_named(tmp_path, capsys):
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: its pandas index and a column are both named 'arrival_s'; keep one "
         "(drop the index with reset_index(drop=True), or rename it) and write the file again")
+
+
+# ------------------------------------------------------------------ BurstGPT Total tokens
+
+BURST = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+
+
+def test_burstgpt_totals_that_are_not_the_sum_are_noted(tmp_path):
+    """BurstGPT's ``Total tokens`` is ``Request tokens + Response tokens``; a file where it is
+    not (its columns shifted or swapped under the header) replayed its lengths without a
+    word."""
+    path = tmp_path / "bg.csv"
+    path.write_text(BURST + "5,ChatGPT,472,18,490,Conversation log\n"
+                    "6,ChatGPT,18,472,490,Conversation log\n"
+                    "7,ChatGPT,490,18,472,Conversation log\n"
+                    "8,ChatGPT,100,0,90,Conversation log\n"
+                    "9,ChatGPT,10,2,20,Conversation log\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = read_trace(path)
+    assert loaded.table["input_tokens"].tolist() == [472, 18, 490, 10]
+    assert loaded.origin.notes[0] == (
+        "its Total tokens is not Request tokens + Response tokens in 2 of 4 rows kept (first "
+        "at row 3: 472 against 490 + 18): the run reads the request and response columns, so "
+        "check that the file's columns are not shifted or swapped")
+
+
+def test_burstgpt_totals_that_are_the_sum_or_blank_say_nothing(tmp_path):
+    path = tmp_path / "bg.csv"
+    path.write_text(BURST + "5,ChatGPT,472,18,490,Conversation log\n"
+                    "6,ChatGPT,100,0,100,Conversation log\n7,ChatGPT,10,2,,API log\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = read_trace(path)
+    assert loaded.origin.notes == ("dropped 1 of 3 rows with 0 response tokens (failed "
+                                   "requests in BurstGPT; first at row 2)",)

@@ -167,7 +167,7 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
                         None, "Response tokens")
     rows = np.flatnonzero(keep)  # only the rows kept are checked: a failed one has no labels
     extra, notes = carried(raw, src, OWN["burstgpt"], rows)
-    notes += unit_notes
+    notes += unit_notes + _burstgpt_totals(raw, inp, out, keep)
     _check_prefix_hashes(replace(src, rows=rows), extra, inp[rows])
     table = canonical.build(rows, arrival[rows], inp[rows], out[rows], extra)
     if not keep.all():
@@ -180,6 +180,45 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
             notes.append(f"times count from the first request kept (row "
                          f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
     return table, notes + _burstgpt_models(raw, keep)
+
+
+TOTALS_BLOCK = 1 << 20
+"""Rows of BurstGPT's ``Total tokens`` compared at a time (the column stays categories)."""
+
+
+def _burstgpt_totals(raw: pd.DataFrame, inp: np.ndarray, out: np.ndarray,
+                     keep: np.ndarray) -> list[str]:
+    """A note when BurstGPT's ``Total tokens`` is not ``Request tokens + Response tokens`` in
+    some row kept (``keep``; in the log it always is): the file's columns are shifted or
+    swapped, so the lengths replayed may be wrong. A blank or unreadable total, or a failed
+    request's (dropped), is not compared: nothing reads it. The column, read as categories, is
+    compared a block of rows at a time: no float a row for the whole file."""
+    if "Total tokens" not in raw.columns:
+        return []
+    s = raw["Total tokens"]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        values = checks.to_floats(pd.Series(np.asarray(s.cat.categories, dtype=object)))
+        lookup, codes = np.append(values, np.nan), s.cat.codes.to_numpy()  # code -1: missing
+    else:
+        lookup, codes = None, None
+    count, first = 0, None
+    for start in range(0, len(raw), TOTALS_BLOCK):
+        end = start + TOTALS_BLOCK
+        total = (lookup[codes[start:end]] if lookup is not None
+                 else checks.to_floats(s.iloc[start:end]))
+        with np.errstate(invalid="ignore"):
+            bad = (np.isfinite(total) & (total != inp[start:end] + out[start:end])
+                   & keep[start:end])
+        count += int(bad.sum())
+        if first is None and bad.any():
+            first = start + int(np.argmax(bad))
+            shown = checks.show_number(float(total[first - start]))
+    if not count:
+        return []
+    return [f"its Total tokens is not Request tokens + Response tokens in {count:,} of "
+            f"{int(keep.sum()):,} rows kept (first at row {first + 1}: {shown} against "
+            f"{int(inp[first])} + {int(out[first])}): the run reads the request and response "
+            "columns, so check that the file's columns are not shifted or swapped"]
 
 
 def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
