@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 from test_round19 import error_line, run_cli
 
 from tiersim.cli import main
@@ -91,3 +92,47 @@ def test_burstgpt_totals_that_are_the_sum_or_blank_say_nothing(tmp_path):
         loaded = read_trace(path)
     assert loaded.origin.notes == ("dropped 1 of 3 rows with 0 response tokens (failed "
                                    "requests in BurstGPT; first at row 2)",)
+
+
+# ------------------------------------------------------------------ CSV files joined whole
+
+AZURE = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+
+
+@pytest.mark.parametrize(("header", "row"), [
+    (AZURE, "2023-11-16 18:15:46.6805900,4808,10\n"),
+    (BURST, "5,ChatGPT,472,18,490,Conversation log\n"),
+    (" TIMESTAMP , ContextTokens,GeneratedTokens,\n", "2023-11-16 18:15:46,4808,10,\n"),
+])
+def test_a_header_repeated_inside_a_csv_is_named(tmp_path, capsys, header, row):
+    """Two CSV files joined with ``cat`` (BurstGPT ships its log in two) hold the second's
+    header as a data row: it was refused as an unreadable timestamp, a "text of 9
+    characters"."""
+    path = tmp_path / "joined.csv"
+    path.write_text(header + row + row + header + row)
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 3: repeats the header (CSV files joined with their headers?); "
+        "remove the line (file line 4)")
+
+
+def test_a_header_repeated_in_a_canonical_csv_with_a_blank_column_is_named(tmp_path):
+    """A canonical CSV's columns are all read as they are: a trailing comma's blank column is
+    numbers (all missing), and matches the repeated header's empty cell."""
+    from tiersim.errors import TraceError
+
+    header = "arrival_s,input_tokens,output_tokens,\n"
+    path = tmp_path / "joined.csv"
+    path.write_text(header + "0,10,5,\n" + header + "1,10,5,\n")
+    with pytest.raises(TraceError) as info:
+        read_trace(path)
+    assert str(info.value) == (f"{path}: row 2: repeats the header (CSV files joined with "
+                               "their headers?); remove the line (file line 3)")
+
+
+def test_a_row_that_repeats_only_some_header_cells_is_read_as_data(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,task_type\n"
+                    "0,10,5,task_type\n1,10,5,output_tokens\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert read_trace(path).table["task_type"].tolist() == ["task_type", "output_tokens"]

@@ -362,7 +362,33 @@ def read_raw(path: str | Path, used=None) -> tuple[pd.DataFrame, Source]:
     df.columns = [str(c).strip() for c in df.columns]
     _no_duplicate_columns([str(c).strip() for c in names], src,
                           " (the header, file line 1)" if csv_file else "")
+    if csv_file:
+        _no_repeated_header(df, [str(c).strip() for c in names], src)
     return df, src
+
+
+def _no_repeated_header(df: pd.DataFrame, names: list[str], src: Source) -> None:
+    """Refuse a CSV data row that repeats the header (``cat`` of two CSV files: BurstGPT ships
+    its log in two): it was refused as a bad cell of its first column, "text of 9 characters".
+
+    A column of numbers holds no header text, so a table with one under a name is passed at
+    once; else the rows whose first cell is the first name are found, then compared in the
+    other columns (a blank header cell, a trailing comma's, matches an empty cell)."""
+    numeric = [pd.api.types.is_numeric_dtype(df[c].dtype) for c in df.columns]
+    if len(names) != len(df.columns) or not len(df) or any(
+            kind and name for kind, name in zip(numeric, names, strict=True)):
+        return
+    rows = np.arange(len(df))
+    for column, name in zip(df.columns, names, strict=True):
+        cells = df[column].iloc[rows]
+        if not pd.api.types.is_numeric_dtype(cells.dtype):
+            cells = cells.astype("string").str.strip().replace("", pd.NA)
+        rows = rows[(cells.isna() if not name else cells.eq(name).fillna(False))
+                    .to_numpy(dtype=bool)]
+        if not len(rows):
+            return
+    raise src.error("repeats the header (CSV files joined with their headers?); remove the "
+                    "line", int(rows[0]))
 
 
 def _csv_header(p: Path) -> list[str]:
