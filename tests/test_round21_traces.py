@@ -136,3 +136,28 @@ def test_a_row_that_repeats_only_some_header_cells_is_read_as_data(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert read_trace(path).table["task_type"].tolist() == ["task_type", "output_tokens"]
+
+
+# ------------------------------------------------------------------ dictionary-encoded Parquet
+
+
+@pytest.mark.parametrize(("column", "cells", "read"), [
+    ("spec_acceptance", ["0.5", None, "0.7"], [0.5, np.nan, 0.7]),
+    ("spec_acceptance", [0.5, None, 0.7], [0.5, np.nan, 0.7]),
+    ("tool_s", ["1", None, "2"], [1.0, 0.0, 2.0]),
+])
+def test_a_dictionary_encoded_column_with_a_gap_is_read(tmp_path, column, cells, read):
+    """A dictionary-encoded Parquet column (pandas reads it as categories) of spec_acceptance
+    or tool_s with a missing cell crashed: "TypeError: Cannot setitem on a Categorical with a
+    new category (0.0)"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [10, 20, 30],
+                             "output_tokens": [5, 5, 5],
+                             column: pa.array(cells).dictionary_encode()}), path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = read_trace(path).table
+    np.testing.assert_array_equal(table[column].to_numpy(np.float64), read)

@@ -78,11 +78,11 @@ def _optional(s: pd.Series, name: str, src: Source):
                                     high=(checks.INT32_MAX,
                                           f"at most {checks.INT32_MAX}")).astype(np.int32)
     if name == "tool_s":  # missing means none (a session's first step)
-        return checks.numbers(src, s.fillna(0), name, "tool time in seconds",
+        return checks.numbers(src, _filled(s, 0), name, "tool time in seconds",
                               low=(0, ">= 0"), high=(MAX_TOOL_S, "<= 1e6"))
     if name == "spec_acceptance":  # missing: the scenario's rate
         within = "between 0 and 1"
-        values = checks.numbers(src, s.fillna(0.0), name, "acceptance rate", low=(0, within),
+        values = checks.numbers(src, _filled(s, 0.0), name, "acceptance rate", low=(0, within),
                                 high=(1, within))
         return np.where(s.isna().to_numpy(), np.nan, values)
     if name == "task_type":
@@ -107,6 +107,15 @@ def _optional(s: pd.Series, name: str, src: Source):
     if name == "prompt_hash":
         return _prompt_hashes(s, src)
     return s.to_numpy()
+
+
+def _filled(s: pd.Series, value) -> pd.Series:
+    """``s`` with its missing cells ``value``; a dictionary-encoded Parquet column, read as
+    categories, is taken as its values first (a category column takes no value outside its
+    categories: filling one raised TypeError)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(object)
+    return s.fillna(value)
 
 
 def _prompt(s: pd.Series, src: Source) -> np.ndarray:
