@@ -161,3 +161,35 @@ def test_a_dictionary_encoded_column_with_a_gap_is_read(tmp_path, column, cells,
         warnings.simplefilter("ignore")
         table = read_trace(path).table
     np.testing.assert_array_equal(table[column].to_numpy(np.float64), read)
+
+
+# ------------------------------------------------------------------ JSON lines, one a line
+
+MOONCAKE = [{"timestamp": 0, "input_length": 600, "output_length": 5},
+            {"timestamp": 10, "input_length": 600, "output_length": 5},
+            {"timestamp": 20, "input_length": -6, "output_length": 5}]
+
+
+@pytest.mark.parametrize(("text", "fault"), [
+    ("\n".join(json.dumps(r, indent=2) for r in MOONCAKE) + "\n",
+     "row 1: not a JSON object (Expecting property name enclosed in double quotes: line 2 "
+     "column 1 (char 2)); each line must be one JSON object (file line 1)"),
+    (json.dumps(MOONCAKE[0]) + " " + json.dumps(MOONCAKE[1]) + "\n\n" + json.dumps(MOONCAKE[2])
+     + "\n", "row 1: not a JSON object (Extra data: line 1 column 59 (char 58)); each line must "
+     "be one JSON object (file line 1)"),
+])
+def test_json_objects_not_one_a_line_are_refused_whatever_the_size(tmp_path, capsys, text,
+                                                                   fault):
+    """Pretty-printed JSON objects, or two on a line, were read below 16 MB (Arrow's block) and
+    refused above it; read, their errors named the wrong row and file line (``row 3 ... (file
+    line 3)`` for an object on line 11)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(text)
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == f"Error: {path}: {fault}"
+
+
+def test_json_lines_with_blank_lines_and_crlf_are_read(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\r\n" + b"\r\n \t\r\n".join(
+        json.dumps(r).encode() for r in MOONCAKE[:2]) + b"\r\n\r\n")
+    assert read_trace(path).table["arrival_s"].tolist() == [0.0, 0.01]
