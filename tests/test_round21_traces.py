@@ -193,3 +193,21 @@ def test_json_lines_with_blank_lines_and_crlf_are_read(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf\r\n" + b"\r\n \t\r\n".join(
         json.dumps(r).encode() for r in MOONCAKE[:2]) + b"\r\n\r\n")
     assert read_trace(path).table["arrival_s"].tolist() == [0.0, 0.01]
+
+
+# ------------------------------------------------------------------ Parquet period columns
+
+
+@pytest.mark.parametrize("column", ["arrival_s", "input_tokens"])
+def test_a_period_column_is_refused_as_date_times_are(tmp_path, capsys, column):
+    """A pandas period column (stored in Parquet as its integer ordinals) was read as those
+    integers: dates a day apart replayed one second apart, or became token counts."""
+    path = tmp_path / "t.parquet"
+    frame = pd.DataFrame({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [1, 2, 3],
+                          "output_tokens": [1, 2, 3]})
+    frame[column] = pd.period_range("1970-01-02", periods=3, freq="D")
+    frame.to_parquet(path)
+    label = {"arrival_s": "arrival time in seconds", "input_tokens": "token count"}[column]
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: column {column!r}: is a period column (period[D]), and {label} must "
+        "be a plain number; write it as numbers")

@@ -151,11 +151,12 @@ def exact_times(src: Source, t: np.ndarray, raw: pd.Series, column: str, unit: s
 
 
 def _not_temporal(src: Source, s: pd.Series, column: str, label: str) -> None:
-    """Refuse a date-time or duration column where a number is wanted: its integers are in the
-    column's own unit (nanoseconds, milliseconds ...), so reading them as numbers would scale
-    every time by an unknown factor."""
+    """Refuse a date-time, duration or period column where a number is wanted: its integers
+    are in the column's own unit (nanoseconds, milliseconds, a period's days ...), so reading
+    them as numbers would scale every time by an unknown factor."""
     kind = ("date-time" if pd.api.types.is_datetime64_any_dtype(s.dtype) else
-            "duration" if pd.api.types.is_timedelta64_dtype(s.dtype) else None)
+            "duration" if pd.api.types.is_timedelta64_dtype(s.dtype) else
+            "period" if isinstance(s.dtype, pd.PeriodDtype) else None)
     if kind is not None:
         raise src.error(f"is a {kind} column ({s.dtype}), and {label} must be a plain number; "
                         "write it as numbers", None, column)
