@@ -211,3 +211,44 @@ def test_a_period_column_is_refused_as_date_times_are(tmp_path, capsys, column):
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: column {column!r}: is a period column (period[D]), and {label} must "
         "be a plain number; write it as numbers")
+
+
+# ------------------------------------------------------------------ paths the reader is given
+
+
+@pytest.mark.parametrize("target", ["missing.csv", "loop.csv"])
+def test_the_reader_names_a_link_that_leads_to_no_file(tmp_path, target):
+    """``read_trace`` called a dangling or looping link "file not found; check the path" (the
+    command line's own check names it a link)."""
+    from tiersim.errors import TraceError
+
+    link = tmp_path / "loop.csv"
+    link.symlink_to(tmp_path / target)
+    with pytest.raises(TraceError) as info:
+        read_trace(link)
+    assert str(info.value) == (f"{link}: a link that leads to no file (its target is missing, "
+                               "or the links loop); point it at the trace file, or give the "
+                               "file itself")
+
+
+def test_the_reader_names_a_path_it_may_not_look_at(tmp_path, monkeypatch):
+    """A trace in a folder the user may not enter raised PermissionError from ``is_dir``: a
+    traceback from ``read_trace``."""
+    import errno
+    import os
+    from pathlib import Path
+
+    from tiersim.errors import TraceError
+
+    path = tmp_path / "locked" / "t.csv"
+    real = Path.stat
+
+    def stat(self, *args, **kwargs):
+        if str(self).startswith(str(path.parent)):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    with pytest.raises(TraceError) as info:
+        read_trace(path)
+    assert str(info.value) == f"{path}: cannot read the file (Permission denied)"

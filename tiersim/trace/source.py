@@ -14,11 +14,13 @@ positions only, never its contents: a path like ``/proc/self/environ`` must not 
 from __future__ import annotations
 
 import csv
+import errno
 import functools
 import io
 import json
 import math
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -323,14 +325,33 @@ def open_checked(path: str | Path) -> str:
     """The container of an existing trace file ("parquet", "jsonl" or "csv"), after the checks
     made before any parser sees it (:func:`sniff`, :func:`check_shape`)."""
     p = Path(path)
-    if p.is_dir():
+    try:
+        st = p.stat()
+    except OSError as err:
+        raise _not_found(p, str(path), err) from None
+    if stat.S_ISDIR(st.st_mode):
         raise TraceError(str(path), "is a folder; give the trace file in it")
-    if p.exists() and not p.is_file():
+    if not stat.S_ISREG(st.st_mode):
         raise TraceError(str(path), "not a regular file (a device or pipe); give a trace file")
-    if not p.is_file():
-        raise TraceError(str(path), "file not found; check the path")
-    st = p.stat()
     return _checked_kind(str(p), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _not_found(p: Path, name: str, err: OSError) -> TraceError:
+    """The error for the path ``p`` (given as ``name``) whose file cannot be looked at (``err``,
+    from ``stat``): a link that leads nowhere (its target missing, or links in a loop), a path
+    to nothing, or one the system refuses (a folder on the way the user may not enter: it
+    raised PermissionError from ``is_dir``), in one line each."""
+    if err.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+        try:
+            link = p.is_symlink()
+        except OSError:
+            link = False
+        if link or err.errno == errno.ELOOP:
+            return TraceError(name, "a link that leads to no file (its target is missing, or "
+                              "the links loop); point it at the trace file, or give the file "
+                              "itself")
+        return TraceError(name, "file not found; check the path")
+    return TraceError(name, f"cannot read the file ({err.strerror or type(err).__name__})")
 
 
 @functools.lru_cache(maxsize=16)
