@@ -1081,9 +1081,9 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
     spells the keys ``w_bit`` and ``q_group_size``), activations 16-bit, as vLLM serves them
     with its weight-only (AWQ-)Marlin kernels: 4 bits (``w4a16``), and for GPTQ 8 bits too
     (``w8a16``, with a note); the modules ``modules_to_not_convert`` (or ``ignore``) names stay
-    BF16; GPTQ's ``lm_head: true`` quantises lm_head too (vLLM loads it so; a model whose
-    lm_head is its embeddings keeps it BF16; anything but true or false is refused,
-    :func:`_gptq_lm_head`). Other bit widths are refused
+    BF16; ``lm_head: true`` quantises lm_head too (vLLM's GPTQ and AWQ-Marlin configs both read
+    it; a model whose lm_head is its embeddings keeps it BF16; anything but true or false is
+    refused, :func:`_lm_head_quantised`). Other bit widths are refused
     (:func:`_check_bits`), as is asymmetric GPTQ (``sym: false``, :func:`_check_sym`). AWQ's
     zero points (a packed zero per group: 0.03 bits a weight at 4
     bits, 0.06 at 8) are not counted."""
@@ -1101,15 +1101,16 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
         formats = _gptq_dynamic(path, quant["dynamic"], (bits, size), _Patterns(skip), span)
     else:
         formats = _uniform(_int_fmt(bits, size), skip, span)
-    if method == "gptq" and _gptq_lm_head(path, quant.get("lm_head")):  # quantised lm_head
+    if _lm_head_quantised(path, quant.get("lm_head")):  # quantised lm_head
         formats += (("lm_head", *_int_fmt(bits, size)),)
     return formats
 
 
-def _gptq_lm_head(path: Path, value: Any) -> bool:
-    """Whether a GPTQ block's ``lm_head`` quantises lm_head: true or false (null or absent:
-    false). vLLM's GPTQ configs read it with ``get_from_keys_or`` and quantise lm_head for any
-    truthy value (the string "false" too), so anything but a bool is one line."""
+def _lm_head_quantised(path: Path, value: Any) -> bool:
+    """Whether an AWQ or GPTQ block's ``lm_head`` quantises lm_head: true or false (null or
+    absent: false). vLLM's GPTQ(-Marlin) and AWQ-Marlin configs (AWQ's path on Hopper) read it
+    with ``get_from_keys_or`` and quantise lm_head for any truthy value (the string "false"
+    too), so anything but a bool is one line."""
     if value is None or isinstance(value, bool):
         return bool(value)
     raise TiersimError(f"{path}: key '{QUANT_KEY}lm_head': must be true or false (got "

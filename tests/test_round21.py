@@ -1,0 +1,34 @@
+"""Hostile and odd inputs, round 21: checkpoint configs read as vLLM reads them."""
+
+from __future__ import annotations
+
+import pytest
+from test_round19 import _config
+
+AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+       "version": "gemm"}
+
+
+@pytest.mark.parametrize(("value", "lm_head"), [(True, "w4a16"), (False, "bf16"),
+                                                (None, "bf16")])
+def test_an_awq_lm_head_is_read_as_vllm_awq_marlin_reads_it(tmp_path, value, lm_head):
+    """vLLM serves AWQ on Hopper with AWQMarlinConfig, which reads `lm_head` and quantises
+    ParallelLMHead when it is true; tiersim read it for GPTQ only, so an AWQ lm_head stayed
+    BF16 (its weights and its GEMM at 16 bits)."""
+    from tiersim.hardware.hf_config import load_hf_config
+    from tiersim.hardware.precisions import weight_formats
+
+    model = load_hf_config(_config(tmp_path, quantization_config={**AWQ, "lm_head": value}))
+    assert weight_formats(model, "checkpoint").lm_head.name == lm_head
+
+
+def test_an_awq_lm_head_that_is_not_a_bool_is_one_line(tmp_path):
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config={**AWQ, "lm_head": "yes"})
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (
+        f"{path}: key 'quantization_config.lm_head': must be true or false (got 'yes'); vLLM "
+        "quantises lm_head for any value but false, 0, null or an empty one, so say which")
