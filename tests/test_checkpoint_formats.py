@@ -232,7 +232,8 @@ def test_per_channel_int4_and_a_bare_ignore_name_read_as_meant(tmp_path):
     """``group_size: -1`` is one scale per channel (about 4 bits a weight); an ignore list
     written as one string is that one module, not its letters."""
     quant = {"quant_method": "compressed-tensors", "ignore": "lm_head",
-             "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int",
+             "config_groups": {"g": {"targets": ["Linear"],
+                                     "weights": {"num_bits": 4, "type": "int",
                                                  "group_size": -1}}}}
     model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
     bits = {g: b for g, _, b in model.checkpoint}

@@ -32,3 +32,50 @@ def test_an_awq_lm_head_that_is_not_a_bool_is_one_line(tmp_path):
     assert str(info.value) == (
         f"{path}: key 'quantization_config.lm_head': must be true or false (got 'yes'); vLLM "
         "quantises lm_head for any value but false, 0, null or an empty one, so say which")
+
+
+def _ct(group: dict) -> dict:
+    """A compressed-tensors W4A16 block with one group ``group`` adds to."""
+    weights = {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group",
+               "group_size": 128}
+    return {"quant_method": "compressed-tensors", "format": "pack-quantized",
+            "config_groups": {"group_0": {"weights": weights, **group}}}
+
+
+@pytest.mark.parametrize("group", [{}, {"targets": None}])
+def test_a_compressed_tensors_group_without_targets_is_one_line(tmp_path, group):
+    """vLLM loops over each group's targets and fails to load a group without them; tiersim
+    read such a group as targeting every linear layer."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config=_ct(group))
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (
+        f"{path}: key 'quantization_config.config_groups.group_0.targets': missing; vLLM "
+        "quantises the modules a group's targets name and fails to load a group without them: "
+        "name its modules (or 'Linear' for every linear layer)")
+
+
+def test_a_compressed_tensors_target_written_as_a_string_is_one_line(tmp_path):
+    """vLLM iterates a string target letter by letter (it quantises nothing); tiersim read it
+    as a list of one."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config=_ct({"targets": "Linear"}))
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (
+        f"{path}: key 'quantization_config.config_groups.group_0.targets': must be a list of "
+        "module names (got 'Linear'); vLLM reads a string letter by letter and matches no "
+        "module: write ['Linear']")
+
+
+def test_a_compressed_tensors_group_targeting_linear_still_reads(tmp_path):
+    from tiersim.hardware.hf_config import load_hf_config
+    from tiersim.hardware.precisions import weight_formats
+
+    model = load_hf_config(_config(tmp_path, quantization_config=_ct({"targets": ["Linear"]})))
+    assert weight_formats(model, "checkpoint").attention.name == "w4a16"

@@ -1480,8 +1480,9 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
     """compressed-tensors: each config group's weight format on the modules its ``targets``
     name (a module name or regex before the ``Linear`` class, as vLLM matches them), but the
     ``ignore`` list's (BF16). No group at all is read as BF16, with a note, and so is a group
-    whose ``targets`` is an empty list (it quantises no module, as vLLM reads it); two groups
-    both targeting ``Linear`` are refused (which one holds the linear layers is not said)."""
+    whose ``targets`` is an empty list (it quantises no module, as vLLM reads it); a group with
+    no ``targets`` or one written as a string is refused (:func:`_check_targets`), and so are
+    two groups both targeting ``Linear`` (which one holds the linear layers is not said)."""
     _refuse_sparse(path, quant.get("sparsity_config"), prefix)
     groups = quant.get("config_groups") or {}
     if not isinstance(groups, dict):
@@ -1501,8 +1502,8 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
             _note_no_targets(path, f"{prefix}config_groups.{name}.targets")
             continue
         fmt = _ct_format(path, scheme, name, prefix)
-        targets = _module_list(path, scheme, "targets",
-                               prefix=f"{prefix}config_groups.{name}.") or ["Linear"]
+        _check_targets(path, scheme.get("targets"), f"{prefix}config_groups.{name}.targets")
+        targets = _module_list(path, scheme, "targets", prefix=f"{prefix}config_groups.{name}.")
         if "Linear" in targets and linear is not None:
             raise TiersimError(f"{path}: key '{prefix}config_groups.{name}.targets': 'Linear' "
                                f"is targeted by group {linear[0]!r} too, so which format the "
@@ -1522,6 +1523,20 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
 
     each = ignore.names_experts() or any(listed.names_experts() for listed, _ in named)
     return _by_module(span, format_of, each)
+
+
+def _check_targets(path: Path, targets: Any, key: str) -> None:
+    """One line for a compressed-tensors group's ``targets`` (at ``key``) that vLLM cannot
+    read as its list of modules: missing or null (``CompressedTensorsConfig`` loops over it and
+    fails to load) or one string (the loop takes it letter by letter and matches no module)."""
+    if targets is None:
+        raise TiersimError(f"{path}: key '{key}': missing; vLLM quantises the modules a group's "
+                           "targets name and fails to load a group without them: name its "
+                           "modules (or 'Linear' for every linear layer)")
+    if isinstance(targets, str):
+        raise TiersimError(f"{path}: key '{key}': must be a list of module names (got "
+                           f"{shown(targets)}); vLLM reads a string letter by letter and "
+                           f"matches no module: write [{shown(targets)}]")
 
 
 def _note_no_targets(path: Path, key: str) -> None:
