@@ -795,8 +795,8 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
         raise ProfileError(f"{loc}: must be an object")
     _unknown_field(raw, TABLE_FIELDS, loc)
     op = raw.get("op")
-    if op not in OP_AXES:
-        raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {op!r})")
+    if not isinstance(op, str) or op not in OP_AXES:  # a list or object is no op (unhashable)
+        raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {shown(op)})")
     dtype = _parse_dtype(raw, op, loc)
     _check_timing(raw.get("timing"), op, f"{loc}.timing")
     source = _parse_source(raw.get("source"), f"{loc}.source")
