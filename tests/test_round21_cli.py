@@ -37,3 +37,37 @@ def test_a_table_op_that_is_a_list_or_object_is_one_line(tmp_path, capsys, op):
     assert line == (f"Error: {scenario}: line 7: profile: {profile}: tables[1].op: must be one "
                     "of gemm, moe, attn_prefill, attn_decode, allreduce, gdn_decode, "
                     f"gdn_prefill (got {op!r})")
+
+
+# ------------------------------------------------------------------ calibrate --from aiconfigurator
+
+@pytest.mark.parametrize(("value", "got"), [("abc", "'abc'"), ([1], "[1]"), (-1, "-1"),
+                                            (float("nan"), "nan")])
+def test_a_malformed_fitted_overhead_of_the_profile_rebuilt_is_one_line(tmp_path, capsys,
+                                                                       value, got):
+    """A rebuild keeps the fitted overhead of the profile at ``--out``; a value of text or a
+    list there ended the import in a ValueError or TypeError traceback (after minutes of
+    work), and a negative one named the new file's value as wrong."""
+    out = tmp_path / "p.json"
+    out.write_text(json.dumps({"schema": "tiersim.profile/1", "overhead_s": {
+        "value": value, "source": "fitted: benchmark X"}}))
+    before = out.read_bytes()
+    line = error_line(*run_cli(capsys, "calibrate", "--from", "aiconfigurator", "--out", out))
+    assert line == (f"Error: {out}: overhead_s.value: must be a number of seconds from 0 to "
+                    f"3600 (got {got}); a rebuild keeps the fitted overhead_s of the profile it "
+                    "replaces: correct it there, or remove its overhead_s to take the "
+                    "roofline's")
+    assert out.read_bytes() == before
+
+
+def test_a_malformed_fitted_eager_cost_is_refused_not_dropped(tmp_path, capsys):
+    """A fitted ``eager_s`` that does not parse was dropped silently by a rebuild (the fit
+    lost); it is named like a malformed fitted overhead."""
+    out = tmp_path / "p.json"
+    out.write_text(json.dumps({"schema": "tiersim.profile/1", "eager_s": {
+        "graph_max_tokens": -5, "per_layer_s": 2e-4, "source": "fitted: benchmark X"}}))
+    line = error_line(*run_cli(capsys, "calibrate", "--from", "aiconfigurator", "--out", out))
+    assert line == (f"Error: {out}: eager_s.graph_max_tokens: must be a whole number of tokens "
+                    "from 0 to 2147483648 (got -5); a rebuild keeps the fitted eager_s of the "
+                    "profile it replaces: correct it there, or remove its eager_s to take the "
+                    "roofline's")

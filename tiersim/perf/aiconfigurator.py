@@ -1291,22 +1291,46 @@ def _kept_object(out, key: str):
 
 
 def _kept_eager(out):
-    """A fitted ``eager_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
+    """A fitted ``eager_s`` of the profile at ``out`` (kept when the profile is rebuilt); one
+    :class:`ProfileError` line where it is fitted but malformed (:func:`_refused_fit`)."""
     from tiersim.perf.profile import _parse_eager
 
-    try:
-        eager = _parse_eager(_kept_object(out, "eager_s"), str(out))
-    except (ValueError, AttributeError, ProfileError):
+    raw = _kept_object(out, "eager_s")
+    if not _fitted(raw):
         return None
-    return eager if eager.source.startswith("fitted") else None
+    try:
+        return _parse_eager(raw, str(out))
+    except ProfileError as err:
+        raise _refused_fit(err, "eager_s") from None
 
 
 def _kept_overhead(out) -> tuple[float, float, str] | None:
-    """A fitted ``overhead_s`` of the profile at ``out`` (kept when the profile is rebuilt)."""
+    """A fitted ``overhead_s`` of the profile at ``out`` (kept when the profile is rebuilt);
+    one :class:`ProfileError` line where it is fitted but malformed (a value of text, a list,
+    NaN or out of range ended the import in a traceback, or named the new file's value)."""
+    from tiersim.perf.profile import _parse_overhead
+
     raw = _kept_object(out, "overhead_s")
-    if not isinstance(raw, dict) or not str(raw.get("source", "")).startswith("fitted"):
+    if not _fitted(raw):
         return None
-    return float(raw.get("value", 0.0)), float(raw.get("per_layer_s", 0.0)), str(raw["source"])
+    try:
+        return _parse_overhead(raw, str(out))
+    except ProfileError as err:
+        raise _refused_fit(err, "overhead_s") from None
+
+
+def _fitted(raw) -> bool:
+    """Whether ``raw`` (an ``overhead_s`` or ``eager_s`` object read from a profile) says it
+    was fitted: ``source`` text starting with ``fitted``."""
+    return isinstance(raw, dict) and isinstance(raw.get("source"), str) and raw[
+        "source"].startswith("fitted")
+
+
+def _refused_fit(err: ProfileError, key: str) -> ProfileError:
+    """``err`` (a fitted ``key`` object of the profile being rebuilt that does not parse) with
+    the fix: the rebuild would keep that value."""
+    return ProfileError(f"{err}; a rebuild keeps the fitted {key} of the profile it replaces: "
+                        f"correct it there, or remove its {key} to take the roofline's")
 
 
 def import_aiconfigurator(
@@ -1328,6 +1352,7 @@ def import_aiconfigurator(
     from tiersim.perf.profile import save_profile
     from tiersim.perf.roofline import RooflineConstants
 
+    kept, eager = _kept_overhead(out), _kept_eager(out)  # a malformed fit: before any work
     data_engine(gpu, engine)  # the data exist, before the models are read
     models = models or SHIPPED_MODELS
     requests = []
@@ -1352,10 +1377,8 @@ def import_aiconfigurator(
         (c.base_overhead_s, c.per_layer_overhead_s),
         notes,
     )
-    kept = _kept_overhead(out)
     if kept is not None:  # a fitted overhead survives a rebuild of the tables
         profile.overhead_s, profile.overhead_per_layer_s, profile.overhead_source = kept
-    eager = _kept_eager(out)
     if eager is not None:  # so does a fitted eager-iteration cost
         profile.eager = eager
     if out is not None:
