@@ -71,3 +71,29 @@ def test_a_malformed_fitted_eager_cost_is_refused_not_dropped(tmp_path, capsys):
                     "from 0 to 2147483648 (got -5); a rebuild keeps the fitted eager_s of the "
                     "profile it replaces: correct it there, or remove its eager_s to take the "
                     "roofline's")
+
+
+# ------------------------------------------------------------------ writing a profile
+
+def test_a_profile_write_cut_short_leaves_the_earlier_profile_whole(tmp_path):
+    """``save_profile`` (what ``calibrate --from aiconfigurator`` writes with) wrote in place:
+    a full disk (here a file-size limit) left a truncated profile where a good one was."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "p.json"
+    out.write_text(json.dumps(_small_profile()))
+    before = out.read_bytes()
+    script = (
+        "import resource, sys\n"
+        "from tiersim.perf.profile import load_profile, save_profile\n"
+        f"profile = load_profile({str(H200)!r})\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
+        f"try:\n    save_profile(profile, {str(out)!r})\n"
+        "except OSError as err:\n    print(err.errno, err.filename)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["27", str(out)]  # EFBIG, naming the profile
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]

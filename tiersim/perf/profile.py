@@ -725,12 +725,34 @@ def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
 
 
 def save_profile(profile: Profile, path: str | Path) -> Path:
-    """Write ``profile`` as JSON (validated by re-reading); returns the path."""
+    """Write ``profile`` as JSON (validated by re-reading); returns the path.
+
+    The file is written whole under a temporary name beside ``path``, then renamed over it: a
+    write that fails or is interrupted (a full disk, Ctrl-C) leaves the earlier profile as it
+    was and no temporary file (it was written in place: a full disk left half a profile)."""
+    import os
+    import tempfile
+
     p = Path(path)
     doc = profile.to_json()
     profile_from_json(json.loads(json.dumps(doc)), str(p))
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    umask = os.umask(0o022)  # an ordinary file's mode (0666 less the umask), not mkstemp's
+    os.umask(umask)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(doc, separators=(",", ":")) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, p)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(err.errno, err.strerror, str(p)) from None  # names the profile, not tmp
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return p
 
 
