@@ -97,3 +97,32 @@ def test_a_profile_write_cut_short_leaves_the_earlier_profile_whole(tmp_path):
     assert done.stdout.split() == ["27", str(out)]  # EFBIG, naming the profile
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]
+
+
+# ------------------------------------------------------------------ calibrate's own options
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--tp", "0"], "--tp 0: must be >= 1"),
+    (["--tp", "7"], "--tp 7: Qwen3-Coder-30B-A3B heads=32 is not divisible; use a tp that "
+     "divides it"),
+    (["--precisions", "int3"], "--precisions 'int3': each must be one of "
+     "bf16,fp8,fp8_block,w4a16,nvfp4"),
+    (["--kv-dtypes", "fp8,fp8"], "--kv-dtypes 'fp8,fp8': names fp8 twice; name each once"),
+    (["--ops", "gemm,attn"], "--ops 'gemm,attn': each must be one of "
+     "overhead,gemm,moe,attn_decode,attn_prefill,allreduce"),
+    (["--model", "Llama-9B"], "--model 'Llama-9B': unknown model; use one of "
+     "Qwen3-Coder-30B-A3B, Llama-3.1-8B, Qwen3-235B-A22B, MiniMax-M2.5, Llama-3.1-70B, or "
+     "--config path/to/config.json"),
+])
+def test_calibrate_options_are_checked_before_torch_is_needed(tmp_path, capsys, monkeypatch,
+                                                              args, said):
+    """A typo in --tp, --precisions, --kv-dtypes, --ops or --model was named only once torch
+    was imported: without torch the line was "torch is not installed", and with it the typo
+    came after CUDA started up."""
+    import sys
+
+    out = tmp_path / "p.json"
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if absent: the check needs none
+    line = error_line(*run_cli(capsys, "calibrate", "--device", "cpu", "--out", out, *args))
+    assert line == f"Error: {said}"
+    assert list(tmp_path.iterdir()) == []

@@ -22,6 +22,12 @@ from tiersim.errors import TiersimError
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 DEVICES = ("cuda", "cpu")
 """The ``--device`` values the harness measures on (``runner._device``)."""
+PRECISIONS = ("bf16", "fp8", "fp8_block", "w4a16", "nvfp4")
+"""The weight formats the harness measures (``--precisions``; ``quant`` builds each)."""
+KV_DTYPES = ("bf16", "fp8")
+"""The KV-cache dtypes the attention tables are measured at (``--kv-dtypes``)."""
+DEFAULT_MODEL = "Qwen3-Coder-30B-A3B"
+"""The model measured when neither ``--model`` nor ``--config`` is given."""
 
 
 def _csv(text: str) -> tuple[str, ...]:
@@ -119,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     problem = (_arg_problem(args) or out_problem(args.out) or partial_problem(args.out)
                or bundled_problem(args.out)
                or quick_problem(args.quick, args.model, args.config)
-               or _same_file(args.config, args.out))
+               or _same_file(args.config, args.out) or options_problem(args))
     if problem:
         print(f"Error: {problem}", file=sys.stderr)
         return 1
@@ -345,4 +351,54 @@ def _same_file(config: str | None, out: str) -> str | None:
     """Refuse an ``--out`` that is the ``--config`` the run reads (it would be replaced)."""
     if config and Path(config).exists() and os.path.realpath(config) == os.path.realpath(out):
         return f"--out {out}: is the --config this run reads; write the profile elsewhere"
+    return None
+
+
+def choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """Validate a comma list option against its allowed values, each named once (a repeat
+    would measure its tables twice, and a profile with a table twice does not load)."""
+    from tiersim.calibrate.errors import CalibrateError
+
+    bad = [v for v in values if v not in allowed]
+    if bad or not values:
+        raise CalibrateError(f"--{what} {','.join(values)!r}: each must be one of "
+                             f"{','.join(allowed)}")
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise CalibrateError(f"--{what} {','.join(values)!r}: names {twice} twice; name each "
+                             f"once")
+    return tuple(values)
+
+
+def model_shapes(model: str | None, config: str | None, quick: bool):
+    """The shapes to measure (a ``shapes.ModelShapes``): tiny for --quick (which takes neither
+    --model nor --config), else the config file (named by ``model`` if given) or the built-in
+    model (:data:`DEFAULT_MODEL`)."""
+    from tiersim.calibrate import shapes
+    from tiersim.calibrate.errors import CalibrateError
+
+    problem = quick_problem(quick, model, config)
+    if problem:
+        raise CalibrateError(problem)
+    if quick:
+        return shapes.TINY
+    if config:
+        return shapes.from_config(config, name=model)
+    return shapes.resolve_model(model or DEFAULT_MODEL)
+
+
+def options_problem(args) -> str | None:
+    """What the run would refuse in ``--precisions``, ``--kv-dtypes``, ``--ops``, ``--model``
+    or ``--config`` and ``--tp``, else None: checked before torch is imported, so a typo is
+    named on a machine without torch, not after installing it (and before CUDA starts up)."""
+    from tiersim.calibrate import shapes
+    from tiersim.calibrate.errors import CalibrateError
+
+    try:
+        choose("precisions", tuple(args.precisions), PRECISIONS)
+        choose("kv-dtypes", tuple(args.kv_dtypes), KV_DTYPES)
+        choose("ops", tuple(args.ops), SECTIONS)
+        shapes.shard(model_shapes(args.model, args.config, args.quick), args.tp)
+    except CalibrateError as err:
+        return str(err)
     return None

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 import torch
 
-PRECISIONS = ("bf16", "fp8", "fp8_block", "w4a16", "nvfp4")
+from tiersim.calibrate.cli import PRECISIONS  # noqa: F401 -- named here; checked without torch
+
 #: Block edge of the block-FP8 format (weights 128 x 128, activations 1 x 128).
 BLOCK = 128
 #: Weights per NVFP4 scale block, along k.

@@ -25,13 +25,13 @@ from pathlib import Path
 import torch
 
 from tiersim.calibrate import attention, comm, grids, moe, provenance, quant, schema, shapes
-from tiersim.calibrate.cli import quick_problem
+from tiersim.calibrate.cli import DEFAULT_MODEL, KV_DTYPES, SECTIONS
+from tiersim.calibrate.cli import choose as _choose
+from tiersim.calibrate.cli import model_shapes as _model
 from tiersim.calibrate.errors import CalibrateError, Stopped, raise_if_stopped
 from tiersim.calibrate.schema import partial_path
 from tiersim.calibrate.timing import Timer, synchronize
 
-SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
-KV_DTYPES = ("bf16", "fp8")
 BUDGET_REASON = "time budget (--budget-s) spent"
 
 
@@ -371,37 +371,6 @@ def _device(name: str) -> torch.device:
             raise CalibrateError("--device cuda: no CUDA GPU visible to torch; use --device cpu")
         return torch.device("cuda", torch.cuda.current_device())
     raise CalibrateError(f"--device {name!r}: must be cuda or cpu")
-
-
-def _choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
-    """Validate a comma list option against its allowed values, each named once (a repeat
-    would measure its tables twice, and a profile with a table twice does not load)."""
-    bad = [v for v in values if v not in allowed]
-    if bad or not values:
-        raise CalibrateError(f"--{what} {','.join(values)!r}: each must be one of "
-                             f"{','.join(allowed)}")
-    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
-    if twice is not None:
-        raise CalibrateError(f"--{what} {','.join(values)!r}: names {twice} twice; name each "
-                             f"once")
-    return tuple(values)
-
-
-DEFAULT_MODEL = "Qwen3-Coder-30B-A3B"
-
-
-def _model(model: str | None, config: str | None, quick: bool) -> shapes.ModelShapes:
-    """The shapes to measure: tiny for --quick (which takes neither --model nor --config),
-    else the config file (named by ``model`` if given) or the built-in model
-    (Qwen3-Coder-30B-A3B by default)."""
-    problem = quick_problem(quick, model, config)
-    if problem:
-        raise CalibrateError(problem)
-    if quick:
-        return shapes.TINY
-    if config:
-        return shapes.from_config(config, name=model)
-    return shapes.resolve_model(model or DEFAULT_MODEL)
 
 
 def _slug(text: str) -> str:
