@@ -126,3 +126,26 @@ def test_calibrate_options_are_checked_before_torch_is_needed(tmp_path, capsys, 
     line = error_line(*run_cli(capsys, "calibrate", "--device", "cpu", "--out", out, *args))
     assert line == f"Error: {said}"
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ report
+
+def test_a_report_interrupted_mid_write_leaves_no_half_page(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while ``tiersim report`` wrote the page left its temporary file (megabytes of
+    half a page) in the folder until the next command there."""
+    import os
+
+    out = tmp_path / "run"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines", "--out", out, "--no-report")
+    assert code == 0, err
+    before = sorted(p.name for p in out.iterdir())
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    code, err = run_cli(capsys, "report", out)
+    assert code == 130 and "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == before

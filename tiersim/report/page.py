@@ -491,7 +491,9 @@ def write_report(directory: str | Path, shown_as: str | Path | None = None) -> P
 
 def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` under a unique temporary name, then rename it into place; a
-    failure (full or read-only disk) leaves no temporary file and is one TiersimError line.
+    failure (full or read-only disk) leaves no temporary file and is one TiersimError line, and
+    an interruption (Ctrl-C, which left the half-written page until the folder's next command)
+    leaves none either.
     The page gets an ordinary file's mode (0666 less the umask), not mkstemp's 0600."""
     umask = os.umask(0o022)  # read the umask (as tiersim.sweep.atomic does; no import cycle)
     os.umask(umask)
@@ -508,6 +510,10 @@ def _write_atomic(path: Path, text: str) -> None:
             Path(tmp).unlink(missing_ok=True)
         raise TiersimError(f"{path}: cannot write the report ({err.strerror or err}); "
                            f"{_write_fix(path, err)}") from None
+    except BaseException:  # Ctrl-C mid-write: no half page left beside the folder's files
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 #: errno values that say the folder may not be written (permissions, a read-only disk).
