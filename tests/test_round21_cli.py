@@ -149,3 +149,15 @@ def test_a_report_interrupted_mid_write_leaves_no_half_page(tmp_path, capsys, mo
     code, err = run_cli(capsys, "report", out)
     assert code == 130 and "Traceback" not in err
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+@pytest.mark.parametrize("froms", [["--from", "aiconfigurator", "--from=foo"],
+                                   ["--from=aiconfigurator", "--from", "aiconfigurator"]])
+def test_calibrate_from_given_twice_is_refused(tmp_path, capsys, froms):
+    """``--from`` given twice ran the first and dropped the second silently (every other option
+    given twice is refused)."""
+    out = tmp_path / "p.json"
+    line = error_line(*run_cli(capsys, "calibrate", *froms, "--out", out))
+    assert line == ("Error: --from is given 2 times; give it once (only the first would count); "
+                    "see tiersim calibrate --help")
+    assert list(tmp_path.iterdir()) == []

@@ -19,6 +19,10 @@ def calibrate(ctx: typer.Context) -> None:
     ``--from aiconfigurator``, to the aiconfigurator importer.
     """
     argv = list(ctx.args)
+    times = sum(arg == "--from" or arg.startswith("--from=") for arg in argv)
+    if times > 1:  # drop_flag removes every one: --from aiconfigurator --from=foo ran the import
+        raise TiersimError(f"--from is given {times} times; give it once (only the first would "
+                           "count); see tiersim calibrate --help")
     source = flag_value(argv, "--from")
     if source is None and "--from" in argv or source is not None and source.startswith("-"):
         raise TiersimError("--from needs a value; the only importer is 'aiconfigurator' "
