@@ -161,3 +161,18 @@ def test_calibrate_from_given_twice_is_refused(tmp_path, capsys, froms):
     assert line == ("Error: --from is given 2 times; give it once (only the first would count); "
                     "see tiersim calibrate --help")
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ --help
+
+def test_a_group_lists_its_commands_help_as_wrapped_text(capsys, monkeypatch):
+    """``tiersim trace --help`` listed ``inspect`` with its docstring's own line breaks
+    (half-empty lines: "percentiles; with" / "--window the rate is ..."), where the command's
+    own page wraps the same words to the terminal."""
+    from tiersim.cli import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["trace", "--help"]) == 0
+    panel = capsys.readouterr().out.split("Commands")[1]
+    assert any("percentiles; with --window the rate" in line for line in panel.splitlines()), \
+        panel

@@ -16,6 +16,7 @@ command.
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 import typer
@@ -376,7 +377,11 @@ def _command(name: str, sub: Any, help_text: str, context_settings: dict | None 
         holder.add_typer(sub, name=name, help=help_text)
     else:
         holder.command(name=name, help=help_text, context_settings=context_settings)(sub)
-    return typer.main.get_command(holder).commands[name]
+    command = typer.main.get_command(holder).commands[name]
+    for each in getattr(command, "commands", {}).values():  # a group's list of its commands
+        if each.short_help is None and each.help:  # rich keeps the docstring's line breaks
+            each.short_help = " ".join(inspect.cleandoc(each.help).split("\n\n")[0].split())
+    return command
 
 
 def _no_op() -> None:
