@@ -176,3 +176,27 @@ def test_a_group_lists_its_commands_help_as_wrapped_text(capsys, monkeypatch):
     panel = capsys.readouterr().out.split("Commands")[1]
     assert any("percentiles; with --window the rate" in line for line in panel.splitlines()), \
         panel
+
+
+@pytest.mark.parametrize(("key", "where"), [("runners_up", "runners_up[0]"),
+                                            ("uniform", "uniform[0]"),
+                                            ("evaluated", "evaluated[0]"), ("wall_s", "wall_s")])
+def test_a_null_in_plan_json_where_a_figure_belongs_is_one_line(tmp_path, capsys, key, where):
+    """``tiersim report`` of a plan whose plan.json held null as a runner-up, uniform or
+    evaluated fleet, or as wall_s, ended in an AttributeError or TypeError traceback."""
+    out = tmp_path / "plan"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY)
+    code, err = run_cli(capsys, "plan", scenario, "--out", out, "--no-report")
+    assert code == 0, err
+    doc = json.loads((out / "plan.json").read_text())
+    if key == "wall_s":
+        doc[key] = None
+    else:
+        doc[key] = [None, *doc[key]]
+    (out / "plan.json").write_text(json.dumps(doc))
+    line = error_line(*run_cli(capsys, "report", out))
+    kind = "a number" if key == "wall_s" else "an object"
+    assert line == (f"Error: {out / 'plan.json'}: {where}: expected {kind}, got null; rerun "
+                    "`tiersim plan` to rewrite it")
+    assert not (out / "report.html").exists()

@@ -176,6 +176,8 @@ def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
     or truncated file is one line naming the key, not a traceback or a wrong figure."""
     _fields(doc, {"simulations": "a whole number", "wall_s": "a number",
                   "constraints": "an object", "plan": "an object"}, "", path)
+    if "wall_s" in doc:  # printed as a number of seconds: null is no figure a plan writes
+        _kind(doc["wall_s"], "a number", "wall_s", path, null=False)
     _fields(doc.get("constraints") or {}, {"ttft_p99_s": "a number", "tpot_p99_s": "a number",
                                            "accuracy_floor": "a number"}, "constraints.", path)
     chosen = doc.get("plan") or {}
@@ -186,7 +188,7 @@ def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
     for key in ("runners_up", "uniform", "evaluated"):
         _fields(doc, {key: "a list"}, "", path)
         for i, design in enumerate(doc.get(key) or []):
-            _kind(design, "an object", f"{key}[{i}]", path)
+            _kind(design, "an object", f"{key}[{i}]", path, null=False)
             _fields(design, DESIGN_FIELDS, f"{key}[{i}].", path)
 
 
@@ -196,15 +198,19 @@ def _fields(doc: dict[str, Any], kinds: dict[str, str], prefix: str, path: Path)
         _kind(doc.get(key), kind, f"{prefix}{key}", path)
 
 
-def _kind(value: Any, kind: str, where: str, path: Path) -> None:
-    """One line naming ``where`` in ``path`` when ``value`` (not null) is not of ``kind``."""
-    if value is not None and not KINDS[kind](value):
+def _kind(value: Any, kind: str, where: str, path: Path, null: bool = True) -> None:
+    """One line naming ``where`` in ``path`` when ``value`` is not of ``kind``; null passes
+    where ``null`` allows it (a missing figure), not for a list's entry or a figure always
+    written (a null there ended the report in a traceback)."""
+    if (value is not None or not null) and not KINDS[kind](value):
         raise TiersimError(f"{path}: {where}: expected {kind}, got {_shown(value)}; rerun "
                            "`tiersim plan` to rewrite it")
 
 
 def _shown(value: Any) -> str:
     """A JSON value's kind, and the value itself when it is short."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return f"{str(value).lower()}"
     if isinstance(value, (int, float)):
