@@ -104,9 +104,11 @@ def test_formats_are_weighed_module_by_module(tmp_path):
     w4 = {"num_bits": 4, "type": "int", "group_size": 128}
     ct = {"quant_method": "compressed-tensors", "ignore": ["lm_head"]}
     later = {"targets": [r"re:model\.layers\.([1-9]|[12][0-9]|3[01])\..*"], "weights": w4}
-    assert gb(llama, {**ct, "config_groups": {"g": later}}) == pytest.approx(6.024, abs=1e-3)
+    first = {**ct, "ignore": ["lm_head", r"re:model\.layers\.0\..*"]}  # vLLM: targeted or ignored
+    assert gb(llama, {**first, "config_groups": {"g": later}}) == pytest.approx(6.024, abs=1e-3)
     down = {"targets": ["re:.*down_proj"], "weights": w4}
-    assert gb(llama, {**ct, "config_groups": {"g": down}}) == pytest.approx(13.271, abs=1e-3)
+    rest = {**ct, "ignore": ["lm_head", "re:.*(q|k|v|o|gate|up)_proj"]}
+    assert gb(llama, {**rest, "config_groups": {"g": down}}) == pytest.approx(13.271, abs=1e-3)
     named_first = {"g0": {"targets": ["Linear"], "weights": w4},
                    "g1": {"targets": ["re:.*self_attn.*"], "weights": {"num_bits": 8,
                                                                        "type": "float"}}}

@@ -79,3 +79,24 @@ def test_a_compressed_tensors_group_targeting_linear_still_reads(tmp_path):
 
     model = load_hf_config(_config(tmp_path, quantization_config=_ct({"targets": ["Linear"]})))
     assert weight_formats(model, "checkpoint").attention.name == "w4a16"
+
+
+def test_a_linear_module_neither_targeted_nor_ignored_is_one_line(tmp_path):
+    """vLLM's find_matched_target raises for a linear layer that no group targets and ignore
+    does not name ("Unable to find matching target"); tiersim read it as BF16."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    quant = _ct({"targets": ["re:.*mlp.*"]})
+    path = _config(tmp_path, quantization_config=quant)
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value).startswith(f"{path}: key 'quantization_config.config_groups': no "
+                                      "group targets model.layers.0.self_attn.")
+    assert str(info.value).endswith(
+        "and 'quantization_config.ignore' does not name it; vLLM refuses to load a linear "
+        "layer that is neither (\"Unable to find matching target\"): add it to ignore (BF16) "
+        "or to a group's targets")
+    read = load_hf_config(_config(tmp_path, quantization_config={
+        **quant, "ignore": ["re:.*self_attn.*", "lm_head"]}))
+    assert dict((g, f) for g, f, _ in read.checkpoint).get("attention") is None

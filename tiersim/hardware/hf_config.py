@@ -1482,7 +1482,9 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
     ``ignore`` list's (BF16). No group at all is read as BF16, with a note, and so is a group
     whose ``targets`` is an empty list (it quantises no module, as vLLM reads it); a group with
     no ``targets`` or one written as a string is refused (:func:`_check_targets`), and so are
-    two groups both targeting ``Linear`` (which one holds the linear layers is not said)."""
+    two groups both targeting ``Linear`` (which one holds the linear layers is not said) and a
+    linear module that neither a group's targets nor ``ignore`` name
+    (:func:`_refuse_untargeted`: vLLM does not load such a checkpoint)."""
     _refuse_sparse(path, quant.get("sparsity_config"), prefix)
     groups = quant.get("config_groups") or {}
     if not isinstance(groups, dict):
@@ -1519,10 +1521,23 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
         if any(ignore.match(n) for n in names):
             return None
         hit = next((fmt for listed, fmt in named if any(listed.match(n) for n in names)), None)
+        if hit is None and linear is None and named:
+            _refuse_untargeted(path, names[0], prefix)
         return hit or (linear[1] if linear else None)
 
     each = ignore.names_experts() or any(listed.names_experts() for listed, _ in named)
     return _by_module(span, format_of, each)
+
+
+def _refuse_untargeted(path: Path, module: str, prefix: str) -> None:
+    """One line for a linear module (``module``, its checkpoint name) that no compressed-tensors
+    group targets and ``ignore`` does not name: vLLM's ``find_matched_target`` raises "Unable to
+    find matching target" for it and the checkpoint does not load (llm-compressor lists every
+    linear layer it leaves unquantised under ``ignore``)."""
+    raise TiersimError(f"{path}: key '{prefix}config_groups': no group targets {module} and "
+                       f"'{prefix}ignore' does not name it; vLLM refuses to load a linear layer "
+                       "that is neither (\"Unable to find matching target\"): add it to ignore "
+                       "(BF16) or to a group's targets")
 
 
 def _check_targets(path: Path, targets: Any, key: str) -> None:
