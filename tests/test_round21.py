@@ -100,3 +100,24 @@ def test_a_linear_module_neither_targeted_nor_ignored_is_one_line(tmp_path):
     read = load_hf_config(_config(tmp_path, quantization_config={
         **quant, "ignore": ["re:.*self_attn.*", "lm_head"]}))
     assert dict((g, f) for g, f, _ in read.checkpoint).get("attention") is None
+
+
+@pytest.mark.parametrize(("key", "value", "line"), [
+    ("seed", "2024-01-01", "seed: input should be a valid integer (got 2024-01-01, which YAML "
+                           "reads unquoted as a date or time)"),
+    ("gpu", "2024-01-01 10:00:00", "gpu: input should be a valid string (got "
+                                   "2024-01-01T10:00:00, which YAML reads unquoted as a date or "
+                                   "time)")])
+def test_a_yaml_date_is_quoted_as_written_not_as_python(tmp_path, capsys, key, value, line):
+    """An unquoted date was quoted as datetime.date(2024, 1, 1), which names no YAML the user
+    wrote."""
+    from conftest import TINY
+    from test_round19 import error_line, run_cli
+
+    lines = [f"{key}: {value}" if ln.startswith(f"{key}:") else ln
+             for ln in TINY.read_text().splitlines()]
+    path = tmp_path / "s.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    number = next(i for i, ln in enumerate(lines, 1) if ln.startswith(f"{key}:"))
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert got == f"Error: {path}: line {number}: {line}"

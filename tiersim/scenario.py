@@ -19,6 +19,7 @@ The engine never sees these models; :mod:`tiersim.runner` turns them into plain 
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import math
 import re
@@ -1245,26 +1246,35 @@ def _explain(error: dict, loc: Loc) -> str:
             return "value missing: the list is too short"
         return "required key is missing"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be a mapping of keys (got {_short(repr(got))})"
+        return f"must be a mapping of keys (got {_got(got)})"
     if kind in ("list_type", "tuple_type"):
-        return f"must be a list (got {_short(repr(got))})"
+        return f"must be a list (got {_got(got)})"
     bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
               "less_than": "<"}
     if kind in bounds:
         limit = next(iter(ctx.values()))
-        return f"must be {bounds[kind]} {limit} (got {_short(repr(got))})"
+        return f"must be {bounds[kind]} {limit} (got {_got(got)})"
     if kind == "finite_number":
-        return f"must be a finite number (got {_short(repr(got))})"
+        return f"must be a finite number (got {_got(got)})"
     if kind in ("bool_type", "bool_parsing"):
-        return f"must be true or false (got {_short(repr(got))})"
+        return f"must be true or false (got {_got(got)})"
     if kind == "literal_error":
-        return f"must be one of {ctx['expected']} (got {_short(repr(got))})"
+        return f"must be one of {ctx['expected']} (got {_got(got)})"
     if kind == "too_short":
         return f"must have at least {ctx['min_length']} item(s)"
     if kind == "value_error":
         return _short(" ".join(str(ctx.get("error", error["msg"])).split()), 300)
     message = error["msg"]
-    return f"{message[:1].lower()}{message[1:]} (got {_short(repr(got))})"
+    return f"{message[:1].lower()}{message[1:]} (got {_got(got)})"
+
+
+def _got(value) -> str:
+    """A value a key was given, as an error line quotes it: its ``repr`` cut short, but a date
+    or time YAML read from an unquoted ``2024-01-01`` as written, saying so (a ``repr`` such as
+    ``datetime.date(2024, 1, 1)`` names no YAML the user wrote)."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return f"{value.isoformat()}, which YAML reads unquoted as a date or time"
+    return _short(repr(value))
 
 
 def _short(text: str, limit: int = 80) -> str:
