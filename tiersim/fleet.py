@@ -65,6 +65,23 @@ class BuiltTier:
         return self.config.name
 
     @property
+    def source(self) -> str:
+        """The step model's own label (``roofline``, ``profile:<name> ...``)."""
+        return str(getattr(self.step_model, "source", ""))
+
+    def sources(self) -> dict[str, str]:
+        """Every operator table this tier's step times read, with where it came from: the step
+        model's, and a speculative draft model's as ``draft <model>: <table>`` (its ``k``
+        draft steps are part of every decode step)."""
+        out = dict(self.step_model.sources()) if hasattr(self.step_model, "sources") else {}
+        spec = self.spec_decoding
+        draft = None if spec is None else spec.draft_model
+        if draft is not None and hasattr(draft, "sources"):
+            name = self.config.speculative.draft_model
+            out.update({f"draft {name}: {k}": v for k, v in draft.sources().items()})
+        return out
+
+    @property
     def engine_replicas(self) -> int:
         """Schedulers the engine runs for this tier (one per data-parallel rank)."""
         return self.config.replicas * self.config.data_parallel
@@ -253,8 +270,8 @@ def empty_levels(per_token: float, tier: TierConfig) -> list[int]:
 
 
 def spec_decoding(scenario: Scenario, tier: TierConfig) -> SpecDecoding | None:
-    """The tier's speculative decoding (a draft model's step times on the tier's GPUs), seeded
-    from the scenario."""
+    """The tier's speculative decoding (a draft model's step times on the tier's GPUs, from the
+    scenario's profile as the tier's own are), seeded from the scenario."""
     cfg = tier.speculative
     if cfg is None:
         return None
@@ -263,7 +280,7 @@ def spec_decoding(scenario: Scenario, tier: TierConfig) -> SpecDecoding | None:
     if cfg.draft_model is not None:
         tp, dp, _ = parallel(tier)
         draft = build_step_model(scenario.draft_model_ref(tier), "bf16", scenario.gpu, tp=tp,
-                                 dp=dp)
+                                 profile=scenario.profile, dp=dp)
     return SpecDecoding(cfg.k, tuple(rates), draft_model=draft, head_cost=cfg.head_cost,
                         seed=scenario.seed)
 

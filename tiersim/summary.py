@@ -201,7 +201,7 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             kv_peak_frac=int(max(result.kv_peak_blocks[tier.name])) / blocks if blocks else None,
             kv_capacity_blocks=blocks, cost_usd=ledger.tier_headline(tier.name),
             attributed_cost_usd=cost.attributed_usd,
-            step_time_source=source_label(tier.step_model),
+            step_time_source=source_label(tier),
             accuracy_source=accuracy_source.get(tier.name), dropped=dropped or None,
             prefill_replicas=(tier.config.disaggregation.prefill_replicas
                               if tier.config.disaggregation is not None else None),
@@ -261,8 +261,9 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
 
 
 def source_label(model) -> str:
-    """Where a tier's step times come from, in words: "measured profile", "public measured",
-    "roofline", or a mix with how many operator tables each, e.g.
+    """Where a tier's step times come from (``model``: a built tier, whose sources include a
+    speculative draft model's tables, or a step model), in words: "measured profile", "public
+    measured", "roofline", or a mix with how many operator tables each, e.g.
     "public measured (7 ops) + roofline (1 op)"."""
     counts = source_counts(model)
     if not counts:
@@ -305,7 +306,8 @@ def source_kind(label: str) -> str:
 
 
 def source_counts(model) -> dict[str, int]:
-    """Operator tables of a step model per kind of source (:func:`source_kind`)."""
+    """Operator tables of a built tier or a step model per kind of source
+    (:func:`source_kind`)."""
     counts: dict[str, int] = {}
     for value in model.sources().values():
         kind = source_kind(value)
@@ -320,7 +322,7 @@ def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
     (``trace_acceptance``: :func:`latency_assumptions`)."""
     passes = {t.name: t.passes for t in tiers}
     used = [t for t in fleet.tiers if passes[t.name]]
-    kinds = {kind for t in used for kind in source_counts(t.step_model)}
+    kinds = {kind for t in used for kind in source_counts(t)}
     latency = (sorted(kinds) + latency_assumptions(used, trace_acceptance)
                or [NOTHING_SERVED_WORDS])
     accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
@@ -366,7 +368,7 @@ def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
     """The profile the scenario names, each tier's operator-table sources, and how that profile
     matched measured serving when a tier reads its tables (none read: its check says nothing
     about these step times)."""
-    sources = {t.name: dict(sorted(t.step_model.sources().items())) for t in fleet.tiers}
+    sources = {t.name: dict(sorted(t.sources().items())) for t in fleet.tiers}
     reads = {t.name: (scenario.tier_model_ref(t.config), t.config.precision,
                       t.config.moe_backend)
              for t in fleet.tiers

@@ -60,7 +60,7 @@ def provenance_lines(path: Path) -> list[str]:
     except (TiersimError, ValueError):  # a tier that fits only at a layout the plan chose
         return ["latencies simulated; `tiersim run` on the planned scenario.yaml lists each "
                 "tier's step-time sources and the profile's fidelity"]
-    steps = "; ".join(" + ".join([f"{t.name}: {source_label(t.step_model)}",
+    steps = "; ".join(" + ".join([f"{t.name}: {source_label(t)}",
                                    *latency_assumptions([t])]) for t in fleet.tiers)
     return [f"latencies simulated, step times from {steps}",
             fidelity.describe(profile_used(scenario, fleet).checked)]
