@@ -169,6 +169,12 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
+#: The largest size a config key may give (2**53, the largest whole number a float, and so
+#: most JSON readers, holds exactly): far past any model, and products of a few of them
+#: (a layer's weights, the model's) stay finite floats.
+MAX_SIZE = 2**53
+
+
 class _Config:
     """Typed access to a config's keys with errors that name the file and the key."""
 
@@ -179,9 +185,11 @@ class _Config:
         """An error naming this file and ``key`` (under ``prefix``: ``text_config.``)."""
         return TiersimError(f"{self.path}: key {self.prefix + key!r}: {message}")
 
-    def int(self, key: str, default: int | None = None, *alternatives: str) -> int:
+    def int(self, key: str, default: int | None = None, *alternatives: str,
+            bounded: bool = True) -> int:
         """A positive integer under ``key`` (or the first alternative present); null is absent,
-        as in transformers (``"head_dim": null``: hidden_size / num_attention_heads)."""
+        as in transformers (``"head_dim": null``: hidden_size / num_attention_heads). At most
+        :data:`MAX_SIZE` unless not ``bounded`` (a caller with its own, tighter bound)."""
         for name in (key, *alternatives):
             if self.data.get(name) is not None:
                 key = name
@@ -194,7 +202,7 @@ class _Config:
         value = self.data[key]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise self.error(key, f"must be a positive integer (got {value!r})")
-        return value
+        return self._bounded(key, value, "a positive integer") if bounded else value
 
     def flag(self, key: str) -> bool:
         """A true/false value under ``key`` (False when absent or null); a string such as
@@ -215,6 +223,14 @@ class _Config:
             raise self.error(key, f"must be a whole number >= 0 (got {value!r})")
         if most is not None and value > most:
             raise self.error(key, f"must be at most {most} (got {value})")
+        return self._bounded(key, value, "a whole number >= 0")
+
+    def _bounded(self, key: str, value: int, what: str) -> int:
+        """``value`` when at most :data:`MAX_SIZE`, else one line: sizing a tier divides the
+        weights into floats, which a larger size overflows (or leaves inexact)."""
+        if value > MAX_SIZE:
+            raise self.error(key, f"must be {what} of at most {MAX_SIZE:,} (got {shown(value)}); "
+                             "give the value the model card states")
         return value
 
 
@@ -298,7 +314,7 @@ def _context_within_bound(cfg: _Config, key: str, value: int | None = None) -> i
     """A context length under ``key`` (``value``: one already read), at most
     :data:`MAX_STRETCHED_CONTEXT` tokens (a scheduler's ``max_model_len`` bound): beyond it the
     number is a typo, and it would be read as the context of every tier serving the model."""
-    value = cfg.int(key) if value is None else value
+    value = cfg.int(key, bounded=False) if value is None else value
     if value > MAX_STRETCHED_CONTEXT:
         raise cfg.error(key, f"{value:,} tokens is more than the {MAX_STRETCHED_CONTEXT:,} a "
                         "context may hold; give the value the model card states")
