@@ -52,3 +52,76 @@ def test_a_huge_but_finite_size_still_reads_and_does_not_fit(tmp_path, capsys):
     scenario = _scenario(tmp_path, path)
     line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o", tmp_path / "o"))
     assert "does not fit on 1x H200" in line
+
+
+# ------------------------------------------------------------------ Marlin's group sizes
+
+_MARLIN_WHY = (
+    "must be 32, 64, 128 or -1 (per channel) (got {got}); tiersim times {what} at the group "
+    "sizes vLLM's Marlin kernel serves (at another vLLM runs a kernel tiersim does not time, "
+    "or refuses a layer whose input width the groups do not divide): use such a checkpoint, or "
+    "remove quantization_config from a copy of config.json and set the tier's precision")
+
+
+@pytest.mark.parametrize(("quant", "key", "got", "what"), [
+    ({"quant_method": "gptq", "bits": 4, "group_size": 7}, "group_size", "7", "GPTQ weights"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 256}, "group_size", "256",
+     "GPTQ weights"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 100}, "group_size", "100", "AWQ weights"),
+    ({"quant_method": "awq", "w_bit": 4, "q_group_size": 16}, "q_group_size", "16",
+     "AWQ weights"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 128,
+      "dynamic": {r"+:.*mlp.*": {"group_size": 96}}}, "dynamic.+:.*mlp.*.group_size", "96",
+     "GPTQ weights"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group",
+                                           "group_size": 256}}}},
+     "config_groups.group_0.weights.group_size", "256", "int weight-only weights"),
+], ids=["gptq-7", "gptq-256", "awq-100", "awq-q_group_size-16", "gptq-dynamic-96",
+        "compressed-tensors-256"])
+def test_a_group_size_marlin_does_not_serve_is_one_line(tmp_path, capsys, quant, key, got,
+                                                         what):
+    """A GPTQ or AWQ group size other than Marlin's (-1, 32, 64, 128) was timed as Marlin's
+    W4A16 at its bits a weight (group 7: 6.3 bits). vLLM serves it with its older GPTQ / AWQ
+    kernel (or, for compressed-tensors, another mixed-precision kernel), and refuses a layer
+    whose input width the groups do not divide (4,096 / 7): "The input size is not aligned with
+    the quantized weight shape"."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config=quant)
+    message = (f"key 'quantization_config.{key}': "
+               + _MARLIN_WHY.format(got=got, what=what))
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: {message}"
+    scenario = _scenario(tmp_path, path, "checkpoint\n    accuracy: 0.9")
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
+                               tmp_path / "o")) == (
+        f"Error: {scenario}: line 5: model: {path}: {message}")
+
+
+@pytest.mark.parametrize("size", [32, 64, 128, -1])
+def test_marlins_group_sizes_still_read(tmp_path, size):
+    import warnings
+
+    from tiersim.hardware.hf_config import load_hf_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method in ("gptq", "awq"):
+            model = load_hf_config(_config(tmp_path, quantization_config={
+                "quant_method": method, "bits": 4, "group_size": size}))
+            assert dict((g, f) for g, f, _ in model.checkpoint)["attention"] == "w4a16"
+
+
+def test_a_dynamic_rule_keeps_a_per_channel_blocks_group(tmp_path):
+    """A rule without its own group_size keeps the block's, per channel too."""
+    from tiersim.hardware.hf_config import load_hf_config
+
+    with pytest.warns(UserWarning):
+        model = load_hf_config(_config(tmp_path, quantization_config={
+            "quant_method": "gptq", "bits": 4, "group_size": -1,
+            "dynamic": {r"+:.*mlp.*": {"bits": 8}}}))
+    assert dict((g, f) for g, f, _ in model.checkpoint) == {"attention": "w4a16",
+                                                            "mlp": "w8a16"}

@@ -65,7 +65,8 @@ is refused), with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4
 -> ``w4a16`` with its ``group_size``, GPTQ ``bits`` 8 -> ``w8a16`` with a note, but the modules
 ``modules_to_not_convert`` names, and GPTQModel's per-module ``dynamic`` regexes as vLLM reads
 them: ``-:`` leaves a module BF16, ``+:`` overrides its ``bits`` and ``group_size``; other bit
-widths, which vLLM does not serve with its Marlin kernels, are refused saying so). The
+widths, and group sizes other than 32, 64, 128 and -1 (per channel; compressed-tensors' integer
+weights too), which vLLM does not serve with its Marlin kernels, are refused saying so). The
 weight-only formats (:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at
 their own bits a weight (FP8 and INT8 W8A16 on W4A16's 4-bit tables rescaled by the roofline,
 :func:`~tiersim.hardware.precisions.table_format`), as vLLM serves them with weight-only
@@ -1107,7 +1108,8 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
     bits = _check_bits(path, f"{QUANT_KEY}{bits_key}", quant.get(bits_key), method)
     size_key = "q_group_size" if quant.get("group_size") is None and "q_group_size" in quant \
         else "group_size"
-    size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key))
+    size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key),
+                       f"{method.upper()} weights")
     if method == "gptq":
         _check_sym(path, f"{QUANT_KEY}sym", quant.get("sym", True))
     if bits == 8:
@@ -1220,8 +1222,8 @@ def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int]):
         _check_sym(path, f"{where[:120]}.sym", spec["sym"], "modules")
     bits = _check_bits(path, f"{where[:120]}.bits", spec.get("bits", base[0]), "gptq",
                        "modules")
-    fmt = _int_fmt(bits, _group_size(path, f"{where}.group_size",
-                                     spec.get("group_size", base[1])))
+    fmt = _int_fmt(bits, _group_size(path, f"{where}.group_size", spec["group_size"],
+                                     "GPTQ weights") if "group_size" in spec else base[1])
     if "bits" in spec and bits == 8:
         _note_weight_only(path, f"{where}.bits", "is 8", fmt)
     return regex, fmt
@@ -1404,9 +1406,18 @@ def _uniform(fmt, skip, span: Span, groups=_LINEAR_GROUPS):
     return _by_module(span, format_of, listed.names_experts(), groups)
 
 
-def _group_size(path: Path, key: str, value: Any) -> int:
+#: The group sizes vLLM's Marlin kernel serves (``MARLIN_SUPPORTED_GROUP_SIZES``; -1: one
+#: scale per output channel).
+MARLIN_GROUP_SIZES = (32, 64, 128, -1)
+
+
+def _group_size(path: Path, key: str, value: Any, marlin: str = "") -> int:
     """A quantisation group size: a whole number from 1 to 65,536 (absent or null: 128; -1:
-    per channel)."""
+    per channel). ``marlin``: the integer weights it scales (``"GPTQ weights"``), which
+    tiersim times as vLLM's Marlin kernel serves them: then one of
+    :data:`MARLIN_GROUP_SIZES`, else one line (vLLM runs another kernel for any other size,
+    GPTQ's or AWQ's older one, and refuses a layer whose input width the groups do not
+    divide)."""
     if value is None:
         return 128
     if value == -1 and not isinstance(value, bool):
@@ -1414,6 +1425,13 @@ def _group_size(path: Path, key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 16:
         raise TiersimError(f"{path}: key {key!r}: must be a whole number of weights from 1 to "
                            f"65536 (got {value!r})")
+    if marlin and value not in MARLIN_GROUP_SIZES:
+        raise TiersimError(
+            f"{path}: key {key!r}: must be 32, 64, 128 or -1 (per channel) (got {value}); "
+            f"tiersim times {marlin} at the group sizes vLLM's Marlin kernel serves (at another "
+            "vLLM runs a kernel tiersim does not time, or refuses a layer whose input width the "
+            "groups do not divide): use such a checkpoint, or remove quantization_config from "
+            "a copy of config.json and set the tier's precision")
     return value
 
 
@@ -1441,7 +1459,8 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
                                  where.removesuffix("weights") + "input_activations")
         if weights.get("strategy") == "channel":  # one scale per output channel, no group size
             return _fmt("w4a16", PER_CHANNEL)
-        return _fmt("w4a16", _group_size(path, f"{where}.group_size", size))
+        return _fmt("w4a16", _group_size(path, f"{where}.group_size", size,
+                                         "int weight-only weights"))
     if bits == 4 and kind == "float" and size == 16:
         return _fmt("nvfp4")
     if bits == 4 and kind == "float" and size == 32:  # E2M1 in 32-wide groups: MXFP4
@@ -1484,7 +1503,8 @@ def _int8_weight_only(path: Path, weights: dict, where: str) -> tuple[str, float
     if strategy == "channel":
         return _fmt("w8a16", PER_CHANNEL)
     if strategy == "group" or (strategy is None and size is not None):  # -1: per channel
-        return _fmt("w8a16", _group_size(path, f"{where}.group_size", size))
+        return _fmt("w8a16", _group_size(path, f"{where}.group_size", size,
+                                         "int weight-only weights"))
     per = "per tensor" if strategy in (None, "tensor") else f"with strategy {shown(strategy)}"
     raise TiersimError(f"{path}: key '{where}': 8-bit int weights {per} with 16-bit "
                        "activations are not served by vLLM (its weight-only Marlin kernel takes "
