@@ -125,3 +125,46 @@ def test_a_dynamic_rule_keeps_a_per_channel_blocks_group(tmp_path):
             "dynamic": {r"+:.*mlp.*": {"bits": 8}}}))
     assert dict((g, f) for g, f, _ in model.checkpoint) == {"attention": "w4a16",
                                                             "mlp": "w8a16"}
+
+
+# ------------------------------------------------------------------ compressed-tensors marlin-24
+
+_W4 = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": True}
+
+
+@pytest.mark.parametrize(("where", "quant"), [
+    ("format", {"format": "marlin-24", "sparsity_config": {"format": "dense"},
+                "config_groups": {"group_0": {"targets": ["Linear"], "weights": _W4}}}),
+    ("config_groups.group_0.format", {"format": "mixed-precision", "config_groups": {
+        "group_0": {"targets": ["Linear"], "weights": _W4, "format": "marlin-24"}}}),
+], ids=["block", "group"])
+def test_a_marlin_24_checkpoint_is_refused_not_read_dense(tmp_path, capsys, where, quant):
+    """compressed-tensors' ``marlin-24`` format stores 2:4-sparse INT4 weights (llm-compressor's
+    2of4 W4A16 export, its sparsity_config 'dense' since the format holds the sparsity), which
+    vLLM serves with CompressedTensorsW4A16Sparse24; tiersim read it as dense W4A16, twice the
+    weights."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, quantization_config={"quant_method": "compressed-tensors",
+                                                  "ignore": ["lm_head"], **quant})
+    message = (f"key 'quantization_config.{where}': 'marlin-24' stores 2:4-sparse weights: "
+               "tiersim does not model sparse weights (it sizes and times them dense); use the "
+               "dense checkpoint")
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: {message}"
+    scenario = _scenario(tmp_path, path, "checkpoint\n    accuracy: 0.9")
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
+                               tmp_path / "o")) == (
+        f"Error: {scenario}: line 5: model: {path}: {message}")
+
+
+def test_a_pack_quantized_checkpoint_still_reads(tmp_path):
+    from tiersim.hardware.hf_config import load_hf_config
+
+    model = load_hf_config(_config(tmp_path, quantization_config={
+        "quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": _W4,
+                                      "format": "pack-quantized"}}}))
+    assert dict((g, f) for g, f, _ in model.checkpoint)["mlp"] == "w4a16"

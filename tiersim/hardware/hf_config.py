@@ -80,8 +80,8 @@ A group partly in another format keeps the format of most of its weights and sto
 they average (:func:`_by_module`). Multi-token-prediction layers are not served and not
 weighed. Embeddings are never quantised (vLLM loads them in BF16). A compressed-tensors block
 with no config group is read as BF16, with a note; sparse weights (a ``sparsity_config`` of a
-format other than ``dense``), two groups both targeting ``Linear``, and a
-``quantized_layers`` map no key of which names a module of the model, are refused.
+format other than ``dense``, or a ``marlin-24`` format), two groups both targeting ``Linear``,
+and a ``quantized_layers`` map no key of which names a module of the model, are refused.
 
 Anything else is one :class:`TiersimError` line naming the file and the key (its full path:
 ``quantization_config.quant_algo``, or ``quantization.quant_algo`` in ``hf_quant_config.json``).
@@ -1522,6 +1522,7 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
     linear module that neither a group's targets nor ``ignore`` name
     (:func:`_refuse_untargeted`: vLLM does not load such a checkpoint)."""
     _refuse_sparse(path, quant.get("sparsity_config"), prefix)
+    _refuse_sparse_format(path, quant.get("format"), f"{prefix}format")
     groups = quant.get("config_groups") or {}
     if not isinstance(groups, dict):
         raise TiersimError(f"{path}: key '{prefix}config_groups': must be an object "
@@ -1539,6 +1540,7 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
         if scheme.get("targets") == []:  # vLLM and compressed-tensors match no module by it
             _note_no_targets(path, f"{prefix}config_groups.{name}.targets")
             continue
+        _refuse_sparse_format(path, scheme.get("format"), f"{prefix}config_groups.{name}.format")
         fmt = _ct_format(path, scheme, name, prefix)
         _check_targets(path, scheme.get("targets"), f"{prefix}config_groups.{name}.targets")
         targets = _module_list(path, scheme, "targets", prefix=f"{prefix}config_groups.{name}.")
@@ -1612,6 +1614,23 @@ def _refuse_sparse(path: Path, sparsity: Any, prefix: str) -> None:
     raise TiersimError(f"{path}: key '{prefix}sparsity_config.format': "
                        f"{str(sparsity['format'])[:40]!r}{said}: tiersim does not model sparse "
                        "weights (it sizes and times them dense); use the dense checkpoint")
+
+
+#: compressed-tensors formats (``quantization_config.format``, or a group's own) whose weights
+#: are stored sparse: ``marlin-24`` packs 2:4-sparse INT4 weights (vLLM's
+#: ``CompressedTensorsW4A16Sparse24``; its ``sparsity_config`` says ``dense``, the format
+#: holding the sparsity); the other two are sparsity formats written in the wrong place.
+SPARSE_FORMATS = ("marlin-24", "sparse-24-bitmask", "sparse-bitmask")
+
+
+def _refuse_sparse_format(path: Path, value: Any, key: str) -> None:
+    """One line for a compressed-tensors ``format`` (at ``key``) that stores sparse weights
+    (:data:`SPARSE_FORMATS`), which tiersim would size and time as dense."""
+    if value in SPARSE_FORMATS:
+        kind = "2:4-sparse" if "24" in value else "sparse"
+        raise TiersimError(f"{path}: key {key!r}: {value!r} stores {kind} weights: tiersim "
+                           "does not model sparse weights (it sizes and times them dense); use "
+                           "the dense checkpoint")
 
 
 def _note_no_groups(path: Path, quant: dict, prefix: str) -> None:
