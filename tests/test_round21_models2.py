@@ -168,3 +168,47 @@ def test_a_pack_quantized_checkpoint_still_reads(tmp_path):
         "config_groups": {"group_0": {"targets": ["Linear"], "weights": _W4,
                                       "format": "pack-quantized"}}}))
     assert dict((g, f) for g, f, _ in model.checkpoint)["mlp"] == "w4a16"
+
+
+# ------------------------------------------------------------------ Qwen MoE shared expert
+
+
+@pytest.mark.parametrize(("model_type", "extra"), [
+    ("qwen2_moe", {}),
+    ("qwen3_next", {"full_attention_interval": 4, "linear_conv_kernel_dim": 4,
+                    "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+                    "linear_num_value_heads": 32, "linear_value_head_dim": 128}),
+])
+@pytest.mark.parametrize("value", ["missing", None])
+def test_a_qwen_shared_expert_width_left_out_is_one_line_not_none(tmp_path, capsys, model_type,
+                                                                   extra, value):
+    """A Qwen2-MoE / Qwen3-Next config without shared_expert_intermediate_size was read as
+    having no shared expert; transformers (and so vLLM) builds one of its default width
+    (5,632 for qwen2_moe, 512 for qwen3_next) in every layer, and fails on null."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    fields = {"model_type": model_type, "num_experts": 8, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 1024, "head_dim": 128, **extra}
+    if value is None:
+        fields["shared_expert_intermediate_size"] = None
+    path = _config(tmp_path, **fields)
+    state = "missing" if value == "missing" else "null"
+    message = f"key 'shared_expert_intermediate_size': {state}; needed to build the model"
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: {message}"
+    scenario = _scenario(tmp_path, path)
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
+                               tmp_path / "o")) == (
+        f"Error: {scenario}: line 5: model: {path}: {message}")
+
+
+def test_a_qwen_shared_expert_width_of_0_is_none(tmp_path):
+    """0 is no shared expert, as vLLM builds none for it."""
+    from tiersim.hardware.hf_config import load_hf_config
+
+    model = load_hf_config(_config(tmp_path, model_type="qwen2_moe", num_experts=8,
+                                   num_experts_per_tok=2, moe_intermediate_size=1024,
+                                   shared_expert_intermediate_size=0))
+    assert model.shared_intermediate == 0

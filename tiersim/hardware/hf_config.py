@@ -340,8 +340,19 @@ def _qwen2_moe(cfg: _Config) -> dict[str, Any]:
     """MoE fields of a Qwen2-MoE config (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen3-MoE's without
     q/k norms, plus a shared expert of ``shared_expert_intermediate_size`` in every layer (its
     sigmoid gate, one weight per hidden unit, is not counted: under 0.001% of the weights)."""
-    return {**_qwen3_moe(cfg), "qk_norm": False,
-            "shared_intermediate": cfg.count("shared_expert_intermediate_size")}
+    return {**_qwen3_moe(cfg), "qk_norm": False, "shared_intermediate": _qwen_shared(cfg)}
+
+
+def _qwen_shared(cfg: _Config) -> int:
+    """The shared expert's width of a Qwen MoE config (``shared_expert_intermediate_size``; 0:
+    none, as vLLM builds none). Missing or null is one line: transformers would build one of
+    its type's default width (5,632 for ``qwen2_moe``, 512 for ``qwen3_next``), and fails on
+    null, so reading none would drop a matrix from every layer."""
+    key = "shared_expert_intermediate_size"
+    if cfg.data.get(key) is None:
+        state = "null" if key in cfg.data else "missing"
+        raise cfg.error(key, f"{state}; needed to build the model")
+    return cfg.count(key)
 
 
 def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
@@ -429,8 +440,7 @@ def _hybrid(cfg: _Config, layers: int, model_type: str) -> dict[str, Any]:
         fields["intermediate"] = cfg.int("intermediate_size")
         return fields
     fields.update(_qwen3_moe(cfg))
-    shared = cfg.count("shared_expert_intermediate_size")
-    return {**fields, "shared_intermediate": shared}
+    return {**fields, "shared_intermediate": _qwen_shared(cfg)}
 
 
 def hybrid_linear_layers(cfg: _Config, layers: int) -> tuple[int, ...]:
