@@ -212,3 +212,45 @@ def test_a_qwen_shared_expert_width_of_0_is_none(tmp_path):
                                    num_experts_per_tok=2, moe_intermediate_size=1024,
                                    shared_expert_intermediate_size=0))
     assert model.shared_intermediate == 0
+
+
+# ------------------------------------------------------------------ DeepSeek keys left out
+
+_DSV3 = {"model_type": "deepseek_v3", "hidden_size": 1024, "num_hidden_layers": 4,
+         "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 2048,
+         "moe_intermediate_size": 256, "n_routed_experts": 8, "num_experts_per_tok": 2,
+         "n_shared_experts": 1, "first_k_dense_replace": 1, "q_lora_rank": 384,
+         "kv_lora_rank": 128, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
+         "v_head_dim": 32}
+
+
+@pytest.mark.parametrize("key", ["q_lora_rank", "n_shared_experts", "first_k_dense_replace"])
+def test_a_deepseek_key_left_out_is_one_line_not_none(tmp_path, capsys, key):
+    """An MLA config without q_lora_rank, n_shared_experts or first_k_dense_replace was read as
+    none (no query LoRA, no shared expert, no dense layer); transformers' DeepseekV3Config, which
+    vLLM builds the model from, takes 1536, 1 and 3 instead."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    path = _config(tmp_path, **_DSV3)
+    doc = __import__("json").loads(path.read_text())
+    del doc[key]
+    path.write_text(__import__("json").dumps(doc))
+    message = (f"key {key!r}: missing; transformers would take deepseek_v3's default, not "
+               "none: write it out (null for none)")
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: {message}"
+    scenario = _scenario(tmp_path, path)
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
+                               tmp_path / "o")) == (
+        f"Error: {scenario}: line 5: model: {path}: {message}")
+
+
+def test_deepseek_keys_null_are_none(tmp_path):
+    from tiersim.hardware.hf_config import load_hf_config
+
+    model = load_hf_config(_config(tmp_path, **{**_DSV3, "q_lora_rank": None,
+                                                "n_shared_experts": None,
+                                                "first_k_dense_replace": None}))
+    assert (model.q_lora_rank, model.shared_intermediate, model.dense_layers) == (0, 0, 0)
