@@ -237,8 +237,10 @@ def check_step_tiers(scenario: Scenario, table: pd.DataFrame, source: str,
 
 
 def _generated_step_types(generator: sessions.SessionGenerator) -> set[str]:
-    """The step types the sessions generator can make: planning, final and its step mix's."""
-    return {"planning", "final", *(k for k, p in generator.step_mix.items() if p > 0)}
+    """The step types the sessions generator can make: planning, final and its step mix's
+    (none of the mix's with ``max_steps: 2``, which leaves a task no middle step)."""
+    middle = generator.step_mix.items() if generator.max_steps > 2 else ()
+    return {"planning", "final", *(k for k, p in middle if p > 0)}
 
 
 def _unused_step_type(scenario: Scenario, source: str, kind: str, kinds: set[str],
