@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import run_cli
 from test_step_tiers_check import agentic_file, steps
 
 from tiersim.errors import ScenarioError
@@ -22,3 +23,30 @@ def test_step_tiers_naming_a_middle_step_the_generator_cannot_make_is_one_line(t
     assert str(info.value) == (
         f"{path}: router.step_tiers.tool_call: workload.sessions.generate makes no "
         "'tool_call' step; its step types are final, planning")
+
+
+STEP_TRACE = ("request_id,arrival_s,input_tokens,output_tokens,step_type\n"
+              + "".join(f"{i},{i * 0.5},200,20,{'planning' if i % 2 else 'code'}\n"
+                        for i in range(40)))
+
+
+def test_a_step_type_router_with_a_generated_response_cache_runs(tmp_path):
+    """``response_cache: {popularity: ...}`` beside ``policy: step_type`` (a trace with a
+    step_type column, no sessions) was refused as "router.step_fallback: key and popularity
+    both choose the keys": the fallback router was rebuilt from every field, the unset default
+    ``key`` included."""
+    (tmp_path / "steps.csv").write_text(STEP_TRACE)
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "trace: {path: steps.csv}\n"
+        "tiers:\n"
+        "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+        "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+        "router:\n"
+        "  policy: step_type\n"
+        "  step_tiers: {planning: bf16}\n"
+        "  response_cache: {mode: lru, size: 100, popularity: {distinct: 5}}\n")
+    out = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-baselines",
+                  "--no-report")
+    assert out.returncode == 0, out.stderr
+    assert "response_cache" in (tmp_path / "o" / "summary.json").read_text()

@@ -30,7 +30,9 @@ class StepType(Router):
         self.routes = {kind: named[ref] if ref in named and ref not in names else
                        self.tier_index(ref, f"step_tiers.{kind}", 0)
                        for kind, ref in routes.items()}
-        data = self.cfg.model_dump(by_alias=True, exclude={"confusion"})
+        # only the keys the scenario set: a default re-read as set (response_cache.key) would
+        # trip the checks of keys set together
+        data = self.cfg.model_dump(by_alias=True, exclude={"confusion"}, exclude_unset=True)
         data["policy"] = self.cfg.step_fallback
         try:
             inner_cfg = RouterConfig.model_validate(data)
