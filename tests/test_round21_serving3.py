@@ -50,3 +50,38 @@ def test_a_step_type_router_with_a_generated_response_cache_runs(tmp_path):
                   "--no-report")
     assert out.returncode == 0, out.stderr
     assert "response_cache" in (tmp_path / "o" / "summary.json").read_text()
+
+
+def _layout_notes(tier_update: dict) -> list[str]:
+    """The notes :func:`check_layouts` raises for the tiny scenario, its bf16 tier updated."""
+    import warnings
+
+    from conftest import tiny_doc
+
+    from tiersim.errors import Note
+    from tiersim.scenario import Scenario, check_layouts
+
+    doc = tiny_doc()
+    doc["tiers"][1].update(tier_update)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_layouts(Scenario.model_validate(doc))
+    return [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+
+def test_a_prefix_aware_balancer_without_prefix_caching_is_noted():
+    """``balancer: prefix_aware`` on a tier that caches no prefix balances exactly as
+    least_tokens does (no replica has anything cached): it was accepted without a word."""
+    assert _layout_notes({"balancer": "prefix_aware", "replicas": 2}) == [
+        "tier bf16: balancer prefix_aware counts the prompt tokens each replica has cached, "
+        "and the tier caches none (no enable_prefix_caching: true), so it balances as "
+        "least_tokens does; turn prefix caching on, or use balancer: least_tokens"]
+
+
+@pytest.mark.parametrize("update", [
+    {"balancer": "prefix_aware", "replicas": 2,
+     "scheduler": {"enable_prefix_caching": True}},
+    {"balancer": "least_tokens", "replicas": 2},
+])
+def test_a_balancer_that_reads_what_it_needs_gets_no_note(update):
+    assert _layout_notes(update) == []

@@ -1490,8 +1490,10 @@ def unread_scheduler_keys(scheduler: SchedulerConfig) -> list[str]:
 
 def check_layouts(scenario: Scenario) -> None:
     """Notes on the tiers as configured that do not stop a run: block-FP8 weights split into
-    partial blocks, prefix caching a gated delta-net model, scheduler keys nothing reads."""
+    partial blocks, prefix caching a gated delta-net model, scheduler keys nothing reads, a
+    prefix-aware balancer with no prefix cache to read."""
     _note_unread_scheduler_keys(scenario)
+    _note_blind_balancer(scenario)
     _note_block_splits(scenario)
     _note_hybrid_caching(scenario)
     _note_short_kv(scenario)
@@ -1512,6 +1514,25 @@ def _note_unread_scheduler_keys(scenario: Scenario) -> None:
                     f"{kind} {tier.name}: scheduler.{key} is read only with "
                     f"{READ_ONLY_WITH[key][1]}, which the {kind} does not have, so it changes "
                     "nothing; give the tier those, or remove the key"), stacklevel=3)
+
+
+def _note_blind_balancer(scenario: Scenario) -> None:
+    """A note per tier (or baseline-only tier) whose ``balancer: prefix_aware`` has no prefix
+    cache to read (no ``enable_prefix_caching: true``): it then balances exactly as
+    ``least_tokens`` does (:class:`tiersim.engine.cluster.PrefixAware`), so the setting
+    changes nothing."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    for kind, tiers in (("tier", scenario.tiers), ("baseline", scenario.baselines)):
+        for tier in tiers:
+            if tier.balancer == "prefix_aware" and not tier.scheduler.enable_prefix_caching:
+                warnings.warn(Note(
+                    f"{kind} {tier.name}: balancer prefix_aware counts the prompt tokens each "
+                    f"replica has cached, and the {kind} caches none (no "
+                    "enable_prefix_caching: true), so it balances as least_tokens does; turn "
+                    "prefix caching on, or use balancer: least_tokens"), stacklevel=3)
 
 
 def _note_partial_profile(scenario: Scenario) -> None:
