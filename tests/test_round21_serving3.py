@@ -85,3 +85,40 @@ def test_a_prefix_aware_balancer_without_prefix_caching_is_noted():
 ])
 def test_a_balancer_that_reads_what_it_needs_gets_no_note(update):
     assert _layout_notes(update) == []
+
+
+SESSION_TRACE = ("request_id,arrival_s,input_tokens,output_tokens,session_id,step,"
+                 "prefix_hashes\n"
+                 '0,0,1000,50,1,0,"[1, 2]"\n1,0,1600,50,1,1,"[1, 2, 3, 4]"\n'
+                 '2,1,1000,50,2,0,"[1, 5]"\n3,1,1600,50,2,1,"[1, 5, 6, 7]"\n')
+PLAIN_TRACE = ("request_id,arrival_s,input_tokens,output_tokens\n"
+               "0,0,1000,50\n1,0,1600,50\n2,1,1000,50\n")
+
+
+def _sessions_run(tmp_path, trace: str, sessions: str):
+    """``tiersim run`` of a one-tier scenario over ``trace`` with ``workload.sessions``."""
+    (tmp_path / "t.csv").write_text(trace)
+    path = tmp_path / "s.yaml"
+    path.write_text("trace: {path: t.csv}\n"
+                    "workload:\n"
+                    f"  sessions: {sessions}\n"
+                    "tiers:\n"
+                    "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5,\n"
+                    "     scheduler: {enable_prefix_caching: true}}\n")
+    out = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-baselines",
+                  "--no-report")
+    return path, out
+
+
+@pytest.mark.parametrize("key", ["system_prompt_tokens: 2000", "context: logged"])
+def test_a_session_key_on_a_trace_without_sessions_is_one_line(tmp_path, key):
+    """Under ``source: auto`` (the default) a trace without session_id and step columns runs
+    no sessions, so ``system_prompt_tokens`` and ``context`` were accepted and never read."""
+    path, out = _sessions_run(tmp_path, PLAIN_TRACE, "{" + key + "}")
+    name = key.split(":")[0]
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"Error: {path}: line 3: workload.sessions.{name}: the trace has no session_id and "
+        "step columns, so source auto runs no sessions and never reads it; remove it, or give "
+        "the trace those columns\n")
+    assert not (tmp_path / "o").exists()

@@ -239,6 +239,7 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
         return with_context(tasks, "accumulate", cfg.system_prompt_tokens, source,
                             generated=True)
     if not enabled(cfg, df):
+        _unread_without_sessions(cfg, source)
         return df
     if not has_session_columns(df):
         raise TraceError(source, "workload.sessions.source is 'trace' but the trace has no "
@@ -246,6 +247,19 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     _own_hashes_logged(df, cfg, source)
     return with_context(checked(df, source, origin), cfg.context, cfg.system_prompt_tokens,
                         source, origin)
+
+
+def _unread_without_sessions(cfg: SessionsConfig, source: str) -> None:
+    """Refuse a key of :data:`SOURCE_KEYS` that ``source: auto`` reads only from a session
+    trace, set for a trace without the session columns: it runs no sessions, so the key would
+    be ignored quietly (``source: off`` keys are refused by :func:`check_session_keys`)."""
+    if cfg.source != "auto":
+        return
+    key = next((k for k in SOURCE_KEYS["auto"] if k in cfg.model_fields_set), None)
+    if key is not None:
+        raise ScenarioError(source, f"workload.sessions.{key}", "the trace has no session_id "
+                            "and step columns, so source auto runs no sessions and never reads "
+                            "it; remove it, or give the trace those columns")
 
 
 def _own_hashes_logged(df: pd.DataFrame, cfg: SessionsConfig, source: str) -> None:
