@@ -122,3 +122,22 @@ def test_a_session_key_on_a_trace_without_sessions_is_one_line(tmp_path, key):
         "step columns, so source auto runs no sessions and never reads it; remove it, or give "
         "the trace those columns\n")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_system_prompt_beside_the_traces_own_hashes_is_one_line(tmp_path):
+    """Under ``context: logged`` a trace's own prefix hashes name every block of each prompt
+    (its system prompt's too), so ``system_prompt_tokens`` was accepted and never read."""
+    path, out = _sessions_run(tmp_path, SESSION_TRACE,
+                              "{source: trace, context: logged, system_prompt_tokens: 2000}")
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"Error: {path}: line 3: workload.sessions.system_prompt_tokens: the trace's own prefix "
+        "hashes (prefix_hashes, or Mooncake's hash_ids) name every block of each logged "
+        "prompt, its system prompt's too, so system_prompt_tokens is never read; remove it, or "
+        "remove the hash column to have tiersim hash each prompt with its system prompt\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_traces_own_hashes_under_context_logged_still_run(tmp_path):
+    _, out = _sessions_run(tmp_path, SESSION_TRACE, "{source: trace, context: logged}")
+    assert out.returncode == 0, out.stderr

@@ -266,7 +266,9 @@ def _own_hashes_logged(df: pd.DataFrame, cfg: SessionsConfig, source: str) -> No
     """Refuse a session trace's own ``prefix_hashes`` under ``context: accumulate``: they are
     checked against, and name the blocks of, the prompt as logged (``input_tokens``), which
     there holds the step's new tokens only; put at the head of the prompt with its context
-    they would stand at the wrong blocks (the context itself would never be found cached)."""
+    they would stand at the wrong blocks (the context itself would never be found cached).
+    Under ``context: logged`` they name the whole prompt, so ``system_prompt_tokens`` (read
+    only to hash the prompts tiersim hashes) is refused beside them."""
     if cfg.context == "accumulate" and "prefix_hashes" in df.columns:
         raise ScenarioError(source, "workload.sessions.context", "the trace's own prefix hashes "
                             "(prefix_hashes, or Mooncake's hash_ids) name the blocks of each "
@@ -275,6 +277,12 @@ def _own_hashes_logged(df: pd.DataFrame, cfg: SessionsConfig, source: str) -> No
                             "session's context so far, whose blocks those ids do not name; set "
                             "context: logged if input_tokens are whole prompts, or remove the "
                             "hash column to have tiersim hash each prompt with its context")
+    if "prefix_hashes" in df.columns and "system_prompt_tokens" in cfg.model_fields_set:
+        raise ScenarioError(source, "workload.sessions.system_prompt_tokens", "the trace's own "
+                            "prefix hashes (prefix_hashes, or Mooncake's hash_ids) name every "
+                            "block of each logged prompt, its system prompt's too, so "
+                            "system_prompt_tokens is never read; remove it, or remove the hash "
+                            "column to have tiersim hash each prompt with its system prompt")
 
 
 # ---------------------------------------------------------------------------------------------
