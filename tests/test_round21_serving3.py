@@ -141,3 +141,45 @@ def test_a_system_prompt_beside_the_traces_own_hashes_is_one_line(tmp_path):
 def test_the_traces_own_hashes_under_context_logged_still_run(tmp_path):
     _, out = _sessions_run(tmp_path, SESSION_TRACE, "{source: trace, context: logged}")
     assert out.returncode == 0, out.stderr
+
+
+def _difficulty_notes(cfg) -> list[str]:
+    """The notes :func:`prepare_workload` raises drawing difficulty from ``cfg``."""
+    import warnings
+
+    import numpy as np
+    from test_difficulty import make_tiers, make_trace
+
+    from tiersim.errors import Note
+    from tiersim.routing import prepare_workload
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prepare_workload(make_trace(50), make_tiers(0.5, 0.6), cfg, np.random.default_rng(0),
+                         source="s.yaml")
+    return [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+
+@pytest.mark.parametrize(("kind", "keys", "readers"), [
+    ("two_type", {"p_hopeless": 0.2}, ("p_hopeless", "kind three_type")),
+    ("three_type", {"beta_a": 3.0, "beta_b": 4.0}, ("beta_a, beta_b", "kind continuous")),
+    ("continuous", {"p_easy": 0.5}, ("p_easy", "kinds two_type and three_type")),
+])
+def test_a_difficulty_key_the_kind_does_not_read_is_noted(kind, keys, readers):
+    """``kind: two_type`` with ``p_hopeless: 0.2`` drew no hopeless request, without a word
+    (and so for the Beta shape beside a discrete kind, or p_easy beside continuous)."""
+    from tiersim.routing.config import DifficultyConfig
+
+    named, by = readers
+    assert _difficulty_notes(DifficultyConfig(kind=kind, **keys)) == [
+        f"s.yaml: workload.difficulty.{named} {'is' if ',' not in named else 'are'} read only "
+        f"by {by}, and kind is {kind}, so {'it changes' if ',' not in named else 'they change'}"
+        f" nothing; remove {'it' if ',' not in named else 'them'}, or change kind"]
+
+
+def test_difficulty_keys_the_kind_reads_get_no_note():
+    from tiersim.routing.config import DifficultyConfig
+
+    assert _difficulty_notes(DifficultyConfig(kind="three_type", p_easy=0.6, p_hopeless=0.1,
+                                              hint_auroc=0.7)) == []
+    assert _difficulty_notes(DifficultyConfig(kind="continuous", beta_a=3.0)) == []

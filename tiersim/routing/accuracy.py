@@ -274,6 +274,28 @@ def _note_unused_specs(tiers: list[TierInfo], cfg: DifficultyConfig, source: str
                       "to use them", Note, stacklevel=3)
 
 
+KIND_KEYS = {"p_hopeless": ("three_type",), "beta_a": ("continuous",),
+             "beta_b": ("continuous",), "p_easy": ("two_type", "three_type"),
+             "class_difficulty": ("two_type", "three_type")}
+"""The ``workload.difficulty`` keys only some kinds draw with, and those kinds."""
+
+
+def _note_unread_kind_keys(cfg: DifficultyConfig, source: str) -> None:
+    """A note when ``workload.difficulty`` sets a key its ``kind`` never reads
+    (:data:`KIND_KEYS`): ``kind: two_type`` beside ``p_hopeless: 0.2`` draws no hopeless
+    request. A note, as for the keys labels replace (:func:`_note_unused_specs`): a sweep over
+    ``kind`` keeps the others on purpose."""
+    unread = [k for k in KIND_KEYS if k in cfg.model_fields_set and cfg.kind not in KIND_KEYS[k]]
+    for kinds in dict.fromkeys(KIND_KEYS[k] for k in unread):  # one note per reading kind(s)
+        keys = [k for k in unread if KIND_KEYS[k] == kinds]
+        by = f"kind {kinds[0]}" if len(kinds) == 1 else f"kinds {' and '.join(kinds)}"
+        many = len(keys) > 1
+        warnings.warn(f"{source}: workload.difficulty.{', '.join(keys)} "
+                      f"{'are' if many else 'is'} read only by {by}, and kind is {cfg.kind}, "
+                      f"so {'they change' if many else 'it changes'} nothing; remove "
+                      f"{'them' if many else 'it'}, or change kind", Note, stacklevel=3)
+
+
 def _refuse_unlabelled_expectations(df: pd.DataFrame, tiers: list[TierInfo],
                                     source: str) -> None:
     """A trace's ``p_correct_<tier>`` column of one of ``tiers`` without the ``correct_<tier>``
@@ -318,6 +340,8 @@ def prepare_workload(
     _refuse_unlabelled_expectations(df, tiers, source)
     if rng is None:
         raise ValueError("prepare_workload needs an rng to draw difficulty")
+    if "difficulty" not in df:  # drawn from cfg: a key its kind never reads is noted
+        _note_unread_kind_keys(cfg, source)
     diff = _read_or_draw(df, cfg, rng)
     expected, labels = expected_correctness(diff, tiers, cfg, source)
     realised = (rng.random(len(df))[:, None] < expected).astype(np.float32)
