@@ -183,3 +183,45 @@ def test_difficulty_keys_the_kind_reads_get_no_note():
     assert _difficulty_notes(DifficultyConfig(kind="three_type", p_easy=0.6, p_hopeless=0.1,
                                               hint_auroc=0.7)) == []
     assert _difficulty_notes(DifficultyConfig(kind="continuous", beta_a=3.0)) == []
+
+
+def _tier_notes(cfg, *accuracies) -> list[str]:
+    """The notes :func:`prepare_workload` raises for tiers of ``accuracies``."""
+    import warnings
+
+    import numpy as np
+    from test_difficulty import make_tiers, make_trace
+
+    from tiersim.errors import Note
+    from tiersim.routing import prepare_workload
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prepare_workload(make_trace(50), make_tiers(*accuracies), cfg, np.random.default_rng(0),
+                         source="s.yaml")
+    return [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+
+def test_top_accuracy_with_every_tier_accuracy_set_is_noted():
+    """``top_accuracy`` scales the priors of tiers without an accuracy; with every tier's set
+    it was accepted and never read."""
+    from tiersim.routing.config import DifficultyConfig
+
+    assert _tier_notes(DifficultyConfig(top_accuracy=0.6), 0.5, 0.6) == [
+        "s.yaml: workload.difficulty.top_accuracy scales the precision prior of a tier that "
+        "sets no accuracy, and every tier sets its own, so it changes nothing; remove it, or "
+        "drop a tier's accuracy to use the prior"]
+    assert _tier_notes(DifficultyConfig(top_accuracy=0.6), 0.5, None) == []
+
+
+def test_curve_width_with_every_tier_a_table_is_noted():
+    """``curve_width`` shapes the curve a single accuracy number is fitted by; with every
+    tier's accuracy a table per class it was accepted and never read."""
+    from tiersim.routing.config import DifficultyConfig
+
+    table = {"easy": 0.9, "hard": 0.5}
+    assert _tier_notes(DifficultyConfig(curve_width=0.5), table, table) == [
+        "s.yaml: workload.difficulty.curve_width shapes the curve one accuracy number is "
+        "fitted by, and every tier's accuracy is a table per class, so it changes nothing; "
+        "remove it, or give a tier one number"]
+    assert _tier_notes(DifficultyConfig(curve_width=0.5), table, 0.6) == []

@@ -296,6 +296,25 @@ def _note_unread_kind_keys(cfg: DifficultyConfig, source: str) -> None:
                       f"{'them' if many else 'it'}, or change kind", Note, stacklevel=3)
 
 
+def _note_unread_accuracy_keys(tiers: list[TierInfo], cfg: DifficultyConfig,
+                               source: str) -> None:
+    """A note when ``workload.difficulty`` sets a key no tier's accuracy reads:
+    ``top_accuracy`` (it scales the prior of a tier without an accuracy) beside tiers that all
+    set one, ``curve_width`` (the curve one number is fitted by, priors included) beside tiers
+    whose accuracies are all tables."""
+    if "top_accuracy" in cfg.model_fields_set and all(t.accuracy is not None for t in tiers):
+        warnings.warn(f"{source}: workload.difficulty.top_accuracy scales the precision prior "
+                      "of a tier that sets no accuracy, and every tier sets its own, so it "
+                      "changes nothing; remove it, or drop a tier's accuracy to use the prior",
+                      Note, stacklevel=3)
+    if "curve_width" in cfg.model_fields_set and all(isinstance(t.accuracy, dict)
+                                                     for t in tiers):
+        warnings.warn(f"{source}: workload.difficulty.curve_width shapes the curve one "
+                      "accuracy number is fitted by, and every tier's accuracy is a table per "
+                      "class, so it changes nothing; remove it, or give a tier one number",
+                      Note, stacklevel=3)
+
+
 def _refuse_unlabelled_expectations(df: pd.DataFrame, tiers: list[TierInfo],
                                     source: str) -> None:
     """A trace's ``p_correct_<tier>`` column of one of ``tiers`` without the ``correct_<tier>``
@@ -342,6 +361,7 @@ def prepare_workload(
         raise ValueError("prepare_workload needs an rng to draw difficulty")
     if "difficulty" not in df:  # drawn from cfg: a key its kind never reads is noted
         _note_unread_kind_keys(cfg, source)
+    _note_unread_accuracy_keys(tiers, cfg, source)
     diff = _read_or_draw(df, cfg, rng)
     expected, labels = expected_correctness(diff, tiers, cfg, source)
     realised = (rng.random(len(df))[:, None] < expected).astype(np.float32)
