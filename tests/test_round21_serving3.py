@@ -225,3 +225,23 @@ def test_curve_width_with_every_tier_a_table_is_noted():
         "fitted by, and every tier's accuracy is a table per class, so it changes nothing; "
         "remove it, or give a tier one number"]
     assert _tier_notes(DifficultyConfig(curve_width=0.5), table, 0.6) == []
+
+
+def test_a_cheapest_tier_never_wrong_anywhere_is_not_told_to_add_requests():
+    """Labels on which the cheapest tier is right on every request of the trace (not only of
+    the training split) were told "use more requests", which cannot help: more of the same
+    labels hold no wrong answer either."""
+    import numpy as np
+    from test_classifier_small_class import TIERS, table
+
+    from tiersim.errors import Note
+    from tiersim.routing.classifier import train_classifier
+
+    with pytest.warns(Note) as notes:
+        train_classifier(table(40, 0), TIERS, None, np.random.default_rng(0), "s.yaml")
+    assert [str(n.message) for n in notes] == [
+        "s.yaml: router.classifier: the cheapest tier cheap is wrong on 0 of the 20 training "
+        "requests, too few of one kind to learn from or calibrate on, so every request gets "
+        "the same probabilities (the split's rates) and routing cannot tell requests apart; "
+        "it is wrong on 0 of all 40 requests, so more requests like these cannot help: a "
+        "classifier needs requests the cheapest tier answers right and wrong"]

@@ -172,7 +172,7 @@ def train_classifier(
     frame, used = feature_frame(df, list(cfg.features))
     smaller = int(min(np.bincount(wrong0[train], minlength=2)))
     if smaller < 2:  # no fold split can hold one of each class: nothing to learn or calibrate
-        _note_constant(source, tiers[0].name, wrong0[train])
+        _note_constant(source, tiers[0].name, wrong0[train], wrong0)
         pipeline = ConstantScore(float(wrong0[train].mean()))
         oof = pipeline.predict_proba(frame.iloc[train])[:, 1]
     else:
@@ -211,14 +211,21 @@ class ConstantScore:
                                 np.full(len(frame), self.rate)])
 
 
-def _note_constant(source: str, cheapest: str, wrong: np.ndarray) -> None:
-    """The note for a training split with under two requests of one class."""
+def _note_constant(source: str, cheapest: str, wrong: np.ndarray,
+                   every: np.ndarray | None = None) -> None:
+    """The note for a training split with under two requests of one class; ``every``: the
+    class of every request, so the advice to use more requests is not given where the whole
+    workload has under two of that class too (more of the same could not help)."""
     n, k = len(wrong), int(wrong.sum())
+    fix = "use more requests for a classifier that can"
+    if every is not None and min(np.bincount(every, minlength=2)) < 2:
+        fix = (f"it is wrong on {int(every.sum()):,} of all {len(every):,} requests, so more "
+               "requests like these cannot help: a classifier needs requests the cheapest tier "
+               "answers right and wrong")
     warnings.warn(f"{source}: router.classifier: the cheapest tier {cheapest} is wrong on {k:,} "
                   f"of the {n:,} training requests, too few of one kind to learn from or "
                   "calibrate on, so every request gets the same probabilities (the split's "
-                  "rates) and routing cannot tell requests apart; use more requests for a "
-                  "classifier that can", Note, stacklevel=3)
+                  f"rates) and routing cannot tell requests apart; {fix}", Note, stacklevel=3)
 
 
 def _folds(cfg: ClassifierConfig, smaller: int, source: str, cheapest: str) -> int:
