@@ -456,9 +456,30 @@ def _hybrid(cfg: _Config, layers: int, model_type: str) -> dict[str, Any]:
     return {**fields, "shared_intermediate": _qwen_shared(cfg)}
 
 
-def hybrid_linear_layers(cfg: _Config, layers: int) -> tuple[int, ...]:
+@dataclasses.dataclass(frozen=True)
+class EveryButNth:
+    """The layers ``0 .. layers - 1`` but each ``interval``-th (layer ``i`` with ``(i + 1) %
+    interval == 0``), held as the two numbers: a config may declare any number of layers,
+    and listing each would take memory and time in proportion."""
+
+    layers: int
+    interval: int
+
+    def __contains__(self, layer: object) -> bool:
+        return (isinstance(layer, int) and 0 <= layer < self.layers
+                and (layer + 1) % self.interval != 0)
+
+    def __len__(self) -> int:
+        return self.layers - self.layers // self.interval
+
+    def __iter__(self):
+        return (i for i in range(self.layers) if (i + 1) % self.interval)
+
+
+def hybrid_linear_layers(cfg: _Config, layers: int) -> frozenset[int] | EveryButNth:
     """Which of ``layers`` are gated delta-net layers (``layer_types``, else every layer but
-    each ``full_attention_interval``-th); at least one must be softmax attention."""
+    each ``full_attention_interval``-th, :class:`EveryButNth`); at least one must be softmax
+    attention."""
     types = cfg.data.get("layer_types")
     if types is not None:
         known = ("linear_attention", "full_attention")
@@ -466,10 +487,10 @@ def hybrid_linear_layers(cfg: _Config, layers: int) -> tuple[int, ...]:
                                                                       for t in types):
             raise cfg.error("layer_types", f"must be a list of {layers} layer types, each "
                             "'linear_attention' or 'full_attention'")
-        linear = tuple(i for i, t in enumerate(types) if t == "linear_attention")
+        linear = frozenset(i for i, t in enumerate(types) if t == "linear_attention")
     else:
         interval = cfg.int("full_attention_interval")
-        linear = tuple(i for i in range(layers) if (i + 1) % interval)
+        linear = EveryButNth(layers, interval)
     if len(linear) >= layers:
         raise cfg.error("layer_types" if types is not None else "full_attention_interval",
                         "leaves no full-attention layer; tiersim models hybrids with at least one")
@@ -641,8 +662,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
                 _members(fields, model_type, fused),
                 _LAYER_PREFIXES if wrapped else _LAYER_PREFIXES[:1],
                 fields.get("mtp_layers", 0),
-                frozenset(hybrid_linear_layers(cfg, fields["layers"])
-                          if model_type in HYBRID_TYPES else ()))
+                hybrid_linear_layers(cfg, fields["layers"]) if model_type in HYBRID_TYPES
+                else frozenset())
     formats, kv_cache = _quant_of(path, quant, span)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
@@ -786,7 +807,8 @@ class Span:
         default_factory=dict, hash=False, compare=False)
     prefixes: tuple[str, ...] = _LAYER_PREFIXES
     extra: int = 0  # multi-token-prediction layers after them (not served, not weighed)
-    linear: frozenset[int] = frozenset()  # gated delta-net layers (their own attention members)
+    # gated delta-net layers (their own attention members): a set of indices, or EveryButNth
+    linear: frozenset[int] | EveryButNth = frozenset()
 
     def holds(self, layer: int, names: tuple[str, ...]) -> bool:
         """Whether decoder layer ``layer`` has the member ``names``: a hybrid's
