@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
+from tiersim.errors import TiersimError
 from tiersim.hardware.hf_config import load_hf_config
 
 QWEN3_NEXT = {
@@ -35,3 +38,34 @@ def test_a_hybrid_of_any_depth_reads_at_once(tmp_path):
     model = load_hf_config(path)
     assert time.monotonic() - started < 5
     assert model.linear_layers == 10**8 - 10**8 // 4
+
+
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+         "vocab_size": 128256, "max_position_embeddings": 131072}
+
+
+@pytest.mark.parametrize(("quant", "key", "message"), [
+    ({"quant_method": "fp8", "weight_block_size": "128"}, "weight_block_size",
+     "must be a list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got '128'"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128, "lm_head": "yes"}, "lm_head",
+     "must be true or false (got 'yes'); vLLM quantises lm_head for any value but false, 0, "
+     "null or an empty one, so say which"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": [1]}, "dynamic",
+     "must be an object of module regexes (got [1])"),
+    ({"quant_method": "fp8", "ignored_layers": {"a": 1}}, "ignored_layers",
+     "must be a list of module names (got {'a': 1})"),
+    ({"quant_method": "bitsandbytes"}, "quant_method",
+     "'bitsandbytes' is not supported; supported: fp8, mxfp4, compressed-tensors, modelopt, "
+     "awq, gptq, fbgemm_fp8 (or no quantization_config at all: BF16)"),
+])
+def test_an_error_in_a_text_configs_quantisation_block_names_its_key(tmp_path, quant, key,
+                                                                      message):
+    """A multimodal wrapper whose quantisation block sits in its text_config (read there, as
+    vLLM reads it, where the wrapper has none): an error in it named
+    'quantization_config.<key>', a key the file does not have at that place."""
+    path = _write(tmp_path, {"model_type": "llava", "vision_config": {},
+                             "text_config": {**LLAMA, "quantization_config": quant}})
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: key 'text_config.quantization_config.{key}': {message}"

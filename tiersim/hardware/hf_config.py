@@ -655,8 +655,9 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if fields.get("num_experts") and fields["top_k"] > fields["num_experts"]:
         key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
-    quant = wrapper_quant or cfg.data.get("quantization_config")  # vLLM reads the wrapper's
-    # first, its text_config's only where the wrapper has none
+    quant, quant_key = wrapper_quant, "quantization_config"  # vLLM reads the wrapper's first,
+    if not quant:  # its text_config's only where the wrapper has none
+        quant, quant_key = cfg.data.get("quantization_config"), f"{cfg.prefix}quantization_config"
     fused = str(cfg.data.get("model_type")) in FUSED_TYPES
     span = Span(fields["layers"], fields.get("dense_layers", 0),
                 _members(fields, model_type, fused),
@@ -664,12 +665,12 @@ def load_hf_config(path: str | Path) -> ModelArch:
                 fields.get("mtp_layers", 0),
                 hybrid_linear_layers(cfg, fields["layers"]) if model_type in HYBRID_TYPES
                 else frozenset())
-    formats, kv_cache = _quant_of(path, quant, span)
+    formats, kv_cache = _quant_of(path, quant, span, quant_key)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
     kept = tuple(f for f in formats if f[0] in present)
     if formats and not kept:
-        _note_no_layer_quantised(f"{path}: key 'quantization_config'" if quant
+        _note_no_layer_quantised(f"{path}: key {quant_key!r}" if quant
                                  else str(hf_quant_path(path)), formats)
     return dataclasses.replace(arch, checkpoint=kept, kv_cache=kv_cache)
 
@@ -692,19 +693,20 @@ GROUP_WORDS = {"experts": "the MoE experts", "shared_experts": "the shared exper
                "mlp": "dense MLPs", "attention": "attention"}
 
 
-def _quant_of(path: Path, quant: Any, span: Span) -> tuple[tuple, str]:
+def _quant_of(path: Path, quant: Any, span: Span, key: str = "quantization_config"
+              ) -> tuple[tuple, str]:
     """The checkpoint's weight formats and KV-cache format, or one line naming the file whose
-    quantisation block is not in a layout tiersim reads (a list where a map goes, a bad regex
+    quantisation block (at key path ``key``: ``text_config.quantization_config`` in a
+    multimodal wrapper) is not in a layout tiersim reads (a list where a map goes, a bad regex
     in an ignore list ...)."""
     side = hf_quant_path(path)
-    where = (f"{path}: key 'quantization_config'" + (f" (or {side.name} beside it)"
-                                                     if side.is_file() else ""))
+    where = (f"{path}: key {key!r}" + (f" (or {side.name} beside it)" if side.is_file() else ""))
     if isinstance(quant, dict):
-        _refuse_non_finite(path, quant, "quantization_config")
+        _refuse_non_finite(path, quant, key)
     try:
         with regex_budget(REGEX_BUDGET_S), _notes_once():
-            formats, kv_cache = checkpoint_formats(path, quant, span), checkpoint_kv_cache(path,
-                                                                                           quant)
+            formats = checkpoint_formats(path, quant, span, f"{key}.")
+            kv_cache = checkpoint_kv_cache(path, quant)
             if quant and side.is_file():
                 _note_unread_side(path, side, (formats, kv_cache), span)
             return formats, kv_cache
@@ -760,6 +762,10 @@ def regex_budget(seconds: float):
 
 
 # --------------------------------------------------------------------------- weight formats
+
+
+#: The key path of a config.json's quantisation block, as its errors name its keys.
+QUANT_KEY = "quantization_config."
 
 
 def hf_quant_path(path: Path) -> Path:
@@ -1097,48 +1103,51 @@ def _notes_once(emit: bool = True):
         _warn_weight_only(path, key, said, fmt, len(keys) - 1)
 
 
-def checkpoint_formats(path: Path, quant: Any, span: Span = Span()):
+def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str = "") -> tuple:
     """``((group, format, bits), ...)`` for the quantised groups of a checkpoint.
 
-    Reads ``quant`` (the config's ``quantization_config``) or, only when the config has none,
-    the ``hf_quant_config.json`` beside ``path``, as vLLM does. One :class:`TiersimError` line
-    for a scheme tiersim cannot represent.
+    Reads ``quant`` (the config's ``quantization_config``, at key path ``prefix``: default
+    :data:`QUANT_KEY`) or, only when the config has none, the ``hf_quant_config.json`` beside
+    ``path``, as vLLM does. One :class:`TiersimError` line for a scheme tiersim cannot
+    represent, naming the key.
     """
+    prefix = prefix or QUANT_KEY
     side = _side_file(path)
     if not quant:
         return _modelopt(side, *_side_block(side), span) if side is not None else ()
     if not isinstance(quant, dict):
-        raise TiersimError(f"{path}: key 'quantization_config': must be an object")
+        raise TiersimError(f"{path}: key {prefix.rstrip('.')!r}: must be an object")
     raw_method = quant.get("quant_method")
     method = "" if raw_method is None else str(raw_method).lower()
     if not method and quant.get("quant_algo"):
         method = "modelopt"
     if method == "fbgemm_fp8":  # Meta's FP8: a scale per channel, some modules left BF16
-        return _uniform(_fmt("fp8"), _module_list(path, quant, "modules_to_not_convert"), span)
+        return _uniform(_fmt("fp8"), _module_list(path, quant, "modules_to_not_convert",
+                                                  prefix=prefix), span)
     if method == "fp8":
-        block = _block_size(path, quant.get("weight_block_size"))
-        _fp8_activations(path, quant.get("activation_scheme"), block)
+        block = _block_size(path, quant.get("weight_block_size"), prefix)
+        _fp8_activations(path, quant.get("activation_scheme"), block, prefix)
         fmt = "fp8_block" if block else "fp8"
-        skip = _module_list(path, quant, "modules_to_not_convert", "ignored_layers")
+        skip = _module_list(path, quant, "modules_to_not_convert", "ignored_layers", prefix=prefix)
         return _uniform(_fmt(fmt), skip, span, _LINEAR_GROUPS)
     if method == "mxfp4":
-        return _uniform(_fmt("mxfp4"), _module_list(path, quant, "modules_to_not_convert"), span,
-                        ("experts",))
+        return _uniform(_fmt("mxfp4"), _module_list(path, quant, "modules_to_not_convert",
+                                                    prefix=prefix), span, ("experts",))
     if method == "compressed-tensors":
-        return _compressed_tensors(path, quant, span)
+        return _compressed_tensors(path, quant, span, prefix)
     if method == "modelopt":
-        return _modelopt(path, quant, QUANT_KEY, span)
+        return _modelopt(path, quant, prefix, span)
     if method in ("awq", "gptq"):
-        return _awq_gptq(path, quant, method, span)
+        return _awq_gptq(path, quant, method, span, prefix)
     shown = "missing" if not method else f"{method!r} is not supported"
     raise TiersimError(
-        f"{path}: key 'quantization_config.quant_method': {shown}; supported: fp8, mxfp4, "
+        f"{path}: key '{prefix}quant_method': {shown}; supported: fp8, mxfp4, "
         "compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no quantization_config at "
         "all: BF16)"
     )
 
 
-def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
+def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QUANT_KEY):
     """AWQ and GPTQ: integer weights with a 16-bit scale per ``group_size`` weights (AutoAWQ
     spells the keys ``w_bit`` and ``q_group_size``), activations 16-bit, as vLLM serves them
     with its weight-only (AWQ-)Marlin kernels: 4 bits (``w4a16``), and for GPTQ 8 bits too
@@ -1148,35 +1157,37 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span):
     refused, :func:`_lm_head_quantised`). Other bit widths are refused
     (:func:`_check_bits`), as is asymmetric GPTQ (``sym: false``, :func:`_check_sym`). AWQ's
     zero points (a packed zero per group: 0.03 bits a weight at 4
-    bits, 0.06 at 8) are not counted."""
+    bits, 0.06 at 8) are not counted. ``prefix``: the block's key path, as errors name its
+    keys."""
     bits_key = "w_bit" if quant.get("bits") is None and "w_bit" in quant else "bits"
-    bits = _check_bits(path, f"{QUANT_KEY}{bits_key}", quant.get(bits_key), method)
+    bits = _check_bits(path, f"{prefix}{bits_key}", quant.get(bits_key), method)
     size_key = "q_group_size" if quant.get("group_size") is None and "q_group_size" in quant \
         else "group_size"
-    size = _group_size(path, f"{QUANT_KEY}{size_key}", quant.get(size_key),
+    size = _group_size(path, f"{prefix}{size_key}", quant.get(size_key),
                        f"{method.upper()} weights")
     if method == "gptq":
-        _check_sym(path, f"{QUANT_KEY}sym", quant.get("sym", True))
+        _check_sym(path, f"{prefix}sym", quant.get("sym", True))
     if bits == 8:
-        _note_weight_only(path, f"{QUANT_KEY}{bits_key}", "is 8", _int_fmt(8, size))
-    skip = _module_list(path, quant, "modules_to_not_convert", "ignore")
+        _note_weight_only(path, f"{prefix}{bits_key}", "is 8", _int_fmt(8, size))
+    skip = _module_list(path, quant, "modules_to_not_convert", "ignore", prefix=prefix)
     if method == "gptq" and quant.get("dynamic"):
-        formats = _gptq_dynamic(path, quant["dynamic"], (bits, size), _Patterns(skip), span)
+        formats = _gptq_dynamic(path, quant["dynamic"], (bits, size), _Patterns(skip), span,
+                                prefix)
     else:
         formats = _uniform(_int_fmt(bits, size), skip, span)
-    if _lm_head_quantised(path, quant.get("lm_head")):  # quantised lm_head
+    if _lm_head_quantised(path, quant.get("lm_head"), prefix):  # quantised lm_head
         formats += (("lm_head", *_int_fmt(bits, size)),)
     return formats
 
 
-def _lm_head_quantised(path: Path, value: Any) -> bool:
+def _lm_head_quantised(path: Path, value: Any, prefix: str = QUANT_KEY) -> bool:
     """Whether an AWQ or GPTQ block's ``lm_head`` quantises lm_head: true or false (null or
     absent: false). vLLM's GPTQ(-Marlin) and AWQ-Marlin configs (AWQ's path on Hopper) read it
     with ``get_from_keys_or`` and quantise lm_head for any truthy value (the string "false"
     too), so anything but a bool is one line."""
     if value is None or isinstance(value, bool):
         return bool(value)
-    raise TiersimError(f"{path}: key '{QUANT_KEY}lm_head': must be true or false (got "
+    raise TiersimError(f"{path}: key '{prefix}lm_head': must be true or false (got "
                        f"{shown(value)}); vLLM quantises lm_head for any value but false, 0, "
                        "null or an empty one, so say which")
 
@@ -1225,15 +1236,16 @@ def _check_sym(path: Path, key: str, sym: Any, what: str = "checkpoints") -> Non
 
 
 def _gptq_dynamic(path: Path, dynamic: Any, base: tuple[int, int], skip: _Patterns,
-                  span: Span):
+                  span: Span, prefix: str = QUANT_KEY):
     """GPTQModel's per-module overrides, as vLLM reads ``dynamic``: the first regex matching
     a module's name from its start decides; ``-:`` leaves the module unquantised (BF16), ``+:``
     (or no sign) quantises it with its own ``bits`` (4 or 8) and ``group_size``; a module no
     regex matches keeps the block's (``base``: its bits and group size)."""
     if not isinstance(dynamic, dict):
-        raise TiersimError(f"{path}: key '{QUANT_KEY}dynamic': must be an object of module "
+        raise TiersimError(f"{path}: key '{prefix}dynamic': must be an object of module "
                            f"regexes (got {shown(dynamic)})")
-    rules = [_dynamic_rule(path, pattern, spec, base) for pattern, spec in dynamic.items()]
+    rules = [_dynamic_rule(path, pattern, spec, base, prefix)
+             for pattern, spec in dynamic.items()]
 
     def format_of(_layer: int, names: list[str]):
         if any(skip.match(n) for n in names):
@@ -1247,16 +1259,17 @@ def _gptq_dynamic(path: Path, dynamic: Any, base: tuple[int, int], skip: _Patter
     return _by_module(span, format_of, each)
 
 
-def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int]):
+def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int],
+                  prefix: str = QUANT_KEY):
     """One ``dynamic`` entry of a GPTQ block: its compiled regex and the format of the modules
     it matches (None: unquantised); ``base``: the block's bits and group size, which it
     overrides."""
-    where = f"{QUANT_KEY}dynamic.{pattern}"
+    where = f"{prefix}dynamic.{pattern}"
     negative = pattern.startswith("-:")
     try:
         regex = re.compile(pattern[2:] if pattern.startswith(("-:", "+:")) else pattern)
     except re.error as exc:
-        raise TiersimError(f"{path}: key '{QUANT_KEY}dynamic': {pattern[:80]!r} is not a "
+        raise TiersimError(f"{path}: key '{prefix}dynamic': {pattern[:80]!r} is not a "
                            f"regular expression ({exc})") from None
     if not isinstance(spec, dict):
         raise TiersimError(f"{path}: key {where[:120]!r}: must be an object of overrides (bits, "
@@ -1274,7 +1287,7 @@ def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int]):
     return regex, fmt
 
 
-def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
+def _block_size(path: Path, value: Any, prefix: str = QUANT_KEY) -> tuple[int, ...] | None:
     """``weight_block_size`` of an FP8 checkpoint: absent or null (per-tensor scales), else a
     list of two whole numbers >= 1 (``[128, 128]``; vLLM's ``Fp8Config`` refuses any other
     length); one line for anything else."""
@@ -1282,21 +1295,22 @@ def _block_size(path: Path, value: Any) -> tuple[int, ...] | None:
         return None
     if not (isinstance(value, list) and value and all(
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 20 for v in value)):
-        raise TiersimError(f"{path}: key 'quantization_config.weight_block_size': must be a "
+        raise TiersimError(f"{path}: key '{prefix}weight_block_size': must be a "
                            f"list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got "
                            f"{shown(value)}")
     if len(value) != 2:  # vLLM's Fp8Config refuses any other number of dimensions
-        raise TiersimError(f"{path}: key 'quantization_config.weight_block_size': must hold 2 "
+        raise TiersimError(f"{path}: key '{prefix}weight_block_size': must hold 2 "
                            "numbers, a block's output and input widths (e.g. [128, 128]), as "
                            f"vLLM's Fp8Config requires (got {shown(value)})")
     return tuple(value)
 
 
-def _fp8_activations(path: Path, scheme: Any, block: tuple[int, ...] | None) -> None:
+def _fp8_activations(path: Path, scheme: Any, block: tuple[int, ...] | None,
+                     prefix: str = QUANT_KEY) -> None:
     """``activation_scheme`` of an FP8 checkpoint as vLLM's ``Fp8Config`` takes it: ``dynamic``
     (also when absent) or ``static``, and ``dynamic`` beside a ``weight_block_size``; one line
     for anything else (vLLM refuses it at start-up)."""
-    key = f"{path}: key 'quantization_config.activation_scheme'"
+    key = f"{path}: key '{prefix}activation_scheme'"
     if scheme is None or scheme == "dynamic":
         return
     if scheme != "static":
@@ -1305,10 +1319,6 @@ def _fp8_activations(path: Path, scheme: Any, block: tuple[int, ...] | None) -> 
     if block:
         raise TiersimError(f"{key}: 'static' beside a weight_block_size: vLLM's Fp8Config "
                            "refuses it (block FP8 scales activations dynamically); use 'dynamic'")
-
-
-#: The key path of a config.json's quantisation block, as its errors name its keys.
-QUANT_KEY = "quantization_config."
 
 
 def _side_quant(side: Path) -> dict[str, Any]:
