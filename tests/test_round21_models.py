@@ -69,3 +69,42 @@ def test_an_error_in_a_text_configs_quantisation_block_names_its_key(tmp_path, q
     with pytest.raises(TiersimError) as info:
         load_hf_config(path)
     assert str(info.value) == f"{path}: key 'text_config.quantization_config.{key}': {message}"
+
+
+FP8_CT = {"quant_method": "compressed-tensors", "format": "float-quantized",
+          "config_groups": {"group_0": {
+              "targets": ["Linear"],
+              "weights": {"num_bits": 8, "type": "float", "strategy": "tensor"},
+              "input_activations": {"num_bits": 8, "type": "float", "strategy": "tensor"}}},
+          "ignore": ["lm_head"], "kv_cache_scheme": {"num_bits": 8, "type": "float"}}
+
+
+def test_a_compression_config_is_read_as_vllm_reads_it(tmp_path):
+    """Early compressed-tensors checkpoints keep their block under ``compression_config``,
+    which vLLM reads where ``quantization_config`` is absent; tiersim read the model as BF16
+    (its FP8 weights at twice their bytes, its FP8 KV cache at BF16)."""
+    from tiersim.hardware.precisions import weight_formats
+
+    model = load_hf_config(_write(tmp_path, {**LLAMA, "compression_config": FP8_CT}))
+    formats = weight_formats(model, "checkpoint")
+    assert (formats.attention.name, formats.mlp.name, formats.lm_head.name) == (
+        "fp8", "fp8", "bf16")
+    assert model.kv_cache == "fp8"
+
+
+def test_an_error_in_a_compression_config_names_its_key(tmp_path):
+    path = _write(tmp_path, {**LLAMA, "compression_config": {**FP8_CT, "config_groups": [1]}})
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (f"{path}: key 'compression_config.config_groups': must be an "
+                               "object of named groups (got list)")
+
+
+def test_a_quantization_config_is_read_before_a_compression_config(tmp_path):
+    """vLLM reads ``compression_config`` only where ``quantization_config`` is absent."""
+    from tiersim.hardware.precisions import weight_formats
+
+    model = load_hf_config(_write(tmp_path, {
+        **LLAMA, "compression_config": FP8_CT,
+        "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}))
+    assert weight_formats(model, "checkpoint").mlp.name == "w4a16"

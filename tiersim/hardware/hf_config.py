@@ -51,7 +51,9 @@ Supported ``model_type`` values and the keys read:
 Weight formats (``quantization_config`` in the config, or, only where the config has none, as
 vLLM reads them, NVIDIA's ``hf_quant_config.json`` beside it: ``<folder>/hf_quant_config.json``
 or ``<stem>_hf_quant_config.json`` for a file named ``<stem>_config.json``; a note names a side
-file the config overrides that names other formats): ``quant_method`` ``fp8``
+file the config overrides that names other formats; where there is neither, the config's
+``compression_config``, in which early compressed-tensors checkpoints keep their block):
+``quant_method`` ``fp8``
 (``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``fbgemm_fp8`` (Meta's
 per-channel FP8, read as ``fp8``, but its ``modules_to_not_convert``), ``mxfp4`` (the routed
 experts only, as vLLM loads gpt-oss; a model without experts keeps every layer BF16, with a note, as
@@ -658,6 +660,9 @@ def load_hf_config(path: str | Path) -> ModelArch:
     quant, quant_key = wrapper_quant, "quantization_config"  # vLLM reads the wrapper's first,
     if not quant:  # its text_config's only where the wrapper has none
         quant, quant_key = cfg.data.get("quantization_config"), f"{cfg.prefix}quantization_config"
+    if quant is None and outer.data.get("compression_config") is not None and _side_file(
+            path) is None:  # early compressed-tensors checkpoints' key, which vLLM reads last
+        quant, quant_key = outer.data["compression_config"], "compression_config"
     fused = str(cfg.data.get("model_type")) in FUSED_TYPES
     span = Span(fields["layers"], fields.get("dense_layers", 0),
                 _members(fields, model_type, fused),
