@@ -108,3 +108,15 @@ def test_a_quantization_config_is_read_before_a_compression_config(tmp_path):
         **LLAMA, "compression_config": FP8_CT,
         "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}))
     assert weight_formats(model, "checkpoint").mlp.name == "w4a16"
+
+
+@pytest.mark.parametrize("value", [False, 0, "", []])
+def test_a_quantization_config_that_is_no_object_is_one_line_even_when_empty(tmp_path, value):
+    """vLLM reads any quantization_config that is not null as a block (``.get`` on it fails
+    to start the engine); tiersim read an empty one (false, 0, "" or []) as no block: BF16."""
+    path = _write(tmp_path, {**LLAMA, "quantization_config": value})
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (f"{path}: key 'quantization_config': must be an object with a "
+                               f"quant_method (got {value!r}); remove the key if the weights "
+                               "are BF16")

@@ -1117,11 +1117,13 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
     represent, naming the key.
     """
     prefix = prefix or QUANT_KEY
+    if quant is not None and not isinstance(quant, dict):  # vLLM reads any but null as one
+        raise TiersimError(f"{path}: key {prefix.rstrip('.')!r}: must be an object with a "
+                           f"quant_method (got {shown(quant)}); remove the key if the weights "
+                           "are BF16")
     side = _side_file(path)
     if not quant:
         return _modelopt(side, *_side_block(side), span) if side is not None else ()
-    if not isinstance(quant, dict):
-        raise TiersimError(f"{path}: key {prefix.rstrip('.')!r}: must be an object")
     raw_method = quant.get("quant_method")
     method = "" if raw_method is None else str(raw_method).lower()
     if not method and quant.get("quant_algo"):
@@ -1144,9 +1146,9 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
         return _modelopt(path, quant, prefix, span)
     if method in ("awq", "gptq"):
         return _awq_gptq(path, quant, method, span, prefix)
-    shown = "missing" if not method else f"{method!r} is not supported"
+    said = "missing" if not method else f"{method!r} is not supported"
     raise TiersimError(
-        f"{path}: key '{prefix}quant_method': {shown}; supported: fp8, mxfp4, "
+        f"{path}: key '{prefix}quant_method': {said}; supported: fp8, mxfp4, "
         "compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no quantization_config at "
         "all: BF16)"
     )
