@@ -319,15 +319,24 @@ def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
             accuracy_source: dict[str, str], trace_acceptance: tuple[int, int] = (0, 0)
             ) -> Sources:
     """One phrase per group of numbers: where latency, cost and accuracy come from
-    (``trace_acceptance``: :func:`latency_assumptions`)."""
+    (``trace_acceptance``: :func:`latency_assumptions`). Latency names the tiers that ran a
+    pass, accuracy the tiers that answered a request (:func:`accuracy_words`)."""
     passes = {t.name: t.passes for t in tiers}
     used = [t for t in fleet.tiers if passes[t.name]]
     kinds = {kind for t in used for kind in source_counts(t)}
     latency = (sorted(kinds) + latency_assumptions(used, trace_acceptance)
                or [NOTHING_SERVED_WORDS])
-    accuracy = sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
+    answered = {t.name for t in tiers if t.requests - (t.dropped or 0) > 0}
+    accuracy = accuracy_words({k: v for k, v in accuracy_source.items() if k in answered}
+                              or accuracy_source)
     return Sources(latency=" + ".join(latency), accuracy=" + ".join(accuracy),
                    cost=costs.COST_WORDS[scenario.cost_model])
+
+
+def accuracy_words(accuracy_source: dict[str, str]) -> list[str]:
+    """The distinct accuracy sources of some tiers (``labels``, ``scenario``, ``prior``),
+    sorted; ``["scenario"]`` for none."""
+    return sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
 
 
 def latency_assumptions(tiers, trace_acceptance: tuple[int, int] = (0, 0)) -> list[str]:

@@ -229,16 +229,28 @@ def headline_table(r: RunResult):
         ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
         ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
         (r.accuracy_label, fmt(r.accuracy, " %", 100, digits=4), acc),
-        *router_rows(r, acc),
+        *router_rows(r, acc, routing_accuracy_source(r)),
     ]
     for row in rows:
         table.add_row(*row)
     return table
 
 
-def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]]:
-    """The router's error rates, the floor, and the routed cost against the cheapest adequate
-    uniform tier (an estimate says so and is never the headline)."""
+def routing_accuracy_source(r: RunResult) -> str:
+    """Where the correctness the router's FPR and FNR are judged on comes from: every routed
+    tier's, as each request is judged against the tier it needed, answering or not (the
+    headline accuracy's source names only the tiers that answered)."""
+    from tiersim.summary import accuracy_words
+
+    found = {t.name: t.accuracy_source for t in r.tiers if t.accuracy_source}
+    return " + ".join(accuracy_words(found)) if found else r.sources.accuracy
+
+
+def router_rows(r: RunResult, accuracy_source: str,
+                routing_source: str | None = None) -> list[tuple[str, str, str]]:
+    """The router's error rates (judged on ``routing_source``, default ``accuracy_source``),
+    the floor, and the routed cost against the cheapest adequate uniform tier (an estimate
+    says so and is never the headline)."""
     router = r.router
     refused = ("" if router.escalation_refused_rate is None else
                f" ({fmt(router.escalation_refused_rate, ' %', 100)} refused by the first tier)")
@@ -246,7 +258,7 @@ def router_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]
         f"router ({router.policy}): FPR / FNR / escalated",
         f"{fmt(router.fpr, ' %', 100)} / {fmt(router.fnr, ' %', 100)} / "
         f"{fmt(router.escalation_rate, ' %', 100)}{refused}",
-        f"this run's routing, scored on {accuracy_source}",
+        f"this run's routing, scored on {routing_source or accuracy_source}",
     )]
     if router.accuracy_floor is not None:
         lo, hi = router.accuracy_ci95

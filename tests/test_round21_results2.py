@@ -1,0 +1,77 @@
+"""Round 21 (results2): the printed results checked against the files they come from, each a
+mismatch found from outside and fixed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tiersim.runner import run_scenario
+from tiersim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
+
+
+def _scenario(tmp_path: Path, body: str, name: str = "s.yaml"):
+    """A scenario file of two tiers on a short window of the bundled code trace, loaded."""
+    path = tmp_path / name
+    path.write_text(f"""name: s
+seed: 0
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+profile: null
+trace: {{path: {TRACE}, window: [255, 275]}}
+slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.1}}
+{body}""")
+    return load_scenario(path), path
+
+
+IDLE_SCENARIO_TIER = """tiers:
+  - {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 3.5, accuracy: 0.5}
+  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}
+router: {policy: static_split, fractions: [0.0, 1.0]}
+"""
+
+
+def test_accuracy_source_names_only_the_tiers_that_answered(tmp_path):
+    """A tier that answered no request lent its accuracy source to the headline accuracy: every
+    answer came from bf16's per-precision prior, yet the accuracy, the floor row and the report
+    said "prior + scenario" (the idle w4a16 tier's `accuracy: 0.5`), where the latency source
+    already left idle tiers out."""
+    scenario, path = _scenario(tmp_path, IDLE_SCENARIO_TIER)
+    run = run_scenario(scenario, scenario_path=path)
+    assert {t.name: t.requests for t in run.tiers}["w4a16"] == 0
+    assert run.sources.accuracy == "prior"
+
+
+def test_router_row_still_names_every_tier_its_error_rates_read(tmp_path):
+    """FPR and FNR judge each request against every tier's correctness (the tier it needed), so
+    the router row keeps naming the idle tier's source beside the answering one's."""
+    from rich.console import Console
+
+    from tiersim.cli.run import headline_table
+
+    scenario, path = _scenario(tmp_path, IDLE_SCENARIO_TIER)
+    run = run_scenario(scenario, scenario_path=path)
+    console = Console(width=300, record=True)
+    console.print(headline_table(run))
+    rows = {line.split("│")[1].strip(): line.split("│")[3].strip()
+            for line in console.export_text().splitlines() if line.count("│") == 4}
+    assert rows["expected accuracy"] == "prior"
+    assert rows["router (static_split): FPR / FNR / escalated"] == (
+        "this run's routing, scored on prior + scenario")
+
+
+def test_cascade_first_tier_answering_nothing_leaves_its_source_out(tmp_path):
+    """Every request escalated: the answers are all the second tier's, so only its source is
+    the accuracy's."""
+    scenario, path = _scenario(tmp_path, """tiers:
+  - {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 3.5}
+  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5, accuracy: 0.95}
+router:
+  policy: cascade
+  cascade: {from_tier: w4a16, to_tier: bf16, threshold: 10.0, signal_noise: 0.0}
+""")
+    run = run_scenario(scenario, scenario_path=path)
+    assert run.router.escalation_rate == 1.0
+    assert run.sources.accuracy == "scenario"
