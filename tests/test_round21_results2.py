@@ -75,3 +75,25 @@ router:
     run = run_scenario(scenario, scenario_path=path)
     assert run.router.escalation_rate == 1.0
     assert run.sources.accuracy == "scenario"
+
+
+def test_frontier_does_not_show_a_not_comparable_run_as_a_saving(tmp_path):
+    """The report's cost-accuracy frontier drew the run's point as "this run (routing policy)"
+    beside the uniform fleets, under a caption reading points left of the static-split line as
+    savings, where the run missed what its baselines are held to and the tables beside it said
+    "not comparable" (here: all traffic on w4a16 under a floor only bf16 meets)."""
+    from tiersim.report.figures import frontier
+    from tiersim.report.load import load_dir
+
+    scenario, path = _scenario(tmp_path, """tiers:
+  - {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 3.5}
+  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}
+router: {policy: static_split, fractions: [1.0, 0.0]}
+accuracy_floor: 0.94
+""")
+    out = tmp_path / "out"
+    run = run_scenario(scenario, out, scenario_path=path, baselines=True)
+    assert run.savings.routed_floor_met is False and not run.savings.comparable
+    names = [trace.name for trace in frontier(load_dir(out)).fig.data]
+    assert "this run (routing policy)" not in names
+    assert "this run (misses its accuracy floor: not comparable)" in names

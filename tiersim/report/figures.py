@@ -273,21 +273,25 @@ def _savings_series(savings: dict) -> dict[str, tuple[list, list, str]]:
         series["static split of equal accuracy"] = ([savings["static_split_cost_usd"]], [acc],
                                                     "markers", None)
     if acc is not None and savings.get("routed_cost_usd") is not None:
-        series["this run (routing policy)"] = ([savings["routed_cost_usd"]], [acc], "markers",
-                                               None)
+        missed = savings.get("missed")  # the run missed what its baselines are held to
+        name = (f"this run (misses {missed}: not comparable)" if missed
+                else "this run (routing policy)")
+        series[name] = ([savings["routed_cost_usd"]], [acc], "markers", None)
     return series
 
 
 def _run_savings(run: RunResult | None) -> dict:
     """A run's savings figures in the form :func:`_savings_series` takes (sweeps give it the
-    same figures from their columns)."""
+    same figures from their columns); ``missed``: what the run's fleet missed of what its
+    baselines are held to, in words, when its saving is not comparable (else None)."""
     s = run.savings if run is not None else None
     if s is None:
         return {}
     return {"uniform": {u.tier: {"cost_usd": u.cost_usd, "accuracy": u.accuracy}
                         for u in s.uniform},
             "accuracy": s.accuracy, "static_split_cost_usd": s.static_split_cost_usd,
-            "routed_cost_usd": s.routed_cost_usd}
+            "routed_cost_usd": s.routed_cost_usd,
+            "missed": None if s.comparable else s.missed}
 
 
 def _summary_series(run: RunResult | None) -> dict[str, tuple[list, list, str, list | None]]:
