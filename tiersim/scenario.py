@@ -779,6 +779,16 @@ def _huge(number: int) -> str:
             f"{MAX_INT_BITS:,} bits, about 900 digits)")
 
 
+def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
+    """Refuse, at its line, quoted text where the scenario takes a number (``replicas: "2"``,
+    which pydantic would read as 2), as :func:`load_scenario` does; ``root``: the file's node
+    tree (:func:`read_yaml`). For a reader that validates the data later without it (a sweep
+    validates each point from a dict)."""
+    where = _text_number(data, Scenario, root)
+    if where is not None:
+        raise ScenarioError(source, _where(where, root), _text_for_number(data, where))
+
+
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:
     """Validate a scenario given as a dict (e.g. one sweep point); errors name ``source_name``."""
     return _validate(data, source_name, None)
@@ -995,9 +1005,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     if where is not None:
         raise ScenarioError(source, _where(where, root),
                             "a number is expected here, not a YAML boolean (true/false)")
-    where = _text_number(data, Scenario, root)
-    if where is not None:
-        raise ScenarioError(source, _where(where, root), _text_for_number(data, where))
+    refuse_text_numbers(data, source, root)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:

@@ -89,12 +89,15 @@ class SweepFailed(TiersimError):
 
 def load_raw(path: str | Path) -> dict[str, Any]:
     """Read a scenario YAML as a plain dict (sweep map included) within the scenario reader's
-    limits (size, UTF-8, depth, alias expansion, finite numbers); errors name the file."""
-    from tiersim.scenario import read_yaml
+    limits (size, UTF-8, depth, alias expansion, finite numbers), a quoted number refused as
+    ``tiersim run`` refuses it (the points are validated from dicts, which cannot tell one);
+    errors name the file."""
+    from tiersim.scenario import read_yaml, refuse_text_numbers
 
-    doc, _ = read_yaml(path)
+    doc, root = read_yaml(path)
     if not isinstance(doc, dict):
         raise ScenarioError(str(path), "", "must be a YAML map at the top level")
+    refuse_text_numbers(doc, str(path), root)
     return doc
 
 
