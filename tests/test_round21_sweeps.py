@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_round19 import error_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,3 +27,64 @@ def test_sweep_refuses_a_quoted_number_in_its_base_as_run_does(tmp_path, capsys)
     assert error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "-w", "1",
                                "--no-baselines")) == f"Error: {scenario}: {line}"
     assert not out.exists()
+
+
+def _sweep_file(tmp_path: Path, sweep: str) -> Path:
+    """tiny.yaml with ``sweep`` (YAML text, indented) appended as its sweep map."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY + "\nsweep:\n" + sweep)
+    return scenario
+
+
+def _sweep_line(scenario: Path) -> int:
+    return scenario.read_text().splitlines().index("sweep:") + 2
+
+
+@pytest.mark.parametrize(("sweep", "axis", "problem"), [
+    ('  trace.window: [["240", "300"], [240, 330]]\n', "trace.window",
+     "value ['240', '300'] holds '240', which must be a number, not a string; write 240 "
+     "without quotes"),
+    ('  router.fractions: [[0.5, 0.5], ["0.2", 0.8]]\n', "router.fractions",
+     "value ['0.2', 0.8] holds '0.2', which must be a number, not a string; write 0.2 without "
+     "quotes"),
+])
+def test_a_quoted_number_inside_an_axis_value_is_refused(tmp_path, capsys, sweep, axis,
+                                                         problem):
+    """A quoted number inside a list or map value (``trace.window: [["240", "300"]]``) ran as
+    the number, but was stored, labelled and identified as text; `tiersim run` refuses
+    ``window: ["240", "300"]``. Only a quoted value at the top of the list was refused."""
+    scenario = _sweep_file(tmp_path, sweep)
+    out = tmp_path / "o"
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "-w", "1",
+                               "--no-baselines")) == (
+        f"Error: {scenario}: line {_sweep_line(scenario)}: sweep: {axis!r}: {problem}")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("sweep", "problem"), [
+    ("  tiers.bf16.cost_per_gpu_hour: [1e1, 3.5]\n",
+     "value 1e1 is text to YAML 1.1, not a number; write 10.0"),
+    ("  tiers.bf16.replicas: [1, 010]\n", "value 010 is text to YAML 1.1, not a number; write 10"),
+    ("  trace.window: [[240, 3e2]]\n",
+     "value [240, '3e2'] holds 3e2, which is text to YAML 1.1, not a number; write 300.0"),
+])
+def test_a_plain_number_yaml_reads_as_text_is_not_called_quoted(tmp_path, capsys, sweep,
+                                                                problem):
+    """``[1e1, 3.5]`` (no quotes: YAML 1.1 reads 1e1 as text) was refused with "write 10.0
+    without quotes", which the value had none of."""
+    scenario = _sweep_file(tmp_path, sweep)
+    axis = sweep.split(":")[0].strip()
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o", "-w", "1",
+                               "--no-baselines")) == (
+        f"Error: {scenario}: line {_sweep_line(scenario)}: sweep: {axis!r}: {problem}")
+
+
+def test_a_quoted_name_inside_an_axis_value_stays_text(tmp_path):
+    """A whole tier whose name is "2" is a name, not a number: the check reads the field."""
+    from tiersim.sweep.run import prepare
+
+    tier = "{name: %s, precision: %s, replicas: 1, cost_per_gpu_hour: 3.5}"
+    scenario = _sweep_file(tmp_path, f"  tiers: [[{tier % ('a', 'w4a16')}, "
+                                     f"{tier % (repr('2'), 'bf16')}]]\n")
+    plan = prepare(scenario)
+    assert plan.points[0].values["tiers"][1]["name"] == "2"

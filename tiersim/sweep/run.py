@@ -25,6 +25,7 @@ versions of one input file (replaced while the sweep ran) are refused as one tab
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import hashlib
@@ -92,13 +93,18 @@ def load_raw(path: str | Path) -> dict[str, Any]:
     limits (size, UTF-8, depth, alias expansion, finite numbers), a quoted number refused as
     ``tiersim run`` refuses it (the points are validated from dicts, which cannot tell one);
     errors name the file."""
+    return _read_base(path)[0]
+
+
+def _read_base(path: str | Path) -> tuple[dict[str, Any], Any]:
+    """:func:`load_raw`'s dict and the file's YAML node tree."""
     from tiersim.scenario import read_yaml, refuse_text_numbers
 
     doc, root = read_yaml(path)
     if not isinstance(doc, dict):
         raise ScenarioError(str(path), "", "must be a YAML map at the top level")
     refuse_text_numbers(doc, str(path), root)
-    return doc
+    return doc, root
 
 
 @dataclass
@@ -109,6 +115,9 @@ class SweepPlan:
     source: str
     axes: list[str]
     points: list[ax.Point]
+    root: Any = None
+    """The scenario file's YAML node tree (None for a scenario given as a dict): tells a
+    quoted value from a plain one (:func:`check_quoted_numbers`)."""
 
 
 TRIES_PER_VALUE = 16
@@ -248,28 +257,69 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
 
 def check_quoted_numbers(plan: SweepPlan, validator: Validator | None,
                          reads: dict[str, Any] | None = None) -> None:
-    """Refuse an axis value that is a quoted number (``"2"``) where the scenario reads it as
-    that number: the point would run ``2`` but be stored, labelled and identified as the text
-    ``'2'`` (another point id than ``2``'s, a text column in ``sweep.parquet``). Each such
-    value is read at the first point's other values, with the number in its place; text the
-    field keeps as text (a tier named ``"2"``) stays. ``reads``: the readings made so far."""
+    """Refuse an axis value that is, or holds, text spelling a number (``"2"``, or the
+    ``"240"`` of ``[["240", "300"]]``) where the scenario reads it as that number: the point
+    would run ``2`` but be stored, labelled and identified as the text ``'2'`` (another point
+    id than ``2``'s, a text column in ``sweep.parquet``). Each such text is read at the first
+    point's other values, with the number in its place; text the field keeps as text (a tier
+    named ``"2"``) stays. The line says whether the text was quoted or is a plain scalar YAML
+    1.1 reads as text (``1e1``, ``010``), as the file's node tree tells. ``reads``: the
+    readings made so far."""
     if validator is None or not plan.points:
         return
     reads = {} if reads is None else reads
     anchor = plan.points[0].values
-    for path in plan.axes:
-        for value in _distinct(p.values[path] for p in plan.points):
-            number = _quoted_number(value)
-            if number is None:
-                continue
-            try:
-                text = _read(plan, validator, {**anchor, path: value}, reads)
-                read = _read(plan, validator, {**anchor, path: number}, reads)
-            except TiersimError:
-                continue  # a value that does not read there is check_axes' to name
-            if text is not None and text == read:
-                raise ax.SweepError(plan.source, path, f"value {shown(value, 80)} must be a "
-                                    f"number, not a string; write {number!r} without quotes")
+    for path, at, values in _axis_lists(plan.base.get("sweep")):
+        for i, value in enumerate(values):
+            for sub, number in _number_texts(value):
+                try:
+                    text = _read(plan, validator, {**anchor, path: value}, reads)
+                    read = _read(plan, validator,
+                                 {**anchor, path: _replaced(value, sub, number)}, reads)
+                except TiersimError:
+                    continue  # a value that does not read there is check_axes' to name
+                if text is not None and text == read:
+                    raise ax.SweepError(plan.source, path, _number_text_problem(
+                        plan, (*at, i, *sub), value, sub, number))
+
+
+MAX_NUMBER_TEXTS = 64
+"""Texts spelling a number tried per axis value (a value listing thousands is read no more)."""
+
+
+def _axis_lists(sweep: Any) -> Iterator[tuple[str, tuple[str | int, ...], list[Any]]]:
+    """Each axis of a sweep map (already checked by :func:`tiersim.sweep.axes.expand`) with
+    where its value list is in the file (``("sweep", path)``, ``("sweep", "zip", n, path)``)
+    and the list."""
+    if not isinstance(sweep, dict):
+        return
+    for key, values in sweep.items():
+        if key != "zip":
+            yield key, ("sweep", key), values
+            continue
+        groups = values if isinstance(values, list) else [values]
+        for n, group in enumerate(groups):
+            at = ("sweep", "zip", n) if isinstance(values, list) else ("sweep", "zip")
+            for path, items in group.items():
+                yield path, (*at, path), items
+
+
+def _number_texts(value: Any, sub: tuple[str | int, ...] = ()
+                  ) -> list[tuple[tuple[str | int, ...], int | float]]:
+    """Where ``value`` (or a list item or map value in it, at any depth) is text spelling a
+    number, with the number: at most :data:`MAX_NUMBER_TEXTS`."""
+    found: list[tuple[tuple[str | int, ...], int | float]] = []
+    stack = collections.deque([(sub, value)])  # breadth first: the shallowest text first
+    while stack and len(found) < MAX_NUMBER_TEXTS:
+        at, item = stack.popleft()
+        number = _quoted_number(item)
+        if number is not None:
+            found.append((at, number))
+        elif isinstance(item, list):
+            stack.extend(((*at, i), v) for i, v in enumerate(item))
+        elif isinstance(item, dict):
+            stack.extend(((*at, k), v) for k, v in item.items())
+    return found
 
 
 def _quoted_number(value: Any) -> int | float | None:
@@ -282,6 +332,36 @@ def _quoted_number(value: Any) -> int | float | None:
         except ValueError:
             continue
     return None
+
+
+def _replaced(value: Any, sub: tuple[str | int, ...], number: int | float) -> Any:
+    """A copy of ``value`` with ``number`` at ``sub`` (``()``: the value itself)."""
+    if not sub:
+        return number
+    copy = ax.tree_copy(value)
+    node = copy
+    for part in sub[:-1]:
+        node = node[part]
+    node[sub[-1]] = number
+    return copy
+
+
+def _number_text_problem(plan: SweepPlan, written: tuple[str | int, ...], value: Any,
+                         sub: tuple[str | int, ...], number: int | float) -> str:
+    """Why the text at ``sub`` of axis value ``value`` (at ``written`` in the file) is
+    refused: quoted (or a value given as a dict), or a plain scalar YAML 1.1 reads as text."""
+    from tiersim.scenario import _is_quoted
+
+    text = value
+    for part in sub:
+        text = text[part]
+    quoted = plan.root is None or _is_quoted(plan.root, written)
+    where = f"value {shown(value, 80)} holds " if sub else "value "
+    if quoted:
+        what = f"{shown(text, 80)}, which" if sub else shown(text, 80)
+        return f"{where}{what} must be a number, not a string; write {number!r} without quotes"
+    what = f"{text}, which" if sub else text
+    return f"{where}{what} is text to YAML 1.1, not a number; write {number!r}"
 
 
 def _setting(scenario: object, source: str) -> str | None:
@@ -410,14 +490,15 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
 
     The grid may hold ``max_points`` points (default: the scenario's
     ``limits.max_sweep_points``); a bigger one is refused before it is expanded."""
+    root = None
     if isinstance(scenario, dict):
         base, source = scenario, source or "scenario"
     else:
-        base, source = load_raw(scenario), source or str(scenario)
+        (base, root), source = _read_base(scenario), source or str(scenario)
     sweep_map = base.get("sweep") or {}
     limit = max_points if max_points is not None else max_points_of(base, source)
     points = ax.expand(sweep_map, source, limit)
-    plan = SweepPlan(base, source, ax.axis_names(sweep_map), points)
+    plan = SweepPlan(base, source, ax.axis_names(sweep_map), points, root)
     ax.no_field_twice(base, plan.axes, source)
     reads: dict[str, Any] = {}
     validator = without_notes(validator)
