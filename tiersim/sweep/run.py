@@ -536,10 +536,17 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
     another label: a baseline-only tier's ``replicas`` (its uniform fleet is sized by
     simulation), and, where the points estimate their savings (``--no-baselines``) and size
     nothing, ``limits.gpus_per_replica`` (the sizes that sizing may use) and anything of a
-    baseline-only tier (the estimate leaves them out)."""
+    baseline-only tier (the estimate leaves them out). The scenario's ``name`` as an axis of
+    its own only labels the points (zipped with another axis it labels that axis' values)."""
     estimates = runner_name(runner) == "estimate_runner"
+    sweep_map = plan.base.get("sweep")
+    alone = {key for key in sweep_map if key != "zip"} if isinstance(sweep_map, dict) else set()
     for path in plan.axes:
         canon = ax.canonical_path(plan.base, path, plan.source)
+        if canon == ("name",) and path in alone:
+            raise ax.SweepError(plan.source, path, "only labels the results (the summary's "
+                                "scenario name), so every point would run the same; drop the "
+                                "axis, or zip it with the axis it labels")
         if canon[0] == "baselines" and canon[2:] == ("replicas",):
             raise ax.SweepError(plan.source, path, "a baseline's replicas are never read (its "
                                 "uniform fleet is sized by simulation), so every point would "

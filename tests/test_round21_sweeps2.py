@@ -1,0 +1,55 @@
+"""Round 21 of hostile input (scenario YAML and sweeps), each a failure found from outside and
+fixed: the exact line a user sees, or the number that was wrong."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import axis_line
+from test_round19 import error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    """scenarios/tiny.yaml copied next to the test, on a short window."""
+    path = tmp_path / "tiny.yaml"
+    shutil.copy(ROOT / "scenarios" / "tiny.yaml", path)
+    doc = yaml.safe_load(path.read_text())
+    doc["trace"]["window"] = [240, 270]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def with_sweep(path: Path, sweep: dict) -> Path:
+    """Add a sweep map to a scenario file."""
+    doc = yaml.safe_load(path.read_text())
+    doc["sweep"] = sweep
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_a_name_axis_alone_is_refused_as_every_point_would_run_the_same(tiny, tmp_path,
+                                                                        capsys):
+    """`sweep: {name: [a, b]}` ran the same simulation once per name: the scenario's name only
+    labels its summary, so the table held identical points under two labels."""
+    with_sweep(tiny, {"name": ["a", "b"]})
+    out = tmp_path / "o"
+    assert error_line(*run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report",
+                               "--no-baselines")) == (
+        f"Error: {tiny}: line {axis_line(tiny, 'name')}: sweep: 'name': only labels the "
+        "results (the summary's scenario name), so every point would run the same; drop the "
+        "axis, or zip it with the axis it labels")
+    assert not out.exists()
+
+
+def test_a_name_zipped_with_another_axis_labels_its_points(tiny, tmp_path, capsys):
+    """Zipped with an axis that changes the run, a name is a label of each point: it stays."""
+    with_sweep(tiny, {"zip": {"name": ["one", "two"], "tiers.bf16.replicas": [1, 2]}})
+    code, err = run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
