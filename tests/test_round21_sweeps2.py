@@ -53,3 +53,22 @@ def test_a_name_zipped_with_another_axis_labels_its_points(tiny, tmp_path, capsy
     code, err = run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1", "--no-report",
                         "--no-baselines")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("name", ["/etc/hostname", "../outside.json", "sub/summary.json", ".."])
+def test_a_manifest_naming_a_file_outside_its_folder_is_malformed(tiny, tmp_path, capsys, name):
+    """A manifest.json whose files map named a path (``/etc/hostname``, ``../x``) had that file
+    hashed, wherever it was (``/proc/kcore`` read for ever), and the report blamed it as 'does
+    not belong to run ...': a manifest names the run's own files, in its folder."""
+    import json
+
+    out = tmp_path / "r"
+    (tmp_path / "outside.json").write_text("{}")
+    code, err = run_cli(capsys, "run", tiny, "-o", out, "--no-report", "--no-baselines")
+    assert code == 0, err
+    info = json.loads((out / "manifest.json").read_text())
+    info["files"][name] = "0" * 64
+    (out / "manifest.json").write_text(json.dumps(info))
+    assert error_line(*run_cli(capsys, "report", out)) == (
+        f"Error: {out / 'manifest.json'}: names {name!r}, which is no file of this run's folder "
+        f"(a manifest lists the run's files by name); rerun `tiersim run --out {out}`")

@@ -14,7 +14,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, shown
 from tiersim.jsonio import read_json
 
 MANIFEST = "manifest.json"
@@ -31,7 +31,8 @@ def manifest(files: dict[str, bytes]) -> dict:
 def check_manifest(directory: Path) -> str | None:
     """The run id of ``directory``'s files, None when it has no manifest; a one-line
     TiersimError when a data file present differs from the one the manifest names (files from
-    two runs, e.g. a rerun that was interrupted while renaming). An absent file is no error."""
+    two runs, e.g. a rerun that was interrupted while renaming). An absent file is no error; a
+    name that is a path (``/etc/x``, ``../x``) is, and nothing outside the folder is read."""
     path = Path(directory) / MANIFEST
     if not path.exists():
         return None
@@ -41,6 +42,11 @@ def check_manifest(directory: Path) -> str | None:
     except (TiersimError, KeyError, TypeError, ValueError):
         raise TiersimError(f"{path}: malformed manifest; rerun `tiersim run --out "
                            f"{directory}`") from None
+    stray = next((name for name in digests if not _own_name(name)), None)
+    if stray is not None:  # a path would have a file anywhere hashed (/proc/kcore for ever)
+        raise TiersimError(f"{path}: names {shown(stray, 80)}, which is no file of this run's "
+                           "folder (a manifest lists the run's files by name); rerun `tiersim "
+                           f"run --out {directory}`")
     for name, digest in digests.items():
         file = Path(directory) / name
         if not file.exists():
@@ -58,6 +64,12 @@ def check_manifest(directory: Path) -> str | None:
     return run_id
 
 
+def _own_name(name: object) -> bool:
+    """Whether a manifest's file name names a file of its own folder: a plain name, no path."""
+    return (isinstance(name, str) and name not in ("", ".", "..")
+            and "/" not in name and "\\" not in name and "\0" not in name)
+
+
 def missing_files(directory: Path) -> list[str]:
     """The files ``directory``'s manifest names that are no longer there (sorted; none without
     a manifest, or with one :func:`check_manifest` refuses)."""
@@ -65,7 +77,8 @@ def missing_files(directory: Path) -> list[str]:
         digests = dict(read_json(Path(directory) / MANIFEST, "a manifest")["files"])
     except (TiersimError, KeyError, TypeError, ValueError):
         return []
-    return sorted(name for name in digests if not (Path(directory) / name).is_file())
+    return sorted(name for name in digests
+                  if _own_name(name) and not (Path(directory) / name).is_file())
 
 
 def missing_note(names: list[str]) -> str:
