@@ -1386,6 +1386,14 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
             return (*at, "expert_parallel"), (
                 f"{get_model(scenario.tier_model_ref(tier)).name} has no experts; "
                 "expert_parallel needs a MoE model (drop it)")
+        if (tier.speculative is not None and tier.data_parallel > 1
+                and get_model(scenario.tier_model_ref(tier)).is_moe):
+            # fleet.lockstep steps a MoE model's ranks together only without speculative
+            # decoding: run anyway, each rank would step on its own, faster than vLLM's
+            return (*at, "data_parallel"), (
+                f"{get_model(scenario.tier_model_ref(tier)).name} is a MoE model, whose "
+                "data-parallel ranks vLLM steps in lockstep, which tiersim does not model with "
+                "speculative decoding; set data_parallel: 1 or drop speculative")
         if tier.moe_backend != "auto":
             problem = _moe_backend_problem(scenario, tier)
             if problem is not None:
@@ -1505,6 +1513,7 @@ def check_layouts(scenario: Scenario) -> None:
     _note_block_splits(scenario)
     _note_hybrid_caching(scenario)
     _note_short_kv(scenario)
+    _note_empty_prefix_cache(scenario)
     _note_partial_profile(scenario)
 
 
@@ -1602,6 +1611,42 @@ def _note_short_kv(scenario: Scenario) -> None:
         note = _short_kv_note(lim, held, tier, room, _vllm_most(lim, held, ref))
         if note:
             warnings.warn(Note(f"tier {tier.name}: {note}"), stacklevel=3)
+
+
+def _note_empty_prefix_cache(scenario: Scenario) -> None:
+    """A note per tier that caches prefixes in a GPU cache holding no whole prompt block
+    (``prefix_cache_fraction`` of a replica's KV below one hash block of the workload): caching
+    is on, yet no block is ever kept and no prompt hits it."""
+    import warnings
+
+    from tiersim.engine.prefix_cache import replica_cache
+    from tiersim.errors import Note
+    from tiersim.fleet import kv_blocks, limits, with_offload
+    from tiersim.trace.canonical import HASH_BLOCK_TOKENS
+
+    for tier in scenario.tiers:
+        if not tier.scheduler.enable_prefix_caching:
+            continue
+        try:
+            ref = scenario.tier_model_ref(tier)
+            held = kv_blocks(ref, scenario.gpu, tier, scenario.draft_model_ref(tier))
+            lim = with_offload(limits(tier, ref, scenario.draft_model_ref(tier)), ref, tier)
+        except (KeyError, ValueError, TiersimError):
+            continue  # the checks above name it
+        cache = replica_cache(lim, held, HASH_BLOCK_TOKENS)
+        if cache is None or cache.capacity > 0:
+            continue
+        blocks = held // (lim.full_groups + lim.window_groups)
+        tokens = int(lim.prefix_cache_fraction * blocks * lim.block_size)
+        what = ("it keeps no block on the GPU: each is written down to level "
+                f"{lim.kv_levels[0].name!r} as soon as it is computed" if lim.kv_levels else
+                "it caches nothing and no prompt hits it")
+        warnings.warn(Note(
+            f"tier {tier.name}: scheduler.prefix_cache_fraction "
+            f"{tier.scheduler.prefix_cache_fraction:g} leaves its prefix cache {tokens:,} tokens "
+            f"per replica (of {blocks * lim.block_size:,}), less than one "
+            f"{HASH_BLOCK_TOKENS}-token prompt block, so {what}; raise prefix_cache_fraction, "
+            "or set enable_prefix_caching: false"), stacklevel=3)
 
 
 def _short_kv_note(lim, held: int, tier: TierConfig, room: int, most: int | None) -> str:
