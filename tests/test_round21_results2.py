@@ -97,3 +97,36 @@ accuracy_floor: 0.94
     names = [trace.name for trace in frontier(load_dir(out)).fig.data]
     assert "this run (routing policy)" not in names
     assert "this run (misses its accuracy floor: not comparable)" in names
+
+
+NO_BASELINE = ("no uniform fleet meets the SLOs and this run's accuracy (or the floor): none to "
+               "compare with (uniform fleets table)")
+
+
+def test_report_gives_the_consoles_reason_where_no_uniform_fleet_qualifies(tmp_path):
+    """No uniform fleet met the SLOs (each drops the request too long for its context at any
+    size): the console said so ("saved vs uniform: -", none to compare with), while the
+    report's "saved vs that tier" gave another reason (this fleet misses its SLOs) or, where the
+    run met them, a bare dash."""
+    import html
+    import re
+
+    from rich.console import Console
+
+    from tiersim.cli.run import headline_table
+
+    scenario, path = _scenario(tmp_path, """tiers:
+  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5,
+     scheduler: {max_model_len: 2000}}
+router: {policy: uniform}
+""")
+    out = tmp_path / "out"
+    run = run_scenario(scenario, out, scenario_path=path, baselines=True, report=True)
+    assert run.dropped > 0 and run.savings.baseline_uniform_tier is None
+    console = Console(width=400, record=True)
+    console.print(headline_table(run))
+    rows = {line.split("│")[1].strip(): line.split("│")[2:4]
+            for line in console.export_text().splitlines() if line.count("│") == 4}
+    assert [c.strip() for c in rows["saved vs uniform"]] == ["-", NO_BASELINE]
+    page = html.unescape(re.sub(r"<[^>]+>", "|", (out / "report.html").read_text()))
+    assert f"|saved vs that tier||{NO_BASELINE}|" in page

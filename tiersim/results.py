@@ -671,6 +671,24 @@ class RunResult:
         return " and ".join(f"{what} ({'; '.join(why)})" if why else what
                             for what, why in self._misses() if what in missed)
 
+    def no_baseline_words(self) -> str | None:
+        """Why there is no saving to show where no uniform fleet is its baseline, in words (the
+        console's "saved vs uniform" row and the report's "saved vs that tier" give the same
+        reason); None where a baseline exists or there are no savings."""
+        s = self.savings
+        if s is None or s.baseline_uniform_tier is not None:
+            return None
+        if s.uniform and self.requests == 0:
+            return ("the response cache answered every request: no fleet served one, so there "
+                    "is no saving to compare")
+        if s.estimated and self.completed == 0:
+            return ("no request was answered: no per-token cost to scale the uniform fleets "
+                    "from (--baselines simulates)")
+        if s.uniform:
+            return ("no uniform fleet meets the SLOs and this run's accuracy (or the floor): "
+                    "none to compare with (uniform fleets table)")
+        return None
+
     def _misses(self) -> list[tuple[str, list[str]]]:
         """(what, the figures that missed it) for the SLOs and the accuracy floor."""
         slo = [f"{name} p99 {p99:.10g} s over its {limit:.10g} s"

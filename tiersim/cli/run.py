@@ -269,15 +269,11 @@ def router_rows(r: RunResult, accuracy_source: str,
     saving = r.savings
     if saving is not None and saving.baseline_uniform_tier is not None:
         rows.append(saving_row(saving, r.missed_words()))
-    elif saving is not None and saving.uniform and r.requests == 0:
-        rows.append(("saved vs uniform", "-", "the response cache answered every request: "
-                     "no fleet served one, so there is no saving to compare"))
-    elif saving is not None and saving.estimated and r.completed == 0:
-        rows.append(("estimated saving vs uniform", "-", "no request was answered: no "
-                     "per-token cost to scale the uniform fleets from (--baselines simulates)"))
-    elif saving is not None and saving.uniform:
-        rows.append(("saved vs uniform", "-", "no uniform fleet meets the SLOs and this run's "
-                     "accuracy (or the floor): none to compare with (uniform fleets table)"))
+    elif (why := r.no_baseline_words()) is not None:
+        cache_answered_all = bool(saving.uniform) and r.requests == 0
+        name = ("estimated saving" if saving.estimated and r.completed == 0
+                and not cache_answered_all else "saved")
+        rows.append((f"{name} vs uniform", "-", why))
     return rows
 
 

@@ -306,12 +306,13 @@ def savings_section(run: RunResult) -> str:
                  _met(s.routed_floor_met), s.accuracy, s.routed_cost_usd])
     unlike = (f"not comparable: this fleet misses {run.missed_words()}, the uniform fleets are "
               "held to them (size it with tiersim plan)")
+    no_baseline = run.no_baseline_words()  # the console's reason, where it gives one
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
         ["accuracy floor", run.floor_words()],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
-        ["saved vs that tier", _saved(s.vs_uniform_frac, s.vs_uniform_usd)
-         if s.comparable else unlike],
+        ["saved vs that tier", no_baseline if no_baseline is not None else
+         _saved(s.vs_uniform_frac, s.vs_uniform_usd) if s.comparable else unlike],
         ["saved vs a static split of equal accuracy",
          _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike]])
     return (f"<h3>{html.escape(label)}</h3>" + summary
