@@ -72,3 +72,52 @@ def test_a_manifest_naming_a_file_outside_its_folder_is_malformed(tiny, tmp_path
     assert error_line(*run_cli(capsys, "report", out)) == (
         f"Error: {out / 'manifest.json'}: names {name!r}, which is no file of this run's folder "
         f"(a manifest lists the run's files by name); rerun `tiersim run --out {out}`")
+
+
+def _swept(tiny: Path, tmp_path: Path, capsys) -> Path:
+    """A finished 2-point sweep of ``tiny`` (estimated savings) in ``tmp_path / 'o'``."""
+    with_sweep(tiny, {"seed": [0, 1]})
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
+    return out
+
+
+def test_a_sweep_json_nested_too_deep_does_not_crash_the_resume(tiny, tmp_path, capsys):
+    """A sweep.json of 10^5 nested lists (a damaged or hostile folder) ended a resume with a
+    RecursionError traceback: it is read as the unreadable manifest it is (the points say
+    what they are) and rewritten."""
+    out = _swept(tiny, tmp_path, capsys)
+    (out / "sweep.json").write_text("[" * 100_000 + "]" * 100_000)
+    code, err = run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
+    assert "(0 run, 2 already done, 0 failed)" in err
+    assert (out / "sweep.json").read_text().startswith("{")
+
+
+def test_a_sweep_json_that_is_a_fifo_does_not_hang_the_resume(tiny, tmp_path, capsys):
+    """A FIFO named sweep.json in the folder hung a resume for ever, reading it."""
+    import os
+
+    out = _swept(tiny, tmp_path, capsys)
+    (out / "sweep.json").unlink()
+    os.mkfifo(out / "sweep.json")
+    code, err = run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
+    assert (out / "sweep.json").is_file()
+
+
+def test_a_stored_scenario_nested_too_deep_does_not_crash_the_refusal(tiny, tmp_path,
+                                                                     capsys):
+    """A resume of another base into a folder whose scenario.yaml is 10^5 nested lists ended
+    with a RecursionError traceback where it names the other scenario."""
+    out = _swept(tiny, tmp_path, capsys)
+    (out / "scenario.yaml").write_text("[" * 100_000 + "]" * 100_000)
+    tiny.write_text(tiny.read_text().replace("seed: 0", "seed: 3"))
+    assert error_line(*run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report",
+                               "--no-baselines")) == (
+        f"Error: {out}: holds a sweep of a different scenario (something outside `sweep:` "
+        f"changed); use a new --out folder, or delete {out / 'points'} to start over")

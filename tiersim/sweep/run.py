@@ -42,6 +42,7 @@ import yaml
 from rich.console import Console
 
 from tiersim.errors import ScenarioError, TiersimError, escaped, shown
+from tiersim.jsonio import read_json
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
@@ -801,10 +802,13 @@ def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
 
 def _stored_base(out: Path) -> dict[str, Any] | None:
     """The base scenario the folder's points were run from (its ``scenario.yaml``; None when
-    absent or unreadable)."""
+    absent or unreadable, within the scenario reader's limits: a FIFO, deep nesting or an
+    alias bomb there is unreadable too)."""
+    from tiersim.scenario import read_yaml
+
     try:
-        doc = yaml.safe_load((out / "scenario.yaml").read_text())
-    except (OSError, ValueError, yaml.YAMLError):
+        doc, _ = read_yaml(out / "scenario.yaml")
+    except TiersimError:
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -916,10 +920,11 @@ def _mark_stale(out: Path, record: dict[str, Any], field: str, path: Path) -> No
 
 
 def _read_manifest(out: Path) -> dict[str, Any]:
-    """The folder's ``sweep.json`` (``{}`` when absent or unreadable)."""
+    """The folder's ``sweep.json`` (``{}`` when absent or unreadable: not a regular file, too
+    big, not JSON, nested too deep)."""
     try:
-        doc = json.loads((out / "sweep.json").read_text())
-    except (OSError, ValueError):
+        doc = read_json(out / "sweep.json", "a sweep manifest")
+    except TiersimError:
         return {}
     return doc if isinstance(doc, dict) else {}
 
@@ -988,10 +993,10 @@ def _stored_ok(path: Path) -> bool:
     version: a point another version stored ``ok`` is pending too (it runs again,
     :func:`_other_version`), and until this call rewrites it its file still says ``ok``."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_json(path, "a sweep point record")
         return (record.get("status") == "ok"
                 and record.get("tiersim", tiersim_version()) == tiersim_version())
-    except (OSError, ValueError, AttributeError):
+    except (TiersimError, AttributeError):
         return False
 
 
