@@ -88,3 +88,20 @@ def test_a_quoted_name_inside_an_axis_value_stays_text(tmp_path):
                                      f"{tier % (repr('2'), 'bf16')}]]\n")
     plan = prepare(scenario)
     assert plan.points[0].values["tiers"][1]["name"] == "2"
+
+
+@pytest.mark.parametrize(("text", "got"), [
+    ("", "an empty file"), ("# only a comment\n", "an empty file"), ("null\n", "null"),
+    ("~\n", "null"), ("- a\n- b\n", "list"), ("hello\n", "str"), ("3\n", "int"),
+])
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_scenario_that_is_no_map_says_what_it_is_in_run_and_sweep(tmp_path, capsys, text,
+                                                                    got, command):
+    """A file holding ``null`` was "an empty file"; `tiersim sweep` said "must be a YAML map at
+    the top level" without what it got, where `tiersim run` says it."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(text)
+    out = ["--out", tmp_path / "o"] if command == "sweep" else []
+    assert error_line(*run_cli(capsys, command, scenario, *out)) == (
+        f"Error: {scenario}: top level must be a mapping of keys (got {got})")
+    assert not (tmp_path / "o").exists()

@@ -779,6 +779,17 @@ def _huge(number: int) -> str:
             f"{MAX_INT_BITS:,} bits, about 900 digits)")
 
 
+def refuse_non_map(data: Any, source: str, root: yaml.Node | None) -> None:
+    """Refuse a scenario file that is not a map of keys, saying what it is: an empty file (or
+    only comments), ``null``, a list... (``root``: the file's node tree, none when empty)."""
+    if isinstance(data, dict):
+        return
+    got = type(data).__name__
+    if data is None:
+        got = "null" if isinstance(root, yaml.Node) else "an empty file"
+    raise ScenarioError(source, "", f"top level must be a mapping of keys (got {got})")
+
+
 def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
     """Refuse, at its line, quoted text where the scenario takes a number (``replicas: "2"``,
     which pydantic would read as 2), as :func:`load_scenario` does; ``root``: the file's node
@@ -998,9 +1009,7 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
 
 def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) -> Scenario:
     """Build the Scenario, then run the checks that need the hardware catalogue."""
-    if not isinstance(data, dict):
-        got = "an empty file" if data is None else type(data).__name__
-        raise ScenarioError(source, "", f"top level must be a mapping of keys (got {got})")
+    refuse_non_map(data, source, root)
     where = _boolean_number(data, Scenario, ())
     if where is not None:
         raise ScenarioError(source, _where(where, root),

@@ -99,11 +99,10 @@ def load_raw(path: str | Path) -> dict[str, Any]:
 
 def _read_base(path: str | Path) -> tuple[dict[str, Any], Any]:
     """:func:`load_raw`'s dict and the file's YAML node tree."""
-    from tiersim.scenario import read_yaml, refuse_text_numbers
+    from tiersim.scenario import read_yaml, refuse_non_map, refuse_text_numbers
 
     doc, root = read_yaml(path)
-    if not isinstance(doc, dict):
-        raise ScenarioError(str(path), "", "must be a YAML map at the top level")
+    refuse_non_map(doc, str(path), root)
     refuse_text_numbers(doc, str(path), root)
     return doc, root
 
