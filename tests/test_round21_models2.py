@@ -3,6 +3,7 @@ line a user sees, or the number that was wrong. Hugging Face config.json reading
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,22 @@ def _scenario(tmp_path, model: Path, precision: str = "w4a16") -> Path:
     return path
 
 
+def _refused(tmp_path, capsys, path: Path, message: str, precision: str = "w4a16") -> None:
+    """``path`` is refused with ``message`` by the reader and, as one line naming the scenario's
+    line, by ``tiersim run`` (which leaves no output folder)."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{path}: {message}"
+    scenario = _scenario(tmp_path, path, precision)
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
+                               tmp_path / "o")) == (
+        f"Error: {scenario}: line 5: model: {path}: {message}")
+    assert not (tmp_path / "o").exists()
+
+
 # ------------------------------------------------------------------ sizes past a float
 
 
@@ -30,20 +47,11 @@ def _scenario(tmp_path, model: Path, precision: str = "w4a16") -> Path:
 def test_a_size_past_any_model_is_one_line_not_an_overflow(tmp_path, capsys, key, value, got):
     """intermediate_size 10**400 was read, and sizing the tier divided it into a float:
     OverflowError and a traceback."""
-    from tiersim.errors import TiersimError
-    from tiersim.hardware.hf_config import load_hf_config
 
     path = _config(tmp_path, **{key: value})
     message = (f"key {key!r}: must be a positive integer of at most 9,007,199,254,740,992 "
                f"(got {got}); give the value the model card states")
-    with pytest.raises(TiersimError) as info:
-        load_hf_config(path)
-    assert str(info.value) == f"{path}: {message}"
-    scenario = _scenario(tmp_path, path)
-    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
-                               tmp_path / "o")) == (
-        f"Error: {scenario}: line 5: model: {path}: {message}")
-    assert not (tmp_path / "o").exists()
+    _refused(tmp_path, capsys, path, message)
 
 
 def test_a_huge_but_finite_size_still_reads_and_does_not_fit(tmp_path, capsys):
@@ -86,19 +94,11 @@ def test_a_group_size_marlin_does_not_serve_is_one_line(tmp_path, capsys, quant,
     kernel (or, for compressed-tensors, another mixed-precision kernel), and refuses a layer
     whose input width the groups do not divide (4,096 / 7): "The input size is not aligned with
     the quantized weight shape"."""
-    from tiersim.errors import TiersimError
-    from tiersim.hardware.hf_config import load_hf_config
 
     path = _config(tmp_path, quantization_config=quant)
     message = (f"key 'quantization_config.{key}': "
                + _MARLIN_WHY.format(got=got, what=what))
-    with pytest.raises(TiersimError) as info:
-        load_hf_config(path)
-    assert str(info.value) == f"{path}: {message}"
-    scenario = _scenario(tmp_path, path, "checkpoint\n    accuracy: 0.9")
-    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
-                               tmp_path / "o")) == (
-        f"Error: {scenario}: line 5: model: {path}: {message}")
+    _refused(tmp_path, capsys, path, message, "checkpoint\n    accuracy: 0.9")
 
 
 @pytest.mark.parametrize("size", [32, 64, 128, -1])
@@ -143,21 +143,13 @@ def test_a_marlin_24_checkpoint_is_refused_not_read_dense(tmp_path, capsys, wher
     2of4 W4A16 export, its sparsity_config 'dense' since the format holds the sparsity), which
     vLLM serves with CompressedTensorsW4A16Sparse24; tiersim read it as dense W4A16, twice the
     weights."""
-    from tiersim.errors import TiersimError
-    from tiersim.hardware.hf_config import load_hf_config
 
     path = _config(tmp_path, quantization_config={"quant_method": "compressed-tensors",
                                                   "ignore": ["lm_head"], **quant})
     message = (f"key 'quantization_config.{where}': 'marlin-24' stores 2:4-sparse weights: "
                "tiersim does not model sparse weights (it sizes and times them dense); use the "
                "dense checkpoint")
-    with pytest.raises(TiersimError) as info:
-        load_hf_config(path)
-    assert str(info.value) == f"{path}: {message}"
-    scenario = _scenario(tmp_path, path, "checkpoint\n    accuracy: 0.9")
-    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
-                               tmp_path / "o")) == (
-        f"Error: {scenario}: line 5: model: {path}: {message}")
+    _refused(tmp_path, capsys, path, message, "checkpoint\n    accuracy: 0.9")
 
 
 def test_a_pack_quantized_checkpoint_still_reads(tmp_path):
@@ -185,8 +177,6 @@ def test_a_qwen_shared_expert_width_left_out_is_one_line_not_none(tmp_path, caps
     """A Qwen2-MoE / Qwen3-Next config without shared_expert_intermediate_size was read as
     having no shared expert; transformers (and so vLLM) builds one of its default width
     (5,632 for qwen2_moe, 512 for qwen3_next) in every layer, and fails on null."""
-    from tiersim.errors import TiersimError
-    from tiersim.hardware.hf_config import load_hf_config
 
     fields = {"model_type": model_type, "num_experts": 8, "num_experts_per_tok": 2,
               "moe_intermediate_size": 1024, "head_dim": 128, **extra}
@@ -195,13 +185,7 @@ def test_a_qwen_shared_expert_width_left_out_is_one_line_not_none(tmp_path, caps
     path = _config(tmp_path, **fields)
     state = "missing" if value == "missing" else "null"
     message = f"key 'shared_expert_intermediate_size': {state}; needed to build the model"
-    with pytest.raises(TiersimError) as info:
-        load_hf_config(path)
-    assert str(info.value) == f"{path}: {message}"
-    scenario = _scenario(tmp_path, path)
-    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
-                               tmp_path / "o")) == (
-        f"Error: {scenario}: line 5: model: {path}: {message}")
+    _refused(tmp_path, capsys, path, message)
 
 
 def test_a_qwen_shared_expert_width_of_0_is_none(tmp_path):
@@ -229,22 +213,14 @@ def test_a_deepseek_key_left_out_is_one_line_not_none(tmp_path, capsys, key):
     """An MLA config without q_lora_rank, n_shared_experts or first_k_dense_replace was read as
     none (no query LoRA, no shared expert, no dense layer); transformers' DeepseekV3Config, which
     vLLM builds the model from, takes 1536, 1 and 3 instead."""
-    from tiersim.errors import TiersimError
-    from tiersim.hardware.hf_config import load_hf_config
 
     path = _config(tmp_path, **_DSV3)
-    doc = __import__("json").loads(path.read_text())
+    doc = json.loads(path.read_text())
     del doc[key]
-    path.write_text(__import__("json").dumps(doc))
+    path.write_text(json.dumps(doc))
     message = (f"key {key!r}: missing; transformers would take deepseek_v3's default, not "
                "none: write it out (null for none)")
-    with pytest.raises(TiersimError) as info:
-        load_hf_config(path)
-    assert str(info.value) == f"{path}: {message}"
-    scenario = _scenario(tmp_path, path)
-    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "-o",
-                               tmp_path / "o")) == (
-        f"Error: {scenario}: line 5: model: {path}: {message}")
+    _refused(tmp_path, capsys, path, message)
 
 
 def test_deepseek_keys_null_are_none(tmp_path):

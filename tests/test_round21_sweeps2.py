@@ -10,6 +10,7 @@ import pytest
 import yaml
 from conftest import axis_line
 from test_round19 import error_line, run_cli
+from test_sweep_cli import with_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,14 +22,6 @@ def tiny(tmp_path) -> Path:
     shutil.copy(ROOT / "scenarios" / "tiny.yaml", path)
     doc = yaml.safe_load(path.read_text())
     doc["trace"]["window"] = [240, 270]
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
-def with_sweep(path: Path, sweep: dict) -> Path:
-    """Add a sweep map to a scenario file."""
-    doc = yaml.safe_load(path.read_text())
-    doc["sweep"] = sweep
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
 
