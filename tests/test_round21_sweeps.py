@@ -129,3 +129,24 @@ def test_a_max_replicas_zipped_with_the_replicas_it_allows_stays(tmp_path):
     scenario = _sweep_file(tmp_path, "  zip:\n    tiers.bf16.replicas: [1, 1100]\n"
                                      "    limits.max_replicas: [1024, 1100]\n")
     check_unread_axes(prepare(scenario), estimate_runner)
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_number_tagged_as_text_is_refused_as_a_quoted_one(tmp_path, capsys, command):
+    """``replicas: !!str 2`` is the text "2" to YAML, as ``"2"`` is; the quoted one is
+    refused, the tagged one was read as the number 2."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("    replicas: 1", "    replicas: !!str 2", 1))
+    out = ["--out", tmp_path / "o", "-w", "1"] if command == "sweep" else []
+    assert error_line(*run_cli(capsys, command, scenario, "--no-baselines", *out)) == (
+        f"Error: {scenario}: line 16: tiers[0].replicas: must be a number, not a string ('2'); "
+        "write it without the !!str tag")
+
+
+def test_a_number_tagged_as_text_on_an_axis_is_refused(tmp_path, capsys):
+    """The same tag on an axis value names the tag, not quotes it has none of."""
+    scenario = _sweep_file(tmp_path, "  tiers.bf16.replicas: [1, !!str 2]\n")
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o",
+                               "--no-baselines")) == (
+        f"Error: {scenario}: line {_sweep_line(scenario)}: sweep: 'tiers.bf16.replicas': value "
+        "'2' must be a number, not a string; write 2 without the !!str tag")

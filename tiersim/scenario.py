@@ -658,26 +658,49 @@ def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> L
 
 
 def _is_quoted(root: yaml.Node, loc: Loc) -> bool:
-    """Whether the scalar at ``loc`` in the node tree is quoted or a block scalar."""
+    """Whether the scalar at ``loc`` in the node tree is quoted, a block scalar, or a plain
+    one tagged ``!!str`` that YAML would otherwise read as a number (``!!str 2``)."""
+    node = _node_at(root, loc)
+    return isinstance(node, yaml.ScalarNode) and (node.style in ("'", '"', "|", ">")
+                                                  or _tagged_text(node))
+
+
+def _node_at(root: yaml.Node, loc: Loc) -> yaml.Node | None:
+    """The node at ``loc`` in the node tree, or None."""
     node = root
     for part in loc:
         child = _child(node, part)
         if child is None:
-            return False
+            return None
         node = child[1]
-    return isinstance(node, yaml.ScalarNode) and node.style in ("'", '"', "|", ">")
+    return node
 
 
-def _text_for_number(data: Any, loc: Loc) -> str:
+def _tagged_text(node: yaml.Node) -> bool:
+    """Whether a plain scalar is text only by an explicit ``!!str`` tag (``!!str 2``)."""
+    return (isinstance(node, yaml.ScalarNode) and node.style is None and node.tag == _STR
+            and _BoundedLoader("").resolve(yaml.ScalarNode, node.value, (True, False)) != _STR)
+
+
+def without_quotes(root: yaml.Node | None, loc: Loc) -> str:
+    """How to write the text at ``loc`` as a number: ``without quotes``, or ``without the
+    !!str tag`` where a tag made it text."""
+    node = None if root is None else _node_at(root, loc)
+    return "without the !!str tag" if node is not None and _tagged_text(node) else (
+        "without quotes")
+
+
+def _text_for_number(data: Any, loc: Loc, root: yaml.Node | None = None) -> str:
     """Why the text at ``loc`` in the raw ``data`` is refused, with the fix when it reads as a
-    number (quotes around one)."""
+    number (quotes, or a ``!!str`` tag, around one)."""
+    text = data
     for key in loc:
-        data = data[key]
+        text = text[key]
     try:
-        fix = "; write it without quotes" if math.isfinite(float(data)) else ""
+        fix = f"; write it {without_quotes(root, loc)}" if math.isfinite(float(text)) else ""
     except ValueError:
         fix = ""
-    return f"must be a number, not a string ({data[:40]!r}){fix}"
+    return f"must be a number, not a string ({text[:40]!r}){fix}"
 
 
 def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, test) -> Loc | None:
@@ -797,7 +820,7 @@ def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
     validates each point from a dict)."""
     where = _text_number(data, Scenario, root)
     if where is not None:
-        raise ScenarioError(source, _where(where, root), _text_for_number(data, where))
+        raise ScenarioError(source, _where(where, root), _text_for_number(data, where, root))
 
 
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:
@@ -867,6 +890,7 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 _INT = "tag:yaml.org,2002:int"
+_STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _FLOAT = "tag:yaml.org,2002:float"
 _PLAIN_NUMBER = {

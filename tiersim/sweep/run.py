@@ -350,7 +350,7 @@ def _number_text_problem(plan: SweepPlan, written: tuple[str | int, ...], value:
                          sub: tuple[str | int, ...], number: int | float) -> str:
     """Why the text at ``sub`` of axis value ``value`` (at ``written`` in the file) is
     refused: quoted (or a value given as a dict), or a plain scalar YAML 1.1 reads as text."""
-    from tiersim.scenario import _is_quoted
+    from tiersim.scenario import _is_quoted, without_quotes
 
     text = value
     for part in sub:
@@ -359,7 +359,8 @@ def _number_text_problem(plan: SweepPlan, written: tuple[str | int, ...], value:
     where = f"value {shown(value, 80)} holds " if sub else "value "
     if quoted:
         what = f"{shown(text, 80)}, which" if sub else shown(text, 80)
-        return f"{where}{what} must be a number, not a string; write {number!r} without quotes"
+        how = "without quotes" if plan.root is None else without_quotes(plan.root, written)
+        return f"{where}{what} must be a number, not a string; write {number!r} {how}"
     what = f"{text}, which" if sub else text
     return f"{where}{what} is text to YAML 1.1, not a number; write {number!r}"
 
