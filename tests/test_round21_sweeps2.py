@@ -114,3 +114,45 @@ def test_a_stored_scenario_nested_too_deep_does_not_crash_the_refusal(tiny, tmp_
                                "--no-baselines")) == (
         f"Error: {out}: holds a sweep of a different scenario (something outside `sweep:` "
         f"changed); use a new --out folder, or delete {out / 'points'} to start over")
+
+
+def test_an_axis_value_map_with_a_number_key_beside_names_is_one_line(tiny, tmp_path, capsys):
+    """`router: [{1: x, policy: static_split}]` as an axis value (a number key beside text keys)
+    crashed with a TypeError traceback: the point id sorted the map's keys, and 1 < 'policy'
+    cannot be compared. It is now the scenario's refusal of that key, as `{1: x}` alone was."""
+    with_sweep(tiny, {"router": [{1: "x", "policy": "static_split"}]})
+    assert error_line(*run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1",
+                               "--no-report", "--no-baselines")) == (
+        f"Error: {tiny}: line {axis_line(tiny, 'router')}: sweep: 'router': router[1]: keys "
+        "should be strings (got 1) (value {1: 'x', 'policy': 'static_split'})")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_base_map_with_a_number_key_that_every_point_replaces_does_not_crash(tiny, tmp_path,
+                                                                              capsys):
+    """A base `router:` holding a number key beside text keys, replaced whole by a router axis
+    at every point, ran no point: the base's digest sorted its keys and crashed (TypeError)."""
+    doc = yaml.safe_load(tiny.read_text())
+    doc["router"] = {1: "x", "policy": "static_split", "fractions": [0.5, 0.5]}
+    doc["sweep"] = {"router": [{"policy": "static_split", "fractions": [0.5, 0.5]},
+                               {"policy": "static_split", "fractions": [0.4, 0.6]}]}
+    tiny.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, err = run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
+    assert "(2 run, 0 already done, 0 failed)" in err
+
+
+def test_point_ids_of_maps_with_number_keys_are_unchanged():
+    """Ids of values json could already write (a map of number keys alone) stay as they were,
+    so stored points keep matching."""
+    import hashlib
+    import json
+
+    from tiersim.sweep.axes import point_id
+
+    values = {"router": {1: "x", 2: "y"}}
+    text = json.dumps(values, sort_keys=True, default=str, separators=(",", ":"))
+    assert point_id(values) == hashlib.sha1(text.encode()).hexdigest()[:12]
+    assert point_id({"router": {1: "x", "policy": "p"}}) == point_id(
+        {"router": {"1": "x", "policy": "p"}})
