@@ -121,3 +121,19 @@ def test_a_yaml_date_is_quoted_as_written_not_as_python(tmp_path, capsys, key, v
     number = next(i for i, ln in enumerate(lines, 1) if ln.startswith(f"{key}:"))
     got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
     assert got == f"Error: {path}: line {number}: {line}"
+
+
+def test_one_dropped_request_is_singular():
+    """"1 requests dropped" and "drops 1 requests" read wrong; the plural stays for more."""
+    from tiersim.plan.planner import _drops_words
+
+    assert _drops_words([("fp8", 1, 1500)]).startswith("drops 1 request longer")
+    assert _drops_words([("fp8", 2, 1500)]).startswith("drops 2 requests longer")
+
+
+def test_a_split_whose_only_whole_count_is_one_says_one_gpu():
+    from tiersim.perf.memory import _split_note
+
+    assert _split_note("expert width", 100, 2, "w4a16", 128).endswith("split it over 1 GPU")
+    assert _split_note("expert width", 1024, 2, "w4a16", 128).endswith("split it over 1 or 2 "
+                                                                         "or 4 or 8 GPUs")

@@ -696,7 +696,7 @@ class RunResult:
                                         ("TPOT", self.tpot_p99_s, self.slo_tpot_p99_s))
                if not (limit is None or p99 is None or within_limit(p99, limit))]
         if self.dropped:
-            slo.append(f"{self.dropped:,} requests dropped")
+            slo.append(f"{self.dropped:,} request{'s' if self.dropped != 1 else ''} dropped")
         s = self.savings
         floor = ([] if _unknown(s.accuracy) or _unknown(s.accuracy_floor) else
                  [f"accuracy {100 * s.accuracy:.4g} % under {100 * s.accuracy_floor:.4g} %"])

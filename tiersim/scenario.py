@@ -1788,26 +1788,6 @@ def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:
     return None
 
 
-def _fit_problem(scenario: Scenario, tier: TierConfig) -> str | None:
-    """Why a tier's weights leave no room for KV blocks, or None when it fits."""
-    from tiersim.hardware import get_gpu, get_model, get_precision
-    from tiersim.hardware.precisions import tier_kv_dtype
-    from tiersim.perf.memory import kv_capacity_blocks
-
-    try:
-        model = get_model(scenario.model_ref)
-        kv_capacity_blocks(
-            model, get_precision(tier.precision), get_gpu(scenario.gpu),
-            tp=tier.gpus_per_replica, block_size=tier.scheduler.block_size,
-            gpu_memory_utilization=tier.gpu_memory_utilization,
-            kv_dtype=tier_kv_dtype(model, tier.precision, tier.kv_dtype),
-            max_num_batched_tokens=tier.scheduler.max_num_batched_tokens,
-        )
-    except (KeyError, ValueError, TiersimError) as err:
-        return _one_line(err)
-    return None
-
-
 def _one_line(err: Exception) -> str:
     """An exception's message on one line (KeyError quotes its argument; drop the quotes)."""
     text = err.args[0] if isinstance(err, KeyError) and err.args else str(err)

@@ -224,7 +224,7 @@ def _split_note(what: str, width: int, split: int, fmt: str, unit: int) -> str:
             "vLLM's Marlin kernel refuses to load that split")
     return (f"its {kind} {width:,} over {split} GPUs is {width // split:,} per GPU, not whole "
             f"{unit}-wide {pieces}: {why}; {fix}split it over {' or '.join(map(str, whole))} "
-            "GPUs")
+            f"GPU{'s' if whole != [1] else ''}")
 
 
 def moe_split(tp: int, dp: int = 1, ep: int = 1) -> tuple[int, int]:

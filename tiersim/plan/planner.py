@@ -604,7 +604,8 @@ def _too_long(longer: list[tuple[str, int, int]]) -> str:
     """A design's requests longer than their tier's context (:meth:`Planner._longer`), with
     the fix, in words."""
     count, where = _longer_counted(longer)
-    return (f"{count} requests are longer (prompt + output) than their tier's context "
+    many = "requests are" if count != "1" else "request is"
+    return (f"{count} {many} longer (prompt + output) than their tier's context "
             f"({where}) and are {TOO_LONG}; raise tiers[].scheduler.max_model_len (up to the "
             "model's context) or leave them out of the trace")
 
@@ -613,7 +614,8 @@ def _drops_words(longer: list[tuple[str, int, int]]) -> str:
     """The same in a few words (a run's uniform baseline gives them): ``"drops 476 requests
     longer (prompt + output) than fp8's max_model_len 1,500 at any size"``."""
     count, where = _longer_counted(longer)
-    return f"drops {count} requests longer (prompt + output) than {where} at any size"
+    return (f"drops {count} request{'s' if count != '1' else ''} longer (prompt + output) than "
+            f"{where} at any size")
 
 
 def _longer_counted(longer: list[tuple[str, int, int]]) -> tuple[str, str]:
