@@ -434,6 +434,7 @@ def test_a_config_declaring_millions_of_experts_reads_at_once(tmp_path):
 def test_a_per_channel_int4_checkpoint_is_labelled_per_channel(tmp_path):
     """GPTQ's ``group_size: -1`` (one scale per output channel) was labelled ``W4A16 g65536``,
     the internal stand-in for it, in the model line and summary.json."""
-    quant = {"quant_method": "gptq", "bits": 4, "group_size": -1}
+    quant = {"quant_method": "gptq", "bits": 4, "group_size": -1, "sym": True,
+     "desc_act": False}
     model = load_hf_config(_write(tmp_path, {**BASE, "quantization_config": quant}))
     assert weight_formats(model, "checkpoint").of("experts").label == "W4A16 per channel"

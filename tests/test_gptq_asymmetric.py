@@ -51,8 +51,7 @@ def test_an_asymmetric_dynamic_override_is_one_line(tmp_path):
         f"symmetric checkpoint{TAIL}")
 
 
-@pytest.mark.parametrize("quant", [GPTQ8, {k: v for k, v in GPTQ8.items() if k != "sym"},
-                                   {**GPTQ8, "dynamic": {r"+:.*mlp.*": {"sym": True}}}])
+@pytest.mark.parametrize("quant", [GPTQ8, {**GPTQ8, "dynamic": {r"+:.*mlp.*": {"sym": True}}}])
 def test_symmetric_gptq_is_still_read(tmp_path, quant):
     model = load_hf_config(_write(tmp_path, quant))
     assert model.checkpoint == (("attention", "w8a16", 8.125), ("mlp", "w8a16", 8.125))

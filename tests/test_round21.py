@@ -137,3 +137,24 @@ def test_a_split_whose_only_whole_count_is_one_says_one_gpu():
     assert _split_note("expert width", 100, 2, "w4a16", 128).endswith("split it over 1 GPU")
     assert _split_note("expert width", 1024, 2, "w4a16", 128).endswith("split it over 1 or 2 "
                                                                          "or 4 or 8 GPUs")
+
+
+@pytest.mark.parametrize("key", ["group_size", "sym", "desc_act"])
+def test_a_gptq_block_missing_a_marlin_key_is_one_line(tmp_path, key):
+    """vLLM's is_gptq_marlin_compatible needs bits, group_size, sym and desc_act all given, else
+    it serves the older GPTQ kernel (or fails to load); tiersim timed such a checkpoint as
+    Marlin W4A16 (group_size absent read as 128, sym absent as true)."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    quant = {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True,
+             "desc_act": False}
+    del quant[key]
+    path = _config(tmp_path, quantization_config=quant)
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (
+        f"{path}: key 'quantization_config.{key}': missing; vLLM serves a GPTQ checkpoint with "
+        "its Marlin kernel only when bits, group_size, sym and desc_act are all given (else its "
+        "older GPTQ kernel, which tiersim does not time, or no load): write it as the checkpoint "
+        "was made")

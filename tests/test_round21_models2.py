@@ -72,13 +72,16 @@ _MARLIN_WHY = (
 
 
 @pytest.mark.parametrize(("quant", "key", "got", "what"), [
-    ({"quant_method": "gptq", "bits": 4, "group_size": 7}, "group_size", "7", "GPTQ weights"),
-    ({"quant_method": "gptq", "bits": 4, "group_size": 256}, "group_size", "256",
+    ({"quant_method": "gptq", "bits": 4, "group_size": 7, "sym": True,
+      "desc_act": False}, "group_size", "7", "GPTQ weights"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 256, "sym": True,
+      "desc_act": False}, "group_size", "256",
      "GPTQ weights"),
     ({"quant_method": "awq", "bits": 4, "group_size": 100}, "group_size", "100", "AWQ weights"),
     ({"quant_method": "awq", "w_bit": 4, "q_group_size": 16}, "q_group_size", "16",
      "AWQ weights"),
-    ({"quant_method": "gptq", "bits": 4, "group_size": 128,
+    ({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True,
+     "desc_act": False,
       "dynamic": {r"+:.*mlp.*": {"group_size": 96}}}, "dynamic.+:.*mlp.*.group_size", "96",
      "GPTQ weights"),
     ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
@@ -111,7 +114,8 @@ def test_marlins_group_sizes_still_read(tmp_path, size):
         warnings.simplefilter("ignore")
         for method in ("gptq", "awq"):
             model = load_hf_config(_config(tmp_path, quantization_config={
-                "quant_method": method, "bits": 4, "group_size": size}))
+                "quant_method": method, "bits": 4, "group_size": size, "sym": True,
+                "desc_act": False}))
             assert dict((g, f) for g, f, _ in model.checkpoint)["attention"] == "w4a16"
 
 
@@ -121,7 +125,8 @@ def test_a_dynamic_rule_keeps_a_per_channel_blocks_group(tmp_path):
 
     with pytest.warns(UserWarning):
         model = load_hf_config(_config(tmp_path, quantization_config={
-            "quant_method": "gptq", "bits": 4, "group_size": -1,
+            "quant_method": "gptq", "bits": 4, "group_size": -1, "sym": True,
+     "desc_act": False,
             "dynamic": {r"+:.*mlp.*": {"bits": 8}}}))
     assert dict((g, f) for g, f, _ in model.checkpoint) == {"attention": "w4a16",
                                                             "mlp": "w8a16"}

@@ -1168,6 +1168,8 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QU
     keys."""
     bits_key = "w_bit" if quant.get("bits") is None and "w_bit" in quant else "bits"
     bits = _check_bits(path, f"{prefix}{bits_key}", quant.get(bits_key), method)
+    if method == "gptq":
+        _check_gptq_keys(path, quant, prefix)
     size_key = "q_group_size" if quant.get("group_size") is None and "q_group_size" in quant \
         else "group_size"
     size = _group_size(path, f"{prefix}{size_key}", quant.get(size_key),
@@ -1221,6 +1223,21 @@ def _check_bits(path: Path, key: str, bits: Any, method: str, what: str = "check
     got = "missing" if bits is None else f"must be {need} (got {shown(bits)})"
     raise TiersimError(f"{path}: key {key!r}: {got}; {why}, or remove quantization_config "
                        "from a copy of config.json and set the tier's precision")
+
+
+def _check_gptq_keys(path: Path, quant: dict, prefix: str) -> None:
+    """One line for a GPTQ block without ``group_size``, ``sym`` or ``desc_act``: vLLM serves
+    GPTQ with its Marlin kernel only when all of them are given
+    (``GPTQMarlinConfig.is_gptq_marlin_compatible``), else with its older GPTQ kernel, which
+    tiersim does not time, and that one's config needs ``group_size`` and ``desc_act``."""
+    for key in ("group_size", "sym", "desc_act"):
+        if quant.get(key) is None:
+            state = "null" if key in quant else "missing"
+            raise TiersimError(
+                f"{path}: key '{prefix}{key}': {state}; vLLM serves a GPTQ checkpoint with its "
+                "Marlin kernel only when bits, group_size, sym and desc_act are all given (else "
+                "its older GPTQ kernel, which tiersim does not time, or no load): write it as "
+                "the checkpoint was made")
 
 
 def _check_sym(path: Path, key: str, sym: Any, what: str = "checkpoints") -> None:
