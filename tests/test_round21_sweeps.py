@@ -107,30 +107,6 @@ def test_a_scenario_that_is_no_map_says_what_it_is_in_run_and_sweep(tmp_path, ca
     assert not (tmp_path / "o").exists()
 
 
-def test_a_max_replicas_axis_with_no_baselines_is_refused(tmp_path, capsys):
-    """``limits.max_replicas: [1, 4]`` with --no-baselines ran both points the same (summaries
-    equal, key by key) under two labels: it caps the sized baselines, which the estimate does
-    not size, and otherwise only refuses a tier above it."""
-    scenario = _sweep_file(tmp_path, "  limits.max_replicas: [1, 4]\n")
-    out = tmp_path / "o"
-    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "--no-baselines")) == (
-        f"Error: {scenario}: line {_sweep_line(scenario)}: sweep: 'limits.max_replicas': "
-        "caps only the sizing of the simulated baselines (and refuses a tier above it), and "
-        "--no-baselines estimates them instead, so its values run the same scenario; drop "
-        "--no-baselines, or set it once under limits: (or zip it with the replicas it allows)")
-    assert not out.exists()
-
-
-def test_a_max_replicas_zipped_with_the_replicas_it_allows_stays(tmp_path):
-    """Zipped with a tier's replicas, each cap lets its point's replicas run."""
-    from tiersim.sweep.points import estimate_runner
-    from tiersim.sweep.run import check_unread_axes, prepare
-
-    scenario = _sweep_file(tmp_path, "  zip:\n    tiers.bf16.replicas: [1, 1100]\n"
-                                     "    limits.max_replicas: [1024, 1100]\n")
-    check_unread_axes(prepare(scenario), estimate_runner)
-
-
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_a_number_tagged_as_text_is_refused_as_a_quoted_one(tmp_path, capsys, command):
     """``replicas: !!str 2`` is the text "2" to YAML, as ``"2"`` is; the quoted one is

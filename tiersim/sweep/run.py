@@ -536,9 +536,7 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
     """Refuse an axis no point reads, so that every point would run the same scenario under
     another label: a baseline-only tier's ``replicas`` (its uniform fleet is sized by
     simulation), and, where the points estimate their savings (``--no-baselines``) and size
-    nothing, ``limits.gpus_per_replica`` (the sizes that sizing may use),
-    ``limits.max_replicas`` as an axis of its own (it caps that sizing, and otherwise only
-    refuses a tier above it; zipped with replicas it lets them run) and anything of a
+    nothing, ``limits.gpus_per_replica`` (the sizes that sizing may use) and anything of a
     baseline-only tier (the estimate leaves them out). The scenario's ``name`` as an axis of
     its own only labels the points (zipped with another axis it labels that axis' values)."""
     estimates = runner_name(runner) == "estimate_runner"
@@ -559,12 +557,6 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
             raise ax.SweepError(plan.source, path, "is read only when the simulated baselines "
                                 "are sized, and --no-baselines estimates them instead, so every "
                                 "point would run the same; drop --no-baselines, or the axis")
-        if estimates and canon == ("limits", "max_replicas") and path in plan.base["sweep"]:
-            raise ax.SweepError(plan.source, path, "caps only the sizing of the simulated "
-                                "baselines (and refuses a tier above it), and --no-baselines "
-                                "estimates them instead, so its values run the same scenario; "
-                                "drop --no-baselines, or set it once under limits: (or zip it "
-                                "with the replicas it allows)")
         unread = _unread_scheduler_key(plan, canon)
         if unread is not None:
             raise ax.SweepError(plan.source, path, unread)
