@@ -126,3 +126,34 @@ def test_a_number_tagged_as_text_on_an_axis_is_refused(tmp_path, capsys):
                                "--no-baselines")) == (
         f"Error: {scenario}: line {_sweep_line(scenario)}: sweep: 'tiers.bf16.replicas': value "
         "'2' must be a number, not a string; write 2 without the !!str tag")
+
+
+def test_a_point_its_worker_could_not_store_is_stored_by_the_sweep(tmp_path, capsys,
+                                                                   monkeypatch):
+    """A worker whose write of its point failed (a disk full for a moment) lost the point it
+    had computed: the sweep stored it failed, as "worker process died (No space left on
+    device ...)". The sweep stores the worker's record itself, as it does Ray's."""
+    import errno
+    import json
+    import os
+
+    from tiersim.sweep import atomic, executors
+
+    monkeypatch.setattr(executors, "_context", lambda: __import__("multiprocessing")
+                        .get_context("fork"))
+    parent, real = os.getpid(), atomic.stage
+
+    def stage(path, write, mode="wb"):
+        if os.getpid() != parent:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, write, mode)
+
+    monkeypatch.setattr(atomic, "stage", stage)
+    scenario = _sweep_file(tmp_path, "  seed: [0, 1]\n")
+    scenario.write_text(scenario.read_text().replace("[240, 360]", "[240, 270]"))
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "sweep", scenario, "--out", out, "-w", "2", "--no-baselines",
+                        "--no-report")
+    assert code == 0, err
+    records = [json.loads(p.read_text()) for p in (out / "points").glob("*.json")]
+    assert [r["status"] for r in records] == ["ok", "ok"]

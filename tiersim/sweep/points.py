@@ -162,7 +162,8 @@ def _changed_inputs(task: Task, before: dict[str, str]) -> str | None:
 
 
 def execute(task: Task) -> dict[str, Any]:
-    """Run one point, catching its failure; store the record if ``task.out_dir`` is set."""
+    """Run one point, catching its failure; store the record if ``task.out_dir`` is set (a
+    record this cannot write is returned unstored, for the driver to store)."""
     started = time.time()
     t0 = time.perf_counter()
     record: dict[str, Any] = {"point_id": task.point.id, "values": task.point.values,
@@ -190,7 +191,10 @@ def execute(task: Task) -> dict[str, Any]:
         record["notes"] = notes
     record["wall_s"] = time.perf_counter() - t0
     if task.out_dir is not None:
-        write_point(Path(task.out_dir), record)
-        record["stored"] = True
+        try:
+            write_point(Path(task.out_dir), record)
+            record["stored"] = True
+        except OSError:  # the driver stores it (or says, in one line, why it cannot): the
+            pass  # point it computed is not lost as a worker that died
     record["grid_index"] = task.point.index  # for the driver only: never stored
     return record
