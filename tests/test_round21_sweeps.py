@@ -157,3 +157,16 @@ def test_a_point_its_worker_could_not_store_is_stored_by_the_sweep(tmp_path, cap
     assert code == 0, err
     records = [json.loads(p.read_text()) for p in (out / "points").glob("*.json")]
     assert [r["status"] for r in records] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize(("limits", "got"), [("5", "5"), ("[1]", "[1]"), ("x", "'x'")])
+def test_limits_that_is_no_map_is_named_so_by_sweep_as_by_run(tmp_path, capsys, limits, got):
+    """``limits: 5`` made `tiersim sweep` say "limits.max_sweep_points: must be a whole number
+    >= 1 (got None)", a key the file does not have; `tiersim run` says limits is no map."""
+    scenario = _sweep_file(tmp_path, "  seed: [0, 1]\n")
+    scenario.write_text(scenario.read_text().replace("\nsweep:", f"\nlimits: {limits}\nsweep:"))
+    line = scenario.read_text().splitlines().index(f"limits: {limits}") + 1
+    expected = f"Error: {scenario}: line {line}: limits: must be a mapping of keys (got {got})"
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o",
+                               "--no-baselines")) == expected

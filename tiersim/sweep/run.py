@@ -470,12 +470,13 @@ def _distinct(values) -> list:
 
 
 def max_points_of(base: dict[str, Any], source: str) -> int:
-    """The scenario's ``limits.max_sweep_points`` (default 10,000)."""
+    """The scenario's ``limits.max_sweep_points`` (default 10,000, also where ``limits`` is
+    no map: the scenario check names that, as ``tiersim run`` does)."""
     from tiersim.scenario import DEFAULT_MAX_SWEEP_POINTS
 
-    limits = base.get("limits") or {}
-    value = limits.get("max_sweep_points", DEFAULT_MAX_SWEEP_POINTS) if isinstance(
-        limits, dict) else None
+    limits = base.get("limits")
+    limits = limits if isinstance(limits, dict) else {}
+    value = limits.get("max_sweep_points", DEFAULT_MAX_SWEEP_POINTS)
     if isinstance(value, float) and value.is_integer():  # 5.0 is the 5 validation accepts
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
