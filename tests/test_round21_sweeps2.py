@@ -156,3 +156,14 @@ def test_point_ids_of_maps_with_number_keys_are_unchanged():
     assert point_id(values) == hashlib.sha1(text.encode()).hexdigest()[:12]
     assert point_id({"router": {1: "x", "policy": "p"}}) == point_id(
         {"router": {"1": "x", "policy": "p"}})
+
+
+def test_a_choose_map_with_a_number_key_beside_names_is_one_line(tiny, tmp_path, capsys):
+    """`tiersim plan --choose 'router.confusion={1: 0.1, fpr: 0.2}'` crashed with a TypeError
+    traceback sorting the map's keys to find values given twice."""
+    out = tmp_path / "p"
+    assert error_line(*run_cli(capsys, "plan", tiny, "-o", out, "--no-report", "--choose",
+                               "router.confusion={1: 0.1, fpr: 0.2},{fpr: 0.1}")) == (
+        "Error: --choose router.confusion={1: 0.1, 'fpr': 0.2}: router.confusion[1]: keys "
+        "should be strings (got 1)")
+    assert not out.exists()

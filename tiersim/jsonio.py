@@ -9,6 +9,7 @@ and what it was expected to be. A UTF-8 byte-order mark (as Windows editors save
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +79,37 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise DuplicateKey(key[:60])
         out[key] = value
     return out
+
+
+def sorted_json(value: Any, separators: tuple[str, str] | None = None,
+                default: Callable[[Any], Any] = str) -> str:
+    """``value`` as JSON with its map keys sorted (``default``: how what JSON cannot write is
+    written, ``str`` unless given): the text of a value as one setting (a point id, a value
+    listed twice). A map whose keys mix text and numbers (``{1: x, policy: y}``, which YAML
+    reads from an axis value, a ``--choose`` value or the base) cannot be sorted as it is: its
+    keys are then written as JSON writes them (``1`` -> ``"1"``) before sorting, so the text
+    is the one JSON already wrote for any map it could sort."""
+    try:
+        return json.dumps(value, sort_keys=True, default=default, separators=separators)
+    except TypeError:
+        return json.dumps(_text_keys(value), sort_keys=True, default=default,
+                          separators=separators)
+
+
+def _text_keys(value: Any) -> Any:
+    """``value`` with every map key as the text JSON writes it as (``True`` -> ``"true"``,
+    ``None`` -> ``"null"``, ``1.5`` -> ``"1.5"``)."""
+    if isinstance(value, dict):
+        return {key if isinstance(key, str) else _key_text(key): _text_keys(item)
+                for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_text_keys(item) for item in value]
+    return value
+
+
+def _key_text(key: Any) -> str:
+    """A map key that is not text, as JSON writes it (anything JSON has no key for by
+    ``str``)."""
+    if isinstance(key, bool | int | float) or key is None:
+        return json.dumps({key: 0})[2:-5]
+    return str(key)

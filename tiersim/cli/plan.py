@@ -74,10 +74,11 @@ def _check_combinations(chosen: dict[str, list]) -> None:
 def _distinct(path: str, values: list) -> list:
     """The values of one ``--choose``, each once, in the order given: a note names a value
     given more than once (it is tried once)."""
-    import json
     from collections import Counter
 
-    keys = [json.dumps(value, sort_keys=True, default=repr) for value in values]
+    from tiersim.jsonio import sorted_json
+
+    keys = [sorted_json(value, default=repr) for value in values]
     repeated = [key for key, count in Counter(keys).items() if count > 1]
     if repeated:
         warnings.warn(Note(f"--choose {path}: {', '.join(repeated)} given more than once; "

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiersim.errors import TiersimError, shown
+from tiersim.jsonio import sorted_json
 
 
 class SweepError(TiersimError):
@@ -67,38 +68,7 @@ def point_id(values: dict[str, Any]) -> str:
 
 def _id_text(value: Any) -> str:
     """The JSON text a point id digests (of the values map, or of one value in it)."""
-    return _sorted_json(value, (",", ":"))
-
-
-def _sorted_json(value: Any, separators: tuple[str, str] | None = None) -> str:
-    """``value`` as JSON with its map keys sorted, ``default=str``. A map whose keys mix text
-    and numbers (``{1: x, policy: y}``, which YAML reads from an axis value or the base) cannot
-    be sorted as it is: its keys are then written as JSON writes them (``1`` -> ``"1"``) before
-    sorting, so the text is the one any map JSON could already write gets."""
-    try:
-        return json.dumps(value, sort_keys=True, default=str, separators=separators)
-    except TypeError:
-        return json.dumps(_text_keys(value), sort_keys=True, default=str,
-                          separators=separators)
-
-
-def _text_keys(value: Any) -> Any:
-    """``value`` with every map key as the text JSON writes it as (``True`` -> ``"true"``,
-    ``None`` -> ``"null"``, ``1.5`` -> ``"1.5"``)."""
-    if isinstance(value, dict):
-        return {key if isinstance(key, str) else _key_text(key): _text_keys(item)
-                for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_text_keys(item) for item in value]
-    return value
-
-
-def _key_text(key: Any) -> str:
-    """A map key that is not text, as JSON writes it (anything JSON has no key for by
-    ``str``)."""
-    if isinstance(key, bool | int | float) or key is None:
-        return json.dumps({key: 0})[2:-5]
-    return str(key)
+    return sorted_json(value, (",", ":"))
 
 
 def _id_of_text(text: str) -> str:
@@ -173,7 +143,7 @@ def _each_path_once(groups: list[list[tuple[str, list[Any]]]], source: str) -> N
 
 
 def _canonical(value: Any) -> str:
-    return _sorted_json(value, (",", ":"))
+    return sorted_json(value, (",", ":"))
 
 
 def _each_value_once(group: list[tuple[str, list[Any]]], source: str) -> None:

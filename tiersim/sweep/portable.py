@@ -7,10 +7,10 @@ resume checks stay those of the scenario as read (:mod:`tiersim.sweep.run`).
 from __future__ import annotations
 
 import copy
-import json
 from typing import TYPE_CHECKING, Any
 
 from tiersim.errors import TiersimError
+from tiersim.jsonio import sorted_json
 from tiersim.sweep import axes as ax
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def portable_sweep(plan: SweepPlan) -> dict[str, Any]:
                          for value in values]
         except (TiersimError, LookupError, TypeError, ValueError):
             return values  # a value the base cannot take: the points say so; kept as written
-        distinct = {json.dumps(v, sort_keys=True, default=str) for v in rewritten}
+        distinct = {sorted_json(v) for v in rewritten}
         return rewritten if len(distinct) == len(values) else values
 
     def group(axes: Any) -> Any:
