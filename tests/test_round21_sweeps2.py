@@ -167,3 +167,52 @@ def test_a_choose_map_with_a_number_key_beside_names_is_one_line(tiny, tmp_path,
         "Error: --choose router.confusion={1: 0.1, 'fpr': 0.2}: router.confusion[1]: keys "
         "should be strings (got 1)")
     assert not out.exists()
+
+
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+         "vocab_size": 128256, "max_position_embeddings": 131072}
+
+
+def test_a_baseline_models_config_changed_since_its_points_ran_is_refused(tiny, tmp_path,
+                                                                          capsys):
+    """A baseline-only tier's model config was no input of a point: edited between two runs
+    of a sweep (32 layers, then 64), the stored points were kept and a point added to the grid
+    ran over the new file, so one table sized the baseline from two models (its uniform cost
+    doubled from one row to the next)."""
+    import json
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(LLAMA))
+    doc = yaml.safe_load(tiny.read_text())
+    doc["baselines"] = [{"name": "big", "model": str(model), "precision": "bf16",
+                         "accuracy": 0.9, "cost_per_gpu_hour": 3.5}]
+    tiny.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with_sweep(tiny, {"seed": [0, 1]})
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report")
+    assert code == 0, err
+    (model / "config.json").write_text(json.dumps({**LLAMA, "num_hidden_layers": 64}))
+    first = sorted(p.stem for p in (out / "points").glob("*.json"))[0]
+    assert error_line(*run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report")) == (
+        f"Error: {out}: holds sweep points run over other input files (baselines[0].model of "
+        f"point {first} changed since it ran); use a new --out folder, or delete "
+        f"{out / 'points'} to start over")
+
+
+def test_a_point_another_version_ran_is_rerun_not_held_to_its_inputs(tiny, tmp_path, capsys):
+    """A point stored by another tiersim version runs again (the table holds one version), so
+    the inputs it recorded are not compared: an older version recorded no baseline model, and
+    its folder was refused as 'run over other input files' instead of resumed."""
+    import json
+
+    out = _swept(tiny, tmp_path, capsys)
+    path = sorted((out / "points").glob("*.json"))[0]
+    record = json.loads(path.read_text())
+    record.update(tiersim="0.0.1+000000000000", inputs={**record["inputs"], "trace": "0" * 16})
+    path.write_text(json.dumps(record))
+    code, err = run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
+    assert "(1 run, 1 already done, 0 failed)" in err

@@ -4,9 +4,10 @@ A point is tied to its scenario text by ``base_digest``; the trace, model config
 that text names are files whose content can change under the same name. For each point this
 resolves exactly the fields a run reads, the way the run resolves them (the trace beside the
 scenario, then bundled; a model that is not a catalogue name as a config path, beside the
-scenario first, with the ``hf_quant_config.json`` next to it; the profile as a path, then
-bundled, or the profile shipped for the point's GPU when it names none), and digests their
-content. The map is keyed by the field (``trace``, ``tiers[1].model``, ``profile`` ...), so
+scenario first, with the ``hf_quant_config.json`` next to it, of the tiers and the
+baseline-only tiers alike; the profile as a path, then bundled, or the profile shipped for the
+point's GPU when it names none), and digests their content. The map is keyed by the field
+(``trace``, ``tiers[1].model``, ``baselines[0].model``, ``profile`` ...), so
 moving the folder does not change it and editing one file does. A file that cannot be read is
 left out: the run itself reports it.
 """
@@ -84,13 +85,14 @@ def _fields(doc: dict[str, Any], source: str) -> list[tuple[str, Path]]:
         with contextlib.suppress(TiersimError, OSError, ValueError):  # the run reports it
             found.append(("trace", resolve_trace_path(trace["path"], folder)))
     found += _model("model", doc.get("model"), source)
-    tiers = doc.get("tiers") if isinstance(doc.get("tiers"), list) else []
-    for i, tier in enumerate(t for t in tiers if isinstance(t, dict)):
-        found += _model(f"tiers[{i}].model", tier.get("model"), source)
-        spec = tier.get("speculative")
-        if isinstance(spec, dict):
-            found += _model(f"tiers[{i}].speculative.draft_model", spec.get("draft_model"),
-                            source)
+    for key in ("tiers", "baselines"):  # a baseline-only tier's model sizes its uniform fleet
+        tiers = doc.get(key) if isinstance(doc.get(key), list) else []
+        for i, tier in enumerate(t for t in tiers if isinstance(t, dict)):
+            found += _model(f"{key}[{i}].model", tier.get("model"), source)
+            spec = tier.get("speculative")
+            if isinstance(spec, dict):
+                found += _model(f"{key}[{i}].speculative.draft_model",
+                                spec.get("draft_model"), source)
     profile = _profile(doc, source)
     if profile is not None:
         found.append(("profile", profile))

@@ -848,11 +848,15 @@ def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, An
 
 def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
     """Refuse to keep a finished point whose input files (its trace, model configs, profile)
-    changed under the same names since it ran; a failed point is simply rerun, and a point
-    stored before points recorded their inputs is not held to it."""
+    changed under the same names since it ran; a failed point is simply rerun, and so is a
+    point another tiersim version ran (:func:`_other_version`: it may not have recorded an
+    input this version reads, a baseline's model say); a point stored before points recorded
+    their inputs is not held to it."""
     wanted = {p.id: p for p in plan.points}
+    now = tiersim_version()
     for point_id, record in records.items():
-        if record.get("status") != "ok" or "inputs" not in record or point_id not in wanted:
+        if (record.get("status") != "ok" or "inputs" not in record or point_id not in wanted
+                or record.get("tiersim", now) != now):
             continue
         doc = ax.apply(plan.base, wanted[point_id].values, plan.source)
         now, then = point_inputs(doc, plan.source), record["inputs"] or {}
