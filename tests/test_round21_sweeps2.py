@@ -216,3 +216,40 @@ def test_a_point_another_version_ran_is_rerun_not_held_to_its_inputs(tiny, tmp_p
                         "--no-baselines")
     assert code == 0, err
     assert "(1 run, 1 already done, 0 failed)" in err
+
+
+@pytest.mark.parametrize("limits", [5, [1], "many"])
+def test_limits_that_is_no_map_is_named_as_run_names_it(tiny, tmp_path, capsys, limits):
+    """`limits: 5` in a sweep's scenario was refused as 'limits.max_sweep_points: must be a
+    whole number >= 1 (got None)', a key the file does not have; `tiersim run` names `limits`
+    itself."""
+    doc = yaml.safe_load(tiny.read_text())
+    doc["limits"] = limits
+    tiny.write_text(yaml.safe_dump(doc, sort_keys=False))
+    ran = error_line(*run_cli(capsys, "run", tiny, "--no-baselines"))
+    assert ran.startswith(f"Error: {tiny}: line ")
+    assert ran.endswith(f": limits: must be a mapping of keys (got {limits!r})")
+    with_sweep(tiny, {"seed": [0, 1]})
+    assert error_line(*run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1",
+                               "--no-report", "--no-baselines")) == ran
+
+
+def test_a_limits_axis_setting_max_sweep_points_is_refused(tiny, tmp_path, capsys):
+    """`sweep: {limits: [{max_sweep_points: 4}, {max_sweep_points: 8}]}` ran the same scenario
+    twice under two labels (the grid's bound is the base scenario's, so neither value bounded
+    anything), where the axis limits.max_sweep_points is refused."""
+    with_sweep(tiny, {"limits": [{"max_sweep_points": 4}, {"max_sweep_points": 8}]})
+    assert error_line(*run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1",
+                               "--no-report", "--no-baselines")) == (
+        f"Error: {tiny}: line {axis_line(tiny, 'limits')}: sweep: 'limits': a value sets "
+        "limits.max_sweep_points, which shapes the sweep itself (the base scenario's bounds the "
+        "grid), so no point may change it; set it in the base scenario's limits")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_limits_axis_of_other_limits_still_runs(tiny, tmp_path, capsys):
+    """A whole-limits axis that leaves max_sweep_points alone is an axis like any other."""
+    with_sweep(tiny, {"limits": [{"max_replicas": 4}, {"max_replicas": 8}]})
+    code, err = run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err

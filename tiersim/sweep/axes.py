@@ -180,7 +180,21 @@ def _value_list(path: str, values: Any, source: str) -> list[Any]:
         raise SweepError(source, path, f"values must be a non-empty list (got {shown(values, 80)})")
     if str(path).split(".")[0] == "sweep" or str(path).startswith(UNSWEPT):
         raise SweepError(source, path, "shapes the sweep itself, so it cannot be an axis")
+    if UNSWEPT.startswith(f"{path}.") and any(_holds(value, UNSWEPT[len(path) + 1:])
+                                             for value in values):
+        raise SweepError(source, path, f"a value sets {UNSWEPT}, which shapes the sweep "
+                         "itself (the base scenario's bounds the grid), so no point may change "
+                         "it; set it in the base scenario's limits")
     return values
+
+
+def _holds(value: Any, path: str) -> bool:
+    """Whether the map ``value`` holds the dotted ``path``."""
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return False
+        value = value[key]
+    return True
 
 
 UNSWEPT = "limits.max_sweep_points"
