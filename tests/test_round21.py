@@ -158,3 +158,21 @@ def test_a_gptq_block_missing_a_marlin_key_is_one_line(tmp_path, key):
         "its Marlin kernel only when bits, group_size, sym and desc_act are all given (else its "
         "older GPTQ kernel, which tiersim does not time, or no load): write it as the checkpoint "
         "was made")
+
+
+def test_sweep_axes_metadata_nested_too_deep_is_one_line(tmp_path):
+    """A sweep.parquet whose tiersim.sweep.axes metadata nests 10**5 deep crashed `tiersim
+    report` with a RecursionError traceback."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tiersim.errors import TiersimError
+    from tiersim.report.load import read_axes
+
+    path = tmp_path / "sweep.parquet"
+    deep = "[" * 100_000 + "]" * 100_000
+    table = pa.table({"x": [1]}).replace_schema_metadata({"tiersim.sweep.axes": deep})
+    pq.write_table(table, path)
+    with pytest.raises(TiersimError) as info:
+        read_axes(path)
+    assert str(info.value) == f"{path}: cannot read its axes (nested too deep); rerun the sweep"

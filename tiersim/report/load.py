@@ -236,8 +236,9 @@ def read_axes(path: Path) -> list[str]:
         with arrow_file(path) as handle:
             meta = pq.read_schema(handle).metadata or {}
         axes = json.loads(meta.get(b"tiersim.sweep.axes", b"[]"))
-    except (OSError, ValueError) as error:
-        raise TiersimError(f"{path}: cannot read its axes ({error}); rerun the sweep") from None
+    except (OSError, ValueError, RecursionError) as error:
+        why = "nested too deep" if isinstance(error, RecursionError) else error
+        raise TiersimError(f"{path}: cannot read its axes ({why}); rerun the sweep") from None
     if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
         raise TiersimError(f"{path}: its tiersim.sweep.axes metadata is not a list of column "
                            f"names (got {json.dumps(axes)[:60]}); rerun the sweep")
