@@ -170,3 +170,32 @@ def test_limits_that_is_no_map_is_named_so_by_sweep_as_by_run(tmp_path, capsys, 
     assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected
     assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o",
                                "--no-baselines")) == expected
+
+
+def test_a_trace_moved_away_is_not_called_changed_nor_its_points_deleted(tmp_path, capsys):
+    """A trace moved away after the points ran made the rerun say it "changed since it ran"
+    and advise deleting the points folder: every finished point lost for a missing file. The
+    finished points stay; a point still to run fails with the run's own line (file not
+    found), and once the file is back the sweep resumes."""
+    import shutil
+
+    trace = tmp_path / "t.parquet"
+    shutil.copy(ROOT / "tiersim" / "traces" / "azure2023_code.parquet", trace)
+    text = TINY.replace("azure2023_code.parquet", "t.parquet").replace("[240, 360]",
+                                                                         "[240, 270]")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(text + "\nsweep:\n  seed: [0, 1]\n")
+    out = tmp_path / "o"
+    args = ("sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report")
+    assert run_cli(capsys, *args)[0] == 0
+    trace.rename(tmp_path / "away.parquet")
+    code, err = run_cli(capsys, *args)
+    assert code == 0, err
+    assert "(0 run, 2 already done, 0 failed)" in err
+    scenario.write_text(text + "\nsweep:\n  seed: [0, 1, 2]\n")
+    line = error_line(*run_cli(capsys, *args))
+    assert "1 of 3 sweep point(s) failed" in line and "t.parquet: trace file not found" in line
+    assert len(list((out / "points").glob("*.json"))) == 3
+    (tmp_path / "away.parquet").rename(trace)
+    code, err = run_cli(capsys, *args)
+    assert code == 0 and "(1 run, 2 already done, 0 failed)" in err, err

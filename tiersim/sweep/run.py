@@ -851,16 +851,21 @@ def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
     changed under the same names since it ran; a failed point is simply rerun, and so is a
     point another tiersim version ran (:func:`_other_version`: it may not have recorded an
     input this version reads, a baseline's model say); a point stored before points recorded
-    their inputs is not held to it."""
+    their inputs is not held to it. A file that cannot be found or read now is no change: the
+    points it ran stay, and a point still to run says what is wrong with it, as ``tiersim
+    run`` does (a moved trace was called changed, and the advice to delete the points lost
+    them all); a config's ``hf_quant_config.json`` gone is a change (the config reads
+    otherwise without it)."""
     wanted = {p.id: p for p in plan.points}
-    now = tiersim_version()
+    version = tiersim_version()
     for point_id, record in records.items():
         if (record.get("status") != "ok" or "inputs" not in record or point_id not in wanted
-                or record.get("tiersim", now) != now):
+                or record.get("tiersim", version) != version):
             continue
         doc = ax.apply(plan.base, wanted[point_id].values, plan.source)
         now, then = point_inputs(doc, plan.source), record["inputs"] or {}
-        changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k))
+        changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k)
+                         and (k in now or ":" in k))
         if changed:
             raise TiersimError(f"{out}: holds sweep points run over other input files "
                                f"({', '.join(changed[:3])} of point {point_id} changed since "
