@@ -199,3 +199,20 @@ def test_a_trace_moved_away_is_not_called_changed_nor_its_points_deleted(tmp_pat
     (tmp_path / "away.parquet").rename(trace)
     code, err = run_cli(capsys, *args)
     assert code == 0 and "(1 run, 2 already done, 0 failed)" in err, err
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ('"1e-5"', "value '1e-5' must be a number, not a string; write 1.0e-05 without quotes"),
+    ("1e-5", "value 1e-5 is text to YAML 1.1, not a number; write 1.0e-05"),
+])
+def test_the_number_a_quoted_value_is_told_to_be_written_as_reads_as_one(tmp_path, capsys,
+                                                                          value, problem):
+    """``"1e-5"`` was told "write 1e-05 without quotes", which YAML 1.1 reads as text again."""
+    from tiersim.scenario import read_yaml_value
+
+    scenario = _sweep_file(tmp_path, f"  tiers.bf16.cost_per_gpu_hour: [{value}, 3.5]\n")
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o",
+                               "--no-baselines")) == (
+        f"Error: {scenario}: line {_sweep_line(scenario)}: sweep: "
+        f"'tiers.bf16.cost_per_gpu_hour': {problem}")
+    assert read_yaml_value(problem.split("write ")[1].split(" ")[0]) == 1e-05

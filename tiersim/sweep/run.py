@@ -360,9 +360,19 @@ def _number_text_problem(plan: SweepPlan, written: tuple[str | int, ...], value:
     if quoted:
         what = f"{shown(text, 80)}, which" if sub else shown(text, 80)
         how = "without quotes" if plan.root is None else without_quotes(plan.root, written)
-        return f"{where}{what} must be a number, not a string; write {number!r} {how}"
+        return (f"{where}{what} must be a number, not a string; write {_yaml_number(number)} "
+                f"{how}")
     what = f"{text}, which" if sub else text
-    return f"{where}{what} is text to YAML 1.1, not a number; write {number!r}"
+    return f"{where}{what} is text to YAML 1.1, not a number; write {_yaml_number(number)}"
+
+
+def _yaml_number(number: int | float) -> str:
+    """``number`` written so that a scenario file reads it as that number: a float's
+    exponent with a dot before it (``1.0e-05``; YAML 1.1 reads ``1e-05`` as text)."""
+    text = repr(number)
+    if isinstance(number, float) and "e" in text and "." not in text:
+        text = text.replace("e", ".0e")
+    return text
 
 
 def _setting(scenario: object, source: str) -> str | None:
