@@ -253,3 +253,24 @@ def test_a_limits_axis_of_other_limits_still_runs(tiny, tmp_path, capsys):
     code, err = run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1", "--no-report",
                         "--no-baselines")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("edited", [0, 1])
+def test_an_input_changed_under_any_later_point_is_refused(tiny, tmp_path, capsys, edited):
+    """The version check's name was reused for the first point's inputs, so every point after
+    the first was skipped: a trace changed under the second point alone was kept silently."""
+    import pandas as pd
+
+    trace = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
+    copies = [tmp_path / f"t{i}.parquet" for i in range(2)]
+    for copy in copies:
+        shutil.copy(trace, copy)
+    with_sweep(tiny, {"trace.path": [str(c) for c in copies]})
+    out = tmp_path / "o"
+    argv = ("sweep", tiny, "-o", out, "-w", "1", "--no-report", "--no-baselines")
+    code, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    frame = pd.read_parquet(copies[edited])
+    frame.iloc[::-1].reset_index(drop=True).to_parquet(copies[edited])
+    line = error_line(*run_cli(capsys, *argv))
+    assert "holds sweep points run over other input files" in line
