@@ -1175,7 +1175,7 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QU
     size = _group_size(path, f"{prefix}{size_key}", quant.get(size_key),
                        f"{method.upper()} weights")
     if method == "gptq":
-        _check_sym(path, f"{prefix}sym", quant.get("sym", True))
+        _check_sym(path, f"{prefix}sym", quant["sym"])  # present: _check_gptq_keys
     if bits == 8:
         _note_weight_only(path, f"{prefix}{bits_key}", "is 8", _int_fmt(8, size))
     skip = _module_list(path, quant, "modules_to_not_convert", "ignore", prefix=prefix)
@@ -1242,9 +1242,10 @@ def _check_gptq_keys(path: Path, quant: dict, prefix: str) -> None:
 
 def _check_sym(path: Path, key: str, sym: Any, what: str = "checkpoints") -> None:
     """``sym`` of a GPTQ block (or of a ``dynamic`` rule: ``what`` is "modules") must be true
-    (or absent): vLLM's Marlin kernel serves symmetric GPTQ only (``GPTQMarlinConfig.TYPE_MAP``);
-    an asymmetric checkpoint runs its older GPTQ kernel, and an asymmetric override of a
-    symmetric checkpoint is refused. One line saying why for anything else."""
+    (a block without one is refused first, :func:`_check_gptq_keys`): vLLM's Marlin kernel
+    serves symmetric GPTQ only (``GPTQMarlinConfig.TYPE_MAP``); an asymmetric checkpoint runs
+    its older GPTQ kernel, and an asymmetric override of a symmetric checkpoint is refused.
+    One line saying why for anything else."""
     if sym is True:
         return
     if what == "modules":

@@ -143,7 +143,8 @@ def _each_path_once(groups: list[list[tuple[str, list[Any]]]], source: str) -> N
 
 
 def _canonical(value: Any) -> str:
-    return sorted_json(value, (",", ":"))
+    """A value's text as one setting: the text a point id digests."""
+    return _id_text(value)
 
 
 def _each_value_once(group: list[tuple[str, list[Any]]], source: str) -> None:
