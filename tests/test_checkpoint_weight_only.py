@@ -91,10 +91,7 @@ AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
 GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
 
 
-@pytest.mark.parametrize("quant", [
-    AWQ, GPTQ,
-    {"quant_method": "awq", "w_bit": 4, "q_group_size": 128, "zero_point": True},  # AutoAWQ's
-])
+@pytest.mark.parametrize("quant", [AWQ, GPTQ])
 def test_awq_and_gptq_are_read_as_w4a16(tmp_path, quant):
     """They were refused ("'awq' is not supported"), even under a tier precision."""
     model = load_hf_config(_write(tmp_path, quant))

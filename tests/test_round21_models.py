@@ -48,7 +48,8 @@ LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
 @pytest.mark.parametrize(("quant", "key", "message"), [
     ({"quant_method": "fp8", "weight_block_size": "128"}, "weight_block_size",
      "must be a list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got '128'"),
-    ({"quant_method": "awq", "bits": 4, "group_size": 128, "lm_head": "yes"}, "lm_head",
+    ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+      "lm_head": "yes"}, "lm_head",
      "must be true or false (got 'yes'); vLLM quantises lm_head for any value but false, 0, "
      "null or an empty one, so say which"),
     ({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True,
@@ -107,7 +108,8 @@ def test_a_quantization_config_is_read_before_a_compression_config(tmp_path):
 
     model = load_hf_config(_write(tmp_path, {
         **LLAMA, "compression_config": FP8_CT,
-        "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}))
+        "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128,
+                                "zero_point": True}}))
     assert weight_formats(model, "checkpoint").mlp.name == "w4a16"
 
 

@@ -115,7 +115,7 @@ def test_marlins_group_sizes_still_read(tmp_path, size):
         for method in ("gptq", "awq"):
             model = load_hf_config(_config(tmp_path, quantization_config={
                 "quant_method": method, "bits": 4, "group_size": size, "sym": True,
-                "desc_act": False}))
+                "desc_act": False, "zero_point": True}))
             assert dict((g, f) for g, f, _ in model.checkpoint)["attention"] == "w4a16"
 
 

@@ -66,13 +66,15 @@ INT8 weights whose ``input_activations`` is null or missing are the weight-only 
 ``fp8a16`` / ``w8a16`` (INT8 per group or per channel; per tensor, which vLLM does not serve,
 is refused), with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
 -> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer), and ``awq`` and ``gptq`` (``bits`` 4
--> ``w4a16`` with its ``group_size``, GPTQ ``bits`` 8 -> ``w8a16`` with a note, but the modules
-``modules_to_not_convert`` names, and GPTQModel's per-module ``dynamic`` regexes as vLLM reads
-them: ``-:`` leaves a module BF16, ``+:`` overrides its ``bits`` and ``group_size``; other bit
-widths, and group sizes other than 32, 64, 128 and -1 (per channel; compressed-tensors' integer
-weights too), which vLLM does not serve with its Marlin kernels, are refused saying so). The
-weight-only formats (:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at
-their own bits a weight (FP8 and INT8 W8A16 on W4A16's 4-bit tables rescaled by the roofline,
+-> ``w4a16`` with its ``group_size``, GPTQ ``bits`` 8 -> ``w8a16`` with a note; AWQ only with
+``bits``, ``group_size`` and ``zero_point: true`` so spelled, as vLLM's AWQ-Marlin reads it; but
+the modules ``modules_to_not_convert`` names, and GPTQModel's per-module ``dynamic`` regexes as
+vLLM reads them: ``-:`` leaves a module BF16, ``+:`` overrides its ``bits`` and ``group_size``;
+other bit widths, and group sizes other than 32, 64, 128 and -1 (per channel;
+compressed-tensors' integer weights too), which vLLM does not serve with its Marlin kernels,
+are refused saying so). The weight-only formats
+(:data:`~tiersim.hardware.precisions.WEIGHT_ONLY`) are timed as W4A16 at their own bits a
+weight (FP8 and INT8 W8A16 on W4A16's 4-bit tables rescaled by the roofline,
 :func:`~tiersim.hardware.precisions.table_format`), as vLLM serves them with weight-only
 kernels (one note per file and format, naming its first key and how many more say it).
 Ignore / exclude lists, compressed-tensors ``targets`` (a name or regex target before the
@@ -1155,9 +1157,11 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
 
 
 def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QUANT_KEY):
-    """AWQ and GPTQ: integer weights with a 16-bit scale per ``group_size`` weights (AutoAWQ
-    spells the keys ``w_bit`` and ``q_group_size``), activations 16-bit, as vLLM serves them
-    with its weight-only (AWQ-)Marlin kernels: 4 bits (``w4a16``), and for GPTQ 8 bits too
+    """AWQ and GPTQ: integer weights with a 16-bit scale per ``group_size`` weights,
+    activations 16-bit, as vLLM serves them with its weight-only (AWQ-)Marlin kernels (an AWQ
+    block Marlin does not serve, AutoAWQ's ``w_bit`` / ``q_group_size`` spelling or no zero
+    points among them, is refused: :func:`_check_awq_marlin`): 4 bits (``w4a16``), and for
+    GPTQ 8 bits too
     (``w8a16``, with a note); the modules ``modules_to_not_convert`` (or ``ignore``) names stay
     BF16; ``lm_head: true`` quantises lm_head too (vLLM's GPTQ and AWQ-Marlin configs both read
     it; a model whose lm_head is its embeddings keeps it BF16; anything but true or false is
@@ -1174,6 +1178,8 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QU
         else "group_size"
     size = _group_size(path, f"{prefix}{size_key}", quant.get(size_key),
                        f"{method.upper()} weights")
+    if method == "awq":
+        _check_awq_marlin(path, quant, prefix)
     if method == "gptq":
         _check_sym(path, f"{prefix}sym", quant["sym"])  # present: _check_gptq_keys
     if bits == 8:
@@ -1187,6 +1193,41 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QU
     if _lm_head_quantised(path, quant.get("lm_head"), prefix):  # quantised lm_head
         formats += (("lm_head", *_int_fmt(bits, size)),)
     return formats
+
+
+#: AutoAWQ's spellings of the keys vLLM's AWQ-Marlin check reads (its older AWQ kernel reads
+#: both).
+_AUTOAWQ_KEYS = {"bits": "w_bit", "group_size": "q_group_size"}
+
+
+def _check_awq_marlin(path: Path, quant: dict, prefix: str) -> None:
+    """One line for an AWQ block vLLM does not serve with its AWQ-Marlin kernel, the one
+    tiersim times (``AWQMarlinConfig.is_awq_marlin_compatible``, vLLM's awq_marlin.py): it
+    needs ``bits``, ``group_size`` and ``zero_point`` under those names (AutoAWQ's ``w_bit`` /
+    ``q_group_size`` are read only by ``AWQConfig.from_config``, its older AWQ kernel) and
+    zero points (``zero_point: true``; Marlin has no zero-point-free 4-bit AWQ type). A block
+    without ``group_size`` or ``zero_point`` under either spelling vLLM does not load
+    (``AWQConfig.from_config`` requires them)."""
+    for key in ("bits", "group_size", "zero_point"):
+        if quant.get(key) is not None:
+            continue
+        state = "null" if key in quant else "missing"
+        other = _AUTOAWQ_KEYS.get(key)
+        if other is not None and quant.get(other) is not None:
+            why = (f"vLLM's AWQ-Marlin kernel reads {key!r} only, so a block that spells it "
+                   f"{other!r} (AutoAWQ's spelling) runs its older AWQ kernel, which tiersim "
+                   f"does not time: write it as {key!r}")
+        else:
+            why = ("vLLM does not load an AWQ block without it (both its AWQ configs need "
+                   "bits, group_size and zero_point): write it as the checkpoint was made")
+        raise TiersimError(f"{path}: key '{prefix}{key}': {state}; {why}")
+    if quant["zero_point"] is not True:
+        raise TiersimError(
+            f"{path}: key '{prefix}zero_point': must be true (got {shown(quant['zero_point'])});"
+            " vLLM's AWQ-Marlin kernel serves 4-bit AWQ with zero points only (without them it "
+            "runs its older AWQ kernel, which tiersim does not time): use a checkpoint with "
+            "zero points, or remove quantization_config from a copy of config.json and set the "
+            "tier's precision")
 
 
 def _lm_head_quantised(path: Path, value: Any, prefix: str = QUANT_KEY) -> bool:
