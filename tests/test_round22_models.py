@@ -4,10 +4,13 @@ against vLLM's own reading of each block (awq_marlin.py, awq.py, modelopt.py).""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_round19 import _config
 from test_round21_models2 import _refused
 
+from tiersim.errors import Note
 from tiersim.hardware.hf_config import load_hf_config
 
 # ------------------------------------------------------------------ AWQ: AWQ-Marlin's keys
@@ -55,3 +58,28 @@ def test_an_awq_block_with_both_spellings_reads_vllms(tmp_path):
     model = load_hf_config(_config(tmp_path, quantization_config={
         **AWQ, "group_size": 32, "w_bit": 4, "q_group_size": 128}))
     assert model.checkpoint == (("attention", "w4a16", 4.5), ("mlp", "w4a16", 4.5))
+
+
+# ------------------------------------------------------------------ a side file vLLM never reads
+
+
+@pytest.mark.parametrize(("side", "why"), [
+    ({"quantization": {"quant_algo": "BOGUS"}},
+     "key 'quantization.quant_algo': 'BOGUS' is not a format tiersim models; supported: FP8, "
+     "NVFP4, W4A16_NVFP4, MXFP4, FP8_BLOCK, W4A16_AWQ, INT4_AWQ, MIXED_PRECISION"),
+    ({"quantization": [1]}, "key 'quantization': must be an object with a quant_algo (got [1])"),
+    ({"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {"re:(": {}}}},
+     "not in a layout tiersim reads (error: missing ), unterminated subpattern at position 0)"),
+], ids=["unknown-algo", "list", "bad-regex"])
+def test_a_side_file_the_config_overrides_is_a_note_not_an_error(tmp_path, capsys, side, why):
+    """vLLM opens hf_quant_config.json only where config.json has no quantization_config; one
+    tiersim could not read was refused though the config's own block (FP8) decides the
+    formats, so a checkpoint vLLM serves could not be simulated."""
+    path = _config(tmp_path, quantization_config={"quant_method": "fp8"})
+    (tmp_path / "model" / "hf_quant_config.json").write_text(json.dumps(side))
+    with pytest.warns(Note) as notes:
+        model = load_hf_config(path)
+    assert model.checkpoint == (("attention", "fp8", 8.0), ("mlp", "fp8", 8.0))
+    assert [str(n.message) for n in notes] == [
+        f"{tmp_path / 'model' / 'hf_quant_config.json'}: {why}; the file is not read: {path}'s "
+        "quantization_config decides the formats, as vLLM reads it"]

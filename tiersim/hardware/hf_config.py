@@ -51,9 +51,9 @@ Supported ``model_type`` values and the keys read:
 Weight formats (``quantization_config`` in the config, or, only where the config has none, as
 vLLM reads them, NVIDIA's ``hf_quant_config.json`` beside it: ``<folder>/hf_quant_config.json``
 or ``<stem>_hf_quant_config.json`` for a file named ``<stem>_config.json``; a note names a side
-file the config overrides that names other formats; where there is neither, the config's
-``compression_config``, in which early compressed-tensors checkpoints keep their block):
-``quant_method`` ``fp8``
+file the config overrides that names other formats, or that tiersim cannot read; where there
+is neither, the config's ``compression_config``, in which early compressed-tensors checkpoints
+keep their block): ``quant_method`` ``fp8``
 (``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``fbgemm_fp8`` (Meta's
 per-channel FP8, read as ``fp8``, but its ``modules_to_not_convert``), ``mxfp4`` (the routed
 experts only, as vLLM loads gpt-oss; a model without experts keeps every layer BF16, with a note, as
@@ -1408,10 +1408,20 @@ def _side_block(side: Path) -> tuple[dict[str, Any], str]:
 def _note_unread_side(path: Path, side: Path, read: tuple[tuple, str], span: Span) -> None:
     """A note when the ``hf_quant_config.json`` beside a config that has its own
     ``quantization_config`` names other weight or KV-cache formats: vLLM reads only the
-    config's (``read``: its formats and KV-cache format), so the side file is not read."""
-    named, prefix = _side_block(side)
-    with _notes_once(emit=False):  # the side file is not read: its formats get no note
-        side_read = (_modelopt(side, named, prefix, span), _declared_kv(named))
+    config's (``read``: its formats and KV-cache format), so the side file is not read. A side
+    file tiersim could not read is a note saying why, not an error: vLLM never opens it."""
+    try:
+        named, prefix = _side_block(side)
+        with _notes_once(emit=False):  # the side file is not read: its formats get no note
+            side_read = (_modelopt(side, named, prefix, span), _declared_kv(named))
+    except (TiersimError, RegexTimeout, AttributeError, TypeError, ValueError, KeyError,
+            IndexError, RecursionError, re.error) as exc:  # vLLM never opens it: a note
+        said = str(exc) if isinstance(exc, TiersimError) else (
+            f"{side}: not in a layout tiersim reads ({type(exc).__name__}: "
+            f"{(str(exc).splitlines() or [''])[0][:200]})")
+        warnings.warn(Note(f"{said}; the file is not read: {path}'s quantization_config "
+                           "decides the formats, as vLLM reads it"), stacklevel=3)
+        return
     if _described(side_read) == _described(read):
         return
     warnings.warn(Note(f"{side}: not read: it names {_described(side_read)}; {path}'s "
