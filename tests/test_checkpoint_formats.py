@@ -285,7 +285,7 @@ def test_config_quantization_wins_over_a_side_file_that_disagrees(tmp_path):
     from tiersim.errors import Note
 
     path = _write(tmp_path, {**BASE, "quantization_config": FLAT_FP8},
-                  side={"quantization": {"quant_algo": "NVFP4", "group_size": 7,
+                  side={"quantization": {"quant_algo": "NVFP4", "group_size": 16,
                                          "kv_cache_quant_algo": "FP8"}})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

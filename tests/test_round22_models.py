@@ -10,7 +10,7 @@ import pytest
 from test_round19 import _config
 from test_round21_models2 import _refused
 
-from tiersim.errors import Note
+from tiersim.errors import Note, TiersimError
 from tiersim.hardware.hf_config import load_hf_config
 
 # ------------------------------------------------------------------ AWQ: AWQ-Marlin's keys
@@ -83,3 +83,61 @@ def test_a_side_file_the_config_overrides_is_a_note_not_an_error(tmp_path, capsy
     assert [str(n.message) for n in notes] == [
         f"{tmp_path / 'model' / 'hf_quant_config.json'}: {why}; the file is not read: {path}'s "
         "quantization_config decides the formats, as vLLM reads it"]
+
+
+# ------------------------------------------------------------------ ModelOpt NVFP4's group size
+
+_NVFP4_16 = ("must be 16 (got {got}); {algo} scales each 16 weights with one FP8 scale, the "
+             "block vLLM's NVFP4 kernels read (at another size its FP4 GEMM refuses the scales' "
+             "shape): write 16 if the checkpoint was made so, or remove its quantisation block "
+             "from a copy and set the tier's precision")
+_PROJ = ("gate_proj", "up_proj", "down_proj")
+
+
+def _mixed(entry: dict, **block) -> dict:
+    """A MIXED_PRECISION block giving every MLP projection of 32 layers ``entry``."""
+    return {"quant_algo": "MIXED_PRECISION", **block, "quantized_layers": {
+        f"model.layers.{i}.mlp.{p}": entry for i in range(32) for p in _PROJ}}
+
+
+@pytest.mark.parametrize(("quant", "key", "got", "algo"), [
+    ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 32}, "group_size",
+     "32", "NVFP4"),
+    ({"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4", "group_size": 8}, "group_size",
+     "8", "W4A16_NVFP4"),
+    ({"quant_method": "modelopt", **_mixed({"quant_algo": "NVFP4", "group_size": 32})},
+     "quantized_layers.model.layers.0.mlp.gate_proj.group_size", "32", "NVFP4"),
+    ({"quant_method": "modelopt", **_mixed({"quant_algo": "NVFP4"}, group_size=128)},
+     "group_size", "128", "NVFP4"),
+], ids=["nvfp4-32", "w4a16_nvfp4-8", "mixed-entry-32", "mixed-block-128"])
+def test_a_modelopt_nvfp4_group_size_other_than_16_is_one_line(tmp_path, capsys, quant, key,
+                                                                got, algo):
+    """ModelOpt NVFP4 with group_size 32 was read as NVFP4 (16-weight blocks, 4.5 bits a
+    weight); vLLM sizes the scales by it and its FP4 GEMM refuses them (k / 16 wide). A
+    MIXED_PRECISION block's own group_size is the one vLLM gives every NVFP4 layer."""
+    path = _config(tmp_path, quantization_config=quant)
+    _refused(tmp_path, capsys, path, f"key 'quantization_config.{key}': "
+             + _NVFP4_16.format(got=got, algo=algo))
+
+
+def test_a_modelopt_nvfp4_group_size_in_hf_quant_config_is_named_there(tmp_path):
+    path = _config(tmp_path)
+    side = tmp_path / "model" / "hf_quant_config.json"
+    side.write_text(json.dumps({"quantization": {"quant_algo": "NVFP4", "group_size": 32,
+                                                 "kv_cache_quant_algo": None,
+                                                 "exclude_modules": ["lm_head"]}}))
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{side}: key 'quantization.group_size': " + _NVFP4_16.format(
+        got="32", algo="NVFP4")
+
+
+@pytest.mark.parametrize("quant", [
+    {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16},
+    {"quant_method": "modelopt", "quant_algo": "NVFP4"},
+    {"quant_method": "modelopt", **_mixed({"quant_algo": "NVFP4", "group_size": 16})},
+    {"quant_method": "modelopt", **_mixed({"quant_algo": "FP8"}, group_size=128)},
+], ids=["16", "absent", "mixed-16", "mixed-fp8-only"])
+def test_nvfp4_of_16_weight_blocks_still_reads(tmp_path, quant):
+    model = load_hf_config(_config(tmp_path, quantization_config=quant))
+    assert dict((g, f) for g, f, _ in model.checkpoint)["mlp"] in ("nvfp4", "fp8")

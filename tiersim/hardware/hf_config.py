@@ -65,7 +65,8 @@ activations are 16-bit unless the group's ``input_activations`` says otherwise, 
 INT8 weights whose ``input_activations`` is null or missing are the weight-only ``nvfp4a16`` /
 ``fp8a16`` / ``w8a16`` (INT8 per group or per channel; per tensor, which vLLM does not serve,
 is refused), with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4A16_NVFP4``
--> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer), and ``awq`` and ``gptq`` (``bits`` 4
+-> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer; NVFP4 of a ``group_size`` other than
+16 is refused), and ``awq`` and ``gptq`` (``bits`` 4
 -> ``w4a16`` with its ``group_size``, GPTQ ``bits`` 8 -> ``w8a16`` with a note; AWQ only with
 ``bits``, ``group_size`` and ``zero_point: true`` so spelled, as vLLM's AWQ-Marlin reads it; but
 the modules ``modules_to_not_convert`` names, and GPTQModel's per-module ``dynamic`` regexes as
@@ -1799,11 +1800,28 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_K
             + (", UNQUANTIZED" if per_layer else "")
         )
     fmt = _MODELOPT_ALGOS[algo]
+    if fmt in ("nvfp4", "nvfp4a16"):
+        _check_nvfp4_group(path, f"{where}group_size", spec.get("group_size"), algo)
     size = (_group_size(path, f"{where}group_size", spec.get("group_size")) if fmt == "w4a16"
             else 128)
     if fmt in WEIGHT_ONLY:
         _note_weight_only(path, f"{where}quant_algo", f"is {algo}", _fmt(fmt, size))
     return _fmt(fmt, size)
+
+
+def _check_nvfp4_group(path: Path, key: str, value: Any, algo: str) -> None:
+    """One line for a ModelOpt NVFP4 ``group_size`` (at ``key``) other than 16 (absent or
+    null: 16, vLLM's default): NVFP4 scales each 16 weights, the block every NVFP4 kernel
+    vLLM runs reads (``cutlass_scaled_fp4_mm`` checks the scales are k / 16 wide), though
+    ``ModelOptNvFp4Config`` sizes its scale tensor by the value given (vLLM's modelopt.py), and
+    tiersim stores and times it at 4.5 bits a weight."""
+    if value is None or (value == 16 and not isinstance(value, bool)):
+        return
+    raise TiersimError(
+        f"{path}: key {key!r}: must be 16 (got {shown(value)}); {algo} scales each 16 weights "
+        "with one FP8 scale, the block vLLM's NVFP4 kernels read (at another size its FP4 GEMM "
+        "refuses the scales' shape): write 16 if the checkpoint was made so, or remove its "
+        "quantisation block from a copy and set the tier's precision")
 
 
 def _modelopt(path: Path, quant: dict, prefix: str, span: Span):
@@ -1820,6 +1838,11 @@ def _modelopt(path: Path, quant: dict, prefix: str, span: Span):
             raise TiersimError(f"{path}: key '{prefix}quantized_layers': MIXED_PRECISION needs a "
                                "map of module -> {quant_algo: ...} (or config_groups); got "
                                f"{shown(layers)}")
+        nvfp4 = next((str(spec["quant_algo"]).upper() for spec in layers.values()
+                      if isinstance(spec, dict) and str(spec.get("quant_algo", "")).upper()
+                      in ("NVFP4", "W4A16_NVFP4")), None)
+        if nvfp4:  # vLLM sizes every NVFP4 layer's groups by the block's group_size
+            _check_nvfp4_group(path, f"{prefix}group_size", quant.get("group_size"), nvfp4)
         return _per_layer(path, layers, span, prefix)
     skip = _module_list(path, quant, "exclude_modules", "ignore", prefix=prefix)
     return _uniform(_modelopt_fmt(path, quant, prefix=prefix), skip, span)
