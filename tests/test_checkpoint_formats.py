@@ -195,9 +195,8 @@ def test_a_wrappers_own_quantization_config_wins_over_its_text_configs(tmp_path)
         "num_bits": 4, "type": "int", "group_size": -2}}}},
      "key 'quantization_config.config_groups.g.weights.group_size': must be a whole number of "
      "weights from 1 to 65536 (got -2)"),
-    ({"quant_method": "modelopt", "quant_algo": "W4A16_AWQ", "group_size": 1e-300},
-     "key 'quantization_config.group_size': must be a whole number of weights from 1 to 65536 "
-     "(got 1e-300)"),
+    ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 1e-300},
+     "key 'quantization_config.group_size': must be 16 (got 1e-300)"),
 ])
 def test_a_malformed_quantization_block_is_one_line_naming_the_file(tmp_path, quant, expected):
     path = _write(tmp_path, {**BASE, "quantization_config": quant})

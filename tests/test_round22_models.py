@@ -66,7 +66,8 @@ def test_an_awq_block_with_both_spellings_reads_vllms(tmp_path):
 @pytest.mark.parametrize(("side", "why"), [
     ({"quantization": {"quant_algo": "BOGUS"}},
      "key 'quantization.quant_algo': 'BOGUS' is not a format tiersim models; supported: FP8, "
-     "NVFP4, W4A16_NVFP4, MXFP4, FP8_BLOCK, W4A16_AWQ, INT4_AWQ, MIXED_PRECISION"),
+     "NVFP4, W4A16_NVFP4, MIXED_PRECISION (the ModelOpt formats vLLM loads that tiersim "
+     "times)"),
     ({"quantization": [1]}, "key 'quantization': must be an object with a quant_algo (got [1])"),
     ({"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {"re:(": {}}}},
      "not in a layout tiersim reads (error: missing ), unterminated subpattern at position 0)"),
@@ -141,3 +142,30 @@ def test_a_modelopt_nvfp4_group_size_in_hf_quant_config_is_named_there(tmp_path)
 def test_nvfp4_of_16_weight_blocks_still_reads(tmp_path, quant):
     model = load_hf_config(_config(tmp_path, quantization_config=quant))
     assert dict((g, f) for g, f, _ in model.checkpoint)["mlp"] in ("nvfp4", "fp8")
+
+
+# ------------------------------------------------------------------ ModelOpt names vLLM refuses
+
+_NOT_MODELOPT = ("{algo!r} is not a format tiersim models; supported: FP8, NVFP4, W4A16_NVFP4, "
+                 "{last} (the ModelOpt formats vLLM loads that tiersim times)")
+
+
+@pytest.mark.parametrize("algo", ["W4A16_AWQ", "INT4_AWQ", "MXFP4", "FP8_BLOCK"])
+def test_a_modelopt_algo_vllm_does_not_load_is_one_line(tmp_path, capsys, algo):
+    """These were read as W4A16 (Marlin), MXFP4 and block FP8; vLLM's ModelOpt config loads
+    FP8, NVFP4, W4A16_NVFP4 and MIXED_PRECISION (and FP8 variants tiersim does not time) and
+    refuses any other name: "ModelOpt currently only supports: [...]"."""
+    path = _config(tmp_path, quantization_config={"quant_method": "modelopt",
+                                                  "quant_algo": algo, "group_size": 128})
+    _refused(tmp_path, capsys, path, "key 'quantization_config.quant_algo': "
+             + _NOT_MODELOPT.format(algo=algo, last="MIXED_PRECISION"))
+
+
+def test_a_mixed_precision_entry_vllm_does_not_load_is_one_line(tmp_path, capsys):
+    """vLLM's MIXED_PRECISION config gives a layer of another quant_algo its unquantised
+    method, whose BF16 weight the checkpoint does not hold; tiersim read it as W4A16."""
+    path = _config(tmp_path, quantization_config={"quant_method": "modelopt", **_mixed(
+        {"quant_algo": "W4A16_AWQ", "group_size": 128})})
+    _refused(tmp_path, capsys, path, "key 'quantization_config.quantized_layers.model.layers.0."
+             "mlp.gate_proj.quant_algo': " + _NOT_MODELOPT.format(algo="W4A16_AWQ",
+                                                                   last="UNQUANTIZED"))

@@ -1774,8 +1774,11 @@ def _note_no_groups(path: Path, quant: dict, prefix: str) -> None:
                        "the groups that say how"), stacklevel=4)
 
 
-_MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4a16", "MXFP4": "mxfp4",
-                   "FP8_BLOCK": "fp8_block", "W4A16_AWQ": "w4a16", "INT4_AWQ": "w4a16"}
+#: ModelOpt's ``quant_algo`` names tiersim reads, as vLLM's modelopt.py loads them (its
+#: ``QUANT_ALGOS``; a MIXED_PRECISION entry of another name it leaves unquantised, so the
+#: stored weights do not load). TensorRT-LLM's other names (``W4A16_AWQ``, ``FP8_BLOCK_SCALES``
+#: ...) vLLM refuses ("ModelOpt currently only supports ...").
+_MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4a16"}
 
 
 def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_KEY
@@ -1796,17 +1799,16 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_K
     if algo not in _MODELOPT_ALGOS:
         raise TiersimError(
             f"{path}: key '{where}quant_algo': {algo!r} is not a format tiersim models; "
-            f"supported: {', '.join(_MODELOPT_ALGOS)}, MIXED_PRECISION"
-            + (", UNQUANTIZED" if per_layer else "")
+            f"supported: {', '.join(_MODELOPT_ALGOS)}"
+            + (", UNQUANTIZED" if per_layer else ", MIXED_PRECISION")
+            + " (the ModelOpt formats vLLM loads that tiersim times)"
         )
     fmt = _MODELOPT_ALGOS[algo]
     if fmt in ("nvfp4", "nvfp4a16"):
         _check_nvfp4_group(path, f"{where}group_size", spec.get("group_size"), algo)
-    size = (_group_size(path, f"{where}group_size", spec.get("group_size")) if fmt == "w4a16"
-            else 128)
     if fmt in WEIGHT_ONLY:
-        _note_weight_only(path, f"{where}quant_algo", f"is {algo}", _fmt(fmt, size))
-    return _fmt(fmt, size)
+        _note_weight_only(path, f"{where}quant_algo", f"is {algo}", _fmt(fmt))
+    return _fmt(fmt)
 
 
 def _check_nvfp4_group(path: Path, key: str, value: Any, algo: str) -> None:
