@@ -73,6 +73,7 @@ def test_mxfp4_quantises_only_the_experts(tmp_path):
     data = {"model_type": "gpt_oss", "hidden_size": 512, "num_hidden_layers": 2,
             "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
             "vocab_size": 1000, "num_local_experts": 4, "experts_per_token": 2,
+            "num_experts_per_tok": 2,
             "intermediate_size": 512, "quantization_config": {"quant_method": "mxfp4"}}
     model = load_hf_config(_write(tmp_path, data))
     assert _formats(model) == {"experts": "mxfp4"}

@@ -169,3 +169,39 @@ def test_a_mixed_precision_entry_vllm_does_not_load_is_one_line(tmp_path, capsys
     _refused(tmp_path, capsys, path, "key 'quantization_config.quantized_layers.model.layers.0."
              "mlp.gate_proj.quant_algo': " + _NOT_MODELOPT.format(algo="W4A16_AWQ",
                                                                    last="UNQUANTIZED"))
+
+
+# ------------------------------------------------------------------ gpt-oss's experts per token
+
+GPT_OSS = {"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 24,
+           "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
+           "intermediate_size": 2880, "num_local_experts": 32, "sliding_window": 128,
+           "layer_types": ["sliding_attention", "full_attention"] * 12, "vocab_size": 201088,
+           "max_position_embeddings": 131072}
+
+
+def test_gpt_oss_experts_per_token_is_read_from_vllms_key(tmp_path):
+    """vLLM's gpt_oss.py routes each token to ``config.num_experts_per_tok`` experts
+    (transformers' GptOssConfig does not read OpenAI's ``experts_per_token``); tiersim read
+    ``experts_per_token`` first, so a config saying 8 there and 2 in vLLM's key ran 8."""
+    model = load_hf_config(_config(tmp_path, **GPT_OSS, experts_per_token=8,
+                                   num_experts_per_tok=2))
+    assert model.top_k == 2
+
+
+def test_gpt_oss_experts_per_token_alone_is_one_line_unless_it_is_the_default(tmp_path,
+                                                                              capsys):
+    """Without ``num_experts_per_tok`` vLLM routes to transformers' default, 4."""
+    assert load_hf_config(_config(tmp_path, **GPT_OSS, experts_per_token=4)).top_k == 4
+    path = _config(tmp_path, **GPT_OSS, experts_per_token=8)
+    _refused(tmp_path, capsys, path, "key 'num_experts_per_tok': missing; vLLM reads the "
+             "experts per token from it (transformers' default 4 where absent), not from "
+             "experts_per_token (8): add it")
+
+
+def test_gpt_oss_experts_per_token_past_the_experts_names_the_key_read(tmp_path):
+    path = _config(tmp_path, **GPT_OSS, num_experts_per_tok=40)
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == (f"{path}: key 'num_experts_per_tok': must not exceed the number "
+                               "of experts (32)")

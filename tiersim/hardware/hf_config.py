@@ -12,7 +12,8 @@ Supported ``model_type`` values and the keys read:
   layer must be MoE (``decoder_sparse_step`` 1, ``mlp_only_layers`` empty).
 - ``qwen2_moe`` (Qwen1.5-MoE, Qwen2-57B-A14B): as ``qwen3_moe`` without q/k norms, plus a
   shared expert of ``shared_expert_intermediate_size`` in every layer.
-- ``gpt_oss``: num_local_experts, experts_per_token (or num_experts_per_tok), intermediate_size
+- ``gpt_oss``: num_local_experts, num_experts_per_tok (vLLM's key; OpenAI's experts_per_token
+  only where it is absent and says transformers' default, 4), intermediate_size
   (the expert width), head_dim, num_key_value_heads, sliding_window and layer_types (layers typed
   ``sliding_attention``; without layer_types, half the layers as gpt-oss alternates them).
   Attention sinks and biases are ignored (well under 0.1% of weights and time).
@@ -369,12 +370,31 @@ def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
     sliding = sum(t == "sliding_attention" for t in types) if types else layers // 2
     return {
         "num_experts": cfg.int("num_local_experts"),
-        "top_k": cfg.int("experts_per_token", None, "num_experts_per_tok"),
+        "top_k": _gpt_oss_top_k(cfg),
         "expert_intermediate": cfg.int("intermediate_size"),
         "head_dim": cfg.int("head_dim"),
         "sliding_window": window,
         "sliding_layers": sliding if window else 0,
     }
+
+
+#: transformers' ``GptOssConfig`` default for ``num_experts_per_tok`` (vLLM's gpt_oss.py reads
+#: that key; OpenAI's own ``experts_per_token`` is kept beside it, unread).
+GPT_OSS_TOP_K = 4
+
+
+def _gpt_oss_top_k(cfg: _Config) -> int:
+    """A gpt-oss config's experts per token as vLLM reads it: ``num_experts_per_tok``; where
+    it is absent, transformers' default (4), so OpenAI's ``experts_per_token`` alone is read
+    only where it says the same, else one line."""
+    if cfg.data.get("num_experts_per_tok") is not None:
+        return cfg.int("num_experts_per_tok")
+    said = cfg.int("experts_per_token")
+    if said != GPT_OSS_TOP_K:
+        raise cfg.error("num_experts_per_tok", f"missing; vLLM reads the experts per token from "
+                        f"it (transformers' default {GPT_OSS_TOP_K} where absent), not from "
+                        f"experts_per_token ({said}): add it")
+    return said
 
 
 def _moe_local(cfg: _Config) -> dict[str, Any]:
@@ -658,7 +678,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
     else:
         fields.update(_gpt_oss(cfg, fields["layers"]))
     if fields.get("num_experts") and fields["top_k"] > fields["num_experts"]:
-        key = "num_experts_per_tok" if model_type != "gpt_oss" else "experts_per_token"
+        key = ("experts_per_token" if model_type == "gpt_oss"
+               and cfg.data.get("num_experts_per_tok") is None else "num_experts_per_tok")
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant, quant_key = wrapper_quant, "quantization_config"  # vLLM reads the wrapper's first,
     if not quant:  # its text_config's only where the wrapper has none
