@@ -205,3 +205,12 @@ def test_gpt_oss_experts_per_token_past_the_experts_names_the_key_read(tmp_path)
         load_hf_config(path)
     assert str(info.value) == (f"{path}: key 'num_experts_per_tok': must not exceed the number "
                                "of experts (32)")
+
+
+def test_gpt_oss_without_layer_types_slides_its_even_layers(tmp_path):
+    """transformers' GptOssConfig types layers 0, 2, 4 ... sliding (vLLM's gpt_oss.py: layer
+    index % 2 == 0); tiersim counted half the layers, one short for an odd count."""
+    config = {**GPT_OSS, "num_experts_per_tok": 4, "layer_types": None}
+    odd = {**config, "num_hidden_layers": 25}
+    assert load_hf_config(_config(tmp_path, **odd)).sliding_layers == 13
+    assert load_hf_config(_config(tmp_path, **config)).sliding_layers == 12

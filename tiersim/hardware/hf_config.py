@@ -15,7 +15,7 @@ Supported ``model_type`` values and the keys read:
 - ``gpt_oss``: num_local_experts, num_experts_per_tok (vLLM's key; OpenAI's experts_per_token
   only where it is absent and says transformers' default, 4), intermediate_size
   (the expert width), head_dim, num_key_value_heads, sliding_window and layer_types (layers typed
-  ``sliding_attention``; without layer_types, half the layers as gpt-oss alternates them).
+  ``sliding_attention``; without layer_types, the even layers, as gpt-oss alternates them).
   Attention sinks and biases are ignored (well under 0.1% of weights and time).
 
 - ``mixtral``, ``minimax_m2``: MoE in every layer; ``num_local_experts``, ``num_experts_per_tok``,
@@ -367,7 +367,9 @@ def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
     """MoE and sliding-window fields of a gpt-oss config."""
     window = cfg.int("sliding_window") if cfg.data.get("sliding_window") is not None else 0
     types = _layer_types(cfg, layers)
-    sliding = sum(t == "sliding_attention" for t in types) if types else layers // 2
+    # without layer_types, transformers' GptOssConfig slides layers 0, 2, 4 ... (vLLM's
+    # gpt_oss.py, layer_idx % 2 == 0): the even ones, one more than half of an odd count
+    sliding = sum(t == "sliding_attention" for t in types) if types else (layers + 1) // 2
     return {
         "num_experts": cfg.int("num_local_experts"),
         "top_k": _gpt_oss_top_k(cfg),
