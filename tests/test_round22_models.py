@@ -214,3 +214,25 @@ def test_gpt_oss_without_layer_types_slides_its_even_layers(tmp_path):
     odd = {**config, "num_hidden_layers": 25}
     assert load_hf_config(_config(tmp_path, **odd)).sliding_layers == 13
     assert load_hf_config(_config(tmp_path, **config)).sliding_layers == 12
+
+
+# ------------------------------------------------------------------ the context's other keys
+
+
+@pytest.mark.parametrize(("fields", "context"), [
+    ({"seq_length": 4096}, 4096),
+    ({"max_sequence_length": 8192, "n_positions": 16384}, 8192),
+    ({"model_max_length": 200000}, 200000),
+    ({"max_seq_len": 8192, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}, 16384),
+], ids=["seq_length", "smallest", "model_max_length-wins", "rope-stretches-it"])
+def test_the_context_is_the_smallest_length_key_as_vllm_derives_it(tmp_path, fields, context):
+    """vLLM's max_model_len is the smallest of max_position_embeddings, n_positions,
+    max_seq_len, seq_length, max_sequence_length ... (model_max_length, where given, over
+    them), then the rope factor; tiersim read max_position_embeddings alone (131,072), so a
+    config saying seq_length 4096 admitted requests 32 times longer than vLLM serves."""
+    assert load_hf_config(_config(tmp_path, **fields)).max_context == context
+
+
+def test_a_length_key_that_is_no_count_is_one_line(tmp_path, capsys):
+    path = _config(tmp_path, seq_len="4k")
+    _refused(tmp_path, capsys, path, "key 'seq_len': must be a positive integer (got '4k')")

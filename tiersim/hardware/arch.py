@@ -62,8 +62,10 @@ class ModelArch:
         ``sliding_window`` tokens (gpt-oss alternates them); 0 when all attention is full.
     source: "catalogue" or the config.json path it was read from.
     max_context: the longest sequence (prompt + output) the model serves, vLLM's default
-        ``max_model_len``: its config's ``max_position_embeddings``, stretched by a YaRN /
-        linear / dynamic ``rope_scaling`` factor as vLLM derives it; 0: not known, no limit.
+        ``max_model_len``: its config's ``max_position_embeddings`` (the smallest of the
+        length keys vLLM reads, :data:`~tiersim.hardware.hf_config.CONTEXT_KEYS`), stretched
+        by a YaRN / linear / dynamic ``rope_scaling`` factor as vLLM derives it; 0: not known,
+        no limit.
     linear_layers ... linear_conv: gated delta-net layers and their shapes (module docstring);
         0 for a model of softmax attention only. ``state_bytes``: bytes per element of the
         recurrent state (vLLM's ``--mamba-ssm-cache-dtype auto``: the model's BF16, unless the

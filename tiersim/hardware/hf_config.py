@@ -280,13 +280,22 @@ UNSCALED_ROPE = ("su", "longrope", "llama3")
 MAX_STRETCHED_CONTEXT = 100_000_000
 
 
+#: The keys vLLM derives a model's longest sequence from (``derive_max_model_len_and_key``):
+#: the smallest of those given, but ``model_max_length``, where given, over the others.
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+                "model_max_length", "max_target_positions", "max_sequence_length",
+                "max_seq_length", "seq_len")
+
+
 def _max_context(cfg: _Config) -> int:
-    """The longest sequence vLLM serves by default: ``max_position_embeddings`` (0 when absent:
-    no limit known) times the ``factor`` of a ``rope_parameters`` / ``rope_scaling`` block
-    whose type (``rope_type``, or the legacy ``type``) is not in :data:`UNSCALED_ROPE`; for
-    ``yarn``, its ``original_max_position_embeddings`` (when given) times the factor."""
-    context = (_context_within_bound(cfg, "max_position_embeddings")
-               if cfg.data.get("max_position_embeddings") is not None else 0)
+    """The longest sequence vLLM serves by default: the smallest of the :data:`CONTEXT_KEYS`
+    given (``model_max_length`` over the others; 0 when none is: no limit known) times the
+    ``factor`` of a ``rope_parameters`` / ``rope_scaling`` block whose type (``rope_type``, or
+    the legacy ``type``) is not in :data:`UNSCALED_ROPE`; for ``yarn``, its
+    ``original_max_position_embeddings`` (when given) times the factor."""
+    given = {key: _context_within_bound(cfg, key) for key in CONTEXT_KEYS
+             if cfg.data.get(key) is not None}
+    context = given.get("model_max_length") or min(given.values(), default=0)
     key = "rope_parameters" if cfg.data.get("rope_parameters") is not None else "rope_scaling"
     rope = cfg.data.get(key)
     if rope is None:
