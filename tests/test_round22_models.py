@@ -236,3 +236,19 @@ def test_the_context_is_the_smallest_length_key_as_vllm_derives_it(tmp_path, fie
 def test_a_length_key_that_is_no_count_is_one_line(tmp_path, capsys):
     path = _config(tmp_path, seq_len="4k")
     _refused(tmp_path, capsys, path, "key 'seq_len': must be a positive integer (got '4k')")
+
+
+@pytest.mark.parametrize("kind", ["folder", "dangling-link"])
+def test_a_broken_side_file_beside_a_config_with_its_own_block_is_not_looked_at(tmp_path,
+                                                                                kind):
+    """vLLM looks for hf_quant_config.json only where config.json has no quantization_config;
+    a folder or a link to nothing of that name was refused even beside the config's FP8."""
+    path = _config(tmp_path, quantization_config={"quant_method": "fp8"})
+    side = tmp_path / "model" / "hf_quant_config.json"
+    if kind == "folder":
+        side.mkdir()
+    else:
+        side.symlink_to(tmp_path / "no-such-blob")
+    model = load_hf_config(path)
+    assert model.checkpoint == (("attention", "fp8", 8.0), ("mlp", "fp8", 8.0))
+    assert model.kv_cache == ""

@@ -818,7 +818,8 @@ def hf_quant_path(path: Path) -> Path:
 def _side_file(path: Path) -> Path | None:
     """The ``hf_quant_config.json`` beside ``path`` when there is one, else None; one line for
     a name there that is no readable file (a folder, a pipe, a link to nothing: a Hugging
-    Face cache whose blob is missing), which would otherwise be skipped as absent."""
+    Face cache whose blob is missing), which would otherwise be skipped as absent. Asked only
+    where the config has no quantisation block, as vLLM looks for the file only then."""
     side = hf_quant_path(path)
     if side.is_file():
         return side
@@ -1156,8 +1157,8 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
         raise TiersimError(f"{path}: key {prefix.rstrip('.')!r}: must be an object with a "
                            f"quant_method (got {shown(quant)}); remove the key if the weights "
                            "are BF16")
-    side = _side_file(path)
-    if not quant:
+    if not quant:  # vLLM looks for the side file only then
+        side = _side_file(path)
         return _modelopt(side, *_side_block(side), span) if side is not None else ()
     raw_method = quant.get("quant_method")
     method = "" if raw_method is None else str(raw_method).lower()
@@ -1496,8 +1497,8 @@ def checkpoint_kv_cache(path: Path, quant: Any) -> str:
     leaves the model dtype, with a note when the checkpoint declares a KV format tiersim does
     not model (:func:`_unmodelled_kv`).
     """
-    side = _side_file(path)
-    if not quant and side is not None:  # vLLM reads the side file only then
+    side = None if quant else _side_file(path)
+    if side is not None:  # vLLM reads the side file only where the config has no block
         quant = _side_quant(side)
     quant = quant if isinstance(quant, dict) else {}
     kv = _declared_kv(quant)
