@@ -24,12 +24,18 @@ def disagg(
         "else the first).")] = None,
 ) -> None:
     """Simulate every prefill/decode split of a tier beside aggregated serving; best first."""
-    from tiersim.cli.run import base_point_only, provenance_lines, scenario_path
+    from tiersim.cli.run import (
+        base_point_only,
+        check_scenario_keys,
+        provenance_lines,
+        scenario_path,
+    )
     from tiersim.disagg import compare_splits, default_tier, other_tiers, score_text
     from tiersim.scenario import load_scenario
 
     path = scenario_path(scenario)
     loaded = load_scenario(path)
+    check_scenario_keys(loaded, path)  # as `run` refuses them: a key no split reads
     if loaded.sweep:
         typer.echo(f"note: {base_point_only(path, 'simulates')}", err=True)
     rows = compare_splits(loaded, tier)

@@ -85,18 +85,13 @@ def run(
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
     from tiersim.cli import return_freed_arrow_memory
-    from tiersim.fleet import check_contexts
-    from tiersim.routing.config import check_router_keys
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
-    from tiersim.workload.sessions import check_session_keys
 
     return_freed_arrow_memory()
     path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
-    check_contexts(loaded)  # before --out is made: a refused scenario leaves no folder
-    check_router_keys(loaded.router, str(path))
-    check_session_keys(loaded.workload.sessions, str(path))
+    check_scenario_keys(loaded, path)  # before --out is made: a refused scenario leaves no folder
     with out_folder(out, "run", loaded, path):
         if loaded.sweep:
             typer.echo(f"note: {base_point_only(path, 'runs')}", err=True)
@@ -104,6 +99,20 @@ def run(
             result = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines,
                                   report=report)
     print_summary(result, out, report)
+
+
+def check_scenario_keys(loaded, path: Path | str) -> None:
+    """Refuse what a command simulating one scenario (``run``, ``disagg``) would quietly not
+    read: a ``max_model_len`` above a tier's model's context, a ``router:`` key no policy in
+    play reads, a ``workload.sessions`` key its source does not read; each one line naming
+    the file and the key."""
+    from tiersim.fleet import check_contexts
+    from tiersim.routing.config import check_router_keys
+    from tiersim.workload.sessions import check_session_keys
+
+    check_contexts(loaded)
+    check_router_keys(loaded.router, str(path))
+    check_session_keys(loaded.workload.sessions, str(path))
 
 
 def base_point_only(path: Path | str, does: str) -> str:

@@ -1,0 +1,45 @@
+"""Round 22 of hostile input on the serving techniques (disaggregation, speculative decoding,
+prefix caching, sessions, replicas, cascades): each a failure found from outside and fixed,
+with the exact line a user sees or the number that was wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_round19 import error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "tiersim" / "scenarios"
+
+
+def small_disagg(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """The bundled disagg scenario cut to 20 s and two replicas (one split), with ``edits``."""
+    text = (SCENARIOS / "disagg.yaml").read_text()
+    for old, new in (("window: [0, 300]", "window: [0, 20]"), ("replicas: 5", "replicas: 2"),
+                     ("prefill_replicas: 4", "prefill_replicas: 1"), *edits):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "disagg.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_disagg_refuses_a_router_key_no_policy_reads(tmp_path, capsys):
+    """``tiersim run`` refused ``fractions`` under ``policy: uniform``; ``tiersim disagg``
+    simulated every split without it and said nothing."""
+    scenario = small_disagg(tmp_path, ("router: {policy: uniform}",
+                                       "router: {policy: uniform, fractions: [1]}"))
+    line = error_line(*run_cli(capsys, "disagg", scenario))
+    assert line == (f"Error: {scenario}: line 28: router.fractions: policy uniform does not "
+                    "read it (only static_split does); remove it, or set policy: static_split")
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == line
+
+
+def test_disagg_refuses_a_session_key_its_source_does_not_read(tmp_path, capsys):
+    """The same for ``workload.sessions``: ``generate: {...}`` under ``source: off``."""
+    scenario = small_disagg(tmp_path, ("router: {policy: uniform}",
+                                       "router: {policy: uniform}\nworkload:\n  sessions: "
+                                       "{source: 'off', generate: {tasks: 3}}"))
+    line = error_line(*run_cli(capsys, "disagg", scenario))
+    assert line == (f"Error: {scenario}: line 30: workload.sessions.generate: source off does "
+                    "not read it (only generate does); remove it, or set source: generate")
