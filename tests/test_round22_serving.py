@@ -43,3 +43,43 @@ def test_disagg_refuses_a_session_key_its_source_does_not_read(tmp_path, capsys)
     line = error_line(*run_cli(capsys, "disagg", scenario))
     assert line == (f"Error: {scenario}: line 30: workload.sessions.generate: source off does "
                     "not read it (only generate does); remove it, or set source: generate")
+
+
+def tiny_with_prefix_caching(tmp_path: Path, trace: str | None = None) -> Path:
+    """The bundled tiny scenario with prefix caching on its bf16 tier (its Azure trace names
+    no prompt block), or on ``trace``."""
+    text = (SCENARIOS / "tiny.yaml").read_text().replace(
+        "    precision: bf16\n    replicas: 1\n",
+        "    precision: bf16\n    replicas: 1\n    scheduler: {enable_prefix_caching: true}\n")
+    if trace is not None:
+        text = text.replace("path: azure2023_code.parquet\n  window: [240, 360]",
+                            f"path: {trace}\n  window: [0, 20]")
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_prefix_caching_on_a_trace_without_prefix_hashes_is_noted(tmp_path, capsys):
+    """The Azure traces name no prompt block: prefix caching there was accepted, found nothing
+    and read 0 % as if real prompts shared nothing."""
+    scenario = tiny_with_prefix_caching(tmp_path)
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out", "--no-baselines")
+    assert code == 0, err
+    note = ("note: tiny.yaml: tier bf16 caches prefixes (scheduler.enable_prefix_caching), and "
+            "no request names its prompt's blocks (the trace has no prefix_hashes column, as "
+            "Mooncake's hash_ids, and runs no sessions), so no prompt can hit a cache: its hit "
+            "rate reads 0 whatever real prompts share; use a trace with prefix hashes, or set "
+            "enable_prefix_caching: false")
+    assert f"note: {scenario}:" + note.removeprefix("note: tiny.yaml:") in err.splitlines()
+    import json
+
+    assert note.removeprefix("note: ") in json.loads(
+        (tmp_path / "out" / "summary.json").read_text())["notes"]
+
+
+def test_prefix_caching_on_a_trace_with_prefix_hashes_is_not_noted(tmp_path, capsys):
+    """Mooncake's trace names its blocks: no such note."""
+    scenario = tiny_with_prefix_caching(tmp_path, "mooncake_synthetic.parquet")
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    assert "caches prefixes" not in err

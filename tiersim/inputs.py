@@ -295,6 +295,7 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
         except ScenarioError as err:
             raise _baseline_key(err, len(scenario.tiers)) from None
     note_unused_acceptance(prepared.df, scenario, source)
+    note_no_prompt_blocks(prepared.df, scenario, source)
     return prepared
 
 
@@ -308,6 +309,33 @@ def note_unused_acceptance(df: pd.DataFrame, scenario: Scenario, source: str) ->
     warnings.warn(f"{source}: the trace's spec_acceptance column is not used: no tier has a "
                   "speculative block (add one to a tier to use the rates, or drop the "
                   "column)", Note, stacklevel=3)
+
+
+def note_no_prompt_blocks(df: pd.DataFrame, scenario: Scenario, source: str) -> None:
+    """A note when a tier (routed or baseline) caches prefixes and no request names a block of
+    its prompt (no ``prefix_hashes`` column, none made by sessions, or every row's list
+    empty): the cache, its offload levels and a prefix-aware balancer then find nothing, and
+    the hit rate reads 0 whatever real prompts would share."""
+    caching = [t.name for t in [*scenario.tiers, *scenario.baselines]
+               if t.scheduler.enable_prefix_caching]
+    if not caching:
+        return
+    if "prefix_hashes" in df.columns:
+        if any(len(blocks) for blocks in df["prefix_hashes"]):
+            return
+        why = "no row of the trace's prefix_hashes column holds a block"
+    else:
+        why = ("the trace has no prefix_hashes column, as Mooncake's hash_ids, and runs no "
+               "sessions")
+    names = " and ".join([", ".join(caching[:-1]), caching[-1]] if len(caching) > 1
+                         else caching)
+    tiers, its = ("tiers", "their hit rates read") if len(caching) > 1 else (
+        "tier", "its hit rate reads")
+    verb = "cache" if len(caching) > 1 else "caches"
+    warnings.warn(f"{source}: {tiers} {names} {verb} prefixes (scheduler.enable_prefix_caching), "
+                  f"and no request names its prompt's blocks ({why}), so no prompt can hit a "
+                  f"cache: {its} 0 whatever real prompts share; use a trace with prefix "
+                  "hashes, or set enable_prefix_caching: false", Note, stacklevel=3)
 
 
 def _baseline_key(err: ScenarioError, routed: int) -> ScenarioError:
