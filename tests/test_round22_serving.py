@@ -83,3 +83,19 @@ def test_prefix_caching_on_a_trace_with_prefix_hashes_is_not_noted(tmp_path, cap
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0, err
     assert "caches prefixes" not in err
+
+
+def test_disagg_does_not_speak_of_a_saving_it_never_prints(tmp_path, capsys):
+    """A scenario with baseline-only tiers drew, under ``tiersim disagg``, run's note for
+    ``--no-baselines`` (the baselines 'left out of the estimated saving'; 'run without
+    --no-baselines'): disagg prints no saving and has no such option."""
+    scenario = small_disagg(tmp_path, ("router: {policy: uniform}",
+                                       "baselines:\n  - {name: fp8, precision: fp8, "
+                                       "cost_per_gpu_hour: 3.5, gpus_per_replica: 2}\n"
+                                       "router: {policy: uniform}"))
+    code, err = run_cli(capsys, "disagg", scenario)
+    assert code == 0, err
+    assert err == ""
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    assert "left out of the estimated saving" in err

@@ -80,14 +80,14 @@ def run_with_requests(scenario: Scenario) -> tuple[RunResult, summary.RequestTab
     """``scenario`` run as :func:`run_scenario` runs it (nothing written, no baselines), with
     its request table (the rows of ``requests.parquet``: ``final_tier`` names the tier that
     answered each request): one tier's p50 latencies, which the summary does not hold."""
-    run, requests, _, _ = _noted(scenario, scenario.source, False)
+    run, requests, _, _ = _noted(scenario, scenario.source, False, saving_shown=False)
     return run, requests
 
 
-def _noted(scenario: Scenario, source: str, baselines: bool):
+def _noted(scenario: Scenario, source: str, baselines: bool, saving_shown: bool = True):
     """:func:`_simulated` with the run's notes (a trace's dropped rows ...) in its summary."""
     with _notes_kept() as notes:
-        run, requests, result, fleet = _simulated(scenario, source, baselines)
+        run, requests, result, fleet = _simulated(scenario, source, baselines, saving_shown)
     run = dataclasses.replace(run, notes=_portable(notes, scenario, source))
     return run, requests, result, fleet
 
@@ -123,13 +123,14 @@ def _portable(notes: list[str], scenario: Scenario, source: str) -> tuple[str, .
     return tuple(out)
 
 
-def _simulated(scenario: Scenario, source: str, baselines: bool):
+def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: bool = True):
     """The run's summary, request table, engine result and fleet (nothing written); ``source``
-    is the scenario's path as given, named in notes and errors."""
+    is the scenario's path as given, named in notes and errors. ``saving_shown`` False: the
+    caller shows no saving (``tiersim disagg``), so no note speaks of an estimated one."""
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
     _note_tier_order(scenario, infos, source)
-    if not baselines:
+    if not baselines and saving_shown:
         _note_unsized_baselines(scenario, source)
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
     workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
