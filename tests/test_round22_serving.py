@@ -99,3 +99,17 @@ def test_disagg_does_not_speak_of_a_saving_it_never_prints(tmp_path, capsys):
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0, err
     assert "left out of the estimated saving" in err
+
+
+def test_a_baseline_split_needs_no_replicas(tmp_path, capsys):
+    """A baseline needs no ``replicas`` (it is sized by simulation), yet one with a
+    ``disaggregation`` block was refused as 'prefill_replicas + decode_replicas (1 + 1) must
+    equal replicas (1)', a count the user never wrote."""
+    scenario = small_disagg(tmp_path, ("router: {policy: uniform}",
+                                       "baselines:\n  - {name: split, precision: bf16, "
+                                       "cost_per_gpu_hour: 3.5, gpus_per_replica: 2, "
+                                       "disaggregation: {prefill_replicas: 1, "
+                                       "decode_replicas: 1}}\nrouter: {policy: uniform}"))
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out")
+    assert code == 0, err
+    assert "must equal replicas" not in err

@@ -403,12 +403,13 @@ class Scenario(_Strict):
     @classmethod
     def _empty_baselines(cls, value: Any) -> Any:
         """``baselines:`` with every item commented out (YAML null) is no baselines; a
-        baseline needs no ``replicas`` (it is sized by simulation, so the count is unused)."""
+        baseline needs no ``replicas`` (it is sized by simulation, so the count is unused):
+        left out, it is its ``disaggregation`` split's replicas, else 1."""
         if value is None:
             return []
         if isinstance(value, list):
-            return [{"replicas": 1, **item} if isinstance(item, dict) else item
-                    for item in value]
+            return [{"replicas": _split_replicas(item), **item} if isinstance(item, dict)
+                    else item for item in value]
         return value
 
     @field_validator("workload", mode="before")
@@ -477,6 +478,17 @@ class Scenario(_Strict):
     def _resolve(self, model: str) -> str:
         """A catalogue name as it is; a relative config.json path beside the scenario first."""
         return resolve_model_ref(model, self._source)
+
+
+def _split_replicas(tier: dict) -> int:
+    """The replicas a tier map's ``disaggregation`` block splits (prefill + decode, where both
+    are whole numbers), else 1: what a baseline that leaves out ``replicas`` counts."""
+    split = tier.get("disaggregation")
+    counts = [split.get(key) for key in ("prefill_replicas", "decode_replicas")] if isinstance(
+        split, dict) else []
+    if counts and all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
+        return sum(counts)
+    return 1
 
 
 def resolve_file_ref(name: str, source: str) -> str:
