@@ -113,3 +113,20 @@ def test_a_baseline_split_needs_no_replicas(tmp_path, capsys):
     code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out")
     assert code == 0, err
     assert "must equal replicas" not in err
+
+
+def test_data_parallel_ranks_count_against_the_replica_ceiling(tmp_path, capsys):
+    """``replicas: 1024`` (the default limit) of ``data_parallel: 4096`` ranks built 4.2
+    million engine replicas: a MemoryError traceback after a minute and a half, the limit on
+    replicas never seeing the ranks."""
+    scenario = tmp_path / "dp.yaml"
+    scenario.write_text((SCENARIOS / "tiny.yaml").read_text().replace(
+        "model: Qwen3-Coder-30B-A3B", "model: Llama-3.1-8B").replace(
+        "    precision: bf16\n    replicas: 1\n",
+        "    precision: bf16\n    replicas: 1024\n    gpus_per_replica: 4096\n"
+        "    data_parallel: 4096\n"))
+    line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: line 22: tiers[1].data_parallel: 1,024 replicas x "
+                    "data_parallel 4,096 make 4,194,304 engine replicas, above the 100,000 "
+                    "tiersim simulates in one tier (each data-parallel rank schedules on its "
+                    "own); lower replicas or data_parallel")

@@ -1108,13 +1108,23 @@ def _evicted_to(tier: TierConfig, j: int, empty: list[int]) -> str:
 
 def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> None:
     """Refuse a tier larger than ``limits.max_replicas`` (a typo like 100000000 would take
-    all memory)."""
+    all memory), or whose replicas' data-parallel ranks, each an engine replica of its own,
+    number more than :data:`MAX_REPLICAS_CEILING` (1,024 replicas of 4,096 ranks ran out of
+    memory building them)."""
     limit = scenario.limits.max_replicas
     for at, tier in scenario.tier_entries():
         if tier.replicas > limit:
             raise ScenarioError(source, _where((*at, "replicas"), root),
                                 f"{tier.replicas} replicas is above limits.max_replicas "
                                 f"({limit}); set limits: {{max_replicas: N}} to allow more")
+        engines = tier.replicas * tier.data_parallel
+        if engines > MAX_REPLICAS_CEILING:  # each data-parallel rank is a scheduler of its own
+            raise ScenarioError(source, _where((*at, "data_parallel"), root),
+                                f"{tier.replicas:,} replicas x data_parallel "
+                                f"{tier.data_parallel:,} make {engines:,} engine replicas, "
+                                f"above the {MAX_REPLICAS_CEILING:,} tiersim simulates in one "
+                                "tier (each data-parallel rank schedules on its own); lower "
+                                "replicas or data_parallel")
 
 
 def _default_profile_for_gpu(scenario: Scenario) -> None:
