@@ -130,3 +130,40 @@ def test_data_parallel_ranks_count_against_the_replica_ceiling(tmp_path, capsys)
                     "data_parallel 4,096 make 4,194,304 engine replicas, above the 100,000 "
                     "tiersim simulates in one tier (each data-parallel rank schedules on its "
                     "own); lower replicas or data_parallel")
+
+
+def tiny_with_balancer(tmp_path: Path, balancer: str, replicas: int = 1) -> Path:
+    """The bundled tiny scenario whose bf16 tier sets ``balancer`` over ``replicas``."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text((SCENARIOS / "tiny.yaml").read_text().replace(
+        "    precision: bf16\n    replicas: 1\n",
+        f"    precision: bf16\n    replicas: {replicas}\n    balancer: {balancer}\n"))
+    return path
+
+
+def test_a_balancer_with_one_replica_to_pick_is_noted(tmp_path, capsys):
+    """A balancer on a one-replica tier was accepted and changed nothing, without a word."""
+    scenario = tiny_with_balancer(tmp_path, "round_robin")
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    assert ("note: tier bf16: balancer round_robin picks one of the tier's engine replicas for "
+            "each request, and it has one (replicas 1, data_parallel 1), so the key changes "
+            "nothing; give the tier more replicas, or remove the key") in err.splitlines()
+
+
+def test_a_lone_prefix_aware_balancer_gets_one_note(tmp_path, capsys):
+    """Without prefix caching too it gets that note alone: caching would not make it pick."""
+    code, err = run_cli(capsys, "run", tiny_with_balancer(tmp_path, "prefix_aware"),
+                        "--no-baselines")
+    assert code == 0, err
+    assert [line for line in err.splitlines() if "balancer" in line] == [
+        "note: tier bf16: balancer prefix_aware picks one of the tier's engine replicas for "
+        "each request, and it has one (replicas 1, data_parallel 1), so the key changes "
+        "nothing; give the tier more replicas, or remove the key"]
+
+
+def test_a_balancer_with_replicas_to_pick_is_not_noted(tmp_path, capsys):
+    code, err = run_cli(capsys, "run", tiny_with_balancer(tmp_path, "round_robin", 2),
+                        "--no-baselines")
+    assert code == 0, err
+    assert "balancer" not in err

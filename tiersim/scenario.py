@@ -1562,9 +1562,10 @@ def unread_scheduler_keys(scheduler: SchedulerConfig) -> list[str]:
 def check_layouts(scenario: Scenario) -> None:
     """Notes on the tiers as configured that do not stop a run: block-FP8 weights split into
     partial blocks, prefix caching a gated delta-net model, scheduler keys nothing reads, a
-    prefix-aware balancer with no prefix cache to read."""
+    prefix-aware balancer with no prefix cache to read, a balancer with one replica to pick."""
     _note_unread_scheduler_keys(scenario)
     _note_blind_balancer(scenario)
+    _note_lone_balancer(scenario)
     _note_block_splits(scenario)
     _note_hybrid_caching(scenario)
     _note_short_kv(scenario)
@@ -1599,12 +1600,36 @@ def _note_blind_balancer(scenario: Scenario) -> None:
 
     for kind, tiers in (("tier", scenario.tiers), ("baseline", scenario.baselines)):
         for tier in tiers:
-            if tier.balancer == "prefix_aware" and not tier.scheduler.enable_prefix_caching:
+            if (tier.balancer == "prefix_aware" and not tier.scheduler.enable_prefix_caching
+                    and not (kind == "tier" and _lone_balancer(tier))):  # that note says more
                 warnings.warn(Note(
                     f"{kind} {tier.name}: balancer prefix_aware counts the prompt tokens each "
                     f"replica has cached, and the {kind} caches none (no "
                     "enable_prefix_caching: true), so it balances as least_tokens does; turn "
                     "prefix caching on, or use balancer: least_tokens"), stacklevel=3)
+
+
+def _note_lone_balancer(scenario: Scenario) -> None:
+    """A note per tier that sets ``balancer`` and has one engine replica to pick (one replica
+    of one data-parallel rank): every request goes to it whatever the balancer, so the key
+    changes nothing. Baseline-only tiers are left out: they are sized, so their count is not
+    the one written."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    for tier in scenario.tiers:
+        if _lone_balancer(tier):
+            warnings.warn(Note(
+                f"tier {tier.name}: balancer {tier.balancer} picks one of the tier's engine "
+                "replicas for each request, and it has one (replicas 1, data_parallel 1), so "
+                "the key changes nothing; give the tier more replicas, or remove the key"),
+                stacklevel=3)
+
+
+def _lone_balancer(tier: TierConfig) -> bool:
+    """Whether ``tier`` sets ``balancer`` with one engine replica to pick."""
+    return "balancer" in tier.model_fields_set and tier.replicas * tier.data_parallel == 1
 
 
 def _note_partial_profile(scenario: Scenario) -> None:
