@@ -167,3 +167,17 @@ def test_a_balancer_with_replicas_to_pick_is_not_noted(tmp_path, capsys):
                         "--no-baselines")
     assert code == 0, err
     assert "balancer" not in err
+
+
+def test_expert_parallel_over_one_gpu_is_noted(tmp_path, capsys):
+    """``expert_parallel: true`` on a one-GPU replica spreads the experts over that GPU: it
+    was accepted and changed nothing, without a word."""
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text((SCENARIOS / "tiny.yaml").read_text().replace(
+        "    precision: bf16\n    replicas: 1\n",
+        "    precision: bf16\n    replicas: 1\n    expert_parallel: true\n"))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    assert ("note: tier bf16: expert_parallel spreads the experts over the replica's GPUs, and "
+            "it has one (gpus_per_replica 1), so the key changes nothing; give the replica "
+            "more GPUs, or remove the key") in err.splitlines()

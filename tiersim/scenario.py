@@ -1562,10 +1562,12 @@ def unread_scheduler_keys(scheduler: SchedulerConfig) -> list[str]:
 def check_layouts(scenario: Scenario) -> None:
     """Notes on the tiers as configured that do not stop a run: block-FP8 weights split into
     partial blocks, prefix caching a gated delta-net model, scheduler keys nothing reads, a
-    prefix-aware balancer with no prefix cache to read, a balancer with one replica to pick."""
+    prefix-aware balancer with no prefix cache to read, a balancer with one replica to pick,
+    expert parallelism over one GPU."""
     _note_unread_scheduler_keys(scenario)
     _note_blind_balancer(scenario)
     _note_lone_balancer(scenario)
+    _note_lone_expert_parallel(scenario)
     _note_block_splits(scenario)
     _note_hybrid_caching(scenario)
     _note_short_kv(scenario)
@@ -1625,6 +1627,22 @@ def _note_lone_balancer(scenario: Scenario) -> None:
                 "replicas for each request, and it has one (replicas 1, data_parallel 1), so "
                 "the key changes nothing; give the tier more replicas, or remove the key"),
                 stacklevel=3)
+
+
+def _note_lone_expert_parallel(scenario: Scenario) -> None:
+    """A note per tier that sets ``expert_parallel: true`` on a one-GPU replica: the experts
+    are spread over one GPU, as without it, so the key changes nothing. Baseline-only tiers
+    are left out: their GPUs per replica are sized."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    for tier in scenario.tiers:
+        if tier.expert_parallel and tier.gpus_per_replica == 1:
+            warnings.warn(Note(
+                f"tier {tier.name}: expert_parallel spreads the experts over the replica's "
+                "GPUs, and it has one (gpus_per_replica 1), so the key changes nothing; give "
+                "the replica more GPUs, or remove the key"), stacklevel=3)
 
 
 def _lone_balancer(tier: TierConfig) -> bool:
