@@ -181,3 +181,19 @@ def test_expert_parallel_over_one_gpu_is_noted(tmp_path, capsys):
     assert ("note: tier bf16: expert_parallel spreads the experts over the replica's GPUs, and "
             "it has one (gpus_per_replica 1), so the key changes nothing; give the replica "
             "more GPUs, or remove the key") in err.splitlines()
+
+
+def test_a_disaggregated_tier_names_the_key_it_cannot_have(tmp_path, capsys):
+    """'tiers[0]: disaggregation needs data_parallel: 1 and no speculative block' named
+    neither key the tier set, nor which of the two it was."""
+    dp = small_disagg(tmp_path, ("gpus_per_replica: 2\n",
+                                 "gpus_per_replica: 2\n    data_parallel: 2\n"))
+    assert error_line(*run_cli(capsys, "disagg", dp)) == (
+        f"Error: {dp}: line 24: tiers[0].data_parallel: a disaggregated tier's data-parallel "
+        "ranks (data_parallel 2) are not modelled; set data_parallel: 1, or remove "
+        "disaggregation")
+    spec = small_disagg(tmp_path, ("latency_us: 10}\n",
+                                   "latency_us: 10}\n    speculative: {k: 2, acceptance: 0.5}\n"))
+    assert error_line(*run_cli(capsys, "run", spec, "--no-baselines")) == (
+        f"Error: {spec}: line 27: tiers[0].speculative: speculative decoding on a "
+        "disaggregated tier is not modelled; remove speculative, or disaggregation")

@@ -311,8 +311,13 @@ class TierConfig(_Strict):
             raise ValueError(f"disaggregation: prefill_replicas + decode_replicas "
                              f"({split.prefill_replicas} + {split.decode_replicas}) must equal "
                              f"replicas ({self.replicas})")
-        if self.data_parallel != 1 or self.speculative is not None:
-            raise ValueError("disaggregation needs data_parallel: 1 and no speculative block")
+        if self.data_parallel != 1:
+            raise KeyedError(("data_parallel",), f"a disaggregated tier's data-parallel ranks "
+                             f"(data_parallel {self.data_parallel}) are not modelled; set "
+                             "data_parallel: 1, or remove disaggregation")
+        if self.speculative is not None:
+            raise KeyedError(("speculative",), "speculative decoding on a disaggregated tier "
+                             "is not modelled; remove speculative, or disaggregation")
         return self
 
     @model_validator(mode="after")
