@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots
 from tiersim.analytic import upper_hull
 from tiersim.report.load import ReportData, axis_text
 from tiersim.report.timeseries import bucketed
-from tiersim.results import RunResult
+from tiersim.results import RunResult, within_limit
 
 CDF_POINTS = 400
 TIME_BINS = 600
@@ -413,18 +413,61 @@ def _add_sweep_points(fig: go.Figure, sweep: pd.DataFrame, cost_col: str, axes: 
                       suffix: str = "", number: int = 0) -> int:
     """Sweep points as grey markers plus their Pareto front (names ending in ``suffix``, the
     ``number``-th cost model's colour and symbol); returns how many were drawn."""
-    frame = sweep.dropna(subset=[cost_col, "accuracy"])
+    every = sweep.dropna(subset=[cost_col, "accuracy"])
+    missed = _missed(every)
+    frame = every[~missed]
     cost, acc = frame[cost_col].to_numpy(float), frame["accuracy"].to_numpy(float)
     symbol = ("circle", "diamond", "square")[number % 3]
     fig.add_trace(go.Scatter(x=cost, y=acc, mode="markers", name="sweep points" + suffix,
                              text=_point_labels(frame, axes), hoverinfo="text+x+y",
                              marker={"color": "#999", "size": 8, "symbol": symbol}))
+    if missed.any():
+        out = every[missed]
+        fig.add_trace(go.Scatter(
+            x=out[cost_col].to_numpy(float), y=out["accuracy"].to_numpy(float), mode="markers",
+            name="sweep points missing their SLOs or floor (not on the front)" + suffix,
+            text=_point_labels(out, axes), hoverinfo="text+x+y",
+            marker={"color": "#d62728", "size": 8, "symbol": "x"}))
     front = _pareto(cost, acc)
     fig.add_trace(go.Scatter(x=cost[front], y=acc[front], mode="lines+markers",
                              name="Pareto front of the sweep" + suffix,
                              marker={"symbol": symbol},
                              line={"color": FRONT_COLORS[number % len(FRONT_COLORS)]}))
     return len(frame)
+
+
+def _missed(frame: pd.DataFrame) -> np.ndarray:
+    """Per sweep point, whether its fleet missed the SLOs or the accuracy floor its uniform
+    baselines are held to (``savings.routed_slo_met`` / ``routed_floor_met`` false), so its
+    saving is not comparable and it is no setting worth choosing: it is kept off the Pareto
+    front. A table without savings (``--no-baselines``) is judged as a run judges itself:
+    a request dropped, a p99 over the point's SLO, or ``router.floor_met`` false."""
+    def false(column: str) -> np.ndarray:
+        if column not in frame:
+            return np.zeros(len(frame), dtype=bool)
+        return np.array([v is not None and not pd.isna(v) and not bool(v)
+                         for v in frame[column]], dtype=bool)
+
+    if "savings.routed_slo_met" in frame or "savings.routed_floor_met" in frame:
+        return false("savings.routed_slo_met") | false("savings.routed_floor_met")
+    out = false("router.floor_met")
+    if "dropped" in frame:
+        out |= pd.to_numeric(frame["dropped"], errors="coerce").fillna(0).to_numpy() > 0
+    for metric in ("ttft_p99_s", "tpot_p99_s"):
+        limit = f"slo_{metric}"
+        if metric in frame and limit in frame:
+            out |= np.array([_over(v, lim) for v, lim in zip(frame[metric], frame[limit],
+                                                               strict=True)], dtype=bool)
+    return out
+
+
+def _over(value, limit) -> bool:
+    """Whether a written p99 is over its written limit (either missing: not judged)."""
+    try:
+        value, limit = float(value), float(limit)
+    except (TypeError, ValueError):
+        return False
+    return value == value and limit == limit and not within_limit(value, limit)
 
 
 def _ledger_column(cost_col: str) -> str:
