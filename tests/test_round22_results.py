@@ -3,6 +3,8 @@ each a mismatch found from outside and fixed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tiersim.report.figures import frontier
 from tiersim.report.load import load_dir
 from tiersim.sweep.run import run_sweep
@@ -37,3 +39,54 @@ def test_sweep_pareto_front_leaves_out_points_that_miss_their_slos(tmp_path):
     assert traces["Pareto front of the sweep"] == [2.0]
     assert traces["sweep points missing their SLOs or floor (not on the front)"] == [1.0]
     assert traces["sweep points"] == [2.0, 3.0]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
+
+
+def _one_request_scenario(tmp_path: Path, body: str):
+    """A scenario of one bf16 tier on a trace of one request, loaded with its path."""
+    import pandas as pd
+
+    from tiersim.scenario import load_scenario
+
+    pd.read_parquet(TRACE).iloc[:1].to_csv(tmp_path / "one.csv", index=False)
+    path = tmp_path / "s.yaml"
+    path.write_text(f"""name: s
+seed: 0
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+profile: null
+trace: {{path: one.csv}}
+slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.1}}
+tiers:
+  - {{name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}}
+{body}""")
+    return load_scenario(path), path
+
+
+def test_one_request_gives_no_accuracy_interval(tmp_path):
+    """A trace of one request gave the accuracy a 95% interval of zero width (95.0 % - 95.0 %),
+    and 'floor met by the interval's low end: yes', from a sample of one: every resample of one
+    value is that value. An interval needs two requests; with one it is unknown, and so is
+    whether its low end meets the floor."""
+    import numpy as np
+    from rich.console import Console
+
+    from tiersim.cli.run import headline_table
+    from tiersim.routing.metrics import bootstrap_ci
+    from tiersim.runner import run_scenario
+
+    lo, hi = bootstrap_ci(np.array([0.95]), np.random.default_rng(0))
+    assert lo != lo and hi != hi
+    scenario, path = _one_request_scenario(tmp_path, "accuracy_floor: 0.9\n")
+    out = tmp_path / "out"
+    run = run_scenario(scenario, out, scenario_path=path, report=True)
+    assert run.requests == 1 and run.router.floor_met is True
+    assert run.router.floor_met_ci95 is None
+    console = Console(width=300, record=True)
+    console.print(headline_table(run))
+    assert "met (95% CI none: fewer than two requests)" in console.export_text()
+    page = (out / "report.html").read_text()
+    assert "<td>accuracy 95% interval</td><td>none: fewer than two requests</td>" in page

@@ -260,6 +260,16 @@ class RouterResult:
     floor_met_ci95: bool | None = None
     escalation_refused_rate: float | None = None
 
+    NO_INTERVAL = "none: fewer than two requests"
+    """What the accuracy's interval reads as where it has none (a sample of one has no spread)."""
+
+    def interval_text(self, show) -> str:
+        """The accuracy's 95% interval as ``show(lo) - show(hi)``, or :attr:`NO_INTERVAL`."""
+        lo, hi = self.accuracy_ci95
+        if _unknown(lo) or _unknown(hi):
+            return self.NO_INTERVAL
+        return f"{show(lo)} - {show(hi)}"
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on)."""
         out = _fields(self)

@@ -270,10 +270,9 @@ def router_rows(r: RunResult, accuracy_source: str,
         f"this run's routing, scored on {routing_source or accuracy_source}",
     )]
     if router.accuracy_floor is not None:
-        lo, hi = router.accuracy_ci95
         met = {True: "met", False: "MISSED", None: "-"}[router.floor_met]
         rows.append((f"accuracy floor {fmt(router.accuracy_floor, ' %', 100)}",
-                     f"{met} (95% CI {fmt(lo, ' %', 100)} - {fmt(hi, ' %', 100)})",
+                     f"{met} (95% CI {router.interval_text(lambda v: fmt(v, ' %', 100))})",
                      accuracy_source))
     saving = r.savings
     if saving is not None and saving.baseline_uniform_tier is not None:

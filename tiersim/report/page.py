@@ -234,10 +234,9 @@ def run_headline(run: RunResult) -> str:
           t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
           t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
     r = run.router
-    lo, hi = r.accuracy_ci95
     out += "<h3>Router</h3>" + table(["metric", "value"], [
         ["policy", r.policy], ["accuracy scored on", r.basis], ["accuracy", r.accuracy],
-        ["accuracy 95% interval", f"{fmt(lo)} - {fmt(hi)}"], ["accuracy floor", r.accuracy_floor],
+        ["accuracy 95% interval", r.interval_text(fmt)], ["accuracy floor", r.accuracy_floor],
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
         ["FPR", percent(r.fpr)], ["FNR", percent(r.fnr)],
         ["escalation rate", percent(r.escalation_rate)],

@@ -31,10 +31,11 @@ BOOTSTRAP_MAX_N = 200_000
 def bootstrap_ci(values: np.ndarray, rng: np.random.Generator, n_boot: int = 200, level=0.95):
     """Percentile bootstrap interval of the mean of ``values`` (normal approximation, mean
     +- z x sd / sqrt(n), above :data:`BOOTSTRAP_MAX_N` values, where resampling costs seconds
-    and the two agree)."""
+    and the two agree). NaN for fewer than two values: every resample of one value is that
+    value, a zero-width interval from a sample of one."""
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
-    if n == 0:
+    if n < 2:
         return (float("nan"), float("nan"))
     if n > BOOTSTRAP_MAX_N:
         from scipy.special import ndtri  # the normal quantile (norm.ppf's own kernel; lazy)
