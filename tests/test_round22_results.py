@@ -90,3 +90,19 @@ def test_one_request_gives_no_accuracy_interval(tmp_path):
     assert "met (95% CI none: fewer than two requests)" in console.export_text()
     page = (out / "report.html").read_text()
     assert "<td>accuracy 95% interval</td><td>none: fewer than two requests</td>" in page
+
+
+def test_normal_interval_of_many_requests_stays_within_the_values():
+    """Above 200,000 requests the interval is the normal approximation, mean +- 1.96 sd /
+    sqrt(n), which the bootstrap it stands in for never is: 300,000 answers all right but one
+    gave an accuracy interval reaching 100.0003 %, three right of 300,000 one below 0 %."""
+    import numpy as np
+
+    from tiersim.routing.metrics import bootstrap_ci
+
+    values = np.ones(300_000)
+    values[0] = 0.0
+    lo, hi = bootstrap_ci(values, np.random.default_rng(0))
+    assert lo < values.mean() < hi == 1.0
+    lo, hi = bootstrap_ci(np.r_[np.ones(3), np.zeros(299_997)], np.random.default_rng(0))
+    assert lo == 0.0 < hi

@@ -41,7 +41,9 @@ def bootstrap_ci(values: np.ndarray, rng: np.random.Generator, n_boot: int = 200
         from scipy.special import ndtri  # the normal quantile (norm.ppf's own kernel; lazy)
 
         half = ndtri(0.5 + level / 2.0) * values.std() / np.sqrt(n)
-        return (float(values.mean() - half), float(values.mean() + half))
+        # within the values, as every bootstrap mean is (an accuracy never past 0 or 1)
+        return (float(max(values.mean() - half, values.min())),
+                float(min(values.mean() + half, values.max())))
     means = np.empty(n_boot)
     for b in range(n_boot):
         means[b] = values[rng.integers(0, n, n)].mean()
