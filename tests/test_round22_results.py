@@ -106,3 +106,25 @@ def test_normal_interval_of_many_requests_stays_within_the_values():
     assert lo < values.mean() < hi == 1.0
     lo, hi = bootstrap_ci(np.r_[np.ones(3), np.zeros(299_997)], np.random.default_rng(0))
     assert lo == 0.0 < hi
+
+
+def test_plan_search_axis_names_the_cost_model_when_no_fleet_qualifies(tmp_path):
+    """A plan priced under --cost-model attributed that found no fleet drew every fleet it
+    simulated at its attributed cost on an axis labelled 'USD, provisioned': plan.json kept the
+    cost model only inside the chosen plan, and the figure fell back to provisioned. plan.json
+    now names it at its top level whatever the outcome."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from tiersim.cli import app
+    from tiersim.report.figures import plan_search
+
+    _, path = _one_request_scenario(tmp_path, "")
+    out = tmp_path / "plan"
+    result = CliRunner().invoke(app, ["plan", str(path), "--out", str(out), "--cost-model",
+                                      "attributed", "--slo-ttft-p99", "0.001"])
+    assert result.exit_code == 1
+    assert json.loads((out / "plan.json").read_text())["cost_model"] == "attributed"
+    fig = plan_search(load_dir(out)).fig
+    assert fig.layout.xaxis.title.text == "cost of the trace on the fleet (USD, attributed)"

@@ -1069,6 +1069,10 @@ class PlanResult:
     """For a planned tier with a ``disaggregation`` block: every prefill/decode split of its
     planned replicas and aggregated serving on the same GPUs (``splits``, best first) and the
     ``chosen`` one, which the planned scenario uses."""
+    cost_model: str | None = None
+    """The ledger every cost in the plan is priced in (``provisioned``, ``attributed`` or
+    ``fixed_per_request``), whether or not a fleet qualified; None in a plan.json written
+    before it was recorded."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the content of plan.json)."""

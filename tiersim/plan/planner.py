@@ -546,7 +546,7 @@ class Planner:
             uniform=tuple(self._runner_up(r, best) for r in uniform),
             reason=None if best else "; ".join(f"{r.design.label}: {r.missed}" for r in results),
             simulations=self.evaluator.simulations, wall_s=time.perf_counter() - t0,
-            evaluated=tuple(self.judged),
+            evaluated=tuple(self.judged), cost_model=getattr(self.evaluator, "cost_model", None),
         )
 
     def _plan_dict(self, best: DesignResult, uniform: list[DesignResult]) -> dict[str, Any]:

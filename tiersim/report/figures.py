@@ -633,9 +633,9 @@ def plan_search(data: ReportData) -> Panel | None:
         fig.add_hline(y=_slo(data)["ttft_p99_s"], line_dash="dash", line_color="red",
                       annotation_text="TTFT SLO")
     fig.update_yaxes(type="log")
+    ledger = plan.cost_model or chosen.get("cost_model") or "cost model not recorded"
     fig.update_layout(title="Capacity plan search: every fleet simulated",
-                      xaxis_title=f"cost of the trace on the fleet (USD, "
-                      f"{chosen.get('cost_model', 'provisioned')})",
+                      xaxis_title=f"cost of the trace on the fleet (USD, {ledger})",
                       yaxis_title="p99 time to first token (s, log scale)", **LAYOUT)
     return Panel("plan_search", fig, "The star is the cheapest fleet that meets every constraint; "
                  "red crosses left of it are cheaper fleets that miss one (hover for the design "
