@@ -128,3 +128,29 @@ def test_plan_search_axis_names_the_cost_model_when_no_fleet_qualifies(tmp_path)
     assert json.loads((out / "plan.json").read_text())["cost_model"] == "attributed"
     fig = plan_search(load_dir(out)).fig
     assert fig.layout.xaxis.title.text == "cost of the trace on the fleet (USD, attributed)"
+
+
+def test_plan_search_draws_a_baseline_only_fleet_apart_from_the_designs(tmp_path):
+    """A tier listed under baselines: is sized as a uniform fleet but never planned; its fleet
+    was drawn as 'meets every constraint' left of the star, under the caption 'The star is the
+    cheapest fleet that meets every constraint'."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from tiersim.cli import app
+    from tiersim.report.figures import plan_search
+
+    _, path = _one_request_scenario(tmp_path, """baselines:
+  - {name: cheap, precision: bf16, replicas: 1, cost_per_gpu_hour: 1.0}
+""")
+    out = tmp_path / "plan"
+    result = CliRunner().invoke(app, ["plan", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    evaluated = json.loads((out / "plan.json").read_text())["evaluated"]
+    assert [e.get("baseline_only", False) for e in evaluated] == [False, True]
+    traces = {t.name: list(t.x) for t in plan_search(load_dir(out)).fig.data}
+    star = traces["chosen plan"][0]
+    assert all(x >= star for x in traces["meets every constraint"])
+    assert traces["uniform baseline only (its tier is under baselines:, never planned)"] == [
+        evaluated[1]["cost_usd"]]

@@ -506,6 +506,8 @@ class Planner:
             entry = {"design": design.label, "router": dict(design.router),
                      "replicas": dict(replicas), "ok": v.ok, "ttft_p99_s": o.ttft_p99_s,
                      "tpot_p99_s": o.tpot_p99_s, "dropped": o.dropped, "cost_usd": o.cost_usd}
+            if set(design.tiers) <= set(self.baseline_names):  # sized, never a plan
+                entry["baseline_only"] = True
             fleet = {k: entry[k] for k in ("design", "router", "replicas")}
             key = json.dumps(fleet, sort_keys=True, default=repr)
             if key not in self._judged_keys:  # a fleet judged again (from the cache) once

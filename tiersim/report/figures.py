@@ -607,6 +607,15 @@ def sweep_metrics(data: ReportData) -> Panel | None:
 # --------------------------------------------------------------------------- plan
 
 
+PLAN_POINTS = {"ok": ("meets every constraint", "#2ca02c", "circle"),
+               "missed": ("misses one", "#d62728", "x"),
+               "baseline": ("uniform baseline only (its tier is under baselines:, never "
+                            "planned)", "#7f7f7f", "diamond")}
+"""Legend name, colour and symbol of the plan search's fleets by kind: a fleet of a tier
+listed under ``baselines:`` (plan.json ``evaluated`` ``baseline_only``) is sized for the saving
+but never planned, so it is drawn apart from the designs the star is chosen among."""
+
+
 def plan_search(data: ReportData) -> Panel | None:
     """Every fleet the planner simulated: cost vs p99 TTFT, meeting every constraint or not."""
     plan = data.plan
@@ -615,15 +624,17 @@ def plan_search(data: ReportData) -> Panel | None:
     if not evaluated:
         return None
     frame = pd.DataFrame([{"cost_usd": e["cost_usd"], "ttft_p99_s": e["ttft_p99_s"],
-                           "ok": bool(e.get("ok")), "label": _replica_text(e)}
+                           "ok": bool(e.get("ok")), "label": _replica_text(e),
+                           "kind": "baseline" if e.get("baseline_only") is True
+                           else "ok" if e.get("ok") else "missed"}
                           for e in evaluated])
     fig = go.Figure()
-    for ok, group in frame.groupby("ok"):
+    for kind, group in frame.groupby("kind", sort=False):
+        name, color, symbol = PLAN_POINTS[kind]
         fig.add_trace(go.Scatter(x=group["cost_usd"], y=group["ttft_p99_s"],
                                  mode="markers", text=group["label"], hoverinfo="text+x+y",
-                                 name="meets every constraint" if ok else "misses one",
-                                 marker={"size": 10, "color": "#2ca02c" if ok else "#d62728",
-                                         "symbol": "circle" if ok else "x"}))
+                                 name=name, marker={"size": 10, "color": color,
+                                                    "symbol": symbol}))
     chosen = plan.plan or {}
     if chosen.get("cost_usd") is not None and chosen.get("ttft_p99_s") is not None:
         fig.add_trace(go.Scatter(x=[chosen["cost_usd"]], y=[chosen["ttft_p99_s"]],
