@@ -154,3 +154,23 @@ def test_plan_search_draws_a_baseline_only_fleet_apart_from_the_designs(tmp_path
     assert all(x >= star for x in traces["meets every constraint"])
     assert traces["uniform baseline only (its tier is under baselines:, never planned)"] == [
         evaluated[1]["cost_usd"]]
+
+
+def test_plan_search_caption_of_a_plan_without_a_fleet_names_no_star(tmp_path):
+    """A plan that found no fleet drew no star, yet its caption read 'The star is the cheapest
+    fleet that meets every constraint; red crosses left of it ...'."""
+    from typer.testing import CliRunner
+
+    from tiersim.cli import app
+    from tiersim.report.figures import plan_search
+
+    _, path = _one_request_scenario(tmp_path, "")
+    out = tmp_path / "plan"
+    result = CliRunner().invoke(app, ["plan", str(path), "--out", str(out),
+                                      "--slo-ttft-p99", "0.001"])
+    assert result.exit_code == 1
+    panel = plan_search(load_dir(out))
+    assert "chosen plan" not in {t.name for t in panel.fig.data}
+    assert panel.caption == ("No fleet met every constraint, so there is no star: each red cross "
+                             "is a fleet simulated that missed one (hover for the design and "
+                             "replicas).")

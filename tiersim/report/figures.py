@@ -648,6 +648,10 @@ def plan_search(data: ReportData) -> Panel | None:
     fig.update_layout(title="Capacity plan search: every fleet simulated",
                       xaxis_title=f"cost of the trace on the fleet (USD, {ledger})",
                       yaxis_title="p99 time to first token (s, log scale)", **LAYOUT)
+    if plan.plan is None:
+        return Panel("plan_search", fig, "No fleet met every constraint, so there is no star: "
+                     "each red cross is a fleet simulated that missed one (hover for the design "
+                     "and replicas).")
     return Panel("plan_search", fig, "The star is the cheapest fleet that meets every constraint; "
                  "red crosses left of it are cheaper fleets that miss one (hover for the design "
                  "and replicas).")
