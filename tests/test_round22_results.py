@@ -45,8 +45,12 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
 
 
-def _one_request_scenario(tmp_path: Path, body: str):
-    """A scenario of one bf16 tier on a trace of one request, loaded with its path."""
+ONE_TIER = "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+
+
+def _one_request_scenario(tmp_path: Path, body: str, tiers: str = ONE_TIER):
+    """A scenario of ``tiers`` (one bf16 tier) on a trace of one request, loaded with its
+    path."""
     import pandas as pd
 
     from tiersim.scenario import load_scenario
@@ -61,8 +65,7 @@ profile: null
 trace: {{path: one.csv}}
 slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.1}}
 tiers:
-  - {{name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}}
-{body}""")
+{tiers}{body}""")
     return load_scenario(path), path
 
 
@@ -174,3 +177,19 @@ def test_plan_search_caption_of_a_plan_without_a_fleet_names_no_star(tmp_path):
     assert panel.caption == ("No fleet met every constraint, so there is no star: each red cross "
                              "is a fleet simulated that missed one (hover for the design and "
                              "replicas).")
+
+
+def test_frontier_names_realised_accuracy_as_the_run_does(tmp_path):
+    """A cascade scores accuracy on the realised draws: the console and the report's headline
+    say "accuracy (realised draws)", while the report's frontier called its axis "expected
+    accuracy"."""
+    from tiersim.runner import run_scenario
+
+    scenario, path = _one_request_scenario(
+        tmp_path, "router: {policy: cascade}\n",
+        "  - {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 2.0}\n" + ONE_TIER)
+    out = tmp_path / "out"
+    run = run_scenario(scenario, out, scenario_path=path)
+    assert run.accuracy_label == "accuracy (realised draws)"
+    fig = frontier(load_dir(out)).fig
+    assert fig.layout.yaxis.title.text == "accuracy (realised draws; fraction answered correctly)"

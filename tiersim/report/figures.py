@@ -386,12 +386,31 @@ def frontier(data: ReportData) -> Panel | None:
         n_points += len(xs)
     if n_points < 2:
         return None
+    name = _accuracy_name(data, sweep)
     fig.update_layout(title="Cost vs accuracy frontier", xaxis_title=cost_label,
-                      yaxis_title="expected accuracy (fraction answered correctly)", **LAYOUT)
+                      yaxis_title=(name[:-1] + "; " if name.endswith(")") else name + " (")
+                      + "fraction answered correctly)", **LAYOUT)
     return Panel("frontier", fig, "Up and to the left is better: routing points left of the "
                  "static-split line save money at equal accuracy, and sweep points off the Pareto "
                  "front are settings never worth choosing." + (LEDGERS_NOTE if several else "")
                  + (_sets_note(sets) if sets > 1 else ""))
+
+
+def _accuracy_name(data: ReportData, sweep: pd.DataFrame | None) -> str:
+    """The accuracy's name as the console and the headline give it: "expected accuracy", or
+    "accuracy (realised draws)" where the router scores it on the realised draws (a cascade),
+    from the run's router basis and the sweep's ``router.basis`` column; a sweep whose points
+    score it both ways says so."""
+    bases = set()
+    if data.run is not None and data.run.router is not None:
+        bases.add(data.run.router.basis)
+    if sweep is not None and "router.basis" in sweep:
+        bases.update(str(b) for b in sweep["router.basis"].dropna())
+    if bases == {"realised"}:
+        return "accuracy (realised draws)"
+    if "realised" in bases:
+        return "accuracy (expected or realised draws, as each point's router scores it)"
+    return "expected accuracy"
 
 
 def _sets_note(sets: int) -> str:
@@ -584,7 +603,7 @@ def sweep_metrics(data: ReportData) -> Panel | None:
         return None
     cost = _cost_column(sweep)
     metrics = [(m, t) for m, t in (("ttft_p99_s", "p99 TTFT (s)"), ("tpot_p99_s", "p99 TPOT (s)"),
-                                   ("accuracy", "expected accuracy"),
+                                   ("accuracy", _accuracy_name(data, sweep)),
                                    (cost, _cost_axis(cost, [ledger for ledger, _ in
                                                             _by_ledger(sweep, cost)])
                                     if cost else "")) if m and m in sweep]
