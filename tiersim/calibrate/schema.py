@@ -126,14 +126,22 @@ def partial_path(out: str | Path) -> Path:
     return path.with_name(f"{path.stem}.partial{path.suffix}")
 
 
+TEMP_NAME_CHARS = 50
+"""Characters of a file's name its temporary file keeps (at most 4 bytes each in UTF-8, so the
+temporary name stays within the system's 255 bytes a name)."""
+
+
 def write(path: str | Path, doc: dict) -> None:
     """Write ``doc`` as indented JSON atomically (temporary file, then rename); a write that
     fails leaves no temporary file behind. The temporary file is this process's own
     (``P.json.<pid>.tmp``): two runs writing one ``--out`` shared ``P.json.tmp``, one renamed
-    the other's away, and the other's failed rename was recorded as a skipped section."""
+    the other's away, and the other's failed rename was recorded as a skipped section. The
+    temporary name keeps the first :data:`TEMP_NAME_CHARS` characters of ``path``'s: a long
+    name the system takes (up to 255 bytes) ran past that limit once ``.<pid>.tmp`` was added,
+    and the measured profile was lost."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name[:TEMP_NAME_CHARS]}.{os.getpid()}.tmp")
     try:
         tmp.write_text(json.dumps(doc, indent=1) + "\n")
         os.replace(tmp, path)

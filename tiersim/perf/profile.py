@@ -729,7 +729,9 @@ def save_profile(profile: Profile, path: str | Path) -> Path:
 
     The file is written whole under a temporary name beside ``path``, then renamed over it: a
     write that fails or is interrupted (a full disk, Ctrl-C) leaves the earlier profile as it
-    was and no temporary file (it was written in place: a full disk left half a profile)."""
+    was and no temporary file (it was written in place: a full disk left half a profile). The
+    temporary name keeps the first 50 characters of ``path``'s, so that it stays within the
+    system's 255 bytes a name where ``path``'s own does."""
     import os
     import tempfile
 
@@ -739,7 +741,7 @@ def save_profile(profile: Profile, path: str | Path) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     umask = os.umask(0o022)  # an ordinary file's mode (0666 less the umask), not mkstemp's
     os.umask(umask)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:50]}.", suffix=".tmp", dir=p.parent)
     try:
         os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
