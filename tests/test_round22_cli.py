@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from test_round19 import error_line, run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
 H200 = ROOT / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json"
@@ -40,3 +43,20 @@ def test_an_imported_profile_of_a_long_name_is_written(tmp_path):
     save_profile(load_profile(H200), out)
     assert load_profile(out).name == "h200_aiconfigurator_vllm"
     assert [p.name for p in tmp_path.iterdir()] == [LONG]
+
+
+# ------------------------------------------------------------------ a command name mistyped
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["rnu", "x.yaml"], "Error: no such command 'rnu' (did you mean 'run'?); see tiersim --help"),
+    (["reprot"], "Error: no such command 'reprot' (did you mean 'report'?); see tiersim --help"),
+    (["trace", "inspct"], "Error: no such command 'inspct' (did you mean 'inspect'?); see "
+                          "tiersim trace --help"),
+    (["zzz"], "Error: no such command 'zzz'; see tiersim --help"),
+])
+def test_a_mistyped_command_is_named_with_the_one_meant(capsys, argv, line):
+    """A mistyped option is told the one meant (``--ou: no such option (did you mean
+    --out?)``); a mistyped command was not (``tiersim rnu``: the commands load lazily, so the
+    framework saw none to suggest), and a group's suggestion read "no such command 'inspct'.
+    Did you mean 'inspect'?; see ...", two sentences cut by the see-also."""
+    assert error_line(*run_cli(capsys, *argv)) == line

@@ -116,6 +116,11 @@ def _problem(error: UsageError) -> str:
         return "no such option" + (f" (did you mean {' or '.join(close)}?)" if close else "")
     if isinstance(error, errors.MissingParameter):
         return "required, and not given"
+    command = re.match(r"No such command ('.*')\.", error.format_message())
+    if command:
+        close = _close_commands(error.ctx, command.group(1))
+        return f"no such command {command.group(1)}" + (
+            f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
     if isinstance(error, errors.BadParameter):
         text = error.message
     elif isinstance(error, errors.BadOptionUsage):
@@ -124,6 +129,22 @@ def _problem(error: UsageError) -> str:
         text = error.format_message()
     text = " ".join(str(text).split()).rstrip(".")
     return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def _close_commands(ctx, typed: str) -> list[str]:
+    """The commands of ``ctx``'s group spelled close to ``typed`` (its repr, as the framework
+    quotes it), as an unknown option's are found: the top-level commands load lazily, so the
+    framework saw none to suggest."""
+    import ast
+    import difflib
+
+    if ctx is None or not hasattr(ctx.command, "list_commands"):
+        return []
+    try:
+        name = ast.literal_eval(typed)
+    except (ValueError, SyntaxError):
+        return []
+    return difflib.get_close_matches(str(name), ctx.command.list_commands(ctx))
 
 
 __all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "option_names",
