@@ -60,3 +60,28 @@ def test_a_mistyped_command_is_named_with_the_one_meant(capsys, argv, line):
     framework saw none to suggest), and a group's suggestion read "no such command 'inspct'.
     Did you mean 'inspect'?; see ...", two sentences cut by the see-also."""
     assert error_line(*run_cli(capsys, *argv)) == line
+
+
+# ------------------------------------------------------------------ calibrate: an option misspelt
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["--quick", "--ot", "p.json"], "Error: unrecognized arguments: --ot (did you mean --out "
+                                    "or --tp?); see tiersim calibrate --help"),
+    (["--quik", "--out", "p.json"], "Error: unrecognized arguments: --quik (did you mean "
+                                    "--quick?); see tiersim calibrate --help"),
+    (["--from", "aiconfigurator", "--ot", "p.json"],
+     "Error: unrecognized arguments: --ot (did you mean --out?); see tiersim calibrate --from "
+     "aiconfigurator --help"),
+    (["--from", "aiconfigurator", "--out", "p.json", "--egnine=vllm"],
+     "Error: unrecognized arguments: --egnine (did you mean --engine?); see tiersim calibrate "
+     "--from aiconfigurator --help"),
+])
+def test_a_misspelt_calibrate_option_is_named_with_the_one_meant(tmp_path, capsys, monkeypatch,
+                                                                 argv, line):
+    """``tiersim calibrate --ot p.json`` said "the following arguments are required: --out"
+    (argparse checks required options first), naming the option the user gave, misspelt, as
+    missing; an unknown option is now named first, with the options spelled close to it, as
+    the typer commands' are."""
+    monkeypatch.chdir(tmp_path)
+    assert error_line(*run_cli(capsys, "calibrate", *argv)) == line
+    assert list(tmp_path.iterdir()) == []

@@ -8,6 +8,7 @@ a run starts, so ``--help`` and the error for a missing torch need nothing beyon
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import signal
@@ -42,6 +43,29 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D102 -- argparse's hook
         print(f"Error: {message}; see {self.prog} --help", file=sys.stderr)
         raise SystemExit(1)
+
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's ``parse_known_args``, an unknown ``--option`` named first, with the
+        options spelled close to it: argparse checks required options first, so ``--ot
+        p.json`` said "the following arguments are required: --out", naming the option given
+        (misspelt) as missing and not the one typed."""
+        words = list(sys.argv[1:] if args is None else args)
+        for word in words[:words.index("--")] if "--" in words else words:
+            name = word.split("=", 1)[0]
+            if not name.startswith("--") or self._known(name):
+                continue
+            close = difflib.get_close_matches(name, sorted(self._option_string_actions), 2,
+                                              0.75)
+            self.error(f"unrecognized arguments: {name}"
+                       + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+        return super().parse_known_args(args, namespace)
+
+    def _known(self, name: str) -> bool:
+        """Whether argparse reads ``name`` as one of the options (or, with abbreviations
+        allowed, the start of one)."""
+        options = self._option_string_actions
+        return name in options or (self.allow_abbrev and name != "--"
+                                   and any(o.startswith(name) for o in options))
 
     def add_argument(self, *args, **kwargs):
         """argparse's ``add_argument``; an option that stores one value is refused when given
