@@ -85,3 +85,35 @@ def test_a_misspelt_calibrate_option_is_named_with_the_one_meant(tmp_path, capsy
     monkeypatch.chdir(tmp_path)
     assert error_line(*run_cli(capsys, "calibrate", *argv)) == line
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ a terminal too narrow
+
+@pytest.mark.parametrize("columns", ["0", "1", "20"])
+def test_a_narrow_terminal_loses_no_figure(capsys, monkeypatch, columns):
+    """With ``COLUMNS=0`` ``tiersim trace inspect`` printed the trace's name and nothing else,
+    with ``COLUMNS=1`` a column of box corners, status 0 both: every table was cut to the
+    width given. Output is laid out for at least 80 columns (the terminal wraps it)."""
+    import os
+
+    from tiersim.cli import main
+
+    monkeypatch.setenv("COLUMNS", columns)
+    capsys.readouterr()
+    assert main(["trace", "inspect", "azure2023_code.parquet"]) == 0
+    out = capsys.readouterr().out
+    assert "input tokens p99" in out and "8,819" in out
+    assert os.environ["COLUMNS"] == columns  # the user's setting again afterwards
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "20"])
+def test_a_narrow_terminal_keeps_the_help(capsys, monkeypatch, columns):
+    """``COLUMNS=0 tiersim run --help`` printed blank lines, ``COLUMNS=20`` options cut to
+    ``-…`` and their help to ``Sh…``; status 0."""
+    from tiersim.cli import main
+
+    monkeypatch.setenv("COLUMNS", columns)
+    capsys.readouterr()
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--no-baselines" in out and "Write requests/summary/timeseries" in out

@@ -131,6 +131,7 @@ class TiersimApp(typer.Typer):
         import warnings
 
         _escape_unencodable()
+        columns = _readable_width()
         shown = warnings.showwarning
         warnings.showwarning = _Notes()
         main = threading.current_thread() is threading.main_thread()
@@ -170,6 +171,7 @@ class TiersimApp(typer.Typer):
             raise SystemExit(1) from None
         finally:
             warnings.showwarning = shown
+            _restore_width(columns)
             if main:
                 signal.signal(signal.SIGTERM, terminate)
 
@@ -227,6 +229,49 @@ def _escape_unencodable() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError):  # closed, or not a text stream
             stream.reconfigure(errors="backslashreplace")
+
+
+MIN_COLUMNS = 80
+"""Fewest columns output is laid out for (the width the help is laid out for where standard
+output is no terminal); a narrower terminal wraps the lines."""
+
+
+def _readable_width() -> tuple[bool, str | None]:
+    """Lay every table and help page out for at least :data:`MIN_COLUMNS` columns: rich cuts
+    them to the terminal's width, or to ``COLUMNS``, so ``COLUMNS=0`` printed blank lines for
+    a help page and ``trace inspect`` a column of box corners (``COLUMNS=20``: options cut to
+    ``-…``), status 0. Returns what :func:`_restore_width` needs: whether ``COLUMNS`` was
+    changed, and its value before."""
+    import os
+
+    before = os.environ.get("COLUMNS")
+    if before is not None and before.strip().isdigit():
+        width = int(before)
+    else:  # rich asks the terminal of each standard stream in turn
+        width = None
+        for fd in (0, 1, 2):
+            try:
+                width = os.get_terminal_size(fd).columns
+                break
+            except (OSError, ValueError):
+                continue
+    if width is None or width >= MIN_COLUMNS:
+        return False, before
+    os.environ["COLUMNS"] = str(MIN_COLUMNS)
+    return True, before
+
+
+def _restore_width(changed: tuple[bool, str | None]) -> None:
+    """Put ``COLUMNS`` back as it was before :func:`_readable_width` (a command run inside a
+    Python process leaves its environment as it found it)."""
+    import os
+
+    if not changed[0]:
+        return
+    if changed[1] is None:
+        os.environ.pop("COLUMNS", None)
+    else:
+        os.environ["COLUMNS"] = changed[1]
 
 
 def _working_folder_gone() -> bool:
