@@ -117,3 +117,49 @@ def test_a_narrow_terminal_keeps_the_help(capsys, monkeypatch, columns):
     assert main(["run", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--no-baselines" in out and "Write requests/summary/timeseries" in out
+
+
+# ------------------------------------------------------------------ calibrate: stdout refused
+
+class _FullStdout:
+    """Standard output on a full disk (``> /dev/full``): every write and flush fails."""
+
+    def write(self, text):
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    flush = write
+
+    def fileno(self):
+        raise OSError("no descriptor")
+
+
+def test_the_harness_on_a_full_standard_output_is_one_line(tmp_path, capsys, monkeypatch):
+    """``python -m tiersim.calibrate ... > /dev/full`` (the harness runs without tiersim's
+    command-line app) wrote its profile, then ended in an ``OSError`` traceback printing the
+    summary; it is one line and status 1, and the profile stays written."""
+    import sys
+    import types
+
+    from tiersim.calibrate import schema
+    from tiersim.calibrate.cli import main
+
+    doc = {**json.loads(H200.read_text()), "tables": []}
+    doc["provenance"] = {**doc["provenance"], "torch": "2.13.0"}
+
+    def run_calibration(**kw):
+        schema.write(kw["out"], doc)
+        return doc
+
+    runner = types.SimpleNamespace(run_calibration=run_calibration, PartialProfile=RuntimeError)
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(float8_e4m3fn=1))
+    monkeypatch.setitem(sys.modules, "tiersim.calibrate.runner", runner)
+    out = tmp_path / "p.json"
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", _FullStdout())
+    code = main(["--quick", "--device", "cpu", "--out", str(out)])
+    assert error_line(code, capsys.readouterr().err) == (
+        "Error: standard output: No space left on device; free some space on that disk or "
+        f"write elsewhere (the profile is written: {out})")
+    assert json.loads(out.read_text())["name"] == doc["name"]

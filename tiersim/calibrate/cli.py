@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tiersim.calibrate.errors import RECEIVED, Stopped
@@ -188,15 +188,36 @@ def _measure(args, stopped: list) -> int:
         finally:
             stopped.append(True)
     except PartialProfile as exc:
-        print(summarize(exc.doc))
+        _say(summarize(exc.doc))  # the error line below names what was written
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except TiersimError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    print(summarize(doc))
-    print(f"wrote {args.out}")
-    return 0
+    written = f"the profile is written: {args.out}"
+    return 0 if _say(summarize(doc), written) and _say(f"wrote {args.out}", written) else 1
+
+
+def _say(text: str, written: str | None = None) -> bool:
+    """Print ``text`` on standard output; False where the system refuses it (``> /dev/full``,
+    a reader gone from a pipe), after one ``Error:`` line on stderr ending in ``(written)``
+    (none for a closed pipe, or where ``written`` is None). ``tiersim calibrate`` has its
+    app for this, ``python -m tiersim.calibrate`` had none: the profile was written, then a
+    traceback."""
+    import errno
+
+    try:
+        print(text, flush=True)
+    except OSError as err:
+        with suppress(OSError, ValueError):  # the exit's flush of what is buffered would fail
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if written is not None and not isinstance(err, BrokenPipeError):
+            fix = ("; free some space on that disk or write elsewhere"
+                   if err.errno in (errno.ENOSPC, errno.EDQUOT) else "")
+            print(f"Error: standard output: {err.strerror or err}{fix} ({written})",
+                  file=sys.stderr)
+        return False
+    return True
 
 
 @contextmanager
