@@ -121,6 +121,27 @@ def test_a_narrow_terminal_keeps_the_help(capsys, monkeypatch, columns):
 
 # ------------------------------------------------------------------ calibrate: stdout refused
 
+def _fake_harness(monkeypatch) -> dict:
+    """Stand in for torch and the measuring runner: a run writes (and returns) the shipped H200
+    profile's header with no tables, at once."""
+    import sys
+    import types
+
+    from tiersim.calibrate import schema
+
+    doc = {**json.loads(H200.read_text()), "tables": []}
+    doc["provenance"] = {**doc["provenance"], "torch": "2.13.0"}
+
+    def run_calibration(**kw):
+        schema.write(kw["out"], doc)
+        return doc
+
+    runner = types.SimpleNamespace(run_calibration=run_calibration, PartialProfile=RuntimeError)
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(float8_e4m3fn=1))
+    monkeypatch.setitem(sys.modules, "tiersim.calibrate.runner", runner)
+    return doc
+
+
 class _FullStdout:
     """Standard output on a full disk (``> /dev/full``): every write and flush fails."""
 
@@ -140,21 +161,10 @@ def test_the_harness_on_a_full_standard_output_is_one_line(tmp_path, capsys, mon
     command-line app) wrote its profile, then ended in an ``OSError`` traceback printing the
     summary; it is one line and status 1, and the profile stays written."""
     import sys
-    import types
 
-    from tiersim.calibrate import schema
     from tiersim.calibrate.cli import main
 
-    doc = {**json.loads(H200.read_text()), "tables": []}
-    doc["provenance"] = {**doc["provenance"], "torch": "2.13.0"}
-
-    def run_calibration(**kw):
-        schema.write(kw["out"], doc)
-        return doc
-
-    runner = types.SimpleNamespace(run_calibration=run_calibration, PartialProfile=RuntimeError)
-    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(float8_e4m3fn=1))
-    monkeypatch.setitem(sys.modules, "tiersim.calibrate.runner", runner)
+    doc = _fake_harness(monkeypatch)
     out = tmp_path / "p.json"
     capsys.readouterr()
     monkeypatch.setattr(sys, "stdout", _FullStdout())
@@ -163,3 +173,23 @@ def test_the_harness_on_a_full_standard_output_is_one_line(tmp_path, capsys, mon
         "Error: standard output: No space left on device; free some space on that disk or "
         f"write elsewhere (the profile is written: {out})")
     assert json.loads(out.read_text())["name"] == doc["name"]
+
+
+def test_the_harness_names_a_profile_a_c_locale_cannot_print(tmp_path, monkeypatch):
+    """``LC_ALL=C python -m tiersim.calibrate --out prüfung.json`` (or ``--model 名前`` with
+    ``--config``) wrote the profile, then ended in a UnicodeEncodeError traceback printing its
+    name; it is printed as its escape, as every tiersim command prints one."""
+    import io
+    import sys
+
+    from tiersim.calibrate.cli import main
+
+    _fake_harness(monkeypatch)
+    out = tmp_path / "prüfung.json"
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    assert main(["--quick", "--device", "cpu", "--out", str(out)]) == 0
+    stdout.flush()
+    assert stdout.buffer.getvalue().decode().splitlines()[-1] == (
+        f"wrote {tmp_path}/pr\\xfcfung.json")
+    assert out.is_file()

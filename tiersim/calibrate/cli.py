@@ -140,8 +140,13 @@ def main(argv: list[str] | None = None) -> int:
 
     Only a complete profile is written to ``--out``; SIGINT or SIGTERM, a spent ``--budget-s``
     or nothing measured is one ``error:`` line and exit 1, with what was measured under the
-    partial name (see ``runner.partial_path``) and an earlier ``--out`` left as it was.
+    partial name (see ``runner.partial_path``) and an earlier ``--out`` left as it was. A
+    character standard output cannot encode is printed as its escape (``\\xfc``): in a C
+    locale, a profile written as ``prüfung.json`` was named in a UnicodeEncodeError traceback.
     """
+    for stream in (sys.stdout, sys.stderr):  # a name a C locale cannot print, as its escape
+        with suppress(AttributeError, ValueError):  # closed, or not a text stream
+            stream.reconfigure(errors="backslashreplace")
     args = parser().parse_args(argv)
     if args.device.strip() and args.device not in DEVICES:  # before torch is imported
         print(f"Error: --device {args.device!r}: must be cuda or cpu", file=sys.stderr)
