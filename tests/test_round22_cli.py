@@ -193,3 +193,31 @@ def test_the_harness_names_a_profile_a_c_locale_cannot_print(tmp_path, monkeypat
     assert stdout.buffer.getvalue().decode().splitlines()[-1] == (
         f"wrote {tmp_path}/pr\\xfcfung.json")
     assert out.is_file()
+
+
+# ------------------------------------------------------------------ report: a read-only folder
+
+def test_report_of_a_read_only_run_folder_gives_the_report_fix(tmp_path, capsys, monkeypatch):
+    """``tiersim report DIR`` on a run folder it may not write (a colleague's run, a read-only
+    disk) said "DIR: cannot write to this folder (Permission denied); choose another --out
+    folder": the report takes no ``--out``. Its lock is refused with the report's own fix."""
+    import errno
+    import os
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "tests" / "golden", run, ignore=lambda d, names: [
+        n for n in names if n not in ("tiny_summary.json",)])
+    (run / "tiny_summary.json").rename(run / "summary.json")
+    real_open = os.open
+
+    def read_only(path, flags, *args, **kwargs):
+        if str(path).startswith(str(run)) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    line = error_line(*run_cli(capsys, "report", run))
+    assert line == (f"Error: {run}: cannot write to this folder (Permission denied); check the "
+                    "folder's permissions, or copy the run elsewhere and report there")
+    assert sorted(p.name for p in run.iterdir()) == ["summary.json"]

@@ -197,10 +197,12 @@ def _check_writable(out: Path) -> None:
         raise _unwritable(out, err) from None
 
 
-def _unwritable(out: Path, err: OSError) -> TiersimError:
-    """The one line for an ``--out`` folder that cannot be written."""
-    return TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); choose "
-                        "another --out folder")
+def _unwritable(out: Path, err: OSError, kind: str = "run") -> TiersimError:
+    """The one line for an ``--out`` folder that cannot be written; for ``tiersim report``,
+    which takes no ``--out`` (it writes beside the results), the report's own fix."""
+    fix = ("check the folder's permissions, or copy the run elsewhere and report there"
+           if kind == "report" else "choose another --out folder")
+    return TiersimError(f"{out}: cannot write to this folder ({err.strerror or err}); {fix}")
 
 
 @contextlib.contextmanager
@@ -250,7 +252,7 @@ def _lock_file(out: Path, kind: str):
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         handle = os.fdopen(fd, "r+")
     except OSError as err:
-        raise _unwritable(out, err) from None
+        raise _unwritable(out, err, kind) from None
     with handle:
         if _take(handle, out, kind):
             handle.truncate(0)
