@@ -221,3 +221,24 @@ def test_report_of_a_read_only_run_folder_gives_the_report_fix(tmp_path, capsys,
     assert line == (f"Error: {run}: cannot write to this folder (Permission denied); check the "
                     "folder's permissions, or copy the run elsewhere and report there")
     assert sorted(p.name for p in run.iterdir()) == ["summary.json"]
+
+
+# ------------------------------------------------------------------ a profile table too large
+
+def test_a_profile_table_of_too_many_points_is_one_line(tmp_path, capsys):
+    """Each axis was held to 10,000 points but not a table: a 4,000 x 4,000 attention table
+    (31 MiB, well under the 64 MiB a JSON input may be) ran the tiny scenario for 92 s at
+    1.4 GB (every point of a table read is fitted and checked against the roofline, in
+    Python), against 1.5 s with the shipped profile, whose largest table holds 204 points."""
+    doc = json.loads(H200.read_text())
+    i, table = next((i, t) for i, t in enumerate(doc["tables"]) if t["op"] == "attn_decode")
+    table["axes"] = {"batch": list(range(1, 401)), "context": list(range(1, 301))}
+    table["latency_s"] = [[1e-5] * 300 for _ in range(400)]
+    profile = tmp_path / "p.json"
+    profile.write_text(json.dumps(doc))
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("profile: null", f"profile: {profile}"))
+    line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: line 7: profile: {profile}: tables[{i}].axes: 120,000 "
+                    "points (400 x 300); a table holds at most 100,000 (thin it: the step model "
+                    "interpolates between points)")

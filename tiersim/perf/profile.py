@@ -957,12 +957,22 @@ def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
         if np.any(np.diff(arr) <= 0):
             raise ProfileError(f"{loc}.{name}: must be strictly ascending")
         axes[name] = arr
+    points = math.prod(a.size for a in axes.values())
+    if points > MAX_TABLE_POINTS:
+        sizes = " x ".join(f"{a.size:,}" for a in axes.values())
+        raise ProfileError(f"{loc}: {points:,} points ({sizes}); a table holds at most "
+                           f"{MAX_TABLE_POINTS:,} (thin it: the step model interpolates between "
+                           "points)")
     return axes
 
 
 #: Most points one table axis may hold: measured tables hold tens to hundreds, and every
 #: table read is fitted non-decreasing (:func:`monotone`) when a model first uses it.
 MAX_AXIS_POINTS = 10_000
+MAX_TABLE_POINTS = 100_000
+"""Most points one table may hold, over all its axes (the shipped tables hold at most 204):
+every point of a table read is fitted and checked against the roofline in Python, about 8 us
+each, so a 4,000 x 4,000 table (31 MiB) ran a two-minute scenario for 92 s at 1.4 GB."""
 
 
 def _parse_latency(raw: Any, axes: dict[str, np.ndarray], loc: str) -> np.ndarray:
