@@ -260,12 +260,18 @@ def _basis(scn) -> str:
 
 
 def _scenario_tiers(path: Path):
-    """The scenario, its built fleet and its tiers' TierInfo."""
+    """The scenario, its built fleet and its tiers' TierInfo; a scenario ``tiersim run``
+    refuses (a router or session key nothing reads) is refused with run's line, and a
+    ``sweep:`` map is noted as run notes it (the base point is read)."""
     from tiersim import runner
-    from tiersim.cli.run import scenario_path
+    from tiersim.cli.run import base_point_only, check_scenario_keys, scenario_path
     from tiersim.scenario import load_scenario
 
-    scn = load_scenario(scenario_path(path))  # a bundled scenario's name works, as with run
+    path = scenario_path(path)  # a bundled scenario's name works, as with run
+    scn = load_scenario(path)
+    check_scenario_keys(scn, path)
+    if scn.sweep:
+        typer.echo(f"note: {base_point_only(path, 'reads')}", err=True)
     fleet = runner.build_fleet(scn)
     return scn, fleet, runner.tier_infos(scn, fleet)
 

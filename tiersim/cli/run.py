@@ -102,10 +102,10 @@ def run(
 
 
 def check_scenario_keys(loaded, path: Path | str) -> None:
-    """Refuse what a command simulating one scenario (``run``, ``disagg``) would quietly not
-    read: a ``max_model_len`` above a tier's model's context, a ``router:`` key no policy in
-    play reads, a ``workload.sessions`` key its source does not read; each one line naming
-    the file and the key."""
+    """Refuse what a command reading one scenario (``run``, ``disagg``, ``analytic``) would
+    quietly not read: a ``max_model_len`` above a tier's model's context, a ``router:`` key no
+    policy in play reads, a ``workload.sessions`` key its source does not read; each one line
+    naming the file and the key."""
     from tiersim.fleet import check_contexts
     from tiersim.routing.config import check_router_keys
     from tiersim.workload.sessions import check_session_keys

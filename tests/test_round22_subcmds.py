@@ -1,0 +1,89 @@
+"""Round 22 of hostile input across tiersim's subcommands: every command that reads a scenario
+(``run``, ``disagg``, ``plan``, ``sweep``, ``analytic --scenario``) refuses the same bad scenario
+with the same one line, and each command's ``--help`` names what it reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from test_round19 import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "tiersim" / "scenarios"
+TRACE = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
+
+
+def bad_scenario(tmp_path: Path, edit: str) -> Path:
+    """The bundled tiny scenario (one minute of its trace, two w4a16 replicas so a split
+    exists) with ``edit`` applied and a ``sweep:`` map over seeds, so that every command reads
+    the same file."""
+    doc = yaml.safe_load((SCENARIOS / "tiny.yaml").read_text())
+    doc["trace"] = {"path": str(TRACE), "window": [240, 300]}
+    doc["tiers"][0]["replicas"] = 2
+    if edit == "misspelled key":
+        doc["routr"] = doc.pop("router")
+    elif edit == "unread router key":
+        doc["router"]["thresholds"] = [0.3]
+    elif edit == "unread session key":
+        doc["workload"] = {"sessions": {"source": "off", "context": "logged"}}
+    elif edit == "model does not fit":
+        doc["model"] = "Llama-3.1-70B"
+    elif edit == "trace missing":
+        doc["trace"]["path"] = str(tmp_path / "gone.parquet")
+    doc["sweep"] = {"seed": [0, 1]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _argv(command: str, scenario: Path, tmp_path: Path) -> list:
+    """``tiersim COMMAND`` on ``scenario``, with what the command needs beside it."""
+    return {"run": ["run", scenario, "--no-baselines"],
+            "disagg": ["disagg", scenario],
+            "plan": ["plan", scenario, "--out", tmp_path / "plan", "--no-report"],
+            "sweep": ["sweep", scenario, "--out", tmp_path / "sweep", "--workers", "1",
+                      "--no-report"],
+            "analytic": ["analytic", "--scenario", scenario]}[command]
+
+
+def error_line(code: int, err: str) -> str:
+    """The one ``Error:`` line of a failed command (exit 1, no traceback); its other lines
+    may only be notes (a ``sweep:`` map read as its base point)."""
+    assert code == 1, err[-500:]
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert all(line.startswith("note: ") for line in lines[:-1]), lines
+    assert lines[-1].startswith("Error: "), lines
+    return lines[-1]
+
+
+EDITS = ("misspelled key", "unread router key", "unread session key", "model does not fit",
+         "trace missing")
+
+
+@pytest.mark.parametrize("edit", EDITS)
+@pytest.mark.parametrize("command", ("disagg", "plan", "sweep", "analytic"))
+def test_every_command_refuses_a_bad_scenario_as_run_does(tmp_path, capsys, command, edit):
+    """``tiersim analytic --scenario`` priced a scenario whose router or sessions held a key
+    nothing reads (``tiersim run`` refuses it); each command now gives run's one line, and
+    leaves no output folder behind. ``plan`` sizes a tier onto more GPUs itself, so a model
+    that does not fit the scenario's count is no error there."""
+    if command == "plan" and edit == "model does not fit":
+        pytest.skip("the planner fits a tier onto more GPUs per replica")
+    scenario = bad_scenario(tmp_path, edit)
+    expected = error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert f"Error: {scenario}: line " in expected
+    assert error_line(*run_cli(capsys, *_argv(command, scenario, tmp_path))) == expected
+    assert not (tmp_path / command).exists()
+
+
+def test_analytic_notes_a_sweep_map_as_run_does(tmp_path, capsys):
+    """``tiersim analytic --scenario`` on a scenario with a ``sweep:`` map read its base point
+    and said nothing of the grid; run and disagg say so."""
+    scenario = bad_scenario(tmp_path, "none")
+    code, err = run_cli(capsys, "analytic", "--scenario", scenario, "--c0", "1", "--dc", "1")
+    assert code == 0, err
+    assert err.splitlines() == [f"note: {scenario} has a sweep: map; this reads its base point "
+                                "only (use `tiersim sweep` for the grid)"]
