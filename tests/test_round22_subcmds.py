@@ -87,3 +87,22 @@ def test_analytic_notes_a_sweep_map_as_run_does(tmp_path, capsys):
     assert code == 0, err
     assert err.splitlines() == [f"note: {scenario} has a sweep: map; this reads its base point "
                                 "only (use `tiersim sweep` for the grid)"]
+
+
+def test_disagg_simulates_each_split_once_with_a_response_cache(tmp_path, capsys, monkeypatch):
+    """On a scenario with a response cache, ``tiersim disagg`` ran each split a second time
+    without the cache (the run's cache comparison) and threw that run away."""
+    from tiersim import runner
+
+    doc = yaml.safe_load((SCENARIOS / "tiny.yaml").read_text())
+    doc["trace"] = {"path": str(TRACE), "window": [240, 300]}
+    doc["tiers"][0]["replicas"] = 2
+    doc["router"]["response_cache"] = {"mode": "top_n", "size": 20,
+                                       "popularity": {"distinct": 1000, "exponent": 1.0}}
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc, sort_keys=False))
+    served, serve = [], runner._serve
+    monkeypatch.setattr(runner, "_serve", lambda *a, **k: served.append(1) or serve(*a, **k))
+    code, err = run_cli(capsys, "disagg", scenario)
+    assert code == 0, err
+    assert len(served) == 2  # aggregated and 1P 1D

@@ -79,7 +79,9 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
 def run_with_requests(scenario: Scenario) -> tuple[RunResult, summary.RequestTable]:
     """``scenario`` run as :func:`run_scenario` runs it (nothing written, no baselines), with
     its request table (the rows of ``requests.parquet``: ``final_tier`` names the tier that
-    answered each request): one tier's p50 latencies, which the summary does not hold."""
+    answered each request): one tier's p50 latencies, which the summary does not hold. A
+    response cache's comparison with the same run without it is not simulated (its
+    ``response_cache`` is None): the caller (``tiersim disagg``) shows none of it."""
     run, requests, _, _ = _noted(scenario, scenario.source, False, saving_shown=False)
     return run, requests
 
@@ -126,7 +128,8 @@ def _portable(notes: list[str], scenario: Scenario, source: str) -> tuple[str, .
 def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: bool = True):
     """The run's summary, request table, engine result and fleet (nothing written); ``source``
     is the scenario's path as given, named in notes and errors. ``saving_shown`` False: the
-    caller shows no saving (``tiersim disagg``), so no note speaks of an estimated one."""
+    caller shows no saving (``tiersim disagg``), so no note speaks of an estimated one, and
+    shows no response cache comparison, so the run without the cache is not simulated."""
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
     _note_tier_order(scenario, infos, source)
@@ -158,7 +161,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                                                                           run.cost_usd),
                               savings=_with_slo_check(saved, scenario, run),
                               trace=trace_read(loaded.origin))
-    if cache is not None:
+    if cache is not None and saving_shown:
         run = dataclasses.replace(run, response_cache=_cache_effect(
             scenario, fleet, prepared, infos, cache, (run, requests), router, source))
     return run, requests, result, fleet
