@@ -106,3 +106,61 @@ def test_disagg_simulates_each_split_once_with_a_response_cache(tmp_path, capsys
     code, err = run_cli(capsys, "disagg", scenario)
     assert code == 0, err
     assert len(served) == 2  # aggregated and 1P 1D
+
+
+def priced_scenario(tmp_path: Path, cost_model: str = "provisioned", baseline: bool = False,
+                    both: bool = False) -> Path:
+    """The tiny scenario (one minute of its trace) with ``cost_per_request_usd`` on its w4a16
+    tier (and on bf16 too where ``both``), under ``cost_model``; with ``baseline``, a
+    baseline-only bf16 tier priced per request too."""
+    doc = yaml.safe_load((SCENARIOS / "tiny.yaml").read_text())
+    doc["trace"] = {"path": str(TRACE), "window": [240, 300]}
+    doc["cost_model"] = cost_model
+    doc["tiers"][0]["cost_per_request_usd"] = 0.01
+    if both:
+        doc["tiers"][1]["cost_per_request_usd"] = 0.02
+    if baseline:
+        doc["baselines"] = [{**doc["tiers"][1], "name": "bf16b", "cost_per_request_usd": 0.02}]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _notes(err: str) -> list[str]:
+    """The notes that speak of ``cost_per_request_usd``."""
+    return [line for line in err.splitlines() if "cost_per_request_usd" in line]
+
+
+def test_a_price_per_request_no_figure_reads_is_noted(tmp_path, capsys):
+    """Under cost_model provisioned, a ``cost_per_request_usd`` on one tier of two is read by
+    nothing: the summary's fixed_per_request_cost_usd needs every tier's (it is null), and the
+    headline is provisioned. The run said nothing of it."""
+    scenario = priced_scenario(tmp_path)
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    assert _notes(err) == [
+        "note: tier w4a16: cost_per_request_usd is read under cost_model fixed_per_request, "
+        "and beside provisioned (summary.json's fixed_per_request_cost_usd) only when every "
+        "tier sets one, which bf16 does not, so it changes nothing; price every tier, or "
+        "remove it"]
+
+
+def test_a_baseline_price_per_request_is_noted_under_another_cost_model(tmp_path, capsys):
+    """A baseline-only tier's ``cost_per_request_usd`` is read only to cost its uniform fleet
+    under fixed_per_request; under attributed nothing reads it."""
+    scenario = priced_scenario(tmp_path, "attributed", baseline=True, both=True)
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    assert _notes(err) == [
+        "note: baseline bf16b: cost_per_request_usd is read only under cost_model "
+        "fixed_per_request, and this scenario's is attributed, so it changes nothing; "
+        "remove it, or set cost_model: fixed_per_request"]
+
+
+@pytest.mark.parametrize("cost_model", ("provisioned", "fixed_per_request"))
+def test_prices_every_tier_sets_are_not_noted(tmp_path, capsys, cost_model):
+    """Every routed tier priced: the figure beside the headline (or the headline) reads them."""
+    scenario = priced_scenario(tmp_path, cost_model, both=True)
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    assert _notes(err) == []

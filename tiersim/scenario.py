@@ -1568,8 +1568,9 @@ def check_layouts(scenario: Scenario) -> None:
     """Notes on the tiers as configured that do not stop a run: block-FP8 weights split into
     partial blocks, prefix caching a gated delta-net model, scheduler keys nothing reads, a
     prefix-aware balancer with no prefix cache to read, a balancer with one replica to pick,
-    expert parallelism over one GPU."""
+    expert parallelism over one GPU, a price per request no cost figure reads."""
     _note_unread_scheduler_keys(scenario)
+    _note_unread_prices(scenario)
     _note_blind_balancer(scenario)
     _note_lone_balancer(scenario)
     _note_lone_expert_parallel(scenario)
@@ -1594,6 +1595,37 @@ def _note_unread_scheduler_keys(scenario: Scenario) -> None:
                     f"{kind} {tier.name}: scheduler.{key} is read only with "
                     f"{READ_ONLY_WITH[key][1]}, which the {kind} does not have, so it changes "
                     "nothing; give the tier those, or remove the key"), stacklevel=3)
+
+
+def _note_unread_prices(scenario: Scenario) -> None:
+    """A note per tier whose ``cost_per_request_usd`` no figure reads: under a cost model other
+    than fixed_per_request, a routed tier's price is read only for the run's
+    ``fixed_per_request_cost_usd`` beside the headline, which needs every routed tier's (it is
+    null otherwise), and a baseline-only tier's not at all (its uniform fleet is costed in the
+    scenario's cost model)."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    model = scenario.cost_model
+    if model == "fixed_per_request":
+        return
+    unpriced = [t.name for t in scenario.tiers if t.cost_per_request_usd is None]
+    for tier in scenario.tiers if unpriced else ():
+        if tier.cost_per_request_usd is not None:
+            which = (f"which {unpriced[0]} does not" if len(unpriced) == 1 else
+                     f"which {', '.join(unpriced[:-1])} and {unpriced[-1]} do not")
+            warnings.warn(Note(
+                f"tier {tier.name}: cost_per_request_usd is read under cost_model "
+                f"fixed_per_request, and beside {model} (summary.json's "
+                f"fixed_per_request_cost_usd) only when every tier sets one, {which}, so it "
+                "changes nothing; price every tier, or remove it"), stacklevel=3)
+    for tier in scenario.baselines:
+        if tier.cost_per_request_usd is not None:
+            warnings.warn(Note(
+                f"baseline {tier.name}: cost_per_request_usd is read only under cost_model "
+                f"fixed_per_request, and this scenario's is {model}, so it changes nothing; "
+                "remove it, or set cost_model: fixed_per_request"), stacklevel=3)
 
 
 def _note_blind_balancer(scenario: Scenario) -> None:
