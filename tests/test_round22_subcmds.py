@@ -164,3 +164,22 @@ def test_prices_every_tier_sets_are_not_noted(tmp_path, capsys, cost_model):
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0, err
     assert _notes(err) == []
+
+
+def test_analytic_notes_the_tiers_as_run_does(tmp_path, capsys):
+    """``tiersim analytic --scenario`` sizes each tier's uniform fleet by simulation, and gave
+    none of the notes ``tiersim run`` gives on the same tiers (a scheduler key nothing reads,
+    a price per request nothing reads)."""
+    doc = yaml.safe_load((SCENARIOS / "tiny.yaml").read_text())
+    doc["trace"] = {"path": str(TRACE), "window": [240, 300]}
+    doc["tiers"][1]["scheduler"] = {"prefix_cache_fraction": 0.5}
+    doc["tiers"][0]["cost_per_request_usd"] = 0.01
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "scheduler." in line or "per_request" in line]
+    assert len(notes) == 2
+    code, err = run_cli(capsys, "analytic", "--scenario", scenario, "--c0", "1", "--dc", "1")
+    assert code == 0, err
+    assert err.splitlines() == notes

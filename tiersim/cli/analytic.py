@@ -262,10 +262,11 @@ def _basis(scn) -> str:
 def _scenario_tiers(path: Path):
     """The scenario, its built fleet and its tiers' TierInfo; a scenario ``tiersim run``
     refuses (a router or session key nothing reads) is refused with run's line, and a
-    ``sweep:`` map is noted as run notes it (the base point is read)."""
+    ``sweep:`` map and the tiers as configured (:func:`tiersim.scenario.check_layouts`) are
+    noted as run notes them (the base point is read; its tiers' uniform fleets are sized)."""
     from tiersim import runner
     from tiersim.cli.run import base_point_only, check_scenario_keys, scenario_path
-    from tiersim.scenario import load_scenario
+    from tiersim.scenario import check_layouts, load_scenario
 
     path = scenario_path(path)  # a bundled scenario's name works, as with run
     scn = load_scenario(path)
@@ -273,6 +274,7 @@ def _scenario_tiers(path: Path):
     if scn.sweep:
         typer.echo(f"note: {base_point_only(path, 'reads')}", err=True)
     fleet = runner.build_fleet(scn)
+    check_layouts(scn)
     return scn, fleet, runner.tier_infos(scn, fleet)
 
 
