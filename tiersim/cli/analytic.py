@@ -148,6 +148,8 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     scn, fleet, infos, source = None, None, None, str(scenario or trace)
     if scenario is not None:
         scn, fleet, infos = _scenario_tiers(scenario)
+    if scn is not None and trace is not None:
+        _note_replaced_trace(scn, scenario, trace)
     df = _load(trace, scn, source)
     if infos is None:
         if cheap is None or top is None:
@@ -191,6 +193,23 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         floor = scn.accuracy_floor
     model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
     return model, est, floor
+
+
+def _note_replaced_trace(scn, scenario: Path, trace: Path) -> None:
+    """A note when ``--trace`` replaces a scenario's trace whose ``trace:`` block sets how to
+    read its own (a window, a time scale, a format other than auto): none of it is applied to
+    the ``--trace`` file, which is read whole, as it is."""
+    cfg = scn.trace
+    keys = [f"trace.{key}" for key, unset in (("window", None), ("time_scale", 1.0),
+                                              ("format", "auto"))
+            if getattr(cfg, key) != unset]
+    if not keys:
+        return
+    named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
+    typer.echo(f"note: --trace replaces {scenario}'s trace, so its {named} "
+               f"{'is' if len(keys) == 1 else 'are'} not applied (set for its own trace): "
+               f"the whole of {trace} is read as it is; give the scenario alone to estimate "
+               "on its trace", err=True)
 
 
 def _provenance(pair, prepared, trace, scenario, basis: str) -> dict:
