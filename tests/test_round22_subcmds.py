@@ -206,3 +206,17 @@ def test_analytic_notes_the_scenario_trace_keys_its_trace_option_replaces(tmp_pa
     code, err = run_cli(capsys, "analytic", "--trace", TRACE, "--scenario", scenario,
                         "--c0", "1", "--dc", "1")
     assert (code, err) == (0, "")
+
+
+def test_sweep_refuses_workers_beside_a_ray_address(tmp_path, capsys):
+    """``--workers`` caps the points run at once on local processes, or the CPUs of a local
+    Ray the sweep starts; a cluster joined at ``--address`` runs as many as it has CPUs, and
+    ``--workers`` was ignored there without a word (``--address`` without ray is refused)."""
+    scenario = bad_scenario(tmp_path, "none")
+    line = error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "sweep",
+                               "--executor", "ray", "--address", "127.0.0.1:1",
+                               "--workers", "2"))
+    assert line == ("Error: --workers 2: a Ray cluster joined at --address runs as many points "
+                    "at once as it has CPUs, so it is not read; drop it, or drop --address to "
+                    "start a local Ray of that many CPUs")
+    assert not (tmp_path / "sweep").exists()

@@ -16,7 +16,9 @@ def sweep(
     out: Annotated[Path, typer.Option("--out", "-o", help="Sweep folder (resumable).",
                                           parser=expand_home)],
     workers: Annotated[int | None, typer.Option(
-        "--workers", "-w", min=1, help="Local worker processes (default: CPU count).")] = None,
+        "--workers", "-w", min=1, help="Points run at once: local worker processes, or with "
+        "--executor ray the CPUs of the local Ray it starts (default: CPU count; not read "
+        "with --address).")] = None,
     executor: Annotated[str, typer.Option(help="local (processes) or ray.")] = "local",
     address: Annotated[str | None, typer.Option(
         help="Ray cluster address (default: a local Ray).")] = None,
@@ -41,6 +43,10 @@ def sweep(
     if address is not None and executor != "ray":
         raise TiersimError(f"--address {address}: a Ray cluster's address; give --executor ray "
                            "with it, or drop it to run on local processes")
+    if address is not None and workers is not None:
+        raise TiersimError(f"--workers {workers}: a Ray cluster joined at --address runs as "
+                           "many points at once as it has CPUs, so it is not read; drop it, or "
+                           "drop --address to start a local Ray of that many CPUs")
 
     tally = Tally()
     try:
