@@ -220,3 +220,22 @@ def test_sweep_refuses_workers_beside_a_ray_address(tmp_path, capsys):
                     "at once as it has CPUs, so it is not read; drop it, or drop --address to "
                     "start a local Ray of that many CPUs")
     assert not (tmp_path / "sweep").exists()
+
+
+@pytest.mark.parametrize(("option", "says"), [
+    ("--floor", "default: the scenario's accuracy_floor"),
+    ("--c0", "default 0 with --p/--eps/--delta, 1 with --trace alone"),
+    ("--dc", "default 1"),
+    ("--trace", "read whole"),
+    ("--cheap", "default: the scenario's first tier"),
+    ("--top", "default: the scenario's last tier"),
+    ("--p", "without --trace/--scenario")])
+def test_analytic_help_says_what_each_option_defaults_to(option, says):
+    """``tiersim analytic --help`` said "accuracy floor", "cost of the cheap tier", "labelled
+    trace": not that a scenario's floor is read without --floor, that --c0 is 0 or 1 by
+    default depending on the other options, nor which tiers --cheap and --top default to."""
+    from tiersim.cli.app import load
+
+    command = load("analytic")
+    helps = {name: param.help for param in command.params for name in param.opts}
+    assert says in helps[option]

@@ -38,18 +38,33 @@ WHERE = "tiersim analytic"
 
 @analytic_app.callback(invoke_without_command=True)
 def analytic(
-    p: Annotated[float | None, typer.Option("--p", help="share of easy requests")] = None,
-    eps: Annotated[float | None, typer.Option("--eps", help="cheap-tier loss on easy")] = None,
-    delta: Annotated[float | None, typer.Option("--delta", help="cheap-tier loss on hard")] = None,
-    dc: Annotated[float | None, typer.Option("--dc", help="extra cost of the top tier")] = None,
-    c0: Annotated[float | None, typer.Option("--c0", help="cost of the cheap tier")] = None,
-    floor: Annotated[float | None, typer.Option("--floor", help="accuracy floor")] = None,
-    trace: Annotated[Path | None, typer.Option("--trace", help="labelled trace",
-                                                     parser=expand_home)] = None,
-    scenario: Annotated[Path | None, typer.Option("--scenario", help="scenario YAML",
-                                                        parser=expand_home)] = None,
-    cheap: Annotated[str | None, typer.Option("--cheap", help="cheap tier name")] = None,
-    top: Annotated[str | None, typer.Option("--top", help="top tier name")] = None,
+    p: Annotated[float | None, typer.Option(
+        "--p", help="share of easy requests (without --trace/--scenario, which estimate it)")]
+        = None,
+    eps: Annotated[float | None, typer.Option(
+        "--eps", help="cheap-tier loss on easy (without --trace/--scenario)")] = None,
+    delta: Annotated[float | None, typer.Option(
+        "--delta", help="cheap-tier loss on hard (without --trace/--scenario)")] = None,
+    dc: Annotated[float | None, typer.Option(
+        "--dc", help="extra cost of the top tier per request (default 1; with --scenario, "
+        "priced as run prices it unless --c0 and --dc are both given)")] = None,
+    c0: Annotated[float | None, typer.Option(
+        "--c0", help="cost of the cheap tier per request (default 0 with --p/--eps/--delta, "
+        "1 with --trace alone; with --scenario, as --dc)")] = None,
+    floor: Annotated[float | None, typer.Option(
+        "--floor", help="accuracy floor (default: the scenario's accuracy_floor, else none)")]
+        = None,
+    trace: Annotated[Path | None, typer.Option(
+        "--trace", help="trace to estimate on, read whole (default: the scenario's, as it "
+        "sets it); alone, it needs the correct_<tier> columns of --cheap and --top",
+        parser=expand_home)] = None,
+    scenario: Annotated[Path | None, typer.Option(
+        "--scenario", help="scenario YAML: its tiers, correctness model and prices",
+        parser=expand_home)] = None,
+    cheap: Annotated[str | None, typer.Option(
+        "--cheap", help="cheap tier's name (default: the scenario's first tier)")] = None,
+    top: Annotated[str | None, typer.Option(
+        "--top", help="top tier's name (default: the scenario's last tier)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Print dC*, the kink and both frontiers of the two-type model."""
