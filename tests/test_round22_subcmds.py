@@ -239,3 +239,13 @@ def test_analytic_help_says_what_each_option_defaults_to(option, says):
     command = load("analytic")
     helps = {name: param.help for param in command.params for name in param.opts}
     assert says in helps[option]
+
+
+@pytest.mark.parametrize("option", ("--precisions", "--kv-dtypes", "--seed"))
+def test_calibrate_help_says_what_each_option_reads(option):
+    """``tiersim calibrate --help`` listed --precisions, --kv-dtypes and --seed with no word of
+    what they take or default to."""
+    from tiersim.calibrate.cli import parser
+
+    helps = {name: action.help for action in parser()._actions for name in action.option_strings}
+    assert helps[option] and "default" in helps[option]

@@ -115,8 +115,11 @@ def parser() -> argparse.ArgumentParser:
                         "that model")
     p.add_argument("--config", default=None, type=home_path,
                    help="a Hugging Face config.json instead of --model")
-    p.add_argument("--precisions", default="bf16,fp8,fp8_block,w4a16,nvfp4", type=_csv)
-    p.add_argument("--kv-dtypes", default="bf16,fp8", type=_csv)
+    p.add_argument("--precisions", default=",".join(PRECISIONS), type=_csv,
+                   help=f"weight formats to measure, from {','.join(PRECISIONS)} (default all)")
+    p.add_argument("--kv-dtypes", default=",".join(KV_DTYPES), type=_csv,
+                   help=f"KV-cache dtypes to measure attention at, from {','.join(KV_DTYPES)} "
+                        "(default both)")
     p.add_argument("--ops", default=",".join(SECTIONS), type=_csv,
                    help=f"sections to measure, from {','.join(SECTIONS)}")
     p.add_argument("--tp", default=1, type=int, help="tensor parallelism (shards the shapes)")
@@ -128,7 +131,9 @@ def parser() -> argparse.ArgumentParser:
                         "point); what was measured goes to OUT's .partial.json name")
     p.add_argument("--compile-dequant", action="store_true",
                    help="NVFP4 off FP4 hardware: fuse the dequantisation with torch.compile")
-    p.add_argument("--seed", default=0, type=int)
+    p.add_argument("--seed", default=0, type=int,
+                   help="seed of the random weights and inputs measured (default 0; recorded "
+                        "in the profile)")
     p.add_argument("--out", required=True, type=home_path,  # --out=~/p.json too
                    help="where to write the profile JSON (only a complete one; a run that "
                         "does not finish writes P.partial.json for P.json)")
