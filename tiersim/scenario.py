@@ -417,6 +417,13 @@ class Scenario(_Strict):
                     else item for item in value]
         return value
 
+    @field_validator("sweep", mode="before")
+    @classmethod
+    def _empty_sweep(cls, value: Any) -> Any:
+        """``sweep:`` with every axis commented out (YAML null) is no axes, as `tiersim sweep`
+        reads it (its one point is the scenario)."""
+        return {} if value is None else value
+
     @field_validator("workload", mode="before")
     @classmethod
     def _sessions_off(cls, value: Any) -> Any:

@@ -507,7 +507,14 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
         base, source = scenario, source or "scenario"
     else:
         (base, root), source = _read_base(scenario), source or str(scenario)
-    sweep_map = base.get("sweep") or {}
+    sweep_map = base.get("sweep")
+    if sweep_map is None:  # absent, or every axis commented out
+        sweep_map = {}
+    if not isinstance(sweep_map, dict):  # as `tiersim run` refuses it (false, [] too)
+        from tiersim.scenario import located
+
+        raise located(ScenarioError(source, "sweep", "must be a mapping of keys (got "
+                                    f"{shown(sweep_map, 80)})"))
     limit = max_points if max_points is not None else max_points_of(base, source)
     points = ax.expand(sweep_map, source, limit)
     plan = SweepPlan(base, source, ax.axis_names(sweep_map), points, root)

@@ -1,0 +1,46 @@
+"""Round 22 of hostile input, scenario YAML and sweeps: each a failure found from outside and
+fixed (the exact line a user sees, or what was lost or kept)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_round19 import error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+
+
+def _scenario(tmp_path: Path, text: str) -> Path:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(text)
+    return scenario
+
+
+@pytest.mark.parametrize("value", ["5", "[seed, 1]", "false", "[]", "''"])
+def test_a_sweep_that_is_no_map_is_refused_by_sweep_as_by_run(tmp_path, capsys, value):
+    """``sweep: false``, ``sweep: []`` and ``sweep: ''`` ran as an empty sweep (one point,
+    "its sweep: map is empty") where `tiersim run` refuses them; ``sweep: 5`` was refused with
+    no line and without saying what it got."""
+    scenario = _scenario(tmp_path, TINY + f"\nsweep: {value}\n")
+    line = len(TINY.splitlines()) + 2
+    got = {"5": "5", "[seed, 1]": "['seed', 1]", "false": "False", "[]": "[]", "''": "''"}[value]
+    expected = f"Error: {scenario}: line {line}: sweep: must be a mapping of keys (got {got})"
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected
+    out = tmp_path / "o"
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "-w", "1",
+                               "--no-baselines")) == expected
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_null_sweep_is_an_empty_one_in_run_and_sweep(tmp_path, capsys, command):
+    """``sweep:`` with every axis commented out (YAML null) ran in `tiersim sweep` as its one
+    point, noting "`tiersim run` runs it alone", while `tiersim run` refused it as no map."""
+    scenario = _scenario(tmp_path, TINY + "\nsweep:\n  # seed: [0, 1]\n")
+    out = tmp_path / "o"
+    extra = ["-w", "1", "--no-report"] if command == "sweep" else []
+    code, err = run_cli(capsys, command, scenario, "--out", out, "--no-baselines", *extra)
+    assert code == 0, err
+    assert "Error" not in err
