@@ -44,3 +44,24 @@ def test_a_null_sweep_is_an_empty_one_in_run_and_sweep(tmp_path, capsys, command
     code, err = run_cli(capsys, command, scenario, "--out", out, "--no-baselines", *extra)
     assert code == 0, err
     assert "Error" not in err
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_bare_equals_sign_value_is_text_not_a_tag_error(tmp_path, capsys, command):
+    """``name: =`` (YAML 1.1's "value" key type, which PyYAML's safe loader cannot build) was
+    refused as "could not determine a constructor for the tag 'tag:yaml.org,2002:value';
+    remove the '!' tag", though the file has no tag; a bare ``=`` key was already text."""
+    scenario = _scenario(tmp_path, TINY.replace("  - name: bf16", "  - name: =", 1)
+                         .replace("  - name: w4a16", "  - name: =", 1))
+    out = ["--out", tmp_path / "o", "-w", "1"] if command == "sweep" else []
+    assert error_line(*run_cli(capsys, command, scenario, "--no-baselines", *out)) == (
+        f"Error: {scenario}: line 18: tiers[1].name: duplicate tier name '=' (also tiers[0]; "
+        "names must differ across tiers and baselines)")
+
+
+def test_a_bare_equals_sign_reads_as_text(tmp_path):
+    """The value ``=`` reads as the text ``=``, as it does as a key."""
+    from tiersim.scenario import read_yaml
+
+    data, _ = read_yaml(_scenario(tmp_path, "a: =\nb: [=, x]\n=: 1\n"))
+    assert data == {"a": "=", "b": ["=", "x"], "=": 1}

@@ -883,8 +883,6 @@ class _BoundedLoader(yaml.SafeLoader):
         merged, own = [], []
         for key, value in node.value:
             if key.tag != _MERGE:
-                if key.tag == "tag:yaml.org,2002:value":  # a bare "=" key is text, as in PyYAML
-                    key.tag = "tag:yaml.org,2002:str"
                 own.append((key, value))
                 continue
             listed = isinstance(value, yaml.SequenceNode)
@@ -917,6 +915,10 @@ _INT = "tag:yaml.org,2002:int"
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _FLOAT = "tag:yaml.org,2002:float"
+_VALUE = "tag:yaml.org,2002:value"
+"""YAML 1.1's type of a bare ``=`` (a mapping's "default value"), which PyYAML's safe loader
+cannot build: dropped from the resolvers, so ``=`` is text as a key and as a value (a value
+was refused as a tag the file did not have)."""
 _PLAIN_NUMBER = {
     _INT: re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
     _FLOAT: re.compile(r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?"
@@ -941,7 +943,7 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 
 
 _BoundedLoader.yaml_implicit_resolvers = {
-    first: [(tag, _PLAIN_NUMBER.get(tag, rx)) for tag, rx in resolvers]
+    first: [(tag, _PLAIN_NUMBER.get(tag, rx)) for tag, rx in resolvers if tag != _VALUE]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 _BoundedLoader.add_constructor(_INT, _construct_int)
 
