@@ -65,3 +65,16 @@ def test_a_bare_equals_sign_reads_as_text(tmp_path):
 
     data, _ = read_yaml(_scenario(tmp_path, "a: =\nb: [=, x]\n=: 1\n"))
     assert data == {"a": "=", "b": ["=", "x"], "=": 1}
+
+
+@pytest.mark.parametrize(("old", "new", "where"), [
+    ("  - name: bf16", "  - name: ' '", "line 18: tiers[1].name"),
+    ("  - name: bf16", "  - name: \"\\u3000\\u00a0\"", "line 18: tiers[1].name"),
+    ("name: tiny", "name: ''", "line 3: name"),
+])
+def test_a_blank_name_is_refused(tmp_path, capsys, old, new, where):
+    """A tier named ``' '`` ran: its rows, columns (``correct_ ``) and report labels read as
+    nothing; a scenario named ``''`` titled its report with nothing. Names must be seen."""
+    scenario = _scenario(tmp_path, TINY.replace(old, new, 1))
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == (
+        f"Error: {scenario}: {where}: is blank; give a name a reader can see")

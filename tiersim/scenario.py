@@ -73,7 +73,10 @@ MAX_SIZED_GPU_OPTIONS = 16
 
 def _printable(name: str) -> str:
     """A name shown in tables and reports: no control or format characters (a terminal escape,
-    a right-to-left override, a zero-width space would change what the reader sees)."""
+    a right-to-left override, a zero-width space would change what the reader sees), and not
+    blank (spaces only: its rows and labels would read as nothing)."""
+    if not name.strip():
+        raise ValueError("is blank; give a name a reader can see")
     bad = unprintable(name)
     if bad is not None:
         raise ValueError(f"contains the control or format character U+{ord(bad):04X}; use "
