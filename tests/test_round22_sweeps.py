@@ -78,3 +78,26 @@ def test_a_blank_name_is_refused(tmp_path, capsys, old, new, where):
     scenario = _scenario(tmp_path, TINY.replace(old, new, 1))
     assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == (
         f"Error: {scenario}: {where}: is blank; give a name a reader can see")
+
+
+LONG = "a" * 300_000
+CUT = "'" + "a" * 36 + "..."
+
+
+@pytest.mark.parametrize(("old", "new", "where", "problem"), [
+    ("gpu: H200", f"gpu: {LONG}", "line 6: gpu", f"unknown GPU {CUT}; known GPUs: H200, H100, "
+     "B200"),
+    ("    precision: w4a16", f"    precision: {LONG}", "line 15: tiers[0].precision",
+     f"unknown precision {CUT}; known precisions: bf16, fp8, w4a16, nvfp4, fp8_block, mxfp4, "
+     "checkpoint"),
+    ("    precision: w4a16", f"    precision: w4a16\n    kv_dtype: {LONG}",
+     "line 16: tiers[0].kv_dtype", f"unknown KV-cache dtype {CUT}; use 'bf16', 'fp8' or 'auto' "
+     "(the checkpoint's own)"),
+])
+def test_a_long_unknown_name_is_cut_in_its_error_line(tmp_path, capsys, old, new, where,
+                                                      problem):
+    """``gpu:``, ``precision:`` or ``kv_dtype:`` of 300,000 characters was quoted whole: a
+    300 kB error "line". Other fields' lines cut such a value; these now do too."""
+    scenario = _scenario(tmp_path, TINY.replace(old, new, 1))
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == (
+        f"Error: {scenario}: {where}: {problem}")

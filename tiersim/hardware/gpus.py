@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, shown
 
 
 @dataclass(frozen=True)
@@ -105,5 +105,5 @@ def get_gpu(name: str) -> GPU:
     key = _ALIASES.get(key, key)
     if key not in GPUS:
         known = ", ".join(g.name for g in GPUS.values())
-        raise TiersimError(f"unknown GPU {name!r}; known GPUs: {known}")
+        raise TiersimError(f"unknown GPU {shown(name)}; known GPUs: {known}")
     return GPUS[key]

@@ -43,7 +43,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, shown
 from tiersim.hardware.gpus import GPU
 
 #: Parameter groups of a model (see :meth:`tiersim.hardware.models.ModelArch.param_groups`).
@@ -132,7 +132,7 @@ def get_precision(name: str | Precision) -> Precision:
         return CHECKPOINT_PRECISION
     if key not in PRECISIONS:
         known = ", ".join([*PRECISIONS, CHECKPOINT])
-        raise TiersimError(f"unknown precision {name!r}; known precisions: {known}")
+        raise TiersimError(f"unknown precision {shown(name)}; known precisions: {known}")
     return PRECISIONS[key]
 
 
@@ -141,7 +141,7 @@ def kv_dtype_bytes(kv_dtype: str) -> float:
     key = str(kv_dtype).strip().lower()
     sizes = {"bf16": 2.0, "fp16": 2.0, "auto": 2.0, "fp8": 1.0, "fp8_e4m3": 1.0}
     if key not in sizes:
-        raise TiersimError(f"unknown KV-cache dtype {kv_dtype!r}; use 'bf16', 'fp8' or "
+        raise TiersimError(f"unknown KV-cache dtype {shown(kv_dtype)}; use 'bf16', 'fp8' or "
                            "'auto' (the checkpoint's own)")
     return sizes[key]
 

@@ -864,12 +864,12 @@ def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
 
     formats = ", ".join(PRECISIONS)
     if field_name == "precision" and value not in PRECISIONS:
-        raise ProfileError(f"{loc}.precision: unknown weight format {value!r}; use one of "
+        raise ProfileError(f"{loc}.precision: unknown weight format {shown(value)}; use one of "
                            f"{formats}")
     kv, module, weights = module_dtype(value)
     if field_name == "kv_dtype" and (kv not in TABLE_KV_DTYPES
                                      or (module and weights not in PRECISIONS)):
-        raise ProfileError(f"{loc}.kv_dtype: unknown KV-cache dtype {value!r}; use one of "
+        raise ProfileError(f"{loc}.kv_dtype: unknown KV-cache dtype {shown(value)}; use one of "
                            f"{', '.join(TABLE_KV_DTYPES)}, or for an MLA (or DSA) module "
                            f"'<kv> mla-<weight format>' ('<kv> dsa-...') ({formats})")
     return value
