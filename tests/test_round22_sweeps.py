@@ -101,3 +101,20 @@ def test_a_long_unknown_name_is_cut_in_its_error_line(tmp_path, capsys, old, new
     scenario = _scenario(tmp_path, TINY.replace(old, new, 1))
     assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == (
         f"Error: {scenario}: {where}: {problem}")
+
+
+@pytest.mark.parametrize(("sweep", "line", "problem"), [
+    ("  zip:\n    - {seed: [0, 1]}\n    - {seed: [2, 3]}\n", 3, "sweep: 'seed': appears twice "
+     "(as an axis and in a zip group, or in two zip groups); keep one"),
+    ("  zip: {seed: [0, 1], seedz: [1, 2]}\n", 1, "sweep: 'seedz': seedz: unknown key (did you "
+     "mean 'seed'?)"),
+    ("  zip:\n    seed: ~\n", 2, "sweep: 'seed': values must be a non-empty list (got None)"),
+])
+def test_an_axis_inside_a_zip_group_is_named_at_its_own_line(tmp_path, capsys, sweep, line,
+                                                             problem):
+    """An error about an axis listed in a zip group named the line of ``sweep:`` itself (the
+    axis is no key of the sweep map), not the line of the group that lists it."""
+    scenario = _scenario(tmp_path, TINY + "\nsweep:\n" + sweep)
+    at = len(TINY.splitlines()) + 2 + line
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o", "-w", "1",
+                               "--no-baselines")) == f"Error: {scenario}: line {at}: {problem}"

@@ -112,10 +112,34 @@ def with_line(error: TiersimError) -> TiersimError:
     if isinstance(error, SweepError) and error.loc is not None:
         from tiersim.scenario import line_in
 
-        line = line_in(error.source, error.loc)
+        line = line_in(error.source, _axis_loc(error))
         return error if line is None else SweepError(error.source, error.path, error.message,
                                                      line, error.loc)
     return error
+
+
+def _axis_loc(error: SweepError) -> tuple[str | int, ...]:
+    """Where in its file the axis a sweep error names is listed: ``("sweep", path)``, or in
+    the zip group that lists it (the last of two: the one found twice), where the sweep map
+    has no key of that name (its line was the line of ``sweep:`` itself)."""
+    from tiersim.scenario import read_yaml
+
+    loc = error.loc or ()
+    if loc != ("sweep", error.path) or not error.source.endswith((".yaml", ".yml")):
+        return loc
+    try:
+        data, _ = read_yaml(error.source)
+    except (TiersimError, OSError):
+        return loc
+    sweep = data.get("sweep") if isinstance(data, dict) else None
+    if not isinstance(sweep, dict) or error.path in sweep:
+        return loc
+    groups = sweep.get("zip")
+    if isinstance(groups, dict):
+        return ("sweep", "zip", error.path) if error.path in groups else loc
+    held = [i for i, group in enumerate(groups if isinstance(groups, list) else [])
+            if isinstance(group, dict) and error.path in group]
+    return ("sweep", "zip", held[-1], error.path) if held else loc
 
 
 def point_error(error: BaseException, axes: tuple[AxisKey, ...],
