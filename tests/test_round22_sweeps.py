@@ -118,3 +118,36 @@ def test_an_axis_inside_a_zip_group_is_named_at_its_own_line(tmp_path, capsys, s
     at = len(TINY.splitlines()) + 2 + line
     assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o", "-w", "1",
                                "--no-baselines")) == f"Error: {scenario}: line {at}: {problem}"
+
+
+@pytest.mark.parametrize("name", ["scenario.yaml", "report.html", "sweep.parquet"])
+def test_a_users_own_file_in_a_new_sweep_folder_is_not_overwritten(tmp_path, capsys, name):
+    """``--out`` naming a folder of the user's own (no sweep.json in it) that holds a file
+    named as a sweep's (their own scenario.yaml, a report.html) replaced that file silently."""
+    scenario = _scenario(tmp_path, TINY + "\nsweep:\n  seed: [0, 1]\n")
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / name).write_text("my own file\n")
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "-w", "1",
+                               "--no-baselines")) == (
+        f"Error: {out / name}: `tiersim sweep` would overwrite this file, and {out} holds no "
+        "sweep's results (no sweep.json); move the file, or use another --out folder "
+        "(nothing was written)")
+    assert (out / name).read_text() == "my own file\n"
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_a_sweep_killed_between_its_manifest_renames_resumes(tmp_path, capsys):
+    """The sweep's own scenario.yaml without sweep.json (a kill between the two renames) is
+    not a user's file: the sweep resumes into the folder."""
+    scenario = _scenario(tmp_path, TINY + "\nsweep:\n  seed: [0, 1]\n")
+    out = tmp_path / "o"
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, *args)[0] == 0
+    copy = (out / "scenario.yaml").read_text()
+    for path in [*(out / "points").iterdir(), out / "points", out / "sweep.json",
+                 out / "sweep.parquet"]:
+        path.rmdir() if path.is_dir() else path.unlink()
+    assert run_cli(capsys, *args)[0] == 0
+    assert (out / "scenario.yaml").read_text() == copy
+    assert len(list((out / "points").iterdir())) == 2

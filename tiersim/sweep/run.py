@@ -1061,6 +1061,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         plan = prepare(scenario, source, validator, max_points)
         check_unread_axes(plan, runner)
         claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
+        _refuse_foreign_files(out, plan)
         if executor == "ray":  # joined before the folder changes: a bad address changes nothing
             stack.enter_context(executors.ray_session(address, workers))
         try:
@@ -1072,6 +1073,38 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if strict and failed:
         raise SweepFailed(_failure_line(frame, out, refusal, plan.points), frame)
     return frame
+
+
+SWEEP_FILES = ("scenario.yaml", "sweep.parquet", "report.html")
+"""The files a sweep writes beside ``sweep.json``, which it writes before any of them."""
+
+
+def _refuse_foreign_files(out: Path, plan: SweepPlan) -> None:
+    """Refuse a folder without a sweep's ``sweep.json`` that holds a file a sweep writes (a
+    user's own ``scenario.yaml`` or ``report.html`` was replaced), before anything is written.
+    The sweep's own copy of this scenario is no user's file (a kill between the renames of
+    ``scenario.yaml`` and ``sweep.json`` leaves it alone), so that folder resumes, as does
+    one with a sweep's ``points/`` or a ``sweep.json`` of any kind (the resume reads them)."""
+    manifest = out / "sweep.json"
+    if manifest.exists() or manifest.is_symlink() or (out / "points").is_dir():
+        return
+    for name in SWEEP_FILES:
+        path = out / name
+        if not path.is_file() or (name == "scenario.yaml" and _own_base_copy(path, plan)):
+            continue
+        raise TiersimError(f"{path}: `tiersim sweep` would overwrite this file, and {out} "
+                           "holds no sweep's results (no sweep.json); move the file, or use "
+                           "another --out folder (nothing was written)")
+
+
+def _own_base_copy(path: Path, plan: SweepPlan) -> bool:
+    """Whether ``path`` holds the base scenario exactly as this sweep writes it."""
+    text = yaml.safe_dump(portable_base(plan), sort_keys=False)
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(text.encode()) + 1) == text.encode()
+    except OSError:
+        return False
 
 
 def _check_points_folder(out: Path) -> None:
