@@ -151,3 +151,19 @@ def test_a_sweep_killed_between_its_manifest_renames_resumes(tmp_path, capsys):
     assert run_cli(capsys, *args)[0] == 0
     assert (out / "scenario.yaml").read_text() == copy
     assert len(list((out / "points").iterdir())) == 2
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize("limit", ["5000000", "1" + "0" * 30])
+def test_a_sweep_point_limit_above_what_any_sweep_holds_is_refused(tmp_path, capsys, command,
+                                                                   limit):
+    """``limits: {max_sweep_points: 5000000}`` was taken, though no sweep may hold more than
+    1,000,000 points whatever it says (``--max-points`` refuses more): a 2,000,000-point grid
+    it allowed was refused as above the most any sweep holds."""
+    scenario = _scenario(tmp_path, TINY + f"\nlimits: {{max_sweep_points: {limit}}}\n"
+                         "sweep:\n  seed: [0, 1]\n")
+    out = ["--out", tmp_path / "o", "-w", "1"] if command == "sweep" else []
+    line = len(TINY.splitlines()) + 2
+    assert error_line(*run_cli(capsys, command, scenario, "--no-baselines", *out)) == (
+        f"Error: {scenario}: line {line}: limits.max_sweep_points: must be <= 1000000 "
+        f"(got {limit})")

@@ -44,6 +44,7 @@ from pydantic import (
 
 from tiersim.errors import KeyedError, ScenarioError, TiersimError, unprintable
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
+from tiersim.sweep.axes import MAX_GRID_POINTS
 
 if TYPE_CHECKING:
     from tiersim.hardware import ModelArch
@@ -359,8 +360,9 @@ class LimitsConfig(_Strict):
 
     max_replicas: int = Field(default=DEFAULT_MAX_REPLICAS, ge=1, le=MAX_REPLICAS_CEILING,
                               description="most replicas one tier may have")
-    max_sweep_points: int = Field(default=DEFAULT_MAX_SWEEP_POINTS, ge=1, description="most "
-                                  "points the sweep grid may expand to")
+    max_sweep_points: int = Field(default=DEFAULT_MAX_SWEEP_POINTS, ge=1, le=MAX_GRID_POINTS,
+                                  description="most points the sweep grid may expand to (no "
+                                  "sweep holds more than 1,000,000)")
     gpus_per_replica: tuple[Annotated[int, Field(ge=1, le=MAX_GPUS_PER_REPLICA)], ...] = Field(
         default=SIZED_GPUS_PER_REPLICA, min_length=1, max_length=MAX_SIZED_GPU_OPTIONS,
         description="GPUs per replica a sized fleet may use: a plan's designs and a run's "

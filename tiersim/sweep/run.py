@@ -492,6 +492,9 @@ def max_points_of(base: dict[str, Any], source: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ScenarioError(source, "limits.max_sweep_points", f"must be a whole number >= 1 "
                             f"(got {shown(value, 80)})")
+    if value > ax.MAX_GRID_POINTS:  # as the scenario check says it: no sweep holds more
+        raise ScenarioError(source, "limits.max_sweep_points", f"must be <= "
+                            f"{ax.MAX_GRID_POINTS} (got {shown(value, 80)})")
     return value
 
 
