@@ -167,3 +167,21 @@ def test_a_sweep_point_limit_above_what_any_sweep_holds_is_refused(tmp_path, cap
     assert error_line(*run_cli(capsys, command, scenario, "--no-baselines", *out)) == (
         f"Error: {scenario}: line {line}: limits.max_sweep_points: must be <= 1000000 "
         f"(got {limit})")
+
+
+@pytest.mark.parametrize(("old", "new", "line", "fix"), [
+    ("    replicas: 1", "    replicas: 1\t# one", 16, "write spaces, not a tab, inside a line "
+     "(this YAML reader takes no tab there)"),
+    ("    replicas: 1", "    replicas:\t1", 16, "write spaces, not a tab, inside a line (this "
+     "YAML reader takes no tab there)"),
+    ("  window: [240, 360]", "  window: [240,\t360]", 11, "write spaces, not a tab, inside a "
+     "line (this YAML reader takes no tab there)"),
+    ("    replicas: 1", "  \t  replicas: 1", 16, "indent with spaces, not tabs"),
+])
+def test_a_tab_inside_a_line_is_not_called_indentation(tmp_path, capsys, old, new, line, fix):
+    """``replicas:\\t1`` or a tab before a comment was refused with "indent with spaces, not
+    tabs", though the line's indentation is all spaces: the tab is between its parts."""
+    scenario = _scenario(tmp_path, TINY.replace(old, new, 1))
+    assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == (
+        f"Error: {scenario}: line {line}: invalid YAML: found character '\\t' that cannot "
+        f"start any token; {fix}")

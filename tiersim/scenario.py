@@ -1011,7 +1011,20 @@ def _problem(err: yaml.YAMLError) -> str:
     problem = getattr(err, "problem", None) or (str(err).splitlines() or ["syntax error"])[0]
     text = _short(" ".join(str(problem).split()))
     fix = next((fix for cause, fix in YAML_FIXES if cause in text), None)
+    if fix is not None and "character '\\t'" in text and not _in_indentation(err):
+        fix = "write spaces, not a tab, inside a line (this YAML reader takes no tab there)"
     return f"{text}; {fix}" if fix else text
+
+
+def _in_indentation(err: yaml.YAMLError) -> bool:
+    """Whether the character a YAML error points at has only blanks before it on its line (a
+    tab there is indentation; after a key or a comma it is not), or its line is unknown."""
+    mark = getattr(err, "problem_mark", None)
+    buffer, pointer = getattr(mark, "buffer", None), getattr(mark, "pointer", None)
+    if not isinstance(buffer, str) or not isinstance(pointer, int):
+        return True
+    start = buffer.rfind("\n", 0, pointer) + 1
+    return not buffer[start:pointer].strip()
 
 
 #: (words of a PyYAML problem, the fix a user needs) for the problems people meet most.
