@@ -88,6 +88,7 @@ def _optional(s: pd.Series, name: str, src: Source):
     if name == "task_type":
         return _task_type(s, src)
     if name == "step_type":
+        one_value_each(s, src, name, "row's step_type")
         _printable_labels(s, src, name)
         return s.to_numpy()
     if name == "prefix_hashes":
@@ -145,6 +146,7 @@ def _task_type(s: pd.Series, src: Source) -> pd.Categorical:
     i = checks.first_true(s.isna().to_numpy())
     if i is not None:
         raise src.error("missing task_type; fill it in or remove the column", i, "task_type")
+    one_value_each(s, src, "task_type", "row's task_type")
     _printable_labels(s, src, "task_type")
     return pd.Categorical(s.astype(str))
 
@@ -203,17 +205,19 @@ def check_prompt_lengths(src: Source, hashes: pd.Series, input_tokens: np.ndarra
                         "its own hash, or fix input_tokens", i, "prompt_hash")
 
 
-def one_value_each(s: pd.Series, src: Source, column: str) -> None:
+def one_value_each(s: pd.Series, src: Source, column: str,
+                   value: str = "prompt's hash") -> None:
     """Refuse a cell of ``column`` holding a list or an object (a Parquet list or struct, a
-    JSON array or object): a key is one number or text per row, and such a cell is no key
-    (nor can it be compared with another)."""
+    JSON array or object): a key or a label is one number or text per row, and such a cell is
+    neither (nor can it be compared with another; as text it read ``"['plan']"``). ``value``
+    names what each row holds, for the fix."""
     if s.dtype != object:
         return
     i = checks.first_true(s.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray))
                           .to_numpy(dtype=bool))
     if i is not None:
         raise src.error(f"{column} must be one number or text per row (got "
-                        f"{_many(s.iloc[i])}); write each prompt's hash as one value", i, column)
+                        f"{_many(s.iloc[i])}); write each {value} as one value", i, column)
 
 
 def _many(cell) -> str:
