@@ -3,10 +3,14 @@ the exact line a user sees, or the number that was wrong."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_round19 import error_line, run_cli
+
+from tiersim.cli import main
 
 # ------------------------------------------------------------------ label columns
 
@@ -40,3 +44,56 @@ def test_a_label_cell_holding_a_json_array_is_refused(tmp_path, capsys):
     assert line == (f"Error: {path}: row 1, column 'task_type': task_type must be one number or "
                     "text per row (got a list of 1 item); write each row's task_type as one "
                     "value (file line 1)")
+
+
+# ------------------------------------------------------------------ a misnamed arrival column
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("arival_s", "'arival_s'"),               # a typo
+    ("arrival_s\u200b", "'arrival_s\\\\u200b'"),  # a zero-width space after the name
+    ("\ufeff\ufeffarrival_s", "'\\\\ufeffarrival_s'"),  # a second byte-order mark
+])
+def test_a_misnamed_arrival_column_is_named_not_taken_for_lengths(tmp_path, capsys, name,
+                                                                  shown):
+    """A CSV whose ``arrival_s`` is misspelt, or carries an invisible character, was read as a
+    file of token lengths: ``tiersim run`` said it "has token lengths but no arrival times"
+    (it has a column of them) and ``trace inspect`` printed lengths, exit 0, without a word
+    on the column it dropped."""
+    path = tmp_path / "t.csv"
+    path.write_text(f"{name},input_tokens,output_tokens\n0,10,5\n1,20,5\n", encoding="utf-8")
+    code, err = run_cli(capsys, "run", _scenario(tmp_path, path), "--no-baselines")
+    assert error_line(code, err) == (
+        f"Error: {path}: has token lengths but no arrival times: no column is named arrival_s, "
+        f"but column {shown} (arrival_s?) may hold them; rename it arrival_s (seconds from the "
+        "trace's start) to replay the file as a trace, or use it with synthetic arrivals: "
+        "tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
+        "rate_rps, rng)")
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["format"] == "lengths (no arrival times)"
+    assert stats["notes"] == [f"column {shown} (arrival_s?) is not read: a file of token "
+                              "lengths has no arrival times; rename it arrival_s (seconds from "
+                              "the trace's start) to read the file as a trace"]
+
+
+def _scenario(tmp_path, trace) -> str:
+    """A scenario of tiny.yaml's tiers replaying ``trace`` whole."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"""name: t
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+profile: null
+trace:
+  path: {trace}
+tiers:
+  - {{name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}}
+router:
+  policy: static_split
+  fractions: [1.0]
+slo:
+  ttft_p99_s: 2.0
+  tpot_p99_s: 0.1
+""")
+    return str(path)

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from tiersim.errors import TiersimError, escaped
 from tiersim.paths import resolve_trace_path
-from tiersim.trace.formats import FORMATS, is_length_only
+from tiersim.trace.formats import FORMATS, arrival_lookalikes, is_length_only, shown_name
 from tiersim.trace.loader import TIME_SCALE_RANGE, TraceWarning, load_lengths, read_trace
 from tiersim.trace.source import column_names
 from tiersim.trace.stats import trace_stats
@@ -96,12 +96,14 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
     from tiersim.cli import return_freed_arrow_memory
 
     return_freed_arrow_memory()
-    if format == "auto" and is_length_only(column_names(path)):
+    columns = column_names(path) if format == "auto" else []
+    if format == "auto" and is_length_only(columns):
         if window is not None or time_scale != 1.0:
             flag = "--window" if window is not None else "--time-scale"
             raise TiersimError(f"{path}: holds token lengths but no arrival times, so "
                                f"{flag} has nothing to act on; drop it")
-        return trace_stats(load_lengths(path)), "lengths (no arrival times)", []
+        return trace_stats(load_lengths(path)), "lengths (no arrival times)", _lengths_notes(
+            columns)
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale)
@@ -121,6 +123,18 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
         stats["window"] = [float(window[0]), float(window[1])]
         stats["window_cut"] = None if cut == tuple(stats["window"]) else list(cut)
     return stats, loaded.origin.format, notes
+
+
+def _lengths_notes(columns: list[str]) -> list[str]:
+    """A note naming a column of a file of token lengths that may be its arrival times
+    misnamed (:func:`arrival_lookalikes`: a misspelt ``arrival_s`` made a trace read as
+    lengths without a word)."""
+    close = arrival_lookalikes(columns)
+    if not close:
+        return []
+    return [f"column {shown_name(close[0])} (arrival_s?) is not read: a file of token lengths "
+            "has no arrival times; rename it arrival_s (seconds from the trace's start) to "
+            "read the file as a trace"]
 
 
 def _cut(window, arrivals: tuple[float, float] | None) -> tuple[float, float] | None:

@@ -340,6 +340,27 @@ def complete_formats(columns: list[str]) -> list[str]:
     return [name for name, f in FORMATS.items() if set(f.required) <= present]
 
 
+ARRIVAL_NAMES = ("arrival_s", "timestamp")
+"""Names a column of arrival times goes by (casefolded): the canonical one and the logged
+formats' (:func:`arrival_lookalikes`)."""
+
+
+def arrival_lookalikes(columns: list[str]) -> list[str]:
+    """The columns of a table of token lengths (:func:`is_length_only`) that may be its arrival
+    times under another name: close to ``arrival_s`` or a logged format's ``timestamp`` in any
+    case, misspelt, or with an invisible character (a second byte-order mark, a zero-width
+    space), which made the file read as lengths without a word on the column."""
+    read = {*LENGTH_COLUMNS, *canonical.CORE, *canonical.NAMED}
+    return [c for c in columns if c not in read and difflib.get_close_matches(
+        str(c).casefold(), ARRIVAL_NAMES, n=1, cutoff=0.65)]
+
+
+def shown_name(name: str) -> str:
+    """A column name of the file for a message: cut to 40 characters, control and format
+    characters escaped, quoted."""
+    return repr(escaped(name if len(name) <= 40 else name[:37] + "..."))
+
+
 def is_length_only(columns: list[str]) -> bool:
     """True for a table of token lengths without arrival times (a table that holds a trace
     format's every column is that trace, whatever other columns it has)."""

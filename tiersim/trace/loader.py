@@ -24,11 +24,13 @@ from tiersim.trace import canonical, checks, chunked, units
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
+    arrival_lookalikes,
     columns_used,
     complete_formats,
     detect,
     expected_columns,
     is_length_only,
+    shown_name,
 )
 from tiersim.trace.source import (
     Source,
@@ -290,7 +292,8 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
     if format == "auto":
         _one_format(columns, src)
     if is_length_only(columns) and (name is None or name == "canonical"):
-        raise TraceError(src.path, "has token lengths but no arrival times; " + LENGTHS_FIX)
+        raise TraceError(src.path, "has token lengths but no arrival times" +
+                         _arrival_hint(columns) + LENGTHS_FIX)
     if name is None or detect(columns) is None:
         # NOTE: not recognised as a table: its "columns" may be any text (/proc/self/environ),
         # so they are counted, never shown
@@ -301,6 +304,18 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
     if rows == 0:
         raise TraceError(src.path, "has no requests (only a header); add rows")
     return name
+
+
+def _arrival_hint(columns: list[str]) -> str:
+    """The words between "has token lengths but no arrival times" and the fix: a column that
+    may be the arrival times misnamed (:func:`arrival_lookalikes`) is named, with the rename
+    that makes the file a trace."""
+    close = arrival_lookalikes(columns)
+    if not close:
+        return "; "
+    return (f": no column is named arrival_s, but column {shown_name(close[0])} (arrival_s?) "
+            "may hold them; rename it arrival_s (seconds from the trace's start) to replay the "
+            "file as a trace, or ")
 
 
 SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
