@@ -97,3 +97,18 @@ slo:
   tpot_p99_s: 0.1
 """)
     return str(path)
+
+
+# ------------------------------------------------------------------ files joined with their BOMs
+
+
+def test_a_header_repeated_with_its_byte_order_mark_is_named(tmp_path, capsys):
+    """Two CSV files saved with a byte-order mark (Excel's "CSV UTF-8") joined with ``cat``
+    hold the second's mark before its repeated header: the row was not seen as the header and
+    was refused as an arrival time that is "text of 10 characters"."""
+    path = tmp_path / "joined.csv"
+    part = "\ufeffarrival_s,input_tokens,output_tokens\n0,10,5\n1,20,5\n"
+    path.write_text(part + part, encoding="utf-8")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 3: repeats the header (CSV files joined with their headers?); "
+        "remove the line (file line 4)")

@@ -394,7 +394,8 @@ def _no_repeated_header(df: pd.DataFrame, names: list[str], src: Source) -> None
 
     A column of numbers holds no header text, so a table with one under a name is passed at
     once; else the rows whose first cell is the first name are found, then compared in the
-    other columns (a blank header cell, a trailing comma's, matches an empty cell)."""
+    other columns (a blank header cell, a trailing comma's, matches an empty cell; a
+    byte-order mark before a cell, as a joined file's second header holds, is no part of it)."""
     numeric = [pd.api.types.is_numeric_dtype(df[c].dtype) for c in df.columns]
     if len(names) != len(df.columns) or not len(df) or any(
             kind and name for kind, name in zip(numeric, names, strict=True)):
@@ -403,7 +404,9 @@ def _no_repeated_header(df: pd.DataFrame, names: list[str], src: Source) -> None
     for column, name in zip(df.columns, names, strict=True):
         cells = df[column].iloc[rows]
         if not pd.api.types.is_numeric_dtype(cells.dtype):
-            cells = cells.astype("string").str.strip().replace("", pd.NA)
+            # a byte-order mark is no part of a name (a joined file's second header holds one)
+            cells = (cells.astype("string").str.strip().str.removeprefix("\ufeff").str.strip()
+                     .replace("", pd.NA))
         rows = rows[(cells.isna() if not name else cells.eq(name).fillna(False))
                     .to_numpy(dtype=bool)]
         if not len(rows):
