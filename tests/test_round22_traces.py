@@ -112,3 +112,26 @@ def test_a_header_repeated_with_its_byte_order_mark_is_named(tmp_path, capsys):
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: row 3: repeats the header (CSV files joined with their headers?); "
         "remove the line (file line 4)")
+
+
+# ------------------------------------------------------------------ a character cut in two
+
+
+@pytest.mark.parametrize(("key", "words"), [
+    ("prompt", "key 'prompt'"),
+    ("note", "key 4 of this line"),  # not a trace column: named by its place
+])
+def test_a_json_surrogate_escape_without_its_pair_is_named(tmp_path, capsys, key, words):
+    """A prompt cut in the middle of a character written as a surrogate pair (JavaScript's
+    ``JSON.stringify`` of ``text.slice(0, n)`` writes a lone ``\\ud83d``) made the JSON reader
+    refuse the file with its own words and a 0-based row: "cannot read the JSON lines (JSON
+    parse error: The surrogate pair in string is invalid. in row 1)", for the line tiersim
+    calls row 2."""
+    path = tmp_path / "t.jsonl"
+    lines = [f'{{"arrival_s":{t},"input_tokens":10,"output_tokens":5,"{key}":"{text}"}}\n'
+             for t, text in ((0, "ok"), (1, "cut \\ud83d"))]
+    path.write_text("".join(lines))
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 2: {words} holds half of a character (a surrogate escape, "
+        "\\ud800 to \\udfff, without its pair: text cut in two); remove it or write the whole "
+        "character (file line 2)")

@@ -662,6 +662,10 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
             huge = _too_big(record)
             if huge:
                 return TraceError(str(p), f"{huge}; write a finite number{where}", row=row)
+            half = _half_character(record)
+            if half:
+                return TraceError(str(p), f"{half}; remove it or write the whole character"
+                                  f"{where}", row=row)
             clash = _kind_clash(record, kinds)
             if clash:
                 return TraceError(str(p), f"{clash}; write every line's value of that key the "
@@ -714,6 +718,32 @@ def _too_big(record: dict) -> str | None:
             return (f"{_key_words(key, position)} holds a number too large to store (beyond "
                     "+-1.8e308)")
     return None
+
+
+def _half_character(record: dict) -> str | None:
+    """The fault of the first key of ``record`` that is, or whose value holds, text with a
+    surrogate escape without its pair (``"\\ud83d"``: a character cut in two, which
+    ``json.loads`` keeps and Arrow refuses, naming a 0-based row)."""
+    for position, (key, value) in enumerate(record.items(), start=1):
+        if _holds_half(key) or _holds_half(value):
+            return (f"{_key_words(key, position)} holds half of a character (a surrogate "
+                    "escape, \\ud800 to \\udfff, without its pair: text cut in two)")
+    return None
+
+
+def _holds_half(value) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, list):
+        return any(_holds_half(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_half(k) or _holds_half(v) for k, v in value.items())
+    return False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate left alone in decoded JSON text (a whole pair decodes to one
+character)."""
 
 
 def _holds_too_big(value) -> bool:
