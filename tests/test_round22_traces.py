@@ -135,3 +135,31 @@ def test_a_json_surrogate_escape_without_its_pair_is_named(tmp_path, capsys, key
         f"Error: {path}: row 2: {words} holds half of a character (a surrogate escape, "
         "\\ud800 to \\udfff, without its pair: text cut in two); remove it or write the whole "
         "character (file line 2)")
+
+
+# ------------------------------------------------------------------ hash ids written as text
+
+
+@pytest.mark.parametrize("item", ["1_23", "12_3"])
+def test_a_hash_id_with_an_underscore_is_refused_not_joined(tmp_path, capsys, item):
+    """A hash id written as text was read with Python's ``int``, which takes ``_`` between
+    digits: ``1_23`` and ``12_3`` (block 23 of session 1, block 3 of session 12) both read as
+    123, one id, so one prompt's cached blocks were counted for the other (a number column
+    refuses ``1_000``)."""
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,prefix_hashes\n"
+                    f'0,1024,5,"[7, {item}]"\n')
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 1, column 'prefix_hashes': prefix_hashes must be a list of "
+        "integers, such as [1, 2, 3] (got text of 9 characters whose item 2 is not a whole "
+        "number) (file line 2)")
+
+
+def test_a_json_hash_id_with_an_underscore_is_refused(tmp_path, capsys):
+    """The same in a Mooncake line whose ids are strings."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"timestamp":0,"input_length":1024,"output_length":5,'
+                    '"hash_ids":["7","1_23"]}\n')
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 1, column 'hash_ids': hash_ids must be a list of integers, such "
+        "as [1, 2, 3] (got a list of 2 items) (file line 1)")

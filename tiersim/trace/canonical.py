@@ -13,6 +13,7 @@ close to: ``sesion_id`` (session_id?)), as nothing reads them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -356,7 +357,7 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
         if values.dtype.kind not in "iuf":  # text from a CSV cell, or Python ints
             items = values.tolist()
             _no_missing_id(items, src, column, i)
-            values = np.asarray([int(v) for v in items], dtype=object)
+            values = np.asarray([_int(v) for v in items], dtype=object)
     except (TypeError, ValueError, OverflowError):
         raise src.error(f"{column} must be a list of integers, such as [1, 2, 3] (got "
                         f"{_not_a_list(given, cell)})", i, column) from None
@@ -387,12 +388,24 @@ def _not_a_list(given, items) -> str:
 
 
 def _whole(item: str) -> bool:
-    """Whether a text item of a hash list reads as a whole number (``int`` takes it)."""
+    """Whether a text item of a hash list reads as a whole number (:func:`_int` takes it)."""
     try:
-        int(item)
+        _int(item)
     except ValueError:
         return False
     return True
+
+
+_DIGITS = re.compile(r"\s*[+-]?[0-9]+\s*")
+"""A whole number written as text: ASCII digits, an optional sign, spaces around."""
+
+
+def _int(item) -> int:
+    """A hash id as an int; text must be ASCII digits (:data:`_DIGITS`). Python's ``int`` also
+    takes ``_`` between digits, so ``1_23`` and ``12_3`` (two ids) read as one, 123."""
+    if isinstance(item, str) and not _DIGITS.fullmatch(item):
+        raise ValueError(f"not a whole number: {len(item)} characters")
+    return int(item)
 
 
 NULL_WORDS = frozenset({"null", "none", "nan", "na", "<na>"})
