@@ -163,3 +163,29 @@ def test_a_json_hash_id_with_an_underscore_is_refused(tmp_path, capsys):
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: row 1, column 'hash_ids': hash_ids must be a list of integers, such "
         "as [1, 2, 3] (got a list of 2 items) (file line 1)")
+
+
+# ------------------------------------------------------------------ two blank column names
+
+
+def test_two_blank_parquet_column_names_are_one_line(tmp_path, capsys):
+    """A blank name is skipped by the check for a name given twice (a CSV's trailing commas
+    make blank header cells, which pandas names apart); but two blank Parquet columns keep
+    one name, and a canonical trace then crashed: "ValueError: Per-column arrays must each be
+    1-dimensional"."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_arrays(
+        [pa.array([0.0, 1.0]), pa.array([10, 20]), pa.array([5, 5]), pa.array([1, 2]),
+         pa.array([3, 4])], names=["arrival_s", "input_tokens", "output_tokens", "", " "]), path)
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: columns 4 and 5 share a name (a blank one); keep one, or name them "
+        "apart")
+
+
+def test_two_blank_json_keys_are_one_line(tmp_path, capsys):
+    """The same from JSON lines: keys ``""`` and ``" "`` read as one blank column name."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"arrival_s":0,"input_tokens":10,"output_tokens":5,"":1," ":2}\n')
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: columns 4 and 5 share a name (a blank one); keep one, or name them "
+        "apart")

@@ -382,7 +382,7 @@ def read_raw(path: str | Path, used=None) -> tuple[pd.DataFrame, Source]:
     names = _csv_header(p) if csv_file else list(df.columns)
     df.columns = [str(c).strip() for c in df.columns]
     _no_duplicate_columns([str(c).strip() for c in names], src,
-                          " (the header, file line 1)" if csv_file else "")
+                          " (the header, file line 1)" if csv_file else "", csv_file)
     if csv_file:
         _no_repeated_header(df, [str(c).strip() for c in names], src)
     return df, src
@@ -422,18 +422,24 @@ def _csv_header(p: Path) -> list[str]:
         return next((row for row in rows if row), [])  # blank lines: the reader skips them
 
 
-def _no_duplicate_columns(names: list[str], src: Source, where: str = "") -> None:
-    """Refuse a column named twice: which copy is meant cannot be known (blank header cells,
-    as spreadsheets export trailing commas, are no names). The name is shown only when it is
-    a trace column (:func:`is_trace_column`), otherwise the two columns' positions."""
+def _no_duplicate_columns(names: list[str], src: Source, where: str = "",
+                          csv_header: bool = False) -> None:
+    """Refuse a column named twice: which copy is meant cannot be known. The name is shown
+    only when it is a trace column (:func:`is_trace_column`), otherwise the two columns'
+    positions. In a CSV header (``csv_header``) blank cells, as spreadsheets export trailing
+    commas, are no names (the reader names each apart); elsewhere (Parquet, JSON keys ``""``
+    and ``" "``) two blank names are one name, read as one column of two (a crash)."""
     seen: dict[str, int] = {}
     for position, name in enumerate(names, start=1):
         if name in seen:
+            if not name:
+                raise src.error(f"columns {seen[name]} and {position} share a name (a blank "
+                                "one); keep one, or name them apart", None, None)
             twice = (f"names the column {name!r} twice" if is_trace_column(name)
                      else f"columns {seen[name]} and {position} share a name")
             raise src.error(f"{twice}{where}; keep one (which copy holds the data cannot be "
                             "known)", None, None)
-        if name:
+        if name or not csv_header:
             seen[name] = position
 
 
