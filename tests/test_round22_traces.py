@@ -189,3 +189,20 @@ def test_two_blank_json_keys_are_one_line(tmp_path, capsys):
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: columns 4 and 5 share a name (a blank one); keep one, or name them "
         "apart")
+
+
+# ------------------------------------------------------------------ a line of other white space
+
+
+@pytest.mark.parametrize("space", ["\f", "\v", "\u00a0", "\u2028", "\x1c"])
+def test_a_json_line_of_white_space_json_does_not_allow_is_named(tmp_path, capsys, space):
+    """A line holding only a form feed, a no-break space or another character Python strips
+    but JSON does not take as white space was skipped as blank when the failing line was
+    looked for, so none was found: "cannot read the JSON lines (JSON parse error: Invalid
+    value. in row 1)", naming no line, and a 0-based row."""
+    path = tmp_path / "t.jsonl"
+    line = '{"arrival_s":0,"input_tokens":10,"output_tokens":5}\n'
+    path.write_text(line + space + "\n" + line, encoding="utf-8")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 2: not a JSON object (Expecting value: line 1 column 1 (char 0)); "
+        "each line must be one JSON object (file line 2)")

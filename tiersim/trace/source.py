@@ -83,7 +83,8 @@ def file_line(path: str, header_lines: int, row: int) -> int:
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:  # a BOM is no record
             if header_lines == 0:  # JSON lines: one record per non-blank line
-                records = (n for n, line in enumerate(handle, start=1) if line.strip())
+                records = (n for n, line in enumerate(handle, start=1)
+                           if line.strip(JSON_BLANK))
             else:
                 records = _csv_record_lines(handle)
             for _ in range(header_lines + row - 1):
@@ -166,6 +167,11 @@ def _wide_text(head: bytes) -> str | None:
                 return name
     return None
 
+
+JSON_BLANK = " \t\r\n"
+"""The characters of a blank JSON line (JSON's white space): Python's ``str.strip`` also
+strips a form feed, a no-break space or U+2028, which the JSON reader refuses, so such a line
+was skipped when the line at fault was looked for, and none was named."""
 
 _LINE_END = re.compile(rb"\r\n?|\n")
 r"""A line end as the CSV and JSON readers take it: ``\n``, ``\r\n`` or a ``\r`` alone."""
@@ -647,7 +653,7 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
     row = 0
     with p.open(encoding="utf-8-sig", errors="replace") as f:  # the BOM, read, is no error
         for line_no, line in enumerate(f, start=1):
-            if not line.strip():
+            if not line.strip(JSON_BLANK):  # a form feed is no blank line to the reader
                 continue
             row += 1
             where = f" (file line {line_no})"
