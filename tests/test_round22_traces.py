@@ -11,6 +11,7 @@ import pytest
 from test_round19 import error_line, run_cli
 
 from tiersim.cli import main
+from tiersim.trace import read_trace
 
 # ------------------------------------------------------------------ label columns
 
@@ -206,3 +207,23 @@ def test_a_json_line_of_white_space_json_does_not_allow_is_named(tmp_path, capsy
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: row 2: not a JSON object (Expecting value: line 1 column 1 (char 0)); "
         "each line must be one JSON object (file line 2)")
+
+
+# ------------------------------------------------------------------ JSON text like a date
+
+
+def test_json_text_that_looks_like_a_date_stays_text(tmp_path, capsys):
+    """Arrow's JSON reader types a key whose every string is an ISO date-time as
+    timestamps: a ``task_type`` of "2024-01-01 12:00:00" read back as the label
+    "2024-01-01 12:00:00" only by luck of its time, "2024-01-01 00:00:00" became
+    "2024-01-01", and ``prompt`` text of dates was refused as "got Timestamp", though the
+    file holds strings."""
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(
+        f'{{"arrival_s":{t},"input_tokens":10,"output_tokens":5,'
+        f'"task_type":"2024-01-01 00:00:00","prompt":"2024-01-0{t + 1} 00:00:00+01:00"}}\n'
+        for t in range(2)))
+    table = read_trace(path).table
+    assert list(table.columns)[-2:] == ["task_type", "prompt"]  # in the file's order
+    assert table["task_type"].astype(str).tolist() == ["2024-01-01 00:00:00"] * 2
+    assert table["prompt"].tolist() == ["2024-01-01 00:00:00+01:00", "2024-01-02 00:00:00+01:00"]

@@ -572,11 +572,25 @@ JSONL_BLOCK_BYTES = 1 << 24
 default of 1 MiB refused a Mooncake line with a few hundred thousand hash ids)."""
 
 
+TIME_KEYS = frozenset({"TIMESTAMP", "Timestamp", "timestamp", "arrival_s"})
+"""The formats' arrival-time keys: typed as date-times by the JSON reader, they are refused
+as such (a number is wanted) or, Azure's, read as date-times."""
+
+
 def _read_jsonl(p: Path) -> pd.DataFrame:
     """Read a JSON-lines file; a ``prompt_hash`` read as floats (whole numbers of 2^63 or more,
-    which Arrow reads as doubles: two hashes would round to one key) is read again exactly."""
+    which Arrow reads as doubles: two hashes would round to one key) is read again exactly.
+    Another key whose every string Arrow reads as a date-time (``task_type`` "2024-01-01
+    00:00:00" became "2024-01-01"; a ``prompt`` of dates was refused as no text) is read
+    again as the text written."""
     try:
         table = _json_table(p)
+        dated = [f.name for f in table.schema if f.name.strip() not in TIME_KEYS
+                 and (pa.types.is_timestamp(f.type) or pa.types.is_date(f.type))]
+        if dated:  # text the reader typed as date-times: read again as the text written
+            table = _json_table(p, pa_json.ParseOptions(
+                explicit_schema=pa.schema([(name, pa.string()) for name in dated]),
+                unexpected_field_behavior="infer")).select(table.column_names)  # key order
         lines = _filled_lines(p)
         if table.num_rows != lines:  # an object over lines, or two on one: the first named
             raise _jsonl_parse_error(p, ValueError(
