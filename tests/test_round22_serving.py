@@ -67,9 +67,9 @@ def test_prefix_caching_on_a_trace_without_prefix_hashes_is_noted(tmp_path, caps
     assert code == 0, err
     note = ("note: tiny.yaml: tier bf16 caches prefixes (scheduler.enable_prefix_caching), and "
             "no request names its prompt's blocks (the trace has no prefix_hashes column, as "
-            "Mooncake's hash_ids, and runs no sessions), so no prompt can hit a cache: its hit "
-            "rate reads 0 whatever real prompts share; use a trace with prefix hashes, or set "
-            "enable_prefix_caching: false")
+            "Mooncake's hash_ids, and runs no sessions), so no prompt finds another's prefix: its "
+            "hit rate reads 0 whatever real prompts share (a preempted request still finds its "
+            "own blocks); use a trace with prefix hashes to see sharing")
     assert f"note: {scenario}:" + note.removeprefix("note: tiny.yaml:") in err.splitlines()
     import json
 

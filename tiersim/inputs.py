@@ -333,9 +333,10 @@ def note_no_prompt_blocks(df: pd.DataFrame, scenario: Scenario, source: str) -> 
         "tier", "its hit rate reads")
     verb = "cache" if len(caching) > 1 else "caches"
     warnings.warn(f"{source}: {tiers} {names} {verb} prefixes (scheduler.enable_prefix_caching), "
-                  f"and no request names its prompt's blocks ({why}), so no prompt can hit a "
-                  f"cache: {its} 0 whatever real prompts share; use a trace with prefix "
-                  "hashes, or set enable_prefix_caching: false", Note, stacklevel=3)
+                  f"and no request names its prompt's blocks ({why}), so no prompt finds another's "
+                  f"prefix: {its} 0 whatever real prompts share (a preempted request still "
+                  "finds its own blocks); use a trace with prefix hashes to see sharing",
+                  Note, stacklevel=3)
 
 
 def _baseline_key(err: ScenarioError, routed: int) -> ScenarioError:
