@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tiersim.errors import TiersimError
+from tiersim.errors import Note, TiersimError
 from tiersim.hardware import get_model
 from tiersim.hardware.hf_config import load_hf_config
 from tiersim.hardware.precisions import weight_formats
@@ -17,11 +17,13 @@ BASE = {
     "model_type": "qwen3_moe", "hidden_size": 1024, "num_hidden_layers": 4,
     "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64, "vocab_size": 1000,
     "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 256,
+    "max_position_embeddings": 4096,
 }
 MLA = {
     "model_type": "deepseek_v3", "hidden_size": 1024, "num_hidden_layers": 4,
     "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 1000,
     "intermediate_size": 2048, "moe_intermediate_size": 256, "n_routed_experts": 8,
+    "max_position_embeddings": 4096,
     "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1,
     "q_lora_rank": 384, "kv_lora_rank": 128, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
     "v_head_dim": 32,
@@ -258,7 +260,9 @@ def test_the_context_is_read_from_max_position_embeddings(tmp_path):
 
     model = load_hf_config(_write(tmp_path, {**BASE, "max_position_embeddings": 32768}))
     assert model.max_context == 32768
-    assert load_hf_config(_write(tmp_path, BASE)).max_context == 0  # not given: no limit
+    unset = {**BASE, "max_position_embeddings": None}  # none given: vLLM's assumed 2,048
+    with pytest.warns(Note, match="no context-length key"):
+        assert load_hf_config(_write(tmp_path, unset)).max_context == 2048
     assert get_model("Llama-3.1-8B").max_context == 131072
     from tiersim.scenario import TierConfig
 
@@ -271,7 +275,8 @@ def test_the_context_is_read_from_max_position_embeddings(tmp_path):
                        scheduler={"max_model_len": 10**6})
     with pytest.raises(ValueError, match="is above Llama-3.1-8B's context"):  # vLLM refuses it
         limits(above, "llama-3.1-8b")
-    assert limits(above, str(_write(tmp_path, BASE))).max_model_len == 10**6  # none known
+    with pytest.warns(Note, match="no context-length key"):  # vLLM takes the one asked for
+        assert limits(above, str(_write(tmp_path, unset))).max_model_len == 10**6
 
 
 FLAT_FP8 = {"quant_algo": "FP8", "ignore": ["lm_head"], "producer": {"name": "modelopt"}}

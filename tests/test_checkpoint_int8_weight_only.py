@@ -24,6 +24,7 @@ from tiersim.hardware.precisions import PER_CHANNEL, prior_name, weight_formats
 from tiersim.perf.memory import checkpoint_bytes
 
 LLAMA = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4,
+         "max_position_embeddings": 32768,
          "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 2048,
          "vocab_size": 1000}
 GPTQ8 = {"quant_method": "gptq", "bits": 8, "group_size": 128, "desc_act": False, "sym": True}
@@ -105,6 +106,7 @@ def test_a_llama_3_1_8b_gptq_int8_checkpoint_weighs_about_9_2_gb(tmp_path):
     weights, 32 layers, at 8 + 16/128 bits; embeddings and lm_head (128,256 x 4096 each) and
     the norms in BF16: 9.19 GB (vLLM loads such a checkpoint in about 8.6 GiB)."""
     llama8b = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+               "max_position_embeddings": 32768,
                "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
                "vocab_size": 128256, "tie_word_embeddings": False}
     model, _ = _load(_write(tmp_path, GPTQ8, llama8b))
@@ -193,6 +195,7 @@ def test_a_w8a16_expert_split_into_partial_groups_names_its_own_format(tmp_path)
     from tiersim.perf.memory import block_split_problem
 
     qwen3_moe = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
+                 "max_position_embeddings": 32768,
                  "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
                  "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
                  "moe_intermediate_size": 768}

@@ -15,6 +15,7 @@ from tiersim.hardware.hf_config import load_hf_config
 from tiersim.hardware.precisions import weight_formats
 
 LLAMA = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4,
+         "max_position_embeddings": 32768,
          "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 2048,
          "vocab_size": 1000}
 NVFP4 = {"num_bits": 4, "type": "float", "group_size": 16, "strategy": "tensor_group"}

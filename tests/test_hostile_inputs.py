@@ -717,6 +717,7 @@ def deep_llama(folder: Path) -> Path:
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({
         "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 320,
+        "max_position_embeddings": 32768,
         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
         "vocab_size": 128256}))
     return folder
@@ -762,6 +763,7 @@ def _config(tmp_path, **fields) -> Path:
     folder = tmp_path / "cfg"
     folder.mkdir(exist_ok=True)
     base = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 2,
+            "max_position_embeddings": 32768,
             "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 64,
             "vocab_size": 100}
     (folder / "config.json").write_text(json.dumps({**base, **fields}))

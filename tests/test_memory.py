@@ -242,6 +242,7 @@ def _int4_checkpoint(tmp_path, group_size, **shape):
     from tiersim.hardware.hf_config import load_hf_config
 
     config = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
+              "max_position_embeddings": 32768,
               "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
               "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
               "moe_intermediate_size": 768, **shape,

@@ -122,6 +122,7 @@ def test_a_quantised_checkpoint_takes_the_prior_of_the_format_holding_most_weigh
     from tiersim.inputs import _prior_precision
 
     config = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
+              "max_position_embeddings": 32768,
               "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
               "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
               "moe_intermediate_size": 512, "intermediate_size": 1024}

@@ -216,6 +216,7 @@ def _unaligned_config(tmp_path: Path) -> Path:
     """A dense config.json whose widths are no multiple of 128."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "llama", "hidden_size": 200,
+                                "max_position_embeddings": 32768,
                                 "num_attention_heads": 4,
                                 "num_key_value_heads": 2, "num_hidden_layers": 2,
                                 "vocab_size": 1000, "intermediate_size": 300}))

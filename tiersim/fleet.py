@@ -211,12 +211,13 @@ def _max_model_len(tier: TierConfig, model_ref: str | None) -> int:
 
 def context_problem(tier: TierConfig, model_ref: str | None) -> str | None:
     """Why the tier's ``scheduler.max_model_len`` cannot be served: above the model's context
-    (its config's ``max_position_embeddings``), which vLLM refuses; None when it can."""
+    (its config's ``max_position_embeddings``), which vLLM refuses; None when it can (also
+    where the config gives no length key: vLLM then takes the one asked for unchecked)."""
     asked = tier.scheduler.max_model_len
     if asked is None or not model_ref:
         return None
     model = get_model(model_ref)
-    if not model.max_context or asked <= model.max_context:
+    if not model.max_context or model.context_assumed or asked <= model.max_context:
         return None
     return (f"{asked} is above {model.name}'s context ({model.max_context} tokens); set it to "
             f"at most {model.max_context}")

@@ -65,7 +65,8 @@ class ModelArch:
         ``max_model_len``: its config's ``max_position_embeddings`` (the smallest of the
         length keys vLLM reads, :data:`~tiersim.hardware.hf_config.CONTEXT_KEYS`), stretched
         by a YaRN / linear / dynamic ``rope_scaling`` factor as vLLM derives it; 0: not known,
-        no limit.
+        no limit. ``context_assumed``: the config gives no length key, so ``max_context`` is
+        the 2,048 tokens vLLM assumes, and a ``max_model_len`` asked for is taken unchecked.
     linear_layers ... linear_conv: gated delta-net layers and their shapes (module docstring);
         0 for a model of softmax attention only. ``state_bytes``: bytes per element of the
         recurrent state (vLLM's ``--mamba-ssm-cache-dtype auto``: the model's BF16, unless the
@@ -99,6 +100,7 @@ class ModelArch:
     mtp_layers: int = 0
     kv_cache: str = ""
     max_context: int = 0
+    context_assumed: bool = False
     linear_layers: int = 0
     linear_k_heads: int = 0
     linear_v_heads: int = 0

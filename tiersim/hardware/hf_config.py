@@ -266,6 +266,7 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
                      else _default_head_dim(cfg, hidden, heads)),
         "vocab": cfg.int("vocab_size"),
         "max_context": _max_context(cfg),
+        "context_assumed": not any(cfg.data.get(key) is not None for key in CONTEXT_KEYS),
         "tie_embeddings": cfg.flag("tie_word_embeddings"),
         "source": str(cfg.path),
     }
@@ -285,17 +286,29 @@ MAX_STRETCHED_CONTEXT = 100_000_000
 CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
                 "model_max_length", "max_target_positions", "max_sequence_length",
                 "max_seq_length", "seq_len")
+#: The context vLLM assumes for a config that gives none of the :data:`CONTEXT_KEYS`
+#: (``_get_and_verify_max_len``'s ``default_max_len``, with a warning; a ``max_model_len``
+#: asked for is then taken unchecked).
+ASSUMED_CONTEXT = 2048
 
 
 def _max_context(cfg: _Config) -> int:
     """The longest sequence vLLM serves by default: the smallest of the :data:`CONTEXT_KEYS`
-    given (``model_max_length`` over the others; 0 when none is: no limit known) times the
+    given (``model_max_length`` over the others; :data:`ASSUMED_CONTEXT`, with a note, when
+    none is, as vLLM assumes) times the
     ``factor`` of a ``rope_parameters`` / ``rope_scaling`` block whose type (``rope_type``, or
     the legacy ``type``) is not in :data:`UNSCALED_ROPE`; for ``yarn``, its
     ``original_max_position_embeddings`` (when given) times the factor."""
     given = {key: _context_within_bound(cfg, key) for key in CONTEXT_KEYS
              if cfg.data.get(key) is not None}
     context = given.get("model_max_length") or min(given.values(), default=0)
+    if not context:
+        warnings.warn(Note(
+            f"{cfg.path}: no context-length key ({', '.join(CONTEXT_KEYS[:4])}, ...): tiersim "
+            f"serves {ASSUMED_CONTEXT:,} tokens, as vLLM assumes; write "
+            "max_position_embeddings, or set the tier's scheduler.max_model_len"),
+            stacklevel=4)
+        context = ASSUMED_CONTEXT
     key = "rope_parameters" if cfg.data.get("rope_parameters") is not None else "rope_scaling"
     rope = cfg.data.get(key)
     if rope is None:

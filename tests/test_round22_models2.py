@@ -1,0 +1,58 @@
+"""Round 22 (models2) of hostile input, each a failure found from outside and fixed: the exact
+line a user sees, or the number that was wrong. Hugging Face config.json reading, checked
+against vLLM's reading (config/model.py ``_get_and_verify_max_len``, transformers_utils/
+config.py ``patch_rope_parameters``) and transformers' (``PretrainedConfig``)."""
+
+from __future__ import annotations
+
+import warnings
+
+from test_round19 import _config
+
+from tiersim.errors import Note
+from tiersim.hardware.hf_config import load_hf_config
+
+# ------------------------------------------------------------------ no context key at all
+
+_NO_LENGTH = {"max_position_embeddings": None}
+
+
+def _read_noting(path):
+    """The model ``path`` reads as, and the texts of the notes it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_hf_config(path)
+    return model, [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+
+def test_a_config_without_a_length_key_serves_vllms_2048_tokens(tmp_path):
+    """vLLM's ``_get_and_verify_max_len`` assumes 2,048 tokens (with a warning) where none of
+    its length keys is given; tiersim read no limit, so requests vLLM refuses were served."""
+    path = _config(tmp_path, **_NO_LENGTH)
+    model, notes = _read_noting(path)
+    assert model.max_context == 2048 and model.context_assumed
+    assert notes == [f"{path}: no context-length key (max_position_embeddings, n_positions, "
+                     "max_seq_len, seq_length, ...): tiersim serves 2,048 tokens, as vLLM "
+                     "assumes; write max_position_embeddings, or set the tier's "
+                     "scheduler.max_model_len"]
+
+
+def test_the_assumed_2048_is_stretched_by_a_rope_factor_as_vllm_does(tmp_path):
+    path = _config(tmp_path, **_NO_LENGTH, rope_scaling={"rope_type": "linear", "factor": 4.0})
+    assert _read_noting(path)[0].max_context == 8192
+
+
+def test_an_asked_max_model_len_beside_no_length_key_is_served_as_asked(tmp_path):
+    """vLLM returns the max_model_len asked for unchecked where the config has no length key
+    (``_get_and_verify_max_len``); the assumed 2,048 does not refuse it."""
+    from tiersim.fleet import context_problem
+    from tiersim.scenario import TierConfig
+
+    path = _config(tmp_path, **_NO_LENGTH)
+    tier = TierConfig.model_validate({"name": "t", "model": str(path), "precision": "bf16",
+                                      "replicas": 1, "cost_per_gpu_hour": 1.0,
+                                      "scheduler": {"max_model_len": 32768}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert context_problem(tier, str(path)) is None
+
