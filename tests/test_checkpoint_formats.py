@@ -339,7 +339,8 @@ YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 
     ({"rope_scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": 32768}},
      131072),  # the legacy key
     ({"rope_parameters": {**YARN, "rope_theta": 1e6}}, 131072),  # transformers v5
-    ({"rope_scaling": {"rope_type": "yarn", "factor": 2}}, 81920),  # no original: the config's
+    ({"rope_scaling": {"rope_type": "yarn", "factor": 2}, "original_max_position_embeddings":
+      20480}, 40960),  # no original in the block: the config's own (test_round22_models2)
     ({"rope_scaling": {"type": "linear", "factor": 2.0}}, 81920),
     ({"rope_scaling": {"rope_type": "dynamic", "factor": 1.5}}, 61440),
     ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0,

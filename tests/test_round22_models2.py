@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from test_round19 import _config
+from test_round21_models2 import _refused
 
 from tiersim.errors import Note
 from tiersim.hardware.hf_config import load_hf_config
@@ -56,3 +57,33 @@ def test_an_asked_max_model_len_beside_no_length_key_is_served_as_asked(tmp_path
         warnings.simplefilter("ignore")
         assert context_problem(tier, str(path)) is None
 
+
+
+# ------------------------------------------------------------------ YaRN's pretraining length
+
+_YARN = {"rope_type": "yarn", "factor": 4.0}
+
+
+def test_a_yarn_block_without_its_original_length_is_one_line(tmp_path, capsys):
+    """vLLM's ``_get_and_verify_max_len`` reads a YaRN block's
+    ``original_max_position_embeddings`` (a KeyError with transformers 4; transformers 5's
+    ``standardize_rope_params`` puts max_position_embeddings there); tiersim stretched the
+    smallest length key silently."""
+    path = _config(tmp_path, rope_scaling=_YARN)
+    _refused(tmp_path, capsys, path, (
+        "key 'rope_scaling.original_max_position_embeddings': missing; vLLM stretches a YaRN "
+        "block's pretraining context, which it reads there (with transformers 4 it stops on a "
+        "KeyError; transformers 5 puts max_position_embeddings there): write the context the "
+        "model was trained at"), precision="bf16")
+
+
+def test_a_top_level_original_length_is_read_over_the_yarn_blocks(tmp_path):
+    """vLLM's ``patch_rope_parameters`` (transformers 4) and transformers 5's
+    ``standardize_rope_params`` both copy a top-level ``original_max_position_embeddings`` into
+    the YaRN block over the block's own; tiersim read the block's alone."""
+    yarn = {**_YARN, "original_max_position_embeddings": 32768}
+    assert load_hf_config(_config(tmp_path, rope_scaling=yarn)).max_context == 131072
+    top = _config(tmp_path, rope_scaling=yarn, original_max_position_embeddings=8192)
+    assert load_hf_config(top).max_context == 32768
+    alone = _config(tmp_path, rope_scaling=_YARN, original_max_position_embeddings=8192)
+    assert load_hf_config(alone).max_context == 32768

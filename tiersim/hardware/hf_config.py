@@ -297,8 +297,8 @@ def _max_context(cfg: _Config) -> int:
     given (``model_max_length`` over the others; :data:`ASSUMED_CONTEXT`, with a note, when
     none is, as vLLM assumes) times the
     ``factor`` of a ``rope_parameters`` / ``rope_scaling`` block whose type (``rope_type``, or
-    the legacy ``type``) is not in :data:`UNSCALED_ROPE`; for ``yarn``, its
-    ``original_max_position_embeddings`` (when given) times the factor."""
+    the legacy ``type``) is not in :data:`UNSCALED_ROPE`; for ``yarn``, its pretraining
+    context (:func:`_yarn_original`) times the factor."""
     given = {key: _context_within_bound(cfg, key) for key in CONTEXT_KEYS
              if cfg.data.get(key) is not None}
     context = given.get("model_max_length") or min(given.values(), default=0)
@@ -326,19 +326,40 @@ def _max_context(cfg: _Config) -> int:
             math.isfinite(factor) and factor > 0):
         raise cfg.error(f"{key}.factor", f"must be a finite number above 0 (got "
                         f"{shown(factor)})")
-    original = rope.get("original_max_position_embeddings")
-    if kind == "yarn" and original is not None:
-        if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
-            raise cfg.error(f"{key}.original_max_position_embeddings",
-                            f"must be a positive integer (got {shown(original)})")
-        context = _context_within_bound(cfg, f"{key}.original_max_position_embeddings",
-                                        original)
+    if kind == "yarn":
+        context = _yarn_original(cfg, key, rope, nested=key not in ("rope_parameters",
+                                                                    "rope_scaling"))
     stretched = context * factor
     if stretched > MAX_STRETCHED_CONTEXT:
         raise cfg.error(f"{key}.factor", f"{shown(factor)} stretches the context to more than "
                         f"{MAX_STRETCHED_CONTEXT:,} tokens; give the factor the model card "
                         "states")
     return int(stretched)
+
+
+def _yarn_original(cfg: _Config, key: str, rope: dict, nested: bool) -> int:
+    """The pretraining context a YaRN block (under ``key``) stretches: a top-level
+    ``original_max_position_embeddings`` over the block's own (vLLM's
+    transformers_utils/config.py ``patch_rope_parameters`` copies it in with transformers 4;
+    transformers 5's ``standardize_rope_params`` does the same, for a block not per layer
+    type), else the block's. Neither is one line: vLLM's ``_get_and_verify_max_len`` reads
+    ``rope["original_max_position_embeddings"]`` (a KeyError with transformers 4, where
+    transformers 5 puts max_position_embeddings), so the context it serves depends on the
+    version."""
+    where, original = f"{key}.original_max_position_embeddings", rope.get(
+        "original_max_position_embeddings")
+    if not nested and cfg.data.get("original_max_position_embeddings") is not None:
+        where, original = "original_max_position_embeddings", cfg.data[
+            "original_max_position_embeddings"]
+    if original is None:
+        state = "null" if "original_max_position_embeddings" in rope else "missing"
+        raise cfg.error(where, f"{state}; vLLM stretches a YaRN block's pretraining context, "
+                        "which it reads there (with transformers 4 it stops on a KeyError; "
+                        "transformers 5 puts max_position_embeddings there): write the context "
+                        "the model was trained at")
+    if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
+        raise cfg.error(where, f"must be a positive integer (got {shown(original)})")
+    return _context_within_bound(cfg, where, original)
 
 
 def _context_within_bound(cfg: _Config, key: str, value: int | None = None) -> int:
