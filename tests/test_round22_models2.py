@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
 from test_round19 import _config
 from test_round21_models2 import _refused
 
@@ -87,3 +88,27 @@ def test_a_top_level_original_length_is_read_over_the_yarn_blocks(tmp_path):
     assert load_hf_config(top).max_context == 32768
     alone = _config(tmp_path, rope_scaling=_YARN, original_max_position_embeddings=8192)
     assert load_hf_config(alone).max_context == 32768
+
+
+# ------------------------------------------------------------------ AWQ's packed layout
+
+_AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+
+
+@pytest.mark.parametrize("version", ["gemv", "GEMV", "gemv_fast", "marlin"])
+def test_an_awq_block_of_another_packing_than_gemm_is_one_line(tmp_path, capsys, version):
+    """vLLM's awq.py / awq_marlin.py read no ``version`` and create AWQ weights in AutoAWQ's
+    GEMM packing only (qweight [in, out / 8], scales [in / group, out]); a GEMV, GEMV-fast or
+    Marlin export does not load. tiersim read them as W4A16."""
+    path = _config(tmp_path, quantization_config={**_AWQ, "version": version})
+    _refused(tmp_path, capsys, path, (
+        f"key 'quantization_config.version': {version!r}: vLLM loads AWQ weights packed as "
+        "AutoAWQ's GEMM layout only (its AWQ and AWQ-Marlin kernels read qweight as [in, "
+        "out / 8]); re-export the checkpoint with version 'gemm'"))
+
+
+@pytest.mark.parametrize("version", ["gemm", "GEMM", "exllama", None])
+def test_an_awq_block_of_gemm_packing_reads_as_w4a16(tmp_path, version):
+    """transformers' ExLlama and IPEX versions run on GEMM-packed weights."""
+    model = load_hf_config(_config(tmp_path, quantization_config={**_AWQ, "version": version}))
+    assert model.checkpoint == (("attention", "w4a16", 4.125), ("mlp", "w4a16", 4.125))

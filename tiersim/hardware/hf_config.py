@@ -69,7 +69,8 @@ is refused), with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4
 -> ``nvfp4a16`` with a note, ``MIXED_PRECISION`` per layer; NVFP4 of a ``group_size`` other than
 16 is refused), and ``awq`` and ``gptq`` (``bits`` 4
 -> ``w4a16`` with its ``group_size``, GPTQ ``bits`` 8 -> ``w8a16`` with a note; AWQ only with
-``bits``, ``group_size`` and ``zero_point: true`` so spelled, as vLLM's AWQ-Marlin reads it; but
+``bits``, ``group_size`` and ``zero_point: true`` so spelled, as vLLM's AWQ-Marlin reads it, and
+in AutoAWQ's GEMM packing (a ``version`` of ``gemv``, ``gemv_fast`` or ``marlin`` is refused); but
 the modules ``modules_to_not_convert`` names, and GPTQModel's per-module ``dynamic`` regexes as
 vLLM reads them: ``-:`` leaves a module BF16, ``+:`` overrides its ``bits`` and ``group_size``;
 other bit widths, and group sizes other than 32, 64, 128 and -1 (per channel;
@@ -1268,6 +1269,13 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QU
 _AUTOAWQ_KEYS = {"bits": "w_bit", "group_size": "q_group_size"}
 
 
+#: AutoAWQ ``version`` values whose weights are not packed in its GEMM layout, the only one
+#: vLLM's awq.py / awq_marlin.py create (they read no ``version``: such a checkpoint's qweight,
+#: qzeros and scales do not load); ``gemm`` and transformers' ``exllama`` / ``ipex`` (kernels
+#: run on GEMM-packed weights) are read.
+AWQ_OTHER_PACKINGS = ("gemv", "gemv_fast", "marlin")
+
+
 def _check_awq_marlin(path: Path, quant: dict, prefix: str) -> None:
     """One line for an AWQ block vLLM does not serve with its AWQ-Marlin kernel, the one
     tiersim times (``AWQMarlinConfig.is_awq_marlin_compatible``, vLLM's awq_marlin.py): it
@@ -1275,7 +1283,8 @@ def _check_awq_marlin(path: Path, quant: dict, prefix: str) -> None:
     ``q_group_size`` are read only by ``AWQConfig.from_config``, its older AWQ kernel) and
     zero points (``zero_point: true``; Marlin has no zero-point-free 4-bit AWQ type). A block
     without ``group_size`` or ``zero_point`` under either spelling vLLM does not load
-    (``AWQConfig.from_config`` requires them)."""
+    (``AWQConfig.from_config`` requires them). A ``version`` of another packing than GEMM's
+    (:data:`AWQ_OTHER_PACKINGS`) is refused too."""
     for key in ("bits", "group_size", "zero_point"):
         if quant.get(key) is not None:
             continue
@@ -1289,6 +1298,12 @@ def _check_awq_marlin(path: Path, quant: dict, prefix: str) -> None:
             why = ("vLLM does not load an AWQ block without it (both its AWQ configs need "
                    "bits, group_size and zero_point): write it as the checkpoint was made")
         raise TiersimError(f"{path}: key '{prefix}{key}': {state}; {why}")
+    version = quant.get("version")
+    if isinstance(version, str) and version.lower() in AWQ_OTHER_PACKINGS:
+        raise TiersimError(
+            f"{path}: key '{prefix}version': {version!r}: vLLM loads AWQ weights packed as "
+            "AutoAWQ's GEMM layout only (its AWQ and AWQ-Marlin kernels read qweight as [in, "
+            "out / 8]); re-export the checkpoint with version 'gemm'")
     if quant["zero_point"] is not True:
         raise TiersimError(
             f"{path}: key '{prefix}zero_point': must be true (got {shown(quant['zero_point'])});"
