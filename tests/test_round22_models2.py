@@ -5,13 +5,14 @@ config.py ``patch_rope_parameters``) and transformers' (``PretrainedConfig``).""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pytest
 from test_round19 import _config
 from test_round21_models2 import _refused
 
-from tiersim.errors import Note
+from tiersim.errors import Note, TiersimError
 from tiersim.hardware.hf_config import load_hf_config
 
 # ------------------------------------------------------------------ no context key at all
@@ -112,3 +113,40 @@ def test_an_awq_block_of_gemm_packing_reads_as_w4a16(tmp_path, version):
     """transformers' ExLlama and IPEX versions run on GEMM-packed weights."""
     model = load_hf_config(_config(tmp_path, quantization_config={**_AWQ, "version": version}))
     assert model.checkpoint == (("attention", "w4a16", 4.125), ("mlp", "w4a16", 4.125))
+
+
+# ------------------------------------------------------------------ a byte-order mark
+
+_BOM_LINE = ("starts with a UTF-8 byte-order mark, which transformers' config reader, and so "
+             "vLLM, refuses (PretrainedConfig._dict_from_json_file: json.loads 'Unexpected UTF-8 "
+             "BOM'); save it as UTF-8 without one")
+
+
+def test_a_config_json_with_a_byte_order_mark_is_one_line(tmp_path, capsys):
+    """transformers opens config.json as UTF-8 and json.loads the text, which refuses a
+    leading BOM; tiersim read past it (round 9), simulating a model vLLM does not start."""
+    path = _config(tmp_path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    _refused(tmp_path, capsys, path, _BOM_LINE, precision="bf16")
+
+
+def test_an_hf_quant_config_with_a_byte_order_mark_is_one_line(tmp_path):
+    """vLLM's get_hf_file_to_dict json.loads NVIDIA's side file the same way."""
+    path = _config(tmp_path)
+    side = path.parent / "hf_quant_config.json"
+    side.write_bytes(b"\xef\xbb\xbf" + json.dumps({"quantization": {"quant_algo": "FP8"}})
+                     .encode())
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(path)
+    assert str(info.value) == f"{side}: {_BOM_LINE}"
+
+
+def test_calibrate_refuses_a_config_json_with_a_byte_order_mark(tmp_path):
+    from tiersim.calibrate import shapes
+    from tiersim.calibrate.errors import CalibrateError
+
+    path = _config(tmp_path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    with pytest.raises(CalibrateError) as info:
+        shapes.from_config(path)
+    assert str(info.value) == f"{path}: {_BOM_LINE}"

@@ -3,7 +3,8 @@
 Missing or unreadable, not a regular file (a FIFO or ``/dev/zero`` would hang or fill memory),
 larger than :data:`MAX_JSON_BYTES`, not UTF-8, not JSON, or nested too deeply for the parser:
 each is a :class:`~tiersim.errors.TiersimError` subclass chosen by the caller, naming the file
-and what it was expected to be. A UTF-8 byte-order mark (as Windows editors save) is read past.
+and what it was expected to be. A UTF-8 byte-order mark (as Windows editors save) is read past,
+but in a Hugging Face config file, which vLLM refuses with one (:data:`HF_BOM`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,19 @@ MAX_JSON_BYTES = 64 << 20
 few KB)."""
 
 
+#: Why a Hugging Face config file (config.json, hf_quant_config.json) may not start with a
+#: byte-order mark: transformers' ``PretrainedConfig._dict_from_json_file`` (and vLLM's
+#: ``get_hf_file_to_dict``) open it as UTF-8 and ``json.loads`` the text, which refuses one.
+HF_BOM = ("starts with a UTF-8 byte-order mark, which transformers' config reader, and so vLLM, "
+          "refuses (PretrainedConfig._dict_from_json_file: json.loads 'Unexpected UTF-8 BOM'); "
+          "save it as UTF-8 without one")
+
+
 def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
-              missing: str | None = None) -> Any:
+              missing: str | None = None, bom: str | None = None) -> Any:
     """The parsed content of ``path`` (``what``: "a model config", "a profile"); ``missing``
-    replaces the message for a file that does not exist."""
+    replaces the message for a file that does not exist; ``bom``, where given, is why a
+    leading byte-order mark is refused (:data:`HF_BOM`), else it is read past."""
     try:
         _check_regular(path, what, error)
         with open(path, "rb") as handle:
@@ -34,6 +44,8 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
         raise error(f"{path}: cannot read {what} ({exc.strerror})") from None
     if len(data) > MAX_JSON_BYTES:
         raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB; not {what}")
+    if bom is not None and data.startswith(b"\xef\xbb\xbf"):
+        raise error(f"{path}: {bom}")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

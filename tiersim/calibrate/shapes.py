@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tiersim.calibrate.errors import CalibrateError
-from tiersim.jsonio import read_json
+from tiersim.jsonio import HF_BOM, read_json
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     groups and whole head widths, and top-k must not exceed the experts (one line otherwise).
     """
     p = Path(path)
-    cfg = read_json(p, "a config.json", CalibrateError)  # regular file, size cap, one line
+    cfg = read_json(p, "a config.json", CalibrateError, bom=HF_BOM)  # regular file, size cap
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     where = str(p)

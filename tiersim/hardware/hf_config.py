@@ -116,7 +116,7 @@ from typing import Any
 from tiersim.errors import Note, TiersimError, shown
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.precisions import PER_CHANNEL, WEIGHT_ONLY, prior_name
-from tiersim.jsonio import read_json
+from tiersim.jsonio import HF_BOM, read_json
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
@@ -172,8 +172,9 @@ _LAYER_PREFIXES = ("model.layers.{i}.", "language_model.model.layers.{i}.",
 
 
 def _read(path: Path) -> dict[str, Any]:
-    """The parsed JSON object of ``path``, or one error line."""
-    data = read_json(path, "a model config")
+    """The parsed JSON object of ``path``, or one error line (a leading byte-order mark too,
+    which transformers refuses: :data:`~tiersim.jsonio.HF_BOM`)."""
+    data = read_json(path, "a model config", bom=HF_BOM)
     if not isinstance(data, dict):
         raise TiersimError(f"{path}: a model config must be a JSON object")
     return data
