@@ -150,3 +150,34 @@ def test_calibrate_refuses_a_config_json_with_a_byte_order_mark(tmp_path):
     with pytest.raises(CalibrateError) as info:
         shapes.from_config(path)
     assert str(info.value) == f"{path}: {_BOM_LINE}"
+
+
+# ------------------------------------------------------------------ Qwen MoE's dense layers
+
+_QWEN3_MOE = {"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 768, "num_hidden_layers": 4}
+
+
+@pytest.mark.parametrize("listed", [[4], [-1, 99], [4, 4], ["0"], [None], []])
+def test_mlp_only_layers_naming_no_layer_reads_every_layer_moe(tmp_path, listed):
+    """vLLM's qwen3_moe.py / qwen2_moe.py make a layer dense where ``layer_idx in
+    mlp_only_layers``: an index past the layers (or negative, or no number) names none, so
+    every layer is MoE; tiersim refused any non-empty list as 'dense layers inside a MoE
+    model'."""
+    model = load_hf_config(_config(tmp_path, **_QWEN3_MOE, mlp_only_layers=listed))
+    assert model.num_experts == 8 and model.expert_intermediate == 768
+
+
+@pytest.mark.parametrize("listed", [[3], [4, 0, 0], [2.0]])
+def test_mlp_only_layers_naming_a_layer_is_still_one_line(tmp_path, capsys, listed):
+    path = _config(tmp_path, **_QWEN3_MOE, mlp_only_layers=listed)
+    _refused(tmp_path, capsys, path, "key 'mlp_only_layers': dense layers inside a MoE model "
+             "are not supported", precision="bf16")
+
+
+@pytest.mark.parametrize("value", [3, 0, "3", True])
+def test_mlp_only_layers_that_is_no_list_is_one_line(tmp_path, capsys, value):
+    """vLLM's ``layer_idx not in mlp_only_layers`` fails on a number or a string."""
+    path = _config(tmp_path, **_QWEN3_MOE, mlp_only_layers=value)
+    _refused(tmp_path, capsys, path, f"key 'mlp_only_layers': must be a list of layer indices "
+             f"(got {value!r})", precision="bf16")

@@ -9,7 +9,8 @@ Supported ``model_type`` values and the keys read:
   for every type, max_position_embeddings and rope_scaling / rope_parameters (the context
   vLLM serves: :func:`_max_context`).
 - ``qwen3_moe``: as above plus num_experts, num_experts_per_tok, moe_intermediate_size; every
-  layer must be MoE (``decoder_sparse_step`` 1, ``mlp_only_layers`` empty).
+  layer must be MoE (``decoder_sparse_step`` 1, ``mlp_only_layers`` naming none of the layers:
+  empty, or indices past them, as vLLM reads it).
 - ``qwen2_moe`` (Qwen1.5-MoE, Qwen2-57B-A14B): as ``qwen3_moe`` without q/k norms, plus a
   shared expert of ``shared_expert_intermediate_size`` in every layer.
 - ``gpt_oss``: num_local_experts, num_experts_per_tok (vLLM's key; OpenAI's experts_per_token
@@ -377,7 +378,7 @@ def _context_within_bound(cfg: _Config, key: str, value: int | None = None) -> i
 
 def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
     """MoE fields of a Qwen3-MoE config."""
-    if cfg.data.get("mlp_only_layers"):
+    if _names_a_layer(cfg, "mlp_only_layers"):
         raise cfg.error("mlp_only_layers", "dense layers inside a MoE model are not supported")
     if cfg.data.get("decoder_sparse_step", 1) != 1:
         raise cfg.error("decoder_sparse_step", "only 1 (every layer MoE) is supported")
@@ -387,6 +388,21 @@ def _qwen3_moe(cfg: _Config) -> dict[str, Any]:
         "expert_intermediate": cfg.int("moe_intermediate_size"),
         "qk_norm": True,
     }
+
+
+def _names_a_layer(cfg: _Config, key: str) -> bool:
+    """Whether the list under ``key`` (Qwen MoE's ``mlp_only_layers``; null or absent: empty)
+    holds the index of one of the model's layers, as vLLM's qwen3_moe.py / qwen2_moe.py test
+    ``layer_idx in mlp_only_layers``: an index past the layers, negative or not a number names
+    none. Anything but a list is one line (vLLM's test fails on a number or a string)."""
+    value = cfg.data.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, list):
+        raise cfg.error(key, f"must be a list of layer indices (got {shown(value)})")
+    layers = cfg.int("num_hidden_layers")
+    return any(isinstance(i, (int, float)) and math.isfinite(i) and float(i).is_integer()
+               and 0 <= i < layers for i in value)
 
 
 def _qwen2_moe(cfg: _Config) -> dict[str, Any]:
