@@ -223,8 +223,9 @@ def test_a_deepseek_key_left_out_is_one_line_not_none(tmp_path, capsys, key):
     doc = json.loads(path.read_text())
     del doc[key]
     path.write_text(json.dumps(doc))
+    none = "0" if key == "first_k_dense_replace" else "null"
     message = (f"key {key!r}: missing; transformers would take deepseek_v3's default, not "
-               "none: write it out (null for none)")
+               f"none: write it out ({none} for none)")
     _refused(tmp_path, capsys, path, message)
 
 
@@ -233,5 +234,5 @@ def test_deepseek_keys_null_are_none(tmp_path):
 
     model = load_hf_config(_config(tmp_path, **{**_DSV3, "q_lora_rank": None,
                                                 "n_shared_experts": None,
-                                                "first_k_dense_replace": None}))
+                                                "first_k_dense_replace": 0}))
     assert (model.q_lora_rank, model.shared_intermediate, model.dense_layers) == (0, 0, 0)

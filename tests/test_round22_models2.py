@@ -181,3 +181,34 @@ def test_mlp_only_layers_that_is_no_list_is_one_line(tmp_path, capsys, value):
     path = _config(tmp_path, **_QWEN3_MOE, mlp_only_layers=value)
     _refused(tmp_path, capsys, path, f"key 'mlp_only_layers': must be a list of layer indices "
              f"(got {value!r})", precision="bf16")
+
+
+# ------------------------------------------------------------------ DeepSeek's dense layers
+
+_DSV3 = {"model_type": "deepseek_v3", "hidden_size": 1024, "num_hidden_layers": 4,
+         "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 2048,
+         "moe_intermediate_size": 256, "n_routed_experts": 8, "num_experts_per_tok": 2,
+         "n_shared_experts": 1, "first_k_dense_replace": 1, "q_lora_rank": 384,
+         "kv_lora_rank": 128, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
+         "v_head_dim": 32}
+
+
+def test_a_null_first_k_dense_replace_is_one_line(tmp_path, capsys):
+    """vLLM's deepseek_v2.py makes a layer MoE where ``layer_idx >=
+    config.first_k_dense_replace`` (transformers' DeepseekV3DecoderLayer likewise): null fails
+    the comparison, so vLLM does not build the model; tiersim read it as no dense layer."""
+    path = _config(tmp_path, **{**_DSV3, "first_k_dense_replace": None})
+    _refused(tmp_path, capsys, path, (
+        "key 'first_k_dense_replace': null; vLLM's DeepSeek decoder layers compare each "
+        "layer's index with it (layer_idx >= first_k_dense_replace), which fails on null: "
+        "write 0 for no dense layer"), precision="bf16")
+
+
+def test_a_missing_first_k_dense_replace_says_to_write_0(tmp_path, capsys):
+    path = _config(tmp_path, **_DSV3)
+    doc = json.loads(path.read_text())
+    del doc["first_k_dense_replace"]
+    path.write_text(json.dumps(doc))
+    _refused(tmp_path, capsys, path, (
+        "key 'first_k_dense_replace': missing; transformers would take deepseek_v3's default, "
+        "not none: write it out (0 for none)"), precision="bf16")

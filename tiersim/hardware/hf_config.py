@@ -27,8 +27,9 @@ Supported ``model_type`` values and the keys read:
   ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``, ``n_routed_experts``,
   ``moe_intermediate_size``, ``n_shared_experts``, ``first_k_dense_replace`` (dense leading
   layers of width ``intermediate_size``); ``moe_layer_freq`` must be 1; ``q_lora_rank``,
-  ``n_shared_experts`` and ``first_k_dense_replace`` must be written out (null: none), as
-  transformers' defaults for them are not none.
+  ``n_shared_experts`` and ``first_k_dense_replace`` must be written out (null: none; 0 for
+  ``first_k_dense_replace``, whose null vLLM fails on), as transformers' defaults for them are
+  not none.
 - ``deepseek_v32``, ``glm_moe_dsa`` (DeepSeek sparse attention: DeepSeek-V3.2, GLM-5): as
   ``deepseek_v3`` plus the indexer's ``index_n_heads``, ``index_head_dim`` and ``index_topk``.
 - ``qwen3_next``, ``qwen3_5_text``, ``qwen3_5_moe_text`` (gated delta-net hybrids): the layers
@@ -472,9 +473,9 @@ def _moe_local(cfg: _Config) -> dict[str, Any]:
     }
 
 
-#: Keys an MLA config must write out, null for none: left out, transformers' DeepSeek configs
-#: (which vLLM builds the model from) take a default that is not none (DeepseekV3Config: a
-#: query LoRA of 1,536, 1 shared expert, 3 dense layers).
+#: Keys an MLA config must write out, null for none (``first_k_dense_replace``: 0): left out,
+#: transformers' DeepSeek configs (which vLLM builds the model from) take a default that is
+#: not none (DeepseekV3Config: a query LoRA of 1,536, 1 shared expert, 3 dense layers).
 MLA_WRITTEN_OUT = ("q_lora_rank", "n_shared_experts", "first_k_dense_replace")
 
 
@@ -486,7 +487,11 @@ def _mla(cfg: _Config) -> dict[str, Any]:
         if key not in cfg.data:
             raise cfg.error(key, f"missing; transformers would take "
                             f"{cfg.data.get('model_type')}'s default, not none: write it out "
-                            "(null for none)")
+                            f"({'0' if key == 'first_k_dense_replace' else 'null'} for none)")
+    if cfg.data["first_k_dense_replace"] is None:
+        raise cfg.error("first_k_dense_replace", "null; vLLM's DeepSeek decoder layers compare "
+                        "each layer's index with it (layer_idx >= first_k_dense_replace), which "
+                        "fails on null: write 0 for no dense layer")
     nope, rope = cfg.int("qk_nope_head_dim"), cfg.int("qk_rope_head_dim")
     moe_inter = cfg.int("moe_intermediate_size")
     shared = cfg.count("n_shared_experts")
