@@ -212,3 +212,25 @@ def test_a_missing_first_k_dense_replace_says_to_write_0(tmp_path, capsys):
     _refused(tmp_path, capsys, path, (
         "key 'first_k_dense_replace': missing; transformers would take deepseek_v3's default, "
         "not none: write it out (0 for none)"), precision="bf16")
+
+
+# ------------------------------------------------------------------ MiniMax-M2's shared expert
+
+_MINIMAX = {"model_type": "minimax_m2", "num_local_experts": 8, "num_experts_per_tok": 2,
+            "intermediate_size": 1536, "head_dim": 128}
+
+
+@pytest.mark.parametrize("model_type", ["minimax_m2", "mixtral"])
+def test_a_shared_intermediate_size_builds_no_shared_expert(tmp_path, model_type):
+    """vLLM's minimax_m2.py MiniMaxM2MoE (and mixtral.py MixtralMoE) hold the routed experts
+    only and read no shared_intermediate_size; tiersim added a shared expert of that width to
+    every layer (weights, memory and time vLLM never spends)."""
+    path = _config(tmp_path, **{**_MINIMAX, "model_type": model_type},
+                   shared_intermediate_size=3072)
+    model, notes = _read_noting(path)
+    assert model.shared_intermediate == 0
+    assert notes == [f"{path}: key 'shared_intermediate_size' is 3072: vLLM's {model_type} "
+                     "model builds no shared expert (routed experts only), so none is counted"]
+    plain, quiet = _read_noting(_config(tmp_path, **{**_MINIMAX, "model_type": model_type},
+                                        shared_intermediate_size=0))
+    assert plain.total_params == model.total_params and quiet == []

@@ -20,7 +20,8 @@ Supported ``model_type`` values and the keys read:
   Attention sinks and biases are ignored (well under 0.1% of weights and time).
 
 - ``mixtral``, ``minimax_m2``: MoE in every layer; ``num_local_experts``, ``num_experts_per_tok``,
-  ``intermediate_size`` (the expert width), ``shared_intermediate_size`` (MiniMax, 0 = none).
+  ``intermediate_size`` (the expert width); no shared expert, as vLLM builds none (a
+  ``shared_intermediate_size`` other than 0 is a note).
   ``phimoe`` (Phi-3.5-MoE) reads as ``mixtral`` (:data:`ALIASES`).
 - ``deepseek_v3``, ``kimi_k2``, ``deepseek_v2`` (MLA + MoE; DeepSeek-V2-Lite has no query
   LoRA): ``kv_lora_rank``, ``q_lora_rank`` (null: none),
@@ -462,13 +463,20 @@ def _gpt_oss_top_k(cfg: _Config) -> int:
 
 
 def _moe_local(cfg: _Config) -> dict[str, Any]:
-    """MoE fields of a Mixtral / MiniMax-M2 config (every layer MoE)."""
+    """MoE fields of a Mixtral / MiniMax-M2 config (every layer MoE, routed experts only: vLLM's
+    mixtral.py MixtralMoE and minimax_m2.py MiniMaxM2MoE build no shared expert, so a
+    ``shared_intermediate_size`` other than 0 is a note, not counted)."""
+    if cfg.data.get("shared_intermediate_size"):
+        shared = cfg.int("shared_intermediate_size")
+        warnings.warn(Note(f"{cfg.path}: key {cfg.prefix + 'shared_intermediate_size'!r} is "
+                           f"{shared}: vLLM's {cfg.data.get('model_type')} model builds no "
+                           "shared expert (routed experts only), so none is counted"),
+                      stacklevel=4)
     return {
         "num_experts": cfg.int("num_local_experts"),
         "top_k": cfg.int("num_experts_per_tok"),
         "expert_intermediate": cfg.int("intermediate_size"),
-        "shared_intermediate": cfg.int("shared_intermediate_size", 0)
-        if cfg.data.get("shared_intermediate_size") else 0,
+        "shared_intermediate": 0,
         "qk_norm": cfg.flag("use_qk_norm"),
     }
 
