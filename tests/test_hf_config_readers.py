@@ -122,7 +122,8 @@ def test_phi3_128k_longrope_keeps_its_context(tmp_path):
     rope = {"type": "longrope", "long_factor": [1.0] * 48, "short_factor": [1.0] * 48}
     fields = {**PHI3_MINI, "max_position_embeddings": 131072, "rope_scaling": rope,
               "original_max_position_embeddings": 4096, "sliding_window": 262144}
-    assert load_hf_config(_write(tmp_path, fields)).max_context == 131072
+    model = load_hf_config(_write(tmp_path, fields))  # not stretched by a factor; vLLM serves
+    assert (model.max_context, model.context_limit) == (4096, 131072)  # 4,096 unless asked
 
 
 def test_fused_projection_names_in_an_ignore_list_are_matched(tmp_path):

@@ -234,3 +234,39 @@ def test_a_shared_intermediate_size_builds_no_shared_expert(tmp_path, model_type
     plain, quiet = _read_noting(_config(tmp_path, **{**_MINIMAX, "model_type": model_type},
                                         shared_intermediate_size=0))
     assert plain.total_params == model.total_params and quiet == []
+
+
+# ------------------------------------------------------------------ LongRoPE's default length
+
+_LONGROPE = {"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 48,
+                              "long_factor": [1.0] * 48},
+             "original_max_position_embeddings": 4096}
+
+
+@pytest.mark.parametrize("kind", ["longrope", "su"])
+def test_a_longrope_model_serves_its_original_length_by_default(tmp_path, kind):
+    """vLLM's ``_get_and_verify_max_len`` defaults a LongRoPE model's max_model_len to its
+    top-level ``original_max_position_embeddings`` (Phi-3-mini-128k: 4,096, "to avoid
+    performance degradation for shorter sequences"), allowing up to the derived length when
+    asked; tiersim served the whole 131,072 by default."""
+    from tiersim.fleet import context_problem, limits
+    from tiersim.scenario import TierConfig
+
+    rope = {**_LONGROPE["rope_scaling"], "type": kind}
+    path = _config(tmp_path, **{**_LONGROPE, "rope_scaling": rope})
+    model = load_hf_config(path)
+    assert (model.max_context, model.context_limit) == (4096, 131072)
+
+    def tier(asked):
+        return TierConfig.model_validate({"name": "t", "precision": "bf16", "replicas": 1,
+                                          "cost_per_gpu_hour": 1.0,
+                                          "scheduler": {"max_model_len": asked}})
+    assert limits(tier(None), str(path)).max_model_len == 4096
+    assert limits(tier(131072), str(path)).max_model_len == 131072
+    assert context_problem(tier(131073), str(path)) == (
+        "131073 is above model's context (131072 tokens); set it to at most 131072")
+
+
+def test_a_longrope_model_without_an_original_length_serves_its_own(tmp_path):
+    path = _config(tmp_path, rope_scaling=_LONGROPE["rope_scaling"])
+    assert load_hf_config(path).max_context == 131072

@@ -50,7 +50,8 @@ def _shipped_stem(profile: str | None) -> str | None:
 
 
 #: ``ModelArch`` fields that are not the weights' shapes: left out of a model's identity.
-NOT_SHAPE = ("name", "source", "max_context", "context_assumed", "checkpoint", "kv_cache")
+NOT_SHAPE = ("name", "source", "max_context", "context_assumed", "context_limit",
+             "checkpoint", "kv_cache")
 
 
 def _digest(value: dict[str, Any]) -> str:

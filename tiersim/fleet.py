@@ -211,16 +211,18 @@ def _max_model_len(tier: TierConfig, model_ref: str | None) -> int:
 
 def context_problem(tier: TierConfig, model_ref: str | None) -> str | None:
     """Why the tier's ``scheduler.max_model_len`` cannot be served: above the model's context
-    (its config's ``max_position_embeddings``), which vLLM refuses; None when it can (also
-    where the config gives no length key: vLLM then takes the one asked for unchecked)."""
+    (its config's ``max_position_embeddings``, or a LongRoPE model's ``context_limit``), which
+    vLLM refuses; None when it can (also where the config gives no length key: vLLM then takes
+    the one asked for unchecked)."""
     asked = tier.scheduler.max_model_len
     if asked is None or not model_ref:
         return None
     model = get_model(model_ref)
-    if not model.max_context or model.context_assumed or asked <= model.max_context:
+    most = model.context_limit or model.max_context
+    if not most or model.context_assumed or asked <= most:
         return None
-    return (f"{asked} is above {model.name}'s context ({model.max_context} tokens); set it to "
-            f"at most {model.max_context}")
+    return (f"{asked} is above {model.name}'s context ({most} tokens); set it to at most "
+            f"{most}")
 
 
 def check_contexts(scenario: Scenario) -> None:

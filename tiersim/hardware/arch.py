@@ -67,6 +67,8 @@ class ModelArch:
         by a YaRN / linear / dynamic ``rope_scaling`` factor as vLLM derives it; 0: not known,
         no limit. ``context_assumed``: the config gives no length key, so ``max_context`` is
         the 2,048 tokens vLLM assumes, and a ``max_model_len`` asked for is taken unchecked.
+        ``context_limit``: the most a ``max_model_len`` asked for may be where that is more than
+        ``max_context`` (a LongRoPE model's default is its pretraining length); 0: the same.
     linear_layers ... linear_conv: gated delta-net layers and their shapes (module docstring);
         0 for a model of softmax attention only. ``state_bytes``: bytes per element of the
         recurrent state (vLLM's ``--mamba-ssm-cache-dtype auto``: the model's BF16, unless the
@@ -101,6 +103,7 @@ class ModelArch:
     kv_cache: str = ""
     max_context: int = 0
     context_assumed: bool = False
+    context_limit: int = 0
     linear_layers: int = 0
     linear_k_heads: int = 0
     linear_v_heads: int = 0

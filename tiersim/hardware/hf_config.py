@@ -270,7 +270,7 @@ def _common(cfg: _Config, name: str) -> dict[str, Any]:
         "head_dim": (cfg.int("head_dim") if cfg.data.get("head_dim") is not None
                      else _default_head_dim(cfg, hidden, heads)),
         "vocab": cfg.int("vocab_size"),
-        "max_context": _max_context(cfg),
+        **_contexts(cfg),
         "context_assumed": not any(cfg.data.get(key) is not None for key in CONTEXT_KEYS),
         "tie_embeddings": cfg.flag("tie_word_embeddings"),
         "source": str(cfg.path),
@@ -340,6 +340,27 @@ def _max_context(cfg: _Config) -> int:
                         f"{MAX_STRETCHED_CONTEXT:,} tokens; give the factor the model card "
                         "states")
     return int(stretched)
+
+
+def _contexts(cfg: _Config) -> dict[str, int]:
+    """``max_context``, the ``max_model_len`` vLLM serves by default, and ``context_limit``, the
+    most it accepts when asked where that is more (else 0): the :func:`_max_context` it derives,
+    but for a LongRoPE model (``longrope``, or the legacy ``su``) with a top-level
+    ``original_max_position_embeddings``, whose default is that pretraining length (vLLM's
+    ``_get_and_verify_max_len``, "to avoid performance degradation for shorter sequences";
+    Phi-3-mini-128k: 4,096 of 131,072)."""
+    derived = _max_context(cfg)
+    key = "rope_parameters" if cfg.data.get("rope_parameters") is not None else "rope_scaling"
+    rope = cfg.data.get(key)
+    original = cfg.data.get("original_max_position_embeddings")
+    if not (isinstance(rope, dict) and (rope.get("rope_type") or rope.get("type")) in (
+            "longrope", "su") and original is not None):
+        return {"max_context": derived}
+    if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
+        raise cfg.error("original_max_position_embeddings",
+                        f"must be a positive integer (got {shown(original)})")
+    default = _context_within_bound(cfg, "original_max_position_embeddings", original)
+    return {"max_context": default, "context_limit": derived if derived > default else 0}
 
 
 def _yarn_original(cfg: _Config, key: str, rope: dict, nested: bool) -> int:
