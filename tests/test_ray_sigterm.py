@@ -22,6 +22,9 @@ class RayTurningExitsToOne:
     def is_initialized(self):
         return True  # a Ray already running: nothing to start or shut down
 
+    def cluster_resources(self):
+        return {"CPU": 1.0}
+
     def remote(self, fn):
         return type("Remote", (), {"remote": staticmethod(lambda task: object())})
 

@@ -393,6 +393,9 @@ class _FakeRay:
         self.calls.append("init")
         signal.signal(signal.SIGTERM, lambda *_: None)
 
+    def cluster_resources(self):
+        return {"CPU": 1.0}
+
     def remote(self, fn):
         return type("Remote", (), {"remote": staticmethod(lambda task: object())})
 

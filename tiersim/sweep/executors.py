@@ -322,15 +322,42 @@ def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
             signal.signal(signal.SIGTERM, handler)
 
 
+RAY_MIN_IN_FLIGHT = 64
+"""Fewest points a Ray sweep keeps submitted at once, whatever CPUs the cluster has now (an
+autoscaling cluster grows on the tasks waiting for it)."""
+
+
+def ray_in_flight(ray) -> int:
+    """How many points a Ray sweep keeps submitted at once: 2 per CPU the cluster has when the
+    sweep starts (each CPU's next point is queued as it runs one), at least
+    :data:`RAY_MIN_IN_FLIGHT`."""
+    cpus = float(ray.cluster_resources().get("CPU", 0) or 0)
+    return max(2 * int(cpus), RAY_MIN_IN_FLIGHT)
+
+
 def _ray_loop(ray, tasks: Iterable[Task], on_done: OnDone) -> None:
-    """Submit every point as a Ray task and hand each record to ``on_done`` as it finishes."""
+    """Run the points as Ray tasks, at most :func:`ray_in_flight` submitted at once (each task
+    is made and submitted as one finishes: a 100,000-point grid submitted whole held every
+    point's scenario, ref and result at once), handing each record to ``on_done`` as it
+    finishes."""
     remote = ray.remote(execute)
-    refs = {remote.remote(replace(task, out_dir=None)): task for task in tasks}
-    pending = list(refs)
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
+    limit = ray_in_flight(ray)
+    queue = iter(tasks)
+    flight: dict[Any, Task] = {}
+
+    def refill() -> None:
+        for task in queue:
+            flight[remote.remote(replace(task, out_dir=None))] = task
+            if len(flight) >= limit:
+                return
+
+    refill()
+    while flight:
+        done, _ = ray.wait(list(flight), num_returns=1)
         for ref in done:
+            task = flight.pop(ref)
             try:
                 on_done(ray.get(ref))
             except Exception as error:  # noqa: BLE001 - a lost worker fails its point only
-                on_done(_broken_record(refs[ref], error))
+                on_done(_broken_record(task, error))
+        refill()

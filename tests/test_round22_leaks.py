@@ -1,0 +1,73 @@
+"""Round 22 of hostile input, resources: what a long or big sweep holds (tasks in flight, cached
+files, records) is bounded; each test counts, never times."""
+
+from __future__ import annotations
+
+import pytest
+
+from tiersim.sweep import executors
+from tiersim.sweep.axes import Point
+from tiersim.sweep.points import Task
+from tiersim.sweep.testing import synthetic_runner
+
+
+class Ref:
+    """A fake Ray object ref: hashable, holding its point's record."""
+
+    def __init__(self, point_id: str, record: dict):
+        self.id, self.record = point_id, record
+
+
+class CountingRay:
+    """Enough of ``ray`` for :func:`executors.run_ray`: a cluster of ``cpus`` CPUs that runs a
+    submitted task when ``wait`` asks for it, counting the tasks submitted and not yet
+    collected."""
+
+    def __init__(self, cpus: float):
+        self.cpus, self.flight, self.most = cpus, set(), 0
+
+    def is_initialized(self):
+        return True  # a Ray already running: nothing to start or shut down
+
+    def cluster_resources(self):
+        return {"CPU": self.cpus}
+
+    def remote(self, fn):
+        fake = self
+
+        class Remote:
+            @staticmethod
+            def remote(task):
+                ref = Ref(task.point.id, fn(task))
+                fake.flight.add(ref.id)
+                fake.most = max(fake.most, len(fake.flight))
+                return ref
+
+        return Remote
+
+    def wait(self, pending, num_returns):
+        return pending[:num_returns], pending[num_returns:]
+
+    def get(self, ref):
+        self.flight.discard(ref.id)
+        return ref.record
+
+
+def _tasks(count: int):
+    for n in range(count):
+        yield Task(Point(f"p{n}", n, {"seed": n}), {"seed": n}, "s.yaml", synthetic_runner)
+
+
+@pytest.mark.parametrize(("cpus", "bound"), [(4, executors.RAY_MIN_IN_FLIGHT), (300, 600)])
+def test_a_ray_sweep_holds_a_bounded_number_of_points_in_flight(monkeypatch, cpus, bound):
+    """Every point was submitted as a Ray task before the first result was read: a grid of
+    100,000 points held 100,000 tasks (their scenarios, refs and results) in the driver and
+    Ray's object store at once. At most 2 per CPU of the cluster (at least
+    :data:`executors.RAY_MIN_IN_FLIGHT`) are in flight now, and every point still finishes."""
+    fake = CountingRay(cpus)
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    finished = []
+    executors.run_ray(_tasks(2000), lambda record: finished.append(record["point_id"]))
+    assert fake.most == bound
+    assert sorted(finished) == sorted(f"p{n}" for n in range(2000))
+    assert not fake.flight
