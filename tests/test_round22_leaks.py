@@ -71,3 +71,30 @@ def test_a_ray_sweep_holds_a_bounded_number_of_points_in_flight(monkeypatch, cpu
     assert fake.most == bound
     assert sorted(finished) == sorted(f"p{n}" for n in range(2000))
     assert not fake.flight
+
+
+def test_the_loaded_profile_cache_is_bounded(tmp_path, monkeypatch):
+    """Each profile file version read was kept for the life of the process (about 1 MB each,
+    more with its lookups' memos): a sweep worker running a ``profile`` axis of many files, or
+    a process reading a profile that is rewritten, held every version it had read. At most
+    :data:`tiersim.perf.PROFILE_CACHE_SIZE` are kept now, one per file, the latest read."""
+    import shutil
+
+    from tiersim import perf
+    from tiersim.paths import find_bundled
+
+    monkeypatch.setattr(perf, "_PROFILE_CACHE", type(perf._PROFILE_CACHE)())
+    bundled = find_bundled("profiles", perf.DEFAULT_PROFILE)
+    copies = []
+    for n in range(perf.PROFILE_CACHE_SIZE + 3):
+        copies.append(tmp_path / f"p{n}.json")
+        shutil.copy(bundled, copies[-1])
+        perf.resolve_profile(copies[-1])
+    assert len(perf._PROFILE_CACHE) == perf.PROFILE_CACHE_SIZE
+    last = perf.resolve_profile(copies[-1])
+    assert perf.resolve_profile(copies[-1]) is last  # still read once per version
+    for n in range(3):  # the same file rewritten: its old versions are not kept
+        copies[-1].write_text(bundled.read_text() + " " * (n + 1))
+        perf.resolve_profile(copies[-1])
+    held = [key[0] for key in perf._PROFILE_CACHE]
+    assert len(held) == perf.PROFILE_CACHE_SIZE and len(set(held)) == len(held)

@@ -8,6 +8,8 @@ measured tables, falling back to the roofline table by table (listed in ``.sourc
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from tiersim.errors import ProfileError, TiersimError
 
 DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
@@ -15,7 +17,11 @@ DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
 #: aiconfigurator-core); a GPU not listed runs on the roofline unless a scenario names a profile.
 GPU_PROFILES = {"H200": DEFAULT_PROFILE, "H100": "h100_aiconfigurator_vllm",
                 "B200": "b200_aiconfigurator_vllm"}
-_PROFILE_CACHE: dict[tuple[str, int, int, int, int, int], object] = {}
+PROFILE_CACHE_SIZE = 8
+"""Loaded profile file versions kept in a process (the latest read of each of the last files
+read): a sweep worker on a ``profile`` axis of many files, or a profile rewritten while a
+process runs, would otherwise keep every version it read (about 1 MB each, more with memos)."""
+_PROFILE_CACHE: OrderedDict[tuple[str, int, int, int, int, int], object] = OrderedDict()
 
 
 def default_profile_name(gpu: str = "H200") -> str | None:
@@ -84,7 +90,8 @@ def partial_note(profile, named: str) -> str | None:
 def resolve_profile(profile):
     """A loaded :class:`~tiersim.perf.profile.Profile` from a path, bundled name or profile.
 
-    Files are read once per file version: sweeps build many models from one file. A version
+    Files are read once per file version: sweeps build many models from one file; the
+    :data:`PROFILE_CACHE_SIZE` versions read last are kept, one per file. A version
     is known as a sweep's input digest knows it (:func:`tiersim.sweep.inputs.file_digest`): by
     inode, size, modification and change time, so a profile rewritten with its size and mtime
     kept (``cp -p``, ``rsync -a``) is read again, and a point never runs on an older version
@@ -111,10 +118,15 @@ def resolve_profile(profile):
         path = found
     key = _file_version(path)
     if key in _PROFILE_CACHE:
+        _PROFILE_CACHE.move_to_end(key)
         return _PROFILE_CACHE[key]
     loaded = load_profile(path)
     if _file_version(path) == key:  # not replaced while it was read
+        for old in [k for k in _PROFILE_CACHE if k[0] == key[0]]:  # the file's older versions
+            del _PROFILE_CACHE[old]
         _PROFILE_CACHE[key] = loaded
+        while len(_PROFILE_CACHE) > PROFILE_CACHE_SIZE:
+            _PROFILE_CACHE.popitem(last=False)
     return loaded
 
 
