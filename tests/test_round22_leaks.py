@@ -98,3 +98,48 @@ def test_the_loaded_profile_cache_is_bounded(tmp_path, monkeypatch):
         perf.resolve_profile(copies[-1])
     held = [key[0] for key in perf._PROFILE_CACHE]
     assert len(held) == perf.PROFILE_CACHE_SIZE and len(set(held)) == len(held)
+
+
+class RayTermedInInit:
+    """Enough of ``ray`` for :func:`executors.ray_session`: ``init`` installs Ray's own SIGTERM
+    handler (which exits 15, as Ray's does) and the process is sent a SIGTERM while it starts
+    Ray (a local Ray takes seconds to start)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kwargs):
+        import os
+        import signal
+        import sys
+
+        self.calls.append("init")
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(15))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def shutdown(self):
+        self.calls.append("shutdown")
+
+
+def test_a_sigterm_while_ray_starts_exits_143(monkeypatch):
+    """A SIGTERM while a local Ray started (``tiersim sweep --executor ray`` killed in its
+    first seconds, which Ray takes to start) met Ray's handler: the sweep exited 15, not 143
+    as at any other moment (and as the interrupted line it printed says of a SIGTERM). Ray's
+    exit is handed to tiersim's handler now."""
+    import signal
+
+    from tiersim.cli.app import _terminated
+
+    fake = RayTermedInInit()
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    before = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        with pytest.raises(SystemExit) as stop, executors.ray_session(None, 2):
+            raise AssertionError("the SIGTERM did not stop the sweep")
+        assert stop.value.code == 128 + signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) is _terminated
+    finally:
+        signal.signal(signal.SIGTERM, before)

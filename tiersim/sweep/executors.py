@@ -305,20 +305,27 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
 
 def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
     """Join ``address`` (or start a local Ray of ``workers`` CPUs), keeping tiersim's SIGTERM
-    handler: Ray's own exits with status 15 and skips the cleanup above."""
+    handler: Ray's own exits with status 15 and skips the cleanup above. Ray's handler is in
+    place while Ray starts (seconds, for a local Ray): a SIGTERM it met then is handed to
+    tiersim's, so the command ends with 143 as at any other moment (not 15)."""
     probe_address(address)
     local = {"include_dashboard": False} if address is None else {}
     if address is None and workers:
         local["num_cpus"] = workers  # one point per CPU: --workers caps the points at once
     handler = signal.getsignal(signal.SIGTERM)
+    main = threading.current_thread() is threading.main_thread()
     try:
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
     except (ValueError, ConnectionError) as err:  # a malformed or refused --address
         text = " ".join(str(err).split())[:200]
         raise TiersimError(f"--address {address}: cannot join the Ray cluster ({text}); "
                            "give host:port of a running cluster, or leave it out") from None
+    except SystemExit as stop:  # Ray's handler, installed for the call, exits with the signal
+        if main and callable(handler) and stop.code == signal.SIGTERM:
+            handler(signal.SIGTERM, None)  # tiersim's: SystemExit(143)
+        raise
     finally:
-        if handler is not None and threading.current_thread() is threading.main_thread():
+        if handler is not None and main:
             signal.signal(signal.SIGTERM, handler)
 
 
