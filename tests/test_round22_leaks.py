@@ -143,3 +143,43 @@ def test_a_sigterm_while_ray_starts_exits_143(monkeypatch):
         assert signal.getsignal(signal.SIGTERM) is _terminated
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_a_resumed_sweep_does_not_hold_the_stored_records_while_points_run(tmp_path,
+                                                                          monkeypatch):
+    """A resumed sweep read every stored point record (about 20 KB each in memory) to find the
+    finished ones, and kept them all while the other points ran, then read them all again
+    beside them: resuming a 20,000-point sweep peaked at 1.2 GB. The records read before the
+    points run are let go before the first one runs."""
+    import gc
+    import weakref
+
+    import tiersim.sweep.run as sweep_run
+    from tiersim.sweep.store import read_points
+
+    class Records(dict):
+        """A record map a weak reference can follow."""
+
+    held: list[weakref.ref] = []
+
+    def tracked(out):
+        records = Records(read_points(out))
+        held.append(weakref.ref(records))
+        return records
+
+    alive_while_running: list[int] = []
+
+    def runner(doc, source):
+        gc.collect()
+        alive_while_running.append(sum(ref() is not None for ref in held))
+        return synthetic_runner(doc, source)
+
+    monkeypatch.setattr(sweep_run, "read_points", tracked)
+    doc = {"name": "s", "sweep": {"seed": [1, 2, 3]}}
+    sweep_run.run_sweep(doc, tmp_path / "o", workers=1, runner=runner, validator=None,
+                        progress=False, report=False, source="s.yaml")
+    doc["sweep"]["seed"].append(4)  # resumed: three points stored, one to run
+    alive_while_running.clear()
+    sweep_run.run_sweep(doc, tmp_path / "o", workers=1, runner=runner, validator=None,
+                        progress=False, report=False, source="s.yaml")
+    assert alive_while_running == [0]

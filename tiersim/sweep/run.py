@@ -1207,6 +1207,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     with _new_manifest(out, plan, runner):
         _remove_stale_outputs(out, records, pending, [p.id for p in plan.points])
         described = table_rows(out)  # the table an old report.html describes, if any
+    del records  # every stored point: not held while the others run, nor beside the re-read
     console = Console(stderr=True, soft_wrap=True, markup=False)  # paths are text
     workers = workers or os.cpu_count() or 1
     failed = _execute(plan, pending, out, workers, executor, address, runner,
