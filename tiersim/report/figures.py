@@ -249,9 +249,11 @@ def _cost_column(frame: pd.DataFrame) -> str | None:
 
 
 def _point_labels(frame: pd.DataFrame, axes: list[str]) -> list[str]:
-    """Hover text naming each sweep point by its axis values."""
-    return ["\n".join(f"{a} = {axis_text(row[a])}" for a in axes)
-            for _, row in frame.iterrows()]
+    """Hover text naming each sweep point by its axis values (only the axis columns read:
+    ``iterrows`` copied every metric column of every point into Python objects)."""
+    columns = [frame[a].tolist() for a in axes]
+    return ["\n".join(f"{a} = {axis_text(value)}" for a, value in zip(axes, values, strict=True))
+            for values in zip(*columns, strict=True)] if axes else [""] * len(frame)
 
 
 def _savings_series(savings: dict) -> dict[str, tuple[list, list, str]]:
