@@ -211,3 +211,27 @@ def test_the_sweep_figure_labels_its_points_without_copying_the_whole_table():
     assert labels[:2] == ["seed = 0\ntiers.0.precision = bf16", "seed = 1\ntiers.0.precision = fp8"]
     assert len(labels) == rows
     assert peak < 2_000_000, f"{peak:,} bytes to label {rows} points"
+
+
+def test_the_sweep_headline_lists_a_bounded_number_of_axis_values(tmp_path):
+    """The headline listed every value of each axis in one table cell: a 100,000-value seed
+    axis wrote an 830 KB cell (a 1,000,000-point sweep, the largest allowed, 7 MB), which the
+    table of points beside it already cuts at 200 rows. The first values are listed, then how
+    many more there are."""
+    import numpy as np
+    import pandas as pd
+
+    from tiersim.report.load import ReportData
+    from tiersim.report.page import AXIS_VALUES_SHOWN, sweep_headline
+
+    rows = 5000
+    data = ReportData(tmp_path, sweep=pd.DataFrame({
+        "point_id": [f"p{n}" for n in range(rows)], "status": ["ok"] * rows,
+        "seed": np.arange(rows), "router.fpr": [0.0, 0.5] * (rows // 2)}),
+        sweep_axes=["seed", "router.fpr"])
+    text = sweep_headline(data)
+    shown = ", ".join(str(n) for n in range(AXIS_VALUES_SHOWN))
+    more = rows - AXIS_VALUES_SHOWN
+    assert f"<tr><td>axis seed</td><td>{shown}, ... ({more:,} more)</td></tr>" in text
+    assert "<tr><td>axis router.fpr</td><td>0.0, 0.5</td></tr>" in text
+    assert len(text) < 40_000

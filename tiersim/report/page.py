@@ -374,8 +374,7 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     sweep = data.sweep
     ok = int((sweep["status"] == "ok").sum()) if "status" in sweep else len(sweep)
     rows = [["points", len(sweep)], ["finished", ok], ["failed", len(sweep) - ok]]
-    rows += [[f"axis {a}", ", ".join(_axis_cell(v) for v in sweep[a].unique())]
-             for a in data.sweep_axes if a in sweep]
+    rows += [[f"axis {a}", _axis_values(sweep[a])] for a in data.sweep_axes if a in sweep]
     metrics = [m for m in SWEEP_METRICS if m in sweep]
     cols = [*data.sweep_axes, *metrics, "status", "error"]
     cols = [c for c in cols if c in sweep]
@@ -388,6 +387,18 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
             + "<h3>Points</h3>" + points + more)
+
+
+AXIS_VALUES_SHOWN = 50
+"""Most values of one axis the sweep headline lists (then how many more there are)."""
+
+
+def _axis_values(column: pd.Series) -> str:
+    """An axis' distinct values in grid order, the first :data:`AXIS_VALUES_SHOWN` of them."""
+    values = column.unique()
+    more = len(values) - AXIS_VALUES_SHOWN
+    text = ", ".join(_axis_cell(v) for v in values[:AXIS_VALUES_SHOWN])
+    return text + (f", ... ({more:,} more)" if more > 0 else "")
 
 
 def _axis_cell(value: Any) -> str:
