@@ -44,7 +44,6 @@ from pydantic import (
 
 from tiersim.errors import KeyedError, ScenarioError, TiersimError, unprintable
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
-from tiersim.sweep.axes import MAX_GRID_POINTS
 
 if TYPE_CHECKING:
     from tiersim.hardware import ModelArch
@@ -62,6 +61,9 @@ DEFAULT_MAX_REPLICAS = 1024
 MAX_REPLICAS_CEILING = 100_000
 """Highest ``limits.max_replicas`` a scenario may set (10^5 replicas: 13 s and 360 MB for the
 tiny trace; 10^7 took 10 GB)."""
+MAX_GRID_POINTS = 1_000_000
+"""The most points any grid may expand to, whatever ``max_points`` allows: each point is held in
+memory (and listed in ``sweep.json``) before the first runs."""
 DEFAULT_MAX_SWEEP_POINTS = 10_000
 """Default of ``limits.max_sweep_points``: the most points a sweep grid may expand to."""
 SIZED_GPUS_PER_REPLICA = (1, 2, 4, 8)

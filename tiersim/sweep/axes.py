@@ -36,6 +36,7 @@ from typing import Any
 
 from tiersim.errors import TiersimError, shown
 from tiersim.jsonio import sorted_json
+from tiersim.scenario import MAX_GRID_POINTS
 
 
 class SweepError(TiersimError):
@@ -75,9 +76,6 @@ def _id_of_text(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-MAX_GRID_POINTS = 1_000_000
-"""The most points any grid may expand to, whatever ``max_points`` allows: each point is held in
-memory (and listed in ``sweep.json``) before the first runs."""
 
 
 def _text_key(key: Any, source: str, at: tuple[str | int, ...] = ("sweep",)) -> str:
