@@ -142,6 +142,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
                            "folder")
     _refuse_overwriting_inputs(out, kind, inputs)
     refuse_blocked(out, kind)
+    refuse_foreign_files(out, kind)
     _check_writable(out)
 
 
@@ -164,6 +165,31 @@ def _refuse_overwriting_inputs(out: Path, kind: str, inputs: Iterable[Path]) -> 
         if name is not None:
             raise TiersimError(f"{out / name}: `tiersim {kind}` reads this file and would "
                                "overwrite it with its results; use another --out folder")
+
+
+#: The files that show a ``kind`` command wrote a folder, so its other files are its own.
+OWN_MARKERS = {"run": (MANIFEST,), "plan": (MANIFEST, "plan.json")}
+
+
+def refuse_foreign_files(out: Path, kind: str) -> None:
+    """Refuse, before anything is written, a folder no ``kind`` command wrote (none of its
+    :data:`OWN_MARKERS`: a run's manifest.json, a plan's plan.json) that holds a file the
+    command would replace or remove (:data:`WRITES`: a user's own report.html or
+    scenario.yaml). A folder holding a killed run's ``.ready`` set is a run's: the files it
+    left in place are that run's, and the next command finishes its renames."""
+    if kind not in OWN_MARKERS:
+        return
+    markers = OWN_MARKERS[kind]
+    if any((out / name).exists() or (out / name).is_symlink() for name in markers):
+        return
+    if any(p.is_dir() for p in out.glob(f"{TEMP_PREFIX}*{READY_SUFFIX}")):
+        return
+    for name in WRITES[kind]:
+        path = out / name
+        if path.exists() or path.is_symlink():
+            raise TiersimError(f"{path}: `tiersim {kind}` would overwrite this file, and {out} "
+                               f"holds no {kind}'s results (no {' or '.join(markers)}); move "
+                               "the file, or use another --out folder (nothing was written)")
 
 
 def refuse_blocked(out: Path, kind: str) -> None:
