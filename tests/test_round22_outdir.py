@@ -92,3 +92,15 @@ def test_a_run_killed_among_its_first_renames_is_finished(tmp_path, capsys):
     assert run_cli(capsys, "run", TINY, "--out", out)[0] == 0
     assert not ready.exists()
     assert (out / "manifest.json").read_bytes() == (done / "manifest.json").read_bytes()
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_an_out_under_a_file_names_the_file_in_the_way(tmp_path, capsys, command):
+    """``--out notes.txt/o`` named the folder that could not be made, saying a file was in
+    its way, not which file: the file in the way is named."""
+    (tmp_path / "notes.txt").write_text("mine\n")
+    out = tmp_path / "notes.txt" / "deeper" / "o"
+    assert error_line(*run_cli(capsys, command, TINY, "--out", out)) == (
+        f"Error: {out}: --out must be a folder, and the file {tmp_path / 'notes.txt'} is in "
+        "the way; use another --out folder")
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"

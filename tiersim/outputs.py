@@ -74,10 +74,25 @@ def make_out_dir(out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         check_out_link(out)
-        raise TiersimError(f"{out}: --out must be a folder, and a file is in the way") from None
+        raise _file_in_the_way(out) from None
     except OSError as err:
         raise TiersimError(f"{out}: cannot create the folder ({err.strerror}); choose another "
                            "--out folder") from None
+
+
+def _file_in_the_way(out: Path) -> TiersimError:
+    """The one line for an ``--out`` that is a file, or lies under one (``notes.txt/o``):
+    the file in the way is named."""
+    above = _existing_above(out)
+    if out.exists() or above is None or above.is_dir():
+        return TiersimError(f"{out}: --out must be a folder, and a file is in the way")
+    return TiersimError(f"{out}: --out must be a folder, and the file {above} is in the way; "
+                        "use another --out folder")
+
+
+def _existing_above(out: Path) -> Path | None:
+    """The nearest folder above ``out`` that exists (or the file there), None when none."""
+    return next((p for p in out.parents if p.exists()), None)
 
 
 def check_out_link(out: Path) -> None:
@@ -129,7 +144,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     out = Path(out)
     check_out_link(out)
     if out.exists() and not out.is_dir():
-        raise TiersimError(f"{out}: --out must be a folder, and a file is in the way")
+        raise _file_in_the_way(out)
     if not out.is_dir():
         return
     held = [k for k, marker in FOLDER_MARKERS.items() if (out / marker).is_file()]
