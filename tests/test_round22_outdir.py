@@ -104,3 +104,28 @@ def test_an_out_under_a_file_names_the_file_in_the_way(tmp_path, capsys, command
         f"Error: {out}: --out must be a folder, and the file {tmp_path / 'notes.txt'} is in "
         "the way; use another --out folder")
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("data", [b"my lock notes\n", b"\xff\xfe\x00"])
+def test_a_users_own_lock_file_is_not_overwritten(tmp_path, capsys, data):
+    """A ``.lock`` of the user's (text that is no tiersim pid) in the ``--out`` folder was
+    truncated and given tiersim's pid: it is refused, untouched."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / ".lock").write_bytes(data)
+    assert error_line(*run_cli(capsys, "run", TINY, "--out", out)) == (
+        f"Error: {out / '.lock'}: holds no tiersim lock (tiersim writes its pid there) and "
+        "would be overwritten; move the file, or use another --out folder (nothing was "
+        "written)")
+    assert (out / ".lock").read_bytes() == data
+    assert _listing(out) == [".lock"]
+
+
+def test_a_lock_left_by_a_run_is_taken_again(tmp_path, capsys):
+    """tiersim's own ``.lock`` (a pid, or empty after a kill) does not stop the next run."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / ".lock").write_text("")
+    assert run_cli(capsys, "run", TINY, "--out", out, "--no-baselines")[0] == 0
+    assert (out / ".lock").read_text().isdigit()
+    assert run_cli(capsys, "run", TINY, "--out", out, "--no-baselines")[0] == 0

@@ -295,6 +295,7 @@ def _lock_file(out: Path, kind: str):
     except OSError as err:
         raise _unwritable(out, err, kind) from None
     with handle:
+        _refuse_foreign_lock(handle, path)
         if _take(handle, out, kind):
             handle.truncate(0)
             handle.write(str(os.getpid()))
@@ -306,6 +307,20 @@ def _lock_file(out: Path, kind: str):
             if not existed:  # removed while still held: no other command took it meanwhile
                 path.unlink(missing_ok=True)
             raise
+
+
+def _refuse_foreign_lock(handle, path: Path) -> None:
+    """Refuse a ``.lock`` holding anything but a pid (tiersim's, or nothing after a kill): a
+    user's own file of that name, which taking the lock would overwrite."""
+    try:
+        text = handle.read(64)
+    except UnicodeDecodeError:  # bytes no pid is written as
+        text = "?"
+    handle.seek(0)
+    if text.strip() and not text.strip().isdigit():
+        raise TiersimError(f"{path}: holds no tiersim lock (tiersim writes its pid there) and "
+                           "would be overwritten; move the file, or use another --out folder "
+                           "(nothing was written)")
 
 
 LOCK_WAIT_S = 10.0
