@@ -27,8 +27,8 @@ def test_a_users_own_file_in_a_run_folder_is_not_overwritten(tmp_path, capsys, n
     (out / name).write_text("my own file\n")
     assert error_line(*run_cli(capsys, "run", TINY, "--out", out)) == (
         f"Error: {out / name}: `tiersim run` would overwrite this file, and {out} holds no "
-        "run's results (no manifest.json); move the file, or use another --out folder "
-        "(nothing was written)")
+        "run's results (no tiersim manifest.json); move the file, or use another --out "
+        "folder (nothing was written)")
     assert (out / name).read_text() == "my own file\n"
     assert _listing(out) == [name]
 
@@ -40,8 +40,8 @@ def test_a_users_own_file_in_a_plan_folder_is_not_overwritten(tmp_path, capsys):
     (out / "report.html").write_text("my own file\n")
     assert error_line(*run_cli(capsys, "plan", TINY, "--out", out)) == (
         f"Error: {out / 'report.html'}: `tiersim plan` would overwrite this file, and {out} "
-        "holds no plan's results (no manifest.json or plan.json); move the file, or use "
-        "another --out folder (nothing was written)")
+        "holds no plan's results (no tiersim manifest.json or plan.json); move the file, or "
+        "use another --out folder (nothing was written)")
     assert (out / "report.html").read_text() == "my own file\n"
     assert _listing(out) == ["report.html"]
 
@@ -71,7 +71,7 @@ def test_a_plan_with_no_plan_reruns_into_its_folder(tmp_path, capsys):
     plan's, and a plan reruns into it."""
     out = tmp_path / "o"
     out.mkdir()
-    (out / "plan.json").write_text("{}\n")
+    (out / "plan.json").write_text('{"constraints": {}, "plan": null}\n')
     (out / "report.html").write_text("an earlier plan's report\n")
     assert run_cli(capsys, "plan", TINY, "--out", out)[0] == 0
     assert "manifest.json" in _listing(out)
@@ -129,3 +129,37 @@ def test_a_lock_left_by_a_run_is_taken_again(tmp_path, capsys):
     assert run_cli(capsys, "run", TINY, "--out", out, "--no-baselines")[0] == 0
     assert (out / ".lock").read_text().isdigit()
     assert run_cli(capsys, "run", TINY, "--out", out, "--no-baselines")[0] == 0
+
+
+def test_another_tools_manifest_json_is_not_taken_for_a_runs(tmp_path, capsys):
+    """A folder holding a manifest.json of another tool's (a web app's: a JSON object with no
+    run_id) was taken for a run's folder, and that manifest overwritten."""
+    out = tmp_path / "app"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"name": "my app", "start_url": "/"}\n')
+    assert error_line(*run_cli(capsys, "run", TINY, "--out", out)) == (
+        f"Error: {out / 'manifest.json'}: `tiersim run` would overwrite this file, and {out} "
+        "holds no run's results (no tiersim manifest.json); move the file, or use another "
+        "--out folder (nothing was written)")
+    assert (out / "manifest.json").read_text() == '{"name": "my app", "start_url": "/"}\n'
+
+
+def test_a_run_reruns_over_its_own_garbled_manifest(tmp_path, capsys):
+    """A run's manifest.json that no longer parses is still the run's: `tiersim report`
+    says to rerun, and the rerun writes the folder again."""
+    out = tmp_path / "o"
+    assert run_cli(capsys, "run", TINY, "--out", out, "--no-baselines")[0] == 0
+    (out / "manifest.json").write_text('{"run_id": "abc", "files": {')
+    assert run_cli(capsys, "run", TINY, "--out", out, "--no-baselines")[0] == 0
+    assert '"run_id"' in (out / "manifest.json").read_text()
+
+
+def test_another_tools_plan_json_is_not_taken_for_a_plans(tmp_path, capsys):
+    """The same for a plan.json of the user's own (no constraints: no tiersim plan)."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "plan.json").write_text('{"sprint": 3}\n')
+    code, err = run_cli(capsys, "plan", TINY, "--out", out)
+    assert error_line(code, err).startswith(
+        f"Error: {out / 'plan.json'}: `tiersim plan` would overwrite this file")
+    assert (out / "plan.json").read_text() == '{"sprint": 3}\n'

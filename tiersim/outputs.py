@@ -195,7 +195,7 @@ def refuse_foreign_files(out: Path, kind: str) -> None:
     if kind not in OWN_MARKERS:
         return
     markers = OWN_MARKERS[kind]
-    if any((out / name).exists() or (out / name).is_symlink() for name in markers):
+    if any(_own_marker(out / name) for name in markers):
         return
     if any(p.is_dir() for p in out.glob(f"{TEMP_PREFIX}*{READY_SUFFIX}")):
         return
@@ -203,8 +203,28 @@ def refuse_foreign_files(out: Path, kind: str) -> None:
         path = out / name
         if path.exists() or path.is_symlink():
             raise TiersimError(f"{path}: `tiersim {kind}` would overwrite this file, and {out} "
-                               f"holds no {kind}'s results (no {' or '.join(markers)}); move "
+                               f"holds no {kind}'s results (no tiersim {' or '.join(markers)}); "
+                               "move "
                                "the file, or use another --out folder (nothing was written)")
+
+
+def _own_marker(path: Path) -> bool:
+    """Whether ``path`` (a manifest.json, a plan.json) is one tiersim wrote: anything there but
+    a JSON object without the ``run_id`` or ``constraints`` tiersim writes in it (another
+    tool's manifest.json). One that no longer parses is still taken for tiersim's, which
+    `tiersim report` asks to be rewritten by a rerun."""
+    if not (path.exists() or path.is_symlink()):
+        return False
+    try:
+        with path.open("rb") as handle:
+            doc = json.loads(handle.read(MAX_MARKER_BYTES))
+    except (OSError, ValueError):
+        return True
+    return not isinstance(doc, dict) or bool({"run_id", "constraints"} & doc.keys())
+
+
+MAX_MARKER_BYTES = 1 << 20
+"""Bytes of a manifest.json or plan.json read to tell tiersim's from another tool's."""
 
 
 def refuse_blocked(out: Path, kind: str) -> None:
