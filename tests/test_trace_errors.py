@@ -506,9 +506,9 @@ def test_lines_of_spaces_or_tabs_are_skipped_by_the_line_count_too(tmp_path, bla
     canonical = tmp_path / "c.csv"
     canonical.write_text(f"arrival_s,input_tokens,output_tokens,note\n0,100,10,x\n{blank}\n"
                          '1,100,10,x\n"   "\n', newline="")
-    assert error_of(canonical) == (f"{canonical}: row 3, column 'arrival_s': arrival time in "
-                                   "seconds is not a number (got text of 3 characters); write a "
-                                   "number (file line 5)")
+    assert error_of(canonical) == (f"{canonical}: row 3: has 1 field where the header has 4; "
+                                   "fix the separators or quoting, or write an empty cell for "
+                                   "each one left out (file line 5)")
 
 
 def test_a_token_count_beyond_2_53_is_echoed_as_written(tmp_path):

@@ -21,6 +21,7 @@ import json
 import math
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,13 +99,20 @@ def _csv_record_lines(handle):
     """The first line of each CSV record the CSV parser reads, in order (the header's
     included): a blank line, or one of spaces and tabs only (unquoted), is skipped, as pandas
     skips it."""
+    return (start for start, _ in _csv_records(handle))
+
+
+def _csv_records(handle):
+    """Each CSV record the CSV parser reads, in order (the header's included), with the file
+    line it starts on: ``(line, fields)``; blank records are skipped as by
+    :func:`_csv_record_lines`."""
     text: list[str] = []  # the lines of the record being read, as written
     reader = csv.reader(_kept(handle, text))
     end = 0
     for record in reader:
         start, end = end + 1, reader.line_num
         if record and not _blank(text):
-            yield start
+            yield start, record
         text.clear()
 
 
@@ -525,7 +533,41 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
         raise TraceError(str(p), "not a text CSV file (cannot decode it as UTF-8)") from None
     if not isinstance(df.index, pd.RangeIndex):  # pandas made the extra leading cells an index
         raise _extra_fields(p)
+    _no_short_rows(p, df, len(df))
     return df
+
+
+def _no_short_rows(p: Path, df: pd.DataFrame, rows: int) -> None:
+    """Refuse a CSV data row with fewer fields than the header names columns: pandas reads
+    the cells left off as blank, so an optional column silently took its default (``tool_s``
+    0 s, an empty ``prompt``). No producer of a CSV format tiersim reads writes short rows (the
+    Azure traces, BurstGPT, Sarathi's and Vidur's length files write every field); a header's
+    trailing blank-named cells (a spreadsheet's trailing comma) are not counted. Only the
+    first ``rows`` data rows, those read, are looked at.
+
+    NOTE: a short row leaves its last named column missing, so the file is scanned again, with
+    Python's CSV reader, only when that column has a missing cell."""
+    if not len(df):
+        return
+    limit = csv.field_size_limit(sys.maxsize)  # a long prompt is one field, not an error
+    try:
+        header = _csv_header(p)
+        width = max((k + 1 for k, name in enumerate(header) if name.strip()), default=0)
+        if not width or width > df.shape[1] or not df.iloc[:, width - 1].isna().any():
+            return
+        with open(p, newline="", encoding="utf-8-sig") as handle:
+            for row, (_, record) in enumerate(_csv_records(handle)):
+                if row > rows:
+                    return
+                if row and len(record) < width:
+                    raise Source(str(p), 1).error(
+                        f"has {len(record)} field{'s' if len(record) != 1 else ''} where the "
+                        f"header has {len(header)}; fix the separators or quoting, or write an "
+                        "empty cell for each one left out", row - 1)
+    except (csv.Error, UnicodeError):
+        return  # the file as pandas read it stands
+    finally:
+        csv.field_size_limit(limit)
 
 
 def _unused_as_categories(p: Path, used) -> dict[str, str] | None:
