@@ -71,6 +71,13 @@ def optional_columns(raw: pd.DataFrame, src: Source) -> dict:
     return out
 
 
+TIMES_REFUSED = {"parent": "parent", "tool_s": "tool time in seconds",
+                 "spec_acceptance": "acceptance rate"}
+"""Number columns, with their labels, not read by :func:`tiersim.trace.checks.numbers` as
+they stand (a parent is read per session; the others are filled first), refused up front as
+date-time or duration columns: a Parquet ``parent`` of durations read 1 ns as step 1."""
+
+
 def _optional(s: pd.Series, name: str, src: Source):
     if name == "session_id":
         return checks.whole_numbers(src, s, name, "session id")
@@ -78,6 +85,10 @@ def _optional(s: pd.Series, name: str, src: Source):
         return checks.whole_numbers(src, s, name, "step", low=(0, ">= 0"),
                                     high=(checks.INT32_MAX,
                                           f"at most {checks.INT32_MAX}")).astype(np.int32)
+    if name in TIMES_REFUSED:  # checked before a fill makes the column one of objects
+        checks.not_temporal(src, s, name, TIMES_REFUSED[name])
+    if name == "parent":  # whether each is -1 or an earlier step: tiersim.workload.sessions
+        return s.to_numpy()
     if name == "tool_s":  # missing means none (a session's first step)
         return checks.numbers(src, _filled(s, 0), name, "tool time in seconds",
                               low=(0, ">= 0"), high=(MAX_TOOL_S, "<= 1e6"))

@@ -41,7 +41,7 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
                             f"{'whole ' if integer else ''}number", i, column)
     if pd.api.types.is_bool_dtype(s.dtype):
         s = s.astype("int64")
-    _not_temporal(src, s, column, label)
+    not_temporal(src, s, column, label)
     if pd.api.types.is_numeric_dtype(s.dtype):
         missing = s.isna().to_numpy()
         values = s.to_numpy(dtype="float64", na_value=np.nan)
@@ -150,7 +150,7 @@ def exact_times(src: Source, t: np.ndarray, raw: pd.Series, column: str, unit: s
                         "row", i, column)
 
 
-def _not_temporal(src: Source, s: pd.Series, column: str, label: str) -> None:
+def not_temporal(src: Source, s: pd.Series, column: str, label: str) -> None:
     """Refuse a date-time, duration or period column where a number is wanted: its integers
     are in the column's own unit (nanoseconds, milliseconds, a period's days ...), so reading
     them as numbers would scale every time by an unknown factor."""
