@@ -60,3 +60,41 @@ def test_a_parent_or_tool_time_column_of_times_is_refused(tmp_path, capsys, colu
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: column '{column}': is a {kind}, and {label} must be a plain "
         "number; write it as numbers")
+
+
+# ------------------------------------------------------------------ one limit on a JSON line
+
+_SHORT = '{"arrival_s":0,"input_tokens":1,"output_tokens":1}\n'
+
+
+def _long(size: int) -> str:
+    """A JSON line of ``size`` bytes (its line end not counted) holding a long prompt."""
+    head, tail = '{"arrival_s":0,"input_tokens":1,"output_tokens":1,"prompt":"', '"}'
+    return head + "x" * (size - len(head) - len(tail)) + tail
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_long_json_line_reads_wherever_it_is(tmp_path, capsys, first):
+    """A 9 MB line (a long prompt) read as the second line was refused as the first: "first
+    line is longer than 8,000,000 bytes; not a trace header"."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(_long(9_000_000) + "\n" + _SHORT if first else _SHORT + _long(9_000_000))
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(("text", "row", "line"), [
+    ("{long}\n" + _SHORT, 1, 1),
+    (_SHORT + "\n{long}\n" + _SHORT, 2, 3),
+    (_SHORT + "{long}", 2, 2),                       # the last line, without its end
+])
+def test_a_json_line_over_the_limit_is_one_message_wherever_it_is(tmp_path, capsys, text, row,
+                                                                  line):
+    """A line over 16 MiB was refused by one rule and message as the first line (over 8 MB,
+    "not a trace header") and by another later, or read, by luck of where the reader's blocks
+    fell: one limit and one line now, before the file is parsed."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(text.replace("{long}", _long((1 << 24) + 1)))
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row {row}: longer than 16,777,216 bytes, more than a trace line "
+        f"holds; split or shorten it (file line {line})")

@@ -51,7 +51,7 @@ def test_a_file_whose_lines_end_in_a_carriage_return_alone_is_read(tmp_path, mon
     csv.write_bytes(b"arrival_s,input_tokens,output_tokens\r" + b"".join(
         b"%d,10,5\r" % i for i in range(400)))
     assert len(read_trace(csv).table) == 400
-    monkeypatch.setattr(source, "MAX_JSONL_LINE_BYTES", 1_000)  # 8 MB, made small
+    monkeypatch.setattr(source, "MAX_JSONL_LINE_BYTES", 1_000)  # 16 MiB, made small
     lines = tmp_path / "cr.jsonl"
     lines.write_bytes(b"".join(b'{"timestamp": %d, "input_length": 5, "output_length": 2}\r'
                                % (100 * i) for i in range(100)))
@@ -59,7 +59,7 @@ def test_a_file_whose_lines_end_in_a_carriage_return_alone_is_read(tmp_path, mon
     # a header longer than the limit is still refused, whatever ends it
     long = tmp_path / "long.jsonl"
     long.write_bytes(b'{"timestamp": 1, "x": "' + b"y" * 2_000 + b'"}\r')
-    with pytest.raises(TraceError, match="first line is longer than 1,000 bytes"):
+    with pytest.raises(TraceError, match="row 1: longer than 1,000 bytes"):
         read_trace(long)
 
 

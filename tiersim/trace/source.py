@@ -36,8 +36,11 @@ from tiersim.errors import TraceError
 
 MAX_HEADER_BYTES = 65_536
 """Longest CSV header line read before parsing."""
-MAX_JSONL_LINE_BYTES = 8_000_000
-"""Longest first JSON line (a Mooncake line with its hash ids is a few KB)."""
+MAX_JSONL_LINE_BYTES = 1 << 24
+"""Longest JSON line, its line end not counted, wherever it is (a Mooncake line with its hash
+ids is a few KB; a long prompt may take megabytes): the JSON reader's block
+(:data:`JSONL_BLOCK_BYTES`) holds one so long wherever the blocks fall. The first line was
+held to 8 MB, with its own message, and a later one read or not by where the blocks fell."""
 MAX_COLUMNS = 1_000
 """Most columns a trace may have (real traces have fewer than 20)."""
 MAX_JSON_DEPTH = 32
@@ -238,6 +241,48 @@ def _line_chunks(path: Path):
         yield tail
 
 
+def _check_json_line_lengths(path: Path) -> None:
+    r"""Refuse a JSON-lines file with a line longer than :data:`MAX_JSONL_LINE_BYTES` (its end,
+    ``\n``, ``\r\n`` or a lone ``\r``, not counted; a BOM is), naming its row and file line.
+
+    NOTE: read in blocks, each line's length carried across them (numpy finds the line ends),
+    so a file of one endless line is not held whole."""
+    line, length = 1, 0  # the line being read, and its bytes read so far
+    with path.open("rb") as f:
+        while block := f.read(_CHUNK):
+            while block.endswith(b"\r") and (more := f.read(1)):  # a \r\n cut in two
+                block += more
+            if b"\r" in block:
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            b = np.frombuffer(block, np.uint8)
+            ends = np.flatnonzero(b == ord("\n"))
+            lengths = np.diff(np.r_[-1, ends]) - 1
+            if len(lengths):
+                lengths[0] += length
+            over = np.flatnonzero(lengths > MAX_JSONL_LINE_BYTES)
+            tail = length + len(b) if not len(ends) else len(b) - int(ends[-1]) - 1
+            if len(over) or tail > MAX_JSONL_LINE_BYTES:
+                _line_too_long(path, line + (int(over[0]) if len(over) else len(ends)))
+            line, length = line + len(ends), tail
+
+
+def _line_too_long(path: Path, line: int) -> None:
+    """Raise the error of JSON file line ``line``, too long, with its data row (the lines
+    before it that are not blank)."""
+    with path.open("rb") as f:
+        row = 1 + sum(bool(text.decode("utf-8", "replace").strip(JSON_BLANK))
+                      for _, text in zip(range(line - 1), _json_lines(f), strict=False))
+    raise TraceError(str(path), f"longer than {MAX_JSONL_LINE_BYTES:,} bytes, more than a "
+                     f"trace line holds; split or shorten it (file line {line})", row=row)
+
+
+def _json_lines(f):
+    r"""The lines of binary file ``f`` as the JSON reader ends them (``\n``, ``\r\n`` or a
+    lone ``\r``)."""
+    for text in f:  # lines of \n; a lone \r ends one too
+        yield from _LINE_END.split(text.rstrip(b"\n").removesuffix(b"\r"))
+
+
 def _check_utf8(path: Path, kind: str = "JSON-lines") -> None:
     """Refuse a ``kind`` file ("JSON-lines" or "CSV") that is not UTF-8 text, naming the
     first line that is not (the JSON reader fails on such a value or key with a traceback; the
@@ -326,6 +371,7 @@ def check_shape(path: Path, kind: str) -> None:
                 from None
         _check_columns(path, count)
     elif kind == "jsonl":
+        _check_json_line_lengths(path)
         _check_columns(path, _first_line(path, MAX_JSONL_LINE_BYTES).count(b'":'))
         _check_utf8(path)
         _check_json_depth(path)
@@ -713,9 +759,9 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 continue
             row += 1
             where = f" (file line {line_no})"
-            if len(line) >= JSONL_BLOCK_BYTES:
-                return TraceError(str(p), f"longer than {JSONL_BLOCK_BYTES:,} bytes, more than "
-                                  f"a trace line holds; split or shorten it{where}", row=row)
+            if len(line.rstrip("\r\n").encode()) > MAX_JSONL_LINE_BYTES:
+                return TraceError(str(p), f"longer than {MAX_JSONL_LINE_BYTES:,} bytes, more "
+                                  f"than a trace line holds; split or shorten it{where}", row=row)
             try:
                 record = json.loads(line, object_pairs_hook=_unique_keys,
                                     parse_float=_json_float)
