@@ -8,6 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 from test_round19 import error_line, run_cli
 
+from tiersim.trace import read_trace
+
 # ------------------------------------------------------------------ a CSV row short of fields
 
 
@@ -98,3 +100,35 @@ def test_a_json_line_over_the_limit_is_one_message_wherever_it_is(tmp_path, caps
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: row {row}: longer than 16,777,216 bytes, more than a trace line "
         f"holds; split or shorten it (file line {line})")
+
+
+# ------------------------------------------------------------------ Mooncake ids of larger blocks
+
+
+def test_mooncake_hash_ids_fewer_than_its_blocks_are_noted(tmp_path):
+    """Mooncake writes one hash id per 512-token block of each prompt (every line of its
+    FAST'25 trace: ``len(hash_ids) == ceil(input_length / 512)``). A file with fewer, such as
+    ids of 4,096-token blocks, was read without a word: each id counted as 512 tokens, so the
+    cached tokens were a fraction of the logged reuse."""
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(
+        f'{{"timestamp": {1000 * i}, "input_length": 5000, "output_length": 10, '
+        f'"hash_ids": [{i}, {i + 10}]}}\n' for i in range(3))
+        + '{"timestamp": 3000, "input_length": 100, "output_length": 10, "hash_ids": [9]}\n'
+        + '{"timestamp": 4000, "input_length": 900, "output_length": 10, "hash_ids": []}\n')
+    notes = list(read_trace(path).origin.notes)  # [] says: no prefix blocks, and is no fault
+    assert notes == ["hash_ids holds fewer ids than the prompt's 512-token blocks in 3 of 5 "
+                     "rows (first at row 1: 2 ids for 5000 tokens, 10 blocks); Mooncake writes "
+                     "one id per 512-token block, so a block without one is never cached: if "
+                     "the ids are of larger blocks, cache hits are undercounted (no setting "
+                     "changes the block size)"]
+
+
+def test_mooncake_hash_ids_one_per_block_have_no_note():
+    """The real FAST'25 trace gives no such note."""
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "shared" / "data" / "traces" / "synthetic_trace.jsonl"
+    if not path.exists():
+        pytest.skip("no shared data")
+    assert not [n for n in read_trace(path).origin.notes if "hash_ids" in n]

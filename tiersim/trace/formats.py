@@ -266,9 +266,30 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
         extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids",
                                                          low=0)
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "hash_ids")
+        notes += _fewer_hash_ids(extra["prefix_hashes"], inp)
     elif "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
     return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), notes
+
+
+def _fewer_hash_ids(hashes: np.ndarray, input_tokens: np.ndarray) -> list[str]:
+    """A note when Mooncake ``hash_ids`` hold fewer ids than a prompt's 512-token blocks in
+    some row: Mooncake writes one per block (every line of its FAST'25 trace), so fewer may be
+    ids of larger blocks, each still counted as 512 tokens (cache hits undercounted). An
+    empty list, which says a prompt has no prefix blocks, is not counted."""
+    counts = np.fromiter((len(h) for h in hashes), dtype=np.int64, count=len(hashes))
+    blocks = -(-np.asarray(input_tokens, dtype=np.int64) // canonical.HASH_BLOCK_TOKENS)
+    fewer = (counts > 0) & (counts < blocks)
+    i = checks.first_true(fewer)
+    if i is None:
+        return []
+    size = canonical.HASH_BLOCK_TOKENS
+    return [f"hash_ids holds fewer ids than the prompt's {size}-token blocks in "
+            f"{int(fewer.sum()):,} of {len(fewer):,} rows (first at row {i + 1}: {counts[i]} "
+            f"id{'s' if counts[i] != 1 else ''} for {input_tokens[i]} tokens, {blocks[i]} "
+            f"blocks); Mooncake writes one id per {size}-token block, so a block without one "
+            "is never cached: if the ids are of larger blocks, cache hits are undercounted (no "
+            "setting changes the block size)"]
 
 
 def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
