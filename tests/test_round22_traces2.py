@@ -132,3 +132,33 @@ def test_mooncake_hash_ids_one_per_block_have_no_note():
     if not path.exists():
         pytest.skip("no shared data")
     assert not [n for n in read_trace(path).origin.notes if "hash_ids" in n]
+
+
+# ------------------------------------------------------------------ tool time on a first step
+
+
+def test_tool_time_on_a_step_that_follows_none_is_noted(tmp_path):
+    """``tool_s`` is the time from a step's predecessor's finish to its arrival, so a first
+    step's (one that follows none) is never read. A file that gives each step the tool time
+    *after* it (the call it makes) has tool_s on every first step: each was dropped without a
+    word and every later step waited its predecessor's tool time instead of its own."""
+    path = tmp_path / "s.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,session_id,step,parent,tool_s\n"
+                    "0,10,5,1,0,-1,30\n0,20,5,1,1,0,2\n1,10,5,2,0,,0\n2,10,5,2,1,0,4\n"
+                    "3,10,5,2,2,-1,7\n")
+    notes = [n for n in read_trace(path).origin.notes if "tool_s" in n and "first" in n]
+    assert notes == ["tool_s is above 0 on 2 of 3 steps that follow none (first at row 1, "
+                     "30 s): a step's tool_s is the time from its predecessor's finish to its "
+                     "own arrival, so such a step's is not read; if the file gives each step "
+                     "the tool time after it, move each session's tool_s down one step "
+                     "(docs/agentic.md)"]
+
+
+def test_tool_time_on_a_first_step_without_a_parent_column_is_noted(tmp_path):
+    """Without a ``parent`` column each session's lowest step follows none."""
+    path = tmp_path / "s.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,session_id,step,tool_s\n"
+                    "0,10,5,1,0,0\n0,20,5,1,1,2\n1,10,5,2,3,1.5\n2,10,5,2,4,4\n")
+    notes = [n for n in read_trace(path).origin.notes if "tool_s is above 0" in n]
+    assert len(notes) == 1 and notes[0].startswith(
+        "tool_s is above 0 on 1 of 2 steps that follow none (first at row 3, 1.5 s)")

@@ -126,7 +126,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
         notes = [*notes, *units.seconds_note("arrival_s", t)]
     if sessions:
-        notes = [*notes, *_half_sessions_note(table)]
+        notes = [*notes, *_half_sessions_note(table), *_root_tool_note(table, name)]
     rows = None
     if window is not None:
         rows, window_notes = window_rows(table, window, src, sessions)
@@ -161,6 +161,35 @@ def _half_sessions_note(table: pd.DataFrame) -> list[str]:
             f"{' and '.join(missing)} (a session trace needs both session_id and step): every "
             "row is replayed as an independent request at its own arrival_s; add the missing "
             "column(s) to replay sessions (docs/agentic.md)"]
+
+
+def _root_tool_note(table: pd.DataFrame, name: str) -> list[str]:
+    """A note when a session trace gives ``tool_s`` above 0 to steps that follow none (a
+    ``parent`` of -1 or empty; without the column, each session's lowest step): a step's
+    tool_s is the time before it, from its predecessor's finish, so theirs is not read. A file
+    giving each step the tool time after it (the call it makes) has one on every first step,
+    and each later step would wait its predecessor's tool time (it was read without a word)."""
+    if not {*SESSION_COLUMNS, "tool_s"} <= set(table.columns):
+        return []
+    if "parent" in table.columns:
+        parent = checks.to_floats(table["parent"])
+        roots = np.isnan(parent) | (parent == -1)
+    else:
+        steps = table["step"].to_numpy(np.int64)
+        lowest = table.groupby("session_id", sort=False)["step"].transform("min").to_numpy()
+        roots = steps == lowest
+    tool = checks.to_floats(table["tool_s"])
+    timed = roots & (tool > 0)
+    i = checks.first_true(timed)
+    if i is None:
+        return []
+    data = _file_rows(table, name, None)
+    row = (i if data is None else int(data[i])) + 1
+    return [f"tool_s is above 0 on {int(timed.sum()):,} of {int(roots.sum()):,} steps that "
+            f"follow none (first at row {row}, {checks.show_number(tool[i])} s): a step's "
+            "tool_s is the time from its predecessor's finish to its own arrival, so such a "
+            "step's is not read; if the file gives each step the tool time after it, move each "
+            "session's tool_s down one step (docs/agentic.md)"]
 
 
 def _file_rows(table: pd.DataFrame, name: str, rows: np.ndarray | None) -> np.ndarray | None:
