@@ -162,3 +162,22 @@ def test_tool_time_on_a_first_step_without_a_parent_column_is_noted(tmp_path):
     notes = [n for n in read_trace(path).origin.notes if "tool_s is above 0" in n]
     assert len(notes) == 1 and notes[0].startswith(
         "tool_s is above 0 on 1 of 2 steps that follow none (first at row 3, 1.5 s)")
+
+
+# ---------------------------------------------------- a BurstGPT step after a failed one
+
+
+def test_a_burstgpt_step_whose_parent_failed_is_named_as_such(tmp_path, capsys):
+    """BurstGPT's failed requests (0 response tokens) are dropped; a session step whose
+    ``parent`` is one was refused as "parent 1 is not an earlier step of session 1", though
+    the file holds step 1 two lines above."""
+    path = tmp_path / "b.csv"
+    path.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type,"
+                    "session_id,step,parent\n"
+                    "0,ChatGPT,10,5,15,Conversation log,1,0,-1\n"
+                    "1,ChatGPT,10,0,10,Conversation log,1,1,0\n"
+                    "2,ChatGPT,10,5,15,Conversation log,1,2,1\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 3, column 'parent': parent 1 is a failed request (row 2: 0 "
+        "response tokens), which tiersim drops, so this step cannot follow it; remove this "
+        "step, or leave its parent empty to replay it as a new root (file line 4)")

@@ -165,6 +165,7 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
         raise src.error("every row has 0 response tokens (failed requests, which tiersim "
                         "drops), so no request is left; use the rows of successful requests",
                         None, "Response tokens")
+    _no_failed_parent(raw, src, keep)
     rows = np.flatnonzero(keep)  # only the rows kept are checked: a failed one has no labels
     extra, notes = carried(raw, src, OWN["burstgpt"], rows)
     notes += unit_notes + _burstgpt_totals(raw, inp, out, keep)
@@ -180,6 +181,28 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
             notes.append(f"times count from the first request kept (row "
                          f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
     return table, notes + _burstgpt_models(raw, keep)
+
+
+def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
+    """Refuse a kept row whose session ``parent`` is a failed request (``keep`` False), which
+    is dropped: it was refused as a parent "not an earlier step of session", though the file
+    holds that step. Cells that are no numbers are left for the session checks to name."""
+    if keep.all() or not {"session_id", "step", "parent"} <= set(raw.columns):
+        return
+    sid, step = checks.to_floats(raw["session_id"]), checks.to_floats(raw["step"])
+    parent = checks.to_floats(raw["parent"])
+    following = np.flatnonzero(keep & (parent >= 0))
+    hit = pd.MultiIndex.from_arrays([sid[following], parent[following]]).isin(
+        pd.MultiIndex.from_arrays([sid[~keep], step[~keep]]))
+    first = checks.first_true(hit)
+    if first is None:
+        return
+    i = int(following[first])
+    at = checks.first_true(~keep & (sid == sid[i]) & (step == parent[i]))
+    raise src.error(f"parent {checks.show_number(parent[i])} is a failed request (row "
+                    f"{at + 1}: 0 response tokens), which tiersim drops, so this step cannot "
+                    "follow it; remove this step, or leave its parent empty to replay it as a "
+                    "new root", i, "parent")
 
 
 TOTALS_BLOCK = 1 << 20
