@@ -181,3 +181,22 @@ def test_a_burstgpt_step_whose_parent_failed_is_named_as_such(tmp_path, capsys):
         f"Error: {path}: row 3, column 'parent': parent 1 is a failed request (row 2: 0 "
         "response tokens), which tiersim drops, so this step cannot follow it; remove this "
         "step, or leave its parent empty to replay it as a new root (file line 4)")
+
+
+# ------------------------------------------------------------------ one field more on every row
+
+
+@pytest.mark.parametrize("first", ["0", "5", "10"])
+def test_rows_one_field_longer_than_the_header_are_refused_whatever_their_first_cells(
+        tmp_path, capsys, first):
+    """Rows that each hold one field more than the header make pandas take their first cells
+    as an index. That was refused only when the index was no run of whole numbers: first
+    cells 0, 1, 2 (or 5, 6, 7) were dropped as an index and every column read one to the
+    left, exit 0: arrival_s from input_tokens' cells, and so on."""
+    path = tmp_path / "t.csv"
+    start = int(first)
+    path.write_text("arrival_s,input_tokens,output_tokens\n" + "".join(
+        f"{start + k},{k},{100 * (k + 1)},{10 * (k + 1)}\n" for k in range(3)))
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 1: has 4 fields where the header has 3 (file line 2); fix the "
+        "separators or quoting")

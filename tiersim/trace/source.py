@@ -577,10 +577,27 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     except UnicodeDecodeError:
         _check_utf8(p, "CSV")  # raises, naming the first line that is not UTF-8
         raise TraceError(str(p), "not a text CSV file (cannot decode it as UTF-8)") from None
-    if not isinstance(df.index, pd.RangeIndex):  # pandas made the extra leading cells an index
+    # pandas made the extra leading cells an index: a RangeIndex too, when they are 0, 1, 2 ...
+    if not isinstance(df.index, pd.RangeIndex) or (len(df) and _first_row_longer(p)):
         raise _extra_fields(p)
     _no_short_rows(p, df, len(df))
     return df
+
+
+def _first_row_longer(p: Path) -> bool:
+    """Whether a CSV's first data record has more fields than its header: pandas then reads
+    the rows' first cells as an index, which is a RangeIndex, like its own, where they are
+    evenly spaced whole numbers (every column was read one to the left, without a word)."""
+    limit = csv.field_size_limit(sys.maxsize)  # a long prompt is one field, not an error
+    try:
+        with open(p, newline="", encoding="utf-8-sig") as handle:
+            records = _csv_records(handle)
+            header, first = next(records, (0, [])), next(records, (0, []))
+            return len(first[1]) > len(header[1])
+    except (csv.Error, UnicodeError):
+        return False  # the file as pandas read it stands
+    finally:
+        csv.field_size_limit(limit)
 
 
 def _no_short_rows(p: Path, df: pd.DataFrame, rows: int) -> None:
