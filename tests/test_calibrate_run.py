@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = {"model_type": "qwen3_moe", "hidden_size": 256, "num_hidden_layers": 2,
           "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
           "vocab_size": 1024, "num_experts": 16, "num_experts_per_tok": 2,
-          "moe_intermediate_size": 128, "intermediate_size": 512}
+          "moe_intermediate_size": 128, "intermediate_size": 512,
+          "max_position_embeddings": 32768}
 
 
 def test_quick_cpu_profile_drives_a_run(tmp_path):
