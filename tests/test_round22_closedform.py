@@ -91,3 +91,22 @@ def test_cascade_with_confusion_matches_the_hand_derivation(fpr, fnr):
     else:
         assert accuracy == pytest.approx(want_acc, abs=4 * 0.5 / np.sqrt(N))
         assert cost == pytest.approx(want_cost, abs=4 * C1 * 0.5 / np.sqrt(N))
+
+
+def test_estimated_savings_hold_a_uniform_tier_to_the_floor_as_the_simulated_ones_do():
+    """A floor copied from a printed accuracy (10 significant digits: 2/3 reads 0.6666666667)
+    is met by the tier that scored it, in the run's floor verdict and its simulated savings
+    (:func:`tiersim.results.reaches_floor`, 1e-9). The estimated savings (``--no-baselines``)
+    held the uniform tiers to 1e-12, so the all-bf16 run that met the floor found no uniform
+    fleet meeting it: no baseline, "no uniform fleet meets the SLOs"."""
+    from tiersim.results import reaches_floor
+    from tiersim.routing import savings
+
+    df = pd.DataFrame({"input_tokens": [500] * 3, "output_tokens": [20] * 3,
+                       "correct_cheap": [1, 0, 0], "correct_top": [1, 1, 0]})
+    floor = float(f"{2 / 3:.10g}")
+    assert reaches_floor(2 / 3, floor)
+    out = savings(df, np.ones(3, dtype=np.int64), np.full(3, 0.001), TIERS,
+                  accuracy_floor=floor)
+    assert out["baseline_uniform_tier"] == "top"
+    assert out["vs_uniform_usd"] == pytest.approx(0.0, abs=1e-12)

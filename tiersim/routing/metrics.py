@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tiersim.results import FLOOR_TOLERANCE
 from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
 from tiersim.routing.types import Assignment, Basis, TierInfo
 
@@ -246,7 +247,8 @@ def savings(
     priced = np.isfinite(uni_cost)  # an estimate from no answered request has no cost
     routed = float(cost_usd.sum())
     floor = accuracy - tolerance if accuracy_floor is None else accuracy_floor
-    meets = np.flatnonzero((uni_acc >= floor - 1e-12) & priced)
+    # the floor rule of the run's verdict and its simulated savings (results.reaches_floor)
+    meets = np.flatnonzero((uni_acc >= floor - FLOOR_TOLERANCE) & priced)
     base_i = int(meets[np.argmin(uni_cost[meets])]) if len(meets) else None
     split = static_split_cost(accuracy, uni_cost[priced], uni_acc[priced])
     return {
