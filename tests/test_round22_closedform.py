@@ -110,3 +110,24 @@ def test_estimated_savings_hold_a_uniform_tier_to_the_floor_as_the_simulated_one
                   accuracy_floor=floor)
     assert out["baseline_uniform_tier"] == "top"
     assert out["vs_uniform_usd"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_floor_router_meets_a_floor_its_routing_reaches_up_to_rounding():
+    """The floor router sums each cut vector's accuracy over its calibration rows by prefix
+    sums: 100,000 rows of 0.95 sum to 0.95 - 1.7e-12 a row. At a floor of 0.95 (a top tier of
+    0.95 on every request) the router warned that 'router.floor 0.95 is above the most accurate
+    routing the router finds (0.95 ...)', routed every request the most accurate way and said
+    the floor was missed, as it held accuracies to the floor within 1e-12, where the run's
+    verdict and the savings allow :data:`tiersim.results.FLOOR_TOLERANCE` (1e-9)."""
+    import warnings
+
+    prefix = np.concatenate([[0.0], np.cumsum(np.full(100_000, 0.95))])
+    acc = (prefix[-1] - prefix[0]) / 100_000
+    assert acc < 0.95 - 1e-12  # the rounding the router meets
+    tiers = [TierInfo("cheap", accuracy={"easy": 0.95, "hard": 0.6}, cost_weight=1.0),
+             TierInfo("top", accuracy={"easy": 0.95, "hard": 0.95}, cost_weight=2.0)]
+    router = build_router({"policy": "floor", "floor": 0.95}, tiers)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 'above the most accurate routing' warning
+        best, feasible = router.pick(np.array([0.9, acc]), np.array([1.0, 2.0]))
+    assert (best, feasible) == (1, True)

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import UnreachableFloor
+from tiersim.results import FLOOR_TOLERANCE
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.policies import Router, _single, cost_scale
 
@@ -176,8 +177,10 @@ class Floor(ConstrainedRouter):
                                       "accuracy_floor (e.g. 0.75) or router.floor")
 
     def pick(self, acc, cost):
-        """Least cost among vectors meeting the floor (ties: most accurate)."""
-        ok = acc >= self.cfg.floor - 1e-12
+        """Least cost among vectors meeting the floor (ties: most accurate), within the run's
+        floor tolerance (:func:`tiersim.results.reaches_floor`: prefix sums over many rows round
+        a routing's accuracy below the floor it meets)."""
+        ok = acc >= self.cfg.floor - FLOOR_TOLERANCE
         if not ok.any():
             warnings.warn(f"router.floor {self.cfg.floor:g} is above the most accurate routing "
                           f"the router finds ({acc.max():.4g} on its calibration split); every "
