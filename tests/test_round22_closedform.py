@@ -131,3 +131,23 @@ def test_the_floor_router_meets_a_floor_its_routing_reaches_up_to_rounding():
         warnings.simplefilter("error")  # no 'above the most accurate routing' warning
         best, feasible = router.pick(np.array([0.9, acc]), np.array([1.0, 2.0]))
     assert (best, feasible) == (1, True)
+
+
+def test_the_closed_form_meets_a_floor_copied_from_a_printed_accuracy():
+    """Labels where the cheap tier is right on 1 of 3 requests and the top on 2 (p = 2/3,
+    eps = 0, delta = 1, a_top = 2/3) at the floor 0.6666666667 that summary.json prints for
+    2/3: the run says the floor is met and uniform top is its baseline (the floor rule
+    :func:`tiersim.results.reaches_floor`, 1e-9); ``tiersim analytic --scenario`` said 'at floor
+    0.6667: oracle out of reach, cheapest uniform out of reach, static split out of reach',
+    holding the floor to 1e-12. By hand at that floor: every route ends on the top tier's
+    accuracy, so the oracle pays c0 + (1 - p) dc (the kink, which reaches a_top - p eps = a_top),
+    the uniform and the static split c0 + dc."""
+    from tiersim.analytic import TwoType, savings_at_floor
+
+    floor = float(f"{2 / 3:.10g}")
+    m = TwoType(p=2 / 3, eps=0.0, delta=1.0, dc=3.0, c0=1.0, a_top=2 / 3)
+    out = savings_at_floor(m, floor)
+    assert out["uniform_cost"] == pytest.approx(4.0)
+    assert out["oracle_cost"] == pytest.approx(1.0 + 3.0 / 3)
+    assert out["static_split_cost"] == pytest.approx(4.0)
+    assert out["vs_uniform"] == pytest.approx(2.0)

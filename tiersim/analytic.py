@@ -25,9 +25,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from tiersim.results import FLOOR_TOLERANCE
+
 TOLERANCE = 1e-12
 """Accuracy differences below this are rounding (labels averaged in floats): a mean loss this
-small is no loss, and a floor this far above an accuracy is met by it."""
+small is no loss. A floor is met by an accuracy within :data:`FLOOR_TOLERANCE` below it, the
+rule of a run's floor verdict and savings (a floor copied from a printed accuracy)."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,12 @@ def static_frontier(m: TwoType) -> np.ndarray:
 def cost_at_accuracy(frontier: np.ndarray, accuracy) -> np.ndarray:
     """Least cost a piecewise-linear frontier needs to reach at least ``accuracy``: its cheapest
     vertex's cost below its accuracy range (that vertex already meets it), NaN above (out of
-    reach). Vertices that cost more without adding accuracy are ignored."""
+    reach, beyond the floor tolerance). Vertices that cost more without adding accuracy are
+    ignored."""
     f = upper_hull(frontier)
     acc = np.asarray(accuracy, dtype=np.float64)
     out = np.interp(acc, f[:, 1], f[:, 0])  # below the range: the cheapest vertex's cost
-    return np.where(acc > f[-1, 1] + TOLERANCE, np.nan, out)
+    return np.where(acc > f[-1, 1] + FLOOR_TOLERANCE, np.nan, out)
 
 
 def max_cost_gap(routed: np.ndarray, static: np.ndarray) -> tuple[float, float]:
@@ -149,8 +153,8 @@ def savings_at_floor(m: TwoType, floor: float) -> dict:
     oracle = cost_at_accuracy(oracle_frontier(m), floor)
     static = cost_at_accuracy(static_frontier(m), floor)
     cheap_acc = oracle_frontier(m)[0, 1]
-    uniform = (m.c0 if floor <= cheap_acc + TOLERANCE else
-               m.c0 + m.dc if floor <= m.a_top + TOLERANCE else None)
+    uniform = (m.c0 if floor <= cheap_acc + FLOOR_TOLERANCE else
+               m.c0 + m.dc if floor <= m.a_top + FLOOR_TOLERANCE else None)
     oracle = None if np.isnan(oracle) else float(oracle)
     static = None if np.isnan(static) else float(static)
     return {
