@@ -143,6 +143,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     would overwrite one of its own ``inputs``, or that cannot be written, before any work."""
     out = Path(out)
     check_out_link(out)
+    refuse_inside_sweep_points(out, kind)
     if out.exists() and not out.is_dir():
         raise _file_in_the_way(out)
     if not out.is_dir():
@@ -159,6 +160,19 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     refuse_blocked(out, kind)
     refuse_foreign_files(out, kind)
     _check_writable(out)
+
+
+def refuse_inside_sweep_points(out: Path, kind: str) -> None:
+    """Refuse an ``--out`` at or below a sweep's ``points/`` folder (the one beside its
+    ``sweep.json``), as typed or with links resolved: the command's files would land beside
+    the sweep's point files, under a ``.lock`` the sweep never takes."""
+    for path in (out.absolute(), Path(_real(out))):
+        for folder in (path, *path.parents):
+            if folder.name == "points" and (folder.parent / "sweep.json").is_file():
+                raise TiersimError(f"{out}: lies inside {folder}, where the sweep in "
+                                   f"{folder.parent} keeps one file per point; `tiersim "
+                                   f"{kind}` would write beside them; use an --out folder "
+                                   "outside it (nothing was written)")
 
 
 #: The files each command writes at the top of its ``--out`` folder.

@@ -1,0 +1,58 @@
+"""Round 22 (harness): an ``--out`` inside a sweep's points folder, a killed run's ``.ready``
+leftovers that are links, and the calibration harness's hostile arguments and environments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_round19 import error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tiersim" / "scenarios" / "tiny.yaml"
+
+
+def _sweep(tmp_path: Path, capsys) -> Path:
+    """A finished two-point sweep folder."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.read_text() + "\nsweep:\n  seed: [0, 1]\n")
+    out = tmp_path / "sw"
+    code, err = run_cli(capsys, "sweep", scenario, "--out", out, "-w", "1", "--no-report",
+                        "--no-baselines")
+    assert code == 0, err
+    return out
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "sweep"])
+@pytest.mark.parametrize("below", ["points", "points/deeper/o"])
+def test_an_out_inside_a_sweeps_points_folder_is_refused(tmp_path, capsys, command, below):
+    """``tiersim run --out <sweep>/points`` wrote a run's files beside the sweep's point
+    files, under a lock (points/.lock) the sweep never takes."""
+    sweep = _sweep(tmp_path, capsys)
+    before = sorted(p.name for p in (sweep / "points").iterdir())
+    out = sweep / below
+    scenario = TINY
+    if command == "sweep":
+        scenario = tmp_path / "s.yaml"
+    assert error_line(*run_cli(capsys, command, scenario, "--out", out)) == (
+        f"Error: {out}: lies inside {sweep / 'points'}, where the sweep in {sweep} keeps one "
+        f"file per point; `tiersim {command}` would write beside them; use an --out folder "
+        "outside it (nothing was written)")
+    assert sorted(p.name for p in (sweep / "points").iterdir()) == before
+
+
+def test_an_out_inside_a_sweeps_points_folder_through_a_link_is_refused(tmp_path, capsys):
+    """The same folder reached through a link."""
+    sweep = _sweep(tmp_path, capsys)
+    link = tmp_path / "link"
+    link.symlink_to(sweep / "points")
+    assert error_line(*run_cli(capsys, "run", TINY, "--out", link)).startswith(
+        f"Error: {link}: lies inside {sweep / 'points'}, where the sweep in {sweep} keeps")
+    assert not (sweep / "points" / "summary.json").exists()
+
+
+def test_a_folder_beside_a_sweeps_points_is_a_run_folder(tmp_path, capsys):
+    """A folder of the sweep's other than points/ is no sweep's: a run writes there."""
+    sweep = _sweep(tmp_path, capsys)
+    assert run_cli(capsys, "run", TINY, "--out", sweep / "single", "--no-baselines")[0] == 0
+
