@@ -56,3 +56,19 @@ def test_a_folder_beside_a_sweeps_points_is_a_run_folder(tmp_path, capsys):
     sweep = _sweep(tmp_path, capsys)
     assert run_cli(capsys, "run", TINY, "--out", sweep / "single", "--no-baselines")[0] == 0
 
+
+def test_a_link_named_as_a_killed_runs_set_does_not_make_a_folder_a_runs(tmp_path, capsys):
+    """A link named ``.tiersim-run-x.ready`` (to a folder) made ``refuse_foreign_files`` take
+    the folder for a killed run's, while the recovery ignores links: the user's own
+    report.html was overwritten."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "report.html").write_text("my own file\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / ".tiersim-run-x.ready").symlink_to(elsewhere)
+    assert error_line(*run_cli(capsys, "run", TINY, "--out", out)) == (
+        f"Error: {out / 'report.html'}: `tiersim run` would overwrite this file, and {out} "
+        "holds no run's results (no tiersim manifest.json); move the file, or use another "
+        "--out folder (nothing was written)")
+    assert (out / "report.html").read_text() == "my own file\n"

@@ -211,7 +211,7 @@ def refuse_foreign_files(out: Path, kind: str) -> None:
     markers = OWN_MARKERS[kind]
     if any(_own_marker(out / name) for name in markers):
         return
-    if any(p.is_dir() for p in out.glob(f"{TEMP_PREFIX}*{READY_SUFFIX}")):
+    if killed_sets(out):
         return
     for name in WRITES[kind]:
         path = out / name
@@ -508,13 +508,19 @@ def _land(ready: Path, out: Path) -> None:
             os.replace(ready / name, out / name)
 
 
+def killed_sets(out: Path) -> list[Path]:
+    """The ``.tiersim-run-*.ready`` folders a run killed among its renames left in ``out``: real
+    folders only (a link of that name is no run's, and is neither finished nor taken to make
+    ``out`` a run's folder)."""
+    return [p for p in out.glob(f"{TEMP_PREFIX}*{READY_SUFFIX}")
+            if p.is_dir() and not p.is_symlink()]
+
+
 def _finish_killed(out: Path) -> None:
     """Finish the renames of a command killed while renaming a complete set into ``out``
     (``kill -9`` cannot be deferred): its folder holds the rest of that set, so the folder ends
     as that run, never half of it beside the earlier run's files."""
-    folders = [p for p in out.glob(f"{TEMP_PREFIX}*{READY_SUFFIX}")
-               if p.is_dir() and not p.is_symlink()]
-    for ready in sorted(folders, key=lambda p: p.stat().st_mtime):
+    for ready in sorted(killed_sets(out), key=lambda p: p.stat().st_mtime):
         with contextlib.suppress(OSError):  # left for the next command to try again
             _land(ready, out)
             shutil.rmtree(ready)
