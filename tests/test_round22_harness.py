@@ -72,3 +72,33 @@ def test_a_link_named_as_a_killed_runs_set_does_not_make_a_folder_a_runs(tmp_pat
         "holds no run's results (no tiersim manifest.json); move the file, or use another "
         "--out folder (nothing was written)")
     assert (out / "report.html").read_text() == "my own file\n"
+
+
+# ------------------------------------------------------------------ the calibration harness
+
+
+def _harness(capsys, *argv) -> tuple[int, str]:
+    """``python -m tiersim.calibrate ARGV`` in this process: (exit status, stderr)."""
+    from tiersim.calibrate import main
+
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+def test_a_torch_that_fails_to_load_its_libraries_is_one_line(tmp_path, capsys, monkeypatch):
+    """``import torch`` raising OSError (a CUDA build whose libcudnn.so.9 is missing: torch's
+    ``__init__`` loads it with ctypes) ended the harness in a traceback; only ImportError
+    was caught."""
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        'raise OSError("libcudnn.so.9: cannot open shared object file: No such file or '
+        'directory")\n')
+    monkeypatch.syspath_prepend(str(fake.parent))
+    monkeypatch.delitem(__import__("sys").modules, "torch", raising=False)
+    out = tmp_path / "p.json"
+    assert error_line(*_harness(capsys, "--device", "cpu", "--quick", "--out", out)) == (
+        "Error: torch cannot be imported (libcudnn.so.9: cannot open shared object file: No "
+        "such file or directory); reinstall it: pip install 'tiersim[gpu]' (torch 2.13.0)")
+    assert not out.exists()

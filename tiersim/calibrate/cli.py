@@ -181,6 +181,10 @@ def _measure(args, stopped: list) -> int:
     except ImportError:
         print("Error: torch is not installed; pip install 'tiersim[gpu]'", file=sys.stderr)
         return 1
+    except OSError as err:  # a shared library torch loads is missing (libcudnn.so.9, ...)
+        print(f"Error: torch cannot be imported ({err.strerror or err}); reinstall it: pip "
+              "install 'tiersim[gpu]' (torch 2.13.0)", file=sys.stderr)
+        return 1
     if not hasattr(torch, "float8_e4m3fn"):  # every format's scales and FP8 paths use it
         print(f"Error: torch {torch.__version__} has no float8_e4m3fn (FP8); "
               "pip install 'tiersim[gpu]' (torch 2.13.0)", file=sys.stderr)
