@@ -82,7 +82,10 @@ def _harness(capsys, *argv) -> tuple[int, str]:
     from tiersim.calibrate import main
 
     capsys.readouterr()
-    code = main([str(a) for a in argv])
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:  # argparse's usage errors exit from the parser
+        code = exit_.code
     return code, capsys.readouterr().err
 
 
@@ -102,3 +105,22 @@ def test_a_torch_that_fails_to_load_its_libraries_is_one_line(tmp_path, capsys, 
         "Error: torch cannot be imported (libcudnn.so.9: cannot open shared object file: No "
         "such file or directory); reinstall it: pip install 'tiersim[gpu]' (torch 2.13.0)")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv,shown", [
+    (["--device", "cpu", "--quick", "--out", "no\nfolder\x1b[31m/p.json"],
+     "Error: --out no\\nfolder\\x1b[31m/p.json: folder no\\nfolder\\x1b[31m does not exist; "
+     "create it first"),
+    (["--device", "cpu", "--config", "a\nb.json", "--out", "p.json"],
+     "Error: a\\nb.json: cannot read a config.json (No such file or directory)"),
+    (["--device", "cpu", "--quick", "--out", "p.json", "--o\x1b[2Jut"],
+     "Error: unrecognized arguments: --o\\x1b[2Jut; see tiersim calibrate --help"),
+])
+def test_a_control_character_in_a_harness_error_is_escaped(tmp_path, capsys, monkeypatch,
+                                                            argv, shown):
+    """A path or option holding a line break or a terminal escape was printed raw by the
+    harness: its one error line became two (or three), and ESC sequences reached the
+    terminal; tiersim's other commands escape them (``tiersim.errors.escaped``)."""
+    monkeypatch.chdir(tmp_path)
+    assert error_line(*_harness(capsys, *argv)) == shown
+    assert list(tmp_path.iterdir()) == []

@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tiersim.calibrate.errors import RECEIVED, Stopped
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, escaped
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 DEVICES = ("cuda", "cpu")
@@ -41,7 +41,7 @@ class OneLineParser(argparse.ArgumentParser):
     tiersim command's are (argparse's own: a usage block and exit 2)."""
 
     def error(self, message: str):  # noqa: D102 -- argparse's hook
-        print(f"Error: {message}; see {self.prog} --help", file=sys.stderr)
+        error(f"{message}; see {self.prog} --help")
         raise SystemExit(1)
 
     def parse_known_args(self, args=None, namespace=None):
@@ -154,22 +154,21 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args = parser().parse_args(argv)
     if args.device.strip() and args.device not in DEVICES:  # before torch is imported
-        print(f"Error: --device {args.device!r}: must be cuda or cpu", file=sys.stderr)
+        error(f"--device {args.device!r}: must be cuda or cpu")
         return 1
     problem = (_arg_problem(args) or out_problem(args.out) or partial_problem(args.out)
                or bundled_problem(args.out)
                or quick_problem(args.quick, args.model, args.config)
                or _same_file(args.config, args.out) or options_problem(args))
     if problem:
-        print(f"Error: {problem}", file=sys.stderr)
+        error(problem)
         return 1
     kept = f"{args.out} left as it was" if Path(args.out).is_file() else f"{args.out} not written"
     with _signals_stop() as stopped:
         try:
             return _measure(args, stopped)
         except Stopped as exc:  # a signal before the measurement started
-            print(f"Error: interrupted by {exc.args[0]} before anything was measured; {kept}",
-                  file=sys.stderr)
+            error(f"interrupted by {exc.args[0]} before anything was measured; {kept}")
             return 1
 
 
@@ -179,15 +178,15 @@ def _measure(args, stopped: list) -> int:
     try:
         import torch
     except ImportError:
-        print("Error: torch is not installed; pip install 'tiersim[gpu]'", file=sys.stderr)
+        error("torch is not installed; pip install 'tiersim[gpu]'")
         return 1
     except OSError as err:  # a shared library torch loads is missing (libcudnn.so.9, ...)
-        print(f"Error: torch cannot be imported ({err.strerror or err}); reinstall it: pip "
-              "install 'tiersim[gpu]' (torch 2.13.0)", file=sys.stderr)
+        error(f"torch cannot be imported ({err.strerror or err}); reinstall it: pip install "
+              "'tiersim[gpu]' (torch 2.13.0)")
         return 1
     if not hasattr(torch, "float8_e4m3fn"):  # every format's scales and FP8 paths use it
-        print(f"Error: torch {torch.__version__} has no float8_e4m3fn (FP8); "
-              "pip install 'tiersim[gpu]' (torch 2.13.0)", file=sys.stderr)
+        error(f"torch {torch.__version__} has no float8_e4m3fn (FP8); "
+              "pip install 'tiersim[gpu]' (torch 2.13.0)")
         return 1
     from tiersim.calibrate.runner import PartialProfile, run_calibration
     from tiersim.calibrate.summary import summarize
@@ -203,13 +202,20 @@ def _measure(args, stopped: list) -> int:
             stopped.append(True)
     except PartialProfile as exc:
         _say(summarize(exc.doc))  # the error line below names what was written
-        print(f"Error: {exc}", file=sys.stderr)
+        error(str(exc))
         return 1
     except TiersimError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        error(str(exc))
         return 1
     written = f"the profile is written: {args.out}"
     return 0 if _say(summarize(doc), written) and _say(f"wrote {args.out}", written) else 1
+
+
+def error(text: str) -> None:
+    """Print ``text`` as the one ``Error:`` line on standard error, every control or format
+    character written as its escape (:func:`tiersim.errors.escaped`): a path holding a line
+    break made the line two, and a terminal escape in an argument reached the terminal."""
+    print(f"Error: {escaped(text)}", file=sys.stderr)
 
 
 def _say(text: str, written: str | None = None) -> bool:
@@ -228,8 +234,7 @@ def _say(text: str, written: str | None = None) -> bool:
         if written is not None and not isinstance(err, BrokenPipeError):
             fix = ("; free some space on that disk or write elsewhere"
                    if err.errno in (errno.ENOSPC, errno.EDQUOT) else "")
-            print(f"Error: standard output: {err.strerror or err}{fix} ({written})",
-                  file=sys.stderr)
+            error(f"standard output: {err.strerror or err}{fix} ({written})")
         return False
     return True
 
