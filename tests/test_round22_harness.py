@@ -124,3 +124,52 @@ def test_a_control_character_in_a_harness_error_is_escaped(tmp_path, capsys, mon
     monkeypatch.chdir(tmp_path)
     assert error_line(*_harness(capsys, *argv)) == shown
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_profile_that_cannot_be_written_is_kept_under_the_partial_name(tmp_path, capsys,
+                                                                        monkeypatch):
+    """The disk filled before the complete profile was written to ``--out`` (every partial
+    save had fit): the line said the complete profile was lost, while ``P.partial.json``
+    held every table under a status saying the run stopped after its last section. The
+    complete profile goes to the partial name, and the line says so."""
+    import json
+
+    from test_calibrate_round7 import _failing_write
+
+    pytest.importorskip("torch")
+    out = tmp_path / "p.json"
+    _failing_write(monkeypatch, lambda path: path == out)
+    code, err = _harness(capsys, "--device", "cpu", "--quick", "--ops", "overhead,attn_decode",
+                         "--out", out)
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (
+        f"Error: cannot write {out} (No space left on device); the complete profile (2 tables "
+        f"and the overhead) is in {tmp_path / 'p.partial.json'} instead, {out} not written; "
+        f"rename it to {out} once there is room")
+    doc = json.loads((tmp_path / "p.partial.json").read_text())
+    assert doc["provenance"]["status"] == "complete" and len(doc["tables"]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.partial.json"]
+
+
+def test_a_profile_that_cannot_be_written_names_the_earlier_save_left(tmp_path, capsys,
+                                                                      monkeypatch):
+    """The disk filled after the first tables were saved: the line said the complete profile
+    was lost, saying nothing of the ``P.partial.json`` left with those tables."""
+    from test_calibrate_round7 import _failing_write
+
+    pytest.importorskip("torch")
+    out = tmp_path / "p.json"
+    saves = []
+
+    def fails(path: Path) -> bool:
+        saves.append(path)
+        return path == out or len(saves) > 1  # the first partial save fits, no later one
+    _failing_write(monkeypatch, fails)
+    code, err = _harness(capsys, "--device", "cpu", "--quick", "--ops", "overhead,attn_decode",
+                         "--out", out)
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (
+        f"Error: cannot write {out} (No space left on device); the complete profile (2 tables "
+        f"and the overhead) is lost, {out} not written; {tmp_path / 'p.partial.json'} holds "
+        "what was saved before (the overhead); write it where a file can be created, and run again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.partial.json"]

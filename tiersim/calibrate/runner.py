@@ -70,6 +70,8 @@ class Run:
     left_out: list[str] = field(default_factory=list)
     section: str = ""
     save_failed: bool = False
+    saved: str = ""
+    """What the last partial save that succeeded held, in words ('' before one)."""
 
     def skip(self, what: str, reason: str) -> None:
         """Record that table ``what`` was not measured, and why."""
@@ -112,6 +114,11 @@ class Run:
         return (f"; PARTIAL: cut short by the time budget (--budget-s) after {done} of "
                 f"{total} grid points")
 
+    def measured(self) -> str:
+        """What has been measured, in words: '3 tables and the overhead'."""
+        return (_count(len(self.tables), "table") if self.tables else "") + (
+            (" and the overhead" if self.tables else "the overhead") if self.overhead else "")
+
     def measured_anything(self) -> bool:
         """True when at least one table or the overhead was measured."""
         return bool(self.tables) or self.overhead is not None
@@ -134,6 +141,7 @@ class Run:
             return
         try:
             write_profile(partial_path(self.out), self.document())
+            self.saved = self.measured()
         except CalibrateError as err:
             if strict:
                 raise
@@ -515,10 +523,27 @@ def _finish(run: Run, out: str | None, existed: bool, stopped: str | None,
         try:
             write_profile(out, run.document())
         except CalibrateError as err:
-            raise CalibrateError(f"{err}; the complete profile ({measured}) is lost; write "
-                                 "it where a file can be created, and run again") from None
+            raise CalibrateError(f"{err}; {_not_written(run, measured, kept)}") from None
         partial_path(out).unlink(missing_ok=True)
     return run.document()
+
+
+def _not_written(run: Run, measured: str, kept: str) -> str:
+    """Where a complete profile that ``out`` could not take now is, in words: written whole
+    to the partial name instead, or lost, naming the earlier partial save left there (the
+    line said lost while that file held every table, or some)."""
+    partial = partial_path(run.out)
+    try:
+        run.save(strict=True)
+    except CalibrateError:
+        earlier = (f"; {partial} holds what was saved before ({run.saved})" if run.saved
+                   and partial.is_file() else "")
+        if not earlier and not Path(run.out).is_file():
+            kept = ""  # nothing of this run's is left anywhere
+        return (f"the complete profile ({measured}) is lost{f', {kept}' if kept else ''}"
+                f"{earlier}; write it where a file can be created, and run again")
+    return (f"the complete profile ({measured}) is in {partial} instead, {kept}; rename it "
+            f"to {run.out} once there is room")
 
 
 def _keep(run: Run, kept: str) -> str:
