@@ -173,3 +173,41 @@ def test_a_profile_that_cannot_be_written_names_the_earlier_save_left(tmp_path, 
         f"and the overhead) is lost, {out} not written; {tmp_path / 'p.partial.json'} holds "
         "what was saved before (the overhead); write it where a file can be created, and run again")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.partial.json"]
+
+
+def _device_script(tmp_path: Path, **env) -> tuple[int, str]:
+    """``bash tiersim/calibrate/device_run.sh`` with ``env``: (exit status, stdout + stderr)."""
+    import subprocess
+    import sys
+
+    base = {"OUT": str(tmp_path / "o"), "DEVICE": "cpu", "QUICK": "1",
+            "PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(["bash", str(ROOT / "tiersim" / "calibrate" / "device_run.sh")],
+                          env={**base, **env}, capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name,value", [("BUDGET_S", "1.5"), ("LIMIT_S", "abc"),
+                                        ("TOTAL_S", "-5"), ("BLOCKFP8", "yes"),
+                                        ("TP", "two")])
+def test_the_device_script_refuses_a_setting_that_is_no_whole_number(tmp_path, name, value):
+    """``BUDGET_S=1.5`` (or ``LIMIT_S=abc``) passed bash's integer tests as errors ('integer
+    expression expected'): the budget was never shrunk to the hard limit, or ``timeout abc``
+    ran nothing, each after the first phase had spent its minutes of the device's."""
+    code, text = _device_script(tmp_path, **{name: value})
+    assert code == 1
+    assert text.strip() == (f"Error: {name}={value!r}: must be "
+                            + ("0 or 1" if name == "BLOCKFP8" else "a whole number above 0")
+                            + "; set it so, or leave it unset for the default")
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_device_script_refuses_an_out_that_is_a_file(tmp_path):
+    """``OUT`` naming a file: mkdir failed unnoticed, then tee and the harness each said so,
+    the script listing the file and going on through every phase."""
+    (tmp_path / "o").write_text("mine\n")
+    code, text = _device_script(tmp_path)
+    assert code == 1
+    assert text.strip() == (f"Error: OUT={str(tmp_path / 'o')!r}: cannot make that folder "
+                            "(a file is in the way, or no permission); set OUT to a folder")
+    assert (tmp_path / "o").read_text() == "mine\n"

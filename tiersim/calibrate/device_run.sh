@@ -20,7 +20,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/tiersim_calibrate}
-mkdir -p "$OUT"
 MODEL=${MODEL:-Qwen3-Coder-30B-A3B}
 PRECISIONS=${PRECISIONS:-bf16,fp8,fp8_block,w4a16,nvfp4}
 OPS=${OPS:-overhead,gemm,moe,attn_decode,attn_prefill,allreduce}
@@ -34,6 +33,23 @@ LIMIT_S=${LIMIT_S:-480}
 TOTAL_S=${TOTAL_S:-570}
 SCRIPT_START=$(date +%s)
 PY=${PYTHON:-python3}
+# A setting bash cannot compare ends the script here, before the first phase spends minutes:
+# BUDGET_S=1.5 failed each test ('integer expression expected'), so the budget was never
+# shrunk to the hard limit; LIMIT_S=abc made timeout run nothing.
+for var in TP BUDGET_S LIMIT_S TOTAL_S; do
+  case "${!var}" in ''|*[!0-9]*|0*)
+    echo "Error: $var='${!var}': must be a whole number above 0; set it so, or leave it unset for the default" >&2
+    exit 1 ;;
+  esac
+done
+case "$BLOCKFP8" in 0|1) ;; *)
+  echo "Error: BLOCKFP8='$BLOCKFP8': must be 0 or 1; set it so, or leave it unset for the default" >&2
+  exit 1 ;;
+esac
+if ! mkdir -p "$OUT" 2>/dev/null || [ ! -w "$OUT" ]; then
+  echo "Error: OUT='$OUT': cannot make that folder (a file is in the way, or no permission); set OUT to a folder" >&2
+  exit 1
+fi
 PROFILE="$OUT/profile.json"  # renamed to the profile's own name at the end
 PARTIAL="$OUT/profile.partial.json"  # what a run that did not finish measured
 if [ -n "$QUICK" ]; then SHAPES=(--quick); else SHAPES=(--model "$MODEL"); fi
