@@ -74,6 +74,16 @@ def test_a_link_named_as_a_killed_runs_set_does_not_make_a_folder_a_runs(tmp_pat
     assert (out / "report.html").read_text() == "my own file\n"
 
 
+
+def test_report_of_a_sweeps_points_folder_names_the_sweep(tmp_path, capsys):
+    """``tiersim report <sweep>/points`` said to run ``tiersim run/sweep/plan --out`` into
+    it first, which is refused there (and wrote beside the point files before)."""
+    sweep = _sweep(tmp_path, capsys)
+    assert error_line(*run_cli(capsys, "report", sweep / "points")) == (
+        f"Error: {sweep / 'points'}: the folder where the sweep in {sweep} keeps one file per "
+        f"point, not a result to report; report the sweep: tiersim report {sweep}")
+    assert sorted(p.suffix for p in (sweep / "points").iterdir()) == [".json", ".json"]
+
 # ------------------------------------------------------------------ the calibration harness
 
 

@@ -384,6 +384,10 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
                                f"point{'s' if done != 1 else ''} stored, no sweep.parquet yet); "
                                "run its `tiersim sweep` command again to resume it, and the "
                                "report is written at the end")
+        if directory.name == "points" and (directory.parent / "sweep.json").is_file():
+            raise TiersimError(f"{directory}: the folder where the sweep in {directory.parent} "
+                               "keeps one file per point, not a result to report; report the "
+                               f"sweep: tiersim report {directory.parent}")
         raise TiersimError(f"{directory}: no results here (expected one of {', '.join(KNOWN)}); "
                            "run `tiersim run/sweep/plan --out` into it first")
     run_id = check_manifest(directory)
