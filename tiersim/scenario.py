@@ -411,6 +411,20 @@ class Scenario(_Strict):
 
     _source: str = PrivateAttr(default="scenario")
 
+    @field_validator("gpu")
+    @classmethod
+    def _gpu_name(cls, value: str) -> str:
+        """The catalogue's own name for a GPU written in another case, spacing or alias
+        (``" h200 "``, ``H200_SXM``: ``H200``), so summary.json, the report and the planned
+        scenario see one spelling, as a tier's precision is kept; an unknown name is kept as
+        written for :func:`check_scenario` to name."""
+        from tiersim.hardware import get_gpu
+
+        try:
+            return get_gpu(value).name
+        except TiersimError:
+            return value
+
     @field_validator("baselines", mode="before")
     @classmethod
     def _empty_baselines(cls, value: Any) -> Any:

@@ -1,0 +1,34 @@
+"""Round 22 of hostile input on a scenario's values (names, limits, settings): each a failure
+found from outside and fixed, with the exact line a user sees or the number that was wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_round19 import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "tiersim" / "scenarios"
+
+
+def tiny(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """The bundled tiny scenario with ``edits`` (old, new) made to its text."""
+    text = (SCENARIOS / "tiny.yaml").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_gpu_written_in_another_case_is_reported_by_its_catalogue_name(tmp_path, capsys):
+    """``gpu: 'h200 '`` ran as an H200 but summary.json and the written scenario.yaml said
+    ``'h200 '``: one GPU under two names beside runs that wrote ``H200``."""
+    scenario = tiny(tmp_path, ("gpu: H200", "gpu: ' h200 '"))
+    out = tmp_path / "out"
+    code, _ = run_cli(capsys, "run", scenario, "--no-baselines", "--no-report", "--out", out)
+    assert code == 0
+    assert json.loads((out / "summary.json").read_text())["gpu"] == "H200"
+    assert "gpu: H200\n" in (out / "scenario.yaml").read_text()
