@@ -32,3 +32,15 @@ def test_a_gpu_written_in_another_case_is_reported_by_its_catalogue_name(tmp_pat
     assert code == 0
     assert json.loads((out / "summary.json").read_text())["gpu"] == "H200"
     assert "gpu: H200\n" in (out / "scenario.yaml").read_text()
+
+
+def test_a_gpu_name_with_a_hyphen_is_the_one_with_a_space_or_underscore(tmp_path, capsys):
+    """``H200_SXM`` and ``H200 SXM`` were an H200, but ``H200-SXM`` (NVIDIA's own product
+    pages write it so) was 'unknown GPU'."""
+    from tiersim.hardware import get_gpu
+
+    assert [get_gpu(n).name for n in ("H200-SXM", "h100--sxm", "H100-80GB-HBM3")] == [
+        "H200", "H100", "H100"]
+    scenario = tiny(tmp_path, ("gpu: H200", "gpu: H200-SXM"))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines", "--no-report")
+    assert code == 0, err

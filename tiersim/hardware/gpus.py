@@ -26,6 +26,7 @@ about 9 GB. Elsewhere ``GB`` in this package is 1e9 bytes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tiersim.errors import TiersimError, shown
@@ -100,8 +101,9 @@ _ALIASES = {"h200 sxm": "h200", "h200_sxm": "h200", "h100 sxm": "h100", "h100_sx
 
 
 def get_gpu(name: str) -> GPU:
-    """The catalogue GPU called ``name`` (case-insensitive; "H200", "h200_sxm" ...)."""
-    key = str(name).strip().lower()
+    """The catalogue GPU called ``name`` (case-insensitive, a space, ``_`` or ``-`` between
+    words alike: "H200", "h200_sxm", "H200-SXM" ...)."""
+    key = re.sub(r"[\s_-]+", " ", str(name).strip().lower())
     key = _ALIASES.get(key, key)
     if key not in GPUS:
         known = ", ".join(g.name for g in GPUS.values())
