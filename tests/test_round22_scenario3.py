@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_round19 import run_cli
+from test_round19 import error_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "tiersim" / "scenarios"
@@ -44,3 +44,15 @@ def test_a_gpu_name_with_a_hyphen_is_the_one_with_a_space_or_underscore(tmp_path
     scenario = tiny(tmp_path, ("gpu: H200", "gpu: H200-SXM"))
     code, err = run_cli(capsys, "run", scenario, "--no-baselines", "--no-report")
     assert code == 0, err
+
+
+def test_a_train_fraction_that_holds_out_no_request_is_one_line(tmp_path, capsys):
+    """``train_fraction: 0.999999`` of 317 requests trained on all of them and ended in
+    scikit-learn's 'Found array with 0 sample(s)' traceback (the held-out report had no row);
+    a fraction that trains on none was already one line."""
+    scenario = tiny(tmp_path, ("policy: static_split\n  fractions: [0.5, 0.5]",
+                               "policy: threshold\n  classifier: {train_fraction: 0.999999}"))
+    line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line == (f"Error: {scenario}: line 25: router.classifier.train_fraction: 0.999999 "
+                    "of 317 requests leaves none held out to check the classifier on; lower "
+                    "train_fraction or use more requests")

@@ -169,6 +169,11 @@ def train_classifier(
         raise ScenarioError(source, "router.classifier.train_fraction",
                             f"{cfg.train_fraction:g} of {len(df):,} requests leaves none to "
                             "train the classifier on; use more requests")
+    if not len(test):
+        raise ScenarioError(source, "router.classifier.train_fraction",
+                            f"{cfg.train_fraction:g} of {len(df):,} requests leaves none held "
+                            "out to check the classifier on; lower train_fraction or use more "
+                            "requests")
     frame, used = feature_frame(df, list(cfg.features))
     smaller = int(min(np.bincount(wrong0[train], minlength=2)))
     if smaller < 2:  # no fold split can hold one of each class: nothing to learn or calibrate
