@@ -56,3 +56,20 @@ def test_a_train_fraction_that_holds_out_no_request_is_one_line(tmp_path, capsys
     assert line == (f"Error: {scenario}: line 25: router.classifier.train_fraction: 0.999999 "
                     "of 317 requests leaves none held out to check the classifier on; lower "
                     "train_fraction or use more requests")
+
+
+def test_class_difficulty_easy_above_hard_is_refused(tmp_path, capsys):
+    """``class_difficulty: {easy: 0.8, hard: 0.2}`` ran with the classes swapped: a tier of
+    accuracy 0.7 answered 'easy' requests 62 % of the time and 'hard' ones 99.97 %, and the
+    report's classes read the other way round."""
+    scenario = tiny(tmp_path, ("slo:", "workload:\n  difficulty:\n    class_difficulty: "
+                               "{easy: 0.8, hard: 0.2}\nslo:"))
+    line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line == (f"Error: {scenario}: line 29: workload.difficulty.class_difficulty: easy "
+                    "(0.8) is above hard (0.2): easy requests would be answered less often "
+                    "than hard ones; place easy at or below hard (default {easy: 0.2, hard: "
+                    "0.8})")
+    scenario = tiny(tmp_path, ("slo:", "workload:\n  difficulty:\n    class_difficulty: "
+                               "{easy: 0.9}\nslo:"))
+    assert "easy (0.9) is above hard (0.8)" in error_line(
+        *run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))

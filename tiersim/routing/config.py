@@ -295,6 +295,11 @@ class DifficultyConfig(_Strict):
         if bad:
             name, v = next(iter(bad.items()))
             raise ValueError(f"class_difficulty.{name} must be in [0, 1] (got {v:.6g})")
+        easy, hard = value.get("easy", 0.2), value.get("hard", 0.8)  # as difficulty.generate
+        if easy > hard:  # the classes swap: "easy" requests answered less often than "hard"
+            raise ValueError(f"easy ({easy:.6g}) is above hard ({hard:.6g}): easy "
+                             "requests would be answered less often than hard ones; "
+                             "place easy at or below hard (default {easy: 0.2, hard: 0.8})")
         return value
 
 
