@@ -73,3 +73,18 @@ def test_class_difficulty_easy_above_hard_is_refused(tmp_path, capsys):
                                "{easy: 0.9}\nslo:"))
     assert "easy (0.9) is above hard (0.8)" in error_line(
         *run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+
+
+def test_a_sized_gpu_count_the_model_cannot_split_over_is_noted(tmp_path, capsys):
+    """``limits.gpus_per_replica: [3]`` (32 attention heads) sized every uniform fleet on the
+    tiers' own 1 GPU and never said that 3 was left out."""
+    scenario = tiny(tmp_path, ("slo:", "limits: {gpus_per_replica: [3]}\nslo:"))
+    code, err = run_cli(capsys, "run", scenario, "--no-report")
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "is left out" in line]
+    assert notes == [f"note: tier {t}: limits.gpus_per_replica 3 is left out of its sizing: "
+                     "Qwen3-Coder-30B-A3B cannot be split over 3 GPUs: 32 attention heads are "
+                     "not divisible by 3; use gpus_per_replica in {1, 2, 4, 8, 16, 32}"
+                     for t in ("w4a16", "bf16")]
+    code, err = run_cli(capsys, "run", tiny(tmp_path), "--no-report")  # default counts: no note
+    assert code == 0 and "is left out" not in err

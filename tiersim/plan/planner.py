@@ -266,6 +266,7 @@ class Planner:
         _note_held_layouts(scenario)
         self.refused = self._refused_counts()
         """Per tier, the GPU counts left out for a refused layout, with the refusal."""
+        self._note_refused_options()
         self._one_basis()
         self.uniform_results: dict[str, DesignResult] = {}
         self.judged: list[dict[str, Any]] = []
@@ -279,6 +280,20 @@ class Planner:
         return {name: {g: _one_line(err) for (n, g), err in sorted(refusals.items())
                        if n == name and g not in options and _refuses_layout(err)}
                 for name, options in self.gpus.items()}
+
+    def _note_refused_options(self) -> None:
+        """A note for each GPU count the scenario's ``limits.gpus_per_replica`` (or
+        ``--gpus-per-replica``) asks for that a tier's sizing leaves out as a refused layout:
+        a fleet found on the other counts said nothing of it (the default counts are not
+        noted)."""
+        limits = getattr(self.scenario, "limits", None)
+        if "gpus_per_replica" not in getattr(limits, "model_fields_set", ()):
+            return
+        for name, counts in self.refused.items():
+            for gpus, why in counts.items():
+                if gpus in self.gpu_options:
+                    warnings.warn(Note(f"tier {name}: limits.gpus_per_replica {gpus} is left "
+                                       f"out of its sizing: {why}"), stacklevel=3)
 
     def _and_refused(self, name: str) -> str:
         """"; not on G GPUs per replica: why" for each count :meth:`_refused_counts` left out
