@@ -88,3 +88,13 @@ def test_a_sized_gpu_count_the_model_cannot_split_over_is_noted(tmp_path, capsys
                      for t in ("w4a16", "bf16")]
     code, err = run_cli(capsys, "run", tiny(tmp_path), "--no-report")  # default counts: no note
     assert code == 0 and "is left out" not in err
+
+
+def test_an_unknown_step_tier_is_told_the_keywords_too(tmp_path, capsys):
+    """``step_tiers: {planning: TOP}`` was told 'tiers are w4a16, bf16', as if only names
+    were taken, where ``top`` and ``cheapest`` are (the default map uses them)."""
+    scenario = tiny(tmp_path, ("policy: static_split\n  fractions: [0.5, 0.5]",
+                               "policy: step_type\n  step_tiers: {planning: TOP}"))
+    line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line == (f"Error: {scenario}: line 25: router.step_tiers.planning: unknown tier "
+                    "'TOP'; tiers are w4a16, bf16; top and cheapest name the last and the first")

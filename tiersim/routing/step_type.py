@@ -28,8 +28,7 @@ class StepType(Router):
         names = [t.name for t in self.tiers]
         named = {"top": top, "cheapest": 0}  # keywords, unless a tier has that name
         self.routes = {kind: named[ref] if ref in named and ref not in names else
-                       self.tier_index(ref, f"step_tiers.{kind}", 0)
-                       for kind, ref in routes.items()}
+                       self._step_tier(ref, kind) for kind, ref in routes.items()}
         # only the keys the scenario set: a default re-read as set (response_cache.key) would
         # trip the checks of keys set together
         data = self.cfg.model_dump(by_alias=True, exclude={"confusion"}, exclude_unset=True)
@@ -43,6 +42,15 @@ class StepType(Router):
         self.needs_classifier = self.inner.needs_classifier
         self.needs_labels = self.inner.needs_labels
         self.reads_realised = self.inner.reads_realised
+
+    def _step_tier(self, ref, kind: str) -> int:
+        """The tier ``step_tiers.<kind>`` names; an unknown one's line also offers the
+        keywords top and cheapest (``TOP`` was told only the tiers' names)."""
+        names = [t.name for t in self.tiers]
+        if (isinstance(ref, int) and 0 <= ref < len(names)) or ref in names:
+            return self.tier_index(ref, f"step_tiers.{kind}", 0)
+        raise self.error(f"step_tiers.{kind}", f"unknown tier {ref!r}; tiers are "
+                         f"{', '.join(names)}; top and cheapest name the last and the first")
 
     def fit(self, train_df, rng) -> None:
         """Train the fallback's classifier (if it has one)."""
