@@ -98,3 +98,16 @@ def test_an_unknown_step_tier_is_told_the_keywords_too(tmp_path, capsys):
     line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
     assert line == (f"Error: {scenario}: line 25: router.step_tiers.planning: unknown tier "
                     "'TOP'; tiers are w4a16, bf16; top and cheapest name the last and the first")
+
+
+def test_a_hopeless_accuracy_beside_two_type_is_noted(tmp_path, capsys):
+    """``accuracy: {easy: 0.9, hard: 0.5, hopeless: 0.3}`` under the default kind two_type
+    (which draws no hopeless request) ran without a word, as ``p_hopeless`` there is noted."""
+    scenario = tiny(tmp_path, ("    precision: w4a16\n", "    precision: w4a16\n    accuracy: "
+                               "{easy: 0.9, hard: 0.5, hopeless: 0.3}\n"))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert [line for line in err.splitlines() if "hopeless" in line] == [
+        f"note: {scenario}: the accuracy table of tier(s) w4a16 gives hopeless, and "
+        "workload.difficulty.kind two_type draws no hopeless request (only three_type does), "
+        "so it changes nothing; remove it, or set kind: three_type"]

@@ -296,6 +296,19 @@ def _note_unread_kind_keys(cfg: DifficultyConfig, source: str) -> None:
                       f"{'them' if many else 'it'}, or change kind", Note, stacklevel=3)
 
 
+def _note_unread_hopeless(tiers: list[TierInfo], cfg: DifficultyConfig, source: str) -> None:
+    """A note for an accuracy table's ``hopeless`` entry beside ``kind: two_type``, which
+    draws no hopeless request (only three_type does), so the entry changes nothing."""
+    if cfg.kind != "two_type":
+        return
+    named = [t.name for t in tiers if isinstance(t.accuracy, dict) and "hopeless" in t.accuracy]
+    if named:
+        warnings.warn(f"{source}: the accuracy table of tier(s) {', '.join(named)} gives "
+                      "hopeless, and workload.difficulty.kind two_type draws no hopeless "
+                      "request (only three_type does), so it changes nothing; remove it, or "
+                      "set kind: three_type", Note, stacklevel=3)
+
+
 def _note_unread_accuracy_keys(tiers: list[TierInfo], cfg: DifficultyConfig,
                                source: str) -> None:
     """A note when ``workload.difficulty`` sets a key no tier's accuracy reads:
@@ -361,6 +374,7 @@ def prepare_workload(
         raise ValueError("prepare_workload needs an rng to draw difficulty")
     if "difficulty" not in df:  # drawn from cfg: a key its kind never reads is noted
         _note_unread_kind_keys(cfg, source)
+        _note_unread_hopeless(tiers, cfg, source)
     _note_unread_accuracy_keys(tiers, cfg, source)
     diff = _read_or_draw(df, cfg, rng)
     expected, labels = expected_correctness(diff, tiers, cfg, source)
