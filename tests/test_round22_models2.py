@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 from test_round19 import _config
-from test_round21_models2 import _refused
+from test_round21_models2 import _DSV3, _refused
 
 from tiersim.errors import Note, TiersimError
 from tiersim.hardware.hf_config import load_hf_config
@@ -184,14 +184,6 @@ def test_mlp_only_layers_that_is_no_list_is_one_line(tmp_path, capsys, value):
 
 
 # ------------------------------------------------------------------ DeepSeek's dense layers
-
-_DSV3 = {"model_type": "deepseek_v3", "hidden_size": 1024, "num_hidden_layers": 4,
-         "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 2048,
-         "moe_intermediate_size": 256, "n_routed_experts": 8, "num_experts_per_tok": 2,
-         "n_shared_experts": 1, "first_k_dense_replace": 1, "q_lora_rank": 384,
-         "kv_lora_rank": 128, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
-         "v_head_dim": 32}
-
 
 def test_a_null_first_k_dense_replace_is_one_line(tmp_path, capsys):
     """vLLM's deepseek_v2.py makes a layer MoE where ``layer_idx >=
