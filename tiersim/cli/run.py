@@ -76,8 +76,8 @@ def run(
                                   parser=expand_home)
     ] = None,
     report: Annotated[
-        bool, typer.Option(help="With --out, also write DIR/report.html.")
-    ] = True,
+        bool | None, typer.Option(help="With --out, also write DIR/report.html (default).")
+    ] = None,
     baselines: Annotated[
         bool, typer.Option(help="Size a uniform fleet per tier by simulation and quote savings "
                            "against them (--no-baselines: a labelled per-token estimate).")
@@ -89,6 +89,10 @@ def run(
     from tiersim.scenario import load_scenario
 
     return_freed_arrow_memory()
+    if report and out is None:  # asked for by name, and nothing would write it
+        typer.echo("note: --report writes report.html only with --out DIR; this run writes no "
+                   "files", err=True)
+    report = report is not False
     path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
     check_scenario_keys(loaded, path)  # before --out is made: a refused scenario leaves no folder
