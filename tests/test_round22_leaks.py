@@ -155,7 +155,7 @@ def test_a_resumed_sweep_does_not_hold_the_stored_records_while_points_run(tmp_p
     import weakref
 
     import tiersim.sweep.run as sweep_run
-    from tiersim.sweep.store import read_points
+    from tiersim.sweep.store import read_bookkeeping
 
     class Records(dict):
         """A record map a weak reference can follow."""
@@ -163,7 +163,7 @@ def test_a_resumed_sweep_does_not_hold_the_stored_records_while_points_run(tmp_p
     held: list[weakref.ref] = []
 
     def tracked(out):
-        records = Records(read_points(out))
+        records = Records(read_bookkeeping(out))
         held.append(weakref.ref(records))
         return records
 
@@ -174,7 +174,7 @@ def test_a_resumed_sweep_does_not_hold_the_stored_records_while_points_run(tmp_p
         alive_while_running.append(sum(ref() is not None for ref in held))
         return synthetic_runner(doc, source)
 
-    monkeypatch.setattr(sweep_run, "read_points", tracked)
+    monkeypatch.setattr(sweep_run, "read_bookkeeping", tracked)
     doc = {"name": "s", "sweep": {"seed": [1, 2, 3]}}
     sweep_run.run_sweep(doc, tmp_path / "o", workers=1, runner=runner, validator=None,
                         progress=False, report=False, source="s.yaml")

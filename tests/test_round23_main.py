@@ -30,3 +30,78 @@ def test_no_report_note_where_none_was_asked_for(tmp_path, capsys, monkeypatch, 
     code, err = run_cli(capsys, "run", TINY, *flags)
     assert code == 0
     assert "--report" not in err
+
+
+# ------------------------------------------------------------------ the sweep table, in pieces
+
+import json  # noqa: E402
+
+import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SCALARS = st.one_of(st.none(), st.integers(-5, 5), st.floats(allow_nan=True, width=32),
+                    st.booleans(), st.sampled_from(["a", "b"]))
+
+
+def _whole_table(rows: list[dict]) -> pd.DataFrame:
+    """The table as one pandas frame of every row makes it, through Arrow (how ``collect``
+    built it before it wrote in pieces): mixed columns as text, NaN and gaps as null."""
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:
+        if frame[column].dtype != object:
+            continue
+        kinds = {type(v) for v in frame[column] if v is not None and v == v}
+        if len(kinds) > 1 and not kinds <= {int, float}:
+            frame[column] = frame[column].map(lambda v: None if v is None or v != v else str(v))
+    return pa.Table.from_pandas(frame, preserve_index=False).to_pandas()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["x", "y", "z"]), SCALARS, max_size=3),
+                min_size=1, max_size=9))
+def test_the_table_written_in_pieces_is_the_whole_table(tmp_path_factory, summaries):
+    """``sweep.parquet`` is written a few rows at a time from one schema found first: it
+    holds what one frame of every row held, column by column and type by type."""
+    import tiersim.sweep.store as store
+
+    out = tmp_path_factory.mktemp("t")
+    records = {f"p{i}": {"point_id": f"p{i}", "index": i, "status": "ok", "error": None,
+                         "wall_s": 0.0, "values": {}, "summary": s}
+               for i, s in enumerate(summaries)}
+    chunk, store.TABLE_CHUNK = store.TABLE_CHUNK, 2
+    try:
+        written = store.collect(out, [], list(records), records)
+    finally:
+        store.TABLE_CHUNK = chunk
+    whole = _whole_table([store.record_row(r, []) for r in records.values()])
+    pd.testing.assert_frame_equal(written, whole, check_dtype=True)
+    assert pq.ParquetFile(out / "sweep.parquet").metadata.num_row_groups == (len(records) + 1) // 2
+
+
+def test_a_sweep_keeps_no_summary_beside_its_bookkeeping(tmp_path, monkeypatch):
+    """A sweep read every stored record whole (summaries, nine tenths of each) at its start
+    and again at its end, and built its table from all of them at once: a resumed sweep's
+    memory grew with its points' summaries. It now holds records without summaries, and the
+    table reads each summary again from its point's file as it writes that row."""
+    import tiersim.sweep.run as sweep_run
+    from tiersim.sweep.store import read_bookkeeping
+    from tiersim.sweep.testing import synthetic_runner
+
+    held: list[dict] = []
+
+    def tracked(out):
+        records = read_bookkeeping(out)
+        held.append(records)
+        return records
+
+    monkeypatch.setattr(sweep_run, "read_bookkeeping", tracked)
+    doc = {"name": "s", "sweep": {"seed": [1, 2, 3]}}
+    frame = sweep_run.run_sweep(doc, tmp_path / "o", workers=1, runner=synthetic_runner,
+                                validator=None, progress=False, report=False, source="s.yaml")
+    assert held and all("summary" not in r for records in held for r in records.values())
+    stored = json.loads(next((tmp_path / "o" / "points").glob("*.json")).read_text())
+    assert frame["accuracy"].tolist() == [stored["summary"]["accuracy"]] * 3
+    assert frame["seed"].tolist() == [1, 2, 3]

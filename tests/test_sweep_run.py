@@ -370,11 +370,14 @@ def _running(pid: int, wait_s: float = 5.0) -> bool:
     return True
 
 
-def test_an_axis_column_mixing_true_and_numbers_is_stored_as_text():
+def test_an_axis_column_mixing_true_and_numbers_is_stored_as_text(tmp_path):
     """Arrow refuses a column of ints and bools; the table keeps both, as text."""
-    from tiersim.sweep.store import _uniform_columns
+    from tiersim.sweep.store import collect
 
-    frame = _uniform_columns(pd.DataFrame({"a": [1, True, None], "b": [1, 2.5, None]}))
+    records = {f"p{i}": {"point_id": f"p{i}", "index": i, "status": "ok", "values": {},
+                         "summary": {"a": a, "b": b}}
+               for i, (a, b) in enumerate([(1, 1), (True, 2.5), (None, None)])}
+    frame = collect(tmp_path, [], None, records)
     assert frame["a"].tolist()[:2] == ["1", "True"] and frame["a"].isna().tolist()[2]
     assert frame["b"].tolist()[:2] == [1, 2.5]
 

@@ -70,7 +70,7 @@ from tiersim.sweep.refusal import (
 from tiersim.sweep.store import (
     collect,
     points_dir,
-    read_points,
+    read_bookkeeping,
     remove_stale_temps,
     table_matches,
     table_rows,
@@ -1197,7 +1197,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     refusal`). In a ``fresh`` folder that error is raised as ``tiersim run`` raises it, and
     the folder is left as it was found."""
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
-    records = read_points(out)
+    records = read_bookkeeping(out)
     _check_same_base(out, plan, records, runner)
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     done -= _other_version(records, done)
@@ -1213,7 +1213,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     failed = _execute(plan, pending, out, workers, executor, address, runner,
                       progress_display(console, progress, sys.stderr.isatty()),
                       len(plan.points) - len(pending), tally or Tally())
-    records = read_points(out)
+    records = read_bookkeeping(out)
     refusal = common_refusal(records, [p.id for p in plan.points])
     if refusal is not None and fresh:  # the scenario's error, not its points'
         remove_written(out)

@@ -34,7 +34,8 @@ from tiersim.sweep.atomic import (
     write_with_atomic,
 )
 
-__all__ = ["collect", "flatten", "read_axes", "read_points", "record_row", "remove_stale_temps",
+__all__ = ["collect", "flatten", "read_axes", "read_bookkeeping", "read_points", "record_row",
+           "remove_stale_temps",
            "table_matches", "table_rows", "write_json_atomic", "write_point", "write_text_atomic",
            "points_dir"]
 
@@ -52,15 +53,29 @@ def remove_stale_temps(out_dir: Path) -> int:
 
 def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
     """All stored point records by id (temp files and unreadable files are ignored)."""
-    records = {}
+    return dict(read_points_each(out_dir))
+
+
+def read_bookkeeping(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """The stored point records as :func:`read_points` finds them, less their summaries:
+    what a sweep checks and counts (status, digests, inputs, versions, refusals). A summary is
+    nine tenths of a record, and a sweep of many points held them all at its start and again
+    at its end; :func:`collect` reads each one again as it writes its row."""
+    records = read_points_each(out_dir)
+    return {point: {k: v for k, v in record.items() if k != "summary"}
+            for point, record in records}
+
+
+def read_points_each(out_dir: Path):
+    """``(id, record)`` of each stored point, one at a time; temp files, unreadable files
+    and files that are not a point's record are skipped (their points run again)."""
     for path in sorted(points_dir(out_dir).glob("*.json")):
         try:
             record = read_json(path, "a sweep point record")
-        except TiersimError:  # not a regular file, too big, not JSON: run the point again
+        except TiersimError:  # not a regular file, too big, not JSON
             continue
-        if _is_record(record, path.stem):  # anything else is not a point record: run again
-            records[str(record.get("point_id", path.stem))] = record
-    return records
+        if _is_record(record, path.stem):
+            yield str(record.get("point_id", path.stem)), record
 
 
 RUN_SUMMARY_RUNNERS = ("default_runner", "estimate_runner")
@@ -139,28 +154,135 @@ def record_row(record: dict[str, Any], axes: list[str]) -> dict[str, Any]:
     return row
 
 
+TABLE_CHUNK = 2000
+"""Rows built and written at a time: the table is written in pieces of this many points."""
+
+
 def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None,
             records: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Build and write ``sweep.parquet`` from the stored points (or ``records``, as read by
-    :func:`read_points`). ``ids`` (the points of the current plan, in grid order) restricts
-    and orders them, and each row's ``index`` is its place there, not the index the point had
-    in the plan that ran it (a value added in front of an axis moves every point)."""
-    records = read_points(out_dir) if records is None else records
-    if ids is None:
-        rows = [record_row(r, axes) for r in records.values()]
-    else:
-        rows = [{**record_row(records[i], axes), "index": n} for n, i in enumerate(ids)
-                if i in records]
-    frame = pd.DataFrame(rows)
-    if not frame.empty:
-        frame = frame.sort_values("index", kind="stable").reset_index(drop=True)
-    frame = _uniform_columns(frame)
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[b"tiersim.sweep.axes"] = json.dumps(axes).encode()
-    table = table.replace_schema_metadata(meta)
-    write_with_atomic(Path(out_dir) / "sweep.parquet", lambda handle: pq.write_table(table, handle))
-    return frame
+    :func:`read_points` or :func:`read_bookkeeping`: a record without its summary has it read
+    again from its file); return the table as written. ``ids`` (the points of the current
+    plan, in grid order) restricts and orders them, and each row's ``index`` is its place
+    there, not the index the point had in the plan that ran it (a value added in front of an
+    axis moves every point).
+
+    The table is made in two passes over the points, :data:`TABLE_CHUNK` rows at a time: the
+    first finds each column and the type its values take together (as pandas would read the
+    whole table), the second writes the rows in pieces of that one schema; so the memory it
+    takes does not grow with the points' summaries."""
+    records = read_bookkeeping(out_dir) if records is None else records
+    order = _table_order(records, ids)
+    columns: dict[str, set[type]] = {}
+    missing: set[str] = set()
+    for count, row in enumerate(_rows(out_dir, axes, order, records, ids is not None)):
+        _note_kinds(row, columns, missing, first=count == 0)
+    schema = _schema(columns, missing, axes)
+    path = Path(out_dir) / "sweep.parquet"
+    write_with_atomic(path, lambda handle: _write_rows(
+        handle, schema, _rows(out_dir, axes, order, records, ids is not None), columns))
+    with arrow_file(path) as handle:
+        return pq.read_table(handle).to_pandas()
+
+
+def _table_order(records: dict[str, dict[str, Any]], ids: list[str] | None) -> list[str]:
+    """The ids of the table's rows in order: ``ids``' stored points, else every stored point
+    by its recorded index (points without one last)."""
+    if ids is not None:
+        return [i for i in ids if i in records]
+    def key(point: str) -> tuple[bool, Any]:
+        index = records[point].get("index")
+        usable = isinstance(index, (int, float)) and not isinstance(index, bool) and index == index
+        return (not usable, index if usable else 0)
+    return sorted(records, key=key)
+
+
+def _rows(out_dir: Path, axes: list[str], order: list[str],
+          records: dict[str, dict[str, Any]], renumber: bool):
+    """The table's rows, one at a time, each point's summary read from its file where
+    ``records`` left it out."""
+    for n, point in enumerate(order):
+        record = records[point]
+        if "summary" not in record:
+            record = {**record, "summary": _stored_summary(out_dir, point)}
+        row = record_row(record, axes)
+        yield {**row, "index": n} if renumber else row
+
+
+def _stored_summary(out_dir: Path, point: str) -> Any:
+    """The summary stored in point ``point``'s file (None when it can no longer be read)."""
+    try:
+        record = read_json(points_dir(out_dir) / f"{point}.json", "a sweep point record")
+    except TiersimError:
+        return None
+    return record.get("summary") if isinstance(record, dict) else None
+
+
+def _note_kinds(row: dict[str, Any], columns: dict[str, set[type]], missing: set[str],
+                first: bool) -> None:
+    """Add one row to the columns seen (in order of first appearance) and the types of their
+    values; a column a row lacks, or holds None or NaN in, is ``missing`` there."""
+    for column in columns:
+        if column not in row:
+            missing.add(column)
+    for column, value in row.items():
+        if column not in columns:
+            columns[column] = set()
+            if not first:  # the rows before this one lack it
+                missing.add(column)
+        if value is None or (isinstance(value, float) and value != value):
+            missing.add(column)
+        else:
+            columns[column].add(type(value))
+
+
+def _column_type(kinds: set[type], has_missing: bool) -> pa.DataType:
+    """The Arrow type of a column whose values are of ``kinds`` (and missing somewhere when
+    ``has_missing``), as pandas reads such a column and Arrow stores it: whole numbers with
+    a gap as floats, numbers mixed with anything else as text."""
+    if not kinds:
+        return pa.null()
+    if kinds == {int}:
+        return pa.float64() if has_missing else pa.int64()
+    if kinds <= {int, float}:
+        return pa.float64()
+    if kinds == {bool}:
+        return pa.bool_()
+    return pa.string()
+
+
+def _schema(columns: dict[str, set[type]], missing: set[str], axes: list[str]) -> pa.Schema:
+    """The table's schema, the sweep's axes in its metadata."""
+    fields = [pa.field(name, _column_type(kinds, name in missing))
+              for name, kinds in columns.items()]
+    return pa.schema(fields, metadata={b"tiersim.sweep.axes": json.dumps(axes).encode()})
+
+
+def _write_rows(handle, schema: pa.Schema, rows, columns: dict[str, set[type]]) -> None:
+    """Write ``rows`` to ``handle`` as one Parquet table of ``schema``, in pieces."""
+    text = {name for name, kinds in columns.items() if len(kinds) > 1 and not kinds <= {int, float}}
+    with pq.ParquetWriter(handle, schema) as writer:
+        chunk: list[dict[str, Any]] = []
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) == TABLE_CHUNK:
+                writer.write_batch(_batch(chunk, schema, text))
+                chunk = []
+        if chunk:
+            writer.write_batch(_batch(chunk, schema, text))
+
+
+def _batch(rows: list[dict[str, Any]], schema: pa.Schema, text: set[str]) -> pa.RecordBatch:
+    """One piece of the table: each column's values from ``rows`` (absent: null), those of
+    mixed types as text (Arrow refuses a column of numbers and flags, say); NaN is null, as Arrow
+    stores a pandas column."""
+    arrays = []
+    for field in schema:
+        values = [row.get(field.name) for row in rows]
+        if field.name in text:
+            values = [None if v is None or v != v else str(v) for v in values]
+        arrays.append(pa.array(values, type=field.type, from_pandas=True))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def table_rows(out_dir: Path) -> list[tuple[Any, Any]] | None:
@@ -183,18 +305,6 @@ def table_matches(out_dir: Path, records: dict[str, dict[str, Any]]) -> bool:
     rows = table_rows(out_dir)
     return rows is not None and all(
         point in records and records[point].get("status") == status for point, status in rows)
-
-
-def _uniform_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Make mixed-type object columns strings so Arrow can store them."""
-    for column in frame.columns:
-        if frame[column].dtype != object:
-            continue
-        kinds = {type(v) for v in frame[column] if v is not None and v == v}
-        numeric = kinds <= {int, float}  # a bool beside numbers is text: Arrow refuses the mix
-        if len(kinds) > 1 and not numeric:
-            frame[column] = frame[column].map(lambda v: None if v is None else str(v))
-    return frame
 
 
 def read_axes(path: Path) -> list[str]:
