@@ -758,12 +758,19 @@ def save_profile(profile: Profile, path: str | Path) -> Path:
     return p
 
 
+#: The fields of a profile's ``overhead_s`` object: the numbers read and their source, and the
+#: descriptive fields the harness writes beside them (what ran, how, its sub-timings).
+OVERHEAD_FIELDS = ("value", "per_layer_s", "source", "kernel", "notes", "parts")
+
+
 def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
-    """``(value, per_layer_s, source)``; ``per_layer_s`` is optional (default 0)."""
+    """``(value, per_layer_s, source)``; ``per_layer_s`` is optional (default 0). A field not
+    in :data:`OVERHEAD_FIELDS` is refused: a misspelt ``per_layer_s`` was read as none."""
     where = f"{path}: overhead_s"
     if not isinstance(raw, dict):
         example = '{"value": 0.004, "source": "public"}'
         raise ProfileError(f"{where}: must be an object like {example}")
+    _unknown_field(raw, OVERHEAD_FIELDS, where)
     numbers = []
     for name, default in (("value", None), ("per_layer_s", 0.0)):
         numbers.append(_seconds(raw.get(name, default), f"{where}.{name}"))
