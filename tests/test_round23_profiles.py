@@ -42,3 +42,26 @@ def test_the_harness_overhead_fields_are_read(tmp_path):
                              "notes": "parts from a chain", "parts": {"launch": 1e-5}}
 
     assert load_profile(_profile(tmp_path, edit)).overhead_s == 0.001
+
+
+def test_a_harness_profile_without_an_overhead_is_read_with_the_roofline_s(tmp_path, capsys):
+    """``tiersim calibrate --ops gemm`` (or a run whose overhead section failed) writes no
+    ``overhead_s``, which the harness's own check accepts; a scenario naming it was refused
+    ('overhead_s: must be an object like ...'), telling the user to type in a number."""
+    from tiersim.calibrate import schema
+    from tiersim.perf.roofline import RooflineConstants
+
+    table = schema.table("gemm", {"n": 5120, "k": 2048}, {"m": [1, 2, 4]},
+                         [1e-5, 1.1e-5, 1.2e-5], "torch", precision="bf16")
+    doc = schema.profile("mine", "H200", {"source": "harness", "gpu_name": "NVIDIA H200",
+                                          "status": "complete"}, None, [table])
+    assert schema.problems(doc) == []
+    path = tmp_path / "h.json"
+    schema.write(path, doc)
+    loaded = load_profile(path)
+    constants = RooflineConstants()
+    assert (loaded.overhead_s, loaded.overhead_per_layer_s, loaded.overhead_source) == (
+        constants.base_overhead_s, constants.per_layer_overhead_s, "roofline")
+    scenario, _ = scenario_naming_profile(tmp_path, path)
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "r", "--no-baselines")
+    assert code == 0, err

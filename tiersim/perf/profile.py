@@ -765,8 +765,16 @@ OVERHEAD_FIELDS = ("value", "per_layer_s", "source", "kernel", "notes", "parts")
 
 def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
     """``(value, per_layer_s, source)``; ``per_layer_s`` is optional (default 0). A field not
-    in :data:`OVERHEAD_FIELDS` is refused: a misspelt ``per_layer_s`` was read as none."""
+    in :data:`OVERHEAD_FIELDS` is refused: a misspelt ``per_layer_s`` was read as none.
+    ``overhead_s`` absent is the roofline's assumption, labelled ``roofline``, as a table the
+    profile lacks is: the harness writes none when it did not measure it (``--ops`` without
+    ``overhead``, a section that failed), and such a profile was refused."""
     where = f"{path}: overhead_s"
+    if raw is None:
+        from tiersim.perf.roofline import RooflineConstants
+
+        constants = RooflineConstants()
+        return constants.base_overhead_s, constants.per_layer_overhead_s, "roofline"
     if not isinstance(raw, dict):
         example = '{"value": 0.004, "source": "public"}'
         raise ProfileError(f"{where}: must be an object like {example}")
