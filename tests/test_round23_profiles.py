@@ -65,3 +65,27 @@ def test_a_harness_profile_without_an_overhead_is_read_with_the_roofline_s(tmp_p
     scenario, _ = scenario_naming_profile(tmp_path, path)
     code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "r", "--no-baselines")
     assert code == 0, err
+
+
+def test_an_eager_cost_with_no_graph_size_is_refused(tmp_path, capsys):
+    """``eager_s.graph_max_tokens: 0`` turns the eager cost off: its ``per_layer_s`` and
+    ``per_moe_layer_s`` were read as nothing (vLLM's --enforce-eager, every step eager, is
+    the natural reading of 0 graph tokens), and the run took no host time for any step."""
+    def edit(doc):
+        doc["eager_s"]["graph_max_tokens"] = 0
+
+    profile = _profile(tmp_path, edit)
+    scenario, line = scenario_naming_profile(tmp_path, profile)
+    assert error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path / "r")) == (
+        f"Error: {scenario}: line {line}: profile: {profile}: eager_s.graph_max_tokens: 0 "
+        "turns the eager-step cost off, so per_layer_s 0.0002 would be ignored; give the "
+        "largest step the engine replays from a CUDA graph (vLLM: 512 tokens by default), or "
+        "remove eager_s")
+
+
+def test_no_graph_size_and_no_eager_cost_is_read(tmp_path):
+    """graph_max_tokens 0 with no costs says the same as no eager_s."""
+    def edit(doc):
+        doc["eager_s"] = {"graph_max_tokens": 0, "per_layer_s": 0, "source": "roofline"}
+
+    assert load_profile(_profile(tmp_path, edit)).eager.graph_max_tokens == 0

@@ -786,7 +786,8 @@ def _parse_overhead(raw: Any, path: str) -> tuple[float, float, str]:
 
 
 def _parse_eager(raw: Any, path: str) -> EagerCost:
-    """The optional ``eager_s`` object (absent: no CUDA-graph / eager distinction)."""
+    """The optional ``eager_s`` object (absent: no CUDA-graph / eager distinction). A cost per
+    layer with ``graph_max_tokens`` 0, which turns the cost off, is refused: it was ignored."""
     if raw is None:
         return EagerCost()
     where = f"{path}: eager_s"
@@ -805,6 +806,11 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
     numbers = []
     for name in ("per_layer_s", "per_moe_layer_s"):
         numbers.append(_seconds(raw.get(name, 0.0), f"{where}.{name}"))
+        if not graph_max and numbers[-1]:  # 0 graph tokens reads no eager step at all
+            raise ProfileError(f"{where}.graph_max_tokens: 0 turns the eager-step cost off, so "
+                               f"{name} {numbers[-1]:g} would be ignored; give the largest step "
+                               "the engine replays from a CUDA graph (vLLM: 512 tokens by "
+                               "default), or remove eager_s")
     value = raw.get("source")
     if not (isinstance(value, str) and value.startswith("fitted")) and value not in SOURCES:
         raise ProfileError(f"{where}.source: must be one of {', '.join(SOURCES)} or start with "
