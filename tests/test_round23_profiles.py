@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import BUNDLED_H200_PROFILE, scenario_naming_profile
+import pytest
+from conftest import BUNDLED_H200_PROFILE, REPO, scenario_naming_profile
 from test_round19 import error_line, run_cli
 
 from tiersim.perf.profile import load_profile
@@ -89,3 +90,41 @@ def test_no_graph_size_and_no_eager_cost_is_read(tmp_path):
         doc["eager_s"] = {"graph_max_tokens": 0, "per_layer_s": 0, "source": "roofline"}
 
     assert load_profile(_profile(tmp_path, edit)).eager.graph_max_tokens == 0
+
+
+@pytest.mark.parametrize(("named", "gpu"), [("NVIDIA H200 NVL", "H200"),
+                                            ("NVIDIA H100 PCIe", "H100"),
+                                            ("H100 NVL", "H100")])
+def test_a_profile_measured_on_another_part_of_the_gpu_is_refused(tmp_path, capsys, named, gpu):
+    """The harness on an H200 NVL writes gpu 'H200 NVL', which a scenario refuses as an
+    unknown GPU; with gpu typed in as H200 (as a CPU run's was) the NVL's slower tables were
+    read as the SXM part's, the part the catalogue's figures are, because a gpu_name the
+    catalogue does not know was left unchecked."""
+    def edit(doc):
+        doc["gpu"] = gpu
+        doc["provenance"]["gpu_name"] = named
+
+    profile = _profile(tmp_path, edit)
+    text = (REPO / "scenarios" / "tiny.yaml").read_text().replace("gpu: H200", f"gpu: {gpu}")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(text.replace("profile: null", f"profile: {profile}"))
+    line = text.splitlines().index("profile: null                     # roofline: independent "
+                                   "of any shipped profile") + 1
+    assert error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path / "r")) == (
+        f"Error: {scenario}: line {line}: profile: {profile}: gpu: says {gpu}, but its "
+        f"provenance.gpu_name says it was measured on {named}, another part than the SXM "
+        f"{gpu} tiersim's figures are; use a {gpu} profile or profile: null (roofline)")
+
+
+@pytest.mark.parametrize("named", ["NVIDIA H200", "NVIDIA H100 80GB HBM3", "H200 SXM",
+                                   "my rented box"])
+def test_a_gpu_name_of_the_catalogues_part_or_unknown_is_read(tmp_path, named):
+    """The names torch gives the catalogued parts, and names of no catalogued GPU, pass."""
+    from tiersim.perf import measured_elsewhere
+
+    def edit(doc):
+        doc["provenance"]["gpu_name"] = named
+
+    gpu = "H100" if "H100" in named else "H200"
+    profile = load_profile(_profile(tmp_path, edit))
+    assert measured_elsewhere(profile, gpu) is None

@@ -58,17 +58,27 @@ def profile_gpu_problem(profile, gpu: str, named: str) -> str | None:
 def measured_elsewhere(profile, gpu: str) -> str | None:
     """Where the profile's ``provenance.gpu_name`` (the device the harness or importer timed)
     says it was measured, when that is a CPU or another catalogued GPU than its ``gpu`` field
-    ``gpu`` (a hand edit: a ``--device cpu`` profile given ``gpu: H200``); None otherwise (a
-    name the catalogue does not know is left to the ``gpu`` field)."""
+    ``gpu`` (a hand edit: a ``--device cpu`` profile given ``gpu: H200``), or another part of
+    a catalogued GPU than the SXM one the catalogue's figures are (``NVIDIA H200 NVL``,
+    ``NVIDIA H100 PCIe``: the name's first word a catalogued GPU's, the whole none of its
+    names); None otherwise (a name the catalogue does not know is left to the ``gpu``
+    field)."""
     from tiersim.hardware import get_gpu
 
     named = str(profile.provenance.get("gpu_name", "")).strip()
     if named.lower() == "cpu":
         return f"its provenance.gpu_name says it was measured on a CPU ({named})"
+    short = named.removeprefix("NVIDIA ").strip()
     try:
-        device = get_gpu(named.removeprefix("NVIDIA ").strip()).name if named else gpu
+        device = get_gpu(short).name if named else gpu
     except TiersimError:
-        return None
+        family = short.replace("_", " ").replace("-", " ").split()[:1]
+        try:
+            part = get_gpu(family[0]).name if family else None
+        except TiersimError:
+            return None
+        return (f"its provenance.gpu_name says it was measured on {named}, another part than "
+                f"the SXM {part} tiersim's figures are")
     if device != gpu:
         return f"its provenance.gpu_name says it was measured on {device} ({named})"
     return None
