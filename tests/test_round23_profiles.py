@@ -128,3 +128,46 @@ def test_a_gpu_name_of_the_catalogues_part_or_unknown_is_read(tmp_path, named):
     gpu = "H100" if "H100" in named else "H200"
     profile = load_profile(_profile(tmp_path, edit))
     assert measured_elsewhere(profile, gpu) is None
+
+
+@pytest.mark.parametrize(("gpu", "engine"), [("h200", "sglang"), ("h100", "vllm")])
+def test_an_import_over_another_engines_or_gpus_profile_keeps_no_fit(tmp_path, gpu, engine):
+    """``tiersim calibrate --from aiconfigurator --engine sglang --out h200.json`` over the
+    vLLM profile kept vLLM's fitted overhead and eager cost in the SGLang profile (a --gpu
+    h100 import kept H200's, unlabelled, so the summary called it fitted on that GPU's rows):
+    the fit belongs to the engine and GPU it was fitted for."""
+    import shutil
+    import warnings
+
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.errors import Note
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    out = tmp_path / "p.json"
+    shutil.copy(BUNDLED_H200_PROFILE, out)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profile, _ = import_aiconfigurator(gpu, engine, out=out,
+                                           models={"qwen3-coder-30b-a3b": (("bf16",), (1,))})
+    assert (profile.overhead_source, profile.eager.graph_max_tokens) == ("roofline", 0)
+    assert load_profile(out).overhead_source == "roofline"
+    notes = [str(w.message) for w in caught if issubclass(w.category, Note)]
+    assert notes == [
+        f"{out}: its fitted overhead_s and eager_s are vllm's on H200, not kept in this {engine} "
+        f"profile of {gpu.upper()} (the roofline's overhead and no eager cost); refit them with "
+        "benchmarks/fidelity_silicon.py --fit in tiersim's source repository"]
+
+
+def test_an_import_over_its_own_engine_and_gpu_keeps_the_fit(tmp_path):
+    """A rebuild of the same GPU and engine keeps the fitted values, as before."""
+    import shutil
+
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.perf.aiconfigurator import import_aiconfigurator
+
+    out = tmp_path / "p.json"
+    shutil.copy(BUNDLED_H200_PROFILE, out)
+    profile, _ = import_aiconfigurator("h200", "vllm", out=out,
+                                       models={"qwen3-coder-30b-a3b": (("bf16",), (1,))})
+    assert profile.overhead_source.startswith("fitted")
+    assert profile.eager.graph_max_tokens == 512

@@ -67,9 +67,10 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
                f"{', '.join(missing) or '-'}")
     if not profile.overhead_source.startswith("fitted"):
         typer.echo("note: its per-iteration overhead is the roofline's assumption and it has no "
-                   "eager-step cost: the data holds neither; a rebuild over a profile that was "
-                   "fitted keeps its fitted values (write over the shipped file, or refit with "
-                   "benchmarks/fidelity_silicon.py --fit in tiersim's source repository)")
+                   "eager-step cost: the data holds neither; a rebuild over a profile fitted "
+                   "for the same engine and GPU keeps its fitted values (write over the shipped "
+                   "file, or refit with benchmarks/fidelity_silicon.py --fit in tiersim's source "
+                   "repository)")
     return 0
 
 

@@ -1319,6 +1319,27 @@ def _kept_overhead(out) -> tuple[float, float, str] | None:
         raise _refused_fit(err, "overhead_s") from None
 
 
+def _fitted_elsewhere(out, gpu: str, engine: str) -> str | None:
+    """Whose the fitted ``overhead_s`` or ``eager_s`` of the profile at ``out`` are (``"vllm's
+    on H200"``) where that profile records another engine or GPU than the import's, else None
+    (nothing fitted, or fitted for this engine and GPU: a rebuild keeps it). A fit belongs to
+    the engine and GPU whose serving rows it was fitted on: an SGLang import over the vLLM
+    profile kept vLLM's host costs."""
+    if not any(_fitted(_kept_object(out, key)) for key in ("overhead_s", "eager_s")):
+        return None
+    raw = _kept_object(out, "provenance")
+    their_engine = str(raw.get("engine", "")) if isinstance(raw, dict) else ""
+    their_gpu = _kept_object(out, "gpu")
+    their_gpu = their_gpu if isinstance(their_gpu, str) else ""
+    try:
+        same_gpu = not their_gpu or get_gpu(their_gpu).name == get_gpu(gpu).name
+    except TiersimError:
+        same_gpu = their_gpu.lower() == gpu.lower()
+    if same_gpu and their_engine.lower() in ("", engine.lower()):
+        return None
+    return f"{their_engine or 'another engine'}'s on {their_gpu or 'another GPU'}"
+
+
 def _fitted(raw) -> bool:
     """Whether ``raw`` (an ``overhead_s`` or ``eager_s`` object read from a profile) says it
     was fitted: ``source`` text starting with ``fitted``."""
@@ -1352,7 +1373,21 @@ def import_aiconfigurator(
     from tiersim.perf.profile import save_profile
     from tiersim.perf.roofline import RooflineConstants
 
-    kept, eager = _kept_overhead(out), _kept_eager(out)  # a malformed fit: before any work
+    kept = eager = None
+    elsewhere = _fitted_elsewhere(out, gpu, engine)
+    if elsewhere is None:
+        kept, eager = _kept_overhead(out), _kept_eager(out)  # a malformed fit: before any work
+    else:
+        import warnings
+
+        from tiersim.errors import Note
+
+        warnings.warn(Note(
+            f"{out}: its fitted overhead_s and eager_s are {elsewhere}, not kept in this "
+            f"{engine.lower()} profile of {_GPU_NAMES.get(gpu.lower(), gpu.upper())} (the "
+            "roofline's overhead and no eager cost); refit them with "
+            "benchmarks/fidelity_silicon.py --fit in tiersim's source repository"),
+            stacklevel=2)
     data_engine(gpu, engine)  # the data exist, before the models are read
     models = models or SHIPPED_MODELS
     requests = []
