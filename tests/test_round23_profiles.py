@@ -10,6 +10,7 @@ import pytest
 from conftest import BUNDLED_H200_PROFILE, REPO, scenario_naming_profile
 from test_round19 import error_line, run_cli
 
+from tiersim.errors import ProfileError
 from tiersim.perf.profile import load_profile
 
 
@@ -171,3 +172,39 @@ def test_an_import_over_its_own_engine_and_gpu_keeps_the_fit(tmp_path):
                                        models={"qwen3-coder-30b-a3b": (("bf16",), (1,))})
     assert profile.overhead_source.startswith("fitted")
     assert profile.eager.graph_max_tokens == 512
+
+
+def test_a_tier_on_fp8_e4m3_reads_the_profiles_fp8_attention_tables():
+    """``kv_dtype: fp8_e4m3`` (accepted: vLLM's name of what ``fp8`` runs) looked up tables
+    named ``fp8_e4m3``, which no profile ships: its attention ran on the roofline, not on the
+    measured FP8 tables a tier saying ``fp8`` reads."""
+    import numpy as np
+
+    from tiersim.perf import build_step_model
+
+    def attention(kv):
+        model = build_step_model("Qwen3-Coder-30B-A3B", "bf16", "H200", kv_dtype=kv,
+                                 profile="h200_aiconfigurator_vllm")
+        step = model.decode_times(64, np.array([4096.0])).tolist()
+        return step, {k: v for k, v in model.sources().items() if k.startswith("attn")}
+
+    assert attention("fp8_e4m3") == attention("fp8")
+
+
+def test_a_profiles_fp8_e4m3_table_serves_an_fp8_tier(tmp_path):
+    """A table saved with ``kv_dtype: fp8_e4m3`` is the FP8 table, and is refused beside an
+    ``fp8`` one of the same shape as its duplicate."""
+    def rename(doc):
+        for table in doc["tables"]:
+            if table.get("kv_dtype") == "fp8":
+                table["kv_dtype"] = "fp8_e4m3"
+
+    profile = load_profile(_profile(tmp_path, rename))
+    assert {t.dtype for t in profile.tables if t.op.startswith("attn")} >= {"fp8"}
+
+    def duplicate(doc):
+        first = next(t for t in doc["tables"] if t.get("kv_dtype") == "fp8")
+        doc["tables"].append(dict(first, kv_dtype="fp8_e4m3"))
+
+    with pytest.raises(ProfileError, match=r"duplicates tables\[\d+\] \(attn_\w+ fp8 "):
+        load_profile(_profile(tmp_path, duplicate))

@@ -153,15 +153,27 @@ def kv_dtype_bytes(kv_dtype: str) -> float:
     return sizes[key]
 
 
+#: KV-cache dtype names that are another's: vLLM's ``--kv-cache-dtype fp8`` is E4M3.
+KV_DTYPE_ALIASES = {"fp8_e4m3": "fp8"}
+
+
+def kv_dtype_name(kv_dtype: str) -> str:
+    """``kv_dtype`` lower-cased under its one name (:data:`KV_DTYPE_ALIASES`): profile tables
+    are keyed by it, so ``fp8_e4m3`` reads the ``fp8`` tables (it read none: the roofline)."""
+    key = str(kv_dtype).strip().lower()
+    return KV_DTYPE_ALIASES.get(key, key)
+
+
 def resolve_kv_dtype(model: Any, kv_dtype: str) -> str:
     """The KV-cache dtype a server runs for ``kv_dtype``: ``"auto"`` (vLLM's default) is the
     format the checkpoint declares (``model.kv_cache``, e.g. ``"fp8"``), else ``"bf16"``, the
-    model dtype; any other value is returned lower-cased, checked by :func:`kv_dtype_bytes`."""
+    model dtype; any other value is returned under its one name (:func:`kv_dtype_name`),
+    checked by :func:`kv_dtype_bytes`."""
     key = str(kv_dtype).strip().lower()
     if key == "auto":
-        return getattr(model, "kv_cache", "") or "bf16"
+        return kv_dtype_name(getattr(model, "kv_cache", "") or "bf16")
     kv_dtype_bytes(key)
-    return key
+    return kv_dtype_name(key)
 
 
 def tier_kv_dtype(model: Any, precision: str, kv_dtype: str) -> str:

@@ -893,6 +893,10 @@ def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
         raise ProfileError(f"{loc}.kv_dtype: unknown KV-cache dtype {shown(value)}; use one of "
                            f"{', '.join(TABLE_KV_DTYPES)}, or for an MLA (or DSA) module "
                            f"'<kv> mla-<weight format>' ('<kv> dsa-...') ({formats})")
+    if field_name == "kv_dtype":  # one name per format: fp8_e4m3 is the fp8 tables' format
+        from tiersim.hardware.precisions import kv_dtype_name
+
+        return kv_dtype_name(kv) + (f" {module}-{weights}" if module else "")
     return value
 
 
