@@ -208,3 +208,21 @@ def test_a_profiles_fp8_e4m3_table_serves_an_fp8_tier(tmp_path):
 
     with pytest.raises(ProfileError, match=r"duplicates tables\[\d+\] \(attn_\w+ fp8 "):
         load_profile(_profile(tmp_path, duplicate))
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    (b"", "empty; a profile is a UTF-8 JSON file"),
+    (b"{", "line 1: not valid JSON: it ends mid-document after 1 byte, as a file cut short "
+     "does (a copy or save that did not finish); give the whole file"),
+    (BUNDLED_H200_PROFILE.read_bytes()[:5000],
+     "line 1: not valid JSON: it ends mid-document after 5,000 bytes, as a file cut short "
+     "does (a copy or save that did not finish); give the whole file"),
+])
+def test_an_empty_or_truncated_profile_says_so(tmp_path, capsys, text, problem):
+    """A profile cut short (a copy or download stopped: the saved profiles are one line) said
+    ``line 1: not valid JSON (Expecting ',' delimiter)``, as if a comma were missing."""
+    profile = tmp_path / "p.json"
+    profile.write_bytes(text)
+    scenario, line = scenario_naming_profile(tmp_path, profile)
+    assert error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path / "r")) == (
+        f"Error: {scenario}: line {line}: profile: {profile}: {problem}")

@@ -58,13 +58,23 @@ def parse_json(text: str, path: Path | str, what: str,
                error: type[TiersimError] = TiersimError) -> Any:
     """``text`` parsed as JSON, as :func:`read_json` reads a file's: a key twice in one object,
     invalid JSON, a number too long or nesting too deep for the parser is one ``error`` line
-    naming ``path``."""
+    naming ``path``. An empty text, and one that ends mid-document (a file cut short: a copy
+    or save that did not finish), say so, not what the parser expected next (``Expecting ','
+    delimiter`` read as a missing comma)."""
+    if not text.strip():
+        raise error(f"{path}: empty; {what} is a UTF-8 JSON file")
     try:
         return json.loads(text, object_pairs_hook=_unique_keys)
     except DuplicateKey as exc:
         raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
                     "was meant cannot be known)") from None
     except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()) or exc.msg == "Unterminated string starting at":
+            # nothing wrong but that the text stopped (a string left open runs to its end)
+            size = len(text.encode("utf-8"))
+            raise error(f"{path}: line {exc.lineno}: not valid JSON: it ends mid-document after "
+                        f"{size:,} byte{'s' if size != 1 else ''}, as a file cut short does (a "
+                        "copy or save that did not finish); give the whole file") from None
         raise error(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValueError as exc:  # an integer of more digits than Python converts (4,300)
         raise error(f"{path}: a number too long to read ({str(exc).split(';')[0]}); not "
