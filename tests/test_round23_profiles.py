@@ -226,3 +226,28 @@ def test_an_empty_or_truncated_profile_says_so(tmp_path, capsys, text, problem):
     scenario, line = scenario_naming_profile(tmp_path, profile)
     assert error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path / "r")) == (
         f"Error: {scenario}: line {line}: profile: {profile}: {problem}")
+
+
+@pytest.mark.parametrize(("schema", "problem"), [
+    ("tiersim.profile/2", "schema: 'tiersim.profile/2' is a profile format this tiersim does "
+     "not read (it reads 'tiersim.profile/1'); use the tiersim that wrote it, or write the "
+     "profile as 'tiersim.profile/1'"),
+    (None, "schema: missing; a profile starts {\"schema\": \"tiersim.profile/1\", ...}: is this "
+     "file a profile?"),
+    ("x" * 300, f"schema: expected 'tiersim.profile/1', got '{'x' * 36}...; is this file a "
+     "profile?"),
+])
+def test_a_profile_of_another_schema_says_what_to_do(tmp_path, capsys, schema, problem):
+    """A profile from a later tiersim (``tiersim.profile/2``) said only ``expected
+    'tiersim.profile/1', got 'tiersim.profile/2'``, no fix; a schema of any length was quoted
+    whole."""
+    def edit(doc):
+        if schema is None:
+            del doc["schema"]
+        else:
+            doc["schema"] = schema
+
+    profile = _profile(tmp_path, edit)
+    scenario, line = scenario_naming_profile(tmp_path, profile)
+    assert error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path / "r")) == (
+        f"Error: {scenario}: line {line}: profile: {profile}: {problem}")

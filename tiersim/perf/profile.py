@@ -691,12 +691,31 @@ def _unknown_field(raw: dict, allowed: tuple[str, ...], where: str) -> None:
                            f"{', '.join(allowed)}")
 
 
+_MISSING = object()
+
+
+def _check_schema(schema: Any, path: str) -> None:
+    """One line with its fix for a ``schema`` other than :data:`SCHEMA`: another version of
+    the profile format (a later tiersim's), none at all, or another file's."""
+    if schema == SCHEMA:
+        return
+    if schema is _MISSING:
+        raise ProfileError(f'{path}: schema: missing; a profile starts {{"schema": "{SCHEMA}", '
+                           '...}: is this file a profile?')
+    family = SCHEMA.rsplit("/", 1)[0] + "/"
+    if isinstance(schema, str) and schema.startswith(family) and len(schema) <= 40:
+        raise ProfileError(f"{path}: schema: {schema!r} is a profile format this tiersim does "
+                           f"not read (it reads {SCHEMA!r}); use the tiersim that wrote it, or "
+                           f"write the profile as {SCHEMA!r}")
+    raise ProfileError(f"{path}: schema: expected {SCHEMA!r}, got {shown(schema)}; is this file "
+                       "a profile?")
+
+
 def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
     """Validate a parsed profile document and build a :class:`Profile`."""
     if not isinstance(raw, dict):
         raise ProfileError(f"{path}: top level must be a JSON object")
-    if raw.get("schema") != SCHEMA:
-        raise ProfileError(f"{path}: schema: expected {SCHEMA!r}, got {raw.get('schema')!r}")
+    _check_schema(raw.get("schema", _MISSING), path)
     _unknown_field(raw, PROFILE_FIELDS, path)
     for name in ("name", "gpu"):
         if not isinstance(raw.get(name), str) or not raw[name]:
