@@ -155,20 +155,43 @@ def _plan(path: Path) -> PlanResult | None:
     return PlanResult.from_json(data, str(path))
 
 
-KINDS = {"a number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+def _number(value: Any) -> bool:
+    """True for a JSON number (not a flag)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+KINDS = {"a number": _number,
+         "a number >= 0": lambda v: _number(v) and v >= 0,
          "a whole number": lambda v: isinstance(v, int) and not isinstance(v, bool),
+         "a whole number >= 0": lambda v: isinstance(v, int) and not isinstance(v, bool)
+         and v >= 0,
+         "a text": lambda v: isinstance(v, str),
+         "true or false": lambda v: isinstance(v, bool),
          "an object": lambda v: isinstance(v, dict),
          "a list": lambda v: isinstance(v, list)}
 """The JSON kinds plan.json's fields must have, by name, with their test."""
 
 PLAN_FIELDS = {"replicas": "an object", "gpus_per_replica": "an object", "router": "an object",
                "margins": "an object", "savings": "an object", "one_fewer": "an object",
-               "cost_usd": "a number", "cost_per_hour_usd": "a number", "ttft_p99_s": "a number"}
+               "design": "a text", "cost_model": "a text", "cost_usd": "a number >= 0",
+               "cost_per_hour_usd": "a number >= 0", "ttft_p99_s": "a number >= 0"}
 """The chosen plan's fields the report reads, and their kinds."""
 
-DESIGN_FIELDS = {"replicas": "an object", "router": "an object", "cost_usd": "a number",
-                 "ttft_p99_s": "a number"}
+DESIGN_FIELDS = {"replicas": "an object", "router": "an object", "design": "a text",
+                 "missed": "a text", "cost_usd": "a number >= 0", "ttft_p99_s": "a number >= 0"}
 """The fields of a runner-up, uniform fleet or evaluated fleet the report reads."""
+
+MARGIN_FIELDS = {"limit": "a number", "value": "a number", "margin": "a number",
+                 "met": "true or false"}
+"""The fields of each of the chosen plan's constraint margins the report shows."""
+
+SAVING_FIELDS = {"baseline_uniform_tier": "a text", "baseline_uniform_cost_usd": "a number >= 0",
+                 "vs_uniform_usd": "a number", "vs_uniform_frac": "a number",
+                 "vs_static_split_usd": "a number", "vs_static_split_frac": "a number"}
+"""The fields of the chosen plan's saving the report shows (a saving may be below 0)."""
+
+ONE_FEWER_FIELDS = {"replicas": "a whole number >= 0", "verdict": "a text"}
+"""The fields of each tier's one-fewer check the report shows."""
 
 
 def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
@@ -182,14 +205,27 @@ def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
                                            "accuracy_floor": "a number"}, "constraints.", path)
     chosen = doc.get("plan") or {}
     _fields(chosen, PLAN_FIELDS, "plan.", path)
-    for key in ("margins", "one_fewer"):
-        _fields(chosen.get(key) or {}, dict.fromkeys(chosen.get(key) or {}, "an object"),
-                f"plan.{key}.", path)
+    _counts(chosen, "plan.", path)
+    _fields(chosen.get("savings") or {}, SAVING_FIELDS, "plan.savings.", path)
+    for key, fields in (("margins", MARGIN_FIELDS), ("one_fewer", ONE_FEWER_FIELDS)):
+        entries = chosen.get(key) or {}
+        _fields(entries, dict.fromkeys(entries, "an object"), f"plan.{key}.", path)
+        for name, entry in entries.items():
+            _fields(entry or {}, fields, f"plan.{key}.{name}.", path)
     for key in ("runners_up", "uniform", "evaluated"):
         _fields(doc, {key: "a list"}, "", path)
         for i, design in enumerate(doc.get(key) or []):
             _kind(design, "an object", f"{key}[{i}]", path, null=False)
             _fields(design, DESIGN_FIELDS, f"{key}[{i}].", path)
+            _counts(design, f"{key}[{i}].", path)
+
+
+def _counts(design: dict[str, Any], prefix: str, path: Path) -> None:
+    """A design's replicas and GPUs per replica, each tier's a whole number >= 0."""
+    for key in ("replicas", "gpus_per_replica"):
+        per_tier = design.get(key) or {}
+        _fields(per_tier, dict.fromkeys(per_tier, "a whole number >= 0"), f"{prefix}{key}.",
+                path)
 
 
 def _fields(doc: dict[str, Any], kinds: dict[str, str], prefix: str, path: Path) -> None:

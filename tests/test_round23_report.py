@@ -1,0 +1,118 @@
+"""Round 23 hostile-input fixes of ``tiersim report``: hand-edited result files a page reads.
+
+Each test drives the command in-process through ``tiersim.cli.main`` and asserts the exact
+one line the user sees and exit status 1, or reads the page it wrote.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from tiersim.cli import main
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """``tiersim ARGV`` in this process: (exit status, stdout, stderr)."""
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_line(capsys, *argv) -> str:
+    """The one error line of a command that must fail with exit 1 and no traceback."""
+    code, _, err = run(capsys, *argv)
+    assert code == 1, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- plan.json
+
+CHOSEN = {"design": "bf16", "tiers": ["bf16"], "replicas": {"bf16": 2},
+          "gpus_per_replica": {"bf16": 1}, "router": {}, "cost_model": "provisioned",
+          "cost_usd": 1.0, "cost_per_hour_usd": 7.0, "ttft_p99_s": 0.2, "tpot_p99_s": 0.01,
+          "margins": {"ttft_p99_s": {"limit": 2.0, "value": 0.2, "margin": 1.8, "met": True}},
+          "savings": {"baseline_uniform_tier": "bf16", "baseline_uniform_cost_usd": 1.0,
+                      "vs_uniform_usd": 0.0, "vs_uniform_frac": 0.0,
+                      "vs_static_split_usd": None, "vs_static_split_frac": None},
+          "one_fewer": {"bf16": {"replicas": 1, "misses": True, "verdict": "misses: TTFT"}}}
+UNIFORM = {"design": "bf16", "replicas": {"bf16": 2}, "router": {}, "cost_usd": 1.0,
+           "ttft_p99_s": 0.2, "missed": "meets every constraint"}
+FEASIBLE = {"scenario": "s.yaml", "constraints": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1},
+            "plan": CHOSEN, "reason": None, "simulations": 3, "wall_s": 0.5,
+            "runners_up": [], "uniform": [UNIFORM], "evaluated": [dict(UNIFORM)]}
+
+
+def edited(path: str, value):
+    """FEASIBLE with the value at ``path`` (keys and list indexes joined by '|') replaced."""
+    doc = copy.deepcopy(FEASIBLE)
+    *parents, last = path.split("|")
+    node = doc
+    for key in parents:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    node[last] = value
+    return doc
+
+
+PLAN_VALUE_CASES = {
+    "a saving as text": ("plan|savings|vs_uniform_frac", "x",
+                         "plan.savings.vs_uniform_frac: expected a number, got the text 'x'"),
+    "replicas as text": ("plan|replicas|bf16", "two",
+                         "plan.replicas.bf16: expected a whole number >= 0, got the text "
+                         "'two'"),
+    "negative replicas": ("plan|replicas|bf16", -2,
+                          "plan.replicas.bf16: expected a whole number >= 0, got the number -2"),
+    "half a replica": ("plan|replicas|bf16", 1.5,
+                       "plan.replicas.bf16: expected a whole number >= 0, got the number 1.5"),
+    "GPUs per replica as text": ("plan|gpus_per_replica|bf16", "x",
+                                 "plan.gpus_per_replica.bf16: expected a whole number >= 0, got "
+                                 "the text 'x'"),
+    "a negative cost": ("plan|cost_usd", -5.0,
+                        "plan.cost_usd: expected a number >= 0, got the number -5"),
+    "a margin's limit as text": ("plan|margins|ttft_p99_s|limit", "2 s",
+                                 "plan.margins.ttft_p99_s.limit: expected a number, got the "
+                                 "text '2 s'"),
+    "met as text": ("plan|margins|ttft_p99_s|met", "yes",
+                    "plan.margins.ttft_p99_s.met: expected true or false, got the text 'yes'"),
+    "one fewer's replicas as text": ("plan|one_fewer|bf16|replicas", "1",
+                                     "plan.one_fewer.bf16.replicas: expected a whole number "
+                                     ">= 0, got the text '1'"),
+    "a design as a list": ("uniform|0|design", ["bf16"],
+                           "uniform[0].design: expected a text, got a list"),
+    "a uniform fleet's replicas as text": ("uniform|0|replicas|bf16", "2",
+                                           "uniform[0].replicas.bf16: expected a whole number "
+                                           ">= 0, got the text '2'"),
+    "an evaluated fleet's negative cost": ("evaluated|0|cost_usd", -1,
+                                           "evaluated[0].cost_usd: expected a number >= 0, got "
+                                           "the number -1"),
+}
+
+
+@pytest.mark.parametrize("case", PLAN_VALUE_CASES)
+def test_a_plan_value_of_the_wrong_kind_is_one_line(capsys, tmp_path, case):
+    """Every value of plan.json the page shows has its kind and range checked: a saving as
+    text ended the report in a ValueError traceback, and replicas as text, a negative cost or
+    a margin's limit as text were shown on the page as if the plan had found them."""
+    path, value, message = PLAN_VALUE_CASES[case]
+    folder = tmp_path / "pl"
+    folder.mkdir()
+    (folder / "plan.json").write_text(json.dumps(edited(path, value)))
+    line = error_line(capsys, "report", folder)
+    assert line == (f"Error: {folder / 'plan.json'}: {message}; rerun `tiersim plan` to "
+                    "rewrite it")
+    assert not (folder / "report.html").exists()
+
+
+def test_the_feasible_plan_of_these_cases_is_reported(capsys, tmp_path):
+    folder = tmp_path / "pl"
+    folder.mkdir()
+    (folder / "plan.json").write_text(json.dumps(FEASIBLE))
+    code, _, err = run(capsys, "report", folder)
+    assert code == 0, err
+    assert "<td>tier bf16</td><td>2 x 1 GPU</td>" in (folder / "report.html").read_text()
