@@ -116,3 +116,57 @@ def test_the_feasible_plan_of_these_cases_is_reported(capsys, tmp_path):
     code, _, err = run(capsys, "report", folder)
     assert code == 0, err
     assert "<td>tier bf16</td><td>2 x 1 GPU</td>" in (folder / "report.html").read_text()
+
+
+# --------------------------------------------------------------------------- summary.json
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A run folder of the tiny scenario (written once per module; tests copy it)."""
+    from conftest import tiny_doc, write_yaml
+
+    root = tmp_path_factory.mktemp("run")
+    scenario = write_yaml(root / "s.yaml", tiny_doc())
+    assert main(["run", str(scenario), "--out", str(root / "out"), "--no-report"]) == 0
+    return root / "out"
+
+
+def edited_run(tiny_run, tmp_path, path: str, value):
+    """A copy of ``tiny_run`` without its manifest (a folder no manifest checks, as an older
+    tiersim wrote) whose summary.json holds ``value`` at ``path`` ('|'-joined keys)."""
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(tiny_run, folder)
+    (folder / "manifest.json").unlink()
+    doc = json.loads((folder / "summary.json").read_text())
+    *parents, last = path.split("|")
+    node = doc
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    (folder / "summary.json").write_text(json.dumps(doc))
+    return folder
+
+
+SUMMARY_OBJECT_CASES = {
+    "router as text": ("router", "x", "'router' must be a JSON object, got 'x'"),
+    "router as a list": ("router", [1], "'router' must be a JSON object, got [1]"),
+    "savings as text": ("savings", "x", "'savings' must be a JSON object, got 'x'"),
+    "uniform fleets as a list": ("savings|uniform", [1],
+                                 "'savings.uniform' must map tier names to objects, got [1]"),
+    "a uniform fleet as text": ("savings|uniform|bf16", "x",
+                                "'savings.uniform.bf16' must be a JSON object, got 'x'"),
+}
+
+
+@pytest.mark.parametrize("case", SUMMARY_OBJECT_CASES)
+def test_a_summary_part_that_is_no_object_is_named(capsys, tmp_path, tiny_run, case):
+    """A router, savings or uniform fleet that is no JSON object is named with what it holds,
+    as 'sources' or 'profile' is; it read "'list' object has no attribute 'get'"."""
+    path, value, message = SUMMARY_OBJECT_CASES[case]
+    folder = edited_run(tiny_run, tmp_path, path, value)
+    line = error_line(capsys, "report", folder)
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ({message}); rerun "
+                    "`tiersim run` to rewrite it")

@@ -971,15 +971,20 @@ def _run_from(data: dict) -> RunResult:
         raise ValueError("'tier_order' must name every tier of 'tiers' once")
     tier_list = tuple(_build(TierResult, _tier_data(tiers[name], name), at=f"tiers.{name}")
                       for name in order)
-    router_data = data["router"]
+    router_data = _object(data["router"], "router")
     router = _build(RouterResult, router_data, accuracy_ci95=_structured(
         router_data.get("accuracy_ci95") or (None, None), RouterResult, "accuracy_ci95",
         "router.accuracy_ci95"))
     savings = None
     if data.get("savings") is not None:
-        s = data["savings"]
-        uniform = tuple(_build(UniformBaseline, {**u, "tier": name}, at=f"savings.uniform.{name}")
-                        for name, u in (s.get("uniform") or {}).items())
+        s = _object(data["savings"], "savings")
+        fleets = s.get("uniform") or {}
+        if not isinstance(fleets, dict):
+            raise TypeError(f"'savings.uniform' must map tier names to objects, got "
+                            f"{shown(fleets)}")
+        uniform = tuple(_build(UniformBaseline, {**_object(u, f"savings.uniform.{name}"),
+                                                 "tier": name}, at=f"savings.uniform.{name}")
+                        for name, u in fleets.items())
         savings = _build(SavingsResult, s, uniform=uniform)
     sources = _build(Sources, data["sources"])
     profile_data = data["profile"]
@@ -995,6 +1000,14 @@ def _run_from(data: dict) -> RunResult:
                   else _build(ResponseCacheResult, data["response_cache"]),
                   trace=None if data.get("trace") is None
                   else _build(TraceRead, data["trace"], at="trace"))
+
+
+def _object(data: Any, where: str) -> dict:
+    """``data`` when it is a JSON object; a TypeError naming ``where`` and what it holds
+    otherwise (a list or text read as one failed with "'list' object has no attribute")."""
+    if not isinstance(data, dict):
+        raise TypeError(f"'{where}' must be a JSON object, got {shown(data)}")
+    return data
 
 
 def _tier_data(data: Any, name: str) -> dict:
