@@ -972,9 +972,9 @@ def _run_from(data: dict) -> RunResult:
     tier_list = tuple(_build(TierResult, _tier_data(tiers[name], name), at=f"tiers.{name}")
                       for name in order)
     router_data = _object(data["router"], "router")
-    router = _build(RouterResult, router_data, accuracy_ci95=_structured(
+    router = _build(RouterResult, router_data, accuracy_ci95=_interval(_structured(
         router_data.get("accuracy_ci95") or (None, None), RouterResult, "accuracy_ci95",
-        "router.accuracy_ci95"))
+        "router.accuracy_ci95")))
     savings = None
     if data.get("savings") is not None:
         s = _object(data["savings"], "savings")
@@ -1000,6 +1000,18 @@ def _run_from(data: dict) -> RunResult:
                   else _build(ResponseCacheResult, data["response_cache"]),
                   trace=None if data.get("trace") is None
                   else _build(TraceRead, data["trace"], at="trace"))
+
+
+def _interval(interval: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+    """The accuracy's 95% interval as a run writes it: two fractions, the low end first (or
+    no end, where there is none); a ValueError otherwise."""
+    lo, hi = interval
+    if _unknown(lo) or _unknown(hi):
+        return interval
+    if not 0 <= lo <= hi <= 1 + FLOOR_TOLERANCE:
+        raise ValueError("'router.accuracy_ci95' must be two fractions between 0 and 1, the low "
+                         f"end first, got {[lo, hi]}")
+    return interval
 
 
 def _object(data: Any, where: str) -> dict:
