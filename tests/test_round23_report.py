@@ -181,3 +181,37 @@ def test_an_accuracy_interval_no_run_writes_is_refused(capsys, tmp_path, tiny_ru
     assert line == (f"Error: {folder / 'summary.json'}: malformed summary "
                     "('router.accuracy_ci95' must be two fractions between 0 and 1, the low end "
                     f"first, got {interval}); rerun `tiersim run` to rewrite it")
+
+
+# --------------------------------------------------------------------------- sweep provenance
+
+
+def _cell(page: str, item: str) -> str:
+    """The provenance table's value of ``item``."""
+    import html
+
+    return html.unescape(page.split(f"<td>{item}</td><td>")[1].split("</td>")[0])
+
+
+def test_a_swept_setting_is_not_shown_as_the_sweeps_own():
+    """A sweep's provenance showed the base scenario's trace, seed and model beside an axis
+    that varied them (no point ran the trace named), and the first point's profile as the
+    profile of every point (a GPU axis gives each GPU its own default profile)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from tiersim.report.load import ReportData
+    from tiersim.report.page import provenance
+
+    sweep = pd.DataFrame({"trace.path": ["a.parquet", "b.parquet"], "seed": [1, 2],
+                          "gpu": ["H200", "B200"], "profile.name": ["h200_x", "b200_x"]})
+    data = ReportData(Path("."), sweep=sweep, sweep_axes=["trace.path", "seed", "gpu"],
+                      scenario={"name": "s", "trace": {"path": "base.parquet"}, "seed": 0,
+                                "gpu": "H200", "model": "m"})
+    page = provenance(data)
+    assert _cell(page, "trace") == "varied by the sweep (axis trace.path)"
+    assert _cell(page, "seed") == "varied by the sweep (axis seed)"
+    assert _cell(page, "GPU") == "varied by the sweep (axis gpu)"
+    assert _cell(page, "calibration profile") == "varied across the points: h200_x, b200_x"
+    assert _cell(page, "model") == "m"

@@ -112,8 +112,25 @@ def _profile_used(data: ReportData, profile: dict) -> str | None:
     names = sweep["profile.name"].dropna() if isinstance(sweep, pd.DataFrame) \
         and "profile.name" in sweep else None
     if names is not None and len(names):
-        return str(names.iloc[0])
+        used = [str(name) for name in names.unique()]
+        return used[0] if len(used) == 1 else f"varied across the points: {', '.join(used)}"
     return (data.scenario or {}).get("profile")
+
+
+def _swept(data: ReportData, path: str) -> str | None:
+    """The sweep axis that varies the scenario setting at ``path`` (the path itself or a map
+    above it), or None (a run, a plan, or a setting every point shares)."""
+    if data.sweep is None:
+        return None
+    return next((axis for axis in data.sweep_axes
+                 if path == axis or path.startswith(f"{axis}.")), None)
+
+
+SETTING_PATHS = {"scenario": "name", "trace": "trace.path", "trace window (s)": "trace.window",
+                 "trace time scale": "trace.time_scale", "model": "model", "GPU": "gpu",
+                 "calibration profile": "profile", "seed": "seed",
+                 "router policy": "router.policy", "cost model": "cost_model"}
+"""The scenario setting each provenance row shows, by the row's name."""
 
 
 def provenance(data: ReportData) -> str:
@@ -135,6 +152,11 @@ def provenance(data: ReportData) -> str:
             ["router policy", (sc.get("router") or {}).get("policy")
              or (run.router.policy if run else None)],
             ["cost model", run.cost_model if run else sc.get("cost_model")]]
+    # a sweep's base value of a setting an axis varies is no point's: name the axis instead
+    for row in rows:
+        axis = _swept(data, SETTING_PATHS.get(row[0], ""))
+        if axis is not None:
+            row[1] = f"varied by the sweep (axis {axis})"
     if run is not None:
         rows += [["latency comes from", run.sources.latency],
                  ["accuracy comes from", run.sources.accuracy],
