@@ -215,3 +215,34 @@ def test_a_swept_setting_is_not_shown_as_the_sweeps_own():
     assert _cell(page, "GPU") == "varied by the sweep (axis gpu)"
     assert _cell(page, "calibration profile") == "varied across the points: h200_x, b200_x"
     assert _cell(page, "model") == "m"
+
+
+# --------------------------------------------------------------------------- scenario.yaml
+
+SCENARIO_CASES = {
+    "trace as text": ({"trace": "x"}, "trace: expected a mapping, got the text 'x'"),
+    "trace as a list": ({"trace": [1]}, "trace: expected a mapping, got a list"),
+    "router as text": ({"router": "x"}, "router: expected a mapping, got the text 'x'"),
+    "slo as text": ({"slo": "x"}, "slo: expected a mapping, got the text 'x'"),
+    "an SLO as text": ({"slo": {"ttft_p99_s": "2 s"}},
+                       "slo.ttft_p99_s: expected a number, got the text '2 s'"),
+}
+
+
+@pytest.mark.parametrize("case", SCENARIO_CASES)
+def test_a_run_folders_scenario_of_the_wrong_shape_is_one_line(capsys, tmp_path, tiny_run,
+                                                                case):
+    """scenario.yaml is no file the manifest checks; a part the page reads that is no mapping
+    (or an SLO as text) ended the report in an AttributeError, TypeError or ValueError."""
+    import shutil
+
+    import yaml
+
+    change, message = SCENARIO_CASES[case]
+    folder = tmp_path / "run"
+    shutil.copytree(tiny_run, folder)
+    doc = yaml.safe_load((folder / "scenario.yaml").read_text())
+    (folder / "scenario.yaml").write_text(yaml.safe_dump({**doc, **change}))
+    line = error_line(capsys, "report", folder)
+    assert line == (f"Error: {folder / 'scenario.yaml'}: {message}; rerun the command that "
+                    "wrote it")

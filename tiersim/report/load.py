@@ -131,8 +131,22 @@ def _scenario(directory: Path) -> dict[str, Any] | None:
             if not isinstance(doc, dict):
                 raise TiersimError(f"{path}: not a scenario (expected a YAML mapping); rerun the "
                                    "command that wrote it")
+            check_scenario_shape(doc, path)
             return doc
     return None
+
+
+SCENARIO_FIX = "rerun the command that wrote it"
+"""The fix a malformed scenario.yaml of a result folder names."""
+
+
+def check_scenario_shape(doc: dict[str, Any], path: Path) -> None:
+    """The parts of a result folder's scenario.yaml the report reads have their kinds (null
+    allowed): ``trace``, ``router`` and ``slo`` mappings, the SLOs numbers. The manifest does
+    not cover the file, so an edited one was an AttributeError or ValueError traceback."""
+    _fields(doc, dict.fromkeys(("trace", "router", "slo"), "a mapping"), "", path, SCENARIO_FIX)
+    _fields(doc.get("slo") or {}, dict.fromkeys(("ttft_p99_s", "tpot_p99_s"), "a number"),
+            "slo.", path, SCENARIO_FIX)
 
 
 def _check_plan_run(directory: Path, plan: PlanResult | None, run) -> None:
@@ -168,8 +182,10 @@ KINDS = {"a number": _number,
          "a text": lambda v: isinstance(v, str),
          "true or false": lambda v: isinstance(v, bool),
          "an object": lambda v: isinstance(v, dict),
+         "a mapping": lambda v: isinstance(v, dict),
          "a list": lambda v: isinstance(v, list)}
-"""The JSON kinds plan.json's fields must have, by name, with their test."""
+"""The kinds plan.json's (JSON) and scenario.yaml's (YAML) fields must have, by name, with
+their test."""
 
 PLAN_FIELDS = {"replicas": "an object", "gpus_per_replica": "an object", "router": "an object",
                "margins": "an object", "savings": "an object", "one_fewer": "an object",
@@ -228,19 +244,24 @@ def _counts(design: dict[str, Any], prefix: str, path: Path) -> None:
                 path)
 
 
-def _fields(doc: dict[str, Any], kinds: dict[str, str], prefix: str, path: Path) -> None:
+PLAN_FIX = "rerun `tiersim plan` to rewrite it"
+"""The fix a malformed plan.json names."""
+
+
+def _fields(doc: dict[str, Any], kinds: dict[str, str], prefix: str, path: Path,
+            fix: str = PLAN_FIX) -> None:
     """Check each of ``kinds``' keys present in ``doc`` (``prefix`` names where doc sits)."""
     for key, kind in kinds.items():
-        _kind(doc.get(key), kind, f"{prefix}{key}", path)
+        _kind(doc.get(key), kind, f"{prefix}{key}", path, fix=fix)
 
 
-def _kind(value: Any, kind: str, where: str, path: Path, null: bool = True) -> None:
-    """One line naming ``where`` in ``path`` when ``value`` is not of ``kind``; null passes
-    where ``null`` allows it (a missing figure), not for a list's entry or a figure always
-    written (a null there ended the report in a traceback)."""
+def _kind(value: Any, kind: str, where: str, path: Path, null: bool = True,
+          fix: str = PLAN_FIX) -> None:
+    """One line naming ``where`` in ``path`` and ``fix`` when ``value`` is not of ``kind``;
+    null passes where ``null`` allows it (a missing figure), not for a list's entry or a
+    figure always written (a null there ended the report in a traceback)."""
     if (value is not None or not null) and not KINDS[kind](value):
-        raise TiersimError(f"{path}: {where}: expected {kind}, got {_shown(value)}; rerun "
-                           "`tiersim plan` to rewrite it")
+        raise TiersimError(f"{path}: {where}: expected {kind}, got {_shown(value)}; {fix}")
 
 
 def _shown(value: Any) -> str:
