@@ -246,3 +246,47 @@ def test_a_run_folders_scenario_of_the_wrong_shape_is_one_line(capsys, tmp_path,
     line = error_line(capsys, "report", folder)
     assert line == (f"Error: {folder / 'scenario.yaml'}: {message}; rerun the command that "
                     "wrote it")
+
+
+# --------------------------------------------------------------------------- sweep.parquet
+
+
+def write_sweep(folder, columns: dict, axes: bytes):
+    """``folder/sweep.parquet`` holding ``columns``, with ``axes`` as its axis metadata."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir()
+    table = pa.Table.from_pandas(pd.DataFrame(columns), preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           b"tiersim.sweep.axes": axes})
+    pq.write_table(table, folder / "sweep.parquet")
+    return folder
+
+
+POINTS = {"point_id": ["a", "b"], "status": ["ok", "ok"], "index": [0, 1], "fpr": [0.1, 0.2],
+          "cost_usd": [1.0, 2.0], "accuracy": [0.8, 0.9]}
+
+SWEEP_FLAG_CASES = {
+    "SLO met as text": ({"savings.routed_slo_met": ["False", "True"]},
+                        "column 'savings.routed_slo_met' holds 'False' (row 0), not true or "
+                        "false"),
+    "floor met as a number": ({"router.floor_met": [0.0, 1.0]},
+                              "column 'router.floor_met' holds 0.0 (row 0), not true or false"),
+    "dropped as text": ({"dropped": ["3", "0"]},
+                        "column 'dropped' holds '3' (row 0), not a number"),
+    "an SLO as text": ({"slo_ttft_p99_s": ["2 s", "2 s"]},
+                       "column 'slo_ttft_p99_s' holds '2 s' (row 0), not a number"),
+}
+
+
+@pytest.mark.parametrize("case", SWEEP_FLAG_CASES)
+def test_a_sweep_column_the_front_judges_by_holds_its_kind(capsys, tmp_path, case):
+    """The columns that say whether a point missed its SLOs or floor (kept off the Pareto
+    front) hold flags and numbers: 'False' as text read as true, and a point that missed its
+    SLOs was drawn on the front; a dropped count or SLO as text was not judged at all."""
+    change, message = SWEEP_FLAG_CASES[case]
+    folder = write_sweep(tmp_path / "sw", {**POINTS, **change}, b'["fpr"]')
+    line = error_line(capsys, "report", folder)
+    assert line == f"Error: {folder / 'sweep.parquet'}: {message}; rerun the sweep"

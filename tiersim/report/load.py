@@ -306,8 +306,13 @@ SWEEP_COLUMNS = ("point_id", "status")
 """Columns every table the sweep store writes has."""
 
 SWEEP_NUMBERS = ("index", "wall_s", "accuracy", "cost_usd", "cost_per_1m_output_tokens",
-                 "ttft_p99_s", "tpot_p99_s", "slo_attainment", "router.silent_failure_rate")
+                 "ttft_p99_s", "tpot_p99_s", "slo_attainment", "router.silent_failure_rate",
+                 "dropped", "slo_ttft_p99_s", "slo_tpot_p99_s")
 """Sweep columns the report computes with, which must hold numbers (or be empty)."""
+
+SWEEP_FLAGS = ("savings.routed_slo_met", "savings.routed_floor_met", "router.floor_met")
+"""Sweep columns that say whether a point missed its SLOs or floor (kept off the Pareto
+front), which must hold true or false (or be empty)."""
 
 
 def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
@@ -334,6 +339,14 @@ def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
         if len(text):
             raise TiersimError(f"{path}: column {column!r} holds {text.iloc[0]!r} (row "
                                f"{text.index[0]}), not a number; rerun the sweep")
+    for column in (c for c in SWEEP_FLAGS if c in sweep):
+        values = sweep[column].dropna()
+        other = values[~values.map(lambda v: isinstance(v, (bool, np.bool_)))]
+        if len(other):
+            value = other.iloc[0]
+            shown = repr(value.item() if isinstance(value, np.generic) else value)
+            raise TiersimError(f"{path}: column {column!r} holds {shown} (row "
+                               f"{other.index[0]}), not true or false; rerun the sweep")
 
 
 def _check_number_column(values: pd.Series, column: str, path: Path) -> None:
