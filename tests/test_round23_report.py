@@ -290,3 +290,15 @@ def test_a_sweep_column_the_front_judges_by_holds_its_kind(capsys, tmp_path, cas
     folder = write_sweep(tmp_path / "sw", {**POINTS, **change}, b'["fpr"]')
     line = error_line(capsys, "report", folder)
     assert line == f"Error: {folder / 'sweep.parquet'}: {message}; rerun the sweep"
+
+
+@pytest.mark.parametrize("key", ["ok", "baseline_only"])
+def test_an_evaluated_fleets_flag_as_text_is_one_line(capsys, tmp_path, key):
+    """The plan search figure draws a fleet by its ``ok`` and ``baseline_only`` flags: "false"
+    as text read as true, so a fleet that missed was drawn as one that met every constraint."""
+    folder = tmp_path / "pl"
+    folder.mkdir()
+    (folder / "plan.json").write_text(json.dumps(edited(f"evaluated|0|{key}", "false")))
+    line = error_line(capsys, "report", folder)
+    assert line == (f"Error: {folder / 'plan.json'}: evaluated[0].{key}: expected true or false, "
+                    "got the text 'false'; rerun `tiersim plan` to rewrite it")

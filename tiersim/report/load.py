@@ -194,8 +194,10 @@ PLAN_FIELDS = {"replicas": "an object", "gpus_per_replica": "an object", "router
 """The chosen plan's fields the report reads, and their kinds."""
 
 DESIGN_FIELDS = {"replicas": "an object", "router": "an object", "design": "a text",
-                 "missed": "a text", "cost_usd": "a number >= 0", "ttft_p99_s": "a number >= 0"}
-"""The fields of a runner-up, uniform fleet or evaluated fleet the report reads."""
+                 "missed": "a text", "cost_usd": "a number >= 0", "ttft_p99_s": "a number >= 0",
+                 "ok": "true or false", "baseline_only": "true or false"}
+"""The fields of a runner-up, uniform fleet or evaluated fleet the report reads (the plan
+search figure draws an evaluated fleet by its ``ok`` and ``baseline_only`` flags)."""
 
 MARGIN_FIELDS = {"limit": "a number", "value": "a number", "margin": "a number",
                  "met": "true or false"}
