@@ -302,3 +302,27 @@ def test_an_evaluated_fleets_flag_as_text_is_one_line(capsys, tmp_path, key):
     line = error_line(capsys, "report", folder)
     assert line == (f"Error: {folder / 'plan.json'}: evaluated[0].{key}: expected true or false, "
                     "got the text 'false'; rerun `tiersim plan` to rewrite it")
+
+
+@pytest.mark.parametrize("change, what, theirs, ours", [
+    ({"seed": 5}, "seed", "5", "0"),
+    ({"name": "other"}, "scenario", "'other'", "'tiny'"),
+])
+def test_a_scenario_yaml_of_another_run_beside_a_manifest_is_refused(capsys, tmp_path, tiny_run,
+                                                                     change, what, theirs, ours):
+    """manifest.json vouches for summary.json, not scenario.yaml: an edited or copied-in
+    scenario.yaml of another seed or name was shown as the run's provenance (seed 5 for a run
+    of seed 0), as a folder without a manifest refuses it."""
+    import shutil
+
+    import yaml
+
+    folder = tmp_path / "run"
+    shutil.copytree(tiny_run, folder)
+    doc = yaml.safe_load((folder / "scenario.yaml").read_text())
+    (folder / "scenario.yaml").write_text(yaml.safe_dump({**doc, **change}, sort_keys=False))
+    line = error_line(capsys, "report", folder)
+    assert line == (f"Error: {folder}: scenario.yaml describes another run than summary.json "
+                    f"({what} {theirs} in scenario.yaml, {ours} in summary.json, whose run "
+                    "manifest.json vouches for); put back the scenario.yaml the run wrote, or "
+                    f"rerun `tiersim run --out {folder}`")

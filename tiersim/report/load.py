@@ -422,6 +422,19 @@ def check_one_run(directory: Path, run: RunResult, requests: pd.DataFrame | None
                   "into it for a checked folder", Note, stacklevel=3)
 
 
+def check_scenario_of_run(directory: Path, run: RunResult,
+                          scenario: dict[str, Any] | None) -> None:
+    """manifest.json vouches for summary.json but not for scenario.yaml: refuse a scenario.yaml
+    whose name, seed or tiers are not the run's (edited, or copied in from another run), whose
+    settings the page would show as the run's provenance."""
+    for file, what, theirs, ours in _described(run, None, scenario):
+        if theirs is not None and theirs != ours:
+            raise TiersimError(f"{directory}: {file} describes another run than summary.json "
+                               f"({what} {theirs!r} in {file}, {ours!r} in summary.json, whose "
+                               "run manifest.json vouches for); put back the scenario.yaml the "
+                               f"run wrote, or rerun `tiersim run --out {directory}`")
+
+
 def _described(run: RunResult, requests: pd.DataFrame | None, scenario: dict[str, Any] | None):
     """``(file, what, its value, summary.json's value)`` for each fact a run's other files
     state about it (None where that file is absent or does not state it)."""
@@ -476,6 +489,8 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     scenario = _scenario(directory)
     if run is not None and run_id is None:
         check_one_run(directory, run, requests, scenario)
+    elif run is not None:
+        check_scenario_of_run(directory, run, scenario)
     plan = _plan(directory / "plan.json")
     _check_plan_run(directory, plan, run)
     return ReportData(directory, run, requests, timeseries, sweep, axes, plan, scenario, run_id,
