@@ -136,7 +136,10 @@ def test_the_dropped_note_says_an_escalation_the_second_tier_dropped_had_its_fir
         "2 of 3 requests were dropped (2 longer (prompt + output) than their tier's context, "
         "up to 1,100 tokens), each an escalation its second tier refused after its first pass "
         "ran: answered by no tier, that first pass paid for; they count as dropped in every "
-        "figure")
+        "figure; the first is "
+        "request_id 0 (1,100 tokens on tier bf16, which serves at most 1,000, its "
+        "scheduler.max_model_len): raise that (up to its model's context), or shorten or "
+        "remove such rows")
 
 
 def test_the_dropped_note_counts_first_passes_that_ran_apart(tmp_path):
@@ -145,7 +148,10 @@ def test_the_dropped_note_counts_first_passes_that_ran_apart(tmp_path):
         "2 of 3 requests were dropped (2 longer (prompt + output) than their tier's context, "
         "up to 1,510 tokens): 1 an escalation its second tier refused after its first pass ran "
         "(answered by no tier, that first pass paid for), 1 never served; they count as "
-        "dropped in every figure")
+        "dropped in every figure; the first is "
+        "request_id 0 (1,100 tokens on tier bf16, which serves at most 1,000, its "
+        "scheduler.max_model_len): raise that (up to its model's context), or shorten or "
+        "remove such rows")
 
 
 def test_the_estimated_saving_prices_a_refused_request_as_one_pass_on_its_second_tier(

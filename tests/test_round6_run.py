@@ -96,7 +96,10 @@ def test_requests_the_fleet_cannot_serve_get_a_note(tmp_path, capsys):
     assert (code, err.strip()) == (0, f"note: {path}: 317 of 317 requests were dropped, never "
                                       "served (317 longer (prompt + output) than their tier's "
                                       "context, up to 7,574 tokens); they count as dropped in "
-                                      "every figure")
+                                      "every figure; the first is request_id 594 (1,182 "
+                                      "tokens on tier bf16, which serves at most 1, its "
+                                      "scheduler.max_model_len): raise that (up to its "
+                                      "model's context), or shorten or remove such rows")
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (summary["completed"], summary["dropped"]) == (0, 317)
 

@@ -418,7 +418,10 @@ def test_the_dropped_note_counts_steps_never_sent_apart(tmp_path):
     assert note.endswith(
         "3 of 4 requests were dropped, never served (1 longer (prompt + output) than their "
         "tier's context, up to 5,340 tokens, and 2 never sent: an earlier step of their "
-        "session was dropped); they count as dropped in every figure")
+        "session was dropped); they count as dropped in every figure; the first is "
+        "request_id 1 (5,340 tokens on tier bf16, which serves at most 4,096, its "
+        "scheduler.max_model_len): raise that (up to its model's context), or shorten or "
+        "remove such rows")
 
 
 def test_savings_price_the_run_until_its_last_realised_arrival(tmp_path):

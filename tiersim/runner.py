@@ -311,8 +311,30 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
         why += (f", and {int(unsent.sum()):,} never sent: an earlier step of their session "
                 "was dropped")
     head = f"{source}: {int(dropped.sum()):,} of {len(dropped):,} requests were dropped"
+    first = _first_dropped(fleet, df, np.flatnonzero(dropped & ~unsent), tokens, too_long, tier)
     warnings.warn(f"{head}{_dropped_after_first_pass(result, dropped, why)}; they count as "
-                  "dropped in every figure", Note, stacklevel=2)
+                  f"dropped in every figure{first}", Note, stacklevel=2)
+
+
+def _first_dropped(fleet, df: pd.DataFrame, rows: np.ndarray, tokens: np.ndarray,
+                   too_long: np.ndarray, tier: np.ndarray) -> str:
+    """The dropped note's tail: the first request the fleet could never serve (``rows``, its
+    table rows, with their ``tokens``, ``too_long`` and ``tier`` from :func:`_dropped_sizes`),
+    by its ``request_id``, and what would serve it; "" when there is none."""
+    if not len(rows):
+        return ""
+    built = fleet.tiers[int(tier[0])]
+    head = (f"; the first is request_id {int(df['request_id'].iloc[int(rows[0])])} "
+            f"({int(tokens[0]):,} tokens on tier {built.name}")
+    if not too_long[0]:
+        return (f"{head}): give the tier more KV-cache memory (gpu_memory_utilization, "
+                "gpus_per_replica), or shorten or remove such rows")
+    most = f"{head}, which serves at most {built.limits.max_model_len:,}"
+    if built.config.scheduler.max_model_len is not None:
+        return (f"{most}, its scheduler.max_model_len): raise that (up to its model's "
+                "context), or shorten or remove such rows")
+    return (f"{most}, its model's context): shorten or remove such rows, or serve them on a "
+            "model with a longer context")
 
 
 def _dropped_after_first_pass(result, dropped: np.ndarray, why: str) -> str:

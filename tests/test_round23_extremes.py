@@ -1,0 +1,56 @@
+"""Round 23 of hostile input at the numerical extremes of ``tiersim run``: requests longer
+than a tier can hold, clocks far from 0, figures over runs that last almost no time. Each a
+failure found from outside and fixed, with the exact line a user sees or the number that was
+wrong."""
+
+from __future__ import annotations
+
+import pandas as pd
+from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import run_cli
+
+
+def _run(tmp_path, capsys, rows, tier_extra=None, trace_extra=None, *options) -> tuple[int, str]:
+    """``tiersim run`` of one bf16 tier over the trace ``rows`` (request_id, arrival_s,
+    input_tokens, output_tokens): (exit status, stderr on one line)."""
+    trace = tmp_path / "t.csv"
+    pd.DataFrame(rows, columns=["request_id", "arrival_s", "input_tokens",
+                                "output_tokens"]).to_csv(trace, index=False)
+    doc = tiny_doc(router={"policy": "uniform"}, trace={"path": str(trace), **(trace_extra or {})})
+    doc["tiers"] = [{"name": "bf16", "precision": "bf16", "replicas": 1,
+                     "cost_per_gpu_hour": 3.5, **(tier_extra or {})}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report", *options)
+    return code, " ".join(err.split())
+
+
+def test_a_request_longer_than_the_context_is_named_with_the_fix(tmp_path, capsys):
+    """The note on requests dropped as longer than their tier's context said how many and how
+    long, but not which (no request_id to find in the trace) nor what to do about it."""
+    code, err = _run(tmp_path, capsys, [(7, 0.0, 100, 10), (8, 1.0, 300_000, 10),
+                                        (9, 2.0, 270_000, 10)])
+    assert code == 0, err
+    assert (f"note: {tmp_path / 's.yaml'}: 2 of 3 requests were dropped, never served (2 longer "
+            "(prompt + output) than their tier's context, up to 300,010 tokens); they count as "
+            "dropped in every figure; the first is request_id 8 (300,010 tokens on tier bf16, "
+            "which serves at most 262,144, its model's context): shorten or remove such rows, "
+            "or serve them on a model with a longer context") in err
+
+
+def test_a_request_longer_than_a_set_max_model_len_is_told_to_raise_it(tmp_path, capsys):
+    code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1.0, 5_000, 10)],
+                     {"scheduler": {"max_model_len": 4096}})
+    assert code == 0, err
+    assert ("they count as dropped in every figure; the first is request_id 1 (5,010 tokens "
+            "on tier bf16, which serves at most 4,096, its scheduler.max_model_len): raise "
+            "that (up to its model's context), or shorten or remove such rows") in err
+
+
+def test_a_request_larger_than_the_kv_cache_is_named_with_the_fix(tmp_path, capsys):
+    code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1.0, 100_000, 10)],
+                     {"gpu_memory_utilization": 0.45})
+    assert code == 0, err
+    assert ("larger than one sequence may hold of a replica's KV cache (47,888 tokens on "
+            "bf16), up to 100,010 tokens); they count as dropped in every figure; the first is "
+            "request_id 1 (100,010 tokens on tier bf16): give the tier more KV-cache memory "
+            "(gpu_memory_utilization, gpus_per_replica), or shorten or remove such rows") in err
