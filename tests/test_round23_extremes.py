@@ -5,7 +5,10 @@ wrong."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
+import pytest
 from conftest import tiny_doc, write_yaml
 from test_hostile_inputs import run_cli
 
@@ -54,3 +57,28 @@ def test_a_request_larger_than_the_kv_cache_is_named_with_the_fix(tmp_path, caps
             "bf16), up to 100,010 tokens); they count as dropped in every figure; the first is "
             "request_id 1 (100,010 tokens on tier bf16): give the tier more KV-cache memory "
             "(gpu_memory_utilization, gpus_per_replica), or shorten or remove such rows") in err
+
+
+def test_an_estimated_uniform_fleet_that_cannot_hold_a_request_is_no_baseline(tmp_path, capsys):
+    """The estimated saving scaled a uniform w4a16 fleet (max_model_len 4,096) from per-token
+    costs as if it served a 10,010-token request too: "-103 % vs uniform w4a16" at 93.4 %
+    accuracy, where --baselines finds that fleet infeasible at any size (68.4 %)."""
+    trace = tmp_path / "t.csv"
+    pd.DataFrame({"request_id": [0, 1, 2, 3], "arrival_s": [0.0, 0.0, 1.0, 1.0],
+                  "input_tokens": [100, 10_000, 100, 200],
+                  "output_tokens": [10, 10, 10, 10]}).to_csv(trace, index=False)
+    doc = tiny_doc(trace={"path": str(trace)}, accuracy_floor=0.9,
+                   router={"policy": "static_split", "fractions": [0, 1]})
+    doc["tiers"][0]["scheduler"] = {"max_model_len": 4096}
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out", out,
+                        "--no-baselines", "--no-report")
+    assert code == 0, err
+    saved = json.loads((out / "summary.json").read_text())["savings"]
+    assert saved["method"] == "estimated"
+    assert saved["baseline_uniform_tier"] == "bf16"
+    w4 = saved["uniform"]["w4a16"]
+    assert (w4["cost_usd"], w4["infeasible"]) == (
+        None, "drops 1 request longer (prompt + output) than w4a16's max_model_len 4,096 at "
+              "any size")
+    assert w4["accuracy"] == pytest.approx(0.6836, abs=1e-4)

@@ -187,13 +187,18 @@ def _frac(baseline: float | None, routed: float | None) -> float | None:
 
 def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
                accuracy_floor: float | None, basis: str) -> SavingsResult:
-    """Uniform costs estimated from this run's per-token attributed costs (an estimate)."""
+    """Uniform costs estimated from this run's per-token attributed costs (an estimate). A
+    tier whose context cannot hold some request is no baseline, as its simulated uniform fleet
+    is infeasible at any size (:func:`longer_than_context`)."""
     routed = costs.attributed_costs(fleet, result)
     first, escalated = costs.passes_run(result)
+    longer, why = longer_than_context(fleet, df)
     out = routing_savings(df, result.final_tier, routed, infos, accuracy_floor=accuracy_floor,
                           first_tier=first, escalated=escalated,
-                          uniform_costs=None, dropped=result.dropped, basis=basis)
-    baselines = tuple(UniformBaseline(tier=name, accuracy=v["accuracy"], cost_usd=v["cost_usd"])
+                          uniform_costs=None, dropped=result.dropped, basis=basis,
+                          unservable=longer)
+    baselines = tuple(UniformBaseline(tier=name, accuracy=v["accuracy"], cost_usd=v["cost_usd"],
+                                      infeasible=why.get(name))
                       for name, v in out["uniform"].items())
     return SavingsResult(
         method="estimated", cost_model="attributed", routed_cost_usd=out["routed_cost_usd"],
@@ -203,6 +208,29 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
         static_split_cost_usd=out["static_split_cost_usd"],
         vs_static_split_usd=out["vs_static_split_usd"],
         vs_static_split_frac=out["vs_static_split_frac"])
+
+
+def longer_than_context(fleet: Fleet, df: pd.DataFrame) -> tuple[np.ndarray, dict[str, str]]:
+    """Per request and tier of ``fleet``, whether its prompt + output (the tier's multiplier
+    applied, at least 1) is longer than the tier's ``max_model_len``: a uniform fleet of that
+    tier drops it at any size. Also, per tier with such a request, why in the words of a sized
+    baseline (``"drops 1 request longer (prompt + output) than fp8's max_model_len 1,500 at
+    any size"``)."""
+    from tiersim.plan.planner import _drops_words
+
+    prompt = df["input_tokens"].to_numpy(np.float64)
+    output = df["output_tokens"].to_numpy(np.float64)
+    longer = np.zeros((len(df), len(fleet.tiers)), dtype=bool)
+    why = {}
+    for k, tier in enumerate(fleet.tiers):
+        context = tier.limits.max_model_len
+        if not context:
+            continue
+        mult = tier.config.output_length_multiplier
+        longer[:, k] = prompt + np.maximum(1, np.round(output * mult)) > context
+        if longer[:, k].any():
+            why[tier.name] = _drops_words([(tier.name, int(longer[:, k].sum()), int(context))])
+    return longer, why
 
 
 def duration_of(result) -> float:

@@ -211,6 +211,7 @@ def savings(
     tolerance: float = 0.0,
     dropped: np.ndarray | None = None,
     basis: Basis = "expected",
+    unservable: np.ndarray | None = None,
 ) -> dict:
     """Routed cost against the cheapest uniform tier meeting the floor and the static split.
 
@@ -225,7 +226,9 @@ def savings(
     tier is the baseline or in the static split).
     A ``dropped`` request counts as wrong in the routed accuracy and is left out of the
     estimate (it has tokens but no cost). ``basis``: what accuracy is scored on (the
-    assignment's).
+    assignment's). ``unservable`` (requests x tiers, optional): a request a uniform fleet of
+    that tier could never serve (longer than its context): it counts as wrong in that tier's
+    uniform accuracy, and the tier has no uniform cost (it is no baseline, nor in the split).
     """
     final_tier = np.asarray(final_tier, dtype=np.int64)
     first = final_tier if first_tier is None else np.asarray(first_tier, dtype=np.int64)
@@ -233,7 +236,8 @@ def savings(
     cost_usd = np.asarray(cost_usd, dtype=np.float64)
     exp = expected_matrix(df, tiers, basis)
     accuracy = float(_answered(_pick(exp, final_tier), dropped).mean())
-    uni_acc = exp.mean(axis=0)
+    never = None if unservable is None else np.asarray(unservable, dtype=bool)
+    uni_acc = exp.mean(axis=0) if never is None else np.where(never, 0.0, exp).mean(axis=0)
     estimated = uniform_costs is None
     if estimated:
         keep = _kept(dropped)
@@ -244,6 +248,8 @@ def savings(
             escalate_to=keep(np.where(esc, final_tier, -1)),
         )
     uni_cost = np.asarray(uniform_costs, dtype=np.float64)
+    if never is not None:
+        uni_cost = np.where(never.any(axis=0), np.nan, uni_cost)
     priced = np.isfinite(uni_cost)  # an estimate from no answered request has no cost
     routed = float(cost_usd.sum())
     floor = accuracy - tolerance if accuracy_floor is None else accuracy_floor
