@@ -82,3 +82,19 @@ def test_an_estimated_uniform_fleet_that_cannot_hold_a_request_is_no_baseline(tm
         None, "drops 1 request longer (prompt + output) than w4a16's max_model_len 4,096 at "
               "any size")
     assert w4["accuracy"] == pytest.approx(0.6836, abs=1e-4)
+
+
+def test_a_time_scale_that_slows_arrivals_past_the_longest_span_is_refused(tmp_path, capsys):
+    """Arrivals are held to 1e9 s after time 0 (beyond, the clock's float64 steps grow past a
+    microsecond); a time_scale of 0.001 stretched a trace's 2,000,000 s to 2e9 s (its 1e9 s to
+    1e12 s: a decode step of 4.406 ms read 4.395 ms) without a word."""
+    code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 2e6, 100, 10)], None,
+                     {"time_scale": 0.001})
+    assert code == 1
+    assert err == (f"Error: {tmp_path / 't.csv'}: time_scale 0.001 replays the last arrival, "
+                   "2e+06 s, at 2e+09 s, more than 1e+09 s (31 years) after time 0, where the "
+                   "simulated clock loses its precision; set trace.time_scale to at least "
+                   "0.002, or a trace.window of at most 1e+06 s")
+    code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1e6, 100, 10)], None,
+                     {"time_scale": 0.001})
+    assert code == 0, err

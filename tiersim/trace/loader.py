@@ -139,6 +139,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
                          arrivals, step_types)
     _check_span(table, src, origin, window is not None)
     table = apply_time_scale(table, time_scale, src)
+    _check_scaled_span(table, time_scale, src)
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
     return LoadedTrace(table, origin)
@@ -273,6 +274,24 @@ def _check_span(table: pd.DataFrame, src: Source, origin: TraceOrigin,
         raise origin.error(message, int(late[0]), "arrival_s")
     raise src.error(message, int(table["request_id"].iloc[late[0]]) - src.first_row,
                     FORMATS[name].required[0])
+
+
+def _check_scaled_span(table: pd.DataFrame, time_scale: float, src: Source) -> None:
+    """Refuse a ``time_scale`` below 1 that replays the last arrival beyond MAX_SPAN_S after
+    time 0, as :func:`_check_span` refuses such a trace: beyond it the float64 clock's steps
+    grow past a microsecond, and a few-millisecond decode step reads a percent off (at 1e12 s,
+    4.406 ms read 4.395 ms)."""
+    t = table["arrival_s"].to_numpy()
+    if not len(t) or float(t[-1]) <= MAX_SPAN_S:
+        return
+    raw = float(t[-1]) * float(time_scale)
+    least = raw / MAX_SPAN_S
+    step = 10.0 ** (math.floor(math.log10(least)) - 2)  # rounded up at 3 significant digits
+    raise TraceError(src.path, f"time_scale {time_scale:g} replays the last arrival, {raw:.6g} "
+                     f"s, at {float(t[-1]):.6g} s, more than {MAX_SPAN_S:.0e} s (31 years) after "
+                     "time 0, where the simulated clock loses its precision; set "
+                     f"trace.time_scale to at least {math.ceil(least / step) * step:.3g}, or a "
+                     f"trace.window of at most {MAX_SPAN_S * time_scale:.3g} s")
 
 
 MIN_LEAD_S = 60.0
