@@ -98,3 +98,50 @@ def test_a_time_scale_that_slows_arrivals_past_the_longest_span_is_refused(tmp_p
     code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1e6, 100, 10)], None,
                      {"time_scale": 0.001})
     assert code == 0, err
+
+
+def _saving_row(tmp_path, capsys, floor: float, max_model_len: int) -> list[str]:
+    """The console's saving row (label, value, source) of an estimated run (--no-baselines) of
+    two tiers, every request on bf16, w4a16 held to ``max_model_len``, a 10,010-token request
+    among four; the report's "saved vs that tier" gives the same reason."""
+    import html
+    import re
+
+    from rich.console import Console
+
+    from tiersim.cli.run import headline_table
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    trace = tmp_path / "t.csv"
+    pd.DataFrame({"request_id": [0, 1, 2, 3], "arrival_s": [0.0, 0.0, 1.0, 1.0],
+                  "input_tokens": [100, 10_000, 100, 200],
+                  "output_tokens": [10, 10, 10, 10]}).to_csv(trace, index=False)
+    doc = tiny_doc(trace={"path": str(trace)}, accuracy_floor=floor,
+                   router={"policy": "static_split", "fractions": [0, 1]})
+    doc["tiers"][0]["scheduler"] = {"max_model_len": max_model_len}
+    out = tmp_path / "o"
+    run = run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", doc)), out, report=True)
+    console = Console(width=400, record=True)
+    console.print(headline_table(run))
+    row = next(line.split("│")[1:4] for line in console.export_text().splitlines()
+               if "vs uniform" in line)
+    page = html.unescape(re.sub(r"<[^>]+>", "|", (out / "report.html").read_text()))
+    assert f"|saved vs that tier||{row[2].strip()}|" in page
+    return [cell.strip() for cell in row]
+
+
+def test_an_estimate_with_no_baseline_gives_its_own_reason(tmp_path, capsys):
+    """Without --baselines no uniform fleet is simulated, yet the row read "saved vs uniform:
+    -, no uniform fleet meets the SLOs and this run's accuracy (or the floor): none to compare
+    with (uniform fleets table)": SLOs no estimate is held to, a table never printed."""
+    assert _saving_row(tmp_path, capsys, 0.99, 20_000) == [
+        "estimated saving vs uniform", "-", "no uniform fleet's estimate reaches this run's "
+        "accuracy (or the floor): none to compare with (estimate; --baselines simulates)"]
+
+
+def test_an_estimate_names_the_uniform_fleet_that_cannot_serve_every_request(tmp_path, capsys):
+    assert _saving_row(tmp_path, capsys, 0.99, 4096) == [
+        "estimated saving vs uniform", "-", "all w4a16 drops 1 request longer (prompt + output) "
+        "than w4a16's max_model_len 4,096 at any size; no other reaches this run's accuracy "
+        "(or the floor): none to compare with (estimate; --baselines simulates)"]

@@ -694,6 +694,13 @@ class RunResult:
         if s.estimated and self.completed == 0:
             return ("no request was answered: no per-token cost to scale the uniform fleets "
                     "from (--baselines simulates)")
+        if s.estimated and s.uniform:  # no SLO is checked and no table printed for estimates
+            why = [f"all {b.tier} {b.infeasible}" for b in s.uniform if b.infeasible]
+            if len(why) < len(s.uniform):
+                why.append("no other reaches this run's accuracy (or the floor)" if why else
+                           "no uniform fleet's estimate reaches this run's accuracy (or the "
+                           "floor)")
+            return f"{'; '.join(why)}: none to compare with (estimate; --baselines simulates)"
         if s.uniform:
             return ("no uniform fleet meets the SLOs and this run's accuracy (or the floor): "
                     "none to compare with (uniform fleets table)")

@@ -283,8 +283,7 @@ def router_rows(r: RunResult, accuracy_source: str,
         rows.append(saving_row(saving, r.missed_words()))
     elif (why := r.no_baseline_words()) is not None:
         cache_answered_all = bool(saving.uniform) and r.requests == 0
-        name = ("estimated saving" if saving.estimated and r.completed == 0
-                and not cache_answered_all else "saved")
+        name = "estimated saving" if saving.estimated and not cache_answered_all else "saved"
         rows.append((f"{name} vs uniform", "-", why))
     return rows
 
