@@ -833,9 +833,12 @@ difference of two figures. Every other number is a time, cost, size, count or fr
 
 FRACTIONS = frozenset({"accuracy", "accuracy_floor", "per_request_accuracy", "task_success",
                        "share", "utilization", "kv_peak_frac", "slo_attainment", "fpr", "fnr",
-                       "escalation_rate", "silent_failure_rate", "hit_rate", "prefix_hit_rate",
-                       "prefix_hit_bound", "prefix_recompute_rate"})
-"""Number fields of a summary that are fractions, between 0 and 1 (shown as percents)."""
+                       "escalation_rate", "escalation_refused_rate", "silent_failure_rate",
+                       "hit_rate", "prefix_hit_rate", "prefix_hit_bound", "prefix_recompute_rate",
+                       "accuracy_ci95", "first_tier_shares", "final_tier_shares",
+                       "prefix_hit_by_level"})
+"""Number fields of a summary that are fractions, between 0 and 1 (shown as percents); for a
+map or a pair (``first_tier_shares``, ``accuracy_ci95``), every number in it."""
 
 
 def range_problem(value: float, name: str) -> str | None:
@@ -868,7 +871,24 @@ def _structured(value: Any, cls, name: str, where: str) -> Any:
     of names to numbers...) by pydantic, strictly as JSON (no text read as a number, no flag as
     one) with null allowed wherever a float is (NaN is written as null); a ValueError naming
     ``where`` and the first thing wrong otherwise."""
-    return _validated(_adapter(cls, name), value, where)
+    checked = _validated(_adapter(cls, name), value, where)
+    _in_range(checked, name, where)
+    return checked
+
+
+def _in_range(value: Any, name: str, where: str) -> None:
+    """A ValueError naming the first number nested in ``value`` (the field ``name``, at
+    ``where``) that :func:`range_problem` refuses: a share or interval bound of a map or a
+    pair is a fraction as a top-level one is."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        problem = range_problem(value, name)
+        if problem:
+            raise ValueError(f"'{where}' {problem}, got {shown(value)}")
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
+        value, list | tuple) else ()
+    for key, item in items:
+        _in_range(item, name, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
 
 
 def _validated(adapter, value: Any, where: str) -> Any:
