@@ -46,7 +46,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     trace_read,
 )
 from tiersim.results import RunResult, dumps, reaches_floor, within_limit
-from tiersim.routing import TierInfo
+from tiersim.routing import Assignment, TierInfo
 from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
 from tiersim.workload import sessions
 
@@ -163,7 +163,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                               trace=trace_read(loaded.origin))
     if cache is not None and saving_shown:
         run = dataclasses.replace(run, response_cache=_cache_effect(
-            scenario, fleet, prepared, infos, cache, (run, requests), router, source))
+            scenario, fleet, prepared, infos, cache, (run, requests), router, source,
+            assignment))
     return run, requests, result, fleet
 
 
@@ -226,10 +227,12 @@ def _rngs(scenario: Scenario) -> list[np.random.Generator]:
 
 
 def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str,
-           end_s: float = 0.0):
+           end_s: float = 0.0, assignment: Assignment | None = None):
     """Route and simulate ``df``: the assignment, the engine's result and the request table
-    (costed over a run lasting at least ``end_s``)."""
-    assignment = route(scenario, df, infos, rngs, source)
+    (costed over a run lasting at least ``end_s``). ``assignment``: routing already decided
+    for ``df`` (then ``rngs`` are not used)."""
+    if assignment is None:
+        assignment = route(scenario, df, infos, rngs, source)
     result = fleet_mod.simulate(fleet.specs(), df, assignment)
     requests = summary.request_table(df, result, scenario, fleet, infos, assignment.basis,
                                      end_s)
@@ -430,16 +433,36 @@ def trace_acceptance(df: pd.DataFrame) -> tuple[int, int]:
 
 
 def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, router,
-                  source: str):
-    """The cache against the same run without it (every request routed and simulated)."""
+                  source: str, assignment: Assignment):
+    """The cache against the same run without it (every request routed and simulated): the
+    requests the fleet served with the cache keep the routing they had (``assignment``), the
+    hits are routed as the whole table routes them, so the two runs differ by the hits alone
+    (routing every request afresh put a cascade's noise or a split's draws on other requests,
+    and a handful of hits flipped hundreds of escalations)."""
     _, train_rng, router_rng, _ = _rngs(scenario)
-    _, result, requests = _serve(scenario, fleet, prepared.df, infos, (train_rng, router_rng),
-                                 source)
+    whole = route(scenario, prepared.df, infos, (train_rng, router_rng), source)
+    _, result, requests = _serve(scenario, fleet, prepared.df, infos, (), source,
+                                 assignment=_with_rows(whole, ~cache[0], assignment))
     without = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source,
                                  router, trace_acceptance=trace_acceptance(prepared.df))
     return response_cache.cache_result(scenario.router.response_cache, cache[1], cache[0],
                                        served, (without, requests), cache[2],
                                        prepared.df["arrival_s"].to_numpy(np.float64))
+
+
+def _with_rows(whole: Assignment, rows: np.ndarray, part: Assignment) -> Assignment:
+    """``whole`` with the decisions at ``rows`` (a mask) taken from ``part``, the assignment
+    of those rows alone, in order (a ``refused_to`` of None is -1 for every request)."""
+    def merged(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
+        out = np.full(len(rows), -1, dtype=np.int64) if a is None else a.copy()
+        out[rows] = -1 if b is None else b
+        return out
+
+    refused = (None if whole.refused_to is None and part.refused_to is None
+               else merged(whole.refused_to, part.refused_to))
+    return dataclasses.replace(whole, tier=merged(whole.tier, part.tier),
+                               escalate_to=merged(whole.escalate_to, part.escalate_to),
+                               refused_to=refused)
 
 
 def scenario_yaml(scenario: Scenario) -> str:
