@@ -375,7 +375,7 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
     (512-token blocks) reach tiers with prefix caching on. Agent sessions
     (:mod:`tiersim.workload.sessions`) run as closed loops: a step arrives its ``tool_s`` after
     its predecessor finishes. A ``spec_acceptance`` column sets each request's draft acceptance
-    on speculative tiers.
+    on speculative tiers; its ``request_id`` keys the request's speculative draws.
     """
     hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
     outputs = (list(df[sessions.OUTPUT_HASHES]) if sessions.OUTPUT_HASHES in df.columns
@@ -392,5 +392,7 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
         prefix_hashes=hashes, output_hashes=outputs, follows=follows, think_s=think,
         spec_acceptance=(df["spec_acceptance"].to_numpy(np.float64)
                          if "spec_acceptance" in df.columns else None),
+        request_key=(df["request_id"].to_numpy(np.int64) if "request_id" in df.columns
+                     else None),
     )
     return engine_simulate(specs, work, fast_forward=True)

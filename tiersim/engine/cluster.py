@@ -88,7 +88,9 @@ class Workload:
     output completes after its prompt's full blocks, as the request that follows it holds them;
     a replica that caches prefixes caches those its finished final pass computed.
     ``spec_acceptance`` (optional): a draft acceptance rate per request for tiers with
-    speculative decoding.
+    speculative decoding. ``request_key`` (optional, int64): each request's identity (the
+    trace's ``request_id``), which keys its speculative draws, so a request draws the same
+    tokens whichever rows are served beside it (default: its row).
     ``refused_to`` (optional, int64): the tier a request goes on to, at once, when its first
     tier refuses it at admission (longer than its context, or more KV than a replica holds);
     ``-1`` (or no array): it is dropped there.
@@ -106,6 +108,7 @@ class Workload:
     hash_block_tokens: int = 512
     spec_acceptance: np.ndarray | None = None  # per-request acceptance rate (NaN: the tier's)
     refused_to: np.ndarray | None = None  # where a first tier's refusal goes on to (-1: none)
+    request_key: np.ndarray | None = None  # per-request key of speculative draws (None: row)
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -363,7 +366,8 @@ class _Fleet:
         if spec.spec_decoding is not None:
             sched = SpecScheduler(spec.limits, spec.num_blocks, spec.spec_decoding, hbt,
                                   tier=tier_key(spec.name),
-                                  accept=self.work.spec_acceptance)
+                                  accept=self.work.spec_acceptance,
+                                  keys=self.work.request_key)
         else:
             sched = ReplicaScheduler(spec.limits, spec.num_blocks, hbt)
         use_prefill_model(sched.cache, model, spec.limits, self._prefill_memo.setdefault(t, {}))

@@ -8,8 +8,9 @@ Model:
   column ``spec_acceptance`` overrides it per request with one constant rate). A step emits the
   accepted draft tokens plus the target's own next token, so the expected tokens per step are
   ``sum_{i=0..k} prod_{j<=i} a_j`` (``(1 - a^(k+1)) / (1 - a)`` for a constant rate).
-- Draws are per request from its own generator (the scenario seed, the tier and the request
-  index), so a run is reproducible and independent of event order.
+- Draws are per request from its own generator (the scenario seed, the tier and the request's
+  key: its trace ``request_id``, else its row), so a run is reproducible, independent of event
+  order and of which other requests are served (a response cache's hits, a window).
 - Cost (:class:`SpecStepModel`): the verify step is the target's step with ``k + 1`` tokens per
   decoder (the decode table at ``n (k + 1)`` rows, the same KV read); the draft adds ``k`` decode
   steps of the draft model (its own step times, same batch and context) or, for a draft head
@@ -143,14 +144,15 @@ class SpecScheduler(ReplicaQueues):
     ``complete``)."""
 
     def __init__(self, limits: SchedulerLimits, num_blocks: int, spec: SpecDecoding,
-                 hash_block_tokens: int = 512, tier: int = 0, accept: np.ndarray | None = None):
+                 hash_block_tokens: int = 512, tier: int = 0, accept: np.ndarray | None = None,
+                 keys: np.ndarray | None = None):
         if limits.max_num_batched_tokens < limits.max_num_seqs * (spec.k + 1):
             raise ValueError(
                 f"speculative k={spec.k}: max_num_batched_tokens "
                 f"({limits.max_num_batched_tokens}) must be >= max_num_seqs x (k + 1) "
                 f"({limits.max_num_seqs * (spec.k + 1)}) so every decoder verifies each step")
         super().__init__(limits, num_blocks, hash_block_tokens)
-        self.spec, self.tier, self.accept = spec, tier, accept
+        self.spec, self.tier, self.accept, self.keys = spec, tier, accept, keys
         self.verify_steps = 0  # decoder-steps verified (tokens per step = spec_tokens / this)
         self.spec_tokens = 0  # tokens those steps emitted
         self._rng: dict[int, random.Random] = {}
@@ -242,7 +244,8 @@ class SpecScheduler(ReplicaQueues):
     def _draw(self, req: Req) -> int:
         rng = self._rng.get(req.idx)
         if rng is None:
-            rng = self._rng[req.idx] = request_rng(self.spec.seed, self.tier, req.idx)
+            key = req.idx if self.keys is None else int(self.keys[req.idx])
+            rng = self._rng[req.idx] = request_rng(self.spec.seed, self.tier, key)
         override = None if self.accept is None else float(self.accept[req.idx])
         return draw_tokens(rng, self.spec.rates(override))
 
