@@ -113,3 +113,21 @@ def test_speculative_draws_follow_the_request_not_its_row():
 
     whole, later = finish(df), finish(df.iloc[1:])
     assert all(later[i] == whole[i] for i in range(1, n))
+
+
+def test_a_speculative_replica_forgets_the_draws_of_finished_requests():
+    """Each request's generator (about 3 kB) was kept for the whole run: a replica that served
+    a million requests held 3 GB of them."""
+    from tiersim.engine import SchedulerLimits, SpecDecoding
+    from tiersim.engine.request import Req
+    from tiersim.engine.spec_decode import SpecScheduler
+
+    sd = SpecDecoding(3, (0.7,), seed=1)
+    sched = SpecScheduler(SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=512), 10**5,
+                          sd)
+    for i in range(200):
+        assert sched.add(Req(i, prompt=16, output=5 + i % 7, arrival=0.0))
+    while not sched.idle():
+        sched.complete(sched.schedule(0.0), 1, 0.0, 0.0)
+    assert sched.spec_tokens > 0
+    assert len(sched._rng) == 0

@@ -221,6 +221,7 @@ class SpecScheduler(ReplicaQueues):
             req.computed += m
             self.outstanding -= m
             if req.n_out >= req.output:
+                self._rng.pop(req.idx, None)  # draws no more here: a generator is ~3 kB
                 self._finish(req, t_end, finished)
         for req, c in plan.chunks:
             req.gpu_s += dt * c / n_tok
