@@ -203,13 +203,15 @@ def hits(key: np.ndarray, cfg: ResponseCacheConfig) -> np.ndarray:
     """Which rows (in arrival order) the cache answers; never a row without a key."""
     if cfg.mode == "top_n":
         unknown = missing(key)
-        known = pd.Series(key)[~unknown]
-        counts = known.value_counts(sort=False)
-        first = known.index.to_series().groupby(known).min()
-        order = sorted(counts.index, key=lambda k: (-counts[k], first[k]))
-        top = set(order[:cfg.size])
-        return np.fromiter((not u and k in top for k, u in zip(key, unknown)), dtype=bool,
-                           count=len(key))
+        rows = np.flatnonzero(~unknown)
+        # one group per key in order of first sight, so a stable sort on the count breaks
+        # ties by first seen (vectorised: a look-up per key took 20 s for a million keys)
+        codes, _ = pd.factorize(np.asarray(key)[rows], sort=False)
+        counts = np.bincount(codes)
+        top = np.argsort(-counts, kind="stable")[:cfg.size]
+        out = np.zeros(len(key), dtype=bool)
+        out[rows] = np.isin(codes, top)
+        return out
     return sources(key, cfg) >= 0  # an LRU hit is a row with an answer to share
 
 
