@@ -153,3 +153,34 @@ def test_a_top_n_cache_over_a_million_distinct_prompts_is_chosen_in_seconds():
     got = hits(many, ResponseCacheConfig(size=20))
     assert time.perf_counter() - start < 6.0
     assert got[::1000].all() and got.sum() == 1000 + 19
+
+
+def test_a_draft_model_prefills_the_prompt_too():
+    """A separate draft model needs the prompt in its own KV cache, so it runs over every
+    prefill chunk (vLLM's draft proposer does); the step time counted the target's prefill
+    alone, so a draft model's TTFT and prefill-heavy steps were too short by the draft's share
+    (about 11% for an 8B draft of a 70B target)."""
+    import pytest
+
+    from tiersim.engine import SpecDecoding
+    from tiersim.engine.spec_decode import SpecStepModel
+    from tiersim.perf.base import LinearStepModel, StepShape
+
+    target = LinearStepModel()
+    draft = LinearStepModel(overhead=0.001, per_prefill_token=2e-6, per_decode_seq=1e-5)
+    k = 3
+    model = SpecStepModel(target, SpecDecoding(k, (0.7,), draft_model=draft))
+    chunks = ((1000, 0), (200, 300))
+    alone = StepShape(chunks, 0, 0)
+    assert model.step_time(alone) == pytest.approx(
+        target.step_time(alone) + draft.step_time(alone))
+    # with decoders: the draft's first proposal step carries the chunks, k - 1 more do not
+    mixed = StepShape(chunks, 4, 4000)
+    verify = StepShape(chunks, 4 * (k + 1), 4000)
+    assert model.step_time(mixed) == pytest.approx(
+        target.step_time(verify) + draft.step_time(mixed)
+        + (k - 1) * float(draft.decode_times(4, [4000])[0]))
+    # decode-only steps are unchanged: the verify plus k draft steps
+    assert model.step_time(StepShape((), 4, 4000)) == pytest.approx(
+        float(target.decode_times(4 * (k + 1), [4000])[0])
+        + k * float(draft.decode_times(4, [4000])[0]))

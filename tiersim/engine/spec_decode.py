@@ -13,7 +13,8 @@ Model:
   order and of which other requests are served (a response cache's hits, a window).
 - Cost (:class:`SpecStepModel`): the verify step is the target's step with ``k + 1`` tokens per
   decoder (the decode table at ``n (k + 1)`` rows, the same KV read); the draft adds ``k`` decode
-  steps of the draft model (its own step times, same batch and context) or, for a draft head
+  steps of the draft model (its own step times, same batch and context; the first of them also
+  runs the step's prefill chunks, which the draft needs in its KV cache) or, for a draft head
   (EAGLE, MTP), ``k x head_cost`` of one target decode step.
 - Scheduling (:class:`SpecScheduler`): vLLM v1's loop with each decoder taking ``k + 1`` tokens
   of the step's budget and KV slots for them (rejected slots are reused); the budget must cover
@@ -117,14 +118,22 @@ class SpecStepModel:
         return k * self.spec.head_cost * self.target.decode_times(n, ctx)
 
     def step_time(self, shape: StepShape) -> float:
-        """A step whose decoders each verify ``k + 1`` tokens, plus their draft."""
+        """A step whose decoders each verify ``k + 1`` tokens, plus their draft. A draft model
+        also runs over the step's prefill chunks (it needs the prompt in its own KV cache), in
+        its first proposal step; a draft head's prompt pass is not counted."""
         n = shape.decode_seqs
         verify = StepShape(shape.prefill_chunks, n * (self.spec.k + 1), shape.decode_context)
         if not shape.prefill_chunks:
             return float(self.decode_times(n, np.array([shape.decode_context]))[0])
         t = self.target.step_time(verify)
-        if n:
-            t += float(self._draft(n, np.array([shape.decode_context], dtype=np.float64))[0])
+        ctx = np.array([shape.decode_context], dtype=np.float64)
+        draft = self.spec.draft_model
+        if draft is not None:
+            t += draft.step_time(shape)  # the chunks and the first proposal of each decoder
+            if n:
+                t += (self.spec.k - 1) * float(draft.decode_times(n, ctx)[0])
+        elif n:
+            t += float(self._draft(n, ctx)[0])
         return t
 
     def decode_times(self, decode_seqs: int, decode_context: np.ndarray) -> np.ndarray:
