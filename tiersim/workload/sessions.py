@@ -520,15 +520,26 @@ def _too_many_hashes(origin: TraceOrigin | None, source: str, sid: int, step: in
 
 def _ancestry(ancestry: dict, above: int, prompt: np.ndarray, outputs: np.ndarray,
               steps: np.ndarray) -> tuple[list[int], list[int]]:
-    """``(ends, owners)`` of a step's ancestors, root first (each one's prompt plus output
-    length, and its step number), from its parent's (``above``; -1: none). Sessions are chains
-    (one follower per step), so the parent's lists are taken over and extended, not copied: a
-    10,000-step session walked its whole ancestry for every step before."""
+    """``(ends, owners)`` of a step's ancestors, root first, from its parent's (``above``;
+    -1: none), as :func:`block_hashes` reads them: the ancestors' stream lengths (prompt plus
+    output) cut to the shortest that comes after each (only the blocks every later stream
+    holds are shared), in runs of one length, each with the step number of its first ancestor.
+    Under ``context: accumulate`` every stream is longer than its parent's, so these are the
+    streams themselves; a logged prompt shorter than its parent's cuts the longer ones before
+    it (a binary search over the uncut lengths gave its follower blocks the chain had lost).
+    Sessions are chains (one follower per step), so the parent's lists are taken over and
+    extended, not copied: a 10,000-step session walked its whole ancestry for every step
+    before."""
     if above < 0:
         return [], []
     ends, owners = ancestry.pop(above)
-    ends.append(int(prompt[above] + outputs[above]))
-    owners.append(int(steps[above]))
+    end, owner = int(prompt[above] + outputs[above]), int(steps[above])
+    while ends and ends[-1] > end:  # cut to this one: they run from the earliest cut
+        ends.pop()
+        owner = owners.pop()
+    if not ends or ends[-1] < end:
+        ends.append(end)
+        owners.append(owner)
     return ends, owners
 
 
@@ -536,13 +547,14 @@ def block_hashes(session: int, step: int, prompt: int, ends: list[int], owners: 
                  system_tokens: int = 0, known: np.ndarray | None = None) -> np.ndarray:
     """One hash per :data:`HASH_BLOCK_TOKENS` of a ``prompt``-token prompt.
 
-    ``ends``: for each ancestor (root first) its prompt plus output length; ``owners``: their
-    step numbers. A full block belongs to the first ancestor whose stream covers it (else to
-    this step); blocks inside the system prompt are shared by all sessions; a partial last block
-    is this step's own. ``known``: the parent's full-block hashes, reused as this prompt's first
-    blocks; only valid when ``ends`` increases (context: accumulate), as then a block inside the
-    parent's prompt has the same owner for both, so hashing each step's prompt again from its
-    start (work growing with the square of the session's length) gives the same values.
+    ``ends``: for each ancestor (root first) its prompt plus output length, in increasing order
+    (:func:`_ancestry` cuts a chain's to it); ``owners``: their step numbers. A full block
+    belongs to the first ancestor whose stream covers it (else to this step); blocks inside the
+    system prompt are shared by all sessions; a partial last block is this step's own.
+    ``known``: the parent's full-block hashes, reused as this prompt's first blocks: a block
+    inside the parent's prompt has the same owner for both, so hashing each step's prompt again
+    from its start (work growing with the square of the session's length) gives the same
+    values.
     """
     b = HASH_BLOCK_TOKENS
     head = np.zeros(0, dtype=np.int64) if known is None else known[:prompt // b]
