@@ -454,8 +454,7 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
         for row in map(int, order):
             above = int(above_of[row])
             ends, owners = _ancestry(ancestry, above, prompt, outputs, steps)
-            known = (hashes[above][:prompt[above] // HASH_BLOCK_TOKENS]
-                     if above >= 0 and context == "accumulate" else None)
+            known = hashes[above][:prompt[above] // HASH_BLOCK_TOKENS] if above >= 0 else None
             hashes[row] = block_hashes(int(sids[row]), int(steps[row]), int(prompt[row]), ends,
                                        owners, system_tokens, known)
             ancestry[row] = (ends, owners)
