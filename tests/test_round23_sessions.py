@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from test_round19 import error_line, run_cli
 
 from tiersim.workload import sessions
 from tiersim.workload.sessions import HASH_BLOCK_TOKENS, SessionsConfig
@@ -72,3 +73,55 @@ def test_a_logged_chain_hashes_each_block_once(monkeypatch):
     table = _logged([HASH_BLOCK_TOKENS * (k + 1) for k in range(n)])
     assert len(made) == n
     assert [len(h) for h in table["prefix_hashes"]] == [k + 1 for k in range(n)]
+
+
+# ------------------------------------------------------------------ tool time past a run's span
+
+
+def _session_csv(tmp_path, n: int, tool_s: float, **sessions_cfg) -> str:
+    """A scenario over one canonical session of ``n`` 10-token steps, each but the first
+    waiting ``tool_s``; returns the scenario's path."""
+    from conftest import tiny_doc, write_yaml
+
+    pd.DataFrame({"request_id": range(n), "arrival_s": 0.0, "input_tokens": 10,
+                  "output_tokens": 5, "session_id": 0, "step": range(n),
+                  "tool_s": [0.0] + [tool_s] * (n - 1)}).to_csv(tmp_path / "agent.csv",
+                                                                index=False)
+    doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"},
+                   router={"policy": "uniform"})
+    if sessions_cfg:
+        doc["workload"] = {"sessions": sessions_cfg}
+    return str(write_yaml(tmp_path / "s.yaml", doc))
+
+
+def test_tool_time_summing_past_a_runs_span_is_refused(tmp_path, capsys):
+    """An arrival more than 1e9 s after time 0 is refused at load (every rate and cost would be
+    absurd), but a session's later steps arrive after their predecessors' tool time, which was
+    never summed: 1,200 steps of tool_s 1e6 (each within its limit) ran for 1.2e9 s and
+    printed 2,331,389 USD; 20,000 of them ran 634 years. The first step that would arrive past
+    the span is named, at its row."""
+    path = _session_csv(tmp_path, 1200, 1e6)
+    line = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert line == (
+        f"Error: {tmp_path / 'agent.csv'}: row 1002, column 'tool_s': step 1001 of session 0 "
+        "arrives at least 1.001e+09 s after time 0 (its session's first arrival_s plus the "
+        "tool_s of the steps that lead to it), more than the 1e+09 s (31 years) a run may span; "
+        "check the tool_s unit (seconds), or shorten the session (file line 1003)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_generated_tool_time_past_a_runs_span_names_the_generators_keys():
+    """Generated tasks are checked alike, the error naming the generator's keys (the
+    generator's bounds keep it far off: a draw is at most 1e6 s, about 1,000 middle steps)."""
+    from tiersim.errors import ScenarioError
+
+    table = pd.DataFrame({"request_id": range(3), "arrival_s": 0.0, "input_tokens": 10,
+                          "output_tokens": 5, "session_id": 4, "step": range(3),
+                          "parent": [-1, 0, 1], "tool_s": [0.0, 6e8, 6e8]})
+    with pytest.raises(ScenarioError) as err:
+        sessions.with_context(table, "accumulate", 0, "s.yaml", generated=True)
+    assert str(err.value) == (
+        "s.yaml: workload.sessions.generate: step 2 of task 4 arrives at least 1.2e+09 s after "
+        "time 0 (its task's first arrival plus the tool_s of the steps that lead to it), more "
+        "than the 1e+09 s (31 years) a run may span; lower tool_s_median, tool_s_sigma, "
+        "middle_steps_mean or max_steps")

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tiersim.errors import KeyedError, ScenarioError, TraceError, escaped, unprintable
 from tiersim.trace import checks
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
-from tiersim.trace.loader import TraceOrigin
+from tiersim.trace.loader import MAX_SPAN_S, TraceOrigin
 
 MAX_PREFIX_HASHES = 50_000_000
 """Most prefix-block hashes the session prompts of one run may hold in all (400 MB of int64:
@@ -420,8 +420,9 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
     (accumulate), ``prefix_hashes`` (unless present) and the internal :data:`FOLLOWS` column.
     A prompt above :data:`MAX_PROMPT_TOKENS` is a TraceError naming its row (``origin`` and
     ``source`` as for :func:`checked`); so is a table whose prompts need more than
-    :data:`MAX_PREFIX_HASHES` hashes in all (``generated``: a ScenarioError naming the
-    generator's keys)."""
+    :data:`MAX_PREFIX_HASHES` hashes in all, and a step whose session's first arrival plus the
+    ``tool_s`` leading to it passes :data:`tiersim.trace.loader.MAX_SPAN_S` (``generated``: a
+    ScenarioError naming the generator's keys)."""
     out = df.reset_index(drop=True).copy()
     new = out["input_tokens"].to_numpy(np.int64)
     outputs = out["output_tokens"].to_numpy(np.int64)
@@ -433,6 +434,9 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
     sids = out["session_id"].to_numpy()
     order = np.empty(len(out), dtype=np.int64)  # rows, each session's steps in order
     above_of = np.full(len(out), -1, dtype=np.int64)  # the row each one follows (-1: none)
+    earliest = out["arrival_s"].to_numpy(np.float64).copy()  # no arrival before (a bound)
+    tool = (out["tool_s"].to_numpy(np.float64) if "tool_s" in out.columns
+            else np.zeros(len(out)))
     at = 0
     for sid, rows in out.groupby("session_id", sort=False).indices.items():
         by_step = {int(steps[r]): int(r) for r in rows}
@@ -441,6 +445,10 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
             order[at], above_of[row], at = row, above, at + 1
             if above >= 0:
                 follows[row] = above
+                earliest[row] = earliest[above] + tool[row]
+                if earliest[row] > MAX_SPAN_S:
+                    raise _too_late(origin, source, int(sid), int(steps[row]),
+                                    float(earliest[row]), int(row), generated)
                 if context == "accumulate":
                     prompt[row] = prompt[above] + outputs[above] + new[row]
             elif context == "accumulate":
@@ -465,6 +473,22 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
             out[OUTPUT_HASHES] = _output_hashes(hashes, follows, prompt, outputs)
     out[FOLLOWS] = np.where(follows >= 0, out["request_id"].to_numpy(np.int64)[follows], -1)
     return out
+
+
+def _too_late(origin: TraceOrigin | None, source: str, sid: int, step: int, at: float,
+              row: int, generated: bool) -> TraceError | ScenarioError:
+    """The error for a step whose session's start plus the tool time leading to it passes
+    :data:`tiersim.trace.loader.MAX_SPAN_S`, the span an arrival may have (its realised
+    arrival, after its predecessors' service too, is later still)."""
+    message = (f"step {step} of {'task' if generated else 'session'} {sid} arrives at least "
+               f"{at:.4g} s after time 0 (its {'task' if generated else 'session'}'s first "
+               f"arrival{'' if generated else '_s'} plus the tool_s of the steps that lead to "
+               f"it), more than the {MAX_SPAN_S:.0e} s (31 years) a run may span")
+    if generated:
+        return ScenarioError(source, "workload.sessions.generate", f"{message}; lower "
+                             "tool_s_median, tool_s_sigma, middle_steps_mean or max_steps")
+    return _error(origin, source, f"{message}; check the tool_s unit (seconds), or shorten the "
+                  "session", row, "tool_s")
 
 
 def _output_hashes(hashes: np.ndarray, follows: np.ndarray, prompt: np.ndarray,
