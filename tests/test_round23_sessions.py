@@ -125,3 +125,56 @@ def test_generated_tool_time_past_a_runs_span_names_the_generators_keys():
         "time 0 (its task's first arrival plus the tool_s of the steps that lead to it), more "
         "than the 1e+09 s (31 years) a run may span; lower tool_s_median, tool_s_sigma, "
         "middle_steps_mean or max_steps")
+
+
+# ------------------------------------------------------------------ BurstGPT's dropped steps
+
+
+def test_a_burstgpt_step_after_a_failed_one_without_a_parent_column_is_refused(tmp_path,
+                                                                                capsys):
+    """Without a ``parent`` column each step follows the one before; BurstGPT's failed
+    requests are dropped, so a step after a failed one silently followed the step before that,
+    its prompt missing the failed step's tokens and output (a ``parent`` naming the failed step
+    is refused since round 22). It is refused alike."""
+    path = tmp_path / "b.csv"
+    path.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type,"
+                    "session_id,step\n"
+                    "0,ChatGPT,10,5,15,Conversation log,1,0\n"
+                    "1,ChatGPT,10,0,10,Conversation log,1,1\n"
+                    "2,ChatGPT,10,5,15,Conversation log,2,0\n"
+                    "3,ChatGPT,10,5,15,Conversation log,1,2\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 4, column 'step': step 2 of session 1 follows step 1 (without a "
+        "parent column each step follows the one before), a failed request (row 2: 0 response "
+        "tokens), which tiersim drops, so this step cannot follow it; remove this step, or add "
+        "a parent column that leaves its parent empty to replay it as a new root (file line 5)")
+
+
+def test_a_burstgpt_session_whose_last_step_failed_still_loads(tmp_path):
+    """A failed last step, or a session's only step, leaves no step following a dropped
+    one."""
+    from tiersim.trace import read_trace
+
+    path = tmp_path / "b.csv"
+    path.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type,"
+                    "session_id,step\n"
+                    "0,ChatGPT,10,0,10,Conversation log,1,0\n"
+                    "1,ChatGPT,10,5,15,Conversation log,2,0\n"
+                    "2,ChatGPT,10,5,15,Conversation log,2,1\n"
+                    "3,ChatGPT,10,0,10,Conversation log,2,2\n")
+    with pytest.warns(UserWarning, match="dropped 2 of 4 rows"):
+        assert len(read_trace(path).table) == 2
+
+
+def test_a_burstgpt_step_after_a_failed_first_step_is_refused(tmp_path, capsys):
+    """A failed first step left its follower the session's first step, with none of its
+    context."""
+    path = tmp_path / "b.csv"
+    path.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type,"
+                    "session_id,step\n"
+                    "0,ChatGPT,10,0,10,Conversation log,3,0\n"
+                    "1,ChatGPT,10,5,15,Conversation log,3,1\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)).startswith(
+        f"Error: {path}: row 2, column 'step': step 1 of session 3 follows step 0 (without a "
+        "parent column each step follows the one before), a failed request (row 1: 0 response "
+        "tokens)")

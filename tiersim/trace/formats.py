@@ -186,8 +186,13 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
 def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
     """Refuse a kept row whose session ``parent`` is a failed request (``keep`` False), which
     is dropped: it was refused as a parent "not an earlier step of session", though the file
-    holds that step. Cells that are no numbers are left for the session checks to name."""
-    if keep.all() or not {"session_id", "step", "parent"} <= set(raw.columns):
+    holds that step. Without a ``parent`` column a step follows the one before
+    (:func:`_no_failed_step_before`). Cells that are no numbers are left for the session checks
+    to name."""
+    if keep.all() or not {"session_id", "step"} <= set(raw.columns):
+        return
+    if "parent" not in raw.columns:
+        _no_failed_step_before(raw, src, keep)
         return
     sid, step = checks.to_floats(raw["session_id"]), checks.to_floats(raw["step"])
     parent = checks.to_floats(raw["parent"])
@@ -203,6 +208,33 @@ def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
                     f"{at + 1}: 0 response tokens), which tiersim drops, so this step cannot "
                     "follow it; remove this step, or leave its parent empty to replay it as a "
                     "new root", i, "parent")
+
+
+def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
+    """Refuse a kept session step whose step before (the one it follows without a ``parent``
+    column) is only a failed request: dropped, it left the step to follow the one before it,
+    its prompt without the failed step's tokens, without a word."""
+    sid, step = checks.to_floats(raw["session_id"]), checks.to_floats(raw["step"])
+    rows = np.flatnonzero(~(np.isnan(sid) | np.isnan(step)))
+    # each (session, step) by its first kept row, else its first row, in step order
+    rows = rows[np.lexsort((rows, ~keep[rows], step[rows], sid[rows]))]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (sid[rows][1:] != sid[rows][:-1]) | (step[rows][1:] != step[rows][:-1])
+    heads = rows[first]
+    after_failed = np.zeros(len(heads), dtype=bool)
+    after_failed[1:] = (sid[heads][1:] == sid[heads][:-1]) & keep[heads][1:] & ~keep[heads][:-1]
+    bad = np.flatnonzero(after_failed)
+    if not len(bad):
+        return
+    at = bad[np.argmin(heads[bad])]
+    i, failed = int(heads[at]), int(heads[at - 1])
+    raise src.error(f"step {checks.show_number(step[i])} of session "
+                    f"{checks.show_number(sid[i])} follows step "
+                    f"{checks.show_number(step[failed])} (without a parent "
+                    "column each step follows the one before), a failed request (row "
+                    f"{failed + 1}: 0 response tokens), which tiersim drops, so this step "
+                    "cannot follow it; remove this step, or add a parent column that leaves its "
+                    "parent empty to replay it as a new root", i, "step")
 
 
 TOTALS_BLOCK = 1 << 20
