@@ -178,3 +178,27 @@ def test_a_burstgpt_step_after_a_failed_first_step_is_refused(tmp_path, capsys):
         f"Error: {path}: row 2, column 'step': step 1 of session 3 follows step 0 (without a "
         "parent column each step follows the one before), a failed request (row 1: 0 response "
         "tokens)")
+
+
+# ------------------------------------------------------------------ a window on replaced rows
+
+
+def test_a_window_or_time_scale_beside_generated_sessions_is_noted(tmp_path):
+    """Under ``workload.sessions.source: generate`` the generated tasks replace the trace's
+    rows, so ``trace.window`` and ``trace.time_scale`` shape rows no request comes from:
+    ``time_scale: 100`` ran the same 27 generated steps over the same 44.4 s, without a word."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    doc = tiny_doc(workload={"sessions": {"source": "generate",
+                                          "generate": {"tasks": 3, "task_rate_rps": 1.0}}},
+                   router={"policy": "uniform"})
+    doc["trace"]["time_scale"] = 100
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    run = run_scenario(load_scenario(path), scenario_path=path)
+    assert ("s.yaml: trace.window and trace.time_scale are not read: "
+            "workload.sessions.source generate replaces the trace's rows with generated "
+            "sessions, which start at generate.task_rate_rps; remove them, or set that "
+            "rate") in run.notes

@@ -39,6 +39,7 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     cfg = scenario.trace
     window = tuple(cfg.window) if cfg.window is not None else None
     replayed = scenario.workload.sessions.source in ("auto", "trace")  # else rows stand alone
+    _note_replaced_rows(scenario, source)
     path = scenario_trace_path(scenario, source)
     try:
         return read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale,
@@ -49,6 +50,23 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
             raise
         raise ScenarioError(source, "trace.window", f"{err.path}: " + _WINDOW.sub(
             f"window [{_seconds(window[0])}, {_seconds(window[1])})", message, 1)) from None
+
+
+def _note_replaced_rows(scenario: Scenario, source: str) -> None:
+    """A note when ``trace.window`` or ``trace.time_scale`` is set beside generated sessions:
+    the generated tasks replace the trace's rows, so neither shapes a request (``time_scale:
+    100`` ran the same steps over the same time, without a word)."""
+    if scenario.workload.sessions.source != "generate":
+        return
+    keys = [f"trace.{key}" for key, unset in (("window", scenario.trace.window is None),
+                                              ("time_scale", scenario.trace.time_scale == 1.0))
+            if not unset]
+    if keys:
+        one = len(keys) == 1
+        warnings.warn(Note(f"{source}: {' and '.join(keys)} {'is' if one else 'are'} not read: "
+                           "workload.sessions.source generate replaces the trace's rows with "
+                           "generated sessions, which start at generate.task_rate_rps; remove "
+                           f"{'it' if one else 'them'}, or set that rate"), stacklevel=3)
 
 
 _WINDOW = re.compile(r"window \[[^\]]*\)")
