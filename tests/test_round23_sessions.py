@@ -110,6 +110,15 @@ def test_tool_time_summing_past_a_runs_span_is_refused(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_trace_inspect_refuses_tool_time_past_a_runs_span_as_run_does(tmp_path, capsys):
+    """``tiersim trace inspect`` runs the session checks ``run`` makes; it passed the trace
+    whose tool time runs past the span (exit 0)."""
+    _session_csv(tmp_path, 1200, 1e6)
+    line = error_line(*run_cli(capsys, "trace", "inspect", tmp_path / "agent.csv"))
+    assert line.startswith(f"Error: {tmp_path / 'agent.csv'}: row 1002, column 'tool_s': step "
+                           "1001 of session 0 arrives at least 1.001e+09 s after time 0")
+
+
 def test_generated_tool_time_past_a_runs_span_names_the_generators_keys():
     """Generated tasks are checked alike, the error naming the generator's keys (the
     generator's bounds keep it far off: a draw is at most 1e6 s, about 1,000 middle steps)."""
@@ -119,7 +128,7 @@ def test_generated_tool_time_past_a_runs_span_names_the_generators_keys():
                           "output_tokens": 5, "session_id": 4, "step": range(3),
                           "parent": [-1, 0, 1], "tool_s": [0.0, 6e8, 6e8]})
     with pytest.raises(ScenarioError) as err:
-        sessions.with_context(table, "accumulate", 0, "s.yaml", generated=True)
+        sessions.check_span(table, "s.yaml", generated=True)
     assert str(err.value) == (
         "s.yaml: workload.sessions.generate: step 2 of task 4 arrives at least 1.2e+09 s after "
         "time 0 (its task's first arrival plus the tool_s of the steps that lead to it), more "

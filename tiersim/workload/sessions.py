@@ -236,6 +236,7 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     names the file's rows in errors; without it they name ``source`` and the table row."""
     if cfg.source == "generate":
         tasks = generate(cfg.generate, rng, source, cfg.system_prompt_tokens)
+        check_span(tasks, source, generated=True)
         return with_context(tasks, "accumulate", cfg.system_prompt_tokens, source,
                             generated=True)
     if not enabled(cfg, df):
@@ -310,6 +311,7 @@ def checked(df: pd.DataFrame, source: str, origin: TraceOrigin | None = None) ->
     else:
         out["tool_s"] = 0.0
     out["parent"] = _parents(out, source, origin)
+    check_span(out, source, origin)
     return out
 
 
@@ -420,9 +422,8 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
     (accumulate), ``prefix_hashes`` (unless present) and the internal :data:`FOLLOWS` column.
     A prompt above :data:`MAX_PROMPT_TOKENS` is a TraceError naming its row (``origin`` and
     ``source`` as for :func:`checked`); so is a table whose prompts need more than
-    :data:`MAX_PREFIX_HASHES` hashes in all, and a step whose session's first arrival plus the
-    ``tool_s`` leading to it passes :data:`tiersim.trace.loader.MAX_SPAN_S` (``generated``: a
-    ScenarioError naming the generator's keys)."""
+    :data:`MAX_PREFIX_HASHES` hashes in all (``generated``: a ScenarioError naming the
+    generator's keys)."""
     out = df.reset_index(drop=True).copy()
     new = out["input_tokens"].to_numpy(np.int64)
     outputs = out["output_tokens"].to_numpy(np.int64)
@@ -434,9 +435,6 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
     sids = out["session_id"].to_numpy()
     order = np.empty(len(out), dtype=np.int64)  # rows, each session's steps in order
     above_of = np.full(len(out), -1, dtype=np.int64)  # the row each one follows (-1: none)
-    earliest = out["arrival_s"].to_numpy(np.float64).copy()  # no arrival before (a bound)
-    tool = (out["tool_s"].to_numpy(np.float64) if "tool_s" in out.columns
-            else np.zeros(len(out)))
     at = 0
     for sid, rows in out.groupby("session_id", sort=False).indices.items():
         by_step = {int(steps[r]): int(r) for r in rows}
@@ -445,10 +443,6 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
             order[at], above_of[row], at = row, above, at + 1
             if above >= 0:
                 follows[row] = above
-                earliest[row] = earliest[above] + tool[row]
-                if earliest[row] > MAX_SPAN_S:
-                    raise _too_late(origin, source, int(sid), int(steps[row]),
-                                    float(earliest[row]), int(row), generated)
                 if context == "accumulate":
                     prompt[row] = prompt[above] + outputs[above] + new[row]
             elif context == "accumulate":
@@ -473,6 +467,30 @@ def with_context(df: pd.DataFrame, context: str, system_tokens: int = 0, source:
             out[OUTPUT_HASHES] = _output_hashes(hashes, follows, prompt, outputs)
     out[FOLLOWS] = np.where(follows >= 0, out["request_id"].to_numpy(np.int64)[follows], -1)
     return out
+
+
+def check_span(df: pd.DataFrame, source: str, origin: TraceOrigin | None = None,
+               generated: bool = False) -> None:
+    """Refuse a step whose session's first ``arrival_s`` plus the ``tool_s`` of the steps
+    leading to it (a bound below its arrival, which waits for their service too) passes
+    :data:`tiersim.trace.loader.MAX_SPAN_S`, the span the loader allows an arrival: 1,200
+    steps of ``tool_s`` 1e6 (each within its limit) ran 1.2e9 s. ``df`` has the checked
+    ``parent`` and ``tool_s`` columns (:func:`checked`, or the generator's); a TraceError names
+    the row as :func:`checked` does (``generated``: a ScenarioError naming the generator's
+    keys)."""
+    tool = df["tool_s"].to_numpy(np.float64)
+    if not len(df) or float(tool.sum()) + float(df["arrival_s"].max()) <= MAX_SPAN_S:
+        return  # no chain can pass it
+    earliest = df["arrival_s"].to_numpy(np.float64).copy()
+    steps, parents = df["step"].to_numpy(np.int64), df["parent"].to_numpy(np.int64)
+    for sid, rows in df.groupby("session_id", sort=False).indices.items():
+        by_step = {int(steps[r]): int(r) for r in rows}
+        for row in rows[np.argsort(steps[rows], kind="stable")]:
+            if parents[row] >= 0:
+                earliest[row] = earliest[by_step[int(parents[row])]] + tool[row]
+                if earliest[row] > MAX_SPAN_S:
+                    raise _too_late(origin, source, int(sid), int(steps[row]),
+                                    float(earliest[row]), int(row), generated)
 
 
 def _too_late(origin: TraceOrigin | None, source: str, sid: int, step: int, at: float,
