@@ -239,3 +239,25 @@ def test_the_generator_stops_at_the_hash_budget_not_after_every_task(monkeypatch
     with pytest.raises(ScenarioError) as late:
         with_context(table, "accumulate", 300, "s.yaml", generated=True)
     assert str(early.value) == str(late.value)
+
+
+# ------------------------------------------------------------------ a unit note on a session trace
+
+
+def test_a_unit_note_on_a_session_trace_says_time_scale_leaves_tool_s(tmp_path, capsys):
+    """arrival_s sized as milliseconds draws a note advising trace.time_scale: 1000; on a
+    session trace that divides the sessions' starts but not tool_s, so a trace logged in
+    milliseconds throughout still waited 5,000 s per tool call once the advice was followed
+    (and the note, followed, is not said again). The note says so."""
+    path = tmp_path / "ms.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,session_id,step,tool_s\n"
+                    "0,10,5,0,0,0\n0,10,5,0,1,5000\n100000,10,5,1,0,0\n100000,10,5,1,1,5000\n"
+                    "200000,10,5,2,0,0\n200000,10,5,2,1,5000\n")
+    from tiersim.trace import read_trace
+
+    with pytest.warns(UserWarning) as caught:
+        notes = read_trace(path).origin.notes
+    assert caught
+    unit = next(n for n in notes if "set trace.time_scale: 1000" in n)
+    assert unit.endswith("or write them in seconds; time_scale does not rescale tool_s, so if "
+                         "it is logged in arrival_s's unit, write it in seconds")

@@ -126,7 +126,8 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
         notes = [*notes, *units.seconds_note("arrival_s", t)]
     if sessions:
-        notes = [*notes, *_half_sessions_note(table), *_root_tool_note(table, name)]
+        notes = [*_tool_s_unit(notes, table), *_half_sessions_note(table),
+                 *_root_tool_note(table, name)]
     rows = None
     if window is not None:
         rows, window_notes = window_rows(table, window, src, sessions)
@@ -162,6 +163,20 @@ def _half_sessions_note(table: pd.DataFrame) -> list[str]:
             f"{' and '.join(missing)} (a session trace needs both session_id and step): every "
             "row is replayed as an independent request at its own arrival_s; add the missing "
             "column(s) to replay sessions (docs/agentic.md)"]
+
+
+def _tool_s_unit(notes: list[str], table: pd.DataFrame) -> list[str]:
+    """``notes`` with each unit note advising a ``time_scale`` above 1 (arrivals that look
+    1000 times finer than read) saying, on a session trace with tool time, that time_scale
+    leaves ``tool_s`` as it is: a trace logged in milliseconds throughout waited 5,000 s per
+    tool call once the advice was followed."""
+    if not {*SESSION_COLUMNS, "tool_s"} <= set(table.columns):
+        return notes
+    if not (checks.to_floats(table["tool_s"]) > 0).any():
+        return notes
+    return [units.UnitNote(f"{note}; time_scale does not rescale tool_s, so if it is logged in "
+                           "arrival_s's unit, write it in seconds", note.scale)
+            if isinstance(note, units.UnitNote) and note.scale > 1 else note for note in notes]
 
 
 def _root_tool_note(table: pd.DataFrame, name: str) -> list[str]:
