@@ -597,7 +597,20 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
     if floor is not None:
         doc["accuracy_floor"] = floor
     _carry_max_replicas(doc, scenario, max_replicas)
+    _baselines_within_limit(doc, scenario)
     return portable_paths(doc, scenario.source)
+
+
+def _baselines_within_limit(doc: dict[str, Any], scenario) -> None:
+    """Lower each ``baselines:`` entry of the planned scenario ``doc`` to its
+    ``limits.max_replicas`` (a lower ``--max-replicas`` is written there): a tier the plan
+    leaves out keeps the replicas the scenario gave it, which a run refuses above that limit,
+    and a baseline's own count is never used (a run sizes it by simulation)."""
+    limit = (doc.get("limits") or {}).get("max_replicas", scenario.limits.max_replicas)
+    for tier in doc.get("baselines") or []:
+        if tier.get("replicas", 1) > limit:
+            tier["replicas"] = limit
+            _resplit(tier)
 
 
 def as_searched(doc: dict[str, Any], scenario) -> dict[str, Any]:
