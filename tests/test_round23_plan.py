@@ -40,3 +40,30 @@ def test_max_replicas_below_a_dropped_tiers_own_count(tmp_path, capsys):
     code, err = run_cli(capsys, "run", out / "scenario.yaml", "--out", tmp_path / "run",
                         "--no-report")
     assert code == 0, err
+
+
+def test_uniform_fleet_never_sized_names_no_size(tmp_path, capsys):
+    """A uniform fleet the plan could not size at all (every GPU count asked for splits its
+    weights in a way vLLM refuses) was printed with empty parentheses and a cost 'at that
+    size' of '-': 'uniform w4a16 (): ...; cost at that size - USD, no baseline'."""
+    doc = tiny_doc()
+    doc["tiers"][0]["gpus_per_replica"] = 4  # w4a16: Marlin refuses its experts over 4 or 8
+    path = tiny(tmp_path, tiers=doc["tiers"])
+    lines = _plan_lines(capsys, path, "--out", tmp_path / "plan", "--no-report",
+                        "--gpus-per-replica", "4,8")
+    line = next(line for line in lines if line.startswith("  uniform w4a16"))
+    assert line.startswith("  uniform w4a16: w4a16 on 4, 8 GPUs per replica: its W4A16 expert "
+                           "width 768 over 8 GPUs"), line
+    assert line.endswith("; not sized, so no baseline"), line
+    assert "()" not in line and " - USD" not in line
+
+
+def _plan_lines(capsys, *argv) -> list[str]:
+    """The stdout lines of ``tiersim plan ARGV`` run in this process (exit status 0)."""
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    code = main(["plan", *map(str, argv)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return captured.out.splitlines()

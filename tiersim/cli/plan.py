@@ -271,8 +271,11 @@ def format_plan(result: PlanResult) -> str:
 
 def _uniform_line(other: dict) -> str:
     """One sized uniform fleet: its size, its verdict and its cost; the cost of a fleet that
-    misses a constraint at every size (the last size tried is shown) is no baseline."""
+    misses a constraint at every size (the last size tried is shown) is no baseline, and one
+    never sized (no GPU count it may use loads, or its router fails) has no size to show."""
     replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
+    if not replicas:
+        return f"  uniform {other.get('design')}: {other.get('missed')}; not sized, so no baseline"
     size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU" for t in replicas)
     if other.get("feasible", True):
         return (f"  uniform {other.get('design')} ({size}): "
