@@ -67,3 +67,28 @@ def _plan_lines(capsys, *argv) -> list[str]:
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return captured.out.splitlines()
+
+
+def test_requests_larger_than_the_kv_cache_are_named(tmp_path, capsys):
+    """A tier whose replica's KV cache cannot hold the largest requests (Llama-3.1-70B in FP8
+    on one H100: 7,280 tokens a sequence) drops them at any replica count; the plan blamed
+    the p99 ('more replicas do not help at 32 fp8 replicas: the p99 is set by what replicas
+    cannot shorten (a single request's step, ...) (dropped 9 vs limit 0)'), which was met."""
+    path = tiny(tmp_path, model="llama-3.1-70b", gpu="H100",
+                tiers=[{"name": "fp8", "precision": "fp8", "replicas": 1,
+                        "cost_per_gpu_hour": 3.5, "gpu_memory_utilization": 0.92}],
+                router={"policy": "uniform"}, limits={"gpus_per_replica": [1]})
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    code = main(["plan", str(path), "--out", str(tmp_path / "plan"), "--no-report"])
+    out = capsys.readouterr().out
+    assert code == 1
+    line = out.splitlines()[0]
+    assert line.startswith("no fleet meets the constraints ("), line
+    assert ("fp8: latency: 9 requests are larger than one sequence may hold of a replica's KV "
+            "cache (7,280 tokens on fp8 at 1 GPU per replica) and are dropped at any replica "
+            "count; allow more GPUs per replica (--gpus-per-replica or "
+            "limits.gpus_per_replica) or give the tier more memory (gpu_memory_utilization) "
+            "(dropped 9 vs limit 0) (tried fp8 on 1 GPU per replica)") in line, line
+    assert "the p99 is set by" not in line

@@ -473,6 +473,12 @@ class Planner:
                 gpus = "; ".join(f"{n} on {_per_replica(g)}{self._and_refused(n)}"
                                  for n, g in tried.items())
                 where = f"; tried {gpus}" if escalate else ""
+                larger = self._over_kv(design) if last.dropped else []
+                if larger:  # dropped whatever the replica count: no p99 is to blame
+                    return DesignResult(design, sizing.judged[-1], last, f"latency: "
+                                        f"{_over_kv_words(larger, design)} "
+                                        f"({_missed(last, self.c)}{where})", tried,
+                                        infeasible=_over_kv_drops(larger))
                 return DesignResult(design, sizing.judged[-1], last, f"latency: {sizing.reason}"
                                     f" ({_missed(last, self.c)}{where})", tried,
                                     infeasible=self._no_size(design, sizing.judged[-1], last))
@@ -501,6 +507,31 @@ class Planner:
                                         > context)))
             if longer:
                 out.append((name, longer, int(context)))
+        return out
+
+    def _over_kv(self, design: Design) -> list[tuple[str, int, int]]:
+        """Per kept tier routed requests within its context but larger (prompt + output) than
+        one sequence may hold of a replica's KV cache at the design's GPUs per replica
+        (:attr:`tiersim.fleet.BuiltTier.longest_sequence`): (tier, how many, that room), tiers
+        with none left out. More replicas never serve them (more GPUs per replica may); empty
+        when the evaluator does not say (a closed-form stand-in)."""
+        df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
+        if df is None or built is None:
+            return []
+        a = self.evaluator.routing(design)[1]
+        prompt = df["input_tokens"].to_numpy(np.float64)
+        output = df["output_tokens"].to_numpy(np.float64)
+        out = []
+        for k, name in enumerate(design.tiers):
+            tier = built(name, design.gpus(name))
+            mult = self.evaluator.by_name[name].output_length_multiplier
+            tokens = prompt + np.maximum(1, np.round(output * mult))
+            sent = (np.asarray(a.tier) == k) | (np.asarray(a.escalate_to) == k)
+            room = max(tier.longest_sequence, 0)
+            context = tier.limits.max_model_len or math.inf
+            larger = int(np.sum(sent & (tokens > room) & (tokens <= context)))
+            if larger:
+                out.append((name, larger, room))
         return out
 
     def _no_size(self, design: Design, replicas: dict[str, int], last: Outcome) -> str:
@@ -633,6 +664,27 @@ def _drops_words(longer: list[tuple[str, int, int]]) -> str:
     count, where = _longer_counted(longer)
     return (f"drops {count} request{'s' if count != '1' else ''} longer (prompt + output) than "
             f"{where} at any size")
+
+
+def _over_kv_words(larger: list[tuple[str, int, int]], design: Design) -> str:
+    """Requests larger than their tier's KV cache holds for one sequence
+    (:meth:`Planner._over_kv`), with the fix, in words."""
+    count = sum(n for _, n, _ in larger)
+    where = ", ".join(f"{room:,} tokens on {name} at {_per_replica([design.gpus(name)])}"
+                      for name, _, room in larger)
+    many = "requests are" if count != 1 else "request is"
+    return (f"{count:,} {many} larger than one sequence may hold of a replica's KV cache "
+            f"({where}) and {'are' if count != 1 else 'is'} dropped at any replica count; "
+            "allow more GPUs per replica (--gpus-per-replica or limits.gpus_per_replica) or "
+            "give the tier more memory (gpu_memory_utilization)")
+
+
+def _over_kv_drops(larger: list[tuple[str, int, int]]) -> str:
+    """The same in a few words (a run's uniform baseline gives them)."""
+    count = sum(n for _, n, _ in larger)
+    where = ", ".join(f"{name}'s {room:,} tokens" for name, _, room in larger)
+    return (f"drops {count:,} request{'s' if count != 1 else ''} larger than one sequence may "
+            f"hold of a replica's KV cache ({where}) at any replica count")
 
 
 def _longer_counted(longer: list[tuple[str, int, int]]) -> tuple[str, str]:
