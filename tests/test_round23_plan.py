@@ -92,3 +92,25 @@ def test_requests_larger_than_the_kv_cache_are_named(tmp_path, capsys):
             "limits.gpus_per_replica) or give the tier more memory (gpu_memory_utilization) "
             "(dropped 9 vs limit 0) (tried fp8 on 1 GPU per replica)") in line, line
     assert "the p99 is set by" not in line
+
+
+def test_one_request_longer_than_the_context_in_the_singular(tmp_path, capsys):
+    """One request longer than a tier's max_model_len read '1 request is longer (prompt +
+    output) than their tier's context (...) and are dropped at any size; ... leave them out'."""
+    doc = tiny_doc()
+    for tier in doc["tiers"]:
+        tier["scheduler"] = {"max_model_len": 1000}
+    path = tiny(tmp_path, tiers=doc["tiers"])
+    doc = yaml.safe_load(path.read_text())
+    doc["trace"]["window"] = [0, 0.01]  # one request, of 4,818 tokens
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    code = main(["plan", str(path), "--out", str(tmp_path / "plan"), "--no-report"])
+    line = capsys.readouterr().out.splitlines()[0]
+    assert code == 1
+    assert ("w4a16: latency: 1 request is longer (prompt + output) than its tier's context "
+            "(w4a16's max_model_len 1,000) and is dropped at any size; raise "
+            "tiers[].scheduler.max_model_len (up to the model's context) or leave it out of "
+            "the trace") in line, line

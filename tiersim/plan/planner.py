@@ -652,10 +652,11 @@ def _too_long(longer: list[tuple[str, int, int]]) -> str:
     """A design's requests longer than their tier's context (:meth:`Planner._longer`), with
     the fix, in words."""
     count, where = _longer_counted(longer)
-    many = "requests are" if count != "1" else "request is"
-    return (f"{count} {many} longer (prompt + output) than their tier's context "
-            f"({where}) and are {TOO_LONG}; raise tiers[].scheduler.max_model_len (up to the "
-            "model's context) or leave them out of the trace")
+    one = count == "1"
+    return (f"{count} {'request is' if one else 'requests are'} longer (prompt + output) than "
+            f"{'its' if one else 'their'} tier's context ({where}) and "
+            f"{'is' if one else 'are'} {TOO_LONG}; raise tiers[].scheduler.max_model_len (up "
+            f"to the model's context) or leave {'it' if one else 'them'} out of the trace")
 
 
 def _drops_words(longer: list[tuple[str, int, int]]) -> str:
