@@ -172,15 +172,24 @@ def test_a_summary_part_that_is_no_object_is_named(capsys, tmp_path, tiny_run, c
                     "`tiersim run` to rewrite it")
 
 
-@pytest.mark.parametrize("interval", [[0.99, 0.1], [-0.5, 0.9], [0.9, 1.5]])
-def test_an_accuracy_interval_no_run_writes_is_refused(capsys, tmp_path, tiny_run, interval):
+INTERVAL_CASES = [
+    ([0.99, 0.1], "'router.accuracy_ci95' must be two fractions between 0 and 1, the low end "
+                  "first, got [0.99, 0.1]"),
+    ([-0.5, 0.9], "'router.accuracy_ci95[0]' must be a fraction between 0 and 1, got -0.5"),
+    ([0.9, 1.5], "'router.accuracy_ci95[1]' must be a fraction between 0 and 1, got 1.5"),
+]
+
+
+@pytest.mark.parametrize(("interval", "message"), INTERVAL_CASES)
+def test_an_accuracy_interval_no_run_writes_is_refused(capsys, tmp_path, tiny_run, interval,
+                                                       message):
     """The accuracy's 95% interval holds two fractions, the low end first; [0.99, 0.1] was
-    shown as '0.99 - 0.1' and [-0.5, 0.9] judged the floor by its low end as written."""
+    shown as '0.99 - 0.1' and [-0.5, 0.9] judged the floor by its low end as written. An end
+    outside [0, 1] is named by its place, as every fraction of a summary is."""
     folder = edited_run(tiny_run, tmp_path, "router|accuracy_ci95", interval)
     line = error_line(capsys, "report", folder)
-    assert line == (f"Error: {folder / 'summary.json'}: malformed summary "
-                    "('router.accuracy_ci95' must be two fractions between 0 and 1, the low end "
-                    f"first, got {interval}); rerun `tiersim run` to rewrite it")
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ({message}); rerun "
+                    "`tiersim run` to rewrite it")
 
 
 # --------------------------------------------------------------------------- sweep provenance
