@@ -10,27 +10,9 @@ import copy
 import json
 
 import pytest
+from test_round5_analytic_report_plan import error_line, run
 
 from tiersim.cli import main
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    """``tiersim ARGV`` in this process: (exit status, stdout, stderr)."""
-    capsys.readouterr()
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def error_line(capsys, *argv) -> str:
-    """The one error line of a command that must fail with exit 1 and no traceback."""
-    code, _, err = run(capsys, *argv)
-    assert code == 1, err
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, lines
-    return lines[0]
-
 
 # --------------------------------------------------------------------------- plan.json
 

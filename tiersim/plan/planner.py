@@ -490,24 +490,29 @@ class Planner:
         """Per kept tier routed requests longer (prompt + output) than its context
         (``max_model_len``): (tier, how many, that context), tiers with none left out; empty
         when the evaluator does not say (a closed-form stand-in)."""
-        df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
-        if df is None or built is None:
-            return []
-        a = self.evaluator.routing(design)[1]
-        prompt = df["input_tokens"].to_numpy(np.float64)
-        output = df["output_tokens"].to_numpy(np.float64)
         out = []
-        for k, name in enumerate(design.tiers):
-            context = built(name, design.gpus(name)).limits.max_model_len
-            if not context:
-                continue
-            mult = self.evaluator.by_name[name].output_length_multiplier
-            sent = (np.asarray(a.tier) == k) | (np.asarray(a.escalate_to) == k)
-            longer = int(np.sum(sent & (prompt + np.maximum(1, np.round(output * mult))
-                                        > context)))
+        for name, tier, sent, tokens in self._routed_tokens(design):
+            context = tier.limits.max_model_len
+            longer = int(np.sum(sent & (tokens > context))) if context else 0
             if longer:
                 out.append((name, longer, int(context)))
         return out
+
+    def _routed_tokens(self, design: Design):
+        """``(tier name, built tier, which requests are sent to it, each request's prompt +
+        output tokens there)`` per kept tier of ``design``; none when the evaluator does not
+        say (a closed-form stand-in)."""
+        df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
+        if df is None or built is None:
+            return
+        a = self.evaluator.routing(design)[1]
+        prompt = df["input_tokens"].to_numpy(np.float64)
+        output = df["output_tokens"].to_numpy(np.float64)
+        for k, name in enumerate(design.tiers):
+            mult = self.evaluator.by_name[name].output_length_multiplier
+            sent = (np.asarray(a.tier) == k) | (np.asarray(a.escalate_to) == k)
+            yield (name, built(name, design.gpus(name)), sent,
+                   prompt + np.maximum(1, np.round(output * mult)))
 
     def _over_kv(self, design: Design) -> list[tuple[str, int, int]]:
         """Per kept tier routed requests within its context but larger (prompt + output) than
@@ -515,18 +520,8 @@ class Planner:
         (:attr:`tiersim.fleet.BuiltTier.longest_sequence`): (tier, how many, that room), tiers
         with none left out. More replicas never serve them (more GPUs per replica may); empty
         when the evaluator does not say (a closed-form stand-in)."""
-        df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
-        if df is None or built is None:
-            return []
-        a = self.evaluator.routing(design)[1]
-        prompt = df["input_tokens"].to_numpy(np.float64)
-        output = df["output_tokens"].to_numpy(np.float64)
         out = []
-        for k, name in enumerate(design.tiers):
-            tier = built(name, design.gpus(name))
-            mult = self.evaluator.by_name[name].output_length_multiplier
-            tokens = prompt + np.maximum(1, np.round(output * mult))
-            sent = (np.asarray(a.tier) == k) | (np.asarray(a.escalate_to) == k)
+        for name, tier, sent, tokens in self._routed_tokens(design):
             room = max(tier.longest_sequence, 0)
             context = tier.limits.max_model_len or math.inf
             larger = int(np.sum(sent & (tokens > room) & (tokens <= context)))
