@@ -143,9 +143,10 @@ def run_local(tasks: Iterable[Task], pool: ProcessPoolExecutor | None, on_done: 
         for future in finished:
             task = flight.pop(future)
             try:
-                on_done(future.result())
+                record = future.result()
             except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool
-                on_done(_broken_record(task, error))
+                record = _broken_record(task, error)
+            on_done(record)  # its own failure (a full disk) is not the worker's: it ends the sweep
         _refill(pool, queue, flight, limit, on_done)
 
 
@@ -364,7 +365,8 @@ def _ray_loop(ray, tasks: Iterable[Task], on_done: OnDone) -> None:
         for ref in done:
             task = flight.pop(ref)
             try:
-                on_done(ray.get(ref))
+                record = ray.get(ref)
             except Exception as error:  # noqa: BLE001 - a lost worker fails its point only
-                on_done(_broken_record(task, error))
+                record = _broken_record(task, error)
+            on_done(record)  # its own failure (a full disk) is not the worker's: it ends the sweep
         refill()

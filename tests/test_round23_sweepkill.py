@@ -1,0 +1,58 @@
+"""Round 23 of hostile input, sweep resume and integrity: each a failure found from outside
+(kill -9, a full disk, two sweeps at once, hand-edited points/) and fixed."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+from pathlib import Path
+
+import pytest
+from test_round19 import error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text().replace("[240, 360]",
+                                                                          "[240, 270]")
+
+
+def _scenario(tmp_path: Path, sweep: str) -> Path:
+    """tiny.yaml on a short window with ``sweep`` (YAML text, indented) as its sweep map."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY + "\nsweep:\n" + sweep)
+    return scenario
+
+
+def _nearly_full(monkeypatch, room: int) -> None:
+    """Every process's atomic writes of more than ``room`` bytes fail as on a full disk."""
+    from tiersim.sweep import atomic, executors
+
+    monkeypatch.setattr(executors, "_context", lambda: __import__("multiprocessing")
+                        .get_context("fork"))
+    real = atomic.stage
+
+    def stage(path, write, mode="wb"):
+        buffer = io.StringIO() if "b" not in mode else io.BytesIO()
+        write(buffer)
+        if len(buffer.getvalue()) > room:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, write, mode)
+
+    monkeypatch.setattr(atomic, "stage", stage)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_full_disk_is_not_stored_as_a_dead_worker(tmp_path, capsys, monkeypatch, workers):
+    """On a nearly full disk (a point's record does not fit, a short one does) the sweep's own
+    store of a point failed and was taken for the worker's death: the point was stored failed
+    as "OSError: worker process died ([Errno 28] No space left on device ...)", and the
+    sweep ran on, computing and losing each point, until another write failed. The full disk
+    ends the sweep with its one line, and no point is stored as lost to a dead worker."""
+    _nearly_full(monkeypatch, 2000)
+    scenario = _scenario(tmp_path, "  seed: [0, 1, 2, 3]\n")
+    out = tmp_path / "o"
+    line = error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "-w", workers,
+                               "--no-baselines", "--no-report"))
+    assert "cannot write (No space left on device)" in line, line
+    errors = [json.loads(p.read_text()).get("error") for p in (out / "points").glob("*.json")]
+    assert not [e for e in errors if e and "worker process died" in e], errors
