@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import axis_line
 from test_round19 import error_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,3 +57,30 @@ def test_a_full_disk_is_not_stored_as_a_dead_worker(tmp_path, capsys, monkeypatc
     assert "cannot write (No space left on device)" in line, line
     errors = [json.loads(p.read_text()).get("error") for p in (out / "points").glob("*.json")]
     assert not [e for e in errors if e and "worker process died" in e], errors
+
+
+@pytest.mark.parametrize("other", ["1.0", "'1'"])
+def test_a_zip_group_writing_one_setting_two_ways_is_told_to_write_it_alike(tmp_path, capsys,
+                                                                            other):
+    """``zip: {seed: [1, 1.0], tiers.bf16.replicas: [1, 2]}`` (two points, each one seed) was
+    told to "list it once": a zip group cannot, its lists are of equal length. The line says
+    to write the value the same way each time."""
+    scenario = _scenario(tmp_path, f"  zip:\n    seed: [1, {other}]\n"
+                         "    tiers.bf16.replicas: [1, 2]\n")
+    out = tmp_path / "o"
+    shown = {"1.0": "1.0", "'1'": "'1'"}[other]
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", out, "-w", "1",
+                               "--no-baselines", "--no-report")) == (
+        f"Error: {scenario}: line {axis_line(scenario, 'seed')}: sweep: 'seed': values 1 and "
+        f"{shown} are the same setting once read; in a zip group write it one way each "
+        "time (1)")
+    assert not out.exists()
+
+
+def test_a_grid_axis_listing_one_setting_two_ways_is_still_told_to_list_it_once(tmp_path,
+                                                                               capsys):
+    """Outside a zip group the same setting written twice is one value listed twice."""
+    scenario = _scenario(tmp_path, "  seed: [1, 1.0]\n")
+    assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o", "-w", "1",
+                               "--no-baselines", "--no-report")).endswith(
+        "sweep: 'seed': values 1 and 1.0 are the same setting once read; list it once")

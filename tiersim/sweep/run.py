@@ -232,13 +232,15 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
                             reads: dict[str, Any] | None = None) -> None:
     """Refuse two values of one axis that read as the same setting (``[1, '1', 1.0]`` on a
     whole-number field): the sweep would run one scenario under several labels and its table
-    would show them as different points. Each value is read at the first point's other
+    would show them as different points (in a zip group, whose lists hold a value once per
+    point, the line says to write it one way). Each value is read at the first point's other
     values; a value that does not read there is left to :func:`check_axes`. ``reads``: the
     readings :func:`check_axes` made."""
     if validator is None or not plan.points:
         return
     reads = {} if reads is None else reads
     anchor = plan.points[0].values
+    zipped = {path for path, at, _ in _axis_lists(plan.base.get("sweep")) if at[1] == "zip"}
     for path in plan.axes:
         seen: dict[str, Any] = {}
         for value in _distinct(p.values[path] for p in plan.points):
@@ -248,10 +250,11 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
                 continue
             if key is None:
                 return
-            if key in seen:
+            if key in seen:  # a zip group lists a value once per point: it cannot drop one
+                fix = (f"in a zip group write it one way each time ({shown(seen[key], 80)})"
+                       if path in zipped else "list it once")
                 raise ax.SweepError(plan.source, path, f"values {shown(seen[key], 80)} and "
-                                    f"{shown(value, 80)} are the same setting once read; list "
-                                    "it once")
+                                    f"{shown(value, 80)} are the same setting once read; {fix}")
             seen[key] = value
 
 
