@@ -84,3 +84,22 @@ def test_a_grid_axis_listing_one_setting_two_ways_is_still_told_to_list_it_once(
     assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o", "-w", "1",
                                "--no-baselines", "--no-report")).endswith(
         "sweep: 'seed': values 1 and 1.0 are the same setting once read; list it once")
+
+
+def test_a_folder_in_place_of_a_point_file_is_refused_before_points_run(tmp_path, capsys):
+    """A folder where a point's file goes (``points/<id>.json/``, made by hand) was found only
+    once that point had run and its record could not be stored: the sweep ended there, and
+    every point then in flight was computed and lost. It is refused before any point runs,
+    and nothing in the folder changes."""
+    scenario = _scenario(tmp_path, "  seed: [0, 1]\n")
+    out = tmp_path / "o"
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, *args)[0] == 0
+    first, second = sorted((out / "points").iterdir())
+    second.unlink()
+    second.mkdir()
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.name != ".lock"}
+    assert error_line(*run_cli(capsys, *args)) == (
+        f"Error: {second}: a folder is in the way of this sweep point's file; remove that "
+        "folder, then rerun to resume (no point was run)")
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.name != ".lock"} == before

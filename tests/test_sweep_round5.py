@@ -220,9 +220,9 @@ def test_a_folder_in_the_way_of_a_point_file_is_named_with_the_fix(tmp_path):
     blocked.mkdir()
     with pytest.raises(TiersimError) as info:
         sweep(path, out)
-    assert str(info.value) == (f"{blocked}: cannot write (Is a directory): a folder is in the "
-                               "way of this sweep file; remove that folder, then rerun to "
-                               "resume")
+    assert str(info.value) == (f"{blocked}: a folder is in the way of this sweep point's "
+                               "file; remove that folder, then rerun to resume (no point was "
+                               "run)")
     assert not list(out.rglob("*.tmp"))
 
 

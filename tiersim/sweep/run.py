@@ -1205,6 +1205,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     done -= _other_version(records, done)
     pending = [p for p in plan.points if p.id not in done]
+    _refuse_folders_in_the_way(out, pending)
     if tally is not None:
         tally.folder, tally.pending = points_dir(out), tuple(p.id for p in pending)
     with _new_manifest(out, plan, runner):
@@ -1239,6 +1240,22 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     elif table_rows(out) != described:  # the old report shows another table (fewer values)
         (out / "report.html").unlink(missing_ok=True)
     return frame, failed_total, refusal
+
+
+def _refuse_folders_in_the_way(out: Path, pending: list[ax.Point]) -> None:
+    """Refuse, before the folder changes or a point runs, a folder where a pending point's
+    file goes (``points/<id>.json/``): found only when the point was stored, it ended the
+    sweep there, and every point then in flight was computed and lost."""
+    try:
+        with os.scandir(points_dir(out)) as entries:
+            folders = {e.name for e in entries if e.is_dir(follow_symlinks=False)}
+    except OSError:  # no points folder yet (or none to read: the writes say so)
+        return
+    for point in pending:
+        if f"{point.id}.json" in folders:
+            raise TiersimError(f"{points_dir(out) / f'{point.id}.json'}: a folder is in the way "
+                               "of this sweep point's file; remove that folder, then rerun to "
+                               "resume (no point was run)")
 
 
 def _other_version(records: dict[str, dict[str, Any]], done: set[str]) -> set[str]:
