@@ -103,3 +103,33 @@ def test_a_folder_in_place_of_a_point_file_is_refused_before_points_run(tmp_path
         f"Error: {second}: a folder is in the way of this sweep point's file; remove that "
         "folder, then rerun to resume (no point was run)")
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.name != ".lock"} == before
+
+
+def test_a_point_file_removed_while_the_sweep_runs_is_not_a_complete_table(tmp_path, capsys,
+                                                                           monkeypatch):
+    """A point's file deleted by hand after it was stored, while the sweep ran on: the sweep
+    said "2 points (2 run, 0 already done, 0 failed)", exit 0, and wrote a sweep.parquet of 1
+    row as if complete. It says which point is gone, writes no table, and a rerun runs it."""
+    from tiersim.sweep.points import SweepNotes
+
+    real = SweepNotes.add
+    out = tmp_path / "o"
+    gone = []
+
+    def add(self, record, index=None):
+        if not gone:
+            gone.append(record["point_id"])
+            (out / "points" / f"{record['point_id']}.json").unlink()
+        return real(self, record, index)
+
+    monkeypatch.setattr(SweepNotes, "add", add)
+    scenario = _scenario(tmp_path, "  seed: [0, 1]\n")
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    assert error_line(*run_cli(capsys, *args)) == (
+        f"Error: {out / 'points'}: 1 of the 2 points is no longer stored ({gone[0]}: its file "
+        "was removed or changed while the sweep ran); rerun to resume (it runs again)")
+    assert not (out / "sweep.parquet").exists()
+    monkeypatch.setattr(SweepNotes, "add", real)
+    code, err = run_cli(capsys, *args)
+    assert code == 0, err
+    assert "(1 run, 1 already done, 0 failed)" in err

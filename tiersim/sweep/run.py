@@ -1218,6 +1218,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                       progress_display(console, progress, sys.stderr.isatty()),
                       len(plan.points) - len(pending), tally or Tally())
     records = read_bookkeeping(out)
+    _refuse_lost_points(out, plan, records)
     refusal = common_refusal(records, [p.id for p in plan.points])
     if refusal is not None and fresh:  # the scenario's error, not its points'
         remove_written(out)
@@ -1240,6 +1241,25 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     elif table_rows(out) != described:  # the old report shows another table (fewer values)
         (out / "report.html").unlink(missing_ok=True)
     return frame, failed_total, refusal
+
+
+def _refuse_lost_points(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
+    """Refuse a grid one of whose points is no longer stored once the points ran (its file
+    removed, or edited into no record, while the sweep ran): the table would be short of it
+    and read as complete. No table is written, and one there (which now outlives its data)
+    goes with its report; a rerun runs the point again."""
+    lost = [p.id for p in plan.points if p.id not in records]
+    if not lost:
+        return
+    for name in ("sweep.parquet", "report.html"):
+        (out / name).unlink(missing_ok=True)
+    ids = ", ".join(lost[:3]) + (", ..." if len(lost) > 3 else "")
+    one = len(lost) == 1
+    raise TiersimError(f"{points_dir(out)}: {len(lost):,} of the {len(plan.points):,} points "
+                       f"{'is' if one else 'are'} no longer stored ({ids}: "
+                       f"{'its file was' if one else 'their files were'} removed or changed "
+                       f"while the sweep ran); rerun to resume ({'it runs' if one else 'they run'}"
+                       " again)")
 
 
 def _refuse_folders_in_the_way(out: Path, pending: list[ax.Point]) -> None:
