@@ -133,3 +133,37 @@ def test_a_point_file_removed_while_the_sweep_runs_is_not_a_complete_table(tmp_p
     code, err = run_cli(capsys, *args)
     assert code == 0, err
     assert "(1 run, 1 already done, 0 failed)" in err
+
+
+def test_a_table_row_of_a_point_being_rerun_does_not_outlive_it(tmp_path, capsys,
+                                                               monkeypatch):
+    """A failed point rerun (its cause fixed) by a sweep killed, or out of disk, before its
+    table was rewritten left sweep.parquet saying the point failed while its file said ok,
+    and `tiersim report` drew that table. A table with a row of a point about to run again
+    goes before the point runs."""
+    from tiersim.sweep import points as sweep_points
+    from tiersim.sweep import run as sweep_run
+
+    real = sweep_points._run
+
+    def fail_seed_1(doc, source, baselines):
+        if doc.get("seed") == 1:
+            raise RuntimeError("out of memory")
+        return real(doc, source, baselines)
+
+    monkeypatch.setattr(sweep_points, "_run", fail_seed_1)
+    scenario = _scenario(tmp_path, "  seed: [0, 1]\n")
+    out = tmp_path / "o"
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, *args)[0] == 1
+    assert (out / "sweep.parquet").exists()
+    monkeypatch.setattr(sweep_points, "_run", real)
+
+    def full(out_dir, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(out_dir / "sweep.parquet"))
+
+    monkeypatch.setattr(sweep_run, "collect", full)
+    assert error_line(*run_cli(capsys, *args)) == (
+        f"Error: {out / 'sweep.parquet'}: cannot write (No space left on device); check that "
+        f"{out} is writable and has free space, then rerun to resume")
+    assert not (out / "sweep.parquet").exists()

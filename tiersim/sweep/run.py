@@ -15,12 +15,12 @@ points end it with one line naming them (exit 1), after the other points are sto
 every point failed with one and the same input error: that is the scenario's, raised as
 ``tiersim run`` raises it, and a folder the sweep found empty is left so
 (:mod:`tiersim.sweep.refusal`). No table outlives its data: before anything changes, a
-``sweep.parquet`` whose rows are not all stored points as they were, or not among the
-grid's points in its order, is removed (and ``report.html`` with it, or whenever points are
-to run; a sweep that writes no report removes the old one; the new ``scenario.yaml`` and
-``sweep.json`` are written in full first and renamed into place after, so a full disk changes
-nothing), and points that read two
-versions of one input file (replaced while the sweep ran) are refused as one table.
+``sweep.parquet`` whose rows are not all stored points as they were, or not among the grid's
+points in its order, or that holds a point to run again, is removed (and ``report.html`` with
+it, or whenever points are to run; a sweep that writes no report removes the old one; the new
+``scenario.yaml`` and ``sweep.json`` are written in full first and renamed into place after, so
+a full disk changes nothing), and points that read two versions of one input file (replaced
+while the sweep ran) are refused as one table.
 """
 
 from __future__ import annotations
@@ -1298,11 +1298,14 @@ def _remove_stale_outputs(out: Path, records: dict[str, dict[str, Any]],
     stored as it was (points deleted to start over, say) or one is not among the plan's
     points ``ids`` in their order (an axis cut or reordered: the new manifest would not list
     it; a table short of an extended grid's points stays, and a report refuses it until this
-    sweep rewrites it), ``report.html`` then and whenever points are to run."""
+    sweep rewrites it) or one of its rows is a point to run again (a failed one, or one another
+    version ran: its file changes before the table is rewritten), ``report.html`` then and
+    whenever points are to run."""
     rows = table_rows(out) or []
     table_ids = [point for point, _ in rows]
     shown = set(table_ids)
     stale = not table_matches(out, records) or [i for i in ids if i in shown] != table_ids
+    stale = stale or any(point.id in shown for point in pending)  # its row is to change
     if stale:
         (out / "sweep.parquet").unlink(missing_ok=True)
     if stale or pending:
