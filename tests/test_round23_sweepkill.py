@@ -167,3 +167,21 @@ def test_a_table_row_of_a_point_being_rerun_does_not_outlive_it(tmp_path, capsys
         f"Error: {out / 'sweep.parquet'}: cannot write (No space left on device); check that "
         f"{out} is writable and has free space, then rerun to resume")
     assert not (out / "sweep.parquet").exists()
+
+
+def test_a_users_own_hidden_tmp_file_in_a_sweep_folder_stays(tmp_path, capsys):
+    """A rerun deleted every hidden ``.*.tmp`` file at the top of the sweep folder (a user's
+    ``.notes.tmp``), not only the temp files a killed sweep leaves: the lock's own clean-up
+    keeps a user's other ``.tmp`` files. The sweep's leftovers still go."""
+    scenario = _scenario(tmp_path, "  seed: [0, 1]\n")
+    out = tmp_path / "o"
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, *args)[0] == 0
+    notes = out / ".notes.tmp"
+    notes.write_text("mine")
+    left = [out / ".sweep.parquet.k1ll3d.tmp", out / "points" / ".0123456789ab.json.k1ll.tmp"]
+    for path in left:
+        path.write_text("half")
+    assert run_cli(capsys, *args)[0] == 0
+    assert notes.read_text() == "mine"
+    assert not [path for path in left if path.exists()]

@@ -40,10 +40,16 @@ __all__ = ["collect", "flatten", "read_axes", "read_bookkeeping", "read_points",
            "points_dir"]
 
 
+SWEEP_WRITES = ("scenario.yaml", "sweep.json", "sweep.parquet", "report.html")
+"""The files a sweep writes at the top of its folder, each through a ``.NAME.*.tmp`` file."""
+
+
 def remove_stale_temps(out_dir: Path) -> int:
-    """Delete temp files a killed sweep left half-written (``points/`` and the folder itself);
-    return how many. Call only while holding the folder's lock."""
-    stale = [*points_dir(out_dir).glob(".*.tmp"), *Path(out_dir).glob(".*.tmp"),
+    """Delete temp files a killed sweep left half-written (``points/.ID.json.*.tmp`` and the
+    folder's ``.NAME.*.tmp`` of each file it writes); return how many. A user's other ``.tmp``
+    files stay. Call only while holding the folder's lock."""
+    top = [path for name in SWEEP_WRITES for path in Path(out_dir).glob(f".{name}.*.tmp")]
+    stale = [*points_dir(out_dir).glob(".*.json.*.tmp"), *top,
              *Path(out_dir).glob("report.html.tmp")]
     stale = [path for path in stale if path.is_file()]
     for path in stale:
