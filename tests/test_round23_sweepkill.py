@@ -185,3 +185,30 @@ def test_a_users_own_hidden_tmp_file_in_a_sweep_folder_stays(tmp_path, capsys):
     assert run_cli(capsys, *args)[0] == 0
     assert notes.read_text() == "mine"
     assert not [path for path in left if path.exists()]
+
+
+def test_a_worker_killed_while_storing_its_point_leaves_no_temp_file(tmp_path, capsys,
+                                                                     monkeypatch):
+    """A worker killed (the OOM killer's kill -9) halfway through writing its point's temp
+    file left the half-written ``points/.ID.json.*.tmp`` behind the sweep, until some later
+    rerun. The sweep, which holds the folder's lock once its workers are gone, removes it
+    before it ends (here the temp file is left as such a worker leaves it, while the sweep
+    runs; found with a worker that exits inside its write)."""
+    from tiersim.sweep.points import SweepNotes
+
+    real = SweepNotes.add
+    out = tmp_path / "o"
+    left = []
+
+    def add(self, record, index=None):
+        if not left:
+            left.append(out / "points" / f".{record['point_id']}.json.k1ll3d.tmp")
+            left[0].write_text('{"point_id": ')
+        return real(self, record, index)
+
+    monkeypatch.setattr(SweepNotes, "add", add)
+    scenario = _scenario(tmp_path, "  seed: [0, 1]\n")
+    code, err = run_cli(capsys, "sweep", scenario, "--out", out, "-w", "1", "--no-baselines",
+                        "--no-report")
+    assert code == 0, err
+    assert left and not list(out.rglob("*.tmp"))

@@ -1214,9 +1214,12 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     del records  # every stored point: not held while the others run, nor beside the re-read
     console = Console(stderr=True, soft_wrap=True, markup=False)  # paths are text
     workers = workers or os.cpu_count() or 1
-    failed = _execute(plan, pending, out, workers, executor, address, runner,
-                      progress_display(console, progress, sys.stderr.isatty()),
-                      len(plan.points) - len(pending), tally or Tally())
+    try:
+        failed = _execute(plan, pending, out, workers, executor, address, runner,
+                          progress_display(console, progress, sys.stderr.isatty()),
+                          len(plan.points) - len(pending), tally or Tally())
+    finally:  # every worker has ended: one killed mid-write (the OOM killer) left its temp file
+        remove_stale_temps(out)
     records = read_bookkeeping(out)
     _refuse_lost_points(out, plan, records)
     refusal = common_refusal(records, [p.id for p in plan.points])
