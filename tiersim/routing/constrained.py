@@ -16,7 +16,8 @@ Expected accuracy of a cut vector is the mean over calibration rows of each row'
 correctness (``p_correct_<tier>`` where generated, else the labels) on the tier it would get;
 expected cost is the mean of the tiers' ``cost_weight``. With sorted scores and prefix sums each
 cut vector costs O(K), so the search enumerates every cut vector on a grid of score quantiles
-(every calibration row for two tiers; :data:`MAX_CANDIDATES` vectors at most otherwise).
+(every boundary between distinct scores for two tiers; :data:`MAX_CANDIDATES` vectors at most
+otherwise). A cut never falls inside a run of equal scores: no threshold splits tied requests.
 """
 
 from __future__ import annotations
@@ -65,17 +66,32 @@ class CutFit:
                 "calibration_rows": self.rows}
 
 
-def cut_grid(n: int, k: int, max_candidates: int = MAX_CANDIDATES) -> np.ndarray:
+def cut_grid(n: int, k: int, max_candidates: int = MAX_CANDIDATES,
+             allowed: np.ndarray | None = None) -> np.ndarray:
     """Every non-decreasing vector of ``k - 1`` cut positions in ``[0, n]`` on a grid of
-    positions fine enough that there are at most ``max_candidates`` vectors; shape (m, k-1)."""
+    positions fine enough that there are at most ``max_candidates`` vectors; shape (m, k-1).
+    ``allowed``: the positions a cut may take (ascending, 0 and ``n`` among them; default
+    every one), e.g. only those between distinct scores (:func:`score_boundaries`)."""
     if k == 1:
         return np.zeros((1, 0), dtype=np.int64)
-    steps = n
+    allowed = np.arange(n + 1) if allowed is None else np.asarray(allowed, dtype=np.int64)
+    steps = len(allowed) - 1
     while math.comb(steps + k - 1, k - 1) > max_candidates and steps > 1:
         steps = max(1, int(steps * 0.8))
-    positions = np.unique(np.rint(np.linspace(0, n, steps + 1)).astype(np.int64))
+    positions = allowed[np.unique(np.rint(np.linspace(0, len(allowed) - 1, steps + 1))
+                                  .astype(np.int64))]
     combos = itertools.combinations_with_replacement(range(len(positions)), k - 1)
     return positions[np.array(list(combos), dtype=np.int64)]
+
+
+def score_boundaries(sorted_score: np.ndarray) -> np.ndarray:
+    """The cut positions a score threshold can make on ascending scores: 0, ``n`` and each
+    position between two distinct scores. A cut inside a run of equal scores promised a split
+    the router cannot make (tied requests all fall on one side of any threshold): a budget
+    router promised 1.8 per request and spent 2.01 on its own calibration rows."""
+    n = len(sorted_score)
+    inner = np.flatnonzero(sorted_score[1:] > sorted_score[:-1]) + 1
+    return np.unique(np.concatenate([[0], inner, [n]]).astype(np.int64))
 
 
 def evaluate_cuts(correct: np.ndarray, weight: np.ndarray, cuts: np.ndarray):
@@ -131,7 +147,7 @@ class ConstrainedRouter(Router):
         order = np.argsort(score, kind="stable")
         score, correct = score[order], correct[order]
         weight = np.array([t.cost_weight for t in self.tiers], dtype=np.float64)
-        cuts = cut_grid(len(score), len(self.tiers))
+        cuts = cut_grid(len(score), len(self.tiers), allowed=score_boundaries(score))
         acc, cost = evaluate_cuts(correct, weight, cuts)
         best, feasible = self.pick(acc, cost)
         chosen = cuts[best]
