@@ -45,3 +45,42 @@ def test_constrained_cuts_never_split_tied_scores(cfg):
     assert cost == pytest.approx(router.cuts.cost, abs=1e-9)
     if cfg["policy"] == "budget":
         assert cost <= 0.6 * 3.0 + 1e-9
+
+
+def _steps(n: int = 40_000) -> tuple[pd.DataFrame, list[TierInfo]]:
+    """A two-type workload of agent steps, half of them a step type the map sends to the top
+    tier (final), half of a type the fallback routes (other)."""
+    tiers = [TierInfo("a", accuracy={"easy": 0.9, "hard": 0.3}, cost_weight=1.0),
+             TierInfo("c", accuracy={"easy": 1.0, "hard": 0.9}, cost_weight=3.0)]
+    df = pd.DataFrame({"input_tokens": np.full(n, 200, np.int32),
+                       "output_tokens": np.full(n, 100, np.int32),
+                       "step_type": np.where(np.arange(n) % 2 == 0, "final", "other")})
+    cfg = {"difficulty": {"kind": "two_type", "p_easy": 0.6}}
+    return prepare_workload(df, tiers, cfg, np.random.default_rng(0)).df, tiers
+
+
+@pytest.mark.parametrize("fpr, fnr", [(0.5, 0.0), (0.0, 0.5)])
+def test_step_type_cascade_fallback_takes_injected_errors_as_a_cascade_does(fpr, fnr):
+    """With ``step_fallback: cascade`` the injected errors moved the first tier, as for a
+    single-pass policy: fpr 0.5 changed nothing (no request is first served above the
+    cheapest), and fnr sent requests first to the top tier and then escalated them to it
+    again. On the fallback's steps they act on the escalation, as a cascade's own do."""
+    from tiersim.routing.accuracy import realised_matrix
+    from tiersim.routing.metrics import error_rates
+
+    df, tiers = _steps()
+    confusion = {"confusion": {"fpr": fpr, "fnr": fnr}}
+    a = build_router({"policy": "step_type", "step_fallback": "cascade", **confusion},
+                     tiers).assign(df, np.random.default_rng(5))
+    other = (df["step_type"] == "other").to_numpy()
+    assert not (a.escalated & (a.tier == a.escalate_to)).any()  # no second pass on one tier
+    assert (a.tier[other] == 0).all()  # the cascade answers first on its from_tier
+    sub = df[other].reset_index(drop=True)
+    b = build_router({"policy": "cascade", **confusion}, tiers).assign(
+        sub, np.random.default_rng(5))
+    got = error_rates(a.final_tier[other], realised_matrix(sub, tiers))
+    want = error_rates(b.final_tier, realised_matrix(sub, tiers))
+    for key in ("fpr", "fnr"):  # the same rates within sampling noise (20,000 steps)
+        assert got[key] == pytest.approx(want[key], abs=0.02)
+    final = ~other  # the mapped steps keep their tier and escalate nowhere
+    assert (a.escalate_to[final] == -1).all()

@@ -31,7 +31,9 @@ class StepType(Router):
                        self._step_tier(ref, kind) for kind, ref in routes.items()}
         # only the keys the scenario set: a default re-read as set (response_cache.key) would
         # trip the checks of keys set together
-        data = self.cfg.model_dump(by_alias=True, exclude={"confusion"}, exclude_unset=True)
+        # confusion too: the fallback's own confuse reads it (never applied twice: the
+        # fallback only chooses; :meth:`confuse` applies it)
+        data = self.cfg.model_dump(by_alias=True, exclude_unset=True)
         data["policy"] = self.cfg.step_fallback
         try:
             inner_cfg = RouterConfig.model_validate(data)
@@ -69,6 +71,7 @@ class StepType(Router):
         tier, esc = base.tier.copy(), base.escalate_to.copy()
         refused = None if base.refused_to is None else base.refused_to.copy()
         kinds = df["step_type"].astype(str).to_numpy()
+        self.mapped = np.isin(kinds, list(self.routes))
         for kind, t in self.routes.items():
             rows = kinds == kind
             tier[rows], esc[rows] = t, -1
@@ -76,3 +79,16 @@ class StepType(Router):
                 refused[rows] = -1
         return Assignment(tier=tier.astype(np.int64), escalate_to=esc.astype(np.int64),
                           refused_to=refused)
+
+    def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
+        """Injected errors: on the fallback's steps as the fallback injects them (a cascade's
+        act on its escalation: moving its first tier sent a request first to the top tier and
+        then escalated it there again), on the mapped steps as on any single-pass routing."""
+        if type(self.inner).confuse is Router.confuse:  # the fallback injects as the map does
+            return super().confuse(a, need, rng)
+        own, inner = super().confuse(a, need, rng), self.inner.confuse(a, need, rng)
+        m = self.mapped
+        refused = a.refused_to
+        return Assignment(tier=np.where(m, own.tier, inner.tier),
+                          escalate_to=np.where(m, own.escalate_to, inner.escalate_to),
+                          refused_to=None if refused is None else refused.copy())
