@@ -84,3 +84,23 @@ def test_step_type_cascade_fallback_takes_injected_errors_as_a_cascade_does(fpr,
         assert got[key] == pytest.approx(want[key], abs=0.02)
     final = ~other  # the mapped steps keep their tier and escalate nowhere
     assert (a.escalate_to[final] == -1).all()
+
+
+@pytest.mark.parametrize("features, says", [
+    ([], "router.classifier.features: names no feature group; list those the trace has "
+         "columns for: input_tokens, subject"),
+    (["feat", "text"], "router.classifier.features: the trace has no column for feat "
+                       "(feat_* columns) or text (a prompt column); add them, or list groups "
+                       "the trace has columns for: input_tokens, subject"),
+])
+def test_classifier_features_the_trace_lacks_are_named(features, says):
+    """`features: [feat]` on a trace with input_tokens said "no feature columns found in the
+    trace; add input_tokens, ...", a column the trace had: the line names the groups listed
+    that found nothing, and those the trace could give."""
+    from tiersim.errors import ScenarioError
+
+    df = _two_subjects(400)
+    with pytest.raises(ScenarioError) as err:
+        build_router({"policy": "threshold", "classifier": {"features": features}}, TWO,
+                     train_df=df, rng=np.random.default_rng(1))
+    assert str(err.value) == f"scenario: {says}"

@@ -95,6 +95,29 @@ def make_pipeline(frame: pd.DataFrame, cfg: ClassifierConfig,
     return Pipeline([("features", ColumnTransformer(parts)), ("model", model)])
 
 
+GROUP_COLUMNS = {"input_tokens": "an input_tokens column", "task_type": "a task_type column",
+                 "feat": "feat_* columns", "subject": "a subject column",
+                 "text": "a prompt column"}
+"""The trace columns each feature group reads (:func:`feature_frame`)."""
+
+
+def _no_features(df: pd.DataFrame, groups: list[str], source: str) -> ScenarioError:
+    """The error for ``features`` that find no column in ``df``: the groups listed and the
+    columns they read, and the groups the trace has columns for (its fix)."""
+    has = list(feature_frame(df, list(GROUP_COLUMNS))[1])
+    where = "router.classifier.features"
+    columns = "the trace has none of the columns a group reads (input_tokens, task_type, " \
+              "feat_*, subject, prompt)"
+    if not groups:
+        return ScenarioError(source, where, "names no feature group; " + (
+            f"list those the trace has columns for: {', '.join(has)}" if has else
+            f"{columns}: add some, and list their groups"))
+    named = " or ".join(f"{g} ({GROUP_COLUMNS[g]})" for g in dict.fromkeys(groups))
+    fix = (f"add them, or list groups the trace has columns for: {', '.join(has)}" if has
+           else f"add them ({columns})")
+    return ScenarioError(source, where, f"the trace has no column for {named}; {fix}")
+
+
 def _isotonic(score: np.ndarray, target: np.ndarray) -> IsotonicRegression:
     """Decreasing isotonic map from difficulty score to a probability, clipped outside range."""
     iso = IsotonicRegression(out_of_bounds="clip", increasing=False, y_min=0.0, y_max=1.0)
@@ -175,6 +198,8 @@ def train_classifier(
                             "out to check the classifier on; lower train_fraction or use more "
                             "requests")
     frame, used = feature_frame(df, list(cfg.features))
+    if frame.shape[1] == 0:
+        raise _no_features(df, list(cfg.features), source)
     smaller = int(min(np.bincount(wrong0[train], minlength=2)))
     if smaller < 2:  # no fold split can hold one of each class: nothing to learn or calibrate
         _note_constant(source, tiers[0].name, wrong0[train], wrong0)
