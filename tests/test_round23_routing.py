@@ -104,3 +104,26 @@ def test_classifier_features_the_trace_lacks_are_named(features, says):
         build_router({"policy": "threshold", "classifier": {"features": features}}, TWO,
                      train_df=df, rng=np.random.default_rng(1))
     assert str(err.value) == f"scenario: {says}"
+
+
+class _Draws:
+    """A stand-in generator whose uniforms are the given values."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+
+    def random(self, n):
+        return self.values[:n]
+
+
+def test_static_split_never_sends_a_request_to_a_tier_given_no_share():
+    """Fractions may sum to 1 within 1e-6; [0.5, 0.4999995, 0] left the top of the uniform
+    range, [0.9999995, 1), to the last tier, whose share is 0 (5 requests in 10 million). The
+    shares are scaled to sum to 1, and the last tier with a share takes the top of the range."""
+    tiers = [TierInfo(n, cost_weight=1.0) for n in ("a", "b", "c")]
+    router = build_router({"policy": "static_split", "fractions": [0.5, 0.4999995, 0.0]}, tiers)
+    a = router.choose(pd.DataFrame(index=range(3)), _Draws([0.2, 0.7, 0.9999998]))
+    assert a.tier.tolist() == [0, 1, 1]
+    router = build_router({"policy": "static_split", "fractions": [0.0, 1.0000005, 0.0]}, tiers)
+    a = router.choose(pd.DataFrame(index=range(3)), _Draws([0.0, 0.5, 0.9999999]))
+    assert a.tier.tolist() == [1, 1, 1]

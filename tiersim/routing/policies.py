@@ -190,9 +190,11 @@ class StaticSplit(Router):
         self.shares = self.per_tier(self.cfg.fractions, len(self.tiers), "fractions")
 
     def choose(self, df, rng):
-        """Inverse-CDF draw of a tier per request."""
-        cdf = np.cumsum(self.shares)
-        cdf[-1] = 1.0
+        """Inverse-CDF draw of a tier per request. The shares (summing to 1 within 1e-6) are
+        scaled to sum to 1 and the last tier with a share closes the range at 1, so a tier
+        given no share gets no request (the rest of a sum of 0.9999995 went to it)."""
+        cdf = np.cumsum(self.shares / self.shares.sum())
+        cdf[np.flatnonzero(self.shares > 0)[-1]:] = 1.0
         return _single(np.searchsorted(cdf, rng.random(len(df)), side="right"))
 
 
