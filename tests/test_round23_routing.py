@@ -127,3 +127,36 @@ def test_static_split_never_sends_a_request_to_a_tier_given_no_share():
     router = build_router({"policy": "static_split", "fractions": [0.0, 1.0000005, 0.0]}, tiers)
     a = router.choose(pd.DataFrame(index=range(3)), _Draws([0.0, 0.5, 0.9999999]))
     assert a.tier.tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("difficulty, unused", [
+    ({"kind": "three_type", "p_hopeless": 0.3}, "kind, p_hopeless"),
+    ({"kind": "continuous", "beta_a": 9.0, "curve_width": 0.1}, "beta_a"),
+])
+def test_trace_difficulty_column_notes_the_draw_keys_it_replaces(difficulty, unused):
+    """A trace's difficulty column is every request's difficulty, so nothing is drawn: kind
+    three_type with p_hopeless 0.3 ran without a hopeless request, and nothing said so."""
+    from tiersim.errors import Note
+
+    tiers = [TierInfo("a", accuracy=0.6, cost_weight=1.0),
+             TierInfo("b", accuracy=0.8, cost_weight=2.0)]
+    df = pd.DataFrame({"input_tokens": [10] * 50, "output_tokens": [10] * 50,
+                       "difficulty": np.linspace(0, 1, 50)})
+    with pytest.warns(Note) as notes:
+        prepare_workload(df, tiers, {"difficulty": difficulty}, np.random.default_rng(0))
+    assert [str(n.message) for n in notes] == [
+        "scenario: the trace's difficulty column gives every request's difficulty, so "
+        f"workload.difficulty.{unused} {'are' if ',' in unused else 'is'} not used (nothing "
+        f"is drawn); remove {'them' if ',' in unused else 'it'}, or the column to draw "
+        "difficulty"]
+
+
+def test_trace_difficulty_column_beside_no_draw_key_says_nothing():
+    tiers = [TierInfo("a", accuracy=0.6, cost_weight=1.0),
+             TierInfo("b", accuracy=0.8, cost_weight=2.0)]
+    df = pd.DataFrame({"input_tokens": [10] * 50, "output_tokens": [10] * 50,
+                       "difficulty": np.linspace(0, 1, 50)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prepare_workload(df, tiers, {"difficulty": {"kind": "continuous", "curve_width": 0.1}},
+                         np.random.default_rng(0))

@@ -296,6 +296,22 @@ def _note_unread_kind_keys(cfg: DifficultyConfig, source: str) -> None:
                       f"{'them' if many else 'it'}, or change kind", Note, stacklevel=3)
 
 
+def _note_replaced_draw_keys(cfg: DifficultyConfig, source: str) -> None:
+    """A note when the trace's ``difficulty`` column (every request's difficulty, read as
+    continuous) makes the ``workload.difficulty`` keys that draw difficulty unused: ``kind``
+    (unless continuous, as the column is read) and :data:`KIND_KEYS` (``kind: three_type``
+    with ``p_hopeless: 0.3`` ran without a hopeless request, and nothing said so)."""
+    keys = [k for k in ("kind", *KIND_KEYS) if k in cfg.model_fields_set
+            and not (k == "kind" and cfg.kind == "continuous")]
+    if keys:
+        many = len(keys) > 1
+        warnings.warn(f"{source}: the trace's difficulty column gives every request's "
+                      f"difficulty, so workload.difficulty.{', '.join(keys)} "
+                      f"{'are' if many else 'is'} not used (nothing is drawn); remove "
+                      f"{'them' if many else 'it'}, or the column to draw difficulty", Note,
+                      stacklevel=3)
+
+
 def _note_unread_hopeless(tiers: list[TierInfo], cfg: DifficultyConfig, source: str) -> None:
     """A note for an accuracy table's ``hopeless`` entry beside ``kind: two_type``, which
     draws no hopeless request (only three_type does), so the entry changes nothing."""
@@ -375,6 +391,8 @@ def prepare_workload(
     if "difficulty" not in df:  # drawn from cfg: a key its kind never reads is noted
         _note_unread_kind_keys(cfg, source)
         _note_unread_hopeless(tiers, cfg, source)
+    else:
+        _note_replaced_draw_keys(cfg, source)
     _note_unread_accuracy_keys(tiers, cfg, source)
     diff = _read_or_draw(df, cfg, rng)
     expected, labels = expected_correctness(diff, tiers, cfg, source)
