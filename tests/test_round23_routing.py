@@ -160,3 +160,28 @@ def test_trace_difficulty_column_beside_no_draw_key_says_nothing():
         warnings.simplefilter("error")
         prepare_workload(df, tiers, {"difficulty": {"kind": "continuous", "curve_width": 0.1}},
                          np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("fractions", [[0.999999, 0.0], [1.000001, 0.0], [0.4999995, 0.4999995],
+                                       [0.5000005, 0.5000005]])
+def test_fractions_within_1e6_of_one_are_taken_above_and_below(fractions):
+    """Fractions may sum to 1 within 1e-6: 1.000001 was taken and 0.999999 refused (as a
+    double it lies 1.00000000003e-6 below 1)."""
+    from tiersim.routing.config import RouterConfig
+
+    assert RouterConfig(policy="static_split", fractions=fractions).fractions == fractions
+
+
+@pytest.mark.parametrize("fractions, total", [([0.999998, 0.0], "0.999998"),
+                                              ([0.5, 0.500002], "1.000002")])
+def test_fractions_further_from_one_are_refused_naming_their_sum(fractions, total):
+    """Beyond 1e-6 they are refused, and the line shows the sum to the digit that is off
+    (1.000002 read "got sum 1")."""
+    from pydantic import ValidationError
+
+    from tiersim.routing.config import RouterConfig
+
+    with pytest.raises(ValidationError) as err:
+        RouterConfig(policy="static_split", fractions=fractions)
+    assert err.value.errors()[0]["msg"] == (
+        f"Value error, fractions must be >= 0 and sum to 1 (got sum {total})")

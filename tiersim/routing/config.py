@@ -14,6 +14,7 @@ Defaults are chosen so that ``router: {policy: uniform}`` alone is a valid route
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -42,6 +43,18 @@ TierRef = int | str
 AccuracySpec = float | dict[str, float] | None
 """Accuracy of one tier: a mean accuracy in [0, 1], a table ``{easy: .., hard: .., hopeless: ..}``
 (a ``continuous`` workload takes only a float), or ``None`` for the per-precision prior."""
+
+
+SUM_TOLERANCE = 1e-6
+"""How far from 1 shares that must sum to 1 may sum."""
+
+
+def sums_to_one(shares) -> bool:
+    """Whether ``shares`` sum to 1 within :data:`SUM_TOLERANCE`, on both sides alike: the
+    decimal 0.999999 is a double 1.00000000003e-6 below 1, so a plain ``<= 1e-6`` took
+    1.000001 and refused 0.999999; the sum is exact (``math.fsum``) and allowed a rounding's
+    slack."""
+    return abs(math.fsum(shares) - 1.0) <= SUM_TOLERANCE * (1 + 1e-9)
 
 
 class _Strict(BaseModel):
@@ -154,8 +167,10 @@ class RouterConfig(_Strict):
         negative = next((s for s in shares if s < 0), None)
         if negative is not None:
             raise ValueError(f"fractions must be >= 0 and sum to 1 (got {negative:.6g})")
-        if abs(sum(shares) - 1.0) > 1e-6:
-            raise ValueError(f"fractions must be >= 0 and sum to 1 (got sum {sum(shares):.6g})")
+        if not sums_to_one(shares):
+            # 10 digits: at 6, a sum of 1.000002 read "got sum 1"
+            raise ValueError("fractions must be >= 0 and sum to 1 (got sum "
+                             f"{math.fsum(shares):.10g})")
         return value
 
     @field_validator("thresholds")
