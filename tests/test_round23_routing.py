@@ -185,3 +185,18 @@ def test_fractions_further_from_one_are_refused_naming_their_sum(fractions, tota
         RouterConfig(policy="static_split", fractions=fractions)
     assert err.value.errors()[0]["msg"] == (
         f"Value error, fractions must be >= 0 and sum to 1 (got sum {total})")
+
+
+@pytest.mark.parametrize("a, b", [(1e308, 1e308), (5e-324, 5e-324)])
+def test_beta_shapes_numpy_cannot_draw_are_refused(a, b):
+    """numpy's Beta(1e308, 1e308) drew 0 for every request (a + b overflows; the mean is 0.5)
+    and Beta(5e-324, 5e-324) a mean of 0.25: every request easy, silently. The shapes lie in
+    [1e-6, 1e6], where the draws keep their mean."""
+    from pydantic import ValidationError
+
+    from tiersim.routing.config import DifficultyConfig
+
+    with pytest.raises(ValidationError):
+        DifficultyConfig(kind="continuous", beta_a=a, beta_b=b)
+    cfg = DifficultyConfig(kind="continuous", beta_a=1e6, beta_b=1e-6)
+    assert cfg.beta_a == 1e6

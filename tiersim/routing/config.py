@@ -293,8 +293,10 @@ class DifficultyConfig(_Strict):
     kind: Literal["two_type", "three_type", "continuous", "labels"] = "two_type"
     p_easy: float = Field(0.8, ge=0.0, le=1.0)
     p_hopeless: float = Field(0.14, ge=0.0, lt=1.0)
-    beta_a: float = Field(2.0, gt=0.0)
-    beta_b: float = Field(5.0, gt=0.0)
+    # numpy's Beta(1e308, 1e308) drew 0 for all (a + b overflows) and Beta(5e-324, 5e-324)
+    # had mean 0.25, not 0.5; within [1e-6, 1e6] the draws keep their mean
+    beta_a: float = Field(2.0, ge=1e-6, le=1e6)
+    beta_b: float = Field(5.0, ge=1e-6, le=1e6)
     curve_width: float = Field(0.08, gt=0.0, le=10.0)  # on a [0, 1] axis; 1e300: 1/0
     class_difficulty: dict[Literal["easy", "hard"], float] = Field(
         default_factory=lambda: {"easy": 0.2, "hard": 0.8}
