@@ -200,3 +200,22 @@ def test_beta_shapes_numpy_cannot_draw_are_refused(a, b):
         DifficultyConfig(kind="continuous", beta_a=a, beta_b=b)
     cfg = DifficultyConfig(kind="continuous", beta_a=1e6, beta_b=1e-6)
     assert cfg.beta_a == 1e6
+
+
+def test_an_accuracy_a_narrow_curve_cannot_meet_is_refused_not_missed():
+    """A curve_width of 1e-13 is a step no root finder resolves: tier a's accuracy 0.5 came
+    out 0.734 (and 0.9 as 0.971), silently. The solved curve must meet the accuracy."""
+    from tiersim.errors import ScenarioError
+
+    tiers = [TierInfo("a", accuracy=0.5, cost_weight=1.0),
+             TierInfo("b", accuracy=0.9, cost_weight=2.0)]
+    df = pd.DataFrame({"input_tokens": [10] * 5000, "output_tokens": [10] * 5000})
+    with pytest.raises(ScenarioError) as err:
+        prepare_workload(df, tiers, {"difficulty": {"kind": "two_type", "curve_width": 1e-13}},
+                         np.random.default_rng(0))
+    assert str(err.value) == (
+        "scenario: tiers[0].accuracy: accuracy 0.5 is out of reach of the difficulty curve "
+        "(width 1e-13); lower it or widen workload.difficulty.curve_width")
+    out = prepare_workload(df, tiers, {"difficulty": {"kind": "two_type", "curve_width": 1e-6}},
+                           np.random.default_rng(0)).df
+    assert out["p_correct_a"].mean() == pytest.approx(0.5, abs=1e-9)

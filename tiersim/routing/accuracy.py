@@ -95,11 +95,17 @@ def capability(d: np.ndarray, theta: float, width: float) -> np.ndarray:
     return expit((theta - d) / width)
 
 
+MEET_TOLERANCE = 1e-6
+"""How far the solved curve's mean accuracy may lie from the tier's accuracy: a curve_width of
+1e-13 is a step no root finder resolves, and an accuracy of 0.5 came out 0.734."""
+
+
 def solve_capability(d: np.ndarray, hopeless: np.ndarray, target: float, width: float) -> float:
     """The ``theta`` whose mean capability over non-hopeless requests gives accuracy ``target``.
 
     Hopeless requests count as wrong; ``target`` must lie strictly between 0 and the share of
-    requests that are not hopeless.
+    requests that are not hopeless. Raises ValueError when no ``theta`` meets ``target``
+    within :data:`MEET_TOLERANCE` (a curve too narrow for the root finder).
     """
     live = d[~hopeless]
     n = len(d)
@@ -109,7 +115,10 @@ def solve_capability(d: np.ndarray, hopeless: np.ndarray, target: float, width: 
         return capability(live, theta, width).sum() / n - target
 
     lo, hi = -1.0 - 40 * width, 2.0 + 40 * width
-    return float(brentq(gap, lo, hi, xtol=1e-12))
+    theta = float(brentq(gap, lo, hi, xtol=1e-12))
+    if abs(gap(theta)) > MEET_TOLERANCE:  # a curve too narrow to resolve: a step, not a root
+        raise ValueError(f"the curve meets {gap(theta) + target:.6g}, not {target:.6g}")
+    return theta
 
 
 def tier_target(tier: TierInfo, index: int, cfg: DifficultyConfig, ceiling: float, source: str):
@@ -208,7 +217,8 @@ def _out_of_reach(source: str, index: int, tier: TierInfo, spec: float, label: s
         return ScenarioError(
             source, "workload.difficulty.top_accuracy", f"the prior accuracy of tier "
             f"{tier.name!r} scaled from it ({spec:.4g}) is out of reach of the difficulty curve "
-            f"(width {cfg.curve_width}); raise top_accuracy or set the tier's accuracy")
+            f"(width {cfg.curve_width}); widen workload.difficulty.curve_width, change "
+            "top_accuracy or set the tier's accuracy")
     return ScenarioError(
         source, f"tiers[{index}].accuracy", f"accuracy {spec:.6g} is out of reach of the "
         f"difficulty curve (width {cfg.curve_width}); lower it or widen "
