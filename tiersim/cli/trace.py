@@ -18,7 +18,13 @@ from rich.text import Text
 
 from tiersim.errors import TiersimError, escaped
 from tiersim.paths import resolve_trace_path
-from tiersim.trace.formats import FORMATS, arrival_lookalikes, is_length_only, shown_name
+from tiersim.trace.formats import (
+    FORMATS,
+    arrival_lookalikes,
+    is_length_only,
+    shown_name,
+    token_renames,
+)
 from tiersim.trace.loader import TIME_SCALE_RANGE, TraceWarning, load_lengths, read_trace
 from tiersim.trace.source import column_names
 from tiersim.trace.stats import trace_stats
@@ -128,13 +134,18 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
 def _lengths_notes(columns: list[str]) -> list[str]:
     """A note naming a column of a file of token lengths that may be its arrival times
     misnamed (:func:`arrival_lookalikes`: a misspelt ``arrival_s`` made a trace read as
-    lengths without a word)."""
+    lengths without a word), or its ``arrival_s`` beside Sarathi/Vidur token columns."""
+    tokens = token_renames(columns)
+    if "arrival_s" in columns and tokens:
+        return ["column 'arrival_s' is not read: a file of token lengths has no arrival times; "
+                f"rename {tokens} to read the file as a trace"]
     close = arrival_lookalikes(columns)
     if not close:
         return []
+    tokens = f", {tokens}" if tokens else ""
     return [f"column {shown_name(close[0])} (arrival_s?) is not read: a file of token lengths "
-            "has no arrival times; rename it arrival_s (seconds from the trace's start) to "
-            "read the file as a trace"]
+            f"has no arrival times; rename it arrival_s (seconds from the trace's start){tokens} "
+            "to read the file as a trace"]
 
 
 def _cut(window, arrivals: tuple[float, float] | None) -> tuple[float, float] | None:

@@ -416,9 +416,9 @@ def complete_formats(columns: list[str]) -> list[str]:
     return [name for name, f in FORMATS.items() if set(f.required) <= present]
 
 
-ARRIVAL_NAMES = ("arrival_s", "timestamp")
-"""Names a column of arrival times goes by (casefolded): the canonical one and the logged
-formats' (:func:`arrival_lookalikes`)."""
+ARRIVAL_NAMES = ("arrival_s", "timestamp", "arrived_at")
+"""Names a column of arrival times goes by (casefolded): the canonical one, the logged
+formats' and Vidur's trace-replay files' (:func:`arrival_lookalikes`)."""
 
 
 def arrival_lookalikes(columns: list[str]) -> list[str]:
@@ -429,6 +429,18 @@ def arrival_lookalikes(columns: list[str]) -> list[str]:
     read = {*LENGTH_COLUMNS, *canonical.CORE, *canonical.NAMED}
     return [c for c in columns if c not in read and difflib.get_close_matches(
         str(c).casefold(), ARRIVAL_NAMES, n=1, cutoff=0.65)]
+
+
+def token_renames(columns: list[str]) -> str:
+    """For a table of token lengths (:func:`is_length_only`), the renames of its Sarathi/Vidur
+    token columns (:data:`LENGTH_COLUMNS`) that, beside arrival times, make it a canonical
+    trace, in words (``num_prefill_tokens to input_tokens and ...``); empty when it has the
+    canonical token columns."""
+    present = set(columns)
+    pairs = [f"{old} to {new}" for old, new in zip(LENGTH_COLUMNS, ("input_tokens",
+                                                                   "output_tokens"), strict=True)
+             if old in present and new not in present]
+    return " and ".join(pairs)
 
 
 def shown_name(name: str) -> str:

@@ -31,6 +31,7 @@ from tiersim.trace.formats import (
     expected_columns,
     is_length_only,
     shown_name,
+    token_renames,
 )
 from tiersim.trace.source import (
     Source,
@@ -371,14 +372,19 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
 
 def _arrival_hint(columns: list[str]) -> str:
     """The words between "has token lengths but no arrival times" and the fix: a column that
-    may be the arrival times misnamed (:func:`arrival_lookalikes`) is named, with the rename
-    that makes the file a trace."""
+    may be the arrival times misnamed (:func:`arrival_lookalikes`), or an ``arrival_s`` beside
+    Sarathi/Vidur token columns, is named, with the renames that make the file a trace."""
+    tokens = token_renames(columns)
+    if "arrival_s" in columns and tokens:  # Vidur's token names beside canonical arrivals
+        return (": its arrival_s is read beside input_tokens and output_tokens only; rename "
+                f"{tokens} to replay the file as a trace, or ")
     close = arrival_lookalikes(columns)
     if not close:
         return "; "
+    tokens = f", {tokens}" if tokens else ""
     return (f": no column is named arrival_s, but column {shown_name(close[0])} (arrival_s?) "
-            "may hold them; rename it arrival_s (seconds from the trace's start) to replay the "
-            "file as a trace, or ")
+            f"may hold them; rename it arrival_s (seconds from the trace's start){tokens} to "
+            "replay the file as a trace, or ")
 
 
 SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}

@@ -1,0 +1,51 @@
+"""Round 23 of hostile input, ``tiersim trace`` and the trace loaders: each a failure found
+from outside and fixed, with the exact line a user sees, or the number that was wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_round19 import error_line, run_cli
+from test_round22_traces import _scenario
+
+from tiersim.cli.app import main
+
+# ------------------------------------------------------------------ Vidur's token column names
+
+
+@pytest.mark.parametrize(("arrival", "hint", "note"), [
+    ("arrival_s",
+     ": its arrival_s is read beside input_tokens and output_tokens only; rename "
+     "num_prefill_tokens to input_tokens and num_decode_tokens to output_tokens to replay the "
+     "file as a trace, or ",
+     "column 'arrival_s' is not read: a file of token lengths has no arrival times; rename "
+     "num_prefill_tokens to input_tokens and num_decode_tokens to output_tokens to read the "
+     "file as a trace"),
+    ("arrived_at",  # a Vidur trace-replay file: arrived_at, num_prefill_tokens, ...
+     ": no column is named arrival_s, but column 'arrived_at' (arrival_s?) may hold them; "
+     "rename it arrival_s (seconds from the trace's start), num_prefill_tokens to input_tokens "
+     "and num_decode_tokens to output_tokens to replay the file as a trace, or ",
+     "column 'arrived_at' (arrival_s?) is not read: a file of token lengths has no arrival "
+     "times; rename it arrival_s (seconds from the trace's start), num_prefill_tokens to "
+     "input_tokens and num_decode_tokens to output_tokens to read the file as a trace"),
+])
+def test_arrival_times_beside_vidur_token_columns_are_named(tmp_path, capsys, arrival, hint,
+                                                            note):
+    """A file of arrival times whose token counts carry Vidur's names (``num_prefill_tokens``,
+    ``num_decode_tokens``, as its trace-replay files do, beside ``arrived_at``) read as token
+    lengths: ``tiersim run`` said it "has token lengths but no arrival times" and ``trace
+    inspect`` dropped the arrival column without a word (or, for a misnamed one, advised a
+    rename of it alone, which left the file lengths still)."""
+    path = tmp_path / "t.csv"
+    path.write_text(f"{arrival},num_prefill_tokens,num_decode_tokens\n0,10,5\n1.5,20,5\n")
+    code, err = run_cli(capsys, "run", _scenario(tmp_path, path), "--no-baselines")
+    assert error_line(code, err) == (
+        f"Error: {path}: has token lengths but no arrival times{hint}use it with synthetic "
+        "arrivals: tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
+        "rate_rps, rng)")
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["format"] == "lengths (no arrival times)"
+    assert stats["notes"] == [note]
