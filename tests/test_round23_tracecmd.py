@@ -49,3 +49,24 @@ def test_arrival_times_beside_vidur_token_columns_are_named(tmp_path, capsys, ar
     stats = json.loads(capsys.readouterr().out)
     assert stats["format"] == "lengths (no arrival times)"
     assert stats["notes"] == [note]
+
+
+# ------------------------------------------------------------------ two sets of token lengths
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    ("input_tokens,output_tokens", "input_tokens, output_tokens"),
+    ("output_tokens", "output_tokens"),
+])
+def test_a_lengths_file_with_two_sets_of_token_columns_is_refused(tmp_path, capsys, extra,
+                                                                  named):
+    """A file of token lengths holding both Sarathi/Vidur's ``num_prefill_tokens`` and
+    ``num_decode_tokens`` and canonical ``input_tokens``/``output_tokens`` was read from the
+    former without a word: ``trace inspect`` printed their percentiles, exit 0, and the other
+    pair, with other numbers, was dropped."""
+    path = tmp_path / "t.csv"
+    cells = ",7" * extra.count(",") + ",7"
+    path.write_text(f"num_prefill_tokens,num_decode_tokens,{extra}\n10,1{cells}\n20,2{cells}\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: holds token lengths twice, in num_prefill_tokens, num_decode_tokens "
+        f"and in {named}; keep one pair (which one holds the lengths cannot be known)")

@@ -559,6 +559,7 @@ def load_lengths(path: str | Path) -> pd.DataFrame:
     raw, src = read_raw(path)
     columns = list(raw.columns)
     if set(LENGTH_COLUMNS) <= set(columns):
+        _one_set_of_lengths(columns, src)
         inp_col, out_col = LENGTH_COLUMNS
     elif {"input_tokens", "output_tokens"} <= set(columns):
         inp_col, out_col = "input_tokens", "output_tokens"
@@ -571,6 +572,17 @@ def load_lengths(path: str | Path) -> pd.DataFrame:
         "input_tokens": checks.tokens(src, raw[inp_col], inp_col).astype(np.int32),
         "output_tokens": checks.tokens(src, raw[out_col], out_col).astype(np.int32),
     })
+
+
+def _one_set_of_lengths(columns: list[str], src: Source) -> None:
+    """Refuse a file of Sarathi/Vidur token lengths (:data:`LENGTH_COLUMNS`) that also holds
+    ``input_tokens`` or ``output_tokens``: one pair was read and the other, with other numbers,
+    dropped without a word."""
+    also = [c for c in ("input_tokens", "output_tokens") if c in columns]
+    if also:
+        raise TraceError(src.path, f"holds token lengths twice, in {', '.join(LENGTH_COLUMNS)} "
+                         f"and in {', '.join(also)}; keep one pair (which one holds the lengths "
+                         "cannot be known)")
 
 
 __all__ = ["FORMAT_NAMES", "SESSION_COLUMNS", "LoadedTrace", "TraceOrigin", "TraceWarning",
