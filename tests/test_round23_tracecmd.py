@@ -70,3 +70,33 @@ def test_a_lengths_file_with_two_sets_of_token_columns_is_refused(tmp_path, caps
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
         f"Error: {path}: holds token lengths twice, in num_prefill_tokens, num_decode_tokens "
         f"and in {named}; keep one pair (which one holds the lengths cannot be known)")
+
+
+# ------------------------------------------------------------------ write_canonical, atomic
+
+
+def test_a_failed_write_canonical_leaves_the_file_it_would_replace(tmp_path):
+    """``write_canonical`` opened its target for writing before Parquet took the table: a
+    table Parquet cannot hold (here a column of empty records) raised with the target already
+    cut to 0 bytes, so a trace being rewritten in place (``traces/convert.py``) was lost and an
+    empty file left under its name. The bytes go to a temp file beside it, renamed over it
+    whole; a failure leaves the old file and no temp file."""
+    import pandas as pd
+
+    from tiersim.trace import load_trace, write_canonical
+
+    path = tmp_path / "t.parquet"
+    write_canonical(pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [10, 20],
+                                  "output_tokens": [1, 2]}), path)
+    before = path.read_bytes()
+    table = load_trace(path)
+    table["x"] = [{}] * len(table)
+    with pytest.raises(Exception, match="no child field"):
+        write_canonical(table, path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+    del table["x"]
+    table["input_tokens"] = table["input_tokens"] * 2
+    assert write_canonical(table, path) == path
+    assert load_trace(path)["input_tokens"].tolist() == [20, 40]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]

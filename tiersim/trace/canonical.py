@@ -21,8 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError, escaped, unprintable
+from tiersim.sweep.atomic import write_with_atomic
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 
@@ -472,13 +472,16 @@ def write_canonical(df: pd.DataFrame, path: str | Path, metadata: dict | None = 
 
     ``path`` must end in ``.parquet``: Parquet bytes in a ``.csv`` or ``.jsonl`` file would
     mislead whoever opens it (CSV has no place for the key-values; write it with
-    ``df.to_csv``)."""
+    ``df.to_csv``). The file is written whole or not at all (a temp file beside it, renamed
+    over it)."""
     if Path(path).suffix.lower() != ".parquet":
         raise TraceError(str(path), "write_canonical writes Parquet; name the file .parquet "
                          "(for CSV, write the table with df.to_csv)")
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta.update({f"tiersim.{k}".encode(): str(v).encode() for k, v in (metadata or {}).items()})
-    with arrow_file(path, "wb") as sink:
-        pq.write_table(table.replace_schema_metadata(meta), sink, compression="zstd")
+    table = table.replace_schema_metadata(meta)
+    # a temp file beside it, renamed over it whole: a write that fails (a column Parquet cannot
+    # hold, a full disk, Ctrl-C) leaves the file it would replace as it was
+    write_with_atomic(Path(path), lambda sink: pq.write_table(table, sink, compression="zstd"))
     return Path(path)
