@@ -100,3 +100,34 @@ def test_a_failed_write_canonical_leaves_the_file_it_would_replace(tmp_path):
     assert write_canonical(table, path) == path
     assert load_trace(path)["input_tokens"].tolist() == [20, 40]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+
+
+# ------------------------------------------------------------------ a session trace's window
+
+
+SESSIONS = ("arrival_s,input_tokens,output_tokens,session_id,step,parent,tool_s\n"
+            "0,10,1,0,0,-1,\n1,20,2,1,0,-1,\n2,30,3,0,1,0,0.5\n4,40,4,2,0,-1,\n9,50,5,1,1,0,1\n")
+"""Three sessions starting at 0, 1 and 4 s; a later step logged at 9 s."""
+
+
+@pytest.mark.parametrize(("window", "cut", "rate"), [
+    (None, None, 3 / 4),             # 3 sessions over their starts' span, 0 to 4 s
+    (("0", "100"), [0.0, 4.0], 3 / 4),  # the same: the window holds the whole trace
+    (("1", "5"), [1.0, 4.0], 2 / 3),    # sessions starting at 1 and 4 s
+])
+def test_a_session_traces_window_is_cut_to_its_sessions_starts(tmp_path, capsys, window, cut,
+                                                               rate):
+    """``trace inspect --window`` cut a session trace's window to the last arrival logged in
+    the file, a later step's (9 s), while its rate counts sessions, which start by 4 s: the
+    whole trace read 0.75 sessions/s, and 0.333 through a window holding all of it. A later
+    step's logged arrival is not when it is replayed, so the cut is to the sessions' starts."""
+    path = tmp_path / "s.csv"
+    path.write_text(SESSIONS)
+    argv = ["trace", "inspect", str(path), "--json"]
+    if window is not None:
+        argv += ["--window", *window]
+    capsys.readouterr()
+    assert main(argv) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["rate_rps"] == pytest.approx(rate)
+    assert stats.get("window_cut") == cut

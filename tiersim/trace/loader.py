@@ -66,7 +66,8 @@ class TraceOrigin:
     window; ``header_lines``: lines before the data, None for binary files; ``rows``: the file
     data row of every table row, 0-based, when a window kept rows that are not one run of the
     file, i.e. whole sessions, else None; ``arrivals``: the first and last arrival of the whole
-file, in the seconds a window is given in, before any window and time scale; ``step_types``:
+file (of a session trace, of its sessions' first steps), in the seconds a window is given in,
+before any window and time scale; ``step_types``:
 the ``step_type`` values of the whole file, before any window, or None without the column)."""
 
     path: str
@@ -122,7 +123,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     """
     table, src, name, notes = _read_converted(path, format)
     t = table["arrival_s"].to_numpy()
-    arrivals = (float(t[0]), float(t[-1]))
+    arrivals = _whole_arrivals(table, sessions)
     step_types = _step_types(table)
     if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
         notes = [*notes, *units.seconds_note("arrival_s", t)]
@@ -145,6 +146,18 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
     return LoadedTrace(table, origin)
+
+
+def _whole_arrivals(table: pd.DataFrame, sessions: bool) -> tuple[float, float]:
+    """The first and last arrival of the whole table, as a window selects rows by them: of a
+    table of agentic sessions (read as sessions), its sessions' first steps' (a later step's
+    logged ``arrival_s`` is not when it is replayed, so a window cut to it counted empty
+    time)."""
+    if sessions and set(SESSION_COLUMNS) <= set(table.columns):
+        begins = _session_starts(table)
+        return float(begins.min()), float(begins.max())
+    t = table["arrival_s"].to_numpy()
+    return float(t[0]), float(t[-1])
 
 
 SESSION_ONLY_COLUMNS = ("session_id", "step", "parent", "tool_s")
