@@ -4,6 +4,9 @@ from outside and fixed, with the exact line a user sees, or the number that was 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from test_round19 import error_line, run_cli
@@ -131,3 +134,22 @@ def test_a_session_traces_window_is_cut_to_its_sessions_starts(tmp_path, capsys,
     stats = json.loads(capsys.readouterr().out)
     assert stats["rate_rps"] == pytest.approx(rate)
     assert stats.get("window_cut") == cut
+
+
+# ------------------------------------------------------------------ --json to a full disk
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_json_to_a_full_standard_output_names_it(tmp_path):
+    """``trace inspect --json > /dev/full`` said "Error: No space left on device" without
+    saying what it could not write (the table's output named standard output): the JSON line is
+    written by click's ``echo``, whose failing flush the check for standard output missed."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n0,10,1\n1,20,2\n")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "tiersim", "trace", "inspect", str(trace),
+                               "--json"], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("Error: standard output: No space left on device; free some "
+                                   "space on that disk or write elsewhere")

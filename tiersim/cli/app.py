@@ -288,14 +288,18 @@ def _working_folder_gone() -> bool:
 
 def _stdout_failed(err: OSError) -> bool:
     """Whether ``err`` came from writing standard output: raised inside a write of
-    ``sys.stdout`` or of a console printing to it (rich), or stdout still cannot be flushed."""
+    ``sys.stdout``, of a console printing to it (rich), or of ``echo`` (click's, which
+    typer's is) to it, or stdout still cannot be flushed."""
     import sys
 
     tb = err.__traceback__
     while tb is not None:
-        owner = tb.tb_frame.f_locals.get("self")
+        found = tb.tb_frame.f_locals
+        owner = found.get("self")
         if owner is not None and (owner is sys.stdout or getattr(owner, "file", None)
                                   is sys.stdout):
+            return True
+        if sys.stdout is not None and found.get("file") is sys.stdout:  # click.echo
             return True
         tb = tb.tb_next
     try:
