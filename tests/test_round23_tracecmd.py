@@ -4,6 +4,7 @@ from outside and fixed, with the exact line a user sees, or the number that was 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,29 @@ def test_json_to_a_full_standard_output_names_it(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == ("Error: standard output: No space left on device; free some "
                                    "space on that disk or write elsewhere")
+
+
+# ------------------------------------------------------------------ a bundled trace's name
+
+
+@pytest.mark.parametrize(("make", "said"), [
+    (lambda p: os.mkfifo(p), "not a regular file (a device or pipe); give a trace file"),
+    (lambda p: p.symlink_to(p.parent / "gone.parquet"),
+     "a link that leads to no file (its target is missing, or the links loop); point it at "
+     "the trace file, or give the file itself"),
+    (lambda p: (p.mkdir(), (p / "part-0.parquet").write_bytes(b"")),  # a Parquet dataset
+     "is a folder; give the trace file in it"),
+])
+def test_a_path_beside_that_is_no_file_is_not_taken_for_a_bundled_trace(
+        tmp_path, capsys, monkeypatch, make, said):
+    """A pipe, a broken link or a folder named like a bundled trace (``azure2023_code.parquet``)
+    where the trace was looked for was passed over for the bundled file of that name: ``trace
+    inspect`` printed the bundled Azure trace's statistics, exit 0 (and a run replayed it). A
+    folder named without the extension (a run's results, say) still leaves the bundled name."""
+    monkeypatch.chdir(tmp_path)
+    make(tmp_path / "azure2023_code.parquet")
+    assert error_line(*run_cli(capsys, "trace", "inspect", "azure2023_code.parquet")) == (
+        f"Error: azure2023_code.parquet: {said}")
+    (tmp_path / "azure2023_code").mkdir()
+    code, err = run_cli(capsys, "trace", "inspect", "azure2023_code", "--json")
+    assert code == 0, err

@@ -80,7 +80,9 @@ def home_expanded(text: str | Path) -> Path:
 
 def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Path:
     """A scenario's trace path: absolute as given; relative against ``scenario_dir``, then
-    against the bundled ``traces/`` (where the extension may be left out)."""
+    against the bundled ``traces/`` (where the extension may be left out). A path with an
+    extension that is there but no regular file (a folder, a pipe, a broken link) is refused,
+    not passed over for a bundled trace of its name."""
     p = expand_user(path)
     if not str(path).strip():
         raise TraceError(str(path), "trace.path is empty; give the trace file")
@@ -90,11 +92,24 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     beside = p if p.is_absolute() or scenario_dir is None else Path(scenario_dir) / p
     if beside.is_file():
         return beside
+    if p.suffix and (beside.exists() or beside.is_symlink()):
+        _not_a_file(path, beside)  # named as a file is: what was meant, not a bundled trace
     found = None if p.is_absolute() else find_bundled("traces", p)
     if found is None and not p.is_absolute() and p.parts[:1] == ("traces",) and len(p.parts) == 2:
         found = find_bundled("traces", p.name)  # ``traces/NAME`` as README writes it, elsewhere
     if found is not None:
         return found
+    _not_a_file(path, beside)
+    if p.is_absolute():
+        raise TraceError(str(path), "trace file not found; check the path")
+    looked = f"{scenario_dir} and the bundled traces/" if scenario_dir else "the bundled traces/"
+    raise TraceError(str(path), f"trace file not found in {looked}; bundled traces: "
+                     f"{', '.join(available('traces')) or 'none'}")
+
+
+def _not_a_file(path: str | Path, beside: Path) -> None:
+    """Refuse a trace path ``beside`` that is there but no regular file (a folder, a pipe or
+    device, a link to nothing); return where nothing is there."""
     if beside.is_dir():
         raise TraceFolderError(str(path), "is a folder; give the trace file in it")
     if beside.exists():
@@ -102,11 +117,6 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     if beside.is_symlink():  # exists() is False for a link whose chain never ends in a file
         raise TraceError(str(path), "a link that leads to no file (its target is missing, or "
                          "the links loop); point it at the trace file, or give the file itself")
-    if p.is_absolute():
-        raise TraceError(str(path), "trace file not found; check the path")
-    looked = f"{scenario_dir} and the bundled traces/" if scenario_dir else "the bundled traces/"
-    raise TraceError(str(path), f"trace file not found in {looked}; bundled traces: "
-                     f"{', '.join(available('traces')) or 'none'}")
 
 
 def file_sha256(path: Path | str) -> str:
