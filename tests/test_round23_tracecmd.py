@@ -180,3 +180,35 @@ def test_a_path_beside_that_is_no_file_is_not_taken_for_a_bundled_trace(
     (tmp_path / "azure2023_code").mkdir()
     code, err = run_cli(capsys, "trace", "inspect", "azure2023_code", "--json")
     assert code == 0, err
+
+
+# ------------------------------------------------------------------ a date without a time
+
+
+@pytest.mark.parametrize("cell", ["2023-11-17", "2023-11"])
+def test_an_azure_timestamp_of_a_date_alone_is_refused(tmp_path, capsys, cell):
+    """An Azure ``TIMESTAMP`` of a date without a time of day was read as that midnight: a
+    day's requests all arrived at once, a day apart (0.00003 req/s), exit 0."""
+    path = tmp_path / "a.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                    f"2023-11-16 18:17:03.98,10,1\n{cell},10,1\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 2, column 'TIMESTAMP': timestamp is a date without a time of day "
+        "(read as midnight, a day's requests would arrive at once); write when the request "
+        "arrived, like 2023-11-16 18:15:46 (file line 3)")
+
+
+def test_an_azure_parquet_timestamp_of_dates_is_refused(tmp_path, capsys):
+    """The same from a Parquet column of dates (``date32``)."""
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"TIMESTAMP": [datetime.date(2023, 1, 1), datetime.date(2023, 1, 2)],
+                             "ContextTokens": [10, 20], "GeneratedTokens": [1, 2]}), path)
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 1, column 'TIMESTAMP': timestamp is a date without a time of day "
+        "(read as midnight, a day's requests would arrive at once); write when the request "
+        "arrived, like 2023-11-16 18:15:46")

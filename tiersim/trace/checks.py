@@ -255,6 +255,11 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     i = first_true(t.isna().to_numpy() | refused)
     if i is not None:
         raise src.error(_timestamp_fault(s.iloc[i]), i, column)
+    i = first_true(_date_only(s))
+    if i is not None:
+        raise src.error("timestamp is a date without a time of day (read as midnight, a day's "
+                        "requests would arrive at once); write when the request arrived, like "
+                        "2023-11-16 18:15:46", i, column)
     if getattr(t.dt, "tz", None) is None:
         t = t.dt.tz_localize("UTC")
     seconds = t.dt.as_unit("s").astype("int64").to_numpy()
@@ -263,6 +268,20 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
         raise src.error("timestamp is outside the years 1678-2261 that nanosecond times "
                         "cover; write the real date", i, column)
     return t.dt.as_unit("ns").astype("int64").to_numpy()
+
+
+_DATE_ONLY = r"[+-]?\d{4,}-\d{2}(?:-\d{2})?"
+"""A cell that is a date alone (``2023-11-16``, ``2023-11``), which ISO 8601 reads as its
+midnight."""
+
+
+def _date_only(s: pd.Series) -> np.ndarray:
+    """Which cells of a timestamp column hold a date without a time of day: text of one
+    (:data:`_DATE_ONLY`) or a date object (a Parquet ``date32`` column)."""
+    if pd.api.types.is_datetime64_any_dtype(s.dtype):
+        return np.zeros(len(s), dtype=bool)
+    text = s.astype("string").str.strip()
+    return text.str.fullmatch(_DATE_ONLY).fillna(False).to_numpy(dtype=bool)
 
 
 _BARE_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
