@@ -110,3 +110,22 @@ def test_a_sweep_keeps_no_summary_beside_its_bookkeeping(tmp_path, monkeypatch):
     stored = json.loads(next((tmp_path / "o" / "points").glob("*.json")).read_text())
     assert frame["accuracy"].tolist() == [stored["summary"]["accuracy"]] * 3
     assert frame["seed"].tolist() == [1, 2, 3]
+
+
+# ------------------------------------------------------------------ shares summing to one
+
+
+@pytest.mark.parametrize(("last", "ok"), [(0.099999, True), (0.100001, True), (0.10001, False)])
+def test_a_step_mix_sums_to_one_within_the_same_slack_on_both_sides(last, ok):
+    """A session generator's ``step_mix`` took 1.000001 and refused 0.999999 (the decimal is
+    a double just past 1e-6 below 1): it now holds the rule router fractions hold."""
+    from pydantic import ValidationError
+
+    from tiersim.workload.sessions import SessionGenerator
+
+    mix = {"tool_call": 0.45, "code": 0.30, "verify": 0.15, "recovery": last}
+    if ok:
+        assert SessionGenerator(step_mix=mix).step_mix == mix
+    else:
+        with pytest.raises(ValidationError, match="step_mix shares must be >= 0 and sum to 1"):
+            SessionGenerator(step_mix=mix)

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tiersim.response_cache import ResponseCacheConfig
+from tiersim.shares import sums_to_one
 from tiersim.workload.sessions import SessionsConfig
 
 POLICIES = (
@@ -43,18 +44,6 @@ TierRef = int | str
 AccuracySpec = float | dict[str, float] | None
 """Accuracy of one tier: a mean accuracy in [0, 1], a table ``{easy: .., hard: .., hopeless: ..}``
 (a ``continuous`` workload takes only a float), or ``None`` for the per-precision prior."""
-
-
-SUM_TOLERANCE = 1e-6
-"""How far from 1 shares that must sum to 1 may sum."""
-
-
-def sums_to_one(shares) -> bool:
-    """Whether ``shares`` sum to 1 within :data:`SUM_TOLERANCE`, on both sides alike: the
-    decimal 0.999999 is a double 1.00000000003e-6 below 1, so a plain ``<= 1e-6`` took
-    1.000001 and refused 0.999999; the sum is exact (``math.fsum``) and allowed a rounding's
-    slack."""
-    return abs(math.fsum(shares) - 1.0) <= SUM_TOLERANCE * (1 + 1e-9)
 
 
 class _Strict(BaseModel):

@@ -38,6 +38,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiersim.errors import KeyedError, ScenarioError, TraceError, escaped, unprintable
+from tiersim.shares import sums_to_one
 from tiersim.trace import checks
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
 from tiersim.trace.loader import MAX_SPAN_S, TraceOrigin
@@ -127,7 +128,7 @@ class SessionGenerator(_Strict):
     @model_validator(mode="after")
     def _types_known(self) -> SessionGenerator:
         shares = list(self.step_mix.values())
-        if not shares or any(s < 0 for s in shares) or abs(sum(shares) - 1) > 1e-6:
+        if not shares or any(s < 0 for s in shares) or not sums_to_one(shares):
             raise ValueError("step_mix shares must be >= 0 and sum to 1")
         missing = sorted({"planning", "final", *self.step_mix} - set(self.tokens))
         if missing:
