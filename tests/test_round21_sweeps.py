@@ -137,7 +137,8 @@ def test_a_point_its_worker_could_not_store_is_stored_by_the_sweep(tmp_path, cap
     import json
     import os
 
-    from tiersim.sweep import atomic, executors
+    from tiersim import atomic
+    from tiersim.sweep import executors
 
     monkeypatch.setattr(executors, "_context", lambda: __import__("multiprocessing")
                         .get_context("fork"))

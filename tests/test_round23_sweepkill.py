@@ -26,7 +26,8 @@ def _scenario(tmp_path: Path, sweep: str) -> Path:
 
 def _nearly_full(monkeypatch, room: int) -> None:
     """Every process's atomic writes of more than ``room`` bytes fail as on a full disk."""
-    from tiersim.sweep import atomic, executors
+    from tiersim import atomic
+    from tiersim.sweep import executors
 
     monkeypatch.setattr(executors, "_context", lambda: __import__("multiprocessing")
                         .get_context("fork"))

@@ -10,9 +10,9 @@ import json
 import numpy as np
 import pytest
 
+from tiersim.atomic import write_json_atomic
 from tiersim.sweep import axes as ax
 from tiersim.sweep import manifest
-from tiersim.sweep.atomic import write_json_atomic
 
 SWEEPS = [
     {"router.confusion.fpr": [0.0, 0.1, 1e-7, float("nan"), float("inf")],

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tiersim import atomic
 from tiersim.errors import TiersimError
-from tiersim.sweep import atomic
 from tiersim.sweep.run import run_sweep
 from tiersim.sweep.testing import synthetic_runner
 

@@ -454,7 +454,7 @@ def write_data_files(folder: Path, run: RunResult, requests,
 def remove_stale_temps(out: Path) -> None:
     """Delete temporary folders a killed run left in ``out``, half-written reports a killed
     run or report left (``.report-*.html.tmp``) and the temporary files of any file a command
-    writes there (``.plan.json.*.tmp``, :data:`WRITES`, as :mod:`tiersim.sweep.atomic` names
+    writes there (``.plan.json.*.tmp``, :data:`WRITES`, as :mod:`tiersim.atomic` names
     them); a user's other ``.tmp`` files stay. A set a kill left half renamed into place is
     finished first (:func:`_finish_killed`). Call only holding ``out``'s lock."""
     _finish_killed(out)

@@ -724,7 +724,7 @@ def _remove_planned_run(out: Path, report: bool) -> None:
 def _write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (a reader sees the old file or the new one); a
     full or read-only disk is one line naming the file."""
-    from tiersim.sweep.atomic import write_text_atomic
+    from tiersim.atomic import write_text_atomic
 
     try:
         write_text_atomic(path, text)

@@ -528,7 +528,7 @@ def _write_atomic(path: Path, text: str) -> None:
     an interruption (Ctrl-C, which left the half-written page until the folder's next command)
     leaves none either.
     The page gets an ordinary file's mode (0666 less the umask), not mkstemp's 0600."""
-    umask = os.umask(0o022)  # read the umask (as tiersim.sweep.atomic does; no import cycle)
+    umask = os.umask(0o022)  # read the umask (as tiersim.atomic does; no import cycle)
     os.umask(umask)
     tmp = None
     try:

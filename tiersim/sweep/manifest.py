@@ -18,7 +18,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
-from tiersim.sweep.atomic import clean, commit, stage
+from tiersim.atomic import clean, commit, stage
 
 #: Points encoded before their text is written out.
 BATCH = 4096
@@ -81,7 +81,7 @@ def write_manifest(path: Path, head: dict[str, Any], points: list) -> None:
 
 def stage_manifest(path: Path, head: dict[str, Any], points: list) -> Path:
     """The bytes :func:`write_manifest` writes, in a temp file beside ``path`` (returned) for
-    :func:`tiersim.sweep.atomic.commit` to rename into place."""
+    :func:`tiersim.atomic.commit` to rename into place."""
     text = _dumps({**head, "points": []})
     cut = text.rindex('"points": []') + len('"points": ')
     before, after = text[:cut], text[cut + 2:]

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tiersim.atomic import write_point
 from tiersim.errors import TiersimError, notes_of
-from tiersim.sweep.atomic import write_point
 from tiersim.sweep.axes import Point
 from tiersim.sweep.inputs import point_inputs
 from tiersim.sweep.refusal import AxisKey, point_error, refusal_of

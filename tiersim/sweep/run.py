@@ -41,12 +41,12 @@ import pandas as pd
 import yaml
 from rich.console import Console
 
+from tiersim.atomic import commit, stage
 from tiersim.errors import ScenarioError, TiersimError, escaped, shown
 from tiersim.jsonio import read_json
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
-from tiersim.sweep.atomic import commit, stage
 from tiersim.sweep.inputs import file_digest, input_files, input_paths, point_inputs
 from tiersim.sweep.manifest import stage_manifest
 from tiersim.sweep.points import (

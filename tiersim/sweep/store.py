@@ -23,9 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tiersim.arrowfile import arrow_file
-from tiersim.errors import TiersimError
-from tiersim.jsonio import read_json
-from tiersim.sweep.atomic import (
+from tiersim.atomic import (
     clean,
     points_dir,
     write_json_atomic,
@@ -33,6 +31,8 @@ from tiersim.sweep.atomic import (
     write_text_atomic,
     write_with_atomic,
 )
+from tiersim.errors import TiersimError
+from tiersim.jsonio import read_json
 
 __all__ = ["collect", "flatten", "read_axes", "read_bookkeeping", "read_points", "record_row",
            "remove_stale_temps",

@@ -21,8 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tiersim.atomic import write_with_atomic
 from tiersim.errors import TraceError, escaped, unprintable
-from tiersim.sweep.atomic import write_with_atomic
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 

@@ -1,4 +1,4 @@
-"""Atomic JSON files for the sweep store, importing nothing heavy (workers load this module).
+"""Atomic files (JSON, text, Parquet), importing nothing heavy (sweep workers load this module).
 
 A file is written to a temp file in the same folder, flushed to disk, then renamed over the
 target with ``os.replace``: a reader sees the old file or the new one, never half of one.
