@@ -1143,6 +1143,30 @@ def _note_empty_levels(scenario: Scenario, source: str, root: yaml.Node | None) 
                           f"(one is {block_bytes(per_token) / 1e6:.3g} MB per GPU on tier "
                           f"{tier.name!r}), so level {level.name!r} is left out, as if not "
                           f"listed ({_evicted_to(tier, j, empty)})", Note, stacklevel=2)
+        kept = [(j, lv) for j, lv in enumerate(tier.scheduler.kv_offload) if j not in empty]
+        _note_slow_level_above_fast(kept, source, i, root)
+
+
+def _note_slow_level_above_fast(kept: list[tuple[int, KVLevelConfig]], source: str, i: int,
+                                root: yaml.Node | None) -> None:
+    """A note per KV offload level ``kept`` (index, level; the left-out empty ones dropped)
+    of tier ``i`` listed above a level that reads faster: ``kv_offload`` is top first, so the
+    GPU evicts to the slower level and the faster one holds only what that level evicts (no
+    KV connector stacks them so: LMCache keeps CPU memory above disk)."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    for k, (j, level) in enumerate(kept):
+        faster = max((lv for _, lv in kept[k + 1:]), key=lambda lv: lv.read_gb_s, default=None)
+        if faster is None or faster.read_gb_s <= level.read_gb_s:
+            continue
+        where = _where(("tiers", i, "scheduler", "kv_offload", j), root)
+        warnings.warn(f"{source}: {where}: level {level.name!r} reads at {level.read_gb_s:g} "
+                      f"GB/s, slower than level {faster.name!r} below it ({faster.read_gb_s:g} "
+                      f"GB/s), yet the GPU evicts to {level.name!r} first and {faster.name!r} "
+                      f"holds only what {level.name!r} evicts (kv_offload lists levels top "
+                      "first); list the faster level first", Note, stacklevel=3)
 
 
 def _evicted_to(tier: TierConfig, j: int, empty: list[int]) -> str:

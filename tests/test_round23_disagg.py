@@ -1,0 +1,47 @@
+"""Round 23 of hostile input on disaggregated prefill/decode tiers and KV offload levels: each
+a failure found from outside and fixed, with the exact line a user sees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_round19 import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "tiersim" / "scenarios"
+
+HOST = "- {name: host, capacity_gb: 200, read_gb_s: 50, write_gb_s: 50}"
+SSD = "- {name: ssd, capacity_gb: 2000, read_gb_s: 6, write_gb_s: 3}"
+
+
+def offload(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """The bundled kv_offload scenario on its first 20 s, with ``edits``."""
+    text = (SCENARIOS / "kv_offload.yaml").read_text().replace(
+        "path: mooncake_synthetic.parquet", "path: mooncake_synthetic.parquet\n  window: [0, 20]")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "offload.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_slower_offload_level_above_a_faster_one_is_noted(tmp_path, capsys):
+    """``kv_offload`` is top first: an SSD listed above host DRAM took every block the GPU
+    evicted (the GPU paying the SSD's write) and left host DRAM only what the SSD evicted,
+    without a word; no KV connector (LMCache: CPU, then disk) stacks them so."""
+    scenario = offload(tmp_path, (HOST, "@@"), (SSD, HOST), ("@@", SSD))
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out", "--no-baselines")
+    assert code == 0, err
+    assert (f"note: {scenario}: line 29: tiers[0].scheduler.kv_offload[0]: level 'ssd' reads "
+            "at 6 GB/s, slower than level 'host' below it (50 GB/s), yet the GPU evicts to "
+            "'ssd' first and 'host' holds only what 'ssd' evicts (kv_offload lists levels top "
+            "first); list the faster level first") in err.splitlines()
+
+
+def test_offload_levels_listed_fastest_first_are_not_noted(tmp_path, capsys):
+    """The bundled order (host, then SSD) draws no such note."""
+    code, err = run_cli(capsys, "run", offload(tmp_path), "--out", tmp_path / "out",
+                        "--no-baselines")
+    assert code == 0, err
+    assert "slower than level" not in err
