@@ -45,3 +45,19 @@ def test_offload_levels_listed_fastest_first_are_not_noted(tmp_path, capsys):
                         "--no-baselines")
     assert code == 0, err
     assert "slower than level" not in err
+
+
+def test_the_planner_tries_the_split_counts_tiersim_disagg_tries():
+    """``tiersim plan`` chooses a split "the same way" as ``tiersim disagg`` (docs/serving.md),
+    which tries at most MAX_SPLITS prefill counts; the planner simulated every one of a large
+    tier's splits at each size it probed (1,023 runs at 1,024 replicas)."""
+    from types import SimpleNamespace
+
+    from tiersim.disagg import MAX_SPLITS, prefill_counts
+    from tiersim.plan.evaluate import SimEvaluator
+
+    split = SimpleNamespace(disagg=object())
+    for replicas in (2, 5, 64, 65, 1024):
+        assert SimEvaluator._splits(split, replicas) == prefill_counts(replicas)
+    assert len(SimEvaluator._splits(split, 1024)) == MAX_SPLITS
+    assert SimEvaluator._splits(SimpleNamespace(disagg=None), 1024) == [None]

@@ -17,21 +17,12 @@ import math
 from dataclasses import dataclass
 
 from tiersim.errors import TiersimError
-from tiersim.metrics import percentile, slo_score
+from tiersim.metrics import MAX_SPLITS, percentile, prefill_counts, slo_score
 from tiersim.runner import run_with_requests
 from tiersim.scenario import DisaggConfig, Scenario
 
-MAX_SPLITS = 63
-"""Most prefill/decode splits simulated for one tier."""
-
-
-def prefill_counts(replicas: int) -> list[int]:
-    """The prefill replica counts tried: every one from 1 to ``replicas - 1``, or
-    :data:`MAX_SPLITS` of them spread evenly over that range (both ends included)."""
-    if replicas - 1 <= MAX_SPLITS:
-        return list(range(1, replicas))
-    step = (replicas - 2) / (MAX_SPLITS - 1)
-    return sorted({1 + round(i * step) for i in range(MAX_SPLITS)})
+__all__ = ["MAX_SPLITS", "SplitResult", "compare_splits", "default_tier", "other_tiers",
+           "prefill_counts", "score_text", "splittable"]
 
 
 @dataclass(frozen=True)

@@ -159,6 +159,20 @@ def utilization(busy_s: float, replicas: int, duration: float) -> float | None:
     return busy_s / (replicas * duration) if duration > 0 and replicas > 0 else None
 
 
+MAX_SPLITS = 63
+"""Most prefill/decode splits simulated for one tier (``tiersim disagg`` and the planner,
+at each size it tries; :mod:`tiersim.disagg`)."""
+
+
+def prefill_counts(replicas: int) -> list[int]:
+    """The prefill replica counts tried: every one from 1 to ``replicas - 1``, or
+    :data:`MAX_SPLITS` of them spread evenly over that range (both ends included)."""
+    if replicas - 1 <= MAX_SPLITS:
+        return list(range(1, replicas))
+    step = (replicas - 2) / (MAX_SPLITS - 1)
+    return sorted({1 + round(i * step) for i in range(MAX_SPLITS)})
+
+
 def slo_score(ttft_p99_s: float | None, tpot_p99_s: float | None,
               limits: tuple[float | None, float | None], dropped: bool) -> float:
     """The worse of a tier's p99 TTFT and TPOT over their limits (``limits``: the two SLOs, a

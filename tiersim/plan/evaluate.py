@@ -343,12 +343,13 @@ class SimEvaluator:
 
     @staticmethod
     def _splits(built: BuiltTier, replicas: int) -> list[int | None]:
-        """The prefill counts to try: every split of a disaggregated tier's ``replicas`` (the
-        plan keeps the best, so a tier is not sized at a split it would not run), else one
-        run as configured."""
+        """The prefill counts to try: a disaggregated tier's splits of ``replicas`` as
+        ``tiersim disagg`` tries them (:func:`tiersim.metrics.prefill_counts`: every one, or at
+        most :data:`tiersim.metrics.MAX_SPLITS` spread evenly; the plan keeps the best, so a
+        tier is not sized at a split it would not run), else one run as configured."""
         if built.disagg is None or replicas < 2:
             return [None]
-        return list(range(1, replicas))
+        return metrics.prefill_counts(replicas)
 
     def _split_score(self, run: _TierRun) -> float:
         """A tier run against the planned SLOs (:attr:`slo`), as
