@@ -61,3 +61,32 @@ def test_the_planner_tries_the_split_counts_tiersim_disagg_tries():
         assert SimEvaluator._splits(split, replicas) == prefill_counts(replicas)
     assert len(SimEvaluator._splits(split, 1024)) == MAX_SPLITS
     assert SimEvaluator._splits(SimpleNamespace(disagg=None), 1024) == [None]
+
+
+def small_disagg(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """The bundled disagg scenario cut to 20 s and two replicas (one split), with ``edits``."""
+    text = (SCENARIOS / "disagg.yaml").read_text()
+    for old, new in (("window: [0, 300]", "window: [0, 20]"), ("replicas: 5", "replicas: 2"),
+                     ("prefill_replicas: 4", "prefill_replicas: 1"), *edits):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "disagg.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_splits_of_a_tier_without_a_link_say_the_link_they_assume(tmp_path, capsys):
+    """A tier with no ``disaggregation`` block was split over the block's default link (50 GB/s
+    per GPU, 10 us) that no output named: the split rows' TPOT rests on it."""
+    block = ("    disaggregation: {prefill_replicas: 1, decode_replicas: 1, link_gb_s: 50, "
+             "latency_us: 10}\n")
+    scenario = small_disagg(tmp_path, (block, ""))
+    code, err = run_cli(capsys, "disagg", scenario)
+    assert code == 0, err
+    assert ("note: tier 'bf16' has no disaggregation block, so its splits move the prompt's KV "
+            "over disaggregation's default link: 50 GB/s per GPU, 10 us a transfer; add a "
+            "disaggregation block (any split) with your link_gb_s and latency_us"
+            ) in err.splitlines()
+    code, err = run_cli(capsys, "disagg", small_disagg(tmp_path))
+    assert code == 0, err
+    assert "default link" not in err

@@ -31,7 +31,7 @@ def disagg(
         scenario_path,
     )
     from tiersim.disagg import compare_splits, default_tier, other_tiers, score_text
-    from tiersim.scenario import load_scenario
+    from tiersim.scenario import DisaggConfig, load_scenario
 
     path = scenario_path(scenario)
     loaded = load_scenario(path)
@@ -39,8 +39,14 @@ def disagg(
     if loaded.sweep:
         typer.echo(f"note: {base_point_only(path, 'simulates')}", err=True)
     rows = compare_splits(loaded, tier)
+    chosen = tier or default_tier(loaded)
+    if len(rows) > 1 and next(t for t in loaded.tiers if t.name == chosen).disaggregation is None:
+        link = DisaggConfig(prefill_replicas=1, decode_replicas=1)
+        typer.echo(f"note: tier {chosen!r} has no disaggregation block, so its splits move the "
+                   f"prompt's KV over disaggregation's default link: {link.link_gb_s:g} GB/s per "
+                   f"GPU, {link.latency_us:g} us a transfer; add a disaggregation block (any "
+                   "split) with your link_gb_s and latency_us", err=True)
     if len(rows) == 1:
-        chosen = tier or default_tier(loaded)
         other = other_tiers(loaded, chosen)
         typer.echo(f"note: tier {chosen!r} has one replica: no prefill/decode split of it "
                    "exists, so only aggregated serving is shown"
