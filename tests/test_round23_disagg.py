@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_round19 import run_cli
+from test_round19 import error_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "tiersim" / "scenarios"
@@ -90,3 +90,15 @@ def test_splits_of_a_tier_without_a_link_say_the_link_they_assume(tmp_path, caps
     code, err = run_cli(capsys, "disagg", small_disagg(tmp_path))
     assert code == 0, err
     assert "default link" not in err
+
+
+def test_splitting_a_baseline_only_tier_says_what_it_is(tmp_path, capsys):
+    """``--tier`` naming a ``baselines`` tier said there was no tier of that name."""
+    scenario = small_disagg(tmp_path, ("router: {policy: uniform}",
+                                       "baselines:\n  - {name: fp8, precision: fp8, replicas: 2, "
+                                       "gpus_per_replica: 2, cost_per_gpu_hour: 3.5}\n"
+                                       "router: {policy: uniform}"))
+    line = error_line(*run_cli(capsys, "disagg", scenario, "--tier", "fp8"))
+    assert line == (f"Error: {scenario}: --tier: 'fp8' is a baseline-only tier (baselines[0]), "
+                    "which serves no request of the trace, so it has no split to compare; "
+                    "tiers are bf16")

@@ -84,6 +84,12 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
     """Every split of ``tier`` (default: :func:`default_tier`) and the aggregated tier, best
     first."""
     names = [t.name for t in scenario.tiers]
+    baseline = [t.name for t in scenario.baselines]
+    if tier is not None and tier not in names and tier in baseline:
+        raise TiersimError(f"{scenario.source}: --tier: {tier!r} is a baseline-only tier "
+                           f"(baselines[{baseline.index(tier)}]), which serves no request of "
+                           "the trace, so it has no split to compare; tiers are "
+                           f"{', '.join(names)}")
     if tier is not None and tier not in names:
         raise TiersimError(f"{scenario.source}: --tier: no tier named {tier!r}; tiers are "
                            f"{', '.join(names)}")
