@@ -102,3 +102,26 @@ def test_splitting_a_baseline_only_tier_says_what_it_is(tmp_path, capsys):
     assert line == (f"Error: {scenario}: --tier: 'fp8' is a baseline-only tier (baselines[0]), "
                     "which serves no request of the trace, so it has no split to compare; "
                     "tiers are bf16")
+
+
+def test_a_baseline_only_tiers_empty_offload_level_is_noted_as_a_tiers_is(tmp_path, capsys):
+    """A ``baselines`` tier's offload level holding no prompt block was left out of the
+    uniform fleet it sizes without the note a routed tier's gets; so was a slow level above a
+    fast one."""
+    base = ("baselines:\n  - name: base\n    precision: bf16\n    replicas: 3\n"
+            "    cost_per_gpu_hour: 3.50\n    scheduler:\n      enable_prefix_caching: true\n"
+            "      kv_offload:\n        " + SSD + "\n        "
+            "- {name: host, capacity_gb: 200, read_gb_s: 50, write_gb_s: 50}\n"
+            "        - {name: tiny, capacity_gb: 0, read_gb_s: 50, write_gb_s: 50}\n"
+            "router: {policy: uniform}")
+    scenario = offload(tmp_path, ("router: {policy: uniform}", base))
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out", "--no-baselines")
+    assert code == 0, err
+    lines = err.splitlines()
+    assert (f"note: {scenario}: line 44: baselines[0].scheduler.kv_offload[2].capacity_gb: 0 GB "
+            "holds no prompt block (one is 50.3 MB per GPU on tier 'base'), so level 'tiny' is "
+            "left out, as if not listed (evicted blocks are dropped, not written)") in lines
+    assert (f"note: {scenario}: line 42: baselines[0].scheduler.kv_offload[0]: level 'ssd' "
+            "reads at 6 GB/s, slower than level 'host' below it (50 GB/s), yet the GPU evicts "
+            "to 'ssd' first and 'host' holds only what 'ssd' evicts (kv_offload lists levels "
+            "top first); list the faster level first") in lines

@@ -1129,7 +1129,7 @@ def _note_empty_levels(scenario: Scenario, source: str, root: yaml.Node | None) 
     from tiersim.hardware.precisions import tier_kv_dtype
     from tiersim.perf.memory import kv_bytes_per_token
 
-    for i, tier in enumerate(scenario.tiers):
+    for at, tier in scenario.tier_entries():  # a baseline-only tier's levels are left out too
         if not tier.scheduler.kv_offload:
             continue
         model = get_model(scenario.tier_model_ref(tier))
@@ -1138,21 +1138,22 @@ def _note_empty_levels(scenario: Scenario, source: str, root: yaml.Node | None) 
         empty = empty_levels(per_token, tier)
         for j in empty:
             level = tier.scheduler.kv_offload[j]
-            where = _where(("tiers", i, "scheduler", "kv_offload", j, "capacity_gb"), root)
+            where = _where((*at, "scheduler", "kv_offload", j, "capacity_gb"), root)
             warnings.warn(f"{source}: {where}: {level.capacity_gb:g} GB holds no prompt block "
                           f"(one is {block_bytes(per_token) / 1e6:.3g} MB per GPU on tier "
                           f"{tier.name!r}), so level {level.name!r} is left out, as if not "
                           f"listed ({_evicted_to(tier, j, empty)})", Note, stacklevel=2)
         kept = [(j, lv) for j, lv in enumerate(tier.scheduler.kv_offload) if j not in empty]
-        _note_slow_level_above_fast(kept, source, i, root)
+        _note_slow_level_above_fast(kept, source, at, root)
 
 
-def _note_slow_level_above_fast(kept: list[tuple[int, KVLevelConfig]], source: str, i: int,
+def _note_slow_level_above_fast(kept: list[tuple[int, KVLevelConfig]], source: str, at: Loc,
                                 root: yaml.Node | None) -> None:
     """A note per KV offload level ``kept`` (index, level; the left-out empty ones dropped)
-    of tier ``i`` listed above a level that reads faster: ``kv_offload`` is top first, so the
-    GPU evicts to the slower level and the faster one holds only what that level evicts (no
-    KV connector stacks them so: LMCache keeps CPU memory above disk)."""
+    of the tier at ``at`` (``("tiers", i)`` or ``("baselines", j)``) listed above a level that
+    reads faster: ``kv_offload`` is top first, so the GPU evicts to the slower level and the
+    faster one holds only what that level evicts (no KV connector stacks them so: LMCache
+    keeps CPU memory above disk)."""
     import warnings
 
     from tiersim.errors import Note
@@ -1161,7 +1162,7 @@ def _note_slow_level_above_fast(kept: list[tuple[int, KVLevelConfig]], source: s
         faster = max((lv for _, lv in kept[k + 1:]), key=lambda lv: lv.read_gb_s, default=None)
         if faster is None or faster.read_gb_s <= level.read_gb_s:
             continue
-        where = _where(("tiers", i, "scheduler", "kv_offload", j), root)
+        where = _where((*at, "scheduler", "kv_offload", j), root)
         warnings.warn(f"{source}: {where}: level {level.name!r} reads at {level.read_gb_s:g} "
                       f"GB/s, slower than level {faster.name!r} below it ({faster.read_gb_s:g} "
                       f"GB/s), yet the GPU evicts to {level.name!r} first and {faster.name!r} "
