@@ -96,7 +96,10 @@ def _gpu_counts(model: ModelArch, dp: int, splits) -> str:
 
 def _split_problem(model: ModelArch, tp: int) -> str:
     """Why ``model``'s attention and dense MLPs cannot be split ``tp`` ways ("" when they can;
-    the routed experts' split, tensor- or expert-parallel, is :func:`check_parallel`'s)."""
+    the routed experts' split, tensor- or expert-parallel, is :func:`check_parallel`'s). The
+    dense MLPs are a dense model's, a MoE model's leading dense layers and its shared experts
+    (one MLP of their summed width): vLLM's ``MergedColumnParallelLinear`` divides each width
+    by ``tp`` and stops where it does not divide."""
     if model.heads % tp:
         return f"{model.heads} attention heads are not divisible by {tp}"
     kv = model.kv_heads
@@ -105,8 +108,10 @@ def _split_problem(model: ModelArch, tp: int) -> str:
     if model.is_hybrid and (model.linear_k_heads % tp or model.linear_v_heads % tp):
         return (f"{model.linear_k_heads} / {model.linear_v_heads} linear-attention key / value "
                 f"heads are not divisible by {tp}")
-    if not model.is_moe and model.intermediate % tp:
+    if model.dense_mlp_layers and model.intermediate % tp:  # a MoE model's dense layers too
         return f"MLP width {model.intermediate} is not divisible by {tp}"
+    if model.is_moe and model.shared_intermediate % tp:  # one MLP of their summed width
+        return f"shared-expert width {model.shared_intermediate} is not divisible by {tp}"
     return ""
 
 

@@ -1,0 +1,66 @@
+"""Round 23 of hostile input on replica layouts and memory fit: a tier's GPUs, data and expert
+parallelism, memory utilisation and the model's widths they split. Each a failure found from
+outside and fixed, with the exact line a user sees."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import run_cli
+
+CONFIGS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "configs"
+
+
+def _config(tmp_path: Path, name: str, **fields) -> Path:
+    """A copy of the benchmark config ``name`` with ``fields`` replaced, under tmp_path/name."""
+    cfg = json.loads((CONFIGS / name / "config.json").read_text())
+    cfg.update(fields)
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder / "config.json"
+
+
+def _run(tmp_path, capsys, tier: dict, model: str | None = None) -> tuple[int, str]:
+    """``tiersim run`` of one tier (``tier`` over a bf16 tier of one replica) of the tiny
+    scenario, on ``model`` where given: (exit status, stderr on one line)."""
+    doc = tiny_doc(router={"policy": "uniform"})
+    if model is not None:
+        doc["model"] = model
+    doc["tiers"] = [{"name": "a", "precision": "bf16", "replicas": 1,
+                     "cost_per_gpu_hour": 3.5, **tier}]
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out",
+                        tmp_path / "o", "--no-baselines", "--no-report")
+    return code, " ".join(err.split())
+
+
+def test_a_moe_models_dense_mlp_width_the_gpus_do_not_divide_is_refused(tmp_path, capsys):
+    """A MoE model's leading dense layers are split tensor-parallel as a dense model's MLP
+    (vLLM's MergedColumnParallelLinear divides the width by tp, an assertion where it does
+    not); tiersim checked the dense MLP width of dense models only, and ran DeepSeek-V3 with a
+    dense width of 18,440 over 16 GPUs."""
+    model = _config(tmp_path, "DeepSeek-V3", intermediate_size=18440)
+    code, err = _run(tmp_path, capsys, {"gpus_per_replica": 16, "expert_parallel": True},
+                     str(model))
+    assert code == 1, err
+    assert ("line 16: tiers[0].gpus_per_replica: tier 'a': DeepSeek-V3 cannot be split over "
+            "16 GPUs: MLP width 18440 is not divisible by 16; use gpus_per_replica in "
+            "{1, 2, 4, 8}") in err, err
+    assert "Traceback" not in err
+
+
+def test_a_moe_models_shared_expert_width_the_gpus_do_not_divide_is_refused(tmp_path, capsys):
+    """Shared experts are one dense MLP of their summed width, split tensor-parallel (vLLM's
+    DeepseekV2MLP / Qwen2MoeMLP): a width tp does not divide cannot be loaded."""
+    model = _config(tmp_path, "Qwen3.5-397B-A17B")
+    cfg = json.loads(model.read_text())
+    cfg["text_config"]["shared_expert_intermediate_size"] = 1000
+    model.write_text(json.dumps(cfg))
+    code, err = _run(tmp_path, capsys, {"gpus_per_replica": 16, "expert_parallel": True},
+                     str(model))
+    assert code == 1, err
+    assert ("tiers[0].gpus_per_replica: tier 'a': Qwen3.5-397B-A17B cannot be split over 16 "
+            "GPUs: shared-expert width 1000 is not divisible by 16; use gpus_per_replica in "
+            "{1, 2, 4, 8}") in err, err
