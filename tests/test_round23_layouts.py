@@ -64,3 +64,17 @@ def test_a_moe_models_shared_expert_width_the_gpus_do_not_divide_is_refused(tmp_
     assert ("tiers[0].gpus_per_replica: tier 'a': Qwen3.5-397B-A17B cannot be split over 16 "
             "GPUs: shared-expert width 1000 is not divisible by 16; use gpus_per_replica in "
             "{1, 2, 4, 8}") in err, err
+
+
+def test_block_fp8_shared_experts_split_into_partial_blocks_are_noted(tmp_path, capsys):
+    """Shared experts are a linear layer of their own: block FP8 over 16 GPUs leaves Qwen3.5's
+    1,024-wide shared experts 64 per GPU, which vLLM's Fp8LinearMethod refuses as it refuses a
+    dense MLP's partial blocks; the note checked the routed experts and dense MLPs only (with
+    expert_parallel the routed ones stay whole, so nothing was said)."""
+    model = _config(tmp_path, "Qwen3.5-397B-A17B")
+    code, err = _run(tmp_path, capsys, {"precision": "fp8_block", "gpus_per_replica": 16,
+                                        "expert_parallel": True}, str(model))
+    assert code == 0, err
+    assert ("note: tier a: its block-FP8 shared-expert width 1,024 over 16 GPUs is 64 per GPU, "
+            "not whole 128-wide blocks: vLLM refuses to load that split in the versions that "
+            "check it; split it over 1 or 2 or 4 or 8 GPUs") in err, err

@@ -184,7 +184,7 @@ def block_split_problem(model: ModelArch, precision: str | Precision, tp: int, d
     block FP8 (vLLM's ``Fp8LinearMethod`` / ``Fp8MoEMethod`` raise otherwise) and whole
     quantisation groups in W4A16 and W8A16 (the checkpoint's group size, else 128: Marlin's
     linear layers raise, and its MoE layers leave Marlin); expert parallelism keeps experts
-    whole."""
+    whole. Shared experts are a linear layer split ``tp`` ways, as a dense MLP is."""
     formats = weight_formats(model, precision)
     widths = []
     if model.is_moe:
@@ -192,6 +192,9 @@ def block_split_problem(model: ModelArch, precision: str | Precision, tp: int, d
                        formats.of("experts")))
     if model.dense_mlp_layers and model.intermediate:
         widths.append(("MLP width", model.intermediate, tp, formats.of("mlp")))
+    if model.is_moe and model.shared_intermediate:  # a linear layer of its own, tp-split
+        widths.append(("shared-expert width", model.shared_intermediate, tp,
+                       formats.of("shared_experts")))
     for what, width, split, fmt in widths:
         unit = _split_unit(fmt)
         if unit and split > 1 and (width // split) % unit:
