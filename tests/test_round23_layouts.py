@@ -78,3 +78,23 @@ def test_block_fp8_shared_experts_split_into_partial_blocks_are_noted(tmp_path, 
     assert ("note: tier a: its block-FP8 shared-expert width 1,024 over 16 GPUs is 64 per GPU, "
             "not whole 128-wide blocks: vLLM refuses to load that split in the versions that "
             "check it; split it over 1 or 2 or 4 or 8 GPUs") in err, err
+
+
+def test_a_gpu_memory_utilization_of_the_whole_gpu_is_refused_as_vllm_refuses_it(tmp_path,
+                                                                                   capsys):
+    """vLLM starts only where the GPU's free memory is at least gpu_memory_utilization of its
+    total ('Free memory on device ... on startup is less than desired GPU memory utilization'),
+    and its own CUDA context is already there, so 1 never starts; tiersim ran it with a KV
+    cache of every byte the weights left."""
+    code, err = _run(tmp_path, capsys, {"gpu_memory_utilization": 1})
+    assert code == 1, err
+    assert ("line 16: tiers[0].gpu_memory_utilization: must be below 1 (got 1): vLLM refuses "
+            "to start where the GPU's free memory is less than that share of its total, and "
+            "its own CUDA context is already there; use at most 0.99") in err, err
+
+
+def test_a_gpu_memory_utilization_in_percent_is_told_as_a_share(tmp_path, capsys):
+    code, err = _run(tmp_path, capsys, {"gpu_memory_utilization": 90})
+    assert code == 1, err
+    assert ("tiers[0].gpu_memory_utilization: must be below 1 (got 90): it is a share of the "
+            "GPU's memory, 0.9 for 90 %") in err, err

@@ -277,7 +277,8 @@ class TierConfig(_Strict):
     kv_dtype: str = Field(default="auto", description="KV-cache format: bf16, fp8, or auto "
                           "(vLLM's default: the format the checkpoint declares where the tier "
                           "serves the checkpoint's own formats, else bf16)")
-    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, description="share of each GPU's "
+                                          "memory vLLM may use, below 1")
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     balancer: Literal["least_tokens", "round_robin", "prefix_aware"] = "least_tokens"
     accuracy: AccuracySpec = Field(
@@ -307,6 +308,23 @@ class TierConfig(_Strict):
         (one check once compared the raw text and sized an FP8-KV checkpoint's cache in
         BF16)."""
         return value.strip().lower()
+
+    @field_validator("gpu_memory_utilization")
+    @classmethod
+    def _below_whole_gpu(cls, value: float) -> float:
+        """Refuse a share vLLM refuses at start-up: it needs the GPU's free memory to be at least
+        ``gpu_memory_utilization`` of its total (``Free memory on device ... on startup is less
+        than desired GPU memory utilization``), and its CUDA context already holds some, so 1
+        never starts; a value above 1 is told as a share (90 is 0.9)."""
+        if value < 1:
+            return value
+        if value == 1:
+            raise ValueError("must be below 1 (got 1): vLLM refuses to start where the GPU's "
+                             "free memory is less than that share of its total, and its own "
+                             "CUDA context is already there; use at most 0.99")
+        share = f"{value / 100:.10g} for {value:.10g} %" if 10 <= value <= 100 else "such as 0.9"
+        raise ValueError(f"must be below 1 (got {value:.10g}): it is a share of the GPU's "
+                         f"memory, {share}")
 
     @model_validator(mode="after")
     def _split_covers_replicas(self) -> TierConfig:
