@@ -98,3 +98,16 @@ def test_a_gpu_memory_utilization_in_percent_is_told_as_a_share(tmp_path, capsys
     assert code == 1, err
     assert ("tiers[0].gpu_memory_utilization: must be below 1 (got 90): it is a share of the "
             "GPU's memory, 0.9 for 90 %") in err, err
+
+
+def test_an_uneven_expert_split_is_not_called_impossible(tmp_path, capsys):
+    """vLLM places experts unevenly where the GPUs do not divide them (determine_expert_map:
+    the first ``experts % ep`` GPUs one more); the refusal said 128 experts 'cannot be split
+    over 6 GPUs', which vLLM does. tiersim sizes and times an even share, so it still refuses,
+    saying why."""
+    code, err = _run(tmp_path, capsys, {"gpus_per_replica": 6, "data_parallel": 6,
+                                        "expert_parallel": True})
+    assert code == 1, err
+    assert ("tiers[0].gpus_per_replica: tier 'a': Qwen3-Coder-30B-A3B: 128 experts over 6 GPUs "
+            "are 22 on some and 21 on others (vLLM gives the first GPUs one more), and tiersim "
+            "models an even share only; drop expert_parallel") in err, err

@@ -155,12 +155,20 @@ def check_parallel(model: ModelArch, tp: int, dp: int = 1, ep: int = 1) -> None:
 
 
 def _experts_note(model: ModelArch, dp: int, ep: int) -> str:
-    """Why ``model``'s experts cannot be split whole over ``ep`` GPUs, and the GPU counts of
-    ``dp`` ranks that split them (each GPU holds whole experts on all of them)."""
+    """Why ``model``'s experts cannot be split whole and evenly over ``ep`` GPUs (fewer experts
+    than GPUs; or an uneven split, which vLLM runs but tiersim does not model: it sizes and
+    times each GPU for an even share), and the GPU counts of ``dp`` ranks that split them
+    evenly."""
     counts = _gpu_counts(model, dp, lambda gpus: model.num_experts % gpus == 0)
     fix = f"use gpus_per_replica in {counts}, or drop" if counts else "drop"
-    return (f"{model.name}: {model.num_experts} experts cannot be split over {ep} GPUs; "
-            f"{fix} expert_parallel")
+    if model.num_experts < ep:  # some GPUs would hold no expert
+        return (f"{model.name}: {model.num_experts} experts cannot be split over {ep} GPUs; "
+                f"{fix} expert_parallel")
+    # vLLM's determine_expert_map gives the first experts % ep GPUs one expert more
+    few = model.num_experts // ep
+    return (f"{model.name}: {model.num_experts} experts over {ep} GPUs are {few + 1} on some "
+            f"and {few} on others (vLLM gives the first GPUs one more), and tiersim models an "
+            f"even share only; {fix} expert_parallel")
 
 
 def _expert_width_note(model: ModelArch, dp: int, moe_tp: int) -> str:
