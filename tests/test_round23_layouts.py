@@ -111,3 +111,15 @@ def test_an_uneven_expert_split_is_not_called_impossible(tmp_path, capsys):
     assert ("tiers[0].gpus_per_replica: tier 'a': Qwen3-Coder-30B-A3B: 128 experts over 6 GPUs "
             "are 22 on some and 21 on others (vLLM gives the first GPUs one more), and tiersim "
             "models an even share only; drop expert_parallel") in err, err
+
+
+def test_a_fit_error_under_data_parallelism_says_the_gpus_are_one_ranks(tmp_path, capsys):
+    """A replica of 2 GPUs over 2 data-parallel ranks was said not to fit 'on 1x H200', with
+    the scenario saying 2 GPUs: each rank holds its own copy of the weights on its 1 GPU."""
+    code, err = _run(tmp_path, capsys, {"gpus_per_replica": 2, "data_parallel": 2},
+                     "Llama-3.1-70B")
+    assert code == 1, err
+    assert ("tiers[0]: tier 'a': Llama-3.1-70B at BF16 does not fit on 1x H200 (each of "
+            "data_parallel 2 ranks): weights 141.1 GB + reserve 3.6 GB > usable 135.7 GB "
+            "(short by 9.0 GB); use gpus_per_replica 4, a smaller precision or a GPU with "
+            "more memory") in err, err

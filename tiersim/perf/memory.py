@@ -481,7 +481,7 @@ def kv_capacity_blocks(
         if auto:  # more GPUs hold it only where the tier's MoE kernel does not run
             fits = _fewest_gpus(model, tp, dp, ep, lambda t, e: sum(need(t, e)) <= budget)
         raise FitError(_fit_message(what, prec, gpu, tp, (weights, reserve, budget, block_bytes),
-                                    fits, auto))
+                                    fits, auto, dp))
     return blocks
 
 
@@ -521,15 +521,18 @@ def _fit_message(
     sizes: tuple[float, float, float, float],
     fits: int = 0,
     switch: str = "",
+    dp: int = 1,
 ) -> str:
     """The one-line FitError text: what is needed (``sizes``: weights, reserve, usable budget
     and one KV block, bytes per GPU), what there is, by how much it falls short, and the fewest
     GPUs per replica that hold it (``fits``; 0: none up to 64; ``switch``: what else to set
-    there, e.g. another MoE kernel)."""
+    there, e.g. another MoE kernel). With ``dp`` data-parallel ranks, the ``tp`` GPUs named are
+    each rank's, which holds its own copy of all but the experts."""
     weights, reserve, budget, block_bytes = sizes
     short = weights + reserve - budget
     per = " per GPU" if tp > 1 else ""
-    head = f"{model.name} at {prec.label} does not fit on {tp}x {gpu.name}: "
+    ranks = f" (each of data_parallel {dp} ranks)" if dp > 1 else ""
+    head = f"{model.name} at {prec.label} does not fit on {tp}x {gpu.name}{ranks}: "
     need = f"weights {_gb(weights)} GB + reserve {_gb(reserve)} GB"
     nodes = f" ({math.ceil(fits / MAX_NODE_GPUS)} nodes of {MAX_NODE_GPUS})" \
         if fits > MAX_NODE_GPUS else ""
