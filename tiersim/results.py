@@ -345,6 +345,22 @@ def reaches_floor(accuracy: float, floor: float) -> bool:
     return bool(accuracy >= floor - FLOOR_TOLERANCE)
 
 
+def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
+    """Significant digits to print ``floor`` (and ``accuracy`` beside it) with: ``digits``, or
+    more where ``digits`` print the two alike though the floor is missed by more than
+    :data:`FLOOR_TOLERANCE` (a floor of 0.944040 under an accuracy of 0.9440382 read "accuracy
+    94.4 % under 94.4 %" and "accuracy floor 94.4 %: MISSED" beside "accuracy 94.40 %").
+    The same digits serve a fraction and its percentage (x100 moves no digit); at most
+    :data:`SIG_DIGITS`, the precision summary.json keeps."""
+    if accuracy is None or not (math.isfinite(floor) and math.isfinite(accuracy)) \
+            or reaches_floor(accuracy, floor):
+        return digits
+    for n in range(digits, SIG_DIGITS + 1):
+        if f"{floor:.{n}g}" != f"{accuracy:.{n}g}":
+            return n
+    return SIG_DIGITS
+
+
 def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     """A saving whose baseline costs 0 USD (a free tier, prices of 0) has no share to save
     (1 - cost / 0): its USD gap in words instead, negative when this fleet costs more; None
@@ -716,7 +732,8 @@ class RunResult:
             slo.append(f"{self.dropped:,} request{'s' if self.dropped != 1 else ''} dropped")
         s = self.savings
         floor = ([] if _unknown(s.accuracy) or _unknown(s.accuracy_floor) else
-                 [f"accuracy {100 * s.accuracy:.4g} % under {100 * s.accuracy_floor:.4g} %"])
+                 [f"accuracy {100 * s.accuracy:.{n}g} % under {100 * s.accuracy_floor:.{n}g} %"
+                  for n in [floor_digits(s.accuracy_floor, s.accuracy, 4)]])
         return [("its SLOs", slo), ("its accuracy floor", floor)]
 
     @property
@@ -734,7 +751,8 @@ class RunResult:
             return "no accuracy floor: no request was served"
         where = ("the scenario's accuracy_floor" if self.accuracy_floor is not None else
                  "this run's accuracy, the scenario sets no accuracy_floor")
-        return f"floor {100 * floor:.4g} %: {where}"
+        n = floor_digits(floor, self.savings.accuracy, 4)
+        return f"floor {100 * floor:.{n}g} %: {where}"
 
     @classmethod
     def read(cls, path: str | Path) -> RunResult:

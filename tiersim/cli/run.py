@@ -275,7 +275,10 @@ def router_rows(r: RunResult, accuracy_source: str,
     )]
     if router.accuracy_floor is not None:
         met = {True: "met", False: "MISSED", None: "-"}[router.floor_met]
-        rows.append((f"accuracy floor {fmt(router.accuracy_floor, ' %', 100)}",
+        from tiersim.results import floor_digits
+
+        digits = floor_digits(router.accuracy_floor, router.accuracy, 3)
+        rows.append((f"accuracy floor {fmt(router.accuracy_floor, ' %', 100, digits=digits)}",
                      f"{met} (95% CI {router.interval_text(lambda v: fmt(v, ' %', 100))})",
                      accuracy_source))
     saving = r.savings

@@ -32,6 +32,7 @@ from tiersim.results import (
     GPU_HOURS_WORDS,
     PlanResult,
     RunResult,
+    floor_digits,
     saving_without_share,
     split_words,
 )
@@ -256,9 +257,14 @@ def run_headline(run: RunResult) -> str:
           t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
           t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
     r = run.router
+    # a floor missed by less than 4 digits show is shown, with the accuracy, to the digits
+    # that tell them apart (both read 0.944 beside "floor met: no")
+    digits = 4 if r.accuracy_floor is None else floor_digits(r.accuracy_floor, r.accuracy, 4)
+    shown = (lambda v: v) if digits == 4 else (lambda v: v if v is None else fmt(v, digits))
     out += "<h3>Router</h3>" + table(["metric", "value"], [
-        ["policy", r.policy], ["accuracy scored on", r.basis], ["accuracy", r.accuracy],
-        ["accuracy 95% interval", r.interval_text(fmt)], ["accuracy floor", r.accuracy_floor],
+        ["policy", r.policy], ["accuracy scored on", r.basis], ["accuracy", shown(r.accuracy)],
+        ["accuracy 95% interval", r.interval_text(fmt)],
+        ["accuracy floor", shown(r.accuracy_floor)],
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
         ["FPR", percent(r.fpr)], ["FNR", percent(r.fnr)],
         ["escalation rate", percent(r.escalation_rate)],

@@ -1,0 +1,63 @@
+"""Round 23: one scenario through run, sweep, plan, analytic and report gives the same figures,
+and each figure reads as its verdict does.
+
+Each test drives the command in-process through ``tiersim.cli.main`` (or the function it calls)
+and reads what the user sees.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """``tiersim ARGV`` in this process: (exit status, stdout, stderr)."""
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cells(page: str) -> list[str]:
+    """The text of a report page's table cells, in order."""
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", page)]
+
+
+def test_a_floor_missed_by_less_than_the_printed_digits_is_printed_apart(tmp_path, capsys,
+                                                                          monkeypatch):
+    """tiny.yaml (accuracy 0.9440381595) under a floor of 0.94404 printed "accuracy floor
+    94.4 %: MISSED" below "accuracy 94.40 %", "accuracy 94.4 % under 94.4 %" as the reason
+    its saving was not comparable, and the report's router table "accuracy 0.944", "accuracy
+    floor 0.944", "floor met: no". The floor and the accuracy beside it are now printed to the
+    digits that tell them apart."""
+    monkeypatch.setenv("COLUMNS", "400")
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(accuracy_floor=0.94404))
+    code, out, err = run(capsys, "run", path, "--out", tmp_path / "o")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["accuracy"] == 0.9440381595
+    assert summary["router"]["floor_met"] is False
+    assert "accuracy floor 94.4040 %" in out
+    assert "accuracy 94.4038 % under 94.404 %" in out
+    assert "(cost provisioned; floor 94.404 %:" in out
+    shown = cells((tmp_path / "o" / "report.html").read_text())
+    at = shown.index("accuracy floor")
+    assert shown[at + 1] == "0.94404"
+    assert shown[shown.index("accuracy"):shown.index("accuracy") + 2] == ["accuracy", "0.944038"]
+    assert "accuracy 94.4038 % under 94.404 %" in " ".join(shown)
+
+
+def test_a_floor_met_or_missed_by_more_keeps_its_digits(tmp_path, capsys, monkeypatch):
+    """A floor the printed digits already tell apart is printed as before (94.0 %, 95.0 %)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    for floor, words in ((0.94, "accuracy floor 94.0 %"), (0.95, "accuracy floor 95.0 %")):
+        path = write_yaml(tmp_path / f"{floor}.yaml", tiny_doc(accuracy_floor=floor))
+        code, out, err = run(capsys, "run", path, "--out", tmp_path / str(floor),
+                             "--no-baselines", "--no-report")
+        assert code == 0, err
+        assert words in out
