@@ -61,3 +61,19 @@ def test_a_floor_met_or_missed_by_more_keeps_its_digits(tmp_path, capsys, monkey
                              "--no-baselines", "--no-report")
         assert code == 0, err
         assert words in out
+
+
+def test_analytic_prints_the_two_type_parameters_as_the_report_does(tmp_path, capsys):
+    """`tiersim analytic --scenario` on tiny.yaml under attributed cost printed "eps = 0.0001"
+    (four decimals) where the run's report of the same scenario shows 7.755e-05, and a smaller
+    loss would print as "eps = 0.0000", no loss at all; p, eps and delta are now printed to
+    the report's four significant digits."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(cost_model="attributed"))
+    code, out, err = run(capsys, "analytic", "--scenario", path)
+    assert code == 0, err
+    assert "p = 0.7823   eps = 7.755e-05   delta = 0.07523   " in out
+    code, _, err = run(capsys, "run", path, "--out", tmp_path / "o")
+    assert code == 0, err
+    shown = cells((tmp_path / "o" / "report.html").read_text())
+    at = shown.index("two-type parameters p / eps / delta")
+    assert shown[at + 1] == "0.7823 / 7.755e-05 / 0.07523"

@@ -397,7 +397,9 @@ def render(out: dict) -> str:
                          f"gets wrong, so the oracle (which knows them) reaches "
                          f"{out['kink']['accuracy']:.4f}, above the top tier's {m['a_top']:.4f}")
     lines += [
-        f"p = {m['p']:.4f}   eps = {m['eps']:.4f}   delta = {m['delta']:.4f}   "
+        # four significant digits, as the run's report shows them (four decimals printed a
+        # loss of 3e-05 as "eps = 0.0000")
+        f"p = {m['p']:.4g}   eps = {m['eps']:.4g}   delta = {m['delta']:.4g}   "
         f"c0 = {m['c0']:.6g}   dc = {m['dc']:.6g}",
         f"dC* = {out['dC_star']:.6g} {per} "
         f"({out['dC_star'] / m['dc']:.1%} of dc) at the "
