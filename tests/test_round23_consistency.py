@@ -77,3 +77,28 @@ def test_analytic_prints_the_two_type_parameters_as_the_report_does(tmp_path, ca
     shown = cells((tmp_path / "o" / "report.html").read_text())
     at = shown.index("two-type parameters p / eps / delta")
     assert shown[at + 1] == "0.7823 / 7.755e-05 / 0.07523"
+
+
+def test_plan_prints_a_floor_as_it_was_given(tmp_path, capsys, monkeypatch):
+    """`tiersim plan tiny.yaml --accuracy-floor 0.94885` printed "w4a16+bf16: accuracy < floor
+    0.9488 with the router fitted to 0.94885 (...)": one floor, two values in one line, the one
+    called the floor under the one given. A floor is now printed at the decimals it was given
+    with (four at least, as before: 0.8000)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, err = run(capsys, "plan", write_yaml(tmp_path / "s.yaml", tiny_doc()), "--out",
+                         tmp_path / "p", "--max-replicas", "1", "--gpus-per-replica", "1",
+                         "--accuracy-floor", "0.94885", "--no-report")
+    assert code == 0, err
+    assert ("w4a16+bf16: accuracy < floor 0.94885 with the router fitted to 0.94885 (0.9443)"
+            in out)
+
+
+def test_plan_floor_digits():
+    """The accuracy beside a floor it missed is printed at the decimals that tell them apart."""
+    from tiersim.plan.planner import floor_pair
+
+    assert floor_pair(0.79, 0.8) == ("0.7900", "0.8000")
+    assert floor_pair(0.94884, 0.94885) == ("0.94884", "0.94885")
+    assert floor_pair(0.9488, 0.94885) == ("0.94880", "0.94885")
+    assert floor_pair(0.94884999, 0.94885) == ("0.94884999", "0.94885")
+    assert floor_pair(0.8 - 1e-12, 0.8) == ("0.8000", "0.8000")  # within the tolerance: met

@@ -381,7 +381,8 @@ class Planner:
         unused = _idle_tiers(idle.design, self.evaluator.routing(idle.design)[1])
         left = [n for n in idle.design.tiers if n not in unused]
         rest = f"uniform {left[0]}" if len(left) == 1 else "+".join(left)
-        idle.missed = (f"accuracy < floor {self.c.accuracy_floor:.4f} with the router fitted "
+        floor = floor_pair(self.c.accuracy_floor, self.c.accuracy_floor)[1]
+        idle.missed = (f"accuracy < floor {floor} with the router fitted "
                        f"to {found}; fitted to {dict(idle.design.router)['floor']:g} it sends "
                        f"{' and '.join(unused)} nothing, which is {rest} (listed on its own)")
 
@@ -449,8 +450,9 @@ class Planner:
                 return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
             floor = self.c.accuracy_floor  # checked first: a raised floor may send traffic up
             if len(tiers) > 1 and floor is not None and not reaches_floor(accuracy, floor):
-                return DesignResult(design, None, None, f"accuracy {accuracy:.4f} < floor "
-                                    f"{floor:.4f}", tried)
+                shown, limit = floor_pair(accuracy, floor)
+                return DesignResult(design, None, None, f"accuracy {shown} < floor {limit}",
+                                    tried)
             idle = _idle_tiers(design, assignment)
             if idle:
                 verb, them = ("gets", "it") if len(idle) == 1 else ("get", "them")
@@ -748,6 +750,20 @@ def _combinations(chosen: dict[str, list[Any]]) -> list[dict[str, Any]]:
 def _floor_setting(floor: float, chosen: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """The floor router at ``floor`` with the chosen settings over it, as a design's setting."""
     return tuple(sorted({"policy": "floor", "floor": floor, **chosen}.items()))
+
+
+def floor_pair(accuracy: float, floor: float) -> tuple[str, str]:
+    """``accuracy`` and the ``floor`` it is held to as a plan's verdicts print them: the floor
+    at the decimals it was given with (four at least: 0.8000), the accuracy at those or at as
+    many more as tell a missed floor from it (before, both at four: a floor of 0.94885 read
+    "floor 0.9488" beside "fitted to 0.94885", and an accuracy under it by less than 5e-5
+    printed as the floor it missed)."""
+    given = next((d for d in range(4, 11) if abs(float(f"{floor:.{d}f}") - floor) < 1e-12), 10)
+    shown = given
+    if not reaches_floor(accuracy, floor):
+        while shown < 10 and f"{accuracy:.{shown}f}" == f"{floor:.{shown}f}":
+            shown += 1
+    return f"{accuracy:.{shown}f}", f"{floor:.{given}f}"
 
 
 def _idle_tiers(design: Design, assignment) -> list[str]:
