@@ -102,3 +102,20 @@ def test_plan_floor_digits():
     assert floor_pair(0.9488, 0.94885) == ("0.94880", "0.94885")
     assert floor_pair(0.94884999, 0.94885) == ("0.94884999", "0.94885")
     assert floor_pair(0.8 - 1e-12, 0.8) == ("0.8000", "0.8000")  # within the tolerance: met
+
+
+def test_plan_prints_a_p99_over_its_slo_apart_from_it(tmp_path, capsys, monkeypatch):
+    """`tiersim plan tiny.yaml --slo-tpot-p99 0.02218999` (uniform w4a16's p99 TPOT is
+    0.02218999097) printed "uniform w4a16 ...: latency still missed ... (tpot_p99_s 0.02219 vs
+    limit 0.02219)", and the plan's own line "tpot_p99_s: 0.01868 vs limit 0.02219": a limit
+    printed other than given, and a p99 that missed printed equal to it. The limit is now
+    printed as given and a p99 over it at the digits that tell them apart, as a run's
+    "not comparable" words print its p99 (summary.json's ten digits at most)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, err = run(capsys, "plan", write_yaml(tmp_path / "s.yaml", tiny_doc()), "--out",
+                         tmp_path / "p", "--max-replicas", "1", "--gpus-per-replica", "1",
+                         "--slo-tpot-p99", "0.02218999", "--no-report")
+    assert code == 0, err
+    assert "  tpot_p99_s: 0.01868 vs limit 0.02218999\n" in out
+    assert "(tpot_p99_s 0.022189991 vs limit 0.02218999)" in out
+    assert "(tpot_p99_s 0.02365 vs limit 0.02218999)" in out

@@ -345,6 +345,18 @@ def reaches_floor(accuracy: float, floor: float) -> bool:
     return bool(accuracy >= floor - FLOOR_TOLERANCE)
 
 
+def over_digits(value: float, limit: float, digits: int) -> int:
+    """Significant digits to print a p99 ``value`` beside its ``limit`` with: ``digits``, or
+    more where ``digits`` print a value over the limit (:func:`within_limit`) as the limit
+    itself ("tpot_p99_s 0.02219 vs limit 0.02219", missed); at most :data:`SIG_DIGITS`."""
+    if not (math.isfinite(value) and math.isfinite(limit)) or within_limit(value, limit):
+        return digits
+    for n in range(digits, SIG_DIGITS + 1):
+        if f"{value:.{n}g}" != f"{limit:.{n}g}":
+            return n
+    return SIG_DIGITS
+
+
 def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
     """Significant digits to print ``floor`` (and ``accuracy`` beside it) with: ``digits``, or
     more where ``digits`` print the two alike though the floor is missed by more than

@@ -238,7 +238,8 @@ def format_plan(result: PlanResult) -> str:
              "(GPUs x USD/GPU-hour)"]
     for name, m in (chosen.get("margins") or {}).items():
         if name != "accuracy":  # on its own line, with its source
-            lines.append(f"  {name}: {_num(m.get('value'))} vs limit {_num(m.get('limit'))}")
+            lines.append(f"  {name}: {_num(m.get('value'))} vs limit "
+                         f"{_num(m.get('limit'), '{:.10g}')}")  # as given
     lines.append(_accuracy_line(chosen))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:

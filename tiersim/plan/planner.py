@@ -45,6 +45,8 @@ from tiersim.results import (
     PlanResult,
     baseline_floor,
     fleet_size,
+    floor_digits,
+    over_digits,
     reaches_floor,
     round_sig,
     within_limit,
@@ -790,9 +792,14 @@ def _missed(o: Outcome, c: Constraints) -> str | None:
     words = []
     for key, m in margins(o, c).items():
         if not m["met"]:
-            value = m["value"]
-            shown = "none finished" if value is None else f"{value:.4g}"
-            words.append(f"{key} {shown} vs limit {m['limit']:g}")
+            value, limit = m["value"], m["limit"]
+            if value is None:
+                shown = "none finished"
+            elif key == "accuracy":
+                shown = f"{value:.{floor_digits(limit, value, 4)}g}"
+            else:  # a p99 over its limit by less than 4 digits show is shown to more
+                shown = f"{value:.{over_digits(value, limit, 4)}g}"
+            words.append(f"{key} {shown} vs limit {limit:.10g}")
     return "; ".join(words) or None
 
 
