@@ -7,6 +7,7 @@ and reads what the user sees.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -25,7 +26,8 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 
 def cells(page: str) -> list[str]:
     """The text of a report page's table cells, in order."""
-    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", page)]
+    return [html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+            for c in re.findall(r"<td[^>]*>(.*?)</td>", page)]
 
 
 def test_a_floor_missed_by_less_than_the_printed_digits_is_printed_apart(tmp_path, capsys,
@@ -119,3 +121,19 @@ def test_plan_prints_a_p99_over_its_slo_apart_from_it(tmp_path, capsys, monkeypa
     assert "  tpot_p99_s: 0.01868 vs limit 0.02218999\n" in out
     assert "(tpot_p99_s 0.022189991 vs limit 0.02218999)" in out
     assert "(tpot_p99_s 0.02365 vs limit 0.02218999)" in out
+
+
+def test_the_uniform_fleets_floor_is_printed_apart_from_their_accuracies(tmp_path, capsys,
+                                                                          monkeypatch):
+    """tiny.yaml at a floor of 0.9500001 printed "uniform fleets ... (floor 95 %: ...)" above
+    "all bf16 ... meets floor: no ... 95.00 %", in the console and the report. The floor is
+    printed to the digits that tell it from every accuracy the table judges by it."""
+    monkeypatch.setenv("COLUMNS", "400")
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(accuracy_floor=0.9500001))
+    code, out, err = run(capsys, "run", path, "--out", tmp_path / "o")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["savings"]["uniform"]["bf16"]["accuracy"] == 0.95
+    assert "(cost provisioned; floor 95.00001 %:" in out
+    shown = cells((tmp_path / "o" / "report.html").read_text())
+    assert "floor 95.00001 %: the scenario's accuracy_floor" in shown

@@ -763,7 +763,9 @@ class RunResult:
             return "no accuracy floor: no request was served"
         where = ("the scenario's accuracy_floor" if self.accuracy_floor is not None else
                  "this run's accuracy, the scenario sets no accuracy_floor")
-        n = floor_digits(floor, self.savings.accuracy, 4)
+        # to the digits that tell it from every accuracy the table beside it judges by it
+        shown = [self.savings.accuracy, *(u.accuracy for u in self.savings.uniform)]
+        n = max(floor_digits(floor, a, 4) for a in shown)
         return f"floor {100 * floor:.{n}g} %: {where}"
 
     @classmethod
