@@ -137,3 +137,14 @@ def test_the_uniform_fleets_floor_is_printed_apart_from_their_accuracies(tmp_pat
     assert "(cost provisioned; floor 95.00001 %:" in out
     shown = cells((tmp_path / "o" / "report.html").read_text())
     assert "floor 95.00001 %: the scenario's accuracy_floor" in shown
+
+
+def test_plan_accuracy_line_prints_the_floor_as_given(tmp_path, capsys):
+    """`tiersim plan tiny.yaml --accuracy-floor 0.94995` printed "expected accuracy: 95.00% vs
+    floor 94.99%" (and the plan's other lines "floor 0.94995"): the floor is now printed as
+    given, at two decimals of a percent at least (93.00%, as before)."""
+    code, out, err = run(capsys, "plan", write_yaml(tmp_path / "s.yaml", tiny_doc()), "--out",
+                         tmp_path / "p", "--max-replicas", "1", "--gpus-per-replica", "1",
+                         "--accuracy-floor", "0.94995", "--no-report")
+    assert code == 0, err
+    assert "  expected accuracy: 95.00% vs floor 94.995%; source: prior\n" in out
