@@ -97,7 +97,7 @@ def test_plan_prints_a_floor_as_it_was_given(tmp_path, capsys, monkeypatch):
 
 def test_plan_floor_digits():
     """The accuracy beside a floor it missed is printed at the decimals that tell them apart."""
-    from tiersim.plan.planner import floor_pair
+    from tiersim.results import floor_pair
 
     assert floor_pair(0.79, 0.8) == ("0.7900", "0.8000")
     assert floor_pair(0.94884, 0.94885) == ("0.94884", "0.94885")
@@ -148,3 +148,16 @@ def test_plan_accuracy_line_prints_the_floor_as_given(tmp_path, capsys):
                          "--accuracy-floor", "0.94995", "--no-report")
     assert code == 0, err
     assert "  expected accuracy: 95.00% vs floor 94.995%; source: prior\n" in out
+
+
+def test_analytic_prints_its_floor_as_given(tmp_path, capsys):
+    """`tiersim analytic --scenario ... --floor 0.94885` printed "at floor 0.9488: ...", as the
+    plan printed "floor 0.9488" beside "fitted to 0.94885"; both now print a floor through
+    :func:`tiersim.results.floor_pair` (the decimals it was given with, four at least)."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(cost_model="attributed"))
+    code, out, err = run(capsys, "analytic", "--scenario", path, "--floor", "0.94885")
+    assert code == 0, err
+    assert "\nat floor 0.94885: oracle " in out
+    code, out, err = run(capsys, "analytic", "--scenario", path, "--floor", "0.8")
+    assert code == 0, err
+    assert "\nat floor 0.8000: oracle " in out

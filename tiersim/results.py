@@ -357,6 +357,20 @@ def over_digits(value: float, limit: float, digits: int) -> int:
     return SIG_DIGITS
 
 
+def floor_pair(accuracy: float, floor: float) -> tuple[str, str]:
+    """``accuracy`` and the ``floor`` it is held to as the plan and analytic print them: the floor
+    at the decimals it was given with (four at least: 0.8000), the accuracy at those or at as
+    many more as tell a missed floor from it (before, both at four: a floor of 0.94885 read
+    "floor 0.9488" beside "fitted to 0.94885", and an accuracy under it by less than 5e-5
+    printed as the floor it missed)."""
+    given = next((d for d in range(4, 11) if abs(float(f"{floor:.{d}f}") - floor) < 1e-12), 10)
+    shown = given
+    if not reaches_floor(accuracy, floor):
+        while shown < 10 and f"{accuracy:.{shown}f}" == f"{floor:.{shown}f}":
+            shown += 1
+    return f"{accuracy:.{shown}f}", f"{floor:.{given}f}"
+
+
 def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
     """Significant digits to print ``floor`` (and ``accuracy`` beside it) with: ``digits``, or
     more where ``digits`` print the two alike though the floor is missed by more than

@@ -411,7 +411,10 @@ def render(out: dict) -> str:
     ]
     f = out.get("at_floor")
     if f:
-        lines.append(f"at floor {f['floor']:.4f}: oracle {_num(f['oracle_cost'])}, cheapest "
+        from tiersim.results import floor_pair
+
+        lines.append(f"at floor {floor_pair(f['floor'], f['floor'])[1]}: oracle "
+                     f"{_num(f['oracle_cost'])}, cheapest "
                      f"uniform {_num(f['uniform_cost'])}, static split "
                      f"{_num(f['static_split_cost'])}; saving vs uniform "
                      f"{_num(f['vs_uniform'])}, vs static {_num(f['vs_static_split'])}")

@@ -46,6 +46,7 @@ from tiersim.results import (
     baseline_floor,
     fleet_size,
     floor_digits,
+    floor_pair,
     over_digits,
     reaches_floor,
     round_sig,
@@ -752,20 +753,6 @@ def _combinations(chosen: dict[str, list[Any]]) -> list[dict[str, Any]]:
 def _floor_setting(floor: float, chosen: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """The floor router at ``floor`` with the chosen settings over it, as a design's setting."""
     return tuple(sorted({"policy": "floor", "floor": floor, **chosen}.items()))
-
-
-def floor_pair(accuracy: float, floor: float) -> tuple[str, str]:
-    """``accuracy`` and the ``floor`` it is held to as a plan's verdicts print them: the floor
-    at the decimals it was given with (four at least: 0.8000), the accuracy at those or at as
-    many more as tell a missed floor from it (before, both at four: a floor of 0.94885 read
-    "floor 0.9488" beside "fitted to 0.94885", and an accuracy under it by less than 5e-5
-    printed as the floor it missed)."""
-    given = next((d for d in range(4, 11) if abs(float(f"{floor:.{d}f}") - floor) < 1e-12), 10)
-    shown = given
-    if not reaches_floor(accuracy, floor):
-        while shown < 10 and f"{accuracy:.{shown}f}" == f"{floor:.{shown}f}":
-            shown += 1
-    return f"{accuracy:.{shown}f}", f"{floor:.{given}f}"
 
 
 def _idle_tiers(design: Design, assignment) -> list[str]:
