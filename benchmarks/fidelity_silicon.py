@@ -474,6 +474,7 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     df = of_system(read_rows_file(path).reindex(columns=KEEP_COLUMNS), system, path)
     problems = value_problems(df)
     df[NUMBER_COLUMNS] = df[NUMBER_COLUMNS].apply(pd.to_numeric, errors="coerce")
+    df = readable_counts(df)
     df = unique_ids(drop_repeats(df.assign(_problem=problems)), path)
     problems = df.pop("_problem")
     df["model"] = [row_label(r) for r in df.to_dict("records")]
@@ -495,6 +496,8 @@ NUMBER_COLUMNS = ["isl", "osl", "batch_size", "tp_size", "pp_size", "attention_d
                   "moe_tp_size", "moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms"]
 #: The measured times a row is scored on.
 TIME_COLUMNS = ["silicon_ttft_ms", "silicon_tpot_ms"]
+#: The largest count (tokens, clients, GPUs) a row may give: one beyond it is no run's.
+COUNT_MOST = 2**31 - 1
 
 
 def read_rows_file(path: Path) -> pd.DataFrame:
@@ -533,9 +536,22 @@ def column_problems(col: str, text: pd.Series) -> pd.Series:
         wrong = value.notna() & ~(np.isfinite(value) & (value > 0))
         bad[wrong] = [f"{col} {v} (a positive measured time needed)" for v in value]
     else:
-        fraction = value.notna() & np.isfinite(value) & (value != value.round())
+        fraction = value.notna() & (~np.isfinite(value) | (value != value.round()))
         bad[fraction] = [f"{col} {v} is not a whole number" for v in value]
+        large = value.notna() & np.isfinite(value) & (value.abs() > COUNT_MOST)
+        bad[large] = [f"{col} {v} is out of range (a count of at most {COUNT_MOST})"
+                      for v in value]
     return bad
+
+
+def readable_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (numbers read) with each count :func:`column_problems` refuses (not finite, not
+    whole, out of range) emptied: its row is listed with that reason, and no later step reads
+    the value (an infinite count has no integer)."""
+    counts = [c for c in NUMBER_COLUMNS if c not in TIME_COLUMNS]
+    values = df[counts].astype(float)
+    return df.assign(**values.where(np.isfinite(values) & (values.abs() <= COUNT_MOST)
+                                    & (values == values.round())))
 
 
 def unique_ids(df: pd.DataFrame, path: Path) -> pd.DataFrame:

@@ -1,0 +1,38 @@
+"""benchmarks/fidelity_silicon.py --rows-file on hostile measured rows (round 23)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import fidelity_silicon as fs  # noqa: E402
+from test_fidelity_rows_file import make_row, run_main, write_rows  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _reset_files():
+    yield
+    fs.DATA_FILES.update(rows=None, aic=None)
+
+
+@pytest.mark.parametrize("over, reason", [
+    ({"isl": "inf"}, "isl inf is not a whole number"),
+    ({"osl": "-inf"}, "osl -inf is not a whole number"),
+    ({"batch_size": "inf"}, "batch_size inf is not a whole number"),
+    ({"tp_size": "inf"}, "tp_size inf is not a whole number"),
+    ({"moe_ep_size": "inf"}, "moe_ep_size inf is not a whole number"),
+    ({"pp_size": "inf"}, "pp_size inf is not a whole number"),
+    ({"isl": "1e30"}, "isl 1e+30 is out of range (a count of at most 2147483647)"),
+])
+def test_a_count_that_is_no_finite_whole_number_is_listed_not_a_crash(tmp_path, capsys, over,
+                                                                       reason):
+    path = write_rows(tmp_path / "s.csv", make_row(id="good"), make_row(id="bad", **{
+        "silicon_tpot_ms": 6.0, **over}))
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "")
+    assert f"  vllm   Llama-3.1-8B       1 rows: {reason}\n" in out
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
