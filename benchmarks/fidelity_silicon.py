@@ -618,12 +618,13 @@ def id_conflict(row: dict) -> str | None:
     """Why a row's layout columns are in doubt, where its id names another tensor- or
     expert-parallel size (the sample's 2026-04-06 file writes ``tp_size`` as the id's tp x ep:
     a ``tp4_ep4`` run on 4 GPUs filed as TP 16, whose TPOT equals the 4-GPU rows'); ``None``
-    where they agree or the id names no layout (ids do not name data parallelism, and
-    ``epnone`` leaves the expert split to the engine)."""
+    where they agree, the id names no layout or the row gives no tp_size (ids do not name data
+    parallelism, and ``epnone`` leaves the expert split to the engine)."""
     m = ID_LAYOUT.search(str(row.get("id", "")))
-    if m is None or row.get("mode") != "agg":
+    tp = _int_or_none(row.get("tp_size"))
+    if m is None or row.get("mode") != "agg" or tp is None:  # no tp_size: its own reason
         return None
-    tp, ep = int(row["tp_size"]), _int_or_none(row.get("moe_ep_size")) or 1
+    ep = _int_or_none(row.get("moe_ep_size")) or 1
     if tp == int(m[1]) and (m[2] == "none" or ep == int(m[2])):
         return None
     return (f"its id says tp{m[1]} ep{m[2]}, its columns TP {tp} EP {ep} (which ran is "

@@ -36,3 +36,16 @@ def test_a_count_that_is_no_finite_whole_number_is_listed_not_a_crash(tmp_path, 
     assert (code, err) == (0, "")
     assert f"  vllm   Llama-3.1-8B       1 rows: {reason}\n" in out
     assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
+
+
+@pytest.mark.parametrize("over", [{"tp_size": ""}, {"tp_size": "inf"}, {"mode": "agg"}])
+def test_an_id_naming_a_layout_beside_an_empty_tp_size_is_listed_not_a_crash(tmp_path, capsys,
+                                                                              over):
+    path = write_rows(tmp_path / "s.csv", make_row(id="good"), make_row(
+        id="x_tp1_epnone_1", **{"silicon_tpot_ms": 6.0, **over}))
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "")
+    n = 2 if over == {"mode": "agg"} else 1
+    assert out.rstrip().endswith(f"(n={n}); aiconfigurator n/a, n/a")
+    if n == 1:
+        assert "  vllm   Llama-3.1-8B       1 rows: tp_size " in out
