@@ -938,10 +938,15 @@ def tier_precision(row: dict, spec: ModelSpec, arch) -> str:
     return ROW_PRECISION[row["precision"]]
 
 
+#: The most clients a row's replay runs (12x the shipped rows' most, B200's 10,860): each is
+#: ``per_client`` requests held in memory, and 10**8 of them took gigabytes and minutes.
+MOST_CLIENTS = 2**17
+
+
 def shape_problem(row: dict) -> str | None:
-    """Why a row's run cannot be replayed as a closed loop (no clients, no prompt, no GPU, a
-    parallel size below 1, or fewer than two output tokens: TPOT is the time between them),
-    else ``None``."""
+    """Why a row's run cannot be replayed as a closed loop (no clients or more than
+    :data:`MOST_CLIENTS`, no prompt, no GPU, a parallel size below 1, or fewer than two output
+    tokens: TPOT is the time between them), else ``None``."""
     for col, least in (("tp_size", 1), ("isl", 1), ("osl", 2)):
         value = _int_or_none(row.get(col))
         if value is None or value < least:
@@ -952,6 +957,8 @@ def shape_problem(row: dict) -> str | None:
             return f"{col} {value} (at least 1 needed)"
     if clients(row) < 1:
         return f"no clients (batch_size {row.get('batch_size')})"
+    if clients(row) > MOST_CLIENTS:
+        return f"{clients(row):,} clients (at most {MOST_CLIENTS:,} are replayed)"
     return None
 
 

@@ -49,3 +49,17 @@ def test_an_id_naming_a_layout_beside_an_empty_tp_size_is_listed_not_a_crash(tmp
     assert out.rstrip().endswith(f"(n={n}); aiconfigurator n/a, n/a")
     if n == 1:
         assert "  vllm   Llama-3.1-8B       1 rows: tp_size " in out
+
+
+@pytest.mark.parametrize("over", [
+    {"batch_size": 100_000_000, "silicon_data_source": "x"},
+    {"silicon_data_source": "x; silicon_concurrency=100000000"},
+])
+def test_more_clients_than_the_replay_runs_is_listed_not_gigabytes(tmp_path, capsys, over):
+    path = write_rows(tmp_path / "s.csv", make_row(id="good"), make_row(id="bad", **{
+        "silicon_tpot_ms": 6.0, **over}))
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "")
+    assert ("  vllm   Llama-3.1-8B       1 rows: 100,000,000 clients (at most 131,072 are "
+            "replayed)\n") in out
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
