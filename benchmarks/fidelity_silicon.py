@@ -986,11 +986,27 @@ def case_of(row: dict) -> Case:
         arch = get_model(model_source(spec))
     except Exception as exc:  # noqa: BLE001 -- the reason is the error's line
         raise Unrepresentable(_reason(exc)) from None
+    longest = context_problem(row, arch)
+    if longest:
+        raise Unrepresentable(longest)
     tp, dp, ep = parallel_layout(row)
     precision = tier_precision(row, spec, arch)
     backend = vllm_moe_backend(row, arch, precision, tp * dp // ep)
     return Case(model_source(spec), precision, tp, dp, ep, row["backend"], SYSTEM_GPU[system],
                 backend)
+
+
+def context_problem(row: dict, arch) -> str | None:
+    """Why a row's request is longer than its model serves (prompt + output above the config's
+    context, or a LongRoPE model's ``context_limit``, the most a ``--max-model-len`` may ask):
+    the engine refuses such a request, so no run measured it; ``None`` where it fits or the
+    config gives no length."""
+    most = arch.context_limit or arch.max_context
+    isl, osl = int(row["isl"]), int(row["osl"])
+    if not most or arch.context_assumed or isl + osl <= most:
+        return None
+    return (f"a request of {isl}+{osl} tokens is longer than {arch.name}'s context ({most:,} "
+            "tokens), which the engine refuses")
 
 
 def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int) -> str:

@@ -63,3 +63,14 @@ def test_more_clients_than_the_replay_runs_is_listed_not_gigabytes(tmp_path, cap
     assert ("  vllm   Llama-3.1-8B       1 rows: 100,000,000 clients (at most 131,072 are "
             "replayed)\n") in out
     assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
+
+
+def test_a_request_longer_than_the_models_context_is_listed_not_replayed(tmp_path, capsys):
+    # Llama-3.1-8B serves 131,072 tokens: vLLM refuses a 200,000-token prompt
+    path = write_rows(tmp_path / "s.csv", make_row(id="good"), make_row(
+        id="bad", isl=200_000, osl=100, silicon_tpot_ms=6.0))
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "")
+    assert ("  vllm   Llama-3.1-8B       1 rows: a request of 200000+100 tokens is longer than "
+            "Llama-3.1-8B's context (131,072 tokens), which the engine refuses\n") in out
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
