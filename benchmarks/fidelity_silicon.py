@@ -1761,11 +1761,26 @@ def with_aic(df: pd.DataFrame, system: str = FIT_SYSTEM) -> pd.DataFrame:
 
 def training_mask(df: pd.DataFrame, subset: dict = TRAINING) -> pd.Series:
     """True for the rows in ``subset`` (default :data:`TRAINING`) that are scored (a row whose
-    layout is in doubt, ``conflict``, trains nothing)."""
+    layout is in doubt, ``conflict``, trains nothing) and that the fit read (:func:`fit_read`:
+    a ``--rows-file``'s other rows are held out, whatever their model)."""
     mask = df["conflict"].isna() if "conflict" in df else pd.Series(True, index=df.index)
+    mask &= fit_read(df)
     for col, value in subset.items():
         mask &= df[col].isin(value) if isinstance(value, tuple) else df[col] == value
     return mask
+
+
+def fit_read(df: pd.DataFrame) -> pd.Series:
+    """True for the rows the shipped fit read: every row of the copied rows; of a
+    ``--rows-file``, those with the id and measured times of a copied :data:`FIT_SYSTEM` row
+    (a newer sample's other runs of a training model were never fitted on)."""
+    if DATA_FILES["rows"] is None:
+        return pd.Series(True, index=df.index)
+    copied = pd.read_csv(DATA / f"silicon_{SYSTEM_GPU[FIT_SYSTEM]}.csv",
+                         usecols=["id", *TIME_COLUMNS])
+    key = ["id", *TIME_COLUMNS]
+    return pd.Series(pd.MultiIndex.from_frame(df[key]).isin(
+        pd.MultiIndex.from_frame(copied[key])), index=df.index)
 
 
 def _best(label: str, scores: list[tuple], unit: str) -> tuple:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -74,3 +75,28 @@ def test_a_request_longer_than_the_models_context_is_listed_not_replayed(tmp_pat
     assert ("  vllm   Llama-3.1-8B       1 rows: a request of 200000+100 tokens is longer than "
             "Llama-3.1-8B's context (131,072 tokens), which the engine refuses\n") in out
     assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
+
+
+def shipped_training_row() -> dict:
+    """One of the shipped H200 rows the vLLM fit trained on (Llama-3.1-70B), as written."""
+    rows = pd.read_csv(fs.DATA / "silicon_h200.csv", dtype=str)
+    pick = rows[(rows["backend"] == "vllm") & (rows["model_path"] == "meta-llama/Llama-3.1-70B")
+                & (rows["osl"] == "1024")]
+    return pick.iloc[0].to_dict()
+
+
+def test_new_rows_of_a_training_model_are_held_out_not_called_training(tmp_path, capsys):
+    new = {**shipped_training_row(), "id": "new", "silicon_ttft_ms": "100.0",
+           "backend_version": "0.20.0"}
+    path = write_rows(tmp_path / "s.csv", new)
+    out = run_main(capsys, "--rows-file", str(path))[1]
+    assert "training:" not in out and "held out" not in out
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
+
+
+def test_a_shipped_training_row_in_a_rows_file_still_reads_as_training(tmp_path, capsys):
+    row = shipped_training_row()
+    path = write_rows(tmp_path / "s.csv", row, {**row, "id": "new", "silicon_ttft_ms": "100.0"})
+    out = run_main(capsys, "--rows-file", str(path))[1]
+    assert "training: vllm Llama-3.1-70B n=  1 " in out
+    assert "held out: every other vllm row n=  1 " in out
