@@ -1750,10 +1750,48 @@ def write_check(res: pd.DataFrame, system: str) -> Path:
 
 def with_aic(df: pd.DataFrame, system: str = FIT_SYSTEM) -> pd.DataFrame:
     """The rows joined with aiconfigurator's cached estimates (by row ``id``; an id the cache
-    holds twice, as a resumed refresh can write it, takes its last estimate)."""
+    holds twice, as a resumed refresh can write it, takes its last estimate). A
+    ``--rows-file`` read beside the shipped cache joins an estimate only to a row with the
+    inputs of the copied row it was computed for (:func:`copied_inputs_differ`)."""
     aic = load_aic(system).drop_duplicates("id", keep="last")
     keep = [c for c in ("id", "aic_ttft_ms", "aic_tpot_ms", "aic_quant") if c in aic]
-    return df.merge(aic[keep], on="id", how="left", validate="many_to_one")
+    out = df.merge(aic[keep], on="id", how="left", validate="many_to_one")
+    if DATA_FILES["rows"] is None or DATA_FILES["aic"] is not None:
+        return out
+    differ = copied_inputs_differ(out, system)
+    other = differ.notna() & out["aic_ttft_ms"].notna() | differ.notna() & out[
+        "aic_tpot_ms"].notna()
+    if other.any():
+        print(f"{rows_csv(system)}: {int(other.sum())} rows share an id with a copied {system} "
+              f"row but not its inputs (e.g. {differ[other].iloc[0]}); aiconfigurator's cached "
+              "estimate of that id is not theirs, left out (--aic-file PATH --refresh-aic "
+              "estimates them)", file=sys.stderr)
+        out.loc[other, [c for c in keep if c != "id"]] = np.nan
+    return out
+
+
+#: The columns an aiconfigurator estimate is computed from (a row's inputs, not its times).
+AIC_INPUTS = [c for c in KEEP_COLUMNS if c not in ("id", "silicon_data_source", *TIME_COLUMNS)]
+
+
+def copied_inputs_differ(df: pd.DataFrame, system: str) -> pd.Series:
+    """Per row, the first of :data:`AIC_INPUTS` in which it differs from the copied
+    ``system`` row of its id (``benchmarks/data/silicon_<gpu>.csv``), else NaN (the same
+    inputs, or no copied row of that id)."""
+    copied = read_rows_file(DATA / f"silicon_{SYSTEM_GPU[system]}.csv").reindex(
+        columns=KEEP_COLUMNS).drop_duplicates("id", keep="last").set_index("id")
+    numbers = [c for c in AIC_INPUTS if c in NUMBER_COLUMNS]
+    copied[numbers] = copied[numbers].apply(pd.to_numeric, errors="coerce")
+    copied[["tp_size", "batch_size", "isl", "osl"]] = copied[  # as load_rows fills them
+        ["tp_size", "batch_size", "isl", "osl"]].fillna(0)
+    theirs = copied.reindex(df["id"].astype(str))[AIC_INPUTS].set_axis(df.index)
+    found = df["id"].astype(str).isin(copied.index).to_numpy()
+    out = pd.Series(np.nan, index=df.index, dtype=object)
+    for col in reversed(AIC_INPUTS):  # the first column that differs is the one named
+        mine = df[col]
+        same = (mine == theirs[col]) | (mine.isna() & theirs[col].isna())
+        out[found & ~same.to_numpy()] = col
+    return out
 
 
 # ---------------------------------------------------------------- fitting the free parameters

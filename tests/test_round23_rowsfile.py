@@ -100,3 +100,26 @@ def test_a_shipped_training_row_in_a_rows_file_still_reads_as_training(tmp_path,
     out = run_main(capsys, "--rows-file", str(path))[1]
     assert "training: vllm Llama-3.1-70B n=  1 " in out
     assert "held out: every other vllm row n=  1 " in out
+
+
+def shipped_vllm_row() -> dict:
+    """A shipped H200 vLLM Llama-3.1-8B FP8 row that has a cached aiconfigurator estimate."""
+    rows = pd.read_csv(fs.DATA / "silicon_h200.csv", dtype=str)
+    return rows[rows["model_path"] == "nvidia/Llama-3.1-8B-Instruct-FP8"].iloc[0].to_dict()
+
+
+def test_a_cached_estimate_joins_only_the_row_it_was_computed_for(tmp_path, capsys):
+    row = shipped_vllm_row()
+    other = {**row, "isl": "8000", "batch_size": "4", "silicon_data_source": "x; "
+             "silicon_concurrency=4"}  # the same id, another run: the cache's is not its estimate
+    path = write_rows(tmp_path / "s.csv", other)
+    code, out, err = run_main(capsys, "--rows-file", str(path), "--rows")
+    assert code == 0
+    assert out.splitlines()[1].split()[10] == "n/a"
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
+    assert err == (f"{path}: 1 rows share an id with a copied h200_sxm row but not its inputs "
+                   "(e.g. isl); aiconfigurator's cached estimate of that id is not theirs, left "
+                   "out (--aic-file PATH --refresh-aic estimates them)\n")
+    path = write_rows(tmp_path / "same.csv", row)
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "") and "(n=1); aiconfigurator n/a, n/a" not in out
