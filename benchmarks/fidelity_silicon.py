@@ -1009,6 +1009,11 @@ def context_problem(row: dict, arch) -> str | None:
             "tokens), which the engine refuses")
 
 
+#: A vLLM 0.12 version however a file spells it (``0.12.0``, ``v0.12.0``, ``0.12``,
+#: ``0.12.1rc1``; not ``0.120``).
+VLLM_0_12 = re.compile(r"v?0\.12(?!\d)", re.IGNORECASE)
+
+
 def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int) -> str:
     """The MoE kernel the row's engine ran, by vLLM's own selection rule where its source was
     read: vLLM 0.12.0 (``Fp8MoEMethod`` / ``get_fp8_moe_backend``: DeepGEMM in the official
@@ -1017,8 +1022,7 @@ def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int) -> str:
     :func:`tiersim.perf.assembly.check_moe_backend` lets run ``deepgemm`` on it; every other
     row runs what the profile's MoE table timed (``auto``: vLLM 0.17-0.24 prefer Triton for
     block FP8 under TP on Hopper)."""
-    version = str(row.get("backend_version") or "")
-    if row.get("backend") != "vllm" or not version.startswith("0.12."):
+    if row.get("backend") != "vllm" or not VLLM_0_12.match(_text(row.get("backend_version"))):
         return "auto"
     try:  # the experts split moe_tp ways, as one TP group
         check_moe_backend(arch, weight_formats(arch, precision), "deepgemm", moe_tp, 1, 1)

@@ -123,3 +123,14 @@ def test_a_cached_estimate_joins_only_the_row_it_was_computed_for(tmp_path, caps
     path = write_rows(tmp_path / "same.csv", row)
     code, out, err = run_main(capsys, "--rows-file", str(path))
     assert (code, err) == (0, "") and "(n=1); aiconfigurator n/a, n/a" not in out
+
+
+@pytest.mark.parametrize("version, backend", [
+    ("0.12.0", "deepgemm"), ("v0.12.0", "deepgemm"), ("0.12", "deepgemm"),
+    ("0.12.1rc1", "deepgemm"), ("V0.12.0", "deepgemm"), ("0.120.0", "auto"), ("0.13.0", "auto"),
+    ("", "auto"), (float("nan"), "auto"),
+])
+def test_vllm_0_12_is_read_however_its_version_is_spelled(version, backend):
+    rows = fs.load_rows()
+    row = rows[(rows["model"] == "Qwen3-235B-FP8") & (rows["backend"] == "vllm")].iloc[0]
+    assert fs.case_of({**row.to_dict(), "backend_version": version}).moe_backend == backend
