@@ -856,14 +856,22 @@ class Unrepresentable(Exception):
     """A row tiersim cannot serve yet; ``str()`` is the one-line reason."""
 
 
+#: The most GPUs (TP x attention-DP ranks) a row's replay serves on: each DP rank is a replica
+#: held in memory, and a million of them took gigabytes and minutes (the shipped rows use 64).
+MOST_GPUS = 4096
+
+
 def parallel_layout(row: dict) -> tuple[int, int, int]:
     """``(tp, dp, ep)`` of tiersim's replica for a row: attention TP, attention-DP ranks, and
-    the expert-parallel size (1 = experts tensor-parallel over every GPU)."""
+    the expert-parallel size (1 = experts tensor-parallel over every GPU); more than
+    :data:`MOST_GPUS` GPUs are not replayed."""
     tp, dp, moe_tp, moe_ep = aic_layout(row)
     pp = _int_or_none(row.get("pp_size")) or 1
     if pp > 1:
         raise Unrepresentable(f"pipeline parallelism (pp={pp}) is not modelled")
     gpus = tp * dp
+    if gpus > MOST_GPUS:
+        raise Unrepresentable(f"{gpus:,} GPUs (at most {MOST_GPUS:,} are replayed)")
     moe_gpus = (moe_tp or 1) * (moe_ep or 1)
     if moe_tp is not None and moe_gpus != gpus and moe_gpus != 1:
         raise Unrepresentable(f"experts on {moe_gpus} GPUs but attention on {gpus}")

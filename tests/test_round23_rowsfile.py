@@ -134,3 +134,16 @@ def test_vllm_0_12_is_read_however_its_version_is_spelled(version, backend):
     rows = fs.load_rows()
     row = rows[(rows["model"] == "Qwen3-235B-FP8") & (rows["backend"] == "vllm")].iloc[0]
     assert fs.case_of({**row.to_dict(), "backend_version": version}).moe_backend == backend
+
+
+@pytest.mark.parametrize("over, gpus", [
+    ({"attention_dp_size": 1_000_000}, "1,000,000"),
+    ({"attention_dp_size": "", "moe_tp_size": "", "moe_ep_size": 1_000_000}, "1,000,000"),
+])
+def test_more_gpus_than_the_replay_runs_is_listed_not_gigabytes(tmp_path, capsys, over, gpus):
+    path = write_rows(tmp_path / "s.csv", make_row(id="good"), make_row(id="bad", **{
+        "silicon_tpot_ms": 6.0, **over}))
+    code, out, err = run_main(capsys, "--rows-file", str(path))
+    assert (code, err) == (0, "")
+    assert f"  vllm   Llama-3.1-8B       1 rows: {gpus} GPUs (at most 4,096 are replayed)\n" in out
+    assert out.rstrip().endswith("(n=1); aiconfigurator n/a, n/a")
