@@ -873,9 +873,10 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
 
 SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_static_split_usd",
                     "vs_static_split_frac", "success_misjudged_by", "gpu_hours_saved",
-                    "cost_saved_usd", "attributed_saved_usd"})
-"""Number fields of a summary that may be below 0: a saving (a loss is a negative one) and a
-difference of two figures. Every other number is a time, cost, size, count or fraction."""
+                    "cost_saved_usd", "attributed_saved_usd", "margin", "margin_frac"})
+"""Number fields of a summary or plan that may be below 0: a saving (a loss is a negative one)
+and a difference of two figures (a plan's constraint margin). Every other number is a time,
+cost, size, count or fraction."""
 
 FRACTIONS = frozenset({"accuracy", "accuracy_floor", "per_request_accuracy", "task_success",
                        "share", "utilization", "kv_peak_frac", "slo_attainment", "fpr", "fnr",
@@ -925,7 +926,9 @@ def _structured(value: Any, cls, name: str, where: str) -> Any:
 def _in_range(value: Any, name: str, where: str) -> None:
     """A ValueError naming the first number nested in ``value`` (the field ``name``, at
     ``where``) that :func:`range_problem` refuses: a share or interval bound of a map or a
-    pair is a fraction as a top-level one is."""
+    pair is a fraction as a top-level one is. Under a free-form field (a plan's ``plan``), a
+    key of :data:`SIGNED` (a saving, a margin) may hold a number below 0, as it may at the top
+    level; a fraction map's keys are names (tiers), never field names."""
     if isinstance(value, float | int) and not isinstance(value, bool):
         problem = range_problem(value, name)
         if problem:
@@ -934,7 +937,8 @@ def _in_range(value: Any, name: str, where: str) -> None:
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
         value, list | tuple) else ()
     for key, item in items:
-        _in_range(item, name, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
+        child = key if name not in FRACTIONS and key in SIGNED else name
+        _in_range(item, child, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
 
 
 def _validated(adapter, value: Any, where: str) -> Any:
