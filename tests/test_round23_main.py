@@ -90,11 +90,14 @@ def test_a_sweep_keeps_no_summary_beside_its_bookkeeping(tmp_path, monkeypatch):
     """A sweep read every stored record whole (summaries, nine tenths of each) at its start
     and again at its end, and built its table from all of them at once: a resumed sweep's
     memory grew with its points' summaries. It now holds records without summaries, and the
-    table reads each summary again from its point's file as it writes that row."""
+    table reads each summary again from its point's file as it writes that row. (A sweep of
+    at most one piece's points keeps them: its table is written from them at once.)"""
     import tiersim.sweep.run as sweep_run
+    import tiersim.sweep.store as store
     from tiersim.sweep.store import read_bookkeeping
     from tiersim.sweep.testing import synthetic_runner
 
+    monkeypatch.setattr(store, "TABLE_CHUNK", 2)  # a sweep of more points than one piece
     held: list[dict] = []
 
     def tracked(out):
@@ -106,7 +109,7 @@ def test_a_sweep_keeps_no_summary_beside_its_bookkeeping(tmp_path, monkeypatch):
     doc = {"name": "s", "sweep": {"seed": [1, 2, 3]}}
     frame = sweep_run.run_sweep(doc, tmp_path / "o", workers=1, runner=synthetic_runner,
                                 validator=None, progress=False, report=False, source="s.yaml")
-    assert held and all("summary" not in r for records in held for r in records.values())
+    assert held[-1] and all("summary" not in r for r in held[-1].values())
     stored = json.loads(next((tmp_path / "o" / "points").glob("*.json")).read_text())
     assert frame["accuracy"].tolist() == [stored["summary"]["accuracy"]] * 3
     assert frame["seed"].tolist() == [1, 2, 3]

@@ -63,13 +63,16 @@ def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def read_bookkeeping(out_dir: Path) -> dict[str, dict[str, Any]]:
-    """The stored point records as :func:`read_points` finds them, less their summaries:
-    what a sweep checks and counts (status, digests, inputs, versions, refusals). A summary is
-    nine tenths of a record, and a sweep of many points held them all at its start and again
-    at its end; :func:`collect` reads each one again as it writes its row."""
-    records = read_points_each(out_dir)
+    """The stored point records as :func:`read_points` finds them, less their summaries where
+    the folder holds more than :data:`TABLE_CHUNK` point files: what a sweep checks and counts
+    (status, digests, inputs, versions, refusals). A summary is nine tenths of a record, and a
+    sweep of many points held them all at its start and again at its end; :func:`collect`
+    reads each one again as it writes its row. A smaller sweep keeps them (its table is
+    written from them at once, each file read once)."""
+    if sum(1 for _ in points_dir(out_dir).glob("*.json")) <= TABLE_CHUNK:
+        return read_points(out_dir)
     return {point: {k: v for k, v in record.items() if k != "summary"}
-            for point, record in records}
+            for point, record in read_points_each(out_dir)}
 
 
 def read_points_each(out_dir: Path):
@@ -181,12 +184,17 @@ def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None,
     order = _table_order(records, ids)
     columns: dict[str, set[type]] = {}
     missing: set[str] = set()
+    kept: list[dict[str, Any]] | None = []  # the rows while they fit one piece
     for count, row in enumerate(_rows(out_dir, axes, order, records, ids is not None)):
         _note_kinds(row, columns, missing, first=count == 0)
+        if kept is not None and len(kept) < TABLE_CHUNK:
+            kept.append(row)
+        else:
+            kept = None
     schema = _schema(columns, missing, axes)
+    rows = kept if kept is not None else _rows(out_dir, axes, order, records, ids is not None)
     path = Path(out_dir) / "sweep.parquet"
-    write_with_atomic(path, lambda handle: _write_rows(
-        handle, schema, _rows(out_dir, axes, order, records, ids is not None), columns))
+    write_with_atomic(path, lambda handle: _write_rows(handle, schema, rows, columns))
     with arrow_file(path) as handle:
         return pq.read_table(handle).to_pandas()
 
