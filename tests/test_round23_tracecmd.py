@@ -185,17 +185,19 @@ def test_a_path_beside_that_is_no_file_is_not_taken_for_a_bundled_trace(
 # ------------------------------------------------------------------ a date without a time
 
 
-@pytest.mark.parametrize("cell", ["2023-11-17", "2023-11"])
-def test_an_azure_timestamp_of_a_date_alone_is_refused(tmp_path, capsys, cell):
-    """An Azure ``TIMESTAMP`` of a date without a time of day was read as that midnight: a
-    day's requests all arrived at once, a day apart (0.00003 req/s), exit 0."""
+@pytest.mark.parametrize(("first", "cell", "row"), [("2023-11-16", "2023-11-17", 1),
+                                                    ("2023-11-16 18:17:03.98", "2023-11", 2)])
+def test_an_azure_timestamp_of_a_date_alone_is_refused(tmp_path, capsys, first, cell, row):
+    """An Azure ``TIMESTAMP`` column of dates without a time of day was read as their
+    midnights: a day's requests all arrived at once, a day apart (0.00003 req/s), exit 0. A
+    month alone is refused among timestamps too (a day's date there is its midnight,
+    ``test_round16``)."""
     path = tmp_path / "a.csv"
-    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                    f"2023-11-16 18:17:03.98,10,1\n{cell},10,1\n")
+    path.write_text(f"TIMESTAMP,ContextTokens,GeneratedTokens\n{first},10,1\n{cell},10,1\n")
     assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
-        f"Error: {path}: row 2, column 'TIMESTAMP': timestamp is a date without a time of day "
-        "(read as midnight, a day's requests would arrive at once); write when the request "
-        "arrived, like 2023-11-16 18:15:46 (file line 3)")
+        f"Error: {path}: row {row}, column 'TIMESTAMP': timestamp is a date without a time of "
+        "day (read as midnight, a day's requests would arrive at once); write when the request "
+        f"arrived, like 2023-11-16 18:15:46 (file line {row + 1})")
 
 
 def test_an_azure_parquet_timestamp_of_dates_is_refused(tmp_path, capsys):

@@ -255,7 +255,7 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     i = first_true(t.isna().to_numpy() | refused)
     if i is not None:
         raise src.error(_timestamp_fault(s.iloc[i]), i, column)
-    i = first_true(_date_only(s))
+    i = first_true(_date_only(s, dates_too=_date_only(s).all()))
     if i is not None:
         raise src.error("timestamp is a date without a time of day (read as midnight, a day's "
                         "requests would arrive at once); write when the request arrived, like "
@@ -273,15 +273,21 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
 _DATE_ONLY = r"[+-]?\d{4,}-\d{2}(?:-\d{2})?"
 """A cell that is a date alone (``2023-11-16``, ``2023-11``), which ISO 8601 reads as its
 midnight."""
+_MONTH_ONLY = r"[+-]?\d{4,}-\d{2}"
+"""A cell that is a month alone (``2023-11``): no writer's way of putting a midnight."""
 
 
-def _date_only(s: pd.Series) -> np.ndarray:
+def _date_only(s: pd.Series, dates_too: bool = True) -> np.ndarray:
     """Which cells of a timestamp column hold a date without a time of day: text of one
-    (:data:`_DATE_ONLY`) or a date object (a Parquet ``date32`` column)."""
+    (:data:`_DATE_ONLY`) or a date object (a Parquet ``date32`` column). Without
+    ``dates_too`` only a month alone counts: a day's date among timestamps is its midnight, as
+    a writer that drops a midnight's ``00:00:00`` puts it; a column of nothing but dates has
+    no time of day at all."""
     if pd.api.types.is_datetime64_any_dtype(s.dtype):
         return np.zeros(len(s), dtype=bool)
     text = s.astype("string").str.strip()
-    return text.str.fullmatch(_DATE_ONLY).fillna(False).to_numpy(dtype=bool)
+    pattern = _DATE_ONLY if dates_too else _MONTH_ONLY
+    return text.str.fullmatch(pattern).fillna(False).to_numpy(dtype=bool)
 
 
 _BARE_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
