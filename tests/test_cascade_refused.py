@@ -168,5 +168,7 @@ def test_the_estimated_saving_prices_a_refused_request_as_one_pass_on_its_second
     uniform = {u.tier: u.cost_usd for u in run.savings.uniform}
     assert run.savings.method == "estimated"
     assert uniform["bf16"] == pytest.approx(cost[top].sum() / tokens[top].sum() * tokens.sum())
-    assert uniform["w4a16"] == pytest.approx(cost[~top].sum() / tokens[~top].sum()
-                                             * tokens.sum())
+    # a uniform w4a16 fleet at this context cannot serve the refused requests at any size:
+    # no estimate, as the simulated baseline finds it infeasible (test_round23_extremes)
+    w4a16 = next(u for u in run.savings.uniform if u.tier == "w4a16")
+    assert uniform["w4a16"] is None and "longer (prompt + output) than w4a16's" in w4a16.infeasible
