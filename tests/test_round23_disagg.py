@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_round19 import error_line, run_cli
+from test_round22_serving import small_disagg
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "tiersim" / "scenarios"
@@ -61,18 +62,6 @@ def test_the_planner_tries_the_split_counts_tiersim_disagg_tries():
         assert SimEvaluator._splits(split, replicas) == prefill_counts(replicas)
     assert len(SimEvaluator._splits(split, 1024)) == MAX_SPLITS
     assert SimEvaluator._splits(SimpleNamespace(disagg=None), 1024) == [None]
-
-
-def small_disagg(tmp_path: Path, *edits: tuple[str, str]) -> Path:
-    """The bundled disagg scenario cut to 20 s and two replicas (one split), with ``edits``."""
-    text = (SCENARIOS / "disagg.yaml").read_text()
-    for old, new in (("window: [0, 300]", "window: [0, 20]"), ("replicas: 5", "replicas: 2"),
-                     ("prefill_replicas: 4", "prefill_replicas: 1"), *edits):
-        assert old in text, old
-        text = text.replace(old, new)
-    path = tmp_path / "disagg.yaml"
-    path.write_text(text)
-    return path
 
 
 def test_splits_of_a_tier_without_a_link_say_the_link_they_assume(tmp_path, capsys):
