@@ -411,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unseen", action="store_true",
                     help="every other config aiconfigurator-core ships instead (no row covers)")
     args = ap.parse_args(argv)
+    needs = [flag for flag, on in (("--weights", args.weights), ("--unseen", args.unseen),
+                                   ("--refresh-aic", args.refresh_aic)) if on]
+    if needs and not fs.aic_installed():  # they read aiconfigurator-core's configs or model
+        print(f"decode_table.py: {needs[0]} needs aiconfigurator-core, which is not installed; "
+              "pip install -e '.[aic]'", file=sys.stderr)
+        return 1
     if args.weights:
         print(weight_markdown(weight_rows()))
         return 0

@@ -132,3 +132,22 @@ def test_a_step_mix_sums_to_one_within_the_same_slack_on_both_sides(last, ok):
     else:
         with pytest.raises(ValidationError, match="step_mix shares must be >= 0 and sum to 1"):
             SessionGenerator(step_mix=mix)
+
+
+# ------------------------------------------------------------------ benchmarks without the extra
+
+
+@pytest.mark.parametrize("flag", ["--weights", "--unseen", "--refresh-aic"])
+def test_decode_table_says_which_extra_its_flag_needs(monkeypatch, capsys, flag):
+    """``decode_table.py --weights`` without aiconfigurator-core (README's command, run as a
+    new user would) was a ModuleNotFoundError traceback: one line names the extra."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import decode_table
+
+    monkeypatch.setattr(decode_table.fs, "aic_installed", lambda: False)
+    assert decode_table.main([flag]) == 1
+    assert capsys.readouterr().err == (
+        f"decode_table.py: {flag} needs aiconfigurator-core, which is not installed; "
+        "pip install -e '.[aic]'\n")
