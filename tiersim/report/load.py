@@ -411,12 +411,11 @@ def check_one_run(directory: Path, run: RunResult, requests: pd.DataFrame | None
     summary.json and scenario.yaml or requests.parquet disagree on what they describe (the
     scenario's name, seed or tiers; the request count), and note that nothing stronger checked
     them (a copied-in file from a run of the same scenario passes)."""
-    for file, what, theirs, ours in _described(run, requests, scenario):
-        if theirs is not None and theirs != ours:
-            raise TiersimError(f"{directory}: summary.json and {file} describe different runs "
-                               f"({what} {ours!r} in summary.json, {theirs!r} in {file}) and "
-                               "there is no manifest.json to tell which is right; rerun "
-                               f"`tiersim run --out {directory}` to write one run's files")
+    for file, what, theirs, ours in _disagreements(run, requests, scenario)[:1]:
+        raise TiersimError(f"{directory}: summary.json and {file} describe different runs "
+                           f"({what} {ours!r} in summary.json, {theirs!r} in {file}) and "
+                           "there is no manifest.json to tell which is right; rerun "
+                           f"`tiersim run --out {directory}` to write one run's files")
     warnings.warn(f"{directory}: no manifest.json, so only the scenario name, seed, tiers and "
                   "request count show that its files come from one run; rerun `tiersim run` "
                   "into it for a checked folder", Note, stacklevel=3)
@@ -427,12 +426,19 @@ def check_scenario_of_run(directory: Path, run: RunResult,
     """manifest.json vouches for summary.json but not for scenario.yaml: refuse a scenario.yaml
     whose name, seed or tiers are not the run's (edited, or copied in from another run), whose
     settings the page would show as the run's provenance."""
-    for file, what, theirs, ours in _described(run, None, scenario):
-        if theirs is not None and theirs != ours:
-            raise TiersimError(f"{directory}: {file} describes another run than summary.json "
-                               f"({what} {theirs!r} in {file}, {ours!r} in summary.json, whose "
-                               "run manifest.json vouches for); put back the scenario.yaml the "
-                               f"run wrote, or rerun `tiersim run --out {directory}`")
+    for file, what, theirs, ours in _disagreements(run, None, scenario)[:1]:
+        raise TiersimError(f"{directory}: {file} describes another run than summary.json "
+                           f"({what} {theirs!r} in {file}, {ours!r} in summary.json, whose "
+                           "run manifest.json vouches for); put back the scenario.yaml the "
+                           f"run wrote, or rerun `tiersim run --out {directory}`")
+
+
+def _disagreements(run: RunResult, requests: pd.DataFrame | None,
+                   scenario: dict[str, Any] | None) -> list[tuple[str, str, Any, Any]]:
+    """The facts of :func:`_described` on which a file states another value than
+    summary.json's, in order."""
+    return [fact for fact in _described(run, requests, scenario)
+            if fact[2] is not None and fact[2] != fact[3]]
 
 
 def _described(run: RunResult, requests: pd.DataFrame | None, scenario: dict[str, Any] | None):
