@@ -698,11 +698,46 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
-def _boolean_number(data: Any, model: type[BaseModel], loc: Loc) -> Loc | None:
-    """Where the raw ``data`` of ``model`` holds a YAML boolean for a number (pydantic would
-    read ``replicas: true`` as 1), or None; walks nested models by their field types."""
-    return _walk_fields(data, model, loc, lambda annotation, value, _: () if (
-        _wants_number(annotation) and _has_bool(value)) else None)
+def _boolean_problem(data: Any, root: yaml.Node | None) -> tuple[Loc, str] | None:
+    """Where the raw scenario ``data`` holds a YAML boolean for a number (pydantic would read
+    ``replicas: true`` as 1; walked by the fields' types), and why that is refused; a field
+    that takes a name too (``router.tier``: a tier's name or index) says so, and names an
+    unquoted word YAML read as a boolean (``yes``) with the quotes it needs."""
+    annotations: list[Any] = []
+
+    def test(annotation: Any, value: Any, _: Loc) -> Loc | None:
+        if _wants_number(annotation) and _has_bool(value):
+            annotations.append(annotation)
+            return ()
+        return None
+
+    where = _walk_fields(data, Scenario, (), test)
+    if where is None:
+        return None
+    if not any(kind is str for kind in _members(annotations[0])):
+        return where, "a number is expected here, not a YAML boolean (true/false)"
+    return where, ("a name or a number is expected here, not a YAML boolean (true/false)"
+                   f"{_yaml_reading(root, where)}")
+
+
+def _yaml_reading(root: yaml.Node | None, loc: Loc) -> str:
+    """``; YAML reads no unquoted as false: write 'no' in quotes if it is text`` where the
+    value at ``loc`` of the node tree ``root`` is a plain scalar YAML 1.1 reads, by its
+    spelling alone, as a boolean or a number (a tier named ``no``, ``on`` or ``0x10``); ""
+    otherwise (quoted, tagged, or text)."""
+    node = None if root is None else _node_at(root, loc)
+    if not isinstance(node, yaml.ScalarNode) or node.style is not None or node.tag != (
+            _BoundedLoader("").resolve(yaml.ScalarNode, node.value, (True, False))):
+        return ""
+    kind = node.tag.rsplit(":", 1)[-1]
+    if kind == "bool":
+        reads = str(yaml.SafeLoader.bool_values.get(node.value.lower())).lower()
+    elif kind in ("int", "float"):
+        reads = "a number"
+    else:
+        return ""
+    written = _short(node.value, 40)
+    return f"; YAML reads {written} unquoted as {reads}: write {written!r} in quotes if it is text"
 
 
 def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> Loc | None:
@@ -1112,16 +1147,16 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
 def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) -> Scenario:
     """Build the Scenario, then run the checks that need the hardware catalogue."""
     refuse_non_map(data, source, root)
-    where = _boolean_number(data, Scenario, ())
-    if where is not None:
-        raise ScenarioError(source, _where(where, root),
-                            "a number is expected here, not a YAML boolean (true/false)")
+    boolean = _boolean_problem(data, root)
+    if boolean is not None:
+        raise ScenarioError(source, _where(boolean[0], root), boolean[1])
     refuse_text_numbers(data, source, root)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
         first, loc = _most_telling(err.errors(), data)
-        raise ScenarioError(source, _where(loc, root), _explain(first, loc)) from None
+        reading = _yaml_reading(root, loc) if first["type"] == "string_type" else ""
+        raise ScenarioError(source, _where(loc, root), _explain(first, loc) + reading) from None
     scenario._source = source
     _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
     _check_limits(scenario, source, root)

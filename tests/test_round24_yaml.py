@@ -1,0 +1,54 @@
+"""Hostile and odd inputs, round 24: how scenario YAML is read (YAML 1.1's readings)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import TINY
+from test_round19 import error_line, run_cli
+
+
+def _edited(tmp_path, old: str, new: str) -> tuple:
+    """tiny.yaml with its first ``old`` line replaced by ``new`` (lines), and that line's
+    number."""
+    lines = TINY.read_text().splitlines()
+    number = next(i for i, ln in enumerate(lines, 1) if ln.strip().removeprefix("- ") == old)
+    head = lines[number - 1][:lines[number - 1].index(old)]
+    indent = " " * len(head)
+    lines[number - 1:number] = [(indent if i else head) + ln
+                                for i, ln in enumerate(new.splitlines())]
+    path = tmp_path / "s.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path, number
+
+
+@pytest.mark.parametrize(("old", "new", "line"), [
+    ("name: bf16", "name: no", "tiers[1].name: input should be a valid string (got False); "
+     "YAML reads no unquoted as false: write 'no' in quotes if it is text"),
+    ("gpu: H200", "gpu: on", "gpu: input should be a valid string (got True); YAML reads on "
+     "unquoted as true: write 'on' in quotes if it is text"),
+    ("name: tiny", "name: 0x10", "name: input should be a valid string (got 16); YAML reads "
+     "0x10 unquoted as a number: write '0x10' in quotes if it is text"),
+    ("name: bf16", "name: 1.0e+3", "tiers[1].name: input should be a valid string (got "
+     "1000.0); YAML reads 1.0e+3 unquoted as a number: write '1.0e+3' in quotes if it is text"),
+    ("policy: static_split", "policy: uniform\ntier: yes", "router.tier: a name or a number is "
+     "expected here, not a YAML boolean (true/false); YAML reads yes unquoted as true: write "
+     "'yes' in quotes if it is text"),
+])
+def test_text_yaml_reads_as_another_type_says_how_it_was_read(tmp_path, capsys, old, new,
+                                                              line):
+    """A tier named ``no`` (or ``0x10``) reached the line as 'got False' ('got 16'), naming
+    nothing the user wrote and not saying to quote it; a tier named ``yes`` given as the
+    router's tier was 'a number is expected here', where a tier's name is as good."""
+    path, number = _edited(tmp_path, old, new)
+    number += new.count("\n")
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert got == f"Error: {path}: line {number}: {line}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_boolean_for_a_number_only_field_is_not_told_to_quote_it(tmp_path, capsys):
+    """Quotes are the fix only where a field takes text: ``replicas: yes`` keeps its line."""
+    path, number = _edited(tmp_path, "replicas: 1", "replicas: yes")
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert got == (f"Error: {path}: line {number}: tiers[0].replicas: a number is expected "
+                   "here, not a YAML boolean (true/false)")
