@@ -52,3 +52,18 @@ def test_a_boolean_for_a_number_only_field_is_not_told_to_quote_it(tmp_path, cap
     got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
     assert got == (f"Error: {path}: line {number}: tiers[0].replicas: a number is expected "
                    "here, not a YAML boolean (true/false)")
+
+
+def test_plan_choose_refuses_a_yaml_boolean_for_a_tier(tmp_path, capsys):
+    """``--choose router.tier=no,yes`` planned tier False and True, which pydantic reads as
+    the tier indexes 0 and 1 (plan.json: ``"tier": false``), where a scenario's
+    ``router.tier: no`` is refused."""
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY.read_text().replace("policy: static_split", "policy: uniform")
+                    .replace("fractions: [0.5, 0.5]", ""))
+    got = error_line(*run_cli(capsys, "plan", path, "--out", tmp_path / "pl", "--no-report",
+                              "--choose", "router.tier=w4a16,no"))
+    assert got == ("Error: --choose router.tier=False: router.tier: a "
+                   "name or a number is expected here, not a YAML boolean (true/false); YAML "
+                   "reads unquoted yes, no, on and off as booleans: quote a name ('no')")
+    assert not (tmp_path / "pl").exists()

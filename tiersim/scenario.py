@@ -698,11 +698,12 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
-def _boolean_problem(data: Any, root: yaml.Node | None) -> tuple[Loc, str] | None:
+def boolean_problem(data: Any, root: yaml.Node | None = None) -> tuple[Loc, str] | None:
     """Where the raw scenario ``data`` holds a YAML boolean for a number (pydantic would read
-    ``replicas: true`` as 1; walked by the fields' types), and why that is refused; a field
-    that takes a name too (``router.tier``: a tier's name or index) says so, and names an
-    unquoted word YAML read as a boolean (``yes``) with the quotes it needs."""
+    ``replicas: true`` as 1, ``router.tier: no`` as tier 0; walked by the fields' types), and
+    why that is refused; a field that takes a name too (``router.tier``: a tier's name or
+    index) says so, and names an unquoted word YAML read as a boolean (``yes``) with the
+    quotes it needs (any such word, where no node tree ``root`` tells which was written)."""
     annotations: list[Any] = []
 
     def test(annotation: Any, value: Any, _: Loc) -> Loc | None:
@@ -716,8 +717,9 @@ def _boolean_problem(data: Any, root: yaml.Node | None) -> tuple[Loc, str] | Non
         return None
     if not any(kind is str for kind in _members(annotations[0])):
         return where, "a number is expected here, not a YAML boolean (true/false)"
-    return where, ("a name or a number is expected here, not a YAML boolean (true/false)"
-                   f"{_yaml_reading(root, where)}")
+    reading = _yaml_reading(root, where) if root is not None else (
+        "; YAML reads unquoted yes, no, on and off as booleans: quote a name ('no')")
+    return where, f"a name or a number is expected here, not a YAML boolean (true/false){reading}"
 
 
 def _yaml_reading(root: yaml.Node | None, loc: Loc) -> str:
@@ -1147,7 +1149,7 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
 def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) -> Scenario:
     """Build the Scenario, then run the checks that need the hardware catalogue."""
     refuse_non_map(data, source, root)
-    boolean = _boolean_problem(data, root)
+    boolean = boolean_problem(data, root)
     if boolean is not None:
         raise ScenarioError(source, _where(boolean[0], root), boolean[1])
     refuse_text_numbers(data, source, root)

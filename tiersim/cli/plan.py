@@ -404,7 +404,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
 
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
-    from tiersim.scenario import explain_errors, format_loc
+    from tiersim.scenario import boolean_problem, explain_errors, format_loc
 
     paths = list(choose or {})
     for values in itertools.product(*(choose or {}).values()):
@@ -416,11 +416,14 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
                 set_dotted(doc, path, value)
             except TiersimError as err:
                 raise TiersimError(f"--choose {err}") from None
+        shown = " ".join(f"{p}={v!r}" for p, v in zip(paths, values, strict=True))
+        boolean = boolean_problem({"router": doc})  # pydantic reads tier: no as tier 0
+        if boolean is not None:
+            raise TiersimError(f"--choose {shown}: {format_loc(boolean[0])}: {boolean[1]}")
         try:
             RouterConfig.model_validate(doc)
         except ValidationError as err:
             loc, message = explain_errors(err.errors(), doc, ("router",))
-            shown = " ".join(f"{p}={v!r}" for p, v in zip(paths, values, strict=True))
             raise TiersimError(f"--choose {shown}: {format_loc(loc)}: {message}") from None
 
 
