@@ -67,3 +67,27 @@ def test_plan_choose_refuses_a_yaml_boolean_for_a_tier(tmp_path, capsys):
                    "name or a number is expected here, not a YAML boolean (true/false); YAML "
                    "reads unquoted yes, no, on and off as booleans: quote a name ('no')")
     assert not (tmp_path / "pl").exists()
+
+
+def test_a_yaml_date_in_a_sweep_axis_is_shown_as_written(tmp_path, capsys):
+    """The axis value of the line read '(value datetime.date(2024, 1, 1))', naming no YAML the
+    user wrote (a scenario's own line says 2024-01-01 since round 21)."""
+    path = tmp_path / "s.yaml"
+    text = TINY.read_text().rstrip("\n") + "\nsweep:\n  trace.window: [[240, 2024-01-01]]\n"
+    path.write_text(text)
+    number = text.count("\n")
+    got = error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "sw", "--no-report",
+                              "--workers", "1"))
+    assert got == (f"Error: {path}: line {number}: sweep: 'trace.window': trace.window[1]: "
+                   "input should be a valid number (got 2024-01-01, which YAML reads unquoted "
+                   "as a date or time) (value [240, 2024-01-01])")
+    assert not (tmp_path / "sw").exists()
+
+
+def test_a_yaml_date_in_plan_choose_is_shown_as_written(tmp_path, capsys):
+    """``--choose router.floor=2024-01-01`` was named 'router.floor=datetime.date(2024, 1,
+    1)'."""
+    got = error_line(*run_cli(capsys, "plan", TINY, "--out", tmp_path / "pl", "--no-report",
+                              "--choose", "router.floor=2024-01-01"))
+    assert got == ("Error: --choose router.floor=2024-01-01: router.floor: input should be a "
+                   "valid number (got 2024-01-01, which YAML reads unquoted as a date or time)")

@@ -7,6 +7,7 @@ else in the package prints tracebacks for these.
 
 from __future__ import annotations
 
+import datetime
 import unicodedata
 
 
@@ -27,10 +28,26 @@ def escaped(text: str) -> str:
 
 def shown(value, width: int = 40) -> str:
     """``repr(value)`` cut to ``width`` characters for an error line (a 400-digit number reads
-    as its first digits; one too long for ``repr`` as "a huge int")."""
+    as its first digits; one too long for ``repr`` as "a huge int"; a YAML date as
+    :func:`written`)."""
     huge = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 4000
-    text = "a huge int" if huge else repr(value)
+    text = "a huge int" if huge else written(value)
     return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def written(value) -> str:
+    """``repr(value)``, but a date or time (what YAML reads an unquoted ``2024-01-01`` as) as
+    the YAML that wrote it, inside lists and maps too: ``[240, 2024-01-01]``, not
+    ``[240, datetime.date(2024, 1, 1)]``."""
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(written(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(written(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{written(k)}: {written(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def one_line(text: str) -> str:

@@ -402,6 +402,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
 
     from pydantic import ValidationError
 
+    from tiersim.errors import written
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
     from tiersim.scenario import boolean_problem, explain_errors, format_loc
@@ -416,7 +417,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
                 set_dotted(doc, path, value)
             except TiersimError as err:
                 raise TiersimError(f"--choose {err}") from None
-        shown = " ".join(f"{p}={v!r}" for p, v in zip(paths, values, strict=True))
+        shown = " ".join(f"{p}={written(v)}" for p, v in zip(paths, values, strict=True))
         boolean = boolean_problem({"router": doc})  # pydantic reads tier: no as tier 0
         if boolean is not None:
             raise TiersimError(f"--choose {shown}: {format_loc(boolean[0])}: {boolean[1]}")
