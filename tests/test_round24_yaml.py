@@ -91,3 +91,15 @@ def test_a_yaml_date_in_plan_choose_is_shown_as_written(tmp_path, capsys):
                               "--choose", "router.floor=2024-01-01"))
     assert got == ("Error: --choose router.floor=2024-01-01: router.floor: input should be a "
                    "valid number (got 2024-01-01, which YAML reads unquoted as a date or time)")
+
+
+@pytest.mark.parametrize("value", ["<<", "[<<]"])
+def test_a_plain_merge_sign_as_a_value_is_text(tmp_path, capsys, value):
+    """YAML 1.1 reads a plain ``<<`` as its merge type wherever it stands; as a value (not a
+    key) PyYAML cannot build it, and the line said to remove a '!' tag the file does not
+    have. It is text there, as YAML 1.2 reads it (and as ``=`` already is)."""
+    path, number = _edited(tmp_path, "gpu: H200", f"gpu: {value}")
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    what = ("unknown GPU '<<'; known GPUs: H200, H100, B200" if value == "<<"
+            else "input should be a valid string (got ['<<'])")
+    assert got == f"Error: {path}: line {number}: gpu: {what}"

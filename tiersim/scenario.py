@@ -1022,6 +1022,10 @@ _BoundedLoader.yaml_implicit_resolvers = {
     first: [(tag, _PLAIN_NUMBER.get(tag, rx)) for tag, rx in resolvers if tag != _VALUE]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 _BoundedLoader.add_constructor(_INT, _construct_int)
+_BoundedLoader.add_constructor(_MERGE, lambda loader, node: loader.construct_scalar(node))
+"""A plain ``<<`` is YAML 1.1's merge only as a key (:meth:`_BoundedLoader.flatten_mapping`
+takes those away first); as a value PyYAML cannot build it, so it is the text ``<<``, as YAML
+1.2 reads it (it was refused as a '!' tag the file does not have)."""
 
 _UNREAD_TAGS = {"set": "an unordered set", "binary": "bytes from base64",
                 "omap": "a list of pairs", "pairs": "a list of pairs"}
