@@ -103,3 +103,21 @@ def test_a_plain_merge_sign_as_a_value_is_text(tmp_path, capsys, value):
     what = ("unknown GPU '<<'; known GPUs: H200, H100, B200" if value == "<<"
             else "input should be a valid string (got ['<<'])")
     assert got == f"Error: {path}: line {number}: gpu: {what}"
+
+
+@pytest.mark.parametrize(("old", "new", "line"), [
+    ("fractions: [0.5, 0.5]", "fractions: {0: 0.5, 1: 0.5}",
+     "router.fractions: key 0 is a number, where the keys are names; write the name, or quote "
+     "it ('0') if it is one"),
+    ("fractions: [0.5, 0.5]", "fractions: {w4a16: 0.5, 0x1: 0.5}",
+     "router.fractions: key 0x1 is a number, where the keys are names; write the name, or "
+     "quote it ('0x1') if it is one"),
+])
+def test_a_number_key_where_names_are_keys_is_named_as_a_key(tmp_path, capsys, old, new,
+                                                             line):
+    """``fractions: {0: 0.5, 1: 0.5}`` was 'router.fractions[0]: input should be a valid
+    string (got 0)': a list index where fractions may be a list, and the key as YAML read it
+    (0x1 as 1)."""
+    path, number = _edited(tmp_path, old, new)
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert got == f"Error: {path}: line {number}: {line}"

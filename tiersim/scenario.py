@@ -1161,6 +1161,8 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
         first, loc = _most_telling(err.errors(), data)
+        if tuple(first["loc"])[-1:] == ("[key]",) and isinstance(first["input"], int) and loc:
+            raise ScenarioError(source, *_number_key(loc, root)) from None
         reading = _yaml_reading(root, loc) if first["type"] == "string_type" else ""
         raise ScenarioError(source, _where(loc, root), _explain(first, loc) + reading) from None
     scenario._source = source
@@ -1175,6 +1177,26 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         raise ScenarioError(source, _where(loc, root), message)
     _note_empty_levels(scenario, source, root)
     return scenario
+
+
+def _number_key(loc: Loc, root: yaml.Node | None) -> tuple[str, str]:
+    """Where and why a whole number key ``loc[-1]`` of a map keyed by names (``fractions:
+    {0: 0.5}``) is refused: named at the map, the key as the file writes it (``0x1``, not 1)
+    on its own line; pydantic's location read as a list index (``fractions[0]``), where a
+    list is often accepted too."""
+    key, written, line = loc[-1], str(loc[-1]), None
+    holder = None if root is None else _node_at(root, loc[:-1])
+    if isinstance(holder, yaml.MappingNode):
+        loader = _BoundedLoader("")
+        for node, _ in holder.value:
+            if isinstance(node, yaml.ScalarNode) and node.tag == _INT and (
+                    _construct_int(loader, node) == key):
+                written, line = node.value, node.start_mark.line + 1
+                break
+    path = format_loc(loc[:-1])
+    where = f"line {line}: {path}" if line is not None else _where(loc[:-1], root)
+    return where, (f"key {_short(written, 40)} is a number, where the keys are names; write "
+                   f"the name, or quote it ({_short(written, 40)!r}) if it is one")
 
 
 def _note_empty_levels(scenario: Scenario, source: str, root: yaml.Node | None) -> None:
