@@ -121,3 +121,22 @@ def test_a_number_key_where_names_are_keys_is_named_as_a_key(tmp_path, capsys, o
     path, number = _edited(tmp_path, old, new)
     got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
     assert got == f"Error: {path}: line {number}: {line}"
+
+
+def test_a_long_key_is_cut_in_its_error_line(tmp_path, capsys):
+    """A key of 200,000 characters (an explicit ``? key`` has no length limit in YAML) was
+    quoted whole: a 'line' of 200 kB."""
+    path, number = _edited(tmp_path, "seed: 0", "seed: 0\n? " + "a" * 200_000 + "\n: 1")
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert got == (f"Error: {path}: line {number + 1}: {'a' * 37}...: unknown key (known keys: "
+                   "accuracy_floor, baselines, cost_model, gpu, limits, model, name, profile, "
+                   "router, seed, slo, sweep, tiers, trace, workload)")
+
+
+def test_an_empty_key_is_not_named_the_top_level(tmp_path, capsys):
+    """``"": 1`` was '(top level): unknown key', as if the file itself were wrong."""
+    path, number = _edited(tmp_path, "seed: 0", 'seed: 0\n"": 1')
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert got == (f"Error: {path}: line {number + 1}: '': unknown key (known keys: "
+                   "accuracy_floor, baselines, cost_model, gpu, limits, model, name, profile, "
+                   "router, seed, slo, sweep, tiers, trace, workload)")

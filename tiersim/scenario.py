@@ -1397,13 +1397,16 @@ def line_in(source: str, loc: Loc) -> int | None:
 
 
 def format_loc(loc: Loc) -> str:
-    """``("tiers", 1, "replicas")`` -> ``tiers[1].replicas``."""
+    """``("tiers", 1, "replicas")`` -> ``tiers[1].replicas``; a key of more than 40 characters
+    cut short (a file's key may be 200 kB: the line quotes it, not the file), an empty one
+    written ``''`` (it was read as the top level)."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            text = _short(str(part), 40) if str(part) else "''"
+            out += f".{text}" if out else text
     return out or "(top level)"
 
 
