@@ -140,3 +140,15 @@ def test_an_empty_key_is_not_named_the_top_level(tmp_path, capsys):
     assert got == (f"Error: {path}: line {number + 1}: '': unknown key (known keys: "
                    "accuracy_floor, baselines, cost_model, gpu, limits, model, name, profile, "
                    "router, seed, slo, sweep, tiers, trace, workload)")
+
+
+@pytest.mark.parametrize("key", ["a" * 200_000, "tiers." + "a" * 200_000 + ".replicas"])
+def test_a_long_sweep_axis_path_is_not_quoted_whole(tmp_path, capsys, key):
+    """An axis key of 200,000 characters was quoted whole (twice: a 400 kB line)."""
+    path = tmp_path / "s.yaml"
+    text = TINY.read_text().rstrip("\n") + f"\nsweep:\n  ? {key}\n  : [1, 2]\n"
+    path.write_text(text)
+    got = error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "sw", "--no-report"))
+    assert got == (f"Error: {path}: line {text.count(chr(10)) - 1}: sweep: an axis path of "
+                   f"{len(key):,} characters is no scenario field's (at most 256); name a field, "
+                   "such as tiers.bf16.replicas")

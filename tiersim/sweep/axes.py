@@ -88,6 +88,9 @@ def _text_key(key: Any, source: str, at: tuple[str | int, ...] = ("sweep",)) -> 
     if not key:
         raise SweepError(source, "", f"'' is not a dotted path (the key is empty); "
                          f"{NAME_A_FIELD}", loc=(*at, key))
+    if len(key) > MAX_AXIS_PATH:  # every message would quote it whole (a '? key' of 200 kB)
+        raise SweepError(source, "", f"an axis path of {len(key):,} characters is no scenario "
+                         f"field's (at most {MAX_AXIS_PATH}); {NAME_A_FIELD}", loc=(*at, key))
     if "" in key.split("."):
         raise SweepError(source, key, "is not a dotted path: it has an empty segment (a dot at "
                          f"its start or end, or two in a row); {NAME_A_FIELD}", loc=(*at, key))
@@ -95,6 +98,9 @@ def _text_key(key: Any, source: str, at: tuple[str | int, ...] = ("sweep",)) -> 
 
 
 NAME_A_FIELD = "name a field, such as tiers.bf16.replicas"
+MAX_AXIS_PATH = 256
+"""Longest axis path read: a tier's name is at most 64 characters, and no field's path comes
+near this (longer keys are refused before any message quotes them)."""
 
 
 def _kind(value: Any) -> str:
