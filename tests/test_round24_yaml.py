@@ -152,3 +152,12 @@ def test_a_long_sweep_axis_path_is_not_quoted_whole(tmp_path, capsys, key):
     assert got == (f"Error: {path}: line {text.count(chr(10)) - 1}: sweep: an axis path of "
                    f"{len(key):,} characters is no scenario field's (at most 256); name a field, "
                    "such as tiers.bf16.replicas")
+
+
+def test_a_long_number_key_is_cut_where_it_is_told_to_be_quoted(tmp_path, capsys):
+    """A key YAML reads as a float, 200,000 digits long, was quoted whole in its fix."""
+    key = "1." + "0" * 200_000 + "1"
+    path, number = _edited(tmp_path, "seed: 0", f"seed: 0\n? {key}\n: 1")
+    got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
+    assert got == (f"Error: {path}: line {number + 1}: {key[:37]}...: YAML reads this key as a "
+                   f"number, not a name; quote it if it is one ('{key[:37]}...'), or remove it")

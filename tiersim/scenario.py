@@ -1139,7 +1139,8 @@ def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> Non
             if reads_as is not None:  # pydantic names no line or key for it, and loses True
                 where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
                 raise ScenarioError(source, where, f"YAML reads this key as {reads_as}, not a "
-                                    f"name; quote it if it is one ('{key.value}'), or remove it")
+                                    f"name; quote it if it is one ('{_short(key.value, 40)}'), "
+                                    "or remove it")
             if key.value in seen:
                 where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
                 raise ScenarioError(source, where, "duplicate key (remove one of them)")
