@@ -5,7 +5,8 @@ fast-forward, so it is slow and obviously faithful. Tests check the engine again
 
 Prefix caching is modelled as documented in ``tiersim.engine.prefix_cache``, here as a plain list
 (least recently used first): an admitted request starts at its leading cached hashes' tokens
-(at most prompt - 1) and each scheduled prefill chunk caches the prompt blocks it completes.
+(at most the whole KV blocks before its last prompt token, as vLLM) and each scheduled
+prefill chunk caches the prompt blocks it completes.
 Offload levels (``limits.kv_levels``) are more such lists beneath it: an evicted hash moves to
 the next list (paying block bytes / write bandwidth when it leaves the GPU list), a hit found
 below moves back to the GPU list (paying block bytes / read bandwidth); the step lasts compute
@@ -104,7 +105,9 @@ class _Pool:
 class _LRU:
     """The prefix cache as lists of hashes (GPU first, then offload levels), LRU first each."""
 
-    def __init__(self, capacity: int, block_tokens: int, levels=(), bytes_per_token=0.0):
+    def __init__(self, capacity: int, block_tokens: int, levels=(), bytes_per_token=0.0,
+                 kv_block: int = 1):
+        self.kv_block = kv_block  # a hit is at most the whole KV blocks before the last token
         block = bytes_per_token * block_tokens
         self.lists: list[list[int]] = [[] for _ in range(1 + len(levels))]
         self.caps = [capacity] + [int(lv.capacity_bytes // block) for lv in levels]
@@ -115,6 +118,10 @@ class _LRU:
         self.now = 0.0  # the time of the step being planned
         self.free_at = [0.0] * len(self.lists)  # when each level's writer is done
         self.prefill = None  # load or recompute: (new, done) -> seconds; None: always load
+
+    def cap(self, r: _R, hashes: int) -> int:
+        """Tokens ``hashes`` leading hits let ``r`` skip."""
+        return min(hashes * self.block_tokens, (r.prompt - 1) // self.kv_block * self.kv_block)
 
     def level(self, h: int):
         for i, lst in enumerate(self.lists):
@@ -154,27 +161,26 @@ class _LRU:
             return n
         first = next(j for j, i in enumerate(levels) if i)
         load = sum(self.read[i] for i in levels if i)
-        gpu = min(first * self.block_tokens, r.prompt - 1)
-        hit = min(n * self.block_tokens, r.prompt - 1)
+        gpu, hit = self.cap(r, first), self.cap(r, n)
         redo = self.prefill(gpu, r.prompt) - self.prefill(hit, r.prompt) if hit > gpu else 0.0
         return first if redo < load else n
 
     def hit_tokens(self, r: _R) -> int:
         if not self.capacity or not r.hashes:
             return 0
-        return min(self.kept(r, self.lookup(r)) * self.block_tokens, r.prompt - 1)
+        return self.cap(r, self.kept(r, self.lookup(r)))
 
     def admit(self, r: _R) -> tuple[list[int], int, bool | None]:
         """Touch the GPU hits kept, bring the lower ones up; the kept hit tokens per level,
         the hit tokens recomputed and whether hits found below were loaded (None: none)."""
         found = self.lookup(r) if self.capacity else 0
         n = self.kept(r, found)
-        cap = min(n * self.block_tokens, r.prompt - 1)
+        cap = self.cap(r, n)
         per = [0] * len(self.lists)
         below = []
-        redo = min(found * self.block_tokens, r.prompt - 1) - cap
+        redo = self.cap(r, found) - cap
         loaded = None
-        skipped = min(found * self.block_tokens, r.prompt - 1)
+        skipped = self.cap(r, found)
         if any(self.level(h) and j * self.block_tokens < skipped
                for j, h in enumerate(r.hashes[:found])):
             loaded = n == found
@@ -236,7 +242,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         capacity //= hash_block_tokens
         for r, h in zip(reqs, hashes):
             r.hashes = [int(x) for x in h]
-    cache = _LRU(capacity, hash_block_tokens, limits.kv_levels, limits.kv_bytes_per_token)
+    cache = _LRU(capacity, hash_block_tokens, limits.kv_levels, limits.kv_bytes_per_token, bs)
     if limits.kv_levels and limits.kv_recompute:
         cache.prefill = lambda start, end: _chunked_prefill(model, start, end,
                                                             limits.max_num_batched_tokens)

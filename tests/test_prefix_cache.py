@@ -125,10 +125,11 @@ def test_cached_prefix_lowers_ttft():
     assert ttft_warm < 0.5 * ttft_cold
 
 
-def test_fully_cached_prompt_still_computes_one_token():
+def test_fully_cached_prompt_still_computes_its_last_block():
+    # vLLM keeps at most prompt - 1 hit tokens in whole blocks of 16: 1999 // 16 x 16
     tier = cached_tier(num_blocks=2000)
     res = simulate([tier], _two_requests([0, 1, 2, 3]))
-    assert res.cache_hit_tokens.tolist() == [0, 1999]
+    assert res.cache_hit_tokens.tolist() == [0, 1984]
     assert res.first_token_s[1] > 100.0
 
 
@@ -139,7 +140,7 @@ def test_escalated_request_can_hit_on_each_tier():
     tiers = [cached_tier(num_blocks=2000), cached_tier(num_blocks=2000)]
     tiers[1].name = "u"
     res = simulate(tiers, work)
-    assert res.cache_hit_tokens.tolist() == [0, 2 * 1023]
+    assert res.cache_hit_tokens.tolist() == [0, 2 * 1008]  # 1023 // 16 x 16 on each tier
 
 
 def test_lru_evicts_least_recently_used():

@@ -38,12 +38,13 @@ def test_inspect_length_only_file_shows_lengths():
 
 def test_inspect_named_format(tmp_path):
     path = tmp_path / "m.jsonl"
-    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 2, "hash_ids": [1]}\n'
-                    '{"timestamp": 500, "input_length": 5, "output_length": 2, '
+    path.write_text('{"timestamp": 0, "input_length": 40, "output_length": 2, "hash_ids": [1]}\n'
+                    '{"timestamp": 500, "input_length": 40, "output_length": 2, '
                     '"hash_ids": [1]}\n')
     result = runner.invoke(trace_app, ["inspect", str(path), "--format", "mooncake"])
     assert result.exit_code == 0, result.output
-    # the second 5-token prompt finds its block cached and computes only its last token
+    # the second 40-token prompt finds its block cached and computes only its last KV block
+    # (vLLM keeps 39 // 16 whole blocks of 16: 32 of 80 prompt tokens)
     assert "prefix hits, unbounded cache" in result.output and "40.0%" in result.output
 
 

@@ -1,5 +1,6 @@
 """`tiersim trace inspect`'s prefix figure is the engine's own unbounded-cache bound: prefix
-matches only, in whole blocks, at most a prompt less one token, over prompt tokens."""
+matches only, in whole blocks, at most the whole KV blocks before a prompt's last token, over
+prompt tokens."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ def test_blocks_shared_out_of_order_are_no_hit():
 
 def test_a_prefix_hit_counts_whole_blocks_and_never_the_last_token():
     hashes = pd.Series([[1, 2], [1, 2, 3], [1]])
-    # 0 + 1,024 (two blocks) + 299 (a 300-token prompt wholly cached computes its last token)
-    assert prefix_reuse(hashes, np.array([1024, 1500, 300])) == (1024 + 299) / 2824
+    # 0 + 1,024 (two blocks) + 288 (a 300-token prompt wholly cached computes its last KV
+    # block: vLLM keeps 299 // 16 whole blocks of 16)
+    assert prefix_reuse(hashes, np.array([1024, 1500, 300])) == (1024 + 288) / 2824
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,7 +18,7 @@ import numpy as np
 
 from tiersim.engine.disagg import Disagg
 from tiersim.engine.lockstep import lockstep_replicas
-from tiersim.engine.prefix_cache import use_prefill_model
+from tiersim.engine.prefix_cache import hit_tokens, use_prefill_model
 from tiersim.engine.replica import Replica
 from tiersim.engine.request import DROPPED, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler
@@ -189,8 +189,9 @@ class PrefixStats:
         any prompt token)."""
         return self.recomputed_tokens / self.prompt_tokens if self.prompt_tokens else None
 
-    def count_bound(self, req: Req, hash_block_tokens: int) -> None:
-        """Add ``req`` (admitted to the tier) to the prompt total and the unbounded bound."""
+    def count_bound(self, req: Req, hash_block_tokens: int, block_size: int = 1) -> None:
+        """Add ``req`` (admitted to the tier) to the prompt total and the unbounded bound (its
+        hit in whole ``block_size`` blocks: :func:`tiersim.engine.prefix_cache.hit_tokens`)."""
         n = 0
         for h in req.hashes:
             if h not in self.seen:
@@ -198,7 +199,7 @@ class PrefixStats:
             n += 1
         self.prompt_tokens += req.prompt
         if req.hashes:
-            self.bound_tokens += min(n * hash_block_tokens, req.prompt - 1)
+            self.bound_tokens += hit_tokens(n * hash_block_tokens, req.prompt, block_size)
             self.seen.update(req.hashes)
 
 
@@ -388,7 +389,8 @@ class _Fleet:
             req.state = DROPPED
             self._refuse(i, arrival)
         elif spec.name in self.prefix:
-            self.prefix[spec.name].count_bound(req, self.work.hash_block_tokens)
+            self.prefix[spec.name].count_bound(req, self.work.hash_block_tokens,
+                                               spec.limits.block_size)
 
     def _refuse(self, i: int, now: float) -> None:
         """Request ``i`` was refused at admission: a first pass goes on at once to its

@@ -6,9 +6,12 @@ Model (a simplification of vLLM's automatic prefix caching):
 - A request carries one hash per ``hash_block_tokens`` (Mooncake: 512) of its prompt; equal
   hashes mean equal prompt blocks (and equal prefixes before them).
 - On admission, the request's leading hashes found in the cache (any level) are hits: its
-  prefill starts at ``min(hits * hash_block_tokens, prompt - 1)`` tokens (at least one token is
-  always computed, as in vLLM). The GPU-resident hit blocks are touched (most recently used)
-  first, then the hits found in offload levels move back up to the GPU, in prompt order.
+  prefill starts at ``min(hits * hash_block_tokens, cap)`` tokens, ``cap`` the whole KV blocks
+  (``block_size`` tokens) before its last prompt token, ``(prompt - 1) // block_size x
+  block_size``: as in vLLM, which keeps at most ``num_tokens - 1`` hit tokens in whole blocks,
+  so a prompt found whole recomputes its last block, not just its last token. The
+  GPU-resident hit blocks are touched (most recently used) first, then the hits found in
+  offload levels move back up to the GPU, in prompt order.
 - When a prefill chunk is scheduled, the hashes of the prompt blocks it completes are inserted
   (as vLLM v1 caches a block when it allocates the slots that fill it); the last, partial block
   is inserted with the chunk that ends the prompt. Nothing changes during decode, so a
@@ -56,15 +59,24 @@ from tiersim.engine.request import Req
 from tiersim.perf.base import StepShape
 
 
+def hit_tokens(found: int, prompt: int, block_size: int) -> int:
+    """Prompt tokens a request of ``prompt`` tokens skips when its first ``found`` are cached:
+    at most the whole ``block_size`` blocks before its last token (vLLM's
+    ``get_computed_blocks``: ``num_tokens - 1`` tokens at most, in whole blocks)."""
+    return min(found, (prompt - 1) // block_size * block_size)
+
+
 class PrefixCache:
     """LRU set of block hashes: ``capacity`` on the GPU, then each of ``levels`` below it."""
 
     def __init__(self, capacity: int, hash_block_tokens: int,
-                 levels: tuple[KVLevel, ...] = (), kv_bytes_per_token: float = 0.0):
+                 levels: tuple[KVLevel, ...] = (), kv_bytes_per_token: float = 0.0,
+                 block_size: int = 1):
         if hash_block_tokens < 1:
             raise ValueError(f"hash_block_tokens must be >= 1 (got {hash_block_tokens})")
         self.capacity = max(0, capacity)
         self.hash_block_tokens = hash_block_tokens
+        self.block_size = max(1, block_size)  # KV block tokens: a hit is whole blocks
         self.block_bytes = kv_bytes_per_token * hash_block_tokens
         self.caps = [self.capacity] + [lv.capacity_blocks(self.block_bytes) for lv in levels]
         self.read_s = [0.0] + [self.block_bytes / lv.read_bytes_per_s for lv in levels]
@@ -103,8 +115,9 @@ class PrefixCache:
         return self._tokens(req, self._lookup(req)[1])
 
     def _tokens(self, req: Req, blocks: int) -> int:
-        """Prompt tokens ``req``'s first ``blocks`` hit blocks let it skip."""
-        return min(blocks * self.hash_block_tokens, req.prompt - 1)
+        """Prompt tokens ``req``'s first ``blocks`` hit blocks let it skip
+        (:func:`hit_tokens`)."""
+        return hit_tokens(blocks * self.hash_block_tokens, req.prompt, self.block_size)
 
     def _lookup(self, req: Req) -> tuple[int, int]:
         """``req``'s leading hits ``n`` (any level) and how many of them an admission now
@@ -264,7 +277,7 @@ def replica_cache(limits, num_blocks: int, hash_block_tokens: int) -> PrefixCach
     blocks = num_blocks // (limits.full_groups + limits.window_groups)
     tokens = int(limits.prefix_cache_fraction * blocks * limits.block_size)
     return PrefixCache(tokens // hash_block_tokens, hash_block_tokens, limits.kv_levels,
-                       limits.kv_bytes_per_token)
+                       limits.kv_bytes_per_token, limits.block_size)
 
 
 PREFILL_MEMO_LIMIT = 1 << 16

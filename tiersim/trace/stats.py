@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from tiersim.engine.prefix_cache import hit_tokens
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS
 
 PERCENTILES = (50, 90, 99)
@@ -75,13 +76,14 @@ def _token_stats(values: np.ndarray) -> dict:
 
 
 def prefix_reuse(hashes: pd.Series, prompts: np.ndarray,
-                 block_tokens: int = HASH_BLOCK_TOKENS) -> float | None:
+                 block_tokens: int = HASH_BLOCK_TOKENS, kv_block: int = 16) -> float | None:
     """Share of prompt tokens an unbounded prefix cache shared by every request would skip,
     requests taken in order (None without prompt tokens).
 
     As the engine's prefix cache counts a hit: a request skips its leading blocks whose hashes
     an earlier request held (a prefix match: the first unseen block ends it), in whole blocks of
-    ``block_tokens``, at most its prompt less one token (the last is always computed). Blocks
+    ``block_tokens``, at most the whole KV blocks of ``kv_block`` tokens (vLLM's default 16)
+    before its last prompt token (:func:`tiersim.engine.prefix_cache.hit_tokens`). Blocks
     shared out of order (``[3, 2]`` after ``[1, 2]``) are no hit, as in the engine.
     """
     total = int(np.sum(prompts))
@@ -96,6 +98,6 @@ def prefix_reuse(hashes: pd.Series, prompts: np.ndarray,
             if x not in seen:
                 break
             n += 1
-        skipped += min(n * block_tokens, max(int(prompt) - 1, 0))
+        skipped += hit_tokens(n * block_tokens, max(int(prompt), 1), kv_block)
         seen.update(blocks)
     return skipped / total
