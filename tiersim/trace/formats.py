@@ -142,11 +142,14 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str, unit: str) -> Converte
         checks.exact_times(src, t, s, column, unit)
         with np.errstate(over="ignore"):  # an overflow is an infinite arrival, refused later
             seconds = (t - t[0]) * scale
+    # one note: a first time sized as a Unix time in a finer unit names that unit (the gaps'
+    # note would advise 1000 for nanoseconds too); gaps of a minute or more argue against
+    # seconds read as milliseconds, so where both fire (fractional milliseconds a minute
+    # apart) the gaps' note alone is said
+    epoch = units.epoch_note(column, t, unit)
     if unit == "seconds":
-        return seconds, units.seconds_note(column, seconds)
-    # one note: gaps of a minute or more argue against seconds read as milliseconds, so
-    # where both fire (fractional milliseconds a minute apart) the gaps' note alone is said
-    return seconds, (units.seconds_note(column, seconds, unit)
+        return seconds, epoch or units.seconds_note(column, seconds)
+    return seconds, (epoch or units.seconds_note(column, seconds, unit)
                      or units.milliseconds_note(column, t))
 
 

@@ -64,6 +64,38 @@ def milliseconds_note(column: str, t: np.ndarray) -> list[str]:
         "in milliseconds", 0.001)]
 
 
+UNIX_UNITS = (("seconds", 1.0), ("milliseconds", 1e3), ("microseconds", 1e6),
+              ("nanoseconds", 1e9))
+"""Units a Unix time is written in, with their counts per second: a first timestamp in
+:data:`EPOCH_SECONDS` times the count is sized as a Unix time in that unit (the ranges do not
+overlap)."""
+
+
+def epoch_note(column: str, t: np.ndarray, unit: str) -> list[str]:
+    """A note when the raw timestamps ``t`` of a column read in ``unit`` ("seconds" or
+    "milliseconds") start at a value sized as a Unix time in a finer unit (a BurstGPT log's
+    Timestamp in Unix milliseconds, a Mooncake timestamp in Unix microseconds or nanoseconds):
+    every gap is read 1000 or more times too long (20 ms between requests replayed as 20 s).
+    A factor above 1000, beyond what ``trace.time_scale`` rescales, is said so."""
+    if len(t) < 2:
+        return []
+    first, per_second = float(t[0]), dict(UNIX_UNITS)[unit]
+    finer = next((name for name, count in UNIX_UNITS if count > per_second
+                  and EPOCH_SECONDS[0] * count <= first < EPOCH_SECONDS[1] * count), None)
+    if finer is None:
+        return []
+    factor = dict(UNIX_UNITS)[finer] / per_second
+    shown = str(int(first)) if first.is_integer() else f"{first:.15g}"  # in full: 1.7e+15
+    head = (f"{column} is read in {unit}, but the first, {shown}, is sized as a Unix time "
+            f"in {finer}: if they are {finer}, every arrival comes "
+            f"{'1000' if factor == 1000 else f'{factor:,.0f}'}x too late")
+    if factor > 1000:
+        return [UnitNote(f"{head}, more than trace.time_scale (at most 1000) rescales; write "
+                         f"them in {unit}", factor)]
+    return [UnitNote(f"{head}; set trace.time_scale: 1000 (tiersim trace inspect: "
+                     f"--time-scale 1000) or write them in {unit}", 1000.0)]
+
+
 FINER = {"seconds": "milliseconds", "milliseconds": "microseconds"}
 """The unit 1000 times finer than each unit a time column is read in."""
 

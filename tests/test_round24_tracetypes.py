@@ -1,0 +1,60 @@
+"""Round 24 of hostile input, trace files by the types of their cells (tracetypes): each a
+failure found from outside and fixed, with the exact line a user sees, or the number that was
+wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tiersim.cli.app import main
+
+# ------------------------------------------------------------------ Unix times in a finer unit
+
+
+def _inspect(capsys, path, *options) -> dict:
+    """``tiersim trace inspect PATH --json`` (exit 0), as read."""
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json", *options]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(("name", "first", "step", "note"), [
+    ("b.csv", 1_700_000_000_000, 20,  # BurstGPT seconds written as Unix milliseconds
+     "Timestamp is read in seconds, but the first, 1700000000000, is sized as a Unix time in "
+     "milliseconds: if they are milliseconds, every arrival comes 1000x too late; set "
+     "trace.time_scale: 1000 (tiersim trace inspect: --time-scale 1000) or write them in "
+     "seconds"),
+    ("m.jsonl", 1_700_000_000_000_000, 20_000,  # Mooncake milliseconds as Unix microseconds
+     "timestamp is read in milliseconds, but the first, 1700000000000000, is sized as a Unix "
+     "time in microseconds: if they are microseconds, every arrival comes 1000x too late; set "
+     "trace.time_scale: 1000 (tiersim trace inspect: --time-scale 1000) or write them in "
+     "milliseconds"),
+    ("n.jsonl", 1_700_000_000_000_000_000, 20_000_000,  # ... as Unix nanoseconds
+     "timestamp is read in milliseconds, but the first, 1700000000000000000, is sized as a Unix "
+     "time in nanoseconds: if they are nanoseconds, every arrival comes 1,000,000x too late, "
+     "more than trace.time_scale (at most 1000) rescales; write them in milliseconds"),
+])
+def test_unix_times_in_a_finer_unit_are_noted(tmp_path, capsys, name, first, step, note):
+    """Unix times written in a unit finer than the format's (a BurstGPT log's Timestamp in
+    milliseconds, a Mooncake timestamp in microseconds or nanoseconds) replayed 20 ms gaps as
+    20 s: 500 requests of 10 s read as 2.8 hours, without a note (the span-and-gap note needs a
+    day and minute gaps), and nanoseconds got that note's advice of time_scale 1000, which
+    left them 1000x too slow. The first time's size says the unit, as a Unix time in seconds
+    in a Mooncake file already says."""
+    path = tmp_path / name
+    times = [first + step * k for k in range(500)]
+    if name.endswith(".csv"):
+        path.write_text("Timestamp,Model,Request tokens,Response tokens\n" + "".join(
+            f"{t},ChatGPT,100,50\n" for t in times))
+    else:
+        path.write_text("".join(f'{{"timestamp": {t}, "input_length": 100, "output_length": '
+                                f'50}}\n' for t in times))
+    stats = _inspect(capsys, path)
+    assert stats["rows"] == 500
+    assert stats["notes"] == [note]
+    if "1000x" in note:  # followed, the note is not said again, and the span is right
+        stats = _inspect(capsys, path, "--time-scale", "1000")
+        assert stats["notes"] == []
+        assert stats["span_s"] == pytest.approx(499 * 0.02)
