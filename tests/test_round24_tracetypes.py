@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_round19 import error_line, run_cli
 
 from tiersim.cli.app import main
 
@@ -58,3 +59,33 @@ def test_unix_times_in_a_finer_unit_are_noted(tmp_path, capsys, name, first, ste
         stats = _inspect(capsys, path, "--time-scale", "1000")
         assert stats["notes"] == []
         assert stats["span_s"] == pytest.approx(499 * 0.02)
+
+
+# ------------------------------------------------------------------ Azure date-times in JSON
+
+
+@pytest.mark.parametrize(("times", "row", "fault"), [
+    (("2023-11-16", "2023-11-17"), 1,
+     "timestamp is a date without a time of day (read as midnight, a day's requests would "
+     "arrive at once); write when the request arrived, like 2023-11-16 18:15:46"),
+    (("2023-11-16 18:15:46+01:00", "2023-11-16 18:15:47"), 2,
+     "mixes timestamps with a UTC offset (or Z) and without one (this row has none, so it would "
+     "be read as UTC); write every timestamp the same way"),
+    (("2023-11-16 18:15:46", "2023-11-16 18:15:47Z"), 1,
+     "mixes timestamps with a UTC offset (or Z) and without one (this row has none, so it would "
+     "be read as UTC); write every timestamp the same way"),
+])
+def test_azure_json_timestamps_are_checked_as_csv_ones(tmp_path, capsys, times, row, fault):
+    """An Azure trace in JSON lines whose TIMESTAMPs the JSON reader typed as date-times
+    skipped the checks of their text: dates alone replayed a day's requests at once (span
+    86,400 s), and an offset beside times without one read the latter as UTC, an hour off
+    (span 3,601 s), where the same rows in CSV or Parquet text are refused."""
+    lines = "".join(f'{{"TIMESTAMP": "{t}", "ContextTokens": 10, "GeneratedTokens": 5}}\n'
+                    for t in times)
+    csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(f"{t},10,5\n" for t in times)
+    for name, text, line in (("a.jsonl", lines, row), ("a.csv", csv, row + 1)):
+        path = tmp_path / name
+        path.write_text(text)
+        code, err = run_cli(capsys, "trace", "inspect", path)
+        assert error_line(code, err) == (f"Error: {path}: row {row}, column 'TIMESTAMP': "
+                                         f"{fault} (file line {line})")

@@ -677,16 +677,20 @@ JSONL_BLOCK_BYTES = 1 << 24
 default of 1 MiB refused a Mooncake line with a few hundred thousand hash ids)."""
 
 
-TIME_KEYS = frozenset({"TIMESTAMP", "Timestamp", "timestamp", "arrival_s"})
-"""The formats' arrival-time keys: typed as date-times by the JSON reader, they are refused
-as such (a number is wanted) or, Azure's, read as date-times."""
+TIME_KEYS = frozenset({"Timestamp", "timestamp", "arrival_s"})
+"""The formats' arrival-time keys that hold numbers: typed as date-times by the JSON reader,
+they are refused as such. Azure's ``TIMESTAMP``, date-time text, is read again as that text,
+as any other key typed so is, and checked as a CSV's (it skipped those checks: dates alone
+replayed a day's requests at once, and an offset beside times without one read the latter
+as UTC)."""
 
 
 def _read_jsonl(p: Path) -> pd.DataFrame:
     """Read a JSON-lines file; a ``prompt_hash`` read as floats (whole numbers of 2^63 or more,
     which Arrow reads as doubles: two hashes would round to one key) is read again exactly.
-    Another key whose every string Arrow reads as a date-time (``task_type`` "2024-01-01
-    00:00:00" became "2024-01-01"; a ``prompt`` of dates was refused as no text) is read
+    A key whose every string Arrow reads as a date-time (``task_type`` "2024-01-01
+    00:00:00" became "2024-01-01"; a ``prompt`` of dates was refused as no text; Azure's
+    ``TIMESTAMP``), other than a time key that holds numbers (:data:`TIME_KEYS`), is read
     again as the text written."""
     try:
         table = _json_table(p)
