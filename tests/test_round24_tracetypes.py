@@ -89,3 +89,35 @@ def test_azure_json_timestamps_are_checked_as_csv_ones(tmp_path, capsys, times, 
         code, err = run_cli(capsys, "trace", "inspect", path)
         assert error_line(code, err) == (f"Error: {path}: row {row}, column 'TIMESTAMP': "
                                          f"{fault} (file line {line})")
+
+
+# ------------------------------------------------------------------ hash ids stored as floats
+
+
+@pytest.mark.parametrize(("kind", "ids", "fault"), [
+    ("float16", [1, 2048],
+     "hash id 2048 is stored as float16, which holds whole numbers exactly only below 2^11 "
+     "(two ids there may have been stored as one); store the ids as integers"),
+    ("float32", [1, 2**24],
+     "hash id 16777216 is stored as float32, which holds whole numbers exactly only below 2^24 "
+     "(two ids there may have been stored as one); store the ids as integers"),
+    ("float16", [1, 2.5],
+     "hash id 2.5 is not a whole number within range (must be an integer below 2^63, written "
+     "without a decimal point)"),
+])
+def test_hash_ids_stored_as_narrow_floats(tmp_path, capsys, kind, ids, fault):
+    """Mooncake hash_ids in a Parquet list of float16 (or float32) were held to float64's
+    exact range, 2^53: ids of 2048 and more, where float16 stores 2049 as 2048 (two blocks one
+    id), were read as they stood, and comparing float16 with 2^53 overflowed, printing two
+    RuntimeWarnings with their source lines on a run that went on."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.table({
+        "timestamp": [0, 10], "input_length": [600, 600], "output_length": [5, 5],
+        "hash_ids": pa.array([np.array(ids, dtype=kind), np.array([3, 4], dtype=kind)])}),
+        path)
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    assert error_line(code, err) == f"Error: {path}: row 1, column 'hash_ids': {fault}"

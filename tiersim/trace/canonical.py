@@ -375,16 +375,34 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
     if values.dtype.kind == "f":
         if np.isnan(values).any():  # a null inside the list (Parquet reads it as NaN)
             raise _missing_id(src, column, i, int(np.flatnonzero(np.isnan(values))[0]))
-        exact = np.isfinite(values) & (values == np.floor(values)) & (abs(values) < EXACT_FLOAT)
-        if not exact.all():
-            bad = float(values[~exact][0])
-            raise src.error(f"hash id {bad:.6g} is not a whole number within range (must be "
-                            "an integer below 2^63, written without a decimal point)", i, column)
+        values = _float_ids(values, src, column, i)
     if len(values) and (values.min() < low or values.max() >= HASH_HIGH):
         bad = next(int(v) for v in values.tolist() if not low <= int(v) < HASH_HIGH)
         lowest = "0" if low == 0 else "-2^63"
         raise src.error(f"hash id {bad} out of range (must be {lowest} <= id < 2^63)", i, column)
     return values.astype(np.int64)
+
+
+def _float_ids(values: np.ndarray, src: Source, column: str, i: int) -> np.ndarray:
+    """Row ``i``'s hash ids read as floats (a float list column; a JSON list holding an id
+    beyond int64), as float64, refusing one that is no whole number below 2^53, or that is at
+    or beyond the whole numbers its own float type holds exactly (2^24 in float32, 2^11 in
+    float16: there two ids may have been stored as one). A narrow float is compared in float64
+    (compared as it stood, 2^53 overflowed float16, and a RuntimeWarning was printed)."""
+    wide = values.astype(np.float64)
+    exact = np.isfinite(wide) & (wide == np.floor(wide)) & (np.abs(wide) < EXACT_FLOAT)
+    if not exact.all():
+        bad = float(wide[~exact][0])
+        raise src.error(f"hash id {bad:.6g} is not a whole number within range (must be "
+                        "an integer below 2^63, written without a decimal point)", i, column)
+    bits = np.finfo(values.dtype).nmant + 1
+    beyond = np.abs(wide) >= 2.0 ** bits
+    if bits < 53 and beyond.any():
+        bad = float(wide[beyond][0])
+        raise src.error(f"hash id {checks.show_number(bad)} is stored as {values.dtype}, which "
+                        f"holds whole numbers exactly only below 2^{bits} (two ids there may "
+                        "have been stored as one); store the ids as integers", i, column)
+    return wide
 
 
 def _not_a_list(given, items) -> str:
