@@ -121,3 +121,35 @@ def test_hash_ids_stored_as_narrow_floats(tmp_path, capsys, kind, ids, fault):
         path)
     code, err = run_cli(capsys, "trace", "inspect", path)
     assert error_line(code, err) == f"Error: {path}: row 1, column 'hash_ids': {fault}"
+
+
+# ------------------------------------------------------------------ text cells pandas calls missing
+
+
+def test_csv_labels_and_prompts_that_spell_missing_are_read_as_written(tmp_path, capsys):
+    """pandas reads a CSV cell of NA, null, None, n/a ... as missing in every column: a
+    task_type "NA" (a region) was refused as missing, a step_type "null" replayed as the
+    default "step", and a prompt "None" was read as no text, where the same lines in JSON keep
+    the text. Only an empty cell is a missing label or prompt; a number column still reads
+    NA as missing."""
+    from tiersim.trace import read_trace
+
+    rows = [(0, "NA", "null", "None"), (1, "n/a", "NULL", "nan"), (2, "EU", "plan", "")]
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,session_id,step,task_type,step_type,"
+                    "prompt\n" + "".join(f"{t},10,5,{t},0,{a},{b},{c}\n" for t, a, b, c in rows))
+    table = read_trace(path).table
+    assert table["task_type"].astype(str).tolist() == ["NA", "n/a", "EU"]
+    assert table["step_type"].tolist() == ["null", "NULL", "plan"]
+    assert table["prompt"].tolist() == ["None", "nan", ""]
+    stats = _inspect(capsys, path)
+    assert stats["rows"] == 3
+    blank = tmp_path / "b.csv"  # an empty label is still missing, and NA in a number column
+    blank.write_text("arrival_s,input_tokens,output_tokens,task_type\n0,10,5,\n")
+    code, err = run_cli(capsys, "trace", "inspect", blank)
+    assert error_line(code, err) == (f"Error: {blank}: row 1, column 'task_type': missing "
+                                     "task_type; fill it in or remove the column (file line 2)")
+    blank.write_text("arrival_s,input_tokens,output_tokens,task_type\n0,NA,5,EU\n")
+    code, err = run_cli(capsys, "trace", "inspect", blank)
+    assert error_line(code, err) == (f"Error: {blank}: row 1, column 'input_tokens': missing "
+                                     "token count; fill it in or remove the row (file line 2)")

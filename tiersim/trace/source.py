@@ -569,7 +569,7 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     try:
         dtype = _unused_as_categories(p, used) if used is not None else None
         # the bytes were checked: text, whatever the name
-        df = pd.read_csv(p, compression=None, dtype=dtype, nrows=nrows)
+        df = pd.read_csv(p, compression=None, dtype=dtype, nrows=nrows, **_missing_cells(p))
     except pd.errors.EmptyDataError:
         raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
     except pd.errors.ParserError as e:
@@ -631,6 +631,30 @@ def _no_short_rows(p: Path, df: pd.DataFrame, rows: int) -> None:
         return  # the file as pandas read it stands
     finally:
         csv.field_size_limit(limit)
+
+
+TEXT_COLUMNS = frozenset({"task_type", "step_type", "prompt"})
+"""Columns of labels and prompts: text, where only an empty cell is missing."""
+MISSING_WORDS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                 "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+"""The cells pandas reads as missing by default (its ``STR_NA_VALUES``)."""
+
+
+def _missing_cells(p: Path) -> dict:
+    """``read_csv``'s options for which cells of a CSV are missing: in a text column
+    (:data:`TEXT_COLUMNS`) only an empty cell, elsewhere pandas' words too (:data:`MISSING_WORDS`).
+    By default pandas reads NA, null, None, n/a ... as missing in every column: a task_type
+    "NA" was refused as missing, a step_type "null" replayed as the default step, a prompt
+    "None" read as no text, where JSON lines keep the text."""
+    try:
+        names = list(pd.read_csv(p, compression=None, nrows=0).columns)
+    except (ValueError, UnicodeDecodeError):
+        return {}  # the read itself names what is wrong
+    if not any(str(name).strip() in TEXT_COLUMNS for name in names):
+        return {}
+    return {"keep_default_na": False, "na_values": {
+        name: [""] if str(name).strip() in TEXT_COLUMNS else list(MISSING_WORDS)
+        for name in names}}
 
 
 def _unused_as_categories(p: Path, used) -> dict[str, str] | None:
