@@ -153,3 +153,21 @@ def test_csv_labels_and_prompts_that_spell_missing_are_read_as_written(tmp_path,
     code, err = run_cli(capsys, "trace", "inspect", blank)
     assert error_line(code, err) == (f"Error: {blank}: row 1, column 'input_tokens': missing "
                                      "token count; fill it in or remove the row (file line 2)")
+
+
+def test_csv_labels_and_prompts_of_digits_stay_text(tmp_path, capsys):
+    """pandas typed a CSV's text columns by their cells: a prompt of digits was refused, "prompt
+    must be text (got int '123'); write the prompt as a string" (no CSV writes it otherwise,
+    quoted or not), a task_type 007 became the label 7 and a step_type 1.50 became 1.5, where
+    JSON lines keep the text written."""
+    from tiersim.trace import read_trace
+
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,session_id,step,task_type,step_type,"
+                    "prompt\n0,10,5,0,0,007,1.50,123\n1,10,5,1,0,7,2,\"0456\"\n")
+    stats = _inspect(capsys, path)
+    assert stats["rows"] == 2
+    table = read_trace(path).table
+    assert table["task_type"].astype(str).tolist() == ["007", "7"]
+    assert table["step_type"].tolist() == ["1.50", "2"]
+    assert table["prompt"].tolist() == ["123", "0456"]

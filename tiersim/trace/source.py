@@ -567,9 +567,11 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     with ``usecols``: with ``usecols`` pandas accepts a row with more fields than the header
     (its values then shift) instead of refusing it."""
     try:
-        dtype = _unused_as_categories(p, used) if used is not None else None
+        unused = _unused_as_categories(p, used) if used is not None else None
+        options = _text_cells(p)
+        dtype = {**options.pop("dtype", {}), **(unused or {})} or None
         # the bytes were checked: text, whatever the name
-        df = pd.read_csv(p, compression=None, dtype=dtype, nrows=nrows, **_missing_cells(p))
+        df = pd.read_csv(p, compression=None, dtype=dtype, nrows=nrows, **options)
     except pd.errors.EmptyDataError:
         raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
     except pd.errors.ParserError as e:
@@ -640,12 +642,14 @@ MISSING_WORDS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "
 """The cells pandas reads as missing by default (its ``STR_NA_VALUES``)."""
 
 
-def _missing_cells(p: Path) -> dict:
-    """``read_csv``'s options for which cells of a CSV are missing: in a text column
-    (:data:`TEXT_COLUMNS`) only an empty cell, elsewhere pandas' words too (:data:`MISSING_WORDS`).
-    By default pandas reads NA, null, None, n/a ... as missing in every column: a task_type
-    "NA" was refused as missing, a step_type "null" replayed as the default step, a prompt
-    "None" read as no text, where JSON lines keep the text."""
+def _text_cells(p: Path) -> dict:
+    """``read_csv``'s options that read a CSV's text columns (:data:`TEXT_COLUMNS`) as the text
+    written: as strings (pandas typed them by their cells: a prompt of digits was refused as no
+    text, a task_type 007 became 7), and missing only where empty, where other columns take
+    pandas' words too (:data:`MISSING_WORDS`). By default pandas reads NA, null, None, n/a ...
+    as missing in every column: a task_type "NA" was refused as missing, a step_type "null"
+    replayed as the default step, a prompt "None" read as no text, where JSON lines keep the
+    text."""
     try:
         names = list(pd.read_csv(p, compression=None, nrows=0).columns)
     except (ValueError, UnicodeDecodeError):
@@ -654,7 +658,8 @@ def _missing_cells(p: Path) -> dict:
         return {}
     return {"keep_default_na": False, "na_values": {
         name: [""] if str(name).strip() in TEXT_COLUMNS else list(MISSING_WORDS)
-        for name in names}}
+        for name in names}, "dtype": {
+        name: str for name in names if str(name).strip() in TEXT_COLUMNS}}
 
 
 def _unused_as_categories(p: Path, used) -> dict[str, str] | None:
