@@ -171,3 +171,30 @@ def test_csv_labels_and_prompts_of_digits_stay_text(tmp_path, capsys):
     assert table["task_type"].astype(str).tolist() == ["007", "7"]
     assert table["step_type"].tolist() == ["1.50", "2"]
     assert table["prompt"].tolist() == ["123", "0456"]
+
+
+# ------------------------------------------------------------------ a CSV typed chunk by chunk
+
+
+def test_a_csv_column_typed_apart_in_its_chunks_is_read_one_way(tmp_path, capsys):
+    """pandas types a large CSV's columns a chunk of rows at a time: a prompt_hash column of
+    numbers whose last rows hold a text hash read its early hashes as numbers and its late ones
+    as text, so hash 5 at row 1 and at row 599,999 were two keys (the response cache missed
+    every such repeat), and pandas' DtypeWarning was printed with its source line on the
+    run's standard error."""
+    from tiersim.trace import read_trace
+
+    rows = 600_000
+    hashes = [str(i + 10) for i in range(rows)]
+    hashes[0], hashes[-2], hashes[-1] = "5", "5", "abc"
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,prompt_hash\n" + "".join(
+        f"{i},10,5,{h}\n" for i, h in enumerate(hashes)))
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["rows"] == rows
+    assert err == ""
+    keys = read_trace(path).table["prompt_hash"]
+    assert keys.iloc[0] == keys.iloc[rows - 2]
+    assert keys.nunique() == rows - 1

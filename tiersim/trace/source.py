@@ -22,6 +22,7 @@ import math
 import re
 import stat
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -571,7 +572,7 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
         options = _text_cells(p)
         dtype = {**options.pop("dtype", {}), **(unused or {})} or None
         # the bytes were checked: text, whatever the name
-        df = pd.read_csv(p, compression=None, dtype=dtype, nrows=nrows, **options)
+        df = _parse_csv(p, compression=None, dtype=dtype, nrows=nrows, **options)
     except pd.errors.EmptyDataError:
         raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
     except pd.errors.ParserError as e:
@@ -584,6 +585,22 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
         raise _extra_fields(p)
     _no_short_rows(p, df, len(df))
     return df
+
+
+def _parse_csv(p: Path, **options) -> pd.DataFrame:
+    """``pd.read_csv(p, **options)``, each column typed one way for the whole file.
+
+    NOTE: pandas types a large file's columns a chunk of rows at a time, and a column typed
+    apart in two chunks (numbers, then text) mixed both: hash 5 in an early chunk and "5" in
+    a late one were two prompt keys, and pandas' DtypeWarning was printed with its source
+    line. Such a file, rare, is parsed again in one piece (more memory while parsing)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.DtypeWarning)
+        try:
+            return pd.read_csv(p, **options)
+        except pd.errors.DtypeWarning:
+            pass
+    return pd.read_csv(p, low_memory=False, **options)
 
 
 def _first_row_longer(p: Path) -> bool:
