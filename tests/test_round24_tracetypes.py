@@ -198,3 +198,26 @@ def test_a_csv_column_typed_apart_in_its_chunks_is_read_one_way(tmp_path, capsys
     keys = read_trace(path).table["prompt_hash"]
     assert keys.iloc[0] == keys.iloc[rows - 2]
     assert keys.nunique() == rows - 1
+
+
+@pytest.mark.parametrize(("kind", "hashes", "shown", "bits"), [
+    ("float32", [2**24, 2**24 + 1], "16777216", 24),  # 2**24 + 1 is stored as 2**24
+    ("float16", [2048, 2049], "2048", 11),
+])
+def test_prompt_hashes_stored_as_narrow_floats(tmp_path, capsys, kind, hashes, shown, bits):
+    """A Parquet prompt_hash column of float32 (or float16) was held to float64's exact range,
+    2^53: two prompts hashed 16777216 and 16777217 were stored as one hash, 16777216, and the
+    response cache answered the second from the first's answer, without a word."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"arrival_s": [0.0, 1.0], "input_tokens": [10, 10],
+                             "output_tokens": [5, 5],
+                             "prompt_hash": pa.array(np.array(hashes, dtype=kind))}), path)
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    assert error_line(code, err) == (
+        f"Error: {path}: row 1, column 'prompt_hash': prompt_hash {shown} is stored as {kind}, "
+        f"which holds whole numbers exactly only below 2^{bits}, so two hashes may have been "
+        "stored as one; store hashes as integers or text")

@@ -241,10 +241,20 @@ def _many(cell) -> str:
 
 def _exact_keys(s: pd.Series, src: Source) -> None:
     """Refuse a prompt hash read as a float beyond 2^53 (or not finite): floats there are
-    spaced more than 1 apart, so two different hashes could read as one key."""
+    spaced more than 1 apart, so two different hashes could read as one key. A column of
+    narrower floats (a Parquet float32 or float16 column) is held to the whole numbers its own
+    type holds exactly (2^24, 2^11): 16777217 was stored as 16777216, another prompt's hash."""
     if not pd.api.types.is_float_dtype(s.dtype):
         return
     values = s.to_numpy(dtype=np.float64)
+    kind = s.dtype.numpy_dtype if hasattr(s.dtype, "numpy_dtype") else s.dtype
+    bits = np.finfo(kind).nmant + 1
+    i = checks.first_true(np.abs(values) >= 2.0 ** bits) if bits < 53 else None
+    if i is not None:
+        raise src.error(f"prompt_hash {checks.show_number(values[i])} is stored as {kind}, "
+                        f"which holds whole numbers exactly only below 2^{bits}, so two hashes "
+                        "may have been stored as one; store hashes as integers or text", i,
+                        "prompt_hash")
     i = checks.first_true(~(np.abs(values) < EXACT_FLOAT))
     if i is not None:
         raise src.error(f"prompt_hash {checks.show_number(values[i])} was read as a decimal "
