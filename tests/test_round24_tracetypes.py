@@ -221,3 +221,19 @@ def test_prompt_hashes_stored_as_narrow_floats(tmp_path, capsys, kind, hashes, s
         f"Error: {path}: row 1, column 'prompt_hash': prompt_hash {shown} is stored as {kind}, "
         f"which holds whole numbers exactly only below 2^{bits}, so two hashes may have been "
         "stored as one; store hashes as integers or text")
+
+
+@pytest.mark.parametrize("stamp", ["2023-11-16 18:15:46-04:56:02",  # pytz's LMT offset
+                                   "2023-11-16T18:15:46+01:00[Europe/Paris]"])  # RFC 9557
+def test_a_timestamp_whose_zone_is_not_read_is_not_called_zoneless(tmp_path, capsys, stamp):
+    """A TIMESTAMP whose offset has seconds (pytz's local mean time, -04:56:02) or names its
+    zone in brackets, beside times with a plain offset, was refused as one "without" an offset
+    ("this row has none, so it would be read as UTC"), which it has: it is one that cannot be
+    read, as it is said when every row is written so."""
+    path = tmp_path / "a.csv"
+    path.write_text(f"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:40Z,10,5\n"
+                    f"{stamp},10,5\n")
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    assert error_line(code, err) == (
+        f"Error: {path}: row 2, column 'TIMESTAMP': cannot parse timestamp (text of "
+        f"{len(stamp)} characters); write it as YYYY-MM-DD HH:MM:SS.fffffff (file line 3)")

@@ -249,9 +249,9 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
         t, refused = s, np.zeros(len(s), dtype=bool)
     else:
         text = s.astype("string")
-        _one_zone_style(src, text, column)
         t = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
         refused = _not_absolute(text)
+        _one_zone_style(src, text, column, t.notna().to_numpy() & ~refused)
     i = first_true(t.isna().to_numpy() | refused)
     if i is not None:
         raise src.error(_timestamp_fault(s.iloc[i]), i, column)
@@ -337,12 +337,15 @@ def _as_number(raw, word: str) -> str | None:
 _ZONE = r"[Tt\s]\d{2}(?::?\d{2})*(?:[.,]\d+)?\s*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)\s*$"
 
 
-def _one_zone_style(src: Source, text: pd.Series, column: str) -> None:
+def _one_zone_style(src: Source, text: pd.Series, column: str, read: np.ndarray) -> None:
     """Refuse a column that mixes times with and without a UTC offset: the ones without would
-    be read as UTC, silently hours from the others."""
+    be read as UTC, silently hours from the others. Only a cell that was ``read`` as a
+    date-time is one without: a zone the pattern does not know (an offset with seconds,
+    -04:56:02; a bracketed name, [Europe/Paris]) was called none, though the cell, never read,
+    is refused as one that cannot be parsed."""
     zoned = text.str.contains(_ZONE, regex=True, na=False).to_numpy()
-    if zoned.any() and not zoned[text.notna().to_numpy()].all():
-        i = first_true(~zoned & text.notna().to_numpy())
+    if zoned.any() and (~zoned & read).any():
+        i = first_true(~zoned & read)
         raise src.error("mixes timestamps with a UTC offset (or Z) and without one (this row "
                         "has none, so it would be read as UTC); write every timestamp the same "
                         "way", i, column)
