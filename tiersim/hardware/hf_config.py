@@ -44,7 +44,9 @@ Supported ``model_type`` values and the keys read:
 - A multimodal wrapper (``kimi_k25``, ``qwen3_vl``, ``qwen3_vl_moe``, ``qwen3_5``,
   ``qwen3_5_moe``) is read through its
   ``text_config`` (InternVL's ``llm_config``, DeepSeek-VL2's ``language_config``) when that
-  holds a supported type (the vision tower is not modelled);
+  holds a supported type (the vision tower is not modelled; a ``llama``, ``mistral`` or ``qwen2``
+  one that leaves out sizes, written as a diff, takes transformers' class defaults for them:
+  :data:`TEXT_CLASS_DEFAULTS`);
   ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``phi3``
   (Phi-3, Phi-4: fused ``qkv_proj`` / ``gate_up_proj``, which ignore lists may name) as
   ``llama``, ``mimo`` as ``qwen2`` (its multi-token-prediction layer counted in the
@@ -652,7 +654,44 @@ def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     outer_type = ALIASES.get(str(cfg.data.get("model_type")), cfg.data.get("model_type"))
     if outer_type in SUPPORTED_TYPES or key is None:
         return cfg, None
-    return _Config(cfg.path, cfg.data[key], f"{key}."), cfg.data.get("quantization_config")
+    text = _Config(cfg.path, _with_class_defaults(cfg.path, cfg.data[key], key),
+                   f"{key}.")
+    return text, cfg.data.get("quantization_config")
+
+
+#: transformers' class defaults (4.46 and since) of the keys tiersim reads, for the language
+#: models a wrapper's sub-config may hold written as a diff (:func:`_with_class_defaults`).
+#: Llama's ``num_key_value_heads`` (None: the query heads) is tiersim's own default already;
+#: ``tie_word_embeddings`` keeps :func:`_tied`'s rule.
+TEXT_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+              "num_hidden_layers": 32, "num_attention_heads": 32,
+              "max_position_embeddings": 2048},
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "sliding_window": 4096},
+    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "max_position_embeddings": 32768},
+}
+
+
+def _with_class_defaults(path: Path, data: dict[str, Any], key: str) -> dict[str, Any]:
+    """A wrapper's language-model sub-config (under ``key``) with the keys it leaves out
+    filled from its type's transformers class defaults (:data:`TEXT_CLASS_DEFAULTS`), with a
+    note naming them: transformers writes a sub-config's keys only where they differ from
+    its class's defaults (``recursive_diff_dict``; llava-1.5-7b-hf keeps 3 of Vicuna's) and
+    fills them back on load, which is the model vLLM builds. A key given as null stays null."""
+    defaults = TEXT_CLASS_DEFAULTS.get(str(data.get("model_type")), {})
+    missing = {k: v for k, v in defaults.items() if k not in data}
+    if not missing:
+        return data
+    warnings.warn(Note(
+        f"{path}: key {key!r} leaves out {', '.join(missing)}: read as transformers' "
+        f"{data['model_type']} defaults ({', '.join(map(str, missing.values()))}), as "
+        "transformers (which writes a sub-config's keys only where they differ from its "
+        "class's defaults) and vLLM build the model"), stacklevel=5)
+    return {**data, **missing}
 
 
 def _tied(cfg: _Config, outer: _Config) -> bool:

@@ -1,0 +1,82 @@
+"""Round 24 of real-world ``config.json`` shapes (configs): each a failure found from outside
+and fixed (the exact line or figure a user sees)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from tiersim.errors import TiersimError
+from tiersim.hardware.hf_config import load_hf_config
+
+#: llava-hf/llava-1.5-7b-hf's config.json as published: transformers wrote the language model's
+#: keys only where they differ from LlamaConfig's defaults (hidden_size 4096, 32 layers ...).
+LLAVA_15 = {
+    "architectures": ["LlavaForConditionalGeneration"], "ignore_index": -100,
+    "image_token_index": 32000, "model_type": "llava", "pad_token_id": 32001,
+    "projector_hidden_act": "gelu",
+    "text_config": {"_name_or_path": "lmsys/vicuna-7b-v1.5", "architectures": ["LlamaForCausalLM"],
+                    "max_position_embeddings": 4096, "model_type": "llama", "rms_norm_eps": 1e-05,
+                    "torch_dtype": "float16", "vocab_size": 32064},
+    "tie_word_embeddings": False, "torch_dtype": "float16", "transformers_version": "4.36.0.dev0",
+    "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+                      "model_type": "clip_vision_model", "num_attention_heads": 16,
+                      "num_hidden_layers": 24, "patch_size": 14, "projection_dim": 768,
+                      "vocab_size": 32000},
+    "vision_feature_layer": -2, "vision_feature_select_strategy": "default", "vocab_size": 32064,
+}
+
+
+def _write(tmp_path, doc: dict, name: str = "m", side: dict | None = None):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(doc))
+    if side is not None:
+        (folder / "hf_quant_config.json").write_text(json.dumps(side))
+    return folder / "config.json"
+
+
+def _notes(path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        arch = load_hf_config(path)
+    return arch, [str(w.message) for w in caught]
+
+
+def test_a_wrappers_text_config_written_as_a_diff_reads_its_types_defaults(tmp_path):
+    """llava-1.5-7b-hf was refused ("key 'text_config.hidden_size': missing; needed to build
+    the model"): transformers writes a sub-config's keys only where they differ from its
+    class's defaults, and fills them back from LlamaConfig on load, as vLLM builds it. Its
+    language model is Vicuna-7B: 6.74 B parameters (32,064-token vocabulary)."""
+    path = _write(tmp_path, LLAVA_15, "llava-1.5-7b-hf")
+    arch, notes = _notes(path)
+    assert (arch.hidden, arch.layers, arch.heads, arch.kv_heads, arch.intermediate) == (
+        4096, 32, 32, 32, 11008)
+    assert arch.total_params == 6_738_939_904 and arch.max_context == 4096
+    assert (f"{path}: key 'text_config' leaves out hidden_size, intermediate_size, "
+            "num_hidden_layers, num_attention_heads: read as transformers' llama defaults "
+            "(4096, 11008, 32, 32), as transformers (which writes a sub-config's keys only where "
+            "they differ from its class's defaults) and vLLM build the model") in notes
+
+
+def test_a_mistral_text_config_without_a_window_slides_as_transformers_fills_it(tmp_path):
+    """A mistral text_config that leaves sliding_window out has MistralConfig's 4,096-token
+    window, as transformers loads it (llava-v1.6-mistral writes null where it has none)."""
+    doc = {**LLAVA_15, "text_config": {"model_type": "mistral", "intermediate_size": 14336,
+                                       "max_position_embeddings": 32768, "vocab_size": 32064}}
+    arch, _ = _notes(_write(tmp_path, doc))
+    assert (arch.kv_heads, arch.sliding_window, arch.sliding_layers) == (8, 4096, 32)
+    doc["text_config"]["sliding_window"] = None
+    arch, _ = _notes(_write(tmp_path, doc, "n"))
+    assert arch.sliding_window == 0
+
+
+def test_a_top_level_config_missing_a_size_is_still_refused(tmp_path):
+    """transformers writes a top-level config's own keys in full: one without hidden_size was
+    edited by hand, and is refused as before."""
+    doc = {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4,
+           "intermediate_size": 64, "vocab_size": 100, "max_position_embeddings": 128}
+    with pytest.raises(TiersimError, match="key 'hidden_size': missing; needed to build"):
+        load_hf_config(_write(tmp_path, doc))
