@@ -80,3 +80,37 @@ def test_a_top_level_config_missing_a_size_is_still_refused(tmp_path):
            "intermediate_size": 64, "vocab_size": 100, "max_position_embeddings": 128}
     with pytest.raises(TiersimError, match="key 'hidden_size': missing; needed to build"):
         load_hf_config(_write(tmp_path, doc))
+
+
+#: DeepSeek-OCR's language_config as published (DeepSeek-VL2-Tiny's is alike): a DeepSeek-V2
+#: MoE without MLA (use_mla false, kv_lora_rank null, its MLA head sizes 0), which vLLM's
+#: deepseek_vl2.py serves as DeepseekForCausalLM, multi-head attention of 10 heads.
+DEEPSEEK_OCR_TEXT = {
+    "architectures": ["DeepseekV2ForCausalLM"], "first_k_dense_replace": 1, "hidden_size": 1280,
+    "intermediate_size": 6848, "kv_lora_rank": None, "lm_head": True,
+    "max_position_embeddings": 8192, "model_type": "deepseek_v2", "moe_intermediate_size": 896,
+    "n_group": 1, "n_routed_experts": 64, "n_shared_experts": 2, "num_attention_heads": 10,
+    "num_experts_per_tok": 6, "num_hidden_layers": 12, "num_key_value_heads": 10,
+    "q_lora_rank": None, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "topk_method": "greedy",
+    "use_mla": False, "v_head_dim": 0, "vocab_size": 129280,
+}
+
+
+@pytest.mark.parametrize("drop, key, said", [
+    ((), "use_mla", "is false"),
+    (("use_mla",), "kv_lora_rank", "is null"),
+])
+def test_a_deepseek_config_without_mla_says_what_tiersim_lacks(tmp_path, drop, key, said):
+    """DeepSeek-OCR's language model was refused as "key 'language_config.qk_nope_head_dim':
+    must be a positive integer (got 0)", as if the config were broken: it is a DeepSeek MoE
+    with multi-head attention, not MLA, which tiersim does not model. The line now says so."""
+    text = {k: v for k, v in DEEPSEEK_OCR_TEXT.items() if k not in drop}
+    doc = {"model_type": "deepseek_vl_v2", "language_config": text,
+           "vision_config": {"model_type": "vision"}}
+    path = _write(tmp_path, doc)
+    with pytest.raises(TiersimError) as caught:
+        load_hf_config(path)
+    assert str(caught.value) == (
+        f"{path}: key 'language_config.{key}' {said}: its attention is multi-head attention, "
+        "not DeepSeek's multi-head latent attention (MLA; vLLM serves such a model as "
+        "DeepseekForCausalLM): tiersim models DeepSeek MoE models with MLA only")

@@ -512,6 +512,7 @@ MLA_WRITTEN_OUT = ("q_lora_rank", "n_shared_experts", "first_k_dense_replace")
 
 def _mla(cfg: _Config) -> dict[str, Any]:
     """MLA and MoE fields of a DeepSeek-V3 / Kimi-K2 config."""
+    _refuse_without_mla(cfg)
     if cfg.data.get("moe_layer_freq", 1) != 1:
         raise cfg.error("moe_layer_freq", "only 1 (every layer after the dense ones MoE)")
     for key in MLA_WRITTEN_OUT:
@@ -545,6 +546,24 @@ def _mla(cfg: _Config) -> dict[str, Any]:
         "v_head_dim": cfg.int("v_head_dim"),
         **(_dsa(cfg) if cfg.data.get("model_type") in DSA_TYPES else {}),
     }
+
+
+def _refuse_without_mla(cfg: _Config) -> None:
+    """One line for a DeepSeek-family config whose attention is not MLA: ``use_mla: false``,
+    or ``kv_lora_rank`` null (DeepSeek-VL2-Tiny's and DeepSeek-OCR's language models, their
+    MLA head sizes 0), which vLLM's deepseek_vl2.py serves as ``DeepseekForCausalLM``, plain
+    multi-head attention; tiersim reads DeepSeek configs as MLA (their head sizes were refused
+    as 0, as if the config were broken)."""
+    if cfg.data.get("use_mla") is False:
+        key, said = "use_mla", "is false"
+    elif "kv_lora_rank" in cfg.data and cfg.data["kv_lora_rank"] is None:
+        key, said = "kv_lora_rank", "is null"
+    else:
+        return
+    raise TiersimError(f"{cfg.path}: key {cfg.prefix + key!r} {said}: its attention is "
+                       "multi-head attention, not DeepSeek's multi-head latent attention (MLA; "
+                       "vLLM serves such a model as DeepseekForCausalLM): tiersim models "
+                       "DeepSeek MoE models with MLA only")
 
 
 def _dsa(cfg: _Config) -> dict[str, Any]:
