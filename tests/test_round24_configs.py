@@ -114,3 +114,35 @@ def test_a_deepseek_config_without_mla_says_what_tiersim_lacks(tmp_path, drop, k
         f"{path}: key 'language_config.{key}' {said}: its attention is multi-head attention, "
         "not DeepSeek's multi-head latent attention (MLA; vLLM serves such a model as "
         "DeepseekForCausalLM): tiersim models DeepSeek MoE models with MLA only")
+
+
+#: RedHatAI's ...-quantized.w8a8 checkpoints' block (INT8 weights per channel, INT8 activations
+#: per token), which vLLM serves with its CompressedTensorsW8A8Int8 kernels.
+W8A8_INT8 = {
+    "quant_method": "compressed-tensors", "format": "int-quantized", "ignore": ["lm_head"],
+    "config_groups": {"group_0": {
+        "targets": ["Linear"],
+        "weights": {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True,
+                    "dynamic": False, "group_size": None},
+        "input_activations": {"num_bits": 8, "type": "int", "strategy": "token",
+                              "symmetric": True, "dynamic": True}}},
+}
+TINY_LLAMA = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+              "vocab_size": 1000, "max_position_embeddings": 4096}
+
+
+def test_int8_weights_with_int8_activations_say_what_tiersim_lacks(tmp_path):
+    """A W8A8-INT8 checkpoint was refused as "8-bit int weights (group size None) are not a
+    format tiersim models (bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)": tiersim does model
+    8-bit int weights (W8A16); what it lacks is their 8-bit activations. The line says so, as
+    W4A8's does."""
+    path = _write(tmp_path, {**TINY_LLAMA, "quantization_config": W8A8_INT8})
+    with pytest.raises(TiersimError) as caught:
+        load_hf_config(path)
+    assert str(caught.value) == (
+        f"{path}: key 'quantization_config.config_groups.group_0.input_activations': 8-bit int "
+        "activations beside 8-bit int weights (W8A8): tiersim times 8-bit int weights "
+        "weight-only (W8A16, 16-bit activations) and does not model W8A8; use a W8A16 "
+        "checkpoint (input_activations null), or remove quantization_config from a copy of "
+        "config.json and set the tier's precision")

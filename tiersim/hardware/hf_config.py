@@ -1778,12 +1778,15 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
         raise TiersimError(f"{path}: key '{where}.num_bits': must be a whole "
                            f"number of bits (got {shown(bits)})")
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
-        _refuse_int4_activations(path, scheme.get("input_activations"),
+        _refuse_int_activations(path, scheme.get("input_activations"),
                                  where.removesuffix("weights") + "input_activations")
         if weights.get("strategy") == "channel":  # one scale per output channel, no group size
             return _fmt("w4a16", PER_CHANNEL)
         return _fmt("w4a16", _group_size(path, f"{where}.group_size", size,
                                          "int weight-only weights"))
+    if bits == 8 and kind == "int":  # weight-only (W8A16) is read above: these are W8A8
+        _refuse_int_activations(path, scheme.get("input_activations"),
+                                 where.removesuffix("weights") + "input_activations", bits=8)
     if bits == 4 and kind == "float" and size == 16:
         return _fmt("nvfp4")
     if bits == 4 and kind == "float" and size == 32:  # E2M1 in 32-wide groups: MXFP4
@@ -1797,24 +1800,27 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
     )
 
 
-def _refuse_int4_activations(path: Path, activations: Any, key: str) -> None:
-    """One line for 4-bit int weights whose ``input_activations`` (at ``key``) are quantised
-    too: W4A8 (8-bit int or float activations, which vLLM serves with its own
-    ``CompressedTensorsW4A8Int`` / ``W4A8Fp8`` kernels) or any other width (vLLM finds no
-    scheme for it). tiersim times 4-bit int weights weight-only (W4A16) and has no W4A8.
-    Null or empty activations are 16-bit, as vLLM reads them (it looks at a truthy one only)."""
+def _refuse_int_activations(path: Path, activations: Any, key: str, bits: int = 4) -> None:
+    """One line for ``bits``-bit int weights (4 or 8) whose ``input_activations`` (at ``key``)
+    are quantised too: W4A8 (8-bit int or float activations, which vLLM serves with its own
+    ``CompressedTensorsW4A8Int`` / ``W4A8Fp8`` kernels), W8A8 INT8 (``W8A8Int8``) or any other
+    width (vLLM finds no scheme for it). tiersim times int weights weight-only (W4A16 /
+    W8A16) and has no W4A8 or INT8 W8A8. Null or empty activations are 16-bit, as vLLM reads
+    them (it looks at a truthy one only)."""
     if not activations:
         return
-    bits = activations.get("num_bits") if isinstance(activations, dict) else None
-    if isinstance(bits, int) and not isinstance(bits, bool):
-        said, name = f"{bits}-bit {str(activations.get('type', 'int'))[:10]}", f"W4A{bits}"
+    width = activations.get("num_bits") if isinstance(activations, dict) else None
+    if isinstance(width, int) and not isinstance(width, bool):
+        said, name = (f"{width}-bit {str(activations.get('type', 'int'))[:10]}",
+                      f"W{bits}A{width}")
     else:
         said, name = f"quantised ({shown(activations)})", "quantised activations"
-    raise TiersimError(f"{path}: key {key!r}: {said} activations beside 4-bit int weights "
-                       f"({name}): tiersim times 4-bit int weights weight-only (W4A16, 16-bit "
-                       f"activations) and does not model {name}; use a W4A16 checkpoint "
-                       "(input_activations null), or remove quantization_config from a copy "
-                       "of config.json and set the tier's precision")
+    raise TiersimError(f"{path}: key {key!r}: {said} activations beside {bits}-bit int weights "
+                       f"({name}): tiersim times {bits}-bit int weights weight-only "
+                       f"(W{bits}A16, 16-bit activations) and does not model {name}; use a "
+                       f"W{bits}A16 checkpoint (input_activations null), or remove "
+                       "quantization_config from a copy of config.json and set the tier's "
+                       "precision")
 
 
 def _int8_weight_only(path: Path, weights: dict, where: str) -> tuple[str, float]:
