@@ -146,3 +146,39 @@ def test_int8_weights_with_int8_activations_say_what_tiersim_lacks(tmp_path):
         "weight-only (W8A16, 16-bit activations) and does not model W8A8; use a W8A16 "
         "checkpoint (input_activations null), or remove quantization_config from a copy of "
         "config.json and set the tier's precision")
+
+
+#: Llama-3.1-8B's sizes, for figures a user can check by hand.
+LLAMA_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+            "vocab_size": 128256, "max_position_embeddings": 131072}
+GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
+
+
+def test_gptq_modules_in_block_to_quantize_leaves_the_others_bf16(tmp_path):
+    """A GPTQ block whose modules_in_block_to_quantize names attention's projections only (as
+    AutoGPTQ / GPTQModel write it, in groups) was read as W4A16 in every linear layer:
+    Llama-3.1-8B's weights 5.70 GB where vLLM, which quantises the modules that list names (a
+    name within the layer's) and serves the others unquantised, holds 14.07 GB (its MLPs, 5.64
+    B weights, in BF16)."""
+    from tiersim.perf.memory import GB, weight_bytes
+
+    quant = {**GPTQ, "modules_in_block_to_quantize": [
+        ["self_attn.k_proj", "self_attn.v_proj", "self_attn.q_proj"], ["self_attn.o_proj"]]}
+    arch = load_hf_config(_write(tmp_path, {**LLAMA_8B, "quantization_config": quant}))
+    assert arch.checkpoint == (("attention", "w4a16", 4.125),)
+    assert round(weight_bytes(arch, "checkpoint") / GB, 2) == 14.07
+    every = {**GPTQ, "modules_in_block_to_quantize": [["mlp.up_proj"], ["self_attn.q_proj"]]}
+    arch = load_hf_config(_write(tmp_path, {**LLAMA_8B, "quantization_config": every}, "n"))
+    assert [g for g, _, _ in arch.checkpoint] == ["attention", "mlp"]  # a third of each
+
+
+def test_gptq_modules_in_block_to_quantize_of_no_list_is_one_line(tmp_path):
+    """A modules_in_block_to_quantize that is not a list of module names is one line."""
+    quant = {**GPTQ, "modules_in_block_to_quantize": "self_attn.q_proj"}
+    path = _write(tmp_path, {**LLAMA_8B, "quantization_config": quant})
+    with pytest.raises(TiersimError) as caught:
+        load_hf_config(path)
+    assert str(caught.value) == (
+        f"{path}: key 'quantization_config.modules_in_block_to_quantize': must be a list of "
+        "module names, or of lists of them (got 'self_attn.q_proj')")

@@ -78,6 +78,8 @@ is refused), with a note), ``modelopt`` (``quant_algo`` ``FP8``, ``NVFP4``, ``W4
 in AutoAWQ's GEMM packing (a ``version`` of ``gemv``, ``gemv_fast`` or ``marlin`` is refused); but
 the modules ``modules_to_not_convert`` names, and GPTQModel's per-module ``dynamic`` regexes as
 vLLM reads them: ``-:`` leaves a module BF16, ``+:`` overrides its ``bits`` and ``group_size``;
+and a GPTQ ``modules_in_block_to_quantize``, where given, quantises the linear modules it names
+only (routed experts whatever it says, as vLLM's fused-MoE path reads it);
 other bit widths, and group sizes other than 32, 64, 128 and -1 (per channel;
 compressed-tensors' integer weights too), which vLLM does not serve with its Marlin kernels,
 are refused saying so). The weight-only formats
@@ -1363,14 +1365,40 @@ def _awq_gptq(path: Path, quant: dict, method: str, span: Span, prefix: str = QU
     if bits == 8:
         _note_weight_only(path, f"{prefix}{bits_key}", "is 8", _int_fmt(8, size))
     skip = _module_list(path, quant, "modules_to_not_convert", "ignore", prefix=prefix)
-    if method == "gptq" and quant.get("dynamic"):
-        formats = _gptq_dynamic(path, quant["dynamic"], (bits, size), _Patterns(skip), span,
-                                prefix)
+    listed = _gptq_listed(path, quant, prefix) if method == "gptq" else None
+    if method == "gptq" and (quant.get("dynamic") or listed):
+        formats = _gptq_dynamic(path, quant.get("dynamic") or {}, (bits, size), _Patterns(skip),
+                                span, prefix, listed)
     else:
         formats = _uniform(_int_fmt(bits, size), skip, span)
-    if _lm_head_quantised(path, quant.get("lm_head"), prefix):  # quantised lm_head
+    if _lm_head_quantised(path, quant.get("lm_head"), prefix) and (
+            not listed or any(entry in "lm_head" for entry in listed)):  # quantised lm_head
         formats += (("lm_head", *_int_fmt(bits, size)),)
     return formats
+
+
+def _gptq_listed(path: Path, quant: dict, prefix: str) -> list[str]:
+    """A GPTQ block's ``modules_in_block_to_quantize`` flattened (AutoGPTQ and GPTQModel write
+    it in groups: ``[["self_attn.q_proj", ...], ["mlp.up_proj"]]``); ``[]`` where it is null,
+    absent or empty (vLLM then reads which modules are quantised from the checkpoint's
+    tensors, and tiersim, which does not open them, takes all). One line for anything but
+    module names in lists."""
+    value, key = quant.get("modules_in_block_to_quantize"), "modules_in_block_to_quantize"
+    if value is None:
+        return []
+    flat, stack = [], [value] if isinstance(value, list) else None
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, str):
+            flat.append(item)
+        else:
+            stack = None
+    if stack is None:
+        raise TiersimError(f"{path}: key '{prefix}{key}': must be a list of module names, or "
+                           f"of lists of them (got {shown(value)})")
+    return flat
 
 
 #: AutoAWQ's spellings of the keys vLLM's AWQ-Marlin check reads (its older AWQ kernel reads
@@ -1494,11 +1522,15 @@ def _check_sym(path: Path, key: str, sym: Any, what: str = "checkpoints") -> Non
 
 
 def _gptq_dynamic(path: Path, dynamic: Any, base: tuple[int, int], skip: _Patterns,
-                  span: Span, prefix: str = QUANT_KEY):
+                  span: Span, prefix: str = QUANT_KEY, listed: Sequence[str] = ()):
     """GPTQModel's per-module overrides, as vLLM reads ``dynamic``: the first regex matching
     a module's name from its start decides; ``-:`` leaves the module unquantised (BF16), ``+:``
     (or no sign) quantises it with its own ``bits`` (4 or 8) and ``group_size``; a module no
-    regex matches keeps the block's (``base``: its bits and group size)."""
+    regex matches keeps the block's (``base``: its bits and group size). ``listed``: the
+    block's ``modules_in_block_to_quantize`` (:func:`_gptq_listed`), where given the only
+    linear modules quantised, as vLLM's gptq_utils.py ``is_layer_gptq_quantized`` reads it (an
+    entry within the module's full name); routed experts are not looked up in it (vLLM's
+    fused-MoE path quantises them whatever it says)."""
     if not isinstance(dynamic, dict):
         raise TiersimError(f"{path}: key '{prefix}dynamic': must be an object of module "
                            f"regexes (got {shown(dynamic)})")
@@ -1507,6 +1539,9 @@ def _gptq_dynamic(path: Path, dynamic: Any, base: tuple[int, int], skip: _Patter
 
     def format_of(_layer: int, names: list[str]):
         if any(skip.match(n) for n in names):
+            return None
+        if listed and not _ROUTED_EXPERT.search(names[0]) and not any(
+                entry in n for entry in listed for n in names):
             return None
         for regex, fmt in rules:
             if any(regex.match(n) for n in names):
@@ -2048,6 +2083,9 @@ def _modelopt(path: Path, quant: dict, prefix: str, span: Span):
 
 
 _LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
+#: A routed expert's module name (``mlp.experts.3.up_proj``; gpt-oss's ``mlp.experts.down_proj``),
+#: not a shared expert's.
+_ROUTED_EXPERT = re.compile(r"(?<!shared_)experts\.")
 _EXPERT_INDEX = re.compile(r"experts\.\d")
 #: An entry naming particular experts: ``experts.`` (or regex ``experts\.``) then an index, a
 #: character class, a group or a wildcard character (``shared_experts`` are no routed experts).
