@@ -189,7 +189,7 @@ def test_a_wrappers_own_quantization_config_wins_over_its_text_configs(tmp_path)
      "key 'quantization_config.config_groups': must be an object of named groups (got "
      "list)"),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": 3, "weights": {
-        "num_bits": 4, "type": "int"}}}},
+        "num_bits": 4, "type": "int", "group_size": 128}}}},
      "key 'quantization_config.config_groups.g.targets': must be a list of module names "
      "(got 3)"),
     ({"quant_method": "fp8", "ignored_layers": ["re:(("]},

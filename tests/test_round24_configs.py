@@ -182,3 +182,25 @@ def test_gptq_modules_in_block_to_quantize_of_no_list_is_one_line(tmp_path):
     assert str(caught.value) == (
         f"{path}: key 'quantization_config.modules_in_block_to_quantize': must be a list of "
         "module names, or of lists of them (got 'self_attn.q_proj')")
+
+
+@pytest.mark.parametrize("weights, said", [
+    ({"num_bits": 4, "type": "int", "strategy": "tensor"}, "per tensor"),
+    ({"num_bits": 4, "type": "int"}, "per tensor"),
+])
+def test_int4_weights_per_tensor_are_refused_as_int8_ones_are(tmp_path, weights, said):
+    """compressed-tensors INT4 weights with one scale per tensor (strategy 'tensor', or neither
+    a strategy nor a group size, as compressed-tensors reads that) were read as W4A16 in groups
+    of 128 (4.125 bits a weight): vLLM's weight-only scheme takes a scale per group or per
+    output channel only, and finds none for them, as for INT8."""
+    quant = {"quant_method": "compressed-tensors", "format": "pack-quantized",
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights,
+                                           "input_activations": None}}}
+    path = _write(tmp_path, {**TINY_LLAMA, "quantization_config": quant})
+    with pytest.raises(TiersimError) as caught:
+        load_hf_config(path)
+    assert str(caught.value) == (
+        f"{path}: key 'quantization_config.config_groups.group_0.weights': 4-bit int weights "
+        f"{said} with 16-bit activations are not served by vLLM (its weight-only Marlin kernel "
+        "takes a scale per group or per output channel: strategy 'group' with a group_size, or "
+        "'channel')")

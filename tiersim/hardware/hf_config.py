@@ -1815,10 +1815,7 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
         _refuse_int_activations(path, scheme.get("input_activations"),
                                  where.removesuffix("weights") + "input_activations")
-        if weights.get("strategy") == "channel":  # one scale per output channel, no group size
-            return _fmt("w4a16", PER_CHANNEL)
-        return _fmt("w4a16", _group_size(path, f"{where}.group_size", size,
-                                         "int weight-only weights"))
+        return _int8_weight_only(path, weights, where, bits=4)
     if bits == 8 and kind == "int":  # weight-only (W8A16) is read above: these are W8A8
         _refuse_int_activations(path, scheme.get("input_activations"),
                                  where.removesuffix("weights") + "input_activations", bits=8)
@@ -1858,19 +1855,22 @@ def _refuse_int_activations(path: Path, activations: Any, key: str, bits: int = 
                        "precision")
 
 
-def _int8_weight_only(path: Path, weights: dict, where: str) -> tuple[str, float]:
-    """``(format, bits)`` of compressed-tensors INT8 weights with 16-bit activations (W8A16),
-    which vLLM serves with its weight-only Marlin kernel given a scale per group or per output
-    channel; one scale per tensor (``strategy: tensor``, or neither a strategy nor a group
-    size, as compressed-tensors reads that) it does not serve: one line."""
+def _int8_weight_only(path: Path, weights: dict, where: str, bits: int = 8
+                      ) -> tuple[str, float]:
+    """``(format, bits)`` of compressed-tensors INT8 (``bits`` 4: INT4) weights with 16-bit
+    activations (W8A16 / W4A16), which vLLM serves with its weight-only Marlin kernel given a
+    scale per group or per output channel; one scale per tensor (``strategy: tensor``, or
+    neither a strategy nor a group size, as compressed-tensors reads that) it does not serve
+    (``CompressedTensorsWNA16`` takes the group and channel strategies only): one line."""
+    name = "w4a16" if bits == 4 else "w8a16"
     strategy, size = weights.get("strategy"), weights.get("group_size")
     if strategy == "channel":
-        return _fmt("w8a16", PER_CHANNEL)
+        return _fmt(name, PER_CHANNEL)
     if strategy == "group" or (strategy is None and size is not None):  # -1: per channel
-        return _fmt("w8a16", _group_size(path, f"{where}.group_size", size,
-                                         "int weight-only weights"))
+        return _fmt(name, _group_size(path, f"{where}.group_size", size,
+                                      "int weight-only weights"))
     per = "per tensor" if strategy in (None, "tensor") else f"with strategy {shown(strategy)}"
-    raise TiersimError(f"{path}: key '{where}': 8-bit int weights {per} with 16-bit "
+    raise TiersimError(f"{path}: key '{where}': {bits}-bit int weights {per} with 16-bit "
                        "activations are not served by vLLM (its weight-only Marlin kernel takes "
                        "a scale per group or per output channel: strategy 'group' with a "
                        "group_size, or 'channel')")
