@@ -204,3 +204,24 @@ def test_int4_weights_per_tensor_are_refused_as_int8_ones_are(tmp_path, weights,
         f"{said} with 16-bit activations are not served by vLLM (its weight-only Marlin kernel "
         "takes a scale per group or per output channel: strategy 'group' with a group_size, or "
         "'channel')")
+
+
+@pytest.mark.parametrize("model_type, lacks", [
+    ("granitemoehybrid", "Mamba-2 (state-space) layers interleaved with attention"),
+    ("bamba", "Mamba-2 (state-space) layers interleaved with attention"),
+    ("zamba2", "Mamba-2 (state-space) layers beside shared attention blocks"),
+    ("falcon_mamba", "Mamba (state-space) layers instead of attention"),
+    ("lfm2", "short-convolution layers interleaved with attention"),
+    ("minimax", "lightning (linear) attention layers"),
+    ("recurrent_gemma", "recurrent (RG-LRU) layers interleaved with local attention"),
+    ("nemotron", "a two-matrix (non-gated) MLP"),
+])
+def test_a_known_hybrid_or_two_matrix_type_says_what_tiersim_lacks(tmp_path, model_type, lacks):
+    """Granite-4.0-H (granitemoehybrid), Bamba, Zamba2, Falcon-Mamba, LFM2, MiniMax-Text-01,
+    RecurrentGemma and Nemotron-4 / Minitron were "'<type>' is not supported", not saying what
+    tiersim lacks to model them, as Jamba's and Nemotron-H's lines do."""
+    path = _write(tmp_path, {**TINY_LLAMA, "model_type": model_type})
+    with pytest.raises(TiersimError) as caught:
+        load_hf_config(path)
+    assert str(caught.value).startswith(
+        f"{path}: key 'model_type': {model_type!r}: tiersim does not model {lacks}; supported: ")
