@@ -225,3 +225,18 @@ def test_a_known_hybrid_or_two_matrix_type_says_what_tiersim_lacks(tmp_path, mod
         load_hf_config(path)
     assert str(caught.value).startswith(
         f"{path}: key 'model_type': {model_type!r}: tiersim does not model {lacks}; supported: ")
+
+
+def test_an_fp8_blocks_ignored_layers_are_read_before_modules_to_not_convert(tmp_path):
+    """vLLM's Fp8Config reads ignored_layers, and modules_to_not_convert only where that is
+    empty; tiersim read modules_to_not_convert first, so a block giving both (transformers
+    writes modules_to_not_convert) lost the layers ignored_layers keeps BF16: layer 0's
+    attention here, read FP8 (8.0 bits a weight on average, not 8.25)."""
+    layer0 = [f"model.layers.0.self_attn.{p}_proj" for p in "qkvo"]
+    quant = {"quant_method": "fp8", "activation_scheme": "dynamic", "ignored_layers": layer0,
+             "modules_to_not_convert": ["lm_head"]}
+    arch = load_hf_config(_write(tmp_path, {**LLAMA_8B, "quantization_config": quant}))
+    assert arch.checkpoint[0] == ("attention", "fp8", 8.25)
+    quant = {**quant, "ignored_layers": []}  # empty: modules_to_not_convert is read
+    arch = load_hf_config(_write(tmp_path, {**LLAMA_8B, "quantization_config": quant}, "n"))
+    assert arch.checkpoint[0] == ("attention", "fp8", 8.0)

@@ -1325,7 +1325,8 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
         block = _block_size(path, quant.get("weight_block_size"), prefix)
         _fp8_activations(path, quant.get("activation_scheme"), block, prefix)
         fmt = "fp8_block" if block else "fp8"
-        skip = _module_list(path, quant, "modules_to_not_convert", "ignored_layers", prefix=prefix)
+        # vLLM's Fp8Config reads ignored_layers, modules_to_not_convert only where it is empty
+        skip = _module_list(path, quant, "ignored_layers", "modules_to_not_convert", prefix=prefix)
         return _uniform(_fmt(fmt), skip, span, _LINEAR_GROUPS)
     if method == "mxfp4":
         return _uniform(_fmt("mxfp4"), _module_list(path, quant, "modules_to_not_convert",
