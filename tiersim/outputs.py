@@ -3,7 +3,7 @@
 Every file (``requests.parquet``, ``timeseries.parquet``, ``summary.json``, ``scenario.yaml``,
 ``manifest.json`` and, when asked, ``report.html``) is first written into a private temporary
 folder inside DIR (``.tiersim-run-*.tmp``), then renamed into place one by one, the manifest
-last (SIGINT and SIGTERM wait for the last rename). Before the first, the folder is renamed
+last (SIGINT, SIGTERM and SIGHUP wait for the last rename). Before the first, the folder is renamed
 ``.tiersim-run-*.ready``: a ``kill -9`` among the renames leaves the rest of the set there, and
 the next command into DIR (run, plan or report) renames it into place before anything else, so
 the folder ends as the one run or the other. The manifest names the run (``run_id``, a hash of
@@ -469,13 +469,16 @@ def remove_stale_temps(out: Path) -> None:
 
 @contextlib.contextmanager
 def signals_deferred():
-    """SIGINT and SIGTERM held inside the block and delivered after it (main thread only;
-    elsewhere nothing changes), so a few renames that must land together are not cut in
-    half: a run folder is the old set or the new one, never a mix."""
+    """SIGINT, SIGTERM and SIGHUP held inside the block and delivered after it (main thread
+    only; elsewhere nothing changes; an ignored SIGHUP stays ignored), so a few renames that
+    must land together are not cut in half: a run folder is the old set or the new one, never
+    a mix."""
     held: list[int] = []
     saved = {}
     try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                continue
             saved[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
     except ValueError:  # not the main thread
         pass

@@ -135,7 +135,7 @@ class TiersimApp(typer.Typer):
         shown = warnings.showwarning
         warnings.showwarning = _Notes()
         main = threading.current_thread() is threading.main_thread()
-        terminate = signal.signal(signal.SIGTERM, _terminated) if main else None
+        terminate = _catch_terminations() if main else {}
         try:
             _refuse_closed_stdout()
             _refuse_empty_args(kwargs.get("args"))
@@ -172,8 +172,8 @@ class TiersimApp(typer.Typer):
         finally:
             warnings.showwarning = shown
             _restore_width(columns)
-            if main:
-                signal.signal(signal.SIGTERM, terminate)
+            for sig, old in terminate.items():
+                signal.signal(sig, old)
 
 
 #: What to do about an operating-system error a user can meet, by errno name.
@@ -324,8 +324,23 @@ def _silence_stdout() -> None:
 
 def _terminated(signum, frame) -> None:
     """SIGTERM ends the command as Ctrl-C does: cleanup runs (temporary folders, worker pools),
-    status 128 + 15."""
+    status 128 + 15; SIGHUP (the terminal or ssh session closed) likewise, status 128 + 1."""
     raise SystemExit(128 + signum)
+
+
+def _catch_terminations() -> dict:
+    """Install :func:`_terminated` for SIGTERM and SIGHUP (main thread only); returns the
+    handlers it replaced. A SIGHUP already ignored (``nohup tiersim ...``) stays ignored; the
+    default action of either killed the command on the spot, leaving its ``.lock`` and
+    temporary files in ``--out``."""
+    import signal
+
+    saved = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if sig != signal.SIGTERM and signal.getsignal(sig) is signal.SIG_IGN:
+            continue
+        saved[sig] = signal.signal(sig, _terminated)
+    return saved
 
 
 class _Notes:

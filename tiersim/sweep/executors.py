@@ -70,6 +70,8 @@ def _die_with_parent(parent: int, by_kernel: bool) -> None:
     parent's shutdown would then wait for ever; the parent ends the workers itself)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's clean-exit handler is not ours
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # nohup's stays
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
     if by_kernel and sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)

@@ -1,0 +1,75 @@
+"""Round 24: what a user sees and what stays on disk when a command is interrupted (SIGINT,
+SIGTERM, SIGHUP, a closed pipe) or two commands race for one folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import REPO
+
+TINY = (REPO / "scenarios" / "tiny.yaml").read_text()
+
+
+def tiny(tmp_path: Path, window: str = "[240, 300]") -> Path:
+    """The tiny scenario over ``window`` of its trace, written under ``tmp_path``."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY.replace("[240, 360]", window))
+    return path
+
+
+def start(*args: str, cwd: Path | None = None, **popen) -> subprocess.Popen:
+    """``python -m tiersim ARGS`` started in a subprocess (stdout and stderr piped)."""
+    env = dict(os.environ, COLUMNS="120", PYTHONPATH=str(REPO))
+    popen.setdefault("stdout", subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-m", "tiersim", *map(str, args)], env=env,
+                            cwd=cwd or REPO, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def wait_for(condition, proc: subprocess.Popen, what: str, limit_s: float = 120) -> None:
+    """Poll ``condition`` until true; fail if ``proc`` ends first or the limit passes."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert proc.poll() is None, f"ended before {what}: {proc.stderr.read()[-500:]}"
+        assert time.monotonic() < deadline, f"never saw {what}"
+        time.sleep(0.02)
+
+
+def finish(proc: subprocess.Popen, limit_s: float = 120) -> tuple[int, str]:
+    """The exit status and stderr of ``proc`` (killed when it outlives ``limit_s``)."""
+    try:
+        _, err = proc.communicate(timeout=limit_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err
+
+
+def test_a_run_whose_terminal_hangs_up_cleans_up_as_a_sigterm_does(tmp_path):
+    """SIGHUP (the terminal or ssh session closed) killed a run on the spot: its ``.lock``
+    and temporary folder stayed in --out until the next command. It now ends as SIGTERM
+    does: cleanup runs, status 128 + 1, no traceback."""
+    out = tmp_path / "o"
+    proc = start("run", tiny(tmp_path), "--out", out, "--no-baselines")
+    wait_for(lambda: (out / ".lock").exists(), proc, "the lock")
+    proc.send_signal(signal.SIGHUP)
+    code, err = finish(proc)
+    assert code == 128 + signal.SIGHUP, err
+    assert "Traceback" not in err
+    assert not out.exists()  # the folder it made, with no lock or temporary folder in it
+
+
+def test_a_run_started_under_nohup_ignores_the_hangup(tmp_path):
+    """A run whose SIGHUP is ignored (``nohup tiersim run ...``) keeps ignoring it."""
+    out = tmp_path / "o"
+    proc = start("run", tiny(tmp_path), "--out", out, "--no-baselines", "--no-report",
+                 preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    wait_for(lambda: (out / ".lock").exists(), proc, "the lock")
+    proc.send_signal(signal.SIGHUP)
+    code, err = finish(proc)
+    assert code == 0, err
+    assert (out / "summary.json").exists()
