@@ -73,3 +73,36 @@ def test_a_run_started_under_nohup_ignores_the_hangup(tmp_path):
     code, err = finish(proc)
     assert code == 0, err
     assert (out / "summary.json").exists()
+
+
+def test_ctrl_c_while_the_command_line_loads_is_status_130_without_a_traceback():
+    """Ctrl-C in the first tenth of a second (``import typer`` inside ``tiersim.cli``) printed
+    a KeyboardInterrupt traceback of the imports."""
+    code = ("import builtins, runpy, sys\n"
+            "real = builtins.__import__\n"
+            "def interrupted(name, *args, **kwargs):\n"
+            "    if name == 'typer':\n"
+            "        raise KeyboardInterrupt\n"
+            "    return real(name, *args, **kwargs)\n"
+            "builtins.__import__ = interrupted\n"
+            "sys.argv = ['tiersim', '--help']\n"
+            "runpy.run_module('tiersim', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=120)
+    assert (done.returncode, done.stderr) == (130, "")
+
+
+def test_ctrl_c_before_the_command_starts_is_status_130_without_a_traceback(monkeypatch,
+                                                                           capsys):
+    """Ctrl-C while the command's module is imported to check its options (before typer's
+    own Ctrl-C handling, which covers the command itself) ended in a traceback."""
+    import importlib
+
+    cli_app = importlib.import_module("tiersim.cli.app")
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_app, "_refuse_repeated_options", interrupted)
+    assert cli_app.main(["run", "--help"]) == 130
+    assert capsys.readouterr().err == ""

@@ -151,6 +151,8 @@ class TiersimApp(typer.Typer):
         except usage.ClickException as err:
             typer.echo(f"Error: {escaped(err.format_message())}", err=True)
             raise SystemExit(err.exit_code) from None
+        except KeyboardInterrupt:  # Ctrl-C before or after the command (typer's covers it)
+            raise SystemExit(130) from None
         except typer.Abort:  # end of input at a prompt
             typer.echo("Aborted!", err=True)
             raise SystemExit(1) from None
