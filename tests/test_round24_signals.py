@@ -106,3 +106,22 @@ def test_ctrl_c_before_the_command_starts_is_status_130_without_a_traceback(monk
     monkeypatch.setattr(cli_app, "_refuse_repeated_options", interrupted)
     assert cli_app.main(["run", "--help"]) == 130
     assert capsys.readouterr().err == ""
+
+
+def test_calibrate_whose_terminal_hangs_up_stops_as_on_sigterm(tmp_path):
+    """SIGHUP (an ssh session to the GPU machine closed) killed ``python -m tiersim.calibrate``
+    on the spot: no partial profile, no line. It now stops the harness as SIGTERM does."""
+    out = tmp_path / "p.json"
+    code = ("import os, signal, sys, time\n"
+            "from tiersim.calibrate import cli\n"
+            "def measure(args, stopped):\n"
+            "    os.kill(os.getpid(), signal.SIGHUP)\n"
+            "    time.sleep(30)\n"
+            "    return 0\n"
+            "cli._measure = measure\n"
+            f"sys.exit(cli.main(['--device', 'cpu', '--quick', '--out', {str(out)!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: interrupted by SIGHUP before anything was measured; {out} not written")

@@ -241,8 +241,9 @@ def _say(text: str, written: str | None = None) -> bool:
 
 @contextmanager
 def _signals_stop():
-    """SIGTERM and SIGINT raise ``Stopped(signal name)`` once (the runner saves the partial
-    file and reports it); later ones, and any after the list it yields gets an item, are
+    """SIGTERM, SIGINT and SIGHUP (a closed terminal or ssh session; one already ignored, as
+    under ``nohup``, stays ignored) raise ``Stopped(signal name)`` once (the runner saves the
+    partial file and reports it); later ones, and any after the list it yields gets an item, are
     ignored so that the answer is written whole. The signal is also kept in
     ``errors.RECEIVED`` (cleared on exit), where the runner finds one whose Stopped was
     swallowed. Previous handlers come back on exit. Outside the main thread (where handlers
@@ -257,7 +258,9 @@ def _signals_stop():
 
     saved = {}
     try:
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            if sig == signal.SIGHUP and signal.getsignal(sig) is signal.SIG_IGN:
+                continue
             saved[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread
         pass

@@ -462,10 +462,11 @@ def _start_up(dev: torch.device, ops: tuple[str, ...], precisions: tuple[str, ..
 
 @contextmanager
 def _signals_ignored():
-    """SIGINT and SIGTERM ignored inside (main thread only; elsewhere nothing changes)."""
+    """SIGINT, SIGTERM and SIGHUP ignored inside (main thread only; elsewhere nothing
+    changes)."""
     saved = {}
     try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             saved[sig] = signal.signal(sig, signal.SIG_IGN)
     except ValueError:  # not the main thread
         pass
