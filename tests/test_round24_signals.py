@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 TINY = (REPO / "scenarios" / "tiny.yaml").read_text()
@@ -125,3 +126,27 @@ def test_calibrate_whose_terminal_hangs_up_stops_as_on_sigterm(tmp_path):
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         f"Error: interrupted by SIGHUP before anything was measured; {out} not written")
+
+
+SWEEP = "sweep:\n  seed: [1, 2, 3, 4, 5, 6, 7, 8]\n"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_pressed_again_while_a_sweep_winds_down_is_ignored(tmp_path, sig):
+    """Ctrl-C pressed again while a sweep stopped its workers printed 'Exception ignored in
+    ... weakref_cb' or '... threading._shutdown' KeyboardInterrupt tracebacks and exited -2;
+    a second SIGTERM killed it outright. The first signal ends the command; later ones wait."""
+    path = tiny(tmp_path, "[240, 270]")
+    path.write_text(path.read_text() + SWEEP)
+    out = tmp_path / "sw"
+    proc = start("sweep", path, "--out", out, "--workers", "2", "--no-baselines",
+                 stdout=subprocess.DEVNULL)
+    wait_for(lambda: any((out / "points").glob("*.json")), proc, "a stored point")
+    for _ in range(60):  # across the whole shutdown
+        if proc.poll() is not None:
+            break
+        proc.send_signal(sig)
+        time.sleep(0.01)
+    code, err = finish(proc)
+    assert code == 128 + sig, err
+    assert len(err.splitlines()) == 1 and err.startswith("interrupted: "), err

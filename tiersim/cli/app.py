@@ -126,7 +126,6 @@ class TiersimApp(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command line; user-input errors end it with status 1 and no traceback, and
         tiersim's own warnings (a trace's dropped rows ...) are one ``note:`` line each."""
-        import signal
         import threading
         import warnings
 
@@ -174,8 +173,7 @@ class TiersimApp(typer.Typer):
         finally:
             warnings.showwarning = shown
             _restore_width(columns)
-            for sig, old in terminate.items():
-                signal.signal(sig, old)
+            _release_terminations(terminate, exiting=kwargs.get("args") is None)
 
 
 #: What to do about an operating-system error a user can meet, by errno name.
@@ -324,25 +322,60 @@ def _silence_stdout() -> None:
         pass
 
 
+class _Stop:
+    """The one signal that ends a command run by :class:`TiersimApp` (``armed`` while its
+    handlers are installed; ``signum`` once one has come)."""
+
+    armed = False
+    signum: int | None = None
+
+
 def _terminated(signum, frame) -> None:
     """SIGTERM ends the command as Ctrl-C does: cleanup runs (temporary folders, worker pools),
-    status 128 + 15; SIGHUP (the terminal or ssh session closed) likewise, status 128 + 1."""
+    status 128 + 15; SIGHUP (the terminal or ssh session closed) likewise, status 128 + 1; SIGINT
+    raises KeyboardInterrupt (status 130). Inside a command only the first does: one that comes
+    while the command winds down (Ctrl-C pressed again) is ignored, so that cleanup is not cut
+    short (a sweep's pool shutdown printed 'Exception ignored ... KeyboardInterrupt'
+    tracebacks)."""
+    import signal
+
+    if _Stop.armed:
+        if _Stop.signum is not None:
+            return
+        _Stop.signum = signum
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise SystemExit(128 + signum)
 
 
 def _catch_terminations() -> dict:
-    """Install :func:`_terminated` for SIGTERM and SIGHUP (main thread only); returns the
-    handlers it replaced. A SIGHUP already ignored (``nohup tiersim ...``) stays ignored; the
-    default action of either killed the command on the spot, leaving its ``.lock`` and
-    temporary files in ``--out``."""
+    """Install :func:`_terminated` for SIGINT, SIGTERM and SIGHUP (main thread only); returns
+    the handlers it replaced. A SIGINT or SIGHUP already ignored (a background job, ``nohup
+    tiersim ...``) stays ignored; the default action of SIGTERM or SIGHUP killed the command
+    on the spot, leaving its ``.lock`` and temporary files in ``--out``."""
     import signal
 
     saved = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         if sig != signal.SIGTERM and signal.getsignal(sig) is signal.SIG_IGN:
             continue
         saved[sig] = signal.signal(sig, _terminated)
+    _Stop.armed, _Stop.signum = True, None
     return saved
+
+
+def _release_terminations(saved: dict, exiting: bool) -> None:
+    """Put back the handlers :func:`_catch_terminations` replaced; where a signal ended the
+    command and the process exits next (``exiting``: the console script), ignore those
+    signals instead, so that one more is not raised inside Python's exit (its join of a
+    sweep's worker-pool thread)."""
+    import signal
+
+    stopped = _Stop.signum is not None
+    for sig, old in saved.items():
+        signal.signal(sig, signal.SIG_IGN if stopped and exiting else old)
+    if saved:
+        _Stop.armed, _Stop.signum = False, None
 
 
 class _Notes:
