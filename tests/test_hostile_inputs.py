@@ -859,7 +859,7 @@ def test_report_of_a_folder_a_command_is_writing_is_refused(tmp_path, capsys):
         held.write(str(os.getpid()))
         held.flush()
         line = one_error_line(*run_cli(capsys, "report", out))
-    assert line.endswith("wait for it to finish or use another --out (this report did nothing)")
+    assert line.endswith("wait for it to finish, then report again (this report did nothing)")
     assert not (out / "report.html").exists()
 
 

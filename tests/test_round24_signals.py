@@ -150,3 +150,33 @@ def test_a_signal_pressed_again_while_a_sweep_winds_down_is_ignored(tmp_path, si
     code, err = finish(proc)
     assert code == 128 + sig, err
     assert len(err.splitlines()) == 1 and err.startswith("interrupted: "), err
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory) -> Path:
+    """A finished run of the tiny scenario's first minute."""
+    from tiersim.cli.app import main
+
+    folder = tmp_path_factory.mktemp("run")
+    assert main(["run", str(tiny(folder)), "--out", str(folder / "o"), "--no-baselines"]) == 0
+    return folder / "o"
+
+
+def test_a_report_of_a_folder_another_command_writes_says_to_report_again(run_folder,
+                                                                          capsys):
+    """``tiersim report`` of a folder a run is writing was told to 'use another --out', an
+    option report does not take."""
+    import fcntl
+
+    from tiersim.cli.app import main
+
+    with open(run_folder / ".lock", "w") as held:  # another command's lock, its pid alive
+        held.write(str(os.getpid()))
+        held.flush()
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        capsys.readouterr()
+        assert main(["report", str(run_folder)]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: {run_folder}: another tiersim command is writing to this folder (pid "
+        f"{os.getpid()}); wait for it to finish, then report again (this report did "
+        "nothing)\n")

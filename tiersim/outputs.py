@@ -311,6 +311,12 @@ def new_folders(out: Path) -> list[Path]:
     return made
 
 
+def _or_elsewhere(kind: str) -> str:
+    """``, or use another --out folder``, the way round a folder's problem, for a command that
+    takes ``--out``; nothing for ``tiersim report``, which writes beside the results it reads."""
+    return "" if kind == "report" else ", or use another --out folder"
+
+
 @contextlib.contextmanager
 def _lock_file(out: Path, kind: str):
     """Hold ``out/.lock`` (see :func:`locked`); a lock file this command created is removed
@@ -321,7 +327,7 @@ def _lock_file(out: Path, kind: str):
     path = out / ".lock"
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise TiersimError(f"{path}: not a regular file (a link, folder or pipe); remove it "
-                           "(tiersim writes its pid there) or use another --out")
+                           f"(tiersim writes its pid there){_or_elsewhere(kind)}")
     existed = path.exists()
     try:  # O_NOFOLLOW: a link put there between the check and the open is refused too
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
@@ -329,7 +335,7 @@ def _lock_file(out: Path, kind: str):
     except OSError as err:
         raise _unwritable(out, err, kind) from None
     with handle:
-        _refuse_foreign_lock(handle, path)
+        _refuse_foreign_lock(handle, path, kind)
         if _take(handle, out, kind):
             handle.truncate(0)
             handle.write(str(os.getpid()))
@@ -343,7 +349,7 @@ def _lock_file(out: Path, kind: str):
             raise
 
 
-def _refuse_foreign_lock(handle, path: Path) -> None:
+def _refuse_foreign_lock(handle, path: Path, kind: str = "run") -> None:
     """Refuse a ``.lock`` holding anything but a pid (tiersim's, or nothing after a kill): a
     user's own file of that name, which taking the lock would overwrite."""
     try:
@@ -353,8 +359,8 @@ def _refuse_foreign_lock(handle, path: Path) -> None:
     handle.seek(0)
     if text.strip() and not text.strip().isdigit():
         raise TiersimError(f"{path}: holds no tiersim lock (tiersim writes its pid there) and "
-                           "would be overwritten; move the file, or use another --out folder "
-                           "(nothing was written)")
+                           f"would be overwritten; move the file{_or_elsewhere(kind)} (nothing "
+                           "was written)")
 
 
 LOCK_WAIT_S = 10.0
@@ -372,15 +378,18 @@ def _take(handle, out: Path, kind: str) -> bool:
             if not isinstance(err, BlockingIOError):
                 if err.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
                     return False
-                raise TiersimError(f"{out}: cannot lock this folder ({err.strerror or err}); "
-                                   "choose another --out folder") from None
+                raise _unwritable(out, err, kind) if kind == "report" else TiersimError(
+                    f"{out}: cannot lock this folder ({err.strerror or err}); choose another "
+                    "--out folder") from None
             handle.seek(0)
             holder = handle.read(20).strip()
             if (holder.isdigit() and _alive(int(holder))) or time.monotonic() > deadline:
                 pid = f" (pid {holder})" if holder.isdigit() else ""
+                then = (", then report again" if kind == "report"
+                        else " or use another --out")
                 raise TiersimError(f"{out}: another tiersim command is writing to this folder"
-                                   f"{pid}; wait for it to finish or use another --out "
-                                   f"(this {kind} did nothing)") from None
+                                   f"{pid}; wait for it to finish{then} (this {kind} did "
+                                   "nothing)") from None
             time.sleep(0.05)
 
 
