@@ -515,12 +515,13 @@ def test_an_interrupted_sweep_counts_the_points_its_workers_stored(tmp_path):
     # parent had not counted yet
     import json
 
-    from tiersim.sweep.run import Tally
+    from tiersim.sweep.run import Tally, tiersim_version
 
     folder = tmp_path / "points"
     folder.mkdir()
     for name, status in (("a", "ok"), ("b", "failed"), ("c", "ok"), ("old", "ok")):
-        (folder / f"{name}.json").write_text(json.dumps({"point_id": name, "status": status}))
+        (folder / f"{name}.json").write_text(json.dumps(
+            {"point_id": name, "status": status, "tiersim": tiersim_version()}))
     (folder / "d.json").write_text('{"status": "o')  # not whole: not counted
     tally = Tally(stored=1, folder=folder, pending=("a", "b", "c", "d", "e"))
     assert tally.stored_on_disk() == 2  # a and c; "old" was stored by an earlier sweep

@@ -872,7 +872,7 @@ def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, An
 def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
     """Refuse to keep a finished point whose input files (its trace, model configs, profile)
     changed under the same names since it ran; a failed point is simply rerun, and so is a
-    point another tiersim version ran (:func:`_other_version`: it may not have recorded an
+    point another tiersim version ran (:func:`ran_here`: it may not have recorded an
     input this version reads, a baseline's model say); a point stored before points recorded
     their inputs is not held to it. A file that cannot be found or read now is no change: the
     points it ran stay, and a point still to run says what is wrong with it, as ``tiersim
@@ -880,10 +880,9 @@ def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
     them all); a config's ``hf_quant_config.json`` gone is a change (the config reads
     otherwise without it)."""
     wanted = {p.id: p for p in plan.points}
-    version = tiersim_version()
     for point_id, record in records.items():
         if (record.get("status") != "ok" or "inputs" not in record or point_id not in wanted
-                or record.get("tiersim", version) != version):
+                or not ran_here(record)):
             continue
         doc = ax.apply(plan.base, wanted[point_id].values, plan.source)
         now, then = point_inputs(doc, plan.source), record["inputs"] or {}
@@ -1027,8 +1026,7 @@ def _stored_ok(path: Path) -> bool:
     :func:`_other_version`), and until this call rewrites it its file still says ``ok``."""
     try:
         record = read_json(path, "a sweep point record")
-        return (record.get("status") == "ok"
-                and record.get("tiersim", tiersim_version()) == tiersim_version())
+        return record.get("status") == "ok" and ran_here(record)
     except (TiersimError, AttributeError):
         return False
 
@@ -1281,14 +1279,24 @@ def _refuse_folders_in_the_way(out: Path, pending: list[ax.Point]) -> None:
                                "resume (no point was run)")
 
 
+def ran_here(record: dict[str, Any]) -> bool:
+    """Whether this tiersim build ran the point ``record`` holds: its ``tiersim`` version is
+    this one's. Every build since points recorded it writes one, so a record without one was
+    written by an earlier build, another version too."""
+    return record.get("tiersim") == tiersim_version()
+
+
 def _other_version(records: dict[str, dict[str, Any]], done: set[str]) -> set[str]:
-    """The finished points another tiersim version ran (a point stored before versions were
-    recorded is not held to it), noted: they run again, so one table holds one version."""
+    """The finished points another tiersim version ran (one that recorded no version
+    included: :func:`ran_here`), noted: they run again, so one table holds one version."""
     now = tiersim_version()
-    stale = {i for i in done if records[i].get("tiersim", now) != now}
+    stale = {i for i in done if not ran_here(records[i])}
     if stale:
-        then = sorted({str(records[i]["tiersim"]) for i in stale})
-        _note(f"{len(stale)} stored point(s) were run by tiersim {', '.join(then)}; they run "
+        then = sorted({str(records[i]["tiersim"]) for i in stale if "tiersim" in records[i]})
+        who = [f"tiersim {', '.join(then)}"] if then else []
+        if any("tiersim" not in records[i] for i in stale):
+            who.append("a tiersim that recorded no version")
+        _note(f"{len(stale)} stored point(s) were run by {' and '.join(who)}; they run "
               f"again with {now}, so the table holds one version")
     return stale
 

@@ -1,0 +1,47 @@
+"""Round 24 of hostile input, files tiersim reads back from another tiersim version or another
+place (a sweep's points, a run folder, a profile): each a failure found from outside and
+fixed, with the exact line a user sees or the number that was wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_round19 import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text().replace("[240, 360]",
+                                                                          "[240, 270]")
+
+
+def _scenario(tmp_path: Path, sweep: str) -> Path:
+    """tiny.yaml on a short window with ``sweep`` (YAML text, indented) as its sweep map."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY + "\nsweep:\n" + sweep)
+    return scenario
+
+
+def test_a_point_of_no_recorded_version_is_run_again(tmp_path, capsys):
+    """A point record without the ``tiersim`` version (written by a build from before points
+    recorded it: every build since writes it) was kept as this version's, its numbers in one
+    table with this version's ("2 points (0 run, 2 already done)"); it runs again, noted."""
+    from tiersim.sweep.run import tiersim_version
+
+    scenario = _scenario(tmp_path, "  seed: [1, 2]\n")
+    out = tmp_path / "w"
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, *args)[0] == 0
+    old = sorted((out / "points").iterdir())[0]
+    record = json.loads(old.read_text())
+    del record["tiersim"]
+    record["summary"]["cost_usd"] = 999.0  # another build's number
+    old.write_text(json.dumps(record))
+    code, err = run_cli(capsys, *args)
+    assert code == 0, err
+    assert ("note: 1 stored point(s) were run by a tiersim that recorded no version; they "
+            f"run again with {tiersim_version()}, so the table holds one version") in err
+    assert "2 points (1 run, 1 already done, 0 failed)" in err
+    assert json.loads(old.read_text())["tiersim"] == tiersim_version()
+    import pandas as pd
+
+    assert 999.0 not in set(pd.read_parquet(out / "sweep.parquet")["cost_usd"])
