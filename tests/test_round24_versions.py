@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_round19 import run_cli
+from test_round19 import error_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text().replace("[240, 360]",
@@ -45,3 +45,25 @@ def test_a_point_of_no_recorded_version_is_run_again(tmp_path, capsys):
     import pandas as pd
 
     assert 999.0 not in set(pd.read_parquet(out / "sweep.parquet")["cost_usd"])
+
+
+def test_a_copy_resumed_from_another_folder_names_its_scenario_in_full(tmp_path, capsys,
+                                                                       monkeypatch):
+    """A sweep started as ``tiersim sweep s.yaml`` recorded ``s.yaml`` as its source: resumed
+    from the folder's own scenario.yaml in another working folder, the refusal said "resume
+    with s.yaml", a file that is not there. The source is recorded as an absolute path."""
+    scenario = _scenario(tmp_path, "  seed: [1, 2]\n")
+    (tmp_path / "tr.parquet").write_bytes((ROOT / "tiersim" / "traces" /
+                                           "azure2023_code.parquet").read_bytes())
+    scenario.write_text(scenario.read_text().replace("path: azure2023_code.parquet",
+                                                     "path: tr.parquet"))
+    monkeypatch.chdir(tmp_path)
+    args = ["-w", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, "sweep", "s.yaml", "--out", "w", *args)[0] == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "w"
+    assert error_line(*run_cli(capsys, "sweep", out / "scenario.yaml", "--out", out, *args)) == (
+        f"Error: {out}: its scenario.yaml names the user files by absolute path, so its points "
+        f"do not match it; resume with {scenario}, or give the copy a new --out folder")

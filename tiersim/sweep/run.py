@@ -975,13 +975,25 @@ def _new_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runn
         staged.append((stage(out / "scenario.yaml", lambda h: h.write(text), "w"),
                        out / "scenario.yaml"))
         staged.append((stage_manifest(out / "sweep.json", {
-            "source": plan.source, "axes": plan.axes, **digests(plan, runner)}, plan.points),
+            "source": _source_named(plan.source), "axes": plan.axes,
+            **digests(plan, runner)}, plan.points),
             out / "sweep.json"))
         yield
         commit(staged)
     finally:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
+
+
+def _source_named(source: str) -> str:
+    """The scenario file ``source`` as ``sweep.json`` records it: absolute, so a refusal that
+    names it (:func:`_different_base`) names that file from any working folder (``s.yaml``
+    named another folder's file, or none); a source that is no file (a scenario given as a
+    map) as it is."""
+    try:
+        return str(Path(source).absolute()) if Path(source).is_file() else source
+    except OSError:
+        return source
 
 
 def _cannot_write(error: OSError, out: Path) -> TiersimError:
