@@ -67,3 +67,46 @@ def test_a_copy_resumed_from_another_folder_names_its_scenario_in_full(tmp_path,
     assert error_line(*run_cli(capsys, "sweep", out / "scenario.yaml", "--out", out, *args)) == (
         f"Error: {out}: its scenario.yaml names the user files by absolute path, so its points "
         f"do not match it; resume with {scenario}, or give the copy a new --out folder")
+
+
+def test_tiersim_files_changed_while_the_sweep_ran_make_no_table(tmp_path, capsys, monkeypatch):
+    """tiersim's packaged data edited while a sweep ran (precision_priors.json, read at each
+    point): the points before and after read two versions, all recorded under the version the
+    sweep started with, and one table held both (accuracy 0.9448 and 0.7526 on a price axis
+    that changes no accuracy), exit 0. The sweep now checks its own files again at the end."""
+    import functools
+
+    from tiersim.sweep import points as sweep_points
+    from tiersim.sweep import run as sweep_run
+
+    state = {"digest": "aaaaaaaaaaaa"}
+
+    @functools.cache
+    def digest() -> str:
+        return state["digest"]
+
+    real = sweep_points._run
+
+    def run_then_edit(doc, source, baselines):
+        summary = real(doc, source, baselines)
+        state["digest"] = "bbbbbbbbbbbb"  # the package changes once the first point ran
+        return summary
+
+    monkeypatch.setattr(sweep_run, "_package_digest", digest)
+    monkeypatch.setattr(sweep_points, "_run", run_then_edit)
+    scenario = _scenario(tmp_path, "  tiers.bf16.cost_per_gpu_hour: [3.5, 3.6]\n")
+    out = tmp_path / "w"
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    version = sweep_run.tiersim_version().split("+")[0]
+    assert error_line(*run_cli(capsys, *args)) == (
+        f"Error: {out}: tiersim's own files changed while the sweep ran (tiersim {version}"
+        f"+aaaaaaaaaaaa, now {version}+bbbbbbbbbbbb), so its 2 points run may have read "
+        "either version, and one table must not mix the two; rerun to recompute them with "
+        "the tiersim now installed (they are marked failed)")
+    assert not (out / "sweep.parquet").exists()
+    records = [json.loads(p.read_text()) for p in (out / "points").iterdir()]
+    assert [r["status"] for r in records] == ["error", "error"]
+    monkeypatch.setattr(sweep_points, "_run", real)
+    code, err = run_cli(capsys, *args)
+    assert code == 0, err
+    assert "2 points (2 run, 0 already done, 0 failed)" in err

@@ -1210,6 +1210,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     refusal`). In a ``fresh`` folder that error is raised as ``tiersim run`` raises it, and
     the folder is left as it was found."""
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
+    started = tiersim_version()
     records = read_bookkeeping(out)
     _check_same_base(out, plan, records, runner)
     done = {i for i, r in records.items() if r.get("status") == "ok"}
@@ -1232,6 +1233,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
         remove_stale_temps(out)
     records = read_bookkeeping(out)
     _refuse_lost_points(out, plan, records)
+    _check_same_package(out, started, [p.id for p in pending], records)
     refusal = common_refusal(records, [p.id for p in plan.points])
     if refusal is not None and fresh:  # the scenario's error, not its points'
         remove_written(out)
@@ -1254,6 +1256,38 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     elif table_rows(out) != described:  # the old report shows another table (fewer values)
         (out / "report.html").unlink(missing_ok=True)
     return frame, failed_total, refusal
+
+
+def _check_same_package(out: Path, started: str, ran: list[str],
+                        records: dict[str, dict[str, Any]]) -> None:
+    """Refuse to make one table of points run while tiersim's own files changed (an upgrade,
+    a ``git pull`` or packaged data such as ``precision_priors.json`` edited mid-sweep): a
+    point reads some of them as it runs, so the points ``ran`` may have read either version,
+    all recorded as ``started``. The package is digested again (:func:`tiersim_version`); on
+    a change the points run are marked failed, the table and report removed, and a rerun
+    recomputes them with the tiersim then installed."""
+    ran = [i for i in ran if i in records]
+    if not ran:
+        return  # the stored points are all of the version they record
+    _package_digest.cache_clear()
+    now = tiersim_version()
+    if now == started:
+        return
+    for point_id in ran:
+        record = records[point_id]
+        if record.get("status") == "ok":
+            record.update(status="error", summary=None,
+                          error="InputChanged: tiersim's own files changed while the sweep "
+                                "ran; rerun to recompute this point")
+            write_point(out, record)
+    for name in ("sweep.parquet", "report.html"):
+        (out / name).unlink(missing_ok=True)
+    count = f"{len(ran)} point{'s' if len(ran) != 1 else ''}"
+    raise TiersimError(f"{out}: tiersim's own files changed while the sweep ran (tiersim "
+                       f"{started}, now {now}), so its {count} run may have read either "
+                       "version, and one table must not mix the two; rerun to recompute "
+                       f"{'them' if len(ran) != 1 else 'it'} with the tiersim now installed "
+                       f"({'they are' if len(ran) != 1 else 'it is'} marked failed)")
 
 
 def _refuse_lost_points(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
