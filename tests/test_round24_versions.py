@@ -110,3 +110,20 @@ def test_tiersim_files_changed_while_the_sweep_ran_make_no_table(tmp_path, capsy
     code, err = run_cli(capsys, *args)
     assert code == 0, err
     assert "2 points (2 run, 0 already done, 0 failed)" in err
+
+
+def test_an_out_holding_another_versions_profile_is_not_called_no_profile(tmp_path, capsys):
+    """``--out`` naming a profile a later tiersim wrote (schema 'tiersim.profile/2') was
+    refused as "a JSON document of schema 'tiersim.profile/2', not a tiersim profile": it is
+    one, of another format, which this tiersim would replace with its own."""
+    from tiersim.cli import main
+
+    out = tmp_path / "p.json"
+    text = '{"schema": "tiersim.profile/2", "name": "x", "gpu": "H200", "tables": []}\n'
+    out.write_text(text)
+    assert main(["calibrate", "--from", "aiconfigurator", "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: --out {out}: holds a profile of format 'tiersim.profile/2' (another tiersim "
+        "version's; this one writes 'tiersim.profile/1'), which the profile would replace; "
+        "give a new file name, or use the tiersim that wrote it")
+    assert out.read_text() == text

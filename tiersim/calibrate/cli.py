@@ -305,6 +305,9 @@ def _not_profile_problem(out: str, path: Path) -> str | None:
     what = _file_kind(path) if path.is_file() else None
     if what is None:
         return None
+    if _other_format(what):
+        return (f"--out {out}: holds {what}, which the profile would replace; give a new "
+                "file name, or use the tiersim that wrote it")
     return (f"--out {out}: holds {what}, not a tiersim profile; the profile would replace it; "
             "give a new file name, or the path of a profile to replace")
 
@@ -324,8 +327,18 @@ def _file_kind(path: Path) -> str | None:
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema == PROFILE_SCHEMA:
         return None
+    family = PROFILE_SCHEMA.rsplit("/", 1)[0] + "/"
+    if isinstance(schema, str) and schema.startswith(family) and len(schema) <= 40:
+        return (f"a profile of format {schema!r} (another tiersim version's; this one writes "
+                f"{PROFILE_SCHEMA!r})")
     return "a JSON document with no schema" if schema is None else (
         f"a JSON document of schema {schema!r}")
+
+
+def _other_format(what: str) -> bool:
+    """Whether :func:`_file_kind`'s ``what`` is a profile of another tiersim version's format
+    (a profile still, which the refusal must not call none)."""
+    return what.startswith("a profile of format ")
 
 
 def partial_problem(out: str) -> str | None:
@@ -342,8 +355,9 @@ def partial_problem(out: str) -> str | None:
                 "another --out")
     what = _file_kind(partial) if partial.is_file() else None
     if what is not None:
-        return (f"{where} (and a complete run removes), holds {what}, not a tiersim profile; "
-                "move it, or give another --out")
+        verdict = "" if _other_format(what) else ", not a tiersim profile"
+        return (f"{where} (and a complete run removes), holds {what}{verdict}; move it, or "
+                "give another --out")
     return None
 
 
