@@ -127,3 +127,18 @@ def test_an_out_holding_another_versions_profile_is_not_called_no_profile(tmp_pa
         "version's; this one writes 'tiersim.profile/1'), which the profile would replace; "
         "give a new file name, or use the tiersim that wrote it")
     assert out.read_text() == text
+
+
+def test_an_out_whose_schema_is_long_text_is_quoted_cut(tmp_path, capsys):
+    """A JSON file with a 200,000-character ``schema`` given as ``--out`` made a 200 kB error
+    line; the schema is quoted cut, as the profile reader quotes it."""
+    from tiersim.cli import main
+    from tiersim.errors import shown
+
+    out = tmp_path / "p.json"
+    out.write_text(json.dumps({"schema": "y" * 200_000}))
+    assert main(["calibrate", "--from", "aiconfigurator", "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: --out {out}: holds a JSON document of schema {shown('y' * 200_000)}, not a "
+        "tiersim profile; the profile would replace it; give a new file name, or the path of "
+        "a profile to replace")

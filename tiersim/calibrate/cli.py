@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tiersim.calibrate.errors import RECEIVED, Stopped
-from tiersim.errors import TiersimError, escaped
+from tiersim.errors import TiersimError, escaped, shown
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 DEVICES = ("cuda", "cpu")
@@ -332,7 +332,7 @@ def _file_kind(path: Path) -> str | None:
         return (f"a profile of format {schema!r} (another tiersim version's; this one writes "
                 f"{PROFILE_SCHEMA!r})")
     return "a JSON document with no schema" if schema is None else (
-        f"a JSON document of schema {schema!r}")
+        f"a JSON document of schema {shown(schema)}")
 
 
 def _other_format(what: str) -> bool:
