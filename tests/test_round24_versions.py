@@ -142,3 +142,31 @@ def test_an_out_whose_schema_is_long_text_is_quoted_cut(tmp_path, capsys):
         f"Error: --out {out}: holds a JSON document of schema {shown('y' * 200_000)}, not a "
         "tiersim profile; the profile would replace it; give a new file name, or the path of "
         "a profile to replace")
+
+
+def test_points_a_newer_tiersim_ran_are_not_replaced_by_an_older_ones(tmp_path, capsys):
+    """A folder whose points a later release ran (tiersim 0.2.0), resumed with this older one:
+    every finished point was run again and its file replaced ("2 stored point(s) were run by
+    tiersim 0.2.0+...; they run again with 0.1.0+..."), the newer results lost. It is refused,
+    nothing changed; a point an older release ran still runs again."""
+    import tiersim
+
+    scenario = _scenario(tmp_path, "  seed: [1, 2]\n")
+    out = tmp_path / "w"
+    args = ["sweep", scenario, "--out", out, "-w", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, *args)[0] == 0
+    major, minor, *_ = (int(part) for part in tiersim.__version__.split("."))
+    newer = f"{major}.{minor + 1}.0+0123456789ab"
+    files = sorted((out / "points").iterdir())
+    for path in files:
+        record = json.loads(path.read_text())
+        record["tiersim"] = newer
+        path.write_text(json.dumps(record))
+    before = {path: path.read_bytes() for path in files}
+    assert error_line(*run_cli(capsys, *args)) == (
+        f"Error: {out}: holds 2 sweep points run by tiersim {newer}, a later release than this "
+        f"tiersim {tiersim.__version__}; resuming would replace them with an earlier version's "
+        f"results: resume with tiersim {newer.split('+')[0]} or later, or use a new --out "
+        "folder (nothing was changed)")
+    assert {path: path.read_bytes() for path in files} == before
+    assert (out / "sweep.parquet").exists()
