@@ -170,3 +170,28 @@ def test_points_a_newer_tiersim_ran_are_not_replaced_by_an_older_ones(tmp_path, 
         "folder (nothing was changed)")
     assert {path: path.read_bytes() for path in files} == before
     assert (out / "sweep.parquet").exists()
+
+
+def test_a_later_harness_profile_field_says_which_tiersim_reads_it(tmp_path, capsys):
+    """A profile a later tiersim's harness wrote (``provenance.tool`` 'tiersim.calibrate
+    0.2.0'), with a table field this tiersim does not know, was refused as a typo ("unknown
+    field 'clock_mhz'; allowed: ..."), whose fix (remove it) reads the later format as this
+    one; the line says which tiersim wrote it."""
+    import tiersim
+
+    major, minor, *_ = (int(part) for part in tiersim.__version__.split("."))
+    later = f"{major}.{minor + 1}.0"
+    doc = json.loads((ROOT / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json")
+                     .read_text())
+    doc["provenance"]["tool"] = f"tiersim.calibrate {later}"
+    doc["tables"][0]["clock_mhz"] = 1980
+    (tmp_path / "newer.json").write_text(json.dumps(doc))
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY.replace("profile: null", "profile: newer.json"))
+    line = error_line(*run_cli(capsys, "run", scenario))
+    assert line.endswith(
+        f"profile: {tmp_path / 'newer.json'}: tables[0]: unknown field 'clock_mhz'; "
+        "allowed: op, precision, kv_dtype, source, key, axes, latency_s, parts, kernel, "
+        "origin, engine_version, notes, "
+        f"timing; the profile was written by tiersim.calibrate {later}, a later release than "
+        f"this tiersim {tiersim.__version__}: read it with that tiersim or a later one")

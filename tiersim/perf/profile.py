@@ -683,12 +683,28 @@ MIN_SECONDS = 1e-9
 would make an operator free)."""
 
 
+class UnknownFieldError(ProfileError):
+    """A field the profile format this tiersim reads does not have (:func:`_unknown_field`)."""
+
+
 def _unknown_field(raw: dict, allowed: tuple[str, ...], where: str) -> None:
     """One line for the first field of ``raw`` not in ``allowed``."""
     unknown = sorted(str(k) for k in raw if k not in allowed)
     if unknown:
-        raise ProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: "
-                           f"{', '.join(allowed)}")
+        raise UnknownFieldError(f"{where}: unknown field {unknown[0]!r}; allowed: "
+                                f"{', '.join(allowed)}")
+
+
+def _later_harness(raw: dict) -> str | None:
+    """The tool a profile names as its writer (``provenance.tool``) where that is a later
+    tiersim release's harness (``tiersim.calibrate 0.2.0``), else None."""
+    from tiersim.versions import later_than_this
+
+    prov = raw.get("provenance")
+    tool = prov.get("tool") if isinstance(prov, dict) else None
+    if not isinstance(tool, str) or not tool.startswith("tiersim.calibrate "):
+        return None
+    return tool if len(tool) <= 60 and later_than_this(tool.split(" ", 1)[1]) else None
 
 
 _MISSING = object()
@@ -712,7 +728,24 @@ def _check_schema(schema: Any, path: str) -> None:
 
 
 def profile_from_json(raw: Any, path: str = "<memory>") -> Profile:
-    """Validate a parsed profile document and build a :class:`Profile`."""
+    """Validate a parsed profile document and build a :class:`Profile`. A field this
+    tiersim does not know in a profile a later release's harness wrote is refused naming that
+    release (a field it added, not a typo to remove)."""
+    try:
+        return _profile_from(raw, path)
+    except UnknownFieldError as err:
+        import tiersim
+
+        later = _later_harness(raw)
+        if later is None:
+            raise
+        raise ProfileError(f"{err}; the profile was written by {later}, a later release than "
+                           f"this tiersim {tiersim.__version__}: read it with that tiersim or "
+                           "a later one") from None
+
+
+def _profile_from(raw: Any, path: str) -> Profile:
+    """:func:`profile_from_json`'s checks and build."""
     if not isinstance(raw, dict):
         raise ProfileError(f"{path}: top level must be a JSON object")
     _check_schema(raw.get("schema", _MISSING), path)

@@ -31,7 +31,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -1327,30 +1326,23 @@ def _refuse_folders_in_the_way(out: Path, pending: list[ax.Point]) -> None:
                                "resume (no point was run)")
 
 
-def _release(version: Any) -> tuple[int, ...] | None:
-    """The release numbers of a recorded version (``0.2.0+3f2a9c1b7e04`` -> ``(0, 2, 0)``);
-    None when it does not start with one."""
-    found = re.match(r"\d+(?:\.\d+)*", version) if isinstance(version, str) else None
-    return tuple(int(part) for part in found.group().split(".")) if found else None
-
-
 def _refuse_later_release(out: Path, records: dict[str, dict[str, Any]],
                           done: set[str]) -> None:
     """Refuse, before anything changes, to resume points a later tiersim release ran: running
     them again (:func:`_other_version`) would replace their files with this earlier release's
     results. An earlier release's points, or another build of this release's, run again."""
     import tiersim
+    from tiersim.versions import later_than_this, release
 
-    mine = _release(tiersim.__version__)
-    later = sorted((i for i in done if mine is not None and (_release(
-        records[i].get("tiersim")) or ()) > mine), key=lambda i: _release(records[i]["tiersim"]))
+    later = sorted((i for i in done if later_than_this(records[i].get("tiersim"))),
+                   key=lambda i: release(records[i]["tiersim"]))
     if later:
         newest = str(records[later[-1]]["tiersim"])
         count = f"{len(later)} sweep point{'s' if len(later) != 1 else ''}"
         raise TiersimError(f"{out}: holds {count} run by tiersim {newest}, a later release than "
                            f"this tiersim {tiersim.__version__}; resuming would replace them "
                            "with an earlier version's results: resume with tiersim "
-                           f"{'.'.join(map(str, _release(newest) or ()))} or later, or use a "
+                           f"{'.'.join(map(str, release(newest) or ()))} or later, or use a "
                            "new --out folder (nothing was changed)")
 
 

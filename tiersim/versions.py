@@ -1,0 +1,22 @@
+"""Release numbers of the tiersim versions files record (a sweep point's ``tiersim``, a
+profile's ``provenance.tool``), to tell a later release's file from an earlier one's."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import tiersim
+
+
+def release(version: Any) -> tuple[int, ...] | None:
+    """The release numbers a version text starts with (``0.2.0+3f2a9c1b7e04`` -> ``(0, 2,
+    0)``); None when it starts with none."""
+    found = re.match(r"\d+(?:\.\d+)*", version) if isinstance(version, str) else None
+    return tuple(int(part) for part in found.group().split(".")) if found else None
+
+
+def later_than_this(version: Any) -> bool:
+    """Whether ``version`` is of a later release than this tiersim's."""
+    theirs, mine = release(version), release(tiersim.__version__)
+    return theirs is not None and mine is not None and theirs > mine
