@@ -3,7 +3,8 @@
 ``manifest.json`` holds ``run_id`` (the first 16 hex digits of a hash over the data files'
 hashes, so the same scenario and seed give the same id), ``files``: name -> SHA-256, and
 ``trace``: the trace file the run read (its name, the format it was read as and its SHA-256;
-summary.json's ``trace`` block, written by :func:`tiersim.outputs.write_run`). It is
+summary.json's ``trace`` block, written by :func:`tiersim.outputs.write_run`) and ``tiersim``:
+the release that wrote the folder (a later release's folder is refused, not half read). It is
 the last file a run renames into place (:mod:`tiersim.outputs`); :func:`check_manifest` tells a
 reader when the files around it come from different runs.
 """
@@ -14,8 +15,10 @@ import hashlib
 import json
 from pathlib import Path
 
+import tiersim
 from tiersim.errors import TiersimError, shown
 from tiersim.jsonio import read_json
+from tiersim.versions import later_than_this, release
 
 MANIFEST = "manifest.json"
 """The manifest's file name."""
@@ -31,8 +34,9 @@ def manifest(files: dict[str, bytes]) -> dict:
 def check_manifest(directory: Path) -> str | None:
     """The run id of ``directory``'s files, None when it has no manifest; a one-line
     TiersimError when a data file present differs from the one the manifest names (files from
-    two runs, e.g. a rerun that was interrupted while renaming). An absent file is no error; a
-    name that is a path (``/etc/x``, ``../x``) is, and nothing outside the folder is read."""
+    two runs, e.g. a rerun that was interrupted while renaming) or when a later tiersim release
+    wrote the folder. An absent file is no error; a name that is a path (``/etc/x``,
+    ``../x``) is, and nothing outside the folder is read."""
     path = Path(directory) / MANIFEST
     if not path.exists():
         return None
@@ -42,6 +46,12 @@ def check_manifest(directory: Path) -> str | None:
     except (TiersimError, KeyError, TypeError, ValueError):
         raise TiersimError(f"{path}: malformed manifest; rerun `tiersim run --out "
                            f"{directory}`") from None
+    written = info.get("tiersim")
+    if later_than_this(written):  # its files may hold fields this release reads otherwise
+        number = ".".join(map(str, release(written) or ()))[:40]
+        raise TiersimError(f"{path}: written by tiersim {number}, a later release "
+                           f"than this tiersim {tiersim.__version__}; report it with that "
+                           f"tiersim or a later one, or rerun `tiersim run --out {directory}`")
     stray = next((name for name in digests if not _own_name(name)), None)
     if stray is not None:  # a path would have a file anywhere hashed (/proc/kcore for ever)
         raise TiersimError(f"{path}: names {shown(stray, 80)}, which is no file of this run's "

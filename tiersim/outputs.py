@@ -46,6 +46,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import tiersim
 from tiersim.arrowfile import arrow_file
 from tiersim.errors import TiersimError
 from tiersim.manifest import MANIFEST
@@ -552,7 +553,7 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
     try:
         temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=out))
         write_data_files(temp, run, requests, timeseries, scenario_text)
-        info = manifest_of(temp)
+        info = {**manifest_of(temp), "tiersim": tiersim.__version__}  # who wrote the set
         if run.trace is not None:  # the input behind the files: which trace content was read
             info["trace"] = run.trace.to_json()
         (temp / MANIFEST).write_bytes((json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
