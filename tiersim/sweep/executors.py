@@ -238,8 +238,28 @@ PROBE_S = 3.0
 RAY_CLIENT_PORT = 10001
 """The port Ray's client server listens on where a ``ray://`` address names none."""
 
+RAY_ADDRESS_ENV = "RAY_ADDRESS"
+"""The environment variable ``ray.init`` reads an address from (``ray job submit`` sets it)."""
 
-def _host_port(address: str | None) -> tuple[str, int] | None:
+
+def ray_address(address: str | None) -> tuple[str | None, str, str]:
+    """The Ray address a sweep joins, as Ray chooses it: ``address`` (``--address``), else the
+    ``RAY_ADDRESS`` environment variable (also in place of ``auto``; ``local`` there is Ray's
+    word for none), else None (a local Ray); with what an error names it as and how it says to
+    fix it."""
+    env = os.environ.get(RAY_ADDRESS_ENV, "")
+    if env == "local" and address is None:
+        return None, "--address None", ""
+    if env and address in (None, "auto"):
+        return (env, f"{RAY_ADDRESS_ENV}={env} (in the environment)",
+                "set it to host:port of a running Ray cluster, or unset it to start a local Ray")
+    return (address, f"--address {address}",
+            "give host:port of a running Ray cluster, or leave it out")
+
+
+def _host_port(address: str | None, named: str | None = None,
+               fix: str = "give host:port of a running Ray cluster, or leave it out"
+               ) -> tuple[str, int] | None:
     """``(host, port)`` of an address written ``[ray://]host:port`` (``ray://host``: Ray
     client's default port); None for anything else (``auto``, ``local``, or malformed: Ray
     says what is wrong with it). A port that is no TCP port (0, above 65535) is refused at
@@ -253,8 +273,8 @@ def _host_port(address: str | None) -> tuple[str, int] | None:
     if not sep or not host or not port.isdigit():
         return None
     if not 0 < int(port) < 65536:
-        raise TiersimError(f"--address {address}: port {port} is no TCP port (1 to 65535); "
-                           "give host:port of a running Ray cluster, or leave it out")
+        raise TiersimError(f"{named or f'--address {address}'}: port {port} is no TCP port "
+                           f"(1 to 65535); {fix}")
     return host, int(port)
 
 
@@ -270,16 +290,17 @@ def probe_address(address: str | None) -> None:
     answers does not speak gRPC. Ray's GCS and its client server (``ray://``) are gRPC
     servers, so they answer HTTP/2's preface with a SETTINGS frame; anything else (a web
     server, a database, a silent listener) would keep ``ray.init`` retrying for minutes. With
-    ``RAY_USE_TLS`` on, only the connection is checked."""
-    target = _host_port(address)
+    ``RAY_USE_TLS`` on, only the connection is checked. The address is Ray's choice
+    (:func:`ray_address`): ``RAY_ADDRESS`` is probed where no ``--address`` is given."""
+    address, named, fix = ray_address(address)
+    target = _host_port(address, named, fix)
     if target is None:
         return
     try:
         conn = socket.create_connection(target, timeout=PROBE_S)
     except OSError as error:
         why = error.strerror or str(error) or type(error).__name__
-        raise TiersimError(f"--address {address}: nothing answers there ({why}); give "
-                           "host:port of a running Ray cluster, or leave it out") from None
+        raise TiersimError(f"{named}: nothing answers there ({why}); {fix}") from None
     if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
         conn.close()  # a TLS cluster answers only after a handshake; Ray judges it
         return
@@ -290,9 +311,9 @@ def probe_address(address: str | None) -> None:
         except OSError:  # a timeout, or a reset
             head = None
     if head is None or head[3] != HTTP2_SETTINGS:
-        raise TiersimError(f"--address {address}: something accepts connections there but "
-                           f"does not answer as Ray's gRPC server does within {PROBE_S:g} s; "
-                           "give host:port of a running Ray cluster's head, or leave it out")
+        raise TiersimError(f"{named}: something accepts connections there but does not "
+                           f"answer as Ray's gRPC server does within {PROBE_S:g} s; "
+                           + fix.replace("Ray cluster", "Ray cluster's head"))
 
 
 def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
@@ -310,8 +331,10 @@ def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
     """Join ``address`` (or start a local Ray of ``workers`` CPUs), keeping tiersim's SIGTERM
     handler: Ray's own exits with status 15 and skips the cleanup above. Ray's handler is in
     place while Ray starts (seconds, for a local Ray): a SIGTERM it met then is handed to
-    tiersim's, so the command ends with 143 as at any other moment (not 15)."""
+    tiersim's, so the command ends with 143 as at any other moment (not 15). The address is
+    Ray's choice (:func:`ray_address`), named so in an error."""
     probe_address(address)
+    address, named, fix = ray_address(address)
     local = {"include_dashboard": False} if address is None else {}
     if address is None and workers:
         local["num_cpus"] = workers  # one point per CPU: --workers caps the points at once
@@ -319,10 +342,10 @@ def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
     main = threading.current_thread() is threading.main_thread()
     try:
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
-    except (ValueError, ConnectionError) as err:  # a malformed or refused --address
+    except (ValueError, ConnectionError) as err:  # a malformed or refused address
         text = " ".join(str(err).split())[:200]
-        raise TiersimError(f"--address {address}: cannot join the Ray cluster ({text}); "
-                           "give host:port of a running cluster, or leave it out") from None
+        raise TiersimError(f"{named}: cannot join the Ray cluster ({text}); "
+                           + fix.replace(" Ray cluster", " cluster")) from None
     except SystemExit as stop:  # Ray's handler, installed for the call, exits with the signal
         if main and callable(handler) and stop.code == signal.SIGTERM:
             handler(signal.SIGTERM, None)  # tiersim's: SystemExit(143)

@@ -1064,6 +1064,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
     if executor == "ray":  # a dead address refused at once: Ray would retry for minutes
+        _refuse_workers_beside_env_address(address, workers)
         executors.probe_address(address)
     out = Path(out_dir)
     claim_out_dir(out, "sweep", [] if isinstance(scenario, dict) else [Path(scenario)])
@@ -1089,6 +1090,17 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if strict and failed:
         raise SweepFailed(_failure_line(frame, out, refusal, plan.points), frame)
     return frame
+
+
+def _refuse_workers_beside_env_address(address: str | None, workers: int | None) -> None:
+    """Refuse ``--workers`` where Ray joins the cluster ``RAY_ADDRESS`` names (as it would
+    beside ``--address``): that cluster runs as many points at once as it has CPUs, and Ray
+    refused the CPU count with an error naming ``--address None``."""
+    joined, named, _ = executors.ray_address(address)
+    if workers is not None and joined is not None and joined != address:
+        raise TiersimError(f"--workers {workers}: a Ray cluster joined at {named} runs as many "
+                           "points at once as it has CPUs, so it is not read; drop it, or unset "
+                           f"{executors.RAY_ADDRESS_ENV} to start a local Ray of that many CPUs")
 
 
 SWEEP_FILES = ("scenario.yaml", "sweep.parquet", "report.html")

@@ -1,0 +1,94 @@
+"""Round 24, the Ray sweep backend: how Ray is chosen and joined (``RAY_ADDRESS``, a local Ray
+on a machine where one runs already), and what Ray prints in the user's terminal."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+from test_round19 import error_line, run_cli
+
+from tiersim.sweep import executors
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text().replace("[240, 360]",
+                                                                          "[240, 270]")
+
+
+def _scenario(tmp_path: Path) -> Path:
+    """tiny.yaml on a short window, swept over two seeds."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY + "\nsweep:\n  seed: [0, 1]\n")
+    return scenario
+
+
+def _closed_port() -> int:
+    """A local TCP port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RecordingRay:
+    """Enough of ``ray`` for :func:`executors.ray_session`: records what ``init`` is given."""
+
+    def __init__(self):
+        self.calls: list[dict] = []
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kw):
+        self.calls.append(kw)
+
+    def shutdown(self):
+        pass
+
+
+def test_a_dead_ray_address_in_the_environment_is_refused_at_once(tmp_path, capsys,
+                                                                  monkeypatch):
+    """``RAY_ADDRESS`` (which ``ray job submit`` sets, and which ``ray.init`` reads) skipped the
+    probe that refuses a dead ``--address`` at once: Ray retried it for minutes (a sweep under
+    ``timeout 60`` was still waiting). With ``--workers`` the error said ``--address None: cannot
+    join the Ray cluster (When connecting to an existing cluster, num_cpus ... must not be
+    provided.)``, naming an option never given. Both name the variable now, at once."""
+    fake = RecordingRay()
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    port = _closed_port()
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    out = tmp_path / "o"
+    started = time.monotonic()
+    line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
+                               "--executor", "ray", "--no-report"))
+    assert line == (f"Error: RAY_ADDRESS=127.0.0.1:{port} (in the environment): nothing answers "
+                    "there (Connection refused); set it to host:port of a running Ray cluster, "
+                    "or unset it to start a local Ray")
+    assert time.monotonic() - started < 10 and not fake.calls and not out.exists()
+    line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
+                               "--executor", "ray", "-w", "2", "--no-report"))
+    assert line == (f"Error: --workers 2: a Ray cluster joined at RAY_ADDRESS=127.0.0.1:{port} "
+                    "(in the environment) runs as many points at once as it has CPUs, so it is "
+                    "not read; drop it, or unset RAY_ADDRESS to start a local Ray of that many "
+                    "CPUs")
+    assert not fake.calls and not out.exists()
+
+
+def test_ray_address_in_the_environment_is_joined(monkeypatch):
+    """The address in ``RAY_ADDRESS`` is the one joined (and probed), as Ray itself reads it;
+    ``--address`` given beside it wins, as in Ray."""
+    fake = RecordingRay()
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    monkeypatch.setattr(executors, "probe_address", lambda address, *a: None)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    with executors.ray_session(None, None):
+        pass
+    with executors.ray_session("10.0.0.2:6379", None):
+        pass
+    assert [call["address"] for call in fake.calls] == ["10.0.0.1:6379", "10.0.0.2:6379"]
+    assert all("num_cpus" not in call for call in fake.calls)
+    monkeypatch.setenv("RAY_ADDRESS", "local")  # Ray's word for a local Ray of its own
+    with executors.ray_session(None, 2):
+        pass
+    assert fake.calls[-1]["num_cpus"] == 2
+
