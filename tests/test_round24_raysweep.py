@@ -92,3 +92,16 @@ def test_ray_address_in_the_environment_is_joined(monkeypatch):
         pass
     assert fake.calls[-1]["num_cpus"] == 2
 
+
+def test_a_local_ray_is_started_not_one_running_joined(monkeypatch):
+    """Without ``--address`` (or ``RAY_ADDRESS``) a sweep starts its own local Ray of
+    ``--workers`` CPUs, as the docs say. ``ray.init(address=None)`` joins a cluster that
+    ``ray start`` left running on the machine instead, and there refuses ``num_cpus``: the sweep
+    failed with ``--address None: cannot join the Ray cluster (When connecting to an existing
+    cluster, num_cpus ... must not be provided.)``. It asks Ray for a local one by name."""
+    fake = RecordingRay()
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with executors.ray_session(None, 2):
+        pass
+    assert fake.calls[0]["address"] == "local" and fake.calls[0]["num_cpus"] == 2

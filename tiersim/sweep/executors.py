@@ -328,7 +328,8 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
 
 
 def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
-    """Join ``address`` (or start a local Ray of ``workers`` CPUs), keeping tiersim's SIGTERM
+    """Join ``address`` (or start a local Ray of ``workers`` CPUs, even where a cluster runs
+    on this machine already), keeping tiersim's SIGTERM
     handler: Ray's own exits with status 15 and skips the cleanup above. Ray's handler is in
     place while Ray starts (seconds, for a local Ray): a SIGTERM it met then is handed to
     tiersim's, so the command ends with 143 as at any other moment (not 15). The address is
@@ -340,8 +341,9 @@ def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
         local["num_cpus"] = workers  # one point per CPU: --workers caps the points at once
     handler = signal.getsignal(signal.SIGTERM)
     main = threading.current_thread() is threading.main_thread()
-    try:
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, **local)
+    try:  # "local": a Ray of our own, not one `ray start` left running (which refuses num_cpus)
+        ray.init(address=address or "local", ignore_reinit_error=True, log_to_driver=False,
+                 **local)
     except (ValueError, ConnectionError) as err:  # a malformed or refused address
         text = " ".join(str(err).split())[:200]
         raise TiersimError(f"{named}: cannot join the Ray cluster ({text}); "
