@@ -7,6 +7,7 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
 from test_round19 import error_line, run_cli
 
 from tiersim.sweep import executors
@@ -105,3 +106,21 @@ def test_a_local_ray_is_started_not_one_running_joined(monkeypatch):
     with executors.ray_session(None, 2):
         pass
     assert fake.calls[0]["address"] == "local" and fake.calls[0]["num_cpus"] == 2
+
+
+def test_a_local_ray_sweep_prints_only_its_own_lines(tmp_path, capfd, monkeypatch):
+    """Every Ray sweep printed Ray's log lines among its own: ``WARNING
+    authentication_token_setup.py:85 -- Token authentication is enabled for this Ray cluster.
+    ...`` and ``INFO worker.py:2038 -- Started a local Ray instance.`` (and, joining a cluster,
+    ``Connecting to existing Ray cluster at address: ...``). Ray's logger in the sweep's
+    process now shows its errors only; the sweep prints what it prints on local workers."""
+    pytest.importorskip("ray")
+    from test_sweep_run import make_scenario, sweep
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    path = make_scenario(tmp_path, **{"seed": [1, 2]})
+    capfd.readouterr()
+    sweep(path, tmp_path / "ray", executor="ray", workers=1)
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
+    assert lines == [f"sweep: 2 points (2 run, 0 already done, 0 failed) -> "
+                     f"{tmp_path / 'ray' / 'sweep.parquet'}"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import multiprocessing
 import multiprocessing.context
 import os
@@ -343,7 +344,7 @@ def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
     main = threading.current_thread() is threading.main_thread()
     try:  # "local": a Ray of our own, not one `ray start` left running (which refuses num_cpus)
         ray.init(address=address or "local", ignore_reinit_error=True, log_to_driver=False,
-                 **local)
+                 logging_level=logging.ERROR, **local)  # Ray's INFO and WARNING lines: noise
     except (ValueError, ConnectionError) as err:  # a malformed or refused address
         text = " ".join(str(err).split())[:200]
         raise TiersimError(f"{named}: cannot join the Ray cluster ({text}); "
