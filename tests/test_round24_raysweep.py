@@ -3,10 +3,13 @@ on a machine where one runs already), and what Ray prints in the user's terminal
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_round19 import error_line, run_cli
 
@@ -124,3 +127,61 @@ def test_a_local_ray_sweep_prints_only_its_own_lines(tmp_path, capfd, monkeypatc
     lines = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
     assert lines == [f"sweep: 2 points (2 run, 0 already done, 0 failed) -> "
                      f"{tmp_path / 'ray' / 'sweep.parquet'}"]
+
+
+class ElsewhereRay:
+    """Enough of ``ray`` for :func:`executors.run_ray`: a running cluster whose workers run each
+    task in another working folder (the one ``ray start`` ran in), as a cluster joined at
+    ``--address`` does."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def is_initialized(self):
+        return True
+
+    def cluster_resources(self):
+        return {"CPU": 1}
+
+    def remote(self, fn):
+        folder = self.folder
+
+        class Remote:
+            @staticmethod
+            def remote(task):
+                here = os.getcwd()
+                os.chdir(folder)
+                try:
+                    return type("Ref", (), {"record": fn(task)})()
+                finally:
+                    os.chdir(here)
+
+        return Remote
+
+    def wait(self, pending, num_returns):
+        return pending[:num_returns], pending[num_returns:]
+
+    def get(self, ref):
+        return ref.record
+
+
+def test_a_ray_worker_in_another_folder_reads_what_the_command_names(tmp_path, capsys,
+                                                                     monkeypatch):
+    """``tiersim sweep sub/s.yaml --executor ray --address ...`` from the folder holding
+    ``sub/``: the cluster's workers (started by ``ray start`` in another folder) read the
+    scenario's relative paths from their own working folder, so every point failed with
+    ``sub/s.yaml: line 10: trace.path: data/t.parquet: trace file not found in the bundled
+    traces/`` (the trace was beside the scenario). A Ray point reads paths from the folder
+    the command ran in, as a local worker does."""
+    sub = tmp_path / "run" / "sub"
+    (sub / "data").mkdir(parents=True)
+    shutil.copy(ROOT / "tiersim" / "traces" / "azure2023_code.parquet", sub / "data" / "t.parquet")
+    (sub / "s.yaml").write_text(_scenario(tmp_path).read_text().replace(
+        "path: azure2023_code.parquet", "path: data/t.parquet"))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.setattr(executors, "_ray", lambda: ElsewhereRay(tmp_path / "elsewhere"))
+    monkeypatch.chdir(tmp_path / "run")
+    code, err = run_cli(capsys, "sweep", "sub/s.yaml", "--out", "o", "--executor", "ray",
+                        "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert (pd.read_parquet(tmp_path / "run" / "o" / "sweep.parquet")["status"] == "ok").all()

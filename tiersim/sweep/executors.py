@@ -380,10 +380,14 @@ def _ray_loop(ray, tasks: Iterable[Task], on_done: OnDone) -> None:
     limit = ray_in_flight(ray)
     queue = iter(tasks)
     flight: dict[Any, Task] = {}
+    try:  # a worker reads relative paths from here, as a local worker does
+        folder: str | None = os.getcwd()
+    except OSError:  # this folder was removed: a worker reads them from its own
+        folder = None
 
     def refill() -> None:
         for task in queue:
-            flight[remote.remote(replace(task, out_dir=None))] = task
+            flight[remote.remote(replace(task, out_dir=None, folder=folder))] = task
             if len(flight) >= limit:
                 return
 

@@ -8,11 +8,13 @@ with :func:`tiersim.runner.run_scenario` (both imported lazily, inside the worke
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,10 @@ class Task:
     axes: tuple[AxisKey, ...] = ()
     """The sweep's axes, for the line the point's error names
     (:func:`tiersim.sweep.refusal.point_error`)."""
+    folder: str | None = None
+    """The working folder of the command, where the point's relative paths (the scenario's
+    own, a profile named from the working folder) are read from: set for a Ray task, whose
+    worker may have started in another folder (``ray start`` elsewhere). None: here."""
 
 
 def _one_line(error: BaseException) -> str:
@@ -163,7 +169,31 @@ def _changed_inputs(task: Task, before: dict[str, str]) -> str | None:
 
 def execute(task: Task) -> dict[str, Any]:
     """Run one point, catching its failure; store the record if ``task.out_dir`` is set (a
-    record this cannot write is returned unstored, for the driver to store)."""
+    record this cannot write is returned unstored, for the driver to store). With
+    ``task.folder`` set it runs in that folder (where there is one: a cluster's other machine
+    may have none), then returns to its own."""
+    with _working_folder(task.folder):
+        return _execute(task)
+
+
+@contextlib.contextmanager
+def _working_folder(folder: str | None) -> Iterator[None]:
+    """Run the block in ``folder`` when given and there, then back in this process's own."""
+    here = None
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            here = os.getcwd()
+            os.chdir(folder)
+    try:
+        yield
+    finally:
+        if here is not None:
+            with contextlib.suppress(OSError):
+                os.chdir(here)
+
+
+def _execute(task: Task) -> dict[str, Any]:
+    """:func:`execute` in the working folder it runs in."""
     started = time.time()
     t0 = time.perf_counter()
     record: dict[str, Any] = {"point_id": task.point.id, "values": task.point.values,
