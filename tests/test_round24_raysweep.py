@@ -185,3 +185,73 @@ def test_a_ray_worker_in_another_folder_reads_what_the_command_names(tmp_path, c
                         "--no-baselines", "--no-report")
     assert code == 0, err
     assert (pd.read_parquet(tmp_path / "run" / "o" / "sweep.parquet")["status"] == "ok").all()
+
+
+class OtherBuildRay(ElsewhereRay):
+    """A running Ray cluster whose workers have another tiersim build installed."""
+
+    def remote(self, fn):
+        from tiersim.sweep import run as sweep_run
+
+        class Remote:
+            @staticmethod
+            def remote(task):
+                real = sweep_run._package_digest
+                sweep_run._package_digest = lambda: "0ther0build00"
+                try:
+                    return type("Ref", (), {"record": fn(task)})()
+                finally:
+                    sweep_run._package_digest = real
+
+        return Remote
+
+
+def test_points_a_cluster_of_another_tiersim_build_ran_are_not_stored_as_this_ones(
+        tmp_path, capsys, monkeypatch):
+    """A sweep stamps each point with the tiersim build that ran it, so a resume runs a point
+    of another build again (one table, one build). The stamp was the command's own, made
+    before the point was sent: points a Ray cluster with another tiersim installed computed
+    were stored as this build's, and kept by every resume. The worker stamps the point now,
+    and a point of another build ends the sweep with one line; nothing of it is stored."""
+    from tiersim.sweep.run import tiersim_version
+
+    monkeypatch.setattr(executors, "_ray", lambda: OtherBuildRay(tmp_path))
+    out = tmp_path / "o"
+    line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
+                               "--executor", "ray", "--no-baselines", "--no-report"))
+    version = tiersim_version()
+    assert line.startswith(f"Error: {out}: point ")
+    assert line.endswith(f" was run by tiersim {version.split('+')[0]}+0ther0build00, this "
+                         f"command is tiersim {version} (a Ray cluster's workers need this "
+                         "tiersim installed); run the same build on both, then rerun to resume "
+                         "(points of the other build are not stored)")
+    assert not list((out / "points").glob("*.json"))
+
+
+class OlderBuildRay(ElsewhereRay):
+    """A running Ray cluster whose workers run a tiersim from before points said their build:
+    the record is the task's digests and what the point made, nothing more."""
+
+    def remote(self, fn):
+        class Remote:
+            @staticmethod
+            def remote(task):
+                record = fn(task)
+                record.pop("tiersim", None)
+                return type("Ref", (), {"record": record})()
+
+        return Remote
+
+
+def test_points_a_cluster_of_an_older_build_ran_are_not_stored_either(tmp_path, capsys,
+                                                                      monkeypatch):
+    """A worker of a build that does not stamp its points returned the command's own version
+    (sent with the task); none is sent now, so a point that comes back without one is another
+    build's."""
+    monkeypatch.setattr(executors, "_ray", lambda: OlderBuildRay(tmp_path))
+    out = tmp_path / "o"
+    line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
+                               "--executor", "ray", "--no-baselines", "--no-report"))
+    assert " was run by tiersim of a build older than this one (which does not say its " \
+           "version), this command is tiersim " in line
+    assert not list((out / "points").glob("*.json"))

@@ -81,7 +81,8 @@ class Task:
     out_dir: str | None = None
     digests: dict[str, str] | None = None
     """``base_digest`` (the scenario without ``sweep:``) and ``sweep_digest`` (its sweep map),
-    stored in the point's record so a rerun can refuse points of another scenario."""
+    stored in the point's record so a rerun can refuse points of another scenario; with them
+    the record gets ``tiersim``, the version of the build that ran the point."""
     refused: str | None = None
     """Why the point's values cannot be applied to the scenario (an axis path another axis'
     value removed): recorded as the point's error without running it."""
@@ -198,6 +199,10 @@ def _execute(task: Task) -> dict[str, Any]:
     t0 = time.perf_counter()
     record: dict[str, Any] = {"point_id": task.point.id, "values": task.point.values,
                               "started": started, **(task.digests or {})}
+    if task.digests is not None:  # the build that runs it (a Ray cluster's may not be the
+        from tiersim.sweep.run import tiersim_version  # sweep's; an older one leaves it out)
+
+        record["tiersim"] = tiersim_version()
     record["inputs"] = {} if task.refused else point_inputs(task.doc, task.source)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")

@@ -1406,7 +1406,8 @@ def _tasks(plan: SweepPlan, pending: list[ax.Point], out: Path,
            runner: PointRunner) -> Iterator[Task]:
     """The pending points' tasks, each made as it is sent (a scenario copy per point would
     otherwise be held for every point before the first runs)."""
-    tags, keys = digests(plan, runner), axis_keys(plan.base, plan.axes, plan.source)
+    keys = axis_keys(plan.base, plan.axes, plan.source)
+    tags = {k: v for k, v in digests(plan, runner).items() if k != "tiersim"}  # the worker's
     for point in pending:
         try:
             doc = ax.apply(plan.base, point.values, plan.source)
@@ -1424,9 +1425,11 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
     tasks = _tasks(plan, pending, out, runner)
     failures = 0
     notes = SweepNotes(out)
+    version = tiersim_version()
 
     def on_done(record: dict[str, Any]) -> None:
         nonlocal failures
+        _refuse_other_build(out, record, version)
         index = record.pop("grid_index", None)
         if not record.pop("stored", False):
             write_point(out, record)
@@ -1448,6 +1451,23 @@ def _execute(plan: SweepPlan, pending: list[ax.Point], out: Path, workers: int, 
         executors.run_local(tasks, pool, on_done, workers)
     notes.show()
     return failures
+
+
+def _refuse_other_build(out: Path, record: dict[str, Any], version: str) -> None:
+    """End the sweep on a point that another tiersim build ran (a Ray cluster's workers with
+    another tiersim installed, or local workers that read tiersim's code after it was edited):
+    stored, it would read as this build's (as would every point those workers run), and a
+    resume would keep it. It is not stored."""
+    theirs = record.get("tiersim")
+    if theirs == version or "base_digest" not in record:  # this build's, or the sweep's own
+        return  # record of a worker that died
+    if record.get("stored"):  # a local worker stored it itself
+        (points_dir(out) / f"{record['point_id']}.json").unlink(missing_ok=True)
+    theirs = theirs or "of a build older than this one (which does not say its version)"
+    raise TiersimError(f"{out}: point {record.get('point_id')} was run by tiersim {theirs}, "
+                       f"this command is tiersim {version} (a Ray cluster's workers need this "
+                       "tiersim installed); run the same build on both, then rerun to resume "
+                       "(points of the other build are not stored)")
 
 
 def _report(out: Path, console: Console) -> None:
