@@ -255,3 +255,43 @@ def test_points_a_cluster_of_an_older_build_ran_are_not_stored_either(tmp_path, 
     assert " was run by tiersim of a build older than this one (which does not say its " \
            "version), this command is tiersim " in line
     assert not list((out / "points").glob("*.json"))
+
+
+@pytest.mark.parametrize(("failure", "shown"), [
+    (ValueError("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION bogus is not supported. Please set to "
+                "'python', 'cpp' or 'upb'."),
+     "ValueError: PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION bogus is not supported. Please set "
+     "to 'python', 'cpp' or 'upb'."),
+    (ImportError("cannot import name '_message' from 'google.protobuf.pyext'", name="google"),
+     "ImportError: cannot import name '_message' from 'google.protobuf.pyext'")])
+def test_a_ray_that_is_installed_but_does_not_import_is_one_line(tmp_path, capsys, monkeypatch,
+                                                                 failure, shown):
+    """``import ray`` failing inside Ray (``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=bogus`` in the
+    environment: a ValueError; ``=cpp`` without protobuf's C++ part, or a dependency of another
+    version: an ImportError of another module) was a traceback, or said ``--executor ray needs
+    Ray: pip install 'tiersim[ray]'`` of a Ray that is installed. It says what failed."""
+    import builtins
+
+    real = builtins.__import__
+
+    def failing(name, *args, **kwargs):
+        if name == "ray":
+            raise failure
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing)
+    out = tmp_path / "o"
+    line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
+                               "--executor", "ray", "--no-report"))
+    assert line == (f"Error: --executor ray: Ray is installed but does not import ({shown}); fix "
+                    "what that names, or reinstall Ray: pip install --force-reinstall "
+                    "'tiersim[ray]'")
+    assert not out.exists()
+
+
+def test_ray_not_installed_is_still_said_so(monkeypatch):
+    """Ray missing (not a module of it) is named as before."""
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)
+    with pytest.raises(executors.TiersimError) as caught:
+        executors._ray()
+    assert str(caught.value) == "--executor ray needs Ray: pip install 'tiersim[ray]'"

@@ -23,6 +23,7 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -169,12 +170,28 @@ def _refill(pool: ProcessPoolExecutor, queue: Iterable[Task], flight: dict, limi
 
 
 def _ray():
-    """Import ray or say how to install it."""
+    """Import ray, or say how to install it; a Ray that is installed but fails to import (a
+    dependency of another version, an environment setting it refuses) is named with what
+    failed, in one line (the warnings its import raises are not shown: noise to a sweep)."""
     try:
-        import ray
-    except ImportError as error:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import ray
+    except ModuleNotFoundError as error:
+        if error.name != "ray":
+            raise TiersimError(_unimportable(error)) from None
         raise TiersimError("--executor ray needs Ray: pip install 'tiersim[ray]'") from error
+    except Exception as error:  # noqa: BLE001 - whatever Ray's import raised, one line
+        raise TiersimError(_unimportable(error)) from None
     return ray
+
+
+def _unimportable(error: BaseException) -> str:
+    """The line for a Ray that is installed and does not import, raising ``error``."""
+    text = " ".join(str(error).split())[:200]
+    return (f"--executor ray: Ray is installed but does not import ({type(error).__name__}: "
+            f"{text}); fix what that names, or reinstall Ray: pip install --force-reinstall "
+            "'tiersim[ray]'")
 
 
 def run_ray(tasks: Iterable[Task], on_done: OnDone, address: str | None = None,
