@@ -295,3 +295,29 @@ def test_ray_not_installed_is_still_said_so(monkeypatch):
     with pytest.raises(executors.TiersimError) as caught:
         executors._ray()
     assert str(caught.value) == "--executor ray needs Ray: pip install 'tiersim[ray]'"
+
+
+class MismatchedRay(RecordingRay):
+    """A Ray whose cluster runs other versions: ``init`` raises as Ray's version check does."""
+
+    def init(self, **kw):
+        raise RuntimeError("Version mismatch: The cluster was started with:\n    Ray: 2.9.0\n"
+                           "    Python: 3.10.12\nThis process on node 10.0.0.1 was started "
+                           "with:\n    Ray: 2.60.0\n    Python: 3.11.9\n")
+
+
+def test_a_cluster_of_other_ray_or_python_versions_is_one_line(tmp_path, capsys, monkeypatch):
+    """Joining a cluster started with another Ray or Python version: Ray refuses it with a
+    RuntimeError, which was a traceback (only its ValueError and ConnectionError were said in
+    one line). It is one line now, naming the versions, and the folder is left as it was."""
+    monkeypatch.setattr(executors, "_ray", lambda: MismatchedRay())
+    monkeypatch.setattr(executors, "probe_address", lambda address, *a: None)
+    out = tmp_path / "o"
+    line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
+                               "--executor", "ray", "--address", "10.0.0.1:6379", "--no-report"))
+    assert line == ("Error: --address 10.0.0.1:6379: cannot join the Ray cluster (Version "
+                    "mismatch: The cluster was started with: Ray: 2.9.0 Python: 3.10.12 This "
+                    "process on node 10.0.0.1 was started with: Ray: 2.60.0 Python: 3.11.9); "
+                    "run this command with the cluster's Ray and Python versions, give host:port "
+                    "of a running cluster, or leave it out")
+    assert not out.exists()

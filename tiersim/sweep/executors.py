@@ -362,10 +362,12 @@ def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
     try:  # "local": a Ray of our own, not one `ray start` left running (which refuses num_cpus)
         ray.init(address=address or "local", ignore_reinit_error=True, log_to_driver=False,
                  logging_level=logging.ERROR, **local)  # Ray's INFO and WARNING lines: noise
-    except (ValueError, ConnectionError) as err:  # a malformed or refused address
-        text = " ".join(str(err).split())[:200]
-        raise TiersimError(f"{named}: cannot join the Ray cluster ({text}); "
-                           + fix.replace(" Ray cluster", " cluster")) from None
+    except (ValueError, ConnectionError, RuntimeError) as err:  # malformed, refused, or of
+        text = " ".join(str(err).split())[:200]  # other Ray or Python versions (RuntimeError)
+        fix = fix.replace(" Ray cluster", " cluster")
+        if "version mismatch" in text.lower():
+            fix = "run this command with the cluster's Ray and Python versions, " + fix
+        raise TiersimError(f"{named}: cannot join the Ray cluster ({text}); {fix}") from None
     except SystemExit as stop:  # Ray's handler, installed for the call, exits with the signal
         if main and callable(handler) and stop.code == signal.SIGTERM:
             handler(signal.SIGTERM, None)  # tiersim's: SystemExit(143)
