@@ -429,6 +429,9 @@ def run_calibration(device: str = "cpu", model: str | None = None,
     timer.deadline = run.deadline
     run.notes.append(f"timer: warmup {grid.warmup}, {grid.min_repeats}-{grid.max_repeats} "
                      f"repeats, median; L2 flush {grid.flush_bytes >> 20} MB between repeats")
+    for note in shapes_.notes:  # what the config left out and the shapes took (class defaults)
+        log(f"note: {config}: {note}")
+        run.notes.append(f"config: {note}")
     threads = torch.get_num_threads()
     if quick and dev.type == "cpu":
         torch.set_num_threads(1)  # NOTE: tiny ops; avoids OpenMP stalls on a shared machine

@@ -8,10 +8,18 @@ Hugging Face ``config.json``) and reads any other model from a ``config.json`` p
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tiersim.calibrate.errors import CalibrateError
+from tiersim.hf_text import (
+    ALIASES,
+    SUPPORTED_TYPES,
+    TEXT_CONFIG_KEYS,
+    class_defaults_left_out,
+    defaults_note,
+    language_model_key,
+)
 from tiersim.jsonio import HF_BOM, read_json
 
 
@@ -30,6 +38,9 @@ class ModelShapes:
     num_experts: int = 0
     expert_intermediate: int = 0
     top_k: int = 0
+    #: what reading the config took that the file does not say (a wrapper's class defaults);
+    #: the profile's ``provenance.notes`` carries them
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def is_moe(self) -> bool:
@@ -130,15 +141,26 @@ def _get(cfg: dict, path: str, *keys: str, default: int | None = None,
     raise CalibrateError(f"{path}: missing {keys[0]!r}; add it to the config.json")
 
 
-def _text_config(cfg: dict, path: str) -> dict:
-    """The language model's part of a config (``text_config`` of a multimodal one)."""
-    if "text_config" not in cfg:
-        return cfg
-    inner = cfg["text_config"]
-    if not isinstance(inner, dict):
-        raise CalibrateError(f"{path}: text_config must be a JSON object of the language "
-                             f"model's sizes (got {type(inner).__name__}); fix the config.json")
-    return inner
+def _text_config(cfg: dict, path: str) -> tuple[dict, tuple[str, ...]]:
+    """The language model's part of a config, as the simulator finds it
+    (:func:`tiersim.hf_text.language_model_key`: a wrapper's ``text_config``, InternVL's
+    ``llm_config``, DeepSeek-VL2's ``language_config``), with the transformers class defaults
+    a sub-config written as a diff leaves out filled in, and a note naming them."""
+    own = cfg.get("model_type")
+    if ALIASES.get(str(own), own) not in SUPPORTED_TYPES:
+        for key in TEXT_CONFIG_KEYS:
+            if key in cfg and not isinstance(cfg[key], dict):
+                raise CalibrateError(
+                    f"{path}: {key} must be a JSON object of the language model's sizes "
+                    f"(got {type(cfg[key]).__name__}); fix the config.json")
+    key = language_model_key(cfg)
+    if key is None:
+        return cfg, ()
+    inner = cfg[key]
+    missing = class_defaults_left_out(inner)
+    if not missing:
+        return inner, ()
+    return {**inner, **missing}, (defaults_note(key, inner.get("model_type"), missing),)
 
 
 #: Architectures whose shapes :func:`from_config` reads right (MLA, linear attention, Mamba
@@ -158,14 +180,15 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     where = str(p)
-    outer, cfg = cfg, _text_config(cfg, where)
+    outer = cfg
+    cfg, notes = _text_config(cfg, where)
     kind = cfg.get("model_type")
     if kind not in HARNESS_TYPES:
         shown = "no model_type" if kind is None else f"model_type {kind!r}"
         if cfg is not outer:  # a wrapper: its own type, and the key path of the inner one
             inner = "missing" if kind is None else repr(kind)
-            shown = (f"model_type {outer.get('model_type')!r} (key 'text_config.model_type': "
-                     f"{inner})")
+            shown = (f"model_type {outer.get('model_type')!r} (key "
+                     f"'{language_model_key(outer)}.model_type': {inner})")
         raise CalibrateError(f"{where}: {shown}: the harness measures the shapes of "
                              f"{', '.join(HARNESS_TYPES)} models (dense attention, a dense or "
                              "Qwen3-style MoE FFN); pass one of those, or --model")
@@ -192,7 +215,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
                         else _get(cfg, where, "moe_intermediate_size", default=inter))
     else:
         inter = _get(cfg, where, "intermediate_size")  # a dense model's FFN width
-    given = cfg.get("_name_or_path")
+    given = outer.get("_name_or_path")  # a wrapper's own, not its language model's base
     return ModelShapes(
         name=name or (given if isinstance(given, str) and given.strip() else None)
         or (p.parent.name if p.name == "config.json" else p.stem),  # as tiersim run names it
@@ -206,6 +229,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
         num_experts=experts,
         expert_intermediate=expert_inter,
         top_k=top_k,
+        notes=notes,
     )
 
 

@@ -123,17 +123,23 @@ from typing import Any
 from tiersim.errors import Note, TiersimError, shown
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.precisions import PER_CHANNEL, WEIGHT_ONLY, prior_name
+from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, shared with the harness
+    ALIASES,
+    DENSE_TYPES,
+    DSA_TYPES,
+    HYBRID_TYPES,
+    MLA_TYPES,
+    MOE_LOCAL_TYPES,
+    SUPPORTED_TYPES,
+    TEXT_CLASS_DEFAULTS,
+    TEXT_CONFIG_KEYS,
+    class_defaults_left_out,
+    defaults_note,
+    language_model_key,
+    text_key,
+)
 from tiersim.jsonio import HF_BOM, read_json
 
-DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
-MLA_TYPES = ("deepseek_v3", "kimi_k2", "deepseek_v2", "deepseek_v32", "glm_moe_dsa")
-#: MLA with DeepSeek sparse attention's indexer.
-DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
-#: Gated delta-net hybrids (Qwen3-Next; Qwen3.5's language model, dense or MoE).
-HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
-SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "qwen2_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
-                   *HYBRID_TYPES)
 _TWO_MATRIX = "a two-matrix (non-gated) MLP"
 _PARALLEL_TWO_MATRIX = _TWO_MATRIX + " beside attention in parallel blocks"
 #: What tiersim lacks to model a known architecture it does not support (one line each).
@@ -666,58 +672,32 @@ def _state_bytes(cfg: _Config) -> int:
     return STATE_DTYPES[value]
 
 
-#: Where a multimodal wrapper keeps its language model's config, first found first: most
-#: under ``text_config``, InternVL under ``llm_config``, DeepSeek-VL2 under ``language_config``.
-TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
-
-
 def _text_key(data: dict[str, Any]) -> str | None:
     """The first key of :data:`TEXT_CONFIG_KEYS` holding an object in ``data``, else None."""
-    return next((k for k in TEXT_CONFIG_KEYS if isinstance(data.get(k), dict)), None)
+    return text_key(data)
 
 
 def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     """The language model's config of a multimodal wrapper (and the wrapper's own quant
-    config), or the config itself."""
-    key = _text_key(cfg.data)
-    outer_type = ALIASES.get(str(cfg.data.get("model_type")), cfg.data.get("model_type"))
-    if outer_type in SUPPORTED_TYPES or key is None:
+    config), or the config itself (:func:`tiersim.hf_text.language_model_key`, which the
+    calibration harness reads a config by too)."""
+    key = language_model_key(cfg.data)
+    if key is None:
         return cfg, None
     text = _Config(cfg.path, _with_class_defaults(cfg.path, cfg.data[key], key),
                    f"{key}.")
     return text, cfg.data.get("quantization_config")
 
 
-#: transformers' class defaults (4.46 and since) of the keys tiersim reads, for the language
-#: models a wrapper's sub-config may hold written as a diff (:func:`_with_class_defaults`).
-#: Llama's ``num_key_value_heads`` (None: the query heads) is tiersim's own default already;
-#: ``tie_word_embeddings`` keeps :func:`_tied`'s rule.
-TEXT_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
-    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
-              "num_hidden_layers": 32, "num_attention_heads": 32,
-              "max_position_embeddings": 2048},
-    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
-                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-                "max_position_embeddings": 131072, "sliding_window": 4096},
-    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
-              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
-              "max_position_embeddings": 32768},
-}
-
-
 def _with_class_defaults(path: Path, data: dict[str, Any], key: str) -> dict[str, Any]:
     """A wrapper's language-model sub-config (under ``key``) with the keys it leaves out
-    filled from its type's transformers class defaults (:data:`TEXT_CLASS_DEFAULTS`), with a
-    note naming them: transformers writes a sub-config's keys only where they differ from
-    its class's defaults (``recursive_diff_dict``; llava-1.5-7b-hf keeps 3 of Vicuna's) and
-    fills them back on load, which is the model vLLM builds. A key given as null stays null."""
-    defaults = TEXT_CLASS_DEFAULTS.get(str(data.get("model_type")), {})
-    missing = {k: v for k, v in defaults.items() if k not in data}
+    filled from its type's transformers class defaults (:data:`TEXT_CLASS_DEFAULTS`,
+    :func:`tiersim.hf_text.class_defaults_left_out`), with a note naming them."""
+    missing = class_defaults_left_out(data)
     if not missing:
         return data
     warnings.warn(Note(
-        f"{path}: key {key!r} leaves out {', '.join(missing)}: read as transformers' "
-        f"{data['model_type']} defaults ({', '.join(map(str, missing.values()))}), as "
+        f"{path}: {defaults_note(key, data['model_type'], missing)}, as "
         "transformers (which writes a sub-config's keys only where they differ from its "
         "class's defaults) and vLLM build the model"), stacklevel=5)
     return {**data, **missing}
@@ -745,14 +725,6 @@ def _vision_note(outer: _Config, text_type: str) -> None:
                        "counted and image inputs are not modelled"), stacklevel=4)
 
 
-#: Model types read as another type with the same text architecture (the vision tower of a
-#: ``*_vl`` model is not modelled; MiMo is Qwen2 with a multi-token-prediction layer; PhiMoE is
-#: Mixtral's layout, its attention and lm_head biases, LayerNorms and SparseMixer routing under
-#: 0.01% of weights and time; Phi-3 / Phi-4 are Llama's with q/k/v and gate/up fused, the same
-#: weights).
-ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "qwen2",
-           "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "phimoe": "mixtral",
-           "phi3": "llama"}
 #: Multimodal wrappers whose language model's keys may sit at the top level, with no
 #: ``text_config`` (older transformers wrote Qwen2-VL / Qwen2.5-VL configs so): read as this type.
 FLAT_WRAPPERS = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2"}

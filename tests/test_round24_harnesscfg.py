@@ -1,0 +1,122 @@
+"""Round 24 (harnesscfg): the calibration harness reads a config.json as the simulator does.
+
+The harness (:func:`tiersim.calibrate.shapes.from_config`) and the simulator
+(:func:`tiersim.hardware.hf_config.load_hf_config`) read the same ``config.json``; where they
+read it differently a GPU run times the wrong shapes and the profile silently mismatches the
+model it is used for. Each test here is one reader against the other.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tiersim.calibrate import shapes
+from tiersim.calibrate.errors import CalibrateError
+from tiersim.errors import TiersimError
+from tiersim.hardware.hf_config import load_hf_config
+
+ROOT = Path(__file__).resolve().parents[1]
+FIELDS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "num_experts",
+          "expert_intermediate", "top_k")
+
+
+def _both(path: Path):
+    """(simulator's ModelArch or its error line, harness's ModelShapes or its error line)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            sim = load_hf_config(path)
+        except TiersimError as err:
+            sim = str(err)
+    try:
+        harness = shapes.from_config(path)
+    except CalibrateError as err:
+        harness = str(err)
+    return sim, harness
+
+
+def _same(sim, harness) -> dict:
+    """The fields the two readers give differently (a dense model's FFN width, an all-MoE
+    model's none)."""
+    got = {f: (getattr(sim, f), getattr(harness, f)) for f in FIELDS}
+    inter = 0 if sim.num_experts else sim.intermediate
+    got["intermediate"] = (inter, harness.intermediate)
+    return {f: v for f, v in got.items() if v[0] != v[1]}
+
+
+def _write(tmp_path: Path, cfg: dict, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+LLAMA = {"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16,
+         "num_key_value_heads": 8, "num_hidden_layers": 4, "intermediate_size": 5632,
+         "vocab_size": 32000}
+#: llava-1.5-7b-hf's text_config: transformers wrote only what differs from LlamaConfig's
+#: defaults, and fills the rest back on load.
+LLAVA = {"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"],
+         "vision_config": {"model_type": "clip_vision_model"},
+         "text_config": {"_name_or_path": "lmsys/vicuna-7b-v1.5", "model_type": "llama",
+                         "max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
+                         "torch_dtype": "float16", "vocab_size": 32064}}
+
+
+@pytest.mark.parametrize("cfg", [
+    LLAVA,
+    {"model_type": "llava", "vision_config": {},
+     "text_config": {"model_type": "mistral", "vocab_size": 32768}},
+    {"model_type": "internvl_chat", "vision_config": {}, "llm_config": LLAMA},
+    {"model_type": "deepseek_vl_v2", "vision_config": {}, "language_config": LLAMA},
+    # a supported type of its own is read itself, whatever sub-config it carries
+    {**LLAMA, "text_config": {**LLAMA, "hidden_size": 1024}},
+], ids=["llava-diff", "mistral-diff", "llm_config", "language_config", "own-type"])
+def test_wrapper_configs_read_alike(tmp_path, cfg):
+    sim, harness = _both(_write(tmp_path, cfg))
+    assert not isinstance(harness, str), harness
+    assert not isinstance(sim, str), sim
+    assert _same(sim, harness) == {}
+
+
+def test_llava_diff_takes_class_defaults_and_says_so(tmp_path):
+    """It was refused: "missing 'hidden_size'; add it to the config.json"."""
+    got = shapes.from_config(_write(tmp_path, LLAVA))
+    assert (got.hidden, got.layers, got.heads, got.kv_heads, got.intermediate, got.vocab) == (
+        4096, 32, 32, 32, 11008, 32064)
+    assert got.notes == (
+        "key 'text_config' leaves out hidden_size, intermediate_size, num_hidden_layers, "
+        "num_attention_heads: read as transformers' llama defaults (4096, 11008, 32, 32)",)
+
+
+def test_harness_with_a_wrapper_config_imports_no_simulator_dependency(tmp_path):
+    """The harness runs with torch and numpy alone: reading a wrapper's config must not pull
+    in the simulator's reader (tiersim.hardware) or its dependencies."""
+    path = _write(tmp_path, LLAVA)
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('pydantic', 'simpy', 'pandas', 'typer', 'rich',"
+        " 'plotly') or name.startswith(('tiersim.hardware', 'tiersim.perf')):\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from tiersim.calibrate import shapes\n"
+        f"print(shapes.from_config({str(path)!r}).hidden)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert (proc.returncode, proc.stdout.strip()) == (0, "4096"), proc.stderr[-2000:]
+
+
+def test_cli_llava_config_passes_the_option_check(tmp_path):
+    """--config of a llava-1.5 config got past nothing: 'missing hidden_size'."""
+    from tiersim.calibrate.cli import options_problem, parser
+
+    args = parser().parse_args(["--device", "cpu", "--config", str(_write(tmp_path, LLAVA)),
+                                      "--out", str(tmp_path / "p.json")])
+    assert options_problem(args) is None

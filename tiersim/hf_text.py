@@ -1,0 +1,85 @@
+"""Where a Hugging Face ``config.json`` keeps its language model, read one way by both readers.
+
+The simulator (:mod:`tiersim.hardware.hf_config`) and the calibration harness
+(:mod:`tiersim.calibrate.shapes`) read the same config; if they found its language model in
+different places, a GPU run would time other shapes than the model the profile is used for.
+Both take from here which sub-config holds the language model, and the transformers class
+defaults a sub-config written as a diff leaves out. Standard library only: the harness runs
+with torch and numpy alone (it must not import pydantic, simpy or pandas).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
+MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
+MLA_TYPES = ("deepseek_v3", "kimi_k2", "deepseek_v2", "deepseek_v32", "glm_moe_dsa")
+#: MLA with DeepSeek sparse attention's indexer.
+DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
+#: Gated delta-net hybrids (Qwen3-Next; Qwen3.5's language model, dense or MoE).
+HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+#: Every ``model_type`` the simulator reads (after :data:`ALIASES`).
+SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "qwen2_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
+                   *HYBRID_TYPES)
+
+#: Where a multimodal wrapper keeps its language model's config, first found first: most
+#: under ``text_config``, InternVL under ``llm_config``, DeepSeek-VL2 under ``language_config``.
+TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
+
+#: Model types read as another type with the same text architecture (the vision tower of a
+#: ``*_vl`` model is not modelled; MiMo is Qwen2 with a multi-token-prediction layer; PhiMoE is
+#: Mixtral's layout, its attention and lm_head biases, LayerNorms and SparseMixer routing under
+#: 0.01% of weights and time; Phi-3 / Phi-4 are Llama's with q/k/v and gate/up fused, the same
+#: weights).
+ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "qwen2",
+           "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "phimoe": "mixtral",
+           "phi3": "llama"}
+
+#: transformers' class defaults (4.46 and since) of the keys tiersim reads, for the language
+#: models a wrapper's sub-config may hold written as a diff (:func:`class_defaults_left_out`).
+#: Llama's ``num_key_value_heads`` (None: the query heads) is tiersim's own default already;
+#: ``tie_word_embeddings`` keeps the simulator's own rule.
+TEXT_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+              "num_hidden_layers": 32, "num_attention_heads": 32,
+              "max_position_embeddings": 2048},
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "sliding_window": 4096},
+    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "max_position_embeddings": 32768},
+}
+
+
+def text_key(data: dict[str, Any]) -> str | None:
+    """The first key of :data:`TEXT_CONFIG_KEYS` holding an object in ``data``, else None."""
+    return next((k for k in TEXT_CONFIG_KEYS if isinstance(data.get(k), dict)), None)
+
+
+def language_model_key(data: dict[str, Any]) -> str | None:
+    """The key of the sub-config that holds the language model of the config ``data``, or
+    None where the config is read itself: its own ``model_type`` (or its alias's) is one the
+    simulator reads, or it holds no sub-config object (:func:`text_key`)."""
+    key = text_key(data)
+    own = data.get("model_type")
+    if ALIASES.get(str(own), own) in SUPPORTED_TYPES:
+        return None
+    return key
+
+
+def class_defaults_left_out(data: dict[str, Any]) -> dict[str, Any]:
+    """The keys of its type's transformers class defaults (:data:`TEXT_CLASS_DEFAULTS`) that
+    a wrapper's language-model sub-config ``data`` leaves out, with their values: transformers
+    writes a sub-config's keys only where they differ from its class's defaults
+    (``recursive_diff_dict``; llava-1.5-7b-hf keeps 3 of Vicuna's) and fills them back on
+    load, which is the model vLLM builds. A key given as null is not left out."""
+    defaults = TEXT_CLASS_DEFAULTS.get(str(data.get("model_type")), {})
+    return {k: v for k, v in defaults.items() if k not in data}
+
+
+def defaults_note(key: str, model_type: Any, missing: dict[str, Any]) -> str:
+    """The words of the note for sub-config ``key`` read with ``missing`` class defaults."""
+    return (f"key {key!r} leaves out {', '.join(missing)}: read as transformers' "
+            f"{model_type} defaults ({', '.join(map(str, missing.values()))})")
