@@ -36,6 +36,10 @@ ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "
            "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "phimoe": "mixtral",
            "phi3": "llama"}
 
+#: Multimodal wrappers whose language model's keys may sit at the top level, with no
+#: ``text_config`` (older transformers wrote Qwen2-VL / Qwen2.5-VL configs so): read as this type.
+FLAT_WRAPPERS = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2"}
+
 #: transformers' class defaults (4.46 and since) of the keys tiersim reads, for the language
 #: models a wrapper's sub-config may hold written as a diff (:func:`class_defaults_left_out`).
 #: Llama's ``num_key_value_heads`` (None: the query heads) is tiersim's own default already;
@@ -77,6 +81,16 @@ def class_defaults_left_out(data: dict[str, Any]) -> dict[str, Any]:
     load, which is the model vLLM builds. A key given as null is not left out."""
     defaults = TEXT_CLASS_DEFAULTS.get(str(data.get("model_type")), {})
     return {k: v for k, v in defaults.items() if k not in data}
+
+
+def served_type(data: dict[str, Any], outer: bool) -> Any:
+    """The model type the (language-model) config ``data`` is read as: its own, an alias's
+    (:data:`ALIASES`), or, for the ``outer`` config of a wrapper without a sub-config
+    (:data:`FLAT_WRAPPERS`), its language model's."""
+    model_type = data.get("model_type")
+    if outer and str(model_type) in FLAT_WRAPPERS:
+        return FLAT_WRAPPERS[str(model_type)]
+    return ALIASES.get(str(model_type), model_type)
 
 
 def defaults_note(key: str, model_type: Any, missing: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from tiersim.hf_text import (
     class_defaults_left_out,
     defaults_note,
     language_model_key,
+    served_type,
 )
 from tiersim.jsonio import HF_BOM, read_json
 
@@ -164,7 +165,9 @@ def _text_config(cfg: dict, path: str) -> tuple[dict, tuple[str, ...]]:
 
 
 #: Architectures whose shapes :func:`from_config` reads right (MLA, linear attention, Mamba
-#: and other layouts have keys it does not read, so their shapes would be wrong, not refused).
+#: and other layouts have keys it does not read, so their shapes would be wrong, not refused),
+#: each also under the types the simulator reads as it (:func:`tiersim.hf_text.served_type`:
+#: Qwen3-VL's ``qwen3_vl_text``, ``mimo``, ``phi3``, ``phimoe``, a flat ``qwen2_vl``).
 HARNESS_TYPES = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gpt_oss",
                  "minimax_m2")
 
@@ -183,7 +186,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     outer = cfg
     cfg, notes = _text_config(cfg, where)
     kind = cfg.get("model_type")
-    if kind not in HARNESS_TYPES:
+    if served_type(cfg, cfg is outer) not in HARNESS_TYPES:  # an alias as the simulator reads it
         shown = "no model_type" if kind is None else f"model_type {kind!r}"
         if cfg is not outer:  # a wrapper: its own type, and the key path of the inner one
             inner = "missing" if kind is None else repr(kind)

@@ -127,6 +127,7 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     ALIASES,
     DENSE_TYPES,
     DSA_TYPES,
+    FLAT_WRAPPERS,
     HYBRID_TYPES,
     MLA_TYPES,
     MOE_LOCAL_TYPES,
@@ -136,6 +137,7 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     class_defaults_left_out,
     defaults_note,
     language_model_key,
+    served_type,
     text_key,
 )
 from tiersim.jsonio import HF_BOM, read_json
@@ -725,18 +727,9 @@ def _vision_note(outer: _Config, text_type: str) -> None:
                        "counted and image inputs are not modelled"), stacklevel=4)
 
 
-#: Multimodal wrappers whose language model's keys may sit at the top level, with no
-#: ``text_config`` (older transformers wrote Qwen2-VL / Qwen2.5-VL configs so): read as this type.
-FLAT_WRAPPERS = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2"}
-
-
 def _served_type(cfg: _Config, outer: _Config) -> Any:
-    """The model type ``cfg`` is read as: its own, an alias's (:data:`ALIASES`), or for a
-    wrapper without a ``text_config`` (:data:`FLAT_WRAPPERS`) its language model's."""
-    model_type = cfg.data.get("model_type")
-    if cfg is outer and str(model_type) in FLAT_WRAPPERS:
-        return FLAT_WRAPPERS[str(model_type)]
-    return ALIASES.get(str(model_type), model_type)
+    """The model type ``cfg`` is read as (:func:`tiersim.hf_text.served_type`)."""
+    return served_type(cfg.data, cfg is outer)
 
 
 def _type_name(cfg: _Config) -> None:
