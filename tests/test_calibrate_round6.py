@@ -163,7 +163,9 @@ def test_budget_cut_attention_keeps_whole_rows(tmp_path, monkeypatch):
 BASE = {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
         "num_key_value_heads": 2,
         "num_hidden_layers": 2, "vocab_size": 1024, "intermediate_size": 512}
-MOE = {**BASE, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 128}
+# a qwen3_moe: a llama's FFN is dense whatever expert keys it carries, as the simulator reads it
+MOE = {**BASE, "model_type": "qwen3_moe", "num_experts": 4, "num_experts_per_tok": 2,
+       "moe_intermediate_size": 128}
 
 
 @pytest.mark.parametrize(("cfg", "message"), [
@@ -201,7 +203,7 @@ MOE = {**BASE, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_siz
     ({**MOE, "num_experts_per_tok": 9},
      "num_experts_per_tok 9 is more than the 4 experts; fix the config.json"),
     ({**MOE, "num_experts": -8},
-     "num_experts must be a whole number from 0 to 4096 (got -8); fix it in the config.json"),
+     "num_experts must be a whole number from 1 to 4096 (got -8); fix it in the config.json"),
     ({"text_config": "x"},
      "text_config must be a JSON object of the language model's sizes (got str); fix the "
      "config.json"),

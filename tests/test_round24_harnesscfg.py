@@ -172,3 +172,46 @@ def test_types_the_simulator_reads_as_another_are_measured_as_that(tmp_path, cfg
     assert not isinstance(sim, str), sim
     assert not isinstance(harness, str), harness
     assert _same(sim, harness) == {}
+
+
+QWEN3_MOE = {**QWEN3, "model_type": "qwen3_moe", "num_experts": 16, "num_experts_per_tok": 2,
+             "moe_intermediate_size": 768, "intermediate_size": 6144}
+MIXTRAL = {**LLAMA, "model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": 2,
+           "intermediate_size": 14336}
+
+
+@pytest.mark.parametrize(("cfg", "key"), [
+    ({k: v for k, v in QWEN3_MOE.items() if k != "moe_intermediate_size"},
+     "moe_intermediate_size"),
+    ({k: v for k, v in QWEN3_MOE.items() if k != "num_experts"}, "num_experts"),
+    ({**{k: v for k, v in QWEN3_MOE.items() if k != "num_experts"}, "num_local_experts": 16},
+     "num_experts"),
+    ({k: v for k, v in MIXTRAL.items() if k != "num_local_experts"}, "num_local_experts"),
+], ids=["qwen3_moe-no-width", "qwen3_moe-no-experts", "qwen3_moe-local-experts",
+        "mixtral-no-experts"])
+def test_an_moe_config_without_its_types_expert_key_is_refused(tmp_path, cfg, key):
+    """Qwen3-30B-A3B without moe_intermediate_size was timed with experts 6144 wide (its
+    intermediate_size; transformers' default is 768), and without num_experts, or Mixtral
+    without num_local_experts, as a dense model; the simulator refuses each."""
+    path = _write(tmp_path, cfg)
+    sim, _ = _both(path)
+    assert isinstance(sim, str) and f"key {key!r}: missing" in sim
+    with pytest.raises(CalibrateError) as info:
+        shapes.from_config(path)
+    assert str(info.value) == f"{path}: missing {key!r}; add it to the config.json"
+
+
+@pytest.mark.parametrize("cfg", [
+    {**MIXTRAL, "moe_intermediate_size": 1234},
+    {**MIXTRAL, "num_experts": 4},
+    {**LLAMA, "num_local_experts": 8},
+    {**QWEN3, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64},
+], ids=["mixtral-moe-width", "mixtral-num-experts", "llama-experts", "qwen3-experts"])
+def test_keys_another_type_reads_are_not_read(tmp_path, cfg):
+    """Mixtral with a moe_intermediate_size was timed at that expert width, with a
+    num_experts at that count (vLLM's mixtral reads num_local_experts and intermediate_size);
+    a dense llama / qwen3 with expert keys was refused or timed as MoE."""
+    sim, harness = _both(_write(tmp_path, cfg))
+    assert not isinstance(sim, str), sim
+    assert not isinstance(harness, str), harness
+    assert _same(sim, harness) == {}

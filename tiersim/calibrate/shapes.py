@@ -204,20 +204,9 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     if cfg.get("head_dim") is None and hidden % heads:
         raise CalibrateError(f"{where}: hidden_size {hidden} is not a multiple of "
                              f"num_attention_heads {heads}; add head_dim to the config.json")
+    kind = served_type(cfg, cfg is outer)
     head_dim = _get(cfg, where, "head_dim", default=hidden // heads)
-    experts = _get(cfg, where, "num_experts", "num_local_experts", default=0, low=0)
-    top_k = expert_inter = 0
-    if experts:
-        inter = _get(cfg, where, "intermediate_size", default=0, low=0)  # unused when all-MoE
-        top_k = _get(cfg, where, "num_experts_per_tok", "experts_per_token")
-        if top_k > experts:
-            key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
-            raise CalibrateError(f"{where}: {key} {top_k} is more than the {experts} experts; "
-                                 f"fix the config.json")
-        expert_inter = (_get(cfg, where, "moe_intermediate_size") if not inter
-                        else _get(cfg, where, "moe_intermediate_size", default=inter))
-    else:
-        inter = _get(cfg, where, "intermediate_size")  # a dense model's FFN width
+    experts, top_k, expert_inter, inter = _ffn(cfg, where, kind)
     given = outer.get("_name_or_path")  # a wrapper's own, not its language model's base
     return ModelShapes(
         name=name or (given if isinstance(given, str) and given.strip() else None)
@@ -234,6 +223,33 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
         top_k=top_k,
         notes=notes,
     )
+
+
+#: The keys of the experts' count and width each MoE type is read by, as the simulator
+#: (:mod:`tiersim.hardware.hf_config`) and vLLM's model of that type read them: a key of
+#: another type's beside them (Mixtral's ``num_experts``, a ``moe_intermediate_size``) is not
+#: read, and a dense type's FFN is dense whatever expert keys it carries.
+MOE_KEYS = {"qwen3_moe": ("num_experts", "moe_intermediate_size"),
+            "mixtral": ("num_local_experts", "intermediate_size"),
+            "minimax_m2": ("num_local_experts", "intermediate_size"),
+            "gpt_oss": ("num_local_experts", "intermediate_size")}
+
+
+def _ffn(cfg: dict, where: str, kind: str) -> tuple[int, int, int, int]:
+    """(experts, top-k, expert width, dense width) of a config read as type ``kind``, each
+    from the key the simulator reads for that type (:data:`MOE_KEYS`) and required where it
+    requires it: left out, transformers would build the model with its class default (a
+    Qwen3-MoE of 128 experts of 768, not a dense one), so none is guessed."""
+    if kind not in MOE_KEYS:
+        return 0, 0, 0, _get(cfg, where, "intermediate_size")  # a dense model's FFN width
+    count, width = MOE_KEYS[kind]
+    experts = _get(cfg, where, count)
+    top_k = _get(cfg, where, "num_experts_per_tok", "experts_per_token")
+    if top_k > experts:
+        key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
+        raise CalibrateError(f"{where}: {key} {top_k} is more than the {experts} experts; "
+                             f"fix the config.json")
+    return experts, top_k, _get(cfg, where, width), 0
 
 
 def shard(model: ModelShapes, tp: int) -> ModelShapes:
