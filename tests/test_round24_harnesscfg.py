@@ -215,3 +215,39 @@ def test_keys_another_type_reads_are_not_read(tmp_path, cfg):
     assert not isinstance(sim, str), sim
     assert not isinstance(harness, str), harness
     assert _same(sim, harness) == {}
+
+
+GPT_OSS = {"model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64,
+           "num_key_value_heads": 8, "head_dim": 64, "num_hidden_layers": 24,
+           "vocab_size": 201088, "intermediate_size": 2880, "num_local_experts": 32,
+           "num_experts_per_tok": 4, "experts_per_token": 4, "sliding_window": 128}
+
+
+def test_gpt_oss_without_head_dim_is_refused_as_the_simulator_refuses_it(tmp_path):
+    """gpt-oss-20b without head_dim was timed with heads of 2880 / 64 = 45 (transformers'
+    GptOssConfig default is 64; the simulator asks for the key)."""
+    path = _write(tmp_path, {k: v for k, v in GPT_OSS.items() if k != "head_dim"})
+    assert "key 'head_dim': missing" in _both(path)[0]
+    with pytest.raises(CalibrateError) as info:
+        shapes.from_config(path)
+    assert str(info.value) == f"{path}: missing 'head_dim'; add it to the config.json"
+
+
+def test_gpt_oss_top_k_is_read_as_vllm_reads_it(tmp_path):
+    """experts_per_token 2 without num_experts_per_tok was timed at top-2; vLLM's gpt_oss
+    reads num_experts_per_tok (transformers' default 4 where absent), so the simulator refuses
+    it. experts_per_token 4 alone still reads top-4."""
+    bare = {k: v for k, v in GPT_OSS.items() if k != "num_experts_per_tok"}
+    path = _write(tmp_path, {**bare, "experts_per_token": 2})
+    assert "key 'num_experts_per_tok': missing" in _both(path)[0]
+    with pytest.raises(CalibrateError) as info:
+        shapes.from_config(path)
+    assert str(info.value) == (
+        f"{path}: missing 'num_experts_per_tok'; vLLM reads the experts per token from it "
+        "(transformers' default 4 where absent), not from experts_per_token (2): add it to the "
+        "config.json")
+    sim, harness = _both(_write(tmp_path, bare))
+    assert harness.top_k == sim.top_k == 4
+    path = _write(tmp_path, {**GPT_OSS, "num_experts_per_tok": 2, "experts_per_token": 4})
+    sim, harness = _both(path)
+    assert harness.top_k == sim.top_k == 2

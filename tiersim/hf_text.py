@@ -23,6 +23,10 @@ HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "qwen2_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
                    *HYBRID_TYPES)
 
+#: transformers' ``GptOssConfig`` default for ``num_experts_per_tok`` (vLLM's gpt_oss.py reads
+#: that key; OpenAI's own ``experts_per_token`` is kept beside it, unread).
+GPT_OSS_TOP_K = 4
+
 #: Where a multimodal wrapper keeps its language model's config, first found first: most
 #: under ``text_config``, InternVL under ``llm_config``, DeepSeek-VL2 under ``language_config``.
 TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")

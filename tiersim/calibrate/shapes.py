@@ -14,6 +14,7 @@ from pathlib import Path
 from tiersim.calibrate.errors import CalibrateError
 from tiersim.hf_text import (
     ALIASES,
+    GPT_OSS_TOP_K,
     SUPPORTED_TYPES,
     TEXT_CONFIG_KEYS,
     class_defaults_left_out,
@@ -205,6 +206,8 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
         raise CalibrateError(f"{where}: hidden_size {hidden} is not a multiple of "
                              f"num_attention_heads {heads}; add head_dim to the config.json")
     kind = served_type(cfg, cfg is outer)
+    if kind == "gpt_oss" and cfg.get("head_dim") is None:  # GptOssConfig's default is 64,
+        raise CalibrateError(f"{where}: missing 'head_dim'; add it to the config.json")  # not h/n
     head_dim = _get(cfg, where, "head_dim", default=hidden // heads)
     experts, top_k, expert_inter, inter = _ffn(cfg, where, kind)
     given = outer.get("_name_or_path")  # a wrapper's own, not its language model's base
@@ -244,12 +247,26 @@ def _ffn(cfg: dict, where: str, kind: str) -> tuple[int, int, int, int]:
         return 0, 0, 0, _get(cfg, where, "intermediate_size")  # a dense model's FFN width
     count, width = MOE_KEYS[kind]
     experts = _get(cfg, where, count)
-    top_k = _get(cfg, where, "num_experts_per_tok", "experts_per_token")
+    top_k, key = _top_k(cfg, where, kind)
     if top_k > experts:
-        key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
         raise CalibrateError(f"{where}: {key} {top_k} is more than the {experts} experts; "
                              f"fix the config.json")
     return experts, top_k, _get(cfg, where, width), 0
+
+
+def _top_k(cfg: dict, where: str, kind: str) -> tuple[int, str]:
+    """Experts per token and the key they came from, as vLLM reads them: ``num_experts_per_tok``;
+    a gpt-oss config without it takes transformers' default (4), so OpenAI's
+    ``experts_per_token`` alone is read only where it says the same (the simulator's rule)."""
+    if kind != "gpt_oss" or cfg.get("num_experts_per_tok") is not None:
+        return _get(cfg, where, "num_experts_per_tok"), "num_experts_per_tok"
+    said = _get(cfg, where, "experts_per_token")
+    if said != GPT_OSS_TOP_K:
+        raise CalibrateError(
+            f"{where}: missing 'num_experts_per_tok'; vLLM reads the experts per token from it "
+            f"(transformers' default {GPT_OSS_TOP_K} where absent), not from experts_per_token "
+            f"({said}): add it to the config.json")
+    return said, "experts_per_token"
 
 
 def shard(model: ModelShapes, tp: int) -> ModelShapes:

@@ -128,6 +128,7 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     DENSE_TYPES,
     DSA_TYPES,
     FLAT_WRAPPERS,
+    GPT_OSS_TOP_K,
     HYBRID_TYPES,
     MLA_TYPES,
     MOE_LOCAL_TYPES,
@@ -484,9 +485,6 @@ def _gpt_oss(cfg: _Config, layers: int) -> dict[str, Any]:
     }
 
 
-#: transformers' ``GptOssConfig`` default for ``num_experts_per_tok`` (vLLM's gpt_oss.py reads
-#: that key; OpenAI's own ``experts_per_token`` is kept beside it, unread).
-GPT_OSS_TOP_K = 4
 
 
 def _gpt_oss_top_k(cfg: _Config) -> int:
