@@ -251,3 +251,20 @@ def test_gpt_oss_top_k_is_read_as_vllm_reads_it(tmp_path):
     path = _write(tmp_path, {**GPT_OSS, "num_experts_per_tok": 2, "experts_per_token": 4})
     sim, harness = _both(path)
     assert harness.top_k == sim.top_k == 2
+
+
+@pytest.mark.parametrize(("cfg", "key", "got"), [
+    ({"model_type": 5, "vision_config": {}, "text_config": LLAMA}, "model_type", "5"),
+    ({"model_type": ["llava"], "llm_config": LLAMA}, "model_type", "['llava']"),
+], ids=["number", "list"])
+def test_a_wrapper_type_that_is_not_a_name_is_refused_as_the_simulator_refuses_it(
+        tmp_path, cfg, key, got):
+    """A wrapper whose model_type is 5 was measured as the llama it holds (transformers'
+    AutoConfig, and so vLLM, cannot load it; the simulator refuses it)."""
+    path = _write(tmp_path, cfg)
+    sim, _ = _both(path)
+    assert sim == f"{path}: key {key!r}: must be a name such as 'llama' (got {got})"
+    with pytest.raises(CalibrateError) as info:
+        shapes.from_config(path)
+    assert str(info.value) == f"{path}: key {key!r}: must be a name such as 'llama' (got {got}); " \
+        "fix the config.json"

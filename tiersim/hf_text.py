@@ -66,6 +66,18 @@ def text_key(data: dict[str, Any]) -> str | None:
     return next((k for k in TEXT_CONFIG_KEYS if isinstance(data.get(k), dict)), None)
 
 
+def type_not_a_name(data: dict[str, Any]) -> tuple[str, Any] | None:
+    """The key path and value of a ``model_type`` that is there but not a name (a number, a
+    list), at the top level or in the language-model sub-config (:func:`text_key`), which
+    transformers' AutoConfig cannot load; None where there is none."""
+    key = text_key(data)
+    for where, sub in (("", data), (f"{key}.", data.get(key) if key else None)):
+        value = sub.get("model_type") if isinstance(sub, dict) else None
+        if value is not None and not isinstance(value, str):
+            return f"{where}model_type", value
+    return None
+
+
 def language_model_key(data: dict[str, Any]) -> str | None:
     """The key of the sub-config that holds the language model of the config ``data``, or
     None where the config is read itself: its own ``model_type`` (or its alias's) is one the

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tiersim.calibrate.errors import CalibrateError
+from tiersim.errors import shown as _shown
 from tiersim.hf_text import (
     ALIASES,
     GPT_OSS_TOP_K,
@@ -21,6 +22,7 @@ from tiersim.hf_text import (
     defaults_note,
     language_model_key,
     served_type,
+    type_not_a_name,
 )
 from tiersim.jsonio import HF_BOM, read_json
 
@@ -185,6 +187,10 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     where = str(p)
     outer = cfg
+    bad = type_not_a_name(cfg)  # as the simulator, and transformers' AutoConfig, refuse it
+    if bad is not None:
+        raise CalibrateError(f"{where}: key '{bad[0]}': must be a name such as 'llama' "
+                             f"(got {_shown(bad[1])}); fix the config.json")
     cfg, notes = _text_config(cfg, where)
     kind = cfg.get("model_type")
     if served_type(cfg, cfg is outer) not in HARNESS_TYPES:  # an alias as the simulator reads it

@@ -140,6 +140,7 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     language_model_key,
     served_type,
     text_key,
+    type_not_a_name,
 )
 from tiersim.jsonio import HF_BOM, read_json
 
@@ -672,11 +673,6 @@ def _state_bytes(cfg: _Config) -> int:
     return STATE_DTYPES[value]
 
 
-def _text_key(data: dict[str, Any]) -> str | None:
-    """The first key of :data:`TEXT_CONFIG_KEYS` holding an object in ``data``, else None."""
-    return text_key(data)
-
-
 def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     """The language model's config of a multimodal wrapper (and the wrapper's own quant
     config), or the config itself (:func:`tiersim.hf_text.language_model_key`, which the
@@ -731,13 +727,12 @@ def _served_type(cfg: _Config, outer: _Config) -> Any:
 
 
 def _type_name(cfg: _Config) -> None:
-    """One line when ``model_type`` (here or in a ``text_config``) is there but no name."""
-    key = _text_key(cfg.data)
-    for where, data in (("", cfg.data), (f"{key}.", cfg.data.get(key) if key else None)):
-        value = data.get("model_type") if isinstance(data, dict) else None
-        if value is not None and not isinstance(value, str):
-            raise TiersimError(f"{cfg.path}: key '{where}model_type': must be a name such as "
-                               f"'llama' (got {shown(value)})")
+    """One line when ``model_type`` (here or in a ``text_config``) is there but no name
+    (:func:`tiersim.hf_text.type_not_a_name`)."""
+    bad = type_not_a_name(cfg.data)
+    if bad is not None:
+        raise TiersimError(f"{cfg.path}: key '{bad[0]}': must be a name such as 'llama' "
+                           f"(got {shown(bad[1])})")
 
 
 def _lacks(*names: Any) -> str:
