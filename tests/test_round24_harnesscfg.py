@@ -268,3 +268,19 @@ def test_a_wrapper_type_that_is_not_a_name_is_refused_as_the_simulator_refuses_i
         shapes.from_config(path)
     assert str(info.value) == f"{path}: key {key!r}: must be a name such as 'llama' (got {got}); " \
         "fix the config.json"
+
+
+@pytest.mark.parametrize("cfg", [
+    {**LLAMA, "model_type": "qwen2_vl", "vision_config": {}, "text_config": None},
+    {"model_type": "internvl_chat", "vision_config": {}, "text_config": "x", "llm_config": LLAMA},
+], ids=["flat-null-text_config", "text_config-text-beside-llm_config"])
+def test_a_sub_config_key_that_is_not_an_object_is_passed_over_as_the_simulator_does(
+        tmp_path, cfg):
+    """A flat Qwen2-VL config with text_config null, or an InternVL one with a stray
+    text_config string beside its llm_config, was refused ('text_config must be a JSON
+    object'); the simulator reads the language model it holds (null is absent, as in
+    transformers)."""
+    sim, harness = _both(_write(tmp_path, cfg))
+    assert not isinstance(sim, str), sim
+    assert not isinstance(harness, str), harness
+    assert _same(sim, harness) == {}

@@ -150,15 +150,15 @@ def _text_config(cfg: dict, path: str) -> tuple[dict, tuple[str, ...]]:
     (:func:`tiersim.hf_text.language_model_key`: a wrapper's ``text_config``, InternVL's
     ``llm_config``, DeepSeek-VL2's ``language_config``), with the transformers class defaults
     a sub-config written as a diff leaves out filled in, and a note naming them."""
-    own = cfg.get("model_type")
-    if ALIASES.get(str(own), own) not in SUPPORTED_TYPES:
-        for key in TEXT_CONFIG_KEYS:
-            if key in cfg and not isinstance(cfg[key], dict):
-                raise CalibrateError(
-                    f"{path}: {key} must be a JSON object of the language model's sizes "
-                    f"(got {type(cfg[key]).__name__}); fix the config.json")
     key = language_model_key(cfg)
     if key is None:
+        own = cfg.get("model_type")  # a wrapper whose only sub-config key holds no object
+        if ALIASES.get(str(own), own) not in SUPPORTED_TYPES:  # (null is absent, as in
+            for key in TEXT_CONFIG_KEYS:  # transformers and the simulator)
+                if cfg.get(key) is not None:
+                    raise CalibrateError(
+                        f"{path}: {key} must be a JSON object of the language model's sizes "
+                        f"(got {type(cfg[key]).__name__}); fix the config.json")
         return cfg, ()
     inner = cfg[key]
     missing = class_defaults_left_out(inner)
