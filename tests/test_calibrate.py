@@ -249,8 +249,8 @@ def test_shapes_from_config_json(tmp_path):
         shapes.from_config(path)
     assert str(err.value) == (
         f"{path}: model_type 'deepseek_v3': the harness measures the shapes of llama, mistral, "
-        "qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, minimax_m2 models (dense attention, a "
-        "dense or Qwen3-style MoE FFN); pass one of those, or --model")
+        "qwen2, qwen3, qwen3_moe, qwen2_moe, mixtral, gpt_oss, minimax_m2 models (dense "
+        "attention, a dense or Qwen3-style MoE FFN); pass one of those, or --model")
 
 
 def test_bad_input_is_one_line_and_exit_1(tmp_path, capsys):
@@ -342,7 +342,7 @@ def test_a_wrapper_config_names_its_own_type_and_the_inner_key(tmp_path, capsys)
     assert capsys.readouterr().err.strip() == (
         f"Error: {path}: model_type 'qwen3_5_moe' (key 'text_config.model_type': "
         "'qwen3_5_moe_text'): the harness measures the shapes of llama, mistral, qwen2, qwen3, "
-        "qwen3_moe, mixtral, gpt_oss, minimax_m2 models (dense attention, a dense or "
+        "qwen3_moe, qwen2_moe, mixtral, gpt_oss, minimax_m2 models (dense attention, a dense or "
         "Qwen3-style MoE FFN); pass one of those, or --model")
 
 

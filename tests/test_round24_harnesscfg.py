@@ -60,6 +60,7 @@ def _same(sim, harness) -> dict:
     got = {f: (getattr(sim, f), getattr(harness, f)) for f in FIELDS}
     inter = 0 if sim.num_experts else sim.intermediate
     got["intermediate"] = (inter, harness.intermediate)
+    got["shared_intermediate"] = (sim.shared_intermediate, harness.shared_intermediate)
     return {f: v for f, v in got.items() if v[0] != v[1]}
 
 
@@ -73,9 +74,8 @@ HARNESS_READ = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "g
 def test_real_configs_read_alike(path):
     sim, harness = _both(path)
     if isinstance(harness, str):  # refused: only a model the simulator refuses too, or one
-        # whose layers the harness has no kernel for (MLA, delta-net, shared experts)
-        assert isinstance(sim, str) or sim.kv_lora_rank or sim.linear_layers \
-            or sim.shared_intermediate, harness
+        # whose layers the harness has no kernel for (MLA, delta-net)
+        assert isinstance(sim, str) or sim.kv_lora_rank or sim.linear_layers, harness
         return
     assert not isinstance(sim, str), sim
     assert _same(sim, harness) == {}
@@ -284,3 +284,32 @@ def test_a_sub_config_key_that_is_not_an_object_is_passed_over_as_the_simulator_
     assert not isinstance(sim, str), sim
     assert not isinstance(harness, str), harness
     assert _same(sim, harness) == {}
+
+
+QWEN2_MOE = {**LLAMA, "model_type": "qwen2_moe", "num_experts": 60, "num_experts_per_tok": 4,
+             "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+             "num_key_value_heads": 16}
+
+
+def test_qwen2_moe_is_measured_with_its_shared_expert(tmp_path):
+    """Qwen1.5-MoE / Qwen2-57B-A14B configs, which the simulator serves, were refused ('the
+    harness measures the shapes of llama, ...'), so their shared expert's GEMMs were never
+    measured: the step model rescaled other shapes for them."""
+    path = _write(tmp_path, QWEN2_MOE)
+    sim, harness = _both(path)
+    assert not isinstance(harness, str), harness
+    assert _same(sim, harness) == {}
+    assert harness.shared_intermediate == sim.shared_intermediate == 5632
+    got = {g.layers: (g.n, g.k) for g in shapes.gemm_shapes(harness, tp=2)}
+    assert got[("shared_gate_up",)] == (5632, 2048)
+    assert got[("shared_down",)] == (2048, 2816)
+    path = _write(tmp_path, {k: v for k, v in QWEN2_MOE.items()
+                             if k != "shared_expert_intermediate_size"})
+    with pytest.raises(CalibrateError) as info:
+        shapes.from_config(path)
+    assert str(info.value) == (f"{path}: missing 'shared_expert_intermediate_size'; add it to "
+                               "the config.json")
+    no_shared = shapes.from_config(_write(tmp_path, {**QWEN2_MOE,
+                                                     "shared_expert_intermediate_size": 0}))
+    assert no_shared.shared_intermediate == 0
+    assert not any("shared" in g.layers[0] for g in shapes.gemm_shapes(no_shared))

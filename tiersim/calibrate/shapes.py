@@ -42,6 +42,7 @@ class ModelShapes:
     num_experts: int = 0
     expert_intermediate: int = 0
     top_k: int = 0
+    shared_intermediate: int = 0  # a MoE layer's shared expert's width (Qwen2-MoE); 0: none
     #: what reading the config took that the file does not say (a wrapper's class defaults);
     #: the profile's ``provenance.notes`` carries them
     notes: tuple[str, ...] = field(default=(), compare=False)
@@ -117,6 +118,7 @@ LIMITS = {
     "vocab_size": 10_000_000,
     "intermediate_size": 262144,
     "moe_intermediate_size": 262144,
+    "shared_expert_intermediate_size": 262144,
     "num_experts": 4096,
     "num_local_experts": 4096,
     "num_experts_per_tok": 4096,
@@ -171,12 +173,14 @@ def _text_config(cfg: dict, path: str) -> tuple[dict, tuple[str, ...]]:
 #: and other layouts have keys it does not read, so their shapes would be wrong, not refused),
 #: each also under the types the simulator reads as it (:func:`tiersim.hf_text.served_type`:
 #: Qwen3-VL's ``qwen3_vl_text``, ``mimo``, ``phi3``, ``phimoe``, a flat ``qwen2_vl``).
-HARNESS_TYPES = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gpt_oss",
-                 "minimax_m2")
+HARNESS_TYPES = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mixtral",
+                 "gpt_oss", "minimax_m2")
 
 
 def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
-    """Shapes from a Hugging Face ``config.json`` (Llama/Qwen dense, Qwen3-MoE, gpt-oss).
+    """Shapes from a Hugging Face ``config.json`` of a :data:`HARNESS_TYPES` model (Llama /
+    Qwen dense, Qwen3-MoE, Qwen2-MoE, Mixtral, gpt-oss, MiniMax-M2), read as the simulator
+    reads the same file (:mod:`tiersim.hf_text`: a wrapper's language model, type aliases).
 
     Every size must be a JSON integer within ``LIMITS``; the heads must split into whole KV
     groups and whole head widths, and top-k must not exceed the experts (one line otherwise).
@@ -216,6 +220,9 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
         raise CalibrateError(f"{where}: missing 'head_dim'; add it to the config.json")  # not h/n
     head_dim = _get(cfg, where, "head_dim", default=hidden // heads)
     experts, top_k, expert_inter, inter = _ffn(cfg, where, kind)
+    shared = 0  # Qwen2-MoE's shared expert: its width required, as the simulator requires it
+    if kind == "qwen2_moe":  # (0: none; left out, transformers would build one of 5632)
+        shared = _get(cfg, where, "shared_expert_intermediate_size", low=0)
     given = outer.get("_name_or_path")  # a wrapper's own, not its language model's base
     return ModelShapes(
         name=name or (given if isinstance(given, str) and given.strip() else None)
@@ -230,6 +237,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
         num_experts=experts,
         expert_intermediate=expert_inter,
         top_k=top_k,
+        shared_intermediate=shared,
         notes=notes,
     )
 
@@ -239,6 +247,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
 #: another type's beside them (Mixtral's ``num_experts``, a ``moe_intermediate_size``) is not
 #: read, and a dense type's FFN is dense whatever expert keys it carries.
 MOE_KEYS = {"qwen3_moe": ("num_experts", "moe_intermediate_size"),
+            "qwen2_moe": ("num_experts", "moe_intermediate_size"),
             "mixtral": ("num_local_experts", "intermediate_size"),
             "minimax_m2": ("num_local_experts", "intermediate_size"),
             "gpt_oss": ("num_local_experts", "intermediate_size")}
@@ -283,7 +292,8 @@ def shard(model: ModelShapes, tp: int) -> ModelShapes:
     if tp == 1:
         return model
     for what, value in (("heads", model.heads), ("intermediate", model.intermediate),
-                        ("expert_intermediate", model.expert_intermediate)):
+                        ("expert_intermediate", model.expert_intermediate),
+                        ("shared_intermediate", model.shared_intermediate)):
         if value % tp:
             raise CalibrateError(f"--tp {tp}: {model.name} {what}={value} is not divisible; "
                                  f"use a tp that divides it")
@@ -294,6 +304,7 @@ def shard(model: ModelShapes, tp: int) -> ModelShapes:
         vocab=-(-model.vocab // tp),
         intermediate=model.intermediate // tp,
         expert_intermediate=model.expert_intermediate // tp,
+        shared_intermediate=model.shared_intermediate // tp,
     )
 
 
@@ -320,6 +331,9 @@ def gemm_shapes(model: ModelShapes, tp: int = 1) -> list[GemmShape]:
     ]
     if model.is_moe:
         named.append(("router", model.num_experts, model.hidden))
+        if model.shared_intermediate:  # column- then row-parallel, as a dense MLP
+            named += [("shared_gate_up", 2 * s.shared_intermediate, model.hidden),
+                      ("shared_down", model.hidden, s.shared_intermediate)]
     else:
         named += [("gate_up", 2 * s.intermediate, model.hidden),
                   ("down", model.hidden, s.intermediate)]
