@@ -295,13 +295,25 @@ _BARE_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 2023-05-01 under ISO 8601)."""
 
 
+_DATED = r"\s*[+-]?\d{4,}-\d"
+"""The opening of a cell that starts with a date (``2024-05-10 ...``): a dash after the digits,
+so no bare number and no relative word."""
+
+
 def _not_absolute(text: pd.Series) -> np.ndarray:
     """Which cells of a timestamp column, as text, are no absolute date-time though pandas may
     read them: a relative word (:data:`RELATIVE_TIMES`) or a bare number, a year to pandas,
-    which is refused whatever its size, as a Unix time or a fraction is."""
-    words = text.str.strip().str.casefold()
-    bad = words.isin(RELATIVE_TIMES) | words.str.fullmatch(_BARE_NUMBER)
-    return bad.fillna(False).to_numpy(dtype=bool)
+    which is refused whatever its size, as a Unix time or a fraction is. A cell that opens
+    with a date (:data:`_DATED`), as every cell of a real trace does, is neither: only the
+    others are stripped and folded, as copies (a copy of every cell doubled the peak memory of
+    reading Azure's week-long 2024 traces, 17 and 27 million rows)."""
+    bad = np.zeros(len(text), dtype=bool)
+    rest = np.flatnonzero(~text.str.match(_DATED).fillna(False).to_numpy(dtype=bool))
+    if len(rest):
+        words = text.iloc[rest].str.strip().str.casefold()
+        found = words.isin(RELATIVE_TIMES) | words.str.fullmatch(_BARE_NUMBER)
+        bad[rest] = found.fillna(False).to_numpy(dtype=bool)
+    return bad
 
 
 def _timestamp_fault(raw) -> str:
