@@ -51,3 +51,52 @@ def test_dated_timestamps_are_not_copied_to_look_for_words(monkeypatch):
     bad = checks._not_absolute(text)
     assert np.flatnonzero(bad).tolist() == [1000, 1001]
     assert sum(seen) <= 2
+
+
+# BurstGPT_1.csv's first rows (HPMLL/BurstGPT, CC-BY-4.0): ChatGPT, ChatGPT, GPT-4. Repeated
+# below as a log whose first minutes call one model and whose later ones the other.
+BURSTGPT_HEADER = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+CHATGPT_ROW = "ChatGPT,472,18,490,Conversation log"
+GPT4_ROW = "GPT-4,417,276,693,Conversation log"
+
+
+def _model_log(tmp_path):
+    rows = [f"{5 + 10 * i},{CHATGPT_ROW}" for i in range(20)]
+    rows += [f"{1000 + 10 * i},{GPT4_ROW}" for i in range(20)]
+    p = tmp_path / "BurstGPT_1.csv"
+    p.write_text(BURSTGPT_HEADER + "\n".join(rows) + "\n")
+    return p
+
+
+def _model_notes(loaded) -> list[str]:
+    return [n for n in loaded.origin.notes if "Model column" in n]
+
+
+def test_burstgpt_model_mix_note_counts_the_rows_a_window_keeps(tmp_path):
+    """The model-mix note describes the requests replayed: a window of ChatGPT rows alone was
+    told "2 models (ChatGPT 50%, GPT-4 50%); their requests are served as one stream"."""
+    p = _model_log(tmp_path)
+    with pytest.warns(Warning):
+        whole = read_trace(p)
+    assert _model_notes(whole) == [
+        "its Model column names 2 models (ChatGPT 50%, GPT-4 50%); their requests are served "
+        "as one stream by the scenario's model (filter the rows to study one)"]
+    only_chatgpt = read_trace(p, window=(0, 150))
+    assert len(only_chatgpt.table) == 15 and _model_notes(only_chatgpt) == []
+    with pytest.warns(Warning):
+        mixed = read_trace(p, window=(100, 1090))
+    assert len(mixed.table) == 20 and _model_notes(mixed) == [
+        "its Model column names 2 models (ChatGPT 50%, GPT-4 50%) in the window's requests; "
+        "their requests are served as one stream by the scenario's model (filter the rows to "
+        "study one)"]
+    assert all(type(n) is str for n in mixed.origin.notes)
+
+
+def test_inspect_window_of_one_model_has_no_mix_note(tmp_path, capsys):
+    from tiersim.cli import main
+
+    p = _model_log(tmp_path)
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(p), "--window", "0", "150", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"rows": 15' in out and "Model column" not in out

@@ -281,9 +281,10 @@ def _burstgpt_totals(raw: pd.DataFrame, inp: np.ndarray, out: np.ndarray,
 
 def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     """A note when the log's ``Model`` column names several models: their requests are served
-    as one stream by the scenario's model. The names are the file's text, so their control
-    characters are escaped (a terminal escape in a name would recolour or retitle the terminal
-    showing the note)."""
+    as one stream by the scenario's model (a :class:`ModelMix`, which the loader says again of
+    the rows a window keeps). The names are the file's text, so their control characters are
+    escaped (a terminal escape in a name would recolour or retitle the terminal showing the
+    note)."""
     if "Model" not in raw.columns:
         return []
     # NOTE: each distinct cell is named once and rows are counted by codes (naming every row,
@@ -294,15 +295,44 @@ def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     names = pd.Series(values.take(order)).astype("string").str.strip()
     names = names.where(names.fillna("") != "", "(blank)")
     keys, folded = pd.factorize(names.str.casefold())
-    shares = pd.Series(keys[cells], copy=False).value_counts(normalize=True)
-    if len(shares) < 2:
+    if len(folded) < 2:
         return []
-    shown = names.groupby(keys).first()  # each name as first spelled
-    mix = ", ".join(f"{escaped(shown[key])} {_percent(share)}"  # the file's text: no escapes
-                    for key, share in shares.head(4).items())
-    more = f" and {len(shares) - 4} more" if len(shares) > 4 else ""
-    return [f"its Model column names {len(shares)} models ({mix}{more}); their requests are "
-            "served as one stream by the scenario's model (filter the rows to study one)"]
+    shown = [escaped(name) for name in names.groupby(keys).first()]  # as first spelled
+    # a model's code a row, in the least type that holds them (held until a window is cut)
+    mix = ModelMix(keys[cells].astype(np.min_scalar_type(len(folded) - 1)), shown)
+    return [mix] if mix else []
+
+
+class ModelMix(str):
+    """The note on the models a BurstGPT log's rows call (empty with fewer than two), with the
+    model of each row of the converted table (``keys``, into ``shown``), so that
+    :meth:`within` can say it of the rows a window keeps: a window of one model's rows was told
+    of the file's mix, served "as one stream"."""
+
+    keys: np.ndarray
+    shown: list[str]
+
+    def __new__(cls, keys: np.ndarray, shown: list[str], where: str = "") -> ModelMix:
+        shares = pd.Series(keys, copy=False).value_counts(normalize=True)
+        text = ""
+        if len(shares) >= 2:
+            mix = ", ".join(f"{shown[key]} {_percent(share)}"
+                            for key, share in shares.head(4).items())
+            more = f" and {len(shares) - 4} more" if len(shares) > 4 else ""
+            text = (f"its Model column names {len(shares)} models ({mix}{more}){where}; their "
+                    "requests are served as one stream by the scenario's model (filter the "
+                    "rows to study one)")
+        note = super().__new__(cls, text)
+        note.keys, note.shown = keys, shown
+        return note
+
+    def within(self, rows: np.ndarray | None) -> list[str]:
+        """The note as plain text (no rows held), of the table ``rows`` a window keeps (None:
+        every row); none where they call one model."""
+        if rows is None:
+            return [str(self)]
+        text = str(ModelMix(self.keys[rows], self.shown, " in the window's requests"))
+        return [text] if text else []
 
 
 def _percent(share: float) -> str:
