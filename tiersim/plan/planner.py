@@ -351,25 +351,49 @@ class Planner:
                 "the network)"), {})
         if len(tiers) == 1:
             return self._best_uniform(tiers[0])
-        start = {n: self._uniform_level(n) for n in tiers}
         results: list[DesignResult] = []
         last: list[DesignResult] = []  # per group, the margin it stopped at: its verdict
         with warnings.catch_warnings():  # a floor out of reach is this design's missed accuracy
             warnings.simplefilter("ignore", UnreachableFloor)
-            for group in self.settings(tiers):
-                tried: list[DesignResult] = []
-                for setting in group:  # stop at the first margin whose accuracy meets the floor
-                    tried.append(self._size(tiers, setting, start))
-                    if not (tried[-1].missed or "").startswith("accuracy"):
-                        break
-                self._idle_after_misses(tried)
-                results += tried
-                last.append(tried[-1])
+            for start in self._starts(tiers):
+                if self._dearer_at_least(tiers, start, results):
+                    continue
+                for group in self.settings(tiers):
+                    tried: list[DesignResult] = []
+                    for setting in group:  # stop at the first margin meeting the floor
+                        tried.append(self._size(tiers, setting, start))
+                        if not (tried[-1].missed or "").startswith("accuracy"):
+                            break
+                    self._idle_after_misses(tried)
+                    results += tried
+                    last.append(tried[-1])
         found = [r for r in results if r.feasible]
         if found:
             return min(found, key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
         simulated = [r for r in last if r.outcome is not None]
         return (simulated or last)[0]
+
+    def _starts(self, tiers: tuple[str, ...]) -> list[dict[str, int]]:
+        """The GPUs-per-replica levels a multi-tier design is sized from: each tier at its
+        uniform fleet's value first, then every mix with some tiers at their smallest fitting
+        value instead. A tier behind a router serves only its share of the load, so one replica
+        of fewer GPUs may do where its uniform fleet was cheapest on more (uniform nvfp4 on
+        8 GPUs per replica kept nvfp4+bf16 from its 7 x 1 + 8 x 1 GPU fleet)."""
+        choices = [dict.fromkeys((self._uniform_level(n), 0)) for n in tiers]
+        return [dict(zip(tiers, levels, strict=True))
+                for levels in itertools.product(*choices)]
+
+    def _dearer_at_least(self, tiers: tuple[str, ...], start: dict[str, int],
+                         results: list[DesignResult]) -> bool:
+        """Whether a start cannot beat a fleet already found: under provisioned cost one
+        replica of each kept tier at its start's GPUs per replica costs more per hour (more
+        GPUs per replica, never fewer, are tried from a start; at the same rate a shorter
+        drain may still be cheaper)."""
+        if getattr(self.evaluator, "cost_model", None) != "provisioned":
+            return False
+        least = sum(self.gpus[n][start[n]] * self.evaluator.by_name[n].cost_per_gpu_hour
+                    for n in tiers)
+        return any(r.feasible and r.outcome.cost_per_hour_usd < least for r in results)
 
     def _idle_after_misses(self, tried: list[DesignResult]) -> None:
         """Where a design missed the floor at the fitted floors it tried first and then, at a
