@@ -38,3 +38,16 @@ def test_a_multi_tier_design_is_sized_below_its_tiers_uniform_gpus_per_replica()
     assert brute == 3.0  # cheap 2 x 1 + top 1 x 1
     assert result.plan["cost_per_hour_usd"] == brute
     assert result.plan["gpus_per_replica"] == {"cheap": 1, "top": 1}
+
+
+def test_a_fleet_at_the_plans_cost_says_it_ties_and_why_the_plan_won():
+    # tiersim plan of 2 minutes of plan_default.yaml, every tier at 0.001 USD per request
+    # (fixed_per_request), --accuracy-floor 0.78: bf16 4x1 planned, and uniform fp8 4x1 at the
+    # same 0.063 USD read "meets every constraint; 0.0% dearer than the plan", no word of the tie
+    # or of why bf16 was kept
+    tiers = [FakeTier("fp8", accuracy=0.80), FakeTier("bf16", accuracy=0.90)]
+    result, _, _ = _plan(tiers, floor=0.75)
+    assert result.plan["design"] == "bf16"
+    fp8 = {u["design"]: u for u in result.uniform}["fp8"]
+    assert fp8["missed"] == ("meets every constraint at the plan's cost (a tie); the plan is "
+                             "kept for its higher accuracy, 0.9 against 0.8")

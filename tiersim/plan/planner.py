@@ -369,7 +369,7 @@ class Planner:
                     last.append(tried[-1])
         found = [r for r in results if r.feasible]
         if found:
-            return min(found, key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
+            return min(found, key=_plan_order)
         simulated = [r for r in last if r.outcome is not None]
         return (simulated or last)[0]
 
@@ -606,8 +606,7 @@ class Planner:
         """Size every design; the cheapest feasible one is the plan."""
         t0 = time.perf_counter()
         results = [self.best(s) for s in self.subsets(sizes)]
-        feasible = sorted((r for r in results if r.feasible),
-                          key=lambda r: (r.outcome.cost_usd, -r.outcome.accuracy))
+        feasible = sorted((r for r in results if r.feasible), key=_plan_order)
         best = feasible[0] if feasible else None
         uniform = [r for r in results if len(r.design.tiers) == 1] + self._baseline_fleets()
         others = [r for r in results if r is not best and len(r.design.tiers) > 1]
@@ -658,6 +657,9 @@ class Planner:
             drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
             baseline = (out["dearer_by_frac"] < 0
                         and set(r.design.tiers) <= set(self.baseline_names))
+            if round_sig(r.outcome.cost_usd) == round_sig(best.outcome.cost_usd):
+                out["missed"] = _tie(r.outcome.accuracy, best.outcome.accuracy)
+                return out
             out["missed"] = (f"meets every constraint; {_dearer(out['dearer_by_frac'])}"
                              + (" (its tier is listed under baselines:, never in a design)"
                                 if baseline else "") + (f" ({drain})" if drain else ""))
@@ -716,6 +718,25 @@ def _longer_counted(longer: list[tuple[str, int, int]]) -> tuple[str, str]:
     """How many requests are too long (``"1,234"``) and which contexts they exceed."""
     where = ", ".join(f"{name}'s max_model_len {context:,}" for name, _, context in longer)
     return f"{sum(n for _, n, _ in longer):,}", where
+
+
+def _plan_order(r: DesignResult) -> tuple[float, float]:
+    """The order feasible designs are chosen in: cost as plan.json writes it (10 significant
+    digits, so sums of one price in another order tie), then the higher accuracy."""
+    return (round_sig(r.outcome.cost_usd), -r.outcome.accuracy)
+
+
+def _tie(accuracy: float, plans: float) -> str:
+    """A fleet meeting every constraint at the plan's very cost, in words, with the rule that
+    kept the plan: the higher accuracy, else the design found first (fewer tiers first, then
+    the scenario's order of tiers). Before, it read "0.0% dearer than the plan"."""
+    if plans > accuracy:
+        digits = floor_digits(plans, accuracy, 4)
+        why = (f"kept for its higher accuracy, {plans:.{digits}g} against "
+               f"{accuracy:.{digits}g}")
+    else:
+        why = "kept as found first (fewer tiers first, then the scenario's order of tiers)"
+    return f"meets every constraint at the plan's cost (a tie); the plan is {why}"
 
 
 def _dearer(frac: float) -> str:
