@@ -51,3 +51,18 @@ def test_a_fleet_at_the_plans_cost_says_it_ties_and_why_the_plan_won():
     fp8 = {u["design"]: u for u in result.uniform}["fp8"]
     assert fp8["missed"] == ("meets every constraint at the plan's cost (a tie); the plan is "
                              "kept for its higher accuracy, 0.9 against 0.8")
+
+
+def test_the_replica_search_looks_below_a_bisection_a_noisy_p99_misled():
+    # tiersim plan of 2 minutes of plan_default.yaml at --slo-tpot-p99 0.036 sized uniform fp8
+    # at 7 x 1 GPU (24.5 USD/hour) where 5 met every constraint: its p99 TPOT was 0.0531 s at
+    # 4 replicas, 0.0353 s at 5, 0.0379 s at 6 and 0.0302 s at 7 (bisection on [4, 8] tried 6)
+    from tiersim.plan.search import Verdict, size_replicas
+
+    tpot = {1: 0.17, 2: 0.146, 3: 0.12, 4: 0.0531, 5: 0.0353, 6: 0.0379, 7: 0.0302, 8: 0.0253}
+
+    def judge(replicas):
+        over = tpot[replicas["fp8"]] / 0.036 - 1
+        return Verdict(ok=over <= 0, violators=() if over <= 0 else ("fp8",), overshoot=over)
+
+    assert size_replicas(["fp8"], judge, {"fp8": 1.0}).replicas == {"fp8": 5}
