@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,11 @@ WHOLE_FILE_BYTES = 1 << 30
 """Files up to this size are hashed whole; a larger one by size, mtime and its first and last
 MiB (a multi-GB trace is not re-read for every point: a ``touch`` counts as a change)."""
 _EDGE = 1 << 20
-_DIGESTS: dict[tuple[str, int, int, int, int, int], str] = {}
+DIGEST_CACHE_SIZE = 4096
+"""File versions whose digest a process keeps (the latest of each of the last files digested):
+a process sweeping fresh input files, or files rewritten between sweeps, would otherwise keep
+one entry per version it ever read."""
+_DIGESTS: OrderedDict[tuple[str, int, int, int, int, int], str] = OrderedDict()
 
 
 def point_inputs(doc: dict[str, Any], source: str) -> dict[str, str]:
@@ -54,15 +59,23 @@ def input_paths(doc: dict[str, Any], source: str) -> dict[str, Path]:
 
 def file_digest(path: Path) -> str:
     """The content digest of ``path`` (whole file, or size + mtime + edges when huge); one
-    hash per file version per process. A version is known by its inode and change time too:
-    a file replaced or rewritten with its size and mtime kept (``cp -p``, ``rsync -a``, a
-    coarse-mtime filesystem) is hashed again, not answered from the cache."""
+    hash per file version while it is among the last :data:`DIGEST_CACHE_SIZE` files
+    digested. A version is known by its inode and change time too: a file replaced or
+    rewritten with its size and mtime kept (``cp -p``, ``rsync -a``, a coarse-mtime
+    filesystem) is hashed again, not answered from the cache."""
     stat = path.stat()
     key = (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
            stat.st_ctime_ns)
-    if key not in _DIGESTS:
-        _DIGESTS[key] = _digest(path, stat.st_size, stat.st_mtime_ns)
-    return _DIGESTS[key]
+    if key in _DIGESTS:
+        _DIGESTS.move_to_end(key)
+        return _DIGESTS[key]
+    digest = _digest(path, stat.st_size, stat.st_mtime_ns)
+    for old in [k for k in _DIGESTS if k[0] == key[0]]:  # the file's older versions
+        del _DIGESTS[old]
+    _DIGESTS[key] = digest
+    while len(_DIGESTS) > DIGEST_CACHE_SIZE:
+        _DIGESTS.popitem(last=False)
+    return digest
 
 
 def _digest(path: Path, size: int, mtime_ns: int) -> str:
