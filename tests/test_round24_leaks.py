@@ -28,3 +28,28 @@ def test_the_input_digest_cache_is_bounded(tmp_path, monkeypatch):
         inputs.file_digest(files[-1])
     held = [key[0] for key in inputs._DIGESTS]
     assert len(held) == 5 and len(set(held)) == 5
+
+
+def test_a_command_keeps_no_captured_output_stream(tmp_path):
+    """A program calling ``tiersim.cli.main`` with its output captured (``redirect_stdout``
+    to a StringIO, as a service or a notebook does) kept every captured stream, with all the
+    text the command wrote: click's echo caches a wrapper per stream in a weak map whose value
+    is the stream itself, so no entry was ever let go (three objects and the whole output per
+    call). The command's lines are written to the stream directly now, so it is let go."""
+    import contextlib
+    import gc
+    import io
+    import weakref
+
+    from tiersim.cli import main
+
+    gone = []
+    for argv in (["report", str(tmp_path / "missing")], ["analytic", "--help-not-an-option"]):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            assert main(argv) != 0
+        assert err.getvalue().startswith("Error: ")
+        gone += [weakref.ref(out), weakref.ref(err)]
+        del out, err
+    gc.collect()
+    assert [ref() is None for ref in gone] == [True] * 4

@@ -29,7 +29,7 @@ import numpy as np
 import typer
 
 from tiersim.analytic import TwoType, accuracy_note, estimate, summary
-from tiersim.cli.usage import expand_home
+from tiersim.cli.usage import echo, expand_home
 from tiersim.errors import ScenarioError, TiersimError
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
@@ -81,7 +81,7 @@ def analytic(
     if model is None:  # no trade to model, or the cheap tier the better: the run's note
         note = est.pop("note")
         out = {"note": note, "estimated_from": est}
-        typer.echo(json.dumps(out, indent=1) if as_json else render_note(out))
+        echo(json.dumps(out, indent=1) if as_json else render_note(out))
         return
     if not model.dc > 0:
         raise ScenarioError(WHERE, "--dc", f"the top tier must cost more than the cheap one "
@@ -89,7 +89,7 @@ def analytic(
     out = summary(model, floor)
     if est is not None:
         out["estimated_from"] = est
-    typer.echo(json.dumps(out, indent=1) if as_json else render(out))
+    echo(json.dumps(out, indent=1) if as_json else render(out))
 
 
 MAX_COST = 1e12
@@ -221,7 +221,7 @@ def _note_replaced_trace(scn, scenario: Path, trace: Path) -> None:
     if not keys:
         return
     named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
-    typer.echo(f"note: --trace replaces {scenario}'s trace, so its {named} "
+    echo(f"note: --trace replaces {scenario}'s trace, so its {named} "
                f"{'is' if len(keys) == 1 else 'are'} not applied (set for its own trace): "
                f"the whole of {trace} is read as it is; give the scenario alone to estimate "
                "on its trace", err=True)
@@ -306,7 +306,7 @@ def _scenario_tiers(path: Path):
     scn = load_scenario(path)
     check_scenario_keys(scn, path)
     if scn.sweep:
-        typer.echo(f"note: {base_point_only(path, 'reads')}", err=True)
+        echo(f"note: {base_point_only(path, 'reads')}", err=True)
     fleet = runner.build_fleet(scn)
     check_layouts(scn)
     return scn, fleet, runner.tier_infos(scn, fleet)

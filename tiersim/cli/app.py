@@ -23,6 +23,7 @@ import typer
 from typer.core import TyperGroup
 
 from tiersim.cli import usage
+from tiersim.cli.usage import echo
 from tiersim.errors import TiersimError, escaped
 
 
@@ -145,30 +146,30 @@ class TiersimApp(typer.Typer):
             raise SystemExit(err.exit_code) from None
         except usage.UsageError as err:  # --workers 0, --bogus, no --out: one line too
             line = usage.usage_line(err, _typed_command(kwargs.get("args")))
-            typer.echo(f"Error: {escaped(line)}", err=True)
+            echo(f"Error: {escaped(line)}", err=True)
             raise SystemExit(1) from None
         except usage.ClickException as err:
-            typer.echo(f"Error: {escaped(err.format_message())}", err=True)
+            echo(f"Error: {escaped(err.format_message())}", err=True)
             raise SystemExit(err.exit_code) from None
         except KeyboardInterrupt:  # Ctrl-C before or after the command (typer's covers it)
             raise SystemExit(130) from None
         except typer.Abort:  # end of input at a prompt
-            typer.echo("Aborted!", err=True)
+            echo("Aborted!", err=True)
             raise SystemExit(1) from None
         except TiersimError as err:
-            typer.echo(f"Error: {escaped(_with_line(err))}", err=True)
+            echo(f"Error: {escaped(_with_line(err))}", err=True)
             raise SystemExit(1) from None
         except RuntimeError as err:  # Path.expanduser: "~nosuchuser/..." in any path given
             if "home directory" not in str(err):
                 raise
-            typer.echo(f"Error: {escaped(err)} (a path starts with ~ and a user that does not "
+            echo(f"Error: {escaped(err)} (a path starts with ~ and a user that does not "
                        "exist); write the path in full", err=True)
             raise SystemExit(1) from None
         except OSError as err:  # the system refused a file or the terminal: one line too
             stdout = err.filename is None and _stdout_failed(err)
             if stdout:
                 _silence_stdout()
-            typer.echo(f"Error: {escaped(os_error_line(err, stdout))}", err=True)
+            echo(f"Error: {escaped(os_error_line(err, stdout))}", err=True)
             raise SystemExit(1) from None
         finally:
             warnings.showwarning = shown
@@ -395,7 +396,7 @@ class _Notes:
                                                                lineno, file, line))
         elif str(message) not in self.shown:
             self.shown.add(str(message))
-            typer.echo(f"note: {escaped(message)}", err=True)
+            echo(f"note: {escaped(message)}", err=True)
 
 
 class LazyGroup(TyperGroup):

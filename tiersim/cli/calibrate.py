@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typer
 
+from tiersim.cli.usage import echo
 from tiersim.errors import TiersimError, escaped
 
 
@@ -62,11 +63,11 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
 
     profile, missing = import_aiconfigurator(gpu=args.gpu, engine=args.engine, out=args.out,
                                              name=args.name)
-    typer.echo(f"wrote {escaped(args.out)}: profile {profile.name!r}, {len(profile.tables)} "
+    echo(f"wrote {escaped(args.out)}: profile {profile.name!r}, {len(profile.tables)} "
                f"measured tables; {len(missing)} not in the data (roofline): "
                f"{', '.join(missing) or '-'}")
     if not profile.overhead_source.startswith("fitted"):
-        typer.echo("note: its per-iteration overhead is the roofline's assumption and it has no "
+        echo("note: its per-iteration overhead is the roofline's assumption and it has no "
                    "eager-step cost: the data holds neither; a rebuild over a profile fitted "
                    "for the same engine and GPU keeps its fitted values (write over the shipped "
                    "file, or refit with benchmarks/fidelity_silicon.py --fit in tiersim's source "

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from tiersim.cli.usage import expand_home
+from tiersim.cli.usage import echo, expand_home
 
 
 def disagg(
@@ -37,30 +37,30 @@ def disagg(
     loaded = load_scenario(path)
     check_scenario_keys(loaded, path)  # as `run` refuses them: a key no split reads
     if loaded.sweep:
-        typer.echo(f"note: {base_point_only(path, 'simulates')}", err=True)
+        echo(f"note: {base_point_only(path, 'simulates')}", err=True)
     rows = compare_splits(loaded, tier)
     chosen = tier or default_tier(loaded)
     if len(rows) > 1 and next(t for t in loaded.tiers if t.name == chosen).disaggregation is None:
         link = DisaggConfig(prefill_replicas=1, decode_replicas=1)
-        typer.echo(f"note: tier {chosen!r} has no disaggregation block, so its splits move the "
+        echo(f"note: tier {chosen!r} has no disaggregation block, so its splits move the "
                    f"prompt's KV over disaggregation's default link: {link.link_gb_s:g} GB/s per "
                    f"GPU, {link.latency_us:g} us a transfer; add a disaggregation block (any "
                    "split) with your link_gb_s and latency_us", err=True)
     if len(rows) == 1:
         other = other_tiers(loaded, chosen)
-        typer.echo(f"note: tier {chosen!r} has one replica: no prefill/decode split of it "
+        echo(f"note: tier {chosen!r} has one replica: no prefill/decode split of it "
                    "exists, so only aggregated serving is shown"
                    f"{'; ' + other if other else ''}", err=True)
-    typer.echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
+    echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
                f"{'TPOT p99':>9} {'dropped':>8} {'score':>7}   (latencies in seconds)")
     for r in rows:
-        typer.echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
+        echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
                    f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.dropped:8,} "
                    f"{score_text(r.score):>7}")
     best = rows[0]
-    typer.echo(f"best: {best.label} ({_verdict(best)}; score {score_text(best.score)})")
+    echo(f"best: {best.label} ({_verdict(best)}; score {score_text(best.score)})")
     for line in provenance_lines(path):
-        typer.echo(line)
+        echo(line)
 
 
 def _verdict(row) -> str:

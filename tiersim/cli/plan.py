@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tiersim.cli.usage import expand_home
+from tiersim.cli.usage import echo, expand_home
 from tiersim.errors import Note, TiersimError, escaped
 from tiersim.results import within_limit
 
@@ -169,10 +169,10 @@ def plan(
                            _parse_choose(choose), max_replicas=max_replicas,
                            gpu_options=_parse_gpus(gpus_per_replica),
                            cost_model=_check_cost_model(cost_model), report=report)
-    typer.echo(format_plan(result))
+    echo(format_plan(result))
     for line in provenance_lines(path):
-        typer.echo(line)
-    typer.echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
+        echo(line)
+    echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
     if result.plan is None:  # an answer, written down, but no fleet to act on: status 1
         raise SystemExit(1)
 

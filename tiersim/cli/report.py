@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tiersim.cli.usage import expand_home
+from tiersim.cli.usage import echo, expand_home
 
 
 def report(
@@ -25,10 +25,10 @@ def report(
     # never a page of a folder another command is writing (a missing folder: write_report's line)
     guard = locked(directory, "report") if directory.is_dir() else contextlib.nullcontext()
     with guard:
-        typer.echo(f"wrote {escaped(write_report(directory))}")
+        echo(f"wrote {escaped(write_report(directory))}")
     gone = missing_files(directory)
     if gone:
-        typer.echo(missing_note(gone), err=True)
+        echo(missing_note(gone), err=True)
 
 
 __all__ = ["report"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tiersim.cli.usage import expand_home
+from tiersim.cli.usage import echo, expand_home
 
 if TYPE_CHECKING:
     from tiersim.results import RunResult, SavingsResult
@@ -40,7 +40,7 @@ def scenario_path(given: Path) -> Path:
     if found is None:
         return given
     where = "is a folder" if folder else "is not in this folder"
-    typer.echo(f"note: {given} {where}; using the bundled scenarios/{found.name} ({found})",
+    echo(f"note: {given} {where}; using the bundled scenarios/{found.name} ({found})",
                err=True)
     return found
 
@@ -90,7 +90,7 @@ def run(
 
     return_freed_arrow_memory()
     if report and out is None:  # asked for by name, and nothing would write it
-        typer.echo("note: --report writes report.html only with --out DIR; this run writes no "
+        echo("note: --report writes report.html only with --out DIR; this run writes no "
                    "files", err=True)
     report = report is not False
     path = scenario_path(scenario) if scenario is not None else default_scenario()
@@ -98,7 +98,7 @@ def run(
     check_scenario_keys(loaded, path)  # before --out is made: a refused scenario leaves no folder
     with out_folder(out, "run", loaded, path):
         if loaded.sweep:
-            typer.echo(f"note: {base_point_only(path, 'runs')}", err=True)
+            echo(f"note: {base_point_only(path, 'runs')}", err=True)
         with _status(f"simulating {loaded.name} ..."):
             result = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines,
                                   report=report)

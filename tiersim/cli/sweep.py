@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tiersim.cli.usage import expand_home
+from tiersim.cli.usage import echo, expand_home
 
 
 def sweep(
@@ -55,7 +55,7 @@ def sweep(
                   runner=default_runner if baselines else estimate_runner, tally=tally)
     except (KeyboardInterrupt, SystemExit) as stop:
         if isinstance(stop, KeyboardInterrupt) or stop.code not in (None, 0, 1):
-            typer.echo(interrupted_line(out, tally.stored_on_disk()), err=True)
+            echo(interrupted_line(out, tally.stored_on_disk()), err=True)
         raise
 
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tiersim.cli.usage import echo
 from tiersim.errors import TiersimError, escaped
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import (
@@ -71,7 +72,7 @@ def inspect(
     resolved = resolve_trace_path(path, Path.cwd())
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
     if as_json:
-        typer.echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
+        echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
         return
     console = Console(markup=False)  # a path is text, never markup, nor a terminal escape
     console.print(Text(escaped(str(resolved)), style="bold") + Text(f" ({fmt})"),

@@ -25,6 +25,26 @@ NoArgsIsHelpError = getattr(errors, "NoArgsIsHelpError", ())
 """A command group called without a command: the framework has printed its help already."""
 
 
+def echo(message: str, err: bool = False) -> None:
+    """``typer.echo(message, err=err)`` to the current ``sys.stdout`` (``sys.stderr``), the
+    stream found afresh for each line as the framework's echo finds it, but not remembered:
+    the framework's echo keeps a per-stream wrapper in a weak map whose value is the stream
+    itself, so a stream the caller redirects (``redirect_stdout`` to a StringIO, as a program
+    calling :func:`tiersim.cli.main` does) was kept for the life of the process, with all it
+    was written."""
+    import sys
+
+    import typer
+
+    if (sys.stderr if err else sys.stdout) is None:
+        return  # no stream (pythonw): nothing is written, as the framework's echo does
+    get_text_stream = getattr(sys.modules[typer.echo.__module__], "get_text_stream", None)
+    if get_text_stream is None:  # pragma: no cover - another framework version
+        typer.echo(message, err=err)
+        return
+    typer.echo(message, file=get_text_stream("stderr" if err else "stdout", errors=None))
+
+
 def usage_line(error: UsageError, command: str = "tiersim") -> str:
     """``<option>: <problem>; see <command> --help`` for a usage error (``command``: the
     command typed, for an error that does not name its own)."""
