@@ -46,7 +46,7 @@ def test_a_read_only_folder_is_one_line_naming_the_report(tmp_path, monkeypatch)
     def read_only(*args, **kwargs):
         raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
 
-    monkeypatch.setattr(page.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(page, "create_temp", read_only)
     with pytest.raises(TiersimError) as err:
         page._write_atomic(target, "new")
     assert str(err.value) == (f"{target}: cannot write the report (Operation not permitted); "

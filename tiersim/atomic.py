@@ -6,6 +6,8 @@ target with ``os.replace``: a reader sees the old file or the new one, never hal
 
 from __future__ import annotations
 
+import base64
+import errno
 import json
 import math
 import os
@@ -14,15 +16,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-
-def _file_mode() -> int:
-    """Permissions a plain ``open()`` would give a new file under the current umask."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
+#: Flags of a temp file from :func:`create_temp`: new (never an existing file or a link's
+#: target), read-write, not inherited by child processes -- those of ``tempfile.mkstemp``.
+_TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
-FILE_MODE = _file_mode()
+def create_temp(folder: str | os.PathLike, prefix: str = "", suffix: str = "") -> tuple[int, str]:
+    """Create a new file under a unique name ``prefix + 8 random characters + suffix`` in
+    ``folder`` and return ``(fd, absolute path)``, as ``tempfile.mkstemp`` does, but with a
+    plain ``open()``'s permissions (0666 less the umask: 0644 under umask 022), not 0600.
+
+    The system applies the umask as it creates the file: the umask is never read or changed
+    (it is one per process, and setting it for a moment gave a file that another thread
+    created meanwhile the wrong mode)."""
+    for _ in range(tempfile.TMP_MAX):
+        name = base64.b32encode(os.urandom(5)).decode("ascii").lower()
+        path = os.path.abspath(os.path.join(folder, f"{prefix}{name}{suffix}"))
+        try:
+            return os.open(path, _TEMP_FLAGS, 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "No usable temporary file name found", str(folder))
 
 
 def _plain(value: Any) -> Any:
@@ -52,11 +67,10 @@ def stage(path: Path, write: Callable[[IO], None], mode: str = "wb") -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)  # its error names the folder
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = create_temp(path.parent, f".{path.name}.", ".tmp")  # an ordinary file's mode
     except OSError as error:
         raise _naming(error, path) from None
     try:
-        os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, mode) as handle:
             write(handle)
             handle.flush()

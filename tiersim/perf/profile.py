@@ -785,17 +785,15 @@ def save_profile(profile: Profile, path: str | Path) -> Path:
     temporary name keeps the first 50 characters of ``path``'s, so that it stays within the
     system's 255 bytes a name where ``path``'s own does."""
     import os
-    import tempfile
+
+    from tiersim.atomic import create_temp
 
     p = Path(path)
     doc = profile.to_json()
     profile_from_json(json.loads(json.dumps(doc)), str(p))
     p.parent.mkdir(parents=True, exist_ok=True)
-    umask = os.umask(0o022)  # an ordinary file's mode (0666 less the umask), not mkstemp's
-    os.umask(umask)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:50]}.", suffix=".tmp", dir=p.parent)
+    fd, tmp = create_temp(p.parent, f".{p.name[:50]}.", ".tmp")  # an ordinary file's mode
     try:
-        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(doc, separators=(",", ":")) + "\n")
             handle.flush()

@@ -11,7 +11,6 @@ import errno
 import html
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import yaml
 
 import tiersim
 from tiersim import fidelity
+from tiersim.atomic import create_temp
 from tiersim.errors import TiersimError
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
@@ -534,12 +534,9 @@ def _write_atomic(path: Path, text: str) -> None:
     an interruption (Ctrl-C, which left the half-written page until the folder's next command)
     leaves none either.
     The page gets an ordinary file's mode (0666 less the umask), not mkstemp's 0600."""
-    umask = os.umask(0o022)  # read the umask (as tiersim.atomic does; no import cycle)
-    os.umask(umask)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=path.parent)
-        os.fchmod(fd, 0o666 & ~umask)
+        fd, tmp = create_temp(path.parent, ".report-", ".html.tmp")
         # a name UTF-8 cannot hold (a Latin-1 folder name) is shown as its escape, \udce9
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
