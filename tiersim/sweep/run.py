@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -1053,7 +1053,8 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
 
     The folder is locked before the grid is expanded and checked (a big grid takes a while),
     so a second sweep into it is refused at once; Ray (``executor="ray"``) is joined once the
-    grid is checked and before the folder changes, so an address it refuses changes nothing.
+    grid is checked and before the folder changes, so an address it refuses changes nothing,
+    and only when a point is left to run (a finished sweep rewrites its table without Ray).
     With ``strict`` (the default, and what
     ``tiersim sweep`` uses), failed points raise :class:`SweepFailed` (one line naming them)
     once everything else is stored. ``tally`` counts the points this call stores.
@@ -1079,12 +1080,13 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
         check_unread_axes(plan, runner)
         claim_out_dir(out, "sweep", [Path(plan.source), *sweep_inputs(plan)])
         _refuse_foreign_files(out, plan)
-        if executor == "ray":  # joined before the folder changes: a bad address changes nothing
+        def join() -> None:  # before the folder changes: a bad address changes nothing
             stack.enter_context(executors.ray_session(address, workers))
+
         try:
             frame, failed, refusal = _run_locked(plan, out, workers, executor, address,
                                                  runner, progress, report, fresh,
-                                                 tally or Tally())
+                                                 tally or Tally(), join)
         except OSError as error:
             raise _cannot_write(error, out) from None
     if strict and failed:
@@ -1215,13 +1217,14 @@ def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None =
 
 def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                 address: str | None, runner: PointRunner, progress: bool | None,
-                report: bool, fresh: bool = False, tally: Tally | None = None
+                report: bool, fresh: bool = False, tally: Tally | None = None,
+                join: Callable[[], None] | None = None
                 ) -> tuple[pd.DataFrame, int, TiersimError | None]:
     """The sweep proper, run while holding the folder's lock; returns the table, the failed
     count and the input error every point failed with, if one did (:mod:`tiersim.sweep.
     refusal`). In a ``fresh`` folder that error is raised as ``tiersim run`` raises it, and
-    the folder is left as it was found."""
-    remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
+    the folder is left as it was found. ``join`` (Ray's) is called before the folder changes,
+    only where a point is left to run: with none, the sweep is the in-process one."""
     started = tiersim_version()
     records = read_bookkeeping(out)
     _check_same_base(out, plan, records, runner)
@@ -1230,6 +1233,11 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     done -= _other_version(records, done)
     pending = [p for p in plan.points if p.id not in done]
     _refuse_folders_in_the_way(out, pending)
+    if not pending:
+        executor = "local"  # nothing to run: Ray is neither needed nor joined
+    elif executor == "ray" and join is not None:
+        join()
+    remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     if tally is not None:
         tally.folder, tally.pending = points_dir(out), tuple(p.id for p in pending)
     with _new_manifest(out, plan, runner):
