@@ -60,6 +60,18 @@ TEXT_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
               "max_position_embeddings": 32768},
 }
 
+#: transformers' class default of ``num_key_value_heads`` (4.46 and since) by the
+#: ``model_type`` a config names, where it is a number: Llama's and Phi-3's (None) are the
+#: query heads, tiersim's own default. A config that leaves the key out, at the top level or in
+#: a wrapper's sub-config, is built by transformers and vLLM with this many KV heads
+#: (:func:`kv_heads_left_out`). MLA types cache a latent, not KV heads: not listed.
+KV_HEADS_DEFAULTS: dict[str, int] = {
+    "mistral": 8, "mixtral": 8, "phimoe": 8, "gpt_oss": 8, "minimax_m2": 8,
+    "qwen2": 32, "qwen3": 32, "qwen2_moe": 16, "qwen3_moe": 4, "qwen3_next": 2,
+    "qwen3_5_text": 4, "qwen3_5_moe_text": 2, "qwen3_vl_text": 32, "qwen3_vl_moe_text": 16,
+    "qwen2_vl_text": 8, "qwen2_5_vl_text": 8, "qwen2_vl": 8, "qwen2_5_vl": 8,
+}
+
 
 def text_key(data: dict[str, Any]) -> str | None:
     """The first key of :data:`TEXT_CONFIG_KEYS` holding an object in ``data``, else None."""
@@ -96,7 +108,17 @@ def class_defaults_left_out(data: dict[str, Any]) -> dict[str, Any]:
     (``recursive_diff_dict``; llava-1.5-7b-hf keeps 3 of Vicuna's) and fills them back on
     load, which is the model vLLM builds. A key given as null is not left out."""
     defaults = TEXT_CLASS_DEFAULTS.get(str(data.get("model_type")), {})
-    return {k: v for k, v in defaults.items() if k not in data}
+    return {**{k: v for k, v in defaults.items() if k not in data}, **kv_heads_left_out(data)}
+
+
+def kv_heads_left_out(data: dict[str, Any]) -> dict[str, Any]:
+    """``{"num_key_value_heads": N}`` where the config ``data`` leaves that key out and its
+    type's transformers class default is a number N (:data:`KV_HEADS_DEFAULTS`: Mixtral's 8,
+    Qwen3-MoE's 4), not the query heads; else empty. A key given as null is not left out."""
+    default = KV_HEADS_DEFAULTS.get(str(data.get("model_type")))
+    if default is None or "num_key_value_heads" in data:
+        return {}
+    return {"num_key_value_heads": default}
 
 
 def served_type(data: dict[str, Any], outer: bool) -> Any:
@@ -109,7 +131,9 @@ def served_type(data: dict[str, Any], outer: bool) -> Any:
     return ALIASES.get(str(model_type), model_type)
 
 
-def defaults_note(key: str, model_type: Any, missing: dict[str, Any]) -> str:
-    """The words of the note for sub-config ``key`` read with ``missing`` class defaults."""
-    return (f"key {key!r} leaves out {', '.join(missing)}: read as transformers' "
+def defaults_note(key: str | None, model_type: Any, missing: dict[str, Any]) -> str:
+    """The words of the note for sub-config ``key`` (None: the config itself) read with
+    ``missing`` class defaults."""
+    where = f"key {key!r} leaves" if key else "leaves"
+    return (f"{where} out {', '.join(missing)}: read as transformers' "
             f"{model_type} defaults ({', '.join(map(str, missing.values()))})")

@@ -20,6 +20,7 @@ from tiersim.hf_text import (
     TEXT_CONFIG_KEYS,
     class_defaults_left_out,
     defaults_note,
+    kv_heads_left_out,
     language_model_key,
     served_type,
     type_not_a_name,
@@ -151,7 +152,9 @@ def _text_config(cfg: dict, path: str) -> tuple[dict, tuple[str, ...]]:
     """The language model's part of a config, as the simulator finds it
     (:func:`tiersim.hf_text.language_model_key`: a wrapper's ``text_config``, InternVL's
     ``llm_config``, DeepSeek-VL2's ``language_config``), with the transformers class defaults
-    a sub-config written as a diff leaves out filled in, and a note naming them."""
+    a sub-config written as a diff leaves out filled in, and a note naming them; a config
+    read itself gets its type's ``num_key_value_heads`` default likewise
+    (:func:`tiersim.hf_text.kv_heads_left_out`)."""
     key = language_model_key(cfg)
     if key is None:
         own = cfg.get("model_type")  # a wrapper whose only sub-config key holds no object
@@ -161,7 +164,9 @@ def _text_config(cfg: dict, path: str) -> tuple[dict, tuple[str, ...]]:
                     raise CalibrateError(
                         f"{path}: {key} must be a JSON object of the language model's sizes "
                         f"(got {type(cfg[key]).__name__}); fix the config.json")
-        return cfg, ()
+        missing = kv_heads_left_out(cfg)  # its type's number (Mixtral's 8), as the simulator
+        cfg.update(missing)  # fills it (in place: the config is still the outer one)
+        return cfg, (defaults_note(None, cfg.get("model_type"), missing),) if missing else ()
     inner = cfg[key]
     missing = class_defaults_left_out(inner)
     if not missing:

@@ -3,7 +3,8 @@
 Supported ``model_type`` values and the keys read:
 
 - dense ``llama``, ``mistral``, ``qwen2``, ``qwen3``: hidden_size, num_hidden_layers,
-  num_attention_heads, num_key_value_heads (default: the query heads), head_dim (default
+  num_attention_heads, num_key_value_heads (default: its type's transformers default,
+  :data:`tiersim.hf_text.KV_HEADS_DEFAULTS`, else the query heads), head_dim (default
   hidden_size / heads), intermediate_size, vocab_size, tie_word_embeddings (default false; a
   multimodal wrapper's own where its ``text_config`` has none);
   for every type, max_position_embeddings and rope_scaling / rope_parameters (the context
@@ -137,6 +138,7 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     TEXT_CONFIG_KEYS,
     class_defaults_left_out,
     defaults_note,
+    kv_heads_left_out,
     language_model_key,
     served_type,
     text_key,
@@ -679,6 +681,7 @@ def _text_config(cfg: _Config) -> tuple[_Config, dict[str, Any] | None]:
     calibration harness reads a config by too)."""
     key = language_model_key(cfg.data)
     if key is None:
+        _with_kv_heads_default(cfg)
         return cfg, None
     text = _Config(cfg.path, _with_class_defaults(cfg.path, cfg.data[key], key),
                    f"{key}.")
@@ -697,6 +700,18 @@ def _with_class_defaults(path: Path, data: dict[str, Any], key: str) -> dict[str
         "transformers (which writes a sub-config's keys only where they differ from its "
         "class's defaults) and vLLM build the model"), stacklevel=5)
     return {**data, **missing}
+
+
+def _with_kv_heads_default(cfg: _Config) -> None:
+    """Fill a config's left-out ``num_key_value_heads`` with its type's transformers class
+    default where that is a number, not the query heads (:func:`tiersim.hf_text.
+    kv_heads_left_out`: MixtralConfig's 8), with a note: a config of the type without the key
+    was otherwise read with a KV cache several times too large."""
+    missing = kv_heads_left_out(cfg.data)
+    if missing:
+        warnings.warn(Note(f"{cfg.path}: {defaults_note(None, cfg.data['model_type'], missing)}"
+                           ", as transformers and vLLM build the model"), stacklevel=5)
+        cfg.data = {**cfg.data, **missing}
 
 
 def _tied(cfg: _Config, outer: _Config) -> bool:
