@@ -83,3 +83,22 @@ def test_a_wrappers_text_config_without_kv_heads_reads_its_types_default(tmp_pat
     assert any("key 'text_config' leaves out num_key_value_heads: read as transformers' "
                "qwen3_vl_moe_text defaults (16)" in n for n in notes)
     assert shapes.from_config(path).kv_heads == 16
+
+
+def test_the_aiconfigurator_import_notes_no_bundled_config_by_name(tmp_path):
+    """``tiersim calibrate --from aiconfigurator --out P.json`` printed six notes about
+    aiconfigurator-core's own multimodal configs (Kimi-K2.5, the Qwen3.5 family: 'the vision
+    tower's weights are not counted ...'), which the user never named: their language models'
+    tables are what the profile covers. They are one line now, saying how many and why."""
+    import pytest
+    from conftest import run_cli
+
+    pytest.importorskip("aiconfigurator_core")
+    out = tmp_path / "p.json"
+    done = run_cli("calibrate", "--from", "aiconfigurator", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert not [line for line in lines if "model_configs" in line or "tower's weights" in line]
+    assert ("note: 6 of aiconfigurator-core's bundled model configs are multimodal: the "
+            "profile covers their language models (a vision tower is not timed)") in lines
+    assert out.is_file()

@@ -115,6 +115,11 @@ class Note(UserWarning):
     CLI; the run goes on)."""
 
 
+class VisionNote(Note):
+    """A multimodal wrapper is served as its language model: its vision tower is not counted
+    (an importer reading configs the user did not name folds these into one line)."""
+
+
 class UnreachableFloor(Note):
     """The floor router's floor is above every routing it can find. The planner, which tries
     raised floors on purpose, reports this as the design's missed accuracy instead."""

@@ -729,11 +729,12 @@ def _vision_note(outer: _Config, text_type: str) -> None:
         return
     import warnings
 
-    from tiersim.errors import Note
+    from tiersim.errors import VisionNote
 
-    warnings.warn(Note(f"{outer.path}: a {outer.data.get('model_type')} model: tiersim serves its "
-                       f"language model ({text_type}); the vision tower's weights are not "
-                       "counted and image inputs are not modelled"), stacklevel=4)
+    warnings.warn(VisionNote(f"{outer.path}: a {outer.data.get('model_type')} model: tiersim "
+                             f"serves its language model ({text_type}); the vision tower's "
+                             "weights are not counted and image inputs are not modelled"),
+                  stacklevel=4)
 
 
 def _served_type(cfg: _Config, outer: _Config) -> Any:

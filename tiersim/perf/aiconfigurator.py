@@ -73,6 +73,7 @@ What is taken, per table of the profile (every choice is written into the table'
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -1354,6 +1355,33 @@ def _refused_fit(err: ProfileError, key: str) -> ProfileError:
                         f"correct it there, or remove its {key} to take the roofline's")
 
 
+@contextlib.contextmanager
+def _bundled_notes_folded(bundled: bool):
+    """Where the import reads :data:`SHIPPED_MODELS` (``bundled``: configs aiconfigurator-core
+    ships, which the user did not name), its notes that a multimodal config is served as its
+    language model (:class:`tiersim.errors.VisionNote`, one per config) become one line saying
+    how many; every other note passes on as raised. Elsewhere nothing changes."""
+    import warnings
+
+    from tiersim.errors import VisionNote
+
+    if not bundled:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    vision = {str(w.message).split(": ", 1)[0] for w in caught
+              if issubclass(w.category, VisionNote)}
+    for w in caught:
+        if not issubclass(w.category, VisionNote):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if vision:
+        warnings.warn(VisionNote(
+            f"{len(vision)} of {AIC_PACKAGE}'s bundled model configs are multimodal: the "
+            "profile covers their language models (a vision tower is not timed)"), stacklevel=3)
+
+
 def import_aiconfigurator(
     gpu: str = "h200",
     engine: str = "vllm",
@@ -1389,15 +1417,17 @@ def import_aiconfigurator(
             "benchmarks/fidelity_silicon.py --fit in tiersim's source repository"),
             stacklevel=2)
     data_engine(gpu, engine)  # the data exist, before the models are read
+    bundled = not models
     models = models or SHIPPED_MODELS
     requests = []
-    for model, (precisions, layouts) in models.items():
-        path = aic_model_path(model)
-        for precision in precisions:
-            for entry in layouts:
-                tp, dp, ep = layout(entry)
-                for kv in kv_dtypes:
-                    requests += table_requests(path, precision, tp, kv, gpu, dp, ep)
+    with _bundled_notes_folded(bundled):
+        for model, (precisions, layouts) in models.items():
+            path = aic_model_path(model)
+            for precision in precisions:
+                for entry in layouts:
+                    tp, dp, ep = layout(entry)
+                    for kv in kv_dtypes:
+                        requests += table_requests(path, precision, tp, kv, gpu, dp, ep)
     c = RooflineConstants()
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
