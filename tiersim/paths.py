@@ -7,7 +7,9 @@ anywhere find the same files; the repository root links to them for convenience.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import tiersim
 from tiersim.errors import TiersimError, TraceError
@@ -123,3 +125,13 @@ def file_sha256(path: Path | str) -> str:
     """SHA-256 of a file's bytes (streamed; the file is never held whole)."""
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def keep_latest(cache: OrderedDict, key: tuple, value: Any, limit: int) -> None:
+    """Put ``value`` in ``cache`` under ``key``, a file version (its path first): the file's
+    older versions leave, and the least recently used entries beyond ``limit`` go."""
+    for old in [k for k in cache if k[0] == key[0]]:  # the file's older versions
+        del cache[old]
+    cache[key] = value
+    while len(cache) > limit:
+        cache.popitem(last=False)

@@ -107,7 +107,7 @@ def resolve_profile(profile):
     kept (``cp -p``, ``rsync -a``) is read again, and a point never runs on an older version
     than the one it records. A file that changed while it was read is not cached.
     """
-    from tiersim.paths import find_bundled
+    from tiersim.paths import find_bundled, keep_latest
     from tiersim.perf.profile import Profile, load_profile
 
     if isinstance(profile, Profile):
@@ -132,11 +132,7 @@ def resolve_profile(profile):
         return _PROFILE_CACHE[key]
     loaded = load_profile(path)
     if _file_version(path) == key:  # not replaced while it was read
-        for old in [k for k in _PROFILE_CACHE if k[0] == key[0]]:  # the file's older versions
-            del _PROFILE_CACHE[old]
-        _PROFILE_CACHE[key] = loaded
-        while len(_PROFILE_CACHE) > PROFILE_CACHE_SIZE:
-            _PROFILE_CACHE.popitem(last=False)
+        keep_latest(_PROFILE_CACHE, key, loaded, PROFILE_CACHE_SIZE)
     return loaded
 
 

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from tiersim.errors import TiersimError
-from tiersim.paths import expand_user, file_sha256, find_bundled, resolve_trace_path
+from tiersim.paths import (
+    expand_user,
+    file_sha256,
+    find_bundled,
+    keep_latest,
+    resolve_trace_path,
+)
 
 WHOLE_FILE_BYTES = 1 << 30
 """Files up to this size are hashed whole; a larger one by size, mtime and its first and last
@@ -70,11 +76,7 @@ def file_digest(path: Path) -> str:
         _DIGESTS.move_to_end(key)
         return _DIGESTS[key]
     digest = _digest(path, stat.st_size, stat.st_mtime_ns)
-    for old in [k for k in _DIGESTS if k[0] == key[0]]:  # the file's older versions
-        del _DIGESTS[old]
-    _DIGESTS[key] = digest
-    while len(_DIGESTS) > DIGEST_CACHE_SIZE:
-        _DIGESTS.popitem(last=False)
+    keep_latest(_DIGESTS, key, digest, DIGEST_CACHE_SIZE)
     return digest
 
 
