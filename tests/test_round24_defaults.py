@@ -3,11 +3,9 @@ and notes the calibration import prints only about what the user asked for."""
 
 from __future__ import annotations
 
-import json
-import warnings
+from test_round24_configs import _notes, _write
 
 from tiersim.calibrate import shapes
-from tiersim.hardware.hf_config import load_hf_config
 from tiersim.perf.memory import kv_bytes_per_token
 
 #: Mixtral-8x7B's sizes with num_key_value_heads left out (a hand-written or trimmed config):
@@ -16,20 +14,6 @@ MIXTRAL_NO_KV = {"model_type": "mixtral", "hidden_size": 4096, "intermediate_siz
                  "num_hidden_layers": 32, "num_attention_heads": 32, "num_local_experts": 8,
                  "num_experts_per_tok": 2, "vocab_size": 32000,
                  "max_position_embeddings": 32768}
-
-
-def _write(tmp_path, doc: dict, name: str = "m"):
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps(doc))
-    return folder / "config.json"
-
-
-def _notes(path):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        arch = load_hf_config(path)
-    return arch, [str(w.message) for w in caught]
 
 
 def test_a_top_level_config_without_kv_heads_reads_its_types_default(tmp_path):

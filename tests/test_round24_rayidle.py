@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pandas as pd
 from test_round19 import run_cli
+from test_round24_raysweep import _scenario
 
 from tiersim.sweep import executors
-
-ROOT = Path(__file__).resolve().parents[1]
-TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text().replace("[240, 360]",
-                                                                          "[240, 270]")
-
-
-def _scenario(tmp_path: Path) -> Path:
-    """tiny.yaml on a short window, swept over two seeds."""
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text(TINY + "\nsweep:\n  seed: [0, 1]\n")
-    return scenario
 
 
 def test_a_finished_sweep_reruns_under_ray_without_ray(tmp_path, capsys, monkeypatch):
