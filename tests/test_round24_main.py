@@ -64,3 +64,44 @@ def test_this_or_an_earlier_or_unknown_release_is_reported(run_dir, tmp_path, ca
     code, err = run_cli(capsys, "report", folder)
     assert code == 0, err
     assert (folder / "report.html").is_file()
+
+
+@pytest.mark.parametrize("stage", ["_refuse_foreign_lock", "_take", "remove_stale_temps"])
+def test_a_signal_while_the_lock_is_taken_leaves_no_lock(tmp_path, monkeypatch, stage):
+    """A signal that landed after ``.lock`` was created but before the command held it (the
+    lock's checks, its wait, the stale-temp sweep) left ``.lock`` and so the folder the command
+    made (CI caught a SIGHUP there): both go, as for a signal later on."""
+    from tiersim import outputs
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs, stage, interrupted)
+    out = tmp_path / "made" / "o"
+    with pytest.raises(KeyboardInterrupt), outputs.locked(out, "run"):
+        pass
+    assert not (tmp_path / "made").exists()
+
+
+def test_a_lock_another_command_holds_is_kept_when_this_one_is_stopped(tmp_path, monkeypatch):
+    """The lock file this command created is removed only while it could hold it: when
+    another command took the lock in between (and this one is stopped before it took it),
+    the file stays, as removing it would let a third command lock a new file beside it."""
+    import fcntl
+
+    from tiersim import outputs
+
+    out = tmp_path / "o"
+    holders = []
+
+    def another_takes_it(handle, path, kind="run"):
+        holder = open(path, "r+")  # noqa: SIM115 - held until the test ends
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        holders.append(holder)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs, "_refuse_foreign_lock", another_takes_it)
+    with pytest.raises(KeyboardInterrupt), outputs.locked(out, "run"):
+        pass
+    assert (out / ".lock").exists()
+    holders[0].close()

@@ -330,24 +330,40 @@ def _lock_file(out: Path, kind: str):
         raise TiersimError(f"{path}: not a regular file (a link, folder or pipe); remove it "
                            f"(tiersim writes its pid there){_or_elsewhere(kind)}")
     existed = path.exists()
-    try:  # O_NOFOLLOW: a link put there between the check and the open is refused too
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        handle = os.fdopen(fd, "r+")
-    except OSError as err:
-        raise _unwritable(out, err, kind) from None
-    with handle:
+    handle, took = None, None  # took: _take's answer, once it has given one
+    try:
+        try:  # O_NOFOLLOW: a link put there between the check and the open is refused too
+            handle = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT
+                                       | getattr(os, "O_NOFOLLOW", 0), 0o644), "r+")
+        except OSError as err:
+            raise _unwritable(out, err, kind) from None
         _refuse_foreign_lock(handle, path, kind)
-        if _take(handle, out, kind):
+        took = _take(handle, out, kind)
+        if took:
             handle.truncate(0)
             handle.write(str(os.getpid()))
             handle.flush()
             remove_stale_temps(out)  # nothing else writes here now: a kill's leftovers go
-        try:
-            yield
-        except BaseException:
-            if not existed:  # removed while still held: no other command took it meanwhile
-                path.unlink(missing_ok=True)
-            raise
+        yield
+    except BaseException:
+        # a lock file this command created goes again while this command holds it (no other
+        # command took it meanwhile); one stopped before it took the lock (a signal just after
+        # the open) takes it now, unless another command holds it
+        if handle is not None and not existed and (took is not None or _try_take(handle)):
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _try_take(handle) -> bool:
+    """Whether the lock on ``handle`` could be taken now, without waiting (it is then held)."""
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
 
 
 def _refuse_foreign_lock(handle, path: Path, kind: str = "run") -> None:
