@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from test_checkpoint_formats import _aic_configs
 
 from tiersim.calibrate import shapes
 from tiersim.calibrate.errors import CalibrateError
@@ -24,16 +25,6 @@ from tiersim.hardware.hf_config import load_hf_config
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "num_experts",
           "expert_intermediate", "top_k")
-
-
-def _aic_configs() -> list[Path]:
-    try:
-        import aiconfigurator_core
-    except ImportError:
-        return []
-    folder = Path(aiconfigurator_core.__file__).parent / "model_configs"
-    return sorted(p for p in folder.glob("*_config.json")
-                  if not p.name.endswith("_hf_quant_config.json"))
 
 
 REAL = sorted((ROOT / "benchmarks" / "data" / "configs").glob("*/config.json")) + _aic_configs()

@@ -5,20 +5,9 @@ fixed, with the exact line a user sees or the number that was wrong."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from test_round19 import error_line, run_cli
-
-ROOT = Path(__file__).resolve().parents[1]
-TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text().replace("[240, 360]",
-                                                                          "[240, 270]")
-
-
-def _scenario(tmp_path: Path, sweep: str) -> Path:
-    """tiny.yaml on a short window with ``sweep`` (YAML text, indented) as its sweep map."""
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text(TINY + "\nsweep:\n" + sweep)
-    return scenario
+from test_round23_sweepkill import ROOT, TINY, _scenario
 
 
 def test_a_point_of_no_recorded_version_is_run_again(tmp_path, capsys):
