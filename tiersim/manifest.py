@@ -18,7 +18,7 @@ from pathlib import Path
 import tiersim
 from tiersim.errors import TiersimError, shown
 from tiersim.jsonio import read_json
-from tiersim.versions import later_than_this, release
+from tiersim.versions import later_than_this, release_text
 
 MANIFEST = "manifest.json"
 """The manifest's file name."""
@@ -48,7 +48,7 @@ def check_manifest(directory: Path) -> str | None:
                            f"{directory}`") from None
     written = info.get("tiersim")
     if later_than_this(written):  # its files may hold fields this release reads otherwise
-        number = ".".join(map(str, release(written) or ()))[:40]
+        number = release_text(written)[:40]
         raise TiersimError(f"{path}: written by tiersim {number}, a later release "
                            f"than this tiersim {tiersim.__version__}; report it with that "
                            f"tiersim or a later one, or rerun `tiersim run --out {directory}`")

@@ -20,3 +20,9 @@ def later_than_this(version: Any) -> bool:
     """Whether ``version`` is of a later release than this tiersim's."""
     theirs, mine = release(version), release(tiersim.__version__)
     return theirs is not None and mine is not None and theirs > mine
+
+
+def release_text(version: Any) -> str:
+    """The release numbers ``version`` starts with, written out (``0.2.0+3f2a`` -> ``0.2.0``;
+    empty when it starts with none)."""
+    return ".".join(map(str, release(version) or ()))

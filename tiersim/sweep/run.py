@@ -1352,7 +1352,7 @@ def _refuse_later_release(out: Path, records: dict[str, dict[str, Any]],
     them again (:func:`_other_version`) would replace their files with this earlier release's
     results. An earlier release's points, or another build of this release's, run again."""
     import tiersim
-    from tiersim.versions import later_than_this, release
+    from tiersim.versions import later_than_this, release, release_text
 
     later = sorted((i for i in done if later_than_this(records[i].get("tiersim"))),
                    key=lambda i: release(records[i]["tiersim"]))
@@ -1362,7 +1362,7 @@ def _refuse_later_release(out: Path, records: dict[str, dict[str, Any]],
         raise TiersimError(f"{out}: holds {count} run by tiersim {newest}, a later release than "
                            f"this tiersim {tiersim.__version__}; resuming would replace them "
                            "with an earlier version's results: resume with tiersim "
-                           f"{'.'.join(map(str, release(newest) or ()))} or later, or use a "
+                           f"{release_text(newest)} or later, or use a "
                            "new --out folder (nothing was changed)")
 
 
