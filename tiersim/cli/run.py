@@ -388,7 +388,10 @@ def model_lines(r: RunResult) -> list[str]:
     """Per tier, what tiersim read from its model's config (tiersim's catalogue, or the
     config.json and its digest's first 12 hex digits): parameters, weights per GPU at the
     tier's layout and formats, KV-cache bytes per token per GPU and the KV dtype (none for a
-    summary written before they were recorded)."""
+    summary written before they were recorded). A model path is shown with its control and
+    format characters escaped (a folder name is the user's text)."""
+    from tiersim.errors import escaped
+
     lines = []
     for t in r.tiers:
         read = t.model_read
@@ -397,7 +400,7 @@ def model_lines(r: RunResult) -> list[str]:
         active = ("" if read.active_params == read.params else
                   f" ({fmt(read.active_params, ' billion', 1e-9)} active)")
         lines.append(
-            f"model of {t.name}: {t.model or r.model} ({read.source_words(12)}): "
+            f"model of {t.name}: {escaped(t.model or r.model)} ({read.source_words(12)}): "
             f"{fmt(read.params, ' billion', 1e-9)} parameters{active}; weights "
             f"{fmt(read.weights_per_gpu_gb, ' GB')} per GPU ({read.formats_words}); KV cache "
             f"{fmt(read.kv_bytes_per_token, ' bytes')} per token per GPU ({read.kv_dtype})")
@@ -408,6 +411,8 @@ def tier_table(r: RunResult):
     """Per-tier numbers, with each tier's step-time source."""
     from rich.table import Table
 
+    from tiersim.errors import escaped
+
     table = Table(title=f"tiers (cheapest first; cost $ = {r.cost_model}, attrib. $ = busy GPU "
                   "time)", title_justify="left")
     table.add_column("tier", overflow="fold")  # a long name folds; a number is never cut
@@ -416,7 +421,7 @@ def tier_table(r: RunResult):
         table.add_column(col, no_wrap=True, min_width=len(col))
     for t in r.tiers:
         table.add_row(
-            t.name if t.model is None else f"{t.name} ({t.model})", fmt(t.requests),
+            t.name if t.model is None else f"{t.name} ({escaped(t.model)})", fmt(t.requests),
             fmt(t.share, " %", 100),
             fmt(t.ttft_p99_s, " s"), fmt(t.tpot_p99_s, " ms", 1e3),
             fmt(t.utilization, " %", 100), fmt(t.kv_peak_frac, " %", 100),

@@ -1,0 +1,56 @@
+"""Round 25 of hostile input, output safety (outputsafety): what tiersim writes to the terminal,
+the report page and its tables when a path, a name or a label comes from hostile input
+(the exact line or cell a user sees)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+#: A small llama config.json (0.107 billion parameters): quick to size and to run.
+SMALL_LLAMA = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4,
+               "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2048,
+               "vocab_size": 32000, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
+
+#: A folder name holding a terminal escape (red) and a right-to-left override.
+HOSTILE = "m\x1b[31mRED\u202eevil"
+
+
+def _model_scenario(tmp_path, folder: str = HOSTILE):
+    """The tiny scenario served by SMALL_LLAMA from ``tmp_path/folder/config.json``."""
+    (tmp_path / folder).mkdir()
+    config = tmp_path / folder / "config.json"
+    config.write_text(json.dumps(SMALL_LLAMA))
+    doc = tiny_doc(model=str(config))
+    doc["tiers"][0]["precision"] = "fp8"
+    return write_yaml(tmp_path / "s.yaml", doc), config
+
+
+def test_a_model_path_holding_a_terminal_escape_is_printed_escaped(tmp_path, capsys):
+    """A model's config.json in a folder whose name holds a terminal escape and a
+    right-to-left override: ``tiersim run`` printed the path raw in its 'model of' lines (and
+    a tier's own model in the tier table), so the terminal turned red and the line read
+    backwards, though every error, note and 'wrote' line escapes a path."""
+    scenario, config = _model_scenario(tmp_path)
+    assert main(["run", str(scenario), "--out", str(tmp_path / "o"), "--no-baselines",
+                 "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    shown = str(config).replace("\x1b", "\\x1b").replace("\u202e", "\\u202e")
+    assert f"model of w4a16: {shown} (config.json sha256" in out.replace("\n", "")
+
+
+def test_a_tiers_own_model_path_is_escaped_in_the_tier_table(tmp_path, capsys):
+    """A tier's own ``model:`` is shown beside its name in the tier table: raw there too."""
+    scenario, config = _model_scenario(tmp_path)
+    doc = tiny_doc()
+    doc["tiers"][1].update(model=str(config), accuracy=0.9)
+    write_yaml(scenario, doc)
+    assert main(["run", str(scenario), "--out", str(tmp_path / "o"), "--no-baselines",
+                 "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "\\x1b[31mRED\\u202eevil" in out.replace("\n", "").replace("│", "").replace(" ", "")
