@@ -5,8 +5,11 @@ the report page and its tables when a path, a name or a label comes from hostile
 from __future__ import annotations
 
 import json
+import os
+import shutil
 
-from conftest import tiny_doc, write_yaml
+import pandas as pd
+from conftest import REPO, tiny_doc, write_yaml
 
 from tiersim.cli import main
 
@@ -54,3 +57,21 @@ def test_a_tiers_own_model_path_is_escaped_in_the_tier_table(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out
     assert "\\x1b[31mRED\\u202eevil" in out.replace("\n", "").replace("│", "").replace(" ", "")
+
+
+def test_a_sweep_over_a_trace_whose_name_is_not_utf8_writes_its_table(tmp_path, capsys):
+    """A trace file whose name holds a byte that is not UTF-8 (a Latin-1 ``café``, read and
+    written as any other file): ``tiersim sweep`` ran its points, then ended in a
+    UnicodeEncodeError traceback writing sweep.parquet (Arrow text is UTF-8 and the path, held
+    as ``caf\\udce9``, went into the table's trace column), so no table was written. The byte
+    is written as its escape, as the report page shows it."""
+    trace = os.fsencode(tmp_path) + b"/caf\xe9.parquet"
+    shutil.copy(os.fsencode(REPO / "tiersim" / "traces" / "azure2023_code.parquet"), trace)
+    doc = tiny_doc(sweep={"tiers.bf16.replicas": [1]})
+    doc["trace"]["path"] = os.fsdecode(trace)
+    scenario = write_yaml(tmp_path / "s.yaml", doc)
+    out = tmp_path / "o"
+    assert main(["sweep", str(scenario), "--out", str(out), "--no-report"]) == 0
+    table = pd.read_parquet(out / "sweep.parquet")
+    texts = {v for col in table.columns for v in table[col] if isinstance(v, str) and "caf" in v}
+    assert texts and all("caf\\udce9.parquet" in v for v in texts)

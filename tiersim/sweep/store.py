@@ -295,8 +295,18 @@ def _batch(rows: list[dict[str, Any]], schema: pa.Schema, text: set[str]) -> pa.
         values = [row.get(field.name) for row in rows]
         if field.name in text:
             values = [None if v is None or v != v else str(v) for v in values]
+        if field.type == pa.string():
+            values = [_utf8(v) for v in values]
         arrays.append(pa.array(values, type=field.type, from_pandas=True))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _utf8(value: Any) -> Any:
+    """Text as Arrow can store it: a byte of a file name that is not UTF-8 (Python holds it as
+    a surrogate, ``caf\\udce9``) written as its escape, as the report page shows it."""
+    if isinstance(value, str) and not value.isascii():
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def table_rows(out_dir: Path) -> list[tuple[Any, Any]] | None:
