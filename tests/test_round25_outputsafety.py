@@ -75,3 +75,18 @@ def test_a_sweep_over_a_trace_whose_name_is_not_utf8_writes_its_table(tmp_path, 
     table = pd.read_parquet(out / "sweep.parquet")
     texts = {v for col in table.columns for v in table[col] if isinstance(v, str) and "caf" in v}
     assert texts and all("caf\\udce9.parquet" in v for v in texts)
+
+
+def test_the_report_page_shows_a_paths_control_characters_as_escapes(tmp_path):
+    """The report page quoted the model's path, the trace's and the run folder's raw: a
+    right-to-left override in a folder name reversed the rest of its cell ('.../RED' then the
+    file name backwards), and a terminal escape went into the page as a control character
+    HTML does not allow. Each is shown as its escape, as the terminal shows it."""
+    scenario, _ = _model_scenario(tmp_path)
+    out = tmp_path / f"out{HOSTILE}"
+    assert main(["run", str(scenario), "--out", str(out), "--no-baselines"]) == 0
+    page = (out / "report.html").read_text()
+    body = page[page.index("</script></head>"):]
+    assert "\x1b" not in body and "\u202e" not in body
+    assert f"<td>model</td><td>{tmp_path}/m\\x1b[31mRED\\u202eevil/config.json</td>" in body
+    assert f"out{HOSTILE}".replace("\x1b", "\\x1b").replace("\u202e", "\\u202e") in body

@@ -22,7 +22,7 @@ import yaml
 import tiersim
 from tiersim import fidelity
 from tiersim.atomic import create_temp
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, escaped
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.figures import Panel, build_panels
@@ -88,14 +88,21 @@ def _significant(value: float, digits: int, flags: str = "") -> str:
     return f"{value:{flags},.{digits}g}".removesuffix(".")
 
 
+def page_text(value: str) -> str:
+    """``value`` for the page: HTML-escaped, and each control or format character written as
+    its escape (``\\x1b``, ``\\u202e``), as the terminal shows it (a path is the user's text: a
+    right-to-left override in a folder name reversed the rest of its cell)."""
+    return html.escape(escaped(value))
+
+
 def table(headers: list[str], rows: list[list[Any]]) -> str:
     """An HTML table; numeric cells right-aligned."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    head = "".join(f"<th>{page_text(h)}</th>" for h in headers)
     body = []
     for row in rows:
         cells = "".join(
-            f'<td class="num">{html.escape(fmt(v))}</td>' if isinstance(v, (int, float))
-            and not isinstance(v, bool) else f"<td>{html.escape(fmt(v))}</td>" for v in row)
+            f'<td class="num">{page_text(fmt(v))}</td>' if isinstance(v, (int, float))
+            and not isinstance(v, bool) else f"<td>{page_text(fmt(v))}</td>" for v in row)
         body.append(f"<tr>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
@@ -168,6 +175,7 @@ def provenance(data: ReportData) -> str:
     rows.append(["written by", f"tiersim {tiersim.__version__}, "
                  f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}"])
     rows = [[k, _text(v)] for k, v in rows if v not in (None, "", [])]
+    # safe_dump writes a control or format character as its YAML escape (\e, \u202E)
     text = html.escape(yaml.safe_dump(sc, sort_keys=False)) if sc else ""
     details = f"<details><summary>full scenario</summary><pre>{text}</pre></details>" if sc \
         else ""
@@ -296,7 +304,7 @@ def notes_section(run: RunResult) -> str:
     """The run's notes, as the command printed them (none: nothing)."""
     if not run.notes:
         return ""
-    items = "".join(f"<li>{html.escape(note)}</li>" for note in run.notes)
+    items = "".join(f"<li>{page_text(note)}</li>" for note in run.notes)
     return f"<h3>Notes</h3><ul>{items}</ul>"
 
 
@@ -342,7 +350,7 @@ def savings_section(run: RunResult) -> str:
          _saved(s.vs_uniform_frac, s.vs_uniform_usd) if s.comparable else unlike],
         ["saved vs a static split of equal accuracy",
          _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike]])
-    return (f"<h3>{html.escape(label)}</h3>" + summary
+    return (f"<h3>{page_text(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
                      "accuracy", "cost (USD)"], rows)
             + closed_form_note(run))
@@ -380,7 +388,7 @@ def closed_form_note(run: RunResult) -> str:
     s = run.savings
     note = (run.analytic or {}).get("note")
     if d_star is None and note:
-        return f"<h3>Against the closed form</h3><p>{html.escape(note)}</p>"
+        return f"<h3>Against the closed form</h3><p>{page_text(note)}</p>"
     if d_star is None or s is None:
         return ""
     rows = [["closed form dC* (USD)", d_star],
@@ -390,7 +398,7 @@ def closed_form_note(run: RunResult) -> str:
             ["two-type parameters p / eps / delta",
              f"{fmt(params.get('p'))} / {fmt(params.get('eps'))} / {fmt(params.get('delta'))}"]]
     return ("<h3>Against the closed form</h3>" + table(["item", "value"], rows)
-            + f"<p>{html.escape(CLOSED_FORM_NOTE)}</p>")
+            + f"<p>{page_text(CLOSED_FORM_NOTE)}</p>")
 
 
 SWEEP_METRICS = ("accuracy", "cost_usd", "cost_per_1m_output_tokens", "ttft_p99_s", "tpot_p99_s",
@@ -447,7 +455,7 @@ def plan_section(plan: PlanResult) -> str:
     head = f"{plan.simulations} simulations in {plan.wall_s:.1f} s"
     if not chosen:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
-                f"({html.escape(head)}): {html.escape(str(plan.reason or ''))}</p>")
+                f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>")
     gpus = chosen.get("gpus_per_replica") or {}
     rows = [[f"tier {t}", f"{n} x {gpus.get(t, 1)} GPU"] for t, n in
             (chosen.get("replicas") or {}).items()]
@@ -468,7 +476,7 @@ def plan_section(plan: PlanResult) -> str:
     others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
               for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
-            f"({html.escape(head)}):</p>"
+            f"({page_text(head)}):</p>"
             + table(["item", "value"], rows)
             + "<h3>Margin on each constraint</h3>"
             + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
@@ -485,7 +493,7 @@ def figure_html(panel: Panel) -> str:
     div = panel.fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{panel.key}",
                             config={"displaylogo": False, "responsive": True})
     return (f'<div class="figure" data-key="{panel.key}">{div}'
-            f'<p class="caption">{html.escape(panel.caption)}</p></div>')
+            f'<p class="caption">{page_text(panel.caption)}</p></div>')
 
 
 def render(data: ReportData) -> str:
@@ -493,7 +501,7 @@ def render(data: ReportData) -> str:
     name = (data.scenario or {}).get("name") or (data.run.scenario if data.run else "")
     parts = [provenance(data)]
     if data.missing:
-        parts.insert(0, f"<p class='warn'>{html.escape(missing_note(data.missing))}</p>")
+        parts.insert(0, f"<p class='warn'>{page_text(missing_note(data.missing))}</p>")
     if data.run is not None:
         parts.append(run_headline(data.run))
     if data.sweep is not None:
@@ -503,11 +511,11 @@ def render(data: ReportData) -> str:
     panels = build_panels(data)
     if panels:
         parts.append("<h2>Figures</h2>" + "".join(figure_html(p) for p in panels))
-    title = html.escape(f"tiersim {data.kind} report {name}".strip())
+    title = page_text(f"tiersim {data.kind} report {name}".strip())
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
             f"<style>{CSS}</style><script type='text/javascript'>{plotly.offline.get_plotlyjs()}"
             f"</script></head><body><h1>{title}</h1>"
-            f"<p class='muted'>{html.escape(_where(data))}</p>{''.join(parts)}"
+            f"<p class='muted'>{page_text(_where(data))}</p>{''.join(parts)}"
             "</body></html>")
 
 
