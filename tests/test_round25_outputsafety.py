@@ -90,3 +90,20 @@ def test_the_report_page_shows_a_paths_control_characters_as_escapes(tmp_path):
     assert "\x1b" not in body and "\u202e" not in body
     assert f"<td>model</td><td>{tmp_path}/m\\x1b[31mRED\\u202eevil/config.json</td>" in body
     assert f"out{HOSTILE}".replace("\x1b", "\\x1b").replace("\u202e", "\\u202e") in body
+
+
+def test_a_figures_text_shows_control_characters_as_escapes():
+    """A sweep over ``trace.path`` (or ``model``) labels its points with the path: a
+    right-to-left override in a folder name reversed the label in the figure and a terminal
+    escape was drawn as a control character, though the tables show both escaped. A figure's
+    text shows them as escapes too; a newline is still the label's break."""
+    import plotly.graph_objects as go
+
+    from tiersim.report.figures import plain_text
+
+    label = f"trace.path = /t/{HOSTILE}/t.parquet\nsecond line"
+    fig = plain_text(go.Figure(go.Scatter(x=[1], y=[2], name=HOSTILE, text=[label]),
+                               layout={"xaxis": {"title": {"text": HOSTILE}}}))
+    shown = "m\\x1b[31mRED\\u202eevil"
+    assert fig.data[0].text == (f"trace.path = /t/{shown}/t.parquet<br>second line",)
+    assert fig.data[0].name == shown and fig.layout.xaxis.title.text == shown

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tiersim.analytic import upper_hull
+from tiersim.errors import escaped
 from tiersim.report.load import ReportData, axis_text
 from tiersim.report.timeseries import bucketed
 from tiersim.results import RunResult, within_limit
@@ -735,10 +736,11 @@ def _escape_title(axis) -> None:
 
 
 def _escaped(value):
-    """Text (or each text of a sequence) HTML-escaped with newlines as ``<br>``; numbers and
-    other values as they are."""
+    """Text (or each text of a sequence) HTML-escaped with newlines as ``<br>`` and any other
+    control or format character as its escape (``\\x1b``, ``\\u202e``: a path's, which the
+    tables show so); numbers and other values as they are."""
     if isinstance(value, str):
-        return html.escape(value, quote=False).replace("\n", "<br>")
+        return "<br>".join(html.escape(escaped(line), quote=False) for line in value.split("\n"))
     if isinstance(value, (tuple, list, np.ndarray)) and any(isinstance(v, str) for v in value):
         return [_escaped(v) for v in value]
     return value
