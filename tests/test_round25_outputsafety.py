@@ -107,3 +107,23 @@ def test_a_figures_text_shows_control_characters_as_escapes():
     shown = "m\\x1b[31mRED\\u202eevil"
     assert fig.data[0].text == (f"trace.path = /t/{shown}/t.parquet<br>second line",)
     assert fig.data[0].name == shown and fig.layout.xaxis.title.text == shown
+
+
+def test_analytics_lines_show_a_paths_control_characters_as_escapes(tmp_path, capsys):
+    """``tiersim analytic --scenario S --trace T`` quoted both paths raw in its note and its
+    'estimated from' line: a right-to-left override in their folder's name reversed the rest
+    of each line (a terminal escape reached a terminal too; click strips it only from a pipe).
+    Every line a command writes shows them as escapes now, as its Error and note lines did."""
+    folder = tmp_path / HOSTILE
+    folder.mkdir()
+    trace = folder / "t.parquet"
+    shutil.copy(REPO / "tiersim" / "traces" / "azure2023_code.parquet", trace)
+    scenario = write_yaml(folder / "s.yaml", tiny_doc())
+    assert main(["analytic", "--scenario", str(scenario), "--trace", str(trace)]) == 0
+    captured = capsys.readouterr()
+    shown = f"{tmp_path}/m\\x1b[31mRED\\u202eevil"
+    assert captured.err.startswith(f"note: --trace replaces {shown}/s.yaml's trace, so its "
+                                   f"trace.window is not applied (set for its own trace): the "
+                                   f"whole of {shown}/t.parquet is read as it is; ")
+    assert captured.out.startswith(f"estimated from {shown}/t.parquet (8819 requests, ")
+    assert "\u202e" not in captured.out + captured.err

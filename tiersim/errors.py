@@ -26,6 +26,12 @@ def escaped(text: str) -> str:
                    if unicodedata.category(c) in ("Cc", "Cf", "Cs") else c for c in str(text))
 
 
+def escaped_lines(text: str) -> str:
+    """:func:`escaped` of each line of ``text``: its line breaks kept, every other control or
+    format character written as its escape."""
+    return "\n".join(escaped(line) for line in str(text).split("\n"))
+
+
 def shown(value, width: int = 40) -> str:
     """``repr(value)`` cut to ``width`` characters for an error line (a 400-digit number reads
     as its first digits; one too long for ``repr`` as "a huge int"; a YAML date as

@@ -31,10 +31,18 @@ def echo(message: str, err: bool = False) -> None:
     the framework's echo keeps a per-stream wrapper in a weak map whose value is the stream
     itself, so a stream the caller redirects (``redirect_stdout`` to a StringIO, as a program
     calling :func:`tiersim.cli.main` does) was kept for the life of the process, with all it
-    was written."""
+    was written.
+
+    Each line's control and format characters are written as their escapes (``\\x1b``,
+    ``\\u202e``; :func:`tiersim.errors.escaped_lines`): a line may quote a path, the user's
+    text, whose terminal escape or right-to-left override would recolour or reverse it."""
     import sys
 
     import typer
+
+    from tiersim.errors import escaped_lines
+
+    message = escaped_lines(message)
 
     if (sys.stderr if err else sys.stdout) is None:
         return  # no stream (pythonw): nothing is written, as the framework's echo does
