@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pandas as pd
 from conftest import REPO, tiny_doc, write_yaml
@@ -127,3 +128,32 @@ def test_analytics_lines_show_a_paths_control_characters_as_escapes(tmp_path, ca
                                    f"whole of {shown}/t.parquet is read as it is; ")
     assert captured.out.startswith(f"estimated from {shown}/t.parquet (8819 requests, ")
     assert "\u202e" not in captured.out + captured.err
+
+
+def test_long_unbroken_names_do_not_widen_the_report_page(tmp_path):
+    """A scenario name of 200 letters and a tier name of 64 without a space (both allowed)
+    made the report page 5,389 pixels wide in a 1,280-pixel window: the title and the
+    provenance and tier tables could not wrap them. Text wraps anywhere where it must now;
+    numbers are never cut."""
+    import tempfile
+    import time
+
+    browser_test = __import__("test_report_browser")  # skips where Chromium is absent
+
+    doc = tiny_doc(name="N" * 200)
+    doc["tiers"][0]["name"] = "A" * 64
+    scenario = write_yaml(tmp_path / "s.yaml", doc)
+    out = tmp_path / "o"
+    assert main(["run", str(scenario), "--out", str(out), "--no-baselines"]) == 0
+    browser = browser_test.Browser(Path(tempfile.mkdtemp(dir=tmp_path)))
+    try:
+        browser.call("Page.enable")
+        browser.call("Page.navigate", url=(out / "report.html").as_uri())
+        browser.wait_for("Page.loadEventFired")
+        time.sleep(0.5)
+        widths = browser.call("Runtime.evaluate", returnByValue=True, expression=(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"))
+    finally:
+        browser.close()
+    scroll, client = widths["result"]["value"]
+    assert scroll <= client

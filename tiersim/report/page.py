@@ -48,6 +48,7 @@ th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .caption{color:#444;margin:.2em 0 1.5em 0;font-style:italic}.muted{color:#777}
 .bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
 pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}
+h1,h3,p,li,th,td:not(.num){overflow-wrap:anywhere}
 """
 
 
