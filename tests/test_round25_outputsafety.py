@@ -157,3 +157,16 @@ def test_long_unbroken_names_do_not_widen_the_report_page(tmp_path):
         browser.close()
     scroll, client = widths["result"]["value"]
     assert scroll <= client
+
+
+def test_a_model_path_holding_a_nul_names_the_file_and_the_fix(tmp_path, capsys):
+    """A relative model or draft path holding a NUL (YAML's ``"\\0"``) said only
+    ``tiers[1].model: embedded null byte`` (Python's open() refusing it), where an absolute
+    one said the config was not found; it names the path and the fix now."""
+    doc = tiny_doc()
+    doc["tiers"][1].update(model="m\x00/config.json", accuracy=0.9)
+    scenario = write_yaml(tmp_path / "s.yaml", doc)
+    assert main(["run", str(scenario)]) == 1
+    line = capsys.readouterr().err
+    assert line == (f"Error: {scenario}: line 20: tiers[1].model: m\\x00/config.json: a file "
+                    "name cannot hold the character U+0000 (NUL); check the path\n")

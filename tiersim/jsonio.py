@@ -34,6 +34,9 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
     """The parsed content of ``path`` (``what``: "a model config", "a profile"); ``missing``
     replaces the message for a file that does not exist; ``bom``, where given, is why a
     leading byte-order mark is refused (:data:`HF_BOM`), else it is read past."""
+    if "\0" in str(path):  # open() would say only "embedded null byte"
+        raise error(f"{path}: a file name cannot hold the character U+0000 (NUL); check the "
+                    "path")
     try:
         _check_regular(path, what, error)
         with open(path, "rb") as handle:
