@@ -623,6 +623,14 @@ def _hash(*parts) -> int:
 # Generator
 
 
+def mix_order(step_mix: dict[str, float]) -> list[str]:
+    """The step types of ``step_mix`` in the one order the generator draws them in, whatever
+    order the map was written in: :data:`DEFAULT_MIX`'s types in its order, then any others
+    sorted by name (a YAML map's key order means nothing, so it must not change the tasks)."""
+    known = [k for k in DEFAULT_MIX if k in step_mix]
+    return known + sorted(k for k in step_mix if k not in DEFAULT_MIX)
+
+
 def generate(cfg: SessionGenerator, rng: np.random.Generator, source: str = "scenario",
              system_tokens: int = 0) -> pd.DataFrame:
     """``cfg.tasks`` sessions in the canonical table with session columns (new tokens per step;
@@ -635,7 +643,7 @@ def generate(cfg: SessionGenerator, rng: np.random.Generator, source: str = "sce
                          f"({cfg.max_context_tokens})")
     starts = np.concatenate(([0.0], np.cumsum(rng.exponential(1 / cfg.task_rate_rps,
                                                               cfg.tasks - 1))))
-    mix_names = list(cfg.step_mix)
+    mix_names = mix_order(cfg.step_mix)
     mix_p = np.array([cfg.step_mix[k] for k in mix_names])
     mix_p = mix_p / mix_p.sum()  # the validator allows 1e-6 off 1; numpy's choice, about 1e-8
     rows, hashes = [], 0
