@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from conftest import run_cli, tiny_doc, write_yaml
 
 from tiersim.workload.sessions import SessionGenerator, generate
 
@@ -27,3 +28,22 @@ def test_step_mix_of_new_types_in_any_order_generates_alike():
     b = generate(SessionGenerator(tasks=20, tokens=tokens, step_mix={"alpha": 0.3, "zeta": 0.7}),
                  np.random.default_rng(3))
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_plan_notes_tiers_not_listed_cheapest_first(tmp_path):
+    """A plan takes its candidate tiers as listed, cheapest first, as a run does (a design's
+    order makes its cheap tier, and the runners-up are named in it), so the order note a run
+    gives is given by the plan too: before, a list led by the dearer tier planned without a
+    word, its designs (bf16+w4a16) taken the other way round."""
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 270]},
+                   router={"policy": "uniform"})
+    doc["tiers"] = doc["tiers"][::-1]  # bf16 first: same price per hour, dearer per request
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    run = run_cli("run", str(path), "--no-baselines")
+    plan = run_cli("plan", str(path), "--out", str(tmp_path / "p"), "--no-report")
+    assert run.returncode == 0 and plan.returncode == 0, plan.stderr
+    note = next(line for line in run.stdout.splitlines() + run.stderr.splitlines()
+                if "listed first" in line)
+    said = (plan.stdout + plan.stderr).replace("\n", " ")
+    assert "tiers 'bf16' and 'w4a16' cost the same per replica-hour" in note
+    assert said.count("tiers 'bf16' and 'w4a16' cost the same per replica-hour") == 1

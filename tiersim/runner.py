@@ -132,7 +132,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     shows no response cache comparison, so the run without the cache is not simulated."""
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
-    _note_tier_order(scenario, infos, source)
+    note_tier_order(scenario, infos, source)
     if not baselines and saving_shown:
         _note_unsized_baselines(scenario, source)
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
@@ -239,7 +239,7 @@ def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str
     return assignment, result, requests
 
 
-def _note_tier_order(scenario: Scenario, infos: list[TierInfo], source: str) -> None:
+def note_tier_order(scenario: Scenario, infos: list[TierInfo], source: str) -> None:
     """A note when a tier costs more per replica-hour (GPU-hour price x GPUs per replica) than
     a later one, or the same and more per request (``infos``' ``cost_weight``, what the
     routers weigh): tiers are taken as listed, cheapest first (the routers, FPR/FNR and the

@@ -532,6 +532,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
                            "or plan with another cost model")
     constraints = Constraints.of(scenario, ttft, tpot, floor)
     evaluator = SimEvaluator(scenario, str(scenario_path))
+    _note_tier_order(scenario, str(scenario_path))
     evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options, max_replicas=max_replicas,
@@ -541,6 +542,16 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     if out is not None:
         write_plan(out, scenario, result, str(scenario_path), report, max_replicas)
     return result
+
+
+def _note_tier_order(scenario, source: str) -> None:
+    """The note a run gives when its tiers are not listed cheapest first, given for the plan's
+    candidate tiers: every design takes them in the scenario's order (its first tier the cheap
+    one), so the order, not the price, decides which way round a design is tried."""
+    from tiersim.fleet import build_fleet
+    from tiersim.runner import note_tier_order, tier_infos
+
+    note_tier_order(scenario, tier_infos(scenario, build_fleet(scenario)), source)
 
 
 def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult:
