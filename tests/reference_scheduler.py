@@ -50,6 +50,7 @@ class _R:
     hashes: list = field(default_factory=list)
     filled: int = 0  # leading hashes already cached by this admission
     cached: int = -1  # prompt tokens cached at the first admission
+    preempted: int = 0  # times preempted by recompute
 
     @property
     def tokens(self) -> int:
@@ -221,8 +222,9 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
 
     ``hashes`` (one list per request) is used when ``limits.enable_prefix_caching``. After the
     run, ``reference_run.last`` holds the hit tokens per level of each request and the largest
-    level sizes seen (for the offload tests), and ``reference_run.choices`` each request's
-    (hit tokens recomputed, whether hits found below were loaded) at its first admission.
+    level sizes seen (for the offload tests), ``reference_run.choices`` each request's
+    (hit tokens recomputed, whether hits found below were loaded) at its first admission, and
+    ``reference_run.preemptions`` how many times each request was preempted.
     ``spec`` (a ``SpecDecoding``): each decoder verifies k + 1 tokens per step and emits the
     tokens drawn from its own generator (``accept``: per-request acceptance rates; ``tier``:
     the tier's key in the draws, :func:`tiersim.engine.spec_decode.tier_key`).
@@ -297,6 +299,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                 free += v.blocks
                 park(v)
                 v.blocks, v.computed, v.decoding = 0, 0, False
+                v.preempted += 1
                 waiting.appendleft(v)
                 preempted = True
                 if v is r:
@@ -389,6 +392,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
         assert free >= 0
     reference_run.last = (per_level, peak)
     reference_run.choices = choices
+    reference_run.preemptions = np.array([r.preempted for r in reqs])
     return (np.array([r.first_token for r in reqs]), np.array([r.finish for r in reqs]), dropped,
             np.array([max(r.cached, 0) for r in reqs]))
 

@@ -12,6 +12,7 @@ from reference_scheduler import (
     assert_fast_forward_exact_and_conserving,
     assert_matches_reference,
     assert_same_per_request,
+    reference_run,
 )
 from test_prefix_cache import shared_prefix_workload
 
@@ -96,6 +97,7 @@ def test_every_reference_feature_at_once_matches_the_naive_loop(work, setup):
     spec = combo_tier(setup, work.hash_block_tokens)
     res = simulate([spec], work, sample_every=1e-9)
     assert_matches_reference(res, work, spec)
+    np.testing.assert_array_equal(res.preemptions, reference_run.preemptions)
     check_invariants(res, work, spec)
     assert_same_per_request(res, simulate([spec], work, fast_forward=False))
 
@@ -110,6 +112,7 @@ def test_speculative_decoding_with_every_reference_feature_matches_the_naive_loo
     spec = combo_tier(setup, work.hash_block_tokens, sd)
     res = simulate([spec], work, sample_every=1e-9)
     assert_matches_reference(res, work, spec, spec=sd)
+    np.testing.assert_array_equal(res.preemptions, reference_run.preemptions)
     check_invariants(res, work, spec)
 
 
