@@ -6,6 +6,7 @@ deterministic)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_scheduler import (
@@ -137,6 +138,10 @@ def check_fleet(res, work, tiers) -> None:
     if len(tiers) == 1 and longest and tiers[0].output_multiplier == 1:  # vLLM rejects these
         too_long = np.asarray(work.input_tokens) + np.asarray(work.output_tokens) > longest
         assert np.all(res.dropped[too_long])
+    # every replica-second is charged to a request (docs/metrics.md)
+    charged = float(res.gpu_s_first.sum() + res.gpu_s_final.sum())
+    busy = float(sum(sum(v) for v in res.busy_s.values()))
+    assert abs(charged - busy) <= 1e-9 * max(busy, 1.0)
     # the tiers' prefix statistics count the same first admissions as the per-request hits
     stats = res.prefix_stats.values()
     assert sum(sum(s.hit_tokens) for s in stats) == int(res.cache_hit_tokens.sum())
@@ -346,3 +351,36 @@ def test_scheduler_by_hand_keeps_budget_kv_and_work_conservation(work, setup, ma
     else:
         sched = SpecScheduler(spec.limits, spec.num_blocks, sd, work.hash_block_tokens)
     _drive(sched, work, spec, max_k)
+
+
+# ---------------------------------------------------------------- workloads the engine refuses
+
+_ONE = TierSpec("t", 1, 100, LinearStepModel(),
+                SchedulerLimits(max_num_seqs=4, max_num_batched_tokens=64))
+
+
+@pytest.mark.parametrize("arrival,prompt,output,message", [
+    ([0.0, 0.0], [5, 0], [3, 3],
+     "workload input_tokens must be >= 1 (request 1 has 0)"),
+    ([0.0, 0.0], [5, -2], [3, 3],
+     "workload input_tokens must be >= 1 (request 1 has -2)"),
+    ([0.0, 0.0], [5, 5], [0, 3],
+     "workload output_tokens must be >= 1 (request 0 has 0)"),
+    ([0.0, np.nan], [5, 5], [3, 3],
+     "workload arrival_s must be finite and >= 0 (request 1 has nan)"),
+    ([np.inf, np.inf], [5, 5], [3, 3],
+     "workload arrival_s must be finite and >= 0 (request 0 has inf)"),
+    ([-1.0, 0.0], [5, 5], [3, 3],
+     "workload arrival_s must be finite and >= 0 (request 0 has -1.0)"),
+])
+def test_simulate_refuses_empty_requests_and_arrivals_off_the_clock(arrival, prompt, output,
+                                                                    message):
+    # a 0-token prompt or a NaN arrival hung the run; an infinite one was neither finished nor
+    # dropped; an empty output ran as one token
+    from tiersim.engine import Workload
+
+    work = Workload(np.array(arrival), np.array(prompt), np.array(output),
+                    np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError) as err:
+        simulate([_ONE], work)
+    assert str(err.value) == message

@@ -612,6 +612,28 @@ class _Fleet:
         )
 
 
+def _check_requests(work: Workload) -> None:
+    """Refuse requests the engine cannot serve: a token count below 1 (a 0-token prompt is
+    never admitted, so the run would not end) or an arrival that is not a finite time >= 0
+    (off the event clock; a closed loop's follower arrives when its predecessor finishes, so
+    its ``arrival_s`` is not read). The message names the first such request's row."""
+    for name in ("input_tokens", "output_tokens"):
+        bad = np.flatnonzero(np.asarray(getattr(work, name)) < 1)
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(f"workload {name} must be >= 1 "
+                             f"(request {i} has {getattr(work, name)[i]})")
+    arrival = np.asarray(work.arrival_s, dtype=np.float64)
+    off = ~(np.isfinite(arrival) & (arrival >= 0))
+    if work.follows is not None:
+        off &= np.asarray(work.follows) < 0
+    bad = np.flatnonzero(off)
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"workload arrival_s must be finite and >= 0 "
+                         f"(request {i} has {arrival[i]})")
+
+
 def simulate(
     tiers: list[TierSpec],
     work: Workload,
@@ -630,6 +652,7 @@ def simulate(
     """
     n = len(work)
     own = work.arrival_s if work.follows is None else work.arrival_s[np.asarray(work.follows) < 0]
+    _check_requests(work)
     if len(own) and np.any(np.diff(own) < 0):
         raise ValueError("workload arrivals must be sorted")
     for name in ("prefix_hashes", "output_hashes"):
