@@ -384,3 +384,31 @@ def test_simulate_refuses_empty_requests_and_arrivals_off_the_clock(arrival, pro
     with pytest.raises(ValueError) as err:
         simulate([_ONE], work)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("follows,think,message", [
+    ([-1, 0, 0], 0.0, "workload follows gives request 0 more than one follower (requests 1 "
+                      "and 2); a request has at most one"),
+    ([-1, 1, -1], 0.0, "workload follows must be -1 or another request's row (request 1 has 1)"),
+    ([-1, 5, -1], 0.0, "workload follows must be -1 or another request's row (request 1 has 5)"),
+    ([-1, -2, -1], 0.0, "workload follows must be -1 or another request's row "
+                        "(request 1 has -2)"),
+    ([-1, 2, 1], 0.0, "workload follows makes a loop: request 1 never arrives (its "
+                      "predecessors never reach a request that arrives on its own)"),
+    ([-1, 0, 1], [0.0, np.nan, 0.0], "workload think_s must be finite and >= 0 "
+                                     "(request 1 has nan)"),
+    ([-1, 0, 1], -1.0, "workload think_s must be finite and >= 0 (got -1.0)"),
+    ([-1, 0], 0.0, "workload follows has 2 entries for 3 requests"),
+])
+def test_simulate_refuses_closed_loops_that_lose_or_misplace_a_request(follows, think, message):
+    # two followers of one request: one of them never arrived (neither finished nor dropped);
+    # a request following itself never arrived; a row past the end raised IndexError; a NaN
+    # or negative think time put the follower's arrival at NaN or before its predecessor's end
+    from tiersim.engine import Workload
+
+    work = Workload(np.zeros(3), np.full(3, 5), np.full(3, 3), np.zeros(3, dtype=np.int64),
+                    follows=np.array(follows),
+                    think_s=np.array(think) if isinstance(think, list) else think)
+    with pytest.raises(ValueError) as err:
+        simulate([_ONE], work)
+    assert str(err.value) == message

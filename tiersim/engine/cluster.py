@@ -626,12 +626,57 @@ def _check_requests(work: Workload) -> None:
     arrival = np.asarray(work.arrival_s, dtype=np.float64)
     off = ~(np.isfinite(arrival) & (arrival >= 0))
     if work.follows is not None:
+        _check_links(work)
         off &= np.asarray(work.follows) < 0
     bad = np.flatnonzero(off)
     if len(bad):
         i = int(bad[0])
         raise ValueError(f"workload arrival_s must be finite and >= 0 "
                          f"(request {i} has {arrival[i]})")
+
+
+def _check_links(work: Workload) -> None:
+    """Refuse a closed loop that would lose or misplace a request: ``follows`` not -1 or
+    another request's row, a request with two followers (the engine releases one), a loop
+    of followers (none of them ever arrives), or a follower's think time that is not finite
+    and >= 0."""
+    n = len(work)
+    f = np.asarray(work.follows, dtype=np.int64)
+    if len(f) != n:
+        raise ValueError(f"workload follows has {len(f)} entries for {n} requests")
+    rows = np.arange(n)
+    bad = np.flatnonzero((f < -1) | (f >= n) | (f == rows))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"workload follows must be -1 or another request's row "
+                         f"(request {i} has {f[i]})")
+    chained = np.flatnonzero(f >= 0)
+    counts = np.bincount(f[chained], minlength=n)
+    if len(counts) and counts.max() > 1:
+        j = int(np.argmax(counts > 1))
+        a, b = (int(i) for i in chained[f[chained] == j][:2])
+        raise ValueError(f"workload follows gives request {j} more than one follower "
+                         f"(requests {a} and {b}); a request has at most one")
+    # each request's earliest predecessor, by pointer doubling: a request on a loop never
+    # reaches one that arrives on its own
+    top = np.where(f >= 0, f, rows)
+    for _ in range(max(1, n).bit_length() + 1):
+        top = top[top]
+    lost = np.flatnonzero(f[top] >= 0)
+    if len(lost):
+        raise ValueError(f"workload follows makes a loop: request {int(lost[0])} never "
+                         f"arrives (its predecessors never reach a request that arrives on "
+                         f"its own)")
+    think = np.asarray(work.think_s, dtype=np.float64)
+    off = ~(np.isfinite(think) & (think >= 0))
+    if think.ndim:  # one per request: only a follower's is read
+        bad = np.flatnonzero(off & (f >= 0))
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(f"workload think_s must be finite and >= 0 "
+                             f"(request {i} has {think[i]})")
+    elif off:
+        raise ValueError(f"workload think_s must be finite and >= 0 (got {float(think)})")
 
 
 def simulate(
@@ -651,8 +696,8 @@ def simulate(
     arrival span).
     """
     n = len(work)
-    own = work.arrival_s if work.follows is None else work.arrival_s[np.asarray(work.follows) < 0]
     _check_requests(work)
+    own = work.arrival_s if work.follows is None else work.arrival_s[np.asarray(work.follows) < 0]
     if len(own) and np.any(np.diff(own) < 0):
         raise ValueError("workload arrivals must be sorted")
     for name in ("prefix_hashes", "output_hashes"):
