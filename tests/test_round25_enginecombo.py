@@ -412,3 +412,31 @@ def test_simulate_refuses_closed_loops_that_lose_or_misplace_a_request(follows, 
     with pytest.raises(ValueError) as err:
         simulate([_ONE], work)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("fields,message", [
+    ({"tier": np.zeros(3, dtype=np.int64)}, "workload tier has 3 entries for 2 requests"),
+    ({"output_tokens": np.array([3])}, "workload output_tokens has 1 entries for 2 requests"),
+    ({"escalate_to": np.array([-1])}, "workload escalate_to has 1 entries for 2 requests"),
+    ({"spec_acceptance": np.array([0.5])},
+     "workload spec_acceptance has 1 entries for 2 requests"),
+    ({"request_key": np.array([7])}, "workload request_key has 1 entries for 2 requests"),
+    ({"think_s": np.zeros(5), "follows": np.array([-1, 0])},
+     "workload think_s has 5 entries for 2 requests"),
+    ({"escalate_to": np.array([3, -1])},
+     "workload escalate_to must be -1 or a tier index below 1 (request 0 has 3)"),
+    ({"spec_acceptance": np.array([np.nan, 1.5])},
+     "workload spec_acceptance must be NaN (the tier's rate) or in [0, 1] (request 1 has 1.5)"),
+])
+def test_simulate_checks_every_per_request_array(fields, message):
+    # a tier array of 3 for 2 requests ran (its third entry reported as a request); the other
+    # lengths, and an escalation to a tier past the list, raised IndexError; an acceptance
+    # rate of 1.5 accepted every draft token, of -0.5 none, without a word
+    from tiersim.engine import Workload
+
+    base = dict(tier=np.zeros(2, dtype=np.int64), output_tokens=np.array([3, 3]))
+    base.update(fields)
+    work = Workload(np.zeros(2), np.array([5, 5]), **base)
+    with pytest.raises(ValueError) as err:
+        simulate([_ONE], work)
+    assert str(err.value) == message

@@ -616,7 +616,15 @@ def _check_requests(work: Workload) -> None:
     """Refuse requests the engine cannot serve: a token count below 1 (a 0-token prompt is
     never admitted, so the run would not end) or an arrival that is not a finite time >= 0
     (off the event clock; a closed loop's follower arrives when its predecessor finishes, so
-    its ``arrival_s`` is not read). The message names the first such request's row."""
+    its ``arrival_s`` is not read), a per-request array of another length than
+    ``arrival_s``, or an acceptance rate outside [0, 1]. The message names the first such
+    request's row."""
+    n = len(work)
+    for name in ("input_tokens", "output_tokens", "tier", "escalate_to", "spec_acceptance",
+                 "request_key", "think_s"):
+        given = getattr(work, name)
+        if given is not None and np.ndim(given) and len(given) != n:
+            raise ValueError(f"workload {name} has {len(given)} entries for {n} requests")
     for name in ("input_tokens", "output_tokens"):
         bad = np.flatnonzero(np.asarray(getattr(work, name)) < 1)
         if len(bad):
@@ -633,6 +641,13 @@ def _check_requests(work: Workload) -> None:
         i = int(bad[0])
         raise ValueError(f"workload arrival_s must be finite and >= 0 "
                          f"(request {i} has {arrival[i]})")
+    if work.spec_acceptance is not None:
+        rate = np.asarray(work.spec_acceptance, dtype=np.float64)
+        bad = np.flatnonzero(~np.isnan(rate) & ~((rate >= 0) & (rate <= 1)))
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(f"workload spec_acceptance must be NaN (the tier's rate) or in "
+                             f"[0, 1] (request {i} has {rate[i]})")
 
 
 def _check_links(work: Workload) -> None:
@@ -706,6 +721,10 @@ def simulate(
             raise ValueError(f"workload {name} has {len(given)} entries for {n} requests")
     if n and (int(np.min(work.tier)) < 0 or int(np.max(work.tier)) >= len(tiers)):
         raise ValueError("workload tier index out of range")
+    if work.escalate_to is not None and n and int(np.max(work.escalate_to)) >= len(tiers):
+        i = int(np.argmax(np.asarray(work.escalate_to) >= len(tiers)))
+        raise ValueError(f"workload escalate_to must be -1 or a tier index below {len(tiers)} "
+                         f"(request {i} has {work.escalate_to[i]})")
     if work.refused_to is not None and (len(work.refused_to) != n or (
             n and int(np.max(work.refused_to)) >= len(tiers))):
         raise ValueError("workload refused_to needs one tier index (or -1) per request")
