@@ -138,6 +138,11 @@ def check_fleet(res, work, tiers) -> None:
     if len(tiers) == 1 and longest and tiers[0].output_multiplier == 1:  # vLLM rejects these
         too_long = np.asarray(work.input_tokens) + np.asarray(work.output_tokens) > longest
         assert np.all(res.dropped[too_long])
+    assert np.all(res.queue_s >= 0)
+    assert np.all(res.gpu_s_first >= 0) and np.all(res.gpu_s_final >= 0)
+    if done.any():
+        assert res.end_s >= np.nanmax(res.finish_s)
+        assert res.busy_until_s >= np.nanmax(res.finish_s)
     # every replica-second is charged to a request (docs/metrics.md)
     charged = float(res.gpu_s_first.sum() + res.gpu_s_final.sum())
     busy = float(sum(sum(v) for v in res.busy_s.values()))
@@ -198,12 +203,17 @@ def _cascade(work, esc_seed: int):
 @fast
 @given(workloads, combos, combos, st.integers(0, 100),
        st.sampled_from(["plain", "spec", "lockstep", "disagg"]), st.integers(1, 2),
-       st.sampled_from([1.0, 0.5, 2.0]))
+       st.sampled_from([1.0, 0.5, 2.0]), st.sampled_from(["plain", "lockstep", "disagg"]))
 def test_cascade_onto_every_kind_of_tier_with_caching_and_refusals(work, first, second,
                                                                   esc_seed, kind, replicas,
-                                                                  multiplier):
+                                                                  multiplier, first_kind):
     work = _cascade(work, esc_seed)
     hbt = work.hash_block_tokens
+    head = {}
+    if first_kind == "lockstep":
+        head["lockstep"] = replicas
+    elif first_kind == "disagg":
+        head["disagg"] = Disagg(replicas, 1, 1e5, 0.0, BYTES_PER_TOKEN)
     extra = {"output_multiplier": multiplier}
     if kind == "spec":
         extra["spec_decoding"] = SpecDecoding(2, (0.6,), head_cost=0.05, seed=1)
@@ -211,7 +221,7 @@ def test_cascade_onto_every_kind_of_tier_with_caching_and_refusals(work, first, 
         extra.update(lockstep=2, balancer="round_robin")
     elif kind == "disagg":
         extra["disagg"] = Disagg(1, 1, 1e6, 0.001, BYTES_PER_TOKEN)
-    tiers = [_fleet_tier("a", first, hbt, replicas),
+    tiers = [_fleet_tier("a", first, hbt, replicas + (first_kind == "disagg"), **head),
              _fleet_tier("b", second, hbt, 1 if kind in ("plain", "spec") else 2, **extra)]
     a = simulate(tiers, work, sample_every=1e-9)
     check_fleet(a, work, tiers)
