@@ -153,6 +153,8 @@ def check_fleet(res, work, tiers) -> None:
     assert all(sum(s.hit_tokens) <= s.bound_tokens for s in stats)
     for spec in tiers:
         assert all(p <= spec.num_blocks for p in res.kv_peak_blocks[spec.name])
+        for rep, peak in zip(res.samples[spec.name], res.kv_peak_blocks[spec.name]):
+            assert all(s[3] <= peak for s in rep)  # the peak holds every sampled step
         for rep in res.samples[spec.name]:
             assert all(0 <= s[3] <= spec.num_blocks for s in rep)
             assert not [s for s in rep if s[2] and not s[1]], "idle while a request waits"
