@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,22 @@ def test_sdist_holds_the_tests_docs_and_benchmarks_it_needs(dists):
         assert {f"{link}/{p.name}" for p in (ROOT / "tiersim" / link).iterdir()
                 if p.is_file()} <= names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+def test_wheel_and_sdist_carry_the_licences_of_tiersim_and_its_data(dists):
+    # The wheel said License-Expression: Apache-2.0 and shipped no licence text: neither
+    # tiersim's own (Apache-2.0 asks that recipients get a copy) nor the MIT notice of
+    # qllm-eval, whose tables precision_priors.json is derived from ('The above copyright
+    # notice and this permission notice shall be included in all copies').
+    sdist, wheel, _ = dists
+    names = set(zipfile.ZipFile(wheel).namelist())
+    meta = zipfile.ZipFile(wheel).read("tiersim-0.1.0.dist-info/METADATA").decode()
+    assert "License-File: LICENSE" in meta.splitlines()
+    text = zipfile.ZipFile(wheel).read("tiersim-0.1.0.dist-info/licenses/LICENSE").decode()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    mit = zipfile.ZipFile(wheel).read("tiersim/data/LICENSE.qllm-eval").decode()
+    assert "Shiyao Li" in mit and "Permission is hereby granted" in mit
+    readme = zipfile.ZipFile(wheel).read("tiersim/data/README.md").decode()
+    assert "LICENSE.qllm-eval" in readme
+    assert {"LICENSE", "tiersim/data/LICENSE.qllm-eval"} <= _sdist_names(sdist)
+    assert "tiersim/data/LICENSE.qllm-eval" in names
