@@ -85,3 +85,26 @@ def test_wheel_and_sdist_carry_the_licences_of_tiersim_and_its_data(dists):
     assert "LICENSE.qllm-eval" in readme
     assert {"LICENSE", "tiersim/data/LICENSE.qllm-eval"} <= _sdist_names(sdist)
     assert "tiersim/data/LICENSE.qllm-eval" in names
+
+
+#: Every command and subcommand with no help text, as a -OO interpreter builds them.
+_HELPLESS = """
+from tiersim.cli.app import MOUNTED, load
+def walk(name, command):
+    if not (command.help or '').strip():
+        print(name)
+    for sub, each in getattr(command, 'commands', {}).items():
+        walk(f'{name} {sub}', each)
+for name in MOUNTED:
+    walk(name, load(name))
+"""
+
+
+def test_every_command_keeps_its_help_under_python_OO():
+    # python -OO strips docstrings: `tiersim trace inspect --help` lost its description and
+    # `tiersim trace --help` listed inspect with no help line (the other commands pass theirs
+    # as text).
+    ran = subprocess.run([sys.executable, "-OO", "-c", _HELPLESS], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.split("\n")[:-1] == []

@@ -54,7 +54,14 @@ class TypedNumber(float):
         return number
 
 
-@trace_app.command()
+INSPECT_HELP = (
+    "Print rows, span, rate, burstiness (inter-arrival CV) and token percentiles; with --window "
+    "the rate is rows over the window's length, cut to the trace's first and last arrival (no "
+    "empty time before or after the trace), else over first to last arrival.")
+"""``tiersim trace inspect --help``'s text, given as text: ``python -OO`` strips docstrings."""
+
+
+@trace_app.command(help=INSPECT_HELP)
 def inspect(
     path: str = typer.Argument(..., help="Trace file, or the name of a bundled trace."),
     format: str = typer.Option("auto", "--format", "-f",
@@ -65,9 +72,7 @@ def inspect(
                                      parser=TypedNumber),
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
-    """Print rows, span, rate, burstiness (inter-arrival CV) and token percentiles; with
-    --window the rate is rows over the window's length, cut to the trace's first and last
-    arrival (no empty time before or after the trace), else over first to last arrival."""
+    """``tiersim trace inspect``: print a trace's statistics (:data:`INSPECT_HELP`)."""
     _check_options(window, time_scale)
     resolved = resolve_trace_path(path, Path.cwd())
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
