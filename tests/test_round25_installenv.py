@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import TINY, run_cli
 from test_wheel import ROOT, _tracked_copy
 
 
@@ -108,3 +109,32 @@ def test_every_command_keeps_its_help_under_python_OO():
                          capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.split("\n")[:-1] == []
+
+
+def test_version_option_prints_the_version_runs_and_the_wheel_record(dists, capsys):
+    # `tiersim --version` said 'Error: --version: no such option': no command told which
+    # tiersim was installed, though run folders and sweep points record it.
+    import tiersim
+    from tiersim.cli.app import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"tiersim {tiersim.__version__}\n"
+    _, wheel, _ = dists
+    meta = zipfile.ZipFile(wheel).read(f"tiersim-{tiersim.__version__}.dist-info/METADATA")
+    assert f"Version: {tiersim.__version__}" in meta.decode().splitlines()
+    done = run_cli("--version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"tiersim {tiersim.__version__}\n",
+                                                           "")
+
+
+def test_run_folder_records_the_version_that_version_prints(tmp_path, capsys):
+    import json
+
+    from tiersim.cli.app import main
+
+    assert main(["run", str(TINY), "--out", str(tmp_path / "o"), "--no-report",
+                 "--no-baselines"]) == 0
+    capsys.readouterr()
+    assert main(["--version"]) == 0
+    said = capsys.readouterr().out.split()[-1]
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["tiersim"] == said

@@ -431,10 +431,22 @@ app = TiersimApp(
 
 
 
+def _print_version(value: bool) -> None:
+    """``tiersim --version``: print the version run folders and sweep points record, and stop."""
+    if value:
+        import tiersim
+
+        echo(f"tiersim {tiersim.__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _top_level() -> None:
-    """The top-level group: no options of its own (typer needs a callback for a group whose
-    commands are all mounted lazily)."""
+def _top_level(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print tiersim's version and exit."),
+) -> None:
+    """The top-level group: its one option is ``--version`` (typer needs a callback for a group
+    whose commands are all mounted lazily)."""
 
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True,
