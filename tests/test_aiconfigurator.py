@@ -137,16 +137,11 @@ def test_allreduce_bytes_are_two_per_element_and_graph_rows_win():
 
 
 def test_missing_package_is_one_line(monkeypatch):
-    import builtins
+    import sys
 
-    real_import = builtins.__import__
-
-    def fake(name, *a, **kw):
-        if name == "aiconfigurator_core":
-            raise ImportError(name)
-        return real_import(name, *a, **kw)
-
-    monkeypatch.setattr(builtins, "__import__", fake)
+    # None in sys.modules: its import raises ModuleNotFoundError naming it, as Python does for
+    # a package that is not installed
+    monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)
     from tiersim.errors import ProfileError
 
     with pytest.raises(ProfileError, match=r"aiconfigurator-core is not installed; pip install"):

@@ -138,3 +138,57 @@ def test_run_folder_records_the_version_that_version_prints(tmp_path, capsys):
     assert main(["--version"]) == 0
     said = capsys.readouterr().out.split()[-1]
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["tiersim"] == said
+
+
+def _fake_package(tmp_path, monkeypatch, name: str, body: str) -> None:
+    """A package ``name`` on sys.path whose import runs ``body`` (an installed but broken one)."""
+    folder = tmp_path / "fake" / name
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(body)
+    monkeypatch.syspath_prepend(str(folder.parent))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+@pytest.mark.parametrize("body,said", [
+    ("import nosuchdep_xyz\n", "No module named 'nosuchdep_xyz'"),
+    ("raise RuntimeError('module compiled against ABI version 0x1000009')\n",
+     "RuntimeError: module compiled against ABI version 0x1000009"),
+])
+def test_a_torch_installed_but_broken_is_not_called_missing(tmp_path, capsys, monkeypatch,
+                                                            body, said):
+    # A torch whose import failed on a dependency was 'torch is not installed; pip install
+    # tiersim[gpu]' (it is installed: pip says so); one raising anything but ImportError or
+    # OSError (numpy's ABI check raises RuntimeError) was a traceback.
+    from tiersim.calibrate.cli import main
+
+    _fake_package(tmp_path, monkeypatch, "torch", body)
+    out = tmp_path / "p.json"
+    assert main(["--device", "cpu", "--quick", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: torch cannot be imported ({said}); reinstall it: pip install 'tiersim[gpu]' "
+        "(torch 2.13.0)\n")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("body,said", [
+    ("import nosuchdep_xyz\n", "No module named 'nosuchdep_xyz'"),
+    ("raise RuntimeError('CUDA driver version is insufficient')\n",
+     "RuntimeError: CUDA driver version is insufficient"),
+])
+def test_an_aiconfigurator_installed_but_broken_is_not_called_missing(tmp_path, capsys,
+                                                                      monkeypatch, body, said):
+    # The same for aiconfigurator-core: 'aiconfigurator-core is not installed', or a traceback.
+    from tiersim.cli.app import main
+
+    _fake_package(tmp_path, monkeypatch, "aiconfigurator_core", body)
+    out = tmp_path / "p.json"
+    assert main(["calibrate", "--from", "aiconfigurator", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: aiconfigurator-core cannot be imported ({said}); reinstall it: pip install "
+        "'aiconfigurator-core==0.12.0' (or the tiersim[aic] extra)\n")
+    assert not out.exists()
+    from tiersim.errors import ProfileError
+    from tiersim.perf.aiconfigurator import aic_model_path
+
+    with pytest.raises(ProfileError, match=r"^aiconfigurator-core cannot be imported \("):
+        aic_model_path("aic:Qwen3-32B")

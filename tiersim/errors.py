@@ -145,3 +145,30 @@ def notes_of(caught: list) -> list[str]:
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return notes
+
+
+def import_extra(module: str, name: str, missing: str, reinstall: str,
+                 kind: type[TiersimError] = TiersimError):
+    """Import ``module``, the package ``name`` of one of tiersim's extras (torch,
+    aiconfigurator-core).
+
+    Not installed, it raises ``kind(missing)``; installed but failing to import (a dependency
+    missing or of another version, a shared library it cannot load, any exception its import
+    raises), it raises one line naming what failed and ``reinstall`` (the pip command), not
+    'not installed': pip would say it is.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        if err.name == module:
+            raise kind(missing) from None
+        said = str(err)
+    except OSError as err:  # a shared library it loads is missing (libcudnn.so.9, ...)
+        said = str(err.strerror or err)
+    except Exception as err:  # noqa: BLE001 - whatever its import raised, one line
+        said = f"{type(err).__name__}: {err}"
+    said = " ".join(said.split())
+    said = said if len(said) <= 200 else f"{said[:197]}..."
+    raise kind(f"{name} cannot be imported ({said}); reinstall it: {reinstall}") from None

@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tiersim.calibrate.errors import RECEIVED, Stopped
-from tiersim.errors import TiersimError, escaped, shown
+from tiersim.errors import TiersimError, escaped, import_extra, shown
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 DEVICES = ("cuda", "cpu")
@@ -176,13 +176,10 @@ def _measure(args, stopped: list) -> int:
     """Import torch, run the harness, print the summary and the one-line outcome; a signal
     after the run returned (the list ``stopped`` gets an item) is ignored."""
     try:
-        import torch
-    except ImportError:
-        error("torch is not installed; pip install 'tiersim[gpu]'")
-        return 1
-    except OSError as err:  # a shared library torch loads is missing (libcudnn.so.9, ...)
-        error(f"torch cannot be imported ({err.strerror or err}); reinstall it: pip install "
-              "'tiersim[gpu]' (torch 2.13.0)")
+        torch = import_extra("torch", "torch", "torch is not installed; pip install "
+                             "'tiersim[gpu]'", "pip install 'tiersim[gpu]' (torch 2.13.0)")
+    except TiersimError as err:  # not installed, or installed and failing to import
+        error(str(err))
         return 1
     if not hasattr(torch, "float8_e4m3fn"):  # every format's scales and FP8 paths use it
         error(f"torch {torch.__version__} has no float8_e4m3fn (FP8); "

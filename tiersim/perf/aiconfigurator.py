@@ -84,7 +84,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tiersim.errors import ProfileError, TiersimError
+from tiersim.errors import ProfileError, TiersimError, import_extra
 from tiersim.hardware import get_gpu
 from tiersim.hardware.precisions import get_precision
 from tiersim.perf.memory import dsa_bytes_per_layer
@@ -197,15 +197,19 @@ class Source:
 # --------------------------------------------------------------------------- locating data
 
 
+def _aic(missing: str):
+    """The aiconfigurator_core module; ``missing`` is the error where it is not installed, and
+    an installed one that fails to import is one line naming what failed."""
+    return import_extra("aiconfigurator_core", AIC_PACKAGE, missing,
+                        f"pip install '{AIC_PACKAGE}=={AIC_PIN}' (or the tiersim[aic] extra)",
+                        ProfileError)
+
+
 def data_root(gpu: str) -> Path:
     """The package's measured-data folder for ``gpu``; raises when the package is missing."""
-    try:
-        import aiconfigurator_core
-    except ImportError:
-        raise ProfileError(
-            f"{AIC_PACKAGE} is not installed; pip install '{AIC_PACKAGE}=={AIC_PIN}' "
-            "(or the tiersim[aic] extra) to import its tables"
-        ) from None
+    aiconfigurator_core = _aic(f"{AIC_PACKAGE} is not installed; pip install "
+                               f"'{AIC_PACKAGE}=={AIC_PIN}' (or the tiersim[aic] extra) to "
+                               "import its tables")
     if gpu.lower() not in _GPU_DIRS:
         raise ProfileError(f"--gpu {gpu!r}: choose one of {', '.join(_GPU_DIRS)}")
     root = Path(aiconfigurator_core.__file__).parent / "systems" / "data" / _GPU_DIRS[gpu.lower()]
@@ -1261,13 +1265,9 @@ def aic_model_path(name: str) -> str:
     config.json path inside the installed aiconfigurator-core (one error line if absent)."""
     if not name.startswith("aic:"):
         return name
-    try:
-        import aiconfigurator_core
-    except ImportError:
-        raise ProfileError(
-            f"importing NVIDIA's tables needs {AIC_PACKAGE} (model {name[4:]} is read from it): "
-            f"pip install 'tiersim[aic]' (or '{AIC_PACKAGE}=={AIC_PIN}')"
-        ) from None
+    aiconfigurator_core = _aic(f"importing NVIDIA's tables needs {AIC_PACKAGE} (model "
+                               f"{name[4:]} is read from it): pip install 'tiersim[aic]' (or "
+                               f"'{AIC_PACKAGE}=={AIC_PIN}')")
     folder = Path(aiconfigurator_core.__file__).parent / "model_configs"
     path = folder / f"{name[4:]}_config.json"
     if not path.is_file():
