@@ -192,3 +192,32 @@ def test_an_aiconfigurator_installed_but_broken_is_not_called_missing(tmp_path, 
 
     with pytest.raises(ProfileError, match=r"^aiconfigurator-core cannot be imported \("):
         aic_model_path("aic:Qwen3-32B")
+
+
+#: The oldest release of each dependency tiersim runs on, and why: found by installing the
+#: declared floors in a fresh venv (numpy 1.26, pandas 2.1, pyarrow 14, scikit-learn 1.4,
+#: pydantic 2.6, typer 0.12) and running every bundled scenario, a sweep and a report.
+FLOORS = {
+    "numpy": ((2, 0), "np.trapezoid (agentic.yaml: AttributeError under numpy 1.26)"),
+    "pandas": ((2, 2, 2), "the first pandas built for numpy 2"),
+    "pyarrow": ((16,), "the first pyarrow built for numpy 2"),
+    "scikit-learn": ((1, 5), "the first scikit-learn built for numpy 2"),
+    "pydantic": ((2, 7), "pydantic.with_config (every command: ImportError under 2.6)"),
+    "typer": ((0, 16), "typer 0.12 to 0.15.3 allow click 8.2, with which every --help and "
+                       "option fails in a TypeError traceback"),
+}
+
+
+def test_the_declared_dependency_floors_are_releases_tiersim_runs_on():
+    # pip kept numpy 1.26 / pydantic 2.6 / typer 0.14 with click 8.2, as pyproject.toml
+    # allowed, and tiersim ended in a traceback ('cannot import name with_config').
+    import re
+    import tomllib
+
+    declared = {}
+    for dep in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name, floor = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([0-9.]+)", dep).groups()
+        declared[name.lower()] = tuple(int(x) for x in floor.split("."))
+    low = {name: (declared.get(name), need, why) for name, (need, why) in FLOORS.items()
+           if declared.get(name) is None or declared[name] < need}
+    assert low == {}
