@@ -221,3 +221,31 @@ def test_the_declared_dependency_floors_are_releases_tiersim_runs_on():
     low = {name: (declared.get(name), need, why) for name, (need, why) in FLOORS.items()
            if declared.get(name) is None or declared[name] < need}
     assert low == {}
+
+
+def test_no_pydantic_model_warns_of_its_model_fields_under_pydantic_before_2_10():
+    # pydantic 2.7 to 2.9 (which the floor allows) warn at import of every model with a field
+    # named model_*: each run printed two 'UserWarning: Field "model_path" has conflict with
+    # protected namespace "model_"' blocks of four lines. Such a model clears the namespaces.
+    import importlib
+    import pkgutil
+
+    from pydantic import BaseModel
+
+    import tiersim
+
+    for info in pkgutil.walk_packages(tiersim.__path__, "tiersim."):
+        if not (info.name.startswith(("tiersim.calibrate.", "tiersim.traces."))
+                or info.name.endswith("__main__")):  # torch; scripts
+            importlib.import_module(info.name)
+
+    def every(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from every(sub)
+
+    clashing = sorted(f"{cls.__module__}.{cls.__qualname__}" for cls in every(BaseModel)
+                      if cls.__module__.startswith("tiersim.")
+                      and any(name.startswith("model_") for name in cls.model_fields)
+                      and cls.model_config.get("protected_namespaces") != ())
+    assert clashing == []

@@ -112,7 +112,8 @@ def check_for(profile: str | None, tiers: dict[str, tuple[str, str]]) -> dict[st
 class ModelChecked(BaseModel):
     """One model's line of a fidelity record, as :func:`describe` reads it."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    # protected_namespaces: pydantic before 2.10 warns of a field named model_* otherwise
+    model_config = ConfigDict(extra="allow", strict=True, protected_namespaces=())
     name: str
     rows: int
     tpot_abs_median_pct: float
@@ -139,7 +140,7 @@ class Checked(BaseModel):
     """A profile's fidelity record as :func:`describe` reads it (a summary's
     ``profile.checked``); other keys pass."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, protected_namespaces=())  # as above
     engine: str
     gpu: str
     rows: int
