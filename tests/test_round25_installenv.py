@@ -86,6 +86,8 @@ def test_wheel_and_sdist_carry_the_licences_of_tiersim_and_its_data(dists):
     assert "LICENSE.qllm-eval" in readme
     assert {"LICENSE", "tiersim/data/LICENSE.qllm-eval"} <= _sdist_names(sdist)
     assert "tiersim/data/LICENSE.qllm-eval" in names
+    # the wheel built from the sdist takes tiersim/ alone, not the sdist's tests, docs, ...
+    assert {n.split("/")[0] for n in names} == {"tiersim", "tiersim-0.1.0.dist-info"}
 
 
 #: Every command and subcommand with no help text, as a -OO interpreter builds them.
