@@ -16,10 +16,10 @@ CASES = {
         "neg.csv", HEAD + OK + "2023-11-16 18:17:04.0319600,-5,8\n",
         "row 2, column 'ContextTokens': token count must be > 0 (got -5); "
         "fix or remove the row (file line 3)"),
-    "zero output tokens": (
-        "zero.csv", HEAD + OK + OK.replace(",10", ",0"),
-        "row 2, column 'GeneratedTokens': token count must be > 0 (got 0); "
-        "fix or remove the row (file line 3)"),
+    "zero prompt tokens with output": (
+        "zero.csv", HEAD + OK + OK.replace(",4808,", ",0,"),
+        "row 2, column 'ContextTokens': token count must be > 0 (got 0) in a request that did "
+        "not fail; fix or remove the row (file line 3)"),
     "missing column": (
         "miss.csv", "TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.9799600,4808\n",
         "column 'GeneratedTokens': missing column for the azure format (found: TIMESTAMP, "

@@ -27,12 +27,15 @@ def first_true(mask: np.ndarray) -> int | None:
 
 def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool = False,
             low: tuple[float, str] | None = None, high: tuple[float, str] | None = None,
-            flags: bool = False) -> np.ndarray:
+            flags: bool = False,
+            zero: tuple[np.ndarray, str] | None = None) -> np.ndarray:
     """Check a numeric column and return it as float64.
 
     Bad values: missing, not a number, infinite, not whole (when ``integer``), below ``low`` or
     above ``high``, and true/false unless ``flags`` (a label may be a flag; a time is not).
-    Each bound is ``(value, words)``, the words for the message: ``(1, "> 0")``.
+    Each bound is ``(value, words)``, the words for the message: ``(1, "> 0")``. ``zero`` is
+    ``(rows, message)``: a 0 in one of those rows (a boolean mask) is bad too, said so, and the
+    first bad row of any kind is the one named.
     """
     if not flags:
         i = first_true(true_false(s))
@@ -51,7 +54,10 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
         values = to_floats(s)
         text_bad = np.isnan(values) & ~missing
     bad = _bad_numbers(values, missing | text_bad, integer, low, high)
-    i = first_true(bad)
+    zeros = np.zeros(len(s), dtype=bool) if zero is None else zero[0] & (values == 0)
+    i = first_true(bad | zeros)
+    if i is not None and zeros[i] and not bad[i]:
+        raise src.error(zero[1], i, column)
     if i is not None:
         raise src.error(_number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
                                         integer, low, high), i, column)
@@ -220,12 +226,16 @@ def show_number(value: float) -> str:
     return repr(value)
 
 
-def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False) -> np.ndarray:
+def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False,
+           served: np.ndarray | None = None) -> np.ndarray:
     """Check a token-count column (whole numbers > 0, or >= 0) and return it as int64; a
-    true/false cell is no count."""
-    low = (0, ">= 0") if allow_zero else (1, "> 0")
+    true/false cell is no count. With ``served`` (a boolean mask) a 0 is allowed only in the
+    rows where it is False (a logged prompt is 0 only in a request that produced nothing)."""
+    low = (0, "> 0") if served is not None else (0, ">= 0") if allow_zero else (1, "> 0")
+    zero = None if served is None else (served, "token count must be > 0 (got 0) in a request "
+                                                "that did not fail; fix or remove the row")
     values = numbers(src, s, column, "token count", integer=True, low=low,
-                     high=(INT32_MAX, f"at most {INT32_MAX}"))
+                     high=(INT32_MAX, f"at most {INT32_MAX}"), zero=zero)
     return values.astype(np.int64)
 
 

@@ -5,6 +5,9 @@ Each format is one entry of :data:`FORMATS`: its required columns and a converte
 :mod:`tiersim.trace.checks`), give ``arrival_s`` relative to the first request, and
 ``request_id`` = the 0-based data row in the file, so ids stay traceable after windows and drops.
 ``notes`` lists anything the converter changed on purpose (e.g. dropped failed requests).
+A logged format's rows with 0 output tokens (requests that failed or were cancelled before
+their first token) are dropped with a counted note in every logged format, by one rule
+(:func:`_served`); a canonical table is the replay itself, so its counts must be > 0.
 A logged format (Azure, BurstGPT, Mooncake) keeps the canonical optional columns it has
 (:func:`carried`: ``prompt_hash``, ``correct_<tier>`` ...) and notes the columns it does not read.
 """
@@ -45,12 +48,9 @@ class Format:
 def _convert_azure(raw: pd.DataFrame, src: Source) -> Converted:
     ns = checks.datetimes_ns(src, raw["TIMESTAMP"], "TIMESTAMP")
     checks.sorted_times(src, ns, raw["TIMESTAMP"], "TIMESTAMP")
-    arrival = (ns - ns[0]) / 1e9
-    inp = checks.tokens(src, raw["ContextTokens"], "ContextTokens")
-    out = checks.tokens(src, raw["GeneratedTokens"], "GeneratedTokens")
-    extra, notes = carried(raw, src, OWN["azure"])
-    _check_prefix_hashes(src, extra, inp)
-    return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), notes
+    s = _served(raw, src, lambda i: (ns - ns[i]) / 1e9, "ContextTokens", "GeneratedTokens",
+                OWN["azure"], SERVED_LABELS["azure"])
+    return s.table, [*s.notes, *s.dropped]
 
 
 def _check_prefix_hashes(src: Source, extra: dict, prompt_tokens: np.ndarray) -> None:
@@ -120,9 +120,11 @@ def _unread_name(name: str) -> str:
     return f"{text} ({' or '.join(close)}?)" if close else text
 
 
-def _seconds(src: Source, raw: pd.DataFrame, column: str, unit: str) -> Converted:
+def _seconds(src: Source, raw: pd.DataFrame, column: str,
+             unit: str) -> tuple[Callable[[int], np.ndarray], list[str]]:
     """A numeric time column in ``unit`` ("seconds" or "milliseconds"), checked and sorted, as
-    seconds since its first row, and a note when its sizes do not fit the unit
+    a function of a 0-based row giving every row's seconds since that row (the rows from it
+    on are the ones read), and a note when its sizes do not fit the unit
     (:mod:`tiersim.trace.units`).
 
     An integer column is sorted and made relative to its first row in integers, exactly, before
@@ -134,56 +136,115 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str, unit: str) -> Converte
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
         ints = s.to_numpy()
         checks.sorted_times(src, ints, s, column)
-        since_first = ints.astype(np.uint64) - np.uint64(ints[0])  # exact: sorted, below 2**64
-        t, seconds = ints, since_first.astype(np.float64) * scale
+        def since(i: int) -> np.ndarray:  # exact from row i on: sorted, below 2**64
+            return (ints.astype(np.uint64) - np.uint64(ints[i])).astype(np.float64) * scale
+        t = ints
     else:
         t = checks.numbers(src, s, column, f"timestamp in {unit}")
         checks.sorted_times(src, t, s, column)
         checks.exact_times(src, t, s, column, unit)
-        with np.errstate(over="ignore"):  # an overflow is an infinite arrival, refused later
-            seconds = (t - t[0]) * scale
+
+        def since(i: int) -> np.ndarray:
+            with np.errstate(over="ignore"):  # an overflow: an infinite arrival, refused later
+                return (t - t[i]) * scale
+    seconds = since(0)
     # one note: a first time sized as a Unix time in a finer unit names that unit (the gaps'
     # note would advise 1000 for nanoseconds too); gaps of a minute or more argue against
     # seconds read as milliseconds, so where both fire (fractional milliseconds a minute
     # apart) the gaps' note alone is said
     epoch = units.epoch_note(column, t, unit)
     if unit == "seconds":
-        return seconds, epoch or units.seconds_note(column, seconds)
-    return seconds, (epoch or units.seconds_note(column, seconds, unit)
+        return since, epoch or units.seconds_note(column, seconds)
+    return since, (epoch or units.seconds_note(column, seconds, unit)
                      or units.milliseconds_note(column, t))
 
 
 def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
-    arrival, unit_notes = _seconds(src, raw, "Timestamp", "seconds")
-    # a failed request (0 response tokens) may log 0 request tokens too: it is dropped below,
-    # so only the rows kept must have a prompt
-    inp = checks.tokens(src, raw["Request tokens"], "Request tokens", allow_zero=True)
-    out = checks.tokens(src, raw["Response tokens"], "Response tokens", allow_zero=True)
+    since, unit_notes = _seconds(src, raw, "Timestamp", "seconds")
+    s = _served(raw, src, since, "Request tokens", "Response tokens", OWN["burstgpt"],
+                SERVED_LABELS["burstgpt"])
+    notes = [*s.notes, *unit_notes, *_burstgpt_totals(raw, s.inp, s.out, s.keep), *s.dropped]
+    return s.table, notes + _burstgpt_models(raw, s.keep)
+
+
+SERVED_LABELS = {"azure": ("GeneratedTokens", "requests that produced no token: failed or "
+                           "cancelled; only served requests are replayed"),
+                 "burstgpt": ("response tokens", "failed requests in BurstGPT"),
+                 "mooncake": ("output_length", "requests that produced no token: failed or "
+                              "cancelled; only served requests are replayed")}
+"""How each logged format's drop note names a row with no output (:func:`_served`): its
+output column and what such a row is."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """A logged trace's served requests (:func:`_served`): the canonical ``table``, the notes
+    on its columns (``notes``) and on the rows dropped (``dropped``), which rows of the file
+    were kept (``keep``) and every row's token counts (``inp``, ``out``)."""
+
+    table: pd.DataFrame
+    notes: list[str]
+    dropped: list[str]
+    keep: np.ndarray
+    inp: np.ndarray
+    out: np.ndarray
+
+
+def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], prompt: str,
+            output: str,
+            own: tuple[str, ...], label: tuple[str, str],
+            time_notes: list[str] = ()) -> Served:
+    """The canonical table of a logged trace's served requests, and the notes on it: the one
+    rule, for every logged format (Azure, BurstGPT, Mooncake), on rows without output.
+
+    A logged request with 0 output tokens produced no token: it failed, was cancelled or was
+    refused before its first token (an engine that ran a prompt's prefill samples a first token
+    from it), so there is no response to replay, and whether its prefill ran at all is not in
+    the log. Such rows are dropped, counted in a note, and times count from the first request
+    kept; their prompt may be 0 too (a failed request logs none). A request with output but a
+    0-token prompt is no request an engine serves (vLLM refuses an empty prompt): the row is
+    refused, as is a log with no served request. ``since(i)`` is every row's seconds since
+    0-based row ``i`` (exact from there on); ``label`` is the output column's name in the notes
+    and what a dropped row is (:data:`SERVED_LABELS`); ``time_notes`` go before the notes on
+    prefix hashes. Only the rows
+    kept are checked for the canonical optional columns (a failed request has no labels)."""
+    out = checks.tokens(src, raw[output], output, allow_zero=True)
     keep = out > 0
-    empty = checks.first_true(keep & (inp == 0))
-    if empty is not None:
-        raise src.error("token count must be > 0 (got 0) in a request that did not fail; fix "
-                        "or remove the row", empty, "Request tokens")
+    inp = checks.tokens(src, raw[prompt], prompt, served=keep)
+    words, why = label
     if not keep.any():
-        raise src.error("every row has 0 response tokens (failed requests, which tiersim "
-                        "drops), so no request is left; use the rows of successful requests",
-                        None, "Response tokens")
+        what = ("failed requests" if "BurstGPT" in why else
+                "requests that produced no token")
+        raise src.error(f"every row has 0 {words} ({what}, which tiersim drops), so no "
+                        "request is left; use the rows of successful requests", None, output)
     _no_failed_parent(raw, src, keep)
-    rows = np.flatnonzero(keep)  # only the rows kept are checked: a failed one has no labels
-    extra, notes = carried(raw, src, OWN["burstgpt"], rows)
-    notes += unit_notes + _burstgpt_totals(raw, inp, out, keep)
-    _check_prefix_hashes(replace(src, rows=rows), extra, inp[rows])
-    table = canonical.build(rows, arrival[rows], inp[rows], out[rows], extra)
+    rows = np.flatnonzero(keep)
+    extra, notes = carried(raw, src, own, None if keep.all() else rows)
+    notes += time_notes
+    kept = src if keep.all() else replace(src, rows=rows)
+    if "hash_ids" in own and "hash_ids" in raw.columns:  # Mooncake's own prefix hashes
+        if extra.pop("prefix_hashes", None) is not None:
+            notes.append("column 'prefix_hashes' is not read: a Mooncake trace's prompt block "
+                         "hashes are its 'hash_ids'")
+        ids = raw["hash_ids"] if keep.all() else raw["hash_ids"].iloc[rows]
+        extra["prefix_hashes"] = canonical.hash_column(ids.reset_index(drop=True), kept,
+                                                         "hash_ids", low=0)
+        canonical.check_hash_counts(kept, extra["prefix_hashes"], inp[rows], "hash_ids")
+        notes += _fewer_hash_ids(extra["prefix_hashes"], inp[rows])
+    else:
+        _check_prefix_hashes(kept, extra, inp[rows])
+    # seconds since the first request kept, as every format gives them
+    table = canonical.build(rows, since(int(rows[0]))[rows], inp[rows], out[rows], extra)
+    dropped = []
     if not keep.all():
         first = int(np.argmax(~keep)) + 1
-        notes.append(f"dropped {int((~keep).sum())} of {len(raw)} rows with 0 response tokens "
-                     f"(failed requests in BurstGPT; first at row {first})")
-        start = float(table["arrival_s"].iloc[0])
-        if start > 0:  # seconds since the first request kept, as every format gives them
-            table["arrival_s"] = table["arrival_s"] - start
-            notes.append(f"times count from the first request kept (row "
-                         f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
-    return table, notes + _burstgpt_models(raw, keep)
+        dropped.append(f"dropped {int((~keep).sum())} of {len(raw)} rows with 0 {words} "
+                       f"({why}; first at row {first})")
+        start = float(since(0)[rows[0]])
+        if start > 0:
+            dropped.append(f"times count from the first request kept (row "
+                           f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
+    return Served(table, notes, dropped, keep, inp, out)
 
 
 def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
@@ -341,23 +402,10 @@ def _percent(share: float) -> str:
 
 
 def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
-    arrival, unit_notes = _seconds(src, raw, "timestamp", "milliseconds")
-    inp = checks.tokens(src, raw["input_length"], "input_length")
-    out = checks.tokens(src, raw["output_length"], "output_length")
-    extra, notes = carried(raw, src, OWN["mooncake"])
-    notes += unit_notes
-    if "hash_ids" in raw.columns and extra.pop("prefix_hashes", None) is not None:
-        notes.append("column 'prefix_hashes' is not read: a Mooncake trace's prompt block "
-                     "hashes are its 'hash_ids'")
-    _check_prefix_hashes(src, extra, inp)
-    if "hash_ids" in raw.columns:
-        extra["prefix_hashes"] = canonical.hash_column(raw["hash_ids"], src, "hash_ids",
-                                                         low=0)
-        canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "hash_ids")
-        notes += _fewer_hash_ids(extra["prefix_hashes"], inp)
-    elif "prefix_hashes" in extra:
-        canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
-    return canonical.build(np.arange(len(raw)), arrival, inp, out, extra), notes
+    since, unit_notes = _seconds(src, raw, "timestamp", "milliseconds")
+    s = _served(raw, src, since, "input_length", "output_length", OWN["mooncake"],
+                SERVED_LABELS["mooncake"], unit_notes)
+    return s.table, [*s.notes, *s.dropped]
 
 
 def _fewer_hash_ids(hashes: np.ndarray, input_tokens: np.ndarray) -> list[str]:

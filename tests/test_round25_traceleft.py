@@ -1,0 +1,123 @@
+"""Round 25 of hostile input, trace readers (traceleft): requests that produced no output,
+coarse timestamps, and other logged-trace shapes; each a failure found from outside and fixed,
+with the exact line a user sees, or the number that was wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_round19 import error_line, run_cli
+
+from tiersim.cli.app import main
+
+
+def _inspect(capsys, path, *options) -> dict:
+    """``tiersim trace inspect PATH --json`` (exit 0), as read."""
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json", *options]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# ------------------------------------------- requests that produced no output, in every format
+
+AZURE = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+
+
+def _azure(rows) -> str:
+    return AZURE + "".join(f"2023-11-16 18:17:{s:010.7f},{i},{o}\n" for s, i, o in rows)
+
+
+def _burst(rows) -> str:
+    return "Timestamp,Model,Request tokens,Response tokens\n" + "".join(
+        f"{s:g},ChatGPT,{i},{o}\n" for s, i, o in rows)
+
+
+def _mooncake(rows) -> str:
+    return "".join(json.dumps({"timestamp": int(s * 1000), "input_length": i,
+                               "output_length": o}) + "\n" for s, i, o in rows)
+
+
+WRITERS = {"a.csv": (_azure, "GeneratedTokens", "ContextTokens"),
+           "b.csv": (_burst, "response tokens", "Request tokens"),
+           "m.jsonl": (_mooncake, "output_length", "input_length")}
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_logged_request_without_output_is_dropped_with_a_note_in_every_format(
+        tmp_path, capsys, name):
+    """Real logs hold requests that produced no token (failed, cancelled before the first
+    token): BurstGPT's were dropped with a note, but one such row in an Azure or Mooncake
+    trace refused the whole file ('token count must be > 0 (got 0)'). Every logged format
+    now drops them, counted, and times count from the first request kept."""
+    write, label, _ = WRITERS[name]
+    path = tmp_path / name
+    path.write_text(write([(0.5, 100, 0), (1.5, 200, 10), (2.5, 0, 0), (3.5, 300, 20)]))
+    stats = _inspect(capsys, path)
+    assert stats["rows"] == 2
+    why = ("failed requests in BurstGPT" if name == "b.csv" else
+           "requests that produced no token: failed or cancelled; only served requests are "
+           "replayed")
+    assert stats["notes"][:2] == [
+        f"dropped 2 of 4 rows with 0 {label} ({why}; first at row 1)",
+        "times count from the first request kept (row 2, 1 s after the first row)"]
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_logged_request_with_output_but_no_prompt_is_refused_in_every_format(
+        tmp_path, capsys, name):
+    """A request that produced tokens from an empty prompt is no request an engine serves
+    (vLLM refuses an empty prompt): the row is wrong, in every format, and named."""
+    write, _, column = WRITERS[name]
+    path = tmp_path / name
+    path.write_text(write([(0.5, 100, 5), (1.5, 0, 10)]))
+    line = error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: row 2, column '{column}': token count must be > 0 (got 0) "
+                    "in a request that did not fail; fix or remove the row"
+                    + (" (file line 3)" if name.endswith(".csv") else " (file line 2)"))
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_log_of_nothing_but_requests_without_output_is_refused(tmp_path, capsys, name):
+    write, label, _ = WRITERS[name]
+    path = tmp_path / name
+    path.write_text(write([(0.5, 100, 0), (1.5, 200, 0)]))
+    line = error_line(*run_cli(capsys, "trace", "inspect", path))
+    column = {"a.csv": "GeneratedTokens", "b.csv": "Response tokens",
+              "m.jsonl": "output_length"}[name]
+    assert line.startswith(f"Error: {path}: column '{column}': every row has 0 ")
+
+
+def test_a_mooncake_request_without_output_keeps_the_others_hash_ids(tmp_path):
+    """The dropped row's hash_ids go with it; the kept rows keep theirs, checked at their own
+    file rows."""
+    from tiersim.trace import read_trace
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"timestamp": 0, "input_length": 600, "output_length": 0, "hash_ids": [7, 8]},
+        {"timestamp": 5, "input_length": 600, "output_length": 3, "hash_ids": [1, 2]},
+        {"timestamp": 9, "input_length": 100, "output_length": 3, "hash_ids": [1]}]))
+    with pytest.warns(UserWarning):
+        loaded = read_trace(path)
+    table = loaded.table
+    assert table["request_id"].tolist() == [1, 2]
+    assert [list(h) for h in table["prefix_hashes"]] == [[1, 2], [1]]
+    assert table["arrival_s"].tolist() == [0.0, 0.004]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(path.read_text().replace("[1, 2]", "[1, -2]"))
+    with pytest.raises(Exception, match=r"row 2, column 'hash_ids'"):
+        read_trace(bad)
+
+
+def test_an_azure_parquet_request_without_output_is_dropped(tmp_path, capsys):
+    import pandas as pd
+    path = tmp_path / "a.parquet"
+    pd.DataFrame({"TIMESTAMP": pd.to_datetime(["2024-05-10 00:00:00.5", "2024-05-10 00:00:01.25",
+                                               "2024-05-10 00:00:02.75"]),
+                  "ContextTokens": [100, 200, 300],
+                  "GeneratedTokens": [5, 0, 7]}).to_parquet(path)
+    stats = _inspect(capsys, path)
+    assert stats["rows"] == 2
+    assert stats["notes"] == [
+        "dropped 1 of 3 rows with 0 GeneratedTokens (requests that produced no token: failed "
+        "or cancelled; only served requests are replayed; first at row 2)"]
