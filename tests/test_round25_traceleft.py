@@ -121,3 +121,47 @@ def test_an_azure_parquet_request_without_output_is_dropped(tmp_path, capsys):
     assert stats["notes"] == [
         "dropped 1 of 3 rows with 0 GeneratedTokens (requests that produced no token: failed "
         "or cancelled; only served requests are replayed; first at row 2)"]
+
+
+# ------------------------------------------------------------------ coarse timestamps
+
+
+@pytest.mark.parametrize(("name", "step", "unit"), [
+    ("a.csv", 3600, "hour"), ("a.csv", 60, "minute"), ("a.csv", 1, "second"),
+    ("b.csv", 3600, "hour"), ("b.csv", 1, "second"), ("m.jsonl", 60, "minute")])
+def test_timestamps_of_a_coarse_precision_that_make_bursts_are_noted(tmp_path, capsys, name,
+                                                                      step, unit):
+    """Timestamps logged to the whole hour (or minute, or second) put every request of an hour
+    at one instant: the replay served 40 requests at once, a burst that the log's coarse times
+    made, without a word. The count of requests tied to the one before and the precision are
+    one note; the file is read as written."""
+    write = WRITERS[name][0]
+    rows = [(step * (k // 10), 100, 5) for k in range(40)]  # 10 requests per tick
+    path = tmp_path / name
+    if name == "a.csv":
+        from datetime import datetime, timedelta
+        base = datetime(2024, 5, 10, 3)
+        path.write_text(AZURE + "".join(f"{base + timedelta(seconds=s)},{i},{o}\n"
+                                        for s, i, o in rows))
+    else:
+        path.write_text(write(rows))
+    column = {"a.csv": "TIMESTAMP", "b.csv": "Timestamp", "m.jsonl": "timestamp"}[name]
+    stats = _inspect(capsys, path)
+    assert stats["rows"] == 40
+    assert stats["notes"] == [
+        f"{column} is given to the whole {unit}: 36 of 40 requests arrive at the same instant "
+        "as the request before them, so each is replayed in a burst at that instant, though "
+        f"they may have come apart within the {unit} (queueing and TTFT may read high); a log "
+        "with finer times replays them as they came"]
+
+
+def test_fine_timestamps_or_coarse_ones_without_bursts_say_nothing(tmp_path, capsys):
+    path = tmp_path / "b.csv"
+    path.write_text(_burst([(k, 100, 5) for k in range(40)]))  # whole seconds, none tied
+    assert _inspect(capsys, path)["notes"] == []
+    path.write_text(_burst([(k // 10 + 0.001 * k, 100, 5) for k in range(40)]))
+    assert _inspect(capsys, path)["notes"] == []
+    moon = tmp_path / "m.jsonl"  # milliseconds tied: the log's own precision is fine
+    moon.write_text("".join(json.dumps({"timestamp": 7 * (k // 10), "input_length": 100,
+                                        "output_length": 5}) + "\n" for k in range(40)))
+    assert _inspect(capsys, moon)["notes"] == []

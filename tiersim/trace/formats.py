@@ -50,7 +50,7 @@ def _convert_azure(raw: pd.DataFrame, src: Source) -> Converted:
     checks.sorted_times(src, ns, raw["TIMESTAMP"], "TIMESTAMP")
     s = _served(raw, src, lambda i: (ns - ns[i]) / 1e9, "ContextTokens", "GeneratedTokens",
                 OWN["azure"], SERVED_LABELS["azure"])
-    return s.table, [*s.notes, *s.dropped]
+    return s.table, [*s.notes, *s.coarse("TIMESTAMP"), *s.dropped]
 
 
 def _check_prefix_hashes(src: Source, extra: dict, prompt_tokens: np.ndarray) -> None:
@@ -163,7 +163,8 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
     since, unit_notes = _seconds(src, raw, "Timestamp", "seconds")
     s = _served(raw, src, since, "Request tokens", "Response tokens", OWN["burstgpt"],
                 SERVED_LABELS["burstgpt"])
-    notes = [*s.notes, *unit_notes, *_burstgpt_totals(raw, s.inp, s.out, s.keep), *s.dropped]
+    notes = [*s.notes, *unit_notes, *s.coarse("Timestamp"),
+             *_burstgpt_totals(raw, s.inp, s.out, s.keep), *s.dropped]
     return s.table, notes + _burstgpt_models(raw, s.keep)
 
 
@@ -188,6 +189,11 @@ class Served:
     keep: np.ndarray
     inp: np.ndarray
     out: np.ndarray
+
+    def coarse(self, column: str) -> list[str]:
+        """The note on the served requests' arrivals when ``column``'s times are coarse
+        enough to make bursts (:func:`tiersim.trace.units.coarse_note`)."""
+        return units.coarse_note(column, self.table["arrival_s"].to_numpy())
 
 
 def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], prompt: str,
@@ -405,7 +411,7 @@ def _convert_mooncake(raw: pd.DataFrame, src: Source) -> Converted:
     since, unit_notes = _seconds(src, raw, "timestamp", "milliseconds")
     s = _served(raw, src, since, "input_length", "output_length", OWN["mooncake"],
                 SERVED_LABELS["mooncake"], unit_notes)
-    return s.table, [*s.notes, *s.dropped]
+    return s.table, [*s.notes, *s.coarse("timestamp"), *s.dropped]
 
 
 def _fewer_hash_ids(hashes: np.ndarray, input_tokens: np.ndarray) -> list[str]:

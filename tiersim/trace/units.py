@@ -123,3 +123,32 @@ def _median_gap(t: np.ndarray) -> float | None:
     gaps = np.diff(t.astype(np.float64, copy=False))
     gaps = gaps[gaps > 0]
     return float(np.median(gaps)) if len(gaps) else None
+
+
+COARSE_UNITS = (("hour", 3600.0), ("minute", 60.0), ("second", 1.0))
+"""Precisions of a logged time column coarse enough to make bursts (:func:`coarse_note`)."""
+COARSE_TIED = (10, 0.01)
+"""Least count and share of requests at the same instant as the one before that
+:func:`coarse_note` says."""
+
+
+def coarse_note(column: str, t: np.ndarray) -> list[str]:
+    """A note when a logged trace's arrival times ``t`` (seconds since its first request) are
+    all whole hours, minutes or seconds apart and many requests (:data:`COARSE_TIED`) arrive at
+    the same instant as the one before: each such group is replayed as a burst at one instant,
+    which the log's coarse times may have made (requests a second apart logged to the hour
+    were served 40 at once, without a word). The file is read as written; a canonical
+    ``arrival_s`` is the replay's own schedule and is not judged."""
+    if len(t) < 2:
+        return []
+    tied = int(np.count_nonzero(t[1:] == t[:-1]))
+    if tied < max(COARSE_TIED[0], COARSE_TIED[1] * len(t)):
+        return []
+    unit = next((name for name, size in COARSE_UNITS
+                 if np.all(np.abs(t / size - np.round(t / size)) * size < 1e-6)), None)
+    if unit is None:
+        return []
+    return [f"{column} is given to the whole {unit}: {tied:,} of {len(t):,} requests arrive "
+            "at the same instant as the request before them, so each is replayed in a burst at "
+            f"that instant, though they may have come apart within the {unit} (queueing and "
+            "TTFT may read high); a log with finer times replays them as they came"]
