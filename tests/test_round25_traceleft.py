@@ -165,3 +165,33 @@ def test_fine_timestamps_or_coarse_ones_without_bursts_say_nothing(tmp_path, cap
     moon.write_text("".join(json.dumps({"timestamp": 7 * (k // 10), "input_length": 100,
                                         "output_length": 5}) + "\n" for k in range(40)))
     assert _inspect(capsys, moon)["notes"] == []
+
+
+# ------------------------------------------------ canonical columns in a logged trace, noted
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_canonical_core_columns_in_a_logged_trace_are_noted_as_such(tmp_path, capsys, name):
+    """A logged trace with a request_id or arrival_s column was told the column was not read,
+    'request_id (request_id?)': a typo of itself. Its ids are its data rows and its times
+    and counts its own columns', which the note now says."""
+    path = tmp_path / name
+    path.write_text(WRITERS[name][0]([(0.5, 100, 5), (1.5, 200, 10)]))
+    if name.endswith(".csv"):
+        lines = path.read_text().splitlines()
+        path.write_text("\n".join([lines[0] + ",request_id,arrival_s,input_tokenz"]
+                                  + [f"{line},{k},{k},9" for k, line in enumerate(lines[1:])])
+                        + "\n")
+    else:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        path.write_text("".join(json.dumps({**r, "request_id": k, "arrival_s": k,
+                                            "input_tokenz": 9}) + "\n"
+                                for k, r in enumerate(rows)))
+    own = {"a.csv": "TIMESTAMP, ContextTokens and GeneratedTokens",
+           "b.csv": "Timestamp, Request tokens and Response tokens",
+           "m.jsonl": "timestamp, input_length and output_length"}[name]
+    assert _inspect(capsys, path)["notes"] == [
+        "column(s) 'input_tokenz' (input_tokens or output_tokens?) not read (neither this "
+        "format's nor a canonical optional column such as prompt_hash or correct_<tier>)",
+        "column(s) 'request_id', 'arrival_s' not read (canonical columns: this format's "
+        f"requests are read from its {own}, each request's id being its data row)"]

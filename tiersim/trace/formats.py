@@ -91,12 +91,22 @@ def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
     """The canonical optional columns (``prompt_hash``, ``correct_<tier>``, ``task_type``,
     ``feat_*`` ...: :data:`tiersim.trace.canonical.NAMED` and its prefixes) of a logged trace,
     checked as a canonical trace's are, and a note naming its other columns, which are not
-    read (they were dropped silently: a Mooncake ``prompt_hash`` was never a cache key).
+    read (they were dropped silently: a Mooncake ``prompt_hash`` was never a cache key); the
+    canonical core columns (``request_id``, ``arrival_s`` ...) are named apart, as the
+    canonical table's own, not as typos of themselves.
     With ``rows`` (0-based, increasing) only those rows are checked and returned."""
     others = [c for c in raw.columns if c not in own]
     kept = [c for c in others if canonical.is_optional(c)]
-    notes = unread_note([c for c in others if c not in kept], "neither this format's nor a "
-                        "canonical optional column such as prompt_hash or correct_<tier>")
+    core = [c for c in others if c in canonical.CORE]
+    notes = unread_note([c for c in others if c not in kept and c not in core], "neither this "
+                        "format's nor a canonical optional column such as prompt_hash or "
+                        "correct_<tier>")
+    if core:  # a canonical table's own columns (they were named as typos of themselves)
+        name = next(n for n, columns in OWN.items() if columns == own)
+        *head, last = FORMATS[name].required
+        notes.append(f"column(s) {', '.join(shown_name(c) for c in core)} not read (canonical "
+                     f"columns: this format's requests are read from its {', '.join(head)} "
+                     f"and {last}, each request's id being its data row)")
     if rows is None:
         return canonical.optional_columns(raw[kept], src), notes
     part = raw[kept].iloc[rows].reset_index(drop=True)
