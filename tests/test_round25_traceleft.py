@@ -195,3 +195,30 @@ def test_canonical_core_columns_in_a_logged_trace_are_noted_as_such(tmp_path, ca
         "format's nor a canonical optional column such as prompt_hash or correct_<tier>)",
         "column(s) 'request_id', 'arrival_s' not read (canonical columns: this format's "
         f"requests are read from its {own}, each request's id being its data row)"]
+
+
+# ------------------------------------------------ header names in another case
+
+
+@pytest.mark.parametrize(("header", "fmt", "named"), [
+    ("timestamp,model,request tokens,response tokens", "burstgpt",
+     "s 'timestamp' (Timestamp), 'request tokens' (Request tokens), 'response tokens' "
+     "(Response tokens) differ"),
+    ("TIMESTAMP,contexttokens,GeneratedTokens", "azure", " 'contexttokens' (ContextTokens) "
+     "differs"),
+    ("Arrival_S,Input_Tokens,Output_Tokens", "canonical", "s 'Arrival_S' (arrival_s), "
+     "'Input_Tokens' (input_tokens), 'Output_Tokens' (output_tokens) differ")])
+def test_a_header_in_another_case_names_the_format_and_the_rename(tmp_path, capsys, header,
+                                                                  fmt, named):
+    """A BurstGPT log whose header was lower-cased was refused as a Mooncake trace missing
+    'input_length' (its 'timestamp' is Mooncake's); an Azure header with 'contexttokens' was
+    told to add ContextTokens. Column names are read in their case, and the message says
+    which column differs only in case, and from what."""
+    path = tmp_path / "t.csv"
+    cells = {"burstgpt": "1,ChatGPT,100,5", "azure": "2024-05-10 00:00:00.5,100,5",
+             "canonical": "0,100,5"}[fmt]
+    path.write_text(f"{header}\n{cells}\n")
+    line = error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line.startswith(f"Error: {path}: column ")
+    assert f"missing column for the {fmt} format" in line
+    assert f"column{named} only in case: rename" in line

@@ -371,10 +371,11 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
     name = detect(columns) if format == "auto" else format
     if format == "auto":
         _one_format(columns, src)
+        name = _in_another_case(columns) or name
     if is_length_only(columns) and (name is None or name == "canonical"):
         raise TraceError(src.path, "has token lengths but no arrival times" +
                          _arrival_hint(columns) + LENGTHS_FIX)
-    if name is None or detect(columns) is None:
+    if name is None or (detect(columns) is None and _in_another_case(columns) != name):
         # NOTE: not recognised as a table: its "columns" may be any text (/proc/self/environ),
         # so they are counted, never shown
         raise TraceError(src.path, f"not a trace: none of its {len(columns)} column name(s) "
@@ -445,14 +446,42 @@ def _require(src: Source, columns: list[str], required: tuple[str, ...], name: s
                              f"{_names(columns)}); {_format_fix(columns, name)}", column=col)
 
 
+def _in_another_case(columns: list[str]) -> str | None:
+    """The one format whose required columns are all among ``columns`` in another case or
+    spacing (a lower-cased BurstGPT header), when no format's are as spelled; else None (a
+    lower-cased BurstGPT header was read as a Mooncake trace, by its ``timestamp``)."""
+    if complete_formats(columns):
+        return None
+    folded = {str(c).strip().casefold() for c in columns}
+    found = [name for name, f in FORMATS.items()
+             if {c.casefold() for c in f.required} <= folded]
+    return found[0] if len(found) == 1 else None
+
+
+def _case_renames(columns: list[str], name: str) -> list[tuple[str, str]]:
+    """The columns that differ from a required column of format ``name`` only in case or
+    spacing, each with the required name: ``[("contexttokens", "ContextTokens")]``."""
+    missing = [c for c in FORMATS[name].required if c not in columns]
+    return [(c, want) for want in missing for c in columns
+            if str(c).strip().casefold() == want.casefold()]
+
+
 def _format_fix(columns: list[str], name: str) -> str:
-    """How to read a table whose columns are not ``name``'s: the format they are, if any."""
+    """How to read a table whose columns are not ``name``'s: the format they are, if any, or,
+    where every required column of ``name`` is there in another case or spacing, those
+    columns."""
     others = [other for other in complete_formats(columns) if other != name]
-    if len(others) != 1:
-        return "add it or name the right format"
-    other = others[0]
-    return (f"these columns are {OWNERS[other]}: set trace.format: {other} or auto (tiersim "
-            f"trace inspect: --format {other})")
+    if len(others) == 1:
+        other = others[0]
+        return (f"these columns are {OWNERS[other]}: set trace.format: {other} or auto (tiersim "
+                f"trace inspect: --format {other})")
+    renames = _case_renames(columns, name) if _in_another_case(columns) == name else []
+    if renames:
+        shown = ", ".join(f"{shown_name(c)} ({want})" for c, want in renames)
+        if len(renames) == 1:
+            return f"column {shown} differs only in case: rename it as the format spells it"
+        return f"columns {shown} differ only in case: rename them as the format spells them"
+    return "add it or name the right format"
 
 
 def _names(columns: list[str], most: int = 20, longest: int = 40) -> str:
