@@ -222,3 +222,13 @@ def test_a_header_in_another_case_names_the_format_and_the_rename(tmp_path, caps
     assert line.startswith(f"Error: {path}: column ")
     assert f"missing column for the {fmt} format" in line
     assert f"column{named} only in case: rename" in line
+
+
+def test_a_session_step_after_an_azure_request_without_output_names_its_column(tmp_path,
+                                                                                capsys):
+    path = tmp_path / "s.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens,session_id,step\n"
+                    "2024-05-10 00:00:00.5,100,5,1,0\n2024-05-10 00:00:01.5,100,0,1,1\n"
+                    "2024-05-10 00:00:02.5,100,5,1,2\n")
+    line = error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert "a failed request (row 2: 0 GeneratedTokens), which tiersim drops" in line

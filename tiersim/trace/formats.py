@@ -233,7 +233,7 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
                 "requests that produced no token")
         raise src.error(f"every row has 0 {words} ({what}, which tiersim drops), so no "
                         "request is left; use the rows of successful requests", None, output)
-    _no_failed_parent(raw, src, keep)
+    _no_failed_parent(raw, src, keep, words)
     rows = np.flatnonzero(keep)
     extra, notes = carried(raw, src, own, None if keep.all() else rows)
     notes += time_notes
@@ -263,16 +263,18 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
     return Served(table, notes, dropped, keep, inp, out)
 
 
-def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
+def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray,
+                      words: str = "response tokens") -> None:
     """Refuse a kept row whose session ``parent`` is a failed request (``keep`` False), which
     is dropped: it was refused as a parent "not an earlier step of session", though the file
-    holds that step. Without a ``parent`` column a step follows the one before
+    holds that step (``words`` name the output column in the message, as the drop note
+    names it). Without a ``parent`` column a step follows the one before
     (:func:`_no_failed_step_before`). Cells that are no numbers are left for the session checks
     to name."""
     if keep.all() or not {"session_id", "step"} <= set(raw.columns):
         return
     if "parent" not in raw.columns:
-        _no_failed_step_before(raw, src, keep)
+        _no_failed_step_before(raw, src, keep, words)
         return
     sid, step = checks.to_floats(raw["session_id"]), checks.to_floats(raw["step"])
     parent = checks.to_floats(raw["parent"])
@@ -285,15 +287,17 @@ def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
     i = int(following[first])
     at = checks.first_true(~keep & (sid == sid[i]) & (step == parent[i]))
     raise src.error(f"parent {checks.show_number(parent[i])} is a failed request (row "
-                    f"{at + 1}: 0 response tokens), which tiersim drops, so this step cannot "
+                    f"{at + 1}: 0 {words}), which tiersim drops, so this step cannot "
                     "follow it; remove this step, or leave its parent empty to replay it as a "
                     "new root", i, "parent")
 
 
-def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> None:
+def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray,
+                           words: str = "response tokens") -> None:
     """Refuse a kept session step whose step before (the one it follows without a ``parent``
     column) is only a failed request: dropped, it left the step to follow the one before it,
-    its prompt without the failed step's tokens, without a word."""
+    its prompt without the failed step's tokens, without a word. ``words`` name the output
+    column in the message, as the drop note names it."""
     sid, step = checks.to_floats(raw["session_id"]), checks.to_floats(raw["step"])
     rows = np.flatnonzero(~(np.isnan(sid) | np.isnan(step)))
     # each (session, step) by its first kept row, else its first row, in step order
@@ -312,7 +316,7 @@ def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray) -> 
                     f"{checks.show_number(sid[i])} follows step "
                     f"{checks.show_number(step[failed])} (without a parent "
                     "column each step follows the one before), a failed request (row "
-                    f"{failed + 1}: 0 response tokens), which tiersim drops, so this step "
+                    f"{failed + 1}: 0 {words}), which tiersim drops, so this step "
                     "cannot follow it; remove this step, or add a parent column that leaves its "
                     "parent empty to replay it as a new root", i, "step")
 
