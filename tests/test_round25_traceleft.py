@@ -232,3 +232,31 @@ def test_a_session_step_after_an_azure_request_without_output_names_its_column(t
                     "2024-05-10 00:00:02.5,100,5,1,2\n")
     line = error_line(*run_cli(capsys, "trace", "inspect", path))
     assert "a failed request (row 2: 0 GeneratedTokens), which tiersim drops" in line
+
+
+# ------------------------------------------------ a Parquet trace of no rows
+
+
+@pytest.mark.parametrize("columns", [
+    {"arrival_s": "float64", "input_tokens": "int64", "output_tokens": "int64"},
+    {"TIMESTAMP": "string", "ContextTokens": "int64", "GeneratedTokens": "int64"}])
+def test_a_parquet_trace_of_no_rows_is_not_told_it_has_only_a_header(tmp_path, capsys,
+                                                                     columns):
+    """A Parquet file of 0 rows (its row groups empty) was refused as having 'only a header',
+    which a Parquet file has not: it has a schema and no rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = tmp_path / "t.parquet"
+    table = pa.table({name: pa.array([], type) for name, type in columns.items()})
+    with pq.ParquetWriter(path, table.schema) as writer:
+        writer.write_table(table)
+    line = error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == f"Error: {path}: has no requests (only a schema); add rows"
+    lengths = tmp_path / "l.parquet"
+    pq.write_table(pa.table({"num_prefill_tokens": pa.array([], "int64"),
+                             "num_decode_tokens": pa.array([], "int64")}), lengths)
+    from tiersim.errors import TraceError
+    from tiersim.trace import load_lengths
+    with pytest.raises(TraceError) as err:
+        load_lengths(lengths)
+    assert str(err.value) == f"{lengths}: has no rows (only a schema); add rows"

@@ -383,8 +383,14 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
                          f"{expected_columns()}")
     _require(src, columns, FORMATS[name].required, name)
     if rows == 0:
-        raise TraceError(src.path, "has no requests (only a header); add rows")
+        raise TraceError(src.path, f"has no requests ({_only(src)}); add rows")
     return name
+
+
+def _only(src: Source) -> str:
+    """What a file of no rows holds, in words: a text file's header, a Parquet file's schema
+    (it has no header: 'only a header' misled)."""
+    return "only a schema" if src.header_lines is None else "only a header"
 
 
 def _arrival_hint(columns: list[str]) -> str:
@@ -612,7 +618,7 @@ def load_lengths(path: str | Path) -> pd.DataFrame:
         table = load_trace(path)
         return table[["input_tokens", "output_tokens"]].copy()
     if len(raw) == 0:
-        raise TraceError(src.path, "has no rows (only a header); add rows")
+        raise TraceError(src.path, f"has no rows ({_only(src)}); add rows")
     return pd.DataFrame({
         "input_tokens": checks.tokens(src, raw[inp_col], inp_col).astype(np.int32),
         "output_tokens": checks.tokens(src, raw[out_col], out_col).astype(np.int32),
