@@ -227,6 +227,7 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
     out = checks.tokens(src, raw[output], output, allow_zero=True)
     keep = out > 0
     inp = checks.tokens(src, raw[prompt], prompt, served=keep)
+    every_inp, every_out = inp, out
     words, why = label
     if not keep.any():
         what = ("failed requests" if "BurstGPT" in why else
@@ -234,23 +235,26 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
         raise src.error(f"every row has 0 {words} ({what}, which tiersim drops), so no "
                         "request is left; use the rows of successful requests", None, output)
     _no_failed_parent(raw, src, keep, words)
+    every = bool(keep.all())
     rows = np.flatnonzero(keep)
-    extra, notes = carried(raw, src, own, None if keep.all() else rows)
+    sel = slice(None) if every else rows  # every row: views, no copies of long columns
+    extra, notes = carried(raw, src, own, None if every else rows)
     notes += time_notes
-    kept = src if keep.all() else replace(src, rows=rows)
+    kept = src if every else replace(src, rows=rows)
+    inp, out = inp[sel], out[sel]
     if "hash_ids" in own and "hash_ids" in raw.columns:  # Mooncake's own prefix hashes
         if extra.pop("prefix_hashes", None) is not None:
             notes.append("column 'prefix_hashes' is not read: a Mooncake trace's prompt block "
                          "hashes are its 'hash_ids'")
-        ids = raw["hash_ids"] if keep.all() else raw["hash_ids"].iloc[rows]
+        ids = raw["hash_ids"] if every else raw["hash_ids"].iloc[rows]
         extra["prefix_hashes"] = canonical.hash_column(ids.reset_index(drop=True), kept,
                                                          "hash_ids", low=0)
-        canonical.check_hash_counts(kept, extra["prefix_hashes"], inp[rows], "hash_ids")
-        notes += _fewer_hash_ids(extra["prefix_hashes"], inp[rows])
+        canonical.check_hash_counts(kept, extra["prefix_hashes"], inp, "hash_ids")
+        notes += _fewer_hash_ids(extra["prefix_hashes"], inp)
     else:
-        _check_prefix_hashes(kept, extra, inp[rows])
+        _check_prefix_hashes(kept, extra, inp)
     # seconds since the first request kept, as every format gives them
-    table = canonical.build(rows, since(int(rows[0]))[rows], inp[rows], out[rows], extra)
+    table = canonical.build(rows, since(int(rows[0]))[sel], inp, out, extra)
     dropped = []
     if not keep.all():
         first = int(np.argmax(~keep)) + 1
@@ -260,7 +264,7 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
         if start > 0:
             dropped.append(f"times count from the first request kept (row "
                            f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
-    return Served(table, notes, dropped, keep, inp, out)
+    return Served(table, notes, dropped, keep, every_inp, every_out)
 
 
 def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray,
