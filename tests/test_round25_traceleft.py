@@ -207,13 +207,16 @@ def test_canonical_core_columns_in_a_logged_trace_are_noted_as_such(tmp_path, ca
     ("TIMESTAMP,contexttokens,GeneratedTokens", "azure", " 'contexttokens' (ContextTokens) "
      "differs"),
     ("Arrival_S,Input_Tokens,Output_Tokens", "canonical", "s 'Arrival_S' (arrival_s), "
-     "'Input_Tokens' (input_tokens), 'Output_Tokens' (output_tokens) differ")])
+     "'Input_Tokens' (input_tokens), 'Output_Tokens' (output_tokens) differ"),
+    ("\ufeff\ufeffTIMESTAMP,ContextTokens,GeneratedTokens", "azure",
+     " '\\ufeffTIMESTAMP' (TIMESTAMP) differs")])
 def test_a_header_in_another_case_names_the_format_and_the_rename(tmp_path, capsys, header,
                                                                   fmt, named):
     """A BurstGPT log whose header was lower-cased was refused as a Mooncake trace missing
     'input_length' (its 'timestamp' is Mooncake's); an Azure header with 'contexttokens' was
-    told to add ContextTokens. Column names are read in their case, and the message says
-    which column differs only in case, and from what."""
+    told to add ContextTokens; a second byte-order mark before TIMESTAMP was not named. Column
+    names are read as spelled, and the message says which column differs only in case or
+    invisible characters, and from what."""
     path = tmp_path / "t.csv"
     cells = {"burstgpt": "1,ChatGPT,100,5", "azure": "2024-05-10 00:00:00.5,100,5",
              "canonical": "0,100,5"}[fmt]
@@ -221,7 +224,7 @@ def test_a_header_in_another_case_names_the_format_and_the_rename(tmp_path, caps
     line = error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line.startswith(f"Error: {path}: column ")
     assert f"missing column for the {fmt} format" in line
-    assert f"column{named} only in case: rename" in line
+    assert f"column{named} only in case or invisible characters: rename" in line
 
 
 def test_a_session_step_after_an_azure_request_without_output_names_its_column(tmp_path,

@@ -12,6 +12,7 @@ notes, and where the table's rows sit in the file, for errors found later). Noth
 from __future__ import annotations
 
 import math
+import unicodedata
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -453,12 +454,13 @@ def _require(src: Source, columns: list[str], required: tuple[str, ...], name: s
 
 
 def _in_another_case(columns: list[str]) -> str | None:
-    """The one format whose required columns are all among ``columns`` in another case or
-    spacing (a lower-cased BurstGPT header), when no format's are as spelled; else None (a
-    lower-cased BurstGPT header was read as a Mooncake trace, by its ``timestamp``)."""
+    """The one format whose required columns are all among ``columns`` in another case or with
+    invisible characters (a lower-cased BurstGPT header, a second byte-order mark), when no
+    format's are as spelled; else None (a lower-cased BurstGPT header was read as a Mooncake
+    trace, by its ``timestamp``)."""
     if complete_formats(columns):
         return None
-    folded = {str(c).strip().casefold() for c in columns}
+    folded = {_folded(c) for c in columns}
     found = [name for name, f in FORMATS.items()
              if {c.casefold() for c in f.required} <= folded]
     return found[0] if len(found) == 1 else None
@@ -469,7 +471,14 @@ def _case_renames(columns: list[str], name: str) -> list[tuple[str, str]]:
     spacing, each with the required name: ``[("contexttokens", "ContextTokens")]``."""
     missing = [c for c in FORMATS[name].required if c not in columns]
     return [(c, want) for want in missing for c in columns
-            if str(c).strip().casefold() == want.casefold()]
+            if _folded(c) == want.casefold()]
+
+
+def _folded(name) -> str:
+    """A column name without case, outer spaces or invisible format characters (a second
+    byte-order mark, a zero-width space), as :func:`_in_another_case` compares names."""
+    text = "".join(ch for ch in str(name) if unicodedata.category(ch) != "Cf")
+    return text.strip().casefold()
 
 
 def _format_fix(columns: list[str], name: str) -> str:
@@ -483,10 +492,12 @@ def _format_fix(columns: list[str], name: str) -> str:
                 f"trace inspect: --format {other})")
     renames = _case_renames(columns, name) if _in_another_case(columns) == name else []
     if renames:
-        shown = ", ".join(f"{shown_name(c)} ({want})" for c, want in renames)
+        shown = ", ".join(f"'{escaped(c)}' ({want})" for c, want in renames)  # as found: lists
         if len(renames) == 1:
-            return f"column {shown} differs only in case: rename it as the format spells it"
-        return f"columns {shown} differ only in case: rename them as the format spells them"
+            return (f"column {shown} differs only in case or invisible characters: rename it "
+                    "as the format spells it")
+        return (f"columns {shown} differ only in case or invisible characters: rename them as "
+                "the format spells them")
     return "add it or name the right format"
 
 
