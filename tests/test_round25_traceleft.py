@@ -263,3 +263,18 @@ def test_a_parquet_trace_of_no_rows_is_not_told_it_has_only_a_header(tmp_path, c
     with pytest.raises(TraceError) as err:
         load_lengths(lengths)
     assert str(err.value) == f"{lengths}: has no rows (only a schema); add rows"
+
+
+# ------------------------------------------------ a spreadsheet's sep= line
+
+
+@pytest.mark.parametrize("line", ["sep=,", "SEP=;", "sep=\t"])
+def test_a_spreadsheet_separator_line_before_the_header_is_named(tmp_path, capsys, line):
+    """Excel writes (and reads) a first line 'sep=,' naming the separator; the header after it
+    was read as data ('row 1: has 3 fields where the header has 2'), the real header unnamed.
+    The line is named, with the fix."""
+    path = tmp_path / "a.csv"
+    path.write_text(f"{line}\n{AZURE}2024-05-10 00:00:00.5,100,5\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: its first line ({line!r}) is a spreadsheet's note of the separator, "
+        "not the header; remove the line, so that the header comes first (file line 1)")

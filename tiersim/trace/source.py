@@ -567,6 +567,7 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     at the parse's peak; as a category it takes a code a row. It is still parsed, not skipped
     with ``usecols``: with ``usecols`` pandas accepts a row with more fields than the header
     (its values then shift) instead of refusing it."""
+    _no_separator_line(p)
     try:
         unused = _unused_as_categories(p, used) if used is not None else None
         options = _text_cells(p)
@@ -585,6 +586,26 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
         raise _extra_fields(p)
     _no_short_rows(p, df, len(df))
     return df
+
+
+_SEPARATOR_LINE = re.compile(r"sep=[,;\t|]", re.IGNORECASE)
+"""A spreadsheet's first line naming the CSV's separator (Excel writes and reads ``sep=,``)."""
+
+
+def _no_separator_line(p: Path) -> None:
+    """Refuse a CSV whose first line is a spreadsheet's separator note (``sep=,``): the header
+    after it was read as a data row, and refused as one with more fields than a header of
+    ``sep=`` ('row 1: has 3 fields where the header has 2'), the real header unnamed. Only
+    such a line is echoed (one separator character after ``sep=``)."""
+    try:
+        with open(p, newline="", encoding="utf-8-sig") as handle:
+            first = handle.readline(64).rstrip("\r\n")
+    except (OSError, UnicodeError):
+        return  # the read itself names what is wrong
+    if _SEPARATOR_LINE.fullmatch(first):
+        raise TraceError(str(p), f"its first line ({first!r}) is a spreadsheet's note of the "
+                         "separator, not the header; remove the line, so that the header comes "
+                         "first (file line 1)")
 
 
 def _parse_csv(p: Path, **options) -> pd.DataFrame:
