@@ -120,12 +120,15 @@ def _groups(sweep: dict[str, Any], source: str) -> list[list[tuple[str, list[Any
     for key, values in sweep.items():
         _text_key(key, source)
         if key == "zip":
-            zips = values if isinstance(values, list) else [values]
+            zips = values if isinstance(values, list) else [values] if values != {} else []
             if not zips:  # as an axis with no values: it would add nothing to the grid
                 raise SweepError(source, "zip", "lists no group; give a map (or list of maps) "
                                  "of path: [values], or remove zip")
             for n, group in enumerate(zips):
                 at = ("sweep", "zip", n) if isinstance(values, list) else ("sweep", "zip")
+                if group == {}:  # a map, but of nothing: say so, not that it is no map
+                    raise SweepError(source, "zip", f"group {n} names no path; give it "
+                                     "path: [values], or remove it")
                 groups.append(_zip_group(group, source, at))
         else:
             groups.append([(key, _value_list(key, values, source))])

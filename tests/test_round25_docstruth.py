@@ -1,0 +1,41 @@
+"""Round 25, docs walk: what README.md and docs/*.md say a command does, held to what it does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import axis_line, tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def _tiny_with_sweep(tmp_path: Path, sweep: dict) -> Path:
+    return write_yaml(tmp_path / "s.yaml", tiny_doc(sweep=sweep))
+
+
+@pytest.mark.parametrize("zip_value", [{}, [{}], [{"trace.time_scale": [1.0, 2.0]}, {}]])
+def test_an_empty_zip_group_is_called_empty(tmp_path, capsys, zip_value):
+    """docs/report.md: `zip: {}` is refused as a zip with no group. It read 'must be a map (or
+    list of maps) of path: [values]', of a value that is a map."""
+    scenario = _tiny_with_sweep(tmp_path, {"zip": zip_value})
+    assert main(["sweep", str(scenario), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.strip()
+    line = axis_line(scenario, "zip")
+    if zip_value == {}:
+        assert err == (f"Error: {scenario}: line {line}: sweep: 'zip': lists no group; give a "
+                       "map (or list of maps) of path: [values], or remove zip")
+    else:
+        n = len(zip_value) - 1
+        assert err == (f"Error: {scenario}: line {line}: sweep: 'zip': group {n} names no "
+                       "path; give it path: [values], or remove it")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_zip_group_that_is_not_a_map_is_still_refused_as_such(tmp_path, capsys):
+    scenario = _tiny_with_sweep(tmp_path, {"zip": [[1, 2]]})
+    assert main(["sweep", str(scenario), "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.strip().endswith(
+        "sweep: 'zip': must be a map (or list of maps) of path: [values]")
+    assert yaml.safe_load(scenario.read_text())["sweep"] == {"zip": [[1, 2]]}
