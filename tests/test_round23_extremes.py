@@ -94,7 +94,8 @@ def test_a_time_scale_that_slows_arrivals_past_the_longest_span_is_refused(tmp_p
     assert err == (f"Error: {tmp_path / 't.csv'}: time_scale 0.001 replays the last arrival, "
                    "2e+06 s, at 2e+09 s, more than 1e+09 s (31 years) after time 0, where the "
                    "simulated clock loses its precision; set trace.time_scale to at least "
-                   "0.002, or a trace.window of at most 1e+06 s")
+                   "0.002 (tiersim trace inspect: --time-scale 0.002), or a trace.window of at "
+                   "most 1e+06 s (tiersim trace inspect: --window START END)")
     code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1e6, 100, 10)], None,
                      {"time_scale": 0.001})
     assert code == 0, err

@@ -39,3 +39,18 @@ def test_a_zip_group_that_is_not_a_map_is_still_refused_as_such(tmp_path, capsys
     assert capsys.readouterr().err.strip().endswith(
         "sweep: 'zip': must be a map (or list of maps) of path: [values]")
     assert yaml.safe_load(scenario.read_text())["sweep"] == {"zip": [[1, 2]]}
+
+
+def test_a_time_scale_past_the_longest_span_names_the_inspect_flags_too(tmp_path, capsys):
+    """README: `tiersim trace inspect --time-scale` is held to the run's limits. Its refusal
+    named only the scenario keys (`trace.time_scale`, `trace.window`), which inspect does not
+    read; the unit notes name both spellings, `(tiersim trace inspect: --time-scale X)`."""
+    trace = tmp_path / "far.csv"
+    trace.write_text("request_id,arrival_s,input_tokens,output_tokens\n"
+                     "1,0.0,100,10\n2,900000000.0,100,10\n")
+    assert main(["trace", "inspect", str(trace), "--time-scale", "0.5"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"Error: {trace}: time_scale 0.5 replays the last arrival, 9e+08 s, at 1.8e+09 s, more "
+        "than 1e+09 s (31 years) after time 0, where the simulated clock loses its precision; "
+        "set trace.time_scale to at least 0.9 (tiersim trace inspect: --time-scale 0.9), or a "
+        "trace.window of at most 5e+08 s (tiersim trace inspect: --window START END)")

@@ -320,11 +320,13 @@ def _check_scaled_span(table: pd.DataFrame, time_scale: float, src: Source) -> N
     raw = float(t[-1]) * float(time_scale)
     least = raw / MAX_SPAN_S
     step = 10.0 ** (math.floor(math.log10(least)) - 2)  # rounded up at 3 significant digits
+    scale = f"{math.ceil(least / step) * step:.3g}"
     raise TraceError(src.path, f"time_scale {time_scale:g} replays the last arrival, {raw:.6g} "
                      f"s, at {float(t[-1]):.6g} s, more than {MAX_SPAN_S:.0e} s (31 years) after "
                      "time 0, where the simulated clock loses its precision; set "
-                     f"trace.time_scale to at least {math.ceil(least / step) * step:.3g}, or a "
-                     f"trace.window of at most {MAX_SPAN_S * time_scale:.3g} s")
+                     f"trace.time_scale to at least {scale} (tiersim trace inspect: --time-scale "
+                     f"{scale}), or a trace.window of at most {MAX_SPAN_S * time_scale:.3g} s "
+                     "(tiersim trace inspect: --window START END)")
 
 
 MIN_LEAD_S = 60.0
