@@ -54,3 +54,38 @@ def test_a_time_scale_past_the_longest_span_names_the_inspect_flags_too(tmp_path
         "than 1e+09 s (31 years) after time 0, where the simulated clock loses its precision; "
         "set trace.time_scale to at least 0.9 (tiersim trace inspect: --time-scale 0.9), or a "
         "trace.window of at most 5e+08 s (tiersim trace inspect: --window START END)")
+
+
+@pytest.mark.parametrize("key, value, said", [
+    ("model", "cfgs/config.json", "cfgs/config.json: cannot read a model config (No such file or "
+                                  "directory)"),
+    ("profile", "myprof.json", "myprof.json: no such profile file or bundled profile; bundled: "
+                               "b200_aiconfigurator_vllm, h100_aiconfigurator_vllm, "
+                               "h200_aiconfigurator_vllm"),
+])
+def test_a_relative_file_not_found_says_where_it_was_looked_for(tmp_path, monkeypatch, capsys,
+                                                                key, value, said):
+    """README: 'a relative model config or profile path [is looked up] next to the scenario file,
+    then from the working folder'. Not found, the line said neither, where a trace's names the
+    scenario's folder and the bundled traces."""
+    (tmp_path / "sc").mkdir()
+    (tmp_path / "wd").mkdir()
+    scenario = write_yaml(tmp_path / "sc" / "s.yaml", tiny_doc(**{key: value}))
+    monkeypatch.chdir(tmp_path / "wd")
+    assert main(["run", "../sc/s.yaml", "--no-baselines"]) == 1
+    line = next(i for i, text in enumerate(scenario.read_text().splitlines(), 1)
+                if text.startswith(f"{key}:"))
+    assert capsys.readouterr().err.strip() == (
+        f"Error: ../sc/s.yaml: line {line}: {key}: {said}; a relative path is read beside the "
+        f"scenario (in ../sc), then from the working folder ({tmp_path / 'wd'})")
+
+
+def test_a_relative_file_found_from_the_working_folder_still_runs(tmp_path, monkeypatch):
+    (tmp_path / "sc").mkdir()
+    (tmp_path / "wd").mkdir()
+    profile = (tmp_path / "wd" / "p.json")
+    profile.write_bytes((Path(__file__).resolve().parent.parent / "tiersim" / "profiles"
+                         / "h200_aiconfigurator_vllm.json").read_bytes())
+    write_yaml(tmp_path / "sc" / "s.yaml", tiny_doc(profile="p.json"))
+    monkeypatch.chdir(tmp_path / "wd")
+    assert main(["run", "../sc/s.yaml", "--no-baselines"]) == 0

@@ -1565,6 +1565,21 @@ def _moe_backend_problem(scenario: Scenario, tier: TierConfig) -> str | None:
     return None
 
 
+def _where_looked(name: Any, scenario: Scenario) -> str:
+    """Where a relative model config or profile path ``name`` that names no file was looked
+    for (beside the scenario file, then from the working folder), to end its error line; ""
+    for a catalogue or bundled name, an absolute path, or a file that exists."""
+    if not isinstance(name, str) or not isinstance(scenario._source, str):
+        return ""
+    path = Path(name)
+    looks_like_path = path.suffix == ".json" or len(path.parts) > 1
+    if (not looks_like_path or path.is_absolute() or name.startswith("~") or path.exists()
+            or not Path(scenario._source).is_file()):
+        return ""
+    return (f"; a relative path is read beside the scenario (in "
+            f"{Path(scenario._source).parent}), then from the working folder ({Path.cwd()})")
+
+
 def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | None:
     """The first catalogue problem (unknown name, tier that does not fit, unless not ``fit``)
     as (loc, message)."""
@@ -1583,14 +1598,15 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
         try:
             lookup(name)
         except (KeyError, ValueError, TiersimError) as err:
-            return loc, _one_line(err)
+            where = _where_looked(name, scenario) if loc[-1] != "gpu" else ""
+            return loc, _one_line(err) + where
     if scenario.profile is not None:
         from tiersim.perf import profile_gpu_problem, resolve_profile
 
         try:
             profile = resolve_profile(scenario.profile)
         except TiersimError as err:
-            return ("profile",), _one_line(err)
+            return ("profile",), _one_line(err) + _where_looked(scenario.profile, scenario)
         problem = profile_gpu_problem(profile, get_gpu(scenario.gpu).name, scenario.profile)
         if problem is not None:
             return ("profile",), problem + " or profile: null (roofline)"
