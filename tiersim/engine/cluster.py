@@ -353,6 +353,8 @@ class _Fleet:
         prefill = [Replica(self.env, self._scheduler(t, spec, spec.step_model),
                            spec.step_model, self._make_on_prefilled(t), i, max_k, sample_every)
                    for i in range(x)]
+        for rep in prefill:  # a prefilled request's blocks stay until its KV has moved
+            rep.sched.hold_finished = True
         decode = [Replica(self.env, ReplicaScheduler(decode_limits, spec.num_blocks, hbt),
                           spec.step_model, self._make_on_finish(t), x + j, max_k, sample_every)
                   for j in range(spec.disagg.decode)]
@@ -470,7 +472,12 @@ class _Fleet:
             stats.count_admission(req)
 
     def _make_on_prefilled(self, tier: int):
-        """Split tier: a prefill pass ends with the first token; the KV moves to a decoder."""
+        """Split tier: a prefill pass ends with the first token; the KV moves to a decoder.
+
+        The prefill replica keeps the request's KV blocks until the transfer ends, as vLLM's
+        NixlConnector does (``NixlConnectorScheduler.request_finished`` returns
+        ``delay_free_blocks``; the scheduler frees them once the decode side has read them);
+        a one-token answer, which moves nothing, frees them at once."""
         on_finish = self._make_on_finish(tier)
         disagg = self.tiers[tier].disagg
 
@@ -478,14 +485,22 @@ class _Fleet:
             i = req.idx
             full = int(self.full_output[i])
             if full <= 1:
+                rep.release(req)
                 on_finish(req, rep)
                 return
             self._account(req, tier)
             moved = Req(i, req.prompt, full, req.finish + disagg.transfer_s(req.prompt))
             moved.computed, moved.tokens, moved.n_out = req.prompt, req.prompt + 1, 1
             moved.first_token, moved.gpu_s = req.first_token, req.gpu_s
-            self.env.call_at(moved.arrival, lambda _e: self._to_decoder(moved, tier),
-                             urgent=True)
+            if moved.arrival <= req.finish:  # an instant transfer: freed before the next step
+                rep.release(req)
+
+            def arrived(_e) -> None:
+                if req.blocks:
+                    rep.release(req)
+                self._to_decoder(moved, tier)
+
+            self.env.call_at(moved.arrival, arrived, urgent=True)
 
         return on_prefilled
 

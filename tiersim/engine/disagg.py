@@ -3,7 +3,10 @@
 A request is prefilled on a prefill replica (which emits its first token, so TTFT ends there),
 then its prompt's KV moves to a decode replica over a link: ``latency_s + prompt x
 kv_bytes_per_token / bandwidth`` (per GPU: each GPU sends its own shard over its own link, in
-parallel; transfers do not contend). The decode replica admits it with the prompt's KV present:
+parallel; transfers do not contend). The prefill replica keeps the request's KV blocks until
+the transfer ends (vLLM's NixlConnector delays freeing them until the decode side has read
+them: ``NixlConnectorScheduler.request_finished``'s ``delay_free_blocks``), so they occupy its
+KV cache meanwhile. The decode replica admits it with the prompt's KV present:
 its first step computes only the newest token, so the transfer delays the first decode, not
 the first token. Prefill replicas keep the tier's prefix cache; decode replicas have none. A
 decode replica that preempts a request recomputes its prompt there (as vLLM would).

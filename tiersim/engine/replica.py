@@ -94,6 +94,15 @@ class Replica:
                 self._wake_at(self._ends[in_flight])
         return True
 
+    def release(self, req: Req) -> None:
+        """Free the blocks finished ``req`` held on this replica (a disaggregated prefill
+        replica's, kept until its KV reached a decode replica); an idle replica with requests
+        waiting wakes now to admit them."""
+        self.sched.release_held(req)
+        if not self._active and self.sched.waiting:
+            self._active = True
+            self._wake_at(self.env.now)
+
     def outstanding(self) -> int:
         """Token computations still to do here, as of now (least-outstanding balancer)."""
         now = self.env.now
@@ -176,7 +185,8 @@ class Replica:
             self.on_finish(req, self)
 
     def _start_plan(self, now: float) -> float | None:
-        """Plan the next step from ``now`` and return its end time (None: nothing to do).
+        """Plan the next step from ``now`` and return its end time (None: nothing to do, or
+        nothing can run until a finished request's held blocks are freed, :meth:`release`).
 
         NOTE (speed): runs once per plan, so ``sched.idle()``, ``plan.empty``,
         ``plan.decode_only`` and the decode stretch are written out here (the same tests
@@ -188,6 +198,8 @@ class Replica:
             plan = sched.schedule(now, self.max_k)
             chunks = plan.chunks
             if not chunks and not plan.n_dec:  # plan.empty: re-plan at once
+                if not sched.running and sched.held:  # the head waits for held blocks
+                    break
                 continue
             if now >= self._next_sample:  # after admission: the batch this step runs
                 self._sample(now)

@@ -131,6 +131,10 @@ class ReplicaQueues:
         # its request waits (its re-admission forgets it); a re-admission reuses a run only whole
         # (its window's last blocks are evicted first)
         self._runs: dict[Req, tuple[int, int]] = {}
+        # a disaggregated tier's prefill replica: a finished request keeps its blocks until
+        # release_held (its KV has reached a decode replica); held counts them
+        self.hold_finished = False
+        self.held = 0
 
     def blocks_for(self, tokens: int, new: int = 1) -> int:
         """Blocks a request holds with KV for ``tokens`` tokens (> 0), ``new`` of them computed
@@ -161,12 +165,28 @@ class ReplicaQueues:
         return not self.running and not self.waiting
 
     def _finish(self, req: Req, t_end: float, finished: list[Req]) -> None:
-        """``req`` is done at ``t_end``: its blocks freed, it leaves the running set."""
-        self._release(req)
+        """``req`` is done at ``t_end``: its blocks freed (held instead, with
+        ``hold_finished``, until :meth:`release_held`), it leaves the running set."""
+        if self.hold_finished:
+            self.held += req.blocks
+        else:
+            self._release(req)
         req.state = DONE
         req.finish = t_end
         del self.running[req]
         finished.append(req)
+
+    def release_held(self, req: Req) -> None:
+        """Free the blocks finished ``req`` held (``hold_finished``): as vLLM's scheduler frees
+        a prefill request's blocks once its KV connector reports the decode side has read them
+        (``Scheduler._update_from_kv_xfer_finished``, ``finished_sending``). The blocks in use
+        up to now count toward the peak first: a release between steps frees blocks that were
+        in use beside the step in flight's, which :meth:`complete` no longer sees."""
+        used = self.num_blocks - self.free
+        if used > self.peak_blocks:
+            self.peak_blocks = used
+        self.held -= req.blocks
+        self._release(req)
 
     def used_blocks(self) -> int:
         """KV blocks in use now."""
