@@ -238,7 +238,8 @@ class RouterResult:
     ``basis``: what accuracy is scored on ("expected" or "realised", see
     :mod:`tiersim.routing.accuracy`). ``fpr``/``fnr``: realised false positive / negative rates
     against each request's needed tier (None when no request could have one).
-    ``accuracy_ci95``: bootstrap 95% interval of the accuracy. ``floor_met``: accuracy at or
+    ``accuracy_ci95``: 95% interval of the accuracy (Wilson's for 0/1 scores, else bootstrap).
+    ``floor_met``: accuracy at or
     above the scenario's ``accuracy_floor`` (None without a floor); ``floor_met_ci95``: the
     interval's lower end at or above it. ``escalation_rate``: share of requests a cascade sent
     to its second tier, for either reason; ``escalation_refused_rate``: those of them sent on

@@ -239,7 +239,8 @@ def prefix_fields(result, tier: str) -> dict[str, Any]:
 def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
                   rng: np.random.Generator, basis: str) -> RouterResult:
     """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
-    failure rates; accuracy with its bootstrap 95% interval; whether the floor was met."""
+    failure rates; accuracy with its 95% interval (routing.metrics.accuracy_ci); whether the
+    floor was met."""
     s = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
               dropped=result.dropped, basis=basis)
     sent_on = costs.refused(result) & np.asarray(result.escalated, dtype=bool)

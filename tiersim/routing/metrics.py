@@ -1,8 +1,9 @@
 """Routing metrics of one run, each with its formula.
 
 - ``accuracy``: mean over requests of the expected correctness of the final tier (the tier whose
-  answer the user gets); 95% interval by bootstrap over requests (percentile method, 200
-  resamples; the normal approximation above 200,000 requests).
+  answer the user gets); 95% interval (:func:`accuracy_ci`): Wilson's score interval when
+  every request scores 0 or 1 (realised correctness), else a bootstrap over requests
+  (percentile method, 200 resamples; the normal approximation above 200,000 requests).
 - ``fpr``: among requests whose needed tier is above the cheapest, the share whose final tier is
   below it. ``fnr``: among requests whose needed tier is below the top, the share whose final
   tier is above it. The needed tier is the cheapest whose realised correctness is at least the
@@ -53,6 +54,31 @@ def bootstrap_ci(values: np.ndarray, rng: np.random.Generator, n_boot: int = 200
     return (float(lo), float(hi))
 
 
+def wilson_ci(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a proportion: ``successes`` of ``n`` 0/1 values. Unlike a
+    bootstrap of 0/1 values it is not zero-wide when every value is alike, and it holds the
+    true proportion about ``level`` of the time even for small ``n`` near 0 or 1."""
+    from scipy.special import ndtri  # the normal quantile (lazy, as in bootstrap_ci)
+
+    z = float(ndtri(0.5 + level / 2.0))
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / denom
+    half = z * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
+    return (float(max(centre - half, 0.0)), float(min(centre + half, 1.0)))
+
+
+def accuracy_ci(values: np.ndarray, rng: np.random.Generator, n_boot: int = 200, level=0.95):
+    """The interval ``router.accuracy_ci95`` reports for per-request accuracies ``values``:
+    :func:`wilson_ci` when every value is 0 or 1 (a percentile bootstrap of such values
+    covered a known accuracy of 0.95 in 79 % of samples of 30, and gave [1, 1] when all were
+    right), else :func:`bootstrap_ci`. NaN for fewer than two values, as the bootstrap."""
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) >= 2 and np.all((values == 0.0) | (values == 1.0)):
+        return wilson_ci(float(values.sum()), len(values), level)
+    return bootstrap_ci(values, rng, n_boot, level)
+
+
 def _rate(mask: np.ndarray, among: np.ndarray) -> float | None:
     """Share of ``among`` where ``mask`` holds; None when ``among`` is empty."""
     count = int(among.sum())
@@ -89,7 +115,8 @@ def score(
     dropped=None,
     basis: Basis = "expected",
 ) -> dict:
-    """Accuracy (with bootstrap 95% CI), FPR, FNR, silent failures, escalation rate, shares.
+    """Accuracy (with its 95% interval, :func:`accuracy_ci`), FPR, FNR, silent failures,
+    escalation rate, shares.
 
     Call as ``score(df, final_tier, first_tier, escalated, tiers, basis=...)`` or, with a
     router's :class:`Assignment` (which carries its basis), as ``score(df, assignment, tiers)``.
@@ -104,7 +131,7 @@ def score(
     esc = np.zeros(len(final_tier), bool) if escalated is None else np.asarray(escalated, bool)
     exp = expected_matrix(df, tiers, basis)
     per_request = _answered(_pick(exp, final_tier), dropped)
-    lo, hi = bootstrap_ci(per_request, rng or np.random.default_rng(0), n_boot)
+    lo, hi = accuracy_ci(per_request, rng or np.random.default_rng(0), n_boot)
     k = len(tiers)
     out = {
         "accuracy": float(per_request.mean()) if len(per_request) else float("nan"),
