@@ -90,3 +90,29 @@ def test_metrics_doc_quotes_the_default_jobs_littles_law_figures_as_a_run_gives_
                        r"requests\.parquet", doc)
     assert quoted, "docs/metrics.md no longer quotes the Little's law figures"
     assert quoted.groups() == (f"{sampled:.1f}", f"{little:.1f}"), (sampled, little)
+
+
+def test_static_split_takes_a_uniform_tier_as_accurate_as_the_run_within_float_error():
+    """Every request on the top tier: the routed accuracy (a mean of one column picked out) and
+    that tier's uniform accuracy (the column's mean of a two-column matrix) differ in the last
+    bits (0.8990700092591444 vs 0.899070009259144). The uniform baseline allows 1e-9 and named
+    the tier; the static split compared exactly and found no split (None) where the tier alone
+    is one, at its cost."""
+    from tiersim.routing.metrics import savings, static_split_cost
+
+    assert static_split_cost(0.8990700092591444, np.array([1000.0, 10000.0]),
+                             np.array([0.50, 0.899070009259144])) == 10000.0
+    n = 10_000
+    missed = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        df = pd.DataFrame({"p_correct_a": rng.random(n), "p_correct_b": 0.8 + 0.2 * rng.random(n),
+                           "correct_a": np.ones(n), "correct_b": np.ones(n),
+                           "input_tokens": np.full(n, 100), "output_tokens": np.full(n, 10)})
+        out = savings(df, np.ones(n, np.int64), np.ones(n),
+                      [TierInfo("a", cost_weight=1.0), TierInfo("b", cost_weight=2.0)],
+                      uniform_costs=np.array([1000.0, 10000.0]))
+        assert out["baseline_uniform_tier"] == "b"
+        split = out["static_split_cost_usd"]
+        missed += split is None or split != pytest.approx(10000.0, rel=1e-9)
+    assert missed == 0

@@ -211,10 +211,12 @@ def uniform_cost_estimates(
 def static_split_cost(accuracy: float, uni_cost: np.ndarray, uni_acc: np.ndarray) -> float | None:
     """Cheapest cost of a random split between uniform tiers that reaches ``accuracy`` (at
     least): one tier alone that does, or a tier below it mixed with one above at the fraction
-    that lands on it exactly (a linear mix's cheapest point is one of these)."""
+    that lands on it exactly (a linear mix's cheapest point is one of these). A tier within
+    :data:`~tiersim.results.FLOOR_TOLERANCE` of ``accuracy`` reaches it alone, as the uniform
+    baseline's floor rule has it (the two means of one column differ in their last bits)."""
     best = None
     for j in range(len(uni_cost)):
-        if uni_acc[j] >= accuracy:  # alone
+        if uni_acc[j] >= accuracy - FLOOR_TOLERANCE:  # alone
             best = uni_cost[j] if best is None else min(best, uni_cost[j])
         for i in range(len(uni_cost)):
             lo_acc, hi_acc = uni_acc[i], uni_acc[j]
