@@ -121,8 +121,14 @@ def _median_gap(t: np.ndarray) -> float | None:
     """The median of the gaps between consecutive distinct times (requests logged at the same
     time are one burst, not a gap of 0), None when all are equal."""
     gaps = np.diff(t.astype(np.float64, copy=False))
-    gaps = gaps[gaps > 0]
-    return float(np.median(gaps)) if len(gaps) else None
+    # the positive gaps are moved behind the others in place, not copied out (a 20M-row
+    # trace's copies of its 160 MB of gaps were the load's peak)
+    flat = int(np.count_nonzero(gaps <= 0))
+    if flat == len(gaps):
+        return None
+    if flat:
+        gaps.partition(flat - 1)
+    return float(np.median(gaps[flat:], overwrite_input=True))
 
 
 COARSE_UNITS = (("hour", 3600.0), ("minute", 60.0), ("second", 1.0))

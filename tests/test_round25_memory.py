@@ -1,0 +1,38 @@
+"""Round 25, memory: the load path's lower-memory forms give the same values as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tiersim.trace import units
+
+
+def _median_gap_copied(t: np.ndarray) -> float | None:
+    """The median of the positive gaps as it was computed before (gaps copied out)."""
+    gaps = np.diff(t.astype(np.float64))
+    gaps = gaps[gaps > 0]
+    return float(np.median(gaps)) if len(gaps) else None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_median_gap_in_place_matches_copied(seed):
+    """Ties (gaps of 0), unsorted times (negative gaps), odd and even counts of positive gaps,
+    and all-equal times give the median the copied form gave."""
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        n = int(rng.integers(2, 60))
+        t = np.round(rng.random(n) * rng.choice([1.0, 10.0, 1e6]), int(rng.integers(0, 3)))
+        if rng.random() < 0.7:
+            t = np.sort(t)
+        if rng.random() < 0.1:
+            t = np.full(n, 7.0)
+        assert units._median_gap(t.copy()) == _median_gap_copied(t)
+
+
+def test_median_gap_leaves_times_unchanged():
+    """The gaps are reordered in place, never the times they are taken from."""
+    t = np.array([0.0, 0.0, 5.0, 5.0, 6.0, 100.0])
+    before = t.copy()
+    assert units._median_gap(t) == 5.0
+    np.testing.assert_array_equal(t, before)
