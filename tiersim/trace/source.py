@@ -1081,7 +1081,10 @@ def parquet_chunks(p: Path, rows: int):
     the file's, one line."""
     try:
         with arrow_file(p) as handle:
-            yield from _parquet_batches(p, pq.ParquetFile(handle), rows)
+            # pre_buffer=False: pyarrow's default pre-buffering holds every row group's
+            # compressed bytes read so far until the file is closed (a 20M-row trace held
+            # its whole 236 MB file beside the table being built)
+            yield from _parquet_batches(p, pq.ParquetFile(handle, pre_buffer=False), rows)
     except TraceError:
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
