@@ -36,3 +36,16 @@ def test_median_gap_leaves_times_unchanged():
     before = t.copy()
     assert units._median_gap(t) == 5.0
     np.testing.assert_array_equal(t, before)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-3, 1.0, 1e6, 1e300])
+def test_std_in_place_matches_numpy(scale):
+    """The in-place population std of the arrival gaps is numpy's ``std``, to the bit."""
+    from tiersim.trace.stats import _std_in_place
+
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 17, 1000, 100_001):
+        gaps = np.diff(np.sort(rng.random(n + 1) * scale))
+        with np.errstate(over="ignore"):  # 1e300 squared is inf, in both
+            expected = gaps.std()
+            assert _std_in_place(gaps.copy(), gaps.mean()) == expected
