@@ -49,3 +49,15 @@ def test_std_in_place_matches_numpy(scale):
         with np.errstate(over="ignore"):  # 1e300 squared is inf, in both
             expected = gaps.std()
             assert _std_in_place(gaps.copy(), gaps.mean()) == expected
+
+
+def test_seconds_note_without_gaps_where_they_are_surely_short():
+    """Arrivals a second apart over two days are told short by their count alone (no note),
+    arrivals two minutes apart still get the note, and unsorted times take the median."""
+    close = np.concatenate([np.arange(200_000, dtype=np.float64), [200_000.0 + 86_400]])
+    assert units._gaps_surely_short(close, float(close[-1]), units.SLOW_GAP_S)
+    assert units.seconds_note("arrival_s", close) == []
+    apart = np.arange(2_000, dtype=np.float64) * 120.0
+    assert not units._gaps_surely_short(apart, float(apart[-1]), units.SLOW_GAP_S)
+    assert units.seconds_note("arrival_s", apart)
+    assert not units._gaps_surely_short(close[::-1], 0.0, units.SLOW_GAP_S)
