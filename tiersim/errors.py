@@ -157,10 +157,11 @@ def import_extra(module: str, name: str, missing: str, reinstall: str,
     raises), it raises one line naming what failed and ``reinstall`` (the pip command), not
     'not installed': pip would say it is.
     """
-    import importlib
+    import sys
 
-    try:
-        return importlib.import_module(module)
+    try:  # the import statement's own path (importlib's bypasses what -X importtime logs)
+        __import__(module)
+        return sys.modules[module]
     except ImportError as err:
         if err.name == module:
             raise kind(missing) from None

@@ -1568,9 +1568,10 @@ def _moe_backend_problem(scenario: Scenario, tier: TierConfig) -> str | None:
 def _where_looked(name: Any, scenario: Scenario) -> str:
     """Where a relative model config or profile path ``name`` that names no file was looked
     for (beside the scenario file, then from the working folder), to end its error line; ""
-    for a catalogue or bundled name, an absolute path, or a file that exists."""
-    if not isinstance(name, str) or not isinstance(scenario._source, str):
-        return ""
+    for a catalogue or bundled name, an absolute path, a file that exists, or a name holding a
+    NUL."""
+    if not isinstance(name, str) or not isinstance(scenario._source, str) or "\x00" in name:
+        return ""  # (a NUL: no file can have the name, wherever it is looked for)
     path = Path(name)
     looks_like_path = path.suffix == ".json" or len(path.parts) > 1
     if (not looks_like_path or path.is_absolute() or name.startswith("~") or path.exists()
