@@ -59,8 +59,8 @@ def test_the_planner_tries_the_split_counts_tiersim_disagg_tries():
 
     split = SimpleNamespace(disagg=object())
     for replicas in (2, 5, 64, 65, 1024):
-        assert SimEvaluator._splits(split, replicas) == prefill_counts(replicas)
-    assert len(SimEvaluator._splits(split, 1024)) == MAX_SPLITS
+        assert SimEvaluator._splits(split, replicas) == [0, *prefill_counts(replicas)]
+    assert len(SimEvaluator._splits(split, 1024)) == MAX_SPLITS + 1  # and aggregated (0)
     assert SimEvaluator._splits(SimpleNamespace(disagg=None), 1024) == [None]
 
 

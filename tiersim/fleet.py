@@ -105,9 +105,10 @@ class BuiltTier:
 
     def spec(self, replicas: int | None = None, prefill: int | None = None) -> TierSpec:
         """The engine's TierSpec; ``replicas`` (scenario replicas) overrides the tier's count,
-        ``prefill`` a disaggregated tier's prefill replicas (the rest decode)."""
+        ``prefill`` a disaggregated tier's prefill replicas (the rest decode; 0: served
+        aggregated, as with no ``disaggregation`` block)."""
         count = self.config.replicas if replicas is None else replicas
-        split = self._split(count)
+        split = None if prefill == 0 else self._split(count)
         if split is not None and prefill is not None:
             split = replace(split, prefill=prefill, decode=count - prefill)
         return TierSpec(name=self.name, replicas=count * self.config.data_parallel,

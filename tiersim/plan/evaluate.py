@@ -336,20 +336,24 @@ class SimEvaluator:
                                         Assignment(tier=zeros, escalate_to=zeros - 1))
                 run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
                                 float(sum(result.busy_s[name])))
-                runs.append(dataclasses.replace(run, prefill=prefill,
+                runs.append(dataclasses.replace(run, prefill=prefill or None,  # 0: aggregated
                                                 busy_until=result.busy_until_s))
             self._tier_runs[key] = min(runs, key=self._split_score)
         return self._tier_runs[key]
 
     @staticmethod
     def _splits(built: BuiltTier, replicas: int) -> list[int | None]:
-        """The prefill counts to try: a disaggregated tier's splits of ``replicas`` as
-        ``tiersim disagg`` tries them (:func:`tiersim.metrics.prefill_counts`: every one, or at
-        most :data:`tiersim.metrics.MAX_SPLITS` spread evenly; the plan keeps the best, so a
-        tier is not sized at a split it would not run), else one run as configured."""
+        """The prefill counts to try: for a disaggregated tier, aggregated serving (0) and its
+        splits of ``replicas``, as ``tiersim disagg`` tries them
+        (:func:`tiersim.metrics.prefill_counts`: every one, or at most
+        :data:`tiersim.metrics.MAX_SPLITS` spread evenly; the plan keeps the best, so a tier is
+        not sized at a split it would not run), else one run as configured. Aggregated serving
+        is one of them because the plan may choose it (``with_disaggregation``): sized on the
+        splits alone, disagg.yaml at a 1 s TTFT SLO kept 6 x 2 GPUs where 5 served
+        aggregated met every constraint."""
         if built.disagg is None or replicas < 2:
             return [None]
-        return metrics.prefill_counts(replicas)
+        return [0, *metrics.prefill_counts(replicas)]
 
     def _split_score(self, run: _TierRun) -> float:
         """A tier run against the planned SLOs (:attr:`slo`), as
