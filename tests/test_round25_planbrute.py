@@ -29,3 +29,59 @@ def test_a_disaggregated_tier_is_sized_served_aggregated_too(tmp_path, capsys):
     # the aggregated split the written scenario runs, 0.840 s)
     chosen = plan["disaggregation"]["splits"][0]
     assert (chosen["label"], chosen["ttft_p99_s"]) == ("aggregated", plan["plan"]["ttft_p99_s"])
+
+
+AGENTIC_SPLIT = """\
+name: agentic_split
+seed: 0
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+trace: {path: TRACE}
+workload:
+  difficulty: {kind: two_type, p_easy: 0.75, hint_auroc: 0.8}
+  sessions:
+    source: generate
+    system_prompt_tokens: 2000
+    generate: {tasks: 150, task_rate_rps: 3.0, middle_steps_mean: 4.0, tool_s_median: 2.0}
+tiers:
+  - name: fp8
+    precision: fp8
+    replicas: 2
+    cost_per_gpu_hour: 1.0
+    accuracy: {easy: 0.99, hard: 0.7}
+    scheduler: {enable_prefix_caching: true}
+    disaggregation: {prefill_replicas: 1, decode_replicas: 1, link_gb_s: 50, latency_us: 10}
+  - name: bf16
+    precision: bf16
+    replicas: 2
+    cost_per_gpu_hour: 3.5
+    accuracy: {easy: 1.0, hard: 0.85}
+    scheduler: {enable_prefix_caching: true}
+router: {policy: floor}
+cost_model: provisioned
+accuracy_floor: 0.94
+slo: {ttft_p99_s: 0.5, tpot_p99_s: 0.015}
+"""
+
+
+def test_a_disaggregated_tier_of_agent_sessions_is_sized_at_every_split(tmp_path, capsys):
+    """A design serving agent sessions is simulated whole, and there a disaggregated tier ran
+    only at its configured proportion of prefill replicas, though the plan then chooses among
+    every split and aggregated serving: this scenario planned fp8 4 + bf16 2 (11 USD/hour,
+    sized at 2P 2D, written and run at 1P 3D) where fp8 3 at 1P 2D + bf16 2 (10 USD/hour) met
+    every constraint."""
+    path = tmp_path / "s.yaml"
+    path.write_text(AGENTIC_SPLIT.replace(
+        "TRACE", str(REPO / "traces" / "azure2023_code.parquet")))
+    out = tmp_path / "plan"
+    code, err = run_cli(capsys, "plan", path, "--gpus-per-replica", "1", "--max-replicas", "5",
+                        "--out", out, "--no-report")
+    assert code == 0, err
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["plan"]["replicas"] == {"fp8": 3, "bf16": 2}
+    assert plan["plan"]["cost_per_hour_usd"] == 10.0
+    assert plan["disaggregation"]["chosen"]["label"] == "1P 2D"
+    assert plan["plan"]["per_tier"]["fp8"]["prefill"] == 1
+    summary = json.loads((out / "summary.json").read_text())  # the planned scenario's run
+    assert (summary["cost_usd"], summary["ttft_p99_s"]) == (plan["plan"]["cost_usd"],
+                                                            plan["plan"]["ttft_p99_s"])
