@@ -185,6 +185,7 @@ def train_classifier(
     name ``source`` (the scenario file)."""
     cfg = cfg or ClassifierConfig()
     rng = rng or np.random.default_rng(0)
+    _note_unwritten_bins(cfg, source)
     realised = realised_matrix(df, tiers)
     wrong0 = (realised[:, 0] < 0.5).astype(int)
     train, test = split_index(len(df), cfg.train_fraction, rng)
@@ -224,6 +225,17 @@ def train_classifier(
         features={k: v for k, v in used.items()}, train_rows=len(train), heldout_rows=len(test)
     )
     return clf
+
+
+def _note_unwritten_bins(cfg: ClassifierConfig, source: str) -> None:
+    """A note when ``ece_bins`` is set: it sizes the bins of the held-out calibration error in
+    :func:`heldout_report`, which only the library's ``report`` attribute holds (no command
+    writes it), so in a scenario it changes nothing."""
+    if "ece_bins" in cfg.model_fields_set:
+        warnings.warn(f"{source}: router.classifier.ece_bins sizes the bins of the classifier's "
+                      "held-out calibration error, which no command writes (summary.json and "
+                      "the report show none), so it changes nothing; remove it", Note,
+                      stacklevel=3)
 
 
 class ConstantScore:
