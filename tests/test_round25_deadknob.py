@@ -30,3 +30,22 @@ def test_ece_bins_is_noted_as_changing_nothing(tmp_path):
     err, notes = classifier_run(tmp_path, {"ece_bins": 20})
     assert ECE_NOTE in notes
     assert ECE_NOTE.split(": ", 1)[1] in err
+
+
+def test_a_listed_feature_group_without_its_column_is_noted(tmp_path):
+    err, notes = classifier_run(tmp_path, {"features": ["input_tokens", "subject"]})
+    expected = ("s.yaml: router.classifier.features lists subject, and the trace has no column "
+                "for it (a subject column), so it changes nothing; add the column, or remove "
+                "the group")
+    assert expected in notes
+    assert expected.split(": ", 1)[1] in err
+
+
+def test_text_max_features_without_prompt_text_is_noted(tmp_path):
+    err, notes = classifier_run(tmp_path, {"text_max_features": 100})
+    expected = ("s.yaml: router.classifier.text_max_features bounds the vocabulary of the "
+                "prompt text, and the classifier reads none (the trace has no prompt column), "
+                "so it changes nothing; add prompts, or remove it")
+    assert expected in notes
+    assert expected.split(": ", 1)[1] in err
+    assert not [n for n in notes if "features lists" in n]  # the default groups are not noted

@@ -118,6 +118,24 @@ def _no_features(df: pd.DataFrame, groups: list[str], source: str) -> ScenarioEr
     return ScenarioError(source, where, f"the trace has no column for {named}; {fix}")
 
 
+def _note_unread_groups(cfg: ClassifierConfig, used: dict[str, list], source: str) -> None:
+    """Notes for classifier keys the trace leaves unread (groups without columns are skipped
+    by :func:`feature_frame`): a group ``features`` lists explicitly that finds no column, and
+    ``text_max_features`` where no prompt text is read."""
+    if "features" in cfg.model_fields_set:
+        for group in dict.fromkeys(g for g in cfg.features if g not in used):
+            warnings.warn(f"{source}: router.classifier.features lists {group}, and the trace "
+                          f"has no column for it ({GROUP_COLUMNS[group]}), so it changes "
+                          "nothing; add the column, or remove the group", Note, stacklevel=3)
+    if "text_max_features" in cfg.model_fields_set and "text" not in used:
+        why = ("features does not list text" if "text" not in cfg.features else
+               "the trace has no prompt column")
+        fix = "list text" if "text" not in cfg.features else "add prompts"
+        warnings.warn(f"{source}: router.classifier.text_max_features bounds the vocabulary of "
+                      f"the prompt text, and the classifier reads none ({why}), so it changes "
+                      f"nothing; {fix}, or remove it", Note, stacklevel=3)
+
+
 def _isotonic(score: np.ndarray, target: np.ndarray) -> IsotonicRegression:
     """Decreasing isotonic map from difficulty score to a probability, clipped outside range."""
     iso = IsotonicRegression(out_of_bounds="clip", increasing=False, y_min=0.0, y_max=1.0)
@@ -201,6 +219,7 @@ def train_classifier(
     frame, used = feature_frame(df, list(cfg.features))
     if frame.shape[1] == 0:
         raise _no_features(df, list(cfg.features), source)
+    _note_unread_groups(cfg, used, source)
     smaller = int(min(np.bincount(wrong0[train], minlength=2)))
     if smaller < 2:  # no fold split can hold one of each class: nothing to learn or calibrate
         _note_constant(source, tiers[0].name, wrong0[train], wrong0)
