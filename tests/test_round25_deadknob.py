@@ -49,3 +49,58 @@ def test_text_max_features_without_prompt_text_is_noted(tmp_path):
     assert expected in notes
     assert expected.split(": ", 1)[1] in err
     assert not [n for n in notes if "features lists" in n]  # the default groups are not noted
+
+
+def layout_notes(doc: dict) -> list[str]:
+    """The notes :func:`tiersim.scenario.check_layouts` raises for ``doc``."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.scenario import Scenario, check_layouts
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_layouts(Scenario.model_validate(doc))
+    return [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+
+def test_an_slo_in_milliseconds_is_noted():
+    notes = layout_notes(tiny_doc(slo={"ttft_p99_s": 200, "tpot_p99_s": 50}))
+    assert notes == [
+        "slo.ttft_p99_s is 200 s, at or above 100 s: it is in seconds, so if milliseconds "
+        "were meant, write 0.2",
+        "slo.tpot_p99_s is 50 s, at or above 1 s: it is in seconds, so if milliseconds were "
+        "meant, write 0.05"]
+    assert layout_notes(tiny_doc(slo={"ttft_p99_s": 30, "tpot_p99_s": 0.5})) == []
+
+
+def test_a_price_per_gpu_hour_in_cents_is_noted():
+    doc = tiny_doc()
+    doc["tiers"][1]["cost_per_gpu_hour"] = 3500
+    assert layout_notes(doc) == [
+        "tier bf16: cost_per_gpu_hour is 3,500 USD, at or above 1,000 USD: it is the price of "
+        "one GPU for one hour (a few USD), so if cents were meant, write 35"]
+
+
+def test_a_lookup_and_a_tool_time_in_milliseconds_are_noted():
+    doc = tiny_doc(router={"policy": "static_split", "fractions": [0.5, 0.5],
+                           "response_cache": {"size": 10, "lookup_s": 5,
+                                              "popularity": {"distinct": 10}}},
+                   workload={"sessions": {"source": "generate",
+                                          "generate": {"tasks": 3, "tool_s_median": 2000}}})
+    assert layout_notes(doc) == [
+        "router.response_cache.lookup_s is 5 s, at or above 1 s: it is in seconds, so if "
+        "milliseconds were meant, write 0.005",
+        "workload.sessions.generate.tool_s_median is 2,000 s, at or above 1,000 s: it is in "
+        "seconds, so if milliseconds were meant, write 2"]
+
+
+def test_a_unit_note_reaches_the_run(tmp_path):
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(slo={"ttft_p99_s": 500, "tpot_p99_s": 0.1}))
+    done = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-report",
+                   "--no-baselines")
+    assert done.returncode == 0, done.stderr
+    note = ("slo.ttft_p99_s is 500 s, at or above 100 s: it is in seconds, so if milliseconds "
+            "were meant, write 0.5")
+    assert note in json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
+    assert note in " ".join(done.stderr.split())

@@ -1749,6 +1749,47 @@ def check_layouts(scenario: Scenario) -> None:
     _note_short_kv(scenario)
     _note_empty_prefix_cache(scenario)
     _note_partial_profile(scenario)
+    _note_unlikely_units(scenario)
+
+
+UNLIKELY_AT = {"ttft_p99_s": 100.0, "tpot_p99_s": 1.0, "cost_per_gpu_hour": 1000.0,
+               "lookup_s": 1.0, "tool_s_median": 1000.0}
+"""The values (at or above) of a scenario's seconds and prices that are far past any a
+serving fleet has, so likely written in another unit (milliseconds, cents): a p99 TTFT SLO of
+100 s, a p99 TPOT SLO of 1 s per token, 1,000 USD per GPU-hour (an H200 rents for a few), a
+response-cache lookup of 1 s, a generated tool call's median of 1,000 s. They are legal and run;
+:func:`check_layouts` notes each."""
+
+
+def _note_unlikely_units(scenario: Scenario) -> None:
+    """A note per seconds or price key whose value is at or above :data:`UNLIKELY_AT`, with
+    the value it would be in the unit likely meant (milliseconds, cents)."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    in_seconds = "it is in seconds, so if milliseconds were meant, write"
+    found = [(f"slo.{key}", key, getattr(scenario.slo, key), "s", in_seconds, 1000)
+             for key in ("ttft_p99_s", "tpot_p99_s")]
+    found += [(f"{kind} {tier.name}: cost_per_gpu_hour", "cost_per_gpu_hour",
+               tier.cost_per_gpu_hour, "USD",
+               "it is the price of one GPU for one hour (a few USD), so if cents were meant, "
+               "write", 100)
+              for kind, tiers in (("tier", scenario.tiers), ("baseline", scenario.baselines))
+              for tier in tiers]
+    cache = scenario.router.response_cache
+    if cache is not None:
+        found.append(("router.response_cache.lookup_s", "lookup_s", cache.lookup_s, "s",
+                      in_seconds, 1000))
+    sessions = scenario.workload.sessions
+    if sessions.source == "generate":
+        found.append(("workload.sessions.generate.tool_s_median", "tool_s_median",
+                      sessions.generate.tool_s_median, "s", in_seconds, 1000))
+    for key, name, value, unit, meant, per in found:
+        limit = UNLIKELY_AT[name]
+        if value >= limit:
+            warnings.warn(Note(f"{key} is {value:,g} {unit}, at or above {limit:,g} {unit}: "
+                               f"{meant} {value / per:g}"), stacklevel=3)
 
 
 def _note_unread_scheduler_keys(scenario: Scenario) -> None:
