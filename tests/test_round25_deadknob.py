@@ -104,3 +104,16 @@ def test_a_unit_note_reaches_the_run(tmp_path):
             "were meant, write 0.5")
     assert note in json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
     assert note in " ".join(done.stderr.split())
+
+
+def test_a_balancer_over_one_prefill_replica_is_noted():
+    doc = tiny_doc()
+    doc["tiers"][1].update(replicas=3, balancer="round_robin",
+                           disaggregation={"prefill_replicas": 1, "decode_replicas": 2})
+    assert layout_notes(doc) == [
+        "tier bf16: balancer round_robin picks one of the tier's prefill replicas for each "
+        "request (its decode replicas by least outstanding tokens), and it has one "
+        "(disaggregation.prefill_replicas 1), so the key changes nothing; give the tier more "
+        "prefill replicas, or remove the key"]
+    doc["tiers"][1]["disaggregation"] = {"prefill_replicas": 2, "decode_replicas": 1}
+    assert layout_notes(doc) == []

@@ -1869,7 +1869,14 @@ def _note_lone_balancer(scenario: Scenario) -> None:
     from tiersim.errors import Note
 
     for tier in scenario.tiers:
-        if _lone_balancer(tier):
+        if _lone_balancer(tier) and tier.disaggregation is not None:
+            warnings.warn(Note(
+                f"tier {tier.name}: balancer {tier.balancer} picks one of the tier's prefill "
+                "replicas for each request (its decode replicas by least outstanding tokens), "
+                "and it has one (disaggregation.prefill_replicas 1), so the key changes "
+                "nothing; give the tier more prefill replicas, or remove the key"),
+                stacklevel=3)
+        elif _lone_balancer(tier):
             warnings.warn(Note(
                 f"tier {tier.name}: balancer {tier.balancer} picks one of the tier's engine "
                 "replicas for each request, and it has one (replicas 1, data_parallel 1), so "
@@ -1894,8 +1901,14 @@ def _note_lone_expert_parallel(scenario: Scenario) -> None:
 
 
 def _lone_balancer(tier: TierConfig) -> bool:
-    """Whether ``tier`` sets ``balancer`` with one engine replica to pick."""
-    return "balancer" in tier.model_fields_set and tier.replicas * tier.data_parallel == 1
+    """Whether ``tier`` sets ``balancer`` with one engine replica to pick: one replica of one
+    data-parallel rank, or one prefill replica of a disaggregated tier (the balancer picks
+    among its prefill replicas only; :meth:`tiersim.engine.cluster._Fleet._build_disagg`)."""
+    if "balancer" not in tier.model_fields_set:
+        return False
+    split = tier.disaggregation
+    return (split.prefill_replicas if split is not None else
+            tier.replicas * tier.data_parallel) == 1
 
 
 def _note_partial_profile(scenario: Scenario) -> None:
