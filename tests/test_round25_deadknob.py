@@ -117,3 +117,19 @@ def test_a_balancer_over_one_prefill_replica_is_noted():
         "prefill replicas, or remove the key"]
     doc["tiers"][1]["disaggregation"] = {"prefill_replicas": 2, "decode_replicas": 1}
     assert layout_notes(doc) == []
+
+
+def test_class_difficulty_beside_tables_only_is_noted(tmp_path):
+    doc = tiny_doc(workload={"difficulty": {"class_difficulty": {"easy": 0.45, "hard": 0.55}}})
+    doc["tiers"][0]["accuracy"] = {"easy": 0.95, "hard": 0.5}
+    doc["tiers"][1]["accuracy"] = {"easy": 1.0, "hard": 0.8}
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    done = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-report",
+                   "--no-baselines")
+    assert done.returncode == 0, done.stderr
+    expected = ("s.yaml: workload.difficulty.class_difficulty places the classes on the "
+                "difficulty axis the curve one accuracy number is fitted by, and every tier's "
+                "accuracy is a table per class, so it changes nothing; remove it, or give a "
+                "tier one number")
+    assert expected in json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
+    assert expected.split(": ", 1)[1] in " ".join(done.stderr.split())

@@ -339,19 +339,25 @@ def _note_unread_accuracy_keys(tiers: list[TierInfo], cfg: DifficultyConfig,
                                source: str) -> None:
     """A note when ``workload.difficulty`` sets a key no tier's accuracy reads:
     ``top_accuracy`` (it scales the prior of a tier without an accuracy) beside tiers that all
-    set one, ``curve_width`` (the curve one number is fitted by, priors included) beside tiers
-    whose accuracies are all tables."""
+    set one, ``curve_width`` (the curve one number is fitted by, priors included) and
+    ``class_difficulty`` (where that curve places the classes) beside tiers whose accuracies
+    are all tables."""
     if "top_accuracy" in cfg.model_fields_set and all(t.accuracy is not None for t in tiers):
         warnings.warn(f"{source}: workload.difficulty.top_accuracy scales the precision prior "
                       "of a tier that sets no accuracy, and every tier sets its own, so it "
                       "changes nothing; remove it, or drop a tier's accuracy to use the prior",
                       Note, stacklevel=3)
-    if "curve_width" in cfg.model_fields_set and all(isinstance(t.accuracy, dict)
-                                                     for t in tiers):
+    tables = all(isinstance(t.accuracy, dict) for t in tiers)
+    if "curve_width" in cfg.model_fields_set and tables:
         warnings.warn(f"{source}: workload.difficulty.curve_width shapes the curve one "
                       "accuracy number is fitted by, and every tier's accuracy is a table per "
                       "class, so it changes nothing; remove it, or give a tier one number",
                       Note, stacklevel=3)
+    if "class_difficulty" in cfg.model_fields_set and tables:
+        warnings.warn(f"{source}: workload.difficulty.class_difficulty places the classes on "
+                      "the difficulty axis the curve one accuracy number is fitted by, and "
+                      "every tier's accuracy is a table per class, so it changes nothing; "
+                      "remove it, or give a tier one number", Note, stacklevel=3)
 
 
 def _refuse_unlabelled_expectations(df: pd.DataFrame, tiers: list[TierInfo],
