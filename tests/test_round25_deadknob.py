@@ -133,3 +133,15 @@ def test_class_difficulty_beside_tables_only_is_noted(tmp_path):
                 "tier one number")
     assert expected in json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
     assert expected.split(": ", 1)[1] in " ".join(done.stderr.split())
+
+
+def test_sized_gpu_counts_under_no_baselines_are_noted(tmp_path):
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(limits={"gpus_per_replica": [1, 2]}))
+    done = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-report",
+                   "--no-baselines")
+    assert done.returncode == 0, done.stderr
+    expected = ("s.yaml: limits.gpus_per_replica sizes the uniform baselines (and tiersim "
+                "plan's designs), and --no-baselines sizes none, so it changes nothing here; "
+                "run without --no-baselines to use it")
+    assert expected in json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]
+    assert expected.split(": ", 1)[1] in " ".join(done.stderr.split())

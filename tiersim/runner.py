@@ -282,13 +282,18 @@ def _equal_price_words(first: str, later: str, price: float, weights: tuple[floa
 def _note_unsized_baselines(scenario: Scenario, source: str) -> None:
     """A note when the scenario lists baseline-only tiers and the run's savings are estimated
     (``--no-baselines``): an estimate scales this run's per-token costs, so a tier that served
-    nothing is left out of it."""
+    nothing is left out of it; and when it sets ``limits.gpus_per_replica``, which only that
+    sizing (and a plan) reads."""
     if scenario.baselines:
         names = ", ".join(t.name for t in scenario.baselines)
         warnings.warn(f"{source}: baselines ({names}) are left out of the estimated saving: "
                       "it scales this run's per-token costs, and they served nothing; run with "
                       "simulated baselines (without --no-baselines) to size and compare them",
                       Note, stacklevel=3)
+    if "gpus_per_replica" in scenario.limits.model_fields_set:
+        warnings.warn(f"{source}: limits.gpus_per_replica sizes the uniform baselines (and "
+                      "tiersim plan's designs), and --no-baselines sizes none, so it changes "
+                      "nothing here; run without --no-baselines to use it", Note, stacklevel=3)
 
 
 def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
