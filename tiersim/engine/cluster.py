@@ -636,9 +636,10 @@ def _check_requests(work: Workload) -> None:
     request's row."""
     n = len(work)
     for name in ("input_tokens", "output_tokens", "tier", "escalate_to", "spec_acceptance",
-                 "request_key", "think_s"):
-        given = getattr(work, name)
-        if given is not None and np.ndim(given) and len(given) != n:
+                 "request_key", "think_s", "prefix_hashes", "output_hashes"):
+        given = getattr(work, name)  # (think_s may be one number for every request)
+        if (given is not None and hasattr(given, "__len__") and getattr(given, "ndim", 1)
+                and len(given) != n):
             raise ValueError(f"workload {name} has {len(given)} entries for {n} requests")
     for name in ("input_tokens", "output_tokens"):
         bad = np.flatnonzero(np.asarray(getattr(work, name)) < 1)
@@ -730,10 +731,6 @@ def simulate(
     own = work.arrival_s if work.follows is None else work.arrival_s[np.asarray(work.follows) < 0]
     if len(own) and np.any(np.diff(own) < 0):
         raise ValueError("workload arrivals must be sorted")
-    for name in ("prefix_hashes", "output_hashes"):
-        given = getattr(work, name)
-        if given is not None and len(given) != n:
-            raise ValueError(f"workload {name} has {len(given)} entries for {n} requests")
     if n and (int(np.min(work.tier)) < 0 or int(np.max(work.tier)) >= len(tiers)):
         raise ValueError("workload tier index out of range")
     if work.escalate_to is not None and n and int(np.max(work.escalate_to)) >= len(tiers):
