@@ -178,13 +178,13 @@ def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
     return s.table, notes + _burstgpt_models(raw, s.keep)
 
 
-SERVED_LABELS = {"azure": ("GeneratedTokens", "requests that produced no token: failed or "
-                           "cancelled; only served requests are replayed"),
-                 "burstgpt": ("response tokens", "failed requests in BurstGPT"),
-                 "mooncake": ("output_length", "requests that produced no token: failed or "
-                              "cancelled; only served requests are replayed")}
-"""How each logged format's drop note names a row with no output (:func:`_served`): its
-output column and what such a row is."""
+_NO_TOKEN = ("requests that produced no token", "requests that produced no token: failed or "
+             "cancelled; only served requests are replayed")
+SERVED_LABELS = {"azure": ("GeneratedTokens", *_NO_TOKEN),
+                 "burstgpt": ("response tokens", "failed requests", "failed requests in BurstGPT"),
+                 "mooncake": ("output_length", *_NO_TOKEN)}
+"""How each logged format's notes name a row with no output (:func:`_served`): its output
+column, what such rows are when none is left, and what they are in the drop note."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ class Served:
 
 def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], prompt: str,
             output: str,
-            own: tuple[str, ...], label: tuple[str, str],
+            own: tuple[str, ...], label: tuple[str, str, str],
             time_notes: list[str] = ()) -> Served:
     """The canonical table of a logged trace's served requests, and the notes on it: the one
     rule, for every logged format (Azure, BurstGPT, Mooncake), on rows without output.
@@ -228,10 +228,8 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
     keep = out > 0
     inp = checks.tokens(src, raw[prompt], prompt, served=keep)
     every_inp, every_out = inp, out
-    words, why = label
+    words, what, why = label
     if not keep.any():
-        what = ("failed requests" if "BurstGPT" in why else
-                "requests that produced no token")
         raise src.error(f"every row has 0 {words} ({what}, which tiersim drops), so no "
                         "request is left; use the rows of successful requests", None, output)
     _no_failed_parent(raw, src, keep, words)
