@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tiersim.analytic import upper_hull
-from tiersim.errors import escaped
+from tiersim.errors import escaped_lines
 from tiersim.report.load import ReportData, axis_text
 from tiersim.report.timeseries import bucketed
 from tiersim.results import RunResult, within_limit
@@ -740,7 +740,7 @@ def _escaped(value):
     control or format character as its escape (``\\x1b``, ``\\u202e``: a path's, which the
     tables show so); numbers and other values as they are."""
     if isinstance(value, str):
-        return "<br>".join(html.escape(escaped(line), quote=False) for line in value.split("\n"))
+        return html.escape(escaped_lines(value), quote=False).replace("\n", "<br>")
     if isinstance(value, (tuple, list, np.ndarray)) and any(isinstance(v, str) for v in value):
         return [_escaped(v) for v in value]
     return value
