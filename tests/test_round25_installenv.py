@@ -204,6 +204,8 @@ FLOORS = {
     "pandas": ((2, 2, 2), "the first pandas built for numpy 2"),
     "pyarrow": ((16,), "the first pyarrow built for numpy 2"),
     "scikit-learn": ((1, 5), "the first scikit-learn built for numpy 2"),
+    "scipy": ((1, 13), "the first SciPy for numpy 2 (its 1.13.0 release notes; tiersim imported "
+                       "it undeclared, through scikit-learn, until round 26)"),
     "pydantic": ((2, 7), "pydantic.with_config (every command: ImportError under 2.6)"),
     "typer": ((0, 16), "typer 0.12 to 0.15.3 allow click 8.2, with which every --help and "
                        "option fails in a TypeError traceback"),
