@@ -20,7 +20,7 @@ def served(request):
     """(scenario, fleet, prepared table, engine result, request table) of a bundled scenario."""
     path = REPO / "scenarios" / f"{request.param}.yaml"
     scenario = load_scenario(path)
-    workload_rng, train_rng, router_rng, _ = runner._rngs(scenario)
+    workload_rng, train_rng, router_rng = runner._rngs(scenario)
     fleet = build_fleet(scenario)
     infos = runner.tier_infos(scenario, fleet)
     df = runner.prepare(runner.load_scenario_trace(scenario, str(path)), infos, scenario,

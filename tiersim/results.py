@@ -238,7 +238,8 @@ class RouterResult:
     ``basis``: what accuracy is scored on ("expected" or "realised", see
     :mod:`tiersim.routing.accuracy`). ``fpr``/``fnr``: realised false positive / negative rates
     against each request's needed tier (None when no request could have one).
-    ``accuracy_ci95``: 95% interval of the accuracy (Wilson's for 0/1 scores, else bootstrap).
+    ``accuracy_ci95``: 95% interval of the accuracy (Wilson's for 0/1 scores, else Agresti
+    and Coull's; ``tiersim.routing.metrics.accuracy_ci``).
     ``floor_met``: accuracy at or
     above the scenario's ``accuracy_floor`` (None without a floor); ``floor_met_ci95``: the
     interval's lower end at or above it. ``escalation_rate``: share of requests a cascade sent
@@ -262,7 +263,8 @@ class RouterResult:
     escalation_refused_rate: float | None = None
 
     NO_INTERVAL = "none: fewer than two requests"
-    """What the accuracy's interval reads as where it has none (a sample of one has no spread)."""
+    """What the accuracy's interval reads as where it has none: no request, or a summary
+    written before one request had an interval (tiersim's bootstrap needed two)."""
 
     def interval_text(self, show) -> str:
         """The accuracy's 95% interval as ``show(lo) - show(hi)``, or :attr:`NO_INTERVAL`."""

@@ -136,7 +136,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     if not baselines and saving_shown:
         _note_unsized_baselines(scenario, source)
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
-    workload_rng, train_rng, router_rng, score_rng = _rngs(scenario)
+    workload_rng, train_rng, router_rng = _rngs(scenario)
     extra = baseline_infos(scenario)  # baseline-only tiers: drawn and sized, never routed to
     loaded = load_scenario_trace(scenario, source)
     prepared = prepare_all(loaded, [*infos, *extra], scenario, workload_rng,
@@ -147,7 +147,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     _note_dropped(fleet, df, result, source)
     _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
-        router = summary.router_result(scenario, df, result, infos, score_rng, assignment.basis)
+        router = summary.router_result(scenario, df, result, infos, assignment.basis)
         uniform = (savings.sized_uniform_runs(scenario, source, fleet, df, end_s) if baselines
                    else None)
         saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
@@ -222,8 +222,10 @@ def workload_rng(scenario: Scenario) -> np.random.Generator:
 
 
 def _rngs(scenario: Scenario) -> list[np.random.Generator]:
-    """The run's generators (workload, classifier training, router, scoring) from its seed."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(4)]
+    """The run's generators (workload, classifier training, router) from its seed (the
+    accuracy interval, which had a fourth, draws no random numbers; the first three are the
+    same children of the seed as before)."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(scenario.seed).spawn(3)]
 
 
 def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str,
@@ -444,7 +446,7 @@ def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, rou
     hits are routed as the whole table routes them, so the two runs differ by the hits alone
     (routing every request afresh put a cascade's noise or a split's draws on other requests,
     and a handful of hits flipped hundreds of escalations)."""
-    _, train_rng, router_rng, _ = _rngs(scenario)
+    _, train_rng, router_rng = _rngs(scenario)
     whole = route(scenario, prepared.df, infos, (train_rng, router_rng), source)
     _, result, requests = _serve(scenario, fleet, prepared.df, infos, (), source,
                                  assignment=_with_rows(whole, ~cache[0], assignment))

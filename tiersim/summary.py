@@ -237,11 +237,11 @@ def prefix_fields(result, tier: str) -> dict[str, Any]:
 
 
 def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
-                  rng: np.random.Generator, basis: str) -> RouterResult:
+                  basis: str) -> RouterResult:
     """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
     failure rates; accuracy with its 95% interval (routing.metrics.accuracy_ci); whether the
     floor was met."""
-    s = score(df, result.final_tier, result.first_tier, result.escalated, infos, rng=rng,
+    s = score(df, result.final_tier, result.first_tier, result.escalated, infos,
               dropped=result.dropped, basis=basis)
     sent_on = costs.refused(result) & np.asarray(result.escalated, dtype=bool)
     floor = scenario.accuracy_floor  # else the floor router's own: it is held to it
