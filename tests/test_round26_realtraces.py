@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from test_round19 import error_line, run_cli
 from test_round25_traceleft import _inspect
 
 # kvcache-ai/Mooncake FAST25-release/traces/conversation_trace.jsonl (Apache-2.0, HEAD
@@ -55,3 +56,23 @@ def test_bursts_at_instants_off_any_grid_say_nothing(tmp_path, capsys):
     path = tmp_path / "bursts.jsonl"
     path.write_text(_jsonl(rows))
     assert _inspect(capsys, path)["notes"] == []
+
+
+# Mutinifni/splitwise-sim traces/test_trace.csv (MIT, commit 3780880), the whole file: the
+# Splitwise simulator's own trace format, seconds in arrival_timestamp.
+SPLITWISE_SIM = ("request_id,request_type,application_id,arrival_timestamp,batch_size,"
+                 "prompt_size,token_size\n0,2,0,1,1,4096,32\n1,2,0,3,1,2048,8\n2,2,0,4,1,2048,16\n")
+
+
+def test_a_table_with_request_id_but_no_format_s_columns_is_refused_truly(tmp_path, capsys):
+    """splitwise-sim's trace was refused with 'none of its 7 column name(s) is a trace
+    column', though request_id is one (a canonical trace's): the line said something false
+    about the file. It now says which columns it lacks, and names the trace columns it has."""
+    path = tmp_path / "test_trace.csv"
+    path.write_text(SPLITWISE_SIM)
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: not a trace: none of its 7 column name(s) is a trace format's time or "
+        "token column (its request_id is read only beside them); expected azure (TIMESTAMP, "
+        "ContextTokens, GeneratedTokens); burstgpt (Timestamp, Request tokens, Response "
+        "tokens); mooncake (timestamp, input_length, output_length); canonical (arrival_s, "
+        "input_tokens, output_tokens)")

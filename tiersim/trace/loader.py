@@ -32,6 +32,7 @@ from tiersim.trace.formats import (
     detect,
     expected_columns,
     is_length_only,
+    is_trace_column,
     shown_name,
     token_renames,
 )
@@ -382,12 +383,24 @@ def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> s
         # NOTE: not recognised as a table: its "columns" may be any text (/proc/self/environ),
         # so they are counted, never shown
         raise TraceError(src.path, f"not a trace: none of its {len(columns)} column name(s) "
-                         f"is a trace column{_separator_hint(columns, src)}; expected "
-                         f"{expected_columns()}")
+                         f"{_no_format_columns(columns)}{_separator_hint(columns, src)}; "
+                         f"expected {expected_columns()}")
     _require(src, columns, FORMATS[name].required, name)
     if rows == 0:
         raise TraceError(src.path, f"has no requests ({_only(src)}); add rows")
     return name
+
+
+def _no_format_columns(columns: list[str]) -> str:
+    """What a table that no format matches lacks, in words: a trace column, or, beside the
+    trace columns it has (a request_id: splitwise-sim's trace was told it had none), a
+    format's time or token column. Only names tiersim reads are shown (the file is not yet
+    known to be a trace)."""
+    known = [str(c) for c in columns if is_trace_column(str(c))]
+    if not known:
+        return "is a trace column"
+    return (f"is a trace format's time or token column (its {', '.join(known[:5])} "
+            f"{'is' if len(known) == 1 else 'are'} read only beside them)")
 
 
 def _only(src: Source) -> str:
