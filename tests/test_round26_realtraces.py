@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from test_round19 import error_line, run_cli
 from test_round25_traceleft import _inspect
+
+from tiersim.trace.units import coarse_note
 
 # kvcache-ai/Mooncake FAST25-release/traces/conversation_trace.jsonl (Apache-2.0, HEAD
 # 3b5a594), its first 45 rows' timestamp (ms), input_length and output_length (hash_ids left
@@ -76,3 +79,11 @@ def test_a_table_with_request_id_but_no_format_s_columns_is_refused_truly(tmp_pa
         "ContextTokens, GeneratedTokens); burstgpt (Timestamp, Request tokens, Response "
         "tokens); mooncake (timestamp, input_length, output_length); canonical (arrival_s, "
         "input_tokens, output_tokens)")
+
+
+def test_a_grid_step_of_hours_is_written_out_not_in_exponent_form():
+    """A grid of instants about two hours apart (7,200.3 s, off the whole hour) was named
+    '7.2e+03 s apart'; its step is written to the millisecond."""
+    t = np.repeat(np.array([0.0, 7200.3, 14400.6, 21600.9]), 10)
+    assert coarse_note("TIMESTAMP", t)[0].startswith(
+        "TIMESTAMP falls on instants 7,200.3 s apart: 36 of 40 requests")

@@ -182,7 +182,8 @@ def coarse_note(column: str, t: np.ndarray) -> list[str]:
         step = _grid_step(t)
         if step is None:
             return []
-        given, within = f"falls on instants {step:.3g} s apart", f"the {step:.3g} s"
+        shown = f"{round(step, 3):,g} s"  # to the millisecond: 7,200 s, not 7.2e+03 s
+        given, within = f"falls on instants {shown} apart", f"the {shown}"
     return [f"{column} {given}: {tied:,} of {len(t):,} requests arrive at the same instant as "
             "the request before them, so each is replayed in a burst at that instant, though "
             f"they may have come apart within {within} (queueing and TTFT may read high); a "
