@@ -87,3 +87,15 @@ def test_a_grid_step_of_hours_is_written_out_not_in_exponent_form():
     t = np.repeat(np.array([0.0, 7200.3, 14400.6, 21600.9]), 10)
     assert coarse_note("TIMESTAMP", t)[0].startswith(
         "TIMESTAMP falls on instants 7,200.3 s apart: 36 of 40 requests")
+
+
+def test_the_bursts_note_counts_the_requests_a_window_keeps(tmp_path, capsys):
+    """With a window the note counted the whole file: a run of Mooncake's conversation trace
+    over [0, 30) s replayed 87 requests and was told '2,671 of 3,001 requests arrive at the
+    same instant'. It counts the window's requests, as the note on BurstGPT's models does."""
+    path = tmp_path / "conversation_trace.jsonl"
+    path.write_text(_jsonl(MOONCAKE_CONVERSATION))
+    stats = _inspect(capsys, path, "--window", "0", "10")
+    assert stats["rows"] == 38
+    assert stats["notes"][0].startswith(
+        "timestamp falls on instants 3 s apart: 34 of 38 requests arrive at the same instant")

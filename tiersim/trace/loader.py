@@ -138,8 +138,8 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
         rows, window_notes = window_rows(table, window, src, sessions)
         table = _keep(table, rows, window, src)
         notes = [*notes, *window_notes]
-    notes = [text for note in notes
-             for text in (note.within(rows) if isinstance(note, ModelMix) else [note])]
+    notes = [text for note in notes for text in (
+        note.within(rows) if isinstance(note, ModelMix | units.CoarseNote) else [note])]
     notes = [*units.unfollowed(notes, time_scale), *_late_start(table, window, time_scale)]
     data = _file_rows(table, name, rows)
     origin = TraceOrigin(src.path, name, tuple(notes), 0 if data is None else int(data[0]),

@@ -168,12 +168,42 @@ def coarse_note(column: str, t: np.ndarray) -> list[str]:
     coarse times may have made (requests a second apart logged to the hour were served 40 at
     once, without a word; Mooncake's conversation trace holds 90% of its requests at instants
     3 s apart). The file is read as written; a canonical ``arrival_s`` is the replay's own
-    schedule and is not judged."""
+    schedule and is not judged. The note is a :class:`CoarseNote`, said again of the rows a
+    window keeps."""
+    text = _coarse_text(column, t)
+    return [CoarseNote(text, column, t)] if text else []
+
+
+class CoarseNote(str):
+    """The note on coarse arrival times (:func:`coarse_note`) with the times it was said of
+    (``t``, of the converted table's rows, and their ``column``), so that :meth:`within` can
+    say it of the rows a window keeps: a window of 87 requests was told of the file's
+    '2,671 of 3,001'."""
+
+    column: str
+    t: np.ndarray
+
+    def __new__(cls, text: str, column: str, t: np.ndarray) -> CoarseNote:
+        note = super().__new__(cls, text)
+        note.column, note.t = column, t
+        return note
+
+    def within(self, rows: np.ndarray | None) -> list[str]:
+        """The note as plain text (no times held), of the table ``rows`` a window keeps (None:
+        every row); none where those rows are not tied enough."""
+        if rows is None:
+            return [str(self)]
+        text = _coarse_text(self.column, self.t[rows])
+        return [text] if text else []
+
+
+def _coarse_text(column: str, t: np.ndarray) -> str:
+    """The words of :func:`coarse_note` for times ``t``, empty when it says nothing."""
     if len(t) < 2:
-        return []
+        return ""
     tied = int(np.count_nonzero(t[1:] == t[:-1]))
     if tied < max(COARSE_TIED[0], COARSE_TIED[1] * len(t)):
-        return []
+        return ""
     unit = next((name for name, size in COARSE_UNITS
                  if np.all(np.abs(t / size - np.round(t / size)) * size < 1e-6)), None)
     if unit is not None:
@@ -181,13 +211,13 @@ def coarse_note(column: str, t: np.ndarray) -> list[str]:
     else:
         step = _grid_step(t)
         if step is None:
-            return []
+            return ""
         shown = f"{round(step, 3):,g} s"  # to the millisecond: 7,200 s, not 7.2e+03 s
         given, within = f"falls on instants {shown} apart", f"the {shown}"
-    return [f"{column} {given}: {tied:,} of {len(t):,} requests arrive at the same instant as "
+    return (f"{column} {given}: {tied:,} of {len(t):,} requests arrive at the same instant as "
             "the request before them, so each is replayed in a burst at that instant, though "
             f"they may have come apart within {within} (queueing and TTFT may read high); a "
-            "log with finer times replays them as they came"]
+            "log with finer times replays them as they came")
 
 
 def _grid_step(t: np.ndarray) -> float | None:
