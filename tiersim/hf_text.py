@@ -17,11 +17,14 @@ MOE_LOCAL_TYPES = ("mixtral", "minimax_m2")
 MLA_TYPES = ("deepseek_v3", "kimi_k2", "deepseek_v2", "deepseek_v32", "glm_moe_dsa")
 #: MLA with DeepSeek sparse attention's indexer.
 DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
+#: MoE after leading dense layers, with shared experts, under grouped-query attention
+#: (GLM-4.5, GLM-4.6, GLM-4.5-Air).
+GQA_MOE_TYPES = ("glm4_moe",)
 #: Gated delta-net hybrids (Qwen3-Next; Qwen3.5's language model, dense or MoE).
 HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 #: Every ``model_type`` the simulator reads (after :data:`ALIASES`).
 SUPPORTED_TYPES = (*DENSE_TYPES, "qwen3_moe", "qwen2_moe", "gpt_oss", *MOE_LOCAL_TYPES, *MLA_TYPES,
-                   *HYBRID_TYPES)
+                   *GQA_MOE_TYPES, *HYBRID_TYPES)
 
 #: transformers' ``GptOssConfig`` default for ``num_experts_per_tok`` (vLLM's gpt_oss.py reads
 #: that key; OpenAI's own ``experts_per_token`` is kept beside it, unread).
@@ -69,7 +72,7 @@ KV_HEADS_DEFAULTS: dict[str, int] = {
     "mistral": 8, "mixtral": 8, "phimoe": 8, "gpt_oss": 8, "minimax_m2": 8,
     "qwen2": 32, "qwen3": 32, "qwen2_moe": 16, "qwen3_moe": 4, "qwen3_next": 2,
     "qwen3_5_text": 4, "qwen3_5_moe_text": 2, "qwen3_vl_text": 32, "qwen3_vl_moe_text": 16,
-    "qwen2_vl_text": 8, "qwen2_5_vl_text": 8, "qwen2_vl": 8, "qwen2_5_vl": 8,
+    "qwen2_vl_text": 8, "qwen2_5_vl_text": 8, "qwen2_vl": 8, "qwen2_5_vl": 8, "glm4_moe": 8,
 }
 
 

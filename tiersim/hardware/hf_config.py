@@ -34,6 +34,12 @@ Supported ``model_type`` values and the keys read:
   not none.
 - ``deepseek_v32``, ``glm_moe_dsa`` (DeepSeek sparse attention: DeepSeek-V3.2, GLM-5): as
   ``deepseek_v3`` plus the indexer's ``index_n_heads``, ``index_head_dim`` and ``index_topk``.
+- ``glm4_moe`` (GLM-4.5, GLM-4.6, GLM-4.5-Air): DeepSeek's MoE layout under grouped-query
+  attention, as vLLM's glm4_moe.py builds it: ``first_k_dense_replace`` dense layers of
+  ``intermediate_size``, then ``n_routed_experts`` experts of ``moe_intermediate_size`` and
+  ``n_shared_experts`` shared ones of that width (both keys written out, as for MLA);
+  ``use_qk_norm``; ``num_nextn_predict_layers`` counted in the checkpoint's size only; the
+  q/k/v biases (under 0.01% of the weights) not counted.
 - ``qwen3_next``, ``qwen3_5_text``, ``qwen3_5_moe_text`` (gated delta-net hybrids): the layers
   typed ``linear_attention`` in ``layer_types`` (else all but each ``full_attention_interval``-th)
   are delta-net layers of ``linear_num_key_heads`` / ``linear_num_value_heads`` heads of
@@ -130,6 +136,7 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     DSA_TYPES,
     FLAT_WRAPPERS,
     GPT_OSS_TOP_K,
+    GQA_MOE_TYPES,
     HYBRID_TYPES,
     MLA_TYPES,
     MOE_LOCAL_TYPES,
@@ -534,37 +541,66 @@ def _mla(cfg: _Config) -> dict[str, Any]:
     _refuse_without_mla(cfg)
     if cfg.data.get("moe_layer_freq", 1) != 1:
         raise cfg.error("moe_layer_freq", "only 1 (every layer after the dense ones MoE)")
-    for key in MLA_WRITTEN_OUT:
-        if key not in cfg.data:
-            raise cfg.error(key, f"missing; transformers would take "
-                            f"{cfg.data.get('model_type')}'s default, not none: write it out "
-                            f"({'0' if key == 'first_k_dense_replace' else 'null'} for none)")
-    if cfg.data["first_k_dense_replace"] is None:
-        raise cfg.error("first_k_dense_replace", "null; vLLM's DeepSeek decoder layers compare "
-                        "each layer's index with it (layer_idx >= first_k_dense_replace), which "
-                        "fails on null: write 0 for no dense layer")
+    _written_out(cfg, MLA_WRITTEN_OUT, "DeepSeek")
     nope, rope = cfg.int("qk_nope_head_dim"), cfg.int("qk_rope_head_dim")
-    moe_inter = cfg.int("moe_intermediate_size")
-    shared = cfg.count("n_shared_experts")
-    dense = cfg.count("first_k_dense_replace", cfg.int("num_hidden_layers") - 1)
     heads = cfg.int("num_attention_heads")
     return {
+        **_dense_lead_moe(cfg),
         "kv_heads": heads,
         "head_dim": nope + rope,
-        "intermediate": cfg.int("intermediate_size") if dense else 0,
-        "num_experts": cfg.int("n_routed_experts"),
-        "top_k": cfg.int("num_experts_per_tok"),
-        "expert_intermediate": moe_inter,
-        "shared_intermediate": shared * moe_inter,
-        "dense_layers": dense,
         "q_lora_rank": cfg.int("q_lora_rank", 0) if cfg.data.get("q_lora_rank") else 0,
-        "mtp_layers": cfg.count("num_nextn_predict_layers"),
         "kv_lora_rank": cfg.int("kv_lora_rank"),
         "qk_nope_head_dim": nope,
         "qk_rope_head_dim": rope,
         "v_head_dim": cfg.int("v_head_dim"),
         **(_dsa(cfg) if cfg.data.get("model_type") in DSA_TYPES else {}),
     }
+
+
+def _written_out(cfg: _Config, keys: tuple[str, ...], family: str) -> None:
+    """One line for a key of ``keys`` the config leaves out (transformers' DeepSeek and GLM
+    configs, which vLLM builds the model from, default it to a layout that is not none), or a
+    null ``first_k_dense_replace`` (which vLLM's ``family`` decoder layers fail on)."""
+    for key in keys:
+        if key not in cfg.data:
+            raise cfg.error(key, f"missing; transformers would take "
+                            f"{cfg.data.get('model_type')}'s default, not none: write it out "
+                            f"({'0' if key == 'first_k_dense_replace' else 'null'} for none)")
+    if cfg.data["first_k_dense_replace"] is None:
+        raise cfg.error("first_k_dense_replace", f"null; vLLM's {family} decoder layers compare "
+                        "each layer's index with it (layer_idx >= first_k_dense_replace), which "
+                        "fails on null: write 0 for no dense layer")
+
+
+def _dense_lead_moe(cfg: _Config) -> dict[str, Any]:
+    """The MoE fields DeepSeek's and GLM-4.5's layout share: ``first_k_dense_replace`` dense
+    layers of ``intermediate_size``, then ``n_routed_experts`` experts of
+    ``moe_intermediate_size`` and ``n_shared_experts`` shared ones of that width (null: none),
+    and ``num_nextn_predict_layers`` multi-token-prediction layers (checkpoint size only)."""
+    moe_inter = cfg.int("moe_intermediate_size")
+    dense = cfg.count("first_k_dense_replace", cfg.int("num_hidden_layers") - 1)
+    return {
+        "intermediate": cfg.int("intermediate_size") if dense else 0,
+        "num_experts": cfg.int("n_routed_experts"),
+        "top_k": cfg.int("num_experts_per_tok"),
+        "expert_intermediate": moe_inter,
+        "shared_intermediate": cfg.count("n_shared_experts") * moe_inter,
+        "dense_layers": dense,
+        "mtp_layers": cfg.count("num_nextn_predict_layers"),
+    }
+
+
+#: Keys a GLM-4.5 config must write out, as :data:`MLA_WRITTEN_OUT` (transformers'
+#: ``Glm4MoeConfig`` defaults each to 1).
+GLM4_MOE_WRITTEN_OUT = ("n_shared_experts", "first_k_dense_replace")
+
+
+def _glm4_moe(cfg: _Config) -> dict[str, Any]:
+    """MoE fields of a GLM-4.5 config (vLLM's glm4_moe.py): the leading dense layers, shared
+    and routed experts of :func:`_dense_lead_moe` under grouped-query attention (its q/k/v
+    biases, under 0.01% of the weights, not counted), q/k norms where ``use_qk_norm`` says."""
+    _written_out(cfg, GLM4_MOE_WRITTEN_OUT, "GLM-4.5")
+    return {**_dense_lead_moe(cfg), "qk_norm": cfg.flag("use_qk_norm")}
 
 
 def _refuse_without_mla(cfg: _Config) -> None:
@@ -814,6 +850,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
         fields.update(_mla(cfg))
     elif model_type in HYBRID_TYPES:
         fields.update(_hybrid(cfg, fields["layers"], model_type))
+    elif model_type in GQA_MOE_TYPES:
+        fields.update(_glm4_moe(cfg))
     else:
         fields.update(_gpt_oss(cfg, fields["layers"]))
     if fields.get("num_experts") and fields["top_k"] > fields["num_experts"]:
