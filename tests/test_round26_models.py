@@ -1,9 +1,11 @@
 """Real Hugging Face configs tiersim's benchmarks do not cover (session 33's generalisation
-check): GLM-4.5's ``glm4_moe`` read as vLLM's glm4_moe.py builds it."""
+check): GLM-4.5's ``glm4_moe`` read as vLLM's glm4_moe.py builds it, and an AutoGPTQ / AutoAWQ
+quantisation file beside a config without ``quantization_config`` named in a note."""
 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,51 @@ def test_glm45_without_a_layout_key_says_so(tmp_path: Path, key: str) -> None:
     with pytest.raises(TiersimError, match=rf"key '{key}': missing; transformers would take "
                        "glm4_moe's default"):
         load_hf_config(path)
+
+
+#: Qwen/Qwen2.5-7B-Instruct's config.json, the keys that shape the model (its safetensors
+#: index: total_size 15,231,233,024 bytes).
+QWEN25_7B = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584,
+             "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+             "num_key_value_heads": 4, "max_position_embeddings": 32768, "sliding_window": None,
+             "use_sliding_window": False, "tie_word_embeddings": False, "vocab_size": 152064}
+#: AutoGPTQ's quantize_config.json as older exports write it beside config.json (no
+#: quant_method; vLLM reads it only under --quantization gptq).
+AUTOGPTQ_SIDE = {"bits": 4, "group_size": 128, "damp_percent": 0.01, "desc_act": False,
+                 "sym": True, "true_sequential": True, "model_name_or_path": None,
+                 "model_file_base_name": "model"}
+
+
+@pytest.mark.parametrize(("name", "side", "method"), [
+    ("quantize_config.json", AUTOGPTQ_SIDE, "gptq or awq"),
+    ("quantize_config.json", {**AUTOGPTQ_SIDE, "quant_method": "gptq"}, "gptq"),
+    ("quant_config.json", {"zero_point": True, "q_group_size": 128, "w_bit": 4,
+                           "version": "GEMM"}, "gptq or awq"),
+])
+def test_a_quant_file_beside_a_config_without_one_is_a_note(tmp_path: Path, name: str,
+                                                            side: dict, method: str) -> None:
+    """An AutoGPTQ / AutoAWQ folder whose config.json has no quantization_config (the block
+    in quantize_config.json / quant_config.json beside it) was sized as BF16 without a word:
+    15.23 GB for a 4-bit checkpoint of about 5.5 GB. vLLM detects formats from config.json
+    too (the side file only under --quantization), so tiersim keeps BF16, but says so."""
+    path = _write(tmp_path, QWEN25_7B)
+    (tmp_path / name).write_text(json.dumps(side))
+    with pytest.warns(Note) as notes:
+        model = load_hf_config(path)
+    assert checkpoint_bytes(model) == pytest.approx(15.231e9, rel=1e-3)
+    said = [str(n.message) for n in notes if name in str(n.message)]
+    assert len(said) == 1 and said[0].startswith(f"{tmp_path / name}: a quantisation block")
+    assert f"--quantization {method}" in said[0] and "as BF16" in said[0]
+
+
+def test_a_quant_file_beside_a_config_with_one_is_not_a_note(tmp_path: Path) -> None:
+    """Where config.json has its quantization_config (as transformers-era exports write it
+    beside the old file), that block is read, and the old file is no news."""
+    quant = {**AUTOGPTQ_SIDE, "quant_method": "gptq"}
+    path = _write(tmp_path, {**QWEN25_7B, "quantization_config": quant})
+    (tmp_path / "quantize_config.json").write_text(json.dumps(AUTOGPTQ_SIDE))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_hf_config(path)
+    assert not [w for w in caught if "quantize_config.json" in str(w.message)]
+    assert checkpoint_bytes(model) < 6e9

@@ -66,7 +66,9 @@ vLLM reads them, NVIDIA's ``hf_quant_config.json`` beside it: ``<folder>/hf_quan
 or ``<stem>_hf_quant_config.json`` for a file named ``<stem>_config.json``; a note names a side
 file the config overrides that names other formats, or that tiersim cannot read; where there
 is neither, the config's ``compression_config``, in which early compressed-tensors checkpoints
-keep their block): ``quant_method`` ``fp8``
+keep their block; with none of them, an AutoGPTQ / AutoAWQ ``quantize_config.json`` /
+``quant_config.json`` beside it is a note, not read: vLLM opens it only under ``--quantization``,
+and without that loads the weights as BF16): ``quant_method`` ``fp8``
 (``weight_block_size`` -> ``fp8_block``, else per-tensor ``fp8``), ``fbgemm_fp8`` (Meta's
 per-channel FP8, read as ``fp8``, but its ``modules_to_not_convert``), ``mxfp4`` (the routed
 experts only, as vLLM loads gpt-oss; a model without experts keeps every layer BF16, with a note, as
@@ -872,6 +874,8 @@ def load_hf_config(path: str | Path) -> ModelArch:
                 hybrid_linear_layers(cfg, fields["layers"]) if model_type in HYBRID_TYPES
                 else frozenset())
     formats, kv_cache = _quant_of(path, quant, span, quant_key)
+    if quant is None and not hf_quant_path(path).is_file():
+        _note_told_quant_file(path)
     arch = ModelArch(**fields)
     present = {g for g, n in arch.param_groups().items() if n > 0}
     kept = tuple(f for f in formats if f[0] in present)
@@ -974,11 +978,39 @@ def regex_budget(seconds: float):
 QUANT_KEY = "quantization_config."
 
 
-def hf_quant_path(path: Path) -> Path:
-    """NVIDIA's ``hf_quant_config.json`` beside ``path`` (same folder, or same stem)."""
+def hf_quant_path(path: Path, name: str = "hf_quant_config.json") -> Path:
+    """NVIDIA's ``hf_quant_config.json`` (or another file ``name``) beside ``path``: in the
+    same folder, or, for a config named ``<stem>_config.json``, as ``<stem>_<name>``."""
     if path.name == "config.json":
-        return path.with_name("hf_quant_config.json")
-    return path.with_name(path.name.removesuffix("config.json") + "hf_quant_config.json")
+        return path.with_name(name)
+    return path.with_name(path.name.removesuffix("config.json") + name)
+
+
+#: Quantisation files of AutoGPTQ / AutoAWQ exports that vLLM opens only when told the format
+#: (``--quantization gptq|awq``: its ``get_quant_config``), never to detect it.
+TOLD_QUANT_FILES = ("quantize_config.json", "quant_config.json")
+
+
+def _note_told_quant_file(path: Path) -> None:
+    """A note when a config with no quantisation block (nor ``hf_quant_config.json``) has an
+    AutoGPTQ / AutoAWQ block beside it (:data:`TOLD_QUANT_FILES`): vLLM detects a checkpoint's
+    formats from the config (it opens that file only under ``--quantization``, and without it
+    loads the weights as BF16), so tiersim reads them as BF16 too, and says so."""
+    side = next((s for s in (hf_quant_path(path, n) for n in TOLD_QUANT_FILES)
+                 if s.is_file()), None)
+    if side is None:
+        return
+    try:
+        said = json.loads(side.read_text(encoding="utf-8-sig")).get("quant_method")
+    except (OSError, ValueError, AttributeError, RecursionError):  # unreadable: no method
+        said = None
+    method = said if said in ("gptq", "awq") else "gptq or awq"
+    warnings.warn(Note(f"{side}: a quantisation block beside a config with no "
+                       f"quantization_config: vLLM reads it only when told the format "
+                       f"(--quantization {method}); without that it loads the weights as BF16, "
+                       f"and tiersim sizes them as BF16 too; copy the block into {path.name} as "
+                       "quantization_config (with its quant_method), or set the tier's "
+                       "precision"), stacklevel=3)
 
 
 def _side_file(path: Path) -> Path | None:
