@@ -670,9 +670,10 @@ class RunResult:
     @property
     def accuracy_label(self) -> str:
         """The accuracy's name: expected, or realised where the router reads the realised
-        draws and accuracy is scored on them (:mod:`tiersim.routing.accuracy`)."""
-        realised = self.router is not None and self.router.basis == "realised"
-        return "accuracy (realised draws)" if realised else "expected accuracy"
+        draws and accuracy is scored on them (:mod:`tiersim.routing.accuracy`). The uniform
+        fleets' accuracies are scored on the same basis (:func:`tiersim.savings.same_basis`),
+        so their column takes this name too."""
+        return accuracy_name(None if self.router is None else self.router.basis)
 
     def tier(self, name: str) -> TierResult:
         """The tier called ``name``."""
@@ -797,6 +798,12 @@ class RunResult:
             raise TiersimError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})"
                                "; rerun `tiersim run`") from None
         return cls.from_json(text, str(path))
+
+
+def accuracy_name(basis: str | None) -> str:
+    """An accuracy's name by what it is scored on: "accuracy (realised draws)" on the
+    ``realised`` basis, else "expected accuracy" (every output names it so)."""
+    return "accuracy (realised draws)" if basis == "realised" else "expected accuracy"
 
 
 def _oneline(err: Exception) -> str:

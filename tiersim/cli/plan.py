@@ -18,7 +18,7 @@ import typer
 
 from tiersim.cli.usage import echo, expand_home
 from tiersim.errors import Note, TiersimError, escaped
-from tiersim.results import within_limit
+from tiersim.results import accuracy_name, within_limit
 
 if TYPE_CHECKING:
     from tiersim.results import PlanResult
@@ -299,8 +299,7 @@ def _accuracy_line(chosen: dict) -> str:
     held to it: :func:`tiersim.results.baseline_floor`), named and sourced as ``tiersim run``
     names and sources its own."""
     sources = chosen.get("accuracy_sources") or {}
-    label = ("accuracy (realised draws)" if sources.get("basis") == "realised"
-             else "expected accuracy")
+    label = accuracy_name(sources.get("basis"))
     floor = (chosen.get("margins") or {}).get("accuracy")
     against = (f" vs floor {_percent_as_given(floor['limit'])}" if floor else
                " (no floor: the uniform baselines must reach it)")

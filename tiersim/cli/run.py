@@ -323,7 +323,8 @@ def baseline_table(r: RunResult):
                         f"{r.floor_words()})", title_justify="left", caption_justify="left",
                   caption="\n".join(f"all {b.tier} is infeasible: {b.infeasible}"
                                      for b in saving.uniform if b.infeasible) or None)
-    for col in ("fleet", "replicas x GPUs", "meets SLOs", "meets floor", "accuracy", "cost USD"):
+    for col in ("fleet", "replicas x GPUs", "meets SLOs", "meets floor", r.accuracy_label,
+                "cost USD"):
         table.add_column(col, no_wrap=True)
     met = {True: "yes", False: "no", None: "-"}
     for b in saving.uniform:

@@ -20,7 +20,7 @@ from tiersim.analytic import upper_hull
 from tiersim.errors import escaped_lines
 from tiersim.report.load import ReportData, axis_text
 from tiersim.report.timeseries import bucketed
-from tiersim.results import RunResult, within_limit
+from tiersim.results import RunResult, accuracy_name, within_limit
 
 CDF_POINTS = 400
 TIME_BINS = 600
@@ -409,11 +409,9 @@ def _accuracy_name(data: ReportData, sweep: pd.DataFrame | None) -> str:
         bases.add(data.run.router.basis)
     if sweep is not None and "router.basis" in sweep:
         bases.update(str(b) for b in sweep["router.basis"].dropna())
-    if bases == {"realised"}:
-        return "accuracy (realised draws)"
-    if "realised" in bases:
+    if "realised" in bases and len(bases) > 1:
         return "accuracy (expected or realised draws, as each point's router scores it)"
-    return "expected accuracy"
+    return accuracy_name("realised" if bases == {"realised"} else "expected")
 
 
 def _sets_note(sets: int) -> str:

@@ -353,7 +353,7 @@ def savings_section(run: RunResult) -> str:
          _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike]])
     return (f"<h3>{page_text(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
-                     "accuracy", "cost (USD)"], rows)
+                     run.accuracy_label, "cost (USD)"], rows)
             + closed_form_note(run))
 
 
