@@ -39,3 +39,30 @@ def test_baseline_accuracy_column_expected_basis():
     assert run.router.basis == "expected"
     assert "expected accuracy" in _console_text(baseline_table(run))
     assert "<th>expected accuracy</th>" in savings_section(run)
+
+
+def _split_plan():
+    """A plan of tier bf16 at 5 x 2 GPUs split 4P 1D, as disagg.yaml plans it (plan.json)."""
+    from tiersim.results import PlanResult
+
+    splits = [{"label": "4P 1D", "prefill_replicas": 4, "decode_replicas": 1, "score": 0.616,
+               "ttft_p99_s": 1.232, "tpot_p99_s": 0.02828},
+              {"label": "aggregated", "prefill_replicas": 0, "decode_replicas": 0,
+               "score": 1.596, "ttft_p99_s": 0.8972, "tpot_p99_s": 0.1596}]
+    chosen = {"design": "bf16@2", "replicas": {"bf16": 5}, "gpus_per_replica": {"bf16": 2},
+              "per_tier": {"bf16": {"replicas": 5, "prefill": 4}}, "cost_usd": 5.938,
+              "cost_model": "provisioned"}
+    return PlanResult(scenario="disagg", constraints={}, plan=chosen,
+                      disaggregation={"tier": "bf16", "chosen": splits[0], "splits": splits})
+
+
+def test_plan_report_shows_the_chosen_split():
+    """`tiersim plan scenarios/disagg.yaml` prints "bf16 split: 4P 1D (of 4P 1D score 0.616;
+    ...; aggregated score 1.60 ...)" and its scenario.yaml and the run report's uniform table
+    read "5 (4P 1D)"; the plan report's sizes read "tier bf16: 5 x 2 GPU" with no split and
+    left the splits compared out."""
+    from tiersim.report.page import plan_section
+
+    page = plan_section(_split_plan())
+    assert "<td>tier bf16</td><td>5 (4P 1D) x 2 GPU</td>" in page
+    assert "<td>aggregated</td>" in page and "<td>4P 1D</td>" in page

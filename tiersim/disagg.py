@@ -56,6 +56,10 @@ def _with_split(scenario: Scenario, index: int, split: tuple[int, int] | None) -
     return scenario.model_copy(update={"tiers": tiers})
 
 
+SCORE_WORDS = "score = worse of p99 TTFT and TPOT over their SLOs"
+"""What a split's score is, as ``plan`` prints it and its report heads the splits' table."""
+
+
 def score_text(score: float | None) -> str:
     """A split's score as printed: 3 significant digits (``0.0663``, ``1.07``, ``2,515``,
     ``inf``), so splits that rank apart do not print alike (at 2 decimals, 0.0663, 0.0675 and

@@ -261,12 +261,12 @@ def format_plan(result: PlanResult) -> str:
     lines += [_uniform_line(other) for other in result.uniform]
     split = result.disaggregation
     if split:
-        from tiersim.disagg import score_text
+        from tiersim.disagg import SCORE_WORDS, score_text
 
         table = "; ".join(f"{r['label']} score {score_text(r['score'])}"
                           for r in split["splits"])
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
-                     "score = worse of p99 TTFT and TPOT over their SLOs)")
+                     f"{SCORE_WORDS})")
     return "\n".join(lines)
 
 

@@ -458,8 +458,9 @@ def plan_section(plan: PlanResult) -> str:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
                 f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>")
     gpus = chosen.get("gpus_per_replica") or {}
-    rows = [[f"tier {t}", f"{n} x {gpus.get(t, 1)} GPU"] for t, n in
-            (chosen.get("replicas") or {}).items()]
+    per_tier = chosen.get("per_tier") or {}
+    rows = [[f"tier {t}", f"{n}{split_words(n, (per_tier.get(t) or {}).get('prefill'))} x "
+             f"{gpus.get(t, 1)} GPU"] for t, n in (chosen.get("replicas") or {}).items()]
     rows += [[f"router {k}", v] for k, v in (chosen.get("router") or {}).items()]
     rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
              ["cost of the trace (USD)", chosen.get("cost_usd")],
@@ -486,7 +487,23 @@ def plan_section(plan: PlanResult) -> str:
             + "<h3>One replica fewer</h3>"
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
-            + table(["design", "cost (USD)", "missed / compared"], others))
+            + table(["design", "cost (USD)", "missed / compared"], others)
+            + split_section(plan.disaggregation))
+
+
+def split_section(split: dict[str, Any] | None) -> str:
+    """A planned split tier's prefill/decode splits and aggregated serving on its GPUs, best
+    first, with the one the plan chose (as ``plan`` prints them); nothing for no split."""
+    if not split:
+        return ""
+    from tiersim.disagg import SCORE_WORDS, score_text
+
+    rows = [[r.get("label"), r.get("ttft_p99_s"), r.get("tpot_p99_s"),
+             score_text(r.get("score"))] for r in split.get("splits") or []]
+    tier, chosen = split.get("tier"), (split.get("chosen") or {}).get("label")
+    return (f"<h3>{page_text(f'Prefill/decode split of tier {tier}')}</h3>"
+            f"<p>{page_text(f'chosen: {chosen} ({SCORE_WORDS})')}</p>"
+            + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows))
 
 
 def figure_html(panel: Panel) -> str:
