@@ -66,3 +66,43 @@ def test_plan_report_shows_the_chosen_split():
     page = plan_section(_split_plan())
     assert "<td>tier bf16</td><td>5 (4P 1D) x 2 GPU</td>" in page
     assert "<td>aggregated</td>" in page and "<td>4P 1D</td>" in page
+
+
+def _sweep_data(basis: str = "realised"):
+    """A two-point sweep of routing.yaml's router.confusion.fpr as its sweep.parquet holds it
+    (the figures of the first two points; routing.yaml sets no cost_model: provisioned)."""
+    import pandas as pd
+
+    from tiersim.report.load import ReportData
+
+    latency = "fitted on measured serving rows + public measured"
+    sweep = pd.DataFrame({
+        "status": ["ok", "ok"], "router.confusion.fpr": [0.0, 0.1],
+        "accuracy": [0.8091, 0.8045], "cost_usd": [3.5003, 3.5003],
+        "ttft_p99_s": [0.3896, 0.3896], "tpot_p99_s": [0.1319, 0.1319],
+        "slo_attainment": [0.9596, 0.9596], "router.basis": [basis, basis],
+        "cost_model": ["provisioned", "provisioned"], "sources.latency": [latency, latency],
+        "sources.accuracy": ["scenario", "scenario"],
+        "sources.cost": ["provisioned GPUs x duration x $/GPU-hour"] * 2})
+    return ReportData(Path("."), sweep=sweep, sweep_axes=["router.confusion.fpr"],
+                      scenario={"name": "routing", "router": {"policy": "lagrangian"}})
+
+
+def test_sweep_report_names_units_basis_and_sources():
+    """A sweep report's points read "accuracy", "cost_usd", "ttft_p99_s" with no unit, no
+    basis (routing.yaml's points score accuracy on realised draws) and no cost model, and its
+    provenance said nothing of where the latencies come from; each point's `tiersim run`
+    report names all of them. Now the columns are named as the run report names them and
+    the provenance gives the points' cost model and sources."""
+    from tiersim.report.page import provenance, sweep_headline
+
+    data = _sweep_data()
+    points = sweep_headline(data)
+    for name in ("accuracy (realised draws)", "cost of the run (USD, provisioned)", "TTFT p99 (s)",
+                 "TPOT p99 (s)", "SLO attainment (fraction)"):
+        assert f"<th>{name}</th>" in points
+    page = provenance(data)
+    assert "<td>cost model</td><td>provisioned</td>" in page
+    assert "<td>latency comes from</td><td>fitted on measured serving rows + public " \
+        "measured</td>" in page
+    assert "<td>accuracy comes from</td><td>scenario</td>" in page

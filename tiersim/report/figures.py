@@ -594,6 +594,20 @@ def _lines_note(lines: int) -> str:
             "the sweep table has every point.")
 
 
+def sweep_column_names(data: ReportData, sweep: pd.DataFrame) -> dict[str, str]:
+    """A sweep's headline columns as its figures and its points table both name them, each
+    with its unit as a run's report gives it: the accuracy with its basis, a cost with its
+    cost model (:func:`_cost_axis`)."""
+    names = {"ttft_p99_s": "TTFT p99 (s)", "tpot_p99_s": "TPOT p99 (s)",
+             "accuracy": _accuracy_name(data, sweep),
+             "slo_attainment": "SLO attainment (fraction)",
+             "router.silent_failure_rate": "silent failure rate (fraction)"}
+    for cost in COST_AXES:
+        if cost in sweep:
+            names[cost] = _cost_axis(cost, [ledger for ledger, _ in _by_ledger(sweep, cost)])
+    return names
+
+
 def sweep_metrics(data: ReportData) -> Panel | None:
     """p99 TTFT, accuracy and cost against the first sweep axis, one line per other setting."""
     sweep = _ok(data.sweep)
@@ -602,12 +616,9 @@ def sweep_metrics(data: ReportData) -> Panel | None:
     axis = data.sweep_axes[0]
     if not pd.api.types.is_numeric_dtype(sweep[axis]):
         return None
-    cost = _cost_column(sweep)
-    metrics = [(m, t) for m, t in (("ttft_p99_s", "p99 TTFT (s)"), ("tpot_p99_s", "p99 TPOT (s)"),
-                                   ("accuracy", _accuracy_name(data, sweep)),
-                                   (cost, _cost_axis(cost, [ledger for ledger, _ in
-                                                            _by_ledger(sweep, cost)])
-                                    if cost else "")) if m and m in sweep]
+    names = sweep_column_names(data, sweep)
+    metrics = [(m, names[m]) for m in ("ttft_p99_s", "tpot_p99_s", "accuracy",
+                                       _cost_column(sweep)) if m and m in sweep]
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[t for _, t in metrics])
     others = [a for a in data.sweep_axes if a != axis]
     for i, (label, group) in enumerate(list(_groups(sweep, others))[:10]):

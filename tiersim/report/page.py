@@ -25,7 +25,7 @@ from tiersim.atomic import create_temp
 from tiersim.errors import TiersimError, escaped
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
-from tiersim.report.figures import Panel, build_panels
+from tiersim.report.figures import Panel, build_panels, sweep_column_names
 from tiersim.report.load import ReportData, axis_text, load_dir
 from tiersim.results import (
     ATTRIBUTED_WORDS,
@@ -117,13 +117,7 @@ def _profile_used(data: ReportData, profile: dict) -> str | None:
     scenario alone cannot tell)."""
     if profile.get("name"):
         return profile["name"]
-    sweep = data.sweep
-    names = sweep["profile.name"].dropna() if isinstance(sweep, pd.DataFrame) \
-        and "profile.name" in sweep else None
-    if names is not None and len(names):
-        used = [str(name) for name in names.unique()]
-        return used[0] if len(used) == 1 else f"varied across the points: {', '.join(used)}"
-    return (data.scenario or {}).get("profile")
+    return _points_value(data.sweep, "profile.name") or (data.scenario or {}).get("profile")
 
 
 def _swept(data: ReportData, path: str) -> str | None:
@@ -160,12 +154,15 @@ def provenance(data: ReportData) -> str:
             ["seed", sc.get("seed", run.seed if run else None)],
             ["router policy", (sc.get("router") or {}).get("policy")
              or (run.router.policy if run else None)],
-            ["cost model", run.cost_model if run else sc.get("cost_model")]]
+            ["cost model", run.cost_model if run else
+             _points_value(data.sweep, "cost_model") or sc.get("cost_model")]]
     # a sweep's base value of a setting an axis varies is no point's: name the axis instead
     for row in rows:
         axis = _swept(data, SETTING_PATHS.get(row[0], ""))
         if axis is not None:
             row[1] = f"varied by the sweep (axis {axis})"
+    if run is None:
+        rows += _sweep_sources(data)
     if run is not None:
         rows += [["latency comes from", run.sources.latency],
                  ["accuracy comes from", run.sources.accuracy],
@@ -183,6 +180,31 @@ def provenance(data: ReportData) -> str:
     return ("<h2>Scenario and provenance</h2>" + table(["item", "value"], rows)
             + _profile_sources(profile.get("sources") or {}) + model_read_section(run)
             + details)
+
+
+SWEEP_SOURCES = {"latency comes from": "sources.latency",
+                 "accuracy comes from": "sources.accuracy", "cost comes from": "sources.cost"}
+"""The provenance rows a sweep's report gives from its points' columns, as a run's report
+gives them from its summary."""
+
+
+def _sweep_sources(data: ReportData) -> list[list[Any]]:
+    """Where a sweep's latencies, accuracies and costs come from, from its points
+    (:func:`_points_value`)."""
+    return [[name, _points_value(data.sweep, column, "; ")]
+            for name, column in SWEEP_SOURCES.items()]
+
+
+def _points_value(sweep: pd.DataFrame | None, column: str, sep: str = ", ") -> str | None:
+    """A sweep column's one value over its points, or "varied across the points: a, b" when
+    they differ (joined by ``sep``: a source's own words hold commas); None when the sweep has
+    no such column (or no sweep)."""
+    if not isinstance(sweep, pd.DataFrame) or column not in sweep:
+        return None
+    used = [str(v) for v in sweep[column].dropna().unique()]
+    if not used:
+        return None
+    return used[0] if len(used) == 1 else f"varied across the points: {sep.join(used)}"
 
 
 def _trace_read_rows(run: RunResult | None) -> list[list[Any]]:
@@ -419,7 +441,8 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     shown = shown.where(shown.notna(), None)
     for axis in (a for a in data.sweep_axes if a in shown):
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
-    points = table(cols, shown.values.tolist())
+    names = sweep_column_names(data, sweep)
+    points = table([names.get(c, c) for c in cols], shown.values.tolist())
     more = f"<p class='muted'>first {limit} of {len(sweep)} points shown</p>" \
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
