@@ -106,3 +106,4 @@ def test_sweep_report_names_units_basis_and_sources():
     assert "<td>latency comes from</td><td>fitted on measured serving rows + public " \
         "measured</td>" in page
     assert "<td>accuracy comes from</td><td>scenario</td>" in page
+

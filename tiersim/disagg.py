@@ -13,16 +13,22 @@ spread evenly from 1 to all but one (every split of 1,024 replicas took minutes 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from tiersim.errors import TiersimError
-from tiersim.metrics import MAX_SPLITS, percentile, prefill_counts, slo_score
+from tiersim.metrics import (
+    MAX_SPLITS,
+    SCORE_WORDS,
+    percentile,
+    prefill_counts,
+    score_text,
+    slo_score,
+)
 from tiersim.runner import run_with_requests
 from tiersim.scenario import DisaggConfig, Scenario
 
-__all__ = ["MAX_SPLITS", "SplitResult", "compare_splits", "default_tier", "other_tiers",
-           "prefill_counts", "score_text", "splittable"]
+__all__ = ["MAX_SPLITS", "SCORE_WORDS", "SplitResult", "compare_splits", "default_tier",
+           "other_tiers", "prefill_counts", "score_text", "splittable"]
 
 
 @dataclass(frozen=True)
@@ -54,20 +60,6 @@ def _with_split(scenario: Scenario, index: int, split: tuple[int, int] | None) -
     tiers = list(scenario.tiers)
     tiers[index] = tier.model_copy(update={"disaggregation": cfg})
     return scenario.model_copy(update={"tiers": tiers})
-
-
-SCORE_WORDS = "score = worse of p99 TTFT and TPOT over their SLOs"
-"""What a split's score is, as ``plan`` prints it and its report heads the splits' table."""
-
-
-def score_text(score: float | None) -> str:
-    """A split's score as printed: 3 significant digits (``0.0663``, ``1.07``, ``2,515``,
-    ``inf``), so splits that rank apart do not print alike (at 2 decimals, 0.0663, 0.0675 and
-    0.0691 all read 0.07 under a "best" that picked the first). None is an infinite score as
-    plan.json stores it (JSON has no infinity)."""
-    if score is None or not math.isfinite(score):
-        return "inf"
-    return f"{score:,.0f}" if score >= 100 else f"{score:#.3g}".removesuffix(".")
 
 
 def default_tier(scenario: Scenario) -> str:

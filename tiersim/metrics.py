@@ -14,6 +14,7 @@ and the last finish.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,3 +187,16 @@ def slo_score(ttft_p99_s: float | None, tpot_p99_s: float | None,
               if value is not None and limit]
     return max(ratios, default=0.0)
 
+
+SCORE_WORDS = "score = worse of p99 TTFT and TPOT over their SLOs"
+"""What a split's score is, as ``plan`` prints it and its report heads the splits' table."""
+
+
+def score_text(score: float | None) -> str:
+    """A split's score as printed: 3 significant digits (``0.0663``, ``1.07``, ``2,515``,
+    ``inf``), so splits that rank apart do not print alike (at 2 decimals, 0.0663, 0.0675 and
+    0.0691 all read 0.07 under a "best" that picked the first). None is an infinite score as
+    plan.json stores it (JSON has no infinity)."""
+    if score is None or not math.isfinite(score):
+        return "inf"
+    return f"{score:,.0f}" if score >= 100 else f"{score:#.3g}".removesuffix(".")

@@ -12,18 +12,13 @@ import math
 import re
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from tiersim.cli.usage import echo, expand_home
 from tiersim.errors import Note, TiersimError, escaped
-from tiersim.results import accuracy_name, within_limit
-
-if TYPE_CHECKING:
-    from tiersim.results import PlanResult
-
-
+from tiersim.results import PlanResult, accuracy_name, within_limit
 
 #: The most combinations of ``--choose`` values a plan tries: each is sized by simulation (a
 #: search per tier subset), and three options of 299 values each made 26.7 million settings
@@ -261,7 +256,7 @@ def format_plan(result: PlanResult) -> str:
     lines += [_uniform_line(other) for other in result.uniform]
     split = result.disaggregation
     if split:
-        from tiersim.disagg import SCORE_WORDS, score_text
+        from tiersim.metrics import SCORE_WORDS, score_text
 
         table = "; ".join(f"{r['label']} score {score_text(r['score'])}"
                           for r in split["splits"])

@@ -519,7 +519,7 @@ def split_section(split: dict[str, Any] | None) -> str:
     first, with the one the plan chose (as ``plan`` prints them); nothing for no split."""
     if not split:
         return ""
-    from tiersim.disagg import SCORE_WORDS, score_text
+    from tiersim.metrics import SCORE_WORDS, score_text
 
     rows = [[r.get("label"), r.get("ttft_p99_s"), r.get("tpot_p99_s"),
              score_text(r.get("score"))] for r in split.get("splits") or []]
