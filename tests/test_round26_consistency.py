@@ -107,3 +107,20 @@ def test_sweep_report_names_units_basis_and_sources():
         "measured</td>" in page
     assert "<td>accuracy comes from</td><td>scenario</td>" in page
 
+
+def test_plan_cost_printed_as_plan_json_and_report_read_it():
+    """routing_example.yaml's plan costs 2,518 x 0.001 + 349 x 0.0025 USD: 3.3905000000000003
+    in memory, 3.3905 in plan.json. `tiersim plan` printed "cost 3.391 USD" from memory and
+    the report, reading plan.json, "3.39": the console now prints the figures plan.json holds."""
+    from tiersim.cli.plan import format_plan
+    from tiersim.report.page import plan_section
+    from tiersim.results import PlanResult
+
+    cost = 2518 * 0.001 + 349 * 0.0025
+    chosen = {"design": "nvfp4+bf16", "replicas": {"nvfp4": 1, "bf16": 1},
+              "gpus_per_replica": {"nvfp4": 1, "bf16": 1}, "cost_usd": cost,
+              "cost_model": "fixed_per_request", "cost_per_hour_usd": 7.0}
+    result = PlanResult(scenario="routing_example", constraints={}, plan=chosen)
+    written = PlanResult.from_json(result.to_json())
+    assert "cost 3.39 USD" in format_plan(result)
+    assert '<td>cost of the trace (USD)</td><td class="num">3.39</td>' in plan_section(written)
