@@ -124,3 +124,19 @@ def test_plan_cost_printed_as_plan_json_and_report_read_it():
     written = PlanResult.from_json(result.to_json())
     assert "cost 3.39 USD" in format_plan(result)
     assert '<td>cost of the trace (USD)</td><td class="num">3.39</td>' in plan_section(written)
+
+
+def test_plan_missed_floor_in_percent_as_the_plans_accuracy_line():
+    """`tiersim plan scenarios/routing_example.yaml` printed "accuracy (realised draws): 94.11%
+    vs floor 94.00%" and, two lines on, "uniform nvfp4 (1 x 1 GPU): accuracy 0.9397 vs limit
+    0.94" (the report's other designs the same): one accuracy in percent, the other as a
+    fraction. A missed floor now reads in percent, the floor as the plan's line gives it."""
+    from types import SimpleNamespace
+
+    from tiersim.plan.planner import Constraints, _missed
+
+    tier = SimpleNamespace(requests=2867)
+    outcome = SimpleNamespace(ttft_p99_s=0.26, tpot_p99_s=0.018, dropped=0,
+                              accuracy=0.9396581793, tiers={"nvfp4": tier})
+    words = _missed(outcome, Constraints(2.0, 0.1, 0.94))
+    assert words == "accuracy 93.97% vs limit 94.00%"

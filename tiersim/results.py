@@ -800,6 +800,14 @@ class RunResult:
         return cls.from_json(text, str(path))
 
 
+def percent_as_given(fraction: float) -> str:
+    """A floor as a percentage at the decimals it was given with, two at least (0.93 is
+    93.00%, 0.94995 is 94.995%; at two, 94.99% read under the floor set)."""
+    value = 100 * fraction
+    places = next((d for d in range(2, 9) if abs(round(value, d) - value) < 1e-9), 8)
+    return f"{value:.{places}f}%"
+
+
 def accuracy_name(basis: str | None) -> str:
     """An accuracy's name by what it is scored on: "accuracy (realised draws)" on the
     ``realised`` basis, else "expected accuracy" (every output names it so)."""

@@ -18,7 +18,7 @@ import typer
 
 from tiersim.cli.usage import echo, expand_home
 from tiersim.errors import Note, TiersimError, escaped
-from tiersim.results import PlanResult, accuracy_name, within_limit
+from tiersim.results import PlanResult, accuracy_name, percent_as_given, within_limit
 
 #: The most combinations of ``--choose`` values a plan tries: each is sized by simulation (a
 #: search per tier subset), and three options of 299 values each made 26.7 million settings
@@ -284,14 +284,6 @@ def _uniform_line(other: dict) -> str:
             f"cost at that size {_num(other.get('cost_usd'))} USD, no baseline")
 
 
-def _percent_as_given(fraction: float) -> str:
-    """A floor as a percentage at the decimals it was given with, two at least (0.93 is
-    93.00%, 0.94995 is 94.995%; at two, 94.99% read under the floor set)."""
-    value = 100 * fraction
-    places = next((d for d in range(2, 9) if abs(round(value, d) - value) < 1e-9), 8)
-    return f"{value:.{places}f}%"
-
-
 def _accuracy_line(chosen: dict) -> str:
     """The chosen design's accuracy against the floor (with none, the uniform baselines are
     held to it: :func:`tiersim.results.baseline_floor`), named and sourced as ``tiersim run``
@@ -299,7 +291,7 @@ def _accuracy_line(chosen: dict) -> str:
     sources = chosen.get("accuracy_sources") or {}
     label = accuracy_name(sources.get("basis"))
     floor = (chosen.get("margins") or {}).get("accuracy")
-    against = (f" vs floor {_percent_as_given(floor['limit'])}" if floor else
+    against = (f" vs floor {percent_as_given(floor['limit'])}" if floor else
                " (no floor: the uniform baselines must reach it)")
     where = f"; source: {sources['source']}" if sources.get("source") else ""
     return f"  {label}: {_num(chosen.get('accuracy'), '{:.2%}')}{against}{where}"

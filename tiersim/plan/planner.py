@@ -48,6 +48,7 @@ from tiersim.results import (
     floor_digits,
     floor_pair,
     over_digits,
+    percent_as_given,
     reaches_floor,
     round_sig,
     within_limit,
@@ -825,12 +826,13 @@ def _missed(o: Outcome, c: Constraints) -> str | None:
     for key, m in margins(o, c).items():
         if not m["met"]:
             value, limit = m["value"], m["limit"]
-            if value is None:
-                shown = "none finished"
-            elif key == "accuracy":
-                shown = f"{value:.{floor_digits(limit, value, 4)}g}"
-            else:  # a p99 over its limit by less than 4 digits show is shown to more
-                shown = f"{value:.{over_digits(value, limit, 4)}g}"
+            if key == "accuracy" and value is not None:  # in percent, as the plan's own line
+                words.append(f"accuracy {100 * value:.{floor_digits(limit, value, 4)}g}% vs "
+                             f"limit {percent_as_given(limit)}")
+                continue
+            # a p99 over its limit by less than 4 digits show is shown to more
+            shown = ("none finished" if value is None else
+                     f"{value:.{over_digits(value, limit, 4)}g}")
             words.append(f"{key} {shown} vs limit {limit:.10g}")
     return "; ".join(words) or None
 
