@@ -140,3 +140,32 @@ def test_plan_missed_floor_in_percent_as_the_plans_accuracy_line():
                               accuracy=0.9396581793, tiers={"nvfp4": tier})
     words = _missed(outcome, Constraints(2.0, 0.1, 0.94))
     assert words == "accuracy 93.97% vs limit 94.00%"
+
+
+def test_response_cache_headline_latencies_say_they_cover_the_fleets_requests():
+    """response_cache.yaml printed "TTFT p50 / p99  0.0779 s / 0.121 s" and "end-to-end p99
+    5.16 s" in the headline and, below, "TTFT p50 with cache 0.0285" and "end-to-end p99 with
+    cache 5.00": one name, two figures (the headline's cover the 1,995 requests the fleet
+    served, the cache table's all 2,867). The headline's rows now say whose they are, in the
+    console and the report alike."""
+    from tiersim.cli.run import headline_table
+    from tiersim.report.page import run_headline
+
+    run = RunResult.read(GOLDEN / "response_cache_summary.json")
+    assert run.response_cache is not None and run.response_cache.hits > 0
+    console = list(headline_table(run).columns[0].cells)
+    page = run_headline(run)
+    for console_label, page_label in (("TTFT p50 / p99", "TTFT p99"),
+                                      ("end-to-end p99", "end-to-end p99"),
+                                      ("SLO attainment", "SLO attainment")):
+        scoped = " (requests the fleet served)"
+        assert f"{console_label}{scoped}" in console
+        assert f"<td>{page_label}{scoped}</td>" in page
+
+
+def test_headline_latency_labels_unscoped_without_a_response_cache():
+    """Without a response cache the fleet served every request: the labels stay as they were."""
+    from tiersim.cli.run import headline_table
+
+    run = RunResult.read(GOLDEN / "tiny_summary.json")
+    assert "TTFT p50 / p99" in list(headline_table(run).columns[0].cells)

@@ -675,6 +675,14 @@ class RunResult:
         so their column takes this name too."""
         return accuracy_name(None if self.router is None else self.router.basis)
 
+    @property
+    def served_scope(self) -> str:
+        """What the headline's latencies, SLO attainment, throughput and accuracy cover, as
+        their label's tail: " (requests the fleet served)" where a response cache answered
+        some (its own table's latencies cover every request), else nothing."""
+        cache = self.response_cache
+        return " (requests the fleet served)" if cache is not None and cache.hits else ""
+
     def tier(self, name: str) -> TierResult:
         """The tier called ``name``."""
         for t in self.tiers:

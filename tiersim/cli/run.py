@@ -224,24 +224,26 @@ def headline_table(r: RunResult):
     from tiersim.results import ATTRIBUTED_WORDS, GPU_HOURS_WORDS
 
     latency, cost, acc = r.sources.latency, r.sources.cost, r.sources.accuracy
+    scope = r.served_scope
     table = Table(title=f"tiersim run: {r.scenario}", title_justify="left")
     for col in ("metric", "value", "source"):
         table.add_column(col)
     rows = [
         ("requests (completed / dropped)", _request_counts(r), "trace"),
         ("duration", fmt(r.duration_s, " s"), r.duration_source),
-        ("TTFT p50 / p99", f"{fmt(r.ttft_p50_s, ' s')} / {fmt(r.ttft_p99_s, ' s')}", latency),
-        ("TPOT p50 / p99", f"{fmt(r.tpot_p50_s, ' ms', 1e3)} / "
+        (f"TTFT p50 / p99{scope}", f"{fmt(r.ttft_p50_s, ' s')} / {fmt(r.ttft_p99_s, ' s')}",
+         latency),
+        (f"TPOT p50 / p99{scope}", f"{fmt(r.tpot_p50_s, ' ms', 1e3)} / "
          f"{fmt(r.tpot_p99_s, ' ms', 1e3)}", latency),
-        ("end-to-end p99", fmt(r.e2e_p99_s, " s"), latency),
-        ("SLO attainment", fmt(r.slo_attainment, " %", 100), latency),
-        ("throughput", fmt(r.throughput_tok_s, " output tok/s"), latency),
+        (f"end-to-end p99{scope}", fmt(r.e2e_p99_s, " s"), latency),
+        (f"SLO attainment{scope}", fmt(r.slo_attainment, " %", 100), latency),
+        (f"throughput{scope}", fmt(r.throughput_tok_s, " output tok/s"), latency),
         (f"cost ({r.cost_model})", fmt(r.cost_usd, " USD"), cost),
         ("attributed (busy GPU time only)", fmt(r.attributed_cost_usd, " USD"),
          ATTRIBUTED_WORDS),
         ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
         ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
-        (r.accuracy_label, fmt(r.accuracy, " %", 100, digits=4), acc),
+        (f"{r.accuracy_label}{scope}", fmt(r.accuracy, " %", 100, digits=4), acc),
         *router_rows(r, acc, routing_accuracy_source(r)),
     ]
     for row in rows:

@@ -262,6 +262,7 @@ def run_headline(run: RunResult) -> str:
     `tiersim run` prints it), per-tier table, router figures and savings."""
     cache = run.response_cache
     latency, cost, acc = run.sources.latency, run.sources.cost, run.sources.accuracy
+    scope = run.served_scope
     rows = [
         ["requests", run.requests if cache is None else cache.requests, "", "trace"],
         ["completed", run.completed, "", "trace"],
@@ -269,16 +270,17 @@ def run_headline(run: RunResult) -> str:
         *([] if cache is None else [["answered by the response cache", cache.hits, "",
                                      "trace"]]),
         ["simulated duration", run.duration_s, "s", run.duration_source],
-        ["TTFT p50", run.ttft_p50_s, "s", latency], ["TTFT p99", run.ttft_p99_s, "s", latency],
-        ["TPOT p50", run.tpot_p50_s, "s", latency], ["TPOT p99", run.tpot_p99_s, "s", latency],
-        ["end-to-end p99", run.e2e_p99_s, "s", latency],
-        ["SLO attainment", run.slo_attainment, "fraction", latency],
-        ["throughput", run.throughput_tok_s, "output tokens/s", latency],
+        *([f"{name}{scope}", value, unit, latency] for name, value, unit in (
+            ("TTFT p50", run.ttft_p50_s, "s"), ("TTFT p99", run.ttft_p99_s, "s"),
+            ("TPOT p50", run.tpot_p50_s, "s"), ("TPOT p99", run.tpot_p99_s, "s"),
+            ("end-to-end p99", run.e2e_p99_s, "s"),
+            ("SLO attainment", run.slo_attainment, "fraction"),
+            ("throughput", run.throughput_tok_s, "output tokens/s"))),
         [f"cost ({run.cost_model})", run.cost_usd, "USD", cost],
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
         ["cost per 1M output tokens", run.cost_per_1m_output_tokens, "USD", cost],
         ["GPU-hours provisioned", run.gpu_hours, "h", GPU_HOURS_WORDS],
-        [run.accuracy_label, run.accuracy, "fraction", acc],
+        [f"{run.accuracy_label}{scope}", run.accuracy, "fraction", acc],
     ]
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
     out += "<h3>Per tier</h3>" + table(
