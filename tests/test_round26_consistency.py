@@ -169,3 +169,17 @@ def test_headline_latency_labels_unscoped_without_a_response_cache():
 
     run = RunResult.read(GOLDEN / "tiny_summary.json")
     assert "TTFT p50 / p99" in list(headline_table(run).columns[0].cells)
+
+
+def test_plan_report_margin_names_the_accuracy_as_the_console():
+    """routing_example.yaml's plan printed "accuracy (realised draws): 94.11% vs floor 94.00%";
+    its report's margins table named the same figure "accuracy" (0.9411), no basis."""
+    from tiersim.report.page import plan_section
+    from tiersim.results import PlanResult
+
+    chosen = {"design": "nvfp4+bf16", "replicas": {"nvfp4": 1, "bf16": 1},
+              "accuracy_sources": {"basis": "realised", "source": "prior"},
+              "margins": {"accuracy": {"limit": 0.94, "value": 0.9411, "margin": 0.0011,
+                                       "met": True}}}
+    page = plan_section(PlanResult(scenario="routing_example", constraints={}, plan=chosen))
+    assert "<td>accuracy (realised draws)</td>" in page

@@ -32,6 +32,7 @@ from tiersim.results import (
     GPU_HOURS_WORDS,
     PlanResult,
     RunResult,
+    accuracy_name,
     floor_digits,
     saving_without_share,
     split_words,
@@ -490,7 +491,9 @@ def plan_section(plan: PlanResult) -> str:
     rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
              ["cost of the trace (USD)", chosen.get("cost_usd")],
              ["provisioned cost (USD per hour)", chosen.get("cost_per_hour_usd")]]
-    margins = [[name, m.get("limit"), m.get("value"), m.get("margin"), m.get("met")]
+    basis = (chosen.get("accuracy_sources") or {}).get("basis")
+    margins = [[accuracy_name(basis) if name == "accuracy" else name, m.get("limit"),
+                m.get("value"), m.get("margin"), m.get("met")]
                for name, m in (chosen.get("margins") or {}).items()]
     saving = chosen.get("savings") or {}
     saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
