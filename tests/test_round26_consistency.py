@@ -16,9 +16,9 @@ from tiersim.results import RunResult
 GOLDEN = Path(__file__).parent / "golden"
 
 
-def _console_text(renderable) -> str:
-    """A rich renderable as the console prints it (wide enough for every header)."""
-    console = Console(file=io.StringIO(), width=200, markup=False)
+def _console_text(renderable, width: int = 200) -> str:
+    """A rich renderable as the console prints it, ``width`` columns wide."""
+    console = Console(file=io.StringIO(), width=width, markup=False)
     console.print(renderable)
     return console.file.getvalue()
 
@@ -31,6 +31,18 @@ def test_baseline_accuracy_column_names_the_runs_basis():
     assert run.router.basis == "realised"
     assert "accuracy (realised draws)" in _console_text(baseline_table(run))
     assert "<th>accuracy (realised draws)</th>" in savings_section(run)
+
+
+def test_baseline_table_fits_the_console_with_the_longer_accuracy_name():
+    """At the console's least width (100 columns) the longer column name left the other
+    headers and "routed (this run)" cut ("cost U…", "routed (this ru…"): the accuracy's name
+    wraps instead, every other header and fleet name is whole."""
+    run = RunResult.read(GOLDEN / "cascade_models_summary.json")
+    text = _console_text(baseline_table(run), width=100)
+    assert "…" not in text
+    for whole in ("routed (this run)", "replicas x GPUs", "meets SLOs", "meets floor",
+                  "cost USD", "accuracy (realised", "draws)", "93.49 %"):
+        assert whole in text
 
 
 def test_baseline_accuracy_column_expected_basis():

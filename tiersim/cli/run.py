@@ -325,9 +325,17 @@ def baseline_table(r: RunResult):
                         f"{r.floor_words()})", title_justify="left", caption_justify="left",
                   caption="\n".join(f"all {b.tier} is infeasible: {b.infeasible}"
                                      for b in saving.uniform if b.infeasible) or None)
-    for col in ("fleet", "replicas x GPUs", "meets SLOs", "meets floor", r.accuracy_label,
-                "cost USD"):
-        table.add_column(col, no_wrap=True)
+    rows = [("routed (this run)", " + ".join(fleet_size(t.replicas, t.gpus_per_replica,
+                                                         t.prefill_replicas) for t in r.tiers))]
+    rows += [(f"all {b.tier}", b.size()) for b in saving.uniform]
+    for k, col in enumerate(("fleet", "replicas x GPUs")):  # names and sizes whole
+        table.add_column(col, no_wrap=True, min_width=max(len(row[k]) for row in [(col, col),
+                                                                                   *rows]))
+    for col in ("meets SLOs", "meets floor"):
+        table.add_column(col, no_wrap=True, min_width=len(col))
+    # the accuracy's name ("accuracy (realised draws)") wraps where the console is narrow
+    table.add_column(r.accuracy_label, min_width=len("100.00 %"))
+    table.add_column("cost USD", no_wrap=True, min_width=len("cost USD"))
     met = {True: "yes", False: "no", None: "-"}
     for b in saving.uniform:
         table.add_row(f"all {b.tier}", b.size(), met[b.slo_met], met[saving.meets_floor(b)],
