@@ -195,3 +195,16 @@ def test_plan_report_margin_names_the_accuracy_as_the_console():
                                        "met": True}}}
     page = plan_section(PlanResult(scenario="routing_example", constraints={}, plan=chosen))
     assert "<td>accuracy (realised draws)</td>" in page
+
+
+def test_agentic_rows_name_the_fraction_and_the_cost_model():
+    """agentic.yaml printed "expected accuracy 94.02 %" in the headline and, in the per-task
+    table, "success 0.940 | accuracy per request / ..." with no unit, and "cost 0.000714 USD
+    per request" with no cost model where the headline says "cost (attributed)". The rows,
+    shared by the console and the report, now name both."""
+    from tiersim.report.agentic import session_rows
+
+    run = RunResult.read(GOLDEN / "agentic_summary.json")
+    units = {row[0]: row[-1] for row in session_rows(run)}
+    assert units["success"].startswith("fraction: ")
+    assert units["cost"] == f"USD ({run.cost_model}) per request / per task"

@@ -22,14 +22,15 @@ def session_rows(run: RunResult) -> list[Row]:
         ["steps per task (mean / max)", None, s.steps_per_task_mean,
          f"max {s.steps_per_task_max:,}"],
         ["success", s.per_request_accuracy, s.task_success,
-         "accuracy per request / product of step correctness per task"],
+         "fraction: accuracy per request / product of step correctness per task"],
         ["per-request view overstates success by", None, s.success_misjudged_by,
          "fraction (accuracy - task success)"],
         ["latency p50", s.request_e2e_p50_s, s.task_latency_p50_s,
          "s (end-to-end / first arrival to last finish)"],
         ["latency p99", run.e2e_p99_s, s.task_latency_p99_s, "s"],
         ["task latency / request latency (p50)", None, s.latency_ratio_p50, "x"],
-        ["cost", _per_request_cost(run), s.cost_per_task_usd, "USD per request / per task"],
+        ["cost", _per_request_cost(run), s.cost_per_task_usd,
+         f"USD ({run.cost_model}) per request / per task"],
     ]
 
 
