@@ -208,3 +208,16 @@ def test_agentic_rows_name_the_fraction_and_the_cost_model():
     units = {row[0]: row[-1] for row in session_rows(run)}
     assert units["success"].startswith("fraction: ")
     assert units["cost"] == f"USD ({run.cost_model}) per request / per task"
+
+
+def test_report_router_basis_row_is_not_the_consoles_source_words():
+    """The console's router row reads "this run's routing, scored on scenario" (where the
+    correctness comes from) and the report's router table "accuracy scored on | realised" (the
+    basis): one phrase, two meanings, two different answers for routing.yaml. The report's row
+    now names the basis as such."""
+    from tiersim.report.page import run_headline
+
+    run = RunResult.read(GOLDEN / "cascade_models_summary.json")
+    page = run_headline(run)
+    assert "accuracy scored on" not in page
+    assert "<td>accuracy basis</td><td>realised</td>" in page

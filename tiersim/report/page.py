@@ -296,7 +296,7 @@ def run_headline(run: RunResult) -> str:
     digits = 4 if r.accuracy_floor is None else floor_digits(r.accuracy_floor, r.accuracy, 4)
     shown = (lambda v: v) if digits == 4 else (lambda v: v if v is None else fmt(v, digits))
     out += "<h3>Router</h3>" + table(["metric", "value"], [
-        ["policy", r.policy], ["accuracy scored on", r.basis], ["accuracy", shown(r.accuracy)],
+        ["policy", r.policy], ["accuracy basis", r.basis], ["accuracy", shown(r.accuracy)],
         ["accuracy 95% interval", r.interval_text(fmt)],
         ["accuracy floor", shown(r.accuracy_floor)],
         ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
