@@ -137,8 +137,12 @@ def test_the_time_series_counts_a_request_being_served_as_running(tmp_path, caps
     req = pd.read_parquet(tmp_path / "o" / "requests.parquet")
     start = (req["arrival_s"] + req["queue_s"]).to_numpy()
     end = req["finish_s"].to_numpy()
-    for t, running in zip(ts["time_s"], ts["running"], strict=True):
-        assert running == int(((start <= t) & (end > t)).sum()), t
+    # since round 26 a row is the time-weighted mean over [time_s, the next row's time_s)
+    times = ts["time_s"].to_numpy()
+    for t0, t1, running in zip(times[:-1], times[1:], ts["running"], strict=False):
+        served = np.clip(np.minimum(end, t1) - np.maximum(start, t0), 0.0, None).sum()
+        assert running == pytest.approx(served / (t1 - t0), rel=1e-9, abs=1e-9), t0
+    assert ts["running"].iloc[-1] == 0
 
 
 def test_a_plan_with_a_response_cache_sizes_what_the_run_sizes(tmp_path, capsys):

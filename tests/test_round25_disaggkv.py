@@ -59,10 +59,11 @@ def test_a_one_token_answer_frees_its_blocks_at_once():
 
 
 def test_the_idle_prefill_replica_samples_its_held_blocks():
-    res = simulate([_tier(40)], _two_at_once(), sample_every=0.01)
+    res = simulate([_tier(40)], _two_at_once(), sample_every=1e-9)
     samples = res.samples["t"][0]
     # between the first prefill's end and the transfer's: nothing runs, one waits, 25 held
-    assert (samples[1][1], samples[1][2], samples[1][3]) == (0, 1, 25)
+    # (rows are means over intervals of 1e-9 s since round 26: the state holds over many)
+    assert (0, 1, 25) in [(s[1], s[2], s[3]) for s in samples]
 
 
 def test_a_release_during_the_next_prefill_still_counts_toward_the_peak():

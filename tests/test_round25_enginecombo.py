@@ -86,7 +86,7 @@ def check_invariants(res, work, spec: TierSpec) -> None:
     cap = spec.num_blocks
     assert all(p <= cap for p in res.kv_peak_blocks[spec.name])
     for rep in res.samples.get(spec.name, []):
-        assert all(0 <= s[3] <= cap for s in rep)
+        assert all(0 <= s[3] <= cap * (1 + 1e-12) for s in rep)  # means: one rounding
         assert not [s for s in rep if s[2] and not s[1]], "idle while a request waits"
         assert all(s[1] <= spec.limits.max_num_seqs for s in rep)
 
@@ -154,12 +154,17 @@ def check_fleet(res, work, tiers) -> None:
     for spec in tiers:
         assert all(p <= spec.num_blocks for p in res.kv_peak_blocks[spec.name])
         for rep, peak in zip(res.samples[spec.name], res.kv_peak_blocks[spec.name]):
-            assert all(s[3] <= peak for s in rep)  # the peak holds every sampled step
+            # the peak holds every step (rows are means since round 26: one rounding allowed)
+            assert all(s[3] <= peak * (1 + 1e-12) for s in rep)
         for j, rep in enumerate(res.samples[spec.name]):
-            assert all(0 <= s[3] <= spec.num_blocks for s in rep)
+            assert all(0 <= s[3] <= spec.num_blocks * (1 + 1e-12) for s in rep)
             # a split tier's prefill replica may idle with a request waiting while blocks are
-            # held for prefilled requests whose KV is still moving to a decoder
+            # held for prefilled requests whose KV is still moving to a decoder; a lockstep
+            # rank's request waits out its group's step in flight (the rank runs the dummy
+            # batch), which the series shows since round 26 (exact, not sampled at step starts)
             holds = spec.disagg is not None and j < spec.disagg.prefill
+            if spec.lockstep > 1:
+                continue
             idle = [s for s in rep if s[2] and not s[1] and not (holds and s[3])]
             assert not idle, "idle while a request waits"
             assert all(s[1] <= spec.limits.max_num_seqs for s in rep)

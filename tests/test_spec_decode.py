@@ -163,9 +163,11 @@ def test_budget_must_cover_every_decoder_verifying():
 @fast
 @given(workloads, setups)
 def test_kv_peak_holds_every_sampled_step(work, setup):
-    """The replica's peak KV use is at least what any step it sampled held: the peak is taken
+    """The replica's peak KV use is at least what any step it held: the peak is taken
     while the step's blocks are held, before finished requests free theirs (it was taken
-    after, so the summary's kv_peak_frac fell below timeseries.parquet's samples)."""
+    after, so the summary's kv_peak_frac fell below timeseries.parquet's samples). The
+    series' rows are means over intervals of 1e-12 s (round 26): one rounding of the mean
+    is allowed."""
     res = simulate([_tier(setup)], work, sample_every=1e-12)
     for peak, samples in zip(res.kv_peak_blocks["t"], res.samples["t"]):
-        assert peak >= max((s[3] for s in samples), default=0)
+        assert peak * (1 + 1e-12) >= max((s[3] for s in samples), default=0)

@@ -44,8 +44,9 @@ SESSION_COLUMNS = ("session_id", "step", "step_type")
 """Columns requests.parquet adds, after the others, when the traffic has agentic sessions."""
 
 TIMESERIES_COLUMNS = ["tier", "replica", "time_s", "running", "waiting", "kv_blocks",
-                      "kv_capacity"]
-"""Columns of timeseries.parquet: one row per engine sample of one replica."""
+                      "kv_capacity", "waiting_max", "interval_s"]
+"""Columns of timeseries.parquet: one row per change of one replica's time-weighted means over
+the engine's grid of ``interval_s`` seconds (docs/metrics.md)."""
 
 
 def request_table(df: pd.DataFrame, result, scenario: Scenario, fleet: Fleet,
@@ -165,13 +166,15 @@ _DTYPES = {"replica": np.int64, "preemptions": np.int64, "escalated": bool,
 
 
 def timeseries_table(result, fleet: Fleet) -> pd.DataFrame:
-    """The engine's per-replica samples: time, running, waiting and KV blocks in use (each
-    value holds from its sample time to the replica's next sample)."""
+    """The engine's per-replica load series: from ``time_s`` until the replica's next row, the
+    time-weighted means of running, waiting and KV blocks in use over each of the engine's
+    intervals of ``interval_s`` seconds, and the most requests waiting in them."""
     rows = [
-        (tier.name, replica, t, running, waiting, kv, result.num_blocks[tier.name])
+        (tier.name, replica, t, running, waiting, kv, result.num_blocks[tier.name], peak,
+         result.interval_s)
         for tier in fleet.tiers
         for replica, samples in enumerate(result.samples[tier.name])
-        for t, running, waiting, kv in samples
+        for t, running, waiting, kv, peak in samples
     ]
     return pd.DataFrame(rows, columns=TIMESERIES_COLUMNS)
 

@@ -133,13 +133,16 @@ class SimResult:
     busy_s: dict[str, list[float]]
     kv_peak_blocks: dict[str, list[int]]
     num_blocks: dict[str, int]
-    samples: dict[str, list[list[tuple[float, int, int, int]]]]
+    # per replica, its load series' rows (t, running, waiting, kv blocks, waiting max): exact
+    # time-weighted means over [t, next row's t) on a grid of interval_s (engine/load_series.py)
+    samples: dict[str, list[list[tuple[float, float, float, float, int]]]]
     end_s: float
     arrival_s: np.ndarray  # when each request entered the fleet (closed loop: set by the run)
     cache_hit_tokens: np.ndarray  # prompt tokens served from a prefix cache, summed over passes
     prefix_stats: dict[str, PrefixStats] = field(default_factory=dict)  # tiers that cache
     busy_until_s: float = 0.0  # when the fleet's last step ended (a pass with no finish too)
     refused: np.ndarray | None = None  # first tier refused it at admission (no pass ran there)
+    interval_s: float = 1.0  # the grid of the load series in samples (sample_every)
 
 
 @dataclass
@@ -263,7 +266,7 @@ class _Fleet:
                  fast_paths: bool = True):
         n = len(work)
         self.env = SimEnv(fast_paths=fast_paths)
-        self.tiers, self.work = tiers, work
+        self.tiers, self.work, self.sample_every = tiers, work, sample_every
         self.esc = work.escalate_to if work.escalate_to is not None else np.full(n, -1)
         self.final_tier = np.asarray(work.tier, dtype=np.int64).copy()
         self.replica = np.full(n, -1, dtype=np.int64)
@@ -618,12 +621,13 @@ class _Fleet:
             kv_peak_blocks={n: [r.sched.peak_blocks for r in reps]
                             for n, reps in zip(names, self.reps)},
             num_blocks={s.name: s.num_blocks for s in self.tiers},
-            samples={n: [r.samples for r in reps] for n, reps in zip(names, self.reps)},
+            samples={n: [r.series.finish() for r in reps] for n, reps in zip(names, self.reps)},
             end_s=float(max([self.env.end_time] + [r.last_step for r in self.lazy_reps])),
             arrival_s=self.arrival,
             cache_hit_tokens=self.cache_hit,
             prefix_stats=self.prefix,
             busy_until_s=max((r.idle_at for reps in self.reps for r in reps), default=0.0),
+            interval_s=self.sample_every,
         )
 
 
@@ -723,7 +727,8 @@ def simulate(
     ``fast_forward=False`` steps every iteration as its own event (slow; for tests).
     ``fast_paths=False`` gives every plan its own event and evaluates each decode stretch on its
     own contexts (the reference the engine's speed paths are tested against; same results).
-    ``sample_every`` is the spacing in seconds of the queue/KV time series (default: 1/500 of the
+    ``sample_every`` is the interval in seconds of the load series (``SimResult.samples``: exact
+    time-weighted means of running, waiting and KV blocks per interval; default: 1/500 of the
     arrival span).
     """
     n = len(work)

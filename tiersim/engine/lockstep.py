@@ -48,6 +48,7 @@ class LockstepRank(Replica):
         could_join = not sched.waiting and len(sched.running) < sched.limits.max_num_seqs
         if not sched.add(req):
             return False
+        self._record(self.env.now)
         self.group.wake(could_join)
         return True
 
@@ -113,8 +114,7 @@ class LockstepGroup:
         plans = [self._plan_rank(rank, now) for rank in self.ranks]
         if all(p is None for p in plans):
             for rank in self.ranks:
-                rank._sample(now)  # the idle state
-                rank._next_sample = now  # the next busy step is sampled
+                rank._record(now)  # the idle state
                 rank.idle_at = now
             self._active, self._pending = False, None
             return
@@ -141,12 +141,9 @@ class LockstepGroup:
         while not sched.idle():
             plan = sched.schedule(now, self.max_k)
             if not plan.empty:
-                if now >= rank._next_sample:  # after admission: the batch this step runs
-                    rank._sample(now)
+                rank._record(now)  # after admission: the batch this step runs
                 return plan
-        if now >= rank._next_sample:
-            rank._sample(now)
-            rank._next_sample = now  # idle: its next busy step is sampled
+        rank._record(now)  # idle: it runs the dummy batch
         return None
 
     def _decode_times(self, plan: StepPlan | None, k: int) -> np.ndarray:

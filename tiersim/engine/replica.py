@@ -33,6 +33,7 @@ from math import inf
 import simpy
 
 from tiersim.engine.kv_levels import step_seconds
+from tiersim.engine.load_series import LoadSeries
 from tiersim.engine.request import Req
 from tiersim.engine.scheduler import ReplicaScheduler, StepPlan
 from tiersim.engine.simenv import SimEnv
@@ -57,9 +58,7 @@ class Replica:
         self.env, self.sched, self.model = env, sched, model
         self.on_finish, self.index, self.max_k = on_finish, index, max_k
         self.busy_s = 0.0
-        self.sample_every = sample_every
-        self.samples: list[tuple[float, int, int, int]] = []  # (t, running, waiting, kv blocks)
-        self._next_sample = 0.0
+        self.series = LoadSeries(sample_every)  # running, waiting, KV blocks over time
         self._active = False  # a step is planned or in flight
         self._pending: simpy.Event | None = None  # the end event that counts
         self._plan: StepPlan | None = None
@@ -84,8 +83,10 @@ class Replica:
         if not self._active:
             # Wake at this instant, after any other arrival at the same time (NORMAL < URGENT).
             self._active = True
-            self._wake_at(now)
-        elif self._ends is not None and could_join:
+            self._wake_at(now)  # its step starts now: no time with the request waiting
+            return True
+        self._record(now)
+        if self._ends is not None and could_join:
             in_flight = bisect_left(self._ends, now, 0, self._k)
             if in_flight + 1 < self._k:
                 self._k = in_flight + 1
@@ -99,6 +100,7 @@ class Replica:
         replica's, kept until its KV reached a decode replica); an idle replica with requests
         waiting wakes now to admit them."""
         self.sched.release_held(req)
+        self._record(self.env.now)
         if not self._active and self.sched.waiting:
             self._active = True
             self._wake_at(self.env.now)
@@ -201,8 +203,9 @@ class Replica:
                 if not sched.running and sched.held:  # the head waits for held blocks
                     break
                 continue
-            if now >= self._next_sample:  # after admission: the batch this step runs
-                self._sample(now)
+            # after admission: the batch this step runs (NOTE (speed): _record written out)
+            self.series.record(now, len(sched.running), len(sched.waiting),
+                               sched.num_blocks - sched.free)
             self._plan, self._start = plan, now
             if not chunks:  # plan.decode_only: a decode stretch, its end times from the table
                 ends = self._ends = self._table.ends(plan.n_dec, plan.dec_ctx, plan.k, now)
@@ -212,13 +215,13 @@ class Replica:
             if not plan.transfer_s:
                 return now + compute
             return now + step_seconds(compute, plan.transfer_s, sched.limits.kv_overlap)
-        self._sample(now)  # the idle state, so a time series holds 0, not the last busy sample
-        self._next_sample = now  # and the next busy step is sampled, or the 0 holds over it
+        self._record(now)  # the idle state
         self._active, self._pending = False, None
         self.idle_at = now
         return None
 
-    def _sample(self, now: float) -> None:
+    def _record(self, now: float) -> None:
+        """The replica's state from ``now`` on, into its load series (NOTE (speed): the
+        blocks in use are ``sched.used_blocks()``, written out)."""
         s = self.sched
-        self.samples.append((now, len(s.running), len(s.waiting), s.used_blocks()))
-        self._next_sample = now + self.sample_every
+        self.series.record(now, len(s.running), len(s.waiting), s.num_blocks - s.free)

@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots
 from tiersim.analytic import upper_hull
 from tiersim.errors import escaped_lines
 from tiersim.report.load import ReportData, axis_text
-from tiersim.report.timeseries import bucketed
+from tiersim.report.timeseries import bucketed, grid_edges, tier_peaks
 from tiersim.results import RunResult, accuracy_name, within_limit
 
 CDF_POINTS = 400
@@ -167,6 +167,16 @@ def _end_time(data: ReportData, frame: pd.DataFrame, time_col: str) -> float:
     return last if run is None else max(last, run)
 
 
+def _edges(data: ReportData, frame: pd.DataFrame, time_col: str) -> np.ndarray:
+    """The time buckets: whole intervals of the engine's grid (``interval_s``), where each
+    bucket's mean is exact; else (older files of point samples) TIME_BINS equal buckets."""
+    end = _end_time(data, frame, time_col)
+    interval = frame["interval_s"].max() if "interval_s" in frame else None
+    if interval is not None and np.isfinite(interval) and interval > 0:
+        return grid_edges(float(interval), end, TIME_BINS)
+    return np.linspace(0.0, end, TIME_BINS + 1)
+
+
 def engine_replicas(data: ReportData) -> dict[str, int]:
     """Each tier's engine replicas (``replicas`` x ``data_parallel``: every DP rank samples on
     its own), from scenario.yaml, else the summary's ``replicas``; a tier whose count is not a
@@ -188,9 +198,10 @@ def _whole(value) -> bool:
 def load_over_time(data: ReportData) -> Panel | None:
     """Mean batch, mean and max queue, and KV use per time bucket, one line per tier.
 
-    Time-weighted per bucket (:mod:`tiersim.report.timeseries`): each replica's samples hold
-    until its next sample; a bucket shows the mean of that step function over the bucket (and,
-    for the queue, its maximum), never a value sampled at an arbitrary instant.
+    Time-weighted per bucket (:mod:`tiersim.report.timeseries`): each replica's rows hold
+    until its next row; a bucket, made of whole intervals of the engine's grid, shows the exact
+    mean over it (and, for the queue, the longest queue on any one replica in it), never a
+    value sampled at an arbitrary instant.
     """
     ts = data.timeseries
     if ts is None or ts.empty or "tier" not in ts or _time_column(ts) is None:
@@ -200,7 +211,7 @@ def load_over_time(data: ReportData) -> Panel | None:
              if (v := _series_values(ts, stem, names)) is not None]
     if not found:
         return None
-    edges = np.linspace(0.0, _end_time(data, ts, time_col), TIME_BINS + 1)
+    edges = _edges(data, ts, time_col)
     fig = make_subplots(rows=len(found), cols=1, shared_xaxes=True,
                         subplot_titles=[label for _, _, label, _ in found], vertical_spacing=0.08)
     for row, (stem, how, label, values) in enumerate(found, start=1):
@@ -212,8 +223,10 @@ def load_over_time(data: ReportData) -> Panel | None:
                                      showlegend=row == 1, line={"color": color, "shape": "hv"}),
                           row=row, col=1)
             if stem == "queue":
+                if "waiting_max" in ts:  # the longest queue on one replica (module timeseries)
+                    peak = tier_peaks(ts, time_col, ts["waiting_max"], edges)[tier]
                 fig.add_trace(go.Scatter(x=edges[:-1], y=peak, mode="lines",
-                                         name=f"{_tier_label(data, tier)} max",
+                                         name=f"{_tier_label(data, tier)} max on one replica",
                                          legendgroup=str(tier), showlegend=False,
                                          line={"color": color, "shape": "hv", "dash": "dot"}),
                               row=row, col=1)
@@ -222,11 +235,11 @@ def load_over_time(data: ReportData) -> Panel | None:
     fig.update_layout(title="Load, queue and KV cache use over time per tier (time-weighted "
                       f"per {edges[1] - edges[0]:.3g} s bucket)", legend_title="tier",
                       **{**LAYOUT, "height": 250 * len(found) + 120})
-    return Panel("load_over_time", fig, "Each bucket shows the time-weighted mean over the "
-                 "bucket (queue: dotted line = its maximum). Queues that grow and do not drain, "
-                 "or KV use pinned near 1.0, mark where capacity ran out; batch and queue are "
-                 "summed over a tier's replicas, KV use is their mean over all of them (a replica "
-                 "that never ran counts as empty).")
+    return Panel("load_over_time", fig, "Each bucket shows the exact time-weighted mean over "
+                 "the bucket (queue: dotted line = the longest queue on any one replica in it). "
+                 "Queues that grow and do not drain, or KV use pinned near 1.0, mark where "
+                 "capacity ran out; batch and queue are summed over a tier's replicas, KV use is "
+                 "their mean over all of them (a replica that never ran counts as empty).")
 
 
 # --------------------------------------------------------------------------- frontier

@@ -1,21 +1,24 @@
-"""Time-weighted time series of a run, per tier, from the engine's per-replica samples.
+"""Time-weighted time series of a run, per tier, from the engine's per-replica load series.
 
-The engine records a replica's state (requests running, requests waiting, KV blocks in use)
-when it starts an iteration (at most every ``sample_every`` seconds) and when it goes idle. Each
-sample holds until that replica's next one: a step function, 0 before its first sample (a
-replica that never ran has none: 0 throughout). A tier's series is the sum over its replicas
-(running, waiting) or their mean over every replica of the tier (KV use as a fraction of each
-replica's capacity).
+The engine writes, per replica, the exact time-weighted means of its state (requests running,
+requests waiting, KV blocks in use) over each interval of a fixed grid (``interval_s``
+seconds; :mod:`tiersim.engine.load_series`), one row where they change. Each row holds until
+that replica's next one: a step function, 0 before its first row (a replica that never ran has
+none: 0 throughout). A tier's series is the sum over its replicas (running, waiting) or their
+mean over every replica of the tier (KV use as a fraction of each replica's capacity).
 
 Each time bucket ``[e_j, e_{j+1})`` reports the time-weighted mean of the tier's step function
 (its integral over the bucket divided by the bucket's width) and its maximum over the bucket
-(the value holding at ``e_j`` and every value that starts inside the bucket). Nothing is sampled
-at arbitrary instants, so a short burst is neither lost nor stretched over a long idle gap.
+(the value holding at ``e_j`` and every value that starts inside the bucket). With edges on the
+engine's grid (:func:`grid_edges`) the mean is exact, and the queue's maximum, from each row's
+``waiting_max``, is the longest queue any one replica held in the bucket (:func:`tier_peaks`).
+Older files of point samples (no ``interval_s``) are read the same way, as step functions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import ceil
 
 import numpy as np
 import pandas as pd
@@ -93,15 +96,39 @@ def tier_steps(frame: pd.DataFrame, time_col: str, values: pd.Series, how: str,
     ``replicas``: each tier's count of engine replicas, where known. A replica that never ran
     has no sample and holds 0 throughout, so a mean divides by that count (or by the replicas
     sampled, if more), not by the replicas sampled alone."""
+    out = {}
+    for tier, steps in replica_steps(frame, time_col, values).items():
+        count = max(len(steps), (replicas or {}).get(str(tier), 0))
+        out[tier] = add_steps(steps, 1.0 / count if how == "mean" else 1.0)
+    return out
+
+
+def replica_steps(frame: pd.DataFrame, time_col: str, values: pd.Series) -> dict[str, list[Step]]:
+    """Per tier: each of its replicas' step functions of ``values`` (NaN read as 0)."""
     frame = frame.assign(_v=np.nan_to_num(values.to_numpy(dtype=float)))
     out = {}
     for tier, group in frame.groupby("tier", sort=False):
         parts = group.groupby("replica", sort=False) if "replica" in group else [(0, group)]
-        steps = [replica_step(part[time_col].to_numpy(), part["_v"].to_numpy())
-                 for _, part in parts]
-        count = max(len(steps), (replicas or {}).get(str(tier), 0))
-        out[tier] = add_steps(steps, 1.0 / count if how == "mean" else 1.0)
+        out[tier] = [replica_step(part[time_col].to_numpy(), part["_v"].to_numpy())
+                     for _, part in parts]
     return out
+
+
+def tier_peaks(frame: pd.DataFrame, time_col: str, values: pd.Series, edges: np.ndarray
+               ) -> dict[str, np.ndarray]:
+    """Per tier: per bucket, the largest of its replicas' maxima (``values``: each row's maximum
+    over its interval, such as ``waiting_max``); exact with edges on the engine's grid."""
+    return {tier: np.max([bucket(step, edges)[1] for step in steps], axis=0)
+            for tier, steps in replica_steps(frame, time_col, values).items()}
+
+
+def grid_edges(interval: float, end: float, most: int) -> np.ndarray:
+    """Bucket edges from 0 past ``end`` on the engine's grid of ``interval`` seconds: whole
+    intervals, as many merged into each bucket as keep the buckets at most ``most``. Each edge
+    is a whole number times ``interval``, computed as the engine computes its rows' times."""
+    n = max(1, ceil(end / interval))
+    per = ceil(n / most)
+    return (per * np.arange(ceil(n / per) + 1)) * interval
 
 
 def bucketed(frame: pd.DataFrame, time_col: str, values: pd.Series, edges: np.ndarray,
