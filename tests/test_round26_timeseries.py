@@ -31,11 +31,13 @@ def area(rows: list[tuple], column: int) -> float:
 
 
 @fast
-@given(workloads, limits, st.integers(1, 3), st.sampled_from([None, 1e-9, 0.01, 0.3, 50.0]))
+@given(workloads, limits, st.integers(1, 3), st.sampled_from([None, 1e-9, 0.01, 0.3, 50.0]),
+       st.booleans())
 def test_the_series_integrate_to_the_time_requests_spent_running_and_waiting(work, lim, reps,
-                                                                             every):
+                                                                             every, lockstep):
     spec = _tier(lim)
     spec.replicas = reps
+    spec.lockstep = reps if lockstep else 1  # data-parallel ranks stepped together
     res = simulate([spec], work, sample_every=every)
     rows = [r for r in res.samples["t"] if r]
     running = sum(area(r, 1) for r in rows)
