@@ -10,6 +10,7 @@ import pytest
 from conftest import TINY
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_scheduler import assert_same_per_request
 from test_engine import _tier, fast, limits, workloads
 
 from tiersim.engine import simulate
@@ -108,3 +109,24 @@ def test_report_buckets_are_whole_grid_intervals():
     assert len(edges) - 1 <= 600 and edges[-1] >= 1000.0
     k = np.arange(len(edges)) * 6  # 3334 intervals, 6 to a bucket
     assert edges.tolist() == [float(i) * 0.3 for i in k]  # as the engine writes row times
+
+
+@fast
+@given(workloads, limits)
+def test_a_run_without_series_serves_every_request_the_same(work, lim):
+    with_series = simulate([_tier(lim)], work)
+    without = simulate([_tier(lim)], work, series=False)
+    assert without.samples == {"t": [[]]}
+    assert_same_per_request(with_series, without)
+
+
+def test_the_planners_sizing_runs_keep_no_series(monkeypatch):
+    from types import SimpleNamespace
+
+    from tiersim.plan import evaluate
+
+    seen = []
+    monkeypatch.setattr(evaluate, "simulate", lambda *a, **k: seen.append(k) or "result")
+    counter = SimpleNamespace(sim_wall_s=0.0, simulations=0)
+    assert evaluate.SimEvaluator._simulate(counter, [], None, None) == "result"
+    assert seen == [{"series": False}] and counter.simulations == 1

@@ -368,7 +368,7 @@ def build_fleet(scenario: Scenario) -> Fleet:
     return Fleet(tiers=tuple(build_tier(scenario, t) for t in scenario.tiers))
 
 
-def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
+def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment, series: bool = True) -> Any:
     """Run the engine over a routed trace (tier output multipliers are applied inside it).
 
     ``assignment``: first tier, escalation tier and where a refused first pass goes on to,
@@ -377,6 +377,7 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
     (:mod:`tiersim.workload.sessions`) run as closed loops: a step arrives its ``tool_s`` after
     its predecessor finishes. A ``spec_acceptance`` column sets each request's draft acceptance
     on speculative tiers; its ``request_id`` keys the request's speculative draws.
+    ``series=False``: no time series is kept (:func:`tiersim.engine.simulate`).
     """
     hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
     outputs = (list(df[sessions.OUTPUT_HASHES]) if sessions.OUTPUT_HASHES in df.columns
@@ -396,4 +397,4 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment) -> Any:
         request_key=(df["request_id"].to_numpy(np.int64) if "request_id" in df.columns
                      else None),
     )
-    return engine_simulate(specs, work, fast_forward=True)
+    return engine_simulate(specs, work, fast_forward=True, series=series)

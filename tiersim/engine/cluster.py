@@ -142,7 +142,7 @@ class SimResult:
     prefix_stats: dict[str, PrefixStats] = field(default_factory=dict)  # tiers that cache
     busy_until_s: float = 0.0  # when the fleet's last step ended (a pass with no finish too)
     refused: np.ndarray | None = None  # first tier refused it at admission (no pass ran there)
-    interval_s: float = 1.0  # the grid of the load series in samples (sample_every)
+    interval_s: float | None = 1.0  # the grid of the load series in samples (None: not kept)
 
 
 @dataclass
@@ -262,8 +262,8 @@ BALANCERS: dict[str, type[Balancer]] = {
 class _Fleet:
     """Wires tiers, replicas and the per-request result arrays together for one run."""
 
-    def __init__(self, tiers: list[TierSpec], work: Workload, max_k: int, sample_every: float,
-                 fast_paths: bool = True):
+    def __init__(self, tiers: list[TierSpec], work: Workload, max_k: int,
+                 sample_every: float | None, fast_paths: bool = True):
         n = len(work)
         self.env = SimEnv(fast_paths=fast_paths)
         self.tiers, self.work, self.sample_every = tiers, work, sample_every
@@ -348,7 +348,8 @@ class _Fleet:
                      "preempt", "out_tok", "gpu_first", "gpu_final", "cache_hit", "final_tier"):
             setattr(self, f"_{name}_v", memoryview(getattr(self, name)))
 
-    def _build_disagg(self, t: int, spec: TierSpec, max_k: int, sample_every: float) -> None:
+    def _build_disagg(self, t: int, spec: TierSpec, max_k: int,
+                      sample_every: float | None) -> None:
         """A split tier: prefill replicas first (the tier's balancer), then decode replicas
         (least outstanding tokens; no prefix cache)."""
         hbt, x = self.work.hash_block_tokens, spec.disagg.prefill
@@ -621,7 +622,8 @@ class _Fleet:
             kv_peak_blocks={n: [r.sched.peak_blocks for r in reps]
                             for n, reps in zip(names, self.reps)},
             num_blocks={s.name: s.num_blocks for s in self.tiers},
-            samples={n: [r.series.finish() for r in reps] for n, reps in zip(names, self.reps)},
+            samples={n: [r.series.finish() if r.series else [] for r in reps]
+                     for n, reps in zip(names, self.reps)},
             end_s=float(max([self.env.end_time] + [r.last_step for r in self.lazy_reps])),
             arrival_s=self.arrival,
             cache_hit_tokens=self.cache_hit,
@@ -721,6 +723,7 @@ def simulate(
     max_ff_iterations: int = 4096,
     sample_every: float | None = None,
     fast_paths: bool = True,
+    series: bool = True,
 ) -> SimResult:
     """Replay ``work`` through ``tiers``; deterministic for equal inputs.
 
@@ -729,7 +732,9 @@ def simulate(
     own contexts (the reference the engine's speed paths are tested against; same results).
     ``sample_every`` is the interval in seconds of the load series (``SimResult.samples``: exact
     time-weighted means of running, waiting and KV blocks per interval; default: 1/500 of the
-    arrival span).
+    arrival span). ``series=False`` keeps none (every replica's ``samples`` empty): for runs
+    whose time series nobody reads, such as a planner's sizing runs, which then skip the cost
+    of recording every step.
     """
     n = len(work)
     _check_requests(work)
@@ -745,7 +750,9 @@ def simulate(
     if work.refused_to is not None and (len(work.refused_to) != n or (
             n and int(np.max(work.refused_to)) >= len(tiers))):
         raise ValueError("workload refused_to needs one tier index (or -1) per request")
-    if sample_every is None:
+    if not series:
+        sample_every = None
+    elif sample_every is None:
         span = float(own[-1] - own[0]) if len(own) else 1.0
         sample_every = max(span / 500.0, 1e-3)
     fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every,

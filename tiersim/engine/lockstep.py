@@ -184,7 +184,7 @@ def lockstep_replicas(
     on_finish: Callable[[Req, Replica], None],
     group_size: int,
     max_k: int,
-    sample_every: float,
+    sample_every: float | None,
 ) -> list[Replica]:
     """``len(scheds)`` replicas in consecutive lockstep groups of ``group_size`` (indices in
     order; ``len(scheds)`` a multiple of ``group_size``)."""

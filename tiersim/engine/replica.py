@@ -52,13 +52,14 @@ class Replica:
         on_finish: Callable[[Req, Replica], None],
         index: int = 0,
         max_k: int = 4096,
-        sample_every: float = 1.0,
+        sample_every: float | None = 1.0,
         lazy: bool = False,
     ):
         self.env, self.sched, self.model = env, sched, model
         self.on_finish, self.index, self.max_k = on_finish, index, max_k
         self.busy_s = 0.0
-        self.series = LoadSeries(sample_every)  # running, waiting, KV blocks over time
+        # running, waiting, KV blocks over time (None: not kept, sample_every None)
+        self.series = LoadSeries(sample_every) if sample_every is not None else None
         self._active = False  # a step is planned or in flight
         self._pending: simpy.Event | None = None  # the end event that counts
         self._plan: StepPlan | None = None
@@ -204,8 +205,9 @@ class Replica:
                     break
                 continue
             # after admission: the batch this step runs (NOTE (speed): _record written out)
-            self.series.record(now, len(sched.running), len(sched.waiting),
-                               sched.num_blocks - sched.free)
+            if self.series is not None:
+                self.series.record(now, len(sched.running), len(sched.waiting),
+                                   sched.num_blocks - sched.free)
             self._plan, self._start = plan, now
             if not chunks:  # plan.decode_only: a decode stretch, its end times from the table
                 ends = self._ends = self._table.ends(plan.n_dec, plan.dec_ctx, plan.k, now)
@@ -221,7 +223,8 @@ class Replica:
         return None
 
     def _record(self, now: float) -> None:
-        """The replica's state from ``now`` on, into its load series (NOTE (speed): the
-        blocks in use are ``sched.used_blocks()``, written out)."""
-        s = self.sched
-        self.series.record(now, len(s.running), len(s.waiting), s.num_blocks - s.free)
+        """The replica's state from ``now`` on, into its load series if it keeps one (NOTE
+        (speed): the blocks in use are ``sched.used_blocks()``, written out)."""
+        if self.series is not None:
+            s = self.sched
+            self.series.record(now, len(s.running), len(s.waiting), s.num_blocks - s.free)
