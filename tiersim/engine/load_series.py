@@ -16,8 +16,10 @@ value holds), so an idle spell or a long step is one row, and the series is 0 be
 row. Integrated over any whole grid intervals the rows give the exact integral of the state:
 Little's law holds against the requests' own times (docs/metrics.md).
 
-NOTE (speed): :meth:`record` runs at every step and every arrival; the common case (the same
-interval as the last record) is a few additions, with no call and no allocation.
+NOTE (speed): :meth:`record` runs at every step start, idle spell and arrival at a busy
+replica; the common case (the same interval as the last record) is a few additions, with no
+further call and no allocation. Runs whose series nobody reads keep none
+(``simulate(series=False)``: a planner's sizing runs).
 """
 
 from __future__ import annotations
