@@ -124,11 +124,9 @@ class BuiltTier:
         split = self.disagg
         if split is None or count == split.prefill + split.decode:
             return split
-        if count < 2:
-            return None
-        prefill = min(count - 1, max(1, round(count * split.prefill / (split.prefill +
-                                                                        split.decode))))
-        return replace(split, prefill=prefill, decode=count - prefill)
+        prefill = proportional_prefill(split.prefill, split.decode, count)
+        return None if prefill is None else replace(split, prefill=prefill,
+                                                    decode=count - prefill)
 
 
 @dataclass(frozen=True)
@@ -145,6 +143,16 @@ class Fleet:
     def specs(self) -> list[TierSpec]:
         """One engine TierSpec per tier."""
         return [t.spec() for t in self.tiers]
+
+
+def proportional_prefill(prefill: int, decode: int, count: int) -> int | None:
+    """The prefill replicas of a ``prefill``P ``decode``D split carried to ``count`` replicas
+    in the same proportion (at least one of each; None below two replicas: no split). A tier
+    runs so at a count its split does not name, and the planned scenario writes it so where
+    the plan did not choose the split."""
+    if count < 2:
+        return None
+    return min(count - 1, max(1, round(count * prefill / (prefill + decode))))
 
 
 def parallel(tier: TierConfig) -> tuple[int, int, int]:

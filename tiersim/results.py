@@ -1196,7 +1196,10 @@ class PlanResult:
     disaggregation: dict[str, Any] | None = None
     """For a planned tier with a ``disaggregation`` block: every prefill/decode split of its
     planned replicas and aggregated serving on the same GPUs (``splits``, best first) and the
-    ``chosen`` one, which the planned scenario uses."""
+    ``chosen`` one, which the planned scenario uses; the first such tier's."""
+    other_splits: tuple[dict[str, Any], ...] = ()
+    """The same for each later planned tier with a ``disaggregation`` block, in the scenario's
+    order (each chosen with the tiers before it at their chosen splits)."""
     cost_model: str | None = None
     """The ledger every cost in the plan is priced in (``provisioned``, ``attributed`` or
     ``fixed_per_request``), whether or not a fleet qualified; None in a plan.json written
@@ -1214,7 +1217,8 @@ class PlanResult:
                 raise TypeError("the top level must be a JSON object")
             for key, value in data.items():
                 check_finite(value, key)
-            lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated")}
+            lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated",
+                                                           "other_splits")}
             return _build(cls, data, **lists)
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "

@@ -257,8 +257,7 @@ def format_plan(result: PlanResult) -> str:
     for other in result.runners_up:
         lines.append(f"  runner-up {other.get('design')}: {other.get('missed')}")
     lines += [_uniform_line(other) for other in result.uniform]
-    split = result.disaggregation
-    if split:
+    for split in splits_of(result):
         from tiersim.metrics import SCORE_WORDS, score_text
 
         table = "; ".join(f"{r['label']} score {score_text(r['score'])}"
@@ -544,33 +543,48 @@ def _note_tier_order(scenario, source: str) -> None:
 
 
 def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult:
-    """For the first planned tier with a ``disaggregation`` block, choose its prefill/decode
-    split: every split of its planned replicas and aggregated serving on the same GPUs are
-    simulated (:func:`tiersim.disagg.compare_splits`); the best by SLO score is kept."""
+    """For each planned tier with a ``disaggregation`` block and two replicas or more, in the
+    scenario's order, choose its prefill/decode split: every split of its planned replicas and
+    aggregated serving on the same GPUs are simulated (:func:`tiersim.disagg.compare_splits`),
+    the tiers before it at the splits chosen for them and those after at their configured
+    proportion, as the planner sized them (:meth:`tiersim.plan.evaluate.SimEvaluator._whole`);
+    the best by SLO score is kept. The first tier's choice is ``disaggregation``, the others'
+    ``other_splits``. Before, only the first tier's split was chosen, and a second one, sized
+    at its best split, was written at all but one replica prefilling, which its run did not
+    meet."""
     import dataclasses
 
-    from tiersim.disagg import compare_splits
     from tiersim.scenario import scenario_from_dict
 
     if result.plan is None:
         return result
     doc = planned_scenario(scenario, result.plan, result.constraints.get("accuracy_floor"))
-    split_tiers = [t["name"] for t in doc["tiers"] if t.get("disaggregation")]
-    if not split_tiers or doc["tiers"][[t["name"] for t in doc["tiers"]].index(
-            split_tiers[0])]["replicas"] < 2:
-        return result
     doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                   "tpot_p99_s": result.constraints["tpot_p99_s"]}
-    rows = compare_splits(scenario_from_dict(as_searched(doc, scenario), source),
-                          split_tiers[0])
+    chosen = []
+    for tier in [t["name"] for t in doc["tiers"] if t.get("disaggregation")]:
+        split = _split_choice(scenario_from_dict(as_searched(doc, scenario), source), tier)
+        doc = apply_split(doc, [split])
+        chosen.append(split)
+    if not chosen:
+        return result
+    return dataclasses.replace(result, disaggregation=chosen[0],
+                               other_splits=tuple(chosen[1:]))
+
+
+def _split_choice(scenario, tier: str) -> dict[str, Any]:
+    """Every split of one planned tier and aggregated serving, simulated, and the best by SLO
+    score, as plan.json's ``disaggregation`` writes them."""
+    from tiersim.disagg import compare_splits
+
+    rows = compare_splits(scenario, tier)
     best = rows[0]
-    return dataclasses.replace(result, disaggregation={
-        "tier": split_tiers[0],
-        "chosen": {"prefill_replicas": best.prefill, "decode_replicas": best.decode,
-                   "label": best.label, "score": best.score},
-        "splits": [{"label": r.label, "prefill_replicas": r.prefill,
-                    "decode_replicas": r.decode, "ttft_p99_s": r.ttft_p99_s,
-                    "tpot_p99_s": r.tpot_p99_s, "score": r.score} for r in rows]})
+    return {"tier": tier,
+            "chosen": {"prefill_replicas": best.prefill, "decode_replicas": best.decode,
+                       "label": best.label, "score": best.score},
+            "splits": [{"label": r.label, "prefill_replicas": r.prefill,
+                        "decode_replicas": r.decode, "ttft_p99_s": r.ttft_p99_s,
+                        "tpot_p99_s": r.tpot_p99_s, "score": r.score} for r in rows]}
 
 
 def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
@@ -650,26 +664,32 @@ def _carry_max_replicas(doc: dict[str, Any], scenario, max_replicas: int | None)
 
 
 def _resplit(tier: dict[str, Any]) -> None:
-    """Keep a tier's ``disaggregation`` block valid at its planned replica count: a
-    placeholder split (all but one replica prefilling) that :func:`with_disaggregation`
-    replaces with the chosen one; none when one replica cannot be split."""
+    """Keep a tier's ``disaggregation`` block valid at its planned replica count: its
+    configured proportion carried to that count, as the planner runs a split it has not chosen
+    yet (:func:`tiersim.fleet.proportional_prefill`), until :func:`with_disaggregation`
+    replaces it with the chosen one; none when one replica cannot be split. Before, all but
+    one replica prefilling, a split the planner never ran."""
+    from tiersim.fleet import proportional_prefill
+
     split = tier.get("disaggregation")
     if not split:
         return
-    if tier["replicas"] < 2:
+    count = tier["replicas"]
+    if count < 2:
         tier.pop("disaggregation")
-    elif split["prefill_replicas"] + split["decode_replicas"] != tier["replicas"]:
-        tier["disaggregation"] = {**split, "prefill_replicas": tier["replicas"] - 1,
-                                  "decode_replicas": 1}
+    elif split["prefill_replicas"] + split["decode_replicas"] != count:
+        prefill = proportional_prefill(split["prefill_replicas"], split["decode_replicas"],
+                                       count)
+        tier["disaggregation"] = {**split, "prefill_replicas": prefill,
+                                  "decode_replicas": count - prefill}
 
 
-def apply_split(doc: dict[str, Any], split: dict[str, Any] | None) -> dict[str, Any]:
-    """The planned scenario with the chosen prefill/decode split (aggregated: no block)."""
-    if not split:
-        return doc
+def apply_split(doc: dict[str, Any], splits: list[dict[str, Any]]) -> dict[str, Any]:
+    """The planned scenario with each chosen prefill/decode split (aggregated: no block)."""
+    by_tier = {split["tier"]: split["chosen"] for split in splits}
     for tier in doc["tiers"]:
-        if tier["name"] == split["tier"]:
-            chosen = split["chosen"]
+        chosen = by_tier.get(tier["name"])
+        if chosen is not None:
             if not chosen["prefill_replicas"]:
                 tier.pop("disaggregation", None)
             else:
@@ -677,6 +697,12 @@ def apply_split(doc: dict[str, Any], split: dict[str, Any] | None) -> dict[str, 
                                           "prefill_replicas": chosen["prefill_replicas"],
                                           "decode_replicas": chosen["decode_replicas"]}
     return doc
+
+
+def splits_of(result: PlanResult) -> list[dict[str, Any]]:
+    """Every prefill/decode split a plan chose: ``disaggregation``, then ``other_splits``."""
+    first = [result.disaggregation] if result.disaggregation else []
+    return [*first, *result.other_splits]
 
 
 def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool,
@@ -699,7 +725,7 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     if result.plan is not None:
         doc = apply_split(planned_scenario(scenario, result.plan,
                                            result.constraints.get("accuracy_floor"),
-                                           max_replicas), result.disaggregation)
+                                           max_replicas), splits_of(result))
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_scenario(scenario_from_dict(as_searched(doc, scenario), source), out_dir=out,
@@ -747,4 +773,4 @@ def _write(path: Path, text: str) -> None:
 
 
 __all__ = ["apply_split", "as_searched", "plan", "format_plan", "plan_capacity",
-           "planned_scenario", "with_disaggregation", "write_plan", "written"]
+           "planned_scenario", "splits_of", "with_disaggregation", "write_plan", "written"]

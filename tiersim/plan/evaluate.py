@@ -364,30 +364,43 @@ class SimEvaluator:
 
     def _whole(self, design: Design, replicas: dict[str, int], a: Assignment):
         """Every tier simulated together (a router that escalates, or chained sessions); per
-        tier by final tier. The first kept tier with a ``disaggregation`` block and two
-        replicas or more is run served aggregated and at each of its splits
-        (:meth:`_splits`), and the best by its own SLO score is kept: the choice the plan then
-        writes (``with_disaggregation`` runs the whole planned scenario at each). Before, it ran
-        only at its configured proportion, so agent sessions were sized at a split the plan
-        did not keep (fp8 4 + bf16 2, 11 USD/hour, sized at 2P 2D and written at 1P 3D, where
-        fp8 3 at 1P 2D + bf16 2, 10 USD/hour, met every constraint)."""
+        tier by final tier. Each kept tier with a ``disaggregation`` block and two replicas or
+        more, in turn, is run served aggregated and at each of its splits (:meth:`_splits`),
+        the earlier ones at the split kept for them and the later at their configured
+        proportion (:func:`tiersim.fleet.proportional_prefill`), and the best by its own SLO
+        score is kept: the choice the plan then writes (``with_disaggregation`` runs the whole
+        planned scenario at each, tier by tier). Before, it ran only at its configured
+        proportion, so agent sessions were sized at a split the plan did not keep (fp8 4 +
+        bf16 2, 11 USD/hour, sized at 2P 2D and written at 1P 3D, where fp8 3 at 1P 2D + bf16
+        2, 10 USD/hour, met every constraint); and only the first such tier was chosen."""
         names = list(design.tiers)
-        split = next((n for n in names if replicas[n] >= 2
-                      and self.built(n, design.gpus(n)).disagg is not None), None)
-        options = self._splits(self.built(split, design.gpus(split)), replicas[split]) \
-            if split is not None else [None]
+        kept: dict[str, int | None] = {}  # per split tier chosen so far, its prefill count
         best = None
-        for prefill in options:
-            specs = [self.built(n, design.gpus(n)).spec(replicas[n],
-                                                          prefill if n == split else None)
-                     for n in names]
-            runs = self._whole_runs(names, self._simulate(specs, self.df, a))
-            if split is not None:
-                runs[split] = dataclasses.replace(runs[split], prefill=prefill or None)
-            if best is None or (split is not None and self._split_score(runs[split])
-                                < self._split_score(best[split])):
-                best = runs
+        for split in [n for n in names if replicas[n] >= 2
+                      and self.built(n, design.gpus(n)).disagg is not None] or [None]:
+            options = [None] if split is None else self._splits(
+                self.built(split, design.gpus(split)), replicas[split])
+            best = None
+            for prefill in options:
+                runs = self._whole_at(design, replicas, a, {**kept, split: prefill})
+                if best is None or (split is not None and self._split_score(runs[split])
+                                    < self._split_score(best[split])):
+                    best, kept_here = runs, prefill
+            kept[split] = kept_here
         return best
+
+    def _whole_at(self, design: Design, replicas: dict[str, int], a: Assignment,
+                  prefills: dict[str | None, int | None]):
+        """One whole-fleet run with the given tiers at the given prefill counts (0: served
+        aggregated; a tier not named, at its configured proportion)."""
+        names = list(design.tiers)
+        specs = [self.built(n, design.gpus(n)).spec(replicas[n], prefills.get(n))
+                 for n in names]
+        runs = self._whole_runs(names, self._simulate(specs, self.df, a))
+        for n, prefill in prefills.items():
+            if n is not None:
+                runs[n] = dataclasses.replace(runs[n], prefill=prefill or None)
+        return runs
 
     @staticmethod
     def _whole_runs(names: list[str], result) -> dict[str, _TierRun]:

@@ -1,0 +1,58 @@
+"""Round 26 (planopt): ``tiersim plan`` against a brute force over the space it says it
+searches, and the three limits it had (raised floors only on a shortfall, two GPU counts per
+tier of a multi-tier design, one disaggregated tier's split chosen)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import REPO
+from test_round19 import run_cli
+
+TWO_SPLITS = """\
+name: two_splits
+seed: 0
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+trace: {path: TRACE, window: [0, 300], time_scale: 5.0}
+workload:
+  difficulty: {kind: three_type, p_easy: 0.7, p_hopeless: 0.14, hint_auroc: 0.72}
+tiers:
+  - name: fp8
+    precision: fp8
+    replicas: 2
+    cost_per_gpu_hour: 3.0
+    accuracy: {easy: 1.0, hard: 0.76, hopeless: 0.0}
+    disaggregation: {prefill_replicas: 1, decode_replicas: 1, link_gb_s: 50, latency_us: 10}
+  - name: bf16
+    precision: bf16
+    replicas: 2
+    cost_per_gpu_hour: 6.0
+    accuracy: {easy: 1.0, hard: 0.80, hopeless: 0.0}
+    disaggregation: {prefill_replicas: 1, decode_replicas: 1, link_gb_s: 50, latency_us: 10}
+router: {policy: floor}
+slo: {ttft_p99_s: 0.6, tpot_p99_s: 0.02}
+accuracy_floor: 0.794
+"""
+
+
+def test_every_disaggregated_tier_of_a_plan_runs_at_the_split_it_was_sized_at(tmp_path, capsys):
+    """Two tiers with a ``disaggregation`` block: the plan sized each at its best split (bf16
+    6 at 4P 2D) but chose and wrote only the first tier's, so the planned scenario ran bf16 at
+    a placeholder 5P 1D: plan.json said p99 TPOT 0.01603 s (SLO 0.02 s met) and 0.7352 USD,
+    the run of its scenario.yaml 0.02074 s (missed) and 0.7426 USD."""
+    path = tmp_path / "s.yaml"
+    path.write_text(TWO_SPLITS.replace("TRACE", str(REPO / "traces" / "azure2023_code.parquet")))
+    out = tmp_path / "plan"
+    code, err = run_cli(capsys, "plan", path, "--gpus-per-replica", "1", "--out", out,
+                        "--no-report")
+    assert code == 0, err
+    plan = json.loads((out / "plan.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())  # the planned scenario's run
+    for key in ("cost_usd", "ttft_p99_s", "tpot_p99_s", "accuracy"):
+        assert summary[key] == plan["plan"][key], key
+    chosen = {s["tier"]: s["chosen"]["prefill_replicas"]
+              for s in [plan["disaggregation"], *plan["other_splits"]]}
+    assert chosen == {t: p["prefill"] or 0 for t, p in plan["plan"]["per_tier"].items()
+                      if p["replicas"] >= 2}
+
