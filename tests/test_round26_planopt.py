@@ -56,3 +56,35 @@ def test_every_disaggregated_tier_of_a_plan_runs_at_the_split_it_was_sized_at(tm
     assert chosen == {t: p["prefill"] or 0 for t, p in plan["plan"]["per_tier"].items()
                       if p["replicas"] >= 2}
 
+
+def test_a_multi_tier_design_tries_every_gpu_count_below_its_tiers_uniform_one():
+    """A tier's uniform fleet cheapest on 4 GPUs per replica (4 x 4) whose share behind the
+    router needs 5 x 1 GPU, 1 x 2 or 1 x 4: the design started it at 4 and at 1 only, and
+    planned cheap 2 x 1 + top 1 x 4 (6 USD/hour) where cheap 2 x 1 + top 1 x 2 (4 USD/hour)
+    met every constraint."""
+    import itertools
+
+    from tiersim.plan.evaluate import Design
+    from tiersim.plan.planner import Constraints, Planner, verdict
+    from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+
+    tiers = [FakeTier("cheap", accuracy=0.69, capacity_rps=10.0),
+             FakeTier("top", accuracy=0.95, base_ttft_s=0.9)]
+    evaluator = FakeEvaluator(tiers, p_easy=0.95)
+    scenario = fake_scenario(tiers, ttft=1.0, tpot=0.05, floor=0.70)
+    c = Constraints.of(scenario)
+    result = Planner(scenario, c, evaluator, gpu_options=(1, 2, 4)).plan()
+    assert {u["design"]: u.get("gpus_per_replica") for u in result.uniform}["top@4"] == {
+        "top": 4}
+
+    def rate(gc, gt, rc, rt):
+        design = Design(("cheap", "top"), (gc, gt))
+        o = evaluator.evaluate(design, {"cheap": rc, "top": rt})
+        return o.cost_per_hour_usd if verdict(o, c).ok else float("inf")
+
+    brute = min(rate(*k) for k in itertools.product((1, 2, 4), (1, 2, 4), range(1, 8),
+                                                    range(1, 8)))
+    assert brute == 4.0
+    assert result.plan["cost_per_hour_usd"] == brute
+    assert result.plan["gpus_per_replica"] == {"cheap": 1, "top": 2}
+

@@ -376,11 +376,15 @@ class Planner:
 
     def _starts(self, tiers: tuple[str, ...]) -> list[dict[str, int]]:
         """The GPUs-per-replica levels a multi-tier design is sized from: each tier at its
-        uniform fleet's value first, then every mix with some tiers at their smallest fitting
+        uniform fleet's value first, then every mix with some tiers at any smaller fitting
         value instead. A tier behind a router serves only its share of the load, so one replica
         of fewer GPUs may do where its uniform fleet was cheapest on more (uniform nvfp4 on
-        8 GPUs per replica kept nvfp4+bf16 from its 7 x 1 + 8 x 1 GPU fleet)."""
-        choices = [dict.fromkeys((self._uniform_level(n), 0)) for n in tiers]
+        8 GPUs per replica kept nvfp4+bf16 from its 7 x 1 + 8 x 1 GPU fleet). Before, only the
+        smallest value was tried beside the uniform one: a tier whose uniform fleet was
+        cheapest on 4 GPUs per replica, and whose share needed 5 x 1 GPU or 1 x 2, was sized
+        at 1 x 4 or 5 x 1, never at 2 GPUs per replica."""
+        choices = [dict.fromkeys((self._uniform_level(n), *range(self._uniform_level(n))))
+                   for n in tiers]
         return [dict(zip(tiers, levels, strict=True))
                 for levels in itertools.product(*choices)]
 
