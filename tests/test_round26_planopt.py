@@ -88,3 +88,38 @@ def test_a_multi_tier_design_tries_every_gpu_count_below_its_tiers_uniform_one()
     assert result.plan["cost_per_hour_usd"] == brute
     assert result.plan["gpus_per_replica"] == {"cheap": 1, "top": 2}
 
+
+def test_a_plan_says_higher_router_floors_were_not_tried_where_a_routed_design_met_all():
+    """The router is fitted to the floor, or a raised one only while accuracy falls short; a
+    higher floor moves traffic to the dearer tier and, replicas rounding up per tier, may cost
+    less (a 0.835 floor planned cheaper than the 0.8 fitted on one scenario). The plan now
+    says so where a multi-tier design met every constraint and no --choose router.floor was
+    given and it could still undercut the plan; before, it said nothing."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.plan.planner import Constraints, Planner
+    from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+
+    tiers = [FakeTier("cheap", accuracy=0.69, capacity_rps=10.0), FakeTier("top", accuracy=0.95)]
+
+    def notes(floor, choose=None):
+        scenario = fake_scenario(tiers, floor=floor)
+        planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, p_easy=0.9),
+                          gpu_options=(1,), choose=choose)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = planner.plan()
+        return result, [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+    result, said = notes(0.70)
+    assert result.plan["design"] == "cheap+top"
+    assert said == ["each multi-tier design was routed at the lowest floor of 0.7 to 0.72 its "
+                    "accuracy met; higher floors were not tried and may cost less (replicas "
+                    "round up per tier): try them with --choose router.floor=F1,F2"]
+    assert notes(0.70, {"router.floor": [0.8]})[1] == []  # floors chosen: tried
+    assert notes(0.96)[1] == []  # no routed design meets the floor: nothing to lower
+    tiers[1] = FakeTier("top", accuracy=0.95, capacity_rps=100.0)
+    result, said = notes(0.70)
+    assert result.plan["design"] == "top"  # 1 replica: cheap + top can never cost less
+    assert said == []

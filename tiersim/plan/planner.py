@@ -613,6 +613,7 @@ class Planner:
         results = [self.best(s) for s in self.subsets(sizes)]
         feasible = sorted((r for r in results if r.feasible), key=_plan_order)
         best = feasible[0] if feasible else None
+        self._note_floors_not_raised(feasible)
         uniform = [r for r in results if len(r.design.tiers) == 1] + self._baseline_fleets()
         others = [r for r in results if r is not best and len(r.design.tiers) > 1]
         return PlanResult(
@@ -624,6 +625,37 @@ class Planner:
             simulations=self.evaluator.simulations, wall_s=time.perf_counter() - t0,
             evaluated=tuple(self.judged), cost_model=getattr(self.evaluator, "cost_model", None),
         )
+
+    def _note_floors_not_raised(self, feasible: list[DesignResult]) -> None:
+        """A note where a multi-tier design met every constraint, could still cost less than
+        the plan (:meth:`_could_cost_less`; ``feasible``: the plan first) and no ``--choose
+        router.floor`` was given: the router was fitted to the lowest of :func:`raised_floors`
+        that met the floor, and a higher one (more traffic to the dearer tiers, so other
+        replica counts) was not tried, though it may cost less (a routed fleet's replicas round
+        up per tier; on one scenario a floor of 0.835 planned cheaper than the 0.8 fitted)."""
+        chosen = any(path.removeprefix("router.") == "floor" for path in self.choose)
+        if self.c.accuracy_floor is None or chosen or not any(
+                len(r.design.tiers) > 1 and self._could_cost_less(r, feasible[0])
+                for r in feasible):
+            return
+        floors = raised_floors(self.c.accuracy_floor)
+        warnings.warn(Note(
+            f"each multi-tier design was routed at the lowest floor of {floors[0]:g} to "
+            f"{floors[-1]:g} its accuracy met; higher floors were not tried and may cost less "
+            "(replicas round up per tier): try them with --choose router.floor=F1,F2"),
+            stacklevel=3)
+
+    def _could_cost_less(self, r: DesignResult, plan: DesignResult) -> bool:
+        """Whether another routing of a sized design might undercut the plan: the plan itself
+        unless every tier is at one replica; another design where one replica per kept tier
+        costs less per hour than the plan (provisioned cost; any other ledger: always)."""
+        if r is plan:
+            return any(count > 1 for count in r.replicas.values())
+        if getattr(self.evaluator, "cost_model", None) != "provisioned":
+            return True
+        least = sum(r.design.gpus(n) * self.evaluator.by_name[n].cost_per_gpu_hour
+                    for n in r.design.tiers)
+        return least < plan.outcome.cost_per_hour_usd
 
     def _plan_dict(self, best: DesignResult, uniform: list[DesignResult]) -> dict[str, Any]:
         """The plan's JSON, with what it saves against the sized uniform fleets and the proof
