@@ -7,7 +7,8 @@ values that fit in memory, and routes with one router setting. For each design:
 1. Route (no simulation needed: routing is decided before it). A multi-tier design routes with
    the ``floor`` policy at the accuracy floor (the cheapest routing that meets it), trying the
    floor plus a small margin when the realised accuracy falls short of the fitted one, then
-   each floor ``--choose router.floor`` names; a single-tier design is a *uniform fleet*.
+   each floor ``--choose router.floor`` names (higher floors are not tried otherwise: a note
+   says so where one could matter); a single-tier design is a *uniform fleet*.
    Without a floor, the scenario's own router.
    A design whose accuracy misses the floor is recorded and not simulated.
 2. Size replicas by doubling then bisection (:mod:`tiersim.plan.search`): O(K log R)
@@ -15,10 +16,11 @@ values that fit in memory, and routes with one router setting. For each design:
    (:class:`tiersim.plan.evaluate.SimEvaluator`).
 3. GPUs per replica: a uniform fleet is sized at every fitting value (1, 2, 4, 8 and the
    tier's own) that could still be cheaper than the best found, and keeps the cheapest. A
-   multi-tier design starts each tier at its uniform fleet's value; when a tier cannot meet the
-   SLOs at any replica count (its step is too slow for the TTFT or TPOT target, or its KV cache
-   cannot hold the longest prompts so requests are dropped), it moves to the next larger value
-   (tensor parallel) before the design is called infeasible.
+   multi-tier design starts each tier at its uniform fleet's value and at every smaller fitting
+   value (every mix); when a tier cannot meet the SLOs at any replica count (its step is too
+   slow for the TTFT or TPOT target, or its KV cache cannot hold the longest prompts so
+   requests are dropped), it moves to the next larger value (tensor parallel) before the
+   design is called infeasible.
 
 The plan is the design of least cost under the scenario's cost model (``provisioned``: what you
 would pay), the runner-up designs are listed with the constraint each missed (or how much dearer
