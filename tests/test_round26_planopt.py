@@ -123,3 +123,33 @@ def test_a_plan_says_higher_router_floors_were_not_tried_where_a_routed_design_m
     result, said = notes(0.70)
     assert result.plan["design"] == "top"  # 1 replica: cheap + top can never cost less
     assert said == []
+
+
+def test_agent_sessions_choose_the_split_of_each_disaggregated_tier(tmp_path, capsys):
+    """A design serving agent sessions is simulated whole; there only the first tier with a
+    ``disaggregation`` block had its split chosen, a second ran at its configured proportion.
+    Now each is chosen in turn, written, and the run of the planned scenario gives the plan's
+    figures (AGENTIC_SPLIT with bf16 disaggregated too: fp8 3 at 1P 2D + bf16 2 at 1P 1D)."""
+    from test_round25_planbrute import AGENTIC_SPLIT
+
+    both = AGENTIC_SPLIT.replace(
+        "TRACE", str(REPO / "traces" / "azure2023_code.parquet")).replace(
+        "    accuracy: {easy: 1.0, hard: 0.85}\n    scheduler: {enable_prefix_caching: true}\n",
+        "    accuracy: {easy: 1.0, hard: 0.85}\n    scheduler: {enable_prefix_caching: true}\n"
+        "    disaggregation: {prefill_replicas: 1, decode_replicas: 1, link_gb_s: 50, "
+        "latency_us: 10}\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(both)
+    out = tmp_path / "plan"
+    code, err = run_cli(capsys, "plan", path, "--gpus-per-replica", "1", "--max-replicas", "5",
+                        "--out", out, "--no-report")
+    assert code == 0, err
+    plan = json.loads((out / "plan.json").read_text())
+    assert [s["tier"] for s in [plan["disaggregation"], *plan["other_splits"]]] == ["fp8",
+                                                                                    "bf16"]
+    assert {t: p["prefill"] for t, p in plan["plan"]["per_tier"].items()} == {
+        s["tier"]: s["chosen"]["prefill_replicas"] or None
+        for s in [plan["disaggregation"], *plan["other_splits"]]}
+    summary = json.loads((out / "summary.json").read_text())  # the planned scenario's run
+    for key in ("cost_usd", "ttft_p99_s", "tpot_p99_s", "accuracy"):
+        assert summary[key] == plan["plan"][key], key
