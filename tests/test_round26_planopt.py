@@ -153,3 +153,22 @@ def test_agent_sessions_choose_the_split_of_each_disaggregated_tier(tmp_path, ca
     summary = json.loads((out / "summary.json").read_text())  # the planned scenario's run
     for key in ("cost_usd", "ttft_p99_s", "tpot_p99_s", "accuracy"):
         assert summary[key] == plan["plan"][key], key
+
+
+def test_the_plan_report_lists_every_split_tier_s_splits():
+    """A plan with two split tiers: the report listed only the first tier's splits compared
+    (``disaggregation``), leaving out the second's (``other_splits``), which ``tiersim plan``
+    prints."""
+    import dataclasses
+
+    from test_round26_consistency import _split_plan
+
+    from tiersim.report.page import plan_section
+
+    plan = _split_plan()
+    second = {**plan.disaggregation, "tier": "fp8"}
+    page = plan_section(dataclasses.replace(plan, other_splits=(second,)))
+    assert "Prefill/decode split of tier bf16" in page
+    assert "Prefill/decode split of tier fp8" in page
+    assert [s["tier"] for s in dataclasses.replace(plan, other_splits=(second,)).splits] == [
+        "bf16", "fp8"]

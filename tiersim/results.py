@@ -1205,6 +1205,13 @@ class PlanResult:
     ``fixed_per_request``), whether or not a fleet qualified; None in a plan.json written
     before it was recorded."""
 
+    @property
+    def splits(self) -> list[dict[str, Any]]:
+        """Every prefill/decode split the plan chose: ``disaggregation``, then
+        ``other_splits``."""
+        first = [self.disaggregation] if self.disaggregation else []
+        return [*first, *self.other_splits]
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the content of plan.json)."""
         return _fields(self)

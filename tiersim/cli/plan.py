@@ -257,7 +257,7 @@ def format_plan(result: PlanResult) -> str:
     for other in result.runners_up:
         lines.append(f"  runner-up {other.get('design')}: {other.get('missed')}")
     lines += [_uniform_line(other) for other in result.uniform]
-    for split in splits_of(result):
+    for split in result.splits:
         from tiersim.metrics import SCORE_WORDS, score_text
 
         table = "; ".join(f"{r['label']} score {score_text(r['score'])}"
@@ -699,12 +699,6 @@ def apply_split(doc: dict[str, Any], splits: list[dict[str, Any]]) -> dict[str, 
     return doc
 
 
-def splits_of(result: PlanResult) -> list[dict[str, Any]]:
-    """Every prefill/decode split a plan chose: ``disaggregation``, then ``other_splits``."""
-    first = [result.disaggregation] if result.disaggregation else []
-    return [*first, *result.other_splits]
-
-
 def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool,
                max_replicas: int | None = None) -> None:
     """plan.json, the planned scenario.yaml (holding ``max_replicas``, the limit the plan sized
@@ -725,7 +719,7 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     if result.plan is not None:
         doc = apply_split(planned_scenario(scenario, result.plan,
                                            result.constraints.get("accuracy_floor"),
-                                           max_replicas), splits_of(result))
+                                           max_replicas), result.splits)
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_scenario(scenario_from_dict(as_searched(doc, scenario), source), out_dir=out,
@@ -773,4 +767,4 @@ def _write(path: Path, text: str) -> None:
 
 
 __all__ = ["apply_split", "as_searched", "plan", "format_plan", "plan_capacity",
-           "planned_scenario", "splits_of", "with_disaggregation", "write_plan", "written"]
+           "planned_scenario", "with_disaggregation", "write_plan", "written"]

@@ -516,7 +516,7 @@ def plan_section(plan: PlanResult) -> str:
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
             + table(["design", "cost (USD)", "missed / compared"], others)
-            + split_section(plan.disaggregation))
+            + "".join(split_section(split) for split in plan.splits))
 
 
 def split_section(split: dict[str, Any] | None) -> str:
