@@ -165,6 +165,9 @@ class TiersimApp(typer.Typer):
             echo(f"Error: {escaped(err)} (a path starts with ~ and a user that does not "
                        "exist); write the path in full", err=True)
             raise SystemExit(1) from None
+        except MemoryError as err:  # past what the process may use (ulimit -v): one line too
+            echo(f"Error: {escaped(memory_line(err))}", err=True)
+            raise SystemExit(1) from None
         except OSError as err:  # the system refused a file or the terminal: one line too
             stdout = err.filename is None and _stdout_failed(err)
             if stdout:
@@ -186,6 +189,16 @@ OS_FIXES = {
     "EPERM": "check the permissions of the file and its folders",
     "EROFS": "write to a disk that is not read-only",
 }
+
+
+def memory_line(err: MemoryError) -> str:
+    """One line for memory running out past a trace's reading (which names its file): the
+    simulation of 10^7 requests or a big sweep grid under ``ulimit -v`` ended in numpy's
+    MemoryError traceback."""
+    said = str(err) or "no detail given"
+    return (f"out of memory ({said}): this command needs more memory than the process may use; "
+            "run it where it may use more (ulimit -v, a container's limit), or make the run "
+            "smaller (a shorter trace.window, fewer replicas or sweep points)")
 
 
 def os_error_line(err: OSError, stdout: bool = False) -> str:

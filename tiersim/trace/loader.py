@@ -122,8 +122,21 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     ``time_scale`` divides arrival times: 2.0 replays at twice the load. Azure, BurstGPT and
     Mooncake times become seconds since the first request; a canonical file keeps its own
     ``arrival_s`` (which must be >= 0 and sorted). Bad input raises
-    :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column.
+    :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column; so
+    does a trace too big for the memory the process may use (a 10^8-row Parquet file of 1.9 MB
+    under ``ulimit -v``: numpy's MemoryError ended the command in a traceback).
     """
+    try:
+        return _read_trace(path, format, window, time_scale, sessions)
+    except MemoryError as err:
+        raise TraceError(str(path), f"reading this trace ran out of memory ({err}); read it "
+                         "where the process may use more memory (ulimit -v, a container's "
+                         "limit), or cut it to the rows you need") from None
+
+
+def _read_trace(path: str | Path, format: str, window: tuple[float, float] | None,
+                time_scale: float, sessions: bool) -> LoadedTrace:
+    """:func:`read_trace`, memory permitting."""
     table, src, name, notes = _read_converted(path, format)
     t = table["arrival_s"].to_numpy()
     arrivals = _whole_arrivals(table, sessions)
@@ -149,7 +162,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     table = apply_time_scale(table, time_scale, src)
     _check_scaled_span(table, time_scale, src)
     for note in notes:
-        warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=3)
+        warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=4)
     return LoadedTrace(table, origin)
 
 
