@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from test_round19 import error_line, run_cli
 
 import tiersim.fleet
@@ -76,3 +77,30 @@ def test_a_simulation_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):
         "it where it may use more (ulimit -v, a container's limit), or make the run smaller "
         "(a shorter trace.window, fewer replicas or sweep points)")
     assert not (tmp_path / "out").exists()
+
+
+def _session_trace(tmp_path, ids):
+    """A canonical trace of two sessions of two steps each, with request ids ``ids``."""
+    path = tmp_path / "sessions.parquet"
+    pd.DataFrame({"request_id": ids, "arrival_s": [0.0, 1.0, 2.0, 3.0],
+                  "input_tokens": [100] * 4, "output_tokens": [10] * 4,
+                  "session_id": [0, 1, 0, 1], "step": [0, 0, 1, 1]}).to_parquet(path)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text((ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text().replace(
+        "path: azure2023_code.parquet", "path: sessions.parquet").replace(
+        "window: [240, 360]", ""))
+    return path, scenario
+
+
+@pytest.mark.parametrize("first_id", [-1, -2])
+def test_a_session_step_with_a_negative_request_id_is_refused(tmp_path, capsys, first_id):
+    """The engine links a session's steps by their predecessor's request_id, -1 meaning none:
+    a step after request -1 ended the run in a traceback ('ValueError: assignment destination
+    is read-only', from sessions.links), and one after request -2 was replayed as a new task at
+    its logged arrival, not after its predecessor. Now refused, naming the row."""
+    path, scenario = _session_trace(tmp_path, [first_id, 0, 1, 2])
+    line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (
+        f"Error: {path}: row 1, column 'request_id': a session step's request_id must be >= 0 "
+        f"(got {first_id}): the replay links a step to the one before it by its id, a negative "
+        "id meaning none; number the requests from 0")

@@ -293,12 +293,21 @@ def _own_hashes_logged(df: pd.DataFrame, cfg: SessionsConfig, source: str) -> No
 
 def checked(df: pd.DataFrame, source: str, origin: TraceOrigin | None = None) -> pd.DataFrame:
     """``df`` with ``parent`` (row-independent step numbers), ``step_type`` and ``tool_s``
-    filled and checked; a bad value is a one-line TraceError naming the row and column."""
+    filled and checked; a bad value is a one-line TraceError naming the row and column. Its
+    request ids are unique and >= 0 (a step after request -1 was a traceback, one after -2
+    was replayed as a new task: :data:`FOLLOWS` reads a negative id as none)."""
     out = df.reset_index(drop=True).copy()
     twice = np.flatnonzero(out["request_id"].duplicated().to_numpy())
     if len(twice):
         raise _error(origin, source, "request_id repeats; a session trace needs one id per step",
                      int(twice[0]), "request_id")
+    negative = np.flatnonzero(out["request_id"].to_numpy(np.int64) < 0)
+    if len(negative):  # FOLLOWS holds the predecessor's id, -1 for none (see with_context)
+        row = int(negative[0])
+        raise _error(origin, source, f"a session step's request_id must be >= 0 (got "
+                     f"{out['request_id'].iat[row]}): the replay links a step to the one "
+                     "before it by its id, a negative id meaning none; number the requests "
+                     "from 0", row, "request_id")
     out["step_type"] = (out["step_type"].fillna("step").astype(str)
                         if "step_type" in out else "step")
     tool = pd.to_numeric(out["tool_s"], errors="coerce") if "tool_s" in out else None
