@@ -104,3 +104,16 @@ def test_a_session_step_with_a_negative_request_id_is_refused(tmp_path, capsys, 
         f"Error: {path}: row 1, column 'request_id': a session step's request_id must be >= 0 "
         f"(got {first_id}): the replay links a step to the one before it by its id, a negative "
         "id meaning none; number the requests from 0")
+
+
+def test_session_links_of_an_empty_subset():
+    """``sessions.links`` wrote into the array pandas hands out read-only when no step of the
+    table lacked its predecessor (an empty subset, as a tier given no request is): 'ValueError:
+    assignment destination is read-only'; now the links of no rows are none."""
+    from tiersim.workload import sessions
+
+    df = pd.DataFrame({"request_id": np.array([5, 6], dtype=np.int64),
+                       sessions.FOLLOWS: np.array([-1, 5], dtype=np.int64), "tool_s": [0.0, 1.0]})
+    follows, think = sessions.links(df.iloc[0:0])
+    assert follows.tolist() == [] and think.tolist() == []
+    assert sessions.links(df)[0].tolist() == [-1, 0]

@@ -721,6 +721,6 @@ def links(df: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray | float]:
         return None, 0.0
     position = pd.Series(np.arange(len(df)), index=df["request_id"].to_numpy(np.int64))
     pred = df[FOLLOWS].to_numpy(np.int64)
-    follows = position.reindex(pred).fillna(-1).to_numpy(np.int64)
-    follows[pred < 0] = -1
+    found = position.reindex(pred).fillna(-1).to_numpy(np.int64)  # read-only when no NaN
+    follows = np.where(pred < 0, -1, found)
     return follows, df["tool_s"].to_numpy(np.float64)
