@@ -117,3 +117,15 @@ def test_session_links_of_an_empty_subset():
     follows, think = sessions.links(df.iloc[0:0])
     assert follows.tolist() == [] and think.tolist() == []
     assert sessions.links(df)[0].tolist() == [-1, 0]
+
+
+def test_a_bare_memory_error_is_one_line_without_empty_brackets(tmp_path, capsys, monkeypatch):
+    """Python's own MemoryError carries no text: 10^7 generated session steps under a 4 GiB
+    limit peaked at 3.6 GB and ended in it (a traceback before); the line then has no '()'."""
+    def no_room(*_args, **_kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(tiersim.fleet, "simulate", no_room)
+    scenario = ROOT / "tiersim" / "scenarios" / "tiny.yaml"
+    line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line.startswith("Error: out of memory: this command needs more memory"), line

@@ -195,8 +195,8 @@ def memory_line(err: MemoryError) -> str:
     """One line for memory running out past a trace's reading (which names its file): the
     simulation of 10^7 requests or a big sweep grid under ``ulimit -v`` ended in numpy's
     MemoryError traceback."""
-    said = str(err) or "no detail given"
-    return (f"out of memory ({said}): this command needs more memory than the process may use; "
+    said = f" ({err})" if str(err) else ""  # Python's own MemoryError says nothing more
+    return (f"out of memory{said}: this command needs more memory than the process may use; "
             "run it where it may use more (ulimit -v, a container's limit), or make the run "
             "smaller (a shorter trace.window, fewer replicas or sweep points)")
 
