@@ -504,6 +504,7 @@ def test_session_counts_in_the_unit_column_are_written_as_numbers_elsewhere():
     object.__setattr__(run, "requests", 2020)
     object.__setattr__(run, "e2e_p99_s", 1.0)
     object.__setattr__(run, "cost_usd", 2.0)
+    object.__setattr__(run, "cost_model", "provisioned")
     units = [row[-1] for row in session_rows(run)]
     assert units[0] == "requests / tasks (1 completed)"
     assert units[1] == "max 1,036"
