@@ -25,6 +25,11 @@ d91d4d3 for 5M, the same run code; "after" also has issue 9's eager-step fidelit
 | 1,000,000 | 74.5 s, 585 MiB | 41.4 s, 379 MiB |
 | 5,000,000 | 680 s, 2,165 MiB (earlier run) | 186.5 s, 1,186 MiB |
 
+Burst (``--burst``, 5 Dec 2026, same box with other work on it): 1,000,000 requests at t = 0 in
+30.1 s, 797 MiB (the Poisson run right after it: 60.5 s, 392 MiB); 100,000 in 5.4 s (median of 3),
+237 MiB. Time per request does not grow with the burst; memory does, about 600 bytes a request at
+peak, as every request waits on the replica's queue at once (README, "Bursts").
+
 Memory per request: (peak RSS at 5M - peak RSS at 1M) / 4M = (1,186 - 379) MiB / 4,000,000 =
 212 bytes a request, outputs included (the rest, about 175 MiB, is the interpreter, its
 libraries and the fleet). Where they are: the trace 24 (int64 id, float64 arrival, int32 token
@@ -55,7 +60,7 @@ OUTPUT_TOKENS = 128
 ROW_GROUP = 1_000_000
 
 SCENARIO = """\
-# issue 13's synthetic workload: {n:,} requests, 1,024 in / 128 out, Poisson {rate} req/s,
+# issue 13's synthetic workload: {n:,} requests, 1,024 in / 128 out, {arrivals},
 # Llama-3.1-8B BF16 on one H200 replica (written by benchmarks/million.py)
 name: million
 seed: 0
@@ -76,9 +81,11 @@ slo:
 """
 
 
-def write_trace(path: Path, n: int, rate: float = RATE_RPS, seed: int = 0) -> None:
-    """A canonical trace of ``n`` fixed-length requests with Poisson(``rate``) arrivals, written
-    in row groups so neither writing nor reading needs it whole in memory."""
+def write_trace(path: Path, n: int, rate: float = RATE_RPS, seed: int = 0,
+                burst: bool = False) -> None:
+    """A canonical trace of ``n`` fixed-length requests with Poisson(``rate``) arrivals (with
+    ``burst``, all at t = 0), written in row groups so neither writing nor reading needs it
+    whole in memory."""
     rng = np.random.default_rng(seed)
     schema = pa.schema([("request_id", pa.int64()), ("arrival_s", pa.float64()),
                         ("input_tokens", pa.int32()), ("output_tokens", pa.int32())])
@@ -88,6 +95,8 @@ def write_trace(path: Path, n: int, rate: float = RATE_RPS, seed: int = 0) -> No
             size = min(ROW_GROUP, n - start)
             arrival = last + np.cumsum(rng.exponential(1.0 / rate, size))
             arrival[0] = 0.0 if start == 0 else arrival[0]
+            if burst:
+                arrival[:] = 0.0
             last = float(arrival[-1])
             writer.write_table(pa.table({
                 "request_id": np.arange(start, start + size, dtype=np.int64),
@@ -96,13 +105,16 @@ def write_trace(path: Path, n: int, rate: float = RATE_RPS, seed: int = 0) -> No
                 "output_tokens": np.full(size, OUTPUT_TOKENS, np.int32)}, schema=schema))
 
 
-def write_scenario(folder: Path, n: int) -> Path:
-    """Trace and scenario for ``n`` requests in ``folder`` (the trace is reused if present)."""
-    trace = folder / f"synthetic_{n}.parquet"
+def write_scenario(folder: Path, n: int, burst: bool = False) -> Path:
+    """Trace and scenario for ``n`` requests in ``folder`` (the trace is reused if present);
+    ``burst``: all of them at t = 0."""
+    kind = "burst" if burst else "synthetic"
+    trace = folder / f"{kind}_{n}.parquet"
     if not trace.exists():
-        write_trace(trace, n)
-    scenario = folder / f"million_{n}.yaml"
-    scenario.write_text(SCENARIO.format(n=n, rate=RATE_RPS, trace=trace.name))
+        write_trace(trace, n, burst=burst)
+    scenario = folder / f"million_{kind}_{n}.yaml"
+    arrivals = "all at t = 0" if burst else f"Poisson {RATE_RPS} req/s"
+    scenario.write_text(SCENARIO.format(n=n, arrivals=arrivals, trace=trace.name))
     return scenario
 
 
@@ -130,15 +142,18 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", type=Path, default=None, help="keep trace + scenario here")
+    ap.add_argument("--burst", action="store_true", help="every request arrives at t = 0")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tiersim-million-") as tmp:
         folder = args.dir or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        scenario = write_scenario(folder, args.n)
+        scenario = write_scenario(folder, args.n, args.burst)
         runs = [run_once(scenario, Path(tmp) / "out") for _ in range(args.repeat)]
     walls = [w for w, _ in runs]
     wall, rss = statistics.median(walls), max(r for _, r in runs)
-    print(f"requests={args.n:,} runs={args.repeat} walls={', '.join(f'{w:.1f}' for w in walls)} s")
+    arrivals = "burst at t = 0" if args.burst else f"Poisson {RATE_RPS} req/s"
+    print(f"requests={args.n:,} ({arrivals}) runs={args.repeat} "
+          f"walls={', '.join(f'{w:.1f}' for w in walls)} s")
     print(f"tiersim run: median {wall:.1f} s wall -> {args.n / wall:,.0f} requests/s; "
           f"peak RSS {rss:.0f} MB ({rss * 1024 * 1024 / args.n:,.0f} bytes/request)")
 
