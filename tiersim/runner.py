@@ -64,12 +64,14 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     sized_uniform_runs`); savings are then simulated (in the scenario's cost model) instead of
     estimated. The files are written atomically
     (:func:`tiersim.outputs.write_run`), with ``report.html`` when ``report`` is true and
-    the ``extra`` files (name -> text) in the same set.
+    the ``extra`` files (name -> text) in the same set. Without ``out_dir`` (a sweep's point)
+    the engine keeps no load series: only ``timeseries.parquet`` reads it.
     """
     if out_dir is not None:
         outputs.make_out_dir(Path(out_dir))
     source = str(scenario_path) if scenario_path is not None else scenario.source
-    run, requests, result, fleet = _noted(scenario, source, baselines)
+    run, requests, result, fleet = _noted(scenario, source, baselines,
+                                          series=out_dir is not None)
     if out_dir is not None:
         outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
                           scenario_yaml(scenario), report=report, extra=extra)
@@ -82,14 +84,17 @@ def run_with_requests(scenario: Scenario) -> tuple[RunResult, summary.RequestTab
     answered each request): one tier's p50 latencies, which the summary does not hold. A
     response cache's comparison with the same run without it is not simulated (its
     ``response_cache`` is None): the caller (``tiersim disagg``) shows none of it."""
-    run, requests, _, _ = _noted(scenario, scenario.source, False, saving_shown=False)
+    run, requests, _, _ = _noted(scenario, scenario.source, False, saving_shown=False,
+                                 series=False)
     return run, requests
 
 
-def _noted(scenario: Scenario, source: str, baselines: bool, saving_shown: bool = True):
+def _noted(scenario: Scenario, source: str, baselines: bool, saving_shown: bool = True,
+           series: bool = True):
     """:func:`_simulated` with the run's notes (a trace's dropped rows ...) in its summary."""
     with _notes_kept() as notes:
-        run, requests, result, fleet = _simulated(scenario, source, baselines, saving_shown)
+        run, requests, result, fleet = _simulated(scenario, source, baselines, saving_shown,
+                                                  series)
     run = dataclasses.replace(run, notes=_portable(notes, scenario, source))
     return run, requests, result, fleet
 
@@ -125,11 +130,14 @@ def _portable(notes: list[str], scenario: Scenario, source: str) -> tuple[str, .
     return tuple(out)
 
 
-def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: bool = True):
+def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: bool = True,
+               series: bool = True):
     """The run's summary, request table, engine result and fleet (nothing written); ``source``
     is the scenario's path as given, named in notes and errors. ``saving_shown`` False: the
     caller shows no saving (``tiersim disagg``), so no note speaks of an estimated one, and
-    shows no response cache comparison, so the run without the cache is not simulated."""
+    shows no response cache comparison, so the run without the cache is not simulated.
+    ``series`` False: the engine result keeps no load series (no ``timeseries.parquet`` is
+    written from it; the summary and request table do not read it)."""
     fleet = build_fleet(scenario)
     infos = tier_infos(scenario, fleet)
     note_tier_order(scenario, infos, source)
@@ -143,7 +151,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                            source)  # the raw trace is not kept: the table is
     df, cache, end_s = served_requests(scenario, prepared.df, source)
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
-                                          source, end_s)
+                                          source, end_s, series=series)
     _note_dropped(fleet, df, result, source)
     _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
@@ -229,13 +237,14 @@ def _rngs(scenario: Scenario) -> list[np.random.Generator]:
 
 
 def _serve(scenario: Scenario, fleet, df: pd.DataFrame, infos, rngs, source: str,
-           end_s: float = 0.0, assignment: Assignment | None = None):
+           end_s: float = 0.0, assignment: Assignment | None = None, series: bool = True):
     """Route and simulate ``df``: the assignment, the engine's result and the request table
     (costed over a run lasting at least ``end_s``). ``assignment``: routing already decided
-    for ``df`` (then ``rngs`` are not used)."""
+    for ``df`` (then ``rngs`` are not used). ``series`` False: the engine keeps no load
+    series (:func:`tiersim.engine.simulate`), for a run whose time series nobody writes."""
     if assignment is None:
         assignment = route(scenario, df, infos, rngs, source)
-    result = fleet_mod.simulate(fleet.specs(), df, assignment)
+    result = fleet_mod.simulate(fleet.specs(), df, assignment, series=series)
     requests = summary.request_table(df, result, scenario, fleet, infos, assignment.basis,
                                      end_s)
     return assignment, result, requests
@@ -449,7 +458,8 @@ def _cache_effect(scenario: Scenario, fleet, prepared, infos, cache, served, rou
     _, train_rng, router_rng = _rngs(scenario)
     whole = route(scenario, prepared.df, infos, (train_rng, router_rng), source)
     _, result, requests = _serve(scenario, fleet, prepared.df, infos, (), source,
-                                 assignment=_with_rows(whole, ~cache[0], assignment))
+                                 assignment=_with_rows(whole, ~cache[0], assignment),
+                                 series=False)  # compared by its summary alone
     without = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source,
                                  router, trace_acceptance=trace_acceptance(prepared.df))
     return response_cache.cache_result(scenario.router.response_cache, cache[1], cache[0],

@@ -733,8 +733,8 @@ def simulate(
     ``sample_every`` is the interval in seconds of the load series (``SimResult.samples``: exact
     time-weighted means of running, waiting and KV blocks per interval; default: 1/500 of the
     arrival span). ``series=False`` keeps none (every replica's ``samples`` empty): for runs
-    whose time series nobody reads, such as a planner's sizing runs, which then skip the cost
-    of recording every step.
+    whose time series nobody reads, such as a planner's sizing runs or a sweep's points, which
+    then skip the cost of recording every step.
     """
     n = len(work)
     _check_requests(work)

@@ -19,7 +19,8 @@ Little's law holds against the requests' own times (docs/metrics.md).
 NOTE (speed): :meth:`record` runs at every step start, idle spell and arrival at a busy
 replica; the common case (the same interval as the last record) is a few additions, with no
 further call and no allocation. Runs whose series nobody reads keep none
-(``simulate(series=False)``: a planner's sizing runs).
+(``simulate(series=False)``: a planner's sizing runs, a sweep's points, any run no
+``timeseries.parquet`` is written from).
 """
 
 from __future__ import annotations

@@ -1,0 +1,91 @@
+"""Round 26 (seriescap): runs whose load series nobody writes keep none, with the same results."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from conftest import TINY, tiny_doc, write_yaml
+
+from tiersim import fleet as fleet_mod
+from tiersim import runner
+from tiersim.outputs import write_parquet
+from tiersim.results import dumps
+from tiersim.scenario import scenario_from_dict
+from tiersim.sweep.points import estimate_runner
+
+CACHED_ROUTER = {"policy": "static_split", "fractions": [0.5, 0.5],
+                 "response_cache": {"mode": "top_n", "size": 20, "lookup_s": 0.005,
+                                    "popularity": {"distinct": 1000, "exponent": 1.0}}}
+"""The tiny scenario's router with a response cache: its run without the cache is simulated too."""
+
+
+@pytest.fixture
+def series_asked(monkeypatch) -> list[bool]:
+    """The ``series`` each engine run of the runner is asked for, in order."""
+    asked: list[bool] = []
+    real = fleet_mod.simulate
+
+    def spy(*args, series: bool = True, **kwargs):
+        asked.append(series)
+        return real(*args, series=series, **kwargs)
+
+    monkeypatch.setattr(fleet_mod, "simulate", spy)
+    return asked
+
+
+def test_runs_nobody_writes_a_series_of_keep_none(series_asked, tmp_path):
+    """A run without an output folder (a sweep's point) and ``tiersim disagg``'s runs keep no
+    load series (each engine run recorded one, ~4% of its time); a run written to a folder
+    keeps it for timeseries.parquet, which is not empty."""
+    scenario = scenario_from_dict(tiny_doc(), str(TINY))
+    runner.run_scenario(scenario)
+    runner.run_with_requests(scenario)
+    assert series_asked == [False, False]
+    runner.run_scenario(scenario, out_dir=tmp_path / "out")
+    assert series_asked[2:] == [True]
+    assert len(json.loads((tmp_path / "out" / "summary.json").read_text())["tiers"]) == 2
+    assert (tmp_path / "out" / "timeseries.parquet").stat().st_size > 0
+    assert len(pd.read_parquet(tmp_path / "out" / "timeseries.parquet")) > 0
+
+
+def test_the_cache_comparison_keeps_no_series(series_asked, tmp_path):
+    """With a response cache the run without it is simulated for its summary alone: no series,
+    also when the run itself writes one."""
+    doc = tiny_doc(router=CACHED_ROUTER)
+    scenario = scenario_from_dict(doc, str(write_yaml(tmp_path / "s.yaml", doc)))
+    run = runner.run_scenario(scenario, out_dir=tmp_path / "out")
+    assert run.response_cache is not None
+    assert series_asked == [True, False]
+
+
+def _results(scenario, series: bool, folder):
+    """summary.json's bytes and requests.parquet's bytes of ``scenario``'s run, and its engine
+    result's load series."""
+    run, requests, result, _ = runner._noted(scenario, scenario.source, False, series=series)
+    folder.mkdir()
+    write_parquet(folder / "requests.parquet", requests)
+    return run.dumps(), (folder / "requests.parquet").read_bytes(), result.samples
+
+
+def test_results_byte_identical_with_and_without_series(tmp_path):
+    """summary.json and requests.parquet are the same bytes whether the engine keeps the load
+    series or not (the response cache's comparison run included); only the series differs."""
+    doc = tiny_doc(router=CACHED_ROUTER)
+    scenario = scenario_from_dict(doc, str(write_yaml(tmp_path / "s.yaml", doc)))
+    kept = _results(scenario, True, tmp_path / "kept")
+    none = _results(scenario, False, tmp_path / "none")
+    assert json.loads(kept[0])["response_cache"] is not None
+    assert kept[0] == none[0]
+    assert kept[1] == none[1]
+    assert any(rows for replicas in kept[2].values() for rows in replicas)
+    assert not any(rows for replicas in none[2].values() for rows in replicas)
+
+
+def test_sweep_point_summary_is_the_written_runs(tmp_path):
+    """A sweep point's summary (the row of sweep.parquet; its run keeps no series) is the
+    summary.json of the same scenario run into a folder (which keeps one)."""
+    point = estimate_runner(tiny_doc(), str(TINY))
+    runner.run_scenario(scenario_from_dict(tiny_doc(), str(TINY)), out_dir=tmp_path / "out")
+    assert dumps(point) == (tmp_path / "out" / "summary.json").read_text()
