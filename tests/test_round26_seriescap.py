@@ -1,5 +1,5 @@
 """Round 26 (seriescap): runs whose load series nobody writes keep none, with the same results;
-generated session steps kept as columns."""
+generated session steps kept as columns, and sessions too large for memory refused up front."""
 
 from __future__ import annotations
 
@@ -122,3 +122,60 @@ def test_generated_steps_are_kept_as_columns_not_a_dict_each():
     assert table["step_type"].iloc[0] == "planning" and table["step_type"].iloc[-1] == "final"
     assert (table["step"] == table["parent"] + 1).all()
 
+
+def _steps_scenario(tmp_path, tasks: int, middle: int):
+    """A scenario file generating ``tasks`` tasks of about ``middle + 2`` one-token steps."""
+    doc = tiny_doc(workload={"sessions": {"source": "generate", "generate": {
+        "tasks": tasks, "task_rate_rps": 10, "middle_steps_mean": middle, "max_steps": 10_000,
+        "token_sigma": 0, "tokens": ONE_TOKEN, "tool_s_median": 0.1}}})
+    return write_yaml(tmp_path / "steps.yaml", doc)
+
+
+def test_sessions_too_large_for_memory_are_refused_before_any_step(tmp_path):
+    """10^7 one-token steps (the step cap) under a 4 GB address-space limit were generated and
+    run until memory ran out (above 3.6 GB, docs/security.md); now the run is refused in
+    seconds, before any step is made, naming the key, the estimate and the fix."""
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    path = _steps_scenario(tmp_path, 10_000, 1_000)
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (4_000_000_000, 4_000_000_000))
+
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "tiersim", "run", str(path), "--no-baselines"],
+                          capture_output=True, text=True, preexec_fn=limited, timeout=120)
+    took = time.monotonic() - began
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    assert lines[0].startswith(f"Error: {path}: line ")
+    assert (": workload.sessions.generate: makes about 10,020,000 steps on average (10,000 "
+            "tasks of about 1,002.0 steps), which need at least about 6.5 GB at about 650 bytes "
+            "a step, more than the ") in lines[0]
+    assert lines[0].endswith("GB this process may still use (its address-space limit, ulimit "
+                             "-v); lower tasks, middle_steps_mean or max_steps, or run where "
+                             "more memory is allowed")
+    assert took < 60
+
+
+def test_the_memory_check_counts_expected_steps(monkeypatch, tmp_path):
+    """The check reads the steps a scenario makes on average (tasks x (planning + final +
+    min(1 + Poisson(mean - 1), max_steps - 2))) against the room left; a scenario within it
+    runs, one above it is refused."""
+    from tiersim.errors import ScenarioError
+    from tiersim.workload import sessions
+
+    cfg = sessions.SessionGenerator(tasks=100, middle_steps_mean=4, max_steps=5)
+    # middle steps: min(1 + Poisson(3), 3) = 3 - P(Y=1)*2 - P(Y=2)*1 = 3 - 2e^-3 - 3e^-3
+    assert sessions.expected_steps(cfg) == pytest.approx(100 * (5 - 5 * 2.718281828 ** -3))
+    need = sessions.expected_steps(cfg) * sessions.GENERATED_STEP_BYTES
+    monkeypatch.setattr(sessions, "memory_room", lambda: (need + 1, "a test's limit"))
+    sessions.check_memory(cfg, "s.yaml")
+    monkeypatch.setattr(sessions, "memory_room", lambda: (need - 1, "a test's limit"))
+    with pytest.raises(ScenarioError, match=r"^s.yaml: workload.sessions.generate: makes about "
+                       r"475 steps on average \(100 tasks of about 4.8 steps\)"):
+        sessions.check_memory(cfg, "s.yaml")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import math
 from array import array
 from typing import Literal
 
@@ -44,12 +45,25 @@ from tiersim.trace import checks
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
 from tiersim.trace.loader import MAX_SPAN_S, TraceOrigin
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows: no address-space limit to read
+    resource = None
+
 MAX_PREFIX_HASHES = 50_000_000
 """Most prefix-block hashes the session prompts of one run may hold in all (400 MB of int64:
 about 25 billion prompt tokens counted with their context). Beyond it a run is refused before
 the hashes fill memory: 1,000 generated tasks of 1,000 steps each passed 6.8 GB in two minutes."""
 MAX_GENERATED_STEPS = 10_000_000
-"""Most steps (requests) ``workload.sessions.generate`` may make in all."""
+"""Most steps (requests) ``workload.sessions.generate`` may make in all. Memory bounds them
+first: a run takes about :data:`GENERATED_STEP_BYTES` a step, so 10^7 steps need over 6 GB
+(:func:`check_memory` refuses a scenario whose steps would not fit before any is made)."""
+GENERATED_STEP_BYTES = 650
+"""Memory a run takes per generated session step, at least: ``tiersim run --no-baselines`` of
+10^6 one-token steps peaked at 747,420 KiB, one of 10^5 at 214,752 KiB (``/usr/bin/time -v``),
+606 bytes a step (the table, its prefix hashes, the engine's and the results' arrays), rounded
+up. Steps with longer prompts take more (8 bytes per 512 prompt tokens for their prefix
+hashes, bounded by :data:`MAX_PREFIX_HASHES`)."""
 MAX_PROMPT_TOKENS = 10**8
 """Longest prompt a session step may reach with its context (100 million tokens, far beyond
 any model's context): a longer one is refused before its prefix hashes are made, as their
@@ -237,6 +251,7 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
     ``df`` unchanged when sessions are off. ``origin`` (from :func:`tiersim.trace.read_trace`)
     names the file's rows in errors; without it they name ``source`` and the table row."""
     if cfg.source == "generate":
+        check_memory(cfg.generate, source)
         tasks = generate(cfg.generate, rng, source, cfg.system_prompt_tokens)
         check_span(tasks, source, generated=True)
         return with_context(tasks, "accumulate", cfg.system_prompt_tokens, source,
@@ -641,6 +656,80 @@ def mix_order(step_mix: dict[str, float]) -> list[str]:
     sorted by name (a YAML map's key order means nothing, so it must not change the tasks)."""
     known = [k for k in DEFAULT_MIX if k in step_mix]
     return known + sorted(k for k in step_mix if k not in DEFAULT_MIX)
+
+
+def expected_steps(cfg: SessionGenerator) -> float:
+    """The steps ``cfg`` makes on average: per task a planning and a final step and
+    ``min(1 + Poisson(middle_steps_mean - 1), max_steps - 2)`` middle steps (tasks stopped
+    early by ``max_context_tokens`` make fewer)."""
+    cap, lam = cfg.max_steps - 2, cfg.middle_steps_mean - 1
+    k = np.arange(max(cap - 1, 0))
+    if lam > 0:
+        log_pmf = k * math.log(lam) - lam - np.array([math.lgamma(x + 1.0) for x in k])
+        pmf = np.exp(log_pmf)
+    else:
+        pmf = (k == 0).astype(np.float64)
+    middle = cap - float(np.cumsum(pmf).sum())  # E[min(Y, cap)] = sum of P(Y > j), j < cap
+    return cfg.tasks * (2.0 + middle)
+
+
+def check_memory(cfg: SessionGenerator, source: str) -> None:
+    """Refuse, before any step is made, sessions whose run would need more memory than this
+    process may still take (:func:`memory_room`): :func:`expected_steps` at
+    :data:`GENERATED_STEP_BYTES` each. A ScenarioError naming ``workload.sessions.generate``,
+    the estimate and the fix."""
+    room = memory_room()
+    steps = expected_steps(cfg)
+    need = steps * GENERATED_STEP_BYTES
+    if room is None or need <= room[0]:
+        return
+    raise ScenarioError(source, "workload.sessions.generate", (
+        f"makes about {steps:,.0f} steps on average ({cfg.tasks:,} tasks of about "
+        f"{steps / cfg.tasks:,.1f} steps), which need at least about {need / 1e9:,.1f} GB at "
+        f"about {GENERATED_STEP_BYTES} bytes a step, more than the {room[0] / 1e9:,.1f} GB "
+        f"this process may still use ({room[1]}); lower tasks, middle_steps_mean or "
+        "max_steps, or run where more memory is allowed"))
+
+
+def memory_room() -> tuple[float, str] | None:
+    """The bytes this process may still take and what bounds them: the least of its
+    address-space limit (``ulimit -v``, less what it maps now) and the machine's memory (less
+    what it holds now); None where neither can be read (no ``/proc``)."""
+    now = _proc_status()
+    if now is None:
+        return None
+    found = []
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0] if resource else -1
+    if soft not in (-1, getattr(resource, "RLIM_INFINITY", -1)) and "VmSize" in now:
+        found.append((soft - now["VmSize"], "its address-space limit, ulimit -v"))
+    total = _meminfo_total()
+    if total is not None and "VmRSS" in now:
+        found.append((total - now["VmRSS"], "the machine's memory"))
+    return min(found) if found else None
+
+
+def _proc_status() -> dict[str, int] | None:
+    """This process's ``/proc/self/status`` sizes in bytes (VmSize, VmRSS ...); None
+    without it."""
+    try:
+        with open("/proc/self/status") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    return {k: int(v.split()[0]) * 1024 for k, _, v in (line.partition(":") for line in lines)
+            if v.strip().endswith("kB")}
+
+
+def _meminfo_total() -> int | None:
+    """The machine's memory in bytes (``MemTotal``); None without ``/proc/meminfo``."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
 
 
 def generate(cfg: SessionGenerator, rng: np.random.Generator, source: str = "scenario",
