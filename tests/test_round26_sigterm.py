@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
+from test_round24_signals import wait_for
 
 TINY = (REPO / "scenarios" / "tiny.yaml").read_text()
 
@@ -62,15 +63,6 @@ def start(*args: str | Path, code: str | None = None) -> subprocess.Popen:
     head = ["-c", code] if code else ["-m", "tiersim"]
     return subprocess.Popen([sys.executable, *head, *map(str, args)], env=env, cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(condition, proc: subprocess.Popen, what: str, limit_s: float = 120) -> None:
-    """Poll ``condition`` until true; fail if ``proc`` ends first or the limit passes."""
-    deadline = time.monotonic() + limit_s
-    while not condition():
-        assert proc.poll() is None, f"ended before {what}: {proc.stderr.read()[-500:]}"
-        assert time.monotonic() < deadline, f"never saw {what}"
-        time.sleep(0.02)
 
 
 def stop(proc: subprocess.Popen, sig: int) -> tuple[int, str, float]:
