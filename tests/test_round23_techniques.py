@@ -71,9 +71,9 @@ def test_the_run_without_the_response_cache_routes_the_served_requests_alike(mon
     seen = []
     real = fleet_mod.simulate
 
-    def spy(specs, df, assignment):
+    def spy(specs, df, assignment, **options):
         seen.append((df["request_id"].to_numpy().copy(), assignment))
-        return real(specs, df, assignment)
+        return real(specs, df, assignment, **options)
 
     monkeypatch.setattr(fleet_mod, "simulate", spy)
     run = run_scenario(_cascade_behind_a_cache())
