@@ -375,7 +375,6 @@ class SimEvaluator:
         2, 10 USD/hour, met every constraint); and only the first such tier was chosen."""
         names = list(design.tiers)
         kept: dict[str, int | None] = {}  # per split tier chosen so far, its prefill count
-        best = None
         for split in [n for n in names if replicas[n] >= 2
                       and self.built(n, design.gpus(n)).disagg is not None] or [None]:
             options = [None] if split is None else self._splits(
