@@ -327,7 +327,7 @@ def test_a_design_is_judged_at_the_floor_the_planner_stopped_at():
     scenario = fake_scenario(tiers, floor=0.8)
     planner = Planner(scenario, Constraints.of(scenario), _FloorRouter(tiers))
     assert planner.best(("w4", "fp8", "bf16")).missed == (
-        "accuracy < floor 0.8000 with the router fitted to 0.8 (0.7900), 0.8025 (0.7900); "
+        "accuracy < floor 80.00% with the router fitted to 0.8 (79.00%), 0.8025 (79.00%); "
         "fitted to 0.805 it sends w4 nothing, which is fp8+bf16 (listed on its own)")
 
 

@@ -34,4 +34,4 @@ def test_a_floor_near_one_is_missed_accuracy_not_a_validation_error(tmp_path):
     assert proc.returncode == 1, proc.stderr  # no fleet meets the constraints
     plan = json.loads((out / "plan.json").read_text())
     assert "validation error" not in proc.stdout + json.dumps(plan)
-    assert re.search(r"w4a16\+bf16: accuracy 0\.\d{4} < floor 0\.9900$", plan["reason"])
+    assert re.search(r"w4a16\+bf16: accuracy \d\d\.\d\d% < floor 99\.00%$", plan["reason"])

@@ -34,7 +34,7 @@ def test_plan_reports_an_unreachable_floor_as_missed_accuracy_not_notes(tmp_path
     out, err = capsys.readouterr()
     assert code == 1  # no fleet meets the floor
     assert "note:" not in err and "note:" not in out
-    assert "w4a16+bf16: accuracy 0.8107 < floor 0.8150" in out
+    assert "w4a16+bf16: accuracy 81.07% < floor 81.50%" in out
     assert json.loads((tmp_path / "p" / "plan.json").read_text())["plan"] is None
 
 

@@ -91,7 +91,7 @@ def test_plan_prints_a_floor_as_it_was_given(tmp_path, capsys, monkeypatch):
                          tmp_path / "p", "--max-replicas", "1", "--gpus-per-replica", "1",
                          "--accuracy-floor", "0.94885", "--no-report")
     assert code == 0, err
-    assert ("w4a16+bf16: accuracy < floor 0.94885 with the router fitted to 0.94885 (0.9443)"
+    assert ("w4a16+bf16: accuracy < floor 94.885% with the router fitted to 0.94885 (94.428%)"
             in out)
 
 
@@ -99,11 +99,13 @@ def test_plan_floor_digits():
     """The accuracy beside a floor it missed is printed at the decimals that tell them apart."""
     from tiersim.results import floor_pair
 
-    assert floor_pair(0.79, 0.8) == ("0.7900", "0.8000")
-    assert floor_pair(0.94884, 0.94885) == ("0.94884", "0.94885")
-    assert floor_pair(0.9488, 0.94885) == ("0.94880", "0.94885")
-    assert floor_pair(0.94884999, 0.94885) == ("0.94884999", "0.94885")
-    assert floor_pair(0.8 - 1e-12, 0.8) == ("0.8000", "0.8000")  # within the tolerance: met
+    assert floor_pair(0.79, 0.8) == ("79.00%", "80.00%")  # in percent, as the plan's lines
+    assert floor_pair(0.94884, 0.94885) == ("94.884%", "94.885%")
+    assert floor_pair(0.9488, 0.94885) == ("94.880%", "94.885%")
+    assert floor_pair(0.94884999, 0.94885) == ("94.884999%", "94.885%")
+    assert floor_pair(0.8 - 1e-12, 0.8) == ("80.00%", "80.00%")  # within the tolerance: met
+    assert floor_pair(0.79, 0.8, percent=False) == ("0.7900", "0.8000")  # tiersim analytic
+    assert floor_pair(0.9488, 0.94885, percent=False) == ("0.94880", "0.94885")
 
 
 def test_plan_prints_a_p99_over_its_slo_apart_from_it(tmp_path, capsys, monkeypatch):

@@ -50,7 +50,7 @@ def test_a_fleet_at_the_plans_cost_says_it_ties_and_why_the_plan_won():
     assert result.plan["design"] == "bf16"
     fp8 = {u["design"]: u for u in result.uniform}["fp8"]
     assert fp8["missed"] == ("meets every constraint at the plan's cost (a tie); the plan is "
-                             "kept for its higher accuracy, 0.9 against 0.8")
+                             "kept for its higher accuracy, 90.00% against 80.00%")
 
 
 def test_the_replica_search_looks_below_a_bisection_a_noisy_p99_misled():

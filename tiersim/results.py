@@ -360,18 +360,21 @@ def over_digits(value: float, limit: float, digits: int) -> int:
     return SIG_DIGITS
 
 
-def floor_pair(accuracy: float, floor: float) -> tuple[str, str]:
-    """``accuracy`` and the ``floor`` it is held to as the plan and analytic print them: the floor
-    at the decimals it was given with (four at least: 0.8000), the accuracy at those or at as
-    many more as tell a missed floor from it (before, both at four: a floor of 0.94885 read
-    "floor 0.9488" beside "fitted to 0.94885", and an accuracy under it by less than 5e-5
-    printed as the floor it missed)."""
-    given = next((d for d in range(4, 11) if abs(float(f"{floor:.{d}f}") - floor) < 1e-12), 10)
+def floor_pair(accuracy: float, floor: float, percent: bool = True) -> tuple[str, str]:
+    """``accuracy`` and the ``floor`` it is held to as the plan prints them: in percent, the
+    floor as :func:`percent_as_given` writes it (0.8 is 80.00%), the accuracy at its decimals
+    or at as many more as tell a missed floor from it (before, both at four: a floor of 0.94885
+    read "floor 0.9488" beside "fitted to 0.94885", and an accuracy under it by less than 5e-5
+    printed as the floor it missed). ``percent=False`` gives fractions at four decimals at least
+    (0.8000), as ``tiersim analytic`` prints its accuracies."""
+    scale, unit, least = (100, "%", 2) if percent else (1, "", 4)
+    value, limit = scale * accuracy, scale * floor
+    given = next((d for d in range(least, 11) if abs(round(limit, d) - limit) < 1e-11 * scale), 10)
     shown = given
     if not reaches_floor(accuracy, floor):
-        while shown < 10 and f"{accuracy:.{shown}f}" == f"{floor:.{shown}f}":
+        while shown < 10 and f"{value:.{shown}f}" == f"{limit:.{shown}f}":
             shown += 1
-    return f"{accuracy:.{shown}f}", f"{floor:.{given}f}"
+    return f"{value:.{shown}f}{unit}", f"{limit:.{given}f}{unit}"
 
 
 def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
@@ -811,9 +814,7 @@ class RunResult:
 def percent_as_given(fraction: float) -> str:
     """A floor as a percentage at the decimals it was given with, two at least (0.93 is
     93.00%, 0.94995 is 94.995%; at two, 94.99% read under the floor set)."""
-    value = 100 * fraction
-    places = next((d for d in range(2, 9) if abs(round(value, d) - value) < 1e-9), 8)
-    return f"{value:.{places}f}%"
+    return floor_pair(fraction, fraction)[1]
 
 
 def accuracy_name(basis: str | None) -> str:

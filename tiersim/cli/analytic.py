@@ -413,7 +413,7 @@ def render(out: dict) -> str:
     if f:
         from tiersim.results import floor_pair
 
-        lines.append(f"at floor {floor_pair(f['floor'], f['floor'])[1]}: oracle "
+        lines.append(f"at floor {floor_pair(f['floor'], f['floor'], percent=False)[1]}: oracle "
                      f"{_num(f['oracle_cost'])}, cheapest "
                      f"uniform {_num(f['uniform_cost'])}, static split "
                      f"{_num(f['static_split_cost'])}; saving vs uniform "

@@ -410,13 +410,14 @@ class Planner:
         idle, misses = tried[-1], tried[:-1]
         if not misses or IDLE not in (idle.missed or ""):
             return
-        found = ", ".join(f"{dict(r.design.router)['floor']:g} "
-                          f"({self.evaluator.routing(r.design)[2]:.4f})" for r in misses)
+        floor = self.c.accuracy_floor
+        found = ", ".join(f"{dict(r.design.router)['floor']:g} ("
+                          f"{floor_pair(self.evaluator.routing(r.design)[2], floor)[0]})"
+                          for r in misses)
         unused = _idle_tiers(idle.design, self.evaluator.routing(idle.design)[1])
         left = [n for n in idle.design.tiers if n not in unused]
         rest = f"uniform {left[0]}" if len(left) == 1 else "+".join(left)
-        floor = floor_pair(self.c.accuracy_floor, self.c.accuracy_floor)[1]
-        idle.missed = (f"accuracy < floor {floor} with the router fitted "
+        idle.missed = (f"accuracy < floor {percent_as_given(floor)} with the router fitted "
                        f"to {found}; fitted to {dict(idle.design.router)['floor']:g} it sends "
                        f"{' and '.join(unused)} nothing, which is {rest} (listed on its own)")
 
@@ -771,8 +772,9 @@ def _tie(accuracy: float, plans: float) -> str:
     the scenario's order of tiers). Before, it read "0.0% dearer than the plan"."""
     if plans > accuracy:
         digits = floor_digits(plans, accuracy, 4)
-        why = (f"kept for its higher accuracy, {plans:.{digits}g} against "
-               f"{accuracy:.{digits}g}")
+        places = max(2, digits - 2)  # the plan's percent decimals, more where they tie
+        why = (f"kept for its higher accuracy, {100 * plans:.{places}f}% against "
+               f"{100 * accuracy:.{places}f}%")
     else:
         why = "kept as found first (fewer tiers first, then the scenario's order of tiers)"
     return f"meets every constraint at the plan's cost (a tie); the plan is {why}"
@@ -865,8 +867,7 @@ def _missed(o: Outcome, c: Constraints) -> str | None:
         if not m["met"]:
             value, limit = m["value"], m["limit"]
             if key == "accuracy" and value is not None:  # in percent, as the plan's own line
-                words.append(f"accuracy {100 * value:.{floor_digits(limit, value, 4)}g}% vs "
-                             f"limit {percent_as_given(limit)}")
+                words.append("accuracy {} vs limit {}".format(*floor_pair(value, limit)))
                 continue
             # a p99 over its limit by less than 4 digits show is shown to more
             shown = ("none finished" if value is None else
