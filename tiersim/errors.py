@@ -61,6 +61,14 @@ def one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
 
 
+READER_GONE = 128 + 13
+"""Exit status of a command whose standard output (or error) is a pipe the reader left
+(``tiersim trace inspect T | head -1``): 128 + SIGPIPE, what the shell reports for git, ``seq``
+or ``yes`` there, and how tiersim reports its other stopping signals (SIGTERM 128 + 15, SIGHUP
+128 + 1, Ctrl-C 130). Not 0: the command stopped at that write, before what it had left to do
+or print. The command stops quietly (no line on stderr), its cleanup run."""
+
+
 class TiersimError(Exception):
     """Base class of errors caused by user input; ``str()`` is the one line shown to the user."""
 

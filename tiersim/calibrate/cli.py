@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tiersim.calibrate.errors import RECEIVED, Stopped
-from tiersim.errors import TiersimError, escaped, import_extra, shown
+from tiersim.errors import READER_GONE, TiersimError, escaped, import_extra, shown
 
 SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 DEVICES = ("cuda", "cpu")
@@ -205,7 +205,7 @@ def _measure(args, stopped: list) -> int:
         error(str(exc))
         return 1
     written = f"the profile is written: {args.out}"
-    return 0 if _say(summarize(doc), written) and _say(f"wrote {args.out}", written) else 1
+    return _say(summarize(doc), written) or _say(f"wrote {args.out}", written)
 
 
 def error(text: str) -> None:
@@ -215,12 +215,13 @@ def error(text: str) -> None:
     print(f"Error: {escaped(text)}", file=sys.stderr)
 
 
-def _say(text: str, written: str | None = None) -> bool:
-    """Print ``text`` on standard output; False where the system refuses it (``> /dev/full``,
-    a reader gone from a pipe), after one ``Error:`` line on stderr ending in ``(written)``
-    (none for a closed pipe, or where ``written`` is None). ``tiersim calibrate`` has its
-    app for this, ``python -m tiersim.calibrate`` had none: the profile was written, then a
-    traceback."""
+def _say(text: str, written: str | None = None) -> int:
+    """Print ``text`` on standard output; the exit status: 0 once printed, 1 where the system
+    refuses it (``> /dev/full``) after one ``Error:`` line on stderr ending in ``(written)``
+    (none where ``written`` is None), :data:`~tiersim.errors.READER_GONE` with no line where
+    the reader left the pipe (``| head -1``), as every tiersim command ends then.
+    ``tiersim calibrate`` has its app for this, ``python -m tiersim.calibrate`` had none: the
+    profile was written, then a traceback."""
     import errno
 
     try:
@@ -228,12 +229,14 @@ def _say(text: str, written: str | None = None) -> bool:
     except OSError as err:
         with suppress(OSError, ValueError):  # the exit's flush of what is buffered would fail
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        if written is not None and not isinstance(err, BrokenPipeError):
+        if isinstance(err, BrokenPipeError):
+            return READER_GONE
+        if written is not None:
             fix = ("; free some space on that disk or write elsewhere"
                    if err.errno in (errno.ENOSPC, errno.EDQUOT) else "")
             error(f"standard output: {err.strerror or err}{fix} ({written})")
-        return False
-    return True
+        return 1
+    return 0
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 
 from tiersim.cli import usage
 from tiersim.cli.usage import echo
-from tiersim.errors import TiersimError, escaped
+from tiersim.errors import READER_GONE, TiersimError, escaped
 
 
 def _with_line(err: TiersimError) -> TiersimError:
@@ -143,7 +143,13 @@ class TiersimApp(typer.Typer):
             _refuse_empty_args(kwargs.get("args"))
             _refuse_repeated_options(kwargs.get("args"))
             code = super().__call__(*args, **{**kwargs, "standalone_mode": False})
+            sys.stdout.flush()  # a reader gone from the pipe is met here, not in Python's exit
             raise SystemExit(code if isinstance(code, int) else 0)  # typer.Exit's code
+        except SystemExit as err:  # the framework's own answer to a closed pipe is status 1
+            if _reader_gone(err):
+                _silence_stdout()
+                raise SystemExit(READER_GONE) from None
+            raise
         except usage.NoArgsIsHelpError as err:  # the framework has printed the help
             raise SystemExit(err.exit_code) from None
         except usage.UsageError as err:  # --workers 0, --bogus, no --out: one line too
@@ -171,6 +177,9 @@ class TiersimApp(typer.Typer):
             echo(f"Error: {escaped(memory_line(err))}", err=True)
             raise SystemExit(1) from None
         except OSError as err:  # the system refused a file or the terminal: one line too
+            if _reader_gone(err):
+                _silence_stdout()
+                raise SystemExit(READER_GONE) from None
             stdout = err.filename is None and _stdout_failed(err)
             if stdout:
                 _silence_stdout()
@@ -304,22 +313,47 @@ def _working_folder_gone() -> bool:
     return False
 
 
-def _stdout_failed(err: OSError) -> bool:
-    """Whether ``err`` came from writing standard output: raised inside a write of
-    ``sys.stdout``, of a console printing to it (rich), or of ``echo`` (click's, which
-    typer's is) to it, or stdout still cannot be flushed."""
+def _reader_gone(ending: BaseException) -> bool:
+    """Whether ``ending`` is, or was raised while handling (click and rich answer a broken pipe
+    with a silent exit status 1), a write to standard output or error that failed because the
+    pipe's reader went away; a broken pipe to a worker process is no such thing."""
+    import errno
     import sys
 
+    cause = ending
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__context__
+    if not isinstance(cause, OSError) or cause.errno != errno.EPIPE:
+        return False
+    streams = (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
+    standard = [stream for each in streams if each is not None
+                for stream in (each, getattr(each, "wrapped", each))]  # click's pacifier
+    return _written_to(cause, standard)
+
+
+def _written_to(err: OSError, streams: list) -> bool:
+    """Whether ``err`` was raised inside a write to one of ``streams``: of the stream itself,
+    of a console printing to it (rich), or of ``echo`` (click's, which typer's is) to it."""
     tb = err.__traceback__
     while tb is not None:
         found = tb.tb_frame.f_locals
         owner = found.get("self")
-        if owner is not None and (owner is sys.stdout or getattr(owner, "file", None)
-                                  is sys.stdout):
+        if owner is not None and any(owner is stream or getattr(owner, "file", None) is stream
+                                     for stream in streams):
             return True
-        if sys.stdout is not None and found.get("file") is sys.stdout:  # click.echo
+        if any(found.get("file") is stream for stream in streams):  # click.echo
             return True
         tb = tb.tb_next
+    return False
+
+
+def _stdout_failed(err: OSError) -> bool:
+    """Whether ``err`` came from writing standard output (:func:`_written_to`), or stdout still
+    cannot be flushed."""
+    import sys
+
+    if sys.stdout is not None and _written_to(err, [sys.stdout]):
+        return True
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
