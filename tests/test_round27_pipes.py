@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+from contextlib import nullcontext
 
 import pytest
 from conftest import REPO
@@ -87,3 +88,88 @@ def test_the_calibration_harness_ends_with_sigpipes_status_when_its_reader_left(
     monkeypatch.undo()
     assert capsys.readouterr().err == ""
     assert _say("summary") == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Ray's session folder
+
+
+class FolderRay:
+    """Enough of ``ray`` for :func:`executors.ray_session`: records the folder ``init`` is
+    given and writes a session file there, as Ray does; ``fail`` makes ``init`` raise."""
+
+    def __init__(self, fail: BaseException | None = None):
+        self.folders: list[str] = []
+        self.fail = fail
+        self.shut = 0
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kwargs):
+        folder = kwargs.get("_temp_dir")
+        self.folders.append(folder)
+        if folder is not None:
+            os.makedirs(os.path.join(folder, "session_x", "logs"))
+        if self.fail is not None:
+            raise self.fail
+
+    def shutdown(self):
+        self.shut += 1
+
+
+@pytest.fixture
+def ray_tmpdir(monkeypatch):
+    """A short, empty folder as ``RAY_TMPDIR`` (Ray's sockets live under it: a Unix socket's
+    path may not pass 107 bytes, which pytest's tmp_path nearly does), removed afterwards."""
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="r27-", dir="/tmp")
+    monkeypatch.setenv("RAY_TMPDIR", folder)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("fail", [None, SystemExit(143)], ids=["finished", "stopped-in-init"])
+def test_a_local_ray_keeps_its_session_in_a_folder_removed_on_exit(monkeypatch, ray_tmpdir,
+                                                                   fail):
+    """A local Ray gets a folder of its own under ``RAY_TMPDIR`` (else the system's temporary
+    folder), removed with what Ray wrote there once Ray is shut down, even where the sweep
+    stopped while Ray started."""
+    from tiersim.sweep import executors
+
+    fake = FolderRay(fail)
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    with pytest.raises(SystemExit) if fail else nullcontext(), executors.ray_session(None, 1):
+        assert os.listdir(fake.folders[0]) == ["session_x"]
+    assert os.path.dirname(fake.folders[0]) == ray_tmpdir
+    assert os.listdir(ray_tmpdir) == [] and fake.shut == (0 if fail else 1)
+
+
+def test_a_joined_ray_cluster_gets_no_folder_of_ours(monkeypatch, ray_tmpdir):
+    """Joining a cluster (``--address``) passes no session folder: the cluster has its own."""
+    from tiersim.sweep import executors
+
+    fake = FolderRay()
+    monkeypatch.setattr(executors, "_ray", lambda: fake)
+    monkeypatch.setattr(executors, "probe_address", lambda address, *a: None)
+    with executors.ray_session("10.0.0.2:6379", None):
+        pass
+    assert fake.folders == [None] and os.listdir(ray_tmpdir) == []
+
+
+def test_a_real_local_ray_leaves_no_session_folder_behind(ray_tmpdir):
+    """``tiersim sweep --executor ray`` left ``/tmp/ray/session_*`` (0.19 MB of logs for a
+    two-point sweep, one folder per sweep) after it finished; nothing is left now. A local Ray
+    of one CPU runs one task."""
+    ray = pytest.importorskip("ray")
+    from tiersim.sweep import executors
+
+    with executors.ray_session(None, 1):
+        assert ray.get(ray.remote(lambda x: -x).remote(3)) == -3
+        (ours,) = os.listdir(ray_tmpdir)
+        assert any(name.startswith("session_") for name in os.listdir(os.path.join(ray_tmpdir,
+                                                                                   ours)))
+    assert os.listdir(ray_tmpdir) == []

@@ -18,16 +18,18 @@ import logging
 import multiprocessing
 import multiprocessing.context
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -236,16 +238,40 @@ def sigterm_status_kept() -> Iterator[None]:
 def ray_session(address: str | None = None, workers: int | None = None) -> Iterator[Any]:
     """Ray, joined at ``address`` (or a local Ray of ``workers`` CPUs started) on entry, so a
     sweep can fail on a bad address before it writes anything; a Ray this starts is shut down
-    on exit, one already running in this process is used and left running."""
+    on exit, one already running in this process is used and left running. A local Ray keeps
+    its session (logs, sockets, spilled objects) in a folder of its own
+    (:func:`local_ray_folder`), removed on exit."""
     ray = _ray()
-    started = not ray.is_initialized()
-    if started:
-        _ray_init(ray, address, workers)
-    try:
+    if ray.is_initialized():
         yield ray
-    finally:
-        if started:  # SIGTERM or Ctrl-C included: leave no Ray processes of ours behind
+        return
+    local = ray_address(address)[0] is None
+    with local_ray_folder() if local else nullcontext() as folder:
+        _ray_init(ray, address, workers, folder)
+        try:
+            yield ray
+        finally:  # SIGTERM or Ctrl-C included: leave no Ray processes of ours behind
             ray.shutdown()
+
+
+RAY_FOLDER_PREFIX = "tiersim-ray-"
+"""Name prefix of the folder a local Ray keeps its session in."""
+
+
+@contextmanager
+def local_ray_folder() -> Iterator[str]:
+    """A new folder for a local Ray's session files, removed (with all Ray wrote there) on
+    exit: Ray's default, ``/tmp/ray/session_*``, outlives the Ray that made it (its logs of
+    every worker, about 0.2 MB for a two-point sweep, more for a longer one), one folder per
+    sweep, never removed. It lies where Ray would put its own (``RAY_TMPDIR``, else the
+    system's temporary folder), a short path: Ray's sockets live in it, and a Unix socket's
+    path may not pass 107 bytes."""
+    parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
+    folder = tempfile.mkdtemp(prefix=RAY_FOLDER_PREFIX, dir=parent)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 PROBE_S = 3.0
@@ -345,11 +371,12 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
     return data
 
 
-def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
+def _ray_init(ray, address: str | None, workers: int | None = None,
+              folder: str | None = None) -> None:
     """Join ``address`` (or start a local Ray of ``workers`` CPUs, even where a cluster runs
-    on this machine already), keeping tiersim's SIGTERM
-    handler: Ray's own exits with status 15 and skips the cleanup above. Ray's handler is in
-    place while Ray starts (seconds, for a local Ray): a SIGTERM it met then is handed to
+    on this machine already, its session files in ``folder`` where given), keeping tiersim's
+    SIGTERM handler: Ray's own exits with status 15 and skips the cleanup above. Ray's handler
+    is in place while Ray starts (seconds, for a local Ray): a SIGTERM it met then is handed to
     tiersim's, so the command ends with 143 as at any other moment (not 15). The address is
     Ray's choice (:func:`ray_address`), named so in an error."""
     probe_address(address)
@@ -357,6 +384,8 @@ def _ray_init(ray, address: str | None, workers: int | None = None) -> None:
     local = {"include_dashboard": False} if address is None else {}
     if address is None and workers:
         local["num_cpus"] = workers  # one point per CPU: --workers caps the points at once
+    if address is None and folder is not None:
+        local["_temp_dir"] = folder
     handler = signal.getsignal(signal.SIGTERM)
     main = threading.current_thread() is threading.main_thread()
     try:  # "local": a Ray of our own, not one `ray start` left running (which refuses num_cpus)
