@@ -173,3 +173,33 @@ def test_a_real_local_ray_leaves_no_session_folder_behind(ray_tmpdir):
         assert any(name.startswith("session_") for name in os.listdir(os.path.join(ray_tmpdir,
                                                                                    ours)))
     assert os.listdir(ray_tmpdir) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# KV blocks a prefill replica holds for a decoder
+
+
+def test_a_request_the_decoders_refuse_is_never_prefilled_so_holds_no_blocks():
+    """vLLM's NixlConnector frees a prefill's blocks once the decode side has read them, or
+    after VLLM_NIXL_ABORT_REQUEST_TIMEOUT (480 s) where it never does (a request the decoder
+    refuses or a client aborts). tiersim has no such request: one its decoders could never
+    hold is dropped on arrival, before any prefill (``_Fleet._decodable``), and every
+    prefilled one is read when its transfer ends. So the request after a refused one is
+    prefilled at once, and the prefill replica never held more than that one's 25 blocks."""
+    import numpy as np
+
+    from tiersim.engine import Disagg, SchedulerLimits, TierSpec, Workload, simulate
+    from tiersim.perf.base import LinearStepModel, StepShape
+
+    prompt = 400  # 25 blocks of 16; 40 blocks (640 tokens) hold 400 + 4, not 400 + 300
+    limits = SchedulerLimits(max_num_seqs=16, max_num_batched_tokens=prompt, block_size=16,
+                             watermark=0.0)
+    tier = TierSpec("t", 2, 40, LinearStepModel(), limits,
+                    disagg=Disagg(1, 1, 1e4, 0.0, 100.0))
+    work = Workload(np.zeros(2), np.full(2, prompt), np.array([300, 4]),
+                    np.zeros(2, np.int64))
+    res = simulate([tier], work)
+    t1 = LinearStepModel().step_time(StepShape(((prompt, 0),), 0, 0))
+    assert res.dropped.tolist() == [True, False]
+    assert res.first_token_s[1] == pytest.approx(t1)
+    assert res.kv_peak_blocks["t"][0] == 25
