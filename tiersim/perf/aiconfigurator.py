@@ -1253,6 +1253,44 @@ SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
     "aic:nvidia--GLM-5-NVFP4": (("checkpoint",), (4, 8)),
 }
 SHIPPED_KV_DTYPES = ("bf16", "fp8")
+#: MoE formats the shipped profile also carries at every expert shape NVIDIA measured for them
+#: (any of the engine's folders), at each of these ``(moe tp, moe ep)`` splits the data holds
+#: for that shape: a model of such a shape reads its own table rather than another shape's
+#: rescaled. NVIDIA's INT4 Marlin rows cover 11 shapes (Mixtral, Qwen3, MiniMax, DeepSeek-V3,
+#: Kimi-K2, GLM-5 ...); the shipped models asked for W4A16 at two of them, and every other
+#: W4A16 MoE anchored on Kimi-K2.5's table: 0.26-2.16x its own (``docs/fidelity.md``).
+SHIPPED_MOE_SHAPES: dict[str, tuple[tuple[int, int], ...]] = {
+    "w4a16": ((1, 1), (2, 1), (4, 1), (8, 1), (1, 2), (1, 4), (1, 8)),
+}
+
+
+def measured_moe_requests(imp: Importer,
+                          formats: dict[str, tuple[tuple[int, int], ...]] = SHIPPED_MOE_SHAPES):
+    """The ``(op, dtype, key, model, tp)`` MoE requests of :data:`SHIPPED_MOE_SHAPES`: each
+    format at every expert shape ``imp``'s folders measured for its rows, at the listed splits
+    measured there (a model of that shape stands in: a MoE table reads only its expert
+    shape)."""
+    from tiersim.hardware import get_model
+
+    stand_in = get_model("qwen3-coder-30b-a3b")
+    cols = ["hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size"]
+    requests = []
+    for precision, splits in formats.items():
+        measured = set()
+        for source in imp._sources("moe", "moe_perf.parquet"):
+            df = imp._frame(source)
+            rows = df[(df["moe_dtype"] == MOE_DTYPES[precision])
+                      & (df["distribution"] == MOE_DISTRIBUTION)]
+            measured |= {tuple(int(v) for v in row) for row in rows[cols].to_numpy()}
+        for hidden, inter, experts, top_k, tp, ep in sorted(measured):
+            if (tp, ep) not in splits:
+                continue
+            model = dataclasses.replace(stand_in, hidden=hidden, expert_intermediate=inter,
+                                        num_experts=experts, top_k=top_k)
+            key = {"hidden": hidden, "inter": inter, "num_experts": experts, "top_k": top_k,
+                   "ep": ep, "tp": tp}
+            requests.append(("moe", precision, key, model, tp))
+    return requests
 
 
 def layout(entry) -> tuple[int, int, int]:
@@ -1393,9 +1431,11 @@ def import_aiconfigurator(
     """Build (and with ``out``, write) a profile from aiconfigurator's ``gpu``/``engine`` tables.
 
     ``models`` maps a model name (or config.json path) to the precisions and tensor-parallel
-    sizes to cover (default :data:`SHIPPED_MODELS`). Returns the profile and the names of the
-    tables the data lacks (those run on the roofline and are reported as such). The overhead is
-    the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`), labelled ``roofline``.
+    sizes to cover (default :data:`SHIPPED_MODELS`, plus the MoE tables of
+    :data:`SHIPPED_MOE_SHAPES` at every shape the data measured). Returns the profile and the
+    names of the tables the data lacks (those run on the roofline and are reported as such).
+    The overhead is the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`),
+    labelled ``roofline``.
     This is what ``tiersim calibrate --from aiconfigurator`` calls.
     """
     from tiersim.perf.profile import save_profile
@@ -1428,6 +1468,8 @@ def import_aiconfigurator(
                     tp, dp, ep = layout(entry)
                     for kv in kv_dtypes:
                         requests += table_requests(path, precision, tp, kv, gpu, dp, ep)
+    if bundled:
+        requests += measured_moe_requests(Importer(gpu, engine))
     c = RooflineConstants()
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
