@@ -1,7 +1,7 @@
-"""W4A16 MoE at the shapes NVIDIA measured: the shipped H200 profile carries an INT4 Marlin
-table at every expert shape of NVIDIA's vLLM rows (``SHIPPED_MOE_SHAPES``), so a W4A16
-Mixtral, Qwen3-235B or DeepSeek-V3 reads its own measured table instead of Kimi-K2.5's
-rescaled by the roofline (0.26-2.16x its own: ``docs/fidelity.md``)."""
+"""MoE at the shapes NVIDIA measured: the shipped H200 profile carries a W4A16, NVFP4, block-FP8
+and FP8 table at every expert shape of NVIDIA's vLLM INT4 Marlin and block-FP8 rows
+(``SHIPPED_MOE_SHAPES``), so a W4A16 Mixtral, Qwen3-235B or DeepSeek-V3 reads its own measured
+table instead of Kimi-K2.5's rescaled by the roofline (0.26-2.16x its own: ``docs/fidelity.md``)."""
 
 from __future__ import annotations
 
@@ -46,18 +46,24 @@ def test_measured_moe_requests_ask_for_every_measured_shape_at_the_listed_splits
         assert table.key == key and "not measured" not in table.extra["notes"]
 
 
-@pytest.mark.parametrize("shape, tp", [
-    ((4096, 14336, 8, 2), 1),     # Mixtral-8x7B
-    ((4096, 1536, 128, 8), 4),    # Qwen3-235B-A22B
-    ((7168, 2048, 256, 8), 8),    # DeepSeek-V3
-    ((3072, 1536, 256, 8), 4),    # MiniMax-M2.5
+@pytest.mark.parametrize("precision, shape, tp, ep", [
+    ("w4a16", (4096, 14336, 8, 2), 1, 1),     # Mixtral-8x7B
+    ("w4a16", (4096, 1536, 128, 8), 4, 1),    # Qwen3-235B-A22B
+    ("w4a16", (7168, 2048, 256, 8), 8, 1),    # DeepSeek-V3
+    ("w4a16", (3072, 1536, 256, 8), 1, 8),    # MiniMax-M2.5, experts over 8 GPUs
+    ("nvfp4", (4096, 14336, 8, 2), 2, 1),     # Mixtral-8x7B
+    ("fp8", (5120, 8192, 128, 1), 4, 1),      # Llama-4-Maverick
+    ("fp8_block", (7168, 3072, 384, 6), 1, 8),
 ])
-def test_the_shipped_h200_profile_reads_w4a16_moe_from_its_own_measured_table(shape, tp):
+def test_the_shipped_h200_profile_reads_moe_from_its_own_measured_table(precision, shape, tp,
+                                                                         ep):
     hidden, inter, experts, top_k = shape
     model = dataclasses.replace(get_model("qwen3-coder-30b-a3b"), hidden=hidden,
                                 expert_intermediate=inter, num_experts=experts, top_k=top_k)
-    ops = ProfileOps(load_profile(BUNDLED_H200_PROFILE), model, "w4a16", "h200", tp=tp,
-                     fallback=RooflineOps(model, "w4a16", "h200", tp=tp))
+    dp = ep  # tp 1 x dp ep GPUs with --enable-expert-parallel: moe split (1, ep); ep 1: (tp, 1)
+    ops = ProfileOps(load_profile(BUNDLED_H200_PROFILE), model, precision, "h200", tp=tp,
+                     dp=dp, ep=ep, fallback=RooflineOps(model, precision, "h200", tp=tp,
+                                                        dp=dp, ep=ep))
     ops.moe([1.0, 256.0])
     (label,) = [v for k, v in ops.sources().items() if k.startswith("moe")]
     assert label.startswith("measured:aiconfigurator vllm"), label

@@ -1253,14 +1253,21 @@ SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
     "aic:nvidia--GLM-5-NVFP4": (("checkpoint",), (4, 8)),
 }
 SHIPPED_KV_DTYPES = ("bf16", "fp8")
-#: MoE formats the shipped profile also carries at every expert shape NVIDIA measured for them
-#: (any of the engine's folders), at each of these ``(moe tp, moe ep)`` splits the data holds
-#: for that shape: a model of such a shape reads its own table rather than another shape's
-#: rescaled. NVIDIA's INT4 Marlin rows cover 11 shapes (Mixtral, Qwen3, MiniMax, DeepSeek-V3,
-#: Kimi-K2, GLM-5 ...); the shipped models asked for W4A16 at two of them, and every other
-#: W4A16 MoE anchored on Kimi-K2.5's table: 0.26-2.16x its own (``docs/fidelity.md``).
+#: The ``(moe tp, moe ep)`` splits :data:`SHIPPED_MOE_SHAPES` imports where measured: tensor
+#: parallel experts on up to 8 GPUs, and vLLM's ``--enable-expert-parallel`` on up to 8.
+SHIPPED_MOE_SPLITS = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 2), (1, 4), (1, 8))
+#: MoE formats the shipped profile also carries at every expert shape NVIDIA measured for their
+#: rows (any of the engine's folders), at each split the data holds for that shape: a model of
+#: such a shape reads its own table rather than another shape's rescaled. NVIDIA's INT4 Marlin
+#: rows cover 11 shapes (Mixtral, Qwen3, MiniMax, DeepSeek-V3, Kimi-K2, GLM-5 ...), its block-FP8
+#: rows 17; the shipped models asked for W4A16 at two of them, and every other W4A16 MoE
+#: anchored on Kimi-K2.5's table: 0.26-2.16x its own (block FP8: 0.36-3.35x; ``docs/fidelity.md``).
+#: ``nvfp4`` and ``fp8`` read the INT4 and block-FP8 rows but key tables of their own.
 SHIPPED_MOE_SHAPES: dict[str, tuple[tuple[int, int], ...]] = {
-    "w4a16": ((1, 1), (2, 1), (4, 1), (8, 1), (1, 2), (1, 4), (1, 8)),
+    "w4a16": SHIPPED_MOE_SPLITS,
+    "nvfp4": SHIPPED_MOE_SPLITS,
+    "fp8_block": SHIPPED_MOE_SPLITS,
+    "fp8": SHIPPED_MOE_SPLITS,
 }
 
 
