@@ -22,6 +22,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from tiersim import memory
 from tiersim.cli import usage
 from tiersim.cli.usage import echo
 from tiersim.errors import READER_GONE, TiersimError, escaped
@@ -137,6 +138,7 @@ class TiersimApp(typer.Typer):
         warnings.showwarning = _Notes()
         main = threading.current_thread() is threading.main_thread()
         terminate = _catch_terminations() if main else {}
+        guarded = main and memory.arm_guard()  # stop before the address space is all taken
         exiting = kwargs.get("args") is None  # the console script: the process ends next
         try:
             _refuse_closed_stdout()
@@ -188,6 +190,8 @@ class TiersimApp(typer.Typer):
         finally:
             warnings.showwarning = shown
             _restore_width(columns)
+            if guarded:
+                memory.disarm_guard()
             stopped = _release_terminations(terminate, exiting)
             if stopped and exiting:
                 _end_process(sys.exc_info()[1])

@@ -40,15 +40,11 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiersim.errors import KeyedError, ScenarioError, TraceError, escaped, unprintable
+from tiersim.memory import memory_room
 from tiersim.shares import sums_to_one
 from tiersim.trace import checks
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
 from tiersim.trace.loader import MAX_SPAN_S, TraceOrigin
-
-try:
-    import resource
-except ImportError:  # pragma: no cover - Windows: no address-space limit to read
-    resource = None
 
 MAX_PREFIX_HASHES = 50_000_000
 """Most prefix-block hashes the session prompts of one run may hold in all (400 MB of int64:
@@ -689,47 +685,6 @@ def check_memory(cfg: SessionGenerator, source: str) -> None:
         f"about {GENERATED_STEP_BYTES} bytes a step, more than the {room[0] / 1e9:,.1f} GB "
         f"this process may still use ({room[1]}); lower tasks, middle_steps_mean or "
         "max_steps, or run where more memory is allowed"))
-
-
-def memory_room() -> tuple[float, str] | None:
-    """The bytes this process may still take and what bounds them: the least of its
-    address-space limit (``ulimit -v``, less what it maps now) and the machine's memory (less
-    what it holds now); None where neither can be read (no ``/proc``)."""
-    now = _proc_status()
-    if now is None:
-        return None
-    found = []
-    soft = resource.getrlimit(resource.RLIMIT_AS)[0] if resource else -1
-    if soft not in (-1, getattr(resource, "RLIM_INFINITY", -1)) and "VmSize" in now:
-        found.append((soft - now["VmSize"], "its address-space limit, ulimit -v"))
-    total = _meminfo_total()
-    if total is not None and "VmRSS" in now:
-        found.append((total - now["VmRSS"], "the machine's memory"))
-    return min(found) if found else None
-
-
-def _proc_status() -> dict[str, int] | None:
-    """This process's ``/proc/self/status`` sizes in bytes (VmSize, VmRSS ...); None
-    without it."""
-    try:
-        with open("/proc/self/status") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    return {k: int(v.split()[0]) * 1024 for k, _, v in (line.partition(":") for line in lines)
-            if v.strip().endswith("kB")}
-
-
-def _meminfo_total() -> int | None:
-    """The machine's memory in bytes (``MemTotal``); None without ``/proc/meminfo``."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 def generate(cfg: SessionGenerator, rng: np.random.Generator, source: str = "scenario",
