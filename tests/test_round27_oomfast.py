@@ -63,3 +63,45 @@ def test_a_run_under_a_limit_it_fits_is_not_stopped(tmp_path):
                           capture_output=True, text=True, preexec_fn=limited, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "out" / "summary.json").exists()
+
+
+REFUSE = """
+import sys
+from tiersim import inputs
+from tiersim.cli import app
+
+inputs.memory_room = lambda: (float(sys.argv[1]), "its address-space limit, ulimit -v")
+app(prog_name="tiersim", args=["run", sys.argv[2], "--no-baselines", "--no-report"])
+"""
+"""``tiersim run`` of a scenario with the room left for the run set to ``argv[1]`` bytes."""
+
+
+def _tiny_requests() -> tuple[str, int]:
+    """The tiny scenario's trace file and how many of its requests the run simulates."""
+    from tiersim.inputs import load_scenario_trace
+    from tiersim.scenario import load_scenario
+
+    tiny = str(bundled("scenarios", "tiny.yaml"))
+    loaded = load_scenario_trace(load_scenario(tiny), tiny)
+    return loaded.origin.path, len(loaded.table)
+
+
+def test_a_trace_run_too_big_for_the_room_left_is_refused_before_the_engine():
+    """A trace whose requests cannot fit in what the process may still take, at the engine's
+    104 bytes a request at least, is refused before the engine is built: one line naming the
+    trace, the estimate and the fix, status 1 (a 10^7-request trace ran until memory was
+    gone). One byte more room and the same run goes ahead."""
+    path, n = _tiny_requests()
+    need = n * 104
+    tiny = str(bundled("scenarios", "tiny.yaml"))
+    refused = subprocess.run([sys.executable, "-c", REFUSE, str(need - 1), tiny],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1, refused.stderr[-2000:]
+    assert refused.stderr.splitlines() == [
+        f"Error: {path}: its {n:,} requests to simulate need at least about 0.0 GB at about 104 "
+        "bytes a request, more than the 0.0 GB this process may still use (its address-space "
+        "limit, ulimit -v); replay a part of it (a shorter trace.window, or a sample of its "
+        "rows), or run where more memory is allowed"]
+    ran = subprocess.run([sys.executable, "-c", REFUSE, str(need), tiny],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]

@@ -19,6 +19,7 @@ import pandas as pd
 from tiersim import fleet as fleet_mod
 from tiersim.errors import Note, ScenarioError, TraceError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
+from tiersim.memory import beyond_room, memory_room
 from tiersim.paths import TraceFolderError, expand_user, file_sha256, resolve_trace_path
 from tiersim.perf.base import StepShape
 from tiersim.results import TraceRead
@@ -28,6 +29,12 @@ from tiersim.scenario import Scenario
 from tiersim.trace import LoadedTrace, TraceOrigin, read_trace
 from tiersim.workload import sessions
 
+RUN_REQUEST_BYTES = 104
+"""Memory a run takes per simulated request, at least, on top of the trace and request table
+already held: the engine's thirteen 8-byte per-request arrays (``tiersim.engine.cluster.
+_Fleet``), which every run fills whatever its arrivals. A floor, so that no run that fits is
+refused: measured peaks are about 212 bytes a request with the trace (Poisson arrivals) and
+about 600 for a burst (README, "Whole runs and memory")."""
 REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32 * 2048}
 """The iteration whose cost ranks tiers for routing (one prefill chunk beside 32 decodes)."""
 
@@ -50,6 +57,22 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
             raise
         raise ScenarioError(source, "trace.window", f"{err.path}: " + _WINDOW.sub(
             f"window [{_seconds(window[0])}, {_seconds(window[1])})", message, 1)) from None
+
+
+def check_run_memory(scenario: Scenario, trace: LoadedTrace, requests: int) -> None:
+    """Refuse, before the engine is built, a run of ``requests`` requests from ``trace`` that
+    cannot fit in what this process may still take (:func:`tiersim.memory.memory_room`): at
+    least :data:`RUN_REQUEST_BYTES` each. A TraceError naming the trace, the estimate and the
+    fix. Generated sessions are checked before they are made
+    (:func:`tiersim.workload.sessions.check_memory`)."""
+    if scenario.workload.sessions.source == "generate":
+        return
+    short = beyond_room(requests, RUN_REQUEST_BYTES, "request", memory_room())
+    if short is None:
+        return
+    raise TraceError(trace.origin.path, (
+        f"its {requests:,} requests to simulate {short}; replay a part of it (a shorter "
+        "trace.window, or a sample of its rows), or run where more memory is allowed"))
 
 
 def _note_replaced_rows(scenario: Scenario, source: str) -> None:

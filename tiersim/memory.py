@@ -54,6 +54,19 @@ def memory_room() -> tuple[float, str] | None:
     return min(found) if found else None
 
 
+def beyond_room(count: float, each: int, unit: str,
+                room: tuple[float, str] | None) -> str | None:
+    """Where ``count`` of ``unit`` at ``each`` bytes each exceed ``room`` (:func:`memory_room`'s
+    answer), the words saying so: ``need at least about X GB at about B bytes a UNIT, more than
+    the Y GB this process may still use (what bounds it)``; None where they fit or the room is
+    not known. The refusals made before a run is built share it."""
+    need = count * each
+    if room is None or need <= room[0]:
+        return None
+    return (f"need at least about {need / 1e9:,.1f} GB at about {each} bytes a {unit}, more "
+            f"than the {room[0] / 1e9:,.1f} GB this process may still use ({room[1]})")
+
+
 def address_limit() -> int | None:
     """This process's address-space limit in bytes (the soft ``RLIMIT_AS``); None where there
     is none or it cannot be read."""

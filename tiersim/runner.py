@@ -35,6 +35,7 @@ from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
     REFERENCE_STEP,
     baseline_infos,
+    check_run_memory,
     cost_weight,
     load_scenario_trace,
     prepare,
@@ -150,6 +151,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     prepared = prepare_all(loaded, [*infos, *extra], scenario, workload_rng,
                            source)  # the raw trace is not kept: the table is
     df, cache, end_s = served_requests(scenario, prepared.df, source)
+    check_run_memory(scenario, loaded, len(df))
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s, series=series)
     _note_dropped(fleet, df, result, source)

@@ -40,7 +40,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiersim.errors import KeyedError, ScenarioError, TraceError, escaped, unprintable
-from tiersim.memory import memory_room
+from tiersim.memory import beyond_room, memory_room
 from tiersim.shares import sums_to_one
 from tiersim.trace import checks
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
@@ -674,16 +674,13 @@ def check_memory(cfg: SessionGenerator, source: str) -> None:
     process may still take (:func:`memory_room`): :func:`expected_steps` at
     :data:`GENERATED_STEP_BYTES` each. A ScenarioError naming ``workload.sessions.generate``,
     the estimate and the fix."""
-    room = memory_room()
     steps = expected_steps(cfg)
-    need = steps * GENERATED_STEP_BYTES
-    if room is None or need <= room[0]:
+    short = beyond_room(steps, GENERATED_STEP_BYTES, "step", memory_room())
+    if short is None:
         return
     raise ScenarioError(source, "workload.sessions.generate", (
         f"makes about {steps:,.0f} steps on average ({cfg.tasks:,} tasks of about "
-        f"{steps / cfg.tasks:,.1f} steps), which need at least about {need / 1e9:,.1f} GB at "
-        f"about {GENERATED_STEP_BYTES} bytes a step, more than the {room[0] / 1e9:,.1f} GB "
-        f"this process may still use ({room[1]}); lower tasks, middle_steps_mean or "
+        f"{steps / cfg.tasks:,.1f} steps), which {short}; lower tasks, middle_steps_mean or "
         "max_steps, or run where more memory is allowed"))
 
 
