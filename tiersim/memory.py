@@ -27,7 +27,7 @@ limit. 128 MiB: more than the largest single reservation the C allocator makes a
 grows (a new 64 MiB heap, mapped as 128 MiB to align it), so the error's unwinding and the
 command's cleanup (removing its lock and temporary files) find room; and a small share of the
 limits a run is given (3% of 4 GB). A run whose peak comes this close to the limit is stopped
-though it might have ended: it was one allocation from the same spin."""
+though it might have ended: its next allocations could have met the same spin."""
 
 GUARD_SIGNAL = getattr(signal, "SIGPROF", None)
 """The signal whose handler raises the guard's MemoryError in the main thread, sent by a
