@@ -151,7 +151,7 @@ def test_tool_time_on_a_step_that_follows_none_is_noted(tmp_path):
                      "30 s): a step's tool_s is the time from its predecessor's finish to its "
                      "own arrival, so such a step's is not read; if the file gives each step "
                      "the tool time after it, move each session's tool_s down one step "
-                     "(docs/agentic.md)"]
+                     "(docs/agentic.md in tiersim's source repository)"]
 
 
 def test_tool_time_on_a_first_step_without_a_parent_column_is_noted(tmp_path):

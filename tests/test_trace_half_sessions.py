@@ -30,7 +30,7 @@ def test_half_a_session_trace_is_noted(tmp_path, header, cells, named, missing):
         f"column(s) {named} describe agentic sessions, but the trace has no {missing} (a "
         "session trace needs both session_id and step): every row is replayed as an "
         "independent request at its own arrival_s; add the missing column(s) to replay "
-        "sessions (docs/agentic.md)"]
+        "sessions (docs/agentic.md in tiersim's source repository)"]
 
 
 def test_no_note_without_session_columns_or_when_sessions_are_off(tmp_path):

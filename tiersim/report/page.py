@@ -401,8 +401,8 @@ CLOSED_FORM_NOTE = (
     "replica counts are whole numbers, so a sized fleet carries headroom that a split cannot "
     "share; the SLOs, not the traffic, can decide a fleet's size (a p99 target holds replicas "
     "a mean-cost model would drop); and real requests are not two types with one loss each. "
-    "With a fixed price per request the two agree (tests/test_plan_closed_form.py holds them "
-    "within 5%).")
+    "With a fixed price per request the two agree (tests/test_plan_closed_form.py, in "
+    "tiersim's source repository, holds them within 5%).")
 
 
 def closed_form_note(run: RunResult) -> str:

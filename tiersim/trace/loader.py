@@ -54,6 +54,10 @@ LENGTHS_FIX = ("use it with synthetic arrivals: tiersim.workload.synthetic.poiss
                "(tiersim.trace.load_lengths(path), rate_rps, rng)")
 
 
+AGENTIC_DOC = "docs/agentic.md in tiersim's source repository"
+"""Where the session notes send the reader (an installed wheel holds no docs/ folder)."""
+
+
 class TraceWarning(UserWarning):
     """A trace was loaded with a deliberate, reported change (e.g. rows dropped)."""
 
@@ -194,7 +198,7 @@ def _half_sessions_note(table: pd.DataFrame) -> list[str]:
     return [f"column(s) {', '.join(named)} describe agentic sessions, but the trace has no "
             f"{' and '.join(missing)} (a session trace needs both session_id and step): every "
             "row is replayed as an independent request at its own arrival_s; add the missing "
-            "column(s) to replay sessions (docs/agentic.md)"]
+            f"column(s) to replay sessions ({AGENTIC_DOC})"]
 
 
 def _tool_s_unit(notes: list[str], table: pd.DataFrame) -> list[str]:
@@ -237,7 +241,7 @@ def _root_tool_note(table: pd.DataFrame, name: str) -> list[str]:
             f"follow none (first at row {row}, {checks.show_number(tool[i])} s): a step's "
             "tool_s is the time from its predecessor's finish to its own arrival, so such a "
             "step's is not read; if the file gives each step the tool time after it, move each "
-            "session's tool_s down one step (docs/agentic.md)"]
+            f"session's tool_s down one step ({AGENTIC_DOC})"]
 
 
 def _file_rows(table: pd.DataFrame, name: str, rows: np.ndarray | None) -> np.ndarray | None:
