@@ -55,3 +55,29 @@ def test_the_half_session_note_says_where_its_doc_is(tmp_path):
         load_trace(trace)
     (note,) = [str(w.message) for w in caught if "describe agentic sessions" in str(w.message)]
     assert note.endswith("(docs/agentic.md in tiersim's source repository)")
+
+
+@pytest.mark.parametrize("command", [["run"], ["plan"], ["sweep", "--out", "o"], ["disagg"]])
+def test_a_misspelt_bundled_scenario_lists_the_bundled_ones(tmp_path, monkeypatch, capsys,
+                                                             command):
+    # From the wheel, `tiersim run scenarios/defualt.yaml` said only 'file not found': the user
+    # who ran README's `scenarios/X.yaml` outside a checkout learnt neither that the bundled
+    # scenarios are looked in nor what they are called (a missing trace lists the traces).
+    from tiersim.cli.app import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "scenarios/defualt.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("Error: scenarios/defualt.yaml: file not found, in this folder or "
+                          "among the bundled scenarios (agentic.yaml, cascade.yaml, ")
+    assert "default.yaml" in err and err.rstrip().endswith("give a scenario YAML path or a "
+                                                            "bundled name")
+    assert list(tmp_path.iterdir()) == []  # nothing made, not even sweep's --out
+
+
+def test_a_missing_scenario_elsewhere_is_still_plain_file_not_found(tmp_path, capsys):
+    from tiersim.cli.app import main
+
+    assert main(["run", str(tmp_path / "none.yaml")]) == 1
+    assert capsys.readouterr().err == f"Error: {tmp_path / 'none.yaml'}: file not found\n"

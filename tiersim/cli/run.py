@@ -30,13 +30,19 @@ def scenario_path(given: Path) -> Path:
     """``given``, or, when no such file exists and it is a bare name or ``scenarios/NAME`` (as in
     the README, run outside the checkout), the bundled scenario of that name, said on stderr. A
     folder is never a scenario: ``tiersim run tiny --out tiny`` run twice reads the bundled
-    ``tiny`` both times, not the first run's output folder."""
-    from tiersim.paths import find_bundled
+    ``tiny`` both times, not the first run's output folder. Such a name found in neither place
+    is refused with the bundled scenarios' names."""
+    from tiersim.errors import ScenarioError
+    from tiersim.paths import available, find_bundled
 
     folder = given.is_dir()
     if (given.exists() and not folder) or given.parent.name not in ("", "scenarios"):
         return given
     found = find_bundled("scenarios", given.name)
+    if found is None and not folder and not given.is_symlink():
+        raise ScenarioError(str(given), "", "file not found, in this folder or among the bundled "
+                            f"scenarios ({', '.join(available('scenarios'))}); give a scenario "
+                            "YAML path or a bundled name")
     if found is None:
         return given
     where = "is a folder" if folder else "is not in this folder"
