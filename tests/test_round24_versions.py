@@ -40,8 +40,10 @@ def test_a_copy_resumed_from_another_folder_names_its_scenario_in_full(tmp_path,
                                                                        monkeypatch):
     """A sweep started as ``tiersim sweep s.yaml`` recorded ``s.yaml`` as its source: resumed
     from the folder's own scenario.yaml in another working folder, the refusal said "resume
-    with s.yaml", a file that is not there. The source is recorded as an absolute path."""
-    scenario = _scenario(tmp_path, "  seed: [1, 2]\n")
+    with s.yaml", a file that is not there. The source is recorded as an absolute path.
+    (Since round 27 a copy whose base alone names the files absolute resumes: its points read
+    the same. A swept file written absolute gives its points other ids, still refused.)"""
+    scenario = _scenario(tmp_path, "  trace.path: [tr.parquet, azure2023_code.parquet]\n")
     (tmp_path / "tr.parquet").write_bytes((ROOT / "tiersim" / "traces" /
                                            "azure2023_code.parquet").read_bytes())
     scenario.write_text(scenario.read_text().replace("path: azure2023_code.parquet",

@@ -1,7 +1,9 @@
 """The files one sweep point reads, digested: a point is never kept over inputs that changed.
 
-A point is tied to its scenario text by ``base_digest``; the trace, model configs and profile
-that text names are files whose content can change under the same name. For each point this
+A point is tied to its scenario text by ``base_digest`` (and, where that text changed, by how
+its scenario reads, :mod:`tiersim.sweep.equivalent`, which leaves the files to this module);
+the trace, model configs and profile that text names are files whose content can change under
+the same name. For each point this
 resolves exactly the fields a run reads, the way the run resolves them (the trace beside the
 scenario, then bundled; a model that is not a catalogue name as a config path, beside the
 scenario first, with the ``hf_quant_config.json`` next to it, of the tiers and the

@@ -1,7 +1,8 @@
 """The sweep's saved scenario (``DIR/scenario.yaml``) written to rerun from any folder: the
 relative paths of the user files the base scenario and its sweep values name are made absolute,
 as a run's saved scenario makes them (:func:`tiersim.runner.portable_paths`). The digests a
-resume checks stay those of the scenario as read (:mod:`tiersim.sweep.run`).
+resume checks stay those of the scenario as read (:mod:`tiersim.sweep.run`); where they differ,
+the points are read under this copy and compared (:mod:`tiersim.sweep.equivalent`).
 """
 
 from __future__ import annotations

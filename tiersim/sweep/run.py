@@ -7,20 +7,21 @@
 
 Safety (docs/security.md): the folder is locked while a sweep writes to it (``fcntl.flock`` on
 ``DIR/.lock``, :func:`tiersim.outputs.locked`, which runs, plans and reports take too; a second
-command into it is refused at once with one line, it does not wait); every
-point records the digests of its base scenario and sweep map, and a rerun against a different
-base is refused; every file is written under a unique temporary name and renamed; a folder that
-cannot be written (read-only, full) ends the sweep with one line and no temp file left; failed
-points end it with one line naming them (exit 1), after the other points are stored, except when
-every point failed with one and the same input error: that is the scenario's, raised as
-``tiersim run`` raises it, and a folder the sweep found empty is left so
-(:mod:`tiersim.sweep.refusal`). No table outlives its data: before anything changes, a
-``sweep.parquet`` whose rows are not all stored points as they were, or not among the grid's
-points in its order, or that holds a point to run again, is removed (and ``report.html`` with
-it, or whenever points are to run; a sweep that writes no report removes the old one; the new
-``scenario.yaml`` and ``sweep.json`` are written in full first and renamed into place after, so
-a full disk changes nothing), and points that read two versions of one input file (replaced
-while the sweep ran) are refused as one table.
+command into it is refused at once with one line, it does not wait); every point records the
+digests of its base scenario and sweep map, and a rerun against a different base is refused,
+naming the field, unless every finished point reads the same under it
+(:mod:`tiersim.sweep.equivalent`: a default written out resumes); every file is written under a
+unique temporary name and renamed; a folder that cannot be written (read-only, full) ends the
+sweep with one line and no temp file left; failed points end it with one line naming them (exit
+1), after the other points are stored, except when every point failed with one and the same
+input error: that is the scenario's, raised as ``tiersim run`` raises it, and a folder the sweep
+found empty is left so (:mod:`tiersim.sweep.refusal`). No table outlives its data: before
+anything changes, a ``sweep.parquet`` whose rows are not all stored points as they were, or not
+among the grid's points in its order, or that holds a point to run again, is removed (and
+``report.html`` with it, or whenever points are to run; a sweep that writes no report removes
+the old one; the new ``scenario.yaml`` and ``sweep.json`` are written in full first and renamed
+into place after, so a full disk changes nothing), and points that read two versions of one
+input file (replaced while the sweep ran) are refused as one table.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ class SweepPlan:
     root: Any = None
     """The scenario file's YAML node tree (None for a scenario given as a dict): tells a
     quoted value from a plain one (:func:`check_quoted_numbers`)."""
+    validator: Validator | None = None
+    """What reads each point (notes dropped; None: points are not read before they run):
+    a resume after the base's text changed compares the points' readings
+    (:mod:`tiersim.sweep.equivalent`)."""
 
 
 TRIES_PER_VALUE = 16
@@ -382,12 +387,20 @@ def _setting(scenario: object, source: str) -> str | None:
     """A digest of a read scenario's canonical JSON without its sweep map (``None``: not a
     model): names read case-insensitively (the GPU, precisions, catalogue models) in one
     case, and file paths as the run finds them (``t0.csv`` and ``./t0.csv`` are one file)."""
+    doc = setting_doc(scenario, source)
+    if doc is None:
+        return None
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def setting_doc(scenario: object, source: str) -> dict[str, Any] | None:
+    """A read scenario as :func:`_setting` digests it: its model dumped as JSON without its
+    sweep map, written canonically (:func:`_canonical`, ``-0.0`` as ``0.0``); ``None`` where
+    ``scenario`` is not a model."""
     dump = getattr(scenario, "model_dump", None)
     if dump is None:
         return None
-    doc = _canonical(dump(mode="json", exclude={"sweep"}), source)
-    text = json.dumps(_zero_unsigned(doc), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return _zero_unsigned(_canonical(dump(mode="json", exclude={"sweep"}), source))
 
 
 def _zero_unsigned(value: Any) -> Any:
@@ -526,7 +539,7 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     plan = SweepPlan(base, source, ax.axis_names(sweep_map), points, root)
     ax.no_field_twice(base, plan.axes, source)
     reads: dict[str, Any] = {}
-    validator = without_notes(validator)
+    validator = plan.validator = without_notes(validator)
     check_axes(plan, validator, reads)
     check_distinct_settings(plan, validator, reads)
     check_quoted_numbers(plan, validator, reads)
@@ -803,9 +816,11 @@ def _package_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
+def _different_base(out: Path, plan: SweepPlan | None = None,
+                    change: str | None = None) -> TiersimError:
     """The refusal of a folder whose points came from another base scenario, naming a changed
-    ``limits.max_replicas`` (the one limit that changes results) where that is what changed."""
+    ``limits.max_replicas`` (the one limit that changes results) where that is what changed,
+    else the ``change`` found (:func:`tiersim.sweep.equivalent.point_change`), if any."""
     if plan is not None and _own_copy(out, plan):
         source = _read_manifest(out).get("source") or "the scenario they were run from"
         return TiersimError(f"{out}: its scenario.yaml names the user files by absolute path, "
@@ -819,9 +834,9 @@ def _different_base(out: Path, plan: SweepPlan | None = None) -> TiersimError:
                             f"their simulated baselines; this scenario has "
                             f"{'none' if new is None else repr(new)}, and one table must not "
                             f"mix the two; {back}, or use a new --out folder")
-    return TiersimError(f"{out}: holds a sweep of a different scenario (something outside "
-                        "`sweep:` changed); use a new --out folder, or delete "
-                        f"{out / 'points'} to start over")
+    what = change or "something outside `sweep:` changed"
+    return TiersimError(f"{out}: holds a sweep of a different scenario ({what}); use a new "
+                        f"--out folder, or delete {out / 'points'} to start over")
 
 
 def _stored_base(out: Path) -> dict[str, Any] | None:
@@ -852,12 +867,7 @@ def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, An
     another way of computing savings: every stored point names them (a point stored before a
     field existed is not held to it), and the manifest names the base of older point files."""
     want = digests(plan, runner)
-    if any(r.get("base_digest", want["base_digest"]) != want["base_digest"]
-           for r in records.values()):
-        raise _different_base(out, plan)
-    old_manifest = _read_manifest(out) if records else {}
-    if old_manifest.get("base_digest", want["base_digest"]) != want["base_digest"]:
-        raise _different_base(out, plan)
+    _check_same_readings(out, plan, records, want["base_digest"])
     if _own_copy(out, plan) and set(records) - {p.id for p in plan.points}:
         raise _different_base(out, plan)  # a swept path written absolute: other point ids
     _check_same_inputs(out, plan, records)
@@ -867,6 +877,31 @@ def _check_same_base(out: Path, plan: SweepPlan, records: dict[str, dict[str, An
         raise TiersimError(f"{out}: holds sweep points run {old}; this run is "
                            f"{RUNNER_WORDS.get(want['runner'], want['runner'])}, and one table "
                            "must not mix the two; rerun it as before, or use a new --out folder")
+
+
+def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]],
+                         digest: str) -> None:
+    """Refuse a folder whose points came from a base scenario whose text (as parsed) differs
+    from this one's, unless every finished point of it reads the same under both (a default
+    written out, a path spelt otherwise: :mod:`tiersim.sweep.equivalent`); the refusal names
+    the first field that changed. Without a validator, or without the folder's stored base
+    to read them under, any difference is refused, as before points were read."""
+    from tiersim.sweep.equivalent import point_change
+
+    manifest = _read_manifest(out) if records else {}
+    then = manifest.get("base_digest", digest)
+    if then == digest and all(r.get("base_digest", digest) == digest
+                              for r in records.values()):
+        return
+    stored = _stored_base(out)
+    if plan.validator is None or stored is None:
+        raise _different_base(out, plan)
+    other = [r for r in records.values()
+             if r.get("status") == "ok" and r.get("base_digest", then) != digest]
+    change = point_change(stored, str(out / "scenario.yaml"), plan.base, plan.source, other,
+                          plan.validator)
+    if change is not None:
+        raise _different_base(out, plan, change)
 
 
 def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:

@@ -1,0 +1,135 @@
+"""Whether a sweep folder's finished points are those of the scenario given now, its text edited.
+
+A point record carries the digest of the base scenario as parsed (``base_digest``): comments,
+blank lines and key order never change it, but a default written out (``gpus_per_replica: 1``),
+``./t.csv`` for ``t.csv`` or a GPU's other spelling do, and a resume was refused although no
+point would change. Where that digest differs, each finished point is read under the base the
+folder stored (``DIR/scenario.yaml``, its user files named absolute) and under the base given
+now, with the scenario models (the validator every point passes), and the two readings are
+compared as the points' settings are (:func:`tiersim.sweep.run.setting_doc`: the pydantic model
+dumped canonically, paths as the run finds them); a file a point reads is compared by content,
+per point (:func:`tiersim.sweep.run._check_same_inputs`), not by how it is named, so a trace
+reached through another name or copied elsewhere resumes. Points are compared, not the two
+bases alone: a base edit can change one point and not another (a price an axis sets in every
+point changes none; ``fractions: 0.5`` and ``[0.5, 0.5]`` read alike for two tiers but not
+where an axis gives three). The first change found is named as a dotted path with both values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from tiersim.errors import TiersimError, shown
+from tiersim.sweep import axes as ax
+from tiersim.sweep.inputs import input_paths
+
+FILE = "<a file, compared by its content>"
+"""What a reading holds in place of a file a point reads (its content is checked per point)."""
+
+ABSENT = "<not set>"
+"""How a change names a key that one of the two readings does not have."""
+
+
+def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | None:
+    """``doc`` (one point of a scenario read from ``source``) as the scenario models read it:
+    its canonical setting without ``limits.max_sweep_points`` (it bounds the grid, never a
+    result) and with each file it reads as :data:`FILE`; None where it does not read."""
+    from tiersim.sweep.run import setting_doc
+
+    try:
+        setting = setting_doc(validator(doc, source), source)
+    except (TiersimError, OSError, ValueError):
+        return None
+    if setting is None:
+        return None
+    limits = setting.get("limits")
+    if isinstance(limits, dict):
+        limits.pop("max_sweep_points", None)
+    for field in input_paths(setting, source):
+        if ":" not in field:  # ``tiers[0].model:hf_quant_config.json`` names no key
+            _put(setting, _keys(field), FILE)
+    return setting
+
+
+def _keys(field: str) -> list[str | int]:
+    """The keys of an input field (``tiers[1].speculative.draft_model``) in a reading; the
+    trace's is ``trace.path``."""
+    keys: list[str | int] = [int(k) if k.isdigit() else k
+                             for k in field.replace("[", ".").replace("]", "").split(".")]
+    return ["trace", "path"] if keys == ["trace"] else keys
+
+
+def _put(doc: Any, keys: list[str | int], value: Any) -> None:
+    """Set ``value`` at ``keys`` of ``doc`` where that place is there."""
+    for key in keys[:-1]:
+        try:
+            doc = doc[key]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(doc, dict) and keys[-1] in doc or isinstance(doc, list):
+        doc[keys[-1]] = value
+
+
+def first_change(old: Any, new: Any, at: tuple[str | int, ...] = ()
+                 ) -> tuple[str, Any, Any] | None:
+    """The first place (dotted path, the old and the new value) where two readings differ, in
+    the new reading's key order; None where they are the same."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in [*new, *(k for k in old if k not in new)]:
+            if key not in old or key not in new:
+                return _path(at, key), old.get(key, ABSENT), new.get(key, ABSENT)
+            found = first_change(old[key], new[key], (*at, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            found = first_change(a, b, (*at, i))
+            if found is not None:
+                return found
+        return None
+    if type(old) is type(new) and old == new:
+        return None
+    return ".".join(map(str, at)) or "the scenario", old, new
+
+
+def _path(at: tuple[str | int, ...], key: Any) -> str:
+    """A dotted path of ``at`` and ``key``."""
+    return ".".join(map(str, (*at, key)))
+
+
+def point_change(stored: dict[str, Any], stored_source: str, base: dict[str, Any],
+                 source: str, records: Iterable[dict[str, Any]], validator) -> str | None:
+    """Words naming how the first of ``records`` (finished points, each with its axis
+    ``values``) reads otherwise under ``base`` (read from ``source``) than under the folder's
+    ``stored`` base (read from ``stored_source``); None where every one reads the same."""
+    for record in records:
+        values = record.get("values")
+        if not isinstance(values, dict):
+            return f"point {record.get('point_id')} records no axis values"
+        then = _reading_at(stored, values, stored_source, validator)
+        now = _reading_at(base, values, source, validator)
+        if then is None or now is None:
+            which = "the stored scenario.yaml" if then is None else "this scenario"
+            return f"point {record.get('point_id')} does not read under {which}"
+        found = first_change(then, now)
+        if found is not None:
+            path, old, new = found
+            return (f"{path} is {shown(new, 60)} here, {shown(old, 60)} when its point "
+                    f"{record.get('point_id')} ran")
+    return None
+
+
+def _reading_at(base: dict[str, Any], values: dict[str, Any], source: str,
+                validator) -> dict[str, Any] | None:
+    """The reading of ``base`` with a point's axis ``values`` set (None: it cannot hold them,
+    or does not read)."""
+    try:
+        doc = ax.apply(base, values, source)
+    except (TiersimError, LookupError, TypeError, ValueError):
+        return None
+    return reading(doc, source, validator)
+
+
+__all__ = ["ABSENT", "FILE", "first_change", "point_change", "reading"]
