@@ -74,3 +74,44 @@ def test_the_trace_named_another_way_resumes_and_other_content_is_refused(tmp_pa
     assert "holds sweep points run over other input files (trace of point" in error_line(
         *_sweep(capsys, scenario, out))
 
+
+def _linked(tmp_path):
+    """``real/s.yaml`` naming ``t.parquet`` (the bundled trace's bytes), linked from
+    ``link/s.yaml``, with ``link/t.parquet`` another trace (every other request)."""
+    real, link = tmp_path / "real", tmp_path / "link"
+    real.mkdir(), link.mkdir()
+    target = _scenario(real, "  seed: [0]\n")
+    target.write_text(target.read_text().replace("path: azure2023_code.parquet",
+                                                 "path: t.parquet"))
+    (real / "t.parquet").write_bytes(BUNDLED.read_bytes())
+    pd.read_parquet(BUNDLED).iloc[::2].to_parquet(link / "t.parquet")
+    (link / "s.yaml").symlink_to("../real/s.yaml")
+    return target, link / "s.yaml"
+
+
+def test_a_linked_scenario_reads_its_relative_paths_beside_the_link(tmp_path, capsys):
+    """README: relative paths are read beside the scenario file as named, a link's folder for
+    a link (as git and C compilers read relative includes), not beside its target: one
+    scenario linked into several folders reads each folder's trace."""
+    target, link = _linked(tmp_path)
+    for name, scenario in (("via_link", link), ("via_target", target)):
+        assert _sweep(capsys, scenario, tmp_path / name)[0] == 0
+    requests = {name: int(pd.read_parquet(tmp_path / name / "sweep.parquet")["requests"][0])
+                for name in ("via_link", "via_target")}
+    assert requests["via_link"] < requests["via_target"], requests
+    stored = (tmp_path / "via_link" / "scenario.yaml").read_text()
+    assert f"path: {link.parent / 't.parquet'}" in stored
+
+
+def test_a_sweep_begun_through_a_link_resumes_from_its_target_by_trace_content(tmp_path,
+                                                                               capsys):
+    """Begun through the link, resumed through the target: the trace is read beside each, so
+    the points resume where both hold the same bytes and are refused where they do not."""
+    target, link = _linked(tmp_path)
+    out = tmp_path / "o"
+    assert _sweep(capsys, link, out)[0] == 0
+    assert "holds sweep points run over other input files (trace of point" in error_line(
+        *_sweep(capsys, target, out))
+    (target.parent / "t.parquet").write_bytes((link.parent / "t.parquet").read_bytes())
+    code, err = _sweep(capsys, target, out)
+    assert code == 0 and "(0 run, 1 already done, 0 failed)" in err, err
