@@ -5,6 +5,11 @@ field after one that does, and reads a linked scenario's relative paths beside t
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pandas as pd
 from test_round19 import error_line, run_cli
@@ -115,3 +120,29 @@ def test_a_sweep_begun_through_a_link_resumes_from_its_target_by_trace_content(t
     (target.parent / "t.parquet").write_bytes((link.parent / "t.parquet").read_bytes())
     code, err = _sweep(capsys, target, out)
     assert code == 0 and "(0 run, 1 already done, 0 failed)" in err, err
+
+
+def test_a_sweep_killed_mid_point_resumes_to_the_unkilled_table(tmp_path):
+    """``kill -9`` of the whole sweep (parent and workers) once its first point is stored, the
+    others mid-run (a temp file may be left mid-write), then the same command again: the table
+    is the one a sweep never killed writes, value for value (wall time apart). Checked with
+    real points of tiny.yaml; tests/test_sweep_run.py checks the synthetic runner's points are
+    not recomputed."""
+    scenario = _scenario(tmp_path, "  seed: [0, 1, 2]\n")
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    command = [sys.executable, "-m", "tiersim", "sweep", str(scenario), "-w", "2", *ARGS[2:]]
+    proc = subprocess.Popen([*command, "--out", str(killed)], cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(killed.glob("points/[!.]*.json")) and time.monotonic() < deadline:
+        assert proc.poll() is None, "the sweep ended before it was killed"
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 1 <= len(list(killed.glob("points/[!.]*.json"))) < 3, "kill must land mid-sweep"
+    for out in (killed, clean):
+        subprocess.run([*command, "--out", str(out)], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tables = [pd.read_parquet(out / "sweep.parquet").drop(columns=["wall_s"])
+              for out in (killed, clean)]
+    pd.testing.assert_frame_equal(*tables)
