@@ -80,6 +80,25 @@ def test_the_trace_named_another_way_resumes_and_other_content_is_refused(tmp_pa
         *_sweep(capsys, scenario, out))
 
 
+
+def test_the_folders_own_copy_resumes_and_an_edit_of_it_is_refused(tmp_path, capsys):
+    """The folder's scenario.yaml (user files named absolute) resumes its points; edited in
+    place, the points would be read under the edit as well as the scenario, and kept: a
+    price changed there resumed all of them. The manifest keeps the digest of the copy as
+    written, and an edited copy is refused, naming the scenario the points came from."""
+    scenario, out = _scenario(tmp_path, "  seed: [0, 1]\n"), tmp_path / "o"
+    assert _sweep(capsys, scenario, out)[0] == 0
+    copy = out / "scenario.yaml"
+    code, err = _sweep(capsys, copy, out)
+    assert code == 0 and "(0 run, 2 already done, 0 failed)" in err, err
+    copy.write_text(copy.read_text().replace("cost_per_gpu_hour: 3.5", "cost_per_gpu_hour: 9"))
+    assert error_line(*_sweep(capsys, copy, out)) == (
+        f"Error: {out}: its scenario.yaml was edited after the sweep wrote it, so its points "
+        f"may not be those of the edit; resume with {scenario}, or give the edited copy a new "
+        "--out folder")
+    code, err = _sweep(capsys, scenario, out)
+    assert code == 0 and "(0 run, 2 already done, 0 failed)" in err, err
+
 def _linked(tmp_path):
     """``real/s.yaml`` naming ``t.parquet`` (the bundled trace's bytes), linked from
     ``link/s.yaml``, with ``link/t.parquet`` another trace (every other request)."""

@@ -885,15 +885,22 @@ def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str
     from this one's, unless every finished point of it reads the same under both (a default
     written out, a path spelt otherwise: :mod:`tiersim.sweep.equivalent`); the refusal names
     the first field that changed. Without a validator, or without the folder's stored base
-    to read them under, any difference is refused, as before points were read."""
+    as the sweep wrote it (``copy_digest``) to read them under, any difference is refused, as
+    before points were read: a copy edited in place would read the points as the edit."""
     from tiersim.sweep.equivalent import point_change
 
     manifest = _read_manifest(out) if records else {}
-    then = manifest.get("base_digest", digest)
-    if then == digest and all(r.get("base_digest", digest) == digest
-                              for r in records.values()):
+    then = manifest.get("base_digest", digest)  # the base of points that name none
+    if all(r.get("base_digest", then) == digest for r in records.values()):
         return
     stored = _stored_base(out)
+    if stored is not None and ax.point_id(stored) != manifest.get("copy_digest"):
+        if _own_copy(out, plan):
+            raise TiersimError(f"{out}: its scenario.yaml was edited after the sweep wrote it, "
+                               "so its points may not be those of the edit; resume with "
+                               f"{manifest.get('source') or 'the scenario they were run from'}"
+                               ", or give the edited copy a new --out folder")
+        stored = None
     if plan.validator is None or stored is None:
         raise _different_base(out, plan)
     other = [r for r in records.values()
@@ -1003,21 +1010,33 @@ def _new_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runn
     the results, in two steps: both are written in full beside their places first, the block
     runs (removing what the new manifest outdates), then both are renamed into place. A
     full disk or unwritable file stops the sweep before the block, so the folder keeps its
-    old table, report and manifest; a failure in the block leaves the old manifest too."""
-    text = yaml.safe_dump(portable_base(plan), sort_keys=False)
+    old table, report and manifest; a failure in the block leaves the old manifest too. The
+    manifest keeps the copy's digest (``copy_digest``): a resume reads the finished points
+    under the copy only while it is as written (:func:`_check_same_readings`)."""
+    copy = portable_base(plan)
+    text = yaml.safe_dump(copy, sort_keys=False)
     staged: list[tuple[Path, Path]] = []
     try:
         staged.append((stage(out / "scenario.yaml", lambda h: h.write(text), "w"),
                        out / "scenario.yaml"))
         staged.append((stage_manifest(out / "sweep.json", {
-            "source": _source_named(plan.source), "axes": plan.axes,
-            **digests(plan, runner)}, plan.points),
+            "source": _source_of(out, plan), "axes": plan.axes,
+            **digests(plan, runner), "copy_digest": ax.point_id(copy)}, plan.points),
             out / "sweep.json"))
         yield
         commit(staged)
     finally:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
+
+
+def _source_of(out: Path, plan: SweepPlan) -> str:
+    """The scenario file ``sweep.json`` names as the points' source: the plan's
+    (:func:`_source_named`), but the one named before where the plan is the folder's own
+    copy, so that a refusal to resume from an edited copy names the original."""
+    if _own_copy(out, plan):
+        return _read_manifest(out).get("source") or _source_named(plan.source)
+    return _source_named(plan.source)
 
 
 def _source_named(source: str) -> str:
