@@ -99,6 +99,20 @@ def test_the_folders_own_copy_resumes_and_an_edit_of_it_is_refused(tmp_path, cap
     code, err = _sweep(capsys, scenario, out)
     assert code == 0 and "(0 run, 2 already done, 0 failed)" in err, err
 
+
+def test_an_edit_that_changes_no_point_resumes_beside_a_relative_file_axis(tmp_path, capsys):
+    """An axis naming a trace beside the scenario (``trace.path: [tr.parquet, ...]``, kept
+    relative in the points' values) was read beside the folder's copy, where no such file
+    is: ``gpu: h200`` for ``H200`` was refused ("trace.path is '<a file ...>' here,
+    'tr.parquet' when its point ran"). The points are read beside the scenario they ran from."""
+    scenario = _scenario(tmp_path, "  trace.path: [tr.parquet, azure2023_code.parquet]\n")
+    (tmp_path / "tr.parquet").write_bytes(BUNDLED.read_bytes())
+    out = tmp_path / "o"
+    assert _sweep(capsys, scenario, out)[0] == 0
+    scenario.write_text(scenario.read_text().replace("gpu: H200", "gpu: h200"))
+    code, err = _sweep(capsys, scenario, out)
+    assert code == 0 and "(0 run, 2 already done, 0 failed)" in err, err
+
 def _linked(tmp_path):
     """``real/s.yaml`` naming ``t.parquet`` (the bundled trace's bytes), linked from
     ``link/s.yaml``, with ``link/t.parquet`` another trace (every other request)."""

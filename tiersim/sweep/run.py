@@ -852,6 +852,19 @@ def _stored_base(out: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def _stored_source(out: Path, manifest: dict[str, Any]) -> str:
+    """Where the finished points are read under the folder's ``scenario.yaml`` from: the
+    scenario file they were run from (``sweep.json``'s source), which a relative file path on
+    an axis (``trace.path: [t.parquet]``, kept as written in the point's values) is beside;
+    the copy itself where that file is gone (the copy's own paths are absolute)."""
+    source = manifest.get("source")
+    try:
+        return source if isinstance(source, str) and Path(source).is_file() else \
+            str(out / "scenario.yaml")
+    except (OSError, ValueError):
+        return str(out / "scenario.yaml")
+
+
 def _own_copy(out: Path, plan: SweepPlan) -> bool:
     """Whether the plan was read from the folder's own ``scenario.yaml``."""
     try:
@@ -905,8 +918,8 @@ def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str
         raise _different_base(out, plan)
     other = [r for r in records.values()
              if r.get("status") == "ok" and r.get("base_digest", then) != digest]
-    change = point_change(stored, str(out / "scenario.yaml"), plan.base, plan.source, other,
-                          plan.validator)
+    change = point_change(stored, _stored_source(out, manifest), plan.base, plan.source,
+                          other, plan.validator)
     if change is not None:
         raise _different_base(out, plan, change)
 
