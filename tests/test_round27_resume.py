@@ -179,3 +179,29 @@ def test_a_sweep_killed_mid_point_resumes_to_the_unkilled_table(tmp_path):
     tables = [pd.read_parquet(out / "sweep.parquet").drop(columns=["wall_s"])
               for out in (killed, clean)]
     pd.testing.assert_frame_equal(*tables)
+
+
+def test_points_are_compared_not_the_two_bases(tmp_path):
+    """A profile left out and the H200's shipped one named read alike at an H200 point, but
+    an H100 point reads otherwise (its own GPU's profile, or none that fits): the bases alone
+    would call the edit harmless. The line says why the point does not read."""
+    import warnings
+
+    from tiersim.perf import default_profile_name
+    from tiersim.sweep.equivalent import point_change
+    from tiersim.sweep.points import default_validator
+    from tiersim.sweep.run import load_raw, without_notes
+
+    scenario = _scenario(tmp_path, "  seed: [0]\n")
+    source = str(scenario)
+    left_out = {k: v for k, v in load_raw(scenario).items() if k not in ("profile", "sweep")}
+    named = {**left_out, "profile": default_profile_name("H200")}
+    points = [{"point_id": "h200", "values": {"gpu": "H200"}},
+              {"point_id": "h100", "values": {"gpu": "H100"}}]
+    read = without_notes(default_validator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert point_change(left_out, source, named, source, points[:1], read) is None
+        change = point_change(left_out, source, named, source, points, read)
+    assert change.startswith("its point h100 does not read under this scenario: profile: "
+                             f"{default_profile_name('H200')}: gpu: measured on H200, not H100")

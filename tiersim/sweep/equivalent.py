@@ -11,8 +11,9 @@ dumped canonically, paths as the run finds them); a file a point reads is compar
 per point (:func:`tiersim.sweep.run._check_same_inputs`), not by how it is named, so a trace
 reached through another name or copied elsewhere resumes. Points are compared, not the two
 bases alone: a base edit can change one point and not another (a price an axis sets in every
-point changes none; ``fractions: 0.5`` and ``[0.5, 0.5]`` read alike for two tiers but not
-where an axis gives three). The first change found is named as a dotted path with both values.
+point changes none; a profile left out and the H200's shipped one named read alike on an
+H200, but not in a point whose axis sets ``gpu: H100``). The first change found is named as a
+dotted path with both values.
 """
 
 from __future__ import annotations
@@ -31,18 +32,18 @@ ABSENT = "<not set>"
 """How a change names a key that one of the two readings does not have."""
 
 
-def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | None:
+def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | str:
     """``doc`` (one point of a scenario read from ``source``) as the scenario models read it:
     its canonical setting without ``limits.max_sweep_points`` (it bounds the grid, never a
-    result) and with each file it reads as :data:`FILE`; None where it does not read."""
+    result) and with each file it reads as :data:`FILE`; where it does not read, why."""
     from tiersim.sweep.run import setting_doc
 
     try:
         setting = setting_doc(validator(doc, source), source)
-    except (TiersimError, OSError, ValueError):
-        return None
+    except (TiersimError, OSError, ValueError) as error:
+        return str(error).removeprefix(f"{source}: ")
     if setting is None:
-        return None
+        return "the validator reads no scenario model"
     limits = setting.get("limits")
     if isinstance(limits, dict):
         limits.pop("max_sweep_points", None)
@@ -107,12 +108,16 @@ def point_change(stored: dict[str, Any], stored_source: str, base: dict[str, Any
     for record in records:
         values = record.get("values")
         if not isinstance(values, dict):
-            return f"point {record.get('point_id')} records no axis values"
+            return f"its point {record.get('point_id')} records no axis values"
         then = _reading_at(stored, values, stored_source, validator)
         now = _reading_at(base, values, source, validator)
-        if then is None or now is None:
-            which = "the stored scenario.yaml" if then is None else "this scenario"
-            return f"point {record.get('point_id')} does not read under {which}"
+        if isinstance(then, str) or isinstance(now, str):
+            from tiersim.sweep.run import clipped
+
+            which, why = ("the stored scenario.yaml", then) if isinstance(then, str) else \
+                ("this scenario", now)
+            return (f"its point {record.get('point_id')} does not read under {which}: "
+                    f"{clipped(str(why), 120)}")
         found = first_change(then, now)
         if found is not None:
             path, old, new = found
@@ -122,13 +127,13 @@ def point_change(stored: dict[str, Any], stored_source: str, base: dict[str, Any
 
 
 def _reading_at(base: dict[str, Any], values: dict[str, Any], source: str,
-                validator) -> dict[str, Any] | None:
-    """The reading of ``base`` with a point's axis ``values`` set (None: it cannot hold them,
-    or does not read)."""
+                validator) -> dict[str, Any] | str:
+    """The reading of ``base`` with a point's axis ``values`` set (:func:`reading`), or why
+    it cannot hold them."""
     try:
         doc = ax.apply(base, values, source)
-    except (TiersimError, LookupError, TypeError, ValueError):
-        return None
+    except (TiersimError, LookupError, TypeError, ValueError) as error:
+        return str(error).removeprefix(f"{source}: ")
     return reading(doc, source, validator)
 
 
