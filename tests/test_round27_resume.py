@@ -130,10 +130,18 @@ def _linked(tmp_path):
 def test_a_linked_scenario_reads_its_relative_paths_beside_the_link(tmp_path, capsys):
     """README: relative paths are read beside the scenario file as named, a link's folder for
     a link (as git and C compilers read relative includes), not beside its target: one
-    scenario linked into several folders reads each folder's trace."""
+    scenario linked into several folders reads each folder's trace. Where the target's folder
+    holds another file of that name, a note says which was read (none did)."""
     target, link = _linked(tmp_path)
+    said = {}
     for name, scenario in (("via_link", link), ("via_target", target)):
-        assert _sweep(capsys, scenario, tmp_path / name)[0] == 0
+        code, said[name] = _sweep(capsys, scenario, tmp_path / name)
+        assert code == 0, said[name]
+    assert (f"note: {link}: trace.path t.parquet is read beside this link "
+            f"({link.parent / 't.parquet'}), not as {target.parent / 't.parquet'} beside its "
+            "target: relative paths are read beside the scenario as named; link that file too, "
+            "or write its path absolute") in said["via_link"]
+    assert "beside this link" not in said["via_target"]
     requests = {name: int(pd.read_parquet(tmp_path / name / "sweep.parquet")["requests"][0])
                 for name in ("via_link", "via_target")}
     assert requests["via_link"] < requests["via_target"], requests

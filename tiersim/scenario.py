@@ -1177,7 +1177,44 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         loc, message = problem
         raise ScenarioError(source, _where(loc, root), message)
     _note_empty_levels(scenario, source, root)
+    _note_linked_files(data, source)
     return scenario
+
+
+def _note_linked_files(data: dict[str, Any], source: str) -> None:
+    """A note per relative file path (``trace.path``, ``profile``) of a scenario read through
+    a symbolic link where its target's folder holds a file of that name other than the one
+    read: relative paths are read beside the scenario as named, the link's folder
+    (README), and a user who kept the file beside the target meant that one."""
+    import os
+    import warnings
+
+    from tiersim.errors import Note
+
+    link = Path(source)
+    try:
+        if not link.is_symlink() or link.resolve().parent == link.parent.resolve():
+            return
+        there = link.resolve().parent
+    except (OSError, RuntimeError):
+        return
+    trace = data.get("trace")
+    names = {"trace.path": trace.get("path") if isinstance(trace, dict) else None,
+             "profile": data.get("profile")}
+    for field, name in names.items():
+        if not isinstance(name, str) or not name or Path(name).is_absolute():
+            continue
+        beside, other = link.parent / name, there / name
+        try:
+            if not other.is_file() or (beside.is_file() and os.path.samefile(beside, other)):
+                continue
+        except OSError:
+            continue
+        read = beside if beside.is_file() else "bundled, or from the working folder"
+        warnings.warn(f"{source}: {field} {name} is read beside this link ({read}), not as "
+                      f"{other} beside its target: relative paths are read beside the "
+                      "scenario as named; link that file too, or write its path absolute",
+                      Note, stacklevel=2)
 
 
 def _number_key(loc: Loc, root: yaml.Node | None) -> tuple[str, str]:
