@@ -257,9 +257,23 @@ def datetimes_ns(src: Source, s: pd.Series, column: str) -> np.ndarray:
     """Parse a date-time column (ISO 8601 strings, any time zone) to int64 UTC nanoseconds.
     A missing or unreadable cell is refused, and so is one pandas would read but that is no
     date-time (:func:`_not_absolute`): a relative word or a bare number."""
-    t = _plain_times(s)
-    if t is None:
-        t = _read_times(src, s, column)
+    plain = _plain_times(s)
+    return _ns(src, _read_times(src, s, column) if plain is None else plain[0], column)
+
+
+def plain_datetimes_ns(src: Source, s: pd.Series, column: str) -> tuple[np.ndarray, str] | None:
+    """:func:`datetimes_ns` of a column of plain date-times (:data:`_PLAIN`), with their zone
+    style ("offset": every cell with a UTC offset, "none": none with one); None for any other
+    column, which :func:`datetimes_ns` reads whole (whether a date alone or a cell without an
+    offset is refused depends on the whole column), as it reads a column of these cells of
+    two styles (:func:`_one_zone_style`)."""
+    plain = _plain_times(s)
+    return None if plain is None else (_ns(src, plain[0], column), plain[1])
+
+
+def _ns(src: Source, t: pd.Series, column: str) -> np.ndarray:
+    """Date-times ``t`` (UTC where they name no zone) as int64 UTC nanoseconds, a time outside
+    what nanoseconds cover refused."""
     if getattr(t.dt, "tz", None) is None:
         t = t.dt.tz_localize("UTC")
     seconds = t.dt.as_unit("s").astype("int64").to_numpy()
@@ -335,13 +349,16 @@ def _read_times(src: Source, s: pd.Series, column: str) -> pd.Series:
 
 _PLAIN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
 """The opening of a plain ISO 8601 date-time, as every Azure trace writes one (RE2)."""
-_PLAIN_ZONES = {None: "$", "UTC": "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"}
-"""What follows :data:`_PLAIN` in a column of plain date-times without and with a UTC offset."""
+_PLAIN_ZONES = {"none": (None, "$"),
+                "offset": ("UTC", "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$")}
+"""A column of plain date-times without and with a UTC offset: the zone pyarrow reads it in,
+and what follows :data:`_PLAIN` in its cells."""
 
 
-def _plain_times(s: pd.Series) -> pd.Series | None:
+def _plain_times(s: pd.Series) -> tuple[pd.Series, str] | None:
     """A text column of plain date-times (:data:`_PLAIN`: none missing, all with a UTC offset
-    or all without) parsed by pyarrow, in UTC; None for any other column, and one pyarrow
+    or all without) parsed by pyarrow, in UTC, with its zone style ("offset" or "none"); None
+    for any other column, and one pyarrow
     refuses (a 30 February, a 24:00, a year out of nanosecond range), which pandas reads (and
     refuses) as before (:func:`_read_times`).
 
@@ -356,13 +373,14 @@ def _plain_times(s: pd.Series) -> pd.Series | None:
         return None  # cells that are no text
     if cells.null_count:
         return None
-    for zone, end in _PLAIN_ZONES.items():
+    for style, (zone, end) in _PLAIN_ZONES.items():
         if pc.all(pc.match_substring_regex(cells, _PLAIN + end)).as_py():
             try:
                 ns = pc.cast(cells, pa.timestamp("ns", tz=zone)).cast(pa.int64())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 return None
-            return pd.Series(ns.to_numpy().view("M8[ns]"), index=s.index).dt.tz_localize("UTC")
+            t = pd.Series(ns.to_numpy().view("M8[ns]"), index=s.index).dt.tz_localize("UTC")
+            return t, style
     return None
 
 

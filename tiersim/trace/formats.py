@@ -228,7 +228,7 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
     keep = out > 0
     inp = checks.tokens(src, raw[prompt], prompt, served=keep)
     every_inp, every_out = inp, out
-    words, what, why = label
+    words, what, _ = label
     if not keep.any():
         raise src.error(f"every row has 0 {words} ({what}, which tiersim drops), so no "
                         "request is left; use the rows of successful requests", None, output)
@@ -255,14 +255,25 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
     table = canonical.build(rows, since(int(rows[0]))[sel], inp, out, extra)
     dropped = []
     if not keep.all():
-        first = int(np.argmax(~keep)) + 1
-        dropped.append(f"dropped {int((~keep).sum())} of {len(raw)} rows with 0 {words} "
-                       f"({why}; first at row {first})")
-        start = float(since(0)[rows[0]])
-        if start > 0:
-            dropped.append(f"times count from the first request kept (row "
-                           f"{int(np.argmax(keep)) + 1}, {start:g} s after the first row)")
+        dropped = dropped_notes(int((~keep).sum()), len(raw), int(np.argmax(~keep)),
+                                int(rows[0]), float(since(0)[rows[0]]), label)
     return Served(table, notes, dropped, keep, every_inp, every_out)
+
+
+def dropped_notes(count: int, rows: int, first: int, kept: int, start: float,
+                  label: tuple[str, str, str], whole: bool = True) -> list[str]:
+    """The notes on a logged trace's ``count`` rows without output (:func:`_served`) of the
+    ``rows`` read, the first at 0-based data row ``first``, and, where the first request
+    kept (0-based row ``kept``) comes ``start`` s after the first row, that times count from
+    it. ``label``: the format's :data:`SERVED_LABELS`; not ``whole``: the rows read stop at a
+    window's end (:mod:`tiersim.trace.windowed`), so the count is of those."""
+    words, _, why = label
+    read = f"{rows}" if whole else f"the first {rows} (read up to the window's end)"
+    notes = [f"dropped {count} of {read} rows with 0 {words} ({why}; first at row {first + 1})"]
+    if start > 0:
+        notes.append(f"times count from the first request kept (row {kept + 1}, {start:g} s "
+                     "after the first row)")
+    return notes
 
 
 def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray,

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import TraceError, escaped
-from tiersim.trace import canonical, checks, chunked, units
+from tiersim.trace import canonical, checks, chunked, units, windowed
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
@@ -74,7 +74,9 @@ class TraceOrigin:
     data row of every table row, 0-based, when a window kept rows that are not one run of the
     file, i.e. whole sessions, else None; ``arrivals``: the first and last arrival of the whole
 file (of a session trace, of its sessions' first steps), in the seconds a window is given in,
-before any window and time scale; ``step_types``:
+before any window and time scale (of an Azure CSV whose read stopped at a window's end,
+:mod:`tiersim.trace.windowed`, the last is the last read, at or past the window's end);
+``step_types``:
 the ``step_type`` values of the whole file, before any window, or None without the column)."""
 
     path: str
@@ -141,9 +143,14 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 def _read_trace(path: str | Path, format: str, window: tuple[float, float] | None,
                 time_scale: float, sessions: bool) -> LoadedTrace:
     """:func:`read_trace`, memory permitting."""
-    table, src, name, notes = _read_converted(path, format)
+    part = _azure_part(path, format, window)
+    if part is not None:
+        table, src, name, notes = part.table, Source(str(path), 1), "azure", part.notes
+        arrivals = part.arrivals
+    else:
+        table, src, name, notes = _read_converted(path, format)
+        arrivals = _whole_arrivals(table, sessions)
     t = table["arrival_s"].to_numpy()
-    arrivals = _whole_arrivals(table, sessions)
     step_types = _step_types(table)
     if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
         notes = [*notes, *units.seconds_note("arrival_s", t)]
@@ -168,6 +175,17 @@ def _read_trace(path: str | Path, format: str, window: tuple[float, float] | Non
     for note in notes:
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=4)
     return LoadedTrace(table, origin)
+
+
+def _azure_part(path: str | Path, format: str,
+                window: tuple[float, float] | None) -> windowed.Part | None:
+    """The requests of an Azure CSV that ``window`` holds, read a chunk at a time and no
+    further than the window's end (:mod:`tiersim.trace.windowed`); None where the file is read
+    whole."""
+    if not windowed.suits(path, format):
+        return None
+    bounds = None if window is None else _window_bounds(window, Source(str(path), 1))
+    return windowed.read(path, bounds)
 
 
 def _whole_arrivals(table: pd.DataFrame, sessions: bool) -> tuple[float, float]:

@@ -13,6 +13,7 @@ positions only, never its contents: a path like ``/proc/self/environ`` must not 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import functools
@@ -568,12 +569,28 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     with ``usecols``: with ``usecols`` pandas accepts a row with more fields than the header
     (its values then shift) instead of refusing it."""
     _no_separator_line(p)
+    with _csv_errors(p):
+        df = _parse_csv(p, nrows=nrows, **_csv_options(p, used))
+    _no_extra_fields(p, df)
+    _no_short_rows(p, df, len(df))
+    return df
+
+
+def _csv_options(p: Path, used=None) -> dict:
+    """``read_csv``'s options for a trace CSV: its text columns read as text
+    (:func:`_text_cells`), the columns ``used`` leaves out as categories."""
+    unused = _unused_as_categories(p, used) if used is not None else None
+    options = _text_cells(p)
+    dtype = {**options.pop("dtype", {}), **(unused or {})} or None
+    # the bytes were checked: text, whatever the name
+    return {"compression": None, "dtype": dtype, **options}
+
+
+@contextlib.contextmanager
+def _csv_errors(p: Path):
+    """The CSV parser's failures inside the block as one-line TraceErrors naming the file."""
     try:
-        unused = _unused_as_categories(p, used) if used is not None else None
-        options = _text_cells(p)
-        dtype = {**options.pop("dtype", {}), **(unused or {})} or None
-        # the bytes were checked: text, whatever the name
-        df = _parse_csv(p, compression=None, dtype=dtype, nrows=nrows, **options)
+        yield
     except pd.errors.EmptyDataError:
         raise TraceError(str(p), "file is empty; a trace needs a header and rows") from None
     except pd.errors.ParserError as e:
@@ -581,11 +598,43 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     except UnicodeDecodeError:
         _check_utf8(p, "CSV")  # raises, naming the first line that is not UTF-8
         raise TraceError(str(p), "not a text CSV file (cannot decode it as UTF-8)") from None
+
+
+def _no_extra_fields(p: Path, df: pd.DataFrame, first: bool = True) -> None:
+    """Refuse a CSV read with more fields than its header in its first data rows (``df``:
+    the rows read, or a later chunk of them when not ``first``)."""
     # pandas made the extra leading cells an index: a RangeIndex too, when they are 0, 1, 2 ...
-    if not isinstance(df.index, pd.RangeIndex) or (len(df) and _first_row_longer(p)):
+    if not isinstance(df.index, pd.RangeIndex) or (first and len(df) and _first_row_longer(p)):
         raise _extra_fields(p)
-    _no_short_rows(p, df, len(df))
-    return df
+
+
+CSV_CHUNK_ROWS = 1 << 18
+"""Rows of a CSV parsed at a time by :func:`csv_chunks` (262,144: an Azure chunk's cells and
+arrays stay near 30 MB)."""
+
+
+def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS):
+    """A CSV trace as ``(first_row, raw table)`` pairs of at most ``rows`` data rows each, in
+    file order (``first_row``: the file's 0-based data row of the chunk's first), parsed and
+    checked as :func:`read_raw` reads the whole file, so a reader that stops early holds one
+    chunk at a time and parses no further. A chunk is typed on its own rows
+    (``low_memory=False``: each column one way in a chunk), as the checks take any type."""
+    p = Path(path)
+    open_checked(p)
+    _no_separator_line(p)
+    start = 0
+    with _csv_errors(p):  # the header's reader decodes the lines after it too
+        names = [str(c).strip() for c in _csv_header(p)]
+        _no_duplicate_columns(names, Source(str(p), 1), " (the header, file line 1)", True)
+        with pd.read_csv(p, chunksize=rows, low_memory=False, **_csv_options(p)) as reader:
+            for df in reader:
+                _no_extra_fields(p, df, start == 0)
+                df = df.reset_index(drop=True)
+                df.columns = [str(c).strip() for c in df.columns]
+                _no_repeated_header(df, names, Source(str(p), 1, start))
+                _no_short_rows(p, df, start + len(df))
+                yield start, df
+                start += len(df)
 
 
 _SEPARATOR_LINE = re.compile(r"sep=[,;\t|]", re.IGNORECASE)

@@ -1,0 +1,184 @@
+"""An Azure CSV read a chunk at a time, keeping only the requests a window holds.
+
+The whole-file read (:func:`tiersim.trace.source.read_raw`, then the format's converter) holds
+every row's text and arrays before a ``trace.window`` cuts a few minutes out of it: a 3M-row
+Azure CSV took 495 MiB for a 5-minute window. Here the file is parsed
+:data:`~tiersim.trace.source.CSV_CHUNK_ROWS` rows at a time
+(:func:`tiersim.trace.source.csv_chunks`), each chunk checked as the converter checks the whole
+column (the same messages, naming the file's row and line), and only the served requests
+inside the window are kept. Azure's times must be sorted (an earlier time is refused, checked
+within each chunk and at the seams), so the read stops at the first served request at or past
+the window's end; without a window (``tiersim trace inspect``) it reads to the end, holding 32
+bytes a request.
+
+The table, its request ids, its arrivals (bit for bit: the same integer differences divided
+the same way) and its notes are the whole read's, with three differences where the read stops
+early: rows after the window's end are not read, so nothing wrong there is found; the note on
+rows without output counts the rows read (it says so); the origin's last arrival is the last
+read (at or past the window's end, so the window cut to the trace's arrivals is the same). The
+coarse-times note is judged on the window's requests alone (the whole read said it only where
+the whole file's times were coarse as well).
+
+Only a file whose result this read can give as the whole read does takes it (:func:`read`
+returns None otherwise, and the caller reads the whole file): an Azure CSV of exactly its
+three columns (others are checked against rows far apart), whose every chunk's timestamps are
+plain ISO date-times of one zone style (:func:`tiersim.trace.checks.plain_datetimes_ns`: a
+date alone, or a cell without an offset among cells with one, is judged on the whole column),
+and whose window holds a request (a file of none gets the whole read's error).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tiersim.errors import TraceError
+from tiersim.trace import canonical, checks, units
+from tiersim.trace.formats import FORMATS, SERVED_LABELS, dropped_notes
+from tiersim.trace.source import (
+    CSV_CHUNK_ROWS,
+    Source,
+    csv_chunks,
+    csv_columns,
+    open_checked,
+)
+
+TIME, PROMPT, OUTPUT = FORMATS["azure"].required
+
+
+@dataclass(frozen=True)
+class Part:
+    """The requests a window holds (``table``, arrivals in seconds since the file's first
+    request, the window not yet applied), the converter's notes on them, and the first and last
+    arrival read (``arrivals``; the last is at or past the window's end when the read stopped
+    there)."""
+
+    table: pd.DataFrame
+    notes: list[str]
+    arrivals: tuple[float, float]
+
+
+@dataclass
+class _Reading:
+    """What a read has gathered so far (:func:`_add`)."""
+
+    start: float
+    end: float
+    style: str | None = None  # the timestamps' zone style
+    first_ns: int | None = None  # the first row's time
+    served_ns: int | None = None  # the first served request's time
+    served_row: int = 0
+    previous: tuple[int, str] | None = None  # the last row's time and text (the seam check)
+    rows: int = 0
+    dropped: int = 0
+    first_dropped: int | None = None
+    last: float = 0.0  # the last served request's arrival
+    kept: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+
+
+class _Unsuited(Exception):
+    """A chunk whose timestamps this read cannot judge as the whole column would be judged."""
+
+
+def suits(path: str | Path, format: str) -> bool:
+    """Whether ``path`` is a CSV of exactly the Azure format's three columns (read as
+    ``format``: auto or azure)."""
+    if format not in ("auto", "azure") or open_checked(path) != "csv":
+        return False
+    try:
+        columns = csv_columns(Path(path))
+    except TraceError:
+        return False  # the whole read names what is wrong
+    return len(columns) == 3 and set(columns) == {TIME, PROMPT, OUTPUT}
+
+
+def read(path: str | Path, window: tuple[float, float] | None,
+         chunk_rows: int | None = None) -> Part | None:
+    """The requests of the Azure CSV ``path`` (:func:`suits`) that ``window`` holds
+    (``(start_s, end_s)``, checked, the end possibly infinite; None: every request), or None
+    where the whole read must give the result (see the module's docstring). ``chunk_rows``:
+    rows parsed at a time (default
+    :data:`tiersim.trace.source.CSV_CHUNK_ROWS`)."""
+    start, end = (0.0, math.inf) if window is None else window
+    reading = _Reading(float(start), float(end))
+    stopped = False
+    try:
+        with contextlib.closing(csv_chunks(path, chunk_rows or CSV_CHUNK_ROWS)) as chunks:
+            for first, raw in chunks:
+                stopped = _add(reading, Source(str(path), 1, first), raw)
+                if stopped:
+                    break
+    except _Unsuited:
+        return None
+    if not reading.kept:
+        return None
+    return _part(reading, not stopped)
+
+
+def _add(reading: _Reading, src: Source, raw: pd.DataFrame) -> bool:
+    """Check a chunk (``src``: its first row) as the converter checks the whole file and keep
+    its served requests inside the window; True once a served request at or past the window's
+    end was read (the file is sorted, so no later row is inside)."""
+    got = checks.plain_datetimes_ns(src, raw[TIME], TIME)
+    if got is None or reading.style not in (None, got[1]):
+        raise _Unsuited
+    ns, reading.style = got
+    _check_sorted(reading, src, ns, raw[TIME])
+    out = checks.tokens(src, raw[OUTPUT], OUTPUT, allow_zero=True)
+    served = out > 0
+    inp = checks.tokens(src, raw[PROMPT], PROMPT, served=served)
+    _count(reading, src.first_row, ns, served)
+    if reading.served_ns is None:
+        return False
+    t = (ns - reading.served_ns) / 1e9  # as the converter's since(first served row)
+    inside = served & (t >= reading.start) & (t < reading.end)
+    if inside.any():
+        rows = src.first_row + np.flatnonzero(inside)
+        reading.kept.append((rows, t[inside], inp[inside], out[inside]))
+    if served.any():
+        reading.last = float(t[np.flatnonzero(served)[-1]])
+    return reading.last >= reading.end
+
+
+def _check_sorted(reading: _Reading, src: Source, ns: np.ndarray, text: pd.Series) -> None:
+    """Refuse a time earlier than the row before's, within the chunk and at its seam with the
+    chunk before, as :func:`tiersim.trace.checks.sorted_times` refuses it in the whole file."""
+    if reading.previous is not None and len(ns):
+        pair, cells = np.array([reading.previous[0], ns[0]]), pd.Series(
+            [reading.previous[1], text.iloc[0]], dtype=object)
+        checks.sorted_times(Source(src.path, 1, src.first_row - 1), pair, cells, TIME)
+    checks.sorted_times(src, ns, text, TIME)
+    if len(ns):
+        reading.previous = (ns[-1], text.iloc[-1])
+
+
+def _count(reading: _Reading, first: int, ns: np.ndarray, served: np.ndarray) -> None:
+    """Count a chunk's rows (its first at 0-based row ``first``) and its rows without output,
+    and find the file's first row's time and first served request's."""
+    if reading.first_ns is None and len(ns):
+        reading.first_ns = ns[0]
+    if reading.served_ns is None and served.any():
+        at = int(np.argmax(served))
+        reading.served_ns, reading.served_row = ns[at], first + at
+    failed = int(np.count_nonzero(~served))
+    if failed and reading.first_dropped is None:
+        reading.first_dropped = first + int(np.argmax(~served))
+    reading.rows += len(ns)
+    reading.dropped += failed
+
+
+def _part(reading: _Reading, whole: bool) -> Part:
+    """The window's table and notes (``whole``: every row of the file was read)."""
+    rows, t, inp, out = (np.concatenate(column) for column in zip(*reading.kept, strict=True))
+    table = canonical.build(rows, t, inp, out)
+    notes = list(units.coarse_note(TIME, t))
+    if reading.dropped:
+        begin = float((reading.served_ns - reading.first_ns) / 1e9)
+        notes += dropped_notes(reading.dropped, reading.rows, reading.first_dropped,
+                               reading.served_row, begin, SERVED_LABELS["azure"], whole)
+    return Part(table, notes, (0.0, reading.last))
