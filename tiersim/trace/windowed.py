@@ -2,7 +2,7 @@
 
 The whole-file read (:func:`tiersim.trace.source.read_raw`, then the format's converter) holds
 every row's text and arrays before a ``trace.window`` cuts a few minutes out of it: a 3M-row
-Azure CSV took 495 MiB for a 5-minute window. Here the file is parsed
+Azure CSV took about 500 MiB for a 5-minute window. Here the file is parsed
 :data:`~tiersim.trace.source.CSV_CHUNK_ROWS` rows at a time
 (:func:`tiersim.trace.source.csv_chunks`), each chunk checked as the converter checks the whole
 column (the same messages, naming the file's row and line), and only the served requests
@@ -78,7 +78,9 @@ class _Reading:
     dropped: int = 0
     first_dropped: int | None = None
     last: float = 0.0  # the last served request's arrival
-    kept: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    kept: tuple[list[np.ndarray], ...] = field(default_factory=lambda: ([], [], [], []))
+    """Each chunk's requests inside the window: their rows, arrivals and (int32, as the table
+    holds them) prompt and output tokens, a list a column."""
 
 
 class _Unsuited(Exception):
@@ -115,7 +117,7 @@ def read(path: str | Path, window: tuple[float, float] | None,
                     break
     except _Unsuited:
         return None
-    if not reading.kept:
+    if not reading.kept[0]:
         return None
     return _part(reading, not stopped)
 
@@ -139,7 +141,9 @@ def _add(reading: _Reading, src: Source, raw: pd.DataFrame) -> bool:
     inside = served & (t >= reading.start) & (t < reading.end)
     if inside.any():
         rows = src.first_row + np.flatnonzero(inside)
-        reading.kept.append((rows, t[inside], inp[inside], out[inside]))
+        for column, values in zip(reading.kept, (rows, t[inside], inp[inside].astype(np.int32),
+                                                 out[inside].astype(np.int32)), strict=True):
+            column.append(values)
     if served.any():
         reading.last = float(t[np.flatnonzero(served)[-1]])
     return reading.last >= reading.end
@@ -174,7 +178,7 @@ def _count(reading: _Reading, first: int, ns: np.ndarray, served: np.ndarray) ->
 
 def _part(reading: _Reading, whole: bool) -> Part:
     """The window's table and notes (``whole``: every row of the file was read)."""
-    rows, t, inp, out = (np.concatenate(column) for column in zip(*reading.kept, strict=True))
+    rows, t, inp, out = (_joined(column) for column in reading.kept)
     table = canonical.build(rows, t, inp, out)
     notes = list(units.coarse_note(TIME, t))
     if reading.dropped:
@@ -182,3 +186,11 @@ def _part(reading: _Reading, whole: bool) -> Part:
         notes += dropped_notes(reading.dropped, reading.rows, reading.first_dropped,
                                reading.served_row, begin, SERVED_LABELS["azure"], whole)
     return Part(table, notes, (0.0, reading.last))
+
+
+def _joined(pieces: list[np.ndarray]) -> np.ndarray:
+    """A column's chunks joined into one array, the chunks let go (one column's held twice at
+    a time, not every column's)."""
+    joined = np.concatenate(pieces)
+    pieces.clear()
+    return joined
