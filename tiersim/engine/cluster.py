@@ -212,8 +212,9 @@ class Balancer:
     def __init__(self, replicas: list[Replica]):
         self.replicas = replicas
 
-    def pick(self, req: Req) -> Replica:
-        """The replica for ``req``."""
+    def pick(self, req: Req | None) -> Replica:
+        """The replica for ``req`` (None: a request the tier holds no prefix cache for, not
+        made yet; :meth:`_Fleet.dispatch`)."""
         raise NotImplementedError
 
 
@@ -224,7 +225,7 @@ class RoundRobin(Balancer):
         super().__init__(replicas)
         self._next = 0
 
-    def pick(self, req: Req) -> Replica:
+    def pick(self, req: Req | None) -> Replica:
         """The next replica in turn."""
         rep = self.replicas[self._next]
         self._next = (self._next + 1) % len(self.replicas)
@@ -234,7 +235,7 @@ class RoundRobin(Balancer):
 class LeastTokens(Balancer):
     """The replica with the fewest outstanding token computations (ties: lowest index)."""
 
-    def pick(self, req: Req) -> Replica:
+    def pick(self, req: Req | None) -> Replica:
         """The least-loaded replica."""
         if len(self.replicas) == 1:
             return self.replicas[0]
@@ -247,8 +248,9 @@ class PrefixAware(Balancer):
     :class:`LeastTokens` where no replica caches the prompt, so a hot prefix spreads once its
     replica's queue outgrows what the cache saves (cache-aware routing, as in SGLang's router)."""
 
-    def pick(self, req: Req) -> Replica:
-        """The replica where this request costs the least work."""
+    def pick(self, req: Req | None) -> Replica:
+        """The replica where this request costs the least work (None: its outstanding work
+        alone, as no replica of the tier caches prefixes then)."""
         if len(self.replicas) == 1:
             return self.replicas[0]
         return min(self.replicas, key=lambda rep: rep.outstanding() - rep.sched.cached_tokens(req))
@@ -300,6 +302,9 @@ class _Fleet:
             for spec in tiers if spec.limits.enable_prefix_caching
         }
         self._prefill_memo: dict[int, dict] = {}  # per tier: its replicas' prefill times
+        # per tier: no prefix cache and no prefill/decode split (dispatch makes no Req)
+        self._plain = [spec.disagg is None and not spec.limits.enable_prefix_caching
+                       for spec in tiers]
         self.balancers: list[Balancer] = []
         self.decode_balancers: dict[int, Balancer] = {}  # split tiers: their decode replicas
         self.full_output = np.zeros(n, dtype=np.int64)  # split tiers: outputs after prefill
@@ -384,12 +389,19 @@ class _Fleet:
         """Send request ``i`` to ``tier`` now."""
         spec = self.tiers[tier]
         out = max(1, round(self._out_v[i] * spec.output_multiplier))
+        # a lazy replica the balancer looks at (Replica.outstanding) or picks (submit) catches
+        # up to now first; the others may run their steps later (tiersim.engine.replica)
+        if self._plain[tier]:
+            # NOTE (memory): nothing reads this request before it reaches its replica's queue
+            # head, so it waits there as a packed row, not a Req (a burst: tiersim.engine
+            # .request.Backlog); the balancers need no request where no replica caches prefixes
+            if not self.balancers[tier].pick(None).submit(None, i, self._in_v[i], out, arrival):
+                self._refuse(i, arrival)
+            return
         if spec.disagg is not None:  # the prefill pass: its first token, then to a decoder
             self.full_output[i], out = out, 1
         hashes = None if self.work.prefix_hashes is None else self._hashes(i, spec)
         req = Req(i, self._in_v[i], out, arrival, hashes)
-        # a lazy replica the balancer looks at (Replica.outstanding) or picks (submit) catches
-        # up to now first; the others may run their steps later (tiersim.engine.replica)
         rep = self.balancers[tier].pick(req)
         if (spec.disagg is not None and not self._decodable(i, tier)) or not rep.submit(req):
             req.state = DROPPED

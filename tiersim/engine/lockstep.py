@@ -42,11 +42,14 @@ class LockstepRank(Replica):
     def go_lazy(self) -> None:
         """A rank stays event-driven: its group decides when its steps start and end."""
 
-    def submit(self, req: Req) -> bool:
-        """Hand a request to this rank now; False if it can never fit (dropped)."""
+    def submit(self, req: Req | None, idx: int = 0, prompt: int = 0, output: int = 0,
+               arrival: float = 0.0) -> bool:
+        """Hand a request to this rank now; False if it can never fit (dropped). ``req``
+        None: a fresh one given by its fields (:meth:`Replica.submit`)."""
         sched = self.sched
         could_join = not sched.waiting and len(sched.running) < sched.limits.max_num_seqs
-        if not sched.add(req):
+        if not (sched.add(req) if req is not None else
+                sched.add_new(idx, prompt, output, arrival)):
             return False
         self._record(self.env.now)
         self.group.wake(could_join)

@@ -72,14 +72,19 @@ class Replica:
         self.last_step = 0.0  # lazy: the time of the last step processed
         self.idle_at = 0.0  # when the replica last went idle (its last step's end)
 
-    def submit(self, req: Req) -> bool:
-        """Hand a request to this replica now; False if it can never fit (dropped)."""
+    def submit(self, req: Req | None, idx: int = 0, prompt: int = 0, output: int = 0,
+               arrival: float = 0.0) -> bool:
+        """Hand a request to this replica now; False if it can never fit (dropped). ``req``
+        None: a fresh request, workload row ``idx`` of ``prompt`` and ``output`` tokens
+        arriving at ``arrival``, whose :class:`Req` is made only when it reaches the head of
+        the waiting queue (:meth:`ReplicaScheduler.add_new`)."""
         now = self.env.now
         if self._end < now:  # lazy and behind
             self.catch_up(now)
         sched = self.sched
         could_join = not sched.waiting and len(sched.running) < sched.limits.max_num_seqs
-        if not sched.add(req):
+        if not (sched.add(req) if req is not None else
+                sched.add_new(idx, prompt, output, arrival)):
             return False
         if not self._active:
             # Wake at this instant, after any other arrival at the same time (NORMAL < URGENT).
@@ -206,7 +211,8 @@ class Replica:
                 continue
             # after admission: the batch this step runs (NOTE (speed): _record written out)
             if self.series is not None:
-                self.series.record(now, len(sched.running), len(sched.waiting),
+                self.series.record(now, len(sched.running),
+                                   len(sched.waiting) + sched.backlog.size,
                                    sched.num_blocks - sched.free)
             self._plan, self._start = plan, now
             if not chunks:  # plan.decode_only: a decode stretch, its end times from the table
@@ -224,7 +230,9 @@ class Replica:
 
     def _record(self, now: float) -> None:
         """The replica's state from ``now`` on, into its load series if it keeps one (NOTE
-        (speed): the blocks in use are ``sched.used_blocks()``, written out)."""
+        (speed): the requests waiting and the blocks in use are ``sched.waiting_count()`` and
+        ``sched.used_blocks()``, written out)."""
         if self.series is not None:
             s = self.sched
-            self.series.record(now, len(s.running), len(s.waiting), s.num_blocks - s.free)
+            self.series.record(now, len(s.running), len(s.waiting) + s.backlog.size,
+                               s.num_blocks - s.free)

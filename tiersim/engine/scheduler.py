@@ -52,6 +52,7 @@ from tiersim.engine.request import (
     DONE,
     PREFILL,
     WAITING,
+    Backlog,
     Req,
     SchedulerLimits,
     longest_sequence,
@@ -103,6 +104,10 @@ class ReplicaQueues:
     """What every replica scheduler holds: its limits, the waiting queue, the running set (in
     admission order; the newest is last), the paged KV blocks and the prefix cache.
 
+    The waiting queue is ``waiting`` (:class:`Req` objects, its head first) and then
+    ``backlog`` (requests behind them held as columns, :class:`Backlog`); the backlog is empty
+    whenever ``waiting`` is, so ``waiting[0]`` is the head and ``not waiting`` "none waits".
+
     ``hash_block_tokens`` is the prompt tokens per prefix hash (used with prefix caching; the
     cache holds ``prefix_cache_fraction`` of the KV capacity, in hash blocks).
     """
@@ -117,6 +122,7 @@ class ReplicaQueues:
         self.free = num_blocks
         self.watermark_blocks = int(limits.watermark * num_blocks)
         self.waiting: deque[Req] = deque()
+        self.backlog = Backlog()  # the queue behind ``waiting`` (see the class docstring)
         self.running: dict[Req, None] = {}
         self.it = 0  # index of the next iteration
         self.outstanding = 0  # token computations still to do (balancer signal)
@@ -159,6 +165,32 @@ class ReplicaQueues:
         no limit), which vLLM rejects."""
         longest = self.limits.max_model_len
         return bool(longest) and prompt + output > longest
+
+    def waiting_count(self) -> int:
+        """Requests waiting (``waiting`` and the backlog behind it)."""
+        return len(self.waiting) + self.backlog.size
+
+    def _queue(self, req: Req) -> None:
+        """Put ``req`` at the tail of the waiting queue, behind the backlog, whose requests
+        become Reqs first (a fleet never mixes the two on one replica: only tiers that hold
+        no request before it waits use :meth:`add_new`)."""
+        while self.backlog.size:
+            self.waiting.append(self.backlog.pop())
+        self.waiting.append(req)
+
+    def add_new(self, idx: int, prompt: int, output: int, arrival: float) -> bool:
+        """Queue a fresh request (row ``idx`` of the workload, arriving at ``arrival``), as
+        ``add(Req(idx, prompt, output, arrival))`` does, but behind a waiting head held as
+        columns (:class:`Backlog`), its :class:`Req` made only when it reaches the head.
+        False (and nothing queued) if it can never fit in this replica."""
+        if not self.fits(prompt, output):
+            return False
+        if self.waiting:
+            self.backlog.push(idx, prompt, output, arrival)
+        else:
+            self.waiting.append(Req(idx, prompt, output, arrival))
+        self.outstanding += prompt + output - 1  # its known tokens, then each output but one
+        return True
 
     def idle(self) -> bool:
         """No request waiting or running."""
@@ -273,6 +305,8 @@ class ReplicaQueues:
         if self._runs:
             self._runs.pop(head, None)
         self.waiting.popleft()
+        if not self.waiting and self.backlog.size:  # the next one out is the head now
+            self.waiting.append(self.backlog.pop())
         self.running[head] = None
         head.state = PREFILL
         if head.admitted < 0:
@@ -328,7 +362,7 @@ class ReplicaScheduler(ReplicaQueues):
         """Queue a request; False (and nothing queued) if it can never fit in this replica."""
         if not self.fits(req.prompt, req.output):
             return False
-        self.waiting.append(req)
+        self._queue(req)
         # token computations left: the known tokens not yet in KV, then one per output to come
         # (prompt + output - 1 for a new request; output - 1 for one whose KV was moved here)
         self.outstanding += req.tokens - req.computed + req.output - req.n_out - 1

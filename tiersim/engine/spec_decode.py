@@ -185,7 +185,7 @@ class SpecScheduler(ReplicaQueues):
         """Queue a request; False if it can never fit in this replica."""
         if not self.fits(req.prompt, req.output):
             return False
-        self.waiting.append(req)
+        self._queue(req)
         self.outstanding += req.prompt + req.output - 1
         return True
 
