@@ -27,8 +27,11 @@ d91d4d3 for 5M, the same run code; "after" also has issue 9's eager-step fidelit
 
 Burst (``--burst``, 5 Dec 2026, same box with other work on it): 1,000,000 requests at t = 0 in
 30.1 s, 797 MiB (the Poisson run right after it: 60.5 s, 392 MiB); 100,000 in 5.4 s (median of 3),
-237 MiB. Time per request does not grow with the burst; memory does, about 600 bytes a request at
-peak, as every request waits on the replica's queue at once (README, "Bursts").
+237 MiB. Time per request does not grow with the burst; memory does, as every request waits on
+the replica's queue at once: about 650 bytes a request at peak as request objects, about 300 since
+the requests behind the queue's head wait as 32-byte packed rows (alternated with the tree before,
+medians of 3, load about 10: 1,000,000 at t = 0 798 -> 467 MiB, 51.2 -> 43.3 s wall, 21.6 ->
+20.7 s CPU; 100,000 236 -> 206 MiB; README, "Bursts").
 
 Memory per request: (peak RSS at 5M - peak RSS at 1M) / 4M = (1,186 - 379) MiB / 4,000,000 =
 212 bytes a request, outputs included (the rest, about 175 MiB, is the interpreter, its
