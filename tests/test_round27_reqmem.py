@@ -46,7 +46,7 @@ def traced_peak(fn) -> int:
         tracemalloc.stop()
 
 
-def test_a_burst_costs_columns_not_request_objects_at_its_peak():
+def test_a_burst_costs_packed_rows_not_request_objects_at_its_peak():
     """20,000 requests at t = 0 on one replica: simulate's peak traced memory is under 300
     bytes a request, its result arrays (about 150) included (a waiting Req each: over 550)."""
     n = 20_000

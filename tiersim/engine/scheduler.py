@@ -105,7 +105,7 @@ class ReplicaQueues:
     admission order; the newest is last), the paged KV blocks and the prefix cache.
 
     The waiting queue is ``waiting`` (:class:`Req` objects, its head first) and then
-    ``backlog`` (requests behind them held as columns, :class:`Backlog`); the backlog is empty
+    ``backlog`` (requests behind them held as packed rows, :class:`Backlog`); the backlog is empty
     whenever ``waiting`` is, so ``waiting[0]`` is the head and ``not waiting`` "none waits".
 
     ``hash_block_tokens`` is the prompt tokens per prefix hash (used with prefix caching; the
@@ -181,7 +181,7 @@ class ReplicaQueues:
     def add_new(self, idx: int, prompt: int, output: int, arrival: float) -> bool:
         """Queue a fresh request (row ``idx`` of the workload, arriving at ``arrival``), as
         ``add(Req(idx, prompt, output, arrival))`` does, but behind a waiting head held as
-        columns (:class:`Backlog`), its :class:`Req` made only when it reaches the head.
+        packed rows (:class:`Backlog`), its :class:`Req` made only when it reaches the head.
         False (and nothing queued) if it can never fit in this replica."""
         if not self.fits(prompt, output):
             return False
