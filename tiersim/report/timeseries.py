@@ -122,10 +122,21 @@ def tier_peaks(frame: pd.DataFrame, time_col: str, values: pd.Series, edges: np.
             for tier, steps in replica_steps(frame, time_col, values).items()}
 
 
+EXACT_COUNT = 2**53
+"""The most whole intervals a time axis counts: beyond it a float no longer counts them one by
+one (and their edges would overflow a 64-bit integer)."""
+
+
 def grid_edges(interval: float, end: float, most: int) -> np.ndarray:
     """Bucket edges from 0 past ``end`` on the engine's grid of ``interval`` seconds: whole
     intervals, as many merged into each bucket as keep the buckets at most ``most``. Each edge
-    is a whole number times ``interval``, computed as the engine computes its rows' times."""
+    is a whole number times ``interval``, computed as the engine computes its rows' times.
+    ``most`` equal buckets from 0 to ``end`` where ``end`` spans more than
+    :data:`EXACT_COUNT` intervals, which no run's grid does (a hand-edited duration or
+    interval: the whole-interval count was an OverflowError traceback, or wrapped round to
+    negative edges)."""
+    if not end / interval <= EXACT_COUNT:
+        return np.linspace(0.0, end, most + 1)
     n = max(1, ceil(end / interval))
     per = ceil(n / most)
     return (per * np.arange(ceil(n / per) + 1)) * interval
