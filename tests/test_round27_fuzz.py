@@ -7,10 +7,12 @@ import json
 
 import numpy as np
 import pytest
-from conftest import copy_folder
+from conftest import copy_folder, tiny_doc, write_yaml
 from test_hostile_inputs import run_cli
 
+from tiersim.cli import main
 from tiersim.report.timeseries import grid_edges
+from tiersim.results import saved_share
 
 
 def _summary_edited(run, folder, **fields):
@@ -46,3 +48,45 @@ def test_time_buckets_beyond_a_countable_grid_are_equal_and_increasing(interval,
 def test_time_buckets_of_a_run_stay_on_its_grid():
     """A run's own axis is untouched: whole intervals, the last edge past the end."""
     assert list(grid_edges(1.0, 2.5, 600)) == [0.0, 1.0, 2.0, 3.0]
+
+
+def _call(capsys, *argv) -> tuple[int, str, str]:
+    """``tiersim ARGV`` in this process: (exit status, stdout, stderr)."""
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _near_free_bf16(tmp_path):
+    """The tiny scenario over 30 s with bf16 priced 1e-320 USD per GPU-hour (a subnormal
+    float): the uniform bf16 fleet costs about 1.5e-322 USD, so 1 - cost / it overflows."""
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 270]})
+    doc["tiers"][1]["cost_per_gpu_hour"] = 1e-320
+    return write_yaml(tmp_path / "s.yaml", doc)
+
+
+def test_a_baseline_priced_near_zero_has_no_infinite_saving(tmp_path, capsys):
+    """The console's "saved vs uniform bf16" row read "-inf %" (summary.json held null)."""
+    code, out, err = _call(capsys, "run", _near_free_bf16(tmp_path))
+    assert code == 0, err[-1000:]
+    row = next(line for line in out.splitlines() if "saved vs uniform bf16" in line)
+    assert "inf" not in row
+    assert "USD (the baseline" in row
+
+
+def test_a_plan_priced_near_zero_says_so_not_infinitely_dearer(tmp_path, capsys):
+    """A runner-up and the uniform w4a16 fleet read "inf% dearer than the plan"."""
+    code, out, err = _call(capsys, "plan", _near_free_bf16(tmp_path), "--out", tmp_path / "p",
+                           "--no-report")
+    assert code == 0, err[-1000:]
+    assert "inf%" not in out
+    assert "uniform w4a16 (1 x 1 GPU): meets every constraint; costs" in out
+    assert "against the plan's 0" in out
+
+
+@pytest.mark.parametrize(("cost", "baseline", "share"), [
+    (1.0, 4.0, 0.75), (5.0, 4.0, -0.25), (1.0, 0.0, None), (1.0, None, None),
+    (None, 1.0, None), (0.05, 1.5e-322, None)])
+def test_saved_share(cost, baseline, share):
+    assert saved_share(cost, baseline) == share

@@ -393,6 +393,17 @@ def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
     return SIG_DIGITS
 
 
+def saved_share(cost: float | None, baseline: float | None) -> float | None:
+    """The share of ``baseline`` saved at ``cost``, ``1 - cost / baseline`` (below 0 when
+    ``cost`` is dearer); None where either is missing or the baseline costs nothing, which
+    takes in a baseline so near 0 USD that the share is no finite number (a price of 1e-320
+    USD per GPU-hour: the console read "-inf %" where summary.json held null)."""
+    if cost is None or baseline is None or not baseline > 0:
+        return None
+    share = 1.0 - cost / baseline
+    return float(share) if math.isfinite(share) else None
+
+
 def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     """A saving whose baseline costs 0 USD (a free tier, prices of 0) has no share to save
     (1 - cost / 0): its USD gap in words instead, negative when this fleet costs more; None

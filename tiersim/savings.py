@@ -31,7 +31,13 @@ import pandas as pd
 
 from tiersim import costs, metrics
 from tiersim.fleet import Fleet
-from tiersim.results import SavingsResult, UniformBaseline, baseline_floor, reaches_floor
+from tiersim.results import (
+    SavingsResult,
+    UniformBaseline,
+    baseline_floor,
+    reaches_floor,
+    saved_share,
+)
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
 from tiersim.routing.accuracy import expected_matrix
@@ -143,9 +149,9 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         accuracy_floor=floor, uniform=baselines,
         baseline_uniform_tier=base.tier if base else None,
         vs_uniform_usd=_gap(base and base.cost_usd, routed),
-        vs_uniform_frac=_frac(base and base.cost_usd, routed),
+        vs_uniform_frac=saved_share(routed, base and base.cost_usd),
         static_split_cost_usd=split, vs_static_split_usd=_gap(split, routed),
-        vs_static_split_frac=_frac(split, routed))
+        vs_static_split_frac=saved_share(routed, split))
 
 
 def _baseline(u: UniformRun) -> UniformBaseline:
@@ -178,11 +184,6 @@ def routed_accuracy(df: pd.DataFrame, result, infos: list[TierInfo], basis: str)
 def _gap(baseline: float | None, routed: float | None) -> float | None:
     """baseline - routed, None when either is missing."""
     return None if baseline is None or routed is None else float(baseline - routed)
-
-
-def _frac(baseline: float | None, routed: float | None) -> float | None:
-    """1 - routed / baseline, None when either is missing or the baseline is 0."""
-    return None if not baseline or routed is None else float(1.0 - routed / baseline)
 
 
 def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],

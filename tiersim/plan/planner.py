@@ -53,6 +53,7 @@ from tiersim.results import (
     percent_as_given,
     reaches_floor,
     round_sig,
+    saved_share,
     within_limit,
 )
 from tiersim.scenario import DEFAULT_MAX_REPLICAS, SIZED_GPUS_PER_REPLICA
@@ -692,7 +693,8 @@ class Planner:
     def _runner_up(self, r: DesignResult, best: DesignResult | None) -> dict[str, Any]:
         """A design beside the plan: what it missed, or how much dearer it is."""
         out = r.as_dict(self.c)
-        if r.feasible and best is not None and r is not best and best.outcome.cost_usd:
+        beside = r.feasible and best is not None and r is not best
+        if beside and saved_share(r.outcome.cost_usd, best.outcome.cost_usd) is not None:
             out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
             drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
             baseline = (out["dearer_by_frac"] < 0
@@ -703,7 +705,7 @@ class Planner:
             out["missed"] = (f"meets every constraint; {_dearer(out['dearer_by_frac'])}"
                              + (" (its tier is listed under baselines:, never in a design)"
                                 if baseline else "") + (f" ({drain})" if drain else ""))
-        elif r.feasible and best is not None and r is not best:  # a free plan: no share
+        elif beside:  # a free plan (or one so near 0 USD that no share is finite)
             out["missed"] = (f"meets every constraint; costs {r.outcome.cost_usd:.4g} USD "
                              "against the plan's 0")
         return out
@@ -807,11 +809,10 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
         "baseline_uniform_tier": base.design.tiers[0] if base else None,
         "baseline_uniform_cost_usd": base.outcome.cost_usd if base else None,
         "vs_uniform_usd": base.outcome.cost_usd - cost if base else None,
-        "vs_uniform_frac": 1 - cost / base.outcome.cost_usd
-        if base and base.outcome.cost_usd else None,  # a free baseline has no share to save
+        "vs_uniform_frac": saved_share(cost, base.outcome.cost_usd) if base else None,
         "static_split_cost_usd": split,
         "vs_static_split_usd": None if split is None else split - cost,
-        "vs_static_split_frac": None if not split else 1 - cost / split,
+        "vs_static_split_frac": saved_share(cost, split),
         "accuracy_floor": floor,
         "baseline_uniform_cost_per_hour_usd": base.outcome.cost_per_hour_usd if base else None,
         "drain_gap": drain_gap(routed.outcome, base.outcome, cost_model) if base else None,

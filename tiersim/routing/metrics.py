@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tiersim.results import FLOOR_TOLERANCE
+from tiersim.results import FLOOR_TOLERANCE, saved_share
 from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
 from tiersim.routing.types import Assignment, Basis, TierInfo
 
@@ -293,17 +293,11 @@ def savings(
         "uniform_costs_estimated": estimated,
         "baseline_uniform_tier": None if base_i is None else tiers[base_i].name,
         "vs_uniform_usd": None if base_i is None else float(uni_cost[base_i] - routed),
-        "vs_uniform_frac": None if base_i is None else _saved_frac(routed, uni_cost[base_i]),
+        "vs_uniform_frac": None if base_i is None else saved_share(routed, uni_cost[base_i]),
         "static_split_cost_usd": split,
         "vs_static_split_usd": None if split is None else float(split - routed),
-        "vs_static_split_frac": None if split is None else _saved_frac(routed, split),
+        "vs_static_split_frac": None if split is None else saved_share(routed, split),
     }
-
-
-def _saved_frac(cost: float, baseline: float) -> float | None:
-    """The share of ``baseline`` saved at ``cost``; None where the baseline costs nothing
-    (every price 0: no share of nothing is saved)."""
-    return float(1 - cost / baseline) if baseline > 0 else None
 
 
 def routellm_curve(strong_score: np.ndarray, weak: np.ndarray, strong: np.ndarray, num=10):
