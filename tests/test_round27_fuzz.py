@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 from conftest import copy_folder, tiny_doc, write_yaml
-from test_hostile_inputs import run_cli
+from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.cli import main
 from tiersim.report.timeseries import grid_edges
@@ -90,3 +90,24 @@ def test_a_plan_priced_near_zero_says_so_not_infinitely_dearer(tmp_path, capsys)
     (None, 1.0, None), (0.05, 1.5e-322, None)])
 def test_saved_share(cost, baseline, share):
     assert saved_share(cost, baseline) == share
+
+
+@pytest.mark.parametrize(("column", "rows"), [("replica", "all"), ("time_s", "first")])
+def test_an_empty_replica_or_time_in_the_load_series_is_one_line(hand_edited_run, tmp_path,
+                                                                  capsys, column, rows):
+    """An all-empty replica column was a ValueError traceback (a zero-size maximum in the queue
+    figure); an empty time was drawn as if the row were not there."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    path = folder / "timeseries.parquet"
+    table = pq.read_table(path)
+    values = table.column(column).to_pylist()
+    values = [None] * len(values) if rows == "all" else [None, *values[1:]]
+    table = table.set_column(table.column_names.index(column), column,
+                             pa.array(values, table.schema.field(column).type))
+    pq.write_table(table, path)
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {path}: column {column!r}, row 1: empty, which tiersim never "
+                    "writes; rerun the command that wrote it")

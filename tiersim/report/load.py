@@ -97,13 +97,25 @@ TEXT_COLUMNS = ("tier", "final_tier", "step_type")
 tool writes holds numbers (or booleans)."""
 
 
+WHOLE_COLUMNS = {"timeseries.parquet": ("replica", "time_s")}
+"""Columns of a result file that tiersim fills on every row: a replica's load series is keyed
+by its replica and time, so an empty cell there is a hand edit (a timeseries.parquet whose
+replica column was all empty was a ValueError traceback from the queue figure)."""
+
+
 def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
     """One line naming the first column the tool writes as numbers that holds something else
     (a hand-edited file), rather than a traceback from a figure. Columns it does not write pass
     (a user may add their own), and so do columns with no value (an empty table's columns are
-    of no type). An infinite number is refused too (a missing one is NaN)."""
+    of no type). An infinite number is refused too (a missing one is NaN), and a missing one
+    in the file's :data:`WHOLE_COLUMNS`."""
     if frame is None:
         return
+    for column in WHOLE_COLUMNS.get(path.name, ()):
+        missing = np.flatnonzero(frame[column].isna()) if column in frame else []
+        if len(missing):
+            raise TiersimError(f"{path}: column {column!r}, row {int(missing[0]) + 1}: empty, "
+                               "which tiersim never writes; rerun the command that wrote it")
     from tiersim.summary import REQUEST_COLUMNS, SESSION_COLUMNS, TIMESERIES_COLUMNS
 
     written = {*REQUEST_COLUMNS, *SESSION_COLUMNS, *TIMESERIES_COLUMNS} - set(TEXT_COLUMNS)
