@@ -111,3 +111,22 @@ def test_an_empty_replica_or_time_in_the_load_series_is_one_line(hand_edited_run
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {path}: column {column!r}, row 1: empty, which tiersim never "
                     "writes; rerun the command that wrote it")
+
+
+def test_results_the_folder_refuses_are_not_told_to_free_space(tmp_path, capsys, monkeypatch):
+    """A file of the --out folder the user may not replace (EPERM) read "free space or choose
+    another --out folder", the fix for a full disk."""
+    import errno
+
+    from tiersim import outputs
+
+    def refused(folder, *args, **kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(outputs, "write_data_files", refused)
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(
+        trace={"path": "azure2023_code.parquet", "window": [240, 270]}))
+    out = tmp_path / "o"
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--out", out, "--no-baselines"))
+    assert line == (f"Error: {out}: cannot write results (Operation not permitted); check the "
+                    "folder's permissions or choose another --out folder")

@@ -273,6 +273,14 @@ def _check_writable(out: Path) -> None:
         raise _unwritable(out, err) from None
 
 
+def _write_fix(err: OSError) -> str:
+    """What to do about results that could not be written: free space on a full disk, else
+    check the folder's permissions (a file in it the user may not replace was told to "free
+    space")."""
+    full = err.errno in (errno.ENOSPC, errno.EDQUOT)
+    return "free space" if full else "check the folder's permissions"
+
+
 def _unwritable(out: Path, err: OSError, kind: str = "run") -> TiersimError:
     """The one line for an ``--out`` folder that cannot be written; for ``tiersim report``,
     which takes no ``--out`` (it writes beside the results), the report's own fix."""
@@ -586,8 +594,8 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
             temp = _ready(temp)  # the set is whole: a kill from here is finished later
             _land(temp, out)
     except OSError as err:
-        raise TiersimError(f"{out}: cannot write results ({err.strerror or err}); free space or "
-                           "choose another --out folder") from None
+        raise TiersimError(f"{out}: cannot write results ({err.strerror or err}); "
+                           f"{_write_fix(err)} or choose another --out folder") from None
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
