@@ -573,7 +573,8 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
     make_out_dir(out)
     refuse_blocked(out, "run")
     remove_stale_temps(out)
-    temp = None
+    temp = landing = kept = None
+    whole: set[str] = set()
     try:
         temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=out))
         write_data_files(temp, run, requests, timeseries, scenario_text)
@@ -591,12 +592,28 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
             stale = out / "report.html"
             if not report and stale.exists():
                 stale.unlink()  # it describes an earlier run, not this one
-            temp = _ready(temp)  # the set is whole: a kill from here is finished later
+            temp = landing = _ready(temp)  # the set is whole: a kill from here is finished later
+            whole = {path.name for path in landing.iterdir()}
             _land(temp, out)
     except OSError as err:
-        raise TiersimError(f"{out}: cannot write results ({err.strerror or err}); "
+        kept = _partly_landed(landing, whole)
+        rest = (f"; the rest of this run's files wait in {kept.name} and are moved in by the "
+                f"next tiersim command on this folder" if kept else "")
+        raise TiersimError(f"{out}: cannot write results ({err.strerror or err}){rest}; "
                            f"{_write_fix(err)} or choose another --out folder") from None
     finally:
-        if temp is not None:
+        if temp is not None and kept is None:
             shutil.rmtree(temp, ignore_errors=True)
     return info
+
+
+def _partly_landed(ready: Path | None, whole: set[str]) -> Path | None:
+    """``ready`` where some of its files (``whole``, the set's names) are already in the run's
+    folder: a renaming refused midway (a file there the user may not replace) leaves the rest
+    for the next command to finish, as a kill among the renames does (:func:`_finish_killed`);
+    before, it was deleted, leaving the folder half this run and half the earlier one, the rest
+    of this one lost."""
+    if ready is None or not ready.is_dir():
+        return None
+    left = {path.name for path in ready.iterdir()}
+    return ready if whole - left else None
