@@ -1262,12 +1262,14 @@ SHIPPED_MOE_SPLITS = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 2), (1, 4), (1, 8))
 #: rows cover 11 shapes (Mixtral, Qwen3, MiniMax, DeepSeek-V3, Kimi-K2, GLM-5 ...), its block-FP8
 #: rows 17; the shipped models asked for W4A16 at two of them, and every other W4A16 MoE
 #: anchored on Kimi-K2.5's table: 0.26-2.16x its own (block FP8: 0.36-3.35x; ``docs/fidelity.md``).
-#: ``nvfp4`` and ``fp8`` read the INT4 and block-FP8 rows but key tables of their own.
+#: ``nvfp4`` and ``fp8`` read the INT4 and block-FP8 rows but key tables of their own. BF16's
+#: rows cover 20 shapes; a BF16 MoE of another shipped shape anchored at 0.22-2.28x its own.
 SHIPPED_MOE_SHAPES: dict[str, tuple[tuple[int, int], ...]] = {
     "w4a16": SHIPPED_MOE_SPLITS,
     "nvfp4": SHIPPED_MOE_SPLITS,
     "fp8_block": SHIPPED_MOE_SPLITS,
     "fp8": SHIPPED_MOE_SPLITS,
+    "bf16": SHIPPED_MOE_SPLITS,
 }
 
 
