@@ -25,3 +25,13 @@ def test_bf16_is_shipped_at_every_measured_moe_shape():
 ])
 def test_the_shipped_h200_profile_reads_bf16_moe_from_its_own_measured_table(shape, tp, ep):
     reads_own("bf16", shape, tp, ep)
+
+
+@pytest.mark.parametrize("shape, tp, ep", [
+    ((3584, 3072, 896, 16), 1, 1),   # Kimi-K3's shape, NVIDIA's Marlin MXFP4 rows
+    ((2880, 2880, 128, 4), 1, 8),    # gpt-oss-120b, experts over 8 GPUs
+    ((2880, 2880, 32, 4), 8, 1),     # gpt-oss-20b on 8 GPUs
+])
+def test_the_shipped_h200_profile_reads_mxfp4_moe_from_its_own_measured_table(shape, tp, ep):
+    assert "mxfp4" in aic.SHIPPED_MOE_SHAPES
+    reads_own("mxfp4", shape, tp, ep)

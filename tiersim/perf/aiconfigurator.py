@@ -1263,13 +1263,15 @@ SHIPPED_MOE_SPLITS = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 2), (1, 4), (1, 8))
 #: rows 17; the shipped models asked for W4A16 at two of them, and every other W4A16 MoE
 #: anchored on Kimi-K2.5's table: 0.26-2.16x its own (block FP8: 0.36-3.35x; ``docs/fidelity.md``).
 #: ``nvfp4`` and ``fp8`` read the INT4 and block-FP8 rows but key tables of their own. BF16's
-#: rows cover 20 shapes; a BF16 MoE of another shipped shape anchored at 0.22-2.28x its own.
+#: rows cover 20 shapes; a BF16 MoE of another shipped shape anchored at 0.22-2.28x its own;
+#: MXFP4's 3 (gpt-oss's two, Kimi-K3's with a Marlin kernel) at 0.34-1.43x.
 SHIPPED_MOE_SHAPES: dict[str, tuple[tuple[int, int], ...]] = {
     "w4a16": SHIPPED_MOE_SPLITS,
     "nvfp4": SHIPPED_MOE_SPLITS,
     "fp8_block": SHIPPED_MOE_SPLITS,
     "fp8": SHIPPED_MOE_SPLITS,
     "bf16": SHIPPED_MOE_SPLITS,
+    "mxfp4": SHIPPED_MOE_SPLITS,
 }
 
 
