@@ -99,11 +99,8 @@ def gdn_model():
 def gdn_pairs(imp: aic.Importer, profile, op: str):
     """(answer, own) seconds for every measured gated delta-net shape (one GPU) the profile
     lacks: decode of :data:`DECODE_BATCH` sequences, prefill of :data:`PREFILL_TOKENS`."""
-    df = imp._frame(aic.find_sources(imp.root, "linear_attention", "vllm", "gdn_perf.parquet")[0])
-    cols = ["d_model", "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim"]
     pairs = []
-    for shape in sorted({tuple(int(v) for v in r) for r in df[cols].to_numpy()}):
-        key = dict(zip(("hidden", "k_heads", "v_heads", "k_dim", "v_dim"), shape, strict=True))
+    for key in aic.gdn_shapes(imp):
         own = imp.gdn(op, key)
         if own is None or profile.find(op, None, key) is not None:
             continue

@@ -1304,6 +1304,45 @@ def measured_moe_requests(imp: Importer,
     return requests
 
 
+#: Query heads per GPU at which the shipped profile carries NVIDIA's MLA modules (DeepSeek-V3's
+#: latent, the only one measured), both projection formats and KV dtypes: DeepSeek-V3's 128
+#: heads at TP 1 (or attention data parallel) to 16, Kimi-K2's 64 to 8. Anchored on another
+#: head count, a prefill came out 0.75-1.74x its own module (``docs/fidelity.md``).
+SHIPPED_MLA_HEADS = (8, 16, 32, 64, 128)
+
+
+def gdn_shapes(imp: Importer) -> list[dict[str, int]]:
+    """Every per-GPU gated delta-net shape ``imp``'s rows measured, as table keys."""
+    found = find_sources(imp.root, "linear_attention", imp.engine, "gdn_perf.parquet")
+    if not found:
+        return []
+    cols = ["d_model", "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim"]
+    rows = {tuple(int(v) for v in r) for r in imp._frame(found[0])[cols].to_numpy()}
+    return [dict(zip(("hidden", "k_heads", "v_heads", "k_dim", "v_dim"), r, strict=True))
+            for r in sorted(rows)]
+
+
+def measured_module_requests(imp: Importer, kv_dtypes: tuple[str, ...] = SHIPPED_KV_DTYPES):
+    """The ``(op, dtype, key, model, tp)`` requests of the MLA modules at
+    :data:`SHIPPED_MLA_HEADS` and of the delta-net kernels at every shape ``imp``'s rows
+    measured (:func:`gdn_shapes`), prefill and decode: an unseen model of such a shape reads
+    its own table rather than another's rescaled (GDN decode: 0.88-2.33x its own)."""
+    from tiersim.hardware import get_model
+
+    deepseek = get_model(aic_model_path("aic:deepseek-ai--DeepSeek-V3"))
+    requests = []
+    for op in ("attn_prefill", "attn_decode"):
+        for attn_format in MLA_GEMM_TYPES:
+            for kv in kv_dtypes:
+                requests += [(op, mla_dtype(kv, attn_format),
+                              {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT},
+                              deepseek, deepseek.heads // heads)
+                             for heads in SHIPPED_MLA_HEADS]
+    for op in GDN_KERNELS:
+        requests += [(op, None, key, deepseek, 1) for key in gdn_shapes(imp)]
+    return requests
+
+
 def layout(entry) -> tuple[int, int, int]:
     """``(tp, dp, ep)`` of a :data:`SHIPPED_MODELS` layout entry."""
     return (int(entry), 1, 1) if isinstance(entry, int) else tuple(int(x) for x in entry)
@@ -1443,8 +1482,10 @@ def import_aiconfigurator(
 
     ``models`` maps a model name (or config.json path) to the precisions and tensor-parallel
     sizes to cover (default :data:`SHIPPED_MODELS`, plus the MoE tables of
-    :data:`SHIPPED_MOE_SHAPES` at every shape the data measured). Returns the profile and the
-    names of the tables the data lacks (those run on the roofline and are reported as such).
+    :data:`SHIPPED_MOE_SHAPES` at every shape the data measured, the MLA modules at
+    :data:`SHIPPED_MLA_HEADS` and the delta-net kernels at every measured shape). Returns the
+    profile and the names of the tables the data lacks (those run on the roofline and are
+    reported as such).
     The overhead is the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`),
     labelled ``roofline``.
     This is what ``tiersim calibrate --from aiconfigurator`` calls.
@@ -1480,7 +1521,8 @@ def import_aiconfigurator(
                     for kv in kv_dtypes:
                         requests += table_requests(path, precision, tp, kv, gpu, dp, ep)
     if bundled:
-        requests += measured_moe_requests(Importer(gpu, engine))
+        imp = Importer(gpu, engine)
+        requests += measured_moe_requests(imp) + measured_module_requests(imp, kv_dtypes)
     c = RooflineConstants()
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
