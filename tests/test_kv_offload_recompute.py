@@ -179,8 +179,8 @@ def test_the_terminal_says_how_many_offloaded_prefixes_were_recomputed():
     slow = RunResult.from_json(_scenario({"host": 0.01}))
     tier_ = slow.tiers[0]
     (line,) = prefix_lines(slow)
-    assert line.endswith(f"; offloaded prefixes {tier_.offload_loads} loaded, "
-                         f"{tier_.offload_recomputes} recomputed (link slower than prefill; "
+    assert line.endswith(f"; offloaded prefixes {tier_.offload_loads:,} loaded, "
+                         f"{tier_.offload_recomputes:,} recomputed (link slower than prefill; "
                          f"{fmt(tier_.prefix_recompute_rate, ' %', 100)} of prompt tokens)")
     assert "offloaded prefixes" not in " ".join(prefix_lines(RunResult.from_json(
         _scenario(None))))

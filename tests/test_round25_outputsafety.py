@@ -126,7 +126,7 @@ def test_analytics_lines_show_a_paths_control_characters_as_escapes(tmp_path, ca
     assert captured.err.startswith(f"note: --trace replaces {shown}/s.yaml's trace, so its "
                                    f"trace.window is not applied (set for its own trace): the "
                                    f"whole of {shown}/t.parquet is read as it is; ")
-    assert captured.out.startswith(f"estimated from {shown}/t.parquet (8819 requests, ")
+    assert captured.out.startswith(f"estimated from {shown}/t.parquet (8,819 requests, ")
     assert "\u202e" not in captured.out + captured.err
 
 

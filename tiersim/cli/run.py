@@ -392,8 +392,8 @@ def prefix_lines(r: RunResult) -> list[str]:
         line = (f"prefix cache {t.name}: {fmt(t.prefix_hit_rate, ' %', 100)} of prompt "
                 f"tokens ({levels}); unbounded cache {fmt(t.prefix_hit_bound, ' %', 100)}")
         if t.offload_loads is not None:
-            line += (f"; offloaded prefixes {t.offload_loads} loaded, "
-                     f"{t.offload_recomputes} recomputed")
+            line += (f"; offloaded prefixes {fmt(t.offload_loads)} loaded, "
+                     f"{fmt(t.offload_recomputes)} recomputed")
             if t.offload_recomputes:
                 line += (f" (link slower than prefill; {fmt(t.prefix_recompute_rate, ' %', 100)} "
                          f"of prompt tokens)")

@@ -446,7 +446,7 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
     names = sweep_column_names(data, sweep)
     points = table([names.get(c, c) for c in cols], shown.values.tolist())
-    more = f"<p class='muted'>first {limit} of {len(sweep)} points shown</p>" \
+    more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
             + "<h3>Points</h3>" + points + more)

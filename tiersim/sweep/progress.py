@@ -71,7 +71,7 @@ class ProgressLines:
     def line(self, elapsed_s: float) -> str:
         """The progress line after ``elapsed_s`` seconds of this call."""
         share = self.done / self.total if self.total else 1.0
-        text = (f"sweep: {self.done}/{self.total} points ({share:.0%}), "
+        text = (f"sweep: {self.done:,}/{self.total:,} points ({share:.0%}), "
                 f"{_clock(elapsed_s)} elapsed")
         ran = self.done - self.start_done
         if ran > 0:

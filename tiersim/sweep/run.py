@@ -1335,9 +1335,9 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
     if failed_total:  # the caller's one error line says it all; the report is still written
         console = Console(stderr=True, quiet=True, markup=False)
-    points = f"{len(plan.points)} point{'s' if len(plan.points) != 1 else ''}"
-    console.print(f"sweep: {points} ({len(pending)} run, "
-                  f"{len(plan.points) - len(pending)} already done, {failed} failed) -> "
+    points = f"{len(plan.points):,} point{'s' if len(plan.points) != 1 else ''}"
+    console.print(f"sweep: {points} ({len(pending):,} run, "
+                  f"{len(plan.points) - len(pending):,} already done, {failed:,} failed) -> "
                   f"{escaped(out / 'sweep.parquet')}")
     if report:
         _report(out, console)
@@ -1370,7 +1370,7 @@ def _check_same_package(out: Path, started: str, ran: list[str],
             write_point(out, record)
     for name in ("sweep.parquet", "report.html"):
         (out / name).unlink(missing_ok=True)
-    count = f"{len(ran)} point{'s' if len(ran) != 1 else ''}"
+    count = f"{len(ran):,} point{'s' if len(ran) != 1 else ''}"
     raise TiersimError(f"{out}: tiersim's own files changed while the sweep ran (tiersim "
                        f"{started}, now {now}), so its {count} run may have read either "
                        "version, and one table must not mix the two; rerun to recompute "

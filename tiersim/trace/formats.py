@@ -268,8 +268,8 @@ def dropped_notes(count: int, rows: int, first: int, kept: int, start: float,
     it. ``label``: the format's :data:`SERVED_LABELS`; not ``whole``: the rows read stop at a
     window's end (:mod:`tiersim.trace.windowed`), so the count is of those."""
     words, _, why = label
-    read = f"{rows}" if whole else f"the first {rows} (read up to the window's end)"
-    notes = [f"dropped {count} of {read} rows with 0 {words} ({why}; first at row {first + 1})"]
+    read = f"{rows:,}" if whole else f"the first {rows:,} (read up to the window's end)"
+    notes = [f"dropped {count:,} of {read} rows with 0 {words} ({why}; first at row {first + 1})"]
     if start > 0:
         notes.append(f"times count from the first request kept (row {kept + 1}, {start:g} s "
                      "after the first row)")
