@@ -2,6 +2,11 @@
 refuses to write into an installed package; the address-space guard's stop exits fast."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 from rich.console import Console
@@ -40,3 +45,49 @@ def test_dropped_row_counts_have_separators():
     assert note.startswith("dropped 1,500 of 12,000 rows with 0 output tokens")
     (note,) = dropped_notes(1500, 12000, 0, 0, 0.0, ("output tokens", "", "x"), whole=False)
     assert "of the first 12,000 (read up to the window's end) rows" in note
+
+
+CONVERT = Path(__file__).resolve().parents[1] / "tiersim" / "traces" / "convert.py"
+
+
+def _installed_convert(tmp_path: Path) -> Path:
+    """A copy of the trace converter as a wheel installs it: site-packages/tiersim/traces,
+    with no pyproject.toml above the package."""
+    folder = tmp_path / "site-packages" / "tiersim" / "traces"
+    folder.mkdir(parents=True)
+    return Path(shutil.copy(CONVERT, folder / "convert.py"))
+
+
+def _convert(script: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run a converter copy (tiersim imported from this checkout)."""
+    env = {**os.environ, "PYTHONPATH": str(CONVERT.parents[2])}
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                          text=True, env=env, cwd=script.parent, timeout=120)
+
+
+def test_installed_converter_refuses_to_write_into_the_package(tmp_path):
+    script = _installed_convert(tmp_path)
+    done = _convert(script, str(tmp_path))  # the source folder's files do not matter here
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"{script.parent}: is the installed tiersim package")
+    assert "source checkout" in line and "--out" in line
+    assert sorted(p.name for p in script.parent.iterdir()) == ["convert.py"]
+
+
+def test_installed_converter_needs_its_source_folder(tmp_path):
+    script = _installed_convert(tmp_path)
+    done = _convert(script, "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert "no SOURCE_DIR given" in line and "source checkout" in line
+
+
+def test_converter_names_every_missing_source_before_writing(tmp_path):
+    out = tmp_path / "out"
+    done = _convert(CONVERT, str(tmp_path), "--out", str(out))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"{tmp_path}: lacks AzureLLMInferenceTrace_code.csv, ")
+    assert "sharegpt_8k_filtered_stats_llama2_tokenizer.csv" in line
+    assert not out.exists() or not any(out.iterdir())

@@ -1,14 +1,17 @@
 """Regenerate the bundled traces in this folder from the public source files.
 
-Usage, from the repository root with tiersim installed: ``python traces/convert.py [SOURCE_DIR]``
-(default ``../shared/data/traces`` beside the
-repository). Each source file is checked against its SHA-256 below, read with
+Usage, from a source checkout's root with tiersim installed:
+``python tiersim/traces/convert.py [SOURCE_DIR] [--out DIR]`` (SOURCE_DIR defaults to
+``../shared/data/traces`` beside the checkout, DIR to this folder). An installed copy (a wheel's,
+in site-packages) has no such default and refuses to write into the installed package: give it
+SOURCE_DIR and ``--out``. Each source file is checked against its SHA-256 below, read with
 ``tiersim.trace`` (the same loaders users get), and written as canonical Parquet (zstd) with its
 origin in the Parquet key-value metadata. See README.md here for what each file is.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import sys
 from pathlib import Path
@@ -56,15 +59,27 @@ def convert_one(source: Path, task_type: str | None, length_only: bool) -> pd.Da
     return df
 
 
+def in_checkout(package: Path) -> bool:
+    """Whether ``package`` (this folder) sits in a source checkout (a pyproject.toml above
+    the tiersim package) rather than in an installed wheel."""
+    return (package.parents[1] / "pyproject.toml").is_file()
+
+
+def check_sources(source_dir: Path) -> None:
+    """Stop with one line naming every public source file ``source_dir`` lacks."""
+    missing = [v[0] for v in BUNDLE.values() if not (source_dir / v[0]).is_file()]
+    if missing:
+        raise SystemExit(f"{source_dir}: lacks {', '.join(missing)}; give the folder holding "
+                         "the public source files (traces/README.md says where each is from) "
+                         "as SOURCE_DIR")
+
+
 def convert_all(source_dir: Path = DEFAULT_SOURCE, out_dir: Path = HERE) -> list[Path]:
     """Check, convert and write every bundled trace; returns the written paths."""
+    check_sources(source_dir)
     written = []
     for out_name, (src_name, digest, origin, task_type, length_only) in BUNDLE.items():
         source = source_dir / src_name
-        if not source.is_file():
-            raise SystemExit(f"{source}: not found; give the folder holding the public source "
-                             f"files ({', '.join(v[0] for v in BUNDLE.values())}) as the "
-                             "argument")
         if sha256(source) != digest:
             raise SystemExit(f"{source}: SHA-256 differs from the pinned one; wrong file?")
         df = convert_one(source, task_type, length_only)
@@ -74,5 +89,32 @@ def convert_all(source_dir: Path = DEFAULT_SOURCE, out_dir: Path = HERE) -> list
     return written
 
 
+class _Parser(argparse.ArgumentParser):
+    """Arguments whose errors are one line and exit 1, as tiersim's commands' are."""
+
+    def error(self, message: str):
+        """Stop with ``message`` on one line."""
+        raise SystemExit(f"convert.py: {message}")
+
+
+def main(argv: list[str]) -> list[Path]:
+    """Parse ``[SOURCE_DIR] [--out DIR]`` and convert; an installed copy (no checkout around
+    it) needs SOURCE_DIR and refuses to write into the installed package."""
+    parser = _Parser(description="Regenerate tiersim's bundled traces from their sources.")
+    parser.add_argument("source_dir", nargs="?", type=Path, help="the public source files")
+    parser.add_argument("--out", type=Path, default=HERE, help="where to write the traces")
+    args = parser.parse_args(argv)
+    if not in_checkout(HERE):
+        if args.out.resolve() == HERE:
+            raise SystemExit(f"{HERE}: is the installed tiersim package, not a source "
+                             "checkout; run convert.py from a source checkout, or pass --out "
+                             "DIR to write the traces elsewhere")
+        if args.source_dir is None:
+            raise SystemExit("convert.py: no SOURCE_DIR given, and an installed copy has no "
+                             "default (a source checkout's is ../shared/data/traces); give the "
+                             "folder holding the public source files")
+    return convert_all(args.source_dir or DEFAULT_SOURCE, args.out)
+
+
 if __name__ == "__main__":
-    convert_all(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_SOURCE)
+    main(sys.argv[1:])
