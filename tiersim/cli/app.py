@@ -140,6 +140,7 @@ class TiersimApp(typer.Typer):
         terminate = _catch_terminations() if main else {}
         guarded = main and memory.arm_guard()  # stop before the address space is all taken
         exiting = kwargs.get("args") is None  # the console script: the process ends next
+        ran_out = False  # memory ran out (the guard stopped the command): end at once too
         try:
             _refuse_closed_stdout()
             _refuse_empty_args(kwargs.get("args"))
@@ -176,6 +177,7 @@ class TiersimApp(typer.Typer):
                        "exist); write the path in full", err=True)
             raise SystemExit(1) from None
         except MemoryError as err:  # past what the process may use (ulimit -v): one line too
+            ran_out = True
             echo(f"Error: {escaped(memory_line(err))}", err=True)
             raise SystemExit(1) from None
         except OSError as err:  # the system refused a file or the terminal: one line too
@@ -193,7 +195,7 @@ class TiersimApp(typer.Typer):
             if guarded:
                 memory.disarm_guard()
             stopped = _release_terminations(terminate, exiting)
-            if stopped and exiting:
+            if (stopped or ran_out) and exiting:
                 _end_process(sys.exc_info()[1])
 
 
@@ -437,10 +439,11 @@ def _release_terminations(saved: dict, exiting: bool) -> bool:
 
 def _end_process(ending: BaseException | None) -> None:
     """End the process at once with the status of ``ending``, the ``SystemExit`` of a command
-    a signal stopped, once its cleanup has run (temporary files, lock, worker processes) and
-    what it printed is flushed. Python's own exit would first free every object the stopped
-    simulation still holds, with a garbage collection over them all: a run of a 10^7-request
-    burst, its lock already removed, stayed busy for minutes after SIGTERM. The exit
+    a signal or memory running out (the address-space guard) stopped, once its cleanup has
+    run (temporary files, lock, worker processes) and what it printed is flushed. Python's
+    own exit would first free every object the stopped simulation still holds, with a garbage
+    collection over them all: a run of a 10^7-request burst, its lock already removed, stayed
+    busy for minutes after SIGTERM. The exit
     functions (``atexit``: multiprocessing's, Ray's) still run. Any other exception (a bug
     met during cleanup) is left to Python, which prints its traceback."""
     import atexit
