@@ -138,3 +138,15 @@ def bundled_tiny() -> Path:
     from tiersim.paths import bundled
 
     return bundled("scenarios", "tiny.yaml")
+
+
+def test_fidelity_row_counts_have_separators():
+    from tiersim.fidelity import describe
+
+    model = {"name": "m", "rows": 1500, "held_out_rows": 300, "tpot_abs_median_pct": 5.0,
+             "ttft_abs_median_pct": 6.0}
+    line = describe({"engine": "vllm", "gpu": "H200", "rows": 12000, "models_checked": ["m"],
+                     "tpot_abs_median_pct": 5.0, "ttft_abs_median_pct": 6.0,
+                     "this_model": model, "command": "c"})
+    assert "(12,000 rows, 1 models)" in line, line
+    assert "on its 1,500 rows, 1,200 of which the fit was made on" in line

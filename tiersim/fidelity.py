@@ -167,7 +167,7 @@ def describe(check: dict[str, Any] | None) -> str:
     peer = (f"; aiconfigurator {aic:.1f}% / {check['aiconfigurator_ttft_abs_median_pct']:.1f}%"
             if aic is not None else "")
     return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
-            f"{check['gpu']} ({check['rows']} rows, {len(check['models_checked'])} models), "
+            f"{check['gpu']} ({check['rows']:,} rows, {len(check['models_checked'])} models), "
             f"this profile's median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
             f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer}; {_models_part(check)} "
             f"({check['command']} in tiersim's source repository)")
@@ -202,7 +202,7 @@ def _own(model: dict[str, Any] | None) -> str:
     if model is None:
         return "not among the checked models"
     return (f"{_which(model)}: {model['tpot_abs_median_pct']:.1f}% TPOT, "
-            f"{model['ttft_abs_median_pct']:.1f}% TTFT on its {model['rows']} rows"
+            f"{model['ttft_abs_median_pct']:.1f}% TTFT on its {model['rows']:,} rows"
             f"{_fitted(model)}")
 
 
@@ -219,4 +219,4 @@ def _fitted(model: dict[str, Any]) -> str:
     if fitted <= 0:
         return ""
     return ", which the fit was made on" if fitted == model["rows"] else (
-        f", {fitted} of which the fit was made on")
+        f", {fitted:,} of which the fit was made on")

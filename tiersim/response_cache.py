@@ -293,7 +293,7 @@ def cache_result(cfg: ResponseCacheConfig, key_source: str, hit: np.ndarray, ser
     unanswered = int(np.isnan(hit_ttft).sum())  # hits sharing the answer of a dropped request
     if unanswered:
         warnings.warn(Note(
-            f"{unanswered} request(s) repeat the prompt of a request the fleet dropped: the "
+            f"{unanswered:,} request(s) repeat the prompt of a request the fleet dropped: the "
             "response cache has no answer to give them, so they count as dropped, not as "
             "hits"), stacklevel=2)
     hits = int(hit.sum()) - unanswered

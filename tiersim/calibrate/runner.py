@@ -110,7 +110,7 @@ class Run:
             return ""
         self.prov["cut"].append({"table": what, "points": f"{done} of {total}",
                                  "reason": BUDGET_REASON})
-        self.log(f"  cut {what}: {done} of {total} points ({BUDGET_REASON})")
+        self.log(f"  cut {what}: {done:,} of {total:,} points ({BUDGET_REASON})")
         return (f"; PARTIAL: cut short by the time budget (--budget-s) after {done} of "
                 f"{total} grid points")
 
