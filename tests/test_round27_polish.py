@@ -148,5 +148,5 @@ def test_fidelity_row_counts_have_separators():
     line = describe({"engine": "vllm", "gpu": "H200", "rows": 12000, "models_checked": ["m"],
                      "tpot_abs_median_pct": 5.0, "ttft_abs_median_pct": 6.0,
                      "this_model": model, "command": "c"})
-    assert "(12,000 rows, 1 models)" in line, line
+    assert "(12,000 rows, 1 model)" in line, line  # one model, not "1 models"
     assert "on its 1,500 rows, 1,200 of which the fit was made on" in line

@@ -166,8 +166,9 @@ def describe(check: dict[str, Any] | None) -> str:
     aic = check.get("aiconfigurator_tpot_abs_median_pct")
     peer = (f"; aiconfigurator {aic:.1f}% / {check['aiconfigurator_ttft_abs_median_pct']:.1f}%"
             if aic is not None else "")
+    models = len(check["models_checked"])
     return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
-            f"{check['gpu']} ({check['rows']:,} rows, {len(check['models_checked'])} models), "
+            f"{check['gpu']} ({check['rows']:,} rows, {models} model{'s' * (models != 1)}), "
             f"this profile's median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
             f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer}; {_models_part(check)} "
             f"({check['command']} in tiersim's source repository)")
