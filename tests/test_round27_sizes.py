@@ -1,10 +1,12 @@
 """docs/models.md's weight table against the published checkpoint sizes (issue 9): the table
 in the docs is the one ``decode_table.py --weights`` prints, BF16 checkpoints whose index
-``total_size`` was found match tiersim to the byte, and a tied ``lm_head`` is counted once
-(Qwen3-1.7B's checkpoint stores a copy that vLLM does not load)."""
+``total_size`` was found match tiersim to the byte, a tied ``lm_head`` is counted once
+(Qwen3-1.7B's checkpoint stores a copy that vLLM does not load), and MTP layers an ignore
+list names are counted in BF16."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -57,3 +59,30 @@ def test_a_tied_lm_head_is_counted_once():
     (4,063,479,808 B) is tiersim's 3,441,149,952 B plus exactly that copy."""
     lm_head_copy = 151_936 * 2_048 * 2
     assert _tiersim_bytes("Qwen/Qwen3-1.7B") + lm_head_copy == _published_bytes("Qwen/Qwen3-1.7B")
+
+
+def _mtp_share(config: str) -> tuple[float, int]:
+    """The bytes tiersim's checkpoint count gives the multi-token-prediction layers of one
+    aiconfigurator-core config, and their parameters."""
+    model = get_model(aic_model_path("aic:" + config.replace("/", "--")))
+    without = dataclasses.replace(model, mtp_layers=0)
+    return checkpoint_bytes(model) - checkpoint_bytes(without), sum(
+        model.mtp_param_groups().values())
+
+
+@pytest.mark.parametrize("config", [
+    "nvidia/Qwen3.5-122B-A10B-NVFP4",  # ignore: "mtp*" (mtp.layers.0.* modules)
+    "nvidia/DeepSeek-V3.1-NVFP4",  # hf_quant_config exclude_modules: "model.layers.61*"
+])
+def test_mtp_layers_an_ignore_list_names_are_counted_in_bf16(config):
+    """ModelOpt's NVFP4 exports leave the MTP layers BF16 by name; tiersim counted their
+    experts in NVFP4 like the model's (Qwen3.5-122B-A10B-NVFP4 79.1 GB, now 82.6 GB against
+    the published 83.5 GB, whose 0.9 GB vision tower tiersim does not count)."""
+    mtp_bytes, mtp_params = _mtp_share(config)
+    assert mtp_bytes == 2 * mtp_params
+
+
+def test_mtp_layers_no_ignore_list_names_keep_the_models_format():
+    """DeepSeek-V3's block-FP8 checkpoint quantises its MTP layer like the others."""
+    mtp_bytes, mtp_params = _mtp_share("deepseek-ai/DeepSeek-V3")
+    assert mtp_bytes < 1.1 * mtp_params

@@ -53,6 +53,9 @@ class ModelArch:
         (DeepSeek-V3 ``num_nextn_predict_layers``; MiniMax-M2's config names MTP modules but
         its published 230 B parameters hold none); counted in the checkpoint's size only,
         since tiersim serves without speculative decoding.
+    mtp_checkpoint: ``checkpoint`` of the multi-token-prediction layers where their format
+        differs from the model's (ModelOpt's NVFP4 exports leave them BF16 by name in the
+        ignore list); ``None``: the same as ``checkpoint``.
     kv_cache: the KV-cache format the checkpoint declares (``"fp8"``: ModelOpt's
         ``kv_cache_quant_algo`` or a compressed-tensors ``kv_cache_scheme`` of 8-bit floats);
         ``""`` when it declares none. vLLM's ``--kv-cache-dtype auto`` (its default) serves
@@ -100,6 +103,7 @@ class ModelArch:
     v_head_dim: int = 0
     checkpoint: tuple[tuple[str, str, float], ...] = ()
     mtp_layers: int = 0
+    mtp_checkpoint: tuple[tuple[str, str, float], ...] | None = None
     kv_cache: str = ""
     max_context: int = 0
     context_assumed: bool = False

@@ -874,6 +874,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
                 hybrid_linear_layers(cfg, fields["layers"]) if model_type in HYBRID_TYPES
                 else frozenset())
     formats, kv_cache = _quant_of(path, quant, span, quant_key)
+    mtp_formats = _mtp_formats(path, quant, span, quant_key, model_type) if formats else None
     if quant is None and not hf_quant_path(path).is_file():
         _note_told_quant_file(path)
     arch = ModelArch(**fields)
@@ -882,7 +883,28 @@ def load_hf_config(path: str | Path) -> ModelArch:
     if formats and not kept:
         _note_no_layer_quantised(f"{path}: key {quant_key!r}" if quant
                                  else str(hf_quant_path(path)), formats)
-    return dataclasses.replace(arch, checkpoint=kept, kv_cache=kv_cache)
+    mtp_kept = None if mtp_formats in (None, formats) else tuple(
+        f for f in mtp_formats if f[0] in present)
+    return dataclasses.replace(arch, checkpoint=kept, mtp_checkpoint=mtp_kept, kv_cache=kv_cache)
+
+
+#: Where the multi-token-prediction layers of a hybrid (Qwen3-Next, Qwen3.5) live: their own
+#: ``mtp.layers.{i}.`` modules; other types number them after the decoder layers.
+MTP_PREFIXES = ("mtp.layers.{i}.",)
+
+
+def _mtp_formats(path: Path, quant: Any, span: Span, key: str, model_type: str):
+    """The formats of the ``span.extra`` multi-token-prediction layers, read from the names
+    their modules have (ModelOpt's NVFP4 exports list them in ``ignore``: BF16), or ``None``
+    where the model has none. Their notes are the model's, given once already."""
+    if not span.extra:
+        return None
+    hybrid = model_type in HYBRID_TYPES
+    mtp = dataclasses.replace(span, total=span.extra, dense=0, extra=0, linear=frozenset(),
+                              start=0 if hybrid else span.total, mtp=True,
+                              prefixes=MTP_PREFIXES if hybrid else span.prefixes)
+    with regex_budget(REGEX_BUDGET_S), _notes_once(emit=False):
+        return checkpoint_formats(path, quant, mtp, f"{key}.")
 
 
 def _note_no_layer_quantised(where: str, formats: tuple) -> None:
@@ -1054,6 +1076,10 @@ class Span:
     extra: int = 0  # multi-token-prediction layers after them (not served, not weighed)
     # gated delta-net layers (their own attention members): a set of indices, or EveryButNth
     linear: frozenset[int] | EveryButNth = frozenset()
+    start: int = 0  # the index of the first layer (the MTP layers': the model's layer count)
+    # the multi-token-prediction layers only (:func:`_mtp_formats`): whether the config names
+    # this model's layers was checked on the model's own span
+    mtp: bool = False
 
     def holds(self, layer: int, names: tuple[str, ...]) -> bool:
         """Whether decoder layer ``layer`` has the member ``names``: a hybrid's
@@ -1079,11 +1105,12 @@ class Span:
 
     def layers(self, group: str) -> range:
         """The layers holding ``group``."""
+        first = self.start
         if group == "mlp":
-            return range(self.dense or self.total)
+            return range(first, first + (self.dense or self.total))
         if group in ("experts", "shared_experts"):
-            return range(self.dense, self.total) or range(1)
-        return range(self.total)
+            return range(first + self.dense, first + self.total) or range(first, first + 1)
+        return range(first, first + self.total)
 
 
 class _Patterns:
@@ -2156,7 +2183,7 @@ def _per_layer(path: Path, layers: dict, span: Span, prefix: str = QUANT_KEY):
         entry = (_Patterns([str(key)]), str(key), spec)
         (by_layer.setdefault(int(found.group(1)), []) if found else anywhere).append(entry)
     beyond, last = max(by_layer, default=-1), span.total + span.extra - 1
-    if beyond > last:
+    if beyond > last and not span.mtp:
         raise TiersimError(f"{path}: key '{prefix}quantized_layers': names layer {beyond}, and "
                            f"the model "
                            f"has {last + 1} layers (0-{last}); is this the quantisation config "
@@ -2175,7 +2202,7 @@ def _per_layer(path: Path, layers: dict, span: Span, prefix: str = QUANT_KEY):
 
     each = any(_EXPERT_INDEX.search(str(key)) for key in layers)
     formats = _by_module(span, format_of, each)
-    if not matched:
+    if not matched and not span.mtp:
         example = span.module_names(0, span.members_of("attention", False)[0][0])[0]
         raise TiersimError(f"{path}: key '{prefix}quantized_layers': no entry names a module "
                            f"of this model (first: {shown(next(iter(layers)))}), so every "

@@ -301,13 +301,16 @@ def weight_bytes(
 def checkpoint_bytes(model: ModelArch) -> float:
     """Bytes of the whole checkpoint as shipped (every parameter once, in the format its
     ``config.json`` declares for its group, scales included; BF16 where it declares none),
-    multi-token-prediction layers included (:meth:`ModelArch.mtp_param_groups`; tiersim does
-    not serve them, so they are not in :func:`weight_bytes`). Vision towers are not counted."""
+    multi-token-prediction layers included in their own format (:meth:`ModelArch.mtp_param_groups`
+    in ``mtp_checkpoint``; tiersim does not serve them, so they are not in :func:`weight_bytes`).
+    Vision towers are not counted."""
     from tiersim.hardware.precisions import checkpoint_bits
 
+    mtp = model if model.mtp_checkpoint is None else dataclasses.replace(
+        model, checkpoint=model.mtp_checkpoint)
     total = 0.0
-    for groups in (model.param_groups(), model.mtp_param_groups()):
-        total += sum(count * checkpoint_bits(model, g) / 8 for g, count in groups.items())
+    for of, groups in ((model, model.param_groups()), (mtp, model.mtp_param_groups())):
+        total += sum(count * checkpoint_bits(of, g) / 8 for g, count in groups.items())
     return total
 
 
