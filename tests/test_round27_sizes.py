@@ -7,6 +7,7 @@ list names are counted in BF16."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -86,3 +87,23 @@ def test_mtp_layers_no_ignore_list_names_keep_the_models_format():
     """DeepSeek-V3's block-FP8 checkpoint quantises its MTP layer like the others."""
     mtp_bytes, mtp_params = _mtp_share("deepseek-ai/DeepSeek-V3")
     assert mtp_bytes < 1.1 * mtp_params
+
+
+def test_mtp_layers_no_group_targets_are_bf16_not_refused(tmp_path):
+    """A compressed-tensors checkpoint whose targets name decoder layers 0-60 only: its MTP
+    layer (61), which tiersim does not serve, is counted in BF16; reading its formats once
+    refused the config ('no group targets model.layers.61.self_attn.q_a_proj')."""
+    config = json.loads(Path(aic_model_path("aic:deepseek-ai--DeepSeek-V3")).read_text())
+    fp8 = {"num_bits": 8, "type": "float", "dynamic": False, "symmetric": True}
+    config["quantization_config"] = {
+        "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+        "config_groups": {"g": {
+            "targets": [r"re:model\.layers\.([0-9]|[1-5][0-9]|60)\..*"],
+            "weights": {**fp8, "strategy": "channel"},
+            "input_activations": {**fp8, "strategy": "token", "dynamic": True}}}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    model = get_model(str(tmp_path / "config.json"))
+    assert model.mtp_checkpoint == ()
+    without = dataclasses.replace(model, mtp_layers=0)
+    assert checkpoint_bytes(model) - checkpoint_bytes(without) == 2 * sum(
+        model.mtp_param_groups().values())

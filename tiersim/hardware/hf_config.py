@@ -2003,7 +2003,7 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
         if any(ignore.match(n) for n in names):
             return None
         hit = next((fmt for listed, fmt in named if any(listed.match(n) for n in names)), None)
-        if hit is None and linear is None and named:
+        if hit is None and linear is None and named and not span.mtp:  # MTP: not served
             _refuse_untargeted(path, names[0], prefix)
         return hit or (linear[1] if linear else None)
 
