@@ -1,0 +1,28 @@
+"""Round 27, hostile input (fuzz2): findings an earlier fuzz round left. Each test names what
+the command did before its fix."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import copy_folder
+from test_hostile_inputs import one_error_line, run_cli
+
+
+@pytest.mark.parametrize(("values", "shown"), [
+    (lambda tiers: [*tiers[:2], "bogus", *tiers[3:]], "row 3: the text 'bogus'"),
+    (lambda tiers: list(range(len(tiers))), "row 1: the number 0")])
+def test_a_load_series_tier_not_of_the_run_is_one_line(hand_edited_run, tmp_path, capsys,
+                                                       values, shown):
+    """Each tier value not of the run was drawn silently as a tier of its own (204 numeric
+    names took 51 s)."""
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    path = folder / "timeseries.parquet"
+    table = pq.read_table(path)
+    tiers = values(table.column("tier").to_pylist())
+    table = table.set_column(table.column_names.index("tier"), "tier", pa.array(tiers))
+    pq.write_table(table.replace_schema_metadata(None), path)  # pandas' own: the new types
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {path}: column 'tier', {shown}, none of the run's tiers "
+                    "(w4a16, bf16); rerun the command that wrote it")
