@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import copy_folder
+from conftest import TINY, copy_folder
 from test_hostile_inputs import one_error_line, run_cli
 
 
@@ -26,3 +26,17 @@ def test_a_load_series_tier_not_of_the_run_is_one_line(hand_edited_run, tmp_path
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {path}: column 'tier', {shown}, none of the run's tiers "
                     "(w4a16, bf16); rerun the command that wrote it")
+
+
+@pytest.mark.parametrize("value", [".nan", "-.inf"])
+def test_a_model_given_as_nan_is_told_what_a_model_is(tmp_path, capsys, value):
+    """``model: .nan`` read "must be a finite number (got nan)" for a field that holds text."""
+    text = TINY.read_text().replace("model: Qwen3-Coder-30B-A3B", f"model: {value}", 1)
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    line_no = text.splitlines().index(f"model: {value}") + 1
+    got = "nan" if value == ".nan" else "-inf"
+    line = one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "o"))
+    assert line == (f"Error: {path}: line {line_no}: model: must name a catalogue model or the "
+                    f"path of a Hugging Face config.json (got {got}); YAML reads {value} "
+                    f"unquoted as a number: write {value!r} in quotes if it is text")

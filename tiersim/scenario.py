@@ -883,7 +883,7 @@ def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc)
     """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused, and so is a
     whole number (value or key) of more than :data:`MAX_INT_BITS` bits."""
     if isinstance(data, float) and not math.isfinite(data):
-        raise ScenarioError(source, _where(loc, root), f"must be a finite number (got {data})")
+        raise ScenarioError(source, _where(loc, root), _not_finite(data, loc, root))
     if isinstance(data, int) and data.bit_length() > MAX_INT_BITS:
         raise ScenarioError(source, _where(loc, root), _huge(data))
     if isinstance(data, dict):
@@ -894,6 +894,20 @@ def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc)
     elif isinstance(data, list):
         for i, value in enumerate(data):
             _reject_non_finite(value, source, root, loc + (i,))
+
+
+MODEL_KEYS = ("model", "draft_model")
+"""Keys whose value names a model (text): a ``.nan`` there is no number gone wrong."""
+
+
+def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
+    """Why ``.nan`` or ``.inf`` at ``loc`` is refused: a number must be finite, and a model key
+    wants a model's name (``model: .nan`` read "must be a finite number" for a text field)."""
+    if loc and loc[-1] in MODEL_KEYS:
+        from tiersim.hardware.models import MODEL_WANTED
+
+        return f"must name {MODEL_WANTED} (got {value}){_yaml_reading(root, loc)}"
+    return f"must be a finite number (got {value})"
 
 
 def _huge(number: int) -> str:

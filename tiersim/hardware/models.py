@@ -73,6 +73,10 @@ MODELS: dict[str, ModelArch] = {
 }
 
 
+MODEL_WANTED = "a catalogue model or the path of a Hugging Face config.json"
+"""What a scenario's ``model`` (or ``draft_model``) names, as error lines say it."""
+
+
 def catalogue_key(name: str) -> str:
     """Normalise a Hub-style name: drop the org, case, ``meta-`` and ``-instruct``."""
     key = name.strip().lower().rsplit("/", 1)[-1]
@@ -120,8 +124,7 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
         return name_or_path
     text = str(name_or_path)
     if not text.strip():
-        raise TiersimError("model name is empty; name a catalogue model or the path of a "
-                           "Hugging Face config.json")
+        raise TiersimError(f"model name is empty; name {MODEL_WANTED}")
     if is_local_path(text):
         return load_hf_config(expand_user(text))
     if os.path.islink(expand_user(text)) and not expand_user(text).exists():
