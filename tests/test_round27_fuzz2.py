@@ -3,6 +3,8 @@ the command did before its fix."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -40,3 +42,20 @@ def test_a_model_given_as_nan_is_told_what_a_model_is(tmp_path, capsys, value):
     assert line == (f"Error: {path}: line {line_no}: model: must name a catalogue model or the "
                     f"path of a Hugging Face config.json (got {got}); YAML reads {value} "
                     f"unquoted as a number: write {value!r} in quotes if it is text")
+
+
+@pytest.mark.parametrize(("key", "label"), [("arrival_s", "arrival time in seconds"),
+                                            ("input_tokens", "token count")])
+def test_a_400_digit_whole_number_in_json_lines_is_named_as_given(tmp_path, capsys, key, label):
+    """Arrow reads a JSON whole number beyond a double's range as infinity: the line read
+    "arrival time in seconds is not finite (got inf); write a finite number"."""
+    rows = [{"request_id": i, "arrival_s": i, "input_tokens": 100, "output_tokens": 10}
+            for i in range(4)]
+    lines = [json.dumps(row) for row in rows]
+    lines[2] = lines[2].replace(f'"{key}": {rows[2][key]}', f'"{key}": 1{"0" * 400}')
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: row 3, column {key!r}: {label} is beyond the range of "
+                    "numbers (got 100000000000... (401 digits)); fix or remove the row (file "
+                    "line 3)")

@@ -102,7 +102,7 @@ SESSION = f"{CANON},session_id,step,parent\n0,100,10,1,0,\n1,100,10,1,1,{{}}\n"
 
 @pytest.mark.parametrize("cell,got", [
     ("0.5", "got 0.5"), ("abc", "got text of 3 characters"), ("inf", "got inf"),
-    ("true", "got a true/false value, True"), ("1" * 400, "got an integer of more than 20 digits"),
+    ("true", "got a true/false value, True"), ("1" * 400, "got 111111111111... (400 digits)"),
 ])
 def test_a_parent_that_is_no_whole_number_is_refused(tmp_path, cell, got):
     path = write(tmp_path / "p.csv", SESSION.format(cell))
@@ -190,7 +190,7 @@ def test_a_list_arrival_and_an_id_beyond_int64_are_named_for_what_they_are(tmp_p
 def test_a_400_digit_number_is_one_line(tmp_path):
     path = write(tmp_path / "b.csv", f"{CANON}\n0,5,5\n1,{'1' * 400},5\n")
     assert error_of(path) == (f"{path}: row 2, column 'input_tokens': token count is beyond the "
-                              "range of numbers (got an integer of more than 20 digits); fix or "
+                              "range of numbers (got 111111111111... (400 digits)); fix or "
                               "remove the row (file line 3)")
 
 

@@ -217,15 +217,26 @@ def shown_as_written(raw, value: float) -> str:
 
 
 def show_number(value: float) -> str:
-    """A number for a message: an integer in full, a float in short form (whole floats below
-    1e16 without a point; others as Python writes them: 1e+300, not 301 digits)."""
+    """A number for a message: an integer in full up to 20 digits, a longer one by its first
+    digits and its length (``100000000000... (401 digits)``), a float in short form (whole
+    floats below 1e16 without a point; others as Python writes them: 1e+300, not 301 digits)."""
     if isinstance(value, int | np.integer):
         value = int(value)
-        return str(value) if abs(value) < 10**20 else "an integer of more than 20 digits"
+        return str(value) if abs(value) < 10**20 else _long_integer(value)
     value = float(value)
     if np.isfinite(value) and value == np.floor(value) and abs(value) < 1e16:
         return str(int(value))
     return repr(value)
+
+
+def _long_integer(value: int) -> str:
+    """An integer of more than 20 digits, shortened to its first 12 and its length (Python
+    writes none of more than 4,300 digits)."""
+    try:
+        text = str(value)
+    except ValueError:
+        return "an integer of more than 4,300 digits"
+    return f"{text[:12]}... ({len(text.lstrip('-')):,} digits)"
 
 
 def tokens(src: Source, s: pd.Series, column: str, *, allow_zero: bool = False,

@@ -821,6 +821,8 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
             raise _jsonl_parse_error(p, ValueError(
                 f"{table.num_rows:,} objects on {lines:,} lines; write one object a line"))
         df = table.to_pandas()
+        for name in _overflowed(table):
+            df[name] = _exact_overflowed(p, name, df[name])
         if _float_column(table, "prompt_hash"):
             exact = _exact_hashes(p)
             if exact is not None:
@@ -863,6 +865,28 @@ def _json_table(p: Path, parse: pa_json.ParseOptions | None = None) -> pa.Table:
 def _float_column(table: pa.Table, name: str) -> bool:
     """Whether ``table`` has a column ``name`` of floating-point numbers."""
     return name in table.column_names and pa.types.is_floating(table.schema.field(name).type)
+
+
+def _overflowed(table: pa.Table) -> list[str]:
+    """Columns of floats holding an infinity: JSON writes none, so each is a whole number
+    beyond a double's range, which Arrow reads as infinite (a float one it refuses)."""
+    return [f.name for f in table.schema if pa.types.is_floating(f.type)
+            and np.isinf(table.column(f.name).to_numpy(zero_copy_only=False)).any()]
+
+
+def _exact_overflowed(p: Path, name: str, values: pd.Series) -> pd.Series:
+    """Column ``name`` with each infinite cell replaced by the whole number the file writes
+    (read again by ``json.loads``), so that its error names the number given, not ``inf``
+    (one of over 4,300 digits, which Python reads as no number, stays infinite)."""
+    exact = values.astype(object)
+    infinite = set(np.flatnonzero(np.isinf(values.to_numpy(dtype=float))))
+    with p.open(encoding="utf-8-sig", errors="replace") as f:
+        lines = (line for line in f if line.strip(JSON_BLANK))
+        for row, line in enumerate(lines):
+            if row in infinite:
+                with contextlib.suppress(ValueError):  # over 4,300 digits: Python reads none
+                    exact.iloc[row] = json.loads(line).get(name, exact.iloc[row])
+    return exact
 
 
 EXACT_HASH = pa.decimal128(38, 0)
