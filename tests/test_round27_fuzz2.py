@@ -8,8 +8,12 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import TINY, copy_folder
+from conftest import TINY, copy_folder, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
+
+from tiersim.cli import main
+from tiersim.plan.planner import OVERSHOOT_CAP, _overshoot
+from tiersim.plan.search import Verdict, size_replicas
 
 
 @pytest.mark.parametrize(("values", "shown"), [
@@ -59,3 +63,32 @@ def test_a_400_digit_whole_number_in_json_lines_is_named_as_given(tmp_path, caps
     assert line == (f"Error: {path}: row 3, column {key!r}: {label} is beyond the range of "
                     "numbers (got 100000000000... (401 digits)); fix or remove the row (file "
                     "line 3)")
+
+
+def test_a_latency_limit_too_small_to_divide_by_stops_the_doubling():
+    """A p99 over a 1e-320 s limit overflowed to an infinite overshoot, which never looked
+    hopeless (inf - inf is NaN): the search doubled to the 1024-replica limit."""
+    over = _overshoot(0.005, 1e-320)
+    assert over == OVERSHOOT_CAP
+
+    def judge(replicas):
+        return Verdict(ok=False, violators=("a",), overshoot=over)
+
+    sizing = size_replicas(["a"], judge, {"a": 1.0}, limit=1024)
+    assert sizing.replicas is None
+    assert [r["a"] for r in sizing.judged] == [1, 2, 4]
+    assert sizing.reason.startswith("more replicas do not help at 4 a replicas")
+
+
+def test_a_run_with_a_subnormal_slo_says_no_size_meets_it(tmp_path, capsys):
+    """The run's sized baselines read "misses the SLOs up to the replica limit 1024"."""
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 270]},
+                   slo={"ttft_p99_s": 100.0, "tpot_p99_s": 1e-320})
+    capsys.readouterr()
+    assert main(["run", str(write_yaml(tmp_path / "s.yaml", doc)), "--out",
+                 str(tmp_path / "o"), "--no-report"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for tier in ("w4a16", "bf16"):
+        assert (f"all {tier} is infeasible: misses the SLOs at any size: more replicas do not "
+                "help") in out
+    assert "replica limit" not in out

@@ -81,7 +81,8 @@ IDLE = "no traffic from the router"
 """Words of a design's miss when its router sends one of its tiers nothing."""
 
 OVERSHOOT_CAP = 1e6
-"""The overshoot of a latency nothing finished to measure (every request dropped)."""
+"""The overshoot of a latency nothing finished to measure (every request dropped), or one
+too far over its limit for a float (:func:`_overshoot`)."""
 
 
 def planning_cost_model(scenario, override: str | None = None) -> str:
@@ -237,11 +238,14 @@ def _measured(value: float | None, dropped: int, finished: int) -> float:
 def _overshoot(value: float | None, limit: float | None, dropped: int = 0,
                finished: int = 0) -> float:
     """value / limit - 1 (<= 0 when met); a missing value as :func:`_measured` reads it (the
-    cap when nothing finished to measure)."""
+    cap when nothing finished to measure), and the cap too where the ratio overflows (a limit
+    of 1e-320 s: an infinite overshoot never looked hopeless, inf - inf being NaN, so the
+    search doubled every tier up to the replica limit)."""
     if limit is None:
         return -1.0
     measured = _measured(value, dropped, finished)
-    return OVERSHOOT_CAP if math.isinf(measured) else measured / limit - 1.0
+    over = measured / limit - 1.0
+    return over if math.isfinite(over) else OVERSHOOT_CAP
 
 
 class Planner:
