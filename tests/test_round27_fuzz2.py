@@ -65,6 +65,19 @@ def test_a_400_digit_whole_number_in_json_lines_is_named_as_given(tmp_path, caps
                     "line 3)")
 
 
+def test_a_400_digit_prompt_hash_stays_refused_as_inexact(tmp_path, capsys):
+    """Only the columns read as numbers get the number as written: a hash that no float
+    holds is refused as before, not kept beside the float hashes of the other rows."""
+    lines = [json.dumps({"request_id": i, "arrival_s": i, "input_tokens": 100,
+                         "output_tokens": 10, "prompt_hash": i}) for i in range(4)]
+    lines[2] = lines[2].replace('"prompt_hash": 2', f'"prompt_hash": 1{"0" * 400}')
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line.startswith(f"Error: {path}: row 3, column 'prompt_hash': prompt_hash inf was "
+                           "read as a decimal number that is not exact")
+
+
 def test_a_latency_limit_too_small_to_divide_by_stops_the_doubling():
     """A p99 over a 1e-320 s limit overflowed to an infinite overshoot, which never looked
     hopeless (inf - inf is NaN): the search doubled to the 1024-replica limit."""

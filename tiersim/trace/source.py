@@ -869,8 +869,11 @@ def _float_column(table: pa.Table, name: str) -> bool:
 
 def _overflowed(table: pa.Table) -> list[str]:
     """Columns of floats holding an infinity: JSON writes none, so each is a whole number
-    beyond a double's range, which Arrow reads as infinite (a float one it refuses)."""
-    return [f.name for f in table.schema if pa.types.is_floating(f.type)
+    beyond a double's range, which Arrow reads as infinite (a float one it refuses). Only
+    columns tiersim reads (others are carried as they are), not ``prompt_hash``: floats there
+    are refused as inexact hashes, and an exact one is kept."""
+    return [f.name for f in table.schema if f.name != "prompt_hash"
+            and is_trace_column(f.name.strip()) and pa.types.is_floating(f.type)
             and np.isinf(table.column(f.name).to_numpy(zero_copy_only=False)).any()]
 
 
