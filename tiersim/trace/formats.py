@@ -342,18 +342,28 @@ def _burstgpt_totals(raw: pd.DataFrame, inp: np.ndarray, out: np.ndarray,
                      keep: np.ndarray) -> list[str]:
     """A note when BurstGPT's ``Total tokens`` is not ``Request tokens + Response tokens`` in
     some row kept (``keep``; in the log it always is): the file's columns are shifted or
-    swapped, so the lengths replayed may be wrong. A blank or unreadable total, or a failed
-    request's (dropped), is not compared: nothing reads it. The column, read as categories, is
-    compared a block of rows at a time: no float a row for the whole file."""
-    if "Total tokens" not in raw.columns:
+    swapped, so the lengths replayed may be wrong (:func:`totals_note`)."""
+    count, first, shown = totals_mismatch(raw, inp, out, keep)
+    if not count:
         return []
+    return totals_note(count, int(keep.sum()), first, shown, int(inp[first]), int(out[first]))
+
+
+def totals_mismatch(raw: pd.DataFrame, inp: np.ndarray, out: np.ndarray,
+                    keep: np.ndarray) -> tuple[int, int | None, str | None]:
+    """The rows kept (``keep``) of ``raw`` whose ``Total tokens`` is not ``inp + out``: their
+    count, the first's 0-based row in ``raw`` and its total as shown. A blank or unreadable
+    total, or a failed request's (dropped), is not compared: nothing reads it. The column, read
+    as categories, is compared a block of rows at a time: no float a row for the whole file."""
+    if "Total tokens" not in raw.columns:
+        return 0, None, None
     s = raw["Total tokens"]
     if isinstance(s.dtype, pd.CategoricalDtype):
         values = checks.to_floats(pd.Series(np.asarray(s.cat.categories, dtype=object)))
         lookup, codes = np.append(values, np.nan), s.cat.codes.to_numpy()  # code -1: missing
     else:
         lookup, codes = None, None
-    count, first = 0, None
+    count, first, shown = 0, None, None
     for start in range(0, len(raw), TOTALS_BLOCK):
         end = start + TOTALS_BLOCK
         total = (lookup[codes[start:end]] if lookup is not None
@@ -365,11 +375,17 @@ def _burstgpt_totals(raw: pd.DataFrame, inp: np.ndarray, out: np.ndarray,
         if first is None and bad.any():
             first = start + int(np.argmax(bad))
             shown = checks.show_number(float(total[first - start]))
-    if not count:
-        return []
+    return count, first, shown
+
+
+def totals_note(count: int, kept: int, first: int, shown: str, inp: int,
+                out: int) -> list[str]:
+    """The note on ``count`` of ``kept`` rows whose Total tokens is not Request tokens +
+    Response tokens, the first at 0-based row ``first``, its total ``shown`` against ``inp +
+    out``."""
     return [f"its Total tokens is not Request tokens + Response tokens in {count:,} of "
-            f"{int(keep.sum()):,} rows kept (first at row {first + 1}: {shown} against "
-            f"{int(inp[first])} + {int(out[first])}): the run reads the request and response "
+            f"{kept:,} rows kept (first at row {first + 1}: {shown} against "
+            f"{inp} + {out}): the run reads the request and response "
             "columns, so check that the file's columns are not shifted or swapped"]
 
 
@@ -386,8 +402,7 @@ def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     # kept are coded again, so that the names are in order of first appearance among them
     codes, values = pd.factorize(raw["Model"], use_na_sentinel=False)
     cells, order = pd.factorize(codes[keep])
-    names = pd.Series(values.take(order)).astype("string").str.strip()
-    names = names.where(names.fillna("") != "", "(blank)")
+    names = model_names(values.take(order))
     keys, folded = pd.factorize(names.str.casefold())
     if len(folded) < 2:
         return []
@@ -395,6 +410,13 @@ def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     # a model's code a row, in the least type that holds them (held until a window is cut)
     mix = ModelMix(keys[cells].astype(np.min_scalar_type(len(folded) - 1)), shown)
     return [mix] if mix else []
+
+
+def model_names(values) -> pd.Series:
+    """The names of a BurstGPT log's distinct ``Model`` cells ``values``, as the model note
+    shows them: stripped, a blank or missing cell "(blank)"."""
+    names = pd.Series(values).astype("string").str.strip()
+    return names.where(names.fillna("") != "", "(blank)")
 
 
 class ModelMix(str):

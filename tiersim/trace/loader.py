@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.errors import TraceError, escaped
-from tiersim.trace import canonical, checks, chunked, units, windowed
+from tiersim.trace import canonical, checks, chunked, units, windowed, windowed_burstgpt
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
@@ -143,9 +143,9 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 def _read_trace(path: str | Path, format: str, window: tuple[float, float] | None,
                 time_scale: float, sessions: bool) -> LoadedTrace:
     """:func:`read_trace`, memory permitting."""
-    part = _azure_part(path, format, window)
+    part = _window_part(path, format, window)
     if part is not None:
-        table, src, name, notes = part.table, Source(str(path), 1), "azure", part.notes
+        table, src, name, notes = part.table, Source(str(path), 1), part.format, part.notes
         arrivals = part.arrivals
     else:
         table, src, name, notes = _read_converted(path, format)
@@ -177,15 +177,17 @@ def _read_trace(path: str | Path, format: str, window: tuple[float, float] | Non
     return LoadedTrace(table, origin)
 
 
-def _azure_part(path: str | Path, format: str,
-                window: tuple[float, float] | None) -> windowed.Part | None:
-    """The requests of an Azure CSV that ``window`` holds, read a chunk at a time and no
-    further than the window's end (:mod:`tiersim.trace.windowed`); None where the file is read
-    whole."""
-    if not windowed.suits(path, format):
+def _window_part(path: str | Path, format: str,
+                 window: tuple[float, float] | None) -> windowed.Part | None:
+    """The requests of an Azure or BurstGPT CSV that ``window`` holds, read a chunk at a time
+    (an Azure CSV's no further than the window's end: :mod:`tiersim.trace.windowed`,
+    :mod:`tiersim.trace.windowed_burstgpt`); None where the file is read whole."""
+    reader = next((module for module in (windowed, windowed_burstgpt)
+                   if module.suits(path, format)), None)
+    if reader is None:
         return None
     bounds = None if window is None else _window_bounds(window, Source(str(path), 1))
-    return windowed.read(path, bounds)
+    return reader.read(path, bounds)
 
 
 def _whole_arrivals(table: pd.DataFrame, sessions: bool) -> tuple[float, float]:

@@ -613,12 +613,13 @@ CSV_CHUNK_ROWS = 1 << 18
 arrays stay near 30 MB)."""
 
 
-def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS):
+def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS, used=None):
     """A CSV trace as ``(first_row, raw table)`` pairs of at most ``rows`` data rows each, in
     file order (``first_row``: the file's 0-based data row of the chunk's first), parsed and
-    checked as :func:`read_raw` reads the whole file, so a reader that stops early holds one
-    chunk at a time and parses no further. A chunk is typed on its own rows
-    (``low_memory=False``: each column one way in a chunk), as the checks take any type."""
+    checked as :func:`read_raw` reads the whole file (``used``: as there, the columns read as
+    values, the others as categories), so a reader that stops early holds one chunk at a time
+    and parses no further. A chunk is typed on its own rows (``low_memory=False``: each column
+    one way in a chunk), as the checks take any type."""
     p = Path(path)
     open_checked(p)
     _no_separator_line(p)
@@ -626,7 +627,8 @@ def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS):
     with _csv_errors(p):  # the header's reader decodes the lines after it too
         names = [str(c).strip() for c in _csv_header(p)]
         _no_duplicate_columns(names, Source(str(p), 1), " (the header, file line 1)", True)
-        with pd.read_csv(p, chunksize=rows, low_memory=False, **_csv_options(p)) as reader:
+        with pd.read_csv(p, chunksize=rows, low_memory=False,
+                         **_csv_options(p, used)) as reader:
             for df in reader:
                 _no_extra_fields(p, df, start == 0)
                 df = df.reset_index(drop=True)

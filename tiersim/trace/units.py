@@ -129,7 +129,12 @@ def _gaps_surely_short(t: np.ndarray, span: float, limit: float) -> bool:
     later, earlier = t[1:], t[:-1]
     if (later < earlier).any():
         return False
-    positive = int(np.count_nonzero(later > earlier))
+    return gaps_counted_short(int(np.count_nonzero(later > earlier)), span, limit)
+
+
+def gaps_counted_short(positive: int, span: float, limit: float) -> bool:
+    """Whether ``positive`` gaps between sorted times spanning ``span`` surely have a median
+    below ``limit`` (:func:`_gaps_surely_short`, told from the count alone)."""
     return (limit - 1) * (positive // 2) > 2 * span + 1
 
 
@@ -202,19 +207,39 @@ def _coarse_text(column: str, t: np.ndarray) -> str:
     if len(t) < 2:
         return ""
     tied = int(np.count_nonzero(t[1:] == t[:-1]))
-    if tied < max(COARSE_TIED[0], COARSE_TIED[1] * len(t)):
+    if not tied_enough(tied, len(t)):
         return ""
-    unit = next((name for name, size in COARSE_UNITS
-                 if np.all(np.abs(t / size - np.round(t / size)) * size < 1e-6)), None)
+    unit = next((name for name, size in COARSE_UNITS if whole_units(t, size)), None)
+    if unit is not None:
+        return coarse_words(column, tied, len(t), unit)
+    step = _grid_step(t)
+    if step is None:
+        return ""
+    shown = f"{round(step, 3):,g} s"  # to the millisecond: 7,200 s, not 7.2e+03 s
+    return coarse_words(column, tied, len(t), None, shown)
+
+
+def tied_enough(tied: int, count: int) -> bool:
+    """Whether ``tied`` of ``count`` times at the instant before are enough for the coarse
+    note (:data:`COARSE_TIED`)."""
+    return tied >= max(COARSE_TIED[0], COARSE_TIED[1] * count)
+
+
+def whole_units(t: np.ndarray, size: float) -> bool:
+    """Whether every time of ``t`` (seconds) is a whole number of ``size`` seconds."""
+    return bool(np.all(np.abs(t / size - np.round(t / size)) * size < 1e-6))
+
+
+def coarse_words(column: str, tied: int, count: int, unit: str | None,
+                 shown: str = "") -> str:
+    """The coarse note's words: ``tied`` of ``count`` requests at the instant before, times
+    given to the whole ``unit`` (of :data:`COARSE_UNITS`) or else on instants ``shown``
+    apart."""
     if unit is not None:
         given, within = f"is given to the whole {unit}", f"the {unit}"
     else:
-        step = _grid_step(t)
-        if step is None:
-            return ""
-        shown = f"{round(step, 3):,g} s"  # to the millisecond: 7,200 s, not 7.2e+03 s
         given, within = f"falls on instants {shown} apart", f"the {shown}"
-    return (f"{column} {given}: {tied:,} of {len(t):,} requests arrive at the same instant as "
+    return (f"{column} {given}: {tied:,} of {count:,} requests arrive at the same instant as "
             "the request before them, so each is replayed in a burst at that instant, though "
             f"they may have come apart within {within} (queueing and TTFT may read high); a "
             "log with finer times replays them as they came")

@@ -56,11 +56,12 @@ class Part:
     """The requests a window holds (``table``, arrivals in seconds since the file's first
     request, the window not yet applied), the converter's notes on them, and the first and last
     arrival read (``arrivals``; the last is at or past the window's end when the read stopped
-    there)."""
+    there), and the file's format."""
 
     table: pd.DataFrame
     notes: list[str]
     arrivals: tuple[float, float]
+    format: str = "azure"
 
 
 @dataclass
