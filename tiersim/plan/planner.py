@@ -777,8 +777,9 @@ def _tie(accuracy: float, plans: float) -> str:
     kept the plan: the higher accuracy, else the design found first (fewer tiers first, then
     the scenario's order of tiers). Before, it read "0.0% dearer than the plan"."""
     if plans > accuracy:
-        digits = floor_digits(plans, accuracy, 4)
-        places = max(2, digits - 2)  # the plan's percent decimals, more where they tie
+        places = max(2, floor_digits(plans, accuracy, 4) - 2)  # the plan's percent decimals
+        while places < 10 and f"{100 * plans:.{places}f}" == f"{100 * accuracy:.{places}f}":
+            places += 1  # more where they print alike (below 10%, or within the tolerance)
         why = (f"kept for its higher accuracy, {100 * plans:.{places}f}% against "
                f"{100 * accuracy:.{places}f}%")
     else:
