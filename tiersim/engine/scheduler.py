@@ -172,8 +172,9 @@ class ReplicaQueues:
 
     def _queue(self, req: Req) -> None:
         """Put ``req`` at the tail of the waiting queue, behind the backlog, whose requests
-        become Reqs first (a fleet never mixes the two on one replica: only tiers that hold
-        no request before it waits use :meth:`add_new`)."""
+        become Reqs first, so the queue keeps its order (a tier queues fresh requests through
+        :meth:`add_new` only where it has no prefix cache and no prefill/decode split, so the
+        two rarely meet on one replica)."""
         while self.backlog.size:
             self.waiting.append(self.backlog.pop())
         self.waiting.append(req)
