@@ -687,19 +687,25 @@ class Importer:
         proxy = "" if self._native(precision) else MOE_PROXIES.get(precision, "")
         return f"{note}; {proxy}" if proxy else note
 
-    def gemm(self, precision: str, n: int, k: int) -> Table | None:
-        """The ``gemm`` table at ``n x k``, or ``None`` where the data has no such precision."""
+    def gemm_grid(self, precision: str) -> GemmGrid | None:
+        """The measured GEMM grid :meth:`gemm` reads for ``precision`` (``None``: no rows)."""
         dtype = GEMM_DTYPES.get(precision)
         if self._native(precision):
             dtype = NATIVE_GEMM_DTYPES.get(precision, dtype)
         if dtype is None:
             return None
-        source = self._sources("gemm", "gemm_perf.parquet")[0]
         if precision not in self._gemm:
-            df = self._frame(source)
+            df = self._frame(self._sources("gemm", "gemm_perf.parquet")[0])
             kernel = GEMM_KERNELS if self.engine == "vllm" else {}
             self._gemm[precision] = GemmGrid(df, dtype, kernel.get(precision))
-        grid = self._gemm[precision]
+        return self._gemm[precision]
+
+    def gemm(self, precision: str, n: int, k: int) -> Table | None:
+        """The ``gemm`` table at ``n x k``, or ``None`` where the data has no such precision."""
+        grid = self.gemm_grid(precision)
+        if grid is None:
+            return None
+        source = self._sources("gemm", "gemm_perf.parquet")[0]
         m, lat, note = grid.latency(n, k)
         key = {"n": n, "k": k}
         table = _table("gemm", precision, key, {"m": m}, lat, source, self.aic, grid.kernel, note)
@@ -1343,6 +1349,38 @@ def measured_module_requests(imp: Importer, kv_dtypes: tuple[str, ...] = SHIPPED
     return requests
 
 
+#: Dense GEMM formats the shipped profile also carries at every ``(n, k)`` of NVIDIA's grid with
+#: both sides at least :data:`SHIPPED_GEMM_MIN_SIDE` (the shapes real models have), so that a
+#: model the shipped list does not hold reads NVIDIA's own rows at its grid shapes. Anchored on
+#: the shipped models' shapes, a block-FP8 GEMM came out 0.39-4.08x its own rows (21% median at
+#: 2,048 tokens, where those tables are timed eagerly: ``docs/fidelity.md``).
+SHIPPED_GEMM_FORMATS = ("fp8_block",)
+SHIPPED_GEMM_MIN_SIDE = 1024
+
+
+def gemm_shapes(imp: Importer, precision: str,
+                smallest: int = SHIPPED_GEMM_MIN_SIDE) -> list[tuple[int, int]]:
+    """Every ``(n, k)`` with both sides at least ``smallest`` at which ``imp``'s GEMM rows
+    for ``precision`` measured any ``m``."""
+    grid = imp.gemm_grid(precision)
+    if grid is None:
+        return []
+    jn, jk = np.nonzero(np.any(np.isfinite(grid.cube), axis=0))
+    return sorted((int(grid.n[a]), int(grid.k[b])) for a, b in zip(jn, jk, strict=True)
+                  if grid.n[a] >= smallest and grid.k[b] >= smallest)
+
+
+def measured_gemm_requests(imp: Importer, formats: tuple[str, ...] = SHIPPED_GEMM_FORMATS):
+    """The ``(op, dtype, key, model, tp)`` GEMM requests of :data:`SHIPPED_GEMM_FORMATS` at
+    every shape of :func:`gemm_shapes` (a GEMM table reads only its ``n x k``; any model
+    stands in)."""
+    from tiersim.hardware import get_model
+
+    stand_in = get_model("llama-3.1-8b")
+    return [("gemm", precision, {"n": n, "k": k}, stand_in, 1)
+            for precision in formats for n, k in gemm_shapes(imp, precision)]
+
+
 def layout(entry) -> tuple[int, int, int]:
     """``(tp, dp, ep)`` of a :data:`SHIPPED_MODELS` layout entry."""
     return (int(entry), 1, 1) if isinstance(entry, int) else tuple(int(x) for x in entry)
@@ -1483,7 +1521,9 @@ def import_aiconfigurator(
     ``models`` maps a model name (or config.json path) to the precisions and tensor-parallel
     sizes to cover (default :data:`SHIPPED_MODELS`, plus the MoE tables of
     :data:`SHIPPED_MOE_SHAPES` at every shape the data measured, the MLA modules at
-    :data:`SHIPPED_MLA_HEADS` and the delta-net kernels at every measured shape). Returns the
+    :data:`SHIPPED_MLA_HEADS`, the delta-net kernels at every measured shape and the dense GEMMs
+    of :data:`SHIPPED_GEMM_FORMATS` at every measured ``n x k`` from
+    :data:`SHIPPED_GEMM_MIN_SIDE` up). Returns the
     profile and the names of the tables the data lacks (those run on the roofline and are
     reported as such).
     The overhead is the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`),
@@ -1522,7 +1562,8 @@ def import_aiconfigurator(
                         requests += table_requests(path, precision, tp, kv, gpu, dp, ep)
     if bundled:
         imp = Importer(gpu, engine)
-        requests += measured_moe_requests(imp) + measured_module_requests(imp, kv_dtypes)
+        requests += (measured_moe_requests(imp) + measured_module_requests(imp, kv_dtypes)
+                     + measured_gemm_requests(imp))
     c = RooflineConstants()
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
