@@ -29,7 +29,7 @@ FITTED = ("overhead", "eager")
 
 def test_default_profile_is_bundled_small_and_attributed():
     path = bundled("profiles", PROFILE)
-    assert path.stat().st_size < 2_000_000
+    assert path.stat().st_size < 2_600_000  # with SHIPPED_GEMM_FORMATS' grid (2 MB before)
     prof = resolve_profile(PROFILE)
     assert prof.gpu == "H200"
     assert prof.provenance["tool"] == "aiconfigurator-core 0.12.0"

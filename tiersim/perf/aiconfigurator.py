@@ -1354,7 +1354,7 @@ def measured_module_requests(imp: Importer, kv_dtypes: tuple[str, ...] = SHIPPED
 #: model the shipped list does not hold reads NVIDIA's own rows at its grid shapes. Anchored on
 #: the shipped models' shapes, a block-FP8 GEMM came out 0.39-4.08x its own rows (21% median at
 #: 2,048 tokens, where those tables are timed eagerly: ``docs/fidelity.md``).
-SHIPPED_GEMM_FORMATS = ("fp8_block",)
+SHIPPED_GEMM_FORMATS = ("fp8_block", "fp8")
 SHIPPED_GEMM_MIN_SIDE = 1024
 
 
