@@ -45,7 +45,7 @@ def _ops(precision):
                       fallback=RooflineOps(model, precision, "h200"))
 
 
-@pytest.mark.parametrize("precision", ["fp8_block", "fp8"])
+@pytest.mark.parametrize("precision", ["fp8_block", "fp8", "bf16"])
 def test_the_shipped_h200_profile_holds_every_measured_gemm_shape(precision):
     assert precision in aic.SHIPPED_GEMM_FORMATS
     profile = load_profile(BUNDLED_H200_PROFILE)
@@ -62,6 +62,8 @@ def test_the_shipped_h200_profile_holds_every_measured_gemm_shape(precision):
     ("fp8_block", 65536, 8192),
     ("fp8", 3072, 5120),
     ("fp8", 1024, 1024),
+    ("bf16", 3072, 5120),
+    ("bf16", 12288, 1024),
 ])
 def test_an_unseen_gemm_shape_reads_its_own_measured_table(precision, n, k):
     assert precision in aic.SHIPPED_GEMM_FORMATS

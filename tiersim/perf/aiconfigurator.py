@@ -1353,8 +1353,9 @@ def measured_module_requests(imp: Importer, kv_dtypes: tuple[str, ...] = SHIPPED
 #: both sides at least :data:`SHIPPED_GEMM_MIN_SIDE` (the shapes real models have), so that a
 #: model the shipped list does not hold reads NVIDIA's own rows at its grid shapes. Anchored on
 #: the shipped models' shapes, a block-FP8 GEMM came out 0.39-4.08x its own rows (21% median at
-#: 2,048 tokens, where those tables are timed eagerly: ``docs/fidelity.md``).
-SHIPPED_GEMM_FORMATS = ("fp8_block", "fp8")
+#: 2,048 tokens, where those tables are timed eagerly), FP8 0.33-1.74x, BF16 0.52-2.00x
+#: (``docs/fidelity.md``). 255 shapes a format, about 1.5 KB a table.
+SHIPPED_GEMM_FORMATS = ("fp8_block", "fp8", "bf16")
 SHIPPED_GEMM_MIN_SIDE = 1024
 
 
