@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from test_round27_tracestream import _same  # the same comparison as the Azure read
 
 from tiersim.errors import TraceError
 from tiersim.trace import read_trace, windowed_burstgpt
@@ -62,20 +63,6 @@ def _read(path, window, whole: bool, chunk_rows: int | None = None):
             except TraceError as err:
                 return str(err), any(chunked)
     return (loaded, [str(w.message) for w in caught]), any(chunked)
-
-
-def _same(a, b) -> None:
-    """Two reads are the same: their tables bit for bit, origins and notes, or errors."""
-    if isinstance(a, str) or isinstance(b, str):
-        assert a == b
-        return
-    (one, notes_one), (two, notes_two) = a, b
-    pd.testing.assert_frame_equal(one.table, two.table, check_exact=True)
-    assert one.origin == two.origin
-    assert (one.origin.rows is None) == (two.origin.rows is None)
-    if one.origin.rows is not None:
-        np.testing.assert_array_equal(one.origin.rows, two.origin.rows)
-    assert notes_one == notes_two
 
 
 @pytest.mark.parametrize("chunk_rows", [None, 7, 1000])

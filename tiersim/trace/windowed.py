@@ -91,13 +91,20 @@ class _Unsuited(Exception):
 def suits(path: str | Path, format: str) -> bool:
     """Whether ``path`` is a CSV of exactly the Azure format's three columns (read as
     ``format``: auto or azure)."""
-    if format not in ("auto", "azure") or open_checked(path) != "csv":
-        return False
+    columns = columns_read_as(path, format, "azure")
+    return columns is not None and len(columns) == 3 and set(columns) == {TIME, PROMPT, OUTPUT}
+
+
+def columns_read_as(path: str | Path, format: str, name: str) -> list[str] | None:
+    """The header of ``path`` where it is a CSV read as ``format`` that may be the format
+    ``name`` (``format`` auto or ``name``); None otherwise, or where the header does not read
+    (the whole read names what is wrong). A chunked reader takes only files it suits."""
+    if format not in ("auto", name) or open_checked(path) != "csv":
+        return None
     try:
-        columns = csv_columns(Path(path))
+        return csv_columns(Path(path))
     except TraceError:
-        return False  # the whole read names what is wrong
-    return len(columns) == 3 and set(columns) == {TIME, PROMPT, OUTPUT}
+        return None
 
 
 def read(path: str | Path, window: tuple[float, float] | None,

@@ -49,8 +49,8 @@ from tiersim.trace.formats import (
     totals_mismatch,
     totals_note,
 )
-from tiersim.trace.source import CSV_CHUNK_ROWS, Source, csv_chunks, csv_columns, open_checked
-from tiersim.trace.windowed import Part, _joined
+from tiersim.trace.source import CSV_CHUNK_ROWS, Source, csv_chunks
+from tiersim.trace.windowed import Part, _joined, columns_read_as
 
 TIME, PROMPT, OUTPUT = FORMATS["burstgpt"].required
 MODEL = "Model"
@@ -123,13 +123,9 @@ class _Reading:
 def suits(path: str | Path, format: str) -> bool:
     """Whether ``path`` is a CSV of BurstGPT's columns alone, its required three among them
     (read as ``format``: auto or burstgpt)."""
-    if format not in ("auto", "burstgpt") or open_checked(path) != "csv":
-        return False
-    try:
-        columns = csv_columns(Path(path))
-    except TraceError:
-        return False  # the whole read names what is wrong
-    return (len(set(columns)) == len(columns) and set(columns) <= set(OWN["burstgpt"])
+    columns = columns_read_as(path, format, "burstgpt")
+    return (columns is not None and len(set(columns)) == len(columns)
+            and set(columns) <= set(OWN["burstgpt"])
             and set(FORMATS["burstgpt"].required) <= set(columns))
 
 
