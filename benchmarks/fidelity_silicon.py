@@ -1271,7 +1271,7 @@ def with_missing_tables(profile, case: Case, kv_dtype: str):
     from tiersim.perf.profile import table_name
 
     requests = table_requests(case.model, case.precision, case.tp, kv_dtype, case.gpu,
-                              dp=case.dp, ep=case.ep)
+                              dp=case.dp, ep=case.ep, moe_backend=case.moe_backend)
     have = {t.name for t in profile.tables}
     need = [r for r in requests if table_name(*r[:3]) not in have]
     if not need:

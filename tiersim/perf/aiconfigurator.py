@@ -1137,23 +1137,24 @@ class Importer:
 
 
 def table_requests(model, precision: str, tp: int, kv_dtype: str, gpu: str = "h200",
-                   dp: int = 1, ep: int = 1):
+                   dp: int = 1, ep: int = 1, moe_backend: str = "auto"):
     """The ``(op, dtype, key, model, tp)`` tables one replica's step assembly looks up.
 
     Learned from the assembly itself: a step model is built over an empty profile (every
     operator falls back to the roofline) and the lookups it made are returned. ``dp`` / ``ep``:
-    the replica's attention data parallelism and expert-parallel size.
+    the replica's attention data parallelism and expert-parallel size; ``moe_backend``: its
+    MoE kernel (``deepgemm`` reads the experts from block-FP8 GEMM tables, not a MoE table).
     """
-    from tiersim.hardware import get_model
+    from tiersim.hardware import get_gpu, get_model
     from tiersim.perf.assembly import AssembledStepModel
     from tiersim.perf.roofline import RooflineOps
 
-    arch = get_model(model)
+    arch, device = get_model(model), get_gpu(gpu)
     empty = Profile("probe", gpu, {}, 0.0, "roofline", [])
-    fallback = RooflineOps(arch, precision, gpu, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
-    ops = ProfileOps(empty, arch, precision, gpu, tp=tp, kv_dtype=kv_dtype, fallback=fallback,
-                     dp=dp, ep=ep)
-    AssembledStepModel(arch, precision, tp, ops, "probe", dp=dp, ep=ep)
+    fallback = RooflineOps(arch, precision, device, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
+    ops = ProfileOps(empty, arch, precision, device, tp=tp, kv_dtype=kv_dtype,
+                     fallback=fallback, dp=dp, ep=ep)
+    AssembledStepModel(arch, precision, tp, ops, "probe", dp=dp, ep=ep, moe_backend=moe_backend)
     return [(op, dtype, key, arch, tp) for op, dtype, key in ops.requested()]
 
 
