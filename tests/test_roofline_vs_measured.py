@@ -72,14 +72,18 @@ def test_bf16_gemms_track_measured(tables):
 
 
 def test_bf16_moe_tracks_measured(tables):
-    """Every BF16 MoE table against the roofline at the table's own expert shape."""
+    """Every BF16 MoE table against the roofline at the table's own expert shape and split (a
+    table of moe TP t and EP e is a replica of t x e GPUs holding 1/e of the experts each).
+    Since the profile ships every shape and split NVIDIA measured (SHIPPED_MOE_SHAPES), 140
+    tables: median 0.88, 80% within 0.48-1.28 (the EP splits were read at EP 1 before, which
+    put the median at 1.23); the p90 bound was 1.25 over the shipped models' shapes alone."""
     found = [
-        RooflineOps(moe_shape(t.key), "bf16", "H200", tp=t.key["tp"]).moe(t.axes["tokens"])
-        / t.latency
+        RooflineOps(moe_shape(t.key), "bf16", "H200", tp=t.key["tp"], dp=t.key.get("ep", 1),
+                    ep=t.key.get("ep", 1)).moe(t.axes["tokens"]) / t.latency
         for t in tables
         if t.op == "moe" and t.dtype == "bf16"
     ]
-    check_band(ratios(found), (0.6, 1.2), 0.45, 1.25)
+    check_band(ratios(found), (0.6, 1.2), 0.45, 1.3)
 
 
 def test_bf16_decode_attention_tracks_measured(tables):
