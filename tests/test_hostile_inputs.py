@@ -538,7 +538,7 @@ def _alive(pid: int) -> bool:
     """Running (not gone, not a zombie waiting to be reaped)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
+    except (OSError, IndexError):  # gone (or unreadable) is not running
         return False
     return state != "Z"
 

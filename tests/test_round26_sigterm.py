@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
+from test_hostile_inputs import _alive, _children
 from test_round24_signals import wait_for
 
 TINY = (REPO / "scenarios" / "tiny.yaml").read_text()
@@ -112,21 +113,6 @@ def test_a_signal_in_a_big_burst_ends_the_run_promptly(tmp_path, sig):
     assert not out.exists()
 
 
-def children(pid: int) -> list[int]:
-    """The child processes of ``pid`` (Linux)."""
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(x) for x in path.read_text().split()] if path.exists() else []
-
-
-def running(pid: int) -> bool:
-    """Whether process ``pid`` runs (not gone, not a zombie)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_sweep_leaves_no_worker_and_resumes_its_points(tmp_path, sig):
@@ -138,7 +124,7 @@ def test_a_stopped_sweep_leaves_no_worker_and_resumes_its_points(tmp_path, sig):
     proc = start(*args)
     try:
         wait_for(lambda: any(points.glob("*.json")), proc, "a stored point")
-        workers = children(proc.pid)
+        workers = _children(proc.pid)
         stored = {p.name: p.stat().st_mtime_ns for p in points.glob("*.json")}
         code, err, took = stop(proc, sig)
     finally:
@@ -147,7 +133,7 @@ def test_a_stopped_sweep_leaves_no_worker_and_resumes_its_points(tmp_path, sig):
     quiet_end(code, err, took, sig)
     assert err.startswith("interrupted: ") and len(workers) >= 2, (err, workers)
     time.sleep(1)  # a worker the kernel ends with its parent has had time to go
-    assert not [w for w in workers if running(w)], "workers left running"
+    assert not [w for w in workers if _alive(w)], "workers left running"
     again = start(*args)
     assert again.wait(timeout=300) == 0, again.stderr.read()
     assert len(list(points.glob("*.json"))) == 8
