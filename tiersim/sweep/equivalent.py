@@ -13,7 +13,8 @@ reached through another name or copied elsewhere resumes. Points are compared, n
 bases alone: a base edit can change one point and not another (a price an axis sets in every
 point changes none; a profile left out and the H200's shipped one named read alike on an
 H200, but not in a point whose axis sets ``gpu: H100``). The first change found is named as a
-dotted path with both values.
+dotted path with both values. A file the edit names in place of one a point read, where it
+cannot be read, is refused first (:func:`unread_swap`): its content cannot be compared.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from tiersim.errors import TiersimError, shown
 from tiersim.sweep import axes as ax
-from tiersim.sweep.inputs import input_paths
+from tiersim.sweep.inputs import input_paths, unreadable
 
 FILE = "<a file, compared by its content>"
 """What a reading holds in place of a file a point reads (its content is checked per point)."""
@@ -126,6 +127,47 @@ def point_change(stored: dict[str, Any], stored_source: str, base: dict[str, Any
     return None
 
 
+def unread_swap(stored: dict[str, Any], stored_source: str, base: dict[str, Any],
+                source: str, records: Iterable[dict[str, Any]]) -> str | None:
+    """Words naming a file that ``base`` (read from ``source``) names, in place of the one a
+    finished point of ``records`` read under the folder's ``stored`` base, that cannot be
+    read: its content cannot be compared with what the point read, so the point cannot be
+    kept, nor called changed (a fix may make it readable); None where there is none. A file
+    that cannot be read under the name the point read it by is left to the run (no change,
+    as where the scenario is not edited), and a point whose values do not apply to
+    :func:`point_change`."""
+    for record in records:
+        values = record.get("values")
+        try:
+            then = ax.apply(stored, values, stored_source)
+            now = ax.apply(base, values, source)
+        except (TiersimError, LookupError, TypeError, ValueError, AttributeError):
+            continue
+        old, new = input_paths(then, stored_source), input_paths(now, source)
+        for field in record.get("inputs") or {}:
+            if ":" in field or _same_file(old.get(field), new.get(field)):
+                continue
+            why = unreadable(now, source, field)
+            if why is not None:
+                which = f", which read {old[field]}," if field in old else ""
+                return (f"this scenario's {field} cannot be read ({why}), so the finished "
+                        f"points{which} cannot be checked against it (the folder is left as "
+                        "it was); make it readable or name the file they read, or use a new "
+                        "--out folder")
+    return None
+
+
+def _same_file(old: Any, new: Any) -> bool:
+    """Whether two resolved inputs are one file by name, or both resolve to none (a file moved
+    away: the readings compare the names)."""
+    if old is None or new is None:
+        return old is new
+    try:
+        return old.resolve() == new.resolve()
+    except (OSError, RuntimeError):
+        return old == new
+
+
 def _reading_at(base: dict[str, Any], values: dict[str, Any], source: str,
                 validator) -> dict[str, Any] | str:
     """The reading of ``base`` with a point's axis ``values`` set (:func:`reading`), or why
@@ -137,4 +179,4 @@ def _reading_at(base: dict[str, Any], values: dict[str, Any], source: str,
     return reading(doc, source, validator)
 
 
-__all__ = ["ABSENT", "FILE", "first_change", "point_change", "reading"]
+__all__ = ["ABSENT", "FILE", "first_change", "point_change", "reading", "unread_swap"]

@@ -11,7 +11,8 @@ baseline-only tiers alike; the profile as a path, then bundled, or the profile s
 point's GPU when it names none), and digests their content. The map is keyed by the field
 (``trace``, ``tiers[1].model``, ``baselines[0].model``, ``profile`` ...), so
 moving the folder does not change it and editing one file does. A file that cannot be read is
-left out: the run itself reports it.
+left out: the run itself reports it (:func:`unreadable` says why, for a resume that must
+compare it).
 """
 
 from __future__ import annotations
@@ -65,6 +66,39 @@ def input_paths(doc: dict[str, Any], source: str) -> dict[str, Path]:
     return dict(_fields(doc, source))
 
 
+def unreadable(doc: dict[str, Any], source: str, field: str) -> str | None:
+    """Why the file ``field`` of ``doc`` (read from ``source``) names cannot be read now,
+    naming it (``/x/t.parquet: Permission denied``, ``t.parquet: is a folder; ...``): its bytes
+    cannot be read, or the trace resolves to no regular file; None where it can be read, and
+    for a model or profile that resolves to none (the scenario models say what is wrong)."""
+    path = input_paths(doc, source).get(field)
+    if path is None:
+        return _trace_problem(doc, source) if field == "trace" else None
+    try:
+        file_digest(path)
+    except OSError as error:
+        return f"{path}: {error.strerror or error}"
+    return None
+
+
+def _trace_problem(doc: dict[str, Any], source: str) -> str | None:
+    """Why the trace ``doc`` names resolves to no file (None where it does, or it names none)."""
+    trace = doc.get("trace")
+    if not isinstance(trace, dict) or not isinstance(trace.get("path"), str):
+        return None
+    try:
+        resolve_trace_path(trace["path"], _folder(source))
+    except (TiersimError, OSError, ValueError) as error:
+        return str(error)
+    return None
+
+
+def _folder(source: str) -> Path | None:
+    """The folder a scenario read from ``source`` names relative files beside (None: not a
+    file)."""
+    return Path(source).parent if Path(source).is_file() else None
+
+
 def file_digest(path: Path) -> str:
     """The content digest of ``path`` (whole file, or size + mtime + edges when huge); one
     hash per file version while it is among the last :data:`DIGEST_CACHE_SIZE` files
@@ -95,12 +129,11 @@ def _digest(path: Path, size: int, mtime_ns: int) -> str:
 
 def _fields(doc: dict[str, Any], source: str) -> list[tuple[str, Path]]:
     """``(field, file)`` for each file input of ``doc`` that resolves to a file."""
-    folder = Path(source).parent if Path(source).is_file() else None
     found: list[tuple[str, Path]] = []
     trace = doc.get("trace")
     if isinstance(trace, dict) and isinstance(trace.get("path"), str):
         with contextlib.suppress(TiersimError, OSError, ValueError):  # the run reports it
-            found.append(("trace", resolve_trace_path(trace["path"], folder)))
+            found.append(("trace", resolve_trace_path(trace["path"], _folder(source))))
     found += _model("model", doc.get("model"), source)
     for key in ("tiers", "baselines"):  # a baseline-only tier's model sizes its uniform fleet
         tiers = doc.get(key) if isinstance(doc.get(key), list) else []

@@ -897,10 +897,12 @@ def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str
     """Refuse a folder whose points came from a base scenario whose text (as parsed) differs
     from this one's, unless every finished point of it reads the same under both (a default
     written out, a path spelt otherwise: :mod:`tiersim.sweep.equivalent`); the refusal names
-    the first field that changed. Without a validator, or without the folder's stored base
-    as the sweep wrote it (``copy_digest``) to read them under, any difference is refused, as
-    before points were read: a copy edited in place would read the points as the edit."""
-    from tiersim.sweep.equivalent import point_change
+    the first field that changed, or a file the edit names in place of one a point read that
+    cannot be read (its content cannot be compared). Without a validator, or without the
+    folder's stored base as the sweep wrote it (``copy_digest``) to read them under, any
+    difference is refused, as before points were read: a copy edited in place would read the
+    points as the edit."""
+    from tiersim.sweep.equivalent import point_change, unread_swap
 
     manifest = _read_manifest(out) if records else {}
     then = manifest.get("base_digest", digest)  # the base of points that name none
@@ -918,6 +920,9 @@ def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str
         raise _different_base(out, plan)
     other = [r for r in records.values()
              if r.get("status") == "ok" and r.get("base_digest", then) != digest]
+    swap = unread_swap(stored, _stored_source(out, manifest), plan.base, plan.source, other)
+    if swap is not None:
+        raise TiersimError(f"{out}: {swap}")
     change = point_change(stored, _stored_source(out, manifest), plan.base, plan.source,
                           other, plan.validator)
     if change is not None:
@@ -929,11 +934,12 @@ def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
     changed under the same names since it ran; a failed point is simply rerun, and so is a
     point another tiersim version ran (:func:`ran_here`: it may not have recorded an
     input this version reads, a baseline's model say); a point stored before points recorded
-    their inputs is not held to it. A file that cannot be found or read now is no change: the
-    points it ran stay, and a point still to run says what is wrong with it, as ``tiersim
-    run`` does (a moved trace was called changed, and the advice to delete the points lost
-    them all); a config's ``hf_quant_config.json`` gone is a change (the config reads
-    otherwise without it)."""
+    their inputs is not held to it. A file that cannot be found or read now, under the name the
+    point read it by, is no change (one an edit names in place of it is refused before, by
+    :func:`_check_same_readings`): the points it ran stay, and a point still to run says what
+    is wrong with it, as ``tiersim run`` does (a moved trace was called changed, and the
+    advice to delete the points lost them all); a config's ``hf_quant_config.json`` gone is a
+    change (the config reads otherwise without it)."""
     wanted = {p.id: p for p in plan.points}
     for point_id, record in records.items():
         if (record.get("status") != "ok" or "inputs" not in record or point_id not in wanted
