@@ -3,6 +3,7 @@ read is refused naming that file, not resumed over points it cannot check."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -13,6 +14,10 @@ import pandas as pd
 import pytest
 from test_round19 import error_line, run_cli
 from test_round23_sweepkill import ROOT, _scenario
+from test_round27_pipes import FolderRay, ray_tmpdir
+
+short_ray_tmpdir = ray_tmpdir
+"""``RAY_TMPDIR`` a short, empty folder (test_round27_pipes' fixture, under a name of ours)."""
 
 ARGS = ("-w", "1", "--no-baselines", "--no-report")
 BUNDLED = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
@@ -111,3 +116,59 @@ def test_an_edit_naming_a_trace_that_is_no_file_is_refused_naming_it(tmp_path, c
         "(the folder is left as it was); make it readable or name the file they read, or use "
         "a new --out folder")
     assert _folder(out) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# A local Ray's folder left by a killed sweep
+
+
+def _ended() -> int:
+    """The pid of a child process that has exited and been reaped."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def _ray_folder(parent: str, name: str) -> str:
+    """A folder ``name`` in ``parent`` holding what a local Ray leaves (a session's log)."""
+    folder = os.path.join(parent, name)
+    os.makedirs(os.path.join(folder, "session_x", "logs"))
+    Path(folder, "session_x", "logs", "raylet.out").write_text("log\n")
+    return folder
+
+
+def test_a_killed_sweeps_ray_folder_is_removed_by_the_next_and_no_live_one(monkeypatch,
+                                                                          short_ray_tmpdir):
+    """``kill -9`` of a sweep on a local Ray leaves its ``tiersim-ray-*`` folder (Ray's logs,
+    sockets, spilled objects), which nothing removed. The folder's name now carries the pid of
+    the sweep that made it, and the next local Ray removes each folder whose sweep is gone;
+    one whose sweep is alive stays, as does one a process holds a lock on, as its sweep does (a
+    sweep in another pid namespace sharing the folder), and one named before pids were (owner
+    unknown)."""
+    from tiersim.sweep import executors
+
+    ray_tmpdir = short_ray_tmpdir
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        stale = _ray_folder(ray_tmpdir, f"tiersim-ray-{_ended()}-k2j4h7x1")
+        alive = _ray_folder(ray_tmpdir, f"tiersim-ray-{live.pid}-a8d0q3zz")
+        held = _ray_folder(ray_tmpdir, f"tiersim-ray-{_ended()}-b7c1m2nn")
+        unknown = _ray_folder(ray_tmpdir, "tiersim-ray-q0w9e8r7")
+        owner = os.open(held, os.O_RDONLY)
+        try:
+            fcntl.flock(owner, fcntl.LOCK_EX)
+            fake = FolderRay()
+            monkeypatch.setattr(executors, "_ray", lambda: fake)
+            with executors.ray_session(None, 1):
+                ours = os.path.basename(fake.folders[0])
+                assert sorted(os.listdir(ray_tmpdir)) == sorted(
+                    os.path.basename(f) for f in (alive, held, unknown, ours))
+        finally:
+            os.close(owner)
+        assert ours.startswith(f"tiersim-ray-{os.getpid()}-")
+        assert not os.path.exists(stale)
+        assert sorted(os.listdir(ray_tmpdir)) == sorted(
+            os.path.basename(f) for f in (alive, held, unknown))
+    finally:
+        live.kill()
+        live.wait()

@@ -408,7 +408,7 @@ def _take(handle, out: Path, kind: str) -> bool:
                     "--out folder") from None
             handle.seek(0)
             holder = handle.read(20).strip()
-            if (holder.isdigit() and _alive(int(holder))) or time.monotonic() > deadline:
+            if (holder.isdigit() and pid_alive(int(holder))) or time.monotonic() > deadline:
                 pid = f" (pid {holder})" if holder.isdigit() else ""
                 then = (", then report again" if kind == "report"
                         else " or use another --out")
@@ -418,7 +418,7 @@ def _take(handle, out: Path, kind: str) -> bool:
             time.sleep(0.05)
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` exists (and is not this one)."""
     if pid == os.getpid():
         return True

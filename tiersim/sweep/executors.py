@@ -29,12 +29,17 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import replace
 from typing import Any
 
 from tiersim.errors import TiersimError
 from tiersim.sweep.points import Task, execute
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks
+    fcntl = None
 
 OnDone = Callable[[dict[str, Any]], None]
 
@@ -255,7 +260,8 @@ def ray_session(address: str | None = None, workers: int | None = None) -> Itera
 
 
 RAY_FOLDER_PREFIX = "tiersim-ray-"
-"""Name prefix of the folder a local Ray keeps its session in."""
+"""Name prefix of the folder a local Ray keeps its session in: ``tiersim-ray-PID-XXXXXXXX``,
+the pid of the sweep that made it (:func:`remove_stale_ray_folders`)."""
 
 
 @contextmanager
@@ -265,13 +271,79 @@ def local_ray_folder() -> Iterator[str]:
     every worker, about 0.2 MB for a two-point sweep, more for a longer one), one folder per
     sweep, never removed. It lies where Ray would put its own (``RAY_TMPDIR``, else the
     system's temporary folder), a short path: Ray's sockets live in it, and a Unix socket's
-    path may not pass 107 bytes."""
+    path may not pass 107 bytes. A sweep killed where it cannot remove it (``kill -9``, the OOM
+    killer) leaves it: the next one removes it (:func:`remove_stale_ray_folders`)."""
     parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
-    folder = tempfile.mkdtemp(prefix=RAY_FOLDER_PREFIX, dir=parent)
+    remove_stale_ray_folders(parent)
+    folder = tempfile.mkdtemp(prefix=f"{RAY_FOLDER_PREFIX}{os.getpid()}-", dir=parent)
+    handle = None
     try:
+        handle = _hold(folder)
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        if handle is not None:
+            os.close(handle)
+
+
+def remove_stale_ray_folders(parent: str) -> list[str]:
+    """Remove each local Ray folder in ``parent`` whose sweep is gone (the folders removed):
+    its name's pid is no live process (:func:`tiersim.outputs.pid_alive`) and no process holds
+    an advisory lock on it, as its sweep does (one in another pid namespace sharing it). A folder
+    whose sweep is alive stays, and so does one named without a pid (by a tiersim before
+    folders named one: its owner is unknown)."""
+    from tiersim.outputs import pid_alive
+
+    removed = []
+    for name in _entries(parent):
+        pid, dash, _ = name.removeprefix(RAY_FOLDER_PREFIX).partition("-")
+        folder = os.path.join(parent, name)
+        if (not name.startswith(RAY_FOLDER_PREFIX) or not dash or not pid.isdigit()
+                or os.path.islink(folder) or not os.path.isdir(folder)
+                or pid_alive(int(pid)) or _held(folder)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _entries(parent: str) -> list[str]:
+    """The names in ``parent`` (none where it cannot be listed: Ray says what is wrong)."""
+    try:
+        return os.listdir(parent)
+    except OSError:
+        return []
+
+
+def _hold(folder: str) -> int | None:
+    """A descriptor of ``folder`` holding an advisory ``flock`` on it while the sweep runs,
+    waiting out a :func:`_held` check that holds it a moment (None where it cannot be had: a
+    file system without locks, where the pid in the folder's name guards it)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    handle = os.open(folder, os.O_RDONLY)
+    with suppress(OSError):
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+def _held(folder: str) -> bool:
+    """Whether a process holds an advisory lock on ``folder`` (:func:`_hold`)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return False
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # no locks on this file system
+    finally:
+        os.close(handle)
+    return False
 
 
 PROBE_S = 3.0
