@@ -112,12 +112,15 @@ def _address_space() -> int | None:
 
 class _Guard:
     """The armed guard: the address space it stops at (``ceiling``), the limit it was set
-    under, the handler it replaced, and whether it has stopped the command (``tripped``)."""
+    under, the handler it replaced, whether its MemoryError is on its way (``tripped``: the
+    timer set, not yet raised) and whether it was raised with the address space not yet back
+    under the ceiling since (``spent``)."""
 
     ceiling: int | None = None
     limit = 0
     saved = None
     tripped = False
+    spent = False
 
 
 def arm_guard() -> bool:
@@ -129,7 +132,8 @@ def arm_guard() -> bool:
     limit = address_limit()
     if limit is None or GUARD_SIGNAL is None or _address_space() is None:
         return False
-    _Guard.ceiling, _Guard.limit, _Guard.tripped = limit - HEADROOM_BYTES, limit, False
+    _Guard.ceiling, _Guard.limit = limit - HEADROOM_BYTES, limit
+    _Guard.tripped = _Guard.spent = False
     _Guard.saved = signal.signal(GUARD_SIGNAL, _near_limit)
     gc.callbacks.append(_check)
     return True
@@ -147,11 +151,19 @@ def disarm_guard() -> None:
 
 
 def _check(phase: str, info: dict) -> None:
-    """The garbage collector's callback: past the ceiling, have the main thread raise (once)."""
+    """The garbage collector's callback: past the ceiling, have the main thread raise, once
+    until the address space is back under the ceiling. A caller that goes on after the
+    MemoryError (a sweep in one process records its point as failed and runs the next) frees
+    what it held and is guarded again: it was not, so its next point that filled the address
+    space met the limit itself (an empty MemoryError, or CPython's spin)."""
     if phase != "start" or info["generation"] == 0 or _Guard.tripped or _Guard.ceiling is None:
         return
     size = _address_space()
-    if size is not None and size > _Guard.ceiling:
+    if size is None:
+        return
+    if _Guard.spent:
+        _Guard.spent = size > _Guard.ceiling
+    elif size > _Guard.ceiling:
         _Guard.tripped = True
         signal.setitimer(signal.ITIMER_PROF, 0.001)
 
@@ -170,5 +182,6 @@ def _near_limit(signum, frame) -> None:
     if frame is not None and frame.f_code is _check.__code__:  # not inside the callback
         signal.setitimer(signal.ITIMER_PROF, 0.001)
         return
+    _Guard.tripped, _Guard.spent = False, True
     raise MemoryError(f"stopped with {HEADROOM_BYTES // 2**20} MiB left of the "
                       f"{_Guard.limit / 1e9:,.1f} GB address-space limit, ulimit -v")

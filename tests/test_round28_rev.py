@@ -1,0 +1,46 @@
+"""Round 28 (rev): review of round 27's changes; each test failed before its fix."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+GUARD_TWICE = """
+import gc, os, resource
+from tiersim import memory
+
+mapped = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+limit = mapped + 300 * 2**20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+assert memory.arm_guard()
+
+def point():
+    held = []
+    try:
+        while True:
+            held.append([len(held)])
+    except MemoryError as err:  # a failed point is recorded, the next one runs
+        del held
+        return str(err)
+
+for _ in range(2):
+    print(point() or "(empty)", flush=True)
+    gc.collect()
+memory.disarm_guard()
+"""
+"""Two "points" run in one guarded process, as ``tiersim sweep --workers 1`` runs them (its
+points.py records a MemoryError as a failed point and goes on), each filling the address space
+with small objects under a limit 300 MiB above what the process maps."""
+
+
+def test_the_memory_guard_stops_a_second_point_after_a_first_it_stopped():
+    """The guard raised once per process: the first point was stopped with 128 MiB left, the
+    second ran on to the limit itself (an empty MemoryError here; CPython's spin where the
+    failure meets a ``with`` block's unwinding, the hang the guard exists to prevent). Now it
+    is armed again once the address space is back under its ceiling."""
+    done = subprocess.run([sys.executable, "-c", GUARD_TWICE], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, lines
+    assert all(line.startswith("stopped with 128 MiB left") for line in lines), lines
