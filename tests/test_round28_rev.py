@@ -5,6 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+from tiersim.plan import Constraints, Planner
+from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+
 GUARD_TWICE = """
 import gc, os, resource
 from tiersim import memory
@@ -44,3 +49,21 @@ def test_the_memory_guard_stops_a_second_point_after_a_first_it_stopped():
     lines = done.stdout.splitlines()
     assert len(lines) == 2, lines
     assert all(line.startswith("stopped with 128 MiB left") for line in lines), lines
+
+
+def test_memory_running_out_while_routing_stops_the_plan_not_one_design():
+    """The planner read any exception from fitting a design's router as that design's miss:
+    a MemoryError there (the address-space guard's, or numpy's) became the runner-up
+    'w4+bf16: router: stopped with 128 MiB left ...' and the plan went on to choose uniform
+    bf16, status 0, the routed designs never judged. Now it stops the command."""
+    class OutOfMemory(FakeEvaluator):
+        def routing(self, design):
+            if len(design.tiers) > 1:
+                raise MemoryError("stopped with 128 MiB left")
+            return super().routing(design)
+
+    tiers = [FakeTier("w4", accuracy=0.80), FakeTier("bf16", accuracy=0.90)]
+    scenario = fake_scenario(tiers, floor=0.82)
+    planner = Planner(scenario, Constraints.of(scenario), OutOfMemory(tiers))
+    with pytest.raises(MemoryError):
+        planner.plan()

@@ -486,6 +486,8 @@ class Planner:
             design = Design(tiers, tuple(self.gpus[n][level[n]] for n in tiers), setting)
             try:
                 _, assignment, accuracy = self.evaluator.routing(design)
+            except MemoryError:  # the plan's, not this design's: the command stops (one line)
+                raise
             except Exception as err:  # noqa: BLE001 - a router that cannot serve this subset
                 return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
             floor = self.c.accuracy_floor  # checked first: a raised floor may send traffic up
