@@ -67,3 +67,36 @@ def test_memory_running_out_while_routing_stops_the_plan_not_one_design():
     planner = Planner(scenario, Constraints.of(scenario), OutOfMemory(tiers))
     with pytest.raises(MemoryError):
         planner.plan()
+
+
+PROFILED = """
+import resource, signal
+from tiersim.cli import app
+
+resource.setrlimit(resource.RLIMIT_AS, (16 * 2**30, 16 * 2**30))  # the guard's condition
+samples = []
+signal.signal(signal.SIGPROF, lambda signum, frame: samples.append(1))  # a sampling profiler
+signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
+try:
+    app(prog_name="tiersim", args=["--help"])
+except SystemExit:
+    pass
+before = len(samples)
+sum(i * i for i in range(3_000_000))  # CPU time, which a running profiler samples
+print(signal.getitimer(signal.ITIMER_PROF)[1], len(samples) - before)
+signal.setitimer(signal.ITIMER_PROF, 0)  # the profiler stops before Python's exit
+"""
+"""A command run in a process whose SIGPROF timer a profiler (vmprof's kind) runs: its
+interval after the command, and the samples it took of CPU time spent after it."""
+
+
+def test_the_memory_guard_leaves_a_profilers_timer_running():
+    """The guard took SIGPROF and its CPU-time timer whatever held them, and its disarming set
+    the timer to 0: after any command under an address-space limit, a profiler sampling the
+    process by that timer sampled nothing more (interval 0.0, 0 samples). Now the guard stays
+    off where the signal or its timer is another's, and the profiler goes on."""
+    done = subprocess.run([sys.executable, "-c", PROFILED], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    interval, samples = done.stdout.splitlines()[-1].split()
+    assert float(interval) == 0.001 and int(samples) > 0, done.stdout

@@ -128,15 +128,27 @@ def arm_guard() -> bool:
     the older generations (every few thousand new objects: the growth that fills the last bytes
     one small object at a time) and, once less than :data:`HEADROOM_BYTES` is left, raise a
     MemoryError in the main thread (:func:`_near_limit`). Main thread only; returns whether it
-    armed (nothing to do without a limit or ``/proc``)."""
+    armed (nothing to do without a limit or ``/proc``, nor where the signal or its timer is
+    another's: :func:`_signal_taken`)."""
     limit = address_limit()
-    if limit is None or GUARD_SIGNAL is None or _address_space() is None:
+    if limit is None or GUARD_SIGNAL is None or _address_space() is None or _signal_taken():
         return False
     _Guard.ceiling, _Guard.limit = limit - HEADROOM_BYTES, limit
     _Guard.tripped = _Guard.spent = False
     _Guard.saved = signal.signal(GUARD_SIGNAL, _near_limit)
     gc.callbacks.append(_check)
     return True
+
+
+def _signal_taken() -> bool:
+    """Whether :data:`GUARD_SIGNAL` has a handler or its CPU-time timer runs already (a
+    sampling profiler's, such as vmprof's, in a process that runs tiersim's app): the guard's
+    disarming stopped that timer for good (the profiler sampled nothing after the command) and
+    its trip replaced the profiler's interval with its own one-shot; a handler installed
+    outside Python (``None``) could not be put back at all. The guard then stays off."""
+    handler = signal.getsignal(GUARD_SIGNAL)
+    running = signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0)
+    return running or handler not in (signal.SIG_DFL, signal.SIG_IGN)
 
 
 def disarm_guard() -> None:
