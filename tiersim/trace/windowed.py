@@ -20,8 +20,11 @@ coarse-times note is judged on the window's requests alone (the whole read said 
 the whole file's times were coarse as well).
 
 Only a file whose result this read can give as the whole read does takes it (:func:`read`
-returns None otherwise, and the caller reads the whole file): an Azure CSV of exactly its
-three columns (others are checked against rows far apart), whose every chunk's timestamps are
+returns None otherwise, and the caller reads the whole file): an Azure CSV of its three columns
+and any others that are not canonical optional columns (those are checked against rows far
+apart; the others are noted as not read, as the whole read notes them, and parsed as
+categories, a code a row, as the whole read parses them: not skipped with ``usecols``, which
+would let a row with more fields than the header through), whose every chunk's timestamps are
 plain ISO date-times of one zone style (:func:`tiersim.trace.checks.plain_datetimes_ns`: a
 date alone, or a cell without an offset among cells with one, is judged on the whole column),
 and whose window holds a request (a file of none gets the whole read's error).
@@ -39,7 +42,14 @@ import pandas as pd
 
 from tiersim.errors import TraceError
 from tiersim.trace import canonical, checks, units
-from tiersim.trace.formats import FORMATS, SERVED_LABELS, dropped_notes
+from tiersim.trace.formats import (
+    FORMATS,
+    OWN,
+    SERVED_LABELS,
+    carried,
+    columns_used,
+    dropped_notes,
+)
 from tiersim.trace.source import (
     CSV_CHUNK_ROWS,
     Source,
@@ -82,6 +92,7 @@ class _Reading:
     kept: tuple[list[np.ndarray], ...] = field(default_factory=lambda: ([], [], [], []))
     """Each chunk's requests inside the window: their rows, arrivals and (int32, as the table
     holds them) prompt and output tokens, a list a column."""
+    column_notes: list[str] | None = None  # the notes on columns not read (the first chunk's)
 
 
 class _Unsuited(Exception):
@@ -89,10 +100,17 @@ class _Unsuited(Exception):
 
 
 def suits(path: str | Path, format: str) -> bool:
-    """Whether ``path`` is a CSV of exactly the Azure format's three columns (read as
-    ``format``: auto or azure)."""
+    """Whether ``path`` is a CSV of the Azure format's three columns and others that are no
+    canonical optional column, each named once (read as ``format``: auto or azure; read as
+    auto, no other format's every column)."""
     columns = columns_read_as(path, format, "azure")
-    return columns is not None and len(columns) == 3 and set(columns) == {TIME, PROMPT, OUTPUT}
+    return (columns is not None and len(set(columns)) == len(columns)
+            and columns_used(columns, format) == {TIME, PROMPT, OUTPUT})
+
+
+def _used(columns: list[str]) -> set[str] | None:
+    """The columns an Azure CSV's converter reads (the others parsed as categories)."""
+    return columns_used(columns, "azure")
 
 
 def columns_read_as(path: str | Path, format: str, name: str) -> list[str] | None:
@@ -118,7 +136,8 @@ def read(path: str | Path, window: tuple[float, float] | None,
     reading = _Reading(float(start), float(end))
     stopped = False
     try:
-        with contextlib.closing(csv_chunks(path, chunk_rows or CSV_CHUNK_ROWS)) as chunks:
+        with contextlib.closing(csv_chunks(path, chunk_rows or CSV_CHUNK_ROWS,
+                                           _used)) as chunks:
             for first, raw in chunks:
                 stopped = _add(reading, Source(str(path), 1, first), raw)
                 if stopped:
@@ -138,6 +157,8 @@ def _add(reading: _Reading, src: Source, raw: pd.DataFrame) -> bool:
     if got is None or reading.style not in (None, got[1]):
         raise _Unsuited
     ns, reading.style = got
+    if reading.column_notes is None:
+        reading.column_notes = carried(raw.iloc[:0], src, OWN["azure"])[1]
     _check_sorted(reading, src, ns, raw[TIME])
     out = checks.tokens(src, raw[OUTPUT], OUTPUT, allow_zero=True)
     served = out > 0
@@ -188,7 +209,7 @@ def _part(reading: _Reading, whole: bool) -> Part:
     """The window's table and notes (``whole``: every row of the file was read)."""
     rows, t, inp, out = (_joined(column) for column in reading.kept)
     table = canonical.build(rows, t, inp, out)
-    notes = list(units.coarse_note(TIME, t))
+    notes = [*reading.column_notes, *units.coarse_note(TIME, t)]
     if reading.dropped:
         begin = float((reading.served_ns - reading.first_ns) / 1e9)
         notes += dropped_notes(reading.dropped, reading.rows, reading.first_dropped,

@@ -1,0 +1,69 @@
+"""Round 28 (stream): trace reads that held a whole file now read it a chunk at a time where
+their result is the whole read's (an Azure CSV with columns beyond its three), and the
+chunked and whole reads name the same fault in a file with two."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_round27_tracestream import WINDOWS, _azure, _read, _same
+
+from tiersim.trace import windowed
+
+
+def _with_columns(tmp_path, columns: dict, rows: int = 3000):
+    """The first ``rows`` rows of the real Azure trace with ``columns`` (name: cells) added."""
+    path = _azure(tmp_path, rows)
+    raw = pd.read_csv(path)
+    for name, cells in columns.items():
+        raw[name] = cells
+    raw.to_csv(path, index=False)
+    return path
+
+
+EXTRA = {"user": lambda n: [f"u{i % 17}" for i in range(n)],
+         "request_id": lambda n: np.arange(n) * 3,
+         "sesion_id": lambda n: np.arange(n) % 5}
+"""Columns beyond Azure's three that are no canonical optional column: text, a canonical core
+column and a typo of one (each noted as not read)."""
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 64])
+@pytest.mark.parametrize("window", WINDOWS)
+def test_azure_with_other_columns_read_a_chunk_at_a_time(tmp_path, window, chunk_rows):
+    """An Azure CSV with columns beyond its three that nothing reads takes the chunked read
+    (it was read whole), with the whole read's table, origin, notes (those columns named as
+    not read) or error."""
+    path = _with_columns(tmp_path, {name: make(3000) for name, make in EXTRA.items()})
+    assert windowed.suits(path, "auto") and windowed.suits(path, "azure")
+    got = _read(path, window, False, chunk_rows)
+    whole = _read(path, window, True)
+    end = None if window is None or window[1] is None else window[1]
+    _same(got, whole, end)
+    if not isinstance(whole, str):
+        assert any("not read" in note for note in whole[1])
+
+
+def test_azure_with_other_columns_refuses_a_long_row_as_before(tmp_path):
+    """A row with a field more than the header is refused by the chunked read as by the whole
+    read (the other columns are parsed, not skipped)."""
+    path = _with_columns(tmp_path, {"user": EXTRA["user"](400)}, 400)
+    text = path.read_text().splitlines()
+    text[200] += ",7"
+    path.write_text("\n".join(text) + "\n")
+    got, whole = _read(path, (0, 1e6), False, 64), _read(path, (0, 1e6), True)
+    assert isinstance(whole, str) and got == whole
+
+
+def test_azure_with_an_optional_column_still_read_whole(tmp_path):
+    """A canonical optional column (checked against rows far apart) still sends an Azure CSV
+    to the whole read; a column named twice is refused by either read in one line."""
+    path = _with_columns(tmp_path, {"user": EXTRA["user"](50), "prompt_hash": np.arange(50)},
+                         50)
+    assert not windowed.suits(path, "auto")
+    twice = _azure(tmp_path, 50, name="twice.csv")
+    lines = twice.read_text().splitlines()
+    twice.write_text("\n".join([lines[0] + ",user,user"] + [x + ",a,b" for x in lines[1:]]))
+    got, whole = _read(twice, None, False, 16), _read(twice, None, True)
+    assert isinstance(whole, str) and "share a name" in whole and got == whole
