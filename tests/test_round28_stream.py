@@ -67,3 +67,26 @@ def test_azure_with_an_optional_column_still_read_whole(tmp_path):
     twice.write_text("\n".join([lines[0] + ",user,user"] + [x + ",a,b" for x in lines[1:]]))
     got, whole = _read(twice, None, False, 16), _read(twice, None, True)
     assert isinstance(whole, str) and "share a name" in whole and got == whole
+
+
+def _two_faults(tmp_path):
+    """An Azure CSV with a bad prompt length at row 11 and an earlier time at row 301."""
+    path = _azure(tmp_path, 400)
+    text = path.read_text().splitlines()
+    time, _, out = text[11].split(",")
+    text[11] = f"{time},-5,{out}"
+    text[301] = text[100].split(",")[0] + "," + text[301].split(",", 1)[1]
+    path.write_text("\n".join(text) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("window", [None, (0, 1e6)])
+@pytest.mark.parametrize("chunk_rows", [16, 64, 1000])
+def test_two_faults_named_alike_by_either_read(tmp_path, window, chunk_rows):
+    """A file with two faults gets one line whichever read takes it, whatever the chunks'
+    size: the chunked read leaves a fault to the whole read, which checks the time column
+    first (the unsorted time at row 301, not the prompt at row 11)."""
+    path = _two_faults(tmp_path)
+    whole = _read(path, window, True)
+    assert isinstance(whole, str) and "row 301" in whole, whole
+    assert _read(path, window, False, chunk_rows) == whole

@@ -19,6 +19,13 @@ read (at or past the window's end, so the window cut to the trace's arrivals is 
 coarse-times note is judged on the window's requests alone (the whole read said it only where
 the whole file's times were coarse as well).
 
+A fault found in the rows read sends the file to the whole read, which names it: a file with
+two faults gets the one line the whole read gives (the time column's fault first, then the
+output's, then the prompt's, as the converter checks whole columns), whatever the chunks' size;
+a chunk names the first fault in file order, so a 300-row chunk and a 100-row one named
+different rows (:mod:`tiersim.trace.windowed_burstgpt` does the same; the cost, the whole read's
+memory, is paid only by a file that is refused).
+
 Only a file whose result this read can give as the whole read does takes it (:func:`read`
 returns None otherwise, and the caller reads the whole file): an Azure CSV of its three columns
 and any others that are not canonical optional columns (those are checked against rows far
@@ -142,8 +149,8 @@ def read(path: str | Path, window: tuple[float, float] | None,
                 stopped = _add(reading, Source(str(path), 1, first), raw)
                 if stopped:
                     break
-    except _Unsuited:
-        return None
+    except (_Unsuited, TraceError):
+        return None  # a fault is named by the whole read (see the module's docstring)
     if not reading.kept[0]:
         return None
     return _part(reading, not stopped)
