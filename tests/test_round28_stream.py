@@ -90,3 +90,41 @@ def test_two_faults_named_alike_by_either_read(tmp_path, window, chunk_rows):
     whole = _read(path, window, True)
     assert isinstance(whole, str) and "row 301" in whole, whole
     assert _read(path, window, False, chunk_rows) == whole
+
+
+def test_a_burst_load_series_costs_little_beside_the_requests():
+    """20,000 requests at t = 0 (the series' grid at its 1 ms floor: 14,621 rows): simulate's
+    peak traced memory with the load series is under 290 bytes a request (344 with a tuple of
+    Python numbers a row; 232 without the series)."""
+    from test_round27_reqmem import burst, tier, traced_peak
+
+    from tiersim.engine import simulate
+    n = 20_000
+    work, spec = burst(n), tier(num_blocks=20_000, max_num_seqs=256,
+                                max_num_batched_tokens=8192)
+    peak = traced_peak(lambda: simulate([spec], work))
+    assert peak / n < 290, f"{peak / n:.0f} bytes a request"
+
+
+def test_load_series_rows_read_as_the_tuples_they_were():
+    """The stored rows read back as the tuples written (means as floats, the peak an int),
+    compare equal to them, and timeseries.parquet's frame is the one built a tuple a row."""
+    from test_round27_reqmem import burst, tier
+
+    from tiersim.engine import simulate
+    from tiersim.engine.load_series import SeriesRows
+    from tiersim.summary import TIMESERIES_COLUMNS, timeseries_table
+    res = simulate([tier(replicas=2, num_blocks=4000)], burst(500), sample_every=0.5)
+    rows = res.samples["t"][0]
+    assert isinstance(rows, SeriesRows) and len(rows) > 3
+    listed = list(rows)
+    assert rows == listed and rows[1:3] == listed[1:3] and rows[-1] == listed[-1]
+    assert all(isinstance(r[4], int) and isinstance(r[2], float) for r in rows)
+
+    class Fleet:
+        tiers = [type("Tier", (), {"name": "t"})]
+    by_tuples = pd.DataFrame([
+        ("t", replica, t, running, waiting, kv, res.num_blocks["t"], peak, res.interval_s)
+        for replica, samples in enumerate(res.samples["t"])
+        for t, running, waiting, kv, peak in samples], columns=TIMESERIES_COLUMNS)
+    pd.testing.assert_frame_equal(timeseries_table(res, Fleet), by_tuples, check_exact=True)
