@@ -128,3 +128,75 @@ def test_load_series_rows_read_as_the_tuples_they_were():
         for replica, samples in enumerate(res.samples["t"])
         for t, running, waiting, kv, peak in samples], columns=TIMESERIES_COLUMNS)
     pd.testing.assert_frame_equal(timeseries_table(res, Fleet), by_tuples, check_exact=True)
+
+
+def _places_by_lexsort(src, hashes, column):
+    """check_hash_places as it was (a lexsort of every id's id, row and place): the reference
+    the leaner check must match, error text included."""
+    from tiersim.trace import canonical
+    lengths = np.fromiter((len(h) for h in hashes), dtype=np.int64, count=len(hashes))
+    if lengths.sum() < 2:
+        return
+    ids = np.concatenate([np.asarray(h, dtype=np.int64) for h in hashes if len(h)])
+    rows = np.repeat(np.arange(len(hashes)), lengths)
+    places = np.arange(len(ids)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    order = np.lexsort((places, rows, ids))
+    ids, rows, places = ids[order], rows[order], places[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    first = np.repeat(starts, np.diff(np.r_[starts, len(ids)]))
+    moved = np.flatnonzero(places != places[first])
+    if not len(moved):
+        return
+    k = moved[np.lexsort((places[moved], rows[moved]))[0]]
+    j = first[k]
+    before = ("this prompt" if rows[j] == rows[k]
+              else f"the prompt of row {src.row(int(rows[j]))}")
+    raise src.error(f"hash id {ids[k]} is block {places[k] + 1} of this prompt but block "
+                    f"{places[j] + 1} of {before}; a block's id names it with every block "
+                    "before it, so it has one place in every prompt (a repeated or moved id "
+                    "would count tokens as cached that were never computed): give each "
+                    f"block its own id, or remove the column {column} to replay without "
+                    "prefix caching", int(rows[k]), column)
+    assert canonical  # the module whose message this copies
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hash_places_check_names_what_the_lexsort_named(seed):
+    """Random tables of hash ids (shared prefixes, some ids moved or repeated, empty lists):
+    the leaner check refuses or passes each as the lexsort did, in the same words."""
+    from tiersim.errors import TraceError
+    from tiersim.trace import canonical
+    from tiersim.trace.source import Source
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(int(rng.integers(1, 60))):
+        base = int(rng.integers(0, 5)) * 100
+        row = list(range(base, base + int(rng.integers(0, 8))))
+        if row and rng.random() < 0.08:  # a moved or repeated id
+            row[int(rng.integers(0, len(row)))] = int(rng.choice(row + [base + 50]))
+        rows.append(np.array(row, dtype=np.int64))
+    hashes = np.empty(len(rows), dtype=object)
+    hashes[:] = rows
+    src = Source("t.jsonl", 0, 3)
+    said = []
+    for check in (canonical.check_hash_places, _places_by_lexsort):
+        try:
+            check(src, hashes, "hash_ids")
+            said.append(None)
+        except TraceError as err:
+            said.append(str(err))
+    assert said[0] == said[1]
+
+
+def test_hash_places_check_holds_few_bytes_an_id():
+    """1,000,000 ids (100,000 prompts of 10 blocks sharing prefixes): the check's peak traced
+    memory is under 40 bytes an id beside the table (27; the lexsort of ids, rows and places
+    took 57)."""
+    from test_round27_reqmem import traced_peak
+
+    from tiersim.trace import canonical
+    from tiersim.trace.source import Source
+    hashes = np.empty(100_000, dtype=object)
+    hashes[:] = [np.arange(10, dtype=np.int64) + (i % 1000) * 10 for i in range(100_000)]
+    peak = traced_peak(lambda: canonical.check_hash_places(Source("t", 0), hashes, "hash_ids"))
+    assert peak / 1_000_000 < 40, f"{peak / 1_000_000:.0f} bytes an id"
