@@ -292,6 +292,11 @@ def check_hash_counts(src: Source, hashes: np.ndarray, input_tokens: np.ndarray,
                         "prompt tokens", i, column)
 
 
+PLACES_SORTED_IDS = 1 << 22
+"""Hash ids :func:`check_hash_places` sorts at a time, about (4M: the ids are split by value
+into buckets of about this many, each id's every sighting in one bucket)."""
+
+
 def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
     """Refuse a block hash id found at two places, in one prompt or in two: an id names its
     block with every block before it (Mooncake's ids are such prefix hashes), so it is block
@@ -300,34 +305,71 @@ def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
     where an id moves, and the row and place it had before; vectorised over the whole table
     (a million rows of a few ids take well under a second).
 
-    NOTE (memory): the ids are joined in row order, each row's in place order, so a stable
-    sort by id alone orders them by id, then row, then place; rows are found only for the ids
-    that move. About 27 bytes an id traced at the peak, where a lexsort of ids, rows and places
-    took 57 (a 1.2M-row Mooncake file of 36M ids: its whole read's peak 3.0 -> 1.9 GB)."""
+    NOTE (memory): the ids, joined in row order (each row's in place order), are split by
+    value into buckets of about :data:`PLACES_SORTED_IDS`, and each bucket is sorted by id
+    alone (stable: by id, then row, then place); rows are found only for the ids that move.
+    A lexsort of every id's id, row and place took 57 bytes an id traced at its peak (a
+    1.2M-row Mooncake file of 36M ids: its whole read's peak 2.7 GB); the joined ids and their
+    places and buckets take 13, a bucket's sort about 30 of its own."""
     lengths = np.fromiter((len(h) for h in hashes), dtype=np.int64, count=len(hashes))
     if lengths.sum() < 2:
         return
     ids = np.concatenate([np.asarray(h, dtype=np.int64) for h in hashes if len(h)])
-    order = np.argsort(ids, kind="stable")  # by id, then row, then place
-    ids = ids[order]
-    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])  # each id's first sighting
     ends = np.cumsum(lengths)  # each row's ids end before here, in the joined ids
-    places = _places(ends, lengths)[order]
-    moved = np.flatnonzero(places != np.repeat(places[starts], np.diff(np.r_[starts,
-                                                                             len(ids)])))
-    if not len(moved):
+    places = _places(ends, lengths)
+    count = -(-len(ids) // PLACES_SORTED_IDS)
+    buckets = _buckets(ids, count) if count > 1 else None
+    found = None  # the earliest (row, place) moved, its id, and its id's first (row, place)
+    for bucket in range(count):
+        if buckets is None:  # one bucket: the joined ids as they are (no copies)
+            moved = _first_moved(ids, places, None, ends)
+        else:
+            at = np.flatnonzero(buckets == bucket)
+            moved = _first_moved(ids[at], places[at], at, ends)
+        if moved is not None and (found is None or moved[:2] < found[:2]):
+            found = moved
+    if found is None:
         return
-    rows = np.searchsorted(ends, order[moved], side="right")
-    k = moved[np.lexsort((places[moved], rows))[0]]  # the earliest row that moves one
-    j = starts[np.searchsorted(starts, k, side="right") - 1]
-    row_k, row_j = (int(np.searchsorted(ends, order[i], side="right")) for i in (k, j))
+    row_k, place_k, hash_id, row_j, place_j = found
     before = "this prompt" if row_j == row_k else f"the prompt of row {src.row(row_j)}"
-    raise src.error(f"hash id {ids[k]} is block {places[k] + 1} of this prompt but block "
-                    f"{places[j] + 1} of {before}; a block's id names it with every block "
+    raise src.error(f"hash id {hash_id} is block {place_k + 1} of this prompt but block "
+                    f"{place_j + 1} of {before}; a block's id names it with every block "
                     "before it, so it has one place in every prompt (a repeated or moved id "
                     "would count tokens as cached that were never computed): give each "
                     f"block its own id, or remove the column {column} to replay without "
                     "prefix caching", row_k, column)
+
+
+def _buckets(ids: np.ndarray, count: int) -> np.ndarray:
+    """Each id's bucket (its value modulo ``count``), computed a slice at a time (no int64
+    temporary of every id)."""
+    out = np.empty(len(ids), dtype=np.min_scalar_type(count - 1))
+    for i in range(0, len(ids), PLACES_SORTED_IDS):
+        out[i:i + PLACES_SORTED_IDS] = ids[i:i + PLACES_SORTED_IDS] % count
+    return out
+
+
+def _first_moved(ids: np.ndarray, places: np.ndarray, at: np.ndarray | None,
+                 ends: np.ndarray) -> tuple[int, int, int, int, int] | None:
+    """Among ``ids`` (at joined positions ``at``, increasing, None: every joined id, with
+    their ``places``; rows end before ``ends``), the earliest sighting (by row, then place) of
+    an id at another place than its first: its row, place, id, and its id's first row and
+    place; None if none moves."""
+    if not len(ids):
+        return None
+    order = np.argsort(ids, kind="stable")  # by id, then row, then place
+    ids, places = ids[order], places[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])  # each id's first sighting
+    moved = np.flatnonzero(places != np.repeat(places[starts], np.diff(np.r_[starts,
+                                                                             len(ids)])))
+    if not len(moved):
+        return None
+    joined = order if at is None else at[order]  # each sorted id's joined position
+    rows = np.searchsorted(ends, joined[moved], side="right")
+    k = moved[np.lexsort((places[moved], rows))[0]]  # the earliest row that moves one
+    j = starts[np.searchsorted(starts, k, side="right") - 1]
+    row_k, row_j = (int(np.searchsorted(ends, joined[i], side="right")) for i in (k, j))
+    return row_k, int(places[k]), int(ids[k]), row_j, int(places[j])
 
 
 def _places(ends: np.ndarray, lengths: np.ndarray) -> np.ndarray:
