@@ -501,6 +501,8 @@ def plan_section(plan: PlanResult) -> str:
         ["saved vs it", _saved(saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd"))],
         ["saved vs a static split of equal accuracy",
          _saved(saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd"))]]
+    if saving.get("drain_gap"):  # a tie in USD/hour, as the console's "saves" line says
+        saved.append(["why the costs differ", saving["drain_gap"]])
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in (chosen.get("one_fewer") or {}).items()]
     others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]

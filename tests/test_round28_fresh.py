@@ -1,0 +1,51 @@
+"""Round 28 (fresh): a new user installs the wheel and follows README.md from an empty folder;
+what the installed package prints or writes reads as the README and the console say."""
+
+from __future__ import annotations
+
+from tiersim.results import PlanResult
+
+#: plan.json's savings of `tiersim plan scenarios/plan_default.yaml` (wheel of 5e955fa): the
+#: plan (FP8 8 + BF16 9) and uniform BF16 17 both cost 59.5 USD an hour.
+DRAIN = ("both 59.5 USD/hour: the gap is the drain after the last arrival, 346.8 s against "
+         "346.8 s, not a cheaper fleet")
+TIE_SAVINGS = {"accuracy_floor": 0.8, "baseline_uniform_cost_per_hour_usd": 59.5,
+               "baseline_uniform_cost_usd": 5.732159515, "baseline_uniform_tier": "bf16",
+               "drain_gap": DRAIN, "routed_cost_usd": 5.731672321,
+               "static_split_cost_usd": 5.730494005, "vs_static_split_frac": -0.0002056220971,
+               "vs_static_split_usd": -0.001178316195, "vs_uniform_frac": 8.499316155e-05,
+               "vs_uniform_usd": 0.0004871943597}
+
+
+def _tie_plan(savings: dict) -> PlanResult:
+    """The default plan's chosen design with ``savings`` as plan.json holds them."""
+    chosen = {"design": "fp8+bf16", "replicas": {"fp8": 8, "bf16": 9},
+              "gpus_per_replica": {"fp8": 1, "bf16": 1}, "cost_usd": 5.731672321,
+              "cost_model": "provisioned", "cost_per_hour_usd": 59.5, "savings": savings}
+    return PlanResult.from_json(PlanResult(scenario="plan_default", constraints={},
+                                           plan=chosen).to_json())
+
+
+def test_plan_report_says_why_a_tie_saves_a_sliver():
+    """`tiersim plan scenarios/plan_default.yaml` prints "saves 0.0% against the cheapest sized
+    uniform fleet (bf16), simulated (both 59.5 USD/hour: the gap is the drain after the last
+    arrival ...)"; its report's "saved vs it" read "0.00850 %" with no word of why, as if the
+    plan were a cheaper fleet. The report now gives the console's reason beside it."""
+    from tiersim.cli.plan import format_plan
+    from tiersim.report.page import plan_section
+
+    plan = _tie_plan(TIE_SAVINGS)
+    assert DRAIN in format_plan(plan)
+    page = plan_section(plan)
+    assert "0.00850 %" in page
+    assert DRAIN in page
+
+
+def test_plan_report_without_a_drain_gap_adds_no_row():
+    """Fleets of different USD/hour have no drain gap (plan.json's ``drain_gap`` null): the
+    report's table keeps its saving rows only."""
+    from tiersim.report.page import plan_section
+
+    page = plan_section(_tie_plan({**TIE_SAVINGS, "drain_gap": None}))
+    assert "drain after the last arrival" not in page
+    assert "<td>why the costs differ</td>" not in page
