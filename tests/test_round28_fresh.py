@@ -49,3 +49,54 @@ def test_plan_report_without_a_drain_gap_adds_no_row():
     page = plan_section(_tie_plan({**TIE_SAVINGS, "drain_gap": None}))
     assert "drain after the last arrival" not in page
     assert "<td>why the costs differ</td>" not in page
+
+
+def _table_after(page: str, heading: str) -> list[list[str]]:
+    """The rows (cells as text) of the first table after ``heading`` in a report page."""
+    import re
+
+    body = page.split(heading, 1)[1].split("</table>", 1)[0]
+    return [re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row) for row in body.split("<tr>")[1:]]
+
+
+def test_report_router_figures_say_where_they_come_from():
+    """The report's router table (FPR, FNR, escalation, silent failures, accuracy and its
+    interval) had no source, where `tiersim run`'s router rows say "this run's routing, scored
+    on scenario" and the accuracy's source: each figure now carries the console's words."""
+    from pathlib import Path
+
+    from tiersim.cli.run import headline_table
+    from tiersim.report.page import run_headline
+    from tiersim.results import RunResult
+
+    run = RunResult.read(Path(__file__).parent / "golden" / "cascade_models_summary.json")
+    table = headline_table(run)
+    labels, sources = (list(table.columns[i].cells) for i in (0, 2))
+    routing = next(s for label, s in zip(labels, sources, strict=True)
+                   if label.startswith("router ("))
+    assert routing == "this run's routing, scored on scenario"
+    rows = {cells[0]: cells[1:] for cells in
+            _table_after(run_headline(run), "<h3>Router</h3>")}
+    assert rows["metric"] == ["value", "source"]
+    for name in ("FPR", "FNR", "escalation rate", "silent failure rate"):
+        assert rows[name][1].replace("&#x27;", "'") == routing
+    for name in ("accuracy", "accuracy 95% interval"):
+        assert rows[name][1] == run.sources.accuracy
+    assert all(cells[1] for name, cells in rows.items() if name != "metric")
+
+
+def test_report_per_tier_table_says_where_its_figures_come_from():
+    """The report's per-tier table (p99s, utilisation, KV peak, cost) said nothing of where
+    its figures come from; a line under it now names the step-time sources it was simulated
+    on and the cost's ledger, as the headline's source column does."""
+    from pathlib import Path
+
+    from tiersim.report.page import run_headline
+    from tiersim.results import RunResult
+
+    run = RunResult.read(Path(__file__).parent / "golden" / "tiny_summary.json")
+    page = run_headline(run)
+    after = page.split("<h3>Per tier</h3>", 1)[1].split("<h3>Router</h3>", 1)[0]
+    note = after.split("</table>", 1)[1]
+    assert run.sources.latency in note and run.sources.cost in note
+

@@ -335,6 +335,12 @@ FLOOR_TOLERANCE = 1e-9
 """A fleet meets the accuracy floor when its accuracy is at least the floor less this."""
 
 
+def accuracy_words(accuracy_source: dict[str, str]) -> list[str]:
+    """The distinct accuracy sources of some tiers (``labels``, ``scenario``, ``prior``),
+    sorted; ``["scenario"]`` for none."""
+    return sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
+
+
 def baseline_floor(floor: float | None, accuracy: float) -> float:
     """The accuracy a uniform fleet must reach to be the baseline of a fleet of ``accuracy``:
     the floor, or where none is set that fleet's own accuracy (a cheaper, less accurate fleet
@@ -737,6 +743,13 @@ class RunResult:
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise TiersimError(f"{source}: malformed summary ({_oneline(err)}); rerun "
                                "`tiersim run` to rewrite it") from None
+
+    def routing_source(self) -> str:
+        """Where the correctness the router's FPR and FNR are judged on comes from: every
+        routed tier's, as each request is judged against the tier it needed, answering or not
+        (the headline accuracy's source names only the tiers that answered)."""
+        found = {t.name: t.accuracy_source for t in self.tiers if t.accuracy_source}
+        return " + ".join(accuracy_words(found)) if found else self.sources.accuracy
 
     def missed_words(self) -> str | None:
         """What the run's fleet missed of what its uniform baselines are held to (its savings'

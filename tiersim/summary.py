@@ -26,6 +26,7 @@ from tiersim.results import (
     SavingsResult,
     Sources,
     TierResult,
+    accuracy_words,
     reaches_floor,
 )
 from tiersim.routing import TierInfo, score
@@ -346,12 +347,6 @@ def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
                               or accuracy_source)
     return Sources(latency=" + ".join(latency), accuracy=" + ".join(accuracy),
                    cost=costs.COST_WORDS[scenario.cost_model])
-
-
-def accuracy_words(accuracy_source: dict[str, str]) -> list[str]:
-    """The distinct accuracy sources of some tiers (``labels``, ``scenario``, ``prior``),
-    sorted; ``["scenario"]`` for none."""
-    return sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
 
 
 def latency_assumptions(tiers, trace_acceptance: tuple[int, int] = (0, 0)) -> list[str]:

@@ -250,21 +250,11 @@ def headline_table(r: RunResult):
         ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
         ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
         (f"{r.accuracy_label}{scope}", fmt(r.accuracy, " %", 100, digits=4), acc),
-        *router_rows(r, acc, routing_accuracy_source(r)),
+        *router_rows(r, acc, r.routing_source()),
     ]
     for row in rows:
         table.add_row(*row)
     return table
-
-
-def routing_accuracy_source(r: RunResult) -> str:
-    """Where the correctness the router's FPR and FNR are judged on comes from: every routed
-    tier's, as each request is judged against the tier it needed, answering or not (the
-    headline accuracy's source names only the tiers that answered)."""
-    from tiersim.summary import accuracy_words
-
-    found = {t.name: t.accuracy_source for t in r.tiers if t.accuracy_source}
-    return " + ".join(accuracy_words(found)) if found else r.sources.accuracy
 
 
 def router_rows(r: RunResult, accuracy_source: str,

@@ -290,21 +290,26 @@ def run_headline(run: RunResult) -> str:
         [[t.name if t.model is None else f"{t.name} ({t.model})", t.requests, percent(t.share),
           t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
           t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
+    out += (f"<p class='caption'>Each tier's p99s, utilization and KV peak are simulated on its "
+            f"step times ({page_text(latency)}; per tier in the provenance above); cost: "
+            f"{page_text(cost)}; attributed: {page_text(ATTRIBUTED_WORDS)}.</p>")
     r = run.router
     # a floor missed by less than 4 digits show is shown, with the accuracy, to the digits
     # that tell them apart (both read 0.944 beside "floor met: no")
     digits = 4 if r.accuracy_floor is None else floor_digits(r.accuracy_floor, r.accuracy, 4)
     shown = (lambda v: v) if digits == 4 else (lambda v: v if v is None else fmt(v, digits))
-    out += "<h3>Router</h3>" + table(["metric", "value"], [
-        ["policy", r.policy], ["accuracy basis", r.basis], ["accuracy", shown(r.accuracy)],
-        ["accuracy 95% interval", r.interval_text(fmt)],
-        ["accuracy floor", shown(r.accuracy_floor)],
-        ["floor met", r.floor_met], ["floor met by the interval's low end", r.floor_met_ci95],
-        ["FPR", percent(r.fpr)], ["FNR", percent(r.fnr)],
-        ["escalation rate", percent(r.escalation_rate)],
-        *([["escalated: refused by the first tier", percent(r.escalation_refused_rate)]]
-          if r.escalation_refused_rate is not None else []),
-        ["silent failure rate", percent(r.silent_failure_rate)]])
+    routed = f"this run's routing, scored on {run.routing_source()}"  # the console's words
+    out += "<h3>Router</h3>" + table(["metric", "value", "source"], [
+        ["policy", r.policy, "scenario"], ["accuracy basis", r.basis, acc],
+        ["accuracy", shown(r.accuracy), acc], ["accuracy 95% interval", r.interval_text(fmt), acc],
+        ["accuracy floor", shown(r.accuracy_floor), "scenario"],
+        ["floor met", r.floor_met, acc], ["floor met by the interval's low end",
+                                          r.floor_met_ci95, acc],
+        ["FPR", percent(r.fpr), routed], ["FNR", percent(r.fnr), routed],
+        ["escalation rate", percent(r.escalation_rate), routed],
+        *([["escalated: refused by the first tier", percent(r.escalation_refused_rate),
+            routed]] if r.escalation_refused_rate is not None else []),
+        ["silent failure rate", percent(r.silent_failure_rate), routed]])
     return (out + prefix_cache_section(run) + savings_section(run) + agentic_section(run)
             + notes_section(run))
 
