@@ -100,3 +100,22 @@ def test_report_per_tier_table_says_where_its_figures_come_from():
     note = after.split("</table>", 1)[1]
     assert run.sources.latency in note and run.sources.cost in note
 
+
+
+def test_aiconfigurator_import_line_counts_with_separators(tmp_path, monkeypatch, capsys):
+    """`tiersim calibrate --from aiconfigurator --out aic.json` (aiconfigurator-core 0.12.0,
+    H200, vLLM) printed "wrote aic.json: profile 'h200_aiconfigurator_vllm', 1739 measured
+    tables; 36 not in the data", where every other count tiersim prints reads 1,739."""
+    from types import SimpleNamespace
+
+    import tiersim.perf.aiconfigurator as aic
+    from tiersim.cli.calibrate import import_aiconfigurator_main
+
+    profile = SimpleNamespace(name="h200_aiconfigurator_vllm", tables=[None] * 1739,
+                              overhead_source="fitted: on measured rows")
+    monkeypatch.setattr(aic, "import_aiconfigurator",
+                        lambda **kwargs: (profile, [f"gemm nvfp4 n={n} k=1024" for n in
+                                                    range(1200)]))
+    assert import_aiconfigurator_main(["--out", str(tmp_path / "aic.json")]) == 0
+    out = capsys.readouterr().out
+    assert "1,739 measured tables; 1,200 not in the data" in out

@@ -63,8 +63,8 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
 
     profile, missing = import_aiconfigurator(gpu=args.gpu, engine=args.engine, out=args.out,
                                              name=args.name)
-    echo(f"wrote {escaped(args.out)}: profile {profile.name!r}, {len(profile.tables)} "
-               f"measured tables; {len(missing)} not in the data (roofline): "
+    echo(f"wrote {escaped(args.out)}: profile {profile.name!r}, {len(profile.tables):,} "
+               f"measured tables; {len(missing):,} not in the data (roofline): "
                f"{', '.join(missing) or '-'}")
     if not profile.overhead_source.startswith("fitted"):
         echo("note: its per-iteration overhead is the roofline's assumption and it has no "
