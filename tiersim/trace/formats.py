@@ -170,6 +170,8 @@ def _seconds(src: Source, raw: pd.DataFrame, column: str,
 
 
 def _convert_burstgpt(raw: pd.DataFrame, src: Source) -> Converted:
+    if "Model" in raw.columns:  # a list or an object names no model (it gave a traceback)
+        canonical.one_value_each(raw["Model"], src, "Model", "request's model name")
     since, unit_notes = _seconds(src, raw, "Timestamp", "seconds")
     s = _served(raw, src, since, "Request tokens", "Response tokens", OWN["burstgpt"],
                 SERVED_LABELS["burstgpt"])

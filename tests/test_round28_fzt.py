@@ -1,0 +1,38 @@
+"""Round 28 (helper fzt): hostile trace files through ``tiersim trace inspect`` and ``run``.
+
+Each test drives the command line as a user would and asserts one ``Error:`` line naming the
+file, the place and the fix (:func:`test_hostile_inputs.one_error_line`), or the right result.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_hostile_inputs import one_error_line, run_cli
+
+BURSTGPT_ROW = {"Timestamp": 0, "Model": "ChatGPT", "Request tokens": 5, "Response tokens": 3,
+                "Total tokens": 8, "Log Type": "Conversation log"}
+
+
+def _burstgpt_rows(model, rows: int = 3) -> list[dict]:
+    """BurstGPT rows one second apart whose ``Model`` cell is ``model``."""
+    return [{**BURSTGPT_ROW, "Timestamp": i, "Model": model} for i in range(rows)]
+
+
+@pytest.mark.parametrize("model,got", [([1], "a list of 1 item"),
+                                       ({"name": "x"}, "an object of 1 key")])
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_a_burstgpt_model_cell_holding_a_list_or_object_is_one_line(tmp_path, capsys, model, got,
+                                                                   suffix):
+    """Such a cell gave a traceback (TypeError: unhashable type) from the model-mix note."""
+    path = tmp_path / f"b.{suffix}"
+    if suffix == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in _burstgpt_rows(model)))
+    else:
+        pq.write_table(pa.Table.from_pylist(_burstgpt_rows(model)), path)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert str(path) in line and "row 1, column 'Model'" in line and got in line
+    assert "one number or text per row" in line
