@@ -36,3 +36,20 @@ def test_a_burstgpt_model_cell_holding_a_list_or_object_is_one_line(tmp_path, ca
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert str(path) in line and "row 1, column 'Model'" in line and got in line
     assert "one number or text per row" in line
+
+
+@pytest.mark.parametrize("cell,got", [([], "a list of 0 items"), ([1], "a list of 1 item")])
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_an_azure_timestamp_holding_a_list_is_one_line_saying_so(tmp_path, capsys, cell, got,
+                                                                suffix):
+    """An empty list gave a traceback (the truth value of an empty array is ambiguous); a list
+    of one item was described as text ("text of 3 characters", its printed form)."""
+    rows = [{"TIMESTAMP": cell, "ContextTokens": 5, "GeneratedTokens": 3}] * 2
+    path = tmp_path / f"a.{suffix}"
+    if suffix == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert str(path) in line and "row 1, column 'TIMESTAMP'" in line
+    assert f"cannot parse timestamp (got {got})" in line and "one date-time a row" in line

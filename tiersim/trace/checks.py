@@ -443,7 +443,12 @@ def _not_absolute(text: pd.Series) -> np.ndarray:
 
 def _timestamp_fault(raw) -> str:
     """What is wrong with a timestamp cell that is not read, for a message (its text is not
-    echoed, except a relative word, one of :data:`RELATIVE_TIMES`, or a number)."""
+    echoed, except a relative word, one of :data:`RELATIVE_TIMES`, or a number). A list or an
+    object (a JSON array, a Parquet list or struct) is said to be one: an empty list raised
+    ValueError from ``pd.isna``, and one of an item was described as its printed text."""
+    if isinstance(raw, list | tuple | dict | np.ndarray):
+        return (f"cannot parse timestamp (got {short(raw)}); write one date-time a row, like "
+                "2023-11-16 18:15:46")
     if pd.isna(raw):
         return "missing timestamp; fill it in or remove the row"
     word = str(raw).strip().casefold()
