@@ -53,3 +53,28 @@ def test_an_azure_timestamp_holding_a_list_is_one_line_saying_so(tmp_path, capsy
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert str(path) in line and "row 1, column 'TIMESTAMP'" in line
     assert f"cannot parse timestamp (got {got})" in line and "one date-time a row" in line
+
+
+@pytest.mark.parametrize("column,label", [("input_tokens", "token count"),
+                                          ("arrival_s", "arrival time in seconds")])
+def test_a_whole_number_of_5000_digits_in_a_csv_is_named_as_a_number(tmp_path, capsys, column,
+                                                                     label):
+    """pandas reads no whole number of more than 4,300 digits (Python's limit), so such a cell
+    was refused as "not a number (got text of 5,000 characters); write a number"."""
+    cells = {"arrival_s": "1", "input_tokens": "5", "output_tokens": "3", column: "9" * 5000}
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens\n0,5,3\n" + ",".join(cells.values())
+                    + "\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert str(path) in line and f"row 2, column '{column}'" in line and "(file line 3)" in line
+    assert f"{label} is beyond the range of numbers (got 999999999999... (5,000 digits))" in line
+
+
+@pytest.mark.parametrize("cell", ["\u0665", "\uff15", "\u0660\u0665"])
+def test_digits_of_another_script_stay_no_number(tmp_path, capsys, cell):
+    """Python's float reads Arabic-Indic or full-width digits; pandas does not, and a trace
+    cell of them stays refused (not read as 5)."""
+    path = tmp_path / "t.csv"
+    path.write_text(f"arrival_s,input_tokens,output_tokens\n0,5,3\n1,{cell},3\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert "row 2, column 'input_tokens': token count is not a number" in line

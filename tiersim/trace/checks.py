@@ -69,12 +69,20 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
 def to_floats(s: pd.Series) -> np.ndarray:
     """A column's cells as float64: numbers as they are, text parsed, NaN where a cell is no
     number. A whole number too large for a float64 (a 400-digit cell) is infinite: pandas
-    raises OverflowError on it, so such a column is converted cell by cell."""
+    raises OverflowError on it, so such a column is converted cell by cell; text of a whole
+    number of more than 4,300 digits, which pandas reads as no number (Python's limit on
+    reading integers), is infinite too (it was refused as "not a number")."""
     try:
         num = pd.to_numeric(s, errors="coerce")
     except OverflowError:
         num = pd.Series([_cell_float(v) for v in s], index=s.index, dtype="float64")
-    return num.to_numpy(dtype="float64", na_value=np.nan)
+    values = num.to_numpy(dtype="float64", na_value=np.nan)
+    unread = np.flatnonzero(np.isnan(values) & s.notna().to_numpy())
+    if len(unread) and not pd.api.types.is_numeric_dtype(s.dtype):
+        values = values.copy()
+        values[unread] = [_cell_float(v) if _whole_text(v) else np.nan
+                          for v in s.iloc[unread]]
+    return values
 
 
 def _cell_float(value) -> float:
@@ -190,8 +198,9 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
     if text_bad:
         return f"{label} is not a number (got {short(raw)}); write a number"
     shown = shown_as_written(raw, value)
-    if isinstance(raw, int) and not isinstance(raw, bool) and not np.isfinite(value):
-        return (f"{label} is beyond the range of numbers (got {show_number(raw)}); fix or "
+    whole = (isinstance(raw, int) and not isinstance(raw, bool)) or _whole_text(raw)
+    if whole and not np.isfinite(value):
+        return (f"{label} is beyond the range of numbers (got {shown}); fix or "
                 "remove the row")  # a 400-digit cell, which no float holds
     if not np.isfinite(value):
         return f"{label} is not finite (got {shown}); write a finite number"
@@ -211,9 +220,16 @@ def shown_as_written(raw, value: float) -> str:
     anything else as :func:`show_number` shows ``value``."""
     if isinstance(raw, int | np.integer) and not isinstance(raw, bool | np.bool_):
         return show_number(int(raw))
-    if isinstance(raw, str) and re.fullmatch(_WHOLE_TEXT, raw):
-        return show_number(int(raw))
+    if _whole_text(raw):
+        digits = raw.strip().lstrip("+")
+        return show_number(int(digits)) if len(digits) <= 20 else _long_digits(digits)
     return show_number(value)
+
+
+def _whole_text(raw) -> bool:
+    """Whether a cell is text of a whole number in ASCII digits (:data:`_WHOLE_TEXT`; another
+    script's digits, which Python's ``float`` reads, are no number to pandas, nor here)."""
+    return isinstance(raw, str) and re.fullmatch(_WHOLE_TEXT, raw, re.ASCII) is not None
 
 
 def show_number(value: float) -> str:
@@ -236,6 +252,12 @@ def _long_integer(value: int) -> str:
         text = str(value)
     except ValueError:
         return "an integer of more than 4,300 digits"
+    return _long_digits(text)
+
+
+def _long_digits(text: str) -> str:
+    """The text of a long whole number by its first 12 characters and its digits' count (no
+    integer is made: Python reads none of more than 4,300 digits)."""
     return f"{text[:12]}... ({len(text.lstrip('-')):,} digits)"
 
 
