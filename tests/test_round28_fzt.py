@@ -78,3 +78,32 @@ def test_digits_of_another_script_stay_no_number(tmp_path, capsys, cell):
     path.write_text(f"arrival_s,input_tokens,output_tokens\n0,5,3\n1,{cell},3\n")
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert "row 2, column 'input_tokens': token count is not a number" in line
+def _arrow_out_of_memory(*_args, **_kwargs):
+    """What pyarrow raises when a column does not fit in the memory the process may use: a
+    60 KB Parquet trace of 20,000 rows whose dictionary-encoded text column holds one
+    100,000-character value decodes to 2 GB (under ``ulimit -v 6000000``: this message)."""
+    raise pa.ArrowMemoryError("realloc of size 3277848576 failed")
+
+
+@pytest.mark.parametrize("columns,reader", [
+    ({"arrival_s": [0.0, 1.0], "input_tokens": [5, 5], "output_tokens": [3, 3]},
+     "_parquet_batches"),
+    ({"TIMESTAMP": ["2024-01-01 00:00:00", "2024-01-01 00:00:01"], "ContextTokens": [5, 5],
+      "GeneratedTokens": [3, 3]}, "read_parquet")])
+def test_a_parquet_trace_out_of_memory_is_not_called_unreadable(tmp_path, capsys, monkeypatch,
+                                                                columns, reader):
+    """pyarrow's ArrowMemoryError (a MemoryError) was caught as the file's damage: "not a
+    readable Parquet file (realloc of size 3277848576 failed)", sending the user to a file
+    that is whole; now the loader's out-of-memory line with its fix."""
+    import tiersim.trace.source as source
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table(columns), path)
+    if reader == "read_parquet":
+        monkeypatch.setattr(source.pd, "read_parquet", _arrow_out_of_memory)
+    else:
+        monkeypatch.setattr(source, reader, _arrow_out_of_memory)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: reading this trace ran out of memory (realloc of size "
+                    "3277848576 failed); read it where the process may use more memory (ulimit "
+                    "-v, a container's limit), or cut it to the rows you need")

@@ -515,12 +515,13 @@ def is_trace_column(name: str) -> bool:
 
 
 def _read_parquet(p: Path) -> pd.DataFrame:
-    """Read a Parquet file; any failure while decoding it is the file's, so it is one line."""
+    """Read a Parquet file; any failure while decoding it is the file's, so it is one line,
+    except running out of memory (:func:`tiersim.trace.loader.read_trace` says that)."""
     try:
         with arrow_file(p) as handle:
             df = pd.read_parquet(handle)
         return _schema_names_kept(named_index_as_columns(df, p), p)
-    except TraceError:
+    except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
@@ -1156,14 +1157,14 @@ def _pandas_index_columns(schema: pa.Schema) -> set[str]:
 def parquet_chunks(p: Path, rows: int):
     """A Parquet file as ``(first_row, raw table)`` pairs of at most ``rows`` rows each, in
     file order, converted as :func:`read_raw` converts the whole file; a decoding failure is
-    the file's, one line."""
+    the file's, one line (running out of memory is not: it is raised as it is)."""
     try:
         with arrow_file(p) as handle:
             # pre_buffer=False: pyarrow's default pre-buffering holds every row group's
             # compressed bytes read so far until the file is closed (a 20M-row trace held
             # its whole 236 MB file beside the table being built)
             yield from _parquet_batches(p, pq.ParquetFile(handle, pre_buffer=False), rows)
-    except TraceError:
+    except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
