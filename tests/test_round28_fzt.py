@@ -107,3 +107,28 @@ def test_a_parquet_trace_out_of_memory_is_not_called_unreadable(tmp_path, capsys
     assert line == (f"Error: {path}: reading this trace ran out of memory (realloc of size "
                     "3277848576 failed); read it where the process may use more memory (ulimit "
                     "-v, a container's limit), or cut it to the rows you need")
+
+
+@pytest.mark.parametrize("column", ["task_type", "step_type", "prompt_hash", "subject"])
+def test_a_parquet_label_of_bytes_that_are_not_utf8_is_one_line(tmp_path, capsys, column):
+    """A Parquet binary column read as a label or key (task_type, step_type, prompt_hash; the
+    classifier's subject, in a run) whose bytes are not UTF-8 gave a traceback,
+    UnicodeDecodeError, from pandas' text conversion; bytes that are UTF-8 stay read as text."""
+    base = {"arrival_s": [0.0, 1.0], "input_tokens": [5, 5], "output_tokens": [3, 3]}
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    pq.write_table(pa.table({**base, column: [b"chat", b"chat"]}), good)
+    pq.write_table(pa.table({**base, column: [b"chat", b"\x80\xff"]}), bad)
+    assert run_cli(capsys, "trace", "inspect", good)[0] == 0
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", bad))
+    assert line == (f"Error: {bad}: row 2, column '{column}': {column} holds bytes that are not "
+                    "UTF-8 text (got bytes '\\x80\\xff'); write the column as UTF-8 text")
+
+
+def test_a_subject_cell_holding_a_list_is_one_line(tmp_path, capsys):
+    """The classifier's subject was not checked: a list was read as the category "[0]"."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"arrival_s": [0.0, 1.0], "input_tokens": [5, 5],
+                             "output_tokens": [3, 3], "subject": [["math"], ["law"]]}), path)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: row 1, column 'subject': subject must be one number or text "
+                    "per row (got a list of 1 item); write each row's subject as one value")

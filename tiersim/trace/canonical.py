@@ -103,6 +103,9 @@ def _optional(s: pd.Series, name: str, src: Source):
         one_value_each(s, src, name, "row's step_type")
         _printable_labels(s, src, name)
         return s.to_numpy()
+    if name == "subject":  # the classifier's one-hot label (it crashed on undecodable bytes)
+        one_value_each(s, src, name, "row's subject")
+        return s.to_numpy()
     if name == "prefix_hashes":
         return _prefix_hashes(s, src)
     if name == "difficulty" or name.startswith(("correct_", "p_correct_")):
@@ -185,6 +188,7 @@ def _prompt_hashes(s: pd.Series, src: Source) -> np.ndarray:
     """Response-cache keys, one in every row: a missing key (null, an empty cell) is refused in
     every format, as it would be one shared key (NaN), and in CSV would turn a column of whole
     numbers into rounded floats (two keys reading as one)."""
+    one_value_each(s, src, "prompt_hash")  # first: a list or undecodable bytes is no text
     missing = s.isna().to_numpy()
     if not pd.api.types.is_numeric_dtype(s.dtype):
         blank = s.astype("string").str.strip().eq("")
@@ -193,7 +197,6 @@ def _prompt_hashes(s: pd.Series, src: Source) -> np.ndarray:
     if i is not None:
         raise src.error("missing prompt_hash; give every row its prompt's hash (the same "
                         "prompt, the same hash), or remove the column", i, "prompt_hash")
-    one_value_each(s, src, "prompt_hash")
     _exact_keys(s, src)
     return s.to_numpy()
 
@@ -222,7 +225,9 @@ def one_value_each(s: pd.Series, src: Source, column: str,
     """Refuse a cell of ``column`` holding a list or an object (a Parquet list or struct, a
     JSON array or object): a key or a label is one number or text per row, and such a cell is
     neither (nor can it be compared with another; as text it read ``"['plan']"``). ``value``
-    names what each row holds, for the fix."""
+    names what each row holds, for the fix. Bytes (a Parquet binary column) are read as the
+    text they hold, so bytes that are not UTF-8 are refused (reading them as text raised
+    UnicodeDecodeError)."""
     if s.dtype != object:
         return
     i = checks.first_true(s.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray))
@@ -230,6 +235,21 @@ def one_value_each(s: pd.Series, src: Source, column: str,
     if i is not None:
         raise src.error(f"{column} must be one number or text per row (got "
                         f"{_many(s.iloc[i])}); write each {value} as one value", i, column)
+    i = checks.first_true(s.map(_not_utf8).to_numpy(dtype=bool))
+    if i is not None:
+        raise src.error(f"{column} holds bytes that are not UTF-8 text (got "
+                        f"{_not_text(s.iloc[i])}); write the column as UTF-8 text", i, column)
+
+
+def _not_utf8(cell) -> bool:
+    """Whether a cell is bytes that do not decode as UTF-8."""
+    if not isinstance(cell, bytes | bytearray):
+        return False
+    try:
+        bytes(cell).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _many(cell) -> str:
