@@ -132,3 +132,14 @@ def test_a_subject_cell_holding_a_list_is_one_line(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line == (f"Error: {path}: row 1, column 'subject': subject must be one number or text "
                     "per row (got a list of 1 item); write each row's subject as one value")
+
+
+def test_an_azure_timestamp_of_bytes_that_are_not_utf8_is_one_line(tmp_path, capsys):
+    """A Parquet binary TIMESTAMP column is read as its text; bytes that are not UTF-8 gave a
+    traceback (UnicodeDecodeError from pandas' text conversion)."""
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"TIMESTAMP": [b"2024-01-01 00:00:00", b"\x80\xff"],
+                             "ContextTokens": [5, 5], "GeneratedTokens": [3, 3]}), path)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: row 2, column 'TIMESTAMP': timestamp holds bytes that are "
+                    "not UTF-8 text (got bytes '\\x80\\xff'); write the column as UTF-8 text")

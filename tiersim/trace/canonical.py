@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tiersim.atomic import write_with_atomic
-from tiersim.errors import TraceError, escaped, unprintable
+from tiersim.errors import TraceError, unprintable
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 
@@ -152,8 +152,7 @@ def _not_text(cell) -> str:
     Parquet binary column) as the text they hold (``bytes 'sort a list'``, not ``b'...'``), an
     undecodable byte as ``\\xff``, control characters escaped."""
     if isinstance(cell, bytes | bytearray):
-        text = bytes(cell).decode("utf-8", errors="backslashreplace")
-        return f"bytes '{escaped(text[:40])}'"
+        return checks.shown_bytes(cell)
     return f"{type(cell).__name__} {str(cell)[:40]!r}"
 
 
@@ -235,21 +234,7 @@ def one_value_each(s: pd.Series, src: Source, column: str,
     if i is not None:
         raise src.error(f"{column} must be one number or text per row (got "
                         f"{_many(s.iloc[i])}); write each {value} as one value", i, column)
-    i = checks.first_true(s.map(_not_utf8).to_numpy(dtype=bool))
-    if i is not None:
-        raise src.error(f"{column} holds bytes that are not UTF-8 text (got "
-                        f"{_not_text(s.iloc[i])}); write the column as UTF-8 text", i, column)
-
-
-def _not_utf8(cell) -> bool:
-    """Whether a cell is bytes that do not decode as UTF-8."""
-    if not isinstance(cell, bytes | bytearray):
-        return False
-    try:
-        bytes(cell).decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
+    checks.utf8_bytes(src, s, column, column)
 
 
 def _many(cell) -> str:

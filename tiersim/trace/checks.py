@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tiersim.errors import escaped
 from tiersim.trace.source import Source
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -365,6 +366,7 @@ def _read_times(src: Source, s: pd.Series, column: str) -> pd.Series:
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
         t, refused = s, np.zeros(len(s), dtype=bool)
     else:
+        utf8_bytes(src, s, column, "timestamp")
         text = s.astype("string")
         t = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
         refused = _not_absolute(text)
@@ -545,6 +547,35 @@ def short(value, limit: int = 40) -> str:
     if isinstance(value, list | tuple | np.ndarray):
         return f"a list of {len(value):,} item{'s' if len(value) != 1 else ''}"
     return f"a {type(value).__name__} value"
+
+
+def utf8_bytes(src: Source, s: pd.Series, column: str, label: str) -> None:
+    """Refuse a cell of bytes (a Parquet binary column, which is read as the text it holds)
+    that are not UTF-8: reading it as text raised UnicodeDecodeError, a traceback."""
+    if s.dtype != object:
+        return
+    i = first_true(s.map(_not_utf8).to_numpy(dtype=bool))
+    if i is not None:
+        raise src.error(f"{label} holds bytes that are not UTF-8 text (got "
+                        f"{shown_bytes(s.iloc[i])}); write the column as UTF-8 text", i, column)
+
+
+def _not_utf8(cell) -> bool:
+    """Whether a cell is bytes that do not decode as UTF-8."""
+    if not isinstance(cell, bytes | bytearray):
+        return False
+    try:
+        bytes(cell).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def shown_bytes(cell: bytes | bytearray) -> str:
+    """Bytes for a message, as the text they hold (``bytes 'sort a list'``, not ``b'...'``):
+    the first 40 characters, an undecodable byte as ``\\xff``, control characters escaped."""
+    text = bytes(cell).decode("utf-8", errors="backslashreplace")
+    return f"bytes '{escaped(text[:40])}'"
 
 
 def unique_ints(src: Source, values: np.ndarray, column: str) -> None:
