@@ -143,3 +143,28 @@ def test_an_azure_timestamp_of_bytes_that_are_not_utf8_is_one_line(tmp_path, cap
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line == (f"Error: {path}: row 2, column 'TIMESTAMP': timestamp holds bytes that are "
                     "not UTF-8 text (got bytes '\\x80\\xff'); write the column as UTF-8 text")
+
+
+def _text_column_not_utf8() -> pa.Array:
+    """A Parquet text (UTF8-annotated) column whose second value is not UTF-8: pyarrow writes
+    it unchecked, as another writer may."""
+    raw = pa.array([b"chat", b"\x80\xff", b"chat"])
+    return pa.Array.from_buffers(pa.string(), len(raw), raw.buffers())
+
+
+@pytest.mark.parametrize("dictionary", [False, True])
+@pytest.mark.parametrize("column", ["task_type", "prompt", "note"])
+def test_a_parquet_text_column_that_is_not_utf8_is_one_line(tmp_path, capsys, column,
+                                                            dictionary):
+    """It gave a traceback (UnicodeDecodeError) wherever the column was read as Python text,
+    even a column nothing reads, or, dictionary-encoded, "not a readable Parquet file (Unknown
+    error: Wrapping ... failed)" with the bad bytes in it; now one line naming the row."""
+    path = tmp_path / "t.parquet"
+    text = _text_column_not_utf8()
+    pq.write_table(pa.table({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [5, 5, 5],
+                             "output_tokens": [3, 3, 3],
+                             column: text.dictionary_encode() if dictionary else text}), path)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    where = f"column '{column}'" if column != "note" else "column 4"
+    assert line.startswith(f"Error: {path}: row 2")
+    assert f"{where} holds text that is not UTF-8" in line and "write the file again" in line

@@ -519,6 +519,8 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     except running out of memory (:func:`tiersim.trace.loader.read_trace` says that)."""
     try:
         with arrow_file(p) as handle:
+            text = [f.name for f in pq.read_schema(handle) if _text_type(f.type)]
+            _utf8_text(p, pq.read_table(handle, columns=text) if text else pa.table({}))
             df = pd.read_parquet(handle)
         return _schema_names_kept(named_index_as_columns(df, p), p)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
@@ -1177,6 +1179,7 @@ def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int):
     ranged = _range_index(f.schema_arrow)
     start = 0
     for batch in f.iter_batches(batch_size=rows):
+        _utf8_text(p, batch, start)
         df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
         if ranged is not None and ranged[0] not in df.columns:
             # pandas rebuilds a stored RangeIndex only for a table of its whole length, so a
@@ -1190,6 +1193,47 @@ def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int):
     if start != f.metadata.num_rows:
         raise TraceError(str(p), f"its footer says {f.metadata.num_rows:,} rows but "
                          f"{start:,} were read; the file is damaged, write it again")
+
+
+def _text_type(kind: pa.DataType) -> bool:
+    """Whether a column of type ``kind`` holds text: strings, or a dictionary of them."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _utf8_text(p: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0) -> None:
+    """Refuse a Parquet text column (``first_row`` the file's 0-based row of the table's first)
+    holding a value that is not UTF-8, which pyarrow reads unchecked: turning it into Python
+    text raised UnicodeDecodeError, or ArrowException "Wrapping ... failed", a traceback
+    wherever the column was read, even one nothing reads. A column is named when it is a trace
+    column, else by its position (a file's text is not echoed until it is known a trace)."""
+    for position, (name, column) in enumerate(zip(table.column_names, table.columns,
+                                                  strict=True), start=1):
+        if not _text_type(column.type):
+            continue
+        row = _first_not_utf8(column)
+        if row is not None:
+            shown = repr(name) if is_trace_column(name) else str(position)
+            raise TraceError(str(p), f"column {shown} holds text that is not UTF-8; write the "
+                             "file again with its text in UTF-8", row=first_row + row + 1)
+
+
+def _first_not_utf8(column: pa.Array | pa.ChunkedArray) -> int | None:
+    """The 0-based row of a text column's first value that is not UTF-8 (its bytes decoded one
+    by one only in a chunk that fails Arrow's check); None when all are."""
+    offset = 0
+    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        try:
+            chunk.validate(full=True)
+        except pa.ArrowInvalid:
+            for i, value in enumerate(chunk.cast(pa.large_binary()).to_pylist()):
+                try:
+                    _ = value is not None and value.decode("utf-8")
+                except UnicodeDecodeError:
+                    return offset + i
+        offset += len(chunk)
+    return None
 
 
 def _check_row_count(p: Path, meta) -> None:
