@@ -121,7 +121,7 @@ def test_a_parquet_label_of_bytes_that_are_not_utf8_is_one_line(tmp_path, capsys
     assert run_cli(capsys, "trace", "inspect", good)[0] == 0
     line = one_error_line(*run_cli(capsys, "trace", "inspect", bad))
     assert line == (f"Error: {bad}: row 2, column '{column}': {column} holds bytes that are not "
-                    "UTF-8 text (got bytes '\\x80\\xff'); write the column as UTF-8 text")
+                    "UTF-8 text (byte 1 of 2 is not); write the column as UTF-8 text")
 
 
 def test_a_subject_cell_holding_a_list_is_one_line(tmp_path, capsys):
@@ -142,7 +142,7 @@ def test_an_azure_timestamp_of_bytes_that_are_not_utf8_is_one_line(tmp_path, cap
                              "ContextTokens": [5, 5], "GeneratedTokens": [3, 3]}), path)
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line == (f"Error: {path}: row 2, column 'TIMESTAMP': timestamp holds bytes that are "
-                    "not UTF-8 text (got bytes '\\x80\\xff'); write the column as UTF-8 text")
+                    "not UTF-8 text (byte 1 of 2 is not); write the column as UTF-8 text")
 
 
 def _text_column_not_utf8() -> pa.Array:

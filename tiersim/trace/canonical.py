@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tiersim.atomic import write_with_atomic
-from tiersim.errors import TraceError, unprintable
+from tiersim.errors import TraceError, escaped, unprintable
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 
@@ -152,7 +152,8 @@ def _not_text(cell) -> str:
     Parquet binary column) as the text they hold (``bytes 'sort a list'``, not ``b'...'``), an
     undecodable byte as ``\\xff``, control characters escaped."""
     if isinstance(cell, bytes | bytearray):
-        return checks.shown_bytes(cell)
+        text = bytes(cell).decode("utf-8", errors="backslashreplace")
+        return f"bytes '{escaped(text[:40])}'"
     return f"{type(cell).__name__} {str(cell)[:40]!r}"
 
 

@@ -13,7 +13,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tiersim.errors import escaped
 from tiersim.trace.source import Source
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -551,31 +550,28 @@ def short(value, limit: int = 40) -> str:
 
 def utf8_bytes(src: Source, s: pd.Series, column: str, label: str) -> None:
     """Refuse a cell of bytes (a Parquet binary column, which is read as the text it holds)
-    that are not UTF-8: reading it as text raised UnicodeDecodeError, a traceback."""
+    that are not UTF-8: reading it as text raised UnicodeDecodeError, a traceback. The cell is
+    named by its size and the byte at fault, not shown (a timestamp's text is never echoed)."""
     if s.dtype != object:
         return
-    i = first_true(s.map(_not_utf8).to_numpy(dtype=bool))
+    bad = s.map(_not_utf8_at)
+    i = first_true(bad.notna().to_numpy(dtype=bool))
     if i is not None:
-        raise src.error(f"{label} holds bytes that are not UTF-8 text (got "
-                        f"{shown_bytes(s.iloc[i])}); write the column as UTF-8 text", i, column)
+        size = len(s.iloc[i])
+        raise src.error(f"{label} holds bytes that are not UTF-8 text (byte {int(bad.iloc[i])} "
+                        f"of {size:,} is not); write the column as UTF-8 text", i, column)
 
 
-def _not_utf8(cell) -> bool:
-    """Whether a cell is bytes that do not decode as UTF-8."""
+def _not_utf8_at(cell) -> int | None:
+    """The 1-based byte where a cell of bytes stops being UTF-8; None for UTF-8 bytes or a cell
+    that is no bytes."""
     if not isinstance(cell, bytes | bytearray):
-        return False
+        return None
     try:
         bytes(cell).decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
-
-
-def shown_bytes(cell: bytes | bytearray) -> str:
-    """Bytes for a message, as the text they hold (``bytes 'sort a list'``, not ``b'...'``):
-    the first 40 characters, an undecodable byte as ``\\xff``, control characters escaped."""
-    text = bytes(cell).decode("utf-8", errors="backslashreplace")
-    return f"bytes '{escaped(text[:40])}'"
+    except UnicodeDecodeError as err:
+        return err.start + 1
+    return None
 
 
 def unique_ints(src: Source, values: np.ndarray, column: str) -> None:
