@@ -168,3 +168,15 @@ def test_a_parquet_text_column_that_is_not_utf8_is_one_line(tmp_path, capsys, co
     where = f"column '{column}'" if column != "note" else "column 4"
     assert line.startswith(f"Error: {path}: row 2")
     assert f"{where} holds text that is not UTF-8" in line and "write the file again" in line
+
+
+def test_text_that_is_not_utf8_inside_a_parquet_list_column_is_one_line(tmp_path, capsys):
+    """Inside a list it was refused as damage, with the bad bytes shown: "not a readable
+    Parquet file (Unknown error: Wrapping \\ufffd\\ufffd failed)"."""
+    path = tmp_path / "t.parquet"
+    lists = pa.ListArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()), _text_column_not_utf8())
+    pq.write_table(pa.table({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [5, 5, 5],
+                             "output_tokens": [3, 3, 3], "tags": lists}), path)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: column 4 holds text that is not UTF-8; write the file again "
+                    "with its text in UTF-8")

@@ -519,7 +519,7 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     except running out of memory (:func:`tiersim.trace.loader.read_trace` says that)."""
     try:
         with arrow_file(p) as handle:
-            text = [f.name for f in pq.read_schema(handle) if _text_type(f.type)]
+            text = [f.name for f in pq.read_schema(handle) if _holds_text(f.type)]
             _utf8_text(p, pq.read_table(handle, columns=text) if text else pa.table({}))
             df = pd.read_parquet(handle)
         return _schema_names_kept(named_index_as_columns(df, p), p)
@@ -1202,6 +1202,14 @@ def _text_type(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
+def _holds_text(kind: pa.DataType) -> bool:
+    """Whether a column of type ``kind`` holds text, itself or inside lists or structs."""
+    if _text_type(kind):
+        return True
+    return pa.types.is_nested(kind) and any(
+        _holds_text(kind.field(i).type) for i in range(kind.num_fields))
+
+
 def _utf8_text(p: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0) -> None:
     """Refuse a Parquet text column (``first_row`` the file's 0-based row of the table's first)
     holding a value that is not UTF-8, which pyarrow reads unchecked: turning it into Python
@@ -1210,13 +1218,20 @@ def _utf8_text(p: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0) ->
     column, else by its position (a file's text is not echoed until it is known a trace)."""
     for position, (name, column) in enumerate(zip(table.column_names, table.columns,
                                                   strict=True), start=1):
-        if not _text_type(column.type):
+        if not _holds_text(column.type):
+            continue
+        shown = repr(name) if is_trace_column(name) else str(position)
+        fault = (f"column {shown} holds text that is not UTF-8; write the file again with its "
+                 "text in UTF-8")
+        if not _text_type(column.type):  # text inside lists or structs: the column is named
+            try:
+                column.validate(full=True)
+            except pa.ArrowInvalid:
+                raise TraceError(str(p), fault) from None
             continue
         row = _first_not_utf8(column)
         if row is not None:
-            shown = repr(name) if is_trace_column(name) else str(position)
-            raise TraceError(str(p), f"column {shown} holds text that is not UTF-8; write the "
-                             "file again with its text in UTF-8", row=first_row + row + 1)
+            raise TraceError(str(p), fault, row=first_row + row + 1)
 
 
 def _first_not_utf8(column: pa.Array | pa.ChunkedArray) -> int | None:
