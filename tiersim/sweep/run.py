@@ -573,8 +573,10 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
     """Refuse an axis no point reads, so that every point would run the same scenario under
     another label: a baseline-only tier's ``replicas`` (its uniform fleet is sized by
     simulation), and, where the points estimate their savings (``--no-baselines``) and size
-    nothing, ``limits.gpus_per_replica`` (the sizes that sizing may use) and anything of a
-    baseline-only tier (the estimate leaves them out). The scenario's ``name`` as an axis of
+    nothing, ``limits.gpus_per_replica`` (the sizes that sizing may use), ``limits.max_replicas``
+    (the cap on it) or a whole ``limits`` map, unless some point's tier is above its own cap
+    (the axis then decides which points run), and anything of a baseline-only tier (the
+    estimate leaves them out). The scenario's ``name`` as an axis of
     its own only labels the points (zipped with another axis it labels that axis' values)."""
     estimates = runner_name(runner) == "estimate_runner"
     sweep_map = plan.base.get("sweep")
@@ -590,13 +592,35 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
                                 "uniform fleet is sized by simulation), so every point would "
                                 "run the same; sweep limits.max_replicas to cap that sizing, "
                                 "or move the tier under tiers: to set its replicas")
-        if estimates and (canon[0] == "baselines" or canon == ("limits", "gpus_per_replica")):
+        if estimates and (canon[0] == "baselines" or canon == ("limits", "gpus_per_replica")
+                          or canon[0] == "limits" and not _a_cap_refuses_a_point(plan)):
             raise ax.SweepError(plan.source, path, "is read only when the simulated baselines "
                                 "are sized, and --no-baselines estimates them instead, so every "
                                 "point would run the same; drop --no-baselines, or the axis")
         unread = _unread_scheduler_key(plan, canon)
         if unread is not None:
             raise ax.SweepError(plan.source, path, unread)
+
+
+def _a_cap_refuses_a_point(plan: SweepPlan) -> bool:
+    """Whether some point has a tier (or baseline) of more replicas than its own
+    ``limits.max_replicas`` allows, so that a ``limits`` axis decides which points fail; a
+    limit or replica count that is no number counts too (the point's check names it)."""
+    from tiersim.scenario import DEFAULT_MAX_REPLICAS
+
+    for point in plan.points:
+        doc = ax.apply(plan.base, point.values, plan.source)
+        cap = _max_replicas(doc)
+        cap = DEFAULT_MAX_REPLICAS if cap is None else cap
+        entries = [*(doc.get("tiers") or []), *(doc.get("baselines") or [])]
+        counts = [entry.get("replicas", 1) if isinstance(entry, dict) else None
+                  for entry in entries]
+        for count in [cap, *counts]:
+            if not isinstance(count, int | float) or isinstance(count, bool):
+                return True
+        if any(count > cap for count in counts):
+            return True
+    return False
 
 
 def _unread_scheduler_key(plan: SweepPlan, canon: tuple[str, ...]) -> str | None:
