@@ -7,8 +7,10 @@ import shutil
 
 import pytest
 import yaml
-from conftest import TINY, axis_line
+from conftest import REPO, TINY, axis_line
 from test_hostile_inputs import one_error_line, run_cli
+
+BUNDLED_TRACE = REPO / "tiersim" / "traces" / "azure2023_code.parquet"
 
 
 def tiny_sweep(tmp_path, sweep: dict):
@@ -38,3 +40,14 @@ def test_a_limits_axis_under_no_baselines_is_refused(tmp_path, capsys, sweep):
                     "them instead, so every point would run the same; drop --no-baselines, or "
                     "the axis")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("window", "typed"), [(["5", "1"], "5 1"), (["-5", "-1"], "-5 -1"),
+                                               (["3", "3"], "3 3")])
+def test_trace_inspect_window_out_of_order_names_the_option(capsys, window, typed):
+    """It named the trace file, as if the file were at fault ("azure2023_code.parquet: window
+    must satisfy 0 <= start_s < end_s, got (5, 1)"), and not --window."""
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", BUNDLED_TRACE, "--window",
+                                   *window))
+    assert line == (f"Error: --window: START must be >= 0 and below END (got {typed}); give "
+                    "the window's start and end in seconds of the trace")

@@ -86,12 +86,16 @@ def inspect(
 
 
 def _check_options(window, time_scale: float) -> None:
-    """The bounds of --window must be finite numbers (as a scenario's ``trace.window``) and
-    --time-scale within :data:`TIME_SCALE_RANGE`: one line naming the option and the value as
-    typed."""
+    """The bounds of --window must be finite numbers with 0 <= START < END (as a scenario's
+    ``trace.window``) and --time-scale within :data:`TIME_SCALE_RANGE`: one line naming the
+    option and the value as typed."""
     for bound, value in zip(("START", "END"), window or ()):
         if not math.isfinite(value):
             raise TiersimError(f"--window {bound}: must be a finite number (got {_typed(value)})")
+    if window is not None and not 0 <= window[0] < window[1]:  # the flag's fault, not the file's
+        raise TiersimError(f"--window: START must be >= 0 and below END (got {_typed(window[0])} "
+                           f"{_typed(window[1])}); give the window's start and end in seconds "
+                           "of the trace")
     low, high = TIME_SCALE_RANGE
     if not (math.isfinite(time_scale) and low <= time_scale <= high):
         raise TiersimError(f"--time-scale: must be a number from {low:g} to {high:g} (got "
