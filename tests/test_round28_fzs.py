@@ -51,3 +51,20 @@ def test_trace_inspect_window_out_of_order_names_the_option(capsys, window, type
                                    *window))
     assert line == (f"Error: --window: START must be >= 0 and below END (got {typed}); give "
                     "the window's start and end in seconds of the trace")
+
+
+@pytest.mark.parametrize("names", [["x", "x "], ["caf\u00e9", "cafe\u0301"], ["bf16", "\uff42f16"]])
+def test_tier_name_values_that_read_the_same_are_refused(tmp_path, capsys, names):
+    """Two points ran with tiers named 'x' and 'x ' (or é composed and decomposed, full-width
+    letters), and sweep.parquet got two column groups that read the same (tiers.x.cost_usd
+    and tiers.x .cost_usd): the names one scenario refuses as one name written twice."""
+    path = tiny_sweep(tmp_path, {"tiers.bf16.name": names})
+    out = tmp_path / "o"
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--no-baselines",
+                                   "--no-report"))
+    first, second = (ascii(name) for name in names)
+    assert line == (f"Error: {path}: line {axis_line(path, 'tiers.bf16.name')}: sweep: "
+                    f"'tiers.bf16.name': values {first} and {second} read the same as tier "
+                    "names (they differ only in Unicode form, width or surrounding spaces), so "
+                    "the results would show two tiers under one label; list one of them")
+    assert not out.exists()

@@ -1742,11 +1742,11 @@ def _smaller_drafts(served: ModelArch) -> str:
 def _duplicate_name(scenario: Scenario) -> tuple[Loc, str] | None:
     """The first tier or baseline whose name an earlier one has, as (loc, message): results,
     tables and ``correct_<tier>`` columns are keyed by name across both lists. Names that read
-    the same (:func:`_shown_name`: ``é`` composed or as ``e`` and an accent, ``bf16`` and
+    the same (:func:`shown_name`: ``é`` composed or as ``e`` and an accent, ``bf16`` and
     ``bf16 ``) are one name too: the tables would show two rows under one label."""
     seen: dict[str, tuple[str, str]] = {}
     for at, tier in scenario.tier_entries():
-        key = _shown_name(tier.name)
+        key = shown_name(tier.name)
         if key not in seen:
             seen[key] = (tier.name, format_loc(at))
             continue
@@ -1761,7 +1761,7 @@ def _duplicate_name(scenario: Scenario) -> tuple[Loc, str] | None:
     return None
 
 
-def _shown_name(name: str) -> str:
+def shown_name(name: str) -> str:
     """How a name reads: NFKC-normalised (composed accents, full-width letters as ASCII) and
     stripped of surrounding spaces."""
     return unicodedata.normalize("NFKC", name).strip()

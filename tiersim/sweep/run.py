@@ -263,6 +263,30 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
             seen[key] = value
 
 
+def check_tier_names_read_apart(plan: SweepPlan) -> None:
+    """Refuse two values of an axis over a tier's ``name`` that read the same
+    (:func:`tiersim.scenario.shown_name`: ``x`` and ``x ``, ``é`` composed and decomposed,
+    full-width letters): each point would run, and the results show two tiers under one
+    label, as one scenario refuses two such names."""
+    from tiersim.scenario import shown_name
+
+    for path in plan.axes:
+        canon = ax.canonical_path(plan.base, path, plan.source)
+        if len(canon) != 3 or canon[0] not in ("tiers", "baselines") or canon[2] != "name":
+            continue
+        seen: dict[str, str] = {}
+        for value in _distinct(p.values[path] for p in plan.points):
+            if not isinstance(value, str):
+                continue  # not a name: the scenario check names it
+            first = seen.setdefault(shown_name(value), value)
+            if first != value:
+                raise ax.SweepError(plan.source, path, f"values {ascii(first)} and "
+                                    f"{ascii(value)} read the same as tier names (they differ "
+                                    "only in Unicode form, width or surrounding spaces), so the "
+                                    "results would show two tiers under one label; list one "
+                                    "of them")
+
+
 def check_quoted_numbers(plan: SweepPlan, validator: Validator | None,
                          reads: dict[str, Any] | None = None) -> None:
     """Refuse an axis value that is, or holds, text spelling a number (``"2"``, or the
@@ -542,6 +566,7 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
     validator = plan.validator = without_notes(validator)
     check_axes(plan, validator, reads)
     check_distinct_settings(plan, validator, reads)
+    check_tier_names_read_apart(plan)
     check_quoted_numbers(plan, validator, reads)
     if validator is not None:
         check_router_keys(plan)
