@@ -68,3 +68,29 @@ def test_tier_name_values_that_read_the_same_are_refused(tmp_path, capsys, names
                     "names (they differ only in Unicode form, width or surrounding spaces), so "
                     "the results would show two tiers under one label; list one of them")
     assert not out.exists()
+
+
+ROUTER_BLOCK = "router:\n  policy: static_split\n  fractions: [0.5, 0.5]\n"
+
+
+@pytest.mark.parametrize(("block", "where"), [
+    ("router:\n  policy: floor\n  floor: nan\n", "router.floor"),
+    ("router:\n  policy: uniform\n  confusion: {fpr: NaN}\n", "router.confusion.fpr"),
+    ("router:\n  policy: static_split\n  fractions: [nan, 0.5]\n", "router.fractions[0]"),
+    (ROUTER_BLOCK + "workload: {difficulty: {kind: two_type, p_easy: nan}}\n",
+     "workload.difficulty.p_easy")])
+def test_nan_written_as_text_in_router_or_workload_is_not_finite(tmp_path, capsys, block,
+                                                                 where):
+    """YAML 1.1 reads a plain ``nan`` as text, which the router and workload models took as a
+    float: 'router.floor: must be <= 1.0 (got 'nan')', as if a smaller number would do, and
+    fractions [nan, 0.5] 'must be >= 0 and sum to 1 (got sum nan)'; the scenario's own keys
+    (a tier's price) said 'must be a finite number (got 'nan')'."""
+    text = TINY.read_text()
+    assert ROUTER_BLOCK in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace(ROUTER_BLOCK, block))
+    line = one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "o",
+                                   "--no-baselines", "--no-report"))
+    written = "NaN" if "NaN" in block else "nan"
+    assert line.endswith(f": {where}: must be a finite number (got {written!r})"), line
+    assert f"{path}: line " in line

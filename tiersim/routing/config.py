@@ -47,9 +47,11 @@ AccuracySpec = float | dict[str, float] | None
 
 
 class _Strict(BaseModel):
-    """Base of every routing config model: unknown keys are errors."""
+    """Base of every routing config model: unknown keys are errors, and so are NaN and
+    infinities (a plain ``nan``, text to YAML 1.1, was read as a float and refused as
+    "must be <= 1.0"), as in every scenario model."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
 class ConfusionConfig(_Strict):
