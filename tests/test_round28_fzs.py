@@ -94,3 +94,18 @@ def test_nan_written_as_text_in_router_or_workload_is_not_finite(tmp_path, capsy
     written = "NaN" if "NaN" in block else "nan"
     assert line.endswith(f": {where}: must be a finite number (got {written!r})"), line
     assert f"{path}: line " in line
+
+
+@pytest.mark.parametrize("flag", ["--cheap", "--top"])
+def test_analytic_names_a_baseline_only_tier_as_such(tmp_path, capsys, flag):
+    """``--cheap fp8`` of a scenario whose baselines list fp8 read "unknown tier 'fp8'", a tier
+    the file names (``tiersim disagg --tier`` says what it is)."""
+    doc = yaml.safe_load(TINY.read_text())
+    doc["baselines"] = [{"name": "fp8", "precision": "fp8", "cost_per_gpu_hour": 3.5}]
+    doc["trace"]["path"] = str(BUNDLED_TRACE)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    line = one_error_line(*run_cli(capsys, "analytic", "--scenario", path, flag, "fp8"))
+    assert line == (f"Error: tiersim analytic: {flag}: 'fp8' is a baseline-only tier "
+                    "(baselines[0]), which no request is routed to, so the closed form cannot "
+                    "price routing to it; tiers are w4a16, bf16")

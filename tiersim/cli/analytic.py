@@ -172,7 +172,7 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
                                 "columns, or give --scenario")
         infos = [TierInfo(cheap), TierInfo(top)]
         _require_labels(df, infos, source)
-    pair = _pick(infos, cheap, top, source)
+    pair = _pick(infos, cheap, top, source, [t.name for t in scn.baselines] if scn else [])
     if scn is not None:  # the requests run serves: its sessions (generated, or the trace's)
         from tiersim.inputs import baseline_infos, prepare_all
         from tiersim.runner import workload_rng
@@ -324,13 +324,19 @@ def _load(trace, scn, source):
     return runner.load_scenario_trace(scn, source).table
 
 
-def _pick(infos, cheap, top, source: str = WHERE):
-    """The cheap and top TierInfo (default: first and last); ``source`` names the scenario."""
-    names = [t.name for t in infos]
+def _pick(infos, cheap, top, source: str = WHERE, baselines: list[str] | None = None):
+    """The cheap and top TierInfo (default: first and last); ``source`` names the scenario,
+    ``baselines`` its baseline-only tiers (named as such when a flag names one)."""
+    names, baselines = [t.name for t in infos], baselines or []
     if len(names) < 2:
         raise ScenarioError(source, "tiers", f"the closed form compares two tiers and there is "
                             f"one ({names[0]}); give a scenario with two or more tiers")
     for flag, name in (("--cheap", cheap), ("--top", top)):
+        if name is not None and name not in names and name in baselines:
+            raise ScenarioError(WHERE, flag, f"{name!r} is a baseline-only tier (baselines["
+                                f"{baselines.index(name)}]), which no request is routed to, so "
+                                "the closed form cannot price routing to it; tiers are "
+                                f"{', '.join(names)}")
         if name is not None and name not in names:
             raise ScenarioError(WHERE, flag, f"unknown tier {name!r}; tiers are {', '.join(names)}")
     lo = names.index(cheap) if cheap else 0
