@@ -35,6 +35,9 @@ counts, 80, 62 and 36, separate the overhead's two terms), prints the held-out f
 its own Llama-3.1-70B and gpt-oss-120b rows (:data:`FIT_TRAINING`; its PyTorch runtime also
 runs steps with a prefill chunk outside CUDA graphs) with vLLM's fitted load generator (the
 same benchmark client), into ``benchmarks/data/h200_aiconfigurator_trtllm.json``.
+``--fit --fit-engine sglang`` fits SGLang's eager cost alone (:data:`FIT_EAGER_ONLY`; its
+overhead kept) on its H200 0.5.9 rows (:data:`SGLANG_TRAINING`), every prefill step eager
+(:data:`ENGINE_GRAPH_MAX_TOKENS`), into ``benchmarks/data/h200_aiconfigurator_sglang.json``.
 ``--steady-state`` runs the earlier protocol instead (clients staggered over one request cycle,
 first and last request of each left out).
 
@@ -75,6 +78,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import itertools
 import json
 import os
 import re
@@ -197,9 +201,28 @@ FIT_TRAINING = {
     "trtllm": ({"backend": "trtllm", "model": "Llama-3.1-70B"},
                {"backend": "trtllm", "model": ("gpt-oss-120b",)}),
 }
+#: SGLang's training rows: its newest H200 campaign (0.5.9; GLM-5 on that campaign's
+#: ``glm5-hopper`` build), named before any held-out figure was looked at. Every one is a MoE
+#: model, so the same rows fit both eager fields; the older campaigns (0.5.6.post2 Llama-3.1-8B
+#: and Qwen3-235B-FP8, 0.5.8.post1 DeepSeek-R1) and every H100 / B200 row are held out.
+SGLANG_TRAINING = {"backend": "sglang",
+                   "model": ("DeepSeek-R1", "DeepSeek-V3", "Qwen3.5-397B", "GLM-5"),
+                   "backend_version": ("0.5.9", "glm5-hopper")}
+FIT_TRAINING["sglang"] = (SGLANG_TRAINING, SGLANG_TRAINING)
 TRAINING, MOE_TRAINING = FIT_TRAINING["vllm"]
 #: vLLM's largest CUDA-graph batch (``max_cudagraph_capture_size``: min(2 x max_num_seqs, 512)).
 GRAPH_MAX_TOKENS = 512
+#: Another engine's largest CUDA-graph iteration, where it is not vLLM's. SGLang runs every
+#: prefill (extend) batch outside CUDA graphs unless ``--enable-piecewise-cuda-graph`` (off by
+#: default) and replays decode batches up to ``cuda_graph_max_bs``, which
+#: ``ServerArgs._handle_gpu_memory_settings`` (python/sglang/srt/server_args.py) sets to 512 on
+#: H200 at TP 4 or more and on B200 (256 below TP 4 on H100 / H200). Every SGLang row's prompt
+#: is over 512 tokens, so 512 tokens reads each prefill step eager and each decode step of at
+#: most 512 requests graph-replayed.
+ENGINE_GRAPH_MAX_TOKENS = {"sglang": 512}
+#: Engines whose ``--fit`` fits the eager cost alone, on a joint grid (per layer, per MoE layer;
+#: seconds), their overhead kept as the profile has it (its grid would cost 117 replays a pass).
+FIT_EAGER_ONLY = {"sglang": ((0.0, 0.1e-3, 0.2e-3, 0.3e-3), (0.0, 0.4e-3, 0.8e-3, 1.2e-3))}
 #: ``--fit`` grids of the eager host time per layer and per MoE layer (seconds).
 FIT_EAGER_PER_LAYER_S = tuple(round(0.05e-3 * i, 6) for i in range(0, 11))
 FIT_EAGER_PER_MOE_LAYER_S = tuple(round(0.1e-3 * i, 6) for i in range(0, 13))
@@ -1900,6 +1923,8 @@ def fit(df: pd.DataFrame, kv_dtype: str, jobs: int,
     if train.empty or moe_train.empty:
         raise SystemExit(f"--fit --fit-engine {engine}: no {engine} training rows among the rows "
                          f"selected; drop --engine/--model or include {engine}")
+    if engine in FIT_EAGER_ONLY:
+        return fit_eager_grid(train, kv_dtype, jobs, engine), fitted_protocol()
     proto = Protocol(per_client=UNFITTED_PER_CLIENT) if engine == "vllm" else fitted_protocol()
     knobs = Knobs(overhead_s=None, eager=EagerCost(GRAPH_MAX_TOKENS, source="fitting"),
                   engine=engine)
@@ -1919,6 +1944,26 @@ def fit(df: pd.DataFrame, kv_dtype: str, jobs: int,
     return knobs, proto
 
 
+def fit_eager_grid(train: pd.DataFrame, kv_dtype: str, jobs: int, engine: str) -> Knobs:
+    """``engine``'s knobs with the eager cost of its :data:`FIT_EAGER_ONLY` grid (every pair of
+    per-layer and per-MoE-layer seconds, above its :data:`ENGINE_GRAPH_MAX_TOKENS`) giving the
+    smallest median |TTFT error| on ``train``, replayed with vLLM's fitted load generator; the
+    overhead stays the profile's."""
+    prof = resolve_profile(ENGINE_PROFILES[engine])
+    knobs = Knobs(overhead_s=prof.overhead_s, overhead_per_layer_s=prof.overhead_per_layer_s,
+                  engine=engine)
+    graph_max = ENGINE_GRAPH_MAX_TOKENS.get(engine, GRAPH_MAX_TOKENS)
+    proto = fitted_protocol()
+    print(f"{engine} eager fit on {len(train)} training rows", flush=True)
+    scores = []
+    for per_layer, per_moe in itertools.product(*FIT_EAGER_ONLY[engine]):
+        eager = EagerCost(graph_max, per_layer, per_moe, source="fitting")
+        res = run(train, kv_dtype, proto, jobs, dataclasses.replace(knobs, eager=eager))
+        scores.append((median_abs(res["ttft_err"]), per_layer, per_moe))
+    best = _best("eager", scores, "{:.6f} s x layers + {:.6f} s x MoE layers")
+    return dataclasses.replace(knobs, eager=EagerCost(graph_max, best[1], best[2], "fitting"))
+
+
 def fitted_protocol() -> Protocol:
     """The load generator ``--fit`` wrote for vLLM (the default before any fit)."""
     doc = fitted()
@@ -1933,9 +1978,20 @@ def fit_label(n_train: int, n_moe: int = 0, what: str = "per MoE layer",
     dense_rows, moe_rows = FIT_TRAINING[engine]
     flag = "" if engine == "vllm" else f" --fit-engine {engine}"
     label = (f"fitted: benchmarks/fidelity_silicon.py --fit{flag} on {n_train} silicon-sample "
-             f"rows ({engine}, {dense_rows['model']})")
-    moe = ", ".join(moe_rows["model"])
+             f"rows ({engine}, {subset_models(dense_rows)})")
+    moe = subset_models(moe_rows)
     return label + (f" and, {what}, {n_moe} ({engine}, {moe})" if n_moe else "")
+
+
+def subset_models(subset: dict) -> str:
+    """A training subset's models, comma-separated, with the engine versions it is limited to
+    (``DeepSeek-R1, GLM-5 (0.5.9 / glm5-hopper)``)."""
+    models = subset["model"]
+    text = models if isinstance(models, str) else ", ".join(models)
+    versions = subset.get("backend_version")
+    if versions:
+        text += f" ({versions if isinstance(versions, str) else ' / '.join(versions)})"
+    return text
 
 
 def profile_path(engine: str) -> Path:
@@ -1951,11 +2007,14 @@ def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
     """Write the fitted overhead and eager cost into the engine's profile, and the fit (for
     vLLM: with the load generator, which the default run reads) to FIT_JSON."""
     engine = knobs.engine
+    eager_only = engine in FIT_EAGER_ONLY  # its rows fit both eager fields; overhead as it was
+    n_moe = 0 if eager_only else n_moe
     eager = dataclasses.replace(knobs.eager, source=fit_label(n_train, n_moe, engine=engine))
     path = profile_path(engine)
     doc = json.loads(path.read_text())
-    doc["overhead_s"] = {"value": knobs.overhead_s, "per_layer_s": knobs.overhead_per_layer_s,
-                         "source": fit_label(n_train, n_moe, "for both terms", engine)}
+    if not eager_only:
+        doc["overhead_s"] = {"value": knobs.overhead_s, "per_layer_s": knobs.overhead_per_layer_s,
+                             "source": fit_label(n_train, n_moe, "for both terms", engine)}
     doc["eager_s"] = eager.to_json()
     doc = {k: doc[k] for k in ("schema", "name", "gpu", "provenance", "overhead_s", "eager_s",
                                "tables")}
@@ -1966,6 +2025,8 @@ def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
         "eager_s": eager.to_json(), "training": dense_rows, "moe_training": moe_rows,
         "rows": n_train, "moe_rows": n_moe, "date": datetime.date.today().isoformat(),
     }
+    if eager_only:
+        entry["overhead_fitted"] = False  # the profile's own, kept
     fit_doc = fitted()
     if engine == "vllm":
         fit_doc.update({"per_client": proto.per_client, "length_spread": proto.spread}, **entry)
@@ -1991,16 +2052,19 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
         held = res[~train & ~moe & (res["backend"] == engine).to_numpy()]
         prof = resolve_profile(ENGINE_PROFILES[engine])
         eager = prof.eager
-        lines += [
+        lines.append(
             f"{engine} per-iteration overhead: {prof.overhead_s * 1e3:.2f} ms + "
             f"{prof.overhead_per_layer_s * 1e6:.1f} us x layers ({prof.overhead_label()}); eager "
             f"iterations (> {eager.graph_max_tokens} tokens): {eager.per_layer_s * 1e3:.2f} ms "
-            f"x layers + {eager.per_moe_layer_s * 1e3:.2f} ms x MoE layers",
-            group_line(f"training: {engine} {dense_rows['model']}", res[train]),
-            group_line(f"training (overhead, MoE eager): {engine} " + ", ".join(
-                moe_rows["model"]), res[moe]),
-            group_line(f"held out: every other {engine} row", held),
-        ]
+            f"x layers + {eager.per_moe_layer_s * 1e3:.2f} ms x MoE layers")
+        if engine in FIT_EAGER_ONLY:
+            lines.append(group_line(f"training (eager): {engine} {subset_models(dense_rows)}",
+                                    res[train]))
+        else:
+            lines += [group_line(f"training: {engine} {subset_models(dense_rows)}", res[train]),
+                      group_line(f"training (overhead, MoE eager): {engine} "
+                                 f"{subset_models(moe_rows)}", res[moe])]
+        lines.append(group_line(f"held out: every other {engine} row", held))
     return lines
 
 
