@@ -97,7 +97,8 @@ def test_rows_without_output_noted_as_before_when_read_to_the_end(tmp_path, wind
 def test_read_stops_at_the_window_end(tmp_path):
     """The rows after the window's end are not read: a malformed row there (a prompt of text)
     refused the windowed read of a sorted file that reads the rows it needs without it; the
-    note on rows without output counts the rows read and says so."""
+    note on rows without output counts the rows before the stopping row (the first served
+    request at or past the window's end, row 191, in the second 100-row chunk) and says so."""
     path = _azure(tmp_path, 3000, failed=(4,))
     text = path.read_text().splitlines()
     text[2500] = text[2500].rsplit(",", 2)[0] + ",many,10"
@@ -107,7 +108,9 @@ def test_read_stops_at_the_window_end(tmp_path):
     loaded, notes = _read(path, (0, 60), False, 100)
     assert loaded.table["request_id"].tolist()[:3] == [0, 1, 2]
     assert float(loaded.table["arrival_s"].iloc[-1]) < 60
-    assert any(n.endswith("dropped 1 of the first 200 (read up to the window's end) rows with "
+    assert float(loaded.origin.arrivals[1]) >= 60 > float(loaded.table["arrival_s"].iloc[-1])
+    assert loaded.table["request_id"].iloc[-1] == 190  # every row before 191 served
+    assert any(n.endswith("dropped 1 of the first 191 (read up to the window's end) rows with "
                           "0 GeneratedTokens (requests that produced no token: failed or "
                           "cancelled; only served requests are replayed; first at row 5)")
                for n in notes), notes

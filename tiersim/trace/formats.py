@@ -268,7 +268,7 @@ def dropped_notes(count: int, rows: int, first: int, kept: int, start: float,
     ``rows`` read, the first at 0-based data row ``first``, and, where the first request
     kept (0-based row ``kept``) comes ``start`` s after the first row, that times count from
     it. ``label``: the format's :data:`SERVED_LABELS`; not ``whole``: the rows read stop at a
-    window's end (:mod:`tiersim.trace.windowed`), so the count is of those."""
+    window's end (:mod:`tiersim.trace.windowed`), so the count is of the rows before it."""
     words, _, why = label
     read = f"{rows:,}" if whole else f"the first {rows:,} (read up to the window's end)"
     notes = [f"dropped {count:,} of {read} rows with 0 {words} ({why}; first at row {first + 1})"]

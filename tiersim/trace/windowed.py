@@ -13,11 +13,15 @@ bytes a request.
 
 The table, its request ids, its arrivals (bit for bit: the same integer differences divided
 the same way) and its notes are the whole read's, with three differences where the read stops
-early: rows after the window's end are not read, so nothing wrong there is found; the note on
-rows without output counts the rows read (it says so); the origin's last arrival is the last
-read (at or past the window's end, so the window cut to the trace's arrivals is the same). The
-coarse-times note is judged on the window's requests alone (the whole read said it only where
-the whole file's times were coarse as well).
+before the file's end: rows after the window's end are not read, so nothing wrong there is
+found; the note on rows without output counts the rows before the stopping row (the first
+served request at or past the window's end) and says so; the origin's last arrival is the last
+read (at or past the window's end, so the window cut to the trace's arrivals is the same). A
+stopping row in the file's last chunk (one shorter than :data:`CSV_CHUNK_ROWS` or
+``chunk_rows``; a last chunk of exactly that many rows is not known as the last) leaves no row
+unread: the note is then the whole read's, of every row. The coarse-times note is judged on
+the window's requests alone (the whole read said it only where the whole file's times were
+coarse as well).
 
 A fault found in the rows read sends the file to the whole read, which names it: a file with
 two faults gets the one line the whole read gives (the time column's fault first, then the
@@ -95,6 +99,7 @@ class _Reading:
     rows: int = 0
     dropped: int = 0
     first_dropped: int | None = None
+    whole: bool = True  # the rows counted are the file's every row
     last: float = 0.0  # the last served request's arrival
     kept: tuple[list[np.ndarray], ...] = field(default_factory=lambda: ([], [], [], []))
     """Each chunk's requests inside the window: their rows, arrivals and (int32, as the table
@@ -141,25 +146,24 @@ def read(path: str | Path, window: tuple[float, float] | None,
     :data:`tiersim.trace.source.CSV_CHUNK_ROWS`)."""
     start, end = (0.0, math.inf) if window is None else window
     reading = _Reading(float(start), float(end))
-    stopped = False
+    chunk_rows = chunk_rows or CSV_CHUNK_ROWS
     try:
-        with contextlib.closing(csv_chunks(path, chunk_rows or CSV_CHUNK_ROWS,
-                                           _used)) as chunks:
+        with contextlib.closing(csv_chunks(path, chunk_rows, _used)) as chunks:
             for first, raw in chunks:
-                stopped = _add(reading, Source(str(path), 1, first), raw)
-                if stopped:
+                if _add(reading, Source(str(path), 1, first), raw, len(raw) < chunk_rows):
                     break
     except (_Unsuited, TraceError):
         return None  # a fault is named by the whole read (see the module's docstring)
     if not reading.kept[0]:
         return None
-    return _part(reading, not stopped)
+    return _part(reading)
 
 
-def _add(reading: _Reading, src: Source, raw: pd.DataFrame) -> bool:
-    """Check a chunk (``src``: its first row) as the converter checks the whole file and keep
-    its served requests inside the window; True once a served request at or past the window's
-    end was read (the file is sorted, so no later row is inside)."""
+def _add(reading: _Reading, src: Source, raw: pd.DataFrame, final: bool) -> bool:
+    """Check a chunk (``src``: its first row; ``final``: shorter than a chunk, so the file's
+    last) as the converter checks the whole file and keep its served requests inside the
+    window; True once a served request at or past the window's end was read (the file is
+    sorted, so no later row is inside)."""
     got = checks.plain_datetimes_ns(src, raw[TIME], TIME)
     if got is None or reading.style not in (None, got[1]):
         raise _Unsuited
@@ -170,19 +174,31 @@ def _add(reading: _Reading, src: Source, raw: pd.DataFrame) -> bool:
     out = checks.tokens(src, raw[OUTPUT], OUTPUT, allow_zero=True)
     served = out > 0
     inp = checks.tokens(src, raw[PROMPT], PROMPT, served=served)
-    _count(reading, src.first_row, ns, served)
-    if reading.served_ns is None:
-        return False
+    _find_origin(reading, src.first_row, ns, served)
+    stop = None if reading.served_ns is None else _keep(reading, src.first_row, ns, served,
+                                                        inp, out)
+    if stop is not None and not final:
+        reading.whole = False  # the rows from the stopping row on are not counted
+        served = served[:stop]
+    _count(reading, src.first_row, served)
+    return stop is not None
+
+
+def _keep(reading: _Reading, first: int, ns: np.ndarray, served: np.ndarray, inp: np.ndarray,
+          out: np.ndarray) -> int | None:
+    """Keep a chunk's (its first at 0-based row ``first``) served requests inside the window;
+    the chunk's index of its first served request at or past the window's end (where the read
+    stops), or None."""
     t = (ns - reading.served_ns) / 1e9  # as the converter's since(first served row)
     inside = served & (t >= reading.start) & (t < reading.end)
     if inside.any():
-        rows = src.first_row + np.flatnonzero(inside)
+        rows = first + np.flatnonzero(inside)
         for column, values in zip(reading.kept, (rows, t[inside], inp[inside].astype(np.int32),
                                                  out[inside].astype(np.int32)), strict=True):
             column.append(values)
     if served.any():
         reading.last = float(t[np.flatnonzero(served)[-1]])
-    return reading.last >= reading.end
+    return checks.first_true(served & (t >= reading.end))
 
 
 def _check_sorted(reading: _Reading, src: Source, ns: np.ndarray, text: pd.Series) -> None:
@@ -197,30 +213,35 @@ def _check_sorted(reading: _Reading, src: Source, ns: np.ndarray, text: pd.Serie
         reading.previous = (ns[-1], text.iloc[-1])
 
 
-def _count(reading: _Reading, first: int, ns: np.ndarray, served: np.ndarray) -> None:
-    """Count a chunk's rows (its first at 0-based row ``first``) and its rows without output,
-    and find the file's first row's time and first served request's."""
+def _find_origin(reading: _Reading, first: int, ns: np.ndarray, served: np.ndarray) -> None:
+    """Find the file's first row's time and first served request's in a chunk (its first at
+    0-based row ``first``), where the chunks before held none."""
     if reading.first_ns is None and len(ns):
         reading.first_ns = ns[0]
     if reading.served_ns is None and served.any():
         at = int(np.argmax(served))
         reading.served_ns, reading.served_row = ns[at], first + at
+
+
+def _count(reading: _Reading, first: int, served: np.ndarray) -> None:
+    """Count the rows ``served`` tells of (a chunk's, its first at 0-based row ``first``, or
+    those before the read's stopping row) and those of them without output."""
     failed = int(np.count_nonzero(~served))
     if failed and reading.first_dropped is None:
         reading.first_dropped = first + int(np.argmax(~served))
-    reading.rows += len(ns)
+    reading.rows += len(served)
     reading.dropped += failed
 
 
-def _part(reading: _Reading, whole: bool) -> Part:
-    """The window's table and notes (``whole``: every row of the file was read)."""
+def _part(reading: _Reading) -> Part:
+    """The window's table and notes."""
     rows, t, inp, out = (_joined(column) for column in reading.kept)
     table = canonical.build(rows, t, inp, out)
     notes = [*reading.column_notes, *units.coarse_note(TIME, t)]
     if reading.dropped:
         begin = float((reading.served_ns - reading.first_ns) / 1e9)
         notes += dropped_notes(reading.dropped, reading.rows, reading.first_dropped,
-                               reading.served_row, begin, SERVED_LABELS["azure"], whole)
+                               reading.served_row, begin, SERVED_LABELS["azure"], reading.whole)
     return Part(table, notes, (0.0, reading.last))
 
 
