@@ -1,12 +1,20 @@
 """Round 28 (win): the chunked trace reads agree with the whole read on the note of rows
 without output (an Azure read that stops at the window's end counts the rows before its
-stopping row, and says it as the whole read does where it read to the file's end)."""
+stopping row, and says it as the whole read does where it read to the file's end); a
+canonical Parquet file with two faults gets the whole read's one line whatever its chunks."""
 
 from __future__ import annotations
 
+import tracemalloc
+
+import pandas as pd
 import pytest
 import test_round27_burstgpt as burstgpt
+from test_memory_trace import trace, write_parquet
 from test_round27_tracestream import _read
+
+from tiersim.errors import TraceError
+from tiersim.trace import chunked, read_trace
 
 WHY = ("(requests that produced no token: failed or cancelled; only served requests are "
        "replayed; first at row 3)")
@@ -76,3 +84,64 @@ def test_burstgpt_drop_note_is_the_whole_reads(tmp_path, window, chunk_rows):
     expected = ["dropped 2 of 10 rows with 0 response tokens (failed requests in BurstGPT; "
                 "first at row 1)"]
     assert chunked and _dropped(got) == _dropped(whole) == expected
+
+
+def _two_faults(n: int = 10) -> pd.DataFrame:
+    """A canonical trace of ``n`` rows (:func:`test_memory_trace.trace`) with a prompt of -3
+    at row 2 and an arrival earlier than the row before's at row 8 (file rows, 1-based)."""
+    d = trace(n)
+    d.loc[1, "input_tokens"] = -3
+    d.loc[7, "arrival_s"] = 0.1
+    return d
+
+
+@pytest.mark.parametrize("chunk_rows", [2, 3, 4, 7, 10])
+def test_parquet_with_two_faults_named_alike_by_either_read(tmp_path, monkeypatch,
+                                                           chunk_rows):
+    """A canonical Parquet file with two faults in different chunks gets the whole read's one
+    line (the converter checks arrival_s before input_tokens), as the same table saved as
+    canonical CSV does: the chunked read named the first bad chunk's fault ('row 2, column
+    'input_tokens'') with chunks of 2 to 7 rows, 'row 8' with one chunk of 10."""
+    d = _two_faults()
+    path = write_parquet(tmp_path / "t.parquet", d, row_group=chunk_rows)
+    d.to_csv(tmp_path / "t.csv", index=False)
+    line = (f"{path}: row 8, column 'arrival_s': timestamp 0.1 is earlier than the row before "
+            "(3); sort the file by arrival_s")
+    with pytest.raises(TraceError) as as_csv:
+        read_trace(tmp_path / "t.csv")
+    assert str(as_csv.value) == line.replace("t.parquet", "t.csv") + " (file line 9)"
+    monkeypatch.setattr(chunked, "CHUNK_ROWS", chunk_rows)
+    with pytest.raises(TraceError) as in_chunks:
+        read_trace(path)
+    assert str(in_chunks.value) == line
+
+
+def test_parquet_fault_the_whole_read_passes_is_the_chunks(tmp_path, monkeypatch):
+    """Were the whole read to pass a file a chunk refused, the chunk's fault is raised (the
+    file is refused either way)."""
+    path = write_parquet(tmp_path / "t.parquet", _two_faults())
+    monkeypatch.setattr(chunked, "_refuse_as_the_whole_read", lambda *args: None)
+    monkeypatch.setattr(chunked, "CHUNK_ROWS", 3)
+    with pytest.raises(TraceError, match=r"row 2, column 'input_tokens'"):
+        read_trace(path)
+
+
+def test_parquet_whole_read_of_a_refused_file_holds_no_chunk(tmp_path, monkeypatch):
+    """The chunks' full-length arrays (24 bytes a row here) are let go before the whole read
+    of a refused file begins (the fault's traceback held them: 33 MB of 1M rows)."""
+    n = 100_000
+    d = trace(n)
+    d.loc[n - 5, "input_tokens"] = -3  # in the last chunk
+    path = write_parquet(tmp_path / "t.parquet", d, row_group=25_000)
+    held = []
+    whole_read = chunked._refuse_as_the_whole_read
+    monkeypatch.setattr(chunked, "_refuse_as_the_whole_read", lambda *args: (
+        held.append(tracemalloc.get_traced_memory()[0]), whole_read(*args)))
+    monkeypatch.setattr(chunked, "CHUNK_ROWS", 25_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match=f"row {n - 4}, column 'input_tokens'"):
+            read_trace(path)
+    finally:
+        tracemalloc.stop()
+    assert held and held[0] < 4 * n  # 2.4 MB of arrays were held

@@ -9,8 +9,14 @@ its columns are copied into arrays of their final dtypes (int64 ids, float64 arr
 token counts: 24 bytes a row for the core columns). What spans chunks is checked at their
 seams: arrivals sorted, request ids unique.
 
-With several bad rows in one file the first bad chunk's first error is reported (the whole-file
-path reports the first bad column's first error); a file of one chunk gives the same error.
+A fault met in a chunk or at a seam sends the file to the whole read
+(:func:`tiersim.trace.source.read_raw`, then the converter), which names it: a file with two
+faults gets the one line the whole read gives (the converter's first bad column's first fault),
+whatever the chunks' size; a chunk named the first fault in file order, so a prompt of -3 at row
+2 and an unsorted arrival at row 8 were refused at row 2 in 3-row chunks and at row 8 read whole
+(:mod:`tiersim.trace.windowed` does the same for an Azure CSV). The whole read's memory (about
+120 bytes a row) is paid only by a file that is refused, after the chunks' arrays are let go;
+were it to pass such a file, the chunk's fault is raised.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
+from tiersim.errors import TraceError
 from tiersim.trace import checks
-from tiersim.trace.source import Source, parquet_chunks
+from tiersim.trace.source import Source, parquet_chunks, read_raw
 
 CHUNK_ROWS = 1 << 18
 """Rows converted at a time (262,144: a chunk's temporaries stay near 30 MB)."""
@@ -37,8 +44,27 @@ def read_canonical(path: Path, src: Source, convert, rows: int,
                    chunk_rows: int | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The canonical table of the canonical Parquet trace ``path`` (``rows`` data rows), each
     chunk (``chunk_rows`` rows, default :data:`CHUNK_ROWS`) converted by
-    ``convert(raw, src) -> (table, notes)``, and the chunks' notes, each once, in order."""
-    chunk_rows = chunk_rows or CHUNK_ROWS
+    ``convert(raw, src) -> (table, notes)``, and the chunks' notes, each once, in order; a
+    fault is named as the whole read names it (see the module's docstring)."""
+    try:
+        return _read_chunks(path, src, convert, rows, chunk_rows or CHUNK_ROWS)
+    except TraceError as err:
+        fault = err.with_traceback(None)  # its frames (the chunks' arrays) let go
+        fault.__context__ = None
+    _refuse_as_the_whole_read(path, src, convert)
+    raise fault
+
+
+def _refuse_as_the_whole_read(path: Path, src: Source, convert) -> None:
+    """Raise the whole read's error of the file ``path`` (its raw table converted whole, as
+    :mod:`tiersim.trace.loader` reads any other file), if it gives one."""
+    raw = read_raw(path)[0]
+    convert(raw, src)
+
+
+def _read_chunks(path: Path, src: Source, convert, rows: int,
+                 chunk_rows: int) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`read_canonical`, a fault raised as the chunk or seam that holds it names it."""
     columns = _Columns(rows)
     previous = None  # (last arrival, its raw value) of the chunk before
     has_ids = True
