@@ -519,8 +519,11 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     except running out of memory (:func:`tiersim.trace.loader.read_trace` says that)."""
     try:
         with arrow_file(p) as handle:
-            text = [f.name for f in pq.read_schema(handle) if _holds_text(f.type)]
-            _utf8_text(p, pq.read_table(handle, columns=text) if text else pa.table({}))
+            text = [(i, f.name) for i, f in enumerate(pq.read_schema(handle), start=1)
+                    if _holds_text(f.type)]
+            names = [name for _, name in text]
+            _utf8_text(p, pq.read_table(handle, columns=names) if text else pa.table({}),
+                       positions=[i for i, _ in text])
             df = pd.read_parquet(handle)
         return _schema_names_kept(named_index_as_columns(df, p), p)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
@@ -1210,14 +1213,17 @@ def _holds_text(kind: pa.DataType) -> bool:
         _holds_text(kind.field(i).type) for i in range(kind.num_fields))
 
 
-def _utf8_text(p: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0) -> None:
-    """Refuse a Parquet text column (``first_row`` the file's 0-based row of the table's first)
+def _utf8_text(p: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0,
+               positions: list[int] | None = None) -> None:
+    """Refuse a Parquet text column (``first_row`` the file's 0-based row of the table's first;
+    ``positions`` the file's 1-based column of each of the table's, where it holds only some)
     holding a value that is not UTF-8, which pyarrow reads unchecked: turning it into Python
     text raised UnicodeDecodeError, or ArrowException "Wrapping ... failed", a traceback
     wherever the column was read, even one nothing reads. A column is named when it is a trace
     column, else by its position (a file's text is not echoed until it is known a trace)."""
-    for position, (name, column) in enumerate(zip(table.column_names, table.columns,
-                                                  strict=True), start=1):
+    positions = positions or range(1, table.num_columns + 1)
+    for position, name, column in zip(positions, table.column_names, table.columns,
+                                      strict=True):
         if not _holds_text(column.type):
             continue
         shown = repr(name) if is_trace_column(name) else str(position)
