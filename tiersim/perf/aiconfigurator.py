@@ -385,17 +385,27 @@ def moe_latency(df, dtype: str, hidden: int, inter: int, experts: int, top_k: in
 # --------------------------------------------------------------------------- attention
 
 
-def _attn_rows(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
-    rows = df[
-        (df["num_heads"] == heads)
-        & (df["num_key_value_heads"] == kv_heads)
-        & (df["head_dim"] == head_dim)
-        & (df["window_size"] == 0)
-        & (df["kv_cache_dtype"] == kv_dtype)
-    ]
+#: NVIDIA's attention rows per attention op (in each engine's ``attention`` folder).
+ATTENTION_FILES = {"attn_prefill": "context_attention_perf.parquet",
+                   "attn_decode": "generation_attention_perf.parquet"}
+
+
+def _full_attn_rows(df, kv_dtype: str):
+    """The rows of full (no sliding window) BF16 attention over a ``kv_dtype`` cache, any
+    shape: what the GQA attention tables read."""
+    rows = df[(df["window_size"] == 0) & (df["kv_cache_dtype"] == kv_dtype)]
     if "attn_dtype" in rows.columns:
         rows = rows[rows["attn_dtype"] == "bfloat16"]
     return rows
+
+
+def _attn_rows(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str):
+    rows = _full_attn_rows(df, kv_dtype)
+    return rows[
+        (rows["num_heads"] == heads)
+        & (rows["num_key_value_heads"] == kv_heads)
+        & (rows["head_dim"] == head_dim)
+    ]
 
 
 def prefill_table(df, heads: int, kv_heads: int, head_dim: int, kv_dtype: str,
@@ -1045,7 +1055,7 @@ class Importer:
         launch path, so the GEMMs' time inside the module is not known)."""
         bmm_src = find_sources(self.root, "mla_bmm", self.engine, "mla_bmm_perf.parquet")
         attn_src = find_sources(self.root, "attention", self.engine,
-                                "generation_attention_perf.parquet")
+                                ATTENTION_FILES["attn_decode"])
         if not bmm_src or not attn_src:
             return None
         bmm = bmm_seconds(self._frame(bmm_src[0]), heads, batch)
@@ -1070,15 +1080,14 @@ class Importer:
         dtype = KV_DTYPES.get(kv_dtype)
         if dtype is None:
             return None
+        source = self._sources("attention", ATTENTION_FILES[op])[0]
         if op == "attn_prefill":
-            source = self._sources("attention", "context_attention_perf.parquet")[0]
             kv_bytes = 2 * kv_heads * head_dim * (1 if kv_dtype == "fp8" else 2)
             read = kv_bytes / get_gpu(self.gpu).hbm_bw_bytes_s
             found = prefill_table(self._frame(source), heads, kv_heads, head_dim, dtype, read)
             names, note = ("tokens", "context"), ("cached context by equal-work prompt length, "
                                                   "floored at one read of the KV at HBM bandwidth")
         else:
-            source = self._sources("attention", "generation_attention_perf.parquet")[0]
             found = decode_table(self._frame(source), heads, kv_heads, head_dim, dtype)
             names, note = ("batch", "context"), "beyond the measured triangle: linear in batch"
         if found is None:
@@ -1259,6 +1268,11 @@ SHIPPED_MODELS: dict[str, tuple[tuple[str, ...], tuple]] = {
     "aic:nvidia--DeepSeek-V3.2-NVFP4": (("checkpoint",), (4, 8)),
     "aic:nvidia--GLM-5-NVFP4": (("checkpoint",), (4, 8)),
 }
+#: KV cache dtypes the shipped profile's attention tables cover: the shipped models' layouts,
+#: the MLA modules at :data:`SHIPPED_MLA_HEADS` and GQA attention, prefill and decode, at every
+#: per-GPU ``(heads, kv_heads, head_dim)`` NVIDIA's rows measured
+#: (:func:`measured_attention_requests`; anchored on the nearest shipped shape, a prefill came
+#: out 0.27-1.38x its own rows, a decode 0.57-1.34x).
 SHIPPED_KV_DTYPES = ("bf16", "fp8")
 #: The ``(moe tp, moe ep)`` splits :data:`SHIPPED_MOE_SHAPES` imports where measured: tensor
 #: parallel experts on up to 8 GPUs, and vLLM's ``--enable-expert-parallel`` on up to 8.
@@ -1327,6 +1341,35 @@ def gdn_shapes(imp: Importer) -> list[dict[str, int]]:
     rows = {tuple(int(v) for v in r) for r in imp._frame(found[0])[cols].to_numpy()}
     return [dict(zip(("hidden", "k_heads", "v_heads", "k_dim", "v_dim"), r, strict=True))
             for r in sorted(rows)]
+
+
+def attention_shapes(imp: Importer, op: str, kv_dtype: str) -> list[tuple[int, int, int]]:
+    """Every per-GPU ``(heads, kv_heads, head_dim)`` at which ``imp``'s rows for ``op``
+    (``attn_prefill`` or ``attn_decode``) measured full BF16 attention over a ``kv_dtype``
+    cache (prefill: at batch 1, what :func:`prefill_table` reads)."""
+    dtype = KV_DTYPES.get(kv_dtype)
+    if dtype is None:
+        return []
+    rows = _full_attn_rows(imp._frame(imp._sources("attention", ATTENTION_FILES[op])[0]), dtype)
+    if op == "attn_prefill":
+        rows = rows[rows["batch_size"] == 1]
+    cols = ["num_heads", "num_key_value_heads", "head_dim"]
+    return sorted({tuple(int(v) for v in r) for r in rows[cols].to_numpy()})
+
+
+def measured_attention_requests(imp: Importer,
+                                kv_dtypes: tuple[str, ...] = SHIPPED_KV_DTYPES):
+    """The ``(op, dtype, key, model, tp)`` GQA attention requests, prefill and decode, at every
+    shape of :func:`attention_shapes` for each of ``kv_dtypes``: an unseen model of such a
+    per-GPU shape reads NVIDIA's own rows rather than another shape's table rescaled (prefill:
+    0.27-1.38x its own, decode 0.57-1.34x; ``docs/fidelity.md``). A table reads only its key
+    (any model stands in)."""
+    from tiersim.hardware import get_model
+
+    stand_in = get_model("llama-3.1-8b")
+    return [(op, kv, {"heads": heads, "kv_heads": kv_heads, "head_dim": head_dim}, stand_in, 1)
+            for op in ATTENTION_FILES for kv in kv_dtypes
+            for heads, kv_heads, head_dim in attention_shapes(imp, op, kv)]
 
 
 def measured_module_requests(imp: Importer, kv_dtypes: tuple[str, ...] = SHIPPED_KV_DTYPES):
@@ -1523,7 +1566,8 @@ def import_aiconfigurator(
     ``models`` maps a model name (or config.json path) to the precisions and tensor-parallel
     sizes to cover (default :data:`SHIPPED_MODELS`, plus the MoE tables of
     :data:`SHIPPED_MOE_SHAPES` at every shape the data measured, the MLA modules at
-    :data:`SHIPPED_MLA_HEADS`, the delta-net kernels at every measured shape and the dense GEMMs
+    :data:`SHIPPED_MLA_HEADS`, GQA attention and the delta-net kernels at every measured shape
+    and the dense GEMMs
     of :data:`SHIPPED_GEMM_FORMATS` at every measured ``n x k`` from
     :data:`SHIPPED_GEMM_MIN_SIDE` up). Returns the
     profile and the names of the tables the data lacks (those run on the roofline and are
@@ -1565,7 +1609,7 @@ def import_aiconfigurator(
     if bundled:
         imp = Importer(gpu, engine)
         requests += (measured_moe_requests(imp) + measured_module_requests(imp, kv_dtypes)
-                     + measured_gemm_requests(imp))
+                     + measured_attention_requests(imp, kv_dtypes) + measured_gemm_requests(imp))
     c = RooflineConstants()
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
