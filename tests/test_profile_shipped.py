@@ -13,7 +13,6 @@ from tiersim.paths import bundled
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile
 from tiersim.perf.aiconfigurator import (
     SHIPPED_GEMM_FORMATS,
-    SHIPPED_GEMM_MIN_SIDE,
     SHIPPED_KV_DTYPES,
     SHIPPED_MODELS,
     SHIPPED_MOE_SHAPES,
@@ -62,15 +61,14 @@ def test_another_gpus_profile_is_its_own_tables_with_the_h200_fit_moved_unchange
     assert other.overhead_source.endswith(f"applied unchanged to {system} rows")
     assert other.eager.source.endswith(f"applied unchanged to {system} rows")
     # every model the H200 profile ships is imported at the same shapes; only the extra MoE
-    # shapes of SHIPPED_MOE_SHAPES, MLA modules (SHIPPED_MLA_HEADS), delta-net shapes and the
-    # GEMM grid of SHIPPED_GEMM_FORMATS are H200's alone (the other files are built with a
-    # model list)
+    # shapes of SHIPPED_MOE_SHAPES, MLA modules (SHIPPED_MLA_HEADS), GQA attention and
+    # delta-net shapes and the GEMM grid of SHIPPED_GEMM_FORMATS are H200's alone (the other
+    # files are built with a model list)
     held = {t.name for t in other.tables}
     lacking = [t for t in h200.tables if t.name not in held]
     assert all(t.name.split()[1] in SHIPPED_MOE_SHAPES for t in lacking if t.op == "moe")
-    assert all(t.dtype in SHIPPED_GEMM_FORMATS and min(t.key.values()) >= SHIPPED_GEMM_MIN_SIDE
-               for t in lacking if t.op == "gemm")
-    assert all(t.op in ("moe", "gemm") or t.op.startswith("gdn_") or " mla-" in t.name
+    assert all(t.dtype in SHIPPED_GEMM_FORMATS for t in lacking if t.op == "gemm")
+    assert all(t.op in ("moe", "gemm", "attn_prefill", "attn_decode") or t.op.startswith("gdn_")
                for t in lacking)
     llama = build_step_model("llama-3.1-70b", "fp8", gpu, 4, "fp8", other)
     assert llama.sources()["allreduce tp=4"] == "measured:aiconfigurator vllm 0.24.0"

@@ -4,7 +4,11 @@ every per-GPU shape NVIDIA's vLLM attention rows measured, dense GEMMs at every 
 
 from __future__ import annotations
 
+import pytest
 from test_aiconfigurator import FakeImporter, attn_frame
+from test_round27_gemmgrid import (
+    test_an_unseen_gemm_shape_reads_its_own_measured_table as reads_own_table,
+)
 
 from tiersim.perf import aiconfigurator as aic
 
@@ -39,3 +43,13 @@ def test_measured_attention_requests_import_a_table_at_each_shape():
     for request in requests:
         table = aic._import_one(imp, *request)
         assert (table.op, table.dtype, table.key) == request[:3]
+
+
+@pytest.mark.parametrize("precision, n, k", [
+    ("bf16", 768, 5120),        # a TP-split qkv (n below 1,024; Llama-3.1-8B's is shipped)
+    ("fp8", 5120, 768),         # a TP-split o projection (k below 1,024)
+    ("fp8_block", 256, 7168),   # DeepSeek-V3's router (n = experts)
+    ("bf16", 32, 2048),         # the grid's smallest side
+])
+def test_a_small_side_grid_gemm_reads_its_own_measured_table(precision, n, k):
+    reads_own_table(precision, n, k)

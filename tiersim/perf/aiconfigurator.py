@@ -1393,20 +1393,20 @@ def measured_module_requests(imp: Importer, kv_dtypes: tuple[str, ...] = SHIPPED
     return requests
 
 
-#: Dense GEMM formats the shipped profile also carries at every ``(n, k)`` of NVIDIA's grid with
-#: both sides at least :data:`SHIPPED_GEMM_MIN_SIDE` (the shapes real models have), so that a
-#: model the shipped list does not hold reads NVIDIA's own rows at its grid shapes. Anchored on
-#: the shipped models' shapes, a block-FP8 GEMM came out 0.39-4.08x its own rows (21% median at
-#: 2,048 tokens, where those tables are timed eagerly), FP8 0.33-1.74x, BF16 0.52-2.00x
-#: (``docs/fidelity.md``). 255 shapes a format, about 1.5 KB a table.
+#: Dense GEMM formats the shipped profile also carries at every ``(n, k)`` of NVIDIA's grid
+#: (sides of 32 to 65,536), so that a model the shipped list does not hold reads NVIDIA's own
+#: rows at its grid shapes: small sides too, as TP-split small models, MLA's ``kv_a`` (576) and
+#: MoE routers (``n`` = experts) have them. Anchored on the shipped models' shapes, a block-FP8
+#: GEMM came out 0.39-4.08x its own rows (21% median at 2,048 tokens, where those tables are
+#: timed eagerly), FP8 0.33-1.74x, BF16 0.52-2.00x; with only sides from 1,024 up shipped,
+#: those below still anchored at 0.45-2.00x (``docs/fidelity.md``). 483 shapes a format, about
+#: 1.6 KB a table.
 SHIPPED_GEMM_FORMATS = ("fp8_block", "fp8", "bf16")
-SHIPPED_GEMM_MIN_SIDE = 1024
 
 
-def gemm_shapes(imp: Importer, precision: str,
-                smallest: int = SHIPPED_GEMM_MIN_SIDE) -> list[tuple[int, int]]:
-    """Every ``(n, k)`` with both sides at least ``smallest`` at which ``imp``'s GEMM rows
-    for ``precision`` measured any ``m``."""
+def gemm_shapes(imp: Importer, precision: str, smallest: int = 0) -> list[tuple[int, int]]:
+    """Every ``(n, k)`` with both sides at least ``smallest`` (default: every one) at which
+    ``imp``'s GEMM rows for ``precision`` measured any ``m``."""
     grid = imp.gemm_grid(precision)
     if grid is None:
         return []
@@ -1568,8 +1568,7 @@ def import_aiconfigurator(
     :data:`SHIPPED_MOE_SHAPES` at every shape the data measured, the MLA modules at
     :data:`SHIPPED_MLA_HEADS`, GQA attention and the delta-net kernels at every measured shape
     and the dense GEMMs
-    of :data:`SHIPPED_GEMM_FORMATS` at every measured ``n x k`` from
-    :data:`SHIPPED_GEMM_MIN_SIDE` up). Returns the
+    of :data:`SHIPPED_GEMM_FORMATS` at every measured ``n x k``). Returns the
     profile and the names of the tables the data lacks (those run on the roofline and are
     reported as such).
     The overhead is the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`),
