@@ -5,7 +5,7 @@ every per-GPU shape NVIDIA's vLLM attention rows measured, dense GEMMs at every 
 from __future__ import annotations
 
 import pytest
-from test_aiconfigurator import FakeImporter, attn_frame
+from test_aiconfigurator import FakeImporter, attn_frame, moe_frame
 from test_round27_gemmgrid import (
     test_an_unseen_gemm_shape_reads_its_own_measured_table as reads_own_table,
 )
@@ -53,3 +53,40 @@ def test_measured_attention_requests_import_a_table_at_each_shape():
 ])
 def test_a_small_side_grid_gemm_reads_its_own_measured_table(precision, n, k):
     reads_own_table(precision, n, k)
+
+
+def test_moe_backends_are_what_check_moe_backend_admits():
+    qwen_fp8 = aic.aic_model_path("aic:Qwen--Qwen3-235B-A22B-FP8")
+    assert aic.moe_backends(qwen_fp8, "checkpoint", 4) == ("auto", "deepgemm")
+    assert aic.moe_backends(qwen_fp8, "checkpoint", 1, 2, 1) == ("auto", "deepgemm")
+    assert aic.moe_backends(qwen_fp8, "checkpoint", 8) == ("auto",)  # experts at MoE TP 8
+    assert aic.moe_backends("qwen3-coder-30b-a3b", "bf16", 1) == ("auto",)
+    assert aic.moe_backends("llama-3.1-8b", "fp8_block", 1) == ("auto",)  # no experts
+
+
+def test_measured_deepgemm_requests_are_the_expert_gemms_below_moe_tp_8():
+    imp = FakeImporter(moe_frame((1, 2, 8), hidden=256, inter=128))
+    got = [(op, dtype, (key["n"], key["k"])) for op, dtype, key, _, _ in
+           aic.measured_deepgemm_requests(imp)]
+    # 2 x the expert width by the hidden size, and back, at each split DeepGEMM runs (not TP 8)
+    assert sorted(set(got)) == sorted({("gemm", "fp8_block", s) for s in
+                                       ((256, 256), (256, 128), (128, 256), (256, 64))})
+
+
+def test_an_import_of_a_block_fp8_moe_layout_holds_what_a_deepgemm_tier_reads(tmp_path):
+    import warnings
+
+    from tiersim.perf import build_step_model
+
+    name = "aic:Qwen--Qwen3-30B-A3B-FP8"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        profile, _ = aic.import_aiconfigurator(
+            "h200", "vllm", models={name: (("checkpoint",), (2,))}, kv_dtypes=("bf16",))
+        step = build_step_model(aic.aic_model_path(name), "checkpoint", "h200", tp=2,
+                                profile=profile, moe_backend="deepgemm")
+    read = {k: v for k, v in step.sources().items() if k.startswith("gemm fp8_block")}
+    # the experts' per-GPU GEMMs (768 x 2048 and 2048 x 384), read from their own tables
+    assert {"gemm fp8_block n=768 k=2048", "gemm fp8_block n=2048 k=384"} <= set(read)
+    assert not [v for v in read.values() if "anchored" in v or "roofline" in v], read
+    assert step.sources()["moe deepgemm"] == "deepgemm: measured:aiconfigurator vllm 0.24.0"

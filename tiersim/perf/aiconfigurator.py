@@ -1167,6 +1167,26 @@ def table_requests(model, precision: str, tp: int, kv_dtype: str, gpu: str = "h2
     return [(op, dtype, key, arch, tp) for op, dtype, key in ops.requested()]
 
 
+def moe_backends(model, precision: str, tp: int, dp: int = 1, ep: int = 1) -> tuple[str, ...]:
+    """The MoE kernels (``moe_backend``) a ``tp`` x ``dp`` replica of ``model`` with expert
+    parallel size ``ep`` can run: ``auto``, and ``deepgemm`` where
+    :func:`tiersim.perf.assembly.check_moe_backend` admits it (block-FP8 experts below MoE TP
+    8). An import probes each, so a ``deepgemm`` tier reads its expert GEMMs measured."""
+    from tiersim.hardware import get_model
+    from tiersim.hardware.precisions import weight_formats
+    from tiersim.perf.assembly import MOE_BACKENDS, check_moe_backend
+
+    arch = get_model(model)
+    formats = weight_formats(arch, precision)
+    runs = []
+    for backend in MOE_BACKENDS:
+        try:
+            runs.append(check_moe_backend(arch, formats, backend, tp, dp, ep))
+        except ValueError:
+            continue
+    return tuple(runs)
+
+
 def build_profile(
     name: str, gpu: str, engine: str, requests, overhead: tuple[float, float], notes: str = ""
 ) -> tuple[Profile, list[str]]:
@@ -1426,6 +1446,26 @@ def measured_gemm_requests(imp: Importer, formats: tuple[str, ...] = SHIPPED_GEM
             for precision in formats for n, k in gemm_shapes(imp, precision)]
 
 
+def measured_deepgemm_requests(imp: Importer):
+    """The ``(op, dtype, key, model, tp)`` block-FP8 GEMM requests DeepGEMM's experts read
+    (``moe_backend: deepgemm``, :func:`table_requests`) at every block-FP8 expert shape and
+    split of :data:`SHIPPED_MOE_SHAPES` it runs at (MoE TP below 8): what its probe looks up
+    beyond the ``auto`` probe's. A deepgemm tier of such a shape reads NVIDIA's rows at its
+    expert GEMMs (interpolated in log n, log k off the grid) rather than a grid shape's table
+    rescaled (MiniMax-M2.5 at TP 4: ``3072 x 384`` anchored on ``6144 x 256``)."""
+    formats = {"fp8_block": SHIPPED_MOE_SHAPES["fp8_block"]}
+    requests = []
+    for _, precision, key, model, _ in measured_moe_requests(imp, formats):
+        tp, ep = key["tp"] * key["ep"], key["ep"]  # a replica whose experts split tp x ep
+        if "deepgemm" not in moe_backends(model, precision, tp, 1, ep):
+            continue
+        auto = {table_name(*r[:3]) for r in table_requests(model, precision, tp, "bf16",
+                                                          imp.gpu, 1, ep)}
+        requests += [r for r in table_requests(model, precision, tp, "bf16", imp.gpu, 1, ep,
+                                               "deepgemm") if table_name(*r[:3]) not in auto]
+    return requests
+
+
 def layout(entry) -> tuple[int, int, int]:
     """``(tp, dp, ep)`` of a :data:`SHIPPED_MODELS` layout entry."""
     return (int(entry), 1, 1) if isinstance(entry, int) else tuple(int(x) for x in entry)
@@ -1564,11 +1604,13 @@ def import_aiconfigurator(
     """Build (and with ``out``, write) a profile from aiconfigurator's ``gpu``/``engine`` tables.
 
     ``models`` maps a model name (or config.json path) to the precisions and tensor-parallel
-    sizes to cover (default :data:`SHIPPED_MODELS`, plus the MoE tables of
+    sizes to cover, each layout with every MoE kernel it can run (:func:`moe_backends`)
+    (default :data:`SHIPPED_MODELS`, plus the MoE tables of
     :data:`SHIPPED_MOE_SHAPES` at every shape the data measured, the MLA modules at
     :data:`SHIPPED_MLA_HEADS`, GQA attention and the delta-net kernels at every measured shape
     and the dense GEMMs
-    of :data:`SHIPPED_GEMM_FORMATS` at every measured ``n x k``). Returns the
+    of :data:`SHIPPED_GEMM_FORMATS` at every measured ``n x k``, and the expert GEMMs of
+    :func:`measured_deepgemm_requests`). Returns the
     profile and the names of the tables the data lacks (those run on the roofline and are
     reported as such).
     The overhead is the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`),
@@ -1603,12 +1645,15 @@ def import_aiconfigurator(
             for precision in precisions:
                 for entry in layouts:
                     tp, dp, ep = layout(entry)
-                    for kv in kv_dtypes:
-                        requests += table_requests(path, precision, tp, kv, gpu, dp, ep)
+                    for backend in moe_backends(path, precision, tp, dp, ep):
+                        for kv in kv_dtypes:
+                            requests += table_requests(path, precision, tp, kv, gpu, dp, ep,
+                                                       backend)
     if bundled:
         imp = Importer(gpu, engine)
         requests += (measured_moe_requests(imp) + measured_module_requests(imp, kv_dtypes)
-                     + measured_attention_requests(imp, kv_dtypes) + measured_gemm_requests(imp))
+                     + measured_attention_requests(imp, kv_dtypes) + measured_gemm_requests(imp)
+                     + measured_deepgemm_requests(imp))
     c = RooflineConstants()
     notes = (
         f"Operator tables measured by NVIDIA on {gpu.upper()} with {engine} kernels, imported "
