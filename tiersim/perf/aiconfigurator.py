@@ -1447,22 +1447,21 @@ def measured_gemm_requests(imp: Importer, formats: tuple[str, ...] = SHIPPED_GEM
 
 
 def measured_deepgemm_requests(imp: Importer):
-    """The ``(op, dtype, key, model, tp)`` block-FP8 GEMM requests DeepGEMM's experts read
-    (``moe_backend: deepgemm``, :func:`table_requests`) at every block-FP8 expert shape and
-    split of :data:`SHIPPED_MOE_SHAPES` it runs at (MoE TP below 8): what its probe looks up
-    beyond the ``auto`` probe's. A deepgemm tier of such a shape reads NVIDIA's rows at its
+    """The ``(op, dtype, key, model, tp)`` block-FP8 GEMM requests of DeepGEMM's two expert
+    GEMMs (``moe_backend: deepgemm``: :func:`tiersim.perf.assembly.expert_gemm_shapes`) at
+    every block-FP8 expert shape and split of :data:`SHIPPED_MOE_SHAPES` it runs at (MoE TP
+    below 8, :func:`moe_backends`). A deepgemm tier of such a shape reads NVIDIA's rows at its
     expert GEMMs (interpolated in log n, log k off the grid) rather than a grid shape's table
     rescaled (MiniMax-M2.5 at TP 4: ``3072 x 384`` anchored on ``6144 x 256``)."""
+    from tiersim.perf.assembly import expert_gemm_shapes
+
     formats = {"fp8_block": SHIPPED_MOE_SHAPES["fp8_block"]}
     requests = []
     for _, precision, key, model, _ in measured_moe_requests(imp, formats):
-        tp, ep = key["tp"] * key["ep"], key["ep"]  # a replica whose experts split tp x ep
-        if "deepgemm" not in moe_backends(model, precision, tp, 1, ep):
-            continue
-        auto = {table_name(*r[:3]) for r in table_requests(model, precision, tp, "bf16",
-                                                          imp.gpu, 1, ep)}
-        requests += [r for r in table_requests(model, precision, tp, "bf16", imp.gpu, 1, ep,
-                                               "deepgemm") if table_name(*r[:3]) not in auto]
+        # a replica whose experts split key["tp"] x key["ep"]
+        if "deepgemm" in moe_backends(model, precision, key["tp"] * key["ep"], 1, key["ep"]):
+            requests += [("gemm", precision, {"n": n, "k": k}, model, 1)
+                         for n, k in expert_gemm_shapes(model, key["tp"])]
     return requests
 
 

@@ -107,6 +107,14 @@ def deepgemm_rows(tokens: np.ndarray | float, local_experts: int, top_k: int) ->
     return full * one_pass(float(MOE_CHUNK_TOKENS)) + np.where(rest > 0, one_pass(rest), 0.0)
 
 
+def expert_gemm_shapes(model: ModelArch, moe_tp: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``(n, k)`` of one expert's two GEMMs on each of ``moe_tp`` GPUs splitting its width:
+    gate-up (twice the per-GPU width by the hidden size) and down (back to the hidden size);
+    what DeepGEMM's grouped GEMMs read (``moe_backend: deepgemm``)."""
+    width = model.expert_intermediate // moe_tp  # one expert's share per GPU
+    return (2 * width, model.hidden), (model.hidden, width)
+
+
 def sliding_work_fraction(new: int, cached: int, window: int) -> float:
     """Share of a causal chunk's attention work left under a sliding window.
 
@@ -221,7 +229,8 @@ class AssembledStepModel:
         self._shared_down = (m.hidden, m.shared_intermediate // tp)
         self._router = (m.num_experts, m.hidden)
         moe_tp, moe_ep = moe_split(tp, self.dp, self.ep)
-        self._expert_width = m.expert_intermediate // moe_tp  # one expert's share per GPU
+        self._expert_up, self._expert_down = expert_gemm_shapes(m, moe_tp)
+        self._expert_width = self._expert_down[1]  # one expert's share per GPU
         self._local_experts = m.num_experts // moe_ep
         self._lm_head = (math.ceil(m.vocab / tp), m.hidden)
         self._allreduce_bytes_per_token = 2.0 * m.hidden
@@ -299,7 +308,7 @@ class AssembledStepModel:
         m, ops, fmt = self.model, self.ops, self._fmt("experts")
         width = self._expert_width
         rows = deepgemm_rows(tokens, self._local_experts, m.top_k)
-        gemms = ops.gemm(rows, 2 * width, m.hidden, fmt) + ops.gemm(rows, m.hidden, width, fmt)
+        gemms = ops.gemm(rows, *self._expert_up, fmt) + ops.gemm(rows, *self._expert_down, fmt)
         passes = rows * 9.0 * width + tokens * (m.top_k + 1) * 2.0 * m.hidden
         return gemms + passes / ops.gpu.hbm_bw_bytes_s
 
@@ -538,7 +547,8 @@ class AssembledStepModel:
         out = dict(self.ops.sources())
         if self.moe_backend == "deepgemm":  # no MoE table is read
             out = {k: v for k, v in out.items() if not k.startswith("moe ")}
-            gemm = f"gemm {self._fmt('experts')} n={2 * self._expert_width} k={self.model.hidden}"
+            n, k = self._expert_up
+            gemm = f"gemm {self._fmt('experts')} n={n} k={k}"
             out["moe deepgemm"] = "deepgemm: " + out.get(gemm, "roofline")
         return out
 
