@@ -6,9 +6,11 @@ and how far anchoring is off at the others": the same question for the other ope
 
 Needs aiconfigurator-core (the ``aic`` extra). NVIDIA's H200 vLLM GEMM rows are a generic grid
 (22 n x 22 k); the attention rows a grid of per-GPU (heads, KV heads, head dim). The shipped
-profile holds tables at the shapes of ``SHIPPED_MODELS`` (and, for the GEMM formats of
-``SHIPPED_GEMM_FORMATS``, at every grid n x k from 1,024 up); a model of another shape anchors
-on the nearest table, rescaled by the roofline. For every grid shape the profile lacks (GEMM:
+profile holds tables at the shapes of ``SHIPPED_MODELS`` and at every measured shape of both
+grids (the GEMM formats of ``SHIPPED_GEMM_FORMATS``; GQA attention with BF16 and FP8 KV), so on
+it every line prints ``nothing anchored``; on an older profile (``--profile``), a model of a
+shape it lacks anchors on the nearest table, rescaled by the roofline. For every grid shape the
+profile lacks (GEMM:
 n and k from 256 to 16,384), the profile's answer is set beside the same profile with the
 importer's own table at that shape added (both read through ``ProfileOps``), and each operator
 prints the anchored count, the range of answer / own and the median |error| per point.

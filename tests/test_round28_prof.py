@@ -4,13 +4,20 @@ every per-GPU shape NVIDIA's vLLM attention rows measured, dense GEMMs at every 
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
+from conftest import BUNDLED_H200_PROFILE
 from test_aiconfigurator import FakeImporter, attn_frame, moe_frame
 from test_round27_gemmgrid import (
     test_an_unseen_gemm_shape_reads_its_own_measured_table as reads_own_table,
 )
 
+from tiersim.hardware import get_model
 from tiersim.perf import aiconfigurator as aic
+from tiersim.perf.profile import ProfileOps, load_profile
+from tiersim.perf.roofline import RooflineOps
 
 
 def _attention_rows():
@@ -90,3 +97,47 @@ def test_an_import_of_a_block_fp8_moe_layout_holds_what_a_deepgemm_tier_reads(tm
     assert {"gemm fp8_block n=768 k=2048", "gemm fp8_block n=2048 k=384"} <= set(read)
     assert not [v for v in read.values() if "anchored" in v or "roofline" in v], read
     assert step.sources()["moe deepgemm"] == "deepgemm: measured:aiconfigurator vllm 0.24.0"
+
+
+@pytest.mark.parametrize("op", ["attn_prefill", "attn_decode"])
+@pytest.mark.parametrize("kv", aic.SHIPPED_KV_DTYPES)
+def test_the_shipped_h200_profile_holds_every_measured_attention_shape(op, kv):
+    profile = load_profile(BUNDLED_H200_PROFILE)
+    shapes = aic.attention_shapes(aic.Importer("h200", "vllm"), op, kv)
+    assert len(shapes) > 90
+    lacking = [s for s in shapes if profile.find(
+        op, kv, dict(zip(("heads", "kv_heads", "head_dim"), s, strict=True))) is None]
+    assert lacking == []
+
+
+def test_an_unseen_attention_shape_reads_its_own_measured_table():
+    # 10 query heads, 2 KV heads per GPU: anchored on another shape before
+    model = dataclasses.replace(get_model("llama-3.1-8b"), heads=10, kv_heads=2)
+    ops = ProfileOps(load_profile(BUNDLED_H200_PROFILE), model, "bf16", "h200",
+                     fallback=RooflineOps(model, "bf16", "h200"))
+    got = np.asarray(ops.attn_decode(np.array([1.0, 16.0]), 4096.0), np.float64)
+    own = aic.Importer("h200", "vllm").attention("attn_decode", "bf16", 10, 2, 128)
+    label = ops.sources()["attn_decode bf16 heads=10 kv_heads=2 head_dim=128"]
+    assert "anchored" not in label and "measured:" in label, label
+    assert np.allclose(got, own.lookup(np.array([1.0, 16.0]), 4096.0), rtol=1e-4)
+
+
+def test_a_deepgemm_tier_on_the_shipped_profile_reads_measured_expert_gemms():
+    """Every block-FP8 expert shape and split NVIDIA measured that DeepGEMM runs (MoE TP below
+    8), on the shipped profile alone (no import): both expert GEMMs read their own tables."""
+    from tiersim.perf import build_step_model
+
+    profile = load_profile(BUNDLED_H200_PROFILE)
+    formats = {"fp8_block": aic.SHIPPED_MOE_SHAPES["fp8_block"]}
+    checked = 0
+    for _, _, key, model, _ in aic.measured_moe_requests(aic.Importer("h200", "vllm"), formats):
+        if key["tp"] >= 8:
+            continue
+        step = build_step_model(model, "fp8_block", "h200", key["tp"] * key["ep"],
+                                profile=profile, ep=key["ep"], moe_backend="deepgemm")
+        width, sources = model.expert_intermediate // key["tp"], step.sources()
+        for n, k in ((2 * width, model.hidden), (model.hidden, width)):
+            label = sources[f"gemm fp8_block n={n} k={k}"]
+            assert "anchored" not in label and "measured:" in label, (key, label)
+        checked += 1
+    assert checked > 40
