@@ -424,16 +424,19 @@ def refresh_profiles() -> None:
 def refresh_system_profiles(system: str) -> None:
     """Import ``system``'s engine profiles (:data:`SYSTEM_IMPORTS`) from aiconfigurator's
     tables of its GPU, with the overhead and eager cost of the same engine's H200 profile
-    (fitted there; another GPU's rows are held out, so nothing is refitted on them)."""
+    (fitted there; another GPU's rows are held out, so nothing is refitted on them). The
+    default profile of that GPU is built as the H200 one is: every shipped model, and the
+    measured sets (``import_aiconfigurator``'s ``measured``)."""
     from tiersim.perf.aiconfigurator import import_aiconfigurator
     from tiersim.perf.profile import save_profile
 
     for engine, models in SYSTEM_IMPORTS[system].items():
         out = profile_file(engine, system)
-        if engine == "vllm" and bundled_profile(SYSTEM_GPU[system]) is not None:
+        default = engine == "vllm" and bundled_profile(SYSTEM_GPU[system]) is not None
+        if default:
             models = shipped_with(models)  # the default profile of that GPU: every shipped model
         profile, missing = import_aiconfigurator(SYSTEM_GPU[system], engine, models=models,
-                                                 name=Path(out).stem)
+                                                 name=Path(out).stem, measured=default)
         save_profile(with_h200_fit(profile, engine, system), out)
         print(f"{system} {engine}: {len(profile.tables)} tables; on the roofline: "
               f"{missing or 'none'} -> {out}")

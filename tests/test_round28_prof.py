@@ -141,3 +141,24 @@ def test_a_deepgemm_tier_on_the_shipped_profile_reads_measured_expert_gemms():
             assert "anchored" not in label and "measured:" in label, (key, label)
         checked += 1
     assert checked > 40
+
+
+def test_an_import_with_a_model_list_adds_the_measured_sets_when_asked(monkeypatch):
+    """``measured``: the H100 and B200 default profiles are built from a model list with the
+    measured sets of the bundled build (``fidelity_silicon.refresh_system_profiles``)."""
+    marker = ("gemm", "bf16", {"n": 1, "k": 1}, None, 1)
+    seen = []
+
+    def build(name, gpu, engine, requests, overhead, notes=""):
+        seen.append(marker in list(requests))
+        return aic.Profile(name, gpu, {}, 0.0, "roofline", []), []
+
+    for helper in ("measured_moe_requests", "measured_module_requests",
+                   "measured_attention_requests", "measured_gemm_requests",
+                   "measured_deepgemm_requests"):
+        monkeypatch.setattr(aic, helper, lambda *args, **kwargs: [marker])
+    monkeypatch.setattr(aic, "build_profile", build)
+    models = {"llama-3.1-8b": (("bf16",), (1,))}
+    aic.import_aiconfigurator("h200", "vllm", models=models, kv_dtypes=("bf16",))
+    aic.import_aiconfigurator("h200", "vllm", models=models, kv_dtypes=("bf16",), measured=True)
+    assert seen == [False, True]

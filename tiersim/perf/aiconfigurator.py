@@ -1599,17 +1599,19 @@ def import_aiconfigurator(
     models: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] | None = None,
     kv_dtypes: tuple[str, ...] = SHIPPED_KV_DTYPES,
     name: str | None = None,
+    measured: bool | None = None,
 ) -> tuple[Profile, list[str]]:
     """Build (and with ``out``, write) a profile from aiconfigurator's ``gpu``/``engine`` tables.
 
     ``models`` maps a model name (or config.json path) to the precisions and tensor-parallel
     sizes to cover, each layout with every MoE kernel it can run (:func:`moe_backends`)
-    (default :data:`SHIPPED_MODELS`, plus the MoE tables of
+    (default :data:`SHIPPED_MODELS`). ``measured`` (default: where ``models`` is not given)
+    adds the measured sets: the MoE tables of
     :data:`SHIPPED_MOE_SHAPES` at every shape the data measured, the MLA modules at
     :data:`SHIPPED_MLA_HEADS`, GQA attention and the delta-net kernels at every measured shape
     and the dense GEMMs
     of :data:`SHIPPED_GEMM_FORMATS` at every measured ``n x k``, and the expert GEMMs of
-    :func:`measured_deepgemm_requests`). Returns the
+    :func:`measured_deepgemm_requests`. Returns the
     profile and the names of the tables the data lacks (those run on the roofline and are
     reported as such).
     The overhead is the roofline's (:class:`tiersim.perf.roofline.RooflineConstants`),
@@ -1648,7 +1650,7 @@ def import_aiconfigurator(
                         for kv in kv_dtypes:
                             requests += table_requests(path, precision, tp, kv, gpu, dp, ep,
                                                        backend)
-    if bundled:
+    if bundled if measured is None else measured:
         imp = Importer(gpu, engine)
         requests += (measured_moe_requests(imp) + measured_module_requests(imp, kv_dtypes)
                      + measured_attention_requests(imp, kv_dtypes) + measured_gemm_requests(imp)
