@@ -52,7 +52,8 @@ def test_another_gpus_profile_is_its_own_tables_with_the_h200_fit_moved_unchange
     other = resolve_profile(default_profile_name(gpu))
     h200 = resolve_profile(PROFILE)
     system = f"{gpu.lower()}_sxm"
-    assert bundled("profiles", default_profile_name(gpu)).stat().st_size < 2_000_000
+    # built as the H200 file is, with the measured sets (round 28; 0.9-1.0 MB before)
+    assert bundled("profiles", default_profile_name(gpu)).stat().st_size < 4_300_000
     assert other.gpu == gpu and other.provenance["engine"] == "vllm"
     assert all(t.source == "public" and system in t.extra["origin"] for t in other.tables)
     assert (other.overhead_s, other.overhead_per_layer_s, other.eager) == (
@@ -60,10 +61,9 @@ def test_another_gpus_profile_is_its_own_tables_with_the_h200_fit_moved_unchange
         dataclasses.replace(h200.eager, source=other.eager.source))
     assert other.overhead_source.endswith(f"applied unchanged to {system} rows")
     assert other.eager.source.endswith(f"applied unchanged to {system} rows")
-    # every model the H200 profile ships is imported at the same shapes; only the extra MoE
-    # shapes of SHIPPED_MOE_SHAPES, MLA modules (SHIPPED_MLA_HEADS), GQA attention and
-    # delta-net shapes and the GEMM grid of SHIPPED_GEMM_FORMATS are H200's alone (the other
-    # files are built with a model list)
+    # every model the H200 profile ships is imported at the same shapes; only shapes of the
+    # measured sets (SHIPPED_MOE_SHAPES, SHIPPED_MLA_HEADS, GQA attention, delta-net, the GEMM
+    # grid of SHIPPED_GEMM_FORMATS) that NVIDIA measured on H200 alone are H200's alone
     held = {t.name for t in other.tables}
     lacking = [t for t in h200.tables if t.name not in held]
     assert all(t.name.split()[1] in SHIPPED_MOE_SHAPES for t in lacking if t.op == "moe")
