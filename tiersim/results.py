@@ -421,6 +421,20 @@ def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     return f"{gap:.3g} USD (the baseline costs 0 USD: no percentage)"
 
 
+def drain_words(rates: tuple[float, float], durations: tuple[float, float],
+                cost_model: str) -> str | None:
+    """Why two provisioned fleets of one USD/hour (``rates``) cost differently, in words: each
+    is paid until it finishes its last request (``durations``, seconds), so the whole gap is the
+    drain after the last arrival, not a cheaper fleet (it fades as the trace lengthens); None
+    for any other pair. ``tiersim plan`` and ``tiersim run`` both say it this way
+    (:func:`tiersim.plan.planner.drain_gap`, :func:`tiersim.savings.savings_result`)."""
+    if cost_model != "provisioned" or durations[0] == durations[1] or not math.isclose(
+            *rates, rel_tol=1e-9):
+        return None
+    return (f"both {rates[0]:.4g} USD/hour: the gap is the drain after the last arrival, "
+            f"{durations[0]:.4g} s against {durations[1]:.4g} s, not a cheaper fleet")
+
+
 @dataclass(frozen=True)
 class SavingsResult:
     """The routed fleet's cost against the cheapest uniform fleet meeting the accuracy floor and
@@ -433,6 +447,8 @@ class SavingsResult:
     and TPOT, nothing dropped) and the accuracy floor; when either is False the saving would
     compare unlike fleets (the uniform ones are held to both): it is shown as not comparable and
     ``vs_uniform_*`` / ``vs_static_split_*`` are None (the baselines' costs are kept).
+    ``drain_gap``: where the run's fleet and its uniform baseline cost the same per hour, why
+    their costs differ (:func:`drain_words`), as ``tiersim plan`` says it; else None.
     """
 
     method: Literal["simulated", "estimated"]
@@ -449,6 +465,7 @@ class SavingsResult:
     vs_static_split_frac: float | None
     routed_slo_met: bool | None = None
     routed_floor_met: bool | None = None
+    drain_gap: str | None = None
 
     @property
     def comparable(self) -> bool:

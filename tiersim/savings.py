@@ -35,6 +35,7 @@ from tiersim.results import (
     SavingsResult,
     UniformBaseline,
     baseline_floor,
+    drain_words,
     reaches_floor,
     saved_share,
 )
@@ -65,6 +66,8 @@ class UniformRun:
     missed: str | None = None
     prefill_replicas: int | None = None  # a disaggregated tier's split: its prefill replicas
     infeasible: str | None = None  # why no size meets the SLOs (None when one does)
+    cost_per_hour_usd: float | None = None  # provisioned rate (None when no size met the SLOs)
+    duration_s: float | None = None  # how long it is paid for (as ``cost_usd``)
 
 
 def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
@@ -97,7 +100,9 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             ttft_p99_s=o.ttft_p99_s if o else None, tpot_p99_s=o.tpot_p99_s if o else None,
             e2e_p99_s=o.e2e_p99_s if o else None, missed=sized.missed,
             prefill_replicas=o.tiers[name].prefill if o is not None else None,
-            infeasible=None if met else sized.infeasible or sized.missed))
+            infeasible=None if met else sized.infeasible or sized.missed,
+            cost_per_hour_usd=o.cost_per_hour_usd if met else None,
+            duration_s=max(o.duration_s, end_s) if met else None))
     return out
 
 
@@ -129,7 +134,9 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     ``method="simulated"``; without, it is an estimate on the attributed ledger (of the routed
     tiers alone). The run lasts at least ``end_s`` (a response cache's last answer).
     ``baseline_infos``: the scenario's baseline-only tiers (``baselines``), whose uniform
-    fleets are among ``uniform``.
+    fleets are among ``uniform``. Where the run's fleet and its uniform baseline cost the same
+    per hour, ``drain_gap`` says the gap is the drain after the last arrival, in ``tiersim
+    plan``'s words (:func:`tiersim.results.drain_words`).
     """
     if uniform is None:
         return _estimated(fleet, df, result, infos, accuracy_floor, basis)
@@ -144,6 +151,7 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     split = static_split_cost(accuracy, np.array([u.cost_usd for u in served]),
                               np.array([u.accuracy for u in served])) if served else None
     baselines = tuple(_baseline(u) for u in uniform)
+    rate = float(costs.provisioned_totals(fleet, 3600.0).sum())
     return SavingsResult(
         method="simulated", cost_model=cost_model, routed_cost_usd=routed, accuracy=accuracy,
         accuracy_floor=floor, uniform=baselines,
@@ -151,7 +159,9 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         vs_uniform_usd=_gap(base and base.cost_usd, routed),
         vs_uniform_frac=saved_share(routed, base and base.cost_usd),
         static_split_cost_usd=split, vs_static_split_usd=_gap(split, routed),
-        vs_static_split_frac=saved_share(routed, split))
+        vs_static_split_frac=saved_share(routed, split),
+        drain_gap=base and drain_words((rate, base.cost_per_hour_usd),
+                                       (duration, base.duration_s), cost_model))
 
 
 def _baseline(u: UniformRun) -> UniformBaseline:

@@ -306,7 +306,8 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
     if saving.estimated:
         return (label, f"{shown} (estimate)", "estimate: per-token attributed cost, not "
                 "simulated (--baselines simulates)")
-    return (label, shown, f"{saving.cost_model}; uniform fleets simulated")
+    drain = f" ({saving.drain_gap})" if saving.drain_gap else ""  # as tiersim plan says it
+    return (label, shown, f"{saving.cost_model}; uniform fleets simulated{drain}")
 
 
 def baseline_table(r: RunResult):

@@ -46,6 +46,7 @@ from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import (
     PlanResult,
     baseline_floor,
+    drain_words,
     fleet_size,
     floor_digits,
     floor_pair,
@@ -827,15 +828,10 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
 
 
 def drain_gap(o: Outcome, other: Outcome, cost_model: str) -> str | None:
-    """Why two provisioned fleets of one USD/hour cost differently, in words: each is paid
-    until it finishes its last request, so the whole gap is the drain after the last arrival,
-    not a cheaper fleet (it fades as the trace lengthens); None for any other pair."""
-    if cost_model != "provisioned" or o.duration_s == other.duration_s or not math.isclose(
-            o.cost_per_hour_usd, other.cost_per_hour_usd, rel_tol=1e-9):
-        return None
-    return (f"both {o.cost_per_hour_usd:.4g} USD/hour: the gap is the drain after the last "
-            f"arrival, {o.duration_s:.4g} s against {other.duration_s:.4g} s, not a cheaper "
-            "fleet")
+    """Why two provisioned fleets of one USD/hour cost differently, in words
+    (:func:`tiersim.results.drain_words`); None for any other pair."""
+    return drain_words((o.cost_per_hour_usd, other.cost_per_hour_usd),
+                       (o.duration_s, other.duration_s), cost_model)
 
 
 def _combinations(chosen: dict[str, list[Any]]) -> list[dict[str, Any]]:

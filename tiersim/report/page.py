@@ -380,7 +380,8 @@ def savings_section(run: RunResult) -> str:
         ["saved vs that tier", no_baseline if no_baseline is not None else
          _saved(s.vs_uniform_frac, s.vs_uniform_usd) if s.comparable else unlike],
         ["saved vs a static split of equal accuracy",
-         _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike]])
+         _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike],
+        *_why_rows(s.drain_gap)])
     return (f"<h3>{page_text(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
                      run.accuracy_label, "cost (USD)"], rows)
@@ -390,6 +391,12 @@ def savings_section(run: RunResult) -> str:
 def _saved(frac: float | None, usd: float | None) -> Percent | str | None:
     """A saving's cell: the share saved, or against a baseline of 0 USD the USD gap."""
     return saving_without_share(frac, usd) or percent(frac)
+
+
+def _why_rows(drain_gap: str | None) -> list[list[str]]:
+    """A "why the costs differ" row where a saving is only the drain after the last arrival (a
+    tie in USD/hour, as the console's saving line says); none otherwise."""
+    return [["why the costs differ", drain_gap]] if drain_gap else []
 
 
 def _met(flag: bool | None) -> str | None:
@@ -506,8 +513,7 @@ def plan_section(plan: PlanResult) -> str:
         ["saved vs it", _saved(saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd"))],
         ["saved vs a static split of equal accuracy",
          _saved(saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd"))]]
-    if saving.get("drain_gap"):  # a tie in USD/hour, as the console's "saves" line says
-        saved.append(["why the costs differ", saving["drain_gap"]])
+    saved += _why_rows(saving.get("drain_gap"))
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in (chosen.get("one_fewer") or {}).items()]
     others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
