@@ -76,3 +76,15 @@ def test_fleets_of_different_usd_per_hour_have_no_drain_gap(tmp_path):
     assert "why the costs differ" not in savings_section(run)
     assert "drain after the last arrival" not in " ".join(
         " ".join(r) for r in router_rows(run, "prior"))
+
+
+def test_drain_durations_print_apart():
+    """plan_default's plan and uniform BF16 17 were paid for 346.7902581 s and 346.8197354 s
+    (5.731672321 and 5.732159515 USD at 59.5 USD/hour); plan and run printed "346.8 s against
+    346.8 s", a gap between equal figures. The durations now take the digits that tell them
+    apart; four where those do (30.23 s against 30.18 s above)."""
+    from tiersim.results import drain_words
+
+    assert drain_words((59.5, 59.5), (346.7902581, 346.8197354), "provisioned") == (
+        "both 59.5 USD/hour: the gap is the drain after the last arrival, 346.79 s against "
+        "346.82 s, not a cheaper fleet")

@@ -360,8 +360,14 @@ def over_digits(value: float, limit: float, digits: int) -> int:
     itself ("tpot_p99_s 0.02219 vs limit 0.02219", missed); at most :data:`SIG_DIGITS`."""
     if not (math.isfinite(value) and math.isfinite(limit)) or within_limit(value, limit):
         return digits
+    return digits_apart(value, limit, digits)
+
+
+def digits_apart(a: float, b: float, digits: int) -> int:
+    """Significant digits to print two different numbers with so that they read apart:
+    ``digits``, or more where ``digits`` print them alike; at most :data:`SIG_DIGITS`."""
     for n in range(digits, SIG_DIGITS + 1):
-        if f"{value:.{n}g}" != f"{limit:.{n}g}":
+        if f"{a:.{n}g}" != f"{b:.{n}g}":
             return n
     return SIG_DIGITS
 
@@ -393,10 +399,7 @@ def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
     if accuracy is None or not (math.isfinite(floor) and math.isfinite(accuracy)) \
             or reaches_floor(accuracy, floor):
         return digits
-    for n in range(digits, SIG_DIGITS + 1):
-        if f"{floor:.{n}g}" != f"{accuracy:.{n}g}":
-            return n
-    return SIG_DIGITS
+    return digits_apart(floor, accuracy, digits)
 
 
 def saved_share(cost: float | None, baseline: float | None) -> float | None:
@@ -426,13 +429,15 @@ def drain_words(rates: tuple[float, float], durations: tuple[float, float],
     """Why two provisioned fleets of one USD/hour (``rates``) cost differently, in words: each
     is paid until it finishes its last request (``durations``, seconds), so the whole gap is the
     drain after the last arrival, not a cheaper fleet (it fades as the trace lengthens); None
-    for any other pair. ``tiersim plan`` and ``tiersim run`` both say it this way
+    for any other pair; the durations at 4 significant digits, or as many more as print them
+    apart (:func:`digits_apart`). ``tiersim plan`` and ``tiersim run`` both say it this way
     (:func:`tiersim.plan.planner.drain_gap`, :func:`tiersim.savings.savings_result`)."""
     if cost_model != "provisioned" or durations[0] == durations[1] or not math.isclose(
             *rates, rel_tol=1e-9):
         return None
+    n = digits_apart(*durations, 4)  # 346.79 s against 346.82 s, not 346.8 against 346.8
     return (f"both {rates[0]:.4g} USD/hour: the gap is the drain after the last arrival, "
-            f"{durations[0]:.4g} s against {durations[1]:.4g} s, not a cheaper fleet")
+            f"{durations[0]:.{n}g} s against {durations[1]:.{n}g} s, not a cheaper fleet")
 
 
 @dataclass(frozen=True)
