@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, baseline_only
 from tiersim.metrics import (
     MAX_SPLITS,
     SCORE_WORDS,
@@ -81,11 +81,10 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
     first."""
     names = [t.name for t in scenario.tiers]
     baseline = [t.name for t in scenario.baselines]
-    if tier is not None and tier not in names and tier in baseline:
-        raise TiersimError(f"{scenario.source}: --tier: {tier!r} is a baseline-only tier "
-                           f"(baselines[{baseline.index(tier)}]), which serves no request of "
-                           "the trace, so it has no split to compare; tiers are "
-                           f"{', '.join(names)}")
+    baseline_line = baseline_only(tier, names, baseline, "which serves no request of the "
+                                  "trace, so it has no split to compare")
+    if baseline_line is not None:
+        raise TiersimError(f"{scenario.source}: --tier: {baseline_line}")
     if tier is not None and tier not in names:
         raise TiersimError(f"{scenario.source}: --tier: no tier named {tier!r}; tiers are "
                            f"{', '.join(names)}")

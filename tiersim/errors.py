@@ -61,6 +61,17 @@ def one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
 
 
+def baseline_only(name, tiers: list[str], baselines: list[str], why: str) -> str | None:
+    """Why ``name``, a tier a flag or setting names, is refused when it names none of the
+    routed ``tiers`` but one of the scenario's baseline-only tiers (``baselines``): it is one
+    (at ``baselines[i]``), ``why`` (what that rules out), and the tiers there are; None when
+    ``name`` is no baseline-only tier (a tier, or an unknown name: the caller's own line)."""
+    if name in tiers or name not in baselines:
+        return None
+    return (f"{name!r} is a baseline-only tier (baselines[{baselines.index(name)}]), {why}; "
+            f"tiers are {', '.join(tiers)}")
+
+
 READER_GONE = 128 + 13
 """Exit status of a command whose standard output (or error) is a pipe the reader left
 (``tiersim trace inspect T | head -1``): 128 + SIGPIPE, what the shell reports for git, ``seq``

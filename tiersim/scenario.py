@@ -2158,7 +2158,8 @@ def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:
              for t in scenario.tiers]
     router = with_scenario_floor(scenario.router, scenario.accuracy_floor)
     try:
-        ROUTERS[scenario.router.policy](router, infos, "")
+        ROUTERS[scenario.router.policy](router, infos, "",
+                                        [t.name for t in scenario.baselines])
     except ScenarioError as err:
         loc = tuple(int(p) if p.isdigit() else p for p in err.where.split("."))
         return loc, str(err).removeprefix(f"{err.path}: {err.where}: ")

@@ -30,7 +30,7 @@ import typer
 
 from tiersim.analytic import TwoType, accuracy_note, estimate, summary
 from tiersim.cli.usage import echo, expand_home
-from tiersim.errors import ScenarioError, TiersimError
+from tiersim.errors import ScenarioError, TiersimError, baseline_only
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
 WHERE = "tiersim analytic"
@@ -332,11 +332,10 @@ def _pick(infos, cheap, top, source: str = WHERE, baselines: list[str] | None = 
         raise ScenarioError(source, "tiers", f"the closed form compares two tiers and there is "
                             f"one ({names[0]}); give a scenario with two or more tiers")
     for flag, name in (("--cheap", cheap), ("--top", top)):
-        if name is not None and name not in names and name in baselines:
-            raise ScenarioError(WHERE, flag, f"{name!r} is a baseline-only tier (baselines["
-                                f"{baselines.index(name)}]), which no request is routed to, so "
-                                "the closed form cannot price routing to it; tiers are "
-                                f"{', '.join(names)}")
+        baseline = baseline_only(name, names, baselines, "which no request is routed to, so "
+                                 "the closed form cannot price routing to it")
+        if baseline is not None:
+            raise ScenarioError(WHERE, flag, baseline)
         if name is not None and name not in names:
             raise ScenarioError(WHERE, flag, f"unknown tier {name!r}; tiers are {', '.join(names)}")
     lo = names.index(cheap) if cheap else 0

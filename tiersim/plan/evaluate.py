@@ -260,7 +260,8 @@ class SimEvaluator:
                 zip(design.tiers, design.gpus_per_replica, strict=True)]})
             infos = self.runner.tier_infos(sub, self.fleet(design))
             router = build_router(self.router_config(design), infos, train_df=self.df,
-                                  rng=np.random.default_rng(self.seeds[1]), source=self.source)
+                                  rng=np.random.default_rng(self.seeds[1]), source=self.source,
+                                  baselines=[t.name for t in self.scenario.baselines])
             a = router.assign(self.df, np.random.default_rng(self.seeds[2]))
             acc = expected_matrix(self.df, infos, self.basis(a))[np.arange(len(self.df)),
                                                                   a.final_tier]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import ScenarioError
+from tiersim.errors import ScenarioError, baseline_only
 from tiersim.routing.accuracy import (
     needed_tier,
     realised_matrix,
@@ -57,9 +57,12 @@ class Router:
     reads_realised = False
     """True for a policy whose decisions read realised correctness (the cascade)."""
 
-    def __init__(self, cfg: RouterConfig, tiers: list[TierInfo], source: str = "scenario"):
-        """Keep the options and tiers, then :meth:`validate` them."""
+    def __init__(self, cfg: RouterConfig, tiers: list[TierInfo], source: str = "scenario",
+                 baselines: list[str] | None = None):
+        """Keep the options and tiers, then :meth:`validate` them; ``baselines``: the names
+        of the scenario's baseline-only tiers, which a setting naming one is told it is."""
         self.cfg, self.tiers, self.source = cfg, list(tiers), source
+        self.baselines = list(baselines or [])
         self.classifier: DifficultyClassifier | None = None
         self.validate()
 
@@ -77,7 +80,17 @@ class Router:
             return ref
         if isinstance(ref, str) and ref in names:
             return names.index(ref)
+        self.refuse_baseline(ref, where)
         raise self.error(where, f"unknown tier {ref!r}; tiers are {', '.join(names)}")
+
+    def refuse_baseline(self, ref, where: str) -> None:
+        """Refuse ``ref`` at ``router.<where>`` as a baseline-only tier if it names one
+        (:func:`tiersim.errors.baseline_only`); else return."""
+        problem = baseline_only(ref, [t.name for t in self.tiers], self.baselines,
+                                "which no request is routed to, so the router cannot send "
+                                "requests to it (list it under tiers: to route to it)")
+        if problem is not None:
+            raise self.error(where, problem)
 
     def per_tier(self, value, count: int, where: str) -> np.ndarray:
         """A float, a list of ``count`` floats, or a map tier name -> float, as an array."""
@@ -327,16 +340,18 @@ def build_router(
     train_df: pd.DataFrame | None = None,
     rng: np.random.Generator | None = None,
     source: str = "scenario",
+    baselines: list[str] | None = None,
 ) -> Router:
     """Validate the options, train the classifier if the policy uses one, return the router.
 
     ``train_df`` is a labelled table (``correct_<tier>`` columns, e.g. after
     :func:`tiersim.routing.accuracy.prepare_workload`); the classifier trains on
     ``classifier.train_fraction`` of it and reports on the rest (``router.classifier.report``).
+    ``baselines``: the scenario's baseline-only tiers' names (:class:`Router`).
     """
     cfg = RouterConfig.model_validate(router_cfg) if isinstance(router_cfg, dict) else router_cfg
     if len(tiers) < 1:
         raise ScenarioError(source, "tiers", "needs at least one tier")
-    router = ROUTERS[cfg.policy](cfg, tiers, source)
+    router = ROUTERS[cfg.policy](cfg, tiers, source, baselines)
     router.fit(train_df, rng or np.random.default_rng(0))
     return router

@@ -40,7 +40,8 @@ class StepType(Router):
         except ValidationError as err:
             message = err.errors()[0]["msg"].removeprefix("Value error, ")
             raise self.error("step_fallback", message) from None
-        self.inner = ROUTERS[inner_cfg.policy](inner_cfg, self.tiers, self.source)
+        self.inner = ROUTERS[inner_cfg.policy](inner_cfg, self.tiers, self.source,
+                                               self.baselines)
         self.needs_classifier = self.inner.needs_classifier
         self.needs_labels = self.inner.needs_labels
         self.reads_realised = self.inner.reads_realised
@@ -51,6 +52,7 @@ class StepType(Router):
         names = [t.name for t in self.tiers]
         if (isinstance(ref, int) and 0 <= ref < len(names)) or ref in names:
             return self.tier_index(ref, f"step_tiers.{kind}", 0)
+        self.refuse_baseline(ref, f"step_tiers.{kind}")
         raise self.error(f"step_tiers.{kind}", f"unknown tier {ref!r}; tiers are "
                          f"{', '.join(names)}; top and cheapest name the last and the first")
 

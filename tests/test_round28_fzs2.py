@@ -1,0 +1,62 @@
+"""Round 28, error lines last round's fuzzing found wanting (helper fzs2): each test names what
+the command said before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import REPO, TINY
+from test_hostile_inputs import one_error_line, run_cli
+
+BUNDLED_TRACE = REPO / "tiersim" / "traces" / "azure2023_code.parquet"
+
+
+def tiny_with(tmp_path, **keys):
+    """tiny.yaml (its trace the bundled one) with ``keys`` set at the top level, written to
+    ``tmp_path``."""
+    doc = yaml.safe_load(TINY.read_text())
+    doc["trace"]["path"] = str(BUNDLED_TRACE)
+    doc.update(keys)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+FP8_BASELINE = [{"name": "fp8", "precision": "fp8", "cost_per_gpu_hour": 3.5}]
+
+
+@pytest.mark.parametrize(("router", "where"), [
+    ({"policy": "uniform", "tier": "fp8"}, "router.tier"),
+    ({"policy": "cascade", "cascade": {"to_tier": "fp8"}}, "router.cascade.to_tier"),
+    ({"policy": "static_split", "fractions": {"fp8": 0.5, "bf16": 0.5}}, "router.fractions"),
+    ({"policy": "threshold", "thresholds": {"fp8": 0.5}}, "router.thresholds"),
+    ({"policy": "step_type", "step_tiers": {"planning": "fp8"}}, "router.step_tiers.planning"),
+])
+def test_router_naming_a_baseline_only_tier_says_so(tmp_path, capsys, router, where):
+    """A router setting naming fp8, which the scenario lists under ``baselines:``, read
+    "unknown tier 'fp8'; tiers are w4a16, bf16", as if the file named no such tier
+    (``tiersim analytic --cheap fp8`` says what it is)."""
+    path = tiny_with(tmp_path, baselines=FP8_BASELINE, router=router)
+    line = one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "o",
+                                   "--no-baselines", "--no-report"))
+    assert line.startswith(f"Error: {path}: line "), line
+    assert line.endswith(f": {where}: 'fp8' is a baseline-only tier (baselines[0]), which no "
+                         "request is routed to, so the router cannot send requests to it "
+                         "(list it under tiers: to route to it); tiers are w4a16, bf16"), line
+
+
+def test_plan_choosing_a_baseline_only_tier_says_so(tmp_path, capsys):
+    """``plan --choose router.tier=fp8`` ran, and the design routed to fp8 missed with
+    "router.tier: unknown tier 'fp8'" in plan.json, a tier the scenario names."""
+    path = tiny_with(tmp_path, baselines=FP8_BASELINE, router={"policy": "uniform"})
+    out = tmp_path / "p"
+    code, err = run_cli(capsys, "plan", path, "--out", out, "--choose", "router.tier=fp8")
+    assert code == 0, err[-500:]
+    missed = [r["missed"] for r in json.loads((out / "plan.json").read_text())["runners_up"]
+              if r.get("router", {}).get("tier") == "fp8"]
+    assert missed == [f"router: {path}: router.tier: 'fp8' is a baseline-only tier "
+                      "(baselines[0]), which no request is routed to, so the router cannot "
+                      "send requests to it (list it under tiers: to route to it); tiers are "
+                      "w4a16, bf16"]
