@@ -60,3 +60,24 @@ def test_plan_choosing_a_baseline_only_tier_says_so(tmp_path, capsys):
                       "(baselines[0]), which no request is routed to, so the router cannot "
                       "send requests to it (list it under tiers: to route to it); tiers are "
                       "w4a16, bf16"]
+
+
+@pytest.mark.parametrize(("sweep", "line"), [
+    ("sweep:\n  zip:\n    zip:\n      seed: [1, 2]\n", 3),
+    ("sweep:\n  zip:\n    seed: [1, 2]\n    zip:\n      slo.ttft_p99_s: [1, 2]\n", 4),
+    ("sweep:\n  zip:\n  - seed: [1, 2]\n  - zip:\n      slo.ttft_p99_s: [1, 2]\n", 4),
+])
+def test_a_zip_group_inside_a_zip_group_is_refused_as_such(tmp_path, capsys, sweep, line):
+    """``sweep: {zip: {zip: {seed: [1, 2]}}}`` read "sweep: 'zip': values must be a non-empty
+    list (got {'seed': [1, 2]})", at the outer zip's line, as if the inner one were an axis
+    whose values were badly written."""
+    base = tiny_with(tmp_path)
+    before = len(base.read_text().splitlines())
+    base.write_text(base.read_text() + sweep)
+    line_error = one_error_line(*run_cli(capsys, "sweep", base, "--out", tmp_path / "o",
+                                         "--no-baselines", "--no-report"))
+    assert line_error == (f"Error: {base}: line {before + line}: sweep: 'zip': zip groups "
+                          "cannot nest (a group's keys are axis paths, and zip is none); move "
+                          "the inner group's paths into the outer group to move them together, "
+                          "or make zip a list of maps for groups that vary apart")
+    assert not (tmp_path / "o").exists()

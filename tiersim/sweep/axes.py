@@ -174,6 +174,11 @@ def _zip_group(group: Any, source: str, at: tuple[str | int, ...] = ("sweep", "z
     equal length."""
     if not isinstance(group, dict) or not group:
         raise SweepError(source, "zip", "must be a map (or list of maps) of path: [values]")
+    if "zip" in group:  # it read as an axis named zip whose values were no list
+        raise SweepError(source, "zip", "zip groups cannot nest (a group's keys are axis "
+                         "paths, and zip is none); move the inner group's paths into the outer "
+                         "group to move them together, or make zip a list of maps for groups "
+                         "that vary apart", loc=(*at, "zip"))
     axes = [(_text_key(path, source, at), _value_list(path, values, source))
             for path, values in group.items()]
     lengths = {path: len(values) for path, values in axes}
