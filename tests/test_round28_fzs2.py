@@ -81,3 +81,37 @@ def test_a_zip_group_inside_a_zip_group_is_refused_as_such(tmp_path, capsys, swe
                           "the inner group's paths into the outer group to move them together, "
                           "or make zip a list of maps for groups that vary apart")
     assert not (tmp_path / "o").exists()
+
+
+def test_plan_choose_with_too_many_values_says_so(tmp_path, capsys):
+    """``--choose router.floor=0,0,...`` with 100,001 values, no alias among them, read
+    "more than 100,000 values once aliases are expanded (an alias bomb?); write the values
+    out", naming aliases the option does not hold."""
+    path = tiny_with(tmp_path)
+    line = one_error_line(*run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--choose",
+                                   "router.floor=" + ",".join(["0"] * 100_001)))
+    assert line == ("Error: --choose router.floor: more than 100,000 values; a plan tries at "
+                    "most 1,000 combinations of router settings, each sized by simulation; "
+                    "give fewer values")
+    assert not (tmp_path / "p").exists()
+
+
+def test_plan_choose_alias_bomb_is_still_named_one(tmp_path, capsys):
+    """An option whose aliases expand past the limit is still called what it is."""
+    path = tiny_with(tmp_path)
+    bomb = "&a [" + ",".join(["0"] * 400) + "]," + ",".join(["*a"] * 300)
+    line = one_error_line(*run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--choose",
+                                   f"router.thresholds={bomb}"))
+    assert line.startswith("Error: --choose router.thresholds: more than 100,000 values once "
+                           "aliases are expanded (an alias bomb?); write the values out"), line
+
+
+def test_a_scenario_with_too_many_values_written_out_says_so(tmp_path, capsys):
+    """A file whose 100,001 values are written out, no alias among them, was asked whether
+    it was an alias bomb too."""
+    path = tiny_with(tmp_path)
+    before = len(path.read_text().splitlines())
+    path.write_text(path.read_text() + "sweep:\n  seed: [" + ",".join(["0"] * 100_001) + "]\n")
+    line = one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "o",
+                                   "--no-baselines", "--no-report"))
+    assert line == f"Error: {path}: line {before + 2}: more than 100,000 values; give fewer"

@@ -650,11 +650,40 @@ def _count(node: yaml.Node, source: str, memo: dict[int, int], open_ids: set[int
     for child in children:
         total += _count(child, source, memo, open_ids, depth + 1)
         if total > MAX_NODES:
-            raise ScenarioError(source, line, f"more than {MAX_NODES:,} values once aliases "
-                                "are expanded (an alias bomb?); write the values out")
+            raise TooManyValues(source, line, _holds_alias(node))
     open_ids.discard(key)
     memo[key] = total
     return total
+
+
+class TooManyValues(ScenarioError):
+    """YAML text holding more than :data:`MAX_NODES` values, ``aliased`` when it gets there
+    by expanding aliases (an alias bomb) rather than by values written out."""
+
+    def __init__(self, path: str, where: str, aliased: bool):
+        """The error at ``where`` in ``path``, worded for how the values got there."""
+        self.aliased = aliased
+        super().__init__(path, where, (
+            f"more than {MAX_NODES:,} values once aliases are expanded (an alias bomb?); "
+            "write the values out") if aliased else f"more than {MAX_NODES:,} values; give "
+            "fewer")
+
+
+def _holds_alias(node: yaml.Node) -> bool:
+    """Whether some node under ``node`` is reached twice: an alias (each node once, so the
+    walk costs the text's size, never the expanded one)."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            return True
+        seen.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            stack.extend(part for pair in current.value for part in pair)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+    return False
 
 
 def _wants_number(annotation: Any) -> bool:

@@ -104,11 +104,15 @@ def _router_path(path: str) -> None:
 
 def _choose_values(path: str, values: str) -> list:
     """The values of one ``--choose``, read as the YAML flow list ``[values]``."""
-    from tiersim.scenario import read_yaml_value
+    from tiersim.scenario import MAX_NODES, TooManyValues, read_yaml_value
 
     try:
         parsed = read_yaml_value(f"[{values}]", f"--choose {path}")
     except TiersimError as err:
+        if isinstance(err, TooManyValues) and not err.aliased:  # values written out, no bomb
+            raise TiersimError(f"--choose {path}: more than {MAX_NODES:,} values; a plan tries "
+                               f"at most {MAX_CHOOSE_COMBINATIONS:,} combinations of router "
+                               "settings, each sized by simulation; give fewer values") from None
         if "invalid YAML" in str(err):
             raise TiersimError(f"--choose {path}: cannot read {values!r} as YAML values; quote "
                                "a text value that holds brackets, braces, commas or a colon "
