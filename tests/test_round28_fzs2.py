@@ -115,3 +115,19 @@ def test_a_scenario_with_too_many_values_written_out_says_so(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "o",
                                    "--no-baselines", "--no-report"))
     assert line == f"Error: {path}: line {before + 2}: more than 100,000 values; give fewer"
+
+
+@pytest.mark.parametrize(("flag", "value", "allowed"), [
+    ("--precisions", ",", "bf16,fp8,fp8_block,w4a16,nvfp4"),
+    ("--kv-dtypes", " , ", "bf16,fp8"),
+    ("--ops", ",,", "overhead,gemm,moe,attn_decode,attn_prefill,allreduce"),
+])
+def test_calibrate_list_of_only_commas_says_it_is_empty(tmp_path, capsys, flag, value,
+                                                        allowed):
+    """``--precisions ,`` read "--precisions '': each must be one of bf16,...", echoing an
+    empty name the option did not hold."""
+    line = one_error_line(*run_cli(capsys, "calibrate", "--out", tmp_path / "p.json", flag,
+                                   value))
+    assert line == (f"Error: {flag}: names no value (only commas and spaces); give one or "
+                    f"more of {allowed}, comma-separated, or leave it out to measure them all")
+    assert not (tmp_path / "p.json").exists()

@@ -440,8 +440,12 @@ def choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tupl
     would measure its tables twice, and a profile with a table twice does not load)."""
     from tiersim.calibrate.errors import CalibrateError
 
+    if not values:  # the option held only commas and spaces: no name to echo
+        raise CalibrateError(f"--{what}: names no value (only commas and spaces); give one or "
+                             f"more of {','.join(allowed)}, comma-separated, or leave it out "
+                             "to measure them all")
     bad = [v for v in values if v not in allowed]
-    if bad or not values:
+    if bad:
         raise CalibrateError(f"--{what} {','.join(values)!r}: each must be one of "
                              f"{','.join(allowed)}")
     twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
