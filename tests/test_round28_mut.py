@@ -6,9 +6,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from tiersim import costs
+from tiersim import costs, savings
+from tiersim.routing import TierInfo
 
 
 def _tier(name: str, gpus: int, replicas: int = 1):
@@ -39,3 +41,67 @@ def test_an_escalation_pass_shares_the_provisioned_cost_of_the_tier_it_ran_on():
     # 10 s: cheap costs $0.01 (all request 0's); top costs $0.04, attributed 0.008 : 0.004
     cost = costs.provisioned_costs(fleet, result, duration_s=10.0)
     assert cost == pytest.approx([0.01 + 0.04 * 2 / 3, 0.04 / 3])
+
+
+def _uniform(tier: str, accuracy: float, dropped: int = 0, cost: float = 1.0):
+    """A sized uniform fleet that met the SLOs at ``cost``."""
+    return savings.UniformRun(tier=tier, replicas=1, gpus_per_replica=1, slo_met=True,
+                              cost_usd=cost, attributed_cost_usd=cost, accuracy=accuracy,
+                              dropped=dropped, ttft_p99_s=None, tpot_p99_s=None, e2e_p99_s=None)
+
+
+def test_a_provisioned_fleet_is_paid_until_the_run_ends():
+    outcome = SimpleNamespace(cost_usd=1.0, duration_s=100.0, cost_per_hour_usd=36.0)
+    assert savings.stretched_cost("provisioned", outcome, end_s=200.0) == pytest.approx(2.0)
+    assert savings.stretched_cost("provisioned", outcome, end_s=50.0) == 1.0
+    assert savings.stretched_cost("attributed", outcome, end_s=200.0) == 1.0
+
+
+def test_a_dropped_request_scores_zero_in_the_routed_accuracy():
+    df = pd.DataFrame({"correct_cheap": [1.0, 1.0, 0.0, 1.0], "correct_top": [1.0] * 4})
+    result = SimpleNamespace(final_tier=np.array([0, 1, 1, 0]),
+                             dropped=np.array([False, True, False, False]))
+    infos = [TierInfo("cheap"), TierInfo("top")]
+    assert savings.routed_accuracy(df, result, infos, "realised") == pytest.approx(0.75)
+
+
+def test_a_uniform_fleet_that_dropped_requests_keeps_its_simulated_accuracy():
+    df = pd.DataFrame({"correct_cheap": [1.0, 0.0, 1.0, 1.0], "correct_top": [1.0] * 4})
+    infos = [TierInfo("cheap"), TierInfo("top")]
+    runs = savings.same_basis([_uniform("cheap", 0.1), _uniform("top", 0.5, dropped=2)],
+                              df, infos, "realised")
+    assert [u.accuracy for u in runs] == pytest.approx([0.75, 0.5])
+
+
+def test_a_request_exactly_as_long_as_the_context_fits():
+    tier = SimpleNamespace(name="fp8", limits=SimpleNamespace(max_model_len=100),
+                           config=SimpleNamespace(output_length_multiplier=1.0))
+    df = pd.DataFrame({"input_tokens": [90, 90], "output_tokens": [10, 11]})
+    longer, why = savings.longer_than_context(SimpleNamespace(tiers=[tier]), df)
+    assert longer[:, 0].tolist() == [False, True]
+    assert why["fp8"].startswith("drops 1 request longer")
+
+
+def _one_tier_run(busy_until_s: float):
+    """One request on one tier, 1 GPU-second of work, arriving at 0 and done at 3 s."""
+    return SimpleNamespace(first_tier=np.array([0]), final_tier=np.array([0]),
+                           escalated=np.array([False]), dropped=np.array([False]),
+                           gpu_s_first=np.array([1.0]), gpu_s_final=np.array([0.0]),
+                           busy_s={"cheap": [1.0]}, arrival_s=np.array([0.0]),
+                           finish_s=np.array([3.0]), busy_until_s=busy_until_s)
+
+
+def test_the_run_lasts_until_its_last_step_ends():
+    assert savings.duration_of(_one_tier_run(busy_until_s=5.0)) == 5.0
+    assert savings.duration_of(_one_tier_run(busy_until_s=1.0)) == 3.0
+
+
+def test_the_routed_fleet_is_paid_until_the_response_cache_last_answers():
+    fleet = SimpleNamespace(tiers=[_tier("cheap", gpus=1)])
+    df = pd.DataFrame({"correct_cheap": [1.0]})
+    out = savings.savings_result("provisioned", fleet, df, _one_tier_run(3.0),
+                                 [TierInfo("cheap")], None, "realised",
+                                 uniform=[_uniform("cheap", 1.0, cost=1.0)], end_s=100.0)
+    # one replica at $0.001/s for 100 s, not for the 3 s its requests took
+    assert out.routed_cost_usd == pytest.approx(0.1)
+    assert out.vs_uniform_usd == pytest.approx(0.9)
