@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tiersim import costs, savings
+from tiersim import costs, metrics, savings
 from tiersim.routing import TierInfo
 
 
@@ -105,3 +105,31 @@ def test_the_routed_fleet_is_paid_until_the_response_cache_last_answers():
     # one replica at $0.001/s for 100 s, not for the 3 s its requests took
     assert out.routed_cost_usd == pytest.approx(0.1)
     assert out.vs_uniform_usd == pytest.approx(0.9)
+
+
+def _two_requests():
+    """Request 0 answered (TTFT 1 s, 11 tokens, TPOT 0.1 s); request 1, of 100 output tokens
+    and 50 prompt tokens, dropped."""
+    return metrics.add_latencies(pd.DataFrame({
+        "arrival_s": [0.0, 1.0], "first_token_s": [1.0, np.nan], "finish_s": [2.0, np.nan],
+        "queue_s": [0.0, np.nan], "input_tokens": [100, 50], "output_tokens": [11, 100],
+        "expected_accuracy": [1.0, 0.0]}))
+
+
+def test_a_request_exactly_at_the_slo_meets_it():
+    met = metrics.slo_met(_two_requests(), metrics.Slo(ttft_s=1.0, tpot_s=0.1))
+    assert met.tolist() == [True, False]
+
+
+def test_a_dropped_requests_tokens_are_not_counted_as_served():
+    stats = metrics.request_stats(_two_requests(), metrics.Slo(ttft_s=1.0, tpot_s=0.1))
+    assert (stats.input_tokens, stats.output_tokens) == (100, 11)
+    assert stats.throughput_tok_s == pytest.approx(11 / 2.0)  # over the 2 s the run lasted
+    assert stats.slo_attainment == pytest.approx(0.5)
+
+
+def test_a_split_is_scored_by_the_worse_of_its_two_latencies():
+    assert metrics.slo_score(2.0, 0.05, (1.0, 0.1), dropped=False) == pytest.approx(2.0)
+    assert metrics.slo_score(0.5, 0.3, (1.0, 0.1), dropped=False) == pytest.approx(3.0)
+    assert metrics.slo_score(0.5, None, (1.0, 0.1), dropped=False) == pytest.approx(0.5)
+    assert metrics.slo_score(0.5, 0.05, (1.0, 0.1), dropped=True) == float("inf")
