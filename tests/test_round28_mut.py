@@ -11,6 +11,7 @@ import pytest
 
 from tiersim import costs, metrics, savings
 from tiersim.routing import TierInfo
+from tiersim.session_metrics import session_result
 
 
 def _tier(name: str, gpus: int, replicas: int = 1):
@@ -133,3 +134,16 @@ def test_a_split_is_scored_by_the_worse_of_its_two_latencies():
     assert metrics.slo_score(0.5, 0.3, (1.0, 0.1), dropped=False) == pytest.approx(3.0)
     assert metrics.slo_score(0.5, None, (1.0, 0.1), dropped=False) == pytest.approx(0.5)
     assert metrics.slo_score(0.5, 0.05, (1.0, 0.1), dropped=True) == float("inf")
+
+
+def test_a_task_with_a_dropped_step_has_no_latency():
+    # task a: steps 0-2 s and 2-5 s (5 s); task b: a step 1-2 s, then a dropped one
+    df = pd.DataFrame({"session_id": ["a", "a", "b", "b"], "follows_id": [None, 0, None, 2]})
+    finish = np.array([2.0, 5.0, 2.0, np.nan])
+    requests = pd.DataFrame({
+        "arrival_s": [0.0, 2.0, 1.0, 2.0], "finish_s": finish, "e2e_s": finish - [0, 2, 1, 2],
+        "expected_accuracy": [1.0, 1.0, 1.0, 0.0], "cost_usd": [1.0] * 4,
+        "completed": np.isfinite(finish), "final_tier": [0] * 4})
+    out = session_result(df, requests)
+    assert out.completed_tasks == 1
+    assert (out.task_latency_p50_s, out.task_latency_mean_s) == (5.0, 5.0)
