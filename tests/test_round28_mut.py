@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tiersim import costs, metrics, savings
+from tiersim import analytic, costs, metrics, savings
 from tiersim.routing import TierInfo
 from tiersim.session_metrics import session_result
 
@@ -147,3 +147,10 @@ def test_a_task_with_a_dropped_step_has_no_latency():
     out = session_result(df, requests)
     assert out.completed_tasks == 1
     assert (out.task_latency_p50_s, out.task_latency_mean_s) == (5.0, 5.0)
+
+
+def test_given_classes_whose_easy_loss_is_larger_cap_eps_at_delta():
+    # class "easy" loses 0.3 on the cheap tier, class "hard" 0.1: eps is capped at 0.1
+    expected = np.array([[0.7, 1.0], [0.9, 1.0]])
+    est = analytic.estimate(expected, expected, easy=np.array([True, False]))
+    assert (est["eps"], est["eps_raw"], est["delta"]) == pytest.approx((0.1, 0.3, 0.1))
