@@ -3,14 +3,20 @@ live (a wrong price, a swapped percentile, a dropped term) with a hand-computed 
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import run_cli
 
 from tiersim import analytic, costs, metrics, savings
+from tiersim.paths import bundled
 from tiersim.routing import TierInfo
+from tiersim.runner import run_scenario
+from tiersim.scenario import load_scenario
 from tiersim.session_metrics import session_result
 
 
@@ -154,3 +160,33 @@ def test_given_classes_whose_easy_loss_is_larger_cap_eps_at_delta():
     expected = np.array([[0.7, 1.0], [0.9, 1.0]])
     est = analytic.estimate(expected, expected, easy=np.array([True, False]))
     assert (est["eps"], est["eps_raw"], est["delta"]) == pytest.approx((0.1, 0.3, 0.1))
+
+
+def test_busy_gpu_hours_count_each_engine_replicas_own_gpus():
+    scenario = load_scenario(bundled("scenarios", "tiny.yaml"))
+    for tier in scenario.tiers:  # every tier 2 replicas of 1 GPU at one price
+        tier.replicas, tier.gpus_per_replica, tier.cost_per_gpu_hour = 2, 1, 3.6
+    out = run_scenario(scenario)
+    # busy replica-seconds x 1 GPU is busy GPU-seconds; at $3.6/GPU-hour that is the
+    # attributed cost (busy replica-seconds x $0.001)
+    assert out.gpu_hours_busy * 3.6 == pytest.approx(out.attributed_cost_usd)
+    assert out.gpu_hours_busy <= out.gpu_hours
+
+
+def test_a_request_dropped_on_one_tier_is_counted_on_that_tier_and_scores_zero(tmp_path, capsys):
+    # every request on w4a16, whose max_model_len 4,096 cannot hold request 1 (10,010 tokens)
+    trace = tmp_path / "t.csv"
+    pd.DataFrame({"request_id": [0, 1, 2], "arrival_s": [0.0, 0.0, 1.0],
+                  "input_tokens": [100, 10_000, 100],
+                  "output_tokens": [10, 10, 10]}).to_csv(trace, index=False)
+    doc = tiny_doc(trace={"path": str(trace)},
+                   router={"policy": "static_split", "fractions": [1, 0]})
+    doc["tiers"][0]["scheduler"] = {"max_model_len": 4096}
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "s.yaml", doc), "--out", out,
+                        "--no-baselines", "--no-report")
+    assert code == 0, err
+    tiers = json.loads((out / "summary.json").read_text())["tiers"]
+    assert (tiers["w4a16"].get("dropped"), tiers["bf16"].get("dropped")) == (1, None)
+    rows = pd.read_parquet(out / "requests.parquet").set_index("request_id")
+    assert not rows.loc[1, "completed"] and rows.loc[1, "expected_accuracy"] == 0.0
