@@ -14,7 +14,7 @@ from test_hostile_inputs import run_cli
 
 from tiersim import analytic, costs, metrics, savings
 from tiersim.paths import bundled
-from tiersim.routing import TierInfo
+from tiersim.routing import TierInfo, build_router
 from tiersim.runner import run_scenario
 from tiersim.scenario import load_scenario
 from tiersim.session_metrics import session_result
@@ -190,3 +190,26 @@ def test_a_request_dropped_on_one_tier_is_counted_on_that_tier_and_scores_zero(t
     assert (tiers["w4a16"].get("dropped"), tiers["bf16"].get("dropped")) == (1, None)
     rows = pd.read_parquet(out / "requests.parquet").set_index("request_id")
     assert not rows.loc[1, "completed"] and rows.loc[1, "expected_accuracy"] == 0.0
+
+
+TWO = [TierInfo("cheap", cost_weight=1.0), TierInfo("top", cost_weight=2.0)]
+
+
+def _route(cfg: dict, df: pd.DataFrame):
+    """The assignment of a router built from ``cfg`` over :data:`TWO`."""
+    return build_router(cfg, TWO).assign(df, np.random.default_rng(0))
+
+
+def test_lambda_charges_a_tiers_relative_cost():
+    # relative costs 0.5 and 1; at lambda 0.4: request 0 values 0.9 - 0.2 = 0.7 on cheap
+    # against 1.0 - 0.4 = 0.6 on top; request 1 values 0.5 - 0.2 = 0.3 against 0.6
+    df = pd.DataFrame({"p_correct_cheap": [0.9, 0.5], "p_correct_top": [1.0, 1.0],
+                       "correct_cheap": [1.0, 0.0], "correct_top": [1.0, 1.0]})
+    assert _route({"policy": "oracle", "lambda": 0.4}, df).tier.tolist() == [0, 1]
+
+
+def test_a_cascade_escalates_only_a_signal_below_its_threshold():
+    # no noise: the signal is the cheap tier's 0/1 correctness; 1.0 is not below 1.0
+    df = pd.DataFrame({"correct_cheap": [1.0, 0.0], "correct_top": [1.0, 1.0]})
+    cfg = {"policy": "cascade", "cascade": {"threshold": 1.0, "signal_noise": 0.0}}
+    assert _route(cfg, df).escalate_to.tolist() == [-1, 1]
