@@ -213,3 +213,10 @@ def test_a_cascade_escalates_only_a_signal_below_its_threshold():
     df = pd.DataFrame({"correct_cheap": [1.0, 0.0], "correct_top": [1.0, 1.0]})
     cfg = {"policy": "cascade", "cascade": {"threshold": 1.0, "signal_noise": 0.0}}
     assert _route(cfg, df).escalate_to.tolist() == [-1, 1]
+
+
+def test_a_floor_router_takes_a_routing_within_rounding_of_its_floor():
+    router = build_router({"policy": "floor", "floor": 0.9}, TWO)
+    cost = np.array([1.0, 2.0])
+    assert router.pick(np.array([0.9 - 1e-10, 1.0]), cost) == (0, True)  # rounding: met
+    assert router.pick(np.array([0.9 - 1e-6, 1.0]), cost) == (1, True)  # below: the top
