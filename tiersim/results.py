@@ -424,16 +424,17 @@ def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     return f"{gap:.3g} USD (the baseline costs 0 USD: no percentage)"
 
 
-def drain_words(rates: tuple[float, float], durations: tuple[float, float],
-                cost_model: str) -> str | None:
+def drain_words(rates: tuple[float | None, float | None],
+                durations: tuple[float | None, float | None], cost_model: str) -> str | None:
     """Why two provisioned fleets of one USD/hour (``rates``) cost differently, in words: each
     is paid until it finishes its last request (``durations``, seconds), so the whole gap is the
     drain after the last arrival, not a cheaper fleet (it fades as the trace lengthens); None
-    for any other pair; the durations at 4 significant digits, or as many more as print them
-    apart (:func:`digits_apart`). ``tiersim plan`` and ``tiersim run`` both say it this way
+    for any other pair, or where a rate or duration is not known; the durations at 4
+    significant digits, or as many more as print them apart (:func:`digits_apart`).
+    ``tiersim plan`` and ``tiersim run`` both say it this way
     (:func:`tiersim.plan.planner.drain_gap`, :func:`tiersim.savings.savings_result`)."""
-    if cost_model != "provisioned" or durations[0] == durations[1] or not math.isclose(
-            *rates, rel_tol=1e-9):
+    if (cost_model != "provisioned" or None in (*rates, *durations)
+            or durations[0] == durations[1] or not math.isclose(*rates, rel_tol=1e-9)):
         return None
     n = digits_apart(*durations, 4)  # 346.79 s against 346.82 s, not 346.8 against 346.8
     return (f"both {rates[0]:.4g} USD/hour: the gap is the drain after the last arrival, "
