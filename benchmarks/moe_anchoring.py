@@ -63,15 +63,16 @@ def answer(profile: Profile, precision: str, shape, tp: int, ep: int):
     return value, label
 
 
-def report(precision: str, pairs, unit: str = "shape-splits") -> None:
-    """One line: anchored count, ratio range and median |error| per point (token count)."""
+def report(precision: str, pairs, unit: str = "shape-splits", how: str = "anchored") -> None:
+    """One line: count of answers read ``how`` (anchored, interpolated), ratio range and median
+    |error| per point (token count)."""
     ratios = np.array([value / own for value, own in pairs])
     if not len(ratios):
-        print(f"{precision:10s} nothing anchored")
+        print(f"{precision:10s} nothing {how}")
         return
     err = np.abs(ratios - 1.0) / np.minimum(ratios, 1.0)  # symmetric: 0.5x and 2x are both 100%
     per_token = " ".join(f"{np.median(err[:, j]):.0%}" for j in range(ratios.shape[1]))
-    print(f"{precision:10s} {len(ratios):3d} anchored {unit}: {ratios.min():.2f}-"
+    print(f"{precision:10s} {len(ratios):3d} {how} {unit}: {ratios.min():.2f}-"
           f"{ratios.max():.2f}x its own rows, median |error| {np.median(err):.0%} "
           f"(by tokens {per_token})")
 

@@ -2,7 +2,7 @@
 NVIDIA measured but the profile does not carry (docs/fidelity.md, "MoE shapes NVIDIA measured,
 and how far anchoring is off at the others": the same question for the other operators).
 
-    python benchmarks/op_anchoring.py [--profile PATH]
+    python benchmarks/op_anchoring.py [--profile PATH] [--off-grid]
 
 Needs aiconfigurator-core (the ``aic`` extra). NVIDIA's H200 vLLM GEMM rows are a generic grid
 (22 n x 22 k); the attention rows a grid of per-GPU (heads, KV heads, head dim). The shipped
@@ -14,6 +14,13 @@ profile lacks (GEMM:
 n and k from 256 to 16,384), the profile's answer is set beside the same profile with the
 importer's own table at that shape added (both read through ``ProfileOps``), and each operator
 prints the anchored count, the range of answer / own and the median |error| per point.
+
+Off the grid (``--off-grid``): the dense GEMMs of real models (:data:`OFF_GRID_CASES`, read from
+the configs aiconfigurator ships) at an ``n x k`` NVIDIA did not measure and the profile lacks,
+read the same way at 1 to 8,192 tokens: first with interpolation between the grid tables turned
+off (every such GEMM anchored on its nearest table, as before round 28), then as shipped
+(interpolated where grid tables bracket the shape, anchored beyond the grid), each split by
+how the answer was read.
 """
 
 from __future__ import annotations
@@ -22,12 +29,14 @@ import argparse
 import dataclasses
 import functools
 import warnings
+from unittest import mock
 
 import numpy as np
 from moe_anchoring import SHIPPED, report  # a sibling script
 
 from tiersim.hardware import get_model
 from tiersim.perf import aiconfigurator as aic
+from tiersim.perf import profile as profile_mod
 from tiersim.perf.profile import ProfileOps, load_profile
 from tiersim.perf.roofline import RooflineOps
 
@@ -36,6 +45,15 @@ GEMM_FORMATS = ("bf16", "fp8", "fp8_block")
 GEMM_SIZES = (256, 16384)
 DECODE_BATCH, DECODE_CONTEXT = np.array([1.0, 16.0, 128.0]), 4096.0
 PREFILL_TOKENS = np.array([256.0, 2048.0, 8192.0])
+#: (aiconfigurator model config, precision, TP) whose off-grid dense GEMMs ``--off-grid`` reads.
+OFF_GRID_CASES = (
+    ("Qwen--Qwen3-32B", "bf16", 8), ("Qwen--Qwen3-32B", "fp8", 8),
+    ("Qwen--Qwen3-32B-FP8", "fp8_block", 8), ("Qwen--Qwen3-32B", "bf16", 4),
+    ("meta-llama--Meta-Llama-3.1-405B", "fp8", 8), ("meta-llama--Meta-Llama-3.1-405B", "bf16", 8),
+    ("meta-llama--Meta-Llama-3.1-70B", "bf16", 8), ("meta-llama--Meta-Llama-3.1-70B", "fp8", 4),
+    ("Qwen--Qwen3-0.6B", "bf16", 1), ("Qwen--Qwen3-1.7B", "bf16", 2),
+    ("Qwen--Qwen3-8B", "fp8", 2), ("Qwen--Qwen3-235B-A22B-FP8", "fp8_block", 8),
+)
 
 
 def ops_of(profile, model, precision: str, tp: int = 1, kv_dtype: str = "bf16") -> ProfileOps:
@@ -134,6 +152,52 @@ def mla_pairs(imp: aic.Importer, profile, op: str):
     return pairs
 
 
+def off_grid_shapes(imp: aic.Importer, profile) -> dict[str, set[tuple[int, int]]]:
+    """Per format, the dense GEMM ``(n, k)`` of :data:`OFF_GRID_CASES` off NVIDIA's grid that
+    ``profile`` lacks."""
+    shapes: dict[str, set[tuple[int, int]]] = {}
+    for name, precision, tp in OFF_GRID_CASES:
+        grid = imp.gemm_grid(precision)
+        for op, dtype, key, _, _ in aic.table_requests(aic.aic_model_path(f"aic:{name}"),
+                                                         precision, tp, "bf16"):
+            n, k = key.get("n"), key.get("k")
+            if (op != "gemm" or dtype not in GEMM_FORMATS or (n in grid.n and k in grid.k)
+                    or profile.find(op, dtype, key) is not None):
+                continue
+            shapes.setdefault(dtype, set()).add((n, k))
+    return shapes
+
+
+def off_grid_pairs(imp: aic.Importer, profile, precision: str, shapes) -> dict[str, list]:
+    """(answer, own) seconds at :data:`M` for each of ``shapes``, by how the answer was read
+    (``anchored``, ``interpolated``)."""
+    model = get_model("llama-3.1-8b")
+    pairs: dict[str, list] = {"interpolated": [], "anchored": []}
+    for n, k in sorted(shapes):
+        ops = ops_of(profile, model, precision)
+        value = ops.gemm(M, n, k)
+        label = ops.sources()[f"gemm {precision} n={n} k={k}"]
+        how = "interpolated" if "interpolated:" in label else "anchored"
+        own = imp.gemm(precision, n, k)
+        pairs[how].append((value, ops_of(with_table(profile, own), model, precision).gemm(M, n, k)))
+    return pairs
+
+
+def off_grid(imp: aic.Importer, profile) -> None:
+    """The ``--off-grid`` report: anchoring only (before round 28's interpolation), then as
+    shipped."""
+    shapes = off_grid_shapes(imp, profile)
+    for title, interpolate in (("anchoring only", False), ("as shipped", True)):
+        print(f"off-grid GEMMs of real models, {title}:")
+        for precision in GEMM_FORMATS:
+            with mock.patch.object(profile_mod, "interpolated_gemm",
+                                   profile_mod.interpolated_gemm if interpolate
+                                   else (lambda *args: None)):
+                pairs = off_grid_pairs(imp, profile, precision, shapes.get(precision, ()))
+            for how, found in pairs.items():
+                report(f"gemm {precision}", found, "shapes", how)
+
+
 def read(ops: ProfileOps, op: str) -> np.ndarray:
     """One attention layer's seconds at this script's points."""
     if op == "attn_prefill":
@@ -144,9 +208,14 @@ def read(ops: ProfileOps, op: str) -> np.ndarray:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default=str(SHIPPED))
+    parser.add_argument("--off-grid", action="store_true",
+                        help="only the dense GEMMs of real models off NVIDIA's grid")
     args = parser.parse_args(argv)
     imp = aic.Importer("h200", "vllm")
     profile = load_profile(args.profile)
+    if args.off_grid:
+        off_grid(imp, profile)
+        return 0
     for precision in GEMM_FORMATS:
         report(f"gemm {precision}", gemm_pairs(imp, profile, precision), "shapes")
     for op in ("attn_decode", "attn_prefill"):

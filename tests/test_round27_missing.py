@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import fidelity_silicon as fs  # noqa: E402
 
+from tiersim.perf import profile as profile_mod  # noqa: E402
 from tiersim.perf.aiconfigurator import table_requests  # noqa: E402
 from tiersim.perf.profile import table_name  # noqa: E402
 
@@ -62,6 +63,9 @@ def test_anchored_tables_counts_labels_read_in_graphs_or_by_deepgemm(monkeypatch
                and "Qwen3-235B-A22B-FP8" in r["model_path"] and fs.case_of(r) == case)
     monkeypatch.setitem(fs.IMPORT_MISSING, "on", False)
     monkeypatch.setattr(fs, "engine_profile", lambda *args: lacking)
+    # both are grid points, which the grid tables around them would interpolate (round 28,
+    # helper grid): read them anchored, as a profile with no grid around them would
+    monkeypatch.setattr(profile_mod, "interpolated_gemm", lambda *args: None)
     # the two expert GEMMs and "moe deepgemm", which reads the first
     assert fs.simulate_row(row, "auto", fs.Protocol(per_client=3), fs.Knobs())[
         "anchored_tables"] == 3

@@ -78,7 +78,6 @@ import dataclasses
 import datetime
 import functools
 import importlib.metadata
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +99,8 @@ from tiersim.perf.profile import (
     Profile,
     ProfileOps,
     Table,
+    log_blend,
+    log_corners,
     table_name,
 )
 
@@ -297,17 +298,12 @@ class GemmGrid:
 
     def latency(self, n: int, k: int) -> tuple[np.ndarray, np.ndarray, str]:
         """(m axis, seconds per m, note) for an ``n x k`` weight; see the module docstring."""
-        lat = np.zeros(self.m.size)
-        weights = 0.0
-        for (jn, wn), (jk, wk) in _corners(self.n, n, self.k, k):
-            col = self.cube[:, jn, jk]
-            if np.any(~np.isfinite(col)):
-                continue
-            lat = lat + wn * wk * np.log(col)
-            weights += wn * wk
-        if weights == 0:
+        corners = log_corners(self.n, n, self.k, k)
+        parts = [(weight, self.cube[:, jn, jk]) for (jn, jk), weight in corners
+                 if np.all(np.isfinite(self.cube[:, jn, jk]))]
+        if not parts:
             return self._nearest(n, k)
-        out = np.exp(lat / weights)
+        out = log_blend(parts)
         scale = max(n / self.n[-1], 1.0) * max(k / self.k[-1], 1.0)
         exact = n in self.n and k in self.k
         note = "measured at this shape" if exact else "interpolated in log n, log k"
@@ -328,21 +324,6 @@ class GemmGrid:
         scale = (n * k) / (n0 * k0)
         note = f"nearest measured shape n={n0:.0f} k={k0:.0f}, scaled x{scale:.3f} by n x k"
         return self.m, self.cube[:, jn[best], jk[best]] * scale, note
-
-
-def _bracket(axis: np.ndarray, x: float) -> list[tuple[int, float]]:
-    """Grid indices and log-space weights of the points bracketing ``x`` (clamped to the grid)."""
-    x = min(max(x, axis[0]), axis[-1])
-    hi = int(np.searchsorted(axis, x))
-    if axis[hi] == x:
-        return [(hi, 1.0)]
-    lo = hi - 1
-    t = (math.log(x) - math.log(axis[lo])) / (math.log(axis[hi]) - math.log(axis[lo]))
-    return [(lo, 1.0 - t), (hi, t)]
-
-
-def _corners(n_axis, n, k_axis, k):
-    return [(a, b) for a in _bracket(n_axis, n) for b in _bracket(k_axis, k)]
 
 
 # --------------------------------------------------------------------------- MoE

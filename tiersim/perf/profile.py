@@ -73,12 +73,27 @@ roofline)``). It first caught an MLA prefill table whose importer had extended a
 measured up to 512 tokens to a 32,768-token row at a fourteenth of the limit, reading a
 131k-token prompt twice as fast as the tensor cores allow.
 
-Shapes the profile lacks (anchoring)
-------------------------------------
-An operator whose exact table is missing, where the profile holds tables of the same operator
-and dtype at other shapes, is answered by the nearest of them (log distance over the key; MoE
-over per-GPU expert width and count) times the roofline's ratio between the wanted shape and
-that table's own at each of its grid points (:class:`AnchoredTable`): the measured kernel
+Shapes the profile lacks (interpolation, anchoring)
+---------------------------------------------------
+A dense GEMM whose exact table is missing but whose ``n x k`` lies inside the profile's GEMM
+tables of its format is interpolated between the four (or, on one axis's grid, two) tables
+around it, in log n and log k, as the aiconfigurator importer reads NVIDIA's measured grid
+(:func:`interpolated_gemm`: the tightest bracket of tables held, the importer's
+:func:`log_corners` and :func:`log_blend`). ``sources()`` labels it ``interpolated:<source>
+(between grid tables gemm <dtype> n=<lo>..<hi> k=<lo>..<hi>)``; it needs no roofline. Shipped
+profiles carry NVIDIA's whole grid, so a model's GEMM off it (Qwen3-32B's projections at TP 8,
+Llama-3.1-405B's at TP 8) reads what importing it would give (``benchmarks/op_anchoring.py
+--off-grid``: 0.84-1.13x before, 1.00x after). Beyond or below every table on an axis (an LM
+head of 151,936 x 1,024 past the grid's 65,536) there is nothing to interpolate between and the
+GEMM is anchored, as below: the importer would scale its last column linearly in n x k, which is
+its guess rather than a measurement, and the roofline knows whether the shape is bound by its
+weights or its maths. Corner tables of different sources, timing (``eager``) or token axes are
+not blended (anchored instead).
+
+Any other operator whose exact table is missing, where the profile holds tables of the same
+operator and dtype at other shapes, is answered by the nearest of them (log distance over the
+key; MoE over per-GPU expert width and count) times the roofline's ratio between the wanted
+shape and that table's own at each of its grid points (:class:`AnchoredTable`): the measured kernel
 efficiency is kept, the bytes and FLOPs rescaled, and the result is read as any table is
 (non-decreasing, within the physical limit). ``sources()`` labels it ``anchored:<source>
 (<table it came from>)``. MLA tables are anchored only across query-head counts of the same
@@ -201,6 +216,9 @@ CONTINUED = " (continued along the roofline past its last point)"
 BOUND_LOG_SLOPE = 0.75
 #: The ``extra`` field of an anchored table (:meth:`AnchoredTable.on_grid`) naming its source.
 ANCHORED_FROM = "anchored_from"
+#: The ``extra`` field of an interpolated GEMM table (:func:`gemm_corners`) naming the span of
+#: grid tables it was interpolated between.
+INTERPOLATED_FROM = "interpolated_from"
 
 
 @dataclass(frozen=True)
@@ -419,6 +437,32 @@ def interp_scalar(x: float, xp: list[float], fp: list[float]) -> float:
         if value != value and fp[j] == fp[j + 1]:
             value = fp[j]
     return value
+
+
+def log_bracket(axis: np.ndarray, x: float) -> list[tuple[int, float]]:
+    """Indices into the ascending ``axis`` and log-space weights of the points bracketing ``x``
+    (clamped to the axis): one point at weight 1 where ``x`` is on it, else two."""
+    x = min(max(x, axis[0]), axis[-1])
+    hi = int(np.searchsorted(axis, x))
+    if axis[hi] == x:
+        return [(hi, 1.0)]
+    lo = hi - 1
+    t = (math.log(x) - math.log(axis[lo])) / (math.log(axis[hi]) - math.log(axis[lo]))
+    return [(lo, 1.0 - t), (hi, t)]
+
+
+def log_corners(n_axis: np.ndarray, n: float, k_axis: np.ndarray, k: float):
+    """The ``((n index, k index), weight)`` grid corners around ``(n, k)`` (one, two or four;
+    :func:`log_bracket` on each axis), the weights summing to 1."""
+    return [((a, b), wa * wb) for a, wa in log_bracket(n_axis, n)
+            for b, wb in log_bracket(k_axis, k)]
+
+
+def log_blend(parts: list[tuple[float, np.ndarray]]) -> np.ndarray:
+    """The weighted geometric mean of ``(weight, latencies)`` pairs (interpolation in log
+    latency; weights renormalised where some corners were left out)."""
+    total = sum(weight for weight, _ in parts)
+    return np.exp(sum(weight * np.log(values) for weight, values in parts) / total)
 
 
 def _is_scalar(x: Any) -> bool:
@@ -1161,6 +1205,67 @@ class AnchoredTable:
         return Table(src.op, dtype, src.source, dict(key), src.axes, src.latency * ratio, extra)
 
 
+def interpolated_gemm(profile: Profile, op: str, dtype: str | None,
+                      key: dict[str, int]) -> Table | None:
+    """A ``gemm`` table at an ``n x k`` the profile lacks but whose grid tables of ``dtype``
+    bracket it (:func:`gemm_corners`): their latencies interpolated in log n, log k, as the
+    aiconfigurator importer interpolates NVIDIA's grid (:func:`log_corners`,
+    :func:`log_blend`). ``None`` for another operator, or where no tables bracket the shape
+    (beyond or below the grid: it is then anchored, :meth:`ProfileOps._anchor`), or where the
+    corners differ in source, timing or token axis."""
+    if op != "gemm":
+        return None
+    corners = gemm_corners(profile.tables, dtype, key["n"], key["k"])
+    if corners is None:
+        return None
+    first = corners[0][0]
+    same = all(t.source == first.source and t.extra.get("timing") == first.extra.get("timing")
+               and np.array_equal(t.axes["m"], first.axes["m"]) for t, _ in corners)
+    if not same:
+        return None
+    ns = sorted({t.key["n"] for t, _ in corners})
+    ks = sorted({t.key["k"] for t, _ in corners})
+    span = table_name(op, dtype, {"n": "..".join(map(str, ns)), "k": "..".join(map(str, ks))})
+    latency = log_blend([(weight, t.latency) for t, weight in corners])
+    extra = {**first.extra, "notes": "interpolated in log n, log k", INTERPOLATED_FROM: span}
+    return Table(op, dtype, first.source, dict(key), first.axes, latency, extra)
+
+
+def gemm_corners(tables: list[Table], dtype: str | None, n: int, k: int):
+    """The ``(table, weight)`` corners of the tightest bracket of ``n x k`` (least
+    ``log(n_hi / n_lo) + log(k_hi / k_lo)``) among the ``gemm`` tables of ``dtype``: four
+    tables, or two where ``n`` or ``k`` is on the grid; ``None`` where none brackets it (the
+    shape lies beyond or below every table on an axis)."""
+    by_shape = {(t.key["n"], t.key["k"]): t for t in reversed(tables)
+                if t.op == "gemm" and t.dtype == dtype and set(t.key) == {"n", "k"}}
+    k_of: dict[int, set[int]] = {}
+    for a, b in by_shape:
+        k_of.setdefault(a, set()).add(b)
+    best = _tightest(sorted(k_of), k_of, n, k)
+    if best is None:
+        return None
+    n_axis, k_axis = (np.array(sorted(set(pair)), np.float64) for pair in best)
+    return [(by_shape[(int(n_axis[a]), int(k_axis[b]))], weight)
+            for (a, b), weight in log_corners(n_axis, n, k_axis, k)]
+
+
+def _tightest(ns: list[int], k_of: dict[int, set[int]], n: int, k: int):
+    """``((n_lo, n_hi), (k_lo, k_hi))``, the narrowest in log terms with all four of
+    ``(n_lo|n_hi, k_lo|k_hi)`` in ``k_of`` (n -> the ks held at it), or ``None``."""
+    best, width = None, math.inf
+    for n_lo in reversed([v for v in ns if v <= n]):
+        for n_hi in (v for v in ns if v >= n):
+            n_width = math.log(n_hi / n_lo)
+            if n_width >= width:
+                break
+            ks = k_of[n_lo] & k_of[n_hi]
+            k_lo = max((v for v in ks if v <= k), default=None)
+            k_hi = min((v for v in ks if v >= k), default=None)
+            if k_lo is not None and k_hi is not None and n_width + math.log(k_hi / k_lo) < width:
+                best, width = ((n_lo, n_hi), (k_lo, k_hi)), n_width + math.log(k_hi / k_lo)
+    return best
+
+
 def monotone(latency: np.ndarray) -> np.ndarray:
     """``latency`` over an ascending token axis made non-decreasing: the least-absolute-error
     isotonic fit (adjacent points pooled while they fall, each pool at its median).
@@ -1328,7 +1433,8 @@ class ProfileOps:
         """The matching table (cached), recording its source or the roofline fallback."""
         cache_key = (op, dtype, tuple(key.items()))
         if cache_key not in self._cache:
-            table = self.profile.find(op, dtype, key)
+            table = self.profile.find(op, dtype, key) or interpolated_gemm(self.profile, op,
+                                                                           dtype, key)
             if table is None and self.fallback is None:
                 raise ProfileError(
                     f"{self.profile.path}: no {table_name(op, dtype, key)} table and no "
@@ -1346,6 +1452,9 @@ class ProfileOps:
                 label = self.profile.source_label(table)
                 if ANCHORED_FROM in table.extra:
                     label = f"anchored:{label} ({table.extra[ANCHORED_FROM]})"
+                elif INTERPOLATED_FROM in table.extra:
+                    label = (f"interpolated:{label} (between grid tables "
+                             f"{table.extra[INTERPOLATED_FROM]})")
                 if timed is not None:
                     label = self._rescaled_label(label, op, dtype, timed)
                 table, raised = self._at_least_limit(table)
