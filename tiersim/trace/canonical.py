@@ -122,7 +122,9 @@ def _optional(s: pd.Series, name: str, src: Source):
         return _prompt(s, src)
     if name == "prompt_hash":
         return _prompt_hashes(s, src)
-    return s.to_numpy()
+    # a column carried, used by nothing: categories stay so (as objects, a dictionary's one
+    # long string was copied into every row: source.unread_text)
+    return s.array if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
 
 
 def _filled(s: pd.Series, value) -> pd.Series:

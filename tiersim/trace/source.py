@@ -519,12 +519,13 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     except running out of memory (:func:`tiersim.trace.loader.read_trace` says that)."""
     try:
         with arrow_file(p) as handle:
-            text = [(i, f.name) for i, f in enumerate(pq.read_schema(handle), start=1)
-                    if _holds_text(f.type)]
+            schema = pq.read_schema(handle)
+            text = [(i, f.name) for i, f in enumerate(schema, start=1) if _holds_text(f.type)]
             names = [name for _, name in text]
-            _utf8_text(p, pq.read_table(handle, columns=names) if text else pa.table({}),
-                       positions=[i for i, _ in text])
-            df = pd.read_parquet(handle)
+            unread = unread_text(schema)
+            _utf8_text(p, pq.read_table(handle, columns=names, read_dictionary=unread)
+                       if text else pa.table({}), positions=[i for i, _ in text])
+            df = pd.read_parquet(handle, read_dictionary=unread)
         return _schema_names_kept(named_index_as_columns(df, p), p)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
@@ -1168,7 +1169,9 @@ def parquet_chunks(p: Path, rows: int):
             # pre_buffer=False: pyarrow's default pre-buffering holds every row group's
             # compressed bytes read so far until the file is closed (a 20M-row trace held
             # its whole 236 MB file beside the table being built)
-            yield from _parquet_batches(p, pq.ParquetFile(handle, pre_buffer=False), rows)
+            f = pq.ParquetFile(handle, pre_buffer=False,
+                               read_dictionary=unread_text(pq.read_schema(handle)))
+            yield from _parquet_batches(p, f, rows)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
@@ -1196,6 +1199,22 @@ def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int):
     if start != f.metadata.num_rows:
         raise TraceError(str(p), f"its footer says {f.metadata.num_rows:,} rows but "
                          f"{start:,} were read; the file is damaged, write it again")
+
+
+def unread_text(schema: pa.Schema) -> list[str]:
+    """The plain text columns of a Parquet ``schema`` that no trace reads (an extra column,
+    carried in the table: :func:`tiersim.trace.formats.is_trace_column`, or a canonical
+    optional one), to read as dictionaries, so as categories: each distinct value once. Read
+    as plain text, a column repeating one 100,000-character string, which the file stores
+    once in its dictionary, was copied into every row (a 118 KB file of 20,000 rows took
+    5.5 GB)."""
+    from tiersim.trace import canonical, formats  # NOTE: here, as both import this module
+
+    once = [name for name in schema.names if schema.names.count(name) == 1]  # else refused
+    return [name for name in once if _text_type(schema.field(name).type)
+            and not pa.types.is_dictionary(schema.field(name).type)
+            and not formats.is_trace_column(name.strip()) and name.strip() not in formats.KNOWN
+            and not name.strip().startswith(canonical.PREFIXES)]
 
 
 def _text_type(kind: pa.DataType) -> bool:

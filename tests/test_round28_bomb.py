@@ -1,0 +1,69 @@
+"""Round 28 (bomb): a small canonical Parquet file whose extra text column repeats one long
+string (stored once, in the column's dictionary) is read without a copy of the string per row;
+a Mooncake JSONL file is read once by ``tiersim trace inspect``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tiersim.trace import load_trace
+
+ROWS = 2000
+LONG = 100_000
+"""A 2,000-row file of one 100,000-character string: 200 MB were it copied into each row."""
+
+
+def _bomb(path, store_schema: bool = True):
+    """A canonical Parquet trace with an extra column ``x`` holding one long string in every
+    row, dictionary-encoded (``store_schema=False``: no Arrow schema says so, as files written
+    by other tools)."""
+    column = pa.array(["x" * LONG]).take(np.zeros(ROWS, dtype=int)).dictionary_encode()
+    pq.write_table(pa.table({"arrival_s": np.arange(ROWS, dtype=float),
+                             "input_tokens": np.full(ROWS, 10),
+                             "output_tokens": np.full(ROWS, 5), "x": column}),
+                   path, store_schema=store_schema)
+    return path
+
+
+PEAK = textwrap.dedent("""
+    import resource, sys
+    from {module} import {function}
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    {function}(sys.argv[1])
+    print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+""")
+"""A child process's growth of its peak resident memory (MB) while reading a trace."""
+
+
+def _peak_mb(path, module: str, function: str) -> int:
+    script = PEAK.format(module=module, function=function)
+    run = subprocess.run([sys.executable, "-c", script, str(path)],
+                         capture_output=True, text=True, check=True)
+    return int(run.stdout.split()[-1])
+
+
+@pytest.mark.parametrize("store_schema", [True, False])
+@pytest.mark.parametrize("read", ["tiersim.trace.load_trace", "tiersim.trace.source.read_raw"])
+def test_a_repeated_long_string_is_not_copied_into_every_row(tmp_path, store_schema, read):
+    """The chunked read of a canonical file, and the whole read (of a file refused, or of
+    token lengths): 380 MB before (a copy per row, as text objects and as Arrow text)."""
+    path = _bomb(tmp_path / "b.parquet", store_schema)
+    assert _peak_mb(path, *read.rsplit(".", 1)) < 60
+
+
+@pytest.mark.parametrize("store_schema", [True, False])
+def test_the_extra_column_keeps_its_values(tmp_path, store_schema):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = load_trace(_bomb(tmp_path / "b.parquet", store_schema))
+    assert len(table) == ROWS
+    assert (table["x"].astype(object) == "x" * LONG).all()
