@@ -4,6 +4,7 @@ a Mooncake JSONL file is read once by ``tiersim trace inspect``."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -67,3 +68,45 @@ def test_the_extra_column_keeps_its_values(tmp_path, store_schema):
         table = load_trace(_bomb(tmp_path / "b.parquet", store_schema))
     assert len(table) == ROWS
     assert (table["x"].astype(object) == "x" * LONG).all()
+
+
+MOONCAKE = "../shared/data/traces/synthetic_trace.jsonl"
+
+
+def _lines(path, rows: int):
+    """The first ``rows`` lines of the real Mooncake synthetic trace."""
+    with open(MOONCAKE) as source:
+        path.write_text("".join(line for _, line in zip(range(rows), source)))
+    return path
+
+
+def _inspect_reads(monkeypatch, path, *options) -> tuple[list[str], dict]:
+    """How many times ``tiersim trace inspect --json`` parsed the JSONL file, and its output."""
+    from typer.testing import CliRunner
+
+    from tiersim.cli.trace import trace_app
+    from tiersim.trace import source
+
+    reads = []
+    parse = source._read_jsonl
+    monkeypatch.setattr(source, "_read_jsonl", lambda p: reads.append(p) or parse(p))
+    result = CliRunner().invoke(trace_app, ["inspect", str(path), "--json", *options])
+    assert result.exit_code == 0, result.output
+    return reads, json.loads(result.output)
+
+
+@pytest.mark.parametrize("options", [(), ("--window", "10", "200"), ("--time-scale", "2")])
+def test_inspect_reads_a_jsonl_file_once(tmp_path, monkeypatch, options):
+    """It was read whole for its column names, then again for the trace (~40% of its time)."""
+    reads, stats = _inspect_reads(monkeypatch, _lines(tmp_path / "m.jsonl", 500), *options)
+    assert len(reads) == 1
+    assert stats["format"] == "mooncake" and stats["rows"] > 0
+
+
+def test_inspect_reads_a_jsonl_file_of_token_lengths_once(tmp_path, monkeypatch):
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(json.dumps({"num_prefill_tokens": 10 + i, "num_decode_tokens": 5})
+                            + "\n" for i in range(20)))
+    reads, stats = _inspect_reads(monkeypatch, path)
+    assert len(reads) == 1
+    assert stats["format"] == "lengths (no arrival times)" and stats["rows"] == 20

@@ -27,7 +27,7 @@ from tiersim.trace.formats import (
     token_renames,
 )
 from tiersim.trace.loader import TIME_SCALE_RANGE, TraceWarning, load_lengths, read_trace
-from tiersim.trace.source import column_names
+from tiersim.trace.source import names_and_raw
 from tiersim.trace.stats import trace_stats
 
 trace_app = typer.Typer(help="Inspect request traces.", no_args_is_help=True)
@@ -112,17 +112,20 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
     from tiersim.cli import return_freed_arrow_memory
 
     return_freed_arrow_memory()
-    columns = column_names(path) if format == "auto" else []
+    # a JSONL file is read whole to name its columns: that read is converted, not a second
+    columns, raw = names_and_raw(path) if format == "auto" else ([], None)
     if format == "auto" and is_length_only(columns):
         if window is not None or time_scale != 1.0:
             flag = "--window" if window is not None else "--time-scale"
             raise TiersimError(f"{path}: holds token lengths but no arrival times, so "
                                f"{flag} has nothing to act on; drop it")
-        return trace_stats(load_lengths(path)), "lengths (no arrival times)", _lengths_notes(
-            columns)
+        lengths = load_lengths(path, raw)
+        return trace_stats(lengths), "lengths (no arrival times)", _lengths_notes(columns)
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)
-        loaded = read_trace(path, format=format, window=window, time_scale=time_scale)
+        loaded = read_trace(path, format=format, window=window, time_scale=time_scale,
+                            raw=raw)
+    del raw  # let go before the statistics, as when read_trace read the file itself
     starts = _session_starts(loaded, str(path))
     cut = _cut(window, loaded.origin.arrivals)
     stats = trace_stats(loaded.table, _window_s(cut, time_scale), starts)

@@ -116,7 +116,8 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 
 
 def read_trace(path: str | Path, format: str = "auto", window: tuple[float, float] | None = None,
-               time_scale: float = 1.0, sessions: bool = True) -> LoadedTrace:
+               time_scale: float = 1.0, sessions: bool = True,
+               raw: tuple[pd.DataFrame, Source] | None = None) -> LoadedTrace:
     """Read a trace into the canonical table (see :mod:`tiersim.trace.canonical`).
 
     ``format``: one of ``auto, azure, burstgpt, mooncake, canonical``. ``window=(start_s,
@@ -130,10 +131,12 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     ``arrival_s`` (which must be >= 0 and sorted). Bad input raises
     :class:`tiersim.errors.TraceError` naming file, row (1-based data row) and column; so
     does a trace too big for the memory the process may use (a 10^8-row Parquet file of 1.9 MB
-    under ``ulimit -v``: numpy's MemoryError ended the command in a traceback).
+    under ``ulimit -v``: numpy's MemoryError ended the command in a traceback). ``raw``: the
+    file already read by :func:`tiersim.trace.source.names_and_raw` (a JSONL file read whole
+    to find its column names), converted instead of reading the file again.
     """
     try:
-        return _read_trace(path, format, window, time_scale, sessions)
+        return _read_trace(path, format, window, time_scale, sessions, raw)
     except MemoryError as err:
         raise TraceError(str(path), f"reading this trace ran out of memory ({err}); read it "
                          "where the process may use more memory (ulimit -v, a container's "
@@ -141,14 +144,14 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 
 
 def _read_trace(path: str | Path, format: str, window: tuple[float, float] | None,
-                time_scale: float, sessions: bool) -> LoadedTrace:
+                time_scale: float, sessions: bool, raw) -> LoadedTrace:
     """:func:`read_trace`, memory permitting."""
     part = _window_part(path, format, window)
     if part is not None:
         table, src, name, notes = part.table, Source(str(path), 1), part.format, part.notes
         arrivals = part.arrivals
     else:
-        table, src, name, notes = _read_converted(path, format)
+        table, src, name, notes = _read_converted(path, format, raw)
         arrivals = _whole_arrivals(table, sessions)
     t = table["arrival_s"].to_numpy()
     step_types = _step_types(table)
@@ -281,8 +284,10 @@ def _step_types(table: pd.DataFrame) -> frozenset[str] | None:
     return frozenset(table["step_type"].dropna().astype(str).unique().tolist())
 
 
-def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source, str, list]:
-    """The file's canonical table, its source, format name and notes.
+def _read_converted(path: str | Path, format: str,
+                    given=None) -> tuple[pd.DataFrame, Source, str, list]:
+    """The file's canonical table, its source, format name and notes (``given``: the file's
+    :func:`read_raw` result, where the caller has it).
 
     A canonical Parquet file is read a row group at a time (:mod:`tiersim.trace.chunked`:
     bounded memory for traces of millions of rows); any other file is read whole first (a
@@ -297,7 +302,7 @@ def _read_converted(path: str | Path, format: str) -> tuple[pd.DataFrame, Source
             table, notes = chunked.read_canonical(Path(path), src, convert, rows)
             _check_whole_table(table, src, name, "prefix_hashes")
             return table, src, name, notes
-    raw, src = read_raw(path, lambda columns: columns_used(columns, format))
+    raw, src = given or read_raw(path, lambda columns: columns_used(columns, format))
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)
     own = name == "mooncake" and "hash_ids" in raw.columns
@@ -664,13 +669,15 @@ def apply_time_scale(table: pd.DataFrame, time_scale: float, src: Source) -> pd.
     return table
 
 
-def load_lengths(path: str | Path) -> pd.DataFrame:
+def load_lengths(path: str | Path,
+                 given: tuple[pd.DataFrame, Source] | None = None) -> pd.DataFrame:
     """Token lengths (``input_tokens``, ``output_tokens`` int32 > 0) of any trace or length file.
 
     Reads length-only files (``num_prefill_tokens``, ``num_decode_tokens``, as shipped by
-    Vidur / Sarathi-Serve) and, for any full trace, its token columns without arrival times.
+    Vidur / Sarathi-Serve) and, for any full trace, its token columns without arrival times
+    (``given``: the file's :func:`read_raw` result, as ``raw`` of :func:`read_trace`).
     """
-    raw, src = read_raw(path)
+    raw, src = given or read_raw(path)
     columns = list(raw.columns)
     if set(LENGTH_COLUMNS) <= set(columns):
         _one_set_of_lengths(columns, src)

@@ -1099,12 +1099,21 @@ def short_key(key) -> str:
 def column_names(path: str | Path) -> list[str]:
     """A trace's column names as :func:`read_raw` gives them; a Parquet file's from its schema
     and a CSV's from its header, without reading its rows."""
+    return names_and_raw(path)[0]
+
+
+def names_and_raw(path: str | Path) -> tuple[list[str], tuple[pd.DataFrame, Source] | None]:
+    """A trace's column names (:func:`column_names`) and, where finding them reads the whole
+    file (JSON lines: a key may first appear on any line), that read (:func:`read_raw`'s
+    result), to pass on (``raw`` of :func:`tiersim.trace.loader.read_trace`) rather than read
+    the file again; None for a Parquet file or a CSV, whose names are read alone."""
     kind = open_checked(path)
     if kind == "parquet":
-        return parquet_columns(Path(path))
+        return parquet_columns(Path(path)), None
     if kind == "csv":
-        return csv_columns(Path(path))
-    return list(read_raw(path)[0].columns)
+        return csv_columns(Path(path)), None
+    raw = read_raw(path)
+    return list(raw[0].columns), raw
 
 
 def parquet_columns(p: Path) -> list[str]:
