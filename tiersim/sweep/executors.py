@@ -275,15 +275,28 @@ def local_ray_folder() -> Iterator[str]:
     killer) leaves it: the next one removes it (:func:`remove_stale_ray_folders`)."""
     parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
     remove_stale_ray_folders(parent)
-    folder = tempfile.mkdtemp(prefix=f"{RAY_FOLDER_PREFIX}{os.getpid()}-", dir=parent)
+    folder = tempfile.mkdtemp(prefix=f"{RAY_FOLDER_PREFIX}new-", dir=parent)
     handle = None
     try:
         handle = _hold(folder)
+        folder = _named_for_this_sweep(folder)
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         if handle is not None:
             os.close(handle)
+
+
+def _named_for_this_sweep(folder: str) -> str:
+    """``folder`` (made as ``tiersim-ray-new-XXXXXXXX``, a name the cleanup passes over, and
+    held) renamed ``tiersim-ray-PID-XXXXXXXX``. NOTE (race): made under its final name, a
+    cleanup in another pid namespace sharing the folder (where this pid is no live process)
+    could remove it between its making and its lock."""
+    head, name = os.path.split(folder)
+    named = os.path.join(head, f"{RAY_FOLDER_PREFIX}{os.getpid()}-"
+                               f"{name.removeprefix(f'{RAY_FOLDER_PREFIX}new-')}")
+    os.rename(folder, named)
+    return named
 
 
 def remove_stale_ray_folders(parent: str) -> list[str]:
