@@ -5,8 +5,14 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
+from test_memory_trace import write_parquet
+from test_round28_win import _two_faults
+
 from tiersim import outputs
+from tiersim.errors import TraceError
 from tiersim.sweep import executors
+from tiersim.trace import chunked, read_trace
 
 
 def test_a_new_ray_folder_is_never_another_sweeps_stale_one(tmp_path, monkeypatch):
@@ -30,3 +36,19 @@ def test_a_new_ray_folder_is_never_another_sweeps_stale_one(tmp_path, monkeypatc
         assert executors.remove_stale_ray_folders(str(tmp_path)) == []  # held: it stays
         assert os.path.isdir(folder)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_chunk_fault_is_named_where_the_whole_read_cannot_be_held(tmp_path, monkeypatch):
+    """A canonical Parquet file is read a chunk at a time so that it fits; a fault a chunk
+    finds is handed to the whole read (round 28), which for a file too big to hold whole ran
+    out of memory: the line said 'reading this trace ran out of memory', not the row at
+    fault. Now the chunk's fault is raised (the whole read simulated out of memory)."""
+    path = write_parquet(tmp_path / "t.parquet", _two_faults())
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError("stopped with 128 MiB left")
+
+    monkeypatch.setattr(chunked, "read_raw", out_of_memory)
+    monkeypatch.setattr(chunked, "CHUNK_ROWS", 3)
+    with pytest.raises(TraceError, match=r"row 2, column 'input_tokens'"):
+        read_trace(path)

@@ -16,7 +16,7 @@ whatever the chunks' size; a chunk named the first fault in file order, so a pro
 2 and an unsorted arrival at row 8 were refused at row 2 in 3-row chunks and at row 8 read whole
 (:mod:`tiersim.trace.windowed` does the same for an Azure CSV). The whole read's memory (about
 120 bytes a row) is paid only by a file that is refused, after the chunks' arrays are let go;
-were it to pass such a file, the chunk's fault is raised.
+were it to pass such a file, or run out of memory, the chunk's fault is raised.
 """
 
 from __future__ import annotations
@@ -57,9 +57,14 @@ def read_canonical(path: Path, src: Source, convert, rows: int,
 
 def _refuse_as_the_whole_read(path: Path, src: Source, convert) -> None:
     """Raise the whole read's error of the file ``path`` (its raw table converted whole, as
-    :mod:`tiersim.trace.loader` reads any other file), if it gives one."""
-    raw = read_raw(path)[0]
-    convert(raw, src)
+    :mod:`tiersim.trace.loader` reads any other file), if it gives one; nothing where the
+    whole read cannot be held (the caller raises the chunk's fault: a file read a chunk at a
+    time so that it fits read 'ran out of memory', not the row at fault)."""
+    try:
+        raw = read_raw(path)[0]
+        convert(raw, src)
+    except MemoryError:
+        return
 
 
 def _read_chunks(path: Path, src: Source, convert, rows: int,
