@@ -7,12 +7,19 @@ import tempfile
 
 import pytest
 from test_memory_trace import write_parquet
+from test_round27_tracestream import _read
+from test_round28_stream import _two_faults as _azure_two_faults
 from test_round28_win import _two_faults
 
 from tiersim import outputs
 from tiersim.errors import TraceError
 from tiersim.sweep import executors
-from tiersim.trace import chunked, read_trace
+from tiersim.trace import chunked, loader, read_trace
+
+
+def out_of_memory(*args, **kwargs):
+    """A whole read that cannot be held."""
+    raise MemoryError("stopped with 128 MiB left")
 
 
 def test_a_new_ray_folder_is_never_another_sweeps_stale_one(tmp_path, monkeypatch):
@@ -45,10 +52,19 @@ def test_a_chunk_fault_is_named_where_the_whole_read_cannot_be_held(tmp_path, mo
     fault. Now the chunk's fault is raised (the whole read simulated out of memory)."""
     path = write_parquet(tmp_path / "t.parquet", _two_faults())
 
-    def out_of_memory(*args, **kwargs):
-        raise MemoryError("stopped with 128 MiB left")
-
     monkeypatch.setattr(chunked, "read_raw", out_of_memory)
     monkeypatch.setattr(chunked, "CHUNK_ROWS", 3)
     with pytest.raises(TraceError, match=r"row 2, column 'input_tokens'"):
         read_trace(path)
+
+
+def test_an_azure_chunk_fault_is_named_where_the_whole_read_cannot_be_held(tmp_path,
+                                                                           monkeypatch):
+    """An Azure CSV read a chunk at a time (to its window's end) hands a fault to the whole
+    read (round 28), which for a file too big to hold whole read 'ran out of memory'; now the
+    chunk's fault (the prompt of -5 at row 11 in 16-row chunks) is named."""
+    path = _azure_two_faults(tmp_path)
+    monkeypatch.setattr(chunked, "read_raw", out_of_memory)
+    monkeypatch.setattr(loader, "read_raw", out_of_memory)
+    got = _read(path, None, False, 16)
+    assert "row 11, column 'ContextTokens'" in got and "ran out of memory" not in got, got

@@ -120,7 +120,7 @@ def test_parquet_fault_the_whole_read_passes_is_the_chunks(tmp_path, monkeypatch
     """Were the whole read to pass a file a chunk refused, the chunk's fault is raised (the
     file is refused either way)."""
     path = write_parquet(tmp_path / "t.parquet", _two_faults())
-    monkeypatch.setattr(chunked, "_refuse_as_the_whole_read", lambda *args: None)
+    monkeypatch.setattr(chunked, "refuse_as_the_whole_read", lambda *args: None)
     monkeypatch.setattr(chunked, "CHUNK_ROWS", 3)
     with pytest.raises(TraceError, match=r"row 2, column 'input_tokens'"):
         read_trace(path)
@@ -134,8 +134,8 @@ def test_parquet_whole_read_of_a_refused_file_holds_no_chunk(tmp_path, monkeypat
     d.loc[n - 5, "input_tokens"] = -3  # in the last chunk
     path = write_parquet(tmp_path / "t.parquet", d, row_group=25_000)
     held = []
-    whole_read = chunked._refuse_as_the_whole_read
-    monkeypatch.setattr(chunked, "_refuse_as_the_whole_read", lambda *args: (
+    whole_read = chunked.refuse_as_the_whole_read
+    monkeypatch.setattr(chunked, "refuse_as_the_whole_read", lambda *args: (
         held.append(tracemalloc.get_traced_memory()[0]), whole_read(*args)))
     monkeypatch.setattr(chunked, "CHUNK_ROWS", 25_000)
     tracemalloc.start()

@@ -51,20 +51,23 @@ def read_canonical(path: Path, src: Source, convert, rows: int,
     except TraceError as err:
         fault = err.with_traceback(None)  # its frames (the chunks' arrays) let go
         fault.__context__ = None
-    _refuse_as_the_whole_read(path, src, convert)
+    refuse_as_the_whole_read(path, src, convert)
     raise fault
 
 
-def _refuse_as_the_whole_read(path: Path, src: Source, convert) -> None:
-    """Raise the whole read's error of the file ``path`` (its raw table converted whole, as
-    :mod:`tiersim.trace.loader` reads any other file), if it gives one; nothing where the
-    whole read cannot be held (the caller raises the chunk's fault: a file read a chunk at a
-    time so that it fits read 'ran out of memory', not the row at fault)."""
+def refuse_as_the_whole_read(path: Path, src: Source, convert, used=None) -> bool:
+    """Raise the whole read's error of the file ``path`` (its raw table, read by
+    :func:`tiersim.trace.source.read_raw` with ``used``, converted whole by ``convert`` with
+    ``src``, as :mod:`tiersim.trace.loader` reads any other file), if it gives one; else whether
+    it passed the file (False: the whole read could not be held, MemoryError). A file a chunk
+    refused is then named by the chunk's fault: read a chunk at a time so that it fits, it read
+    'ran out of memory', not the row at fault."""
     try:
-        raw = read_raw(path)[0]
+        raw = read_raw(path, used)[0]
         convert(raw, src)
     except MemoryError:
-        return
+        return False
+    return True
 
 
 def _read_chunks(path: Path, src: Source, convert, rows: int,

@@ -28,7 +28,8 @@ two faults gets the one line the whole read gives (the time column's fault first
 output's, then the prompt's, as the converter checks whole columns), whatever the chunks' size;
 a chunk names the first fault in file order, so a 300-row chunk and a 100-row one named
 different rows (:mod:`tiersim.trace.windowed_burstgpt` does the same; the cost, the whole read's
-memory, is paid only by a file that is refused).
+memory, is paid only by a file that is refused; where it cannot be held, MemoryError, the
+chunk's fault is named: :func:`tiersim.trace.chunked.refuse_as_the_whole_read`).
 
 Only a file whose result this read can give as the whole read does takes it (:func:`read`
 returns None otherwise, and the caller reads the whole file): an Azure CSV of its three columns
@@ -53,6 +54,7 @@ import pandas as pd
 
 from tiersim.errors import TraceError
 from tiersim.trace import canonical, checks, units
+from tiersim.trace.chunked import refuse_as_the_whole_read
 from tiersim.trace.formats import (
     FORMATS,
     OWN,
@@ -141,22 +143,35 @@ def read(path: str | Path, window: tuple[float, float] | None,
          chunk_rows: int | None = None) -> Part | None:
     """The requests of the Azure CSV ``path`` (:func:`suits`) that ``window`` holds
     (``(start_s, end_s)``, checked, the end possibly infinite; None: every request), or None
-    where the whole read must give the result (see the module's docstring). ``chunk_rows``:
-    rows parsed at a time (default
+    where the whole read must give the result (see the module's docstring); a file with a
+    fault raises the whole read's error (the chunk's where the whole read cannot be held).
+    ``chunk_rows``: rows parsed at a time (default
     :data:`tiersim.trace.source.CSV_CHUNK_ROWS`)."""
     start, end = (0.0, math.inf) if window is None else window
-    reading = _Reading(float(start), float(end))
-    chunk_rows = chunk_rows or CSV_CHUNK_ROWS
     try:
-        with contextlib.closing(csv_chunks(path, chunk_rows, _used)) as chunks:
-            for first, raw in chunks:
-                if _add(reading, Source(str(path), 1, first), raw, len(raw) < chunk_rows):
-                    break
-    except (_Unsuited, TraceError):
-        return None  # a fault is named by the whole read (see the module's docstring)
-    if not reading.kept[0]:
+        reading = _read_chunks(path, _Reading(float(start), float(end)),
+                               chunk_rows or CSV_CHUNK_ROWS)
+    except _Unsuited:
         return None
-    return _part(reading)
+    except TraceError as err:  # named by the whole read (see the module's docstring)
+        fault = err.with_traceback(None)  # its frames (the chunks read, the window's rows) go
+        fault.__context__ = None
+    else:
+        return _part(reading) if reading.kept[0] else None
+    if not refuse_as_the_whole_read(Path(path), Source(str(path), 1), FORMATS["azure"].convert,
+                                    _used):
+        raise fault  # the whole read cannot be held: the chunk's fault
+    return None
+
+
+def _read_chunks(path: str | Path, reading: _Reading, chunk_rows: int) -> _Reading:
+    """``reading`` of the file's chunks of ``chunk_rows`` rows up to the window's end
+    (:func:`_add`); its faults raised as the chunk that holds them names them."""
+    with contextlib.closing(csv_chunks(path, chunk_rows, _used)) as chunks:
+        for first, raw in chunks:
+            if _add(reading, Source(str(path), 1, first), raw, len(raw) < chunk_rows):
+                break
+    return reading
 
 
 def _add(reading: _Reading, src: Source, raw: pd.DataFrame, final: bool) -> bool:
