@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tiersim.engine.disagg import Disagg
+from tiersim.engine.load_series import SeriesRows
 from tiersim.engine.lockstep import lockstep_replicas
 from tiersim.engine.prefix_cache import hit_tokens, use_prefill_model
 from tiersim.engine.replica import Replica
@@ -134,8 +135,9 @@ class SimResult:
     kv_peak_blocks: dict[str, list[int]]
     num_blocks: dict[str, int]
     # per replica, its load series' rows (t, running, waiting, kv blocks, waiting max): exact
-    # time-weighted means over [t, next row's t) on a grid of interval_s (engine/load_series.py)
-    samples: dict[str, list[list[tuple[float, float, float, float, int]]]]
+    # time-weighted means over [t, next row's t) on a grid of interval_s, stored as arrays
+    # read as those tuples (engine/load_series.py's SeriesRows; an empty list where not kept)
+    samples: dict[str, list[SeriesRows | list]]
     end_s: float
     arrival_s: np.ndarray  # when each request entered the fleet (closed loop: set by the run)
     cache_hit_tokens: np.ndarray  # prompt tokens served from a prefix cache, summed over passes
