@@ -551,8 +551,10 @@ def short(value, limit: int = 40) -> str:
 def utf8_bytes(src: Source, s: pd.Series, column: str, label: str) -> None:
     """Refuse a cell of bytes (a Parquet binary column, which is read as the text it holds)
     that are not UTF-8: reading it as text raised UnicodeDecodeError, a traceback. The cell is
-    named by its size and the byte at fault, not shown (a timestamp's text is never echoed)."""
-    if s.dtype != object:
+    named by its size and the byte at fault, not shown (a timestamp's text is never echoed).
+    A column of text alone (``infer_dtype`` "string", 9 ms a million cells) holds no bytes: its
+    cells are not looked at one by one (0.37 s a million, more than parsing them as times)."""
+    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
         return
     bad = s.map(_not_utf8_at)
     i = first_true(bad.notna().to_numpy(dtype=bool))
