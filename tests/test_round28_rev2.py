@@ -89,3 +89,39 @@ def test_a_column_of_text_alone_is_not_checked_for_bytes_cell_by_cell(monkeypatc
                        r"that are not UTF-8 text \(byte 1 of 1 is not\)"):
         checks.utf8_bytes(src, pd.Series(["x", b"\xff"], dtype=object), "TIMESTAMP",
                           "timestamp")
+
+
+@pytest.mark.parametrize("column", ["step_type", "task_type", "prompt_hash", "subject"])
+def test_a_dictionary_encoded_binary_label_that_is_not_utf8_is_one_line(tmp_path, column):
+    """Round 28 refused a Parquet binary label or key whose bytes are not UTF-8, but not one
+    written dictionary-encoded (pandas reads it as categories of bytes, which the check passed
+    over): step_type, task_type and prompt_hash gave a traceback (UnicodeDecodeError from
+    astype("string")), subject passed."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 4
+    cells = pa.array([b"a", b"\xff", b"a", b"b"], pa.binary()).dictionary_encode()
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"request_id": np.arange(n), "arrival_s": np.arange(n, dtype=float),
+                             "input_tokens": [5] * n, "output_tokens": [5] * n,
+                             column: cells}), path)
+    with pytest.raises(TraceError, match=rf"row 2, column '{column}': {column} holds bytes "
+                       r"that are not UTF-8 text \(byte 1 of 1 is not\)"):
+        read_trace(path)
+
+
+def test_a_dictionary_encoded_binary_azure_timestamp_that_is_not_utf8_is_one_line(tmp_path):
+    """The same for an Azure Parquet TIMESTAMP written dictionary-encoded (a traceback)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cells = pa.array([b"2023-11-16 18:15:46", b"\xff", b"2023-11-16 18:15:48"],
+                     pa.binary()).dictionary_encode()
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"TIMESTAMP": cells, "ContextTokens": [5] * 3,
+                             "GeneratedTokens": [5] * 3}), path)
+    with pytest.raises(TraceError, match=r"row 2, column 'TIMESTAMP': timestamp holds bytes "
+                       r"that are not UTF-8 text \(byte 1 of 1 is not\)"):
+        read_trace(path)

@@ -230,14 +230,13 @@ def one_value_each(s: pd.Series, src: Source, column: str,
     names what each row holds, for the fix. Bytes (a Parquet binary column) are read as the
     text they hold, so bytes that are not UTF-8 are refused (reading them as text raised
     UnicodeDecodeError)."""
-    if s.dtype != object:
-        return
-    i = checks.first_true(s.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray))
-                          .to_numpy(dtype=bool))
-    if i is not None:
-        raise src.error(f"{column} must be one number or text per row (got "
-                        f"{_many(s.iloc[i])}); write each {value} as one value", i, column)
-    checks.utf8_bytes(src, s, column, column)
+    if s.dtype == object:
+        i = checks.first_true(s.map(lambda v: isinstance(v, list | tuple | dict | set
+                                                         | np.ndarray)).to_numpy(dtype=bool))
+        if i is not None:
+            raise src.error(f"{column} must be one number or text per row (got "
+                            f"{_many(s.iloc[i])}); write each {value} as one value", i, column)
+    checks.utf8_bytes(src, s, column, column)  # categories of bytes (dictionary-encoded) too
 
 
 def _many(cell) -> str:

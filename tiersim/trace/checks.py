@@ -553,15 +553,32 @@ def utf8_bytes(src: Source, s: pd.Series, column: str, label: str) -> None:
     that are not UTF-8: reading it as text raised UnicodeDecodeError, a traceback. The cell is
     named by its size and the byte at fault, not shown (a timestamp's text is never echoed).
     A column of text alone (``infer_dtype`` "string", 9 ms a million cells) holds no bytes: its
-    cells are not looked at one by one (0.37 s a million, more than parsing them as times)."""
-    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
+    cells are not looked at one by one (0.37 s a million, more than parsing them as times).
+    A dictionary-encoded binary column (pandas' categories of bytes) is checked by its
+    categories (it was passed over, then decoding it as text gave the traceback)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        found = _first_not_utf8_category(s)
+    elif s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
         return
-    bad = s.map(_not_utf8_at)
-    i = first_true(bad.notna().to_numpy(dtype=bool))
-    if i is not None:
-        size = len(s.iloc[i])
-        raise src.error(f"{label} holds bytes that are not UTF-8 text (byte {int(bad.iloc[i])} "
-                        f"of {size:,} is not); write the column as UTF-8 text", i, column)
+    else:
+        bad = s.map(_not_utf8_at)
+        i = first_true(bad.notna().to_numpy(dtype=bool))
+        found = None if i is None else (i, int(bad.iloc[i]))
+    if found is not None:
+        i, byte = found
+        raise src.error(f"{label} holds bytes that are not UTF-8 text (byte {byte} of "
+                        f"{len(s.iloc[i]):,} is not); write the column as UTF-8 text", i, column)
+
+
+def _first_not_utf8_category(s: pd.Series) -> tuple[int, int] | None:
+    """The first row of a categorical column whose category is bytes that are not UTF-8, and
+    the 1-based byte at fault; None where every category is text or UTF-8 bytes."""
+    at = pd.Series(s.cat.categories, dtype=object).map(_not_utf8_at)
+    if not at.notna().any():
+        return None
+    codes = s.cat.codes.to_numpy()
+    i = first_true(np.isin(codes, np.flatnonzero(at.notna().to_numpy())))
+    return None if i is None else (i, int(at.iloc[codes[i]]))
 
 
 def _not_utf8_at(cell) -> int | None:
