@@ -125,3 +125,24 @@ def test_a_dictionary_encoded_binary_azure_timestamp_that_is_not_utf8_is_one_lin
     with pytest.raises(TraceError, match=r"row 2, column 'TIMESTAMP': timestamp holds bytes "
                        r"that are not UTF-8 text \(byte 1 of 1 is not\)"):
         read_trace(path)
+
+
+def test_a_key_or_label_column_of_text_alone_is_not_looked_at_cell_by_cell(monkeypatch):
+    """one_value_each looked at every cell of a text key or label column in Python for a list
+    (0.66 s a million: round 28 added BurstGPT's Model column and subject to it); a column of
+    text alone holds none. A list among text is still refused."""
+    from tiersim.trace import canonical
+    from tiersim.trace.source import Source
+
+    mapped = []
+    series_map = pd.Series.map
+    monkeypatch.setattr(pd.Series, "map", lambda self, *args, **kwargs: (
+        mapped.append(len(self)), series_map(self, *args, **kwargs))[1])
+    src = Source("t.csv", 1)
+    canonical.one_value_each(pd.Series(["gpt-4", None, "ChatGPT"], dtype=object), src, "Model",
+                             "request's model name")
+    assert mapped == []
+    with pytest.raises(TraceError, match=r"row 2, column 'Model': Model must be one number or "
+                       r"text per row \(got a list of 1 item\)"):
+        canonical.one_value_each(pd.Series(["gpt-4", ["x"]], dtype=object), src, "Model",
+                                 "request's model name")
