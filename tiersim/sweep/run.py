@@ -970,8 +970,9 @@ def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str
     other = [r for r in records.values()
              if r.get("status") == "ok" and r.get("base_digest", then) != digest]
     swap = unread_swap(stored, _stored_source(out, manifest), plan.base, plan.source, other)
-    if swap is not None:
-        raise TiersimError(f"{out}: {swap}")
+    if swap is not None:  # the folder's own copy: its own refusal says how to resume
+        raise _different_base(out, plan) if _own_copy(out, plan) else \
+            TiersimError(f"{out}: {swap}")
     change = point_change(stored, _stored_source(out, manifest), plan.base, plan.source,
                           other, plan.validator)
     if change is not None:
