@@ -1,0 +1,74 @@
+"""Round 28 (bomb2): a small canonical Parquet file whose trace text column (session_id,
+prompt, task_type, step_type, subject) repeats one long dictionary-encoded string is checked
+and read by its distinct values, without a copy of the string per row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.test_round28_bomb import LONG, ROWS, _peak_mb
+from tiersim.errors import TraceError
+from tiersim.trace import load_trace
+
+
+def _trace(path, name: str, column: pa.Array, store_schema: bool = True):
+    """A canonical Parquet trace of ``len(column)`` rows with ``column`` as ``name``."""
+    rows = len(column)
+    pq.write_table(pa.table({"arrival_s": np.arange(rows, dtype=float),
+                             "input_tokens": np.full(rows, 10),
+                             "output_tokens": np.full(rows, 5), name: column}),
+                   path, store_schema=store_schema)
+    return path
+
+
+def _bomb(path, name: str, store_schema: bool = True):
+    """Column ``name`` holds one 100,000-character string in each of 2,000 rows (200 MB were
+    it copied into each row), stored once in its dictionary."""
+    column = pa.array(["x" * LONG]).take(np.zeros(ROWS, dtype=int)).dictionary_encode()
+    return _trace(path, name, column, store_schema)
+
+
+def read_or_refuse(path) -> None:
+    """Read the trace at ``path``; its refusal is a read too (for :func:`_peak_mb`)."""
+    import contextlib
+    import warnings
+
+    with warnings.catch_warnings(), contextlib.suppress(TraceError):
+        warnings.simplefilter("ignore")
+        load_trace(path)
+
+
+def _peak(path) -> int:
+    """A child process's peak memory growth (MB) while reading or refusing ``path``."""
+    return _peak_mb(path, "tests.test_round28_bomb2", "read_or_refuse")
+
+
+def _labels(path, name: str, values: list[str], store_schema: bool = True):
+    """Column ``name`` holds ``values``, dictionary-encoded."""
+    return _trace(path, name, pa.array(values).dictionary_encode(), store_schema)
+
+
+@pytest.mark.parametrize("store_schema", [True])
+def test_a_long_text_session_id_is_refused_before_it_is_copied(tmp_path, store_schema):
+    """411 MB before (each row's copy checked as a number), refused from its one value."""
+    path = _bomb(tmp_path / "b.parquet", "session_id", store_schema)
+    assert _peak(path) < 60
+    with pytest.raises(TraceError, match="row 1, column 'session_id': session id is not a"):
+        load_trace(path)
+
+
+def test_session_ids_as_categories_read_as_before(tmp_path):
+    """The first bad row is named; good ids are every row's."""
+    path = _labels(tmp_path / "s.parquet", "session_id", ["3", "1", "x", "1"] * 3)
+    with pytest.raises(TraceError, match="row 3, column 'session_id'"):
+        load_trace(path)
+    path = _labels(tmp_path / "t.parquet", "session_id", ["3", "1", "7", None] * 3)
+    with pytest.raises(TraceError, match="row 4, column 'session_id': missing session id"):
+        load_trace(path)
+    path = _labels(tmp_path / "u.parquet", "session_id", ["3", "1", "7", "1"] * 3)
+    with pytest.warns(Warning):
+        ids = load_trace(path)["session_id"]
+    assert ids.dtype == np.int64 and ids.tolist() == [3, 1, 7, 1] * 3
