@@ -72,3 +72,20 @@ def test_session_ids_as_categories_read_as_before(tmp_path):
     with pytest.warns(Warning):
         ids = load_trace(path)["session_id"]
     assert ids.dtype == np.int64 and ids.tolist() == [3, 1, 7, 1] * 3
+
+
+def test_a_long_prompt_is_not_copied_into_every_row(tmp_path):
+    """414-826 MB before (each row's prompt as text, then as the table's Arrow text)."""
+    path = _bomb(tmp_path / "b.parquet", "prompt")
+    assert _peak(path) < 60
+
+
+def test_prompts_as_categories_keep_their_values(tmp_path):
+    """A missing prompt reads as no text; bytes are refused at their first row."""
+    path = _labels(tmp_path / "p.parquet", "prompt", ["a", None, "b", "a", ""] * 3)
+    prompts = load_trace(path)["prompt"]
+    assert prompts.astype(str).tolist() == ["a", "", "b", "a", ""] * 3
+    path = _trace(tmp_path / "q.parquet", "prompt",
+                  pa.array([b"a", b"x"] * 3).dictionary_encode())
+    with pytest.raises(TraceError, match="row 1, column 'prompt': prompt must be text"):
+        load_trace(path)

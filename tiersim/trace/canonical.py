@@ -5,7 +5,8 @@ Core columns: ``request_id`` int64, ``arrival_s`` float64 (non-decreasing), ``in
 ``output_tokens`` int32 > 0. Optional: ``session_id`` int64, ``step`` int32, ``task_type``
 category, ``prefix_hashes`` list of int64 (in every row, ``[]`` for none; in CSV written as
 ``[1, 2, 3]``), ``difficulty`` float32 in [0, 1], ``correct_<tier>`` float32 in [0, 1],
-``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none), ``prompt_hash`` (in every
+``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none; a dictionary-encoded Parquet
+column: category), ``prompt_hash`` (in every
 row). A missing hash list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
 Other columns pass through unchanged, with a note naming them (and the canonical name each is
 close to: ``sesion_id`` (session_id?)), as nothing reads them.
@@ -163,9 +164,15 @@ def _filled(s: pd.Series, value) -> pd.Series:
     return s.fillna(value)
 
 
-def _prompt(s: pd.Series, src: Source) -> np.ndarray:
+def _prompt(s: pd.Series, src: Source) -> np.ndarray | pd.Categorical:
     """Prompt text for the classifier's TF-IDF features: each cell text or missing (read as no
-    text); a number or raw bytes is refused with its row."""
+    text); a number or raw bytes is refused with its row. A category column (a
+    dictionary-encoded Parquet column) is checked by its distinct values and stays one: as
+    text, a dictionary's one long prompt was copied into every row."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        values, value_src, places = distinct(s, src)
+        codes, prompts = pd.factorize(_prompt(values, value_src))  # a missing one reads ""
+        return pd.Categorical.from_codes(codes[places], categories=prompts)
     cells = s.to_numpy(dtype=object)
     text = pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty")
     for i, cell in enumerate(() if text else cells):
