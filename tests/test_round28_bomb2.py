@@ -89,3 +89,35 @@ def test_prompts_as_categories_keep_their_values(tmp_path):
                   pa.array([b"a", b"x"] * 3).dictionary_encode())
     with pytest.raises(TraceError, match="row 1, column 'prompt': prompt must be text"):
         load_trace(path)
+
+
+@pytest.mark.parametrize("name", ["task_type", "step_type", "subject"])
+def test_a_long_label_is_not_copied_into_every_row(tmp_path, name):
+    """414-639 MB before (each row's label as text: checks, the table, its step types)."""
+    assert _peak(_bomb(tmp_path / "b.parquet", name)) < 60
+
+
+@pytest.mark.parametrize("name", ["task_type", "step_type", "subject"])
+def test_labels_as_categories_keep_their_values(tmp_path, name):
+    """The table holds every row's label; a label the file writes as text reads the same."""
+    values = ["plan", "act", "plan", "act", "tool"] * 3
+    coded = load_trace(_labels(tmp_path / "c.parquet", name, values))
+    plain = load_trace(_trace(tmp_path / "p.parquet", name, pa.array(values)))
+    assert coded[name].astype(str).tolist() == plain[name].astype(str).tolist() == values
+
+
+@pytest.mark.parametrize(("name", "values", "fault"), [
+    ("task_type", ["a", "b", None, "a"], "row 3, column 'task_type': missing task_type"),
+    ("task_type", ["a", "b", "c\x1b", "c\x1b"], "row 3, column 'task_type': task_type contains"),
+    ("step_type", ["a", "b", "b", "c\u202e"], "row 4, column 'step_type': step_type contains"),
+])
+def test_a_bad_label_of_categories_names_its_first_row(tmp_path, name, values, fault):
+    with pytest.raises(TraceError, match=fault):
+        load_trace(_labels(tmp_path / "b.parquet", name, values * 3))
+
+
+def test_the_step_types_of_a_trace_of_categories(tmp_path):
+    from tiersim.trace import read_trace
+
+    path = _labels(tmp_path / "s.parquet", "step_type", ["plan", None, "act"] * 3)
+    assert read_trace(path).origin.step_types == frozenset({"plan", "act"})

@@ -27,6 +27,7 @@ from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepar
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
 from tiersim.trace import LoadedTrace, TraceOrigin, read_trace
+from tiersim.trace.canonical import distinct_text
 from tiersim.workload import sessions
 
 RUN_REQUEST_BYTES = 104
@@ -270,7 +271,7 @@ def check_step_tiers(scenario: Scenario, table: pd.DataFrame, source: str,
     generator = scenario.workload.sessions.generate if scenario.workload.sessions.source == (
         "generate") else None
     kinds = (_generated_step_types(generator) if generator is not None
-             else set(table["step_type"].astype(str).unique()))
+             else distinct_text(table["step_type"]))
     for kind in routes:
         if kind not in kinds:
             _unused_step_type(scenario, source, kind, kinds, generator is not None,

@@ -98,6 +98,25 @@ def distinct(s: pd.Series, src: Source) -> tuple[pd.Series, Source, np.ndarray]:
     return values, replace(src, rows=rows), rank[places.ravel()]
 
 
+def by_value(s: pd.Series, src: Source, check):
+    """``check(s, src)``, which checks a column and returns its values; of a category column,
+    of its distinct values only (:func:`distinct`), given back as a Categorical of the values
+    ``check`` returns (missing ones missing): a dictionary's one long text is neither checked
+    nor copied once per row."""
+    if not isinstance(s.dtype, pd.CategoricalDtype):
+        return check(s, src)
+    values, value_src, places = distinct(s, src)
+    codes, checked = pd.factorize(np.asarray(check(values, value_src), dtype=object))
+    return pd.Categorical.from_codes(codes[places], categories=checked)
+
+
+def distinct_text(s: pd.Series) -> set[str]:
+    """The distinct values of a label column as text (``astype(str)`` of each), found before
+    each is made text: of a category column, from its few categories (each row's copy of a
+    dictionary's one long label took hundreds of MB)."""
+    return set(pd.Series(s.unique(), dtype=object).astype(str).tolist())
+
+
 def _session_ids(s: pd.Series, src: Source) -> np.ndarray:
     """Session ids as int64; a category column is checked by its distinct values."""
     if isinstance(s.dtype, pd.CategoricalDtype):
@@ -126,14 +145,11 @@ def _optional(s: pd.Series, name: str, src: Source):
                                 high=(1, within))
         return np.where(s.isna().to_numpy(), np.nan, values)
     if name == "task_type":
-        return _task_type(s, src)
+        return by_value(s, src, _task_type)
     if name == "step_type":
-        one_value_each(s, src, name, "row's step_type")
-        _printable_labels(s, src, name)
-        return s.to_numpy()
+        return by_value(s, src, _step_types)
     if name == "subject":  # the classifier's one-hot label (it crashed on undecodable bytes)
-        one_value_each(s, src, name, "row's subject")
-        return s.to_numpy()
+        return by_value(s, src, _subjects)
     if name == "prefix_hashes":
         return _prefix_hashes(s, src)
     if name == "difficulty" or name.startswith(("correct_", "p_correct_")):
@@ -147,7 +163,7 @@ def _optional(s: pd.Series, name: str, src: Source):
                                 high=(MAX_FEATURE, bound), flags=True)
         return s.to_numpy() if pd.api.types.is_numeric_dtype(s.dtype) else values
     if name == "prompt":
-        return _prompt(s, src)
+        return by_value(s, src, _prompt)
     if name == "prompt_hash":
         return _prompt_hashes(s, src)
     # a column carried, used by nothing: categories stay so (as objects, a dictionary's one
@@ -164,15 +180,11 @@ def _filled(s: pd.Series, value) -> pd.Series:
     return s.fillna(value)
 
 
-def _prompt(s: pd.Series, src: Source) -> np.ndarray | pd.Categorical:
+def _prompt(s: pd.Series, src: Source) -> np.ndarray:
     """Prompt text for the classifier's TF-IDF features: each cell text or missing (read as no
-    text); a number or raw bytes is refused with its row. A category column (a
-    dictionary-encoded Parquet column) is checked by its distinct values and stays one: as
-    text, a dictionary's one long prompt was copied into every row."""
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        values, value_src, places = distinct(s, src)
-        codes, prompts = pd.factorize(_prompt(values, value_src))  # a missing one reads ""
-        return pd.Categorical.from_codes(codes[places], categories=prompts)
+    text); a number or raw bytes is refused with its row. (A category column is checked by
+    its distinct values and stays one, :func:`by_value`: as text, a dictionary's one long
+    prompt was copied into every row.)"""
     cells = s.to_numpy(dtype=object)
     text = pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty")
     for i, cell in enumerate(() if text else cells):
@@ -191,6 +203,19 @@ def _not_text(cell) -> str:
         text = bytes(cell).decode("utf-8", errors="backslashreplace")
         return f"bytes '{escaped(text[:40])}'"
     return f"{type(cell).__name__} {str(cell)[:40]!r}"
+
+
+def _step_types(s: pd.Series, src: Source) -> np.ndarray:
+    """A session step's label: one printable text (or missing) per row."""
+    one_value_each(s, src, "step_type", "row's step_type")
+    _printable_labels(s, src, "step_type")
+    return s.to_numpy()
+
+
+def _subjects(s: pd.Series, src: Source) -> np.ndarray:
+    """The classifier's one-hot label: one value per row."""
+    one_value_each(s, src, "subject", "row's subject")
+    return s.to_numpy()
 
 
 def _task_type(s: pd.Series, src: Source) -> pd.Categorical:

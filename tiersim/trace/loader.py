@@ -281,7 +281,7 @@ def _step_types(table: pd.DataFrame) -> frozenset[str] | None:
     """The ``step_type`` values a table holds (None without the column)."""
     if "step_type" not in table.columns:
         return None
-    return frozenset(table["step_type"].dropna().astype(str).unique().tolist())
+    return frozenset(canonical.distinct_text(table["step_type"].dropna()))
 
 
 def _read_converted(path: str | Path, format: str,
