@@ -33,6 +33,9 @@ NAMED = ("session_id", "step", "parent", "step_type", "tool_s", "spec_acceptance
          "prefix_hashes", "difficulty", "prompt", "prompt_hash")
 """Optional columns read by their exact name (here, by the sessions or by the router);
 ``correct_<tier>``, ``p_correct_<tier>`` and ``feat_*`` are read by their prefix."""
+BY_VALUE = ("session_id", "prompt", "task_type", "step_type", "subject")
+"""Text columns checked by their distinct values when read as categories (:func:`by_value`),
+so read from Parquet as categories (:func:`tiersim.trace.source.text_as_categories`)."""
 PREFIXES = ("correct_", "p_correct_", "feat_")
 """Prefixes of the optional columns read by their prefix."""
 
@@ -167,7 +170,7 @@ def _optional(s: pd.Series, name: str, src: Source):
     if name == "prompt_hash":
         return _prompt_hashes(s, src)
     # a column carried, used by nothing: categories stay so (as objects, a dictionary's one
-    # long string was copied into every row: source.unread_text)
+    # long string was copied into every row: source.text_as_categories)
     return s.array if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
 
 

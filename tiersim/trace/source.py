@@ -522,10 +522,10 @@ def _read_parquet(p: Path) -> pd.DataFrame:
             schema = pq.read_schema(handle)
             text = [(i, f.name) for i, f in enumerate(schema, start=1) if _holds_text(f.type)]
             names = [name for _, name in text]
-            unread = unread_text(schema)
-            _utf8_text(p, pq.read_table(handle, columns=names, read_dictionary=unread)
+            as_categories = text_as_categories(schema)
+            _utf8_text(p, pq.read_table(handle, columns=names, read_dictionary=as_categories)
                        if text else pa.table({}), positions=[i for i, _ in text])
-            df = pd.read_parquet(handle, read_dictionary=unread)
+            df = pd.read_parquet(handle, read_dictionary=as_categories)
         return _schema_names_kept(named_index_as_columns(df, p), p)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
@@ -1179,7 +1179,7 @@ def parquet_chunks(p: Path, rows: int):
             # compressed bytes read so far until the file is closed (a 20M-row trace held
             # its whole 236 MB file beside the table being built)
             f = pq.ParquetFile(handle, pre_buffer=False,
-                               read_dictionary=unread_text(pq.read_schema(handle)))
+                               read_dictionary=text_as_categories(pq.read_schema(handle)))
             yield from _parquet_batches(p, f, rows)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
@@ -1210,20 +1210,26 @@ def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int):
                          f"{start:,} were read; the file is damaged, write it again")
 
 
-def unread_text(schema: pa.Schema) -> list[str]:
-    """The plain text columns of a Parquet ``schema`` that no trace reads (an extra column,
-    carried in the table: :func:`tiersim.trace.formats.is_trace_column`, or a canonical
-    optional one), to read as dictionaries, so as categories: each distinct value once. Read
-    as plain text, a column repeating one 100,000-character string, which the file stores
-    once in its dictionary, was copied into every row (a 118 KB file of 20,000 rows took
-    5.5 GB)."""
+def text_as_categories(schema: pa.Schema) -> list[str]:
+    """The plain text columns of a Parquet ``schema`` to read as dictionaries, so as
+    categories, each distinct value once: those no trace reads (an extra column, carried in
+    the table: :func:`tiersim.trace.formats.is_trace_column`, or a canonical optional one)
+    and the canonical text columns checked by their distinct values
+    (:data:`tiersim.trace.canonical.BY_VALUE`). Read as plain text, a column repeating one
+    100,000-character string, which the file stores once in its dictionary, was copied into
+    every row (a 118 KB file of 20,000 rows took 5.5 GB), when no Arrow schema stored in the
+    file says the column is a dictionary (as files written by other tools)."""
     from tiersim.trace import canonical, formats  # NOTE: here, as both import this module
+
+    def read_as_categories(name: str) -> bool:
+        return name in canonical.BY_VALUE or not (
+            formats.is_trace_column(name) or name in formats.KNOWN
+            or name.startswith(canonical.PREFIXES))
 
     once = [name for name in schema.names if schema.names.count(name) == 1]  # else refused
     return [name for name in once if _text_type(schema.field(name).type)
             and not pa.types.is_dictionary(schema.field(name).type)
-            and not formats.is_trace_column(name.strip()) and name.strip() not in formats.KNOWN
-            and not name.strip().startswith(canonical.PREFIXES)]
+            and read_as_categories(name.strip())]
 
 
 def _text_type(kind: pa.DataType) -> bool:
