@@ -104,13 +104,13 @@ def distinct(s: pd.Series, src: Source) -> tuple[pd.Series, Source, np.ndarray]:
 def by_value(s: pd.Series, src: Source, check):
     """``check(s, src)``, which checks a column and returns its values; of a category column,
     of its distinct values only (:func:`distinct`), given back as a Categorical of the values
-    ``check`` returns (missing ones missing): a dictionary's one long text is neither checked
-    nor copied once per row."""
+    ``check`` returns (missing ones missing; categories sorted, as a Categorical of every
+    row's value has them): a dictionary's one long text is neither checked nor copied once
+    per row."""
     if not isinstance(s.dtype, pd.CategoricalDtype):
         return check(s, src)
     values, value_src, places = distinct(s, src)
-    codes, checked = pd.factorize(np.asarray(check(values, value_src), dtype=object))
-    return pd.Categorical.from_codes(codes[places], categories=checked)
+    return pd.Categorical(np.asarray(check(values, value_src), dtype=object))[places]
 
 
 def distinct_text(s: pd.Series) -> set[str]:
