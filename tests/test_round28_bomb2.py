@@ -4,6 +4,8 @@ and read by its distinct values, without a copy of the string per row."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -137,3 +139,45 @@ def test_a_text_column_without_an_arrow_schema_reads_as_with_one(tmp_path, name)
         read = [load_trace(_labels(tmp_path / f"{stored}.parquet", name, values, stored))[name]
                 for stored in (True, False)]
     assert read[0].astype(str).tolist() == read[1].astype(str).tolist() == values
+
+
+def _sessions(path, coded: bool):
+    """A session trace of 8 sessions of 4 steps, the third step's type missing; its text
+    columns dictionary-encoded when ``coded``."""
+    kinds = ["planning", "tool_call", None, "final", "planning", "recovery", None, "final"] * 4
+    columns = {"arrival_s": np.repeat(np.arange(8.0) * 3, 4),
+               "input_tokens": np.arange(32) * 10 + 100, "output_tokens": np.full(32, 20),
+               "session_id": np.repeat(np.arange(8), 4), "step": np.tile(np.arange(4), 8),
+               "parent": np.tile(np.arange(4) - 1, 8), "tool_s": np.tile([0.0, 1, 1, 1], 8),
+               "step_type": pa.array(kinds), "task_type": pa.array(["bug", "feature"] * 16)}
+    if coded:
+        columns["step_type"] = columns["step_type"].dictionary_encode()
+        columns["task_type"] = columns["task_type"].dictionary_encode()
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def test_a_session_trace_of_categories_replays_as_one_of_text(tmp_path):
+    """A missing step_type in a category column raised TypeError in the sessions' replay
+    (filling a category column with "step"); now the same run as the plain file's."""
+    import re
+    import warnings
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    template = (Path(__file__).parents[1] / "tiersim" / "scenarios" / "agentic.yaml").read_text()
+    template = re.sub(r"\n *generate: \{[^}]*\}", "",
+                      template.replace("source: generate", "source: trace"))
+    summaries = []
+    for coded in (False, True):
+        trace = _sessions(tmp_path / f"s{coded}.parquet", coded)
+        path = tmp_path / f"s{coded}.yaml"
+        path.write_text(template.replace("azure2023_code.parquet", str(trace)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run = run_scenario(load_scenario(path), scenario_path=path)
+        summaries.append((run.requests, run.ttft_p99_s, run.sessions.step_types))
+    assert summaries[0] == summaries[1]
+    assert {s.step_type for s in summaries[0][2]} == {"planning", "tool_call", "recovery",
+                                                     "final", "step"}
