@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +36,7 @@ def _bomb(path, store_schema: bool = True):
 
 PEAK = textwrap.dedent("""
     import resource, sys
+    sys.path.insert(0, {tests!r})
     from {module} import {function}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     {function}(sys.argv[1])
@@ -44,7 +46,7 @@ PEAK = textwrap.dedent("""
 
 
 def _peak_mb(path, module: str, function: str) -> int:
-    script = PEAK.format(module=module, function=function)
+    script = PEAK.format(module=module, function=function, tests=str(Path(__file__).parent))
     run = subprocess.run([sys.executable, "-c", script, str(path)],
                          capture_output=True, text=True, check=True)
     return int(run.stdout.split()[-1])

@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_round28_bomb import LONG, ROWS, _peak_mb
 
-from tests.test_round28_bomb import LONG, ROWS, _peak_mb
 from tiersim.errors import TraceError
 from tiersim.trace import load_trace
 
@@ -45,7 +45,7 @@ def read_or_refuse(path) -> None:
 
 def _peak(path) -> int:
     """A child process's peak memory growth (MB) while reading or refusing ``path``."""
-    return _peak_mb(path, "tests.test_round28_bomb2", "read_or_refuse")
+    return _peak_mb(path, "test_round28_bomb2", "read_or_refuse")
 
 
 def _labels(path, name: str, values: list[str], store_schema: bool = True):
