@@ -1,8 +1,9 @@
 """One prefill step, operator by operator: tiersim's step model beside aiconfigurator's.
 
 For a silicon-sample vLLM row's model and layout (one request, ``--isl`` new tokens, nothing
-cached), print per whole model (all layers, milliseconds) what tiersim's assembled step model
-charges for each operator group and what aiconfigurator-core's static context estimate charges
+cached), print per whole model (all layers, milliseconds) what tiersim's assembled step model,
+as the row's replay builds it (layout, attention-DP ranks, MoE kernel), charges for each
+operator group and what aiconfigurator-core's static context estimate charges
 (``_run_static_breakdown(..., "static_ctx")``, its own per-op dictionary). Diagnostic only:
 used to locate where the MoE rows' TTFT gap comes from (docs/fidelity.md). Needs
 aiconfigurator-core (the ``aic`` extra); no network.
@@ -21,36 +22,35 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fidelity_silicon as fs  # noqa: E402
 
-#: (label, tp) of the rows compared: one vLLM layout per model.
+#: (label, tp, dp) of the rows compared: vLLM layouts, attention-DP ranks ``dp`` (experts
+#: tensor-parallel over all ``tp x dp`` GPUs).
 CASES = (
-    ("MiniMax-M2.5", 4),
-    ("Qwen3-235B-FP8", 2),
-    ("gpt-oss-120b", 1),
-    ("gpt-oss-120b", 4),
-    ("Llama-3.1-70B", 4),
-    ("Kimi-K2.5", 8),
+    ("MiniMax-M2.5", 4, 1),
+    ("Qwen3-235B-FP8", 2, 1),
+    ("Qwen3-235B-FP8", 4, 1),
+    ("Qwen3-235B-FP8", 1, 2),
+    ("gpt-oss-120b", 1, 1),
+    ("gpt-oss-120b", 4, 1),
+    ("Llama-3.1-70B", 4, 1),
+    ("Kimi-K2.5", 8, 1),
 )
 
 
-def pick_row(rows, name: str, tp: int) -> dict:
-    """The first vLLM row of ``name`` at tensor-parallel size ``tp`` without attention DP."""
-    sel = rows[(rows.name == name) & (rows.tp_size == tp)]
-    sel = sel[sel.attention_dp_size.fillna(1) == 1]
-    sel = sel[(sel.moe_tp_size.isna()) | (sel.moe_tp_size == tp)]
-    return sel.iloc[0].to_dict()
+def pick_row(rows, name: str, tp: int, dp: int = 1) -> dict:
+    """The first vLLM row of ``name`` replayed as ``tp`` x ``dp`` (:func:`fs.parallel_layout`),
+    experts tensor-parallel over its GPUs (no expert parallelism)."""
+    for _, row in rows[rows.name == name].iterrows():
+        if fs.parallel_layout(row.to_dict()) == (tp, dp, 1):
+            return row.to_dict()
+    raise LookupError(f"no vLLM row of {name} at TP {tp} x DP {dp}")
 
 
 def tiersim_ops(row: dict, isl: int) -> dict[str, float]:
-    """tiersim's per-op milliseconds of one ``isl``-token prefill chunk (whole model)."""
-    case = fs.case_of(row)
-    step = fs.build_step_model(
-        case.model,
-        case.precision,
-        "h200",
-        tp=case.tp,
-        kv_dtype="auto",
-        profile=fs.engine_profile(case.engine),
-    )
+    """tiersim's per-op milliseconds of one ``isl``-token prefill chunk (whole model) on the
+    step model the row's replay runs (:func:`fs.replica_tier`: its layout, its engine's MoE
+    kernel, the tables imported for it); at ``dp`` > 1 one rank's step, the other ranks
+    padded to its tokens as vLLM pads them, so the experts see ``isl x dp`` tokens."""
+    step = fs.replica_tier(fs.case_of(row), 1, "auto")[0].step_model
     m, ops, t = step.model, step.ops, np.array([float(isl)])
     fmt = step._fmt("attention")
     mla = 0.0 if m.is_mla else 1.0  # MLA: the attention op is the whole block
@@ -65,7 +65,7 @@ def tiersim_ops(row: dict, isl: int) -> dict[str, float]:
     }
     if m.moe_layers:
         out["router_gemm"] = m.moe_layers * ops.gemm(t, *step._router, "bf16")[0]
-        out["moe"] = m.moe_layers * ops.moe(t * step.dp)[0]
+        out["moe"] = m.moe_layers * step._routed_experts(t * step.dp)[0]
         if m.shared_intermediate:
             layer = m.moe_layers * step._moe_layer(t)[0]
             out["shared_experts"] = layer - out["router_gemm"] - out["moe"]
@@ -155,14 +155,15 @@ def main(argv=None) -> None:
         print("| model, prompt | " + " | ".join(shared) + " | eager host (tiersim) | total | "
               "tiersim / aic without eager host | with it |")
         print("|---" * (len(shared) + 5) + "|")
-    for name, tp in CASES:
-        row = pick_row(rows, name, tp)
+    for name, tp, dp in CASES:
+        row = pick_row(rows, name, tp, dp)
+        layout = f"TP{tp}" + (f" x DP{dp}" if dp > 1 else "")
         for isl in args.isl:
             ts, ai = tiersim_ops(row, isl), aic_ops(row, isl)
             if args.markdown:
-                print(markdown_row(f"{name} TP{tp}, {isl}", ts, ai))
+                print(markdown_row(f"{name} {layout}, {isl}", ts, ai))
                 continue
-            print(f"\n{name} TP{tp} prefill {isl} tokens (ms, whole model)")
+            print(f"\n{name} {layout} prefill {isl} tokens (ms, whole model)")
             print("  tiersim: " + ", ".join(f"{k} {v:.2f}" for k, v in ts.items()))
             print("  aic:     " + ", ".join(f"{k} {v:.2f}" for k, v in ai.items()))
 
