@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tiersim.atomic import write_with_atomic
-from tiersim.errors import TraceError, escaped, unprintable
+from tiersim.errors import TraceError, unprintable
 from tiersim.trace import checks
 from tiersim.trace.source import Source
 
@@ -199,13 +199,16 @@ def _prompt(s: pd.Series, src: Source) -> np.ndarray:
 
 
 def _not_text(cell) -> str:
-    """A prompt cell that is no text, for a message: its type and first 40 characters; bytes (a
-    Parquet binary column) as the text they hold (``bytes 'sort a list'``, not ``b'...'``), an
-    undecodable byte as ``\\xff``, control characters escaped."""
+    """A prompt cell that is no text, for a message, by its kind and size alone: a prompt may
+    hold a secret (docs/security.md), so neither the text of its bytes (a Parquet binary
+    column) nor its number is shown: ``binary data of 22 bytes``, ``a number``."""
     if isinstance(cell, bytes | bytearray):
-        text = bytes(cell).decode("utf-8", errors="backslashreplace")
-        return f"bytes '{escaped(text[:40])}'"
-    return f"{type(cell).__name__} {str(cell)[:40]!r}"
+        return f"binary data of {len(cell):,} byte{'s' if len(cell) != 1 else ''}"
+    if isinstance(cell, bool | np.bool_):
+        return "true/false"
+    if isinstance(cell, int | float | np.integer | np.floating):
+        return "a number"
+    return checks.short(cell)
 
 
 def _step_types(s: pd.Series, src: Source) -> np.ndarray:
