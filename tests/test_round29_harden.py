@@ -36,3 +36,120 @@ def test_a_prompt_that_is_not_text_is_described_not_echoed(tmp_path, cells, show
                                f"{shown}); write the prompt as a string, or leave the cell "
                                "empty")
     assert "hunter2" not in str(info.value) and "4111" not in str(info.value)
+
+
+SWEEP_TAIL = "sweep:\n  seed: [1, 2]\n"
+
+
+def _scenarios(folder):
+    """The tiny scenario, and a two-point sweep of it, written in ``folder``."""
+    from conftest import tiny_doc, write_yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    plain = write_yaml(folder / "s.yaml", tiny_doc())
+    swept = folder / "sw.yaml"
+    swept.write_text(plain.read_text() + SWEEP_TAIL)
+    return plain, swept
+
+
+def _command(kind: str, plain, swept, out) -> list[str]:
+    """The argv of ``tiersim kind`` into ``out`` (no simulation is reached when refused)."""
+    scenario = swept if kind == "sweep" else plain
+    extra = ["--no-baselines"] if kind == "run" else []
+    return [kind, str(scenario), "--out", str(out), "--no-report", *extra]
+
+
+def _refused(capsys, argv) -> str:
+    """The one error line of ``tiersim ARGV`` (exit status 1, no traceback)."""
+    from tiersim.cli.app import main
+
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def _listing(folder) -> dict:
+    """Every entry under ``folder`` with its bytes (None for a folder)."""
+    return {str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()
+            for p in sorted(folder.rglob("*"))}
+
+
+@pytest.mark.parametrize("kind", ["run", "plan", "sweep"])
+def test_out_at_the_root_folder_is_refused(kind):
+    """``--out /`` wrote a run's files (and the .lock) at the top of the file system."""
+    from pathlib import Path
+
+    from tiersim.errors import TiersimError
+    from tiersim.outputs import claim_out_dir
+
+    with pytest.raises(TiersimError) as info:
+        claim_out_dir(Path("/"), kind)
+    assert str(info.value) == (f"/: --out is the file system's root folder, where `tiersim "
+                               f"{kind}` would write its files among others; use a folder of "
+                               "their own, such as /tiersim-out (nothing was written)")
+
+
+@pytest.mark.parametrize("kind", ["run", "plan", "sweep"])
+def test_out_at_the_home_folder_is_refused(tmp_path, monkeypatch, capsys, kind):
+    """``--out ~`` wrote requests.parquet, summary.json ... among the home folder's files."""
+    home = tmp_path / "home"
+    plain, swept = _scenarios(home / "work")
+    (home / ".bashrc").write_text("# mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    before = _listing(home)
+    line = _refused(capsys, _command(kind, plain, swept, "~"))
+    assert line == (f"Error: {home}: --out is your home folder, where `tiersim {kind}` would "
+                    f"write its files among others; use a folder of their own, such as "
+                    f"{home / 'tiersim-out'} (nothing was written)")
+    assert _listing(home) == before
+
+
+def test_report_of_the_home_folder_is_refused(tmp_path, monkeypatch, capsys):
+    """``tiersim report ~`` took the home folder's lock before looking for results there."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "summary.json").write_text("{}")
+    monkeypatch.setenv("HOME", str(home))
+    before = _listing(home)
+    line = _refused(capsys, ["report", "~"])
+    assert line == (f"Error: {home}: is your home folder, where no tiersim command writes "
+                    "its results (each --out is a folder of its own); give the folder of a "
+                    "run, sweep or plan (nothing was written)")
+    assert _listing(home) == before
+
+
+@pytest.mark.parametrize("kind", ["run", "plan", "sweep"])
+def test_out_into_a_folder_of_other_files_is_refused(tmp_path, capsys, kind):
+    """A typo naming an existing folder of the user's (say a project's) wrote the command's
+    files among the user's own."""
+    plain, swept = _scenarios(tmp_path / "in")
+    out = tmp_path / "project"
+    out.mkdir()
+    for name in ("notes.txt", "b.csv", "a.py", ".git", "z"):
+        (out / name).write_text("mine\n")
+    before = _listing(out)
+    line = _refused(capsys, _command(kind, plain, swept, out))
+    assert line == (f"Error: {out}: --out holds what no tiersim command wrote (.git, a.py, "
+                    f"b.csv and 2 more) and no tiersim results; `tiersim {kind}` would write "
+                    "its files among them; use a new or empty --out folder (nothing was "
+                    "written)")
+    assert _listing(out) == before
+
+
+def test_a_folder_of_tiersims_own_files_is_still_run_into(tmp_path, capsys):
+    """A lock a finished command left, or a run's results beside a note of the user's, is a
+    folder tiersim may write: only a folder of nothing but other files is refused."""
+    from tiersim.cli.app import main
+
+    plain, _ = _scenarios(tmp_path / "in")
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / ".lock").write_text("")
+    argv = ["run", str(plain), "--out", str(out), "--no-report", "--no-baselines"]
+    assert main(argv) == 0
+    (out / "notes.txt").write_text("mine\n")
+    assert main(argv) == 0
+    assert (out / "notes.txt").read_text() == "mine\n"

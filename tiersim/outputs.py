@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 
 import tiersim
 from tiersim.arrowfile import arrow_file
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, escaped
 from tiersim.manifest import MANIFEST
 from tiersim.paths import file_sha256
 from tiersim.results import RunResult
@@ -160,6 +160,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     _refuse_overwriting_inputs(out, kind, inputs)
     refuse_blocked(out, kind)
     refuse_foreign_files(out, kind)
+    refuse_scattering(out, kind)
     _check_writable(out)
 
 
@@ -221,6 +222,85 @@ def refuse_foreign_files(out: Path, kind: str) -> None:
                                f"holds no {kind}'s results (no tiersim {' or '.join(markers)}); "
                                "move "
                                "the file, or use another --out folder (nothing was written)")
+
+
+def refuse_scattering(out: Path, kind: str) -> None:
+    """Refuse, before anything is written, a folder where a ``kind`` command (run, sweep, plan,
+    report) would scatter its files among others: the file system's root folder or the home
+    folder (a typo such as ``--out /`` or ``--out ~``), and, for a command with ``--out``, an
+    existing folder that holds something no tiersim command wrote and nothing a tiersim command
+    did (:func:`_tiersim_wrote`: a project's folder named by mistake). An empty folder, one a
+    command wrote (a user's note beside its results included) and one of tiersim's own names
+    only (a ``.lock`` a finished command left) pass."""
+    place = _system_folder(out)
+    if place is not None and kind == "report":
+        raise TiersimError(f"{out}: is {place}, where no tiersim command writes its results "
+                           "(each --out is a folder of its own); give the folder of a run, "
+                           "sweep or plan (nothing was written)")
+    if place is not None:
+        raise TiersimError(f"{out}: --out is {place}, where `tiersim {kind}` would write its "
+                           f"files among others; use a folder of their own, such as "
+                           f"{out / 'tiersim-out'} (nothing was written)")
+    if kind == "report" or not out.is_dir() or _tiersim_wrote(out):
+        return
+    try:
+        other = sorted(name for name in os.listdir(out) if name not in OWN_NAMES)
+    except OSError:  # a folder that cannot be listed: the writing check names what is wrong
+        return
+    if other:
+        raise TiersimError(f"{out}: --out holds what no tiersim command wrote "
+                           f"({_some(other)}) and no tiersim results; `tiersim {kind}` would "
+                           "write its files among them; use a new or empty --out folder "
+                           "(nothing was written)")
+
+
+WRITTEN = frozenset(name for names in WRITES.values() for name in names)
+"""The files any command writes at the top of its ``--out`` folder."""
+
+OWN_NAMES = WRITTEN | {".lock", "points"}
+"""What a command leaves at the top of its ``--out`` folder: its files, lock and points."""
+
+
+def _system_folder(out: Path) -> str | None:
+    """``out`` (links followed) as the file system's root folder or the home folder, in words;
+    None for any other folder."""
+    where = Path(_real(out))
+    if where.parent == where:
+        return "the file system's root folder"
+    if where == Path(_real(Path(os.path.expanduser("~")))):
+        return "your home folder"
+    return None
+
+
+def _tiersim_wrote(out: Path) -> bool:
+    """Whether a tiersim command wrote ``out``: it holds a sweep's, plan's or run's marker
+    (:data:`FOLDER_MARKERS`), tiersim's manifest.json, a killed run's ``.ready`` set, a
+    temporary file a killed command left (:func:`_stale_temps`) or a ``.lock`` naming a pid
+    (as every command leaves it; this command's own, once it holds the folder and has removed
+    those temporary files)."""
+    return (any((out / marker).is_file() for marker in FOLDER_MARKERS.values())
+            or _own_marker(out / MANIFEST) or bool(killed_sets(out) or _stale_temps(out))
+            or _pid_lock(out / ".lock"))
+
+
+def _pid_lock(path: Path) -> bool:
+    """Whether ``path`` is a regular file holding a pid, as tiersim writes its ``.lock``."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            return handle.read(64).strip().isdigit()
+    except OSError:
+        return False
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """The first ``shown`` of ``names`` for a message, escaped, and how many more there are."""
+    first = ", ".join(escaped(name) for name in names[:shown])
+    rest = len(names) - shown
+    if rest <= 0:
+        return first
+    return f"{first} and {rest} more"
 
 
 def _own_marker(path: Path) -> bool:
@@ -492,13 +572,19 @@ def remove_stale_temps(out: Path) -> None:
     them); a user's other ``.tmp`` files stay. A set a kill left half renamed into place is
     finished first (:func:`_finish_killed`). Call only holding ``out``'s lock."""
     _finish_killed(out)
-    written = {name for names in WRITES.values() for name in names}
-    atomic = [path for name in sorted(written) for path in out.glob(f".{name}.*.tmp")]
-    for path in [*out.glob(f"{TEMP_PREFIX}*.tmp"), *out.glob(".report-*.html.tmp"), *atomic]:
+    for path in _stale_temps(out):
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
         else:  # a writability probe a kill left
             path.unlink(missing_ok=True)
+
+
+def _stale_temps(out: Path) -> list[Path]:
+    """The temporary files and folders of tiersim's in ``out`` (:func:`remove_stale_temps`):
+    a run's ``.tiersim-run-*.tmp``, a report's ``.report-*.html.tmp`` and the temporary file of
+    any file a command writes there, as :mod:`tiersim.atomic` names them."""
+    atomic = [path for name in sorted(WRITTEN) for path in out.glob(f".{name}.*.tmp")]
+    return [*out.glob(f"{TEMP_PREFIX}*.tmp"), *out.glob(".report-*.html.tmp"), *atomic]
 
 
 @contextlib.contextmanager

@@ -19,9 +19,10 @@ def report(
 
     from tiersim.errors import escaped
     from tiersim.manifest import missing_files, missing_note
-    from tiersim.outputs import locked
+    from tiersim.outputs import locked, refuse_scattering
     from tiersim.report import write_report
 
+    refuse_scattering(directory, "report")  # never a lock in / or the home folder
     # never a page of a folder another command is writing (a missing folder: write_report's line)
     guard = locked(directory, "report") if directory.is_dir() else contextlib.nullcontext()
     with guard:
