@@ -153,3 +153,52 @@ def test_a_folder_of_tiersims_own_files_is_still_run_into(tmp_path, capsys):
     (out / "notes.txt").write_text("mine\n")
     assert main(argv) == 0
     assert (out / "notes.txt").read_text() == "mine\n"
+
+
+def _sweep_of_trace_paths(folder, *paths: str):
+    """The tiny scenario in ``folder`` reading ``folder/t.parquet``, swept over ``paths``."""
+    import shutil
+
+    from conftest import REPO, tiny_doc, write_yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "tiersim" / "traces" / "azure2023_code.parquet", folder / "t.parquet")
+    doc = tiny_doc()
+    doc["trace"]["path"] = "t.parquet"
+    doc["sweep"] = {"trace.path": list(paths)}
+    return write_yaml(folder / "s.yaml", doc)
+
+
+@pytest.mark.parametrize("other", ["../sw/t.parquet", "link.parquet", "hard.parquet",
+                                   "sub/../t.parquet"])
+def test_one_trace_named_two_ways_is_one_setting_listed_twice(tmp_path, other):
+    """``t.parquet`` and ``./t.parquet`` were refused as one setting, but a path through
+    ``..``, a symbolic link or a hard link to the same file ran as a second point of the same
+    scenario (two rows of one result in sweep.parquet under two labels)."""
+    import os
+
+    from tiersim.sweep.axes import SweepError
+    from tiersim.sweep.run import prepare
+
+    folder = tmp_path / "sw"
+    scenario = _sweep_of_trace_paths(folder, "t.parquet", other)
+    (folder / "link.parquet").symlink_to("t.parquet")
+    os.link(folder / "t.parquet", folder / "hard.parquet")
+    (folder / "sub").mkdir()
+    with pytest.raises(SweepError) as info:
+        prepare(scenario)
+    assert str(info.value) == (f"{scenario}: sweep: 'trace.path': values 't.parquet' and "
+                               f"'{other}' are the same setting once read; list it once")
+
+
+def test_two_trace_files_of_one_content_stay_two_points(tmp_path):
+    """Two files are two settings, even of the same bytes: only one file named two ways is
+    refused."""
+    import shutil
+
+    from tiersim.sweep.run import prepare
+
+    folder = tmp_path / "sw"
+    scenario = _sweep_of_trace_paths(folder, "t.parquet", "copy.parquet")
+    shutil.copy(folder / "t.parquet", folder / "copy.parquet")
+    assert len(prepare(scenario).points) == 2

@@ -48,10 +48,17 @@ def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | str
     limits = setting.get("limits")
     if isinstance(limits, dict):
         limits.pop("max_sweep_points", None)
-    for field in input_paths(setting, source):
-        if ":" not in field:  # ``tiers[0].model:hf_quant_config.json`` names no key
-            _put(setting, _keys(field), FILE)
+    put_files(setting, source, lambda _: FILE)
     return setting
+
+
+def put_files(setting: dict[str, Any], source: str, value_of) -> None:
+    """Put ``value_of(file)`` in ``setting`` (a reading of a scenario from ``source``) in place
+    of each file it reads (:func:`tiersim.sweep.inputs.input_paths`: its trace, model configs,
+    profile), where the field is one of its keys."""
+    for field, path in input_paths(setting, source).items():
+        if ":" not in field:  # ``tiers[0].model:hf_quant_config.json`` names no key
+            _put(setting, _keys(field), value_of(path))
 
 
 def _keys(field: str) -> list[str | int]:
@@ -179,4 +186,5 @@ def _reading_at(base: dict[str, Any], values: dict[str, Any], source: str,
     return reading(doc, source, validator)
 
 
-__all__ = ["ABSENT", "FILE", "first_change", "point_change", "reading", "unread_swap"]
+__all__ = ["ABSENT", "FILE", "first_change", "point_change", "put_files", "reading",
+           "unread_swap"]

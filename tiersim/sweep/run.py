@@ -248,9 +248,12 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
     zipped = {path for path, at, _ in _axis_lists(plan.base.get("sweep")) if at[1] == "zip"}
     for path in plan.axes:
         seen: dict[str, Any] = {}
+        files = names_files(path)
         for value in _distinct(p.values[path] for p in plan.points):
             try:
                 key = _read(plan, validator, {**anchor, path: value}, reads)
+                if files and key is not None:
+                    key = _files_setting(plan, validator, {**anchor, path: value})
             except TiersimError:
                 continue
             if key is None:
@@ -407,14 +410,39 @@ def _yaml_number(number: int | float) -> str:
     return text
 
 
-def _setting(scenario: object, source: str) -> str | None:
+def _files_setting(plan: SweepPlan, validator: Validator, values: dict[str, Any]) -> str | None:
+    """The setting (:func:`_setting`) of the scenario at ``values`` with each file it reads as
+    that file (:func:`file_identity`): ``t0.csv``, ``./t0.csv``, ``../here/t0.csv`` and a link
+    to it are one file. Only for an axis that names a file (:func:`names_files`): resolving
+    the files of every value read took a 1,000 x 1,000 grid's preparation from 8.7 to 9.6 s
+    CPU (once, on a shared 2-core machine)."""
+    scenario = validator(ax.apply(plan.base, values, plan.source), plan.source)
+    return _setting(scenario, plan.source, files=True)
+
+
+def _setting(scenario: object, source: str, files: bool = False) -> str | None:
     """A digest of a read scenario's canonical JSON without its sweep map (``None``: not a
     model): names read case-insensitively (the GPU, precisions, catalogue models) in one
-    case, and file paths as the run finds them (``t0.csv`` and ``./t0.csv`` are one file)."""
+    case, and file paths as the run finds them (``t0.csv`` and ``./t0.csv`` are one file);
+    with ``files``, each file it reads as that file (:func:`file_identity`)."""
+    from tiersim.sweep.equivalent import put_files
+
     doc = setting_doc(scenario, source)
     if doc is None:
         return None
+    if files:
+        put_files(doc, source, file_identity)
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def file_identity(path: Path) -> str:
+    """The file ``path`` names, however the path is written (through ``..``, a symbolic or a
+    hard link): its device and inode; the path as found where it cannot be looked at."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return str(path)
+    return f"<file {stat.st_dev}:{stat.st_ino}>"
 
 
 def setting_doc(scenario: object, source: str) -> dict[str, Any] | None:
