@@ -202,3 +202,75 @@ def test_two_trace_files_of_one_content_stay_two_points(tmp_path):
     scenario = _sweep_of_trace_paths(folder, "t.parquet", "copy.parquet")
     shutil.copy(folder / "t.parquet", folder / "copy.parquet")
     assert len(prepare(scenario).points) == 2
+
+
+HOUR_AGO = 2 * 3600
+
+
+def _ray_folder(parent, name: str, session_pid: int | None, age_s: float):
+    """A local Ray folder ``parent/name`` as a sweep left it: a Ray session in it named after
+    ``session_pid`` (none: Ray never started there), every entry last changed ``age_s`` ago."""
+    import os
+    import time
+
+    folder = parent / name
+    folder.mkdir()
+    if session_pid is not None:
+        logs = folder / f"session_2026-12-05_03-30-01_123456_{session_pid}" / "logs"
+        logs.mkdir(parents=True)
+        (logs / "debug_state.txt").write_text("raylet\n")
+        (folder / "session_latest").symlink_to(logs.parent.name)
+    then = time.time() - age_s
+    for path in [*folder.rglob("*"), folder]:
+        os.utime(path, (then, then), follow_symlinks=False)
+    return folder
+
+
+def _gone_pid() -> int:
+    """The pid of a process that has ended."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_old_unnamed_ray_folders_are_removed_once_provably_stale(tmp_path):
+    """Folders a local Ray kept its session in, named before they carried their sweep's pid
+    (``tiersim-ray-XXXXXXXX``, tiersim 3850db9 to 810dd13) or left by a kill before the rename
+    (``tiersim-ray-new-XXXXXXXX``), were passed over for good: each kept its Ray logs (0.2 MB
+    or more) however long its sweep had been gone. Now one is removed where its Ray session
+    names a sweep that is gone (or none started there), no process holds it, and nothing in
+    it changed for an hour (a live Ray rewrites its debug state every 10 s); a folder of
+    another tool stays."""
+    import os
+
+    from tiersim.sweep import executors
+
+    gone = _gone_pid()
+    stale = [_ray_folder(tmp_path, "tiersim-ray-ab12cd34", gone, HOUR_AGO),
+             _ray_folder(tmp_path, "tiersim-ray-zz9_x0y1", None, HOUR_AGO),
+             _ray_folder(tmp_path, "tiersim-ray-new-q1w2e3r4", None, HOUR_AGO)]
+    kept = [_ray_folder(tmp_path, "tiersim-ray-live0001", os.getpid(), HOUR_AGO),
+            _ray_folder(tmp_path, "tiersim-ray-recent01", gone, 60),
+            _ray_folder(tmp_path, "tiersim-ray-empty001", None, 60),
+            _ray_folder(tmp_path, "other-ray-ab12cd34", gone, HOUR_AGO)]
+    assert sorted(executors.remove_stale_ray_folders(str(tmp_path))) == sorted(map(str, stale))
+    assert [p.exists() for p in stale] == [False] * 3
+    assert [p.is_dir() for p in kept] == [True] * 4
+
+
+def test_an_old_ray_folder_a_process_holds_stays(tmp_path):
+    """A process holding the folder's lock (as a sweep holds its own) keeps it, however old."""
+    import os
+
+    from tiersim.sweep import executors
+
+    folder = _ray_folder(tmp_path, "tiersim-ray-held0001", _gone_pid(), HOUR_AGO)
+    handle = executors._hold(str(folder))
+    try:
+        assert executors.remove_stale_ray_folders(str(tmp_path)) == []
+    finally:
+        os.close(handle)
+    assert folder.is_dir()

@@ -18,6 +18,7 @@ import logging
 import multiprocessing
 import multiprocessing.context
 import os
+import re
 import shutil
 import signal
 import socket
@@ -303,21 +304,71 @@ def remove_stale_ray_folders(parent: str) -> list[str]:
     """Remove each local Ray folder in ``parent`` whose sweep is gone (the folders removed):
     its name's pid is no live process (:func:`tiersim.outputs.pid_alive`) and no process holds
     an advisory lock on it, as its sweep does (one in another pid namespace sharing it). A folder
-    whose sweep is alive stays, and so does one named without a pid (by a tiersim before
-    folders named one: its owner is unknown)."""
-    from tiersim.outputs import pid_alive
-
+    whose sweep is alive stays. One named without a pid (by a tiersim before folders named one,
+    or a new one a kill left before its rename: its owner is unknown) goes only once provably
+    stale (:func:`_unnamed_stale`)."""
     removed = []
     for name in _entries(parent):
-        pid, dash, _ = name.removeprefix(RAY_FOLDER_PREFIX).partition("-")
         folder = os.path.join(parent, name)
-        if (not name.startswith(RAY_FOLDER_PREFIX) or not dash or not pid.isdigit()
-                or os.path.islink(folder) or not os.path.isdir(folder)
-                or pid_alive(int(pid)) or _held(folder)):
+        if (not name.startswith(RAY_FOLDER_PREFIX) or os.path.islink(folder)
+                or not os.path.isdir(folder) or not _stale(name, folder)):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
+
+
+def _stale(name: str, folder: str) -> bool:
+    """Whether the local Ray folder ``folder`` (called ``name``) belongs to no live sweep."""
+    from tiersim.outputs import pid_alive
+
+    pid, dash, _ = name.removeprefix(RAY_FOLDER_PREFIX).partition("-")
+    if dash and pid.isdigit():
+        return not pid_alive(int(pid)) and not _held(folder)
+    return _unnamed_stale(folder)
+
+
+UNNAMED_QUIET_S = 3600.0
+"""How long nothing in a Ray folder named without its sweep's pid must have changed before it
+is taken for stale (a live local Ray rewrites its ``debug_state.txt`` every 10 s)."""
+
+_SESSION = re.compile(r"session_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d_\d+_(\d+)")
+"""A Ray session folder's name: ``session_<date>_<pid>``, the pid of the process that started
+that Ray (a local Ray's: its sweep)."""
+
+
+def _unnamed_stale(folder: str) -> bool:
+    """Whether a Ray folder named without its sweep's pid is provably stale: no process holds
+    it, each Ray session in it names a process that is gone (none: Ray never started there),
+    and nothing in it changed for :data:`UNNAMED_QUIET_S` (in another pid namespace its sweep's
+    pid reads as gone, but its Ray would still be writing)."""
+    from tiersim.outputs import pid_alive
+
+    if _held(folder):
+        return False
+    pids = [int(m.group(1)) for m in map(_SESSION.fullmatch, _entries(folder)) if m]
+    if any(pid_alive(pid) for pid in pids):
+        return False
+    return time.time() - _last_change(folder) > UNNAMED_QUIET_S
+
+
+def _last_change(folder: str) -> float:
+    """The latest modification time of ``folder`` and of anything in it (links not followed);
+    now, where a part of it cannot be looked at."""
+    latest = 0.0
+    try:
+        latest = os.lstat(folder).st_mtime
+        for top, folders, files in os.walk(folder, onerror=_raise):
+            for name in (*folders, *files):
+                latest = max(latest, os.lstat(os.path.join(top, name)).st_mtime)
+    except OSError:
+        return time.time()
+    return latest
+
+
+def _raise(error: OSError) -> None:
+    """``os.walk``'s ``onerror``: a folder that cannot be listed is not passed over."""
+    raise error
 
 
 def _entries(parent: str) -> list[str]:
