@@ -36,8 +36,9 @@ its own Llama-3.1-70B and gpt-oss-120b rows (:data:`FIT_TRAINING`; its PyTorch r
 runs steps with a prefill chunk outside CUDA graphs) with vLLM's fitted load generator (the
 same benchmark client), into ``benchmarks/data/h200_aiconfigurator_trtllm.json``.
 ``--fit --fit-engine sglang`` fits SGLang's eager cost alone (:data:`FIT_EAGER_ONLY`; its
-overhead kept) on its H200 0.5.9 rows (:data:`SGLANG_TRAINING`), every prefill step eager
-(:data:`ENGINE_GRAPH_MAX_TOKENS`), into ``benchmarks/data/h200_aiconfigurator_sglang.json``.
+overhead kept) on its H200 0.5.9 rows (:data:`SGLANG_TRAINING`), every prefill step eager and a
+decode step above SGLang's CUDA-graph size of its GPU and TP (:data:`ENGINE_GRAPH_MAX_TOKENS`)
+too, into ``benchmarks/data/h200_aiconfigurator_sglang.json``.
 ``--steady-state`` runs the earlier protocol instead (clients staggered over one request cycle,
 first and last request of each left out).
 
@@ -212,14 +213,44 @@ FIT_TRAINING["sglang"] = (SGLANG_TRAINING, SGLANG_TRAINING)
 TRAINING, MOE_TRAINING = FIT_TRAINING["vllm"]
 #: vLLM's largest CUDA-graph batch (``max_cudagraph_capture_size``: min(2 x max_num_seqs, 512)).
 GRAPH_MAX_TOKENS = 512
-#: Another engine's largest CUDA-graph iteration, where it is not vLLM's. SGLang runs every
-#: prefill (extend) batch outside CUDA graphs unless ``--enable-piecewise-cuda-graph`` (off by
-#: default) and replays decode batches up to ``cuda_graph_max_bs``, which
-#: ``ServerArgs._handle_gpu_memory_settings`` (python/sglang/srt/server_args.py) sets to 512 on
-#: H200 at TP 4 or more and on B200 (256 below TP 4 on H100 / H200). Every SGLang row's prompt
-#: is over 512 tokens, so 512 tokens reads each prefill step eager and each decode step of at
-#: most 512 requests graph-replayed.
-ENGINE_GRAPH_MAX_TOKENS = {"sglang": 512}
+#: SGLang's ``cuda_graph_max_bs`` by GPU memory, as ``ServerArgs._handle_gpu_memory_settings``
+#: (python/sglang/srt/server_args.py) sets it: ``(GiB below which, batch below TP
+#: SGLANG_GRAPH_TP, batch from it)``, the first that fits the GPU's memory (H100 80 GB and H200
+#: 141 GB: 256 below TP 4, else 512; B200 180 GB: 512). SGLang runs every prefill (extend) batch
+#: outside CUDA graphs unless ``--enable-piecewise-cuda-graph`` (off by default) and replays
+#: decode batches up to that size; every SGLang row's prompt is longer, so each prefill step
+#: reads as eager.
+SGLANG_GRAPH_MAX_BS = ((20, 8, 8), (35, 24, 80), (60, 32, 160), (90, 256, 512), (160, 256, 512),
+                       (float("inf"), 512, 512))
+SGLANG_GRAPH_TP = 4
+
+
+def sglang_graph_max_tokens(gpu: str, tp: int) -> int:
+    """SGLang's largest CUDA-graph iteration on ``gpu`` at tensor parallelism ``tp``
+    (:data:`SGLANG_GRAPH_MAX_BS`: a decode step of one token a request)."""
+    gib = get_gpu(gpu).hbm_bytes / 2**30
+    small, large = next(row[1:] for row in SGLANG_GRAPH_MAX_BS if gib < row[0])
+    return small if tp < SGLANG_GRAPH_TP else large
+
+
+#: Another engine's largest CUDA-graph iteration by GPU and TP (``rule(gpu, tp)``), where it is
+#: not vLLM's :data:`GRAPH_MAX_TOKENS`; read at TP 1 to :data:`SGLANG_GRAPH_TP` (the sizes it
+#: tells apart) into a profile's ``eager_s`` (:func:`engine_graph`).
+ENGINE_GRAPH_MAX_TOKENS = {"sglang": sglang_graph_max_tokens}
+
+
+def engine_graph(engine: str, gpu: str) -> dict:
+    """The ``graph_max_tokens`` and ``graph_max_tokens_by_tp`` fields of ``engine``'s eager cost
+    on ``gpu``: its :data:`ENGINE_GRAPH_MAX_TOKENS` rule at TP :data:`SGLANG_GRAPH_TP` and the
+    smaller sizes where it differs (vLLM's :data:`GRAPH_MAX_TOKENS` for an engine with none)."""
+    rule = ENGINE_GRAPH_MAX_TOKENS.get(engine)
+    if rule is None:
+        return {"graph_max_tokens": GRAPH_MAX_TOKENS, "graph_max_tokens_by_tp": ()}
+    top = rule(gpu, SGLANG_GRAPH_TP)
+    by_tp = tuple((tp, rule(gpu, tp)) for tp in range(1, SGLANG_GRAPH_TP) if rule(gpu, tp) != top)
+    return {"graph_max_tokens": top, "graph_max_tokens_by_tp": by_tp}
+
+
 #: Engines whose ``--fit`` fits the eager cost alone, on a joint grid (per layer, per MoE layer;
 #: seconds), their overhead kept as the profile has it (its grid would cost 117 replays a pass).
 FIT_EAGER_ONLY = {"sglang": ((0.0, 0.1e-3, 0.2e-3, 0.3e-3), (0.0, 0.4e-3, 0.8e-3, 1.2e-3))}
@@ -457,13 +488,16 @@ def shipped_with(models: dict) -> dict:
 
 def with_h200_fit(profile, engine: str, system: str):
     """``profile`` with the overhead and eager cost of ``engine``'s H200 profile (fitted there;
-    labelled as applied unchanged to ``system``)."""
+    labelled as applied unchanged to ``system``), its CUDA-graph sizes those of ``system``'s GPU
+    where the engine's depend on it (:data:`ENGINE_GRAPH_MAX_TOKENS`)."""
     h200 = resolve_profile(ENGINE_PROFILES[engine])
     moved = f"; applied unchanged to {system} rows"
+    eager = dataclasses.replace(h200.eager, source=h200.eager.source + moved)
+    if h200.eager.graph_max_tokens and engine in ENGINE_GRAPH_MAX_TOKENS:
+        eager = dataclasses.replace(eager, **engine_graph(engine, SYSTEM_GPU[system]))
     return dataclasses.replace(
         profile, overhead_s=h200.overhead_s, overhead_per_layer_s=h200.overhead_per_layer_s,
-        overhead_source=h200.overhead_source + moved,
-        eager=dataclasses.replace(h200.eager, source=h200.eager.source + moved))
+        overhead_source=h200.overhead_source + moved, eager=eager)
 
 
 def propagate_fit(engine: str) -> None:
@@ -1949,22 +1983,24 @@ def fit(df: pd.DataFrame, kv_dtype: str, jobs: int,
 
 def fit_eager_grid(train: pd.DataFrame, kv_dtype: str, jobs: int, engine: str) -> Knobs:
     """``engine``'s knobs with the eager cost of its :data:`FIT_EAGER_ONLY` grid (every pair of
-    per-layer and per-MoE-layer seconds, above its :data:`ENGINE_GRAPH_MAX_TOKENS`) giving the
-    smallest median |TTFT error| on ``train``, replayed with vLLM's fitted load generator; the
-    overhead stays the profile's."""
+    per-layer and per-MoE-layer seconds, above its :data:`ENGINE_GRAPH_MAX_TOKENS` on H200)
+    giving the smallest median |TTFT error| on ``train``, replayed with vLLM's fitted load
+    generator; the overhead stays the profile's."""
     prof = resolve_profile(ENGINE_PROFILES[engine])
     knobs = Knobs(overhead_s=prof.overhead_s, overhead_per_layer_s=prof.overhead_per_layer_s,
                   engine=engine)
-    graph_max = ENGINE_GRAPH_MAX_TOKENS.get(engine, GRAPH_MAX_TOKENS)
+    graph = engine_graph(engine, SYSTEM_GPU[FIT_SYSTEM])
     proto = fitted_protocol()
     print(f"{engine} eager fit on {len(train)} training rows", flush=True)
     scores = []
     for per_layer, per_moe in itertools.product(*FIT_EAGER_ONLY[engine]):
-        eager = EagerCost(graph_max, per_layer, per_moe, source="fitting")
+        eager = EagerCost(per_layer_s=per_layer, per_moe_layer_s=per_moe, source="fitting",
+                          **graph)
         res = run(train, kv_dtype, proto, jobs, dataclasses.replace(knobs, eager=eager))
         scores.append((median_abs(res["ttft_err"]), per_layer, per_moe))
     best = _best("eager", scores, "{:.6f} s x layers + {:.6f} s x MoE layers")
-    return dataclasses.replace(knobs, eager=EagerCost(graph_max, best[1], best[2], "fitting"))
+    return dataclasses.replace(knobs, eager=EagerCost(
+        per_layer_s=best[1], per_moe_layer_s=best[2], source="fitting", **graph))
 
 
 def fitted_protocol() -> Protocol:
@@ -2055,11 +2091,13 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
         held = res[~train & ~moe & (res["backend"] == engine).to_numpy()]
         prof = resolve_profile(ENGINE_PROFILES[engine])
         eager = prof.eager
+        by_tp = "".join(f"; {n} at TP {tp}" for tp, n in eager.graph_max_tokens_by_tp)
         lines.append(
             f"{engine} per-iteration overhead: {prof.overhead_s * 1e3:.2f} ms + "
             f"{prof.overhead_per_layer_s * 1e6:.1f} us x layers ({prof.overhead_label()}); eager "
-            f"iterations (> {eager.graph_max_tokens} tokens): {eager.per_layer_s * 1e3:.2f} ms "
-            f"x layers + {eager.per_moe_layer_s * 1e3:.2f} ms x MoE layers")
+            f"iterations (> {eager.graph_max_tokens} tokens{by_tp}): "
+            f"{eager.per_layer_s * 1e3:.2f} ms x layers + {eager.per_moe_layer_s * 1e3:.2f} ms x "
+            "MoE layers")
         if engine in FIT_EAGER_ONLY:
             lines.append(group_line(f"training (eager): {engine} {subset_models(dense_rows)}",
                                     res[train]))

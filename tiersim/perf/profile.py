@@ -15,7 +15,11 @@ An engine such as vLLM replays iterations of up to ``graph_max_tokens`` tokens f
 and runs larger ones (long prefill chunks) eagerly, launching every kernel from the host. The
 optional ``eager_s`` object, ``{"graph_max_tokens": 512, "per_layer_s": ..., "per_moe_layer_s":
 ..., "source": ...}``, describes that: an eager iteration pays ``per_layer_s x layers +
-per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCost`), and in a
+per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCost`). An engine
+whose largest CUDA graph depends on the tensor-parallel size (SGLang's ``cuda_graph_max_bs``: 256
+below TP 4 on an 80-141 GB GPU, else 512) gives the sizes where it differs from
+``graph_max_tokens`` in an optional ``graph_max_tokens_by_tp`` object (``{"1": 256, "2": 256,
+"3": 256}``); a step model reads its own TP's. In a
 graph-replayed iteration a table timed eagerly (``"timing": "eager"``: NVIDIA's block-FP8 GEMMs,
 whose small-``m`` rows are the host launch path, not the kernel) is read without its launch
 floor: ``max(roofline, latency - launch floor)`` (the floor: the median of its rows up to
@@ -228,22 +232,34 @@ class EagerCost:
     ``graph_max_tokens``: the largest iteration replayed from a CUDA graph (0: the engine makes
     no such distinction and nothing here applies). ``per_layer_s`` / ``per_moe_layer_s``: host
     seconds an eager iteration pays per layer and per MoE layer. ``source``: where the numbers
-    come from (``fitted ...``, or ``roofline`` for none).
+    come from (``fitted ...``, or ``roofline`` for none). ``graph_max_tokens_by_tp``:
+    ``(tp, tokens)`` pairs, the largest CUDA-graph iteration at the tensor-parallel sizes where it
+    is not ``graph_max_tokens`` (:meth:`graph_tokens`).
     """
 
     graph_max_tokens: int = 0
     per_layer_s: float = 0.0
     per_moe_layer_s: float = 0.0
     source: str = "roofline"
+    graph_max_tokens_by_tp: tuple[tuple[int, int], ...] = ()
 
     def seconds(self, layers: int, moe_layers: int) -> float:
         """Host seconds of one eager iteration of a model with these layer counts."""
         return self.per_layer_s * layers + self.per_moe_layer_s * moe_layers
 
+    def graph_tokens(self, tp: int) -> int:
+        """The largest iteration replayed from a CUDA graph at tensor parallelism ``tp``: its
+        ``graph_max_tokens_by_tp`` entry, else ``graph_max_tokens``."""
+        return dict(self.graph_max_tokens_by_tp).get(int(tp), self.graph_max_tokens)
+
     def to_json(self) -> dict[str, Any]:
-        """The ``eager_s`` object of a profile file."""
-        return {"graph_max_tokens": self.graph_max_tokens, "per_layer_s": self.per_layer_s,
-                "per_moe_layer_s": self.per_moe_layer_s, "source": self.source}
+        """The ``eager_s`` object of a profile file (``graph_max_tokens_by_tp`` only where it
+        names a size)."""
+        by_tp = {str(tp): tokens for tp, tokens in sorted(self.graph_max_tokens_by_tp)}
+        return {"graph_max_tokens": self.graph_max_tokens,
+                **({"graph_max_tokens_by_tp": by_tp} if by_tp else {}),
+                "per_layer_s": self.per_layer_s, "per_moe_layer_s": self.per_moe_layer_s,
+                "source": self.source}
 
 
 @dataclass
@@ -722,6 +738,9 @@ MAX_KEY = 1 << 31
 """Largest value of a table's key field (a dimension, expert count or parallel size)."""
 MAX_GRAPH_TOKENS = 1 << 31
 """Largest ``eager_s.graph_max_tokens`` (more tokens than any iteration holds)."""
+EAGER_FIELDS = ("graph_max_tokens", "graph_max_tokens_by_tp", "per_layer_s", "per_moe_layer_s",
+                "source")
+"""The fields an ``eager_s`` object may hold."""
 MIN_SECONDS = 1e-9
 """Smallest operator latency a profile may hold (a nanosecond: no kernel is faster; 1e-320
 would make an operator free)."""
@@ -888,10 +907,10 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
     if not isinstance(raw, dict):
         example = '{"graph_max_tokens": 512, "per_layer_s": 0.0002, "source": "roofline"}'
         raise ProfileError(f"{where}: must be an object like {example}")
-    unknown = sorted(set(raw) - {"graph_max_tokens", "per_layer_s", "per_moe_layer_s", "source"})
+    unknown = sorted(set(raw) - set(EAGER_FIELDS))
     if unknown:
-        raise ProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: graph_max_tokens, "
-                           "per_layer_s, per_moe_layer_s, source")
+        raise ProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: "
+                           f"{', '.join(EAGER_FIELDS)}")
     graph_max = raw.get("graph_max_tokens")
     if (isinstance(graph_max, bool) or not isinstance(graph_max, int)
             or not 0 <= graph_max <= MAX_GRAPH_TOKENS):
@@ -909,7 +928,36 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
     if not (isinstance(value, str) and value.startswith("fitted")) and value not in SOURCES:
         raise ProfileError(f"{where}.source: must be one of {', '.join(SOURCES)} or start with "
                            f"'fitted' (got {value!r})")
-    return EagerCost(graph_max, numbers[0], numbers[1], value)
+    by_tp = _parse_graph_by_tp(raw.get("graph_max_tokens_by_tp", {}), graph_max, where)
+    return EagerCost(graph_max, numbers[0], numbers[1], value, by_tp)
+
+
+def _parse_graph_by_tp(raw: Any, graph_max: int, where: str) -> tuple[tuple[int, int], ...]:
+    """The optional ``eager_s.graph_max_tokens_by_tp`` object: tensor-parallel sizes (whole
+    numbers written as text, JSON's only keys) to the largest CUDA-graph iteration there (a
+    whole number of tokens from 1), or one error line. Refused beside ``graph_max_tokens`` 0,
+    which turns the eager cost off at every size."""
+    where = f"{where}.graph_max_tokens_by_tp"
+    example = '{"1": 256, "2": 256, "3": 256}'
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: must be an object of tensor-parallel sizes to tokens, like "
+                           f"{example} (got {shown(raw)})")
+    if raw and not graph_max:
+        raise ProfileError(f"{where}: graph_max_tokens 0 turns the eager-step cost off at every "
+                           "size, so these sizes would be ignored; give graph_max_tokens, or "
+                           "remove graph_max_tokens_by_tp")
+    pairs = []
+    for key, tokens in raw.items():
+        if not (key.isascii() and key.isdigit() and int(key) >= 1 and str(int(key)) == key
+                and int(key) <= MAX_KEY):
+            raise ProfileError(f"{where}: {key!r} is no tensor-parallel size; the keys are whole "
+                               f"numbers from 1 written as text, like {example}")
+        if (isinstance(tokens, bool) or not isinstance(tokens, int)
+                or not 1 <= tokens <= MAX_GRAPH_TOKENS):
+            raise ProfileError(f"{where}.{key}: must be a whole number of tokens from 1 to "
+                               f"{MAX_GRAPH_TOKENS} (got {shown(tokens)})")
+        pairs.append((int(key), tokens))
+    return tuple(sorted(pairs))
 
 
 def _seconds(value: Any, where: str) -> float:
@@ -1415,10 +1463,16 @@ class ProfileOps:
         eager = self.profile.eager
         tokens = np.asarray(tokens, dtype=np.float64)
         cost = eager.seconds(self.model.layers, self.model.moe_layers)
-        if not eager.graph_max_tokens or not cost:
+        if not self._graph_max or not cost:
             return np.zeros(tokens.shape)
         self._sources["eager"] = self.profile._label(eager.source, None)
-        return np.where(tokens > eager.graph_max_tokens, cost, 0.0)
+        return np.where(tokens > self._graph_max, cost, 0.0)
+
+    @property
+    def _graph_max(self) -> int:
+        """The largest iteration the profile's engine replays from a CUDA graph at this TP
+        (:meth:`EagerCost.graph_tokens`; 0: no eager distinction)."""
+        return self.profile.eager.graph_tokens(self.tp)
 
     def sources(self) -> dict[str, str]:
         """Every table used so far -> its source label (``roofline`` for fallbacks)."""
@@ -1705,7 +1759,7 @@ class ProfileOps:
         if not self._graph_read(table):
             return self._past_grid(table, table.lookup(m), (m,),
                                    lambda ops, x: ops.gemm(x, n, k, dtype))
-        graph_max = self.profile.eager.graph_max_tokens
+        graph_max = self._graph_max
 
         def read(x):
             """The table at ``x`` (``m`` clamped to the grid) as ``m``'s own iteration reads
@@ -1718,7 +1772,7 @@ class ProfileOps:
 
     def _graph_read(self, table) -> bool:
         """True for an eagerly timed table this profile reads differently inside CUDA graphs."""
-        return bool(self.profile.eager.graph_max_tokens) and table.extra.get("timing") == "eager"
+        return bool(self._graph_max) and table.extra.get("timing") == "eager"
 
     def _graph_gemm(self, table, m, n: int, k: int, dtype: str, graph_max: int):
         """An eagerly timed GEMM table inside CUDA-graph iterations (``m <= graph_max``, as
