@@ -56,8 +56,7 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
         message = str(err).removeprefix(f"{err.path}: ")
         if window is None or err.row is not None or not message.startswith("window ["):
             raise
-        raise ScenarioError(source, "trace.window", f"{err.path}: " + _WINDOW.sub(
-            f"window [{_seconds(window[0])}, {_seconds(window[1])})", message, 1)) from None
+        raise ScenarioError(source, "trace.window", f"{err.path}: {message}") from None
 
 
 def check_run_memory(scenario: Scenario, trace: LoadedTrace, requests: int) -> None:
@@ -91,17 +90,6 @@ def _note_replaced_rows(scenario: Scenario, source: str) -> None:
                            "workload.sessions.source generate replaces the trace's rows with "
                            "generated sessions, which start at generate.task_rate_rps; remove "
                            f"{'it' if one else 'them'}, or set that rate"), stacklevel=3)
-
-
-_WINDOW = re.compile(r"window \[[^\]]*\)")
-"""The window as a trace error shows it (``[1e+09, 1e+09)``: its ends to 6 digits)."""
-
-
-def _seconds(value: float) -> str:
-    """A window end with every digit it was given (``1000000010``, ``1.5``): ends 6 digits
-    would print alike still read as different."""
-    value = float(value)
-    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
 def trace_read(origin: TraceOrigin) -> TraceRead:

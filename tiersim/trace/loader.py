@@ -405,8 +405,10 @@ def _window_hint(t: np.ndarray) -> str:
 
 
 def _number(value: float) -> str:
-    """A number as a person writes it back: whole numbers without a point, others exactly."""
-    return str(int(value)) if value == math.floor(value) and abs(value) < 1e16 else repr(value)
+    """A number as a person writes it back: whole numbers without a point, others exactly
+    (``inf``: a window with no end)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
 def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> str:
@@ -589,16 +591,23 @@ def window_rows(table: pd.DataFrame, window, src: Source,
         lo, hi = np.searchsorted(t, start, "left"), np.searchsorted(t, end, "left")
         if lo >= hi:
             span = float(t[-1]) if len(t) else 0.0
-            raise TraceError(src.path, f"window [{start:g}, {end:g}) s selects no requests; "
-                             f"the trace spans 0 to {span:g} s")
+            raise TraceError(src.path, f"window {_shown(start, end)} s selects no requests; "
+                             f"the trace spans 0 to {_number(span)} s")
         return np.arange(lo, hi), []
     begins = _session_starts(table)
     rows = np.flatnonzero((begins >= start) & (begins < end))
     if not len(rows):
-        raise TraceError(src.path, f"window [{start:g}, {end:g}) s holds no session's first "
+        raise TraceError(src.path, f"window {_shown(start, end)} s holds no session's first "
                          "step (a window keeps whole sessions by their first step's arrival); "
-                         f"the sessions start from {begins.min():g} to {begins.max():g} s")
+                         f"the sessions start from {_number(begins.min())} to "
+                         f"{_number(begins.max())} s")
     return rows, _session_window_notes(t, rows, start, end)
+
+
+def _shown(start: float, end: float) -> str:
+    """A window ``[start, end)`` with every digit of its ends (:func:`_number`): to 6 digits, a
+    window just past a request at 4 s read [4, 5) and seemed to hold it."""
+    return f"[{_number(start)}, {_number(end)})"
 
 
 def _session_starts(table: pd.DataFrame) -> np.ndarray:
@@ -624,7 +633,7 @@ def _session_window_notes(t: np.ndarray, rows: np.ndarray, start: float,
                      "outside it and are dropped")
     if added:
         parts.append(f"{added:,} later step(s) logged outside it are kept")
-    return [f"window [{start:g}, {end:g}) s keeps whole sessions by their first step's "
+    return [f"window {_shown(start, end)} s keeps whole sessions by their first step's "
             f"arrival: {'; '.join(parts)}"]
 
 
