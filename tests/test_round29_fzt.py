@@ -6,8 +6,12 @@ asserts one ``Error:`` line naming the file, the place and the fix, or the right
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_hostile_inputs import one_error_line, run_cli
+
+from tiersim.cli import main
 
 BURSTGPT_HEADER = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
 
@@ -32,3 +36,38 @@ def test_a_window_that_selects_nothing_is_shown_as_given(tmp_path, capsys, windo
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path, "--window", *window))
     assert line == (f"Error: {path}: window {shown} s selects no requests; the trace spans 0 "
                     "to 10.000000001 s")
+
+
+
+TIED_TRACES = {  # 20 requests logged at one instant, with the name of the time column
+    "azure.csv": ("TIMESTAMP", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                  + "2023-11-16 18:15:46.123456,100,10\n" * 20),
+    "burst.csv": ("Timestamp", BURSTGPT_HEADER + "5.25,ChatGPT,100,10,110,Conversation log\n" * 20),
+    "moon.jsonl": ("timestamp",
+                   '{"timestamp": 1234, "input_length": 10, "output_length": 5}\n' * 20),
+}
+
+
+def inspect_json(capsys, path, *options: str) -> dict:
+    """``tiersim trace inspect --json PATH OPTIONS``' statistics (the command must succeed)."""
+    capsys.readouterr()
+    assert main(["trace", "inspect", "--json", str(path), *options]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name", sorted(TIED_TRACES))
+@pytest.mark.parametrize("window", [[], ["--window", "0", "10"]])
+def test_requests_all_at_one_instant_are_not_said_to_be_logged_to_the_hour(tmp_path, capsys,
+                                                                          name, window):
+    """They were "given to the whole hour ... they may have come apart within the hour" (each
+    format, a window too): every time is 0 s after the first, a whole number of hours, minutes
+    and seconds alike, which says nothing of the log's precision (18:15:46.123456 is to the
+    microsecond)."""
+    column, text = TIED_TRACES[name]
+    path = tmp_path / name
+    path.write_text(text)
+    notes = inspect_json(capsys, path, *window)["notes"]
+    assert notes == [f"{column} gives all 20 requests one instant, so they are replayed as one "
+                     "burst at it (queueing and TTFT may read high); if the log's times are "
+                     "coarser than when they came, a log with finer times replays them as "
+                     "they came"]

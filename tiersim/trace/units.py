@@ -234,7 +234,12 @@ def coarse_words(column: str, tied: int, count: int, unit: str | None,
                  shown: str = "") -> str:
     """The coarse note's words: ``tied`` of ``count`` requests at the instant before, times
     given to the whole ``unit`` (of :data:`COARSE_UNITS`) or else on instants ``shown``
-    apart."""
+    apart; all at one instant (``tied`` is ``count`` - 1), no unit: times 0 s apart are whole
+    hours and microseconds alike, and said nothing of the log's precision."""
+    if tied == count - 1:
+        return (f"{column} gives all {count:,} requests one instant, so they are replayed as "
+                "one burst at it (queueing and TTFT may read high); if the log's times are "
+                "coarser than when they came, a log with finer times replays them as they came")
     if unit is not None:
         given, within = f"is given to the whole {unit}", f"the {unit}"
     else:
