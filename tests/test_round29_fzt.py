@@ -7,12 +7,15 @@ asserts one ``Error:`` line naming the file, the place and the fix, or the right
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.cli import main
 
+TINY = (Path(__file__).resolve().parents[1] / "tiersim" / "scenarios" / "tiny.yaml").read_text()
 BURSTGPT_HEADER = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
 
 
@@ -71,3 +74,30 @@ def test_requests_all_at_one_instant_are_not_said_to_be_logged_to_the_hour(tmp_p
                      "burst at it (queueing and TTFT may read high); if the log's times are "
                      "coarser than when they came, a log with finer times replays them as "
                      "they came"]
+
+
+def _scenario(tmp_path, table: pd.DataFrame):
+    """tiny.yaml over ``table`` written as a canonical Parquet trace beside it (no window)."""
+    table.to_parquet(tmp_path / "t.parquet", index=False)
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY.replace("path: azure2023_code.parquet", "path: t.parquet")
+                    .replace("  window: [240, 360]\n", ""))
+    return path
+
+
+def test_plan_of_a_request_beyond_the_models_context_does_not_say_raise_max_model_len(
+        tmp_path, capsys):
+    """A prompt of 10^7 tokens, no max_model_len set (so the model's context, 262,144): plan
+    told to "raise tiers[].scheduler.max_model_len (up to the model's context)", which it
+    already was; a run's note says to serve it on a model with a longer context."""
+    path = _scenario(tmp_path, pd.DataFrame({
+        "request_id": [0, 1, 2], "arrival_s": [0.0, 1.0, 2.0],
+        "input_tokens": [100, 10**7, 100], "output_tokens": [10, 10, 10]}))
+    capsys.readouterr()
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"]) == 1
+    line = capsys.readouterr().out.splitlines()[0]
+    assert "raise tiers[].scheduler.max_model_len" not in line
+    assert ("w4a16: latency: 1 request is longer (prompt + output) than its tier's context "
+            "(w4a16's max_model_len 262,144) and is dropped at any size; it is the model's "
+            "context: serve it on a model with a longer context or leave it out of the trace"
+            ) in line, line

@@ -509,9 +509,11 @@ class Planner:
             last = self.evaluator.evaluate(design, sizing.judged[-1])
             longer = self._longer(design) if last.dropped else []
             if longer:  # no size serves them: neither more replicas nor more GPUs each
+                own = any(self.evaluator.by_name[name].scheduler.max_model_len is not None
+                          for name, _, _ in longer)
                 return DesignResult(design, sizing.judged[-1], last, f"latency: "
-                                    f"{_too_long(longer)} ({_missed(last, self.c)})", tried,
-                                    infeasible=_drops_words(longer))
+                                    f"{_too_long(longer, own)} ({_missed(last, self.c)})",
+                                    tried, infeasible=_drops_words(longer))
             violators = verdict(last, self.c).violators or tiers
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
@@ -723,15 +725,19 @@ def _per_replica(gpus: list[int]) -> str:
     return f"{', '.join(map(str, gpus))} GPU{'' if list(gpus) == [1] else 's'} per replica"
 
 
-def _too_long(longer: list[tuple[str, int, int]]) -> str:
+def _too_long(longer: list[tuple[str, int, int]], own: bool) -> str:
     """A design's requests longer than their tier's context (:meth:`Planner._longer`), with
-    the fix, in words."""
+    the fix, in words: raise ``max_model_len`` where a tier sets its own (``own``), else (the
+    model's context already) serve them on a model with a longer one, as a run's note says."""
     count, where = _longer_counted(longer)
     one = count == "1"
+    them = "it" if one else "them"
+    fix = ("raise tiers[].scheduler.max_model_len (up to the model's context)" if own else
+           f"{'it is the model' if len(longer) == 1 else 'each is its model'}'s context: serve "
+           f"{them} on a model with a longer context")
     return (f"{count} {'request is' if one else 'requests are'} longer (prompt + output) than "
             f"{'its' if one else 'their'} tier's context ({where}) and "
-            f"{'is' if one else 'are'} {TOO_LONG}; raise tiers[].scheduler.max_model_len (up "
-            f"to the model's context) or leave {'it' if one else 'them'} out of the trace")
+            f"{'is' if one else 'are'} {TOO_LONG}; {fix} or leave {them} out of the trace")
 
 
 def _drops_words(longer: list[tuple[str, int, int]]) -> str:
