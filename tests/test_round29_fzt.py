@@ -225,3 +225,14 @@ def test_a_mutated_file_of_any_format_reads_or_is_one_line(tmp_path_factory, cas
         code = main(["trace", "inspect", "--json", str(path)])
     if code:
         assert one_error_line(code, err.getvalue()).startswith(f"Error: {path}")
+
+
+def test_analytic_of_a_one_request_trace_counts_one_request(tmp_path, capsys):
+    """A trace of one request (of 10^7 prompt tokens, which no fleet serves) read "estimated
+    from s.yaml (1 requests, w4a16 vs bf16)"."""
+    path = _scenario(tmp_path, pd.DataFrame({
+        "request_id": [0], "arrival_s": [0.0], "input_tokens": [10**7], "output_tokens": [10]}))
+    capsys.readouterr()
+    assert main(["analytic", "--scenario", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"estimated from {path} (1 request, w4a16 vs bf16); costs in USD")

@@ -372,8 +372,8 @@ def _estimate_lines(e: dict) -> list[str]:
     """Where an estimate came from, its units and each tier's accuracy, as lines."""
     tiers = f"; tiers and prices from {e['tiers_from']}" if e.get("tiers_from") else ""
     costs = f"; {e['costs']}" if e.get("costs") else ""  # none: nothing served, nothing priced
-    lines = [f"estimated from {e['source']} ({e['n']:,} requests, {e['cheap']} vs "
-             f"{e['top']}{tiers}){costs}"]
+    lines = [f"estimated from {e['source']} ({e['n']:,} request{'' if e['n'] == 1 else 's'}, "
+             f"{e['cheap']} vs {e['top']}{tiers}){costs}"]
     if e.get("assumed"):
         lines.append(f"note: no prices given, so {e['assumed']} is assumed (set --c0 and "
                      "--dc, or give --scenario)")
