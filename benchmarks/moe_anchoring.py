@@ -6,7 +6,8 @@
 Needs aiconfigurator-core (the ``aic`` extra). For every expert shape the H200 vLLM rows of a
 format measured, at each measured split among TP 1/2/4/8 and EP 2/4/8 (``SHIPPED_MOE_SPLITS``),
 the importer's own table (what a rebuild would ship there) is set beside what ``--profile``
-(default: the shipped H200 profile) answers for a model of that shape: its own table, or
+(default: the shipped H200 profile; another is read on its own GPU, beside NVIDIA's rows of
+its GPU and engine) answers for a model of that shape: its own table, or
 another shape's anchored by the roofline. Each format prints how many shape-splits were
 anchored, the range of answer / own table and the median |error| at 1, 32, 256, 2048 and 8192
 tokens. ``--leave-one-out`` instead withholds each shape from a profile of one folder's tables
@@ -46,6 +47,12 @@ def measured(imp: aic.Importer, precision: str, folder: aic.Source | None = None
     return out
 
 
+def importer_of(profile: Profile) -> aic.Importer:
+    """NVIDIA's tables of ``profile``'s GPU and engine (its ``gpu`` and provenance ``engine``;
+    the shipped profile's: H200, vLLM)."""
+    return aic.Importer(profile.gpu.lower(), profile.provenance.get("engine", "vllm"))
+
+
 def model_of(shape):
     """A stand-in model of ``shape``: a MoE table reads only the expert shape."""
     hidden, inter, experts, top_k = shape
@@ -56,8 +63,9 @@ def model_of(shape):
 def answer(profile: Profile, precision: str, shape, tp: int, ep: int):
     """(seconds at :data:`TOKENS`, source label) of ``profile`` for ``shape`` split ``tp x ep``."""
     model, dp = model_of(shape), ep  # EP splits: tp 1 x dp ep GPUs, expert-parallel
-    ops = ProfileOps(profile, model, precision, "h200", tp=tp, dp=dp, ep=ep,
-                     fallback=RooflineOps(model, precision, "h200", tp=tp, dp=dp, ep=ep))
+    gpu = profile.gpu
+    ops = ProfileOps(profile, model, precision, gpu, tp=tp, dp=dp, ep=ep,
+                     fallback=RooflineOps(model, precision, gpu, tp=tp, dp=dp, ep=ep))
     value = ops.moe(TOKENS)
     (label,) = [v for k, v in ops.sources().items() if k.startswith("moe")]
     return value, label
@@ -121,11 +129,12 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default=str(SHIPPED))
     parser.add_argument("--leave-one-out", action="store_true")
     args = parser.parse_args(argv)
-    imp = aic.Importer("h200", "vllm")
+    profile = load_profile(args.profile)
+    imp = importer_of(profile)
     if args.leave_one_out:
         leave_one_out(imp)
     else:
-        against_profile(imp, load_profile(args.profile))
+        against_profile(imp, profile)
     return 0
 
 

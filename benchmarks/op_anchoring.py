@@ -14,6 +14,9 @@ profile lacks (GEMM:
 n and k from 256 to 16,384), the profile's answer is set beside the same profile with the
 importer's own table at that shape added (both read through ``ProfileOps``), and each operator
 prints the anchored count, the range of answer / own and the median |error| per point.
+Another ``--profile`` is read on its own GPU and set beside NVIDIA's rows of that GPU and
+engine (its ``gpu`` and provenance ``engine``: ``benchmarks/data/b200_aiconfigurator_trtllm.json``
+against the B200 TensorRT-LLM rows).
 
 Off the grid (``--off-grid``): the dense GEMMs of real models (:data:`OFF_GRID_CASES`, read from
 the configs aiconfigurator ships) at an ``n x k`` NVIDIA did not measure and the profile lacks,
@@ -32,7 +35,7 @@ import warnings
 from unittest import mock
 
 import numpy as np
-from moe_anchoring import SHIPPED, report  # a sibling script
+from moe_anchoring import SHIPPED, importer_of, report  # a sibling script
 
 from tiersim.hardware import get_model
 from tiersim.perf import aiconfigurator as aic
@@ -57,10 +60,11 @@ OFF_GRID_CASES = (
 
 
 def ops_of(profile, model, precision: str, tp: int = 1, kv_dtype: str = "bf16") -> ProfileOps:
-    """``profile``'s operators for ``model`` on ``tp`` H200s, the roofline where a table is
+    """``profile``'s operators for ``model`` on ``tp`` of its GPUs, the roofline where a table is
     missing."""
-    return ProfileOps(profile, model, precision, "h200", tp=tp, kv_dtype=kv_dtype,
-                      fallback=RooflineOps(model, precision, "h200", tp=tp, kv_dtype=kv_dtype))
+    gpu = profile.gpu
+    return ProfileOps(profile, model, precision, gpu, tp=tp, kv_dtype=kv_dtype,
+                      fallback=RooflineOps(model, precision, gpu, tp=tp, kv_dtype=kv_dtype))
 
 
 def with_table(profile, table):
@@ -211,8 +215,8 @@ def main(argv=None) -> int:
     parser.add_argument("--off-grid", action="store_true",
                         help="only the dense GEMMs of real models off NVIDIA's grid")
     args = parser.parse_args(argv)
-    imp = aic.Importer("h200", "vllm")
     profile = load_profile(args.profile)
+    imp = importer_of(profile)
     if args.off_grid:
         off_grid(imp, profile)
         return 0
