@@ -136,6 +136,10 @@ ENGINE_IMPORTS = {
         "aic:deepseek-ai--DeepSeek-V3": (("checkpoint",), (8,)),
     },
 }
+#: Engines whose profiles in benchmarks/data also carry the importer's measured sets
+#: (``import_aiconfigurator``'s ``measured``: every shape NVIDIA measured, as the shipped vLLM
+#: profiles do), so that a row reads NVIDIA's rows at its shapes rather than anchored ones.
+MEASURED_SET_ENGINES = {"trtllm"}
 #: The report labels of the models each non-vLLM profile covers.
 ENGINE_PROFILE_MODELS = {
     "trtllm": {"Llama-3.1-70B", "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3"},
@@ -442,13 +446,15 @@ def refresh_data(system: str = FIT_SYSTEM) -> None:
 
 
 def refresh_profiles() -> None:
-    """Import the TensorRT-LLM and SGLang profiles of :data:`ENGINE_IMPORTS`."""
+    """Import the TensorRT-LLM and SGLang profiles of :data:`ENGINE_IMPORTS` (with the
+    measured sets for :data:`MEASURED_SET_ENGINES`)."""
     from tiersim.perf.aiconfigurator import import_aiconfigurator
 
     for engine, models in ENGINE_IMPORTS.items():
         name = Path(ENGINE_PROFILES[engine]).stem
         profile, missing = import_aiconfigurator("h200", engine, out=ENGINE_PROFILES[engine],
-                                                 models=models, name=name)
+                                                 models=models, name=name,
+                                                 measured=engine in MEASURED_SET_ENGINES)
         print(f"{engine}: {len(profile.tables)} tables; on the roofline: {missing or 'none'}")
 
 
@@ -457,7 +463,8 @@ def refresh_system_profiles(system: str) -> None:
     tables of its GPU, with the overhead and eager cost of the same engine's H200 profile
     (fitted there; another GPU's rows are held out, so nothing is refitted on them). The
     default profile of that GPU is built as the H200 one is: every shipped model, and the
-    measured sets (``import_aiconfigurator``'s ``measured``)."""
+    measured sets (``import_aiconfigurator``'s ``measured``); the profiles of
+    :data:`MEASURED_SET_ENGINES` carry the measured sets too."""
     from tiersim.perf.aiconfigurator import import_aiconfigurator
     from tiersim.perf.profile import save_profile
 
@@ -467,7 +474,8 @@ def refresh_system_profiles(system: str) -> None:
         if default:
             models = shipped_with(models)  # the default profile of that GPU: every shipped model
         profile, missing = import_aiconfigurator(SYSTEM_GPU[system], engine, models=models,
-                                                 name=Path(out).stem, measured=default)
+                                                 name=Path(out).stem,
+                                                 measured=default or engine in MEASURED_SET_ENGINES)
         save_profile(with_h200_fit(profile, engine, system), out)
         print(f"{system} {engine}: {len(profile.tables)} tables; on the roofline: "
               f"{missing or 'none'} -> {out}")

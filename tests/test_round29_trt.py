@@ -1,4 +1,11 @@
-"""Round 29 (trt): the anchoring reports read any profile's GPU and engine."""
+"""Round 29 (trt): the TensorRT-LLM profiles in benchmarks/data carry NVIDIA's measured sets.
+
+The shipped vLLM profiles hold every GQA attention shape, the dense-GEMM grid and the other
+measured sets NVIDIA's tables have (``import_aiconfigurator``'s ``measured``); the TensorRT-LLM
+profiles ``fidelity_silicon.py --refresh-data`` builds held only the shapes of their models, so
+a shape they lacked was read from a neighbour rescaled (anchored). They are now built, and
+saved, with the same measured sets; the anchoring reports read any profile's GPU and engine.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +21,60 @@ import moe_anchoring  # noqa: E402
 import op_anchoring  # noqa: E402
 
 from tiersim.hardware import get_model  # noqa: E402
-from tiersim.perf.profile import load_profile  # noqa: E402
+from tiersim.perf import aiconfigurator as aic  # noqa: E402
+from tiersim.perf.profile import Profile, load_profile  # noqa: E402
 
 TRTLLM_PROFILES = {"h200": fs.ENGINE_PROFILES["trtllm"],
                    "h100": fs.profile_file("trtllm", "h100_sxm"),
                    "b200": fs.profile_file("trtllm", "b200_sxm")}
+
+
+@pytest.fixture
+def imports(monkeypatch):
+    """The ``(gpu, engine, measured)`` of every import the refresh functions make (nothing is
+    imported or written)."""
+    seen = []
+
+    def fake_import(gpu, engine, out=None, models=None, name=None, measured=None, **kwargs):
+        seen.append((gpu, engine, measured))
+        return Profile(name or "p", gpu, {}, 0.0, "roofline", []), []
+
+    monkeypatch.setattr(aic, "import_aiconfigurator", fake_import)
+    monkeypatch.setattr(fs, "with_h200_fit", lambda profile, engine, system: profile)
+    monkeypatch.setattr("tiersim.perf.profile.save_profile", lambda profile, out: None)
+    return seen
+
+
+def test_the_trtllm_profiles_are_rebuilt_with_the_measured_sets(imports, monkeypatch):
+    """``--refresh-data`` imported TensorRT-LLM's tables of every GPU without ``measured``
+    (None on H200, False on H100 and B200); the vLLM default profiles with it, as before."""
+    monkeypatch.setattr(fs, "ENGINE_IMPORTS", {"trtllm": fs.ENGINE_IMPORTS["trtllm"]})
+    fs.refresh_profiles()
+    for system in ("h100_sxm", "b200_sxm"):
+        fs.refresh_system_profiles(system)
+    trtllm = [(gpu, measured) for gpu, engine, measured in imports if engine == "trtllm"]
+    vllm = [(gpu, measured) for gpu, engine, measured in imports if engine == "vllm"]
+    assert trtllm == [("h200", True), ("h100", True), ("b200", True)]
+    assert vllm == [("h100", True), ("b200", True)]
+
+
+@pytest.mark.parametrize("gpu", sorted(TRTLLM_PROFILES))
+def test_the_saved_trtllm_profiles_hold_every_measured_attention_and_gemm_shape(gpu):
+    """Each saved TensorRT-LLM profile holds NVIDIA's TensorRT-LLM rows of its GPU at every
+    GQA attention shape (both KV dtypes) and every dense-GEMM grid shape of
+    ``SHIPPED_GEMM_FORMATS`` they measured (the 2026-12-01/02 files held 40-44 attention and
+    44-77 GEMM tables, the shapes of their models, in 95-136 tables)."""
+    pytest.importorskip("aiconfigurator_core")
+    imp = aic.Importer(gpu, "trtllm")
+    profile = load_profile(TRTLLM_PROFILES[gpu])
+    lacking = [(op, kv, shape) for op in aic.ATTENTION_FILES for kv in aic.SHIPPED_KV_DTYPES
+               for shape in aic.attention_shapes(imp, op, kv)
+               if profile.find(op, kv, dict(zip(("heads", "kv_heads", "head_dim"), shape,
+                                                strict=True))) is None]
+    lacking += [("gemm", precision, shape) for precision in aic.SHIPPED_GEMM_FORMATS
+                for shape in aic.gemm_shapes(imp, precision)
+                if profile.find("gemm", precision, {"n": shape[0], "k": shape[1]}) is None]
+    assert lacking == []
 
 
 def test_the_anchoring_reports_read_the_profiles_gpu_and_engine():
