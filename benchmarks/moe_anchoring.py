@@ -86,16 +86,20 @@ def report(precision: str, pairs, unit: str = "shape-splits", how: str = "anchor
 
 
 def against_profile(imp: aic.Importer, profile: Profile) -> None:
-    """Each format's anchored answers of ``profile`` against the importer's own tables."""
+    """Each format's anchored answers of ``profile`` against the importer's own tables; then
+    those it answers from the roofline (no table of that format to anchor on), where any."""
     for precision in FORMATS:
-        pairs = []
+        pairs: dict[str, list] = {"anchored": [], "roofline": []}
         for shape, splits in sorted(measured(imp, precision).items()):
             for tp, ep in sorted(splits):
                 value, label = answer(profile, precision, shape, tp, ep)
-                if label.startswith("anchored"):
+                how = "anchored" if label.startswith("anchored") else label
+                if how in pairs:
                     own = imp.moe(precision, model_of(shape), tp, ep)
-                    pairs.append((value, own.lookup(TOKENS)))
-        report(precision, pairs)
+                    pairs[how].append((value, own.lookup(TOKENS)))
+        report(precision, pairs["anchored"])
+        if pairs["roofline"]:
+            report(precision, pairs["roofline"], how="on the roofline")
 
 
 def leave_one_out(imp: aic.Importer) -> None:

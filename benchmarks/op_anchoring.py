@@ -203,10 +203,12 @@ def off_grid(imp: aic.Importer, profile) -> None:
 
 
 def read(ops: ProfileOps, op: str) -> np.ndarray:
-    """One attention layer's seconds at this script's points."""
+    """One attention layer's seconds at this script's points (one batch at a time: the roofline
+    a profile without the table falls back on takes one batch size)."""
     if op == "attn_prefill":
         return np.array([float(ops.attn_prefill(t, 0.0)) for t in PREFILL_TOKENS])
-    return np.asarray(ops.attn_decode(DECODE_BATCH, DECODE_CONTEXT), np.float64)
+    context = np.array([DECODE_CONTEXT])
+    return np.array([float(ops.attn_decode(int(b), context)[0]) for b in DECODE_BATCH])
 
 
 def main(argv=None) -> int:

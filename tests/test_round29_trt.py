@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -88,3 +89,29 @@ def test_the_anchoring_reports_read_the_profiles_gpu_and_engine():
     assert (imp.gpu, imp.engine) == ("b200", "trtllm")
     ops = op_anchoring.ops_of(profile, get_model("llama-3.1-8b"), "bf16")
     assert ops.gpu == profile.gpu == "B200"
+
+
+def test_op_anchoring_reads_an_mla_decode_the_profile_lacks_from_the_roofline():
+    """``op_anchoring.py --profile`` on the 2026-12-01 TensorRT-LLM profiles (no MLA table at
+    DeepSeek-V3's TP 2 heads) ended in a TypeError: its decode read passed every batch size at
+    once to the roofline, which takes one. Now one batch at a time, as the table path reads."""
+    model = get_model(aic.aic_model_path("aic:deepseek-ai--DeepSeek-V3"))
+    empty = Profile("empty", "H200", {}, 0.0, "roofline", [])
+    seconds = op_anchoring.read(op_anchoring.ops_of(empty, model, "fp8_block", 2, "fp8"),
+                                "attn_decode")
+    assert seconds.shape == (3,) and np.all(np.isfinite(seconds)) and np.all(np.diff(seconds) > 0)
+
+
+def test_moe_anchoring_counts_the_shapes_a_profile_answers_from_the_roofline(capsys,
+                                                                           monkeypatch):
+    """A format the profile holds no MoE table of is answered by the roofline, not anchored:
+    ``moe_anchoring.py`` printed ``nothing anchored`` for it (BF16 and FP8 on the 2026-12-01
+    H200 TensorRT-LLM profile, which has 8 MoE tables). It now also prints those."""
+    pytest.importorskip("aiconfigurator_core")
+    monkeypatch.setattr(moe_anchoring, "FORMATS", ("mxfp4",))
+    imp = aic.Importer("h200", "trtllm")
+    splits = sum(len(s) for s in moe_anchoring.measured(imp, "mxfp4").values())
+    moe_anchoring.against_profile(imp, Profile("empty", "H200", {}, 0.0, "roofline", []))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["mxfp4", "nothing", "anchored"]
+    assert lines[1].startswith(f"mxfp4      {splits:3d} on the roofline shape-splits: ")
