@@ -37,6 +37,7 @@ from tiersim.routing.config import ClassifierConfig
 from tiersim.routing.evaluation import calibration_report
 from tiersim.routing.metrics import routellm_metrics
 from tiersim.routing.types import TierInfo
+from tiersim.text_columns import as_text, text_lengths
 
 NUMERIC = "numeric__"
 
@@ -45,7 +46,8 @@ def feature_frame(df: pd.DataFrame, groups: list[str]) -> tuple[pd.DataFrame, di
     """The classifier's input columns from ``df`` and which group each came from.
 
     Groups whose source columns are absent are skipped; numeric columns are log-scaled lengths
-    and ``feat_*`` values; categorical ones are strings.
+    and ``feat_*`` values; categorical ones are text (:func:`tiersim.text_columns.as_text`: a
+    trace's column of categories stays one, without a copy of each row's text).
     """
     cols: dict[str, pd.Series] = {}
     used: dict[str, list] = {}
@@ -60,11 +62,12 @@ def feature_frame(df: pd.DataFrame, groups: list[str]) -> tuple[pd.DataFrame, di
             used["feat"] = [NUMERIC + c for c in feats]
     for group in ("task_type", "subject"):
         if group in groups and group in df:
-            cols[group] = df[group].astype(str)
+            cols[group] = as_text(df[group])
             used[group] = [group]
     if "text" in groups and "prompt" in df:
-        cols["prompt"] = df["prompt"].astype(str)
-        cols[NUMERIC + "log_prompt_chars"] = np.log1p(cols["prompt"].str.len().astype(float))
+        cols["prompt"] = as_text(df["prompt"])
+        cols[NUMERIC + "log_prompt_chars"] = pd.Series(
+            np.log1p(text_lengths(cols["prompt"])), index=df.index)
         used["text"] = ["prompt", NUMERIC + "log_prompt_chars"]
     return pd.DataFrame(cols, index=df.index), used
 
