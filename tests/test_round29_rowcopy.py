@@ -98,3 +98,27 @@ def test_a_prompt_column_of_plain_text_reads_as_before():
     assert frame["numeric__log_prompt_chars"].tolist() == list(np.log1p([3.0, 3.0, 3.0]))
     assert used == {"task_type": ["task_type"],
                     "text": ["prompt", "numeric__log_prompt_chars"]}
+
+
+def test_the_cache_keys_of_a_prompt_column_are_the_prompts_themselves(prompts):
+    """keys(key: prompt) gave each row a copy of its prompt (to_numpy of the categories); now
+    each row refers to its prompt's one string, same values."""
+    from tiersim.response_cache import ResponseCacheConfig, keys
+
+    found, where = keys(prompts, ResponseCacheConfig(size=1, key="prompt"),
+                        np.random.default_rng(0))
+    assert found.tolist() == prompts["prompt"].astype(str).tolist()
+    assert found[0] is found[4] and found[3] is found[7]
+    assert where == "trace column prompt"
+
+
+def test_a_missing_or_empty_prompt_key_is_never_a_hit(tmp_path):
+    """A category column's missing value (and the reader's "" for none) is no key, as before."""
+    from tiersim.response_cache import ResponseCacheConfig, hits, keys
+
+    df = pd.DataFrame({"prompt": pd.Categorical(["a", None, "", "a", None, ""])})
+    cfg = ResponseCacheConfig(mode="lru", size=5, key="prompt")
+    found, where = keys(df, cfg, np.random.default_rng(0))
+    assert [None if pd.isna(k) else k for k in found] == ["a", None, None, "a", None, None]
+    assert where == "trace column prompt (4 rows without one: never a hit)"
+    assert hits(found, cfg).tolist() == [False, False, False, True, False, False]

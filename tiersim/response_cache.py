@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from tiersim.errors import Note, ScenarioError
 from tiersim.results import ResponseCacheResult
+from tiersim.text_columns import row_values
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS
 
 
@@ -90,7 +91,7 @@ def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
         return drawn.astype(np.int64), (f"generated: {p.distinct} distinct prompts, Zipf "
                                         f"exponent {p.exponent:g}")
     if cfg.key in df.columns:
-        found = df[cfg.key].to_numpy()
+        found = row_values(df[cfg.key])  # a prompt column: references, not a copy a row
         _one_value_each(found, cfg.key, source)
         if cfg.key == "prompt":  # the trace reader keeps a missing prompt as no text ("")
             found = np.where(found == "", None, found)

@@ -41,3 +41,14 @@ def text_lengths(column: pd.Series) -> np.ndarray:
         return column.str.len().astype(float).to_numpy()
     lengths = np.array([len(v) for v in column.cat.categories] + [np.nan], dtype=np.float64)
     return lengths[column.cat.codes.to_numpy()]  # a missing row's code -1: the NaN
+
+
+def row_values(column: pd.Series) -> np.ndarray:
+    """``column.to_numpy()``, same values row for row: of a category column of text, an array
+    of references to its categories, each made a Python string once (NaN where a value is
+    missing, as ``to_numpy`` gives)."""
+    cats = column.cat.categories if _is_categories(column) else None
+    if cats is None or not pd.api.types.is_string_dtype(cats.dtype):
+        return column.to_numpy()
+    values = np.append(np.asarray(cats, dtype=object), np.nan)
+    return values[column.cat.codes.to_numpy()]  # a missing row's code -1: the NaN
