@@ -122,3 +122,26 @@ def test_a_missing_or_empty_prompt_key_is_never_a_hit(tmp_path):
     assert [None if pd.isna(k) else k for k in found] == ["a", None, None, "a", None, None]
     assert where == "trace column prompt (4 rows without one: never a hit)"
     assert hits(found, cfg).tolist() == [False, False, False, True, False, False]
+
+
+def test_the_top_n_note_counts_keys_without_copying_them(prompts):
+    """_note_sent_once counted the keys as a Series (of text: a copy of each row's prompt,
+    twice); now by their codes. Same note."""
+    import warnings
+
+    from tiersim.response_cache import ResponseCacheConfig, _note_sent_once, hits, keys
+
+    cfg = ResponseCacheConfig(mode="top_n", size=10, key="prompt")
+    found, _ = keys(prompts, cfg, np.random.default_rng(0))
+    found[-2:] = ["once 0", "once 1"]
+    hit = hits(found, cfg)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _note_sent_once(found, hit, "s.yaml")
+    assert [str(w.message) for w in seen] == [
+        "s.yaml: router.response_cache: top_n answers 2 of 2,000 requests whose prompt the "
+        "trace sends only once, as if filled from this very trace (size exceeds the 4 keys "
+        "that repeat); set size to at most 4, or use mode: lru"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _peak_mb(_note_sent_once, found, hit, "s.yaml") < 5

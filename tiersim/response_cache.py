@@ -166,9 +166,11 @@ def _note_sent_once(key: np.ndarray, hit: np.ndarray, source: str) -> None:
     this very trace, it holds them because ``size`` exceeds the keys that repeat, and a
     cache filled from past logs would hold no answer to a prompt never sent again."""
     unknown = missing(key)
-    counts = pd.Series(key[~unknown]).value_counts()
+    # codes, not the keys: a Series of text keys was a copy of each row's text (twice)
+    codes, _ = pd.factorize(key[~unknown], sort=False)
+    counts = np.bincount(codes)
     once = hit.copy()
-    once[~unknown] &= pd.Series(key[~unknown]).map(counts).to_numpy() == 1
+    once[~unknown] &= counts[codes] == 1
     n = int(once.sum())
     if not n:
         return
