@@ -145,3 +145,45 @@ def test_the_top_n_note_counts_keys_without_copying_them(prompts):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert _peak_mb(_note_sent_once, found, hit, "s.yaml") < 5
+
+
+def _long_kinds(rows: int, kinds: list[str]) -> pd.Categorical:
+    """Step types ``kinds`` in turn over ``rows`` rows, as the reader gives a dictionary-encoded
+    column: categories of pandas text (plus one no row has, as the replay's added "step")."""
+    return pd.Categorical.from_codes(np.arange(rows) % len(kinds),
+                                     categories=pd.Index([*kinds, "step"]))
+
+
+KINDS = ["planning", "tool_call", "code " + "x" * LONG, "final", "verify " + "y" * LONG]
+"""Five step types, two of 20 KB (unmapped: the fallback routes them): 16 MB over 2,000 rows."""
+
+
+def test_step_type_routing_reads_each_type_once():
+    """StepType made each row's type text (astype(str).to_numpy()); now it maps each distinct
+    type once and each row by its code: same tiers as from a column of plain text."""
+    from test_agentic_routing import TIERS, steps_table
+
+    from tiersim.routing import build_router
+
+    df = steps_table(ROWS).assign(step_type=_long_kinds(ROWS, KINDS))
+    plain = df.assign(step_type=np.array(KINDS, dtype=object)[np.arange(ROWS) % len(KINDS)])
+    cfg = {"policy": "step_type", "step_tiers": {"planning": "strong", "tool_call": 0,
+                                                 KINDS[2]: "cheap"}}
+    router = build_router(cfg, TIERS)
+    got = router.assign(df, np.random.default_rng(0))
+    mapped = router.mapped.copy()
+    want = router.assign(plain, np.random.default_rng(0))
+    assert np.array_equal(got.tier, want.tier) and np.array_equal(mapped, router.mapped)
+    assert got.tier[:5].tolist() == [1, 0, 0, 1, 1] and mapped[:5].tolist() == [1, 1, 1, 0, 0]
+    assert _peak_mb(router.assign, df, np.random.default_rng(0)) < 5
+
+
+def test_text_codes_give_each_row_its_types_place():
+    """Rows by their place among the distinct values as text: values equal as text are one
+    (1 and "1"), a missing one is -1, a category in no row is still listed."""
+    from tiersim.text_columns import text_codes
+
+    codes, kinds = text_codes(pd.Series([1, "1", None, "a", "1"], dtype=object))
+    assert codes.tolist() == [0, 0, -1, 1, 0] and kinds.tolist() == ["1", "a"]
+    codes, kinds = text_codes(pd.Series(_long_kinds(3, ["b", "a"])))
+    assert codes.tolist() == [0, 1, 0] and kinds.tolist() == ["b", "a", "step"]

@@ -52,3 +52,15 @@ def row_values(column: pd.Series) -> np.ndarray:
         return column.to_numpy()
     values = np.append(np.asarray(cats, dtype=object), np.nan)
     return values[column.cat.codes.to_numpy()]  # a missing row's code -1: the NaN
+
+
+def text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's place among the column's distinct values as text (-1 where missing), and
+    those values (``astype(str)`` of each, Python strings), found without making each row's
+    value text: of a category column, from its categories (some may be in no row)."""
+    if _is_categories(column):
+        codes, values = column.cat.codes.to_numpy(), column.cat.categories
+    else:
+        codes, values = pd.factorize(column)
+    merged, text = pd.factorize(np.asarray(pd.Index(values).astype(str), dtype=object))
+    return np.append(merged, -1)[codes], np.asarray(text, dtype=object)

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from tiersim.routing.config import DEFAULT_STEP_TIERS, RouterConfig
 from tiersim.routing.policies import ROUTERS, Router
 from tiersim.routing.types import Assignment
+from tiersim.text_columns import text_codes
 
 
 class StepType(Router):
@@ -72,15 +73,21 @@ class StepType(Router):
         base = self.inner.choose(df, rng)
         tier, esc = base.tier.copy(), base.escalate_to.copy()
         refused = None if base.refused_to is None else base.refused_to.copy()
-        kinds = df["step_type"].astype(str).to_numpy()
-        self.mapped = np.isin(kinds, list(self.routes))
-        for kind, t in self.routes.items():
-            rows = kinds == kind
-            tier[rows], esc[rows] = t, -1
-            if refused is not None:
-                refused[rows] = -1
+        routed = self._routed(df["step_type"])
+        self.mapped = routed >= 0
+        tier[self.mapped], esc[self.mapped] = routed[self.mapped], -1
+        if refused is not None:
+            refused[self.mapped] = -1
         return Assignment(tier=tier.astype(np.int64), escalate_to=esc.astype(np.int64),
                           refused_to=refused)
+
+    def _routed(self, step_type) -> np.ndarray:
+        """Each row's tier from the step map, -1 where the map has no tier for its type (a
+        missing type too): the map read once per distinct type, each row by its code (the
+        types as text, one per row, were a copy of each row's type)."""
+        codes, kinds = text_codes(step_type)
+        tiers = np.array([self.routes.get(kind, -1) for kind in kinds] + [-1], dtype=np.int64)
+        return tiers[codes]  # a missing type's code -1: the last, -1
 
     def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
         """Injected errors: on the fallback's steps as the fallback injects them (a cascade's
