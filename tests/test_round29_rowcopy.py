@@ -187,3 +187,20 @@ def test_text_codes_give_each_row_its_types_place():
     assert codes.tolist() == [0, 0, -1, 1, 0] and kinds.tolist() == ["1", "a"]
     codes, kinds = text_codes(pd.Series(_long_kinds(3, ["b", "a"])))
     assert codes.tolist() == [0, 1, 0] and kinds.tolist() == ["b", "a", "step"]
+
+
+def test_step_type_figures_read_each_type_once():
+    """step_type_results made each row's type text; now by codes: the same figures as from a
+    column of plain text, sorted by type, and none for a category no step has."""
+    from tiersim.session_metrics import step_type_results
+
+    codes = np.arange(ROWS) % len(KINDS)
+    req = pd.DataFrame({"final_tier": np.where(codes % 2, "a", "b"),
+                        "expected_accuracy": (codes + 1) / 10.0})
+    df = pd.DataFrame({"step_type": _long_kinds(ROWS, KINDS)})
+    plain = pd.DataFrame({"step_type": np.array(KINDS, dtype=object)[codes]})
+    got = step_type_results(df, req)
+    assert got == step_type_results(plain, req)
+    assert [(r.step_type[:6], r.requests) for r in got] == [
+        ("code x", 400), ("final", 400), ("planni", 400), ("tool_c", 400), ("verify", 400)]
+    assert _peak_mb(step_type_results, df, req) < 5

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim.results import SessionResult, StepTypeResult
+from tiersim.text_columns import text_codes
 
 
 def _pct(values: np.ndarray, q: float) -> float | None:
@@ -78,10 +79,12 @@ def step_type_results(df: pd.DataFrame, requests: pd.DataFrame) -> tuple[StepTyp
     """Per step type: how many steps, their accuracy and the tiers that served them."""
     if "step_type" not in df.columns:
         return ()
-    kinds = df["step_type"].astype(str).to_numpy()
+    codes, kinds = text_codes(df["step_type"])  # not each row's type as text: a copy a row
     out = []
-    for kind in sorted(set(kinds.tolist())):
-        rows = kinds == kind
+    for code, kind in sorted(enumerate(kinds), key=lambda pair: pair[1]):
+        rows = codes == code
+        if not rows.any():  # a category no step has
+            continue
         tiers = requests["final_tier"][rows].value_counts(normalize=True)
         out.append(StepTypeResult(
             step_type=kind, requests=int(rows.sum()),
