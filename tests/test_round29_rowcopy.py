@@ -204,3 +204,29 @@ def test_step_type_figures_read_each_type_once():
     assert [(r.step_type[:6], r.requests) for r in got] == [
         ("code x", 400), ("final", 400), ("planni", 400), ("tool_c", 400), ("verify", 400)]
     assert _peak_mb(step_type_results, df, req) < 5
+
+
+def test_the_request_table_reads_a_session_column_by_row_group(tmp_path):
+    """requests.parquet is written a row group at a time; each group's step_type made the
+    whole column text (to_numpy of every row, then the group's sliced out); now the group's
+    rows only: a 10-row slice of 640 steps of 10-20 KB types peaks far below the column."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_with_requests
+    from tiersim.scenario import load_scenario
+
+    steps, rows = 8, 640
+    kinds = ["planning", "tool_call " + "t" * LONG, "code " + "c" * (LONG // 2), "final"]
+    pq.write_table(pa.table({
+        "request_id": np.arange(rows), "arrival_s": np.repeat(np.arange(rows // steps), steps),
+        "input_tokens": np.full(rows, 100), "output_tokens": np.full(rows, 5),
+        "session_id": np.arange(rows) // steps, "step": np.arange(rows) % steps,
+        "step_type": pa.array(kinds).take(np.arange(rows) % 4).dictionary_encode()}),
+        tmp_path / "t.parquet")
+    doc = tiny_doc(trace={"path": "t.parquet"}, workload={"sessions": {"source": "trace"}},
+                   router={"policy": "uniform"})
+    _, requests = run_with_requests(load_scenario(write_yaml(tmp_path / "s.yaml", doc)))
+    part = requests.rows(8, 12)
+    assert part["step_type"].tolist() == [kinds[0], kinds[1], kinds[2], kinds[3]]
+    assert requests.frame()["step_type"].tolist() == [kinds[i % 4] for i in range(rows)]
+    assert _peak_mb(requests.rows, 8, 18) < 2

@@ -126,7 +126,7 @@ class RequestTable:
             return self._costs()[part]
         if name in ("request_id", "input_tokens"):
             return self.df[name].to_numpy(np.int64)[part]
-        return self.df[name].to_numpy()[part]  # session columns
+        return self.df[name].iloc[part].to_numpy()  # session columns: of these rows only
 
     def _times(self, part: slice) -> tuple[np.ndarray, ...]:
         """Arrival, first-token and finish times and output tokens of rows ``part``."""
