@@ -19,7 +19,7 @@ PAD = "\\n".join(f"    x{i} = {i}" for i in range(300))  # the handler past inst
 LOOP = "held = (held, x2)\\n            x2 = x1 + 1000"  # a new int fails last: none is freed
 exec("def grow(*args, **kwargs):\\n" + PAD + "\\n    held = None\\n    with open('/dev/null'):\\n"
      "        while True:\\n            " + LOOP + "\\n", globals())
-tiersim.runner.run_scenario = grow  # a run whose objects fill the address space
+tiersim.runner.run_into = grow  # a run whose objects fill the address space
 mapped = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 limit = mapped + 300 * 2**20
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -27,7 +27,7 @@ print(limit, flush=True)
 tiny = str(bundled("scenarios", "tiny.yaml"))
 app(prog_name="tiersim", args=["run", tiny, "--no-baselines", "--no-report"])
 """
-"""A ``tiersim run`` whose simulation (``run_scenario``, replaced) grows small objects inside a
+"""A ``tiersim run`` whose simulation (``run_into``, replaced) grows small objects inside a
 ``with`` block whose handler sits past instruction 256 (its offset is then a new int, which
 cannot be made once memory is gone), under a limit 300 MiB above what the process maps.
 Unguarded it spins (killed after 60 s: status 137, nothing printed); a list would not (its

@@ -39,7 +39,7 @@ def test_a_run_writes_its_files_and_a_manifest(tiny_run):
     run, out = tiny_run
     names = {p.name for p in out.iterdir()}
     assert names == {"requests.parquet", "timeseries.parquet", "summary.json", "scenario.yaml",
-                     "manifest.json"}
+                     "manifest.json", ".lock"}  # the folder's lock, as `tiersim run` leaves it
     info = json.loads((out / "manifest.json").read_text())
     assert check_manifest(out) == info["run_id"]
     assert RunResult.read(out / "summary.json").to_json() == run.to_json()

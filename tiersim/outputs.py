@@ -164,6 +164,36 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     _check_writable(out)
 
 
+def out_folder(out: str | Path | None, kind: str, scenario, path: str | Path):
+    """Claim ``out`` for a ``kind`` command (run, plan) reading ``scenario`` (from ``path``)
+    and hold its lock while the command runs (:func:`claim_out_dir`, :func:`locked`): the one
+    check of ``tiersim run --out`` and ``tiersim plan --out``, which the Python API
+    (:func:`tiersim.runner.run_scenario`, ``plan_capacity``) makes too; nothing to do without
+    ``out``."""
+    if out is None:
+        return contextlib.nullcontext()
+    return _claimed(Path(out), kind, [Path(path), *_input_files(scenario, path)])
+
+
+def _input_files(scenario, path: str | Path) -> list[Path]:
+    """The files a command reading ``scenario`` (from ``path``) reads besides ``path``."""
+    from tiersim.sweep.inputs import input_files
+
+    doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return input_files(doc, str(path))
+
+
+@contextlib.contextmanager
+def _claimed(out: Path, kind: str, inputs: list[Path]):
+    """``out`` claimed before its lock is taken (a bad folder fails at once) and again once
+    it is held: a command that wrote the folder in between (a sweep that ended just then) is
+    seen, and its results are not overwritten."""
+    claim_out_dir(out, kind, inputs)
+    with locked(out, kind):
+        claim_out_dir(out, kind, inputs)
+        yield
+
+
 def refuse_inside_sweep_points(out: Path, kind: str) -> None:
     """Refuse an ``--out`` at or below a sweep's ``points/`` folder (the one beside its
     ``sweep.json``), as typed or with links resolved: the command's files would land beside
@@ -671,7 +701,7 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
         for name, text in (extra or {}).items():
             (temp / name).write_bytes(text.encode())
         if report:
-            from tiersim.report import write_report
+            from tiersim.report.page import write_report  # in its own temporary folder
 
             write_report(temp, shown_as=out)
         with signals_deferred():  # the set is swapped whole: a Ctrl-C waits for the last rename

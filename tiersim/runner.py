@@ -63,18 +63,31 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None = None,
     ``baselines=True`` also sizes, per tier, a uniform fleet (every request on that tier) by
     simulation to the fewest replicas meeting the SLOs (:func:`tiersim.savings.
     sized_uniform_runs`); savings are then simulated (in the scenario's cost model) instead of
-    estimated. The files are written atomically
-    (:func:`tiersim.outputs.write_run`), with ``report.html`` when ``report`` is true and
-    the ``extra`` files (name -> text) in the same set. Without ``out_dir`` (a sweep's point)
-    the engine keeps no load series: only ``timeseries.parquet`` reads it.
+    estimated. ``out_dir`` is claimed and locked as ``tiersim run --out`` claims it
+    (:func:`tiersim.outputs.out_folder`: never the root or home folder, a folder of other
+    files or another command's results; a refusal is the command's one-line
+    :class:`~tiersim.errors.TiersimError`, before anything is simulated or written). The files
+    are written atomically (:func:`tiersim.outputs.write_run`), with ``report.html`` when
+    ``report`` is true and the ``extra`` files (name -> text) in the same set. Without
+    ``out_dir`` (a sweep's point) the engine keeps no load series: only ``timeseries.parquet``
+    reads it.
     """
-    if out_dir is not None:
-        outputs.make_out_dir(Path(out_dir))
-    source = str(scenario_path) if scenario_path is not None else scenario.source
-    run, requests, result, fleet = _noted(scenario, source, baselines,
-                                          series=out_dir is not None)
-    if out_dir is not None:
-        outputs.write_run(Path(out_dir), run, requests, summary.timeseries_table(result, fleet),
+    source = scenario_path if scenario_path is not None else scenario.source
+    with outputs.out_folder(out_dir, "run", scenario, source):
+        return run_into(scenario, None if out_dir is None else Path(out_dir), source,
+                        baselines=baselines, report=report, extra=extra)
+
+
+def run_into(scenario: Scenario, out: Path | None, source: str | Path, baselines: bool = False,
+             report: bool = False, extra: dict[str, str] | None = None) -> RunResult:
+    """:func:`run_scenario` for a caller that already holds ``out`` (claimed and locked:
+    ``tiersim run``, a plan writing its planned run), read from ``source``."""
+    if out is not None:
+        outputs.make_out_dir(out)
+    run, requests, result, fleet = _noted(scenario, str(source), baselines,
+                                          series=out is not None)
+    if out is not None:
+        outputs.write_run(out, run, requests, summary.timeseries_table(result, fleet),
                           scenario_yaml(scenario), report=report, extra=extra)
     return run
 

@@ -328,7 +328,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
     scenario.yaml (the plan as a scenario), the planned run's files and report.html."""
-    from tiersim.cli.run import out_folder
+    from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
     from tiersim.workload.sessions import check_session_keys
 
@@ -715,7 +715,7 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
 
     from tiersim.outputs import signals_deferred
     from tiersim.results import dumps
-    from tiersim.runner import run_scenario
+    from tiersim.runner import run_into
     from tiersim.scenario import scenario_from_dict
 
     out.mkdir(parents=True, exist_ok=True)
@@ -726,17 +726,17 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
                                            max_replicas), result.splits)
         doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
-        run_scenario(scenario_from_dict(as_searched(doc, scenario), source), out_dir=out,
-                     scenario_path=source, baselines=True,  # savings simulated, as a run's
-                     report=report, extra={"scenario.yaml": yaml.safe_dump(doc, sort_keys=False),
-                                           "plan.json": plan_json})
+        run_into(scenario_from_dict(as_searched(doc, scenario), source), out, source,
+                 baselines=True,  # savings simulated, as a run's (under the plan's claim)
+                 report=report, extra={"scenario.yaml": yaml.safe_dump(doc, sort_keys=False),
+                                       "plan.json": plan_json})
         return
     with signals_deferred():  # a failed plan.json write leaves the earlier plan and its run
         (out / "report.html").unlink(missing_ok=True)  # of the earlier plan: written below
         _write(out / "plan.json", plan_json)
         _remove_planned_run(out, report)
     if report:
-        from tiersim.report import write_report
+        from tiersim.report.page import write_report  # the plan holds the folder
 
         write_report(out)
 

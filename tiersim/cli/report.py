@@ -15,18 +15,11 @@ def report(
                                                 parser=expand_home)],
 ) -> None:
     """Write DIR/report.html: one self-contained page (opens offline)."""
-    import contextlib
-
     from tiersim.errors import escaped
     from tiersim.manifest import missing_files, missing_note
-    from tiersim.outputs import locked, refuse_scattering
     from tiersim.report import write_report
 
-    refuse_scattering(directory, "report")  # never a lock in / or the home folder
-    # never a page of a folder another command is writing (a missing folder: write_report's line)
-    guard = locked(directory, "report") if directory.is_dir() else contextlib.nullcontext()
-    with guard:
-        echo(f"wrote {escaped(write_report(directory))}")
+    echo(f"wrote {escaped(write_report(directory))}")  # refused in / or ~, and under the lock
     gone = missing_files(directory)
     if gone:
         echo(missing_note(gone), err=True)

@@ -6,7 +6,6 @@ the roofline). The tables read the typed :class:`~tiersim.results.RunResult`, ne
 
 from __future__ import annotations
 
-import contextlib
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -91,7 +90,8 @@ def run(
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
     from tiersim.cli import return_freed_arrow_memory
-    from tiersim.runner import run_scenario
+    from tiersim.outputs import out_folder
+    from tiersim.runner import run_into
     from tiersim.scenario import load_scenario
 
     return_freed_arrow_memory()
@@ -102,12 +102,11 @@ def run(
     path = scenario_path(scenario) if scenario is not None else default_scenario()
     loaded = load_scenario(path)
     check_scenario_keys(loaded, path)  # before --out is made: a refused scenario leaves no folder
-    with out_folder(out, "run", loaded, path):
+    with out_folder(out, "run", loaded, path):  # run_scenario's claim, before the note
         if loaded.sweep:
             echo(f"note: {base_point_only(path, 'runs')}", err=True)
         with _status(f"simulating {loaded.name} ..."):
-            result = run_scenario(loaded, out_dir=out, scenario_path=path, baselines=baselines,
-                                  report=report)
+            result = run_into(loaded, out, path, baselines=baselines, report=report)
     print_summary(result, out, report)
 
 
@@ -130,36 +129,6 @@ def base_point_only(path: Path | str, does: str) -> str:
     ``sweep:`` map: it reads the base point only, not the grid."""
     return (f"{path} has a sweep: map; this {does} its base point only (use `tiersim sweep` "
             "for the grid)")
-
-
-def out_folder(out: Path | None, kind: str, scenario, path: Path):
-    """Claim ``out`` for a ``kind`` command reading ``scenario`` (from ``path``) and hold its
-    lock while the command runs (:func:`tiersim.outputs.claim_out_dir`, :func:`~tiersim.
-    outputs.locked`); nothing to do without ``--out``."""
-    if out is None:
-        return contextlib.nullcontext()
-    return _claimed(out, kind, [Path(path), *_input_files(scenario, path)])
-
-
-def _input_files(scenario, path: Path) -> list[Path]:
-    """The files a command reading ``scenario`` (from ``path``) reads besides ``path``."""
-    from tiersim.sweep.inputs import input_files
-
-    doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return input_files(doc, str(path))
-
-
-@contextlib.contextmanager
-def _claimed(out: Path, kind: str, inputs: list[Path]):
-    """``out`` claimed before its lock is taken (a bad folder fails at once) and again once
-    it is held: a command that wrote the folder in between (a sweep that ended just then) is
-    seen, and its results are not overwritten."""
-    from tiersim.outputs import claim_out_dir, locked
-
-    claim_out_dir(out, kind, inputs)
-    with locked(out, kind):
-        claim_out_dir(out, kind, inputs)
-        yield
 
 
 def _status(message: str):

@@ -1633,7 +1633,7 @@ def _report(out: Path, console: Console) -> None:
     """Write the HTML report. A report that cannot be written (a full disk) or read back is
     the user's to fix: one line, exit 1, as ``tiersim run`` and ``plan`` say it; the points
     and ``sweep.parquet`` stay. Any other failure is printed, and the results stay."""
-    from tiersim.report import write_report
+    from tiersim.report.page import write_report  # the sweep holds the folder
 
     try:
         console.print(f"report: {escaped(write_report(out))}")
