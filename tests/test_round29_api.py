@@ -101,3 +101,72 @@ def test_the_api_waits_for_no_folder_another_command_is_writing(tmp_path, kind):
         assert _listing(out) == before
     assert "another tiersim command is writing to this folder" in line
 
+
+def _baseline(model: str) -> dict:
+    """A baseline-only tier serving its own ``model`` (a config.json path)."""
+    return {"name": "big", "precision": "bf16", "model": model, "cost_per_gpu_hour": 3.5,
+            "accuracy": 0.9, "replicas": 1}
+
+
+def _sweep_of_baselines(tmp_path, axis: str, models: list[str], base: str = "m/config.json"):
+    """The tiny scenario in ``tmp_path`` with a baseline-only tier on ``base``, swept on
+    ``axis`` (``baselines``: the whole list; ``baselines.big.model``) over ``models``; a
+    config.json in ``tmp_path/model`` and a link ``m`` to that folder, ``link`` to ``m``."""
+    from conftest import REPO, tiny_doc, write_yaml
+    from test_round19 import _config
+
+    _config(tmp_path)
+    (tmp_path / "m").symlink_to("model")
+    (tmp_path / "link").symlink_to("m")
+    doc = tiny_doc(baselines=[_baseline(base)])
+    doc["trace"]["path"] = str(REPO / "tiersim" / "traces" / "azure2023_code.parquet")
+    values = models if axis.endswith("model") else [[_baseline(m)] for m in models]
+    doc["sweep"] = {axis: values}
+    return write_yaml(tmp_path / "s.yaml", doc)
+
+
+@pytest.mark.parametrize("axis", ["baselines", "baselines.big.model"])
+def test_a_baseline_model_named_two_ways_is_one_setting_listed_twice(tmp_path, axis):
+    """A sweep over the whole ``baselines`` list naming one baseline model's config.json
+    through two links ran two points of one scenario (names_files knew ``tiers`` and
+    ``tiers.N`` as naming files, not ``baselines``)."""
+    from tiersim.sweep.axes import SweepError
+    from tiersim.sweep.run import prepare
+
+    scenario = _sweep_of_baselines(tmp_path, axis, ["m/config.json", "link/config.json"])
+    with pytest.raises(SweepError) as info:
+        prepare(scenario)
+    line = str(info.value)
+    assert line.startswith(f"{scenario}: sweep: '{axis}': values ")
+    assert line.endswith(" are the same setting once read; list it once")
+
+
+def test_sweep_inputs_record_a_baseline_model_named_on_the_baselines_axis_once(tmp_path):
+    """``sweep_inputs`` (the files ``--out`` may not overwrite) left out a config.json named
+    only on a ``baselines`` axis; one file named two ways (the base's ``link/config.json``,
+    the axis' ``m/config.json``) is recorded once."""
+    import os
+
+    from tiersim.sweep.run import prepare, sweep_inputs
+
+    scenario = _sweep_of_baselines(tmp_path, "baselines", ["m/config.json", "other/config.json"],
+                                   base="link/config.json")
+    (tmp_path / "other").mkdir()  # a second file (of the same bytes) is a second input
+    (tmp_path / "other" / "config.json").write_bytes((tmp_path / "model" / "config.json")
+                                                     .read_bytes())
+    found = [os.path.realpath(p) for p in sweep_inputs(prepare(scenario))]
+    model = os.path.realpath(tmp_path / "model" / "config.json")
+    assert found.count(model) == 1
+    assert found.count(os.path.realpath(tmp_path / "other" / "config.json")) == 1
+
+
+def test_every_axis_over_a_list_of_tiers_may_name_a_file():
+    """The schema's lists of tiers (``tiers``, ``baselines``) name model files alike."""
+    from tiersim.sweep.run import names_files
+
+    assert [a for a in ("baselines", "baselines.0", "baselines.big", "baselines.0.model",
+                        "baselines.big.speculative", "tiers.0.speculative.draft_model")
+            if not names_files(a)] == []
+    assert [a for a in ("baselines.0.replicas", "baselines.big.speculative.k",
+                        "tiers.0.scheduler", "trace.format") if names_files(a)] == []
+

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import functools
 import math
 import re
 import types
@@ -1612,6 +1613,41 @@ def _keys_of(model: type[BaseModel]) -> dict[str, Any]:
 
 def _is_model(obj: Any) -> bool:
     return isinstance(obj, type) and issubclass(obj, BaseModel)
+
+
+NAMES_A_FILE = frozenset({(TraceConfig, "path"), (Scenario, "model"), (Scenario, "profile"),
+                          (TierConfig, "model"), (SpeculativeConfig, "draft_model")})
+"""The scenario keys that may name an input file (the trace, a model's config.json, a draft
+model's, the profile), by the model that holds each; :func:`file_keys` finds where they sit."""
+
+
+@functools.cache
+def file_keys(model: Any = Scenario,
+              inside: frozenset = frozenset()) -> tuple[tuple[str, ...], ...]:
+    """The key paths from ``model`` to each key of :data:`NAMES_A_FILE`, ``"*"`` for an item of
+    a list (``("trace", "path")``, ``("tiers", "*", "model")``, ``("baselines", "*",
+    "speculative", "draft_model")`` ...), found by walking the schema, so every list of tiers
+    is found without a second list to keep. ``inside``: the models on the way (a model that
+    holds itself is walked once)."""
+    found = []
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if (model, name) in NAMES_A_FILE:
+            found.append((key,))
+        held = _model_in(field.annotation)
+        if held is not None and held not in inside:
+            step = (key, "*") if _holds_items(field.annotation) else (key,)
+            found += [(*step, *rest) for rest in file_keys(held, inside | {model})]
+    return tuple(found)
+
+
+def _holds_items(annotation: Any) -> bool:
+    """Whether ``annotation`` is a list or map (of models), possibly optional."""
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, dict):
+        return True
+    return any(_holds_items(arg) for arg in typing.get_args(annotation)
+               if typing.get_origin(arg) is not None)
 
 
 def _model_in(annotation: Any) -> Any:

@@ -1301,21 +1301,24 @@ def _check_points_folder(out: Path) -> None:
                            "--out folder (nothing was written)")
 
 
-FILE_FIELDS = ("trace", "path", "profile", "model", "draft_model", "speculative", "tiers")
-"""Axis paths that end with these may name an input file (as may a whole tier, ``tiers.N``)."""
-
-
 def names_files(axis: str) -> bool:
-    """Whether values of ``axis`` may name an input file: it sets a file field or a map or
-    list holding one (``trace.path``, ``tiers.big.model``, ``tiers.0``, ``tiers``), not a
-    number beside them (``tiers.big.cost_per_gpu_hour``, ``trace.window``)."""
+    """Whether values of ``axis`` may name an input file: it sets a key the scenario schema
+    names a file with (:func:`tiersim.scenario.file_keys`: ``trace.path``, ``profile``, a
+    tier's or a baseline-only tier's ``model``), or a map or list holding one (``trace``,
+    ``tiers``, ``baselines``, ``tiers.0``, ``baselines.big.speculative``), not a number beside
+    them (``tiers.big.cost_per_gpu_hour``, ``trace.window``)."""
+    from tiersim.scenario import file_keys
+
     parts = axis.split(".")
-    return parts[-1] in FILE_FIELDS or (parts[0] == "tiers" and len(parts) == 2)
+    return any(len(parts) <= len(key) and all(k in ("*", p) for k, p in zip(key, parts,
+                                                                          strict=False))
+               for key in file_keys())
 
 
 def sweep_inputs(plan: SweepPlan) -> list[Path]:
     """Every file the sweep's points read (each distinct combination of the file-naming axes'
-    values, resolved as a run resolves it): a file named only on an axis is an input too."""
+    values, resolved as a run resolves it), once, with its links resolved (``m/config.json``
+    and ``link/config.json`` are one file): a file named only on an axis is an input too."""
     file_axes = [a for a in plan.axes if names_files(a)]
     seen: set[tuple] = set()
     found = list(input_files(plan.base, plan.source))
@@ -1326,7 +1329,7 @@ def sweep_inputs(plan: SweepPlan) -> list[Path]:
         seen.add(key)
         with contextlib.suppress(Exception):  # a value no run accepts fails as its own point
             found += input_files(ax.apply(plan.base, point.values, plan.source), plan.source)
-    return found
+    return list(dict.fromkeys(Path(os.path.realpath(path)) for path in found))
 
 
 def clipped(text: str, limit: int = 200) -> str:
