@@ -170,3 +170,37 @@ def test_every_axis_over_a_list_of_tiers_may_name_a_file():
     assert [a for a in ("baselines.0.replicas", "baselines.big.speculative.k",
                         "tiers.0.scheduler", "trace.format") if names_files(a)] == []
 
+
+def _catalogue_sweep(tmp_path, where: str):
+    """The tiny scenario swept over one catalogue model written in two cases: a baseline-only
+    tier's ``model`` (``baselines``) or a routed tier's draft model (``draft``, on the
+    Llama-3.1-70B tiers, the 8B drafting for the fp8 one); the file and the axis."""
+    from conftest import REPO, tiny_doc, write_yaml
+
+    doc = tiny_doc(baselines=[_baseline("Qwen3-Coder-30B-A3B")])
+    doc["trace"]["path"] = str(REPO / "tiersim" / "traces" / "azure2023_code.parquet")
+    axis, name = "baselines.big.model", "Qwen3-Coder-30B-A3B"
+    if where == "draft":
+        doc = tiny_doc(model="Llama-3.1-70B", trace=doc["trace"])
+        doc["tiers"][1].update(precision="fp8", speculative={
+            "k": 3, "acceptance": 0.7, "draft_model": "Llama-3.1-8B"})
+        axis, name = "tiers.bf16.speculative.draft_model", "Llama-3.1-8B"
+    doc["sweep"] = {axis: [name, name.lower()]}
+    return write_yaml(tmp_path / "s.yaml", doc), axis, name
+
+
+@pytest.mark.parametrize("where", ["baselines", "draft"])
+def test_a_catalogue_model_in_two_cases_is_one_setting_listed_twice(tmp_path, where):
+    """``baselines.big.model: [Qwen3-Coder-30B-A3B, qwen3-coder-30b-a3b]`` and a draft model
+    so written each ran two points of one scenario, where the same values on a routed tier's
+    model are refused: the setting wrote the routed tiers' catalogue names in one case, not a
+    baseline-only tier's or a draft's."""
+    from tiersim.sweep.axes import SweepError
+    from tiersim.sweep.run import prepare
+
+    scenario, axis, name = _catalogue_sweep(tmp_path, where)
+    with pytest.raises(SweepError) as info:
+        prepare(scenario)
+    assert str(info.value) == (f"{scenario}: sweep: '{axis}': values '{name}' and "
+                               f"'{name.lower()}' are the same setting once read; list it "
+                               "once")

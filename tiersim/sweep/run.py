@@ -469,22 +469,32 @@ def _zero_unsigned(value: Any) -> Any:
 def _canonical(doc: dict[str, Any], source: str) -> dict[str, Any]:
     """``doc`` with what reads the same written the same (:func:`_setting`)."""
     from tiersim.hardware import get_gpu, get_precision
-    from tiersim.hardware.models import catalogue_key, is_catalogue_name
     from tiersim.runner import portable_paths
 
     doc = portable_paths(doc, source)
     doc["gpu"] = _catalogue_name(get_gpu, doc.get("gpu"))
-    for holder in [doc, *(t for t in doc.get("tiers") or [] if isinstance(t, dict))]:
+    tiers = [t for key in ("tiers", "baselines") for t in doc.get(key) or []
+             if isinstance(t, dict)]  # a baseline-only tier names its model alike
+    for holder in [doc, *tiers]:
         if "precision" in holder:
             holder["precision"] = _catalogue_name(get_precision, holder["precision"])
-        model = holder.get("model")
-        if isinstance(model, str) and is_catalogue_name(model):
-            holder["model"] = catalogue_key(model)
-    for tier in [*(doc.get("tiers") or []), *(doc.get("baselines") or [])]:
-        if isinstance(tier, dict) and isinstance(tier.get("speculative"), dict):
+        _catalogue_model(holder, "model")
+    for tier in tiers:
+        if isinstance(tier.get("speculative"), dict):
             _rates_per_position(tier["speculative"])
+            _catalogue_model(tier["speculative"], "draft_model")
     _per_tier_router_options(doc)
     return doc
+
+
+def _catalogue_model(holder: dict[str, Any], key: str) -> None:
+    """``holder[key]``, a catalogue model's name, in the catalogue's one case (``Llama-3.1-8B``
+    and ``llama-3.1-8b`` are one model); a config path or anything else as given."""
+    from tiersim.hardware.models import catalogue_key, is_catalogue_name
+
+    model = holder.get(key)
+    if isinstance(model, str) and is_catalogue_name(model):
+        holder[key] = catalogue_key(model)
 
 
 def _rates_per_position(spec: dict[str, Any]) -> None:
