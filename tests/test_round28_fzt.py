@@ -89,7 +89,7 @@ def _arrow_out_of_memory(*_args, **_kwargs):
     ({"arrival_s": [0.0, 1.0], "input_tokens": [5, 5], "output_tokens": [3, 3]},
      "_parquet_batches"),
     ({"TIMESTAMP": ["2024-01-01 00:00:00", "2024-01-01 00:00:01"], "ContextTokens": [5, 5],
-      "GeneratedTokens": [3, 3]}, "read_parquet")])
+      "GeneratedTokens": [3, 3]}, "read_table")])
 def test_a_parquet_trace_out_of_memory_is_not_called_unreadable(tmp_path, capsys, monkeypatch,
                                                                 columns, reader):
     """pyarrow's ArrowMemoryError (a MemoryError) was caught as the file's damage: "not a
@@ -99,8 +99,8 @@ def test_a_parquet_trace_out_of_memory_is_not_called_unreadable(tmp_path, capsys
 
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table(columns), path)
-    if reader == "read_parquet":
-        monkeypatch.setattr(source.pd, "read_parquet", _arrow_out_of_memory)
+    if reader == "read_table":  # the whole read decodes the file once, with pq.read_table
+        monkeypatch.setattr(source.pq, "read_table", _arrow_out_of_memory)
     else:
         monkeypatch.setattr(source, reader, _arrow_out_of_memory)
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
