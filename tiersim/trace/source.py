@@ -227,13 +227,14 @@ def _check_columns(path: Path, count: int) -> None:
                          "a trace may have; not a trace")
 
 
-def _line_chunks(path: Path):
-    r"""The file in chunks of about 16 MB, each cut at a line end (the last may lack one):
-    a ``\n`` or a lone ``\r`` (cut at ``\n`` only, a file of ``\r`` line ends was held whole),
-    never between the two bytes of a ``\r\n`` (a ``\r`` that ends a read waits for the next)."""
+def _line_chunks(path: Path, size: int | None = None):
+    r"""The file in chunks of about ``size`` bytes (None: :data:`_CHUNK`, 16 MB), each cut at
+    a line end (the last may lack one): a ``\n`` or a lone ``\r`` (cut at ``\n`` only, a file
+    of ``\r`` line ends was held whole), never between the two bytes of a ``\r\n`` (a ``\r``
+    that ends a read waits for the next)."""
     tail = b""
     with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
+        while chunk := f.read(size or _CHUNK):
             chunk = tail + chunk
             cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r", 0, len(chunk) - 1)) + 1
             if cut:
@@ -819,7 +820,11 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
     A key whose every string Arrow reads as a date-time (``task_type`` "2024-01-01
     00:00:00" became "2024-01-01"; a ``prompt`` of dates was refused as no text; Azure's
     ``TIMESTAMP``), other than a time key that holds numbers (:data:`TIME_KEYS`), is read
-    again as the text written."""
+    again as the text written. A file of whole numbers and lists of them is read a block of
+    lines at a time (:func:`_jsonl_in_blocks`)."""
+    blocks = _jsonl_in_blocks(p)
+    if blocks is not None:
+        return blocks
     try:
         table = _json_table(p)
         dated = [f.name for f in table.schema if f.name.strip() not in TIME_KEYS
@@ -853,18 +858,79 @@ def _filled_lines(p: Path) -> int:
     read when small and refused when large, and its errors named rows as lines. One object a
     line is checked by this count, taken with numpy (0.2 s for a million lines): lines of
     spaces or tabs, rare, are looked at one by one."""
-    count = 0
-    for n, chunk in enumerate(_line_chunks(p)):
-        chunk = chunk.removeprefix(b"\xef\xbb\xbf") if n == 0 else chunk  # a BOM is no text
-        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        b = np.frombuffer(chunk, dtype=np.uint8)
-        ends = np.flatnonzero(b == ord("\n"))
-        starts, ends = np.r_[0, ends + 1], np.r_[ends, len(b)]
-        filled = np.flatnonzero(ends > starts)
-        first = b[starts[filled]]
-        spaced = filled[(first == ord(" ")) | (first == ord("\t"))]
-        count += len(filled) - sum(not chunk[starts[i]:ends[i]].strip(b" \t") for i in spaced)
-    return count
+    return sum(_filled_in(chunk, n == 0) for n, chunk in enumerate(_line_chunks(p)))
+
+
+def _filled_in(chunk: bytes, first: bool) -> int:
+    """The lines of ``chunk`` (whole lines of a file, the file's first when ``first``) that
+    are not blank (:func:`_filled_lines`)."""
+    chunk = chunk.removeprefix(b"\xef\xbb\xbf") if first else chunk  # a BOM is no text
+    chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    b = np.frombuffer(chunk, dtype=np.uint8)
+    ends = np.flatnonzero(b == ord("\n"))
+    starts, ends = np.r_[0, ends + 1], np.r_[ends, len(b)]
+    filled = np.flatnonzero(ends > starts)
+    heads = b[starts[filled]]
+    spaced = filled[(heads == ord(" ")) | (heads == ord("\t"))]
+    return len(filled) - sum(not chunk[starts[i]:ends[i]].strip(b" \t") for i in spaced)
+
+
+JSONL_READ_BYTES = _CHUNK
+"""Bytes of whole lines :func:`_jsonl_in_blocks` parses at a time (16 MB: about 50,000
+Mooncake lines)."""
+
+
+def _jsonl_in_blocks(p: Path) -> pd.DataFrame | None:
+    """A JSON-lines file whose every key holds whole numbers or lists of them (Mooncake's
+    ``timestamp``, ``input_length``, ``output_length`` and ``hash_ids``), read
+    :data:`JSONL_READ_BYTES` of whole lines at a time: the frame the whole read gives
+    (:func:`_read_jsonl`), or None where a block does not read as such (a parse fault, another
+    type or a missing value, keys not those of the first block, objects not one a line): the
+    whole read then reads the file and names what is wrong, as it did.
+
+    NOTE (memory): the whole read held the file's Arrow table beside the frame made of it, and
+    the JSON reader's work on the whole file: a 1M-line Mooncake file (30 hash ids a line, 353
+    MB) peaked at 1.48 GB. Here one block's table is made at a time and only its columns are
+    kept (each row's hash ids an int64 array, a view of its block's ids, as the whole read's
+    are views of the whole column's)."""
+    schema, columns = None, {}
+    for n, chunk in enumerate(_line_chunks(p, JSONL_READ_BYTES)):
+        filled = _filled_in(chunk, n == 0)
+        if not filled:  # blank lines: no rows
+            continue
+        table = _json_block(chunk)
+        if table is None or table.num_rows != filled or not (
+                schema is None and _plain_numbers(table.schema) or table.schema == schema):
+            return None
+        schema = table.schema
+        for name, values in table.to_pandas().items():  # converted as the whole read's
+            columns.setdefault(name, []).append(values.to_numpy())
+    if schema is None:
+        return None
+    return pd.DataFrame({name: np.concatenate(columns.pop(name)) for name in schema.names},
+                        copy=False)
+
+
+def _json_block(chunk: bytes) -> pa.Table | None:
+    """The Arrow table of whole JSON lines ``chunk``, None where it does not parse, or holds
+    a missing value (a null, a key left out) or a list with one."""
+    options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
+    try:
+        table = pa_json.read_json(pa.BufferReader(chunk), read_options=options)
+    except pa.ArrowInvalid:
+        return None
+    items = [part.values for c in table.columns if pa.types.is_list(c.type) for part in c.chunks]
+    return None if any(c.null_count for c in [*table.columns, *items]) else table
+
+
+def _plain_numbers(schema: pa.Schema) -> bool:
+    """Whether every column of ``schema`` holds whole numbers (int64) or lists of them, which
+    a block reads as the whole file does (another type may be typed apart in two blocks,
+    text read as dates, floats read again: :func:`_read_jsonl`)."""
+    whole = pa.int64()
+    return len(schema) > 0 and all(
+        f.type == whole or (pa.types.is_list(f.type) and f.type.value_type == whole)
+        for f in schema)
 
 
 def _json_table(p: Path, parse: pa_json.ParseOptions | None = None) -> pa.Table:
