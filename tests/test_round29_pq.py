@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -16,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tiersim.errors import TraceError
-from tiersim.trace import read_trace, source
-from tiersim.trace.source import read_raw
+from tiersim.trace import canonical, read_trace, source
+from tiersim.trace.source import Source, read_raw
 
 
 def _azure_parquet(path, rows: int = 50):
@@ -194,3 +195,24 @@ def test_a_mooncake_file_is_read_in_memory_near_its_columns(tmp_path):
     peak, values = map(int, run.stdout.split())
     assert values > 8 << 20
     assert peak < 2 * values + (4 << 20), (peak, values)
+
+
+def test_the_lowest_hash_id_is_found_a_slice_of_rows_at_a_time(monkeypatch):
+    """A column of int64 hash arrays checked for ids below the lowest allowed: every id was
+    copied into one array (16 MB here, 2M ids); now a slice of rows at a time."""
+    rng = np.random.default_rng(1)
+    cells = pd.Series([rng.integers(0, 1 << 40, 100) for _ in range(20_000)])
+    values = 20_000 * 100 * 8
+    monkeypatch.setattr(canonical, "LOWEST_CELLS", 1000, raising=False)
+    where = Source("t.jsonl", 0)
+    tracemalloc.start()
+    try:
+        kept = canonical.hash_column(cells, where, "hash_ids", low=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < values // 8, (peak, values)
+    assert all(a is b for a, b in zip(kept, cells, strict=True))  # the arrays kept as read
+    cells.iat[15_000] = np.r_[cells.iat[15_000], -4]
+    with pytest.raises(TraceError, match=r"row 15001, column 'hash_ids': hash id -4 out of "):
+        canonical.hash_column(cells, where, "hash_ids", low=0)
