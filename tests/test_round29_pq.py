@@ -216,3 +216,33 @@ def test_the_lowest_hash_id_is_found_a_slice_of_rows_at_a_time(monkeypatch):
     cells.iat[15_000] = np.r_[cells.iat[15_000], -4]
     with pytest.raises(TraceError, match=r"row 15001, column 'hash_ids': hash id -4 out of "):
         canonical.hash_column(cells, where, "hash_ids", low=0)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7])
+@pytest.mark.parametrize("bucket", [None, 1, 5])
+@pytest.mark.parametrize("seed", range(0, 40, 3))
+def test_hash_places_joined_a_few_rows_at_a_time_name_what_the_lexsort_named(
+        seed, bucket, rows, monkeypatch):
+    """Round 28's random tables of hash ids (moved and repeated ids, empty lists) against its
+    reference check, each bucket's ids picked out of ``rows`` rows joined at a time."""
+    from test_round28_stream import test_hash_places_check_names_what_the_lexsort_named as same
+
+    monkeypatch.setattr(canonical, "PLACES_JOINED_ROWS", rows, raising=False)
+    same(seed, bucket, monkeypatch)
+
+
+def test_hash_places_check_holds_a_buckets_ids_not_every_id(monkeypatch):
+    """1,000,000 ids (100,000 prompts of 10 blocks sharing prefixes), 100,000 sorted at a
+    time: every id was joined, with its place and bucket (13 bytes an id, 16 MB at the peak);
+    now only a bucket's are, picked out of 1,000 rows at a time."""
+    hashes = np.empty(100_000, dtype=object)
+    hashes[:] = [np.arange(10, dtype=np.int64) + (i % 1000) * 10 for i in range(100_000)]
+    monkeypatch.setattr(canonical, "PLACES_SORTED_IDS", 100_000)
+    monkeypatch.setattr(canonical, "PLACES_JOINED_ROWS", 1000, raising=False)
+    tracemalloc.start()
+    try:
+        canonical.check_hash_places(Source("t", 0), hashes, "hash_ids")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak / 1_000_000 < 8, f"{peak / 1_000_000:.1f} bytes an id"

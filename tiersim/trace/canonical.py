@@ -368,6 +368,8 @@ def check_hash_counts(src: Source, hashes: np.ndarray, input_tokens: np.ndarray,
 PLACES_SORTED_IDS = 1 << 22
 """Hash ids :func:`check_hash_places` sorts at a time, about (4M: the ids are split by value
 into buckets of about this many, each id's every sighting in one bucket)."""
+PLACES_JOINED_ROWS = 1 << 16
+"""Rows whose ids :func:`check_hash_places` joins at a time to pick a bucket's out of them."""
 
 
 def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
@@ -378,27 +380,23 @@ def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
     where an id moves, and the row and place it had before; vectorised over the whole table
     (a million rows of a few ids take well under a second).
 
-    NOTE (memory): the ids, joined in row order (each row's in place order), are split by
-    value into buckets of about :data:`PLACES_SORTED_IDS`, and each bucket is sorted by id
-    alone (stable: by id, then row, then place); rows are found only for the ids that move.
-    A lexsort of every id's id, row and place took 57 bytes an id traced at its peak (a
-    1.2M-row Mooncake file of 36M ids: its whole read's peak 2.7 GB); the joined ids and their
-    places and buckets take 13, a bucket's sort about 30 of its own."""
+    NOTE (memory): the ids are split by value into buckets of about
+    :data:`PLACES_SORTED_IDS`, each bucket's ids (in row order, each row's in place order)
+    picked out of :data:`PLACES_JOINED_ROWS` rows joined at a time, then sorted by id alone
+    (stable: by id, then row, then place); rows are found only for the ids that move. A
+    lexsort of every id's id, row and place took 57 bytes an id traced at its peak (a 1.2M-row
+    Mooncake file of 36M ids: its whole read's peak 2.7 GB); every id joined, with its place
+    and bucket, took 13 (a 1M-line Mooncake trace of 30.5M ids: 510 MB more at the read's
+    peak); now a bucket's ids take about 20 bytes each, and the sort about 30, whatever the
+    table's size (each bucket's pass joins the rows' ids again: a little more time)."""
     lengths = np.fromiter((len(h) for h in hashes), dtype=np.int64, count=len(hashes))
     if lengths.sum() < 2:
         return
-    ids = np.concatenate([np.asarray(h, dtype=np.int64) for h in hashes if len(h)])
     ends = np.cumsum(lengths)  # each row's ids end before here, in the joined ids
-    places = _places(ends, lengths)
-    count = -(-len(ids) // PLACES_SORTED_IDS)
-    buckets = _buckets(ids, count) if count > 1 else None
+    count = -(-int(ends[-1]) // PLACES_SORTED_IDS)
     found = None  # the earliest (row, place) moved, its id, and its id's first (row, place)
     for bucket in range(count):
-        if buckets is None:  # one bucket: the joined ids as they are (no copies)
-            moved = _first_moved(ids, places, None, ends)
-        else:
-            at = np.flatnonzero(buckets == bucket)
-            moved = _first_moved(ids[at], places[at], at, ends)
+        moved = _first_moved(*_bucket(hashes, lengths, ends, bucket, count), ends)
         if moved is not None and (found is None or moved[:2] < found[:2]):
             found = moved
     if found is None:
@@ -413,13 +411,23 @@ def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
                     "prefix caching", row_k, column)
 
 
-def _buckets(ids: np.ndarray, count: int) -> np.ndarray:
-    """Each id's bucket (its value modulo ``count``), computed a slice at a time (no int64
-    temporary of every id)."""
-    out = np.empty(len(ids), dtype=np.min_scalar_type(count - 1))
-    for i in range(0, len(ids), PLACES_SORTED_IDS):
-        out[i:i + PLACES_SORTED_IDS] = ids[i:i + PLACES_SORTED_IDS] % count
-    return out
+def _bucket(hashes: np.ndarray, lengths: np.ndarray, ends: np.ndarray, bucket: int,
+            count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The joined ids of rows of ``lengths`` ids (ending before ``ends``) whose value modulo
+    ``count`` is ``bucket``, their places and their joined positions (None: every id, in one
+    bucket), joined :data:`PLACES_JOINED_ROWS` rows at a time."""
+    pieces = []
+    for lo in range(0, len(hashes), PLACES_JOINED_ROWS):
+        hi = lo + PLACES_JOINED_ROWS
+        ids = np.concatenate(hashes[lo:hi], dtype=np.int64, casting="unsafe")  # as asarray
+        if not len(ids):
+            continue
+        first = int(ends[lo] - lengths[lo])
+        places = _places(ends[lo:hi] - first, lengths[lo:hi])
+        at = None if count == 1 else np.flatnonzero(ids % count == bucket)
+        pieces.append((ids, places, None) if at is None else (ids[at], places[at], at + first))
+    ids, places = (np.concatenate([piece[i] for piece in pieces]) for i in (0, 1))
+    return ids, places, None if count == 1 else np.concatenate([p[2] for p in pieces])
 
 
 def _first_moved(ids: np.ndarray, places: np.ndarray, at: np.ndarray | None,
