@@ -268,13 +268,19 @@ MIN_COLUMNS = 80
 """Fewest columns output is laid out for (the width the help is laid out for where standard
 output is no terminal); a narrower terminal wraps the lines."""
 
+MAX_COLUMNS = 1000
+"""Most columns output is laid out for: rich pads each help line to the width, so
+``COLUMNS=10000000`` printed 280 MB of spaces for ``tiersim plan --help`` (38 s, 580 MB of
+memory), and a width past a machine integer was an OverflowError traceback."""
+
 
 def _readable_width() -> tuple[bool, str | None]:
     """Lay every table and help page out for at least :data:`MIN_COLUMNS` columns: rich cuts
     them to the terminal's width, or to ``COLUMNS``, so ``COLUMNS=0`` printed blank lines for
     a help page and ``trace inspect`` a column of box corners (``COLUMNS=20``: options cut to
-    ``-…``), status 0. Returns what :func:`_restore_width` needs: whether ``COLUMNS`` was
-    changed, and its value before."""
+    ``-…``), status 0. A ``COLUMNS`` above :data:`MAX_COLUMNS` is laid out for that many.
+    Returns what :func:`_restore_width` needs: whether ``COLUMNS`` was changed, and its value
+    before."""
     import os
 
     before = os.environ.get("COLUMNS")
@@ -288,9 +294,9 @@ def _readable_width() -> tuple[bool, str | None]:
                 break
             except (OSError, ValueError):
                 continue
-    if width is None or width >= MIN_COLUMNS:
+    if width is None or MIN_COLUMNS <= width <= MAX_COLUMNS:
         return False, before
-    os.environ["COLUMNS"] = str(MIN_COLUMNS)
+    os.environ["COLUMNS"] = str(min(max(width, MIN_COLUMNS), MAX_COLUMNS))
     return True, before
 
 
