@@ -22,3 +22,44 @@ def test_a_huge_terminal_width_is_laid_out_for_at_most_1000_columns(capsys, monk
     assert "--accuracy-floor" in out
     assert max(len(line) for line in out.splitlines()) <= 1000
     assert os.environ["COLUMNS"] == columns  # the user's setting again afterwards
+
+
+def _ray_tmpdir(tmp_path, kind: str) -> str:
+    """A ``RAY_TMPDIR`` that cannot hold a local Ray's folder: missing, a file, or so long a
+    path that Ray's sockets under it would pass 107 bytes."""
+    if kind == "missing":
+        return str(tmp_path / "missing")
+    if kind == "file":
+        (tmp_path / "file").write_text("")
+        return str(tmp_path / "file")
+    folder = tmp_path / ("x" * 100)
+    folder.mkdir()
+    return str(folder)
+
+
+@pytest.mark.parametrize(("kind", "why"), [
+    ("missing", "cannot make the local Ray's folder there (No such file or directory)"),
+    ("file", "cannot make the local Ray's folder there (Not a directory)"),
+    ("long", "too long a path for the local Ray's sockets under it")])
+def test_a_ray_tmpdir_that_cannot_hold_a_local_ray_is_named(tmp_path, capsys, monkeypatch,
+                                                            kind, why):
+    """``RAY_TMPDIR=/nonexistent`` read "Error: /nonexistent/tiersim-ray-new-pftk4ief: cannot
+    write (No such file or directory); check that OUT is writable and has free space", and a
+    long one "OUT: cannot write (validate_socket_filename failed: AF_UNIX path length cannot
+    exceed 107 bytes: ...)": both blamed the sweep's --out folder."""
+    pytest.importorskip("ray")
+    from test_hostile_inputs import one_error_line, run_cli
+    from test_round28_fzs import tiny_sweep
+
+    folder = _ray_tmpdir(tmp_path, kind)
+    monkeypatch.setenv("RAY_TMPDIR", folder)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    out = tmp_path / "o"
+    line = one_error_line(*run_cli(capsys, "sweep", tiny_sweep(tmp_path, {"seed": [0, 1]}),
+                                   "--out", out, "--executor", "ray", "-w", "1",
+                                   "--no-baselines", "--no-report"))
+    assert line.startswith(f"Error: RAY_TMPDIR={folder} (in the environment): {why}"), line
+    assert line.endswith("; set RAY_TMPDIR to a short folder you may write, e.g. /tmp"), line
+    assert not out.exists()
+    if kind == "long":
+        assert os.listdir(folder) == []  # the folder made to measure is removed

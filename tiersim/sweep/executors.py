@@ -276,16 +276,51 @@ def local_ray_folder() -> Iterator[str]:
     killer) leaves it: the next one removes it (:func:`remove_stale_ray_folders`)."""
     parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
     remove_stale_ray_folders(parent)
-    folder = tempfile.mkdtemp(prefix=f"{RAY_FOLDER_PREFIX}new-", dir=parent)
+    try:
+        folder = tempfile.mkdtemp(prefix=f"{RAY_FOLDER_PREFIX}new-", dir=parent)
+    except OSError as error:  # it blamed the sweep's --out folder ("check that OUT is writable")
+        raise TiersimError(f"{_parent_named(parent)}: cannot make the local Ray's folder there "
+                           f"({error.strerror or error}); {RAY_TMPDIR_FIX}") from None
     handle = None
     try:
         handle = _hold(folder)
         folder = _named_for_this_sweep(folder)
+        _check_socket_room(parent, folder)
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         if handle is not None:
             os.close(handle)
+
+
+RAY_TMPDIR_FIX = "set RAY_TMPDIR to a short folder you may write, e.g. /tmp"
+"""How to fix the folder a local Ray keeps its session in (:func:`local_ray_folder`)."""
+
+SOCKET_PATH_BYTES = 103 if sys.platform == "darwin" else 107
+"""Longest Unix socket path Ray accepts (``validate_socket_filepath``: 108 bytes on Linux,
+104 on macOS, less the terminating zero)."""
+
+RAY_SOCKET_TAIL = "/session_2026-12-05_08-34-15_835755_{pid}/sockets/plasma_store"
+"""The longest path a local Ray makes a socket at under its folder, as Ray names it
+(``session_DATE_TIME_MICROSECONDS_PID``; ``raylet`` is the other, shorter socket)."""
+
+
+def _parent_named(parent: str) -> str:
+    """The folder a local Ray's folder is made in, named by where it comes from."""
+    if os.environ.get("RAY_TMPDIR"):
+        return f"RAY_TMPDIR={parent} (in the environment)"
+    return f"the temporary folder {parent}"
+
+
+def _check_socket_room(parent: str, folder: str) -> None:
+    """Refuse a folder whose Ray socket paths would pass :data:`SOCKET_PATH_BYTES`: Ray refused
+    it once started ("AF_UNIX path length cannot exceed 107 bytes"), which the sweep reported
+    as its --out folder not being writable."""
+    longest = len(os.fsencode(folder + RAY_SOCKET_TAIL.format(pid=os.getpid())))
+    if longest > SOCKET_PATH_BYTES:
+        raise TiersimError(f"{_parent_named(parent)}: too long a path for the local Ray's "
+                           f"sockets under it ({longest} bytes, over the {SOCKET_PATH_BYTES} a "
+                           f"Unix socket's path may have); {RAY_TMPDIR_FIX}")
 
 
 def _named_for_this_sweep(folder: str) -> str:
