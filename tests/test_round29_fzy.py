@@ -63,3 +63,31 @@ def test_a_ray_tmpdir_that_cannot_hold_a_local_ray_is_named(tmp_path, capsys, mo
     assert not out.exists()
     if kind == "long":
         assert os.listdir(folder) == []  # the folder made to measure is removed
+
+
+@pytest.mark.parametrize("address", ["[]:6379", ":6379", "ray://", "ray://:10001",
+                                     "ray://[]"])
+@pytest.mark.parametrize("given", ["--address", "RAY_ADDRESS"])
+def test_a_ray_address_naming_no_host_is_refused_at_once(monkeypatch, address, given):
+    """``--address '[]:6379'`` left Ray retrying past 200 s (a hang, the sweep's folder held),
+    ``RAY_ADDRESS=ray://`` 35 s before "ray client connection timeout"."""
+    import time
+
+    from test_ray_address_ports import NoRay
+
+    from tiersim.errors import TiersimError
+    from tiersim.sweep import executors
+
+    monkeypatch.setattr(executors, "_ray", NoRay)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    if given == "RAY_ADDRESS":
+        monkeypatch.setenv("RAY_ADDRESS", address)
+    named, fix = ((f"--address {address}", "give host:port of a running Ray cluster, or leave "
+                   "it out") if given == "--address" else
+                  (f"RAY_ADDRESS={address} (in the environment)", "set it to host:port of a "
+                   "running Ray cluster, or unset it to start a local Ray"))
+    started = time.monotonic()
+    with pytest.raises(TiersimError) as caught:
+        executors.run_ray([], lambda record: None, address if given == "--address" else None)
+    assert str(caught.value) == f"{named}: names no host before the port; {fix}"
+    assert time.monotonic() - started < 5

@@ -477,14 +477,18 @@ def _host_port(address: str | None, named: str | None = None,
                ) -> tuple[str, int] | None:
     """``(host, port)`` of an address written ``[ray://]host:port`` (``ray://host``: Ray
     client's default port); None for anything else (``auto``, ``local``, or malformed: Ray
-    says what is wrong with it). A port that is no TCP port (0, above 65535) is refused at
-    once: Ray retried it for minutes, as it does an address where nothing answers."""
+    says what is wrong with it). A port that is no TCP port (0, above 65535), or one after no
+    host (``[]:6379``, ``ray://``), is refused at once: Ray retried it for minutes, as it does
+    an address where nothing answers."""
     text = address or ""
     client = text.startswith("ray://")
     host, sep, port = text.removeprefix("ray://").rpartition(":")
     if client and not (sep and port.isdigit()):  # ray://host, ray://[::1]
         host, sep, port = text.removeprefix("ray://"), ":", str(RAY_CLIENT_PORT)
     host = host.strip("[]")  # [::1]:6379
+    if sep and port.isdigit() and not host:  # Ray retried "[]:6379" for minutes, "ray://" 35 s
+        raise TiersimError(f"{named or f'--address {address}'}: names no host before the "
+                           f"port; {fix}")
     if not sep or not host or not port.isdigit():
         return None
     if not 0 < int(port) < 65536:
