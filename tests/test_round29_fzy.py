@@ -91,3 +91,28 @@ def test_a_ray_address_naming_no_host_is_refused_at_once(monkeypatch, address, g
         executors.run_ray([], lambda record: None, address if given == "--address" else None)
     assert str(caught.value) == f"{named}: names no host before the port; {fix}"
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(("flags", "line"), [
+    (["--precisions", "fp8", "--ops", "overhead"],
+     "--precisions fp8: no section of --ops overhead reads it (only gemm and moe do); add one "
+     "of them to --ops, or drop --precisions"),
+    (["--kv-dtypes", "fp8", "--ops", "overhead,allreduce"],
+     "--kv-dtypes fp8: no section of --ops overhead,allreduce reads it (only attn_decode and "
+     "attn_prefill do); add one of them to --ops, or drop --kv-dtypes"),
+    (["--compile-dequant", "--precisions", "fp8", "--ops", "overhead,gemm"],
+     "--compile-dequant: fuses the dequantisation of NVFP4 GEMMs, and this run measures none "
+     "(--ops overhead,gemm, --precisions fp8); measure gemm at nvfp4, or drop "
+     "--compile-dequant")])
+def test_calibrate_options_no_chosen_section_reads_are_refused(tmp_path, capsys, flags, line):
+    """``calibrate --quick --device cpu --precisions fp8 --ops overhead`` wrote a complete
+    profile, the weight format asked for measured nowhere, without a word (so did
+    ``--kv-dtypes`` without an attention section, ``--compile-dequant`` without an NVFP4
+    GEMM)."""
+    from test_hostile_inputs import one_error_line, run_cli
+
+    out = tmp_path / "p.json"
+    got = one_error_line(*run_cli(capsys, "calibrate", "--quick", "--device", "cpu", *flags,
+                                  "--out", out))
+    assert got == f"Error: {line}"
+    assert not out.exists()

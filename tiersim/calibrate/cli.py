@@ -486,4 +486,27 @@ def options_problem(args) -> str | None:
         shapes.shard(model_shapes(args.model, args.config, args.quick), args.tp)
     except CalibrateError as err:
         return str(err)
+    return unread_problem(args)
+
+
+READ_BY = {"precisions": ("gemm", "moe"), "kv_dtypes": ("attn_decode", "attn_prefill")}
+"""The ``--ops`` sections that read each list option (the other sections measure at none)."""
+
+
+def unread_problem(args) -> str | None:
+    """A ``--precisions`` or ``--kv-dtypes`` other than the default that no section of ``--ops``
+    reads, or ``--compile-dequant`` where no NVFP4 GEMM is measured, else None: such an option
+    was silently ignored (``--precisions fp8 --ops overhead`` wrote a complete profile)."""
+    defaults = {"precisions": PRECISIONS, "kv_dtypes": KV_DTYPES}
+    ops = ",".join(args.ops)
+    for flag, sections in READ_BY.items():
+        given = tuple(getattr(args, flag))
+        if given != defaults[flag] and not set(sections) & set(args.ops):
+            name = f"--{flag.replace('_', '-')}"
+            return (f"{name} {','.join(given)}: no section of --ops {ops} reads it (only "
+                    f"{' and '.join(sections)} do); add one of them to --ops, or drop {name}")
+    if args.compile_dequant and not ("nvfp4" in args.precisions and "gemm" in args.ops):
+        return (f"--compile-dequant: fuses the dequantisation of NVFP4 GEMMs, and this run "
+                f"measures none (--ops {ops}, --precisions {','.join(args.precisions)}); "
+                "measure gemm at nvfp4, or drop --compile-dequant")
     return None
