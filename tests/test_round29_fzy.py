@@ -116,3 +116,32 @@ def test_calibrate_options_no_chosen_section_reads_are_refused(tmp_path, capsys,
                                   "--out", out))
     assert got == f"Error: {line}"
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("fleet", "shown"), [({"bf16": 3}, "bf16 3 x 1 GPU"),
+                                              ({"w4a16": 1}, "w4a16 1 x 1 GPU")])
+def test_a_plan_json_of_another_fleet_beside_the_run_is_refused(tmp_path, capsys, fleet,
+                                                                shown):
+    """A plan.json whose chosen fleet is not the planned run's (copied from another plan, or
+    edited: the manifest does not cover it) was reported beside the run's figures, "bf16=3x1
+    GPU" over a run of one replica."""
+    import json
+
+    from conftest import copy_folder, tiny_doc, write_yaml
+    from test_hostile_inputs import one_error_line, run_cli
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(
+        trace={"path": "azure2023_code.parquet", "window": [240, 270]}))
+    code, err = run_cli(capsys, "plan", scenario, "--out", tmp_path / "p", "--no-report")
+    assert code == 0, err[-1000:]
+    folder = copy_folder(tmp_path / "p", tmp_path / "e")
+    doc = json.loads((folder / "plan.json").read_text())
+    assert doc["plan"]["replicas"] == {"bf16": 1}  # the run's fleet, which the report accepts
+    assert run_cli(capsys, "report", folder)[0] == 0
+    doc["plan"]["replicas"] = fleet
+    doc["plan"]["gpus_per_replica"] = dict.fromkeys(fleet, 1)
+    (folder / "plan.json").write_text(json.dumps(doc))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'plan.json'}: plans {shown}, and the run beside it "
+                    "(summary.json) ran bf16 1 x 1 GPU: the files of two plans (manifest.json "
+                    f"does not cover plan.json); rerun `tiersim plan --out {folder}`")

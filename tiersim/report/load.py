@@ -186,11 +186,28 @@ def check_scenario_shape(doc: dict[str, Any], path: Path) -> None:
 def _check_plan_run(directory: Path, plan: PlanResult | None, run) -> None:
     """Refuse a run beside a plan.json that holds no plan: a plan that finds none removes the
     earlier plan's run after writing plan.json, so such a run is left by a plan stopped in
-    between, and describes another plan."""
+    between, and describes another plan. Refuse one whose tiers, replicas or GPUs per replica
+    are not the plan's chosen fleet too: plan.json, which the manifest does not cover, of
+    another plan (a copied-in or edited file) was reported beside this run's figures."""
     if plan is not None and plan.plan is None and run is not None:
         raise TiersimError(f"{directory / 'summary.json'}: a run beside a plan.json that holds "
                            "no plan, so it is an earlier plan's (left by a plan stopped while "
                            f"removing it); rerun `tiersim plan --out {directory}`")
+    if plan is not None and plan.plan is not None and run is not None:
+        chosen = plan.plan
+        gpus = chosen.get("gpus_per_replica") or {}
+        planned = {str(t): (n, gpus.get(t, 1)) for t, n in (chosen.get("replicas") or {}).items()}
+        ran = {t.name: (t.replicas, t.gpus_per_replica) for t in run.tiers}
+        if planned != ran:
+            raise TiersimError(f"{directory / 'plan.json'}: plans {_fleet_text(planned)}, and "
+                               f"the run beside it (summary.json) ran {_fleet_text(ran)}: the "
+                               "files of two plans (manifest.json does not cover plan.json); "
+                               f"rerun `tiersim plan --out {directory}`")
+
+
+def _fleet_text(fleet: dict[str, tuple[int, int]]) -> str:
+    """Replicas and GPUs per replica by tier, in words: ``bf16 1 x 1 GPU, w4a16 2 x 1 GPU``."""
+    return ", ".join(f"{name} {n} x {g} GPU" for name, (n, g) in sorted(fleet.items()))
 
 
 def _plan(path: Path) -> PlanResult | None:
