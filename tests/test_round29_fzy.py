@@ -145,3 +145,21 @@ def test_a_plan_json_of_another_fleet_beside_the_run_is_refused(tmp_path, capsys
     assert line == (f"Error: {folder / 'plan.json'}: plans {shown}, and the run beside it "
                     "(summary.json) ran bf16 1 x 1 GPU: the files of two plans (manifest.json "
                     f"does not cover plan.json); rerun `tiersim plan --out {folder}`")
+
+
+def test_a_kv_cache_of_one_block_is_one_block():
+    """A tier whose memory left one KV block read "one sequence may hold at most 16 tokens of
+    its KV cache per replica (1 blocks of 16 tokens)"."""
+    from tiersim.engine import SchedulerLimits
+    from tiersim.scenario import TierConfig, _cache_text
+
+    tier = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0)
+    one = SchedulerLimits(max_num_seqs=1, max_num_batched_tokens=16, block_size=16,
+                          watermark=0.0)
+    assert _cache_text(one, 1, tier) == "(1 block of 16 tokens)"
+    many = SchedulerLimits(max_num_seqs=1, max_num_batched_tokens=16, block_size=16,
+                           watermark=0.01)
+    assert _cache_text(many, 2064, tier) == ("(2,064 blocks of 16 tokens, less 20 blocks for "
+                                             "the watermark)")
+    assert _cache_text(many, 100, tier) == "(100 blocks of 16 tokens, less 1 block for the " \
+        "watermark)"

@@ -2158,13 +2158,18 @@ def _cache_text(lim, held: int, tier: TierConfig) -> str:
     """The cache of ``held`` blocks as :func:`_short_kv_note` describes it: "(N blocks of B
     tokens, its layer groups, less what one sequence may not use)"."""
     watermark = int(lim.watermark * held)
-    reserved = [f"{watermark:,} blocks for the watermark"] if watermark else []
+    reserved = [f"{_blocks(watermark)} for the watermark"] if watermark else []
     if lim.state_blocks:
         reserved.append(f"{lim.state_blocks:,} for the sequence's delta-net state")
     if tier.speculative is not None:
         reserved.append(f"{tier.speculative.k} draft token slots")
     less = f", less {', '.join(reserved)}" if reserved else ""
-    return f"({held:,} blocks of {lim.block_size:,} tokens{_groups_text(lim)}{less})"
+    return f"({_blocks(held)} of {lim.block_size:,} tokens{_groups_text(lim)}{less})"
+
+
+def _blocks(count: int) -> str:
+    """``1 block``, ``2,064 blocks``: a cache of one block read "(1 blocks of 16 tokens)"."""
+    return f"{count:,} block{'' if count == 1 else 's'}"
 
 
 def _groups_text(lim) -> str:
