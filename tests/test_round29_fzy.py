@@ -163,3 +163,19 @@ def test_a_kv_cache_of_one_block_is_one_block():
                                              "the watermark)")
     assert _cache_text(many, 100, tier) == "(100 blocks of 16 tokens, less 1 block for the " \
         "watermark)"
+
+
+def test_calibrate_prints_the_profile_path_it_wrote_as_text(tmp_path, capsys):
+    """``calibrate --out $'a\\e[31mred.json'`` printed "wrote a" and the escape itself, which
+    recoloured the terminal (a path with a line break printed as two lines); its error lines
+    and ``--from aiconfigurator`` print the escapes."""
+    from tiersim.cli import main
+
+    out = tmp_path / "a\x1b[31mred\nb.json"
+    capsys.readouterr()
+    assert main(["calibrate", "--quick", "--device", "cpu", "--ops", "overhead", "--out",
+                 str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert out.is_file()
+    assert printed.splitlines()[-1] == f"wrote {tmp_path}/a\\x1b[31mred\\nb.json"
+    assert "\x1b" not in printed

@@ -205,7 +205,9 @@ def _measure(args, stopped: list) -> int:
         error(str(exc))
         return 1
     written = f"the profile is written: {args.out}"
-    return _say(summarize(doc), written) or _say(f"wrote {args.out}", written)
+    # the path as typed may hold a line break or a terminal escape: printed as its escapes,
+    # as the import path and every error line print it
+    return _say(summarize(doc), written) or _say(f"wrote {escaped(args.out)}", written)
 
 
 def error(text: str) -> None:
