@@ -179,3 +179,24 @@ def test_calibrate_prints_the_profile_path_it_wrote_as_text(tmp_path, capsys):
     assert out.is_file()
     assert printed.splitlines()[-1] == f"wrote {tmp_path}/a\\x1b[31mred\\nb.json"
     assert "\x1b" not in printed
+
+
+@pytest.mark.parametrize("column", ["final_tier", "tier"])
+def test_a_request_tier_not_of_the_run_is_one_line(hand_edited_run, tmp_path, capsys, column):
+    """A requests.parquet row whose final_tier is no tier of the run was drawn as a latency
+    CDF of a tier of its own, exit 0 (the load series' tiers were checked, not these)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from conftest import copy_folder
+    from test_hostile_inputs import one_error_line, run_cli
+
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    path = folder / "requests.parquet"
+    table = pq.read_table(path)
+    tiers = table.column(column).to_pylist()
+    tiers[2] = "nosuch"
+    table = table.set_column(table.column_names.index(column), column, pa.array(tiers))
+    pq.write_table(table.replace_schema_metadata(None), path)
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {path}: column {column!r}, row 3: the text 'nosuch', none of the "
+                    "run's tiers (w4a16, bf16); rerun the command that wrote it")

@@ -139,21 +139,24 @@ def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
                                    "command that wrote it")
 
 
-def check_tiers(frame: pd.DataFrame | None, names: list[str], path: Path) -> None:
-    """One line naming the first row of a load series whose ``tier`` is none of the run's
-    ``names`` (a hand edit): each such value was drawn as a tier of its own, one line per
-    value (204 numeric ones took 51 s). Nothing is checked when the folder names no tiers."""
-    if frame is None or "tier" not in frame or not names:
+def check_tiers(frame: pd.DataFrame | None, names: list[str], path: Path,
+                columns: tuple[str, ...] = ("tier",)) -> None:
+    """One line naming the first row of a load series (or of requests.parquet, whose
+    ``columns`` are ``tier`` and ``final_tier``) whose tier is none of the run's ``names`` (a
+    hand edit): each such value was drawn as a tier of its own, one line per value (204
+    numeric ones took 51 s). Nothing is checked when the folder names no tiers."""
+    if frame is None or not names:
         return
-    unknown = np.flatnonzero(~frame["tier"].isin(names).to_numpy())
-    if len(unknown):
-        value = frame["tier"].iloc[unknown[0]]
-        value = value.item() if isinstance(value, np.generic) else value
-        missing = value is None or (isinstance(value, float) and np.isnan(value))
-        shown = "empty" if missing else _shown(value)
-        raise TiersimError(f"{path}: column 'tier', row {int(unknown[0]) + 1}: {shown}, none "
-                           f"of the run's tiers ({', '.join(names)}); rerun the command that "
-                           "wrote it")
+    for column in (c for c in columns if c in frame):
+        unknown = np.flatnonzero(~frame[column].isin(names).to_numpy())
+        if len(unknown):
+            value = frame[column].iloc[unknown[0]]
+            value = value.item() if isinstance(value, np.generic) else value
+            missing = value is None or (isinstance(value, float) and np.isnan(value))
+            shown = "empty" if missing else _shown(value)
+            raise TiersimError(f"{path}: column {column!r}, row {int(unknown[0]) + 1}: {shown}, "
+                               f"none of the run's tiers ({', '.join(names)}); rerun the "
+                               "command that wrote it")
 
 
 def _scenario(directory: Path) -> dict[str, Any] | None:
@@ -544,7 +547,9 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
     for frame, name in ((requests, "requests.parquet"), (timeseries, "timeseries.parquet")):
         check_numeric(frame, directory / name)
     scenario = _scenario(directory)
-    check_tiers(timeseries, run_tier_names(run, scenario), directory / "timeseries.parquet")
+    names = run_tier_names(run, scenario)
+    check_tiers(timeseries, names, directory / "timeseries.parquet")
+    check_tiers(requests, names, directory / "requests.parquet", ("tier", "final_tier"))
     if run is not None and run_id is None:
         check_one_run(directory, run, requests, scenario)
     elif run is not None:
