@@ -149,10 +149,10 @@ def _places_by_lexsort(src, hashes, column):
         return
     k = moved[np.lexsort((places[moved], rows[moved]))[0]]
     j = first[k]
-    before = ("this prompt" if rows[j] == rows[k]
-              else f"the prompt of row {src.row(int(rows[j]))}")
-    raise src.error(f"hash id {ids[k]} is block {places[k] + 1} of this prompt but block "
-                    f"{places[j] + 1} of {before}; a block's id names it with every block "
+    where = (f"both block {places[j] + 1} and block {places[k] + 1} of this prompt"
+             if rows[j] == rows[k] else f"block {places[k] + 1} of this prompt but block "
+             f"{places[j] + 1} of the prompt of row {src.row(int(rows[j]))}")
+    raise src.error(f"hash id {ids[k]} is {where}; a block's id names it with every block "
                     "before it, so it has one place in every prompt (a repeated or moved id "
                     "would count tokens as cached that were never computed): give each "
                     f"block its own id, or remove the column {column} to replay without "

@@ -39,8 +39,8 @@ def test_a_repeated_hash_id_is_refused(tmp_path):
 
 def test_a_repeat_inside_one_prompt_names_that_prompt(tmp_path):
     path = _mooncake(tmp_path, [[1, 2], [3, 3]])
-    with pytest.raises(TraceError, match=r"row 2, .*hash id 3 is block 2 of this prompt but "
-                                         r"block 1 of this prompt;"):
+    with pytest.raises(TraceError, match=r"row 2, .*hash id 3 is both block 1 and block 2 of "
+                                         r"this prompt;"):
         load_trace(path)
 
 

@@ -402,14 +402,23 @@ def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
     if found is None:
         return
     row_k, place_k, hash_id, row_j, place_j = found
-    before = "this prompt" if row_j == row_k else f"the prompt of row {src.row(row_j)}"
-    raise src.error(f"hash id {hash_id} is block {place_k + 1} of this prompt but block "
-                    f"{place_j + 1} of {before}; a block's id names it with every block "
+    where = _two_places(src, row_k, place_k, row_j, place_j)
+    raise src.error(f"hash id {hash_id} is {where}; a block's id names it with every block "
                     "before it, so it has one place in every prompt (a repeated or moved id "
                     "would count tokens as cached that were never computed): give each "
                     f"block its own id, or remove the column {column} to replay without "
                     "prefix caching", row_k, column)
 
+
+
+def _two_places(src: Source, row: int, place: int, first_row: int, first_place: int) -> str:
+    """Where a moved hash id is and where it was first seen, in words: ``both block 1 and
+    block 2 of this prompt`` for a repeat inside one prompt, else ``block 3 of this prompt but
+    block 1 of the prompt of row 2``."""
+    if first_row == row:
+        return f"both block {first_place + 1} and block {place + 1} of this prompt"
+    return (f"block {place + 1} of this prompt but block {first_place + 1} of the prompt of "
+            f"row {src.row(first_row)}")
 
 def _bucket(hashes: np.ndarray, lengths: np.ndarray, ends: np.ndarray, bucket: int,
             count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
