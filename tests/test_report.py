@@ -178,7 +178,7 @@ def test_a_saving_of_float_noise_reads_0_percent_as_the_console_prints_it(tmp_pa
             in text)
     assert "4.441e-16" not in text
     assert [fmt(v) for v in (-4.4e-16, 3e-13, 1e-11, percent(0.5), percent(None))] == [
-        "0", "0", "1e-11", "50.0 %", "-"]
+        "0", "0", "1.00e-11", "50.0 %", "-"]  # 3 figures, as the console prints 2e-9
 
 
 def test_summary_manifest_and_report_record_the_trace_read(tmp_path):

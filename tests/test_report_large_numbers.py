@@ -12,7 +12,8 @@ def test_large_figures_are_not_in_e_notation():
     assert fmt(percent(saving)) == console_fmt(saving, " %", 100) == "-2,399 %"
     assert fmt(12345.678) == "12,346"  # a USD cost: "1.235e+04" before
     assert fmt(1234.5678) == "1,235"
-    assert fmt(0.000123456) == "0.0001235"  # small figures keep their 4 digits
+    # small figures keep the console's 3 figures (the report's 4, 0.0001235, read 0.000124)
+    assert fmt(0.000123456) == console_fmt(0.000123456) == "0.000123"
 
 
 def test_a_figure_rounding_up_to_the_next_power_of_ten_is_whole():

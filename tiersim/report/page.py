@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import functools
 import html
 import math
 import os
@@ -66,9 +67,33 @@ def percent(value: float | None) -> Percent | None:
     return None if value is None else Percent(value)
 
 
-def fmt(value: Any, digits: int = 4) -> str:
-    """A cell's text: numbers to ``digits`` significant figures (a :class:`Percent` to 3, as
-    the console prints it: ``23.4 %``), within :data:`ZERO` of 0 as 0, None as a dash."""
+class Digits(float):
+    """A number shown to its own significant figures rather than the table's: an accuracy to
+    4, as ``tiersim run`` prints it (0.9440 here, 94.40 % there)."""
+
+    digits: int = 4
+
+    def __new__(cls, value: float, digits: int = 4) -> Digits:
+        number = super().__new__(cls, value)
+        number.digits = digits
+        return number
+
+
+def to_figures(value: float | None, count: int = 4) -> Digits | None:
+    """``value`` to be shown to ``count`` significant figures; None stays None (a dash)."""
+    return None if value is None else Digits(value, count)
+
+
+SIG_FIGURES = 3
+"""Significant figures of a number in the report's tables: those ``tiersim run`` prints (a
+figure shown to 4 here and 3 there read 12.75 s beside 12.7 s)."""
+
+
+def fmt(value: Any, digits: int = SIG_FIGURES, zeros: bool = True) -> str:
+    """A cell's text: numbers to ``digits`` significant figures, trailing zeros kept as the
+    console prints them (``0.0440``; ``zeros=False``: dropped, as ``{:.4g}`` prints them; a
+    :class:`Digits` to its own, a :class:`Percent` to 3 as ``23.4 %``), within :data:`ZERO` of 0
+    as 0, None as a dash."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, bool):
@@ -78,8 +103,14 @@ def fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, Percent):
         return "0 %" if abs(value) < ZERO else _significant(100 * value, 3, "#") + " %"
     if isinstance(value, float):
-        return "0" if abs(value) < ZERO else _significant(value, digits)
+        count = value.digits if isinstance(value, Digits) else digits
+        return "0" if abs(value) < ZERO else _significant(value, count, "#" if zeros else "")
     return str(value)
+
+
+plan_number = functools.partial(fmt, digits=4, zeros=False)
+"""A plan's number, or the closed form's, as ``tiersim plan`` and ``tiersim analytic`` print
+it: 4 significant figures (``{:.4g}``)."""
 
 
 def _significant(value: float, digits: int, flags: str = "") -> str:
@@ -97,13 +128,14 @@ def page_text(value: str) -> str:
     return html.escape(escaped(value))
 
 
-def table(headers: list[str], rows: list[list[Any]]) -> str:
-    """An HTML table; numeric cells right-aligned."""
+def table(headers: list[str], rows: list[list[Any]], number=fmt) -> str:
+    """An HTML table; numeric cells right-aligned, written by ``number`` (default :func:`fmt`:
+    as ``tiersim run`` prints them)."""
     head = "".join(f"<th>{page_text(h)}</th>" for h in headers)
     body = []
     for row in rows:
         cells = "".join(
-            f'<td class="num">{page_text(fmt(v))}</td>' if isinstance(v, (int, float))
+            f'<td class="num">{page_text(number(v))}</td>' if isinstance(v, (int, float))
             and not isinstance(v, bool) else f"<td>{page_text(fmt(v))}</td>" for v in row)
         body.append(f"<tr>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
@@ -281,7 +313,7 @@ def run_headline(run: RunResult) -> str:
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
         ["cost per 1M output tokens", run.cost_per_1m_output_tokens, "USD", cost],
         ["GPU-hours provisioned", run.gpu_hours, "h", GPU_HOURS_WORDS],
-        [f"{run.accuracy_label}{scope}", run.accuracy, "fraction", acc],
+        [f"{run.accuracy_label}{scope}", to_figures(run.accuracy), "fraction", acc],
     ]
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
     out += "<h3>Per tier</h3>" + table(
@@ -294,10 +326,11 @@ def run_headline(run: RunResult) -> str:
             f"step times ({page_text(latency)}; per tier in the provenance above); cost: "
             f"{page_text(cost)}; attributed: {page_text(ATTRIBUTED_WORDS)}.</p>")
     r = run.router
-    # a floor missed by less than 4 digits show is shown, with the accuracy, to the digits
-    # that tell them apart (both read 0.944 beside "floor met: no")
-    digits = 4 if r.accuracy_floor is None else floor_digits(r.accuracy_floor, r.accuracy, 4)
-    shown = (lambda v: v) if digits == 4 else (lambda v: v if v is None else fmt(v, digits))
+    # an accuracy is shown to 4 figures, as the console prints it; a floor missed by less than
+    # 4 figures show, with the accuracy, to the figures that tell them apart (both read 0.944
+    # beside "floor met: no")
+    count = 4 if r.accuracy_floor is None else floor_digits(r.accuracy_floor, r.accuracy, 4)
+    shown = functools.partial(to_figures, count=count)
     routed = f"this run's routing, scored on {run.routing_source()}"  # the console's words
     out += "<h3>Router</h3>" + table(["metric", "value", "source"], [
         ["policy", r.policy, "scenario"], ["accuracy basis", r.basis, acc],
@@ -365,11 +398,11 @@ def savings_section(run: RunResult) -> str:
              f"{u.replicas}{split_words(u.replicas, u.prefill_replicas)}",
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
-             u.accuracy, u.cost_usd] for u in s.uniform]
+             to_figures(u.accuracy), u.cost_usd] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas)}" for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
-                 _met(s.routed_floor_met), s.accuracy, s.routed_cost_usd])
+                 _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd])
     unlike = (f"not comparable: this fleet misses {run.missed_words()}, the uniform fleets are "
               "held to them (size it with tiersim plan)")
     no_baseline = run.no_baseline_words()  # the console's reason, where it gives one
@@ -434,7 +467,7 @@ def closed_form_note(run: RunResult) -> str:
              s.vs_static_split_usd if s.comparable else f"not comparable: this fleet misses "
              f"{run.missed_words()}"],
             ["two-type parameters p / eps / delta",
-             f"{fmt(params.get('p'))} / {fmt(params.get('eps'))} / {fmt(params.get('delta'))}"]]
+             " / ".join(plan_number(params.get(k)) for k in ("p", "eps", "delta"))]]
     return ("<h3>Against the closed form</h3>" + table(["item", "value"], rows)
             + f"<p>{page_text(CLOSED_FORM_NOTE)}</p>")
 
@@ -456,6 +489,8 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     shown = shown.where(shown.notna(), None)
     for axis in (a for a in data.sweep_axes if a in shown):
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
+    if "accuracy" in shown:  # to 4 figures, as a run's accuracy is printed
+        shown["accuracy"] = [to_figures(v) for v in shown["accuracy"]]
     names = sweep_column_names(data, sweep)
     points = table([names.get(c, c) for c in cols], shown.values.tolist())
     more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
@@ -477,8 +512,8 @@ def _axis_values(column: pd.Series) -> str:
 
 
 def _axis_cell(value: Any) -> str:
-    """An axis value's cell text, as the scenario gives it: a number in full (rounded to 4
-    figures, as a metric is, 3.50001 and 3.50002 read as two points of 3.5), a boolean as
+    """An axis value's cell text, as the scenario gives it: a number in full (rounded to 3
+    figures, as a metric is, 3.50001 and 3.50002 read as two points of 3.50), a boolean as
     :func:`fmt` writes it, the axis' null as ``null``."""
     if isinstance(value, (bool, np.bool_)):
         return fmt(bool(value))
@@ -520,15 +555,16 @@ def plan_section(plan: PlanResult) -> str:
               for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
             f"({page_text(head)}):</p>"
-            + table(["item", "value"], rows)
+            + table(["item", "value"], rows, plan_number)
             + "<h3>Margin on each constraint</h3>"
-            + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
+            + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins,
+                    plan_number)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
-            + table(["item", "value"], saved)
+            + table(["item", "value"], saved, plan_number)
             + "<h3>One replica fewer</h3>"
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
-            + table(["design", "cost (USD)", "missed / compared"], others)
+            + table(["design", "cost (USD)", "missed / compared"], others, plan_number)
             + "".join(split_section(split) for split in plan.splits))
 
 
@@ -544,7 +580,8 @@ def split_section(split: dict[str, Any] | None) -> str:
     tier, chosen = split.get("tier"), (split.get("chosen") or {}).get("label")
     return (f"<h3>{page_text(f'Prefill/decode split of tier {tier}')}</h3>"
             f"<p>{page_text(f'chosen: {chosen} ({SCORE_WORDS})')}</p>"
-            + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows))
+            + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows,
+                   plan_number))
 
 
 def figure_html(panel: Panel) -> str:
