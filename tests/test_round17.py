@@ -85,7 +85,10 @@ def test_the_report_shows_the_prefix_cache_figures_the_console_prints():
     section = prefix_cache_section(run)
     tier = next(t for t in run.tiers if t.prefix_hit_rate is not None)
     assert section.startswith("<h3>Prefix cache</h3>") and tier.name in section
-    assert f"gpu {tier.prefix_hit_by_level['gpu']:.1%}" in section
+    from tiersim.cli.run import fmt
+
+    # as the console prints it, "gpu 23.2 %" ("23.2%", one decimal place, before)
+    assert f"gpu {fmt(tier.prefix_hit_by_level['gpu'], ' %', 100)}" in section
     assert f"{tier.offload_loads:,}" in section
 
 

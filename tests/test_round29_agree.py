@@ -492,3 +492,20 @@ def test_a_figure_whose_fourth_figure_is_5_reads_alike(capsys, monkeypatch):
     for name, text in (("end-to-end p99", "12.7"), ("GPU-hours", "0.203"),
                        ("cost per 1M output tokens", "38.5")):
         assert figures.seen[("report", name)][0] == figures.seen[("console", name)][0] == text
+
+
+def test_prefix_cache_levels_read_as_on_the_console(capsys, monkeypatch):
+    """A tier whose prompt tokens were found 9.87 % on the GPU and 0.0123 % on the host: the
+    console printed "gpu 9.87 %, host 0.0123 %" and the report's prefix-cache table "gpu 9.9%,
+    host 0.0%" (one decimal place), the host's hits read as none."""
+    monkeypatch.setenv("COLUMNS", "300")
+    run = RunResult.read(GOLDEN / "tiny_summary.json")
+    tier = dataclasses.replace(run.tiers[0], prefix_hit_rate=0.0988,
+                               prefix_hit_by_level={"gpu": 0.0987, "host": 0.000123},
+                               prefix_hit_bound=0.65)
+    run = dataclasses.replace(run, tiers=(tier, *run.tiers[1:]))
+    capsys.readouterr()
+    print_summary(run, None)
+    figures = run_figures(run, capsys.readouterr().out, run_headline(run))
+    assert figures.problems() == []
+    assert figures.seen[("report", f"tier {tier.name} prefix hit host")][0] == "0.0123"

@@ -352,7 +352,8 @@ def prefix_cache_section(run: RunResult) -> str:
     one unbounded cache, and offloaded prefixes loaded or recomputed (as the console prints
     them); nothing when no tier caches prefixes."""
     rows = [[t.name, t.prefix_hit_rate,
-             ", ".join(f"{level} {v:.1%}" for level, v in (t.prefix_hit_by_level or {}).items())
+             ", ".join(f"{level} {fmt(percent(v))}"
+                       for level, v in (t.prefix_hit_by_level or {}).items())
              or None, t.prefix_hit_bound, t.offload_loads, t.offload_recomputes,
              t.prefix_recompute_rate]
             for t in run.tiers if t.prefix_hit_rate is not None]
