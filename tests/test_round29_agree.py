@@ -509,3 +509,78 @@ def test_prefix_cache_levels_read_as_on_the_console(capsys, monkeypatch):
     figures = run_figures(run, capsys.readouterr().out, run_headline(run))
     assert figures.problems() == []
     assert figures.seen[("report", f"tier {tier.name} prefix hit host")][0] == "0.0123"
+
+
+SWEEP_FIGURES = {"accuracy": "accuracy", "cost_usd": "cost",
+                 "cost_per_1m_output_tokens": "cost per 1M output tokens",
+                 "ttft_p99_s": "TTFT p99", "tpot_p99_s": "TPOT p99",
+                 "slo_attainment": "SLO attainment",
+                 "router.silent_failure_rate": "silent failure rate"}
+"""The sweep table's metrics (sweep.parquet's columns), by the name a run's figures go by."""
+
+
+def test_a_sweeps_table_reads_as_its_points_and_a_run_of_one(tmp_path, capsys, monkeypatch):
+    """tiny.yaml swept over w4a16's replicas (1, 2): the report's points table shows each
+    metric as sweep.parquet holds it, and the point of 1 replica (tiny.yaml itself) as a
+    ``tiersim run`` of it shows its figures, console and report."""
+    import pandas as pd
+    from conftest import tiny_doc, write_yaml
+
+    monkeypatch.setenv("COLUMNS", "300")
+    doc = tiny_doc(sweep={"tiers.w4a16.replicas": [1, 2]})
+    path = write_yaml(tmp_path / "tiny.yaml", doc)
+    capsys.readouterr()
+    assert main(["sweep", str(path), "--out", str(tmp_path / "sweep")]) == 0
+    assert main(["run", str(path), "--out", str(tmp_path / "run"), "--no-baselines"]) == 0
+    run = RunResult.read(tmp_path / "run" / "summary.json")
+    figures = run_figures(run, capsys.readouterr().out,
+                          (tmp_path / "run" / "report.html").read_text(encoding="utf-8"))
+    points = pd.read_parquet(tmp_path / "sweep" / "sweep.parquet")
+    page = PageTables((tmp_path / "sweep" / "report.html").read_text(encoding="utf-8"))
+    header = next(rows[0] for head, rows in page.tables if head == "Points")
+    table = page.table("Points")
+    for _, point in points.iterrows():
+        cells = dict(zip(header[1:], table[f"{point['tiers.w4a16.replicas']:,}"], strict=True))
+        names = {column: next(h for h in header if h.startswith(short)) for column, short in (
+            ("accuracy", run.accuracy_label), ("cost_usd", "cost of the run"),
+            ("cost_per_1m_output_tokens", "cost per 1M"), ("ttft_p99_s", "TTFT p99"),
+            ("tpot_p99_s", "TPOT p99"), ("slo_attainment", "SLO attainment"),
+            ("router.silent_failure_rate", "silent failure rate"))}
+        for column, name in SWEEP_FIGURES.items():
+            place = f"sweep point {point['tiers.w4a16.replicas']}"
+            figures.add(place, name if place.endswith(" 1") else f"{place} {name}",
+                        cells[names[column]], point[column])
+    assert figures.problems() == []
+
+
+def _plan_saving(frac: float) -> tuple[str, str]:
+    """A plan saving ``frac`` against its uniform baseline: (the number ``tiersim plan``
+    prints on its saving line, the report's "saved vs it" cell)."""
+    from tiersim.cli.plan import format_plan
+    from tiersim.report.page import plan_section
+    from tiersim.results import PlanResult
+
+    savings = {"accuracy_floor": 0.8, "baseline_uniform_tier": "bf16", "drain_gap": None,
+               "baseline_uniform_cost_usd": 6.0, "routed_cost_usd": 6.0 * (1 - frac),
+               "vs_uniform_frac": frac, "vs_uniform_usd": 6.0 * frac}
+    chosen = {"design": "fp8+bf16", "replicas": {"fp8": 8, "bf16": 9},
+              "gpus_per_replica": {"fp8": 1, "bf16": 1}, "cost_usd": 6.0 * (1 - frac),
+              "cost_model": "provisioned", "cost_per_hour_usd": 59.5, "savings": savings}
+    plan = PlanResult(scenario="s", constraints={}, plan=chosen)
+    line = next(x for x in format_plan(plan).splitlines() if "cheapest sized uniform" in x)
+    saved = PageTables(plan_section(plan)).table("Against uniform fleets")["saved vs it"][0]
+    return _one(line), saved.removesuffix("%").strip()
+
+
+@pytest.mark.parametrize("frac", [0.05949, -0.05949, 8.499316155e-05])
+def test_a_plans_saving_reads_alike_in_its_lines_and_its_report(frac):
+    """`tiersim plan` printed its saving to one decimal place and the report (as `tiersim run`)
+    to 3 figures: 5.949 % read "saves 5.9%" beside the report's "5.95 %" (a reader's 6.0),
+    -5.949 % "costs 5.9% more" beside "-5.95 %", plan_default's 0.0085 % "saves 0.0%" beside
+    "0.00850 %". The plan's line now prints it as `tiersim run` does."""
+    console, report = _plan_saving(frac)
+    figures = Figures()
+    figures.add("console", "saving", console, abs(frac), 100)
+    figures.add("report", "saving", report.removeprefix("-"), abs(frac), 100)
+    assert figures.problems() == []
+    assert console == report.removeprefix("-")

@@ -248,10 +248,12 @@ def format_plan(result: PlanResult) -> str:
         drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
         frac = saving.get("vs_uniform_frac")
         verb = "costs" if isinstance(frac, float) and frac < 0 else "saves"
+        from tiersim.cli.run import fmt
         from tiersim.results import saving_without_share
 
-        shown = saving_without_share(frac, saving.get("vs_uniform_usd")) or _num(
-            abs(frac) if verb == "costs" else frac, "{:.1%}")
+        # to 3 figures, as tiersim run prints a saving and the report shows this one
+        shown = saving_without_share(frac, saving.get("vs_uniform_usd")) or fmt(
+            abs(frac) if verb == "costs" else frac, " %", 100)
         more = " more than" if verb == "costs" else " against"
         lines.append(f"  {verb} {shown}{more} the cheapest sized uniform fleet "
                      f"({saving['baseline_uniform_tier']}), simulated{drain}")
