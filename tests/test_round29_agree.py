@@ -551,6 +551,8 @@ def test_a_sweeps_table_reads_as_its_points_and_a_run_of_one(tmp_path, capsys, m
             figures.add(place, name if place.endswith(" 1") else f"{place} {name}",
                         cells[names[column]], point[column])
     assert figures.problems() == []
+    # the accuracy to 4 figures, as the run prints it (94.40 %)
+    assert figures.seen[("sweep point 1", "accuracy")][0] == "0.9440"
 
 
 def _plan_saving(frac: float) -> tuple[str, str]:

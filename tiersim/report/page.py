@@ -491,7 +491,8 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     for axis in (a for a in data.sweep_axes if a in shown):
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
     if "accuracy" in shown:  # to 4 figures, as a run's accuracy is printed
-        shown["accuracy"] = [to_figures(v) for v in shown["accuracy"]]
+        shown["accuracy"] = pd.Series([to_figures(v) for v in shown["accuracy"]],
+                                      index=shown.index, dtype=object)
     names = sweep_column_names(data, sweep)
     points = table([names.get(c, c) for c in cols], shown.values.tolist())
     more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
