@@ -429,9 +429,19 @@ def identity_problems(run: RunResult) -> list[str]:
         out.append(f"tiers' shares sum to {sum(t.share for t in run.tiers)}")
     if run.completed + run.dropped != run.requests:
         out.append(f"completed {run.completed} + dropped {run.dropped} != {run.requests}")
-    if run.attributed_cost_usd is not None and run.attributed_cost_usd > run.cost_usd * 1.000001 \
-            and run.cost_model == "provisioned":
-        out.append(f"attributed {run.attributed_cost_usd} > provisioned {run.cost_usd}")
+    if run.attributed_cost_usd > run.provisioned_cost_usd * 1.000001:
+        out.append(f"attributed {run.attributed_cost_usd} > provisioned "
+                   f"{run.provisioned_cost_usd}")
+    if not close(sum(t.attributed_cost_usd for t in run.tiers), run.attributed_cost_usd):
+        out.append(f"tiers' attributed costs sum to "
+                   f"{sum(t.attributed_cost_usd for t in run.tiers)}, {run.attributed_cost_usd}")
+    for name, value, expected in (
+            ("cost per 1M output tokens", run.cost_per_1m_output_tokens,
+             run.cost_usd / run.output_tokens * 1e6 if run.output_tokens else None),
+            ("GPU-hours", run.gpu_hours, sum(t.gpus for t in run.tiers) * run.duration_s / 3600),
+            ("throughput", run.throughput_tok_s, run.output_tokens / run.duration_s)):
+        if expected is not None and not close(value, expected):
+            out.append(f"{name} {value}, from its parts {expected}")
     for name, p50, p99 in (("TTFT", run.ttft_p50_s, run.ttft_p99_s),
                            ("TPOT", run.tpot_p50_s, run.tpot_p99_s),
                            ("end-to-end", run.e2e_p50_s, run.e2e_p99_s)):
