@@ -596,3 +596,18 @@ def test_a_plans_saving_reads_alike_in_its_lines_and_its_report(frac):
     figures.add("report", "saving", report.removeprefix("-"), abs(frac), 100)
     assert figures.problems() == []
     assert console == report.removeprefix("-")
+
+
+@pytest.mark.parametrize("accuracy", [0.9440381595, 0.95, 0.798])
+def test_a_floor_that_is_this_runs_accuracy_reads_as_the_accuracy(accuracy):
+    """With no accuracy_floor the uniform fleets are held to this run's accuracy, which the
+    console and the report print as "94.40 %"; the floor words beside it read "floor 94.4 %"
+    (prefix_cache: "floor 95 %" above "95.00 %", cascade "floor 79.8 %" above "79.80 %"), one
+    figure with its zeros dropped in one place and kept in the other."""
+    from tiersim.cli.run import fmt
+
+    run = RunResult.read(GOLDEN / "tiny_summary.json")
+    run = dataclasses.replace(run, accuracy=accuracy, savings=dataclasses.replace(
+        run.savings, accuracy_floor=accuracy, accuracy=accuracy))
+    assert run.floor_words().startswith(f"floor {fmt(accuracy, ' %', 100, digits=4)}: this "
+                                        "run's accuracy")

@@ -839,10 +839,12 @@ class RunResult:
             return "no accuracy floor: no request was served"
         where = ("the scenario's accuracy_floor" if self.accuracy_floor is not None else
                  "this run's accuracy, the scenario sets no accuracy_floor")
-        # to the digits that tell it from every accuracy the table beside it judges by it
+        # to the digits that tell it from every accuracy the table beside it judges by it;
+        # this run's accuracy with its zeros, as the accuracies are printed (94.40 %, not 94.4)
         shown = [self.savings.accuracy, *(u.accuracy for u in self.savings.uniform)]
         n = max(floor_digits(floor, a, 4) for a in shown)
-        return f"floor {100 * floor:.{n}g} %: {where}"
+        zeros = "" if self.accuracy_floor is not None else "#"  # a given floor as given
+        return f"floor {f'{100 * floor:{zeros}.{n}g}'.removesuffix('.')} %: {where}"
 
     @classmethod
     def read(cls, path: str | Path) -> RunResult:
