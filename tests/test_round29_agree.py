@@ -1,5 +1,6 @@
 """Round 29 (agree): every figure a planner reads of one run agrees with itself in the console
-(``tiersim run``), summary.json and report.html.
+(``tiersim run``), summary.json and report.html; a sweep's table with its points and a run of
+one; a plan's saving in its lines and its report.
 
 Each figure shown is read back from the text the user sees and held to summary.json's value: it
 must be that value correctly rounded to the digits it shows (so no place rounds a figure another
@@ -66,10 +67,9 @@ def _decimals(text: str) -> int:
 
 def read_as(longer: str, shorter: str) -> str:
     """``longer`` as a reader rounds it (half up) to the decimals ``shorter`` shows: 12.75 to
-    one decimal reads 12.8, so 12.75 beside 12.7 are two figures."""
-    places = Decimal(1).scaleb(-_decimals(shorter.replace(",", "")))
-    rounded = Decimal(longer.replace(",", "")).quantize(places, rounding=ROUND_HALF_UP)
-    return str(rounded) if "e" not in shorter.lower() else shorter.replace(",", "")
+    one decimal reads 12.8, so 12.75 beside 12.7 are two figures (both plain decimals)."""
+    places = Decimal(1).scaleb(-_decimals(shorter))
+    return str(Decimal(longer).quantize(places, rounding=ROUND_HALF_UP))
 
 
 @dataclass
@@ -86,8 +86,9 @@ class Figures:
         self.seen[(place, name)] = (text.strip(), value, scale)
 
     def problems(self) -> list[str]:
-        """A line for each figure not its value's rounding, and each one figure that two
-        places show to the same digits but not alike."""
+        """A line for each figure that is not its value's rounding, and for each figure two
+        places show as a reader would not round alike (to the same digits but not alike, or
+        12.75 beside 12.7); e-notation is left to the first check."""
         out = [f"{place}: {name} reads {text!r}, summary.json {value!r} (x{scale:g})"
                for (place, name), (text, value, scale) in self.seen.items()
                if not rounds_to(text, value, scale)]
@@ -99,7 +100,7 @@ class Figures:
                                                      f"{unscaled:f}"))
         for name, texts in by_name.items():
             for (_, short), (_, long) in itertools.combinations(sorted(texts), 2):
-                if read_as(long, short) != short.replace(",", ""):
+                if read_as(long, short) != short:
                     out.append(f"{name} reads {short!r} in one place, {long!r} in another")
         return out
 
@@ -108,8 +109,8 @@ class Figures:
 
 
 def console_rows(text: str) -> dict[str, list[str]]:
-    """Each row of the console's tables by its first cell: the other cells' text (rows rich
-    wrapped onto more lines joined)."""
+    """Each row of the console's tables by its first cell: the other cells' text (a row rich
+    wrapped onto several lines joined into one)."""
     rows: dict[str, list[str]] = {}
     last = None
     for line in text.splitlines():
@@ -117,7 +118,7 @@ def console_rows(text: str) -> dict[str, list[str]]:
             last = None
             continue
         cells = [c.strip() for c in line.strip("│").split("│")]
-        if cells[0] and (last is None or not _continues(rows[last], cells)):
+        if cells[0] and (last is None or not _continues(cells)):
             rows[cells[0]] = cells[1:]
             last = cells[0]
         elif last is not None:  # a wrapped cell's next line
@@ -125,9 +126,9 @@ def console_rows(text: str) -> dict[str, list[str]]:
     return rows
 
 
-def _continues(row: list[str], cells: list[str]) -> bool:
-    """Whether ``cells`` is the wrapped tail of ``row`` (its value cells are empty or continue
-    a cell), not a row of its own: a row of its own has a value in its first value cell."""
+def _continues(cells: list[str]) -> bool:
+    """Whether ``cells`` is the next line of a wrapped row, not a row of its own: its first
+    value cell is empty (a row of its own always has a value there)."""
     return not cells[1] if len(cells) > 1 else True
 
 
@@ -147,6 +148,7 @@ class PageTables(HTMLParser):
         self.feed(page)
 
     def handle_starttag(self, tag, attrs):
+        """A table, row or cell opens (a heading or a script, to be kept or skipped)."""
         if tag == "script":
             self._script = True
         elif tag in ("h2", "h3"):
@@ -159,6 +161,7 @@ class PageTables(HTMLParser):
             self._cell = ""
 
     def handle_endtag(self, tag):
+        """A heading or a cell closes."""
         if tag == "script":
             self._script = False
         elif tag in ("h2", "h3"):
@@ -168,6 +171,7 @@ class PageTables(HTMLParser):
             self._cell = None
 
     def handle_data(self, data):
+        """Text, into the open cell or heading (never a script's)."""
         if self._script:
             return
         if self._cell is not None:
