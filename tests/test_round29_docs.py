@@ -75,3 +75,16 @@ def test_every_bundled_scenario_the_docs_name_exists():
     assert sorted((doc, name) for doc, name in named
                   if not (ROOT / "tiersim" / "scenarios" / f"{name}.yaml").is_file()) == []
 
+
+def test_fidelity_doc_quotes_the_decode_tables_as_printed():
+    """docs/fidelity.md section 4 quotes ``python benchmarks/decode_table.py`` and its
+    ``--precisions`` table row by row. The profile's round-28 tables moved Qwen3-235B-FP8's
+    decode step from 33.25 / 37.64 / 42.69 ms to 37.56 / 41.92 / 46.97 ms at batch 1 / 32 /
+    128 while the doc kept the old rows."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import decode_table
+
+    doc = (ROOT / "docs" / "fidelity.md").read_text()
+    printed = (decode_table.model_markdown(decode_table.model_rows()) + "\n"
+               + decode_table.precision_markdown(decode_table.precision_rows()))
+    assert [row for row in printed.splitlines() if row not in doc] == []
