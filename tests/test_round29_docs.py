@@ -4,6 +4,7 @@ that exist (a flag renamed in the code but not in a doc sends its reader to an e
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 import subprocess
@@ -88,3 +89,53 @@ def test_fidelity_doc_quotes_the_decode_tables_as_printed():
     printed = (decode_table.model_markdown(decode_table.model_rows()) + "\n"
                + decode_table.precision_markdown(decode_table.precision_rows()))
     assert [row for row in printed.splitlines() if row not in doc] == []
+
+
+#: Names the docs quote that are not this repository's: a file of another repository
+#: (splitwise-sim's ``traces/test_trace.csv``), a profile's schema (``tiersim.profile/1``) and
+#: the bundled traces' Parquet metadata keys.
+NOT_OURS = {"traces/test_trace.csv", "tiersim.profile", "tiersim.source",
+            "tiersim.source_sha256"}
+
+
+def _quoted(pattern: str) -> list[tuple[str, int, str]]:
+    """(doc, line, match) for each match of ``pattern`` in the docs, less :data:`NOT_OURS`."""
+    found = []
+    for doc in DOCS:
+        text = doc.read_text()
+        found += [(doc.relative_to(ROOT).as_posix(), text.count("\n", 0, m.start()) + 1,
+                   m.group(1)) for m in re.finditer(pattern, text)
+                  if m.group(1) not in NOT_OURS]
+    return found
+
+
+def test_every_repository_path_the_docs_name_exists():
+    """``tiersim/...``, ``tests/...``, ``benchmarks/...`` (a module may be named without
+    ``.py``); a one-letter name, ``scenarios/X.yaml``, is a placeholder."""
+    paths = _quoted(r"(?<![\w/.$-])((?:tiersim|tests|benchmarks|docs|scenarios|traces|profiles)"
+                    r"/[\w./-]*\w)")
+    assert [(doc, line, path) for doc, line, path in paths
+            if not re.search(r"/\w\.yaml$", path) and not (ROOT / path).exists()
+            and not (ROOT / f"{path}.py").exists()] == []
+
+
+def _resolves(name: str) -> bool:
+    """Whether a dotted ``tiersim.module.attribute`` name is importable."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            if not hasattr(obj, part):
+                return False
+            obj = getattr(obj, part)
+        return True
+    return False
+
+
+def test_every_python_name_the_docs_quote_exists():
+    """A quoted ``tiersim.x.y`` (a module, function, class or constant) is importable."""
+    assert not _resolves("tiersim.sweep.axes.NO_SUCH_LIMIT")
+    assert [found for found in _quoted(r"`(tiersim(?:\.\w+)+)") if not _resolves(found[2])] == []
