@@ -139,3 +139,24 @@ def test_every_python_name_the_docs_quote_exists():
     """A quoted ``tiersim.x.y`` (a module, function, class or constant) is importable."""
     assert not _resolves("tiersim.sweep.axes.NO_SUCH_LIMIT")
     assert [found for found in _quoted(r"`(tiersim(?:\.\w+)+)") if not _resolves(found[2])] == []
+
+
+def test_an_interpolated_gemm_is_not_called_a_measured_table():
+    """A dense GEMM off NVIDIA's grid is read between the grid tables around it (ab5bd18);
+    its step-time source read 'public measured', the words of a table measured at its very
+    shape (before ab5bd18 the same GEMM, anchored, read 'public measured, rescaled to the
+    shape'). Qwen3-30B-A3B BF16 at TP 8 reads one GEMM so."""
+    from tiersim.hardware import get_model
+    from tiersim.paths import bundled
+    from tiersim.perf import build_step_model
+    from tiersim.perf.profile import load_profile
+    from tiersim.summary import source_counts, source_kind
+
+    label = ("interpolated:measured:aiconfigurator vllm 0.24.0 (between grid tables gemm bf16 "
+             "n=1024..1536 k=5120)")
+    words = "public measured, interpolated between measured shapes"
+    assert source_kind(label) == words
+    assert source_kind("measured:aiconfigurator vllm 0.24.0") == "public measured"
+    profile = load_profile(bundled("profiles", "h200_aiconfigurator_vllm.json"))
+    step = build_step_model(get_model("Qwen3-30B-A3B"), "bf16", "H200", tp=8, profile=profile)
+    assert source_counts(step).get(words) == 1

@@ -296,6 +296,7 @@ SOURCE_ORIGINS = {"applied unchanged": "fitted on another GPU's serving rows",
 #: How a table was read, added to its origin: every one the label carries.
 SOURCE_READINGS = {"deepgemm:": "GEMM table at DeepGEMM's worst-case rows (vLLM 0.12 MoE)",
                    "anchored:": "rescaled to the shape",
+                   "interpolated:": "interpolated between measured shapes",
                    "rescaled:": "rescaled to the weights' bits",
                    "graph-read:": "launch floor removed in CUDA graphs",
                    "roofline across": "roofline across nodes",
