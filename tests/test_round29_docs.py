@@ -160,3 +160,13 @@ def test_an_interpolated_gemm_is_not_called_a_measured_table():
     profile = load_profile(bundled("profiles", "h200_aiconfigurator_vllm.json"))
     step = build_step_model(get_model("Qwen3-30B-A3B"), "bf16", "H200", tp=8, profile=profile)
     assert source_counts(step).get(words) == 1
+
+
+def test_metrics_doc_explains_every_step_time_source_phrase():
+    """docs/metrics.md lists the words ``step_time_source`` can print; the DeepGEMM reading
+    ('GEMM table at DeepGEMM's worst-case rows (vLLM 0.12 MoE)') was printed but not listed."""
+    from tiersim.summary import SOURCE_ORIGINS, SOURCE_READINGS
+
+    doc = " ".join((ROOT / "docs" / "metrics.md").read_text().split())
+    assert [words for words in [*SOURCE_ORIGINS.values(), *SOURCE_READINGS.values()]
+            if f"`{words}" not in doc and f"`, {words}`" not in doc] == []
