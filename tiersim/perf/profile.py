@@ -19,7 +19,8 @@ per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCos
 whose largest CUDA graph depends on the tensor-parallel size (SGLang's ``cuda_graph_max_bs``: 256
 below TP 4 on an 80-141 GB GPU, else 512) gives the sizes where it differs from
 ``graph_max_tokens`` in an optional ``graph_max_tokens_by_tp`` object (``{"1": 256, "2": 256,
-"3": 256}``); a step model reads its own TP's. In a
+"3": 256}``); a step model reads its engine's (a MoE model's ``tp x dp`` GPUs: SGLang's ``--tp``
+under attention data parallelism; a dense model's ``tp``). In a
 graph-replayed iteration a table timed eagerly (``"timing": "eager"``: NVIDIA's block-FP8 GEMMs,
 whose small-``m`` rows are the host launch path, not the kernel) is read without its launch
 floor: ``max(roofline, latency - launch floor)`` (the floor: the median of its rows up to
@@ -1470,9 +1471,13 @@ class ProfileOps:
 
     @property
     def _graph_max(self) -> int:
-        """The largest iteration the profile's engine replays from a CUDA graph at this TP
-        (:meth:`EagerCost.graph_tokens`; 0: no eager distinction)."""
-        return self.profile.eager.graph_tokens(self.tp)
+        """The largest iteration (of one DP rank) the profile's engine replays from a CUDA graph
+        on this replica (:meth:`EagerCost.graph_tokens` at the engine's TP: a MoE model's
+        ``tp x dp`` GPUs, one engine with attention DP whose ``--tp`` counts every rank's GPUs,
+        as SGLang's does; a dense model's ``tp``, its DP ranks separate engines; 0: no eager
+        distinction)."""
+        engine_tp = self.tp * self.dp if self.model.is_moe else self.tp
+        return self.profile.eager.graph_tokens(engine_tp)
 
     def sources(self) -> dict[str, str]:
         """Every table used so far -> its source label (``roofline`` for fallbacks)."""

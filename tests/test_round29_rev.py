@@ -1,0 +1,44 @@
+"""Round 29 (helper rev): review of the round's changes on main."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from test_fidelity import fs
+
+from tiersim.perf import build_step_model
+from tiersim.perf.base import StepShape
+
+# ---------------------------------------------------------------- CUDA-graph size at DP layouts
+
+
+@pytest.mark.parametrize("tp, dp, eager", [(1, 2, True), (1, 4, False), (2, 2, False),
+                                           (4, 1, False), (1, 8, False)])
+def test_sglang_graph_size_reads_the_replicas_gpus_at_an_attention_dp_layout(tp, dp, eager):
+    """SGLang's cuda_graph_max_bs follows its ``--tp``, which under ``--enable-dp-attention``
+    counts every GPU of the replica (``tp x dp``), not one rank's attention TP: a replica of 4
+    or more H200s captures graphs of up to 512 requests a rank, so 300 decodes a rank are
+    graph-replayed at TP 1 x DP 4 (they were read as eager, at TP 1's 256), and eager only
+    where the replica has fewer than 4 GPUs."""
+    prof = fs.resolve_profile(fs.ENGINE_PROFILES["sglang"])
+    one_size = dataclasses.replace(prof, eager=dataclasses.replace(prof.eager,
+                                                                   graph_max_tokens_by_tp=()))
+    shape = StepShape(((1, 1500),) * 300)
+    times = [build_step_model("qwen3-coder-30b-a3b", "fp8", "h200", tp=tp, dp=dp,
+                              profile=p).step_time(shape) for p in (prof, one_size)]
+    model = build_step_model("qwen3-coder-30b-a3b", "fp8", "h200", tp=tp, dp=dp).model
+    extra = prof.eager.seconds(model.layers, model.moe_layers) if eager else 0.0
+    assert times[0] - times[1] == pytest.approx(extra, rel=1e-6, abs=1e-12)
+
+
+def test_a_dense_models_dp_ranks_read_the_graph_size_of_their_own_tp():
+    """A dense model's DP ranks are separate engines (SGLang's router DP: each ``--tp 2``), so
+    TP 2 x DP 2 reads TP 2's 256 and a 300-decode step of a rank stays eager."""
+    prof = fs.resolve_profile(fs.ENGINE_PROFILES["sglang"])
+    one_size = dataclasses.replace(prof, eager=dataclasses.replace(prof.eager,
+                                                                   graph_max_tokens_by_tp=()))
+    shape = StepShape(((1, 1500),) * 300)
+    times = [build_step_model("llama-3.1-8b", "fp8", "h200", tp=2, dp=2,
+                              profile=p).step_time(shape) for p in (prof, one_size)]
+    assert times[0] - times[1] == pytest.approx(prof.eager.seconds(32, 0), rel=1e-6)
