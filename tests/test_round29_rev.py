@@ -42,3 +42,36 @@ def test_a_dense_models_dp_ranks_read_the_graph_size_of_their_own_tp():
     times = [build_step_model("llama-3.1-8b", "fp8", "h200", tp=2, dp=2,
                               profile=p).step_time(shape) for p in (prof, one_size)]
     assert times[0] - times[1] == pytest.approx(prof.eager.seconds(32, 0), rel=1e-6)
+
+
+# ---------------------------------------------------------------- --out of placeholder files
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep", "plan"])
+@pytest.mark.parametrize("names", [(".gitkeep",), (".gitignore",), (".keep",), (".DS_Store",),
+                                   (".gitignore", ".DS_Store")])
+def test_an_out_folder_of_placeholder_files_only_is_still_written(tmp_path, kind, names):
+    """A results folder a project keeps in git (``results/.gitkeep``, or a ``.gitignore`` of
+    ``*``) or that a file browser has opened (``.DS_Store``) is an empty folder to its user:
+    eaa41f6 refused it as 'what no tiersim command wrote'; it is claimed as before."""
+    from tiersim.outputs import claim_out_dir
+
+    out = tmp_path / "results"
+    out.mkdir()
+    for name in names:
+        (out / name).write_text("*\n")
+    claim_out_dir(out, kind)
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)
+
+
+def test_placeholder_files_beside_a_projects_files_are_still_refused(tmp_path):
+    """Beside other files they do not make a project's folder an --out folder."""
+    from tiersim.errors import TiersimError
+    from tiersim.outputs import claim_out_dir
+
+    out = tmp_path / "project"
+    out.mkdir()
+    for name in (".gitignore", "a.py"):
+        (out / name).write_text("x\n")
+    with pytest.raises(TiersimError, match=r"--out holds what no tiersim command wrote \(a\.py\)"):
+        claim_out_dir(out, "run")

@@ -261,7 +261,7 @@ def refuse_scattering(out: Path, kind: str) -> None:
     existing folder that holds something no tiersim command wrote and nothing a tiersim command
     did (:func:`_tiersim_wrote`: a project's folder named by mistake). An empty folder, one a
     command wrote (a user's note beside its results included) and one of tiersim's own names
-    only (a ``.lock`` a finished command left) pass."""
+    and :data:`PLACEHOLDERS` only (a ``.lock`` a finished command left, a ``.gitkeep``) pass."""
     place = _system_folder(out)
     if place is not None and kind == "report":
         raise TiersimError(f"{out}: is {place}, where no tiersim command writes its results "
@@ -274,7 +274,7 @@ def refuse_scattering(out: Path, kind: str) -> None:
     if kind == "report" or not out.is_dir() or _tiersim_wrote(out):
         return
     try:
-        other = sorted(name for name in os.listdir(out) if name not in OWN_NAMES)
+        other = sorted(name for name in os.listdir(out) if name not in OWN_NAMES | PLACEHOLDERS)
     except OSError:  # a folder that cannot be listed: the writing check names what is wrong
         return
     if other:
@@ -289,6 +289,10 @@ WRITTEN = frozenset(name for names in WRITES.values() for name in names)
 
 OWN_NAMES = WRITTEN | {".lock", "points"}
 """What a command leaves at the top of its ``--out`` folder: its files, lock and points."""
+
+PLACEHOLDERS = frozenset({".gitkeep", ".keep", ".gitignore", ".DS_Store"})
+"""Files that leave a folder empty to its user: what keeps a results folder in git (or out of
+it) and a file browser's folder settings; a folder of these only is written as an empty one."""
 
 
 def _system_folder(out: Path) -> str | None:
