@@ -75,3 +75,25 @@ def test_placeholder_files_beside_a_projects_files_are_still_refused(tmp_path):
         (out / name).write_text("x\n")
     with pytest.raises(TiersimError, match=r"--out holds what no tiersim command wrote \(a\.py\)"):
         claim_out_dir(out, "run")
+
+
+# ---------------------------------------------------------------- a window's ends, every digit
+
+
+def test_the_step_tiers_window_note_shows_the_window_as_given(tmp_path):
+    """31bb9bc shows a trace window with every digit its ends were given (the loader's
+    ``_shown``); the step-tiers note under a window kept ``:g``: ``trace.window [4, 1e+09)``
+    for ``[4.000000001, 1000000010.5)``, a window that seemed to hold a step at 4 s."""
+    from test_step_tiers_check import agentic_file, steps
+
+    from tiersim.errors import Note
+    from tiersim.inputs import check_step_tiers
+    from tiersim.scenario import load_scenario
+
+    path = agentic_file(tmp_path, "{planning: bf16, recovery: fp8}", trace=True)
+    scn = load_scenario(path)
+    window = (4.000000001, 1000000010.5)
+    scn = scn.model_copy(update={"trace": scn.trace.model_copy(update={"window": window})})
+    with pytest.warns(Note, match=r"router.step_tiers.recovery: no step in trace.window "
+                      r"\[4\.000000001, 1000000010\.5\) has type 'recovery'"):
+        check_step_tiers(scn, steps(["planning", "final"]), str(path))

@@ -279,6 +279,7 @@ def _unused_step_type(scenario: Scenario, source: str, kind: str, kinds: set[str
     none of the workload's step types ``kinds`` is; ``file_types``: the whole trace file's,
     where known (a type in none of them is an error under a window too)."""
     from tiersim.scenario import located
+    from tiersim.trace.loader import _shown
 
     window = scenario.trace.window
     if window is not None and file_types is not None and kind not in file_types:
@@ -294,7 +295,7 @@ def _unused_step_type(scenario: Scenario, source: str, kind: str, kinds: set[str
         raise ScenarioError(source, where, f"the trace has no {kind!r} step{hint}; its step "
                             f"types are {known}")
     warnings.warn(str(located(ScenarioError(
-        source, where, f"no step in trace.window [{window[0]:g}, {window[1]:g}) has type "
+        source, where, f"no step in trace.window {_shown(*window)} has type "
         f"{kind!r}{hint}, so the entry routes nothing in this run; the window's step types "
         f"are {known}"))), Note, stacklevel=4)
 
