@@ -97,3 +97,34 @@ def test_the_step_tiers_window_note_shows_the_window_as_given(tmp_path):
     with pytest.warns(Note, match=r"router.step_tiers.recovery: no step in trace.window "
                       r"\[4\.000000001, 1000000010\.5\) has type 'recovery'"):
         check_step_tiers(scn, steps(["planning", "final"]), str(path))
+
+
+# ---------------------------------------------------------------- a stopped sweep's folder
+
+
+def test_a_stopped_sweeps_folder_with_a_note_is_resumed_into(tmp_path):
+    """A sweep stopped before its sweep.json (Ctrl-C, or a point that failed: the lock it made
+    goes with it) leaves its finished points in points/; the sweep resumes from them, and
+    eaa41f6 let that folder be resumed, but not once its user had put a note beside them:
+    'holds what no tiersim command wrote (notes.txt) and no tiersim results'. A points folder
+    of point records is a sweep's results, as the sweep's own check takes it."""
+    from tiersim.atomic import write_point
+    from tiersim.outputs import claim_out_dir
+
+    out = tmp_path / "sweep"
+    write_point(out, {"point_id": "p0001", "values": {}})
+    (out / "notes.txt").write_text("stopped at 1 of 4\n")
+    claim_out_dir(out, "sweep")
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "points"]
+
+
+def test_an_empty_points_folder_beside_a_projects_files_is_still_refused(tmp_path):
+    """A folder named points with no point record in it makes no project's folder a sweep's."""
+    from tiersim.errors import TiersimError
+    from tiersim.outputs import claim_out_dir
+
+    out = tmp_path / "project"
+    (out / "points").mkdir(parents=True)
+    (out / "a.py").write_text("x\n")
+    with pytest.raises(TiersimError, match=r"--out holds what no tiersim command wrote \(a\.py\)"):
+        claim_out_dir(out, "sweep")

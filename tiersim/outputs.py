@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 
 import tiersim
 from tiersim.arrowfile import arrow_file
+from tiersim.atomic import points_dir
 from tiersim.errors import TiersimError, escaped
 from tiersim.manifest import MANIFEST
 from tiersim.paths import file_sha256
@@ -309,12 +310,21 @@ def _system_folder(out: Path) -> str | None:
 def _tiersim_wrote(out: Path) -> bool:
     """Whether a tiersim command wrote ``out``: it holds a sweep's, plan's or run's marker
     (:data:`FOLDER_MARKERS`), tiersim's manifest.json, a killed run's ``.ready`` set, a
-    temporary file a killed command left (:func:`_stale_temps`) or a ``.lock`` naming a pid
+    temporary file a killed command left (:func:`_stale_temps`), a stopped sweep's points
+    (:func:`_sweep_points`) or a ``.lock`` naming a pid
     (as every command leaves it; this command's own, once it holds the folder and has removed
     those temporary files)."""
     return (any((out / marker).is_file() for marker in FOLDER_MARKERS.values())
             or _own_marker(out / MANIFEST) or bool(killed_sets(out) or _stale_temps(out))
-            or _pid_lock(out / ".lock"))
+            or _pid_lock(out / ".lock") or _sweep_points(out))
+
+
+def _sweep_points(out: Path) -> bool:
+    """Whether ``out`` holds a sweep's finished points (a real ``points`` folder with a point
+    record, :func:`tiersim.atomic.write_point`), as a sweep stopped before its ``sweep.json``
+    leaves them, to resume from."""
+    points = points_dir(out)
+    return points.is_dir() and not points.is_symlink() and any(points.glob("*.json"))
 
 
 def _pid_lock(path: Path) -> bool:
