@@ -499,13 +499,20 @@ def with_h200_fit(profile, engine: str, system: str):
     labelled as applied unchanged to ``system``), its CUDA-graph sizes those of ``system``'s GPU
     where the engine's depend on it (:data:`ENGINE_GRAPH_MAX_TOKENS`)."""
     h200 = resolve_profile(ENGINE_PROFILES[engine])
-    moved = f"; applied unchanged to {system} rows"
-    eager = dataclasses.replace(h200.eager, source=h200.eager.source + moved)
+    eager = dataclasses.replace(h200.eager, source=moved_source(h200.eager.source, system))
     if h200.eager.graph_max_tokens and engine in ENGINE_GRAPH_MAX_TOKENS:
         eager = dataclasses.replace(eager, **engine_graph(engine, SYSTEM_GPU[system]))
     return dataclasses.replace(
         profile, overhead_s=h200.overhead_s, overhead_per_layer_s=h200.overhead_per_layer_s,
-        overhead_source=h200.overhead_source + moved, eager=eager)
+        overhead_source=moved_source(h200.overhead_source, system), eager=eager)
+
+
+def moved_source(source: str, system: str) -> str:
+    """A fitted value's ``source`` labelled as applied unchanged to ``system``'s rows; an
+    unfitted one (``roofline``: SGLang's overhead) as it is, the only way a profile may say it."""
+    if not source.startswith("fitted"):
+        return source
+    return f"{source}; applied unchanged to {system} rows"
 
 
 def propagate_fit(engine: str) -> None:
