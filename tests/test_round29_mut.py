@@ -4,6 +4,7 @@ hand-computed case, never a figure copied from the code's own output."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,6 +13,8 @@ import pytest
 from conftest import tiny_doc, write_yaml
 
 from tiersim import summary
+from tiersim.hardware import get_model
+from tiersim.perf.memory import weight_bytes
 from tiersim.routing import TierInfo, build_router
 from tiersim.runner import run_scenario
 from tiersim.scenario import load_scenario
@@ -54,3 +57,17 @@ def test_a_probability_equal_to_its_threshold_passes():
     router.classifier = SimpleNamespace(p_good_enough=lambda df: np.array([0.7, 0.7 - 1e-9]))
     df = pd.DataFrame({"correct_cheap": [1.0, 1.0], "correct_top": [1.0, 1.0]})
     assert router.assign(df, np.random.default_rng(0)).tier.tolist() == [0, 1]
+
+
+# ---- tiersim/perf/memory.py -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_a_tied_lm_head_is_stored_once(tp):
+    # a model whose lm_head shares its embedding matrix holds the vocab x hidden matrix once:
+    # Llama-3.1-8B's 128,256 x 4,096 at 2 bytes (BF16), split over tp GPUs by vocab rows
+    untied = get_model("Llama-3.1-8B")
+    tied = dataclasses.replace(untied, tie_embeddings=True)
+    rows = -(-128_256 // tp)
+    saved = weight_bytes(untied, "bf16", tp=tp) - weight_bytes(tied, "bf16", tp=tp)
+    assert saved == rows * 4096 * 2
