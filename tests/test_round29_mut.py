@@ -13,7 +13,9 @@ import pytest
 from conftest import tiny_doc, write_yaml
 
 from tiersim import summary
+from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.hardware import get_model
+from tiersim.perf.base import LinearStepModel
 from tiersim.perf.memory import weight_bytes
 from tiersim.routing import TierInfo, build_router
 from tiersim.runner import run_scenario
@@ -71,3 +73,37 @@ def test_a_tied_lm_head_is_stored_once(tp):
     rows = -(-128_256 // tp)
     saved = weight_bytes(untied, "bf16", tp=tp) - weight_bytes(tied, "bf16", tp=tp)
     assert saved == rows * 4096 * 2
+
+
+# ---- tiersim/engine/replica.py --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("balancer", ["least_tokens", "prefix_aware"])
+def test_a_decode_stretch_in_flight_counts_only_its_work_left(balancer):
+    # every step takes 10 ms. A (10 + 2,000 tokens) goes to replica 0 and B (10 + 10) to
+    # replica 1 at 0 s; at 19 s A has decoded about 1,900 of its 1,999 steps (one stretch
+    # still in flight): about 100 token computations left against replica 1's none, so C
+    # (10 + 500) goes to replica 1; at 19.005 s D goes to replica 0 (about 100 left against
+    # C's 509). Without a prefix cache, prefix_aware picks as least_tokens does.
+    model = LinearStepModel(overhead=0.01, per_prefill_token=0.0, per_decode_seq=0.0,
+                            per_context_token=0.0)
+    tier = TierSpec("t", 2, 1000, model, SchedulerLimits(max_num_seqs=8, block_size=16),
+                    balancer=balancer)
+    work = Workload(np.array([0.0, 0.0, 19.0, 19.005]), np.array([10, 10, 10, 10]),
+                    np.array([2000, 10, 500, 300]), np.zeros(4, dtype=np.int64))
+    assert simulate([tier], work).replica.tolist() == [0, 1, 1, 0]
+
+
+def test_the_fleet_is_busy_until_a_pass_without_an_answer_ends():
+    # every step takes 10 ms: the first pass (10 + 5 tokens) prefills in one step and decodes
+    # 4 more, ending at 0.05 s; its escalation is longer than the top tier's context (12
+    # tokens) and is dropped, so no finish_s records those 0.05 s, busy_until_s does
+    model = LinearStepModel(overhead=0.01, per_prefill_token=0.0, per_decode_seq=0.0,
+                            per_context_token=0.0)
+    cheap = TierSpec("cheap", 1, 100, model, SchedulerLimits(block_size=16))
+    top = TierSpec("top", 1, 100, model, SchedulerLimits(block_size=16, max_model_len=12))
+    work = Workload(np.array([0.0]), np.array([10]), np.array([5]), np.array([0]),
+                    escalate_to=np.array([1]))
+    res = simulate([cheap, top], work)
+    assert res.dropped.tolist() == [True] and np.isnan(res.finish_s[0])
+    assert res.busy_until_s == pytest.approx(0.05)
