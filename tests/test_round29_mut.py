@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from conftest import tiny_doc, write_yaml
 
-from tiersim import summary
+from tiersim import results, summary
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.hardware import get_model
 from tiersim.perf.base import LinearStepModel
@@ -107,3 +107,28 @@ def test_the_fleet_is_busy_until_a_pass_without_an_answer_ends():
     res = simulate([cheap, top], work)
     assert res.dropped.tolist() == [True] and np.isnan(res.finish_s[0])
     assert res.busy_until_s == pytest.approx(0.05)
+
+
+# ---- tiersim/results.py ---------------------------------------------------------------------
+
+
+def test_a_split_fleet_names_its_decode_replicas():
+    # 4 replicas of 2 GPUs, 1 of them prefill: the other 3 decode
+    assert results.fleet_size(4, 2, 1) == "4 x 2 (1P 3D)"
+    assert results.fleet_size(4, 2) == "4 x 2"
+
+
+def test_a_rounding_sized_gap_to_a_free_baseline_reads_zero():
+    # a baseline of 0 USD has no share; a gap of float rounding (1e-15 USD) is no gap
+    words = "USD (the baseline costs 0 USD: no percentage)"
+    assert results.saving_without_share(None, 1e-15) == f"0 {words}"
+    assert results.saving_without_share(None, -1e-15) == f"0 {words}"
+    assert results.saving_without_share(None, -0.25) == f"-0.25 {words}"
+    assert results.saving_without_share(0.5, 1.0) is None
+
+
+def test_a_met_limit_prints_at_the_digits_asked():
+    # 0.99999 s under a 1 s limit is met: 3 digits ("1") print it, as the limit reads; a
+    # missed 1.00001 s takes 6 digits to read apart from it ("1.00001" against "1")
+    assert results.over_digits(0.99999, 1.0, 3) == 3
+    assert results.over_digits(1.00001, 1.0, 3) == 6
