@@ -18,6 +18,7 @@ from tiersim.hardware import get_model
 from tiersim.perf.base import LinearStepModel
 from tiersim.perf.memory import weight_bytes
 from tiersim.routing import TierInfo, build_router
+from tiersim.routing.accuracy import tier_output_tokens
 from tiersim.runner import run_scenario
 from tiersim.scenario import load_scenario
 
@@ -107,6 +108,65 @@ def test_the_fleet_is_busy_until_a_pass_without_an_answer_ends():
     res = simulate([cheap, top], work)
     assert res.dropped.tolist() == [True] and np.isnan(res.finish_s[0])
     assert res.busy_until_s == pytest.approx(0.05)
+
+
+# ---- tiersim/engine/cluster.py --------------------------------------------------------------
+
+
+def test_a_tiers_output_multiplier_rounds_as_routing_does():
+    # 1.5 x (5, 3, 1) output tokens: 7.5, 4.5 and 1.5 rounded half to even (np.rint, as the
+    # router's tier_output_tokens rounds) are 8, 4 and 2; truncated they would be 7, 4, 1
+    tier = TierSpec("t", 1, 1000, LinearStepModel(), SchedulerLimits(block_size=16),
+                    output_multiplier=1.5)
+    out = np.array([5, 3, 1])
+    work = Workload(np.zeros(3), np.full(3, 10), out, np.zeros(3, dtype=np.int64))
+    served = simulate([tier], work).output_tokens
+    assert served.tolist() == [8, 4, 2]
+    routed = tier_output_tokens(out, np.zeros(3, dtype=np.int64),
+                                [TierInfo("t", output_length_multiplier=1.5)])
+    assert served.tolist() == routed.tolist()
+
+
+def test_an_escalated_requests_queueing_sums_both_passes():
+    # every step takes 10 ms, one sequence a replica. On cheap, C (10 + 5 tokens) runs first
+    # and ends at 0.05 s, so A waits 0.05 s, then runs until 0.10 s and escalates. On top, B
+    # (10 + 20) runs until 0.20 s, so A's second pass waits 0.10 s: queue_s = 0.05 + 0.10
+    model = LinearStepModel(overhead=0.01, per_prefill_token=0.0, per_decode_seq=0.0,
+                            per_context_token=0.0)
+    lim = SchedulerLimits(max_num_seqs=1, block_size=16)
+    tiers = [TierSpec("cheap", 1, 100, model, lim), TierSpec("top", 1, 100, model, lim)]
+    work = Workload(np.zeros(3), np.full(3, 10), np.array([5, 5, 20]), np.array([0, 0, 1]),
+                    escalate_to=np.array([-1, 1, -1]))
+    res = simulate(tiers, work)
+    assert res.finish_s[0] == pytest.approx(0.05) and res.finish_s[2] == pytest.approx(0.20)
+    assert res.escalated.tolist() == [False, True, False]
+    assert res.queue_s[1] == pytest.approx(0.15)
+
+
+def test_the_steps_after_a_dropped_step_are_dropped_when_it_is():
+    # a session's first step (1,000 + 10 tokens) is longer than the tier's 500-token context
+    # and is dropped on arriving at 1 s; the step that follows it is never sent and counts as
+    # dropped at that moment, not at the 7 s its row holds (a follower's row time is not read)
+    tier = TierSpec("t", 1, 1000, LinearStepModel(),
+                    SchedulerLimits(block_size=16, max_model_len=500))
+    work = Workload(np.array([1.0, 7.0]), np.array([1000, 10]), np.array([10, 10]),
+                    np.zeros(2, dtype=np.int64), follows=np.array([-1, 0]))
+    res = simulate([tier], work)
+    assert res.dropped.tolist() == [True, True]
+    assert res.arrival_s.tolist() == [1.0, 1.0]
+
+
+def test_a_finished_step_caches_only_the_output_blocks_its_kv_holds():
+    # a 16-token prompt and 16 output tokens: the last output token is never computed, so the
+    # KV holds 31 tokens, one full 16-token block (the prompt's) and no full output block;
+    # the follower (prompt = those 32 tokens and 16 more) hits the prompt's block alone
+    tier = TierSpec("t", 1, 1000, LinearStepModel(),
+                    SchedulerLimits(block_size=16, enable_prefix_caching=True))
+    work = Workload(np.zeros(2), np.array([16, 48]), np.array([16, 10]),
+                    np.zeros(2, dtype=np.int64), follows=np.array([-1, 0]),
+                    prefix_hashes=[[1], [1, 2, 3]], output_hashes=[[2], []],
+                    hash_block_tokens=16)
+    assert simulate([tier], work).cache_hit_tokens.tolist() == [0, 16]
 
 
 # ---- tiersim/results.py ---------------------------------------------------------------------
