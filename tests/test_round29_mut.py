@@ -15,12 +15,22 @@ from conftest import tiny_doc, write_yaml
 from tiersim import results, summary
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.hardware import get_model
+from tiersim.paths import bundled
 from tiersim.perf.base import LinearStepModel
 from tiersim.perf.memory import weight_bytes
+from tiersim.plan.evaluate import Design, SimEvaluator
 from tiersim.routing import TierInfo, build_router
 from tiersim.routing.accuracy import tier_output_tokens
 from tiersim.runner import run_scenario
 from tiersim.scenario import load_scenario
+
+
+def _trace(tmp_path, prompts: list[int], outputs: list[int]):
+    """A CSV trace of requests arriving at 0 s with these prompt and output tokens."""
+    trace = tmp_path / "t.csv"
+    pd.DataFrame({"request_id": range(len(prompts)), "arrival_s": 0.0,
+                  "input_tokens": prompts, "output_tokens": outputs}).to_csv(trace, index=False)
+    return trace
 
 
 def _scenario(tmp_path, rows: dict, **tier_edits):
@@ -192,3 +202,69 @@ def test_a_met_limit_prints_at_the_digits_asked():
     # missed 1.00001 s takes 6 digits to read apart from it ("1.00001" against "1")
     assert results.over_digits(0.99999, 1.0, 3) == 3
     assert results.over_digits(1.00001, 1.0, 3) == 6
+
+
+# ---- tiersim/plan/evaluate.py ---------------------------------------------------------------
+
+
+def test_a_planned_tier_of_data_parallel_ranks_pays_every_gpu():
+    # w4a16 on 2 GPUs a replica as 2 data-parallel ranks of 1 GPU: 2 engine replicas of
+    # $3.50/hour each, so 1 replica costs 2 x 3.50 = $7.00 an hour and 3 cost $21.00
+    scenario = load_scenario(bundled("scenarios", "tiny.yaml"))
+    scenario.tiers[0].gpus_per_replica, scenario.tiers[0].data_parallel = 2, 2
+    evaluator = SimEvaluator(scenario)
+    design = Design(("w4a16",), (2,))
+    assert evaluator.evaluate(design, {"w4a16": 1}).cost_per_hour_usd == pytest.approx(7.0)
+    assert evaluator.evaluate(design, {"w4a16": 3}).cost_per_hour_usd == pytest.approx(21.0)
+
+
+def test_a_planned_fleet_is_paid_until_a_pass_without_an_answer_ends(tmp_path):
+    # one request (100 + 10 tokens) escalated by a cascade to bf16, whose 50-token context
+    # refuses it after w4a16's first pass ran: no finish, no later arrival, but the plan's
+    # fleet ran until that pass ended, as the run's did (the run's duration, not 0 s)
+    doc = tiny_doc(trace={"path": str(_trace(tmp_path, [100], [10]))},
+                   router={"policy": "cascade",
+                           "cascade": {"threshold": 10.0, "signal_noise": 0.0}})
+    doc["tiers"][1]["scheduler"] = {"max_model_len": 50}
+    scenario = load_scenario(write_yaml(tmp_path / "s.yaml", doc))
+    with pytest.warns(UserWarning, match="refused after its first pass ran"):
+        run = run_scenario(scenario)
+    planned = SimEvaluator(scenario).evaluate(Design(("w4a16", "bf16"), (1, 1)),
+                                              {"w4a16": 1, "bf16": 1})
+    assert run.dropped == planned.dropped == 1
+    assert run.duration_s > 0
+    assert planned.duration_s == pytest.approx(run.duration_s)
+
+
+def test_a_planned_fleet_reads_as_its_run(tmp_path):
+    # the plan simulates the design the run runs (2 w4a16 replicas, every request on them);
+    # its figures must be the run's: p99 TTFT, TPOT (over output tokens less one), end to end
+    # (from arrival), the dropped request scored 0 in the accuracy, the busy share of 2
+    # replicas over the run
+    doc = tiny_doc(trace={"path": str(_trace(tmp_path, [100, 10_000, 100], [10, 10, 50]))},
+                   router={"policy": "static_split", "fractions": [1, 0]})
+    doc["tiers"][0].update(replicas=2, scheduler={"max_model_len": 4096})
+    scenario = load_scenario(write_yaml(tmp_path / "s.yaml", doc))
+    with pytest.warns(UserWarning, match="1 of 3 requests were dropped"):
+        run = run_scenario(scenario)
+    planned = SimEvaluator(scenario).evaluate(Design(("w4a16", "bf16"), (1, 1)),
+                                              {"w4a16": 2, "bf16": 1})
+    assert run.dropped == planned.dropped == 1
+    assert (planned.ttft_p99_s, planned.tpot_p99_s, planned.e2e_p99_s, planned.accuracy) == \
+        pytest.approx((run.ttft_p99_s, run.tpot_p99_s, run.e2e_p99_s, run.accuracy))
+    assert planned.tiers["w4a16"].utilization == pytest.approx(run.tier("w4a16").utilization)
+
+
+def test_a_planned_cascade_pays_the_busy_time_of_both_tiers(tmp_path):
+    # every request escalates (signal below 10): each runs on w4a16, then on bf16; attributed
+    # cost is both tiers' busy replica-seconds at their price, as the run bills them
+    doc = tiny_doc(trace={"path": str(_trace(tmp_path, [100, 300], [10, 20]))},
+                   router={"policy": "cascade",
+                           "cascade": {"threshold": 10.0, "signal_noise": 0.0}},
+                   cost_model="attributed")
+    scenario = load_scenario(write_yaml(tmp_path / "s.yaml", doc))
+    run = run_scenario(scenario)
+    planned = SimEvaluator(scenario).evaluate(Design(("w4a16", "bf16"), (1, 1)),
+                                              {"w4a16": 1, "bf16": 1})
+    assert run.cost_usd > run.tier("bf16").attributed_cost_usd > 0
+    assert planned.cost_usd == pytest.approx(run.cost_usd)
