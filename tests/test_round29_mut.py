@@ -179,6 +179,23 @@ def test_a_finished_step_caches_only_the_output_blocks_its_kv_holds():
     assert simulate([tier], work).cache_hit_tokens.tolist() == [0, 16]
 
 
+# ---- tiersim/fleet.py -----------------------------------------------------------------------
+
+
+def test_a_provisioned_fleet_of_data_parallel_ranks_pays_every_gpu(tmp_path):
+    # w4a16: 2 replicas of 2 GPUs as 2 data-parallel ranks of 1 GPU (4 engine replicas) at
+    # $3.50 a GPU-hour; bf16: 1 replica of 1 GPU at $7. 5 GPUs, $21 an hour, paid for the
+    # run's duration
+    doc = tiny_doc(trace={"path": str(_trace(tmp_path, [100] * 4, [10] * 4))})
+    doc["tiers"][0].update(replicas=2, gpus_per_replica=2, data_parallel=2)
+    doc["tiers"][1].update(cost_per_gpu_hour=7.0)
+    run = run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", doc)))
+    assert run.cost_model == "provisioned"
+    assert run.gpu_hours == pytest.approx(5 * run.duration_s / 3600)
+    assert run.cost_usd == pytest.approx((4 * 3.5 + 7.0) * run.duration_s / 3600)
+    assert run.tier("w4a16").gpus == 4
+
+
 # ---- tiersim/results.py ---------------------------------------------------------------------
 
 
