@@ -5,24 +5,28 @@ hand-computed case, never a figure copied from the code's own output."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import tiny_doc, write_yaml
+from test_hybrid import QWEN35_397B
 
 from tiersim import results, summary
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
+from tiersim.fleet import limits, parallel, proportional_prefill
 from tiersim.hardware import get_model
 from tiersim.paths import bundled
 from tiersim.perf.base import LinearStepModel
-from tiersim.perf.memory import weight_bytes
+from tiersim.perf.memory import kv_bytes_per_token, weight_bytes
 from tiersim.plan.evaluate import Design, SimEvaluator
 from tiersim.routing import TierInfo, build_router
 from tiersim.routing.accuracy import tier_output_tokens
 from tiersim.runner import run_scenario
-from tiersim.scenario import load_scenario
+from tiersim.scenario import TierConfig, load_scenario
 
 
 def _trace(tmp_path, prompts: list[int], outputs: list[int]):
@@ -194,6 +198,38 @@ def test_a_provisioned_fleet_of_data_parallel_ranks_pays_every_gpu(tmp_path):
     assert run.gpu_hours == pytest.approx(5 * run.duration_s / 3600)
     assert run.cost_usd == pytest.approx((4 * 3.5 + 7.0) * run.duration_s / 3600)
     assert run.tier("w4a16").gpus == 4
+
+
+def test_a_split_keeps_its_proportion_at_another_replica_count():
+    # 1P 2D carried to 5 replicas: 5 / 3 = 1.67 prefill replicas, nearest 2 (2P 3D, not
+    # 1P 4D); to 2 replicas: 1P 1D (at least one of each); below 2 replicas: no split
+    assert proportional_prefill(1, 2, 5) == 2
+    assert proportional_prefill(1, 2, 2) == 1
+    assert proportional_prefill(3, 1, 8) == 6
+    assert proportional_prefill(1, 2, 1) is None
+
+
+def test_expert_parallel_spans_every_gpu_of_the_replica():
+    # 4 GPUs a replica as 2 data-parallel ranks of tensor parallel 2: experts split over all
+    # 4 GPUs with expert_parallel, not over one rank's 2
+    tier = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0,
+                      gpus_per_replica=4, data_parallel=2, expert_parallel=True)
+    assert parallel(tier) == (2, 2, 4)
+    assert parallel(tier.model_copy(update={"expert_parallel": False})) == (2, 2, 1)
+
+
+def test_a_speculative_hybrid_tier_holds_a_state_per_verified_position(tmp_path):
+    # k = 3: vLLM keeps 1 + 3 recurrent states a sequence, each in whole KV blocks of the
+    # scheduler's 16 tokens on 8 GPUs
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(QWEN35_397B))
+    tier = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0,
+                      gpus_per_replica=8, speculative={"k": 3, "acceptance": 0.7})
+    model = get_model(str(folder))
+    per_block = kv_bytes_per_token(model, "bf16", 8) * 16
+    assert limits(tier, str(folder)).state_blocks == math.ceil(
+        4 * model.state_bytes_per_seq(8) / per_block)
 
 
 # ---- tiersim/results.py ---------------------------------------------------------------------
