@@ -17,7 +17,7 @@ from test_hybrid import QWEN35_397B
 
 from tiersim import results, summary
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
-from tiersim.fleet import limits, parallel, proportional_prefill
+from tiersim.fleet import limits, parallel, proportional_prefill, with_offload
 from tiersim.hardware import get_model
 from tiersim.paths import bundled
 from tiersim.perf.base import LinearStepModel
@@ -230,6 +230,18 @@ def test_a_speculative_hybrid_tier_holds_a_state_per_verified_position(tmp_path)
     per_block = kv_bytes_per_token(model, "bf16", 8) * 16
     assert limits(tier, str(folder)).state_blocks == math.ceil(
         4 * model.state_bytes_per_seq(8) / per_block)
+
+
+def test_an_offload_level_is_sized_in_gb_of_1e9_bytes():
+    # 100 GB of host memory per GPU at 50 GB/s read and 25 GB/s write: 1e9 bytes a GB
+    tier = TierConfig(name="t", precision="bf16", replicas=1, cost_per_gpu_hour=1.0,
+                      scheduler={"enable_prefix_caching": True, "kv_offload": [
+                          {"name": "host", "capacity_gb": 100, "read_gb_s": 50,
+                           "write_gb_s": 25}]})
+    model = "Qwen3-Coder-30B-A3B"
+    level = with_offload(limits(tier, model), model, tier).kv_levels[0]
+    assert (level.capacity_bytes, level.read_bytes_per_s, level.write_bytes_per_s) == (
+        100e9, 50e9, 25e9)
 
 
 # ---- tiersim/results.py ---------------------------------------------------------------------
