@@ -17,6 +17,8 @@ from test_hybrid import QWEN35_397B
 
 from tiersim import results, summary
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
+from tiersim.engine.request import Req
+from tiersim.engine.spec_decode import SpecDecoding, SpecScheduler
 from tiersim.fleet import limits, parallel, proportional_prefill, with_offload
 from tiersim.hardware import get_model
 from tiersim.paths import bundled
@@ -181,6 +183,28 @@ def test_a_finished_step_caches_only_the_output_blocks_its_kv_holds():
                     prefix_hashes=[[1], [1, 2, 3]], output_hashes=[[2], []],
                     hash_block_tokens=16)
     assert simulate([tier], work).cache_hit_tokens.tolist() == [0, 16]
+
+
+# ---- tiersim/engine/spec_decode.py ----------------------------------------------------------
+
+
+def test_a_verify_step_emits_no_more_than_is_left_and_a_lone_request_pays_its_steps():
+    # k = 3 drafts all accepted: a verify step emits 4 tokens. 6 output tokens: the prefill
+    # step emits 1, one verify step 4, the next only the 1 left (not 4); every token
+    # computation counted outstanding (10 + 6 - 1) is done, none twice; alone on the replica,
+    # the request is attributed every step's whole 10 ms
+    sched = SpecScheduler(SchedulerLimits(max_num_seqs=4, max_num_batched_tokens=64,
+                                          block_size=16), 100,
+                          SpecDecoding(k=3, acceptance=(1.0,)))
+    req = Req(0, prompt=10, output=6, arrival=0.0)
+    assert sched.add(req) and sched.outstanding == 15
+    steps = 0
+    while not sched.idle():
+        steps += 1
+        sched.complete(sched.schedule(0.0), 1, 0.01 * steps, 0.01)
+    assert (steps, req.n_out, req.tokens) == (3, 6, 16)
+    assert sched.outstanding == 0
+    assert req.gpu_s == pytest.approx(0.03)
 
 
 # ---- tiersim/fleet.py -----------------------------------------------------------------------
