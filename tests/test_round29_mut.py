@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from conftest import tiny_doc, write_yaml
 from test_hybrid import QWEN35_397B
+from test_sliding_prefill import GPT_OSS
 
 from tiersim import results, summary
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
@@ -22,7 +23,8 @@ from tiersim.engine.spec_decode import SpecDecoding, SpecScheduler
 from tiersim.fleet import limits, parallel, proportional_prefill, with_offload
 from tiersim.hardware import get_model
 from tiersim.paths import bundled
-from tiersim.perf.base import LinearStepModel
+from tiersim.perf.assembly import AssembledStepModel
+from tiersim.perf.base import LinearStepModel, StepShape
 from tiersim.perf.memory import kv_bytes_per_token, weight_bytes
 from tiersim.plan.evaluate import Design, SimEvaluator
 from tiersim.routing import TierInfo, build_router
@@ -266,6 +268,49 @@ def test_an_offload_level_is_sized_in_gb_of_1e9_bytes():
     level = with_offload(limits(tier, model), model, tier).kv_levels[0]
     assert (level.capacity_bytes, level.read_bytes_per_s, level.write_bytes_per_s) == (
         100e9, 50e9, 25e9)
+
+
+# ---- tiersim/perf/assembly.py ---------------------------------------------------------------
+
+
+class _PrefillContextOps:
+    """Operator times where only prefill attention costs anything: 1 s per cached token a
+    chunk's op reads (GEMMs, decode attention, collectives and overhead free)."""
+
+    overhead_s = 0.0
+
+    def gemm(self, m, n, k, precision):
+        """Free."""
+        return np.zeros_like(np.asarray(m, dtype=np.float64))
+
+    def moe(self, tokens):
+        """Free."""
+        return np.zeros_like(np.asarray(tokens, dtype=np.float64))
+
+    def attn_prefill(self, tokens, context):
+        """1 s per cached token."""
+        return float(context)
+
+    def attn_decode(self, batch, context_per_seq):
+        """Free."""
+        return np.zeros_like(np.asarray(context_per_seq, dtype=np.float64))
+
+    def allreduce(self, nbytes, gpus=None):
+        """Free."""
+        return np.zeros_like(np.asarray(nbytes, dtype=np.float64))
+
+    def sources(self):
+        """None."""
+        return {}
+
+
+def test_a_sliding_layer_reads_at_most_its_window_of_cached_tokens():
+    # gpt-oss-20b's shape: 12 full and 12 sliding layers, a 128-token window. One new token
+    # after 1,000 cached: a full layer's op reads 1,000, a sliding layer's 128
+    step = AssembledStepModel(GPT_OSS, "bf16", 1, _PrefillContextOps(), "test")
+    t = step.step_time(StepShape(prefill_chunks=((1, 1000),), decode_seqs=0,
+                                 decode_context=0))
+    assert t == pytest.approx(12 * 1000 + 12 * 128)
 
 
 # ---- tiersim/results.py ---------------------------------------------------------------------
