@@ -251,14 +251,7 @@ def _console_headline(figures: Figures, run: RunResult, rows: dict[str, list[str
         add("accuracy CI low", lo, r.accuracy_ci95[0], 100)
         add("accuracy CI high", hi, r.accuracy_ci95[1], 100)
     _console_saving(figures, run, rows)
-    for t in run.tiers:
-        cells = rows[t.name if t.model is None else f"{t.name} ({t.model})"]
-        for k, (name, value, scale) in enumerate((
-                ("requests", t.requests, 1), ("share", t.share, 100),
-                ("TTFT p99", t.ttft_p99_s, 1), ("TPOT p99", t.tpot_p99_s, 1e3),
-                ("utilization", t.utilization, 100), ("KV peak", t.kv_peak_frac, 100),
-                ("cost", t.cost_usd, 1), ("attributed", t.attributed_cost_usd, 1))):
-            add(f"tier {t.name} {name}", cells[k].split()[0], value, scale)
+    _tier_figures(add, rows, run, tpot_scale=1e3)  # the console prints TPOT in ms
     s = run.savings
     if s is not None and s.method == "simulated":
         for u in s.uniform:
@@ -324,14 +317,7 @@ def _report_headline(figures: Figures, run: RunResult, page: PageTables) -> None
         run.cost_per_1m_output_tokens)
     add("GPU-hours", head["GPU-hours provisioned"], run.gpu_hours)
     tiers = page.table("Per tier")
-    for t in run.tiers:
-        cells = tiers[t.name if t.model is None else f"{t.name} ({t.model})"]
-        for k, (name, value, scale) in enumerate((
-                ("requests", t.requests, 1), ("share", t.share, 100),
-                ("TTFT p99", t.ttft_p99_s, 1), ("TPOT p99", t.tpot_p99_s, 1),
-                ("utilization", t.utilization, 100), ("KV peak", t.kv_peak_frac, 100),
-                ("cost", t.cost_usd, 1), ("attributed", t.attributed_cost_usd, 1))):
-            add(f"tier {t.name} {name}", cells[k].split()[0], value, scale)
+    _tier_figures(add, tiers, run, tpot_scale=1)
     r = run.router
     router = {k: v[0] for k, v in page.table("Router").items()}
     _fraction_or_percent(add, "accuracy", router["accuracy"], r.accuracy)
@@ -615,3 +601,15 @@ def test_a_floor_that_is_this_runs_accuracy_reads_as_the_accuracy(accuracy):
         run.savings, accuracy_floor=accuracy, accuracy=accuracy))
     assert run.floor_words().startswith(f"floor {fmt(accuracy, ' %', 100, digits=4)}: this "
                                         "run's accuracy")
+
+
+def _tier_figures(add, rows, run, tpot_scale):
+    """Add each tier's row of a per-tier table (console or report; TPOT at ``tpot_scale``)."""
+    for t in run.tiers:
+        cells = rows[t.name if t.model is None else f"{t.name} ({t.model})"]
+        for k, (name, value, scale) in enumerate((
+                ("requests", t.requests, 1), ("share", t.share, 100),
+                ("TTFT p99", t.ttft_p99_s, 1), ("TPOT p99", t.tpot_p99_s, tpot_scale),
+                ("utilization", t.utilization, 100), ("KV peak", t.kv_peak_frac, 100),
+                ("cost", t.cost_usd, 1), ("attributed", t.attributed_cost_usd, 1))):
+            add(f"tier {t.name} {name}", cells[k].split()[0], value, scale)
