@@ -63,7 +63,13 @@ def hit_tokens(found: int, prompt: int, block_size: int) -> int:
     """Prompt tokens a request of ``prompt`` tokens skips when its first ``found`` are cached:
     at most the whole ``block_size`` blocks before its last token (vLLM's
     ``get_computed_blocks``: ``num_tokens - 1`` tokens at most, in whole blocks)."""
-    return min(found, (prompt - 1) // block_size * block_size)
+    return min(found, most_hit_tokens(prompt, block_size))
+
+
+def most_hit_tokens(prompt, block_size: int):
+    """The most prompt tokens of a ``prompt`` a prefix hit may skip: the whole ``block_size``
+    blocks before its last token (ints, or numpy arrays of them)."""
+    return (prompt - 1) // block_size * block_size
 
 
 class PrefixCache:

@@ -15,6 +15,7 @@ close to: ``sesion_id`` (session_id?)), as nothing reads them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -393,10 +394,9 @@ def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
     if lengths.sum() < 2:
         return
     ends = np.cumsum(lengths)  # each row's ids end before here, in the joined ids
-    count = -(-int(ends[-1]) // PLACES_SORTED_IDS)
     found = None  # the earliest (row, place) moved, its id, and its id's first (row, place)
-    for bucket in range(count):
-        moved = _first_moved(*_bucket(hashes, lengths, ends, bucket, count), ends)
+    for ids, places, at in id_buckets(hashes, lengths, ends):
+        moved = _first_moved(ids, places, at, ends)
         if moved is not None and (found is None or moved[:2] < found[:2]):
             found = moved
     if found is None:
@@ -410,7 +410,6 @@ def check_hash_places(src: Source, hashes: np.ndarray, column: str) -> None:
                     "prefix caching", row_k, column)
 
 
-
 def _two_places(src: Source, row: int, place: int, first_row: int, first_place: int) -> str:
     """Where a moved hash id is and where it was first seen, in words: ``both block 1 and
     block 2 of this prompt`` for a repeat inside one prompt, else ``block 3 of this prompt but
@@ -419,6 +418,19 @@ def _two_places(src: Source, row: int, place: int, first_row: int, first_place: 
         return f"both block {first_place + 1} and block {place + 1} of this prompt"
     return (f"block {place + 1} of this prompt but block {first_place + 1} of the prompt of "
             f"row {src.row(first_row)}")
+
+
+def id_buckets(hashes: np.ndarray, lengths: np.ndarray, ends: np.ndarray
+               ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """The joined ids of rows ``hashes`` (arrays or lists of ``lengths`` ids, ending before
+    ``ends`` in the joined ids) split by value into buckets of about :data:`PLACES_SORTED_IDS`,
+    each id's every sighting in one bucket: each bucket's ids in joined order, their places in
+    their rows and their joined positions (None: every id, in one bucket). One pass over the
+    rows a bucket; nothing for rows without ids."""
+    count = -(-int(ends[-1]) // PLACES_SORTED_IDS) if len(ends) else 0
+    for bucket in range(count):
+        yield _bucket(hashes, lengths, ends, bucket, count)
+
 
 def _bucket(hashes: np.ndarray, lengths: np.ndarray, ends: np.ndarray, bucket: int,
             count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
