@@ -509,8 +509,8 @@ class Planner:
             last = self.evaluator.evaluate(design, sizing.judged[-1])
             longer = self._longer(design) if last.dropped else []
             if longer:  # no size serves them: neither more replicas nor more GPUs each
-                own = any(self.evaluator.by_name[name].scheduler.max_model_len is not None
-                          for name, _, _ in longer)
+                own = {name for name, _, _ in longer
+                       if self.evaluator.by_name[name].scheduler.max_model_len is not None}
                 return DesignResult(design, sizing.judged[-1], last, f"latency: "
                                     f"{_too_long(longer, own)} ({_missed(last, self.c)})",
                                     tried, infeasible=_drops_words(longer))
@@ -725,19 +725,36 @@ def _per_replica(gpus: list[int]) -> str:
     return f"{', '.join(map(str, gpus))} GPU{'' if list(gpus) == [1] else 's'} per replica"
 
 
-def _too_long(longer: list[tuple[str, int, int]], own: bool) -> str:
+def _too_long(longer: list[tuple[str, int, int]], own: set[str]) -> str:
     """A design's requests longer than their tier's context (:meth:`Planner._longer`), with
-    the fix, in words: raise ``max_model_len`` where a tier sets its own (``own``), else (the
-    model's context already) serve them on a model with a longer one, as a run's note says."""
+    the fix, in words: raise ``max_model_len`` on the tiers that set their own (``own``),
+    else (the model's context already) serve them on a model with a longer one, as a run's
+    note says; with both kinds of tier, each is named with its own fix."""
     count, where = _longer_counted(longer)
     one = count == "1"
     them = "it" if one else "them"
-    fix = ("raise tiers[].scheduler.max_model_len (up to the model's context)" if own else
-           f"{'it is the model' if len(longer) == 1 else 'each is its model'}'s context: serve "
-           f"{them} on a model with a longer context")
     return (f"{count} {'request is' if one else 'requests are'} longer (prompt + output) than "
             f"{'its' if one else 'their'} tier's context ({where}) and "
-            f"{'is' if one else 'are'} {TOO_LONG}; {fix} or leave {them} out of the trace")
+            f"{'is' if one else 'are'} {TOO_LONG}; {_too_long_fix(longer, own, them)} or "
+            f"leave {them} out of the trace")
+
+
+def _too_long_fix(longer: list[tuple[str, int, int]], own: set[str], them: str) -> str:
+    """The fix :func:`_too_long` gives: raise ``max_model_len`` where every tier sets its own,
+    serve elsewhere where none does, and with both, which tiers get which."""
+    raised = [name for name, _, _ in longer if name in own]
+    fixed = [name for name, _, _ in longer if name not in own]
+    if not fixed:
+        return "raise tiers[].scheduler.max_model_len (up to the model's context)"
+    if not raised:
+        return (f"{'it is the model' if len(longer) == 1 else 'each is its model'}'s context: "
+                f"serve {them} on a model with a longer context")
+    many = len(fixed) > 1
+    return (f"raise {' and '.join(raised)}'s scheduler.max_model_len (up to "
+            f"{'their models' if len(raised) > 1 else 'its model'}'s context); "
+            f"{' and '.join(fixed)}'s {'are their models' if many else 'is its model'}'s "
+            f"context: serve {'their' if many else 'its'} requests on a model with a longer "
+            f"context")
 
 
 def _drops_words(longer: list[tuple[str, int, int]]) -> str:

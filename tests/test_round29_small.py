@@ -1,0 +1,56 @@
+"""Round 29 (helper small): three small loose ends, each pinned by a test that failed before
+its fix (the plan's too-long advice per tier, integer category text, dropped requests in a
+disaggregated split's score)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import yaml
+from test_round29_fzt import _scenario
+
+from tiersim.cli import main
+from tiersim.plan.planner import _too_long
+
+
+def test_too_long_advice_names_which_tiers_can_raise_max_model_len():
+    """A design of two tiers dropping requests longer than their context, only w4a16 setting
+    its own max_model_len: the plan told to "raise tiers[].scheduler.max_model_len" for both,
+    though bf16's is already its model's context (nothing to raise)."""
+    line = _too_long([("w4a16", 2, 1000), ("bf16", 1, 262144)], {"w4a16"})
+    assert line == (
+        "3 requests are longer (prompt + output) than their tier's context (w4a16's "
+        "max_model_len 1,000, bf16's max_model_len 262,144) and are dropped at any size; "
+        "raise w4a16's scheduler.max_model_len (up to its model's context); bf16's is its "
+        "model's context: serve its requests on a model with a longer context or leave them "
+        "out of the trace")
+
+
+def test_too_long_advice_is_unchanged_when_every_tier_or_none_sets_its_own():
+    """Every tier setting its own max_model_len: raise it; none: serve elsewhere."""
+    longer = [("w4a16", 1, 1000)]
+    assert "; raise tiers[].scheduler.max_model_len (up to the model's context) or leave it" \
+        in _too_long(longer, {"w4a16"})
+    assert "; it is the model's context: serve it on a model with a longer context or leave " \
+        "it" in _too_long(longer, set())
+
+
+def test_plan_of_mixed_tiers_says_raise_only_where_max_model_len_is_set(tmp_path, capsys):
+    """tiny.yaml's two tiers split half and half, w4a16 capped at max_model_len 1,000, bf16 at
+    its model's 262,144; requests of 2,010 and 10,000,010 tokens. The two-tier design was told
+    to "raise tiers[].scheduler.max_model_len", bf16's included, which is already at the
+    model's context."""
+    path = _scenario(tmp_path, pd.DataFrame({
+        "request_id": range(8), "arrival_s": [float(i) for i in range(8)],
+        "input_tokens": [2000, 10**7] * 4, "output_tokens": [10] * 8}))
+    doc = yaml.safe_load(path.read_text())
+    doc["tiers"][0]["scheduler"] = {"max_model_len": 1000}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    capsys.readouterr()
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"]) == 1
+    line = capsys.readouterr().out.splitlines()[0]
+    both = line[line.index("w4a16+bf16: "):]
+    assert "raise tiers[]" not in both
+    assert ("(w4a16's max_model_len 1,000, bf16's max_model_len 262,144) and are dropped at "
+            "any size; raise w4a16's scheduler.max_model_len (up to its model's context); "
+            "bf16's is its model's context: serve its requests on a model with a longer "
+            "context or leave them out of the trace") in both, both
