@@ -4,12 +4,15 @@ disaggregated split's score)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import yaml
 from test_round29_fzt import _scenario
 
 from tiersim.cli import main
 from tiersim.plan.planner import _too_long
+from tiersim.session_metrics import step_type_results
+from tiersim.text_columns import as_text, row_values, text_codes
 
 
 def test_too_long_advice_names_which_tiers_can_raise_max_model_len():
@@ -54,3 +57,39 @@ def test_plan_of_mixed_tiers_says_raise_only_where_max_model_len_is_set(tmp_path
             "any size; raise w4a16's scheduler.max_model_len (up to its model's context); "
             "bf16's is its model's context: serve its requests on a model with a longer "
             "context or leave them out of the trace") in both, both
+
+
+INTEGER_CATEGORIES = pd.Series(pd.Categorical([1, None, 2, 1]), name="step_type")
+"""A category column of whole numbers with a missing row (pandas' astype(str) reads "1.0")."""
+
+
+def test_integer_categories_with_a_missing_row_read_as_written():
+    """The choice pinned: ``"1"``, the value as the trace wrote it and as the column reads
+    with no row missing, not ``astype(str)``'s ``"1.0"`` (pandas goes through float)."""
+    assert list(INTEGER_CATEGORIES.astype(str)) == ["1.0", np.nan, "2.0", "1.0"]  # pandas'
+    whole = pd.Series(pd.Categorical([1, 2, 1]))
+    assert list(whole.astype(str)) == list(as_text(whole)) == ["1", "2", "1"]
+    assert list(as_text(INTEGER_CATEGORIES)) == ["1", np.nan, "2", "1"]
+    codes, values = text_codes(INTEGER_CATEGORIES)
+    assert (codes.tolist(), values.tolist()) == ([0, -1, 1, 0], ["1", "2"])
+
+
+def test_integer_step_types_are_reported_as_written():
+    """Per step type results name a type of whole numbers as written: "1" (2 steps, 0.5 right
+    on average: 1.0 and 0.0) and "2"; the missing row is in none."""
+    requests = pd.DataFrame({"final_tier": ["a", "b", "a", "b"],
+                             "expected_accuracy": [1.0, 0.3, 0.6, 0.0]})
+    got = step_type_results(INTEGER_CATEGORIES.to_frame(), requests)
+    assert [(r.step_type, r.requests, r.accuracy, r.final_tier_shares) for r in got] == [
+        ("1", 2, 0.5, {"a": 0.5, "b": 0.5}), ("2", 1, 0.6, {"a": 1.0})]
+
+
+def test_row_values_gives_nan_where_to_numpy_gives_na():
+    """Categories of pandas ``string`` text: ``to_numpy`` gives <NA> for a missing row,
+    :func:`row_values` NaN (its docstring said "as to_numpy gives"); both are missing."""
+    column = pd.Series(pd.Categorical(["a", None, "a"],
+                                      categories=pd.Index(["a"], dtype="string")))
+    assert column.to_numpy()[1] is pd.NA
+    got = row_values(column)
+    assert got[0] == "a" and isinstance(got[1], float) and np.isnan(got[1])
+    assert pd.isna(got).tolist() == pd.isna(column.to_numpy()).tolist() == [False, True, False]

@@ -24,7 +24,9 @@ def _is_categories(column: pd.Series) -> bool:
 def as_text(column: pd.Series) -> pd.Series:
     """``column.astype(str)``, same values row for row: of a category column, still one of
     categories (its codes), its categories made Python strings once (so reading it row by row,
-    as TF-IDF and one-hot encoders do, hands out those strings, not a copy per row)."""
+    as TF-IDF and one-hot encoders do, hands out those strings, not a copy per row). Of
+    categories of whole numbers with a missing row, each is its number as the trace wrote it
+    (``"1"``, as when no row is missing), where ``astype(str)`` goes through float (``"1.0"``)."""
     if not _is_categories(column):
         return column.astype(str)
     text = pd.Index(np.asarray(column.cat.categories.astype(str), dtype=object), dtype=object)
@@ -45,8 +47,9 @@ def text_lengths(column: pd.Series) -> np.ndarray:
 
 def row_values(column: pd.Series) -> np.ndarray:
     """``column.to_numpy()``, same values row for row: of a category column of text, an array
-    of references to its categories, each made a Python string once (NaN where a value is
-    missing, as ``to_numpy`` gives)."""
+    of references to its categories, each made a Python string once, and NaN where a value is
+    missing (``to_numpy`` gives NaN of categories of ``str``, but ``<NA>`` of ``string`` ones;
+    :func:`pandas.isna` finds either)."""
     cats = column.cat.categories if _is_categories(column) else None
     if cats is None or not pd.api.types.is_string_dtype(cats.dtype):
         return column.to_numpy()
@@ -57,7 +60,8 @@ def row_values(column: pd.Series) -> np.ndarray:
 def text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Each row's place among the column's distinct values as text (-1 where missing), and
     those values (``astype(str)`` of each, Python strings), found without making each row's
-    value text: of a category column, from its categories (some may be in no row)."""
+    value text: of a category column, from its categories (some may be in no row; whole
+    numbers read ``"1"`` with a row missing too, as :func:`as_text` gives)."""
     if _is_categories(column):
         codes, values = column.cat.codes.to_numpy(), column.cat.categories
     else:
