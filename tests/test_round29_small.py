@@ -4,12 +4,15 @@ disaggregated split's score)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import yaml
 from test_round29_fzt import _scenario
 
 from tiersim.cli import main
+from tiersim.plan.evaluate import SimEvaluator, _TierRun
 from tiersim.plan.planner import _too_long
 from tiersim.session_metrics import step_type_results
 from tiersim.text_columns import as_text, row_values, text_codes
@@ -93,3 +96,22 @@ def test_row_values_gives_nan_where_to_numpy_gives_na():
     got = row_values(column)
     assert got[0] == "a" and isinstance(got[1], float) and np.isnan(got[1])
     assert pd.isna(got).tolist() == pd.isna(column.to_numpy()).tolist() == [False, True, False]
+
+
+def _run(ttft: list[float], tpot: list[float], dropped: list[bool]) -> _TierRun:
+    """A tier run of three requests with these latencies (NaN for a dropped one)."""
+    return _TierRun(rows=np.arange(3), ttft=np.array(ttft), tpot=np.array(tpot),
+                    e2e=np.array(ttft), dropped=np.array(dropped), last_finish=1.0, busy_s=1.0)
+
+
+def test_a_split_that_drops_a_request_does_not_win_by_its_latency():
+    """Against SLOs of 2 s TTFT and 0.1 s TPOT, a split serving two requests at 0.5 s TTFT and
+    0.02 s TPOT (score max(0.25, 0.2) = 0.25) but dropping the third loses to one serving all
+    three at 1 s and 0.05 s (max(0.5, 0.5) = 0.5): a dropped request scores infinity, not
+    nothing (the surviving mutant scored it as served, and kept the dropping split)."""
+    planned = SimpleNamespace(slo=(2.0, 0.1))
+    fast = _run([0.5, 0.5, np.nan], [0.02, 0.02, np.nan], [False, False, True])
+    slow = _run([1.0, 1.0, 1.0], [0.05, 0.05, 0.05], [False, False, False])
+    assert SimEvaluator._split_score(planned, slow) == 0.5
+    assert SimEvaluator._split_score(planned, fast) == np.inf
+    assert min([fast, slow], key=lambda run: SimEvaluator._split_score(planned, run)) is slow
