@@ -140,8 +140,10 @@ class OpTimes(Protocol):
     #: Fixed seconds per iteration (scheduling, sampling, launch gaps, small kernels).
     overhead_s: float
 
-    def gemm(self, m: np.ndarray, n: int, k: int, precision: str) -> np.ndarray:
-        """Seconds of one ``(m x k) @ (k x n)`` GEMM with weights in ``precision``."""
+    def gemm(self, m: np.ndarray, n: int, k: int, precision: str, *, tokens=None) -> np.ndarray:
+        """Seconds of one ``(m x k) @ (k x n)`` GEMM with weights in ``precision``, in a step of
+        ``tokens`` batched tokens (default ``m``; they, not ``m``, decide whether the step
+        replays a CUDA graph)."""
         ...
 
     def moe(self, tokens: np.ndarray) -> np.ndarray:
@@ -298,7 +300,8 @@ class AssembledStepModel:
         ``moe_backend: deepgemm`` the kernel vLLM 0.12 ran instead, DeepGEMM's two grouped
         GEMMs over :func:`deepgemm_rows` rows (each 128-row block one expert's GEMM; read from
         the block-FP8 GEMM tables at the experts' per-GPU shapes and that row count: NVIDIA's
-        tables time no DeepGEMM MoE) plus the passes between and after them, bytes at HBM
+        tables time no DeepGEMM MoE; graph-read or eager by ``tokens``, the step's, not the
+        rows) plus the passes between and after them, bytes at HBM
         bandwidth: over every row, the gated activation reads the first GEMM's BF16 output and
         writes BF16, and the FP8 quantisation reads that and writes FP8 (``9 x width`` bytes a
         row); the gather reads each token's ``top_k`` BF16 rows of the second GEMM's output
@@ -308,7 +311,8 @@ class AssembledStepModel:
         m, ops, fmt = self.model, self.ops, self._fmt("experts")
         width = self._expert_width
         rows = deepgemm_rows(tokens, self._local_experts, m.top_k)
-        gemms = ops.gemm(rows, *self._expert_up, fmt) + ops.gemm(rows, *self._expert_down, fmt)
+        gemms = (ops.gemm(rows, *self._expert_up, fmt, tokens=tokens)
+                 + ops.gemm(rows, *self._expert_down, fmt, tokens=tokens))
         passes = rows * 9.0 * width + tokens * (m.top_k + 1) * 2.0 * m.hidden
         return gemms + passes / ops.gpu.hbm_bw_bytes_s
 

@@ -1755,8 +1755,10 @@ class ProfileOps:
             self.__dict__["_attn_key_cached"] = key
         return key
 
-    def gemm(self, m, n: int, k: int, precision=None) -> np.ndarray:
-        """Seconds of one ``m x k @ k x n`` GEMM at ``precision`` (default: the tier's)."""
+    def gemm(self, m, n: int, k: int, precision=None, *, tokens=None) -> np.ndarray:
+        """Seconds of one ``m x k @ k x n`` GEMM at ``precision`` (default: the tier's) in a step
+        of ``tokens`` batched tokens (default ``m``), which decide whether the step replays a
+        CUDA graph (:meth:`_step_gemm`)."""
         dtype = _dtype_name(precision) if precision is not None else self.precision
         table = self._table("gemm", dtype, {"n": int(n), "k": int(k)})
         if table is None:
@@ -1765,6 +1767,9 @@ class ProfileOps:
             return self._past_grid(table, table.lookup(m), (m,),
                                    lambda ops, x: ops.gemm(x, n, k, dtype))
         graph_max = self._graph_max
+        if tokens is not None:
+            in_graph = np.asarray(tokens, np.float64) <= graph_max
+            return self._step_gemm(table, m, (n, k, dtype), in_graph)
 
         def read(x):
             """The table at ``x`` (``m`` clamped to the grid) as ``m``'s own iteration reads
@@ -1775,18 +1780,32 @@ class ProfileOps:
         value = self._graph_gemm(table, m, n, k, dtype, graph_max)
         return self._past_grid(table, value, (m,), lambda ops, x: ops.gemm(x, n, k, dtype), read)
 
+    def _step_gemm(self, table, m, shape, in_graph) -> np.ndarray:
+        """An eagerly timed GEMM of ``m`` rows that are not its step's tokens (DeepGEMM's
+        padded expert rows): graph-read at ``m`` where ``in_graph`` (the step's tokens fit a
+        CUDA graph, whatever ``m`` is), as measured where the step runs eagerly."""
+        n, k, dtype = shape
+
+        def read(x):
+            """The table at ``x`` read as the step runs (graph or eager)."""
+            graph = self._graph_gemm(table, x, n, k, dtype, math.inf)
+            return np.where(in_graph, graph, self._graph_gemm(table, x, n, k, dtype, 0))
+
+        return self._past_grid(table, read(m), (m,), lambda ops, x: ops.gemm(x, n, k, dtype), read)
+
     def _graph_read(self, table) -> bool:
         """True for an eagerly timed table this profile reads differently inside CUDA graphs."""
         return bool(self._graph_max) and table.extra.get("timing") == "eager"
 
     def _graph_gemm(self, table, m, n: int, k: int, dtype: str, graph_max: int):
         """An eagerly timed GEMM table inside CUDA-graph iterations (``m <= graph_max``, as
-        ``m`` is the iteration's token count for every table-timed GEMM): its latency less its
+        ``m`` is the iteration's token count for every GEMM but :meth:`_step_gemm`'s, which
+        passes ``math.inf`` for a graph step and 0 for an eager one): its latency less its
         launch floor (:meth:`_launch_floor`), never below the roofline (module docstring); the
         curve on the table's grid made :func:`monotone` and interpolated as a table is."""
         m_arr = np.asarray(m, dtype=np.float64)
         grid = table.axes["m"]
-        key = (table.name, n, k, dtype)
+        key = (table.name, n, k, dtype, graph_max)
         fitted = self._graph_fitted.get(key)
         if fitted is None:
             curve = self._graph_curve(table, table.lookup(grid), grid, (n, k, dtype), graph_max)

@@ -196,8 +196,9 @@ class RooflineOps:
         """``max(bytes / bandwidth, flops / rate, floor)``, elementwise."""
         return np.maximum(np.maximum(nbytes / self._bw, flops / flops_per_s), floor)
 
-    def gemm(self, m: np.ndarray, n: int, k: int, precision: str) -> np.ndarray:
-        """One GEMM: weights ``n x k`` in ``precision``, ``m`` rows of activations, BF16 out."""
+    def gemm(self, m: np.ndarray, n: int, k: int, precision: str, *, tokens=None) -> np.ndarray:
+        """One GEMM: weights ``n x k`` in ``precision``, ``m`` rows of activations, BF16 out
+        (``tokens``, the step's, change nothing: a roofline has no CUDA-graph reading)."""
         fmt = self._format(str(getattr(precision, "name", precision)))
         rows = np.asarray(m, dtype=np.float64)
         nbytes = n * k * fmt.weight_bytes + rows * (k * fmt.act_bytes + n * 2.0)
