@@ -15,10 +15,12 @@ from tiersim.perf.profile import load_profile
 QWEN_FP8 = "aic:Qwen--Qwen3-235B-A22B-FP8"
 
 
-def _step():
-    """Qwen3-235B-FP8 at TP 2 on the shipped H200 profile (graph steps up to 512 tokens)."""
+def _step(ep: int = 1):
+    """Qwen3-235B-FP8 at TP 2 (experts over ``ep`` GPUs) on the shipped H200 profile (graph
+    steps up to 512 tokens)."""
     return build_step_model(aic_model_path(QWEN_FP8), "checkpoint", "h200", 2,
-                            profile=load_profile(BUNDLED_H200_PROFILE), moe_backend="deepgemm")
+                            profile=load_profile(BUNDLED_H200_PROFILE), ep=ep,
+                            moe_backend="deepgemm")
 
 
 def _expert_gemms(step, count: float, **step_tokens) -> float:
@@ -29,18 +31,35 @@ def _expert_gemms(step, count: float, **step_tokens) -> float:
 
 
 def test_a_decode_step_reads_its_padded_expert_rows_graph_read():
-    """8 tokens (a graph step, <= 512) pad to 16,384 rows (> 512): the rows are read as the
-    graph step's, and they differ from the eager reading of the same rows."""
-    step = _step()
+    """8 tokens (a graph step, <= 512) pad to 8,192 rows (> 512) with the experts over 2 GPUs:
+    the rows are read as the graph step's (the table less its launch floor), faster than the
+    eager reading of the same rows."""
+    step = _step(ep=2)
     assert step.ops._graph_max == 512
-    assert float(deepgemm_rows(8.0, step._local_experts, step.model.top_k)) == 16384.0
+    assert float(deepgemm_rows(8.0, step._local_experts, step.model.top_k)) == 8192.0
     graph = _expert_gemms(step, 8.0, tokens=np.array([8.0]))
     eager = _expert_gemms(step, 8.0, tokens=np.array([1024.0]))
     assert _expert_gemms(step, 8.0) == eager  # without tokens: the rows decide (eager)
-    assert graph != eager
+    assert graph < eager
     routed = float(step._routed_experts(np.array([8.0]))[0])
     passes = routed - graph
-    assert 0 < passes < 0.05 * routed  # the routed experts read the graph step's GEMMs
+    assert 0 < passes < 0.1 * routed  # the routed experts read the graph step's GEMMs
+
+
+def test_a_graph_read_is_never_slower_than_the_eager_table():
+    """At 16,384 padded rows (TP 2, experts not split) NVIDIA's graph-timed per-tensor FP8
+    GEMM, the graph read's floor, is above the eager block-FP8 table (322 against 300 us at
+    n 1,536, k 4,096): a CUDA graph takes host work off a kernel, so the graph read stops at
+    the eager time rather than rising above it."""
+    step = _step()
+    rows = deepgemm_rows(np.array([8.0]), step._local_experts, step.model.top_k)
+    for n, k in (step._expert_up, step._expert_down):
+        table = step.ops._table("gemm", "fp8_block", {"n": n, "k": k})
+        eager = table.lookup(rows)
+        floor = step.ops._graph_floor(rows, n, k, "fp8_block")
+        graph = step.ops.gemm(rows, n, k, "fp8_block", tokens=np.array([8.0]))
+        assert (floor > eager).all()
+        assert np.allclose(graph, eager)
 
 
 def test_an_eager_step_still_reads_its_expert_rows_as_measured():
