@@ -12,8 +12,8 @@ from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.hardware.hf_config import load_hf_config
 from tiersim.hardware.precisions import weight_formats
+from tiersim.input_files import file_digest
 from tiersim.perf.memory import checkpoint_bytes, kv_bytes_per_token
-from tiersim.sweep.inputs import file_digest
 from tiersim.trace import load_trace
 
 LLAMA_70B = {"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,

@@ -8,8 +8,8 @@ def test_the_input_digest_cache_is_bounded(tmp_path, monkeypatch):
     """Each input file version a sweep point read was digested once and its digest kept for
     the life of the process: a service sweeping a fresh trace file each call, or a trace
     rewritten between sweeps, kept one entry per file version ever read. At most
-    :data:`tiersim.sweep.inputs.DIGEST_CACHE_SIZE` are kept now, one per file."""
-    from tiersim.sweep import inputs
+    :data:`tiersim.input_files.DIGEST_CACHE_SIZE` are kept now, one per file."""
+    from tiersim import input_files as inputs
 
     monkeypatch.setattr(inputs, "_DIGESTS", type(inputs._DIGESTS)())
     monkeypatch.setattr(inputs, "DIGEST_CACHE_SIZE", 5)

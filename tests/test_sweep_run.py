@@ -275,8 +275,8 @@ def test_a_cut_grid_removes_the_old_table_before_its_manifest_is_written(tmp_pat
 
 
 def inputs_of(profile: str) -> str:
+    from tiersim.input_files import file_digest
     from tiersim.paths import bundled
-    from tiersim.sweep.inputs import file_digest
 
     return file_digest(bundled("profiles", profile))
 

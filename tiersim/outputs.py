@@ -39,7 +39,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -178,7 +178,7 @@ def out_folder(out: str | Path | None, kind: str, scenario, path: str | Path):
 
 def _input_files(scenario, path: str | Path) -> list[Path]:
     """The files a command reading ``scenario`` (from ``path``) reads besides ``path``."""
-    from tiersim.sweep.inputs import input_files
+    from tiersim.input_files import input_files
 
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return input_files(doc, str(path))
@@ -694,12 +694,14 @@ def _finish_killed(out: Path) -> None:
 
 
 def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
-              scenario_text: str, report: bool = False,
+              scenario_text: str, report: Callable[..., object] | None = None,
               extra: dict[str, str] | None = None) -> dict:
     """Write a run's files into ``out`` atomically (see the module docstring); return the
     manifest. ``extra``: more files (name -> text) swapped in with the set, before the
     manifest, replacing a data file of the same name (a plan's plan.json and planned
-    scenario.yaml), so a command's whole result lands together or not at all."""
+    scenario.yaml), so a command's whole result lands together or not at all. ``report``: the
+    page writer (:func:`tiersim.report.page.write_report`, passed in by the caller, as the
+    report package reads this module) to write report.html with the set."""
     make_out_dir(out)
     refuse_blocked(out, "run")
     remove_stale_temps(out)
@@ -714,10 +716,8 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
         (temp / MANIFEST).write_bytes((json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
         for name, text in (extra or {}).items():
             (temp / name).write_bytes(text.encode())
-        if report:
-            from tiersim.report.page import write_report  # in its own temporary folder
-
-            write_report(temp, shown_as=out)
+        if report is not None:  # the page, in its own temporary folder
+            report(temp, shown_as=out)
         with signals_deferred():  # the set is swapped whole: a Ctrl-C waits for the last rename
             stale = out / "report.html"
             if not report and stale.exists():

@@ -87,8 +87,11 @@ def run_into(scenario: Scenario, out: Path | None, source: str | Path, baselines
     run, requests, result, fleet = _noted(scenario, str(source), baselines,
                                           series=out is not None)
     if out is not None:
+        from tiersim.report.page import write_report
+
         outputs.write_run(out, run, requests, summary.timeseries_table(result, fleet),
-                          scenario_yaml(scenario), report=report, extra=extra)
+                          scenario_yaml(scenario), report=write_report if report else None,
+                          extra=extra)
     return run
 
 

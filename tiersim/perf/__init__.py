@@ -102,7 +102,7 @@ def resolve_profile(profile):
 
     Files are read once per file version: sweeps build many models from one file; the
     :data:`PROFILE_CACHE_SIZE` versions read last are kept, one per file. A version
-    is known as a sweep's input digest knows it (:func:`tiersim.sweep.inputs.file_digest`): by
+    is known as a sweep's input digest knows it (:func:`tiersim.input_files.file_digest`): by
     inode, size, modification and change time, so a profile rewritten with its size and mtime
     kept (``cp -p``, ``rsync -a``) is read again, and a point never runs on an older version
     than the one it records. A file that changed while it was read is not cached.

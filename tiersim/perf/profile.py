@@ -1476,7 +1476,7 @@ class ProfileOps:
         ``tp x dp`` GPUs, one engine with attention DP whose ``--tp`` counts every rank's GPUs,
         as SGLang's does; a dense model's ``tp``, its DP ranks separate engines; 0: no eager
         distinction)."""
-        engine_tp = self.tp * self.dp if self.model.is_moe else self.tp
+        engine_tp = self.tp * self.dp if self.dp > 1 and self.model.is_moe else self.tp
         return self.profile.eager.graph_tokens(engine_tp)
 
     def sources(self) -> dict[str, str]:

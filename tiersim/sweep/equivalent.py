@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from tiersim.errors import TiersimError, shown
+from tiersim.input_files import input_paths, unreadable
 from tiersim.sweep import axes as ax
-from tiersim.sweep.inputs import input_paths, unreadable
 
 FILE = "<a file, compared by its content>"
 """What a reading holds in place of a file a point reads (its content is checked per point)."""
@@ -54,7 +54,7 @@ def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | str
 
 def put_files(setting: dict[str, Any], source: str, value_of) -> None:
     """Put ``value_of(file)`` in ``setting`` (a reading of a scenario from ``source``) in place
-    of each file it reads (:func:`tiersim.sweep.inputs.input_paths`: its trace, model configs,
+    of each file it reads (:func:`tiersim.input_files.input_paths`: its trace, model configs,
     profile), where the field is one of its keys."""
     for field, path in input_paths(setting, source).items():
         if ":" not in field:  # ``tiers[0].model:hf_quant_config.json`` names no key

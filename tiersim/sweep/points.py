@@ -21,8 +21,8 @@ from typing import Any
 
 from tiersim.atomic import write_point
 from tiersim.errors import TiersimError, notes_of
+from tiersim.input_files import point_inputs
 from tiersim.sweep.axes import Point
-from tiersim.sweep.inputs import point_inputs
 from tiersim.sweep.refusal import AxisKey, point_error, refusal_of
 
 PointRunner = Callable[[dict, str], dict]

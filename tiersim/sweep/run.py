@@ -44,11 +44,11 @@ from rich.console import Console
 
 from tiersim.atomic import commit, stage
 from tiersim.errors import ScenarioError, TiersimError, escaped, shown
+from tiersim.input_files import file_digest, input_files, input_paths, point_inputs
 from tiersim.jsonio import read_json
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
-from tiersim.sweep.inputs import file_digest, input_files, input_paths, point_inputs
 from tiersim.sweep.manifest import stage_manifest
 from tiersim.sweep.points import (
     PointRunner,
@@ -875,7 +875,7 @@ def runner_name(runner: PointRunner) -> str:
 def digests(plan: SweepPlan, runner: PointRunner = default_runner) -> dict[str, str]:
     """What every point record carries to tie it to its scenario: the scenario text without
     and with its sweep map, and how its savings are made (the worker adds the digests of the
-    files the point read, :func:`tiersim.sweep.inputs.point_inputs`)."""
+    files the point read, :func:`tiersim.input_files.point_inputs`)."""
     return {"base_digest": base_digest(plan.base), "sweep_digest": sweep_digest(plan.base),
             "runner": runner_name(runner), "tiersim": tiersim_version()}
 

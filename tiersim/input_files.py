@@ -1,4 +1,5 @@
-"""The files one sweep point reads, digested: a point is never kept over inputs that changed.
+"""The files a scenario reads besides itself, digested: a sweep point is never kept over
+inputs that changed, and an ``--out`` folder never overwrites one (:mod:`tiersim.outputs`).
 
 A point is tied to its scenario text by ``base_digest`` (and, where that text changed, by how
 its scenario reads, :mod:`tiersim.sweep.equivalent`, which leaves the files to this module);
