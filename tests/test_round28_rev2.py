@@ -8,6 +8,7 @@ import tempfile
 import pandas as pd
 import pytest
 from test_memory_trace import write_parquet
+from test_round27_pipes import ray_tmpdir
 from test_round27_tracestream import _read
 from test_round28_stream import _two_faults as _azure_two_faults
 from test_round28_win import _two_faults
@@ -23,12 +24,16 @@ def out_of_memory(*args, **kwargs):
     raise MemoryError("stopped with 128 MiB left")
 
 
-def test_a_new_ray_folder_is_never_another_sweeps_stale_one(tmp_path, monkeypatch):
+short_ray_tmpdir = ray_tmpdir
+"""``RAY_TMPDIR`` a short, empty folder (test_round27_pipes' fixture, under a name of ours)."""
+
+
+def test_a_new_ray_folder_is_never_another_sweeps_stale_one(short_ray_tmpdir, monkeypatch):
     """A sweep in another pid namespace sharing the temporary folder sees no live pid in a new
     folder's name: between its making and its lock, that sweep's cleanup removed it (then
     FileNotFoundError, or Ray's sockets in a removed folder). Simulated: the other sweep's
     cleanup runs right after the folder is made, with every pid reading as gone."""
-    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    tmp_path = short_ray_tmpdir  # short enough for Ray's sockets, as RAY_TMPDIR must now be
     monkeypatch.setattr(outputs, "pid_alive", lambda pid: False)
     made = tempfile.mkdtemp
 
