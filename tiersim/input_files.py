@@ -129,21 +129,18 @@ def _digest(path: Path, size: int, mtime_ns: int) -> str:
 
 
 def _fields(doc: dict[str, Any], source: str) -> list[tuple[str, Path]]:
-    """``(field, file)`` for each file input of ``doc`` that resolves to a file."""
+    """``(field, file)`` for each file input of ``doc`` that resolves to a file: the trace,
+    each model key the schema has (:func:`tiersim.scenario.model_places`; a baseline-only
+    tier's model sizes its uniform fleet), the profile."""
+    from tiersim.scenario import format_loc, model_places
+
     found: list[tuple[str, Path]] = []
     trace = doc.get("trace")
     if isinstance(trace, dict) and isinstance(trace.get("path"), str):
         with contextlib.suppress(TiersimError, OSError, ValueError):  # the run reports it
             found.append(("trace", resolve_trace_path(trace["path"], _folder(source))))
-    found += _model("model", doc.get("model"), source)
-    for key in ("tiers", "baselines"):  # a baseline-only tier's model sizes its uniform fleet
-        tiers = doc.get(key) if isinstance(doc.get(key), list) else []
-        for i, tier in enumerate(t for t in tiers if isinstance(t, dict)):
-            found += _model(f"{key}[{i}].model", tier.get("model"), source)
-            spec = tier.get("speculative")
-            if isinstance(spec, dict):
-                found += _model(f"{key}[{i}].speculative.draft_model",
-                                spec.get("draft_model"), source)
+    for place, holder in model_places(doc):
+        found += _model(format_loc(place), holder[place[-1]], source)
     profile = _profile(doc, source)
     if profile is not None:
         found.append(("profile", profile))

@@ -48,7 +48,13 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
 )
 from tiersim.results import RunResult, dumps, reaches_floor, within_limit
 from tiersim.routing import Assignment, TierInfo
-from tiersim.scenario import Scenario, check_layouts, resolve_file_ref, resolve_model_ref
+from tiersim.scenario import (
+    Scenario,
+    check_layouts,
+    model_places,
+    resolve_file_ref,
+    resolve_model_ref,
+)
 from tiersim.workload import sessions
 
 REQUEST_COLUMNS = summary.REQUEST_COLUMNS
@@ -520,13 +526,9 @@ def portable_paths(doc: dict, source: str) -> dict:
     trace = doc.get("trace")
     if isinstance(trace, dict) and isinstance(trace.get("path"), str):
         trace["path"] = _absolute(trace["path"], folder)
-    tiers = [t for key in ("tiers", "baselines") for t in doc.get(key) or []
-             if isinstance(t, dict)]  # a baseline-only tier may name its own model too
-    drafts = [t["speculative"] for t in tiers if isinstance(t.get("speculative"), dict)]
-    for holder, key in [(doc, "model"), *((t, "model") for t in tiers),
-                        *((d, "draft_model") for d in drafts)]:
-        if isinstance(holder.get(key), str):
-            holder[key] = _model_path(holder[key], source)
+    for place, holder in model_places(doc):  # a baseline-only tier's, a draft's too
+        if isinstance(holder[place[-1]], str):
+            holder[place[-1]] = _model_path(holder[place[-1]], source)
     if isinstance(doc.get("profile"), str):
         doc["profile"] = _absolute(resolve_file_ref(doc["profile"], source), None)
     return doc

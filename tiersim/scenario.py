@@ -1641,6 +1641,34 @@ def file_keys(model: Any = Scenario,
     return tuple(found)
 
 
+def file_places(doc: Any, keys: tuple[tuple[str, ...], ...] | None = None
+                ) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """``(place, holder)`` for each key of :func:`file_keys` (or of ``keys``) that a scenario
+    document ``doc`` sets: its place with each ``"*"`` a list item's position (``("tiers", 1,
+    "speculative", "draft_model")``), and the map that holds it (``holder[place[-1]]`` is its
+    value). In the keys' order, an item's keys together (a tier's model, then its draft
+    model, then the next tier's); a value of another type than the schema's is passed over."""
+    keys = file_keys() if keys is None else keys
+    found: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
+    for step in dict.fromkeys(key[0] for key in keys):
+        rest = tuple(key[1:] for key in keys if key[0] == step and len(key) > 1)
+        if step == "*":
+            items = enumerate(doc if isinstance(doc, list) else [])
+            found += [((at, *place), holder) for at, item in items
+                      for place, holder in file_places(item, rest)]
+        elif isinstance(doc, dict) and step in doc:
+            if (step,) in keys:
+                found.append(((step,), doc))
+            found += [((step, *place), holder) for place, holder in file_places(doc[step], rest)]
+    return found
+
+
+def model_places(doc: Any) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """:func:`file_places` of the keys that name a model (:data:`MODEL_KEYS`: a catalogue name
+    or a config path): the scenario's, each tier's and baseline-only tier's, their drafts'."""
+    return [(place, holder) for place, holder in file_places(doc) if place[-1] in MODEL_KEYS]
+
+
 def _holds_items(annotation: Any) -> bool:
     """Whether ``annotation`` is a list or map (of models), possibly optional."""
     origin = typing.get_origin(annotation)

@@ -470,19 +470,20 @@ def _canonical(doc: dict[str, Any], source: str) -> dict[str, Any]:
     """``doc`` with what reads the same written the same (:func:`_setting`)."""
     from tiersim.hardware import get_gpu, get_precision
     from tiersim.runner import portable_paths
+    from tiersim.scenario import model_places
 
     doc = portable_paths(doc, source)
     doc["gpu"] = _catalogue_name(get_gpu, doc.get("gpu"))
+    for place, holder in model_places(doc):  # a baseline-only tier's, a draft's too
+        _catalogue_model(holder, place[-1])
     tiers = [t for key in ("tiers", "baselines") for t in doc.get(key) or []
-             if isinstance(t, dict)]  # a baseline-only tier names its model alike
+             if isinstance(t, dict)]  # precisions and draft rates: no file keys
     for holder in [doc, *tiers]:
         if "precision" in holder:
             holder["precision"] = _catalogue_name(get_precision, holder["precision"])
-        _catalogue_model(holder, "model")
     for tier in tiers:
         if isinstance(tier.get("speculative"), dict):
             _rates_per_position(tier["speculative"])
-            _catalogue_model(tier["speculative"], "draft_model")
     _per_tier_router_options(doc)
     return doc
 
