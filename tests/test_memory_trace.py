@@ -61,8 +61,8 @@ def test_load_trace_reads_canonical_parquet_in_chunks(tmp_path, monkeypatch):
     seen = []
     original = chunked.parquet_chunks
 
-    def spy(p, rows):
-        for start, raw in original(p, rows):
+    def spy(p, rows, used=None):
+        for start, raw in original(p, rows, used):
             seen.append((start, len(raw)))
             yield start, raw
 

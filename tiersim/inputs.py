@@ -49,9 +49,10 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     replayed = scenario.workload.sessions.source in ("auto", "trace")  # else rows stand alone
     _note_replaced_rows(scenario, source)
     path = scenario_trace_path(scenario, source)
-    try:
+    cache = scenario.router.response_cache
+    try:  # the columns a run reads: the canonical ones and the response cache's key
         return read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale,
-                          sessions=replayed)
+                          sessions=replayed, keep=() if cache is None else (cache.key,))
     except TraceError as err:
         message = str(err).removeprefix(f"{err.path}: ")
         if window is None or err.row is not None or not message.startswith("window ["):

@@ -124,7 +124,7 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale,
-                            raw=raw)
+                            raw=raw, keep=())  # the statistics read the canonical columns
     del raw  # let go before the statistics, as when read_trace read the file itself
     starts = _session_starts(loaded, str(path))
     cut = _cut(window, loaded.origin.arrivals)

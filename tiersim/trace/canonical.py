@@ -9,7 +9,9 @@ category, ``prefix_hashes`` list of int64 (in every row, ``[]`` for none; in CSV
 column: category), ``prompt_hash`` (in every
 row). A missing hash list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
 Other columns pass through unchanged, with a note naming them (and the canonical name each is
-close to: ``sesion_id`` (session_id?)), as nothing reads them.
+close to: ``sesion_id`` (session_id?)), as nothing reads them; a run and ``tiersim trace
+inspect`` (``keep`` of :func:`tiersim.trace.loader.read_trace`) read a CSV's as categories and
+leave a Parquet file's out, never decoded.
 """
 
 from __future__ import annotations

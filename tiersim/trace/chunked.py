@@ -40,18 +40,19 @@ fragmented frame (PerformanceWarning) at every column added later, so a wider ta
 once into one block per dtype."""
 
 
-def read_canonical(path: Path, src: Source, convert, rows: int,
-                   chunk_rows: int | None = None) -> tuple[pd.DataFrame, list[str]]:
+def read_canonical(path: Path, src: Source, convert, rows: int, chunk_rows: int | None = None,
+                   used=None) -> tuple[pd.DataFrame, list[str]]:
     """The canonical table of the canonical Parquet trace ``path`` (``rows`` data rows), each
-    chunk (``chunk_rows`` rows, default :data:`CHUNK_ROWS`) converted by
+    chunk (``chunk_rows`` rows, default :data:`CHUNK_ROWS`; ``used``: the columns read, as
+    :func:`tiersim.trace.source.read_raw` takes them) converted by
     ``convert(raw, src) -> (table, notes)``, and the chunks' notes, each once, in order; a
     fault is named as the whole read names it (see the module's docstring)."""
     try:
-        return _read_chunks(path, src, convert, rows, chunk_rows or CHUNK_ROWS)
+        return _read_chunks(path, src, convert, rows, chunk_rows or CHUNK_ROWS, used)
     except TraceError as err:
         fault = err.with_traceback(None)  # its frames (the chunks' arrays) let go
         fault.__context__ = None
-    refuse_as_the_whole_read(path, src, convert)
+    refuse_as_the_whole_read(path, src, convert, used)
     raise fault
 
 
@@ -70,14 +71,14 @@ def refuse_as_the_whole_read(path: Path, src: Source, convert, used=None) -> boo
     return True
 
 
-def _read_chunks(path: Path, src: Source, convert, rows: int,
-                 chunk_rows: int) -> tuple[pd.DataFrame, list[str]]:
+def _read_chunks(path: Path, src: Source, convert, rows: int, chunk_rows: int,
+                 used=None) -> tuple[pd.DataFrame, list[str]]:
     """:func:`read_canonical`, a fault raised as the chunk or seam that holds it names it."""
     columns = _Columns(rows)
     previous = None  # (last arrival, its raw value) of the chunk before
     has_ids = True
     notes: dict[str, None] = {}  # ordered, each note once (every chunk gives a column's note)
-    for start, raw in parquet_chunks(path, chunk_rows):
+    for start, raw in parquet_chunks(path, chunk_rows, used):
         part_src = replace(src, first_row=start)
         table, part_notes = convert(raw, part_src)
         notes.update(dict.fromkeys(part_notes))

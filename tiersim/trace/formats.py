@@ -15,7 +15,7 @@ A logged format (Azure, BurstGPT, Mooncake) keeps the canonical optional columns
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -74,16 +74,31 @@ READ = {"azure": OWN["azure"], "burstgpt": ("Timestamp", "Model", "Request token
 """The columns whose values each logged format's converter reads (:func:`columns_used`)."""
 
 
-def columns_used(columns: list[str], format: str = "auto") -> set[str] | None:
+def columns_used(columns: list[str], format: str = "auto",
+                 keep: Collection[str] | None = None) -> set[str] | None:
     """The columns of a file with ``columns`` whose values its converter reads: a logged
-    format's own (:data:`READ`) and the canonical optional columns; None (all of them) for a
-    canonical table, or when the format is not known from the columns alone (the loader then
-    refuses the file, or names the format itself)."""
+    format's own (:data:`READ`) and the canonical optional columns; of a canonical table, with
+    ``keep`` (the other columns the caller reads: a response cache's key), the canonical
+    columns (:data:`KNOWN`, the prefixed optional ones) and ``keep``; None (all of them) for a
+    canonical table without ``keep`` (every column carried in the table), or when the format
+    is not known from the columns alone (the loader then refuses the file, or names the format
+    itself)."""
     complete = complete_formats(columns)
     name = format if format != "auto" else complete[0] if len(complete) == 1 else None
-    if name not in READ or name not in complete:
+    if name not in complete:
+        return None
+    if name == "canonical":
+        return None if keep is None else {c for c in columns if c in keep or c in KNOWN
+                                          or c.startswith(canonical.PREFIXES)}
+    if name not in READ:
         return None
     return {c for c in columns if c in READ[name] or canonical.is_optional(c)}
+
+
+def file_columns(raw: pd.DataFrame, src: Source) -> list[str]:
+    """The file's columns: those read into ``raw``, then those the read left out (their values
+    never decoded: ``src.unread``), for the notes that name columns not read."""
+    return [*raw.columns, *src.unread]
 
 
 def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
@@ -95,7 +110,7 @@ def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
     canonical core columns (``request_id``, ``arrival_s`` ...) are named apart, as the
     canonical table's own, not as typos of themselves.
     With ``rows`` (0-based, increasing) only those rows are checked and returned."""
-    others = [c for c in raw.columns if c not in own]
+    others = [c for c in file_columns(raw, src) if c not in own]
     kept = [c for c in others if canonical.is_optional(c)]
     core = [c for c in others if c in canonical.CORE]
     notes = unread_note([c for c in others if c not in kept and c not in core], "neither this "
@@ -500,13 +515,21 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     extra = canonical.optional_columns(raw, src)
     if "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
-    notes = unread_note([c for c in raw.columns if c not in KNOWN and c != "hash_ids"
-                         and not c.startswith(canonical.PREFIXES)],
-                        "not a canonical column: carried in the table, used by nothing")
-    if "hash_ids" in raw.columns and "prefix_hashes" not in raw.columns:
+    names = file_columns(raw, src)
+    notes = [*unread_note(_not_canonical(raw.columns), "not a canonical column: carried in the "
+                          "table, used by nothing"),
+             *unread_note(_not_canonical(src.unread), "not a canonical column: left out of the "
+                          "table, used by nothing")]
+    if "hash_ids" in names and "prefix_hashes" not in names:
         notes.append("column 'hash_ids' is not read: a canonical trace's prompt block hashes "
                      "are 'prefix_hashes' (rename the column to model prefix caching with it)")
     return canonical.build(ids, arrival, inp, out, extra), notes
+
+
+def _not_canonical(columns) -> list[str]:
+    """The ``columns`` a canonical trace does not read (``hash_ids`` has its own note)."""
+    return [c for c in columns if c not in KNOWN and c != "hash_ids"
+            and not c.startswith(canonical.PREFIXES)]
 
 
 FORMATS: dict[str, Format] = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import unicodedata
 import warnings
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from tiersim.trace.source import (
     open_checked,
     parquet_columns,
     parquet_rows,
+    parquet_selection,
     read_raw,
 )
 
@@ -117,7 +119,8 @@ def load_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 
 def read_trace(path: str | Path, format: str = "auto", window: tuple[float, float] | None = None,
                time_scale: float = 1.0, sessions: bool = True,
-               raw: tuple[pd.DataFrame, Source] | None = None) -> LoadedTrace:
+               raw: tuple[pd.DataFrame, Source] | None = None,
+               keep: Collection[str] | None = None) -> LoadedTrace:
     """Read a trace into the canonical table (see :mod:`tiersim.trace.canonical`).
 
     ``format``: one of ``auto, azure, burstgpt, mooncake, canonical``. ``window=(start_s,
@@ -133,10 +136,13 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     does a trace too big for the memory the process may use (a 10^8-row Parquet file of 1.9 MB
     under ``ulimit -v``: numpy's MemoryError ended the command in a traceback). ``raw``: the
     file already read by :func:`tiersim.trace.source.names_and_raw` (a JSONL file read whole
-    to find its column names), converted instead of reading the file again.
+    to find its column names), converted instead of reading the file again. ``keep``: the
+    columns beyond the canonical ones that the caller reads (a response cache's key); a
+    canonical table's other columns are then left out of it, a Parquet file's never decoded
+    (noted from its schema alone); None: they are carried in the table.
     """
     try:
-        return _read_trace(path, format, window, time_scale, sessions, raw)
+        return _read_trace(path, format, window, time_scale, sessions, raw, keep)
     except MemoryError as err:
         raise TraceError(str(path), f"reading this trace ran out of memory ({err}); read it "
                          "where the process may use more memory (ulimit -v, a container's "
@@ -144,14 +150,14 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 
 
 def _read_trace(path: str | Path, format: str, window: tuple[float, float] | None,
-                time_scale: float, sessions: bool, raw) -> LoadedTrace:
+                time_scale: float, sessions: bool, raw, keep) -> LoadedTrace:
     """:func:`read_trace`, memory permitting."""
     part = _window_part(path, format, window)
     if part is not None:
         table, src, name, notes = part.table, Source(str(path), 1), part.format, part.notes
         arrivals = part.arrivals
     else:
-        table, src, name, notes = _read_converted(path, format, raw)
+        table, src, name, notes = _read_converted(path, format, raw, keep)
         arrivals = _whole_arrivals(table, sessions)
     t = table["arrival_s"].to_numpy()
     step_types = _step_types(table)
@@ -284,25 +290,30 @@ def _step_types(table: pd.DataFrame) -> frozenset[str] | None:
     return frozenset(canonical.distinct_text(table["step_type"].dropna()))
 
 
-def _read_converted(path: str | Path, format: str,
-                    given=None) -> tuple[pd.DataFrame, Source, str, list]:
+def _read_converted(path: str | Path, format: str, given=None,
+                    keep=None) -> tuple[pd.DataFrame, Source, str, list]:
     """The file's canonical table, its source, format name and notes (``given``: the file's
-    :func:`read_raw` result, where the caller has it).
+    :func:`read_raw` result, where the caller has it; ``keep``: as :func:`read_trace`'s).
 
     A canonical Parquet file is read a row group at a time (:mod:`tiersim.trace.chunked`:
-    bounded memory for traces of millions of rows); any other file is read whole first (a
-    logged CSV's columns the converter does not read, as categories: :func:`columns_used`).
+    bounded memory for traces of millions of rows); any other file is read whole first. The
+    columns the converter does not read (:func:`columns_used`) are read as categories from a
+    CSV, and not at all from a Parquet file.
     """
+    def used(columns: list[str]) -> set[str] | None:
+        return columns_used(columns, format, keep)
+
     if open_checked(path) == "parquet":
         columns, rows = parquet_columns(Path(path)), parquet_rows(Path(path))
         src = Source(str(path), None)
         name = _choose_format(columns, rows, src, format)
         if name == "canonical":
+            src = Source(str(path), None, unread=parquet_selection(Path(path), used)[1])
             convert = FORMATS[name].convert
-            table, notes = chunked.read_canonical(Path(path), src, convert, rows)
+            table, notes = chunked.read_canonical(Path(path), src, convert, rows, used=used)
             _check_whole_table(table, src, name, "prefix_hashes")
             return table, src, name, notes
-    raw, src = given or read_raw(path, lambda columns: columns_used(columns, format))
+    raw, src = given or read_raw(path, used)
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)
     own = name == "mooncake" and "hash_ids" in raw.columns

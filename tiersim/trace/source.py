@@ -57,14 +57,17 @@ _STEP[[ord("["), ord("{")]], _STEP[[ord("]"), ord("}")]] = 1, -1
 @dataclass(frozen=True)
 class Source:
     """Where a raw table came from: the path, how many lines precede its first data row,
-    (for a table read in chunks) the file's data row of the table's first row, 0-based, and
+    (for a table read in chunks) the file's data row of the table's first row, 0-based,
     (for a table of some of the rows read, e.g. BurstGPT's kept rows) each table row's data row
-    among those read, 0-based."""
+    among those read, 0-based; and the file's columns the read left out (``unread``, in file
+    order: their values are never decoded, as nothing reads them; the converters name them in
+    their notes as they name the columns read)."""
 
     path: str
     header_lines: int | None  # None for binary files (Parquet), which have no lines
     first_row: int = 0
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+    unread: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def row(self, index: int) -> int:
         """The file's 1-based data row of 0-based table row ``index``."""
@@ -431,12 +434,15 @@ def _checked_kind(path: str, size: int, mtime_ns: int, inode: int) -> str:
 def read_raw(path: str | Path, used=None) -> tuple[pd.DataFrame, Source]:
     """Read a CSV, JSONL or Parquet trace as it is, with column names stripped of spaces.
 
-    ``used(columns) -> set | None`` picks, from a CSV's stripped header, the columns whose
-    values are used (None: all); the others are read as categories (:func:`_read_csv`)."""
+    ``used(columns) -> set | None`` picks, from a CSV's or Parquet file's stripped column
+    names, the columns whose values are used (None: all); a CSV's others are read as categories
+    (:func:`_read_csv`), a Parquet file's are not decoded (:func:`parquet_selection`; the
+    Source's ``unread``)."""
     p = Path(path)
     kind = open_checked(p)
     if kind == "parquet":
-        df, src = _read_parquet(p), Source(str(path), None)
+        columns, unread = parquet_selection(p, used)
+        df, src = _read_parquet(p, columns, unread), Source(str(path), None, unread=unread)
     elif kind == "jsonl":
         df, src = _read_jsonl(p), Source(str(path), 0)
     else:
@@ -515,9 +521,12 @@ def is_trace_column(name: str) -> bool:
     return formats.is_trace_column(str(name))
 
 
-def _read_parquet(p: Path) -> pd.DataFrame:
-    """Read a Parquet file; any failure while decoding it is the file's, so it is one line,
-    except running out of memory (:func:`tiersim.trace.loader.read_trace` says that).
+def _read_parquet(p: Path, columns: list[str] | None = None,
+                  unread: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Read a Parquet file (its schema's ``columns`` alone, ``unread`` the names left out:
+    :func:`parquet_selection`; None: all); any failure while decoding it is the file's, so it
+    is one line, except running out of memory (:func:`tiersim.trace.loader.read_trace` says
+    that).
 
     NOTE: the file is decoded once, its text checked (:func:`_utf8_text`) in the table that
     becomes the frame, converted as :func:`parquet_chunks` converts a chunk. The text columns
@@ -526,24 +535,26 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     try:
         with arrow_file(p) as handle:
             schema = pq.read_schema(handle)
-            table = pq.read_table(handle, read_dictionary=text_as_categories(schema))
-        _utf8_text(p, table)
+            table = pq.read_table(handle, columns=columns,
+                                  read_dictionary=text_as_categories(schema))
+        _utf8_text(p, table, positions=_positions(schema, columns))
         df = table.to_pandas()
         del table
-        return _schema_names_kept(named_index_as_columns(df, p), p)
+        return _schema_names_kept(named_index_as_columns(df, p), p, unread)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
 
 
-def _schema_names_kept(df: pd.DataFrame, p: Path) -> pd.DataFrame:
+def _schema_names_kept(df: pd.DataFrame, p: Path, unread: tuple[str, ...] = ()) -> pd.DataFrame:
     """``df`` when its columns are the names its Parquet schema gives (those recognised as a
-    trace's); a file whose pandas metadata renames a column is refused, naming the column by
-    position (the name it was recognised by is not the one read)."""
+    trace's) but those left out of the read (``unread``); a file whose pandas metadata renames
+    a column is refused, naming the column by position (the name it was recognised by is not
+    the one read)."""
     names = parquet_columns(p)
     read = {str(c).strip() for c in df.columns}
-    lost = [i for i, name in enumerate(names, 1) if name not in read]
+    lost = [i for i, name in enumerate(names, 1) if name not in read and name not in unread]
     if lost:
         raise TraceError(str(p), f"its pandas metadata names column {lost[0]} otherwise than "
                          "its schema does; write the file again without that metadata "
@@ -1201,6 +1212,48 @@ def parquet_columns(p: Path) -> list[str]:
     return names
 
 
+def parquet_selection(p: Path, used=None) -> tuple[list[str] | None, tuple[str, ...]]:
+    """The columns of the Parquet file ``p`` to decode for ``used`` (see :func:`read_raw`):
+    the schema's columns whose stripped names it picks, and those pandas stored its index in
+    (None: all columns); and the names (:func:`parquet_columns`) left out, read from the
+    schema alone. NOTE: decoded, an extra 300-byte text column that nothing reads took a
+    1M-row canonical trace's ``tiersim trace inspect`` to 3,702 MiB at the peak (203 MiB
+    left out)."""
+    if used is None:
+        return None, ()
+    names = parquet_columns(p)
+    wanted = used(names)
+    if wanted is None:
+        return None, ()
+    with arrow_file(p) as handle:
+        schema = pq.read_schema(handle)
+    kept = {*wanted, *_index_names(schema)}
+    unread = tuple(name for name in names if name not in kept)
+    if not unread:
+        return None, ()
+    return [c for c in schema.names if str(c).strip() not in unread], unread
+
+
+def _index_names(schema: pa.Schema) -> set[str]:
+    """The names, stripped, of the index levels pandas stored in a Parquet file: read, whatever
+    the columns used, as the index becomes a column (:func:`named_index_as_columns`, which
+    refuses one named as a column; the column is read too, so the refusal is the same)."""
+    meta = (schema.metadata or {}).get(b"pandas")
+    stored = _pandas_index_columns(schema)
+    try:
+        doc = json.loads(meta) if meta else {}
+        names = [d.get("name") for d in [*doc.get("columns", []), *doc.get("index_columns", [])]
+                 if isinstance(d, dict) and (d.get("field_name") in stored or "kind" in d)]
+    except (ValueError, AttributeError, TypeError):
+        return set()
+    return {name.strip() for name in [*names, *stored] if isinstance(name, str)}
+
+
+def _positions(schema: pa.Schema, columns: list[str] | None) -> list[int] | None:
+    """The file's 1-based column of each of ``columns`` (None: all are read, in order)."""
+    return None if columns is None else [schema.names.index(c) + 1 for c in columns]
+
+
 def _range_index(schema: pa.Schema) -> tuple[str, int, int] | None:
     """The named RangeIndex that pandas stored in a Parquet file's metadata alone (no column
     holds it: pandas 3's ``set_index`` makes one of evenly spaced whole numbers), as
@@ -1238,10 +1291,12 @@ def _pandas_index_columns(schema: pa.Schema) -> set[str]:
     return {n for n in names if isinstance(n, str)}
 
 
-def parquet_chunks(p: Path, rows: int):
+def parquet_chunks(p: Path, rows: int, used=None):
     """A Parquet file as ``(first_row, raw table)`` pairs of at most ``rows`` rows each, in
-    file order, converted as :func:`read_raw` converts the whole file; a decoding failure is
-    the file's, one line (running out of memory is not: it is raised as it is)."""
+    file order, converted as :func:`read_raw` converts the whole file (``used``: as there, the
+    columns whose values are used; the others are not decoded); a decoding failure is the
+    file's, one line (running out of memory is not: it is raised as it is)."""
+    columns, unread = parquet_selection(p, used)
     try:
         with arrow_file(p) as handle:
             # pre_buffer=False: pyarrow's default pre-buffering holds every row group's
@@ -1249,28 +1304,31 @@ def parquet_chunks(p: Path, rows: int):
             # its whole 236 MB file beside the table being built)
             f = pq.ParquetFile(handle, pre_buffer=False,
                                read_dictionary=text_as_categories(pq.read_schema(handle)))
-            yield from _parquet_batches(p, f, rows)
+            yield from _parquet_batches(p, f, rows, columns, unread)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
         raise TraceError(str(p), f"not a readable Parquet file ({_error_line(e)})") from None
 
 
-def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int):
-    """:func:`parquet_chunks` of the open file ``f``; a footer whose row count the batches do
-    not add up to is the file's damage."""
+def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int, columns: list[str] | None,
+                     unread: tuple[str, ...]):
+    """:func:`parquet_chunks` of the open file ``f`` (its ``columns`` alone, ``unread`` the
+    names left out; None: all); a footer whose row count the batches do not add up to is the
+    file's damage."""
     _check_row_count(p, f.metadata)
     ranged = _range_index(f.schema_arrow)
+    positions = _positions(f.schema_arrow, columns)
     start = 0
-    for batch in f.iter_batches(batch_size=rows):
-        _utf8_text(p, batch, start)
+    for batch in f.iter_batches(batch_size=rows, columns=columns):
+        _utf8_text(p, batch, start, positions)
         df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
         if ranged is not None and ranged[0] not in df.columns:
             # pandas rebuilds a stored RangeIndex only for a table of its whole length, so a
             # later chunk's part of it is made here (it was lost: ids renumbered from 0)
             name, first, step = ranged
             df.insert(0, name, first + step * np.arange(start, start + len(df), dtype=np.int64))
-        df = _schema_names_kept(df, p) if start == 0 else df
+        df = _schema_names_kept(df, p, unread) if start == 0 else df
         df.columns = [str(c).strip() for c in df.columns]
         yield start, df
         start += len(df)
