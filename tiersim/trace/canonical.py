@@ -218,7 +218,23 @@ def _step_types(s: pd.Series, src: Source) -> np.ndarray:
     """A session step's label: one printable text (or missing) per row."""
     one_value_each(s, src, "step_type", "row's step_type")
     _printable_labels(s, src, "step_type")
-    return s.to_numpy()
+    return _whole_as_written(s).to_numpy()
+
+
+def _whole_as_written(s: pd.Series) -> pd.Series:
+    """A label column of whole numbers with a missing row as the text the file writes (``"1"``,
+    missing kept missing): pandas makes such a column floats, which read ``"1.0"`` as text (a
+    ``step_type`` of 1 and 2 with one empty row read 1.0 and 2.0, and ``fillna`` of the empty
+    row with text was a pandas FutureWarning; a nullable integer column read the same). Any
+    other column is as it was."""
+    numeric = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+    if not numeric or not s.isna().any():
+        return s
+    values = s.dropna().to_numpy(dtype=np.float64)
+    exact = np.abs(values) < checks.EXACT_FLOAT_INT  # NaN and infinities too are not
+    if not np.all(exact & (values == np.floor(values))):
+        return s
+    return s.astype("Int64").astype(object).where(s.notna(), None)
 
 
 def _subjects(s: pd.Series, src: Source) -> np.ndarray:

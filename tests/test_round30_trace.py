@@ -1,0 +1,50 @@
+"""Round 30 (trace readers): four readings that were wrong, each from a tiny file.
+
+1. a whole-number ``step_type`` column with a missing row read as floats ('1.0');
+2. an out-of-order arrival time was shown as parsed, not as the file writes it;
+3. a file of token lengths dropped its session and prefix columns without a word;
+4. a CSV ``correct_<tier>`` column of True/False with one bad cell was refused at row 1.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tiersim.trace.loader import read_trace
+from tiersim.workload import sessions
+
+
+def _session_rows(step_types: list) -> list[dict]:
+    """Rows of one session, one step each, with the given ``step_type`` values."""
+    return [{"arrival_s": float(i), "input_tokens": 100, "output_tokens": 10, "session_id": 1,
+             "step": i, "step_type": kind} for i, kind in enumerate(step_types)]
+
+
+def _write(path, rows: list[dict]):
+    """``rows`` as a JSON-lines file, a Parquet file (integers nullable) or a CSV, by suffix."""
+    if path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    else:
+        df = pd.DataFrame(rows)
+        df["step_type"] = df["step_type"].astype("Int64")
+        df.to_parquet(path) if path.suffix == ".parquet" else df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet", ".csv"])
+def test_whole_number_step_types_with_a_missing_row_read_as_written(tmp_path, suffix):
+    """Integers with a missing row read as '2', '1' (pandas made them floats: '2.0', '1.0'),
+    and the missing row takes the default type, 'step', as an empty cell does."""
+    path = _write(tmp_path / f"t{suffix}", _session_rows([2, 1, None, 1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pandas' FutureWarning on filling floats with text
+        loaded = read_trace(path)
+        table = loaded.table.assign(request_id=np.arange(4))
+        replayed = sessions.checked(table, str(path))
+    assert loaded.origin.step_types == frozenset({"1", "2"})
+    assert list(replayed["step_type"]) == ["2", "1", "step", "1"]
