@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tiersim.errors import TraceError
 from tiersim.trace.loader import read_trace
 from tiersim.workload import sessions
 
@@ -48,3 +49,31 @@ def test_whole_number_step_types_with_a_missing_row_read_as_written(tmp_path, su
         replayed = sessions.checked(table, str(path))
     assert loaded.origin.step_types == frozenset({"1", "2"})
     assert list(replayed["step_type"]) == ["2", "1", "step", "1"]
+
+
+def _flags_csv(path, cells: list[str]):
+    """A canonical CSV of one request per cell, ``correct_small`` holding ``cells``."""
+    lines = [f"{i * 0.1:.1f},10,5,{cell}" for i, cell in enumerate(cells)]
+    path.write_text("arrival_s,input_tokens,output_tokens,correct_small\n" + "\n".join(lines)
+                    + "\n")
+    return path
+
+
+def test_a_bad_cell_among_true_false_labels_is_named_at_its_row(tmp_path):
+    """True/False labels with one bad cell at row 5,000 were refused at row 1 (pandas left the
+    column text, and 'False' read as no number); now the bad cell's row and what it is."""
+    cells = ["True" if i % 2 else "False" for i in range(6000)]
+    cells[4999] = "maybe"
+    path = _flags_csv(tmp_path / "flags.csv", cells)
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert str(caught.value) == (
+        f"{path}: row 5000, column 'correct_small': correct_small is not a number (got text of "
+        "5 characters); write a number or true/false (file line 5001)")
+
+
+def test_true_false_labels_as_text_read_as_one_and_zero(tmp_path):
+    """The words pandas reads as true/false, beside a number, read as 1 and 0."""
+    path = _flags_csv(tmp_path / "flags.csv", ["True", "false", "TRUE", "0.5"])
+    values = read_trace(path).table["correct_small"].to_numpy()
+    assert np.array_equal(values, [1, 0, 1, 0.5])

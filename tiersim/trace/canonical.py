@@ -4,10 +4,10 @@ writing it to Parquet.
 Core columns: ``request_id`` int64, ``arrival_s`` float64 (non-decreasing), ``input_tokens`` and
 ``output_tokens`` int32 > 0. Optional: ``session_id`` int64, ``step`` int32, ``task_type``
 category, ``prefix_hashes`` list of int64 (in every row, ``[]`` for none; in CSV written as
-``[1, 2, 3]``), ``difficulty`` float32 in [0, 1], ``correct_<tier>`` float32 in [0, 1],
-``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none; a dictionary-encoded Parquet
-column: category), ``prompt_hash`` (in every
-row). A missing hash list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
+``[1, 2, 3]``), ``difficulty`` float32 in [0, 1], ``correct_<tier>`` float32 in [0, 1]
+(true/false read as 1/0), ``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none; a
+dictionary-encoded Parquet column: category), ``prompt_hash`` (in every row). A missing hash
+list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
 Other columns pass through unchanged, with a note naming them (and the canonical name each is
 close to: ``sesion_id`` (session_id?)), as nothing reads them; a run and ``tiersim trace
 inspect`` (``keep`` of :func:`tiersim.trace.loader.read_trace`) read a CSV's as categories and

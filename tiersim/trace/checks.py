@@ -53,7 +53,7 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
         text_bad = np.zeros(len(s), dtype=bool)
     else:
         missing = s.isna().to_numpy()
-        values = to_floats(s)
+        values = to_floats(_flag_words(s) if flags else s)
         text_bad = np.isnan(values) & ~missing
     bad = _bad_numbers(values, missing | text_bad, integer, low, high)
     zeros = np.zeros(len(s), dtype=bool) if zero is None else zero[0] & (values == 0)
@@ -61,9 +61,26 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
     if i is not None and zeros[i] and not bad[i]:
         raise src.error(zero[1], i, column)
     if i is not None:
-        raise src.error(_number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
-                                        integer, low, high), i, column)
+        message = _number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
+                                  integer, low, high)
+        raise src.error(message + (" or true/false" if flags and text_bad[i] else ""), i,
+                        column)
     return values
+
+
+FLAG_WORDS = {"True": 1.0, "TRUE": 1.0, "true": 1.0, "False": 0.0, "FALSE": 0.0, "false": 0.0}
+"""The text a CSV reader takes as true/false (pandas' words), as the numbers they stand for."""
+
+
+def _flag_words(s: pd.Series) -> pd.Series:
+    """A text column of a label that may be a flag with its true/false words
+    (:data:`FLAG_WORDS`) as 1 and 0: pandas reads a CSV column of those words alone as
+    booleans, but one other cell (``maybe`` at row 5,000) left every cell text, and the
+    column was refused at row 1, a ``False``."""
+    words = s.isin(list(FLAG_WORDS)).to_numpy(dtype=bool)
+    if not words.any():
+        return s
+    return s.where(~words, s.map(FLAG_WORDS))
 
 
 def to_floats(s: pd.Series) -> np.ndarray:
