@@ -152,7 +152,7 @@ def test_a_key_read_by_another_policy_of_the_sweep_or_plan_stays(tmp_path, capsy
      "row 2, column 'input_tokens': token count must be > 0 (got -3); fix or remove the row "
      "(file line 3)"),
     ("0,1.0,10,5\n1,0.5,3,5\n",
-     "row 2, column 'arrival_s': timestamp 0.5 is earlier than the row before (1); sort the "
+     "row 2, column 'arrival_s': timestamp 0.5 is earlier than the row before (1.0); sort the "
      "file by arrival_s (file line 3)"),
 ])
 def test_malformed_trace_exits_1_naming_row_and_column(tmp_path, rows, expected, capsys):

@@ -77,3 +77,43 @@ def test_true_false_labels_as_text_read_as_one_and_zero(tmp_path):
     path = _flags_csv(tmp_path / "flags.csv", ["True", "false", "TRUE", "0.5"])
     values = read_trace(path).table["correct_small"].to_numpy()
     assert np.array_equal(values, [1, 0, 1, 0.5])
+
+
+UNSORTED = {
+    "c.csv": ("arrival_s,input_tokens,output_tokens\n1700000000.000000,10,5\n"
+              "1700000005.500000,10,5\n\n1700000001.250000,10,5\n"),
+    "c.jsonl": ('{"arrival_s": 1700000000.000000, "input_tokens": 10, "output_tokens": 5}\n'
+                '{"arrival_s": 1700000005.500000, "input_tokens": 10, "output_tokens": 5}\n\n'
+                '{"arrival_s": 1.70000000125e9, "input_tokens": 10, "output_tokens": 5}\n'),
+}
+
+
+@pytest.mark.parametrize("name", UNSORTED)
+def test_an_unsorted_time_is_shown_as_the_file_writes_it(tmp_path, name):
+    """1700000001.250000 after 1700000005.500000 was shown as parsed (1700000001.25, and
+    1.70000000125e9 so too); now each cell as written, at its row and file line."""
+    path = tmp_path / name
+    path.write_text(UNSORTED[name])
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    now, line = ("1700000001.250000", 5) if name.endswith(".csv") else ("1.70000000125e9", 4)
+    assert str(caught.value) == (
+        f"{path}: row 3, column 'arrival_s': timestamp {now} is earlier than the row before "
+        f"(1700000005.500000); sort the file by arrival_s (file line {line})")
+
+
+def test_an_unsorted_logged_time_is_shown_as_written_too(tmp_path):
+    """A BurstGPT CSV (read in chunks) and a Mooncake JSON-lines file, their own time columns."""
+    burst = tmp_path / "b.csv"
+    burst.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                     + "".join(f"{t},ChatGPT,10,5,15,Conversation log\n"
+                               for t in ("5.000", "7.50", "6.25e0")))
+    moon = tmp_path / "m.jsonl"
+    moon.write_text("".join(f'{{"timestamp": {t}, "input_length": 10, "output_length": 5, '
+                            '"hash_ids": [1]}\n' for t in ("1000", "3000.0", "2.5e3")))
+    for path, column, now, before in ((burst, "Timestamp", "6.25e0", "7.50"),
+                                      (moon, "timestamp", "2.5e3", "3000.0")):
+        with pytest.raises(TraceError) as caught:
+            read_trace(path)
+        assert f"column '{column}': timestamp {now} is earlier than the row before ({before})" \
+            in str(caught.value)

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tiersim.trace.source import Source
+from tiersim.trace.source import Source, written_cells
 
 INT32_MAX = np.iinfo(np.int32).max
 NS_RANGE_S = (pd.Timestamp.min.value // 10**9 + 1, pd.Timestamp.max.value // 10**9 - 1)
@@ -542,9 +542,31 @@ def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> Non
         if isinstance(now, str) or isinstance(before, str):  # text is never echoed
             message = f"timestamp is earlier than the row before's; sort the file by {column}"
         else:
-            message = (f"timestamp {_exact(now)} is earlier than the row before "
-                       f"({_exact(before)}); sort the file by {column}")
+            now, before = _as_written(src, [i + 1, i], column, [now, before])
+            message = (f"timestamp {now} is earlier than the row before ({before}); sort the "
+                       f"file by {column}")
         raise src.error(message, i + 1, column)
+
+
+def _as_written(src: Source, indexes: list[int], column: str, values: list) -> list[str]:
+    """The numbers ``values`` of ``column`` in table rows ``indexes`` for a message, each as a
+    CSV or JSON-lines file writes it (``1700000000.000000``, not ``1700000000``) where its
+    text there is a number (:func:`tiersim.trace.source.written_cells`) of at most 40
+    characters that reads as the value (a text read again otherwise than the trace was is
+    not shown); otherwise, and from Parquet, as :func:`_exact` shows it."""
+    rows = [src.row(index) for index in indexes]
+    texts = {} if src.header_lines is None else written_cells(src.path, src.header_lines,
+                                                              rows, column)
+    return [_written_number(texts.get(row, "").strip(), value)
+            for row, value in zip(rows, values, strict=True)]
+
+
+def _written_number(text: str, value) -> str:
+    """``text`` where it is a number of at most 40 characters that reads as ``value``, else
+    :func:`_exact` of ``value``."""
+    written = len(text) <= 40 and re.fullmatch(_BARE_NUMBER, text)
+    # a text read again otherwise than the trace was (a row skipped) is not that cell
+    return text if written and float(text) == float(value) else _exact(value)
 
 
 def _exact(value) -> str:
