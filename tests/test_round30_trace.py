@@ -117,3 +117,40 @@ def test_an_unsorted_logged_time_is_shown_as_written_too(tmp_path):
             read_trace(path)
         assert f"column '{column}': timestamp {now} is earlier than the row before ({before})" \
             in str(caught.value)
+
+
+LENGTHS_NOTE = (
+    "column(s) 'session_id', 'step', 'prefix_hashes' not read (a file of token lengths gives "
+    "its lengths alone, for synthetic arrivals (tiersim.workload.synthetic), whose resampled "
+    "rows would fake sessions and prefix-cache hits)")
+
+
+def _lengths_file(tmp_path):
+    """A file of token lengths (no arrival times) with session and prefix columns."""
+    path = tmp_path / "len.csv"
+    path.write_text("input_tokens,output_tokens,session_id,step,prefix_hashes\n"
+                    '10,5,1,0,"[1, 2]"\n12,5,1,1,"[1, 2, 3]"\n')
+    return path
+
+
+def test_a_file_of_lengths_names_the_session_and_prefix_columns_it_drops(tmp_path):
+    """load_lengths kept the two token columns and dropped the others without a word."""
+    from tiersim.trace import load_lengths
+    from tiersim.trace.loader import TraceWarning
+
+    path = _lengths_file(tmp_path)
+    with pytest.warns(TraceWarning) as notes:
+        lengths = load_lengths(path)
+    assert list(lengths.columns) == ["input_tokens", "output_tokens"]
+    assert [str(n.message) for n in notes] == [f"{path}: {LENGTHS_NOTE}"]
+
+
+def test_trace_inspect_of_a_file_of_lengths_notes_the_columns_dropped(tmp_path, capsys):
+    """``tiersim trace inspect`` shows the note once, with its table's other notes."""
+    from tiersim.cli.app import main
+
+    path = _lengths_file(tmp_path)
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["notes"] == [LENGTHS_NOTE] and not err.strip()

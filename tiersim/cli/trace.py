@@ -26,7 +26,13 @@ from tiersim.trace.formats import (
     shown_name,
     token_renames,
 )
-from tiersim.trace.loader import TIME_SCALE_RANGE, TraceWarning, load_lengths, read_trace
+from tiersim.trace.loader import (
+    TIME_SCALE_RANGE,
+    TraceWarning,
+    lengths_dropped_note,
+    load_lengths,
+    read_trace,
+)
 from tiersim.trace.source import names_and_raw
 from tiersim.trace.stats import trace_stats
 
@@ -119,8 +125,11 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
             flag = "--window" if window is not None else "--time-scale"
             raise TiersimError(f"{path}: holds token lengths but no arrival times, so "
                                f"{flag} has nothing to act on; drop it")
-        lengths = load_lengths(path, raw)
-        return trace_stats(lengths), "lengths (no arrival times)", _lengths_notes(columns)
+        with warnings.catch_warnings():  # the note is printed with the table instead
+            warnings.simplefilter("ignore", TraceWarning)
+            lengths = load_lengths(path, raw)
+        notes = _lengths_notes(columns) + lengths_dropped_note(columns)
+        return trace_stats(lengths), "lengths (no arrival times)", notes
     with warnings.catch_warnings():  # the notes are printed with the table instead
         warnings.simplefilter("ignore", TraceWarning)
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale,

@@ -139,9 +139,11 @@ def unread_note(unread: list[str], why: str) -> list[str]:
 
 
 def _unread_name(name: str) -> str:
-    """A column not read, for a note: its name, cut and escaped, and what it may be a typo of."""
+    """A column not read, for a note: its name, cut and escaped, and what it may be a typo of
+    (a name tiersim reads is no typo: a file of token lengths does not read ``step``)."""
     text = repr(escaped(name if len(name) <= 40 else name[:37] + "..."))
-    close = difflib.get_close_matches(name, KNOWN, n=2, cutoff=0.65)
+    close = [] if canonical.is_optional(name) else difflib.get_close_matches(
+        name, KNOWN, n=2, cutoff=0.65)
     return f"{text} ({' or '.join(close)}?)" if close else text
 
 

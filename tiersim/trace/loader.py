@@ -36,6 +36,7 @@ from tiersim.trace.formats import (
     is_trace_column,
     shown_name,
     token_renames,
+    unread_note,
 )
 from tiersim.trace.source import (
     Source,
@@ -709,10 +710,24 @@ def load_lengths(path: str | Path,
         return table[["input_tokens", "output_tokens"]].copy()
     if len(raw) == 0:
         raise TraceError(src.path, f"has no rows ({_only(src)}); add rows")
-    return pd.DataFrame({
+    lengths = pd.DataFrame({
         "input_tokens": checks.tokens(src, raw[inp_col], inp_col).astype(np.int32),
         "output_tokens": checks.tokens(src, raw[out_col], out_col).astype(np.int32),
     })
+    for note in lengths_dropped_note(columns):
+        warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=2)
+    return lengths
+
+
+def lengths_dropped_note(columns: list[str]) -> list[str]:
+    """The note naming the canonical optional columns (sessions, prefix hashes, labels ...) of
+    a file :func:`load_lengths` reads, which it drops: it gives token lengths alone, for
+    synthetic arrivals, and those drop sessions and prefix hashes as a resampled stream would
+    fake them (:data:`tiersim.workload.synthetic.DROPPED`). They were dropped without a word."""
+    return unread_note([c for c in columns if canonical.is_optional(c)],
+                       "a file of token lengths gives its lengths alone, for synthetic arrivals "
+                       "(tiersim.workload.synthetic), whose resampled rows would fake sessions "
+                       "and prefix-cache hits")
 
 
 def _one_set_of_lengths(columns: list[str], src: Source) -> None:
@@ -727,5 +742,5 @@ def _one_set_of_lengths(columns: list[str], src: Source) -> None:
 
 
 __all__ = ["FORMAT_NAMES", "SESSION_COLUMNS", "LoadedTrace", "TraceOrigin", "TraceWarning",
-           "apply_time_scale", "apply_window", "load_lengths", "load_trace", "read_trace",
-           "window_rows"]
+           "apply_time_scale", "apply_window", "lengths_dropped_note", "load_lengths",
+           "load_trace", "read_trace", "window_rows"]
