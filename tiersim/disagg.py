@@ -5,10 +5,12 @@ aggregated tier on the same GPUs, and keep the one that best meets the SLOs.
 scenario with the tier's ``disaggregation`` block set (or removed: aggregated); the score is the
 worse of the tier's own TTFT p99 / SLO and TPOT p99 / SLO (below 1 meets both SLOs; a TPOT
 that no request has, one-token outputs, does not count; a tier that drops requests scores
-infinity), lowest first. The p50 columns are the tier's own too (the requests it answered).
-The tier split by default is the first with a ``disaggregation`` block, else the first. A tier
-of more than :data:`MAX_SPLITS` + 1 replicas is tried at :data:`MAX_SPLITS` prefill counts
-spread evenly from 1 to all but one (every split of 1,024 replicas took minutes per hundred).
+infinity), best first: fewest dropped requests, then the lowest score of the p99s alone
+(:func:`tiersim.metrics.split_rank`). The p50 columns are the tier's own too (the requests it
+answered). The tier split by default is the first with a ``disaggregation`` block, else the
+first. A tier of more than :data:`MAX_SPLITS` + 1 replicas is tried at :data:`MAX_SPLITS`
+prefill counts spread evenly from 1 to all but one (every split of 1,024 replicas took minutes
+per hundred).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tiersim.metrics import (
     prefill_counts,
     score_text,
     slo_score,
+    split_rank,
 )
 from tiersim.runner import run_with_requests
 from tiersim.scenario import DisaggConfig, Scenario
@@ -78,7 +81,7 @@ def splittable(scenario: Scenario) -> list[str]:
 
 def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitResult]:
     """Every split of ``tier`` (default: :func:`default_tier`) and the aggregated tier, best
-    first."""
+    first (:func:`tiersim.metrics.split_rank`)."""
     names = [t.name for t in scenario.tiers]
     baseline = [t.name for t in scenario.baselines]
     baseline_line = baseline_only(tier, names, baseline, "which serves no request of the "
@@ -111,7 +114,8 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
                                percentile(requests["ttft_s"].to_numpy()[mine], 50),
                                percentile(requests["tpot_s"].to_numpy()[mine], 50),
                                run.completed, _score(run, own, scenario), own.dropped or 0))
-    return sorted(out, key=lambda r: r.score)
+    limits = (scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)
+    return sorted(out, key=lambda r: split_rank(r.ttft_p99_s, r.tpot_p99_s, limits, r.dropped))
 
 
 def other_tiers(scenario: Scenario, chosen: str) -> str:

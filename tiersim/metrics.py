@@ -188,6 +188,16 @@ def slo_score(ttft_p99_s: float | None, tpot_p99_s: float | None,
     return max(ratios, default=0.0)
 
 
+def split_rank(ttft_p99_s: float | None, tpot_p99_s: float | None,
+               limits: tuple[float | None, float | None], dropped: int) -> tuple[int, float]:
+    """Where a prefill/decode split ranks, best first: fewest requests dropped, then the lower
+    latency score (:func:`slo_score` of its p99s, its drops aside). Splits that drop the same
+    requests (longer than the tier's context, at any split) rank by latency; before, each
+    scored infinity and the first tried (aggregated serving) was kept, however slow.
+    ``tiersim disagg`` and the planner rank splits by it."""
+    return dropped, slo_score(ttft_p99_s, tpot_p99_s, limits, False)
+
+
 SCORE_WORDS = "score = worse of p99 TTFT and TPOT over their SLOs"
 """What a split's score is, as ``plan`` prints it and its report heads the splits' table."""
 

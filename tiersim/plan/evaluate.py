@@ -356,12 +356,13 @@ class SimEvaluator:
             return [None]
         return [0, *metrics.prefill_counts(replicas)]
 
-    def _split_score(self, run: _TierRun) -> float:
-        """A tier run against the planned SLOs (:attr:`slo`), as
-        :func:`tiersim.disagg.compare_splits` scores splits (:func:`metrics.slo_score`)."""
-        return metrics.slo_score(metrics.percentile(run.ttft, 99),
-                                 metrics.percentile(run.tpot, 99), self.slo,
-                                 bool(run.dropped.any()))
+    def _split_score(self, run: _TierRun) -> tuple[int, float]:
+        """A tier run's rank against the planned SLOs (:attr:`slo`), lower first, as
+        :func:`tiersim.disagg.compare_splits` ranks splits (:func:`metrics.split_rank`: its
+        drops, then its p99s over the SLOs)."""
+        return metrics.split_rank(metrics.percentile(run.ttft, 99),
+                                  metrics.percentile(run.tpot, 99), self.slo,
+                                  int(run.dropped.sum()))
 
     def _whole(self, design: Design, replicas: dict[str, int], a: Assignment):
         """Every tier simulated together (a router that escalates, or chained sessions); per

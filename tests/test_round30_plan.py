@@ -1,0 +1,59 @@
+"""Round 30 (plan): what a planner reads in ``tiersim plan``'s output, consistent with itself
+and with ``tiersim run``: a disaggregated split is chosen by its drops, then its latency."""
+
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+from conftest import tiny_doc
+
+from tiersim.disagg import compare_splits
+from tiersim.metrics import slo_score
+from tiersim.plan.evaluate import SimEvaluator, _TierRun
+from tiersim.scenario import scenario_from_dict
+
+
+def _dropping_split_tier() -> dict:
+    """tiny.yaml with one bf16 tier of 4 replicas split 1P 3D, its context 3,000 tokens (93
+    requests are longer, so every split drops them), the trace 40 times its rate."""
+    doc = tiny_doc(tiers=[{"name": "bf16", "precision": "bf16", "replicas": 4,
+                           "cost_per_gpu_hour": 3.5, "scheduler": {"max_model_len": 3000},
+                           "disaggregation": {"prefill_replicas": 1, "decode_replicas": 3}}],
+                   router={"policy": "uniform"})
+    doc["trace"]["time_scale"] = 40
+    return doc
+
+
+def test_splits_that_drop_alike_rank_by_latency():
+    """Every split of the tier drops the same 93 requests (longer than its context), so each
+    scored infinity and the first tried, aggregated serving (score of its p99s 0.274), was
+    kept as best over 2P 2D (0.179)."""
+    scenario = scenario_from_dict(_dropping_split_tier(), "tiny.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = compare_splits(scenario)
+    assert len({r.dropped for r in rows}) == 1 and rows[0].dropped > 0
+    latency = [slo_score(r.ttft_p99_s, r.tpot_p99_s, (2.0, 0.1), False) for r in rows]
+    assert latency == sorted(latency)
+    assert rows[0].label == "2P 2D"
+
+
+def _tier_run(ttft: float, dropped: int) -> _TierRun:
+    """A tier run of 10 requests, each at ``ttft`` s and 0.01 s a token, ``dropped`` of them
+    dropped."""
+    drops = np.arange(10) < dropped
+    return _TierRun(rows=np.arange(10), ttft=np.full(10, ttft), tpot=np.full(10, 0.01),
+                    e2e=np.full(10, ttft + 1), dropped=drops, last_finish=10.0, busy_s=1.0)
+
+
+def test_the_planner_keeps_the_faster_of_splits_that_drop_alike():
+    """The planner keeps a tier's split by the same rank: of two runs dropping 1 request each,
+    the one first tried (TTFT p99 1.5 s) was kept over the faster (0.5 s); fewer drops still
+    come first, however slow."""
+    rank = SimEvaluator._split_score.__get__(SimpleNamespace(slo=(2.0, 0.1)))
+    slow, fast = _tier_run(1.5, 1), _tier_run(0.5, 1)
+    assert min([slow, fast], key=rank) is fast
+    none_dropped = _tier_run(1.9, 0)
+    assert min([fast, none_dropped], key=rank) is none_dropped
