@@ -505,7 +505,7 @@ def test_a_gap_between_fleets_of_one_hourly_rate_is_labelled_as_the_drain(tmp_pa
                    str(tmp_path / "p"), "--no-report", "--accuracy-floor", "0.94")
     assert proc.returncode == 0, proc.stderr
     # the figures move with the step model; the wording and the two durations must not
-    line = re.compile(r"  runner-up w4a16@2\+bf16(?:@2)?: meets every constraint; (\d+\.\d)% "
+    line = re.compile(r"  runner-up w4a16@2\+bf16(?:@2)?: meets every constraint; ([\d.]+) % "
                       r"dearer "
                       r"than the plan \(both 14 USD/hour: the gap is the drain after the last "
                       r"arrival, ([\d.]+) s against ([\d.]+) s, not a cheaper fleet\)")

@@ -41,8 +41,8 @@ def test_plan_reports_an_unreachable_floor_as_missed_accuracy_not_notes(tmp_path
 def test_a_cost_gap_below_the_plan_reads_cheaper_not_negative_dearer():
     from tiersim.plan.planner import _dearer
 
-    assert _dearer(0.02) == "2.0% dearer than the plan"
-    assert _dearer(-0.007) == "0.7% cheaper than the plan"
+    assert _dearer(0.02) == "2.00 % dearer than the plan"
+    assert _dearer(-0.007) == "0.700 % cheaper than the plan"
 
 
 def test_plan_lists_each_uniform_fleet_with_its_size_and_one_no_size_fits_as_no_baseline(

@@ -7,6 +7,7 @@ import warnings
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from conftest import tiny_doc
 
 from tiersim.disagg import compare_splits
@@ -57,3 +58,19 @@ def test_the_planner_keeps_the_faster_of_splits_that_drop_alike():
     assert min([slow, fast], key=rank) is fast
     none_dropped = _tier_run(1.9, 0)
     assert min([fast, none_dropped], key=rank) is none_dropped
+
+
+@pytest.mark.parametrize(("frac", "text"), [(0.05949, "5.95"), (0.0000756, "0.00756"),
+                                            (1.0, "100")])
+def test_dearer_reads_as_the_plans_saving_does(frac, text):
+    """A runner-up's "% dearer than the plan" kept one decimal place while the plan's saving
+    line (as `tiersim run`) prints 3 figures: 5.949 % read "5.9% dearer" beside "saves 5.95 %",
+    tiny.yaml's uniform w4a16, 0.00756 % dearer (the drain after the last arrival), "0.0%
+    dearer", and 100 % "100.0% dearer"."""
+    from test_round29_agree import _plan_saving
+
+    from tiersim.plan.planner import _dearer
+
+    assert _plan_saving(frac)[0] == text
+    assert _dearer(frac) == f"{text} % dearer than the plan"
+    assert _dearer(-frac) == f"{text} % cheaper than the plan"

@@ -413,6 +413,26 @@ def saved_share(cost: float | None, baseline: float | None) -> float | None:
     return float(share) if math.isfinite(share) else None
 
 
+def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
+    """A figure as tiersim prints it: ``value * scale`` to ``digits`` significant figures,
+    trailing zeros kept (2.0018 s is "2.00 s", not "2 s"), from ``10 ** digits`` up a whole
+    number with thousands separators, within 1e-9 of 0 as 0, with ``unit`` after; a whole
+    number unscaled as it is; '-' when missing (None, or NaN: a mean over no request). The one
+    formatter of the console (``tiersim run``), a plan's lines and the planner's words, so a
+    figure reads alike in each."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, int) and scale == 1.0:
+        return f"{value:,}{unit}"
+    scaled = value * scale
+    if abs(scaled) < 1e-9:
+        return f"0{unit}"
+    if abs(float(f"{scaled:.{digits}g}")) >= 10 ** digits:  # 999.7 to 3 figures is 1,000
+        return f"{scaled:,.0f}{unit}"
+    text = f"{scaled:#,.{digits}g}"  # 2.0018 s is "2.00 s", not "2 s": the digits are kept
+    return f"{text.removesuffix('.')}{unit}"
+
+
 def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     """A saving whose baseline costs 0 USD (a free tier, prices of 0) has no share to save
     (1 - cost / 0): its USD gap in words instead, negative when this fleet costs more; None

@@ -248,11 +248,11 @@ def format_plan(result: PlanResult) -> str:
         drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
         frac = saving.get("vs_uniform_frac")
         verb = "costs" if isinstance(frac, float) and frac < 0 else "saves"
-        from tiersim.cli.run import fmt
-        from tiersim.results import saving_without_share
+        from tiersim.results import figure_text, saving_without_share
 
-        # to 3 figures, as tiersim run prints a saving and the report shows this one
-        shown = saving_without_share(frac, saving.get("vs_uniform_usd")) or fmt(
+        # to 3 figures, as tiersim run prints a saving and the report shows this one, and as
+        # a runner-up's "% dearer than the plan" reads
+        shown = saving_without_share(frac, saving.get("vs_uniform_usd")) or figure_text(
             abs(frac) if verb == "costs" else frac, " %", 100)
         more = " more than" if verb == "costs" else " against"
         lines.append(f"  {verb} {shown}{more} the cheapest sized uniform fleet "

@@ -6,13 +6,13 @@ the roofline). The tables read the typed :class:`~tiersim.results.RunResult`, ne
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tiersim.cli.usage import echo, expand_home
+from tiersim.results import figure_text
 
 if TYPE_CHECKING:
     from tiersim.results import RunResult, SavingsResult
@@ -166,19 +166,9 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
                       f"timeseries.parquet, scenario.yaml, manifest.json{extra}")
 
 
-def fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
-    """A number for the table; '-' when missing (None, or NaN: a mean over no request)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, int) and scale == 1.0:
-        return f"{value:,}{unit}"
-    scaled = value * scale
-    if abs(scaled) < 1e-9:
-        return f"0{unit}"
-    if abs(float(f"{scaled:.{digits}g}")) >= 10 ** digits:  # 999.7 to 3 figures is 1,000
-        return f"{scaled:,.0f}{unit}"
-    text = f"{scaled:#,.{digits}g}"  # 2.0018 s is "2.00 s", not "2 s": the digits are kept
-    return f"{text.removesuffix('.')}{unit}"
+fmt = figure_text
+"""A number for the table: :func:`tiersim.results.figure_text`, the one formatter of a figure
+the console, a plan's lines and the planner's words share."""
 
 
 def _request_counts(r: RunResult) -> str:

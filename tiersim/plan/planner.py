@@ -47,6 +47,7 @@ from tiersim.results import (
     PlanResult,
     baseline_floor,
     drain_words,
+    figure_text,
     fleet_size,
     floor_digits,
     floor_pair,
@@ -814,10 +815,12 @@ def _tie(accuracy: float, plans: float) -> str:
 
 
 def _dearer(frac: float) -> str:
-    """A cost gap to the plan in words: ``"2.0% dearer than the plan"`` or, below it,
-    ``"0.7% cheaper than the plan"`` (never "-0.7% dearer")."""
+    """A cost gap to the plan in words: ``"2.00 % dearer than the plan"`` or, below it,
+    ``"0.700 % cheaper than the plan"`` (never "-0.7% dearer"); the share as the plan's saving
+    and ``tiersim run`` print one (:func:`~tiersim.results.figure_text`: 3 figures, where it
+    read to one decimal place, 0.0756 % as "0.1%" and 0.0049 % as "0.0%")."""
     word = "dearer" if frac >= 0 else "cheaper"
-    return f"{100 * abs(frac):.1f}% {word} than the plan"
+    return f"{figure_text(abs(frac), ' %', 100)} {word} than the plan"
 
 
 def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | None,
