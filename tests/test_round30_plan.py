@@ -3,16 +3,19 @@ and with ``tiersim run``: a disaggregated split is chosen by its drops, then its
 
 from __future__ import annotations
 
+import json
 import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from conftest import tiny_doc
+from test_round29_agree import PageTables
 
 from tiersim.disagg import compare_splits
 from tiersim.metrics import slo_score
 from tiersim.plan.evaluate import SimEvaluator, _TierRun
+from tiersim.results import PlanResult, dumps
 from tiersim.scenario import scenario_from_dict
 
 
@@ -74,3 +77,38 @@ def test_dearer_reads_as_the_plans_saving_does(frac, text):
     assert _plan_saving(frac)[0] == text
     assert _dearer(frac) == f"{text} % dearer than the plan"
     assert _dearer(-frac) == f"{text} % cheaper than the plan"
+
+
+def _two_tier_plan() -> PlanResult:
+    """plan_default's plan (FP8 8 x 1 + BF16 9 x 1 GPU, fp8 listed first), as written to
+    plan.json and read back."""
+    chosen = {"design": "fp8+bf16", "tiers": ["fp8", "bf16"], "replicas": {"fp8": 8, "bf16": 9},
+              "gpus_per_replica": {"fp8": 1, "bf16": 1}, "cost_usd": 5.732,
+              "cost_model": "provisioned", "cost_per_hour_usd": 59.5,
+              "per_tier": {"fp8": {"requests": 600, "ttft_p99_s": 1.0, "tpot_p99_s": 0.2},
+                           "bf16": {"requests": 400, "ttft_p99_s": 1.0, "tpot_p99_s": 0.2}},
+              "one_fewer": {"fp8": {"replicas": 7, "verdict": "misses: tpot_p99_s"},
+                            "bf16": {"replicas": 8, "verdict": "misses: tpot_p99_s"}}}
+    plan = PlanResult(scenario="s", constraints={"ttft_p99_s": 2.0, "tpot_p99_s": 0.1},
+                      plan=chosen)
+    return PlanResult.from_json(json.loads(dumps(plan.to_json())))
+
+
+def test_a_plans_report_lists_tiers_in_the_fleets_order():
+    """plan.json writes its maps with sorted keys, and the report's plan section listed its
+    tiers from them: "tier bf16" above "tier fp8", and bf16 first under "One replica fewer",
+    where `tiersim plan` (and `tiersim run` of the planned fleet) list fp8 first."""
+    from tiersim.cli.plan import format_plan
+    from tiersim.report.page import plan_section
+
+    plan = _two_tier_plan()
+    page = PageTables(plan_section(plan))
+    items = page.table("Capacity plan")
+    assert [i for i in items if i.startswith("tier ")] == ["tier fp8", "tier bf16"]
+    assert list(page.table("One replica fewer"))[1:] == ["fp8", "bf16"]
+    lines = format_plan(plan).splitlines()
+    assert "fp8=8x1 GPU, bf16=9x1 GPU" in lines[0]
+    assert [x.split(":")[0] for x in lines if x.startswith("  one fewer")] == [
+        "  one fewer fp8", "  one fewer bf16"]
+    assert [x.split("'s own")[0] for x in lines if x.startswith("  note: tier")] == [
+        "  note: tier fp8", "  note: tier bf16"]

@@ -433,6 +433,16 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
     return f"{text.removesuffix('.')}{unit}"
 
 
+def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
+    """A planned design's map by tier (``design[key]``: its replicas, one-fewer checks, ...) as
+    (tier, value) pairs in the scenario's order of tiers, as the design lists them
+    (``tiers``), and as ``tiersim run`` lists them. plan.json writes its maps with sorted keys,
+    so a report read from it listed bf16 before fp8 where the plan and its run list fp8 first."""
+    mapping = design.get(key) or {}
+    order = [t for t in design.get("tiers") or [] if t in mapping]
+    return [(t, mapping[t]) for t in [*order, *(t for t in mapping if t not in order)]]
+
+
 def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     """A saving whose baseline costs 0 USD (a free tier, prices of 0) has no share to save
     (1 - cost / 0): its USD gap in words instead, negative when this fleet costs more; None

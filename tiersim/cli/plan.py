@@ -18,7 +18,13 @@ import typer
 
 from tiersim.cli.usage import echo, expand_home
 from tiersim.errors import Note, TiersimError, escaped
-from tiersim.results import PlanResult, accuracy_name, percent_as_given, within_limit
+from tiersim.results import (
+    PlanResult,
+    accuracy_name,
+    by_planned_tier,
+    percent_as_given,
+    within_limit,
+)
 
 #: The most combinations of ``--choose`` values a plan tries: each is sized by simulation (a
 #: search per tier subset), and three options of 299 values each made 26.7 million settings
@@ -233,7 +239,7 @@ def format_plan(result: PlanResult) -> str:
     if not chosen:
         return f"no fleet meets the constraints ({head}): {result.reason}"
     sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
-                      for t, r in chosen.get("replicas", {}).items())
+                      for t, r in by_planned_tier(chosen, "replicas"))
     lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
              f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
@@ -257,7 +263,7 @@ def format_plan(result: PlanResult) -> str:
         more = " more than" if verb == "costs" else " against"
         lines.append(f"  {verb} {shown}{more} the cheapest sized uniform fleet "
                      f"({saving['baseline_uniform_tier']}), simulated{drain}")
-    for tier, check in (chosen.get("one_fewer") or {}).items():
+    for tier, check in by_planned_tier(chosen, "one_fewer"):
         lines.append(f"  one fewer {tier}: {check.get('verdict')}")
     lines += _tiers_over_slo(chosen, result.constraints)
     for other in result.runners_up:
@@ -309,7 +315,7 @@ def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
     digits plan.json keeps is not over it."""
     lines = []
     total = sum(int(t.get("requests") or 0) for t in (chosen.get("per_tier") or {}).values())
-    for tier, t in (chosen.get("per_tier") or {}).items():
+    for tier, t in by_planned_tier(chosen, "per_tier"):
         for metric in ("ttft_p99_s", "tpot_p99_s"):
             limit, value = constraints.get(metric), t.get(metric)
             if limit is None or value is None or within_limit(value, limit):

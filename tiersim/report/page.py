@@ -34,6 +34,7 @@ from tiersim.results import (
     PlanResult,
     RunResult,
     accuracy_name,
+    by_planned_tier,
     floor_digits,
     saving_without_share,
     split_words,
@@ -535,7 +536,7 @@ def plan_section(plan: PlanResult) -> str:
     gpus = chosen.get("gpus_per_replica") or {}
     per_tier = chosen.get("per_tier") or {}
     rows = [[f"tier {t}", f"{n}{split_words(n, (per_tier.get(t) or {}).get('prefill'))} x "
-             f"{gpus.get(t, 1)} GPU"] for t, n in (chosen.get("replicas") or {}).items()]
+             f"{gpus.get(t, 1)} GPU"] for t, n in by_planned_tier(chosen, "replicas")]
     rows += [[f"router {k}", v] for k, v in (chosen.get("router") or {}).items()]
     rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
              ["cost of the trace (USD)", chosen.get("cost_usd")],
@@ -552,7 +553,7 @@ def plan_section(plan: PlanResult) -> str:
          _saved(saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd"))]]
     saved += _why_rows(saving.get("drain_gap"))
     fewer = [[t, c.get("replicas"), c.get("verdict")]
-             for t, c in (chosen.get("one_fewer") or {}).items()]
+             for t, c in by_planned_tier(chosen, "one_fewer")]
     others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
               for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
