@@ -18,4 +18,5 @@ def test_the_hourly_cost_beside_an_attributed_cost_says_provisioned(tmp_path, ca
                  str(tmp_path / "p"), "--no-report"])
     first = capsys.readouterr().out.splitlines()[0]
     assert code == 0
-    assert first.endswith("USD (attributed), 3.5 USD/hour provisioned (GPUs x USD/GPU-hour)")
+    # the rate to 3 figures, as the report's plan section shows it (3.50)
+    assert first.endswith("USD (attributed), 3.50 USD/hour provisioned (GPUs x USD/GPU-hour)")

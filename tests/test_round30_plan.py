@@ -4,18 +4,20 @@ and with ``tiersim run``: a disaggregated split is chosen by its drops, then its
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from conftest import tiny_doc
-from test_round29_agree import PageTables
+from test_round29_agree import NUMBER, SCENARIOS, Figures, PageTables
 
+from tiersim.cli import main
 from tiersim.disagg import compare_splits
 from tiersim.metrics import slo_score
 from tiersim.plan.evaluate import SimEvaluator, _TierRun
-from tiersim.results import PlanResult, dumps
+from tiersim.results import PlanResult, RunResult, dumps
 from tiersim.scenario import scenario_from_dict
 
 
@@ -112,3 +114,65 @@ def test_a_plans_report_lists_tiers_in_the_fleets_order():
         "  one fewer fp8", "  one fewer bf16"]
     assert [x.split("'s own")[0] for x in lines if x.startswith("  note: tier")] == [
         "  note: tier fp8", "  note: tier bf16"]
+
+
+def _plan_figures(console: str, plan: PlanResult, page: PageTables, run: RunResult) -> Figures:
+    """Every figure of a plan read from `tiersim plan`'s lines and the report's plan section,
+    with the planned run's headline cost beside them."""
+    figures = Figures()
+    chosen = plan.plan
+    first = console.splitlines()[0]
+    cost, hourly = re.search(rf"cost ({NUMBER.pattern}) USD .*, ({NUMBER.pattern}) USD/hour",
+                             first).groups()
+    figures.add("console", "plan cost", cost, chosen["cost_usd"])
+    figures.add("console", "cost per hour", hourly, chosen["cost_per_hour_usd"])
+    items = {k: v[0] for k, v in page.table("Capacity plan").items()}
+    figures.add("report", "plan cost", items["cost of the trace (USD)"], chosen["cost_usd"])
+    figures.add("report", "cost per hour", items["provisioned cost (USD per hour)"],
+                chosen["cost_per_hour_usd"])
+    figures.add("report headline", "plan cost",
+                page.table("Headline")[f"cost ({run.cost_model})"][0], run.cost_usd)
+    margins = page.table("Margin on each constraint")
+    for name in ("ttft_p99_s", "tpot_p99_s"):
+        m = chosen["margins"][name]
+        line = re.search(rf"^  {name}: ({NUMBER.pattern}) vs limit (\S+)$", console, re.M)
+        figures.add("console", name, line.group(1), m["value"])
+        figures.add("report", name, margins[name][1], m["value"])
+        figures.add("report", f"{name} margin", margins[name][2], m["margin"])
+        assert line.group(2) == margins[name][0]  # the limit as given, both places
+    others = page.table("Other designs")
+    for u in plan.uniform:
+        line = re.search(rf"^  uniform {re.escape(u['design'])} .*cost ({NUMBER.pattern}) USD$",
+                         console, re.M)
+        figures.add("console", f"uniform {u['design']} cost", line.group(1), u["cost_usd"])
+        figures.add("report", f"uniform {u['design']} cost", others[u["design"]][0],
+                    u["cost_usd"])
+    saving = chosen["savings"]["vs_uniform_frac"]
+    line = re.search(rf"^  (?:saves|costs) ({NUMBER.pattern}) %", console, re.M)
+    figures.add("console", "saving", line.group(1), abs(saving), 100)
+    shown = page.table("Against uniform fleets")["saved vs it"][0]
+    figures.add("report", "saving", shown.removesuffix("%").strip().removeprefix("-"),
+                abs(saving), 100)
+    return figures
+
+
+def test_every_figure_of_a_plan_reads_alike_in_its_lines_and_its_report(tmp_path, capsys,
+                                                                       monkeypatch):
+    """`tiersim plan tiny.yaml`: each figure the plan's lines print reads as plan.json holds
+    it, to the same digits in the report's plan section, and the plan's cost as the planned
+    run's headline beside it shows it. The section showed 4 figures beside the headline's 3:
+    the plan's cost 0.1029 USD above the headline's 0.103, its p99 TTFT 0.1661 s."""
+    monkeypatch.setenv("COLUMNS", "300")
+    out = tmp_path / "plan"
+    capsys.readouterr()
+    assert main(["plan", str(SCENARIOS / "tiny.yaml"), "--out", str(out)]) == 0
+    console = capsys.readouterr().out
+    plan = PlanResult.from_json(json.loads((out / "plan.json").read_text()))
+    page = PageTables((out / "report.html").read_text(encoding="utf-8"))
+    figures = _plan_figures(console, plan, page, RunResult.read(out / "summary.json"))
+    assert len(figures.seen) >= 14
+    assert figures.problems() == []
+    shown: dict[str, set[str]] = {}
+    for (_, name), (text, _, _) in figures.seen.items():
+        shown.setdefault(name, set()).add(text)
+    assert {name: texts for name, texts in shown.items() if len(texts) > 1} == {}

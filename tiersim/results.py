@@ -433,6 +433,15 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
     return f"{text.removesuffix('.')}{unit}"
 
 
+def as_given(value: Any) -> Any:
+    """A number the user gave (an SLO, a floor, a router setting) as text, as given: to the 10
+    significant digits the JSON files keep, no zeros added (a limit of 0.01868 is not rounded
+    to the 0.0187 a figure beside it reads); anything else as it is."""
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return value
+
+
 def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
     """A planned design's map by tier (``design[key]``: its replicas, one-fewer checks, ...) as
     (tier, value) pairs in the scenario's order of tiers, as the design lists them

@@ -21,7 +21,9 @@ from tiersim.errors import Note, TiersimError, escaped
 from tiersim.results import (
     PlanResult,
     accuracy_name,
+    as_given,
     by_planned_tier,
+    figure_text,
     percent_as_given,
     within_limit,
 )
@@ -223,16 +225,21 @@ def _check_cost_model(name: str | None) -> str | None:
     return name
 
 
-def _num(value, pattern: str = "{:.4g}") -> str:
-    """A number for a line of text; '-' when missing."""
-    return "-" if value is None else pattern.format(value)
+def _num(value, pattern: str | None = None) -> str:
+    """A figure for a line of text as ``tiersim run`` prints one and the report shows it
+    (:func:`~tiersim.results.figure_text`: 3 significant figures), else by ``pattern``; '-'
+    when missing."""
+    if pattern is None or value is None:
+        return figure_text(value)
+    return pattern.format(value)
 
 
 def format_plan(result: PlanResult) -> str:
     """The plan in a few lines of text: the chosen design, its saving against the sized uniform
     fleets, and what each other design missed. Its figures are plan.json's (read back from
     what it writes), as the report's are: a cost of 3.3905000000000003 USD, 3.3905 there,
-    reads 3.39 in both, not 3.391 here."""
+    reads 3.39 in both, not 3.391 here; to 3 significant figures, as ``tiersim run`` and the
+    report print them (the limits as given)."""
     result = PlanResult.from_json(result.to_json())
     head = f"{result.simulations} simulations in {result.wall_s:.1f} s"
     chosen = result.plan
@@ -247,14 +254,14 @@ def format_plan(result: PlanResult) -> str:
     for name, m in (chosen.get("margins") or {}).items():
         if name != "accuracy":  # on its own line, with its source
             lines.append(f"  {name}: {_num(m.get('value'))} vs limit "
-                         f"{_num(m.get('limit'), '{:.10g}')}")  # as given
+                         f"{as_given(m.get('limit'))}")
     lines.append(_accuracy_line(chosen))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
         frac = saving.get("vs_uniform_frac")
         verb = "costs" if isinstance(frac, float) and frac < 0 else "saves"
-        from tiersim.results import figure_text, saving_without_share
+        from tiersim.results import saving_without_share
 
         # to 3 figures, as tiersim run prints a saving and the report shows this one, and as
         # a runner-up's "% dearer than the plan" reads
@@ -321,9 +328,9 @@ def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
             if limit is None or value is None or within_limit(value, limit):
                 continue
             share = int(t.get("requests") or 0) / total if total else 0.0
-            lines.append(f"  note: tier {tier}'s own {metric} is {value:.4g} s, over the "
-                         f"{limit:g} s SLO, which the fleet's p99 meets ({share:.0%} of the "
-                         "requests go to it)")
+            lines.append(f"  note: tier {tier}'s own {metric} is {figure_text(value, ' s')}, "
+                         f"over the {as_given(limit)} s SLO, which the fleet's p99 meets "
+                         f"({share:.0%} of the requests go to it)")
     return lines
 
 

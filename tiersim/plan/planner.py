@@ -716,8 +716,8 @@ class Planner:
                              + (" (its tier is listed under baselines:, never in a design)"
                                 if baseline else "") + (f" ({drain})" if drain else ""))
         elif beside:  # a free plan (or one so near 0 USD that no share is finite)
-            out["missed"] = (f"meets every constraint; costs {r.outcome.cost_usd:.4g} USD "
-                             "against the plan's 0")
+            cost = figure_text(r.outcome.cost_usd)
+            out["missed"] = f"meets every constraint; costs {cost} USD against the plan's 0"
         return out
 
 
@@ -899,9 +899,10 @@ def _missed(o: Outcome, c: Constraints) -> str | None:
             if key == "accuracy" and value is not None:  # in percent, as the plan's own line
                 words.append("accuracy {} vs limit {}".format(*floor_pair(value, limit)))
                 continue
-            # a p99 over its limit by less than 4 digits show is shown to more
+            # to 3 figures, as the plan's margins and tiersim run print a p99; one over its
+            # limit by less than they show, to more
             shown = ("none finished" if value is None else
-                     f"{value:.{over_digits(value, limit, 4)}g}")
+                     f"{value:.{over_digits(value, limit, 3)}g}")
             words.append(f"{key} {shown} vs limit {limit:.10g}")
     return "; ".join(words) or None
 

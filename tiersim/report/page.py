@@ -34,6 +34,7 @@ from tiersim.results import (
     PlanResult,
     RunResult,
     accuracy_name,
+    as_given,
     by_planned_tier,
     floor_digits,
     saving_without_share,
@@ -109,9 +110,9 @@ def fmt(value: Any, digits: int = SIG_FIGURES, zeros: bool = True) -> str:
     return str(value)
 
 
-plan_number = functools.partial(fmt, digits=4, zeros=False)
-"""A plan's number, or the closed form's, as ``tiersim plan`` and ``tiersim analytic`` print
-it: 4 significant figures (``{:.4g}``)."""
+analytic_number = functools.partial(fmt, digits=4, zeros=False)
+"""The closed form's number, as ``tiersim analytic`` prints it: 4 significant figures
+(``{:.4g}``)."""
 
 
 def _significant(value: float, digits: int, flags: str = "") -> str:
@@ -469,7 +470,7 @@ def closed_form_note(run: RunResult) -> str:
              s.vs_static_split_usd if s.comparable else f"not comparable: this fleet misses "
              f"{run.missed_words()}"],
             ["two-type parameters p / eps / delta",
-             " / ".join(plan_number(params.get(k)) for k in ("p", "eps", "delta"))]]
+             " / ".join(analytic_number(params.get(k)) for k in ("p", "eps", "delta"))]]
     return ("<h3>Against the closed form</h3>" + table(["item", "value"], rows)
             + f"<p>{page_text(CLOSED_FORM_NOTE)}</p>")
 
@@ -527,7 +528,10 @@ def _axis_cell(value: Any) -> str:
 
 def plan_section(plan: PlanResult) -> str:
     """The capacity plan: chosen design and sizes, constraint margins, its saving against the
-    sized uniform fleets, the one-fewer check, and what every other design missed."""
+    sized uniform fleets, the one-fewer check, and what every other design missed. Its figures
+    to the 3 significant figures ``tiersim plan`` and ``tiersim run`` print (an accuracy to 4),
+    as the run's headline beside it shows them; before, to 4 (the plan's cost 0.1029 USD above
+    the headline's 0.103); limits and router settings as given."""
     chosen = plan.plan
     head = f"{plan.simulations} simulations in {plan.wall_s:.1f} s"
     if not chosen:
@@ -537,13 +541,14 @@ def plan_section(plan: PlanResult) -> str:
     per_tier = chosen.get("per_tier") or {}
     rows = [[f"tier {t}", f"{n}{split_words(n, (per_tier.get(t) or {}).get('prefill'))} x "
              f"{gpus.get(t, 1)} GPU"] for t, n in by_planned_tier(chosen, "replicas")]
-    rows += [[f"router {k}", v] for k, v in (chosen.get("router") or {}).items()]
+    rows += [[f"router {k}", as_given(v)] for k, v in (chosen.get("router") or {}).items()]
     rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
              ["cost of the trace (USD)", chosen.get("cost_usd")],
              ["provisioned cost (USD per hour)", chosen.get("cost_per_hour_usd")]]
     basis = (chosen.get("accuracy_sources") or {}).get("basis")
-    margins = [[accuracy_name(basis) if name == "accuracy" else name, m.get("limit"),
-                m.get("value"), m.get("margin"), m.get("met")]
+    margins = [[accuracy_name(basis) if name == "accuracy" else name, as_given(m.get("limit")),
+                to_figures(m.get("value")) if name == "accuracy" else m.get("value"),
+                m.get("margin"), m.get("met")]
                for name, m in (chosen.get("margins") or {}).items()]
     saving = chosen.get("savings") or {}
     saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
@@ -558,16 +563,15 @@ def plan_section(plan: PlanResult) -> str:
               for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
             f"({page_text(head)}):</p>"
-            + table(["item", "value"], rows, plan_number)
+            + table(["item", "value"], rows)
             + "<h3>Margin on each constraint</h3>"
-            + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins,
-                    plan_number)
+            + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
-            + table(["item", "value"], saved, plan_number)
+            + table(["item", "value"], saved)
             + "<h3>One replica fewer</h3>"
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
-            + table(["design", "cost (USD)", "missed / compared"], others, plan_number)
+            + table(["design", "cost (USD)", "missed / compared"], others)
             + "".join(split_section(split) for split in plan.splits))
 
 
@@ -583,8 +587,7 @@ def split_section(split: dict[str, Any] | None) -> str:
     tier, chosen = split.get("tier"), (split.get("chosen") or {}).get("label")
     return (f"<h3>{page_text(f'Prefill/decode split of tier {tier}')}</h3>"
             f"<p>{page_text(f'chosen: {chosen} ({SCORE_WORDS})')}</p>"
-            + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows,
-                   plan_number))
+            + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows))
 
 
 def figure_html(panel: Panel) -> str:
