@@ -176,3 +176,26 @@ def test_every_figure_of_a_plan_reads_alike_in_its_lines_and_its_report(tmp_path
     for (_, name), (text, _, _) in figures.seen.items():
         shown.setdefault(name, set()).add(text)
     assert {name: texts for name, texts in shown.items() if len(texts) > 1} == {}
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    (["--slo-ttft-p99", "150"], "--slo-ttft-p99"), ([], "slo.ttft_p99_s")])
+def test_a_plans_slo_note_names_what_the_user_gave(tmp_path, capsys, flags, named):
+    """`tiersim plan tiny.yaml --slo-ttft-p99 150`: the planned run's note read
+    "slo.ttft_p99_s is 150 s, at or above 100 s", a key the user never wrote; it names the
+    option now, in the plan's lines and the planned run's summary.json, and still the key where
+    the scenario sets it (slo: {ttft_p99_s: 150}, no option)."""
+    from conftest import write_yaml
+
+    doc = tiny_doc(slo={"ttft_p99_s": 2.0 if flags else 150.0, "tpot_p99_s": 0.1})
+    out = tmp_path / "plan"
+    capsys.readouterr()
+    assert main(["plan", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(out),
+                 "--no-report", *flags]) == 0
+    said = capsys.readouterr()
+    note = f"{named} is 150 s, at or above 100 s: it is in seconds, so if milliseconds were " \
+           "meant, write 0.15"
+    assert f"note: {note}" in said.out + said.err
+    assert note in RunResult.read(out / "summary.json").notes
+    other = "slo.ttft_p99_s" if flags else "--slo-ttft-p99"
+    assert other not in said.out + said.err

@@ -19,6 +19,8 @@ The engine never sees these models; :mod:`tiersim.runner` turns them into plain 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime
 import difflib
 import functools
@@ -1905,16 +1907,37 @@ response-cache lookup of 1 s, a generated tool call's median of 1,000 s. They ar
 :func:`check_layouts` notes each."""
 
 
+#: The option each scenario key's value was given with, by key (``slo.ttft_p99_s`` ->
+#: ``--slo-ttft-p99``), named in a note on it instead of the key (:func:`keys_given_as`).
+_GIVEN_AS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "given_as", default=None)
+
+
+@contextlib.contextmanager
+def keys_given_as(names: dict[str, str]):
+    """Inside, a note on a scenario key in ``names`` (:func:`check_layouts`) names what the
+    user gave instead: a command that sets the key from an option of its own (``tiersim plan
+    --slo-ttft-p99 150`` plans, and runs, a scenario whose ``slo.ttft_p99_s`` is 150, and its
+    note said "slo.ttft_p99_s is 150 s", a key the user never wrote)."""
+    token = _GIVEN_AS.set({**(_GIVEN_AS.get() or {}), **names})
+    try:
+        yield
+    finally:
+        _GIVEN_AS.reset(token)
+
+
 def _note_unlikely_units(scenario: Scenario) -> None:
     """A note per seconds or price key whose value is at or above :data:`UNLIKELY_AT`, with
-    the value it would be in the unit likely meant (milliseconds, cents)."""
+    the value it would be in the unit likely meant (milliseconds, cents); a key set from a
+    command's option named as that option (:func:`keys_given_as`)."""
     import warnings
 
     from tiersim.errors import Note
 
     in_seconds = "it is in seconds, so if milliseconds were meant, write"
-    found = [(f"slo.{key}", key, getattr(scenario.slo, key), "s", in_seconds, 1000)
-             for key in ("ttft_p99_s", "tpot_p99_s")]
+    given = _GIVEN_AS.get() or {}
+    found = [(given.get(f"slo.{key}", f"slo.{key}"), key, getattr(scenario.slo, key), "s",
+              in_seconds, 1000) for key in ("ttft_p99_s", "tpot_p99_s")]
     found += [(f"{kind} {tier.name}: cost_per_gpu_hour", "cost_per_gpu_hour",
                tier.cost_per_gpu_hour, "USD",
                "it is the price of one GPU for one hour (a few USD), so if cents were meant, "

@@ -364,7 +364,10 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)
     check_session_keys(scenario.workload.sessions, str(scenario_path))
     out = None if out_dir is None else Path(out_dir)
-    with out_folder(out, "plan", scenario, Path(scenario_path)):
+    from tiersim.scenario import keys_given_as
+
+    with out_folder(out, "plan", scenario, Path(scenario_path)), \
+            keys_given_as(_flags_given(ttft, tpot)):
         if scenario.sweep:  # the planned scenario.yaml drops it: say so, as run does
             from tiersim.cli.run import base_point_only
 
@@ -384,14 +387,25 @@ def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
     return scenario.model_copy(update={"limits": limits})
 
 
+#: The option each SLO is given with, by its ``slo:`` key.
+SLO_FLAGS = {"ttft_p99_s": "--slo-ttft-p99", "tpot_p99_s": "--slo-tpot-p99"}
+
+
+def _flags_given(ttft: float | None, tpot: float | None) -> dict[str, str]:
+    """The SLO options given (not None), by the scenario key they set (``slo.ttft_p99_s`` ->
+    ``--slo-ttft-p99``): a note on the planned scenario's SLO names the option the user typed
+    (:func:`tiersim.scenario.keys_given_as`)."""
+    return {f"slo.{field}": flag for (field, flag), value
+            in zip(SLO_FLAGS.items(), (ttft, tpot), strict=True) if value is not None}
+
+
 def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -> None:
     """The SLO options must be finite numbers of seconds > 0, the floor a number from 0 to 1:
     one line naming the option (NaN and inf pass a bare range check)."""
 
     from tiersim.scenario import SloConfig
 
-    for flag, value, field in (("--slo-ttft-p99", ttft, "ttft_p99_s"),
-                               ("--slo-tpot-p99", tpot, "tpot_p99_s")):
+    for (field, flag), value in zip(SLO_FLAGS.items(), (ttft, tpot), strict=True):
         high = next(m.le for m in SloConfig.model_fields[field].metadata if hasattr(m, "le"))
         if value is not None and not (math.isfinite(value) and value > 0):
             raise TiersimError(f"{flag}: must be a finite number > 0 (got {value})")
