@@ -90,7 +90,11 @@ def _two_tier_plan() -> PlanResult:
               "per_tier": {"fp8": {"requests": 600, "ttft_p99_s": 1.0, "tpot_p99_s": 0.2},
                            "bf16": {"requests": 400, "ttft_p99_s": 1.0, "tpot_p99_s": 0.2}},
               "one_fewer": {"fp8": {"replicas": 7, "verdict": "misses: tpot_p99_s"},
-                            "bf16": {"replicas": 8, "verdict": "misses: tpot_p99_s"}}}
+                            "bf16": {"replicas": 8, "verdict": "misses: tpot_p99_s"}},
+              "margins": {"ttft_p99_s": {"limit": 2.0, "value": 0.37, "margin": 1.63},
+                          "tpot_p99_s": {"limit": 0.1, "value": 0.0971, "margin": 0.0029},
+                          "accuracy": {"limit": 0.8, "value": 0.8011, "margin": 0.0011},
+                          "dropped": {"limit": 0, "value": 0}}}
     plan = PlanResult(scenario="s", constraints={"ttft_p99_s": 2.0, "tpot_p99_s": 0.1},
                       plan=chosen)
     return PlanResult.from_json(json.loads(dumps(plan.to_json())))
@@ -199,3 +203,17 @@ def test_a_plans_slo_note_names_what_the_user_gave(tmp_path, capsys, flags, name
     assert note in RunResult.read(out / "summary.json").notes
     other = "slo.ttft_p99_s" if flags else "--slo-ttft-p99"
     assert other not in said.out + said.err
+
+
+def test_a_plans_report_lists_its_margins_as_the_plan_prints_them():
+    """plan.json's margins, written with sorted keys, read "expected accuracy, dropped,
+    tpot_p99_s, ttft_p99_s" in the report beside the plan's lines' ttft_p99_s, tpot_p99_s,
+    dropped, then the accuracy (plan_default's report and lines)."""
+    from tiersim.cli.plan import format_plan
+    from tiersim.report.page import plan_section
+
+    plan = _two_tier_plan()
+    printed = ["ttft_p99_s", "tpot_p99_s", "dropped", "expected accuracy"]
+    table = PageTables(plan_section(plan)).table("Margin on each constraint")
+    assert list(table)[1:] == printed
+    assert [x.split(":")[0].strip() for x in format_plan(plan).splitlines()[1:5]] == printed

@@ -442,6 +442,19 @@ def as_given(value: Any) -> Any:
     return value
 
 
+MARGIN_ORDER = ("ttft_p99_s", "tpot_p99_s", "dropped", "accuracy")
+"""The constraints of a plan's ``margins``, in the order ``tiersim plan`` prints them (its
+accuracy on a line of its own, last); plan.json writes them with sorted keys."""
+
+
+def in_margin_order(margins: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A plan's ``margins`` as (constraint, margin) pairs in :data:`MARGIN_ORDER` (any other,
+    after them): the report's margins table read them from plan.json alphabetically (accuracy,
+    dropped, tpot, ttft) beside the plan's lines (ttft, tpot, dropped, accuracy)."""
+    rank = {name: k for k, name in enumerate(MARGIN_ORDER)}
+    return sorted(margins.items(), key=lambda item: rank.get(item[0], len(rank)))
+
+
 def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
     """A planned design's map by tier (``design[key]``: its replicas, one-fewer checks, ...) as
     (tier, value) pairs in the scenario's order of tiers, as the design lists them

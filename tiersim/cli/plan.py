@@ -24,6 +24,7 @@ from tiersim.results import (
     as_given,
     by_planned_tier,
     figure_text,
+    in_margin_order,
     percent_as_given,
     within_limit,
 )
@@ -251,7 +252,7 @@ def format_plan(result: PlanResult) -> str:
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
              f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
              "(GPUs x USD/GPU-hour)"]
-    for name, m in (chosen.get("margins") or {}).items():
+    for name, m in in_margin_order(chosen.get("margins") or {}):
         if name != "accuracy":  # on its own line, with its source
             lines.append(f"  {name}: {_num(m.get('value'))} vs limit "
                          f"{as_given(m.get('limit'))}")

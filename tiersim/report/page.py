@@ -37,6 +37,7 @@ from tiersim.results import (
     as_given,
     by_planned_tier,
     floor_digits,
+    in_margin_order,
     saving_without_share,
     split_words,
 )
@@ -549,7 +550,7 @@ def plan_section(plan: PlanResult) -> str:
     margins = [[accuracy_name(basis) if name == "accuracy" else name, as_given(m.get("limit")),
                 to_figures(m.get("value")) if name == "accuracy" else m.get("value"),
                 m.get("margin"), m.get("met")]
-               for name, m in (chosen.get("margins") or {}).items()]
+               for name, m in in_margin_order(chosen.get("margins") or {})]
     saving = chosen.get("savings") or {}
     saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
         "baseline_uniform_tier")], ["its cost (USD)", saving.get("baseline_uniform_cost_usd")],
