@@ -8,7 +8,9 @@ operator group and what aiconfigurator-core's static context estimate charges
 used to locate where the MoE rows' TTFT gap comes from (docs/fidelity.md). Needs
 aiconfigurator-core (the ``aic`` extra); no network.
 
-Run: ``python benchmarks/prefill_ops.py [--isl 8192 1024]``.
+Run: ``python benchmarks/prefill_ops.py [--isl 8192 1024]``; ``--system h100_sxm`` (or
+``b200_sxm``) reads that GPU's rows and the profile their replay runs on, ``--case NAME:TP[:DP]``
+(repeatable) picks other rows than :data:`CASES`, e.g. ``--system h100_sxm --case Qwen3-32B:2``.
 """
 
 from __future__ import annotations
@@ -36,13 +38,35 @@ CASES = (
 )
 
 
+def vllm_rows(system: str = fs.FIT_SYSTEM):
+    """The vLLM rows of ``system``, each with its report label as ``name`` (:func:`fs.row_label`:
+    a model :data:`fs.MODELS` does not list, such as H100's Qwen3-32B, is named from its
+    config)."""
+    rows = fs.load_rows(system)
+    rows = rows[rows.backend == "vllm"].copy()
+    rows["name"] = [fs.row_label(r) for r in rows.to_dict("records")]
+    return rows
+
+
 def pick_row(rows, name: str, tp: int, dp: int = 1) -> dict:
     """The first vLLM row of ``name`` replayed as ``tp`` x ``dp`` (:func:`fs.parallel_layout`),
-    experts tensor-parallel over its GPUs (no expert parallelism)."""
+    experts tensor-parallel over its GPUs (no expert parallelism); rows that cannot be replayed
+    (:func:`fs.shape_problem`: a parallel size of 0, say) are passed over."""
     for _, row in rows[rows.name == name].iterrows():
+        if row["mode"] != "agg" or fs.shape_problem(row.to_dict()):
+            continue
         if fs.parallel_layout(row.to_dict()) == (tp, dp, 1):
             return row.to_dict()
     raise LookupError(f"no vLLM row of {name} at TP {tp} x DP {dp}")
+
+
+def parse_case(text: str) -> tuple[str, int, int]:
+    """``NAME:TP[:DP]`` -> ``(name, tp, dp)`` (``--case``)."""
+    name, *sizes = text.split(":")
+    if not name or len(sizes) not in (1, 2) or not all(x.isdigit() and int(x) > 0 for x in sizes):
+        raise argparse.ArgumentTypeError(f"--case {text!r}: write NAME:TP or NAME:TP:DP, "
+                                         "e.g. Qwen3-32B:2")
+    return name, int(sizes[0]), int(sizes[1]) if len(sizes) > 1 else 1
 
 
 def tiersim_ops(row: dict, isl: int) -> dict[str, float]:
@@ -81,7 +105,7 @@ def aic_ops(row: dict, isl: int) -> dict[str, float]:
     """aiconfigurator-core's per-op milliseconds of one ``isl``-token context step."""
     from aiconfigurator_core.sdk.config import RuntimeConfig
 
-    for row_quant in fs.aic_quant_order(fs.MODELS[row["model_path"]]):
+    for row_quant in fs.aic_quant_order(fs.row_spec(row)):
         try:
             backend, model, db, _ = fs.aic_setup(row, row_quant)
             break
@@ -146,17 +170,23 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--isl", type=int, nargs="+", default=[8192, 1024])
     ap.add_argument("--markdown", action="store_true", help="one grouped table row per case")
+    ap.add_argument("--system", choices=sorted(fs.SYSTEM_GPU), default=fs.FIT_SYSTEM,
+                    help="whose rows (default h200_sxm)")
+    ap.add_argument("--case", type=parse_case, action="append",
+                    help="NAME:TP[:DP] of a row to compare (repeatable; default: CASES)")
     args = ap.parse_args(argv)
-    rows = fs.load_rows()
-    rows = rows[rows.backend == "vllm"].copy()
-    rows["name"] = rows.model_path.map(lambda p: fs.MODELS[p].name if p in fs.MODELS else p)
+    rows = vllm_rows(args.system)
     if args.markdown:
         shared = [g for g in GROUPS if g != "eager host"]
         print("| model, prompt | " + " | ".join(shared) + " | eager host (tiersim) | total | "
               "tiersim / aic without eager host | with it |")
         print("|---" * (len(shared) + 5) + "|")
-    for name, tp, dp in CASES:
-        row = pick_row(rows, name, tp, dp)
+    for name, tp, dp in args.case or CASES:
+        try:
+            row = pick_row(rows, name, tp, dp)
+        except LookupError as exc:
+            sys.exit(f"prefill_ops.py: --case {name}:{tp}:{dp}: {exc} on {args.system}; "
+                     "name a model and layout the rows hold")
         layout = f"TP{tp}" + (f" x DP{dp}" if dp > 1 else "")
         for isl in args.isl:
             ts, ai = tiersim_ops(row, isl), aic_ops(row, isl)
