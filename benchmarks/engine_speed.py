@@ -11,6 +11,7 @@ loading the trace are reported apart.
 
     python benchmarks/engine_speed.py                 # 200,000 requests
     python benchmarks/engine_speed.py -n 20000 --per-iteration   # also time per-iteration stepping
+    python benchmarks/engine_speed.py -n 40000 --replicas 1024   # the tier at the replica cap
 
 Not a test: timings on shared machines are noisy. Quote the figure with the machine and load.
 
@@ -22,11 +23,18 @@ median of 3 alternated with the same tree without issue 13's engine work (decode
 replicas, point lookups): 32,838 requests/s against 16,424 on a quiet box; 20,741 against 10,477
 with other jobs on the box (user CPU ratio 0.54 both times). Results are bit-identical
 (tests/test_engine_speed_paths.py).
+
+At the replica cap (``--replicas 1024 -n 40000``: 11,175.6 req/s, 70% of 15,965/s; 5 Dec 2026,
+load 7 on the 2-core box, alternated, two runs each), the least-tokens balancer on its board
+(tiersim.engine.replica.OutstandingBoard): 598 / 750 -> 2,303 / 3,504 requests/s; at
+``--replicas 256`` (2,793.9 req/s), load 7.5-9: 1,572 / 1,575 -> 2,063 / 2,234. Each pick is
+the loop's (tests/test_round30_bal.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import resource
 import time
 
@@ -40,11 +48,14 @@ from tiersim.trace import load_trace
 from tiersim.workload.synthetic import resample
 
 
-def build(n: int, rate: float, seed: int = 0, scenario_path=None):
-    """The fleet of ``scenario_path`` (default: the default scenario) and a workload of ``n``
-    resampled conv requests at ``rate`` req/s."""
+def build(n: int, rate: float, seed: int = 0, scenario_path=None, replicas: int | None = None):
+    """The fleet of ``scenario_path`` (default: the default scenario; ``replicas`` given: that
+    many replicas in each of its tiers) and a workload of ``n`` resampled conv requests at
+    ``rate`` req/s."""
     scenario = load_scenario(scenario_path or bundled("scenarios", "default.yaml"))
     specs = tier_specs(scenario, [step_model(scenario, t) for t in scenario.tiers])
+    if replicas is not None:
+        specs = [dataclasses.replace(spec, replicas=replicas) for spec in specs]
     conv = load_trace(bundled("traces", "azure2023_conv.parquet"))
     rng = np.random.default_rng(seed)
     df = resample(conv, n, rate, rng)
@@ -80,11 +91,16 @@ def main() -> None:
     ap.add_argument("--per-iteration", action="store_true", help="also time without fast-forward")
     ap.add_argument("--scenario", help="replay this scenario's fleet instead of the default's "
                     "(e.g. an earlier default.yaml, to compare with figures taken on it)")
+    ap.add_argument("--replicas", type=int, help="this many replicas in each tier (e.g. 1024, "
+                    "the replica cap); saturation is the scenario fleet's, scaled to them")
     args = ap.parse_args()
     saturation = saturation_rate(scenario_path=args.scenario)
+    if args.replicas is not None:  # the same per replica (a tier's requests split evenly)
+        specs, _ = build(1, 1.0, scenario_path=args.scenario)
+        saturation *= args.replicas * len(specs) / sum(spec.replicas for spec in specs)
     rate = args.rate if args.rate is not None else args.load * saturation
     t0 = time.perf_counter()
-    specs, work = build(args.n, rate, scenario_path=args.scenario)
+    specs, work = build(args.n, rate, scenario_path=args.scenario, replicas=args.replicas)
     t_build = time.perf_counter() - t0
     t0 = time.perf_counter()
     res = engine.simulate(specs, work)

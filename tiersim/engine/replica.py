@@ -30,6 +30,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from math import inf
 
+import numpy as np
 import simpy
 
 from tiersim.engine.kv_levels import step_seconds
@@ -71,6 +72,9 @@ class Replica:
         self._end = inf  # lazy: when the step in flight ends or the idle replica starts
         self.last_step = 0.0  # lazy: the time of the last step processed
         self.idle_at = 0.0  # when the replica last went idle (its last step's end)
+        self._due = inf  # not lazy: when the armed end event fires
+        self.board: OutstandingBoard | None = None  # the board keeping its outstanding()
+        self.slot = 0  # its place on the board
 
     def submit(self, req: Req | None, idx: int = 0, prompt: int = 0, output: int = 0,
                arrival: float = 0.0) -> bool:
@@ -79,6 +83,8 @@ class Replica:
         arriving at ``arrival``, whose :class:`Req` is made only when it reaches the head of
         the waiting queue (:meth:`ReplicaScheduler.add_new`)."""
         now = self.env.now
+        if self.board is not None:  # its outstanding() may change now
+            self.board.until[self.slot] = -inf
         if self._end < now:  # lazy and behind
             self.catch_up(now)
         sched = self.sched
@@ -106,6 +112,8 @@ class Replica:
         replica's, kept until its KV reached a decode replica); an idle replica with requests
         waiting wakes now to admit them."""
         self.sched.release_held(req)
+        if self.board is not None:  # it may wake now
+            self.board.until[self.slot] = -inf
         self._record(self.env.now)
         if not self._active and self.sched.waiting:
             self._active = True
@@ -143,6 +151,18 @@ class Replica:
                 best, least = rep, pending
         return best
 
+    def steady_until(self, now: float) -> float:
+        """The time up to which :meth:`outstanding` stays what it is at ``now`` unless a
+        request is submitted or released here: the end of the decode iteration in flight, or
+        of the step in flight (``inf`` when idle). Call it after :meth:`outstanding` at
+        ``now`` (a lazy replica has caught up then)."""
+        ends = self._ends
+        if ends is not None:  # outstanding() falls as each iteration of the stretch ends
+            return ends[bisect_left(ends, now, 0, self._k)]
+        if self.lazy:
+            return self._end
+        return self._due if self._active else inf
+
     def go_lazy(self) -> None:
         """Step without events from now on (see the module docstring): only for fleets where
         a finished request sets nothing else in motion."""
@@ -166,6 +186,7 @@ class Replica:
             self._arm(t)
 
     def _arm(self, t: float) -> None:
+        self._due = t
         self._pending = self.env.call_at(t, self._on_event)
 
     def _on_event(self, event: simpy.Event) -> None:
@@ -236,3 +257,41 @@ class Replica:
             s = self.sched
             self.series.record(now, len(s.running), len(s.waiting) + s.backlog.size,
                                s.num_blocks - s.free)
+
+
+class OutstandingBoard:
+    """Every replica's :meth:`Replica.outstanding` kept in an array, each read again only
+    once it may have changed.
+
+    NOTE (speed): :meth:`Replica.least_outstanding` reads every replica of the tier at every
+    arrival, which took most of a run at the replica cap (1,024); here a pick reads again the
+    few replicas whose work may have changed since, then takes numpy's ``argmin``.
+
+    A replica's outstanding work changes only when a request is submitted or released there
+    (the replica marks its entry stale then) or when the decode iteration or step in flight
+    ends (:meth:`Replica.steady_until`); an entry is read again at the first pick at or after
+    that time. The pick is then ``min(replicas, key=Replica.outstanding)`` exactly: the same
+    numbers, ties to the first (``argmin``).
+    """
+
+    def __init__(self, replicas: list[Replica]):
+        self.replicas = replicas
+        self.value = np.zeros(len(replicas), dtype=np.int64)  # outstanding() when last read
+        self.until = np.full(len(replicas), -inf)  # read again at a pick at or after this
+        for slot, rep in enumerate(replicas):
+            rep.board, rep.slot = self, slot
+
+    def least(self, now: float) -> Replica:
+        """The replica with the fewest outstanding token computations at ``now`` (ties: the
+        first), after reading again every entry that may have changed."""
+        reps, value, until = self.replicas, self.value, self.until
+        # An entry kept until ``now`` is read again: an arrival meets a step's end at ``now``,
+        # and an event-driven replica's end event may have run first (an escalation sent from
+        # another replica's step ending then). Reading one replica changes no other's entry
+        # (a lazy replica's catch-up sets nothing else in motion; an event-driven replica's
+        # outstanding() runs nothing), so one pass over the stale ones suffices.
+        for slot in np.flatnonzero(until <= now).tolist():
+            rep = reps[slot]
+            value[slot] = rep.outstanding()
+            until[slot] = rep.steady_until(now)
+        return reps[int(value.argmin())]
