@@ -59,8 +59,19 @@ def disagg(
                    f"{score_text(r.score):>7}")
     best = rows[0]
     echo(f"best: {best.label} ({_verdict(best)}; score {score_text(best.score)})")
+    echo(_score_legend(loaded))
     for line in provenance_lines(path):
         echo(line)
+
+
+def _score_legend(scenario) -> str:
+    """What the score column is, with the SLOs it divides by (the plan prints the same
+    words, :data:`tiersim.metrics.SCORE_WORDS`)."""
+    from tiersim.metrics import SCORE_WORDS
+
+    slo = scenario.slo
+    return (f"{SCORE_WORDS} (TTFT {slo.ttft_p99_s:g} s, TPOT {slo.tpot_p99_s:g} s): below 1 "
+            "meets both; inf: the split drops requests")
 
 
 def _verdict(row) -> str:
