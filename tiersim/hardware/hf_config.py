@@ -957,7 +957,7 @@ def _quant_of(path: Path, quant: Any, span: Span, key: str = "quantization_confi
                            "compressed-tensors, modelopt, awq, gptq)") from None
 
 
-#: Seconds the ignore-list patterns of one config may take to match, in all.
+#: Seconds of CPU time the ignore-list patterns of one config may take to match, in all.
 REGEX_BUDGET_S = 2.0
 
 
@@ -967,16 +967,20 @@ class RegexTimeout(Exception):
 
 @contextlib.contextmanager
 def regex_budget(seconds: float):
-    """Raise :class:`RegexTimeout` in the block once ``seconds`` pass, so a pattern that
-    backtracks without end (``re:(.|.)*X``) cannot hang the command.
+    """Raise :class:`RegexTimeout` in the block once it has spent ``seconds`` of CPU time, so
+    a pattern that backtracks without end (``re:(.|.)*X``) cannot hang the command.
 
-    Python's ``re`` has no timeout, but its matcher checks for signals, so a real-time timer
-    interrupts it. Only the main thread of a process can take signals: elsewhere (a thread
-    pool), or where a timer is already running or the platform has none, the block runs
-    without a budget.
+    Python's ``re`` has no timeout, but its matcher checks for signals, so a timer interrupts
+    it. The timer counts the process's user CPU time (``ITIMER_VIRTUAL``), not wall time: a
+    real-time timer ran out on a busy machine while the process waited for a CPU, and refused
+    configs that match in 0.4 s of CPU. ``SIGPROF`` is left to the memory guard
+    (:mod:`tiersim.memory`). Only the main thread of a process can take signals: elsewhere (a
+    thread pool), or where the timer is already running or the platform has none, the block
+    runs without a budget.
     """
-    usable = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-              and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+    usable = (hasattr(signal, "setitimer") and hasattr(signal, "SIGVTALRM")
+              and threading.current_thread() is threading.main_thread()
+              and signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0)
     if not usable:
         yield
         return
@@ -984,13 +988,13 @@ def regex_budget(seconds: float):
     def expired(signum, frame):
         raise RegexTimeout
 
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGVTALRM, expired)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
 
 
 # --------------------------------------------------------------------------- weight formats
