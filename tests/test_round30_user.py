@@ -44,3 +44,20 @@ def test_the_ignore_list_budget_counts_cpu_time_not_a_busy_machines_wall_clock()
         end = time.process_time() + 5.0
         while time.process_time() < end:  # CPU spent, as a backtracking pattern spends it
             pass
+
+
+def test_inspect_names_one_replayed_length():
+    # `tiersim trace inspect azure2023_code --window 0 600 --time-scale 10` printed
+    # "replayed by tiersim run │ 0 to 58.6 s" and "window │ 0 to 600 s of the trace; 60.0 s
+    # replayed": two replayed lengths. A run replays (and bills) from 0 to the last arrival's
+    # answer; 60 s is the window's length once scaled, which the rate divides by
+    from typer.testing import CliRunner
+
+    from tiersim.cli.trace import trace_app
+
+    out = CliRunner().invoke(trace_app, ["inspect", "azure2023_code", "--window", "0", "600",
+                                         "--time-scale", "10"]).output
+    assert "0 to 600 s of the trace; 60.0 s at time scale 10" in out
+    replayed = [line.split("│")[1:3] for line in out.splitlines() if "replayed" in line]
+    assert [[cell.strip() for cell in row] for row in replayed] == [
+        ["replayed by tiersim run", "0 to 58.6 s"]]

@@ -123,7 +123,7 @@ def test_inspect_says_what_the_rate_divides_by():
     assert "rate (requests / span)" in whole and "2.57 req/s" in whole
     cut = runner.invoke(trace_app, ["inspect", "azure2023_code", "--window", "0", "600",
                                     "--time-scale", "2"]).output
-    assert "0 to 600 s of the trace; 300.0 s replayed" in cut
+    assert "0 to 600 s of the trace; 300.0 s at time scale 2" in cut  # round 30: was "replayed"
     assert "rate (requests / window) │" in cut and "4.94 req/s" in cut
     assert json.loads(runner.invoke(trace_app, ["inspect", "azure2023_code", "--json"])
                       .output)["rate_basis"] == "span"

@@ -228,7 +228,7 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
         table.add_row("replayed by tiersim run", _replayed_text(stats))
     if stats.get("window") is not None:
         table.add_row("window", _window_text(stats["window"], stats.get("window_cut"),
-                                             stats["window_s"]))
+                                             stats["window_s"], scale))
     what = "sessions" if "sessions" in stats else "requests"  # a session trace: first steps
     label = RATE_LABELS.get(stats.get("rate_basis"), "rate").replace("requests", what)
     unit = "{:.3g} sessions/s" if what == "sessions" else "{:.3g} req/s"
@@ -252,15 +252,19 @@ def _replayed_text(stats: dict) -> str:
     return text if first == 0 else f"{text}; first request at {first:,.1f} s"
 
 
-def _window_text(window: list[float], cut: list[float] | None, window_s: float) -> str:
+def _window_text(window: list[float], cut: list[float] | None, window_s: float,
+                 scale: float) -> str:
     """``--window START END`` in words: where it was cut to the trace's first or last arrival
-    (the rate's time), and its replayed length when --time-scale changes it."""
+    (the rate's time), and its length at the time scale when --time-scale changes it (not
+    "replayed": a run replays to the last arrival, the row above)."""
     start, end = window
     text = f"{start:,g} to {end:,g} s of the trace"
     if cut is not None:
         start, end = cut
         text += f"; cut to its arrivals, {start:,g} to {end:,g} s"
-    return text if window_s == end - start else f"{text}; {window_s:,.1f} s replayed"
+    if window_s == end - start:
+        return text
+    return f"{text}; {window_s:,.1f} s at time scale {scale:g}"
 
 
 def _fmt(value, pattern: str) -> str:
