@@ -11,7 +11,8 @@ list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
 Other columns pass through unchanged, with a note naming them (and the canonical name each is
 close to: ``sesion_id`` (session_id?)), as nothing reads them; a run and ``tiersim trace
 inspect`` (``keep`` of :func:`tiersim.trace.loader.read_trace`) read a CSV's as categories and
-leave a Parquet file's out, never decoded.
+leave a Parquet file's out, never decoded; a column ``keep`` names (a run's response cache
+key) is read, and not noted.
 """
 
 from __future__ import annotations

@@ -518,7 +518,8 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     if "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
     names = file_columns(raw, src)
-    notes = [*unread_note(_not_canonical(raw.columns), "not a canonical column: carried in the "
+    unused = [c for c in raw.columns if c not in src.kept]  # kept: read by the caller
+    notes = [*unread_note(_not_canonical(unused), "not a canonical column: carried in the "
                           "table, used by nothing"),
              *unread_note(_not_canonical(src.unread), "not a canonical column: left out of the "
                           "table, used by nothing")]

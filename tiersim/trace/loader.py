@@ -138,9 +138,10 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
     under ``ulimit -v``: numpy's MemoryError ended the command in a traceback). ``raw``: the
     file already read by :func:`tiersim.trace.source.names_and_raw` (a JSONL file read whole
     to find its column names), converted instead of reading the file again. ``keep``: the
-    columns beyond the canonical ones that the caller reads (a response cache's key); a
-    canonical table's other columns are then left out of it, a Parquet file's never decoded
-    (noted from its schema alone); None: they are carried in the table.
+    columns beyond the canonical ones that the caller reads (a response cache's key: carried,
+    and not noted as used by nothing); a canonical file's other columns are then read from a
+    CSV as categories, and left out of a Parquet file's table, never decoded (noted from its
+    schema alone); None: they are carried in the table.
     """
     try:
         return _read_trace(path, format, window, time_scale, sessions, raw, keep)
@@ -309,12 +310,14 @@ def _read_converted(path: str | Path, format: str, given=None,
         src = Source(str(path), None)
         name = _choose_format(columns, rows, src, format)
         if name == "canonical":
-            src = Source(str(path), None, unread=parquet_selection(Path(path), used)[1])
+            src = Source(str(path), None, unread=parquet_selection(Path(path), used)[1],
+                         kept=tuple(keep or ()))
             convert = FORMATS[name].convert
             table, notes = chunked.read_canonical(Path(path), src, convert, rows, used=used)
             _check_whole_table(table, src, name, "prefix_hashes")
             return table, src, name, notes
     raw, src = given or read_raw(path, used)
+    src = replace(src, kept=tuple(keep or ()))
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)
     own = name == "mooncake" and "hash_ids" in raw.columns

@@ -62,13 +62,16 @@ class Source:
     (for a table of some of the rows read, e.g. BurstGPT's kept rows) each table row's data row
     among those read, 0-based; and the file's columns the read left out (``unread``, in file
     order: their values are never decoded, as nothing reads them; the converters name them in
-    their notes as they name the columns read)."""
+    their notes as they name the columns read), and those read for the caller beyond the ones
+    the converter reads (``kept``: ``keep`` of :func:`tiersim.trace.loader.read_trace`, a
+    response cache's key; not noted as used by nothing)."""
 
     path: str
     header_lines: int | None  # None for binary files (Parquet), which have no lines
     first_row: int = 0
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
     unread: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    kept: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def row(self, index: int) -> int:
         """The file's 1-based data row of 0-based table row ``index``."""

@@ -1,0 +1,55 @@
+"""Round 30 (cols): follow-ups to reading a trace for the columns tiersim uses (5c9bda0): a
+column kept for the response cache is not noted as used by nothing."""
+
+from __future__ import annotations
+
+import warnings
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import tiny_doc
+
+from tiersim.inputs import load_scenario_trace
+from tiersim.scenario import scenario_from_dict
+
+ROWS = 40
+
+
+def _columns() -> dict:
+    """A canonical trace's columns, a response cache key ``mykey`` and an unread ``note``."""
+    return {"request_id": list(range(ROWS)), "arrival_s": [i * 0.5 for i in range(ROWS)],
+            "input_tokens": [100 + i for i in range(ROWS)], "output_tokens": [10] * ROWS,
+            "mykey": [i % 3 for i in range(ROWS)], "note": [f"n{i}" for i in range(ROWS)]}
+
+
+def _write(path):
+    """The trace of :func:`_columns` at ``path`` (Parquet or CSV, by its suffix)."""
+    table = pa.table(_columns())
+    if path.suffix == ".csv":
+        table.to_pandas().to_csv(path, index=False)
+    else:
+        pq.write_table(table, path)
+    return path
+
+
+def _notes(path) -> tuple[str, ...]:
+    """The notes of the trace as a run whose response cache keys on ``mykey`` reads it."""
+    doc = tiny_doc(trace={"path": str(path)},
+                   router={"policy": "static_split", "fractions": [0.5, 0.5],
+                           "response_cache": {"size": 5, "key": "mykey"}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = load_scenario_trace(scenario_from_dict(doc, "s.yaml"), "s.yaml")
+    assert "mykey" in loaded.table.columns
+    return loaded.origin.notes
+
+
+@pytest.mark.parametrize("name", ["t.parquet", "t.csv"])
+def test_the_response_cache_key_column_is_not_called_unused(tmp_path, name):
+    """The key column was noted "not a canonical column: carried in the table, used by
+    nothing" while the response cache read it; only the column nothing reads is noted."""
+    notes = _notes(_write(tmp_path / name))
+    assert not [n for n in notes if "mykey" in n], notes
+    assert [n for n in notes if n.startswith("column(s) 'note' not read (not a canonical "
+                                             "column:")], notes
