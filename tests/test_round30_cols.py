@@ -3,13 +3,17 @@ column kept for the response cache is not noted as used by nothing."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from conftest import tiny_doc
+from test_round30_parq import decoded  # noqa: F401 - a fixture (the columns pyarrow decodes)
 
+from tiersim.cli.app import main
 from tiersim.inputs import load_scenario_trace
 from tiersim.scenario import scenario_from_dict
 
@@ -53,3 +57,35 @@ def test_the_response_cache_key_column_is_not_called_unused(tmp_path, name):
     assert not [n for n in notes if "mykey" in n], notes
     assert [n for n in notes if n.startswith("column(s) 'note' not read (not a canonical "
                                              "column:")], notes
+
+
+def _labelled(path):
+    """:func:`_columns` as a Parquet trace with tier labels ``correct_a`` and ``correct_b``."""
+    pq.write_table(pa.table({**_columns(), "correct_a": [i % 4 > 0 for i in range(ROWS)],
+                             "correct_b": [True] * ROWS}), path)
+    return path
+
+
+def test_analytic_trace_never_decodes_a_column_nothing_reads(tmp_path, decoded, capsys):  # noqa: F811
+    """``tiersim analytic --trace FILE`` decoded every column of a Parquet trace (the default
+    read_trace); it reads the canonical ones."""
+    path = _labelled(tmp_path / "t.parquet")
+    assert main(["analytic", "--trace", str(path), "--cheap", "a", "--top", "b", "--json"]) == 0
+    assert decoded and all(c is not None and "note" not in c and "mykey" not in c
+                           for c in decoded), decoded
+    assert "'mykey', 'note' not read (not a canonical column: left out of the table, used " \
+           "by nothing)" in capsys.readouterr().err
+
+
+def test_analytic_trace_keeps_its_scenarios_response_cache_key(tmp_path, decoded, capsys):  # noqa: F811
+    """With ``--scenario``, the trace is read as the scenario's run reads it: the response
+    cache's key column too (the cache answers requests before the estimate), no other."""
+    path = _labelled(tmp_path / "t.parquet")
+    doc = tiny_doc(router={"policy": "static_split", "fractions": [0.5, 0.5],
+                           "response_cache": {"size": 5, "key": "mykey"}})
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    assert main(["analytic", "--scenario", str(scenario), "--trace", str(path), "--json"]) == 0
+    assert decoded and all(c is not None and "note" not in c and "mykey" in c
+                           for c in decoded), decoded
+    assert json.loads(capsys.readouterr().out)["estimated_from"]["n"] == 0  # every row a hit

@@ -49,15 +49,22 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     replayed = scenario.workload.sessions.source in ("auto", "trace")  # else rows stand alone
     _note_replaced_rows(scenario, source)
     path = scenario_trace_path(scenario, source)
-    cache = scenario.router.response_cache
-    try:  # the columns a run reads: the canonical ones and the response cache's key
+    try:
         return read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale,
-                          sessions=replayed, keep=() if cache is None else (cache.key,))
+                          sessions=replayed, keep=trace_keep(scenario))
     except TraceError as err:
         message = str(err).removeprefix(f"{err.path}: ")
         if window is None or err.row is not None or not message.startswith("window ["):
             raise
         raise ScenarioError(source, "trace.window", f"{err.path}: {message}") from None
+
+
+def trace_keep(scenario: Scenario | None) -> tuple[str, ...]:
+    """The trace columns a run of ``scenario`` reads beyond the canonical ones (``keep`` of
+    :func:`tiersim.trace.loader.read_trace`): its response cache's key; none without a
+    scenario (a bare trace's estimate reads the canonical columns alone)."""
+    cache = None if scenario is None else scenario.router.response_cache
+    return () if cache is None else (cache.key,)
 
 
 def check_run_memory(scenario: Scenario, trace: LoadedTrace, requests: int) -> None:

@@ -314,11 +314,13 @@ def _scenario_tiers(path: Path):
 
 def _load(trace, scn, source):
     """The trace named on the command line, else the scenario's own."""
-    if trace is not None:
+    if trace is not None:  # read whole, for the columns the scenario's run reads
+        from tiersim.inputs import trace_keep
         from tiersim.paths import resolve_trace_path
-        from tiersim.trace import load_trace
+        from tiersim.trace import read_trace
 
-        return load_trace(resolve_trace_path(trace, Path.cwd()))  # as `trace inspect` finds it
+        path = resolve_trace_path(trace, Path.cwd())  # as `trace inspect` finds it
+        return read_trace(path, keep=trace_keep(scn)).table
     from tiersim import runner
 
     return runner.load_scenario_trace(scn, source).table
