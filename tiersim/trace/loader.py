@@ -699,9 +699,11 @@ def load_lengths(path: str | Path,
 
     Reads length-only files (``num_prefill_tokens``, ``num_decode_tokens``, as shipped by
     Vidur / Sarathi-Serve) and, for any full trace, its token columns without arrival times
-    (``given``: the file's :func:`read_raw` result, as ``raw`` of :func:`read_trace`).
+    (``given``: the file's :func:`read_raw` result, as ``raw`` of :func:`read_trace`). Of a
+    file with a pair of token columns, the other columns are not decoded from Parquet, and read
+    as categories from CSV (:func:`_token_columns`).
     """
-    raw, src = given or read_raw(path)
+    raw, src = given or read_raw(path, _token_columns)
     columns = list(raw.columns)
     if set(LENGTH_COLUMNS) <= set(columns):
         _one_set_of_lengths(columns, src)
@@ -731,6 +733,15 @@ def lengths_dropped_note(columns: list[str]) -> list[str]:
                        "a file of token lengths gives its lengths alone, for synthetic arrivals "
                        "(tiersim.workload.synthetic), whose resampled rows would fake sessions "
                        "and prefix-cache hits")
+
+
+def _token_columns(columns: list[str]) -> set[str] | None:
+    """The columns :func:`load_lengths` reads of a file with ``columns`` (``used`` of
+    :func:`read_raw`): its token length columns, where it holds a pair of them (both pairs, so
+    that such a file is refused); None (all) for a file read as a trace."""
+    tokens = {c for c in columns if c in (*LENGTH_COLUMNS, "input_tokens", "output_tokens")}
+    pairs = (set(LENGTH_COLUMNS), {"input_tokens", "output_tokens"})
+    return tokens if any(pair <= tokens for pair in pairs) else None
 
 
 def _one_set_of_lengths(columns: list[str], src: Source) -> None:
