@@ -153,3 +153,24 @@ def run_nothing_answered(tmp_path):
     done = run_cli("run", str(path), "--out", str(tmp_path / "o"), "--no-baselines")
     assert done.returncode == 0, done.stderr
     return done
+
+
+@pytest.fixture
+def decoded(monkeypatch):
+    """The ``columns`` of every Parquet read of rows (None: all of them)."""
+    import pyarrow.parquet as pq
+
+    asked = []
+    batches, table = pq.ParquetFile.iter_batches, pq.read_table
+
+    def spy_batches(self, *args, **kwargs):
+        asked.append(kwargs.get("columns"))
+        return batches(self, *args, **kwargs)
+
+    def spy_table(*args, **kwargs):
+        asked.append(kwargs.get("columns"))
+        return table(*args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy_batches)
+    monkeypatch.setattr(pq, "read_table", spy_table)
+    return asked

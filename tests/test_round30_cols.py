@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import tiny_doc
-from test_round30_parq import decoded  # noqa: F401 - a fixture (the columns pyarrow decodes)
 
 from tiersim.cli.app import main
 from tiersim.inputs import load_scenario_trace
@@ -66,7 +65,7 @@ def _labelled(path):
     return path
 
 
-def test_analytic_trace_never_decodes_a_column_nothing_reads(tmp_path, decoded, capsys):  # noqa: F811
+def test_analytic_trace_never_decodes_a_column_nothing_reads(tmp_path, decoded, capsys):
     """``tiersim analytic --trace FILE`` decoded every column of a Parquet trace (the default
     read_trace); it reads the canonical ones."""
     path = _labelled(tmp_path / "t.parquet")
@@ -77,7 +76,7 @@ def test_analytic_trace_never_decodes_a_column_nothing_reads(tmp_path, decoded, 
            "by nothing)" in capsys.readouterr().err
 
 
-def test_analytic_trace_keeps_its_scenarios_response_cache_key(tmp_path, decoded, capsys):  # noqa: F811
+def test_analytic_trace_keeps_its_scenarios_response_cache_key(tmp_path, decoded, capsys):
     """With ``--scenario``, the trace is read as the scenario's run reads it: the response
     cache's key column too (the cache answers requests before the estimate), no other."""
     path = _labelled(tmp_path / "t.parquet")
@@ -91,7 +90,7 @@ def test_analytic_trace_keeps_its_scenarios_response_cache_key(tmp_path, decoded
     assert json.loads(capsys.readouterr().out)["estimated_from"]["n"] == 0  # every row a hit
 
 
-def test_a_length_file_is_read_for_its_token_columns(tmp_path, decoded, capsys):  # noqa: F811
+def test_a_length_file_is_read_for_its_token_columns(tmp_path, decoded, capsys):
     """``tiersim trace inspect`` of a Parquet file of token lengths (load_lengths) decoded
     every column: a 1M-row file with a 300-byte text column peaked at 1.4 GB."""
     path = tmp_path / "lengths.parquet"

@@ -41,25 +41,6 @@ def _azure(path, rows: int = 40):
     return path
 
 
-@pytest.fixture
-def decoded(monkeypatch):
-    """The ``columns`` of every Parquet read of rows (None: all of them)."""
-    asked = []
-    batches, table = pq.ParquetFile.iter_batches, pq.read_table
-
-    def spy_batches(self, *args, **kwargs):
-        asked.append(kwargs.get("columns"))
-        return batches(self, *args, **kwargs)
-
-    def spy_table(*args, **kwargs):
-        asked.append(kwargs.get("columns"))
-        return table(*args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy_batches)
-    monkeypatch.setattr(pq, "read_table", spy_table)
-    return asked
-
-
 def test_trace_inspect_never_decodes_a_column_nothing_reads(tmp_path, decoded, capsys):
     """A 1M-row trace's extra 300-byte column was decoded whole: 3.8 GB peak, now 0.2 GB."""
     path = _canonical(tmp_path / "t.parquet")
