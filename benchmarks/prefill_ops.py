@@ -89,7 +89,7 @@ def tiersim_ops(row: dict, isl: int) -> dict[str, float]:
     }
     if m.moe_layers:
         out["router_gemm"] = m.moe_layers * ops.gemm(t, *step._router, "bf16")[0]
-        out["moe"] = m.moe_layers * step._routed_experts(t * step.dp)[0]
+        out["moe"] = m.moe_layers * step._routed_experts(t * step.dp, step_tokens=t)[0]
         if m.shared_intermediate:
             layer = m.moe_layers * step._moe_layer(t)[0]
             out["shared_experts"] = layer - out["router_gemm"] - out["moe"]

@@ -288,20 +288,23 @@ class AssembledStepModel:
         sample's DP rows further from measured (Qwen3-235B-FP8 vLLM TPOT 44.4% -> 47.8%, TTFT
         18.8% -> 22.2%; TensorRT-LLM DeepSeek-R1 TTFT 47.7% -> 51.4%)."""
         ops = self.ops
-        t = ops.gemm(tokens, *self._router, "bf16") + self._routed_experts(tokens * self.dp)
+        experts = self._routed_experts(tokens * self.dp, step_tokens=tokens)
+        t = ops.gemm(tokens, *self._router, "bf16") + experts
         if self.model.shared_intermediate:
             fmt = self._fmt("shared_experts")
             t = t + ops.gemm(tokens, *self._shared_gate_up, fmt)
             t = t + ops.gemm(tokens, *self._shared_down, fmt)
         return t
 
-    def _routed_experts(self, tokens: np.ndarray) -> np.ndarray:
+    def _routed_experts(self, tokens: np.ndarray,
+                        step_tokens: np.ndarray | None = None) -> np.ndarray:
         """One layer's routed experts for ``tokens`` tokens: the profile's MoE table, or with
         ``moe_backend: deepgemm`` the kernel vLLM 0.12 ran instead, DeepGEMM's two grouped
         GEMMs over :func:`deepgemm_rows` rows (each 128-row block one expert's GEMM; read from
         the block-FP8 GEMM tables at the experts' per-GPU shapes and that row count: NVIDIA's
-        tables time no DeepGEMM MoE; graph-read or eager by ``tokens``, the step's, not the
-        rows) plus the passes between and after them, bytes at HBM
+        tables time no DeepGEMM MoE; graph-read or eager by ``step_tokens``, one DP rank's step
+        (default ``tokens``), as the step's eager host time is charged, not by the rows nor by
+        every rank's ``tokens x dp``) plus the passes between and after them, bytes at HBM
         bandwidth: over every row, the gated activation reads the first GEMM's BF16 output and
         writes BF16, and the FP8 quantisation reads that and writes FP8 (``9 x width`` bytes a
         row); the gather reads each token's ``top_k`` BF16 rows of the second GEMM's output
@@ -311,8 +314,9 @@ class AssembledStepModel:
         m, ops, fmt = self.model, self.ops, self._fmt("experts")
         width = self._expert_width
         rows = deepgemm_rows(tokens, self._local_experts, m.top_k)
-        gemms = (ops.gemm(rows, *self._expert_up, fmt, tokens=tokens)
-                 + ops.gemm(rows, *self._expert_down, fmt, tokens=tokens))
+        step = tokens if step_tokens is None else step_tokens
+        gemms = (ops.gemm(rows, *self._expert_up, fmt, tokens=step)
+                 + ops.gemm(rows, *self._expert_down, fmt, tokens=step))
         passes = rows * 9.0 * width + tokens * (m.top_k + 1) * 2.0 * m.hidden
         return gemms + passes / ops.gpu.hbm_bw_bytes_s
 

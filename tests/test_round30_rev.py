@@ -1,0 +1,43 @@
+"""Round 30 review (helper rev): bugs found reading the last two sessions' changes."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import BUNDLED_H200_PROFILE
+
+from tiersim.perf import build_step_model
+from tiersim.perf.aiconfigurator import aic_model_path
+from tiersim.perf.assembly import deepgemm_rows
+from tiersim.perf.profile import load_profile
+
+QWEN_FP8 = "aic:Qwen--Qwen3-235B-A22B-FP8"
+
+
+def test_deepgemm_experts_under_data_parallel_read_the_rank_step_graph_or_eager():
+    """With attention DP the experts compute every rank's tokens (``T x dp``), but a step
+    replays a CUDA graph by one rank's ``T``, as the eager host cost is charged: a 300-token
+    step at DP 2 (600 tokens at the experts, above the 512-token graph limit) is a graph step,
+    and its DeepGEMM expert GEMMs are read graph, not eager (TP 1 x DP 2, EP 2: 0.567 ms a
+    MoE layer read eager before, 0.530 ms graph)."""
+    step = build_step_model(aic_model_path(QWEN_FP8), "checkpoint", "h200", 1,
+                            profile=load_profile(BUNDLED_H200_PROFILE), dp=2, ep=2,
+                            moe_backend="deepgemm")
+    tokens = np.array([300.0])
+    assert step.ops._graph_max == 512 and not step.ops.eager_s(tokens).any()  # a graph step
+    rows = deepgemm_rows(tokens * 2, step._local_experts, step.model.top_k)
+
+    def gemms(step_tokens):
+        return sum(float(step.ops.gemm(rows, *shape, "fp8_block", tokens=step_tokens)[0])
+                   for shape in (step._expert_up, step._expert_down))
+
+    graph, eager = gemms(tokens), gemms(tokens * 2)
+    assert graph < eager
+    passes = float(step._routed_experts(tokens * 2, step_tokens=tokens)[0]) - graph
+    assert 0 < passes < 0.1 * graph
+    layer = float(step._moe_layer(tokens)[0])
+    router = float(step.ops.gemm(tokens, *step._router, "bf16")[0])
+    shared = 0.0
+    if step.model.shared_intermediate:
+        shared = sum(float(step.ops.gemm(tokens, *s, step._fmt("shared_experts"))[0])
+                     for s in (step._shared_gate_up, step._shared_down))
+    assert np.isclose(layer, router + graph + passes + shared)
