@@ -41,3 +41,24 @@ def test_deepgemm_experts_under_data_parallel_read_the_rank_step_graph_or_eager(
         shared = sum(float(step.ops.gemm(tokens, *s, step._fmt("shared_experts"))[0])
                      for s in (step._shared_gate_up, step._shared_down))
     assert np.isclose(layer, router + graph + passes + shared)
+
+
+def test_out_as_the_home_folder_is_refused_as_such_before_a_file_there(tmp_path, monkeypatch):
+    """``--out ~`` holding a user's report.html was told to move that file (``would overwrite
+    this file ... move the file``); moved, the same command then refused the home folder
+    itself. The home folder is refused first, whatever it holds."""
+    import pytest
+
+    from tiersim.errors import TiersimError
+    from tiersim.outputs import claim_out_dir
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "report.html").write_text("my notes\n")
+    monkeypatch.setenv("HOME", str(home))
+    for kind in ("run", "plan", "sweep"):
+        with pytest.raises(TiersimError) as refused:
+            claim_out_dir(home, kind)
+        assert "is your home folder" in str(refused.value)
+        assert "move the file" not in str(refused.value)
+    assert (home / "report.html").read_text() == "my notes\n"

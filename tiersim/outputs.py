@@ -145,6 +145,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     would overwrite one of its own ``inputs``, or that cannot be written, before any work."""
     out = Path(out)
     check_out_link(out)
+    refuse_system_folder(out, kind)  # first: a file there is no reason to refuse (nor to move)
     refuse_inside_sweep_points(out, kind)
     if out.exists() and not out.is_dir():
         raise _file_in_the_way(out)
@@ -263,15 +264,7 @@ def refuse_scattering(out: Path, kind: str) -> None:
     did (:func:`_tiersim_wrote`: a project's folder named by mistake). An empty folder, one a
     command wrote (a user's note beside its results included) and one of tiersim's own names
     and :data:`PLACEHOLDERS` only (a ``.lock`` a finished command left, a ``.gitkeep``) pass."""
-    place = _system_folder(out)
-    if place is not None and kind == "report":
-        raise TiersimError(f"{out}: is {place}, where no tiersim command writes its results "
-                           "(each --out is a folder of its own); give the folder of a run, "
-                           "sweep or plan (nothing was written)")
-    if place is not None:
-        raise TiersimError(f"{out}: --out is {place}, where `tiersim {kind}` would write its "
-                           f"files among others; use a folder of their own, such as "
-                           f"{out / 'tiersim-out'} (nothing was written)")
+    refuse_system_folder(out, kind)
     if kind == "report" or not out.is_dir() or _tiersim_wrote(out):
         return
     try:
@@ -283,6 +276,22 @@ def refuse_scattering(out: Path, kind: str) -> None:
                            f"({_some(other)}) and no tiersim results; `tiersim {kind}` would "
                            "write its files among them; use a new or empty --out folder "
                            "(nothing was written)")
+
+
+def refuse_system_folder(out: Path, kind: str) -> None:
+    """Refuse the file system's root folder or the home folder (links followed) as a ``kind``
+    command's folder (:func:`refuse_scattering`), whatever it holds: checked before any other
+    refusal, which would name a file there to move (a user's report.html in ``~``) when the
+    folder itself is what cannot be used."""
+    place = _system_folder(out)
+    if place is not None and kind == "report":
+        raise TiersimError(f"{out}: is {place}, where no tiersim command writes its results "
+                           "(each --out is a folder of its own); give the folder of a run, "
+                           "sweep or plan (nothing was written)")
+    if place is not None:
+        raise TiersimError(f"{out}: --out is {place}, where `tiersim {kind}` would write its "
+                           f"files among others; use a folder of their own, such as "
+                           f"{out / 'tiersim-out'} (nothing was written)")
 
 
 WRITTEN = frozenset(name for names in WRITES.values() for name in names)
