@@ -62,3 +62,20 @@ def test_out_as_the_home_folder_is_refused_as_such_before_a_file_there(tmp_path,
         assert "is your home folder" in str(refused.value)
         assert "move the file" not in str(refused.value)
     assert (home / "report.html").read_text() == "my notes\n"
+
+
+def test_out_through_a_sweeps_points_and_back_out_is_not_inside_points(tmp_path):
+    """``--out sw/points/../run1`` is ``sw/run1``, beside the sweep's points, not among them:
+    it was refused as lying inside ``sw/points`` (the path as typed was read component by
+    component, ``..`` included). A path that does end inside points is still refused."""
+    import pytest
+
+    from tiersim.errors import TiersimError
+    from tiersim.outputs import claim_out_dir
+
+    sweep = tmp_path / "sw"
+    (sweep / "points").mkdir(parents=True)
+    (sweep / "sweep.json").write_text("{}\n")
+    claim_out_dir(sweep / "points" / ".." / "run1", "run")  # no refusal
+    with pytest.raises(TiersimError, match="lies inside"):
+        claim_out_dir(sweep / "run1" / ".." / "points" / "run2", "run")

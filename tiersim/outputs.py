@@ -199,8 +199,9 @@ def _claimed(out: Path, kind: str, inputs: list[Path]):
 def refuse_inside_sweep_points(out: Path, kind: str) -> None:
     """Refuse an ``--out`` at or below a sweep's ``points/`` folder (the one beside its
     ``sweep.json``), as typed or with links resolved: the command's files would land beside
-    the sweep's point files, under a ``.lock`` the sweep never takes."""
-    for path in (out.absolute(), Path(_real(out))):
+    the sweep's point files, under a ``.lock`` the sweep never takes. As typed, a ``..`` steps
+    back out (``sw/points/../run1`` is ``sw/run1``, beside the points, not among them)."""
+    for path in (Path(os.path.normpath(out.absolute())), Path(_real(out))):
         for folder in (path, *path.parents):
             if folder.name == "points" and (folder.parent / "sweep.json").is_file():
                 raise TiersimError(f"{out}: lies inside {folder}, where the sweep in "
