@@ -79,12 +79,13 @@ def test_integer_categories_with_a_missing_row_read_as_written():
 
 def test_integer_step_types_are_reported_as_written():
     """Per step type results name a type of whole numbers as written: "1" (2 steps, 0.5 right
-    on average: 1.0 and 0.0) and "2"; the missing row is in none."""
+    on average: 1.0 and 0.0) and "2"; the missing row counts as the default "step"."""
     requests = pd.DataFrame({"final_tier": ["a", "b", "a", "b"],
                              "expected_accuracy": [1.0, 0.3, 0.6, 0.0]})
     got = step_type_results(INTEGER_CATEGORIES.to_frame(), requests)
     assert [(r.step_type, r.requests, r.accuracy, r.final_tier_shares) for r in got] == [
-        ("1", 2, 0.5, {"a": 0.5, "b": 0.5}), ("2", 1, 0.6, {"a": 1.0})]
+        ("1", 2, 0.5, {"a": 0.5, "b": 0.5}), ("2", 1, 0.6, {"a": 1.0}),
+        ("step", 1, 0.3, {"b": 1.0})]
 
 
 def test_row_values_gives_nan_where_to_numpy_gives_na():

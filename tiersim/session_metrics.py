@@ -17,6 +17,7 @@ import pandas as pd
 
 from tiersim.results import SessionResult, StepTypeResult
 from tiersim.text_columns import text_codes
+from tiersim.workload.sessions import filled_step_types
 
 
 def _pct(values: np.ndarray, q: float) -> float | None:
@@ -76,10 +77,13 @@ def _to_headline(task_costs: np.ndarray, total_cost_usd: float | None) -> np.nda
 
 
 def step_type_results(df: pd.DataFrame, requests: pd.DataFrame) -> tuple[StepTypeResult, ...]:
-    """Per step type: how many steps, their accuracy and the tiers that served them."""
+    """Per step type: how many steps, their accuracy and the tiers that served them; a step
+    with no type counts as the default ``step``, as the trace readers read an empty cell (it
+    was left out: the counts summed to fewer than the steps)."""
     if "step_type" not in df.columns:
         return ()
-    codes, kinds = text_codes(df["step_type"])  # not each row's type as text: a copy a row
+    types = pd.Series(filled_step_types(df["step_type"]))
+    codes, kinds = text_codes(types)  # not each row's type as text: a copy a row
     out = []
     for code, kind in sorted(enumerate(kinds), key=lambda pair: pair[1]):
         rows = codes == code

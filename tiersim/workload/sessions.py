@@ -320,7 +320,7 @@ def checked(df: pd.DataFrame, source: str, origin: TraceOrigin | None = None) ->
                      f"{out['request_id'].iat[row]}): the replay links a step to the one "
                      "before it by its id, a negative id meaning none; number the requests "
                      "from 0", row, "request_id")
-    out["step_type"] = _step_types(out["step_type"]) if "step_type" in out else "step"
+    out["step_type"] = filled_step_types(out["step_type"]) if "step_type" in out else "step"
     tool = pd.to_numeric(out["tool_s"], errors="coerce") if "tool_s" in out else None
     if tool is not None:
         values = tool.fillna(0).to_numpy(np.float64)
@@ -336,7 +336,7 @@ def checked(df: pd.DataFrame, source: str, origin: TraceOrigin | None = None) ->
     return out
 
 
-def _step_types(s: pd.Series):
+def filled_step_types(s: pd.Series):
     """Each step's type as text, ``"step"`` where none is given. A category column (a
     dictionary-encoded Parquet column) stays one, ``"step"`` added to its categories: filling
     it raised TypeError, and as text each row would copy its type."""
