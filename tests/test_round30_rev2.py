@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+import yaml
 
 from tiersim.session_metrics import step_type_results
 
@@ -21,3 +22,40 @@ def test_a_step_without_a_type_is_counted_as_step(categories):
     got = step_type_results(pd.DataFrame({"step_type": types}), req)
     assert [(r.step_type, r.requests) for r in got] == [("code", 2), ("plan", 1), ("step", 1)]
     assert got[2].accuracy == 0.5 and got[2].final_tier_shares == {"b": 1.0}
+
+
+def test_a_request_longer_than_a_max_model_len_at_the_model_context_is_not_told_to_raise_it(
+        tmp_path, capsys):
+    """A tier setting scheduler.max_model_len to its model's very context (262,144): a longer
+    request was told to "raise that (up to its model's context)", which cannot be done; it is
+    told the truth: longer than the model's context, served by no setting of this model."""
+    from test_round23_extremes import _run
+
+    code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1.0, 300_000, 10)],
+                     {"scheduler": {"max_model_len": 262_144}})
+    assert code == 0, err
+    assert ("the first is request_id 1 (300,010 tokens on tier bf16, which serves at most "
+            "262,144, its model's context): shorten or remove such rows, or serve them on a "
+            "model with a longer context") in err
+
+
+def test_plan_of_a_tier_at_its_model_context_is_not_told_to_raise_it(tmp_path, capsys):
+    """Both of tiny.yaml's tiers set max_model_len: w4a16 1,000, bf16 its model's 262,144
+    exactly. The two-tier design told to raise bf16's, already the most its model takes."""
+    from test_round29_fzt import _scenario
+
+    from tiersim.cli import main
+
+    path = _scenario(tmp_path, pd.DataFrame({
+        "request_id": range(8), "arrival_s": [float(i) for i in range(8)],
+        "input_tokens": [2000, 10**7] * 4, "output_tokens": [10] * 8}))
+    doc = yaml.safe_load(path.read_text())
+    doc["tiers"][0]["scheduler"] = {"max_model_len": 1000}
+    doc["tiers"][1]["scheduler"] = {"max_model_len": 262_144}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    capsys.readouterr()
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"]) == 1
+    line = capsys.readouterr().out.splitlines()[0]
+    both = line[line.index("w4a16+bf16: "):]
+    assert ("raise w4a16's scheduler.max_model_len (up to its model's context); bf16's is its "
+            "model's context: serve its requests on a model with a longer context") in both, both

@@ -58,6 +58,7 @@ class BuiltTier:
     spec_decoding: SpecDecoding | None = None
     disagg: Disagg | None = None
     lockstep: int = 1  # DP ranks stepped together (MoE with data parallelism; see lockstep())
+    most_context: int = 0  # the most max_model_len its model takes (0: unknown; most_context())
 
     @property
     def name(self) -> str:
@@ -80,6 +81,14 @@ class BuiltTier:
             name = self.config.speculative.draft_model
             out.update({f"draft {name}: {k}": v for k, v in draft.sources().items()})
         return out
+
+    @property
+    def context_raisable(self) -> bool:
+        """Whether the tier sets its own ``scheduler.max_model_len`` below the most its model
+        takes, so a longer request is served by raising it (where that most is unknown, one
+        set is taken as raisable); False where it sets none or sets the model's context."""
+        asked = self.config.scheduler.max_model_len
+        return asked is not None and (not self.most_context or asked < self.most_context)
 
     @property
     def engine_replicas(self) -> int:
@@ -224,14 +233,21 @@ def context_problem(tier: TierConfig, model_ref: str | None) -> str | None:
     vLLM refuses; None when it can (also where the config gives no length key: vLLM then takes
     the one asked for unchecked)."""
     asked = tier.scheduler.max_model_len
-    if asked is None or not model_ref:
+    most = most_context(model_ref)
+    if asked is None or not most or asked <= most:
         return None
+    return (f"{asked} is above {get_model(model_ref).name}'s context ({most} tokens); set it "
+            f"to at most {most}")
+
+
+def most_context(model_ref: str | None) -> int:
+    """The most ``scheduler.max_model_len`` vLLM takes for a model: its config's
+    ``max_position_embeddings``, or a LongRoPE model's ``context_limit``; 0 where that is not
+    known (no model, no length key in its config)."""
+    if not model_ref:
+        return 0
     model = get_model(model_ref)
-    most = model.context_limit or model.max_context
-    if not most or model.context_assumed or asked <= most:
-        return None
-    return (f"{asked} is above {model.name}'s context ({most} tokens); set it to at most "
-            f"{most}")
+    return 0 if model.context_assumed else (model.context_limit or model.max_context or 0)
 
 
 def check_contexts(scenario: Scenario) -> None:
@@ -366,7 +382,8 @@ def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:
                                          scenario.tier_model_ref(tier), tier),
                      spec_decoding=spec_decoding(scenario, tier),
                      disagg=disagg(scenario.tier_model_ref(tier), tier),
-                     lockstep=lockstep(scenario.tier_model_ref(tier), tier))
+                     lockstep=lockstep(scenario.tier_model_ref(tier), tier),
+                     most_context=most_context(scenario.tier_model_ref(tier)))
 
 
 def build_fleet(scenario: Scenario) -> Fleet:

@@ -374,7 +374,7 @@ def _first_dropped(fleet, df: pd.DataFrame, rows: np.ndarray, tokens: np.ndarray
         return (f"{head}): give the tier more KV-cache memory (gpu_memory_utilization, "
                 "gpus_per_replica), or shorten or remove such rows")
     most = f"{head}, which serves at most {built.limits.max_model_len:,}"
-    if built.config.scheduler.max_model_len is not None:
+    if built.context_raisable:
         return (f"{most}, its scheduler.max_model_len): raise that (up to its model's "
                 "context), or shorten or remove such rows")
     return (f"{most}, its model's context): shorten or remove such rows, or serve them on a "

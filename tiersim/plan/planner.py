@@ -511,7 +511,7 @@ class Planner:
             longer = self._longer(design) if last.dropped else []
             if longer:  # no size serves them: neither more replicas nor more GPUs each
                 own = {name for name, _, _ in longer
-                       if self.evaluator.by_name[name].scheduler.max_model_len is not None}
+                       if self.evaluator.built(name, design.gpus(name)).context_raisable}
                 return DesignResult(design, sizing.judged[-1], last, f"latency: "
                                     f"{_too_long(longer, own)} ({_missed(last, self.c)})",
                                     tried, infeasible=_drops_words(longer))
