@@ -78,18 +78,20 @@ def _listing(folder) -> dict:
 
 
 @pytest.mark.parametrize("kind", ["run", "plan", "sweep"])
-def test_out_at_the_root_folder_is_refused(kind):
+def test_out_at_the_root_folder_is_refused(tmp_path, monkeypatch, kind):
     """``--out /`` wrote a run's files (and the .lock) at the top of the file system."""
     from pathlib import Path
 
     from tiersim.errors import TiersimError
     from tiersim.outputs import claim_out_dir
 
+    monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(TiersimError) as info:
         claim_out_dir(Path("/"), kind)
     assert str(info.value) == (f"/: --out is the file system's root folder, where `tiersim "
                                f"{kind}` would write its files among others; use a folder of "
-                               "their own, such as /tiersim-out (nothing was written)")
+                               f"their own, such as {tmp_path / 'tiersim-out'} (nothing was "
+                               "written)")
 
 
 @pytest.mark.parametrize("kind", ["run", "plan", "sweep"])

@@ -292,7 +292,13 @@ def refuse_system_folder(out: Path, kind: str) -> None:
     if place is not None:
         raise TiersimError(f"{out}: --out is {place}, where `tiersim {kind}` would write its "
                            f"files among others; use a folder of their own, such as "
-                           f"{out / 'tiersim-out'} (nothing was written)")
+                           f"{_home() / 'tiersim-out'} (nothing was written)")
+
+
+def _home() -> Path:
+    """The home folder, where the folder suggested in place of the root or home folder goes:
+    one a user can create (``/tiersim-out``, suggested for ``--out /``, most cannot)."""
+    return Path(os.path.expanduser("~"))
 
 
 WRITTEN = frozenset(name for names in WRITES.values() for name in names)
@@ -312,7 +318,7 @@ def _system_folder(out: Path) -> str | None:
     where = Path(_real(out))
     if where.parent == where:
         return "the file system's root folder"
-    if where == Path(_real(Path(os.path.expanduser("~")))):
+    if where == Path(_real(_home())):
         return "your home folder"
     return None
 
