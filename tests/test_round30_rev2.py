@@ -59,3 +59,22 @@ def test_plan_of_a_tier_at_its_model_context_is_not_told_to_raise_it(tmp_path, c
     both = line[line.index("w4a16+bf16: "):]
     assert ("raise w4a16's scheduler.max_model_len (up to its model's context); bf16's is its "
             "model's context: serve its requests on a model with a longer context") in both, both
+
+
+@pytest.mark.parametrize("name", ["follows_id", "output_hashes"])
+def test_a_trace_column_named_as_an_internal_one_is_refused(tmp_path, name):
+    """A plain trace with a column ``follows_id`` ended ``tiersim run`` in a traceback
+    (KeyError: 'tool_s': the engine took it for the session links tiersim makes); with
+    ``session_id``, ``step`` and ``tool_s`` under ``sessions.source: off`` it linked the rows
+    and reported a sessions block. Such a column is refused in one line naming it."""
+    from tiersim.errors import TraceError
+    from tiersim.trace.loader import read_trace
+
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"request_id": [0, 1], "arrival_s": [0.0, 1.0], "input_tokens": [10, 10],
+                  "output_tokens": [5, 5], name: [-1, 0]}).to_csv(path, index=False)
+    with pytest.raises(TraceError) as info:
+        read_trace(path, keep=())
+    assert str(info.value) == (
+        f"{path}: column '{name}': {name} is the name of a column tiersim makes itself (for "
+        "agentic sessions); rename the column, or remove it")

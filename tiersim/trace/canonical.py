@@ -42,6 +42,17 @@ BY_VALUE = ("session_id", "prompt", "task_type", "step_type", "subject")
 so read from Parquet as categories (:func:`tiersim.trace.source.text_as_categories`)."""
 PREFIXES = ("correct_", "p_correct_", "feat_")
 """Prefixes of the optional columns read by their prefix."""
+FOLLOWS = "follows_id"
+"""Internal column: the ``request_id`` of a step's predecessor, -1 for a session's first step."""
+OUTPUT_HASHES = "output_hashes"
+"""Internal column (``context: accumulate`` with generated hashes): the hashes of the full blocks
+a step's output completes beyond its prompt's full blocks, as its follower's prompt holds them
+(empty for a session's last step). A replica that caches prefixes caches them when the step
+finishes, as vLLM caches a block of generated tokens once it is full."""
+INTERNAL = (FOLLOWS, OUTPUT_HASHES)
+"""Columns tiersim makes itself (:mod:`tiersim.workload.sessions`), refused in a trace: a
+trace's ``follows_id`` was taken for the session links (a plain trace's ended the run in a
+traceback)."""
 
 
 def is_optional(name: str) -> bool:
@@ -76,6 +87,9 @@ def optional_columns(raw: pd.DataFrame, src: Source) -> dict:
     for name in raw.columns:
         if name in CORE:
             continue
+        if name in INTERNAL:
+            raise src.error(f"{name} is the name of a column tiersim makes itself (for agentic "
+                            "sessions); rename the column, or remove it", None, name)
         out[name] = _optional(raw[name], name, src)
     return out
 

@@ -43,7 +43,7 @@ from tiersim.errors import KeyedError, ScenarioError, TraceError, escaped, unpri
 from tiersim.memory import beyond_room, memory_room
 from tiersim.shares import sums_to_one
 from tiersim.trace import checks
-from tiersim.trace.canonical import HASH_BLOCK_TOKENS, MAX_TOOL_S
+from tiersim.trace.canonical import FOLLOWS, HASH_BLOCK_TOKENS, MAX_TOOL_S, OUTPUT_HASHES
 from tiersim.trace.loader import MAX_SPAN_S, TraceOrigin
 
 MAX_PREFIX_HASHES = 50_000_000
@@ -64,13 +64,6 @@ MAX_PROMPT_TOKENS = 10**8
 """Longest prompt a session step may reach with its context (100 million tokens, far beyond
 any model's context): a longer one is refused before its prefix hashes are made, as their
 count (one per 512 tokens, per step) would take minutes and gigabytes for a few rows."""
-FOLLOWS = "follows_id"
-"""Internal column: the ``request_id`` of a step's predecessor, -1 for a session's first step."""
-OUTPUT_HASHES = "output_hashes"
-"""Internal column (``context: accumulate`` with generated hashes): the hashes of the full blocks
-a step's output completes beyond its prompt's full blocks, as its follower's prompt holds them
-(empty for a session's last step). A replica that caches prefixes caches them when the step
-finishes, as vLLM caches a block of generated tokens once it is full."""
 
 
 class _Strict(BaseModel):
