@@ -108,11 +108,12 @@ def _run(ttft: list[float], tpot: list[float], dropped: list[bool]) -> _TierRun:
 def test_a_split_that_drops_a_request_does_not_win_by_its_latency():
     """Against SLOs of 2 s TTFT and 0.1 s TPOT, a split serving two requests at 0.5 s TTFT and
     0.02 s TPOT (score max(0.25, 0.2) = 0.25) but dropping the third loses to one serving all
-    three at 1 s and 0.05 s (max(0.5, 0.5) = 0.5): a dropped request scores infinity, not
-    nothing (the surviving mutant scored it as served, and kept the dropping split)."""
+    three at 1 s and 0.05 s (max(0.5, 0.5) = 0.5): splits rank by their drops first, then by
+    latency (metrics.split_rank; the surviving mutant scored a drop as served, and kept the
+    dropping split)."""
     planned = SimpleNamespace(slo=(2.0, 0.1))
     fast = _run([0.5, 0.5, np.nan], [0.02, 0.02, np.nan], [False, False, True])
     slow = _run([1.0, 1.0, 1.0], [0.05, 0.05, 0.05], [False, False, False])
-    assert SimEvaluator._split_score(planned, slow) == 0.5
-    assert SimEvaluator._split_score(planned, fast) == np.inf
+    assert SimEvaluator._split_score(planned, slow) == (0, 0.5)
+    assert SimEvaluator._split_score(planned, fast) == (1, 0.25)
     assert min([fast, slow], key=lambda run: SimEvaluator._split_score(planned, run)) is slow
