@@ -379,7 +379,7 @@ class Planner:
                     last.append(tried[-1])
         found = [r for r in results if r.feasible]
         if found:
-            return min(found, key=_plan_order)
+            return min(found, key=self._ranked)
         simulated = [r for r in last if r.outcome is not None]
         return (simulated or last)[0]
 
@@ -625,7 +625,7 @@ class Planner:
         """Size every design; the cheapest feasible one is the plan."""
         t0 = time.perf_counter()
         results = [self.best(s) for s in self.subsets(sizes)]
-        feasible = sorted((r for r in results if r.feasible), key=_plan_order)
+        feasible = sorted((r for r in results if r.feasible), key=self._ranked)
         best = feasible[0] if feasible else None
         self._note_floors_not_raised(feasible)
         uniform = [r for r in results if len(r.design.tiers) == 1] + self._baseline_fleets()
@@ -639,6 +639,11 @@ class Planner:
             simulations=self.evaluator.simulations, wall_s=time.perf_counter() - t0,
             evaluated=tuple(self.judged), cost_model=getattr(self.evaluator, "cost_model", None),
         )
+
+    def _ranked(self, r: DesignResult) -> tuple:
+        """``r``'s place in the order designs are chosen in (:func:`_plan_order`) under this
+        plan's cost model."""
+        return _plan_order(r, getattr(self.evaluator, "cost_model", None))
 
     def _note_floors_not_raised(self, feasible: list[DesignResult]) -> None:
         """A note where a multi-tier design met every constraint, could still cost less than
@@ -709,8 +714,11 @@ class Planner:
             drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
             baseline = (out["dearer_by_frac"] < 0
                         and set(r.design.tiers) <= set(self.baseline_names))
-            if round_sig(r.outcome.cost_usd) == round_sig(best.outcome.cost_usd):
-                out["missed"] = _tie(r.outcome.accuracy, best.outcome.accuracy)
+            simpler = _simpler(r, best) if self._ranked(r)[0] == self._ranked(best)[0] else None
+            if simpler or round_sig(r.outcome.cost_usd) == round_sig(best.outcome.cost_usd):
+                gap = (f"{_dearer(out['dearer_by_frac'])} over the trace, but {drain}"
+                       if drain else None)
+                out["missed"] = _tie(r.outcome.accuracy, best.outcome.accuracy, simpler, gap)
                 return out
             out["missed"] = (f"meets every constraint; {_dearer(out['dearer_by_frac'])}"
                              + (" (its tier is listed under baselines:, never in a design)"
@@ -793,17 +801,44 @@ def _longer_counted(longer: list[tuple[str, int, int]]) -> tuple[str, str]:
     return f"{sum(n for _, n, _ in longer):,}", where
 
 
-def _plan_order(r: DesignResult) -> tuple[float, float]:
-    """The order feasible designs are chosen in: cost as plan.json writes it (10 significant
-    digits, so sums of one price in another order tie), then the higher accuracy."""
-    return (round_sig(r.outcome.cost_usd), -r.outcome.accuracy)
+def _plan_order(r: DesignResult, cost_model: str | None = "provisioned") -> tuple:
+    """The order feasible designs are chosen in: the cost the operator pays first (under
+    ``provisioned`` cost the fleet's USD/hour, else the cost over the trace), as plan.json
+    writes it (10 significant digits, so sums of one price in another order tie); at a tie the
+    fewer tiers, then the fewer replicas, then the cost over the trace, then the higher
+    accuracy (and last, the design found first). Two provisioned fleets of one USD/hour differ
+    over the trace only by their drain after the last arrival, which is no saving per hour: a
+    routed design that was "cheaper" by that alone was the plan (FP8 8 + BF16 9 over uniform
+    BF16 17 on plan_default.yaml, both 59.5 USD/hour, "0.00850 % cheaper")."""
+    o = r.outcome
+    paid = o.cost_per_hour_usd if cost_model == "provisioned" else o.cost_usd
+    return (round_sig(paid), len(r.design.tiers), sum(r.replicas.values()),
+            round_sig(o.cost_usd), -o.accuracy)
 
 
-def _tie(accuracy: float, plans: float) -> str:
-    """A fleet meeting every constraint at the plan's very cost, in words, with the rule that
-    kept the plan: the higher accuracy, else the design found first (fewer tiers first, then
-    the scenario's order of tiers). Before, it read "0.0% dearer than the plan"."""
-    if plans > accuracy:
+def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
+    """Why the plan won a tie with ``r`` on its size, in words (:func:`_plan_order`): ``"kept
+    as the simpler design, 1 tier against 2"`` or ``"kept as the smaller fleet, 17 replicas
+    against 18"``; None where both have as many tiers and replicas."""
+    tiers, theirs = len(plan.design.tiers), len(r.design.tiers)
+    if tiers < theirs:
+        return f"kept as the simpler design, {tiers} tier{'s' * (tiers > 1)} against {theirs}"
+    count, their_count = sum(plan.replicas.values()), sum(r.replicas.values())
+    if tiers == theirs and count < their_count:
+        return f"kept as the smaller fleet, {count} replicas against {their_count}"
+    return None
+
+
+def _tie(accuracy: float, plans: float, simpler: str | None = None,
+         gap: str | None = None) -> str:
+    """A fleet meeting every constraint at the plan's cost, in words, with the rule that kept
+    the plan (:func:`_plan_order`): the simpler design (``simpler``, from :func:`_simpler`),
+    else the higher accuracy, else the design found first (fewer tiers first, then the
+    scenario's order of tiers). ``gap``: where the two cost the same per hour but not over the
+    trace, why (the drain after the last arrival). Before, it read "0.0% dearer than the plan"."""
+    if simpler:
+        why = simpler
+    elif plans > accuracy:
         places = max(2, floor_digits(plans, accuracy, 4) - 2)  # the plan's percent decimals
         while places < 10 and f"{100 * plans:.{places}f}" == f"{100 * accuracy:.{places}f}":
             places += 1  # more where they print alike (below 10%, or within the tolerance)
@@ -811,6 +846,9 @@ def _tie(accuracy: float, plans: float) -> str:
                f"{100 * accuracy:.{places}f}%")
     else:
         why = "kept as found first (fewer tiers first, then the scenario's order of tiers)"
+    if gap:
+        return (f"meets every constraint at the plan's cost per hour (a tie): {gap}; the plan "
+                f"is {why}")
     return f"meets every constraint at the plan's cost (a tie); the plan is {why}"
 
 
