@@ -23,7 +23,8 @@ values that fit in memory, and routes with one router setting. For each design:
    design is called infeasible.
 
 The plan is the design of least cost under the scenario's cost model (``provisioned``: what you
-would pay), the runner-up designs are listed with the constraint each missed (or how much dearer
+would pay, per hour; a tie goes to fewer tiers, then fewer replicas: :func:`_plan_order`), the
+runner-up designs are listed with the constraint each missed (or how much dearer
 they are), and the uniform fleets are given beside them: one per tier, and one per tier of the
 scenario's ``baselines:`` (tiers kept only as uniform baselines: sized, never in a design).
 """
