@@ -90,3 +90,15 @@ def test_the_plan_order_puts_fewer_replicas_before_a_cheaper_drain():
     assert two.outcome.cost_per_hour_usd == one.outcome.cost_per_hour_usd  # 6 x 2 and 12 x 1
     one.outcome = dataclasses.replace(one.outcome, cost_usd=one.outcome.cost_usd * 0.99)
     assert min((one, two), key=_plan_order) is two
+
+
+def test_a_design_dearer_per_hour_is_not_the_plan_for_a_shorter_drain():
+    # fp8 at 1.05 USD/hour: fp8 8 + bf16 4 cost 12.4 USD/hour against uniform bf16's 12, and
+    # over its 3,400 s 11.71 USD against 12 (2.41 % less): before, it was the plan for its
+    # shorter drain
+    result = _plan(fp8_price=1.05, routed_s=3400.0)
+    assert result.plan["design"] == "bf16"
+    routed = {r["design"]: r for r in result.runners_up}["fp8+bf16"]
+    assert routed["cost_usd"] < result.plan["cost_usd"]
+    assert routed["missed"] == ("meets every constraint; 2.41 % cheaper than the plan over the "
+                                "trace, but dearer per hour: 12.4 against 12.0 USD/hour")

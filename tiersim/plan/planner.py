@@ -641,6 +641,19 @@ class Planner:
             evaluated=tuple(self.judged), cost_model=getattr(self.evaluator, "cost_model", None),
         )
 
+    def _dearer_per_hour(self, r: DesignResult, best: DesignResult) -> str:
+        """Where a runner-up under provisioned cost is cheaper than the plan over the trace but
+        ranked after it (:func:`_plan_order`: it costs more per hour, and finishes its last
+        request sooner), why, in words: ``" over the trace, but dearer per hour: 12.4 against
+        12.0 USD/hour"``; "" otherwise."""
+        rate, plans = r.outcome.cost_per_hour_usd, best.outcome.cost_per_hour_usd
+        if (getattr(self.evaluator, "cost_model", None) != "provisioned"
+                or r.outcome.cost_usd >= best.outcome.cost_usd
+                or round_sig(rate) <= round_sig(plans)):
+            return ""
+        return (f" over the trace, but dearer per hour: {figure_text(rate)} against "
+                f"{figure_text(plans)} USD/hour")
+
     def _ranked(self, r: DesignResult) -> tuple:
         """``r``'s place in the order designs are chosen in (:func:`_plan_order`) under this
         plan's cost model."""
@@ -723,7 +736,8 @@ class Planner:
                 return out
             out["missed"] = (f"meets every constraint; {_dearer(out['dearer_by_frac'])}"
                              + (" (its tier is listed under baselines:, never in a design)"
-                                if baseline else "") + (f" ({drain})" if drain else ""))
+                                if baseline else "") + (f" ({drain})" if drain else "")
+                             + self._dearer_per_hour(r, best))
         elif beside:  # a free plan (or one so near 0 USD that no share is finite)
             cost = figure_text(r.outcome.cost_usd)
             out["missed"] = f"meets every constraint; costs {cost} USD against the plan's 0"
