@@ -102,3 +102,16 @@ def test_a_design_dearer_per_hour_is_not_the_plan_for_a_shorter_drain():
     assert routed["cost_usd"] < result.plan["cost_usd"]
     assert routed["missed"] == ("meets every constraint; 2.41 % cheaper than the plan over the "
                                 "trace, but dearer per hour: 12.4 against 12.0 USD/hour")
+
+
+def test_a_tie_kept_for_fewer_tiers_names_the_accuracy_it_gives_up():
+    # a more accurate routed fleet at the plan's cost: the plan is the simpler one, and the line
+    # says what that costs in accuracy, so a planner sees the trade it makes
+    from tiersim.plan.planner import _tie
+
+    kept = "kept as the simpler design, 1 tier against 2"
+    assert _tie(0.9, 0.83, kept) == (
+        "meets every constraint at the plan's cost (a tie); the plan is kept as the simpler "
+        "design, 1 tier against 2 (the plan's accuracy 83.00% against its 90.00%: the floor is "
+        "met, fewer tiers rank first)")
+    assert _tie(0.83, 0.9, kept).endswith("1 tier against 2")  # the plan is the more accurate
