@@ -101,11 +101,13 @@ key; MoE over per-GPU expert width and count) times the roofline's ratio between
 shape and that table's own at each of its grid points (:class:`AnchoredTable`): the measured kernel
 efficiency is kept, the bytes and FLOPs rescaled, and the result is read as any table is
 (non-decreasing, within the physical limit). ``sources()`` labels it ``anchored:<source>
-(<table it came from>)``. MLA tables are anchored only across query-head counts of the same
-latent width (they were measured at one architecture's dimensions). With no table of that
-operator and dtype at all the operator is ``roofline``: anchoring across formats was tried and
-rejected (gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out 1.5-5x slow; the 4-bit
-kernels differ too much to share a measured efficiency).
+(<table it came from>)``. Attention tables anchor only at their own head width
+(:func:`anchors_attention`): GQA tables across head counts of the same ``head_dim``, MLA
+tables across query-head counts of the same latent width (they were measured at one
+architecture's dimensions); a read with no table of its head width is the roofline's. With
+no table of that operator and dtype at all the operator is ``roofline``: anchoring across
+formats was tried and rejected (gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out
+1.5-5x slow; the 4-bit kernels differ too much to share a measured efficiency).
 
 Lower-precision weights on Hopper (how W4A16, NVFP4 and MXFP4 are answered)
 ---------------------------------------------------------------------------
@@ -1231,6 +1233,27 @@ def _shape_distance(op: str, have: dict[str, int], want: dict[str, int]) -> tupl
             log_distance(split(have), split(want)))
 
 
+#: The attention operators, whose tables anchor only within one head shape
+#: (:func:`anchors_attention`).
+ATTENTION_OPS = ("attn_prefill", "attn_decode")
+
+
+def anchors_attention(op: str, dtype: str | None, have: dict[str, int],
+                      want: dict[str, int]) -> bool:
+    """Whether a table of ``op`` keyed ``have`` may anchor a read keyed ``want``, as far as
+    attention goes. Any other operator may. A GQA attention table may only at the same
+    ``head_dim``: a kernel's tiles, and so the efficiency measured, are set by the head width,
+    which the roofline's ratio does not carry over. A measured module (MLA, DSA) may only at
+    the same shape but its query heads: its key's ``head_dim`` is the cached latent plus the
+    rotary key, measured at one architecture's dimensions. A read no table may anchor is the
+    roofline's."""
+    if op not in ATTENTION_OPS:
+        return True
+    if dtype and module_dtype(dtype)[1]:
+        return {**have, "heads": 0} == {**want, "heads": 0}
+    return have["head_dim"] == want["head_dim"]
+
+
 class AnchoredTable:
     """A measured table moved to a shape it was not measured at: its latency times the
     roofline's ratio between the wanted shape and the table's own (the measured kernel
@@ -1676,13 +1699,12 @@ class ProfileOps:
     def _anchor(self, op: str, dtype: str | None, key: dict[str, int]):
         """For a shape the profile lacks: the nearest table of the same operator and dtype,
         rescaled by the roofline's ratio between the two shapes (:class:`AnchoredTable`), or
-        ``None`` (no such table, or an MLA table: those are measured at one shape only)."""
+        ``None`` (no such table at all, or none an attention read may anchor on:
+        :func:`anchors_attention`)."""
         if self.fallback is None:
             return None
-        candidates = [t for t in self.profile.tables if t.op == op and t.dtype == dtype]
-        if dtype and module_dtype(dtype)[1]:  # a module: other head counts of one shape only
-            candidates = [t for t in candidates
-                          if {**t.key, "heads": 0} == {**key, "heads": 0}]
+        candidates = [t for t in self.profile.tables if t.op == op and t.dtype == dtype
+                      and anchors_attention(op, dtype, t.key, key)]
         if not candidates:
             return None
         near = min(candidates, key=lambda t: _shape_distance(op, t.key, key))
