@@ -60,8 +60,8 @@ counts both ran, with tiersim's on the same rows: how far apart engines are on t
 
 **Another GPU** (``--system h100_sxm`` or ``b200_sxm``): its rows replay on NVIDIA's tables of
 that GPU (vLLM: ``tiersim/profiles/<gpu>_aiconfigurator_vllm.json``, the profile tiersim ships
-for it, imported for every shipped model too; TensorRT-LLM on H100:
-``benchmarks/data/h100_aiconfigurator_trtllm.json``; all by ``--refresh-data --system ...``)
+for it, imported for every shipped model too; TensorRT-LLM and SGLang:
+``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``; all by ``--refresh-data --system ...``)
 with the overhead, eager cost and load generator fitted on H200 unchanged: every row is held
 out, models the H200 sample lacks (Qwen3-32B, the NVFP4 checkpoints on B200) included.
 ``--roofline`` replays on the roofline model alone (what a GPU with no profile gets).
@@ -139,7 +139,7 @@ ENGINE_IMPORTS = {
 #: Engines whose profiles in benchmarks/data also carry the importer's measured sets
 #: (``import_aiconfigurator``'s ``measured``: every shape NVIDIA measured, as the shipped vLLM
 #: profiles do), so that a row reads NVIDIA's rows at its shapes rather than anchored ones.
-MEASURED_SET_ENGINES = {"trtllm"}
+MEASURED_SET_ENGINES = {"trtllm", "sglang"}
 #: The report labels of the models each non-vLLM profile covers.
 ENGINE_PROFILE_MODELS = {
     "trtllm": {"Llama-3.1-70B", "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3"},
@@ -168,6 +168,12 @@ SYSTEM_IMPORTS = {
             "aic:nvidia--DeepSeek-V3.1-NVFP4": (("checkpoint",), (4, 8, (4, 1, 4), (8, 1, 8),
                                                               (1, 4, 4), (1, 8, 8))),
         },
+        "sglang": {
+            "aic:Qwen--Qwen3.5-397B-A17B": (("bf16", "fp8", "nvfp4"), (4, 8, (4, 1, 4))),
+            "aic:deepseek-ai--DeepSeek-V3": (("checkpoint",), (4, 8)),
+            "aic:zai-org--GLM-5-FP8": (("checkpoint",), (8,)),
+            "aic:nvidia--GLM-5-NVFP4": (("checkpoint",), (8,)),
+        },
     },
     "h100_sxm": {
         "vllm": {
@@ -182,15 +188,18 @@ SYSTEM_IMPORTS = {
             "aic:Qwen--Qwen3-235B-A22B-FP8": (("checkpoint",), ((4, 1, 4), (8, 1, 8), (4, 1, 2))),
             "aic:openai--gpt-oss-120b": (("checkpoint",), (2, 4)),
         },
+        "sglang": {
+            "aic:Qwen--Qwen3-32B": (("bf16",), (1, 2, 4, 8)),
+        },
     },
 }
 #: The report labels of the models another system's non-vLLM profiles cover.
 SYSTEM_PROFILE_MODELS = {
     "b200_sxm": {"trtllm": {"Llama-3.1-70B", "gpt-oss-120b", "DeepSeek-R1", "DeepSeek-V3",
                             "DeepSeek-V3.1-NVFP4"},
-                 "sglang": set()},
+                 "sglang": {"Qwen3.5-397B", "DeepSeek-R1", "DeepSeek-V3", "GLM-5", "GLM-5-NVFP4"}},
     "h100_sxm": {"trtllm": {"Qwen3-32B", "Llama-3.1-8B", "Qwen3-235B-FP8", "gpt-oss-120b"},
-                 "sglang": set()},
+                 "sglang": {"Qwen3-32B"}},
 }
 MAX_BATCHED_TOKENS = 8192  # vLLM V1's default for an API server on an 80+ GB GPU
 MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrency` requests)
