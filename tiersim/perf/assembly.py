@@ -76,6 +76,9 @@ MOE_CHUNK_TOKENS = 16 * 1024
 
 #: Caches of per-token-count times are cleared when they grow past this many entries.
 _CACHE_LIMIT = 1 << 16
+_MIXED_LIMIT = 1 << 12
+"""Most mixed-step prefill parts kept (:meth:`AssembledStepModel.step_time`): a workload of
+few prompt lengths repeats them, one of many rarely does, and a key is a tuple of tuples."""
 
 
 def expected_experts(tokens: np.ndarray | float, num_experts: int, top_k: int) -> np.ndarray:
@@ -212,6 +215,8 @@ class AssembledStepModel:
         self._linear_table = np.zeros(0)
         self._decode_cache: dict[int, float] = {}
         self._lm_head_cache: dict[int, float] = {}
+        # a mixed step's time before its decode attention, by (prefill chunks, decode seqs)
+        self._mixed_cache: dict[tuple, float] = {}
         # Touch every operator once so sources() is complete and missing tables fail early.
         self.step_time(StepShape(prefill_chunks=((16, 16),), decode_seqs=1, decode_context=16))
 
@@ -522,17 +527,9 @@ class AssembledStepModel:
         curve_of = getattr(self.ops, "attn_decode_curve", None)
         return None if curve_of is None else curve_of(seqs)
 
-    def step_time(self, shape: StepShape) -> float:
-        """Seconds of one iteration of ``shape`` (see the module docstring for the sum).
-
-        NOTE (speed): the engine asks once per mixed step; the sum skips the terms a model
-        does not have (a 0.0 added changes no float) and counts tokens without the shape's
-        properties.
-        """
-        seqs, shape_chunks = shape.decode_seqs, shape.prefill_chunks
-        if not shape_chunks:
-            ctx = np.array([float(shape.decode_context)])
-            return float(self.decode_times(seqs, ctx)[0])
+    def _mixed_prefill(self, shape_chunks, seqs: int) -> float:
+        """A mixed step's time up to its decode attention: every token's linear work and the
+        prefill chunks' attention (what :meth:`step_time` remembers by chunks and seqs)."""
         tokens = seqs  # shape.num_tokens
         for new, _ in shape_chunks:
             tokens += new
@@ -541,6 +538,29 @@ class AssembledStepModel:
         t += sum(chunks)
         if len(chunks) > 1 and not self.model.is_mla:  # MLA: a whole module each (docstring)
             t -= self._shared_launch(shape_chunks, chunks)
+        return t
+
+    def step_time(self, shape: StepShape) -> float:
+        """Seconds of one iteration of ``shape`` (see the module docstring for the sum).
+
+        NOTE (speed): the engine asks once per mixed step; the sum skips the terms a model
+        does not have (a 0.0 added changes no float) and counts tokens without the shape's
+        properties. The part before the decode attention is remembered by (chunks, decode
+        seqs): a workload of few prompt lengths (every prefill the same chunk beside a few
+        decoders) repeats it while the decoders' context does not; the same floats are added in
+        the same order, so the sum is the same to the bit.
+        """
+        seqs, shape_chunks = shape.decode_seqs, shape.prefill_chunks
+        if not shape_chunks:
+            ctx = np.array([float(shape.decode_context)])
+            return float(self.decode_times(seqs, ctx)[0])
+        key = (shape_chunks, seqs)
+        t = self._mixed_cache.get(key)
+        if t is None:
+            t = self._mixed_prefill(shape_chunks, seqs)
+            if len(self._mixed_cache) >= _MIXED_LIMIT:
+                self._mixed_cache.clear()
+            self._mixed_cache[key] = t
         if seqs > 0:  # a float takes the ops' scalar path (pure decode never comes here)
             t += self._attn_decode_one(seqs, shape.decode_context / seqs)
             if self._hybrid:
