@@ -101,7 +101,7 @@ def _is_record(record: Any, stem: str) -> bool:
 
     if not isinstance(record, dict) or not isinstance(record.get("inputs", {}), dict):
         return False
-    if not _run_time(record.get("wall_s")):
+    if not _run_time(record.get("wall_s")) or not _texts(record):
         return False
     values = record.get("values")
     if record.get("point_id", stem) != stem or not isinstance(values, dict):
@@ -123,6 +123,18 @@ def _is_record(record: Any, stem: str) -> bool:
     except (TiersimError, TypeError, ValueError, KeyError, AttributeError):
         return False
     return True
+
+
+TEXT_FIELDS = ("point_id", "status", "error", "runner", "tiersim", "base_digest",
+               "sweep_digest")
+"""The fields of a point record that a sweep writes as text (or null)."""
+
+
+def _texts(record: dict[str, Any]) -> bool:
+    """Whether each of a record's :data:`TEXT_FIELDS` is text or null, as a sweep writes it: a
+    list or map there (an edited file) was kept, and a resume ended in a traceback (a set of
+    the runners, the table's ``error`` column)."""
+    return all(record.get(key) is None or isinstance(record[key], str) for key in TEXT_FIELDS)
 
 
 def _run_time(wall_s: Any) -> bool:

@@ -1,0 +1,47 @@
+"""Round 30 hostile input: sweep folders whose stored files were edited by hand or by another
+tool (a point record's fields of the wrong kind), resumed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tiersim.sweep import run as sweep_run
+from tiersim.sweep.store import points_dir
+from tiersim.sweep.testing import synthetic_runner
+
+
+def _sweep(out):
+    """A three-point synthetic sweep into ``out``; returns its table."""
+    doc = {"name": "s", "sweep": {"seed": [1, 2, 3]}}
+    return sweep_run.run_sweep(doc, out, workers=1, runner=synthetic_runner, validator=None,
+                               progress=False, report=False, source="s.yaml")
+
+
+def _edit_first_point(out, **fields):
+    """Set ``fields`` in the first stored point's record; returns its id."""
+    path = sorted(points_dir(out).glob("*.json"))[0]
+    record = json.loads(path.read_text())
+    record.update(fields)
+    path.write_text(json.dumps(record))
+    return path.stem
+
+
+@pytest.mark.parametrize("fields", [
+    {"runner": ["synthetic_runner"]},  # TypeError: unhashable type: 'list'
+    {"error": {"a": 1}},  # ArrowTypeError: Expected bytes, got a 'dict' object
+    {"base_digest": ["x"]},
+])
+def test_a_point_record_with_a_field_of_the_wrong_kind_is_run_again(tmp_path, fields):
+    """A point file whose text fields (runner, error, tiersim, digests) hold a list or a map is
+    no record a sweep wrote: it was kept, and a resume ended in a traceback (a set of the
+    runners, the table's error column). It is run again now, as a truncated file is."""
+    out = tmp_path / "o"
+    _sweep(out)
+    point = _edit_first_point(out, **fields)
+    frame = _sweep(out)
+    assert list(frame["status"]) == ["ok"] * 3
+    record = json.loads((points_dir(out) / f"{point}.json").read_text())
+    assert record["runner"] == "synthetic_runner" and record["error"] is None
+    assert record["tiersim"] == sweep_run.tiersim_version()
