@@ -1,5 +1,6 @@
 """Round 30 hostile input: sweep folders whose stored files were edited by hand or by another
-tool (a point record's fields of the wrong kind), resumed."""
+tool (a point record's fields of the wrong kind, a version text no release has), resumed or
+reported."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 
 import pytest
 
+from tiersim import versions
 from tiersim.sweep import run as sweep_run
 from tiersim.sweep.store import points_dir
 from tiersim.sweep.testing import synthetic_runner
@@ -45,3 +47,38 @@ def test_a_point_record_with_a_field_of_the_wrong_kind_is_run_again(tmp_path, fi
     record = json.loads((points_dir(out) / f"{point}.json").read_text())
     assert record["runner"] == "synthetic_runner" and record["error"] is None
     assert record["tiersim"] == sweep_run.tiersim_version()
+
+
+def test_a_version_of_thousands_of_digits_names_no_release():
+    """``release`` made an int of each part: a part of more than 4,300 digits (a point record
+    or run manifest edited to say it) raised Python's ValueError (a traceback from ``tiersim
+    sweep`` resuming, or ``tiersim report``). No release number is that long: it names none."""
+    huge = "1" + "0" * 5000 + ".0"
+    assert versions.release(huge) is None
+    assert not versions.later_than_this(huge)
+    assert versions.release("0.2.10+abc") == (0, 2, 10)
+
+
+def test_a_point_run_by_a_version_of_thousands_of_digits_is_run_again(tmp_path, recwarn):
+    """A resume read the stored point's version (ValueError, a traceback); the point now runs
+    again with this tiersim, and the note names the other version in a few characters (it
+    quoted all 5,000 digits)."""
+    out = tmp_path / "o"
+    _sweep(out)
+    point = _edit_first_point(out, tiersim="1" + "0" * 5000 + ".0")
+    recwarn.clear()
+    _sweep(out)
+    record = json.loads((points_dir(out) / f"{point}.json").read_text())
+    assert record["tiersim"] == sweep_run.tiersim_version()
+    notes = [str(w.message) for w in recwarn if "were run by tiersim 1000" in str(w.message)]
+    assert len(notes) == 1 and len(notes[0]) < 200
+
+
+def test_a_run_manifest_naming_a_version_of_thousands_of_digits_is_read(tmp_path):
+    """``tiersim report`` of a run folder whose manifest.json says such a version ended in
+    Python's ValueError traceback (the later-release check); the version names no release."""
+    from tiersim.manifest import check_manifest
+
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {"run_id": "r1", "files": {}, "tiersim": "1" + "0" * 5000 + ".0"}))
+    assert check_manifest(tmp_path) == "r1"

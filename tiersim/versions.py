@@ -8,12 +8,20 @@ from typing import Any
 
 import tiersim
 
+MAX_PART_DIGITS = 18
+"""The most digits a release number has: a longer one (an edited file's; one of more than
+4,300 digits is more than Python makes an int of) names no release."""
+
 
 def release(version: Any) -> tuple[int, ...] | None:
     """The release numbers a version text starts with (``0.2.0+3f2a9c1b7e04`` -> ``(0, 2,
-    0)``); None when it starts with none."""
+    0)``); None when it starts with none, or one of them has more than
+    :data:`MAX_PART_DIGITS` digits."""
     found = re.match(r"\d+(?:\.\d+)*", version) if isinstance(version, str) else None
-    return tuple(int(part) for part in found.group().split(".")) if found else None
+    parts = found.group().split(".") if found else []
+    if not parts or any(len(part) > MAX_PART_DIGITS for part in parts):
+        return None
+    return tuple(int(part) for part in parts)
 
 
 def later_than_this(version: Any) -> bool:

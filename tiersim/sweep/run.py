@@ -1544,7 +1544,8 @@ def _other_version(records: dict[str, dict[str, Any]], done: set[str]) -> set[st
     now = tiersim_version()
     stale = {i for i in done if not ran_here(records[i])}
     if stale:
-        then = sorted({str(records[i]["tiersim"]) for i in stale if "tiersim" in records[i]})
+        then = sorted({clipped(str(records[i]["tiersim"]), 40) for i in stale
+                       if "tiersim" in records[i]})  # an edited file's may be any length
         who = [f"tiersim {', '.join(then)}"] if then else []
         if any("tiersim" not in records[i] for i in stale):
             who.append("a tiersim that recorded no version")
