@@ -82,3 +82,29 @@ def test_a_run_manifest_naming_a_version_of_thousands_of_digits_is_read(tmp_path
     (tmp_path / "manifest.json").write_text(json.dumps(
         {"run_id": "r1", "files": {}, "tiersim": "1" + "0" * 5000 + ".0"}))
     assert check_manifest(tmp_path) == "r1"
+
+
+HUGE = 10 ** 400  # a JSON number of 401 digits: an int to Python, beyond any float
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"runners_up": [{"design": "bf16", "replicas": {"bf16": 1}, "gpus_per_replica": [1]}]},
+     "runners_up[0].gpus_per_replica: expected an object, got a list"),  # AttributeError
+    ({"uniform": [HUGE]},
+     f"uniform[0]: expected an object, got the number {str(HUGE)[:37]}..."),  # OverflowError
+    ({"evaluated": [{"design": "bf16", "replicas": {"bf16": 1}, "cost_usd": HUGE}]},
+     f"evaluated[0].cost_usd: expected a number >= 0, got the number {str(HUGE)[:37]}..."),
+])  # the last was drawn (exit 0); plan.savings.vs_uniform_frac's ended the page (OverflowError)
+def test_a_plan_json_with_a_list_of_counts_or_a_huge_number_is_one_line(capsys, tmp_path,
+                                                                        change, message):
+    """``tiersim report`` of a plan folder whose plan.json holds a list where a design's GPUs
+    per replica go (AttributeError), or a whole number beyond a float's range where a number
+    goes (let through: drawn, or an OverflowError traceback in the page) or where another kind
+    goes (OverflowError in the error line itself). Each is one line naming the key now."""
+    from test_round5_analytic_report_plan import PLAN, error_line
+
+    folder = tmp_path / "pl"
+    folder.mkdir()
+    (folder / "plan.json").write_text(json.dumps({**PLAN, **change}))
+    assert error_line(capsys, "report", folder) == (
+        f"Error: {folder / 'plan.json'}: {message}; rerun `tiersim plan` to rewrite it")

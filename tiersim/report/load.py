@@ -11,6 +11,7 @@ refused. Every malformed file is a one-line error naming it.
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import Note, TiersimError
+from tiersim.errors import Note, TiersimError, shown
 from tiersim.jsonio import read_json
 from tiersim.manifest import check_manifest, missing_files
 from tiersim.results import PlanResult, RunResult, range_problem
@@ -224,8 +225,11 @@ def _plan(path: Path) -> PlanResult | None:
 
 
 def _number(value: Any) -> bool:
-    """True for a JSON number (not a flag)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """True for a JSON number (not a flag) that a float holds: a whole number of more than
+    308 digits is none a plan writes (the report's float of it raised OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, float) or abs(value) <= sys.float_info.max
 
 
 KINDS = {"a number": _number,
@@ -296,6 +300,7 @@ def _counts(design: dict[str, Any], prefix: str, path: Path) -> None:
     """A design's replicas and GPUs per replica, each tier's a whole number >= 0."""
     for key in ("replicas", "gpus_per_replica"):
         per_tier = design.get(key) or {}
+        _kind(per_tier, "an object", f"{prefix}{key}", path)  # a list has no tiers' counts
         _fields(per_tier, dict.fromkeys(per_tier, "a whole number >= 0"), f"{prefix}{key}.",
                 path)
 
@@ -326,8 +331,10 @@ def _shown(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return f"{str(value).lower()}"
-    if isinstance(value, (int, float)):
+    if isinstance(value, float):
         return f"the number {value:g}"
+    if isinstance(value, int):  # a float of one beyond a float's range raised OverflowError
+        return f"the number {value:g}" if _number(value) else f"the number {shown(value)}"
     if isinstance(value, str):
         return f"the text {value[:40]!r}"
     return "a list" if isinstance(value, list) else "an object"
