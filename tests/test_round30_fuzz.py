@@ -108,3 +108,17 @@ def test_a_plan_json_with_a_list_of_counts_or_a_huge_number_is_one_line(capsys, 
     (folder / "plan.json").write_text(json.dumps({**PLAN, **change}))
     assert error_line(capsys, "report", folder) == (
         f"Error: {folder / 'plan.json'}: {message}; rerun `tiersim plan` to rewrite it")
+
+
+def test_a_run_folders_scenario_slo_beyond_a_float_is_one_line(tmp_path):
+    """A run folder's scenario.yaml (no manifest covers it) with ``slo.ttft_p99_s`` a whole
+    number of 401 digits passed the report's check as a number, and ``tiersim report`` ended
+    in OverflowError: int too large to convert to float. The check refuses it, naming it."""
+    from tiersim.errors import TiersimError
+    from tiersim.report.load import check_scenario_shape
+
+    path = tmp_path / "scenario.yaml"
+    with pytest.raises(TiersimError) as caught:
+        check_scenario_shape({"slo": {"ttft_p99_s": HUGE}}, path)
+    assert str(caught.value) == (f"{path}: slo.ttft_p99_s: expected a number, got the number "
+                                 f"{str(HUGE)[:37]}...; rerun the command that wrote it")
