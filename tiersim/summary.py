@@ -332,6 +332,42 @@ def source_counts(model) -> dict[str, int]:
     return counts
 
 
+def kinds_words(kinds) -> list[str]:
+    """Source kinds (:func:`source_kind`) in words, each origin once with its readings in
+    brackets; a reading not every table of that origin has follows "some tables:". E.g.
+    {"public measured", "public measured, rescaled to the shape"} reads ["public measured
+    (some tables: rescaled to the shape)"]."""
+    readings: dict[str, list[set[str]]] = {}
+    for kind in kinds:
+        origin, read = _origin_and_readings(kind)
+        readings.setdefault(origin, []).append(read)
+    return [origin + _readings_words(readings[origin]) for origin in sorted(readings)]
+
+
+def _origin_and_readings(kind: str) -> tuple[str, set[str]]:
+    """A source kind split into its origin and the readings after it (a label none of
+    :data:`SOURCE_ORIGINS` matches may hold commas of its own: it stays whole)."""
+    read: set[str] = set()
+    head, sep, tail = kind.rpartition(", ")
+    while sep and tail in SOURCE_READINGS.values():
+        read.add(tail)
+        kind = head
+        head, sep, tail = kind.rpartition(", ")
+    return kind, read
+
+
+def _readings_words(per_table: list[set[str]]) -> str:
+    """The readings of one origin's kinds (one set per kind), bracketed: those every kind has,
+    then "some tables:" and the rest; "" where none has any."""
+    order = list(SOURCE_READINGS.values())
+    every = set.intersection(*per_table)
+    some = set.union(*per_table) - every
+    parts = [", ".join(sorted(every, key=order.index))] if every else []
+    if some:
+        parts.append("some tables: " + ", ".join(sorted(some, key=order.index)))
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
             accuracy_source: dict[str, str], trace_acceptance: tuple[int, int] = (0, 0)
             ) -> Sources:
@@ -341,12 +377,12 @@ def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
     passes = {t.name: t.passes for t in tiers}
     used = [t for t in fleet.tiers if passes[t.name]]
     kinds = {kind for t in used for kind in source_counts(t)}
-    latency = (sorted(kinds) + latency_assumptions(used, trace_acceptance)
+    latency = (kinds_words(kinds) + latency_assumptions(used, trace_acceptance)
                or [NOTHING_SERVED_WORDS])
     answered = {t.name for t in tiers if t.requests - (t.dropped or 0) > 0}
     accuracy = accuracy_words({k: v for k, v in accuracy_source.items() if k in answered}
                               or accuracy_source)
-    return Sources(latency=" + ".join(latency), accuracy=" + ".join(accuracy),
+    return Sources(latency="; ".join(latency), accuracy=" + ".join(accuracy),
                    cost=costs.COST_WORDS[scenario.cost_model])
 
 
