@@ -41,3 +41,45 @@ def test_golden_latency_source_says_public_measured_once(name):
     """The bundled examples' summaries name "public measured" once in sources.latency."""
     latency = json.loads((GOLDEN / f"{name}_summary.json").read_text())["sources"]["latency"]
     assert latency.count("public measured") == 1, latency
+
+
+def _logged(fmt: str):
+    """Six requests of a logged ``fmt`` trace with a ``mykey`` column; the third failed (0
+    output tokens, dropped by every logged format)."""
+    import numpy as np
+    import pandas as pd
+
+    n, out = 6, [5, 5, 0, 5, 5, 5]
+    key = [f"k{i % 2}" for i in range(n)]
+    if fmt == "azure":
+        t = pd.Timestamp("2023-11-16 18:00:00") + pd.to_timedelta(np.arange(n), unit="s")
+        return pd.DataFrame({"TIMESTAMP": t, "ContextTokens": 100, "GeneratedTokens": out,
+                             "mykey": key})
+    if fmt == "burstgpt":
+        return pd.DataFrame({"Timestamp": np.arange(n, dtype=float), "Model": "ChatGPT",
+                             "Request tokens": 100, "Response tokens": out,
+                             "Total tokens": [100 + o for o in out], "Log Type":
+                             "Conversation log", "mykey": key})
+    return pd.DataFrame({"timestamp": np.arange(n) * 1000, "input_length": 100,
+                         "output_length": out, "mykey": key})
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+@pytest.mark.parametrize("fmt", ["azure", "burstgpt", "mooncake"])
+def test_logged_trace_carries_the_kept_key_column(tmp_path, fmt, suffix):
+    """An Azure, BurstGPT or Mooncake trace with a ``mykey`` column, read for a response cache
+    keyed on it (``keep``), lost the column (the converters carried canonical columns only), so
+    the run was refused with "the trace has no 'mykey' column". Now the column is carried, for
+    the requests kept, and no note calls it unread."""
+    import warnings
+
+    from tiersim.trace.loader import read_trace
+
+    path = tmp_path / f"t.{suffix}"
+    df = _logged(fmt)
+    df.to_parquet(path) if suffix == "parquet" else df.to_csv(path, index=False)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        table = read_trace(path, keep=("mykey",)).table
+    assert list(table["mykey"].astype(str)) == ["k0", "k1", "k1", "k0", "k1"]
+    assert not [w for w in seen if "mykey" in str(w.message)]

@@ -9,7 +9,8 @@ A logged format's rows with 0 output tokens (requests that failed or were cancel
 their first token) are dropped with a counted note in every logged format, by one rule
 (:func:`_served`); a canonical table is the replay itself, so its counts must be > 0.
 A logged format (Azure, BurstGPT, Mooncake) keeps the canonical optional columns it has
-(:func:`carried`: ``prompt_hash``, ``correct_<tier>`` ...) and notes the columns it does not read.
+(:func:`carried`: ``prompt_hash``, ``correct_<tier>`` ...) and the columns the caller reads
+(``keep`` of :func:`tiersim.trace.loader.read_trace`), and notes the columns it does not read.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def columns_used(columns: list[str], format: str = "auto",
                                           or c.startswith(canonical.PREFIXES)}
     if name not in READ:
         return None
-    return {c for c in columns if c in READ[name] or canonical.is_optional(c)}
+    return {c for c in columns if c in READ[name] or canonical.is_optional(c)
+            or c in (keep or ())}
 
 
 def file_columns(raw: pd.DataFrame, src: Source) -> list[str]:
@@ -105,13 +107,15 @@ def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
             rows: np.ndarray | None = None) -> tuple[dict, list[str]]:
     """The canonical optional columns (``prompt_hash``, ``correct_<tier>``, ``task_type``,
     ``feat_*`` ...: :data:`tiersim.trace.canonical.NAMED` and its prefixes) of a logged trace,
-    checked as a canonical trace's are, and a note naming its other columns, which are not
-    read (they were dropped silently: a Mooncake ``prompt_hash`` was never a cache key); the
-    canonical core columns (``request_id``, ``arrival_s`` ...) are named apart, as the
-    canonical table's own, not as typos of themselves.
+    checked as a canonical trace's are, and the columns the caller reads (``src.kept``: a
+    response cache's key, carried as they are, the format's own too), and a note naming its
+    other columns, which are not read (they were dropped silently: a Mooncake ``prompt_hash``
+    was never a cache key); the canonical core columns (``request_id``, ``arrival_s`` ...) are
+    named apart, as the canonical table's own, not as typos of themselves.
     With ``rows`` (0-based, increasing) only those rows are checked and returned."""
     others = [c for c in file_columns(raw, src) if c not in own]
-    kept = [c for c in others if canonical.is_optional(c)]
+    asked = [c for c in raw.columns if c in src.kept and c not in canonical.CORE]
+    kept = [*(c for c in others if canonical.is_optional(c) and c not in asked), *asked]
     core = [c for c in others if c in canonical.CORE]
     notes = unread_note([c for c in others if c not in kept and c not in core], "neither this "
                         "format's nor a canonical optional column such as prompt_hash or "

@@ -154,7 +154,7 @@ def read_trace(path: str | Path, format: str = "auto", window: tuple[float, floa
 def _read_trace(path: str | Path, format: str, window: tuple[float, float] | None,
                 time_scale: float, sessions: bool, raw, keep) -> LoadedTrace:
     """:func:`read_trace`, memory permitting."""
-    part = _window_part(path, format, window)
+    part = _window_part(path, format, window, keep)
     if part is not None:
         table, src, name, notes = part.table, Source(str(path), 1), part.format, part.notes
         arrivals = part.arrivals
@@ -188,14 +188,16 @@ def _read_trace(path: str | Path, format: str, window: tuple[float, float] | Non
     return LoadedTrace(table, origin)
 
 
-def _window_part(path: str | Path, format: str,
-                 window: tuple[float, float] | None) -> windowed.Part | None:
+def _window_part(path: str | Path, format: str, window: tuple[float, float] | None,
+                 keep: Collection[str] | None = None) -> windowed.Part | None:
     """The requests of an Azure or BurstGPT CSV that ``window`` holds, read a chunk at a time
     (an Azure CSV's no further than the window's end: :mod:`tiersim.trace.windowed`,
-    :mod:`tiersim.trace.windowed_burstgpt`); None where the file is read whole."""
+    :mod:`tiersim.trace.windowed_burstgpt`); None where the file is read whole, as is a CSV
+    holding a column of ``keep`` (those readers carry no column beyond their format's)."""
     reader = next((module for module in (windowed, windowed_burstgpt)
                    if module.suits(path, format)), None)
-    if reader is None:
+    header = windowed.columns_read_as(path, "auto", "auto") if reader and keep else None
+    if reader is None or set(keep or ()) & set(header or ()):
         return None
     bounds = None if window is None else _window_bounds(window, Source(str(path), 1))
     return reader.read(path, bounds)
