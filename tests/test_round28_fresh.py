@@ -74,7 +74,7 @@ def test_report_router_figures_say_where_they_come_from():
     labels, sources = (list(table.columns[i].cells) for i in (0, 2))
     routing = next(s for label, s in zip(labels, sources, strict=True)
                    if label.startswith("router ("))
-    assert routing == "this run's routing, scored on scenario"
+    assert routing == "this run's routing, scored on scenario (illustrative)"
     rows = {cells[0]: cells[1:] for cells in
             _table_after(run_headline(run), "<h3>Router</h3>")}
     assert rows["metric"] == ["value", "source"]

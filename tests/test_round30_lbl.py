@@ -83,3 +83,62 @@ def test_logged_trace_carries_the_kept_key_column(tmp_path, fmt, suffix):
         table = read_trace(path, keep=("mykey",)).table
     assert list(table["mykey"].astype(str)) == ["k0", "k1", "k1", "k0", "k1"]
     assert not [w for w in seen if "mykey" in str(w.message)]
+
+
+ACCURACY_SCENARIO = """name: t
+profile: null
+trace:
+  path: azure2023_code.parquet
+  window: [240, 300]
+tiers:
+  - {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 3.5,
+     accuracy: {easy: 0.99, hard: 0.5}}
+  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5,
+     accuracy: {easy: 1.0, hard: 0.8}}
+router: {policy: static_split, fractions: [0.5, 0.5]}
+"""
+
+
+def test_accuracy_source_says_the_scenario_numbers_are_illustrative(tmp_path):
+    """The accuracy source read only "scenario" where the bundled scenarios' per-class
+    accuracies are illustrative (said only in YAML comments). A scenario's
+    ``accuracy_values: illustrative`` now shows in sources.accuracy, each tier's
+    accuracy_source and the router row's "scored on"."""
+    import json
+
+    from tiersim.cli.app import main
+    from tiersim.results import RunResult
+
+    path = tmp_path / "s.yaml"
+    path.write_text(ACCURACY_SCENARIO + "accuracy_values: illustrative\n")
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--no-baselines"]) == 0
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["sources"]["accuracy"] == "scenario (illustrative)"
+    assert {t["accuracy_source"] for t in summary["tiers"].values()} == {
+        "scenario (illustrative)"}
+    run = RunResult.read(tmp_path / "o" / "summary.json")
+    assert run.routing_source() == "scenario (illustrative)"  # the router row's "scored on"
+
+
+def test_accuracy_values_refuses_another_word(tmp_path):
+    """``accuracy_values`` takes illustrative or measured; another word is one line naming
+    the key."""
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(ACCURACY_SCENARIO + "accuracy_values: guessed\n")
+    with pytest.raises(ScenarioError, match="accuracy_values") as err:
+        load_scenario(path)
+    assert "\n" not in str(err.value) and "illustrative" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["default", "agentic", "cascade", "cascade_models",
+                                  "plan_default", "routing"])
+def test_bundled_scenarios_with_accuracy_tables_say_illustrative(name):
+    """The bundled scenarios that set tier accuracies mark them illustrative."""
+    from tiersim.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).parents[1] / "scenarios" / f"{name}.yaml")
+    assert any(t.accuracy is not None for t in scenario.tiers)
+    assert scenario.accuracy_values == "illustrative"

@@ -420,6 +420,10 @@ class Scenario(_Strict):
     router: RouterConfig = Field(default_factory=RouterConfig)
     slo: SloConfig = Field(default_factory=SloConfig)
     accuracy_floor: float | None = Field(default=None, ge=0, le=1)
+    accuracy_values: Literal["illustrative", "measured"] | None = Field(
+        default=None, description="what the tiers' accuracy numbers are: illustrative (made up "
+        "to show the tool) or measured (on your own evaluation); the accuracy source then "
+        "reads 'scenario (illustrative)'")
     sweep: dict[str, Any] = Field(
         default_factory=dict, description="dotted path -> values (kept raw; tiersim.sweep "
         "expands and checks it)"

@@ -586,6 +586,16 @@ def run_duration(stats: metrics.RequestStats, end_s: float) -> metrics.RequestSt
         throughput_req_s=stats.completed / end_s)
 
 
+def accuracy_labels(accuracy_source: dict[str, str], scenario: Scenario) -> dict[str, str]:
+    """Each tier's accuracy source, a tier whose accuracy is the scenario's saying what the
+    scenario says its numbers are (``accuracy_values``): "scenario (illustrative)"."""
+    said = scenario.accuracy_values
+    if said is None:
+        return accuracy_source
+    return {name: f"scenario ({said})" if value == "scenario" else value
+            for name, value in accuracy_source.items()}
+
+
 def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
                accuracy_source: dict[str, str], router: RouterResult,
                savings: SavingsResult | None = None,
@@ -596,6 +606,7 @@ def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
     The run lasts at least ``end_s``: the last answer of a response cache, whose hits have no
     row in ``requests`` (:func:`run_duration`). ``trace_acceptance``: the served requests whose
     trace row sets ``spec_acceptance``, and all of them (:func:`latency_assumptions`)."""
+    accuracy_source = accuracy_labels(accuracy_source, scenario)
     slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
     stats = run_duration(metrics.request_stats(requests, slo), run_end_s(result, end_s))
     duration = stats.duration_s
