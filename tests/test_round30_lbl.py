@@ -142,3 +142,16 @@ def test_bundled_scenarios_with_accuracy_tables_say_illustrative(name):
     scenario = load_scenario(Path(__file__).parents[1] / "scenarios" / f"{name}.yaml")
     assert any(t.accuracy is not None for t in scenario.tiers)
     assert scenario.accuracy_values == "illustrative"
+
+
+def test_plan_accuracy_source_says_illustrative_as_the_run_does(tmp_path):
+    """A plan's ``accuracy_sources.source`` (said to read as a run of the planned scenario's
+    sources.accuracy) stayed "scenario" where the run now reads "scenario (illustrative)"."""
+    from tiersim.plan.evaluate import Design, SimEvaluator
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(ACCURACY_SCENARIO + "accuracy_values: illustrative\n")
+    evaluator = SimEvaluator(load_scenario(path), str(path))
+    got = evaluator.accuracy_sources(Design(("w4a16", "bf16"), (1, 1)))
+    assert got["source"] == "scenario (illustrative)"

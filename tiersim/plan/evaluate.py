@@ -284,7 +284,10 @@ class SimEvaluator:
         """What a design's accuracy is scored on (``basis``: expected or realised) and where its
         kept tiers' accuracies come from (``source``, as a run of the planned scenario says it
         in ``sources.accuracy``: trace labels, the scenario's, the prior)."""
-        kept = {str(self.accuracy_source[n]) for n in design.tiers if n in self.accuracy_source}
+        from tiersim.summary import accuracy_labels  # the run's words (no import cycle)
+
+        said = accuracy_labels(self.accuracy_source, self.scenario)
+        kept = {str(said[n]) for n in design.tiers if n in said}
         return {"basis": self.basis(self.routing(design)[1]),
                 "source": " + ".join(sorted(kept)) or "scenario"}
 
