@@ -44,7 +44,7 @@ def test_offload_lowers_ttft_and_loses_nothing(runs):
     assert on["completed"] == off["completed"] == on["requests"]
     assert on["ttft_p50_s"] < 0.5 * off["ttft_p50_s"]
     assert on["ttft_p99_s"] < off["ttft_p99_s"]
-    assert on["sources"]["latency"].endswith(" + scenario (bf16: KV offload bandwidths)")
+    assert on["sources"]["latency"].endswith("; scenario (bf16: KV offload bandwidths)")
     assert "scenario" not in off["sources"]["latency"]
 
 

@@ -29,7 +29,7 @@ def test_speculation_helps_small_batches():
     assert on["tpot_p50_s"] < 0.6 * off["tpot_p50_s"]
     # the saving rests on the scenario's acceptance and draft cost, and the label says so
     assert on["sources"]["latency"].endswith(
-        " + scenario (bf16: speculative acceptance 0.7, draft head cost 0.05)")
+        "; scenario (bf16: speculative acceptance 0.7, draft head cost 0.05)")
     assert "scenario" not in off["sources"]["latency"]
 
 
@@ -69,10 +69,10 @@ def _trace_run(tmp_path, acceptance: list) -> dict:
 
 def test_the_latency_source_names_the_trace_acceptance_that_replaced_the_scenario_one(tmp_path):
     every = _trace_run(tmp_path, [1.0] * 6)["sources"]["latency"]
-    assert every.endswith(" + scenario (bf16: speculative acceptance from the trace's "
+    assert every.endswith("; scenario (bf16: speculative acceptance from the trace's "
                           "spec_acceptance column, draft head cost 0.05)")
     some = _trace_run(tmp_path, [1.0, None, 1.0, None, None, None])["sources"]["latency"]
-    assert some.endswith(" + scenario (bf16: speculative acceptance from the trace's "
+    assert some.endswith("; scenario (bf16: speculative acceptance from the trace's "
                          "spec_acceptance column for 2 of 6 requests, else 0.7, draft head "
                          "cost 0.05)")
 
