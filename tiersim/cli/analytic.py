@@ -187,7 +187,7 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         from tiersim.runner import served_requests
 
         df, _, end_s = served_requests(scn, df, source)
-    header = _provenance(pair, prepared, trace, scenario, _basis(scn))
+    header = _provenance(pair, prepared, trace, scenario, scn)
     if scn is not None and not len(df):  # the run's note: no request to estimate on
         from tiersim.summary import NOTHING_SERVED_NOTE
 
@@ -227,12 +227,16 @@ def _note_replaced_trace(scn, scenario: Path, trace: Path) -> None:
                "on its trace", err=True)
 
 
-def _provenance(pair, prepared, trace, scenario, basis: str) -> dict:
+def _provenance(pair, prepared, trace, scenario, scn) -> dict:
     """Where an estimate comes from: the two tiers, the trace or scenario, each tier's accuracy
-    source, the accuracy basis, and the scenario giving the tiers beside a ``--trace``."""
+    source (as ``tiersim run`` labels it: :func:`tiersim.summary.accuracy_labels`), the
+    accuracy basis, and the scenario giving the tiers beside a ``--trace``."""
+    from tiersim.summary import accuracy_labels
+
+    said = prepared.accuracy_source if scn is None else accuracy_labels(
+        prepared.accuracy_source, scn)
     out = {"cheap": pair[0].name, "top": pair[1].name, "source": str(trace or scenario),
-           "accuracy_source": {t.name: prepared.accuracy_source[t.name] for t in pair},
-           "basis": basis}
+           "accuracy_source": {t.name: said[t.name] for t in pair}, "basis": _basis(scn)}
     if trace is not None and scenario is not None:
         out["tiers_from"] = str(scenario)
     return out
@@ -364,6 +368,14 @@ ACCURACY_WORDS = {"labels": "measured: the trace's labels", "scenario": "the sce
                   "prior": "prior"}
 
 
+def accuracy_words(label: str | None) -> str:
+    """A tier's accuracy source label (:data:`ACCURACY_WORDS`) in words, with what the scenario
+    says its numbers are (``"scenario (illustrative)"``: "the scenario's table, illustrative")."""
+    origin, _, said = (label or "labels").partition(" (")
+    words = ACCURACY_WORDS.get(origin, ACCURACY_WORDS["labels"])
+    return f"{words}, {said.removesuffix(')')}" if said else words
+
+
 def render_note(out: dict) -> str:
     """Why the scenario's prices leave no trade to model, after where the estimate came from:
     the words of ``tiersim run``'s summary (its ``analytic`` note)."""
@@ -385,7 +397,7 @@ def _estimate_lines(e: dict) -> list[str]:
     if "accuracy" not in e:  # no request to score
         return lines
     lines.append("accuracy: " + ", ".join(
-        f"{name} {acc:.4f} ({ACCURACY_WORDS.get(sources.get(name), 'labels')})"
+        f"{name} {acc:.4f} ({accuracy_words(sources.get(name))})"
         for name, acc in e["accuracy"].items()) + scored)
     return lines
 

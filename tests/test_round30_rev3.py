@@ -1,0 +1,43 @@
+"""Round 30 (helper rev3): review of the session's changes; each test failed before its fix."""
+import json
+
+ILLUSTRATIVE = """name: t
+profile: null
+trace:
+  path: azure2023_code.parquet
+  window: [240, 300]
+tiers:
+  - {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 3.5,
+     accuracy: {easy: 0.99, hard: 0.5}}
+  - {name: bf16, precision: bf16, replicas: 2, cost_per_gpu_hour: 3.5,
+     accuracy: {easy: 1.0, hard: 0.8}}
+router: {policy: static_split, fractions: [0.5, 0.5]}
+accuracy_values: illustrative
+"""
+
+
+def test_analytic_says_the_scenario_accuracies_are_illustrative(tmp_path, capsys):
+    """``tiersim analytic --scenario`` of a scenario with ``accuracy_values: illustrative``
+    read "(the scenario's table)" and wrote accuracy_source "scenario", where ``tiersim run``
+    of it says "scenario (illustrative)" (add3ab1 labelled run, summary and plan only)."""
+    from tiersim.cli.app import main
+
+    path = tmp_path / "s.yaml"
+    path.write_text(ILLUSTRATIVE)
+    assert main(["analytic", "--scenario", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "w4a16 0.8904 (the scenario's table, illustrative)" in out
+    assert main(["analytic", "--scenario", str(path), "--json"]) == 0
+    sources = json.loads(capsys.readouterr().out)["estimated_from"]["accuracy_source"]
+    assert sources == {"w4a16": "scenario (illustrative)", "bf16": "scenario (illustrative)"}
+
+
+def test_analytic_words_for_each_accuracy_source():
+    """Each label a run writes has its words; an illustrative table is not called the
+    trace's labels (an unknown label fell back to "measured: the trace's labels")."""
+    from tiersim.cli.analytic import accuracy_words
+
+    assert accuracy_words("labels") == "measured: the trace's labels"
+    assert accuracy_words("scenario") == "the scenario's table"
+    assert accuracy_words("scenario (measured)") == "the scenario's table, measured"
+    assert accuracy_words("prior") == "prior"
