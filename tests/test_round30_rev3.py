@@ -41,3 +41,16 @@ def test_analytic_words_for_each_accuracy_source():
     assert accuracy_words("scenario") == "the scenario's table"
     assert accuracy_words("scenario (measured)") == "the scenario's table, measured"
     assert accuracy_words("prior") == "prior"
+
+
+def test_a_tie_kept_for_fewer_replicas_names_that_rule():
+    """A tie kept as the smaller fleet (as many tiers, fewer replicas) where the other design
+    is the more accurate read "the floor is met, fewer tiers rank first", a rule that did not
+    decide it (both have the same tiers); it now names the rule that did."""
+    from tiersim.plan.planner import _tie
+
+    fleet = _tie(0.90, 0.83, "kept as the smaller fleet, 17 replicas against 18")
+    assert fleet.endswith("the floor is met, fewer replicas rank first)")
+    assert "fewer tiers" not in fleet
+    design = _tie(0.90, 0.83, "kept as the simpler design, 1 tier against 2")
+    assert design.endswith("the floor is met, fewer tiers rank first)")

@@ -847,15 +847,18 @@ def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
 def _tie(accuracy: float, plans: float, simpler: str | None = None,
          gap: str | None = None) -> str:
     """A fleet meeting every constraint at the plan's cost, in words, with the rule that kept
-    the plan (:func:`_plan_order`): the simpler design (``simpler``, from :func:`_simpler`; with
-    both accuracies where the other is the more accurate, the accuracy given up for it),
+    the plan (:func:`_plan_order`): the simpler design or smaller fleet (``simpler``, from
+    :func:`_simpler`; with both accuracies where the other is the more accurate, the accuracy
+    given up for it and the rule, fewer tiers or fewer replicas, that ranked the plan first),
     else the higher accuracy, else the design found first (fewer tiers first, then the
     scenario's order of tiers). ``gap``: where the two cost the same per hour but not over the
     trace, why (the drain after the last arrival). Before, it read "0.0% dearer than the plan"."""
     if simpler:
+        fewer = "tiers" if simpler.startswith("kept as the simpler design") else "replicas"
         why = simpler if accuracy <= plans else (
             f"{simpler} (the plan's accuracy {figure_text(plans, '%', 100, 4)} against its "
-            f"{figure_text(accuracy, '%', 100, 4)}: the floor is met, fewer tiers rank first)")
+            f"{figure_text(accuracy, '%', 100, 4)}: the floor is met, fewer {fewer} rank "
+            "first)")
     elif plans > accuracy:
         places = max(2, floor_digits(plans, accuracy, 4) - 2)  # the plan's percent decimals
         while places < 10 and f"{100 * plans:.{places}f}" == f"{100 * accuracy:.{places}f}":
