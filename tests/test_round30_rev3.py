@@ -54,3 +54,28 @@ def test_a_tie_kept_for_fewer_replicas_names_that_rule():
     assert "fewer tiers" not in fleet
     design = _tie(0.90, 0.83, "kept as the simpler design, 1 tier against 2")
     assert design.endswith("the floor is met, fewer tiers rank first)")
+
+
+def test_an_unsorted_azure_parquet_time_is_one_line(tmp_path):
+    """An Azure Parquet trace whose TIMESTAMP column (date-times) goes back in time ended
+    ``tiersim trace inspect`` in TypeError: float() argument must be ... not 'Timestamp' (the
+    message showed each time as a number); it is now one line naming the row and both
+    times."""
+    import pandas as pd
+
+    from tiersim.cli.app import main
+
+    path = tmp_path / "az.parquet"
+    t = pd.Timestamp("2023-11-16 18:00:00") + pd.to_timedelta([0, 1, 5, 3, 6], unit="s")
+    pd.DataFrame({"TIMESTAMP": t, "ContextTokens": 100, "GeneratedTokens": 5}).to_parquet(path)
+    from tiersim.errors import TraceError
+    from tiersim.trace.loader import read_trace
+
+    try:
+        read_trace(path)
+    except TraceError as err:
+        message = str(err)
+    assert "row 4" in message
+    assert "timestamp 2023-11-16 18:00:03 is earlier than the row before (2023-11-16 18:00:05)" \
+        in message
+    assert main(["trace", "inspect", str(path)]) == 1

@@ -6,6 +6,7 @@ first with ``argmax`` and only then looks at that single row to word the message
 
 from __future__ import annotations
 
+import datetime
 import re
 
 import numpy as np
@@ -541,11 +542,20 @@ def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> Non
         now, before = raw.iloc[i + 1], raw.iloc[i]
         if isinstance(now, str) or isinstance(before, str):  # text is never echoed
             message = f"timestamp is earlier than the row before's; sort the file by {column}"
+        elif _is_date_time(now) or _is_date_time(before):  # a Parquet date-time column
+            message = (f"timestamp {pd.Timestamp(now)} is earlier than the row before "
+                       f"({pd.Timestamp(before)}); sort the file by {column}")
         else:
             now, before = _as_written(src, [i + 1, i], column, [now, before])
             message = (f"timestamp {now} is earlier than the row before ({before}); sort the "
                        f"file by {column}")
         raise src.error(message, i + 1, column)
+
+
+def _is_date_time(value) -> bool:
+    """Whether a cell is a date-time (an Azure Parquet TIMESTAMP), not a number: shown as one
+    (a number's float of it raised TypeError)."""
+    return isinstance(value, datetime.datetime | datetime.date | np.datetime64)
 
 
 def _as_written(src: Source, indexes: list[int], column: str, values: list) -> list[str]:
