@@ -79,3 +79,29 @@ def test_an_unsorted_azure_parquet_time_is_one_line(tmp_path):
     assert "timestamp 2023-11-16 18:00:03 is earlier than the row before (2023-11-16 18:00:05)" \
         in message
     assert main(["trace", "inspect", str(path)]) == 1
+
+
+def test_a_parquet_file_of_lengths_names_the_columns_it_drops(tmp_path):
+    """load_lengths notes the session and prefix columns a file of token lengths drops
+    (502c1e0), but since it reads a Parquet file's token columns alone (b40a76a) the others
+    were never in the table it looked at: a Parquet file gave no note where the same CSV
+    did."""
+    import warnings
+
+    import pandas as pd
+
+    from tiersim.trace.loader import load_lengths
+
+    df = pd.DataFrame({"input_tokens": [10, 20, 30], "output_tokens": [5, 6, 7],
+                       "session_id": [1, 1, 2], "step": [0, 1, 0],
+                       "prefix_hashes": [[1], [1, 2], [3]]})
+    notes = {}
+    for name in ("t.csv", "t.parquet"):
+        path = tmp_path / name
+        df.to_csv(path, index=False) if name.endswith(".csv") else df.to_parquet(path)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            load_lengths(path)
+        notes[name] = [str(w.message).removeprefix(f"{path}: ") for w in seen]
+    assert notes["t.parquet"] == notes["t.csv"]
+    assert "'session_id', 'step', 'prefix_hashes' not read" in notes["t.parquet"][0]

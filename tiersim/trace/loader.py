@@ -32,6 +32,7 @@ from tiersim.trace.formats import (
     complete_formats,
     detect,
     expected_columns,
+    file_columns,
     is_length_only,
     is_trace_column,
     shown_name,
@@ -721,7 +722,7 @@ def load_lengths(path: str | Path,
         "input_tokens": checks.tokens(src, raw[inp_col], inp_col).astype(np.int32),
         "output_tokens": checks.tokens(src, raw[out_col], out_col).astype(np.int32),
     })
-    for note in lengths_dropped_note(columns):
+    for note in lengths_dropped_note(file_columns(raw, src)):  # a Parquet file's unread too
         warnings.warn(f"{src.path}: {note}", TraceWarning, stacklevel=2)
     return lengths
 
