@@ -1,17 +1,19 @@
 """Engine speed: requests simulated per wall second and peak memory.
 
-Replays the Azure 2023 conversation trace's (input, output) lengths, resampled to N requests with
-Poisson arrivals, through the default scenario's fleet (every tier and replica of
-scenarios/default.yaml with the shipped profile's step times; at the latest figures below
-Qwen3-Coder-30B-A3B on H200, BF16 17 x 1 GPU), the requests split evenly at random across the tiers
-(the scenario's router is not used), at an arrival rate of 70% of the fleet's saturation
-throughput (requests completed per second with every request queued at once; measured by a
-first run unless ``--rate`` is given). Only ``engine.simulate`` is timed; building step models and
-loading the trace are reported apart.
+Replays the Azure 2023 conversation trace's (input, output) lengths (``--trace``: another bundled
+trace's, with its prefix hashes), resampled to N requests with Poisson arrivals, through the
+default scenario's fleet (every tier and replica of scenarios/default.yaml with the shipped
+profile's step times; at the latest figures below Qwen3-Coder-30B-A3B on H200, BF16 17 x 1 GPU),
+the requests split evenly at random across the tiers (the scenario's router is not used), at an
+arrival rate of 70% of the fleet's saturation throughput (requests completed per second with every
+request queued at once; measured by a first run unless ``--rate`` is given). Only
+``engine.simulate`` is timed; building step models and loading the trace are reported apart.
 
     python benchmarks/engine_speed.py                 # 200,000 requests
     python benchmarks/engine_speed.py -n 20000 --per-iteration   # also time per-iteration stepping
     python benchmarks/engine_speed.py -n 40000 --replicas 1024   # the tier at the replica cap
+    python benchmarks/engine_speed.py --scenario scenarios/prefix_cache.yaml \
+        --trace mooncake_synthetic.parquet --replicas 1024 -n 20000   # prefix-aware, the cap
 
 Not a test: timings on shared machines are noisy. Quote the figure with the machine and load.
 
@@ -29,6 +31,14 @@ load 7 on the 2-core box, alternated, two runs each), the least-tokens balancer 
 (tiersim.engine.replica.OutstandingBoard): 598 / 750 -> 2,303 / 3,504 requests/s; at
 ``--replicas 256`` (2,793.9 req/s), load 7.5-9: 1,572 / 1,575 -> 2,063 / 2,234. Each pick is
 the loop's (tests/test_round30_bal.py).
+
+The prefix-aware balancer at the cap (``--scenario scenarios/prefix_cache.yaml --trace
+mooncake_synthetic.parquet --replicas 1024 -n 20000``: 1,117.6 req/s, 70% of 1,596.5/s; 5 Dec
+2026, load 5 on the 2-core box, alternated, two runs each), the board's least-loaded replica
+and the replicas holding the prompt's first block (tiersim.engine.cluster.PrefixAware) instead
+of a scan of every replica and its cache: 499 / 928 -> 1,572 / 2,204 requests/s; at
+``--replicas 256`` (279.4 req/s): 2,365 / 2,056 -> 3,184 / 2,351. Each pick is the scan's
+(tests/test_round30_pfx.py).
 """
 
 from __future__ import annotations
@@ -47,21 +57,26 @@ from tiersim.scenario import load_scenario
 from tiersim.trace import load_trace
 from tiersim.workload.synthetic import resample
 
+CONV = "azure2023_conv.parquet"
+"""The bundled trace replayed unless ``--trace`` names another."""
 
-def build(n: int, rate: float, seed: int = 0, scenario_path=None, replicas: int | None = None):
+
+def build(n: int, rate: float, seed: int = 0, scenario_path=None, replicas: int | None = None,
+          trace: str = CONV):
     """The fleet of ``scenario_path`` (default: the default scenario; ``replicas`` given: that
-    many replicas in each of its tiers) and a workload of ``n`` resampled conv requests at
-    ``rate`` req/s."""
+    many replicas in each of its tiers) and a workload of ``n`` requests resampled from the
+    bundled ``trace`` (its prefix hashes too, where it has them) at ``rate`` req/s."""
     scenario = load_scenario(scenario_path or bundled("scenarios", "default.yaml"))
     specs = tier_specs(scenario, [step_model(scenario, t) for t in scenario.tiers])
     if replicas is not None:
         specs = [dataclasses.replace(spec, replicas=replicas) for spec in specs]
-    conv = load_trace(bundled("traces", "azure2023_conv.parquet"))
+    rows = load_trace(bundled("traces", trace))
     rng = np.random.default_rng(seed)
-    df = resample(conv, n, rate, rng)
+    df = resample(rows, n, rate, rng)
     tier = rng.integers(0, len(specs), n)
+    hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
     work = engine.Workload(df["arrival_s"].to_numpy(), df["input_tokens"].to_numpy(np.int64),
-                           df["output_tokens"].to_numpy(np.int64), tier)
+                           df["output_tokens"].to_numpy(np.int64), tier, prefix_hashes=hashes)
     return specs, work
 
 
@@ -71,13 +86,13 @@ def utilization(res: engine.SimResult) -> float:
     return float(np.mean(busy) / res.end_s)
 
 
-def saturation_rate(n: int = 20_000, scenario_path=None) -> float:
+def saturation_rate(n: int = 20_000, scenario_path=None, trace: str = CONV) -> float:
     """Requests per second the fleet completes when every request is already queued.
 
     Load is quoted against this: with continuous batching a replica is "busy" with a batch of
     two, so its busy fraction says little about how close it is to its throughput limit.
     """
-    specs, work = build(n, 1e6, scenario_path=scenario_path)
+    specs, work = build(n, 1e6, scenario_path=scenario_path, trace=trace)
     res = engine.simulate(specs, work)
     return float((~np.isnan(res.finish_s)).sum() / res.end_s)
 
@@ -93,14 +108,18 @@ def main() -> None:
                     "(e.g. an earlier default.yaml, to compare with figures taken on it)")
     ap.add_argument("--replicas", type=int, help="this many replicas in each tier (e.g. 1024, "
                     "the replica cap); saturation is the scenario fleet's, scaled to them")
+    ap.add_argument("--trace", default=CONV, help="replay this bundled trace (e.g. "
+                    "mooncake_synthetic.parquet, whose prefix hashes a prefix-caching "
+                    "scenario's tiers use)")
     args = ap.parse_args()
-    saturation = saturation_rate(scenario_path=args.scenario)
+    saturation = saturation_rate(scenario_path=args.scenario, trace=args.trace)
     if args.replicas is not None:  # the same per replica (a tier's requests split evenly)
         specs, _ = build(1, 1.0, scenario_path=args.scenario)
         saturation *= args.replicas * len(specs) / sum(spec.replicas for spec in specs)
     rate = args.rate if args.rate is not None else args.load * saturation
     t0 = time.perf_counter()
-    specs, work = build(args.n, rate, scenario_path=args.scenario, replicas=args.replicas)
+    specs, work = build(args.n, rate, scenario_path=args.scenario, replicas=args.replicas,
+                        trace=args.trace)
     t_build = time.perf_counter() - t0
     t0 = time.perf_counter()
     res = engine.simulate(specs, work)

@@ -238,6 +238,15 @@ BOARD_MIN = 64
 """Replicas from which :class:`LeastTokens` keeps their outstanding work on a board."""
 
 
+def outstanding_board(replicas: list[Replica]) -> OutstandingBoard | None:
+    """A board of ``replicas``' outstanding work from :data:`BOARD_MIN` of them up, none a
+    lockstep rank (whose work a request to another rank changes); else None (one loop over
+    them is quicker)."""
+    if len(replicas) >= BOARD_MIN and all(type(rep) is Replica for rep in replicas):
+        return OutstandingBoard(replicas)
+    return None
+
+
 class LeastTokens(Balancer):
     """The replica with the fewest outstanding token computations (ties: lowest index).
 
@@ -249,9 +258,7 @@ class LeastTokens(Balancer):
 
     def __init__(self, replicas: list[Replica]):
         super().__init__(replicas)
-        self.board = None
-        if len(replicas) >= BOARD_MIN and all(type(rep) is Replica for rep in replicas):
-            self.board = OutstandingBoard(replicas)
+        self.board = outstanding_board(replicas)
 
     def pick(self, req: Req | None) -> Replica:
         """The least-loaded replica."""
@@ -266,14 +273,46 @@ class PrefixAware(Balancer):
     """The replica with the least outstanding work once the prompt tokens it has cached for this
     request are counted (``outstanding - cached``; ties: lowest index). Equal to
     :class:`LeastTokens` where no replica caches the prompt, so a hot prefix spreads once its
-    replica's queue outgrows what the cache saves (cache-aware routing, as in SGLang's router)."""
+    replica's queue outgrows what the cache saves (cache-aware routing, as in SGLang's router).
+
+    NOTE (speed): on the same condition as :class:`LeastTokens`, the outstanding work is kept on
+    an :class:`OutstandingBoard`, and an index from each block hash to the replicas whose cache
+    holds it (:meth:`PrefixCache.index_into`) names the only replicas where a prompt can have
+    cached tokens: those holding its first hash. Every other replica scores its outstanding work
+    alone, so none beats the board's least (ties to the first); the pick is the least of that one
+    and the holders, scored as the loop scores them, in index order: the loop's pick.
+    """
+
+    def __init__(self, replicas: list[Replica]):
+        super().__init__(replicas)
+        self.board = outstanding_board(replicas)
+        self.holders: dict[int, set[int]] = {}
+        if self.board is not None:
+            for slot, rep in enumerate(replicas):
+                if rep.sched.cache is not None:
+                    rep.sched.cache.index_into(self.holders, slot)
 
     def pick(self, req: Req | None) -> Replica:
         """The replica where this request costs the least work (None: its outstanding work
         alone, as no replica of the tier caches prefixes then)."""
         if len(self.replicas) == 1:
             return self.replicas[0]
-        return min(self.replicas, key=lambda rep: rep.outstanding() - rep.sched.cached_tokens(req))
+        if self.board is None:
+            return min(self.replicas, key=lambda rep: rep.outstanding() - cached(rep, req))
+        least = self.board.least(self.replicas[0].env.now)
+        slots = self.holders.get(req.hashes[0]) if req is not None and req.hashes else None
+        if not slots:
+            return least
+        reps = self.replicas
+        candidates = sorted(slots | {least.slot})
+        # outstanding() as the loop reads it (the board's value; a lazy holder caught up)
+        return min((reps[slot] for slot in candidates),
+                   key=lambda rep: rep.outstanding() - cached(rep, req))
+
+
+def cached(rep: Replica, req: Req | None) -> int:
+    """Prompt tokens of ``req`` cached on ``rep`` (0 for None: no request made yet)."""
+    return rep.sched.cached_tokens(req) if req is not None else 0
 
 
 BALANCERS: dict[str, type[Balancer]] = {

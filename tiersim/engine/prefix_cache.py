@@ -97,6 +97,15 @@ class PrefixCache:
         # load or recompute (module docstring): seconds to prefill a prompt of ``prompt``
         # tokens from ``start`` cached ones, alone, chunked; None: always load
         self.prefill_s: Callable[[int, int], float] | None = None
+        # a cache-aware balancer's index (:meth:`index_into`): hash -> slots of caches holding it
+        self.holders: dict[int, set[int]] | None = None
+        self.slot = 0
+
+    def index_into(self, holders: dict[int, set[int]], slot: int) -> None:
+        """From now on keep ``holders[h]`` holding ``slot`` while this cache holds ``h`` (at any
+        level): only the caches holding a prompt's first hash can have any of it cached. Call it
+        while the cache is empty."""
+        self.holders, self.slot = holders, slot
 
     def __len__(self) -> int:
         return len(self._lru)
@@ -132,7 +141,8 @@ class PrefixCache:
         reading every offloaded hit (module docstring).
 
         NOTE (speed): one pass finds the hits, the first offloaded one and the reads; a
-        cache-aware balancer runs this for every replica at every dispatch.
+        cache-aware balancer runs this for every replica at every dispatch (from its board
+        size up, for the replicas holding the prompt's first hash: :meth:`index_into`).
         """
         where, read_s = self._where, self.read_s
         n, load = 0, 0.0
@@ -243,6 +253,15 @@ class PrefixCache:
 
     def _remove(self, h: int) -> None:
         del self._levels[self._where.pop(h)][h]
+        self._unindex(h)
+
+    def _unindex(self, h: int) -> None:
+        """``h`` has left this cache: off its holders' index."""
+        if self.holders is not None:
+            slots = self.holders[h]
+            slots.discard(self.slot)
+            if not slots:
+                del self.holders[h]
 
     def _put(self, level: int, h: int) -> None:
         """Insert ``h`` as most recent at ``level``; its LRU victim moves down (or is dropped:
@@ -250,10 +269,13 @@ class PrefixCache:
         lru = self._levels[level]
         lru[h] = None
         self._where[h] = level
+        if self.holders is not None:
+            self.holders.setdefault(h, set()).add(self.slot)
         if len(lru) <= self.caps[level]:
             return
         victim, _ = lru.popitem(last=False)
         del self._where[victim]
+        self._unindex(victim)
         if level + 1 == len(self.caps):
             return
         if level == 0:  # out of GPU memory: the GPU's copy, on the step's time
