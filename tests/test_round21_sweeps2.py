@@ -196,8 +196,8 @@ def test_a_baseline_models_config_changed_since_its_points_ran_is_refused(tiny, 
     (model / "config.json").write_text(json.dumps({**LLAMA, "num_hidden_layers": 64}))
     first = sorted(p.stem for p in (out / "points").glob("*.json"))[0]
     assert error_line(*run_cli(capsys, "sweep", tiny, "-o", out, "-w", "1", "--no-report")) == (
-        f"Error: {out}: holds sweep points run over other input files (baselines[0].model of "
-        f"point {first} changed since it ran); use a new --out folder, or delete "
+        f"Error: {out}: holds sweep points run over other input files (baselines[0].model "
+        f"{model} of point {first} changed since it ran); use a new --out folder, or delete "
         f"{out / 'points'} to start over")
 
 

@@ -200,7 +200,7 @@ def test_rerun_over_a_changed_input_file_is_refused_naming_it(tmp_path):
     doc["sweep"]["seed"] = [1, 2, 3]
     path.write_text(yaml.safe_dump(doc))
     with pytest.raises(TiersimError, match=r"holds sweep points run over other input files "
-                       r"\(trace of point \w+ changed since it ran\)"):
+                       r"\(trace t\.csv of point \w+ changed since it ran\)"):
         sweep(path, out)
     assert len(read_points(out)) == 2  # nothing run, nothing lost
 

@@ -67,6 +67,24 @@ def input_paths(doc: dict[str, Any], source: str) -> dict[str, Path]:
     return dict(_fields(doc, source))
 
 
+def written_name(doc: dict[str, Any], field: str) -> str:
+    """The file ``field`` (a key of :func:`point_inputs`) of ``doc`` names, as the user wrote
+    it (``t.csv``, ``models/llama``; a profile the scenario names none of: the GPU's shipped
+    one; NVIDIA's quant config: ``hf_quant_config.json beside models/llama``)."""
+    from tiersim.perf import default_profile_name
+    from tiersim.scenario import format_loc, model_places
+
+    base, _, side = field.partition(":")
+    if base == "trace":
+        name = (doc.get("trace") or {}).get("path")
+    elif base == "profile":
+        name = doc.get("profile") or default_profile_name(str(doc.get("gpu") or "H200"))
+    else:
+        name = next((holder[place[-1]] for place, holder in model_places(doc)
+                     if format_loc(place) == base), None)
+    return f"{side} beside {name}" if side else str(name)
+
+
 def unreadable(doc: dict[str, Any], source: str, field: str) -> str | None:
     """Why the file ``field`` of ``doc`` (read from ``source``) names cannot be read now,
     naming it (``/x/t.parquet: Permission denied``, ``t.parquet: is a folder; ...``): its bytes

@@ -44,7 +44,13 @@ from rich.console import Console
 
 from tiersim.atomic import commit, stage
 from tiersim.errors import ScenarioError, TiersimError, escaped, shown
-from tiersim.input_files import file_digest, input_files, input_paths, point_inputs
+from tiersim.input_files import (
+    file_digest,
+    input_files,
+    input_paths,
+    point_inputs,
+    written_name,
+)
 from tiersim.jsonio import read_json
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
@@ -1039,8 +1045,9 @@ def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
         changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k)
                          and (k in now or ":" in k))
         if changed:
+            files = ", ".join(f"{k} {written_name(doc, k)}" for k in changed[:3])
             raise TiersimError(f"{out}: holds sweep points run over other input files "
-                               f"({', '.join(changed[:3])} of point {point_id} changed since "
+                               f"({files} of point {point_id} changed since "
                                f"it ran); use a new --out folder, or delete {out / 'points'} "
                                "to start over")
 
