@@ -40,3 +40,37 @@ def test_a_changed_input_file_is_named_as_written(tiny, tmp_path, capsys):
                                "--no-baselines"))
     assert "(trace b.parquet of point " in line, line
     assert line.startswith(f"Error: {out}: holds sweep points run over other input files ")
+
+
+def test_analytic_says_the_scenario_table_is_illustrative_as_run_does(capsys):
+    """cascade.yaml sets ``accuracy_values: illustrative``: ``tiersim run`` labels its tiers'
+    accuracy 'scenario (illustrative)', and ``tiersim analytic`` said only '(the scenario's
+    table)', in its line and its JSON."""
+    import json
+
+    from tiersim.cli import main
+
+    scenario = ROOT / "scenarios" / "cascade.yaml"
+    capsys.readouterr()
+    assert main(["analytic", "--scenario", str(scenario)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("accuracy: "))
+    assert line.startswith("accuracy: nvfp4 0.7384 (the scenario's table, illustrative), "
+                           "bf16 0.8047 (the scenario's table, illustrative);"), line
+    assert main(["analytic", "--scenario", str(scenario), "--json"]) == 0
+    sources = json.loads(capsys.readouterr().out)["estimated_from"]["accuracy_source"]
+    assert sources == {"nvfp4": "scenario (illustrative)", "bf16": "scenario (illustrative)"}
+
+
+def test_analytic_prints_minus_zero_as_zero(capsys):
+    """``--floor -0`` printed 'at floor -0.0000' (and ``--eps -0`` 'eps = -0'): -0 is 0."""
+    from tiersim.cli import main
+
+    flags = ["analytic", "--p", "0.8", "--eps", "-0", "--delta", "0.3", "--dc", "1.0",
+             "--c0", "-0", "--floor", "-0"]
+    capsys.readouterr()
+    assert main(flags) == 0
+    out = capsys.readouterr().out
+    assert "-0" not in out, out
+    assert "at floor 0.0000: " in out and "eps = 0 " in out
+    assert main([*flags, "--json"]) == 0
+    assert "-0" not in capsys.readouterr().out
