@@ -74,3 +74,81 @@ def test_analytic_prints_minus_zero_as_zero(capsys):
     assert "at floor 0.0000: " in out and "eps = 0 " in out
     assert main([*flags, "--json"]) == 0
     assert "-0" not in capsys.readouterr().out
+
+
+SLOW_EXIT = ("import atexit, sys, time; atexit.register(time.sleep, 0.6); "
+             "from tiersim.cli import app; sys.argv[0] = 'tiersim'; app(prog_name='tiersim')")
+"""``tiersim`` with an exit function that takes 0.6 s (as multiprocessing's or Ray's may): the
+process's last moments, after every output is written, made long enough to signal into."""
+
+
+def _plan_signalled(tiny: Path, tmp_path: Path, command: list[str], delay: float):
+    """Run ``tiersim plan`` by ``command``, send SIGINT ``delay`` seconds after its last line
+    ('wrote ...', every file written): (exit status, stderr)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "plan"
+    child = subprocess.Popen([sys.executable, *command, "plan", str(tiny), "-o", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    for line in child.stdout:
+        if line.startswith("wrote "):
+            break
+    assert (out / "report.html").is_file()
+    time.sleep(delay)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert "Traceback" not in err, err[-2000:]
+    return child.returncode, err
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.3])
+def test_ctrl_c_after_the_plan_is_written_ends_with_130(tiny, tmp_path, delay):
+    """A SIGINT that came after ``tiersim plan`` had written its files and printed its last
+    line, while the process ran its exit functions, was lost (status 0: Python printed the
+    KeyboardInterrupt as ignored in an atexit callback); it ends the process with 130."""
+    code, err = _plan_signalled(tiny, tmp_path, ["-c", SLOW_EXIT], delay)
+    assert code == 130, err[-2000:]
+
+
+@pytest.mark.parametrize("delay", [0.01, 0.05, 0.2])
+def test_ctrl_c_while_plan_exits_is_no_death_by_signal(tiny, tmp_path, delay):
+    """A SIGINT while ``tiersim plan`` exited, its files written, killed the process (status
+    -2: Python's exit puts back SIGINT's default action while it frees the objects, ~0.5 s
+    here): 130 now, or 0 where the process had already ended (its exit no longer frees them
+    one by one, so it ends within milliseconds of its last line)."""
+    code, err = _plan_signalled(tiny, tmp_path, ["-m", "tiersim"], delay)
+    assert code in (0, 130), err[-2000:]
+
+
+def test_a_number_with_digit_separators_reads_alike_in_flags_and_scenarios(tmp_path, capsys):
+    """Decision: ``1_0`` is 10 on every number flag, as in a scenario's YAML (YAML 1.1 digit
+    separators, which :mod:`tiersim.scenario`'s loader keeps), not refused on one side only;
+    a spelling Python's numbers refuse (``1__0``) is one line naming the flag."""
+    from tiersim.cli import main
+    from tiersim.scenario import load_scenario, read_yaml_value
+
+    assert read_yaml_value("1_0") == 10 and read_yaml_value("2_4.5") == 24.5
+    path = tmp_path / "s.yaml"
+    path.write_text((ROOT / "scenarios" / "tiny.yaml").read_text()
+                    .replace("seed: 0", "seed: 1_0")
+                    .replace("path: azure2023_code.parquet",
+                             f"path: {ROOT / 'traces' / 'azure2023_code.parquet'}"))
+    assert load_scenario(path, fit=False).seed == 10
+    model = ["analytic", "--p", "0.8", "--eps", "0.01", "--delta", "0.3"]
+    outputs = []
+    for argv in ([*model, "--dc", "1_0", "--floor", "0.9_5"], [*model, "--dc", "10",
+                                                                  "--floor", "0.95"],
+                 ["trace", "inspect", "azure2023_code.parquet", "--window", "2_40", "27_0"],
+                 ["trace", "inspect", "azure2023_code.parquet", "--window", "240", "270"]):
+        capsys.readouterr()
+        assert main(argv) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and outputs[2] == outputs[3]
+    assert error_line(*run_cli(capsys, *model, "--dc", "1__0")) == (
+        "Error: --dc: input should be a valid number, unable to parse string as a number; "
+        "see tiersim analytic --help")
