@@ -152,3 +152,14 @@ def test_a_number_with_digit_separators_reads_alike_in_flags_and_scenarios(tmp_p
     assert error_line(*run_cli(capsys, *model, "--dc", "1__0")) == (
         "Error: --dc: input should be a valid number, unable to parse string as a number; "
         "see tiersim analytic --help")
+
+
+def test_plan_prints_a_floor_of_minus_zero_as_zero(tiny, tmp_path, capsys):
+    """``tiersim plan --accuracy-floor -0`` printed 'vs floor -0.00%', as analytic did."""
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    assert main(["plan", str(tiny), "-o", str(tmp_path / "p"), "--accuracy-floor", "-0",
+                 "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert " vs floor 0.00%" in out and "-0" not in out, out

@@ -29,7 +29,7 @@ import numpy as np
 import typer
 
 from tiersim.analytic import TwoType, accuracy_note, estimate, summary
-from tiersim.cli.usage import echo, expand_home
+from tiersim.cli.usage import echo, expand_home, unsigned_zero
 from tiersim.errors import ScenarioError, TiersimError, baseline_only
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
@@ -68,7 +68,7 @@ def analytic(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Print dC*, the kink and both frontiers of the two-type model."""
-    p, eps, delta, dc, c0, floor = map(_unsigned_zero, (p, eps, delta, dc, c0, floor))
+    p, eps, delta, dc, c0, floor = map(unsigned_zero, (p, eps, delta, dc, c0, floor))
     _check_numbers({"--p": p, "--eps": eps, "--delta": delta, "--floor": floor}, high=1.0)
     _check_numbers({"--dc": dc, "--c0": c0}, high=MAX_COST)
     if trace is None and scenario is None:
@@ -96,12 +96,6 @@ def analytic(
 MAX_COST = 1e12
 """Largest --dc / --c0 taken (USD per request): beyond it the frontiers overflow to infinity,
 which JSON cannot hold."""
-
-
-def _unsigned_zero(value: float | None) -> float | None:
-    """A flag's number with ``-0`` read as 0 (it printed "at floor -0.0000"); adding 0.0
-    leaves every other number as it is."""
-    return None if value is None else value + 0.0
 
 
 def _check_numbers(values: dict[str, float | None], high: float | None) -> None:

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tiersim.cli.usage import echo, expand_home
+from tiersim.cli.usage import echo, expand_home, unsigned_zero
 from tiersim.errors import Note, TiersimError, escaped
 from tiersim.results import (
     PlanResult,
@@ -173,6 +173,8 @@ def plan(
     from tiersim.cli.run import provenance_lines, scenario_path
 
     path = scenario_path(scenario)
+    slo_ttft_p99, slo_tpot_p99, accuracy_floor = map(
+        unsigned_zero, (slo_ttft_p99, slo_tpot_p99, accuracy_floor))
     result = plan_capacity(path, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
                            _parse_choose(choose), max_replicas=max_replicas,
                            gpu_options=_parse_gpus(gpus_per_replica),

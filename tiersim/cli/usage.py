@@ -176,7 +176,7 @@ def _close_commands(ctx, typed: str) -> list[str]:
 
 
 __all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "option_names",
-           "param_name", "repeated_param", "usage_line"]
+           "param_name", "repeated_param", "unsigned_zero", "usage_line"]
 
 
 def expand_home(value: str | Path | None) -> Path | None:
@@ -194,3 +194,10 @@ def expand_home(value: str | Path | None) -> Path | None:
         return home_expanded(value)
     except ValueError as error:
         raise errors.BadParameter(str(error)) from None
+
+
+def unsigned_zero(value: float | None) -> float | None:
+    """A number flag's value with ``-0`` read as 0 (``analytic --floor -0`` printed "at floor
+    -0.0000", ``plan --accuracy-floor -0`` "vs floor -0.00%"); adding 0.0 leaves every other
+    number as it is."""
+    return None if value is None else value + 0.0
