@@ -163,3 +163,18 @@ def test_plan_prints_a_floor_of_minus_zero_as_zero(tiny, tmp_path, capsys):
                  "--no-report"]) == 0
     out = capsys.readouterr().out
     assert " vs floor 0.00%" in out and "-0" not in out, out
+
+
+def test_a_scenario_floor_of_minus_zero_reads_as_zero(tmp_path):
+    """A scenario's ``accuracy_floor: -0.0`` stayed -0.0, and the plan printed 'vs floor
+    -0.00%' as the flag did."""
+    import math
+
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text((ROOT / "scenarios" / "tiny.yaml").read_text()
+                    .replace("path: azure2023_code.parquet",
+                             f"path: {ROOT / 'traces' / 'azure2023_code.parquet'}")
+                    + "accuracy_floor: -0.0\n")
+    assert math.copysign(1.0, load_scenario(path, fit=False).accuracy_floor) == 1.0

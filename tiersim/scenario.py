@@ -450,6 +450,13 @@ class Scenario(_Strict):
         except TiersimError:
             return value
 
+    @field_validator("accuracy_floor")
+    @classmethod
+    def _unsigned_floor(cls, value: float | None) -> float | None:
+        """``-0.0`` as 0 (a plan printed "vs floor -0.00%"); adding 0.0 leaves every other
+        floor as it is."""
+        return None if value is None else value + 0.0
+
     @field_validator("baselines", mode="before")
     @classmethod
     def _empty_baselines(cls, value: Any) -> Any:
