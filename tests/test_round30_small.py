@@ -76,55 +76,6 @@ def test_analytic_prints_minus_zero_as_zero(capsys):
     assert "-0" not in capsys.readouterr().out
 
 
-SLOW_EXIT = ("import atexit, sys, time; atexit.register(time.sleep, 0.6); "
-             "from tiersim.cli import app; sys.argv[0] = 'tiersim'; app(prog_name='tiersim')")
-"""``tiersim`` with an exit function that takes 0.6 s (as multiprocessing's or Ray's may): the
-process's last moments, after every output is written, made long enough to signal into."""
-
-
-def _plan_signalled(tiny: Path, tmp_path: Path, command: list[str], delay: float):
-    """Run ``tiersim plan`` by ``command``, send SIGINT ``delay`` seconds after its last line
-    ('wrote ...', every file written): (exit status, stderr)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    out = tmp_path / "plan"
-    child = subprocess.Popen([sys.executable, *command, "plan", str(tiny), "-o", str(out)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    for line in child.stdout:
-        if line.startswith("wrote "):
-            break
-    assert (out / "report.html").is_file()
-    time.sleep(delay)
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=60)
-    assert "Traceback" not in err, err[-2000:]
-    return child.returncode, err
-
-
-@pytest.mark.parametrize("delay", [0.0, 0.1, 0.3])
-def test_ctrl_c_after_the_plan_is_written_ends_with_130(tiny, tmp_path, delay):
-    """A SIGINT that came after ``tiersim plan`` had written its files and printed its last
-    line, while the process ran its exit functions, was lost (status 0: Python printed the
-    KeyboardInterrupt as ignored in an atexit callback); it ends the process with 130."""
-    code, err = _plan_signalled(tiny, tmp_path, ["-c", SLOW_EXIT], delay)
-    assert code == 130, err[-2000:]
-
-
-@pytest.mark.parametrize("delay", [0.01, 0.05, 0.2])
-def test_ctrl_c_while_plan_exits_is_no_death_by_signal(tiny, tmp_path, delay):
-    """A SIGINT while ``tiersim plan`` exited, its files written, killed the process (status
-    -2: Python's exit puts back SIGINT's default action while it frees the objects, ~0.5 s
-    here): 130 now, or 0 where the process had already ended (its exit no longer frees them
-    one by one, so it ends within milliseconds of its last line)."""
-    code, err = _plan_signalled(tiny, tmp_path, ["-m", "tiersim"], delay)
-    assert code in (0, 130), err[-2000:]
-
-
 def test_a_number_with_digit_separators_reads_alike_in_flags_and_scenarios(tmp_path, capsys):
     """Decision: ``1_0`` is 10 on every number flag, as in a scenario's YAML (YAML 1.1 digit
     separators, which :mod:`tiersim.scenario`'s loader keeps), not refused on one side only;
