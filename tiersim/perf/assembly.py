@@ -293,8 +293,8 @@ class AssembledStepModel:
         sample's DP rows further from measured (Qwen3-235B-FP8 vLLM TPOT 44.4% -> 47.8%, TTFT
         18.8% -> 22.2%; TensorRT-LLM DeepSeek-R1 TTFT 47.7% -> 51.4%)."""
         ops = self.ops
-        experts = self._routed_experts(tokens * self.dp, step_tokens=tokens)
-        t = ops.gemm(tokens, *self._router, "bf16") + experts
+        router = ops.gemm(tokens, *self._router, "bf16")  # read first: an import records
+        t = router + self._routed_experts(tokens * self.dp, step_tokens=tokens)  # reads in order
         if self.model.shared_intermediate:
             fmt = self._fmt("shared_experts")
             t = t + ops.gemm(tokens, *self._shared_gate_up, fmt)
