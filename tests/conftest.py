@@ -174,3 +174,16 @@ def decoded(monkeypatch):
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy_batches)
     monkeypatch.setattr(pq, "read_table", spy_table)
     return asked
+
+
+@pytest.fixture
+def tiny_short(tmp_path) -> Path:
+    """scenarios/tiny.yaml copied next to the test, on a short window (240-270 s)."""
+    import shutil
+
+    path = tmp_path / "tiny.yaml"
+    shutil.copy(Path(__file__).resolve().parents[1] / "scenarios" / "tiny.yaml", path)
+    doc = yaml.safe_load(path.read_text())
+    doc["trace"]["window"] = [240, 270]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path

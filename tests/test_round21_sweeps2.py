@@ -16,14 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def tiny(tmp_path) -> Path:
-    """scenarios/tiny.yaml copied next to the test, on a short window."""
-    path = tmp_path / "tiny.yaml"
-    shutil.copy(ROOT / "scenarios" / "tiny.yaml", path)
-    doc = yaml.safe_load(path.read_text())
-    doc["trace"]["window"] = [240, 270]
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+def tiny(tiny_short) -> Path:
+    """scenarios/tiny.yaml copied next to the test, on a short window (conftest)."""
+    return tiny_short
 
 
 def test_a_name_axis_alone_is_refused_as_every_point_would_run_the_same(tiny, tmp_path,

@@ -42,16 +42,17 @@ def board_checked_against_min():
         OutstandingBoard.least, cluster.BOARD_MIN = board_least, board_min
 
 
-def board_run_equals_loop_run(tiers, work, **kw):
-    """The run on boards (each pick checked) equals the run with one loop over the replicas
-    (no board), field by field; returns the picks checked."""
+def board_run_equals_loop_run(tiers, work, checked=None, **kw):
+    """The run on boards (each pick checked by ``checked``, a context manager yielding the
+    picks; default :func:`board_checked_against_min`) and the board alone equal the run with
+    one loop over the replicas (no board), field by field; returns the picks checked."""
     saved = cluster.BOARD_MIN
     cluster.BOARD_MIN = 10**9
     try:
         plain = simulate(tiers, work, **kw)
     finally:
         cluster.BOARD_MIN = saved
-    with board_checked_against_min() as picks:
+    with (checked or board_checked_against_min)() as picks:
         checked = simulate(tiers, work, **kw)
     cluster.BOARD_MIN = 2
     try:

@@ -13,9 +13,10 @@ import contextlib
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from test_engine_speed_paths import assert_identical, fast, tier
+from test_engine_speed_paths import fast, tier
+from test_round30_bal import board_run_equals_loop_run
 
-from tiersim.engine import Disagg, KVLevel, Workload, cluster, simulate
+from tiersim.engine import Disagg, KVLevel, Workload, cluster
 from tiersim.engine.prefix_cache import PrefixCache
 from tiersim.engine.replica import Replica
 from tiersim.engine.spec_decode import SpecDecoding
@@ -52,24 +53,9 @@ def picks_checked_against_scan():
 
 
 def board_run_equals_scan_run(tiers, work, **kw) -> list[tuple[int, bool]]:
-    """The run on boards (each pick checked) and the board alone equal the run with the scan,
-    field by field; returns the picks checked."""
-    saved = cluster.BOARD_MIN
-    cluster.BOARD_MIN = 10**9
-    try:
-        plain = simulate(tiers, work, **kw)
-    finally:
-        cluster.BOARD_MIN = saved
-    with picks_checked_against_scan() as picks:
-        checked = simulate(tiers, work, **kw)
-    cluster.BOARD_MIN = 2
-    try:
-        board = simulate(tiers, work, **kw)  # the board alone: nothing else catches up
-    finally:
-        cluster.BOARD_MIN = saved
-    assert_identical(board, plain)
-    assert_identical(checked, plain)
-    return picks
+    """The run on boards (each pick checked against the scan) and the board alone equal the
+    run with the scan, field by field; returns the picks checked."""
+    return board_run_equals_loop_run(tiers, work, checked=picks_checked_against_scan, **kw)
 
 
 def shared_prefix_work(n: int, seed: int, rate: float, families: int, tiers: int = 1,

@@ -1,19 +1,9 @@
 """Round 30 (helper rev3): review of the session's changes; each test failed before its fix."""
 import json
 
-ILLUSTRATIVE = """name: t
-profile: null
-trace:
-  path: azure2023_code.parquet
-  window: [240, 300]
-tiers:
-  - {name: w4a16, precision: w4a16, replicas: 1, cost_per_gpu_hour: 3.5,
-     accuracy: {easy: 0.99, hard: 0.5}}
-  - {name: bf16, precision: bf16, replicas: 2, cost_per_gpu_hour: 3.5,
-     accuracy: {easy: 1.0, hard: 0.8}}
-router: {policy: static_split, fractions: [0.5, 0.5]}
-accuracy_values: illustrative
-"""
+from test_round30_lbl import ACCURACY_SCENARIO
+
+ILLUSTRATIVE = ACCURACY_SCENARIO + "accuracy_values: illustrative\n"
 
 
 def test_analytic_says_the_scenario_accuracies_are_illustrative(tmp_path, capsys):

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 from test_round19 import error_line, run_cli
 from test_sweep_cli import with_sweep
 
@@ -15,14 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def tiny(tmp_path) -> Path:
-    """scenarios/tiny.yaml copied next to the test, on a short window."""
-    path = tmp_path / "tiny.yaml"
-    shutil.copy(ROOT / "scenarios" / "tiny.yaml", path)
-    doc = yaml.safe_load(path.read_text())
-    doc["trace"]["window"] = [240, 270]
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+def tiny(tiny_short) -> Path:
+    """scenarios/tiny.yaml copied next to the test, on a short window (conftest)."""
+    return tiny_short
 
 
 def test_a_changed_input_file_is_named_as_written(tiny, tmp_path, capsys):
