@@ -45,21 +45,29 @@ def test_plan_of_mixed_tiers_says_raise_only_where_max_model_len_is_set(tmp_path
     its model's 262,144; requests of 2,010 and 10,000,010 tokens. The two-tier design was told
     to "raise tiers[].scheduler.max_model_len", bf16's included, which is already at the
     model's context."""
-    path = _scenario(tmp_path, pd.DataFrame({
-        "request_id": range(8), "arrival_s": [float(i) for i in range(8)],
-        "input_tokens": [2000, 10**7] * 4, "output_tokens": [10] * 8}))
-    doc = yaml.safe_load(path.read_text())
-    doc["tiers"][0]["scheduler"] = {"max_model_len": 1000}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    capsys.readouterr()
-    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"]) == 1
-    line = capsys.readouterr().out.splitlines()[0]
-    both = line[line.index("w4a16+bf16: "):]
+    both = two_tier_plan_words([1000, None], tmp_path, capsys)
     assert "raise tiers[]" not in both
     assert ("(w4a16's max_model_len 1,000, bf16's max_model_len 262,144) and are dropped at "
             "any size; raise w4a16's scheduler.max_model_len (up to its model's context); "
             "bf16's is its model's context: serve its requests on a model with a longer "
             "context or leave them out of the trace") in both, both
+
+
+def two_tier_plan_words(lengths: list[int | None], tmp_path, capsys) -> str:
+    """``tiersim plan``'s words for its two-tier design, tiny.yaml's tiers capped at
+    ``max_model_len`` ``lengths`` (None: unset), on requests of 2,010 and 10,000,010 tokens."""
+    path = _scenario(tmp_path, pd.DataFrame({
+        "request_id": range(8), "arrival_s": [float(i) for i in range(8)],
+        "input_tokens": [2000, 10**7] * 4, "output_tokens": [10] * 8}))
+    doc = yaml.safe_load(path.read_text())
+    for tier, length in zip(doc["tiers"], lengths, strict=True):
+        if length is not None:
+            tier["scheduler"] = {"max_model_len": length}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    capsys.readouterr()
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"]) == 1
+    line = capsys.readouterr().out.splitlines()[0]
+    return line[line.index("w4a16+bf16: "):]
 
 
 INTEGER_CATEGORIES = pd.Series(pd.Categorical([1, None, 2, 1]), name="step_type")

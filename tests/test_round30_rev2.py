@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 
 from tiersim.session_metrics import step_type_results
 
@@ -42,21 +41,9 @@ def test_a_request_longer_than_a_max_model_len_at_the_model_context_is_not_told_
 def test_plan_of_a_tier_at_its_model_context_is_not_told_to_raise_it(tmp_path, capsys):
     """Both of tiny.yaml's tiers set max_model_len: w4a16 1,000, bf16 its model's 262,144
     exactly. The two-tier design told to raise bf16's, already the most its model takes."""
-    from test_round29_fzt import _scenario
+    from test_round29_small import two_tier_plan_words
 
-    from tiersim.cli import main
-
-    path = _scenario(tmp_path, pd.DataFrame({
-        "request_id": range(8), "arrival_s": [float(i) for i in range(8)],
-        "input_tokens": [2000, 10**7] * 4, "output_tokens": [10] * 8}))
-    doc = yaml.safe_load(path.read_text())
-    doc["tiers"][0]["scheduler"] = {"max_model_len": 1000}
-    doc["tiers"][1]["scheduler"] = {"max_model_len": 262_144}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    capsys.readouterr()
-    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-report"]) == 1
-    line = capsys.readouterr().out.splitlines()[0]
-    both = line[line.index("w4a16+bf16: "):]
+    both = two_tier_plan_words([1000, 262_144], tmp_path, capsys)
     assert ("raise w4a16's scheduler.max_model_len (up to its model's context); bf16's is its "
             "model's context: serve its requests on a model with a longer context") in both, both
 

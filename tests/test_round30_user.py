@@ -4,8 +4,8 @@ place where the tool's output left a number unexplained or disagreed with the do
 from __future__ import annotations
 
 import pytest
+from test_disagg_score_text import disagg_lines
 
-from tiersim.cli.app import main
 from tiersim.disagg import SplitResult
 
 
@@ -14,15 +14,8 @@ def test_disagg_says_what_its_score_is(tmp_path, monkeypatch, capsys):
     # 0.616)" with no word of what the score is, where `tiersim plan` prints SCORE_WORDS
     rows = [SplitResult(4, 1, 1.232, 0.0283, 0.233, 0.0231, 781, 0.616),
             SplitResult(0, 0, 0.897, 0.1596, 0.215, 0.0214, 781, 1.596)]
-    monkeypatch.setattr("tiersim.disagg.compare_splits", lambda scenario, tier: rows)
-    monkeypatch.setattr("tiersim.cli.run.provenance_lines", lambda path: [])
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text("name: s\nmodel: Llama-3.1-8B\ngpu: H200\ntrace: {path: "
-                        "azure2023_code.parquet, window: [240, 270]}\ntiers:\n  - {name: bf16, "
-                        "precision: bf16, replicas: 5, cost_per_gpu_hour: 3.5}\n"
-                        "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n")
-    assert main(["disagg", str(scenario)]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = disagg_lines(rows, 5, "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n", tmp_path,
+                         monkeypatch, capsys)
     assert lines[3] == "best: 4P 1D (meets both SLOs; score 0.616)"
     assert lines[4] == ("score = worse of p99 TTFT and TPOT over their SLOs (TTFT 2 s, TPOT "
                         "0.05 s): below 1 meets both; inf: the split drops requests")
