@@ -267,7 +267,9 @@ def test_real_package_covers_the_silicon_sample_checkpoints():
     imp = aic.Importer("h200", "vllm")
     for op in ("attn_prefill", "attn_decode"):
         table = imp.mla(op, "bf16", kimi.heads // 8, "bf16")
-        assert table is not None and table.key == {"heads": 8, "kv_heads": 1, "head_dim": 576}
+        assert table is not None and table.key == {"heads": 8, "kv_heads": 1, "head_dim": 576,
+                                                   "hidden": 7168, "q_lora": 1536, "rope": 64,
+                                                   "nope": 128, "v_dim": 128}
         assert table.dtype == "bf16 mla-bf16" and np.all(table.latency > 0)
     moe = imp.moe("w4a16", kimi, 8)
     assert moe is not None and "compressedtensorswna16marlin" in moe.extra["kernel"]

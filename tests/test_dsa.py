@@ -148,9 +148,9 @@ def test_only_a_dsa_module_table_carries_the_dsa_key_fields(tmp_path):
     doc["tables"][plain]["key"]["hidden"] = 2048
     path = tmp_path / "p.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(TiersimError, match=rf"tables\[{plain}\]\.key\.hidden: only a DSA "
-                       r"module's table \(kv_dtype '<kv> dsa-<weight format>'\) carries it; "
-                       "remove it"):
+    with pytest.raises(TiersimError, match=rf"tables\[{plain}\]\.key\.hidden: only an MLA or DSA "
+                       r"module's table \(kv_dtype '<kv> mla-<weight format>' or "
+                       r"'<kv> dsa-<weight format>'\) carries it; remove it"):
         load_profile(path)
     del doc["tables"][plain]["key"]["hidden"]
     dsa = next(i for i, t in enumerate(doc["tables"]) if " dsa-" in str(t.get("kv_dtype")))

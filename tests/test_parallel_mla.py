@@ -103,7 +103,8 @@ def test_mla_attention_tables_are_keyed_by_the_latent(mla_model):
     found = table_requests(mla_model, "checkpoint", 2, "fp8")
     attn = [(op, d, k) for op, d, k, _, _ in found if op.startswith("attn")]
     assert {d for _, d, _ in attn} == {"fp8 mla-bf16"}
-    assert all(k == {"heads": 8, "kv_heads": 1, "head_dim": 144} for _, _, k in attn)
+    assert all(k == {"heads": 8, "kv_heads": 1, "head_dim": 144, "hidden": 1024, "q_lora": 384,
+                     "rope": 16, "nope": 32, "v_dim": 32} for _, _, k in attn)
 
 
 def test_mla_decode_reads_the_latent_once_per_token(mla_model):

@@ -215,7 +215,8 @@ def test_mla_of_another_head_count_is_anchored_on_the_same_latent():
 
     kimi = aic_model_path("aic:moonshotai--Kimi-K2-Instruct")  # DeepSeek-V3's MLA, 64 heads
     src = build_step_model(kimi, "checkpoint", "h200", 16, "bf16", PROFILE).sources()
-    decode = src["attn_decode bf16 mla-fp8_block heads=4 kv_heads=1 head_dim=576"]
+    decode = src["attn_decode bf16 mla-fp8_block heads=4 kv_heads=1 head_dim=576 hidden=7168 "
+                 "q_lora=1536 rope=64 nope=128 v_dim=128"]
     anchor = decode.removeprefix("anchored:measured:aiconfigurator vllm 0.24.0 (").rstrip(")")
     assert decode.startswith("anchored:measured:") and anchor.startswith("attn_decode bf16 mla-")
     assert "head_dim=576" in anchor and "heads=4 " not in anchor  # same latent, other heads

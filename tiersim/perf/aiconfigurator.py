@@ -94,7 +94,9 @@ from tiersim.perf.mla_decode import (
     served_decode_grid,
 )
 from tiersim.perf.profile import (
+    DEEPSEEK_V3_MLA,
     DSA_PROXY_ROWS,
+    MLA_DEFAULT_KEY,
     OP_AXES,
     Profile,
     ProfileOps,
@@ -144,10 +146,16 @@ NATIVE_MOE_DTYPES = {"vllm": {"nvfp4": "nvfp4"},
 OPT_IN_MOE_KERNELS = ("min_latency",)
 KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 #: MLA shapes NVIDIA measured the MLA modules at (DeepSeek-V3; Kimi-K2 shares them).
-MLA_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
-             "qk_rope_head_dim": 64, "v_head_dim": 128}
+MLA_SHAPE = DEEPSEEK_V3_MLA
 #: The cached latent's width at :data:`MLA_SHAPE` (the MLA tables' ``head_dim`` key).
 MLA_LATENT = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
+
+
+def mla_table_key(heads: int) -> dict[str, int]:
+    """The key of an MLA module table at :data:`MLA_SHAPE` with ``heads`` query heads per GPU
+    (its shape fields, :data:`tiersim.perf.profile.MLA_KEYS`, written out)."""
+    return {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT, **MLA_DEFAULT_KEY}
+
 MLA_GEMM_TYPES = {"bf16": "bfloat16", "fp8_block": "fp8_block"}
 #: Shapes NVIDIA measured the DSA (DeepSeek sparse attention) modules at, by the data's model
 #: names: DeepSeek-V3.2's and GLM-5's (GLM-5-FP8 is GLM-5's shape in FP8).
@@ -842,7 +850,7 @@ class Importer:
         if rows.empty:
             return None
         latent = MLA_LATENT
-        key = {"heads": heads, "kv_heads": 1, "head_dim": latent}
+        key = mla_table_key(heads)
         dt = mla_dtype(kv_dtype, attn_format)
         if op == "attn_prefill":
             rows, kernel = _served_prompt_rows(rows[rows["batch_size"] == 1], rows)
@@ -935,7 +943,7 @@ class Importer:
         kernels = rows["kernel_source"].value_counts().index
         kernel = next((k for k in SGLANG_MLA_BACKENDS if k in kernels), kernels[0])
         rows = rows[rows["kernel_source"] == kernel]
-        key = {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT}
+        key = mla_table_key(heads)
         if op == "attn_prefill":
             read = MLA_LATENT * (1 if kv_dtype == "fp8" else 2) / get_gpu(self.gpu).hbm_bw_bytes_s
             first, second, grid = _prefill_grid(rows[rows["batch_size"] == 1], read)
@@ -974,7 +982,7 @@ class Importer:
         gemms = [self.gemm(attn_format, n, k) for n, k in projection_shapes(MLA_SHAPE, heads)]
         if any(g is None for g in gemms):
             return None
-        key = {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT}
+        key = mla_table_key(heads)
         if op == "attn_prefill":
             composed = self._composed_mla_prefill(rows, heads, kv_dtype, attn_format, gemms)
             if composed is None:
@@ -1385,8 +1393,7 @@ def measured_module_requests(imp: Importer, kv_dtypes: tuple[str, ...] = SHIPPED
     for op in ("attn_prefill", "attn_decode"):
         for attn_format in MLA_GEMM_TYPES:
             for kv in kv_dtypes:
-                requests += [(op, mla_dtype(kv, attn_format),
-                              {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT},
+                requests += [(op, mla_dtype(kv, attn_format), mla_table_key(heads),
                               deepseek, deepseek.heads // heads)
                              for heads in SHIPPED_MLA_HEADS]
     for op in GDN_KERNELS:

@@ -103,8 +103,8 @@ efficiency is kept, the bytes and FLOPs rescaled, and the result is read as any 
 (non-decreasing, within the physical limit). ``sources()`` labels it ``anchored:<source>
 (<table it came from>)``. Attention tables anchor only at their own head width
 (:func:`anchors_attention`): GQA tables across head counts of the same ``head_dim``, MLA
-tables across query-head counts of the same latent width (they were measured at one
-architecture's dimensions); a read with no table of its head width is the roofline's. With
+tables across query-head counts of the same module shape (latent, rope, nope, v and projection
+widths: :data:`MLA_KEYS`); a read with no table of its head width is the roofline's. With
 no table of that operator and dtype at all the operator is ``roofline``: anchoring across
 formats was tried and rejected (gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out
 1.5-5x slow; the 4-bit kernels differ too much to share a measured efficiency).
@@ -126,7 +126,8 @@ rescales a shape (:meth:`ProfileOps._rescaled`; at another shape both at once); 
 label starts ``rescaled:`` and names both formats. Within one width (W4A16 at group 32 or 128,
 NVFP4A16) tables are read as timed: they do not record the group size they were timed at.
 Attention tables are keyed by KV-cache dtype (MLA: KV dtype and the projections' format,
-``"bf16 mla-bf16"``; DeepSeek sparse attention ``"fp8 dsa-fp8_block"``, keyed by the model's
+``"bf16 mla-bf16"``, keyed by the module's shapes too, :data:`MLA_KEYS`, DeepSeek-V3's where a
+table leaves them out; DeepSeek sparse attention ``"fp8 dsa-fp8_block"``, keyed by the model's
 shape too, :data:`DSA_KEYS`, since NVIDIA measured its modules at more than one model's
 shapes), so they are measured for every weight format. A DSA module whose projections'
 format NVIDIA did not time reads another format's rows (:data:`DSA_PROXY_ROWS`; its source
@@ -140,6 +141,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -173,6 +175,15 @@ OP_KEYS: dict[str, tuple[str, ...]] = {
 #: Key fields a DSA module's attention table carries besides :data:`OP_KEYS` (NVIDIA measured
 #: the modules at more than one model's shapes; a model reads a table only at its own).
 DSA_KEYS = ("hidden", "q_lora", "v_dim", "index_heads", "index_dim", "index_topk")
+#: Key fields an MLA module's attention table carries besides :data:`OP_KEYS`: the shapes its
+#: projections and kernel run at (its ``head_dim`` is the cached latent, ``kv_lora_rank +
+#: rope``, which another split of the same width shares). A table may leave them all out where
+#: it was measured at DeepSeek-V3's shapes (:data:`DEEPSEEK_V3_MLA`), as NVIDIA's were.
+MLA_KEYS = ("hidden", "q_lora", "rope", "nope", "v_dim")
+#: DeepSeek-V3's MLA shapes (Kimi-K2 shares them), in the model's field names: those NVIDIA
+#: measured its MLA modules at.
+DEEPSEEK_V3_MLA = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
+                   "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
 #: The format whose measured DSA modules stand for projections in another (the data times
 #: BF16 and block-FP8 projections only): per-tensor FP8 through block FP8, a weight-only or FP4
 #: format through BF16 (Hopper dequantises both to BF16 tensor cores).
@@ -990,7 +1001,7 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
     dtype = _parse_dtype(raw, op, loc)
     _check_timing(raw.get("timing"), op, f"{loc}.timing")
     source = _parse_source(raw.get("source"), f"{loc}.source")
-    key = _parse_key(raw.get("key"), op, f"{loc}.key", module_dtype(dtype or "")[1] == "dsa")
+    key = _parse_key(raw.get("key"), op, f"{loc}.key", module_dtype(dtype or "")[1])
     axes = _parse_axes(raw.get("axes"), op, f"{loc}.axes")
     latency = _parse_latency(raw.get("latency_s"), axes, f"{loc}.latency_s")
     extra = {k: str(raw[k]) for k in _OPTIONAL_TABLE_FIELDS if k in raw}
@@ -1078,17 +1089,57 @@ def dsa_key(model) -> dict[str, int]:
             "index_dim": model.index_head_dim, "index_topk": model.index_topk}
 
 
-def _parse_key(raw: Any, op: str, loc: str, dsa: bool = False) -> dict[str, int]:
-    """The key of a table of ``op`` (a DSA module's: with :data:`DSA_KEYS`, which no other
-    table carries)."""
-    names = (*OP_KEYS[op], *DSA_KEYS) if dsa else OP_KEYS[op]
+def mla_key(model) -> dict[str, int]:
+    """The :data:`MLA_KEYS` fields of an MLA model's attention tables (``q_lora`` the hidden
+    size where queries have no low-rank projection, as :func:`dsa_key` keys it)."""
+    return {"hidden": model.hidden, "q_lora": model.q_lora_rank or model.hidden,
+            "rope": model.qk_rope_head_dim, "nope": model.qk_nope_head_dim,
+            "v_dim": model.v_head_dim}
+
+
+#: The :data:`MLA_KEYS` of a table that leaves them out: DeepSeek-V3's.
+MLA_DEFAULT_KEY = mla_key(SimpleNamespace(**DEEPSEEK_V3_MLA))
+#: Key fields each module kind's attention tables carry besides :data:`OP_KEYS`.
+MODULE_KEYS = {"mla": MLA_KEYS, "dsa": DSA_KEYS}
+
+
+def _stray_module_field(raw: dict, names: tuple[str, ...], loc: str) -> None:
+    """Refuse a module key field (:data:`MODULE_KEYS`) on a table of another kind."""
+    for name in raw:
+        kinds = [k for k, fields in MODULE_KEYS.items() if name in fields]
+        if kinds and name not in names:
+            which = " or ".join(k.upper() for k in kinds)
+            dtypes = " or ".join(f"'<kv> {k}-<weight format>'" for k in kinds)
+            raise ProfileError(f"{loc}.{name}: only {'an' if kinds[0] == 'mla' else 'a'} "
+                               f"{which} module's table (kv_dtype {dtypes}) carries it; "
+                               "remove it")
+
+
+def _with_mla_default(raw: dict, loc: str) -> dict:
+    """An MLA module table's key with :data:`MLA_DEFAULT_KEY` where it gives none of
+    :data:`MLA_KEYS`; refused where it gives some only."""
+    given = [n for n in MLA_KEYS if n in raw]
+    if not given:
+        return {**raw, **MLA_DEFAULT_KEY}
+    missing = [n for n in MLA_KEYS if n not in raw]
+    if missing:
+        raise ProfileError(f"{loc}.{missing[0]}: an MLA module's key gives all of "
+                           f"{', '.join(MLA_KEYS)} or none (none: DeepSeek-V3's shapes); "
+                           f"add {', '.join(missing)}")
+    return raw
+
+
+def _parse_key(raw: Any, op: str, loc: str, kind: str = "") -> dict[str, int]:
+    """The key of a table of ``op`` (a module's of ``kind``, :data:`MODULE_KINDS`: with its
+    :data:`MODULE_KEYS`, which no other table carries)."""
+    names = (*OP_KEYS[op], *MODULE_KEYS.get(kind, ()))
     if not isinstance(raw, dict):
         raise ProfileError(f"{loc}: must be an object with {', '.join(names)}")
-    stray = [n for n in DSA_KEYS if n in raw and n not in OP_KEYS[op] and not dsa]
-    if stray:
-        raise ProfileError(f"{loc}.{stray[0]}: only a DSA module's table (kv_dtype "
-                           "'<kv> dsa-<weight format>') carries it; remove it")
-    unknown = sorted(str(k) for k in raw if k not in names and k not in DSA_KEYS)
+    _stray_module_field(raw, names, loc)
+    if kind == "mla":
+        raw = _with_mla_default(raw, loc)
+    module_fields = {n for fields in MODULE_KEYS.values() for n in fields}
+    unknown = sorted(str(k) for k in raw if k not in names and k not in module_fields)
     if unknown:  # a table is matched on its whole key: a field it ignored would match anyway
         raise ProfileError(f"{loc}.{unknown[0]}: not a key field of op {op!r} (its key is "
                            f"{', '.join(names)}); remove it")
@@ -1244,9 +1295,9 @@ def anchors_attention(op: str, dtype: str | None, have: dict[str, int],
     attention goes. Any other operator may. A GQA attention table may only at the same
     ``head_dim``: a kernel's tiles, and so the efficiency measured, are set by the head width,
     which the roofline's ratio does not carry over. A measured module (MLA, DSA) may only at
-    the same shape but its query heads: its key's ``head_dim`` is the cached latent plus the
-    rotary key, measured at one architecture's dimensions. A read no table may anchor is the
-    roofline's."""
+    the same shape but its query heads: its key holds the module's shapes (:data:`MLA_KEYS`,
+    :data:`DSA_KEYS`), measured at one architecture's dimensions. A read no table may anchor is
+    the roofline's."""
     if op not in ATTENTION_OPS:
         return True
     if dtype and module_dtype(dtype)[1]:
@@ -1442,8 +1493,9 @@ class ProfileOps:
     """Per-layer operator times from a profile, with roofline fallback per missing table.
 
     Implements the ``OpTimes`` protocol of :mod:`tiersim.perf.assembly`. Table keys are per GPU:
-    attention heads and KV heads are divided by ``tp`` (MLA: ``kv_heads`` 1 and ``head_dim`` the
-    cached latent width, ``kv_lora_rank + rope``, which no GQA model has); MoE tables carry the
+    attention heads and KV heads are divided by ``tp`` (MLA: ``kv_heads`` 1, ``head_dim`` the
+    cached latent width, ``kv_lora_rank + rope``, which no GQA model has, and the module's
+    shapes, :func:`mla_key`); MoE tables carry the
     full expert shape with the MoE split ``tp`` (``moe_tp``) and ``ep`` of
     :func:`tiersim.perf.memory.moe_split`, at the experts' format; all-reduce tables are keyed
     by the number of GPUs. Each table looked up is recorded with its source label in
@@ -1757,7 +1809,7 @@ class ProfileOps:
                                        linear_k_dim=key["k_dim"], linear_v_dim=key["v_dim"])
             ops = RooflineOps(arch, "bf16", fb.gpu, tp=1, kv_dtype=fb.kv_dtype, constants=fb.c)
             return getattr(ops, op)
-        if self.model.is_mla:  # same latent, another number of query heads per GPU
+        if self.model.is_mla:  # same module shape, another number of query heads per GPU
             arch = dataclasses.replace(self.model, heads=key["heads"], kv_heads=key["heads"])
         else:
             arch = dataclasses.replace(self.model, heads=key["heads"], kv_heads=key["kv_heads"],
@@ -1771,9 +1823,8 @@ class ProfileOps:
             heads, kv_heads = heads_per_gpu(self.model, self.tp)
             key = {"heads": heads, "kv_heads": kv_heads, "head_dim": self.model.head_dim}
             if self.model.is_mla:
-                key = {"heads": heads, "kv_heads": 1, "head_dim": self.model.kv_latent_dim}
-            if self.model.is_dsa:
-                key.update(dsa_key(self.model))
+                key = {"heads": heads, "kv_heads": 1, "head_dim": self.model.kv_latent_dim,
+                       **(dsa_key if self.model.is_dsa else mla_key)(self.model)}
             self.__dict__["_attn_key_cached"] = key
         return key
 
