@@ -5,12 +5,17 @@ query heads per GPU only, so any MLA model whose latent was 576 wide (448 + 128 
 DeepSeek-V3's 512 + 64, or another ``nope``, ``v`` or projection width) read DeepSeek-V3's
 measured modules. The key now carries the module's shapes (:data:`MLA_KEYS`); a table that
 leaves them out was measured at DeepSeek-V3's, as the shipped profiles' were.
+
+The plan's sort key rounded costs with ``round_sig``, which gives None for infinity and NaN:
+a design of such a cost made the sort raise TypeError. :func:`sig_order` is total: infinity
+after every finite cost, NaN last.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 
@@ -19,6 +24,9 @@ from tiersim.hardware import get_model
 from tiersim.paths import bundled
 from tiersim.perf import build_step_model
 from tiersim.perf.profile import MLA_KEYS, load_profile
+from tiersim.plan import Constraints, Planner
+from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+from tiersim.results import sig_order
 
 DEEPSEEK = get_model("benchmarks/data/configs/DeepSeek-V3")
 KIMI = get_model("benchmarks/data/configs/Kimi-K2.5")
@@ -100,3 +108,26 @@ def test_an_mla_key_with_part_of_its_shape_is_refused_in_one_line(tmp_path):
                        rf"MLA module's key gives all of {', '.join(MLA_KEYS)} or none \(none: "
                        rf"DeepSeek-V3's shapes\); add {missing}$"):
         load_profile(path)
+
+
+# ---------------------------------------------------------------- the plan's sort on costs
+
+
+def test_sig_order_is_total_with_infinity_after_every_finite_cost_and_nan_last():
+    costs = [math.nan, math.inf, 2.0, 0.1 + 0.2, -math.inf, 0.3]
+    ordered = sorted(costs, key=sig_order)
+    assert ordered[0] == -math.inf and ordered[1:3] == [0.1 + 0.2, 0.3]  # a tie as written
+    assert ordered[3:5] == [2.0, math.inf] and math.isnan(ordered[5])
+    assert sig_order(0.1 + 0.2) == sig_order(0.3)
+
+
+@pytest.mark.parametrize("price", [math.inf, math.nan], ids=["inf", "nan"])
+def test_a_design_of_unbounded_or_unknown_cost_is_never_the_plan(price):
+    """Under both cost models (the fleet's USD/hour, and the cost over the trace); the sort
+    raised TypeError (round_sig's None against a float)."""
+    tiers = [FakeTier("odd", 0.9, cost_per_gpu_hour=price), FakeTier("dear", 0.9, 5.0)]
+    scenario = fake_scenario(tiers)
+    for model in ("provisioned", "attributed"):
+        evaluator = FakeEvaluator(tiers, cost_model=model)
+        result = Planner(scenario, Constraints.of(scenario), evaluator).plan()
+        assert result.plan["tiers"] == ["dear"]

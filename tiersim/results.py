@@ -69,6 +69,18 @@ def round_sig(x: float) -> float | None:
     return float(f"{x:.{SIG_DIGITS}g}")
 
 
+def sig_order(x: float) -> tuple[int, float]:
+    """``x`` as a sort key at the digits :func:`round_sig` keeps, total over every float:
+    finite values by their rounded value, then infinity, then NaN; minus infinity first.
+    (:func:`round_sig` gives None for both, which no float compares with: a design of infinite
+    cost made the plan's sort raise TypeError.)"""
+    if math.isnan(x):
+        return (2, 0.0)
+    if math.isinf(x):
+        return (1 if x > 0 else -1, 0.0)
+    return (0, round_sig(x))
+
+
 def within_limit(value: float, limit: float) -> bool:
     """``value <= limit`` as the written numbers read: ``value`` at the :data:`SIG_DIGITS`
     significant digits summary.json and plan.json keep. A limit copied from a written value

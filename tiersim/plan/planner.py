@@ -57,6 +57,7 @@ from tiersim.results import (
     reaches_floor,
     round_sig,
     saved_share,
+    sig_order,
     within_limit,
 )
 from tiersim.scenario import DEFAULT_MAX_REPLICAS, SIZED_GPUS_PER_REPLICA
@@ -649,7 +650,7 @@ class Planner:
         rate, plans = r.outcome.cost_per_hour_usd, best.outcome.cost_per_hour_usd
         if (getattr(self.evaluator, "cost_model", None) != "provisioned"
                 or r.outcome.cost_usd >= best.outcome.cost_usd
-                or round_sig(rate) <= round_sig(plans)):
+                or sig_order(rate) <= sig_order(plans)):
             return ""
         return (f" over the trace, but dearer per hour: {figure_text(rate)} against "
                 f"{figure_text(plans)} USD/hour")
@@ -819,16 +820,17 @@ def _longer_counted(longer: list[tuple[str, int, int]]) -> tuple[str, str]:
 def _plan_order(r: DesignResult, cost_model: str | None = "provisioned") -> tuple:
     """The order feasible designs are chosen in: the cost the operator pays first (under
     ``provisioned`` cost the fleet's USD/hour, else the cost over the trace), as plan.json
-    writes it (10 significant digits, so sums of one price in another order tie); at a tie the
-    fewer tiers, then the fewer replicas, then the cost over the trace, then the higher
-    accuracy (and last, the design found first). Two provisioned fleets of one USD/hour differ
+    writes it (10 significant digits, so sums of one price in another order tie; an infinite
+    cost after every finite one and NaN last, :func:`sig_order`); at a tie the fewer tiers,
+    then the fewer replicas, then the cost over the trace, then the higher accuracy (and last,
+    the design found first). Two provisioned fleets of one USD/hour differ
     over the trace only by their drain after the last arrival, which is no saving per hour: a
     routed design that was "cheaper" by that alone was the plan (FP8 8 + BF16 9 over uniform
     BF16 17 on plan_default.yaml, both 59.5 USD/hour, "0.00850 % cheaper")."""
     o = r.outcome
     paid = o.cost_per_hour_usd if cost_model == "provisioned" else o.cost_usd
-    return (round_sig(paid), len(r.design.tiers), sum(r.replicas.values()),
-            round_sig(o.cost_usd), -o.accuracy)
+    return (sig_order(paid), len(r.design.tiers), sum(r.replicas.values()),
+            sig_order(o.cost_usd), -o.accuracy)
 
 
 def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
