@@ -23,7 +23,7 @@ from tiersim.errors import TiersimError
 from tiersim.hardware import get_model
 from tiersim.paths import bundled
 from tiersim.perf import build_step_model
-from tiersim.perf.profile import MLA_KEYS, load_profile
+from tiersim.perf.profile import MLA_KEYS, load_profile, save_profile
 from tiersim.plan import Constraints, Planner
 from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
 from tiersim.results import sig_order
@@ -96,6 +96,20 @@ def test_a_table_keyed_at_another_mla_shape_is_read_by_that_shape_only(tmp_path)
     assert all(v.startswith("measured:") for v in attention_sources(other, profile).values())
     own = attention_sources(DEEPSEEK, profile).values()  # anchored on its own shape's tables
     assert all(v.startswith("anchored:") and "rope=64 " in v for v in own)
+
+
+def test_a_profile_saved_again_is_the_file_it_was_and_another_shape_keeps_its_key(tmp_path):
+    """The shipped MLA tables (DeepSeek-V3's shapes) are written without the shape fields, as
+    they were read: fidelity_silicon.py re-saves the other GPUs' profiles after a fit."""
+    path = bundled("profiles", "h200_aiconfigurator_vllm")
+    save_profile(load_profile(path), tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
+    doc, picked = mla_doc()
+    doc["tables"][picked[0]]["key"].update(hidden=5120, q_lora=1536, rope=64, nope=128, v_dim=128)
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    save_profile(load_profile(tmp_path / "p.json"), tmp_path / "q.json")
+    written = json.loads((tmp_path / "q.json").read_text())["tables"][picked[0]]["key"]
+    assert written == doc["tables"][picked[0]]["key"]
 
 
 def test_an_mla_key_with_part_of_its_shape_is_refused_in_one_line(tmp_path):

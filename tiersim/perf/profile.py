@@ -346,7 +346,7 @@ class Table:
             out[dtype_field] = self.dtype
         out["source"] = self.source
         out.update({k: v for k, v in self.extra.items() if k in _OPTIONAL_TABLE_FIELDS})
-        out["key"] = {k: int(v) for k, v in self.key.items()}
+        out["key"] = {k: int(v) for k, v in written_key(self.dtype, self.key).items()}
         out["axes"] = {k: [_num(x) for x in v] for k, v in self.axes.items()}
         out["latency_s"] = _round_nested(self.latency.tolist())
         return out
@@ -1127,6 +1127,16 @@ def _with_mla_default(raw: dict, loc: str) -> dict:
                            f"{', '.join(MLA_KEYS)} or none (none: DeepSeek-V3's shapes); "
                            f"add {', '.join(missing)}")
     return raw
+
+
+def written_key(dtype: str | None, key: dict[str, int]) -> dict[str, int]:
+    """A table's key as its file writes it: an MLA module's at DeepSeek-V3's shapes without
+    its :data:`MLA_KEYS`, which it is read back with (:func:`_with_mla_default`), so that a
+    profile saved again or imported again is the file it was."""
+    at_default = all(key.get(n) == v for n, v in MLA_DEFAULT_KEY.items())
+    if module_dtype(dtype or "")[1] == "mla" and at_default:
+        return {k: v for k, v in key.items() if k not in MLA_KEYS}
+    return key
 
 
 def _parse_key(raw: Any, op: str, loc: str, kind: str = "") -> dict[str, int]:
