@@ -404,6 +404,8 @@ def test_write_fit_keeps_the_other_engines_entry(monkeypatch, tmp_path):
         profiles[engine].write_text(fs.profile_path(engine).read_text())
     monkeypatch.setattr(fs, "FIT_JSON", fit_json)
     monkeypatch.setattr(fs, "profile_path", lambda engine: profiles[engine])
+    monkeypatch.setattr(fs, "profile_file", lambda engine, system=fs.FIT_SYSTEM: str(
+        profiles[engine] if system == fs.FIT_SYSTEM else tmp_path / f"{engine}_{system}.json"))
     eager = fs.EagerCost(512, 1e-4, 1e-3, source="fitting")
     trt = fs.Knobs(overhead_s=5e-4, overhead_per_layer_s=7.5e-6, eager=eager, engine="trtllm")
     fs.write_fit(trt, fs.Protocol(per_client=8, spread=0.3), 72, 97)
