@@ -47,6 +47,7 @@ from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import (
     PlanResult,
     baseline_floor,
+    digits_apart,
     drain_words,
     figure_text,
     fleet_size,
@@ -646,14 +647,17 @@ class Planner:
         """Where a runner-up under provisioned cost is cheaper than the plan over the trace but
         ranked after it (:func:`_plan_order`: it costs more per hour, and finishes its last
         request sooner), why, in words: ``" over the trace, but dearer per hour: 12.4 against
-        12.0 USD/hour"``; "" otherwise."""
+        12.0 USD/hour"``, to 3 figures or as many more as print the two apart
+        (:func:`~tiersim.results.digits_apart`: 12.004 against 12.000, not 12.0 against 12.0);
+        "" otherwise."""
         rate, plans = r.outcome.cost_per_hour_usd, best.outcome.cost_per_hour_usd
         if (getattr(self.evaluator, "cost_model", None) != "provisioned"
                 or r.outcome.cost_usd >= best.outcome.cost_usd
                 or sig_order(rate) <= sig_order(plans)):
             return ""
-        return (f" over the trace, but dearer per hour: {figure_text(rate)} against "
-                f"{figure_text(plans)} USD/hour")
+        n = digits_apart(rate, plans, 3)
+        return (f" over the trace, but dearer per hour: {figure_text(rate, digits=n)} against "
+                f"{figure_text(plans, digits=n)} USD/hour")
 
     def _ranked(self, r: DesignResult) -> tuple:
         """``r``'s place in the order designs are chosen in (:func:`_plan_order`) under this
