@@ -846,7 +846,8 @@ def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
         return f"kept as the simpler design, {tiers} tier{'s' * (tiers > 1)} against {theirs}"
     count, their_count = sum(plan.replicas.values()), sum(r.replicas.values())
     if tiers == theirs and count < their_count:
-        return f"kept as the smaller fleet, {count} replicas against {their_count}"
+        replicas = f"{count} replica{'s' * (count > 1)}"
+        return f"kept as the smaller fleet, {replicas} against {their_count}"
     return None
 
 
