@@ -3,8 +3,10 @@ test failed before its fix."""
 
 from __future__ import annotations
 
+import pytest
 from test_round30_tie import _plan
 
+from tiersim.errors import Note
 from tiersim.plan.planner import Constraints, Planner
 from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
 
@@ -29,3 +31,20 @@ def test_a_tie_kept_as_the_smaller_fleet_of_one_replica():
     fp8 = {u["design"]: u for u in result.uniform}["fp8"]
     assert fp8["missed"] == ("meets every constraint at the plan's cost (a tie); the plan is "
                              "kept as the smaller fleet, 1 replica against 2")
+
+
+def test_a_tie_kept_for_fewer_tiers_prints_the_accuracies_apart():
+    # uniform mid (85%) at 12 USD/hour; small 8 + big 4 at 8 x 0.95 + 4 x 1.1 = 12 USD/hour,
+    # 0.7 x 80% + 0.3 x 96.668% = 85.0004%: to 4 figures both read 85.00% ("the plan's accuracy
+    # 85.00% against its 85.00%", as if no accuracy were given up)
+    tiers = [FakeTier("small", accuracy=0.8, cost_per_gpu_hour=0.95),
+             FakeTier("mid", accuracy=0.85),
+             FakeTier("big", accuracy=0.96668, cost_per_gpu_hour=1.1)]
+    scenario = fake_scenario(tiers, floor=0.82)
+    with pytest.warns(Note):  # the router floors not tried (not at issue here)
+        result = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers),
+                         gpu_options=(1,)).plan()
+    assert result.plan["design"] == "mid"
+    routed = {r["design"]: r for r in result.runners_up}["small+big"]
+    assert "(the plan's accuracy 85.0000% against its 85.0004%: the floor is met" in \
+        routed["missed"]

@@ -855,16 +855,18 @@ def _tie(accuracy: float, plans: float, simpler: str | None = None,
          gap: str | None = None) -> str:
     """A fleet meeting every constraint at the plan's cost, in words, with the rule that kept
     the plan (:func:`_plan_order`): the simpler design or smaller fleet (``simpler``, from
-    :func:`_simpler`; with both accuracies where the other is the more accurate, the accuracy
-    given up for it and the rule, fewer tiers or fewer replicas, that ranked the plan first),
+    :func:`_simpler`; with both accuracies where the other is the more accurate, to 4 figures
+    or as many more as print them apart, the accuracy given up for it and the rule, fewer
+    tiers or fewer replicas, that ranked the plan first),
     else the higher accuracy, else the design found first (fewer tiers first, then the
     scenario's order of tiers). ``gap``: where the two cost the same per hour but not over the
     trace, why (the drain after the last arrival). Before, it read "0.0% dearer than the plan"."""
     if simpler:
         fewer = "tiers" if simpler.startswith("kept as the simpler design") else "replicas"
+        n = digits_apart(plans, accuracy, 4)  # 85.00% against 85.00% read as no accuracy lost
         why = simpler if accuracy <= plans else (
-            f"{simpler} (the plan's accuracy {figure_text(plans, '%', 100, 4)} against its "
-            f"{figure_text(accuracy, '%', 100, 4)}: the floor is met, fewer {fewer} rank "
+            f"{simpler} (the plan's accuracy {figure_text(plans, '%', 100, n)} against its "
+            f"{figure_text(accuracy, '%', 100, n)}: the floor is met, fewer {fewer} rank "
             "first)")
     elif plans > accuracy:
         places = max(2, floor_digits(plans, accuracy, 4) - 2)  # the plan's percent decimals
