@@ -48,3 +48,21 @@ def test_a_tie_kept_for_fewer_tiers_prints_the_accuracies_apart():
     routed = {r["design"]: r for r in result.runners_up}["small+big"]
     assert "(the plan's accuracy 85.0000% against its 85.0004%: the floor is met" in \
         routed["missed"]
+
+
+def test_two_free_fleets_tie():
+    # prices of 0 (GPUs already paid for): uniform bf16 is the plan, more accurate than fp8
+    # and simpler than fp8+bf16, all at 0 USD; each line read "meets every constraint; costs
+    # 0 USD against the plan's 0", as if it cost more, without the rule that kept the plan
+    tiers = [FakeTier("fp8", accuracy=0.9, cost_per_gpu_hour=0.0),
+             FakeTier("bf16", accuracy=0.95, cost_per_gpu_hour=0.0)]
+    scenario = fake_scenario(tiers)
+    result = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers),
+                     gpu_options=(1,)).plan()
+    assert result.plan["design"] == "bf16"
+    routed = {r["design"]: r for r in result.runners_up}["fp8+bf16"]
+    assert routed["missed"] == ("meets every constraint at the plan's cost (a tie); the plan "
+                                "is kept as the simpler design, 1 tier against 2")
+    fp8 = {u["design"]: u for u in result.uniform}["fp8"]
+    assert fp8["missed"] == ("meets every constraint at the plan's cost (a tie); the plan is "
+                             "kept for its higher accuracy, 95.00% against 90.00%")

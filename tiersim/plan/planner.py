@@ -725,28 +725,42 @@ class Planner:
         return out
 
     def _runner_up(self, r: DesignResult, best: DesignResult | None) -> dict[str, Any]:
-        """A design beside the plan: what it missed, or how much dearer it is."""
+        """A design beside the plan: what it missed, how much dearer it is, or the rule that
+        kept the plan at a tie (a free plan's too: two fleets of 0 USD tie)."""
         out = r.as_dict(self.c)
-        beside = r.feasible and best is not None and r is not best
-        if beside and saved_share(r.outcome.cost_usd, best.outcome.cost_usd) is not None:
+        if not r.feasible or best is None or r is best:
+            return out
+        if saved_share(r.outcome.cost_usd, best.outcome.cost_usd) is not None:
             out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
-            drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
-            baseline = (out["dearer_by_frac"] < 0
-                        and set(r.design.tiers) <= set(self.baseline_names))
-            simpler = _simpler(r, best) if self._ranked(r)[0] == self._ranked(best)[0] else None
-            if simpler or round_sig(r.outcome.cost_usd) == round_sig(best.outcome.cost_usd):
-                gap = (f"{_dearer(out['dearer_by_frac'])} over the trace, but {drain}"
-                       if drain else None)
-                out["missed"] = _tie(r.outcome.accuracy, best.outcome.accuracy, simpler, gap)
-                return out
-            out["missed"] = (f"meets every constraint; {_dearer(out['dearer_by_frac'])}"
-                             + (" (its tier is listed under baselines:, never in a design)"
-                                if baseline else "") + (f" ({drain})" if drain else "")
-                             + self._dearer_per_hour(r, best))
-        elif beside:  # a free plan (or one so near 0 USD that no share is finite)
+        tie = self._tie_words(r, best, out.get("dearer_by_frac"))
+        if tie is not None:
+            out["missed"] = tie
+        elif "dearer_by_frac" in out:
+            out["missed"] = self._dearer_words(r, best, out["dearer_by_frac"])
+        else:  # a free plan (or one so near 0 USD that no share is finite)
             cost = figure_text(r.outcome.cost_usd)
             out["missed"] = f"meets every constraint; costs {cost} USD against the plan's 0"
         return out
+
+    def _tie_words(self, r: DesignResult, best: DesignResult, frac: float | None) -> str | None:
+        """Where ``r`` ties with the plan (:func:`_plan_order`: as much paid, then the plan
+        simpler or smaller; or one cost over the trace), the words of :func:`_tie`; else None.
+        ``frac``: ``r``'s cost over the plan's, less 1 (None: the plan costs 0 USD)."""
+        simpler = _simpler(r, best) if self._ranked(r)[0] == self._ranked(best)[0] else None
+        if not simpler and round_sig(r.outcome.cost_usd) != round_sig(best.outcome.cost_usd):
+            return None
+        drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
+        gap = f"{_dearer(frac)} over the trace, but {drain}" if drain and frac is not None else None
+        return _tie(r.outcome.accuracy, best.outcome.accuracy, simpler, gap)
+
+    def _dearer_words(self, r: DesignResult, best: DesignResult, frac: float) -> str:
+        """A runner-up meeting every constraint at a cost ``frac`` over the plan's, in words."""
+        drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
+        baseline = frac < 0 and set(r.design.tiers) <= set(self.baseline_names)
+        return (f"meets every constraint; {_dearer(frac)}"
+                + (" (its tier is listed under baselines:, never in a design)"
+                   if baseline else "") + (f" ({drain})" if drain else "")
+                + self._dearer_per_hour(r, best))
 
 
 def _per_replica(gpus: list[int]) -> str:
