@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from test_round30_tie import _plan
 
+from tiersim.cli.plan import _tiers_over_slo
 from tiersim.errors import Note
 from tiersim.plan.planner import Constraints, Planner
 from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
@@ -66,3 +67,13 @@ def test_two_free_fleets_tie():
     fp8 = {u["design"]: u for u in result.uniform}["fp8"]
     assert fp8["missed"] == ("meets every constraint at the plan's cost (a tie); the plan is "
                              "kept for its higher accuracy, 95.00% against 90.00%")
+
+
+def test_a_tier_over_the_slo_by_less_than_3_figures_reads_over():
+    # a tier's own p99 of 1.0004 s beside a 1 s SLO read "is 1.00 s, over the 1 s SLO"
+    chosen = {"tiers": ["a", "b"],
+              "per_tier": {"a": {"ttft_p99_s": 1.0004, "requests": 10},
+                           "b": {"ttft_p99_s": 0.5, "requests": 30}}}
+    assert _tiers_over_slo(chosen, {"ttft_p99_s": 1.0}) == [
+        "  note: tier a's own ttft_p99_s is 1.0004 s, over the 1 s SLO, which the fleet's p99 "
+        "meets (25% of the requests go to it)"]

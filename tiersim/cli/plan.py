@@ -25,6 +25,7 @@ from tiersim.results import (
     by_planned_tier,
     figure_text,
     in_margin_order,
+    over_digits,
     percent_as_given,
     within_limit,
 )
@@ -322,7 +323,8 @@ def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
     """A line per planned tier whose own p99 is over an SLO the fleet's p99 meets: the SLOs
     hold the fleet's requests together, and a tier's share of them may see worse. Over as the
     plan judges it (:func:`~tiersim.results.within_limit`): a p99 equal to the SLO at the
-    digits plan.json keeps is not over it."""
+    digits plan.json keeps is not over it; one over it by less than 3 figures show, to more
+    (:func:`~tiersim.results.over_digits`: 1.0004 s, not 1.00 s, over a 1 s SLO)."""
     lines = []
     total = sum(int(t.get("requests") or 0) for t in (chosen.get("per_tier") or {}).values())
     for tier, t in by_planned_tier(chosen, "per_tier"):
@@ -331,7 +333,8 @@ def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
             if limit is None or value is None or within_limit(value, limit):
                 continue
             share = int(t.get("requests") or 0) / total if total else 0.0
-            lines.append(f"  note: tier {tier}'s own {metric} is {figure_text(value, ' s')}, "
+            shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
+            lines.append(f"  note: tier {tier}'s own {metric} is {shown}, "
                          f"over the {as_given(limit)} s SLO, which the fleet's p99 meets "
                          f"({share:.0%} of the requests go to it)")
     return lines
