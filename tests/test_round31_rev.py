@@ -4,9 +4,11 @@ test failed before its fix."""
 from __future__ import annotations
 
 import pytest
+from test_disagg_score_text import disagg_lines
 from test_round30_tie import _plan
 
 from tiersim.cli.plan import _tiers_over_slo
+from tiersim.disagg import SplitResult
 from tiersim.errors import Note
 from tiersim.plan.planner import Constraints, Planner
 from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
@@ -77,3 +79,11 @@ def test_a_tier_over_the_slo_by_less_than_3_figures_reads_over():
     assert _tiers_over_slo(chosen, {"ttft_p99_s": 1.0}) == [
         "  note: tier a's own ttft_p99_s is 1.0004 s, over the 1 s SLO, which the fleet's p99 "
         "meets (25% of the requests go to it)"]
+
+
+def test_disagg_names_its_slos_as_given(tmp_path, monkeypatch, capsys):
+    # an SLO of 0.02345678 s read "TPOT 0.0234568 s" in the score's legend (:g, 6 figures)
+    rows = [SplitResult(4, 1, 1.232, 0.0283, 0.233, 0.0231, 781, 0.616)]
+    lines = disagg_lines(rows, 5, "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.02345678}\n", tmp_path,
+                         monkeypatch, capsys)
+    assert "(TTFT 2 s, TPOT 0.02345678 s): below 1 meets both" in lines[-1]

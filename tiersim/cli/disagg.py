@@ -65,13 +65,15 @@ def disagg(
 
 
 def _score_legend(scenario) -> str:
-    """What the score column is, with the SLOs it divides by (the plan prints the same
-    words, :data:`tiersim.metrics.SCORE_WORDS`)."""
+    """What the score column is, with the SLOs it divides by, as given
+    (:func:`~tiersim.results.as_given`; the plan prints the same words,
+    :data:`tiersim.metrics.SCORE_WORDS`)."""
     from tiersim.metrics import SCORE_WORDS
+    from tiersim.results import as_given
 
     slo = scenario.slo
-    return (f"{SCORE_WORDS} (TTFT {slo.ttft_p99_s:g} s, TPOT {slo.tpot_p99_s:g} s): below 1 "
-            "meets both; inf: the split drops requests")
+    return (f"{SCORE_WORDS} (TTFT {as_given(slo.ttft_p99_s)} s, TPOT "
+            f"{as_given(slo.tpot_p99_s)} s): below 1 meets both; inf: the split drops requests")
 
 
 def _verdict(row) -> str:
