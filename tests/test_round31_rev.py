@@ -3,6 +3,8 @@ test failed before its fix."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from test_disagg_score_text import disagg_lines
 from test_round30_tie import _plan
@@ -87,3 +89,21 @@ def test_disagg_names_its_slos_as_given(tmp_path, monkeypatch, capsys):
     lines = disagg_lines(rows, 5, "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.02345678}\n", tmp_path,
                          monkeypatch, capsys)
     assert "(TTFT 2 s, TPOT 0.02345678 s): below 1 meets both" in lines[-1]
+
+
+def test_a_baseline_fleet_tied_with_the_plan_is_named_a_baseline():
+    # uniform big (95%, a tier under baselines:) at the plan's 12 USD/hour, 1 tier and 12
+    # replicas as the plan: its line read "the plan is kept as found first (fewer tiers first,
+    # then the scenario's order of tiers)", a rule that never compared the two
+    tiers = [FakeTier("fp8", accuracy=0.8), FakeTier("bf16", accuracy=0.9),
+             FakeTier("big", accuracy=0.95)]
+    scenario = fake_scenario(tiers[:2], floor=0.82)
+    scenario.baselines = [SimpleNamespace(name="big")]
+    with pytest.warns(Note):  # the router floors not tried (not at issue here)
+        result = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers),
+                         gpu_options=(1,)).plan()
+    assert result.plan["design"] == "bf16"
+    big = {u["design"]: u for u in result.uniform}["big"]
+    assert big["cost_per_hour_usd"] == result.plan["cost_per_hour_usd"]
+    assert big["missed"] == ("meets every constraint at the plan's cost (a tie); its tier is "
+                             "listed under baselines:, never in a design")

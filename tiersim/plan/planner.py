@@ -751,16 +751,21 @@ class Planner:
             return None
         drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
         gap = f"{_dearer(frac)} over the trace, but {drain}" if drain and frac is not None else None
-        return _tie(r.outcome.accuracy, best.outcome.accuracy, simpler, gap)
+        return _tie(r.outcome.accuracy, best.outcome.accuracy, simpler, gap,
+                    self._baseline_only(r))
 
     def _dearer_words(self, r: DesignResult, best: DesignResult, frac: float) -> str:
         """A runner-up meeting every constraint at a cost ``frac`` over the plan's, in words."""
         drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
-        baseline = frac < 0 and set(r.design.tiers) <= set(self.baseline_names)
+        baseline = frac < 0 and self._baseline_only(r)
         return (f"meets every constraint; {_dearer(frac)}"
-                + (" (its tier is listed under baselines:, never in a design)"
-                   if baseline else "") + (f" ({drain})" if drain else "")
+                + (f" ({BASELINE_ONLY})" if baseline else "") + (f" ({drain})" if drain else "")
                 + self._dearer_per_hour(r, best))
+
+    def _baseline_only(self, r: DesignResult) -> bool:
+        """Whether ``r`` is the uniform fleet of a tier listed under ``baselines:`` (sized for
+        the saving, never a plan)."""
+        return set(r.design.tiers) <= set(self.baseline_names)
 
 
 def _per_replica(gpus: list[int]) -> str:
@@ -866,9 +871,12 @@ def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
 
 
 def _tie(accuracy: float, plans: float, simpler: str | None = None,
-         gap: str | None = None) -> str:
+         gap: str | None = None, baseline: bool = False) -> str:
     """A fleet meeting every constraint at the plan's cost, in words, with the rule that kept
-    the plan (:func:`_plan_order`): the simpler design or smaller fleet (``simpler``, from
+    the plan (:func:`_plan_order`), or with ``baseline``, that the fleet's tier is a
+    baseline-only tier (:data:`BASELINE_ONLY`: never a plan, so no rule ranked the plan before
+    it; it read "kept as found first (fewer tiers first, ...)" beside a more accurate
+    baseline of as many tiers); the rule: the simpler design or smaller fleet (``simpler``, from
     :func:`_simpler`; with both accuracies where the other is the more accurate, to 4 figures
     or as many more as print them apart, the accuracy given up for it and the rule, fewer
     tiers or fewer replicas, that ranked the plan first),
@@ -890,10 +898,15 @@ def _tie(accuracy: float, plans: float, simpler: str | None = None,
                f"{100 * accuracy:.{places}f}%")
     else:
         why = "kept as found first (fewer tiers first, then the scenario's order of tiers)"
+    rule = BASELINE_ONLY if baseline else f"the plan is {why}"
     if gap:
-        return (f"meets every constraint at the plan's cost per hour (a tie): {gap}; the plan "
-                f"is {why}")
-    return f"meets every constraint at the plan's cost (a tie); the plan is {why}"
+        return f"meets every constraint at the plan's cost per hour (a tie): {gap}; {rule}"
+    return f"meets every constraint at the plan's cost (a tie); {rule}"
+
+
+BASELINE_ONLY = "its tier is listed under baselines:, never in a design"
+"""Why a baseline-only tier's uniform fleet, cheaper than the plan or tied with it, is not the
+plan."""
 
 
 def _dearer(frac: float) -> str:
