@@ -107,3 +107,16 @@ def test_a_baseline_fleet_tied_with_the_plan_is_named_a_baseline():
     assert big["cost_per_hour_usd"] == result.plan["cost_per_hour_usd"]
     assert big["missed"] == ("meets every constraint at the plan's cost (a tie); its tier is "
                              "listed under baselines:, never in a design")
+
+
+@pytest.mark.parametrize(("fp8", "missed"), [
+    ({"base_ttft_s": 1500.0}, "ttft_p99_s 1,500 vs limit 10"),  # read 1.5e+03
+    ({"drops_below_gpus": 2}, "dropped 3,600 vs limit 0"),  # read 3.6e+03
+])
+def test_a_missed_constraint_of_thousands_reads_as_a_whole_number(fp8, missed):
+    tiers = [FakeTier("fp8", accuracy=0.9, **fp8),
+             FakeTier("bf16", accuracy=0.9, cost_per_gpu_hour=2.0)]
+    scenario = fake_scenario(tiers, ttft=10.0)
+    result = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, rate_rps=1.0),
+                     gpu_options=(1,)).plan()
+    assert missed in {u["design"]: u for u in result.uniform}["fp8"]["missed"]

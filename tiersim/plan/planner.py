@@ -994,10 +994,11 @@ def _missed(o: Outcome, c: Constraints) -> str | None:
             if key == "accuracy" and value is not None:  # in percent, as the plan's own line
                 words.append("accuracy {} vs limit {}".format(*floor_pair(value, limit)))
                 continue
-            # to 3 figures, as the plan's margins and tiersim run print a p99; one over its
-            # limit by less than they show, to more
+            # to 3 figures as the plan's margins and tiersim run print a p99 (figure_text: 1,500
+            # s and 1,234 dropped, not 1.5e+03 and 1.23e+03); one over its limit by less than
+            # they show, to more
             shown = ("none finished" if value is None else
-                     f"{value:.{over_digits(value, limit, 3)}g}")
+                     figure_text(value, digits=over_digits(value, limit, 3)))
             words.append(f"{key} {shown} vs limit {limit:.10g}")
     return "; ".join(words) or None
 
