@@ -3,10 +3,12 @@ test failed before its fix."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
 from test_disagg_score_text import disagg_lines
+from test_round5_analytic_report_plan import PLAN, error_line
 from test_round30_tie import _plan
 
 from tiersim.cli.plan import _tiers_over_slo
@@ -120,3 +122,27 @@ def test_a_missed_constraint_of_thousands_reads_as_a_whole_number(fp8, missed):
     result = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, rate_rps=1.0),
                      gpu_options=(1,)).plan()
     assert missed in {u["design"]: u for u in result.uniform}["fp8"]["missed"]
+
+
+CHOSEN = {"design": "bf16", "tiers": ["bf16"], "replicas": {"bf16": 1},
+          "gpus_per_replica": {"bf16": 1}, "cost_usd": 1.0, "cost_per_hour_usd": 1.0,
+          "per_tier": {"bf16": {"prefill": None}}}
+"""A chosen plan the report draws (exit 0), each case below changes one field of it."""
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"tiers": 5}, "plan.tiers: expected a list, got the number 5"),  # TypeError
+    ({"tiers": [["bf16"]]}, "plan.tiers[0]: expected a text, got a list"),  # TypeError
+    ({"per_tier": {"bf16": 3}}, "plan.per_tier.bf16: expected an object, got the number 3"),
+    ({"per_tier": {"bf16": {"prefill": "x"}}},
+     "plan.per_tier.bf16.prefill: expected a whole number >= 0, got the text 'x'"),
+])
+def test_a_plan_json_with_tiers_of_another_kind_is_one_line(capsys, tmp_path, change, message):
+    """``tiersim report`` of a plan folder whose chosen plan lists its tiers (the order its
+    tables follow since round 30) or holds its per-tier figures as another kind: a traceback
+    (TypeError, AttributeError) before."""
+    folder = tmp_path / "pl"
+    folder.mkdir()
+    (folder / "plan.json").write_text(json.dumps({**PLAN, "plan": {**CHOSEN, **change}}))
+    assert error_line(capsys, "report", folder) == (
+        f"Error: {folder / 'plan.json'}: {message}; rerun `tiersim plan` to rewrite it")

@@ -247,6 +247,7 @@ their test."""
 
 PLAN_FIELDS = {"replicas": "an object", "gpus_per_replica": "an object", "router": "an object",
                "margins": "an object", "savings": "an object", "one_fewer": "an object",
+               "tiers": "a list", "per_tier": "an object",
                "design": "a text", "cost_model": "a text", "cost_usd": "a number >= 0",
                "cost_per_hour_usd": "a number >= 0", "ttft_p99_s": "a number >= 0"}
 """The chosen plan's fields the report reads, and their kinds."""
@@ -269,6 +270,9 @@ SAVING_FIELDS = {"baseline_uniform_tier": "a text", "baseline_uniform_cost_usd":
 ONE_FEWER_FIELDS = {"replicas": "a whole number >= 0", "verdict": "a text"}
 """The fields of each tier's one-fewer check the report shows."""
 
+PER_TIER_FIELDS = {"prefill": "a whole number >= 0"}
+"""The fields of each tier's own figures the report shows (its prefill replicas: a split)."""
+
 
 def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
     """Every part of plan.json the report reads has its JSON kind (null allowed), so a hand-edited
@@ -283,11 +287,14 @@ def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
     _fields(chosen, PLAN_FIELDS, "plan.", path)
     _counts(chosen, "plan.", path)
     _fields(chosen.get("savings") or {}, SAVING_FIELDS, "plan.savings.", path)
-    for key, fields in (("margins", MARGIN_FIELDS), ("one_fewer", ONE_FEWER_FIELDS)):
+    for key, fields in (("margins", MARGIN_FIELDS), ("one_fewer", ONE_FEWER_FIELDS),
+                        ("per_tier", PER_TIER_FIELDS)):
         entries = chosen.get(key) or {}
         _fields(entries, dict.fromkeys(entries, "an object"), f"plan.{key}.", path)
         for name, entry in entries.items():
             _fields(entry or {}, fields, f"plan.{key}.{name}.", path)
+    for i, tier in enumerate(chosen.get("tiers") or []):  # the order its tables list tiers in
+        _kind(tier, "a text", f"plan.tiers[{i}]", path, null=False)
     for key in ("runners_up", "uniform", "evaluated"):
         _fields(doc, {key: "a list"}, "", path)
         for i, design in enumerate(doc.get(key) or []):
