@@ -235,7 +235,8 @@ class RoundRobin(Balancer):
 
 
 BOARD_MIN = 64
-"""Replicas from which :class:`LeastTokens` keeps their outstanding work on a board."""
+"""Replicas from which :class:`LeastTokens` and :class:`PrefixAware` (a split tier's decode
+replicas' balancer too) keep their outstanding work on a board (:func:`outstanding_board`)."""
 
 
 def outstanding_board(replicas: list[Replica]) -> OutstandingBoard | None:
