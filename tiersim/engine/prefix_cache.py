@@ -321,7 +321,9 @@ def use_prefill_model(cache: PrefixCache | None, model, limits,
     ``memo``: the times already asked of ``model`` (one dict may serve every replica of a
     tier).
 
-    NOTE (speed): a cache-aware balancer asks every replica's cache at every dispatch, and
+    NOTE (speed): a cache-aware balancer asks every replica's cache at every dispatch (from
+    :data:`~tiersim.engine.cluster.BOARD_MIN` replicas up, those holding the prompt's first
+    hash: :meth:`PrefixCache.index_into`), and
     each lookup that finds hits below would ask the step model again (several us a call: a
     third more wall time on 32 cache-aware replicas); the (start, prompt) pairs asked are few
     (whole hash blocks, and the prompts' lengths), and a prefill time is a pure function of

@@ -135,9 +135,11 @@ class Replica:
         """``min(replicas, key=Replica.outstanding)`` at the clock's time ``now``: the replica
         with the fewest outstanding token computations (ties: the first).
 
-        NOTE (speed): the least-outstanding balancer asks every replica of a tier at every
-        arrival; this is :meth:`outstanding` written out in one loop (no call or clock read
-        per replica), the same numbers compared the same way.
+        NOTE (speed): below :data:`~tiersim.engine.cluster.BOARD_MIN` replicas (or with
+        lockstep ranks) the least-outstanding balancer asks every replica of a tier at every
+        arrival (from it up, an :class:`OutstandingBoard`); this is :meth:`outstanding` written
+        out in one loop (no call or clock read per replica), the same numbers compared the same
+        way.
         """
         best, least = None, None
         for rep in replicas:
