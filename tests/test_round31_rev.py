@@ -1,5 +1,6 @@
-"""Round 31 (rev): a review of round 30's planner words, engine board and trace reading; each
-test failed before its fix."""
+"""Round 31 (rev): a review of round 30's changes: the planner's words beside the plan (ties,
+figures that read alike or in e-notation), the disagg score's legend, and plan.json's shape as
+the report reads it; each test failed before its fix."""
 
 from __future__ import annotations
 
