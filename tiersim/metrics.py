@@ -178,8 +178,9 @@ def slo_score(ttft_p99_s: float | None, tpot_p99_s: float | None,
               limits: tuple[float | None, float | None], dropped: bool) -> float:
     """The worse of a tier's p99 TTFT and TPOT over their limits (``limits``: the two SLOs, a
     missing one not scored; a missing p99, no request with that interval, not scored either);
-    infinity when the tier dropped requests. How a prefill/decode split is chosen, by
-    ``tiersim disagg`` and by the planner."""
+    infinity when the tier dropped requests. The score ``tiersim disagg`` and the plan print
+    for a prefill/decode split; splits are ranked by :func:`split_rank` (their drops first,
+    then this score of their p99s alone), not by it: every split that drops scores infinity."""
     if dropped:
         return float("inf")
     ratios = [value / limit for value, limit in zip((ttft_p99_s, tpot_p99_s), limits,
