@@ -147,3 +147,14 @@ def test_a_plan_json_with_tiers_of_another_kind_is_one_line(capsys, tmp_path, ch
     (folder / "plan.json").write_text(json.dumps({**PLAN, "plan": {**CHOSEN, **change}}))
     assert error_line(capsys, "report", folder) == (
         f"Error: {folder / 'plan.json'}: {message}; rerun `tiersim plan` to rewrite it")
+
+
+def test_a_design_dearer_per_hour_at_the_plans_cost_over_the_trace_is_no_tie():
+    # fp8 at 1.1 USD/hour: fp8 8 + bf16 4 cost 12.8 USD/hour against bf16 12's 12, and over
+    # its 3,375 s 12 USD, as the plan; the line read "at the plan's cost (a tie); the plan is
+    # kept for its higher accuracy, 90.00% against 83.00%", but the plan won on its USD/hour
+    result = _plan(fp8_price=1.1, routed_s=3375.0)
+    routed = {r["design"]: r for r in result.runners_up}["fp8+bf16"]
+    assert routed["cost_usd"] == result.plan["cost_usd"] == 12.0
+    assert routed["missed"] == ("meets every constraint at the plan's cost over the trace, but "
+                                "dearer per hour: 12.8 against 12.0 USD/hour")

@@ -644,15 +644,15 @@ class Planner:
         )
 
     def _dearer_per_hour(self, r: DesignResult, best: DesignResult) -> str:
-        """Where a runner-up under provisioned cost is cheaper than the plan over the trace but
-        ranked after it (:func:`_plan_order`: it costs more per hour, and finishes its last
-        request sooner), why, in words: ``" over the trace, but dearer per hour: 12.4 against
-        12.0 USD/hour"``, to 3 figures or as many more as print the two apart
-        (:func:`~tiersim.results.digits_apart`: 12.004 against 12.000, not 12.0 against 12.0);
-        "" otherwise."""
+        """Where a runner-up under provisioned cost is cheaper than the plan over the trace, or
+        costs as much (as plan.json writes it), but ranked after it (:func:`_plan_order`: it
+        costs more per hour, and finishes its last request sooner), why, in words: ``" over
+        the trace, but dearer per hour: 12.4 against 12.0 USD/hour"``, to 3 figures or as many
+        more as print the two apart (:func:`~tiersim.results.digits_apart`: 12.004 against
+        12.000, not 12.0 against 12.0); "" otherwise."""
         rate, plans = r.outcome.cost_per_hour_usd, best.outcome.cost_per_hour_usd
         if (getattr(self.evaluator, "cost_model", None) != "provisioned"
-                or r.outcome.cost_usd >= best.outcome.cost_usd
+                or sig_order(r.outcome.cost_usd) > sig_order(best.outcome.cost_usd)
                 or sig_order(rate) <= sig_order(plans)):
             return ""
         n = digits_apart(rate, plans, 3)
@@ -743,10 +743,14 @@ class Planner:
         return out
 
     def _tie_words(self, r: DesignResult, best: DesignResult, frac: float | None) -> str | None:
-        """Where ``r`` ties with the plan (:func:`_plan_order`: as much paid, then the plan
-        simpler or smaller; or one cost over the trace), the words of :func:`_tie`; else None.
-        ``frac``: ``r``'s cost over the plan's, less 1 (None: the plan costs 0 USD)."""
-        simpler = _simpler(r, best) if self._ranked(r)[0] == self._ranked(best)[0] else None
+        """Where ``r`` ties with the plan (:func:`_plan_order`: as much paid, and the plan
+        simpler or smaller, or one cost over the trace), the words of :func:`_tie`; else None
+        (one dearer per hour at the plan's cost over the trace is no tie: the plan was not
+        "kept for its higher accuracy"). ``frac``: ``r``'s cost over the plan's, less 1 (None:
+        the plan costs 0 USD)."""
+        if self._ranked(r)[0] != self._ranked(best)[0]:
+            return None
+        simpler = _simpler(r, best)
         if not simpler and round_sig(r.outcome.cost_usd) != round_sig(best.outcome.cost_usd):
             return None
         drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
@@ -755,12 +759,16 @@ class Planner:
                     self._baseline_only(r))
 
     def _dearer_words(self, r: DesignResult, best: DesignResult, frac: float) -> str:
-        """A runner-up meeting every constraint at a cost ``frac`` over the plan's, in words."""
+        """A runner-up meeting every constraint at a cost ``frac`` over the plan's, in words
+        (at the plan's cost over the trace, as plan.json writes them, where it is ranked after
+        the plan for its USD/hour: :meth:`_dearer_per_hour`)."""
         drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
-        baseline = frac < 0 and self._baseline_only(r)
-        return (f"meets every constraint; {_dearer(frac)}"
-                + (f" ({BASELINE_ONLY})" if baseline else "") + (f" ({drain})" if drain else "")
-                + self._dearer_per_hour(r, best))
+        same = round_sig(r.outcome.cost_usd) == round_sig(best.outcome.cost_usd)
+        baseline = (frac < 0 or same) and self._baseline_only(r)
+        head = ("meets every constraint at the plan's cost" if same else
+                f"meets every constraint; {_dearer(frac)}")
+        return (head + (f" ({BASELINE_ONLY})" if baseline else "")
+                + (f" ({drain})" if drain else "") + self._dearer_per_hour(r, best))
 
     def _baseline_only(self, r: DesignResult) -> bool:
         """Whether ``r`` is the uniform fleet of a tier listed under ``baselines:`` (sized for
