@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -26,6 +27,7 @@ import yaml
 from conftest import axis_line
 
 from tiersim.cli import main
+from tiersim.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
@@ -148,7 +150,7 @@ SCENARIO_CASES = {
                            "line 4: invalid YAML: cannot read this value as its type (Exceeds "
                            "the limit (4300 digits)"),
     "seed: 1:30 (base 60 in YAML 1.1)": (tiny_with(("seed: 0", "seed: 1:30")),
-                                         "seed: input should be a valid integer"),
+                                         "seed: 1:30 is base 60 to YAML 1.1 (90); write 90"),
     "a right-to-left override in the name": (tiny_with(("name: tiny", 'name: "a\\u202Eb"')),
                                              "line 3: name: contains the control or format "
                                              "character U+202E; use printable characters"),
@@ -1273,24 +1275,30 @@ def test_an_output_folder_named_like_a_bundled_scenario_is_not_read_as_one(tmp_p
     assert "note: tiny is a folder; using the bundled scenarios/tiny.yaml" in err
 
 
-def test_a_leading_zero_is_a_decimal_number(tmp_path):
-    """`replicas: 010` is ten replicas (YAML 1.1, PyYAML's default, read it as octal 8), hex
-    keeps its base, and names that look like numbers with a leading zero stay text, as they
-    were, also when a run's scenario.yaml (written by yaml.safe_dump) is read back."""
+def test_a_leading_zero_is_refused_and_names_stay_text(tmp_path):
+    """`replicas: 010` (YAML 1.1, PyYAML's default, read it as octal 8; then it read as ten)
+    and hex (`seed: 0x1F`) are refused with the decimal number to write (tiersim.numbers,
+    tests/test_round31_yamlnum.py), and names that look like numbers with a leading zero stay
+    text, as they were, also when a run's scenario.yaml (written by yaml.safe_dump) is read
+    back."""
     import yaml
 
     from tiersim.scenario import load_scenario, read_yaml_value
 
     path = tmp_path / "s.yaml"
-    path.write_text(tiny_with(("replicas: 1", "replicas: 010"), ("seed: 0", "seed: 0x1F"),
-                              ("name: tiny", "name: 0915"), ("- name: w4a16", "- name: 08")))
+    path.write_text(tiny_with(("name: tiny", "name: 0915"), ("- name: w4a16", "- name: 08")))
     scenario = load_scenario(path)
-    assert scenario.tiers[0].replicas == 10 and scenario.seed == 31
     assert (scenario.name, scenario.tiers[0].name) == ("0915", "08")
+    for old, new, why in (("replicas: 1", "replicas: 010", "tiers[0].replicas: 010 has a leading "
+                           "zero, which YAML 1.1 reads as octal (8); write 10"),
+                          ("seed: 0", "seed: 0x1F", "seed: 0x1F is hexadecimal; write 31")):
+        path.write_text(tiny_with((old, new)))
+        with pytest.raises(ScenarioError, match=re.escape(why)):
+            load_scenario(path)
     names = {"a": "08", "b": "010", "c": "0o17", "d": "1:30", "e": 10}
     assert read_yaml_value(yaml.safe_dump(names)) == names
     assert [read_yaml_value(v) for v in ("010", "1:30", "1:30.5", "0x10")] == [
-        "010", "1:30", "1:30.5", 16]
+        "010", "1:30", "1:30.5", "0x10"]
 
 
 @pytest.mark.parametrize("block,expected", [

@@ -1,6 +1,7 @@
 """A number written in quotes in a scenario is refused on one line (pydantic read
-``replicas: "2"`` as 2); a plain scalar YAML 1.1 reads as text (``010``, ``1e-3``) is still a
-number as written, and text fields (names, tier references) keep taking quoted text."""
+``replicas: "2"`` as 2); a plain scalar YAML 1.1 reads as text (``1e1``, ``1e-3``) is still a
+number as written (``010`` is refused with the number to write: tests/test_round31_yamlnum.py),
+and text fields (names, tier references) keep taking quoted text."""
 
 from __future__ import annotations
 
@@ -49,6 +50,6 @@ def test_quoted_text_that_is_no_number_says_so_without_the_quote_fix(tmp_path):
 
 
 def test_plain_numbers_yaml_reads_as_text_and_quoted_names_still_load(tmp_path):
-    path = edited(tmp_path, ("replicas: 1", "replicas: 010"), ("name: tiny", "name: '2'"))
+    path = edited(tmp_path, ("replicas: 1", "replicas: 1e1"), ("name: tiny", "name: '2'"))
     scenario = load_scenario(path)
     assert scenario.tiers[0].replicas == 10 and scenario.name == "2"

@@ -26,8 +26,8 @@ def _edited(tmp_path, old: str, new: str) -> tuple:
      "YAML reads no unquoted as false: write 'no' in quotes if it is text"),
     ("gpu: H200", "gpu: on", "gpu: input should be a valid string (got True); YAML reads on "
      "unquoted as true: write 'on' in quotes if it is text"),
-    ("name: tiny", "name: 0x10", "name: input should be a valid string (got 16); YAML reads "
-     "0x10 unquoted as a number: write '0x10' in quotes if it is text"),
+    ("name: tiny", "name: 1_0", "name: input should be a valid string (got 10); YAML reads "
+     "1_0 unquoted as a number: write '1_0' in quotes if it is text"),
     ("name: bf16", "name: 1.0e+3", "tiers[1].name: input should be a valid string (got "
      "1000.0); YAML reads 1.0e+3 unquoted as a number: write '1.0e+3' in quotes if it is text"),
     ("policy: static_split", "policy: uniform\ntier: yes", "router.tier: a name or a number is "
@@ -36,7 +36,7 @@ def _edited(tmp_path, old: str, new: str) -> tuple:
 ])
 def test_text_yaml_reads_as_another_type_says_how_it_was_read(tmp_path, capsys, old, new,
                                                               line):
-    """A tier named ``no`` (or ``0x10``) reached the line as 'got False' ('got 16'), naming
+    """A tier named ``no`` (or ``1_0``) reached the line as 'got False' ('got 10'), naming
     nothing the user wrote and not saying to quote it; a tier named ``yes`` given as the
     router's tier was 'a number is expected here', where a tier's name is as good."""
     path, number = _edited(tmp_path, old, new)
@@ -109,15 +109,15 @@ def test_a_plain_merge_sign_as_a_value_is_text(tmp_path, capsys, value):
     ("fractions: [0.5, 0.5]", "fractions: {0: 0.5, 1: 0.5}",
      "router.fractions: key 0 is a number, where the keys are names; write the name, or quote "
      "it ('0') if it is one"),
-    ("fractions: [0.5, 0.5]", "fractions: {w4a16: 0.5, 0x1: 0.5}",
-     "router.fractions: key 0x1 is a number, where the keys are names; write the name, or "
-     "quote it ('0x1') if it is one"),
+    ("fractions: [0.5, 0.5]", "fractions: {w4a16: 0.5, 1_0: 0.5}",
+     "router.fractions: key 1_0 is a number, where the keys are names; write the name, or "
+     "quote it ('1_0') if it is one"),
 ])
 def test_a_number_key_where_names_are_keys_is_named_as_a_key(tmp_path, capsys, old, new,
                                                              line):
     """``fractions: {0: 0.5, 1: 0.5}`` was 'router.fractions[0]: input should be a valid
     string (got 0)': a list index where fractions may be a list, and the key as YAML read it
-    (0x1 as 1)."""
+    (1_0 as 10)."""
     path, number = _edited(tmp_path, old, new)
     got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
     assert got == f"Error: {path}: line {number}: {line}"

@@ -73,7 +73,8 @@ def test_analytic_prints_minus_zero_as_zero(capsys):
 def test_a_number_with_digit_separators_reads_alike_in_flags_and_scenarios(tmp_path, capsys):
     """Decision: ``1_0`` is 10 on every number flag, as in a scenario's YAML (YAML 1.1 digit
     separators, which :mod:`tiersim.scenario`'s loader keeps), not refused on one side only;
-    a spelling Python's numbers refuse (``1__0``) is one line naming the flag."""
+    a spelling Python's numbers refuse (``1__0``) is one line naming the flag and the number
+    to write (tiersim.numbers, the rule scenarios share)."""
     from tiersim.cli import main
     from tiersim.scenario import load_scenario, read_yaml_value
 
@@ -95,7 +96,7 @@ def test_a_number_with_digit_separators_reads_alike_in_flags_and_scenarios(tmp_p
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1] and outputs[2] == outputs[3]
     assert error_line(*run_cli(capsys, *model, "--dc", "1__0")) == (
-        "Error: --dc: input should be a valid number, unable to parse string as a number; "
+        "Error: --dc: 1__0 has a _ that is not between two digits; write 10; "
         "see tiersim analytic --help")
 
 

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from tiersim import costs, outputs, response_cache, savings, session_metrics, summary
 from tiersim import fleet as fleet_mod
@@ -51,6 +50,7 @@ from tiersim.routing import Assignment, TierInfo
 from tiersim.scenario import (
     Scenario,
     check_layouts,
+    dump_yaml,
     model_places,
     resolve_file_ref,
     resolve_model_ref,
@@ -514,7 +514,7 @@ def scenario_yaml(scenario: Scenario) -> str:
     the folder it is written to."""
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
     doc.pop("sweep", None)
-    return yaml.safe_dump(portable_paths(doc, scenario.source), sort_keys=False)
+    return dump_yaml(portable_paths(doc, scenario.source))
 
 
 def portable_paths(doc: dict, source: str) -> dict:

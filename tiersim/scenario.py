@@ -46,6 +46,7 @@ from pydantic import (
 )
 
 from tiersim.errors import KeyedError, ScenarioError, TiersimError, unprintable
+from tiersim.numbers import FRACTIONAL, WHOLE, NumberError, misspelt, read_number
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 
 if TYPE_CHECKING:
@@ -836,14 +837,33 @@ def without_quotes(root: yaml.Node | None, loc: Loc) -> str:
 def _text_for_number(data: Any, loc: Loc, root: yaml.Node | None = None) -> str:
     """Why the text at ``loc`` in the raw ``data`` is refused, with the fix when it reads as a
     number (quotes, or a ``!!str`` tag, around one)."""
-    text = data
-    for key in loc:
-        text = text[key]
+    text = _value_at(data, loc)
     try:
-        fix = f"; write it {without_quotes(root, loc)}" if math.isfinite(float(text)) else ""
-    except ValueError:
-        fix = ""
+        fix = f"; write it {without_quotes(root, loc)}" if math.isfinite(read_number(text)) else ""
+    except NumberError:
+        why = misspelt(text.strip())
+        fix = f"; {why}" if why is not None else ""
     return f"must be a number, not a string ({text[:40]!r}){fix}"
+
+
+def _value_at(data: Any, loc: Loc) -> Any:
+    """The value at ``loc`` in the raw ``data``."""
+    for key in loc:
+        data = data[key]
+    return data
+
+
+def misspelt_number(data: Any) -> tuple[Loc, str] | None:
+    """Where the raw scenario ``data`` holds, for a field that takes only a number, text that
+    reads as a number some other way (``1__0``, ``010``, ``1:30``, ``0x10``), and why, with
+    the number to write (:func:`tiersim.numbers.misspelt`); None if nowhere."""
+
+    def misspelling(annotation: Any, value: Any, _: Loc) -> Loc | None:
+        return _number_as_text(annotation, value, lambda sub: misspelt(
+            _value_at(value, sub).strip()) is not None)
+
+    where = _walk_fields(data, Scenario, (), misspelling)
+    return None if where is None else (where, misspelt(_value_at(data, where).strip()))
 
 
 def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, test) -> Loc | None:
@@ -978,6 +998,9 @@ def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
     where = _text_number(data, Scenario, root)
     if where is not None:
         raise ScenarioError(source, _where(where, root), _text_for_number(data, where, root))
+    problem = misspelt_number(data)
+    if problem is not None:
+        raise ScenarioError(source, _where(problem[0], root), problem[1])
 
 
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:
@@ -1053,15 +1076,16 @@ _VALUE = "tag:yaml.org,2002:value"
 cannot build: dropped from the resolvers, so ``=`` is text as a key and as a value (a value
 was refused as a tag the file did not have)."""
 _PLAIN_NUMBER = {
-    _INT: re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
-    _FLOAT: re.compile(r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?"
-                       r"|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
-                       r"|\.(?:nan|NaN|NAN))$"),
+    _INT: WHOLE,
+    _FLOAT: re.compile(rf"{FRACTIONAL.pattern}|^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
 }
-"""PyYAML's YAML 1.1 number patterns less two readings nobody means in a scenario: a leading
-zero as octal (``replicas: 010`` was 8) and base 60 (``1:30`` was 90). Such a scalar is text,
-so a number field reads ``010`` as ten and refuses ``1:30``, and a name such as ``08`` stays
-text; text written by ``yaml.safe_dump`` (a run's ``scenario.yaml``) reads back the same."""
+"""The plain scalars read as numbers: those :mod:`tiersim.numbers` reads as one (decimal, at
+most one ``_`` between two digits, ``1e3`` as 1000 as YAML 1.2 reads it), and YAML's ``.inf``
+and ``.nan`` (refused later, at their key). PyYAML's YAML 1.1 patterns also read ``010`` as
+octal 8, ``1:30`` as 90 (base 60), ``0x10`` as 16 and ``1__0`` as 10: such a scalar is text
+here, a number field refuses it with the decimal number to write (:func:`refuse_text_numbers`)
+and a name such as ``08`` stays text. :func:`dump_yaml` quotes text that reads as a number
+here (``1e3``), so a run's ``scenario.yaml`` reads back the same."""
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
@@ -1114,6 +1138,26 @@ def read_yaml_value(text: str, source: str = "<value>") -> Any:
         raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
     _reject_non_finite(data, source, root, ())
     return data
+
+
+class _Dumper(yaml.SafeDumper):
+    """``yaml.safe_dump`` that also quotes text this loader reads as no text (``'1e3'``, a
+    number to YAML 1.2 and here, which YAML 1.1 and so ``safe_dump`` leave plain)."""
+
+    def resolve(self, kind, value, implicit):
+        """The tag a plain ``value`` gets: text only where both YAML 1.1 and
+        :class:`_BoundedLoader` read it as text."""
+        tag = super().resolve(kind, value, implicit)
+        if kind is yaml.ScalarNode and implicit[0] and tag == _STR:
+            return _BoundedLoader("").resolve(kind, value, implicit)
+        return tag
+
+
+def dump_yaml(doc: Any) -> str:
+    """``doc`` as YAML text that :func:`read_yaml` reads back as ``doc`` (a run's, plan's or
+    sweep's ``scenario.yaml``): ``yaml.safe_dump`` in the order given, with every text that
+    reads as a number or a boolean quoted."""
+    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False)
 
 
 def _compose(text: str, source: str) -> yaml.Node | None:

@@ -29,7 +29,7 @@ import numpy as np
 import typer
 
 from tiersim.analytic import TwoType, accuracy_note, estimate, summary
-from tiersim.cli.usage import echo, expand_home, unsigned_zero
+from tiersim.cli.usage import echo, expand_home, number_flag, unsigned_zero
 from tiersim.errors import ScenarioError, TiersimError, baseline_only
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
@@ -39,20 +39,26 @@ WHERE = "tiersim analytic"
 @analytic_app.callback(invoke_without_command=True)
 def analytic(
     p: Annotated[float | None, typer.Option(
-        "--p", help="share of easy requests (without --trace/--scenario, which estimate it)")]
+        "--p", **number_flag(float),
+        help="share of easy requests (without --trace/--scenario, which estimate it)")]
         = None,
     eps: Annotated[float | None, typer.Option(
-        "--eps", help="cheap-tier loss on easy (without --trace/--scenario)")] = None,
+        "--eps", **number_flag(float),
+        help="cheap-tier loss on easy (without --trace/--scenario)")] = None,
     delta: Annotated[float | None, typer.Option(
-        "--delta", help="cheap-tier loss on hard (without --trace/--scenario)")] = None,
+        "--delta", **number_flag(float),
+        help="cheap-tier loss on hard (without --trace/--scenario)")] = None,
     dc: Annotated[float | None, typer.Option(
-        "--dc", help="extra cost of the top tier per request (default 1; with --scenario, "
+        "--dc", **number_flag(float),
+        help="extra cost of the top tier per request (default 1; with --scenario, "
         "priced as run prices it unless --c0 and --dc are both given)")] = None,
     c0: Annotated[float | None, typer.Option(
-        "--c0", help="cost of the cheap tier per request (default 0 with --p/--eps/--delta, "
+        "--c0", **number_flag(float),
+        help="cost of the cheap tier per request (default 0 with --p/--eps/--delta, "
         "1 with --trace alone; with --scenario, as --dc)")] = None,
     floor: Annotated[float | None, typer.Option(
-        "--floor", help="accuracy floor (default: the scenario's accuracy_floor, else none)")]
+        "--floor", **number_flag(float),
+        help="accuracy floor (default: the scenario's accuracy_floor, else none)")]
         = None,
     trace: Annotated[Path | None, typer.Option(
         "--trace", help="trace to estimate on, read whole (default: the scenario's, as it "

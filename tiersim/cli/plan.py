@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tiersim.cli.usage import echo, expand_home, unsigned_zero
+from tiersim.cli.usage import echo, expand_home, number_flag, unsigned_zero
 from tiersim.errors import Note, TiersimError, escaped
 from tiersim.results import (
     PlanResult,
@@ -141,11 +141,14 @@ def plan(
     scenario: Annotated[Path, typer.Argument(help="Scenario YAML to size.",
                                                parser=expand_home)],
     slo_ttft_p99: Annotated[float | None, typer.Option(
-        "--slo-ttft-p99", help="p99 TTFT limit, seconds (default: the scenario's).")] = None,
+        "--slo-ttft-p99", **number_flag(float),
+        help="p99 TTFT limit, seconds (default: the scenario's).")] = None,
     slo_tpot_p99: Annotated[float | None, typer.Option(
-        "--slo-tpot-p99", help="p99 TPOT limit, seconds (default: the scenario's).")] = None,
+        "--slo-tpot-p99", **number_flag(float),
+        help="p99 TPOT limit, seconds (default: the scenario's).")] = None,
     accuracy_floor: Annotated[float | None, typer.Option(
-        "--accuracy-floor", help="Least expected accuracy (default: the "
+        "--accuracy-floor", **number_flag(float),
+        help="Least expected accuracy (default: the "
         "scenario's accuracy_floor).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.",
                                           parser=expand_home)] = Path("plan"),
@@ -153,11 +156,11 @@ def plan(
         "--choose", help="Router setting to choose too: PATH=V1,V2 (repeatable); "
         "router.floor values are tried beside the accuracy floor and its raised "
         "margins, not instead of them.")] = None,
-    max_replicas: Annotated[int | None, typer.Option(min=1, help="Largest tier to try "
-        "(default: the scenario's limits.max_replicas, 1024 unless it sets one, as a run "
-        "sizes its uniform baselines; a value other than "
-        "the cap a run of the scenario sizes its baselines under is written into the planned "
-        "scenario's limits).")] = None,
+    max_replicas: Annotated[int | None, typer.Option(
+        **number_flag(int, 1), help="Largest tier to try (default: the scenario's "
+        "limits.max_replicas, 1024 unless it sets one, as a run sizes its uniform "
+        "baselines; a value other than the cap a run of the scenario sizes its baselines "
+        "under is written into the planned scenario's limits).")] = None,
     gpus_per_replica: Annotated[str | None, typer.Option(
         "--gpus-per-replica", help="GPUs per replica to consider, e.g. 1,2,4 (default: the "
         "scenario's limits.gpus_per_replica, 1,2,4,8; each tier's own value is added, values "
@@ -209,7 +212,7 @@ def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
     if text is None:
         return None
     try:
-        values = tuple(sorted({int(v) for v in text.split(",")}))
+        values = tuple(sorted({_gpu_count(v) for v in text.split(",")}))
     except ValueError:
         values = ()
     if (not values or min(values) < 1 or max(values) > MAX_GPUS_PER_REPLICA
@@ -218,6 +221,24 @@ def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
                            f"{MAX_GPUS_PER_REPLICA:,}, at most {MAX_SIZED_GPU_OPTIONS} of "
                            "them, e.g. 1,2,4")
     return values
+
+
+def _gpu_count(text: str) -> int:
+    """One ``--gpus-per-replica`` value, read as every number flag is (``2``; ``1e3`` is 1000)
+    and whole; a misspelt one (``010``) is refused with the number to write, other text with
+    ValueError."""
+    from tiersim.numbers import NumberError, misspelt, read_number
+
+    try:
+        number = read_number(text)
+    except NumberError:
+        why = misspelt(text.strip())
+        if why is not None:
+            raise TiersimError(f"--gpus-per-replica: {why}") from None
+        raise
+    if not float(number).is_integer():
+        raise ValueError(text)
+    return int(number)
 
 
 def _check_cost_model(name: str | None) -> str | None:
@@ -432,7 +453,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
     from tiersim.errors import written
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
-    from tiersim.scenario import boolean_problem, explain_errors, format_loc
+    from tiersim.scenario import boolean_problem, explain_errors, format_loc, misspelt_number
 
     paths = list(choose or {})
     for values in itertools.product(*(choose or {}).values()):
@@ -445,9 +466,10 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
             except TiersimError as err:
                 raise TiersimError(f"--choose {err}") from None
         shown = " ".join(f"{p}={written(v)}" for p, v in zip(paths, values, strict=True))
-        boolean = boolean_problem({"router": doc})  # pydantic reads tier: no as tier 0
-        if boolean is not None:
-            raise TiersimError(f"--choose {shown}: {format_loc(boolean[0])}: {boolean[1]}")
+        # pydantic reads tier: no as tier 0, and floor: 010 as 10
+        problem = boolean_problem({"router": doc}) or misspelt_number({"router": doc})
+        if problem is not None:
+            raise TiersimError(f"--choose {shown}: {format_loc(problem[0])}: {problem[1]}")
         try:
             RouterConfig.model_validate(doc)
         except ValidationError as err:
@@ -746,12 +768,10 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     earlier plan whole, never its plan.json beside this plan's run. With no plan, plan.json
     alone, and an earlier plan's report, run and scenario.yaml are removed (the report
     first: a plan stopped then leaves no report of the earlier plan beside this one)."""
-    import yaml
-
     from tiersim.outputs import signals_deferred
     from tiersim.results import dumps
     from tiersim.runner import run_into
-    from tiersim.scenario import scenario_from_dict
+    from tiersim.scenario import dump_yaml, scenario_from_dict
 
     out.mkdir(parents=True, exist_ok=True)
     plan_json = dumps(result.to_json())
@@ -763,7 +783,7 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
                       "tpot_p99_s": result.constraints["tpot_p99_s"]}
         run_into(scenario_from_dict(as_searched(doc, scenario), source), out, source,
                  baselines=True,  # savings simulated, as a run's (under the plan's claim)
-                 report=report, extra={"scenario.yaml": yaml.safe_dump(doc, sort_keys=False),
+                 report=report, extra={"scenario.yaml": dump_yaml(doc),
                                        "plan.json": plan_json})
         return
     with signals_deferred():  # a failed plan.json write leaves the earlier plan and its run

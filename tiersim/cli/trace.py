@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tiersim.cli.usage import echo
+from tiersim.cli.usage import echo, read_flag_number
 from tiersim.errors import TiersimError, escaped
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import (
@@ -45,17 +45,14 @@ def _group() -> None:
 
 
 class TypedNumber(float):
-    """A number from the command line that keeps its text as typed (``1e400`` reads as
-    infinity; a message shows ``1e400``)."""
+    """A number from the command line, read as every number flag is
+    (:func:`tiersim.cli.usage.read_flag_number`), that keeps its text as typed (``1e400``
+    reads as infinity; a message shows ``1e400``)."""
 
     text: str
 
     def __new__(cls, text: str) -> TypedNumber:
-        try:
-            number = super().__new__(cls, text)
-        except ValueError:
-            raise typer.BadParameter("Input should be a valid number, unable to parse string "
-                                     "as a number") from None
+        number = super().__new__(cls, read_flag_number(float, None, None, text))
         number.text = str(text).strip()
         return number
 

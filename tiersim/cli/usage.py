@@ -175,8 +175,9 @@ def _close_commands(ctx, typed: str) -> list[str]:
     return difflib.get_close_matches(str(name), ctx.command.list_commands(ctx))
 
 
-__all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "option_names",
-           "param_name", "repeated_param", "unsigned_zero", "usage_line"]
+__all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "number_flag",
+           "option_names", "param_name", "read_flag_number", "repeated_param", "unsigned_zero",
+           "usage_line"]
 
 
 def expand_home(value: str | Path | None) -> Path | None:
@@ -201,3 +202,35 @@ def unsigned_zero(value: float | None) -> float | None:
     -0.0000", ``plan --accuracy-floor -0`` "vs floor -0.00%"); adding 0.0 leaves every other
     number as it is."""
     return None if value is None else value + 0.0
+
+
+def number_flag(kind: type, low: float | None = None, high: float | None = None) -> dict:
+    """``typer.Option`` keywords for a number flag of type ``kind`` (int or float), from
+    ``low`` to ``high`` where given: its text read by :func:`read_flag_number`, and the
+    bounds shown in ``--help`` (``[x>=1]``)."""
+    import functools
+
+    return {"parser": functools.partial(read_flag_number, kind, low, high), "min": low,
+            "max": high}
+
+
+def read_flag_number(kind: type, low: float | None, high: float | None, text: str):
+    """A number flag's ``text`` read as a scenario's number is (:mod:`tiersim.numbers`: ``1e3``
+    is 1000, ``1__0`` and ``010`` are refused with the number to write), then held to ``kind``
+    (a whole number for int: ``2.0`` is 2) and to ``low`` .. ``high``, in the words the
+    framework used for those checks; :class:`BadParameter`, naming the flag, otherwise. A
+    default (a number, not text) is only held to them."""
+    from typing import Annotated
+
+    from pydantic import Field, TypeAdapter, ValidationError
+
+    from tiersim.numbers import NumberError, read_number
+
+    try:
+        number = read_number(text, kind) if isinstance(text, str) else text
+    except NumberError as err:
+        raise errors.BadParameter(str(err)) from None
+    try:
+        return TypeAdapter(Annotated[kind, Field(ge=low, le=high)]).validate_python(number)
+    except ValidationError as err:
+        raise errors.BadParameter(err.errors()[0]["msg"]) from None

@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 from rich.console import Console
 
 from tiersim.atomic import commit, stage
@@ -52,6 +51,7 @@ from tiersim.input_files import (
     written_name,
 )
 from tiersim.jsonio import read_json
+from tiersim.numbers import NumberError, read_number
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
@@ -364,15 +364,14 @@ def _number_texts(value: Any, sub: tuple[str | int, ...] = ()
 
 
 def _quoted_number(value: Any) -> int | float | None:
-    """The number a text value spells (``"2"`` -> 2, ``"0.5"`` -> 0.5), else None."""
+    """The number a text value spells (``"2"`` -> 2, ``"0.5"`` -> 0.5), as
+    :func:`tiersim.numbers.read_number` reads one, else None."""
     if not isinstance(value, str):
         return None
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            continue
-    return None
+    try:
+        return read_number(value)
+    except NumberError:
+        return None
 
 
 def _replaced(value: Any, sub: tuple[str | int, ...], number: int | float) -> Any:
@@ -1128,8 +1127,10 @@ def _new_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runn
     old table, report and manifest; a failure in the block leaves the old manifest too. The
     manifest keeps the copy's digest (``copy_digest``): a resume reads the finished points
     under the copy only while it is as written (:func:`_check_same_readings`)."""
+    from tiersim.scenario import dump_yaml
+
     copy = portable_base(plan)
-    text = yaml.safe_dump(copy, sort_keys=False)
+    text = dump_yaml(copy)
     staged: list[tuple[Path, Path]] = []
     try:
         staged.append((stage(out / "scenario.yaml", lambda h: h.write(text), "w"),
@@ -1298,7 +1299,9 @@ def _refuse_foreign_files(out: Path, plan: SweepPlan) -> None:
 
 def _own_base_copy(path: Path, plan: SweepPlan) -> bool:
     """Whether ``path`` holds the base scenario exactly as this sweep writes it."""
-    text = yaml.safe_dump(portable_base(plan), sort_keys=False)
+    from tiersim.scenario import dump_yaml
+
+    text = dump_yaml(portable_base(plan))
     try:
         with path.open("rb") as handle:
             return handle.read(len(text.encode()) + 1) == text.encode()

@@ -1,0 +1,133 @@
+"""How tiersim reads a number written as text: one rule for scenario YAML and command-line flags.
+
+A number is written in decimal: an optional sign, digits with at most one ``_`` between two of
+them (``8_192``), an optional fraction and an optional exponent (``1e3`` is 1000, as YAML 1.2
+and Python read it). A whole number has no leading zero (``010``: YAML 1.1 reads it as octal
+8, Python as 10). Spellings YAML 1.1 or a programming language reads some other way are
+refused with the decimal number to write: ``010``, base 60 (``1:30``, 90 to YAML 1.1), a
+base prefix (``0x10``, ``0o10``, ``0b11``) and misplaced underscores (``1__0``, ``10_``).
+
+:mod:`tiersim.scenario`'s YAML loader reads a plain scalar as a number only where
+:data:`WHOLE` or :data:`FRACTIONAL` match it (everything else is text, so a name such as
+``08`` stays a name) and refuses the misspellings in a number field through
+:func:`misspelt`; the command line's number flags read their text with :func:`read_number`.
+Infinity and NaN are read here (YAML's ``.inf``, Python's ``inf``) and refused by each reader
+afterwards, with the place they were given.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DIGITS = r"[0-9](?:_?[0-9])*"
+WHOLE = re.compile(r"^[-+]?(?:0|[1-9](?:_?[0-9])*)$")
+"""A whole number as written: decimal digits, no leading zero, ``_`` only between digits."""
+FRACTIONAL = re.compile(rf"^[-+]?(?:{_DIGITS}\.(?:{_DIGITS})?(?:[eE][-+]?{_DIGITS})?"
+                        rf"|\.{_DIGITS}(?:[eE][-+]?{_DIGITS})?|{_DIGITS}[eE][-+]?{_DIGITS})$")
+"""A number with a decimal point or an exponent (``2.5``, ``.5``, ``3.``, ``1e3``, ``1.0e-05``)."""
+NON_FINITE = re.compile(r"^[-+]?(?:\.?inf|infinity|\.?nan)$", re.IGNORECASE)
+"""Infinity and NaN as YAML (``.inf``) or Python (``inf``, ``infinity``) write them."""
+
+_SIXTY = re.compile(r"^([-+]?)([0-9][0-9_]*(?::[0-5]?[0-9])+)(\.[0-9_]*)?$")
+_PREFIXED = re.compile(r"^([-+]?)0([xXoObB])([0-9a-fA-F_]+)$")
+_LEADING_ZERO = re.compile(r"^([-+]?)0[0-9_]*[0-9]$")
+_BASES = {"x": (16, "hexadecimal"), "o": (8, "octal"), "b": (2, "binary")}
+
+
+class NumberError(ValueError):
+    """Text that is no number as tiersim reads one; the message says why, and which decimal
+    number to write where the text reads as one some other way (``1__0``: write 10)."""
+
+
+def read_number(text: str, kind: type = float) -> int | float:
+    """The number ``text`` writes (blanks around it ignored): an int for a whole number, a
+    float for one with a point or an exponent, or infinity or NaN. ``kind=int`` words the
+    refusal of text that is no number at all as a whole number's; :class:`NumberError`."""
+    written = text.strip()
+    if WHOLE.match(written):
+        try:
+            return int(written)
+        except ValueError:  # more digits than Python converts (4,300)
+            raise NumberError(f"a whole number of {len(written.lstrip('+-')):,} digits is "
+                              "beyond any setting") from None
+    if FRACTIONAL.match(written):
+        return float(written)
+    if NON_FINITE.match(written):
+        return float(written.replace(".", ""))
+    why = misspelt(written)
+    if why is not None:
+        raise NumberError(why)
+    raise NumberError("input should be a valid integer, unable to parse string as an integer"
+                      if kind is int else
+                      "input should be a valid number, unable to parse string as a number")
+
+
+def misspelt(text: str) -> str | None:
+    """Why ``text`` is refused where a number is wanted, with the decimal number to write,
+    when it reads as a number some other way (``010 has a leading zero, which YAML 1.1
+    reads as octal (8); write 10``); None for a number as written and for text that is no
+    number at all."""
+    if WHOLE.match(text) or FRACTIONAL.match(text) or NON_FINITE.match(text):
+        return None
+    for reading in (_base_sixty, _prefixed, _leading_zero, _underscores):
+        why = reading(text)
+        if why is not None:
+            return why
+    return None
+
+
+def _base_sixty(text: str) -> str | None:
+    """``1:30``: YAML 1.1's base 60 (90)."""
+    match = _SIXTY.match(text)
+    if match is None:
+        return None
+    sign, parts, fraction = match.groups()
+    value = 0
+    for part in parts.replace("_", "").split(":"):
+        value = value * 60 + int(part)
+    number = (-1 if sign == "-" else 1) * (value + float(f"0{fraction.replace('_', '')}")
+                                          if fraction else value)
+    return f"{text} is base 60 to YAML 1.1 ({number:g}); write {_decimal(number)}"
+
+
+def _prefixed(text: str) -> str | None:
+    """``0x10``, ``0o10``, ``0b11``: a number in another base."""
+    match = _PREFIXED.match(text)
+    if match is None:
+        return None
+    sign, letter, digits = match.groups()
+    base, name = _BASES[letter.lower()]
+    try:
+        value = int(digits.replace("_", ""), base)
+    except ValueError:
+        return None
+    return f"{text} is {name}; write {-value if sign == '-' else value}"
+
+
+def _leading_zero(text: str) -> str | None:
+    """``010``: a whole number with a leading zero (octal 8 to YAML 1.1, 10 to Python)."""
+    match = _LEADING_ZERO.match(text)
+    if match is None:
+        return None
+    digits = text.lstrip("+-").replace("_", "")
+    value = int(digits) * (-1 if match.group(1) == "-" else 1)
+    octal = set(digits) <= set("01234567") and int(digits, 8) != int(digits)
+    reading = f", which YAML 1.1 reads as octal ({int(text.replace('_', ''), 8)})" if (
+        octal) else ""
+    return f"{text} has a leading zero{reading}; write {value}"
+
+
+def _underscores(text: str) -> str | None:
+    """``1__0``, ``10_``: an ``_`` that is not between two digits."""
+    bare = text.replace("_", "")
+    if "_" not in text or not (WHOLE.match(bare) or FRACTIONAL.match(bare)):
+        return None
+    return f"{text} has a _ that is not between two digits; write {bare}"
+
+
+def _decimal(number: float) -> str:
+    """A number as the decimal text to write (``90``, ``90.5``)."""
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
+
+
+__all__ = ["FRACTIONAL", "NON_FINITE", "WHOLE", "NumberError", "misspelt", "read_number"]
