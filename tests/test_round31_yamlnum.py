@@ -187,3 +187,16 @@ def test_a_flag_of_thousands_of_digits_is_one_line(capsys):
     assert error_line(*run_cli(capsys, "plan", TINY, "--max-replicas", "9" * 5000)) == (
         "Error: --max-replicas: a whole number of 5,000 digits is beyond any setting; see "
         "tiersim plan --help")
+
+
+@pytest.mark.parametrize(("written", "reads"), [("no", "false"), ("on", "true")])
+def test_a_yaml_boolean_for_a_choice_of_names_says_to_quote_it(tmp_path, written, reads):
+    """``policy: no`` said 'must be one of 'uniform', ... (got False)': a False the user never
+    wrote, and no word of the quotes a name YAML reads as a boolean needs (as a tier's name
+    says)."""
+    path = edited(tmp_path, ("policy: static_split", f"policy: {written}"))
+    assert refusal(path) == (
+        f"line {line_of(path, 'policy:')}: router.policy: must be one of 'uniform', "
+        "'static_split', 'threshold', 'lagrangian', 'oracle', 'cascade', 'floor', 'budget' or "
+        f"'step_type' (got {reads.title()}); YAML reads {written} unquoted as {reads}: write "
+        f"'{written}' in quotes if it is text")

@@ -1265,7 +1265,8 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         first, loc = _most_telling(err.errors(), data)
         if tuple(first["loc"])[-1:] == ("[key]",) and isinstance(first["input"], int) and loc:
             raise ScenarioError(source, *_number_key(loc, root)) from None
-        reading = _yaml_reading(root, loc) if first["type"] == "string_type" else ""
+        reading = (_yaml_reading(root, loc) if first["type"] in ("string_type", "literal_error")
+                   else "")
         raise ScenarioError(source, _where(loc, root), _explain(first, loc) + reading) from None
     scenario._source = source
     _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
