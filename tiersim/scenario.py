@@ -786,6 +786,18 @@ def _yaml_reading(root: yaml.Node | None, loc: Loc) -> str:
     return f"; YAML reads {written} unquoted as {reads}: write {written!r} in quotes if it is text"
 
 
+def _null_reading(root: yaml.Node | None, loc: Loc) -> str:
+    """``; ~ is YAML's null (no value): write the value`` where the value at ``loc`` of the
+    node tree ``root`` is a plain null (``~``, ``null``, or nothing after the colon); ""
+    otherwise."""
+    node = None if root is None else _node_at(root, loc)
+    if not isinstance(node, yaml.ScalarNode) or node.style is not None or node.tag != (
+            "tag:yaml.org,2002:null"):
+        return ""
+    written = _short(node.value, 40) if node.value else "nothing after the colon"
+    return f"; {written} is YAML's null (no value): write the value"
+
+
 def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> Loc | None:
     """Where the raw ``data`` of ``model`` holds quoted text for a number (pydantic would read
     ``replicas: "2"`` as 2), or None: a field, list item or mapping value whose type takes a
@@ -1266,7 +1278,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         if tuple(first["loc"])[-1:] == ("[key]",) and isinstance(first["input"], int) and loc:
             raise ScenarioError(source, *_number_key(loc, root)) from None
         reading = (_yaml_reading(root, loc) if first["type"] in ("string_type", "literal_error")
-                   else "")
+                   else "") or _null_reading(root, loc)
         raise ScenarioError(source, _where(loc, root), _explain(first, loc) + reading) from None
     scenario._source = source
     _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
