@@ -501,8 +501,19 @@ def drain_words(rates: tuple[float | None, float | None],
             or durations[0] == durations[1] or not math.isclose(*rates, rel_tol=1e-9)):
         return None
     n = digits_apart(*durations, 4)  # 346.79 s against 346.82 s, not 346.8 against 346.8
-    return (f"both {rates[0]:.4g} USD/hour: the gap is the drain after the last arrival, "
-            f"{durations[0]:.{n}g} s against {durations[1]:.{n}g} s, not a cheaper fleet")
+    return (f"both {_plain(rates[0], 4)} USD/hour: the gap is the drain after the last arrival, "
+            f"{_plain(durations[0], n)} s against {_plain(durations[1], n)} s, not a cheaper "
+            "fleet")
+
+
+def _plain(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant figures, no zeros added (14, not 14.0), and from
+    ``10 ** digits`` up a whole number with thousands separators, never in e-notation: a
+    3-hour trace's drain read "1.08e+04 s against 1.081e+04 s", a 28,673 USD/hour fleet
+    "2.867e+04 USD/hour"."""
+    if abs(float(f"{value:.{digits}g}")) >= 10 ** digits:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
 
 
 @dataclass(frozen=True)
