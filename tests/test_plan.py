@@ -416,7 +416,10 @@ def test_a_plan_under_max_replicas_and_a_run_of_its_scenario_agree_on_the_saving
     plan = json.loads((tmp_path / "plan" / "plan.json").read_text())["plan"]
     run = json.loads((tmp_path / "run" / "summary.json").read_text())["savings"]
     # routed, each tier serves its share on 1 x 2 GPUs (4 GPUs), under uniform bf16's 1 x 8
-    assert plan["savings"]["vs_uniform_frac"] == run["vs_uniform_frac"] == 0.4694050979
+    # per hour (4 GPUs against 8), as the plan is ranked; over the trace as before
+    assert plan["savings"]["vs_uniform_frac"] == run["vs_uniform_frac"] == 0.5
+    assert (plan["savings"]["vs_uniform_over_trace_frac"] == run["vs_uniform_over_trace_frac"]
+            == 0.4694050979)
     assert {t: (r, plan["gpus_per_replica"][t]) for t, r in plan["replicas"].items()} == {
         "w4a16": (1, 2), "bf16": (1, 2)}
     uniform = json.loads((tmp_path / "plan" / "plan.json").read_text())["uniform"]
@@ -530,7 +533,9 @@ def test_a_saving_at_the_baselines_hourly_rate_says_it_is_the_drain():
 
     routed, uniform = sized(("w4", "bf16"), 7.0, 100.0), sized(("bf16",), 7.0, 101.0)
     saving = compare(routed, [uniform], 0.8)
-    assert saving["vs_uniform_frac"] > 0 and saving["drain_gap"] == (
+    # nothing saved per hour, as the plan is ranked; the drain's sliver over the trace, and why
+    assert saving["vs_uniform_frac"] == 0 and saving["vs_uniform_over_trace_frac"] > 0
+    assert saving["drain_gap"] == (
         "both 7 USD/hour: the gap is the drain after the last arrival, 100 s against 101 s, "
         "not a cheaper fleet")
     assert compare(routed, [sized(("bf16",), 10.5, 100.0)], 0.8)["drain_gap"] is None

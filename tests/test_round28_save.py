@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import tiny_doc, write_yaml
 
 from tiersim.cli.run import router_rows
@@ -40,8 +41,10 @@ def test_run_says_a_saving_of_one_usd_per_hour_is_the_drain_gap(tmp_path):
     assert run.savings.baseline_uniform_tier == "bf16"
     assert run.savings.drain_gap == DRAIN
     row = [r for r in router_rows(run, "prior") if r[0].startswith("saved vs uniform")]
-    assert row == [("saved vs uniform bf16", "-0.161 %",
+    # per hour, as tiersim plan ranks and prices fleets (before: "-0.161 %", over the run)
+    assert row == [("saved vs uniform bf16", "0 % per hour",
                     f"provisioned; uniform fleets simulated ({DRAIN})")]
+    assert run.savings.vs_uniform_over_trace_frac == pytest.approx(-0.00161, abs=5e-6)
     back = RunResult.from_json(json.loads(json.dumps(run.to_json())))
     assert back.savings.drain_gap == DRAIN
 
@@ -49,7 +52,7 @@ def test_run_says_a_saving_of_one_usd_per_hour_is_the_drain_gap(tmp_path):
 def test_run_report_says_why_the_costs_differ(tmp_path):
     """The report's savings table adds the plan report's "why the costs differ" row."""
     page = savings_section(_tie_run(tmp_path))
-    assert '<tr><td>saved vs that tier</td><td class="num">-0.161 %</td></tr>' in page
+    assert '<tr><td>saved vs that tier per hour</td><td class="num">0 %</td></tr>' in page
     assert f"<tr><td>why the costs differ</td><td>{DRAIN}</td></tr>" in page
 
 

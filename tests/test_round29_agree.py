@@ -28,7 +28,7 @@ from tiersim.cli import main
 from tiersim.cli.run import print_summary
 from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
 from tiersim.report.page import run_headline
-from tiersim.results import RunResult
+from tiersim.results import RunResult, basis_words
 
 GOLDEN = Path(__file__).parent / "golden"
 SCENARIOS = Path(__file__).resolve().parents[1] / "tiersim" / "scenarios"
@@ -373,8 +373,9 @@ def _report_savings(add, run: RunResult, page: PageTables) -> None:
     if s.baseline_uniform_tier is not None:
         assert summary["cheapest uniform tier meeting the floor"] == s.baseline_uniform_tier
         if s.comparable and s.vs_uniform_frac is not None:
-            add("saved vs uniform", summary["saved vs that tier"].removesuffix("%"),
-                s.vs_uniform_frac, 100)
+            # "saved vs that tier per hour" under provisioned cost (round 31)
+            label = f"saved vs that tier{basis_words(s.saving_basis, s.vs_uniform_frac)}"
+            add("saved vs uniform", summary[label].removesuffix("%"), s.vs_uniform_frac, 100)
     fleets = page.table(SAVINGS, "fleet")
     for u in s.uniform:
         _fraction_or_percent(add, f"uniform {u.tier} accuracy", fleets[u.tier][4], u.accuracy)
@@ -438,10 +439,12 @@ def identity_problems(run: RunResult) -> list[str]:
         if p50 is not None and p99 is not None and p99 < p50:
             out.append(f"{name} p99 {p99} < p50 {p50}")
     s = run.savings
-    if s is not None and s.baseline_uniform_tier is not None and s.vs_uniform_frac is not None:
+    if (s is not None and s.baseline_uniform_tier is not None
+            and s.vs_uniform_over_trace_frac is not None):  # the share per hour has no rates here
         base = next(u for u in s.uniform if u.tier == s.baseline_uniform_tier).cost_usd
-        if not close(s.vs_uniform_frac, 1 - s.routed_cost_usd / base):
-            out.append(f"saving {s.vs_uniform_frac} != 1 - {s.routed_cost_usd} / {base}")
+        if not close(s.vs_uniform_over_trace_frac, 1 - s.routed_cost_usd / base):
+            out.append(f"saving {s.vs_uniform_over_trace_frac} != 1 - {s.routed_cost_usd} / "
+                       f"{base}")
         if not close(s.routed_cost_usd, run.cost_usd):
             out.append(f"routed cost {s.routed_cost_usd} != headline {run.cost_usd}")
     return out

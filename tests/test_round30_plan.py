@@ -154,7 +154,7 @@ def _plan_figures(console: str, plan: PlanResult, page: PageTables, run: RunResu
     saving = chosen["savings"]["vs_uniform_frac"]
     line = re.search(rf"^  (?:saves|costs) ({NUMBER.pattern}) %", console, re.M)
     figures.add("console", "saving", line.group(1), abs(saving), 100)
-    shown = page.table("Against uniform fleets")["saved vs it"][0]
+    shown = page.table("Against uniform fleets")["saved vs it per hour"][0]  # provisioned
     figures.add("report", "saving", shown.removesuffix("%").strip().removeprefix("-"),
                 abs(saving), 100)
     return figures

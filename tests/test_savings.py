@@ -55,10 +55,16 @@ def test_the_baseline_is_the_cheapest_uniform_fleet_meeting_the_floor(provisione
     assert saved.method == "simulated" and saved.cost_model == "provisioned"
     assert saved.routed_cost_usd == pytest.approx(run.cost_usd)
     meets = [b for b in saved.uniform if b.accuracy >= saved.accuracy_floor - 1e-9]
-    best = min(meets, key=lambda b: b.cost_usd)
+    # in the plan's order (tiersim.results.paid_order): per hour (GPUs, all at 3.5 USD), then
+    # fewer replicas, then the cost over the run; before, by the cost over the run alone
+    best = min(meets, key=lambda b: (b.replicas * b.gpus_per_replica, b.replicas, b.cost_usd))
     assert saved.baseline_uniform_tier == best.tier
     assert saved.vs_uniform_usd == pytest.approx(best.cost_usd - run.cost_usd)
-    assert saved.vs_uniform_frac == pytest.approx(1 - run.cost_usd / best.cost_usd)
+    assert saved.vs_uniform_over_trace_frac == pytest.approx(1 - run.cost_usd / best.cost_usd)
+    gpus = sum(t.replicas * t.gpus_per_replica for t in run.tiers)
+    assert saved.saving_basis == "per_hour"
+    assert saved.vs_uniform_frac == pytest.approx(1 - gpus / (best.replicas
+                                                              * best.gpus_per_replica))
 
 
 def test_an_slo_no_uniform_fleet_meets_leaves_no_baseline(tmp_path):

@@ -425,6 +425,63 @@ def saved_share(cost: float | None, baseline: float | None) -> float | None:
     return float(share) if math.isfinite(share) else None
 
 
+PER_HOUR = "per_hour"
+"""``saving_basis`` of a saving under ``provisioned`` cost: shares of USD/hour."""
+
+OVER_THE_TRACE = "over_the_trace"
+"""``saving_basis`` under any other cost model: shares of the cost over the trace."""
+
+
+def saving_basis(cost_model: str | None) -> str:
+    """What fleets are compared on, as the planner ranks them (:func:`paid_order`): under
+    ``provisioned`` cost their USD/hour (:data:`PER_HOUR`: two fleets of one rate differ over
+    the trace only by their drain after the last arrival), else their cost over the trace
+    (:data:`OVER_THE_TRACE`: what is paid there)."""
+    return PER_HOUR if cost_model == "provisioned" else OVER_THE_TRACE
+
+
+def basis_words(basis: str | None, share: float | None) -> str:
+    """" per hour" after a ``share`` (a saving, "% dearer") compared per hour (``basis``:
+    :func:`saving_basis`), else "": also where no share is given (a free baseline's gap, in USD
+    over the trace, or none)."""
+    return " per hour" if basis == PER_HOUR and share is not None else ""
+
+
+def paid(cost_model: str | None, cost_usd: float | None, rate: float | None) -> float | None:
+    """What a fleet is compared on (:func:`saving_basis`): ``rate`` (USD/hour) under
+    ``provisioned`` cost, else ``cost_usd`` over the trace."""
+    return rate if saving_basis(cost_model) == PER_HOUR else cost_usd
+
+
+def paid_order(cost_model: str | None, cost_usd: float, rate: float, tiers: int,
+               replicas: int, accuracy: float) -> tuple:
+    """The order fleets meeting every constraint are chosen in, by ``tiersim plan`` for its
+    plan and both ``tiersim plan`` and ``tiersim run`` for the uniform baseline of a saving:
+    what is paid first (:func:`paid`, as the JSON files write it: 10 significant digits, so
+    sums of one price in another order tie); at a tie the fewer tiers, then the fewer
+    replicas, then the cost over the trace, then the higher accuracy. A fleet whose rate is
+    not known (none given) comes after every fleet whose rate is, as an infinite one does
+    (:func:`sig_order`: NaN last)."""
+    basis = paid(cost_model, cost_usd, rate)
+    return (sig_order(math.inf if basis is None else basis), tiers, replicas,
+            sig_order(cost_usd), -accuracy)
+
+
+def paid_share(cost_model: str | None, fleet: tuple[float | None, float | None],
+               baseline: tuple[float | None, float | None]) -> float | None:
+    """The share of ``baseline`` saved by ``fleet``, each ``(cost over the trace, USD/hour)``,
+    on the basis they are ranked on (:func:`paid`; :func:`saved_share`), float noise aside
+    (:func:`without_noise`)."""
+    return without_noise(saved_share(paid(cost_model, *fleet), paid(cost_model, *baseline)))
+
+
+def without_noise(share: float | None) -> float | None:
+    """A share of one cost in another, 0 within 1e-12: two sums of one set of prices may differ
+    in their last bits (fp8 3 + bf16 1 at 14 USD/hour was -1.11e-16 dearer than bf16 4 in
+    plan.json, and a share's sign picks "saves" or "costs ... more")."""
+    return 0.0 if share is not None and abs(share) < 1e-12 else share
+
+
 def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
     """A figure as tiersim prints it: ``value * scale`` to ``digits`` significant figures,
     trailing zeros kept (2.0018 s is "2.00 s", not "2 s"), from ``10 ** digits`` up a whole
@@ -523,7 +580,11 @@ class SavingsResult:
 
     ``method``: "simulated" (every uniform fleet was run) or "estimated" (uniform costs scaled
     from this run's per-token costs: an estimate, never the headline). ``cost_model``: the
-    ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline.
+    ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline on
+    ``saving_basis`` (:func:`saving_basis`: USD/hour under provisioned cost, as ``tiersim plan``
+    ranks fleets, else the cost over the trace), the baseline chosen in the plan's order
+    (:func:`paid_order`); ``vs_uniform_usd`` and ``vs_uniform_over_trace_frac`` are the gap and
+    share over the trace (the costs this file gives), whatever the basis.
     ``routed_slo_met`` / ``routed_floor_met``: whether the run's own fleet met the SLOs (p99 TTFT
     and TPOT, nothing dropped) and the accuracy floor; when either is False the saving would
     compare unlike fleets (the uniform ones are held to both): it is shown as not comparable and
@@ -547,6 +608,8 @@ class SavingsResult:
     routed_slo_met: bool | None = None
     routed_floor_met: bool | None = None
     drain_gap: str | None = None
+    saving_basis: str | None = None  # None: written before it (over the trace)
+    vs_uniform_over_trace_frac: float | None = None
 
     @property
     def comparable(self) -> bool:
@@ -1022,9 +1085,10 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
     return value
 
 
-SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_static_split_usd",
-                    "vs_static_split_frac", "success_misjudged_by", "gpu_hours_saved",
-                    "cost_saved_usd", "attributed_saved_usd", "margin", "margin_frac"})
+SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_uniform_over_trace_frac",
+                    "vs_static_split_usd", "vs_static_split_frac", "success_misjudged_by",
+                    "gpu_hours_saved", "cost_saved_usd", "attributed_saved_usd", "margin",
+                    "margin_frac"})
 """Number fields of a summary or plan that may be below 0: a saving (a loss is a negative one)
 and a difference of two figures (a plan's constraint margin). Every other number is a time,
 cost, size, count or fraction."""

@@ -245,8 +245,8 @@ def _with_slo_check(saved, scenario: Scenario, run):
     # a saving against fleets held to what this one missed compares unlike fleets: none is
     # given (the baselines' own costs stay, for whoever wants to compare them anyway)
     return dataclasses.replace(checked, vs_uniform_usd=None, vs_uniform_frac=None,
-                               vs_static_split_usd=None, vs_static_split_frac=None,
-                               drain_gap=None)
+                               vs_uniform_over_trace_frac=None, vs_static_split_usd=None,
+                               vs_static_split_frac=None, drain_gap=None)
 
 
 def workload_rng(scenario: Scenario) -> np.random.Generator:

@@ -8,7 +8,9 @@ Two ways, labelled in :class:`~tiersim.results.SavingsResult` ``method``:
   (:mod:`tiersim.plan`) to the fewest replicas meeting the scenario's SLOs with nothing dropped,
   trying larger ``gpus_per_replica`` before giving up, and costed in the run's ledger
   (:mod:`tiersim.costs`). The saving compares the run's fleet with the cheapest sized uniform
-  fleet whose accuracy meets the floor (the run's own accuracy when the scenario sets none), and
+  fleet whose accuracy meets the floor (the run's own accuracy when the scenario sets none),
+  chosen and compared as ``tiersim plan`` ranks fleets (:func:`tiersim.results.paid_order`:
+  per hour under ``provisioned`` cost, else over the trace), and
   with a static split (a random share per request) of the sized uniform fleets at the run's
   accuracy. A uniform fleet that cannot meet the SLOs at any size is listed with
   ``slo_met: false``, no cost, no replica count (where its search stopped is no size) and
@@ -36,8 +38,11 @@ from tiersim.results import (
     UniformBaseline,
     baseline_floor,
     drain_words,
+    paid_order,
+    paid_share,
     reaches_floor,
     saved_share,
+    saving_basis,
 )
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
@@ -130,6 +135,11 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     """The run's fleet against the cheapest sized uniform fleet meeting the floor and the SLOs,
     and against a static split of the sized uniform fleets at the run's accuracy.
 
+    The baseline and ``vs_uniform_frac`` are on the plan's basis (:func:`~tiersim.results.
+    paid_order`, :func:`~tiersim.results.paid_share`: USD/hour under provisioned cost, so a
+    run of a planned scenario quotes the plan's saving), ``vs_uniform_usd`` and
+    ``vs_uniform_over_trace_frac`` over the run; the static split over the run.
+
     With ``uniform`` (sized) runs the comparison is in the run's ledger and
     ``method="simulated"``; without, it is an estimate on the attributed ledger (of the routed
     tiers alone). The run lasts at least ``end_s`` (a response cache's last answer).
@@ -147,17 +157,21 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     floor = baseline_floor(accuracy_floor, accuracy)
     served = [u for u in uniform if u.slo_met and u.cost_usd is not None]
     meets = [u for u in served if reaches_floor(u.accuracy, floor)]
-    base = min(meets, key=lambda u: u.cost_usd) if meets else None
+    base = min(meets, key=lambda u: paid_order(cost_model, u.cost_usd, u.cost_per_hour_usd, 1,
+                                               u.replicas, u.accuracy)) if meets else None
     split = static_split_cost(accuracy, np.array([u.cost_usd for u in served]),
                               np.array([u.accuracy for u in served])) if served else None
     baselines = tuple(_baseline(u) for u in uniform)
     rate = float(costs.provisioned_totals(fleet, 3600.0).sum())
+    priced = (base.cost_usd, base.cost_per_hour_usd) if base else (None, None)
     return SavingsResult(
         method="simulated", cost_model=cost_model, routed_cost_usd=routed, accuracy=accuracy,
         accuracy_floor=floor, uniform=baselines,
         baseline_uniform_tier=base.tier if base else None,
         vs_uniform_usd=_gap(base and base.cost_usd, routed),
-        vs_uniform_frac=saved_share(routed, base and base.cost_usd),
+        vs_uniform_frac=paid_share(cost_model, (routed, rate), priced),
+        vs_uniform_over_trace_frac=saved_share(routed, priced[0]),
+        saving_basis=saving_basis(cost_model),
         static_split_cost_usd=split, vs_static_split_usd=_gap(split, routed),
         vs_static_split_frac=saved_share(routed, split),
         drain_gap=base and drain_words((rate, base.cost_per_hour_usd),
@@ -218,7 +232,8 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
         vs_uniform_usd=out["vs_uniform_usd"], vs_uniform_frac=out["vs_uniform_frac"],
         static_split_cost_usd=out["static_split_cost_usd"],
         vs_static_split_usd=out["vs_static_split_usd"],
-        vs_static_split_frac=out["vs_static_split_frac"])
+        vs_static_split_frac=out["vs_static_split_frac"],
+        saving_basis=saving_basis("attributed"), vs_uniform_over_trace_frac=out["vs_uniform_frac"])
 
 
 def longer_than_context(fleet: Fleet, df: pd.DataFrame) -> tuple[np.ndarray, dict[str, str]]:

@@ -286,13 +286,14 @@ def format_plan(result: PlanResult) -> str:
         drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
         frac = saving.get("vs_uniform_frac")
         verb = "costs" if isinstance(frac, float) and frac < 0 else "saves"
-        from tiersim.results import saving_without_share
+        from tiersim.results import basis_words, saving_without_share
 
         # to 3 figures, as tiersim run prints a saving and the report shows this one, and as
         # a runner-up's "% dearer than the plan" reads
         shown = saving_without_share(frac, saving.get("vs_uniform_usd")) or figure_text(
             abs(frac) if verb == "costs" else frac, " %", 100)
-        more = " more than" if verb == "costs" else " against"
+        per = basis_words(saving.get("saving_basis"), frac)  # as the plan is ranked
+        more = f" more{per} than" if verb == "costs" else f"{per} against"
         lines.append(f"  {verb} {shown}{more} the cheapest sized uniform fleet "
                      f"({saving['baseline_uniform_tier']}), simulated{drain}")
     for tier, check in by_planned_tier(chosen, "one_fewer"):

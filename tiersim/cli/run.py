@@ -253,7 +253,7 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
     fleet missed what its baselines are held to (simulated or estimated alike, as the report
     says; ``missed``: that in words, with its figures, :meth:`RunResult.missed_words`), an
     estimate labelled as one, a free baseline's gap in USD."""
-    from tiersim.results import saving_without_share
+    from tiersim.results import basis_words, saving_without_share
 
     name = "estimated saving" if saving.estimated else "saved"
     label = f"{name} vs uniform {saving.baseline_uniform_tier}"
@@ -266,7 +266,8 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
         return (label, f"{shown} (estimate)", "estimate: per-token attributed cost, not "
                 "simulated (--baselines simulates)")
     drain = f" ({saving.drain_gap})" if saving.drain_gap else ""  # as tiersim plan says it
-    return (label, shown, f"{saving.cost_model}; uniform fleets simulated{drain}")
+    per = basis_words(saving.saving_basis, saving.vs_uniform_frac)  # as tiersim plan ranks
+    return (label, f"{shown}{per}", f"{saving.cost_model}; uniform fleets simulated{drain}")
 
 
 def baseline_table(r: RunResult):

@@ -24,9 +24,12 @@ values that fit in memory, and routes with one router setting. For each design:
 
 The plan is the design of least cost under the scenario's cost model (``provisioned``: what you
 would pay, per hour; a tie goes to fewer tiers, then fewer replicas: :func:`_plan_order`), the
-runner-up designs are listed with the constraint each missed (or how much dearer
-they are), and the uniform fleets are given beside them: one per tier, and one per tier of the
-scenario's ``baselines:`` (tiers kept only as uniform baselines: sized, never in a design).
+runner-up designs are listed in that order with the constraint each missed (or how much dearer
+they are, on the basis the order ranks by: per hour under ``provisioned``), the plan's saving is
+against the first uniform fleet meeting the floor in that order, on that basis too
+(:func:`compare`), and the uniform fleets are given beside them: one per tier, and one per tier
+of the scenario's ``baselines:`` (tiers kept only as uniform baselines: sized, never in a
+design).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from tiersim.plan.search import Sizing, Verdict, size_replicas
 from tiersim.results import (
     PlanResult,
     baseline_floor,
+    basis_words,
     digits_apart,
     drain_words,
     figure_text,
@@ -54,12 +58,16 @@ from tiersim.results import (
     floor_digits,
     floor_pair,
     over_digits,
+    paid,
+    paid_order,
+    paid_share,
     percent_as_given,
     reaches_floor,
     round_sig,
     saved_share,
-    sig_order,
+    saving_basis,
     within_limit,
+    without_noise,
 )
 from tiersim.scenario import DEFAULT_MAX_REPLICAS, SIZED_GPUS_PER_REPLICA
 
@@ -636,28 +644,20 @@ class Planner:
         return PlanResult(
             scenario=self.scenario.name, constraints=self.c.as_dict(),
             plan=self._plan_dict(best, uniform) if best else None,
-            runners_up=tuple(self._runner_up(r, best) for r in _by_cost(others)),
+            runners_up=tuple(self._runner_up(r, best) for r in self._in_plan_order(others)),
             uniform=tuple(self._runner_up(r, best) for r in uniform),
             reason=None if best else "; ".join(f"{r.design.label}: {r.missed}" for r in results),
             simulations=self.evaluator.simulations, wall_s=time.perf_counter() - t0,
             evaluated=tuple(self.judged), cost_model=getattr(self.evaluator, "cost_model", None),
         )
 
-    def _dearer_per_hour(self, r: DesignResult, best: DesignResult) -> str:
-        """Where a runner-up under provisioned cost is cheaper than the plan over the trace, or
-        costs as much (as plan.json writes it), but ranked after it (:func:`_plan_order`: it
-        costs more per hour, and finishes its last request sooner), why, in words: ``" over
-        the trace, but dearer per hour: 12.4 against 12.0 USD/hour"``, to 3 figures or as many
-        more as print the two apart (:func:`~tiersim.results.digits_apart`: 12.004 against
-        12.000, not 12.0 against 12.0); "" otherwise."""
-        rate, plans = r.outcome.cost_per_hour_usd, best.outcome.cost_per_hour_usd
-        if (getattr(self.evaluator, "cost_model", None) != "provisioned"
-                or sig_order(r.outcome.cost_usd) > sig_order(best.outcome.cost_usd)
-                or sig_order(rate) <= sig_order(plans)):
-            return ""
-        n = digits_apart(rate, plans, 3)
-        return (f" over the trace, but dearer per hour: {figure_text(rate, digits=n)} against "
-                f"{figure_text(plans, digits=n)} USD/hour")
+    def _in_plan_order(self, results: list[DesignResult]) -> list[DesignResult]:
+        """Designs meeting every constraint in the order designs are chosen in
+        (:meth:`_ranked`), then the rest by cost over the trace (:func:`_by_cost`). Before,
+        all were listed by cost over the trace, so under provisioned cost a runner-up with a
+        shorter drain was listed before one it ranks after per hour."""
+        feasible = sorted((r for r in results if r.feasible), key=self._ranked)
+        return feasible + _by_cost([r for r in results if not r.feasible])
 
     def _ranked(self, r: DesignResult) -> tuple:
         """``r``'s place in the order designs are chosen in (:func:`_plan_order`) under this
@@ -725,55 +725,62 @@ class Planner:
         return out
 
     def _runner_up(self, r: DesignResult, best: DesignResult | None) -> dict[str, Any]:
-        """A design beside the plan: what it missed, how much dearer it is, or the rule that
-        kept the plan at a tie (a free plan's too: two fleets of 0 USD tie)."""
+        """A design beside the plan: what it missed, the rule that kept the plan at a tie on
+        what is paid (:func:`_plan_order`; two free fleets tie too; a baseline-only tier's fleet
+        is named so, :data:`BASELINE_ONLY`), or how much dearer it is on the basis designs are
+        ranked by (``dearer_by_frac``, ``dearer_basis``: per hour under provisioned cost, else
+        over the trace), with the share over the trace beside it (``dearer_over_trace_frac``).
+        Before, the share was over the trace under provisioned cost too: a runner-up ranked
+        after the plan could read "cheaper than the plan"."""
         out = r.as_dict(self.c)
-        if not r.feasible or best is None or r is best:
+        if not (r.feasible and best is not None and r is not best):
             return out
-        if saved_share(r.outcome.cost_usd, best.outcome.cost_usd) is not None:
-            out["dearer_by_frac"] = r.outcome.cost_usd / best.outcome.cost_usd - 1.0
-        tie = self._tie_words(r, best, out.get("dearer_by_frac"))
-        if tie is not None:
-            out["missed"] = tie
-        elif "dearer_by_frac" in out:
-            out["missed"] = self._dearer_words(r, best, out["dearer_by_frac"])
-        else:  # a free plan (or one so near 0 USD that no share is finite)
+        model = getattr(self.evaluator, "cost_model", None)
+        frac = _dearer_share(paid(model, *_costs(r)), paid(model, *_costs(best)))
+        over = _dearer_share(r.outcome.cost_usd, best.outcome.cost_usd)
+        if frac is not None:
+            out.update(dearer_by_frac=frac, dearer_basis=saving_basis(model),
+                       dearer_over_trace_frac=over)
+        baseline = self._baseline_only(r)
+        if self._ranked(r)[0] == self._ranked(best)[0]:
+            drain = drain_gap(r.outcome, best.outcome, model)
+            gap = f"{_dearer(over)} over the trace, but {drain}" if drain and over else None
+            out["missed"] = _tie(r.outcome.accuracy, best.outcome.accuracy,
+                                 _simpler(r, best), gap, baseline)
+            return out
+        if frac is None:  # a free plan (or one so near 0 USD that no share is finite)
             cost = figure_text(r.outcome.cost_usd)
             out["missed"] = f"meets every constraint; costs {cost} USD against the plan's 0"
+            return out
+        notes = [n for n in (BASELINE_ONLY if baseline and frac <= 0 else "",
+                             _over_trace(frac, over)) if n]
+        out["missed"] = (f"meets every constraint; {_dearer(frac)}"
+                         f"{basis_words(saving_basis(model), frac)}"
+                         + (f" ({'; '.join(notes)})" if notes else ""))
         return out
-
-    def _tie_words(self, r: DesignResult, best: DesignResult, frac: float | None) -> str | None:
-        """Where ``r`` ties with the plan (:func:`_plan_order`: as much paid, and the plan
-        simpler or smaller, or one cost over the trace), the words of :func:`_tie`; else None
-        (one dearer per hour at the plan's cost over the trace is no tie: the plan was not
-        "kept for its higher accuracy"). ``frac``: ``r``'s cost over the plan's, less 1 (None:
-        the plan costs 0 USD)."""
-        if self._ranked(r)[0] != self._ranked(best)[0]:
-            return None
-        simpler = _simpler(r, best)
-        if not simpler and round_sig(r.outcome.cost_usd) != round_sig(best.outcome.cost_usd):
-            return None
-        drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
-        gap = f"{_dearer(frac)} over the trace, but {drain}" if drain and frac is not None else None
-        return _tie(r.outcome.accuracy, best.outcome.accuracy, simpler, gap,
-                    self._baseline_only(r))
-
-    def _dearer_words(self, r: DesignResult, best: DesignResult, frac: float) -> str:
-        """A runner-up meeting every constraint at a cost ``frac`` over the plan's, in words
-        (at the plan's cost over the trace, as plan.json writes them, where it is ranked after
-        the plan for its USD/hour: :meth:`_dearer_per_hour`)."""
-        drain = drain_gap(r.outcome, best.outcome, self.evaluator.cost_model)
-        same = round_sig(r.outcome.cost_usd) == round_sig(best.outcome.cost_usd)
-        baseline = (frac < 0 or same) and self._baseline_only(r)
-        head = ("meets every constraint at the plan's cost" if same else
-                f"meets every constraint; {_dearer(frac)}")
-        return (head + (f" ({BASELINE_ONLY})" if baseline else "")
-                + (f" ({drain})" if drain else "") + self._dearer_per_hour(r, best))
 
     def _baseline_only(self, r: DesignResult) -> bool:
         """Whether ``r`` is the uniform fleet of a tier listed under ``baselines:`` (sized for
         the saving, never a plan)."""
         return set(r.design.tiers) <= set(self.baseline_names)
+
+
+def _dearer_share(theirs: float, plans: float) -> float | None:
+    """How much dearer a fleet paying ``theirs`` is than the plan paying ``plans``
+    (``theirs / plans - 1``, below 0 when cheaper); None where the plan pays nothing (no share
+    is finite)."""
+    return None if saved_share(theirs, plans) is None else without_noise(theirs / plans - 1.0)
+
+
+def _over_trace(frac: float, over: float | None) -> str:
+    """Where a fleet is dearer than the plan per hour but cheaper over the trace, or the other
+    way round, the share over the trace and why, in words: ``"1.80 % cheaper than the plan
+    over the trace: its drain after the last arrival is shorter"``; "" where both agree (or
+    the basis is the trace itself: ``over`` is ``frac``)."""
+    if over is None or over == frac or (frac < 0) == (over < 0) or not (frac and over):
+        return ""
+    drain = "shorter" if over < 0 else "longer"
+    return f"{_dearer(over)} over the trace: its drain after the last arrival is {drain}"
 
 
 def _per_replica(gpus: list[int]) -> str:
@@ -852,16 +859,16 @@ def _plan_order(r: DesignResult, cost_model: str | None = "provisioned") -> tupl
     """The order feasible designs are chosen in: the cost the operator pays first (under
     ``provisioned`` cost the fleet's USD/hour, else the cost over the trace), as plan.json
     writes it (10 significant digits, so sums of one price in another order tie; an infinite
-    cost after every finite one and NaN last, :func:`sig_order`); at a tie the fewer tiers,
-    then the fewer replicas, then the cost over the trace, then the higher accuracy (and last,
-    the design found first). Two provisioned fleets of one USD/hour differ
+    cost after every finite one and NaN last, :func:`~tiersim.results.sig_order`); at a tie the
+    fewer tiers, then the fewer replicas, then the cost over the trace, then the higher
+    accuracy (and last, the design found first): :func:`tiersim.results.paid_order`, by which
+    a saving's uniform baseline is chosen too. Two provisioned fleets of one USD/hour differ
     over the trace only by their drain after the last arrival, which is no saving per hour: a
     routed design that was "cheaper" by that alone was the plan (FP8 8 + BF16 9 over uniform
     BF16 17 on plan_default.yaml, both 59.5 USD/hour, "0.00850 % cheaper")."""
     o = r.outcome
-    paid = o.cost_per_hour_usd if cost_model == "provisioned" else o.cost_usd
-    return (sig_order(paid), len(r.design.tiers), sum(r.replicas.values()),
-            sig_order(o.cost_usd), -o.accuracy)
+    return paid_order(cost_model, o.cost_usd, o.cost_per_hour_usd, len(r.design.tiers),
+                      sum(r.replicas.values()), o.accuracy)
 
 
 def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
@@ -930,14 +937,22 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
             cost_model: str = "provisioned") -> dict[str, Any]:
     """Routed design against the cheapest uniform fleet meeting the SLOs and the floor (with
     none, the routed design's own accuracy, as a run's savings: :func:`baseline_floor`), and
-    against a static split of the sized uniform fleets at the routed accuracy."""
+    against a static split of the sized uniform fleets at the routed accuracy.
+
+    The baseline is the first such fleet in the plan's order (:func:`_plan_order`) and
+    ``vs_uniform_frac`` is on the basis that order ranks by (``saving_basis``: USD/hour under
+    provisioned cost, else over the trace); ``vs_uniform_usd`` and
+    ``vs_uniform_over_trace_frac`` are over the trace. Before, the baseline and the share were
+    over the trace under provisioned cost too: a plan printed "saves 0.0657 %" against a
+    baseline-only fleet it cost 2.56 % more per hour than, the share being the baseline's
+    longer drain after the last arrival."""
     from tiersim.routing.metrics import static_split_cost
 
     sized = [u for u in uniform if u.outcome is not None and _latency_met(u)]
     cost = routed.outcome.cost_usd
     floor = baseline_floor(floor, routed.outcome.accuracy)
     meets = [u for u in sized if reaches_floor(u.outcome.accuracy, floor)]
-    base = min(meets, key=lambda u: u.outcome.cost_usd) if meets else None
+    base = min(meets, key=lambda u: _plan_order(u, cost_model)) if meets else None
     split = static_split_cost(routed.outcome.accuracy,
                               [u.outcome.cost_usd for u in sized],
                               [u.outcome.accuracy for u in sized]) if sized else None
@@ -946,7 +961,11 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
         "baseline_uniform_tier": base.design.tiers[0] if base else None,
         "baseline_uniform_cost_usd": base.outcome.cost_usd if base else None,
         "vs_uniform_usd": base.outcome.cost_usd - cost if base else None,
-        "vs_uniform_frac": saved_share(cost, base.outcome.cost_usd) if base else None,
+        "vs_uniform_frac": paid_share(cost_model, _costs(routed), _costs(base)) if base
+        else None,
+        "vs_uniform_over_trace_frac": saved_share(cost, base.outcome.cost_usd) if base else None,
+        "saving_basis": saving_basis(cost_model),
+        "routed_cost_per_hour_usd": routed.outcome.cost_per_hour_usd,
         "static_split_cost_usd": split,
         "vs_static_split_usd": None if split is None else split - cost,
         "vs_static_split_frac": saved_share(cost, split),
@@ -954,6 +973,11 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
         "baseline_uniform_cost_per_hour_usd": base.outcome.cost_per_hour_usd if base else None,
         "drain_gap": drain_gap(routed.outcome, base.outcome, cost_model) if base else None,
     }
+
+
+def _costs(r: DesignResult) -> tuple[float, float]:
+    """A sized design's cost over the trace and USD/hour, as :func:`paid_share` takes them."""
+    return r.outcome.cost_usd, r.outcome.cost_per_hour_usd
 
 
 def drain_gap(o: Outcome, other: Outcome, cost_model: str) -> str | None:

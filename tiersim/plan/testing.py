@@ -44,6 +44,9 @@ class FakeEvaluator:
     p_easy: float = 0.7
     duration_s: float = 3600.0
     cost_model: str = "provisioned"
+    drain_s: dict[tuple[str, ...], float] = field(default_factory=dict)
+    """Seconds a design (by its kept tiers) is paid for after ``duration_s``: its drain after
+    the last arrival, so fleets of one USD/hour may cost differently over the trace."""
     simulations: int = 0
     calls: list = field(default_factory=list)
 
@@ -89,12 +92,13 @@ class FakeEvaluator:
         rate = sum(replicas[n] * design.gpus(n) * self.by_name[n].cost_per_gpu_hour
                    for n in design.tiers)
         served = [o for o in tiers.values() if o.ttft_p99_s is not None and not o.dropped]
+        duration = self.duration_s + self.drain_s.get(design.tiers, 0.0)
         return Outcome(
             ttft_p99_s=max((o.ttft_p99_s for o in served), default=None),
             tpot_p99_s=max((o.tpot_p99_s for o in served), default=None),
             dropped=sum(o.dropped for o in tiers.values()),
-            accuracy=self.routing(design)[2], cost_usd=rate * self.duration_s / 3600.0,
-            cost_per_hour_usd=rate, duration_s=self.duration_s, tiers=tiers)
+            accuracy=self.routing(design)[2], cost_usd=rate * duration / 3600.0,
+            cost_per_hour_usd=rate, duration_s=duration, tiers=tiers)
 
 
 def fake_scenario(tiers: list[FakeTier], ttft: float = 1.0, tpot: float = 0.05,

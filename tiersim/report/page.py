@@ -35,6 +35,7 @@ from tiersim.results import (
     RunResult,
     accuracy_name,
     as_given,
+    basis_words,
     by_planned_tier,
     floor_digits,
     in_margin_order,
@@ -414,7 +415,8 @@ def savings_section(run: RunResult) -> str:
         ["cost model", s.cost_model], ["method", s.method],
         ["accuracy floor", run.floor_words()],
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
-        ["saved vs that tier", no_baseline if no_baseline is not None else
+        [f"saved vs that tier{basis_words(s.saving_basis, s.vs_uniform_frac)}",
+         no_baseline if no_baseline is not None else
          _saved(s.vs_uniform_frac, s.vs_uniform_usd) if s.comparable else unlike],
         ["saved vs a static split of equal accuracy",
          _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike],
@@ -554,7 +556,8 @@ def plan_section(plan: PlanResult) -> str:
     saving = chosen.get("savings") or {}
     saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
         "baseline_uniform_tier")], ["its cost (USD)", saving.get("baseline_uniform_cost_usd")],
-        ["saved vs it", _saved(saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd"))],
+        [f"saved vs it{basis_words(saving.get('saving_basis'), saving.get('vs_uniform_frac'))}",
+         _saved(saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd"))],
         ["saved vs a static split of equal accuracy",
          _saved(saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd"))]]
     saved += _why_rows(saving.get("drain_gap"))
