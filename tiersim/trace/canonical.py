@@ -187,6 +187,8 @@ def _optional(s: pd.Series, name: str, src: Source):
         return by_value(s, src, _prompt)
     if name == "prompt_hash":
         return _prompt_hashes(s, src)
+    if name in src.kept:  # a response cache's key (read_trace's keep)
+        return _key_column(s, src, name)
     # a column carried, used by nothing: categories stay so (as objects, a dictionary's one
     # long string was copied into every row: source.text_as_categories)
     return s.array if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
@@ -302,6 +304,17 @@ def _prompt_hashes(s: pd.Series, src: Source) -> np.ndarray:
     return s.to_numpy()
 
 
+def _key_column(s: pd.Series, src: Source, name: str):
+    """A column the caller reads as the response cache's key (``keep`` of
+    :func:`tiersim.trace.loader.read_trace`), checked as ``prompt_hash`` is, with the file's
+    row: one number or text per row, and exact (:func:`_exact_keys`; a column of whole numbers
+    with a missing cell is read as decimals, so keys beyond 2^53 read as one key and answered
+    each other from the cache). A missing cell stays missing: a prompt of its own."""
+    one_value_each(s, src, name)
+    _exact_keys(s, src, name)
+    return s.array if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
+
+
 def check_prompt_lengths(src: Source, hashes: pd.Series, input_tokens: np.ndarray) -> None:
     """Refuse a ``prompt_hash`` given to prompts of different lengths: the response cache
     answers every repeat of a hash from its first answer, so a 30,000-token prompt sharing a
@@ -346,11 +359,12 @@ def _many(cell) -> str:
     return checks.short(list(cell))
 
 
-def _exact_keys(s: pd.Series, src: Source) -> None:
-    """Refuse a prompt hash read as a float beyond 2^53 (or not finite): floats there are
-    spaced more than 1 apart, so two different hashes could read as one key. A column of
-    narrower floats (a Parquet float32 or float16 column) is held to the whole numbers its own
-    type holds exactly (2^24, 2^11): 16777217 was stored as 16777216, another prompt's hash."""
+def _exact_keys(s: pd.Series, src: Source, name: str = "prompt_hash") -> None:
+    """Refuse a prompt hash (column ``name``) read as a float beyond 2^53 (or not finite):
+    floats there are spaced more than 1 apart, so two different hashes could read as one key.
+    A column of narrower floats (a Parquet float32 or float16 column) is held to the whole
+    numbers its own type holds exactly (2^24, 2^11): 16777217 was stored as 16777216, another
+    prompt's hash."""
     if not pd.api.types.is_float_dtype(s.dtype):
         return
     values = s.to_numpy(dtype=np.float64)
@@ -358,17 +372,18 @@ def _exact_keys(s: pd.Series, src: Source) -> None:
     bits = np.finfo(kind).nmant + 1
     i = checks.first_true(np.abs(values) >= 2.0 ** bits) if bits < 53 else None
     if i is not None:
-        raise src.error(f"prompt_hash {checks.show_number(values[i])} is stored as {kind}, "
+        raise src.error(f"{name} {checks.show_number(values[i])} is stored as {kind}, "
                         f"which holds whole numbers exactly only below 2^{bits}, so two hashes "
                         "may have been stored as one; store hashes as integers or text", i,
-                        "prompt_hash")
-    i = checks.first_true(~(np.abs(values) < EXACT_FLOAT))
+                        name)
+    i = checks.first_true(~(np.abs(values) < EXACT_FLOAT) & ~np.isnan(values))
     if i is not None:
-        raise src.error(f"prompt_hash {checks.show_number(values[i])} was read as a decimal "
-                        "number that is not exact (beyond 2^53, or infinite), so two hashes "
-                        "could read as one; write hashes as "
-                        "whole numbers (without a decimal point or exponent) or as text", i,
-                        "prompt_hash")
+        empty = (", and leave no cell empty (a column of whole numbers with an empty cell is "
+                 "read as decimals)") if s.isna().any() else ""
+        raise src.error(f"{name} {checks.show_number(values[i])} was read as a decimal number "
+                        "that is not exact (beyond 2^53, or infinite), so two hashes could read "
+                        "as one; write hashes as whole numbers (without a decimal point or "
+                        f"exponent) or as text{empty}", i, name)
 
 
 HASH_LOW, HASH_HIGH = -(2**63), 2**63

@@ -1,0 +1,82 @@
+"""Round 31 (helper fuzz): hostile input through the CLI on last session's code paths (the
+response cache's key column carried by ``read_trace(keep=)``, ...)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import one_error_line, run_cli
+
+
+def _cached_run_doc(trace, key: str = "mykey", **trace_keys) -> dict:
+    """A one-tier scenario over ``trace`` whose LRU response cache reads column ``key``."""
+    doc = tiny_doc(trace={"path": str(trace), **trace_keys})
+    doc["tiers"] = doc["tiers"][1:]
+    doc["router"] = {"policy": "uniform",
+                     "response_cache": {"mode": "lru", "size": 100, "key": key}}
+    return doc
+
+
+def _requests(keys: list) -> pd.DataFrame:
+    """A canonical trace of one 100-token request a second, with a ``mykey`` column."""
+    n = len(keys)
+    return pd.DataFrame({"request_id": range(n), "arrival_s": [float(i) for i in range(n)],
+                         "input_tokens": 100, "output_tokens": 10, "mykey": keys})
+
+
+def test_a_key_column_of_whole_numbers_with_an_empty_cell_is_refused(tmp_path, capsys):
+    """A CSV key column of whole numbers with one empty cell is read as floats, so keys
+    2^53 + 1 and 2^53 (two prompts) read as one: the LRU cache answered 2 of 6 requests of 5
+    distinct prompts. ``prompt_hash`` refuses such a column; a column named by ``key:`` is
+    now refused alike, at its file row."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("request_id,arrival_s,input_tokens,output_tokens,mykey\n"
+                     "0,0.0,100,10,9007199254740993\n1,1.0,100,10,9007199254740992\n"
+                     "2,2.0,100,10,\n3,3.0,100,10,9007199254740995\n"
+                     "4,4.0,100,10,9007199254740996\n5,5.0,100,10,5\n")
+    scenario = write_yaml(tmp_path / "s.yaml", _cached_run_doc(trace))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line == (
+        f"Error: {trace}: row 1, column 'mykey': mykey 9007199254740992 was read as a decimal "
+        "number that is not exact (beyond 2^53, or infinite), so two hashes could read as one; "
+        "write hashes as whole numbers (without a decimal point or exponent) or as text, and "
+        "leave no cell empty (a column of whole numbers with an empty cell is read as "
+        "decimals) (file line 2)")
+
+
+def test_a_json_key_beyond_int64_is_refused(tmp_path, capsys):
+    """JSON whole numbers beyond 2^63 are read as floats: 2^64 + 1, 2^64 + 2 and 2^64 + 3
+    read as one key (the cache answered 2 of 4 requests of 4 distinct prompts)."""
+    trace = tmp_path / "t.jsonl"
+    _requests([2**64 + 1, 2**64 + 2, 2**64 + 3, 7]).to_json(trace, orient="records",
+                                                             lines=True)
+    scenario = write_yaml(tmp_path / "s.yaml", _cached_run_doc(trace))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line.startswith(f"Error: {trace}: row 1, column 'mykey': mykey "
+                           "1.8446744073709552e+19 was read as a decimal number that is not "
+                           "exact")
+
+
+def test_a_key_column_of_lists_is_named_at_its_file_row(tmp_path, capsys):
+    """A key column of lists was refused at the scenario's key as 'holds a list in request
+    1', request 1 of the window (file row 101 here): the trace's row now, as prompt_hash's."""
+    trace = tmp_path / "t.parquet"
+    _requests([[i % 3] for i in range(200)]).to_parquet(trace)
+    scenario = write_yaml(tmp_path / "s.yaml", _cached_run_doc(trace, window=[100, 150]))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line == (f"Error: {trace}: row 1, column 'mykey': mykey must be one number or text "
+                    "per row (got a list of 1 item); write each prompt's hash as one value")
+
+
+def test_a_key_column_with_empty_cells_still_runs(tmp_path, capsys):
+    """Missing keys stay allowed (a prompt of its own, never a hit), exact keys read as they
+    are: 5 distinct prompts, then the first twice more, give 2 hits."""
+    trace = tmp_path / "t.csv"
+    _requests([11, 12, None, 13, 14, 11, 11]).to_csv(trace, index=False)
+    out = tmp_path / "o"
+    scenario = write_yaml(tmp_path / "s.yaml", _cached_run_doc(trace))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines", "--no-report", "--out", out)
+    assert code == 0, err
+    import json
+    cache = json.loads((out / "summary.json").read_text())["response_cache"]
+    assert cache["hits"] == 2, cache
