@@ -80,3 +80,21 @@ def test_a_key_column_with_empty_cells_still_runs(tmp_path, capsys):
     import json
     cache = json.loads((out / "summary.json").read_text())["response_cache"]
     assert cache["hits"] == 2, cache
+
+
+def test_a_tie_kept_for_fewer_tiers_without_a_floor_does_not_say_the_floor_is_met(tmp_path,
+                                                                                 capsys):
+    """tiny.yaml at 100 times its load, no accuracy floor: the routed runner-up ties the plan
+    per hour and is more accurate; its line read 'the floor is met, fewer tiers rank first',
+    of a floor no one set."""
+    from tiersim.cli import main
+
+    doc = tiny_doc()
+    doc["trace"].update(window=[240, 300], time_scale=100)
+    scenario = write_yaml(tmp_path / "s.yaml", doc)
+    capsys.readouterr()
+    assert main(["plan", str(scenario), "--max-replicas", "63", "--no-report"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "runner-up" in x)
+    assert line.endswith("the plan is kept as the simpler design, 1 tier against 2 (the "
+                         "plan's accuracy 93.36% against its 94.48%: no accuracy floor is set, "
+                         "fewer tiers rank first)"), line

@@ -746,7 +746,8 @@ class Planner:
             drain = drain_gap(r.outcome, best.outcome, model)
             gap = f"{_dearer(over)} over the trace, but {drain}" if drain and over else None
             out["missed"] = _tie(r.outcome.accuracy, best.outcome.accuracy,
-                                 _simpler(r, best), gap, baseline)
+                                 _simpler(r, best), gap, baseline,
+                                 self.c.accuracy_floor is not None)
             return out
         if frac is None:  # a free plan (or one so near 0 USD that no share is finite)
             cost = figure_text(r.outcome.cost_usd)
@@ -886,7 +887,8 @@ def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
 
 
 def _tie(accuracy: float, plans: float, simpler: str | None = None,
-         gap: str | None = None, baseline: bool = False) -> str:
+         gap: str | None = None, baseline: bool = False,
+         floored: bool = True) -> str:
     """A fleet meeting every constraint at the plan's cost, in words, with the rule that kept
     the plan (:func:`_plan_order`), or with ``baseline``, that the fleet's tier is a
     baseline-only tier (:data:`BASELINE_ONLY`: never a plan, so no rule ranked the plan before
@@ -897,14 +899,17 @@ def _tie(accuracy: float, plans: float, simpler: str | None = None,
     tiers or fewer replicas, that ranked the plan first),
     else the higher accuracy, else the design found first (fewer tiers first, then the
     scenario's order of tiers). ``gap``: where the two cost the same per hour but not over the
-    trace, why (the drain after the last arrival). Before, it read "0.0% dearer than the plan"."""
+    trace, why (the drain after the last arrival); ``floored``: whether the plan has an accuracy
+    floor (without one the accuracy given up is said against none: it read "the floor is met").
+    Before, it read "0.0% dearer than the plan"."""
     if simpler:
         fewer = "tiers" if simpler.startswith("kept as the simpler design") else "replicas"
         n = digits_apart(plans, accuracy, 4)  # 85.00% against 85.00% read as no accuracy lost
         why = simpler if accuracy <= plans else (
             f"{simpler} (the plan's accuracy {figure_text(plans, '%', 100, n)} against its "
-            f"{figure_text(accuracy, '%', 100, n)}: the floor is met, fewer {fewer} rank "
-            "first)")
+            f"{figure_text(accuracy, '%', 100, n)}: "
+            f"{'the floor is met' if floored else 'no accuracy floor is set'}, fewer {fewer} "
+            "rank first)")
     elif plans > accuracy:
         places = max(2, floor_digits(plans, accuracy, 4) - 2)  # the plan's percent decimals
         while places < 10 and f"{100 * plans:.{places}f}" == f"{100 * accuracy:.{places}f}":
