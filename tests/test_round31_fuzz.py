@@ -98,3 +98,21 @@ def test_a_tie_kept_for_fewer_tiers_without_a_floor_does_not_say_the_floor_is_me
     assert line.endswith("the plan is kept as the simpler design, 1 tier against 2 (the "
                          "plan's accuracy 93.36% against its 94.48%: no accuracy floor is set, "
                          "fewer tiers rank first)"), line
+
+
+def test_a_parquet_trace_with_deeply_nested_pandas_metadata_is_one_line(tmp_path, capsys):
+    """Pandas metadata of 100,000 nested JSON arrays: json.loads raised RecursionError where
+    tiersim reads the index names (a traceback from trace inspect and run); the table's
+    reading now names the file in one line."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    trace = tmp_path / "t.parquet"
+    table = pa.Table.from_pandas(_requests([1, 2]), preserve_index=False)
+    deep = ("[" * 100_000 + "]" * 100_000).encode()
+    pq.write_table(table.replace_schema_metadata({b"pandas": deep}), trace)
+    expected = (f"Error: {trace}: not a readable Parquet file (maximum recursion depth exceeded "
+                "while decoding a JSON array from a unicode string)")
+    assert one_error_line(*run_cli(capsys, "trace", "inspect", trace)) == expected
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace)}))
+    assert one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected

@@ -1302,13 +1302,11 @@ def _index_names(schema: pa.Schema) -> set[str]:
     """The names, stripped, of the index levels pandas stored in a Parquet file: read, whatever
     the columns used, as the index becomes a column (:func:`named_index_as_columns`, which
     refuses one named as a column; the column is read too, so the refusal is the same)."""
-    meta = (schema.metadata or {}).get(b"pandas")
-    stored = _pandas_index_columns(schema)
+    doc, stored = _pandas_metadata(schema), _pandas_index_columns(schema)
     try:
-        doc = json.loads(meta) if meta else {}
         names = [d.get("name") for d in [*doc.get("columns", []), *doc.get("index_columns", [])]
                  if isinstance(d, dict) and (d.get("field_name") in stored or "kind" in d)]
-    except (ValueError, AttributeError, TypeError):
+    except TypeError:  # a key that holds no list
         return set()
     return {name.strip() for name in [*names, *stored] if isinstance(name, str)}
 
@@ -1322,15 +1320,29 @@ def _range_index(schema: pa.Schema) -> tuple[str, int, int] | None:
     """The named RangeIndex that pandas stored in a Parquet file's metadata alone (no column
     holds it: pandas 3's ``set_index`` makes one of evenly spaced whole numbers), as
     ``(name, start, step)``; None without one (an unnamed one is no column)."""
-    meta = (schema.metadata or {}).get(b"pandas")
+    indexes = _pandas_metadata(schema).get("index_columns", [])
     try:
-        indexes = json.loads(meta).get("index_columns", []) if meta else []
         ranged = [(d["name"], int(d["start"]), int(d["step"])) for d in indexes
                   if isinstance(d, dict) and d.get("kind") == "range"
                   and isinstance(d.get("name"), str)]
-    except (ValueError, AttributeError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
     return ranged[0] if len(ranged) == 1 else None
+
+
+def _pandas_metadata(schema: pa.Schema) -> dict:
+    """The pandas metadata of a Parquet file's schema as a map: ``{}`` without it, and where it
+    is no JSON object (not JSON, a list, or arrays nested past Python's recursion limit, where
+    ``json.loads`` raised RecursionError: a traceback from ``trace inspect`` and ``run``); the
+    table's reading then says what is wrong with the file."""
+    meta = (schema.metadata or {}).get(b"pandas")
+    if not meta:
+        return {}
+    try:
+        doc = json.loads(meta)
+    except (ValueError, RecursionError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def parquet_rows(p: Path) -> int:
@@ -1345,14 +1357,8 @@ def parquet_rows(p: Path) -> int:
 def _pandas_index_columns(schema: pa.Schema) -> set[str]:
     """Columns that pandas stored as the frame's index (an unnamed one, ``__index_level_0__``,
     becomes no column when read; a named one does: :func:`named_index_as_columns`)."""
-    meta = (schema.metadata or {}).get(b"pandas")
-    if not meta:
-        return set()
-    try:
-        names = json.loads(meta).get("index_columns", [])
-    except (ValueError, AttributeError):
-        return set()
-    return {n for n in names if isinstance(n, str)}
+    names = _pandas_metadata(schema).get("index_columns", [])
+    return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
 
 
 def parquet_chunks(p: Path, rows: int, used=None):
