@@ -116,3 +116,18 @@ def test_a_parquet_trace_with_deeply_nested_pandas_metadata_is_one_line(tmp_path
     assert one_error_line(*run_cli(capsys, "trace", "inspect", trace)) == expected
     scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace)}))
     assert one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected
+
+
+def test_a_logged_formats_token_column_is_no_prompt_key(tmp_path, capsys):
+    """key: input_tokens is refused (same length, not the same prompt), but key: ContextTokens,
+    the same column of an Azure trace (carried since logged traces carry the key column),
+    answered every request of a length from the first one's: 50 of 50 requests here."""
+    trace = tmp_path / "t.parquet"
+    start = pd.Timestamp("2023-11-16 18:00:00")
+    pd.DataFrame({"TIMESTAMP": [start + pd.Timedelta(seconds=i) for i in range(50)],
+                  "ContextTokens": 100, "GeneratedTokens": 10}).to_parquet(trace)
+    scenario = write_yaml(tmp_path / "s.yaml", _cached_run_doc(trace, key="ContextTokens"))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line.endswith(": router.response_cache.key: 'ContextTokens' is not a prompt key "
+                         "(requests with the same value are not the same prompt); name a "
+                         "column of prompt hashes, or set popularity: {distinct: N}"), line

@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tiersim.errors import Note, ScenarioError
 from tiersim.results import ResponseCacheResult
 from tiersim.text_columns import row_values
-from tiersim.trace.canonical import HASH_BLOCK_TOKENS
+from tiersim.trace.canonical import CORE, HASH_BLOCK_TOKENS
+from tiersim.trace.formats import FORMATS
 
 
 class PopularityConfig(BaseModel):
@@ -77,8 +78,12 @@ class ResponseCacheConfig(BaseModel):
         return self
 
 
-NOT_KEYS = ("arrival_s", "input_tokens", "output_tokens", "request_id")
-"""Canonical trace columns that say nothing about which prompt a request sent."""
+NOT_KEYS = frozenset({*CORE, *(c for f in FORMATS.values() for c in f.required),
+                      "Total tokens"})
+"""Trace columns that say nothing about which prompt a request sent: the canonical core
+columns, and each format's times and token counts (BurstGPT's total too), which a logged
+trace carries when ``key:`` names them (``key: ContextTokens`` on an Azure trace answered
+every request of a length from the first one's answer: a hit rate of 100%)."""
 
 
 def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
