@@ -131,3 +131,22 @@ def test_a_logged_formats_token_column_is_no_prompt_key(tmp_path, capsys):
     assert line.endswith(": router.response_cache.key: 'ContextTokens' is not a prompt key "
                          "(requests with the same value are not the same prompt); name a "
                          "column of prompt hashes, or set popularity: {distinct: N}"), line
+
+
+def test_a_free_plans_tie_names_the_rule_that_kept_the_plan(tmp_path, capsys):
+    """Every tier free (0 USD per GPU-hour): uniform w4a16 of 9 replicas met every constraint
+    at the plan's 0 USD (uniform bf16 of 7) and read 'meets every constraint; costs 0 USD
+    against the plan's 0', as if dearer; it is a tie, now named as one with its rule, as at
+    any other price."""
+    from tiersim.cli import main
+
+    doc = tiny_doc()
+    doc["trace"].update(window=[240, 300], time_scale=100)
+    for tier in doc["tiers"]:
+        tier["cost_per_gpu_hour"] = 0
+    scenario = write_yaml(tmp_path / "s.yaml", doc)
+    capsys.readouterr()
+    assert main(["plan", str(scenario), "--no-report", "--out", str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    assert ("uniform w4a16 (9 x 1 GPU): meets every constraint at the plan's cost (a tie); the "
+            "plan is kept as the smaller fleet, 7 replicas against 9, cost 0 USD") in out, out
