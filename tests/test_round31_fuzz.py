@@ -93,7 +93,8 @@ def test_a_tie_kept_for_fewer_tiers_without_a_floor_does_not_say_the_floor_is_me
     doc["trace"].update(window=[240, 300], time_scale=100)
     scenario = write_yaml(tmp_path / "s.yaml", doc)
     capsys.readouterr()
-    assert main(["plan", str(scenario), "--max-replicas", "63", "--no-report"]) == 0
+    assert main(["plan", str(scenario), "--max-replicas", "63", "--no-report",
+                 "--out", str(tmp_path / "p")]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "runner-up" in x)
     assert line.endswith("the plan is kept as the simpler design, 1 tier against 2 (the "
                          "plan's accuracy 93.36% against its 94.48%: no accuracy floor is set, "
