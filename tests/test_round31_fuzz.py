@@ -151,3 +151,19 @@ def test_a_free_plans_tie_names_the_rule_that_kept_the_plan(tmp_path, capsys):
     out = capsys.readouterr().out
     assert ("uniform w4a16 (9 x 1 GPU): meets every constraint at the plan's cost (a tie); the "
             "plan is kept as the smaller fleet, 7 replicas against 9, cost 0 USD") in out, out
+
+
+def test_accuracy_values_with_no_tier_accuracy_is_noted(tmp_path, capsys):
+    """accuracy_values: illustrative on tiny.yaml, whose tiers set no accuracy (each reads its
+    precision's prior): the key labelled nothing, without a word."""
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(accuracy_values="illustrative"))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert ("note: accuracy_values: illustrative says what the tiers' accuracy numbers are, "
+            "and no tier sets accuracy (each reads its precision's prior), so it labels "
+            "nothing; set the tiers' accuracy, or remove accuracy_values") in err, err
+    doc = tiny_doc(accuracy_values="illustrative")
+    doc["tiers"][0]["accuracy"] = 0.9
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "t.yaml", doc), "--no-baselines",
+                        "--no-report")
+    assert code == 0 and "accuracy_values:" not in err, err

@@ -1955,6 +1955,7 @@ def check_layouts(scenario: Scenario) -> None:
     expert parallelism over one GPU, a price per request no cost figure reads."""
     _note_unread_scheduler_keys(scenario)
     _note_unread_prices(scenario)
+    _note_unread_accuracy_values(scenario)
     _note_blind_balancer(scenario)
     _note_lone_balancer(scenario)
     _note_lone_expert_parallel(scenario)
@@ -2072,6 +2073,25 @@ def _note_unread_prices(scenario: Scenario) -> None:
                 f"baseline {tier.name}: cost_per_request_usd is read only under cost_model "
                 f"fixed_per_request, and this scenario's is {model}, so it changes nothing; "
                 "remove it, or set cost_model: fixed_per_request"), stacklevel=3)
+
+
+def _note_unread_accuracy_values(scenario: Scenario) -> None:
+    """A note where ``accuracy_values`` is set and no tier (nor baseline-only tier) sets
+    ``accuracy``: the key says what the scenario's accuracy numbers are, and each tier's is
+    then its precision's prior, so it labels nothing (``accuracy_values: illustrative`` on such
+    a scenario left the source 'prior' without a word)."""
+    import warnings
+
+    from tiersim.errors import Note
+
+    said = scenario.accuracy_values
+    if said is None or any(t.accuracy is not None for t in [*scenario.tiers,
+                                                             *scenario.baselines]):
+        return
+    warnings.warn(Note(f"accuracy_values: {said} says what the tiers' accuracy numbers are, "
+                       "and no tier sets accuracy (each reads its precision's prior), so it "
+                       "labels nothing; set the tiers' accuracy, or remove accuracy_values"),
+                  stacklevel=3)
 
 
 def _note_blind_balancer(scenario: Scenario) -> None:
