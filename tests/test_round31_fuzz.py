@@ -167,3 +167,15 @@ def test_accuracy_values_with_no_tier_accuracy_is_noted(tmp_path, capsys):
     code, err = run_cli(capsys, "run", write_yaml(tmp_path / "t.yaml", doc), "--no-baselines",
                         "--no-report")
     assert code == 0 and "accuracy_values:" not in err, err
+
+
+def test_a_long_key_the_trace_lacks_is_named_shortly(tmp_path, capsys):
+    """A key of 100,000 characters the trace has no column of: the error line quoted it whole
+    (100,150 characters); it is cut to 40, as the trace notes cut a column's name."""
+    trace = tmp_path / "t.csv"
+    _requests([1, 2]).to_csv(trace, index=False)
+    scenario = write_yaml(tmp_path / "s.yaml", _cached_run_doc(trace, key="k" * 100_000))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines", "--no-report"))
+    assert line.endswith(f": router.response_cache.key: the trace has no '{'k' * 37}...' "
+                         "column; name one it has, or drop key: to use prompt_hash / "
+                         "prefix_hashes"), line[:300]

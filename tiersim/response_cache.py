@@ -36,7 +36,7 @@ from tiersim.errors import Note, ScenarioError
 from tiersim.results import ResponseCacheResult
 from tiersim.text_columns import row_values
 from tiersim.trace.canonical import CORE, HASH_BLOCK_TOKENS
-from tiersim.trace.formats import FORMATS
+from tiersim.trace.formats import FORMATS, shown_name
 
 
 class PopularityConfig(BaseModel):
@@ -105,7 +105,7 @@ def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
         return found, f"trace column {cfg.key}{without}"
     if "key" in cfg.model_fields_set:  # a named column the trace lacks: no silent stand-in
         raise ScenarioError(source, "router.response_cache.key", f"the trace has no "
-                            f"{cfg.key!r} column; name one it has, or drop key: to use "
+                            f"{shown_name(cfg.key)} column; name one it has, or drop key: to use "
                             "prompt_hash / prefix_hashes")
     if "prefix_hashes" in df.columns:
         whole = whole_prompt_keys(df["prefix_hashes"], df["input_tokens"].to_numpy())
@@ -128,8 +128,8 @@ def _one_value_each(found: np.ndarray, column: str, source: str) -> None:
     if i is not None:
         kind = "an object" if isinstance(found[i], dict) else "a list"
         raise ScenarioError(source, "router.response_cache.key", f"the trace's column "
-                            f"{column!r} holds {kind} in request {i + 1:,}; name a column of "
-                            "one number or text per row (the prompt's hash)")
+                            f"{shown_name(column)} holds {kind} in request {i + 1:,}; name a "
+                            "column of one number or text per row (the prompt's hash)")
 
 
 def whole_prompt_keys(hashes, input_tokens: np.ndarray) -> np.ndarray:
