@@ -1,0 +1,80 @@
+"""Round 31 hand mutation audit: each test here kills a hand-made mutant that the suite let
+live (a floor not applied, a split priced at the wrong accuracy, a rate per half hour), with a
+hand-computed case."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from test_round28_mut import _one_tier_run, _tier, _uniform
+
+from tiersim import savings
+from tiersim.routing import TierInfo
+
+CHEAP_TOP = [TierInfo("cheap"), TierInfo("top")]
+
+
+def _saved(uniform, floor=None, cost_model="provisioned"):
+    """savings_result of one request on the cheap tier ($3.6/hour, 3 s), answered wrong
+    there and right on the top tier, against the sized uniform fleets ``uniform``."""
+    df = pd.DataFrame({"correct_cheap": [0.0], "correct_top": [1.0]})
+    fleet = SimpleNamespace(tiers=[_tier("cheap", gpus=1)])
+    return savings.savings_result(cost_model, fleet, df, _one_tier_run(3.0), CHEAP_TOP, floor,
+                                  "realised", uniform=uniform)
+
+
+def test_a_uniform_fleet_below_the_floor_is_no_baseline():
+    # cheap ($1) scores 0 and misses the 0.9 floor: the baseline is top ($5)
+    out = _saved([_uniform("cheap", 0.0, cost=1.0), _uniform("top", 1.0, cost=5.0)], floor=0.9)
+    assert out.baseline_uniform_tier == "top"
+    assert out.vs_uniform_usd == pytest.approx(5.0 - 0.003)
+
+
+def test_the_static_split_lands_on_the_runs_accuracy_not_the_floor():
+    # the run scores 0: cheap alone reaches it ($1); at the 0.9 floor it would be
+    # 0.1 x $1 + 0.9 x $5 = $4.6
+    out = _saved([_uniform("cheap", 0.0, cost=1.0), _uniform("top", 1.0, cost=5.0)], floor=0.9)
+    assert out.static_split_cost_usd == pytest.approx(1.0)
+
+
+def test_a_baseline_of_the_runs_hourly_rate_names_the_drain_gap():
+    # the run's fleet is $3.6/hour for 3 s; its baseline, also $3.6/hour, lasted 2 s
+    base = dataclasses.replace(_uniform("cheap", 0.0, cost=0.002), cost_per_hour_usd=3.6,
+                               duration_s=2.0)
+    out = _saved([base])
+    assert out.drain_gap == ("both 3.6 USD/hour: the gap is the drain after the last "
+                             "arrival, 3 s against 2 s, not a cheaper fleet")
+
+
+def test_a_one_token_answer_at_the_context_is_longer_than_it():
+    # a prompt as long as the context leaves no room for the one token every answer has,
+    # however short its trace output (0 tokens, or 1 token at multiplier 0.4)
+    tier = SimpleNamespace(name="fp8", limits=SimpleNamespace(max_model_len=100),
+                           config=SimpleNamespace(output_length_multiplier=0.4))
+    df = pd.DataFrame({"input_tokens": [100, 100, 99], "output_tokens": [0, 1, 1]})
+    longer, _ = savings.longer_than_context(SimpleNamespace(tiers=[tier]), df)
+    assert longer[:, 0].tolist() == [True, True, False]
+
+
+def test_a_sized_uniform_fleet_is_paid_until_the_run_ends(monkeypatch):
+    # the planner sized cheap at one replica ($3.6/hour) that served its requests in 2 s;
+    # a response cache answered until 100 s, so it is paid, and lasts, 100 s
+    outcome = SimpleNamespace(cost_usd=0.002, duration_s=2.0, cost_per_hour_usd=3.6,
+                              attributed_cost_usd=0.001, accuracy=1.0, dropped=0,
+                              ttft_p99_s=0.1, tpot_p99_s=0.01, e2e_p99_s=1.0,
+                              tiers={"cheap": SimpleNamespace(prefill=None)})
+    sized = SimpleNamespace(design=SimpleNamespace(tiers=["cheap"], gpus_per_replica=[1]),
+                            replicas={"cheap": 1}, feasible=True, outcome=outcome,
+                            missed=None, infeasible=None)
+    monkeypatch.setattr("tiersim.plan.SimEvaluator", lambda *args, **kwargs: None)
+    monkeypatch.setattr("tiersim.plan.Planner",
+                        lambda *args, **kwargs: SimpleNamespace(uniform=lambda: [sized]))
+    scenario = SimpleNamespace(slo=SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.1),
+                               all_tiers=[SimpleNamespace(name="cheap")], cost_model="provisioned",
+                               limits=SimpleNamespace(gpus_per_replica=[1], max_replicas=8))
+    [run] = savings.sized_uniform_runs(scenario, "trace", SimpleNamespace(gpus=1), df=None,
+                                       end_s=100.0)
+    assert (run.cost_usd, run.duration_s) == pytest.approx((0.1, 100.0))
