@@ -7,12 +7,15 @@ from __future__ import annotations
 import dataclasses
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 from test_round28_mut import _one_tier_run, _tier, _uniform
 
-from tiersim import savings
+from tiersim import metrics, savings
 from tiersim.routing import TierInfo
+from tiersim.routing import savings as routing_savings
+from tiersim.routing.metrics import static_split_cost
 
 CHEAP_TOP = [TierInfo("cheap"), TierInfo("top")]
 
@@ -78,3 +81,26 @@ def test_a_sized_uniform_fleet_is_paid_until_the_run_ends(monkeypatch):
     [run] = savings.sized_uniform_runs(scenario, "trace", SimpleNamespace(gpus=1), df=None,
                                        end_s=100.0)
     assert (run.cost_usd, run.duration_s) == pytest.approx((0.1, 100.0))
+
+
+def test_a_static_split_mixes_a_tier_listed_after_the_one_above_it():
+    # the less accurate tier listed second: half of each ($3 at 0.9, $1 at 0.7) reaches 0.8
+    # for $2, where the accurate tier alone costs $3
+    assert static_split_cost(0.8, np.array([3.0, 1.0]), np.array([0.9, 0.7])) == \
+        pytest.approx(2.0)
+
+
+def test_a_tolerance_lets_the_cheapest_tier_within_it_be_the_baseline():
+    # routed accuracy 1.0 at $1; less 0.25 the floor is 0.75, which cheap ($2) reaches and
+    # top ($10) passes: the cheaper, cheap, is the baseline
+    df = pd.DataFrame({"correct_cheap": [1.0, 1.0, 1.0, 0.0], "correct_top": [1.0] * 4})
+    out = routing_savings(df, np.array([0, 0, 0, 1]), np.full(4, 0.25), CHEAP_TOP,
+                          uniform_costs=np.array([2.0, 10.0]), tolerance=0.25, basis="realised")
+    assert out["accuracy_floor"] == pytest.approx(0.75)
+    assert (out["baseline_uniform_tier"], out["vs_uniform_usd"]) == ("cheap", pytest.approx(1.0))
+
+
+def test_a_split_with_no_slo_scores_zero():
+    # nothing to miss: the score plan and disagg print is 0, not 1 (as if at the limit)
+    assert metrics.slo_score(0.5, 0.05, (None, None), dropped=False) == 0.0
+    assert metrics.split_rank(0.5, 0.05, (None, None), dropped=2) == (2, 0.0)
