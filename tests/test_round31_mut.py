@@ -13,6 +13,7 @@ import pytest
 from test_round28_mut import _one_tier_run, _tier, _uniform
 
 from tiersim import metrics, savings
+from tiersim.results import drain_words, figure_text, round_sig
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
 from tiersim.routing.metrics import static_split_cost
@@ -104,3 +105,37 @@ def test_a_split_with_no_slo_scores_zero():
     # nothing to miss: the score plan and disagg print is 0, not 1 (as if at the limit)
     assert metrics.slo_score(0.5, 0.05, (None, None), dropped=False) == 0.0
     assert metrics.split_rank(0.5, 0.05, (None, None), dropped=2) == (2, 0.0)
+
+
+@pytest.mark.parametrize(("value", "unit", "scale", "text"), [
+    (5e-7, " USD", 1.0, "5.00e-07 USD"),  # only within 1e-9 of 0 reads 0
+    (3, " ms", 1000.0, "3,000 ms"),  # a whole number scaled is scaled
+    (1000.0, "", 1.0, "1,000"),  # 10 ** digits is a whole number
+    (999.7, " s", 1.0, "1,000 s"),  # rounds to 10 ** digits: a whole number
+    (100.0, "", 1.0, "100"),  # no trailing point
+    (float("nan"), " s", 1.0, "-"),  # a mean over no request
+    (12345.6, "", 1.0, "12,346"),  # thousands separated
+])
+def test_a_figure_reads_as_the_console_prints_it(value, unit, scale, text):
+    assert figure_text(value, unit, scale) == text
+
+
+def test_a_written_value_keeps_ten_significant_digits_and_no_infinity():
+    assert round_sig(1.234567891234) == 1.234567891
+    assert round_sig(float("inf")) is None
+
+
+@pytest.mark.parametrize(("rates", "durations", "cost_model"), [
+    ((3.6, 3.6), (2.0, 2.0), "provisioned"),  # no gap
+    ((3.6, 3.61), (3.0, 2.0), "provisioned"),  # rates 0.3 % apart: a dearer fleet
+    ((3.6, 3.6), (3.0, 2.0), "attributed"),  # nothing is paid while idle
+    ((3.6, 3.6), (3.0, None), "provisioned"),  # a duration not known
+])
+def test_no_drain_gap_is_named_where_it_is_not_the_whole_gap(rates, durations, cost_model):
+    assert drain_words(rates, durations, cost_model) is None
+
+
+def test_drain_durations_read_at_four_significant_digits():
+    assert drain_words((3.6, 3.6), (123.4, 456.7), "provisioned") == (
+        "both 3.6 USD/hour: the gap is the drain after the last arrival, 123.4 s against "
+        "456.7 s, not a cheaper fleet")
