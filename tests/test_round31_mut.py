@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_round28_mut import _one_tier_run, _tier, _uniform
+from test_round30_lbl import _logged
 
 from tiersim import metrics, savings
 from tiersim.results import drain_words, figure_text, round_sig
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
 from tiersim.routing.metrics import static_split_cost
+from tiersim.trace.loader import read_trace
 
 CHEAP_TOP = [TierInfo("cheap"), TierInfo("top")]
 
@@ -139,3 +141,14 @@ def test_drain_durations_read_at_four_significant_digits():
     assert drain_words((3.6, 3.6), (123.4, 456.7), "provisioned") == (
         "both 3.6 USD/hour: the gap is the drain after the last arrival, 123.4 s against "
         "456.7 s, not a cheaper fleet")
+
+
+@pytest.mark.parametrize("fmt", ["azure", "burstgpt", "mooncake"])
+def test_a_logged_trace_keyed_on_its_prompt_hash_carries_it_once(tmp_path, fmt):
+    # a response cache keyed on prompt_hash, a canonical optional column the converters carry
+    # anyway: asked for and carried, it was taken twice and the read ended in a traceback
+    path = tmp_path / "t.csv"
+    _logged(fmt).rename(columns={"mykey": "prompt_hash"}).to_csv(path, index=False)
+    table = read_trace(path, keep=("prompt_hash",)).table
+    assert list(table.columns).count("prompt_hash") == 1
+    assert list(table["prompt_hash"].astype(str)) == ["k0", "k1", "k1", "k0", "k1"]
