@@ -1,11 +1,14 @@
 """Round 31's speed work, exact: the least-outstanding board's reads, written out in
 :meth:`OutstandingBoard.least` (one bisection of the decode stretch for both numbers), equal
 ``Replica.outstanding()`` and ``Replica.steady_until(now)`` for every entry read again, and a
-run on boards equals the run with one loop over the replicas in every result field."""
+run on boards equals the run with one loop over the replicas in every result field; a load
+series, its rows written without a call each, equals a plain integration of the same records
+bit for bit."""
 
 from __future__ import annotations
 
 import contextlib
+from math import floor
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,6 +17,7 @@ from test_engine_speed_paths import fast, limits, tier
 from test_round30_bal import board_run_equals_loop_run, lazy_work, tied
 
 from tiersim.engine import cluster, simulate
+from tiersim.engine.load_series import LoadSeries
 from tiersim.engine.replica import OutstandingBoard, Replica
 
 
@@ -76,3 +80,54 @@ def test_picks_read_replicas_in_the_middle_of_a_decode_stretch():
     assert len(picks) == 300
     assert sum(mid for _, mid in picks) > 100
 
+
+def plain_series(every: float, records: list[tuple[float, int, int, int]]) -> list[tuple]:
+    """The rows of :class:`LoadSeries` by a plain integration: per interval of the grid, each
+    state's time in it times its value, added in record order, over the interval's width; a
+    row equal to the one before it is not written."""
+    rows: list[tuple] = []
+
+    def write(t, run, wait, kv, peak):
+        if (run, wait, kv, peak) != (rows[-1][1:] if rows else (0.0, 0.0, 0.0, 0)):
+            rows.append((t, float(run), float(wait), float(kv), peak))  # as the columns hold
+
+    k, t, state = 0, 0.0, (0, 0, 0)
+    sums, peak = [0.0, 0.0, 0.0], 0
+    for now, *new in [*records, (None, 0, 0, 0)]:
+        end = (k + 1) * every
+        if now is None or now >= end:  # close the interval (finish: the last one)
+            dt = end - t
+            peak = max(peak, state[1]) if dt > 0.0 else peak
+            write(k * every, *((s + v * dt) / (end - k * every) for s, v in zip(sums, state)),
+                  peak)
+            nxt = floor((end if now is None else now) / every)
+            nxt += (nxt + 1) * every <= (end if now is None else now)
+            if nxt > k + 1:
+                write(end, *state, state[1])
+            k, t, sums, peak = nxt, nxt * every, [0.0, 0.0, 0.0], 0
+            if now is None:
+                write(k * every, *state, state[1])
+                return rows
+        dt = now - t
+        sums = [s + v * dt for s, v in zip(sums, state)]
+        if state[1] > peak and dt > 0.0:
+            peak = state[1]
+        t, state = now, tuple(new)
+    return rows
+
+
+@given(st.sampled_from([1e-3, 0.007, 0.3, 1.0, 2.5]),
+       st.lists(st.tuples(st.floats(0.0, 3.0), st.integers(0, 5), st.integers(0, 5),
+                          st.integers(0, 50)), max_size=60))
+def test_series_rows_equal_a_plain_integration(every, steps):
+    """Records at sorted times (several at one instant, idle spells over whole intervals),
+    the rows compared as the bytes of their floats (a -0.0 for 0.0 would differ)."""
+    t, records = 0.0, []
+    for gap, *state in steps:
+        t += gap if gap > 1.0 else gap * gap  # many records inside one interval too
+        records.append((t, *state))
+    series = LoadSeries(every)
+    for record in records:
+        series.record(*record)
+    got, want = list(series.finish()), plain_series(every, records)
+    assert [repr(row) for row in got] == [repr(row) for row in want]
