@@ -38,7 +38,9 @@ mooncake_synthetic.parquet --replicas 1024 -n 20000``: 1,117.6 req/s, 70% of 1,5
 and the replicas holding the prompt's first block (tiersim.engine.cluster.PrefixAware) instead
 of a scan of every replica and its cache: 499 / 928 -> 1,572 / 2,204 requests/s; at
 ``--replicas 256`` (279.4 req/s): 2,365 / 2,056 -> 3,184 / 2,351. Each pick is the scan's
-(tests/test_round30_pfx.py).
+(tests/test_round30_pfx.py). With the board's reads and the load series' rows written out
+(5 Dec 2026, load 1-2.5, ``--rate`` given, five alternations, medians): prefix-aware 3,405 ->
+3,881 requests/s, least-tokens at the cap 8,568 -> 9,277 (tests/test_round31_speed.py).
 """
 
 from __future__ import annotations
