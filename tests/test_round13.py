@@ -33,12 +33,16 @@ DP = ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
     # a text read as true
     ((("    precision: w4a16\n", "    precision: w4a16\n    expert_parallel: 'yes'\n"),), "",
      "line 16: tiers[0].expert_parallel: must be true or false (got 'yes')"),
-    # a YAML hex number of thousands of digits: Python refused to print it, a traceback
+    # a YAML hex number of thousands of digits: Python refused to print it, a traceback (hex
+    # is refused as such since tiersim.numbers; a whole number of 1,205 digits is the case now)
     ((("seed: 0", "seed: 0x" + "f" * 1000),), "",
-     "line 4: seed: a whole number of 4,000 bits is beyond any setting (at most 3,000 bits, "
+     "line 4: seed: 0x" + "f" * 38 + "... (1,002 characters) is hexadecimal, a whole number of "
+     "4,000 bits is beyond any setting (at most 3,000 bits, about 900 digits)"),
+    ((("seed: 0", "seed: " + "9" * 1205),), "",
+     "line 4: seed: a whole number of 4,003 bits is beyond any setting (at most 3,000 bits, "
      "about 900 digits)"),
-    ((), "sweep:\n  0x" + "f" * 1000 + ": [1, 2]\n",
-     "line 30: sweep: a key: a whole number of 4,000 bits is beyond any setting (at most 3,000 "
+    ((), "sweep:\n  " + "9" * 1000 + ": [1, 2]\n",  # a YAML key has at most 1,024 characters
+     "line 30: sweep: a key: a whole number of 3,322 bits is beyond any setting (at most 3,000 "
      "bits, about 900 digits)"),
 ])
 def test_an_error_names_its_keys_own_line(tmp_path, capsys, edits, extra, expected):

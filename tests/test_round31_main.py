@@ -1,5 +1,8 @@
 """Round 31 (the lead's own fixes): words a planner reads on long traces and big fleets."""
 
+import pytest
+
+from tiersim.numbers import NumberError, read_number
 from tiersim.results import drain_words
 
 
@@ -18,3 +21,20 @@ def test_short_drains_read_as_before():
         "not a cheaper fleet")
     near = drain_words((59.5, 59.5), (9999.7, 9999.9), "provisioned")
     assert "9999.7 s against 9999.9 s" in near and "e+" not in near
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ("0" + "1" * 5000, "0" + "1" * 39 + "... (5,001 characters) has a leading zero, and 5,001 "
+     "digits: beyond any setting"),
+    ("1__" + "2" * 5000, "1__" + "2" * 37 + "... (5,003 characters) has a _ that is not between "
+     "two digits; write it without it"),
+    ("1" * 5000 + ":30", "1" * 40 + "... (5,003 characters) is base 60 to YAML 1.1, and beyond "
+     "any setting"),
+])
+def test_a_long_misspelt_number_is_refused_in_a_short_line(written, expected):
+    """A misspelt number of thousands of characters is named by its first 40 and refused as
+    beyond any setting; before, the line repeated it whole with its decimal (2,261 characters
+    for a 1,000-digit hex seed) or Python's digit limit raised inside the reading."""
+    with pytest.raises(NumberError) as caught:
+        read_number(written, int)
+    assert str(caught.value) == expected

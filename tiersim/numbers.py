@@ -32,6 +32,11 @@ _SIXTY = re.compile(r"^([-+]?)([0-9][0-9_]*(?::[0-5]?[0-9])+)(\.[0-9_]*)?$")
 _PREFIXED = re.compile(r"^([-+]?)0([xXoObB])([0-9a-fA-F_]+)$")
 _LEADING_ZERO = re.compile(r"^([-+]?)0[0-9_]*[0-9]$")
 _BASES = {"x": (16, "hexadecimal"), "o": (8, "octal"), "b": (2, "binary")}
+MAX_INT_BITS = 3000
+"""The most bits a whole number in a scenario or a flag may have (about 900 digits)."""
+LONGEST_SHOWN = 40
+"""The most characters of a refused spelling an error line repeats (a 1,000-digit ``0xfff...``
+was repeated whole, with its 1,200-digit decimal after it: one line of 2,261 characters)."""
 
 
 class NumberError(ValueError):
@@ -82,6 +87,8 @@ def _base_sixty(text: str) -> str | None:
     if match is None:
         return None
     sign, parts, fraction = match.groups()
+    if len(parts) > MAX_INT_BITS // 3:
+        return f"{shown(text)} is base 60 to YAML 1.1, and beyond any setting"
     value = 0
     for part in parts.replace("_", "").split(":"):
         value = value * 60 + int(part)
@@ -101,6 +108,8 @@ def _prefixed(text: str) -> str | None:
         value = int(digits.replace("_", ""), base)
     except ValueError:
         return None
+    if value.bit_length() > MAX_INT_BITS:
+        return f"{shown(text)} is {name}, {huge(value.bit_length())}"
     return f"{text} is {name}; write {-value if sign == '-' else value}"
 
 
@@ -110,6 +119,8 @@ def _leading_zero(text: str) -> str | None:
     if match is None:
         return None
     digits = text.lstrip("+-").replace("_", "")
+    if len(digits) > MAX_INT_BITS // 3:  # more digits than any setting has (and Python reads)
+        return f"{shown(text)} has a leading zero, and {len(digits):,} digits: beyond any setting"
     value = int(digits) * (-1 if match.group(1) == "-" else 1)
     octal = set(digits) <= set("01234567") and int(digits, 8) != int(digits)
     reading = f", which YAML 1.1 reads as octal ({int(text.replace('_', ''), 8)})" if (
@@ -122,7 +133,23 @@ def _underscores(text: str) -> str | None:
     bare = text.replace("_", "")
     if "_" not in text or not (WHOLE.match(bare) or FRACTIONAL.match(bare)):
         return None
+    if len(text) > LONGEST_SHOWN:
+        return f"{shown(text)} has a _ that is not between two digits; write it without it"
     return f"{text} has a _ that is not between two digits; write {bare}"
+
+
+def shown(text: str) -> str:
+    """A refused spelling as an error line repeats it: whole, or its first
+    :data:`LONGEST_SHOWN` characters and how many more there are."""
+    if len(text) <= LONGEST_SHOWN:
+        return text
+    return f"{text[:LONGEST_SHOWN]}... ({len(text):,} characters)"
+
+
+def huge(bits: int) -> str:
+    """Why a whole number of ``bits`` bits, more than :data:`MAX_INT_BITS`, is refused."""
+    return (f"a whole number of {bits:,} bits is beyond any setting (at most "
+            f"{MAX_INT_BITS:,} bits, about 900 digits)")
 
 
 def _decimal(number: float) -> str:
@@ -130,4 +157,5 @@ def _decimal(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
-__all__ = ["FRACTIONAL", "NON_FINITE", "WHOLE", "NumberError", "misspelt", "read_number"]
+__all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
+           "huge", "misspelt", "read_number", "shown"]

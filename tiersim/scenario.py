@@ -46,7 +46,15 @@ from pydantic import (
 )
 
 from tiersim.errors import KeyedError, ScenarioError, TiersimError, unprintable
-from tiersim.numbers import FRACTIONAL, WHOLE, NumberError, misspelt, read_number
+from tiersim.numbers import (
+    FRACTIONAL,
+    MAX_INT_BITS,
+    WHOLE,
+    NumberError,
+    huge,
+    misspelt,
+    read_number,
+)
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 
 if TYPE_CHECKING:
@@ -951,7 +959,6 @@ def _item_type(kind: Any, value: list | dict, i: Any) -> Any:
 
 #: Bits of the largest whole number a scenario may hold (YAML reads 0x... of any length, and
 #: Python will not print one of over 4,300 digits); smaller ones get their key's own bound.
-MAX_INT_BITS = 3000
 
 
 def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
@@ -987,8 +994,7 @@ def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
 
 def _huge(number: int) -> str:
     """Why a whole number of more than :data:`MAX_INT_BITS` bits is refused (never printed)."""
-    return (f"a whole number of {number.bit_length():,} bits is beyond any setting (at most "
-            f"{MAX_INT_BITS:,} bits, about 900 digits)")
+    return huge(number.bit_length())
 
 
 def refuse_non_map(data: Any, source: str, root: yaml.Node | None) -> None:
