@@ -21,25 +21,39 @@ from tiersim.engine.spec_decode import SpecDecoding
 
 
 @contextlib.contextmanager
+def wrapped_board_least(check):
+    """Every least-tokens tier of two or more replicas on a board (``BOARD_MIN`` 2) whose every
+    pick is handed to ``check(board, now, picked, stale)``, ``stale`` the board's slots read
+    again at ``now`` (due by then)."""
+    board_least, board_min = OutstandingBoard.least, cluster.BOARD_MIN
+
+    def least(board: OutstandingBoard, now: float) -> Replica:
+        stale = [slot for slot, until in enumerate(board.until) if until <= now]
+        got = board_least(board, now)
+        check(board, now, got, stale)
+        return got
+
+    OutstandingBoard.least, cluster.BOARD_MIN = least, 2
+    try:
+        yield
+    finally:
+        OutstandingBoard.least, cluster.BOARD_MIN = board_least, board_min
+
+
+@contextlib.contextmanager
 def board_checked_against_min():
     """Every least-tokens tier of two or more replicas on a board whose every pick is checked
     against ``min(replicas, key=Replica.outstanding)`` at the same instant; yields the list of
     picks checked."""
     picks: list[int] = []
-    board_least, board_min = OutstandingBoard.least, cluster.BOARD_MIN
 
-    def least(board: OutstandingBoard, now: float) -> Replica:
-        got = board_least(board, now)
+    def check(board: OutstandingBoard, now: float, got: Replica, stale: list[int]) -> None:
         want = min(board.replicas, key=Replica.outstanding)
         assert got is want, (now, got.index, want.index)
         picks.append(got.index)
-        return got
 
-    OutstandingBoard.least, cluster.BOARD_MIN = least, 2
-    try:
+    with wrapped_board_least(check):
         yield picks
-    finally:
-        OutstandingBoard.least, cluster.BOARD_MIN = board_least, board_min
 
 
 def board_run_equals_loop_run(tiers, work, checked=None, **kw):

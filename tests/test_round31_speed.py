@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_engine import make_workload
 from test_engine_speed_paths import fast, limits, tier
-from test_round30_bal import board_run_equals_loop_run, lazy_work, tied
+from test_round30_bal import board_run_equals_loop_run, lazy_work, tied, wrapped_board_least
 
-from tiersim.engine import cluster, simulate
+from tiersim.engine import simulate
 from tiersim.engine.load_series import LoadSeries
 from tiersim.engine.replica import OutstandingBoard, Replica
 
@@ -28,11 +28,8 @@ def reads_checked_against_methods():
     and the replica picked is ``min(replicas, key=Replica.outstanding)``; yields the list of
     picks, ``(replica index, entries read mid-stretch)``."""
     picks: list[tuple[int, int]] = []
-    board_least, board_min = OutstandingBoard.least, cluster.BOARD_MIN
 
-    def least(board: OutstandingBoard, now: float) -> Replica:
-        stale = [slot for slot, until in enumerate(board.until) if until <= now]
-        got = board_least(board, now)
+    def check(board: OutstandingBoard, now: float, got: Replica, stale: list[int]) -> None:
         mid_stretch = 0
         for slot in stale:
             rep = board.replicas[slot]
@@ -41,13 +38,9 @@ def reads_checked_against_methods():
             assert board.until[slot] == rep.steady_until(now), (now, slot)
         assert got is min(board.replicas, key=Replica.outstanding), now
         picks.append((got.index, mid_stretch))
-        return got
 
-    OutstandingBoard.least, cluster.BOARD_MIN = least, 2
-    try:
+    with wrapped_board_least(check):
         yield picks
-    finally:
-        OutstandingBoard.least, cluster.BOARD_MIN = board_least, board_min
 
 
 @fast

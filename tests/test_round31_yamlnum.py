@@ -8,27 +8,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import TINY
+from test_quoted_numbers import edited, line_of
 from test_round19 import error_line, run_cli
 
 from tiersim.cli.usage import UsageError, read_flag_number
 from tiersim.errors import ScenarioError
 from tiersim.scenario import load_scenario
-
-
-def edited(tmp_path, *edits: tuple[str, str]):
-    """The tiny scenario with each ``(old, new)`` text edit made (each must apply): its path."""
-    text = TINY.read_text()
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    path = tmp_path / "s.yaml"
-    path.write_text(text)
-    return path
-
-
-def line_of(path, text: str) -> int:
-    """The 1-based line of the first line of ``path`` holding ``text``."""
-    return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if text in t)
 
 
 def refusal(path) -> str:
