@@ -74,11 +74,19 @@ READ = {"azure": OWN["azure"], "burstgpt": ("Timestamp", "Model", "Request token
         "mooncake": OWN["mooncake"]}
 """The columns whose values each logged format's converter reads (:func:`columns_used`)."""
 
+NOTED = {"burstgpt": ("Total tokens",)}
+"""The columns each logged format's converter reads for a note alone (BurstGPT's totals,
+compared with the sum: :func:`totals_mismatch`): read from a CSV as categories (a code a row),
+decoded from a Parquet file, whose columns are decoded or not read at all."""
+
 
 def columns_used(columns: list[str], format: str = "auto",
-                 keep: Collection[str] | None = None) -> set[str] | None:
+                 keep: Collection[str] | None = None,
+                 decoded: bool = False) -> set[str] | None:
     """The columns of a file with ``columns`` whose values its converter reads: a logged
-    format's own (:data:`READ`) and the canonical optional columns; of a canonical table, with
+    format's own (:data:`READ`; with ``decoded``, for a file whose other columns are not read
+    at all, as a Parquet file's, those it reads for a note too: :data:`NOTED`, which a CSV
+    reads as categories) and the canonical optional columns; of a canonical table, with
     ``keep`` (the other columns the caller reads: a response cache's key), the canonical
     columns (:data:`KNOWN`, the prefixed optional ones) and ``keep``; None (all of them) for a
     canonical table without ``keep`` (every column carried in the table), or when the format
@@ -93,7 +101,8 @@ def columns_used(columns: list[str], format: str = "auto",
                                           or c.startswith(canonical.PREFIXES)}
     if name not in READ:
         return None
-    return {c for c in columns if c in READ[name] or canonical.is_optional(c)
+    noted = NOTED.get(name, ()) if decoded else ()
+    return {c for c in columns if c in READ[name] or c in noted or canonical.is_optional(c)
             or c in (keep or ())}
 
 

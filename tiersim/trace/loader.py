@@ -305,10 +305,12 @@ def _read_converted(path: str | Path, format: str, given=None,
     columns the converter does not read (:func:`columns_used`) are read as categories from a
     CSV, and not at all from a Parquet file.
     """
-    def used(columns: list[str]) -> set[str] | None:
-        return columns_used(columns, format, keep)
+    parquet = open_checked(path) == "parquet"
 
-    if open_checked(path) == "parquet":
+    def used(columns: list[str]) -> set[str] | None:
+        return columns_used(columns, format, keep, decoded=parquet)
+
+    if parquet:
         columns, rows = parquet_columns(Path(path)), parquet_rows(Path(path))
         src = Source(str(path), None)
         name = _choose_format(columns, rows, src, format)
