@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 import pandas as pd
+import pytest
 
 from tiersim.trace.loader import read_trace
 
@@ -37,3 +38,21 @@ def test_a_burstgpt_parquet_notes_a_total_that_is_not_the_sum(tmp_path):
             "columns, so check that the file's columns are not shifted or swapped")
     for path in _both(tmp_path, df):
         assert _notes(path) == [note], path
+
+
+@pytest.mark.parametrize("name", ["follows_id", "output_hashes"])
+def test_a_canonical_parquet_column_named_as_an_internal_one_is_refused(tmp_path, name):
+    """A canonical trace read with ``keep=()`` (a run with a response cache) refused a CSV
+    column ``follows_id`` by name (test_round30_rev2) but took the same Parquet file, noting
+    the column as not read (left out of the read, so never checked): both are refused, in
+    the same words."""
+    from tiersim.errors import TraceError
+
+    df = pd.DataFrame({"request_id": [0, 1], "arrival_s": [0.0, 1.0], "input_tokens": [10, 10],
+                       "output_tokens": [5, 5], name: [-1, 0]})
+    for path in _both(tmp_path, df):
+        with pytest.raises(TraceError) as info:
+            read_trace(path, keep=())
+        assert str(info.value) == (
+            f"{path}: column '{name}': {name} is the name of a column tiersim makes itself "
+            "(for agentic sessions); rename the column, or remove it")

@@ -87,11 +87,19 @@ def optional_columns(raw: pd.DataFrame, src: Source) -> dict:
     for name in raw.columns:
         if name in CORE:
             continue
-        if name in INTERNAL:
-            raise src.error(f"{name} is the name of a column tiersim makes itself (for agentic "
-                            "sessions); rename the column, or remove it", None, name)
+        no_internal([name], src)
         out[name] = _optional(raw[name], name, src)
     return out
+
+
+def no_internal(columns, src: Source) -> None:
+    """Refuse the first of ``columns`` named as a column tiersim makes itself
+    (:data:`INTERNAL`), whether its values are read or not (a Parquet file's column left out of
+    the read is refused as the same CSV's is)."""
+    name = next((c for c in columns if c in INTERNAL), None)
+    if name is not None:
+        raise src.error(f"{name} is the name of a column tiersim makes itself (for agentic "
+                        "sessions); rename the column, or remove it", None, name)
 
 
 TIMES_REFUSED = {"parent": "parent", "tool_s": "tool time in seconds",

@@ -527,10 +527,11 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
         checks.unique_ints(src, ids, "request_id")
     else:
         ids = np.arange(len(raw))
+    names = file_columns(raw, src)
+    canonical.no_internal(names, src)  # a Parquet file's unread too
     extra = canonical.optional_columns(raw, src)
     if "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
-    names = file_columns(raw, src)
     unused = [c for c in raw.columns if c not in src.kept]  # kept: read by the caller
     notes = [*unread_note(_not_canonical(unused), "not a canonical column: carried in the "
                           "table, used by nothing"),
