@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -56,3 +57,14 @@ def test_a_canonical_parquet_column_named_as_an_internal_one_is_refused(tmp_path
         assert str(info.value) == (
             f"{path}: column '{name}': {name} is the name of a column tiersim makes itself "
             "(for agentic sessions); rename the column, or remove it")
+
+
+@pytest.mark.parametrize("value", [np.int64(17), np.int32(17), np.uint16(17), 17])
+def test_a_numpy_integer_figure_reads_as_a_python_one(value):
+    """A numpy integer (a count taken from an array) read "17.0" where the Python int 17 reads
+    "17": both read as the whole number, with thousands separators past 999."""
+    from tiersim.results import figure_text
+
+    assert figure_text(value) == "17"
+    assert figure_text(value, " requests") == "17 requests"
+    assert figure_text(type(value)(12_345)) == "12,345"
