@@ -68,3 +68,31 @@ def test_a_numpy_integer_figure_reads_as_a_python_one(value):
     assert figure_text(value) == "17"
     assert figure_text(value, " requests") == "17 requests"
     assert figure_text(type(value)(12_345)) == "12,345"
+
+
+def test_a_parquet_trace_names_its_columns_not_read_in_file_order(tmp_path):
+    """A Parquet file's notes named the columns read (here ``request_id``, read for ``keep``)
+    before those left out of the read (``arrival_s``), where the same CSV's name them in file
+    order: both name them in file order."""
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0], "Timestamp": [0, 1], "Model": ["ChatGPT"] * 2,
+                       "Request tokens": [10, 20], "Response tokens": [5, 6],
+                       "request_id": [0, 1]})
+    note = ("column(s) 'arrival_s', 'request_id' not read (canonical columns: this format's "
+            "requests are read from its Timestamp, Request tokens and Response tokens, each "
+            "request's id being its data row)")
+    for path in _both(tmp_path, df):
+        assert _notes(path, keep=("request_id",)) == [note], path
+
+
+def test_a_parquet_trace_refuses_the_first_internal_column_in_file_order(tmp_path):
+    """Of a canonical trace holding both internal columns, ``output_hashes`` read for ``keep``
+    (a response cache's ``key:``), the Parquet file was refused for ``output_hashes`` (read)
+    and the same CSV for ``follows_id`` (its first): both for the first in file order."""
+    from tiersim.errors import TraceError
+
+    df = pd.DataFrame({"request_id": [0, 1], "arrival_s": [0.0, 1.0], "input_tokens": [10, 10],
+                       "output_tokens": [5, 5], "follows_id": [-1, 0], "output_hashes": [1, 2]})
+    for path in _both(tmp_path, df):
+        with pytest.raises(TraceError) as info:
+            read_trace(path, keep=("output_hashes",))
+        assert str(info.value).startswith(f"{path}: column 'follows_id': follows_id is"), path

@@ -107,9 +107,15 @@ def columns_used(columns: list[str], format: str = "auto",
 
 
 def file_columns(raw: pd.DataFrame, src: Source) -> list[str]:
-    """The file's columns: those read into ``raw``, then those the read left out (their values
-    never decoded: ``src.unread``), for the notes that name columns not read."""
-    return [*raw.columns, *src.unread]
+    """The file's columns, those read into ``raw`` and those the read left out (their values
+    never decoded: ``src.unread``), in file order (``src.order``; the read ones were named
+    first, so a Parquet file's notes named its columns otherwise than the same CSV's), for the
+    notes that name columns not read."""
+    columns = [*raw.columns, *src.unread]
+    if not src.order:
+        return columns
+    at = {name: i for i, name in enumerate(src.order)}
+    return sorted(columns, key=lambda name: at.get(name, -1))  # one not in it: first, as read
 
 
 def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],

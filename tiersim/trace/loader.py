@@ -45,6 +45,7 @@ from tiersim.trace.source import (
     parquet_columns,
     parquet_rows,
     parquet_selection,
+    parquet_source,
     read_raw,
 )
 
@@ -315,8 +316,8 @@ def _read_converted(path: str | Path, format: str, given=None,
         src = Source(str(path), None)
         name = _choose_format(columns, rows, src, format)
         if name == "canonical":
-            src = Source(str(path), None, unread=parquet_selection(Path(path), used)[1],
-                         kept=tuple(keep or ()))
+            src = replace(parquet_source(Path(path), parquet_selection(Path(path), used)[1]),
+                          kept=tuple(keep or ()))
             convert = FORMATS[name].convert
             table, notes = chunked.read_canonical(Path(path), src, convert, rows, used=used)
             _check_whole_table(table, src, name, "prefix_hashes")

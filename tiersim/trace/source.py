@@ -64,7 +64,9 @@ class Source:
     order: their values are never decoded, as nothing reads them; the converters name them in
     their notes as they name the columns read), and those read for the caller beyond the ones
     the converter reads (``kept``: ``keep`` of :func:`tiersim.trace.loader.read_trace`, a
-    response cache's key; not noted as used by nothing)."""
+    response cache's key; not noted as used by nothing); and, where some were left out, all the
+    file's column names in file order (``order``: the columns read and those left out are named
+    in it, as a CSV's, all read, are)."""
 
     path: str
     header_lines: int | None  # None for binary files (Parquet), which have no lines
@@ -72,6 +74,7 @@ class Source:
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
     unread: tuple[str, ...] = field(default=(), compare=False, repr=False)
     kept: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    order: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def row(self, index: int) -> int:
         """The file's 1-based data row of 0-based table row ``index``."""
@@ -512,7 +515,7 @@ def read_raw(path: str | Path, used=None) -> tuple[pd.DataFrame, Source]:
     kind = open_checked(p)
     if kind == "parquet":
         columns, unread = parquet_selection(p, used)
-        df, src = _read_parquet(p, columns, unread), Source(str(path), None, unread=unread)
+        df, src = _read_parquet(p, columns, unread), parquet_source(p, unread)
     elif kind == "jsonl":
         df, src = _read_jsonl(p), Source(str(path), 0)
     else:
@@ -1296,6 +1299,13 @@ def parquet_selection(p: Path, used=None) -> tuple[list[str] | None, tuple[str, 
     if not unread:
         return None, ()
     return [c for c in schema.names if str(c).strip() not in unread], unread
+
+
+def parquet_source(p: Path, unread: tuple[str, ...] = ()) -> Source:
+    """The :class:`Source` of the Parquet file ``p`` read without its ``unread`` columns
+    (:func:`parquet_selection`), with its columns' file order where some were left out."""
+    order = tuple(parquet_columns(p)) if unread else ()
+    return Source(str(p), None, unread=unread, order=order)
 
 
 def _index_names(schema: pa.Schema) -> set[str]:
