@@ -96,3 +96,13 @@ def test_a_parquet_trace_refuses_the_first_internal_column_in_file_order(tmp_pat
         with pytest.raises(TraceError) as info:
             read_trace(path, keep=("output_hashes",))
         assert str(info.value).startswith(f"{path}: column 'follows_id': follows_id is"), path
+
+
+@pytest.mark.parametrize("value", [np.float32("nan"), np.float16("nan"), float("nan")])
+def test_a_narrow_float_nan_figure_reads_as_missing(value):
+    """A NaN of a numpy float narrower than Python's (float32, float16) read "nan" ("nan s"
+    with a unit) where a Python or float64 NaN reads '-' (missing): all read '-'."""
+    from tiersim.results import figure_text
+
+    assert figure_text(value) == "-"
+    assert figure_text(value, " s") == "-"

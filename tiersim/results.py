@@ -487,10 +487,10 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
     trailing zeros kept (2.0018 s is "2.00 s", not "2 s"), from ``10 ** digits`` up a whole
     number with thousands separators, within 1e-9 of 0 as 0, with ``unit`` after; a whole
     number unscaled (a Python or numpy integer: a count taken from an array) as it is; '-' when
-    missing (None, or NaN: a mean over no request). The one formatter of the console
-    (``tiersim run``), a plan's lines and the planner's words, so a figure reads alike in
-    each."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    missing (None, or NaN of any float type: a mean over no request). The one formatter of
+    the console (``tiersim run``), a plan's lines and the planner's words, so a figure reads
+    alike in each."""
+    if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
         return "-"
     if isinstance(value, int | np.integer) and scale == 1.0:  # np.int64(17) read "17.0"
         return f"{int(value):,}{unit}"
