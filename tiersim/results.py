@@ -585,7 +585,11 @@ class SavingsResult:
     ``saving_basis`` (:func:`saving_basis`: USD/hour under provisioned cost, as ``tiersim plan``
     ranks fleets, else the cost over the trace), the baseline chosen in the plan's order
     (:func:`paid_order`); ``vs_uniform_usd`` and ``vs_uniform_over_trace_frac`` are the gap and
-    share over the trace (the costs this file gives), whatever the basis.
+    share over the trace (the costs this file gives), whatever the basis. The static split
+    likewise (:func:`tiersim.routing.metrics.static_split_saving`): ``vs_static_split_frac`` on
+    ``saving_basis`` (against ``static_split_cost_per_hour_usd`` under provisioned cost),
+    ``static_split_cost_usd``, ``vs_static_split_usd`` and ``vs_static_split_over_trace_frac``
+    over the trace.
     ``routed_slo_met`` / ``routed_floor_met``: whether the run's own fleet met the SLOs (p99 TTFT
     and TPOT, nothing dropped) and the accuracy floor; when either is False the saving would
     compare unlike fleets (the uniform ones are held to both): it is shown as not comparable and
@@ -611,6 +615,8 @@ class SavingsResult:
     drain_gap: str | None = None
     saving_basis: str | None = None  # None: written before it (over the trace)
     vs_uniform_over_trace_frac: float | None = None
+    static_split_cost_per_hour_usd: float | None = None
+    vs_static_split_over_trace_frac: float | None = None
 
     @property
     def comparable(self) -> bool:
@@ -1087,7 +1093,8 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
 
 
 SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_uniform_over_trace_frac",
-                    "vs_static_split_usd", "vs_static_split_frac", "success_misjudged_by",
+                    "vs_static_split_usd", "vs_static_split_frac",
+                    "vs_static_split_over_trace_frac", "success_misjudged_by",
                     "gpu_hours_saved", "cost_saved_usd", "attributed_saved_usd", "margin",
                     "margin_frac"})
 """Number fields of a summary or plan that may be below 0: a saving (a loss is a negative one)

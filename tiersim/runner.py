@@ -246,7 +246,8 @@ def _with_slo_check(saved, scenario: Scenario, run):
     # given (the baselines' own costs stay, for whoever wants to compare them anyway)
     return dataclasses.replace(checked, vs_uniform_usd=None, vs_uniform_frac=None,
                                vs_uniform_over_trace_frac=None, vs_static_split_usd=None,
-                               vs_static_split_frac=None, drain_gap=None)
+                               vs_static_split_frac=None, vs_static_split_over_trace_frac=None,
+                               drain_gap=None)
 
 
 def workload_rng(scenario: Scenario) -> np.random.Generator:

@@ -12,8 +12,9 @@ Two ways, labelled in :class:`~tiersim.results.SavingsResult` ``method``:
   chosen and compared as ``tiersim plan`` ranks fleets (:func:`tiersim.results.paid_order`:
   per hour under ``provisioned`` cost, else over the trace), and
   with a static split (a random share per request) of the sized uniform fleets at the run's
-  accuracy. A uniform fleet that cannot meet the SLOs at any size is listed with
-  ``slo_met: false``, no cost, no replica count (where its search stopped is no size) and
+  accuracy, on the same basis (:func:`tiersim.routing.metrics.static_split_saving`). A
+  uniform fleet that cannot meet the SLOs at any size is listed with ``slo_met: false``, no
+  cost, no replica count (where its search stopped is no size) and
   ``infeasible``: why (``"drops 476 requests longer (prompt + output) than fp8's
   max_model_len 1,500 at any size"``); it is never a baseline.
 - **estimated**: uniform costs scaled from this run's per-token attributed costs
@@ -47,7 +48,7 @@ from tiersim.results import (
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
 from tiersim.routing.accuracy import expected_matrix
-from tiersim.routing.metrics import static_split_cost
+from tiersim.routing.metrics import STATIC_SPLIT_FIELDS, static_split_saving
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +139,8 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     The baseline and ``vs_uniform_frac`` are on the plan's basis (:func:`~tiersim.results.
     paid_order`, :func:`~tiersim.results.paid_share`: USD/hour under provisioned cost, so a
     run of a planned scenario quotes the plan's saving), ``vs_uniform_usd`` and
-    ``vs_uniform_over_trace_frac`` over the run; the static split over the run.
+    ``vs_uniform_over_trace_frac`` over the run; the static split likewise
+    (:func:`~tiersim.routing.metrics.static_split_saving`, as the plan's).
 
     With ``uniform`` (sized) runs the comparison is in the run's ledger and
     ``method="simulated"``; without, it is an estimate on the attributed ledger (of the routed
@@ -159,8 +161,6 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     meets = [u for u in served if reaches_floor(u.accuracy, floor)]
     base = min(meets, key=lambda u: paid_order(cost_model, u.cost_usd, u.cost_per_hour_usd, 1,
                                                u.replicas, u.accuracy)) if meets else None
-    split = static_split_cost(accuracy, np.array([u.cost_usd for u in served]),
-                              np.array([u.accuracy for u in served])) if served else None
     baselines = tuple(_baseline(u) for u in uniform)
     rate = float(costs.provisioned_totals(fleet, 3600.0).sum())
     priced = (base.cost_usd, base.cost_per_hour_usd) if base else (None, None)
@@ -172,8 +172,8 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         vs_uniform_frac=paid_share(cost_model, (routed, rate), priced),
         vs_uniform_over_trace_frac=saved_share(routed, priced[0]),
         saving_basis=saving_basis(cost_model),
-        static_split_cost_usd=split, vs_static_split_usd=_gap(split, routed),
-        vs_static_split_frac=saved_share(routed, split),
+        **static_split_saving(cost_model, accuracy, (routed, rate),
+                              [(u.cost_usd, u.cost_per_hour_usd, u.accuracy) for u in served]),
         drain_gap=base and drain_words((rate, base.cost_per_hour_usd),
                                        (duration, base.duration_s), cost_model))
 
@@ -230,9 +230,7 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
         accuracy=out["accuracy"], accuracy_floor=out["accuracy_floor"], uniform=baselines,
         baseline_uniform_tier=out["baseline_uniform_tier"],
         vs_uniform_usd=out["vs_uniform_usd"], vs_uniform_frac=out["vs_uniform_frac"],
-        static_split_cost_usd=out["static_split_cost_usd"],
-        vs_static_split_usd=out["vs_static_split_usd"],
-        vs_static_split_frac=out["vs_static_split_frac"],
+        **{k: out[k] for k in STATIC_SPLIT_FIELDS},
         saving_basis=saving_basis("attributed"), vs_uniform_over_trace_frac=out["vs_uniform_frac"])
 
 

@@ -950,17 +950,16 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
     ``vs_uniform_over_trace_frac`` are over the trace. Before, the baseline and the share were
     over the trace under provisioned cost too: a plan printed "saves 0.0657 %" against a
     baseline-only fleet it cost 2.56 % more per hour than, the share being the baseline's
-    longer drain after the last arrival."""
-    from tiersim.routing.metrics import static_split_cost
+    longer drain after the last arrival. The static split is on that basis too, the share
+    over the trace beside it (:func:`~tiersim.routing.metrics.static_split_saving`, as a
+    run's)."""
+    from tiersim.routing.metrics import static_split_saving
 
     sized = [u for u in uniform if u.outcome is not None and _latency_met(u)]
     cost = routed.outcome.cost_usd
     floor = baseline_floor(floor, routed.outcome.accuracy)
     meets = [u for u in sized if reaches_floor(u.outcome.accuracy, floor)]
     base = min(meets, key=lambda u: _plan_order(u, cost_model)) if meets else None
-    split = static_split_cost(routed.outcome.accuracy,
-                              [u.outcome.cost_usd for u in sized],
-                              [u.outcome.accuracy for u in sized]) if sized else None
     return {
         "routed_cost_usd": cost,
         "baseline_uniform_tier": base.design.tiers[0] if base else None,
@@ -971,9 +970,8 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
         "vs_uniform_over_trace_frac": saved_share(cost, base.outcome.cost_usd) if base else None,
         "saving_basis": saving_basis(cost_model),
         "routed_cost_per_hour_usd": routed.outcome.cost_per_hour_usd,
-        "static_split_cost_usd": split,
-        "vs_static_split_usd": None if split is None else split - cost,
-        "vs_static_split_frac": saved_share(cost, split),
+        **static_split_saving(cost_model, routed.outcome.accuracy, _costs(routed),
+                              [(*_costs(u), u.outcome.accuracy) for u in sized]),
         "accuracy_floor": floor,
         "baseline_uniform_cost_per_hour_usd": base.outcome.cost_per_hour_usd if base else None,
         "drain_gap": drain_gap(routed.outcome, base.outcome, cost_model) if base else None,

@@ -265,7 +265,7 @@ MARGIN_FIELDS = {"limit": "a number", "value": "a number", "margin": "a number",
 SAVING_FIELDS = {"baseline_uniform_tier": "a text", "baseline_uniform_cost_usd": "a number >= 0",
                  "vs_uniform_usd": "a number", "vs_uniform_frac": "a number",
                  "vs_static_split_usd": "a number", "vs_static_split_frac": "a number",
-                 "saving_basis": "a text"}
+                 "saving_basis": "a text", "baseline_uniform_cost_per_hour_usd": "a number >= 0"}
 """The fields of the chosen plan's saving the report shows (a saving may be below 0)."""
 
 ONE_FEWER_FIELDS = {"replicas": "a whole number >= 0", "verdict": "a text"}

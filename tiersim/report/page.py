@@ -418,7 +418,8 @@ def savings_section(run: RunResult) -> str:
         [f"saved vs that tier{basis_words(s.saving_basis, s.vs_uniform_frac)}",
          no_baseline if no_baseline is not None else
          _saved(s.vs_uniform_frac, s.vs_uniform_usd) if s.comparable else unlike],
-        ["saved vs a static split of equal accuracy",
+        [f"saved vs a static split of equal accuracy"
+         f"{basis_words(s.saving_basis, s.vs_static_split_frac)}",
          _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike],
         *_why_rows(s.drain_gap)])
     return (f"<h3>{page_text(label)}</h3>" + summary
@@ -430,6 +431,25 @@ def savings_section(run: RunResult) -> str:
 def _saved(frac: float | None, usd: float | None) -> Percent | str | None:
     """A saving's cell: the share saved, or against a baseline of 0 USD the USD gap."""
     return saving_without_share(frac, usd) or percent(frac)
+
+
+def _plan_saving_rows(saving: dict) -> list[list]:
+    """The plan's saving against the cheapest sized uniform fleet and a static split, each
+    labelled with its basis (:func:`~tiersim.results.basis_words`); where the saving is per
+    hour, the baseline's cost per hour beside its cost over the trace (before, "its cost (USD)"
+    over the trace stood beside "saved vs it per hour", which it does not give)."""
+    basis = saving.get("saving_basis")
+    share = saving.get("vs_uniform_frac")
+    rows = [["cheapest sized uniform fleet meeting the floor", saving.get("baseline_uniform_tier")],
+            ["its cost (USD)", saving.get("baseline_uniform_cost_usd")]]
+    if basis_words(basis, share):
+        rows.append(["its cost (USD per hour)", saving.get("baseline_uniform_cost_per_hour_usd")])
+    split = saving.get("vs_static_split_frac")
+    return rows + [
+        [f"saved vs it{basis_words(basis, share)}", _saved(share, saving.get("vs_uniform_usd"))],
+        [f"saved vs a static split of equal accuracy{basis_words(basis, split)}",
+         _saved(split, saving.get("vs_static_split_usd"))],
+        *_why_rows(saving.get("drain_gap"))]
 
 
 def _why_rows(drain_gap: str | None) -> list[list[str]]:
@@ -553,14 +573,6 @@ def plan_section(plan: PlanResult) -> str:
                 to_figures(m.get("value")) if name == "accuracy" else m.get("value"),
                 m.get("margin"), m.get("met")]
                for name, m in in_margin_order(chosen.get("margins") or {})]
-    saving = chosen.get("savings") or {}
-    saved = [["cheapest sized uniform fleet meeting the floor", saving.get(
-        "baseline_uniform_tier")], ["its cost (USD)", saving.get("baseline_uniform_cost_usd")],
-        [f"saved vs it{basis_words(saving.get('saving_basis'), saving.get('vs_uniform_frac'))}",
-         _saved(saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd"))],
-        ["saved vs a static split of equal accuracy",
-         _saved(saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd"))]]
-    saved += _why_rows(saving.get("drain_gap"))
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in by_planned_tier(chosen, "one_fewer")]
     others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
@@ -571,7 +583,7 @@ def plan_section(plan: PlanResult) -> str:
             + "<h3>Margin on each constraint</h3>"
             + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
-            + table(["item", "value"], saved)
+            + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {}))
             + "<h3>One replica fewer</h3>"
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"

@@ -1,0 +1,117 @@
+"""The saving against a static split of the sized uniform fleets is on the basis the plan ranks
+by (:func:`tiersim.routing.metrics.static_split_saving`, for ``tiersim plan`` and
+``tiersim run`` alike): under provisioned cost the split is made of the fleets' USD/hour and the
+share is per hour, the share over the trace kept beside it (``vs_static_split_over_trace_frac``);
+under any other cost model both are over the trace. Before, the split's share was over the
+trace beside a saving against the uniform fleet per hour, so a plan that costs 2.56 % more per
+hour than uniform c and 13.0 % more per hour than a split of a and c read "saves 6.17 %"
+against the split: the split's fleets drain longer after the last arrival."""
+
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+
+import pytest
+from test_round29_agree import PageTables
+
+from tiersim.plan import Constraints, Planner
+from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+from tiersim.report.page import plan_section
+
+TIERS = [FakeTier("a", 0.7), FakeTier("d", 0.8, 1.5), FakeTier("b", 0.9, 2.0)]
+"""As tests/test_round31_plan.py: a+b plans at 16 USD/hour (accuracy 0.76); uniform a 12, d 18,
+b 24 and baseline-only c (accuracy 0.8) 15.6 USD/hour."""
+
+DRAINS = {("a", "b"): 200.0, ("a",): 3600.0, ("c",): 1800.0}
+"""Uniform a and c drain long: over the trace the cheapest split at 0.76 is d alone (18 USD;
+a 24, c 23.4); per hour it is 40 % a + 60 % c (14.16 USD/hour)."""
+
+
+def _plan(cost_model: str = "provisioned"):
+    """Plan the fake fleet at a 75% floor, baseline-only c beside it, with :data:`DRAINS`."""
+    evaluator = FakeEvaluator([*TIERS, FakeTier("c", 0.8, 1.3)], cost_model=cost_model,
+                              drain_s=DRAINS)
+    scenario = fake_scenario(TIERS, floor=0.75)
+    scenario.baselines = [SimpleNamespace(name="c")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Planner(scenario, Constraints.of(scenario), evaluator).plan()
+
+
+def test_the_plans_static_split_is_per_hour_with_the_trace_beside():
+    """Before: vs_static_split_frac 0.0617 ("saved vs a static split" 6.17 %, 18 USD against
+    the plan's 16.9 over the trace) beside "saved vs it per hour" -2.56 %; now -13.0 % per hour
+    (16 USD/hour against 14.16), the 6.17 % kept as the share over the trace."""
+    saving = _plan().plan["savings"]
+    assert saving["saving_basis"] == "per_hour"
+    assert saving["static_split_cost_per_hour_usd"] == pytest.approx(0.4 * 12.0 + 0.6 * 15.6)
+    assert saving["vs_static_split_frac"] == pytest.approx(1 - 16.0 / 14.16)
+    routed = 16.0 * 3800 / 3600
+    assert saving["static_split_cost_usd"] == pytest.approx(18.0)  # over the trace, as before
+    assert saving["vs_static_split_usd"] == pytest.approx(18.0 - routed)
+    assert saving["vs_static_split_over_trace_frac"] == pytest.approx(1 - routed / 18.0)
+
+
+def test_other_cost_models_keep_the_static_split_over_the_trace():
+    """Under attributed cost the plan is ranked over the trace: the split's share is over the
+    trace (the same figure in both fields) and no split per hour is given."""
+    saving = _plan("attributed").plan["savings"]
+    assert saving["saving_basis"] == "over_the_trace"
+    assert saving["static_split_cost_per_hour_usd"] is None
+    assert saving["vs_static_split_frac"] == saving["vs_static_split_over_trace_frac"] == \
+        pytest.approx(1 - 16.0 * 3800 / 3600 / 18.0)
+
+
+def test_the_plans_report_gives_the_baselines_cost_per_hour_beside_a_saving_per_hour():
+    """Before, "its cost (USD)" 23.4 over the trace stood beside "saved vs it per hour"
+    -2.56 % (of 15.6 USD/hour, shown nowhere), and the static split's row, over the trace, had
+    no basis in its label; now the baseline's cost per hour is shown too and both rows say
+    "per hour"."""
+    rows = PageTables(plan_section(_plan())).table("Against uniform fleets")
+    assert rows["its cost (USD)"] == ["23.4"]
+    assert rows["its cost (USD per hour)"] == ["15.6"]
+    assert rows["saved vs it per hour"] == ["-2.56 %"]
+    assert rows["saved vs a static split of equal accuracy per hour"] == ["-13.0 %"]
+    rows = PageTables(plan_section(_plan("attributed"))).table("Against uniform fleets")
+    assert "its cost (USD per hour)" not in rows
+    assert rows["saved vs a static split of equal accuracy"] == ["6.17 %"]
+
+
+def test_a_run_compares_with_the_static_split_as_the_plan_does(tmp_path):
+    """A run's split is through the plan's function: one BF16 replica held to 2 running
+    requests at 3.5 USD/hour against baseline-only bf16 (3.5 USD/hour, drains sooner) and
+    slow2 (as held, 3.495 USD/hour), all of one accuracy. Over the run the split is bf16 alone
+    (the cheaper by its drain); per hour slow2 alone, 0.143 % cheaper than the run's fleet.
+    Before, vs_static_split_frac was the share over the run; the report row says "per hour"."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.report.page import savings_section
+    from tiersim.results import RunResult
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    held = {"precision": "bf16", "replicas": 1, "scheduler": {"max_num_seqs": 2}}
+    doc = tiny_doc(router={"policy": "static_split", "fractions": [1.0]})
+    doc["tiers"] = [{"name": "slow", "cost_per_gpu_hour": 3.5, **held}]
+    doc["baselines"] = [{"name": "bf16", "precision": "bf16", "replicas": 1,
+                         "cost_per_gpu_hour": 3.5},
+                        {"name": "slow2", "cost_per_gpu_hour": 3.495, **held}]
+    doc["trace"]["window"] = [240, 270]
+    run = run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", doc)), baselines=True)
+    saving = run.savings
+    costs = {u.tier: u.cost_usd for u in saving.uniform}
+    assert costs["bf16"] < costs["slow2"]
+    assert saving.static_split_cost_usd == pytest.approx(min(costs.values()))
+    assert saving.static_split_cost_per_hour_usd == pytest.approx(3.495)
+    assert saving.vs_static_split_frac == pytest.approx(1 - 3.5 / 3.495)
+    assert saving.vs_static_split_over_trace_frac == pytest.approx(
+        1 - saving.routed_cost_usd / saving.static_split_cost_usd)
+    path = tmp_path / "summary.json"
+    path.write_text(run.dumps())
+    back = RunResult.read(path).savings  # the new fields read back (to 10 figures)
+    assert back.vs_static_split_over_trace_frac == pytest.approx(
+        saving.vs_static_split_over_trace_frac, rel=1e-9)
+    assert back.static_split_cost_per_hour_usd == saving.static_split_cost_per_hour_usd
+    assert ('<tr><td>saved vs a static split of equal accuracy per hour</td><td class="num">'
+            '-0.143 %</td></tr>') in savings_section(run)
