@@ -239,7 +239,7 @@ TRACE_CASES = {
     "Parquet with broken pandas metadata": (
         _parquet(metadata=json.dumps({"index_columns": [], "columns": [
             {"name": "arrival_s", "field_name": "arrival_s", "pandas_type": "float64",
-             "metadata": None}]}).encode()), "not a readable Parquet file (KeyError"),
+             "metadata": None}]}).encode()), "its pandas metadata is unreadable"),
     "Parquet cut short": (_parquet(cut=200), "not a readable Parquet file"),
     "unterminated quote over 2 MB": (
         'arrival_s,input_tokens,output_tokens\n0,1,"' + "x" * 2_000_000 + "\n",

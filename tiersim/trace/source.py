@@ -611,7 +611,7 @@ def _read_parquet(p: Path, columns: list[str] | None = None,
             table = pq.read_table(handle, columns=columns,
                                   read_dictionary=text_as_categories(schema))
         _utf8_text(p, table, positions=_positions(schema, columns))
-        df = table.to_pandas()
+        df = _parquet_frame(p, table)
         del table
         return _schema_names_kept(named_index_as_columns(df, p), p, unread)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
@@ -1335,7 +1335,7 @@ def _range_index(schema: pa.Schema) -> tuple[str, int, int] | None:
         ranged = [(d["name"], int(d["start"]), int(d["step"])) for d in indexes
                   if isinstance(d, dict) and d.get("kind") == "range"
                   and isinstance(d.get("name"), str)]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError):  # OverflowError: a start of 1e999
         return None
     return ranged[0] if len(ranged) == 1 else None
 
@@ -1353,6 +1353,32 @@ def _pandas_metadata(schema: pa.Schema) -> dict:
     except (ValueError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}
+
+
+def _parquet_frame(p: Path, table: pa.Table) -> pd.DataFrame:
+    """``table``, read from the Parquet file ``p``, as a frame; where its pandas metadata
+    cannot be applied (pyarrow raised what its parse met: 'malformed node or string on line 1:
+    <ast.Name object at 0x...>', 'TypeError: list indices must be integers...'), one line
+    saying so. The metadata is at fault when the table's first zero rows fail alike."""
+    try:
+        return table.to_pandas()
+    except MemoryError:  # pyarrow's ArrowMemoryError too: no damage of the file
+        raise
+    except Exception:  # noqa: BLE001 - the metadata's parse raises whatever it meets
+        if b"pandas" not in (table.schema.metadata or {}) or _converts(table.slice(0, 0)):
+            raise
+        raise TraceError(str(p), "its pandas metadata is unreadable; write the file again "
+                         "without that metadata (pyarrow: table.replace_schema_metadata())") \
+            from None
+
+
+def _converts(table: pa.Table) -> bool:
+    """Whether ``table`` becomes a frame without an error."""
+    try:
+        table.to_pandas()
+    except Exception:  # noqa: BLE001 - whatever the conversion raises
+        return False
+    return True
 
 
 def parquet_rows(p: Path) -> int:
@@ -1402,7 +1428,7 @@ def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int, columns: list[str] |
     start = 0
     for batch in f.iter_batches(batch_size=rows, columns=columns):
         _utf8_text(p, batch, start, positions)
-        df = named_index_as_columns(pa.Table.from_batches([batch]).to_pandas(), p)
+        df = named_index_as_columns(_parquet_frame(p, pa.Table.from_batches([batch])), p)
         if ranged is not None and ranged[0] not in df.columns:
             # pandas rebuilds a stored RangeIndex only for a table of its whole length, so a
             # later chunk's part of it is made here (it was lost: ids renumbered from 0)

@@ -1,0 +1,75 @@
+"""Round 31 (helper fuzz2): hostile-input leftovers of the last fuzz round, through the CLI
+(pandas metadata that pyarrow cannot apply, ...)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import one_error_line, run_cli
+
+import tiersim.trace.chunked
+
+UNREADABLE_METADATA = ("its pandas metadata is unreadable; write the file again without that "
+                       "metadata (pyarrow: table.replace_schema_metadata())")
+
+
+def _with_pandas_metadata(path, edit) -> None:
+    """A three-request canonical Parquet trace at ``path`` whose pandas metadata (a map) is
+    ``edit(metadata)``."""
+    frame = pd.DataFrame({"request_id": range(3), "arrival_s": [0.0, 1.0, 2.0],
+                          "input_tokens": 100, "output_tokens": 10})
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = edit(json.loads(table.schema.metadata[b"pandas"]))
+    pq.write_table(table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()}), path)
+
+
+def _two_column_levels(meta: dict) -> dict:
+    """Two column index levels: pyarrow reads each column name with ast.literal_eval."""
+    level = {"name": None, "field_name": None, "pandas_type": "unicode", "numpy_type": "object",
+             "metadata": None}
+    return {**meta, "column_indexes": [level, level]}
+
+
+METADATA_EDITS = {
+    # was: not a readable Parquet file (malformed node or string on line 1: <ast.Name object
+    # at 0x7fa8a88f7040>)
+    "two column levels": _two_column_levels,
+    # was: not a readable Parquet file (TypeError: 'int' object is not subscriptable)
+    "index column of a number": lambda meta: {**meta, "index_columns": [5]},
+    # was: not a readable Parquet file ('list' object has no attribute 'get')
+    "column of a list": lambda meta: {**meta, "columns": [["x"]]},
+    # was: not a readable Parquet file (KeyError: 'nonexistent')
+    "missing index column": lambda meta: {**meta, "index_columns": ["nonexistent"]},
+    # was: a traceback (OverflowError: cannot convert float infinity to integer)
+    "range from infinity": lambda meta: {**meta, "index_columns": [
+        {"kind": "range", "name": "rid", "start": float("inf"), "stop": 3, "step": 1}]},
+}
+
+
+@pytest.mark.parametrize("edit", METADATA_EDITS.values(), ids=METADATA_EDITS.keys())
+def test_pandas_metadata_that_cannot_be_applied_is_one_plain_line(tmp_path, capsys,
+                                                                  monkeypatch, edit):
+    """Pandas metadata that pyarrow cannot apply read as whatever its parse met (a memory
+    address, Python type names) or a traceback; it is now one plain line naming the file, from
+    trace inspect and from run, whole or read in chunks."""
+    trace = tmp_path / "t.parquet"
+    _with_pandas_metadata(trace, edit)
+    expected = f"Error: {trace}: {UNREADABLE_METADATA}"
+    assert one_error_line(*run_cli(capsys, "trace", "inspect", trace)) == expected
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace)}))
+    assert one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected
+    monkeypatch.setattr(tiersim.trace.chunked, "CHUNK_ROWS", 2)
+    assert one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected
+
+
+def test_pandas_metadata_that_applies_is_still_read(tmp_path, capsys):
+    """The check costs nothing to a file whose metadata applies: pandas' own is read."""
+    trace = tmp_path / "t.parquet"
+    _with_pandas_metadata(trace, lambda meta: meta)
+    code, err = run_cli(capsys, "trace", "inspect", trace)
+    assert (code, err) == (0, "")
