@@ -73,3 +73,72 @@ def test_pandas_metadata_that_applies_is_still_read(tmp_path, capsys):
     _with_pandas_metadata(trace, lambda meta: meta)
     code, err = run_cli(capsys, "trace", "inspect", trace)
     assert (code, err) == (0, "")
+
+
+def _interrupt_with(stop: BaseException):
+    """A stand-in for a step of a command that is interrupted there (raises ``stop``)."""
+    def stopped(*args, **kwargs):
+        raise stop
+    return stopped
+
+
+@pytest.mark.parametrize(("stop", "status"), [(KeyboardInterrupt(), 130), (SystemExit(143), 143)])
+def test_an_interrupted_run_says_nothing_was_written(tmp_path, capsys, monkeypatch, stop,
+                                                     status):
+    """``tiersim run`` stopped by Ctrl-C or SIGTERM while simulating ended without a word
+    (``tiersim sweep`` says what it stored); it now says that --out holds nothing of it, and a
+    rerun into a run's folder leaves that run's files as they were."""
+    import tiersim.runner
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    out = tmp_path / "o"
+    monkeypatch.setattr(tiersim.runner, "run_into", _interrupt_with(stop))
+    code, err = run_cli(capsys, "run", scenario, "--out", out, "--no-baselines")
+    assert (code, err) == (status, f"interrupted: nothing was written to {out}; run the same "
+                                    "command again\n")
+    assert not out.exists()
+    monkeypatch.undo()
+    assert run_cli(capsys, "run", scenario, "--out", out, "--no-baselines")[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    monkeypatch.setattr(tiersim.runner, "run_into", _interrupt_with(stop))
+    code, err = run_cli(capsys, "run", scenario, "--out", out, "--no-baselines")
+    assert (code, err) == (status, f"interrupted: nothing was written to {out}; run the same "
+                                    "command again\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_run_interrupted_after_its_files_landed_says_they_were_written(tmp_path, capsys,
+                                                                         monkeypatch):
+    """A signal that comes while the run's files are renamed into place waits for the last
+    rename: the line then names the files written, not 'nothing'."""
+    import tiersim.cli.run
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    out = tmp_path / "o"
+    monkeypatch.setattr(tiersim.cli.run, "print_summary", _interrupt_with(KeyboardInterrupt()))
+    code, err = run_cli(capsys, "run", scenario, "--out", out, "--no-baselines")
+    assert (code, err) == (130, f"interrupted after this run's files were written to {out} "
+                                "(manifest.json, report.html, requests.parquet and 3 more)\n")
+
+
+def test_a_run_without_out_says_it_wrote_nothing(tmp_path, capsys, monkeypatch):
+    """Without --out the line says the run writes no files."""
+    import tiersim.runner
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    monkeypatch.setattr(tiersim.runner, "run_into", _interrupt_with(SystemExit(143)))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert (code, err) == (143, "interrupted: this run wrote no files (no --out was given)\n")
+
+
+def test_an_interrupted_plan_says_nothing_was_written(tmp_path, capsys, monkeypatch):
+    """``tiersim plan`` stopped while planning ended without a word, as run did."""
+    import tiersim.cli.plan
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    out = tmp_path / "p"
+    monkeypatch.setattr(tiersim.cli.plan, "_plan", _interrupt_with(KeyboardInterrupt()))
+    code, err = run_cli(capsys, "plan", scenario, "--out", out)
+    assert (code, err) == (130, f"interrupted: nothing was written to {out}; run the same "
+                                "command again\n")
+    assert not out.exists()

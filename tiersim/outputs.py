@@ -274,7 +274,7 @@ def refuse_scattering(out: Path, kind: str) -> None:
         return
     if other:
         raise TiersimError(f"{out}: --out holds what no tiersim command wrote "
-                           f"({_some(other)}) and no tiersim results; `tiersim {kind}` would "
+                           f"({some_names(other)}) and no tiersim results; `tiersim {kind}` would "
                            "write its files among them; use a new or empty --out folder "
                            "(nothing was written)")
 
@@ -354,7 +354,7 @@ def _pid_lock(path: Path) -> bool:
         return False
 
 
-def _some(names: list[str], shown: int = 3) -> str:
+def some_names(names: list[str], shown: int = 3) -> str:
     """The first ``shown`` of ``names`` for a message, escaped, and how many more there are."""
     first = ", ".join(escaped(name) for name in names[:shown])
     rest = len(names) - shown

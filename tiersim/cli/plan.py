@@ -174,19 +174,20 @@ def plan(
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
     status 1 when no fleet meets them (plan.json and the report still say what each missed)."""
-    from tiersim.cli.run import provenance_lines, scenario_path
+    from tiersim.cli.run import provenance_lines, said_if_interrupted, scenario_path
 
-    path = scenario_path(scenario)
-    slo_ttft_p99, slo_tpot_p99, accuracy_floor = map(
-        unsigned_zero, (slo_ttft_p99, slo_tpot_p99, accuracy_floor))
-    result = plan_capacity(path, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
-                           _parse_choose(choose), max_replicas=max_replicas,
-                           gpu_options=_parse_gpus(gpus_per_replica),
-                           cost_model=_check_cost_model(cost_model), report=report)
-    echo(format_plan(result))
-    for line in provenance_lines(path):
-        echo(line)
-    echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
+    with said_if_interrupted(out, "plan"):
+        path = scenario_path(scenario)
+        slo_ttft_p99, slo_tpot_p99, accuracy_floor = map(
+            unsigned_zero, (slo_ttft_p99, slo_tpot_p99, accuracy_floor))
+        result = plan_capacity(path, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
+                               _parse_choose(choose), max_replicas=max_replicas,
+                               gpu_options=_parse_gpus(gpus_per_replica),
+                               cost_model=_check_cost_model(cost_model), report=report)
+        echo(format_plan(result))
+        for line in provenance_lines(path):
+            echo(line)
+        echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
     if result.plan is None:  # an answer, written down, but no fleet to act on: status 1
         raise SystemExit(1)
 

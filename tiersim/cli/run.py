@@ -6,6 +6,8 @@ the roofline). The tables read the typed :class:`~tiersim.results.RunResult`, ne
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -89,6 +91,12 @@ def run(
     ] = True,
 ) -> None:
     """Replay a scenario's trace through its tiers and print the summary."""
+    with said_if_interrupted(out, "run"):
+        _run(scenario, out, report, baselines)
+
+
+def _run(scenario: Path | None, out: Path | None, report: bool | None, baselines: bool) -> None:
+    """:func:`run` of its options."""
     from tiersim.cli import return_freed_arrow_memory
     from tiersim.outputs import out_folder
     from tiersim.runner import run_into
@@ -108,6 +116,66 @@ def run(
         with _status(f"simulating {loaded.name} ..."):
             result = run_into(loaded, out, path, baselines=baselines, report=report)
     print_summary(result, out, report)
+
+
+def stopped_by_signal(stop: BaseException) -> bool:
+    """Whether ``stop`` ends a command that a signal interrupted: Ctrl-C's KeyboardInterrupt
+    or the SystemExit of SIGTERM or SIGHUP (:func:`tiersim.cli.app._terminated`), not the
+    command's own exit (status 0 or 1)."""
+    return isinstance(stop, KeyboardInterrupt) or (
+        isinstance(stop, SystemExit) and stop.code not in (None, 0, 1))
+
+
+@contextlib.contextmanager
+def said_if_interrupted(out: Path | None, kind: str):
+    """Say on stderr, in one line, what a ``kind`` command (run, plan) interrupted inside the
+    block left in ``out``: nothing (its files land together at the end, or not at all:
+    :mod:`tiersim.outputs`), or the files it had written or replaced by then (a signal that
+    came during the renames waits for the last). Then the interruption goes on (status 130,
+    143 or 129). Before, such a command ended without a word."""
+    before = _folder_state(out)
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit) as stop:
+        if stopped_by_signal(stop):
+            echo(interrupted_line(out, kind, _changed(before, _folder_state(out))), err=True)
+        raise
+
+
+def interrupted_line(out: Path | None, kind: str, changed: list[str]) -> str:
+    """What an interrupted ``kind`` command left in ``out``: the names it ``changed`` there."""
+    from tiersim.errors import escaped
+    from tiersim.outputs import some_names
+
+    if out is None:
+        return f"interrupted: this {kind} wrote no files (no --out was given)"
+    if not changed:
+        return (f"interrupted: nothing was written to {escaped(out)}; run the same command "
+                "again")
+    return (f"interrupted after this {kind}'s files were written to {escaped(out)} "
+            f"({some_names(changed)})")
+
+
+def _folder_state(out: Path | None) -> dict[str, tuple[int, int, int]]:
+    """The files shown in the folder ``out`` (not its hidden lock and temporary folders), each
+    as its inode, modification time and size; none where it is no folder."""
+    try:
+        entries = list(os.scandir(out)) if out is not None else []
+    except OSError:
+        return {}
+    state = {}
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if not entry.name.startswith("."):
+                info = entry.stat(follow_symlinks=False)
+                state[entry.name] = (info.st_ino, info.st_mtime_ns, info.st_size)
+    return state
+
+
+def _changed(before: dict, after: dict) -> list[str]:
+    """The names of files added, replaced or removed between two :func:`_folder_state`."""
+    return sorted(name for name in before.keys() | after.keys()
+                  if before.get(name) != after.get(name))
 
 
 def check_scenario_keys(loaded, path: Path | str) -> None:

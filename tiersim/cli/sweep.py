@@ -37,7 +37,7 @@ def sweep(
 
     Failed points do not stop the others; once every point is stored, the command names them on
     one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
-    from tiersim.cli.run import scenario_path
+    from tiersim.cli.run import scenario_path, stopped_by_signal
     from tiersim.errors import TiersimError
     from tiersim.sweep.points import default_runner, estimate_runner
     from tiersim.sweep.run import Tally, run_sweep
@@ -56,7 +56,7 @@ def sweep(
                   address=address, report=report, max_points=max_points,
                   runner=default_runner if baselines else estimate_runner, tally=tally)
     except (KeyboardInterrupt, SystemExit) as stop:
-        if isinstance(stop, KeyboardInterrupt) or stop.code not in (None, 0, 1):
+        if stopped_by_signal(stop):
             echo(interrupted_line(out, tally.stored_on_disk()), err=True)
         raise
 
