@@ -142,3 +142,36 @@ def test_an_interrupted_plan_says_nothing_was_written(tmp_path, capsys, monkeypa
     assert (code, err) == (130, f"interrupted: nothing was written to {out}; run the same "
                                 "command again\n")
     assert not out.exists()
+
+
+def _link_loop(folder, name: str) -> None:
+    """``folder/name`` and ``folder/name.other``: two links that lead to each other."""
+    (folder / name).symlink_to(f"{name}.other")
+    (folder / f"{name}.other").symlink_to(name)
+
+
+@pytest.mark.parametrize("given", ["absolute", "beside the scenario"])
+def test_a_profile_link_that_loops_says_so_as_a_models_does(tmp_path, capsys, given):
+    """A profile given as a link loop read 'no such profile file or bundled profile' (and, given
+    beside the scenario, where a relative path is looked for), where a model's says 'a link that
+    leads to no file (or the links loop)'; the profile's now says that too."""
+    _link_loop(tmp_path, "p.json")
+    _link_loop(tmp_path, "m.json")
+    name = str(tmp_path / "p.json") if given == "absolute" else "p.json"
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(profile=name))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: line 5: profile: {tmp_path / 'p.json'}: a link that "
+                    "leads to no file (or the links loop); point it at a profile JSON file")
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(model=str(tmp_path / "m.json")))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: line 3: model: {tmp_path / 'm.json'}: a link that "
+                    "leads to no file (or the links loop); point it at a config.json")
+
+
+def test_a_profile_link_to_a_missing_file_says_so(tmp_path, capsys):
+    """A link whose target is gone reads as the loop does (both: no file at its end)."""
+    (tmp_path / "p.json").symlink_to(tmp_path / "gone.json")
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(profile=str(tmp_path / "p.json")))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: line 5: profile: {tmp_path / 'p.json'}: a link that "
+                    "leads to no file (or the links loop); point it at a profile JSON file")

@@ -121,6 +121,16 @@ def _not_a_file(path: str | Path, beside: Path) -> None:
                          "the links loop); point it at the trace file, or give the file itself")
 
 
+def leads_nowhere(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link whose chain ends in no file (its target is missing,
+    or the links loop): ``exists()`` is False for it, as for a name that is not there."""
+    return path.is_symlink() and not path.exists()
+
+
+LINK_TO_NOTHING = "a link that leads to no file (or the links loop)"
+"""What a model config or profile path that :func:`leads_nowhere` is, in its error line."""
+
+
 def file_sha256(path: Path | str) -> str:
     """SHA-256 of a file's bytes (streamed; the file is never held whole)."""
     with open(path, "rb") as handle:

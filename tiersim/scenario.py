@@ -566,13 +566,16 @@ def _split_replicas(tier: dict) -> int:
 
 
 def resolve_file_ref(name: str, source: str) -> str:
-    """A relative file path ``name`` beside the scenario file ``source`` when a file is there,
-    else as given (read from the working folder, or a bundled name)."""
+    """A relative file path ``name`` beside the scenario file ``source`` when a file, or a link
+    that leads to none (refused as such by its reader), is there; else as given (read from the
+    working folder, or a bundled name)."""
+    from tiersim.paths import leads_nowhere
+
     path = Path(name)
     if path.is_absolute() or not Path(source).is_file() or name.startswith("~"):
         return name
     beside = Path(source).parent / path
-    return str(beside) if beside.is_file() else name
+    return str(beside) if beside.is_file() or leads_nowhere(beside) else name
 
 
 def resolve_model_ref(model: str, source: str) -> str:
@@ -1788,14 +1791,16 @@ def _moe_backend_problem(scenario: Scenario, tier: TierConfig) -> str | None:
 def _where_looked(name: Any, scenario: Scenario) -> str:
     """Where a relative model config or profile path ``name`` that names no file was looked
     for (beside the scenario file, then from the working folder), to end its error line; ""
-    for a catalogue or bundled name, an absolute path, a file that exists, or a name holding a
-    NUL."""
+    for a catalogue or bundled name, an absolute path, a file that exists (or a link found,
+    which leads to none), or a name holding a NUL."""
     if not isinstance(name, str) or not isinstance(scenario._source, str) or "\x00" in name:
         return ""  # (a NUL: no file can have the name, wherever it is looked for)
+    from tiersim.paths import leads_nowhere
+
     path = Path(name)
     looks_like_path = path.suffix == ".json" or len(path.parts) > 1
     if (not looks_like_path or path.is_absolute() or name.startswith("~") or path.exists()
-            or not Path(scenario._source).is_file()):
+            or leads_nowhere(path) or not Path(scenario._source).is_file()):
         return ""
     return (f"; a relative path is read beside the scenario (in "
             f"{Path(scenario._source).parent}), then from the working folder ({Path.cwd()})")

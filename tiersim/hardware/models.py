@@ -19,13 +19,12 @@ Context (``max_position_embeddings``): Qwen3-Coder-30B-A3B 262,144; Qwen3-30B-A3
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 from tiersim.errors import TiersimError
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.hf_config import load_hf_config
-from tiersim.paths import expand_user
+from tiersim.paths import LINK_TO_NOTHING, expand_user, leads_nowhere
 
 __all__ = ["MODELS", "ModelArch", "catalogue_key", "get_model", "is_catalogue_name"]
 
@@ -127,9 +126,8 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
         raise TiersimError(f"model name is empty; name {MODEL_WANTED}")
     if is_local_path(text):
         return load_hf_config(expand_user(text))
-    if os.path.islink(expand_user(text)) and not expand_user(text).exists():
-        raise TiersimError(f"{text}: a link that leads to no file (or the links loop); point "
-                           "it at a config.json")
+    if leads_nowhere(expand_user(text)):
+        raise TiersimError(f"{text}: {LINK_TO_NOTHING}; point it at a config.json")
     if _explicit_path(text) and not expand_user(text).exists():
         if text.startswith("~") and str(expand_user(text)).startswith("~"):
             raise TiersimError(f"{text}: model config not found (a path starts with ~ and a "

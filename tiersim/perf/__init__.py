@@ -112,9 +112,11 @@ def resolve_profile(profile):
 
     if isinstance(profile, Profile):
         return profile
-    from tiersim.paths import expand_user
+    from tiersim.paths import LINK_TO_NOTHING, expand_user, leads_nowhere
 
     path = expand_user(profile)
+    if leads_nowhere(path):  # not found, else: as if no such file were there
+        raise ProfileError(f"{profile}: {LINK_TO_NOTHING}; point it at a profile JSON file")
     if path.exists() and not path.is_file():
         raise ProfileError(f"{profile}: not a regular file (a folder, device or pipe); give a "
                            "profile JSON file or a bundled profile's name")
