@@ -175,3 +175,41 @@ def test_a_profile_link_to_a_missing_file_says_so(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert line == (f"Error: {scenario}: line 5: profile: {tmp_path / 'p.json'}: a link that "
                     "leads to no file (or the links loop); point it at a profile JSON file")
+
+
+def _burstgpt_log(path, models: list) -> None:
+    """A BurstGPT CSV log at ``path`` of one served request a second, a row per ``models``
+    cell (None: an empty cell)."""
+    rows = [f"{i},{model or ''},100,10,110,Conversation log" for i, model in enumerate(models)]
+    path.write_text("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                    + "\n".join(rows) + "\n")
+
+
+def _run_notes(capsys, tmp_path, trace, **trace_keys) -> list[str]:
+    """The notes on stderr of a run of a tiny scenario over ``trace``."""
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace),
+                                                               **trace_keys}))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0, err
+    return [line for line in err.splitlines() if line.startswith("note: ")]
+
+
+@pytest.mark.parametrize("window", [None, [0, 3.5]], ids=["whole", "windowed"])
+def test_a_burstgpt_model_column_blank_in_every_row_is_noted(tmp_path, capsys, window):
+    """A Model column blank in some rows is noted as a mix with '(blank)' among its models, but
+    one blank in every row was read without a word (as if it named one model); it now says it
+    names no model, by the whole read and the chunked windowed one alike."""
+    trace = tmp_path / "b.csv"
+    keys = {} if window is None else {"window": window}
+    where = "" if window is None else " in the window's requests"
+    _burstgpt_log(trace, [None] * 4)
+    assert _run_notes(capsys, tmp_path, trace, **keys) == [
+        f"note: {trace}: its Model column names no model{where} (every cell is blank); the "
+        "requests are served by the scenario's model"]
+    _burstgpt_log(trace, [None, "ChatGPT", None, "ChatGPT"])
+    assert _run_notes(capsys, tmp_path, trace, **keys) == [
+        f"note: {trace}: its Model column names 2 models ((blank) 50%, ChatGPT 50%){where}; "
+        "their requests are served as one stream by the scenario's model (filter the rows to "
+        "study one)"]
+    _burstgpt_log(trace, ["ChatGPT"] * 4)
+    assert _run_notes(capsys, tmp_path, trace, **keys) == []

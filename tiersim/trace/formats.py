@@ -442,23 +442,35 @@ def _burstgpt_models(raw: pd.DataFrame, keep: np.ndarray) -> list[str]:
     cells, order = pd.factorize(codes[keep])
     names = model_names(values.take(order))
     keys, folded = pd.factorize(names.str.casefold())
-    if len(folded) < 2:
-        return []
     shown = [escaped(name) for name in names.groupby(keys).first()]  # as first spelled
+    if not noted_models(shown):
+        return []
     # a model's code a row, in the least type that holds them (held until a window is cut)
     mix = ModelMix(keys[cells].astype(np.min_scalar_type(len(folded) - 1)), shown)
     return [mix] if mix else []
 
 
+BLANK_MODEL = "(blank)"
+"""How the model note names a blank or missing ``Model`` cell."""
+
+
 def model_names(values) -> pd.Series:
     """The names of a BurstGPT log's distinct ``Model`` cells ``values``, as the model note
-    shows them: stripped, a blank or missing cell "(blank)"."""
+    shows them: stripped, a blank or missing cell :data:`BLANK_MODEL`."""
     names = pd.Series(values).astype("string").str.strip()
-    return names.where(names.fillna("") != "", "(blank)")
+    return names.where(names.fillna("") != "", BLANK_MODEL)
+
+
+def noted_models(shown: list[str]) -> bool:
+    """Whether the models ``shown`` (one name a model) of a log's rows get a note
+    (:class:`ModelMix`): several (a partly blank column's blank cells are one of them), or
+    none named, the column blank in every row (which was read without a word, as if it named
+    one model)."""
+    return len(shown) >= 2 or shown == [BLANK_MODEL]
 
 
 class ModelMix(str):
-    """The note on the models a BurstGPT log's rows call (empty with fewer than two), with the
+    """The note on the models a BurstGPT log's rows call (empty for one named model), with the
     model of each row of the converted table (``keys``, into ``shown``), so that
     :meth:`within` can say it of the rows a window keeps: a window of one model's rows was told
     of the file's mix, served "as one stream"."""
@@ -476,6 +488,9 @@ class ModelMix(str):
             text = (f"its Model column names {len(shares)} models ({mix}{more}){where}; their "
                     "requests are served as one stream by the scenario's model (filter the "
                     "rows to study one)")
+        elif [shown[key] for key in shares.index] == [BLANK_MODEL]:
+            text = (f"its Model column names no model{where} (every cell is blank); the "
+                    "requests are served by the scenario's model")
         note = super().__new__(cls, text)
         note.keys, note.shown = keys, shown
         return note

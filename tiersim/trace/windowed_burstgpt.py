@@ -46,6 +46,7 @@ from tiersim.trace.formats import (
     columns_used,
     dropped_notes,
     model_names,
+    noted_models,
     totals_mismatch,
     totals_note,
 )
@@ -274,7 +275,7 @@ def _part(reading: _Reading) -> Part:
         notes += dropped_notes(reading.dropped, reading.rows, reading.first_dropped,
                                reading.served_row, begin, SERVED_LABELS["burstgpt"])
     models = reading.models
-    if models is not None and len(models.shown) >= 2:
+    if models is not None and noted_models(models.shown):
         mix = ModelMix(keys.astype(np.min_scalar_type(len(models.shown) - 1)), models.shown)
         notes += [mix] if mix else []
     return Part(table, notes, (0.0, reading.last), "burstgpt")
