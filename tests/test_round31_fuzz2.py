@@ -213,3 +213,14 @@ def test_a_burstgpt_model_column_blank_in_every_row_is_noted(tmp_path, capsys, w
         "study one)"]
     _burstgpt_log(trace, ["ChatGPT"] * 4)
     assert _run_notes(capsys, tmp_path, trace, **keys) == []
+
+
+def test_a_model_link_that_loops_beside_the_scenario_says_so(tmp_path, capsys):
+    """A relative model config path that is a link loop beside the scenario read 'cannot read
+    a model config (No such file or directory)' and where a relative path is looked for; it is
+    now found there and refused as the link it is, as a profile's is."""
+    _link_loop(tmp_path, "m.json")
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(model="m.json"))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: line 3: model: {tmp_path / 'm.json'}: a link that "
+                    "leads to no file (or the links loop); point it at a config.json")

@@ -580,13 +580,16 @@ def resolve_file_ref(name: str, source: str) -> str:
 
 def resolve_model_ref(model: str, source: str) -> str:
     """A scenario's model text as :func:`tiersim.hardware.get_model` should read it: a catalogue
-    name as it is; a relative config path beside the scenario file ``source`` first."""
+    name as it is; a relative config path beside the scenario file ``source`` first (a link
+    there that leads to no file too: :func:`tiersim.hardware.get_model` refuses it as such)."""
+    from tiersim.paths import leads_nowhere
+
     path = Path(model)
     looks_like_path = (path.suffix == ".json" or len(path.parts) > 1
                        or model.startswith(("./", "../")) or model.endswith("/"))
     if looks_like_path and not path.is_absolute() and Path(source).is_file():
         beside = Path(source).parent / path
-        if beside.exists():
+        if beside.exists() or leads_nowhere(beside):
             return str(beside)
     return model
 
