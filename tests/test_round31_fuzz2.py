@@ -224,3 +224,20 @@ def test_a_model_link_that_loops_beside_the_scenario_says_so(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert line == (f"Error: {scenario}: line 3: model: {tmp_path / 'm.json'}: a link that "
                     "leads to no file (or the links loop); point it at a config.json")
+
+
+def test_a_run_whose_stderr_is_gone_when_interrupted_keeps_the_signals_status(
+        tmp_path, capsys, monkeypatch):
+    """A run stopped by SIGHUP (its terminal gone) cannot write the interrupted line: the write's
+    error must not replace status 129 (128 + SIGHUP)."""
+    import tiersim.cli.run
+    import tiersim.runner
+
+    def gone(*args, **kwargs):
+        raise OSError(5, "Input/output error")
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    monkeypatch.setattr(tiersim.runner, "run_into", _interrupt_with(SystemExit(129)))
+    monkeypatch.setattr(tiersim.cli.run, "echo", gone)
+    assert run_cli(capsys, "run", scenario, "--out", tmp_path / "o", "--no-baselines") == (
+        129, "")

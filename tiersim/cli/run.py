@@ -138,8 +138,15 @@ def said_if_interrupted(out: Path | None, kind: str):
         yield
     except (KeyboardInterrupt, SystemExit) as stop:
         if stopped_by_signal(stop):
-            echo(interrupted_line(out, kind, _changed(before, _folder_state(out))), err=True)
+            say_interrupted(interrupted_line(out, kind, _changed(before, _folder_state(out))))
         raise
+
+
+def say_interrupted(line: str) -> None:
+    """Write an interrupted command's ``line`` to stderr where it still can: a terminal that
+    hung up (SIGHUP) refuses the write, which must not replace the signal's exit status."""
+    with contextlib.suppress(OSError, ValueError):  # gone, or closed
+        echo(line, err=True)
 
 
 def interrupted_line(out: Path | None, kind: str, changed: list[str]) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tiersim.cli.usage import echo, expand_home, number_flag
+from tiersim.cli.usage import expand_home, number_flag
 
 
 def sweep(
@@ -37,7 +37,7 @@ def sweep(
 
     Failed points do not stop the others; once every point is stored, the command names them on
     one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
-    from tiersim.cli.run import scenario_path, stopped_by_signal
+    from tiersim.cli.run import say_interrupted, scenario_path, stopped_by_signal
     from tiersim.errors import TiersimError
     from tiersim.sweep.points import default_runner, estimate_runner
     from tiersim.sweep.run import Tally, run_sweep
@@ -57,7 +57,7 @@ def sweep(
                   runner=default_runner if baselines else estimate_runner, tally=tally)
     except (KeyboardInterrupt, SystemExit) as stop:
         if stopped_by_signal(stop):
-            echo(interrupted_line(out, tally.stored_on_disk()), err=True)
+            say_interrupted(interrupted_line(out, tally.stored_on_disk()))
         raise
 
 
