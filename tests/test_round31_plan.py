@@ -122,20 +122,7 @@ def test_a_run_chooses_and_prices_its_baseline_as_the_plan_does(tmp_path):
     3.495 USD/hour). Before, bf16 was the baseline, the cheaper over the run by its drain, and
     the run "saved -0.161 %"; now slow2, the cheaper per hour, and the run costs 0.143 % more
     per hour."""
-    from conftest import tiny_doc, write_yaml
-
-    from tiersim.runner import run_scenario
-    from tiersim.scenario import load_scenario
-
-    held = {"precision": "bf16", "replicas": 1, "scheduler": {"max_num_seqs": 2}}
-    doc = tiny_doc(router={"policy": "static_split", "fractions": [1.0]})
-    doc["tiers"] = [{"name": "slow", "cost_per_gpu_hour": 3.5, **held}]
-    doc["baselines"] = [{"name": "bf16", "precision": "bf16", "replicas": 1,
-                         "cost_per_gpu_hour": 3.5},
-                        {"name": "slow2", "cost_per_gpu_hour": 3.495, **held}]
-    doc["trace"]["window"] = [240, 270]
-    saving = run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", doc)),
-                          baselines=True).savings
+    saving = run_held_fleet(tmp_path).savings
     costs = {u.tier: u.cost_usd for u in saving.uniform}
     assert costs["bf16"] < costs["slow2"]  # over the run: the order the baseline was chosen in
     assert saving.baseline_uniform_tier == "slow2"
@@ -154,3 +141,22 @@ def test_a_share_between_equal_rates_is_zero_not_float_noise():
     assert 1 - (0.1 + 0.2) / 0.3 != 0
     assert paid_share("provisioned", (1.0, 0.1 + 0.2), (2.0, 0.3)) == 0.0
     assert paid_share("attributed", (1.0, 0.1 + 0.2), (2.0, 0.3)) == 0.5  # over the trace
+
+
+def run_held_fleet(tmp_path):
+    """``tiersim run`` (with its baselines) of one BF16 replica held to 2 running requests at
+    3.5 USD/hour, beside baseline-only bf16 (3.5 USD/hour, unheld: drains sooner) and slow2 (as
+    held, 3.495 USD/hour), on tiny's trace from 240 to 270 s: its RunResult."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    held = {"precision": "bf16", "replicas": 1, "scheduler": {"max_num_seqs": 2}}
+    doc = tiny_doc(router={"policy": "static_split", "fractions": [1.0]})
+    doc["tiers"] = [{"name": "slow", "cost_per_gpu_hour": 3.5, **held}]
+    doc["baselines"] = [{"name": "bf16", "precision": "bf16", "replicas": 1,
+                         "cost_per_gpu_hour": 3.5},
+                        {"name": "slow2", "cost_per_gpu_hour": 3.495, **held}]
+    doc["trace"]["window"] = [240, 270]
+    return run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", doc)), baselines=True)

@@ -9,19 +9,12 @@ against the split: the split's fleets drain longer after the last arrival."""
 
 from __future__ import annotations
 
-import warnings
-from types import SimpleNamespace
-
 import pytest
 from test_round29_agree import PageTables
+from test_round31_plan import _plan as plan_with_drains
+from test_round31_plan import run_held_fleet
 
-from tiersim.plan import Constraints, Planner
-from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
 from tiersim.report.page import plan_section
-
-TIERS = [FakeTier("a", 0.7), FakeTier("d", 0.8, 1.5), FakeTier("b", 0.9, 2.0)]
-"""As tests/test_round31_plan.py: a+b plans at 16 USD/hour (accuracy 0.76); uniform a 12, d 18,
-b 24 and baseline-only c (accuracy 0.8) 15.6 USD/hour."""
 
 DRAINS = {("a", "b"): 200.0, ("a",): 3600.0, ("c",): 1800.0}
 """Uniform a and c drain long: over the trace the cheapest split at 0.76 is d alone (18 USD;
@@ -29,14 +22,10 @@ a 24, c 23.4); per hour it is 40 % a + 60 % c (14.16 USD/hour)."""
 
 
 def _plan(cost_model: str = "provisioned"):
-    """Plan the fake fleet at a 75% floor, baseline-only c beside it, with :data:`DRAINS`."""
-    evaluator = FakeEvaluator([*TIERS, FakeTier("c", 0.8, 1.3)], cost_model=cost_model,
-                              drain_s=DRAINS)
-    scenario = fake_scenario(TIERS, floor=0.75)
-    scenario.baselines = [SimpleNamespace(name="c")]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Planner(scenario, Constraints.of(scenario), evaluator).plan()
+    """Plan test_round31_plan's fake fleet (a+b plans at 16 USD/hour, accuracy 0.76; uniform a
+    12, d 18, b 24 and baseline-only c, accuracy 0.8, 15.6 USD/hour) at a 75% floor with
+    :data:`DRAINS`."""
+    return plan_with_drains(DRAINS, cost_model)
 
 
 def test_the_plans_static_split_is_per_hour_with_the_trace_beside():
@@ -84,21 +73,10 @@ def test_a_run_compares_with_the_static_split_as_the_plan_does(tmp_path):
     slow2 (as held, 3.495 USD/hour), all of one accuracy. Over the run the split is bf16 alone
     (the cheaper by its drain); per hour slow2 alone, 0.143 % cheaper than the run's fleet.
     Before, vs_static_split_frac was the share over the run; the report row says "per hour"."""
-    from conftest import tiny_doc, write_yaml
-
     from tiersim.report.page import savings_section
     from tiersim.results import RunResult
-    from tiersim.runner import run_scenario
-    from tiersim.scenario import load_scenario
 
-    held = {"precision": "bf16", "replicas": 1, "scheduler": {"max_num_seqs": 2}}
-    doc = tiny_doc(router={"policy": "static_split", "fractions": [1.0]})
-    doc["tiers"] = [{"name": "slow", "cost_per_gpu_hour": 3.5, **held}]
-    doc["baselines"] = [{"name": "bf16", "precision": "bf16", "replicas": 1,
-                         "cost_per_gpu_hour": 3.5},
-                        {"name": "slow2", "cost_per_gpu_hour": 3.495, **held}]
-    doc["trace"]["window"] = [240, 270]
-    run = run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", doc)), baselines=True)
+    run = run_held_fleet(tmp_path)
     saving = run.savings
     costs = {u.tier: u.cost_usd for u in saving.uniform}
     assert costs["bf16"] < costs["slow2"]
