@@ -33,7 +33,8 @@ _PREFIXED = re.compile(r"^([-+]?)0([xXoObB])([0-9a-fA-F_]+)$")
 _LEADING_ZERO = re.compile(r"^([-+]?)0[0-9_]*[0-9]$")
 _BASES = {"x": (16, "hexadecimal"), "o": (8, "octal"), "b": (2, "binary")}
 MAX_INT_BITS = 3000
-"""The most bits a whole number in a scenario or a flag may have (about 900 digits)."""
+"""The most bits a whole number in a scenario or a flag may have (about 900 digits; Python will
+not print one of over 4,300 digits); smaller ones get their key's own bound."""
 LONGEST_SHOWN = 40
 """The most characters of a refused spelling an error line repeats (a 1,000-digit ``0xfff...``
 was repeated whole, with its 1,200-digit decimal after it: one line of 2,261 characters)."""

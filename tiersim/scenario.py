@@ -963,10 +963,6 @@ def _item_type(kind: Any, value: list | dict, i: Any) -> Any:
     return Any
 
 
-#: Bits of the largest whole number a scenario may hold (YAML reads 0x... of any length, and
-#: Python will not print one of over 4,300 digits); smaller ones get their key's own bound.
-
-
 def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
     """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused, and so is a
     whole number (value or key) of more than :data:`MAX_INT_BITS` bits."""

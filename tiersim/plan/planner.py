@@ -769,8 +769,9 @@ class Planner:
 def _dearer_share(theirs: float, plans: float) -> float | None:
     """How much dearer a fleet paying ``theirs`` is than the plan paying ``plans``
     (``theirs / plans - 1``, below 0 when cheaper); None where the plan pays nothing (no share
-    is finite)."""
-    return None if saved_share(theirs, plans) is None else without_noise(theirs / plans - 1.0)
+    is finite): the share the plan saves, negated."""
+    saved = saved_share(theirs, plans)
+    return None if saved is None else without_noise(-saved)
 
 
 def _over_trace(frac: float, over: float | None) -> str:
