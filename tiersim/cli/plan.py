@@ -284,19 +284,7 @@ def format_plan(result: PlanResult) -> str:
     lines.append(_accuracy_line(chosen))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
-        drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
-        frac = saving.get("vs_uniform_frac")
-        verb = "costs" if isinstance(frac, float) and frac < 0 else "saves"
-        from tiersim.results import basis_words, saving_without_share
-
-        # to 3 figures, as tiersim run prints a saving and the report shows this one, and as
-        # a runner-up's "% dearer than the plan" reads
-        shown = saving_without_share(frac, saving.get("vs_uniform_usd")) or figure_text(
-            abs(frac) if verb == "costs" else frac, " %", 100)
-        per = basis_words(saving.get("saving_basis"), frac)  # as the plan is ranked
-        more = f" more{per} than" if verb == "costs" else f"{per} against"
-        lines.append(f"  {verb} {shown}{more} the cheapest sized uniform fleet "
-                     f"({saving['baseline_uniform_tier']}), simulated{drain}")
+        lines.append(_saving_line(saving))
     for tier, check in by_planned_tier(chosen, "one_fewer"):
         lines.append(f"  one fewer {tier}: {check.get('verdict')}")
     lines += _tiers_over_slo(chosen, result.constraints)
@@ -340,6 +328,27 @@ def _accuracy_line(chosen: dict) -> str:
                " (no floor: the uniform baselines must reach it)")
     where = f"; source: {sources['source']}" if sources.get("source") else ""
     return f"  {label}: {_num(chosen.get('accuracy'), '{:.2%}')}{against}{where}"
+
+
+def _saving_line(saving: dict) -> str:
+    """The plan's saving against the cheapest sized uniform fleet, in words: "saves", or
+    "costs ... more than" where the plan is the dearer, by the share on the plan's basis, or
+    against a free baseline (no share) by the USD gap over the trace. Before, a plan dearer
+    than a free baseline read "saves -16 USD (the baseline costs 0 USD: no percentage)"."""
+    from tiersim.results import basis_words, saving_without_share
+
+    frac, usd = saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd")
+    gap = frac if frac is not None else usd  # a free baseline's: in USD, 0 within 1e-12
+    costs = isinstance(gap, int | float) and gap < (0 if frac is not None else -1e-12)
+    # to 3 figures, as tiersim run prints a saving and the report shows this one, and as a
+    # runner-up's "% dearer than the plan" reads
+    shown = saving_without_share(frac, abs(usd) if costs and usd is not None else usd) or (
+        figure_text(abs(frac) if costs else frac, " %", 100))
+    per = basis_words(saving.get("saving_basis"), frac)  # as the plan is ranked
+    words = f"costs {shown} more{per} than" if costs else f"saves {shown}{per} against"
+    drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
+    return (f"  {words} the cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
+            f"simulated{drain}")
 
 
 def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
