@@ -35,3 +35,25 @@ def test_a_plan_dearer_than_a_free_baseline_says_it_costs_more():
         assert "saves -16" not in text
         assert ("  costs 16 USD (the baseline costs 0 USD: no percentage) more than the "
                 "cheapest sized uniform fleet (c), simulated") in text.splitlines()
+
+
+def test_two_free_fleets_have_no_drain_gap():
+    """At 0 USD/hour both fleets cost 0 over the trace whatever their drains: there is no gap
+    to explain. Before, a free plan beside a free baseline read "saves 0 USD (the baseline
+    costs 0 USD: no percentage) against the cheapest sized uniform fleet (c), simulated (both
+    0 USD/hour: the gap is the drain after the last arrival, 3600 s against 3700 s, not a
+    cheaper fleet)", and plan.json's drain_gap said so too."""
+    from tiersim.results import drain_words
+
+    assert drain_words((0.0, 0.0), (3600.0, 3700.0), "provisioned") is None
+    assert drain_words((16.0, 16.0), (3600.0, 3700.0), "provisioned") is not None  # a gap
+    evaluator = FakeEvaluator([FakeTier("a", 0.7, 0.0), FakeTier("b", 0.9, 0.0),
+                               FakeTier("c", 0.95, 0.0)], drain_s={("c",): 100.0})
+    scenario = fake_scenario(evaluator.tiers[:2], floor=0.75)
+    scenario.baselines = [SimpleNamespace(name="c")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = Planner(scenario, Constraints.of(scenario), evaluator).plan()
+    assert result.plan["savings"]["baseline_uniform_tier"] == "c"
+    assert result.plan["savings"]["drain_gap"] is None
+    assert "drain" not in format_plan(result)

@@ -551,12 +551,14 @@ def drain_words(rates: tuple[float | None, float | None],
     """Why two provisioned fleets of one USD/hour (``rates``) cost differently, in words: each
     is paid until it finishes its last request (``durations``, seconds), so the whole gap is the
     drain after the last arrival, not a cheaper fleet (it fades as the trace lengthens); None
-    for any other pair, or where a rate or duration is not known; the durations at 4
-    significant digits, or as many more as print them apart (:func:`digits_apart`).
+    for any other pair, for two free fleets (0 USD/hour: both cost 0, there is no gap), or
+    where a rate or duration is not known; the durations at 4 significant digits, or as many
+    more as print them apart (:func:`digits_apart`).
     ``tiersim plan`` and ``tiersim run`` both say it this way
     (:func:`tiersim.plan.planner.drain_gap`, :func:`tiersim.savings.savings_result`)."""
     if (cost_model != "provisioned" or None in (*rates, *durations)
-            or durations[0] == durations[1] or not math.isclose(*rates, rel_tol=1e-9)):
+            or durations[0] == durations[1] or not math.isclose(*rates, rel_tol=1e-9)
+            or not rates[0] > 0):
         return None
     n = digits_apart(*durations, 4)  # 346.79 s against 346.82 s, not 346.8 against 346.8
     return (f"both {_plain(rates[0], 4)} USD/hour: the gap is the drain after the last arrival, "
