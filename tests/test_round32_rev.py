@@ -57,3 +57,42 @@ def test_two_free_fleets_have_no_drain_gap():
     assert result.plan["savings"]["baseline_uniform_tier"] == "c"
     assert result.plan["savings"]["drain_gap"] is None
     assert "drain" not in format_plan(result)
+
+
+class _DrainAtFourGpus(FakeEvaluator):
+    """:class:`FakeEvaluator` whose fleets of 4 GPUs per replica drain for 2 hours after the
+    last arrival (paid 3 hours), any other for none."""
+
+    def evaluate(self, design, replicas):
+        """The fake's outcome, with the drain of 4 GPUs per replica."""
+        import dataclasses
+
+        outcome = super().evaluate(design, replicas)
+        if 4 not in design.gpus_per_replica:
+            return outcome
+        return dataclasses.replace(outcome, cost_usd=outcome.cost_usd * 3,
+                                   duration_s=outcome.duration_s * 3)
+
+
+def test_a_uniform_fleet_is_sized_at_its_cheapest_gpus_per_replica_per_hour():
+    """Tier s (base TTFT 0.5 s) meets the 1 s SLO at 20 x 1, 7 x 2, 3 x 4 and 2 x 8 GPUs: 20,
+    14, 12 and 16 USD/hour; at 4 GPUs per replica it drains longest (36 USD over the trace
+    against 14 at 2). Under provisioned cost the plan is ranked per hour, and its saving and
+    baseline too, but the uniform fleet's GPUs per replica were chosen over the trace: the
+    plan was uniform s on 7 x 2 GPUs at 14 USD/hour, where 3 x 4 costs 12. Under attributed
+    cost the trace's 14 USD stays the cheaper."""
+    tier = FakeTier("s", 0.9, base_ttft_s=0.5)
+
+    def plan(cost_model):
+        scenario = fake_scenario([tier])
+        scenario.baselines = []
+        evaluator = _DrainAtFourGpus([tier], cost_model=cost_model)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return Planner(scenario, Constraints.of(scenario), evaluator).plan().plan
+
+    chosen = plan("provisioned")
+    assert (chosen["replicas"], chosen["gpus_per_replica"]) == ({"s": 3}, {"s": 4})
+    assert chosen["cost_per_hour_usd"] == 12.0
+    chosen = plan("attributed")
+    assert (chosen["replicas"], chosen["gpus_per_replica"]) == ({"s": 7}, {"s": 2})

@@ -456,7 +456,8 @@ class Planner:
     def _best_uniform(self, name: str) -> DesignResult:
         """A uniform fleet sized at every GPUs-per-replica value that could still be cheaper
         than the best found (one replica of g GPUs costs at least g GPUs); the cheapest one
-        meeting the SLOs, else the largest tried."""
+        meeting the SLOs on what is paid, as designs are ranked (:func:`_plan_order`: per hour
+        under provisioned cost), else the largest tried."""
         results: list[DesignResult] = []
         for level, gpus in enumerate(self.gpus[name]):
             best = min((r.outcome.cost_per_hour_usd for r in results if _latency_met(r)),
@@ -470,8 +471,11 @@ class Planner:
         for r in results:
             r.tried_gpus = tried
         met = [r for r in results if _latency_met(r)]
-        if met:
-            chosen = min(met, key=lambda r: (r.outcome.cost_usd, r.design.gpus_per_replica))
+        if met:  # what is paid first, as designs are ranked (_plan_order: per hour under
+            # provisioned cost, where 7 x 2 GPUs at 14 USD/hour won over 3 x 4 at 12 by its
+            # shorter drain), then the cost over the trace, then fewer GPUs per replica
+            chosen = min(met, key=lambda r: (self._ranked(r)[0], r.outcome.cost_usd,
+                                             r.design.gpus_per_replica))
         else:
             chosen = results[-1]
             if chosen.missed and chosen.missed.startswith("latency"):
