@@ -96,3 +96,34 @@ def test_a_uniform_fleet_is_sized_at_its_cheapest_gpus_per_replica_per_hour():
     assert chosen["cost_per_hour_usd"] == 12.0
     chosen = plan("attributed")
     assert (chosen["replicas"], chosen["gpus_per_replica"]) == ({"s": 7}, {"s": 2})
+
+
+def _two_uniform_ties(first: float, second: float):
+    """Plan uniform x (accuracy ``first``, drains 600 s after the hour's last arrival) beside
+    uniform y (``second``, no drain), both 12 x 1 GPU at 12 USD/hour, at an 80% floor: y is
+    the plan, the cheaper over the trace at one rate, tiers and replicas. x's line."""
+    tiers = [FakeTier("x", first), FakeTier("y", second)]
+    scenario = fake_scenario(tiers, floor=0.8)
+    scenario.baselines = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = Planner(scenario, Constraints.of(scenario),
+                         FakeEvaluator(tiers, drain_s={("x",): 600.0})).plan()
+    assert result.plan["design"] == "y"
+    return {u["design"]: u for u in result.uniform}["x"]["missed"]
+
+
+def test_a_tie_per_hour_kept_for_the_shorter_drain_names_that_rule():
+    """x, found first (the scenario's first tier) and the more accurate, ties with plan y per
+    hour and costs 16.7 % more over the trace by its drain, the rule that ranks y first
+    (:func:`tiersim.plan.planner._plan_order`: the cost over the trace before the accuracy).
+    Before, its line read "...; the plan is kept as found first (fewer tiers first, then the
+    scenario's order of tiers)", and with x the less accurate "kept for its higher accuracy",
+    neither the rule that kept y."""
+    gap = ("meets every constraint at the plan's cost per hour (a tie): 16.7 % dearer than the "
+           "plan over the trace, but both 12 USD/hour: the gap is the drain after the last "
+           "arrival, 4200 s against 3600 s, not a cheaper fleet; ")
+    assert _two_uniform_ties(0.95, 0.9) == (
+        gap + "the plan is kept as the cheaper over the trace (the plan's accuracy 90.00% "
+        "against its 95.00%: the floor is met, the cost over the trace ranks first)")
+    assert _two_uniform_ties(0.85, 0.9) == gap + "the plan is kept as the cheaper over the trace"

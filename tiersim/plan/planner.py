@@ -901,20 +901,23 @@ def _tie(accuracy: float, plans: float, simpler: str | None = None,
     baseline of as many tiers); the rule: the simpler design or smaller fleet (``simpler``, from
     :func:`_simpler`; with both accuracies where the other is the more accurate, to 4 figures
     or as many more as print them apart, the accuracy given up for it and the rule, fewer
-    tiers or fewer replicas, that ranked the plan first),
-    else the higher accuracy, else the design found first (fewer tiers first, then the
-    scenario's order of tiers). ``gap``: where the two cost the same per hour but not over the
-    trace, why (the drain after the last arrival); ``floored``: whether the plan has an accuracy
-    floor (without one the accuracy given up is said against none: it read "the floor is met").
-    Before, it read "0.0% dearer than the plan"."""
-    if simpler:
-        fewer = "tiers" if simpler.startswith("kept as the simpler design") else "replicas"
+    tiers or fewer replicas, that ranked the plan first), else with ``gap`` (the two cost the
+    same per hour but not over the trace: why, the drain after the last arrival) the cost over
+    the trace (with the accuracy given up likewise: it read "kept as found first" beside a more
+    accurate fleet found first, "kept for its higher accuracy" beside a less accurate one,
+    though the cost over the trace ranks before either), else the higher accuracy, else the
+    design found first (fewer tiers first, then the scenario's order of tiers). ``floored``:
+    whether the plan has an accuracy floor (without one the accuracy given up is said against
+    none: it read "the floor is met"). Before, it read "0.0% dearer than the plan"."""
+    if simpler or gap:  # the ranks before the accuracy (_plan_order)
+        kept = simpler or "kept as the cheaper over the trace"
+        first = ("fewer tiers rank" if kept.startswith("kept as the simpler design") else
+                 "fewer replicas rank" if simpler else "the cost over the trace ranks")
         n = digits_apart(plans, accuracy, 4)  # 85.00% against 85.00% read as no accuracy lost
-        why = simpler if accuracy <= plans else (
-            f"{simpler} (the plan's accuracy {figure_text(plans, '%', 100, n)} against its "
+        why = kept if accuracy <= plans else (
+            f"{kept} (the plan's accuracy {figure_text(plans, '%', 100, n)} against its "
             f"{figure_text(accuracy, '%', 100, n)}: "
-            f"{'the floor is met' if floored else 'no accuracy floor is set'}, fewer {fewer} "
-            "rank first)")
+            f"{'the floor is met' if floored else 'no accuracy floor is set'}, {first} first)")
     elif plans > accuracy:
         places = max(2, floor_digits(plans, accuracy, 4) - 2)  # the plan's percent decimals
         while places < 10 and f"{100 * plans:.{places}f}" == f"{100 * accuracy:.{places}f}":
