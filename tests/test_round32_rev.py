@@ -1,5 +1,6 @@
-"""Review of round 31's plan/run savings: the words of a saving against a free baseline, and
-the shares over the trace beside a saving on the plan's basis."""
+"""Review of round 31's plan/run savings under the plan's basis: the words of a saving against
+a free baseline, the drain gap of two free fleets, the GPUs per replica a uniform fleet is sized
+at, and the rule named for a tie per hour kept for its shorter drain."""
 
 from __future__ import annotations
 
