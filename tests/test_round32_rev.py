@@ -128,3 +128,19 @@ def test_a_tie_per_hour_kept_for_the_shorter_drain_names_that_rule():
         gap + "the plan is kept as the cheaper over the trace (the plan's accuracy 90.00% "
         "against its 95.00%: the floor is met, the cost over the trace ranks first)")
     assert _two_uniform_ties(0.85, 0.9) == gap + "the plan is kept as the cheaper over the trace"
+
+
+def test_a_share_over_the_trace_is_zero_where_the_costs_are_equal_but_for_float_noise():
+    """Under attributed cost the static split's share is over the trace, and its two fields
+    are documented as one figure; 0.1 + 0.2 USD against 0.3 gave vs_static_split_frac 0.0 (as
+    the plan's basis shares are, :func:`tiersim.results.without_noise`) beside
+    vs_static_split_over_trace_frac -2.2e-16, a saving and a loss of one comparison. The
+    uniform baseline's share over the trace (``saved_share``) was as noisy."""
+    from tiersim.results import saved_share
+    from tiersim.routing.metrics import static_split_saving
+
+    assert 1 - (0.1 + 0.2) / 0.3 != 0
+    split = static_split_saving("attributed", 0.8, (0.1 + 0.2, None), [(0.3, None, 0.8)])
+    assert split["vs_static_split_frac"] == split["vs_static_split_over_trace_frac"] == 0.0
+    assert saved_share(0.1 + 0.2, 0.3) == 0.0
+    assert saved_share(1.0, 4.0) == 0.75

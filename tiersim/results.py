@@ -416,13 +416,15 @@ def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
 
 def saved_share(cost: float | None, baseline: float | None) -> float | None:
     """The share of ``baseline`` saved at ``cost``, ``1 - cost / baseline`` (below 0 when
-    ``cost`` is dearer); None where either is missing or the baseline costs nothing, which
-    takes in a baseline so near 0 USD that the share is no finite number (a price of 1e-320
-    USD per GPU-hour: the console read "-inf %" where summary.json held null)."""
+    ``cost`` is dearer), float noise aside (:func:`without_noise`: 0.1 + 0.2 USD against 0.3
+    saved -2.2e-16, a loss beside the 0 of the same comparison on the plan's basis); None where
+    either is missing or the baseline costs nothing, which takes in a baseline so near 0 USD
+    that the share is no finite number (a price of 1e-320 USD per GPU-hour: the console read
+    "-inf %" where summary.json held null)."""
     if cost is None or baseline is None or not baseline > 0:
         return None
     share = 1.0 - cost / baseline
-    return float(share) if math.isfinite(share) else None
+    return without_noise(float(share)) if math.isfinite(share) else None
 
 
 PER_HOUR = "per_hour"
@@ -470,9 +472,8 @@ def paid_order(cost_model: str | None, cost_usd: float, rate: float, tiers: int,
 def paid_share(cost_model: str | None, fleet: tuple[float | None, float | None],
                baseline: tuple[float | None, float | None]) -> float | None:
     """The share of ``baseline`` saved by ``fleet``, each ``(cost over the trace, USD/hour)``,
-    on the basis they are ranked on (:func:`paid`; :func:`saved_share`), float noise aside
-    (:func:`without_noise`)."""
-    return without_noise(saved_share(paid(cost_model, *fleet), paid(cost_model, *baseline)))
+    on the basis they are ranked on (:func:`paid`; :func:`saved_share`, float noise aside)."""
+    return saved_share(paid(cost_model, *fleet), paid(cost_model, *baseline))
 
 
 def without_noise(share: float | None) -> float | None:
