@@ -301,7 +301,10 @@ class UniformBaseline:
     SLOs) of ``gpus_per_replica`` GPUs each; ``slo_met``: whether that fleet met the SLOs (None
     when not simulated); ``prefill_replicas``: a disaggregated tier's split, its prefill
     replicas of ``replicas`` (absent from the JSON for an aggregated tier); ``infeasible``: why
-    no size of the fleet meets the SLOs (absent from the JSON when one does).
+    no size of the fleet meets the SLOs (absent from the JSON when one does);
+    ``cost_per_hour_usd``: the sized fleet's provisioned rate, replicas x GPUs x USD per
+    GPU-hour, what a saving per hour compares (absent from the JSON where there is none: an
+    estimate, no size met the SLOs, or a summary written before it).
     """
 
     tier: str
@@ -312,12 +315,13 @@ class UniformBaseline:
     gpus_per_replica: int | None = None
     prefill_replicas: int | None = None
     infeasible: str | None = None
+    cost_per_hour_usd: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
-        for key in ("prefill_replicas", "infeasible"):
+        for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd"):
             if out[key] is None:
                 out.pop(key)
         return out
@@ -592,7 +596,9 @@ class SavingsResult:
     likewise (:func:`tiersim.routing.metrics.static_split_saving`): ``vs_static_split_frac`` on
     ``saving_basis`` (against ``static_split_cost_per_hour_usd`` under provisioned cost),
     ``static_split_cost_usd``, ``vs_static_split_usd`` and ``vs_static_split_over_trace_frac``
-    over the trace.
+    over the trace. ``routed_cost_per_hour_usd``: the run's own fleet's provisioned rate (None
+    for an estimate, or a summary written before it), beside each simulated uniform fleet's
+    ``cost_per_hour_usd``: the two rates a saving per hour is the share of.
     ``routed_slo_met`` / ``routed_floor_met``: whether the run's own fleet met the SLOs (p99 TTFT
     and TPOT, nothing dropped) and the accuracy floor; when either is False the saving would
     compare unlike fleets (the uniform ones are held to both): it is shown as not comparable and
@@ -620,6 +626,14 @@ class SavingsResult:
     vs_uniform_over_trace_frac: float | None = None
     static_split_cost_per_hour_usd: float | None = None
     vs_static_split_over_trace_frac: float | None = None
+    routed_cost_per_hour_usd: float | None = None
+
+    @property
+    def shows_rates(self) -> bool:
+        """Whether the uniform fleets' tables give each fleet's USD per hour beside its cost
+        over the run: where the saving is per hour (:data:`PER_HOUR`) and the summary holds the
+        rates (one written before them does not)."""
+        return self.saving_basis == PER_HOUR and self.routed_cost_per_hour_usd is not None
 
     @property
     def comparable(self) -> bool:

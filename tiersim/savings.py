@@ -171,7 +171,7 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         vs_uniform_usd=_gap(base and base.cost_usd, routed),
         vs_uniform_frac=paid_share(cost_model, (routed, rate), priced),
         vs_uniform_over_trace_frac=saved_share(routed, priced[0]),
-        saving_basis=saving_basis(cost_model),
+        saving_basis=saving_basis(cost_model), routed_cost_per_hour_usd=rate,
         **static_split_saving(cost_model, accuracy, (routed, rate),
                               [(u.cost_usd, u.cost_per_hour_usd, u.accuracy) for u in served]),
         drain_gap=base and drain_words((rate, base.cost_per_hour_usd),
@@ -184,7 +184,8 @@ def _baseline(u: UniformRun) -> UniformBaseline:
     size = {"replicas": u.replicas, "gpus_per_replica": u.gpus_per_replica,
             "prefill_replicas": u.prefill_replicas} if u.infeasible is None else {}
     return UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
-                           slo_met=u.slo_met, infeasible=u.infeasible, **size)
+                           slo_met=u.slo_met, infeasible=u.infeasible,
+                           cost_per_hour_usd=u.cost_per_hour_usd, **size)
 
 
 def same_basis(uniform: list[UniformRun], df: pd.DataFrame, infos: list[TierInfo],

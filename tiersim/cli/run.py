@@ -368,15 +368,20 @@ def baseline_table(r: RunResult):
     # the accuracy's name ("accuracy (realised draws)") wraps where the console is narrow
     table.add_column(r.accuracy_label, min_width=len("100.00 %"))
     table.add_column("cost USD", no_wrap=True, min_width=len("cost USD"))
+    hourly = saving.shows_rates
+    if hourly:  # the rates a saving per hour compares, beside the costs over the run
+        table.add_column("USD/hour", no_wrap=True, min_width=len("USD/hour"))
     met = {True: "yes", False: "no", None: "-"}
     for b in saving.uniform:
         table.add_row(f"all {b.tier}", b.size(), met[b.slo_met], met[saving.meets_floor(b)],
-                      fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd))
+                      fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd),
+                      *([fmt(b.cost_per_hour_usd)] if hourly else []))
     table.add_row("routed (this run)", " + ".join(fleet_size(t.replicas, t.gpus_per_replica,
                                                              t.prefill_replicas)
                                                   for t in r.tiers), met[saving.routed_slo_met],
                   met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100, digits=4),
-                  fmt(saving.routed_cost_usd))
+                  fmt(saving.routed_cost_usd),
+                  *([fmt(saving.routed_cost_per_hour_usd)] if hourly else []))
     return table
 
 

@@ -403,11 +403,13 @@ def savings_section(run: RunResult) -> str:
              f"{u.replicas}{split_words(u.replicas, u.prefill_replicas)}",
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
-             to_figures(u.accuracy), u.cost_usd] for u in s.uniform]
+             to_figures(u.accuracy), u.cost_usd,
+             *([u.cost_per_hour_usd] if s.shows_rates else [])] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas)}" for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
-                 _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd])
+                 _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd,
+                 *([s.routed_cost_per_hour_usd] if s.shows_rates else [])])
     unlike = (f"not comparable: this fleet misses {run.missed_words()}, the uniform fleets are "
               "held to them (size it with tiersim plan)")
     no_baseline = run.no_baseline_words()  # the console's reason, where it gives one
@@ -424,7 +426,8 @@ def savings_section(run: RunResult) -> str:
         *_why_rows(s.drain_gap)])
     return (f"<h3>{page_text(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
-                     run.accuracy_label, "cost (USD)"], rows)
+                     run.accuracy_label, "cost (USD)",
+                     *(["cost (USD per hour)"] if s.shows_rates else [])], rows)
             + closed_form_note(run))
 
 

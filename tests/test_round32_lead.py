@@ -1,0 +1,87 @@
+"""A run's saving per hour gives the two rates it is the share of: the run's own fleet's and
+each sized uniform fleet's USD per hour, in summary.json, the console and the report (before,
+"saved vs uniform ... per hour" stood beside costs over the run alone, which do not give it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_savings import tiny
+
+from tiersim.results import RunResult, without_noise
+from tiersim.runner import run_scenario
+from tiersim.scenario import load_scenario
+
+PRICE = 3.5  # the tiny scenario's USD per GPU-hour, every tier
+
+
+@pytest.fixture(scope="module")
+def hourly(tmp_path_factory):
+    """The tiny scenario under provisioned cost, run with simulated baselines into a folder."""
+    folder = tmp_path_factory.mktemp("hourly")
+    path = tiny(folder, cost_model="provisioned", slo={"ttft_p99_s": 0.15, "tpot_p99_s": 0.1})
+    run = run_scenario(load_scenario(path), out_dir=folder / "o", scenario_path=path,
+                       baselines=True, report=True)
+    return run, folder / "o"
+
+
+def test_the_rates_are_the_fleets_gpus_times_their_price(hourly):
+    run, _ = hourly
+    s = run.savings
+    assert s.saving_basis == "per_hour" and s.shows_rates
+    routed = sum(t.replicas * t.gpus_per_replica for t in run.tiers) * PRICE
+    assert s.routed_cost_per_hour_usd == pytest.approx(routed)
+    for base in s.uniform:
+        assert base.cost_per_hour_usd == pytest.approx(base.replicas * base.gpus_per_replica
+                                                       * PRICE)
+    base = next(b for b in s.uniform if b.tier == s.baseline_uniform_tier)
+    # the saving per hour is the share of exactly these two rates
+    assert s.vs_uniform_frac == without_noise(1 - s.routed_cost_per_hour_usd
+                                              / base.cost_per_hour_usd)
+
+
+def test_summary_json_holds_the_rates_and_reads_back(hourly):
+    run, out = hourly
+    written = json.loads((out / "summary.json").read_text())["savings"]
+    assert written["routed_cost_per_hour_usd"] == pytest.approx(run.savings
+                                                                .routed_cost_per_hour_usd)
+    assert all(u["cost_per_hour_usd"] > 0 for u in written["uniform"].values())
+    read = RunResult.read(out / "summary.json").savings
+    assert read.routed_cost_per_hour_usd == written["routed_cost_per_hour_usd"]
+    assert {u.tier: u.cost_per_hour_usd for u in read.uniform} == {
+        name: u["cost_per_hour_usd"] for name, u in written["uniform"].items()}
+
+
+def test_a_summary_written_before_the_rates_shows_no_rate_column(hourly, tmp_path):
+    run, out = hourly
+    doc = json.loads((out / "summary.json").read_text())
+    del doc["savings"]["routed_cost_per_hour_usd"]
+    for u in doc["savings"]["uniform"].values():
+        del u["cost_per_hour_usd"]
+    old = RunResult.from_json(json.dumps(doc))
+    assert not old.savings.shows_rates
+    assert all(u.cost_per_hour_usd is None for u in old.savings.uniform)
+
+
+def test_the_console_and_the_report_show_the_rates(hourly):
+    from rich.console import Console
+
+    from tiersim.cli.run import baseline_table
+
+    run, out = hourly
+    console = Console(width=160, record=True)
+    console.print(baseline_table(run))
+    text = console.export_text()
+    assert "USD/hour" in text
+    rate = run.savings.routed_cost_per_hour_usd
+    routed_line = next(line for line in text.splitlines() if "routed (this run)" in line)
+    assert f"{rate:.3g}" in routed_line
+    assert "cost (USD per hour)" in (out / "report.html").read_text()
+
+
+def test_an_estimate_shows_no_rates(tmp_path):
+    path = tiny(tmp_path, cost_model="provisioned")
+    s = run_scenario(load_scenario(path), scenario_path=path).savings
+    assert s.estimated and not s.shows_rates and s.routed_cost_per_hour_usd is None
+    assert "cost_per_hour_usd" not in json.dumps(s.to_json()["uniform"])
