@@ -85,3 +85,30 @@ def test_an_estimate_shows_no_rates(tmp_path):
     s = run_scenario(load_scenario(path), scenario_path=path).savings
     assert s.estimated and not s.shows_rates and s.routed_cost_per_hour_usd is None
     assert "cost_per_hour_usd" not in json.dumps(s.to_json()["uniform"])
+
+
+def test_the_static_splits_figures_over_the_trace_are_of_the_split_chosen_per_hour():
+    """Under provisioned cost the split is chosen per hour; its cost and gap over the trace are
+    of that split. Before, they came from the split cheapest over the trace: uniform a and b
+    both reach the accuracy, a at 10 USD/hour draining long (30 USD over the trace), b at
+    12 USD/hour (24 USD): the figures per hour were a's and those over the trace b's."""
+    from tiersim.routing.metrics import static_split_saving
+
+    uniform = [(30.0, 10.0, 0.9), (24.0, 12.0, 0.9)]  # (over the trace, USD/hour, accuracy)
+    split = static_split_saving("provisioned", 0.85, (20.0, 11.0), uniform)
+    assert split["static_split_cost_per_hour_usd"] == 10.0
+    assert split["static_split_cost_usd"] == 30.0  # a's, not b's 24
+    assert split["vs_static_split_usd"] == 10.0
+    assert split["vs_static_split_frac"] == pytest.approx(1 - 11.0 / 10.0)
+    assert split["vs_static_split_over_trace_frac"] == pytest.approx(1 - 20.0 / 30.0)
+    # other cost models choose over the trace: b
+    assert static_split_saving("attributed", 0.85, (20.0, None),
+                               uniform)["static_split_cost_usd"] == 24.0
+
+
+def test_a_tie_per_hour_is_split_on_the_cost_over_the_trace():
+    from tiersim.routing.metrics import static_split_saving
+
+    uniform = [(30.0, 10.0, 0.9), (24.0, 10.0, 0.9)]
+    split = static_split_saving("provisioned", 0.85, (20.0, 11.0), uniform)
+    assert split["static_split_cost_usd"] == 24.0

@@ -204,24 +204,35 @@ def uniform_cost_estimates(
     return rate * tokens.sum()
 
 
-def static_split_cost(accuracy: float, uni_cost: np.ndarray, uni_acc: np.ndarray) -> float | None:
-    """Cheapest cost of a random split between uniform tiers that reaches ``accuracy`` (at
-    least): one tier alone that does, or a tier below it mixed with one above at the fraction
-    that lands on it exactly (a linear mix's cheapest point is one of these). A tier within
+def split_mixes(accuracy: float, uni_acc) -> list[tuple[int, int, float | None]]:
+    """Every random split between uniform tiers that reaches ``accuracy`` (at least) at its
+    cheapest, as ``(i, j, f)``: tier ``j`` alone (``i == j``, ``f`` None) where it does, or
+    tier ``i`` below it mixed with ``j`` above at the fraction ``f`` of ``j`` that lands on it
+    exactly (a linear mix's cheapest point is one of these). A tier within
     :data:`~tiersim.results.FLOOR_TOLERANCE` of ``accuracy`` reaches it alone, as the uniform
     baseline's floor rule has it (the two means of one column differ in their last bits)."""
-    best = None
-    for j in range(len(uni_cost)):
+    out = []
+    for j in range(len(uni_acc)):
         if uni_acc[j] >= accuracy - FLOOR_TOLERANCE:  # alone
-            best = uni_cost[j] if best is None else min(best, uni_cost[j])
-        for i in range(len(uni_cost)):
+            out.append((j, j, None))
+        for i in range(len(uni_acc)):
             lo_acc, hi_acc = uni_acc[i], uni_acc[j]
-            if not lo_acc < accuracy <= hi_acc:
-                continue
-            f = (accuracy - lo_acc) / (hi_acc - lo_acc)
-            cost = (1.0 - f) * uni_cost[i] + f * uni_cost[j]
-            best = cost if best is None else min(best, cost)
-    return None if best is None else float(best)
+            if lo_acc < accuracy <= hi_acc:
+                out.append((i, j, (accuracy - lo_acc) / (hi_acc - lo_acc)))
+    return out
+
+
+def mix_cost(mix: tuple[int, int, float | None], costs) -> float:
+    """The cost of the split ``mix`` (:func:`split_mixes`) of tiers costing ``costs``."""
+    i, j, f = mix
+    return float(costs[j] if f is None else (1.0 - f) * costs[i] + f * costs[j])
+
+
+def static_split_cost(accuracy: float, uni_cost: np.ndarray, uni_acc: np.ndarray) -> float | None:
+    """Cheapest cost of a random split between uniform tiers that reaches ``accuracy`` (at
+    least), over :func:`split_mixes`; None where none does."""
+    costs = [mix_cost(mix, uni_cost) for mix in split_mixes(accuracy, uni_acc)]
+    return min(costs) if costs else None
 
 
 STATIC_SPLIT_FIELDS = ("static_split_cost_usd", "static_split_cost_per_hour_usd",
@@ -239,18 +250,25 @@ def static_split_saving(cost_model: str | None, accuracy: float,
     (:func:`~tiersim.results.saving_basis`), for ``tiersim plan`` and ``tiersim run`` alike.
     ``routed``: its ``(cost over the trace, USD/hour)``.
 
-    Under ``provisioned`` cost the split is also made of the fleets' USD/hour, by the same
-    interpolation (``static_split_cost_per_hour_usd``; None where a rate is unknown, and under
-    any other cost model), and ``vs_static_split_frac`` is the share per hour; the share over
-    the trace is kept beside it (``vs_static_split_over_trace_frac``, as
-    ``vs_uniform_over_trace_frac``), and ``static_split_cost_usd`` / ``vs_static_split_usd``
-    are over the trace. Before, the share was over the trace under provisioned cost too, so a
-    plan costing 13.0 % more per hour than a split read "saves 6.17 %" against it where the
-    split's fleets drained longer."""
-    split = static_split_cost(accuracy, [u[0] for u in uniform], [u[2] for u in uniform])
-    rates = [u[1] for u in uniform]
-    per_hour = (static_split_cost(accuracy, rates, [u[2] for u in uniform])
-                if saving_basis(cost_model) == PER_HOUR and None not in rates else None)
+    Under ``provisioned`` cost the split is the cheapest per hour (then over the trace), made
+    of the fleets' USD/hour (``static_split_cost_per_hour_usd``; None where a rate is unknown,
+    and under any other cost model, where the split is the cheapest over the trace), and
+    ``vs_static_split_frac`` is the share per hour; the share over the trace is kept beside it
+    (``vs_static_split_over_trace_frac``, as ``vs_uniform_over_trace_frac``), and
+    ``static_split_cost_usd`` / ``vs_static_split_usd`` are over the trace, all of the one
+    split, as the uniform baseline is one fleet on both bases. Before, the share was over the
+    trace under provisioned cost too, so a plan costing 13.0 % more per hour than a split read
+    "saves 6.17 %" against it where the split's fleets drained longer; and then the figures
+    over the trace came from the split cheapest over the trace, another one (uniform d alone,
+    18 USD, beside 14.16 USD/hour of 40 % a + 60 % c)."""
+    costs, rates = [u[0] for u in uniform], [u[1] for u in uniform]
+    mixes = split_mixes(accuracy, [u[2] for u in uniform])
+    hourly = saving_basis(cost_model) == PER_HOUR and None not in rates
+    key = ((lambda mix: (mix_cost(mix, rates), mix_cost(mix, costs))) if hourly else
+           (lambda mix: mix_cost(mix, costs)))
+    mix = min(mixes, key=key, default=None)
+    split = None if mix is None else mix_cost(mix, costs)
+    per_hour = None if mix is None or not hourly else mix_cost(mix, rates)
     return {
         "static_split_cost_usd": split,
         "static_split_cost_per_hour_usd": per_hour,
