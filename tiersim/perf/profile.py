@@ -1171,20 +1171,9 @@ def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
     axes = {}
     for name in names:
         values = raw[name]
-        if (
-            not isinstance(values, list)
-            or not values
-            or not all(_is_number(v) and v > 0 for v in values)
-        ):
-            raise ProfileError(f"{loc}.{name}: must be a non-empty list of positive numbers")
-        if len(values) > MAX_AXIS_POINTS:
-            raise ProfileError(f"{loc}.{name}: {len(values):,} points; a table axis holds at "
-                               f"most {MAX_AXIS_POINTS:,} (thin it: the step model interpolates "
-                               "between points)")
-        arr = _floats(values)
-        if arr is None or not np.all(np.isfinite(arr)):
-            raise ProfileError(f"{loc}.{name}: a value is too large for a number (at most "
-                               "about 1.8e308)")
+        arr = _plain_axis(values)
+        if arr is None:  # not the common case: each check in turn, naming what is wrong
+            arr = _checked_axis(values, f"{loc}.{name}")
         if np.any(np.diff(arr) <= 0):
             raise ProfileError(f"{loc}.{name}: must be strictly ascending")
         axes[name] = arr
@@ -1195,6 +1184,44 @@ def _parse_axes(raw: Any, op: str, loc: str) -> dict[str, np.ndarray]:
                            f"{MAX_TABLE_POINTS:,} (thin it: the step model interpolates between "
                            "points)")
     return axes
+
+
+def _checked_axis(values: Any, where: str) -> np.ndarray:
+    """An axis's ``values`` as float64, or the first of its checks it fails as one line."""
+    if (
+        not isinstance(values, list)
+        or not values
+        or not all(_is_number(v) and v > 0 for v in values)
+    ):
+        raise ProfileError(f"{where}: must be a non-empty list of positive numbers")
+    if len(values) > MAX_AXIS_POINTS:
+        raise ProfileError(f"{where}: {len(values):,} points; a table axis holds at "
+                           f"most {MAX_AXIS_POINTS:,} (thin it: the step model interpolates "
+                           "between points)")
+    arr = _floats(values)
+    if arr is None or not np.all(np.isfinite(arr)):
+        raise ProfileError(f"{where}: a value is too large for a number (at most "
+                           "about 1.8e308)")
+    return arr
+
+
+def _plain_axis(values: Any) -> np.ndarray | None:
+    """An axis's ``values`` as float64 where they pass :func:`_checked_axis` as the common
+    case does: a list of at most :data:`MAX_AXIS_POINTS` ints and finite floats, all above 0,
+    checked at C speed; None otherwise, and :func:`_checked_axis` says why. NOTE: a shipped
+    profile's 150,000 axis and 210,000 latency values checked one by one (here and in
+    :func:`_all_numbers`) were a quarter of reading it, once per run."""
+    if (not isinstance(values, list) or not values or len(values) > MAX_AXIS_POINTS
+            or not set(map(type, values)) <= _PLAIN_NUMBERS):
+        return None
+    arr = _floats(values)
+    if arr is None or not 0.0 < arr.min() <= arr.max() < np.inf:  # a NaN fails both
+        return None
+    return arr
+
+
+_PLAIN_NUMBERS = {int, float}
+"""The types JSON numbers are read as (a ``bool``, an int subclass, is no number here)."""
 
 
 #: Most points one table axis may hold: measured tables hold tens to hundreds, and every
@@ -1236,6 +1263,8 @@ def _all_numbers(raw: Any) -> bool:
     """Whether ``raw`` is a number or (nested) lists of JSON numbers only: numpy would also
     read the text "1e-5" as a number, which a profile never writes."""
     if isinstance(raw, list):
+        if set(map(type, raw)) <= _PLAIN_NUMBERS:  # a row of numbers, checked at C speed
+            return True
         return all(_all_numbers(x) for x in raw)
     return isinstance(raw, int | float) and not isinstance(raw, bool)
 

@@ -1,0 +1,74 @@
+"""Round 32, a run's fixed costs: what a ``--no-report`` run imports, the SciPy stand-ins that
+keep SciPy out of it (``expit`` and the 95% interval's normal quantile) bit for bit, and the
+profile read's fast checks, which accept only what the checks one by one accept."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiersim.paths import bundled
+from tiersim.perf import profile as prof
+
+
+def same_bits(a, b) -> bool:
+    """Whether two float64 arrays (or scalars) hold the same bits, NaNs included."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
+AXIS_VALUES = st.one_of(
+    st.integers(-3, 10**6), st.integers(2**1023, 2**1100), st.floats(allow_nan=True),
+    st.sampled_from([True, False, None, "1", 0, 0.0, -0.0, math.inf, math.nan, 1e308]),
+    st.floats(1e-9, 1e9).map(np.float64), st.lists(st.floats(1, 10), max_size=2))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.lists(AXIS_VALUES, max_size=8), st.lists(st.floats(1e-9, 1e12), max_size=8),
+                 st.just({"a": 1}), st.just("1, 2")))
+def test_the_fast_axis_check_accepts_only_what_the_checks_one_by_one_accept(values):
+    fast = prof._plain_axis(values)
+    try:
+        slow = prof._checked_axis(values, "axes.x")
+    except prof.ProfileError:
+        assert fast is None
+        return
+    assert fast is None or same_bits(fast, slow)
+
+
+def test_the_fast_axis_check_leaves_an_overlong_axis_to_the_checks_one_by_one():
+    values = [float(i + 1) for i in range(prof.MAX_AXIS_POINTS + 1)]
+    assert prof._plain_axis(values) is None
+    with pytest.raises(prof.ProfileError, match="10,001 points"):
+        prof._checked_axis(values, "axes.x")
+
+
+@pytest.mark.parametrize("raw", [[[1, 2.5], [3, 4]], [], [[]], [1, [2, 3]], [[1, True]],
+                                 [[1, "2"]], [np.float64(1.0), 2], [[1, None]], 3, True])
+def test_the_fast_number_check_answers_as_the_checks_one_by_one(raw):
+    def one_by_one(x):
+        if isinstance(x, list):
+            return all(one_by_one(v) for v in x)
+        return isinstance(x, int | float) and not isinstance(x, bool)
+
+    assert prof._all_numbers(raw) == one_by_one(raw)
+
+
+def test_a_shipped_profile_reads_the_same_with_and_without_the_fast_checks(monkeypatch):
+    """Every table of the H200 profile: the same axes, latencies and keys, to the bit."""
+    path = bundled("profiles", "h200_aiconfigurator_vllm.json")
+    fast = prof.load_profile(path)
+    monkeypatch.setattr(prof, "_plain_axis", lambda values: None)
+    monkeypatch.setattr(prof, "_PLAIN_NUMBERS", set())
+    slow = prof.load_profile(path)
+    assert len(fast.tables) == len(slow.tables) > 2000
+    for a, b in zip(fast.tables, slow.tables, strict=True):
+        assert (a.op, a.dtype, a.source, a.key, a.extra) == (b.op, b.dtype, b.source, b.key,
+                                                            b.extra)
+        assert list(a.axes) == list(b.axes)
+        assert all(same_bits(a.axes[k], b.axes[k]) for k in a.axes)
+        assert same_bits(a.latency, b.latency)
