@@ -5,6 +5,7 @@ profile read's fast checks, which accept only what the checks one by one accept.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -13,12 +14,47 @@ from hypothesis import strategies as st
 
 from tiersim.paths import bundled
 from tiersim.perf import profile as prof
+from tiersim.routing.accuracy import capability
+from tiersim.routing.metrics import Z_975, normal_quantile
 
 
 def same_bits(a, b) -> bool:
     """Whether two float64 arrays (or scalars) hold the same bits, NaNs included."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(theta=st.floats(-50, 50), width=st.floats(1e-6, 10), seed=st.integers(0, 2**32 - 1),
+       n=st.integers(1, 300))
+def test_capability_is_scipys_expit_bit_for_bit(theta, width, seed, n):
+    from scipy.special import expit
+
+    d = np.random.default_rng(seed).random(n)
+    assert same_bits(capability(d, theta, width), expit((theta - d) / width))
+
+
+def test_capability_at_the_extremes_is_expits_without_a_warning():
+    """Where exp(-x) overflows (x below about -709) the result is 0, as expit's, with no
+    'overflow encountered' warning in the run's output."""
+    from scipy.special import expit
+
+    d = np.array([0.0, 1.0, -1e300, 1e300, 0.5, np.inf, -np.inf, np.nan, 1e-320])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = capability(d, 0.25, 1e-3)
+    assert same_bits(got, expit((0.25 - d) / 1e-3))
+    assert same_bits(capability(np.float64(0.3), 0.2, 0.1), expit((0.2 - 0.3) / 0.1))
+
+
+def test_the_95_percent_z_is_scipys_ndtri():
+    from scipy.special import ndtri
+
+    assert 0.5 + 0.95 / 2.0 == 0.975  # the level the intervals are asked at reaches it exactly
+    assert same_bits(Z_975, ndtri(0.975))
+    assert normal_quantile(0.975) == Z_975
+    for p in (0.5, 0.72, 0.9, 0.995, 1e-9):
+        assert same_bits(normal_quantile(p), ndtri(p))
 
 
 AXIS_VALUES = st.one_of(

@@ -26,6 +26,20 @@ from tiersim.results import FLOOR_TOLERANCE, PER_HOUR, paid_share, saved_share, 
 from tiersim.routing.accuracy import expected_matrix, needed_tier, realised_matrix
 from tiersim.routing.types import Assignment, Basis, TierInfo
 
+Z_975 = 1.959963984540054
+"""The standard normal quantile at 0.975, the z of a two-sided 95% interval: SciPy's
+``ndtri(0.975)`` to the bit (tests check), written out so that a run's interval does not
+import SciPy (0.4 s) for it."""
+
+
+def normal_quantile(p: float) -> float:
+    """The standard normal quantile at ``p`` (SciPy's ``ndtri``; :data:`Z_975` at 0.975)."""
+    if p == 0.975:
+        return Z_975
+    from scipy.special import ndtri  # lazy: scipy is a heavy import
+
+    return float(ndtri(p))
+
 
 def bounded_mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """Agresti and Coull's interval of the mean of ``values`` (scores in [0, 1]): the normal
@@ -35,12 +49,10 @@ def bounded_mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, flo
     [0, 1]. The pseudo-values widen it where a sample is small or alike (one value, or ten
     all at 1, which a sample of ten from scores 90% at 1 is 35% of the time) and vanish as it
     grows. No random numbers; one pass over the values. NaN for no values."""
-    from scipy.special import ndtri  # the normal quantile (lazy: scipy is a heavy import)
-
     values = np.asarray(values, dtype=np.float64)
     if len(values) == 0:
         return (float("nan"), float("nan"))
-    z = float(ndtri(0.5 + level / 2.0))
+    z = normal_quantile(0.5 + level / 2.0)
     extra = z * z / 2.0  # pseudo-values at each end
     total = len(values) + 2.0 * extra
     mean = (float(values.sum()) + extra) / total
@@ -53,9 +65,7 @@ def wilson_ci(successes: float, n: int, level: float = 0.95) -> tuple[float, flo
     """Wilson's score interval of a proportion: ``successes`` of ``n`` 0/1 values. Unlike a
     bootstrap of 0/1 values it is not zero-wide when every value is alike, and it holds the
     true proportion about ``level`` of the time even for small ``n`` near 0 or 1."""
-    from scipy.special import ndtri  # the normal quantile (lazy, as in bounded_mean_ci)
-
-    z = float(ndtri(0.5 + level / 2.0))
+    z = normal_quantile(0.5 + level / 2.0)
     p = successes / n
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2.0 * n)) / denom
