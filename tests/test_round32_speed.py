@@ -5,7 +5,10 @@ profile read's fast checks, which accept only what the checks one by one accept.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +19,24 @@ from tiersim.paths import bundled
 from tiersim.perf import profile as prof
 from tiersim.routing.accuracy import capability
 from tiersim.routing.metrics import Z_975, normal_quantile
+
+TINY = Path(__file__).resolve().parents[1] / "tiersim" / "scenarios" / "tiny.yaml"
+
+
+def test_a_run_without_a_report_imports_neither_plotly_nor_scipy(tmp_path):
+    """``tiersim run --no-report`` of a scenario with tier accuracies (solved on the logistic
+    curve) and an accuracy interval: plotly was imported for the page it does not write, and
+    SciPy for ``expit`` and ``ndtri(0.975)`` (together 0.6 s of a 100,000-request run)."""
+    code = ("import contextlib, io, sys\nfrom tiersim.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    status = main(['run', {str(TINY)!r}, '--out', {str(tmp_path / 'o')!r}, "
+            "'--no-report', '--no-baselines'])\n"
+            "print(status, sorted({m.split('.')[0] for m in sys.modules} & {'plotly', 'scipy'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path)
+    assert out.stdout.strip().splitlines()[-1] == "0 []"
+    assert (tmp_path / "o" / "summary.json").is_file()
+    assert not (tmp_path / "o" / "report.html").exists()
 
 
 def same_bits(a, b) -> bool:

@@ -241,8 +241,6 @@ def longer_than_context(fleet: Fleet, df: pd.DataFrame) -> tuple[np.ndarray, dic
     tier drops it at any size. Also, per tier with such a request, why in the words of a sized
     baseline (``"drops 1 request longer (prompt + output) than fp8's max_model_len 1,500 at
     any size"``)."""
-    from tiersim.plan.planner import _drops_words
-
     prompt = df["input_tokens"].to_numpy(np.float64)
     output = df["output_tokens"].to_numpy(np.float64)
     longer = np.zeros((len(df), len(fleet.tiers)), dtype=bool)
@@ -254,6 +252,8 @@ def longer_than_context(fleet: Fleet, df: pd.DataFrame) -> tuple[np.ndarray, dic
         mult = tier.config.output_length_multiplier
         longer[:, k] = prompt + np.maximum(1, np.round(output * mult)) > context
         if longer[:, k].any():
+            from tiersim.plan.planner import _drops_words  # the planner only to say so (0.08 s)
+
             why[tier.name] = _drops_words([(tier.name, int(longer[:, k].sum()), int(context))])
     return longer, why
 
