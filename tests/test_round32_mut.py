@@ -70,3 +70,24 @@ def test_a_prefixed_number_of_the_most_bits_is_written_in_decimal():
     over = "0x1" + "0" * (MAX_INT_BITS // 4)
     assert misspelt(over) == (f"{shown(over)} is hexadecimal, a whole number of 3,001 bits is "
                               "beyond any setting (at most 3,000 bits, about 900 digits)")
+
+
+def test_a_base_sixty_number_beyond_a_float_is_refused_in_one_line(capsys, tmp_path):
+    """``1:00:00:...`` of 601 characters (60 ** 200, over 10 ** 355) ended in a traceback,
+    'OverflowError: int too large to convert to float', on a flag and in a scenario alike: its
+    value was printed as a float. It is beyond any setting, as a longer one was said to be."""
+    from test_quoted_numbers import edited
+
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario import load_scenario
+
+    written = "1" + ":00" * 200
+    why = f"{shown(written)} is base 60 to YAML 1.1, and beyond any setting"
+    assert misspelt(written) == why
+    assert error_line(*run_cli(capsys, *ANALYTIC, "--dc", written)) == (
+        f"Error: --dc: {why}; see tiersim analytic --help")
+    path = edited(tmp_path, ("seed: 0", f"seed: {written}"))
+    with pytest.raises(ScenarioError, match="and beyond any setting"):
+        load_scenario(path, fit=False)
+    assert misspelt("1" + ":00" * 100) == (  # 60 ** 100 fits a float: written out
+        f"{'1' + ':00' * 100} is base 60 to YAML 1.1 ({60 ** 100:g}); write {60 ** 100}")

@@ -17,7 +17,9 @@ afterwards, with the place they were given.
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 
 _DIGITS = r"[0-9](?:_?[0-9])*"
 WHOLE = re.compile(r"^[-+]?(?:0|[1-9](?:_?[0-9])*)$")
@@ -88,14 +90,20 @@ def _base_sixty(text: str) -> str | None:
     if match is None:
         return None
     sign, parts, fraction = match.groups()
-    if len(parts) > MAX_INT_BITS // 3:
+    value = _sixty(parts) if len(parts) <= MAX_INT_BITS // 3 else math.inf
+    if value > sys.float_info.max:  # no float holds it (it was printed as one: OverflowError)
         return f"{shown(text)} is base 60 to YAML 1.1, and beyond any setting"
-    value = 0
-    for part in parts.replace("_", "").split(":"):
-        value = value * 60 + int(part)
     number = (-1 if sign == "-" else 1) * (value + float(f"0{fraction.replace('_', '')}")
                                           if fraction else value)
     return f"{text} is base 60 to YAML 1.1 ({number:g}); write {_decimal(number)}"
+
+
+def _sixty(parts: str) -> int:
+    """The whole number ``parts`` (``1:30``, ``_`` allowed) writes in base 60."""
+    value = 0
+    for part in parts.replace("_", "").split(":"):
+        value = value * 60 + int(part)
+    return value
 
 
 def _prefixed(text: str) -> str | None:
