@@ -6,6 +6,12 @@ Numbers (:mod:`tiersim.numbers`): a negative misspelling keeps its sign in the n
 read as infinity (and refused by the flag's range, in one line), and a refused spelling of
 exactly :data:`~tiersim.numbers.LONGEST_SHOWN` characters, or a number of exactly
 :data:`~tiersim.numbers.MAX_INT_BITS` bits, is still shown whole.
+
+Savings (:mod:`tiersim.results`): fleets of one cost go to the fewer tiers before the fewer
+replicas, then to the more accurate; a fleet of unknown rate comes last; only provisioned cost
+compares per hour; " per hour" follows a share only; a share within float noise of 0 is 0 but
+a real loss stays one; the drain words print 10,000 USD/hour and a 3-hour drain as whole
+numbers with separators and two close drains at the digits that tell them apart.
 """
 
 from __future__ import annotations
@@ -15,6 +21,16 @@ from conftest import TINY
 from test_round19 import error_line, run_cli
 
 from tiersim.numbers import LONGEST_SHOWN, MAX_INT_BITS, misspelt, read_number, shown
+from tiersim.results import (
+    OVER_THE_TRACE,
+    PER_HOUR,
+    basis_words,
+    drain_words,
+    paid_order,
+    paid_share,
+    saving_basis,
+    without_noise,
+)
 
 ANALYTIC = ("analytic", "--p", "0.8", "--eps", "0.01", "--delta", "0.3")
 """``tiersim analytic`` up to its ``--dc`` flag, which takes a number."""
@@ -91,3 +107,54 @@ def test_a_base_sixty_number_beyond_a_float_is_refused_in_one_line(capsys, tmp_p
         load_scenario(path, fit=False)
     assert misspelt("1" + ":00" * 100) == (  # 60 ** 100 fits a float: written out
         f"{'1' + ':00' * 100} is base 60 to YAML 1.1 ({60 ** 100:g}); write {60 ** 100}")
+
+
+# ---------------------------------------------------------------- tiersim.results (savings)
+
+
+def test_a_tie_goes_to_the_fewer_tiers_before_the_fewer_replicas():
+    """At one USD/hour, uniform 12 replicas rank before 2 tiers of 10 replicas in all (the
+    order the plan documents), and at one size the more accurate fleet ranks first."""
+    one_tier = paid_order("provisioned", 10.0, 12.0, 1, 12, 0.9)
+    assert one_tier < paid_order("provisioned", 9.0, 12.0, 2, 10, 0.9)
+    assert paid_order("provisioned", 10.0, 12.0, 1, 12, 0.95) < one_tier
+
+
+def test_a_fleet_of_unknown_rate_ranks_after_every_priced_one():
+    priced = paid_order("provisioned", 500.0, 100.0, 2, 20, 0.9)
+    assert priced < paid_order("provisioned", 5.0, None, 1, 1, 0.9)
+
+
+@pytest.mark.parametrize(("cost_model", "basis"), [
+    ("provisioned", PER_HOUR), ("attributed", OVER_THE_TRACE),
+    ("fixed_per_request", OVER_THE_TRACE), (None, OVER_THE_TRACE)])
+def test_only_provisioned_cost_compares_fleets_per_hour(cost_model, basis):
+    assert saving_basis(cost_model) == basis
+
+
+def test_per_hour_follows_a_share_only():
+    """A free baseline's gap (no share: USD over the trace) is not labelled per hour."""
+    assert basis_words(PER_HOUR, 0.1) == " per hour"
+    assert basis_words(PER_HOUR, None) == ""
+    assert basis_words(OVER_THE_TRACE, 0.1) == ""
+
+
+def test_a_share_within_float_noise_is_zero_but_a_loss_stays_a_loss():
+    assert without_noise(-1e-13) == 0.0 and without_noise(1e-13) == 0.0
+    assert without_noise(-0.05) == -0.05 and without_noise(None) is None
+    # per hour under provisioned cost: one rate is no saving, whatever the drain
+    assert paid_share("provisioned", (10.0, 12.0), (11.0, 12.0)) == 0.0
+    assert paid_share("attributed", (9.0, 12.0), (10.0, 6.0)) == pytest.approx(0.1)
+    assert paid_share("provisioned", (9.0, 13.2), (10.0, 12.0)) == pytest.approx(-0.1)
+
+
+@pytest.mark.parametrize(("rate", "durations", "words"), [
+    (10000.0, (3599.0, 3600.0), "both 10,000 USD/hour: the gap is the drain after the last "
+     "arrival, 3599 s against 3600 s, not a cheaper fleet"),
+    (28673.0, (10800.4, 10812.2), "both 28,673 USD/hour: the gap is the drain after the last "
+     "arrival, 10,800 s against 10,812 s, not a cheaper fleet"),
+    (14.0, (346.79, 346.82), "both 14 USD/hour: the gap is the drain after the last arrival, "
+     "346.79 s against 346.82 s, not a cheaper fleet"),
+])
+def test_the_drain_words_print_plain_numbers_told_apart(rate, durations, words):
+    assert drain_words((rate, rate), durations, "provisioned") == words
