@@ -12,9 +12,15 @@ replicas, then to the more accurate; a fleet of unknown rate comes last; only pr
 compares per hour; " per hour" follows a share only; a share within float noise of 0 is 0 but
 a real loss stays one; the drain words print 10,000 USD/hour and a 3-hour drain as whole
 numbers with separators and two close drains at the digits that tell them apart.
+
+MLA keys (:mod:`tiersim.perf.profile`): an MLA model whose queries have no low-rank
+projection (``q_lora_rank`` 0) is keyed ``q_lora`` = its hidden size, so it reads a table
+keyed so.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 from conftest import TINY
@@ -158,3 +164,26 @@ def test_a_share_within_float_noise_is_zero_but_a_loss_stays_a_loss():
 ])
 def test_the_drain_words_print_plain_numbers_told_apart(rate, durations, words):
     assert drain_words((rate, rate), durations, "provisioned") == words
+
+
+# ---------------------------------------------------------------- MLA table keys
+
+
+def test_an_mla_model_without_a_query_projection_reads_a_table_keyed_at_its_hidden_size(
+        tmp_path):
+    """``q_lora`` is the hidden size where ``q_lora_rank`` is 0 (null in DeepSeek-V2-Lite's
+    config): such a model reads a table keyed at its shapes (a key of 0 matched no table)."""
+    import json
+
+    from test_round31_keys import DEEPSEEK, attention_sources, mla_doc
+
+    from tiersim.perf.profile import load_profile
+
+    doc, picked = mla_doc()
+    for i in picked:
+        doc["tables"][i]["key"].update(hidden=7168, q_lora=7168, rope=64, nope=128, v_dim=128)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    no_q_lora = dataclasses.replace(DEEPSEEK, q_lora_rank=0)
+    found = attention_sources(no_q_lora, load_profile(path))
+    assert len(found) == 2 and all(v.startswith("measured:") for v in found.values()), found
