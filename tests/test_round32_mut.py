@@ -16,6 +16,10 @@ numbers with separators and two close drains at the digits that tell them apart.
 MLA keys (:mod:`tiersim.perf.profile`): an MLA model whose queries have no low-rank
 projection (``q_lora_rank`` 0) is keyed ``q_lora`` = its hidden size, so it reads a table
 keyed so.
+
+Interrupted commands (:mod:`tiersim.cli.run`): the line after an interrupted rerun names the
+files it removed (a rerun without a report removes the earlier ``report.html``) as well as
+those it wrote; the console's saving reads "per hour" where it is one, as the plan's does.
 """
 
 from __future__ import annotations
@@ -187,3 +191,67 @@ def test_an_mla_model_without_a_query_projection_reads_a_table_keyed_at_its_hidd
     no_q_lora = dataclasses.replace(DEEPSEEK, q_lora_rank=0)
     found = attention_sources(no_q_lora, load_profile(path))
     assert len(found) == 2 and all(v.startswith("measured:") for v in found.values()), found
+
+
+# ---------------------------------------------------------------- interrupted commands
+
+
+def test_an_interrupted_rerun_names_the_report_it_removed(tmp_path, capsys, monkeypatch):
+    """A rerun with --no-report stopped after its files landed names report.html, which it
+    removed, among the files it changed (a mutant that compares only the files left after
+    the run said 'manifest.json, requests.parquet, scenario.yaml and 2 more')."""
+    from conftest import tiny_doc, write_yaml
+    from test_round31_fuzz2 import _interrupt_with
+
+    import tiersim.cli.run
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    out = tmp_path / "o"
+    assert run_cli(capsys, "run", scenario, "--out", out, "--no-baselines")[0] == 0
+    assert (out / "report.html").exists()
+    monkeypatch.setattr(tiersim.cli.run, "print_summary", _interrupt_with(KeyboardInterrupt()))
+    code, err = run_cli(capsys, "run", scenario, "--out", out, "--no-baselines", "--no-report")
+    assert not (out / "report.html").exists()
+    assert (code, err) == (130, f"interrupted after this run's files were written to {out} "
+                                "(manifest.json, report.html, requests.parquet and 3 more)\n")
+
+
+
+def test_the_consoles_saving_says_per_hour_where_it_is_one():
+    """``tiersim run``'s row: '25.0 % per hour' under provisioned cost (ranked per hour, as the
+    plan quotes it), a plain share over the trace, no label on a free baseline's USD gap."""
+    from tiersim.cli.run import saving_row
+    from tiersim.results import SavingsResult
+
+    saving = SavingsResult(method="simulated", cost_model="provisioned", routed_cost_usd=9.0,
+                           accuracy=0.9, accuracy_floor=0.85, uniform=(),
+                           baseline_uniform_tier="bf16", vs_uniform_usd=3.0, vs_uniform_frac=0.25,
+                           static_split_cost_usd=None, vs_static_split_usd=None,
+                           vs_static_split_frac=None, saving_basis=PER_HOUR)
+    assert saving_row(saving) == ("saved vs uniform bf16", "25.0 % per hour",
+                                  "provisioned; uniform fleets simulated")
+    over = dataclasses.replace(saving, cost_model="attributed", saving_basis=OVER_THE_TRACE)
+    assert saving_row(over)[1] == "25.0 %"
+    free = dataclasses.replace(saving, vs_uniform_frac=None, vs_uniform_usd=-2.0)
+    assert saving_row(free)[1] == "-2 USD (the baseline costs 0 USD: no percentage)"
+
+# ---------------------------------------------------------------- the static split's saving
+
+
+def test_a_static_split_with_a_rate_unknown_has_no_share_per_hour():
+    """Per hour the split is 12 USD/hour (half of 8 and 16) against the fleet's 13; a fleet
+    whose rate is unknown leaves that share unknown, where a mutant that splits the rates
+    anyway raised TypeError (None times a float); over the trace the split is 11 USD."""
+    from tiersim.routing.metrics import static_split_saving
+
+    uniform = [(10.0, 8.0, 0.8), (12.0, 16.0, 0.9)]
+    known = static_split_saving("provisioned", 0.85, (10.0, 13.0), uniform)
+    assert known["static_split_cost_per_hour_usd"] == pytest.approx(12.0)
+    assert known["vs_static_split_frac"] == pytest.approx(1 - 13.0 / 12.0)
+    assert known["vs_static_split_over_trace_frac"] == pytest.approx(1 - 10.0 / 11.0)
+    unknown = static_split_saving("provisioned", 0.85, (10.0, 13.0),
+                                  [uniform[0], (12.0, None, 0.9)])
+    assert unknown["static_split_cost_per_hour_usd"] is None
+    assert unknown["vs_static_split_frac"] is None
+    assert unknown["static_split_cost_usd"] == pytest.approx(11.0)
+    assert unknown["vs_static_split_over_trace_frac"] == pytest.approx(1 - 10.0 / 11.0)
