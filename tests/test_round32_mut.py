@@ -20,12 +20,17 @@ keyed so.
 Interrupted commands (:mod:`tiersim.cli.run`): the line after an interrupted rerun names the
 files it removed (a rerun without a report removes the earlier ``report.html``) as well as
 those it wrote; the console's saving reads "per hour" where it is one, as the plan's does.
+
+Static split (:func:`tiersim.routing.metrics.static_split_saving`): a uniform fleet whose rate
+is not known leaves the share per hour unknown (no TypeError), the share over the trace kept;
+the attributed (per-request) savings of a routing score give the split's share over the trace.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from conftest import TINY
 from test_round19 import error_line, run_cli
@@ -255,3 +260,22 @@ def test_a_static_split_with_a_rate_unknown_has_no_share_per_hour():
     assert unknown["vs_static_split_frac"] is None
     assert unknown["static_split_cost_usd"] == pytest.approx(11.0)
     assert unknown["vs_static_split_over_trace_frac"] == pytest.approx(1 - 10.0 / 11.0)
+
+
+
+def test_the_attributed_savings_give_the_static_splits_share_over_the_trace():
+    """:func:`tiersim.routing.metrics.savings` (per-request costs, no rate) compares with the
+    split over the trace: a share, not None (a mutant that asked for it per hour had none)."""
+    from test_routing import TIERS3, route, workload
+
+    from tiersim.routing.metrics import savings
+
+    df = workload()
+    a = route({"policy": "oracle", "lambda": 0.1}, df)
+    tokens = (df["input_tokens"] + df["output_tokens"]).to_numpy(float)
+    cost = np.array([t.cost_weight for t in TIERS3])[a.tier] * tokens * 1e-6
+    s = savings(df, a.final_tier, cost, TIERS3)
+    assert s["static_split_cost_per_hour_usd"] is None
+    assert s["vs_static_split_frac"] == pytest.approx(1 - s["routed_cost_usd"] /
+                                                      s["static_split_cost_usd"])
+    assert s["vs_static_split_frac"] == s["vs_static_split_over_trace_frac"] > 0
