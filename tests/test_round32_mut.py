@@ -24,6 +24,10 @@ those it wrote; the console's saving reads "per hour" where it is one, as the pl
 Static split (:func:`tiersim.routing.metrics.static_split_saving`): a uniform fleet whose rate
 is not known leaves the share per hour unknown (no TypeError), the share over the trace kept;
 the attributed (per-request) savings of a routing score give the split's share over the trace.
+
+Response cache keys (:mod:`tiersim.response_cache`): no format's time or token column, nor
+BurstGPT's ``Total tokens``, is a prompt key; a long column name holding a list is cut in the
+error line; a request without a prompt (``""``: none read) is never a hit.
 """
 
 from __future__ import annotations
@@ -279,3 +283,53 @@ def test_the_attributed_savings_give_the_static_splits_share_over_the_trace():
     assert s["vs_static_split_frac"] == pytest.approx(1 - s["routed_cost_usd"] /
                                                       s["static_split_cost_usd"])
     assert s["vs_static_split_frac"] == s["vs_static_split_over_trace_frac"] > 0
+
+
+
+# ---------------------------------------------------------------- response cache keys
+
+
+@pytest.mark.parametrize("column", ["Total tokens", "Request tokens", "Response tokens",
+                                    "Timestamp", "ContextTokens", "GeneratedTokens", "TIMESTAMP",
+                                    "input_length", "output_length", "timestamp", "arrival_s"])
+def test_no_time_or_token_column_of_a_trace_format_is_a_prompt_key(column):
+    """``key: Total tokens`` on a BurstGPT log would answer every request of one total length
+    from the first one's answer."""
+    from pydantic import ValidationError
+
+    from tiersim.response_cache import ResponseCacheConfig
+
+    with pytest.raises(ValidationError, match=f"'{column}' is not a prompt key"):
+        ResponseCacheConfig(mode="lru", size=5, key=column)
+
+
+def test_a_long_key_column_holding_a_list_is_named_shortly():
+    import pandas as pd
+
+    from tiersim.errors import ScenarioError
+    from tiersim.response_cache import ResponseCacheConfig, keys
+
+    name = "m" * 60
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [5, 5], "output_tokens": [5, 5],
+                       name: ["x", [1, 2]]})
+    with pytest.raises(ScenarioError) as info:
+        keys(df, ResponseCacheConfig(mode="lru", size=5, key=name), np.random.default_rng(0))
+    assert str(info.value) == (
+        f"scenario: router.response_cache.key: the trace's column '{'m' * 37}...' holds a list "
+        "in request 2; name a column of one number or text per row (the prompt's hash)")
+
+
+
+def test_requests_without_a_prompt_are_never_hits():
+    """``key: prompt``: the trace reader keeps a missing prompt as ``""``, which is no key (two
+    requests without one would otherwise be one prompt, the second a hit)."""
+    import pandas as pd
+
+    from tiersim.response_cache import ResponseCacheConfig, hits, keys
+
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0, 2.0, 3.0], "input_tokens": [5] * 4,
+                       "output_tokens": [5] * 4, "prompt": ["a", "", "a", ""]})
+    cfg = ResponseCacheConfig(mode="lru", size=5, key="prompt")
+    found, source = keys(df, cfg, np.random.default_rng(0))
+    assert source == "trace column prompt (2 rows without one: never a hit)"
+    assert hits(found, cfg).tolist() == [False, False, True, False]
