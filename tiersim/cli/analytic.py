@@ -29,7 +29,7 @@ import numpy as np
 import typer
 
 from tiersim.analytic import TwoType, accuracy_note, estimate, summary
-from tiersim.cli.usage import echo, expand_home, number_flag, unsigned_zero
+from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import ScenarioError, TiersimError, baseline_only
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
@@ -65,7 +65,8 @@ def analytic(
         "sets it); alone, it needs the correct_<tier> columns of --cheap and --top",
         parser=expand_home)] = None,
     scenario: Annotated[Path | None, typer.Option(
-        "--scenario", help="scenario YAML: its tiers, correctness model and prices",
+        "--scenario", help=scenario_help("scenario YAML: its tiers, correctness model and "
+                                         "prices"),
         parser=expand_home)] = None,
     cheap: Annotated[str | None, typer.Option(
         "--cheap", help="cheap tier's name (default: the scenario's first tier)")] = None,

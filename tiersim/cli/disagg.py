@@ -14,11 +14,12 @@ from typing import Annotated
 
 import typer
 
-from tiersim.cli.usage import echo, expand_home
+from tiersim.cli.usage import echo, expand_home, scenario_help
 
 
 def disagg(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML.", parser=expand_home)],
+    scenario: Annotated[Path, typer.Argument(help=scenario_help("Scenario YAML"),
+                                                    parser=expand_home)],
     tier: Annotated[str | None, typer.Option(
         "--tier", help="The tier to split (default: the first with a disaggregation block, "
         "else the first).")] = None,

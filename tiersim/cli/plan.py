@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tiersim.cli.usage import echo, expand_home, number_flag, unsigned_zero
+from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import Note, TiersimError, escaped
 from tiersim.results import (
     PlanResult,
@@ -138,7 +138,7 @@ def _choose_values(path: str, values: str) -> list:
 
 
 def plan(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML to size.",
+    scenario: Annotated[Path, typer.Argument(help=scenario_help("Scenario YAML to size"),
                                                parser=expand_home)],
     slo_ttft_p99: Annotated[float | None, typer.Option(
         "--slo-ttft-p99", **number_flag(float),

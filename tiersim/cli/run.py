@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tiersim.cli.usage import echo, expand_home
+from tiersim.cli.usage import echo, expand_home, scenario_help
 from tiersim.results import figure_text
 
 if TYPE_CHECKING:
@@ -75,7 +75,8 @@ def provenance_lines(path: Path) -> list[str]:
 
 def run(
     scenario: Annotated[
-        Path | None, typer.Argument(help="Scenario YAML (default: the bundled default.yaml).",
+        Path | None, typer.Argument(help=scenario_help("Scenario YAML",
+                                                       "the bundled default.yaml"),
                                     parser=expand_home)
     ] = None,
     out: Annotated[

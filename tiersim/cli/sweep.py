@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from tiersim.cli.usage import expand_home, number_flag
+from tiersim.cli.usage import expand_home, number_flag, scenario_help
 
 
 def sweep(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML with a `sweep:` map.",
-                                               parser=expand_home)],
+    scenario: Annotated[Path, typer.Argument(
+        help=scenario_help("Scenario YAML with a `sweep:` map"), parser=expand_home)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Sweep folder (resumable).",
                                           parser=expand_home)],
     workers: Annotated[int | None, typer.Option(

@@ -176,8 +176,20 @@ def _close_commands(ctx, typed: str) -> list[str]:
 
 
 __all__ = ["ClickException", "NoArgsIsHelpError", "UsageError", "empty_param", "number_flag",
-           "option_names", "param_name", "read_flag_number", "repeated_param", "unsigned_zero",
-           "usage_line"]
+           "option_names", "param_name", "read_flag_number", "repeated_param", "scenario_help",
+           "unsigned_zero", "usage_line"]
+
+
+def scenario_help(what: str, default: str | None = None) -> str:
+    """The help of a command's scenario argument: ``what`` it is, then the bundled scenarios a
+    bare name or ``scenarios/NAME`` reads outside a checkout (:func:`tiersim.cli.run.
+    scenario_path`), so ``--help`` names them (before, only a name found nowhere listed them),
+    and the ``default`` where the command has one."""
+    from tiersim.paths import available
+
+    names = ", ".join(Path(name).stem for name in available("scenarios"))
+    tail = f"; default: {default}" if default else ""
+    return f"{what}, or a bundled scenario by name ({names}){tail}."
 
 
 def expand_home(value: str | Path | None) -> Path | None:
