@@ -1815,14 +1815,11 @@ def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
             out["aiconfigurator_ttft_abs_median_pct"] = round(median_abs(g["aic_ttft_err"]), 1)
         return out
 
-    from tiersim.fidelity import shape_id
-
     models = {}
     for model in ordered_models(set(ok["model"])):
         g = ok[ok["model"] == model]
-        arch = get_model(model_source(row_spec(g.iloc[0])))
         models[model] = {"model_path": str(g["model_path"].iloc[0]),
-                         "shape_id": shape_id(arch), **figures(g),
+                         "shape_id": rows_shape_id(g), **figures(g),
                          "moe_backend_rows": moe_backend_rows(g)}
     flag = "" if system == FIT_SYSTEM else f" --system {system}"
     return {"engine": engine, "gpu": SYSTEM_GPU[system].upper(), **figures(ok),
@@ -1830,6 +1827,14 @@ def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
             "measured": "NVIDIA's measured serving runs (aiconfigurator-core's silicon sample, "
                         f"{system} {engine} rows)",
             "command": f"python benchmarks/fidelity_silicon.py{flag} --write-check"}
+
+
+def rows_shape_id(rows: pd.DataFrame) -> str:
+    """The shape identity (:func:`tiersim.fidelity.shape_id`) of the model ``rows`` (one
+    model's) replay: what a run matches a tier's model against in the shipped record."""
+    from tiersim.fidelity import shape_id
+
+    return shape_id(get_model(model_source(row_spec(rows.iloc[0]))))
 
 
 def write_check(res: pd.DataFrame, system: str) -> Path:

@@ -37,3 +37,55 @@ def test_the_traces_readme_quotes_mooncakes_prefix_reuse_as_trace_inspect_prints
     reuse = trace_stats(load_trace(bundled("traces", "mooncake_synthetic")))["prefix_reuse"]
     printed = f"{100 * reuse:.1f}%"  # tiersim trace inspect's "prefix hits, unbounded cache"
     assert printed in row, f"traces/README.md's Mooncake row does not quote {printed}: {row}"
+
+
+def fidelity_benchmark():
+    """``benchmarks/fidelity_silicon.py`` as a module (it writes the shipped fidelity record)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fidelity_silicon
+
+    return fidelity_silicon
+
+
+def shipped_record(fs, system: str) -> dict:
+    """The shipped fidelity record of ``system``'s default profile (its vLLM rows)."""
+    import json
+
+    from tiersim import fidelity
+
+    stem = fs.bundled_profile(fs.SYSTEM_GPU[system]).stem
+    return json.loads(fidelity.CHECK_FILE.read_text())["profiles"][stem]
+
+
+@pytest.mark.parametrize("system", ["h200_sxm", "h100_sxm", "b200_sxm"])
+def test_each_checked_model_is_recognised_by_its_shapes_as_they_are_read_today(system):
+    """A run names a tier's checked rows when its model's shape_id is the record's: a record
+    written before ModelArch changed names none (Llama-3.1-70B on H100 and B200 read 'not among
+    the checked models' though 45 and 120 of its rows were replayed there)."""
+    pytest.importorskip("aiconfigurator_core")  # NVIDIA's NVFP4 configs are read from it
+    fs = fidelity_benchmark()
+    rows = fs.load_rows(system)
+    rows = rows[rows["backend"] == "vllm"]
+    stale = {model: entry["shape_id"]
+             for model, entry in shipped_record(fs, system)["models"].items()
+             if entry["shape_id"] != fs.rows_shape_id(rows[rows["model"] == model])}
+    assert stale == {}, (f"fidelity_check.json's {system} record has stale shape_ids; run "
+                         f"python benchmarks/fidelity_silicon.py --system {system} --write-check")
+
+
+def test_the_b200_record_is_what_its_minimax_rows_replay_to_today():
+    """The B200 record was left from before the B200 profile was rebuilt: MiniMax-M2.5 16.3%
+    |TPOT| (and all 497 rows 10.7%) where the benchmark, and docs/fidelity.md, give 16.5%
+    (10.6%). Replays the model's 134 rows, as --write-check does."""
+    pytest.importorskip("aiconfigurator_core")
+    fs = fidelity_benchmark()
+    system, model = "b200_sxm", "MiniMax-M2.5"
+    rows = fs.load_rows(system)
+    rows = rows[(rows["backend"] == "vllm") & (rows["model"] == model)]
+    rows = fs.with_aic(rows.reset_index(drop=True), system)
+    args = fs.build_parser().parse_args(["--system", system])
+    res = fs.run(rows, args.kv_dtype, fs.protocol_from_args(args), 2)
+    replayed = fs.check_entry(res, "vllm", system)["models"][model]
+    assert shipped_record(fs, system)["models"][model] == replayed
