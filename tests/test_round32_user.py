@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
+from conftest import run_cli, tiny_doc, write_yaml
 
 from tiersim.cli import main
 from tiersim.paths import available
@@ -89,3 +91,23 @@ def test_the_b200_record_is_what_its_minimax_rows_replay_to_today():
     res = fs.run(rows, args.kv_dtype, fs.protocol_from_args(args), 2)
     replayed = fs.check_entry(res, "vllm", system)["models"][model]
     assert shipped_record(fs, system)["models"][model] == replayed
+
+
+def test_a_plan_under_provisioned_cost_writes_no_unread_price_on_a_tier_it_leaves_out(tmp_path):
+    """Every tier priced per request under provisioned cost: the plan keeps BF16 and writes
+    W4A16 under baselines:, where its cost_per_request_usd is read by nothing; it was written
+    there anyway, and the plan printed 'note: baseline w4a16: cost_per_request_usd is read
+    only under cost_model fixed_per_request ...' of a tier the user's file lists as a tier."""
+    doc = tiny_doc()
+    for tier, price in zip(doc["tiers"], (0.001, 0.0025)):
+        tier["cost_per_request_usd"] = price
+    scenario = write_yaml(tmp_path / "priced.yaml", doc)
+    out = tmp_path / "plan"
+    result = run_cli("plan", str(scenario), "--out", str(out), "--max-replicas", "2",
+                     "--gpus-per-replica", "1", "--no-report")
+    assert result.returncode == 0, result.stderr
+    planned = yaml.safe_load((out / "scenario.yaml").read_text())
+    assert [t["name"] for t in planned["baselines"]] == ["w4a16"]  # the case this checks
+    assert "cost_per_request_usd" not in planned["baselines"][0]
+    assert planned["tiers"][0]["cost_per_request_usd"] == 0.0025  # a kept tier's price stays
+    assert "cost_per_request_usd" not in result.stderr

@@ -684,6 +684,8 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
         _resplit(tier)
         tiers.append(tier)
     doc["tiers"] = tiers
+    if scenario.cost_model != "fixed_per_request":
+        _drop_unread_prices(left)
     if left or doc.get("baselines"):
         doc["baselines"] = [*left, *doc.get("baselines", [])]
     # the plan scored every design on realised draws (the scenario's router, or a chosen
@@ -701,6 +703,16 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
     _carry_max_replicas(doc, scenario, max_replicas)
     _baselines_within_limit(doc, scenario)
     return portable_paths(doc, scenario.source)
+
+
+def _drop_unread_prices(left: list[dict[str, Any]]) -> None:
+    """Drop ``cost_per_request_usd`` from the tiers a plan under a cost model other than
+    fixed_per_request leaves out (written under ``baselines:``): a baseline-only tier's price
+    is read only under fixed_per_request, so the planned scenario's run noted 'baseline w4a16:
+    cost_per_request_usd ... changes nothing; remove it' of a tier the user's scenario lists
+    as a tier, whose price was read there (``fixed_per_request_cost_usd``)."""
+    for tier in left:
+        tier.pop("cost_per_request_usd", None)
 
 
 def _baselines_within_limit(doc: dict[str, Any], scenario) -> None:
