@@ -112,3 +112,16 @@ def test_a_tie_per_hour_is_split_on_the_cost_over_the_trace():
     uniform = [(30.0, 10.0, 0.9), (24.0, 10.0, 0.9)]
     split = static_split_saving("provisioned", 0.85, (20.0, 11.0), uniform)
     assert split["static_split_cost_usd"] == 24.0
+
+
+def test_a_draft_heads_default_cost_is_not_called_the_scenarios():
+    """The latency source named a speculative tier's draft head cost "scenario" where the
+    scenario left it out and tiersim's default 0.05 was used."""
+    from tiersim.scenario import SpeculativeConfig
+    from tiersim.summary import _spec_words
+
+    unset = SpeculativeConfig(k=3, acceptance=0.7)
+    assert _spec_words(unset, (0, 10)) == ("speculative acceptance 0.7, draft head cost 0.05 "
+                                           "(tiersim's default)")
+    given = SpeculativeConfig(k=3, acceptance=0.7, head_cost=0.05)
+    assert _spec_words(given, (0, 10)) == "speculative acceptance 0.7, draft head cost 0.05"

@@ -408,10 +408,12 @@ def latency_assumptions(tiers, trace_acceptance: tuple[int, int] = (0, 0)) -> li
 
 def _spec_words(spec, trace_acceptance: tuple[int, int]) -> str:
     """A speculative block's acceptance and draft cost, in words; the acceptance says when the
-    trace's ``spec_acceptance`` column replaces it (for ``given`` of ``total`` requests)."""
+    trace's ``spec_acceptance`` column replaces it (for ``given`` of ``total`` requests), and
+    when the draft head's cost is tiersim's default, not the scenario's."""
     given, total = trace_acceptance
+    default = "" if "head_cost" in spec.model_fields_set else " (tiersim's default)"
     draft = (f"draft model {spec.draft_model}" if spec.draft_model
-             else f"draft head cost {spec.head_cost:g}")
+             else f"draft head cost {spec.head_cost:g}{default}")
     if not given:
         return f"speculative acceptance {spec.acceptance}, {draft}"
     if given == total:
