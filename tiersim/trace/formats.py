@@ -92,9 +92,8 @@ def columns_used(columns: list[str], format: str = "auto",
     canonical table without ``keep`` (every column carried in the table), or when the format
     is not known from the columns alone (the loader then refuses the file, or names the format
     itself)."""
-    complete = complete_formats(columns)
-    name = format if format != "auto" else complete[0] if len(complete) == 1 else None
-    if name not in complete:
+    name = _complete_format(columns, format)
+    if name is None:
         return None
     if name == "canonical":
         return None if keep is None else {c for c in columns if c in keep or c in KNOWN
@@ -104,6 +103,29 @@ def columns_used(columns: list[str], format: str = "auto",
     noted = NOTED.get(name, ()) if decoded else ()
     return {c for c in columns if c in READ[name] or c in noted or canonical.is_optional(c)
             or c in (keep or ())}
+
+
+def _complete_format(columns: list[str], format: str = "auto") -> str | None:
+    """The format a file with ``columns`` is read as (``format``, or the one format whose
+    required columns are all there when ``auto``); None where its required columns are not all
+    there, or several formats' are."""
+    complete = complete_formats(columns)
+    name = format if format != "auto" else complete[0] if len(complete) == 1 else None
+    return name if name in complete else None
+
+
+def columns_left_out(columns: list[str], format: str = "auto",
+                     keep: Collection[str] | None = None) -> set[str]:
+    """The columns of a logged format's CSV with ``columns`` that are not parsed at all, as a
+    Parquet file's are not decoded: neither read by its converter, for values or a note
+    (:func:`columns_used` with ``decoded``), nor its own (:data:`OWN`: BurstGPT's ``Log Type``,
+    a few short words, stays categories). A canonical table's are all parsed (those it does not
+    read are carried in its table)."""
+    name = _complete_format(columns, format)
+    if name not in OWN:
+        return set()
+    used = columns_used(columns, format, keep, decoded=True) or set()
+    return {c for c in columns if c not in used and c not in OWN[name]}
 
 
 def file_columns(raw: pd.DataFrame, src: Source) -> list[str]:

@@ -28,6 +28,7 @@ from tiersim.trace.formats import (
     LENGTH_COLUMNS,
     ModelMix,
     arrival_lookalikes,
+    columns_left_out,
     columns_used,
     complete_formats,
     detect,
@@ -303,13 +304,17 @@ def _read_converted(path: str | Path, format: str, given=None,
 
     A canonical Parquet file is read a row group at a time (:mod:`tiersim.trace.chunked`:
     bounded memory for traces of millions of rows); any other file is read whole first. The
-    columns the converter does not read (:func:`columns_used`) are read as categories from a
-    CSV, and not at all from a Parquet file.
+    columns the converter does not read (:func:`columns_used`) are not read at all from a
+    Parquet file, nor from a logged format's CSV, but for its own (:func:`columns_left_out`:
+    BurstGPT's ``Log Type``) and those read for a note, which a CSV reads as categories.
     """
     parquet = open_checked(path) == "parquet"
 
     def used(columns: list[str]) -> set[str] | None:
         return columns_used(columns, format, keep, decoded=parquet)
+
+    def left_out(columns: list[str]) -> set[str]:
+        return columns_left_out(columns, format, keep)
 
     if parquet:
         columns, rows = parquet_columns(Path(path)), parquet_rows(Path(path))
@@ -322,7 +327,7 @@ def _read_converted(path: str | Path, format: str, given=None,
             table, notes = chunked.read_canonical(Path(path), src, convert, rows, used=used)
             _check_whole_table(table, src, name, "prefix_hashes")
             return table, src, name, notes
-    raw, src = given or read_raw(path, used)
+    raw, src = given or read_raw(path, used, left_out)
     src = replace(src, kept=tuple(keep or ()))
     name = _choose_format(list(raw.columns), len(raw), src, format)
     table, notes = FORMATS[name].convert(raw, src)

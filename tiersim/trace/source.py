@@ -24,7 +24,7 @@ import re
 import stat
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 
 from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError
+from tiersim.trace.csv_records import Records, Unvouched
 
 MAX_HEADER_BYTES = 65_536
 """Longest CSV header line read before parsing."""
@@ -504,13 +505,14 @@ def _checked_kind(path: str, size: int, mtime_ns: int, inode: int) -> str:
     return kind
 
 
-def read_raw(path: str | Path, used=None) -> tuple[pd.DataFrame, Source]:
+def read_raw(path: str | Path, used=None, left_out=None) -> tuple[pd.DataFrame, Source]:
     """Read a CSV, JSONL or Parquet trace as it is, with column names stripped of spaces.
 
     ``used(columns) -> set | None`` picks, from a CSV's or Parquet file's stripped column
     names, the columns whose values are used (None: all); a CSV's others are read as categories
     (:func:`_read_csv`), a Parquet file's are not decoded (:func:`parquet_selection`; the
-    Source's ``unread``)."""
+    Source's ``unread``). ``left_out(columns) -> set`` picks, of a CSV's others, those it does
+    not parse at all, as a Parquet file's (:func:`_read_csv_columns`)."""
     p = Path(path)
     kind = open_checked(p)
     if kind == "parquet":
@@ -519,15 +521,25 @@ def read_raw(path: str | Path, used=None) -> tuple[pd.DataFrame, Source]:
     elif kind == "jsonl":
         df, src = _read_jsonl(p), Source(str(path), 0)
     else:
-        df, src = _read_csv(p, used), Source(str(path), 1)
+        df, src = _read_csv_columns(path, used, left_out)
     csv_file = kind not in ("parquet", "jsonl")
     names = _csv_header(p) if csv_file else list(df.columns)
     df.columns = [str(c).strip() for c in df.columns]
     _no_duplicate_columns([str(c).strip() for c in names], src,
                           " (the header, file line 1)" if csv_file else "", csv_file)
     if csv_file:
-        _no_repeated_header(df, [str(c).strip() for c in names], src)
+        _no_repeated_header(df, _read_names(names, src), src)
     return df, src
+
+
+def _read_names(header: list[str], src: Source) -> list[str]:
+    """The stripped header cells of the columns a CSV read into its table (``src.order``, the
+    file's column names, where some were left out: ``src.unread``)."""
+    names = [str(c).strip() for c in header]
+    if not src.order or len(src.order) != len(names):
+        return names
+    return [name for name, column in zip(names, src.order, strict=True)
+            if column not in src.unread]
 
 
 def _no_repeated_header(df: pd.DataFrame, names: list[str], src: Source) -> None:
@@ -655,6 +667,72 @@ def _index_clash(name, position: int, path: str | Path) -> TraceError:
                       "reset_index(drop=True), or rename it) and write the file again")
 
 
+@dataclass(frozen=True)
+class _Cut:
+    """A CSV's columns parsed (``kept``, 0-based positions) and left out (``unread``), and all
+    its column names (``names``, stripped, as pandas names them), in file order."""
+
+    kept: list[int]
+    unread: tuple[str, ...]
+    names: tuple[str, ...]
+
+    def source(self, path: str, first_row: int = 0) -> Source:
+        """The :class:`Source` of a table read without the columns left out."""
+        return Source(path, 1, first_row, unread=self.unread, order=self.names)
+
+
+def _cut(p: Path, left_out) -> _Cut | None:
+    """The CSV's columns that ``left_out`` (see :func:`read_raw`) leaves out of the parse;
+    None when it leaves none."""
+    if left_out is None:
+        return None
+    names = csv_columns(p)
+    out = left_out(names)
+    if not out:
+        return None
+    return _Cut([i for i, name in enumerate(names) if name not in out],
+                tuple(name for name in names if name in out), tuple(names))
+
+
+def _read_csv_columns(path: str | Path, used=None, left_out=None) -> tuple[pd.DataFrame, Source]:
+    """A CSV's table (:func:`_read_csv`) and its :class:`Source`, without the columns
+    ``left_out`` leaves out where pyarrow vouches for every record
+    (:mod:`tiersim.trace.csv_records`); else every column parsed, which names what is wrong.
+
+    NOTE: a column nothing reads (an Azure CSV's 200-byte text column), parsed as categories,
+    took three times the file's size at the peak: 300,000 rows, 527 MiB, 158 without it; left
+    out, 178 (``tiersim trace inspect``)."""
+    p = Path(path)
+    cut = _cut(p, left_out)
+    if cut is not None:
+        try:
+            return _read_kept(p, used, cut), cut.source(str(path))
+        except Unvouched:
+            pass
+    return _read_csv(p, used), Source(str(path), 1)
+
+
+def _read_kept(p: Path, used, cut: _Cut) -> pd.DataFrame:
+    """The CSV's ``cut.kept`` columns, once pyarrow vouched for every record
+    (:class:`Unvouched` otherwise, or where pandas does not parse them so)."""
+    rows = Records(p, len(cut.names)).count()
+    with _unvouched_by_pandas():
+        df = _parse_csv(p, usecols=cut.kept, **_csv_options(p, used))
+    if len(df) != rows or not isinstance(df.index, pd.RangeIndex):
+        raise Unvouched
+    return df
+
+
+@contextlib.contextmanager
+def _unvouched_by_pandas():
+    """pandas' failure to parse the columns kept of a file pyarrow vouched for, as
+    :class:`Unvouched`: every column is parsed again, which names it as it always did."""
+    try:
+        yield
+    except (ValueError, pd.errors.DtypeWarning):  # pandas' ParserError, a decoding error ...
+        raise Unvouched from None
+
+
 def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     """Read a CSV (its first ``nrows`` data rows; 0: the header alone), the columns that
     ``used`` (see :func:`read_raw`) leaves out as categories.
@@ -662,7 +740,8 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     NOTE: an unused column (BurstGPT's ``Log Type``) read as text took 30 bytes a row or more
     at the parse's peak; as a category it takes a code a row. It is still parsed, not skipped
     with ``usecols``: with ``usecols`` pandas accepts a row with more fields than the header
-    (its values then shift) instead of refusing it."""
+    (its values then shift) instead of refusing it; a column is left out only where pyarrow
+    vouched for every record first (:func:`_read_csv_columns`)."""
     _no_separator_line(p)
     with _csv_errors(p):
         df = _parse_csv(p, nrows=nrows, **_csv_options(p, used))
@@ -708,30 +787,102 @@ CSV_CHUNK_ROWS = 1 << 18
 arrays stay near 30 MB)."""
 
 
-def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS, used=None):
+def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS, used=None, left_out=None):
     """A CSV trace as ``(first_row, raw table)`` pairs of at most ``rows`` data rows each, in
     file order (``first_row``: the file's 0-based data row of the chunk's first), parsed and
-    checked as :func:`read_raw` reads the whole file (``used``: as there, the columns read as
-    values, the others as categories), so a reader that stops early holds one chunk at a time
-    and parses no further. A chunk is typed on its own rows (``low_memory=False``: each column
-    one way in a chunk), as the checks take any type."""
+    checked as :func:`read_raw` reads the whole file (``used``, ``left_out``: as there, the
+    columns read as values, those not parsed at all, the others read as categories; a chunk's
+    :func:`chunk_source` names those left out), so a reader that stops early holds one chunk at
+    a time and parses no further. A chunk is typed on its own rows (each column one way in a
+    chunk: :func:`_frames`), as the checks take any type. From a chunk pyarrow does not
+    vouch for on (:mod:`tiersim.trace.csv_records`), every column is parsed, which names what
+    is wrong; the chunks before it are not given twice."""
     p = Path(path)
     open_checked(p)
     _no_separator_line(p)
+    given = 0
+    cut = _cut(p, left_out)
+    if cut is not None:
+        try:
+            for chunk in _chunks(p, rows, used, cut):
+                yield chunk
+                given += 1
+            return
+        except Unvouched:
+            pass
+    for index, chunk in enumerate(_chunks(p, rows, used)):
+        if index >= given:
+            yield chunk
+
+
+def _chunks(p: Path, rows: int, used=None, cut: _Cut | None = None):
+    """:func:`csv_chunks` of every column, or of ``cut.kept`` alone where pyarrow vouches for
+    each chunk's records before it is given (:class:`Unvouched` at the first it does not)."""
     start = 0
+    records = None if cut is None else Records(p, len(cut.names))
     with _csv_errors(p):  # the header's reader decodes the lines after it too
         names = [str(c).strip() for c in _csv_header(p)]
         _no_duplicate_columns(names, Source(str(p), 1), " (the header, file line 1)", True)
-        with pd.read_csv(p, chunksize=rows, low_memory=False,
-                         **_csv_options(p, used)) as reader:
-            for df in reader:
-                _no_extra_fields(p, df, start == 0)
+        src = Source(str(p), 1) if cut is None else cut.source(str(p))
+        with _parse_errors(cut), pd.read_csv(
+                p, chunksize=rows, low_memory=cut is not None, usecols=cut and cut.kept,
+                **_csv_options(p, used)) as reader:
+            for df in _frames(reader, rows, records):
+                if records is None:
+                    _no_extra_fields(p, df, start == 0)
                 df = df.reset_index(drop=True)
                 df.columns = [str(c).strip() for c in df.columns]
-                _no_repeated_header(df, names, Source(str(p), 1, start))
-                _no_short_rows(p, df, start + len(df))
+                _no_repeated_header(df, _read_names(names, src), replace(src, first_row=start))
+                if records is None:
+                    _no_short_rows(p, df, start + len(df))
                 yield start, df
                 start += len(df)
+        if records is not None:
+            records.vouch_all(start)
+
+
+def _frames(reader, rows: int, records: Records | None):
+    """The chunks of ``rows`` rows of pandas' chunked ``reader``; of some columns
+    (``records``), each once pyarrow vouched for its records (:class:`Unvouched` otherwise, or
+    where the chunk's parts typed a column apart: pandas' DtypeWarning).
+
+    NOTE: a chunk of some columns is parsed a part at a time (``low_memory``): parsed at once,
+    pandas held every field's text of its 262,144 rows, the columns left out too (a 200-byte
+    text column: 50 MB); a column typed apart in two parts (numbers, then text) is parsed
+    again, every column, as a chunk of every column is typed, on its rows as one. Its records
+    are checked before pandas parses them: pandas fails on a first row longer than the
+    columns kept (a ValueError)."""
+    start = 0
+    while True:
+        if records is not None:
+            records.vouch(start + rows)
+        with warnings.catch_warnings():
+            if records is not None:
+                warnings.simplefilter("error", pd.errors.DtypeWarning)
+            df = next(reader, None)
+        if df is None:
+            return
+        if records is not None and (records.checked < start + len(df)
+                                    or not isinstance(df.index, pd.RangeIndex)):
+            raise Unvouched
+        start += len(df)
+        yield df
+
+
+def _parse_errors(cut: _Cut | None):
+    """Around a parse of every column, nothing (its failures are named by
+    :func:`_csv_errors`); of some columns (``cut``), :func:`_unvouched_by_pandas`."""
+    return contextlib.nullcontext() if cut is None else _unvouched_by_pandas()
+
+
+def chunk_source(path: str | Path, first_row: int, raw: pd.DataFrame,
+                 names: list[str]) -> Source:
+    """The :class:`Source` of a chunk that :func:`csv_chunks` gave (its first at 0-based data
+    row ``first_row``) of the CSV ``path`` with columns ``names`` (:func:`csv_columns`): those
+    not in its table were left out of the parse (``unread``), as :func:`read_raw` says."""
+    read = set(raw.columns)
+    unread = tuple(name for name in names if name not in read)
+    return Source(str(path), 1, first_row, unread=unread, order=tuple(names) if unread else ())
 
 
 _SEPARATOR_LINE = re.compile(r"sep=[,;\t|]", re.IGNORECASE)

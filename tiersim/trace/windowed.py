@@ -34,12 +34,13 @@ chunk's fault is named: :func:`tiersim.trace.chunked.refuse_as_the_whole_read`).
 Only a file whose result this read can give as the whole read does takes it (:func:`read`
 returns None otherwise, and the caller reads the whole file): an Azure CSV of its three columns
 and any others that are not canonical optional columns (those are checked against rows far
-apart; the others are noted as not read, as the whole read notes them, and parsed as
-categories, a code a row, as the whole read parses them: not skipped with ``usecols``, which
-would let a row with more fields than the header through), whose every chunk's timestamps are
-plain ISO date-times of one zone style (:func:`tiersim.trace.checks.plain_datetimes_ns`: a
-date alone, or a cell without an offset among cells with one, is judged on the whole column),
-and whose window holds a request (a file of none gets the whole read's error).
+apart; the others are noted as not read, as the whole read notes them, and not parsed, as the
+whole read leaves them out: pyarrow vouches for each chunk's records first, and a chunk it does
+not vouch for is parsed with every column, :mod:`tiersim.trace.csv_records`), whose every
+chunk's timestamps are plain ISO date-times of one zone style
+(:func:`tiersim.trace.checks.plain_datetimes_ns`: a date alone, or a cell without an offset
+among cells with one, is judged on the whole column), and whose window holds a request (a file
+of none gets the whole read's error).
 """
 
 from __future__ import annotations
@@ -60,12 +61,14 @@ from tiersim.trace.formats import (
     OWN,
     SERVED_LABELS,
     carried,
+    columns_left_out,
     columns_used,
     dropped_notes,
 )
 from tiersim.trace.source import (
     CSV_CHUNK_ROWS,
     Source,
+    chunk_source,
     csv_chunks,
     csv_columns,
     open_checked,
@@ -123,8 +126,13 @@ def suits(path: str | Path, format: str) -> bool:
 
 
 def _used(columns: list[str]) -> set[str] | None:
-    """The columns an Azure CSV's converter reads (the others parsed as categories)."""
+    """The columns an Azure CSV's converter reads (the others are left out: :func:`_left_out`)."""
     return columns_used(columns, "azure")
+
+
+def _left_out(columns: list[str]) -> set[str]:
+    """The columns of an Azure CSV that are not parsed at all (:func:`columns_left_out`)."""
+    return columns_left_out(columns, "azure")
 
 
 def columns_read_as(path: str | Path, format: str, name: str) -> list[str] | None:
@@ -167,9 +175,10 @@ def read(path: str | Path, window: tuple[float, float] | None,
 def _read_chunks(path: str | Path, reading: _Reading, chunk_rows: int) -> _Reading:
     """``reading`` of the file's chunks of ``chunk_rows`` rows up to the window's end
     (:func:`_add`); its faults raised as the chunk that holds them names them."""
-    with contextlib.closing(csv_chunks(path, chunk_rows, _used)) as chunks:
+    names = csv_columns(Path(path))
+    with contextlib.closing(csv_chunks(path, chunk_rows, _used, _left_out)) as chunks:
         for first, raw in chunks:
-            if _add(reading, Source(str(path), 1, first), raw, len(raw) < chunk_rows):
+            if _add(reading, chunk_source(path, first, raw, names), raw, len(raw) < chunk_rows):
                 break
     return reading
 
