@@ -45,14 +45,27 @@ def same_bits(a, b) -> bool:
     return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
 
 
+def expit_bits(a, b) -> bool:
+    """Whether ``capability``'s values are expit's: NaN where it is NaN, else within one unit
+    in the last place. Equal to the bit on the machines measured (AVX2); numpy's exp has other
+    SIMD paths (AVX512) that may round the last bit apart from SciPy's C ``exp``, which no
+    figure tiersim writes (10 significant digits) can show."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    ok = ~np.isnan(a)
+    np.testing.assert_array_max_ulp(a[ok], b[ok], maxulp=1)
+    return True
+
+
 @settings(max_examples=200, deadline=None)
 @given(theta=st.floats(-50, 50), width=st.floats(1e-6, 10), seed=st.integers(0, 2**32 - 1),
        n=st.integers(1, 300))
-def test_capability_is_scipys_expit_bit_for_bit(theta, width, seed, n):
+def test_capability_is_scipys_expit_to_the_last_bit(theta, width, seed, n):
     from scipy.special import expit
 
     d = np.random.default_rng(seed).random(n)
-    assert same_bits(capability(d, theta, width), expit((theta - d) / width))
+    assert expit_bits(capability(d, theta, width), expit((theta - d) / width))
 
 
 def test_capability_at_the_extremes_is_expits_without_a_warning():
@@ -64,8 +77,8 @@ def test_capability_at_the_extremes_is_expits_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = capability(d, 0.25, 1e-3)
-    assert same_bits(got, expit((0.25 - d) / 1e-3))
-    assert same_bits(capability(np.float64(0.3), 0.2, 0.1), expit((0.2 - 0.3) / 0.1))
+    assert expit_bits(got, expit((0.25 - d) / 1e-3))
+    assert expit_bits(capability(np.float64(0.3), 0.2, 0.1), expit((0.2 - 0.3) / 0.1))
 
 
 def test_the_95_percent_z_is_scipys_ndtri():
