@@ -51,11 +51,13 @@ def run_serial(tasks: Iterable[Task], on_done: OnDone) -> None:
         on_done(execute(task))
 
 
-def _broken_record(task: Task, error: BaseException) -> dict[str, Any]:
-    """Record of a point whose worker process died before returning."""
+def _broken_record(task: Task, error: BaseException | str) -> dict[str, Any]:
+    """Record of a point whose worker process died, or whose result could not come back,
+    before returning: ``error`` is the record's error as it is when given as text."""
+    text = error if isinstance(error, str) else (
+        f"{type(error).__name__}: worker process died ({error})")
     return {"point_id": task.point.id, "values": task.point.values, "status": "error",
-            "summary": None, "wall_s": None,
-            "error": f"{type(error).__name__}: worker process died ({error})"}
+            "summary": None, "wall_s": None, "error": text}
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -111,6 +113,14 @@ def local_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     if workers <= 1:
         yield None
         return
+    with _started_pool(workers) as pool:
+        yield pool
+
+
+@contextmanager
+def _started_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A started process pool of ``workers`` (one included), ended at once on an error or
+    Ctrl-C, shut down in order otherwise."""
     # NOTE: PDEATHSIG fires when the *thread* that forked the worker ends, so it is asked for
     # only when the pool is made on the main thread (which lives as long as the process)
     by_kernel = threading.current_thread() is threading.main_thread()
@@ -142,39 +152,81 @@ def _end_now(pool: ProcessPoolExecutor) -> None:
 def run_local(tasks: Iterable[Task], pool: ProcessPoolExecutor | None, on_done: OnDone,
               workers: int = 1) -> None:
     """Run points on ``pool`` of ``workers`` (in this process if None); at most 2 x workers in
-    flight, which bounds memory and the work a kill can lose."""
+    flight, which bounds memory and the work a kill can lose. A worker killed from outside
+    (the out-of-memory killer, say) breaks the pool: the points then in flight are run again,
+    each alone in a fresh one-worker pool (:func:`_retry_alone`), and the others go on in a
+    fresh pool of ``workers``; a point whose worker dies again alone is stored failed
+    (:data:`WORKER_DIED`)."""
     if pool is None:
         run_serial(tasks, on_done)
         return
-    limit = 2 * workers
     queue = iter(tasks)
+    lost = _run_until_broken(pool, queue, on_done, 2 * workers)
+    while lost:
+        _retry_alone(lost, on_done)
+        with _started_pool(workers) as fresh:
+            lost = _run_until_broken(fresh, queue, on_done, 2 * workers)
+
+
+def _run_until_broken(pool: ProcessPoolExecutor, queue: Iterator[Task], on_done: OnDone,
+                      limit: int) -> list[Task]:
+    """Run ``queue``'s tasks on ``pool``, at most ``limit`` in flight, handing each record to
+    ``on_done``, until the queue is done (returns []) or the pool breaks: then no more are
+    sent, and the tasks lost with it (in flight, or refused by the broken pool) are
+    returned."""
     flight: dict[Future, Task] = {}
-    _refill(pool, queue, flight, limit, on_done)
+    lost: list[Task] = []
+    _refill(pool, queue, flight, limit, lost)
     while flight:
         finished, _ = wait(flight, return_when=FIRST_COMPLETED)
         for future in finished:
             task = flight.pop(future)
             try:
                 record = future.result()
-            except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool
+            except BrokenProcessPool:
+                lost.append(task)
+                continue
+            except Exception as error:  # noqa: BLE001 - a result that cannot come back
                 record = _broken_record(task, error)
             on_done(record)  # its own failure (a full disk) is not the worker's: it ends the sweep
-        _refill(pool, queue, flight, limit, on_done)
+        if not lost:
+            _refill(pool, queue, flight, limit, lost)
+    return lost
 
 
-def _refill(pool: ProcessPoolExecutor, queue: Iterable[Task], flight: dict, limit: int,
-            on_done: OnDone) -> None:
-    """Submit tasks until ``limit`` are in flight or none are left; once the pool is broken (a
-    worker killed from outside, by the OOM killer say) each task left is recorded as failed,
-    so the sweep ends with its one line and a rerun resumes."""
+def _refill(pool: ProcessPoolExecutor, queue: Iterator[Task], flight: dict, limit: int,
+            lost: list[Task]) -> None:
+    """Submit tasks until ``limit`` are in flight or none are left; a task the pool refuses
+    as broken (a worker killed from outside) goes to ``lost``, and no more are sent."""
     for task in queue:
         try:
             flight[pool.submit(execute, task)] = task
-        except BrokenProcessPool as error:
-            on_done(_broken_record(task, error))
-            continue
+        except BrokenProcessPool:
+            lost.append(task)
+            return
         if len(flight) >= limit:
             return
+
+
+WORKER_DIED = ("WorkerDied: its worker process died twice running this point (killed from "
+               "outside, most often by the out-of-memory killer); try fewer --workers, or more "
+               "free memory")
+"""The error of a point whose worker died while it ran, in the pool and again alone."""
+
+
+def _retry_alone(tasks: list[Task], on_done: OnDone) -> None:
+    """Run each of ``tasks`` (in flight when a worker died) again, alone in a fresh
+    one-worker pool, so the point that kills its worker is told from those that only shared
+    the pool with it; one whose worker dies again is stored failed (:data:`WORKER_DIED`)."""
+    for task in tasks:
+        with _started_pool(1) as pool:
+            try:
+                record = pool.submit(execute, task).result()
+            except BrokenProcessPool:
+                record = _broken_record(task, WORKER_DIED)
+            except Exception as error:  # noqa: BLE001 - a result that cannot come back
+                record = _broken_record(task, error)
+        on_done(record)
 
 
 def _ray():

@@ -9,12 +9,20 @@ depends only on routing settings. Recognised keys, all optional::
     tiers: [{name, replicas, gpus_per_replica, cost_per_gpu_hour, base_ttft_s, base_tpot_s,
              capacity_rps, accuracy}]
     router: {confusion: {fpr}}       workload: {difficulty: {p_easy}, rate_rps}
-    trace: {time_scale}              synthetic: {cpu_s, sleep_s, fail_if: {path: value}}
+    trace: {time_scale}              synthetic: {cpu_s, sleep_s, fail_if: {path: value},
+                                                 kill_if: {path: value}, kill_once: FILE}
+
+``kill_if`` kills the worker process running a matching point (SIGKILL, as the out-of-memory
+killer does); with ``kill_once`` only while the file FILE does not exist yet (the point makes
+it before it dies), so the point runs when tried again.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import time
+from pathlib import Path
 from typing import Any
 
 DEFAULT_TIERS = [
@@ -70,9 +78,29 @@ def _check_fail(doc: dict) -> None:
             raise RuntimeError(f"synthetic failure at {path}={value}")
 
 
+def _matches(doc: dict, condition: dict | None) -> bool:
+    """Whether ``doc`` holds every ``{path: value}`` of ``condition`` (None: no condition)."""
+    return bool(condition) and all(_get(doc, path, object()) == value
+                                   for path, value in condition.items())
+
+
+def _check_kill(doc: dict) -> None:
+    """Kill this process if the scenario asks it at this point (tests of a worker that dies:
+    ``synthetic.kill_if``, once only with ``synthetic.kill_once``)."""
+    if not _matches(doc, _get(doc, "synthetic.kill_if", None)):
+        return
+    once = _get(doc, "synthetic.kill_once", None)
+    if once is not None:
+        if Path(once).exists():
+            return
+        Path(once).touch()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def synthetic_runner(doc: dict, source: str = "scenario") -> dict[str, Any]:
     """Summary of a scenario from closed forms (see the module docstring)."""
     _check_fail(doc)
+    _check_kill(doc)
     _burn(float(_get(doc, "synthetic.cpu_s", 0.0)))
     time.sleep(float(_get(doc, "synthetic.sleep_s", 0.0)))
     tiers = doc.get("tiers") or DEFAULT_TIERS

@@ -1,0 +1,61 @@
+"""Round 32, sweeps and runs that die or are interrupted: each says what happened and loses
+nothing (a worker killed from outside, a point's error as ``tiersim run`` words it, an input
+file changed mid-sweep, a signal after a run's files are written, an interrupted report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tiersim.sweep.run import SweepFailed, run_sweep
+from tiersim.sweep.store import read_points
+from tiersim.sweep.testing import synthetic_runner
+
+
+def _synthetic(tmp_path: Path, synthetic: dict, seeds: int = 8) -> Path:
+    """A synthetic-runner scenario over ``seeds`` seeds with ``synthetic`` settings."""
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"name": "s", "synthetic": synthetic,
+                                    "sweep": {"seed": list(range(seeds))}}))
+    return path
+
+
+def _sweep(path: Path, out: Path, workers: int = 2):
+    """Sweep ``path`` into ``out`` with the synthetic runner on ``workers`` processes."""
+    return run_sweep(path, out, workers=workers, runner=synthetic_runner, validator=None,
+                     report=False, progress=False)
+
+
+def test_a_point_that_kills_its_worker_fails_alone_and_the_others_are_run(tmp_path):
+    """A worker killed (SIGKILL, as by the out-of-memory killer) broke the pool, and every
+    point in flight or still to send was stored failed, 'BrokenProcessPool: worker process
+    died' (22 of 24 after one kill): the points in flight are run again, each alone, the rest
+    in a fresh pool, and only the point whose worker died again alone is failed, saying so."""
+    out = tmp_path / "o"
+    path = _synthetic(tmp_path, {"sleep_s": 0.05, "kill_if": {"seed": 3}})
+    with pytest.raises(SweepFailed) as info:
+        _sweep(path, out)
+    records = read_points(out)
+    died = ("WorkerDied: its worker process died twice running this point (killed from "
+            "outside, most often by the out-of-memory killer); try fewer --workers, or more "
+            "free memory")
+    failed = {r["values"]["seed"]: r["error"] for r in records.values() if r["status"] != "ok"}
+    assert failed == {3: died} and len(records) == 8
+    point = next(i for i, r in records.items() if r["status"] != "ok")
+    assert str(info.value) == (
+        f"{out}: 1 of 8 sweep point(s) failed ({point}); first at seed=3: {died}; the others "
+        f"are stored; details in {out / 'points'}; fix what the error names, then rerun to "
+        "retry them")
+
+
+def test_a_worker_killed_once_costs_no_point(tmp_path):
+    """A point whose worker was killed once (memory short while others ran) runs alone and is
+    stored, as is every other point: the sweep ends well."""
+    out = tmp_path / "o"
+    path = _synthetic(tmp_path, {"sleep_s": 0.05, "kill_if": {"seed": 3},
+                                 "kill_once": str(tmp_path / "killed")})
+    frame = _sweep(path, out)
+    assert (tmp_path / "killed").exists()
+    assert (frame["status"] == "ok").all() and len(frame) == 8
