@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tiersim.errors import TiersimError
 from tiersim.sweep.run import SweepFailed, run_sweep
 from tiersim.sweep.store import read_points
 from tiersim.sweep.testing import synthetic_runner
@@ -59,3 +60,32 @@ def test_a_worker_killed_once_costs_no_point(tmp_path):
     frame = _sweep(path, out)
     assert (tmp_path / "killed").exists()
     assert (frame["status"] == "ok").all() and len(frame) == 8
+
+
+def _rewrite_config_at_seed_2(doc: dict, source: str) -> dict:
+    """A runner that rewrites the model config both tiers name (same name) at seed 2."""
+    if doc["seed"] == 2:
+        (Path(source).parent / "cfg.json").write_text('{"a": 2}')
+    return synthetic_runner(doc, source)
+
+
+def test_a_file_two_tiers_read_changed_mid_sweep_counts_each_point_once(tmp_path):
+    """Two tiers of one model config read one file under two fields, so each point was
+    counted twice: '2 of 6 finished points read an older version of it ... recompute those 2'
+    of 3 finished points, one of them stale (and marked failed twice). Each point counts once."""
+    (tmp_path / "cfg.json").write_text('{"a": 1}')
+    path, out = tmp_path / "s.yaml", tmp_path / "o"
+    path.write_text(yaml.safe_dump({
+        "seed": 1, "tiers": [{"name": "w4a16", "replicas": 2, "model": "cfg.json"},
+                             {"name": "bf16", "replicas": 2, "model": "cfg.json"}],
+        "sweep": {"seed": [1, 2, 3, 4]}}))
+    with pytest.raises(TiersimError) as info:
+        run_sweep(path, out, workers=1, validator=None, runner=_rewrite_config_at_seed_2,
+                  report=False)
+    assert str(info.value) == (
+        f"{out}: {tmp_path / 'cfg.json'} (tiers[0].model) changed while the sweep ran: 1 of 3 "
+        "finished points read an older version of it, and one table must not mix the two; "
+        "rerun to recompute it over the file as it is now (it is marked failed), or use a new "
+        "--out folder")
+    status = {r["values"]["seed"]: r["status"] for r in read_points(out).values()}
+    assert status == {1: "error", 2: "error", 3: "ok", 4: "ok"}

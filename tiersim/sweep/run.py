@@ -1059,12 +1059,12 @@ def _check_one_version(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
         if len(by_digest) < 2:
             continue
         now = _digest_now(path)
-        stale = sorted(i for digest, ids in by_digest.items() if digest != now for i in ids)
+        stale = sorted({i for digest, ids in by_digest.items() if digest != now for i in ids})
         for point_id in stale:
             _mark_stale(out, records[point_id], field, path)
         for name in ("sweep.parquet", "report.html"):  # they may show a point just marked
             (out / name).unlink(missing_ok=True)
-        finished = sum(len(ids) for ids in by_digest.values())
+        finished = len(set().union(*by_digest.values()))
         those, are = ("it", "it is") if len(stale) == 1 else (f"those {len(stale)}", "they are")
         raise TiersimError(f"{out}: {path} ({field}) changed while the sweep ran: "
                            f"{len(stale)} of {finished} finished points read an older version "
@@ -1074,11 +1074,12 @@ def _check_one_version(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
 
 
 def _input_versions(plan: SweepPlan, records: dict[str, dict[str, Any]]
-                    ) -> dict[Path, tuple[str, dict[str, list[str]]]]:
-    """For each input file the plan's finished points read: its field and, per content
-    digest the points recorded, the ids of the points that read that version."""
+                    ) -> dict[Path, tuple[str, dict[str, set[str]]]]:
+    """For each input file the plan's finished points read: its (first) field and, per
+    content digest the points recorded, the ids of the points that read that version, each
+    once (two tiers of one model config read one file under two fields)."""
     wanted = {p.id: p for p in plan.points}
-    found: dict[Path, tuple[str, dict[str, list[str]]]] = {}
+    found: dict[Path, tuple[str, dict[str, set[str]]]] = {}
     for point_id, record in records.items():
         if record.get("status") != "ok" or point_id not in wanted:
             continue
@@ -1087,7 +1088,7 @@ def _input_versions(plan: SweepPlan, records: dict[str, dict[str, Any]]
         for field, digest in (record.get("inputs") or {}).items():
             if field in paths:
                 versions = found.setdefault(paths[field], (field, {}))[1]
-                versions.setdefault(str(digest), []).append(point_id)
+                versions.setdefault(str(digest), set()).add(point_id)
     return found
 
 
