@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import run_cli
 
 from tiersim.errors import TiersimError
 from tiersim.sweep.run import SweepFailed, run_sweep
@@ -89,3 +91,28 @@ def test_a_file_two_tiers_read_changed_mid_sweep_counts_each_point_once(tmp_path
         "--out folder")
     status = {r["values"]["seed"]: r["status"] for r in read_points(out).values()}
     assert status == {1: "error", 2: "error", 3: "ok", 4: "ok"}
+
+
+def _stopped(*args, **kwargs):
+    """A step of a command interrupted there (Ctrl-C)."""
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["render", "replace"])
+def test_an_interrupted_report_says_nothing_was_written(tmp_path, capsys, monkeypatch, where):
+    """``tiersim report`` stopped by Ctrl-C (while it rendered the page, or once the page was
+    written beside its place) ended with status 130 and not a word; it says the folder holds
+    nothing of it (no page, no half page), as an interrupted run says."""
+    import tiersim.report.page
+
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    out = tmp_path / "o"
+    assert run_cli(capsys, "run", scenario, "--out", out, "--no-baselines", "--no-report")[0] == 0
+    before = sorted(p.name for p in out.iterdir())
+    if where == "render":
+        monkeypatch.setattr(tiersim.report.page, "render", _stopped)
+    else:
+        monkeypatch.setattr(tiersim.report.page.os, "replace", _stopped)
+    assert run_cli(capsys, "report", out) == (
+        130, f"interrupted: nothing was written to {out}; run the same command again\n")
+    assert sorted(p.name for p in out.iterdir()) == before
