@@ -4,6 +4,11 @@ file changed mid-sweep, a signal after a run's files are written, an interrupted
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,3 +121,55 @@ def test_an_interrupted_report_says_nothing_was_written(tmp_path, capsys, monkey
     assert run_cli(capsys, "report", out) == (
         130, f"interrupted: nothing was written to {out}; run the same command again\n")
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+ENDED = "interrupted as tiersim exited, after the command had ended: what it wrote is complete\n"
+
+WAITED_AT_EXIT = ("import sys, threading, time\n"
+                  "threading.Thread(target=time.sleep, args=(60,)).start()\n"
+                  "from tiersim.cli import app\n"
+                  "sys.argv[0] = 'tiersim'\n"
+                  "app(prog_name='tiersim')\n")
+"""``tiersim`` whose exit waits a minute for a thread (as Python's exit waits for any thread a
+library left running): the process's last moments, after every file is written."""
+
+
+def _signalled_after_run(tmp_path: Path, command: list[str], signum: int, delay: float):
+    """Run ``tiersim run tiny`` by ``command``; send ``signum`` ``delay`` seconds after its
+    last line ('wrote ...', every file written): (exit status, stderr)."""
+    out = tmp_path / "o"
+    child = subprocess.Popen([sys.executable, *command, "run", "tiny", "-o", str(out),
+                              "--no-baselines"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        for line in child.stdout:
+            if line.startswith("wrote "):
+                break
+        assert (out / "report.html").is_file()
+        time.sleep(delay)
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    return child.returncode, err.split("\n", 1)[1]  # less the note on the bundled tiny
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_tiersim_exits_says_the_files_are_complete(tmp_path, signum):
+    """A signal that came once ``tiersim run`` had written its files and printed its last
+    line, while the process exited (waiting for a thread), killed it without a word (status
+    -15, -2: the command's handlers were put back to the defaults); it says its files are
+    complete and ends with the signal's status."""
+    code, err = _signalled_after_run(tmp_path, ["-c", WAITED_AT_EXIT], signum, 0.2)
+    assert (code, err) == (128 + signum, ENDED)
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.2])
+def test_a_signal_while_python_frees_its_modules_is_no_death(tmp_path, delay):
+    """A SIGTERM while ``tiersim run`` exited, its files written, killed it (status -15):
+    Python stops handling signals while it frees its modules (about 0.9 s here). It ends
+    with status 0 (the signal is ignored then), or with 143 and the line saying its files are
+    complete where it came before."""
+    code, err = _signalled_after_run(tmp_path, ["-m", "tiersim"], signal.SIGTERM, delay)
+    assert (code, err) in ((0, ""), (143, ENDED))

@@ -140,12 +140,17 @@ class TiersimApp(typer.Typer):
         terminate = _catch_terminations() if main else {}
         guarded = main and memory.arm_guard()  # stop before the address space is all taken
         exiting = kwargs.get("args") is None  # the console script: the process ends next
+        if main and exiting:
+            _hold_signals_at_exit()
         ran_out = False  # memory ran out (the guard stopped the command): end at once too
         try:
             _refuse_closed_stdout()
             _refuse_empty_args(kwargs.get("args"))
             _refuse_repeated_options(kwargs.get("args"))
             code = super().__call__(*args, **{**kwargs, "standalone_mode": False})
+            # a signal from here on finds the command's work done (one that stopped it:
+            # typer returns 130 for Ctrl-C, and it said what it left itself)
+            _Stop.ended = _Stop.signum is None
             sys.stdout.flush()  # a reader gone from the pipe is met here, not in Python's exit
             raise SystemExit(code if isinstance(code, int) else 0)  # typer.Exit's code
         except SystemExit as err:  # the framework's own answer to a closed pipe is status 1
@@ -194,7 +199,10 @@ class TiersimApp(typer.Typer):
             _restore_width(columns)
             if guarded:
                 memory.disarm_guard()
+            ended = _Stop.ended
             stopped = _release_terminations(terminate, exiting)
+            if stopped and ended:
+                _say_ended()
             if (stopped or ran_out) and exiting:
                 _end_process(sys.exc_info()[1])
 
@@ -392,6 +400,11 @@ class _Stop:
 
     armed = False
     signum: int | None = None
+    ended = False
+    """Whether the command itself has returned (its files written, its lines printed)."""
+    held = False
+    """Whether the console script holds the terminations once its exit functions have run
+    (:func:`_hold_signals_at_exit`)."""
 
 
 def _terminated(signum, frame) -> None:
@@ -424,7 +437,7 @@ def _catch_terminations() -> dict:
         if sig != signal.SIGTERM and signal.getsignal(sig) is signal.SIG_IGN:
             continue
         saved[sig] = signal.signal(sig, _terminated)
-    _Stop.armed, _Stop.signum = True, None
+    _Stop.armed, _Stop.signum, _Stop.ended = True, None, False
     return saved
 
 
@@ -437,10 +450,67 @@ def _release_terminations(saved: dict, exiting: bool) -> bool:
 
     stopped = _Stop.signum is not None
     for sig, old in saved.items():
-        signal.signal(sig, signal.SIG_IGN if stopped and exiting else old)
+        if exiting:
+            signal.signal(sig, signal.SIG_IGN if stopped else _stopped_while_exiting)
+        else:
+            signal.signal(sig, old)
     if saved:
-        _Stop.armed, _Stop.signum = False, None
+        _Stop.armed, _Stop.signum, _Stop.ended = False, None, False
     return stopped
+
+
+ENDED_LINE = ("interrupted as tiersim exited, after the command had ended: what it wrote is "
+              "complete")
+"""What a signal that comes once the command has returned says (its work is done)."""
+
+
+def _say_ended() -> None:
+    """Say :data:`ENDED_LINE` on stderr, where it still can (a hung-up terminal refuses it)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError):
+        echo(ENDED_LINE, err=True)
+
+
+TERMINATIONS = ("SIGINT", "SIGTERM", "SIGHUP")
+"""The signals that end a command (:func:`_terminated`)."""
+
+
+def _hold_signals_at_exit() -> None:
+    """Have the console script, once its exit functions have run, ignore the signals that end
+    a command: Python then stops handling signals while it frees its modules (about 0.9 s
+    after ``tiersim run tiny``), and one that came meanwhile killed the process without a
+    word (status -15, -2), every file written; ignored, the process ends with its own status.
+    Registered once, when the command starts, so that it runs after the exit functions
+    registered later (multiprocessing's, Ray's), which a signal may still stop."""
+    import atexit
+
+    if not _Stop.held:
+        _Stop.held = True
+        atexit.register(_ignore_terminations)
+
+
+def _ignore_terminations() -> None:
+    """Ignore SIGINT, SIGTERM and SIGHUP from now on (the process is ending)."""
+    import signal
+
+    for name in TERMINATIONS:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+def _stopped_while_exiting(signum, frame) -> None:
+    """SIGINT, SIGTERM or SIGHUP while the console script exits, its command ended: the
+    default action killed the process without a word (status -15, -2), its files all
+    written; it says so (:data:`ENDED_LINE`) and ends at once with the signal's status."""
+    import contextlib
+    import os
+    import sys
+
+    _say_ended()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # closed or gone
+            stream.flush()
+    os._exit(128 + signum)
 
 
 def _end_process(ending: BaseException | None) -> None:
