@@ -173,3 +173,41 @@ def test_a_signal_while_python_frees_its_modules_is_no_death(tmp_path, delay):
     complete where it came before."""
     code, err = _signalled_after_run(tmp_path, ["-m", "tiersim"], signal.SIGTERM, delay)
     assert (code, err) in ((0, ""), (143, ENDED))
+
+
+TINY = (Path(__file__).resolve().parents[1] / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+
+
+@pytest.mark.parametrize(("old", "new", "reading"), [
+    ("gpu: H200", "gpu: on", "; YAML reads on unquoted as true: write 'on' in quotes if it is "
+     "text"),
+    ("  fractions: [0.5, 0.5]\n", "  fractions: [0.5, 0.5]\n  thresholds: ~\n",
+     "; ~ is YAML's null (no value): write the value"),
+])
+def test_a_sweeps_bad_value_says_how_yaml_read_it_as_run_does(tmp_path, capsys, old, new,
+                                                              reading):
+    """A value YAML read otherwise than written (``on`` as true, ``~`` as null) was refused by
+    ``tiersim run`` with how YAML read it, and by ``tiersim sweep`` of the same scenario
+    without it ('gpu: input should be a valid string (got True)'): a sweep reads its points
+    from dicts, which cannot tell. The sweep's line is now the run's, its file aside."""
+    text = TINY.replace(old, new)
+    (tmp_path / "r.yaml").write_text(text)
+    (tmp_path / "s.yaml").write_text(text + "sweep:\n  seed: [0, 1]\n")
+    code, err = run_cli(capsys, "run", tmp_path / "r.yaml", "--no-baselines")
+    assert code == 1 and err.endswith(reading + "\n"), err
+    code, swept = run_cli(capsys, "sweep", tmp_path / "s.yaml", "--out", tmp_path / "o",
+                          "--no-baselines", "-w", "1")
+    assert (code, swept) == (1, err.replace(str(tmp_path / "r.yaml"), str(tmp_path / "s.yaml")))
+
+
+def test_a_failed_points_record_says_how_yaml_read_its_value(tmp_path):
+    """Each failed point's record (its points/<id>.json, the table's row) names the value as
+    a run of the file does, how YAML read it included."""
+    path, out = tmp_path / "s.yaml", tmp_path / "o"
+    path.write_text(TINY.replace("gpu: H200", "gpu: on") + "sweep:\n  seed: [0, 1]\n")
+    frame = run_sweep(path, out, workers=1, validator=None, report=False, progress=False,
+                      strict=False)
+    assert set(frame["error"]) == {
+        f"{path}: line 6: gpu: input should be a valid string (got True); YAML reads on "
+        "unquoted as true: write 'on' in quotes if it is text"}
+    assert {r["error"] for r in read_points(out).values()} == set(frame["error"])

@@ -98,10 +98,14 @@ class TraceError(TiersimError):
 
 
 class ScenarioError(TiersimError):
-    """A scenario YAML is invalid: names file and key path."""
+    """A scenario YAML is invalid: names file and key path. ``refused_as``: pydantic's type of
+    the error that refused the value, where the value was read from a dict (a sweep point),
+    so that the file's line, once found, can add how YAML read what is written there
+    (:func:`tiersim.scenario.located`)."""
 
-    def __init__(self, path: str, where: str, message: str):
+    def __init__(self, path: str, where: str, message: str, refused_as: str | None = None):
         self.path, self.where, self.message = str(path), where, message
+        self.refused_as = refused_as
         super().__init__(one_line(f"{path}: {where}: {message}" if where else
                                   f"{path}: {message}"))
 

@@ -800,6 +800,14 @@ def _yaml_reading(root: yaml.Node | None, loc: Loc) -> str:
     return f"; YAML reads {written} unquoted as {reads}: write {written!r} in quotes if it is text"
 
 
+def _reading(refused_as: str | None, root: yaml.Node | None, loc: Loc) -> str:
+    """How YAML read the value at ``loc`` of the node tree ``root`` that pydantic refused as
+    ``refused_as`` (its error type), where that tells the fix: a plain word or number where
+    text goes (:func:`_yaml_reading`), a null (:func:`_null_reading`); "" otherwise."""
+    text = _yaml_reading(root, loc) if refused_as in ("string_type", "literal_error") else ""
+    return text or _null_reading(root, loc)
+
+
 def _null_reading(root: yaml.Node | None, loc: Loc) -> str:
     """``; ~ is YAML's null (no value): write the value`` where the value at ``loc`` of the
     node tree ``root`` is a plain null (``~``, ``null``, or nothing after the colon); ""
@@ -1285,9 +1293,9 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         first, loc = _most_telling(err.errors(), data)
         if tuple(first["loc"])[-1:] == ("[key]",) and isinstance(first["input"], int) and loc:
             raise ScenarioError(source, *_number_key(loc, root)) from None
-        reading = (_yaml_reading(root, loc) if first["type"] in ("string_type", "literal_error")
-                   else "") or _null_reading(root, loc)
-        raise ScenarioError(source, _where(loc, root), _explain(first, loc) + reading) from None
+        raise ScenarioError(source, _where(loc, root), _explain(first, loc)
+                            + _reading(first["type"], root, loc),
+                            refused_as=None if root is not None else first["type"]) from None
     scenario._source = source
     _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
     _check_limits(scenario, source, root)
@@ -1525,14 +1533,18 @@ _KEY_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*")
 
 def located(err: ScenarioError) -> ScenarioError:
     """``err`` with the line of its key path in its scenario file, where it names none (checks
-    run after loading, such as a tier's accuracy prior, know the path but not the line); the
-    error itself where the file cannot be read again or does not hold the path's first key."""
+    run after loading, such as a tier's accuracy prior, know the path but not the line, and so
+    does a scenario read from a dict: a sweep's base or point), and, for a value read from a
+    dict, how YAML read what the file writes there (:func:`_reading`), as a run of the file
+    says it; the error itself where the file cannot be read again or does not hold the
+    path's first key."""
     where = err.where
     loc = key_path(where)
-    if loc is None:
+    root = None if loc is None else _file_root(err.path, loc)
+    if root is None:
         return err
-    line = line_in(err.path, loc)
-    return err if line is None else ScenarioError(err.path, f"line {line}: {where}", err.message)
+    reading = "" if err.refused_as is None else _reading(err.refused_as, root, loc)
+    return ScenarioError(err.path, f"line {line_of(root, loc)}: {where}", err.message + reading)
 
 
 def key_path(where: str) -> Loc | None:
@@ -1547,13 +1559,20 @@ def key_path(where: str) -> Loc | None:
 def line_in(source: str, loc: Loc) -> int | None:
     """The line of ``loc`` (its deepest existing part) in the scenario file ``source``; None
     where the file is no YAML file that can be read again or lacks ``loc``'s first key."""
+    root = _file_root(source, loc)
+    return None if root is None else line_of(root, loc)
+
+
+def _file_root(source: str, loc: Loc) -> yaml.Node | None:
+    """The node tree of the scenario file ``source``, read again; None where it is no YAML
+    file that can be read again or lacks ``loc``'s first key."""
     if not loc or not source.endswith((".yaml", ".yml")):
         return None
     try:
         root = _compose(_read_text(Path(source), source), source)
     except (TiersimError, OSError):
         return None
-    return None if _child(root, loc[0]) is None else line_of(root, loc)
+    return None if _child(root, loc[0]) is None else root
 
 
 def format_loc(loc: Loc) -> str:

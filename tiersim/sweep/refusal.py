@@ -27,7 +27,8 @@ def refusal_of(error: BaseException) -> dict[str, str] | None:
     """The parts of a user-input error for a point's record (``None`` for anything else: a
     bug is never a scenario's refusal)."""
     if isinstance(error, ScenarioError):
-        return {"path": error.path, "where": error.where, "message": error.message}
+        parts = {"path": error.path, "where": error.where, "message": error.message}
+        return parts if error.refused_as is None else {**parts, "refused_as": error.refused_as}
     if isinstance(error, TiersimError):
         return {"message": str(error)}
     return None
@@ -41,7 +42,8 @@ def common_refusal(records: dict[str, dict[str, Any]], ids: list[str]) -> Tiersi
         return None
     parts = found[0]
     if {"path", "where", "message"} <= parts.keys():
-        return ScenarioError(parts["path"], parts["where"], parts["message"])
+        return ScenarioError(parts["path"], parts["where"], parts["message"],
+                             parts.get("refused_as"))
     return TiersimError(parts.get("message", ""))
 
 
