@@ -211,3 +211,49 @@ def test_a_failed_points_record_says_how_yaml_read_its_value(tmp_path):
         f"{path}: line 6: gpu: input should be a valid string (got True); YAML reads on "
         "unquoted as true: write 'on' in quotes if it is text"}
     assert {r["error"] for r in read_points(out).values()} == set(frame["error"])
+
+
+EDITS = {"edit": True}
+"""Whether :func:`_rewrite_trace_then_config` rewrites its files (off for the rerun)."""
+
+
+def _rewrite_trace_then_config(doc: dict, source: str) -> dict:
+    """A runner that rewrites the trace at seed 2 and the model config at seed 4."""
+    folder = Path(source).parent
+    if EDITS["edit"] and doc["seed"] == 2:
+        (folder / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,99,5\n")
+    if EDITS["edit"] and doc["seed"] == 4:
+        (folder / "cfg.json").write_text('{"a": 2}')
+    return synthetic_runner(doc, source)
+
+
+def test_two_files_changed_mid_sweep_are_both_recomputed_on_the_rerun(tmp_path, monkeypatch):
+    """The trace changed at one point and the model config at a later one: the refusal named
+    the trace and marked only its stale point failed, so the point that read the new trace and
+    the old config stayed 'ok', and the rerun it advised was refused ('holds sweep points run
+    over other input files (tiers[0].model cfg.json of point ... changed since it ran); use a
+    new --out folder, or delete .../points to start over'). Every stale point is marked, the
+    line names both files, and the rerun recomputes them."""
+    (tmp_path / "cfg.json").write_text('{"a": 1}')
+    (tmp_path / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n")
+    path, out = tmp_path / "s.yaml", tmp_path / "o"
+    path.write_text(yaml.safe_dump({
+        "seed": 1, "trace": {"path": "t.csv"},
+        "tiers": [{"name": "w4a16", "replicas": 2, "model": "cfg.json"},
+                  {"name": "bf16", "replicas": 2}],
+        "sweep": {"seed": [1, 2, 3, 4, 5]}}))
+    monkeypatch.setitem(EDITS, "edit", True)
+    kw = {"workers": 1, "validator": None, "runner": _rewrite_trace_then_config,
+          "report": False}
+    with pytest.raises(TiersimError) as info:
+        run_sweep(path, out, **kw)
+    assert str(info.value) == (
+        f"{out}: {tmp_path / 't.csv'} (trace) changed while the sweep ran (so did "
+        f"{tmp_path / 'cfg.json'} (tiers[0].model)): 1 of 3 finished points read an older "
+        "version of it, and one table must not mix the two; rerun to recompute those 2 over "
+        "the files as they are now (they are marked failed), or use a new --out folder")
+    status = {r["values"]["seed"]: r["status"] for r in read_points(out).values()}
+    assert status == {1: "error", 2: "error", 3: "error", 4: "error", 5: "ok"}
+    monkeypatch.setitem(EDITS, "edit", False)
+    table = run_sweep(path, out, **kw)
+    assert (table["status"] == "ok").all() and len(table) == 5

@@ -1053,24 +1053,41 @@ def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
 
 def _check_one_version(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:
     """Refuse to make one table of points that read two versions of one input file (it was
-    replaced while the sweep ran). The points that read another version than the file holds
-    now are marked failed, so a rerun recomputes them over it."""
-    for path, (field, by_digest) in _input_versions(plan, records).items():
-        if len(by_digest) < 2:
-            continue
+    replaced while the sweep ran). The points that read another version of any such file than
+    it holds now are marked failed, so a rerun recomputes them over the files as they are; the
+    line names the first file, with its own count."""
+    changed = [(path, field, by_digest) for path, (field, by_digest)
+               in _input_versions(plan, records).items() if len(by_digest) > 1]
+    if not changed:
+        return
+    marked: set[str] = set()
+    for path, field, by_digest in changed:
         now = _digest_now(path)
-        stale = sorted({i for digest, ids in by_digest.items() if digest != now for i in ids})
-        for point_id in stale:
+        stale = {i for digest, ids in by_digest.items() if digest != now for i in ids}
+        for point_id in sorted(stale - marked):
             _mark_stale(out, records[point_id], field, path)
-        for name in ("sweep.parquet", "report.html"):  # they may show a point just marked
-            (out / name).unlink(missing_ok=True)
-        finished = len(set().union(*by_digest.values()))
-        those, are = ("it", "it is") if len(stale) == 1 else (f"those {len(stale)}", "they are")
-        raise TiersimError(f"{out}: {path} ({field}) changed while the sweep ran: "
-                           f"{len(stale)} of {finished} finished points read an older version "
-                           "of it, and one table must not mix the two; rerun to recompute "
-                           f"{those} over the file as it is now ({are} marked failed), or use a "
-                           "new --out folder")
+        marked |= stale
+    for name in ("sweep.parquet", "report.html"):  # they may show a point just marked
+        (out / name).unlink(missing_ok=True)
+    path, field, by_digest = changed[0]
+    now = _digest_now(path)
+    stale = {i for digest, ids in by_digest.items() if digest != now for i in ids}
+    finished = len(set().union(*by_digest.values()))
+    too = "" if len(changed) == 1 else f" ({_changed_too(changed[1:])})"
+    those, are = ("it", "it is") if len(marked) == 1 else (f"those {len(marked)}", "they are")
+    files = "the file as it is" if len(changed) == 1 else "the files as they are"
+    raise TiersimError(f"{out}: {path} ({field}) changed while the sweep ran{too}: "
+                       f"{len(stale)} of {finished} finished points read an older version "
+                       "of it, and one table must not mix the two; rerun to recompute "
+                       f"{those} over {files} now ({are} marked failed), or use a new --out "
+                       "folder")
+
+
+def _changed_too(changed: list[tuple[Path, str, Any]]) -> str:
+    """The other input files that changed while the sweep ran, in words."""
+    names = ", ".join(f"{path} ({field})" for path, field, _ in changed[:2])
+    more = f" and {len(changed) - 2} more" if len(changed) > 2 else ""
+    return f"so did {names}{more}"
 
 
 def _input_versions(plan: SweepPlan, records: dict[str, dict[str, Any]]
