@@ -1060,27 +1060,30 @@ def _check_one_version(out: Path, plan: SweepPlan, records: dict[str, dict[str, 
                in _input_versions(plan, records).items() if len(by_digest) > 1]
     if not changed:
         return
+    stale = [_stale_ids(path, by_digest) for path, _, by_digest in changed]
     marked: set[str] = set()
-    for path, field, by_digest in changed:
-        now = _digest_now(path)
-        stale = {i for digest, ids in by_digest.items() if digest != now for i in ids}
-        for point_id in sorted(stale - marked):
+    for (path, field, _), ids in zip(changed, stale, strict=True):
+        for point_id in sorted(ids - marked):
             _mark_stale(out, records[point_id], field, path)
-        marked |= stale
+        marked |= ids
     for name in ("sweep.parquet", "report.html"):  # they may show a point just marked
         (out / name).unlink(missing_ok=True)
     path, field, by_digest = changed[0]
-    now = _digest_now(path)
-    stale = {i for digest, ids in by_digest.items() if digest != now for i in ids}
     finished = len(set().union(*by_digest.values()))
     too = "" if len(changed) == 1 else f" ({_changed_too(changed[1:])})"
     those, are = ("it", "it is") if len(marked) == 1 else (f"those {len(marked)}", "they are")
     files = "the file as it is" if len(changed) == 1 else "the files as they are"
     raise TiersimError(f"{out}: {path} ({field}) changed while the sweep ran{too}: "
-                       f"{len(stale)} of {finished} finished points read an older version "
+                       f"{len(stale[0])} of {finished} finished points read an older version "
                        "of it, and one table must not mix the two; rerun to recompute "
                        f"{those} over {files} now ({are} marked failed), or use a new --out "
                        "folder")
+
+
+def _stale_ids(path: Path, by_digest: dict[str, set[str]]) -> set[str]:
+    """The points that read another version of ``path`` than it holds now."""
+    now = _digest_now(path)
+    return {i for digest, ids in by_digest.items() if digest != now for i in ids}
 
 
 def _changed_too(changed: list[tuple[Path, str, Any]]) -> str:
