@@ -101,8 +101,8 @@ def test_the_shipped_profile_reads_nvidias_dsa_modules_at_each_models_shapes(
     step = build_step_model(m, "checkpoint", "h200", tp=8, kv_dtype="fp8",
                             profile="h200_aiconfigurator_vllm")
     heads = m.heads // 8
-    shape = (f"hidden={m.hidden} q_lora={m.q_lora_rank} v_dim={m.v_head_dim} "
-             f"index_heads={m.index_heads} index_dim=128 index_topk=2048")
+    shape = (f"hidden={m.hidden} q_lora={m.q_lora_rank} rope=64 nope={m.qk_nope_head_dim} "
+             f"v_dim={m.v_head_dim} index_heads={m.index_heads} index_dim=128 index_topk=2048")
     for op in ("attn_prefill", "attn_decode"):
         key = f"{op} fp8 dsa-fp8_block heads={heads} kv_heads=1 head_dim=576 {shape}"
         assert step.sources()[key] == "measured:aiconfigurator vllm 0.24.0"

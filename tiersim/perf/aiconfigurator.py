@@ -96,6 +96,7 @@ from tiersim.perf.mla_decode import (
 from tiersim.perf.profile import (
     DEEPSEEK_V3_MLA,
     DSA_PROXY_ROWS,
+    DSA_SHAPES,
     MLA_DEFAULT_KEY,
     OP_AXES,
     Profile,
@@ -157,18 +158,6 @@ def mla_table_key(heads: int) -> dict[str, int]:
     return {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT, **MLA_DEFAULT_KEY}
 
 MLA_GEMM_TYPES = {"bf16": "bfloat16", "fp8_block": "fp8_block"}
-#: Shapes NVIDIA measured the DSA (DeepSeek sparse attention) modules at, by the data's model
-#: names: DeepSeek-V3.2's and GLM-5's (GLM-5-FP8 is GLM-5's shape in FP8).
-DSA_SHAPES = {
-    "deepseek-ai/DeepSeek-V3.2": {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
-                                  "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
-                                  "v_head_dim": 128, "index_heads": 64, "index_head_dim": 128,
-                                  "index_topk": 2048},
-    "zai-org/GLM-5": {"hidden": 6144, "q_lora_rank": 2048, "kv_lora_rank": 512,
-                      "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
-                      "index_heads": 32, "index_head_dim": 128, "index_topk": 2048},
-}
-DSA_SHAPES["zai-org/GLM-5-FP8"] = DSA_SHAPES["zai-org/GLM-5"]
 #: SGLang prefills a DSA prompt of at most this many tokens with its dense ragged kernel (no
 #: indexer: every token is kept), longer ones with its sparse backend.
 SGLANG_DENSE_PREFILL_MAX = 2048

@@ -103,11 +103,12 @@ efficiency is kept, the bytes and FLOPs rescaled, and the result is read as any 
 (non-decreasing, within the physical limit). ``sources()`` labels it ``anchored:<source>
 (<table it came from>)``. Attention tables anchor only at their own head width
 (:func:`anchors_attention`): GQA tables across head counts of the same ``head_dim``, MLA
-tables across query-head counts of the same module shape (latent, rope, nope, v and projection
-widths: :data:`MLA_KEYS`); a read with no table of its head width is the roofline's. With
-no table of that operator and dtype at all the operator is ``roofline``: anchoring across
-formats was tried and rejected (gpt-oss's MXFP4 MoE anchored on an INT4 Marlin table came out
-1.5-5x slow; the 4-bit kernels differ too much to share a measured efficiency).
+and DSA tables across query-head counts of the same module shape (latent, rope, nope, v and
+projection widths: :data:`MLA_KEYS`; DSA's with its indexer's, :data:`DSA_KEYS`); a read with
+no table of its head width is the roofline's. With no table of that operator and dtype at all
+the operator is ``roofline``: anchoring across formats was tried and rejected (gpt-oss's MXFP4
+MoE anchored on an INT4 Marlin table came out 1.5-5x slow; the 4-bit kernels differ too much
+to share a measured efficiency).
 
 Lower-precision weights on Hopper (how W4A16, NVFP4 and MXFP4 are answered)
 ---------------------------------------------------------------------------
@@ -128,10 +129,11 @@ NVFP4A16) tables are read as timed: they do not record the group size they were 
 Attention tables are keyed by KV-cache dtype (MLA: KV dtype and the projections' format,
 ``"bf16 mla-bf16"``, keyed by the module's shapes too, :data:`MLA_KEYS`, DeepSeek-V3's where a
 table leaves them out; DeepSeek sparse attention ``"fp8 dsa-fp8_block"``, keyed by the model's
-shape too, :data:`DSA_KEYS`, since NVIDIA measured its modules at more than one model's
-shapes), so they are measured for every weight format. A DSA module whose projections'
-format NVIDIA did not time reads another format's rows (:data:`DSA_PROXY_ROWS`; its source
-label says so).
+shape too, the MLA block's and the indexer's, :data:`DSA_KEYS`, since NVIDIA measured its
+modules at more than one model's shapes; ``rope`` and ``nope`` the measured shape's where a
+table written before they were keyed leaves them out), so they are measured for every weight
+format. A DSA module whose projections' format NVIDIA did not time reads another format's
+rows (:data:`DSA_PROXY_ROWS`; its source label says so).
 """
 
 from __future__ import annotations
@@ -172,18 +174,31 @@ OP_KEYS: dict[str, tuple[str, ...]] = {
     "gdn_decode": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
     "gdn_prefill": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
 }
-#: Key fields a DSA module's attention table carries besides :data:`OP_KEYS` (NVIDIA measured
-#: the modules at more than one model's shapes; a model reads a table only at its own).
-DSA_KEYS = ("hidden", "q_lora", "v_dim", "index_heads", "index_dim", "index_topk")
 #: Key fields an MLA module's attention table carries besides :data:`OP_KEYS`: the shapes its
 #: projections and kernel run at (its ``head_dim`` is the cached latent, ``kv_lora_rank +
 #: rope``, which another split of the same width shares). A table may leave them all out where
 #: it was measured at DeepSeek-V3's shapes (:data:`DEEPSEEK_V3_MLA`), as NVIDIA's were.
 MLA_KEYS = ("hidden", "q_lora", "rope", "nope", "v_dim")
+#: Key fields a DSA module's attention table carries besides :data:`OP_KEYS`: the MLA block's
+#: (:data:`MLA_KEYS`) and its indexer's (NVIDIA measured the modules at more than one model's
+#: shapes; a model reads a table only at its own).
+DSA_KEYS = (*MLA_KEYS, "index_heads", "index_dim", "index_topk")
 #: DeepSeek-V3's MLA shapes (Kimi-K2 shares them), in the model's field names: those NVIDIA
 #: measured its MLA modules at.
 DEEPSEEK_V3_MLA = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
                    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+#: Shapes NVIDIA measured the DSA (DeepSeek sparse attention) modules at, by the data's model
+#: names: DeepSeek-V3.2's and GLM-5's (GLM-5-FP8 is GLM-5's shape in FP8).
+DSA_SHAPES = {
+    "deepseek-ai/DeepSeek-V3.2": {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
+                                  "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                                  "v_head_dim": 128, "index_heads": 64, "index_head_dim": 128,
+                                  "index_topk": 2048},
+    "zai-org/GLM-5": {"hidden": 6144, "q_lora_rank": 2048, "kv_lora_rank": 512,
+                      "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
+                      "index_heads": 32, "index_head_dim": 128, "index_topk": 2048},
+}
+DSA_SHAPES["zai-org/GLM-5-FP8"] = DSA_SHAPES["zai-org/GLM-5"]
 #: The format whose measured DSA modules stand for projections in another (the data times
 #: BF16 and block-FP8 projections only): per-tensor FP8 through block FP8, a weight-only or FP4
 #: format through BF16 (Hopper dequantises both to BF16 tensor cores).
@@ -1082,25 +1097,46 @@ def dsa_proxy_rows(dtype: str | None) -> str | None:
 TABLE_KV_DTYPES = ("bf16", "fp16", "fp8", "fp8_e4m3")
 
 
-def dsa_key(model) -> dict[str, int]:
-    """The :data:`DSA_KEYS` fields of a DSA model's attention tables."""
-    return {"hidden": model.hidden, "q_lora": model.q_lora_rank or model.hidden,
-            "v_dim": model.v_head_dim, "index_heads": model.index_heads,
-            "index_dim": model.index_head_dim, "index_topk": model.index_topk}
-
-
 def mla_key(model) -> dict[str, int]:
     """The :data:`MLA_KEYS` fields of an MLA model's attention tables (``q_lora`` the hidden
-    size where queries have no low-rank projection, as :func:`dsa_key` keys it)."""
+    size where queries have no low-rank projection)."""
     return {"hidden": model.hidden, "q_lora": model.q_lora_rank or model.hidden,
             "rope": model.qk_rope_head_dim, "nope": model.qk_nope_head_dim,
             "v_dim": model.v_head_dim}
+
+
+def dsa_key(model) -> dict[str, int]:
+    """The :data:`DSA_KEYS` fields of a DSA model's attention tables: its MLA block's
+    (:func:`mla_key`) and its indexer's."""
+    return {**mla_key(model), "index_heads": model.index_heads,
+            "index_dim": model.index_head_dim, "index_topk": model.index_topk}
 
 
 #: The :data:`MLA_KEYS` of a table that leaves them out: DeepSeek-V3's.
 MLA_DEFAULT_KEY = mla_key(SimpleNamespace(**DEEPSEEK_V3_MLA))
 #: Key fields each module kind's attention tables carry besides :data:`OP_KEYS`.
 MODULE_KEYS = {"mla": MLA_KEYS, "dsa": DSA_KEYS}
+#: Module key fields a table may leave out (all of them or none), by module kind: an MLA
+#: table its :data:`MLA_KEYS`, a DSA table ``rope`` and ``nope``, which profiles written before
+#: they were keyed lack (round 32; such a table read any split of its latent).
+OMITTED_KEYS = {"mla": MLA_KEYS, "dsa": ("rope", "nope")}
+
+
+def _measured_dsa_keys() -> dict[str, dict[str, int]]:
+    """The key fields of each shape of :data:`DSA_SHAPES` (its cached latent, ``head_dim``,
+    and :data:`DSA_KEYS`), by the shape's first model name without its organisation."""
+    keys: dict[str, dict[str, int]] = {}
+    for name, shape in DSA_SHAPES.items():
+        arch = SimpleNamespace(**shape)
+        key = {"head_dim": shape["kv_lora_rank"] + shape["qk_rope_head_dim"], **dsa_key(arch)}
+        if key not in keys.values():
+            keys[name.rsplit("/", 1)[-1]] = key
+    return keys
+
+
+#: The measured shapes a module table that leaves :data:`OMITTED_KEYS` out was measured at,
+#: by name: the one whose other key fields it gives (an MLA table's: DeepSeek-V3's).
+MEASURED_MODULE_KEYS = {"mla": {"DeepSeek-V3": MLA_DEFAULT_KEY}, "dsa": _measured_dsa_keys()}
 
 
 def _stray_module_field(raw: dict, names: tuple[str, ...], loc: str) -> None:
@@ -1115,23 +1151,38 @@ def _stray_module_field(raw: dict, names: tuple[str, ...], loc: str) -> None:
                                "remove it")
 
 
-def _with_mla_default(raw: dict, loc: str) -> dict:
-    """An MLA module table's key with :data:`MLA_DEFAULT_KEY` where it gives none of
-    :data:`MLA_KEYS`; refused where it gives some only."""
-    given = [n for n in MLA_KEYS if n in raw]
-    if not given:
-        return {**raw, **MLA_DEFAULT_KEY}
-    missing = [n for n in MLA_KEYS if n not in raw]
-    if missing:
-        raise ProfileError(f"{loc}.{missing[0]}: an MLA module's key gives all of "
-                           f"{', '.join(MLA_KEYS)} or none (none: DeepSeek-V3's shapes); "
+def _article(kind: str) -> str:
+    """``"an MLA"`` or ``"a DSA"``: a module kind with its article."""
+    return f"{'an' if kind == 'mla' else 'a'} {kind.upper()}"
+
+
+def _with_module_default(raw: dict, kind: str, loc: str) -> dict:
+    """A module table's key with the :data:`OMITTED_KEYS` of the measured shape
+    (:data:`MEASURED_MODULE_KEYS`) its other fields give, where it leaves them all out;
+    refused where it gives some only, or where it leaves them out at a shape none was
+    measured at."""
+    omitted = OMITTED_KEYS.get(kind, ())
+    missing = [n for n in omitted if n not in raw]
+    if not missing:
+        return raw
+    shapes = MEASURED_MODULE_KEYS[kind]
+    names = " or ".join(f"{name}'s" for name in shapes)
+    if len(missing) < len(omitted):
+        raise ProfileError(f"{loc}.{missing[0]}: {_article(kind)} module's key gives all of "
+                           f"{', '.join(omitted)} or none (none: {names} shapes); "
                            f"add {', '.join(missing)}")
-    return raw
+    found = [key for key in shapes.values()
+             if all(raw.get(n) == v for n, v in key.items() if n not in omitted)]
+    if not found:
+        raise ProfileError(f"{loc}.{omitted[0]}: {_article(kind)} module's key leaves out "
+                           f"{' and '.join(omitted)} only at {names} shapes, and this key is "
+                           f"at none of them; add {', '.join(omitted)}")
+    return {**raw, **{n: found[0][n] for n in omitted}}
 
 
 def written_key(dtype: str | None, key: dict[str, int]) -> dict[str, int]:
     """A table's key as its file writes it: an MLA module's at DeepSeek-V3's shapes without
-    its :data:`MLA_KEYS`, which it is read back with (:func:`_with_mla_default`), so that a
+    its :data:`MLA_KEYS`, which it is read back with (:func:`_with_module_default`), so that a
     profile saved again or imported again is the file it was."""
     at_default = all(key.get(n) == v for n, v in MLA_DEFAULT_KEY.items())
     if module_dtype(dtype or "")[1] == "mla" and at_default:
@@ -1146,8 +1197,7 @@ def _parse_key(raw: Any, op: str, loc: str, kind: str = "") -> dict[str, int]:
     if not isinstance(raw, dict):
         raise ProfileError(f"{loc}: must be an object with {', '.join(names)}")
     _stray_module_field(raw, names, loc)
-    if kind == "mla":
-        raw = _with_mla_default(raw, loc)
+    raw = _with_module_default(raw, kind, loc)
     module_fields = {n for fields in MODULE_KEYS.values() for n in fields}
     unknown = sorted(str(k) for k in raw if k not in names and k not in module_fields)
     if unknown:  # a table is matched on its whole key: a field it ignored would match anyway

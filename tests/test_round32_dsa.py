@@ -1,0 +1,116 @@
+"""Round 32, helper dsa: DSA attention tables keyed by their whole module shape.
+
+DSA (DeepSeek sparse attention) module tables were keyed by the hidden, query-rank, value and
+indexer widths and the cached latent (``head_dim``, ``kv_lora_rank + rope``), not the rotary
+and non-rotary key widths, so a GLM-5 config of another rope / nope split read GLM-5's
+measured modules. The key now carries the MLA block's whole shape (:data:`MLA_KEYS`) and the
+indexer's (:data:`DSA_KEYS`); a table written before, without ``rope`` and ``nope``, is read at
+the measured shape its other fields give, or refused in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from tiersim.errors import TiersimError
+from tiersim.hardware import get_model
+from tiersim.paths import bundled
+from tiersim.perf import build_step_model
+from tiersim.perf.profile import DSA_KEYS, load_profile
+
+GLM5 = get_model("benchmarks/data/configs/GLM-5-FP8")
+#: GLM-5 at another split of its 576-wide latent, or another non-rotary key width.
+OTHER_SPLITS = {
+    "nope 128": {"qk_nope_head_dim": 128},
+    "latent 448 + rope 128": {"kv_lora_rank": 448, "qk_rope_head_dim": 128},
+    "rope 32 + nope 224": {"kv_lora_rank": 544, "qk_rope_head_dim": 32, "qk_nope_head_dim": 224},
+}
+#: Every profile in the repository that holds DSA module tables.
+DSA_PROFILES = ("tiersim/profiles/h200_aiconfigurator_vllm.json",
+                "tiersim/profiles/h100_aiconfigurator_vllm.json",
+                "tiersim/profiles/b200_aiconfigurator_vllm.json",
+                "benchmarks/data/h200_aiconfigurator_sglang.json",
+                "benchmarks/data/b200_aiconfigurator_sglang.json")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """The shipped vLLM H200 profile."""
+    return load_profile(bundled("profiles", "h200_aiconfigurator_vllm"))
+
+
+def attention_sources(model, profile) -> dict[str, str]:
+    """The attention tables ``model`` reads from ``profile`` at TP 8, with their labels."""
+    sources = build_step_model(model, "checkpoint", "h200", 8, "bf16", profile).sources()
+    return {name: label for name, label in sources.items() if name.startswith("attn_")}
+
+
+def test_glm5_reads_its_measured_modules_keyed_by_its_whole_shape(shipped):
+    found = attention_sources(GLM5, shipped)
+    assert len(found) == 2
+    assert all("rope=64 nope=192 " in name for name in found)
+    assert set(found.values()) == {"measured:aiconfigurator vllm 0.24.0"}
+
+
+@pytest.mark.parametrize("change", OTHER_SPLITS.values(), ids=OTHER_SPLITS.keys())
+def test_another_rope_nope_split_of_glm5_reads_the_roofline(shipped, change):
+    other = dataclasses.replace(GLM5, **change)
+    assert other.kv_latent_dim == GLM5.kv_latent_dim == 576  # the old key could not tell
+    found = attention_sources(other, shipped)
+    assert len(found) == 2 and set(found.values()) == {"roofline"}
+
+
+@pytest.mark.parametrize("path", DSA_PROFILES)
+def test_every_stored_dsa_table_keys_rope_and_nope(path):
+    """The importer writes the whole key; no file in the repository holds an older one."""
+    tables = [t for t in json.loads(Path(path).read_text())["tables"]
+              if " dsa-" in str(t.get("kv_dtype"))]
+    assert tables and all(set(DSA_KEYS) <= set(t["key"]) for t in tables)
+
+
+def old_doc() -> tuple[dict, list[int]]:
+    """The shipped profile's document with its DSA tables keyed as before (no rope, nope),
+    and their indexes."""
+    doc = json.loads(bundled("profiles", "h200_aiconfigurator_vllm").read_text())
+    picked = [i for i, t in enumerate(doc["tables"]) if " dsa-" in str(t.get("kv_dtype"))]
+    for i in picked:
+        for name in ("rope", "nope"):
+            doc["tables"][i]["key"].pop(name, None)
+    return doc, picked
+
+
+def test_an_older_profile_reads_its_dsa_tables_at_the_measured_shape_they_match(tmp_path):
+    doc, _ = old_doc()
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    profile = load_profile(path)
+    assert set(attention_sources(GLM5, profile).values()) == {"measured:aiconfigurator vllm 0.24.0"}
+    other = dataclasses.replace(GLM5, **OTHER_SPLITS["nope 128"])
+    assert set(attention_sources(other, profile).values()) == {"roofline"}
+
+
+def test_an_older_dsa_key_at_no_measured_shape_is_refused_in_one_line(tmp_path):
+    doc, picked = old_doc()
+    doc["tables"][picked[0]]["key"]["hidden"] = 5120
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TiersimError, match=rf"old\.json: tables\[{picked[0]}\]\.key\.rope: a DSA "
+                       r"module's key leaves out rope and nope only at DeepSeek-V3\.2's or "
+                       r"GLM-5's shapes, and this key is at none of them; add rope, nope$"):
+        load_profile(path)
+
+
+def test_a_dsa_key_with_rope_but_not_nope_is_refused_in_one_line(tmp_path):
+    doc, picked = old_doc()
+    doc["tables"][picked[0]]["key"]["rope"] = 64
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TiersimError, match=rf"p\.json: tables\[{picked[0]}\]\.key\.nope: a DSA "
+                       r"module's key gives all of rope, nope or none \(none: DeepSeek-V3\.2's or "
+                       r"GLM-5's shapes\); add nope$"):
+        load_profile(path)
+
