@@ -20,7 +20,8 @@ from tiersim.errors import TiersimError
 from tiersim.hardware import get_model
 from tiersim.paths import bundled
 from tiersim.perf import build_step_model
-from tiersim.perf.profile import DSA_KEYS, load_profile
+from tiersim.perf.aiconfigurator import Importer, _import_one
+from tiersim.perf.profile import DSA_KEYS, dsa_key, load_profile
 
 GLM5 = get_model("benchmarks/data/configs/GLM-5-FP8")
 #: GLM-5 at another split of its 576-wide latent, or another non-rotary key width.
@@ -114,3 +115,37 @@ def test_a_dsa_key_with_rope_but_not_nope_is_refused_in_one_line(tmp_path):
                        r"GLM-5's shapes\); add nope$"):
         load_profile(path)
 
+
+
+# ------------------------------------------- DSA modules NVIDIA timed under GLM-5.2's names
+
+
+def aic_config(name: str) -> str:
+    """The path of a ``config.json`` aiconfigurator-core ships (skips without the package)."""
+    aic = pytest.importorskip("aiconfigurator_core")
+    return str(Path(aic.__file__).parent / "model_configs" / f"{name}_config.json")
+
+
+def glm5_key(model, heads: int = 8) -> dict[str, int]:
+    """GLM-5's DSA table key at ``heads`` query heads per GPU."""
+    return {"heads": heads, "kv_heads": 1, "head_dim": model.kv_latent_dim, **dsa_key(model)}
+
+
+def test_glm5_nvfp4_reads_the_bf16_modules_nvidia_timed_as_glm52_on_b200_sglang():
+    """B200 SGLang's only whole DSA modules with BF16 projections are filed under
+    nvidia/GLM-5.2-NVFP4 (GLM-5's shape): GLM-5-NVFP4's attention (BF16 projections) read the
+    roofline, as its rows' 'fp8 dsa-bf16' tables were never imported."""
+    model = get_model(aic_config("nvidia--GLM-5-NVFP4"))
+    imp = Importer("b200", "sglang")
+    for op in ("attn_prefill", "attn_decode"):
+        table = _import_one(imp, op, "fp8 dsa-bf16", glm5_key(model), model, 8)
+        assert table is not None and "GLM-5 shapes" in table.extra["notes"]
+
+
+def test_the_b200_sglang_profile_serves_glm5_nvfp4_attention_from_measured_modules():
+    model = get_model(aic_config("nvidia--GLM-5-NVFP4"))
+    profile = load_profile("benchmarks/data/b200_aiconfigurator_sglang.json")
+    sources = build_step_model(model, "checkpoint", "b200", 8, "fp8", profile).sources()
+    attention = {k: v for k, v in sources.items() if k.startswith("attn_")}
+    assert len(attention) == 2 and all(" dsa-bf16 " in k for k in attention)
+    assert set(attention.values()) == {"measured:aiconfigurator sglang 0.5.14"}

@@ -188,7 +188,10 @@ DSA_KEYS = (*MLA_KEYS, "index_heads", "index_dim", "index_topk")
 DEEPSEEK_V3_MLA = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
                    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
 #: Shapes NVIDIA measured the DSA (DeepSeek sparse attention) modules at, by the data's model
-#: names: DeepSeek-V3.2's and GLM-5's (GLM-5-FP8 is GLM-5's shape in FP8).
+#: names: DeepSeek-V3.2's and GLM-5's. GLM-5-FP8 and GLM-5.2-NVFP4 have GLM-5's shape, and
+#: NVIDIA filed some of GLM-5's modules under those names only (B200 SGLang's whole modules
+#: with BF16 projections: GLM-5.2-NVFP4's; its zai-org GLM-5.2 rows time the module without
+#: its indexer, ``*_skip_indexer``, which no table reads).
 DSA_SHAPES = {
     "deepseek-ai/DeepSeek-V3.2": {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
                                   "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
@@ -198,7 +201,8 @@ DSA_SHAPES = {
                       "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
                       "index_heads": 32, "index_head_dim": 128, "index_topk": 2048},
 }
-DSA_SHAPES["zai-org/GLM-5-FP8"] = DSA_SHAPES["zai-org/GLM-5"]
+DSA_SHAPES.update(dict.fromkeys(("zai-org/GLM-5-FP8", "nvidia/GLM-5.2-NVFP4"),
+                                DSA_SHAPES["zai-org/GLM-5"]))
 #: The format whose measured DSA modules stand for projections in another (the data times
 #: BF16 and block-FP8 projections only): per-tensor FP8 through block FP8, a weight-only or FP4
 #: format through BF16 (Hopper dequantises both to BF16 tensor cores).
