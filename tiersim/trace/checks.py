@@ -501,7 +501,31 @@ def _timestamp_fault(raw) -> str:
     if number is not None:
         return (f"cannot parse timestamp (got the number {number}; timestamps here are "
                 f"date-times, not years or Unix times); {fix}")
+    date = _date_beyond_nanoseconds(str(raw))
+    if date is not None:
+        return (f"timestamp dated {date} is outside the dates a trace can hold ({_FIRST_NS} "
+                f"to {_LAST_NS}, nanoseconds since 1970 in 64 bits); fix the date")
     return f"cannot parse timestamp ({short(str(raw))}); {fix}"
+
+
+_FIRST_NS, _LAST_NS = pd.Timestamp.min.date(), pd.Timestamp.max.date()
+"""The first and last day a date-time in nanoseconds since 1970 (int64) reaches."""
+
+
+def _date_beyond_nanoseconds(text: str) -> datetime.date | None:
+    """The date of a timestamp cell written as a date-time (ISO 8601) that lies outside the
+    days nanoseconds since 1970 reach (year 1 or 9999: pandas reads it as no date-time, and it
+    was refused as one that "cannot parse", told to take the form it had); None for any other
+    cell."""
+    try:
+        when = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    try:
+        pd.Timestamp(when).as_unit("ns")
+    except (OverflowError, ValueError):  # pandas' OutOfBoundsDatetime is a ValueError
+        return when.date()
+    return None
 
 
 def _as_number(raw, word: str) -> str | None:
