@@ -3,6 +3,10 @@ dates a trace holds, ...)."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
+
 import pytest
 from conftest import tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
@@ -42,3 +46,62 @@ def test_a_timestamp_pandas_cannot_read_for_another_reason_keeps_its_words(tmp_p
     line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
     assert line.endswith("cannot parse timestamp (text of 19 characters); write it as "
                          "YYYY-MM-DD HH:MM:SS.fffffff (file line 2)")
+
+
+def _canonical_csv(rows: int) -> bytes:
+    """A canonical CSV trace of ``rows`` requests."""
+    return b"arrival_s,input_tokens,output_tokens\n" + b"".join(
+        b"%d,10,5\n" % i for i in range(rows))
+
+
+def _mooncake_lines(rows: int) -> bytes:
+    """A Mooncake JSON-lines trace of ``rows`` requests."""
+    return b"".join(b'{"timestamp": %d, "input_length": 10, "output_length": 5, '
+                    b'"hash_ids": [%d]}\n' % (i, i) for i in range(rows))
+
+
+NUL_CASES = {
+    # was: "row 1001: has 1 field where the header has 3; fix the separators or quoting, ..."
+    "CSV padded with zeros": ("t.csv", _canonical_csv(1000) + bytes(4096), 1002),
+    # was: "row 31: not a JSON object (Expecting value: line 1 column 1 (char 0)); ..."
+    "JSON lines padded with zeros": ("t.jsonl", _mooncake_lines(30) + bytes(4096), 31),
+    # was: "not a trace: binary content that is not Parquet (...; decompress it first)"
+    "a NUL early in a CSV": ("t.csv", _canonical_csv(2).replace(b"0,10", b"0,1\0" b"0"), 2),
+    "a NUL early in JSON lines": ("t.jsonl", _mooncake_lines(5).replace(b"2,", b"2\0,"), 3),
+}
+
+
+@pytest.mark.parametrize(("name", "data", "line"), NUL_CASES.values(), ids=NUL_CASES.keys())
+def test_a_text_trace_holding_nul_bytes_names_their_line(tmp_path, capsys, name, data, line):
+    """A text trace holding NUL bytes (zeros a crash left at its end, or one early on) read as
+    a row with too few fields, a line that is no JSON object, or binary content to decompress;
+    now one line naming the file line of the first NUL and how to remove them."""
+    trace = tmp_path / name
+    trace.write_bytes(data)
+    want = (f"Error: {trace}: file line {line} holds a NUL byte, which no text trace holds "
+            "(zeros a write cut short by a crash left, or damage); remove the NUL bytes "
+            "(tr -d '\\000' < FILE > FIXED) or restore the file")
+    assert one_error_line(*run_cli(capsys, "trace", "inspect", trace)) == want
+
+
+@pytest.mark.parametrize(("compress", "name"), [(gzip.compress, "gzip"), (bz2.compress, "bzip2"),
+                                                (lzma.compress, "xz")])
+def test_a_compressed_trace_names_its_compressor_whatever_its_suffix(tmp_path, capsys, compress,
+                                                                     name):
+    """A compressed trace with a plain suffix (or its own) is named compressed, with what."""
+    for suffix in (".csv", ".csv.gz"):
+        trace = tmp_path / f"t{suffix}"
+        trace.write_bytes(compress(_canonical_csv(50)))
+        line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+        assert line == (f"Error: {trace}: not a trace: binary content compressed with {name} (a "
+                        "trace is Parquet, CSV or JSON lines); decompress it first")
+
+
+def test_text_cut_by_nul_bytes_alone_stays_binary_content(tmp_path, capsys):
+    """Text with no line before its first NUL (``/proc/self/environ``'s layout) is binary
+    content, as before, and nothing of it is shown."""
+    trace = tmp_path / "environ"
+    trace.write_bytes(b"HOME=/root\0SECRET=hunter2\0")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: not a trace: binary content that is not Parquet (a trace "
+                    "is Parquet, CSV or JSON lines; decompress it first)")

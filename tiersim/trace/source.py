@@ -13,6 +13,7 @@ positions only, never its contents: a path like ``/proc/self/environ`` must not 
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import errno
@@ -225,6 +226,12 @@ def sniff(path: Path) -> str:
     if wide is not None:
         raise TraceError(str(path), f"{wide} text; save the trace as UTF-8 (CSV or JSON lines)")
     if b"\0" in head:
+        packed = next((name for magic, name in _PACKED if head.startswith(magic)), None)
+        if packed is not None:
+            raise TraceError(str(path), f"not a trace: binary content compressed with {packed} "
+                             "(a trace is Parquet, CSV or JSON lines); decompress it first")
+        if _text_but_nul(head):
+            _check_no_nul(path)  # raises, naming the line
         raise TraceError(str(path), "not a trace: binary content that is not Parquet "
                          "(a trace is Parquet, CSV or JSON lines; decompress it first)")
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 BOM or not
@@ -239,6 +246,49 @@ def sniff(path: Path) -> str:
 _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
          (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
 """Byte-order marks of the wide encodings, longest first (UTF-32's starts as UTF-16's)."""
+
+
+_PACKED = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"BZh", "bzip2"),
+           (b"\xfd7zXZ\x00", "xz"), (b"PK\x03\x04", "zip"))
+"""The opening bytes of compressed files, and the compressor named for each."""
+
+_CONTROL = re.compile(rb"[\x01-\x08\x0b\x0e-\x1f\x7f]")
+"""A control character no text trace writes (a tab, a line end or a form feed may be)."""
+
+
+def _text_but_nul(head: bytes) -> bool:
+    """Whether the opening bytes ``head`` of a file are UTF-8 text but for NUL bytes (a text
+    trace padded with zeros, as a write cut short by a crash leaves it, or damaged), with a
+    whole line before the first NUL, as a trace's header or first object is (text cut by NULs
+    alone, as ``/proc/self/environ`` is, stays binary content)."""
+    if not _line_ends(head[:head.find(b"\0")]):
+        return False
+    text = head.replace(b"\0", b"")
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(text)  # a character cut at the end waits
+    except UnicodeDecodeError:
+        return False
+    return bool(text.strip()) and _CONTROL.search(text) is None
+
+
+def _check_no_nul(path: Path) -> None:
+    r"""Refuse a text trace (CSV or JSON lines) holding a NUL byte, naming its file line: the
+    parsers read one as an end of the line or a bad character (a file padded with zeros read
+    as "has 1 field where the header has 3", or was binary content to decompress when the zeros
+    came early). Read in blocks (a ``\r`` that ends one waits for the next byte, so a
+    ``\r\n`` is counted once)."""
+    line = 1
+    with path.open("rb") as f:
+        while block := f.read(_CHUNK):
+            while block.endswith(b"\r") and (more := f.read(1)):
+                block += more
+            at = block.find(b"\0")
+            if at >= 0:
+                raise TraceError(str(path), f"file line {line + _line_ends(block[:at])} holds a "
+                                 "NUL byte, which no text trace holds (zeros a write cut short "
+                                 "by a crash left, or damage); remove the NUL bytes (tr -d "
+                                 "'\\000' < FILE > FIXED) or restore the file")
+            line += _line_ends(block)
 
 
 def _wide_text(head: bytes) -> str | None:
@@ -451,12 +501,14 @@ def check_shape(path: Path, kind: str) -> None:
                 from None
         _check_columns(path, count)
     elif kind == "jsonl":
+        _check_no_nul(path)
         _check_json_line_lengths(path)
         _check_columns(path, _first_line(path, MAX_JSONL_LINE_BYTES).count(b'":'))
         _check_utf8(path)
         _check_json_depth(path)
         _check_json_keys(path)
     else:
+        _check_no_nul(path)
         _check_columns(path, _first_line(path, MAX_HEADER_BYTES).count(b",") + 1)
         _check_columns(path, _header_fields(path))
 
