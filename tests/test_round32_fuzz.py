@@ -8,10 +8,11 @@ import gzip
 import lzma
 
 import pytest
-from conftest import tiny_doc, write_yaml
+from conftest import TINY, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
 
 AZURE_HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+TINY_TEXT = TINY.read_text()
 
 
 @pytest.mark.parametrize(("cell", "row", "date"), [
@@ -105,3 +106,30 @@ def test_text_cut_by_nul_bytes_alone_stays_binary_content(tmp_path, capsys):
     line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
     assert line == (f"Error: {trace}: not a trace: binary content that is not Parquet (a trace "
                     "is Parquet, CSV or JSON lines; decompress it first)")
+
+
+@pytest.mark.parametrize(("key", "where", "line"), [
+    ('"seed "', "'seed '", 4), ('"\\tseed"', "'\\tseed'", 4)])
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_known_key_with_white_space_around_it_is_told_so(tmp_path, capsys, key, where, line,
+                                                           command):
+    """A quoted key with a space at its end read 'line 4: seed : unknown key (did you mean
+    'seed'?)', the space lost before the colon (and plan gave no line); now the key is quoted
+    and the space named, by run and plan alike."""
+    text = TINY_TEXT.replace("seed: 0", f"{key}: 0")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(text)
+    got = one_error_line(*run_cli(capsys, command, scenario, *(
+        ["--no-baselines"] if command == "run" else ["--out", tmp_path / "p"])))
+    assert got == (f"Error: {scenario}: line {line}: {where}: unknown key ('seed' with white "
+                   "space at its start or end; remove the space)")
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_key_in_a_list_with_white_space_around_it_is_placed(tmp_path, capsys):
+    """The quoted key is found again in the file, inside a list too."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY_TEXT.replace("    replicas: 1\n", '    "replicas\\t": 1\n', 1))
+    got = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "p"))
+    assert got == (f"Error: {scenario}: line 16: tiers[0].'replicas\\t': unknown key "
+                   "('replicas' with white space at its start or end; remove the space)")

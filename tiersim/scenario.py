@@ -19,6 +19,7 @@ The engine never sees these models; :mod:`tiersim.runner` turns them into plain 
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import datetime
@@ -1528,7 +1529,9 @@ def _where(loc: Loc, root: yaml.Node | None) -> str:
 
 
 #: A key path as :func:`format_loc` writes it (``tiers[1].accuracy``).
-_KEY_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*")
+_KEY = r"(?:[A-Za-z_]\w*|'(?:[^'\\]|\\.)*')"
+"""One key of a key path: a plain name, or one :func:`format_loc` quoted (``'seed '``)."""
+_KEY_PATH = re.compile(rf"{_KEY}(?:\.{_KEY}|\[\d+\])*")
 
 
 def located(err: ScenarioError) -> ScenarioError:
@@ -1552,8 +1555,9 @@ def key_path(where: str) -> Loc | None:
     or None where ``where`` is no key path (a line number, a file)."""
     if not _KEY_PATH.fullmatch(where):
         return None
-    return tuple(int(index) if index else key
-                 for key, index in re.findall(r"([A-Za-z_]\w*)|\[(\d+)\]", where))
+    return tuple(int(index) if index else ast.literal_eval(quoted) if quoted else key
+                 for key, quoted, index in re.findall(
+                     r"([A-Za-z_]\w*)|('(?:[^'\\]|\\.)*')|\[(\d+)\]", where))
 
 
 def line_in(source: str, loc: Loc) -> int | None:
@@ -1578,13 +1582,15 @@ def _file_root(source: str, loc: Loc) -> yaml.Node | None:
 def format_loc(loc: Loc) -> str:
     """``("tiers", 1, "replicas")`` -> ``tiers[1].replicas``; a key of more than 40 characters
     cut short (a file's key may be 200 kB: the line quotes it, not the file), an empty one
-    written ``''`` (it was read as the top level)."""
+    written ``''`` (it was read as the top level), one with white space at either end quoted
+    (``'seed '``: unquoted, its space was lost before the colon that follows)."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
             text = _short(str(part), 40) if str(part) else "''"
+            text = repr(text) if text != text.strip() else text
             out += f".{text}" if out else text
     return out or "(top level)"
 
@@ -1682,8 +1688,12 @@ def _short(text: str, limit: int = 80) -> str:
 
 
 def _suggest(loc: Loc) -> str:
-    """`` (did you mean 'x'?)`` for a misspelt key, from the fields of the model at ``loc``."""
+    """`` (did you mean 'x'?)`` for a misspelt key, from the fields of the model at ``loc``; a
+    known key with white space at either end is told so."""
     fields = _fields_at(loc[:-1])
+    bare = str(loc[-1]).strip()
+    if bare != str(loc[-1]) and bare in fields:
+        return f" ({bare!r} with white space at its start or end; remove the space)"
     close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
     if close:
         return f" (did you mean {close[0]!r}?)"
