@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
 import lzma
 
 import pytest
 from conftest import TINY, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
+
+from tiersim.cli import main
 
 AZURE_HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
 TINY_TEXT = TINY.read_text()
@@ -133,3 +136,85 @@ def test_a_key_in_a_list_with_white_space_around_it_is_placed(tmp_path, capsys):
     got = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "p"))
     assert got == (f"Error: {scenario}: line 16: tiers[0].'replicas\\t': unknown key "
                    "('replicas' with white space at its start or end; remove the space)")
+
+
+def _mooncake_with(rows: int, extra) -> str:
+    """A Mooncake JSON-lines trace of ``rows`` requests, each line with the keys ``extra(i)``
+    adds, written as ``json.dumps`` writes them."""
+    return "".join(json.dumps({"timestamp": i * 100, "input_length": 100 + i,
+                               "output_length": 10, "hash_ids": [i], **extra(i)}) + "\n"
+                   for i in range(rows))
+
+
+def _inspected(capsys, trace) -> dict:
+    """``tiersim trace inspect TRACE --json``'s statistics; fails unless it succeeds."""
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(trace), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+UNUSED_KEY_CASES = {
+    # was: "row 1: a value inside key 5 of this line is an object here and a number in earlier
+    # items or lines; write every line's value of that key the same way (file line 1)"
+    "a list of mixed items": lambda i: {"junk": [1, {"c": None}], "huge": "x" * 100_000},
+    # was: "row 2: key 5 of this line is an object here and a number on earlier lines; ..."
+    "a number, then an object": lambda i: {"junk": i if i % 2 == 0 else {"a": [i]}},
+}
+
+
+@pytest.mark.parametrize("extra", UNUSED_KEY_CASES.values(), ids=UNUSED_KEY_CASES.keys())
+def test_a_json_key_nothing_reads_may_hold_anything(tmp_path, capsys, extra):
+    """A Mooncake JSON-lines key no converter reads, holding values of changing kinds (or a
+    number no double holds), refused the whole trace; now such a key is left out of the read
+    (named in the note of columns not read, as a Parquet file's are), and the trace reads as
+    the same file without it, by trace inspect and by run."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(_mooncake_with(20, extra))
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(_mooncake_with(20, lambda i: {}))
+    got, want = _inspected(capsys, trace), _inspected(capsys, plain)
+    assert {k: v for k, v in got.items() if k not in ("notes", "path")} == {
+        k: v for k, v in want.items() if k not in ("notes", "path")}
+    names = ", ".join(repr(k) for k in extra(0))
+    note = (f"note: {trace}: column(s) {names} not read (neither this format's nor a canonical "
+            "optional column such as prompt_hash or correct_<tier>)")
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace)}))
+    code, err = run_cli(capsys, "run", scenario, "--no-baselines")
+    assert code == 0 and err.splitlines()[0] == note
+
+
+def test_a_json_key_nothing_reads_may_hold_a_number_beyond_a_double(tmp_path, capsys):
+    """'row 1: key 5 of this line holds a number too large to store (beyond +-1.8e308); write a
+    finite number (file line 1)', of a key nothing reads; now it is left out."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(_mooncake_with(5, lambda i: {"junk": [1, 2.5]}).replace("2.5", "-2e999"))
+    assert _inspected(capsys, trace)["rows"] == 5
+
+
+def test_a_json_key_nothing_reads_may_be_named_twice(tmp_path, capsys):
+    """A key named twice on a line refused the trace ('keys 5 and 6 of an object share a
+    name'), though nothing reads it; now it is left out, and a key that is read, named twice,
+    is still refused, naming its line."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(_mooncake_with(5, lambda i: {}).replace('"hash_ids"', '"x": 1, "x": 2, '
+                                                             '"hash_ids"'))
+    assert run_cli(capsys, "trace", "inspect", trace)[0] == 0
+    lines = _mooncake_with(5, lambda i: {"x": [1] if i else {}}).splitlines(keepends=True)
+    lines[3] = lines[3].replace('"output_length": 10', '"output_length": 10, "output_length": 9')
+    trace.write_text("\n" + "".join(lines))
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: row 4: names the key 'output_length' twice; keep one (which "
+                    "copy holds the data cannot be known) (file line 5)")
+
+
+def test_a_fault_of_a_key_that_is_read_is_named_after_one_nothing_reads(tmp_path, capsys):
+    """Where a key nothing reads changes kind and, further on, a key that is read does too, the
+    one that is read is named, at its own file line (blank lines and \\r\\n ends counted)."""
+    text = _mooncake_with(10, lambda i: {"junk": i if i % 2 else {"a": 1}})
+    text = text.replace('"input_length": 106', '"input_length": {"x": 1}')
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(("\n\n" + text).replace("\n", "\r\n").encode())
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: row 7: key 'input_length' is an object here and a number "
+                    "on earlier lines; write every line's value of that key the same way (file "
+                    "line 9)")

@@ -168,7 +168,10 @@ def test_a_json_number_too_big_for_a_double_is_named_by_file_line_and_key(tmp_pa
                 + MOON.format("1e400", "") + "\n")
     assert error_of(big) == (f"{big}: row 3: key 'timestamp' holds a number too large to store "
                              "(beyond +-1.8e308); write a finite number (file line 4)")
-    inside = write(tmp_path / "i.jsonl", MOON.format(0, ', "extra": [1, -2e999]') + "\n")
+    # a canonical table carries every key, so one no converter reads is parsed too (a Mooncake
+    # file's such key is left out since round 32: tests/test_round32_fuzz.py)
+    inside = write(tmp_path / "i.jsonl", '{"arrival_s": 0, "input_tokens": 100, '
+                   '"output_tokens": 10, "extra": [1, -2e999]}\n')
     assert error_of(inside) == (f"{inside}: row 1: key 4 of this line holds a number too large "
                                 "to store (beyond +-1.8e308); write a finite number (file line 1)")
 

@@ -24,6 +24,8 @@ import math
 import re
 import stat
 import sys
+import tempfile
+import typing
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -571,7 +573,7 @@ def read_raw(path: str | Path, used=None, left_out=None) -> tuple[pd.DataFrame, 
         columns, unread = parquet_selection(p, used)
         df, src = _read_parquet(p, columns, unread), parquet_source(p, unread)
     elif kind == "jsonl":
-        df, src = _read_jsonl(p), Source(str(path), 0)
+        df, src = _read_jsonl_used(p, str(path), used)
     else:
         df, src = _read_csv_columns(path, used, left_out)
     csv_file = kind not in ("parquet", "jsonl")
@@ -1130,6 +1132,112 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
         raise _jsonl_parse_error(p, e) from None
 
 
+def _read_jsonl_used(p: Path, name: str, used=None) -> tuple[pd.DataFrame, Source]:
+    """A JSON-lines file read whole (:func:`_read_jsonl`); where that read fails, read again
+    without the keys nothing reads (``used``, as :func:`read_raw`'s; None: those of the format
+    the keys name, :func:`tiersim.trace.formats.columns_used`), which are then only named
+    (the Source's ``unread``): a key nothing reads holding values of changing kinds (a number
+    on one line, an object on the next; a list of mixed items), or named twice on a line,
+    refused the whole trace. A fault of a key that is read is refused as before, naming its
+    file line (:func:`_kept_keys_copy` keeps the lines)."""
+    try:
+        return _read_jsonl(p), Source(name, 0)
+    except TraceError:
+        copy = _kept_keys_copy(p, used)
+        if copy is None:
+            raise
+    handle, order = copy
+    with handle:
+        try:
+            df = _read_jsonl(Path(_FD_FOLDER, str(handle.fileno())))
+        except TraceError as err:  # named by the copy's path: name the file's
+            raise _renamed(err, name) from None
+    unread = tuple(key for key in order if key not in df.columns)
+    return df, Source(name, 0, unread=unread, order=order)
+
+
+_FD_FOLDER = "/proc/self/fd" if Path("/proc/self/fd").is_dir() else "/dev/fd"
+"""Where an open file is reached by its descriptor (a copy with no name on disk)."""
+
+
+def _renamed(err: TraceError, name: str) -> TraceError:
+    """``err`` (about a copy of a file) as the same error about the file ``name``."""
+    again = TraceError(name, str(err)[len(err.path) + 2:])
+    again.row, again.column = err.row, err.column
+    return again
+
+
+def _kept_keys_copy(p: Path, used) -> tuple[typing.IO[bytes], tuple[str, ...]] | None:
+    """An unnamed temporary copy of JSON-lines file ``p`` (opened, at its start; it leaves
+    nothing on disk whatever ends the process) whose objects keep only the keys that are read
+    (see :func:`_read_jsonl_used`), one line for each of the file's, so that rows and file
+    lines stay those of the file, and the file's keys in the order they first appear; None
+    when every key is read. A line that is no JSON object, or names a key that is read twice,
+    or holds a number too big for a double in one, is copied as it is (the read of the copy
+    names its fault as the file's)."""
+    from tiersim.trace.formats import columns_used
+
+    names = dict.fromkeys(_key_name(key) for chunk in _line_chunks(p) for key in _keys(chunk))
+    chosen = (used or columns_used)([name.strip() for name in names if name is not None])
+    if chosen is None:
+        return None
+    order: dict[str, None] = {}
+    handle = tempfile.TemporaryFile()  # noqa: SIM115 - returned open, closed by the caller
+    try:
+        with p.open("rb") as f:
+            for n, line in enumerate(_json_lines(f)):
+                handle.write(_kept_line(line.removeprefix(b"\xef\xbb\xbf") if not n else line,
+                                        chosen, order) + b"\n")
+        handle.seek(0)
+    except BaseException:
+        handle.close()
+        raise
+    if all(key.strip() in chosen for key in order):
+        handle.close()
+        return None
+    return handle, tuple(order)
+
+
+def _key_name(key: bytes) -> str | None:
+    """A key as :data:`_JSON_STRING` found it (its escapes as written), decoded; None for one
+    that is no JSON text (the read names its line)."""
+    try:
+        return json.loads(b'"' + key + b'"')
+    except ValueError:
+        return None
+
+
+def _kept_line(line: bytes, chosen: set[str], order: dict[str, None]) -> bytes:
+    """One line of :func:`_kept_keys_copy`: the object with only the ``chosen`` keys (their
+    values written again exactly: whole numbers as written, floats as read, text escaped), its
+    keys added to ``order``; the line as it is where it is blank or cannot be so copied."""
+    if not line.strip(JSON_BLANK.encode()):
+        return b""
+    try:
+        record = json.loads(line, object_pairs_hook=_CountedObject, parse_float=_json_float)
+    except ValueError:
+        return line
+    if not isinstance(record, dict):
+        return line
+    order.update(dict.fromkeys(record))
+    kept = {key: value for key, value in record.items() if key.strip() in chosen}
+    if any(key in kept for key in record.twice) or any(map(_holds_too_big, kept.values())):
+        return line
+    return json.dumps(kept).encode()
+
+
+class _CountedObject(dict):
+    """A JSON object (``json.loads``'s ``object_pairs_hook``) with the keys it names twice
+    (``twice``; the last value is kept)."""
+
+    def __init__(self, pairs: list[tuple[str, object]]):
+        super().__init__(pairs)
+        self.twice = {key for key, _ in pairs} if len(self) < len(pairs) else set()
+        if self.twice:
+            seen: set[str] = set()
+            self.twice = {key for key, _ in pairs if key in seen or seen.add(key)}
+
+
 def _filled_lines(p: Path) -> int:
     r"""The lines of a text file that are not blank (a line ends at ``\n``, ``\r\n`` or a
     lone ``\r``, as the JSON reader ends it; a blank line holds spaces and tabs at most).
@@ -1463,7 +1571,7 @@ def names_and_raw(path: str | Path) -> tuple[list[str], tuple[pd.DataFrame, Sour
     if kind == "csv":
         return csv_columns(Path(path)), None
     raw = read_raw(path)
-    return list(raw[0].columns), raw
+    return [*raw[0].columns, *raw[1].unread], raw
 
 
 def parquet_columns(p: Path) -> list[str]:
