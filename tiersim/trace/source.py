@@ -1179,8 +1179,8 @@ def _kept_keys_copy(p: Path, used) -> tuple[typing.IO[bytes], tuple[str, ...]] |
 
     names = dict.fromkeys(_key_name(key) for chunk in _line_chunks(p) for key in _keys(chunk))
     chosen = (used or columns_used)([name.strip() for name in names if name is not None])
-    if chosen is None:
-        return None
+    if chosen is None or all(name.strip() in chosen for name in names if name is not None):
+        return None  # every key (nested ones too) is read: no copy, the read's error stands
     order: dict[str, None] = {}
     handle = tempfile.TemporaryFile()  # noqa: SIM115 - returned open, closed by the caller
     try:
