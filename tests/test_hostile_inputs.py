@@ -147,8 +147,8 @@ SCENARIO_CASES = {
     "!!timestamp abc": (tiny_with(("seed: 0", "seed: !!timestamp abc")),
                         "line 4: invalid YAML: cannot read this value as its type"),
     "a 5,000-digit seed": (tiny_with(("seed: 0", "seed: " + "9" * 5000)),
-                           "line 4: invalid YAML: cannot read this value as its type (Exceeds "
-                           "the limit (4300 digits)"),
+                           "line 4: seed: a whole number of 5,000 digits is beyond any setting "
+                           "(at most 3,000 bits, about 900 digits)"),
     "seed: 1:30 (base 60 in YAML 1.1)": (tiny_with(("seed: 0", "seed: 1:30")),
                                          "seed: 1:30 is base 60 to YAML 1.1 (90); write 90"),
     "a right-to-left override in the name": (tiny_with(("name: tiny", 'name: "a\\u202Eb"')),

@@ -218,3 +218,21 @@ def test_a_fault_of_a_key_that_is_read_is_named_after_one_nothing_reads(tmp_path
     assert line == (f"Error: {trace}: row 7: key 'input_length' is an object here and a number "
                     "on earlier lines; write every line's value of that key the same way (file "
                     "line 9)")
+
+
+@pytest.mark.parametrize(("old", "new", "where"), [
+    ("seed: 0", "seed: " + "9" * 5000, "line 4: seed: a whole number of 5,000 digits"),
+    ("    replicas: 1", "    replicas: -" + "1" * 4301,
+     "line 16: tiers[0].replicas: a whole number of 4,301 digits"),
+])
+def test_a_whole_number_of_more_digits_than_python_reads_names_its_key(tmp_path, capsys, old,
+                                                                        new, where):
+    """A scenario number of more than 4,300 digits read 'line 4: invalid YAML: cannot read this
+    value as its type (Exceeds the limit (4300 digits) for integ...', Python's words cut
+    midway and no key named; now it is refused as a number of fewer digits past any setting
+    is, naming its key."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY_TEXT.replace(old, new, 1))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: {where} is beyond any setting (at most 3,000 bits, "
+                    "about 900 digits)")

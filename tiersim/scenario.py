@@ -27,6 +27,7 @@ import difflib
 import functools
 import math
 import re
+import sys
 import types
 import typing
 import unicodedata
@@ -1005,7 +1006,30 @@ def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
 
 def _huge(number: int) -> str:
     """Why a whole number of more than :data:`MAX_INT_BITS` bits is refused (never printed)."""
+    if isinstance(number, _Overlong):
+        return (f"a whole number of {number.digits:,} digits is beyond any setting (at most "
+                f"{MAX_INT_BITS:,} bits, about 900 digits)")
     return huge(number.bit_length())
+
+
+class _Overlong(int):
+    """A decimal whole number in a scenario of ``digits`` digits, more than Python makes an int
+    of, and than any setting holds (:func:`_reject_non_finite` refuses it, :func:`_huge` says why):
+    stands as 2 to the power :data:`MAX_INT_BITS`, past every limit."""
+
+    def __new__(cls, digits: int):
+        number = super().__new__(cls, 1 << MAX_INT_BITS)
+        number.digits = digits
+        return number
+
+
+def _digits(node: yaml.Node) -> int:
+    """The digits of a plain scalar YAML reads as a decimal whole number (0 for any other
+    node)."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag != _INT or node.style is not None:
+        return 0
+    text = node.value.replace("_", "")
+    return len(text.lstrip("+-")) if WHOLE.match(text) else 0
 
 
 def refuse_non_map(data: Any, source: str, root: yaml.Node | None) -> None:
@@ -1084,7 +1108,12 @@ class _BoundedLoader(yaml.SafeLoader):
 
     def construct_object(self, node, deep=False):
         """Construct one value; a value its tag cannot hold (``!!int abc``, ``!!bool 1``, an
-        integer of more than 4,300 digits) is a YAML error at that node, not a traceback."""
+        integer of more than 4,300 digits) is a YAML error at that node, not a traceback. A
+        decimal whole number of more digits than Python makes an int of (4,300) is an
+        :class:`_Overlong`, refused by its digits (Python's refusal was cut short midway)."""
+        digits = _digits(node)
+        if digits > sys.get_int_max_str_digits() > 0:
+            return _Overlong(digits)
         try:
             return super().construct_object(node, deep)
         except yaml.YAMLError:
