@@ -172,11 +172,12 @@ MOONCAKE = [{"timestamp": 0, "input_length": 600, "output_length": 5},
 
 @pytest.mark.parametrize(("text", "fault"), [
     ("\n".join(json.dumps(r, indent=2) for r in MOONCAKE) + "\n",
-     "row 1: not a JSON object (Expecting property name enclosed in double quotes: line 2 "
-     "column 1 (char 2)); each line must be one JSON object (file line 1)"),
+     "row 1: holds the start of a JSON value that the line does not end (JSON written over "
+     "several lines, or a line cut short?); write one object a line, e.g. jq -c . FILE (file "
+     "line 1)"),
     (json.dumps(MOONCAKE[0]) + " " + json.dumps(MOONCAKE[1]) + "\n\n" + json.dumps(MOONCAKE[2])
-     + "\n", "row 1: not a JSON object (Extra data: line 1 column 59 (char 58)); each line must "
-     "be one JSON object (file line 1)"),
+     + "\n", "row 1: holds more than one JSON value (one ends at character 57); write one "
+     "object a line, e.g. jq -c . FILE (file line 1)"),
 ])
 def test_json_objects_not_one_a_line_are_refused_whatever_the_size(tmp_path, capsys, text,
                                                                    fault):

@@ -120,9 +120,9 @@ def test_an_object_split_across_a_block_boundary_names_its_line(tmp_path, monkey
     monkeypatch.setattr(source, "JSONL_READ_BYTES", cut)
     assert next(source._line_chunks(path, cut)).endswith(b'"input_length": 600,\n')
     message = _trace_or_error(path)
-    assert message == (f"{path}: row 6: not a JSON object (Expecting property name enclosed "
-                       "in double quotes: line 2 column 1 (char 38)); each line must be one "
-                       "JSON object (file line 7)")
+    assert message == (f"{path}: row 6: holds the start of a JSON value that the line does "
+                       "not end (JSON written over several lines, or a line cut short?); write "
+                       "one object a line, e.g. jq -c . FILE (file line 7)")
     with monkeypatch.context() as m:
         m.setattr(source, "_jsonl_in_blocks", lambda p: None)
         assert _trace_or_error(path) == message

@@ -236,3 +236,37 @@ def test_a_whole_number_of_more_digits_than_python_reads_names_its_key(tmp_path,
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert line == (f"Error: {scenario}: {where} is beyond any setting (at most 3,000 bits, "
                     "about 900 digits)")
+
+
+def _mooncake_rows(rows: int) -> list[dict]:
+    """``rows`` Mooncake requests as objects."""
+    return [{"timestamp": i, "input_length": 5, "output_length": 5} for i in range(rows)]
+
+
+OVER_LINES = ("holds the start of a JSON value that the line does not end (JSON written over "
+              "several lines, or a line cut short?); write one object a line, e.g. jq -c . FILE")
+JSON_LINE_CASES = {
+    # was: "row 1: not a JSON object (Expecting property name enclosed in double quotes: line 2
+    # column 1 (char 2)); each line must be one JSON object (file line 1)": line 2 of what?
+    "pretty-printed": ("".join(json.dumps(r, indent=2) + "\n" for r in _mooncake_rows(3)),
+                       f"row 1: {OVER_LINES} (file line 1)"),
+    # was: "row 2: not a JSON object (Expecting ',' delimiter: line 1 column 52 (char 51)); ..."
+    "a last line cut short": (json.dumps(_mooncake_rows(1)[0]) + "\n"
+                              + json.dumps(_mooncake_rows(1)[0])[:-1] + "\n",
+                              f"row 2: {OVER_LINES} (file line 2)"),
+    # was: "row 1: not a JSON object (Extra data: line 1 column 56 (char 55)); ..."
+    "two objects on a line": ("".join(json.dumps(r) for r in _mooncake_rows(2)) + "\n",
+                              "row 1: holds more than one JSON value (one ends at character "
+                              "55); write one object a line, e.g. jq -c . FILE (file line 1)"),
+}
+
+
+@pytest.mark.parametrize(("text", "fault"), JSON_LINE_CASES.values(), ids=JSON_LINE_CASES.keys())
+def test_json_lines_that_are_not_one_object_each_say_how(tmp_path, capsys, text, fault):
+    """A JSON-lines trace written pretty-printed, cut short, or two objects a line was told
+    the parser's words, whose "line 2 column 1" counted lines within one file line; now the
+    line says what it holds and how to write one object a line."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(text)
+    assert one_error_line(*run_cli(capsys, "trace", "inspect", trace)) == (
+        f"Error: {trace}: {fault}")

@@ -1402,8 +1402,7 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 return TraceError(str(p), f"{twice.words()}; keep one (which copy holds the data "
                                   f"cannot be known){where}", row=row)
             except ValueError as bad:
-                return TraceError(str(p), f"not a JSON object ({_error_line(bad)}); "
-                                  f"each line must be one JSON object{where}", row=row)
+                return TraceError(str(p), f"{_not_one_object(line, bad)}{where}", row=row)
             huge = _too_big(record)
             if huge:
                 return TraceError(str(p), f"{huge}; write a finite number{where}", row=row)
@@ -1416,6 +1415,24 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
                 return TraceError(str(p), f"{clash}; write every line's value of that key the "
                                   f"same way{where}", row=row)
     return TraceError(str(p), f"cannot read the JSON lines ({_error_line(e)})")
+
+
+def _not_one_object(line: str, bad: ValueError) -> str:
+    """Why a JSON-lines line that ``json.loads`` refused (``bad``) is no object of its own: one
+    cut at the line's end (an object written over several lines, as ``json.dumps(indent=2)``
+    writes it; the parser's own words counted lines within the line: "line 2 column 1"), two
+    or more on the line, or no JSON object at all."""
+    text = line.strip(JSON_BLANK)
+    if isinstance(bad, json.JSONDecodeError) and text.startswith(("{", "[")):
+        if bad.msg == "Extra data":
+            return ("holds more than one JSON value (one ends at character "
+                    f"{len(line[:bad.pos].rstrip()):,}); write one object a line, e.g. jq -c . "
+                    "FILE")
+        if bad.pos >= len(line.rstrip(JSON_BLANK)):
+            return ("holds the start of a JSON value that the line does not end (JSON written "
+                    "over several lines, or a line cut short?); write one object a line, e.g. "
+                    "jq -c . FILE")
+    return f"not a JSON object ({_error_line(bad)}); each line must be one JSON object"
 
 
 class _DuplicateKey(ValueError):
