@@ -270,3 +270,17 @@ def test_json_lines_that_are_not_one_object_each_say_how(tmp_path, capsys, text,
     trace.write_text(text)
     assert one_error_line(*run_cli(capsys, "trace", "inspect", trace)) == (
         f"Error: {trace}: {fault}")
+
+
+@pytest.mark.parametrize("command", [["trace", "inspect"], ["analytic", "--trace"]])
+def test_a_scenario_given_as_a_trace_is_named_a_yaml_file(tmp_path, capsys, command):
+    """A scenario given where a trace goes read as a CSV: 'row 10: has 2 fields where the
+    header has 1 (file line 11); fix the separators or quoting'; now it is named a YAML file,
+    by trace inspect, analytic and a scenario's trace.path alike."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(TINY_TEXT)
+    want = (f"Error: {scenario}: is a YAML file (a scenario?), not a trace (a trace is Parquet, "
+            "CSV or JSON lines); give the trace file (a scenario names it under trace.path)")
+    assert one_error_line(*run_cli(capsys, *command, scenario)) == want
+    other = write_yaml(tmp_path / "o.yml", tiny_doc(trace={"path": str(scenario)}))
+    assert one_error_line(*run_cli(capsys, "run", other, "--no-baselines")) == want

@@ -224,6 +224,10 @@ def sniff(path: Path) -> str:
         raise TraceError(str(path), f"cannot read the file ({err.strerror})") from None
     if head.startswith(b"PAR1"):
         return "parquet"
+    if path.suffix.lower() in (".yaml", ".yml"):  # read as a CSV: "has 2 fields where ..."
+        raise TraceError(str(path), "is a YAML file (a scenario?), not a trace (a trace is "
+                         "Parquet, CSV or JSON lines); give the trace file (a scenario names it "
+                         "under trace.path)")
     wide = _wide_text(head)
     if wide is not None:
         raise TraceError(str(path), f"{wide} text; save the trace as UTF-8 (CSV or JSON lines)")
