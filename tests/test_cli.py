@@ -238,7 +238,7 @@ def test_usage_error_through_the_console_entry_point():
 def test_help_and_a_bare_group_still_show_help(capsys):
     assert main(["run", "--help"]) == 0
     assert "Usage: tiersim run" in capsys.readouterr().out
-    assert main(["trace"]) == 2  # a group without its command shows its help, as before
+    assert main(["trace"]) == 1  # a group without its command shows its help, a usage mistake
     assert "Usage: tiersim trace" in capsys.readouterr().out
 
 

@@ -8,7 +8,8 @@ leaves the others working and says why when it is called.
 
 Errors a user can cause (:class:`~tiersim.errors.TiersimError`, and the framework's usage errors:
 a bad option value, an unknown option, a missing ``--out``, :mod:`tiersim.cli.usage`) are
-printed as one line on stderr with exit status 1 and no traceback; that happens in
+printed as one line on stderr with exit status 1 and no traceback (``tiersim`` or ``tiersim
+trace`` without a command prints the help and exits 1 too: it ran nothing); that happens in
 :meth:`TiersimApp.__call__`, the console script's entry point, so it covers every mounted
 command.
 """
@@ -158,8 +159,8 @@ class TiersimApp(typer.Typer):
                 _silence_stdout()
                 raise SystemExit(READER_GONE) from None
             raise
-        except usage.NoArgsIsHelpError as err:  # the framework has printed the help
-            raise SystemExit(err.exit_code) from None
+        except usage.NoArgsIsHelpError:  # no command: the framework has printed the help
+            raise SystemExit(1) from None  # nothing ran: a usage mistake, as --bogus is
         except usage.UsageError as err:  # --workers 0, --bogus, no --out: one line too
             line = usage.usage_line(err, _typed_command(kwargs.get("args")))
             echo(f"Error: {escaped(line)}", err=True)
