@@ -152,8 +152,10 @@ def _plan_figures(console: str, plan: PlanResult, page: PageTables, run: RunResu
         figures.add("report", f"uniform {u['design']} cost", others[u["design"]][0],
                     u["cost_usd"])
     saving = chosen["savings"]["vs_uniform_frac"]
-    line = re.search(rf"^  (?:saves|costs) ({NUMBER.pattern}) %", console, re.M)
-    figures.add("console", "saving", line.group(1), abs(saving), 100)
+    # a saving of 0 "costs the same" (round 32: it read "saves 0 %")
+    line = re.search(rf"^  (?:(?:saves|costs) ({NUMBER.pattern}) %|costs the same)", console,
+                     re.M)
+    figures.add("console", "saving", line.group(1) or "0", abs(saving), 100)
     shown = page.table("Against uniform fleets")["saved vs it per hour"][0]  # provisioned
     figures.add("report", "saving", shown.removesuffix("%").strip().removeprefix("-"),
                 abs(saving), 100)

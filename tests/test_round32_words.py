@@ -21,3 +21,53 @@ def test_bare_tiersim_exits_1_through_the_console_entry_point():
     result = run_cli()
     assert result.returncode == 1 and "Usage: tiersim [OPTIONS] COMMAND" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def _plan_saving(frac: float) -> str:
+    """``tiersim plan``'s saving line for a share of ``frac`` per hour."""
+    from tiersim.cli.plan import _saving_line
+
+    return _saving_line({"vs_uniform_frac": frac, "vs_uniform_usd": -1.0,
+                         "saving_basis": "per_hour", "baseline_uniform_tier": "bf16"})
+
+
+@pytest.mark.parametrize(("frac", "expected"), [
+    (-5e-12, "costs 0.000000000500 % more per hour than"),  # read "costs 0 % more"
+    (5e-12, "saves 0.000000000500 % per hour against"),  # read "saves 0 %"
+    (-2.86e-8, "costs 0.00000286 % more per hour than"),  # read "costs 2.86e-06 % more"
+    (0.0, "costs the same per hour as"),  # read "saves 0 %"
+    (5e-13, "costs the same per hour as"),  # float noise: no saving
+    (-0.02, "costs 2.00 % more per hour than"),  # as it was
+])
+def test_a_plans_saving_reads_in_plain_digits_and_a_zero_as_the_same_cost(frac, expected):
+    assert _plan_saving(frac) == (f"  {expected} the cheapest sized uniform fleet (bf16), "
+                                  "simulated")
+
+
+@pytest.mark.parametrize(("frac", "expected"), [
+    (5e-12, "0.000000000500 % dearer than the plan"),  # read "0 % dearer"
+    (-2.86e-8, "0.00000286 % cheaper than the plan"),  # read "2.86e-06 % cheaper"
+    (0.0, "costs the same as the plan"),  # read "0 % dearer"
+    (0.02, "2.00 % dearer than the plan"),  # as it was
+])
+def test_a_runner_ups_share_reads_in_plain_digits_and_a_zero_as_the_same_cost(frac, expected):
+    from tiersim.plan.planner import _dearer
+
+    assert _dearer(frac) == expected
+
+
+@pytest.mark.parametrize(("frac", "expected"), [
+    (-2.86e-8, "-0.00000286 %"), (5e-12, "0.000000000500 %"), (5e-13, "0 %"),
+    (0.0123456, "1.23 %"), (12.3456, "1,235 %")])
+def test_a_runs_saving_and_the_reports_share_print_in_plain_digits(frac, expected):
+    """``tiersim run``'s saving row and the report's percentages: "-2.86e-06 %" before."""
+    from types import SimpleNamespace
+
+    from tiersim.cli.run import saving_row
+    from tiersim.report.page import fmt, percent
+
+    saving = SimpleNamespace(baseline_uniform_tier="bf16", comparable=True, estimated=False,
+                             vs_uniform_frac=frac, vs_uniform_usd=1.0, drain_gap=None,
+                             saving_basis="per_hour", cost_model="provisioned")
+    assert saving_row(saving)[1] == f"{expected} per hour"
+    assert fmt(percent(frac)) == expected

@@ -22,6 +22,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -480,11 +481,31 @@ def paid_share(cost_model: str | None, fleet: tuple[float | None, float | None],
     return saved_share(paid(cost_model, *fleet), paid(cost_model, *baseline))
 
 
+SHARE_NOISE = 1e-12
+"""A share of one cost in another within this of 0 is 0 (:func:`without_noise`), and only such
+a share prints as 0 (:func:`share_text`)."""
+
+
 def without_noise(share: float | None) -> float | None:
-    """A share of one cost in another, 0 within 1e-12: two sums of one set of prices may differ
-    in their last bits (fp8 3 + bf16 1 at 14 USD/hour was -1.11e-16 dearer than bf16 4 in
-    plan.json, and a share's sign picks "saves" or "costs ... more")."""
-    return 0.0 if share is not None and abs(share) < 1e-12 else share
+    """A share of one cost in another, 0 within :data:`SHARE_NOISE`: two sums of one set of
+    prices may differ in their last bits (fp8 3 + bf16 1 at 14 USD/hour was -1.11e-16 dearer
+    than bf16 4 in plan.json, and a share's sign picks "saves" or "costs ... more")."""
+    return 0.0 if share is not None and abs(share) < SHARE_NOISE else share
+
+
+def share_text(share: float) -> str:
+    """A share (a saving, "% dearer") as a percentage, as :func:`figure_text` prints one (3
+    significant figures, ``" %"``), but in plain digits however small (a share of 2.86e-08
+    reads "0.00000286 %", where it read "2.86e-06 %"), and "0 %" only where
+    :func:`without_noise` makes it 0: the word its sign picks ("saves", "dearer") never stands
+    beside a 0 (a share of -5e-12 read "costs 0 % more", figure_text's 0 being 1e-9)."""
+    share = without_noise(share)
+    if share == 0:
+        return "0 %"
+    text = f"{share * 100:#.3g}"
+    if "e-" not in text:  # from 1e-4 % up figure_text's digits are plain
+        return figure_text(share, " %", 100)
+    return f"{Decimal(text):f} %"  # 2.86e-06 as 0.00000286, the same 3 figures
 
 
 def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:

@@ -334,18 +334,21 @@ def _saving_line(saving: dict) -> str:
     """The plan's saving against the cheapest sized uniform fleet, in words: "saves", or
     "costs ... more than" where the plan is the dearer, by the share on the plan's basis, or
     against a free baseline (no share) by the USD gap over the trace. Before, a plan dearer
-    than a free baseline read "saves -16 USD (the baseline costs 0 USD: no percentage)"."""
-    from tiersim.results import basis_words, saving_without_share
+    than a free baseline read "saves -16 USD (the baseline costs 0 USD: no percentage)". A
+    share of 0 (:func:`~tiersim.results.without_noise`) "costs the same as": it read "saves 0
+    %", and a share of -5e-12 "costs 0 % more"."""
+    from tiersim.results import basis_words, saving_without_share, share_text, without_noise
 
-    frac, usd = saving.get("vs_uniform_frac"), saving.get("vs_uniform_usd")
+    frac, usd = without_noise(saving.get("vs_uniform_frac")), saving.get("vs_uniform_usd")
     gap = frac if frac is not None else usd  # a free baseline's: in USD, 0 within 1e-12
     costs = isinstance(gap, int | float) and gap < (0 if frac is not None else -1e-12)
     # to 3 figures, as tiersim run prints a saving and the report shows this one, and as a
     # runner-up's "% dearer than the plan" reads
     shown = saving_without_share(frac, abs(usd) if costs and usd is not None else usd) or (
-        figure_text(abs(frac) if costs else frac, " %", 100))
+        share_text(abs(frac) if costs else frac))
     per = basis_words(saving.get("saving_basis"), frac)  # as the plan is ranked
-    words = f"costs {shown} more{per} than" if costs else f"saves {shown}{per} against"
+    words = (f"costs the same{per} as" if frac == 0 else f"costs {shown} more{per} than"
+             if costs else f"saves {shown}{per} against")
     drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
     return (f"  {words} the cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
             f"simulated{drain}")

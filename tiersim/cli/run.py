@@ -329,7 +329,7 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
     fleet missed what its baselines are held to (simulated or estimated alike, as the report
     says; ``missed``: that in words, with its figures, :meth:`RunResult.missed_words`), an
     estimate labelled as one, a free baseline's gap in USD."""
-    from tiersim.results import basis_words, saving_without_share
+    from tiersim.results import basis_words, saving_without_share, share_text
 
     name = "estimated saving" if saving.estimated else "saved"
     label = f"{name} vs uniform {saving.baseline_uniform_tier}"
@@ -337,7 +337,7 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
         return (label, "not comparable", f"this fleet misses {missed or saving.missed}, the "
                 "uniform fleets are held to them; size this one with tiersim plan")
     shown = (saving_without_share(saving.vs_uniform_frac, saving.vs_uniform_usd)
-             or fmt(saving.vs_uniform_frac, " %", 100))
+             or share_text(saving.vs_uniform_frac))
     if saving.estimated:
         return (label, f"{shown} (estimate)", "estimate: per-token attributed cost, not "
                 "simulated (--baselines simulates)")

@@ -66,6 +66,7 @@ from tiersim.results import (
     round_sig,
     saved_share,
     saving_basis,
+    share_text,
     within_limit,
     without_noise,
 )
@@ -941,9 +942,14 @@ def _dearer(frac: float) -> str:
     """A cost gap to the plan in words: ``"2.00 % dearer than the plan"`` or, below it,
     ``"0.700 % cheaper than the plan"`` (never "-0.7% dearer"); the share as the plan's saving
     and ``tiersim run`` print one (:func:`~tiersim.results.figure_text`: 3 figures, where it
-    read to one decimal place, 0.0756 % as "0.1%" and 0.0049 % as "0.0%")."""
-    word = "dearer" if frac >= 0 else "cheaper"
-    return f"{figure_text(abs(frac), ' %', 100)} {word} than the plan"
+    read to one decimal place, 0.0756 % as "0.1%" and 0.0049 % as "0.0%"), in plain digits
+    (:func:`~tiersim.results.share_text`); a share of 0 costs "the same as the plan" (it read
+    "0 % dearer", and 5e-12 "0 % dearer" beside the plan's lower cost)."""
+    frac = without_noise(frac)
+    if frac == 0:
+        return "costs the same as the plan"
+    word = "dearer" if frac > 0 else "cheaper"
+    return f"{share_text(abs(frac))} {word} than the plan"
 
 
 def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | None,

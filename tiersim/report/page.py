@@ -40,6 +40,7 @@ from tiersim.results import (
     floor_digits,
     in_margin_order,
     saving_without_share,
+    share_text,
     split_words,
 )
 
@@ -96,8 +97,9 @@ figure shown to 4 here and 3 there read 12.75 s beside 12.7 s)."""
 def fmt(value: Any, digits: int = SIG_FIGURES, zeros: bool = True) -> str:
     """A cell's text: numbers to ``digits`` significant figures, trailing zeros kept as the
     console prints them (``0.0440``; ``zeros=False``: dropped, as ``{:.4g}`` prints them; a
-    :class:`Digits` to its own, a :class:`Percent` to 3 as ``23.4 %``), within :data:`ZERO` of 0
-    as 0, None as a dash."""
+    :class:`Digits` to its own, a :class:`Percent` to 3 as ``23.4 %``, in plain digits however
+    small, :func:`~tiersim.results.share_text`), within :data:`ZERO` of 0 as 0, None as a
+    dash."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, bool):
@@ -105,7 +107,7 @@ def fmt(value: Any, digits: int = SIG_FIGURES, zeros: bool = True) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, Percent):
-        return "0 %" if abs(value) < ZERO else _significant(100 * value, 3, "#") + " %"
+        return share_text(value)
     if isinstance(value, float):
         count = value.digits if isinstance(value, Digits) else digits
         return "0" if abs(value) < ZERO else _significant(value, count, "#" if zeros else "")
