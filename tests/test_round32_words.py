@@ -71,3 +71,40 @@ def test_a_runs_saving_and_the_reports_share_print_in_plain_digits(frac, expecte
                              saving_basis="per_hour", cost_model="provisioned")
     assert saving_row(saving)[1] == f"{expected} per hour"
     assert fmt(percent(frac)) == expected
+
+
+NOT_A_PROMPT = ("(requests with the same value are not the same prompt); name a column of "
+                "prompt hashes, or set popularity: {distinct: N}")
+
+
+@pytest.mark.parametrize("column", ["tool_s", "session_id", "step", "parent", "task_type",
+                                    "step_type", "subject", "difficulty", "spec_acceptance"])
+def test_no_column_but_the_prompts_own_is_a_response_cache_key(tmp_path, column):
+    """A key names a prompt (docs/agentic.md): ``key: tool_s`` (a time) or ``key: task_type``
+    answered 49 of 50 requests of one type or tool time from the first one's answer."""
+    import pandas as pd
+    from conftest import tiny_doc, write_yaml
+
+    trace = tmp_path / "t.parquet"
+    pd.DataFrame({"request_id": range(50), "arrival_s": [float(i) for i in range(50)],
+                  "input_tokens": [100 + i for i in range(50)], "output_tokens": 10,
+                  column: ["code" if column in ("task_type", "step_type", "subject")
+                           else 0 for _ in range(50)]}).to_parquet(trace)
+    doc = tiny_doc(trace={"path": str(trace)})
+    doc["tiers"] = doc["tiers"][1:]
+    doc["router"] = {"policy": "uniform",
+                     "response_cache": {"mode": "lru", "size": 100, "key": column}}
+    scenario = write_yaml(tmp_path / "s.yaml", doc)
+    result = run_cli("run", str(scenario), "--no-baselines", "--no-report")
+    assert result.returncode == 1 and result.stdout == ""
+    line = next(i for i, text in enumerate(scenario.read_text().splitlines(), 1)
+                if text.strip() == f"key: {column}")
+    assert result.stderr == (f"Error: {scenario}: line {line}: router.response_cache.key: "
+                             f"'{column}' is not a prompt key {NOT_A_PROMPT}\n")
+
+
+@pytest.mark.parametrize("column", ["prompt", "prompt_hash", "my_hash"])
+def test_a_prompts_own_column_is_still_a_key(column):
+    from tiersim.response_cache import ResponseCacheConfig
+
+    assert ResponseCacheConfig(mode="lru", size=5, key=column).key == column

@@ -35,8 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tiersim.errors import Note, ScenarioError
 from tiersim.results import ResponseCacheResult
 from tiersim.text_columns import row_values
-from tiersim.trace.canonical import CORE, HASH_BLOCK_TOKENS
-from tiersim.trace.formats import FORMATS, shown_name
+from tiersim.trace.canonical import HASH_BLOCK_TOKENS
+from tiersim.trace.formats import FORMATS, KNOWN, shown_name
 
 
 class PopularityConfig(BaseModel):
@@ -78,12 +78,19 @@ class ResponseCacheConfig(BaseModel):
         return self
 
 
-NOT_KEYS = frozenset({*CORE, *(c for f in FORMATS.values() for c in f.required),
-                      "Total tokens"})
-"""Trace columns that say nothing about which prompt a request sent: the canonical core
-columns, and each format's times and token counts (BurstGPT's total too), which a logged
-trace carries when ``key:`` names them (``key: ContextTokens`` on an Azure trace answered
-every request of a length from the first one's answer: a hit rate of 100%)."""
+PROMPT_COLUMNS = ("prompt", "prompt_hash", "prefix_hashes")
+"""The columns tiersim reads by name that say which prompt a request sent."""
+
+NOT_KEYS = frozenset({*(c for c in KNOWN if c not in PROMPT_COLUMNS),
+                      *(c for f in FORMATS.values() for c in f.required), "Total tokens"})
+"""Trace columns that say nothing about which prompt a request sent: every column tiersim
+reads by name but the prompt's own (:data:`PROMPT_COLUMNS`): the core columns, a session's
+task, step, parent and tool time, a step or task type, a subject, a difficulty (``key:
+task_type`` answered every request of a type from the first one's answer, ``key: tool_s``
+every step of one tool time: 49 of 50 requests), and each format's times and token counts
+(BurstGPT's total too), which a logged trace carries when ``key:`` names them (``key:
+ContextTokens`` on an Azure trace answered every request of a length from the first one's
+answer: a hit rate of 100%)."""
 
 
 def keys(df: pd.DataFrame, cfg: ResponseCacheConfig, rng: np.random.Generator,
