@@ -108,3 +108,86 @@ def test_a_prompts_own_column_is_still_a_key(column):
     from tiersim.response_cache import ResponseCacheConfig
 
     assert ResponseCacheConfig(mode="lru", size=5, key=column).key == column
+
+
+def _error_line(capsys, argv: list[str]) -> str:
+    """The one stderr line of a refused command (status 1, nothing on stdout)."""
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    return captured.err.strip()
+
+
+def test_max_replicas_1e30_names_the_range_and_what_to_give(capsys, tmp_path):
+    """``--max-replicas 1e30`` read "unable to parse input string as an integer, exceeded
+    maximum size": 1e30 is 10**30 (the one number rule), held to the scenario's cap as its
+    digits are; above what any scenario may set, raising the cap is no fix."""
+    from conftest import TINY, tiny_doc, write_yaml
+
+    line = _error_line(capsys, ["plan", str(TINY), "--max-replicas", "1e30"])
+    assert line == (f"Error: --max-replicas 1000000000000000000000000000000 is above {TINY}'s "
+                    "limits.max_replicas (1024) and the most a scenario may set (100000); give "
+                    "1 to 1024, or raise limits: {max_replicas: N} in the scenario, N up to "
+                    "100000")
+    capped = write_yaml(tmp_path / "capped.yaml", tiny_doc(limits={"max_replicas": 100000}))
+    line = _error_line(capsys, ["plan", str(capped), "--max-replicas", "1e30"])
+    assert line == (f"Error: --max-replicas 1000000000000000000000000000000 is above "
+                    f"{capped}'s limits.max_replicas (100000, the most a scenario may set); "
+                    "give 1 to 100000")
+    line = _error_line(capsys, ["plan", str(TINY), "--max-replicas", "2e3"])  # as before
+    assert line == (f"Error: --max-replicas 2000 is above {TINY}'s limits.max_replicas (1024); "
+                    "lower it, or raise limits: {max_replicas: N} in the scenario")
+
+
+def test_a_bounded_int_flag_given_1e30_names_its_bound(capsys):
+    line = _error_line(capsys, ["sweep", "scenarios/tiny.yaml", "--out", "x",
+                                "--max-points", "1e30"])
+    assert line == ("Error: --max-points: input should be less than or equal to 1000000; see "
+                    "tiersim sweep --help")
+
+
+def test_a_whole_flag_with_an_exponent_is_read_exactly():
+    from tiersim.cli.usage import read_flag_number
+
+    assert read_flag_number(int, 1, None, "1e30") == 10**30  # int(1e30) is 10**30 + 1.99e13
+    assert read_flag_number(int, 1, None, "2.0") == 2
+
+
+@pytest.mark.parametrize(("setting", "key", "expected"), [
+    ("limits: {max_replicas: 1e30}", "limits.max_replicas", "must be <= 100000 (got 1e+30)"),
+    ("limits: {max_replicas: -1e30}", "limits.max_replicas", "must be >= 1 (got -1e+30)"),
+    ("seed: 1e30", "seed", "must be <= 9223372036854775807 (got 1e+30)"),
+    ("limits: {gpus_per_replica: [1, 1e30]}", "limits.gpus_per_replica[1]",
+     "must be <= 4096 (got 1e+30)"),
+])
+def test_a_yaml_whole_number_1e30_is_refused_by_its_keys_bound(tmp_path, setting, key,
+                                                               expected):
+    """``max_replicas: 1e30`` read "unable to parse input string as an integer, exceeded
+    maximum size (got 1e+30)"; 10**30 in digits read "must be <= 100000", as it now does."""
+    from conftest import TINY
+
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario import load_scenario
+
+    text = TINY.read_text()
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("seed: 0", setting) if setting.startswith("seed")
+                    else f"{setting}\n{text}")
+    line = 4 if setting.startswith("seed") else 1
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert str(err.value) == f"{path}: line {line}: {key}: {expected}"
+
+
+def test_a_whole_number_1e30_for_a_key_without_a_bound_says_to_write_digits(tmp_path):
+    from conftest import TINY
+
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY.read_text().replace("replicas: 1\n", "replicas: 1e30\n", 1))
+    with pytest.raises(ScenarioError, match=r": tiers\[0\]\.replicas: must be a whole number "
+                       r"\(got 1e\+30: written with an exponent, one must be below 2\*\*63\); "
+                       "write it in digits$"):
+        load_scenario(path)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from decimal import Decimal
 
 _DIGITS = r"[0-9](?:_?[0-9])*"
 WHOLE = re.compile(r"^[-+]?(?:0|[1-9](?:_?[0-9])*)$")
@@ -68,6 +69,13 @@ def read_number(text: str, kind: type = float) -> int | float:
     raise NumberError("input should be a valid integer, unable to parse string as an integer"
                       if kind is int else
                       "input should be a valid number, unable to parse string as a number")
+
+
+def exact_whole(text: str) -> int:
+    """The whole number that decimal ``text`` with a point or an exponent writes (``2.0``,
+    ``1e30``: :data:`FRACTIONAL`), exactly: ``int(float("1e30"))`` is 10**30 +
+    19,884,624,838,656, the nearest float's. For a reader that wants a whole number."""
+    return int(Decimal(text.strip().replace("_", "")))
 
 
 def misspelt(text: str) -> str | None:
@@ -167,4 +175,4 @@ def _decimal(number: float) -> str:
 
 
 __all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
-           "huge", "misspelt", "read_number", "shown"]
+           "exact_whole", "huge", "misspelt", "read_number", "shown"]

@@ -1690,6 +1690,8 @@ def _explain(error: dict, loc: Loc) -> str:
         return f"must be {bounds[kind]} {limit} (got {_got(got)})"
     if kind == "finite_number":
         return f"must be a finite number (got {_got(got)})"
+    if kind == "int_parsing_size" and isinstance(got, float):
+        return _beyond_int(got, loc)
     if kind in ("bool_type", "bool_parsing"):
         return f"must be true or false (got {_got(got)})"
     if kind == "literal_error":
@@ -1700,6 +1702,45 @@ def _explain(error: dict, loc: Loc) -> str:
         return _short(" ".join(str(ctx.get("error", error["msg"])).split()), 300)
     message = error["msg"]
     return f"{message[:1].lower()}{message[1:]} (got {_got(got)})"
+
+
+def _beyond_int(got: float, loc: Loc) -> str:
+    """Why a whole number written with an exponent beyond 2**63 (``max_replicas: 1e30``, which
+    pydantic reads as no integer, "exceeded maximum size") is refused: as the same number in
+    digits is, by the key's bound (``must be <= 100000``), or, where the key has none, with
+    the number to write."""
+    low, high = _int_bounds(loc)
+    if high is not None and got > high:
+        return f"must be <= {high} (got {_got(got)})"
+    if low is not None and got < low:
+        return f"must be >= {low} (got {_got(got)})"
+    return (f"must be a whole number (got {_got(got)}: written with an exponent, one must be "
+            "below 2**63); write it in digits")
+
+
+def _int_bounds(loc: Loc) -> tuple[Any, Any]:
+    """The ``ge`` and ``le`` bounds of the whole-number key at ``loc`` (a list's item: its
+    items'), each None where the key sets none or is no scenario key."""
+    model, info = Scenario, None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = _keys_of(model) if _is_model(model) else {}
+        if part not in fields:
+            return None, None
+        info = fields[part]
+        model = _model_in(info.annotation)
+    if info is None:
+        return None, None
+    marks = list(info.metadata)
+    if isinstance(loc[-1], int):  # limits.gpus_per_replica[0]: tuple[Annotated[int, ...]]
+        marks = [mark for kind in typing.get_args(info.annotation)
+                 if typing.get_origin(kind) is Annotated
+                 for extra in typing.get_args(kind)[1:]
+                 for mark in getattr(extra, "metadata", [extra])]
+    low = next((mark.ge for mark in marks if hasattr(mark, "ge")), None)
+    high = next((mark.le for mark in marks if hasattr(mark, "le")), None)
+    return low, high
 
 
 def _got(value) -> str:

@@ -397,9 +397,8 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     if max_replicas is None:  # the cap a run of the scenario sizes its baselines under
         max_replicas = baseline_replica_limit(scenario)
     elif max_replicas > scenario.limits.max_replicas:
-        raise TiersimError(f"--max-replicas {max_replicas} is above {scenario_path}'s "
-                           f"limits.max_replicas ({scenario.limits.max_replicas}); lower it, or "
-                           "raise limits: {max_replicas: N} in the scenario")
+        raise TiersimError(_over_the_cap(max_replicas, scenario.limits.max_replicas,
+                                         scenario_path))
     floor_used = floor if floor is not None else scenario.accuracy_floor
     _check_choose(scenario, choose, floor_used)
     _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)
@@ -489,6 +488,24 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
         except ValidationError as err:
             loc, message = explain_errors(err.errors(), doc, ("router",))
             raise TiersimError(f"--choose {shown}: {format_loc(loc)}: {message}") from None
+
+
+def _over_the_cap(asked: int, cap: int, scenario_path: Path) -> str:
+    """Why ``--max-replicas asked`` above the scenario's ``limits.max_replicas`` (``cap``) is
+    refused, and what to give: at most the cap, or a raised cap, where the most a scenario
+    may set (:data:`~tiersim.scenario.MAX_REPLICAS_CEILING`) holds ``asked`` (``1e30`` was
+    told to raise limits: {max_replicas: N}, which no scenario may set so high)."""
+    from tiersim.numbers import shown
+    from tiersim.scenario import MAX_REPLICAS_CEILING
+
+    said = f"--max-replicas {shown(str(asked))} is above {scenario_path}'s limits.max_replicas"
+    if asked <= MAX_REPLICAS_CEILING:
+        return f"{said} ({cap}); lower it, or raise limits: {{max_replicas: N}} in the scenario"
+    if cap == MAX_REPLICAS_CEILING:
+        return f"{said} ({cap}, the most a scenario may set); give 1 to {cap}"
+    return (f"{said} ({cap}) and the most a scenario may set ({MAX_REPLICAS_CEILING}); give "
+            f"1 to {cap}, or raise limits: {{max_replicas: N}} in the scenario, N up to "
+            f"{MAX_REPLICAS_CEILING}")
 
 
 def _check_router_keys(scenario, source: str, choose: dict[str, list],

@@ -229,19 +229,24 @@ def number_flag(kind: type, low: float | None = None, high: float | None = None)
 def read_flag_number(kind: type, low: float | None, high: float | None, text: str):
     """A number flag's ``text`` read as a scenario's number is (:mod:`tiersim.numbers`: ``1e3``
     is 1000, ``1__0`` and ``010`` are refused with the number to write), then held to ``kind``
-    (a whole number for int: ``2.0`` is 2) and to ``low`` .. ``high``, in the words the
+    (a whole number for int: ``2.0`` is 2, ``1e30`` is 10**30 exactly, held to the bounds and
+    the command's own checks as its digits are, where it read "unable to parse input string
+    as an integer, exceeded maximum size") and to ``low`` .. ``high``, in the words the
     framework used for those checks; :class:`BadParameter`, naming the flag, otherwise. A
     default (a number, not text) is only held to them."""
     from typing import Annotated
 
     from pydantic import Field, TypeAdapter, ValidationError
 
-    from tiersim.numbers import NumberError, read_number
+    from tiersim.numbers import NumberError, exact_whole, read_number
 
     try:
         number = read_number(text, kind) if isinstance(text, str) else text
     except NumberError as err:
         raise errors.BadParameter(str(err)) from None
+    if kind is int and isinstance(text, str) and isinstance(number, float) \
+            and number.is_integer():
+        number = exact_whole(text)
     try:
         return TypeAdapter(Annotated[kind, Field(ge=low, le=high)]).validate_python(number)
     except ValidationError as err:
