@@ -191,3 +191,23 @@ def test_a_whole_number_1e30_for_a_key_without_a_bound_says_to_write_digits(tmp_
                        r"\(got 1e\+30: written with an exponent, one must be below 2\*\*63\); "
                        "write it in digits$"):
         load_scenario(path)
+
+
+def test_analytic_refuses_a_dc_its_figures_cannot_show(capsys):
+    """``--dc 5e-324`` underflowed: "dC* = 0 per request (0.0% of dc)"."""
+    line = _error_line(capsys, ["analytic", "--p", "0.8", "--eps", "0.01", "--delta", "0.3",
+                                "--dc", "5e-324"])
+    assert line == ("Error: tiersim analytic: --dc: must be at least 2.225e-308 (got 5e-324), "
+                    "the smallest number a float holds to its full digits: below it dC* and the "
+                    "frontiers' costs round to 0; give dc in a larger unit (per 1,000 or 10^6 "
+                    "requests)")
+
+
+@pytest.mark.parametrize(("p", "dc", "expected"), [
+    ("1e-9", "1", "dC* = 9.66667e-10 per request (0.0000000967 % of dc) at the kink"),  # 0.0%
+    ("0.8", "2.3e-308", "dC* = 1.56941e-308 per request (68.2 % of dc) at the kink"),
+    ("0.8", "1.0", "dC* = 0.682353 per request (68.2 % of dc) at the kink"),
+])
+def test_analytic_prints_dc_stars_share_in_plain_digits(capsys, p, dc, expected):
+    assert main(["analytic", "--p", p, "--eps", "0.01", "--delta", "0.3", "--dc", dc]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == expected

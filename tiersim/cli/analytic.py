@@ -22,13 +22,14 @@ present.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import numpy as np
 import typer
 
-from tiersim.analytic import TwoType, accuracy_note, estimate, summary
+from tiersim.analytic import TwoType, accuracy_note, estimate, max_saving, summary
 from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import ScenarioError, TiersimError, baseline_only
 
@@ -94,11 +95,20 @@ def analytic(
     if not model.dc > 0:
         raise ScenarioError(WHERE, "--dc", f"the top tier must cost more than the cheap one "
                             f"(dc = {model.dc:g}); the closed form prices the top tier's extra")
+    if model.dc < MIN_DC:
+        raise ScenarioError(WHERE, "--dc", f"must be at least {MIN_DC:.4g} (got {model.dc!r}), "
+                            "the smallest number a float holds to its full digits: below it "
+                            "dC* and the frontiers' costs round to 0; give dc in a larger unit "
+                            "(per 1,000 or 10^6 requests)")
     out = summary(model, floor)
     if est is not None:
         out["estimated_from"] = est
     echo(json.dumps(out, indent=1) if as_json else render(out))
 
+
+MIN_DC = sys.float_info.min
+"""Smallest dc the closed form prices (the smallest normal float, 2.225e-308): ``--dc 5e-324``
+gave dC* = 0, which read "0.0% of dc"."""
 
 MAX_COST = 1e12
 """Largest --dc / --c0 taken (USD per request): beyond it the frontiers overflow to infinity,
@@ -411,7 +421,10 @@ def _estimate_lines(e: dict) -> list[str]:
 
 
 def render(out: dict) -> str:
-    """The summary as plain lines for a terminal."""
+    """The summary as plain lines for a terminal; dC*'s share of dc from the shares and losses
+    (it is dc's whatever dc is), in plain digits (:func:`~tiersim.results.share_text`)."""
+    from tiersim.results import share_text
+
     m = out["params"]
     lines = []
     per = "per request"
@@ -429,7 +442,7 @@ def render(out: dict) -> str:
         f"p = {m['p']:.4g}   eps = {m['eps']:.4g}   delta = {m['delta']:.4g}   "
         f"c0 = {m['c0']:.6g}   dc = {m['dc']:.6g}",
         f"dC* = {out['dC_star']:.6g} {per} "
-        f"({out['dC_star'] / m['dc']:.1%} of dc) at the "
+        f"({share_text(max_saving(m['p'], m['eps'], m['delta']))} of dc) at the "
         + ("kink" if m["eps"] >= 0 else f"top tier's accuracy {m['a_top']:.4f}"),
         f"kink: {out['kink']['top_share']:.1%} on the top tier, cost {out['kink']['cost']:.6g}, "
         f"accuracy {out['kink']['accuracy']:.4f}",
