@@ -125,3 +125,33 @@ def test_a_draft_heads_default_cost_is_not_called_the_scenarios():
                                            "(tiersim's default)")
     given = SpeculativeConfig(k=3, acceptance=0.7, head_cost=0.05)
     assert _spec_words(given, (0, 10)) == "speculative acceptance 0.7, draft head cost 0.05"
+
+
+def test_a_tensorrt_llm_row_sizes_its_kv_cache_as_tensorrt_llm_does():
+    """TensorRT-LLM gives the KV cache 0.9 of the memory left free after the weights and the
+    activations (``free_gpu_memory_fraction``), vLLM and SGLang 0.9 of the whole GPU less them.
+    Before, a TensorRT-LLM row was replayed with vLLM's rule: B200 DeepSeek-R1 at TP 4 held
+    40,544 tokens where TensorRT-LLM holds 528,960, and the replay preempted all along."""
+    import dataclasses
+    import math
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fidelity_silicon as fs
+
+    from tiersim.hardware.gpus import get_gpu
+    from tiersim.hardware.models import get_model
+    from tiersim.perf.memory import kv_capacity_blocks
+
+    model = "Llama-3.1-70B"
+    args = (get_model(model), "fp8", get_gpu("h200"), 2, fs.BLOCK_SIZE)
+    kw = {"kv_dtype": "fp8", "max_num_batched_tokens": fs.MAX_BATCHED_TOKENS}
+    vllm = fs.Case(model, "fp8", tp=2, dp=1, ep=1, engine="vllm")
+    trt = fs.Case(model, "fp8", tp=2, dp=1, ep=1, engine="trtllm")
+    assert fs.engine_kv_blocks(vllm, "fp8", {}) == kv_capacity_blocks(*args, **kw)
+    sglang = dataclasses.replace(vllm, engine="sglang")
+    assert fs.engine_kv_blocks(sglang, "fp8", {}) == kv_capacity_blocks(*args, **kw)
+    free = kv_capacity_blocks(*args, gpu_memory_utilization=1.0, **kw)
+    assert fs.engine_kv_blocks(trt, "fp8", {}) == math.floor(0.9 * free)
+    assert fs.engine_kv_blocks(trt, "fp8", {}) > kv_capacity_blocks(*args, **kw)
