@@ -778,7 +778,21 @@ def _read_kept(p: Path, used, cut: _Cut) -> pd.DataFrame:
         df = _parse_csv(p, usecols=cut.kept, **_csv_options(p, used))
     if len(df) != rows or not isinstance(df.index, pd.RangeIndex):
         raise Unvouched
+    _no_repeated_header_read(df, _csv_header(p), cut.source(str(p)))
     return df
+
+
+def _no_repeated_header_read(df: pd.DataFrame, header: list[str], src: Source) -> None:
+    """:func:`_no_repeated_header` of the columns read into ``df`` (``header``: the file's
+    header cells). Where some were left out (``src.unread``), a row that repeats the header in
+    those read is :class:`Unvouched`: its cells left out were not compared, so every column is
+    parsed again, which says whether it repeats the header or holds a bad cell."""
+    try:
+        _no_repeated_header(df, _read_names(header, src), src)
+    except TraceError:
+        if src.unread:
+            raise Unvouched from None
+        raise
 
 
 @contextlib.contextmanager
@@ -890,7 +904,7 @@ def _chunks(p: Path, rows: int, used=None, cut: _Cut | None = None):
                     _no_extra_fields(p, df, start == 0)
                 df = df.reset_index(drop=True)
                 df.columns = [str(c).strip() for c in df.columns]
-                _no_repeated_header(df, _read_names(names, src), replace(src, first_row=start))
+                _no_repeated_header_read(df, names, replace(src, first_row=start))
                 if records is None:
                     _no_short_rows(p, df, start + len(df))
                 yield start, df

@@ -1,0 +1,49 @@
+"""Review of the CSV path that leaves unread columns out of pandas' parse (helper rev2): each
+test holds a file to what the parse of every column (cc5383f) said of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tiersim.errors import TraceError
+from tiersim.trace import read_trace
+
+MOONCAKE = "timestamp,input_length,output_length,hash_ids,notes"
+
+
+def mooncake(tmp_path, rows: list[bytes]):
+    """A Mooncake CSV with a ``notes`` column nothing reads: rows 0-9, then ``rows``, then
+    rows 10-19."""
+    good = [f'{i * 1000},{100 + i},{10 + i},"[{i},{i + 1}]",note {i}'.encode() for i in range(20)]
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"\n".join([MOONCAKE.encode(), *good[:10], *rows, *good[10:]]) + b"\n")
+    return path
+
+
+def test_a_row_repeating_the_header_but_in_a_column_left_out_is_no_repeated_header(tmp_path):
+    """The header of another file, whose last column is named apart, is refused as a bad cell
+    (as the parse of every column refused it), not as a repeat of this file's header: the
+    columns left out were not compared."""
+    path = mooncake(tmp_path, [b"timestamp,input_length,output_length,hash_ids,other"])
+    with pytest.raises(TraceError) as err:
+        read_trace(path, "mooncake")
+    assert "repeats the header" not in str(err.value)
+    assert "timestamp in milliseconds is not a number (got text of 9 characters)" in str(
+        err.value)
+
+
+def test_a_row_repeating_the_header_whole_is_still_refused_so(tmp_path):
+    """The check above is kept where every cell repeats the header."""
+    path = mooncake(tmp_path, [MOONCAKE.encode()])
+    with pytest.raises(TraceError, match="row 11: repeats the header"):
+        read_trace(path, "mooncake")
+
+
+def test_a_short_row_not_utf8_prints_no_traceback(tmp_path, capfd):
+    """A row of the wrong width holding a byte that is not UTF-8 is refused in one line;
+    pyarrow's handler of such rows decoded it first and printed 'Exception ignored ...' and a
+    traceback (twice) before it."""
+    path = mooncake(tmp_path, [b"10500,10\xe9,5,x"])
+    with pytest.raises(TraceError, match="cannot decode it as UTF-8 at file line 12"):
+        read_trace(path, "mooncake")
+    assert capfd.readouterr().err == ""
