@@ -14,6 +14,8 @@ message, row and line it always gave.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,12 +52,18 @@ def record_counts(path: Path, width: int) -> Iterator[int]:
 def _block_counts(path: Path, width: int, block: int) -> Iterator[int]:
     """:func:`record_counts` read in blocks of ``block`` bytes, from the file's start."""
     try:
-        reader = pa_csv.open_csv(path, read_options=_read_options(block), parse_options=_PARSE,
-                                 convert_options=_text_columns(width))
+        with _undecodable_rows_quiet():
+            reader = pa_csv.open_csv(path, read_options=_read_options(block),
+                                     parse_options=_PARSE, convert_options=_text_columns(width))
         if len(reader.schema) != width:
             raise Unvouched
         checked = -1  # the header is the first record read
-        for batch in reader:
+        batches = iter(reader)
+        while True:
+            with _undecodable_rows_quiet():
+                batch = next(batches, None)
+            if batch is None:
+                return
             checked += batch.num_rows
             yield checked
     except MemoryError:  # pyarrow's ArrowMemoryError too: the file is not at fault
@@ -68,6 +76,26 @@ def _skip_blank(row) -> str:
     """pyarrow's answer to a record not of the header's width: skip one of spaces and tabs
     alone (pandas reads no row from it), stop at any other."""
     return "skip" if not row.text.strip(" \t") else "error"
+
+
+@contextlib.contextmanager
+def _undecodable_rows_quiet():
+    """pyarrow decodes the text of a record not of the header's width before it asks
+    :func:`_skip_blank`, and printed 'Exception ignored in: <function _skip_blank ...>' and a
+    traceback where the record is not UTF-8; the read fails all the same (:class:`Unvouched`:
+    every column is parsed, which names the line), so that is not printed."""
+    hook = sys.unraisablehook
+
+    def quiet(unraisable) -> None:
+        if not (unraisable.object is _skip_blank
+                and isinstance(unraisable.exc_value, UnicodeDecodeError)):
+            hook(unraisable)
+
+    sys.unraisablehook = quiet
+    try:
+        yield
+    finally:
+        sys.unraisablehook = hook
 
 
 BLOCK_BYTES = (1 << 16, 1 << 20, 1 << 24)
