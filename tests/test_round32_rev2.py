@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from tiersim.errors import TraceError
-from tiersim.trace import read_trace
+from tiersim.trace import read_trace, windowed
+from tiersim.trace.source import csv_chunks
 
 MOONCAKE = "timestamp,input_length,output_length,hash_ids,notes"
 
@@ -52,3 +53,18 @@ def test_a_short_row_not_utf8_prints_no_traceback(tmp_path):
     assert done.returncode == 1
     assert done.stderr == (f"Error: {path}: not a text CSV file (cannot decode it as UTF-8 at "
                            "file line 12); save the trace as UTF-8\n")
+
+
+def test_a_chunk_with_a_row_repeating_the_header_in_the_columns_read_alone_is_parsed_whole(
+        tmp_path):
+    """The same, read a chunk at a time (an Azure CSV's windowed read): the chunk is parsed
+    with every column, as the whole file was, and its cell is refused by the converter, not
+    the chunk as a repeat of the header."""
+    header = "TIMESTAMP,ContextTokens,GeneratedTokens,notes"
+    rows = [f"2023-11-16 00:00:{i:02d}.0000000,{100 + i},{10 + i},note {i}" for i in range(20)]
+    rows[12] = "TIMESTAMP,ContextTokens,GeneratedTokens,other"
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join([header, *rows]) + "\n")
+    chunks = list(csv_chunks(path, 5, windowed._used, windowed._left_out))
+    assert [first for first, _ in chunks] == [0, 5, 10, 15]
+    assert chunks[2][1]["TIMESTAMP"].iloc[2] == "TIMESTAMP"  # refused as a bad cell, later
