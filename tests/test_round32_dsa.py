@@ -94,25 +94,21 @@ def test_an_older_profile_reads_its_dsa_tables_at_the_measured_shape_they_match(
     assert set(attention_sources(other, profile).values()) == {"roofline"}
 
 
-def test_an_older_dsa_key_at_no_measured_shape_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize(("field", "value", "refusal"), [
+    ("hidden", 5120, r"rope: a DSA module's key leaves out rope and nope only at DeepSeek-V3\.2's "
+                     r"or GLM-5's shapes, and this key is at none of them; add rope, nope$"),
+    ("rope", 64, r"nope: a DSA module's key gives all of rope, nope or none \(none: "
+                 r"DeepSeek-V3\.2's or GLM-5's shapes\); add nope$"),
+], ids=["an older key at no measured shape", "rope but not nope"])
+def test_a_dsa_key_short_of_rope_or_nope_is_refused_in_one_line(tmp_path, field, value,
+                                                                 refusal):
+    """An older DSA key (no rope, no nope) loads only at a measured shape; a key giving one of
+    the two is refused too, each in one line naming the file, the table's key and the fix."""
     doc, picked = old_doc()
-    doc["tables"][picked[0]]["key"]["hidden"] = 5120
+    doc["tables"][picked[0]]["key"][field] = value
     path = tmp_path / "old.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(TiersimError, match=rf"old\.json: tables\[{picked[0]}\]\.key\.rope: a DSA "
-                       r"module's key leaves out rope and nope only at DeepSeek-V3\.2's or "
-                       r"GLM-5's shapes, and this key is at none of them; add rope, nope$"):
-        load_profile(path)
-
-
-def test_a_dsa_key_with_rope_but_not_nope_is_refused_in_one_line(tmp_path):
-    doc, picked = old_doc()
-    doc["tables"][picked[0]]["key"]["rope"] = 64
-    path = tmp_path / "p.json"
-    path.write_text(json.dumps(doc))
-    with pytest.raises(TiersimError, match=rf"p\.json: tables\[{picked[0]}\]\.key\.nope: a DSA "
-                       r"module's key gives all of rope, nope or none \(none: DeepSeek-V3\.2's or "
-                       r"GLM-5's shapes\); add nope$"):
+    with pytest.raises(TiersimError, match=rf"old\.json: tables\[{picked[0]}\]\.key\.{refusal}"):
         load_profile(path)
 
 
