@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from tiersim.errors import TraceError
 from tiersim.trace import chunked, read_trace
+from tiersim.trace.filecheck import Source
 from tiersim.trace.formats import FORMATS
-from tiersim.trace.source import Source, read_raw
+from tiersim.trace.source import read_raw
 
 
 def write_parquet(path, table: pd.DataFrame | pa.Table, row_group: int = 4):

@@ -608,7 +608,7 @@ def test_a_plan_names_a_tier_whose_own_p99_is_over_the_slo():
 
 def test_a_trace_files_checks_run_once_per_version_of_it(tmp_path, monkeypatch):
     # a million-line Mooncake JSONL was scanned three times (5 s each) before it was parsed
-    from tiersim.trace import source
+    from tiersim.trace import filecheck as source
 
     path = tmp_path / "t.csv"
     path.write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n")

@@ -10,8 +10,8 @@ import pytest
 from pandas.core.strings.object_array import ObjectStringArrayMixin
 
 from tiersim.trace import checks
+from tiersim.trace.filecheck import Source
 from tiersim.trace.loader import load_trace
-from tiersim.trace.source import Source
 
 CELLS = ["2024-05-12 00:00:00.001163+00:00", "2023-11-16 18:15:46.6805900", " 2023-11-16T18:15Z",
          "2023-11-16 18:15:46 +02:00\n", "2023-11-16 18:15:46Z\n\n", "2023-11", "2023-11-16",

@@ -87,7 +87,7 @@ def _inspect_reads(monkeypatch, path, *options) -> tuple[list[str], dict]:
     from typer.testing import CliRunner
 
     from tiersim.cli.trace import trace_app
-    from tiersim.trace import source
+    from tiersim.trace import read_jsonl as source
 
     reads = []
     parse = source._read_jsonl

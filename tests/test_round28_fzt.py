@@ -98,7 +98,7 @@ def test_a_parquet_trace_out_of_memory_is_not_called_unreadable(tmp_path, capsys
     """pyarrow's ArrowMemoryError (a MemoryError) was caught as the file's damage: "not a
     readable Parquet file (realloc of size 3277848576 failed)", sending the user to a file
     that is whole; now the loader's out-of-memory line with its fix."""
-    import tiersim.trace.source as source
+    import tiersim.trace.read_parquet as source
 
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table(columns), path)

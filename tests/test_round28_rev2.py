@@ -81,7 +81,7 @@ def test_a_column_of_text_alone_is_not_checked_for_bytes_cell_by_cell(monkeypatc
     subject or label column in Python (0.37 s a million cells, more than parsing them as
     times); a column of text alone holds no bytes. Bytes among text are still refused."""
     from tiersim.trace import checks
-    from tiersim.trace.source import Source
+    from tiersim.trace.filecheck import Source
 
     looked = []
     at = checks._not_utf8_at
@@ -137,7 +137,7 @@ def test_a_key_or_label_column_of_text_alone_is_not_looked_at_cell_by_cell(monke
     (0.66 s a million: round 28 added BurstGPT's Model column and subject to it); a column of
     text alone holds none. A list among text is still refused."""
     from tiersim.trace import canonical
-    from tiersim.trace.source import Source
+    from tiersim.trace.filecheck import Source
 
     mapped = []
     series_map = pd.Series.map

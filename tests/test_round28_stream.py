@@ -168,7 +168,7 @@ def test_hash_places_check_names_what_the_lexsort_named(seed, bucket, monkeypatc
     the ids sorted at a time (``bucket``; None: the default, one bucket here)."""
     from tiersim.errors import TraceError
     from tiersim.trace import canonical
-    from tiersim.trace.source import Source
+    from tiersim.trace.filecheck import Source
     if bucket is not None:
         monkeypatch.setattr(canonical, "PLACES_SORTED_IDS", bucket)
     rng = np.random.default_rng(seed)
@@ -199,7 +199,7 @@ def test_hash_places_check_holds_few_bytes_an_id(monkeypatch):
     from test_round27_reqmem import traced_peak
 
     from tiersim.trace import canonical
-    from tiersim.trace.source import Source
+    from tiersim.trace.filecheck import Source
     hashes = np.empty(100_000, dtype=object)
     hashes[:] = [np.arange(10, dtype=np.int64) + (i % 1000) * 10 for i in range(100_000)]
     monkeypatch.setattr(canonical, "PLACES_SORTED_IDS", 250_000)

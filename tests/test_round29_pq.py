@@ -17,8 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tiersim.errors import TraceError
-from tiersim.trace import canonical, read_trace, source
-from tiersim.trace.source import Source, read_raw
+from tiersim.trace import canonical, filecheck, read_jsonl, read_trace
+from tiersim.trace.filecheck import Source
+from tiersim.trace.source import read_raw
 
 
 def _azure_parquet(path, rows: int = 50):
@@ -64,7 +65,7 @@ def _mooncake_lines(rows: int, seed: int = 0) -> list[str]:
 def _whole(monkeypatch, path):
     """``read_raw`` of ``path`` as the whole read gives it (no block read)."""
     with monkeypatch.context() as m:
-        m.setattr(source, "_jsonl_in_blocks", lambda p: None)
+        m.setattr(read_jsonl, "_jsonl_in_blocks", lambda p: None)
         return read_raw(path)[0]
 
 
@@ -86,15 +87,15 @@ def test_a_mooncake_file_read_in_blocks_is_the_whole_reads(tmp_path, monkeypatch
     lines[40:40] = ["", "  "]
     path = tmp_path / "m.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n")
-    monkeypatch.setattr(source, "JSONL_READ_BYTES", 2000)
-    blocks = source._jsonl_in_blocks(path)
+    monkeypatch.setattr(read_jsonl, "JSONL_READ_BYTES", 2000)
+    blocks = read_jsonl._jsonl_in_blocks(path)
     assert blocks is not None and len(blocks) == 300
     whole = _whole(monkeypatch, path)
     pd.testing.assert_frame_equal(read_raw(path)[0], whole)
     assert all(c.dtype == np.int64 for c in blocks["hash_ids"])
     table, notes = _trace_or_error(path)
     with monkeypatch.context() as m:
-        m.setattr(source, "_jsonl_in_blocks", lambda p: None)
+        m.setattr(read_jsonl, "_jsonl_in_blocks", lambda p: None)
         whole_table, whole_notes = _trace_or_error(path)
     pd.testing.assert_frame_equal(table, whole_table)
     assert notes == whole_notes and "prefix_hashes" in table.columns
@@ -117,14 +118,14 @@ def test_an_object_split_across_a_block_boundary_names_its_line(tmp_path, monkey
     are the object's, as the whole read names them."""
     path, cut = _straddled(tmp_path, '{"timestamp": 5, "input_length": 600,\n'
                                      ' "output_length": 3, "hash_ids": [5, 1005]}')
-    monkeypatch.setattr(source, "JSONL_READ_BYTES", cut)
-    assert next(source._line_chunks(path, cut)).endswith(b'"input_length": 600,\n')
+    monkeypatch.setattr(read_jsonl, "JSONL_READ_BYTES", cut)
+    assert next(filecheck.line_chunks(path, cut)).endswith(b'"input_length": 600,\n')
     message = _trace_or_error(path)
     assert message == (f"{path}: row 6: holds the start of a JSON value that the line does "
                        "not end (JSON written over several lines, or a line cut short?); write "
                        "one object a line, e.g. jq -c . FILE (file line 7)")
     with monkeypatch.context() as m:
-        m.setattr(source, "_jsonl_in_blocks", lambda p: None)
+        m.setattr(read_jsonl, "_jsonl_in_blocks", lambda p: None)
         assert _trace_or_error(path) == message
 
 
@@ -134,8 +135,8 @@ def test_a_bad_value_in_a_later_block_names_its_row_and_line(tmp_path, monkeypat
     file line 7, whatever the blocks' size."""
     path, _ = _straddled(tmp_path, json.dumps({"timestamp": 5, "input_length": 600,
                                                "output_length": -3, "hash_ids": [5, 1005]}))
-    monkeypatch.setattr(source, "JSONL_READ_BYTES", size)
-    assert len(source._jsonl_in_blocks(path)) == 8  # read in blocks, not whole
+    monkeypatch.setattr(read_jsonl, "JSONL_READ_BYTES", size)
+    assert len(read_jsonl._jsonl_in_blocks(path)) == 8  # read in blocks, not whole
     assert _trace_or_error(path) == (f"{path}: row 6, column 'output_length': token count "
                                      "must be >= 0 (got -3); fix or remove the row (file "
                                      "line 7)")
@@ -153,8 +154,8 @@ def test_a_block_unlike_the_first_is_read_whole(tmp_path, monkeypatch, later):
     objects on a line: the whole read's frame, or its error."""
     path = tmp_path / "u.jsonl"
     path.write_text("\n".join([*_mooncake_lines(20), later]) + "\n")
-    monkeypatch.setattr(source, "JSONL_READ_BYTES", len(later) + 1)
-    assert source._jsonl_in_blocks(path) is None
+    monkeypatch.setattr(read_jsonl, "JSONL_READ_BYTES", len(later) + 1)
+    assert read_jsonl._jsonl_in_blocks(path) is None
     try:
         got = read_raw(path)[0]
     except TraceError as err:
@@ -172,9 +173,9 @@ def test_a_block_unlike_the_first_is_read_whole(tmp_path, monkeypatch, later):
 BLOCK_PEAK = textwrap.dedent("""
     import sys, tracemalloc
     import pyarrow as pa
-    from tiersim.trace import source
-    source.JSONL_READ_BYTES = 1 << 20
-    source.open_checked(sys.argv[1])  # the checks made before any parse: not measured
+    from tiersim.trace import filecheck, read_jsonl, source
+    read_jsonl.JSONL_READ_BYTES = 1 << 20
+    filecheck.open_checked(sys.argv[1])  # the checks made before any parse: not measured
     tracemalloc.start()
     df = source.read_raw(sys.argv[1])[0]
     peak = tracemalloc.get_traced_memory()[1] + pa.default_memory_pool().max_memory()

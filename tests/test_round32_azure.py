@@ -17,10 +17,11 @@ import pandas as pd
 import pytest
 
 from tiersim.errors import TraceError
-from tiersim.trace import csv_records, read_trace, source
+from tiersim.trace import csv_records, read_csv, read_trace
 from tiersim.trace.csv_records import Records, Unvouched
 from tiersim.trace.formats import columns_left_out, columns_used
-from tiersim.trace.source import csv_chunks, read_raw
+from tiersim.trace.read_csv import csv_chunks
+from tiersim.trace.source import read_raw
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens,notes"
 
@@ -45,7 +46,7 @@ def loaded(path, whole: bool, monkeypatch, window=None):
     parsed when ``whole`` (the read before columns were left out)."""
     with monkeypatch.context() as m:
         if whole:
-            m.setattr(source, "_cut", lambda p, left_out: None)
+            m.setattr(read_csv, "_cut", lambda p, left_out: None)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -68,14 +69,14 @@ def same(a, b) -> None:
 def whole_parses(monkeypatch) -> list[int]:
     """Records each parse of every column (the full read's, or a chunk's), by its row count."""
     calls: list[int] = []
-    check = source._no_short_rows
+    check = read_csv._no_short_rows
 
     def recorded(p, df, rows):
         if len(df):  # not the header's read alone
             calls.append(rows)
         check(p, df, rows)
 
-    monkeypatch.setattr(source, "_no_short_rows", recorded)
+    monkeypatch.setattr(read_csv, "_no_short_rows", recorded)
     return calls
 
 
@@ -175,7 +176,7 @@ def test_the_notes_are_left_out_of_the_raw_table(tmp_path):
     assert [first for first, _ in chunks] == [0, 20, 40]
     pd.testing.assert_frame_equal(pd.concat([c for _, c in chunks], ignore_index=True), raw)
     names = HASHED.split(",")
-    assert source.chunk_source(path, 20, chunks[1][1], names).unread == ("notes",)
+    assert read_csv.chunk_source(path, 20, chunks[1][1], names).unread == ("notes",)
 
 
 def test_without_left_out_every_column_is_parsed(tmp_path):
@@ -189,7 +190,7 @@ def test_without_left_out_every_column_is_parsed(tmp_path):
 def given_by_the_cut(monkeypatch) -> list[int]:
     """Records the first row of each chunk parsed without the columns left out."""
     firsts: list[int] = []
-    chunks = source._chunks
+    chunks = read_csv._chunks
 
     def recorded(p, rows, used=None, cut=None):
         for first, df in chunks(p, rows, used, cut):
@@ -197,7 +198,7 @@ def given_by_the_cut(monkeypatch) -> list[int]:
                 firsts.append(first)
             yield first, df
 
-    monkeypatch.setattr(source, "_chunks", recorded)
+    monkeypatch.setattr(read_csv, "_chunks", recorded)
     return firsts
 
 

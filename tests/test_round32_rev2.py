@@ -10,7 +10,7 @@ import pytest
 
 from tiersim.errors import TraceError
 from tiersim.trace import read_trace, windowed
-from tiersim.trace.source import csv_chunks
+from tiersim.trace.read_csv import csv_chunks
 
 MOONCAKE = "timestamp,input_length,output_length,hash_ids,notes"
 

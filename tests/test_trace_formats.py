@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from tiersim.errors import TraceError
 from tiersim.trace import TraceWarning, load_lengths, load_trace, read_trace, write_canonical
+from tiersim.trace.filecheck import Source
 from tiersim.trace.loader import apply_time_scale, apply_window
-from tiersim.trace.source import Source
 
 AZURE_2023 = """TIMESTAMP,ContextTokens,GeneratedTokens
 2023-11-16 18:17:03.9799600,4808,10

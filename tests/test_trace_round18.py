@@ -45,13 +45,13 @@ def test_a_file_whose_lines_end_in_a_carriage_return_alone_is_read(tmp_path, mon
     # the parsers end a line at a lone \r (old Mac files); the header checks read up to the
     # first \n, so a CSV of 400 such rows "had 1,202 columns or more" and a JSON-lines file of
     # more than 8 MB "had a first line longer than 8,000,000 bytes"
-    from tiersim.trace import source
+    from tiersim.trace import filecheck
 
     csv = tmp_path / "cr.csv"
     csv.write_bytes(b"arrival_s,input_tokens,output_tokens\r" + b"".join(
         b"%d,10,5\r" % i for i in range(400)))
     assert len(read_trace(csv).table) == 400
-    monkeypatch.setattr(source, "MAX_JSONL_LINE_BYTES", 1_000)  # 16 MiB, made small
+    monkeypatch.setattr(filecheck, "MAX_JSONL_LINE_BYTES", 1_000)  # 16 MiB, made small
     lines = tmp_path / "cr.jsonl"
     lines.write_bytes(b"".join(b'{"timestamp": %d, "input_length": 5, "output_length": 2}\r'
                                % (100 * i) for i in range(100)))
@@ -135,17 +135,17 @@ def test_a_json_line_nested_too_deep_is_named_whatever_its_line_ends(tmp_path, e
 def test_lone_carriage_returns_cut_the_checks_chunks(tmp_path, monkeypatch):
     # the checks' chunks were cut at \n only: a file of lone \r line ends was held whole (a
     # 127 MB file took 1.6 GB in the checks), and a \r\n is never split between two chunks
-    from tiersim.trace import source
+    from tiersim.trace import filecheck
 
-    monkeypatch.setattr(source, "_CHUNK", 64)
+    monkeypatch.setattr(filecheck, "CHUNK_BYTES", 64)
     path = tmp_path / "cr.jsonl"
     path.write_bytes(b"".join(b'{"timestamp": %d, "input_length": 5}\r' % i for i in range(50)))
-    chunks = list(source._line_chunks(path))
+    chunks = list(filecheck.line_chunks(path))
     assert len(chunks) > 10 and max(map(len, chunks)) < 200
     assert b"".join(chunks) == path.read_bytes()
     crlf = tmp_path / "crlf.jsonl"
     crlf.write_bytes(b"".join(b'{"t": %d, "input": 5}\r\n' % i for i in range(50)))
-    assert all(not c.endswith(b"\r") for c in source._line_chunks(crlf))
+    assert all(not c.endswith(b"\r") for c in filecheck.line_chunks(crlf))
 
 
 def test_fractional_milliseconds_a_minute_apart_get_one_unit_note(tmp_path):

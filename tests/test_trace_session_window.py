@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from tiersim.cli.trace import trace_app
 from tiersim.errors import TraceError
 from tiersim.trace import TraceWarning, read_trace
+from tiersim.trace.filecheck import Source
 from tiersim.trace.loader import apply_window
-from tiersim.trace.source import Source
 
 HEADER = "arrival_s,input_tokens,output_tokens,session_id,step\n"
 

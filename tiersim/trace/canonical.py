@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from tiersim.atomic import write_with_atomic
 from tiersim.errors import TraceError, unprintable
 from tiersim.trace import checks
-from tiersim.trace.source import Source
+from tiersim.trace.filecheck import Source
 
 CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
 NAMED = ("session_id", "step", "parent", "step_type", "tool_s", "spec_acceptance", "task_type",
@@ -39,7 +39,7 @@ NAMED = ("session_id", "step", "parent", "step_type", "tool_s", "spec_acceptance
 ``correct_<tier>``, ``p_correct_<tier>`` and ``feat_*`` are read by their prefix."""
 BY_VALUE = ("session_id", "prompt", "task_type", "step_type", "subject")
 """Text columns checked by their distinct values when read as categories (:func:`by_value`),
-so read from Parquet as categories (:func:`tiersim.trace.source.text_as_categories`)."""
+so read from Parquet as categories (:func:`tiersim.trace.read_parquet.text_as_categories`)."""
 PREFIXES = ("correct_", "p_correct_", "feat_")
 """Prefixes of the optional columns read by their prefix."""
 FOLLOWS = "follows_id"

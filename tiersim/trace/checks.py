@@ -14,7 +14,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tiersim.trace.source import Source, written_cells
+from tiersim.trace.filecheck import Source
+from tiersim.trace.source import written_cells
 
 INT32_MAX = np.iinfo(np.int32).max
 NS_RANGE_S = (pd.Timestamp.min.value // 10**9 + 1, pd.Timestamp.max.value // 10**9 - 1)

@@ -4,7 +4,7 @@ The whole-file path (:func:`tiersim.trace.source.read_raw`) holds the raw pandas
 float64 check copies and the canonical table at once: about 120 bytes a row at its peak. Here
 each chunk of at most :data:`CHUNK_ROWS` rows is read with pyarrow, converted and checked by the
 same converter as the whole file (so every message is the same; the chunk's
-:class:`~tiersim.trace.source.Source` carries its first row, so errors name the file's row), and
+:class:`~tiersim.trace.filecheck.Source` carries its first row, so errors name the file's row), and
 its columns are copied into arrays of their final dtypes (int64 ids, float64 arrivals, int32
 token counts: 24 bytes a row for the core columns). What spans chunks is checked at their
 seams: arrivals sorted, request ids unique.
@@ -30,7 +30,9 @@ from pandas.api.types import union_categoricals
 
 from tiersim.errors import TraceError
 from tiersim.trace import checks
-from tiersim.trace.source import Source, parquet_chunks, read_raw
+from tiersim.trace.filecheck import Source
+from tiersim.trace.read_parquet import parquet_chunks
+from tiersim.trace.source import read_raw
 
 CHUNK_ROWS = 1 << 18
 """Rows converted at a time (262,144: a chunk's temporaries stay near 30 MB)."""

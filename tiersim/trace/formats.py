@@ -24,7 +24,7 @@ import pandas as pd
 
 from tiersim.errors import escaped
 from tiersim.trace import canonical, checks, units
-from tiersim.trace.source import Source
+from tiersim.trace.filecheck import Source
 
 Converted = tuple[pd.DataFrame, list[str]]
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from tiersim.errors import TraceError, escaped
 from tiersim.trace import canonical, checks, chunked, units, windowed, windowed_burstgpt
+from tiersim.trace.filecheck import Source, open_checked
 from tiersim.trace.formats import (
     FORMATS,
     LENGTH_COLUMNS,
@@ -40,15 +41,13 @@ from tiersim.trace.formats import (
     token_renames,
     unread_note,
 )
-from tiersim.trace.source import (
-    Source,
-    open_checked,
+from tiersim.trace.read_parquet import (
     parquet_columns,
     parquet_rows,
     parquet_selection,
     parquet_source,
-    read_raw,
 )
+from tiersim.trace.source import read_raw
 
 FORMAT_NAMES = ("auto", *FORMATS)
 TIME_SCALE_RANGE = (1e-3, 1e3)

@@ -3,8 +3,8 @@
 The whole-file read (:func:`tiersim.trace.source.read_raw`, then the format's converter) holds
 every row's text and arrays before a ``trace.window`` cuts a few minutes out of it: a 3M-row
 Azure CSV took about 500 MiB for a 5-minute window. Here the file is parsed
-:data:`~tiersim.trace.source.CSV_CHUNK_ROWS` rows at a time
-(:func:`tiersim.trace.source.csv_chunks`), each chunk checked as the converter checks the whole
+:data:`~tiersim.trace.read_csv.CSV_CHUNK_ROWS` rows at a time
+(:func:`tiersim.trace.read_csv.csv_chunks`), each chunk checked as the converter checks the whole
 column (the same messages, naming the file's row and line), and only the served requests
 inside the window are kept. Azure's times must be sorted (an earlier time is refused, checked
 within each chunk and at the seams), so the read stops at the first served request at or past
@@ -56,6 +56,7 @@ import pandas as pd
 from tiersim.errors import TraceError
 from tiersim.trace import canonical, checks, units
 from tiersim.trace.chunked import refuse_as_the_whole_read
+from tiersim.trace.filecheck import Source, open_checked
 from tiersim.trace.formats import (
     FORMATS,
     OWN,
@@ -65,14 +66,7 @@ from tiersim.trace.formats import (
     columns_used,
     dropped_notes,
 )
-from tiersim.trace.source import (
-    CSV_CHUNK_ROWS,
-    Source,
-    chunk_source,
-    csv_chunks,
-    csv_columns,
-    open_checked,
-)
+from tiersim.trace.read_csv import CSV_CHUNK_ROWS, chunk_source, csv_chunks, csv_columns
 
 TIME, PROMPT, OUTPUT = FORMATS["azure"].required
 
@@ -154,7 +148,7 @@ def read(path: str | Path, window: tuple[float, float] | None,
     where the whole read must give the result (see the module's docstring); a file with a
     fault raises the whole read's error (the chunk's where the whole read cannot be held).
     ``chunk_rows``: rows parsed at a time (default
-    :data:`tiersim.trace.source.CSV_CHUNK_ROWS`)."""
+    :data:`tiersim.trace.read_csv.CSV_CHUNK_ROWS`)."""
     start, end = (0.0, math.inf) if window is None else window
     try:
         reading = _read_chunks(path, _Reading(float(start), float(end)),

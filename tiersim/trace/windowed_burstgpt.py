@@ -2,8 +2,8 @@
 
 The whole-file read holds every row's cells and arrays before a ``trace.window`` cuts a few
 minutes out of it (BurstGPT's log is 5.3 million rows). Here the file is parsed
-:data:`~tiersim.trace.source.CSV_CHUNK_ROWS` rows at a time
-(:func:`tiersim.trace.source.csv_chunks`, its unread columns as categories, as the whole read
+:data:`~tiersim.trace.read_csv.CSV_CHUNK_ROWS` rows at a time
+(:func:`tiersim.trace.read_csv.csv_chunks`, its unread columns as categories, as the whole read
 reads them), each chunk checked by the converter's checks, and only the served requests inside
 the window are kept, with their model.
 
@@ -38,6 +38,7 @@ import pandas as pd
 
 from tiersim.errors import TraceError, escaped
 from tiersim.trace import canonical, checks, units
+from tiersim.trace.filecheck import Source
 from tiersim.trace.formats import (
     FORMATS,
     OWN,
@@ -50,7 +51,7 @@ from tiersim.trace.formats import (
     totals_mismatch,
     totals_note,
 )
-from tiersim.trace.source import CSV_CHUNK_ROWS, Source, csv_chunks
+from tiersim.trace.read_csv import CSV_CHUNK_ROWS, csv_chunks
 from tiersim.trace.windowed import Part, _joined, columns_read_as
 
 TIME, PROMPT, OUTPUT = FORMATS["burstgpt"].required
@@ -135,7 +136,7 @@ def read(path: str | Path, window: tuple[float, float] | None,
     """The requests of the BurstGPT CSV ``path`` (:func:`suits`) that ``window`` holds
     (``(start_s, end_s)``, checked, the end possibly infinite; None: every request), or None
     where the whole read must give the result (see the module's docstring). ``chunk_rows``:
-    rows parsed at a time (default :data:`tiersim.trace.source.CSV_CHUNK_ROWS`)."""
+    rows parsed at a time (default :data:`tiersim.trace.read_csv.CSV_CHUNK_ROWS`)."""
     start, end = (0.0, np.inf) if window is None else window
     reading = _Reading(float(start), float(end))
     used = lambda columns: columns_used(columns, "burstgpt")  # noqa: E731
