@@ -217,9 +217,12 @@ def test_layout_reads_tp_dp_and_ep():
 def test_case_of_a_served_row_and_the_reasons_for_others(monkeypatch):
     monkeypatch.setitem(fs.IMPORT_MISSING, "on", False)  # the saved profiles only
     case = fs.case_of(make_row())
-    assert (case.model, case.precision, case.tp, case.dp, case.engine) == (
-        "llama-3.1-70b", "fp8", 4, 1, "vllm"
-    )
+    assert (case.tp, case.dp, case.engine) == (4, 1, "vllm")
+    if fs.aic_installed():  # NVIDIA's FP8 export of the BF16 release (test_round33_lead.py)
+        assert case.model.endswith("nvidia--Llama-3.1-70B-Instruct-FP8_config.json")
+        assert case.precision == "checkpoint"
+    else:
+        assert (case.model, case.precision) == ("llama-3.1-70b", "fp8")
     reasons = {
         "disaggregated": make_row(mode="disagg"),
         "no config": make_row(model_path="acme/Unknown-1B"),
