@@ -1,0 +1,141 @@
+"""Round 33, docs: the call signatures the documents quote name the parameters the code takes.
+
+docs/CONTRACTS.md quoted ``tiersim.report.write_report(dir)``, ``kv_blocks(model, gpu, tier)``,
+``hits(keys, cfg)`` and ``ledger(cost_model, fleet, result, duration)`` after the code's
+parameters had become ``directory``, ``model_ref``, ``key`` and ``duration_s``; a reader calling
+them by keyword got a TypeError. tests/test_round29_docs.py checks that a quoted name exists;
+this checks what is quoted between its brackets.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+
+import tiersim
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+
+#: A quoted call: `name(arguments)`, perhaps followed by `-> result`, in one code span.
+CALL = re.compile(r"`((?:tiersim\.)?[A-Za-z_][\w.]*)\(([^`]*?)\)(?:\s*->[^`]*)?`")
+
+#: The one document that quotes calls by their bare names (the section names the module);
+#: elsewhere a bare ``run(...)`` or ``max(...)`` is another program's or a formula.
+BARE_NAMES_IN = "docs/CONTRACTS.md"
+
+#: Calls quoted in a form the signature does not spell: ``score`` takes a router's
+#: ``Assignment`` in place of ``final_tier`` (its docstring gives the same form).
+OTHER_FORMS = {("score", "df, assignment, tiers")}
+
+
+@functools.cache
+def _modules() -> tuple:
+    """Every tiersim module but the ``__main__`` ones (importing those runs the CLI)."""
+    names = [info.name for info in pkgutil.walk_packages(tiersim.__path__, "tiersim.")
+             if not info.name.endswith("__main__")]
+    return tuple(importlib.import_module(name) for name in names)
+
+
+def _attribute(obj, dotted: str):
+    """``obj.a.b`` for ``dotted`` "a.b", or None."""
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def resolve(name: str) -> list:
+    """The callables a quoted name can mean: the one a full ``tiersim.x.y`` name imports, else
+    every distinct public callable of that (dotted) name in tiersim's modules."""
+    if name.startswith("tiersim."):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                module = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            found = _attribute(module, ".".join(parts[cut:])) if parts[cut:] else module
+            return [found] if callable(found) else []
+        return []
+    found = {}
+    for module in _modules():
+        obj = _attribute(module, name)
+        if callable(obj) and not inspect.ismodule(obj):
+            found[id(obj)] = obj
+    return list(found.values())
+
+
+def quoted_parameters(arguments: str) -> tuple[list[str], bool]:
+    """The parameter names in a quoted argument list (``a, b=1, *, c=None``) and whether it
+    says it leaves some out (``...``). Anything else quoted there (a value, an expression)
+    is not a name and is skipped by the caller."""
+    text = " ".join(arguments.split())
+    names = [piece.split("=")[0].strip() for piece in re.split(r",(?![^()\[\]]*[)\]])", text)]
+    return [n for n in names if n and n != "*"], "..." in text
+
+
+def signature_problem(name: str, arguments: str) -> str | None:
+    """Why the quoted ``name(arguments)`` does not match the code, or None (also where the name
+    means no one callable: tests/test_round29_docs.py checks the full names exist)."""
+    if not arguments.strip() or (name, " ".join(arguments.split())) in OTHER_FORMS:
+        return None  # `f()` names the function; OTHER_FORMS are checked by their own tests
+    found = resolve(name)
+    if len(found) != 1:
+        return None
+    try:
+        actual = [p for p in inspect.signature(found[0]).parameters if p not in ("self", "cls")]
+    except (TypeError, ValueError):
+        return None
+    if not actual or all(inspect.signature(found[0]).parameters[p].kind in
+                         (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+                         for p in actual):
+        return None  # a wrapper taking (*args, **kwargs): nothing to compare
+    quoted, partial = quoted_parameters(arguments)
+    names = [n for n in quoted if re.fullmatch(r"\w+", n)]
+    if len(names) != len(quoted) and not partial:
+        return None  # an example call with values, not a signature
+    unknown = [n for n in names if n not in actual]
+    if unknown:
+        return f"{name}: no parameter {', '.join(unknown)} (it takes {', '.join(actual)})"
+    if [n for n in actual if n in names] != names:
+        return f"{name}: parameters out of order (it takes {', '.join(actual)})"
+    required = [p.name for p in inspect.signature(found[0]).parameters.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                and p.name not in ("self", "cls")]
+    missing = [n for n in required if n not in names]
+    if missing and not partial:
+        return f"{name}: leaves out required {', '.join(missing)}"
+    return None
+
+
+def test_the_check_finds_a_renamed_or_missing_parameter():
+    assert signature_problem("tiersim.report.write_report", "dir") == (
+        "tiersim.report.write_report: no parameter dir (it takes directory, shown_as)")
+    assert signature_problem("tiersim.costs.ledger", "cost_model, fleet, result") == (
+        "tiersim.costs.ledger: leaves out required duration_s")
+    assert signature_problem("tiersim.costs.ledger", "fleet, cost_model, result, duration_s") == (
+        "tiersim.costs.ledger: parameters out of order "
+        "(it takes cost_model, fleet, result, duration_s)")
+    assert signature_problem("tiersim.costs.ledger", "cost_model, ...") is None
+    assert signature_problem("tiersim.trace.trace_stats", "df, window_s=None, starts=None") is None
+
+
+def test_every_signature_the_docs_quote_matches_the_code():
+    bad = []
+    for doc in DOCS:
+        text = doc.read_text()
+        bare = doc.relative_to(ROOT).as_posix() == BARE_NAMES_IN
+        for match in CALL.finditer(text):
+            if not bare and not match[1].startswith("tiersim."):
+                continue
+            problem = signature_problem(match[1], match[2])
+            if problem:
+                line = text.count("\n", 0, match.start()) + 1
+                bad.append(f"{doc.relative_to(ROOT).as_posix()}:{line}: {problem}")
+    assert bad == []
