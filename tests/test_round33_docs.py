@@ -12,8 +12,11 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import os
 import pkgutil
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import tiersim
@@ -139,3 +142,45 @@ def test_every_signature_the_docs_quote_matches_the_code():
                 line = text.count("\n", 0, match.start()) + 1
                 bad.append(f"{doc.relative_to(ROOT).as_posix()}:{line}: {problem}")
     assert bad == []
+
+
+#: Every command whose options a reader looks up in the docs, as typed after ``tiersim``.
+COMMANDS = ["run", "sweep", "plan", "report", "disagg", "analytic", "calibrate",
+            "calibrate --from aiconfigurator", "trace inspect"]
+
+
+def _help_flags(command: str) -> set[str]:
+    """The long options ``tiersim COMMAND --help`` lists (both forms of an on/off pair)."""
+    env = {**os.environ, "COLUMNS": "250", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "tiersim", *command.split(), "--help"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 0, f"tiersim {command} --help: {proc.stderr[-500:]}"
+    return set(re.findall(r"--[a-z][a-z0-9-]*", proc.stdout)) - {"--help", "--from"}
+
+
+def undocumented(flags: set[str], text: str) -> list[str]:
+    """The flags ``text`` never names; an on/off pair (``--report`` / ``--no-report``) is
+    documented by either form."""
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])", text))
+    named_pairs = {_switch(flag) for flag in named}
+    return sorted(flag for flag in flags if flag not in named
+                  and not (_switch(flag) in named_pairs and f"--no-{_switch(flag)}" in flags))
+
+
+def _switch(flag: str) -> str:
+    """The setting an on/off flag turns: ``report`` for ``--report`` and ``--no-report``."""
+    return flag[len("--no-"):] if flag.startswith("--no-") else flag[2:]
+
+
+def test_the_option_check_sees_a_missing_option_and_takes_either_form_of_a_pair():
+    assert undocumented({"--out", "--workers"}, "`--out DIR`, `--workers-max`") == ["--workers"]
+    assert undocumented({"--report", "--no-report"}, "`--no-report` skips it") == []
+
+
+def test_every_option_of_every_command_is_documented():
+    """Each option ``tiersim COMMAND --help`` lists is named in README.md or docs/*.md (the
+    README's command list named neither ``trace inspect --format`` nor ``analytic``'s
+    ``--p``, ``--eps``, ``--delta``, ``--floor``, ``--cheap`` and ``--top``)."""
+    text = "\n".join(doc.read_text() for doc in DOCS)
+    missing = {command: undocumented(_help_flags(command), text) for command in COMMANDS}
+    assert {command: flags for command, flags in missing.items() if flags} == {}
