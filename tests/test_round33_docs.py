@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import tiersim
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,3 +186,49 @@ def test_every_option_of_every_command_is_documented():
     text = "\n".join(doc.read_text() for doc in DOCS)
     missing = {command: undocumented(_help_flags(command), text) for command in COMMANDS}
     assert {command: flags for command, flags in missing.items() if flags} == {}
+
+
+#: Keys of summary.json that are names the scenario gives (tiers, cache levels), not metrics.
+NAMED_BY_SCENARIO = {"tiers", "uniform", "tier_shares", "first_tier_shares", "uniform_accuracy",
+                     "prefix_hit_by_level", "sources", "scenario", "analytic", "step_types",
+                     "final_tier_shares"}
+
+#: Maps keyed by the profile's operator tables (``profile.sources.<tier>.<table>``).
+KEYED_BY_TABLE = {("profile", "sources", "*")}
+
+
+def summary_keys(data, found: set[str] | None = None, path: tuple = ()) -> set[str]:
+    """Every key of a summary.json map, nested maps included; under a key whose keys are the
+    scenario's names (:data:`NAMED_BY_SCENARIO`) only the keys of the maps they hold, and
+    under one keyed by operator tables (:data:`KEYED_BY_TABLE`) none."""
+    found = set() if found is None else found
+    if not isinstance(data, dict) or path[-3:] in KEYED_BY_TABLE:
+        return found
+    for key, value in data.items():
+        found.add(key)
+        if key in NAMED_BY_SCENARIO and isinstance(value, dict):
+            for inner in value.values():
+                summary_keys(inner, found, (*path, key, "*"))
+        else:
+            summary_keys(value, found, (*path, key))
+    return found
+
+
+@pytest.mark.parametrize(("scenario", "baselines"), [("tiny", True), ("response_cache", False),
+                                                    ("agentic", False)])
+def test_every_key_of_a_runs_summary_is_in_the_metrics_doc(scenario, baselines):
+    """docs/metrics.md gives every summary.json key its formula. The savings map's
+    ``vs_uniform_over_trace_frac`` (the share over the trace beside a saving per hour),
+    ``profile.checked``'s signed and aiconfigurator medians, ``analytic.params``' ``cheap`` and
+    ``top`` and the response cache's ``mode`` and ``size`` were written by every such run but
+    not named there (the sessions' and the cache's ``_p99_s``, ``_without`` only as suffixes)."""
+    from tiersim.paths import bundled
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    path = bundled("scenarios", f"{scenario}.yaml")
+    data = run_scenario(load_scenario(path), scenario_path=path, baselines=baselines).to_json()
+    doc = (ROOT / "docs" / "metrics.md").read_text()
+    quoted = {word for span in re.findall(r"`([^`]+)`", doc)
+              for word in re.findall(r"\w+", span)}
+    assert sorted(summary_keys(data) - quoted) == []
