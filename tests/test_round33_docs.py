@@ -232,3 +232,19 @@ def test_every_key_of_a_runs_summary_is_in_the_metrics_doc(scenario, baselines):
     quoted = {word for span in re.findall(r"`([^`]+)`", doc)
               for word in re.findall(r"\w+", span)}
     assert sorted(summary_keys(data) - quoted) == []
+
+
+def test_every_key_of_a_plan_is_in_the_planning_doc():
+    """docs/planning.md ("What a plan holds") names each plan.json key. A plan's
+    ``constraints``, ``reason``, ``feasible``, ``duration_s``, ``gpus_per_replica_tried``, its
+    margins' ``limit``, ``margin_frac`` and ``met``, ``one_fewer``'s ``verdict`` and a split's
+    ``label``, ``prefill_replicas`` and ``decode_replicas`` were written but not named."""
+    from tiersim.cli.plan import plan_capacity
+    from tiersim.paths import bundled
+
+    data = plan_capacity(bundled("scenarios", "disagg.yaml"), report=False).to_json()
+    assert data["disaggregation"]["splits"]  # the split keys are looked at too
+    doc = (ROOT / "docs" / "planning.md").read_text()
+    quoted = {word for span in re.findall(r"`([^`]+)`", doc)
+              for word in re.findall(r"\w+", span)}
+    assert sorted(summary_keys(data) - quoted) == []
