@@ -214,6 +214,20 @@ def summary_keys(data, found: set[str] | None = None, path: tuple = ()) -> set[s
     return found
 
 
+def quoted_words(text: str) -> set[str]:
+    """The words in ``text``'s code: fenced blocks and inline code spans (a fence's three
+    backticks are taken out first, so they cannot pair with an inline one)."""
+    fences = re.findall(r"^```.*?^```", text, flags=re.M | re.S)
+    rest = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    code = fences + re.findall(r"`([^`]+)`", rest)
+    return {word for span in code for word in re.findall(r"\w+", span)}
+
+
+def test_quoted_words_keeps_inline_spans_paired_after_a_fence():
+    text = "```yaml\nsweep: {a: 1}\n```\n\nthe `copy_digest` (of it) and not this\n"
+    assert quoted_words(text) == {"yaml", "sweep", "a", "1", "copy_digest"}
+
+
 @pytest.mark.parametrize(("scenario", "baselines"), [("tiny", True), ("response_cache", False),
                                                     ("agentic", False)])
 def test_every_key_of_a_runs_summary_is_in_the_metrics_doc(scenario, baselines):
@@ -229,8 +243,7 @@ def test_every_key_of_a_runs_summary_is_in_the_metrics_doc(scenario, baselines):
     path = bundled("scenarios", f"{scenario}.yaml")
     data = run_scenario(load_scenario(path), scenario_path=path, baselines=baselines).to_json()
     doc = (ROOT / "docs" / "metrics.md").read_text()
-    quoted = {word for span in re.findall(r"`([^`]+)`", doc)
-              for word in re.findall(r"\w+", span)}
+    quoted = quoted_words(doc)
     assert sorted(summary_keys(data) - quoted) == []
 
 
@@ -245,6 +258,5 @@ def test_every_key_of_a_plan_is_in_the_planning_doc():
     data = plan_capacity(bundled("scenarios", "disagg.yaml"), report=False).to_json()
     assert data["disaggregation"]["splits"]  # the split keys are looked at too
     doc = (ROOT / "docs" / "planning.md").read_text()
-    quoted = {word for span in re.findall(r"`([^`]+)`", doc)
-              for word in re.findall(r"\w+", span)}
+    quoted = quoted_words(doc)
     assert sorted(summary_keys(data) - quoted) == []
