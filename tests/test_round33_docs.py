@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import json
 import os
 import pkgutil
 import re
@@ -260,3 +261,26 @@ def test_every_key_of_a_plan_is_in_the_planning_doc():
     doc = (ROOT / "docs" / "planning.md").read_text()
     quoted = quoted_words(doc)
     assert sorted(summary_keys(data) - quoted) == []
+
+
+def test_every_key_of_a_sweeps_files_is_in_the_report_doc(tmp_path):
+    """docs/report.md's output table names the keys of ``sweep.json`` and of a point's file;
+    ``source``, ``base_digest`` and ``sweep_digest`` (sweep.json) and ``inputs`` (a point's)
+    were written but not named, and it listed a ``traceback`` that only a failed point has."""
+    import yaml
+
+    from tiersim.paths import bundled
+    from tiersim.sweep.run import run_sweep
+
+    doc = yaml.safe_load(bundled("scenarios", "tiny.yaml").read_text())
+    doc["trace"]["path"] = str(bundled("traces", "azure2023_code.parquet"))
+    doc["sweep"] = {"tiers.bf16.replicas": [1, 2]}
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc))
+    run_sweep(scenario, tmp_path / "out", workers=1, report=False)
+    manifest = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    points = [json.loads(p.read_text()) for p in (tmp_path / "out" / "points").glob("*.json")]
+    assert len(points) == 2 and all(p["status"] == "ok" for p in points)
+    quoted = quoted_words((ROOT / "docs" / "report.md").read_text())
+    assert sorted(set(manifest) - quoted) == []
+    assert sorted({key for point in points for key in point} - quoted) == []
