@@ -284,3 +284,43 @@ def test_every_key_of_a_sweeps_files_is_in_the_report_doc(tmp_path):
     quoted = quoted_words((ROOT / "docs" / "report.md").read_text())
     assert sorted(set(manifest) - quoted) == []
     assert sorted({key for point in points for key in point} - quoted) == []
+
+
+def scenario_keys(model, prefix: str = "", seen: set | None = None) -> list[str]:
+    """Every key a scenario may write (``router.cascade.signal_noise``), through the nested
+    scenario models; each model once."""
+    import typing
+
+    from pydantic import BaseModel
+
+    seen = set() if seen is None else seen
+    if model in seen:
+        return []
+    seen.add(model)
+
+    def models(annotation) -> list:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return [annotation]
+        return [m for arg in typing.get_args(annotation) for m in models(arg)]
+
+    keys = []
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{field.alias or name}"
+        keys.append(key)
+        for inner in models(field.annotation):
+            keys += scenario_keys(inner, f"{key}.", seen)
+    return keys
+
+
+def test_every_scenario_key_is_documented():
+    """Each key a scenario file may hold is named in README.md or docs/*.md. Seventeen were
+    not, among them ``router.lambda``, ``router.cascade.signal_noise``,
+    ``router.budget_relative`` and ``workload.difficulty.p_hopeless``: a reader could not
+    learn that the ``lagrangian`` policy reads a ``lambda``, nor how to make a cascade's
+    confidence signal noisier."""
+    from tiersim.scenario import Scenario
+
+    quoted = quoted_words("\n".join(doc.read_text() for doc in DOCS))
+    keys = scenario_keys(Scenario)
+    assert "router.cascade.signal_noise" in keys
+    assert [key for key in keys if key.rsplit(".", 1)[-1] not in quoted] == []
