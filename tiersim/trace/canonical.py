@@ -198,7 +198,7 @@ def _optional(s: pd.Series, name: str, src: Source):
     if name in src.kept:  # a response cache's key (read_trace's keep)
         return _key_column(s, src, name)
     # a column carried, used by nothing: categories stay so (as objects, a dictionary's one
-    # long string was copied into every row: source.text_as_categories)
+    # long string was copied into every row: read_parquet.text_as_categories)
     return s.array if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
 
 
