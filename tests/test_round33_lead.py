@@ -52,3 +52,34 @@ def test_rows_without_such_an_export_keep_their_checkpoint():
     eight = row(model_path="nvidia/Llama-3.1-8B-Instruct-FP8")
     assert fs.row_spec(eight).tiersim == "llama-3.1-8b"
     assert fs.case_of(eight).precision == "fp8"
+
+
+def test_prompt_blocks_no_tier_caches_are_noted(tmp_path, capsys):
+    """Mooncake's trace names its prompts' blocks; a fleet that caches no prefix replayed it
+    without a word, its prefix figures null (the converse of round 22's note)."""
+    import json
+
+    from test_round19 import run_cli
+    from test_round22_serving import SCENARIOS
+
+    text = (SCENARIOS / "tiny.yaml").read_text().replace(
+        "path: azure2023_code.parquet\n  window: [240, 360]",
+        "path: mooncake_synthetic.parquet\n  window: [0, 20]")
+    scenario = tmp_path / "m.yaml"
+    scenario.write_text(text)
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out", "--no-baselines")
+    assert code == 0, err
+    note = (f"note: {scenario}: the requests name their prompts' blocks (prefix_hashes), but no "
+            "tier caches prefixes, so no prompt reuses another's: every prompt is computed whole "
+            "and the prefix figures stay empty; set scheduler.enable_prefix_caching: true on a "
+            "tier to replay the reuse")
+    assert note in err.splitlines()
+    notes = json.loads((tmp_path / "out" / "summary.json").read_text())["notes"]
+    assert note.removeprefix(f"note: {scenario}: ") in [n.split(": ", 1)[-1] for n in notes]
+    cached = tmp_path / "c.yaml"
+    cached.write_text(text.replace("    precision: bf16\n    replicas: 1\n",
+                                   "    precision: bf16\n    replicas: 1\n"
+                                   "    scheduler: {enable_prefix_caching: true}\n"))
+    code, err = run_cli(capsys, "run", cached, "--no-baselines")
+    assert code == 0, err
+    assert "prompts' blocks" not in err

@@ -325,7 +325,9 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
     request's draw is one number shared by every tier, so the routed tiers' columns are those
     of a run without baselines. An error about a baseline tier names its key
     (``baselines[j]``). A trace ``spec_acceptance`` column no tier reads is a note
-    (:func:`note_unused_acceptance`)."""
+    (:func:`note_unused_acceptance`), and so are prompt blocks with no prefix cache to read
+    them, or a prefix cache with no blocks to find (:func:`note_unused_prompt_blocks`,
+    :func:`note_no_prompt_blocks`)."""
     if not scenario.baselines:
         prepared = prepare(trace, infos, scenario, rng, source)
     else:
@@ -335,6 +337,7 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
             raise _baseline_key(err, len(scenario.tiers)) from None
     note_unused_acceptance(prepared.df, scenario, source)
     note_no_prompt_blocks(prepared.df, scenario, source)
+    note_unused_prompt_blocks(prepared.df, scenario, source)
     return prepared
 
 
@@ -376,6 +379,22 @@ def note_no_prompt_blocks(df: pd.DataFrame, scenario: Scenario, source: str) -> 
                   f"prefix: {its} 0 whatever real prompts share (a preempted request still "
                   "finds its own blocks); use a trace with prefix hashes to see sharing",
                   Note, stacklevel=3)
+
+
+def note_unused_prompt_blocks(df: pd.DataFrame, scenario: Scenario, source: str) -> None:
+    """A note when requests name their prompts' blocks (``prefix_hashes``: Mooncake's
+    ``hash_ids``, or the blocks generated sessions make) but no tier (routed or baseline)
+    caches prefixes: the blocks are read and change nothing, every prompt is computed whole,
+    and the prefix figures of summary.json stay empty (:func:`note_no_prompt_blocks` is the
+    converse)."""
+    if "prefix_hashes" not in df.columns or not any(len(b) for b in df["prefix_hashes"]):
+        return
+    if any(t.scheduler.enable_prefix_caching for t in [*scenario.tiers, *scenario.baselines]):
+        return
+    warnings.warn(f"{source}: the requests name their prompts' blocks (prefix_hashes), but no "
+                  "tier caches prefixes, so no prompt reuses another's: every prompt is computed "
+                  "whole and the prefix figures stay empty; set scheduler.enable_prefix_caching: "
+                  "true on a tier to replay the reuse", Note, stacklevel=3)
 
 
 def _baseline_key(err: ScenarioError, routed: int) -> ScenarioError:
