@@ -488,9 +488,7 @@ def _lock_file(out: Path, kind: str):
         _refuse_foreign_lock(handle, path, kind)
         took = _take(handle, out, kind)
         if took:
-            handle.truncate(0)
-            handle.write(str(os.getpid()))
-            handle.flush()
+            _write_pid(handle, out, kind)
             remove_stale_temps(out)  # nothing else writes here now: a kill's leftovers go
         yield
     except BaseException:
@@ -503,6 +501,18 @@ def _lock_file(out: Path, kind: str):
     finally:
         if handle is not None:
             handle.close()
+
+
+def _write_pid(handle, out: Path, kind: str) -> None:
+    """Write this process's pid into the held ``.lock`` (``handle``), past the text layer's
+    buffer: a write the disk refuses (full) is one line naming ``out``. Buffered, it failed
+    again as the handle closed, and that error, naming no file, replaced the first: 'Error: No
+    space left on device' was all ``tiersim run --out DIR`` said on a full disk."""
+    try:
+        os.ftruncate(handle.fileno(), 0)
+        os.pwrite(handle.fileno(), str(os.getpid()).encode(), 0)
+    except OSError as err:
+        raise _unwritable(out, err, kind) from None
 
 
 def _try_take(handle) -> bool:
