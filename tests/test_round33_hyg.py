@@ -14,18 +14,17 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _no_file_bytes() -> None:
-    """In the child: no regular file may grow past 0 bytes (a write fails with EFBIG, as on a
-    full disk; Python ignores SIGXFSZ), while empty files can still be created."""
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-
-
-def _cli_on_a_full_disk(*args: str) -> subprocess.CompletedProcess:
-    """``python -m tiersim ARGS`` where no file may be written to (see :func:`_no_file_bytes`)."""
+def _cli_on_a_full_disk(*args: str, room: int = 0) -> subprocess.CompletedProcess:
+    """``python -m tiersim ARGS`` where no regular file may grow past ``room`` bytes: a write
+    beyond fails with EFBIG, as on a full disk (Python ignores SIGXFSZ), while empty files can
+    still be created."""
     env = dict(os.environ, COLUMNS="120", PYTHONPATH=str(REPO))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (room, room))
+
     return subprocess.run([sys.executable, "-m", "tiersim", *args], capture_output=True,
-                          text=True, cwd=REPO, env=env, timeout=300,
-                          preexec_fn=_no_file_bytes)
+                          text=True, cwd=REPO, env=env, timeout=300, preexec_fn=limit)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE's EFBIG, as on Linux")
@@ -42,4 +41,21 @@ def test_a_lock_that_cannot_be_written_is_one_line_naming_the_folder(tmp_path, c
     assert done.stderr.splitlines()[-1] == (
         f"Error: {out}: cannot write to this folder (File too large); choose another --out "
         "folder")
+    assert not out.exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE's EFBIG, as on Linux")
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_report_that_cannot_be_written_names_its_place_in_the_folder(tmp_path, command):
+    """A run's or plan's page is written into the run's temporary folder, and a disk that
+    refused it was named by that temporary name, which no user knows and which is gone: 'Error:
+    small/p/.tiersim-run-b2d3kjjt.tmp/report.html: cannot write the report (No space left on
+    device); ...'. Now the line names DIR/report.html; nothing is left in DIR."""
+    out = tmp_path / "o"
+    done = _cli_on_a_full_disk(command, "tiny", "--out", str(out),
+                               room=1_000_000)  # the data files fit, the 4.9 MB page does not
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"Error: {out / 'report.html'}: cannot write the report (File too large); free some "
+        "space or choose another folder")
     assert not out.exists()

@@ -655,15 +655,17 @@ def write_report(directory: str | Path, shown_as: str | Path | None = None) -> P
     """
     data = load_dir(directory, shown_as)
     path = Path(directory) / "report.html"
-    _write_atomic(path, render(data))
+    _write_atomic(path, render(data), Path(shown_as or directory) / "report.html")
     return path
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str, named: Path | None = None) -> None:
     """Write ``text`` to ``path`` under a unique temporary name, then rename it into place; a
-    failure (full or read-only disk) leaves no temporary file and is one TiersimError line, and
-    an interruption (Ctrl-C, which left the half-written page until the folder's next command)
-    leaves none either.
+    failure (full or read-only disk) leaves no temporary file and is one TiersimError line
+    naming ``named`` (the page's place in the folder the user gave, where ``path`` lies in a
+    run's temporary folder, which no user knows and which is gone), and an interruption
+    (Ctrl-C, which left the half-written page until the folder's next command) leaves none
+    either.
     The page gets an ordinary file's mode (0666 less the umask), not mkstemp's 0600."""
     tmp = None
     try:
@@ -675,7 +677,8 @@ def _write_atomic(path: Path, text: str) -> None:
     except OSError as err:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
-        raise TiersimError(f"{path}: cannot write the report ({err.strerror or err}); "
+        named = path if named is None else named
+        raise TiersimError(f"{named}: cannot write the report ({err.strerror or err}); "
                            f"{_write_fix(path, err)}") from None
     except BaseException:  # Ctrl-C mid-write: no half page left beside the folder's files
         if tmp is not None:
