@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,41 @@ def test_a_report_that_cannot_be_written_names_its_place_in_the_folder(tmp_path,
         f"Error: {out / 'report.html'}: cannot write the report (File too large); free some "
         "space or choose another folder")
     assert not out.exists()
+
+
+COMPILING = """
+import importlib, importlib.machinery, os, sys, time
+app = importlib.import_module("tiersim.cli.app")
+app._catch_terminations()
+path = os.path.join(os.path.dirname(app.__file__), os.pardir, "scenario.py")
+data = open(path, "rb").read()
+loader = importlib.machinery.SourceFileLoader("probe", path)
+print("compiling", flush=True)
+start = time.monotonic()
+try:
+    while time.monotonic() - start < 5:  # compiled as an import compiles a module's source
+        loader.source_to_code(data, path)
+except SystemExit as stop:
+    print("stopped", stop.code)
+else:
+    print("ran on")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is the POSIX termination")
+@pytest.mark.parametrize("delay_s", [0.2, 0.35, 0.5])
+def test_a_sigterm_while_a_module_is_compiled_stops_the_command(delay_s):
+    """A SIGTERM handled while Python compiled a module's source for an import (no cached
+    bytecode: a first run, or PYTHONDONTWRITEBYTECODE) raised its SystemExit inside that
+    compile(), which dropped it (CPython 3.11 to 3.13): 'tiersim sweep big.yaml --out o'
+    signalled 0.5 s in, as it imported tiersim.scenario, ran all 60 points and ended with
+    status 0. Now a stopping signal that comes inside the import machinery is sent again a
+    few milliseconds later, and stops the command in the code that imported the module."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    child = subprocess.Popen([sys.executable, "-c", COMPILING], stdout=subprocess.PIPE,
+                             text=True, env=env)
+    assert child.stdout.readline() == "compiling\n"
+    time.sleep(delay_s)
+    child.send_signal(signal.SIGTERM)
+    said, _ = child.communicate(timeout=60)
+    assert said == "stopped 143\n"

@@ -401,6 +401,8 @@ class _Stop:
 
     armed = False
     signum: int | None = None
+    deferred_at: float | None = None
+    """When a signal that came inside an import was first delivered again (:func:`_defer_stop`)."""
     ended = False
     """Whether the command itself has returned (its files written, its lines printed)."""
     held = False
@@ -420,10 +422,59 @@ def _terminated(signum, frame) -> None:
     if _Stop.armed:
         if _Stop.signum is not None:
             return
+        if _in_import_machinery(frame) and _defer_stop(signum):
+            return
         _Stop.signum = signum
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise SystemExit(128 + signum)
+
+
+IMPORT_DEFER_S = 2.0
+"""Longest a stopping signal waits for an import to hand back to the module it runs
+(:func:`_defer_stop`), after which it stops the command wherever it is."""
+
+
+def _in_import_machinery(frame) -> bool:
+    """Whether ``frame`` is one of Python's import machinery (``<frozen importlib...>``),
+    where it compiles a module's source: an exception a signal handler raises inside that
+    compile() is dropped (CPython 3.11 to 3.13), and the command ran on to its end, status
+    0."""
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
+
+
+def _defer_stop(signum: int) -> bool:
+    """Have a stopping signal that came inside the import machinery sent again to the main
+    thread a moment later (:data:`REDELIVER_S`, from a timer thread: sent from the handler
+    itself it came back at once, inside the same compile), so that its handler runs next in
+    the module being imported or the code importing it, where its exception stops the
+    command; True while it may wait (at most :data:`IMPORT_DEFER_S` from the first
+    deferral, so that an import that never returns is stopped as before)."""
+    import threading
+    import time
+
+    now = time.monotonic()
+    if _Stop.deferred_at is None:
+        _Stop.deferred_at = now
+    elif now - _Stop.deferred_at > IMPORT_DEFER_S:
+        return False
+    again = threading.Timer(REDELIVER_S, _send_to_main, (signum, threading.main_thread().ident))
+    again.daemon = True
+    again.start()
+    return True
+
+
+REDELIVER_S = 0.005
+"""How long after a signal deferred out of an import it is sent again (:func:`_defer_stop`)."""
+
+
+def _send_to_main(signum: int, thread: int | None) -> None:
+    """Send ``signum`` to the main thread ``thread`` (nothing if it has gone meanwhile)."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        signal.pthread_kill(thread, signum)
 
 
 def _catch_terminations() -> dict:
@@ -438,7 +489,7 @@ def _catch_terminations() -> dict:
         if sig != signal.SIGTERM and signal.getsignal(sig) is signal.SIG_IGN:
             continue
         saved[sig] = signal.signal(sig, _terminated)
-    _Stop.armed, _Stop.signum, _Stop.ended = True, None, False
+    _Stop.armed, _Stop.signum, _Stop.ended, _Stop.deferred_at = True, None, False, None
     return saved
 
 
