@@ -148,7 +148,8 @@ class TiersimApp(typer.Typer):
             _refuse_closed_stdout()
             _refuse_empty_args(kwargs.get("args"))
             _refuse_repeated_options(kwargs.get("args"))
-            code = super().__call__(*args, **{**kwargs, "standalone_mode": False})
+            code = _as_signalled(super().__call__, *args,
+                                 **{**kwargs, "standalone_mode": False})
             # a signal from here on finds the command's work done (one that stopped it:
             # typer returns 130 for Ctrl-C, and it said what it left itself)
             _Stop.ended = _Stop.signum is None
@@ -475,6 +476,26 @@ def _send_to_main(signum: int, thread: int | None) -> None:
 
     with contextlib.suppress(OSError, ValueError, TypeError):
         signal.pthread_kill(thread, signum)
+
+
+def _as_signalled(call, *args, **kwargs):
+    """``call(*args, **kwargs)``, where an error other than tiersim's own that ends it after a
+    stopping signal came is that signal's stop (KeyboardInterrupt, or SystemExit with the
+    signal's status): a handler's exception raised inside a library's C code came out as the
+    library's own error, so a Ctrl-C in the first second of ``tiersim run`` ended in a
+    traceback with status 1, pandas' 'AttributeError: partially initialized module 'pandas'
+    has no attribute '_pandas_datetime_CAPI'' (a Cython module's init) or pydantic's
+    'SchemaError: Error building "literal" validator: KeyboardInterrupt'."""
+    import signal
+
+    try:
+        return call(*args, **kwargs)
+    except Exception as err:
+        if _Stop.signum is None or isinstance(err, TiersimError):
+            raise
+        if _Stop.signum == signal.SIGINT:
+            raise KeyboardInterrupt from None
+        raise SystemExit(128 + _Stop.signum) from None
 
 
 def _catch_terminations() -> dict:
