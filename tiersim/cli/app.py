@@ -403,6 +403,10 @@ class _Stop:
     armed = False
     signum: int | None = None
     deferred_at: float | None = None
+    raised: BaseException | None = None
+    """The stop :func:`_terminated` raised last."""
+    seen = False
+    """Whether that stop was seen on its way (:func:`_stop_under_way`) or ended the command."""
     """When a signal that came inside an import was first delivered again (:func:`_defer_stop`)."""
     ended = False
     """Whether the command itself has returned (its files written, its lines printed)."""
@@ -422,13 +426,67 @@ def _terminated(signum, frame) -> None:
 
     if _Stop.armed:
         if _Stop.signum is not None:
+            if _Stop.seen or _stop_under_way():
+                _Stop.seen = True
+                return
+            signum = _Stop.signum  # its stop was dropped on the way (:func:`_watch_stop`)
+        elif _in_import_machinery(frame) and _defer_stop(signum):
             return
-        if _in_import_machinery(frame) and _defer_stop(signum):
+        else:
+            _Stop.signum = signum
+            _watch_stop(signum)
+    stop = KeyboardInterrupt() if signum == signal.SIGINT else SystemExit(128 + signum)
+    _Stop.raised = stop
+    raise stop
+
+
+def _stop_under_way() -> bool:
+    """Whether the stop :func:`_terminated` raised is being handled here (the exception being
+    handled is it, or was raised while it was: cleanup after it), as opposed to dropped."""
+    import sys
+
+    pending, looked = [sys.exc_info()[1]], set()
+    while pending:
+        err = pending.pop()
+        if err is None or id(err) in looked:
+            continue
+        if err is _Stop.raised:
+            return True
+        looked.add(id(err))
+        pending += [err.__cause__, err.__context__]
+    return False
+
+
+WATCH_S = 0.1
+"""How often a stop not yet seen on its way is sent again (:func:`_watch_stop`)."""
+WATCH_TRIES = 50
+"""How many times it is sent again at most."""
+
+
+def _watch_stop(signum: int) -> None:
+    """Send ``signum`` to the main thread again every :data:`WATCH_S` until its stop is seen on
+    its way (:func:`_stop_under_way`, or it ended the command): an exception a handler raises
+    while a library's compiled code runs Python can be dropped there (numpy.random's module
+    init: a sweep signalled 0.67 s in ran all its points, status 0); sent again, the handler
+    finds no stop under way and raises it again."""
+    import threading
+
+    main = threading.main_thread().ident
+    threading.Thread(target=_send_until_seen, args=(signum, main), daemon=True,
+                     name="tiersim-stop-watch").start()
+
+
+def _send_until_seen(signum: int, main: int | None) -> None:
+    """:func:`_watch_stop`'s thread: sends ``signum`` again while the stop is not seen and
+    tiersim's handler still takes that signal."""
+    import signal
+    import time
+
+    for _ in range(WATCH_TRIES):
+        time.sleep(WATCH_S)
+        if _Stop.seen or not _Stop.armed or signal.getsignal(signum) is not _terminated:
             return
-        _Stop.signum = signum
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise SystemExit(128 + signum)
+        _send_to_main(signum, main)
 
 
 IMPORT_DEFER_S = 2.0
@@ -490,8 +548,10 @@ def _as_signalled(call, *args, **kwargs):
 
     try:
         return call(*args, **kwargs)
-    except Exception as err:
-        if _Stop.signum is None or isinstance(err, TiersimError):
+    except BaseException as err:
+        _Stop.seen = _Stop.signum is not None  # it ended the command: nothing to send again
+        if (_Stop.signum is None or isinstance(err, TiersimError)
+                or not isinstance(err, Exception)):
             raise
         if _Stop.signum == signal.SIGINT:
             raise KeyboardInterrupt from None
@@ -511,6 +571,7 @@ def _catch_terminations() -> dict:
             continue
         saved[sig] = signal.signal(sig, _terminated)
     _Stop.armed, _Stop.signum, _Stop.ended, _Stop.deferred_at = True, None, False, None
+    _Stop.raised, _Stop.seen = None, False
     return saved
 
 
