@@ -93,13 +93,13 @@ def test_sweep_whose_report_cannot_be_written_fails_in_one_line(tiny, tmp_path, 
 
     real = page._write_atomic
 
-    def disk_full(path, text):
+    def disk_full(path, text, *named):
         def refuse(*args, **kwargs):
             raise OSError(errno.ENOSPC, "No space left on device")
 
         with monkeypatch.context() as inner:
             inner.setattr(page.os, "fdopen", refuse)
-            real(path, text)
+            real(path, text, *named)
 
     monkeypatch.setattr(page, "_write_atomic", disk_full)
     with_sweep(tiny, {"seed": [0]})
