@@ -169,3 +169,30 @@ def test_a_stop_a_library_drops_is_raised_again(capsys, monkeypatch):
     assert main(["probe"]) == 143
     assert time.monotonic() - started < 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def failing_cleanup_command() -> None:
+    """A command whose cleanup after a stop meets a full disk, naming the file."""
+    try:
+        signal.raise_signal(signal.SIGTERM)
+        time.sleep(5)
+    except BaseException:  # noqa: BLE001 - the cleanup after the stop fails
+        raise OSError(28, "No space left on device", "o/.lock") from None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is the POSIX termination")
+def test_a_system_error_after_a_stop_keeps_its_line(capsys, monkeypatch):
+    """An OSError that ends a command after a stop names a file the user may have to deal
+    with: it keeps its one line and status 1, as before stops were read through other errors
+    (the first cut of that read it as the stop: status 143, not a word)."""
+    from tiersim.cli.app import MOUNTED, main, mount
+
+    app_module = sys.modules["tiersim.cli.app"]
+    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
+    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
+    mount("probe", "test_round33_hyg", "failing_cleanup_command", "A probe.")
+    capsys.readouterr()
+    assert main(["probe"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "Error: o/.lock: No space left on device; free some space on that disk or write "
+        "elsewhere"]

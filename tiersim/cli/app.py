@@ -445,7 +445,13 @@ def _stop_under_way() -> bool:
     handled is it, or was raised while it was: cleanup after it), as opposed to dropped."""
     import sys
 
-    pending, looked = [sys.exc_info()[1]], set()
+    return _stop_in(sys.exc_info()[1])
+
+
+def _stop_in(error: BaseException | None) -> bool:
+    """Whether ``error`` is the stop :func:`_terminated` raised, or was raised while it was
+    handled (its cause or context, at any depth)."""
+    pending, looked = [error], set()
     while pending:
         err = pending.pop()
         if err is None or id(err) in looked:
@@ -537,22 +543,24 @@ def _send_to_main(signum: int, thread: int | None) -> None:
 
 
 def _as_signalled(call, *args, **kwargs):
-    """``call(*args, **kwargs)``, where an error other than tiersim's own that ends it after a
-    stopping signal came is that signal's stop (KeyboardInterrupt, or SystemExit with the
-    signal's status): a handler's exception raised inside a library's C code came out as the
-    library's own error, so a Ctrl-C in the first second of ``tiersim run`` ended in a
-    traceback with status 1, pandas' 'AttributeError: partially initialized module 'pandas'
-    has no attribute '_pandas_datetime_CAPI'' (a Cython module's init) or pydantic's
-    'SchemaError: Error building "literal" validator: KeyboardInterrupt'."""
+    """``call(*args, **kwargs)``, where an error other than tiersim's own one-line errors and
+    the system's (an OSError, which names its file) that ends it after a stopping signal came
+    is that signal's stop (KeyboardInterrupt, or SystemExit with the signal's status): a
+    handler's exception raised inside a library's C code came out as the library's own error,
+    or a half-imported library failed as the stop went on, so a Ctrl-C in the first second of
+    ``tiersim run`` ended in a traceback with status 1, pandas' 'AttributeError: partially
+    initialized module 'pandas' has no attribute '_pandas_datetime_CAPI'' (a Cython module's
+    init), 'OptionError: Option 'compute.use_bottleneck' has already been registered' or
+    pydantic's 'SchemaError: Error building "literal" validator: KeyboardInterrupt'."""
     import signal
 
     try:
         return call(*args, **kwargs)
     except BaseException as err:
         _Stop.seen = _Stop.signum is not None  # it ended the command: nothing to send again
-        if (_Stop.signum is None or isinstance(err, TiersimError)
+        if (_Stop.signum is None or isinstance(err, (TiersimError, OSError))
                 or not isinstance(err, Exception)):
-            raise
+            raise  # tiersim's own line, or the system's naming a file: as before
         if _Stop.signum == signal.SIGINT:
             raise KeyboardInterrupt from None
         raise SystemExit(128 + _Stop.signum) from None
