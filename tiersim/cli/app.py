@@ -403,11 +403,11 @@ class _Stop:
     armed = False
     signum: int | None = None
     deferred_at: float | None = None
+    """When a signal that came inside an import was first delivered again (:func:`_defer_stop`)."""
     raised: BaseException | None = None
     """The stop :func:`_terminated` raised last."""
     seen = False
     """Whether that stop was seen on its way (:func:`_stop_under_way`) or ended the command."""
-    """When a signal that came inside an import was first delivered again (:func:`_defer_stop`)."""
     ended = False
     """Whether the command itself has returned (its files written, its lines printed)."""
     held = False
@@ -421,7 +421,9 @@ def _terminated(signum, frame) -> None:
     raises KeyboardInterrupt (status 130). Inside a command only the first does: one that comes
     while the command winds down (Ctrl-C pressed again) is ignored, so that cleanup is not cut
     short (a sweep's pool shutdown printed 'Exception ignored ... KeyboardInterrupt'
-    tracebacks)."""
+    tracebacks), unless the first one's stop was dropped on its way (:func:`_watch_stop`
+    sends it again until it is seen): then that stop is raised again. One that comes inside
+    the import machinery waits for it (:func:`_defer_stop`)."""
     import signal
 
     if _Stop.armed:
