@@ -408,6 +408,10 @@ class _Stop:
     """The stop :func:`_terminated` raised last."""
     seen = False
     """Whether that stop was seen on its way (:func:`_stop_under_way`) or ended the command."""
+    generation = 0
+    """Which command's handlers are in place (counted up as each is put in and taken out): a
+    signal sent again on a command's behalf (:func:`_send_if_current`) is not sent into the next
+    one, nor after its handlers are gone."""
     ended = False
     """Whether the command itself has returned (its files written, its lines printed)."""
     held = False
@@ -480,21 +484,19 @@ def _watch_stop(signum: int) -> None:
     import threading
 
     main = threading.main_thread().ident
-    threading.Thread(target=_send_until_seen, args=(signum, main), daemon=True,
-                     name="tiersim-stop-watch").start()
+    threading.Thread(target=_send_until_seen, args=(signum, main, _Stop.generation),
+                     daemon=True, name="tiersim-stop-watch").start()
 
 
-def _send_until_seen(signum: int, main: int | None) -> None:
-    """:func:`_watch_stop`'s thread: sends ``signum`` again while the stop is not seen and
-    tiersim's handler still takes that signal."""
-    import signal
+def _send_until_seen(signum: int, main: int | None, generation: int) -> None:
+    """:func:`_watch_stop`'s thread: sends ``signum`` again while the stop is not seen and the
+    command that took it still runs (:func:`_send_if_current`)."""
     import time
 
     for _ in range(WATCH_TRIES):
         time.sleep(WATCH_S)
-        if _Stop.seen or not _Stop.armed or signal.getsignal(signum) is not _terminated:
+        if _Stop.seen or not _send_if_current(signum, main, generation):
             return
-        _send_to_main(signum, main)
 
 
 IMPORT_DEFER_S = 2.0
@@ -525,7 +527,8 @@ def _defer_stop(signum: int) -> bool:
         _Stop.deferred_at = now
     elif now - _Stop.deferred_at > IMPORT_DEFER_S:
         return False
-    again = threading.Timer(REDELIVER_S, _send_to_main, (signum, threading.main_thread().ident))
+    again = threading.Timer(REDELIVER_S, _send_if_current,
+                            (signum, threading.main_thread().ident, _Stop.generation))
     again.daemon = True
     again.start()
     return True
@@ -533,6 +536,21 @@ def _defer_stop(signum: int) -> bool:
 
 REDELIVER_S = 0.005
 """How long after a signal deferred out of an import it is sent again (:func:`_defer_stop`)."""
+
+
+def _send_if_current(signum: int, main: int | None, generation: int) -> bool:
+    """Send ``signum`` to the main thread ``main`` only while the command of ``generation``
+    still runs with tiersim's handler for it; whether it was sent. NOTE: a signal sent again
+    after that command had ended went to whatever ran next in the process: in the tests'
+    process, the next in-process command (stopped, its test failed) or, its handlers gone,
+    pytest itself (killed by SIGTERM)."""
+    import signal
+
+    if (_Stop.generation != generation or not _Stop.armed
+            or signal.getsignal(signum) is not _terminated):
+        return False
+    _send_to_main(signum, main)
+    return True
 
 
 def _send_to_main(signum: int, thread: int | None) -> None:
@@ -557,7 +575,7 @@ def _as_signalled(call, *args, **kwargs):
     import signal
 
     try:
-        return call(*args, **kwargs)
+        code = call(*args, **kwargs)
     except BaseException as err:
         _Stop.seen = _Stop.signum is not None  # it ended the command: nothing to send again
         if (_Stop.signum is None or isinstance(err, (TiersimError, OSError))
@@ -566,6 +584,8 @@ def _as_signalled(call, *args, **kwargs):
         if _Stop.signum == signal.SIGINT:
             raise KeyboardInterrupt from None
         raise SystemExit(128 + _Stop.signum) from None
+    _Stop.seen = _Stop.signum is not None  # typer returned 130 for the stop: it was seen
+    return code
 
 
 def _catch_terminations() -> dict:
@@ -582,6 +602,7 @@ def _catch_terminations() -> dict:
         saved[sig] = signal.signal(sig, _terminated)
     _Stop.armed, _Stop.signum, _Stop.ended, _Stop.deferred_at = True, None, False, None
     _Stop.raised, _Stop.seen = None, False
+    _Stop.generation += 1
     return saved
 
 
@@ -600,6 +621,7 @@ def _release_terminations(saved: dict, exiting: bool) -> bool:
             signal.signal(sig, old)
     if saved:
         _Stop.armed, _Stop.signum, _Stop.ended = False, None, False
+        _Stop.generation += 1
     return stopped
 
 
