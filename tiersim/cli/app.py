@@ -284,20 +284,20 @@ MAX_COLUMNS = 1000
 memory), and a width past a machine integer was an OverflowError traceback."""
 
 
-def _readable_width() -> tuple[bool, str | None]:
+def _readable_width() -> dict[str, str | None]:
     """Lay every table and help page out for at least :data:`MIN_COLUMNS` columns: rich cuts
     them to the terminal's width, or to ``COLUMNS``, so ``COLUMNS=0`` printed blank lines for
     a help page and ``trace inspect`` a column of box corners (``COLUMNS=20``: options cut to
     ``-…``), status 0. A ``COLUMNS`` above :data:`MAX_COLUMNS` is laid out for that many.
-    Returns what :func:`_restore_width` needs: whether ``COLUMNS`` was changed, and its value
-    before."""
+    A ``COLUMNS`` or ``LINES`` that is no number is set aside first
+    (:func:`_drop_unreadable_sizes`). Returns what :func:`_restore_width` needs: the value
+    before of each variable it changed (None: it was unset)."""
     import os
 
+    changed = _drop_unreadable_sizes()
     before = os.environ.get("COLUMNS")
-    if before is not None and before.strip().isdigit():
-        width = int(before)
-    else:  # rich asks the terminal of each standard stream in turn
-        width = None
+    width = _whole(before)
+    if width is None:  # rich asks the terminal of each standard stream in turn
         for fd in (0, 1, 2):
             try:
                 width = os.get_terminal_size(fd).columns
@@ -305,22 +305,48 @@ def _readable_width() -> tuple[bool, str | None]:
             except (OSError, ValueError):
                 continue
     if width is None or MIN_COLUMNS <= width <= MAX_COLUMNS:
-        return False, before
+        return changed
+    changed.setdefault("COLUMNS", before)
     os.environ["COLUMNS"] = str(min(max(width, MIN_COLUMNS), MAX_COLUMNS))
-    return True, before
+    return changed
 
 
-def _restore_width(changed: tuple[bool, str | None]) -> None:
-    """Put ``COLUMNS`` back as it was before :func:`_readable_width` (a command run inside a
-    Python process leaves its environment as it found it)."""
+def _whole(value: str | None) -> int | None:
+    """The whole number a ``COLUMNS`` value is, or None where it is none (unset, a word, or
+    digits ``int`` cannot read)."""
+    if value is None or not value.strip().isdigit():
+        return None
+    try:
+        return int(value)
+    except ValueError:  # str.isdigit takes superscripts ("²"), which int refuses
+        return None
+
+
+def _drop_unreadable_sizes() -> dict[str, str | None]:
+    """Unset a ``COLUMNS`` or ``LINES`` that rich would take for a number and fail to read:
+    rich reads any value ``str.isdigit`` accepts with ``int``, so ``COLUMNS=²`` or ``LINES=²``
+    (a superscript two) ended every command in a ValueError traceback. Such a value is no
+    size, as a word is, so the terminal's is used. Returns the values unset, by name."""
     import os
 
-    if not changed[0]:
-        return
-    if changed[1] is None:
-        os.environ.pop("COLUMNS", None)
-    else:
-        os.environ["COLUMNS"] = changed[1]
+    dropped = {}
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name)
+        if value is not None and value.isdigit() and _whole(value) is None:
+            dropped[name] = os.environ.pop(name)
+    return dropped
+
+
+def _restore_width(changed: dict[str, str | None]) -> None:
+    """Put ``COLUMNS`` and ``LINES`` back as they were before :func:`_readable_width` (a
+    command run inside a Python process leaves its environment as it found it)."""
+    import os
+
+    for name, value in changed.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _working_folder_gone() -> bool:
