@@ -1,10 +1,16 @@
-"""Round 33, hostile input (helper fuzz6): environment variables, ..."""
+"""Round 33, hostile input (helper fuzz6): what the terminal-size variables, hand-edited run
+folders ... hold."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
+from conftest import copy_folder
+from test_hostile_inputs import run_cli
+
+from tiersim.results import RunResult
 
 
 @pytest.mark.parametrize("name", ["COLUMNS", "LINES"])
@@ -21,3 +27,22 @@ def test_a_terminal_size_of_superscript_digits_is_no_traceback(capsys, monkeypat
     out = capsys.readouterr().out
     assert "--accuracy-floor" in out
     assert os.environ[name] == "²"
+
+
+@pytest.mark.parametrize("duration", [10**20, 2**64])
+def test_a_hand_edited_duration_of_a_whole_number_past_64_bits_gives_a_page(
+        hand_edited_run, tmp_path, capsys, duration):
+    """``"duration_s": 100000000000000000000`` (a whole number, hand-edited) in summary.json
+    ended ``tiersim report`` in "numpy._core._exceptions._UFuncInputCastingError: Cannot cast
+    ufunc 'subtract' input 0 from dtype('O') to dtype('float64')": the summary kept it an int,
+    which numpy holds as an object past 64 bits (1e20 written as a float was read). A number
+    of a float field is read as a float now."""
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    doc = json.loads((folder / "summary.json").read_text())
+    doc["duration_s"] = duration
+    (folder / "summary.json").write_text(json.dumps(doc))
+    code, err = run_cli(capsys, "report", folder)
+    assert "Traceback" not in err
+    assert code == 0, err[-1000:]
+    assert (folder / "report.html").is_file()
+    assert RunResult.read(folder / "summary.json").duration_s == float(duration)

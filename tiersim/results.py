@@ -1108,7 +1108,9 @@ def _scalar_kinds(cls) -> dict[str, tuple[str, bool]]:
 def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
     """``value`` if it is of its field's scalar kind (a number for ``float``, a whole number
     for ``int``, text for ``str``; None where allowed, and for every ``float``, as a NaN is
-    written as null), else a ValueError naming the field."""
+    written as null), else a ValueError naming the field. A whole number of a ``float`` field
+    is read as a float: kept whole, one past 64 bits (``"duration_s": 100000000000000000000``,
+    hand-edited) reached numpy as an object and the report ended in a casting traceback."""
     if kind is None or (value is None and (kind[1] or kind[0] == "float")):
         return value
     type_name = kind[0]
@@ -1127,7 +1129,7 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
     problem = range_problem(value, where) if type_name == "float" else None
     if problem:
         raise ValueError(f"'{where}' {problem}, got {shown(value)}")
-    return value
+    return float(value) if type_name == "float" else value  # 10**20 is no int64 for numpy
 
 
 SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_uniform_over_trace_frac",
