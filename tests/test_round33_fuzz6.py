@@ -8,7 +8,7 @@ import os
 
 import pytest
 from conftest import copy_folder
-from test_hostile_inputs import run_cli
+from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.results import RunResult
 
@@ -46,3 +46,68 @@ def test_a_hand_edited_duration_of_a_whole_number_past_64_bits_gives_a_page(
     assert code == 0, err[-1000:]
     assert (folder / "report.html").is_file()
     assert RunResult.read(folder / "summary.json").duration_s == float(duration)
+
+
+CHOSEN = {"design": "bf16", "replicas": {"bf16": 2}, "gpus_per_replica": {"bf16": 1},
+          "tiers": ["bf16"], "cost_usd": 1.0, "cost_per_hour_usd": 7.0,
+          "accuracy_sources": {"basis": "expected", "source": "prior"},
+          "margins": {"ttft_p99_s": {"limit": 2.0, "value": 0.5, "margin": 1.5, "met": True}},
+          "one_fewer": {"bf16": {"replicas": 1, "verdict": "misses the TTFT SLO"}}}
+SPLIT = {"tier": "bf16", "chosen": {"label": "1P+1D", "score": 0.5},
+         "splits": [{"label": "1P+1D", "ttft_p99_s": 0.4, "tpot_p99_s": 0.02, "score": 0.5}]}
+PLANNED = {"scenario": "s.yaml", "constraints": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1},
+           "plan": CHOSEN, "simulations": 3, "wall_s": 0.5, "runners_up": [], "uniform": [],
+           "evaluated": [], "disaggregation": SPLIT, "other_splits": []}
+
+
+def _planned(**change) -> dict:
+    """plan.json of a chosen one-tier plan with a prefill/decode split, changed."""
+    return {**PLANNED, **change}
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    (_planned(plan={**CHOSEN, "accuracy_sources": "x"}),
+     "plan.accuracy_sources: expected an object, got the text 'x'"),
+    (_planned(plan={**CHOSEN, "accuracy_sources": {"basis": 1}}),
+     "plan.accuracy_sources.basis: expected a text, got the number 1"),
+    (_planned(plan={**CHOSEN, "margins": {"ttft_p99_s": None}}),
+     "plan.margins.ttft_p99_s: expected an object, got null"),
+    (_planned(plan={**CHOSEN, "one_fewer": {"bf16": None}}),
+     "plan.one_fewer.bf16: expected an object, got null"),
+    (_planned(other_splits="x"), "other_splits: expected a list, got the text 'x'"),
+    (_planned(other_splits=["x"]), "other_splits[0]: expected an object, got the text 'x'"),
+    (_planned(disaggregation={**SPLIT, "chosen": "1P+1D"}),
+     "disaggregation.chosen: expected an object, got the text '1P+1D'"),
+    (_planned(disaggregation={**SPLIT, "splits": [{**SPLIT["splits"][0], "score": "low"}]}),
+     "disaggregation.splits[0].score: expected a number, got the text 'low'"),
+])
+def test_a_plan_json_whose_chosen_plan_or_splits_are_malformed_is_one_line(capsys, tmp_path,
+                                                                           doc, message):
+    """``tiersim report`` of a plan folder whose plan.json (no manifest covers it) holds text
+    where the chosen plan's ``accuracy_sources``, ``other_splits``, a split's ``chosen`` or its
+    score go, or a null margin or one-fewer check, ended in a traceback ("AttributeError: 'str'
+    object has no attribute 'get'", "'NoneType' object has no attribute 'get'", "TypeError:
+    must be real number, not str"), and a number as the accuracy's basis was drawn (exit 0) as
+    "expected accuracy": the report's shape check did not look at them. Each is one line
+    naming the key now."""
+    folder = tmp_path / "pl"
+    folder.mkdir()
+    (folder / "plan.json").write_text(json.dumps(doc))
+    code, err = run_cli(capsys, "report", folder)
+    assert one_error_line(code, err) == (
+        f"Error: {folder / 'plan.json'}: {message}; rerun `tiersim plan` to rewrite it")
+
+
+def test_a_plan_json_with_its_splits_as_a_plan_writes_them_gives_a_page(capsys, tmp_path):
+    """The well-formed plan the cases above change is drawn, its split table with it (a null
+    score is an infinite one, as plan.json stores it)."""
+    folder = tmp_path / "pl"
+    folder.mkdir()
+    row = {**SPLIT["splits"][0], "score": None}
+    (folder / "plan.json").write_text(json.dumps(_planned(other_splits=[
+        {**SPLIT, "tier": "fp8", "splits": [row]}])))
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err
+    page = (folder / "report.html").read_text()
+    assert "Prefill/decode split of tier bf16" in page
+    assert "Prefill/decode split of tier fp8" in page

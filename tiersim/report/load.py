@@ -247,7 +247,7 @@ their test."""
 
 PLAN_FIELDS = {"replicas": "an object", "gpus_per_replica": "an object", "router": "an object",
                "margins": "an object", "savings": "an object", "one_fewer": "an object",
-               "tiers": "a list", "per_tier": "an object",
+               "tiers": "a list", "per_tier": "an object", "accuracy_sources": "an object",
                "design": "a text", "cost_model": "a text", "cost_usd": "a number >= 0",
                "cost_per_hour_usd": "a number >= 0", "ttft_p99_s": "a number >= 0"}
 """The chosen plan's fields the report reads, and their kinds."""
@@ -274,6 +274,14 @@ ONE_FEWER_FIELDS = {"replicas": "a whole number >= 0", "verdict": "a text"}
 PER_TIER_FIELDS = {"prefill": "a whole number >= 0"}
 """The fields of each tier's own figures the report shows (its prefill replicas: a split)."""
 
+SPLIT_FIELDS = {"tier": "a text", "chosen": "an object", "splits": "a list"}
+"""The fields of a planned tier's prefill/decode splits (``disaggregation`` and each of
+``other_splits``) the report reads."""
+
+SPLIT_ROW_FIELDS = {"label": "a text", "ttft_p99_s": "a number >= 0",
+                    "tpot_p99_s": "a number >= 0", "score": "a number"}
+"""The fields of each split the report shows (a score of null is an infinite one)."""
+
 
 def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
     """Every part of plan.json the report reads has its JSON kind (null allowed), so a hand-edited
@@ -288,12 +296,15 @@ def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
     _fields(chosen, PLAN_FIELDS, "plan.", path)
     _counts(chosen, "plan.", path)
     _fields(chosen.get("savings") or {}, SAVING_FIELDS, "plan.savings.", path)
+    _fields(chosen.get("accuracy_sources") or {}, {"basis": "a text"},
+            "plan.accuracy_sources.", path)
     for key, fields in (("margins", MARGIN_FIELDS), ("one_fewer", ONE_FEWER_FIELDS),
                         ("per_tier", PER_TIER_FIELDS)):
         entries = chosen.get(key) or {}
-        _fields(entries, dict.fromkeys(entries, "an object"), f"plan.{key}.", path)
-        for name, entry in entries.items():
-            _fields(entry or {}, fields, f"plan.{key}.{name}.", path)
+        for name, entry in entries.items():  # each is a row of the report: null is none
+            _kind(entry, "an object", f"plan.{key}.{name}", path, null=False)
+            _fields(entry, fields, f"plan.{key}.{name}.", path)
+    _splits_shape(doc, path)
     for i, tier in enumerate(chosen.get("tiers") or []):  # the order its tables list tiers in
         _kind(tier, "a text", f"plan.tiers[{i}]", path, null=False)
     for key in ("runners_up", "uniform", "evaluated"):
@@ -302,6 +313,22 @@ def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
             _kind(design, "an object", f"{key}[{i}]", path, null=False)
             _fields(design, DESIGN_FIELDS, f"{key}[{i}].", path)
             _counts(design, f"{key}[{i}].", path)
+
+
+def _splits_shape(doc: dict[str, Any], path: Path) -> None:
+    """The planned prefill/decode splits (``disaggregation``, ``other_splits``): objects, each
+    split in them an object of :data:`SPLIT_ROW_FIELDS`, as the report's split tables read."""
+    _fields(doc, {"disaggregation": "an object", "other_splits": "a list"}, "", path)
+    splits = [("disaggregation", doc.get("disaggregation"))] if doc.get("disaggregation") else []
+    splits += [(f"other_splits[{i}]", split) for i, split in enumerate(doc.get("other_splits")
+                                                                        or [])]
+    for where, split in splits:
+        _kind(split, "an object", where, path, null=False)
+        _fields(split, SPLIT_FIELDS, f"{where}.", path)
+        _fields(split.get("chosen") or {}, {"label": "a text"}, f"{where}.chosen.", path)
+        for i, row in enumerate(split.get("splits") or []):
+            _kind(row, "an object", f"{where}.splits[{i}]", path, null=False)
+            _fields(row, SPLIT_ROW_FIELDS, f"{where}.splits[{i}].", path)
 
 
 def _counts(design: dict[str, Any], prefix: str, path: Path) -> None:
