@@ -141,11 +141,12 @@ SCENARIO_CASES = {
         tiny_with(("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: true")),
         "tiers[0].cost_per_gpu_hour: a number is expected here, not a YAML boolean"),
     "!!int abc": (tiny_with(("replicas: 1", "replicas: !!int abc")),
-                  "line 16: invalid YAML: cannot read this value as its type (invalid literal"),
+                  "line 16: invalid YAML: the !!int tag cannot read 'abc'; remove the tag"),
     "!!bool 1": (tiny_with(("replicas: 1", "replicas: !!bool 1")),
-                 "line 16: invalid YAML: cannot read this value as its type"),
+                 "line 16: invalid YAML: the !!bool tag cannot read '1'; remove the tag"),
     "!!timestamp abc": (tiny_with(("seed: 0", "seed: !!timestamp abc")),
-                        "line 4: invalid YAML: cannot read this value as its type"),
+                        "line 4: invalid YAML: the !!timestamp tag cannot read 'abc'; remove "
+                        "the tag"),
     "a 5,000-digit seed": (tiny_with(("seed: 0", "seed: " + "9" * 5000)),
                            "line 4: seed: a whole number of 5,000 digits is beyond any setting "
                            "(at most 3,000 bits, about 900 digits)"),

@@ -8,7 +8,7 @@ import os
 
 import pytest
 from conftest import copy_folder
-from test_hostile_inputs import one_error_line, run_cli
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.results import RunResult
 
@@ -111,3 +111,44 @@ def test_a_plan_json_with_its_splits_as_a_plan_writes_them_gives_a_page(capsys, 
     page = (folder / "report.html").read_text()
     assert "Prefill/decode split of tier bf16" in page
     assert "Prefill/decode split of tier fp8" in page
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ('!!float ""', "the !!float tag cannot read an empty value; remove the tag (YAML then reads "
+                   "the value as it looks), or write a value of that type"),
+    ("!!int 1.5", "the !!int tag cannot read '1.5'; remove the tag (YAML then reads the value "
+                  "as it looks), or write a value of that type"),
+    ("&a !!int 1.5", "the !!int tag cannot read '1.5'; remove the tag (YAML then reads the "
+                     "value as it looks), or write a value of that type"),
+    ("2001-02-30", "'2001-02-30' is no date or time (day is out of range for month); YAML "
+                   "reads it as one: quote it if it is text, or write a real date"),
+])
+def test_a_value_its_yaml_type_cannot_hold_names_the_tag_and_the_fix(tmp_path, capsys, value,
+                                                                      problem):
+    """``seed: !!float ""`` ended ``tiersim run`` in "IndexError: string index out of range"
+    (PyYAML's float constructor reads the empty text's first character), and so did the same
+    value on a sweep axis or in ``plan --choose``. ``seed: !!int 1.5`` read "invalid YAML:
+    cannot read this value as its type (invalid literal for int() with base 10: '...", Python's
+    words cut short with no fix, and ``seed: 2001-02-30`` "cannot read this value as its type
+    (day is out of range for month)". Each names the tag or the date, and the fix, now."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("seed: 0", f"seed: {value}")))
+    code, err = run_cli(capsys, "run", path)
+    assert one_error_line(code, err) == f"Error: {path}: line 4: invalid YAML: {problem}"
+
+
+def test_a_tagged_value_no_yaml_type_holds_is_one_line_on_a_sweep_axis_or_choose(tmp_path,
+                                                                                  capsys):
+    """The sweep axis ``seed: [!!float "", 1]`` and ``--choose 'router.fractions=[!!float
+    "",1]'`` ended in "IndexError: string index out of range" too."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(extra='sweep: {seed: [!!float "", 1]}\n'))
+    code, err = run_cli(capsys, "sweep", path, "--out", tmp_path / "sw", "--no-report")
+    assert one_error_line(code, err).endswith(
+        "invalid YAML: the !!float tag cannot read an empty value; remove the tag (YAML then "
+        "reads the value as it looks), or write a value of that type")
+    code, err = run_cli(capsys, "plan", path, "--no-report", "--out", tmp_path / "pl",
+                        "--choose", 'router.fractions=[!!float "",1]')
+    assert one_error_line(code, err).startswith(
+        "Error: --choose router.fractions: cannot read '[!!float \"\",1]' as YAML values")
+    assert not (tmp_path / "sw").exists() and not (tmp_path / "pl").exists()

@@ -1118,11 +1118,36 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().construct_object(node, deep)
         except yaml.YAMLError:
             raise
-        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as err:
-            text = _short(" ".join(str(err).split())) or type(err).__name__
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError,
+                IndexError) as err:  # IndexError: !!float "" reads its empty text's first
             raise yaml.constructor.ConstructorError(
-                None, None, f"cannot read this value as its type ({text})",
-                node.start_mark) from None
+                None, None, _unreadable(node, err), node.start_mark) from None
+
+
+def _unreadable(node: yaml.Node, err: Exception) -> str:
+    """Why YAML cannot build ``node``'s value, in a few words that :data:`YAML_FIXES` gives the
+    fix of: a tag the value is not of (``!!int abc``, ``!!float ""``), or a date that is none
+    (``2001-02-30``). Before, Python's words for it, cut at 80 characters with no fix
+    ("cannot read this value as its type (invalid literal for int() with base 10: '...")."""
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    value = node.value if isinstance(node.value, str) else ""
+    shown = repr(_short(value, 20)) if value.strip() else "an empty value"
+    if _explicit_tag(node):
+        return f"the {tag} tag cannot read {shown}"
+    reason = _short(" ".join(str(err).split()), 40) or type(err).__name__
+    if tag == "!!timestamp":
+        return f"{shown} is no date or time ({reason})"
+    return f"YAML cannot read {shown} as {tag} ({reason})"
+
+
+def _explicit_tag(node: yaml.Node) -> bool:
+    """Whether ``node``'s tag is written in the text (``!!int 1.5``, ``&a !!int 1.5``), not
+    the one YAML gives what a plain value looks like."""
+    mark = node.start_mark
+    buffer, pointer = getattr(mark, "buffer", None), getattr(mark, "pointer", None)
+    if not isinstance(buffer, str) or not isinstance(pointer, int):
+        return False
+    return re.match(r"(&\S+\s+)?!", buffer[pointer:pointer + 300]) is not None
 
 
 _INT = "tag:yaml.org,2002:int"
@@ -1270,6 +1295,9 @@ YAML_FIXES = (
      "lists, strings and numbers"),
     ("which a scenario does not read", "remove the tag: a scenario holds plain maps, lists, "
      "strings and numbers"),
+    ("tag cannot read", "remove the tag (YAML then reads the value as it looks), or write a "
+     "value of that type"),
+    ("is no date or time", "YAML reads it as one: quote it if it is text, or write a real date"),
 )
 
 
