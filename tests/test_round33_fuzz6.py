@@ -152,3 +152,24 @@ def test_a_tagged_value_no_yaml_type_holds_is_one_line_on_a_sweep_axis_or_choose
     assert one_error_line(code, err).startswith(
         "Error: --choose router.fractions: cannot read '[!!float \"\",1]' as YAML values")
     assert not (tmp_path / "sw").exists() and not (tmp_path / "pl").exists()
+
+
+@pytest.mark.parametrize("column", ["cost_model", "savings.cost_model"])
+def test_a_sweep_column_of_lists_that_is_no_axis_is_named(tmp_path, capsys, column):
+    """The store writes every list value as JSON text; a sweep.parquet whose ``cost_model``
+    column held lists ended ``tiersim report`` in "TypeError: unhashable type:
+    'numpy.ndarray'", and so did ``savings.cost_model`` in a real sweep's table (grouping its
+    points; in this small table it was drawn, exit 0): only the axis columns were checked for
+    lists."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "sw"
+    folder.mkdir()
+    table = pa.table({"point_id": ["a", "b"], "status": ["ok", "ok"], "seed": [1, 2],
+                      "cost_usd": [1.0, 2.0], column: [["provisioned"]] * 2})
+    pq.write_table(table.replace_schema_metadata({"tiersim.sweep.axes": '["seed"]'}),
+                   folder / "sweep.parquet")
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'sweep.parquet'}: column {column!r} holds a list (row "
+                    "0), where the sweep writes a number or text; rerun the sweep")

@@ -426,6 +426,7 @@ def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
                            "metadata has no column; rerun the sweep")
     for axis in axes:
         _check_scalars(sweep[axis], axis, path)
+    _check_flat(sweep, axes, path)
     numeric = [c for c in sweep.columns if c in SWEEP_NUMBERS or (
         str(c).startswith("savings.") and str(c).endswith(("_usd", ".accuracy")))]
     for column in numeric:
@@ -459,7 +460,8 @@ def _check_number_column(values: pd.Series, column: str, path: Path) -> None:
                                f"{problem}; rerun the sweep")
 
 
-def _check_scalars(values: pd.Series, axis: str, path: Path) -> None:
+def _check_scalars(values: pd.Series, axis: str, path: Path, label: str = "axis column"
+                   ) -> None:
     """An axis column holds one number, text or flag per point (the store writes a list
     value as JSON text); one line naming the first row that holds anything else."""
     if values.dtype != object:
@@ -469,8 +471,20 @@ def _check_scalars(values: pd.Series, axis: str, path: Path) -> None:
         value = bad.iloc[0]
         kind = ("a list" if isinstance(value, (list, tuple, np.ndarray)) else "an object"
                 if isinstance(value, dict) else f"a {type(value).__name__}")
-        raise TiersimError(f"{path}: axis column {axis!r} holds {kind} (row {bad.index[0]}), "
+        raise TiersimError(f"{path}: {label} {axis!r} holds {kind} (row {bad.index[0]}), "
                            "where the sweep writes a number or text; rerun the sweep")
+
+
+def _check_flat(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
+    """Every other column holds numbers, text or flags too (the store writes every list as
+    JSON text): a column of lists, such as ``cost_model``, ended the report in "TypeError:
+    unhashable type: 'numpy.ndarray'". A Parquet column holds one kind of value, so its first
+    value says which (every row of a 10^6-point table is not read again)."""
+    for column in sweep.columns:
+        if column in axes or sweep[column].dtype != object:
+            continue
+        values = sweep[column].dropna()
+        _check_scalars(values.iloc[:1], str(column), path, "column")
 
 
 def _check_whole_sweep(directory: Path, sweep: pd.DataFrame, run) -> None:
