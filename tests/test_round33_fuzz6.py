@@ -173,3 +173,27 @@ def test_a_sweep_column_of_lists_that_is_no_axis_is_named(tmp_path, capsys, colu
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {folder / 'sweep.parquet'}: column {column!r} holds a list (row "
                     "0), where the sweep writes a number or text; rerun the sweep")
+
+
+def test_a_load_series_column_of_empty_text_cells_is_named(hand_edited_run, tmp_path, capsys):
+    """A timeseries.parquet whose ``kv_capacity`` column was typed as text with every cell
+    empty passed the check of numeric columns (a column of no value passed, of any type) and
+    ended ``tiersim report`` in "TypeError: operation 'rtruediv' not supported for dtype 'str'
+    with dtype 'float64'"; a column of no type (all null) is still drawn."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    path = folder / "timeseries.parquet"
+    table = pq.read_table(path)
+    at = table.column_names.index("kv_capacity")
+    for kind in (pa.null(), pa.string()):
+        empty = pa.array([None] * table.num_rows, kind)
+        pq.write_table(table.set_column(at, "kv_capacity", empty), path)
+        code, err = run_cli(capsys, "report", folder)
+        if kind == pa.null():
+            assert code == 0, err
+            continue
+        assert one_error_line(code, err) == (
+            f"Error: {path}: column 'kv_capacity' holds str values, not numbers; rerun the "
+            "command that wrote it")

@@ -113,8 +113,10 @@ def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
     """One line naming the first column the tool writes as numbers that holds something else
     (a hand-edited file), rather than a traceback from a figure. Columns it does not write pass
     (a user may add their own), and so do columns with no value (an empty table's columns are
-    of no type). An infinite number is refused too (a missing one is NaN), and a missing one
-    in the file's :data:`WHOLE_COLUMNS`."""
+    of no type), unless the file types them as text: a ``kv_capacity`` of text cells all empty
+    ended the report in "TypeError: operation 'rtruediv' not supported for dtype 'str'". An
+    infinite number is refused too (a missing one is NaN), and a missing one in the file's
+    :data:`WHOLE_COLUMNS`."""
     if frame is None:
         return
     for column in WHOLE_COLUMNS.get(path.name, ()):
@@ -127,7 +129,8 @@ def check_numeric(frame: pd.DataFrame | None, path: Path) -> None:
     written = {*REQUEST_COLUMNS, *SESSION_COLUMNS, *TIMESERIES_COLUMNS} - set(TEXT_COLUMNS)
     for column in frame.columns:
         values = frame[column]
-        if column in written and values.notna().any() and not (
+        text = isinstance(values.dtype, pd.StringDtype) and len(values) > 0
+        if column in written and (values.notna().any() or text) and not (
                 pd.api.types.is_numeric_dtype(values.dtype)
                 or pd.api.types.is_bool_dtype(values.dtype)):
             raise TiersimError(f"{path}: column {column!r} holds {frame[column].dtype} values, "
