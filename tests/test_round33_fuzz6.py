@@ -7,9 +7,10 @@ import json
 import os
 
 import pytest
-from conftest import copy_folder
+from conftest import REPO, copy_folder, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
+from tiersim.cli import main
 from tiersim.results import RunResult
 
 
@@ -197,3 +198,28 @@ def test_a_load_series_column_of_empty_text_cells_is_named(hand_edited_run, tmp_
         assert one_error_line(code, err) == (
             f"Error: {path}: column 'kv_capacity' holds str values, not numbers; rerun the "
             "command that wrote it")
+
+
+@pytest.mark.parametrize("tool", ["", "   "])
+def test_a_profile_naming_an_empty_tool_is_read_as_naming_none(tmp_path, capsys, tool):
+    """A profile whose ``provenance.tool`` was empty (or blank) ended ``tiersim run`` in
+    "IndexError: list index out of range" when it named the tables' source (the tool's first
+    word); it reads as a profile that names no tool now, whose tables are labelled the same."""
+    profile = json.loads((REPO / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json")
+                         .read_text())
+    lines = {}
+    for given in (tool, None):
+        if given is None:
+            del profile["provenance"]["tool"]
+        else:
+            profile["provenance"]["tool"] = given
+        (tmp_path / "p.json").write_text(json.dumps(profile))
+        doc = tiny_doc(profile=str(tmp_path / "p.json"))
+        doc["trace"]["path"] = str(REPO / "traces" / "azure2023_code.parquet")
+        path = write_yaml(tmp_path / "s.yaml", doc)
+        capsys.readouterr()
+        code = main(["run", str(path), "--no-baselines"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        lines[given] = next(line for line in out.splitlines() if "step times" in line)
+    assert lines[tool] == lines[None]

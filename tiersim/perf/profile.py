@@ -425,7 +425,8 @@ class Profile:
             return self.harness_label()
         if source != "public":
             return source
-        tool = str(self.provenance.get("tool", "public")).split()[0]
+        # an empty or blank tool is none given (its first word was an IndexError traceback)
+        tool = (str(self.provenance.get("tool", "")).split() or ["public"])[0]
         tool = tool.removesuffix("-core")
         engine = self.provenance.get("engine", "")
         version = engine_version or self.provenance.get("engine_version", "")
