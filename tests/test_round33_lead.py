@@ -83,3 +83,19 @@ def test_prompt_blocks_no_tier_caches_are_noted(tmp_path, capsys):
     code, err = run_cli(capsys, "run", cached, "--no-baselines")
     assert code == 0, err
     assert "prompts' blocks" not in err
+
+
+def test_the_harness_given_the_importers_from_says_which_command_imports():
+    """``python -m tiersim.calibrate --from aiconfigurator`` said 'unrecognized arguments:
+    --from; see tiersim calibrate --help', where ``tiersim calibrate --from`` is valid: the
+    import is that command's, not the harness's."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "tiersim.calibrate", "--from", "aiconfigurator",
+                           "--out", "p.json"], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "Error: --from is the import of NVIDIA's tables, which `tiersim calibrate --from "
+        "aiconfigurator --out P.json` runs (tiersim[aic]); python -m tiersim.calibrate runs the "
+        "harness alone, measuring this machine; see tiersim calibrate --help"]

@@ -54,6 +54,10 @@ class OneLineParser(argparse.ArgumentParser):
             name = word.split("=", 1)[0]
             if not name.startswith("--") or self._known(name):
                 continue
+            if name == "--from":  # only `tiersim calibrate` reads it, before the harness
+                self.error("--from is the import of NVIDIA's tables, which `tiersim calibrate "
+                           "--from aiconfigurator --out P.json` runs (tiersim[aic]); python -m "
+                           "tiersim.calibrate runs the harness alone, measuring this machine")
             close = difflib.get_close_matches(name, sorted(self._option_string_actions), 2,
                                               0.75)
             self.error(f"unrecognized arguments: {name}"
