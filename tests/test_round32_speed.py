@@ -45,23 +45,30 @@ def same_bits(a, b) -> bool:
     return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
 
 
+EXPIT_RTOL = 1e-15
+"""How far ``capability`` may lie from SciPy's ``expit``, relative: equal to the bit on the
+AVX2 machines measured first, but numpy's exp has other SIMD paths (AVX-512) that round its
+last bits apart from SciPy's C ``exp``, and ``1 + e`` and ``1 / s`` carry that on: up to 4
+units in the last place (below 9e-16 relative) over 900,000 values on an AVX-512 machine, where
+the bound of one unit this test had failed in CI (theta 0.5, width 0.5, 2 units). No figure
+tiersim writes (10 significant digits) can show it."""
+
+
 def expit_bits(a, b) -> bool:
-    """Whether ``capability``'s values are expit's: NaN where it is NaN, else within one unit
-    in the last place. Equal to the bit on the machines measured (AVX2); numpy's exp has other
-    SIMD paths (AVX512) that may round the last bit apart from SciPy's C ``exp``, which no
-    figure tiersim writes (10 significant digits) can show."""
+    """Whether ``capability``'s values are expit's: NaN where it is NaN, else within
+    :data:`EXPIT_RTOL` of it (0 where it is 0)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
         return False
     ok = ~np.isnan(a)
-    np.testing.assert_array_max_ulp(a[ok], b[ok], maxulp=1)
+    np.testing.assert_allclose(a[ok], b[ok], rtol=EXPIT_RTOL, atol=0)
     return True
 
 
 @settings(max_examples=200, deadline=None)
 @given(theta=st.floats(-50, 50), width=st.floats(1e-6, 10), seed=st.integers(0, 2**32 - 1),
        n=st.integers(1, 300))
-def test_capability_is_scipys_expit_to_the_last_bit(theta, width, seed, n):
+def test_capability_is_scipys_expit_to_1e_15(theta, width, seed, n):
     from scipy.special import expit
 
     d = np.random.default_rng(seed).random(n)
