@@ -481,18 +481,34 @@ def _stop_under_way() -> bool:
 
 
 def _stop_in(error: BaseException | None) -> bool:
-    """Whether ``error`` is the stop :func:`_terminated` raised, or was raised while it was
-    handled (its cause or context, at any depth)."""
+    """Whether ``error`` is the stop :func:`_terminated` raised, or one a library made of it
+    (:func:`_same_stop`), or was raised while either was handled (its cause or context, at any
+    depth)."""
     pending, looked = [error], set()
     while pending:
         err = pending.pop()
         if err is None or id(err) in looked:
             continue
-        if err is _Stop.raised:
+        if err is _Stop.raised or _same_stop(err):
             return True
         looked.add(id(err))
         pending += [err.__cause__, err.__context__]
     return False
+
+
+def _same_stop(error: BaseException) -> bool:
+    """Whether ``error`` is a stop of the signal that came, made anew by a library that caught
+    the handler's: Ray's ``ray.wait`` raises a KeyboardInterrupt of its own for Ctrl-C (and a
+    SystemExit(1) for SIGTERM, which :func:`tiersim.sweep.executors.sigterm_status_kept`
+    turns into SystemExit(143)), linked to the handler's by no cause or context. Taken for a
+    dropped stop, it was raised again 0.1 s later inside the cleanup (``ray.shutdown()``)."""
+    import signal
+
+    if _Stop.signum is None:
+        return False
+    if _Stop.signum == signal.SIGINT:
+        return isinstance(error, KeyboardInterrupt)
+    return isinstance(error, SystemExit) and error.code == 128 + _Stop.signum
 
 
 WATCH_S = 0.1
