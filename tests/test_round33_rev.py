@@ -68,3 +68,36 @@ def test_a_stop_a_library_replaces_lets_the_cleanup_finish(capsys, monkeypatch, 
     assert main(["probe"]) == status
     assert PROBE["cleaned"]
     assert "Traceback" not in capsys.readouterr().err
+
+
+def deferred_in_a_ray_wait() -> None:
+    """A command whose SIGTERM comes inside the import machinery (a module compiled on the
+    way, as Ray's lazy imports are) while a Ray sweep's wait keeps its status
+    (:func:`sigterm_status_kept`, whose handler calls tiersim's), then runs on for 3 s."""
+    with sigterm_status_kept():
+        code = "import signal\nsignal.raise_signal(signal.SIGTERM)\n"
+        exec(compile(code, "<frozen importlib._bootstrap>", "exec"), {})  # noqa: S102
+        ends = time.monotonic() + 3
+        while time.monotonic() < ends:
+            time.sleep(0.01)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is the POSIX termination")
+def test_a_sigterm_deferred_out_of_an_import_under_another_handler_still_stops(capsys,
+                                                                              monkeypatch):
+    """A SIGTERM that came inside the import machinery is sent again 5 ms later
+    (be7b5da's deferral), but only while tiersim's own handler was in place: under a Ray
+    sweep's handler, which calls tiersim's, the deferred signal was never sent again, and the
+    command ran on to its end with status 0. Now it is sent to any Python handler of the
+    command's: status 143, promptly."""
+    from tiersim.cli.app import MOUNTED, main, mount
+
+    app_module = sys.modules["tiersim.cli.app"]
+    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
+    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
+    mount("probe", "test_round33_rev", "deferred_in_a_ray_wait", "A probe.")
+    capsys.readouterr()
+    started = time.monotonic()
+    assert main(["probe"]) == 143
+    assert time.monotonic() - started < 2
+    assert "Traceback" not in capsys.readouterr().err

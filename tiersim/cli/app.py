@@ -582,14 +582,16 @@ REDELIVER_S = 0.005
 
 def _send_if_current(signum: int, main: int | None, generation: int) -> bool:
     """Send ``signum`` to the main thread ``main`` only while the command of ``generation``
-    still runs with tiersim's handler for it; whether it was sent. NOTE: a signal sent again
-    after that command had ended went to whatever ran next in the process: in the tests'
-    process, the next in-process command (stopped, its test failed) or, its handlers gone,
-    pytest itself (killed by SIGTERM)."""
+    still runs with a Python handler for it (tiersim's, or one the command put in that calls
+    it: a Ray sweep's :func:`tiersim.sweep.executors.sigterm_status_kept`, under which a
+    SIGTERM deferred out of an import was never sent again and the sweep ran on, status 0);
+    whether it was sent. NOTE: a signal sent again after that command had ended went to
+    whatever ran next in the process: in the tests' process, the next in-process command
+    (stopped, its test failed) or, its handlers gone, pytest itself (killed by SIGTERM)."""
     import signal
 
     if (_Stop.generation != generation or not _Stop.armed
-            or signal.getsignal(signum) is not _terminated):
+            or not callable(signal.getsignal(signum))):
         return False
     _send_to_main(signum, main)
     return True
