@@ -112,6 +112,21 @@ def converting_command() -> None:
         raise ValueError("Error building \"literal\" validator") from None
 
 
+def run_probe(monkeypatch, capsys, module: str, command: str) -> tuple[int, str, float]:
+    """``tiersim probe`` in this process, ``probe`` mounted as ``module.command`` (the app's
+    command tables restored afterwards): its status, stderr and seconds."""
+    from tiersim.cli.app import MOUNTED, main, mount
+
+    app_module = sys.modules["tiersim.cli.app"]  # tiersim.cli's ``app`` is the typer app
+    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
+    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
+    mount("probe", module, command, "A probe.")
+    capsys.readouterr()
+    started = time.monotonic()
+    code = main(["probe"])
+    return code, capsys.readouterr().err, time.monotonic() - started
+
+
 CONVERTED = {"sig": "TERM"}
 """Which signal :func:`converting_command` raises on itself."""
 
@@ -126,16 +141,10 @@ def test_a_stop_a_library_turns_into_its_own_error_ends_with_the_signals_status(
     attribute '_pandas_datetime_CAPI'', inside pydantic-core as 'SchemaError: Error building
     "literal" validator: KeyboardInterrupt'. Now an error that ends a command after a stopping
     signal came is that stop: status 130 (143 for SIGTERM), no traceback."""
-    from tiersim.cli.app import MOUNTED, main, mount
-
-    app_module = sys.modules["tiersim.cli.app"]  # tiersim.cli's ``app`` is the typer app
     monkeypatch.setitem(CONVERTED, "sig", sig)
-    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
-    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
-    mount("probe", "test_round33_hyg", "converting_command", "A probe.")
-    capsys.readouterr()
-    assert main(["probe"]) == status
-    assert "Traceback" not in capsys.readouterr().err
+    code, err, _ = run_probe(monkeypatch, capsys, "test_round33_hyg", "converting_command")
+    assert code == status
+    assert "Traceback" not in err
 
 
 def swallowing_command() -> None:
@@ -158,17 +167,9 @@ def test_a_stop_a_library_drops_is_raised_again(capsys, monkeypatch):
     and exited 0 (`tiersim run tiny --out o` likewise, 1 time in 50 over 0.3-0.95 s). Now the
     signal is sent again while its stop is not seen on its way, and the command stops: status
     143, promptly."""
-    from tiersim.cli.app import MOUNTED, main, mount
-
-    app_module = sys.modules["tiersim.cli.app"]
-    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
-    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
-    mount("probe", "test_round33_hyg", "swallowing_command", "A probe.")
-    capsys.readouterr()
-    started = time.monotonic()
-    assert main(["probe"]) == 143
-    assert time.monotonic() - started < 2
-    assert "Traceback" not in capsys.readouterr().err
+    code, err, took = run_probe(monkeypatch, capsys, "test_round33_hyg", "swallowing_command")
+    assert code == 143 and took < 2
+    assert "Traceback" not in err
 
 
 def failing_cleanup_command() -> None:
@@ -185,14 +186,8 @@ def test_a_system_error_after_a_stop_keeps_its_line(capsys, monkeypatch):
     """An OSError that ends a command after a stop names a file the user may have to deal
     with: it keeps its one line and status 1, as before stops were read through other errors
     (the first cut of that read it as the stop: status 143, not a word)."""
-    from tiersim.cli.app import MOUNTED, main, mount
-
-    app_module = sys.modules["tiersim.cli.app"]
-    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
-    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
-    mount("probe", "test_round33_hyg", "failing_cleanup_command", "A probe.")
-    capsys.readouterr()
-    assert main(["probe"]) == 1
-    assert capsys.readouterr().err.splitlines() == [
+    code, err, _ = run_probe(monkeypatch, capsys, "test_round33_hyg", "failing_cleanup_command")
+    assert code == 1
+    assert err.splitlines() == [
         "Error: o/.lock: No space left on device; free some space on that disk or write "
         "elsewhere"]

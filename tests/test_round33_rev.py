@@ -9,6 +9,7 @@ import time
 from contextlib import nullcontext
 
 import pytest
+from test_round33_hyg import run_probe
 
 from tiersim.sweep.executors import sigterm_status_kept
 
@@ -57,17 +58,11 @@ def test_a_stop_a_library_replaces_lets_the_cleanup_finish(capsys, monkeypatch, 
     signal's stop again inside the cleanup (a probe's 1 s cleanup after such a ray.wait read
     'cleanup interrupted by KeyboardInterrupt() 0.1'). A stop of the same signal being handled
     is now that stop, seen on its way: the cleanup runs whole, status 130 (143)."""
-    from tiersim.cli.app import MOUNTED, main, mount
-
-    app_module = sys.modules["tiersim.cli.app"]
     monkeypatch.setitem(PROBE, "sig", sig)
-    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
-    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
-    mount("probe", "test_round33_rev", "replacing_command", "A probe.")
-    capsys.readouterr()
-    assert main(["probe"]) == status
+    code, err, _ = run_probe(monkeypatch, capsys, "test_round33_rev", "replacing_command")
+    assert code == status
     assert PROBE["cleaned"]
-    assert "Traceback" not in capsys.readouterr().err
+    assert "Traceback" not in err
 
 
 def deferred_in_a_ray_wait() -> None:
@@ -90,14 +85,6 @@ def test_a_sigterm_deferred_out_of_an_import_under_another_handler_still_stops(c
     sweep's handler, which calls tiersim's, the deferred signal was never sent again, and the
     command ran on to its end with status 0. Now it is sent to any Python handler of the
     command's: status 143, promptly."""
-    from tiersim.cli.app import MOUNTED, main, mount
-
-    app_module = sys.modules["tiersim.cli.app"]
-    monkeypatch.setattr(app_module, "LOADED", dict(app_module.LOADED))
-    monkeypatch.setattr(app_module, "MOUNTED", dict(MOUNTED))
-    mount("probe", "test_round33_rev", "deferred_in_a_ray_wait", "A probe.")
-    capsys.readouterr()
-    started = time.monotonic()
-    assert main(["probe"]) == 143
-    assert time.monotonic() - started < 2
-    assert "Traceback" not in capsys.readouterr().err
+    code, err, took = run_probe(monkeypatch, capsys, "test_round33_rev", "deferred_in_a_ray_wait")
+    assert code == 143 and took < 2
+    assert "Traceback" not in err
