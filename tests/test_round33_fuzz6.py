@@ -123,6 +123,12 @@ def test_a_plan_json_with_its_splits_as_a_plan_writes_them_gives_a_page(capsys, 
                      "value as it looks), or write a value of that type"),
     ("2001-02-30", "'2001-02-30' is no date or time (day is out of range for month); YAML "
                    "reads it as one: quote it if it is text, or write a real date"),
+    # untagged it fails the same, so "remove the tag" is no fix (round 34)
+    ("!!timestamp 2001-02-30", "'2001-02-30' is no date (day is out of range for month); write "
+                               "a real date, or remove the !!timestamp tag and quote the value "
+                               "if it is text"),
+    ("!!timestamp abc", "the !!timestamp tag cannot read 'abc'; remove the tag (YAML then reads "
+                        "the value as it looks), or write a value of that type"),
 ])
 def test_a_value_its_yaml_type_cannot_hold_names_the_tag_and_the_fix(tmp_path, capsys, value,
                                                                       problem):

@@ -1132,12 +1132,21 @@ def _unreadable(node: yaml.Node, err: Exception) -> str:
     tag = node.tag.replace("tag:yaml.org,2002:", "!!")
     value = node.value if isinstance(node.value, str) else ""
     shown = repr(_short(value, 20)) if value.strip() else "an empty value"
-    if _explicit_tag(node):
-        return f"the {tag} tag cannot read {shown}"
     reason = _short(" ".join(str(err).split()), 40) or type(err).__name__
+    if _explicit_tag(node):
+        if tag == "!!timestamp" and _looks_like(node, value):  # untagged, it fails the same
+            return f"{shown} is no date ({reason})"
+        return f"the {tag} tag cannot read {shown}"
     if tag == "!!timestamp":
         return f"{shown} is no date or time ({reason})"
     return f"YAML cannot read {shown} as {tag} ({reason})"
+
+
+def _looks_like(node: yaml.Node, value: str) -> bool:
+    """Whether YAML gives ``value`` written plainly the tag ``node`` has (``2001-02-30`` looks
+    like a date), so that removing the tag would not make it readable."""
+    return yaml.SafeLoader.resolve(yaml.SafeLoader, yaml.ScalarNode, value,
+                                   (True, False)) == node.tag
 
 
 def _explicit_tag(node: yaml.Node) -> bool:
@@ -1295,6 +1304,8 @@ YAML_FIXES = (
      "lists, strings and numbers"),
     ("which a scenario does not read", "remove the tag: a scenario holds plain maps, lists, "
      "strings and numbers"),
+    ("is no date (", "write a real date, or remove the !!timestamp tag and quote the value "
+     "if it is text"),
     ("tag cannot read", "remove the tag (YAML then reads the value as it looks), or write a "
      "value of that type"),
     ("is no date or time", "YAML reads it as one: quote it if it is text, or write a real date"),
