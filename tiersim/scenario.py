@@ -19,7 +19,6 @@ The engine never sees these models; :mod:`tiersim.runner` turns them into plain 
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import contextvars
 import datetime
@@ -58,11 +57,21 @@ from tiersim.numbers import (
     read_number,
 )
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
+from tiersim.scenario_where import (
+    _MERGE,
+    Loc,
+    _child,
+    _node_at,
+    _short,
+    _where,
+    format_loc,
+    key_path,
+    line_of,
+)
 
 if TYPE_CHECKING:
     from tiersim.hardware import ModelArch
 
-Loc = tuple[str | int, ...]
 
 MAX_FILE_BYTES = 1_000_000
 """Largest scenario file read (a scenario is a few KB of YAML)."""
@@ -845,17 +854,6 @@ def _is_quoted(root: yaml.Node, loc: Loc) -> bool:
                                                   or _tagged_text(node))
 
 
-def _node_at(root: yaml.Node, loc: Loc) -> yaml.Node | None:
-    """The node at ``loc`` in the node tree, or None."""
-    node = root
-    for part in loc:
-        child = _child(node, part)
-        if child is None:
-            return None
-        node = child[1]
-    return node
-
-
 def _tagged_text(node: yaml.Node) -> bool:
     """Whether a plain scalar is text only by an explicit ``!!str`` tag (``!!str 2``)."""
     return (isinstance(node, yaml.ScalarNode) and node.style is None and node.tag == _STR
@@ -1161,7 +1159,6 @@ def _explicit_tag(node: yaml.Node) -> bool:
 
 _INT = "tag:yaml.org,2002:int"
 _STR = "tag:yaml.org,2002:str"
-_MERGE = "tag:yaml.org,2002:merge"
 _FLOAT = "tag:yaml.org,2002:float"
 _VALUE = "tag:yaml.org,2002:value"
 """YAML 1.1's type of a bare ``=`` (a mapping's "default value"), which PyYAML's safe loader
@@ -1589,19 +1586,6 @@ def _has(node: Any, part: str | int) -> bool:
     return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
 
 
-def _where(loc: Loc, root: yaml.Node | None) -> str:
-    """``line N: dotted.path[i].key`` (line omitted when unknown)."""
-    line = line_of(root, loc) if root is not None else None
-    path = format_loc(loc)
-    return f"line {line}: {path}" if line is not None else path
-
-
-#: A key path as :func:`format_loc` writes it (``tiers[1].accuracy``).
-_KEY = r"(?:[A-Za-z_]\w*|'(?:[^'\\]|\\.)*')"
-"""One key of a key path: a plain name, or one :func:`format_loc` quoted (``'seed '``)."""
-_KEY_PATH = re.compile(rf"{_KEY}(?:\.{_KEY}|\[\d+\])*")
-
-
 def located(err: ScenarioError) -> ScenarioError:
     """``err`` with the line of its key path in its scenario file, where it names none (checks
     run after loading, such as a tier's accuracy prior, know the path but not the line, and so
@@ -1616,16 +1600,6 @@ def located(err: ScenarioError) -> ScenarioError:
         return err
     reading = "" if err.refused_as is None else _reading(err.refused_as, root, loc)
     return ScenarioError(err.path, f"line {line_of(root, loc)}: {where}", err.message + reading)
-
-
-def key_path(where: str) -> Loc | None:
-    """The location a key path names (``tiers[1].scheduler`` -> ``("tiers", 1, "scheduler")``),
-    or None where ``where`` is no key path (a line number, a file)."""
-    if not _KEY_PATH.fullmatch(where):
-        return None
-    return tuple(int(index) if index else ast.literal_eval(quoted) if quoted else key
-                 for key, quoted, index in re.findall(
-                     r"([A-Za-z_]\w*)|('(?:[^'\\]|\\.)*')|\[(\d+)\]", where))
 
 
 def line_in(source: str, loc: Loc) -> int | None:
@@ -1645,64 +1619,6 @@ def _file_root(source: str, loc: Loc) -> yaml.Node | None:
     except (TiersimError, OSError):
         return None
     return None if _child(root, loc[0]) is None else root
-
-
-def format_loc(loc: Loc) -> str:
-    """``("tiers", 1, "replicas")`` -> ``tiers[1].replicas``; a key of more than 40 characters
-    cut short (a file's key may be 200 kB: the line quotes it, not the file), an empty one
-    written ``''`` (it was read as the top level), one with white space at either end quoted
-    (``'seed '``: unquoted, its space was lost before the colon that follows)."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            text = _short(str(part), 40) if str(part) else "''"
-            text = repr(text) if text != text.strip() else text
-            out += f".{text}" if out else text
-    return out or "(top level)"
-
-
-def line_of(root: yaml.Node | None, loc: Loc) -> int | None:
-    """1-based line of the YAML key (or item) at ``loc``; the deepest existing ancestor's line."""
-    node, line = root, None
-    for part in loc:
-        child = _child(node, part)
-        if child is None:
-            break
-        key_node, node = child
-        line = (key_node or node).start_mark.line + 1
-    if line is None and root is not None:
-        line = root.start_mark.line + 1
-    return line
-
-
-def _child(node: yaml.Node | None, part: str | int) -> tuple[yaml.Node | None, yaml.Node] | None:
-    """The (key node, value node) under ``node`` for one location part, or None. A key a
-    merge (``<<: *defaults``) brings is found where the merged map writes it (the map's own
-    keys first, then each merged map in turn, as the loader reads them)."""
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if key.tag != _MERGE and key.value == str(part):
-                return key, value
-        for source in _merged(node):
-            found = _child(source, part)
-            if found is not None:
-                return found
-    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and (
-        0 <= part < len(node.value)
-    ):
-        return None, node.value[part]
-    return None
-
-
-def _merged(node: yaml.MappingNode) -> list[yaml.Node]:
-    """The maps a mapping node merges (``<<: *a`` or ``<<: [*a, *b]``), earliest first."""
-    sources: list[yaml.Node] = []
-    for key, value in node.value:
-        if key.tag == _MERGE:
-            sources += value.value if isinstance(value, yaml.SequenceNode) else [value]
-    return sources
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1789,11 +1705,6 @@ def _got(value) -> str:
     if isinstance(value, (datetime.date, datetime.time)):
         return f"{value.isoformat()}, which YAML reads unquoted as a date or time"
     return _short(repr(value))
-
-
-def _short(text: str, limit: int = 80) -> str:
-    """``text`` cut to ``limit`` characters (an error line quotes a value, not a whole file)."""
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _suggest(loc: Loc) -> str:
