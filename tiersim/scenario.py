@@ -25,8 +25,6 @@ import datetime
 import difflib
 import functools
 import math
-import re
-import sys
 import types
 import typing
 import unicodedata
@@ -48,17 +46,12 @@ from pydantic import (
 
 from tiersim.errors import KeyedError, ScenarioError, TiersimError, unprintable
 from tiersim.numbers import (
-    FRACTIONAL,
-    MAX_INT_BITS,
-    WHOLE,
     NumberError,
-    huge,
     misspelt,
     read_number,
 )
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 from tiersim.scenario_where import (
-    _MERGE,
     Loc,
     _child,
     _node_at,
@@ -68,17 +61,51 @@ from tiersim.scenario_where import (
     key_path,
     line_of,
 )
+from tiersim.scenario_yaml import (
+    _INT,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_NODES,
+    MODEL_KEYS,
+    YAML_FIXES,
+    TooManyValues,
+    _BoundedLoader,
+    _compose,
+    _construct_int,
+    _is_quoted,
+    _read_text,
+    _reading,
+    _reject_non_finite,
+    _yaml_reading,
+    check_size,
+    dump_yaml,
+    read_yaml,
+    read_yaml_value,
+    without_quotes,
+)
 
 if TYPE_CHECKING:
     from tiersim.hardware import ModelArch
 
+__all__ = [
+    "DEFAULT_MAX_REPLICAS", "DEFAULT_MAX_SWEEP_POINTS", "MAX_DEPTH", "MAX_FILE_BYTES",
+    "MAX_GPUS_PER_REPLICA", "MAX_GRID_POINTS", "MAX_NODES", "MAX_REPLICAS_CEILING",
+    "MAX_SIZED_GPU_OPTIONS", "MODEL_KEYS", "NAMES_A_FILE", "READ_ONLY_WITH",
+    "SIZED_GPUS_PER_REPLICA", "UNLIKELY_AT", "VLLM_BLOCK_SIZES", "YAML_FIXES", "DisaggConfig",
+    "KVLevelConfig", "LimitsConfig", "Loc", "Name", "Scenario", "SchedulerConfig", "SloConfig",
+    "SpeculativeConfig", "TierConfig", "TooManyValues", "TraceConfig", "boolean_problem",
+    "check_layouts", "check_scenario", "check_size", "dump_yaml", "explain_errors", "file_keys",
+    "file_places", "format_loc", "key_path", "keys_given_as", "line_in", "line_of",
+    "load_scenario", "located", "misspelt_number", "model_places", "read_yaml", "read_yaml_value",
+    "refuse_non_map", "refuse_text_numbers", "resolve_file_ref", "resolve_model_ref",
+    "scenario_from_dict", "shown_name", "unread_scheduler_keys", "without_quotes",
+]
+"""The names callers import from here: this module's, and those of the modules the scenario
+code is split into (:mod:`tiersim.scenario_where`, :mod:`tiersim.scenario_yaml` ...),
+re-exported."""
 
-MAX_FILE_BYTES = 1_000_000
-"""Largest scenario file read (a scenario is a few KB of YAML)."""
-MAX_DEPTH = 64
-"""Deepest nesting of YAML maps and lists accepted."""
-MAX_NODES = 100_000
-"""Most YAML values accepted, counted with every alias expanded (stops alias bombs)."""
+
+
 DEFAULT_MAX_REPLICAS = 1024
 """Default of ``limits.max_replicas``: the most replicas one tier may have."""
 MAX_REPLICAS_CEILING = 100_000
@@ -617,115 +644,6 @@ def load_scenario(path: str | Path, fit: bool = True) -> Scenario:
     return _validate(data, str(path), root, fit)
 
 
-def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
-    """A scenario file's data and node tree, read within the limits above; one line on error."""
-    source = str(path)
-    text = _read_text(Path(path), source)
-    root = _compose(text, source)  # refuses deep nesting and alias bombs before any walk
-    try:
-        data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as err:  # e.g. an unhashable key, an unknown tag
-        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
-    _reject_non_finite(data, source, root, ())
-    return data, root
-
-
-def _read_text(path: Path, source: str) -> str:
-    """The file as UTF-8 text, refusing big, binary and undecodable files, and anything but a
-    regular file (a FIFO would hang the read)."""
-    if path.exists() and not path.is_file() and not path.is_dir():
-        raise ScenarioError(source, "", "not a regular file (a device or pipe); name a scenario "
-                            "YAML file")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise ScenarioError(source, "", "file not found") from None
-    except IsADirectoryError:
-        raise ScenarioError(source, "", "is a folder; name a scenario YAML file") from None
-    except OSError as err:
-        raise ScenarioError(source, "", f"cannot read file ({err.strerror})") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(source, "", f"file is larger than {MAX_FILE_BYTES:,} bytes; a "
-                            "scenario is a few KB of YAML")
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ScenarioError(source, "", "UTF-16 text; save the scenario as UTF-8")
-    if b"\0" in raw:
-        raise ScenarioError(source, "", f"not a text file (NUL byte at offset "
-                            f"{raw.index(0)}); a scenario is YAML text")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[:err.start].count(b"\n") + 1
-        raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte "
-                            f"0x{raw[err.start]:02x}); save the file as UTF-8") from None
-
-
-def check_size(root: yaml.Node | None, source: str) -> int:
-    """The number of YAML values under ``root`` with aliases expanded; refuses a tree deeper
-    than MAX_DEPTH, larger than MAX_NODES, or holding an alias to itself."""
-    memo: dict[int, int] = {}
-    return _count(root, source, memo, set(), 0) if root is not None else 0
-
-
-def _count(node: yaml.Node, source: str, memo: dict[int, int], open_ids: set[int],
-           depth: int) -> int:
-    """Expanded size of ``node`` (memoised per node, so an alias bomb costs its text size)."""
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    line = f"line {node.start_mark.line + 1}"
-    if key in open_ids:
-        raise ScenarioError(source, line, "an alias refers to a value that contains it; "
-                            "write the value out")
-    if depth > MAX_DEPTH:
-        raise ScenarioError(source, line, f"nested more than {MAX_DEPTH} levels deep")
-    children: list[yaml.Node] = []
-    if isinstance(node, yaml.MappingNode):
-        children = [part for pair in node.value for part in pair]
-    elif isinstance(node, yaml.SequenceNode):
-        children = list(node.value)
-    open_ids.add(key)
-    total = 1
-    for child in children:
-        total += _count(child, source, memo, open_ids, depth + 1)
-        if total > MAX_NODES:
-            raise TooManyValues(source, line, _holds_alias(node))
-    open_ids.discard(key)
-    memo[key] = total
-    return total
-
-
-class TooManyValues(ScenarioError):
-    """YAML text holding more than :data:`MAX_NODES` values, ``aliased`` when it gets there
-    by expanding aliases (an alias bomb) rather than by values written out."""
-
-    def __init__(self, path: str, where: str, aliased: bool):
-        """The error at ``where`` in ``path``, worded for how the values got there."""
-        self.aliased = aliased
-        super().__init__(path, where, (
-            f"more than {MAX_NODES:,} values once aliases are expanded (an alias bomb?); "
-            "write the values out") if aliased else f"more than {MAX_NODES:,} values; give "
-            "fewer")
-
-
-def _holds_alias(node: yaml.Node) -> bool:
-    """Whether some node under ``node`` is reached twice: an alias (each node once, so the
-    walk costs the text's size, never the expanded one)."""
-    seen: set[int] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            return True
-        seen.add(id(current))
-        if isinstance(current, yaml.MappingNode):
-            stack.extend(part for pair in current.value for part in pair)
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
-    return False
-
-
 def _wants_number(annotation: Any) -> bool:
     """Whether a field's type takes numbers (int or float, also inside lists, tuples and dict
     values) and never a boolean or a nested model (which checks its own fields)."""
@@ -791,46 +709,6 @@ def boolean_problem(data: Any, root: yaml.Node | None = None) -> tuple[Loc, str]
     return where, f"a name or a number is expected here, not a YAML boolean (true/false){reading}"
 
 
-def _yaml_reading(root: yaml.Node | None, loc: Loc) -> str:
-    """``; YAML reads no unquoted as false: write 'no' in quotes if it is text`` where the
-    value at ``loc`` of the node tree ``root`` is a plain scalar YAML 1.1 reads, by its
-    spelling alone, as a boolean or a number (a tier named ``no``, ``on`` or ``0x10``); ""
-    otherwise (quoted, tagged, or text)."""
-    node = None if root is None else _node_at(root, loc)
-    if not isinstance(node, yaml.ScalarNode) or node.style is not None or node.tag != (
-            _BoundedLoader("").resolve(yaml.ScalarNode, node.value, (True, False))):
-        return ""
-    kind = node.tag.rsplit(":", 1)[-1]
-    if kind == "bool":
-        reads = str(yaml.SafeLoader.bool_values.get(node.value.lower())).lower()
-    elif kind in ("int", "float"):
-        reads = "a number"
-    else:
-        return ""
-    written = _short(node.value, 40)
-    return f"; YAML reads {written} unquoted as {reads}: write {written!r} in quotes if it is text"
-
-
-def _reading(refused_as: str | None, root: yaml.Node | None, loc: Loc) -> str:
-    """How YAML read the value at ``loc`` of the node tree ``root`` that pydantic refused as
-    ``refused_as`` (its error type), where that tells the fix: a plain word or number where
-    text goes (:func:`_yaml_reading`), a null (:func:`_null_reading`); "" otherwise."""
-    text = _yaml_reading(root, loc) if refused_as in ("string_type", "literal_error") else ""
-    return text or _null_reading(root, loc)
-
-
-def _null_reading(root: yaml.Node | None, loc: Loc) -> str:
-    """``; ~ is YAML's null (no value): write the value`` where the value at ``loc`` of the
-    node tree ``root`` is a plain null (``~``, ``null``, or nothing after the colon); ""
-    otherwise."""
-    node = None if root is None else _node_at(root, loc)
-    if not isinstance(node, yaml.ScalarNode) or node.style is not None or node.tag != (
-            "tag:yaml.org,2002:null"):
-        return ""
-    written = _short(node.value, 40) if node.value else "nothing after the colon"
-    return f"; {written} is YAML's null (no value): write the value"
-
-
 def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> Loc | None:
     """Where the raw ``data`` of ``model`` holds quoted text for a number (pydantic would read
     ``replicas: "2"`` as 2), or None: a field, list item or mapping value whose type takes a
@@ -844,28 +722,6 @@ def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> L
         return _number_as_text(annotation, value, lambda sub: _is_quoted(root, at + sub))
 
     return _walk_fields(data, model, (), quoted)
-
-
-def _is_quoted(root: yaml.Node, loc: Loc) -> bool:
-    """Whether the scalar at ``loc`` in the node tree is quoted, a block scalar, or a plain
-    one tagged ``!!str`` that YAML would otherwise read as a number (``!!str 2``)."""
-    node = _node_at(root, loc)
-    return isinstance(node, yaml.ScalarNode) and (node.style in ("'", '"', "|", ">")
-                                                  or _tagged_text(node))
-
-
-def _tagged_text(node: yaml.Node) -> bool:
-    """Whether a plain scalar is text only by an explicit ``!!str`` tag (``!!str 2``)."""
-    return (isinstance(node, yaml.ScalarNode) and node.style is None and node.tag == _STR
-            and _BoundedLoader("").resolve(yaml.ScalarNode, node.value, (True, False)) != _STR)
-
-
-def without_quotes(root: yaml.Node | None, loc: Loc) -> str:
-    """How to write the text at ``loc`` as a number: ``without quotes``, or ``without the
-    !!str tag`` where a tag made it text."""
-    node = None if root is None else _node_at(root, loc)
-    return "without the !!str tag" if node is not None and _tagged_text(node) else (
-        "without quotes")
 
 
 def _text_for_number(data: Any, loc: Loc, root: yaml.Node | None = None) -> str:
@@ -971,65 +827,6 @@ def _item_type(kind: Any, value: list | dict, i: Any) -> Any:
     return Any
 
 
-def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
-    """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused, and so is a
-    whole number (value or key) of more than :data:`MAX_INT_BITS` bits."""
-    if isinstance(data, float) and not math.isfinite(data):
-        raise ScenarioError(source, _where(loc, root), _not_finite(data, loc, root))
-    if isinstance(data, int) and data.bit_length() > MAX_INT_BITS:
-        raise ScenarioError(source, _where(loc, root), _huge(data))
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if isinstance(key, int) and key.bit_length() > MAX_INT_BITS:
-                raise ScenarioError(source, _where(loc, root), f"a key: {_huge(key)}")
-            _reject_non_finite(value, source, root, loc + (key,))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            _reject_non_finite(value, source, root, loc + (i,))
-
-
-MODEL_KEYS = ("model", "draft_model")
-"""Keys whose value names a model (text): a ``.nan`` there is no number gone wrong."""
-
-
-def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
-    """Why ``.nan`` or ``.inf`` at ``loc`` is refused: a number must be finite, and a model key
-    wants a model's name (``model: .nan`` read "must be a finite number" for a text field)."""
-    if loc and loc[-1] in MODEL_KEYS:
-        from tiersim.hardware.models import MODEL_WANTED
-
-        return f"must name {MODEL_WANTED} (got {value}){_yaml_reading(root, loc)}"
-    return f"must be a finite number (got {value})"
-
-
-def _huge(number: int) -> str:
-    """Why a whole number of more than :data:`MAX_INT_BITS` bits is refused (never printed)."""
-    if isinstance(number, _Overlong):
-        return (f"a whole number of {number.digits:,} digits is beyond any setting (at most "
-                f"{MAX_INT_BITS:,} bits, about 900 digits)")
-    return huge(number.bit_length())
-
-
-class _Overlong(int):
-    """A decimal whole number in a scenario of ``digits`` digits, more than Python makes an int
-    of, and than any setting holds (:func:`_reject_non_finite` refuses it, :func:`_huge` says why):
-    stands as 2 to the power :data:`MAX_INT_BITS`, past every limit."""
-
-    def __new__(cls, digits: int):
-        number = super().__new__(cls, 1 << MAX_INT_BITS)
-        number.digits = digits
-        return number
-
-
-def _digits(node: yaml.Node) -> int:
-    """The digits of a plain scalar YAML reads as a decimal whole number (0 for any other
-    node)."""
-    if not isinstance(node, yaml.ScalarNode) or node.tag != _INT or node.style is not None:
-        return 0
-    text = node.value.replace("_", "")
-    return len(text.lstrip("+-")) if WHOLE.match(text) else 0
-
-
 def refuse_non_map(data: Any, source: str, root: yaml.Node | None) -> None:
     """Refuse a scenario file that is not a map of keys, saying what it is: an empty file (or
     only comments), ``null``, a list... (``root``: the file's node tree, none when empty)."""
@@ -1057,293 +854,6 @@ def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:
     """Validate a scenario given as a dict (e.g. one sweep point); errors name ``source_name``."""
     return _validate(data, source_name, None)
-
-
-class _DepthError(yaml.YAMLError):
-    """Raised while composing a node nested deeper than MAX_DEPTH."""
-
-    def __init__(self, mark: yaml.Mark):
-        super().__init__(f"nested more than {MAX_DEPTH} levels deep")
-        self.problem_mark, self.problem = mark, f"nested more than {MAX_DEPTH} levels deep"
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader that stops at MAX_DEPTH levels of nesting while composing (before
-    Python's recursion limit, which deep nesting would otherwise hit slowly)."""
-
-    _depth = 0
-
-    def compose_node(self, parent, index):
-        """Compose one node, counting how deep it is."""
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH + 1:
-                raise _DepthError(self.peek_event().start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def flatten_mapping(self, node):
-        """Merge keys (``<<: [*a, *b]``) as YAML defines them: the mapping's own keys win, then
-        the earlier mapping of the list. PyYAML 6.0.4 keeps the later one for keys longer than
-        one character (it tells keys apart by object identity, yaml/pyyaml#953)."""
-        merged, own = [], []
-        for key, value in node.value:
-            if key.tag != _MERGE:
-                own.append((key, value))
-                continue
-            listed = isinstance(value, yaml.SequenceNode)
-            for source in value.value if listed else [value]:
-                if not isinstance(source, yaml.MappingNode):  # PyYAML's words
-                    wanted = "a mapping" if listed else "a mapping or list of mappings"
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark,
-                        f"expected {wanted} for merging, but found {source.id}",
-                        source.start_mark)
-                self.flatten_mapping(source)
-                merged.append(source.value)
-        node.value = [pair for pairs in reversed(merged) for pair in pairs] + own  # last wins
-
-    def construct_object(self, node, deep=False):
-        """Construct one value; a value its tag cannot hold (``!!int abc``, ``!!bool 1``, an
-        integer of more than 4,300 digits) is a YAML error at that node, not a traceback. A
-        decimal whole number of more digits than Python makes an int of (4,300) is an
-        :class:`_Overlong`, refused by its digits (Python's refusal was cut short midway)."""
-        digits = _digits(node)
-        if digits > sys.get_int_max_str_digits() > 0:
-            return _Overlong(digits)
-        try:
-            return super().construct_object(node, deep)
-        except yaml.YAMLError:
-            raise
-        except (ValueError, KeyError, TypeError, AttributeError, OverflowError,
-                IndexError) as err:  # IndexError: !!float "" reads its empty text's first
-            raise yaml.constructor.ConstructorError(
-                None, None, _unreadable(node, err), node.start_mark) from None
-
-
-def _unreadable(node: yaml.Node, err: Exception) -> str:
-    """Why YAML cannot build ``node``'s value, in a few words that :data:`YAML_FIXES` gives the
-    fix of: a tag the value is not of (``!!int abc``, ``!!float ""``), or a date that is none
-    (``2001-02-30``). Before, Python's words for it, cut at 80 characters with no fix
-    ("cannot read this value as its type (invalid literal for int() with base 10: '...")."""
-    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-    value = node.value if isinstance(node.value, str) else ""
-    shown = repr(_short(value, 20)) if value.strip() else "an empty value"
-    reason = _short(" ".join(str(err).split()), 40) or type(err).__name__
-    if _explicit_tag(node):
-        if tag == "!!timestamp" and _looks_like(node, value):  # untagged, it fails the same
-            return f"{shown} is no date ({reason})"
-        return f"the {tag} tag cannot read {shown}"
-    if tag == "!!timestamp":
-        return f"{shown} is no date or time ({reason})"
-    return f"YAML cannot read {shown} as {tag} ({reason})"
-
-
-def _looks_like(node: yaml.Node, value: str) -> bool:
-    """Whether YAML gives ``value`` written plainly the tag ``node`` has (``2001-02-30`` looks
-    like a date), so that removing the tag would not make it readable."""
-    return yaml.SafeLoader.resolve(yaml.SafeLoader, yaml.ScalarNode, value,
-                                   (True, False)) == node.tag
-
-
-def _explicit_tag(node: yaml.Node) -> bool:
-    """Whether ``node``'s tag is written in the text (``!!int 1.5``, ``&a !!int 1.5``), not
-    the one YAML gives what a plain value looks like."""
-    mark = node.start_mark
-    buffer, pointer = getattr(mark, "buffer", None), getattr(mark, "pointer", None)
-    if not isinstance(buffer, str) or not isinstance(pointer, int):
-        return False
-    return re.match(r"(&\S+\s+)?!", buffer[pointer:pointer + 300]) is not None
-
-
-_INT = "tag:yaml.org,2002:int"
-_STR = "tag:yaml.org,2002:str"
-_FLOAT = "tag:yaml.org,2002:float"
-_VALUE = "tag:yaml.org,2002:value"
-"""YAML 1.1's type of a bare ``=`` (a mapping's "default value"), which PyYAML's safe loader
-cannot build: dropped from the resolvers, so ``=`` is text as a key and as a value (a value
-was refused as a tag the file did not have)."""
-_PLAIN_NUMBER = {
-    _INT: WHOLE,
-    _FLOAT: re.compile(rf"{FRACTIONAL.pattern}|^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-}
-"""The plain scalars read as numbers: those :mod:`tiersim.numbers` reads as one (decimal, at
-most one ``_`` between two digits, ``1e3`` as 1000 as YAML 1.2 reads it), and YAML's ``.inf``
-and ``.nan`` (refused later, at their key). PyYAML's YAML 1.1 patterns also read ``010`` as
-octal 8, ``1:30`` as 90 (base 60), ``0x10`` as 16 and ``1__0`` as 10: such a scalar is text
-here, a number field refuses it with the decimal number to write (:func:`refuse_text_numbers`)
-and a name such as ``08`` stays text. :func:`dump_yaml` quotes text that reads as a number
-here (``1e3``), so a run's ``scenario.yaml`` reads back the same."""
-
-
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    """An integer in decimal (a leading zero too, as in ``!!int 010``), or in hex / octal /
-    binary with an explicit 0x / 0o / 0b."""
-    text = loader.construct_scalar(node).replace("_", "")
-    sign = -1 if text.startswith("-") else 1
-    digits = text.lstrip("+-")
-    bases = {"0x": 16, "0o": 8, "0b": 2}
-    base = bases.get(digits[:2].lower())
-    return sign * (int(digits[2:], base) if base else int(digits, 10))
-
-
-_BoundedLoader.yaml_implicit_resolvers = {
-    first: [(tag, _PLAIN_NUMBER.get(tag, rx)) for tag, rx in resolvers if tag != _VALUE]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_BoundedLoader.add_constructor(_INT, _construct_int)
-_BoundedLoader.add_constructor(_MERGE, lambda loader, node: loader.construct_scalar(node))
-"""A plain ``<<`` is YAML 1.1's merge only as a key (:meth:`_BoundedLoader.flatten_mapping`
-takes those away first); as a value PyYAML cannot build it, so it is the text ``<<``, as YAML
-1.2 reads it (it was refused as a '!' tag the file does not have)."""
-
-_UNREAD_TAGS = {"set": "an unordered set", "binary": "bytes from base64",
-                "omap": "a list of pairs", "pairs": "a list of pairs"}
-"""YAML 1.1 tags PyYAML's safe loader reads into what no scenario field means (a ``!!set`` in
-a list's place gave its items in hash order, repeats dropped; ``!!binary`` a name decoded
-from base64), with what each makes: refused at the tag (:data:`YAML_FIXES`)."""
-
-
-def _refuse_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-    """Refuse a value tagged with one of :data:`_UNREAD_TAGS`."""
-    name = node.tag.rsplit(":", 1)[-1]
-    raise yaml.constructor.ConstructorError(
-        None, None, f"'!!{name}' makes {_UNREAD_TAGS[name]}, which a scenario does not read",
-        node.start_mark)
-
-
-for _tag in _UNREAD_TAGS:
-    _BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
-
-
-def read_yaml_value(text: str, source: str = "<value>") -> Any:
-    """One YAML value read as scenario files are, within the same limits (nesting, aliases,
-    NaN and infinity refused): ``tiersim plan --choose`` values. One line on error, naming
-    ``source``."""
-    root = _compose(text, source)
-    try:
-        data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as err:
-        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
-    _reject_non_finite(data, source, root, ())
-    return data
-
-
-class _Dumper(yaml.SafeDumper):
-    """``yaml.safe_dump`` that also quotes text this loader reads as no text (``'1e3'``, a
-    number to YAML 1.2 and here, which YAML 1.1 and so ``safe_dump`` leave plain)."""
-
-    def resolve(self, kind, value, implicit):
-        """The tag a plain ``value`` gets: text only where both YAML 1.1 and
-        :class:`_BoundedLoader` read it as text."""
-        tag = super().resolve(kind, value, implicit)
-        if kind is yaml.ScalarNode and implicit[0] and tag == _STR:
-            return _BoundedLoader("").resolve(kind, value, implicit)
-        return tag
-
-
-def dump_yaml(doc: Any) -> str:
-    """``doc`` as YAML text that :func:`read_yaml` reads back as ``doc`` (a run's, plan's or
-    sweep's ``scenario.yaml``): ``yaml.safe_dump`` in the order given, with every text that
-    reads as a number or a boolean quoted."""
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False)
-
-
-def _compose(text: str, source: str) -> yaml.Node | None:
-    """Parse YAML into a node tree (for line numbers); syntax errors become one line."""
-    try:
-        root = yaml.compose(text, Loader=_BoundedLoader)
-    except _DepthError as err:
-        raise ScenarioError(source, _mark(err), err.problem) from None
-    except yaml.YAMLError as err:
-        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
-    except RecursionError:
-        raise ScenarioError(source, "", f"nested more than {MAX_DEPTH} levels deep") from None
-    check_size(root, source)
-    _reject_duplicate_keys(root, source, ())
-    return root
-
-
-def _mark(err: yaml.YAMLError) -> str:
-    """``line N`` of a YAML error, or "" when it has no position."""
-    mark = getattr(err, "problem_mark", None)
-    return f"line {mark.line + 1}" if mark is not None else ""
-
-
-def _problem(err: yaml.YAMLError) -> str:
-    """A YAML error's problem in a few words (never the file's text beyond one character), with
-    the fix where the problem is a common one."""
-    problem = getattr(err, "problem", None) or (str(err).splitlines() or ["syntax error"])[0]
-    text = _short(" ".join(str(problem).split()))
-    fix = next((fix for cause, fix in YAML_FIXES if cause in text), None)
-    if fix is not None and "character '\\t'" in text and not _in_indentation(err):
-        fix = "write spaces, not a tab, inside a line (this YAML reader takes no tab there)"
-    return f"{text}; {fix}" if fix else text
-
-
-def _in_indentation(err: yaml.YAMLError) -> bool:
-    """Whether the character a YAML error points at has only blanks before it on its line (a
-    tab there is indentation; after a key or a comma it is not), or its line is unknown."""
-    mark = getattr(err, "problem_mark", None)
-    buffer, pointer = getattr(mark, "buffer", None), getattr(mark, "pointer", None)
-    if not isinstance(buffer, str) or not isinstance(pointer, int):
-        return True
-    start = buffer.rfind("\n", 0, pointer) + 1
-    return not buffer[start:pointer].strip()
-
-
-#: (words of a PyYAML problem, the fix a user needs) for the problems people meet most.
-YAML_FIXES = (
-    ("another document", "a scenario is one YAML document: remove the '---' line and whatever "
-     "follows it, or split it into two files"),
-    ("character '\\t'", "indent with spaces, not tabs"),
-    ("could not determine a constructor", "remove the '!' tag: a scenario holds plain maps, "
-     "lists, strings and numbers"),
-    ("which a scenario does not read", "remove the tag: a scenario holds plain maps, lists, "
-     "strings and numbers"),
-    ("is no date (", "write a real date, or remove the !!timestamp tag and quote the value "
-     "if it is text"),
-    ("tag cannot read", "remove the tag (YAML then reads the value as it looks), or write a "
-     "value of that type"),
-    ("is no date or time", "YAML reads it as one: quote it if it is text, or write a real date"),
-)
-
-
-#: What YAML reads an unquoted key of each of these types as (``yes``, ``~``, ``1.5``,
-#: ``2001-12-14``): no key of a scenario is one, and each is refused on its own line (a whole
-#: number key is named on its line by the checks of numbers).
-_NOT_NAMES = {"bool": "true", "null": "null", "float": "a number", "timestamp": "a date"}
-
-
-def _reject_duplicate_keys(node: yaml.Node | None, source: str, loc: Loc) -> None:
-    """PyYAML keeps the last of two equal keys silently; make that an error instead. A key
-    YAML reads as no name (true, null, a number or a date) is refused on its own line."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            if not isinstance(key, yaml.ScalarNode):
-                where = f"line {key.start_mark.line + 1}: {format_loc(loc)}"
-                raise ScenarioError(source, where, "a key must be a plain name, not a map or "
-                                    "list")
-            # (a !!set's members are its keys: refused for its tag when it is built)
-            # (a sweep axis's key has its own line, naming a dotted path to give instead)
-            reads_as = (_NOT_NAMES.get(key.tag.rsplit(":", 1)[-1])
-                        if node.tag.endswith(":map") and tuple(loc) != ("sweep",) else None)
-            if reads_as is not None and key.tag.endswith(":bool"):
-                reads_as = str(yaml.SafeLoader.bool_values.get(key.value.lower())).lower()
-            if reads_as is not None:  # pydantic names no line or key for it, and loses True
-                where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
-                raise ScenarioError(source, where, f"YAML reads this key as {reads_as}, not a "
-                                    f"name; quote it if it is one ('{_short(key.value, 40)}'), "
-                                    "or remove it")
-            if key.value in seen:
-                where = f"line {key.start_mark.line + 1}: {format_loc(loc + (key.value,))}"
-                raise ScenarioError(source, where, "duplicate key (remove one of them)")
-            seen.add(key.value)
-            _reject_duplicate_keys(value, source, loc + (key.value,))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _reject_duplicate_keys(item, source, loc + (i,))
 
 
 def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) -> Scenario:
