@@ -24,7 +24,7 @@ from tiersim.scenario_where import Loc, _where, format_loc
 
 if TYPE_CHECKING:
     from tiersim.hardware import ModelArch
-    from tiersim.scenario import KVLevelConfig, Scenario, SchedulerConfig, TierConfig
+    from tiersim.scenario_models import KVLevelConfig, Scenario, SchedulerConfig, TierConfig
 
 
 def _note_linked_files(data: dict[str, Any], source: str) -> None:

@@ -1,0 +1,580 @@
+"""The scenario's pydantic models: what a scenario YAML may hold, with each key's type and range.
+
+A scenario names the trace, the model and GPU, the step-time profile, the precision tiers, the
+router, the SLOs and the seed (DESIGN.md §7). :class:`Scenario` is the whole file; unknown keys,
+NaN and infinities are errors in every model (:class:`_Strict`), and each validator's message is
+worded for the one error line :func:`tiersim.scenario.load_scenario` prints. The limits a
+scenario may set (``limits``) and their ceilings are here too. The engine never sees these
+models; :mod:`tiersim.runner` turns them into plain engine objects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    field_validator,
+    model_validator,
+)
+
+from tiersim.errors import KeyedError, TiersimError, unprintable
+from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
+from tiersim.scenario_where import Loc
+
+DEFAULT_MAX_REPLICAS = 1024
+"""Default of ``limits.max_replicas``: the most replicas one tier may have."""
+MAX_REPLICAS_CEILING = 100_000
+"""Highest ``limits.max_replicas`` a scenario may set (10^5 replicas: 13 s and 360 MB for the
+tiny trace; 10^7 took 10 GB)."""
+MAX_GRID_POINTS = 1_000_000
+"""The most points any grid may expand to, whatever ``max_points`` allows: each point is held in
+memory (and listed in ``sweep.json``) before the first runs."""
+DEFAULT_MAX_SWEEP_POINTS = 10_000
+"""Default of ``limits.max_sweep_points``: the most points a sweep grid may expand to."""
+SIZED_GPUS_PER_REPLICA = (1, 2, 4, 8)
+"""Default of ``limits.gpus_per_replica``: the GPUs per replica a sized fleet may use."""
+MAX_GPUS_PER_REPLICA = 4096
+"""Most GPUs one replica may have (a tier's ``gpus_per_replica``, each sized value)."""
+MAX_SIZED_GPU_OPTIONS = 16
+"""Most values ``limits.gpus_per_replica`` may list (each is a search of its own)."""
+
+
+def _printable(name: str) -> str:
+    """A name shown in tables and reports: no control or format characters (a terminal escape,
+    a right-to-left override, a zero-width space would change what the reader sees), and not
+    blank (spaces only: its rows and labels would read as nothing)."""
+    if not name.strip():
+        raise ValueError("is blank; give a name a reader can see")
+    bad = unprintable(name)
+    if bad is not None:
+        raise ValueError(f"contains the control or format character U+{ord(bad):04X}; use "
+                         "printable characters")
+    return name
+
+
+Name = Annotated[str, AfterValidator(_printable)]
+"""A scenario, tier or offload level name (printable text)."""
+
+
+def _not_blank(what: str):
+    """A validator refusing an empty or all-blank file path (it would read as the working
+    folder, or a file named by spaces), saying what to give instead."""
+    def check(path: str) -> str:
+        if not path.strip():
+            raise ValueError(f"is empty; give {what}")
+        return path
+    return AfterValidator(check)
+
+
+def _default_profile() -> str | None:
+    """The shipped H200 profile's name (the default GPU's), or None (roofline) when no profile
+    ships; :func:`_default_profile_for_gpu` swaps it for the scenario's GPU's."""
+    try:
+        from tiersim.perf import default_profile_name
+    except ImportError:
+        return None
+    return default_profile_name()
+
+
+class _Strict(BaseModel):
+    """Base of every scenario model: unknown keys are errors, and so are NaN and infinities."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class TraceConfig(_Strict):
+    """Which logged traffic to replay, and how (window, time scaling)."""
+
+    path: Annotated[str, _not_blank("the trace file's path (from the scenario's folder) or a "
+                                    "bundled trace's name")] = Field(
+        description="trace file; relative to the scenario's folder, then traces/")
+    format: Literal["auto", "azure", "burstgpt", "mooncake", "canonical"] = "auto"
+    window: tuple[float, float] | None = Field(
+        default=None, description="(start_s, end_s) relative to trace start, then re-zeroed"
+    )
+    time_scale: float = Field(default=1.0, ge=1e-3, le=1e3,
+                              description="2.0 = arrivals twice as fast (0.001 to 1000)")
+
+    @model_validator(mode="after")
+    def _window_ordered(self) -> TraceConfig:
+        if self.window is not None and not 0 <= self.window[0] < self.window[1]:
+            raise ValueError(f"window must be [start_s, end_s] with 0 <= start < end "
+                             f"(got {list(self.window)})")
+        return self
+
+
+class KVLevelConfig(_Strict):
+    """One KV offload level beneath the GPU prefix cache (host DRAM or local SSD), per GPU of a
+    replica: each GPU holds its share of the KV and moves it over its own link
+    (:mod:`tiersim.engine.kv_levels`)."""
+
+    name: Name = Field(min_length=1, max_length=32, description="e.g. host or ssd")
+    capacity_gb: float = Field(ge=0, le=1e6, description="GB per GPU")
+    read_gb_s: float = Field(ge=0.01, le=1e5, description="GB/s per GPU into GPU memory")
+    write_gb_s: float = Field(ge=0.01, le=1e5, description="GB/s per GPU out of GPU memory")
+
+
+#: The KV block sizes (tokens) vLLM's ``CacheConfig.block_size`` accepts (its ``BlockSize``
+#: literal, ``vllm/config/cache.py``); a scenario naming another describes no vLLM server.
+VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256)
+
+
+class SchedulerConfig(_Strict):
+    """Per-replica continuous-batching limits (vLLM's names)."""
+
+    max_num_seqs: int = Field(default=256, ge=1, le=1_000_000)
+    max_num_batched_tokens: int = Field(default=8192, ge=1, le=100_000_000)
+    block_size: int = Field(default=16, description="KV block size in tokens, one of "
+                            "vLLM's: 1, 8, 16, 32, 64, 128 or 256")
+    watermark: float = Field(default=0.01, ge=0, lt=1)
+    enable_prefix_caching: StrictBool = False
+    prefix_cache_fraction: float = Field(default=1.0, gt=0, le=1)
+    kv_offload: list[KVLevelConfig] = Field(
+        default_factory=list, max_length=4, description="offload levels beneath the prefix "
+        "cache, top first (needs enable_prefix_caching)")
+    kv_offload_overlap: StrictBool = Field(default=True, description="load offloaded KV layer by "
+                                     "layer beneath the step's compute")
+    kv_offload_recompute: StrictBool = Field(
+        default=True, description="recompute a prefix found in an offload level instead of "
+        "loading it when its prefill is modelled faster than the load; false: always load (a "
+        "connector that always loads)")
+    max_model_len: int | None = Field(
+        default=None, ge=1, le=100_000_000, description="longest prompt + output a request may "
+        "have, as vLLM's --max-model-len (a longer one is dropped); default: the model's context "
+        "(its config's max_position_embeddings, stretched by its rope scaling as vLLM does), never "
+        "above it")
+
+    @field_validator("block_size")
+    @classmethod
+    def _vllm_block_size(cls, value: int) -> int:
+        """Refuse a block size vLLM's server would refuse at start-up."""
+        if value not in VLLM_BLOCK_SIZES:
+            raise ValueError(f"must be one of vLLM's block sizes {_or(list(VLLM_BLOCK_SIZES))} "
+                             f"tokens (got {value})")
+        return value
+
+    @model_validator(mode="after")
+    def _offload_needs_caching(self) -> SchedulerConfig:
+        names = [level.name for level in self.kv_offload]
+        if "gpu" in names:  # the GPU cache's own level is named gpu in every hit figure
+            raise KeyedError(("kv_offload", names.index("gpu"), "name"),
+                             "'gpu' is the GPU cache's own level (its hits are reported under "
+                             "that name); name the offload level otherwise, e.g. host")
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise ValueError(f"kv_offload names the level {twice!r} twice (its hits would be "
+                             "counted as one level's); name each level once")
+        if self.kv_offload and not self.enable_prefix_caching:
+            raise ValueError("kv_offload needs enable_prefix_caching: true (the levels hold "
+                             "evicted prefix-cache blocks)")
+        return self
+
+    @model_validator(mode="after")
+    def _budget_covers_batch(self) -> SchedulerConfig:
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError(
+                f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= max_num_seqs "
+                f"({self.max_num_seqs}) so every running request can decode each step"
+            )
+        return self
+
+
+class SpeculativeConfig(_Strict):
+    """Speculative decoding on a tier (:mod:`tiersim.engine.spec_decode`): a draft model (its own
+    step times) or a draft head proposes ``k`` tokens, the target verifies them in one step."""
+
+    k: int = Field(ge=1, le=16, description="draft tokens per step")
+    acceptance: float | list[float] = Field(
+        description="acceptance rate, or one per draft position (a trace column "
+        "spec_acceptance overrides it per request)")
+    draft_model: str | None = Field(default=None, description="draft model (bf16, the tier's "
+                                    "GPUs); none: a draft head (EAGLE, MTP)")
+    head_cost: float = Field(default=0.05, ge=0, le=10, description="a draft head's cost per "
+                             "drafted token, as a fraction of one target decode step")
+
+    @model_validator(mode="after")
+    def _rates(self) -> SpeculativeConfig:
+        rates = self.acceptance if isinstance(self.acceptance, list) else [self.acceptance]
+        if len(rates) not in (1, self.k) or not all(0 <= a <= 1 for a in rates):
+            raise ValueError(f"speculative acceptance must be one rate or k={self.k} rates, "
+                             f"each in [0, 1] (got {self.acceptance})")
+        if self.draft_model is not None and "head_cost" in self.model_fields_set:
+            raise KeyedError(("head_cost",), "head_cost prices a draft head, and this block "
+                             "names a draft_model (timed on its own step model); keep one")
+        return self
+
+
+class DisaggConfig(_Strict):
+    """Prefill/decode disaggregation of a tier (:mod:`tiersim.engine.disagg`): its replicas split
+    into prefill and decode pools, the prompt's KV moved between them over a link (per GPU)."""
+
+    prefill_replicas: int = Field(ge=1, le=1_000_000)
+    decode_replicas: int = Field(ge=1, le=1_000_000)
+    link_gb_s: float = Field(default=50.0, ge=0.01, le=1e5, description="GB/s per GPU (400 Gb/s "
+                             "InfiniBand: 50; NVLink: several hundred)")
+    latency_us: float = Field(default=10.0, ge=0, le=1e7, description="per transfer")
+
+
+class TierConfig(_Strict):
+    """One precision tier: N identical replicas of the checkpoint at one numeric format (the
+    scenario's model, or the tier's own ``model``: a cascade across different models)."""
+
+    name: Name = Field(min_length=1, max_length=64)
+    model: str | None = Field(default=None, description="this tier's model (catalogue name or "
+                              "config.json); default: the scenario's")
+    precision: str = Field(description="bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4, or "
+                           "checkpoint (the formats its config.json declares)")
+    replicas: int = Field(ge=1, description="at most limits.max_replicas (default 1024)")
+    gpus_per_replica: int = Field(default=1, ge=1, le=MAX_GPUS_PER_REPLICA,
+                                  description="GPUs one replica "
+                                  "uses in all (tensor parallel x data_parallel)")
+    data_parallel: int = Field(default=1, ge=1, description="attention data-parallel ranks per "
+                               "replica (vLLM --data-parallel-size); tensor parallel is "
+                               "gpus_per_replica / data_parallel")
+    expert_parallel: StrictBool = Field(
+        default=False, description="spread MoE experts over all the replica's GPUs (vLLM "
+        "--enable-expert-parallel)")
+    moe_backend: Literal["auto", "deepgemm"] = Field(
+        default="auto", description="routed experts' kernel: auto (the profile's MoE table, "
+        "today's vLLM) or deepgemm (vLLM 0.12's image: DeepGEMM's grouped GEMM sized for every "
+        "expert; block-FP8 experts tensor-parallel over fewer than 8 GPUs)")
+    cost_per_gpu_hour: float = Field(ge=0, le=1e4, description="USD per GPU-hour")
+    kv_dtype: str = Field(default="auto", description="KV-cache format: bf16, fp8, or auto "
+                          "(vLLM's default: the format the checkpoint declares where the tier "
+                          "serves the checkpoint's own formats, else bf16)")
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, description="share of each GPU's "
+                                          "memory vLLM may use, below 1")
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    balancer: Literal["least_tokens", "round_robin", "prefix_aware"] = "least_tokens"
+    accuracy: AccuracySpec = Field(
+        default=None, description="mean accuracy, a table per difficulty class, or None for the "
+        "per-precision prior (see tiersim.routing.config)"
+    )
+    output_length_multiplier: float = Field(
+        default=1.0, gt=0, le=100,
+        description="scales the output tokens a request emits on this tier (at most 100)"
+    )
+    cost_per_request_usd: float | None = Field(
+        default=None, ge=0, le=1e4, description="price per request, used when cost_model is "
+        "fixed_per_request"
+    )
+
+
+    speculative: SpeculativeConfig | None = Field(default=None, description="speculative "
+                                                  "decoding (k, acceptance, draft)")
+    disaggregation: DisaggConfig | None = Field(default=None, description="prefill/decode "
+                                                "split of the replicas")
+
+    @field_validator("precision", "kv_dtype")
+    @classmethod
+    def _format_name(cls, value: str) -> str:
+        """A format's name as every reader looks it up, without case or surrounding blanks
+        (``" FP8"`` is ``fp8``), so summary.json, the report and each check see one spelling
+        (one check once compared the raw text and sized an FP8-KV checkpoint's cache in
+        BF16)."""
+        return value.strip().lower()
+
+    @field_validator("gpu_memory_utilization")
+    @classmethod
+    def _below_whole_gpu(cls, value: float) -> float:
+        """Refuse a share vLLM refuses at start-up: it needs the GPU's free memory to be at least
+        ``gpu_memory_utilization`` of its total (``Free memory on device ... on startup is less
+        than desired GPU memory utilization``), and its CUDA context already holds some, so 1
+        never starts; a value above 1 is told as a share (90 is 0.9)."""
+        if value < 1:
+            return value
+        if value == 1:
+            raise ValueError("must be below 1 (got 1): vLLM refuses to start where the GPU's "
+                             "free memory is less than that share of its total, and its own "
+                             "CUDA context is already there; use at most 0.99")
+        share = f"{value / 100:.10g} for {value:.10g} %" if 10 <= value <= 100 else "such as 0.9"
+        raise ValueError(f"must be below 1 (got {value:.10g}): it is a share of the GPU's "
+                         f"memory, {share}")
+
+    @model_validator(mode="after")
+    def _split_covers_replicas(self) -> TierConfig:
+        split = self.disaggregation
+        if split is None:
+            return self
+        if split.prefill_replicas + split.decode_replicas != self.replicas:
+            raise ValueError(f"disaggregation: prefill_replicas + decode_replicas "
+                             f"({split.prefill_replicas} + {split.decode_replicas}) must equal "
+                             f"replicas ({self.replicas})")
+        if self.data_parallel != 1:
+            raise KeyedError(("data_parallel",), f"a disaggregated tier's data-parallel ranks "
+                             f"(data_parallel {self.data_parallel}) are not modelled; set "
+                             "data_parallel: 1, or remove disaggregation")
+        if self.speculative is not None:
+            raise KeyedError(("speculative",), "speculative decoding on a disaggregated tier "
+                             "is not modelled; remove speculative, or disaggregation")
+        return self
+
+    @model_validator(mode="after")
+    def _spec_budget(self) -> TierConfig:
+        spec, sched = self.speculative, self.scheduler
+        if spec is not None and sched.max_num_batched_tokens < sched.max_num_seqs * (spec.k + 1):
+            raise ValueError(f"speculative k={spec.k} needs scheduler.max_num_batched_tokens >= "
+                             f"max_num_seqs x (k + 1) = {sched.max_num_seqs * (spec.k + 1)}")
+        return self
+
+    @model_validator(mode="after")
+    def _dp_divides_gpus(self) -> TierConfig:
+        if self.gpus_per_replica % self.data_parallel:
+            raise KeyedError(("data_parallel",),
+                             f"data_parallel ({self.data_parallel}) must divide "
+                             f"gpus_per_replica ({self.gpus_per_replica}); with "
+                             f"{self.gpus_per_replica} GPUs it may be "
+                             f"{_or(_divisors(self.gpus_per_replica))}")
+        return self
+
+    @property
+    def tensor_parallel(self) -> int:
+        """GPUs per data-parallel rank (tensor parallel size)."""
+        return self.gpus_per_replica // self.data_parallel
+
+
+class SloConfig(_Strict):
+    """Latency objectives; a request meets the SLO when both of its latencies are within them."""
+
+    ttft_p99_s: float = Field(default=2.0, gt=0, le=1e6)
+    tpot_p99_s: float = Field(default=0.1, gt=0, le=1e6)
+
+
+class LimitsConfig(_Strict):
+    """Resource bounds a scenario may raise on purpose (docs/security.md)."""
+
+    max_replicas: int = Field(default=DEFAULT_MAX_REPLICAS, ge=1, le=MAX_REPLICAS_CEILING,
+                              description="most replicas one tier may have")
+    max_sweep_points: int = Field(default=DEFAULT_MAX_SWEEP_POINTS, ge=1, le=MAX_GRID_POINTS,
+                                  description="most points the sweep grid may expand to (no "
+                                  "sweep holds more than 1,000,000)")
+    gpus_per_replica: tuple[Annotated[int, Field(ge=1, le=MAX_GPUS_PER_REPLICA)], ...] = Field(
+        default=SIZED_GPUS_PER_REPLICA, min_length=1, max_length=MAX_SIZED_GPU_OPTIONS,
+        description="GPUs per replica a sized fleet may use: a plan's designs and a run's "
+        "uniform baselines (each tier's own value is added)")
+
+    @field_validator("gpus_per_replica")
+    @classmethod
+    def _as_set(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        """The counts ascending, each once: a set of sizes, so ``[2, 1]`` and ``[1, 2, 2]``
+        are the setting ``[1, 2]`` is (a sweep refuses them as one setting under two
+        labels, where it ran the same sizing twice)."""
+        return tuple(sorted(set(value)))
+
+
+class Scenario(_Strict):
+    """A whole scenario YAML (DESIGN.md §7)."""
+
+    name: Name = Field(default="scenario", max_length=200)
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
+    model: str = "Qwen3-Coder-30B-A3B"
+    gpu: str = "H200"
+    profile: Annotated[str, _not_blank("a profile JSON file or a bundled profile's name, or "
+                                       "null for the roofline")] | None = Field(
+        default_factory=_default_profile)
+    trace: TraceConfig
+    workload: WorkloadQualityConfig = Field(default_factory=WorkloadQualityConfig)
+    tiers: list[TierConfig] = Field(min_length=1, max_length=64)
+    baselines: list[TierConfig] = Field(
+        default_factory=list, max_length=64, description="tiers sized and simulated only as "
+        "uniform baselines for the saving (the keys of a tier; names differ from the tiers'): "
+        "never routed to, never in the routed fleet or its cost")
+    router: RouterConfig = Field(default_factory=RouterConfig)
+    slo: SloConfig = Field(default_factory=SloConfig)
+    accuracy_floor: float | None = Field(default=None, ge=0, le=1)
+    accuracy_values: Literal["illustrative", "measured"] | None = Field(
+        default=None, description="what the tiers' accuracy numbers are: illustrative (made up "
+        "to show the tool) or measured (on your own evaluation); the accuracy source then "
+        "reads 'scenario (illustrative)'")
+    sweep: dict[str, Any] = Field(
+        default_factory=dict, description="dotted path -> values (kept raw; tiersim.sweep "
+        "expands and checks it)"
+    )
+    cost_model: Literal["attributed", "provisioned", "fixed_per_request"] = Field(
+        default="provisioned", description="what the headline cost is: provisioned GPUs x "
+        "duration x price (what you pay), busy GPU time x price (attributed), or the tiers' "
+        "prices per request")
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+
+    _source: str = PrivateAttr(default="scenario")
+
+    @field_validator("gpu")
+    @classmethod
+    def _gpu_name(cls, value: str) -> str:
+        """The catalogue's own name for a GPU written in another case, spacing or alias
+        (``" h200 "``, ``H200_SXM``: ``H200``), so summary.json, the report and the planned
+        scenario see one spelling, as a tier's precision is kept; an unknown name is kept as
+        written for :func:`check_scenario` to name."""
+        from tiersim.hardware import get_gpu
+
+        try:
+            return get_gpu(value).name
+        except TiersimError:
+            return value
+
+    @field_validator("accuracy_floor")
+    @classmethod
+    def _unsigned_floor(cls, value: float | None) -> float | None:
+        """``-0.0`` as 0 (a plan printed "vs floor -0.00%"); adding 0.0 leaves every other
+        floor as it is."""
+        return None if value is None else value + 0.0
+
+    @field_validator("baselines", mode="before")
+    @classmethod
+    def _empty_baselines(cls, value: Any) -> Any:
+        """``baselines:`` with every item commented out (YAML null) is no baselines; a
+        baseline needs no ``replicas`` (it is sized by simulation, so the count is unused):
+        left out, it is its ``disaggregation`` split's replicas, else 1."""
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return [{"replicas": _split_replicas(item), **item} if isinstance(item, dict)
+                    else item for item in value]
+        return value
+
+    @field_validator("sweep", mode="before")
+    @classmethod
+    def _empty_sweep(cls, value: Any) -> Any:
+        """``sweep:`` with every axis commented out (YAML null) is no axes, as `tiersim sweep`
+        reads it (its one point is the scenario)."""
+        return {} if value is None else value
+
+    @field_validator("workload", mode="before")
+    @classmethod
+    def _sessions_off(cls, value: Any) -> Any:
+        """``workload.sessions.source: off`` as written unquoted (YAML 1.1 reads off, no and
+        false as False) is ``'off'``; True (on, yes, true) names no source and is refused."""
+        sessions = value.get("sessions") if isinstance(value, dict) else None
+        source = sessions.get("source") if isinstance(sessions, dict) else None
+        if source is False:
+            return {**value, "sessions": {**sessions, "source": "off"}}
+        if source is True:
+            raise KeyedError(("sessions", "source"), "true (YAML reads unquoted on, yes and "
+                             "true as true) names no source; write one of 'auto', 'trace', "
+                             "'generate' or 'off'")
+        return value
+
+    @model_validator(mode="after")
+    def _prices_for_the_cost_model(self) -> Scenario:
+        unpriced = [t.name for t in self.all_tiers if t.cost_per_request_usd is None]
+        if self.cost_model == "fixed_per_request" and unpriced:
+            raise KeyedError(("cost_model",),
+                             f"cost_model fixed_per_request needs cost_per_request_usd on every "
+                             f"tier (missing on {', '.join(unpriced)})")
+        return self
+
+    @property
+    def all_tiers(self) -> list[TierConfig]:
+        """The routed tiers, then the baseline-only tiers (``baselines``)."""
+        return [*self.tiers, *self.baselines]
+
+    def tier_entries(self) -> list[tuple[Loc, TierConfig]]:
+        """Each tier with its place in the scenario: ``("tiers", i)``, then the baseline-only
+        tiers' ``("baselines", j)``."""
+        return ([(("tiers", i), t) for i, t in enumerate(self.tiers)]
+                + [(("baselines", j), t) for j, t in enumerate(self.baselines)])
+
+    def with_baselines(self) -> Scenario:
+        """This scenario with its baseline-only tiers listed after its tiers, as one tier list:
+        what each tier's correctness is drawn over and its uniform fleets sized over."""
+        return self.model_copy(update={"tiers": self.all_tiers, "baselines": []})
+
+    @property
+    def source(self) -> str:
+        """The file (or name) this scenario was read from; relative trace paths start there."""
+        return self._source
+
+    @property
+    def model_ref(self) -> str:
+        """The model to build: a catalogue name, or a Hugging Face config.json (or its folder);
+        a relative path is looked up beside the scenario file first, then from the working
+        folder."""
+        return self._resolve(self.model)
+
+    def draft_model_ref(self, tier: TierConfig) -> str | None:
+        """A tier's speculative draft model (resolved as ``model`` is), or None."""
+        spec = tier.speculative
+        return None if spec is None or spec.draft_model is None else self._resolve(
+            spec.draft_model)
+
+    def tier_model_ref(self, tier: TierConfig) -> str:
+        """The model a tier serves: its own ``model`` (resolved as ``model`` is), else the
+        scenario's."""
+        return self._resolve(tier.model) if tier.model else self.model_ref
+
+    def _resolve(self, model: str) -> str:
+        """A catalogue name as it is; a relative config.json path beside the scenario first."""
+        return resolve_model_ref(model, self._source)
+
+
+def _split_replicas(tier: dict) -> int:
+    """The replicas a tier map's ``disaggregation`` block splits (prefill + decode, where both
+    are whole numbers), else 1: what a baseline that leaves out ``replicas`` counts."""
+    split = tier.get("disaggregation")
+    counts = [split.get(key) for key in ("prefill_replicas", "decode_replicas")] if isinstance(
+        split, dict) else []
+    if counts and all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
+        return sum(counts)
+    return 1
+
+
+def resolve_file_ref(name: str, source: str) -> str:
+    """A relative file path ``name`` beside the scenario file ``source`` when a file, or a link
+    that leads to none (refused as such by its reader), is there; else as given (read from the
+    working folder, or a bundled name)."""
+    from tiersim.paths import leads_nowhere
+
+    path = Path(name)
+    if path.is_absolute() or not Path(source).is_file() or name.startswith("~"):
+        return name
+    beside = Path(source).parent / path
+    return str(beside) if beside.is_file() or leads_nowhere(beside) else name
+
+
+def resolve_model_ref(model: str, source: str) -> str:
+    """A scenario's model text as :func:`tiersim.hardware.get_model` should read it: a catalogue
+    name as it is; a relative config path beside the scenario file ``source`` first (a link
+    there that leads to no file too: :func:`tiersim.hardware.get_model` refuses it as such)."""
+    from tiersim.paths import leads_nowhere
+
+    path = Path(model)
+    looks_like_path = (path.suffix == ".json" or len(path.parts) > 1
+                       or model.startswith(("./", "../")) or model.endswith("/"))
+    if looks_like_path and not path.is_absolute() and Path(source).is_file():
+        beside = Path(source).parent / path
+        if beside.exists() or leads_nowhere(beside):
+            return str(beside)
+    return model
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n``, ascending."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _or(values: list[int]) -> str:
+    """``1, 2 or 4``."""
+    text = [str(v) for v in values]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " or " + text[-1]
+
+
+def _is_model(obj: Any) -> bool:
+    return isinstance(obj, type) and issubclass(obj, BaseModel)
+
+
+def _model_in(annotation: Any) -> Any:
+    """The BaseModel class inside an annotation like ``list[TierConfig]`` or ``X | None``."""
+    if _is_model(annotation):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
