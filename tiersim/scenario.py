@@ -19,8 +19,6 @@ The engine never sees these models; :mod:`tiersim.runner` turns them into plain 
 
 from __future__ import annotations
 
-import datetime
-import difflib
 import functools
 import math
 import types
@@ -46,6 +44,14 @@ from tiersim.scenario_checks import (
     shown_name,
     unread_scheduler_keys,
 )
+from tiersim.scenario_explain import (
+    _explain,
+    _most_telling,
+    _number_key,
+    explain_errors,
+    line_in,
+    located,
+)
 from tiersim.scenario_models import (
     DEFAULT_MAX_REPLICAS,
     DEFAULT_MAX_SWEEP_POINTS,
@@ -65,34 +71,25 @@ from tiersim.scenario_models import (
     SpeculativeConfig,
     TierConfig,
     TraceConfig,
-    _is_model,
     _model_in,
     resolve_file_ref,
     resolve_model_ref,
 )
 from tiersim.scenario_where import (
     Loc,
-    _child,
-    _node_at,
-    _short,
     _where,
     format_loc,
     key_path,
     line_of,
 )
 from tiersim.scenario_yaml import (
-    _INT,
     MAX_DEPTH,
     MAX_FILE_BYTES,
     MAX_NODES,
     MODEL_KEYS,
     YAML_FIXES,
     TooManyValues,
-    _BoundedLoader,
-    _compose,
-    _construct_int,
     _is_quoted,
-    _read_text,
     _reading,
     _reject_non_finite,
     _yaml_reading,
@@ -119,6 +116,7 @@ __all__ = [
 """The names callers import from here: this module's, and those of the modules the scenario
 code is split into (:mod:`tiersim.scenario_where`, :mod:`tiersim.scenario_yaml` ...),
 re-exported."""
+
 
 # ---------------------------------------------------------------------------------------------
 # Loading
@@ -375,26 +373,6 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     return scenario
 
 
-def _number_key(loc: Loc, root: yaml.Node | None) -> tuple[str, str]:
-    """Where and why a whole number key ``loc[-1]`` of a map keyed by names (``fractions:
-    {0: 0.5}``) is refused: named at the map, the key as the file writes it (``0x1``, not 1)
-    on its own line; pydantic's location read as a list index (``fractions[0]``), where a
-    list is often accepted too."""
-    key, written, line = loc[-1], str(loc[-1]), None
-    holder = None if root is None else _node_at(root, loc[:-1])
-    if isinstance(holder, yaml.MappingNode):
-        loader = _BoundedLoader("")
-        for node, _ in holder.value:
-            if isinstance(node, yaml.ScalarNode) and node.tag == _INT and (
-                    _construct_int(loader, node) == key):
-                written, line = node.value, node.start_mark.line + 1
-                break
-    path = format_loc(loc[:-1])
-    where = f"line {line}: {path}" if line is not None else _where(loc[:-1], root)
-    return where, (f"key {_short(written, 40)} is a number, where the keys are names; write "
-                   f"the name, or quote it ({_short(written, 40)!r}) if it is one")
-
-
 def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> None:
     """Refuse a tier larger than ``limits.max_replicas`` (a typo like 100000000 would take
     all memory), or whose replicas' data-parallel ranks, each an engine replica of its own,
@@ -430,202 +408,8 @@ def _default_profile_for_gpu(scenario: Scenario) -> None:
         return  # check_scenario reports the unknown GPU
 
 
-def explain_errors(errors: list[dict], data: Any, prefix: Loc = ()) -> tuple[Loc, str]:
-    """The one pydantic error of ``errors`` (validating ``data``, found at ``prefix`` inside a
-    scenario) to show, as its location from the scenario's top and a short instruction, the
-    way scenario files are told (an unknown key with the nearest known one ...)."""
-    first, loc = _most_telling(errors, data)
-    return prefix + loc, _explain(first, prefix + loc)
-
-
-def _most_telling(errors: list[dict], data: Any) -> tuple[dict, Loc]:
-    """The one error to show: an unknown key first (it often explains a missing one), else the
-    deepest location (inside a union, the member that matches the input's shape)."""
-    located = [(e, _clean_loc(tuple(e["loc"]) + _key_of(e), data, e["type"])) for e in errors]
-    unknown = [pair for pair in located if pair[0]["type"] == "extra_forbidden"]
-    if unknown:
-        return unknown[0]
-    return max(located, key=lambda pair: len(pair[1]))
-
-
-def _key_of(error: dict) -> Loc:
-    """The key a :class:`KeyedError` names (empty for any other error)."""
-    return tuple(getattr((error.get("ctx") or {}).get("error"), "key", ()))
-
-
-def _clean_loc(loc: Loc, data: Any, kind: str) -> Loc:
-    """Drop location parts that are not in the data (pydantic's union-member tags).
-
-    A missing key is the one part kept although absent: it is the key to add.
-    """
-    kept: list[str | int] = []
-    node = data
-    for i, part in enumerate(loc):
-        if _has(node, part):
-            node = node[part]
-        elif not (kind == "missing" and i == len(loc) - 1):
-            continue
-        kept.append(part)
-    return tuple(kept)
-
-
-def _has(node: Any, part: str | int) -> bool:
-    """Whether ``node[part]`` exists in plain YAML data (a dict key or a list index)."""
-    if isinstance(node, dict):
-        return part in node
-    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-
-
-def located(err: ScenarioError) -> ScenarioError:
-    """``err`` with the line of its key path in its scenario file, where it names none (checks
-    run after loading, such as a tier's accuracy prior, know the path but not the line, and so
-    does a scenario read from a dict: a sweep's base or point), and, for a value read from a
-    dict, how YAML read what the file writes there (:func:`_reading`), as a run of the file
-    says it; the error itself where the file cannot be read again or does not hold the
-    path's first key."""
-    where = err.where
-    loc = key_path(where)
-    root = None if loc is None else _file_root(err.path, loc)
-    if root is None:
-        return err
-    reading = "" if err.refused_as is None else _reading(err.refused_as, root, loc)
-    return ScenarioError(err.path, f"line {line_of(root, loc)}: {where}", err.message + reading)
-
-
-def line_in(source: str, loc: Loc) -> int | None:
-    """The line of ``loc`` (its deepest existing part) in the scenario file ``source``; None
-    where the file is no YAML file that can be read again or lacks ``loc``'s first key."""
-    root = _file_root(source, loc)
-    return None if root is None else line_of(root, loc)
-
-
-def _file_root(source: str, loc: Loc) -> yaml.Node | None:
-    """The node tree of the scenario file ``source``, read again; None where it is no YAML
-    file that can be read again or lacks ``loc``'s first key."""
-    if not loc or not source.endswith((".yaml", ".yml")):
-        return None
-    try:
-        root = _compose(_read_text(Path(source), source), source)
-    except (TiersimError, OSError):
-        return None
-    return None if _child(root, loc[0]) is None else root
-
-
 # ---------------------------------------------------------------------------------------------
-# Error wording
-
-
-def _explain(error: dict, loc: Loc) -> str:
-    """A pydantic error as a short instruction: what is wrong and what is accepted."""
-    kind, ctx, got = error["type"], error.get("ctx") or {}, error.get("input")
-    if kind == "extra_forbidden":
-        return "unknown key" + _suggest(loc)
-    if kind == "missing":
-        if loc and isinstance(loc[-1], int):
-            return "value missing: the list is too short"
-        return "required key is missing"
-    if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be a mapping of keys (got {_got(got)})"
-    if kind in ("list_type", "tuple_type"):
-        return f"must be a list (got {_got(got)})"
-    bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
-              "less_than": "<"}
-    if kind in bounds:
-        limit = next(iter(ctx.values()))
-        return f"must be {bounds[kind]} {limit} (got {_got(got)})"
-    if kind == "finite_number":
-        return f"must be a finite number (got {_got(got)})"
-    if kind == "int_parsing_size" and isinstance(got, float):
-        return _beyond_int(got, loc)
-    if kind in ("bool_type", "bool_parsing"):
-        return f"must be true or false (got {_got(got)})"
-    if kind == "literal_error":
-        return f"must be one of {ctx['expected']} (got {_got(got)})"
-    if kind == "too_short":
-        return f"must have at least {ctx['min_length']} item(s)"
-    if kind == "value_error":
-        return _short(" ".join(str(ctx.get("error", error["msg"])).split()), 300)
-    message = error["msg"]
-    return f"{message[:1].lower()}{message[1:]} (got {_got(got)})"
-
-
-def _beyond_int(got: float, loc: Loc) -> str:
-    """Why a whole number written with an exponent beyond 2**63 (``max_replicas: 1e30``, which
-    pydantic reads as no integer, "exceeded maximum size") is refused: as the same number in
-    digits is, by the key's bound (``must be <= 100000``), or, where the key has none, with
-    the number to write."""
-    low, high = _int_bounds(loc)
-    if high is not None and got > high:
-        return f"must be <= {high} (got {_got(got)})"
-    if low is not None and got < low:
-        return f"must be >= {low} (got {_got(got)})"
-    return (f"must be a whole number (got {_got(got)}: written with an exponent, one must be "
-            "below 2**63); write it in digits")
-
-
-def _int_bounds(loc: Loc) -> tuple[Any, Any]:
-    """The ``ge`` and ``le`` bounds of the whole-number key at ``loc`` (a list's item: its
-    items'), each None where the key sets none or is no scenario key."""
-    model, info = Scenario, None
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        fields = _keys_of(model) if _is_model(model) else {}
-        if part not in fields:
-            return None, None
-        info = fields[part]
-        model = _model_in(info.annotation)
-    if info is None:
-        return None, None
-    marks = list(info.metadata)
-    if isinstance(loc[-1], int):  # limits.gpus_per_replica[0]: tuple[Annotated[int, ...]]
-        marks = [mark for kind in typing.get_args(info.annotation)
-                 if typing.get_origin(kind) is Annotated
-                 for extra in typing.get_args(kind)[1:]
-                 for mark in getattr(extra, "metadata", [extra])]
-    low = next((mark.ge for mark in marks if hasattr(mark, "ge")), None)
-    high = next((mark.le for mark in marks if hasattr(mark, "le")), None)
-    return low, high
-
-
-def _got(value) -> str:
-    """A value a key was given, as an error line quotes it: its ``repr`` cut short, but a date
-    or time YAML read from an unquoted ``2024-01-01`` as written, saying so (a ``repr`` such as
-    ``datetime.date(2024, 1, 1)`` names no YAML the user wrote)."""
-    if isinstance(value, (datetime.date, datetime.time)):
-        return f"{value.isoformat()}, which YAML reads unquoted as a date or time"
-    return _short(repr(value))
-
-
-def _suggest(loc: Loc) -> str:
-    """`` (did you mean 'x'?)`` for a misspelt key, from the fields of the model at ``loc``; a
-    known key with white space at either end is told so."""
-    fields = _fields_at(loc[:-1])
-    bare = str(loc[-1]).strip()
-    if bare != str(loc[-1]) and bare in fields:
-        return f" ({bare!r} with white space at its start or end; remove the space)"
-    close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
-    if close:
-        return f" (did you mean {close[0]!r}?)"
-    return f" (known keys: {', '.join(sorted(fields))})" if fields else ""
-
-
-def _fields_at(loc: Loc) -> list[str]:
-    """Field names of the pydantic model reached by following ``loc`` from Scenario."""
-    model: Any = Scenario
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        fields = _keys_of(model) if _is_model(model) else {}
-        if part not in fields:
-            return []
-        model = _model_in(fields[part].annotation)
-    return list(_keys_of(model)) if _is_model(model) else []
-
-
-def _keys_of(model: type[BaseModel]) -> dict[str, Any]:
-    """A model's YAML keys (aliases where set) mapped to their fields."""
-    return {field.alias or name: field for name, field in model.model_fields.items()}
+# Keys that name a file
 
 
 NAMES_A_FILE = frozenset({(TraceConfig, "path"), (Scenario, "model"), (Scenario, "profile"),
