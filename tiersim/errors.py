@@ -101,7 +101,7 @@ class ScenarioError(TiersimError):
     """A scenario YAML is invalid: names file and key path. ``refused_as``: pydantic's type of
     the error that refused the value, where the value was read from a dict (a sweep point),
     so that the file's line, once found, can add how YAML read what is written there
-    (:func:`tiersim.scenario.located`)."""
+    (:func:`tiersim.scenario_explain.located`)."""
 
     def __init__(self, path: str, where: str, message: str, refused_as: str | None = None):
         self.path, self.where, self.message = str(path), where, message

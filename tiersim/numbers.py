@@ -7,7 +7,7 @@ and Python read it). A whole number has no leading zero (``010``: YAML 1.1 reads
 refused with the decimal number to write: ``010``, base 60 (``1:30``, 90 to YAML 1.1), a
 base prefix (``0x10``, ``0o10``, ``0b11``) and misplaced underscores (``1__0``, ``10_``).
 
-:mod:`tiersim.scenario`'s YAML loader reads a plain scalar as a number only where
+:mod:`tiersim.scenario_yaml`'s YAML loader reads a plain scalar as a number only where
 :data:`WHOLE` or :data:`FRACTIONAL` match it (everything else is text, so a name such as
 ``08`` stays a name) and refuses the misspellings in a number field through
 :func:`misspelt`; the command line's number flags read their text with :func:`read_number`.

@@ -1,4 +1,4 @@
-"""Scenario YAML: pydantic models, loading, and one-line errors that name the file, line and key.
+"""Scenario YAML: loading, and one-line errors that name the file, line and key.
 
 A scenario names the trace, the model and GPU, the step-time profile, the precision tiers, the
 router, the SLOs and the seed (DESIGN.md §7). :func:`load_scenario` reads a YAML file and turns
@@ -10,11 +10,14 @@ into a single :class:`~tiersim.errors.ScenarioError` line such as::
 Line numbers come from ``yaml.compose``: the node tree keeps each key's position, and a
 pydantic error location (``("tiers", 0, "replica")``) is walked down that tree.
 
-A scenario file is read defensively (docs/security.md): at most :data:`MAX_FILE_BYTES`, UTF-8
-text only, YAML nested at most :data:`MAX_DEPTH` deep and at most :data:`MAX_NODES` values once
-aliases are expanded (an alias bomb or a recursive alias is refused before anything walks it),
-and every number finite and within its physical range.
-The engine never sees these models; :mod:`tiersim.runner` turns them into plain engine objects.
+This module holds the loading itself, the checks of raw values before pydantic reads them (a
+YAML boolean, or quoted text, where a number goes) and the keys that name input files; the rest
+is in modules of their own, each imported only by the ones after it, and re-exported here
+(callers import scenario names from this module): :mod:`tiersim.scenario_where` (key paths and
+their lines), :mod:`tiersim.scenario_yaml` (reading YAML text defensively, docs/security.md),
+:mod:`tiersim.scenario_models` (the pydantic models), :mod:`tiersim.scenario_explain`
+(pydantic's errors told as instructions) and :mod:`tiersim.scenario_checks` (the checks that
+need the hardware catalogue, and the notes).
 """
 
 from __future__ import annotations
@@ -200,7 +203,7 @@ def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> L
     ``replicas: "2"`` as 2), or None: a field, list item or mapping value whose type takes a
     number and no text, written in quotes (or as a block scalar) in the file whose node tree is
     ``root``. A plain scalar YAML 1.1 reads as text (``010``, ``1e-3``) is a number as written
-    (see :data:`_PLAIN_NUMBER`); without a node tree nothing is refused."""
+    (see :data:`~tiersim.scenario_yaml._PLAIN_NUMBER`); without a node tree nothing is refused."""
     if root is None:
         return None
 
@@ -327,8 +330,8 @@ def refuse_non_map(data: Any, source: str, root: yaml.Node | None) -> None:
 def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
     """Refuse, at its line, quoted text where the scenario takes a number (``replicas: "2"``,
     which pydantic would read as 2), as :func:`load_scenario` does; ``root``: the file's node
-    tree (:func:`read_yaml`). For a reader that validates the data later without it (a sweep
-    validates each point from a dict)."""
+    tree (:func:`~tiersim.scenario_yaml.read_yaml`). For a reader that validates the data later
+    without it (a sweep validates each point from a dict)."""
     where = _text_number(data, Scenario, root)
     if where is not None:
         raise ScenarioError(source, _where(where, root), _text_for_number(data, where, root))
@@ -376,8 +379,8 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
 def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> None:
     """Refuse a tier larger than ``limits.max_replicas`` (a typo like 100000000 would take
     all memory), or whose replicas' data-parallel ranks, each an engine replica of its own,
-    number more than :data:`MAX_REPLICAS_CEILING` (1,024 replicas of 4,096 ranks ran out of
-    memory building them)."""
+    number more than :data:`~tiersim.scenario_models.MAX_REPLICAS_CEILING` (1,024 replicas of
+    4,096 ranks ran out of memory building them)."""
     limit = scenario.limits.max_replicas
     for at, tier in scenario.tier_entries():
         if tier.replicas > limit:
@@ -461,8 +464,9 @@ def file_places(doc: Any, keys: tuple[tuple[str, ...], ...] | None = None
 
 
 def model_places(doc: Any) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
-    """:func:`file_places` of the keys that name a model (:data:`MODEL_KEYS`: a catalogue name
-    or a config path): the scenario's, each tier's and baseline-only tier's, their drafts'."""
+    """:func:`file_places` of the keys that name a model (:data:`~tiersim.scenario_yaml.MODEL_KEYS`:
+    a catalogue name or a config path): the scenario's, each tier's and baseline-only tier's,
+    their drafts'."""
     return [(place, holder) for place, holder in file_places(doc) if place[-1] in MODEL_KEYS]
 
 

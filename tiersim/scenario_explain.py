@@ -110,9 +110,9 @@ def located(err: ScenarioError) -> ScenarioError:
     """``err`` with the line of its key path in its scenario file, where it names none (checks
     run after loading, such as a tier's accuracy prior, know the path but not the line, and so
     does a scenario read from a dict: a sweep's base or point), and, for a value read from a
-    dict, how YAML read what the file writes there (:func:`_reading`), as a run of the file
-    says it; the error itself where the file cannot be read again or does not hold the
-    path's first key."""
+    dict, how YAML read what the file writes there (:func:`~tiersim.scenario_yaml._reading`), as
+    a run of the file says it; the error itself where the file cannot be read again or does not
+    hold the path's first key."""
     where = err.where
     loc = key_path(where)
     root = None if loc is None else _file_root(err.path, loc)

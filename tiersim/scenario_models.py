@@ -75,7 +75,7 @@ def _not_blank(what: str):
 
 def _default_profile() -> str | None:
     """The shipped H200 profile's name (the default GPU's), or None (roofline) when no profile
-    ships; :func:`_default_profile_for_gpu` swaps it for the scenario's GPU's."""
+    ships; :func:`~tiersim.scenario._default_profile_for_gpu` swaps it for the scenario's GPU's."""
     try:
         from tiersim.perf import default_profile_name
     except ImportError:
@@ -411,7 +411,7 @@ class Scenario(_Strict):
         """The catalogue's own name for a GPU written in another case, spacing or alias
         (``" h200 "``, ``H200_SXM``: ``H200``), so summary.json, the report and the planned
         scenario see one spelling, as a tier's precision is kept; an unknown name is kept as
-        written for :func:`check_scenario` to name."""
+        written for :func:`~tiersim.scenario_checks.check_scenario` to name."""
         from tiersim.hardware import get_gpu
 
         try:

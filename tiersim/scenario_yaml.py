@@ -377,9 +377,10 @@ _PLAIN_NUMBER = {
 most one ``_`` between two digits, ``1e3`` as 1000 as YAML 1.2 reads it), and YAML's ``.inf``
 and ``.nan`` (refused later, at their key). PyYAML's YAML 1.1 patterns also read ``010`` as
 octal 8, ``1:30`` as 90 (base 60), ``0x10`` as 16 and ``1__0`` as 10: such a scalar is text
-here, a number field refuses it with the decimal number to write (:func:`refuse_text_numbers`)
-and a name such as ``08`` stays text. :func:`dump_yaml` quotes text that reads as a number
-here (``1e3``), so a run's ``scenario.yaml`` reads back the same."""
+here, a number field refuses it with the decimal number to write
+(:func:`~tiersim.scenario.refuse_text_numbers`) and a name such as ``08`` stays text.
+:func:`dump_yaml` quotes text that reads as a number here (``1e3``), so a run's
+``scenario.yaml`` reads back the same."""
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:

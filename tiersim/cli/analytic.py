@@ -318,7 +318,7 @@ def _basis(scn) -> str:
 def _scenario_tiers(path: Path):
     """The scenario, its built fleet and its tiers' TierInfo; a scenario ``tiersim run``
     refuses (a router or session key nothing reads) is refused with run's line, and a
-    ``sweep:`` map and the tiers as configured (:func:`tiersim.scenario.check_layouts`) are
+    ``sweep:`` map and the tiers as configured (:func:`tiersim.scenario_checks.check_layouts`) are
     noted as run notes them (the base point is read; its tiers' uniform fleets are sized)."""
     from tiersim import runner
     from tiersim.cli.run import base_point_only, check_scenario_keys, scenario_path

@@ -434,7 +434,7 @@ SLO_FLAGS = {"ttft_p99_s": "--slo-ttft-p99", "tpot_p99_s": "--slo-tpot-p99"}
 def _flags_given(ttft: float | None, tpot: float | None) -> dict[str, str]:
     """The SLO options given (not None), by the scenario key they set (``slo.ttft_p99_s`` ->
     ``--slo-ttft-p99``): a note on the planned scenario's SLO names the option the user typed
-    (:func:`tiersim.scenario.keys_given_as`)."""
+    (:func:`tiersim.scenario_checks.keys_given_as`)."""
     return {f"slo.{field}": flag for (field, flag), value
             in zip(SLO_FLAGS.items(), (ttft, tpot), strict=True) if value is not None}
 
@@ -493,7 +493,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
 def _over_the_cap(asked: int, cap: int, scenario_path: Path) -> str:
     """Why ``--max-replicas asked`` above the scenario's ``limits.max_replicas`` (``cap``) is
     refused, and what to give: at most the cap, or a raised cap, where the most a scenario
-    may set (:data:`~tiersim.scenario.MAX_REPLICAS_CEILING`) holds ``asked`` (``1e30`` was
+    may set (:data:`~tiersim.scenario_models.MAX_REPLICAS_CEILING`) holds ``asked`` (``1e30`` was
     told to raise limits: {max_replicas: N}, which no scenario may set so high)."""
     from tiersim.numbers import shown
     from tiersim.scenario import MAX_REPLICAS_CEILING

@@ -459,7 +459,7 @@ def tree_copy(value: Any) -> Any:
     """A copy of ``value`` in which every map and list is a new object at each place it
     appears (``copy.deepcopy`` keeps an object seen twice as one object: an alias stays
     shared); other values as they are. A scenario holds at most
-    :data:`tiersim.scenario.MAX_NODES` values with aliases expanded, so the copy is bounded."""
+    :data:`tiersim.scenario_yaml.MAX_NODES` values with aliases expanded, so the copy is bounded."""
     if isinstance(value, dict):
         return {key: tree_copy(item) for key, item in value.items()}
     if isinstance(value, list):

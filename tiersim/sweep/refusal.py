@@ -106,7 +106,7 @@ def blamed(error: TiersimError, axes: tuple[AxisKey, ...], source: str) -> Tiers
 
 def with_line(error: TiersimError) -> TiersimError:
     """A scenario or sweep error with its key's line in the file, where it names none
-    (:func:`tiersim.scenario.located`; a sweep error's key is its axis in the sweep map)."""
+    (:func:`tiersim.scenario_explain.located`; a sweep error's key is its axis in the sweep map)."""
     if isinstance(error, ScenarioError):
         from tiersim.scenario import located
 

@@ -274,7 +274,7 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
 
 def check_tier_names_read_apart(plan: SweepPlan) -> None:
     """Refuse two values of an axis over a tier's ``name`` that read the same
-    (:func:`tiersim.scenario.shown_name`: ``x`` and ``x ``, ``é`` composed and decomposed,
+    (:func:`tiersim.scenario_checks.shown_name`: ``x`` and ``x ``, ``é`` composed and decomposed,
     full-width letters): each point would run, and the results show two tiers under one
     label, as one scenario refuses two such names."""
     from tiersim.scenario import shown_name
@@ -693,7 +693,7 @@ def _a_cap_refuses_a_point(plan: SweepPlan) -> bool:
 
 
 def _unread_scheduler_key(plan: SweepPlan, canon: tuple[str, ...]) -> str | None:
-    """Why an axis over a tier's scheduler key of :data:`tiersim.scenario.READ_ONLY_WITH` is
+    """Why an axis over a tier's scheduler key of :data:`tiersim.scenario_checks.READ_ONLY_WITH` is
     never read (the key it needs is set at no point, so every point runs the same), else
     None."""
     from tiersim.scenario import READ_ONLY_WITH
