@@ -352,6 +352,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     if boolean is not None:
         raise ScenarioError(source, _where(boolean[0], root), boolean[1])
     refuse_text_numbers(data, source, root)
+    _refuse_unnameable_files(data, source, root)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
@@ -419,6 +420,39 @@ NAMES_A_FILE = frozenset({(TraceConfig, "path"), (Scenario, "model"), (Scenario,
                           (TierConfig, "model"), (SpeculativeConfig, "draft_model")})
 """The scenario keys that may name an input file (the trace, a model's config.json, a draft
 model's, the profile), by the model that holds each; :func:`file_keys` finds where they sit."""
+
+
+NAME_MAX_BYTES = 255
+"""The most bytes a folder or file name may have (Linux, macOS and Windows file systems)."""
+
+PATH_MAX_BYTES = 4095
+"""The most bytes a path given to the system may have (Linux's PATH_MAX less its NUL)."""
+
+
+def _refuse_unnameable_files(data: Any, source: str, root: yaml.Node | None) -> None:
+    """Refuse, at its line, a key of :func:`file_keys` whose text no file can be named by (a
+    folder or file name over :data:`NAME_MAX_BYTES`, a path over :data:`PATH_MAX_BYTES`):
+    the system refuses to look such a name up, and that error named the value, not the key."""
+    for place, holder in file_places(data):
+        value = holder[place[-1]]
+        problem = unnameable(value) if isinstance(value, str) else None
+        if problem is not None and place[-1] in MODEL_KEYS:  # nor a catalogue name that long
+            problem = problem.replace(" can name no file", " is no catalogue model and can name "
+                                      "no file", 1)
+        if problem is not None:
+            raise ScenarioError(source, _where(place, root), problem)
+
+
+def unnameable(name: str) -> str | None:
+    """Why no file can have the name ``name`` (too long for a file system), or None."""
+    raw = name.encode("utf-8", "surrogatepass")
+    longest = max(len(part) for part in raw.replace(b"\\", b"/").split(b"/"))
+    if longest <= NAME_MAX_BYTES and len(raw) <= PATH_MAX_BYTES:
+        return None
+    shown = name if len(name) <= 40 else f"{name[:37]}..."
+    return (f"{shown!r} ({len(name):,} characters) can name no file: a folder or file name "
+            f"holds at most {NAME_MAX_BYTES} bytes and a path {PATH_MAX_BYTES:,}; give a "
+            "shorter name")
 
 
 @functools.cache

@@ -151,8 +151,11 @@ def _where_looked(name: Any, scenario: Scenario) -> str:
 
     path = Path(name)
     looks_like_path = path.suffix == ".json" or len(path.parts) > 1
-    if (not looks_like_path or path.is_absolute() or name.startswith("~") or path.exists()
-            or leads_nowhere(path) or not Path(scenario._source).is_file()):
+    try:
+        if (not looks_like_path or path.is_absolute() or name.startswith("~") or path.exists()
+                or leads_nowhere(path) or not Path(scenario._source).is_file()):
+            return ""
+    except OSError:  # a name the file system refuses to look up: no file can have it either
         return ""
     return (f"; a relative path is read beside the scenario (in "
             f"{Path(scenario._source).parent}), then from the working folder ({Path.cwd()})")

@@ -535,7 +535,7 @@ def resolve_file_ref(name: str, source: str) -> str:
     if path.is_absolute() or not Path(source).is_file() or name.startswith("~"):
         return name
     beside = Path(source).parent / path
-    return str(beside) if beside.is_file() or leads_nowhere(beside) else name
+    return str(beside) if _found(beside, Path.is_file, leads_nowhere) else name
 
 
 def resolve_model_ref(model: str, source: str) -> str:
@@ -549,9 +549,19 @@ def resolve_model_ref(model: str, source: str) -> str:
                        or model.startswith(("./", "../")) or model.endswith("/"))
     if looks_like_path and not path.is_absolute() and Path(source).is_file():
         beside = Path(source).parent / path
-        if beside.exists() or leads_nowhere(beside):
+        if _found(beside, Path.exists, leads_nowhere):
             return str(beside)
     return model
+
+
+def _found(path: Path, *probes) -> bool:
+    """Whether any of ``probes`` holds for ``path``; False where the file system refuses to
+    look it up (a name over 255 bytes, a path over 4,096): the reader of the name as given
+    then says what it is."""
+    try:
+        return any(probe(path) for probe in probes)
+    except OSError:
+        return False
 
 
 def _divisors(n: int) -> list[int]:

@@ -124,6 +124,18 @@ def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
     text = str(name_or_path)
     if not text.strip():
         raise TiersimError(f"model name is empty; name {MODEL_WANTED}")
+    try:
+        return _model_named(text, name_or_path)
+    except OSError as err:  # a name the file system refuses to look up (one over 255 bytes)
+        shown = text if len(text) <= 60 else f"{text[:57]}..."
+        raise TiersimError(f"{shown!r} ({len(text):,} characters) is no catalogue model, and "
+                           f"no file can have that name ({err.strerror}); name "
+                           f"{MODEL_WANTED}") from None
+
+
+def _model_named(text: str, name_or_path: str | Path) -> ModelArch:
+    """:func:`get_model` of a non-empty name or path (an OSError where the file system refuses
+    to look the name up)."""
     if is_local_path(text):
         return load_hf_config(expand_user(text))
     if leads_nowhere(expand_user(text)):
