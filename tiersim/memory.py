@@ -31,7 +31,7 @@ though it might have ended: its next allocations could have met the same spin.""
 
 GUARD_SIGNAL = getattr(signal, "SIGPROF", None)
 """The signal whose handler raises the guard's MemoryError in the main thread, sent by a
-timer of the process's CPU time (``ITIMER_PROF``; ``hf_config.regex_budget`` uses the
+timer of the process's CPU time (``ITIMER_PROF``; ``hf_modules.regex_budget`` uses the
 user-CPU one, ``ITIMER_VIRTUAL``) a millisecond after the guard's garbage-collector callback
 has seen the ceiling passed: a callback cannot raise itself (Python prints what it raises and
 goes on), nor signal at once (the handler would then run inside the callback)."""

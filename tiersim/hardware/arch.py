@@ -66,7 +66,7 @@ class ModelArch:
     source: "catalogue" or the config.json path it was read from.
     max_context: the longest sequence (prompt + output) the model serves, vLLM's default
         ``max_model_len``: its config's ``max_position_embeddings`` (the smallest of the
-        length keys vLLM reads, :data:`~tiersim.hardware.hf_config.CONTEXT_KEYS`), stretched
+        length keys vLLM reads, :data:`~tiersim.hardware.hf_fields.CONTEXT_KEYS`), stretched
         by a YaRN / linear / dynamic ``rope_scaling`` factor as vLLM derives it; 0: not known,
         no limit. ``context_assumed``: the config gives no length key, so ``max_context`` is
         the 2,048 tokens vLLM assumes, and a ``max_model_len`` asked for is taken unchecked.
