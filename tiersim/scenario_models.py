@@ -526,16 +526,17 @@ def _split_replicas(tier: dict) -> int:
 
 
 def resolve_file_ref(name: str, source: str) -> str:
-    """A relative file path ``name`` beside the scenario file ``source`` when a file, or a link
-    that leads to none (refused as such by its reader), is there; else as given (read from the
-    working folder, or a bundled name)."""
+    """A relative file path ``name`` beside the scenario file ``source`` when anything is there
+    (a file; a folder, device or pipe, or a link that leads to none, each refused as such by its
+    reader, as a model config's is); else as given (read from the working folder, or a bundled
+    name)."""
     from tiersim.paths import leads_nowhere
 
     path = Path(name)
     if path.is_absolute() or not Path(source).is_file() or name.startswith("~"):
         return name
     beside = Path(source).parent / path
-    return str(beside) if _found(beside, Path.is_file, leads_nowhere) else name
+    return str(beside) if _found(beside, Path.exists, leads_nowhere) else name
 
 
 def resolve_model_ref(model: str, source: str) -> str:
