@@ -7,7 +7,7 @@ import os
 
 import pytest
 from conftest import tiny_doc, write_yaml
-from test_hostile_inputs import one_error_line, run_cli
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 
 @pytest.mark.parametrize("kind", ["folder", "pipe"])
@@ -25,3 +25,48 @@ def test_a_profile_beside_the_scenario_that_is_no_file_is_named_so(tmp_path, cap
     assert line == (f"Error: {scenario}: line 5: profile: {tmp_path / 'pdir'}: not a regular "
                     "file (a folder, device or pipe); give a profile JSON file or a bundled "
                     "profile's name")
+
+
+YAML_SYNTAX = {
+    "a colon in a value": (("name: tiny", "name: a: b"), "line 3: invalid YAML: mapping values "
+                           "are not allowed here; quote a value that holds ': ', or line the key "
+                           "up with the keys beside it"),
+    "a quote never closed": (("name: tiny", "name: 'tiny"), "line 3: invalid YAML: a quote that "
+                             "starts on this line is never closed (the file ends first); close "
+                             "the quote"),
+    "a list never closed": (("window: [240, 360]", "window: [240, 360"), "line 13: invalid "
+                            "YAML: expected ',' or ']', but got ':' (in the [ list that starts "
+                            "on line 11); close the list with ']', or put a comma between its "
+                            "items"),
+    "an alias to no anchor": (("seed: 0", "seed: *nope"), "line 4: invalid YAML: found "
+                              "undefined alias 'nope'; define the anchor (&name) above the first "
+                              "alias to it (*name), or write the value out"),
+    "an anchor defined twice": (("seed: 0", "seed: &a 0\nx: &a 1"), "line 5: invalid YAML: "
+                                "anchor 'a' is defined twice (first on line 4); give each anchor "
+                                "its own name"),
+    "a value starting with @": (("name: tiny", "name: @tiny"), "line 3: invalid YAML: found "
+                                "character '@' that cannot start any token; quote the value: "
+                                "YAML keeps @, ` and % at the start of a value for itself"),
+    "a list item among keys": (("seed: 0", "seed: 0\n- x"), "line 5: invalid YAML: expected "
+                               "<block end>, but found '-'; line the key or list item up with "
+                               "the ones beside it, or indent it under its key"),
+    "a control character": (("name: tiny", "name: ti\x07ny"), "line 3: invalid YAML: "
+                            "unacceptable character #x0007: special characters are not allowed; "
+                            "remove that control character: a scenario is plain text"),
+    "a file cut short": (("tpot_p99_s: 0.1\n", "tpot_p99_s: ["), "line 29: invalid YAML: "
+                         "expected the node content, but found '<stream end>'; the file ends "
+                         "where a value is due (cut short?): finish it, or give the whole file"),
+}
+
+
+@pytest.mark.parametrize(("edit", "expected"), YAML_SYNTAX.values(), ids=YAML_SYNTAX)
+def test_a_yaml_syntax_error_names_its_line_and_a_fix(tmp_path, capsys, edit, expected):
+    """The YAML syntax errors people make most read PyYAML's words alone, with no fix ('line 3:
+    invalid YAML: mapping values are not allowed here'); a quote left open named the file's last
+    line, not the quote's; an anchor defined twice read 'invalid YAML: second occurrence'; and a
+    control character named no line at all ('invalid YAML: unacceptable character #x0007: ...').
+    Each now names the line to look at and the fix."""
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(edit))
+    line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
+    assert line == f"Error: {path}: {expected}"

@@ -42,7 +42,7 @@ def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
     try:
         data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as err:  # e.g. an unhashable key, an unknown tag
-        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
+        raise ScenarioError(source, _mark(err, text), f"invalid YAML: {_problem(err)}") from None
     _reject_non_finite(data, source, root, ())
     return data, root
 
@@ -430,7 +430,7 @@ def read_yaml_value(text: str, source: str = "<value>") -> Any:
     try:
         data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as err:
-        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
+        raise ScenarioError(source, _mark(err, text), f"invalid YAML: {_problem(err)}") from None
     _reject_non_finite(data, source, root, ())
     return data
 
@@ -462,7 +462,7 @@ def _compose(text: str, source: str) -> yaml.Node | None:
     except _DepthError as err:
         raise ScenarioError(source, _mark(err), err.problem) from None
     except yaml.YAMLError as err:
-        raise ScenarioError(source, _mark(err), f"invalid YAML: {_problem(err)}") from None
+        raise ScenarioError(source, _mark(err, text), f"invalid YAML: {_problem(err)}") from None
     except RecursionError:
         raise ScenarioError(source, "", f"nested more than {MAX_DEPTH} levels deep") from None
     check_size(root, source)
@@ -470,17 +470,46 @@ def _compose(text: str, source: str) -> yaml.Node | None:
     return root
 
 
-def _mark(err: yaml.YAMLError) -> str:
-    """``line N`` of a YAML error, or "" when it has no position."""
-    mark = getattr(err, "problem_mark", None)
+def _mark(err: yaml.YAMLError, text: str | None = None) -> str:
+    """``line N`` of a YAML error, or "" when it has no position: the line of the quote a quoted
+    text left open starts at (the problem's is the file's end), and of the character a reader's
+    error names (found by its position in ``text``)."""
+    mark = _open_quote(err) or getattr(err, "problem_mark", None)
+    if mark is None and isinstance(err, yaml.reader.ReaderError) and text is not None:
+        return f"line {text.count(chr(10), 0, err.position) + 1}"
     return f"line {mark.line + 1}" if mark is not None else ""
+
+
+def _open_quote(err: yaml.YAMLError):
+    """The mark of the quote a quoted text that the file's end cuts off starts at; else None."""
+    context = str(getattr(err, "context", None) or "")
+    if "quoted scalar" in context and "end of stream" in str(getattr(err, "problem", "")):
+        return getattr(err, "context_mark", None)
+    return None
+
+
+def _in_context(err: yaml.YAMLError, text: str) -> str:
+    """A YAML error's problem ``text`` with what its context adds: where a duplicate anchor was
+    first defined, that a quote is never closed, which list or map a flow error is in."""
+    context = str(getattr(err, "context", None) or "")
+    mark = getattr(err, "context_mark", None)
+    line = f"line {mark.line + 1}" if mark is not None else "an earlier line"
+    if context.startswith("found duplicate anchor") and text == "second occurrence":
+        anchor = context.removeprefix("found duplicate ").split(";")[0]
+        return f"{_short(anchor, 60)} is defined twice (first on {line})"
+    if _open_quote(err) is not None:
+        return "a quote that starts on this line is never closed (the file ends first)"
+    for kind, opened in (("flow sequence", "[ list"), ("flow mapping", "{ map")):
+        if context.startswith(f"while parsing a {kind}") and mark is not None:
+            return f"{text} (in the {opened} that starts on {line})"
+    return text
 
 
 def _problem(err: yaml.YAMLError) -> str:
     """A YAML error's problem in a few words (never the file's text beyond one character), with
     the fix where the problem is a common one."""
     problem = getattr(err, "problem", None) or (str(err).splitlines() or ["syntax error"])[0]
-    text = _short(" ".join(str(problem).split()))
+    text = _in_context(err, _short(" ".join(str(problem).split())))
     fix = next((fix for cause, fix in YAML_FIXES if cause in text), None)
     if fix is not None and "character '\\t'" in text and not _in_indentation(err):
         fix = "write spaces, not a tab, inside a line (this YAML reader takes no tab there)"
@@ -512,6 +541,25 @@ YAML_FIXES = (
     ("tag cannot read", "remove the tag (YAML then reads the value as it looks), or write a "
      "value of that type"),
     ("is no date or time", "YAML reads it as one: quote it if it is text, or write a real date"),
+    ("mapping values are not allowed here", "quote a value that holds ': ', or line the key up "
+     "with the keys beside it"),
+    ("is never closed", "close the quote"),
+    ("expected ',' or ']'", "close the list with ']', or put a comma between its items"),
+    ("expected ',' or '}'", "close the map with '}', or put a comma between its entries"),
+    ("could not find expected ':'", "write each key as 'key: value' (a colon and a space "
+     "after the key)"),
+    ("but found '<stream end>'", "the file ends where a value is due (cut short?): finish it, "
+     "or give the whole file"),
+    ("found undefined alias", "define the anchor (&name) above the first alias to it (*name), "
+     "or write the value out"),
+    ("is defined twice", "give each anchor its own name"),
+    ("that cannot start any token", "quote the value: YAML keeps @, ` and % at the start of a "
+     "value for itself"),
+    ("expected <block end>", "line the key or list item up with the ones beside it, or indent "
+     "it under its key"),
+    ("unacceptable character", "remove that control character: a scenario is plain text"),
+    ("found unknown escape character", "in double quotes write a backslash as \\\\, or use "
+     "single quotes"),
 )
 
 
