@@ -70,3 +70,20 @@ def test_a_yaml_syntax_error_names_its_line_and_a_fix(tmp_path, capsys, edit, ex
     path.write_text(tiny_with(edit))
     line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
     assert line == f"Error: {path}: {expected}"
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "sweep"])
+def test_an_out_under_a_link_to_nothing_names_the_link(tmp_path, capsys, command):
+    """``--out gone/o`` where gone is a symbolic link to a folder that does not exist read
+    'gone/o: --out must be a folder, and a file is in the way' (no file is there, and no fix
+    given); ``--out gone`` itself names the link. It now names the link it lies under."""
+    (tmp_path / "gone").symlink_to("nowhere")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    out = tmp_path / "gone" / "o"
+    extra = ["--no-baselines"] if command != "plan" else []
+    line = one_error_line(*run_cli(capsys, command, scenario, "--out", out, *extra))
+    assert line == (f"Error: {out}: --out lies under {tmp_path / 'gone'}, a symbolic link to "
+                    "nowhere, which does not exist; create that folder, remove the link, or use "
+                    "another --out folder")
+    assert not (tmp_path / "nowhere").exists()

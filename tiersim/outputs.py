@@ -84,7 +84,14 @@ def make_out_dir(out: Path) -> None:
 
 def _file_in_the_way(out: Path) -> TiersimError:
     """The one line for an ``--out`` that is a file, or lies under one (``notes.txt/o``):
-    the file in the way is named."""
+    the file in the way is named, or the link to nothing it lies under (``gone/o``)."""
+    from tiersim.paths import leads_nowhere
+
+    dead = next((p for p in reversed(out.parents) if leads_nowhere(p)), None)
+    if dead is not None:
+        return TiersimError(f"{out}: --out lies under {dead}, a symbolic link to "
+                            f"{os.readlink(dead)}, which does not exist; create that folder, "
+                            "remove the link, or use another --out folder")
     above = _existing_above(out)
     if out.exists() or above is None or above.is_dir():
         return TiersimError(f"{out}: --out must be a folder, and a file is in the way")
