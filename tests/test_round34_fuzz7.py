@@ -87,3 +87,18 @@ def test_an_out_under_a_link_to_nothing_names_the_link(tmp_path, capsys, command
                     "nowhere, which does not exist; create that folder, remove the link, or use "
                     "another --out folder")
     assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("option", ["router=1", " router =1", "router={policy: oracle}"])
+def test_choose_naming_the_router_block_says_to_name_a_setting(tmp_path, capsys, option):
+    """``tiersim plan --choose router=1`` read "--choose router=1: router.router: unknown key
+    (did you mean 'tier'?)": a leading ``router.`` may be left out, so ``router`` was taken for
+    a setting of the router named router. It now says to name one of its settings."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    line = one_error_line(*run_cli(capsys, "plan", scenario, "--out", tmp_path / "p",
+                                   "--choose", option))
+    assert line == ("Error: --choose router: names the router block, not one of its settings; "
+                    "name a setting (router.<key>, e.g. router.lambda=0.05,0.1)")
+    assert not (tmp_path / "p").exists()
+

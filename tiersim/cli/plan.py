@@ -101,9 +101,12 @@ NOT_CHOSEN = {"tiers": "the planner sizes each tier's replicas and GPUs itself",
 def _router_path(path: str) -> None:
     """Refuse a ``--choose`` path that names a scenario key outside ``router:`` (say
     ``tiers.bf16.replicas``): a leading ``router.`` may be left out, so it would read as an
-    unknown router key."""
+    unknown router key; and ``router`` alone, which names no setting of it."""
     from tiersim.scenario import Scenario
 
+    if path == "router":
+        raise TiersimError("--choose router: names the router block, not one of its settings; "
+                           "name a setting (router.<key>, e.g. router.lambda=0.05,0.1)")
     first = path.split(".")[0]
     if first != "router" and first in Scenario.model_fields:
         instead = NOT_CHOSEN.get(first, "set it in the scenario")
