@@ -102,3 +102,21 @@ def test_choose_naming_the_router_block_says_to_name_a_setting(tmp_path, capsys,
                     "name a setting (router.<key>, e.g. router.lambda=0.05,0.1)")
     assert not (tmp_path / "p").exists()
 
+
+@pytest.mark.parametrize("link", ["to nothing", "loop"])
+@pytest.mark.parametrize("command", ["run", "plan", "sweep"])
+def test_a_scenario_given_as_a_link_to_no_file_says_so(tmp_path, capsys, link, command):
+    """A scenario path that is a link to a missing file read 's.yaml: file not found', and one
+    of a loop of links 's.yaml: cannot read file (Too many levels of symbolic links)', neither
+    with a fix; a model config's or profile's such link reads 'a link that leads to no file (or
+    the links loop)'. The scenario's now reads so too, with its fix, and nothing is written."""
+    scenario = tmp_path / "s.yaml"
+    if link == "loop":
+        (tmp_path / "t.yaml").symlink_to(scenario)
+        scenario.symlink_to(tmp_path / "t.yaml")
+    else:
+        scenario.symlink_to(tmp_path / "gone.yaml")
+    line = one_error_line(*run_cli(capsys, command, scenario, "--out", tmp_path / "o"))
+    assert line == (f"Error: {scenario}: a link that leads to no file (or the links loop); "
+                    "point it at a scenario YAML file")
+    assert not (tmp_path / "o").exists()

@@ -49,7 +49,11 @@ def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
 
 def _read_text(path: Path, source: str) -> str:
     """The file as UTF-8 text, refusing big, binary and undecodable files, and anything but a
-    regular file (a FIFO would hang the read)."""
+    regular file (a FIFO would hang the read), or a link that leads to no file."""
+    from tiersim.paths import LINK_TO_NOTHING, leads_nowhere
+
+    if leads_nowhere(path):  # else 'file not found', or the system's words for a loop
+        raise ScenarioError(source, "", f"{LINK_TO_NOTHING}; point it at a scenario YAML file")
     if path.exists() and not path.is_file() and not path.is_dir():
         raise ScenarioError(source, "", "not a regular file (a device or pipe); name a scenario "
                             "YAML file")
