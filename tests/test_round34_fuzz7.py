@@ -120,3 +120,18 @@ def test_a_scenario_given_as_a_link_to_no_file_says_so(tmp_path, capsys, link, c
     assert line == (f"Error: {scenario}: a link that leads to no file (or the links loop); "
                     "point it at a scenario YAML file")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("link", ["to nothing", "loop"])
+def test_report_of_a_link_to_no_folder_says_so(tmp_path, capsys, link):
+    """``tiersim report gone`` where gone is a link to a missing folder (or one of a loop of
+    links) read 'gone: no such folder', as if nothing were there; it now names the link."""
+    folder = tmp_path / "gone"
+    if link == "loop":
+        (tmp_path / "other").symlink_to(folder)
+        folder.symlink_to(tmp_path / "other")
+    else:
+        folder.symlink_to(tmp_path / "nowhere")
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder}: a link that leads to no folder (or the links loop); give "
+                    "the --out folder of a run, sweep or plan")

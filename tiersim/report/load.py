@@ -578,7 +578,11 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
 
     directory = Path(directory)
     if not directory.is_dir():
+        from tiersim.paths import leads_nowhere
+
         what = "not a directory" if directory.exists() else "no such folder"
+        if leads_nowhere(directory):
+            what = "a link that leads to no folder (or the links loop)"
         raise TiersimError(f"{directory}: {what}; give the --out folder of a run, sweep or "
                            "plan")
     if not any((directory / name).exists() for name in KNOWN):
