@@ -135,3 +135,17 @@ def test_report_of_a_link_to_no_folder_says_so(tmp_path, capsys, link):
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {folder}: a link that leads to no folder (or the links loop); give "
                     "the --out folder of a run, sweep or plan")
+
+
+@pytest.mark.parametrize("argv", [("disagg", "{s}", "--tier"), ("analytic", "--scenario", "{s}",
+                                                                 "--cheap")])
+def test_an_unknown_tier_flag_value_is_named_shortly(tmp_path, capsys, argv):
+    """``tiersim disagg s.yaml --tier NAME`` (and ``analytic --cheap NAME``) of a name that no
+    tier has quoted it whole: a name of 5,000 characters made a line of 5,100. A tier name holds
+    at most 64 characters, and the line now cuts it there, as a scenario's values are cut."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    code, err = run_cli(capsys, *[a.format(s=scenario) for a in argv], "x" * 5000)
+    line = one_error_line(code, err)
+    assert f"'{'x' * 61}...'; tiers are w4a16, bf16" in line
+    assert len(line) < 250

@@ -29,6 +29,7 @@ from tiersim.metrics import (
 )
 from tiersim.runner import run_with_requests
 from tiersim.scenario import DisaggConfig, Scenario
+from tiersim.scenario_where import _short
 
 __all__ = ["MAX_SPLITS", "SCORE_WORDS", "SplitResult", "compare_splits", "default_tier",
            "other_tiers", "prefill_counts", "score_text", "splittable"]
@@ -89,8 +90,8 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
     if baseline_line is not None:
         raise TiersimError(f"{scenario.source}: --tier: {baseline_line}")
     if tier is not None and tier not in names:
-        raise TiersimError(f"{scenario.source}: --tier: no tier named {tier!r}; tiers are "
-                           f"{', '.join(names)}")
+        raise TiersimError(f"{scenario.source}: --tier: no tier named {_short(tier, 64)!r}; "
+                           f"tiers are {', '.join(names)}")
     index = names.index(tier if tier is not None else default_tier(scenario))
     chosen = scenario.tiers[index]
     if chosen.speculative is not None or chosen.data_parallel != 1:

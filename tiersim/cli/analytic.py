@@ -32,6 +32,7 @@ import typer
 from tiersim.analytic import TwoType, accuracy_note, estimate, max_saving, summary
 from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import ScenarioError, TiersimError, baseline_only
+from tiersim.scenario_where import _short
 
 analytic_app = typer.Typer(add_completion=False, no_args_is_help=False)
 WHERE = "tiersim analytic"
@@ -361,7 +362,8 @@ def _pick(infos, cheap, top, source: str = WHERE, baselines: list[str] | None = 
         if baseline is not None:
             raise ScenarioError(WHERE, flag, baseline)
         if name is not None and name not in names:
-            raise ScenarioError(WHERE, flag, f"unknown tier {name!r}; tiers are {', '.join(names)}")
+            raise ScenarioError(WHERE, flag, f"unknown tier {_short(name, 64)!r}; tiers are "
+                                f"{', '.join(names)}")
     lo = names.index(cheap) if cheap else 0
     hi = names.index(top) if top else len(names) - 1
     if lo == hi:  # one flag names the tier the other defaults to (both given: checked before)
