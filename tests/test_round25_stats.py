@@ -69,7 +69,8 @@ def test_metrics_doc_quotes_the_default_jobs_littles_law_figures_as_a_run_gives_
     in a batch by Little's law (sum of e2e - queue over D). It said 8.2 against 8.9, the
     figures of the commit that wrote it (8.23 / 8.89); the run then gave 8.09 / 8.86, the gap
     being the engine's sampling. Since round 26 the series are exact time-weighted means and
-    the two agree to float error (9.041; 8.857 before the overhead refit of 2026-12-06), as ``waiting`` and the sum of queue_s over D do."""
+    the two agree to float error (9.041; 8.857 before the overhead refit of 2026-12-06), as
+    ``waiting`` and the sum of queue_s over D do."""
     import json
     import re
     from pathlib import Path
