@@ -435,24 +435,24 @@ def _refuse_unnameable_files(data: Any, source: str, root: yaml.Node | None) -> 
     the system refuses to look such a name up, and that error named the value, not the key."""
     for place, holder in file_places(data):
         value = holder[place[-1]]
-        problem = unnameable(value) if isinstance(value, str) else None
-        if problem is not None and place[-1] in MODEL_KEYS:  # nor a catalogue name that long
-            problem = problem.replace(" can name no file", " is no catalogue model and can name "
-                                      "no file", 1)
+        model = place[-1] in MODEL_KEYS  # nor is a catalogue name that long
+        problem = unnameable(value, model) if isinstance(value, str) else None
         if problem is not None:
             raise ScenarioError(source, _where(place, root), problem)
 
 
-def unnameable(name: str) -> str | None:
-    """Why no file can have the name ``name`` (too long for a file system), or None."""
+def unnameable(name: str, model: bool = False) -> str | None:
+    """Why no file can have the name ``name`` (too long for a file system), or None; ``model``:
+    the name is also no catalogue model's, which the reason says."""
     raw = name.encode("utf-8", "surrogatepass")
     longest = max(len(part) for part in raw.replace(b"\\", b"/").split(b"/"))
     if longest <= NAME_MAX_BYTES and len(raw) <= PATH_MAX_BYTES:
         return None
     shown = name if len(name) <= 40 else f"{name[:37]}..."
-    return (f"{shown!r} ({len(name):,} characters) can name no file: a folder or file name "
-            f"holds at most {NAME_MAX_BYTES} bytes and a path {PATH_MAX_BYTES:,}; give a "
-            "shorter name")
+    nor_model = "is no catalogue model and " if model else ""
+    return (f"{shown!r} ({len(name):,} characters) {nor_model}can name no file: a folder or "
+            f"file name holds at most {NAME_MAX_BYTES} bytes and a path {PATH_MAX_BYTES:,}; "
+            "give a shorter name")
 
 
 @functools.cache
