@@ -602,8 +602,10 @@ def load_rows(system: str = FIT_SYSTEM) -> pd.DataFrame:
     df = unique_ids(drop_repeats(df.assign(_problem=problems)), path)
     problems = df.pop("_problem")
     df["model"] = [row_label(r) for r in df.to_dict("records")]
-    df["conflict"] = problems.fillna(layout_conflicts(df)).fillna(
-        pd.Series([id_conflict(r) for r in df.to_dict("records")], index=df.index, dtype=object))
+    misfiled = pd.Series([id_conflict(r) for r in df.to_dict("records")], index=df.index,
+                         dtype=object)
+    problems = problems.fillna(misfiled)
+    df["conflict"] = problems.fillna(layout_conflicts(df, among=problems.isna()))
     for col in ("tp_size", "batch_size", "isl", "osl"):  # 0 on disaggregated rows
         df[col] = df[col].fillna(0).astype(int)
     order = {m: i for i, m in enumerate(MODEL_ORDER)}
@@ -710,25 +712,55 @@ LAYOUT_COLUMNS = ["tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe
                   "batch_size"]
 MEASURED_COLUMNS = ["backend", "model_path", "mode", "isl", "osl", "silicon_ttft_ms",
                     "silicon_tpot_ms"]
+#: The measured times, compared within :data:`SAME_RUN_MS`, not digit for digit.
+TIMES = ["silicon_ttft_ms", "silicon_tpot_ms"]
+#: Two rows whose TTFT and TPOT both agree within this (ms) report one run. The sample's
+#: coarsest files round a time to 0.01 ms (a 2026-04-06 run of Kimi-K2.5, 148.606387 ms TTFT,
+#: is 148.61 in its gap-analysis copy); two runs do not agree to 10 us on both means.
+SAME_RUN_MS = 0.01
+
+
+def run_numbers(df: pd.DataFrame, by: list[str]) -> pd.Series:
+    """Per row, a number shared by the rows that report one run: rows equal in ``by`` whose
+    :data:`TIMES` agree within :data:`SAME_RUN_MS` (a row missing a time is a run of its own)."""
+    number = pd.Series(np.arange(len(df)), index=df.index)
+    for _, group in df.groupby(by, dropna=False, sort=False):
+        seen: list[tuple[int, np.ndarray]] = []
+        for index, times in zip(group.index, group[TIMES].to_numpy(float)):
+            same = [n for n, t in seen if not np.isnan(times).any()
+                    and np.all(np.abs(t - times) <= SAME_RUN_MS + 1e-9)]
+            if same:
+                number[index] = same[0]
+            else:
+                seen.append((number[index], times))
+    return number
 
 
 def drop_repeats(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows without repeats: a row equal to an earlier one in layout and measurement is the
-    same run listed twice (counted once)."""
-    return df[~df.duplicated(MEASURED_COLUMNS + LAYOUT_COLUMNS)].reset_index(drop=True)
+    """The rows without repeats: a row equal to an earlier one in layout and measurement (its
+    times within :data:`SAME_RUN_MS`) is the same run listed twice (counted once)."""
+    by = [c for c in MEASURED_COLUMNS if c not in TIMES] + LAYOUT_COLUMNS
+    repeat = df.assign(_run=run_numbers(df, by)).duplicated(by + ["_run"])
+    return df[~repeat].reset_index(drop=True)
 
 
-def layout_conflicts(df: pd.DataFrame) -> pd.Series:
-    """Per row, why its layout is in doubt (else NaN): the same TTFT and TPOT, to every digit,
-    recorded under more than one layout (in the silicon sample, TP 8 runs repeated as TP 64 or
-    as 64 DP ranks). Two runs do not agree to 15 digits, so one measurement was filed under
-    several layouts and which one ran is unknown: none of them is scored."""
+def layout_conflicts(df: pd.DataFrame, among: pd.Series | None = None) -> pd.Series:
+    """Per row, why its layout is in doubt (else NaN): the same TTFT and TPOT (within
+    :data:`SAME_RUN_MS`) recorded under more than one layout (in the silicon sample, TP 8 runs
+    repeated as TP 64 or as 64 DP ranks). Two runs do not agree that closely, so one
+    measurement was filed under several layouts and which one ran is unknown: none of them is
+    scored. Only the rows ``among`` marks (default all) are compared: a row already known to be
+    misfiled (:func:`id_conflict`) leaves its twin's layout in no doubt."""
+    if among is not None:
+        return layout_conflicts(df[among]).reindex(df.index)
     layouts = pd.Series([str(t) for t in df[LAYOUT_COLUMNS].fillna(-1).itertuples(index=False)],
                         index=df.index)
-    counts = layouts.groupby([df[c] for c in MEASURED_COLUMNS], dropna=False).transform("nunique")
+    by = [c for c in MEASURED_COLUMNS if c not in TIMES]
+    run = run_numbers(df, by)
+    counts = layouts.groupby([df[c] for c in by] + [run], dropna=False).transform("nunique")
     reason = counts.map(lambda n: f"the same measurement is filed under {n} layouts (which "
                         "one ran is unknown)")
-    measured = df[["silicon_ttft_ms", "silicon_tpot_ms"]].notna().all(axis=1)
+    measured = df[TIMES].notna().all(axis=1)
     return reason.where((counts > 1) & measured)  # rows measuring nothing agree on nothing
 
 

@@ -620,17 +620,37 @@ def test_an_fp4_row_runs_nvidias_nvfp4_checkpoint_of_the_model_where_one_ships()
     assert fs.case_of(gpt).precision == "checkpoint"  # its MXFP4 experts are the FP4 run
 
 
+def test_a_copy_rounded_to_hundredths_is_the_same_run_and_a_misfiled_twin_leaves_no_doubt():
+    """A gap-analysis file copies a run with its times rounded to 0.01 ms: still one run. A
+    copy filed under the tp x ep its id contradicts (:func:`id_conflict`) does not put the
+    layout of the run it copies in doubt; two rows whose times differ by more are two runs."""
+    rows = pd.DataFrame([
+        make_row(id="a", silicon_ttft_ms=148.606387, silicon_tpot_ms=10.431418),
+        make_row(id="a-copy", silicon_ttft_ms=148.61, silicon_tpot_ms=10.43),
+        make_row(id="b", silicon_ttft_ms=148.63, silicon_tpot_ms=10.43),
+        make_row(id="m_agg_c8_tp4_ep4_1", silicon_ttft_ms=148.63, silicon_tpot_ms=10.43,
+                 tp_size=16, moe_ep_size=4.0),
+    ])
+    kept = fs.drop_repeats(rows)
+    assert list(kept["id"]) == ["a", "b", "m_agg_c8_tp4_ep4_1"]
+    assert fs.layout_conflicts(kept).isna().tolist() == [True, False, False]
+    misfiled = kept["id"].str.startswith("m_")
+    assert fs.layout_conflicts(kept, among=~misfiled).isna().all()
+
+
 def test_the_copied_rows_count_each_run_once_and_list_doubtful_layouts():
-    """Pinned to the copied sample: 967 H200 rows hold 96 repeats; of the 871 left, 48 carry a
-    measurement filed under two layouts and 47 a layout their own id contradicts. The H100
-    file: 879 once repeats count once, 15 contradicted by their ids."""
+    """Pinned to the copied sample: 967 H200 rows hold 144 repeats (96 to every digit, 48 more
+    to the 0.01 ms a gap-analysis copy rounds to); of the 823 left, 71 carry a layout their own
+    id contradicts, and no other measurement is filed under two layouts (the twin of a row its
+    id contradicts is not in doubt). The H100 file: 868 once repeats count once, 15
+    contradicted by their ids."""
     h200 = fs.load_rows()
-    assert len(pd.read_csv(fs.rows_csv())) == 967 and len(h200) == 871
+    assert len(pd.read_csv(fs.rows_csv())) == 967 and len(h200) == 823
     why = h200["conflict"].dropna()
-    assert why.str.startswith("the same measurement").sum() == 48
-    assert why.str.startswith("its id says").sum() == 47
+    assert why.str.startswith("the same measurement").sum() == 0
+    assert why.str.startswith("its id says").sum() == 71
     h100 = fs.load_rows("h100_sxm")
-    assert len(h100) == 879 and h100["conflict"].notna().sum() == 15
+    assert len(h100) == 868 and h100["conflict"].notna().sum() == 15
     train = fs.training_mask(h200, fs.FIT_TRAINING["trtllm"][1])
     assert train.sum() == 62 and h200.loc[train, "conflict"].isna().all()
 
