@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiersim.paths import bundled
-from tiersim.perf import profile as prof
+from tiersim.perf import profile_json as prof
 from tiersim.routing.accuracy import capability
 from tiersim.routing.metrics import Z_975, normal_quantile
 
