@@ -191,17 +191,17 @@ class OtherBuildRay(ElsewhereRay):
     """A running Ray cluster whose workers have another tiersim build installed."""
 
     def remote(self, fn):
-        from tiersim.sweep import run as sweep_run
+        from tiersim.sweep import provenance  # where tiersim_version reads the digest
 
         class Remote:
             @staticmethod
             def remote(task):
-                real = sweep_run._package_digest
-                sweep_run._package_digest = lambda: "0ther0build00"
+                real = provenance._package_digest
+                provenance._package_digest = lambda: "0ther0build00"
                 try:
                     return type("Ref", (), {"record": fn(task)})()
                 finally:
-                    sweep_run._package_digest = real
+                    provenance._package_digest = real
 
         return Remote
 
