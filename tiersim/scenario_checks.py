@@ -303,7 +303,7 @@ READ_ONLY_WITH = {
 }
 """A tier's scheduler keys read only when another key of that scheduler is set (to true, or a
 non-empty list): the key it needs and how to set it, in words. A sweep axis over one that no
-point gives what it needs is refused (:mod:`tiersim.sweep.run`); a run notes one set without
+point gives what it needs is refused (:mod:`tiersim.sweep.unread`); a run notes one set without
 it (:func:`check_layouts`)."""
 
 

@@ -6,9 +6,9 @@ blank lines and key order never change it, but a default written out (``gpus_per
 point would change. Where that digest differs, each finished point is read under the base the
 folder stored (``DIR/scenario.yaml``, its user files named absolute) and under the base given
 now, with the scenario models (the validator every point passes), and the two readings are
-compared as the points' settings are (:func:`tiersim.sweep.run.setting_doc`: the pydantic model
+compared as the points' settings are (:func:`tiersim.sweep.settings.setting_doc`: the pydantic model
 dumped canonically, paths as the run finds them); a file a point reads is compared by content,
-per point (:func:`tiersim.sweep.run._check_same_inputs`), not by how it is named, so a trace
+per point (:func:`tiersim.sweep.resume._check_same_inputs`), not by how it is named, so a trace
 reached through another name or copied elsewhere resumes. Points are compared, not the two
 bases alone: a base edit can change one point and not another (a price an axis sets in every
 point changes none; a profile left out and the H200's shipped one named read alike on an
@@ -37,7 +37,7 @@ def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | str
     """``doc`` (one point of a scenario read from ``source``) as the scenario models read it:
     its canonical setting without ``limits.max_sweep_points`` (it bounds the grid, never a
     result) and with each file it reads as :data:`FILE`; where it does not read, why."""
-    from tiersim.sweep.run import setting_doc
+    from tiersim.sweep.settings import setting_doc
 
     try:
         setting = setting_doc(validator(doc, source), source)
@@ -120,7 +120,7 @@ def point_change(stored: dict[str, Any], stored_source: str, base: dict[str, Any
         then = _reading_at(stored, values, stored_source, validator)
         now = _reading_at(base, values, source, validator)
         if isinstance(then, str) or isinstance(now, str):
-            from tiersim.sweep.run import clipped
+            from tiersim.sweep.messages import clipped
 
             which, why = ("the stored scenario.yaml", then) if isinstance(then, str) else \
                 ("this scenario", now)

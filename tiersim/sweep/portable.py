@@ -1,7 +1,7 @@
 """The sweep's saved scenario (``DIR/scenario.yaml``) written to rerun from any folder: the
 relative paths of the user files the base scenario and its sweep values name are made absolute,
 as a run's saved scenario makes them (:func:`tiersim.runner.portable_paths`). The digests a
-resume checks stay those of the scenario as read (:mod:`tiersim.sweep.run`); where they differ,
+resume checks stay those of the scenario as read (:mod:`tiersim.sweep.resume`); where they differ,
 the points are read under this copy and compared (:mod:`tiersim.sweep.equivalent`).
 """
 
@@ -15,7 +15,7 @@ from tiersim.jsonio import sorted_json
 from tiersim.sweep import axes as ax
 
 if TYPE_CHECKING:
-    from tiersim.sweep.run import SweepPlan
+    from tiersim.sweep.plan import SweepPlan
 
 
 def portable_base(plan: SweepPlan) -> dict[str, Any]:

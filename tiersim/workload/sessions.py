@@ -215,7 +215,7 @@ def check_session_keys(cfg: SessionsConfig, source: str) -> None:
     """Refuse a ``workload.sessions`` key the scenario sets that its ``source`` never reads
     (:func:`unread_session_key_problem`), as one line naming it: ``generate: {...}`` under
     ``source: off`` would run without it. A sweep checks over its points instead
-    (:func:`tiersim.sweep.run.check_session_keys`)."""
+    (:func:`tiersim.sweep.unread.check_session_keys`)."""
     for key in cfg.model_dump(exclude_unset=True):
         problem = unread_session_key_problem(key, {cfg.source})
         if problem is not None:
