@@ -191,17 +191,17 @@ class OtherBuildRay(ElsewhereRay):
     """A running Ray cluster whose workers have another tiersim build installed."""
 
     def remote(self, fn):
-        from tiersim.sweep import provenance  # where tiersim_version reads the digest
+        from tiersim.sweep import build  # where tiersim_version reads the digest
 
         class Remote:
             @staticmethod
             def remote(task):
-                real = provenance._package_digest
-                provenance._package_digest = lambda: "0ther0build00"
+                real = build._package_digest
+                build._package_digest = lambda: "0ther0build00"
                 try:
                     return type("Ref", (), {"record": fn(task)})()
                 finally:
-                    provenance._package_digest = real
+                    build._package_digest = real
 
         return Remote
 

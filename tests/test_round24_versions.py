@@ -67,8 +67,8 @@ def test_tiersim_files_changed_while_the_sweep_ran_make_no_table(tmp_path, capsy
     that changes no accuracy), exit 0. The sweep now checks its own files again at the end."""
     import functools
 
+    from tiersim.sweep import build
     from tiersim.sweep import points as sweep_points
-    from tiersim.sweep import provenance
     from tiersim.sweep import run as sweep_run
 
     state = {"digest": "aaaaaaaaaaaa"}
@@ -84,7 +84,7 @@ def test_tiersim_files_changed_while_the_sweep_ran_make_no_table(tmp_path, capsy
         state["digest"] = "bbbbbbbbbbbb"  # the package changes once the first point ran
         return summary
 
-    monkeypatch.setattr(provenance, "_package_digest", digest)  # tiersim_version's home
+    monkeypatch.setattr(build, "_package_digest", digest)  # tiersim_version's home
     monkeypatch.setattr(sweep_points, "_run", run_then_edit)
     scenario = _scenario(tmp_path, "  tiers.bf16.cost_per_gpu_hour: [3.5, 3.6]\n")
     out = tmp_path / "w"

@@ -14,9 +14,10 @@ from tiersim.errors import TiersimError
 from tiersim.jsonio import read_json
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
+from tiersim.sweep.build import ran_here, tiersim_version
 from tiersim.sweep.plan import SweepPlan
 from tiersim.sweep.points import PointRunner, SweepNotes, Task, warm_up
-from tiersim.sweep.provenance import digests, ran_here, tiersim_version
+from tiersim.sweep.provenance import digests
 from tiersim.sweep.refusal import axis_keys
 from tiersim.sweep.store import points_dir, write_point
 

@@ -200,7 +200,7 @@ def _execute(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"point_id": task.point.id, "values": task.point.values,
                               "started": started, **(task.digests or {})}
     if task.digests is not None:  # the build that runs it (a Ray cluster's may not be the
-        from tiersim.sweep.provenance import tiersim_version  # sweep's; an older one leaves it out)
+        from tiersim.sweep.build import tiersim_version  # sweep's; an older one leaves it out)
 
         record["tiersim"] = tiersim_version()
     record["inputs"] = {} if task.refused else point_inputs(task.doc, task.source)

@@ -12,6 +12,7 @@ from tiersim.errors import TiersimError
 from tiersim.input_files import point_inputs, written_name
 from tiersim.jsonio import read_json
 from tiersim.sweep import axes as ax
+from tiersim.sweep.build import ran_here
 from tiersim.sweep.plan import SweepPlan
 from tiersim.sweep.points import PointRunner, default_runner
 from tiersim.sweep.provenance import (
@@ -20,7 +21,6 @@ from tiersim.sweep.provenance import (
     _max_replicas,
     baseline_cap,
     digests,
-    ran_here,
 )
 
 

@@ -27,13 +27,13 @@ This module is the sweep's front (:func:`prepare`, :func:`run_sweep` and the ste
 while it holds the folder); the parts it calls live beside it: :mod:`~tiersim.sweep.plan` (the
 loaded sweep), :mod:`~tiersim.sweep.checks` and :mod:`~tiersim.sweep.unread` (what is refused
 before a point runs), :mod:`~tiersim.sweep.settings` (a point's reading as one setting),
-:mod:`~tiersim.sweep.provenance` (what ties a point to its scenario and tiersim build),
-:mod:`~tiersim.sweep.resume` (a rerun into a folder), :mod:`~tiersim.sweep.folder` (the
-manifest, refusals before anything is written, stale table and report),
-:mod:`~tiersim.sweep.execution` (the points run and stored), :mod:`~tiersim.sweep.table_checks`
-(what is refused before the table is made) and :mod:`~tiersim.sweep.messages`. Their names are
-importable from here as before; patch a function where it lives (``tiersim_version`` reads
-``tiersim.sweep.provenance._package_digest``).
+:mod:`~tiersim.sweep.provenance` and :mod:`~tiersim.sweep.build` (what ties a point to its
+scenario, runner and tiersim build), :mod:`~tiersim.sweep.resume` (a rerun into a folder),
+:mod:`~tiersim.sweep.folder` (the manifest, refusals before anything is written, stale table
+and report), :mod:`~tiersim.sweep.execution` (the points run and stored),
+:mod:`~tiersim.sweep.table_checks` (what is refused before the table is made) and
+:mod:`~tiersim.sweep.messages`. Their names are importable from here as before; patch a
+function where it lives (``tiersim_version`` reads ``tiersim.sweep.build._package_digest``).
 """
 
 from __future__ import annotations
@@ -52,6 +52,14 @@ from tiersim.errors import ScenarioError, TiersimError, escaped, shown
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
+from tiersim.sweep.build import (
+    _check_same_package,
+    _other_version,
+    _package_digest,
+    _refuse_later_release,
+    ran_here,
+    tiersim_version,
+)
 from tiersim.sweep.checks import (
     MAX_NUMBER_TEXTS,
     TRIES_PER_VALUE,
@@ -88,17 +96,11 @@ from tiersim.sweep.points import (
 from tiersim.sweep.progress import progress_display
 from tiersim.sweep.provenance import (
     RUNNER_WORDS,
-    _check_same_package,
-    _other_version,
-    _package_digest,
-    _refuse_later_release,
     base_digest,
     baseline_cap,
     digests,
-    ran_here,
     runner_name,
     sweep_digest,
-    tiersim_version,
 )
 from tiersim.sweep.refusal import axis_keys, blamed, common_refusal, is_fresh, remove_written
 from tiersim.sweep.resume import _check_same_base, _check_same_inputs
