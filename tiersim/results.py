@@ -561,6 +561,17 @@ def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
     return [(t, mapping[t]) for t in [*order, *(t for t in mapping if t not in order)]]
 
 
+def design_verdict(design: dict[str, Any]) -> str | None:
+    """What a plan says of one design it judged (a runner-up or a sized uniform fleet): the
+    constraint it missed or how it compares with the plan (``missed``), or, for a fleet that
+    meets every constraint with no comparison (the plan's own uniform fleet), "meets every
+    constraint". ``tiersim plan``'s lines and the report's "Other designs" table both read it;
+    before, the report showed a bare "-" where the console printed "meets every constraint"."""
+    if design.get("missed"):
+        return design["missed"]
+    return "meets every constraint" if design.get("feasible", True) else None
+
+
 def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     """A saving whose baseline costs 0 USD (a free tier, prices of 0) has no share to save
     (1 - cost / 0): its USD gap in words instead, negative when this fleet costs more; None

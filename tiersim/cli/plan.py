@@ -23,6 +23,7 @@ from tiersim.results import (
     accuracy_name,
     as_given,
     by_planned_tier,
+    design_verdict,
     figure_text,
     in_margin_order,
     over_digits,
@@ -314,7 +315,7 @@ def _uniform_line(other: dict) -> str:
     size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU" for t in replicas)
     if other.get("feasible", True):
         return (f"  uniform {other.get('design')} ({size}): "
-                f"{other.get('missed') or 'meets every constraint'}, "
+                f"{design_verdict(other)}, "
                 f"cost {_num(other.get('cost_usd'))} USD")
     return (f"  uniform {other.get('design')} ({size}): {other.get('missed')}; "
             f"cost at that size {_num(other.get('cost_usd'))} USD, no baseline")

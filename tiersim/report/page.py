@@ -37,6 +37,7 @@ from tiersim.results import (
     as_given,
     basis_words,
     by_planned_tier,
+    design_verdict,
     floor_digits,
     in_margin_order,
     saving_without_share,
@@ -580,7 +581,7 @@ def plan_section(plan: PlanResult) -> str:
                for name, m in in_margin_order(chosen.get("margins") or {})]
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in by_planned_tier(chosen, "one_fewer")]
-    others = [[o.get("design"), o.get("cost_usd"), o.get("missed")]
+    others = [[o.get("design"), o.get("cost_usd"), design_verdict(o)]
               for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
             f"({page_text(head)}):</p>"
