@@ -1,13 +1,17 @@
 """Round 35 (consistency): what a planner reads agrees between ``tiersim plan``'s lines and the
-report's capacity-plan section, on a plan whose own fleet is one of the sized uniform fleets."""
+report's capacity-plan section, on a plan whose own fleet is one of the sized uniform fleets;
+and the agentic, response-cache and prefix-cache figures say where they come from."""
 
 from __future__ import annotations
+
+import html
+from pathlib import Path
 
 from test_round29_agree import PageTables
 
 from tiersim.cli.plan import _uniform_line
 from tiersim.report.page import plan_section
-from tiersim.results import PlanResult, design_verdict
+from tiersim.results import PlanResult, RunResult, design_verdict
 
 MARGINS = {"ttft_p99_s": {"limit": 1.0, "value": 0.187, "margin": 0.813, "met": True},
            "tpot_p99_s": {"limit": 0.02, "value": 0.01999, "margin": 1e-05, "met": True}}
@@ -52,3 +56,40 @@ def test_a_design_that_missed_keeps_its_reason_and_an_unsized_one_has_none():
         == "accuracy 77.13% vs limit 80.00%"
     assert design_verdict({"missed": None, "feasible": False}) is None
     assert design_verdict({"missed": None, "feasible": True}) == "meets every constraint"
+
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _golden(name: str) -> RunResult:
+    """A bundled example's pinned summary, read back as the report reads it."""
+    return RunResult.from_json((GOLDEN / f"{name}_summary.json").read_text())
+
+
+def test_agentic_cache_and_prefix_figures_say_where_they_come_from():
+    """The agentic tasks, step types, response cache and prefix-cache figures (latencies, a
+    cost, accuracies, hit rates) were printed, and shown in the report, with no source, where
+    every headline figure has one. Each now carries it under its table, in the console and the
+    report alike: the step times' source for what was simulated, the cost's ledger, the
+    accuracy's source."""
+    from tiersim.cli.run import agentic_tables, prefix_source_lines
+    from tiersim.report.page import agentic_section, prefix_cache_section
+
+    agentic, cache = _golden("agentic"), _golden("response_cache")
+    for run in (agentic, cache):
+        tables = agentic_tables(run)
+        assert tables and all(t.caption and t.caption.startswith("source: ") for t in tables)
+        section = html.unescape(agentic_section(run))
+        for t in tables:
+            if run.sources.latency in t.caption:
+                assert run.sources.latency in section and run.sources.cost in section
+    assert agentic.sources.accuracy in tables_text(agentic_tables(agentic))
+    (line,) = prefix_source_lines(agentic)
+    assert line.startswith("prefix cache source: ") and agentic.sources.latency in line
+    assert "unbounded cache: counted" in html.unescape(prefix_cache_section(agentic))
+    assert prefix_source_lines(cache) == []  # no tier caches prefixes: no source line
+
+
+def tables_text(tables) -> str:
+    """Every caption of ``tables``, one after another."""
+    return " ".join(str(t.caption) for t in tables)

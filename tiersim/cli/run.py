@@ -230,7 +230,7 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     for line in model_lines(result):
         console.print(line)
     console.print(describe_check(result.profile.checked))
-    for line in prefix_lines(result):
+    for line in prefix_lines(result) + prefix_source_lines(result):
         console.print(line)
     if result.savings is not None and result.savings.method == "simulated":
         console.print(baseline_table(result))
@@ -390,19 +390,28 @@ def agentic_tables(r: RunResult) -> list:
     """Per-task figures next to per-request ones, step types, and the response cache."""
     from rich.table import Table
 
-    from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
+    from tiersim.report.agentic import (
+        cache_rows,
+        cache_source,
+        session_rows,
+        session_source,
+        step_type_rows,
+        step_type_source,
+    )
 
     out = []
-    for title, cols, rows in (
+    for title, cols, rows, source in (
         ("agentic tasks: per request vs per task", ("figure", "per request", "per task", "unit"),
-         session_rows(r)),
-        ("step types", ("step type", "steps", "accuracy", "final tiers"), step_type_rows(r)),
+         session_rows(r), session_source),
+        ("step types", ("step type", "steps", "accuracy", "final tiers"), step_type_rows(r),
+         step_type_source),
         ("response cache: this run vs the same run without it",
-         ("figure", "with cache", "without", "unit"), cache_rows(r)),
+         ("figure", "with cache", "without", "unit"), cache_rows(r), cache_source),
     ):
         if not rows:
             continue
-        table = Table(title=title, title_justify="left")
+        table = Table(title=title, title_justify="left", caption=f"source: {source(r)}",
+                      caption_justify="left")
         for col in cols:
             table.add_column(col)
         for row in rows:
@@ -431,6 +440,15 @@ def prefix_lines(r: RunResult) -> list[str]:
                          f"of prompt tokens)")
         lines.append(line)
     return lines
+
+
+def prefix_source_lines(r: RunResult) -> list[str]:
+    """Under the prefix-cache lines, where their figures come from (none without them)."""
+    from tiersim.report.agentic import prefix_source
+
+    if all(t.prefix_hit_rate is None for t in r.tiers):
+        return []
+    return [f"prefix cache source: {prefix_source(r)}"]
 
 
 def model_lines(r: RunResult) -> list[str]:

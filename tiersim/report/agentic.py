@@ -1,6 +1,8 @@
 """Rows of the agentic sections (per-task next to per-request, the response cache), shared by
 ``tiersim run``'s printout and the HTML report. Each row is ``[label, value(s)..., unit]``;
-values are plain numbers (None when missing), formatted by the caller."""
+values are plain numbers (None when missing), formatted by the caller. Each section's
+``*_source`` says where its figures come from, as the headline's source column does, under the
+console's table and the report's alike."""
 
 from __future__ import annotations
 
@@ -63,6 +65,33 @@ def cache_rows(run: RunResult) -> list[Row]:
         ["end-to-end p99", c.e2e_p99_s, c.e2e_p99_without_s, "s"],
         ["TTFT p50", c.ttft_p50_s, c.ttft_p50_without_s, "s"],
     ]
+
+
+def session_source(run: RunResult) -> str:
+    """Where the per-task and step-type figures come from: latencies simulated on the step
+    times, cost in the run's ledger, success and accuracy on the tiers' accuracy source."""
+    src = run.sources
+    return (f"latencies simulated on the step times ({src.latency}); cost: {src.cost}; "
+            f"success and accuracy: {src.accuracy}")
+
+
+def step_type_source(run: RunResult) -> str:
+    """Where the step types' accuracy comes from (their steps and shares are this run's)."""
+    return f"accuracy: {run.sources.accuracy}"
+
+
+def cache_source(run: RunResult) -> str:
+    """Where the response cache's figures come from: both runs simulated on the step times,
+    cost in the run's ledger."""
+    src = run.sources
+    return (f"both runs simulated on the step times ({src.latency}); cost: {src.cost}")
+
+
+def prefix_source(run: RunResult) -> str:
+    """Where the prefix-cache figures come from: the tokens found cached as the replicas'
+    caches filled and evicted in the simulation, the bound counted on the tier's requests."""
+    return (f"found cached: simulated on the replicas' caches ({run.sources.latency}); "
+            "unbounded cache: counted on the same requests' prefix blocks")
 
 
 def _per_request_cost(run: RunResult) -> float | None:

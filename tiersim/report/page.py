@@ -25,7 +25,14 @@ from tiersim import fidelity
 from tiersim.atomic import create_temp
 from tiersim.errors import TiersimError, escaped
 from tiersim.manifest import missing_note
-from tiersim.report.agentic import cache_rows, session_rows, step_type_rows
+from tiersim.report.agentic import (
+    cache_rows,
+    cache_source,
+    prefix_source,
+    session_rows,
+    session_source,
+    step_type_rows,
+)
 from tiersim.report.figures import Panel, build_panels, sweep_column_names
 from tiersim.report.load import ReportData, axis_text, load_dir
 from tiersim.results import (
@@ -366,10 +373,11 @@ def prefix_cache_section(run: RunResult) -> str:
             for t in run.tiers if t.prefix_hit_rate is not None]
     if not rows:
         return ""
-    return "<h3>Prefix cache</h3>" + table(
+    return ("<h3>Prefix cache</h3>" + table(
         ["tier", "prompt tokens found cached (fraction)", "by level", "one unbounded cache",
          "offloaded prefixes loaded", "recomputed (link slower than prefill)",
          "recomputed prompt tokens (fraction)"], rows)
+        + f"<p class='caption'>Source: {page_text(prefix_source(run))}.</p>")
 
 
 def notes_section(run: RunResult) -> str:
@@ -386,10 +394,12 @@ def agentic_section(run: RunResult) -> str:
     if run.sessions is not None:
         out += ("<h3>Agentic tasks: per request vs per task</h3>"
                 + table(["figure", "per request", "per task", "unit"], session_rows(run))
-                + table(["step type", "steps", "accuracy", "final tiers"], step_type_rows(run)))
+                + table(["step type", "steps", "accuracy", "final tiers"], step_type_rows(run))
+                + f"<p class='caption'>Source: {page_text(session_source(run))}.</p>")
     if run.response_cache is not None:
         out += ("<h3>Response cache (this run vs the same run without it)</h3>"
-                + table(["figure", "with cache", "without", "unit"], cache_rows(run)))
+                + table(["figure", "with cache", "without", "unit"], cache_rows(run))
+                + f"<p class='caption'>Source: {page_text(cache_source(run))}.</p>")
     return out
 
 
