@@ -110,9 +110,13 @@ from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
 from tiersim.hardware.precisions import weight_formats  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
-from tiersim.perf.assembly import check_moe_backend  # noqa: E402
 from tiersim.perf.base import StepShape  # noqa: E402
-from tiersim.perf.memory import kv_capacity_blocks, kv_groups, kv_pages  # noqa: E402
+from tiersim.perf.memory import (  # noqa: E402
+    check_moe_backend,
+    kv_capacity_blocks,
+    kv_groups,
+    kv_pages,
+)
 from tiersim.perf.profile import EagerCost  # noqa: E402
 
 ENGINE_PROFILES = {
@@ -1183,7 +1187,7 @@ def vllm_moe_backend(row: dict, arch, precision: str, moe_tp: int) -> str:
     read: vLLM 0.12.0 (``Fp8MoEMethod`` / ``get_fp8_moe_backend``: DeepGEMM in the official
     image, ``VLLM_USE_DEEP_GEMM`` and ``VLLM_MOE_USE_DEEP_GEMM`` on by default, off only from
     MoE TP 8, and at every batch size since E8M0 is on by default on Hopper) runs the experts
-    :func:`tiersim.perf.assembly.check_moe_backend` lets run ``deepgemm`` on it; every other
+    :func:`tiersim.perf.memory.check_moe_backend` lets run ``deepgemm`` on it; every other
     row runs what the profile's MoE table timed (``auto``: vLLM 0.17-0.24 prefer Triton for
     block FP8 under TP on Hopper)."""
     if row.get("backend") != "vllm" or not VLLM_0_12.match(_text(row.get("backend_version"))):

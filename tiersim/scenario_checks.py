@@ -129,7 +129,7 @@ def _moe_backend_problem(scenario: Scenario, tier: TierConfig) -> str | None:
     from tiersim.fleet import parallel
     from tiersim.hardware import get_model
     from tiersim.hardware.precisions import weight_formats
-    from tiersim.perf.assembly import check_moe_backend
+    from tiersim.perf.memory import check_moe_backend
 
     arch = get_model(scenario.tier_model_ref(tier))
     try:

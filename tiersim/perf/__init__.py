@@ -167,7 +167,7 @@ def build_step_model(
     own batch and KV cache, :func:`tiersim.perf.memory.kv_capacity_blocks` with the same
     ``dp``); its MoE layers see the tokens of all ``dp`` ranks (lockstep, balanced load).
 
-    ``moe_backend``: the routed experts' kernel (:data:`tiersim.perf.assembly.MOE_BACKENDS`;
+    ``moe_backend``: the routed experts' kernel (:data:`tiersim.perf.memory.MOE_BACKENDS`;
     ``deepgemm``: vLLM 0.12's worst-case-sized grouped GEMM; ValueError where the replica
     cannot run it).
 

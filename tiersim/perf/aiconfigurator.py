@@ -1152,7 +1152,7 @@ def moe_backends(model, precision: str, tp: int, dp: int = 1, ep: int = 1) -> tu
     8). An import probes each, so a ``deepgemm`` tier reads its expert GEMMs measured."""
     from tiersim.hardware import get_model
     from tiersim.hardware.precisions import weight_formats
-    from tiersim.perf.assembly import MOE_BACKENDS, check_moe_backend
+    from tiersim.perf.memory import MOE_BACKENDS, check_moe_backend
 
     arch = get_model(model)
     formats = weight_formats(arch, precision)

@@ -59,13 +59,7 @@ from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.models import get_model
 from tiersim.hardware.precisions import Precision, weight_formats
 from tiersim.perf.base import StepShape
-from tiersim.perf.memory import heads_per_gpu, moe_split
-
-#: The MoE kernels a tier may name (``moe_backend``). ``auto``: the profile's MoE table, the
-#: kernel today's vLLM picks (NVIDIA's tables come from vLLM 0.19-0.24). ``deepgemm``: the
-#: DeepGEMM contiguous grouped GEMM that vLLM 0.12's image runs for block-FP8 experts on Hopper
-#: below MoE TP 8 (:func:`deepgemm_rows`).
-MOE_BACKENDS = ("auto", "deepgemm")
+from tiersim.perf.memory import check_moe_backend, heads_per_gpu, moe_split
 
 #: Rows of one DeepGEMM contiguous block (its ``BLOCK_M`` for grouped contiguous layouts).
 DEEPGEMM_BLOCK_M = 128
@@ -438,22 +432,11 @@ class AssembledStepModel:
         return saved
 
     def _limit_ops(self):
-        """:class:`~tiersim.perf.roofline.PhysicalLimitOps` of this replica: the profile ops'
-        own (``ProfileOps._limit_ops``), else one built once for ops on a known GPU (the
-        roofline's), else ``None``."""
+        """:class:`~tiersim.perf.roofline.PhysicalLimitOps` of this replica, asked once of the
+        ops (``ProfileOps._limit_ops``, ``RooflineOps._limit_ops``), else ``None``."""
         if "_limit" not in self.__dict__:
             own = getattr(self.ops, "_limit_ops", None)
-            gpu = getattr(self.ops, "gpu", None)
-            if own is not None:
-                limit = own()
-            elif hasattr(gpu, "peak_flops"):
-                from tiersim.perf.roofline import PhysicalLimitOps
-
-                limit = PhysicalLimitOps(self.model, self.formats, gpu, self.tp,
-                                         self.ops.kv_dtype, self.dp, self.ep)
-            else:
-                limit = None
-            self.__dict__["_limit"] = limit
+            self.__dict__["_limit"] = None if own is None else own()
         return self.__dict__["_limit"]
 
     def _prefill_fixed(self) -> float:
@@ -579,28 +562,6 @@ class AssembledStepModel:
             gemm = f"gemm {self._fmt('experts')} n={n} k={k}"
             out["moe deepgemm"] = "deepgemm: " + out.get(gemm, "roofline")
         return out
-
-
-def check_moe_backend(model: ModelArch, formats, backend: str, tp: int, dp: int,
-                      ep: int) -> str:
-    """``backend`` if the replica can run it, else ValueError with one line saying why:
-    ``deepgemm`` is vLLM's block-FP8 MoE kernel, chosen (vLLM 0.12) unless the experts are
-    tensor-parallel over 8 GPUs or more (with expert parallelism their TP is 1; vLLM 0.12's
-    default all-gather dispatch across data-parallel ranks feeds the same kernel)."""
-    if backend not in MOE_BACKENDS:
-        raise ValueError(f"moe_backend must be one of {', '.join(MOE_BACKENDS)} (got {backend!r})")
-    if backend == "auto":
-        return backend
-    fmt = formats.of("experts").name if model.is_moe else None
-    moe_tp, _ = moe_split(tp, dp, ep)
-    if fmt != "fp8_block" or moe_tp >= 8:
-        what = (f"{model.name} has no MoE layers" if not model.is_moe else
-                f"its experts are {fmt}" if fmt != "fp8_block" else
-                f"its experts are tensor-parallel over {moe_tp} GPUs")
-        raise ValueError(
-            "moe_backend deepgemm is vLLM 0.12's kernel for block-FP8 (fp8_block) experts "
-            "tensor-parallel over fewer than 8 GPUs, and " + what + "; use moe_backend: auto")
-    return backend
 
 
 def _store(cache: dict[int, float], key: int, value: float) -> None:

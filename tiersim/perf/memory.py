@@ -78,6 +78,12 @@ EXPERT_KEY = ("expert_parallel",)
 #: The tensor-parallel sizes a refusal suggests (times the data-parallel ranks).
 SUGGESTED_TPS = (1, 2, 4, 8, 16, 32, 64)
 
+#: The MoE kernels a tier may name (``moe_backend``). ``auto``: the profile's MoE table, the
+#: kernel today's vLLM picks (NVIDIA's tables come from vLLM 0.19-0.24). ``deepgemm``: the
+#: DeepGEMM contiguous grouped GEMM that vLLM 0.12's image runs for block-FP8 experts on Hopper
+#: below MoE TP 8 (:func:`tiersim.perf.assembly.deepgemm_rows`).
+MOE_BACKENDS = ("auto", "deepgemm")
+
 
 def _valid_tps(model: ModelArch) -> list[int]:
     """Powers of two up to 64 that can split ``model``, its routed experts tensor-parallel
@@ -488,12 +494,32 @@ def kv_capacity_blocks(
     return blocks
 
 
+def check_moe_backend(model: ModelArch, formats, backend: str, tp: int, dp: int,
+                      ep: int) -> str:
+    """``backend`` if the replica can run it, else ValueError with one line saying why:
+    ``deepgemm`` is vLLM's block-FP8 MoE kernel, chosen (vLLM 0.12) unless the experts are
+    tensor-parallel over 8 GPUs or more (with expert parallelism their TP is 1; vLLM 0.12's
+    default all-gather dispatch across data-parallel ranks feeds the same kernel)."""
+    if backend not in MOE_BACKENDS:
+        raise ValueError(f"moe_backend must be one of {', '.join(MOE_BACKENDS)} (got {backend!r})")
+    if backend == "auto":
+        return backend
+    fmt = formats.of("experts").name if model.is_moe else None
+    moe_tp, _ = moe_split(tp, dp, ep)
+    if fmt != "fp8_block" or moe_tp >= 8:
+        what = (f"{model.name} has no MoE layers" if not model.is_moe else
+                f"its experts are {fmt}" if fmt != "fp8_block" else
+                f"its experts are tensor-parallel over {moe_tp} GPUs")
+        raise ValueError(
+            "moe_backend deepgemm is vLLM 0.12's kernel for block-FP8 (fp8_block) experts "
+            "tensor-parallel over fewer than 8 GPUs, and " + what + "; use moe_backend: auto")
+    return backend
+
+
 def _runs_backend(model: ModelArch, formats: WeightFormats, backend: str, tp: int, dp: int,
                   ep: int) -> bool:
     """Whether a replica split ``tp x dp`` (``ep`` expert parallel) runs the MoE kernel
-    ``backend`` (:func:`tiersim.perf.assembly.check_moe_backend`)."""
-    from tiersim.perf.assembly import check_moe_backend  # assembly imports this module
-
+    ``backend`` (:func:`check_moe_backend`)."""
     try:
         check_moe_backend(model, formats, backend, tp, dp, ep)
     except ValueError:

@@ -424,6 +424,12 @@ class RooflineOps:
         tree = 2.0 * math.ceil(math.log2(nodes)) * lat + 2.0 * share / one_way
         return np.minimum(ring, tree)
 
+    def _limit_ops(self) -> PhysicalLimitOps:
+        """:class:`PhysicalLimitOps` of this replica (the floor
+        :meth:`~tiersim.perf.assembly.AssembledStepModel._shared_launch` keeps a chunk above)."""
+        return PhysicalLimitOps(self.model, self.weights, self.gpu, self.tp, self.kv_dtype,
+                                self.dp, self.ep)
+
     def sources(self) -> dict[str, str]:
         """Every operator family this model uses, all ``roofline``."""
         kv, w, m = self.kv_dtype, self.weights, self.model
