@@ -25,6 +25,7 @@ from typing import Any
 from tiersim.errors import TiersimError, shown
 from tiersim.input_files import input_paths, unreadable
 from tiersim.sweep import axes as ax
+from tiersim.sweep.settings import put_files, setting_doc
 
 FILE = "<a file, compared by its content>"
 """What a reading holds in place of a file a point reads (its content is checked per point)."""
@@ -37,8 +38,6 @@ def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | str
     """``doc`` (one point of a scenario read from ``source``) as the scenario models read it:
     its canonical setting without ``limits.max_sweep_points`` (it bounds the grid, never a
     result) and with each file it reads as :data:`FILE`; where it does not read, why."""
-    from tiersim.sweep.settings import setting_doc
-
     try:
         setting = setting_doc(validator(doc, source), source)
     except (TiersimError, OSError, ValueError) as error:
@@ -50,34 +49,6 @@ def reading(doc: dict[str, Any], source: str, validator) -> dict[str, Any] | str
         limits.pop("max_sweep_points", None)
     put_files(setting, source, lambda _: FILE)
     return setting
-
-
-def put_files(setting: dict[str, Any], source: str, value_of) -> None:
-    """Put ``value_of(file)`` in ``setting`` (a reading of a scenario from ``source``) in place
-    of each file it reads (:func:`tiersim.input_files.input_paths`: its trace, model configs,
-    profile), where the field is one of its keys."""
-    for field, path in input_paths(setting, source).items():
-        if ":" not in field:  # ``tiers[0].model:hf_quant_config.json`` names no key
-            _put(setting, _keys(field), value_of(path))
-
-
-def _keys(field: str) -> list[str | int]:
-    """The keys of an input field (``tiers[1].speculative.draft_model``) in a reading; the
-    trace's is ``trace.path``."""
-    keys: list[str | int] = [int(k) if k.isdigit() else k
-                             for k in field.replace("[", ".").replace("]", "").split(".")]
-    return ["trace", "path"] if keys == ["trace"] else keys
-
-
-def _put(doc: Any, keys: list[str | int], value: Any) -> None:
-    """Set ``value`` at ``keys`` of ``doc`` where that place is there."""
-    for key in keys[:-1]:
-        try:
-            doc = doc[key]
-        except (KeyError, IndexError, TypeError):
-            return
-    if isinstance(doc, dict) and keys[-1] in doc or isinstance(doc, list):
-        doc[keys[-1]] = value
 
 
 def first_change(old: Any, new: Any, at: tuple[str | int, ...] = ()
@@ -186,5 +157,4 @@ def _reading_at(base: dict[str, Any], values: dict[str, Any], source: str,
     return reading(doc, source, validator)
 
 
-__all__ = ["ABSENT", "FILE", "first_change", "point_change", "put_files", "reading",
-           "unread_swap"]
+__all__ = ["ABSENT", "FILE", "first_change", "point_change", "reading", "unread_swap"]

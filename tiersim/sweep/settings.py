@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tiersim.errors import TiersimError
+from tiersim.input_files import input_paths
 
 
 def _setting(scenario: object, source: str, files: bool = False) -> str | None:
@@ -19,8 +20,6 @@ def _setting(scenario: object, source: str, files: bool = False) -> str | None:
     model): names read case-insensitively (the GPU, precisions, catalogue models) in one
     case, and file paths as the run finds them (``t0.csv`` and ``./t0.csv`` are one file);
     with ``files``, each file it reads as that file (:func:`file_identity`)."""
-    from tiersim.sweep.equivalent import put_files
-
     doc = setting_doc(scenario, source)
     if doc is None:
         return None
@@ -47,6 +46,34 @@ def setting_doc(scenario: object, source: str) -> dict[str, Any] | None:
     if dump is None:
         return None
     return _zero_unsigned(_canonical(dump(mode="json", exclude={"sweep"}), source))
+
+
+def put_files(setting: dict[str, Any], source: str, value_of) -> None:
+    """Put ``value_of(file)`` in ``setting`` (a reading of a scenario from ``source``) in place
+    of each file it reads (:func:`tiersim.input_files.input_paths`: its trace, model configs,
+    profile), where the field is one of its keys."""
+    for field, path in input_paths(setting, source).items():
+        if ":" not in field:  # ``tiers[0].model:hf_quant_config.json`` names no key
+            _put(setting, _keys(field), value_of(path))
+
+
+def _keys(field: str) -> list[str | int]:
+    """The keys of an input field (``tiers[1].speculative.draft_model``) in a reading; the
+    trace's is ``trace.path``."""
+    keys: list[str | int] = [int(k) if k.isdigit() else k
+                             for k in field.replace("[", ".").replace("]", "").split(".")]
+    return ["trace", "path"] if keys == ["trace"] else keys
+
+
+def _put(doc: Any, keys: list[str | int], value: Any) -> None:
+    """Set ``value`` at ``keys`` of ``doc`` where that place is there."""
+    for key in keys[:-1]:
+        try:
+            doc = doc[key]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(doc, dict) and keys[-1] in doc or isinstance(doc, list):
+        doc[keys[-1]] = value
 
 
 def _zero_unsigned(value: Any) -> Any:
