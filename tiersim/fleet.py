@@ -38,8 +38,8 @@ from tiersim.perf.memory import (
 )
 from tiersim.workload import sessions
 
-if TYPE_CHECKING:  # the scenario imports this module to check memory fit
-    from tiersim.scenario import Scenario, TierConfig
+if TYPE_CHECKING:  # hints only, from their own module: the scenario checks import this one
+    from tiersim.scenario_models import Scenario, TierConfig
 
 
 @dataclass(frozen=True)
