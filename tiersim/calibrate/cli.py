@@ -18,17 +18,18 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tiersim.calibrate.errors import RECEIVED, Stopped
+from tiersim.calibrate.options import (
+    KV_DTYPES,
+    PRECISIONS,
+    SECTIONS,
+    choose,
+    model_shapes,
+    quick_problem,
+)
 from tiersim.errors import READER_GONE, TiersimError, escaped, import_extra, shown
 
-SECTIONS = ("overhead", "gemm", "moe", "attn_decode", "attn_prefill", "allreduce")
 DEVICES = ("cuda", "cpu")
 """The ``--device`` values the harness measures on (``runner._device``)."""
-PRECISIONS = ("bf16", "fp8", "fp8_block", "w4a16", "nvfp4")
-"""The weight formats the harness measures (``--precisions``; ``quant`` builds each)."""
-KV_DTYPES = ("bf16", "fp8")
-"""The KV-cache dtypes the attention tables are measured at (``--kv-dtypes``)."""
-DEFAULT_MODEL = "Qwen3-Coder-30B-A3B"
-"""The model measured when neither ``--model`` nor ``--config`` is given."""
 
 
 def _csv(text: str) -> tuple[str, ...]:
@@ -424,58 +425,11 @@ def _arg_problem(args) -> str | None:
     return None
 
 
-def quick_problem(quick: bool, model: str | None, config: str | None) -> str | None:
-    """Refuse --quick with --model or --config: --quick measures the built-in tiny shapes, so
-    the model asked for would be silently ignored."""
-    if quick and (model or config):
-        flag = f"--config {config}" if config else f"--model {model}"
-        return (f"--quick measures built-in tiny shapes and cannot measure {flag}; drop "
-                f"--quick to measure that model, or drop {flag.split()[0]}")
-    return None
-
-
 def _same_file(config: str | None, out: str) -> str | None:
     """Refuse an ``--out`` that is the ``--config`` the run reads (it would be replaced)."""
     if config and Path(config).exists() and os.path.realpath(config) == os.path.realpath(out):
         return f"--out {out}: is the --config this run reads; write the profile elsewhere"
     return None
-
-
-def choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
-    """Validate a comma list option against its allowed values, each named once (a repeat
-    would measure its tables twice, and a profile with a table twice does not load)."""
-    from tiersim.calibrate.errors import CalibrateError
-
-    if not values:  # the option held only commas and spaces: no name to echo
-        raise CalibrateError(f"--{what}: names no value (only commas and spaces); give one or "
-                             f"more of {','.join(allowed)}, comma-separated, or leave it out "
-                             "to measure them all")
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        raise CalibrateError(f"--{what} {','.join(values)!r}: each must be one of "
-                             f"{','.join(allowed)}")
-    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
-    if twice is not None:
-        raise CalibrateError(f"--{what} {','.join(values)!r}: names {twice} twice; name each "
-                             f"once")
-    return tuple(values)
-
-
-def model_shapes(model: str | None, config: str | None, quick: bool):
-    """The shapes to measure (a ``shapes.ModelShapes``): tiny for --quick (which takes neither
-    --model nor --config), else the config file (named by ``model`` if given) or the built-in
-    model (:data:`DEFAULT_MODEL`)."""
-    from tiersim.calibrate import shapes
-    from tiersim.calibrate.errors import CalibrateError
-
-    problem = quick_problem(quick, model, config)
-    if problem:
-        raise CalibrateError(problem)
-    if quick:
-        return shapes.TINY
-    if config:
-        return shapes.from_config(config, name=model)
-    return shapes.resolve_model(model or DEFAULT_MODEL)
 
 
 def options_problem(args) -> str | None:

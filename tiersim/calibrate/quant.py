@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import torch
 
-from tiersim.calibrate.cli import PRECISIONS  # noqa: F401 -- named here; checked without torch
+from tiersim.calibrate.options import PRECISIONS  # noqa: F401 -- named here; checked without torch
 
 #: Block edge of the block-FP8 format (weights 128 x 128, activations 1 x 128).
 BLOCK = 128

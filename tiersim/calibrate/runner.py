@@ -25,10 +25,10 @@ from pathlib import Path
 import torch
 
 from tiersim.calibrate import attention, comm, grids, moe, provenance, quant, schema, shapes
-from tiersim.calibrate.cli import DEFAULT_MODEL, KV_DTYPES, SECTIONS
-from tiersim.calibrate.cli import choose as _choose
-from tiersim.calibrate.cli import model_shapes as _model
 from tiersim.calibrate.errors import CalibrateError, Stopped, raise_if_stopped
+from tiersim.calibrate.options import DEFAULT_MODEL, KV_DTYPES, SECTIONS
+from tiersim.calibrate.options import choose as _choose
+from tiersim.calibrate.options import model_shapes as _model
 from tiersim.calibrate.schema import partial_path
 from tiersim.calibrate.timing import Timer, synchronize
 
