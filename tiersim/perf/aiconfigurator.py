@@ -77,15 +77,51 @@ import contextlib
 import dataclasses
 import datetime
 import functools
-import importlib.metadata
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from tiersim.errors import ProfileError, TiersimError, import_extra
+from tiersim.errors import ProfileError, TiersimError
 from tiersim.hardware import get_gpu
 from tiersim.hardware.precisions import get_precision
+from tiersim.perf.aic_data import (  # noqa: F401 - re-exported
+    _GPU_DIRS,
+    _GPU_NAMES,
+    AIC_PACKAGE,
+    AIC_PIN,
+    Source,
+    _aic,
+    _read,
+    _version_key,
+    aic_model_path,
+    aic_version,
+    data_engine,
+    data_root,
+    find_sources,
+)
+from tiersim.perf.aic_formats import (  # noqa: F401 - re-exported
+    DECODE_BATCH_AXIS,
+    EAGER_GEMMS,
+    FASTEST,
+    GEMM_DTYPES,
+    GEMM_KERNELS,
+    KV_DTYPES,
+    MLA_GEMM_TYPES,
+    MLA_LATENT,
+    MLA_SHAPE,
+    MOE_DISTRIBUTION,
+    MOE_DTYPES,
+    MOE_PROXIES,
+    NATIVE_GEMM_DTYPES,
+    NATIVE_MOE_DTYPES,
+    OPT_IN_MOE_KERNELS,
+    PREFILL_CONTEXT_AXIS,
+    PREFILL_EXTRA_TOKENS,
+    SERVED_MLA_DECODE,
+    SGLANG_DENSE_PREFILL_MAX,
+    SGLANG_MLA_BACKENDS,
+    mla_table_key,
+)
 from tiersim.perf.memory import dsa_bytes_per_layer
 from tiersim.perf.mla_decode import (
     bmm_seconds,
@@ -94,10 +130,8 @@ from tiersim.perf.mla_decode import (
     served_decode_grid,
 )
 from tiersim.perf.profile import (
-    DEEPSEEK_V3_MLA,
     DSA_PROXY_ROWS,
     DSA_SHAPES,
-    MLA_DEFAULT_KEY,
     OP_AXES,
     Profile,
     ProfileOps,
@@ -106,161 +140,6 @@ from tiersim.perf.profile import (
     log_corners,
     table_name,
 )
-
-AIC_PACKAGE = "aiconfigurator-core"
-AIC_PIN = "0.12.0"
-_GPU_DIRS = {"h200": "h200_sxm", "h100": "h100_sxm", "b200": "b200_sxm"}
-_GPU_NAMES = {"h200": "H200", "h100": "H100", "b200": "B200"}
-#: aiconfigurator dtype names for tiersim precisions, per table family.
-GEMM_DTYPES = {"bf16": "bfloat16", "fp8": "fp8", "fp8_block": "fp8_block"}
-#: Marks "the fastest kernel measured at each point" in :data:`GEMM_KERNELS`.
-FASTEST = "fastest"
-#: vLLM's kernel per GEMM dtype where the data holds several: the per-tensor FP8 CUTLASS
-#: kernel; for block FP8 the data measured DeepGEMM, FlashInfer and CUTLASS on different
-#: (m, n, k) ranges (vLLM dispatches by platform and shape), so each point takes the fastest.
-#: GEMM tables NVIDIA timed eagerly, per engine (``timing: eager``; aiconfigurator's vLLM
-#: collector replays every GEMM in a CUDA graph except block-FP8: ``collect_gemm.py``,
-#: ``use_cuda_graph=gemm_type != "fp8_block"``). See :mod:`tiersim.perf.profile`.
-EAGER_GEMMS = {"vllm": ("fp8_block",)}
-GEMM_KERNELS = {"fp8": "CutlassFP8ScaledMMLinearKernel", "fp8_block": FASTEST}
-#: ``fp8`` MoE reads the block-FP8 rows (vLLM's Triton FP8 MoE, what FP8 checkpoints of MoE
-#: models run); the data's per-tensor ``fp8`` MoE rows are ModelOpt's FlashInfer-CUTLASS path,
-#: measured 2-3x slower than BF16 on H200, which vLLM does not pick for such checkpoints.
-MOE_DTYPES = {"bf16": "bfloat16", "fp8": "fp8_block", "fp8_block": "fp8_block",
-              "w4a16": "int4_wo", "mxfp4": "w4a16_mxfp4", "nvfp4": "int4_wo"}
-#: Formats measured through another format's rows, and why (written into the table's notes).
-#: On Hopper vLLM runs NVFP4 MoE weight-only through the same fused Marlin MoE kernel as INT4
-#: (FP4 values, FP8 scales per 16 instead of INT4 with BF16 scales per group), so the INT4
-#: Marlin measurement is the closest measured kernel; no Hopper table measures NVFP4 itself.
-MOE_PROXIES = {"nvfp4": "NVFP4 on Hopper runs as vLLM's weight-only Marlin MoE; measured here "
-                        "through the INT4 Marlin rows (same kernel, 4.125 vs 4.5 bits)"}
-#: Formats a GPU's tensor cores run natively (``GPU.native``: NVFP4 and MXFP4 on Blackwell) read
-#: the rows of what each engine runs there instead: NVFP4 GEMMs and MoE their own rows, no proxy;
-#: MXFP4 MoE (gpt-oss) under TensorRT-LLM its default Blackwell kernel, MXFP4 weights with MXFP8
-#: activations (TRTLLM-gen); vLLM's default there, FlashInfer MXFP4 x BF16, is ``w4a16_mxfp4``.
-NATIVE_GEMM_DTYPES = {"nvfp4": "nvfp4"}
-NATIVE_MOE_DTYPES = {"vllm": {"nvfp4": "nvfp4"},
-                     "trtllm": {"nvfp4": "nvfp4", "mxfp4": "w4a8_mxfp4_mxfp8"},
-                     "sglang": {"nvfp4": "nvfp4"}}
-#: MoE kernels an engine runs only when asked (TensorRT-LLM's min-latency mode): read only where
-#: a shape has no other kernel measured.
-OPT_IN_MOE_KERNELS = ("min_latency",)
-KV_DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
-#: MLA shapes NVIDIA measured the MLA modules at (DeepSeek-V3; Kimi-K2 shares them).
-MLA_SHAPE = DEEPSEEK_V3_MLA
-#: The cached latent's width at :data:`MLA_SHAPE` (the MLA tables' ``head_dim`` key).
-MLA_LATENT = MLA_SHAPE["kv_lora_rank"] + MLA_SHAPE["qk_rope_head_dim"]
-
-
-def mla_table_key(heads: int) -> dict[str, int]:
-    """The key of an MLA module table at :data:`MLA_SHAPE` with ``heads`` query heads per GPU
-    (its shape fields, :data:`tiersim.perf.profile.MLA_KEYS`, written out)."""
-    return {"heads": heads, "kv_heads": 1, "head_dim": MLA_LATENT, **MLA_DEFAULT_KEY}
-
-MLA_GEMM_TYPES = {"bf16": "bfloat16", "fp8_block": "fp8_block"}
-#: SGLang prefills a DSA prompt of at most this many tokens with its dense ragged kernel (no
-#: indexer: every token is kept), longer ones with its sparse backend.
-SGLANG_DENSE_PREFILL_MAX = 2048
-#: Engines whose MLA generation module NVIDIA timed outside the engine's compiled graph, read
-#: as the engine serves it: less the unfused elementwise kernels (:mod:`tiersim.perf.mla_decode`).
-SERVED_MLA_DECODE = ("vllm",)
-#: SGLang's default MLA attention backends (its docs: FlashAttention 3 on Hopper, TRT-LLM MLA on
-#: Blackwell): the kernel read from its measured MLA modules (``wideep_*_mla_perf``), which
-#: time each backend it supports on that GPU.
-SGLANG_MLA_BACKENDS = ("fa3", "trtllm_mla")
-MOE_DISTRIBUTION = "power_law_1.01"
-#: Context axis (tokens already cached) of the imported prefill-attention tables.
-PREFILL_CONTEXT_AXIS = (1, 512, 2048, 8192, 32768, 131072)
-#: Extra prompt lengths beyond the measured ones, reached by power-law extrapolation.
-PREFILL_EXTRA_TOKENS = (32768,)
-#: Decode batch sizes kept (the measured grid; larger ones extrapolate linearly in batch).
-DECODE_BATCH_AXIS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where one imported table came from: a parquet file under the package's data folder."""
-
-    family: str
-    engine: str
-    version: str
-    path: Path
-
-    def origin(self, aic_version: str) -> str:
-        """The provenance string stored in the table's ``origin`` field."""
-        rel = "/".join(self.path.parts[-5:])
-        return f"{AIC_PACKAGE} {aic_version} systems/data/{rel}"
-
-
-# --------------------------------------------------------------------------- locating data
-
-
-def _aic(missing: str):
-    """The aiconfigurator_core module; ``missing`` is the error where it is not installed, and
-    an installed one that fails to import is one line naming what failed."""
-    return import_extra("aiconfigurator_core", AIC_PACKAGE, missing,
-                        f"pip install '{AIC_PACKAGE}=={AIC_PIN}' (or the tiersim[aic] extra)",
-                        ProfileError)
-
-
-def data_root(gpu: str) -> Path:
-    """The package's measured-data folder for ``gpu``; raises when the package is missing."""
-    aiconfigurator_core = _aic(f"{AIC_PACKAGE} is not installed; pip install "
-                               f"'{AIC_PACKAGE}=={AIC_PIN}' (or the tiersim[aic] extra) to "
-                               "import its tables")
-    if gpu.lower() not in _GPU_DIRS:
-        raise ProfileError(f"--gpu {gpu!r}: choose one of {', '.join(_GPU_DIRS)}")
-    root = Path(aiconfigurator_core.__file__).parent / "systems" / "data" / _GPU_DIRS[gpu.lower()]
-    if not root.is_dir():
-        raise ProfileError(f"{root}: no measured data for {gpu} in this {AIC_PACKAGE}")
-    return root
-
-
-def data_engine(gpu: str, engine: str) -> None:
-    """Check that ``engine`` has tables for ``gpu`` in the installed data, before any model is
-    read (``--engine foo`` was refused only after every model config was read, naming a
-    folder of the package and no engine to choose)."""
-    root = data_root(gpu) / "gemm"
-    engines = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    if engine.lower() not in engines:
-        raise ProfileError(f"--engine {engine!r}: {AIC_PACKAGE} {aic_version()} has no "
-                           f"{gpu.upper()} tables of that engine; choose one of "
-                           f"{', '.join(engines) or '(none)'}")
-
-
-def aic_version() -> str:
-    """Installed aiconfigurator-core version."""
-    return importlib.metadata.version(AIC_PACKAGE)
-
-
-def _version_key(version: str) -> tuple:
-    parts = []
-    for piece in version.replace("rc", ".").replace("post", ".").replace("dev", ".").split("."):
-        parts.append(int(piece) if piece.isdigit() else -1)
-    return tuple(parts)
-
-
-def find_sources(root: Path, family: str, engine: str, filename: str) -> list[Source]:
-    """Every version folder of ``family/engine`` holding ``filename``, newest first."""
-    base = root / family / engine
-    if not base.is_dir():
-        return []
-    versions = sorted((d.name for d in base.iterdir() if d.is_dir()), key=_version_key)
-    return [
-        Source(family, engine, v, base / v / filename)
-        for v in reversed(versions)
-        if (base / v / filename).is_file()
-    ]
-
-
-def _read(source: Source):
-    import pandas as pd
-
-    from tiersim.arrowfile import arrow_file
-
-    with arrow_file(source.path) as handle:
-        return pd.read_parquet(handle)
-
 
 # --------------------------------------------------------------------------- GEMM
 
@@ -1445,21 +1324,6 @@ def measured_deepgemm_requests(imp: Importer):
 def layout(entry) -> tuple[int, int, int]:
     """``(tp, dp, ep)`` of a :data:`SHIPPED_MODELS` layout entry."""
     return (int(entry), 1, 1) if isinstance(entry, int) else tuple(int(x) for x in entry)
-
-
-def aic_model_path(name: str) -> str:
-    """A model name as :func:`tiersim.hardware.get_model` takes it: ``aic:NAME`` becomes the
-    config.json path inside the installed aiconfigurator-core (one error line if absent)."""
-    if not name.startswith("aic:"):
-        return name
-    aiconfigurator_core = _aic(f"importing NVIDIA's tables needs {AIC_PACKAGE} (model "
-                               f"{name[4:]} is read from it): pip install 'tiersim[aic]' (or "
-                               f"'{AIC_PACKAGE}=={AIC_PIN}')")
-    folder = Path(aiconfigurator_core.__file__).parent / "model_configs"
-    path = folder / f"{name[4:]}_config.json"
-    if not path.is_file():
-        raise ProfileError(f"{path}: no such model config in {AIC_PACKAGE}")
-    return str(path)
 
 
 def _kept_object(out, key: str):
