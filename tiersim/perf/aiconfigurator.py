@@ -187,7 +187,7 @@ def table_requests(model, precision: str, tp: int, kv_dtype: str, gpu: str = "h2
 def moe_backends(model, precision: str, tp: int, dp: int = 1, ep: int = 1) -> tuple[str, ...]:
     """The MoE kernels (``moe_backend``) a ``tp`` x ``dp`` replica of ``model`` with expert
     parallel size ``ep`` can run: ``auto``, and ``deepgemm`` where
-    :func:`tiersim.perf.assembly.check_moe_backend` admits it (block-FP8 experts below MoE TP
+    :func:`tiersim.perf.memory.check_moe_backend` admits it (block-FP8 experts below MoE TP
     8). An import probes each, so a ``deepgemm`` tier reads its expert GEMMs measured."""
     from tiersim.hardware import get_model
     from tiersim.hardware.precisions import weight_formats
