@@ -16,7 +16,9 @@ eps``). Accuracy is measured relative to the top tier's, ``a_top``.
   oracle, which knows those requests, beats both tiers), the static split ends at ``a_top``, and
   the largest gap is there: ``dC* = p (delta - eps) / delta x dc``.
 
-Savings are quoted against the cheapest uniform tier that already meets the accuracy floor.
+Savings are quoted against the cheapest uniform tier that already meets the accuracy floor: of
+the model's two tiers (:func:`savings_at_floor`), or where a scenario prices every tier's
+uniform fleet, of all of them (:func:`with_uniform`), as ``tiersim run`` picks its baseline.
 """
 
 from __future__ import annotations
@@ -165,6 +167,19 @@ def savings_at_floor(m: TwoType, floor: float) -> dict:
         "vs_uniform": None if None in (oracle, uniform) else uniform - oracle,
         "vs_static_split": None if None in (oracle, static) else static - oracle,
     }
+
+
+def with_uniform(at_floor: dict, tier: str | None, cost: float | None, among: list[str],
+                 every: bool) -> dict:
+    """``at_floor`` (:func:`savings_at_floor`) quoting its cheapest uniform fleet as the
+    uniform fleet of ``tier`` costing ``cost`` (None, None: none meets the floor), chosen among
+    the tiers ``among``: every tier of a scenario (``every``, as ``tiersim run`` chooses its
+    baseline) or only the two compared. The saving against it is recomputed; the model's own
+    two tiers price the oracle and the static split as before."""
+    oracle = at_floor["oracle_cost"]
+    return {**at_floor, "uniform_cost": cost, "uniform_tier": tier, "uniform_among": among,
+            "uniform_among_every_tier": every,
+            "vs_uniform": None if None in (oracle, cost) else cost - oracle}
 
 
 def summary(m: TwoType, floor: float | None = None) -> dict:

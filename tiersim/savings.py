@@ -158,9 +158,7 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     uniform = same_basis(uniform, df, [*infos, *(baseline_infos or [])], basis)
     floor = baseline_floor(accuracy_floor, accuracy)
     served = [u for u in uniform if u.slo_met and u.cost_usd is not None]
-    meets = [u for u in served if reaches_floor(u.accuracy, floor)]
-    base = min(meets, key=lambda u: paid_order(cost_model, u.cost_usd, u.cost_per_hour_usd, 1,
-                                               u.replicas, u.accuracy)) if meets else None
+    base = cheapest_uniform(cost_model, served, floor)
     baselines = tuple(_baseline(u) for u in uniform)
     rate = float(costs.provisioned_totals(fleet, 3600.0).sum())
     priced = (base.cost_usd, base.cost_per_hour_usd) if base else (None, None)
@@ -176,6 +174,19 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
                               [(u.cost_usd, u.cost_per_hour_usd, u.accuracy) for u in served]),
         drain_gap=base and drain_words((rate, base.cost_per_hour_usd),
                                        (duration, base.duration_s), cost_model))
+
+
+def cheapest_uniform(cost_model: str, uniform: list[UniformRun],
+                     floor: float | None) -> UniformRun | None:
+    """The uniform baseline: of the sized ``uniform`` fleets meeting the SLOs (a cost) and
+    ``floor`` (:func:`~tiersim.results.reaches_floor`; any accuracy when None), the first in
+    the order ``tiersim plan`` ranks fleets (:func:`~tiersim.results.paid_order`); None where
+    none does. ``tiersim run``'s savings and ``tiersim analytic --scenario``'s cheapest uniform
+    at the floor both choose it here."""
+    meets = [u for u in uniform if u.slo_met and u.cost_usd is not None
+             and (floor is None or reaches_floor(u.accuracy, floor))]
+    return min(meets, key=lambda u: paid_order(cost_model, u.cost_usd, u.cost_per_hour_usd, 1,
+                                               u.replicas, u.accuracy)) if meets else None
 
 
 def _baseline(u: UniformRun) -> UniformBaseline:

@@ -87,7 +87,7 @@ def analytic(
         _check_data_flags({"--p": p, "--eps": eps, "--delta": delta}, cheap, top)
         if scenario is not None:
             _check_price_pair(c0, dc)
-        model, est, floor = _from_data(trace, scenario, cheap, top, dc, c0, floor)
+        model, est, floor, fleet_pick = _from_data(trace, scenario, cheap, top, dc, c0, floor)
     if model is None:  # no trade to model, or the cheap tier the better: the run's note
         note = est.pop("note")
         out = {"note": note, "estimated_from": est}
@@ -104,6 +104,8 @@ def analytic(
     out = summary(model, floor)
     if est is not None:
         out["estimated_from"] = est
+        if "at_floor" in out:
+            out["at_floor"] = _uniform_at_floor(out["at_floor"], model, est, fleet_pick)
     echo(json.dumps(out, indent=1) if as_json else render(out))
 
 
@@ -174,8 +176,11 @@ def _from_flags(p, eps, delta, dc, c0) -> TwoType:
 
 def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     """Estimate the model from a trace (and a scenario's tiers, costs and difficulty model):
-    (model, estimate, floor), the model None and the estimate's ``note`` saying why where
-    ``tiersim run`` notes the same (tiers of one price, the cheap tier the more accurate)."""
+    (model, estimate, floor, the scenario's cheapest uniform fleet at the floor), the model
+    None and the estimate's ``note`` saying why where ``tiersim run`` notes the same (tiers of
+    one price, the cheap tier the more accurate). The last is :func:`_fleet_uniform`'s, where
+    the scenario prices every tier and a floor is set; else None (only the two compared tiers
+    are priced)."""
     from tiersim.routing.accuracy import expected_matrix, prepare_workload, realised_matrix
     from tiersim.routing.types import TierInfo
 
@@ -192,13 +197,14 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
         infos = [TierInfo(cheap), TierInfo(top)]
         _require_labels(df, infos, source)
     pair = _pick(infos, cheap, top, source, [t.name for t in scn.baselines] if scn else [])
+    every = infos
     if scn is not None:  # the requests run serves: its sessions (generated, or the trace's)
         from tiersim.inputs import baseline_infos, prepare_all
         from tiersim.runner import workload_rng
 
         # every tier run checks, baseline-only ones too (their draws leave the tiers' alone)
-        prepared = prepare_all(df, [*infos, *baseline_infos(scn)], scn, workload_rng(scn),
-                               source)
+        every = [*infos, *baseline_infos(scn)]
+        prepared = prepare_all(df, every, scn, workload_rng(scn), source)
     else:
         prepared = prepare_workload(df, infos, None, rng=np.random.default_rng(0), source=source)
     df, end_s = prepared.df, 0.0
@@ -210,7 +216,7 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     if scn is not None and not len(df):  # the run's note: no request to estimate on
         from tiersim.summary import NOTHING_SERVED_NOTE
 
-        return None, {"n": 0, **header, "note": NOTHING_SERVED_NOTE}, floor
+        return None, {"n": 0, **header, "note": NOTHING_SERVED_NOTE}, floor, None
     easy = None
     if "difficulty_class" in df and df["difficulty_class"].notna().any():
         easy = (df["difficulty_class"] != "hard").to_numpy()  # generator's types; hopeless: easy
@@ -218,15 +224,66 @@ def _from_data(trace, scenario, cheap, top, dc, c0, floor):
     est = {**estimate(expected, realised_matrix(df, pair), easy), **header}
     accuracy = expected.mean(axis=0)
     est["accuracy"] = {pair[0].name: float(accuracy[0]), pair[1].name: float(accuracy[1])}
-    c0, dc = _prices(scn, (fleet, df, end_s), pair, source, (c0, dc), est)
+    c0, dc, runs = _prices(scn, (fleet, df, end_s), pair, source, (c0, dc), est)
     note = est.get("note") or accuracy_note(pair[0].name, pair[1].name, est)
     if note is not None:  # the run's note: no trade to model, or the cheap tier the better one
         est["note"] = note
-        return None, est, floor
+        return None, est, floor, None
     if floor is None and scn is not None:
         floor = scn.accuracy_floor
     model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
-    return model, est, floor
+    pick = None
+    if runs is not None and floor is not None:
+        pick = _fleet_uniform(scn.cost_model, runs, (df, every, header["basis"]), floor,
+                              (pair, c0, dc))
+    return model, est, floor, pick
+
+
+def _fleet_uniform(cost_model: str, runs: dict, scored: tuple, floor: float,
+                   model: tuple) -> tuple[str | None, float | None, list[str]]:
+    """The scenario's cheapest uniform fleet meeting the SLOs and ``floor``, of every tier's
+    sized fleet (``runs``, by name; baseline-only tiers included), chosen as ``tiersim run``
+    chooses its baseline (:func:`tiersim.savings.cheapest_uniform`, each fleet's accuracy on
+    the run's basis: ``scored`` is the served table, every tier's info and that basis): (its
+    tier, its cost in the model's units, the tiers it was chosen among), tier and cost None
+    where none meets the floor. ``model``: the compared pair, c0 and dc (:func:`_model_cost`)."""
+    from tiersim.savings import cheapest_uniform, same_basis
+
+    fleets = same_basis(list(runs.values()), *scored)
+    base = cheapest_uniform(cost_model, fleets, floor)
+    among = [u.tier for u in fleets]
+    if base is None:
+        return None, None, among
+    return base.tier, _model_cost(cost_model, base, runs, *model), among
+
+
+def _model_cost(cost_model: str, fleet, runs: dict, pair, c0: float, dc: float) -> float:
+    """A sized uniform fleet's cost in the closed form's units (:func:`tiersim.summary.
+    two_tier_prices`): c0 and c0 + dc for the compared pair, else its cost over the workload,
+    or under provisioned costs (a cheap fleet paid per hour) c0 scaled by its price per hour
+    over the cheap fleet's, as dc is."""
+    if fleet.tier == pair[0].name:
+        return c0
+    if fleet.tier == pair[1].name:
+        return c0 + dc
+    cheap = runs[pair[0].name].cost_per_hour_usd
+    if cost_model == "provisioned" and cheap and fleet.cost_per_hour_usd is not None:
+        return c0 + c0 * (fleet.cost_per_hour_usd / cheap - 1.0)
+    return float(fleet.cost_usd)
+
+
+def _uniform_at_floor(at_floor: dict, model: TwoType, est: dict, pick) -> dict:
+    """``at_floor`` naming its cheapest uniform fleet (:func:`tiersim.analytic.with_uniform`):
+    the scenario's, of every tier (``pick``, :func:`_fleet_uniform`), where the scenario priced
+    them all; else the cheaper of the two compared tiers meeting the floor, named as such."""
+    from tiersim.analytic import with_uniform
+
+    if pick is not None:
+        tier, cost, among = pick
+        return with_uniform(at_floor, tier, cost, among, every=True)
+    cost = at_floor["uniform_cost"]
+    tier = None if cost is None else est["cheap"] if cost == model.c0 else est["top"]
+    return with_uniform(at_floor, tier, cost, [est["cheap"], est["top"]], every=False)
 
 
 def _note_replaced_trace(scn, scenario: Path, trace: Path) -> None:
@@ -274,37 +331,39 @@ def _require_labels(df, infos, source: str) -> None:
                            "correctness")
 
 
-def _prices(scn, served, pair, source: str, given: tuple, est: dict) -> tuple[float, float]:
-    """c0 and dc: the flags' (``given``), else the scenario's as run prices them (``served``:
-    its fleet, the requests its tiers serve and the least the run lasts), else 1 for a bare
-    trace. Says in ``est`` which units they are in (``costs``, ``per``), which were assumed,
-    and the run's ``note`` where the scenario's prices leave no trade to model."""
+def _prices(scn, served, pair, source: str, given: tuple, est: dict) -> tuple:
+    """c0, dc and every tier's sized uniform fleet by name: the flags' (``given``; no fleets),
+    else the scenario's as run prices them (``served``: its fleet, the requests its tiers serve
+    and the least the run lasts), else 1 for a bare trace (no fleets). Says in ``est`` which
+    units they are in (``costs``, ``per``), which were assumed, and the run's ``note`` where
+    the scenario's prices leave no trade to model."""
     c0, dc = given
+    runs = None
     est["costs"] = "costs per request, as --c0 and --dc give them"
     if scn is None and (dc is None or c0 is None):  # a bare trace has no prices
         est["assumed"] = ", ".join(f"{k} = 1" for k, v in (("c0", c0), ("dc", dc)) if v is None)
         est["costs"] = "costs per request in the units of --c0 and --dc"
     if scn is not None and dc is None and c0 is None:  # one alone is refused: mixed units
-        priced = _scenario_prices(scn, *served, pair, source)
+        priced, runs = _scenario_prices(scn, *served, pair, source)
         est["costs"] = (f"costs in USD of all requests on uniform fleets sized by simulation "
                         f"({scn.cost_model} cost), as tiersim run prices them")
         est["per"] = "USD over the workload"
         if priced.note is not None:
             est["note"] = priced.note
         c0, dc = priced.c0, priced.dc
-    return (1.0 if c0 is None else c0), (1.0 if dc is None else dc)
+    return (1.0 if c0 is None else c0), (1.0 if dc is None else dc), runs
 
 
 def _scenario_prices(scn, fleet, df, end_s: float, pair, source: str):
     """c0 and dc as ``tiersim run`` prices them (:func:`tiersim.summary.two_tier_prices`):
     each tier's uniform fleet sized by simulation on ``df`` and costed in the scenario's cost
     model; with the run's note where there is no trade to model (a fleet meeting the SLOs at
-    no size, or the top tier not dearer)."""
+    no size, or the top tier not dearer). Also every tier's sized fleet, by name."""
     from tiersim.savings import sized_uniform_runs
     from tiersim.summary import gpu_hour_prices, two_tier_prices
 
     uniform = {u.tier: u for u in sized_uniform_runs(scn, source, fleet, df, end_s)}
-    return two_tier_prices(scn.cost_model, uniform, pair, gpu_hour_prices(scn))
+    return two_tier_prices(scn.cost_model, uniform, pair, gpu_hour_prices(scn)), uniform
 
 
 def _basis(scn) -> str:
@@ -456,11 +515,24 @@ def render(out: dict) -> str:
         from tiersim.results import floor_pair
 
         lines.append(f"at floor {floor_pair(f['floor'], f['floor'], percent=False)[1]}: oracle "
-                     f"{_num(f['oracle_cost'])}, cheapest "
-                     f"uniform {_num(f['uniform_cost'])}, static split "
+                     f"{_num(f['oracle_cost'])}, {_uniform_words(f)}, static split "
                      f"{_num(f['static_split_cost'])}; saving vs uniform "
                      f"{_num(f['vs_uniform'])}, vs static {_num(f['vs_static_split'])}")
     return "\n".join(lines)
+
+
+def _uniform_words(f: dict) -> str:
+    """The at-floor line's uniform fleet: "cheapest uniform 1" for the model's own two tiers
+    (given as --p/--eps/--delta), else which tiers it was chosen among and which it is: "cheapest
+    uniform of the scenario's 3 tiers (fp8) 0.187941" (as ``tiersim run``'s baseline), "cheaper
+    uniform of the two compared tiers (bf16) 0.306304" where only those are priced. Before, the
+    second read "cheapest uniform 0.306304" beside a run whose baseline was fp8 at 0.188."""
+    if "uniform_among" not in f:
+        return f"cheapest uniform {_num(f['uniform_cost'])}"
+    head = (f"cheapest uniform of the scenario's {len(f['uniform_among'])} tiers"
+            if f["uniform_among_every_tier"] else "cheaper uniform of the two compared tiers")
+    tier = "" if f["uniform_tier"] is None else f" ({f['uniform_tier']})"
+    return f"{head}{tier} {_num(f['uniform_cost'])}"
 
 
 def _points(points) -> str:
