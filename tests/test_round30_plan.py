@@ -149,7 +149,7 @@ def _plan_figures(console: str, plan: PlanResult, page: PageTables, run: RunResu
         line = re.search(rf"^  uniform {re.escape(u['design'])} .*cost ({NUMBER.pattern}) USD$",
                          console, re.M)
         figures.add("console", f"uniform {u['design']} cost", line.group(1), u["cost_usd"])
-        figures.add("report", f"uniform {u['design']} cost", others[u["design"]][0],
+        figures.add("report", f"uniform {u['design']} cost", others[u["design"]][1],
                     u["cost_usd"])
     saving = chosen["savings"]["vs_uniform_frac"]
     # a saving of 0 "costs the same" (round 32: it read "saves 0 %")

@@ -43,10 +43,10 @@ def test_the_plans_own_uniform_fleet_reads_alike_in_its_line_and_its_report():
                   if heading == "Other designs" for row in rows[1:])
     for fleet in plan.uniform:
         line = _uniform_line(fleet)
-        verdict = others[fleet["design"]][1]
+        verdict = others[fleet["design"]][2]
         assert verdict == design_verdict(fleet)
         assert f"): {verdict}, cost " in line
-    assert others["fp8"] == ["0.102", "meets every constraint"]
+    assert others["fp8"] == ["fp8 1", "0.102", "meets every constraint"]
 
 
 def test_a_design_that_missed_keeps_its_reason_and_an_unsized_one_has_none():

@@ -293,7 +293,7 @@ def format_plan(result: PlanResult) -> str:
         lines.append(f"  one fewer {tier}: {check.get('verdict')}")
     lines += _tiers_over_slo(chosen, result.constraints)
     for other in result.runners_up:
-        lines.append(f"  runner-up {other.get('design')}: {other.get('missed')}")
+        lines.append(_runner_up_line(other))
     lines += [_uniform_line(other) for other in result.uniform]
     for split in result.splits:
         from tiersim.metrics import SCORE_WORDS, score_text
@@ -303,6 +303,17 @@ def format_plan(result: PlanResult) -> str:
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
                      f"{SCORE_WORDS})")
     return "\n".join(lines)
+
+
+def _runner_up_line(other: dict) -> str:
+    """One runner-up design: its label, its replicas per tier where it was sized
+    (:func:`tiersim.fleet_sizes.sized_words`: "nvfp4 3 + fp8 2 replicas"; where it met no size,
+    the last tried), and what it missed or how it compares with the plan."""
+    from tiersim.fleet_sizes import sized_words
+
+    size = sized_words(other, " replicas")
+    sized = "" if size is None else f" ({size})"
+    return f"  runner-up {other.get('design')}{sized}: {other.get('missed')}"
 
 
 def _uniform_line(other: dict) -> str:

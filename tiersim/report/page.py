@@ -24,6 +24,7 @@ import tiersim
 from tiersim import fidelity
 from tiersim.atomic import create_temp
 from tiersim.errors import TiersimError, escaped
+from tiersim.fleet_sizes import sized_words
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import (
     cache_rows,
@@ -591,7 +592,7 @@ def plan_section(plan: PlanResult) -> str:
                for name, m in in_margin_order(chosen.get("margins") or {})]
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in by_planned_tier(chosen, "one_fewer")]
-    others = [[o.get("design"), o.get("cost_usd"), design_verdict(o)]
+    others = [[o.get("design"), sized_words(o), o.get("cost_usd"), design_verdict(o)]
               for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
             f"({page_text(head)}):</p>"
@@ -603,7 +604,7 @@ def plan_section(plan: PlanResult) -> str:
             + "<h3>One replica fewer</h3>"
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
-            + table(["design", "cost (USD)", "missed / compared"], others)
+            + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
             + "".join(split_section(split) for split in plan.splits))
 
 
