@@ -101,7 +101,11 @@ def test_a_dropped_request_is_not_a_silent_failure():
 def _escalated_then_dropped(tmp_path, baselines: bool = False):
     """Two long answers, both wrong on the cheap tier (a perfect verifier escalates them) and
     both too long for the top tier's context, which drops them: only their first passes run,
-    for seconds after the last arrival (0.5 s)."""
+    for seconds after the last arrival (0.5 s). Routing by capability (round 35) cancels such an
+    escalation, the cheap tier holding the request; it is switched off here, so the top tier
+    refuses them as it refuses an escalation larger than its KV cache, the path kept."""
+    from unittest import mock
+
     from conftest import tiny_doc, write_yaml
 
     from tiersim.runner import run_scenario
@@ -114,7 +118,8 @@ def _escalated_then_dropped(tmp_path, baselines: bool = False):
                    router={"policy": "cascade", "cascade": {"signal_noise": 0.0}})
     doc["tiers"][1]["scheduler"] = {"max_model_len": 1000}
     path = write_yaml(tmp_path / "s.yaml", doc)
-    return run_scenario(load_scenario(path), scenario_path=path, baselines=baselines)
+    with mock.patch("tiersim.routing.policies.by_capability", lambda a, df, tiers: a):
+        return run_scenario(load_scenario(path), scenario_path=path, baselines=baselines)
 
 
 def test_the_run_lasts_until_its_last_pass_ends(tmp_path):

@@ -352,10 +352,13 @@ def test_a_planned_tier_of_data_parallel_ranks_pays_every_gpu():
     assert evaluator.evaluate(design, {"w4a16": 3}).cost_per_hour_usd == pytest.approx(21.0)
 
 
-def test_a_planned_fleet_is_paid_until_a_pass_without_an_answer_ends(tmp_path):
+def test_a_planned_fleet_is_paid_until_a_pass_without_an_answer_ends(tmp_path, monkeypatch):
     # one request (100 + 10 tokens) escalated by a cascade to bf16, whose 50-token context
     # refuses it after w4a16's first pass ran: no finish, no later arrival, but the plan's
-    # fleet ran until that pass ended, as the run's did (the run's duration, not 0 s)
+    # fleet ran until that pass ended, as the run's did (the run's duration, not 0 s). Routing
+    # by capability (round 35) cancels that escalation (w4a16 holds the request); it is
+    # switched off here, so bf16 refuses it as it refuses one larger than its KV cache
+    monkeypatch.setattr("tiersim.routing.policies.by_capability", lambda a, df, tiers: a)
     doc = tiny_doc(trace={"path": str(_trace(tmp_path, [100], [10]))},
                    router={"policy": "cascade",
                            "cascade": {"threshold": 10.0, "signal_noise": 0.0}})
@@ -378,6 +381,7 @@ def test_a_planned_fleet_reads_as_its_run(tmp_path):
     doc = tiny_doc(trace={"path": str(_trace(tmp_path, [100, 10_000, 100], [10, 10, 50]))},
                    router={"policy": "static_split", "fractions": [1, 0]})
     doc["tiers"][0].update(replicas=2, scheduler={"max_model_len": 4096})
+    doc["tiers"][1]["scheduler"] = {"max_model_len": 4096}  # else bf16 would take request 1
     scenario = load_scenario(write_yaml(tmp_path / "s.yaml", doc))
     with pytest.warns(UserWarning, match="1 of 3 requests were dropped"):
         run = run_scenario(scenario)

@@ -94,7 +94,7 @@ def test_requests_the_fleet_cannot_serve_get_a_note(tmp_path, capsys):
         tier["scheduler"] = {"max_model_len": 1}
     code, err, path = _run_doc(tmp_path, capsys, doc)
     assert (code, err.strip()) == (0, f"note: {path}: 317 of 317 requests were dropped, never "
-                                      "served (317 longer (prompt + output) than their tier's "
+                                      "served (317 longer (prompt + output) than every tier's "
                                       "context, up to 7,574 tokens); they count as dropped in "
                                       "every figure; the first is request_id 594 (1,182 "
                                       "tokens on tier bf16, which serves at most 1, its "

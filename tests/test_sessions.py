@@ -400,8 +400,9 @@ def _agent_run(tmp_path, rows, router, max_model_len=None, **run_args):
     pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "agent.csv", index=False)
     doc = tiny_doc(trace={"path": "agent.csv", "format": "canonical"}, router=router,
                    workload={"sessions": {"system_prompt_tokens": 0}})
-    if max_model_len is not None:
-        doc["tiers"][1]["scheduler"] = {"max_model_len": max_model_len}
+    if max_model_len is not None:  # on both tiers: routed by capability, a step one tier
+        for tier in doc["tiers"]:  # holds would go there (round 35)
+            tier["scheduler"] = {"max_model_len": max_model_len}
     path = write_yaml(tmp_path / "s.yaml", doc)
     return run_scenario(load_scenario(path), scenario_path=path, **run_args)
 
@@ -416,7 +417,7 @@ def test_the_dropped_note_counts_steps_never_sent_apart(tmp_path):
     assert run.dropped == 3
     note = next(n for n in run.notes if "were dropped" in n)
     assert note.endswith(
-        "3 of 4 requests were dropped, never served (1 longer (prompt + output) than their "
+        "3 of 4 requests were dropped, never served (1 longer (prompt + output) than every "
         "tier's context, up to 5,340 tokens, and 2 never sent: an earlier step of their "
         "session was dropped); they count as dropped in every figure; the first is "
         "request_id 1 (5,340 tokens on tier bf16, which serves at most 4,096, its "

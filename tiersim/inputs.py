@@ -145,7 +145,8 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[Ti
         TierInfo(name=t.name, precision=_prior_precision(scenario, t.config),
                  accuracy=t.config.accuracy,
                  cost_weight=cost_weight(t, scenario.cost_model),
-                 output_length_multiplier=t.config.output_length_multiplier)
+                 output_length_multiplier=t.config.output_length_multiplier,
+                 max_model_len=int(t.limits.max_model_len or 0))
         for t in fleet.tiers
     ]
 

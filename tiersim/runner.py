@@ -182,6 +182,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     check_run_memory(scenario, loaded, len(df))
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s, series=series)
+    _note_rerouted(assignment, infos, source)
     _note_dropped(fleet, df, result, source)
     _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
@@ -339,6 +340,26 @@ def _note_unsized_baselines(scenario: Scenario, source: str) -> None:
                       "nothing here; run without --no-baselines to use it", Note, stacklevel=3)
 
 
+def _note_rerouted(assignment: Assignment, infos: list[TierInfo], source: str) -> None:
+    """A note when requests longer (prompt + output) than the context of the tier their router
+    chose went to a tier that holds them (:func:`tiersim.routing.capability.by_capability`),
+    with how many each tier took: they are served, not dropped, as a gateway that routes by
+    capability serves them."""
+    moved = assignment.rerouted
+    if moved is None or not moved.any():
+        return
+    final = assignment.final_tier[moved]
+    took = ", ".join(f"{t.name} {int(np.sum(final == k)):,}" for k, t in enumerate(infos)
+                     if np.any(final == k))
+    count = int(moved.sum())
+    warnings.warn(f"{source}: {count:,} request{'s' if count != 1 else ''} longer (prompt + "
+                  f"output) than the context of a tier {'their' if count != 1 else 'its'} "
+                  "router chose went to a tier that holds it (the cheapest above, else the "
+                  "dearest below; an escalation landing on the first tier is none), answered "
+                  f"by {took}; routing is by capability first, and only a request no tier "
+                  "holds is dropped", Note, stacklevel=2)
+
+
 def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     """A note when the fleet dropped requests it can never serve (prompt + output longer than
     the context of the tier it was sent to, or than one of its replicas' KV cache), and the
@@ -351,8 +372,11 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     unsent = _never_sent(df, dropped)
     tokens, too_long, tier = _dropped_sizes(fleet, df, result, dropped & ~unsent)
     reasons = []
-    if too_long.any():
-        reasons.append(f"{int(too_long.sum()):,} longer (prompt + output) than their tier's "
+    if too_long.any():  # routed by capability: none holds them where tiers could be chosen
+        rows = np.flatnonzero(dropped & ~unsent)[too_long]
+        whose = ("every tier's" if len(fleet.tiers) > 1 and not _held(fleet, df, rows).any()
+                 else "their tier's")
+        reasons.append(f"{int(too_long.sum()):,} longer (prompt + output) than {whose} "
                        "context")
     if not too_long.all():
         reasons.append(f"{int((~too_long).sum()):,} larger than one sequence may hold of a "
@@ -365,6 +389,16 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     first = _first_dropped(fleet, df, np.flatnonzero(dropped & ~unsent), tokens, too_long, tier)
     warnings.warn(f"{head}{_dropped_after_first_pass(result, dropped, why)}; they count as "
                   f"dropped in every figure{first}", Note, stacklevel=2)
+
+
+def _held(fleet, df: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Which of the requests at ``rows`` some tier of ``fleet`` holds (prompt + output within
+    its context: :func:`tiersim.routing.capability.fits`)."""
+    from tiersim.routing.capability import fits
+
+    tiers = [TierInfo(t.name, output_length_multiplier=t.config.output_length_multiplier,
+                      max_model_len=int(t.limits.max_model_len or 0)) for t in fleet.tiers]
+    return fits(df.iloc[rows], tiers).any(axis=1)
 
 
 def _first_dropped(fleet, df: pd.DataFrame, rows: np.ndarray, tokens: np.ndarray,

@@ -569,12 +569,14 @@ class Planner:
         df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
         if df is None or built is None:
             return
-        a = self.evaluator.routing(design)[1]
+        infos, a = self.evaluator.routing(design)[:2]
         prompt = df["input_tokens"].to_numpy(np.float64)
         output = df["output_tokens"].to_numpy(np.float64)
+        passed_on = _passed_on(a, df, infos)
         for k, name in enumerate(design.tiers):
             mult = self.evaluator.by_name[name].output_length_multiplier
-            sent = (np.asarray(a.tier) == k) | (np.asarray(a.escalate_to) == k)
+            sent = (((np.asarray(a.tier) == k) & ~passed_on)
+                    | (np.asarray(a.escalate_to) == k))
             yield (name, built(name, design.gpus(name)), sent,
                    prompt + np.maximum(1, np.round(output * mult)))
 
@@ -788,6 +790,17 @@ def _over_trace(frac: float, over: float | None) -> str:
         return ""
     drain = "shorter" if over < 0 else "longer"
     return f"{_dearer(over)} over the trace: its drain after the last arrival is {drain}"
+
+
+def _passed_on(a, df, infos) -> np.ndarray:
+    """Which requests their first tier refuses on to a ``refused_to`` tier that holds them (a
+    cascade's): that first tier never serves them, so they are no drop of it."""
+    if a.refused_to is None:
+        return np.zeros(len(df), dtype=bool)
+    from tiersim.routing.capability import fits
+
+    on = np.asarray(a.refused_to, dtype=np.int64)
+    return (on >= 0) & fits(df, infos)[np.arange(len(df)), np.maximum(on, 0)]
 
 
 def _per_replica(gpus: list[int]) -> str:

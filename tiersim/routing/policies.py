@@ -35,6 +35,7 @@ from tiersim.routing.accuracy import (
     realised_matrix,
     true_expected_matrix,
 )
+from tiersim.routing.capability import by_capability
 from tiersim.routing.config import RouterConfig
 from tiersim.routing.types import Assignment, TierInfo
 
@@ -142,7 +143,9 @@ class Router:
         raise NotImplementedError
 
     def assign(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
-        """The policy's decision with injected confusion applied.
+        """The policy's decision with injected confusion applied, then routed by capability
+        (:func:`tiersim.routing.capability.by_capability`: no request on a tier too short for
+        it where another tier holds it).
 
         A classifier policy built without a training table trains here on ``df`` itself
         (``classifier.train_fraction`` of it; the rest is its held-out report). The result
@@ -155,7 +158,7 @@ class Router:
         if c.fpr != 0.0 or c.fnr != 0.0:
             chosen = self.confuse(chosen, needed_tier(realised_matrix(df, self.tiers)), rng)
         basis = "realised" if self.scores_realised() else "expected"
-        return dataclasses.replace(chosen, basis=basis)
+        return dataclasses.replace(by_capability(chosen, df, self.tiers), basis=basis)
 
     def scores_realised(self) -> bool:
         """Whether this router's decisions read realised correctness: a cascade, or a config

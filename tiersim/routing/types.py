@@ -17,7 +17,8 @@ class TierInfo:
 
     ``precision`` picks the prior accuracy when ``accuracy`` is None; ``cost_weight`` is the
     tier's relative cost of serving one request (any unit; only ratios matter for routing);
-    ``output_length_multiplier`` scales the output tokens a request emits on this tier.
+    ``output_length_multiplier`` scales the output tokens a request emits on this tier;
+    ``max_model_len`` is its context.
     """
 
     name: str
@@ -25,6 +26,10 @@ class TierInfo:
     accuracy: AccuracySpec = None
     cost_weight: float = 1.0
     output_length_multiplier: float = 1.0
+    max_model_len: int = 0
+    """The longest prompt + output the tier serves (its ``max_model_len``; 0: no limit): a
+    router sends no request to a tier too short for it where another tier holds it
+    (:mod:`tiersim.routing.capability`)."""
 
 
 Basis = Literal["expected", "realised"]
@@ -47,6 +52,9 @@ class Assignment:
     escalate_to: np.ndarray
     basis: Basis = "expected"
     refused_to: np.ndarray | None = None
+    rerouted: np.ndarray | None = None
+    """True where the router's tier could not hold the request and another tier that can took
+    it (:func:`tiersim.routing.capability.by_capability`); None where nothing was checked."""
 
     @property
     def final_tier(self) -> np.ndarray:
